@@ -1,0 +1,1 @@
+"""Deep probes: binary architectures, shared-library resolution, source tables read with `ast`."""

@@ -1,0 +1,363 @@
+"""Read the tables that gate features out of installed Python sources, with `ast` only.
+
+The sources of a probed package (SGLang, FlashInfer) are parsed, never imported, compiled to code or
+evaluated: the readers walk the syntax tree and accept literal constants only. A table whose values are
+expressions (`64 * MiB`) is read for its keys alone.
+
+A gate's probe (see manifests/gates.json) names the files to try, in order, and how to read them:
+
+- `dict_keys`: a module-level assignment `NAME = {...}` (or `NAME: T = {...}`), one of `symbol`;
+  the value is the sorted list of its int keys;
+- `class_attr_dict_keys`: the same, as a class attribute of one of the classes in `class`;
+- `subscript_style`: how one of `symbol` is looked up with a key that is not a literal:
+  `NAME[key]` or `obj.NAME[key]` gives `"index"` (a missing key raises KeyError), `NAME.get(key)` gives
+  `"get"`; when both occur, `"index"` (the crash wins);
+- `call_keyword_list`: inside the function `function`, the first call (in source order) with the keyword
+  `keyword`, whose value must be a list or tuple of int literals; the value is that list, in source order.
+
+Files are tried in order: the first existing file where the table is found gives the reading; a file that
+cannot be read (too large, not UTF-8, a syntax error, an I/O error) stops the search with status `"error"`.
+Nothing here raises on bad input: every failure is a reading with a one-line reason.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path, PurePosixPath
+from typing import Any, Literal, TypedDict
+
+MAX_SOURCE_BYTES = 4 * 1024 * 1024
+"""Larger source files are not parsed (status "error"): no gate table lives in a file this size."""
+
+READ_KINDS = ("dict_keys", "class_attr_dict_keys", "subscript_style", "call_keyword_list")
+
+ReadingStatus = Literal["ok", "not-found", "error"]
+
+
+class GateReading(TypedDict):
+    """What was read for one gate; JSON-compatible, stored as facts["source_tables"][gate_id]."""
+
+    status: ReadingStatus
+    value: Any  # a JSON value (list of ints, "index" | "get") or None
+    file: str | None  # the path read, relative to the site directory (POSIX separators)
+    reason: str | None  # one line, set unless status is "ok"
+    sha256: str | None  # hex digest of the file that was read
+
+
+class _NotFound(Exception):
+    """The table is not in this file (internal; becomes status "not-found")."""
+
+
+class _Unreadable(Exception):
+    """The table is in this file but not in a shape we accept (internal; becomes status "error")."""
+
+
+def _reading(
+    status: ReadingStatus,
+    value: Any = None,
+    file: str | None = None,
+    reason: str | None = None,
+    sha256: str | None = None,
+) -> GateReading:
+    return {"status": status, "value": value, "file": file, "reason": reason, "sha256": sha256}
+
+
+def _str_list(spec: Mapping[str, Any], key: str) -> list[str]:
+    """A spec entry that may be a string or a list of strings, as a non-empty list."""
+    raw = spec.get(key)
+    if isinstance(raw, str) and raw:
+        return [raw]
+    if isinstance(raw, list) and raw and all(isinstance(x, str) and x for x in raw):
+        return list(raw)
+    raise _Unreadable(f"probe spec: {key!r} must be a non-empty string or list of strings")
+
+
+def _safe_relative(rel: str) -> PurePosixPath:
+    path = PurePosixPath(rel)
+    if path.is_absolute() or ".." in path.parts or not path.parts:
+        raise _Unreadable(f"probe spec: file {rel!r} must be a relative path inside the site directory")
+    return path
+
+
+def _load_source(path: Path, rel: str) -> tuple[ast.Module, str]:
+    """Parse one file; the module tree and the sha256 of its bytes. Raises _Unreadable."""
+    try:
+        size = path.stat().st_size
+        if size > MAX_SOURCE_BYTES:
+            raise _Unreadable(f"{rel}: {size} bytes, larger than the {MAX_SOURCE_BYTES}-byte limit")
+        with path.open("rb") as handle:
+            data = handle.read(MAX_SOURCE_BYTES + 1)
+    except OSError as exc:
+        raise _Unreadable(f"{rel}: cannot read: {exc.strerror or exc}") from None
+    if len(data) > MAX_SOURCE_BYTES:  # grew between stat and read
+        raise _Unreadable(f"{rel}: larger than the {MAX_SOURCE_BYTES}-byte limit")
+    digest = hashlib.sha256(data).hexdigest()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _Unreadable(f"{rel}: not UTF-8 (byte {exc.start})") from None
+    try:
+        tree = ast.parse(text, filename=rel)
+    except SyntaxError as exc:
+        raise _Unreadable(f"{rel}: syntax error at line {exc.lineno}: {exc.msg}") from None
+    except (ValueError, RecursionError, MemoryError) as exc:  # null bytes, absurd nesting
+        raise _Unreadable(f"{rel}: cannot parse: {type(exc).__name__}") from None
+    return tree, digest
+
+
+# -- readers: each takes the parsed module and the spec, returns a JSON value or raises _NotFound ------
+
+
+def _assigned_value(body: Iterable[ast.stmt], names: Sequence[str]) -> tuple[str, ast.expr] | None:
+    """The last plain assignment to the first of `names` that is assigned in `body` (straight-line code)."""
+    found: dict[str, ast.expr] = {}
+    for stmt in body:
+        if isinstance(stmt, ast.Assign):
+            for target in stmt.targets:
+                if isinstance(target, ast.Name) and target.id in names:
+                    found[target.id] = stmt.value
+        elif (
+            isinstance(stmt, ast.AnnAssign)
+            and isinstance(stmt.target, ast.Name)
+            and stmt.target.id in names
+            and stmt.value is not None
+        ):
+            found[stmt.target.id] = stmt.value
+    for name in names:
+        if name in found:
+            return name, found[name]
+    return None
+
+
+def _int_literal(node: ast.expr | None) -> int | None:
+    """An int literal (also negative), never a bool; None for anything else."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _int_literal(node.operand)
+        return None if inner is None else -inner
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    return None
+
+
+def _dict_int_keys(name: str, value: ast.expr, rel: str) -> list[int]:
+    if not isinstance(value, ast.Dict):
+        raise _Unreadable(f"{rel}:{value.lineno}: {name} is not a dict literal")
+    keys: set[int] = set()
+    for key in value.keys:
+        if key is None:
+            raise _Unreadable(f"{rel}:{value.lineno}: {name} unpacks another mapping (**)")
+        number = _int_literal(key)
+        if number is None:
+            raise _Unreadable(f"{rel}:{key.lineno}: a key of {name} is not an int literal")
+        keys.add(number)
+    return sorted(keys)
+
+
+def _read_dict_keys(tree: ast.Module, spec: Mapping[str, Any], rel: str) -> list[int]:
+    symbols = _str_list(spec, "symbol")
+    hit = _assigned_value(tree.body, symbols)
+    if hit is None:
+        raise _NotFound(f"{rel}: no module-level assignment to {' or '.join(symbols)}")
+    return _dict_int_keys(hit[0], hit[1], rel)
+
+
+def _read_class_attr_dict_keys(tree: ast.Module, spec: Mapping[str, Any], rel: str) -> list[int]:
+    classes = _str_list(spec, "class")
+    symbols = _str_list(spec, "symbol")
+    defs = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef) and node.name in classes}
+    for class_name in classes:
+        if class_name in defs:
+            hit = _assigned_value(defs[class_name].body, symbols)
+            if hit is None:
+                raise _NotFound(f"{rel}: class {class_name} has no attribute {' or '.join(symbols)}")
+            return _dict_int_keys(f"{class_name}.{hit[0]}", hit[1], rel)
+    raise _NotFound(f"{rel}: no module-level class {' or '.join(classes)}")
+
+
+def _names_symbol(node: ast.expr, symbols: Sequence[str]) -> bool:
+    return (isinstance(node, ast.Name) and node.id in symbols) or (
+        isinstance(node, ast.Attribute) and node.attr in symbols
+    )
+
+
+def _is_literal_key(node: ast.expr) -> bool:
+    """A lookup with a literal key does not depend on the device, so it says nothing about the style."""
+    return isinstance(node, ast.Constant)
+
+
+def _read_subscript_style(tree: ast.Module, spec: Mapping[str, Any], rel: str) -> str:
+    symbols = _str_list(spec, "symbol")
+    index = get = False
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.ctx, ast.Load)
+            and _names_symbol(node.value, symbols)
+            and not _is_literal_key(node.slice)
+        ):
+            index = True
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "get"
+            and _names_symbol(node.func.value, symbols)
+            and node.args
+            and not _is_literal_key(node.args[0])
+        ):
+            get = True
+    if index:
+        return "index"
+    if get:
+        return "get"
+    raise _NotFound(f"{rel}: {' or '.join(symbols)} is never looked up with a non-literal key")
+
+
+def _read_call_keyword_list(tree: ast.Module, spec: Mapping[str, Any], rel: str) -> list[int]:
+    function = spec.get("function")
+    keyword = spec.get("keyword")
+    if not isinstance(function, str) or not function:
+        raise _Unreadable("probe spec: 'function' must be a non-empty string")
+    if not isinstance(keyword, str) or not keyword:
+        raise _Unreadable("probe spec: 'keyword' must be a non-empty string")
+    funcs = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == function
+    ]
+    if not funcs:
+        raise _NotFound(f"{rel}: no function {function}")
+    funcs.sort(key=lambda n: n.lineno)
+    for func in funcs:
+        calls = sorted(
+            (
+                (node.lineno, node.col_offset, kw)
+                for node in ast.walk(func)
+                if isinstance(node, ast.Call)
+                for kw in node.keywords
+                if kw.arg == keyword
+            ),
+            key=lambda item: (item[0], item[1]),
+        )
+        if not calls:
+            continue
+        kw = calls[0][2]
+        if not isinstance(kw.value, (ast.List, ast.Tuple)):
+            raise _Unreadable(f"{rel}:{kw.value.lineno}: {keyword}= in {function} is not a list literal")
+        values: list[int] = []
+        for element in kw.value.elts:
+            number = _int_literal(element)
+            if number is None:
+                raise _Unreadable(
+                    f"{rel}:{element.lineno}: {keyword}= in {function} holds a non-int-literal element"
+                )
+            values.append(number)
+        return values
+    raise _NotFound(f"{rel}: function {function} makes no call with {keyword}=")
+
+
+_READERS = {
+    "dict_keys": _read_dict_keys,
+    "class_attr_dict_keys": _read_class_attr_dict_keys,
+    "subscript_style": _read_subscript_style,
+    "call_keyword_list": _read_call_keyword_list,
+}
+
+
+def read_gate(probe_spec: Mapping[str, Any], site_dir: Path) -> GateReading:
+    """Read one gate table from the sources under `site_dir`. Never raises on bad files or specs."""
+    try:
+        kind = probe_spec.get("read")
+        reader = _READERS.get(kind) if isinstance(kind, str) else None
+        if reader is None:
+            raise _Unreadable(f"probe spec: unknown read kind {kind!r} (known: {', '.join(READ_KINDS)})")
+        files = _str_list(probe_spec, "files")
+        candidates = [(rel, _safe_relative(rel)) for rel in files]
+    except _Unreadable as exc:
+        return _reading("error", reason=str(exc))
+
+    first_missing: GateReading | None = None
+    for rel, rel_path in candidates:
+        path = Path(site_dir).joinpath(*rel_path.parts)
+        try:
+            if not path.is_file():
+                continue
+        except OSError:
+            continue
+        try:
+            tree, digest = _load_source(path, rel)
+        except _Unreadable as exc:
+            return _reading("error", file=rel, reason=str(exc))
+        try:
+            value = reader(tree, probe_spec, rel)
+        except _NotFound as exc:
+            if first_missing is None:
+                first_missing = _reading("not-found", file=rel, reason=str(exc), sha256=digest)
+            continue
+        except _Unreadable as exc:
+            return _reading("error", file=rel, reason=str(exc), sha256=digest)
+        except RecursionError:
+            return _reading("error", file=rel, reason=f"{rel}: syntax tree too deep to walk", sha256=digest)
+        return _reading("ok", value=value, file=rel, sha256=digest)
+    if first_missing is not None:
+        return first_missing
+    return _reading("not-found", reason=f"none of {', '.join(files)} exists under {site_dir}")
+
+
+def normalise_name(name: str) -> str:
+    """PEP 503 normalised distribution name (`Flashinfer_Python` → `flashinfer-python`)."""
+    out = []
+    last_dash = False
+    for char in name.lower():
+        if char in "-_.":
+            if not last_dash:
+                out.append("-")
+            last_dash = True
+        else:
+            out.append(char)
+            last_dash = False
+    return "".join(out)
+
+
+def read_source_tables(
+    gates: Sequence[Mapping[str, Any]], package_locations: Mapping[str, str]
+) -> dict[str, GateReading]:
+    """Read every gate that has a probe and whose package is installed (has a location).
+
+    `package_locations` maps normalised distribution names to the directory that holds the package's
+    top-level modules (facts.packages[NAME].location). Gates without a probe, or whose package is not
+    installed, are left out of the result.
+    """
+    locations = {normalise_name(name): loc for name, loc in package_locations.items() if loc}
+    readings: dict[str, GateReading] = {}
+    for gate in gates:
+        gate_id = gate.get("id")
+        probe = gate.get("probe")
+        if not isinstance(gate_id, str) or not isinstance(probe, Mapping):
+            continue
+        package = gate.get("package")
+        if not isinstance(package, str) or not package:
+            readings[gate_id] = _reading("error", reason=f"gate {gate_id} names no package")
+            continue
+        location = locations.get(normalise_name(package))
+        if location is None:
+            continue
+        readings[gate_id] = read_gate(probe, Path(location))
+    return readings
+
+
+def _sort_key(item: Any) -> tuple[str, str]:
+    return (type(item).__name__, repr(item))
+
+
+def compare_with_release(reading_value: Any, release_value: Any) -> Literal["same", "patched"]:
+    """"same" when what was read equals the release's value from the manifest, else "patched".
+
+    Lists (and tuples) are compared as multisets: the order of keys or majors does not matter.
+    """
+    if isinstance(reading_value, (list, tuple)) and isinstance(release_value, (list, tuple)):
+        same = sorted(reading_value, key=_sort_key) == sorted(release_value, key=_sort_key)
+    else:
+        same = reading_value == release_value
+    return "same" if same else "patched"
