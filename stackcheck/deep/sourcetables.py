@@ -51,7 +51,11 @@ class _NotFound(Exception):
 
 
 class _Unreadable(Exception):
-    """The table is in this file but not in a shape we accept (internal; becomes status "error")."""
+    """The file or the table in it cannot be read (internal; becomes status "error")."""
+
+    def __init__(self, message: str, sha256: str | None = None) -> None:
+        super().__init__(message)
+        self.sha256 = sha256
 
 
 def _reading(
@@ -97,13 +101,13 @@ def _load_source(path: Path, rel: str) -> tuple[ast.Module, str]:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise _Unreadable(f"{rel}: not UTF-8 (byte {exc.start})") from None
+        raise _Unreadable(f"{rel}: not UTF-8 (byte {exc.start})", digest) from None
     try:
         tree = ast.parse(text, filename=rel)
     except SyntaxError as exc:
-        raise _Unreadable(f"{rel}: syntax error at line {exc.lineno}: {exc.msg}") from None
+        raise _Unreadable(f"{rel}: syntax error at line {exc.lineno}: {exc.msg}", digest) from None
     except (ValueError, RecursionError, MemoryError) as exc:  # null bytes, absurd nesting
-        raise _Unreadable(f"{rel}: cannot parse: {type(exc).__name__}") from None
+        raise _Unreadable(f"{rel}: cannot parse: {type(exc).__name__}", digest) from None
     return tree, digest
 
 
@@ -288,7 +292,7 @@ def read_gate(probe_spec: Mapping[str, Any], site_dir: Path) -> GateReading:
         try:
             tree, digest = _load_source(path, rel)
         except _Unreadable as exc:
-            return _reading("error", file=rel, reason=str(exc))
+            return _reading("error", file=rel, reason=str(exc), sha256=exc.sha256)
         try:
             value = reader(tree, probe_spec, rel)
         except _NotFound as exc:
@@ -352,7 +356,7 @@ def _sort_key(item: Any) -> tuple[str, str]:
 
 
 def compare_with_release(reading_value: Any, release_value: Any) -> Literal["same", "patched"]:
-    """"same" when what was read equals the release's value from the manifest, else "patched".
+    """Say "same" when what was read equals the release's value from the manifest, else "patched".
 
     Lists (and tuples) are compared as multisets: the order of keys or majors does not matter.
     """

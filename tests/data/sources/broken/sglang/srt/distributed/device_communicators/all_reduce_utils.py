@@ -1,0 +1,3 @@
+TORCH_SYMM_MEM_ALL_REDUCE_MAX_SIZES = {
+    9: {2: 1},
+    10: {2: 1

@@ -1,0 +1,1 @@
+OTHER_TABLE = {9: 1}
