@@ -518,3 +518,58 @@ def test_manifest_gates_agree_with_real_wheels(real_site: Any) -> None:
     assert not problems, "\n".join(problems)
     if checked == 0:
         pytest.skip("gates.json has no release covering the downloaded versions")
+
+
+def test_source_tables_probe_class(tmp_path: Path) -> None:
+    from stackcheck.probes.interface import ProbeContext
+    from stackcheck.probes.source_tables import SourceTablesProbe
+
+    # the facts hold box paths; the context's root maps them onto the test tree
+    facts = {"packages": {"sglang": {"installed": True, "location": "/sources/sglang_059"}}}
+    probe = SourceTablesProbe(facts, GATES)
+    result = probe.run(ProbeContext(env={}, root=DATA.parent))
+    assert result.status == "ok" and result.reason is None
+    section = result.facts["source_tables"]
+    assert section["sglang.torch_symm_mem_access"]["value"] == "index"
+    assert section["sglang.world_sizes_multimem"]["value"] == [9, 10]
+    failed = SourceTablesProbe({}, GATES).run(ProbeContext(env={}))
+    assert failed.status == "failed"
+    assert probe.failure_facts("hung") == {"source_tables": {"error": "hung"}}
+
+
+def multimem_table(site: Path) -> dict[int, list[int]]:
+    """_WORLD_SIZES_MULTIMEM of the real communicator, as literals (test-side, for manifest-only gates)."""
+    import ast
+
+    for name in ("torch_symm_mem.py", "symm_mem.py"):
+        path = site / DC / name
+        if not path.is_file():
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == "_WORLD_SIZES_MULTIMEM" for t in node.targets
+            ):
+                return {k: sorted(v) for k, v in ast.literal_eval(node.value).items()}
+    raise AssertionError(f"no _WORLD_SIZES_MULTIMEM under {site}")
+
+
+@pytest.mark.registry
+@pytest.mark.parametrize("version", sorted(SGLANG_EXPECTED))
+def test_manifest_multimem_world_sizes_agree(real_site: Any, version: str) -> None:
+    """The manifest-only gates sglang.multimem_world_sizes_sm90/sm100 against the real class attribute."""
+    from packaging.specifiers import SpecifierSet
+    from packaging.version import Version
+
+    gates = {g.get("id"): g for g in manifest_gates()}
+    table = multimem_table(real_site("sglang", version))
+    checked = 0
+    for gate_id, major in (
+        ("sglang.multimem_world_sizes_sm90", 9),
+        ("sglang.multimem_world_sizes_sm100", 10),
+    ):
+        for rel in gates.get(gate_id, {}).get("releases", []):
+            if Version(version) in SpecifierSet(rel["versions"]):
+                checked += 1
+                assert compare_with_release(table[major], rel["value"]) == "same", (gate_id, version, table)
+    if checked == 0:
+        pytest.skip("gates.json has no multimem world-size gates covering this version")
