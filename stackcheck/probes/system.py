@@ -1,0 +1,184 @@
+"""System probe: OS, kernel, glibc, Python, machine, container hint, and an allow-listed, redacted env.
+
+`redact_env` and `scrub_path` are exported for reuse (reports, triage, fleet).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import platform
+import re
+from collections import Counter
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+from stackcheck.probes.interface import Probe, ProbeContext, ProbeResult
+
+ENV_NAMES = frozenset(
+    {
+        "CUDA_VISIBLE_DEVICES",
+        "CUDA_HOME",
+        "CUDA_PATH",
+        "LD_LIBRARY_PATH",
+        "TORCH_CUDA_ARCH_LIST",
+        "FLASHINFER_CUDA_ARCH_LIST",
+        "PYTORCH_CUDA_ALLOC_CONF",
+        "CUDA_LAUNCH_BLOCKING",
+        "CUDA_MODULE_LOADING",
+    }
+)
+ENV_PREFIXES = ("NCCL_", "FLASHINFER_", "SGLANG_", "TORCH_SYMM_MEM_", "NVSHMEM_")
+SECRET_NAME_PARTS = ("TOKEN", "SECRET", "PASSWORD", "PASSWD", "KEY", "CREDENTIAL", "AUTH")
+_SECRET_PREFIX = re.compile(
+    r"(?:^|[^A-Za-z0-9])(hf_|ghp_|gho_|ghs_|github_pat_|sk-|xox[abp]-|AKIA|ASIA)[A-Za-z0-9]"
+)
+_URL_CREDENTIALS = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<cred>[^/@\s:]*:[^/@\s]*)@")
+_TOKEN_SPLIT = re.compile(r"[,;:=\s]+")
+_TOKEN_CHARS = re.compile(r"[A-Za-z0-9+/=_\-.]+")
+_UUID = re.compile(r"(?:GPU-|MIG-)?[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}")
+
+
+def _entropy(text: str) -> float:
+    counts = Counter(text)
+    n = len(text)
+    return -sum(c / n * math.log2(c / n) for c in counts.values())
+
+
+def looks_secret(value: str) -> bool:
+    """True for values that look like credentials: known token prefixes or long high-entropy strings."""
+    if _SECRET_PREFIX.search(value):
+        return True
+    for token in _TOKEN_SPLIT.split(value):
+        if len(token) < 20 or token[0] in "/~." or _UUID.fullmatch(token):
+            continue
+        if not _TOKEN_CHARS.fullmatch(token):
+            continue
+        has_digit = any(ch.isdigit() for ch in token)
+        has_alpha = any(ch.isalpha() for ch in token)
+        if has_digit and has_alpha and _entropy(token) >= 3.5:
+            return True
+    return False
+
+
+def scrub_path(p: str, home: str | None = None) -> str:
+    """Replace the user's home directory prefix with "~" ("/home/ann/venv" -> "~/venv")."""
+    home = home if home is not None else str(Path.home())
+    home = home.rstrip("/")
+    if not home or home == "~":
+        return p
+    if p == home:
+        return "~"
+    if p.startswith(home + "/"):
+        return "~" + p[len(home) :]
+    return p
+
+
+def _scrub_value(value: str, home: str) -> str:
+    home = home.rstrip("/")
+    if not home:
+        return value
+    return re.sub(re.escape(home) + r"(?=/|$|:|,|;)", "~", value)
+
+
+def env_allowed(name: str) -> bool:
+    return name in ENV_NAMES or name.startswith(ENV_PREFIXES)
+
+
+def redact_env(env: Mapping[str, str], home: str | None = None) -> dict[str, str]:
+    """The allow-listed environment variables, minus anything that looks like a secret.
+
+    Names outside the allow-list are dropped; allowed names that mention TOKEN/SECRET/PASSWORD/KEY/...
+    are dropped; credentials inside URLs (`user:password@`) are replaced by `***`; values that still
+    look like a secret (hf_/ghp_/sk-/AKIA prefixes, long high-entropy strings) are dropped. The home
+    directory prefix in values becomes "~".
+    """
+    if home is None:
+        home = env.get("HOME") or str(Path.home())
+    out: dict[str, str] = {}
+    for name in sorted(env):
+        if not env_allowed(name):
+            continue
+        upper = name.upper()
+        if any(part in upper for part in SECRET_NAME_PARTS):
+            continue
+        value = _URL_CREDENTIALS.sub(lambda m: f"{m.group('scheme')}***@", str(env[name]))
+        if looks_secret(value):
+            continue
+        out[name] = _scrub_value(value, home)
+    return out
+
+
+def read_os_release(text: str) -> str | None:
+    fields: dict[str, str] = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition("=")
+        if sep:
+            fields[key.strip()] = value.strip().strip("\"'")
+    return fields.get("PRETTY_NAME") or (
+        " ".join(x for x in (fields.get("NAME"), fields.get("VERSION_ID")) if x) or None
+    )
+
+
+def glibc_version() -> str | None:
+    try:
+        text = os.confstr("CS_GNU_LIBC_VERSION")
+    except (AttributeError, ValueError, OSError):
+        text = None
+    if text and text.startswith("glibc "):
+        return text.split()[1]
+    lib, version = platform.libc_ver()
+    return version if lib == "glibc" and version else None
+
+
+def container_hint(ctx: ProbeContext) -> str | None:
+    if ctx.rooted("/.dockerenv").exists():
+        return "docker"
+    if ctx.rooted("/run/.containerenv").exists():
+        return "podman"
+    if ctx.env.get("KUBERNETES_SERVICE_HOST"):
+        return "kubernetes"
+    try:
+        cgroup = ctx.rooted("/proc/1/cgroup").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    for needle, hint in (
+        ("kubepods", "kubernetes"),
+        ("docker", "docker"),
+        ("libpod", "podman"),
+        ("containerd", "containerd"),
+        ("lxc", "lxc"),
+    ):
+        if needle in cgroup:
+            return hint
+    return None
+
+
+class SystemProbe(Probe):
+    name: ClassVar[str] = "system"
+    timeout_s: ClassVar[float] = 3.0
+    sections: ClassVar[tuple[str, ...]] = ("system",)
+
+    def run(self, ctx: ProbeContext) -> ProbeResult:
+        notes: list[str] = []
+        os_name: str | None = None
+        try:
+            text = ctx.rooted("/etc/os-release").read_text(encoding="utf-8", errors="replace")
+            os_name = read_os_release(text)
+        except OSError as exc:
+            notes.append(f"/etc/os-release: {exc.strerror or exc}")
+        system: dict[str, Any] = {
+            "os": os_name,
+            "kernel": platform.release() or None,
+            "glibc": glibc_version(),
+            "python": platform.python_version(),
+            "python_implementation": platform.python_implementation(),
+            "machine": platform.machine() or None,
+            "container": container_hint(ctx),
+            "env": redact_env(ctx.env),
+        }
+        if notes:
+            system["error"] = "; ".join(notes)
+            return ProbeResult({"system": system}, "partial", notes[0])
+        return ProbeResult({"system": system})
