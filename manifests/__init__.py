@@ -1,0 +1,1 @@
+"""Manifest data shipped as package data (loaded with importlib.resources)."""

@@ -1,0 +1,1 @@
+"""JSON Schemas shipped as package data (loaded with importlib.resources)."""

@@ -1,0 +1,32 @@
+"""`stackcheck audit`: facts, per-feature verdicts, stack checks and the plan.
+
+Exit 0 when the stack is consistent, 1 when a stack check failed; blocked optional features alone do not
+fail the audit (`stackcheck gate` handles required features)."""
+
+from __future__ import annotations
+
+import argparse
+
+from stackcheck.errors import EXIT_FINDING, EXIT_OK
+from stackcheck.options import add_facts_options, add_output_options, emit, options_from, use_color
+
+FORMATS = ["table", "json", "markdown", "prometheus", "nfd"]
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_facts_options(p)
+    add_output_options(p, FORMATS)
+
+
+def run(args: argparse.Namespace) -> int:
+    from stackcheck.pipeline import evaluate
+    from stackcheck.render import RENDERERS
+
+    report, _ = evaluate(options_from(args))
+    fmt = args.format or "table"
+    if fmt not in RENDERERS:
+        from stackcheck.errors import UsageError
+
+        raise UsageError(f"--format {fmt}: not available in this build")
+    emit(RENDERERS[fmt](report, color=use_color(args)), args)
+    return EXIT_OK if report["summary"]["consistent"] else EXIT_FINDING

@@ -1,0 +1,49 @@
+"""`stackcheck manifests validate [DIR]`: every error at once, each with file and JSON path."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from stackcheck.errors import EXIT_BAD_INPUT, EXIT_OK, ManifestError
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    sub = p.add_subparsers(dest="action", metavar="ACTION", required=True)
+    v = sub.add_parser("validate", help="validate the shipped manifests, or DIR merged over them")
+    v.add_argument("dir", nargs="?", help="a directory of your own manifests (default: the shipped set)")
+
+
+def run(args: argparse.Namespace) -> int:
+    import json
+    from pathlib import Path
+
+    from stackcheck.manifest_loader import shipped_texts, user_texts
+    from stackcheck.validate import check_schemas_against_metaschema, validate_documents
+
+    problems = check_schemas_against_metaschema()
+    if args.dir:
+        try:
+            texts = user_texts(Path(args.dir))
+        except ManifestError as exc:
+            problems.extend(exc.problems)
+            texts = {}
+        partial = True
+    else:
+        texts = shipped_texts()
+        partial = False
+    docs = {}
+    for name, (origin, text) in texts.items():
+        try:
+            docs[name] = (origin, json.loads(text))
+        except ValueError as exc:
+            problems.append(f"{origin}: not valid JSON: {exc}")
+    problems.extend(validate_documents(docs, partial=partial))
+    for line in problems:
+        print(line, file=sys.stdout)
+    where = args.dir or "shipped manifests"
+    if problems:
+        print(f"{len(problems)} problem(s) in {where}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    print(f"ok: {len(docs)} file(s) in {where} are valid", file=sys.stderr)
+    return EXIT_OK

@@ -1,0 +1,331 @@
+"""The evaluation context: the fact paths that manifest rules read (see manifests/README.md), derived from
+the facts, the manifests and the launch options. Pure: no I/O."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from stackcheck.facts import Facts, GpuFacts, cc_tuple
+from stackcheck.manifest_loader import Manifests
+from stackcheck.versions import cuda_from_tag, parse_version, public, variant_of, version_in
+
+KERNEL_PACKAGES = ("sglang-kernel", "sgl-kernel")
+
+
+class Missing(Exception):
+    """A fact a rule needs is not known; `reason` says which and why."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(reason)
+        self.path = path
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class GpuModel:
+    """One distinct kind of GPU on the box (rules over gpu.* are evaluated once per model)."""
+
+    cc: str
+    name: str | None
+    indices: tuple[int, ...]
+
+    @property
+    def label(self) -> str:
+        who = self.name or "GPU"
+        return f"{who} (cc {self.cc}, GPU {','.join(map(str, self.indices))})"
+
+
+@dataclass(frozen=True)
+class GateValue:
+    value: Any
+    origin: str  # "probed" | "release" | "patched"
+    detail: str  # file read, or the release range that supplied the value
+    source: Any = None
+
+
+@dataclass
+class Context:
+    facts: Facts
+    manifests: Manifests
+    launch: dict[str, Any] = field(default_factory=dict)
+
+    # ---- GPUs -------------------------------------------------------------------------------
+    def gpu_models(self) -> list[GpuModel]:
+        models: dict[tuple[str, str | None], list[int]] = {}
+        for i, g in enumerate(self.facts.get("gpus") or []):
+            cc = g.get("compute_capability")
+            if not isinstance(cc, str) or cc_tuple(cc) is None:
+                continue
+            idx = g.get("index")
+            models.setdefault((cc, g.get("name")), []).append(idx if isinstance(idx, int) else i)
+        return [GpuModel(cc, name, tuple(ix)) for (cc, name), ix in sorted(models.items(), key=lambda kv: kv[1])]
+
+    def gpus_unknown_reason(self) -> str:
+        if "gpus" not in self.facts:
+            return "GPUs not known (not probed, not in the facts file)"
+        errors = [g.get("error") for g in self.facts.get("gpus") or [] if g.get("error")]
+        if errors:
+            return f"GPU facts could not be read: {errors[0]}"
+        driver = self.facts.get("driver") or {}
+        if driver.get("error"):
+            return f"no GPU visible: {driver.get('error')}"
+        return "no GPU visible"
+
+    # ---- packages ---------------------------------------------------------------------------
+    def package(self, name: str) -> dict[str, Any] | None:
+        pkgs = self.facts.get("packages")
+        if pkgs is None:
+            return None
+        p = pkgs.get(name)
+        return dict(p) if isinstance(p, dict) else None
+
+    def installed_version(self, name: str) -> str | None:
+        p = self.package(name)
+        if p and p.get("installed") and isinstance(p.get("version"), str):
+            return str(p["version"])
+        return None
+
+    def kernel_package(self) -> str | None:
+        for name in KERNEL_PACKAGES:
+            if self.installed_version(name):
+                return name
+        return None
+
+    def newest_known(self, name: str) -> str | None:
+        versions = [parse_version(r.get("version", "")) for r in self.manifests.releases(name)]
+        known = [v for v in versions if v is not None]
+        return str(max(known)) if known else None
+
+    def newer_than_manifests(self, name: str) -> str | None:
+        """The installed version if it is newer than every release the manifests know, else None."""
+        installed = self.installed_version(name)
+        newest = self.newest_known(name)
+        if installed is None or newest is None:
+            return None
+        iv, nv = public(installed), parse_version(newest)
+        if iv is not None and nv is not None and iv > nv:
+            return installed
+        return None
+
+    def release(self, name: str) -> dict[str, Any] | None:
+        """The manifest's record of the installed release (local tag ignored)."""
+        installed = self.installed_version(name)
+        if installed is None:
+            return None
+        iv = public(installed)
+        for rel in self.manifests.releases(name):
+            rv = parse_version(str(rel.get("version", "")))
+            if rv is not None and iv is not None and rv == iv:
+                return rel
+        return None
+
+    # ---- torch ------------------------------------------------------------------------------
+    def torch_cuda(self) -> str | None:
+        p = self.package("torch") or {}
+        if isinstance(p.get("cuda"), str):
+            return str(p["cuda"])
+        return cuda_from_tag(self.torch_variant())
+
+    def torch_variant(self) -> str | None:
+        p = self.package("torch") or {}
+        if isinstance(p.get("variant"), str):
+            return str(p["variant"])
+        return variant_of(p.get("version"))
+
+    def torch_archs(self) -> tuple[list[str], str]:
+        """Compiled targets of the installed torch: from the binary probe if it ran, else the manifest."""
+        binaries = (self.facts.get("binaries") or {}).get("torch")
+        if isinstance(binaries, dict) and (binaries.get("sass") or binaries.get("ptx")):
+            return [*binaries.get("sass", []), *binaries.get("ptx", [])], "binary probe of the installed torch"
+        if self.installed_version("torch") is None:
+            raise Missing("torch.archs", "torch is not installed")
+        variant = self.torch_variant()
+        if variant is None:
+            raise Missing("torch.archs", "torch's CUDA build is not known (torch/version.py not read)")
+        if variant == "cpu":
+            return [], "CPU-only build of torch"
+        rel = self.release("torch")
+        if rel is None:
+            raise Missing("torch.archs", f"torch {self.installed_version('torch')} is not in the manifests")
+        for v in rel.get("variants") or []:
+            if isinstance(v, dict) and v.get("variant") == variant and isinstance(v.get("archs"), list):
+                return list(v["archs"]), f"manifest: torch {rel.get('version')} {variant}"
+        raise Missing("torch.archs", f"the manifests list no {variant} build of torch {rel.get('version')}")
+
+    # ---- toolkits ---------------------------------------------------------------------------
+    def toolkit_cuda(self) -> str | None:
+        for tk in self.facts.get("cuda_toolkits") or []:
+            if tk.get("active_for_build") and isinstance(tk.get("version"), str):
+                v = str(tk["version"]).split(".")
+                return ".".join(v[:2])
+        return None
+
+    # ---- lookups ----------------------------------------------------------------------------
+    def lookup(self, path: str, gpu: GpuModel | None) -> Any:
+        head, _, rest = path.partition(".")
+        if head == "gpu":
+            if rest == "count":
+                if "gpus" not in self.facts:
+                    raise Missing(path, self.gpus_unknown_reason())
+                return len(self.facts.get("gpus") or [])
+            if gpu is None:
+                raise Missing(path, self.gpus_unknown_reason())
+            t = cc_tuple(gpu.cc)
+            assert t is not None
+            if rest == "cc":
+                return gpu.cc
+            if rest == "cc_major":
+                return t[0]
+            if rest == "sm":
+                return t[0] * 10 + t[1]
+            if rest == "name":
+                return gpu.name
+            raise Missing(path, f"unknown fact path {path}")
+        if head == "driver":
+            d = self.facts.get("driver") or {}
+            value: Any = dict(d).get(rest)
+            if value is None:
+                raise Missing(path, f"driver {rest} not known" + (f": {d.get('error')}" if d.get("error") else ""))
+            return value
+        if head == "pkg":
+            name, _, attr = rest.rpartition(".")
+            if self.facts.get("packages") is None:
+                raise Missing(path, "installed packages not known")
+            p = self.package(name)
+            if attr == "installed":
+                return bool(p and p.get("installed"))
+            if not p or not p.get("installed"):
+                raise Missing(path, f"{name} is not installed")
+            if attr == "cuda" and not p.get("cuda"):
+                tagged = cuda_from_tag(p.get("variant") or variant_of(p.get("version")))
+                if tagged:
+                    return tagged
+            if attr == "variant" and not p.get("variant"):
+                tag = variant_of(p.get("version"))
+                if tag:
+                    return tag
+            attr_value = p.get(attr)
+            if attr_value is None:
+                raise Missing(path, f"{name} {attr} not known")
+            return attr_value
+        if head == "kernel":
+            kernel = self.kernel_package()
+            if kernel is None:
+                raise Missing(path, "neither sglang-kernel nor sgl-kernel is installed")
+            return self.lookup(f"pkg.{kernel}.{rest}", gpu)
+        if head == "torch":
+            if rest == "archs":
+                return self.torch_archs()[0]
+            if self.installed_version("torch") is None:
+                raise Missing(path, "torch is not installed")
+            if rest == "version":
+                return self.installed_version("torch")
+            if rest == "cuda":
+                c = self.torch_cuda()
+                if c is None:
+                    if self.torch_variant() == "cpu":
+                        return "none"
+                    raise Missing(path, "torch's CUDA build not known")
+                return c
+            if rest == "variant":
+                v = self.torch_variant()
+                if v is None:
+                    raise Missing(path, "torch's CUDA variant not known")
+                return v
+            raise Missing(path, f"unknown fact path {path}")
+        if head == "toolkit" and rest == "cuda":
+            c = self.toolkit_cuda()
+            if c is None:
+                raise Missing(path, "no CUDA toolkit found for builds")
+            return c
+        if head == "topology":
+            topo = self.facts.get("topology") or {}
+            value = dict(topo).get(rest)
+            if value is None:
+                if rest == "interconnect" and len(self.facts.get("gpus") or []) == 1:
+                    return "single-gpu"
+                raise Missing(
+                    path, f"topology {rest} not known" + (f": {topo.get('error')}" if topo.get("error") else "")
+                )
+            return value
+        if head == "launch":
+            if rest in self.launch and self.launch[rest] is not None:
+                return self.launch[rest]
+            if rest == "tp":
+                gpus = self.facts.get("gpus")
+                if gpus:
+                    return len(gpus)
+                raise Missing(path, "tensor-parallel size not known (no launch command, no GPUs)")
+            raise Missing(path, f"launch option {rest} not given")
+        if head == "env":
+            env = (self.facts.get("system") or {}).get("env")
+            if env is None:
+                raise Missing(path, "environment not recorded")
+            if rest in env:
+                return env[rest]
+            raise Missing(path, f"{rest} is not set")
+        raise Missing(path, f"unknown fact path {path}")
+
+    # ---- gates ------------------------------------------------------------------------------
+    def gate(self, gate_id: str) -> GateValue:
+        spec = next((g for g in self.manifests.gates if g.get("id") == gate_id), None)
+        if spec is None:
+            raise Missing(f"gate {gate_id}", f"gate {gate_id} is not in the manifests")
+        package = spec.get("package")
+        release_value: GateValue | None = None
+        version = self.installed_version(package) if isinstance(package, str) else None
+        if isinstance(package, str):
+            if version is None:
+                raise Missing(f"gate {gate_id}", f"{package} is not installed")
+            for rel in spec.get("releases") or []:
+                if isinstance(rel, dict) and version_in(version, str(rel.get("versions", ""))):
+                    release_value = GateValue(
+                        rel.get("value"), "release", f"{package} {rel.get('versions')}", rel.get("source")
+                    )
+                    break
+        probed = (self.facts.get("source_tables") or {}).get(gate_id)
+        if isinstance(probed, dict) and probed.get("status") == "ok":
+            value = probed.get("value")
+            if release_value is not None and _differs(value, release_value.value):
+                return GateValue(value, "patched", str(probed.get("file")), release_value.source)
+            return GateValue(value, "probed", str(probed.get("file")), spec.get("source"))
+        if release_value is not None:
+            return release_value
+        newest = self.newer_than_manifests(package) if isinstance(package, str) else None
+        if newest:
+            raise Missing(
+                f"gate {gate_id}",
+                f"{package} {version} is newer than the manifests (data of {self.manifests.date})",
+            )
+        raise Missing(f"gate {gate_id}", f"the manifests have no value of {gate_id} for {package} {version}")
+
+
+def _differs(a: Any, b: Any) -> bool:
+    if isinstance(a, list) and isinstance(b, list):
+        try:
+            return sorted(a) != sorted(b)
+        except TypeError:
+            return a != b
+    return bool(a != b)
+
+
+def gpu_name_for_cc(manifests: Manifests, cc: str) -> str | None:
+    for arch in manifests.architectures:
+        if arch.get("compute_capability") == cc:
+            gpus = arch.get("gpus")
+            if isinstance(gpus, list) and gpus:
+                first = gpus[0]
+                return first if isinstance(first, str) else str(first.get("name"))
+    return None
+
+
+def assumed_gpus(manifests: Manifests, spec: str) -> list[GpuFacts]:
+    """'12.0x8' -> eight GPUs of capability 12.0 (for --assume-gpu)."""
+    cc, _, count = spec.lower().partition("x")
+    n = int(count) if count else 1
+    name = gpu_name_for_cc(manifests, cc)
+    return [
+        GpuFacts(index=i, name=name, compute_capability=cc, uuid=None, pci_bus_id=None, memory_bytes=None)
+        for i in range(n)
+    ]

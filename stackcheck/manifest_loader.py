@@ -1,0 +1,283 @@
+"""Loading the manifests: the shipped set (package data, through importlib.resources) plus a user's own.
+
+Validation policy, chosen for start-up speed:
+- the shipped manifests are validated against their schemas at build and test time (tests/test_manifests.py),
+  so a normal run only parses them (a few milliseconds) and never imports jsonschema;
+- a user's directory (`--manifests DIR` or STACKCHECK_MANIFESTS) is validated in full every time it is
+  loaded, because nothing else has checked it, then merged over the shipped set entry by entry (by id);
+- `stackcheck manifests validate [DIR]` validates everything and reports every error with file and path.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from stackcheck.errors import ManifestError
+
+# file name -> schema file name
+MANIFEST_FILES: dict[str, str] = {
+    "meta.json": "meta.schema.json",
+    "sources.json": "sources.schema.json",
+    "architectures.json": "architectures.schema.json",
+    "components.json": "components.schema.json",
+    "features.json": "features.schema.json",
+    "checks.json": "features.schema.json",
+    "gates.json": "gates.schema.json",
+    "signatures.json": "signatures.schema.json",
+}
+
+ENV_VAR = "STACKCHECK_MANIFESTS"
+MAX_MANIFEST_BYTES = 16 * 1024 * 1024
+
+
+@dataclass
+class Manifests:
+    """The merged manifest documents, as parsed JSON, and where each came from."""
+
+    docs: dict[str, Any] = field(default_factory=dict)  # file name -> document
+    origins: dict[str, list[str]] = field(default_factory=dict)  # file name -> files merged into it
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        return self.docs.get("meta.json") or {}
+
+    @property
+    def data_version(self) -> str:
+        return str(self.meta.get("data_version", "unknown"))
+
+    @property
+    def date(self) -> str:
+        return str(self.meta.get("date", "unknown"))
+
+    def list_of(self, file: str, key: str) -> list[dict[str, Any]]:
+        doc = self.docs.get(file)
+        if isinstance(doc, dict):
+            value = doc.get(key)
+            if isinstance(value, list):
+                return [x for x in value if isinstance(x, dict)]
+        return []
+
+    @property
+    def features(self) -> list[dict[str, Any]]:
+        return self.list_of("features.json", "features")
+
+    @property
+    def checks(self) -> list[dict[str, Any]]:
+        return self.list_of("checks.json", "checks")
+
+    @property
+    def gates(self) -> list[dict[str, Any]]:
+        return self.list_of("gates.json", "gates")
+
+    @property
+    def signatures(self) -> list[dict[str, Any]]:
+        return self.list_of("signatures.json", "signatures")
+
+    @property
+    def architectures(self) -> list[dict[str, Any]]:
+        return self.list_of("architectures.json", "architectures")
+
+    @property
+    def sources(self) -> dict[str, Any]:
+        doc = self.docs.get("sources.json")
+        if isinstance(doc, dict) and isinstance(doc.get("sources"), dict):
+            return dict(doc["sources"])
+        return {}
+
+    @property
+    def components(self) -> dict[str, Any]:
+        doc = self.docs.get("components.json")
+        return doc if isinstance(doc, dict) else {}
+
+    def package(self, name: str) -> dict[str, Any]:
+        pkgs = self.components.get("packages")
+        if isinstance(pkgs, dict) and isinstance(pkgs.get(name), dict):
+            return dict(pkgs[name])
+        return {}
+
+    def releases(self, name: str) -> list[dict[str, Any]]:
+        rel = self.package(name).get("releases")
+        return [r for r in rel if isinstance(r, dict)] if isinstance(rel, list) else []
+
+
+def _parse(text: str, origin: str) -> Any:
+    try:
+        return json.loads(text, parse_constant=_no_constant)
+    except json.JSONDecodeError as exc:
+        raise ManifestError([f"{origin}: line {exc.lineno} column {exc.colno}: not valid JSON: {exc.msg}"]) from None
+    except (ValueError, RecursionError) as exc:
+        raise ManifestError([f"{origin}: not valid JSON: {exc}"]) from None
+
+
+def _no_constant(value: str) -> Any:
+    raise ValueError(f"non-standard JSON constant {value}")
+
+
+def shipped_texts() -> dict[str, tuple[str, str]]:
+    """file name -> (origin, text) for every shipped manifest, read through importlib.resources."""
+    root = resources.files("stackcheck.manifests")
+    out: dict[str, tuple[str, str]] = {}
+    for name in MANIFEST_FILES:
+        res = root / name
+        if res.is_file():
+            out[name] = (f"manifests/{name}", res.read_text(encoding="utf-8"))
+    return out
+
+
+def schema_texts() -> dict[str, str]:
+    root = resources.files("stackcheck.schemas")
+    return {res.name: res.read_text(encoding="utf-8") for res in root.iterdir() if res.name.endswith(".json")}
+
+
+def user_texts(directory: Path) -> dict[str, tuple[str, str]]:
+    """Read a user's manifest directory safely: only *.json files directly inside it, no symlink or
+    `..` escapes, bounded size, UTF-8 only. Every problem is collected, then raised together."""
+    problems: list[str] = []
+    out: dict[str, tuple[str, str]] = {}
+    try:
+        base = directory.resolve(strict=True)
+    except OSError:
+        raise ManifestError([f"{directory}: manifest directory does not exist"]) from None
+    if not base.is_dir():
+        raise ManifestError([f"{directory}: not a directory"])
+    try:
+        entries = sorted(base.iterdir())
+    except OSError as exc:
+        raise ManifestError([f"{directory}: cannot list: {exc.strerror or exc}"]) from None
+    for entry in entries:
+        if entry.suffix != ".json":
+            continue
+        origin = str(directory / entry.name)
+        if entry.name not in MANIFEST_FILES:
+            problems.append(f"{origin}: unknown manifest file (expected one of {', '.join(MANIFEST_FILES)})")
+            continue
+        try:
+            real = entry.resolve(strict=True)
+        except OSError:
+            problems.append(f"{origin}: dangling link")
+            continue
+        if real.parent != base:
+            problems.append(f"{origin}: resolves outside the manifest directory ({real}); refused")
+            continue
+        try:
+            if real.stat().st_size > MAX_MANIFEST_BYTES:
+                problems.append(f"{origin}: larger than {MAX_MANIFEST_BYTES} bytes; refused")
+                continue
+            data = real.read_bytes()
+        except OSError as exc:
+            problems.append(f"{origin}: cannot read: {exc.strerror or exc}")
+            continue
+        try:
+            out[entry.name] = (origin, data.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            problems.append(f"{origin}: byte {exc.start}: not UTF-8 text")
+    if problems:
+        raise ManifestError(problems)
+    return out
+
+
+# --- merging -------------------------------------------------------------------------------------
+
+_LIST_KEYS = {
+    "features.json": "features",
+    "checks.json": "checks",
+    "gates.json": "gates",
+    "signatures.json": "signatures",
+    "architectures.json": "architectures",
+}
+
+
+def _merge_by_id(base: list[Any], extra: list[Any], key: str = "id") -> list[Any]:
+    index = {item.get(key): i for i, item in enumerate(base) if isinstance(item, dict)}
+    out = list(base)
+    for item in extra:
+        if isinstance(item, dict) and item.get(key) in index:
+            out[index[item[key]]] = item
+        else:
+            out.append(item)
+    return out
+
+
+def merge_docs(name: str, base: Any, extra: Any) -> Any:
+    """Merge a user's document over the shipped one: entries with the same id are replaced."""
+    if not isinstance(base, dict) or not isinstance(extra, dict):
+        return extra
+    merged = dict(base)
+    if name in _LIST_KEYS:
+        key = _LIST_KEYS[name]
+        merged[key] = _merge_by_id(list(base.get(key) or []), list(extra.get(key) or []))
+        for k, v in extra.items():
+            if k != key:
+                merged[k] = v
+        return merged
+    if name == "sources.json":
+        merged["sources"] = {**(base.get("sources") or {}), **(extra.get("sources") or {})}
+        return merged
+    if name == "components.json":
+        for section, value in extra.items():
+            if section == "packages" and isinstance(value, dict):
+                pkgs = dict(merged.get("packages") or {})
+                for pkg, spec in value.items():
+                    old = pkgs.get(pkg)
+                    if isinstance(old, dict) and isinstance(spec, dict):
+                        new = {**old, **{k: v for k, v in spec.items() if k != "releases"}}
+                        new["releases"] = _merge_by_id(
+                            list(old.get("releases") or []), list(spec.get("releases") or []), "version"
+                        )
+                        pkgs[pkg] = new
+                    else:
+                        pkgs[pkg] = spec
+                merged["packages"] = pkgs
+            else:
+                merged[section] = value
+        return merged
+    merged.update(extra)
+    return merged
+
+
+def _parse_all(texts: Mapping[str, tuple[str, str]]) -> tuple[dict[str, Any], list[str]]:
+    docs: dict[str, Any] = {}
+    problems: list[str] = []
+    for name, (origin, text) in texts.items():
+        try:
+            docs[name] = _parse(text, origin)
+        except ManifestError as exc:
+            problems.extend(exc.problems)
+    return docs, problems
+
+
+def user_dirs(explicit: Iterable[str | Path] | None, env: Mapping[str, str] | None = None) -> list[Path]:
+    env = os.environ if env is None else env
+    dirs = [Path(d) for d in (explicit or [])]
+    if not dirs and env.get(ENV_VAR):
+        dirs = [Path(p) for p in env[ENV_VAR].split(os.pathsep) if p]
+    return dirs
+
+
+def load(user: Iterable[str | Path] | None = None, env: Mapping[str, str] | None = None) -> Manifests:
+    """The shipped manifests merged with the user's directories (validated in full)."""
+    shipped = shipped_texts()
+    docs, problems = _parse_all(shipped)
+    if problems:  # a broken installation: still reported as a manifest error, with the file
+        raise ManifestError(problems)
+    m = Manifests(docs=docs, origins={k: [v[0]] for k, v in shipped.items()})
+    for directory in user_dirs(user, env):
+        texts = user_texts(directory)
+        udocs, uproblems = _parse_all(texts)
+        if uproblems:
+            raise ManifestError(uproblems)
+        from stackcheck.validate import validate_documents
+
+        problems = validate_documents({name: (texts[name][0], doc) for name, doc in udocs.items()}, partial=True)
+        if problems:
+            raise ManifestError(problems)
+        for name, doc in udocs.items():
+            m.docs[name] = merge_docs(name, m.docs.get(name), doc)
+            m.origins.setdefault(name, []).append(texts[name][0])
+    return m

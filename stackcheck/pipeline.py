@@ -1,0 +1,216 @@
+"""Building the parts for a command: gather facts (probe, or read a saved file), apply --assume-*
+options, evaluate, plan. The command modules call these; the core stays pure."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any
+
+from stackcheck.context import Context, assumed_gpus
+from stackcheck.errors import ProbeFailedError, UsageError
+from stackcheck.facts import Facts, ProbeOutcome, cc_tuple, load_facts_file
+from stackcheck.manifest_loader import Manifests
+from stackcheck.manifest_loader import load as load_manifests
+
+DEFAULT_PROBES = ["nvml", "toolkits", "packages", "system"]
+INTERCONNECTS = ("nvlink", "pcie-switch", "pcie-host-bridge", "cross-socket", "pcie")
+
+
+@dataclass
+class Options:
+    facts_file: str | None = None
+    manifests_dirs: list[str] = field(default_factory=list)
+    assume_gpu: str | None = None
+    assume_driver: str | None = None
+    assume_interconnect: str | None = None
+    strict: bool = False
+    deep: bool = False
+    timeout_s: float = 8.0
+    launch: dict[str, Any] = field(default_factory=dict)
+
+
+def parse_assume_gpu(spec: str) -> tuple[str, int]:
+    cc, _, count = spec.strip().lower().partition("x")
+    if cc_tuple(cc) is None or (count and (not count.isdigit() or not 0 < int(count) <= 4096)):
+        raise UsageError(f"--assume-gpu {spec!r}: expected CAPABILITY[xCOUNT], for example 12.0x8 or 9.0")
+    return cc, int(count or 1)
+
+
+def gather(opts: Options) -> tuple[Facts, list[ProbeOutcome], dict[str, Any] | None]:
+    """Facts from a saved file, or from the probes; the host block of a saved report is kept."""
+    if opts.facts_file:
+        facts = load_facts_file(opts.facts_file)
+        host = None
+        if opts.facts_file != "-":
+            host = _saved_host(opts.facts_file)
+        return facts, [ProbeOutcome(name="facts-file", status="ok", reason=str(opts.facts_file), duration_ms=0.0)], host
+    from stackcheck.probes.interface import ProbeContext
+    from stackcheck.probes.runner import run_probes
+
+    names = list(DEFAULT_PROBES)
+    facts, outcomes = run_probes(names, ProbeContext(), budget_s=opts.timeout_s)
+    post_probes(facts, outcomes, opts)
+    if opts.strict:
+        bad = [o for o in outcomes if o.get("status") in ("failed", "timeout")]
+        if bad:
+            raise ProbeFailedError(
+                "; ".join(f"probe {o.get('name')} {o.get('status')}: {o.get('reason')}" for o in bad)
+            )
+    return facts, outcomes, None
+
+
+def post_probes(facts: Facts, outcomes: list[ProbeOutcome], opts: Options) -> None:
+    """Probes that read what the first round found (package locations): source tables, binaries."""
+    import time
+
+    try:
+        from stackcheck.probes.source_tables import probe_source_tables
+    except ImportError:  # pragma: no cover - module always shipped
+        return
+    start = time.perf_counter()
+    try:
+        manifests = load_manifests(opts.manifests_dirs)
+        facts["source_tables"] = probe_source_tables(facts, manifests.gates)
+        outcomes.append(
+            ProbeOutcome(
+                name="source_tables",
+                status="ok",
+                reason=None,
+                duration_ms=round((time.perf_counter() - start) * 1000, 2),
+            )
+        )
+    except Exception as exc:  # a probe never crashes the audit
+        outcomes.append(
+            ProbeOutcome(
+                name="source_tables",
+                status="failed",
+                reason=_one_line(exc),
+                duration_ms=round((time.perf_counter() - start) * 1000, 2),
+            )
+        )
+    if opts.deep:
+        start = time.perf_counter()
+        try:
+            from stackcheck.deep.binaries import probe_binaries
+
+            facts["binaries"] = probe_binaries(facts)
+            outcomes.append(
+                ProbeOutcome(
+                    name="binaries",
+                    status="ok",
+                    reason=None,
+                    duration_ms=round((time.perf_counter() - start) * 1000, 2),
+                )
+            )
+        except Exception as exc:
+            outcomes.append(
+                ProbeOutcome(
+                    name="binaries",
+                    status="failed",
+                    reason=_one_line(exc),
+                    duration_ms=round((time.perf_counter() - start) * 1000, 2),
+                )
+            )
+
+
+def _one_line(exc: BaseException) -> str:
+    text = f"{type(exc).__name__}: {exc}"
+    return text.splitlines()[0][:300] if text else type(exc).__name__
+
+
+def _saved_host(path: str) -> dict[str, Any] | None:
+    import json
+    from pathlib import Path
+
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    host = doc.get("host") if isinstance(doc, dict) else None
+    return host if isinstance(host, dict) else None
+
+
+def apply_assumptions(facts: Facts, opts: Options, manifests: Manifests) -> Facts:
+    """--assume-gpu / --assume-driver / --assume-interconnect: evaluate for hardware that is not here."""
+    if not (opts.assume_gpu or opts.assume_driver or opts.assume_interconnect):
+        return facts
+    out: Facts = copy.deepcopy(facts)
+    assumed = list(out.get("assumed") or [])
+    if opts.assume_gpu:
+        cc, n = parse_assume_gpu(opts.assume_gpu)
+        out["gpus"] = assumed_gpus(manifests, f"{cc}x{n}")
+        topo = dict(out.get("topology") or {})
+        topo.update({"gpu_count": n, "same_model": True, "pairs": []})
+        topo["interconnect"] = "single-gpu" if n == 1 else None
+        topo["p2p"] = None
+        topo.pop("error", None)
+        out["topology"] = topo  # type: ignore[typeddict-item]
+        assumed.append(f"gpus={cc}x{n}")
+    if opts.assume_interconnect:
+        link = opts.assume_interconnect
+        if link not in INTERCONNECTS:
+            raise UsageError(f"--assume-interconnect {link!r}: expected one of {', '.join(INTERCONNECTS)}")
+        if link == "pcie":
+            link = "pcie-host-bridge"
+        topo = dict(out.get("topology") or {})
+        topo["interconnect"] = link
+        topo["p2p"] = "all" if link == "nvlink" else topo.get("p2p")
+        out["topology"] = topo  # type: ignore[typeddict-item]
+        assumed.append(f"interconnect={opts.assume_interconnect}")
+    if opts.assume_driver:
+        from stackcheck.versions import numeric_tuple
+
+        if numeric_tuple(opts.assume_driver) is None:
+            raise UsageError(f"--assume-driver {opts.assume_driver!r}: expected a driver version such as 580.95.05")
+        out["driver"] = {
+            "version": opts.assume_driver,
+            "cuda": driver_cuda(manifests, opts.assume_driver),
+            "source": "assumed",
+        }
+        assumed.append(f"driver={opts.assume_driver}")
+    out["assumed"] = assumed
+    return out
+
+
+def driver_cuda(manifests: Manifests, version: str) -> str | None:
+    """The highest CUDA a driver supports, from the manifests' driver branches and CUDA minimums."""
+    from stackcheck.versions import compare_numeric
+
+    best: tuple[tuple[int, ...], str] | None = None
+    cuda = manifests.components.get("cuda") or {}
+    for rel in cuda.get("releases") or []:
+        if not isinstance(rel, dict):
+            continue
+        need = rel.get("min_driver")
+        if isinstance(need, str) and (compare_numeric(version, need) or 0) >= 0:
+            from stackcheck.versions import numeric_tuple
+
+            t = numeric_tuple(str(rel.get("version")))
+            if t is not None and (best is None or t > best[0]):
+                best = (t, str(rel.get("version")))
+    return best[1] if best else None
+
+
+def evaluate(opts: Options, want_plan: bool = True) -> tuple[dict[str, Any], Context]:
+    """The whole audit: facts -> verdicts -> plan, as a report document."""
+    from stackcheck.report import base_report, summarize
+    from stackcheck.verdicts import evaluate_all
+
+    manifests = load_manifests(opts.manifests_dirs)
+    facts, outcomes, host = gather(opts)
+    facts = apply_assumptions(facts, opts, manifests)
+    ctx = Context(facts=facts, manifests=manifests, launch=dict(opts.launch))
+    features, checks = evaluate_all(ctx)
+    report = base_report(facts, outcomes, manifests, host)
+    report["features"] = features
+    report["checks"] = checks
+    report["summary"] = summarize(list(map(dict, features)), list(map(dict, checks)))
+    if want_plan:
+        try:
+            from stackcheck.plan import make_plan
+        except ImportError:
+            pass
+        else:
+            report["plan"] = make_plan(ctx, features)
+    return report, ctx

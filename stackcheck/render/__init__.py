@@ -1,0 +1,31 @@
+"""Output formats. RENDERERS maps a --format name to a function(report, color=...) -> str."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+
+def _table(report: dict[str, Any], *, color: bool = False) -> str:
+    from stackcheck.render.text import render_table
+
+    return render_table(report, color=color)
+
+
+def _json(report: dict[str, Any], *, color: bool = False) -> str:
+    from stackcheck.render.jsonfmt import render_json
+
+    return render_json(report)
+
+
+def _markdown(report: dict[str, Any], *, color: bool = False) -> str:
+    from stackcheck.render.markdown import render_markdown
+
+    return render_markdown(report)
+
+
+RENDERERS: dict[str, Callable[..., str]] = {
+    "table": _table,
+    "json": _json,
+    "markdown": _markdown,
+}

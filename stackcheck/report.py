@@ -1,0 +1,56 @@
+"""The report: a versioned JSON document (schemas/report.schema.json) that fleet tooling parses.
+
+Stable keys: schema_version, tool{name,version}, manifests{data_version,date}, host{hostname,collected_at},
+facts, probes[], and for `audit` also features[], checks[], plan{steps[],still_blocked[]}, summary."""
+
+from __future__ import annotations
+
+import socket
+from datetime import datetime, timezone
+from typing import Any
+
+from stackcheck import __version__
+from stackcheck.facts import SCHEMA_VERSION, Facts, ProbeOutcome
+from stackcheck.manifest_loader import Manifests
+
+
+def now_utc() -> str:
+    return datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+def host_block(hostname: str | None = None) -> dict[str, Any]:
+    try:
+        name = hostname or socket.gethostname()
+    except OSError:
+        name = "unknown"
+    return {"hostname": name, "collected_at": now_utc()}
+
+
+def base_report(
+    facts: Facts, probes: list[ProbeOutcome], manifests: Manifests | None, host: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    report: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "tool": {"name": "stackcheck", "version": __version__},
+    }
+    if manifests is not None:
+        report["manifests"] = {"data_version": manifests.data_version, "date": manifests.date}
+    report["host"] = host or host_block()
+    report["facts"] = facts
+    report["probes"] = probes
+    return report
+
+
+def summarize(features: list[dict[str, Any]], checks: list[dict[str, Any]]) -> dict[str, Any]:
+    counts: dict[str, int] = {}
+    for f in features:
+        counts[f["status"]] = counts.get(f["status"], 0) + 1
+    check_counts: dict[str, int] = {}
+    for c in checks:
+        check_counts[c["status"]] = check_counts.get(c["status"], 0) + 1
+    return {
+        "features": counts,
+        "checks": check_counts,
+        "consistent": check_counts.get("failed", 0) == 0,
+        "blocked": [f["id"] for f in features if f["status"] == "blocked"],
+    }

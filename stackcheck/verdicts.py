@@ -1,0 +1,446 @@
+"""The rule engine: facts + manifests -> per-feature verdicts and stack checks. Pure.
+
+A feature is `not-applicable` when a package it needs is not installed, `unknown` when a fact it needs is
+missing (the reason names the fact), `blocked` when an applicable rule's requirement fails (with the
+effect: crash, disabled or degraded), else `ok`. Tri-state logic: every predicate evaluates to True,
+False or Missing."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Literal, TypedDict
+
+from stackcheck.archs import coverage, covering, expand_arch_list
+from stackcheck.context import Context, GateValue, GpuModel, Missing
+from stackcheck.facts import cc_tuple
+from stackcheck.versions import compare_numeric, parse_version, public, version_in
+
+Status = Literal["ok", "blocked", "unknown", "not-applicable"]
+CheckStatus = Literal["ok", "failed", "warning", "unknown", "skipped"]
+EFFECT_ORDER = {"crash": 3, "disabled": 2, "degraded": 1}
+
+
+class Reason(TypedDict, total=False):
+    rule: str
+    result: Literal["fail", "unknown", "pass"]
+    requirement: str
+    observed: Any
+    required: Any
+    effect: str
+    message: str
+    source: Any
+    inferred: bool
+    gpu: str
+    patched: str  # the file that differs from the release, when a gate table was locally patched
+
+
+class FeatureVerdict(TypedDict, total=False):
+    id: str
+    title: str
+    status: Status
+    effect: str | None
+    reasons: list[Reason]
+    enable: dict[str, Any]
+    workaround: dict[str, Any]
+
+
+class CheckVerdict(TypedDict, total=False):
+    id: str
+    title: str
+    status: CheckStatus
+    reasons: list[Reason]
+
+
+@dataclass
+class Outcome:
+    value: bool | None  # None: missing fact
+    observed: Any = None
+    required: Any = None
+    missing: str | None = None
+    patched: str | None = None
+    note: str | None = None
+
+
+def _ref(ctx: Context, ref: Any, gpu: GpuModel | None) -> tuple[Any, GateValue | None]:
+    if isinstance(ref, dict) and "fact" in ref:
+        return ctx.lookup(str(ref["fact"]), gpu), None
+    if isinstance(ref, dict) and "gate" in ref:
+        g = ctx.gate(str(ref["gate"]))
+        return g.value, g
+    return ref, None
+
+
+def _compare(op: str, lhs: Any, rhs: Any) -> bool:
+    if op == "==":
+        return bool(lhs == rhs)
+    if op == "!=":
+        return bool(lhs != rhs)
+    if op in ("<", "<=", ">", ">="):
+        if isinstance(lhs, int | float) and isinstance(rhs, int | float):
+            c = (lhs > rhs) - (lhs < rhs)
+        else:
+            num = compare_numeric(str(lhs), str(rhs))
+            if num is None:
+                lv, rv = parse_version(str(lhs)), parse_version(str(rhs))
+                if lv is None or rv is None:
+                    raise Missing(f"{lhs} {op} {rhs}", f"cannot compare {lhs!r} with {rhs!r}")
+                num = (lv > rv) - (lv < rv)
+            c = num
+        return {"<": c < 0, "<=": c <= 0, ">": c > 0, ">=": c >= 0}[op]
+    if op == "in":
+        return isinstance(rhs, list | tuple | dict) and lhs in rhs
+    if op == "not_in":
+        return not (isinstance(rhs, list | tuple | dict) and lhs in rhs)
+    if op == "contains":
+        return isinstance(lhs, list | tuple | dict) and rhs in lhs
+    if op == "version":
+        result = version_in(str(lhs), str(rhs))
+        if result is None:
+            raise Missing(str(lhs), f"cannot read version {lhs!r} against {rhs!r}")
+        return result
+    raise Missing(op, f"unknown operator {op!r}")
+
+
+def evaluate(pred: Any, ctx: Context, gpu: GpuModel | None) -> Outcome:
+    """Evaluate a predicate; a missing fact gives Outcome(value=None, missing=reason)."""
+    if not isinstance(pred, dict):
+        return Outcome(None, missing=f"malformed predicate {pred!r}")
+    if "all" in pred or "any" in pred:
+        is_all = "all" in pred
+        parts = [evaluate(p, ctx, gpu) for p in pred.get("all" if is_all else "any") or []]
+        decisive = [p for p in parts if p.value is (not is_all)]
+        if decisive:
+            return decisive[0]
+        missing = [p for p in parts if p.value is None]
+        if missing:
+            return missing[0]
+        return parts[-1] if parts else Outcome(is_all)
+    if "not" in pred:
+        inner = evaluate(pred["not"], ctx, gpu)
+        if inner.value is None:
+            return inner
+        return Outcome(not inner.value, inner.observed, f"not {inner.required}", patched=inner.patched)
+    op = str(pred.get("op", "=="))
+    try:
+        if "gate" in pred:
+            g = ctx.gate(str(pred["gate"]))
+            lhs, lhs_gate = g.value, g
+        else:
+            lhs, lhs_gate = ctx.lookup(str(pred.get("fact")), gpu), None
+        if op == "exists":
+            return Outcome(True, lhs, "present")
+        rhs, rhs_gate = _ref(ctx, pred.get("value"), gpu)
+        gate = lhs_gate or rhs_gate
+        patched = gate.detail if gate is not None and gate.origin == "patched" else None
+        if op == "covered_by":
+            t = cc_tuple(str(lhs))
+            if t is None:
+                return Outcome(None, missing=f"not a compute capability: {lhs!r}")
+            targets = expand_arch_list([str(x) for x in rhs or []])
+            cov = coverage(targets, t)
+            via = covering(targets, t)
+            observed = f"{cov} via {', '.join(via)}" if via else "no target runs on it"
+            note = "PTX JIT-compiled at first start (slow start)" if cov == "ptx" else None
+            return Outcome(cov != "none", observed, f"a target for {lhs} in {rhs}", patched=patched, note=note)
+        return Outcome(_compare(op, lhs, rhs), lhs, _required_text(op, rhs), patched=patched)
+    except Missing as m:
+        return Outcome(None, missing=m.reason)
+
+
+_OP_WORDS = {"in": "one of", "not_in": "none of", "contains": "contains", "version": "version"}
+
+
+def _required_text(op: str, value: Any) -> Any:
+    """The required value as a reader wants it: the bare value for ==, else the operator and the value."""
+    if op == "==":
+        return value
+    return f"{_OP_WORDS.get(op, op)} {_text(value)}"
+
+
+def _describe(pred: Any) -> str:
+    if not isinstance(pred, dict):
+        return str(pred)
+    if "all" in pred:
+        return " and ".join(_describe(p) for p in pred["all"])
+    if "any" in pred:
+        return "(" + " or ".join(_describe(p) for p in pred["any"]) + ")"
+    if "not" in pred:
+        return f"not ({_describe(pred['not'])})"
+    lhs = pred.get("fact") or f"gate {pred.get('gate')}"
+    value = pred.get("value")
+    if isinstance(value, dict):
+        value = value.get("fact") or f"gate {value.get('gate')}"
+    return f"{lhs} {pred.get('op', '==')} {json.dumps(value) if not isinstance(value, str) else value}"
+
+
+def _format(message: str, observed: Any, required: Any) -> str:
+    return message.replace("{observed}", _text(observed)).replace("{required}", _text(required))
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(map(str, value)) + "]"
+    return str(value)
+
+
+_PER_GPU_PATHS = ('"gpu.cc"', '"gpu.cc_major"', '"gpu.sm"', '"gpu.name"')
+
+
+def uses_gpu(pred: Any) -> bool:
+    """Rules that read a GPU's own facts are evaluated once per distinct GPU model."""
+    text = json.dumps(pred)
+    return any(p in text for p in _PER_GPU_PATHS)
+
+
+def evaluate_rules(item: dict[str, Any], ctx: Context) -> list[Reason]:
+    reasons: list[Reason] = []
+    models = ctx.gpu_models()
+    for rule in item.get("rules") or []:
+        if not isinstance(rule, dict):
+            continue
+        per_gpu = uses_gpu(rule.get("when")) or uses_gpu(rule.get("require"))
+        targets: list[GpuModel | None] = list(models) if per_gpu and models else [None]
+        for gpu in targets:
+            base: Reason = {
+                "rule": str(rule.get("id")),
+                "requirement": _describe(rule.get("require")),
+                "effect": str(rule.get("effect", "crash")),
+                "source": rule.get("source"),
+            }
+            if rule.get("inferred"):
+                base["inferred"] = True
+            if gpu is not None and len(models) > 1:
+                base["gpu"] = gpu.label
+            if "when" in rule:
+                w = evaluate(rule["when"], ctx, gpu)
+                if w.value is False:
+                    continue
+                if w.value is None:
+                    reasons.append({**base, "result": "unknown", "message": str(w.missing)})
+                    continue
+            r = evaluate(rule.get("require"), ctx, gpu)
+            if r.value is None:
+                reasons.append({**base, "result": "unknown", "message": str(r.missing)})
+                continue
+            reason: Reason = {**base, "observed": r.observed, "required": r.required}
+            if r.patched:
+                reason["patched"] = r.patched
+            if r.value:
+                reason["result"] = "pass"
+                reason["message"] = r.note or "requirement met"
+            else:
+                reason["result"] = "fail"
+                reason["message"] = _format(str(rule.get("message", "requirement not met")), r.observed, r.required)
+            reasons.append(reason)
+    return reasons
+
+
+def _order(reasons: list[Reason]) -> list[Reason]:
+    rank = {"fail": 0, "unknown": 1, "pass": 2}
+    return sorted(reasons, key=lambda r: (rank[r.get("result", "pass")], -EFFECT_ORDER.get(r.get("effect", ""), 0)))
+
+
+def evaluate_feature(feature: dict[str, Any], ctx: Context) -> FeatureVerdict:
+    verdict: FeatureVerdict = {
+        "id": str(feature.get("id")),
+        "title": str(feature.get("title", feature.get("id"))),
+        "enable": feature.get("enable") or {},
+    }
+    if feature.get("workaround"):
+        verdict["workaround"] = feature["workaround"]
+    needs = [n for n in feature.get("needs") or [] if isinstance(n, str)]
+    if ctx.facts.get("packages") is None and needs:
+        return {
+            **verdict,
+            "status": "unknown",
+            "effect": None,
+            "reasons": [{"rule": "needs", "result": "unknown", "message": "installed packages not known"}],
+        }
+    for name in needs:
+        alternatives = name.split("|")
+        if not any(ctx.installed_version(a) for a in alternatives):
+            return {
+                **verdict,
+                "status": "not-applicable",
+                "effect": None,
+                "reasons": [
+                    {"rule": "needs", "result": "pass", "message": f"{' or '.join(alternatives)} not installed"}
+                ],
+            }
+    assume = set(feature.get("assume_newer") or [])
+    for name in needs:
+        for alt in name.split("|"):
+            newer = ctx.newer_than_manifests(alt)
+            if newer and alt not in assume:
+                return {
+                    **verdict,
+                    "status": "unknown",
+                    "effect": None,
+                    "reasons": [
+                        {
+                            "rule": "known-release",
+                            "result": "unknown",
+                            "observed": newer,
+                            "required": f"<= {ctx.newest_known(alt)}",
+                            "message": f"{alt} {newer} is newer than the manifests (data of {ctx.manifests.date})",
+                        }
+                    ],
+                }
+    reasons = _order(evaluate_rules(feature, ctx))
+    fails = [r for r in reasons if r.get("result") == "fail"]
+    if fails:
+        effect = max((r.get("effect", "crash") for r in fails), key=lambda e: EFFECT_ORDER.get(e, 0))
+        return {**verdict, "status": "blocked", "effect": effect, "reasons": reasons}
+    if any(r.get("result") == "unknown" for r in reasons):
+        return {**verdict, "status": "unknown", "effect": None, "reasons": reasons}
+    return {**verdict, "status": "ok", "effect": None, "reasons": reasons}
+
+
+# ---- stack checks -------------------------------------------------------------------------------
+
+
+def _check_from_reasons(check: dict[str, Any], reasons: list[Reason]) -> CheckVerdict:
+    out: CheckVerdict = {"id": str(check.get("id")), "title": str(check.get("title", check.get("id")))}
+    reasons = _order(reasons)
+    fails = [r for r in reasons if r.get("result") == "fail"]
+    if fails:
+        severe = any(r.get("effect") != "degraded" for r in fails)
+        return {**out, "status": "failed" if severe else "warning", "reasons": reasons}
+    if not reasons:
+        return {**out, "status": "skipped", "reasons": []}
+    if any(r.get("result") == "unknown" for r in reasons):
+        return {**out, "status": "unknown", "reasons": reasons}
+    return {**out, "status": "ok", "reasons": reasons}
+
+
+def builtin_pins(ctx: Context, package: str) -> list[Reason]:
+    """The installed release's declared pins (components.json `requires`) against what is installed."""
+    version = ctx.installed_version(package)
+    if version is None:
+        return []
+    rel = ctx.release(package)
+    if rel is None:
+        newer = ctx.newer_than_manifests(package)
+        why = (
+            f"{package} {version} is newer than the manifests (data of {ctx.manifests.date})"
+            if newer
+            else f"{package} {version} is not in the manifests"
+        )
+        return [{"rule": f"{package}-pins", "result": "unknown", "message": why}]
+    reasons: list[Reason] = []
+    for dep, spec in sorted((rel.get("requires") or {}).items()):
+        installed = ctx.installed_version(dep)
+        base: Reason = {
+            "rule": f"{package}-pins:{dep}",
+            "requirement": f"{dep}{spec}",
+            "required": spec,
+            "effect": "crash",
+            "source": rel.get("source"),
+        }
+        if ctx.package(dep) is None and ctx.facts.get("packages") is not None:
+            reasons.append({**base, "result": "unknown", "message": f"{dep} was not probed"})
+            continue
+        if installed is None:
+            reasons.append(
+                {
+                    **base,
+                    "result": "fail",
+                    "observed": "not installed",
+                    "message": f"{package} {version} requires {dep}{spec}; {dep} is not installed",
+                }
+            )
+            continue
+        ok = version_in(installed, str(spec))
+        if ok is None:
+            reasons.append(
+                {
+                    **base,
+                    "result": "unknown",
+                    "observed": installed,
+                    "message": f"cannot compare {dep} {installed} with {spec}",
+                }
+            )
+        elif ok:
+            reasons.append({**base, "result": "pass", "observed": installed, "message": "pin satisfied"})
+        else:
+            reasons.append(
+                {
+                    **base,
+                    "result": "fail",
+                    "observed": installed,
+                    "message": f"{package} {version} pins {dep}{spec}; installed {installed}",
+                }
+            )
+    return reasons
+
+
+def builtin_flashinfer_match(ctx: Context) -> list[Reason]:
+    fi = ctx.installed_version("flashinfer-python")
+    reasons: list[Reason] = []
+    if fi is None:
+        return reasons
+    for extra in ("flashinfer-cubin", "flashinfer-jit-cache"):
+        v = ctx.installed_version(extra)
+        if v is None:
+            continue
+        same = public(v) == public(fi)
+        reasons.append(
+            {
+                "rule": f"{extra}-matches",
+                "requirement": f"{extra} == flashinfer-python",
+                "observed": v,
+                "required": str(public(fi)),
+                "effect": "crash",
+                "result": "pass" if same else "fail",
+                "message": "versions match"
+                if same
+                else f"{extra} {v} does not match flashinfer-python {fi}: mismatched kernel packages",
+                "source": {
+                    "title": "FlashInfer installation guide",
+                    "url": "https://docs.flashinfer.ai/installation.html",
+                },
+            }
+        )
+    return reasons
+
+
+BUILTINS = {
+    "pins": lambda ctx: builtin_pins(ctx, "sglang"),
+    "kernel-torch-pair": lambda ctx: [r for name in ("sgl-kernel", "sglang-kernel") for r in builtin_pins(ctx, name)],
+    "flashinfer-packages-match": builtin_flashinfer_match,
+}
+
+
+def evaluate_check(check: dict[str, Any], ctx: Context) -> CheckVerdict:
+    needs = [n for n in check.get("needs") or [] if isinstance(n, str)]
+    for name in needs:
+        if ctx.facts.get("packages") is not None and not any(ctx.installed_version(a) for a in name.split("|")):
+            return {
+                "id": str(check.get("id")),
+                "title": str(check.get("title", check.get("id"))),
+                "status": "skipped",
+                "reasons": [
+                    {"rule": "needs", "result": "pass", "message": f"{name.replace('|', ' or ')} not installed"}
+                ],
+            }
+    reasons: list[Reason] = []
+    builtin = check.get("builtin")
+    if isinstance(builtin, str):
+        fn = BUILTINS.get(builtin)
+        if fn is None:
+            reasons.append({"rule": builtin, "result": "unknown", "message": f"unknown builtin check {builtin!r}"})
+        else:
+            reasons.extend(fn(ctx))
+    reasons.extend(evaluate_rules(check, ctx))
+    return _check_from_reasons(check, reasons)
+
+
+def evaluate_all(ctx: Context) -> tuple[list[FeatureVerdict], list[CheckVerdict]]:
+    features = [evaluate_feature(f, ctx) for f in ctx.manifests.features]
+    checks = [evaluate_check(c, ctx) for c in ctx.manifests.checks]
+    return features, checks
+
+
+def gpu_cc_list(ctx: Context) -> list[tuple[int, int]]:
+    return [t for m in ctx.gpu_models() if (t := cc_tuple(m.cc)) is not None]
