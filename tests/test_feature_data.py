@@ -1,0 +1,376 @@
+"""The shipped feature, check and gate manifests: schema-valid and internally consistent.
+
+Covers manifests/features.json, manifests/checks.json and manifests/gates.json with
+schemas/features.schema.json and schemas/gates.schema.json (which refer to schemas/common.schema.json).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import Version
+
+ROOT = Path(__file__).resolve().parent.parent
+MANIFESTS = ROOT / "manifests"
+SCHEMAS = ROOT / "schemas"
+
+# The fact paths of manifests/README.md ("Fact paths"); NAME stands for a normalised distribution name or an
+# environment variable. pkg.NAME.cuda and pkg.NAME.variant are package facts (docs/design.md, facts.py
+# PackageFacts.cuda / .variant) that the README table does not list yet.
+DOCUMENTED_FACT_PATHS = (
+    "gpu.cc",
+    "gpu.cc_major",
+    "gpu.sm",
+    "gpu.count",
+    "driver.version",
+    "driver.cuda",
+    "pkg.NAME.version",
+    "pkg.NAME.cuda",
+    "pkg.NAME.variant",
+    "torch.cuda",
+    "torch.variant",
+    "torch.archs",
+    "toolkit.cuda",
+    "topology.interconnect",
+    "topology.p2p",
+    "topology.same_model",
+    "launch.tp",
+    "launch.attention_backend",
+    "launch.quantization",
+    "launch.speculative_algorithm",
+    "env.NAME",
+)
+
+REQUIRED_FEATURES = {
+    "torch-cuda-arch",
+    "torch-symm-mem",
+    "flashinfer-allreduce-fusion",
+    "custom-allreduce",
+    "nccl-nvls",
+    "attention-fa3",
+    "attention-fa4",
+    "attention-flashinfer",
+    "attention-triton",
+    "attention-trtllm-mha",
+    "attention-trtllm-mla",
+    "attention-cutlass-mla",
+    "attention-flashmla",
+    "deepgemm",
+    "fp8-block-gemm",
+    "mxfp4-moe",
+    "nvfp4",
+    "mxfp8",
+    "eagle3",
+    "cuda-graph",
+}
+
+REQUIRED_CHECKS = {
+    "driver-vs-torch-cuda",
+    "driver-vs-toolkit",
+    "torch-arch",
+    "sgl-kernel-cuda",
+    "sgl-kernel-torch-pair",
+    "sglang-pins",
+    "flashinfer-cubin-match",
+    "mixed-gpus",
+}
+
+READ_KINDS = {"dict_keys", "subscript_style", "class_attr_dict_keys", "call_keyword_list"}
+EFFECTS = {"crash", "disabled", "degraded"}
+PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
+ALLOWED_PLACEHOLDERS = {"observed", "required"}
+_NAME = r"[A-Za-z0-9][A-Za-z0-9._-]*"
+
+
+def _path_pattern(documented: str) -> re.Pattern[str]:
+    parts = [_NAME if p == "NAME" else re.escape(p) for p in documented.split(".")]
+    return re.compile("^" + r"\.".join(parts) + "$")
+
+
+FACT_PATH_PATTERNS = [_path_pattern(p) for p in DOCUMENTED_FACT_PATHS]
+
+
+def _load(path: Path) -> Any:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _features() -> list[dict[str, Any]]:
+    return list(_load(MANIFESTS / "features.json")["features"])
+
+
+def _checks() -> list[dict[str, Any]]:
+    return list(_load(MANIFESTS / "checks.json")["checks"])
+
+
+def _gates() -> list[dict[str, Any]]:
+    return list(_load(MANIFESTS / "gates.json")["gates"])
+
+
+def _entries() -> list[tuple[str, dict[str, Any]]]:
+    return [("feature", f) for f in _features()] + [("check", c) for c in _checks()]
+
+
+def _rules() -> Iterator[tuple[str, dict[str, Any]]]:
+    for kind, entry in _entries():
+        for r in entry["rules"]:
+            yield f"{kind} {entry['id']} rule {r['id']}", r
+
+
+def _preds(pred: Any) -> Iterator[dict[str, Any]]:
+    """Every leaf comparison in a predicate tree."""
+    if not isinstance(pred, dict):
+        return
+    for key in ("all", "any"):
+        if key in pred:
+            for sub in pred[key]:
+                yield from _preds(sub)
+            return
+    if "not" in pred:
+        yield from _preds(pred["not"])
+        return
+    yield pred
+
+
+def _rule_preds(r: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    yield from _preds(r.get("when"))
+    yield from _preds(r["require"])
+
+
+def _fact_paths(r: dict[str, Any]) -> Iterator[str]:
+    for p in _rule_preds(r):
+        if "fact" in p:
+            yield p["fact"]
+        value = p.get("value")
+        if isinstance(value, dict) and "fact" in value:
+            yield value["fact"]
+
+
+def _gate_refs(r: dict[str, Any]) -> Iterator[str]:
+    for p in _rule_preds(r):
+        if "gate" in p:
+            yield p["gate"]
+        value = p.get("value")
+        if isinstance(value, dict) and "gate" in value:
+            yield value["gate"]
+
+
+def _validator(schema_file: str) -> Any:
+    from jsonschema import Draft202012Validator
+    from referencing import Registry, Resource
+
+    if not (SCHEMAS / "common.schema.json").is_file():
+        pytest.skip("schemas/common.schema.json (the source definition) is not there yet")
+    registry: Registry[Any] = Registry()
+    for path in sorted(SCHEMAS.glob("*.schema.json")):
+        schema = _load(path)
+        registry = registry.with_resource(schema["$id"], Resource.from_contents(schema))
+    schema = _load(SCHEMAS / schema_file)
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema, registry=registry)
+
+
+def _errors(validator: Any, doc: Any) -> list[str]:
+    return [f"{'/'.join(str(p) for p in e.absolute_path)}: {e.message[:300]}" for e in validator.iter_errors(doc)]
+
+
+# ---------------------------------------------------------------- schemas
+
+
+@pytest.mark.parametrize(
+    ("manifest", "schema_file"),
+    [
+        ("features.json", "features.schema.json"),
+        ("checks.json", "features.schema.json"),
+        ("gates.json", "gates.schema.json"),
+    ],
+)
+def test_manifest_matches_schema(manifest: str, schema_file: str) -> None:
+    validator = _validator(schema_file)
+    assert _errors(validator, _load(MANIFESTS / manifest)) == []
+
+
+def test_features_schema_rejects_bad_rules() -> None:
+    validator = _validator("features.schema.json")
+    good_rule = {
+        "id": "r",
+        "require": {"fact": "gpu.cc_major", "op": "in", "value": {"gate": "sglang.fa3_majors"}},
+        "effect": "crash",
+        "message": "major {observed}",
+        "source": {"title": "t", "url": "https://example.org/x"},
+    }
+    feature = {"id": "f", "title": "F", "enable": {"flags": [], "env": {}}, "needs": ["sglang"], "rules": [good_rule]}
+    assert _errors(validator, {"features": [feature]}) == []
+
+    def with_rule(**change: Any) -> dict[str, Any]:
+        r = {**good_rule, **change}
+        r = {k: v for k, v in r.items() if v is not None}
+        return {"features": [{**feature, "rules": [r]}]}
+
+    assert _errors(validator, with_rule(source=None))  # no source
+    assert _errors(validator, with_rule(effect="explodes"))
+    assert _errors(validator, with_rule(require={"fact": "gpu.cc", "op": "approximately", "value": 1}))
+    assert _errors(validator, with_rule(require={"fact": "gpu.cc", "op": "=="}))  # no value
+    assert _errors(validator, with_rule(require={"fact": "gpu.cc", "op": "exists", "value": 1}))
+    assert _errors(validator, with_rule(require={"fact": "gpu.cc", "gate": "a.b", "op": "==", "value": 1}))
+    assert _errors(validator, with_rule(inferred=True))  # inferred needs a note
+    assert _errors(validator, {"features": [{**feature, "enable": {"flags": "--x", "env": {}}}]})
+    check = {"id": "c", "title": "C", "needs": [], "builtin": "pins", "rules": [good_rule]}
+    assert _errors(validator, {"checks": [check]})  # a builtin check has no rules
+    assert _errors(validator, {"checks": [{**check, "builtin": None, "rules": []}]})
+
+
+def test_gates_schema_rejects_bad_probes() -> None:
+    validator = _validator("gates.schema.json")
+    release = {"versions": ">=1.0", "value": [9, 10], "source": {"title": "t", "url": "https://example.org/x"}}
+    gate = {"id": "pkg.table", "title": "T", "package": "sglang", "probe": None, "releases": [release]}
+    assert _errors(validator, {"gates": [gate]}) == []
+    probe = {"files": ["a/b.py"], "read": "call_keyword_list", "function": "f"}  # no keyword
+    assert _errors(validator, {"gates": [{**gate, "probe": probe}]})
+    assert _errors(validator, {"gates": [{**gate, "probe": {"files": ["a/b.py"], "read": "eval", "symbol": ["X"]}}]})
+    assert _errors(validator, {"gates": [{**gate, "releases": [{**release, "versions": "one point oh"}]}]})
+
+
+# ---------------------------------------------------------------- consistency
+
+
+def test_required_ids_present() -> None:
+    assert {f["id"] for f in _features()} >= REQUIRED_FEATURES
+    assert {c["id"] for c in _checks()} >= REQUIRED_CHECKS
+
+
+def test_ids_unique() -> None:
+    for name, entries in (("features", _features()), ("checks", _checks()), ("gates", _gates())):
+        ids = [e["id"] for e in entries]
+        assert len(ids) == len(set(ids)), f"duplicate ids in {name}.json"
+    for where, entry in _entries():
+        rule_ids = [r["id"] for r in entry["rules"]]
+        assert len(rule_ids) == len(set(rule_ids)), f"duplicate rule ids in {where} {entry['id']}"
+
+
+def test_every_rule_has_source_effect_and_note_when_inferred() -> None:
+    for where, r in _rules():
+        assert r.get("source"), f"{where}: no source"
+        assert r["effect"] in EFFECTS, where
+        if r.get("inferred"):
+            assert r.get("note"), f"{where}: inferred without a note"
+
+
+def test_messages_use_only_known_placeholders() -> None:
+    for where, r in _rules():
+        used = set(PLACEHOLDER.findall(r["message"]))
+        assert used <= ALLOWED_PLACEHOLDERS, f"{where}: unknown placeholders {used - ALLOWED_PLACEHOLDERS}"
+
+
+def test_fact_paths_are_documented() -> None:
+    for where, r in _rules():
+        for path in _fact_paths(r):
+            assert any(p.match(path) for p in FACT_PATH_PATTERNS), f"{where}: undocumented fact path {path!r}"
+
+
+def test_referenced_gates_exist() -> None:
+    gate_ids = {g["id"] for g in _gates()}
+    for where, r in _rules():
+        for ref in _gate_refs(r):
+            assert ref in gate_ids, f"{where}: gate {ref!r} is not in gates.json"
+
+
+def test_every_gate_is_used() -> None:
+    used = {ref for _, r in _rules() for ref in _gate_refs(r)}
+    unused = {g["id"] for g in _gates()} - used
+    assert not unused, f"gates no rule reads: {sorted(unused)}"
+
+
+def _specifiers() -> Iterator[tuple[str, str]]:
+    for where, r in _rules():
+        for p in _rule_preds(r):
+            if p.get("op") == "version":
+                yield where, p["value"]
+    for g in _gates():
+        for rel in g["releases"]:
+            yield f"gate {g['id']}", rel["versions"]
+
+
+def test_version_specifiers_parse() -> None:
+    for where, spec in _specifiers():
+        assert isinstance(spec, str), where
+        try:
+            parsed = SpecifierSet(spec)
+        except InvalidSpecifier:
+            pytest.fail(f"{where}: {spec!r} is not a PEP 440 specifier set")
+        assert len(parsed) > 0, f"{where}: empty specifier"
+
+
+def _boundary_versions(specs: list[SpecifierSet]) -> list[Version]:
+    """Every version named in the specifiers, plus neighbours either side, to probe for overlaps."""
+    out: set[Version] = set()
+    for spec_set in specs:
+        for spec in spec_set:
+            v = Version(spec.version.replace(".*", ""))
+            rel = list(v.release) + [0] * (3 - len(v.release))
+            out.add(v)
+            out.add(Version(f"{v.public}.post1") if not v.is_postrelease else v)
+            out.add(Version(".".join(str(x) for x in [*rel[:-1], rel[-1] + 1])))
+            if rel[-1] > 0:
+                out.add(Version(".".join(str(x) for x in [*rel[:-1], rel[-1] - 1])))
+    return sorted(out)
+
+
+def test_gate_release_ranges_do_not_overlap() -> None:
+    for g in _gates():
+        specs = [SpecifierSet(rel["versions"]) for rel in g["releases"]]
+        for v in _boundary_versions(specs):
+            matching = [str(s) for s in specs if s.contains(v, prereleases=True)]
+            assert len(matching) <= 1, f"gate {g['id']}: {v} is in several ranges {matching}"
+
+
+def test_gate_probes_use_known_read_kinds() -> None:
+    for g in _gates():
+        probe = g["probe"]
+        if probe is not None:
+            assert probe["read"] in READ_KINDS, g["id"]
+            assert all(f.endswith(".py") and not f.startswith("/") for f in probe["files"]), g["id"]
+
+
+def test_gate_values_match_read_kind() -> None:
+    for g in _gates():
+        probe = g["probe"]
+        kind = probe["read"] if probe else None
+        for rel in g["releases"]:
+            value = rel["value"]
+            if kind == "subscript_style":
+                assert value in ("index", "get"), g["id"]
+            elif kind in ("dict_keys", "class_attr_dict_keys", "call_keyword_list"):
+                assert isinstance(value, list), g["id"]
+                assert all(isinstance(x, int) and not isinstance(x, bool) for x in value), g["id"]
+                if kind != "call_keyword_list":
+                    assert value == sorted(value), f"{g['id']}: dict keys are read sorted"
+
+
+def test_needs_and_assume_newer_are_package_names() -> None:
+    for where, entry in _entries():
+        for key in ("needs", "assume_newer"):
+            for name in entry.get(key, []):
+                assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", name), f"{where} {entry['id']}: {key} {name!r}"
+
+
+def test_enable_flags_are_separate_arguments() -> None:
+    for f in _features():
+        enable = f["enable"]
+        for flag in [*enable["flags"], *enable.get("disable_flags", [])]:
+            assert "=" not in flag and " " not in flag, f"{f['id']}: flag {flag!r} should be split"
+
+
+def test_symm_mem_workaround_targets_the_gate_table() -> None:
+    feature = next(f for f in _features() if f["id"] == "torch-symm-mem")
+    patch = feature["workaround"]["patch"]
+    gate = next(g for g in _gates() if g["id"] == "sglang.torch_symm_mem_sizes")
+    assert patch["symbol"] in gate["probe"]["symbol"]
+    assert patch["file"] in gate["probe"]["files"]
+    assert feature["workaround"]["upstream_supported"] is False
+    assert all(patch["add_key"] not in rel["value"] for rel in gate["releases"])
