@@ -90,9 +90,7 @@ class CommandTimeout(Exception):
     """A subprocess ran past its timeout and was killed (with its process group)."""
 
 
-def run_command(
-    argv: Sequence[str], timeout_s: float, env: Mapping[str, str] | None = None
-) -> tuple[int, str, str]:
+def run_command(argv: Sequence[str], timeout_s: float, env: Mapping[str, str] | None = None) -> tuple[int, str, str]:
     """Run a command without a shell and return (returncode, stdout, stderr).
 
     The command runs in its own session so that on timeout its whole process group is killed: a wrapper

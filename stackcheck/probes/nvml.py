@@ -193,9 +193,7 @@ def _read_nvml(nv: Any) -> ProbeResult:
             "pairs": [],
             "error": reason,
         }
-        return ProbeResult(
-            {"driver": driver, "gpus": [{"error": reason}], "topology": topology}, "partial", reason
-        )
+        return ProbeResult({"driver": driver, "gpus": [{"error": reason}], "topology": topology}, "partial", reason)
 
     for index in range(count_raw):
         gpu, handle = _read_gpu(r, index)
@@ -280,7 +278,10 @@ def _nvlinks(r: _Reader, index: int, handle: Any) -> tuple[Counter[str], int]:
                 raise _GpuLost(exc) from None
             if name in ("NVMLError_NotSupported", "NVMLError_FunctionNotFound"):
                 break  # no NVLink on this GPU (PCIe card) or driver too old
-            continue  # InvalidArgument and the like: this link index does not exist
+            if name == "NVMLError_InvalidArgument":
+                continue  # this link index does not exist on this GPU
+            r.notes.append(f"gpu {index} nvlink {link}: {describe(exc)}")
+            break
         if active != 1:
             continue
         dev_type = r.call(

@@ -117,7 +117,7 @@ def find_distributions(names: set[str], search_dirs: list[str]) -> dict[str, lis
             continue
         seen_dirs.add(real)
         try:
-            listing = os.listdir(directory)  # noqa: PTH208 - names only, the cheapest listing
+            listing = os.listdir(directory)
         except OSError:  # missing directory, a zip file, no permission
             continue
         editable_pth: set[str] = set()

@@ -82,9 +82,7 @@ def run_probes(
         if slot.result is None:
             reason = slot.error or "probe returned nothing"
             merged.update(probe.failure_facts(reason))
-            outcomes.append(
-                {"name": probe.name, "status": "failed", "reason": reason, "duration_ms": duration}
-            )
+            outcomes.append({"name": probe.name, "status": "failed", "reason": reason, "duration_ms": duration})
             continue
         result = slot.result
         facts = dict(result.facts)
@@ -92,9 +90,7 @@ def run_probes(
             for section, value in probe.failure_facts(result.reason or "probe failed").items():
                 facts.setdefault(section, value)
         merged.update(facts)
-        outcomes.append(
-            {"name": probe.name, "status": result.status, "reason": result.reason, "duration_ms": duration}
-        )
+        outcomes.append({"name": probe.name, "status": result.status, "reason": result.reason, "duration_ms": duration})
     facts_out = cast(Facts, merged)
     mark_torch_toolkit(facts_out)
     return facts_out, outcomes

@@ -31,9 +31,7 @@ ENV_NAMES = frozenset(
 )
 ENV_PREFIXES = ("NCCL_", "FLASHINFER_", "SGLANG_", "TORCH_SYMM_MEM_", "NVSHMEM_")
 SECRET_NAME_PARTS = ("TOKEN", "SECRET", "PASSWORD", "PASSWD", "KEY", "CREDENTIAL", "AUTH")
-_SECRET_PREFIX = re.compile(
-    r"(?:^|[^A-Za-z0-9])(hf_|ghp_|gho_|ghs_|github_pat_|sk-|xox[abp]-|AKIA|ASIA)[A-Za-z0-9]"
-)
+_SECRET_PREFIX = re.compile(r"(?:^|[^A-Za-z0-9])(hf_|ghp_|gho_|ghs_|github_pat_|sk-|xox[abp]-|AKIA|ASIA)[A-Za-z0-9]")
 _URL_CREDENTIALS = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<cred>[^/@\s:]*:[^/@\s]*)@")
 _TOKEN_SPLIT = re.compile(r"[,;:=\s]+")
 _TOKEN_CHARS = re.compile(r"[A-Za-z0-9+/=_\-.]+")

@@ -63,7 +63,7 @@ def read_toolkit_version(path: Path) -> str | None:
     info = path / "dist-info"
     if info.is_dir():  # a toolkit assembled from the nvidia-cuda-* wheels
         try:
-            names = sorted(os.listdir(info))  # noqa: PTH208
+            names = sorted(os.listdir(info))
         except OSError:
             names = []
         for name in names:
