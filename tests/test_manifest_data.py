@@ -162,8 +162,11 @@ def test_sm120_entry() -> None:
     assert sm120["compute_capability"] == "12.0"
     assert sm120["min_cuda"] == "12.8"
     assert sm120["min_driver"] == "570.26"
-    for gpu in ("NVIDIA RTX PRO 6000 Blackwell Server Edition", "NVIDIA RTX PRO 6000 Blackwell Workstation Edition",
-                "NVIDIA GeForce RTX 5090"):
+    for gpu in (
+        "NVIDIA RTX PRO 6000 Blackwell Server Edition",
+        "NVIDIA RTX PRO 6000 Blackwell Workstation Edition",
+        "NVIDIA GeForce RTX 5090",
+    ):
         assert gpu in sm120["gpus"]
     served = {t["target"] for t in sm120["targets"]}
     assert {"sm_120", "sm_120a", "sm_120f", "compute_120"} <= served
