@@ -129,7 +129,8 @@ def find_distributions(names: set[str], search_dirs: list[str]) -> dict[str, lis
             for suffix in (".dist-info", ".egg-info", ".egg-link"):
                 if item.endswith(suffix):
                     stem = item[: -len(suffix)]
-                    dist_name = normalise(stem.split("-")[0])
+                    # name-version for dist-info / egg-info; an egg-link is the bare project name
+                    dist_name = normalise(stem if suffix == ".egg-link" else stem.split("-")[0])
                     if dist_name in names:
                         candidates.append((dist_name, item))
                     break

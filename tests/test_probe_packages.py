@@ -1,0 +1,166 @@
+"""The packages probe on fake dist-info directories: nothing is imported, metadata is read as text."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+from stackcheck.probes.interface import ProbeContext
+from stackcheck.probes.packages import WANTED, PackagesProbe, read_torch_version_py, variant_from
+
+TORCH_VERSION_PY = """\
+from typing import Optional
+
+__all__ = ['__version__', 'debug', 'cuda', 'git_version', 'hip']
+__version__ = '2.11.0+cu130'
+debug = False
+cuda: Optional[str] = '13.0'
+git_version = '0123456789abcdef0123456789abcdef01234567'
+hip: Optional[str] = None
+"""
+
+
+def dist(sp: Path, name: str, version: str | None, *, editable: bool = False) -> Path:
+    info = sp / f"{name.replace('-', '_')}-{version or '0'}.dist-info"
+    info.mkdir(parents=True)
+    lines = ["Metadata-Version: 2.1", f"Name: {name}"]
+    if version is not None:
+        lines.append(f"Version: {version}")
+    (info / "METADATA").write_text("\n".join(lines) + "\n\nLong description\nVersion: 9.9.9\n", encoding="utf-8")
+    if editable:
+        (info / "direct_url.json").write_text(
+            json.dumps({"url": "file:///src/x", "dir_info": {"editable": True}}), encoding="utf-8"
+        )
+    return info
+
+
+def fake_torch(sp: Path, version_py: str = TORCH_VERSION_PY) -> None:
+    dist(sp, "torch", "2.11.0+cu130")
+    pkg = sp / "torch"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("raise RuntimeError('stackcheck imported torch')\n", encoding="utf-8")
+    (pkg / "version.py").write_text(version_py, encoding="utf-8")
+
+
+def run(dirs: list[Path]) -> dict[str, dict[str, object]]:
+    result = PackagesProbe().run(ProbeContext(env={}, path_dirs=[str(d) for d in dirs]))
+    packages: dict[str, dict[str, object]] = result.facts["packages"]
+    return packages
+
+
+def test_torch_read_without_import(tmp_path: Path) -> None:
+    sp = tmp_path / "site-packages"
+    fake_torch(sp)
+    packages = run([sp])
+    assert "torch" not in sys.modules
+    assert packages["torch"] == {
+        "installed": True,
+        "version": "2.11.0+cu130",
+        "dist_version": "2.11.0+cu130",
+        "location": str(sp),
+        "editable": False,
+        "copies": 1,
+        "cuda": "13.0",
+        "variant": "cu130",
+        "git_version": "0123456789abcdef0123456789abcdef01234567",
+    }
+    assert set(packages) == set(WANTED)
+    assert packages["sglang"] == {"installed": False}
+
+
+def test_torch_cpu_and_default_builds(tmp_path: Path) -> None:
+    sp = tmp_path / "a"
+    fake_torch(sp, "__version__ = '2.9.1+cpu'\ncuda = None\ngit_version = 'x'\n")
+    assert run([sp])["torch"]["variant"] == "cpu"
+    assert variant_from("2.9.1", "12.8") == "cu128"
+    assert variant_from("2.9.1", None, "6.4.43482") == "rocm6.4"
+    assert variant_from("2.9.1+rocm6.4") == "rocm6.4"
+
+
+def test_torch_version_py_is_not_executed(tmp_path: Path) -> None:
+    sp = tmp_path / "sp"
+    fake_torch(sp, "import os\nos.system('touch PWNED')\n__version__ = '2.10.0'\ncuda = '12.9'\n")
+    assert read_torch_version_py(str(sp))["__version__"] == "2.10.0"
+    pkg = run([sp])["torch"]
+    assert pkg["variant"] == "cu129"
+    assert not Path("PWNED").exists()
+
+
+def test_torch_version_py_missing(tmp_path: Path) -> None:
+    sp = tmp_path / "sp"
+    dist(sp, "torch", "2.9.0")
+    pkg = run([sp])["torch"]
+    assert pkg["installed"] is True
+    assert pkg["version"] == "2.9.0"
+    assert "torch/version.py" in str(pkg["error"])
+
+
+def test_kernel_variant(tmp_path: Path) -> None:
+    sp = tmp_path / "sp"
+    dist(sp, "sglang-kernel", "0.4.1+cu130")
+    dist(sp, "sgl-kernel", "0.3.21")
+    packages = run([sp])
+    assert packages["sglang-kernel"]["variant"] == "cu130"
+    assert packages["sgl-kernel"]["variant"] is None
+
+
+def test_two_copies(tmp_path: Path) -> None:
+    user, system = tmp_path / "user/site-packages", tmp_path / "sys/site-packages"
+    dist(user, "flashinfer-python", "0.5.3")
+    dist(system, "flashinfer-python", "0.4.1")
+    pkg = run([user, system])["flashinfer-python"]
+    assert pkg["copies"] == 2
+    assert pkg["version"] == "0.5.3"
+    assert pkg["location"] == str(user)
+    assert pkg["other_locations"] == [str(system)]
+
+
+def test_same_dir_listed_twice_is_one_copy(tmp_path: Path) -> None:
+    sp = tmp_path / "sp"
+    dist(sp, "triton", "3.5.0")
+    assert run([sp, sp])["triton"]["copies"] == 1
+
+
+def test_broken_metadata(tmp_path: Path) -> None:
+    sp = tmp_path / "sp"
+    dist(sp, "sglang", None)
+    (sp / "vllm-0.11.0.dist-info").mkdir(parents=True)  # no METADATA at all
+    result = PackagesProbe().run(ProbeContext(env={}, path_dirs=[str(sp)]))
+    packages = result.facts["packages"]
+    assert packages["sglang"]["installed"] is True
+    assert packages["sglang"]["version"] is None
+    assert "no Version header" in packages["sglang"]["error"]
+    assert "METADATA: missing" in packages["vllm"]["error"]
+    assert result.status == "partial"
+
+
+def test_editable(tmp_path: Path) -> None:
+    sp = tmp_path / "site-packages"
+    dist(sp, "sglang", "0.5.6", editable=True)
+    assert run([sp])["sglang"]["editable"] is True
+    # legacy `setup.py develop`: an egg-link pointing to a project with .egg-info
+    sp2 = tmp_path / "sp2/site-packages"
+    sp2.mkdir(parents=True)
+    project = tmp_path / "src/flashinfer"
+    (project / "flashinfer_python.egg-info").mkdir(parents=True)
+    (project / "flashinfer_python.egg-info/PKG-INFO").write_text("Name: flashinfer-python\nVersion: 0.6.0\n")
+    (sp2 / "flashinfer-python.egg-link").write_text(f"{project}\n.\n", encoding="utf-8")
+    pkg = run([sp2])["flashinfer-python"]
+    assert pkg["editable"] is True
+    assert pkg["version"] == "0.6.0"
+    assert pkg["location"] == str(project)
+
+
+def test_missing_and_unreadable_dirs(tmp_path: Path) -> None:
+    (tmp_path / "file.zip").write_bytes(b"PK")
+    packages = run([tmp_path / "nope", tmp_path / "file.zip"])
+    assert all(p == {"installed": False} for p in packages.values())
+
+
+def test_real_path_is_fast() -> None:
+    start = time.perf_counter()
+    result = PackagesProbe().run(ProbeContext(env={}))
+    assert time.perf_counter() - start < 1.0
+    assert result.facts["packages"]["nvidia-ml-py"]["installed"] is True

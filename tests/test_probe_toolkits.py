@@ -1,0 +1,128 @@
+"""The CUDA toolkits probe on a fake filesystem root with fake toolkits and a fake nvcc."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+from stackcheck.probes.interface import ProbeContext
+from stackcheck.probes.toolkits import ToolkitsProbe, parse_nvcc_version, read_toolkit_version
+
+NVCC_13 = "nvcc: NVIDIA (R) Cuda compiler driver\nCuda compilation tools, release 13.0, V13.0.88\n"
+
+
+def make_exe(path: Path, body: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("#!/bin/sh\n" + body + "\n", encoding="utf-8")
+    path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+
+
+def make_root(tmp_path: Path) -> Path:
+    root = tmp_path / "root"
+    tk128 = root / "usr/local/cuda-12.8"
+    tk128.mkdir(parents=True)
+    (tk128 / "version.json").write_text(
+        json.dumps({"cuda": {"name": "CUDA SDK", "version": "12.8.1"}, "cuda_nvcc": {"version": "12.8.93"}}),
+        encoding="utf-8",
+    )
+    make_exe(tk128 / "bin/nvcc", "echo 'Cuda compilation tools, release 12.8, V12.8.93'")
+    tk130 = root / "usr/local/cuda-13.0"
+    (tk130 / "dist-info/nvidia_cuda_nvcc-13.0.88.dist-info").mkdir(parents=True)
+    (tk130 / "dist-info/nvidia_cuda_runtime-13.0.96.dist-info").mkdir(parents=True)
+    make_exe(tk130 / "bin/nvcc", f"cat <<'X'\n{NVCC_13}X")
+    (root / "usr/local/cuda").symlink_to("cuda-13.0")
+    old = root / "usr/local/cuda-11.0"
+    old.mkdir()
+    (old / "version.txt").write_text("CUDA Version 11.0.228\n", encoding="utf-8")
+    return root
+
+
+def by_path(entries: list[dict[str, object]]) -> dict[object, dict[str, object]]:
+    return {e["path"]: e for e in entries}
+
+
+def test_usr_local_trees(tmp_path: Path) -> None:
+    root = make_root(tmp_path)
+    result = ToolkitsProbe().run(ProbeContext(env={"PATH": ""}, root=root, path_dirs=[]))
+    assert result.status == "ok", result.reason
+    tks = by_path(result.facts["cuda_toolkits"])
+    # /usr/local/cuda and /usr/local/cuda-13.0 are one toolkit (deduplicated by real path)
+    assert set(tks) == {"/usr/local/cuda", "/usr/local/cuda-11.0", "/usr/local/cuda-12.8"}
+    assert tks["/usr/local/cuda"]["version"] == "13.0.88"
+    assert tks["/usr/local/cuda"]["active_for_build"] is True
+    assert tks["/usr/local/cuda"]["nvcc"] == "/usr/local/cuda/bin/nvcc"
+    assert tks["/usr/local/cuda-12.8"]["version"] == "12.8.1"
+    assert tks["/usr/local/cuda-12.8"]["active_for_build"] is False
+    assert tks["/usr/local/cuda-11.0"]["version"] == "11.0.228"
+    assert tks["/usr/local/cuda-11.0"]["nvcc"] is None
+
+
+def test_cuda_home_wins(tmp_path: Path) -> None:
+    root = make_root(tmp_path)
+    ctx = ProbeContext(env={"PATH": "", "CUDA_HOME": "/usr/local/cuda-12.8"}, root=root, path_dirs=[])
+    tks = by_path(ToolkitsProbe().run(ctx).facts["cuda_toolkits"])
+    assert tks["/usr/local/cuda-12.8"]["source"] == "CUDA_HOME"
+    assert tks["/usr/local/cuda-12.8"]["active_for_build"] is True
+    assert tks["/usr/local/cuda"]["active_for_build"] is False
+
+
+def test_cuda_home_missing(tmp_path: Path) -> None:
+    root = make_root(tmp_path)
+    ctx = ProbeContext(env={"PATH": "", "CUDA_HOME": "/opt/cuda-99"}, root=root, path_dirs=[])
+    result = ToolkitsProbe().run(ctx)
+    tks = by_path(result.facts["cuda_toolkits"])
+    assert tks["/opt/cuda-99"]["error"] == "/opt/cuda-99 does not exist"
+    assert tks["/opt/cuda-99"]["active_for_build"] is True  # a build would use it, and fail
+    assert result.status == "partial"
+
+
+def test_nvcc_on_path(tmp_path: Path) -> None:
+    root = make_root(tmp_path)
+    nvcc = tmp_path / "opt/cuda-x/bin/nvcc"
+    make_exe(nvcc, f"cat <<'X'\n{NVCC_13}X")
+    path = f"{nvcc.parent}{os.pathsep}/usr/bin{os.pathsep}/bin"
+    tks = ToolkitsProbe().run(ProbeContext(env={"PATH": path}, root=root, path_dirs=[])).facts["cuda_toolkits"]
+    first = tks[0]
+    assert first["source"] == "nvcc"
+    assert first["version"] == "13.0.88"  # from `nvcc --version`: no version file there
+    assert first["active_for_build"] is True
+    assert first["nvcc"] == str(nvcc)
+    assert sum(1 for t in tks if t["active_for_build"]) == 1
+
+
+def test_nvcc_hang_is_bounded(tmp_path: Path) -> None:
+    nvcc = tmp_path / "opt/cuda-y/bin/nvcc"
+    make_exe(nvcc, "sleep 30")
+    path = f"{nvcc.parent}{os.pathsep}/usr/bin{os.pathsep}/bin"
+    ctx = ProbeContext(env={"PATH": path}, root=tmp_path / "empty", path_dirs=[], subprocess_timeout_s=0.3)
+    result = ToolkitsProbe().run(ctx)
+    assert result.status == "partial"
+    assert result.reason == "nvcc timed out after 0.3s"
+
+
+def test_pip_toolkits(tmp_path: Path) -> None:
+    sp = tmp_path / "site-packages"
+    info = sp / "nvidia_cuda_runtime_cu12-12.8.90.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: nvidia-cuda-runtime-cu12\nVersion: 12.8.90\n")
+    (sp / "nvidia/cuda_runtime").mkdir(parents=True)
+    ctx = ProbeContext(env={"PATH": ""}, root=tmp_path / "empty", path_dirs=[str(sp)])
+    tks = ToolkitsProbe().run(ctx).facts["cuda_toolkits"]
+    assert tks == [
+        {
+            "path": str(sp / "nvidia/cuda_runtime"),
+            "version": "12.8.90",
+            "source": "pip",
+            "nvcc": None,
+            "active_for_build": False,
+            "active_for_torch": False,
+        }
+    ]
+
+
+def test_parsers(tmp_path: Path) -> None:
+    assert parse_nvcc_version(NVCC_13) == "13.0.88"
+    assert parse_nvcc_version("garbage") is None
+    assert read_toolkit_version(tmp_path) is None
