@@ -120,6 +120,47 @@ class Context:
                 return rel
         return None
 
+    def package_variant(self, name: str) -> str | None:
+        """A package's CUDA variant: its local version tag (+cu130), else the variant the manifests say the
+        untagged (PyPI) wheel of that release is built for."""
+        p = self.package(name) or {}
+        if isinstance(p.get("variant"), str):
+            return str(p["variant"])
+        tagged = variant_of(p.get("version"))
+        if tagged:
+            return tagged
+        rel = self.release(name)
+        if rel is not None:
+            if isinstance(rel.get("pypi_variant"), str):
+                return str(rel["pypi_variant"])
+            for v in rel.get("variants") or []:
+                if isinstance(v, dict) and v.get("pypi"):
+                    return str(v.get("variant"))
+        return None
+
+    def package_archs(self, name: str) -> tuple[list[str], str]:
+        """Compiled targets of an installed package: the binary probe if it ran, else the manifest's
+        record of that release and variant (the aarch64 list on an aarch64 box)."""
+        binaries = (self.facts.get("binaries") or {}).get(name)
+        if isinstance(binaries, dict) and (binaries.get("sass") or binaries.get("ptx")):
+            return [*binaries.get("sass", []), *binaries.get("ptx", [])], f"binary probe of the installed {name}"
+        version = self.installed_version(name)
+        if version is None:
+            raise Missing(f"pkg.{name}.archs", f"{name} is not installed")
+        variant = self.package_variant(name)
+        rel = self.release(name)
+        if rel is None or variant is None:
+            raise Missing(f"pkg.{name}.archs", f"the manifests do not know the build of {name} {version}")
+        aarch64 = (self.facts.get("system") or {}).get("machine") in ("aarch64", "arm64")
+        for v in rel.get("variants") or []:
+            if isinstance(v, dict) and v.get("variant") == variant:
+                key = "archs_aarch64" if aarch64 and isinstance(v.get("archs_aarch64"), list) else "archs"
+                if isinstance(v.get(key), list):
+                    return list(v[key]), f"manifest: {name} {rel.get('version')} {variant}" + (
+                        " aarch64" if aarch64 else ""
+                    )
+        raise Missing(f"pkg.{name}.archs", f"the manifests list no {variant} build of {name} {rel.get('version')}")
+
     # ---- torch ------------------------------------------------------------------------------
     def torch_cuda(self) -> str | None:
         p = self.package("torch") or {}
@@ -198,13 +239,15 @@ class Context:
             if not p or not p.get("installed"):
                 raise Missing(path, f"{name} is not installed")
             if attr == "cuda" and not p.get("cuda"):
-                tagged = cuda_from_tag(p.get("variant") or variant_of(p.get("version")))
+                tagged = cuda_from_tag(self.package_variant(name))
                 if tagged:
                     return tagged
             if attr == "variant" and not p.get("variant"):
-                tag = variant_of(p.get("version"))
+                tag = self.package_variant(name)
                 if tag:
                     return tag
+            if attr == "archs":
+                return self.package_archs(name)[0]
             attr_value = p.get(attr)
             if attr_value is None:
                 raise Missing(path, f"{name} {attr} not known")

@@ -182,7 +182,7 @@ def load_facts_file(path: Path | str) -> Facts:
 
 
 def cc_tuple(cc: str | None) -> tuple[int, int] | None:
-    """"12.0" -> (12, 0); None for anything that is not a compute capability."""
+    """ "12.0" -> (12, 0); None for anything that is not a compute capability."""
     if not isinstance(cc, str):
         return None
     major, sep, minor = cc.partition(".")

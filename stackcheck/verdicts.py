@@ -60,6 +60,7 @@ class Outcome:
     missing: str | None = None
     patched: str | None = None
     note: str | None = None
+    raw_required: Any = None
 
 
 def _ref(ctx: Context, ref: Any, gpu: GpuModel | None) -> tuple[Any, GateValue | None]:
@@ -143,7 +144,7 @@ def evaluate(pred: Any, ctx: Context, gpu: GpuModel | None) -> Outcome:
             observed = f"{cov} via {', '.join(via)}" if via else "no target runs on it"
             note = "PTX JIT-compiled at first start (slow start)" if cov == "ptx" else None
             return Outcome(cov != "none", observed, f"a target for {lhs} in {rhs}", patched=patched, note=note)
-        return Outcome(_compare(op, lhs, rhs), lhs, _required_text(op, rhs), patched=patched)
+        return Outcome(_compare(op, lhs, rhs), lhs, _required_text(op, rhs), patched=patched, raw_required=rhs)
     except Missing as m:
         return Outcome(None, missing=m.reason)
 
@@ -231,7 +232,8 @@ def evaluate_rules(item: dict[str, Any], ctx: Context) -> list[Reason]:
                 reason["message"] = r.note or "requirement met"
             else:
                 reason["result"] = "fail"
-                reason["message"] = _format(str(rule.get("message", "requirement not met")), r.observed, r.required)
+                raw = r.raw_required if r.raw_required is not None else r.required
+                reason["message"] = _format(str(rule.get("message", "requirement not met")), r.observed, raw)
             reasons.append(reason)
     return reasons
 
@@ -338,9 +340,10 @@ def builtin_pins(ctx: Context, package: str) -> list[Reason]:
             "effect": "crash",
             "source": rel.get("source"),
         }
-        if ctx.package(dep) is None and ctx.facts.get("packages") is not None:
-            reasons.append({**base, "result": "unknown", "message": f"{dep} was not probed"})
-            continue
+        if ctx.package(dep) is None:
+            if dep in CORE_PACKAGES:
+                reasons.append({**base, "result": "unknown", "message": f"{dep} was not probed"})
+            continue  # a pin on a package stackcheck does not probe is not checked
         if installed is None:
             reasons.append(
                 {
@@ -405,7 +408,61 @@ def builtin_flashinfer_match(ctx: Context) -> list[Reason]:
     return reasons
 
 
+CORE_PACKAGES = (
+    "torch",
+    "sgl-kernel",
+    "sglang-kernel",
+    "flashinfer-python",
+    "flashinfer-cubin",
+    "flashinfer-jit-cache",
+)
+
+
+def builtin_kernel_coverage(ctx: Context) -> list[Reason]:
+    """Every GPU has code in each installed kernel package: SASS that runs on it, or PTX to JIT."""
+    reasons: list[Reason] = []
+    models = ctx.gpu_models()
+    for name in ("sglang-kernel", "sgl-kernel", "flashinfer-jit-cache", "vllm"):
+        if ctx.installed_version(name) is None:
+            continue
+        try:
+            archs, origin = ctx.package_archs(name)
+        except Missing as m:
+            reasons.append({"rule": f"{name}-coverage", "result": "unknown", "message": m.reason})
+            continue
+        if not models:
+            reasons.append({"rule": f"{name}-coverage", "result": "unknown", "message": ctx.gpus_unknown_reason()})
+            continue
+        targets = expand_arch_list(archs)
+        for gpu in models:
+            t = cc_tuple(gpu.cc)
+            assert t is not None
+            cov = coverage(targets, t)
+            via = covering(targets, t)
+            reason: Reason = {
+                "rule": f"{name}-coverage",
+                "requirement": f"{name} has code for cc {gpu.cc}",
+                "observed": f"{cov} via {', '.join(via)}" if via else f"none ({origin}: {', '.join(archs)})",
+                "required": f"a target that runs on cc {gpu.cc}",
+                "effect": "crash",
+                "gpu": gpu.label,
+                "source": "BW-COMPAT",
+            }
+            if cov == "none":
+                reason["result"] = "fail"
+                reason["message"] = (
+                    f"{name} {ctx.installed_version(name)} has no code for cc {gpu.cc} ({origin}): "
+                    "'no kernel image is available for execution on the device'"
+                )
+            else:
+                reason["result"] = "pass"
+                reason["message"] = "PTX JIT at first start (slow start)" if cov == "ptx" else "covered by SASS"
+            reasons.append(reason)
+    return reasons
+
+
 BUILTINS = {
+    "kernel-coverage": builtin_kernel_coverage,
     "pins": lambda ctx: builtin_pins(ctx, "sglang"),
     "kernel-torch-pair": lambda ctx: [r for name in ("sgl-kernel", "sglang-kernel") for r in builtin_pins(ctx, name)],
     "flashinfer-packages-match": builtin_flashinfer_match,

@@ -13,6 +13,8 @@ def source_text(source: Any) -> str:
     """A manifest source as one short line: an id, a title, or repo/path@ref."""
     if isinstance(source, str):
         return source
+    if isinstance(source, list):
+        return "; ".join(source_text(s) for s in source) if source else "no source"
     if isinstance(source, dict):
         if source.get("repo"):
             return f"{source['repo']}/{source.get('path', '')}@{source.get('ref', '')}".rstrip("@/")

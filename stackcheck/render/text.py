@@ -103,7 +103,9 @@ def reason_line(r: dict[str, Any]) -> str:
     if r.get("inferred"):
         text += " (inferred)"
     if r.get("source"):
-        text += f" — source: {source_text(r['source'])}"
+        src = r["source"][0] if isinstance(r["source"], list) and r["source"] else r["source"]
+        more = f" (+{len(r['source']) - 1} more)" if isinstance(r["source"], list) and len(r["source"]) > 1 else ""
+        text += f" — source: {source_text(src)}{more}"
     return text
 
 
