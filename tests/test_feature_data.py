@@ -356,7 +356,9 @@ def test_needs_and_assume_newer_are_package_names() -> None:
     for where, entry in _entries():
         for key in ("needs", "assume_newer"):
             for name in entry.get(key, []):
-                assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", name), f"{where} {entry['id']}: {key} {name!r}"
+                alternatives = name.split("|") if key == "needs" else [name]
+                for alt in alternatives:
+                    assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", alt), f"{where} {entry['id']}: {key} {name!r}"
 
 
 def test_enable_flags_are_separate_arguments() -> None:
