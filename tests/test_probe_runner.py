@@ -59,7 +59,7 @@ def test_hang_raise_ok() -> None:
     assert by_name["hang"]["status"] == "timeout"
     assert by_name["hang"]["reason"] == "probe timed out after 0.3s"
     assert facts["driver"] == {"error": "probe timed out after 0.3s"}
-    assert facts["gpus"] == [{"error": "probe timed out after 0.3s"}]
+    assert facts["gpus"] == []
     assert by_name["raise"]["status"] == "failed"
     assert by_name["raise"]["reason"] == "RuntimeError: boom"
     assert facts["system"] == {"error": "RuntimeError: boom"}

@@ -78,11 +78,13 @@ class Probe(ABC):
     def failure_facts(self, reason: str) -> dict[str, Any]:
         """The sections this probe would have set, each present with `error` (used when it fails or hangs).
 
-        Object sections become `{"error": reason}`; list sections become `[{"error": reason}]`.
+        Object sections become `{"error": reason}`. List sections (gpus, cuda_toolkits) become `[]`: a
+        sentinel entry would be counted as a GPU or a toolkit; the reason is in the probe outcome and, for
+        the NVML probe, in driver.error and topology.error (topology.gpu_count null means unknown).
         """
         out: dict[str, Any] = {}
         for section in self.sections:
-            out[section] = [{"error": reason}] if section in self.list_sections else {"error": reason}
+            out[section] = [] if section in self.list_sections else {"error": reason}
         return out
 
 

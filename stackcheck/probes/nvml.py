@@ -193,7 +193,7 @@ def _read_nvml(nv: Any) -> ProbeResult:
             "pairs": [],
             "error": reason,
         }
-        return ProbeResult({"driver": driver, "gpus": [{"error": reason}], "topology": topology}, "partial", reason)
+        return ProbeResult({"driver": driver, "gpus": [], "topology": topology}, "partial", reason)
 
     for index in range(count_raw):
         gpu, handle = _read_gpu(r, index)
@@ -436,7 +436,7 @@ def _fallback(ctx: ProbeContext, nvml_reason: str) -> ProbeResult:
             "pairs": [],
             "error": reason,
         }
-        gpus = [{"error": reason}]
+        gpus = []  # unknown: topology.gpu_count is null and topology.error says why
     found_anything = driver["version"] is not None
     status: ProbeStatus = "partial" if found_anything else "failed"
     return ProbeResult({"driver": driver, "gpus": gpus, "topology": topology}, status, reason)
