@@ -376,3 +376,31 @@ def test_symm_mem_workaround_targets_the_gate_table() -> None:
     assert patch["file"] in gate["probe"]["files"]
     assert feature["workaround"]["upstream_supported"] is False
     assert all(patch["add_key"] not in rel["value"] for rel in gate["releases"])
+
+
+# ---------------------------------------------------------------- the motivating box, through the engine
+
+
+def test_writeup_box_verdicts() -> None:
+    """8x RTX PRO 6000 (SM120, PCIe), SGLang 0.5.9: the verdicts the data is written to give."""
+    case = ROOT / "tests" / "cases" / "writeup-before" / "facts.json"
+    if not case.is_file():
+        pytest.skip("tests/cases/writeup-before/facts.json is not there")
+    from stackcheck.context import Context
+    from stackcheck.facts import load_facts_file
+    from stackcheck.manifest_loader import load
+    from stackcheck.verdicts import evaluate_all
+
+    features, _ = evaluate_all(Context(load_facts_file(str(case)), load([]), {}))
+    got = {f["id"]: (f["status"], f.get("effect")) for f in features}
+    assert got["torch-symm-mem"] == ("blocked", "crash")
+    assert got["flashinfer-allreduce-fusion"] == ("blocked", "disabled")
+    assert got["custom-allreduce"] == ("blocked", "disabled")
+    assert got["eagle3"] == ("blocked", "degraded")
+    assert got["deepgemm"] == ("blocked", "crash")
+    assert got["attention-fa3"] == ("blocked", "crash")
+    assert got["attention-flashinfer"] == ("ok", None)
+    assert got["attention-triton"] == ("ok", None)
+    assert got["torch-cuda-arch"] == ("ok", None)
+    symm = next(f for f in features if f["id"] == "torch-symm-mem")
+    assert any("KeyError: 12" in r.get("message", "") for r in symm["reasons"])
