@@ -124,13 +124,19 @@ def evaluate(pred: Any, ctx: Context, gpu: GpuModel | None) -> Outcome:
         return Outcome(not inner.value, inner.observed, f"not {inner.required}", patched=inner.patched)
     op = str(pred.get("op", "=="))
     try:
+        if op == "exists":
+            try:
+                present = (
+                    ctx.gate(str(pred["gate"])).value if "gate" in pred else ctx.lookup(str(pred.get("fact")), gpu)
+                )
+            except Missing as m:
+                return Outcome(False, f"absent ({m.reason})", "present")
+            return Outcome(True, present, "present")
         if "gate" in pred:
             g = ctx.gate(str(pred["gate"]))
             lhs, lhs_gate = g.value, g
         else:
             lhs, lhs_gate = ctx.lookup(str(pred.get("fact")), gpu), None
-        if op == "exists":
-            return Outcome(True, lhs, "present")
         rhs, rhs_gate = _ref(ctx, pred.get("value"), gpu)
         gate = lhs_gate or rhs_gate
         patched = gate.detail if gate is not None and gate.origin == "patched" else None
