@@ -1,0 +1,234 @@
+"""`stackcheck fleet PATH...`: summarise many saved reports (`stackcheck audit --format json` output).
+
+PATH is a report file, a directory (walked recursively for *.json and *.jsonl), a JSON Lines file
+(*.jsonl, one report a line) or `-` for JSON Lines on standard input.
+
+Output: hosts per GPU model and per stack (driver, torch, kernels, flashinfer, sglang), hosts per feature
+status and per stack-check status, drift (hosts whose stack differs from the most common stack of their
+GPU model), and the upgrade plans grouped into waves (hosts with the same step sequence). A host that
+reported twice counts once, with its newest report (host.collected_at; on a tie, the later input).
+
+Bad inputs (unreadable, truncated, binary, empty, not a stackcheck report, a newer schema_version) are
+listed with their reason and skipped; every good report is still counted.
+
+Exit codes: 0 when at least one report was read (bad inputs alone do not fail the run); 1 with --strict
+when any input was skipped as bad; 2 when no report at all could be read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import sys
+from typing import Any
+
+from stackcheck.errors import EXIT_BAD_INPUT, EXIT_FINDING, EXIT_OK, BadInputError
+from stackcheck.fleet import CSV_COLUMNS, STACK_FIELDS, Fleet, host_rows, read_fleet
+from stackcheck.options import emit
+
+FORMATS = ["table", "json", "markdown", "csv"]
+EXAMPLES = 8  # host names shown per group in the table and markdown formats
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("paths", nargs="+", metavar="PATH", help="report files, directories, *.jsonl files, or '-'")
+    p.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="table",
+        help="table (plain text, default), json, markdown, or csv (one row per input document)",
+    )
+    p.add_argument("--output", metavar="FILE", help="write to FILE atomically instead of stdout")
+    p.add_argument("--strict", action="store_true", help="exit 1 when any input was skipped as bad")
+    p.add_argument(
+        "--jobs",
+        type=int,
+        default=0,
+        metavar="N",
+        help="worker processes for parsing (default 0: one per available CPU, at most 8; 1: no workers)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    fleet = read_fleet(args.paths, jobs=max(0, int(args.jobs)))
+    summary = fleet.summary()
+    if not fleet.hosts:
+        for bad in summary["bad"][:20]:
+            print(f"stackcheck: skipped {bad['source']}: {bad['reason']}", file=sys.stderr)
+        what = f"{len(fleet.bad)} input(s), none of them a readable report" if fleet.bad else "no input documents"
+        raise BadInputError(f"fleet: {what}")
+    fmt = args.format
+    if fmt == "json":
+        text = json.dumps(summary, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    elif fmt == "csv":
+        text = render_csv(fleet, summary)
+    elif fmt == "markdown":
+        text = render_markdown(summary)
+    else:
+        text = render_table(summary)
+    emit(text, args)
+    if args.strict and fleet.bad:
+        return EXIT_FINDING
+    return EXIT_OK
+
+
+_ = EXIT_BAD_INPUT  # documented above: raised as BadInputError
+
+
+# --- text helpers ------------------------------------------------------------------------------------
+
+
+def _clean(value: Any) -> str:
+    """Host names and versions come from files: no control characters in the terminal output."""
+    text = "-" if value is None else str(value)
+    return "".join(ch if ch.isprintable() else f"\\x{ord(ch):02x}" for ch in text)
+
+
+def _model(entry: dict[str, Any]) -> str:
+    cc = entry.get("compute_capability")
+    return _clean(entry["model"]) + (f" (cc {_clean(cc)})" if cc else "")
+
+
+def _stack_text(stack: dict[str, Any]) -> str:
+    return " · ".join(f"{f} {_clean(stack.get(f))}" for f in STACK_FIELDS)
+
+
+def _hosts_text(names: list[str], count: int) -> str:
+    shown = ", ".join(_clean(n) for n in names[:EXAMPLES])
+    return shown + (f" (+{count - EXAMPLES} more)" if count > EXAMPLES else "")
+
+
+def _status_text(counts: dict[str, int]) -> str:
+    return ", ".join(f"{s} {n}" for s, n in counts.items())
+
+
+def _step_text(step: dict[str, Any]) -> str:
+    return f"{_clean(step['component'])} {_clean(step['from'] or 'not installed')} → {_clean(step['to'])}"
+
+
+def _inputs_line(summary: dict[str, Any]) -> str:
+    i = summary["inputs"]
+    return (
+        f"stackcheck fleet: {i['hosts']} hosts from {i['reports']} reports ({i['documents']} documents read)"
+        f" · {i['duplicates_dropped']} older duplicate report(s) dropped · {i['bad']} bad input(s) skipped"
+    )
+
+
+def render_table(summary: dict[str, Any]) -> str:
+    out = [_inputs_line(summary), "", "gpu models (hosts, gpus)"]
+    for m in summary["gpu_models"]:
+        out.append(f"  {m['hosts']:>7} hosts {m['gpus']:>8} gpus  {_model(m)}")
+    out += ["", "stacks per gpu model (* the most common one for the model)"]
+    last = None
+    for s in summary["stacks"]:
+        key = (s["model"], s["compute_capability"])
+        if key != last:
+            out.append(f"  {_model(s)}")
+            last = key
+        out.append(f"    {'*' if s['common'] else ' '} {s['hosts']:>7}  {_stack_text(s)}")
+    out += ["", "features (hosts per status; effects of the blocked)"]
+    for f in summary["features"]:
+        eff = f"  [{_status_text(f['blocked_effects'])}]" if f["blocked_effects"] else ""
+        out.append(f"  {_clean(f['feature']):<30} {_status_text(f['hosts'])}{eff}")
+    out += ["", "stack checks (hosts per status)"]
+    for c in summary["checks"]:
+        out.append(f"  {_clean(c['check']):<30} {_status_text(c['hosts'])}")
+    out.append(f"  consistent: {_status_text(summary['consistent'])}")
+    out += ["", "drift (hosts whose stack differs from the most common one for their gpu model)"]
+    if not summary["drift"]:
+        out.append("  none")
+    for d in summary["drift"]:
+        diffs = ", ".join(
+            f"{f} {_clean(d['stack'][f])} (common {_clean(d['common_stack'][f])})" for f in d["differs_in"]
+        )
+        out.append(f"  {_model(d)}: {d['count']} host(s): {diffs}")
+        out.append(f"    {_hosts_text(d['hosts'], d['count'])}")
+    out += ["", "upgrade waves (hosts with the same plan steps)"]
+    if not summary["waves"]:
+        out.append("  none: no report carries plan steps")
+    for w in summary["waves"]:
+        out.append(f"  wave {w['wave']}: {w['count']} host(s): " + "; ".join(_step_text(s) for s in w["steps"]))
+        out.append(f"    {_hosts_text(w['hosts'], w['count'])}")
+    if summary["duplicates"]:
+        out += ["", "duplicates (a host reported more than once: the newest report is kept)"]
+        for d in summary["duplicates"][:50]:
+            dropped = ", ".join(f"{_clean(x['source'])} ({_clean(x['collected_at'])})" for x in d["dropped"])
+            out.append(
+                f"  {_clean(d['hostname'])}: kept {_clean(d['kept']['source'])} ({_clean(d['kept']['collected_at'])});"
+                f" dropped {dropped}"
+            )
+        if len(summary["duplicates"]) > 50:
+            out.append(f"  … and {len(summary['duplicates']) - 50} more hosts (see --format json or csv)")
+    if summary["bad"]:
+        out += ["", "bad inputs (skipped)"]
+        for b in summary["bad"][:50]:
+            out.append(f"  {_clean(b['source'])}: {_clean(b['reason'])}")
+        if len(summary["bad"]) > 50:
+            out.append(f"  … and {len(summary['bad']) - 50} more (see --format json or csv)")
+    return "\n".join(out) + "\n"
+
+
+def _cell(value: Any) -> str:
+    return _clean(value).replace("|", "\\|")
+
+
+def render_markdown(summary: dict[str, Any]) -> str:
+    out = ["## stackcheck fleet", "", _cell(_inputs_line(summary)), "", "### GPU models", ""]
+    out += ["| model | cc | hosts | gpus |", "|---|---|---:|---:|"]
+    for m in summary["gpu_models"]:
+        out.append(f"| {_cell(m['model'])} | {_cell(m['compute_capability'])} | {m['hosts']} | {m['gpus']} |")
+    out += ["", "### Stacks", "", "| model | " + " | ".join(STACK_FIELDS) + " | hosts | common |"]
+    out.append("|---|" + "---|" * len(STACK_FIELDS) + "---:|---|")
+    for s in summary["stacks"]:
+        cells = " | ".join(_cell(s[f]) for f in STACK_FIELDS)
+        out.append(f"| {_cell(_model(s))} | {cells} | {s['hosts']} | {'yes' if s['common'] else ''} |")
+    out += ["", "### Features", "", "| feature | hosts per status | blocked effects |", "|---|---|---|"]
+    for f in summary["features"]:
+        out.append(
+            f"| `{_cell(f['feature'])}` | {_cell(_status_text(f['hosts']))}"
+            f" | {_cell(_status_text(f['blocked_effects']))} |"
+        )
+    out += ["", "### Stack checks", "", "| check | hosts per status |", "|---|---|"]
+    for c in summary["checks"]:
+        out.append(f"| `{_cell(c['check'])}` | {_cell(_status_text(c['hosts']))} |")
+    out += ["", f"Consistent: {_cell(_status_text(summary['consistent']))}", "", "### Drift", ""]
+    if not summary["drift"]:
+        out.append("None.")
+    else:
+        out += ["| model | differs in | hosts | examples |", "|---|---|---:|---|"]
+        for d in summary["drift"]:
+            diffs = ", ".join(f"{f} {d['stack'][f]} (common {d['common_stack'][f]})" for f in d["differs_in"])
+            examples = _cell(_hosts_text(d["hosts"], d["count"]))
+            out.append(f"| {_cell(_model(d))} | {_cell(diffs)} | {d['count']} | {examples} |")
+    out += ["", "### Upgrade waves", ""]
+    if not summary["waves"]:
+        out.append("None: no report carries plan steps.")
+    else:
+        out += ["| wave | steps | hosts | examples |", "|---:|---|---:|---|"]
+        for w in summary["waves"]:
+            steps = "; ".join(_step_text(s) for s in w["steps"])
+            examples = _cell(_hosts_text(w["hosts"], w["count"]))
+            out.append(f"| {w['wave']} | {_cell(steps)} | {w['count']} | {examples} |")
+    if summary["duplicates"]:
+        out += ["", "### Duplicates", "", "| host | kept | dropped |", "|---|---|---|"]
+        for d in summary["duplicates"]:
+            dropped = ", ".join(f"{x['source']} ({x['collected_at']})" for x in d["dropped"])
+            kept = f"{d['kept']['source']} ({d['kept']['collected_at']})"
+            out.append(f"| {_cell(d['hostname'])} | {_cell(kept)} | {_cell(dropped)} |")
+    if summary["bad"]:
+        out += ["", "### Bad inputs (skipped)", "", "| input | reason |", "|---|---|"]
+        for b in summary["bad"]:
+            out.append(f"| {_cell(b['source'])} | {_cell(b['reason'])} |")
+    out.append("")
+    return "\n".join(out)
+
+
+def render_csv(fleet: Fleet, summary: dict[str, Any]) -> str:
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, extrasaction="raise", lineterminator="\n")
+    writer.writeheader()
+    for row in host_rows(fleet, summary):
+        writer.writerow({k: ("" if v is None else v) for k, v in row.items()})
+    return buf.getvalue()
