@@ -163,7 +163,8 @@ def test_oom() -> None:
 
 def test_nccl() -> None:
     r = tri("nccl.log")
-    assert r.root_cause is not None and r.feature == "nccl"
+    assert r.root_cause is not None and r.root_cause.signature is not None
+    assert r.root_cause.signature.id == "nccl-warn"
     assert any(e.signature and e.signature.id == "nccl-unhandled-cuda" for e in r.errors)
 
 
