@@ -58,7 +58,7 @@ def _s(value: Any) -> str | None:
     return str(value)
 
 
-def _parse_ts(text: Any) -> float:
+def parse_timestamp(text: Any) -> float:
     """ISO 8601 to seconds since the epoch; -inf when absent or unreadable (it then loses every tie)."""
     if not isinstance(text, str) or not text:
         return -math.inf
@@ -152,7 +152,7 @@ def reduce_report(doc: Any) -> Record:
             for s in plan["steps"]
             if isinstance(s, dict)
         )
-    return (hostname, _parse_ts(ts_text), ts_text, gpu_key, stack_key, status_key, plan_key)
+    return (hostname, parse_timestamp(ts_text), ts_text, gpu_key, stack_key, status_key, plan_key)
 
 
 def parse_document(data: bytes) -> Record:

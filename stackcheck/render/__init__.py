@@ -24,8 +24,22 @@ def _markdown(report: dict[str, Any], *, color: bool = False) -> str:
     return render_markdown(report)
 
 
+def _prometheus(report: dict[str, Any], *, color: bool = False) -> str:
+    from stackcheck.render.prometheus import render_prometheus
+
+    return render_prometheus(report)
+
+
+def _nfd(report: dict[str, Any], *, color: bool = False) -> str:
+    from stackcheck.render.nfd import render_nfd
+
+    return render_nfd(report)
+
+
 RENDERERS: dict[str, Callable[..., str]] = {
     "table": _table,
     "json": _json,
     "markdown": _markdown,
+    "prometheus": _prometheus,
+    "nfd": _nfd,
 }

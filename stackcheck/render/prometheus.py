@@ -1,0 +1,129 @@
+"""The Prometheus text exposition format, for node_exporter's textfile collector
+(`stackcheck audit --format prometheus --output /var/lib/node_exporter/textfile_collector/stackcheck.prom`).
+
+Every status is one-hot: a feature has one series per possible status, 1 for its status and 0 for the
+others, so `stackcheck_feature_status{status="blocked"} == 1` alerts and `sum by (feature)` counts.
+Label values are escaped per the exposition format (backslash, double quote, newline).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+from stackcheck.fleet import CHECK_STATUSES, FEATURE_STATUSES, parse_timestamp
+
+PACKAGE_LABELS = {
+    "torch": "torch",
+    "sgl-kernel": "sgl_kernel",
+    "sglang-kernel": "sglang_kernel",
+    "flashinfer-python": "flashinfer",
+    "sglang": "sglang",
+    "triton": "triton",
+}
+
+
+def escape_label(value: Any) -> str:
+    text = "" if value is None else str(value)
+    return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def escape_help(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("\n", "\\n")
+
+
+class _Out:
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def family(self, name: str, help_text: str, kind: str = "gauge") -> None:
+        self.lines.append(f"# HELP {name} {escape_help(help_text)}")
+        self.lines.append(f"# TYPE {name} {kind}")
+
+    def sample(self, name: str, labels: dict[str, Any], value: float) -> None:
+        body = ",".join(f'{k}="{escape_label(v)}"' for k, v in labels.items())
+        text = repr(float(value)) if not float(value).is_integer() else str(int(value))
+        self.lines.append(f"{name}{{{body}}} {text}" if body else f"{name} {text}")
+
+
+def render_prometheus(report: dict[str, Any], *, color: bool = False) -> str:
+    facts = report.get("facts") or {}
+    host = report.get("host") or {}
+    driver = facts.get("driver") or {}
+    pkgs = facts.get("packages") or {}
+    tool = report.get("tool") or {}
+    manifests = report.get("manifests") or {}
+    out = _Out()
+
+    info: dict[str, Any] = {
+        "hostname": host.get("hostname") or "",
+        "driver": driver.get("version") or "",
+        "cuda": driver.get("cuda") or "",
+    }
+    for pkg, label in PACKAGE_LABELS.items():
+        p = pkgs.get(pkg)
+        info[label] = p.get("version") or "" if isinstance(p, dict) and p.get("installed") else ""
+    toolkits = [t for t in facts.get("cuda_toolkits") or [] if isinstance(t, dict) and t.get("active_for_build")]
+    info["toolkit"] = toolkits[0].get("version") or "" if toolkits else ""
+    info["stackcheck_version"] = tool.get("version") or ""
+    info["manifests"] = manifests.get("data_version") or ""
+    out.family("stackcheck_info", "The serving stack of this box as labels (value always 1).")
+    out.sample("stackcheck_info", info, 1)
+
+    models: dict[tuple[str, str], int] = {}
+    for g in facts.get("gpus") or []:
+        if isinstance(g, dict):
+            key = (str(g.get("name") or "unknown"), str(g.get("compute_capability") or "unknown"))
+            models[key] = models.get(key, 0) + 1
+    out.family("stackcheck_gpus", "Visible GPUs per model and compute capability.")
+    for (model, cc), n in sorted(models.items()):
+        out.sample("stackcheck_gpus", {"model": model, "cc": cc}, n)
+
+    out.family(
+        "stackcheck_feature_status",
+        "Serving feature status, one-hot over ok|blocked|unknown|not-applicable;"
+        " effect is what a blocked feature does.",
+    )
+    for f in report.get("features") or []:
+        if not isinstance(f, dict):
+            continue
+        status = str(f.get("status"))
+        statuses = FEATURE_STATUSES if status in FEATURE_STATUSES else (*FEATURE_STATUSES, status)
+        for s in statuses:
+            labels = {"feature": f.get("id"), "status": s, "effect": f.get("effect") or ""}
+            out.sample("stackcheck_feature_status", labels, 1 if s == status else 0)
+
+    out.family("stackcheck_check_status", "Stack check status, one-hot over ok|failed|warning|unknown|skipped.")
+    for c in report.get("checks") or []:
+        if not isinstance(c, dict):
+            continue
+        status = str(c.get("status"))
+        statuses = CHECK_STATUSES if status in CHECK_STATUSES else (*CHECK_STATUSES, status)
+        for s in statuses:
+            out.sample("stackcheck_check_status", {"check": c.get("id"), "status": s}, 1 if s == status else 0)
+
+    summary = report.get("summary") or {}
+    blocked = sum(1 for f in report.get("features") or [] if isinstance(f, dict) and f.get("status") == "blocked")
+    out.family("stackcheck_features_blocked", "Number of blocked serving features.")
+    out.sample("stackcheck_features_blocked", {}, blocked)
+    out.family("stackcheck_audit_consistent", "1 when every stack check passed (audit exit code 0), else 0.")
+    out.sample("stackcheck_audit_consistent", {}, 1 if summary.get("consistent") else 0)
+
+    out.family("stackcheck_probes_failed", "Probes that failed, timed out or were partial in this audit.")
+    out.sample(
+        "stackcheck_probes_failed",
+        {},
+        sum(
+            1
+            for p in report.get("probes") or []
+            if isinstance(p, dict) and p.get("status") in ("failed", "timeout", "partial")
+        ),
+    )
+
+    ts = parse_timestamp(host.get("collected_at"))
+    if not math.isfinite(ts):
+        ts = time.time()
+    out.family("stackcheck_audit_timestamp_seconds", "When the facts of this audit were collected (Unix time).")
+    out.sample("stackcheck_audit_timestamp_seconds", {}, round(ts, 3))
+    return "\n".join(out.lines) + "\n"
