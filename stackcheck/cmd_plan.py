@@ -1,0 +1,73 @@
+"""`stackcheck plan`: the ordered upgrade steps for this box (or --facts), with their commands and what each
+unblocks. --want FEATURE... plans the fewest changes that make those features ok; --hold COMPONENT keeps a
+component where it is; --to COMPONENT==VERSION pins a target.
+
+Exit 0 when a plan exists (even an empty one), 1 when no stack satisfies the request, 2 on bad input."""
+
+from __future__ import annotations
+
+import argparse
+
+from stackcheck.errors import EXIT_FINDING, EXIT_OK, UsageError
+from stackcheck.options import add_facts_options, add_output_options, emit, options_from, use_color
+
+FORMATS = ["table", "json", "markdown"]
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_facts_options(p)
+    add_output_options(p, FORMATS)
+    p.add_argument(
+        "--want", nargs="+", metavar="FEATURE", default=[], help="plan the fewest changes that make these features ok"
+    )
+    p.add_argument(
+        "--hold",
+        action="append",
+        metavar="COMPONENT",
+        default=[],
+        help="keep a component where it is: driver, torch, sgl-kernel/sglang-kernel, flashinfer, sglang (repeatable)",
+    )
+    p.add_argument(
+        "--to",
+        action="append",
+        metavar="COMPONENT==VERSION",
+        default=[],
+        help="pin a target, e.g. --to torch==2.9.1+cu130, --to driver==580, --to sglang==0.5.9 (repeatable)",
+    )
+
+
+def parse_to(items: list[str]) -> dict[str, str]:
+    pins: dict[str, str] = {}
+    for item in items:
+        name, sep, version = item.partition("==")
+        if not sep or not name.strip() or not version.strip():
+            raise UsageError(f"--to {item!r}: expected COMPONENT==VERSION, for example torch==2.9.1+cu130")
+        key = name.strip().lower()
+        if key in pins and pins[key] != version.strip():
+            raise UsageError(f"--to {item!r}: {key} is pinned twice")
+        pins[key] = version.strip()
+    return pins
+
+
+def run(args: argparse.Namespace) -> int:
+    from stackcheck.pipeline import evaluate
+    from stackcheck.plan import component_name, make_plan
+    from stackcheck.render import RENDERERS
+
+    fmt = args.format or "table"
+    if fmt not in RENDERERS:
+        raise UsageError(f"--format {fmt}: not available in this build")
+    pins = parse_to(list(args.to or []))
+    holds = list(args.hold or [])
+    for h in holds:
+        component_name(h)
+    for name in pins:
+        component_name(name, "--to")
+    report, ctx = evaluate(options_from(args), want_plan=False)
+    plan = make_plan(ctx, list(report["features"]), want=list(args.want or []) or None, hold=holds, pins=pins)
+    report["plan"] = plan
+    request = {"want": list(args.want or []), "hold": holds, "to": [f"{k}=={v}" for k, v in pins.items()]}
+    if any(request.values()):
+        plan["request"] = request
+    emit(RENDERERS[fmt](report, color=use_color(args)), args)
+    return EXIT_FINDING if plan.get("error") else EXIT_OK
