@@ -30,6 +30,7 @@ MANIFEST_FILES: dict[str, str] = {
     "checks.json": "features.schema.json",
     "gates.json": "gates.schema.json",
     "signatures.json": "signatures.schema.json",
+    "launch.json": "launch.schema.json",
 }
 
 ENV_VAR = "STACKCHECK_MANIFESTS"
@@ -78,6 +79,12 @@ class Manifests:
     @property
     def signatures(self) -> list[dict[str, Any]]:
         return self.list_of("signatures.json", "signatures")
+
+    @property
+    def launch(self) -> dict[str, Any]:
+        """launch.json: how `stackcheck gate` reads an SGLang command line (empty when not shipped)."""
+        doc = self.docs.get("launch.json")
+        return doc if isinstance(doc, dict) else {}
 
     @property
     def architectures(self) -> list[dict[str, Any]]:
