@@ -89,7 +89,7 @@ def render_prometheus(report: dict[str, Any], *, color: bool = False) -> str:
         if not isinstance(f, dict):
             continue
         status = str(f.get("status"))
-        statuses = FEATURE_STATUSES if status in FEATURE_STATUSES else (*FEATURE_STATUSES, status)
+        statuses: tuple[str, ...] = FEATURE_STATUSES if status in FEATURE_STATUSES else (*FEATURE_STATUSES, status)
         for s in statuses:
             labels = {"feature": f.get("id"), "status": s, "effect": f.get("effect") or ""}
             out.sample("stackcheck_feature_status", labels, 1 if s == status else 0)
