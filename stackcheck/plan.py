@@ -25,6 +25,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from stackcheck.archs import coverage, expand_arch_list
@@ -39,8 +40,15 @@ from stackcheck.versions import (
     parse_version,
     public,
     variant_of,
-    version_in,
 )
+from stackcheck.versions import version_in as _version_in
+
+
+@lru_cache(maxsize=8192)
+def version_in(version: str, spec: str) -> bool | None:
+    """stackcheck.versions.version_in, memoised: the solver asks the same questions many times."""
+    return _version_in(version, spec)
+
 
 COMPONENTS = ("driver", "torch", "kernel", "flashinfer", "sglang")
 ALIASES = {
@@ -265,6 +273,9 @@ class Space:
         self.branches = [b for b in (m.components.get("driver") or {}).get("branches") or [] if isinstance(b, dict)]
         self.date = m.date
         self._torch_choices: dict[str, list[Choice]] = {}
+        self._kernel_cache: dict[tuple[str, str, str, str | None], list[Choice]] = {}
+        self._fi_cache: dict[str | None, list[Choice]] = {}
+        self._drivers: list[Choice] | None = None
         self.arch_problem: str | None = None
 
     # torch ----------------------------------------------------------------------------------------
@@ -301,6 +312,12 @@ class Space:
 
     # kernel ---------------------------------------------------------------------------------------
     def kernel_choices(self, name: str, spec: str, torch: Choice) -> list[Choice]:
+        key = (name, spec, torch.version, torch.cuda)
+        if key not in self._kernel_cache:
+            self._kernel_cache[key] = self._kernel_choices(name, spec, torch)
+        return self._kernel_cache[key]
+
+    def _kernel_choices(self, name: str, spec: str, torch: Choice) -> list[Choice]:
         out: list[Choice] = []
         for r_i, rel in enumerate(self.kernels.get(name, [])):
             version = str(rel.get("version"))
@@ -336,6 +353,11 @@ class Space:
 
     # flashinfer -----------------------------------------------------------------------------------
     def flashinfer_choices(self, spec: str | None) -> list[Choice]:
+        if spec not in self._fi_cache:
+            self._fi_cache[spec] = self._flashinfer_choices(spec)
+        return self._fi_cache[spec]
+
+    def _flashinfer_choices(self, spec: str | None) -> list[Choice]:
         out: list[Choice] = []
         for r_i, rel in enumerate(self.flashinfer):
             version = str(rel.get("version"))
@@ -355,6 +377,11 @@ class Space:
 
     # driver ---------------------------------------------------------------------------------------
     def driver_choices(self) -> list[Choice]:
+        if self._drivers is None:
+            self._drivers = self._driver_choices()
+        return self._drivers
+
+    def _driver_choices(self) -> list[Choice]:
         out: list[Choice] = []
         cur_branch = self.box.driver_version.split(".")[0] if self.box.driver_version else None
         if self.box.driver_version:
@@ -764,6 +791,9 @@ def make_plan(
             plan["error"] = f"--hold {c}: {c} is not installed"
             return plan
     before = {str(f.get("id")): f for f in features}
+    for fid in engine.features:
+        if fid not in before:
+            before[fid] = evaluate_feature(engine.features[fid], ctx)
 
     stacks = sorted(enumerate_stacks(space, restrict), key=Stack.key)
     target: Stack | None = None
@@ -791,9 +821,7 @@ def make_plan(
         return plan
 
     plan["target"] = _target_dict(target)
-    steps, final_facts = _steps(ctx, engine, target, box, before)
-    final_ctx = Context(facts=final_facts, manifests=ctx.manifests, launch=ctx.launch)
-    final = {fid: evaluate_feature(f, final_ctx) for fid, f in engine.features.items()}
+    steps, final_facts, final = _steps(ctx, engine, target, box, before)
     blocked_final = [fid for fid, v in final.items() if v.get("status") == "blocked"]
     upstream = _upstream_ok(space, engine, restrict, stacks, blocked_final)
     still = []
@@ -827,12 +855,14 @@ def _target_dict(stack: Stack) -> dict[str, str]:
 
 def _steps(
     ctx: Context, engine: Engine, target: Stack, box: Box, before: dict[str, FeatureVerdict]
-) -> tuple[list[dict[str, Any]], Facts]:
+) -> tuple[list[dict[str, Any]], Facts, dict[str, FeatureVerdict]]:
+    """The ordered steps; each step's `unblocks` from the engine on the facts after it and every earlier
+    step. Also the facts and the verdicts of every feature after the whole plan."""
     blocked0 = {fid for fid, v in before.items() if v.get("status") == "blocked"}
     ok0 = {fid for fid, v in before.items() if v.get("status") == "ok"}
     facts = ctx.facts
     steps: list[dict[str, Any]] = []
-    states: list[dict[str, str]] = []
+    states: list[Facts] = []
     toolkit_needed = _toolkit_choice(ctx, target)
     order: list[Choice] = []
     for comp in STEP_ORDER:
@@ -844,11 +874,15 @@ def _steps(
         if ch is not None and not ch.current:
             order.append(ch)
     unblocked: set[str] = set()
-    for ch in order:
+    final: dict[str, FeatureVerdict] = dict(before)
+    for n, ch in enumerate(order):
         facts = apply_choice(facts, ch, ctx)
-        c2 = Context(facts=facts, manifests=ctx.manifests, launch=ctx.launch)
-        status = {fid: str(evaluate_feature(f, c2).get("status")) for fid, f in engine.features.items()}
-        states.append(status)
+        states.append(facts)
+        if n == len(order) - 1:
+            final = {fid: engine.verdict_on(facts, fid) for fid in engine.features}
+            status = {fid: str(v.get("status")) for fid, v in final.items()}
+        else:
+            status = {fid: str(engine.verdict_on(facts, fid).get("status")) for fid in blocked0 - unblocked}
         newly = sorted(fid for fid in blocked0 - unblocked if status.get(fid) == "ok")
         unblocked.update(newly)
         if ch.component == "driver":
@@ -897,15 +931,14 @@ def _steps(
         )
     # regressions: ok before the plan, blocked after it; told at the step after which it stays blocked
     if states:
-        final = states[-1]
         for fid in sorted(ok0):
-            if final.get(fid) != "blocked":
+            if final[fid].get("status") != "blocked":
                 continue
             at = len(states) - 1
-            while at > 0 and states[at - 1].get(fid) == "blocked":
+            while at > 0 and engine.verdict_on(states[at - 1], fid).get("status") == "blocked":
                 at -= 1
-            steps[at]["warnings"].append(f"{fid} is ok now and blocked after this plan")
-    return steps, facts
+            steps[at]["warnings"].append(f"{fid} is ok now and blocked after this plan: {first_failure(final[fid])}")
+    return steps, facts, final
 
 
 def _reason(ch: Choice, target: Stack, box: Box) -> str:
@@ -1052,10 +1085,8 @@ def _blame(space: Space, engine: Engine, restrict: Restrict, box: Box, wanted: l
             continue
         label = _held_text(c, box) if c in restrict.hold else f"--to {c}=={restrict.pins[c][0]}"
         problems = _problems_if_kept(space, best, c, box, restrict)
-        need = best.get(c)
-        need_text = f"{c} {need.label}" if need is not None else c
-        return f"{label}; {', '.join(wanted)} needs {best.describe()} (so {need_text})" + (
-            f": {'; '.join(problems)}" if problems else ""
+        return f"{label}; {', '.join(wanted)} needs a stack such as {best.describe()}" + (
+            f", but {'; '.join(problems)}" if problems else ""
         )
     prefix = "; ".join(
         [_held_text(c, box) for c in sorted(restrict.hold)]

@@ -1,0 +1,52 @@
+"""Time make_plan over the full shipped manifests (the default plan the audit carries, and two --want/--hold
+plans) on the write-up box before its upgrade. Prints a one-line table; the default plan must stay < 50 ms."""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from stackcheck.context import Context
+from stackcheck.facts import load_facts_file
+from stackcheck.manifest_loader import load
+from stackcheck.plan import make_plan
+from stackcheck.verdicts import evaluate_all
+
+FACTS = Path(__file__).resolve().parent.parent / "tests" / "cases" / "writeup-before" / "facts.json"
+RUNS = 50
+BUDGET_MS = 50.0
+
+
+def main() -> int:
+    manifests = load([], env={})
+    ctx = Context(facts=load_facts_file(str(FACTS)), manifests=manifests)
+    features, _ = evaluate_all(ctx)
+    cases: dict[str, dict[str, Any]] = {
+        "default": {},
+        "want fp8-block-gemm": {"want": ["fp8-block-gemm"]},
+        "hold driver, want fa4": {"want": ["attention-fa4"], "hold": ["driver"]},
+    }
+    cells = []
+    ok = True
+    for name, kw in cases.items():
+        times = []
+        for _ in range(RUNS):
+            start = time.perf_counter()
+            make_plan(ctx, features, **kw)
+            times.append((time.perf_counter() - start) * 1000)
+        med = statistics.median(times)
+        cells.append(f"{name}: median {med:.1f} ms (min {min(times):.1f})")
+        if name == "default" and med >= BUDGET_MS:
+            ok = False
+    verdict = "ok" if ok else "OVER"
+    print(
+        f"bench_plan | writeup-before | {RUNS} runs | " + " | ".join(cells) + f" | budget {BUDGET_MS:.0f} ms: {verdict}"
+    )
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
