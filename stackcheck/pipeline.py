@@ -4,14 +4,17 @@ options, evaluate, plan. The command modules call these; the core stays pure."""
 from __future__ import annotations
 
 import copy
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from stackcheck.context import Context, assumed_gpus
 from stackcheck.errors import ProbeFailedError, UsageError
 from stackcheck.facts import Facts, ProbeOutcome, cc_tuple, load_facts_file
-from stackcheck.manifest_loader import Manifests
-from stackcheck.manifest_loader import load as load_manifests
+
+if TYPE_CHECKING:  # the engine is imported lazily: see evaluate()
+    from stackcheck.context import Context
+    from stackcheck.manifest_loader import Manifests
 
 DEFAULT_PROBES = ["nvml", "toolkits", "packages", "system"]
 INTERCONNECTS = ("nvlink", "pcie-switch", "pcie-host-bridge", "cross-socket", "pcie")
@@ -37,7 +40,39 @@ def parse_assume_gpu(spec: str) -> tuple[str, int]:
     return cc, int(count or 1)
 
 
-def gather(opts: Options) -> tuple[Facts, list[ProbeOutcome], dict[str, Any] | None]:
+def load_manifests(dirs: list[str]) -> Manifests:
+    from stackcheck.manifest_loader import load
+
+    return load(dirs)
+
+
+class Background:
+    """Run a function in a thread now and take its result (or its exception) later. Used to load the
+    manifests and import the engine while the probes wait on the driver (NVML calls release the GIL)."""
+
+    def __init__(self, fn: Callable[[], Any]) -> None:
+        self._fn = fn
+        self._result: Any = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, daemon=True, name="stackcheck-preload")
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._result = self._fn()
+        except BaseException as exc:  # re-raised in the caller's thread by get()
+            self._error = exc
+
+    def get(self) -> Any:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._result
+
+
+def gather(
+    opts: Options, manifests: Callable[[], Manifests] | None = None
+) -> tuple[Facts, list[ProbeOutcome], dict[str, Any] | None]:
     """Facts from a saved file, or from the probes; the host block of a saved report is kept."""
     if opts.facts_file:
         facts = load_facts_file(opts.facts_file)
@@ -50,7 +85,7 @@ def gather(opts: Options) -> tuple[Facts, list[ProbeOutcome], dict[str, Any] | N
 
     names = list(DEFAULT_PROBES)
     facts, outcomes = run_probes(names, ProbeContext(), budget_s=opts.timeout_s)
-    post_probes(facts, outcomes, opts)
+    post_probes(facts, outcomes, opts, manifests or (lambda: load_manifests(opts.manifests_dirs)))
     if opts.strict:
         bad = [o for o in outcomes if o.get("status") in ("failed", "timeout")]
         if bad:
@@ -60,18 +95,15 @@ def gather(opts: Options) -> tuple[Facts, list[ProbeOutcome], dict[str, Any] | N
     return facts, outcomes, None
 
 
-def post_probes(facts: Facts, outcomes: list[ProbeOutcome], opts: Options) -> None:
+def post_probes(facts: Facts, outcomes: list[ProbeOutcome], opts: Options, manifests: Callable[[], Manifests]) -> None:
     """Probes that read what the first round found (package locations): source tables, binaries."""
     import time
 
-    try:
-        from stackcheck.probes.source_tables import probe_source_tables
-    except ImportError:  # pragma: no cover - module always shipped
-        return
+    from stackcheck.probes.source_tables import probe_source_tables
+
     start = time.perf_counter()
     try:
-        manifests = load_manifests(opts.manifests_dirs)
-        facts["source_tables"] = probe_source_tables(facts, manifests.gates)
+        facts["source_tables"] = probe_source_tables(facts, manifests().gates)
         outcomes.append(
             ProbeOutcome(
                 name="source_tables",
@@ -138,6 +170,8 @@ def apply_assumptions(facts: Facts, opts: Options, manifests: Manifests) -> Fact
     out: Facts = copy.deepcopy(facts)
     assumed = list(out.get("assumed") or [])
     if opts.assume_gpu:
+        from stackcheck.context import assumed_gpus
+
         cc, n = parse_assume_gpu(opts.assume_gpu)
         out["gpus"] = assumed_gpus(manifests, f"{cc}x{n}")
         topo = dict(out.get("topology") or {})
@@ -194,11 +228,23 @@ def driver_cuda(manifests: Manifests, version: str) -> str | None:
 
 def evaluate(opts: Options, want_plan: bool = True) -> tuple[dict[str, Any], Context]:
     """The whole audit: facts -> verdicts -> plan, as a report document."""
+
+    def preload() -> Manifests:
+        m = load_manifests(opts.manifests_dirs)
+        import stackcheck.report
+        import stackcheck.verdicts
+
+        if want_plan:
+            import stackcheck.plan  # noqa: F401
+        return m
+
+    later = Background(preload)
+    facts, outcomes, host = gather(opts, later.get)
+    manifests: Manifests = later.get()
+    from stackcheck.context import Context
     from stackcheck.report import base_report, summarize
     from stackcheck.verdicts import evaluate_all
 
-    manifests = load_manifests(opts.manifests_dirs)
-    facts, outcomes, host = gather(opts)
     facts = apply_assumptions(facts, opts, manifests)
     ctx = Context(facts=facts, manifests=manifests, launch=dict(opts.launch))
     features, checks = evaluate_all(ctx)
@@ -207,10 +253,7 @@ def evaluate(opts: Options, want_plan: bool = True) -> tuple[dict[str, Any], Con
     report["checks"] = checks
     report["summary"] = summarize(list(map(dict, features)), list(map(dict, checks)))
     if want_plan:
-        try:
-            from stackcheck.plan import make_plan
-        except ImportError:
-            pass
-        else:
-            report["plan"] = make_plan(ctx, features)
+        from stackcheck.plan import make_plan
+
+        report["plan"] = make_plan(ctx, features)
     return report, ctx
