@@ -32,6 +32,7 @@ def parse_version(text: str) -> Version | None:
         return None
 
 
+@lru_cache(maxsize=4096)
 def public(text: str) -> Version | None:
     """The version without its local tag: '2.9.1+cu130' -> 2.9.1."""
     v = parse_version(text)

@@ -14,13 +14,17 @@ import pytest
 from stackcheck.pipeline import Options, evaluate
 
 CASES = Path(__file__).parent / "cases"
-CASE_DIRS = sorted(p for p in CASES.iterdir() if (p / "facts.json").is_file())
+ROOT = CASES.parent.parent
+CASE_DIRS = sorted(p for p in CASES.iterdir() if (p / "expected.json").is_file())
 
 
 def run_case(case: Path) -> dict[str, Any]:
+    """options.json may name the facts file (relative to the repository root), e.g. a real recording
+    under examples/facts/, and any other pipeline option (assume_gpu, launch, ...)."""
     opts_file = case / "options.json"
     extra = json.loads(opts_file.read_text()) if opts_file.is_file() else {}
-    report, _ = evaluate(Options(facts_file=str(case / "facts.json"), **extra))
+    facts = ROOT / extra.pop("facts_file") if "facts_file" in extra else case / "facts.json"
+    report, _ = evaluate(Options(facts_file=str(facts), **extra))
     return report
 
 

@@ -165,8 +165,14 @@ def plan_lines(report: dict[str, Any]) -> list[str]:
             lines.append(f"     unblocks: {', '.join(s['unblocks'])}")
     for b in plan.get("still_blocked") or []:
         lines.append(f"  still blocked: {b.get('feature')}: {b.get('why')}")
-        if b.get("workaround"):
-            lines.append(f"     workaround (unsupported upstream): {b['workaround']}")
+        w = b.get("workaround")
+        if isinstance(w, dict):
+            lines.append(f"     workaround (unsupported upstream): {w.get('text', '')}".rstrip())
+            patch = w.get("patch")
+            if isinstance(patch, dict):
+                lines.append(f"     patch: {patch.get('file')}: add key {patch.get('add_key')} to {patch.get('symbol')}")
+        elif w:
+            lines.append(f"     workaround (unsupported upstream): {w}")
     return lines
 
 

@@ -1,0 +1,139 @@
+"""Hostile input: generated facts documents, reports and manifests never crash stackcheck.
+
+Every run ends either with a report or with a one-line BadInputError / ManifestError (exit 2): never an
+unexpected exception (exit 4). The case counts are hypothesis' max_examples below."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from stackcheck.errors import BadInputError, StackcheckError
+from stackcheck.facts import facts_from_document, parse_json_text
+from stackcheck.pipeline import Options, evaluate
+
+CASES = Path(__file__).parent / "cases"
+BASE = json.loads((CASES / "writeup-after" / "facts.json").read_text())
+
+json_leaf = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**63), max_value=2**64),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=30),
+    st.sampled_from(["12.0", "9.0", "121.9", "0.0", "x.y", "", "2.9.1+cu130.post1", "0.5.9.dev0+gabcdef",
+                     "580.159.04", "cu130", "13.0", "-1", "1e99"]),
+)
+json_values = st.recursive(json_leaf, lambda inner: st.one_of(st.lists(inner, max_size=4),
+                                                               st.dictionaries(st.text(max_size=12), inner, max_size=4)),
+                           max_leaves=20)
+SECTIONS = ["driver", "gpus", "topology", "cuda_toolkits", "packages", "system", "binaries", "source_tables", "assumed"]
+
+
+def mutate(base: dict[str, Any], path: list[str | int], value: Any) -> dict[str, Any]:
+    doc = json.loads(json.dumps(base))
+    node: Any = doc
+    for key in path[:-1]:
+        if isinstance(node, dict) and key in node:
+            node = node[key]
+        elif isinstance(node, list) and isinstance(key, int) and 0 <= key < len(node):
+            node = node[key]
+        else:
+            return doc
+    last = path[-1]
+    if isinstance(node, dict):
+        node[last] = value
+    elif isinstance(node, list) and isinstance(last, int) and 0 <= last < len(node):
+        node[last] = value
+    return doc
+
+
+PATHS = [
+    ["facts", "driver", "version"], ["facts", "driver", "cuda"], ["facts", "gpus"], ["facts", "gpus", 0],
+    ["facts", "gpus", 0, "compute_capability"], ["facts", "gpus", 0, "name"], ["facts", "gpus", 0, "index"],
+    ["facts", "topology", "interconnect"], ["facts", "topology", "p2p"], ["facts", "topology", "pairs"],
+    ["facts", "packages", "torch"], ["facts", "packages", "torch", "version"], ["facts", "packages", "torch", "cuda"],
+    ["facts", "packages", "torch", "variant"], ["facts", "packages", "sglang", "version"],
+    ["facts", "packages", "sgl-kernel", "version"], ["facts", "packages", "flashinfer-python"],
+    ["facts", "packages"], ["facts", "system", "env"], ["facts", "source_tables"], ["facts", "binaries"],
+    ["facts", "cuda_toolkits"], ["facts", "cuda_toolkits", 0, "version"], ["facts"], ["schema_version"],
+]
+
+
+def run_doc(doc: Any, tmp: Path) -> None:
+    path = tmp / "facts.json"
+    path.write_text(json.dumps(doc, allow_nan=False))
+    try:
+        report, _ = evaluate(Options(facts_file=str(path)))
+    except StackcheckError as exc:
+        assert exc.exit_code == 2, exc.message
+        assert "\n" not in exc.message and str(path) in exc.message
+        return
+    json.dumps(report, allow_nan=False)  # the report itself is always valid JSON
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.sampled_from(PATHS), json_values)
+def test_mutated_facts_never_crash(tmp_path: Path, path: list[str | int], value: Any) -> None:
+    run_doc(mutate(BASE, path, value), tmp_path)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.dictionaries(st.sampled_from(SECTIONS), json_values, max_size=5))
+def test_generated_facts_sections_never_crash(tmp_path: Path, facts: dict[str, Any]) -> None:
+    run_doc({"schema_version": 1, "facts": facts}, tmp_path)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=200))
+def test_arbitrary_bytes_as_json(data: bytes) -> None:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return
+    try:
+        facts_from_document(parse_json_text(text, "x.json"), "x.json")
+    except BadInputError as exc:
+        assert exc.message.startswith("x.json")
+
+
+def test_deeply_nested_json_is_bad_input(tmp_path: Path) -> None:
+    deep = "[" * 100000 + "]" * 100000
+    p = tmp_path / "deep.json"
+    p.write_text(deep)
+    proc = subprocess.run([sys.executable, "-m", "stackcheck", "audit", "--facts", str(p)], capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+
+
+def test_secrets_never_reach_a_report(tmp_path: Path) -> None:
+    """Planted secrets in the environment, a credentialled index URL and the home directory stay out."""
+    home = tmp_path / "home" / "alice-secret-name"
+    home.mkdir(parents=True)
+    env = {
+        **os.environ,
+        "HOME": str(home),
+        "HF_TOKEN": "hf_abcdefghijklmnopqrstuvwxyz0123456789",
+        "NCCL_SOCKET_IFNAME": "eth0",
+        "NCCL_IB_HCA_TOKEN": "supersecret-nccl-value",
+        "SGLANG_API_KEY": "sk-live-0123456789abcdef0123456789",
+        "PIP_INDEX_URL": "https://bob:hunter2@pypi.example.invalid/simple",
+        "SGLANG_MIRROR": "https://carol:pa55word@mirror.example.invalid/x",
+        "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "LD_LIBRARY_PATH": f"{home}/lib:/usr/lib",
+    }
+    proc = subprocess.run([sys.executable, "-m", "stackcheck", "audit", "--format", "json"], capture_output=True,
+                          text=True, env=env, timeout=120)
+    out = proc.stdout + proc.stderr
+    for secret in ("hf_abcdefghijklmnopqrstuvwxyz", "supersecret-nccl-value", "sk-live-0123456789", "hunter2",
+                   "pa55word", "wJalrXUtnFEMI", "alice-secret-name"):
+        assert secret not in out, secret
+    report = json.loads(proc.stdout)
+    assert report["facts"]["system"]["env"].get("NCCL_SOCKET_IFNAME") == "eth0"  # harmless, allow-listed: kept
