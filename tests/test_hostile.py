@@ -28,12 +28,29 @@ json_leaf = st.one_of(
     st.integers(min_value=-(2**63), max_value=2**64),
     st.floats(allow_nan=False, allow_infinity=False),
     st.text(max_size=30),
-    st.sampled_from(["12.0", "9.0", "121.9", "0.0", "x.y", "", "2.9.1+cu130.post1", "0.5.9.dev0+gabcdef",
-                     "580.159.04", "cu130", "13.0", "-1", "1e99"]),
+    st.sampled_from(
+        [
+            "12.0",
+            "9.0",
+            "121.9",
+            "0.0",
+            "x.y",
+            "",
+            "2.9.1+cu130.post1",
+            "0.5.9.dev0+gabcdef",
+            "580.159.04",
+            "cu130",
+            "13.0",
+            "-1",
+            "1e99",
+        ]
+    ),
 )
-json_values = st.recursive(json_leaf, lambda inner: st.one_of(st.lists(inner, max_size=4),
-                                                               st.dictionaries(st.text(max_size=12), inner, max_size=4)),
-                           max_leaves=20)
+json_values = st.recursive(
+    json_leaf,
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=12), inner, max_size=4)),
+    max_leaves=20,
+)
 SECTIONS = ["driver", "gpus", "topology", "cuda_toolkits", "packages", "system", "binaries", "source_tables", "assumed"]
 
 
@@ -41,29 +58,44 @@ def mutate(base: dict[str, Any], path: list[str | int], value: Any) -> dict[str,
     doc = json.loads(json.dumps(base))
     node: Any = doc
     for key in path[:-1]:
-        if isinstance(node, dict) and key in node:
-            node = node[key]
-        elif isinstance(node, list) and isinstance(key, int) and 0 <= key < len(node):
+        if (isinstance(node, dict) and key in node) or (
+            isinstance(node, list) and isinstance(key, int) and 0 <= key < len(node)
+        ):
             node = node[key]
         else:
             return doc
     last = path[-1]
-    if isinstance(node, dict):
-        node[last] = value
-    elif isinstance(node, list) and isinstance(last, int) and 0 <= last < len(node):
+    if isinstance(node, dict) or (isinstance(node, list) and isinstance(last, int) and 0 <= last < len(node)):
         node[last] = value
     return doc
 
 
 PATHS = [
-    ["facts", "driver", "version"], ["facts", "driver", "cuda"], ["facts", "gpus"], ["facts", "gpus", 0],
-    ["facts", "gpus", 0, "compute_capability"], ["facts", "gpus", 0, "name"], ["facts", "gpus", 0, "index"],
-    ["facts", "topology", "interconnect"], ["facts", "topology", "p2p"], ["facts", "topology", "pairs"],
-    ["facts", "packages", "torch"], ["facts", "packages", "torch", "version"], ["facts", "packages", "torch", "cuda"],
-    ["facts", "packages", "torch", "variant"], ["facts", "packages", "sglang", "version"],
-    ["facts", "packages", "sgl-kernel", "version"], ["facts", "packages", "flashinfer-python"],
-    ["facts", "packages"], ["facts", "system", "env"], ["facts", "source_tables"], ["facts", "binaries"],
-    ["facts", "cuda_toolkits"], ["facts", "cuda_toolkits", 0, "version"], ["facts"], ["schema_version"],
+    ["facts", "driver", "version"],
+    ["facts", "driver", "cuda"],
+    ["facts", "gpus"],
+    ["facts", "gpus", 0],
+    ["facts", "gpus", 0, "compute_capability"],
+    ["facts", "gpus", 0, "name"],
+    ["facts", "gpus", 0, "index"],
+    ["facts", "topology", "interconnect"],
+    ["facts", "topology", "p2p"],
+    ["facts", "topology", "pairs"],
+    ["facts", "packages", "torch"],
+    ["facts", "packages", "torch", "version"],
+    ["facts", "packages", "torch", "cuda"],
+    ["facts", "packages", "torch", "variant"],
+    ["facts", "packages", "sglang", "version"],
+    ["facts", "packages", "sgl-kernel", "version"],
+    ["facts", "packages", "flashinfer-python"],
+    ["facts", "packages"],
+    ["facts", "system", "env"],
+    ["facts", "source_tables"],
+    ["facts", "binaries"],
+    ["facts", "cuda_toolkits"],
+    ["facts", "cuda_toolkits", 0, "version"],
+    ["facts"],
+    ["schema_version"],
 ]
 
 
@@ -108,8 +140,9 @@ def test_deeply_nested_json_is_bad_input(tmp_path: Path) -> None:
     deep = "[" * 100000 + "]" * 100000
     p = tmp_path / "deep.json"
     p.write_text(deep)
-    proc = subprocess.run([sys.executable, "-m", "stackcheck", "audit", "--facts", str(p)], capture_output=True,
-                          text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "stackcheck", "audit", "--facts", str(p)], capture_output=True, text=True, timeout=60
+    )
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
 
 
@@ -129,11 +162,23 @@ def test_secrets_never_reach_a_report(tmp_path: Path) -> None:
         "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
         "LD_LIBRARY_PATH": f"{home}/lib:/usr/lib",
     }
-    proc = subprocess.run([sys.executable, "-m", "stackcheck", "audit", "--format", "json"], capture_output=True,
-                          text=True, env=env, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "stackcheck", "audit", "--format", "json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     out = proc.stdout + proc.stderr
-    for secret in ("hf_abcdefghijklmnopqrstuvwxyz", "supersecret-nccl-value", "sk-live-0123456789", "hunter2",
-                   "pa55word", "wJalrXUtnFEMI", "alice-secret-name"):
+    for secret in (
+        "hf_abcdefghijklmnopqrstuvwxyz",
+        "supersecret-nccl-value",
+        "sk-live-0123456789",
+        "hunter2",
+        "pa55word",
+        "wJalrXUtnFEMI",
+        "alice-secret-name",
+    ):
         assert secret not in out, secret
     report = json.loads(proc.stdout)
     assert report["facts"]["system"]["env"].get("NCCL_SOCKET_IFNAME") == "eth0"  # harmless, allow-listed: kept

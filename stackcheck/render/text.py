@@ -170,7 +170,9 @@ def plan_lines(report: dict[str, Any]) -> list[str]:
             lines.append(f"     workaround (unsupported upstream): {w.get('text', '')}".rstrip())
             patch = w.get("patch")
             if isinstance(patch, dict):
-                lines.append(f"     patch: {patch.get('file')}: add key {patch.get('add_key')} to {patch.get('symbol')}")
+                lines.append(
+                    f"     patch: {patch.get('file')}: add key {patch.get('add_key')} to {patch.get('symbol')}"
+                )
         elif w:
             lines.append(f"     workaround (unsupported upstream): {w}")
     return lines
