@@ -61,7 +61,7 @@ def measure(argv: list[str], runs: int) -> dict[str, Any]:
 
 def has_module(name: str) -> bool:
     code = f"import importlib.util, sys; sys.exit(0 if importlib.util.find_spec({name!r}) else 1)"
-    return subprocess.run([sys.executable, "-c", code]).returncode == 0
+    return subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
 
 
 def main() -> int:

@@ -21,7 +21,7 @@ from typing import Any
 
 def sh(argv: list[str], timeout: float = 120) -> tuple[int, str]:
     try:
-        p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
         return p.returncode, p.stdout + p.stderr
     except (OSError, subprocess.TimeoutExpired) as exc:
         return -1, f"{type(exc).__name__}: {exc}"
@@ -44,7 +44,7 @@ def vendor_smi() -> dict[str, Any]:
             if len(f) >= 7:
                 out["gpus"].append({"index": int(f[0]), "name": f[1], "uuid": f[2], "pci_bus_id": f[3],
                                     "compute_capability": f[4], "memory_mib": f[5], "driver": f[6]})
-    rc, text = sh(["nvidia-smi"])
+    _, text = sh(["nvidia-smi"])
     m = re.search(r"CUDA Version:\s*([0-9.]+)", text)
     out["cuda"] = m.group(1) if m else None
     m = re.search(r"Driver Version:\s*([0-9.]+)", text)
@@ -55,7 +55,7 @@ def vendor_smi() -> dict[str, Any]:
 
 
 def vendor_nvcc() -> str | None:
-    rc, text = sh(["nvcc", "--version"])
+    _, text = sh(["nvcc", "--version"])
     m = re.search(r"release ([0-9.]+), V([0-9.]+)", text)
     return m.group(2) if m else None
 
@@ -65,7 +65,7 @@ def vendor_torch() -> dict[str, Any]:
             "'cuda': torch.version.cuda, 'arch_list': torch.cuda.get_arch_list() if c else [], "
             "'capability': '%d.%d' % torch.cuda.get_device_capability(0) if c else None, "
             "'name': torch.cuda.get_device_name(0) if c else None, 'file': torch.__file__}))")
-    rc, text = sh([sys.executable, "-c", code])
+    _, text = sh([sys.executable, "-c", code])
     try:
         return dict(json.loads(text.strip().splitlines()[-1]))
     except (ValueError, IndexError):
@@ -77,7 +77,7 @@ def cuobjdump_targets(path: str) -> dict[str, list[str]]:
     if not shutil.which("cuobjdump"):
         return {"error": ["cuobjdump not found"]}
     for flag, key in (("--list-elf", "sass"), ("--list-ptx", "ptx")):
-        rc, text = sh(["cuobjdump", flag, path], timeout=600)
+        _, text = sh(["cuobjdump", flag, path], timeout=600)
         names = set(re.findall(r"\.(sm_\d+[af]?)\.(?:cubin|ptx)", text))
         out[key] = sorted(n.replace("sm_", "compute_") if key == "ptx" else n for n in names)
     return out
@@ -89,7 +89,7 @@ def main() -> int:
     ap.add_argument("--facts-out", default=None, help="save stackcheck's probe report here (a real recording)")
     args = ap.parse_args()
 
-    rc, text = sh([*stackcheck_cmd(), "probe", "--deep", "--format", "json"], timeout=300)
+    _, text = sh([*stackcheck_cmd(), "probe", "--deep", "--format", "json"], timeout=300)
     report = json.loads(text[text.index("{"):]) if "{" in text else {}
     facts = report.get("facts", {})
     smi, nvcc, torch = vendor_smi(), vendor_nvcc(), vendor_torch()
