@@ -102,7 +102,8 @@ class Facts(TypedDict, total=False):
     cuda_toolkits: list[ToolkitFacts]
     packages: dict[str, PackageFacts]
     system: SystemFacts
-    binaries: dict[str, Any]
+    binaries: dict[str, Any]  # --deep: CUDA targets compiled into each package's binaries
+    libs: dict[str, Any]  # --deep: which libcudart/libnccl/... each package's libraries would load
     source_tables: dict[str, Any]
     assumed: list[str]  # which facts came from --assume-* options
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import copy
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from stackcheck.errors import ProbeFailedError, UsageError
 from stackcheck.facts import Facts, ProbeOutcome, cc_tuple, load_facts_file
@@ -96,54 +97,46 @@ def gather(
 
 
 def post_probes(facts: Facts, outcomes: list[ProbeOutcome], opts: Options, manifests: Callable[[], Manifests]) -> None:
-    """Probes that read what the first round found (package locations): source tables, binaries."""
-    import time
+    """Probes that read what the first round found (package locations): the gate tables in the installed
+    sources always; with --deep, the CUDA targets in the binaries and the shared-library resolution."""
 
-    from stackcheck.probes.source_tables import probe_source_tables
+    def source_tables() -> Any:
+        from stackcheck.probes.source_tables import probe_source_tables
 
-    start = time.perf_counter()
-    try:
-        facts["source_tables"] = probe_source_tables(facts, manifests().gates)
-        outcomes.append(
-            ProbeOutcome(
-                name="source_tables",
-                status="ok",
-                reason=None,
-                duration_ms=round((time.perf_counter() - start) * 1000, 2),
-            )
-        )
-    except Exception as exc:  # a probe never crashes the audit
-        outcomes.append(
-            ProbeOutcome(
-                name="source_tables",
-                status="failed",
-                reason=_one_line(exc),
-                duration_ms=round((time.perf_counter() - start) * 1000, 2),
-            )
-        )
+        return probe_source_tables(facts, manifests().gates)
+
+    def binaries() -> Any:
+        from stackcheck.deep.binaries import probe_binaries
+
+        return probe_binaries(facts)
+
+    def libs() -> Any:
+        import os
+
+        from stackcheck.deep.libs import probe_libs
+
+        # the loader's search follows the environment the server will be started from: this one
+        return probe_libs(facts, {"LD_LIBRARY_PATH": os.environ.get("LD_LIBRARY_PATH", "")})
+
+    steps: list[tuple[str, Callable[[], Any]]] = [("source_tables", source_tables)]
     if opts.deep:
+        steps += [("binaries", binaries), ("libs", libs)]
+    for name, fn in steps:
         start = time.perf_counter()
+        status: Literal["ok", "failed"] = "ok"
+        reason: str | None = None
         try:
-            from stackcheck.deep.binaries import probe_binaries
-
-            facts["binaries"] = probe_binaries(facts)
-            outcomes.append(
-                ProbeOutcome(
-                    name="binaries",
-                    status="ok",
-                    reason=None,
-                    duration_ms=round((time.perf_counter() - start) * 1000, 2),
-                )
+            facts[name] = fn()  # type: ignore[literal-required]
+        except Exception as exc:  # a probe never crashes the audit
+            status, reason = "failed", _one_line(exc)
+        outcomes.append(
+            ProbeOutcome(
+                name=name,
+                status=status,
+                reason=reason,
+                duration_ms=round((time.perf_counter() - start) * 1000, 2),
             )
-        except Exception as exc:
-            outcomes.append(
-                ProbeOutcome(
-                    name="binaries",
-                    status="failed",
-                    reason=_one_line(exc),
-                    duration_ms=round((time.perf_counter() - start) * 1000, 2),
-                )
-            )
+        )
 
 
 def _one_line(exc: BaseException) -> str:

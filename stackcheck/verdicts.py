@@ -467,7 +467,23 @@ def builtin_kernel_coverage(ctx: Context) -> list[Reason]:
     return reasons
 
 
+def builtin_shared_libs(ctx: Context) -> list[Reason]:
+    """Warnings of the static shared-library resolution (--deep): a CUDA library that resolves to another
+    copy than the one the package was built against (an old system libnccl ahead of torch's, say)."""
+    libs = ctx.facts.get("libs")
+    if not isinstance(libs, dict):
+        return []
+    warnings = [w for w in libs.get("warnings") or [] if isinstance(w, str)]
+    if not warnings:
+        return [{"rule": "shared-libs", "result": "pass", "message": "every CUDA library resolves to its own copy"}]
+    return [
+        {"rule": "shared-libs", "result": "fail", "effect": "degraded", "message": w, "source": "LD-SO"}
+        for w in warnings
+    ]
+
+
 BUILTINS = {
+    "shared-libs": builtin_shared_libs,
     "kernel-coverage": builtin_kernel_coverage,
     "pins": lambda ctx: builtin_pins(ctx, "sglang"),
     "kernel-torch-pair": lambda ctx: [r for name in ("sgl-kernel", "sglang-kernel") for r in builtin_pins(ctx, name)],
