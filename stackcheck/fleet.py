@@ -258,8 +258,39 @@ def run_unit(unit: Unit) -> tuple[list[Item], int]:
     return _lines_items(((first + i, line) for i, line in enumerate(raw)), label), len(raw)
 
 
-def run_batch(batch: list[Unit]) -> list[tuple[list[Item], int]]:
-    return [run_unit(u) for u in batch]
+# Keys are interned in the worker too: a record travels as small ids, and a key's tuple travels once per
+# worker and run (pickling the full statuses tuple of every report was a third of the cost).
+_KEYS: dict[Any, int] = {}
+_RUN: list[str] = [""]
+
+BatchResult = tuple[int, list[tuple[int, Any]], list[tuple[list[Item], int]]]
+
+
+def run_batch(batch: list[Unit], run: str = "") -> BatchResult:
+    if _RUN[0] != run:
+        _KEYS.clear()
+        _RUN[0] = run
+    new: list[tuple[int, Any]] = []
+
+    def key_id(key: Any) -> int:
+        i = _KEYS.get(key)
+        if i is None:
+            i = _KEYS[key] = len(_KEYS)
+            new.append((i, key))
+        return i
+
+    results = []
+    for unit in batch:
+        items, nlines = run_unit(unit)
+        out: list[Item] = []
+        for kind, src, payload in items:
+            if kind == "ok":
+                host, ts, ts_text, gpu, stack, status, plan = payload
+                out.append((kind, src, (host, ts, ts_text, key_id(gpu), key_id(stack), key_id(status), key_id(plan))))
+            else:
+                out.append((kind, src, payload))
+        results.append((out, nlines))
+    return os.getpid(), new, results
 
 
 # --- inputs ------------------------------------------------------------------------------------------
@@ -371,11 +402,12 @@ class Fleet:
     dropped: list[tuple[str, str, str | None]] = field(default_factory=list)  # (hostname, source, collected_at)
     documents: int = 0
     _intern: dict[Any, Any] = field(default_factory=dict)
+    _remote: dict[tuple[int, int], Any] = field(default_factory=dict)  # (worker pid, key id) -> key
 
     def _i(self, key: Any) -> Any:
         return self._intern.setdefault(key, key)
 
-    def add_item(self, item: Item, line_offset: int = 0) -> None:
+    def add_item(self, item: Item, line_offset: int = 0, worker: int = 0) -> None:
         kind, (path, line), payload = item
         if line is not None and line_offset:
             line += line_offset
@@ -384,8 +416,9 @@ class Fleet:
         if kind == "bad":
             self.bad.append((src, str(payload)))
             return
-        hostname, ts, ts_text, gpu_key, stack_key, status_key, plan_key = payload
-        rec = (ts, ts_text, src, self._i(gpu_key), self._i(stack_key), self._i(status_key), self._i(plan_key))
+        hostname, ts, ts_text, gpu_id, stack_id, status_id, plan_id = payload
+        r = self._remote
+        rec = (ts, ts_text, src, r[worker, gpu_id], r[worker, stack_id], r[worker, status_id], r[worker, plan_id])
         old = self.hosts.get(hostname)
         if old is None:
             self.hosts[hostname] = rec
@@ -395,17 +428,20 @@ class Fleet:
         else:
             self.dropped.append((hostname, src, ts_text))
 
-    def add_results(self, results: list[tuple[list[Item], int]], units: list[Unit], offsets: dict[str, int]) -> None:
+    def add_results(self, batch: BatchResult, units: list[Unit], offsets: dict[str, int]) -> None:
+        worker, new_keys, results = batch
+        for i, key in new_keys:
+            self._remote[worker, i] = self._i(key)
         for (items, nlines), unit in zip(results, units, strict=True):
             if unit[0] == "jsonl":
                 path = unit[1]
                 base = offsets.get(path, 0) if unit[2] else 0
                 for it in items:
-                    self.add_item(it, base)
+                    self.add_item(it, base, worker)
                 offsets[path] = base + nlines
             else:
                 for it in items:
-                    self.add_item(it)
+                    self.add_item(it, 0, worker)
 
     def summary(self) -> dict[str, Any]:
         return summarise(self)
@@ -415,6 +451,7 @@ def read_fleet(paths: Iterable[str], jobs: int = 0, stdin: BinaryIO | None = Non
     """Read every report under `paths` into a Fleet. jobs: worker processes (0: one per available CPU)."""
     fleet = Fleet()
     offsets: dict[str, int] = {}
+    run = os.urandom(8).hex()
     units = (u for u in iter_units(paths, stdin) if not _bad_input(u, fleet))
     batches = _batches(units)
     n_jobs = jobs if jobs > 0 else min(_available_cpus(), 8)
@@ -424,9 +461,9 @@ def read_fleet(paths: Iterable[str], jobs: int = 0, stdin: BinaryIO | None = Non
     second = next(batches, None)
     if n_jobs <= 1 or second is None:
         for b in (first, second) if second is not None else (first,):
-            fleet.add_results(run_batch(b), b, offsets)
+            fleet.add_results(run_batch(b, run), b, offsets)
         for b in batches:
-            fleet.add_results(run_batch(b), b, offsets)
+            fleet.add_results(run_batch(b, run), b, offsets)
         return fleet
 
     import multiprocessing
@@ -435,7 +472,7 @@ def read_fleet(paths: Iterable[str], jobs: int = 0, stdin: BinaryIO | None = Non
     try:
         pending: deque[tuple[list[Unit], Any]] = deque()
         for b in _chain((first, second), batches):
-            pending.append((b, pool.apply_async(run_batch, (b,))))
+            pending.append((b, pool.apply_async(run_batch, (b, run))))
             while len(pending) >= 2 * n_jobs:
                 done_units, res = pending.popleft()
                 fleet.add_results(res.get(), done_units, offsets)
