@@ -34,16 +34,30 @@ def stackcheck_cmd() -> list[str]:
 
 def vendor_smi() -> dict[str, Any]:
     out: dict[str, Any] = {}
-    rc, text = sh(["nvidia-smi", "--query-gpu=index,name,uuid,pci.bus_id,compute_cap,memory.total,driver_version",
-                   "--format=csv,noheader,nounits"])
+    rc, text = sh(
+        [
+            "nvidia-smi",
+            "--query-gpu=index,name,uuid,pci.bus_id,compute_cap,memory.total,driver_version",
+            "--format=csv,noheader,nounits",
+        ]
+    )
     out["query_rc"] = rc
     out["gpus"] = []
     if rc == 0:
         for line in text.strip().splitlines():
             f = [x.strip() for x in line.split(",")]
             if len(f) >= 7:
-                out["gpus"].append({"index": int(f[0]), "name": f[1], "uuid": f[2], "pci_bus_id": f[3],
-                                    "compute_capability": f[4], "memory_mib": f[5], "driver": f[6]})
+                out["gpus"].append(
+                    {
+                        "index": int(f[0]),
+                        "name": f[1],
+                        "uuid": f[2],
+                        "pci_bus_id": f[3],
+                        "compute_capability": f[4],
+                        "memory_mib": f[5],
+                        "driver": f[6],
+                    }
+                )
     _, text = sh(["nvidia-smi"])
     m = re.search(r"CUDA Version:\s*([0-9.]+)", text)
     out["cuda"] = m.group(1) if m else None
@@ -61,10 +75,12 @@ def vendor_nvcc() -> str | None:
 
 
 def vendor_torch() -> dict[str, Any]:
-    code = ("import json, torch; c = torch.cuda.is_available(); print(json.dumps({'version': torch.__version__, "
-            "'cuda': torch.version.cuda, 'arch_list': torch.cuda.get_arch_list() if c else [], "
-            "'capability': '%d.%d' % torch.cuda.get_device_capability(0) if c else None, "
-            "'name': torch.cuda.get_device_name(0) if c else None, 'file': torch.__file__}))")
+    code = (
+        "import json, torch; c = torch.cuda.is_available(); print(json.dumps({'version': torch.__version__, "
+        "'cuda': torch.version.cuda, 'arch_list': torch.cuda.get_arch_list() if c else [], "
+        "'capability': '%d.%d' % torch.cuda.get_device_capability(0) if c else None, "
+        "'name': torch.cuda.get_device_name(0) if c else None, 'file': torch.__file__}))"
+    )
     _, text = sh([sys.executable, "-c", code])
     try:
         return dict(json.loads(text.strip().splitlines()[-1]))
@@ -90,14 +106,20 @@ def main() -> int:
     args = ap.parse_args()
 
     _, text = sh([*stackcheck_cmd(), "probe", "--deep", "--format", "json"], timeout=300)
-    report = json.loads(text[text.index("{"):]) if "{" in text else {}
+    report = json.loads(text[text.index("{") :]) if "{" in text else {}
     facts = report.get("facts", {})
     smi, nvcc, torch = vendor_smi(), vendor_nvcc(), vendor_torch()
     torch_pkg = facts.get("packages", {}).get("torch", {})
     torch_lib = Path(torch_pkg.get("location") or "/nonexistent") / "torch" / "lib" / "libtorch_cuda.so"
     cuobj = cuobjdump_targets(str(torch_lib)) if torch_lib.exists() else {"error": ["no libtorch_cuda.so"]}
-    ours_torch_lib = next((f for f in facts.get("binaries", {}).get("torch", {}).get("files", [])
-                           if f.get("path", "").endswith("libtorch_cuda.so")), {})
+    ours_torch_lib = next(
+        (
+            f
+            for f in facts.get("binaries", {}).get("torch", {}).get("files", [])
+            if f.get("path", "").endswith("libtorch_cuda.so")
+        ),
+        {},
+    )
 
     rows: list[tuple[str, Any, Any]] = []
     g0 = (facts.get("gpus") or [{}])[0]
@@ -119,16 +141,40 @@ def main() -> int:
     rows.append(("torch arch list (plain SASS in libtorch_cuda.so)", plain, sorted(torch.get("arch_list") or [])))
     rows.append(("libtorch_cuda.so SASS", sorted(ours_torch_lib.get("sass", [])), cuobj.get("sass")))
     rows.append(("libtorch_cuda.so PTX", sorted(ours_torch_lib.get("ptx", [])), cuobj.get("ptx")))
+    # every torch library with GPU code: the binary probe against cuobjdump, file by file
+    per_file = []
+    for f in facts.get("binaries", {}).get("torch", {}).get("files", []):
+        lib = Path(torch_pkg.get("location") or "/nonexistent") / f.get("path", "")
+        if lib.name == "libtorch_cuda.so" or not lib.exists():
+            continue
+        theirs = cuobjdump_targets(str(lib))
+        per_file.append({"file": f.get("path"), "ours": f, "cuobjdump": theirs})
+        rows.append((f"{lib.name} SASS", sorted(f.get("sass", [])), theirs.get("sass")))
+        rows.append((f"{lib.name} PTX", sorted(f.get("ptx", [])), theirs.get("ptx")))
     width = max(len(r[0]) for r in rows)
     agree = 0
     for name, ours, theirs in rows:
         same = ours == theirs
         agree += same
         print(f"{'✓' if same else '✗'} {name:<{width}}  stackcheck: {ours}   vendor: {theirs}")
-    print(f"{agree}/{len(rows)} agree; libtorch_cuda.so bytes read by the binary probe: "
-          f"{ours_torch_lib.get('bytes_read')} of {torch_lib.stat().st_size if torch_lib.exists() else '?'}")
-    Path(args.out).write_text(json.dumps({"rows": rows, "nvidia_smi": smi, "nvcc": nvcc, "torch": torch,
-                                          "cuobjdump_libtorch_cuda": cuobj, "probes": report.get("probes")}, indent=1))
+    print(
+        f"{agree}/{len(rows)} agree; libtorch_cuda.so bytes read by the binary probe: "
+        f"{ours_torch_lib.get('bytes_read')} of {torch_lib.stat().st_size if torch_lib.exists() else '?'}"
+    )
+    Path(args.out).write_text(
+        json.dumps(
+            {
+                "rows": rows,
+                "nvidia_smi": smi,
+                "nvcc": nvcc,
+                "torch": torch,
+                "cuobjdump_libtorch_cuda": cuobj,
+                "per_file": per_file,
+                "probes": report.get("probes"),
+            },
+            indent=1,
+        )
+    )
     if args.facts_out:
         report["note"] = "Real recording: `stackcheck probe --deep --format json` on a lent NVIDIA H200 machine."
         Path(args.facts_out).write_text(json.dumps(report, indent=1))
