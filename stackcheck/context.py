@@ -51,7 +51,14 @@ class Context:
     launch: dict[str, Any] = field(default_factory=dict)
 
     # ---- GPUs -------------------------------------------------------------------------------
+    _models: list[GpuModel] | None = field(default=None, init=False, repr=False, compare=False)
+
     def gpu_models(self) -> list[GpuModel]:
+        if self._models is None:
+            self._models = self._gpu_models()
+        return self._models
+
+    def _gpu_models(self) -> list[GpuModel]:
         models: dict[tuple[str, str | None], list[int]] = {}
         for i, g in enumerate(self.facts.get("gpus") or []):
             cc = g.get("compute_capability")

@@ -1,24 +1,45 @@
 """Checking a facts document read with --facts against the report schema's `facts` definition, so that
-bad input gets one clear line with the JSON path, never a crash deep in the engine."""
+bad input gets one clear line with the JSON path, never a crash deep in the engine.
+
+A well-formed document is accepted by stackcheck.minischema without importing jsonschema (start-up speed);
+only a document it rejects is run through jsonschema, for the exact message and path."""
 
 from __future__ import annotations
 
+import json
+from functools import lru_cache
 from typing import Any
 
 from stackcheck.errors import BadInputError
 
 
+@lru_cache(maxsize=1)
+def report_schema() -> dict[str, Any]:
+    from importlib import resources
+
+    text = (resources.files("stackcheck.schemas") / "report.schema.json").read_text(encoding="utf-8")
+    schema: dict[str, Any] = json.loads(text)
+    return schema
+
+
 def check_facts(facts: Any, origin: str) -> None:
+    from stackcheck.minischema import Unsupported, is_valid
+
+    schema = report_schema()
+    try:
+        if is_valid(facts, schema["$defs"]["facts"], schema):
+            return
+    except Unsupported:
+        pass
     from jsonschema import Draft202012Validator
 
     from stackcheck.validate import _registry, json_path
 
-    registry, schemas = _registry()
-    schema = {"$ref": "https://stackcheck.dev/schemas/report.schema.json#/$defs/facts"}
-    validator = Draft202012Validator(schema, registry=registry)
+    registry, _ = _registry()
+    ref = {"$ref": "https://stackcheck.dev/schemas/report.schema.json#/$defs/facts"}
+    validator = Draft202012Validator(ref, registry=registry)
     errors = sorted(validator.iter_errors(facts), key=lambda e: list(map(str, e.absolute_path)))
     if errors:
         e = errors[0]
         more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
         raise BadInputError(f"{origin}: {json_path(['facts', *e.absolute_path])}: {e.message[:200]}{more}")
-    _ = schemas

@@ -191,13 +191,18 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-_PER_GPU_PATHS = ('"gpu.cc"', '"gpu.cc_major"', '"gpu.sm"', '"gpu.name"')
+_PER_GPU_PATHS = frozenset({"gpu.cc", "gpu.cc_major", "gpu.sm", "gpu.name"})
 
 
 def uses_gpu(pred: Any) -> bool:
     """Rules that read a GPU's own facts are evaluated once per distinct GPU model."""
-    text = json.dumps(pred)
-    return any(p in text for p in _PER_GPU_PATHS)
+    if isinstance(pred, dict):
+        if pred.get("fact") in _PER_GPU_PATHS:
+            return True
+        return any(uses_gpu(v) for v in pred.values() if isinstance(v, dict | list))
+    if isinstance(pred, list):
+        return any(uses_gpu(v) for v in pred)
+    return False
 
 
 def evaluate_rules(item: dict[str, Any], ctx: Context) -> list[Reason]:

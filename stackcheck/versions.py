@@ -105,26 +105,33 @@ def _with(v: Version, **parts: int | None) -> Version:
     return Version(text)
 
 
+def _parsed(target: str) -> Version:
+    parsed = parse_version(target)
+    assert parsed is not None  # parse_specifier accepted it
+    return parsed
+
+
 def _clause_holds(op: str, target: str, v: Version) -> bool:
+    """One clause against a public version (no local tag: version_in strips it)."""
     if op == "===":
         return str(v) == target
     if op == "==":
         if target.endswith(".*"):
             return _prefix_match(v, target)
-        t = Version(target)
-        return v == (Version(t.public) if t.local is None else t)
+        t = _parsed(target)
+        return v == t
     if op == "!=":
         return not _clause_holds("==", target, v)
-    t = Version(target)
+    t = _parsed(target)
     if op == "~=":
         prefix = ".".join(str(x) for x in t.release[:-1]) + ".*"
         if t.epoch:
             prefix = f"{t.epoch}!{prefix}"
         return v >= t and _prefix_match(v, prefix)
     if op == "<=":
-        return Version(v.public) <= t
+        return v <= t
     if op == ">=":
-        return Version(v.public) >= t
+        return v >= t
     if op == "<":
         if not v < t:
             return False
