@@ -47,7 +47,8 @@ def main() -> int:
     args = ap.parse_args()
     true = shutil.which("true") or "/bin/true"
     py = sys.executable
-    gate = [py, "-m", "stackcheck", "gate", "--facts", args.facts, "--"]
+    # -P: never the source tree in the working directory (it has no manifests), always the installed package
+    gate = [py, "-P", "-m", "stackcheck", "gate", "--facts", args.facts, "--"]
     sm120 = str(ROOT / "tests" / "cases" / "writeup-after" / "facts.json")
     rows: list[tuple[str, list[str], set[int]]] = [
         ("/bin/true", [true], {0}),
@@ -61,7 +62,20 @@ def main() -> int:
         ),
         (
             "gate refusal (SM120, --enable-torch-symm-mem)",
-            [py, "-m", "stackcheck", "gate", "--facts", sm120, "--", true, "--tp", "8", "--enable-torch-symm-mem"],
+            [
+                py,
+                "-P",
+                "-m",
+                "stackcheck",
+                "gate",
+                "--facts",
+                sm120,
+                "--",
+                true,
+                "--tp",
+                "8",
+                "--enable-torch-symm-mem",
+            ],
             {1},
         ),
     ]
