@@ -259,3 +259,27 @@ def test_bare_cubin_with_nvcc(tmp_path: Path, target: str) -> None:
                    check=True, capture_output=True, timeout=300)  # fmt: skip
     with ElfFile(out) as elf:
         assert cubin_info(elf).target == target
+
+
+def test_relocatable_device_code_beside_loadable_code_is_not_counted() -> None:
+    """libtorch_nvshmem.so (torch 2.11.0+cu130, seen on the H200 machine) has .nv_fatbin (sm_75 ... sm_120)
+    and __nv_relfatbin (sm_89 and compute_120 for device linking); cuobjdump --list-elf/--list-ptx list only
+    the first, and only the first is loaded at run time."""
+    from stackcheck.deep.fatbin import FatbinEntry, FatbinScan
+
+    def entry(kind: int, arch: int, section: str) -> FatbinEntry:
+        return FatbinEntry(0, kind, 64, 0, 0, 0, (1, 8), arch, 0x11, section)
+
+    scan = FatbinScan(
+        entries=[
+            entry(2, 90, ".nv_fatbin"),
+            entry(2, 120, ".nv_fatbin"),
+            entry(2, 89, "__nv_relfatbin"),
+            entry(1, 120, "__nv_relfatbin"),
+        ]
+    )
+    assert scan.sass == ["sm_90", "sm_120"]
+    assert scan.ptx == []
+    assert scan.relocatable == ["sm_89", "compute_120"]
+    only_rel = FatbinScan(entries=[entry(2, 89, "__nv_relfatbin")])  # a -rdc object: that is its code
+    assert only_rel.sass == ["sm_89"] and only_rel.relocatable == []

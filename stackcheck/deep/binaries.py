@@ -62,6 +62,8 @@ def scan_file(path: Path, rel: str) -> dict[str, Any] | None:
                 return None
             entry["kind"] = "fatbin"
             entry["sass"], entry["ptx"] = scan.sass, scan.ptx
+            if scan.relocatable:
+                entry["relocatable"] = scan.relocatable  # device-link inputs, not loaded at run time
             entry["compressed_entries"] = scan.compressed_entries
             entry["entries"] = len(scan.entries)
             entry["containers"] = scan.containers

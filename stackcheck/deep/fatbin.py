@@ -88,6 +88,7 @@ class FatbinEntry:
     code_version: tuple[int, int]
     arch: int
     flags: int
+    section: str = ".nv_fatbin"  # __nv_relfatbin: relocatable device code, for device linking only
 
     @property
     def is_ptx(self) -> bool:
@@ -133,13 +134,27 @@ class FatbinScan:
     section: str | None = None  # where the containers were found
     warnings: list[str] = field(default_factory=list)
 
+    def _loadable(self) -> list[FatbinEntry]:
+        """The entries the CUDA runtime loads. In a library that has both sections, `__nv_relfatbin` holds
+        relocatable device code kept for device linking by its users (libtorch_nvshmem.so, say): the
+        runtime never loads it, and cuobjdump does not list it without -all. A relocatable object (-rdc .o)
+        has only `__nv_relfatbin`, and then that is its code."""
+        loadable = [e for e in self.entries if e.section != "__nv_relfatbin"]
+        return loadable if loadable else self.entries
+
     @property
     def sass(self) -> list[str]:
-        return sort_targets({e.target for e in self.entries if e.is_elf and e.target})
+        return sort_targets({e.target for e in self._loadable() if e.is_elf and e.target})
 
     @property
     def ptx(self) -> list[str]:
-        return sort_targets({e.target for e in self.entries if e.is_ptx and e.target})
+        return sort_targets({e.target for e in self._loadable() if e.is_ptx and e.target})
+
+    @property
+    def relocatable(self) -> list[str]:
+        """Targets present only as relocatable device code beside loadable code (not used at run time)."""
+        loadable = set(self._loadable())
+        return sort_targets({e.target for e in self.entries if e not in loadable and e.target})
 
     @property
     def compressed_entries(self) -> int:
@@ -187,7 +202,7 @@ def _walk_region(elf: ElfFile, start: int, size: int, scan: FatbinScan, where: s
                 scan.warnings.append(f"{where}: entry at offset {epos - start}: header size {ehs}: stopped")
                 return
             scan.entries.append(
-                FatbinEntry(epos, kind, ehs, psize, csize, usize, (cmajor, cminor), arch, flags)
+                FatbinEntry(epos, kind, ehs, psize, csize, usize, (cmajor, cminor), arch, flags, where)
             )
             epos += ehs + psize
         if epos > cend:
