@@ -55,8 +55,14 @@ def measure(argv: list[str], runs: int) -> dict[str, Any]:
         times.append(float(dt))
         rss.append(int(kb) / 1024)
         codes.add(int(rc))
-    return {"median_s": statistics.median(times), "min_s": min(times), "max_s": max(times),
-            "rss_mb": statistics.median(rss), "exit_codes": sorted(codes), "runs": runs}
+    return {
+        "median_s": statistics.median(times),
+        "min_s": min(times),
+        "max_s": max(times),
+        "rss_mb": statistics.median(rss),
+        "exit_codes": sorted(codes),
+        "runs": runs,
+    }
 
 
 def has_module(name: str) -> bool:
@@ -77,11 +83,24 @@ def main() -> int:
     rows["stackcheck probe --format json"] = [*stackcheck(), "probe", "--format", "json"]
     rows["stackcheck audit --format json"] = [*stackcheck(), "audit", "--format", "json"]
     rows["stackcheck audit --deep --format json"] = [*stackcheck(), "audit", "--deep", "--format", "json"]
-    rows["stackcheck gate --require attention-triton -- /bin/true"] = [
-        *stackcheck(), "gate", "--allow-unknown", "--require", "attention-triton", "--", "/bin/true"]
+    # the allow path (torch-cuda-arch needs only torch and the GPUs): probes, evaluation, exec
+    rows["stackcheck gate --require torch-cuda-arch -- /bin/true"] = [
+        *stackcheck(),
+        "gate",
+        "--require",
+        "torch-cuda-arch",
+        "--",
+        "/bin/true",
+    ]
     if args.facts:
-        rows["stackcheck audit --facts FILE (core only)"] = [*stackcheck(), "audit", "--facts", args.facts,
-                                                             "--format", "json"]
+        rows["stackcheck audit --facts FILE (core only)"] = [
+            *stackcheck(),
+            "audit",
+            "--facts",
+            args.facts,
+            "--format",
+            "json",
+        ]
     if has_module("torch"):
         rows["python -m torch.utils.collect_env"] = [sys.executable, "-m", "torch.utils.collect_env"]
 
@@ -94,12 +113,19 @@ def main() -> int:
     print("-" * len(header))
     for name, r in results.items():
         vs_floor = f"{r['median_s'] / floor['median_s']:.2f}x" if floor else "-"
-        vs_collect = (f"{collect['median_s'] / r['median_s']:.1f}x / {collect['rss_mb'] / r['rss_mb']:.1f}x"
-                      if collect and name != "python -m torch.utils.collect_env" else "-")
-        print(f"{name:<58} {r['median_s']:>9.3f} {r['min_s']:>7.3f}-{r['max_s']:<7.3f} {r['rss_mb']:>8.1f} "
-              f"{vs_floor:>7} {vs_collect:>12}")
-    print(f"({args.runs} runs each after one warm-up; collect_env÷ is time / memory ratio; "
-          f"took {time.time() - started:.0f} s)")
+        vs_collect = (
+            f"{collect['median_s'] / r['median_s']:.1f}x / {collect['rss_mb'] / r['rss_mb']:.1f}x"
+            if collect and name != "python -m torch.utils.collect_env"
+            else "-"
+        )
+        print(
+            f"{name:<58} {r['median_s']:>9.3f} {r['min_s']:>7.3f}-{r['max_s']:<7.3f} {r['rss_mb']:>8.1f} "
+            f"{vs_floor:>7} {vs_collect:>12}"
+        )
+    print(
+        f"({args.runs} runs each after one warm-up; collect_env÷ is time / memory ratio; "
+        f"took {time.time() - started:.0f} s)"
+    )
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(results, fh, indent=1)
