@@ -152,7 +152,7 @@ def _decide(args: argparse.Namespace) -> tuple[dict[str, Any], list[str] | None]
     from stackcheck.pipeline import evaluate
 
     opts.launch = dict(derived.launch)
-    report, ctx = evaluate(opts, want_plan=False)
+    report, ctx = evaluate(opts, want_plan=False, manifests=manifests)
     extra = gate.release_problems(derived, mapping, ctx.installed_version("sglang"))
     decision = gate.decide(derived, report["features"], manifests.features, args.allow_unknown, extra)
     plan: Any = None

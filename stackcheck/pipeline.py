@@ -219,11 +219,15 @@ def driver_cuda(manifests: Manifests, version: str) -> str | None:
     return best[1] if best else None
 
 
-def evaluate(opts: Options, want_plan: bool = True) -> tuple[dict[str, Any], Context]:
-    """The whole audit: facts -> verdicts -> plan, as a report document."""
+def evaluate(
+    opts: Options, want_plan: bool = True, manifests: Manifests | None = None
+) -> tuple[dict[str, Any], Context]:
+    """The whole audit: facts -> verdicts -> plan, as a report document. `manifests`, when the caller has
+    loaded them already (the gate), are not read again."""
+    loaded = manifests
 
     def preload() -> Manifests:
-        m = load_manifests(opts.manifests_dirs)
+        m = loaded if loaded is not None else load_manifests(opts.manifests_dirs)
         import stackcheck.report
         import stackcheck.verdicts
 
@@ -233,7 +237,8 @@ def evaluate(opts: Options, want_plan: bool = True) -> tuple[dict[str, Any], Con
 
     later = Background(preload)
     facts, outcomes, host = gather(opts, later.get)
-    manifests: Manifests = later.get()
+    manifests = later.get()
+    assert manifests is not None
     from stackcheck.context import Context
     from stackcheck.report import base_report, summarize
     from stackcheck.verdicts import evaluate_all

@@ -152,7 +152,8 @@ class FatbinScan:
 
     @property
     def relocatable(self) -> list[str]:
-        """Targets present only as relocatable device code beside loadable code (not used at run time)."""
+        """Targets in relocatable device code kept beside loadable code, for device linking by the library's
+        users: not loaded at run time (empty when the object has only relocatable code)."""
         loadable = set(self._loadable())
         return sort_targets({e.target for e in self.entries if e not in loadable and e.target})
 
