@@ -1,26 +1,53 @@
 """`stackcheck triage LOGFILE`: the root cause of a crashed server, from its log.
 
-Exit codes: 0 when the log was read (whether or not an error was found), 2 when it cannot be read.
+With `--facts FILE` (a saved report of the box that crashed) or `--probe` (this box, probed now), it also
+says which step of the upgrade plan fixes the root cause.
+
+Exit codes: 0 when the log was read (whether or not an error was found), 2 when it (or the facts file)
+cannot be read.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from typing import Any
 
-from stackcheck.triage import render_json, render_text, triage_file
+from stackcheck.triage import render_fix, render_json, render_text, triage_file, triage_with_plan
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("log", help="the server log to read; '-' reads standard input")
     parser.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
-    parser.add_argument(
-        "--facts", metavar="FILE", default=None, help="a saved report or facts file (accepted; not used yet)"
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument(
+        "--facts", metavar="FILE", default=None, help="the crashed box's saved report: name the plan step"
     )
+    which.add_argument("--probe", action="store_true", help="probe this box to name the plan step that fixes it")
+    parser.add_argument("--manifests", metavar="DIR", action="append", default=[])
+
+
+def plan_fix(args: argparse.Namespace, result: Any) -> tuple[bool, dict[str, Any] | None]:
+    """(asked, fix): whether facts were given, and the plan's answer for the root cause."""
+    if not (args.facts or args.probe) or result.feature is None:
+        return bool(args.facts or args.probe), None
+    from stackcheck.pipeline import Options, evaluate
+
+    report, _ = evaluate(Options(facts_file=args.facts, manifests_dirs=list(args.manifests)))
+    return True, triage_with_plan(result, report.get("plan") or {})
 
 
 def run(args: argparse.Namespace) -> int:
     result = triage_file(args.log)
-    out = render_json(result) if args.format == "json" else render_text(result)
-    sys.stdout.write(out)
+    asked, fix = plan_fix(args, result)
+    if args.format == "json":
+        doc = json.loads(render_json(result))
+        if asked:
+            doc["fix"] = fix
+        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+    else:
+        sys.stdout.write(render_text(result))
+        if asked:
+            sys.stdout.write(render_fix(fix, result.feature))
     return 0

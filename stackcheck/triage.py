@@ -967,20 +967,35 @@ def render_text(result: TriageResult) -> str:
 
 
 def triage_with_plan(result: TriageResult, plan: Mapping[str, Any]) -> dict[str, Any] | None:
-    """Provisional hook for the lead: the first plan step that names the root cause's feature.
-
-    A step matches when its "feature" equals, or its "features" list contains, `result.feature`.
-    """
+    """What fixes the root cause, from a plan (stackcheck.plan.make_plan): the first step whose `unblocks`
+    names the root cause's feature ({"step": N, ...the step}), or the plan's still-blocked entry for it
+    ({"still_blocked": True, "why", "workaround"}); None when the plan says nothing about it."""
     feature = result.feature
     if feature is None:
         return None
     steps = plan.get("steps")
-    if not isinstance(steps, list):
-        return None
-    for step in steps:
-        if not isinstance(step, dict):
-            continue
-        feats = step.get("features")
-        if step.get("feature") == feature or (isinstance(feats, list) and feature in feats):
-            return step
+    for n, step in enumerate(steps if isinstance(steps, list) else [], 1):
+        if isinstance(step, dict) and feature in (step.get("unblocks") or []):
+            return {"step": n, **step}
+    for entry in plan.get("still_blocked") or []:
+        if isinstance(entry, dict) and entry.get("feature") == feature:
+            return {"still_blocked": True, **entry}
     return None
+
+
+def render_fix(fix: Mapping[str, Any] | None, feature: str | None) -> str:
+    """The plan's answer for the root cause, as text lines for render_text's output."""
+    if feature is None:
+        return ""
+    if fix is None:
+        return f"plan: no step in the plan changes {feature} on this box\n"
+    if fix.get("still_blocked"):
+        out = f"plan: {feature} stays blocked after every upgrade the manifests know: {fix.get('why')}\n"
+        w = fix.get("workaround")
+        if isinstance(w, dict) and w.get("text"):
+            out += f"  workaround (unsupported upstream): {w['text']}\n"
+        return out
+    out = f"plan: step {fix.get('step')} fixes it: {fix.get('component')} {fix.get('from')} -> {fix.get('to')}\n"
+    for cmd in fix.get("commands") or []:
+        out += f"  $ {cmd}\n"
+    return out

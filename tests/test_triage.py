@@ -281,10 +281,19 @@ def test_stdin(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[st
 
 
 def test_triage_with_plan_hook() -> None:
+    """The plan's shape: steps with `unblocks`, and `still_blocked` entries (stackcheck.plan.make_plan)."""
     r = tri("symm_mem_keyerror.log")
-    plan = {"steps": [{"id": "a", "feature": "attention-fa3"}, {"id": "b", "features": ["torch-symm-mem"]}]}
+    plan = {
+        "steps": [
+            {"component": "driver", "unblocks": []},
+            {"component": "sglang", "from": "0.5.9", "to": "0.5.23", "unblocks": ["deepgemm", "torch-symm-mem"]},
+        ],
+        "still_blocked": [],
+    }
     step = triage_with_plan(r, plan)
-    assert step is not None and step["id"] == "b"
+    assert step is not None and step["step"] == 2 and step["component"] == "sglang"
+    blocked = {"steps": [], "still_blocked": [{"feature": "torch-symm-mem", "why": "no key 12"}]}
+    assert triage_with_plan(r, blocked) == {"still_blocked": True, "feature": "torch-symm-mem", "why": "no key 12"}
     assert triage_with_plan(tri("clean.log"), plan) is None
 
 
