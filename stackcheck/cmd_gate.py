@@ -2,6 +2,7 @@
 
     stackcheck gate --require FEATURE... [--allow-unknown] [--facts FILE] [--format text|json]
     stackcheck gate [options] [--dry-run] -- COMMAND...
+    stackcheck gate --watch [options] -- COMMAND...   (a child, not exec: triage if it dies)
 
 With a command, the gate reads the SGLang command line and its environment (manifests/launch.json), derives
 the features it needs and the launch facts (tp, attention backend, quantization, speculative algorithm),
@@ -66,6 +67,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", choices=["text", "json"], default="text", help="decision format (default text)")
     p.add_argument("-q", "--quiet", action="store_true", help="no warnings on stderr when the command is run")
     p.add_argument(
+        "--watch",
+        action="store_true",
+        help="run the server as a child instead of exec: pass its output through, say when it is ready, "
+        "and if it dies print the triaged root cause (exit status is the server's)",
+    )
+    p.add_argument(
+        "--ready-pattern",
+        metavar="TEXT",
+        default="The server is fired up",
+        help="with --watch: the log text that means the server is ready (default: SGLang's)",
+    )
+    p.add_argument(
         "server_command", metavar="-- COMMAND", nargs=argparse.REMAINDER, help="the server to start, after --"
     )
 
@@ -108,6 +121,10 @@ def run(args: argparse.Namespace) -> int:
         else:
             for line in render_text(doc, warnings_only=True).splitlines():
                 sys.stderr.write(line + "\n")
+    if args.watch:
+        from stackcheck.watch import watch
+
+        return watch(command, ready=args.ready_pattern.encode())
     return _exec(command)
 
 
