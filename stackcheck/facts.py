@@ -131,8 +131,13 @@ def parse_json_text(text: str, origin: str) -> Any:
         raise BadInputError(f"{origin}: JSON nested too deeply") from None
 
 
-def read_text_file(path: Path) -> str:
+MAX_FACTS_BYTES = 64 * 1024 * 1024  # a real report is tens of kilobytes
+
+
+def read_text_file(path: Path, limit: int = MAX_FACTS_BYTES) -> str:
     try:
+        if path.stat().st_size > limit:
+            raise BadInputError(f"{path}: larger than {limit // 2**20} MiB: not a stackcheck facts file")
         data = path.read_bytes()
     except FileNotFoundError:
         raise BadInputError(f"{path}: no such file") from None
@@ -173,8 +178,10 @@ def load_facts_file(path: Path | str) -> Facts:
     if str(path) == "-":
         import sys
 
-        text = sys.stdin.read()
+        text = sys.stdin.read(MAX_FACTS_BYTES + 1)
         origin = "<stdin>"
+        if len(text) > MAX_FACTS_BYTES:
+            raise BadInputError(f"{origin}: larger than {MAX_FACTS_BYTES // 2**20} MiB: not a stackcheck facts file")
     else:
         p = Path(path)
         text = read_text_file(p)

@@ -147,6 +147,8 @@ def semantic_problems(docs: Mapping[str, tuple[str, Any]], known: Mapping[str, A
                         re.compile(item["pattern"])
                     except re.error as exc:
                         problems.append(f"{origin}: $.signatures[{i}].pattern: invalid regular expression: {exc}")
+        if name == "gates.json":
+            problems.extend(_gate_overlaps(doc, origin, full))
         if name == "components.json":
             pkgs = doc.get("packages")
             if isinstance(pkgs, dict):
@@ -175,6 +177,31 @@ def semantic_problems(docs: Mapping[str, tuple[str, Any]], known: Mapping[str, A
                                         f"invalid version specifier {spec_text!r}"
                                     )
     return problems
+
+
+def _gate_overlaps(doc: dict[str, Any], origin: str, full: Mapping[str, Any]) -> list[str]:
+    """Two release ranges of one gate that both admit a release the manifests know contradict each other
+    (which value holds for that release?). Checked against every known release of the gate's package."""
+    from stackcheck.versions import version_in
+
+    comps = full.get("components.json")
+    pkgs = comps.get("packages") if isinstance(comps, dict) else None
+    out = []
+    for i, gate in enumerate(doc.get("gates") or []):
+        if not isinstance(gate, dict) or not isinstance(pkgs, dict):
+            continue
+        spec = pkgs.get(gate.get("package"))
+        releases = [r.get("version") for r in (spec.get("releases") or [])] if isinstance(spec, dict) else []
+        ranges = [(j, r.get("versions")) for j, r in enumerate(gate.get("releases") or []) if isinstance(r, dict)]
+        for version in (v for v in releases if isinstance(v, str)):
+            hits = [j for j, rng in ranges if isinstance(rng, str) and version_in(version, rng)]
+            if len(hits) > 1:
+                out.append(
+                    f"{origin}: $.gates[{i}].releases[{hits[1]}].versions: overlaps $.gates[{i}].releases[{hits[0]}]"
+                    f" for {gate.get('package')} {version}: two values for one release"
+                )
+                break
+    return out
 
 
 def _check_pred(pred: dict[str, Any], path: list[Any], origin: str, gate_ids: set[Any], problems: list[str]) -> None:

@@ -182,3 +182,53 @@ def test_secrets_never_reach_a_report(tmp_path: Path) -> None:
         assert secret not in out, secret
     report = json.loads(proc.stdout)
     assert report["facts"]["system"]["env"].get("NCCL_SOCKET_IFNAME") == "eth0"  # harmless, allow-listed: kept
+
+
+MANIFEST_NAMES = [
+    "features.json",
+    "checks.json",
+    "gates.json",
+    "components.json",
+    "architectures.json",
+    "signatures.json",
+    "launch.json",
+    "meta.json",
+    "sources.json",
+]
+
+
+def _shipped(name: str) -> Any:
+    from importlib import resources
+
+    return json.loads((resources.files("stackcheck.manifests") / name).read_text(encoding="utf-8"))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    st.sampled_from(MANIFEST_NAMES),
+    st.lists(st.integers(min_value=0, max_value=400), min_size=1, max_size=3),
+    json_values,
+)
+def test_mutated_user_manifests_never_crash(tmp_path_factory: Any, name: str, path: list[int], value: Any) -> None:
+    """A user manifest with one value replaced anywhere: the loader reports it (exit 2) or the audit runs."""
+    from stackcheck.errors import ManifestError
+
+    doc = _shipped(name)
+    node: Any = doc
+    for step in path[:-1]:  # walk down by index into whatever containers are there
+        children = list(node.values()) if isinstance(node, dict) else node if isinstance(node, list) else []
+        if not children or not isinstance(children[step % len(children)], dict | list):
+            break
+        node = children[step % len(children)]
+    if isinstance(node, dict) and node:
+        node[list(node)[path[-1] % len(node)]] = value
+    elif isinstance(node, list) and node:
+        node[path[-1] % len(node)] = value
+    d = tmp_path_factory.mktemp("m")
+    (d / name).write_text(json.dumps(doc, allow_nan=False))
+    try:
+        report, _ = evaluate(Options(facts_file=str(CASES / "writeup-after" / "facts.json"), manifests_dirs=[str(d)]))
+    except ManifestError as exc:
+        assert exc.exit_code == 2 and all(p.startswith(str(d)) for p in exc.problems)
+        return
+    json.dumps(report, allow_nan=False)

@@ -165,3 +165,27 @@ def test_bad_user_manifest_via_cli_exits_2_with_one_line_per_problem(tmp_path: P
     )
     assert proc.returncode == 2
     assert "meta.json" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_overlapping_gate_ranges_are_a_contradiction(tmp_path: Path) -> None:
+    (tmp_path / "gates.json").write_text(
+        json.dumps(
+            {
+                "gates": [
+                    {
+                        "id": "sglang.torch_symm_mem_sizes",
+                        "title": "t",
+                        "package": "sglang",
+                        "probe": None,
+                        "releases": [
+                            {"versions": ">=0.5.3,<=0.5.10", "value": [9, 10], "source": "sglang-wheels"},
+                            {"versions": ">=0.5.9,<=0.5.23", "value": [9, 10, 12], "source": "sglang-wheels"},
+                        ],
+                    }
+                ]
+            }
+        )
+    )
+    with pytest.raises(ManifestError) as err:
+        load([tmp_path], env={})
+    assert any("overlaps" in p and "sglang 0.5.9" in p for p in err.value.problems)
