@@ -67,6 +67,13 @@ def check_schemas_against_metaschema() -> list[str]:
     return problems
 
 
+def _h(value: Any) -> Any:
+    """A hashable stand-in for any JSON value (ids of a malformed document may be lists or objects)."""
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return json.dumps(value, sort_keys=True, default=str)
+
+
 def _walk_rules(pred: Any, path: list[Any]) -> Iterable[tuple[dict[str, Any], list[Any]]]:
     if not isinstance(pred, dict):
         return
@@ -91,8 +98,8 @@ def semantic_problems(docs: Mapping[str, tuple[str, Any]], known: Mapping[str, A
         d = full.get(name)
         return d.get(key, []) if isinstance(d, dict) and isinstance(d.get(key), list) else []
 
-    gate_ids = {g.get("id") for g in get_list("gates.json", "gates") if isinstance(g, dict)}
-    feature_ids = {f.get("id") for f in get_list("features.json", "features") if isinstance(f, dict)}
+    gate_ids = {_h(g.get("id")) for g in get_list("gates.json", "gates") if isinstance(g, dict)}
+    feature_ids = {_h(f.get("id")) for f in get_list("features.json", "features") if isinstance(f, dict)}
     sources_doc = full.get("sources.json")
     source_ids = set(sources_doc.get("sources", {})) if isinstance(sources_doc, dict) else set()
 
@@ -111,13 +118,14 @@ def semantic_problems(docs: Mapping[str, tuple[str, Any]], known: Mapping[str, A
             for i, item in enumerate(items):
                 if not isinstance(item, dict):
                     continue
-                if item.get("id") in seen:
+                key = _h(item.get("id"))
+                if key in seen:
                     problems.append(
                         f"{origin}: $.{list_key}[{i}].id: duplicate id {item.get('id')!r} "
-                        f"(first at $.{list_key}[{seen[item.get('id')]}])"
+                        f"(first at $.{list_key}[{seen[key]}])"
                     )
                 else:
-                    seen[item.get("id")] = i
+                    seen[key] = i
                 check_source(item.get("source"), origin, [list_key, i, "source"])
                 for j, rule in enumerate(item.get("rules") or []):
                     if not isinstance(rule, dict):
@@ -138,7 +146,7 @@ def semantic_problems(docs: Mapping[str, tuple[str, Any]], known: Mapping[str, A
                                 f"invalid version specifier {rel['versions']!r}"
                             )
                 if list_key == "signatures" and item.get("feature") and feature_ids:
-                    if item["feature"] not in feature_ids:
+                    if _h(item["feature"]) not in feature_ids:
                         problems.append(f"{origin}: $.signatures[{i}].feature: unknown feature {item['feature']!r}")
                 if list_key == "signatures" and isinstance(item.get("pattern"), str):
                     import re
@@ -206,7 +214,7 @@ def _gate_overlaps(doc: dict[str, Any], origin: str, full: Mapping[str, Any]) ->
 
 def _check_pred(pred: dict[str, Any], path: list[Any], origin: str, gate_ids: set[Any], problems: list[str]) -> None:
     for side in (pred, pred.get("value")):
-        if isinstance(side, dict) and "gate" in side and gate_ids and side["gate"] not in gate_ids:
+        if isinstance(side, dict) and "gate" in side and gate_ids and _h(side["gate"]) not in gate_ids:
             problems.append(f"{origin}: {json_path(path)}: unknown gate {side['gate']!r}")
     if pred.get("op") == "version" and isinstance(pred.get("value"), str):
         if parse_specifier(pred["value"]) is None:
@@ -232,5 +240,9 @@ def validate_documents(docs: Mapping[str, tuple[str, Any]], partial: bool = Fals
                 known[name] = json.loads(text)
             except ValueError:
                 continue
-    problems.extend(semantic_problems(docs, known))
+    try:
+        problems.extend(semantic_problems(docs, known))
+    except Exception as exc:  # a document of an unexpected shape: its schema problems are reported above
+        if not problems:
+            problems.append(f"semantic checks failed on an unexpected document shape: {type(exc).__name__}: {exc}")
     return problems
