@@ -150,7 +150,12 @@ def _decide(args: argparse.Namespace) -> tuple[dict[str, Any], list[str] | None]
     if command is None and not require:
         raise UsageError("nothing to gate: give --require FEATURE... and/or -- COMMAND...")
     opts = options_from(args)
-    manifests = load_manifests(opts.manifests_dirs)
+    from stackcheck.pipeline import Background, gather
+
+    # the probes wait on the driver: start them now, while the manifests are read and the command derived
+    later_manifests = Background(lambda: load_manifests(opts.manifests_dirs))
+    later_facts = Background(lambda: gather(opts, later_manifests.get))
+    manifests = later_manifests.get()
     known = {str(f.get("id")) for f in manifests.features}
     bad = [f for f in require if f not in known]
     if bad:
@@ -169,7 +174,7 @@ def _decide(args: argparse.Namespace) -> tuple[dict[str, Any], list[str] | None]
     from stackcheck.pipeline import evaluate
 
     opts.launch = dict(derived.launch)
-    report, ctx = evaluate(opts, want_plan=False, manifests=manifests)
+    report, ctx = evaluate(opts, want_plan=False, manifests=manifests, gathered=later_facts.get)
     extra = gate.release_problems(derived, mapping, ctx.installed_version("sglang"))
     decision = gate.decide(derived, report["features"], manifests.features, args.allow_unknown, extra)
     plan: Any = None

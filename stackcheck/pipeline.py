@@ -219,11 +219,18 @@ def driver_cuda(manifests: Manifests, version: str) -> str | None:
     return best[1] if best else None
 
 
+Gathered = tuple[Facts, list[ProbeOutcome], dict[str, Any] | None]
+
+
 def evaluate(
-    opts: Options, want_plan: bool = True, manifests: Manifests | None = None
+    opts: Options,
+    want_plan: bool = True,
+    manifests: Manifests | None = None,
+    gathered: Callable[[], Gathered] | None = None,
 ) -> tuple[dict[str, Any], Context]:
     """The whole audit: facts -> verdicts -> plan, as a report document. `manifests`, when the caller has
-    loaded them already (the gate), are not read again."""
+    loaded them already, are not read again; `gathered`, when the caller started the probes earlier (the
+    gate starts them before it reads the command line), gives their result."""
     loaded = manifests
 
     def preload() -> Manifests:
@@ -236,7 +243,7 @@ def evaluate(
         return m
 
     later = Background(preload)
-    facts, outcomes, host = gather(opts, later.get)
+    facts, outcomes, host = gathered() if gathered is not None else gather(opts, later.get)
     manifests = later.get()
     assert manifests is not None
     from stackcheck.context import Context
