@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from stackcheck.errors import BadInputError, StackcheckError
@@ -203,7 +203,8 @@ def _shipped(name: str) -> Any:
     return json.loads((resources.files("stackcheck.manifests") / name).read_text(encoding="utf-8"))
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@example("features.json", [0, 0, 0], [])  # found in CI: an id replaced by a list reached the semantic checks
 @given(
     st.sampled_from(MANIFEST_NAMES),
     st.lists(st.integers(min_value=0, max_value=400), min_size=1, max_size=3),
@@ -232,3 +233,75 @@ def test_mutated_user_manifests_never_crash(tmp_path_factory: Any, name: str, pa
         assert exc.exit_code == 2 and all(p.startswith(str(d)) for p in exc.problems)
         return
     json.dumps(report, allow_nan=False)
+
+
+LOG_LINES = st.sampled_from(
+    [
+        "Traceback (most recent call last):",
+        '  File "/x/sglang/srt/distributed/device_communicators/torch_symm_mem.py", line 58, in __init__',
+        "KeyError: 12",
+        "[2026-11-29 10:00:00 TP0] Scheduler hit an exception: Traceback (most recent call last):",
+        "--- Logging error ---",
+        "The above exception was the direct cause of the following exception:",
+        "RuntimeError: No supported CUDA architectures found for major versions [9, 10].",
+        "torch.OutOfMemoryError: CUDA out of memory.",
+        "NCCL WARN Cuda failure 'out of memory'",
+        "[TP3] Rank 3 scheduler is dead.",
+        "",
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(LOG_LINES, st.text(max_size=80)), max_size=60), st.binary(max_size=200))
+def test_triage_never_crashes_on_generated_logs(lines: list[str], noise: bytes) -> None:
+    import io
+
+    from stackcheck.triage import load_signatures, render_json, render_text, triage_stream
+
+    data = "\n".join(lines).encode("utf-8", "surrogatepass") + noise
+    result = triage_stream(io.BytesIO(data), "gen.log", load_signatures(), 4096)
+    render_text(result)
+    json.loads(render_json(result))
+
+
+SERVER_FLAGS = st.sampled_from(
+    [
+        "--tp",
+        "--tp-size",
+        "--tp=8",
+        "--attention-backend",
+        "--attention-backend=fa3",
+        "--enable-torch-symm-mem",
+        "--quantization",
+        "mxfp4",
+        "8",
+        "fa3",
+        "--speculative-algorithm",
+        "EAGLE3",
+        "--disable-custom-all-reduce",
+        "-m",
+        "sglang.launch_server",
+        "--",
+        "=",
+    ]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(st.one_of(SERVER_FLAGS, st.text(max_size=12)), max_size=12),
+    st.dictionaries(st.sampled_from(["SGLANG_ENABLE_JIT_DEEPGEMM", "NCCL_NVLS_ENABLE", "X"]), st.text(max_size=6)),
+)
+def test_gate_reads_any_command_line_without_crashing(argv: list[str], env: dict[str, str]) -> None:
+    from stackcheck import gate
+    from stackcheck.errors import UsageError
+    from stackcheck.manifest_loader import load
+
+    mapping = load([], env={}).launch
+    try:
+        derived = gate.derive(["python", "-m", "sglang.launch_server", *argv], mapping, env, [])
+    except UsageError as exc:  # a malformed server flag: a one-line usage error, exit 2
+        assert "\n" not in exc.message
+        return
+    assert isinstance(derived.required, list)
