@@ -36,7 +36,8 @@ WRAPPER = (
     "t = time.perf_counter()\n"
     "p = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
     "dt = time.perf_counter() - t\n"
-    "print(dt, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, p.returncode)\n"
+    "r = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+    "print(dt, r.ru_maxrss, p.returncode, r.ru_utime + r.ru_stime)\n"
 )
 
 
@@ -46,19 +47,21 @@ def stackcheck() -> list[str]:
 
 
 def measure(argv: list[str], runs: int) -> dict[str, Any]:
-    times, rss, codes = [], [], set()
+    times, rss, cpu, codes = [], [], [], set()
     for i in range(runs + 1):
         out = subprocess.run([sys.executable, "-c", WRAPPER, *argv], capture_output=True, text=True, check=True)
-        dt, kb, rc = out.stdout.split()
+        dt, kb, rc, cpu_s = out.stdout.split()
         if i == 0:
             continue  # warm-up: page cache, bytecode
         times.append(float(dt))
+        cpu.append(float(cpu_s))
         rss.append(int(kb) / 1024)
         codes.add(int(rc))
     return {
         "median_s": statistics.median(times),
         "min_s": min(times),
         "max_s": max(times),
+        "cpu_s": statistics.median(cpu),  # user + system CPU: not quantised like wall time on a VM's clock
         "rss_mb": statistics.median(rss),
         "exit_codes": sorted(codes),
         "runs": runs,
@@ -108,19 +111,23 @@ def main() -> int:
     results = {name: measure(argv, args.runs) for name, argv in rows.items()}
     floor = next((r for n, r in results.items() if n.startswith("floor")), None)
     collect = results.get("python -m torch.utils.collect_env")
-    header = f"{'command':<58} {'median s':>9} {'min-max s':>15} {'peak MB':>8} {'÷floor':>7} {'collect_env÷':>12}"
+    header = (
+        f"{'command':<58} {'median s':>9} {'min-max s':>15} {'cpu s':>6} {'peak MB':>8} {'÷floor':>7} "
+        f"{'cpu÷floor':>9} {'collect_env÷':>12}"
+    )
     print(header)
     print("-" * len(header))
     for name, r in results.items():
         vs_floor = f"{r['median_s'] / floor['median_s']:.2f}x" if floor else "-"
+        cpu_floor = f"{r['cpu_s'] / floor['cpu_s']:.2f}x" if floor and floor["cpu_s"] else "-"
         vs_collect = (
             f"{collect['median_s'] / r['median_s']:.1f}x / {collect['rss_mb'] / r['rss_mb']:.1f}x"
             if collect and name != "python -m torch.utils.collect_env"
             else "-"
         )
         print(
-            f"{name:<58} {r['median_s']:>9.3f} {r['min_s']:>7.3f}-{r['max_s']:<7.3f} {r['rss_mb']:>8.1f} "
-            f"{vs_floor:>7} {vs_collect:>12}"
+            f"{name:<58} {r['median_s']:>9.3f} {r['min_s']:>7.3f}-{r['max_s']:<7.3f} {r['cpu_s']:>6.3f} "
+            f"{r['rss_mb']:>8.1f} {vs_floor:>7} {cpu_floor:>9} {vs_collect:>12}"
         )
     print(
         f"({args.runs} runs each after one warm-up; collect_env÷ is time / memory ratio; "

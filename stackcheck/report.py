@@ -5,7 +5,7 @@ facts, probes[], and for `audit` also features[], checks[], plan{steps[],still_b
 
 from __future__ import annotations
 
-import socket
+import os
 from datetime import datetime, timezone
 from typing import Any
 
@@ -20,8 +20,8 @@ def now_utc() -> str:
 
 def host_block(hostname: str | None = None) -> dict[str, Any]:
     try:
-        name = hostname or socket.gethostname()
-    except OSError:
+        name = hostname or os.uname().nodename  # os.uname: importing socket costs ~14 ms of start-up
+    except (OSError, AttributeError):
         name = "unknown"
     return {"hostname": name, "collected_at": now_utc()}
 
