@@ -1,0 +1,53 @@
+"""Manifests, facts and logs are data only: the package never evaluates, unpickles or shells out."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import stackcheck
+
+PACKAGE = Path(stackcheck.__file__).parent
+FORBIDDEN_CALLS = {"eval", "exec", "compile", "__import__"}
+FORBIDDEN_MODULES = {"pickle", "marshal", "shelve", "yaml", "dill"}
+PROBED = {"torch", "sglang", "flashinfer", "sgl_kernel", "vllm", "triton", "deep_gemm"}
+
+
+def sources() -> list[Path]:
+    files = sorted(PACKAGE.rglob("*.py"))
+    assert len(files) > 30
+    return files
+
+
+def test_no_eval_exec_pickle_yaml_or_probed_package_imports() -> None:
+    problems = []
+    for path in sources():
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in FORBIDDEN_CALLS:
+                problems.append(f"{path.name}:{node.lineno}: {node.func.id}()")
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+                for name in names:
+                    top = name.split(".")[0]
+                    if top in FORBIDDEN_MODULES or top in PROBED:
+                        problems.append(f"{path.name}:{node.lineno}: import {name}")
+    assert problems == []
+
+
+def test_no_shell_true_anywhere() -> None:
+    problems = []
+    for path in sources():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call):
+                for kw in node.keywords:
+                    if kw.arg == "shell" and not (isinstance(kw.value, ast.Constant) and kw.value.value is False):
+                        problems.append(f"{path.name}:{node.lineno}")
+                if (
+                    isinstance(node.func, ast.Attribute)
+                    and node.func.attr in ("system", "popen")
+                    and isinstance(node.func.value, ast.Name)
+                    and node.func.value.id == "os"
+                ):
+                    problems.append(f"{path.name}:{node.lineno}: os.{node.func.attr}")
+    assert problems == []
