@@ -780,6 +780,11 @@ def make_plan(
             raise UsageError(f"--want {fid!r}: unknown feature (expected one of {', '.join(sorted(engine.features))})")
     restrict = Restrict(held, pinned)
     plan: dict[str, Any] = {"target": {}, "steps": [], "still_blocked": []}
+    if not box.ccs:
+        plan["note"] = (
+            "no GPU is visible: the plan cannot check which builds cover the GPUs; "
+            "give --assume-gpu CC[xN] (e.g. 12.0x8) to plan for the GPUs this image will run on"
+        )
     if ctx.facts.get("packages") is None:
         plan["error"] = "installed packages are not known (not probed, not in the facts file): cannot plan"
         return plan
@@ -948,6 +953,8 @@ def _reason(ch: Choice, target: Stack, box: Box) -> str:
     pin = req.get(ch.name)
     base = f"sglang {target.sglang.version} pins {ch.name}{pin}" if pin else f"newest {ch.name} for this stack"
     if ch.component == "torch":
+        if not box.ccs:
+            return base + f"; the {ch.variant} build (CUDA {ch.cuda}); no GPU is visible, so coverage is unchecked"
         return base + f"; the {ch.variant} build (CUDA {ch.cuda}) covers these GPUs"
     if ch.component == "kernel":
         return base + f"; the {ch.variant} build matches torch's CUDA {target.torch.cuda}"

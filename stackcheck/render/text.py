@@ -149,6 +149,8 @@ def plan_lines(report: dict[str, Any]) -> list[str]:
         return []
     lines: list[str] = []
     steps = plan.get("steps") or []
+    if plan.get("note"):
+        lines.append(f"  note: {plan['note']}")
     if plan.get("error"):
         lines.append(f"  no plan: {plan['error']}")
     if not steps and not plan.get("error"):
