@@ -57,6 +57,8 @@ def run(args: argparse.Namespace) -> int:
     from stackcheck.pipeline import parse_assume_gpu
     from stackcheck.render.interface import source_text
 
+    if args.tp is not None and not 0 < args.tp <= 4096:
+        raise UsageError(f"--tp {args.tp}: expected a tensor-parallel size of 1 or more")
     manifests = load(args.manifests)
     feature = next((f for f in manifests.features if f.get("id") == args.feature), None)
     if feature is None:
@@ -68,6 +70,9 @@ def run(args: argparse.Namespace) -> int:
         base = {k: v for k, v in saved.items() if k in ("gpus", "topology", "driver")}
     if args.assume_gpu or not base.get("gpus"):
         cc, n = parse_assume_gpu(args.assume_gpu or "12.0")
+        from stackcheck.pipeline import check_known_cc
+
+        check_known_cc(manifests, cc)
         n = max(n, args.tp or 8)
         base["gpus"] = assumed_gpus(manifests, f"{cc}x{n}")
         base.setdefault("topology", {"interconnect": None, "same_model": True, "gpu_count": n})

@@ -52,7 +52,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    fleet = read_fleet(args.paths, jobs=max(0, int(args.jobs)))
+    if int(args.jobs) < 0:
+        from stackcheck.errors import UsageError
+
+        raise UsageError(f"--jobs {args.jobs}: expected 0 (one per CPU) or a positive number of worker processes")
+    fleet = read_fleet(args.paths, jobs=int(args.jobs))
     summary = fleet.summary()
     if not fleet.hosts:
         for bad in summary["bad"][:20]:

@@ -38,7 +38,9 @@ HELP_EPILOG = """decision policy:
   --disable-cuda-graph; deepgemm unless SGLANG_ENABLE_JIT_DEEPGEMM is false) are checked too: blocked with
   effect crash refuses, blocked with effect disabled/degraded only warns; unknown refuses (unless
   --allow-unknown) when one of the feature's rules can crash, else warns.
-  values or flags the manifests do not know are unknown; a flag the installed SGLang lacks refuses.
+  values the manifests do not know are unknown; a flag the installed SGLang lacks refuses; flags launch.json
+  does not list pass through unchecked (one note line); --config makes the launch facts unknown.
+  deepgemm (default on) fails only with FP8 models: it warns; --quantization fp8 requires fp8-block-gemm.
   a command in which no SGLang launch or flag is found needs no feature (only --require is checked).
 
 gate exit codes:
@@ -298,13 +300,15 @@ def _reason_text(r: dict[str, Any]) -> str:
         text += f" [{'; '.join(bits)}]"
     if r.get("gpu"):
         text += f" on {r['gpu']}"
-    return text + f" (source: {source_text(r.get('source'))})"
+    return text + (f" (source: {source_text(r['source'])})" if r.get("source") else "")
 
 
 def _line(prefix: str, b: dict[str, Any]) -> list[str]:
     status = b["status"] + (f" ({b['effect']})" if b.get("effect") else "")
-    kind = {"default": " [default]", "command": " [command]"}.get(b["kind"], "")
+    kind = {"default": " [default]", "default-warn": " [default]", "command": " [command]"}.get(b["kind"], "")
     reasons = b.get("reasons") or [{"message": "not ok"}]
+    if b["status"] == "note":
+        return [f"note: {_reason_text(reasons[0])}"]
     out = [f"{prefix} {b['feature']}{kind}: {status}: {_reason_text(reasons[0])}"]
     out += [f"    also: {_reason_text(r)}" for r in reasons[1:]]
     if b.get("fix"):

@@ -29,6 +29,8 @@ def run(args: argparse.Namespace) -> int:
             problems.extend(exc.problems)
             texts = {}
         partial = True
+        if not texts and not problems:
+            problems.append(f"{args.dir}: no manifest files (expected some of meta.json, features.json, ...)")
     else:
         texts = shipped_texts()
         partial = False

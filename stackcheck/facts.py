@@ -175,6 +175,11 @@ def facts_from_document(doc: Any, origin: str) -> Facts:
 
 def load_facts_file(path: Path | str) -> Facts:
     """Read facts from a saved report or facts document; `-` reads standard input."""
+    return load_facts_document(path)[0]
+
+
+def load_facts_document(path: Path | str) -> tuple[Facts, dict[str, Any] | None]:
+    """The facts and the saved report's `host` block (None when the document has none); `-` is stdin."""
     if str(path) == "-":
         import sys
 
@@ -186,7 +191,10 @@ def load_facts_file(path: Path | str) -> Facts:
         p = Path(path)
         text = read_text_file(p)
         origin = str(p)
-    return facts_from_document(parse_json_text(text, origin), origin)
+    doc = parse_json_text(text, origin)
+    facts = facts_from_document(doc, origin)
+    host = doc.get("host")
+    return facts, (host if isinstance(host, dict) else None)
 
 
 def cc_tuple(cc: str | None) -> tuple[int, int] | None:

@@ -10,7 +10,11 @@ How a command line is read (all of it data, manifests/launch.json):
   (`--tensor-parallel-size`), and unique-prefix abbreviations of a listed flag (`--tp` for `--tp-size`);
   a prefix of several listed flags is reported as unknown. The last occurrence wins, as in argparse.
 - each option maps values to features (`--attention-backend fa3` -> attention-fa3); a value that
-  launch.json does not know is reported as unknown (it may be new, or SGLang may reject it).
+  launch.json does not know is reported as unknown (it may be new, or SGLang may reject it). Flags
+  launch.json does not list at all (it lists only those that gate features) pass through unchecked and are
+  named in one note; `--config FILE` makes the launch facts unknown (its settings are not read).
+- deepgemm, on by default, fails only with FP8 block-quantized models: its default entry says
+  `"refuse": false`, so a blocked deepgemm warns; `--quantization fp8` requires fp8-block-gemm, which refuses.
 - per SGLang release, an option says whether the installed release has the flag at all; a flag the
   installed release lacks is a refusal (SGLang exits with `unrecognized arguments`), a release no entry
   covers is unknown.
@@ -56,7 +60,7 @@ class Problem:
     """Something about the command itself: an unknown value, an ambiguous flag, a flag the release lacks."""
 
     subject: str  # e.g. "--attention-backend=foo"
-    status: str  # "unknown" | "blocked"
+    status: str  # "unknown" | "blocked" | "note" (never refuses)
     effect: str | None
     message: str
     source: Any = None
@@ -172,6 +176,21 @@ def _choices(opt: Mapping[str, Any], by_flag: Mapping[str, dict[str, Any]]) -> d
     return None
 
 
+# Flags whose presence means the launch settings come from somewhere the gate does not read.
+CONFIG_FLAGS = ("--config",)
+
+
+def _config_problem(name: str) -> Problem:
+    """A config file makes the launch facts unknown: the gate fails closed (refuses unless --allow-unknown)."""
+    return Problem(
+        name,
+        "unknown",
+        None,
+        f"{name}: settings in the config file (tp, backends, feature flags) are not read by the gate, "
+        "so the features this launch needs are not known",
+    )
+
+
 def parse_flags(args: Sequence[str], mapping: Mapping[str, Any]) -> tuple[dict[str, Any], list[Problem], bool]:
     """The listed flags found in args: canonical flag -> value (True for a bool flag), problems, and
     whether any listed flag was found at all."""
@@ -182,6 +201,7 @@ def parse_flags(args: Sequence[str], mapping: Mapping[str, Any]) -> tuple[dict[s
             exact[n] = o
     found: dict[str, Any] = {}
     problems: list[Problem] = []
+    unlisted: list[str] = []
     seen = False
     i = 0
     while i < len(args):
@@ -212,6 +232,10 @@ def parse_flags(args: Sequence[str], mapping: Mapping[str, Any]) -> tuple[dict[s
                 )
                 continue
             else:
+                if name in CONFIG_FLAGS:
+                    problems.append(_config_problem(name))
+                else:
+                    unlisted.append(name)
                 continue
         seen = True
         flag = str(opt["flag"])
@@ -237,6 +261,11 @@ def parse_flags(args: Sequence[str], mapping: Mapping[str, Any]) -> tuple[dict[s
                 raise UsageError(f"server command: {how} {value!r}: expected a positive integer")
         else:
             found[flag] = value
+    if unlisted:
+        names = ", ".join(dict.fromkeys(unlisted))
+        problems.append(
+            Problem("flags", "note", None, f"passed through unchecked (not in stackcheck's launch data): {names}")
+        )
     return found, problems, seen
 
 
@@ -304,7 +333,7 @@ def _conds(conds: Any, d: Derived, defaults: Mapping[str, Any]) -> bool:
 def _add(d: Derived, feature: str, kind: str, why: str) -> None:
     for r in d.required:
         if r.feature == feature:
-            if kind == "explicit" and r.kind == "default":
+            if kind == "explicit" and r.kind in ("default", "default-warn"):
                 r.kind, r.why = "explicit", why
             return
     d.required.append(Requirement(feature, kind, why))
@@ -379,7 +408,10 @@ def derive(
             continue
         feature = str(spec["feature"])
         if _conds(spec.get("when"), d, defaults):
-            _add(d, feature, "default", "on by default")
+            if spec.get("refuse", True):
+                _add(d, feature, "default", "on by default")
+            else:
+                _add(d, feature, "default-warn", "on by default; fails only with some models, so it warns")
         else:
             d.off.append(f"{feature}: off ({_off_reason(spec.get('when'), d, defaults)})")
     return d
@@ -479,7 +511,7 @@ def decide(
     checked: list[dict[str, Any]] = []
     for p in [*d.problems, *extra_problems]:
         b = Blocker(p.subject, "command", p.status, p.effect, [{"message": p.message, "source": p.source}])
-        if p.status == "unknown" and allow_unknown:
+        if p.status == "note" or (p.status == "unknown" and allow_unknown):
             warnings.append(b)
         else:
             blocking.append(b)
@@ -507,6 +539,10 @@ def decide(
                 blocking.append(b)
             continue
         # default features
+        if r.kind == "default-warn":
+            if status in ("blocked", "unknown"):
+                warnings.append(b)
+            continue
         if status == "blocked":
             (blocking if effect == "crash" else warnings).append(b)
         elif status == "unknown":

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from stackcheck.errors import ProbeFailedError, UsageError
-from stackcheck.facts import Facts, ProbeOutcome, cc_tuple, load_facts_file
+from stackcheck.facts import Facts, ProbeOutcome, cc_tuple, load_facts_document
 
 if TYPE_CHECKING:  # the engine is imported lazily: see evaluate()
     from stackcheck.context import Context
@@ -34,11 +34,22 @@ class Options:
     launch: dict[str, Any] = field(default_factory=dict)
 
 
-def parse_assume_gpu(spec: str) -> tuple[str, int]:
+def parse_assume_gpu(spec: str, default_count: int = 1) -> tuple[str, int]:
+    """'12.0x8' -> ('12.0', 8); without xN, `default_count` (the box's own GPU count when it has GPUs)."""
     cc, _, count = spec.strip().lower().partition("x")
     if cc_tuple(cc) is None or (count and (not count.isdigit() or not 0 < int(count) <= 4096)):
         raise UsageError(f"--assume-gpu {spec!r}: expected CAPABILITY[xCOUNT], for example 12.0x8 or 9.0")
-    return cc, int(count or 1)
+    return cc, int(count) if count else max(1, default_count)
+
+
+def check_known_cc(manifests: Manifests, cc: str, option: str = "--assume-gpu") -> None:
+    known = sorted(
+        {str(a.get("compute_capability")) for a in manifests.architectures}, key=lambda c: cc_tuple(c) or (0, 0)
+    )
+    if known and cc not in known:
+        raise UsageError(
+            f"{option} {cc}: no architecture with compute capability {cc} in the manifests (known: {', '.join(known)})"
+        )
 
 
 def load_manifests(dirs: list[str]) -> Manifests:
@@ -76,10 +87,7 @@ def gather(
 ) -> tuple[Facts, list[ProbeOutcome], dict[str, Any] | None]:
     """Facts from a saved file, or from the probes; the host block of a saved report is kept."""
     if opts.facts_file:
-        facts = load_facts_file(opts.facts_file)
-        host = None
-        if opts.facts_file != "-":
-            host = _saved_host(opts.facts_file)
+        facts, host = load_facts_document(opts.facts_file)
         return facts, [ProbeOutcome(name="facts-file", status="ok", reason=str(opts.facts_file), duration_ms=0.0)], host
     from stackcheck.probes.interface import ProbeContext
     from stackcheck.probes.runner import run_probes
@@ -87,6 +95,7 @@ def gather(
     names = list(DEFAULT_PROBES)
     facts, outcomes = run_probes(names, ProbeContext(), budget_s=opts.timeout_s)
     post_probes(facts, outcomes, opts, manifests or (lambda: load_manifests(opts.manifests_dirs)))
+    scrub_home(facts)
     if opts.strict:
         bad = [o for o in outcomes if o.get("status") in ("failed", "timeout")]
         if bad:
@@ -94,6 +103,25 @@ def gather(
                 "; ".join(f"probe {o.get('name')} {o.get('status')}: {o.get('reason')}" for o in bad)
             )
     return facts, outcomes, None
+
+
+def scrub_home(value: Any, home: str | None = None) -> Any:
+    """Replace the home directory in every path of the facts with "~" (in place), once the probes that need
+    the real paths have run: a report names no user where a path is not needed."""
+    import os
+
+    home = (home if home is not None else os.path.expanduser("~")).rstrip("/")
+    if not home or home == "~":
+        return value
+    if isinstance(value, dict):
+        for k, v in value.items():
+            value[k] = scrub_home(v, home)
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            value[i] = scrub_home(v, home)
+    elif isinstance(value, str) and home in value:
+        return value.replace(home + "/", "~/") if value != home else "~"
+    return value
 
 
 def post_probes(facts: Facts, outcomes: list[ProbeOutcome], opts: Options, manifests: Callable[[], Manifests]) -> None:
@@ -144,18 +172,6 @@ def _one_line(exc: BaseException) -> str:
     return text.splitlines()[0][:300] if text else type(exc).__name__
 
 
-def _saved_host(path: str) -> dict[str, Any] | None:
-    import json
-    from pathlib import Path
-
-    try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    host = doc.get("host") if isinstance(doc, dict) else None
-    return host if isinstance(host, dict) else None
-
-
 def apply_assumptions(facts: Facts, opts: Options, manifests: Manifests) -> Facts:
     """--assume-gpu / --assume-driver / --assume-interconnect: evaluate for hardware that is not here."""
     if not (opts.assume_gpu or opts.assume_driver or opts.assume_interconnect):
@@ -165,7 +181,8 @@ def apply_assumptions(facts: Facts, opts: Options, manifests: Manifests) -> Fact
     if opts.assume_gpu:
         from stackcheck.context import assumed_gpus
 
-        cc, n = parse_assume_gpu(opts.assume_gpu)
+        cc, n = parse_assume_gpu(opts.assume_gpu, len(out.get("gpus") or []))
+        check_known_cc(manifests, cc)
         out["gpus"] = assumed_gpus(manifests, f"{cc}x{n}")
         topo = dict(out.get("topology") or {})
         topo.update({"gpu_count": n, "same_model": True, "pairs": []})
@@ -188,7 +205,7 @@ def apply_assumptions(facts: Facts, opts: Options, manifests: Manifests) -> Fact
     if opts.assume_driver:
         from stackcheck.versions import numeric_tuple
 
-        if numeric_tuple(opts.assume_driver) is None:
+        if numeric_tuple(opts.assume_driver) is None or len(opts.assume_driver.split(".")) < 2:
             raise UsageError(f"--assume-driver {opts.assume_driver!r}: expected a driver version such as 580.95.05")
         out["driver"] = {
             "version": opts.assume_driver,

@@ -70,7 +70,7 @@ def test_tp_defaults_to_one_and_custom_allreduce_is_not_needed(mapping: dict[str
     assert d.launch["tp"] == 1
     assert "custom-allreduce" not in features(d)
     assert any(o.startswith("custom-allreduce: off") for o in d.off)
-    assert features(d) == {"cuda-graph": "default", "deepgemm": "default"}
+    assert features(d) == {"cuda-graph": "default", "deepgemm": "default-warn"}
 
 
 @pytest.mark.parametrize(
@@ -93,7 +93,7 @@ def test_value_flags(mapping: dict[str, Any], args: list[str], fact: str, value:
     assert d.entrypoint == "sglang-serve"
     assert d.launch[fact] == value
     assert features(d)[feature] == "explicit"
-    assert not d.problems
+    assert not [p for p in d.problems if p.status != "note"]  # unlisted flags are notes only
 
 
 @pytest.mark.parametrize(
@@ -167,7 +167,22 @@ def test_unknown_values_and_ambiguous_flags_are_problems(mapping: dict[str, Any]
     assert "not a value the manifests know" in subjects["--attention-backend=warp_drive"].message
     assert subjects["--enable"].status == "unknown"
     d = gate.derive(LAUNCH, mapping, {"SGLANG_ENABLE_JIT_DEEPGEMM": "maybe"})
-    assert d.problems[0].subject == "SGLANG_ENABLE_JIT_DEEPGEMM=maybe"
+    real = [p for p in d.problems if p.status != "note"]
+    assert real[0].subject == "SGLANG_ENABLE_JIT_DEEPGEMM=maybe"
+
+
+def test_unlisted_flags_are_one_note_and_a_config_file_is_unknown(mapping: dict[str, Any]) -> None:
+    d = gate.derive([*LAUNCH, "--enable-nosuch-flag", "--log-level", "info"], mapping, {})
+    notes = [p for p in d.problems if p.status == "note"]
+    assert len(notes) == 1 and "--enable-nosuch-flag" in notes[0].message and "--log-level" in notes[0].message
+    d = gate.derive([*LAUNCH, "--config", "server.yaml"], mapping, {})
+    assert [p.status for p in d.problems if p.subject == "--config"] == ["unknown"]
+
+
+def test_default_deepgemm_only_warns_but_fp8_quantization_requires_fp8_block_gemm(mapping: dict[str, Any]) -> None:
+    assert features(gate.derive(LAUNCH, mapping, {}))["deepgemm"] == "default-warn"
+    d = gate.derive([*LAUNCH, "--quantization", "fp8"], mapping, {})
+    assert features(d).get("fp8-block-gemm") == "explicit"
 
 
 def test_abbreviation_of_one_flag(mapping: dict[str, Any]) -> None:
