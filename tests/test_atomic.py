@@ -87,3 +87,19 @@ def test_oversized_facts_file_is_refused_without_reading_it(tmp_path: Path) -> N
         [sys.executable, "-m", "stackcheck", "audit", "--facts", str(big)], capture_output=True, text=True, timeout=60
     )
     assert proc.returncode == 2 and "larger than" in proc.stderr
+
+
+def test_symlink_is_followed_and_mode_kept(tmp_path: Path) -> None:
+    real = tmp_path / "real.prom"
+    real.write_text("old")
+    real.chmod(0o600)
+    link = tmp_path / "link.prom"
+    link.symlink_to(real)
+    write_atomic(link, "new")
+    assert link.is_symlink() and real.read_text() == "new"
+    assert (real.stat().st_mode & 0o777) == 0o600
+
+
+def test_devices_are_written_in_place_not_replaced() -> None:
+    write_atomic("/dev/null", "discarded")
+    assert Path("/dev/null").is_char_device()

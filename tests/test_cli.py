@@ -104,7 +104,9 @@ def test_missing_facts_file_and_directory(tmp_path: Path) -> None:
 def test_facts_from_stdin() -> None:
     proc = run_cli("audit", "--facts", "-", "--format", "json", stdin=Path(AFTER).read_text())
     assert proc.returncode == 1
-    assert json.loads(proc.stdout)["facts"]["gpus"][0]["compute_capability"] == "12.0"
+    report = json.loads(proc.stdout)
+    assert report["facts"]["gpus"][0]["compute_capability"] == "12.0"
+    assert report["host"] == json.loads(Path(AFTER).read_text())["host"]  # the saved box, not this one
 
 
 def test_partial_facts_document_is_unknown_not_an_error(tmp_path: Path) -> None:
