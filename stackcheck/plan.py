@@ -50,6 +50,9 @@ def version_in(version: str, spec: str) -> bool | None:
     return _version_in(version, spec)
 
 
+#: how many of the best stacks are tried for one that keeps every feature that is ok now
+REGRESSION_SEARCH = 10
+
 COMPONENTS = ("driver", "torch", "kernel", "flashinfer", "sglang")
 ALIASES = {
     "driver": "driver",
@@ -120,6 +123,9 @@ class Stack:
         return (
             self.sglang.rank,
             self.torch.rank // 100,
+            # within a torch release, a build the installed driver already supports beats a newer CUDA build
+            # that needs a driver upgrade (a node drain and a reboot)
+            0 if self.driver.current else 1,
             mismatch,
             self.torch.rank % 100,
             self.kernel.rank if self.kernel else 0,
@@ -802,9 +808,28 @@ def make_plan(
 
     stacks = sorted(enumerate_stacks(space, restrict), key=Stack.key)
     target: Stack | None = None
+    newest_lost: list[str] = []
     impossible: list[str] = []
     if not wanted:
-        target = stacks[0] if stacks else None
+        # the newest stack that keeps every feature that is ok now ok (among the best few); else the newest
+        # (judged after the plan's own steps, the toolkit step included)
+        ok_now = [fid for fid, v in before.items() if v.get("status") == "ok"]
+        for s in stacks[:REGRESSION_SEARCH]:
+            _, _, after = _steps(ctx, engine, s, box, before)
+            lost = [f for f in ok_now if after.get(f, {}).get("status") != "ok"]
+            if not lost:
+                target = s
+                break
+            if s is stacks[0]:
+                newest_lost = lost
+        if target is None:
+            target = stacks[0] if stacks else None
+        elif stacks and target is not stacks[0]:
+            plan["note"] = (
+                (plan.get("note", "") + "; " if plan.get("note") else "")
+                + f"a newer stack ({stacks[0].describe()}) would block what is ok now ({', '.join(newest_lost)}); "
+                "this plan keeps them: `stackcheck plan --want FEATURE` trades them for a wanted feature"
+            )
     else:
         free = stacks if not held and not pinned else sorted(enumerate_stacks(space, Restrict()), key=Stack.key)
         by_changes = sorted(free, key=lambda s: (s.changes(), s.key()))

@@ -74,6 +74,8 @@ def test_plan_case(case: Path, tmp_path: Path) -> None:
         assert [s["component"] for s in plan["steps"]] == expected["steps"]
     for comp, version in (expected.get("target") or {}).items():
         assert plan["target"][comp] == version
+    if expected.get("note_contains"):
+        assert expected["note_contains"] in plan.get("note", "")
     for comp, to in (expected.get("step_to") or {}).items():
         assert steps[comp]["to"] == to
     for comp, frm in (expected.get("step_from") or {}).items():

@@ -154,7 +154,10 @@ def plan_lines(report: dict[str, Any]) -> list[str]:
     if plan.get("error"):
         lines.append(f"  no plan: {plan['error']}")
     if not steps and not plan.get("error"):
-        lines.append("  nothing to upgrade: the stack is the newest the manifests know for these GPUs")
+        if plan.get("note") and "would block what is ok now" in str(plan.get("note")):
+            lines.append("  nothing to upgrade without losing a feature that is ok now (see the note)")
+        else:
+            lines.append("  nothing to upgrade: the stack is the newest the manifests know for these GPUs")
     for i, s in enumerate(steps, 1):
         lines.append(f"  {i}. {s.get('component')}: {s.get('from') or 'not installed'} → {s.get('to')}")
         if s.get("reason"):
