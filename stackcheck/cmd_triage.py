@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import Any
 
+from stackcheck.options import emit
 from stackcheck.triage import render_fix, render_json, render_text, triage_file, triage_with_plan
 
 
@@ -26,6 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     which.add_argument("--probe", action="store_true", help="probe this box to name the plan step that fixes it")
     parser.add_argument("--manifests", metavar="DIR", action="append", default=[])
+    parser.add_argument("--output", metavar="FILE", help="write to FILE atomically instead of stdout")
 
 
 def plan_fix(args: argparse.Namespace, result: Any) -> tuple[bool, dict[str, Any] | None]:
@@ -45,9 +46,8 @@ def run(args: argparse.Namespace) -> int:
         doc = json.loads(render_json(result))
         if asked:
             doc["fix"] = fix
-        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+        text = json.dumps(doc, indent=2) + "\n"
     else:
-        sys.stdout.write(render_text(result))
-        if asked:
-            sys.stdout.write(render_fix(fix, result.feature))
+        text = render_text(result) + (render_fix(fix, result.feature) if asked else "")
+    emit(text, args)
     return 0

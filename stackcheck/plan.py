@@ -684,7 +684,10 @@ def package_commands(ctx: Context, choice: Choice, box: Box, stack: Stack) -> tu
             cmds.append(f"pip install {_q(f'{choice.name}=={choice.version}')}")
         return cmds, warnings
     if choice.component == "flashinfer":
-        specs = [f"flashinfer-python=={choice.version}"]
+        # SGLang >= 0.5.14 pins flashinfer_python[cu13]: install the extra it names
+        extras = (stack.sglang.release.get("requires_extras") or {}).get("flashinfer-python") or []
+        extra = f"[{','.join(extras)}]" if extras else ""
+        specs = [f"flashinfer-python{extra}=={choice.version}"]
         cubin_pinned = "flashinfer-cubin" in (stack.sglang.release.get("requires") or {})
         cubin_known = _find_release(ctx, "flashinfer-cubin", choice.version) is not None
         if cubin_pinned or (ctx.installed_version("flashinfer-cubin") and cubin_known):

@@ -807,6 +807,16 @@ def triage_file(path: Path | str, signatures: Sequence[Signature] | None = None)
     p = Path(path)
     try:
         with p.open("rb") as f:
+            if f.read(2) == b"\x1f\x8b":  # a gzip-compressed log (rotated logs often are): read it streamed
+                import gzip
+
+                f.seek(0)
+                with gzip.open(f) as z:
+                    try:
+                        return triage_stream(z, str(p), signatures)  # type: ignore[arg-type]
+                    except (OSError, EOFError) as exc:
+                        raise BadInputError(f"{p}: not a readable gzip file: {exc}") from None
+            f.seek(0)
             return triage_stream(f, str(p), signatures)
     except FileNotFoundError:
         raise BadInputError(f"{p}: no such file") from None

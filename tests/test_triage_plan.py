@@ -57,3 +57,23 @@ def test_without_facts_there_is_no_plan_line() -> None:
     proc = triage(str(LOGS / "symm_mem_keyerror.log"))
     assert proc.returncode == 0 and "plan:" not in proc.stdout
     assert "fix" not in json.loads(triage(str(LOGS / "symm_mem_keyerror.log"), "--format", "json").stdout)
+
+
+def test_gzip_logs_are_read_and_broken_ones_are_exit_2(tmp_path: Path) -> None:
+    import gzip
+
+    gz = tmp_path / "server.log.gz"
+    gz.write_bytes(gzip.compress((LOGS / "symm_mem_keyerror.log").read_bytes()))
+    proc = triage(str(gz), "--format", "json")
+    assert proc.returncode == 0
+    assert json.loads(proc.stdout)["root_cause"]["signature"]["feature"] == "torch-symm-mem"
+    broken = tmp_path / "broken.log.gz"
+    broken.write_bytes(gz.read_bytes()[:40])
+    proc = triage(str(broken))
+    assert proc.returncode == 2 and "gzip" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_output_file(tmp_path: Path) -> None:
+    out = tmp_path / "triage.json"
+    assert triage(str(LOGS / "symm_mem_keyerror.log"), "--format", "json", "--output", str(out)).returncode == 0
+    assert json.loads(out.read_text())["root_cause"] is not None
