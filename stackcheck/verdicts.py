@@ -61,6 +61,7 @@ class Outcome:
     patched: str | None = None
     note: str | None = None
     raw_required: Any = None
+    subject: str | None = None  # the fact path or gate that was observed
 
 
 def _ref(ctx: Context, ref: Any, gpu: GpuModel | None) -> tuple[Any, GateValue | None]:
@@ -109,14 +110,23 @@ def evaluate(pred: Any, ctx: Context, gpu: GpuModel | None) -> Outcome:
         return Outcome(None, missing=f"malformed predicate {pred!r}")
     if "all" in pred or "any" in pred:
         is_all = "all" in pred
-        parts = [evaluate(p, ctx, gpu) for p in pred.get("all" if is_all else "any") or []]
+        subs = pred.get("all" if is_all else "any") or []
+        parts = [evaluate(p, ctx, gpu) for p in subs]
         decisive = [p for p in parts if p.value is (not is_all)]
         if decisive:
             return decisive[0]
         missing = [p for p in parts if p.value is None]
         if missing:
             return missing[0]
-        return parts[-1] if parts else Outcome(is_all)
+        if not parts:
+            return Outcome(is_all)
+        if is_all:
+            return parts[-1]
+        # every alternative failed: show what each one saw, and the alternatives as the requirement
+        seen = {f"{o.subject or _describe_lhs(sp)} = {_text(o.observed)}" for sp, o in zip(subs, parts, strict=True)}
+        return Outcome(
+            False, "; ".join(sorted(seen)), _describe(pred), patched=next((o.patched for o in parts if o.patched), None)
+        )
     if "not" in pred:
         inner = evaluate(pred["not"], ctx, gpu)
         if inner.value is None:
@@ -150,7 +160,10 @@ def evaluate(pred: Any, ctx: Context, gpu: GpuModel | None) -> Outcome:
             observed = f"{cov} via {', '.join(via)}" if via else "no target runs on it"
             note = "PTX JIT-compiled at first start (slow start)" if cov == "ptx" else None
             return Outcome(cov != "none", observed, f"a target for {lhs} in {rhs}", patched=patched, note=note)
-        return Outcome(_compare(op, lhs, rhs), lhs, _required_text(op, rhs), patched=patched, raw_required=rhs)
+        subject = f"gate {pred['gate']}" if "gate" in pred else str(pred.get("fact"))
+        return Outcome(
+            _compare(op, lhs, rhs), lhs, _required_text(op, rhs), patched=patched, raw_required=rhs, subject=subject
+        )
     except Missing as m:
         return Outcome(None, missing=m.reason)
 
@@ -165,13 +178,22 @@ def _required_text(op: str, value: Any) -> Any:
     return f"{_OP_WORDS.get(op, op)} {_text(value)}"
 
 
+def _describe_lhs(pred: Any) -> str:
+    if isinstance(pred, dict) and ("all" in pred or "any" in pred):
+        return "(" + _describe(pred) + ")"
+    if isinstance(pred, dict):
+        return str(pred.get("fact") or f"gate {pred.get('gate')}")
+    return str(pred)
+
+
 def _describe(pred: Any) -> str:
     if not isinstance(pred, dict):
         return str(pred)
     if "all" in pred:
         return " and ".join(_describe(p) for p in pred["all"])
     if "any" in pred:
-        return "(" + " or ".join(_describe(p) for p in pred["any"]) + ")"
+        alts = [f"({_describe(p)})" if isinstance(p, dict) and "all" in p else _describe(p) for p in pred["any"]]
+        return "(" + " or ".join(alts) + ")"
     if "not" in pred:
         return f"not ({_describe(pred['not'])})"
     lhs = pred.get("fact") or f"gate {pred.get('gate')}"
