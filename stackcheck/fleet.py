@@ -529,6 +529,21 @@ def _sort_key(t: Any) -> str:
     return json.dumps(t, default=str)
 
 
+def _newness(stack: Any) -> tuple[Any, ...]:
+    """A sort key that puts newer stacks last: SGLang, torch, FlashInfer, kernels, then the driver."""
+    from stackcheck.versions import numeric_tuple, public
+
+    def v(text: Any) -> tuple[int, Any]:
+        parsed = public(str(text)) if text else None
+        return (1, parsed) if parsed is not None else (0, None)
+
+    if not isinstance(stack, tuple) or len(stack) < 5:
+        return ()
+    driver, torch, kernels, flashinfer, sglang = stack[:5]
+    kernel_version = str(kernels).split(" ")[-1] if kernels else None
+    return (v(sglang), v(torch), v(flashinfer), v(kernel_version), numeric_tuple(str(driver)) or ())
+
+
 def summarise(fleet: Fleet) -> dict[str, Any]:
     """The fleet summary as a JSON-compatible dict; every renderer works from it."""
     hosts = fleet.hosts
@@ -546,9 +561,12 @@ def summarise(fleet: Fleet) -> dict[str, Any]:
         if plan_key:
             plan_hosts.setdefault(plan_key, []).append(name)
 
-    # the most common stack per GPU model: most hosts, ties by the sorted stack text
+    # the most common stack per GPU model: most hosts; on a tie, the newer stack (the one the others should
+    # move to), then the stack text, so that a host already upgraded is not reported as the drift
     common: dict[tuple[Any, Any], Any] = {}
-    for (m, stack), _n in sorted(stack_hosts.items(), key=lambda kv: (-kv[1], _sort_key(kv[0][1]))):
+    by_text = sorted(stack_hosts.items(), key=lambda kv: _sort_key(kv[0][1]))
+    by_newness = sorted(by_text, key=lambda kv: _newness(kv[0][1]), reverse=True)
+    for (m, stack), _n in sorted(by_newness, key=lambda kv: -kv[1]):
         common.setdefault(m, stack)
     drift_hosts: dict[tuple[Any, Any], list[str]] = {}
     for name, rec in hosts.items():

@@ -104,6 +104,15 @@ def test_drift(fleet_dir: Path) -> None:
     assert d["stack"]["sglang"] == "0.5.20"
 
 
+def test_drift_tie_takes_the_newer_stack_as_the_common_one(tmp_path: Path) -> None:
+    """One host on the write-up's old stack, one already upgraded: the old one is the drift, not the new."""
+    d = tmp_path / "tie"
+    write(d / "old.json", report("writeup-before", "old-host"))
+    write(d / "new.json", report("writeup-after", "new-host"))
+    s = read_fleet([str(d)], jobs=1).summary()
+    assert [x["hosts"] for x in s["drift"]] == [["old-host"]]
+
+
 def test_waves(fleet_dir: Path) -> None:
     s = read_fleet([str(fleet_dir)], jobs=1).summary()
     waves = s["waves"]
