@@ -267,7 +267,10 @@ def render_table(report: dict[str, Any], *, color: bool = False) -> str:
     from rich.table import Table
 
     buf = io.StringIO()
-    console = Console(file=buf, force_terminal=True, width=140, highlight=False)
+    import shutil
+
+    width = shutil.get_terminal_size((140, 40)).columns
+    console = Console(file=buf, force_terminal=True, width=width, highlight=False)
     for line in box_lines(report):
         console.print(line, markup=False)
     if "features" in report:
