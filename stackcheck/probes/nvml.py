@@ -65,6 +65,11 @@ SMI_FIELDS = "index,name,uuid,pci.bus_id,compute_cap,memory.total,persistence_mo
 _PROC_VERSION = re.compile(r"NVRM version:.*?\s(\d+\.\d+(?:\.\d+)?)\s")
 
 
+def unknown_topology(reason: str) -> dict[str, Any]:
+    """The topology section when the GPUs could not be enumerated: every value unknown, with the reason."""
+    return {"interconnect": None, "same_model": None, "gpu_count": None, "p2p": None, "pairs": [], "error": reason}
+
+
 def _ename(exc: BaseException) -> str:
     return type(exc).__name__
 
@@ -185,15 +190,7 @@ def _read_nvml(nv: Any) -> ProbeResult:
         r.notes.append(f"gpu count: {exc}")
     if not isinstance(count_raw, int):
         reason = "; ".join(n for n in r.notes if n.startswith("gpu count")) or "GPU count unknown"
-        topology: dict[str, Any] = {
-            "interconnect": None,
-            "same_model": None,
-            "gpu_count": None,
-            "p2p": None,
-            "pairs": [],
-            "error": reason,
-        }
-        return ProbeResult({"driver": driver, "gpus": [], "topology": topology}, "partial", reason)
+        return ProbeResult({"driver": driver, "gpus": [], "topology": unknown_topology(reason)}, "partial", reason)
 
     for index in range(count_raw):
         gpu, handle = _read_gpu(r, index)
@@ -428,14 +425,7 @@ def _fallback(ctx: ProbeContext, nvml_reason: str) -> ProbeResult:
         }
         gpus: list[dict[str, Any]] = gpus_from_smi
     else:
-        topology = {
-            "interconnect": None,
-            "same_model": None,
-            "gpu_count": None,
-            "p2p": None,
-            "pairs": [],
-            "error": reason,
-        }
+        topology = unknown_topology(reason)
         gpus = []  # unknown: topology.gpu_count is null and topology.error says why
     found_anything = driver["version"] is not None
     status: ProbeStatus = "partial" if found_anything else "failed"
