@@ -92,13 +92,19 @@ class CommandTimeout(Exception):
     """A subprocess ran past its timeout and was killed (with its process group)."""
 
 
+#: the most of a tool's stdout or stderr that is kept; the rest is read and dropped (a tool that prints
+#: without end cannot fill memory before its timeout)
+OUTPUT_CAP = 1 << 20
+
+
 def run_command(argv: Sequence[str], timeout_s: float, env: Mapping[str, str] | None = None) -> tuple[int, str, str]:
-    """Run a command without a shell and return (returncode, stdout, stderr).
+    """Run a command without a shell and return (returncode, stdout, stderr), each output capped.
 
     The command runs in its own session so that on timeout its whole process group is killed: a wrapper
     script's children cannot keep the pipes open past the timeout. Raises CommandTimeout or OSError.
     """
     import subprocess  # only the probes that run tools pay for it
+    import threading
 
     run_env = dict(env) if env is not None else None
     if run_env is not None:
@@ -111,19 +117,44 @@ def run_command(argv: Sequence[str], timeout_s: float, env: Mapping[str, str] | 
         env=run_env,
         start_new_session=True,
     )
+    bufs = (bytearray(), bytearray())
+
+    def drain(fd: int, buf: bytearray) -> None:
+        while True:
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:
+                return
+            if not chunk:
+                return
+            if len(buf) < OUTPUT_CAP:
+                buf += chunk[: OUTPUT_CAP - len(buf)]
+
+    assert proc.stdout is not None and proc.stderr is not None
+    readers = [
+        threading.Thread(target=drain, args=(proc.stdout.fileno(), bufs[0]), daemon=True),
+        threading.Thread(target=drain, args=(proc.stderr.fileno(), bufs[1]), daemon=True),
+    ]
+    for t in readers:
+        t.start()
     try:
-        out, err = proc.communicate(timeout=timeout_s)
+        proc.wait(timeout=timeout_s)
     except subprocess.TimeoutExpired:
         try:
             os.killpg(proc.pid, signal.SIGKILL)
         except OSError:
             proc.kill()
-        proc.communicate()
+        proc.wait()
         raise CommandTimeout(f"{Path(argv[0]).name} timed out after {timeout_s:g}s") from None
+    finally:
+        for t in readers:
+            t.join(timeout=1.0)
+        proc.stdout.close()
+        proc.stderr.close()
     return (
         proc.returncode,
-        out.decode("utf-8", errors="replace"),
-        err.decode("utf-8", errors="replace"),
+        bytes(bufs[0]).decode("utf-8", errors="replace"),
+        bytes(bufs[1]).decode("utf-8", errors="replace"),
     )
 
 

@@ -57,11 +57,27 @@ class DistRecord:
     editable: bool = False
 
 
+#: METADATA headers are a few kilobytes; what is past this is not read (a file that is /dev/zero, say)
+HEADERS_CAP = 1 << 20
+#: torch/version.py is a few hundred bytes; a larger one is refused rather than parsed (ast.parse holds the
+#: interpreter lock: a huge file would stall every probe past its timeout)
+VERSION_PY_CAP = 64 * 1024
+
+
+def _regular_file(path: Path) -> None:
+    """Refuse FIFOs, devices and directories before opening them (opening a FIFO blocks)."""
+    import stat
+
+    if not stat.S_ISREG(path.stat().st_mode):
+        raise ValueError(f"{path}: not a regular file")
+
+
 def _read_headers(path: Path) -> dict[str, str]:
     """The RFC 822 headers of a METADATA / PKG-INFO file, up to the first blank line."""
     headers: dict[str, str] = {}
+    _regular_file(path)
     with path.open(encoding="utf-8", errors="replace") as fh:
-        for line in fh:
+        for line in fh.read(HEADERS_CAP).splitlines():
             if not line.strip():
                 break
             if line[:1] in (" ", "\t"):
@@ -86,6 +102,9 @@ def _read_meta(record: DistRecord) -> None:
         return
     except OSError as exc:
         record.error = f"{meta_file}: cannot read: {exc.strerror or exc}"
+        return
+    except ValueError as exc:  # not a regular file
+        record.error = str(exc)
         return
     version = headers.get("Version")
     if not version:
@@ -176,6 +195,9 @@ def _from_egg_link(dist_name: str, path: Path) -> DistRecord:
 def read_torch_version_py(location: str) -> dict[str, str | None]:
     """`__version__`, `cuda`, `hip` and `git_version` from `<location>/torch/version.py`, read with ast."""
     path = Path(location) / "torch" / "version.py"
+    _regular_file(path)
+    if path.stat().st_size > VERSION_PY_CAP:
+        raise ValueError(f"{path}: {path.stat().st_size} bytes, too large for torch's version.py; not parsed")
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     values: dict[str, str | None] = {}
     for node in tree.body:
@@ -227,8 +249,8 @@ def package_facts(name: str, copies: list[DistRecord]) -> dict[str, Any]:
         entry.update(cuda=None, variant=None, git_version=None)
         try:
             tv = read_torch_version_py(first.location)
-        except (OSError, SyntaxError, ValueError) as exc:
-            msg = f"torch/version.py: {getattr(exc, 'strerror', None) or exc}"
+        except (OSError, SyntaxError, ValueError, MemoryError, RecursionError) as exc:
+            msg = f"torch/version.py: {getattr(exc, 'strerror', None) or exc or type(exc).__name__}"
             entry["error"] = f"{entry['error']}; {msg}" if "error" in entry else msg
             entry["variant"] = variant_from(first.version)
         else:

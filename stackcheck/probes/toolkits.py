@@ -99,13 +99,18 @@ class ToolkitsProbe(Probe):
             if key in by_real:
                 return by_real[key]
             entry: dict[str, Any] = {"path": box_path, "version": None, "source": source, "nvcc": None}
-            if not fs_path.is_dir():
-                entry["error"] = f"{box_path} does not exist"
-            else:
-                entry["version"] = read_toolkit_version(fs_path)
-                nvcc = fs_path / "bin" / "nvcc"
-                if nvcc.is_file():
-                    entry["nvcc"] = ctx.unrooted(nvcc)
+            try:
+                if not fs_path.exists():
+                    entry["error"] = f"{box_path} does not exist"
+                elif not fs_path.is_dir():
+                    entry["error"] = f"{box_path} is not a directory"
+                else:
+                    entry["version"] = read_toolkit_version(fs_path)
+                    nvcc = fs_path / "bin" / "nvcc"
+                    if nvcc.is_file():
+                        entry["nvcc"] = ctx.unrooted(nvcc)
+            except OSError as exc:  # e.g. a parent directory this user cannot enter
+                entry["error"] = f"{box_path}: cannot read: {exc.strerror or exc}"
             entry["active_for_build"] = False
             entry["active_for_torch"] = False
             by_real[key] = entry
