@@ -25,11 +25,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 EPILOG = """exit codes:
-  0  success: the stack is consistent (audit), every required feature is ok (gate)
-  1  a finding: a stack check failed (audit), a required feature is not ok (gate)
+  0  success: the stack is consistent (audit), every required feature is ok (gate), a plan exists (plan),
+     the log or the reports were read (triage, fleet)
+  1  a finding: a stack check failed (audit), a required feature is not ok (gate), no stack satisfies the
+     request (plan), an input was skipped with --strict (fleet)
   2  usage error or bad input (arguments, manifest, facts file, log file)
   3  a probe failed and --strict was given
   4  internal error (a bug in stackcheck: please report it)
+  gate with a command: once the server runs, its own status (126/127: it could not be executed / found)
 """
 
 

@@ -69,5 +69,7 @@ def run(args: argparse.Namespace) -> int:
     request = {"want": list(args.want or []), "hold": holds, "to": [f"{k}=={v}" for k, v in pins.items()]}
     if any(request.values()):
         plan["request"] = request
+    if fmt != "json":  # the plan on its own (the box in a few lines, then the steps); JSON keeps the report
+        report = {k: v for k, v in report.items() if k not in ("features", "checks", "summary")}
     emit(RENDERERS[fmt](report, color=use_color(args)), args)
     return EXIT_FINDING if plan.get("error") else EXIT_OK

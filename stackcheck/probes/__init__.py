@@ -17,7 +17,8 @@ PROBES: dict[str, type[Probe]] = {
     "toolkits": ToolkitsProbe,
     "packages": PackagesProbe,
     "system": SystemProbe,
-    # Deep probes added by others (issue 11): "binaries", "source_tables".
+    # The probes that need the first round's results (package locations) run after it, from
+    # stackcheck.pipeline.post_probes: source_tables always; binaries and libs with --deep.
 }
 
 DEFAULT_PROBES: tuple[str, ...] = ("nvml", "toolkits", "packages", "system")

@@ -210,7 +210,7 @@ def render_plain(report: dict[str, Any]) -> str:
         out.append("")
         out.append("plan")
         out.extend(plan_lines(report))
-    if "features" not in report:
+    if "features" not in report and "plan" not in report:
         out.extend(facts_lines(report))
     line = probe_line(report)
     if line:
@@ -302,7 +302,7 @@ def render_table(report: dict[str, Any], *, color: bool = False) -> str:
         console.print("[bold]plan[/]")
         for line in plan_lines(report):
             console.print(line, markup=False)
-    if "features" not in report:
+    if "features" not in report and "plan" not in report:
         for line in facts_lines(report):
             console.print(line, markup=False)
     line = probe_line(report)
