@@ -319,7 +319,7 @@ class Context:
 
     # ---- gates ------------------------------------------------------------------------------
     def gate(self, gate_id: str) -> GateValue:
-        spec = next((g for g in self.manifests.gates if g.get("id") == gate_id), None)
+        spec = self.manifests.gate(gate_id)
         if spec is None:
             raise Missing(f"gate {gate_id}", f"gate {gate_id} is not in the manifests")
         package = spec.get("package")

@@ -43,6 +43,10 @@ class Manifests:
 
     docs: dict[str, Any] = field(default_factory=dict)  # file name -> document
     origins: dict[str, list[str]] = field(default_factory=dict)  # file name -> files merged into it
+    # indexes built on first use, after load() has merged everything (the engine and the planner look
+    # gates and releases up hundreds of times per run)
+    _gate_index: dict[str, dict[str, Any]] | None = field(default=None, init=False, repr=False, compare=False)
+    _releases: dict[str, list[dict[str, Any]]] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def meta(self) -> dict[str, Any]:
@@ -109,8 +113,15 @@ class Manifests:
         return {}
 
     def releases(self, name: str) -> list[dict[str, Any]]:
-        rel = self.package(name).get("releases")
-        return [r for r in rel if isinstance(r, dict)] if isinstance(rel, list) else []
+        if name not in self._releases:
+            rel = self.package(name).get("releases")
+            self._releases[name] = [r for r in rel if isinstance(r, dict)] if isinstance(rel, list) else []
+        return self._releases[name]
+
+    def gate(self, gate_id: str) -> dict[str, Any] | None:
+        if self._gate_index is None:
+            self._gate_index = {str(g.get("id")): g for g in self.gates}
+        return self._gate_index.get(gate_id)
 
 
 def _parse(text: str, origin: str) -> Any:
