@@ -156,7 +156,9 @@ def post_probes(facts: Facts, outcomes: list[ProbeOutcome], opts: Options, manif
         try:
             facts[name] = fn()  # type: ignore[literal-required]
         except Exception as exc:  # a probe never crashes the audit
-            status, reason = "failed", _one_line(exc)
+            from stackcheck.probes.interface import one_line
+
+            status, reason = "failed", one_line(exc)[:300]
         outcomes.append(
             ProbeOutcome(
                 name=name,
@@ -165,11 +167,6 @@ def post_probes(facts: Facts, outcomes: list[ProbeOutcome], opts: Options, manif
                 duration_ms=round((time.perf_counter() - start) * 1000, 2),
             )
         )
-
-
-def _one_line(exc: BaseException) -> str:
-    text = f"{type(exc).__name__}: {exc}"
-    return text.splitlines()[0][:300] if text else type(exc).__name__
 
 
 def apply_assumptions(facts: Facts, opts: Options, manifests: Manifests) -> Facts:
