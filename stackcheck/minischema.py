@@ -41,9 +41,18 @@ class Unsupported(Exception):
     """The schema uses a keyword this checker does not implement."""
 
 
+def _is_integer(value: Any) -> bool:
+    """JSON Schema 2020-12: an integer is a number with a zero fractional part, so 0.0 is one (as jq writes it)."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return True
+    return isinstance(value, float) and value.is_integer()
+
+
 def _type_ok(value: Any, name: str) -> bool:
     if name == "integer":
-        return isinstance(value, int) and not isinstance(value, bool)
+        return _is_integer(value)
     if name == "number":
         return isinstance(value, int | float) and not isinstance(value, bool)
     expected = _TYPES.get(name)
@@ -106,3 +115,40 @@ def is_valid(value: Any, schema: Any, root: dict[str, Any]) -> bool:
     if isinstance(value, list) and "items" in schema:
         return all(is_valid(item, schema["items"], root) for item in value)
     return True
+
+
+def _allows_integer_only(schema: dict[str, Any]) -> bool:
+    names = schema.get("type")
+    names = names if isinstance(names, list) else [names]
+    return "integer" in names and "number" not in names
+
+
+def normalise_integers(value: Any, schema: Any, root: dict[str, Any]) -> Any:
+    """`value` (already valid against `schema`) with every float that stands where the schema says integer
+    turned into an int (0.0 -> 0), so the code that needs a GPU index or a count gets an int. Containers are
+    changed in place; the (possibly new) value is returned."""
+    if not isinstance(schema, dict):
+        return value
+    if "$ref" in schema and isinstance(schema["$ref"], str) and schema["$ref"].startswith("#/"):
+        target: Any = root
+        for part in schema["$ref"][2:].split("/"):
+            target = target[part]
+        value = normalise_integers(value, target, root)
+    if isinstance(value, float) and value.is_integer() and _allows_integer_only(schema):
+        return int(value)
+    if "anyOf" in schema:
+        for branch in schema["anyOf"]:
+            try:
+                if is_valid(value, branch, root):
+                    return normalise_integers(value, branch, root)
+            except Unsupported:
+                continue
+    if isinstance(value, dict):
+        props = schema.get("properties") or {}
+        extra = schema.get("additionalProperties", True)
+        for key, item in value.items():
+            value[key] = normalise_integers(item, props.get(key, extra), root)
+    elif isinstance(value, list) and "items" in schema:
+        for i, item in enumerate(value):
+            value[i] = normalise_integers(item, schema["items"], root)
+    return value

@@ -23,11 +23,14 @@ def report_schema() -> dict[str, Any]:
 
 
 def check_facts(facts: Any, origin: str) -> None:
-    from stackcheck.minischema import Unsupported, is_valid
+    """Raise BadInputError unless `facts` is valid; once valid, integral floats where the schema says
+    integer (`"index": 0.0`, as jq arithmetic writes it) become ints, in place."""
+    from stackcheck.minischema import Unsupported, is_valid, normalise_integers
 
     schema = report_schema()
     try:
         if is_valid(facts, schema["$defs"]["facts"], schema):
+            normalise_integers(facts, schema["$defs"]["facts"], schema)
             return
     except Unsupported:
         pass
@@ -43,3 +46,4 @@ def check_facts(facts: Any, origin: str) -> None:
         e = errors[0]
         more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
         raise BadInputError(f"{origin}: {json_path(['facts', *e.absolute_path])}: {e.message[:200]}{more}")
+    normalise_integers(facts, schema["$defs"]["facts"], schema)

@@ -8,3 +8,19 @@ from pathlib import Path
 _TESTS = str(Path(__file__).parent)
 if _TESTS not in sys.path:
     sys.path.insert(0, _TESTS)
+
+
+# Property tests: in CI (CI set, as .ci/run does) every run draws the same examples, so a landing never fails
+# for a bug it did not touch; locally they explore at random. An example a random run finds goes into the
+# test as an explicit @example, so it is checked forever.
+try:
+    import os
+
+    from hypothesis import settings as _settings
+
+    _settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
+    _settings.register_profile("dev", print_blob=True)
+    _ci = os.environ.get("CI", "").lower() not in ("", "0", "false", "no")
+    _settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if _ci else "dev"))
+except ImportError:  # hypothesis is in the test extras
+    pass

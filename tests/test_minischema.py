@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
@@ -72,6 +72,10 @@ def reference(doc: Any) -> bool:
 
 @settings(max_examples=1500, deadline=None)
 @given(docs)
+# found in a CI run: JSON Schema counts 0.0 as an integer (a number with a zero fractional part)
+@example({"gpus": [{"driver": None, "index": 0.0}]})
+@example({"topology": {"gpu_count": 8.0, "pairs": [{"a": 0.0, "b": 1.5}]}})
+@example({"gpus": [{"index": True}]})
 def test_agrees_with_jsonschema(doc: dict[str, Any]) -> None:
     schema = report_schema()
     assert is_valid(doc, schema["$defs"]["facts"], schema) == reference(doc)
@@ -83,3 +87,34 @@ def test_agrees_on_every_case_file() -> None:
         facts = json.loads(path.read_text())["facts"]
         assert is_valid(facts, schema["$defs"]["facts"], schema) is True
         assert reference(facts) is True
+
+
+def test_integral_floats_become_ints_where_the_schema_says_integer(tmp_path: Path) -> None:
+    from stackcheck.facts import load_facts_file
+
+    doc = {
+        "schema_version": 1,
+        "facts": {
+            "gpus": [{"index": 1.0, "compute_capability": "9.0", "memory_bytes": 1024.0}],
+            "topology": {"gpu_count": 1.0},
+        },
+    }
+    path = tmp_path / "facts.json"
+    path.write_text(json.dumps(doc))
+    facts = load_facts_file(path)
+    gpu = facts["gpus"][0]
+    assert gpu["index"] == 1 and type(gpu["index"]) is int
+    assert type(gpu["memory_bytes"]) is int
+    assert type(facts["topology"]["gpu_count"]) is int
+
+
+def test_a_fractional_index_is_still_refused(tmp_path: Path) -> None:
+    import pytest
+
+    from stackcheck.errors import BadInputError
+    from stackcheck.facts import load_facts_file
+
+    path = tmp_path / "facts.json"
+    path.write_text(json.dumps({"schema_version": 1, "facts": {"gpus": [{"index": 0.5}]}}))
+    with pytest.raises(BadInputError, match=r"\$\.facts\.gpus\[0\]\.index"):
+        load_facts_file(path)
