@@ -8,11 +8,12 @@ How the sys.path is learned, in order:
    interpreter. Kept under the user cache directory ($XDG_CACHE_HOME or ~/.cache, then stackcheck/),
    written atomically; an unreadable or foreign cache file is ignored.
 3. running the interpreter once, on this host only, with a fixed one-liner (`ONELINER`) under `-S`: it
-   imports only sys, json and site, runs in the gated command's environment (PYTHONPATH counts) with a
-   timeout, and prints its base sys.path, prefixes, site-packages directories and user site. `-S` keeps
-   site from running: no .pth file and no sitecustomize executes; stackcheck adds the site directories and
-   the path lines of their .pth files itself, in site's order (the venv's site-packages, the user site,
-   the base prefixes' site directories).
+   imports only sys and site, runs in the gated command's environment (PYTHONPATH counts) with a timeout,
+   and prints its base sys.path, prefixes, site-packages directories and user site as a repr() of
+   literals, read back with ast.literal_eval (nothing it prints is evaluated). `-S` keeps site from
+   running: no .pth file and no sitecustomize executes; stackcheck adds the site directories and the path
+   lines of their .pth files itself, in site's order (the venv's site-packages, the user site, the base
+   prefixes' site directories).
 4. statically, where it cannot run (another CPU architecture, a file that is not executable, a venv whose
    base interpreter was removed, a root directory or an image, or a run that hung or printed garbage):
    from pyvenv.cfg (home, version, include-system-site-packages), the prefix layout
@@ -26,7 +27,7 @@ out: it belongs to how the server is started, not to the environment.
 
 from __future__ import annotations
 
-import hashlib
+import ast
 import json
 import os
 import platform
@@ -52,17 +53,18 @@ PATH_VARS = ("PYTHONPATH", "PYTHONHOME", "PYTHONNOUSERSITE", "PYTHONUSERBASE", "
 
 #: The one thing stackcheck runs in the target interpreter. -S: site does not run (no .pth, no
 #: sitecustomize); the base prefixes' site directories come from site.getsitepackages(), which distributions
-#: patch (Debian's dist-packages), so they are asked of the interpreter rather than guessed.
+#: patch (Debian's dist-packages), so they are asked of the interpreter rather than guessed. The answer is a
+#: repr() of plain strings, lists and bools, read back with ast.literal_eval (never evaluated): importing json
+#: in the child would cost it the re module, a third of its start-up.
 ONELINER = (
-    "import sys,json,site;"
+    "import sys,site;"
     "b=[sys.base_prefix,getattr(sys,'base_exec_prefix',sys.base_prefix)];"
-    "print(json.dumps({'stackcheck':1,'executable':sys.executable,"
+    "print(repr({'stackcheck':1,'executable':sys.executable,"
     "'version':'%d.%d.%d'%sys.version_info[:3],'implementation':sys.implementation.name,"
     "'prefix':sys.prefix,'base_prefix':sys.base_prefix,'path':sys.path,"
     "'platlibdir':getattr(sys,'platlibdir','lib'),'base_site':site.getsitepackages(b),"
     "'user_site':site.getusersitepackages(),'no_user_site':bool(sys.flags.no_user_site)}))"
 )
-ONELINER_ID = hashlib.sha256(ONELINER.encode()).hexdigest()[:12]
 #: the longest answer accepted from the interpreter or the cache (a sys.path is a few kilobytes)
 ANSWER_CAP = 1 << 20
 PYVENV_CAP = 64 * 1024
@@ -221,16 +223,21 @@ def _py_name_xy(path: str) -> str | None:
 
 
 def parse_answer(text: str) -> dict[str, Any]:
-    """The one-liner's JSON (its last line), checked field by field. Raises ValueError on anything else."""
+    """The one-liner's answer (its last line; or a cached answer, JSON), checked field by field. Raises
+    ValueError on anything else."""
     lines = [line for line in text.splitlines() if line.strip()]
     if not lines:
         raise ValueError("printed nothing")
+    last = lines[-1]
     try:
-        data = json.loads(lines[-1])
-    except ValueError:
-        raise ValueError(f"printed {lines[-1][:60]!r}, not the expected JSON answer") from None
+        if last.startswith('{"'):  # a cached answer (JSON)
+            data = json.loads(last)
+        else:  # the one-liner's repr(): literals only, read without evaluating anything
+            data = ast.literal_eval(last)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        raise ValueError(f"printed {last[:60]!r}, not the expected answer") from None
     if not isinstance(data, dict) or data.get("stackcheck") != 1:
-        raise ValueError("printed JSON that is not stackcheck's answer")
+        raise ValueError("printed something that is not stackcheck's answer")
     for key in ("executable", "version", "prefix", "base_prefix", "platlibdir", "implementation"):
         if not isinstance(data.get(key), str):
             raise ValueError(f"answer without a string {key!r}")
@@ -310,7 +317,9 @@ def cache_key(exe: str, env: Mapping[str, str]) -> str | None:
         st = os.stat(exe)
     except OSError:
         return None
-    parts: list[Any] = [ONELINER_ID, exe, os.path.realpath(exe), st.st_size, st.st_mtime_ns]
+    import hashlib  # only the cache pays for it (OpenSSL's start-up cost)
+
+    parts: list[Any] = [ONELINER, exe, os.path.realpath(exe), st.st_size, st.st_mtime_ns]
     for cfg in (
         os.path.join(os.path.dirname(exe), "pyvenv.cfg"),
         os.path.join(os.path.dirname(os.path.dirname(exe)), "pyvenv.cfg"),
