@@ -31,7 +31,9 @@ PROBES: dict[str, type[Probe]] = {
 }
 
 #: what every audit runs (`stackcheck probe` and the verbs that judge); --deep adds DEEP_PROBES
-DEFAULT_PROBES: tuple[str, ...] = ("nvml", "python", "toolkits", "packages", "system", "source_tables", "environments")
+#: the python probe comes first: it is quick (cached or this process) and the packages wait for it, so it
+#: gets the interpreter lock before NVML's library loading does
+DEFAULT_PROBES: tuple[str, ...] = ("python", "nvml", "toolkits", "packages", "system", "source_tables", "environments")
 DEEP_PROBES: tuple[str, ...] = ("binaries", "libs")
 #: the probes that read the host itself whatever the view: the driver and the GPUs (--host-facts replaces them)
 HOST_PROBES: tuple[str, ...] = ("nvml",)

@@ -28,6 +28,7 @@ out: it belongs to how the server is started, not to the environment.
 from __future__ import annotations
 
 import ast
+import contextlib
 import json
 import os
 import platform
@@ -355,15 +356,26 @@ def cache_load(cache_dir: str, key: str) -> dict[str, Any] | None:
 
 
 def cache_store(cache_dir: str, key: str, data: Mapping[str, Any]) -> str | None:
-    """Write the answer; None, or why it was not written (a read-only home is not an error)."""
-    from stackcheck.atomic import write_atomic
-    from stackcheck.errors import OutputError
+    """Write the answer atomically (a temporary file renamed over the name: a reader never sees half of
+    it); None, or why it was not written (a read-only home is not an error). Not fsync'ed: a cache file a
+    crash leaves empty fails parse_answer and is replaced, and an fsync can cost an audit 100 ms on a busy
+    disk."""
+    import tempfile
 
     try:
         os.makedirs(cache_dir, mode=0o700, exist_ok=True)
-        write_atomic(os.path.join(cache_dir, f"python-{key}.json"), json.dumps(data) + "\n", mode=0o600)
-    except (OSError, OutputError) as exc:
-        return f"answer not cached: {getattr(exc, 'message', None) or exc}"
+        fd, tmp = tempfile.mkstemp(prefix=".python-", suffix=".tmp", dir=cache_dir)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(json.dumps(data) + "\n")
+            os.chmod(tmp, 0o600)
+            os.replace(tmp, os.path.join(cache_dir, f"python-{key}.json"))
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+    except OSError as exc:
+        return f"answer not cached: {cache_dir}: {exc.strerror or exc}"
     return None
 
 
