@@ -213,6 +213,14 @@ def test_cache_key_and_bad_cache_files(venv: Path, tmp_path: Path) -> None:
     assert k1 and k1 == cache_key(exe, {"UNRELATED": "1"})
     assert cache_key(exe, {"PYTHONPATH": "/x"}) != k1
     assert cache_key(str(tmp_path / "missing"), {}) is None
+    shim = tmp_path / "python3"  # a wrapper script (a pyenv shim) picks its interpreter at run time: no cache
+    shim.write_text(f'#!/bin/sh\nexec {exe} "$@"\n')
+    shim.chmod(0o755)
+    assert cache_key(str(shim), {}) is None
+    facts, status, _ = learn(target(shim, {}), HOST, str(tmp_path / "shim-cache"), 10)
+    assert status == "ok" and facts["learned"] == "ran"
+    assert facts["kind"] == "venv" and facts["prefix"] == str(venv) and str(site_of(venv)) in facts["sys_path"]
+    assert not (tmp_path / "shim-cache").exists()
     cache = tmp_path / "cache"
     cache.mkdir()
     (cache / f"python-{k1}.json").write_text("{not json")

@@ -28,6 +28,8 @@ from stackcheck.probes.fsview import FileView, is_dir, is_file, is_host, listdir
 from stackcheck.probes.interface import Probe, ProbeContext, ProbeResult
 
 MAX_CANDIDATES = 48
+#: /opt entries looked into (each costs a few directory listings)
+MAX_OPT_ENTRIES = 200
 #: what is reported of another environment: the packages that make it a serving environment
 LOOK_FOR = ("sglang", "torch")
 _CONDA_INSTALLS = ("miniconda3", "anaconda3", "miniforge3", "mambaforge", "micromamba")
@@ -45,7 +47,7 @@ def _interpreter(view: FileView, prefix: str) -> str | None:
 def candidate_prefixes(view: FileView, home: str | None) -> list[str]:
     """Prefixes (venvs, conda environments) in the usual places, in a stable order, at most MAX_CANDIDATES."""
     out: list[str] = []
-    for name in listdir_or_empty(view, "/opt"):
+    for name in listdir_or_empty(view, "/opt")[:MAX_OPT_ENTRIES]:
         base = posixpath.join("/opt", name)
         out.append(base)
         for sub in ("envs", "venvs"):

@@ -266,6 +266,9 @@ def answer_from_run(view: FileView, exe: str, data: Mapping[str, Any], env: Mapp
     """The run's answer with the venv and user-site rules of site.main() applied (not run, because of -S)."""
     xy = _xy(data["version"]) or "3"
     cfg = read_pyvenv_cfg(view, exe)
+    reported = data["executable"]
+    if cfg is None and reported.startswith("/") and reported != exe:
+        cfg = read_pyvenv_cfg(view, reported)  # a wrapper (a shim) that runs a venv's interpreter
     base_path = [p for p in data["path"] if p]  # '' is -c's working directory, not the environment's
     user_site = None if data["no_user_site"] or env.get("PYTHONNOUSERSITE") else data["user_site"]
     if cfg is not None:
@@ -313,9 +316,14 @@ def default_cache_dir(environ: Mapping[str, str] | None = None) -> str | None:
 
 def cache_key(exe: str, env: Mapping[str, str]) -> str | None:
     """What the answer depends on: the interpreter path, the size and mtime of the file it resolves to, its
-    pyvenv.cfg, the path variables of the environment, the one-liner. None when the file cannot be stat'ed."""
+    pyvenv.cfg, the path variables of the environment, the one-liner. None when the file cannot be stat'ed,
+    or is not a compiled program: a wrapper script (a pyenv shim, a launcher) picks its interpreter at run
+    time from things the key cannot see, so its answer is not cached."""
     try:
         st = os.stat(exe)
+        with open(exe, "rb", buffering=0) as fh:
+            if not stat.S_ISREG(st.st_mode) or fh.read(4) != b"\x7fELF":
+                return None
     except OSError:
         return None
     import hashlib  # only the cache pays for it (OpenSSL's start-up cost)
