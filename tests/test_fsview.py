@@ -69,6 +69,11 @@ def test_glob_which_and_read_text(tmp_path: Path) -> None:
     assert glob(view, "/site", "nope/*.so") == []
     with pytest.raises(GlobLimit):
         glob(view, "/site", "**/*.so", max_visits=3)
+    # a component wildcard follows a link, resolved inside the root (its absolute target is a box path)
+    (site / "alias").symlink_to("/site/pkg/a")
+    (tmp_path / "elsewhere").symlink_to("/usr/lib")  # the host's /usr/lib is not in this root
+    assert glob(view, "/site", "al*/*.so") == ["/site/alias/mid.so"]
+    assert glob(view, "/", "elsewhere/*") == []
     tool = tmp_path / "bin" / "tool"
     tool.parent.mkdir()
     tool.write_text("#!/bin/sh\n")

@@ -72,8 +72,11 @@ class HostView:
 
     def stat(self, path: str, follow_symlinks: bool = True) -> FileStat | None:
         try:
-            target = self.realpath(path) if follow_symlinks else self._parent_resolved(path)
-            st = os.stat(self.host_path(target), follow_symlinks=False)
+            if self.root == "/":  # the host itself: the kernel resolves links, nothing can escape
+                st = os.stat(path, follow_symlinks=follow_symlinks)
+            else:
+                target = self.realpath(path) if follow_symlinks else self._parent_resolved(path)
+                st = os.stat(self.host_path(target), follow_symlinks=False)
         except (OSError, ValueError):
             return None
         mode = st.st_mode
@@ -235,6 +238,38 @@ class GlobLimit(Exception):
     """A glob visited more entries than it may (a pathological tree); the caller records a reason."""
 
 
+def _entries(view: FileView, directory: str) -> list[tuple[str, bool, bool]]:
+    """(name, is a directory following links, is a directory without following them), sorted by name. On a
+    HostView one os.scandir call answers both without a stat per entry (the file types come with the
+    listing); other views pay a stat per entry."""
+    if isinstance(view, HostView):
+        try:
+            real = directory if view.root == "/" else view.host_path(view.realpath(directory))
+            out = []
+            with os.scandir(real) as it:
+                for entry in it:
+                    try:
+                        link = entry.is_symlink()
+                        if link and view.root != "/":  # the host would resolve it outside the root
+                            follow = is_dir(view, posixpath.join(directory, entry.name))
+                        else:
+                            follow = entry.is_dir()
+                        out.append((entry.name, follow, entry.is_dir(follow_symlinks=False)))
+                    except OSError:
+                        continue
+            return sorted(out)
+        except (OSError, ValueError):
+            return []
+    return [
+        (
+            name,
+            is_dir(view, posixpath.join(directory, name)),
+            kind_of(view, posixpath.join(directory, name), False) == "dir",
+        )
+        for name in listdir_or_empty(view, directory)
+    ]
+
+
 def glob(view: FileView, base: str, pattern: str, max_visits: int = 200_000) -> list[str]:
     """Box paths under `base` matching a relative glob pattern (`torch/lib/*.so`, `sgl_kernel/**/*.so`),
     sorted. `**` matches zero or more directories and does not descend through symbolic links (no loops);
@@ -242,38 +277,42 @@ def glob(view: FileView, base: str, pattern: str, max_visits: int = 200_000) -> 
     parts = [p for p in pattern.split("/") if p and p != "."]
     found: set[str] = set()
     visits = [0]
+    listed: dict[str, list[tuple[str, bool, bool]]] = {}  # `**` and the next component list a directory once
+
+    def entries(directory: str) -> list[tuple[str, bool, bool]]:
+        if directory not in listed:
+            listed[directory] = _entries(view, directory)
+        return listed[directory]
+
+    def count(directory: str) -> None:
+        visits[0] += 1
+        if visits[0] > max_visits:
+            raise GlobLimit(f"{base}: more than {max_visits} entries under {pattern!r}")
 
     def step(directory: str, index: int) -> None:
         if index == len(parts):
             found.add(directory)
             return
         part = parts[index]
+        last = index + 1 == len(parts)
         if part == "**":
             step(directory, index + 1)  # zero directories
-            for name in listdir_or_empty(view, directory):
-                visits[0] += 1
-                if visits[0] > max_visits:
-                    raise GlobLimit(f"{base}: more than {max_visits} entries under {pattern!r}")
-                child = posixpath.join(directory, name)
-                if kind_of(view, child, follow_symlinks=False) == "dir":
-                    step(child, index)
+            for name, _follow, real_dir in entries(directory):
+                count(directory)
+                if real_dir:
+                    step(posixpath.join(directory, name), index)
             return
         if not any(ch in part for ch in "*?["):
             child = posixpath.join(directory, part)
-            if index + 1 == len(parts) or is_dir(view, child):
-                if exists(view, child):
-                    step(child, index + 1)
+            if (last and exists(view, child)) or (not last and is_dir(view, child)):
+                step(child, index + 1)
             return
-        for name in listdir_or_empty(view, directory):
-            visits[0] += 1
-            if visits[0] > max_visits:
-                raise GlobLimit(f"{base}: more than {max_visits} entries under {pattern!r}")
+        for name, follow, _real_dir in entries(directory):
+            count(directory)
             if name.startswith(".") and not part.startswith("."):
                 continue  # as pathlib and the shell: a wildcard does not match a hidden name
-            if fnmatch.fnmatchcase(name, part):
-                child = posixpath.join(directory, name)
-                if index + 1 == len(parts) or is_dir(view, child):
-                    step(child, index + 1)
+            if fnmatch.fnmatchcase(name, part) and (last or follow):
+                step(posixpath.join(directory, name), index + 1)
 
     step(base.rstrip("/") or "/", 0)
     return sorted(found)
