@@ -35,14 +35,19 @@ def in_process(facts: Path, runs: int) -> list[float]:
     manifests = load([], env={})
     launch = {"tp": 8, "goal": "latency", "dtype": "auto", "deterministic": False, "mla": False}
     launch.update({"attention_sinks": False, "p2p_hangs": False})
-    times = []
+    times, cpu = [], []
     for _ in range(runs + 3):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         ctx = Context(facts=load_facts_file(str(facts)), manifests=manifests, launch=dict(launch))
         features = [evaluate_feature(f, ctx) for f in manifests.features]
         recommend(ctx, Request(launch=launch), features)
         times.append((time.perf_counter() - start) * 1000)
+        cpu.append((time.process_time() - start_cpu) * 1000)
+    CPU[str(facts)] = cpu[3:]
     return times[3:]
+
+
+CPU: dict[str, list[float]] = {}
 
 
 def gate_advice(runs: int) -> list[float]:
@@ -92,7 +97,9 @@ def main() -> int:
     ok = statistics.median(before) < BUDGET_MS
     print(f"bench_recommend | {args.runs} runs | budget {BUDGET_MS:.0f} ms in process: {'ok' if ok else 'OVER'}")
     print("  " + line("in process, seed box before (plan + launch)", before))
+    print("  " + line("  the same, CPU time", CPU[str(BEFORE)]))
     print("  " + line("in process, seed box after (no plan step)", after))
+    print("  " + line("  the same, CPU time", CPU[str(AFTER)]))
     print("  " + line("gate advice (no plan)", advice))
     print("  " + line("whole command, before", whole_command(BEFORE, max(5, args.runs // 3))))
     print("  " + line("python -c pass", whole_python(max(5, args.runs // 3))))

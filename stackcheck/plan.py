@@ -785,9 +785,11 @@ def plan_and_facts(
     want: list[str] | None = None,
     hold: list[str] | None = None,
     pins: dict[str, str] | None = None,
+    upstream: bool = True,
 ) -> tuple[dict[str, Any], Facts | None]:
     """make_plan, and the hypothetical facts of the box after every step of the plan (None when no stack
-    satisfies the request): what `stackcheck recommend` judges its launch against."""
+    satisfies the request): what `stackcheck recommend` judges its launch against. With `upstream` False
+    the still-blocked features do not say which other stack would unblock them (half the planner's time)."""
     box = read_box(ctx)
     space = Space(ctx, box)
     engine = Engine(ctx)
@@ -868,10 +870,10 @@ def plan_and_facts(
     plan["target"] = _target_dict(target)
     steps, final_facts, final = _steps(ctx, engine, target, box, before)
     blocked_final = [fid for fid, v in final.items() if v.get("status") == "blocked"]
-    upstream = _upstream_ok(space, engine, restrict, stacks, blocked_final)
+    ok_elsewhere = _upstream_ok(space, engine, restrict, stacks, blocked_final) if upstream else {}
     still = []
     for fid in blocked_final:
-        entry = _blocked_entry(engine, final, fid, upstream.get(fid), fid in wanted)
+        entry = _blocked_entry(engine, final, fid, ok_elsewhere.get(fid), fid in wanted)
         still.append(entry)
     plan["still_blocked"] = still
     for fid in wanted:

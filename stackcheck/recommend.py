@@ -714,7 +714,10 @@ def recommend(
         features = (
             features_now if features_now is not None else [evaluate_feature(f, ctx) for f in ctx.manifests.features]
         )
-        plan, after = plan_and_facts(ctx, features, hold=request.hold or None, pins=request.pins or None)
+        # which other stack would unblock a still-blocked feature is `stackcheck plan`'s question, not this one
+        plan, after = plan_and_facts(
+            ctx, features, hold=request.hold or None, pins=request.pins or None, upstream=False
+        )
         patches = [s for s in plan.get("steps") or [] if str(s.get("component", "")).startswith("patch:")]
         if patches:  # never a local patch of an installed package
             plan["steps"] = [s for s in plan.get("steps") or [] if s not in patches]
