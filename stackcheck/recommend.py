@@ -726,6 +726,8 @@ def recommend(
         elif after is not None:
             facts_after = after
     target = Context(facts=facts_after, manifests=ctx.manifests, launch=dict(ctx.launch))
+    if not target.gpu_models():
+        notes.append("no GPU visible: the choices that depend on the GPU stay open; give --assume-gpu CC[xN]")
     doc = ctx.manifests.recommend
     picks, undecided, judge = decide(target, doc, request.goal)
     never = never_entries(judge, doc)

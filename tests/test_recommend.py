@@ -203,6 +203,20 @@ def test_deepgemm_off_where_it_crashes() -> None:
     assert "SGLANG_ENABLE_JIT_DEEPGEMM" not in doc["env"]
 
 
+def test_no_gpu_visible_leaves_gpu_choices_open() -> None:
+    rc, doc = recommend_json("--facts", str(ROOT / "tests" / "cases" / "no-driver" / "facts.json"))
+    assert rc == 0
+    assert any("no GPU visible" in n for n in doc["notes"])
+    assert "attention" in {u["decision"] for u in doc["undecided"]}
+    assert "--attention-backend" not in doc["command"]
+    _, doc = recommend_json(
+        "--facts", str(ROOT / "tests" / "cases" / "no-driver" / "facts.json"), "--assume-gpu", "9.0x8",
+        "--assume-interconnect", "nvlink",
+    )  # fmt: skip
+    chosen = {c["decision"]: c["option"] for c in doc["choices"]}
+    assert chosen["attention"] == "fa3-hopper" and chosen["all-reduce"] == "custom-allreduce"
+
+
 def test_goal_throughput_changes_the_speculation_advice() -> None:
     _, doc = recommend_json("--facts", str(SEED_AFTER), "--goal", "throughput")
     spec = next(c for c in doc["choices"] if c["decision"] == "speculative")
