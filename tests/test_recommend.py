@@ -350,6 +350,33 @@ def test_plan_steps_that_patch_a_package_are_never_recommended(monkeypatch: pyte
     assert not any(str(s["component"]).startswith("patch:") for s in doc["plan"]["steps"])
 
 
+# ---- the gate's advice -------------------------------------------------------------------------------------------
+
+
+def test_gate_prints_the_advice_as_notes() -> None:
+    launch = ["--", "python", "-m", "sglang.launch_server", "--tp", "8"]
+    rc, text = run("gate", "--facts", str(SEED_AFTER), "--dry-run", *launch)
+    assert rc == 0
+    assert "note: recommend: add SGLANG_ENABLE_PCIE_IPC_ALLREDUCE=1" in text
+    assert "note: never:" not in text
+    rc, text = run("gate", "--facts", str(SEED_AFTER), "--dry-run", "--advise", *launch)
+    assert "note: never: --enable-torch-symm-mem without NVLink" in text
+    assert "note: recommend [all-reduce]: FlashInfer PCIe-IPC all-reduce" in text
+    rc, text = run("gate", "--facts", str(SEED_AFTER), "--dry-run", "--quiet", *launch)
+    assert "recommend" not in text
+    rc, text = run("gate", "--facts", str(SEED_AFTER), "--dry-run", "--format", "json", *launch)
+    assert json.loads(text)["advice"][0].startswith("recommend: add SGLANG_ENABLE_PCIE_IPC_ALLREDUCE=1")
+
+
+def test_gate_advice_never_changes_the_decision() -> None:
+    launch = ["--", "python", "-m", "sglang.launch_server", "--tp", "8", "--enable-flashinfer-allreduce-fusion"]
+    rc, text = run("gate", "--facts", str(SEED_AFTER), "--dry-run", *launch)
+    assert rc == 1 and "decision: refuse" in text
+    assert "note: recommend: drop --enable-flashinfer-allreduce-fusion" in text
+    rc, text = run("gate", "--facts", str(H200), "--dry-run", "--", "python", "-m", "sglang.launch_server")
+    assert rc == 0 and "decision: allow" in text
+
+
 # ---- the knowledge file ------------------------------------------------------------------------------------------
 
 
