@@ -213,6 +213,11 @@ def test_cache_key_and_bad_cache_files(venv: Path, tmp_path: Path) -> None:
     assert k1 and k1 == cache_key(exe, {"UNRELATED": "1"})
     assert cache_key(exe, {"PYTHONPATH": "/x"}) != k1
     assert cache_key(str(tmp_path / "missing"), {}) is None
+    os.mkfifo(tmp_path / "python3.99")
+    start = time.monotonic()
+    assert cache_key(str(tmp_path / "python3.99"), {}) is None  # a FIFO is never opened
+    facts, status, _ = learn(target(tmp_path / "python3.99", {}), HOST, str(tmp_path / "c"), 2)
+    assert status == "failed" and time.monotonic() - start < 5
     shim = tmp_path / "python3"  # a wrapper script (a pyenv shim) picks its interpreter at run time: no cache
     shim.write_text(f'#!/bin/sh\nexec {exe} "$@"\n')
     shim.chmod(0o755)

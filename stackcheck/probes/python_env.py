@@ -321,9 +321,14 @@ def cache_key(exe: str, env: Mapping[str, str]) -> str | None:
     time from things the key cannot see, so its answer is not cached."""
     try:
         st = os.stat(exe)
-        with open(exe, "rb", buffering=0) as fh:
-            if not stat.S_ISREG(st.st_mode) or fh.read(4) != b"\x7fELF":
+        if not stat.S_ISREG(st.st_mode):  # checked before opening: opening a FIFO would block
+            return None
+        fd = os.open(exe, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        try:
+            if os.pread(fd, 4, 0) != b"\x7fELF":
                 return None
+        finally:
+            os.close(fd)
     except OSError:
         return None
     import hashlib  # only the cache pays for it (OpenSSL's start-up cost)
