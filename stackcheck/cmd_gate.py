@@ -155,6 +155,7 @@ def _decide(args: argparse.Namespace) -> tuple[dict[str, Any], list[str] | None]
     if command is None and not require:
         raise UsageError("nothing to gate: give --require FEATURE... and/or -- COMMAND...")
     opts = options_from(args)
+    opts.command = command  # the packages audited are those of the command's own interpreter
     from stackcheck.pipeline import Background, gather
 
     # the probes wait on the driver: start them now, while the manifests are read and the command derived

@@ -177,6 +177,7 @@ def run(args: argparse.Namespace) -> int:
     if args.no_plan and (args.hold or pins):
         raise UsageError("--no-plan with --hold/--to: nothing is planned, so there is nothing to hold or pin")
     opts = options_from(args)
+    opts.command = command  # a given launch is judged on its own interpreter's packages
     manifests = load(opts.manifests_dirs)
     facts, _outcomes, _host = gather(opts, lambda: manifests)
     facts = apply_assumptions(facts, opts, manifests)

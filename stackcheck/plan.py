@@ -811,6 +811,14 @@ def plan_and_facts(
     if ctx.facts.get("packages") is None:
         plan["error"] = "installed packages are not known (not probed, not in the facts file): cannot plan"
         return plan, None
+    from stackcheck.facts import serving_elsewhere
+
+    elsewhere = serving_elsewhere(ctx.facts)
+    if elsewhere and not wanted and not pinned:  # audit the environment that serves, do not install a new one
+        plan["note"] = f"{elsewhere} (no fresh install planned)"
+        others = ctx.facts.get("other_environments") or []
+        plan["elsewhere"] = [str(o.get("select")) for o in others if isinstance(o, dict) and o.get("select")]
+        return plan, None
     for c in sorted(held):
         if c == "driver" and not box.driver_version:
             plan["error"] = "--hold driver: no driver is installed (or its version was not read)"
