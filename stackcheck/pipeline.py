@@ -96,6 +96,7 @@ def gather(
     facts, outcomes = run_probes(names, ProbeContext(), budget_s=opts.timeout_s)
     post_probes(facts, outcomes, opts, manifests or (lambda: load_manifests(opts.manifests_dirs)))
     scrub_home(facts)
+    scrub_home(outcomes)  # probes[].reason names files too (a broken dist-info in ~/.venv)
     if opts.strict:
         bad = [o for o in outcomes if o.get("status") in ("failed", "timeout")]
         if bad:
