@@ -59,32 +59,44 @@ class DistRecord:
 
 #: METADATA headers are a few kilobytes; what is past this is not read (a file that is /dev/zero, say)
 HEADERS_CAP = 1 << 20
+#: direct_url.json and .egg-link files are a few hundred bytes; a larger one is refused, not read (a 3 GB
+#: sparse direct_url.json must cost one entry, not the whole probe's time budget)
+SMALL_FILE_CAP = 64 * 1024
 #: torch/version.py is a few hundred bytes; a larger one is refused rather than parsed (ast.parse holds the
 #: interpreter lock: a huge file would stall every probe past its timeout)
 VERSION_PY_CAP = 64 * 1024
 
 
-def _regular_file(path: Path) -> None:
-    """Refuse FIFOs, devices and directories before opening them (opening a FIFO blocks)."""
+def _read_capped(path: Path, limit: int, refuse_larger: bool = False) -> bytes:
+    """At most `limit` bytes of a regular file. A FIFO, a device or a directory is refused (ValueError)
+    without blocking: opened non-blocking and checked on the descriptor. With `refuse_larger`, a file
+    larger than `limit` is refused (ValueError) instead of cut."""
     import stat
 
-    if not stat.S_ISREG(path.stat().st_mode):
-        raise ValueError(f"{path}: not a regular file")
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise ValueError(f"{path}: not a regular file")
+        if refuse_larger and st.st_size > limit:
+            raise ValueError(f"{path}: {st.st_size} bytes, larger than {limit}: not read")
+        return os.pread(fd, limit, 0)
+    finally:
+        os.close(fd)
 
 
 def _read_headers(path: Path) -> dict[str, str]:
     """The RFC 822 headers of a METADATA / PKG-INFO file, up to the first blank line."""
     headers: dict[str, str] = {}
-    _regular_file(path)
-    with path.open(encoding="utf-8", errors="replace") as fh:
-        for line in fh.read(HEADERS_CAP).splitlines():
-            if not line.strip():
-                break
-            if line[:1] in (" ", "\t"):
-                continue
-            key, sep, value = line.partition(":")
-            if sep and key not in headers:
-                headers[key.strip()] = value.strip()
+    text = _read_capped(path, HEADERS_CAP).decode("utf-8", errors="replace")
+    for line in text.splitlines():
+        if not line.strip():
+            break
+        if line[:1] in (" ", "\t"):
+            continue
+        key, sep, value = line.partition(":")
+        if sep and key not in headers:
+            headers[key.strip()] = value.strip()
     return headers
 
 
@@ -114,12 +126,12 @@ def _read_meta(record: DistRecord) -> None:
     direct_url = meta_dir / "direct_url.json"
     if direct_url.is_file():
         try:
-            data = json.loads(direct_url.read_text(encoding="utf-8"))
+            data = json.loads(_read_capped(direct_url, SMALL_FILE_CAP, refuse_larger=True))
             dir_info = data.get("dir_info") if isinstance(data, dict) else None
             if isinstance(dir_info, dict) and dir_info.get("editable") is True:
                 record.editable = True
-        except (OSError, ValueError):
-            pass
+        except (OSError, ValueError, RecursionError) as exc:  # editable or not stays unknown; the rest holds
+            record.error = f"{direct_url}: {getattr(exc, 'strerror', None) or exc}"
 
 
 def find_distributions(names: set[str], search_dirs: list[str]) -> dict[str, list[DistRecord]]:
@@ -155,13 +167,16 @@ def find_distributions(names: set[str], search_dirs: list[str]) -> dict[str, lis
                     break
         for dist_name, item in sorted(candidates, key=lambda c: c[1]):
             path = Path(directory) / item
-            if item.endswith(".egg-link"):
-                record = _from_egg_link(dist_name, path)
-            else:
-                record = DistRecord(dist_name, directory, path)
-                _read_meta(record)
-                if item.endswith(".egg-info") and not _is_site_dir(directory):
-                    record.editable = True  # a project directory put on sys.path (setup.py develop)
+            try:
+                if item.endswith(".egg-link"):
+                    record = _from_egg_link(dist_name, path)
+                else:
+                    record = DistRecord(dist_name, directory, path)
+                    _read_meta(record)
+                    if item.endswith(".egg-info") and not _is_site_dir(directory):
+                        record.editable = True  # a project directory put on sys.path (setup.py develop)
+            except Exception as exc:  # one hostile dist-info costs its own entry, never the whole section
+                record = DistRecord(dist_name, directory, path, error=f"{path}: {type(exc).__name__}: {exc}"[:300])
             if dist_name in editable_pth:
                 record.editable = True
             found.setdefault(dist_name, []).append(record)
@@ -174,8 +189,9 @@ def _is_site_dir(directory: str) -> bool:
 
 def _from_egg_link(dist_name: str, path: Path) -> DistRecord:
     try:
-        target = path.read_text(encoding="utf-8").splitlines()[0].strip()
-    except (OSError, IndexError):
+        text = _read_capped(path, SMALL_FILE_CAP, refuse_larger=True).decode("utf-8", errors="replace")
+        target = text.splitlines()[0].strip()
+    except (OSError, IndexError, ValueError):  # ValueError: a FIFO or an oversized file, refused unread
         error = f"{path}: unreadable egg-link"
         return DistRecord(dist_name, str(path.parent), None, error=error, editable=True)
     record = DistRecord(dist_name, target, None, editable=True)
@@ -195,10 +211,11 @@ def _from_egg_link(dist_name: str, path: Path) -> DistRecord:
 def read_torch_version_py(location: str) -> dict[str, str | None]:
     """`__version__`, `cuda`, `hip` and `git_version` from `<location>/torch/version.py`, read with ast."""
     path = Path(location) / "torch" / "version.py"
-    _regular_file(path)
-    if path.stat().st_size > VERSION_PY_CAP:
-        raise ValueError(f"{path}: {path.stat().st_size} bytes, too large for torch's version.py; not parsed")
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    try:
+        data = _read_capped(path, VERSION_PY_CAP, refuse_larger=True)
+    except ValueError as exc:
+        raise ValueError(f"{exc}; too large or not a file for torch's version.py; not parsed") from None
+    tree = ast.parse(data.decode("utf-8"), filename=str(path))
     values: dict[str, str | None] = {}
     for node in tree.body:
         target: ast.expr | None = None
