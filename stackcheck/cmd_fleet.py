@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     summary = fleet.summary()
     if not fleet.hosts:
         for bad in summary["bad"][:20]:
-            print(f"stackcheck: skipped {bad['source']}: {bad['reason']}", file=sys.stderr)
+            print(f"stackcheck: skipped {field_safe(bad['source'])}: {field_safe(bad['reason'])}", file=sys.stderr)
         what = f"{len(fleet.bad)} input(s), none of them a readable report" if fleet.bad else "no input documents"
         raise BadInputError(f"fleet: {what}")
     fmt = args.format

@@ -164,10 +164,18 @@ def _prefix_len(token: str) -> int:
     return min(4, len(token) // 4)
 
 
+#: SGLang's flags whose value is a secret: argparse accepts any unique prefix of a flag (`--api-k`), so a
+#: prefix of one of these is treated as the flag itself
+KNOWN_SECRET_FLAGS = ("--api-key", "--admin-api-key", "--hf-token", "--ssl-keyfile-password", "--password")
+
+
 def secret_flag(flag: str) -> bool:
-    """`--api-key`, `--admin-api-key`, `--hf-token`, `--ssl-keyfile-password`: a flag whose value is a secret."""
+    """`--api-key`, `--admin-api-key`, `--hf-token`, `--ssl-keyfile-password`: a flag whose value is a secret;
+    also an abbreviation argparse would expand to one of the known ones (`--api-k`, `--admin`)."""
     words = [w for w in re.split(r"[-_.]+", flag.lstrip("-").upper()) if w]
-    return any(w in SECRET_FLAG_WORDS for w in words) or "APIKEY" in "".join(words)
+    if any(w in SECRET_FLAG_WORDS for w in words) or "APIKEY" in "".join(words):
+        return True
+    return flag.startswith("--") and len(flag) >= 4 and any(k.startswith(flag) for k in KNOWN_SECRET_FLAGS)
 
 
 def secret_name(name: str) -> bool:
