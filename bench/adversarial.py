@@ -137,6 +137,19 @@ def _() -> Result:
     return p.returncode == 1, f"exit {p.returncode}"
 
 
+@attack("gate", "the launch behind a launcher: uv run, srun, docker exec, bash -c, a script argument", "5")
+def _() -> Result:
+    launches = [
+        ["uv", "run", *LAUNCH],
+        ["srun", "-n1", *LAUNCH],
+        ["docker", "exec", "c", "sglang", "serve"],
+        ["bash", "-c", " ".join(LAUNCH)],
+        ["./serve.sh", "sglang.launch_server"],
+    ]
+    rcs = [sc("gate", "--facts", str(RTX), "--dry-run", "--", *c).returncode for c in launches]
+    return rcs == [1] * 5, f"exits {rcs}"
+
+
 @attack("gate", "a wrapper script with no SGLang flag (fails open by documented policy)")
 def _() -> Result:
     p = sc("gate", "--facts", str(RTX), "--dry-run", "--", "./serve.sh")

@@ -3,9 +3,11 @@ then the verdicts -> allow or refuse. No I/O, no environment reads: the caller p
 
 How a command line is read (all of it data, manifests/launch.json):
 - the command is an SGLang launch when it is `python[3[.x]] [python options] -m sglang.launch_server ...` or
-  `sglang serve ...` (an `env [-i] [-u NAME] [NAME=VALUE]...` prefix is read for its assignments). Any
-  other command (a wrapper script) is scanned too: if an SGLang flag of launch.json appears in it, it is
-  treated as an SGLang launch; if none does, it needs no feature (only --require is checked).
+  `sglang serve ...` (an `env [-i] [-u NAME] [NAME=VALUE]...` prefix is read for its assignments), also
+  behind a launcher (`uv run python -m ...`, `srun -n1 python3 -m ...`, `docker exec c sglang serve ...`,
+  `bash -c "python -m ..."`). Any other command (a wrapper script) is scanned too: if an SGLang flag of
+  launch.json or an entrypoint's name appears in it, it is treated as an SGLang launch; if none does, it
+  needs no feature (only --require is checked).
 - flags are read as SGLang's argparse reads them: `--flag VALUE` and `--flag=VALUE`, aliases
   (`--tensor-parallel-size`), and unique-prefix abbreviations of a listed flag (`--tp` for `--tp-size`);
   a prefix of several listed flags is reported as unknown. The last occurrence wins, as in argparse.
@@ -135,7 +137,56 @@ def split_env_prefix(argv: Sequence[str], env: Mapping[str, str]) -> tuple[list[
 
 
 def find_entrypoint(argv: Sequence[str], mapping: Mapping[str, Any]) -> tuple[str | None, list[str]]:
-    """(entrypoint id, SGLang arguments) for a recognised launch, else (None, all arguments after argv[0])."""
+    """(entrypoint id, SGLang arguments) for a recognised launch, else (None, all arguments after argv[0]).
+
+    The launch may sit behind a launcher (`uv run python -m sglang.launch_server`, `srun -n1 python3 -m ...`,
+    `docker exec c sglang serve ...`): each later argument that is a Python interpreter or an entrypoint's
+    program is tried too, so a launcher never hides the launch from the gate (it would then need nothing)."""
+    entry, args = _entrypoint_at(argv, mapping)
+    if entry is not None:
+        return entry, args
+    for i in range(1, len(argv)):
+        prog = os.path.basename(argv[i])
+        if _PYTHON.match(prog) or any(e.get("program") == prog for e in _entries(mapping)):
+            found, rest = _entrypoint_at(argv[i:], mapping)
+            if found is not None:
+                return found, rest
+        if argv[i] == "-c" and i + 1 < len(argv) and os.path.basename(argv[0]) in _SHELLS:
+            inner = _shell_words(argv[i + 1])  # `bash -c "python -m sglang.launch_server ..."`
+            if inner:
+                found, rest = find_entrypoint(inner, mapping)
+                if found is not None:
+                    return found, rest
+            break
+    return None, list(argv[1:])
+
+
+_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh"})
+
+
+def _shell_words(text: str) -> list[str]:
+    import shlex
+
+    try:
+        return shlex.split(text)
+    except ValueError:
+        return []
+
+
+def mentions_sglang(argv: Sequence[str], mapping: Mapping[str, Any]) -> bool:
+    """Whether any argument names an SGLang entrypoint (a module, or `sglang serve`) in a form the reader
+    above could not follow (a script's argument, an unusual launcher): then the command is treated as an
+    SGLang launch, so what every launch needs is still required (fail closed)."""
+    modules = [str(e["python_module"]) for e in _entries(mapping) if isinstance(e.get("python_module"), str)]
+    programs = [f"{e['program']} {e.get('subcommand') or ''}".strip() for e in _entries(mapping) if e.get("program")]
+    return any(m in a for a in argv for m in modules) or any(p in a for a in argv for p in programs if " " in p)
+
+
+def _entries(mapping: Mapping[str, Any]) -> list[dict[str, Any]]:
+    return [e for e in mapping.get("entrypoints") or [] if isinstance(e, dict)]
+
+
+def _entrypoint_at(argv: Sequence[str], mapping: Mapping[str, Any]) -> tuple[str | None, list[str]]:
     if not argv:
         return None, []
     prog = os.path.basename(argv[0])
@@ -379,7 +430,7 @@ def derive(
     d = Derived(command=list(command), entrypoint=entry, sglang_args=args, options=found, problems=problems)
     for feature in require:
         _add(d, feature, "explicit", "--require")
-    if entry is None and not seen:
+    if entry is None and not seen and not mentions_sglang(argv, mapping):
         return d
     if entry is None:
         d.entrypoint = "wrapper"

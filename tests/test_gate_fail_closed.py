@@ -262,3 +262,26 @@ def test_a_timed_out_probe_refuses_a_real_launch() -> None:
     probes = [b for b in doc["reasons"] if b["feature"].startswith("probe ")]
     assert probes and all(b["status"] == "unknown" for b in probes)
     assert any("timed out" in b["reasons"][0]["message"] for b in probes), probes
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["uv", "run", "python", "-m", "sglang.launch_server", "--model-path", "m"],
+        ["srun", "-n1", "python3", "-m", "sglang.launch_server", "--model-path", "m"],
+        ["docker", "exec", "c", "sglang", "serve", "--model-path", "m"],
+        ["bash", "-c", "python -m sglang.launch_server --model-path m"],
+        ["./serve.sh", "--entry", "sglang.launch_server"],
+    ],
+    ids=["uv-run", "srun", "docker-exec", "bash-c", "script-argument"],
+)
+def test_a_launcher_never_hides_the_launch(command: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    """Found in the adversarial pass: behind `uv run` or `srun`, with no flag launch.json lists, the launch
+    needed nothing, so torch without the GPU's architecture was allowed."""
+    rc, doc = gate_json(["--facts", str(CASES / "rtx5090-torch-cu126" / "facts.json"), "--", *command], capsys)
+    assert rc == 1 and "torch-cuda-arch" in {b["feature"] for b in doc["reasons"]}, doc
+
+
+def test_a_command_that_is_no_launch_still_needs_nothing(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, doc = gate_json(["--facts", str(CASES / "rtx5090-torch-cu126" / "facts.json"), "--", "./serve.sh"], capsys)
+    assert rc == 0 and "nothing to check" in doc["note"]
