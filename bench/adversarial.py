@@ -766,6 +766,36 @@ def _() -> Result:
     return p.returncode == 2, f"exit {p.returncode}"
 
 
+@attack("exit", "closed stdin (<&-) with '-': audit --facts -, triage -, fleet -", "3")
+def _() -> Result:
+    rcs = [
+        subprocess.run(  # noqa: PLW1510 - the exit status is the result
+            [sys.executable, "-m", "stackcheck", *a],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            preexec_fn=lambda: os.close(0),
+        ).returncode
+        for a in (["audit", "--facts", "-"], ["triage", "-"], ["fleet", "-"])
+    ]
+    return rcs == [2, 2, 2], f"exits {rcs}"
+
+
+@attack("exit", "gate --watch --log to a link another user planted in /tmp")
+def _() -> Result:
+    if os.geteuid() != 0:
+        return True, "not root: the kernel's own protected_symlinks applies (skipped)"
+    victim = TMP / "log-victim"
+    victim.write_text("precious")
+    link = Path(tempfile.mktemp(dir="/tmp", suffix=".log"))
+    link.symlink_to(victim)
+    os.lchown(link, 65534, 65534)
+    p = sc("gate", "--facts", str(H200), "--watch", "--log", str(link), "--", "echo", "appended")
+    link.unlink()
+    return p.returncode == 2 and victim.read_text() == "precious", f"exit {p.returncode}"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--only", help="run only this group (gate, leak, terminal, hang, exit)")

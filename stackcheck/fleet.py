@@ -403,6 +403,9 @@ def iter_units(paths: Iterable[str], stdin: BinaryIO | None = None) -> Iterator[
     """Work units for the given paths, lazily: directories are walked (sorted) for *.json and *.jsonl."""
     for p in paths:
         if p == "-":
+            if stdin is None and sys.stdin is None:
+                yield ("bad-input", "<stdin>", "standard input is closed")
+                continue
             stream = stdin if stdin is not None else sys.stdin.buffer
             yield from _stdin_units(stream)
         elif os.path.isdir(p):

@@ -800,6 +800,8 @@ def triage_file(path: Path | str, signatures: Sequence[Signature] | None = None)
     if str(path) == "-":
         import sys
 
+        if sys.stdin is None:
+            raise BadInputError("<stdin>: standard input is closed")
         try:
             return triage_stream(sys.stdin.buffer, "<stdin>", signatures)
         except OSError as exc:

@@ -160,10 +160,16 @@ class LogWriter(threading.Thread):
 
 def _open_log(path: str) -> int:
     """The --log file, opened for appending before the server starts (a bad path is exit 2, never a server
-    without its log). A FIFO nobody reads, a directory or a device is refused."""
+    without its log). A FIFO nobody reads, a directory or a device is refused; links are followed as
+    --output follows them (stackcheck.atomic.resolve_target: not one another user planted in /tmp), and the
+    last one is opened with O_NOFOLLOW, so it cannot be swapped for a link in between."""
+    from stackcheck.atomic import resolve_target
+
+    target = resolve_target(path)
     flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
+    flags |= getattr(os, "O_NOFOLLOW", 0)
     try:
-        fd = os.open(path, flags, 0o640)
+        fd = os.open(target, flags, 0o640)
     except OSError as exc:
         raise OutputError(f"--log {path}: cannot open: {exc.strerror or exc}") from None
     if not stat.S_ISREG(os.fstat(fd).st_mode):

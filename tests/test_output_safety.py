@@ -356,3 +356,16 @@ def test_home_directories_never_show_in_probe_reasons(tmp_path: Path) -> None:
     reasons = " ".join(str(p.get("reason")) for p in report["probes"])
     assert "~/.venv/site-packages/sglang-0.5.9.dist-info" in reasons
     assert "alice-private-name" not in proc.stdout.decode() + proc.stderr.decode()
+
+
+@pytest.mark.parametrize(
+    "args", [["audit", "--facts", "-"], ["triage", "-"], ["fleet", "-"]], ids=["facts", "triage", "fleet"]
+)
+def test_closed_stdin_is_exit_2(args: list[str]) -> None:
+    """Found in the adversarial pass: `<&-` left sys.stdin None, and reading '-' was exit 4."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "stackcheck", *args], stdin=subprocess.DEVNULL, capture_output=True, timeout=60,
+        cwd=ROOT, preexec_fn=lambda: os.close(0),
+    )  # fmt: skip
+    assert proc.returncode == 2, proc.stderr
+    assert b"standard input is closed" in proc.stderr and b"Traceback" not in proc.stderr

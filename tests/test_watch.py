@@ -288,3 +288,31 @@ def test_a_closed_stdout_of_the_gate_does_not_block_the_server() -> None:
     )  # fmt: skip
     assert proc.returncode in (0, 1)  # the server's own status (print to our closed stdout is its business)
     assert b"Traceback" not in proc.stderr.split(b"stackcheck:")[-1]
+
+
+def test_the_log_file_never_follows_a_link_another_user_planted_in_tmp(tmp_path: Path) -> None:
+    """Found in the adversarial pass: --log followed any link, so a root job could append to a file a user
+    pointed a /tmp link at (the same attack as --output's, item 13)."""
+    import stat
+    import tempfile
+
+    sticky = tempfile.gettempdir()
+    st = os.stat(sticky)
+    if not (st.st_mode & stat.S_ISVTX and st.st_mode & stat.S_IWOTH) or os.geteuid() != 0:
+        import pytest
+
+        pytest.skip("needs root and a sticky world-writable temporary directory")
+    victim = tmp_path / "victim"
+    victim.write_text("precious")
+    link = Path(tempfile.mktemp(prefix="stackcheck-log-", dir=sticky))
+    link.symlink_to(victim)
+    os.lchown(link, 65534, 65534)
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "stackcheck", "gate", "--facts", H200, "--watch", "--log", str(link), "--", "true"],
+            capture_output=True, timeout=60, cwd="/",
+        )  # fmt: skip
+        assert proc.returncode == 2 and b"protected_symlinks" in proc.stderr
+        assert victim.read_text() == "precious"
+    finally:
+        link.unlink()
