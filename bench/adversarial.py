@@ -642,6 +642,18 @@ def _() -> Result:
     return stopped == ("T", "T") and "T" not in running, f"^Z: {stopped}, SIGCONT: {running}"
 
 
+@attack("hang", "pathological 64 KiB log lines (a_a_a..., a:a:a..., quotes, URLs) through triage's redaction", "6")
+def _() -> Result:
+    log = TMP / "redos.log"
+    with log.open("w") as fh:
+        for pat in ("a_", "a.", "a-", "a:", "'", "https://a:"):
+            fh.write("Traceback (most recent call last):\nRuntimeError: " + pat * (60000 // len(pat)) + "\n")
+    start = time.monotonic()
+    p = sc("triage", str(log), "--format", "json", timeout=120)
+    took = time.monotonic() - start
+    return p.returncode == 0 and took < 10, f"{took:.1f} s"
+
+
 # ---- exit codes and leftovers ----------------------------------------------------------------------------
 
 

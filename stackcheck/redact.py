@@ -54,8 +54,10 @@ _TOKEN = re.compile(r"(?<![A-Za-z0-9])(?:" + _CREDENTIAL_SHAPES + r")")
 _PRIVATE_KEY = re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----")
 _URL = re.compile(r"(?P<scheme>(?<![A-Za-z0-9+.\-])[A-Za-z][A-Za-z0-9+.\-]*://)(?P<rest>[^\s\"'<>`]+)")
 # `api_key=...`, `"token": "..."`, `password: ...`: a secret-looking key, `=` or `:`, then the value
+# (the key word starts at a word boundary or right after a `_`, `-` or `.`: `hf_token`, `aws_secret_access_key`;
+# no quantified prefix before it, which made a 64 KB line of `a_a_a_...` take minutes: quadratic backtracking)
 _ASSIGN = re.compile(
-    r"(?P<key>(?<![A-Za-z0-9])(?:[A-Za-z0-9]+[_\-.])*"
+    r"(?P<key>(?:(?<![A-Za-z0-9])|(?<=[_\-.]))"
     r"(?:api[_\-]?key|token|secret|password|passwd|passphrase|pwd|credentials?|auth|access[_\-]?key|private[_\-]?key"
     r"|client[_\-]?secret|session[_\-]?id|cookie)(?![A-Za-z0-9])[\"']?)"
     r"(?P<sep>\s*[=:]\s*)"

@@ -210,3 +210,21 @@ def test_json_text_escapes_what_terminals_act_on_and_round_trips() -> None:
     assert "×" in text  # ordinary non-ASCII stays readable
     text.encode("utf-8")
     assert json.loads(text) == value
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["a_" * 32000, "a." * 32000, "a-" * 32000, "a_token" * 9000, "token=" * 10000, "https://" + "a:" * 32000 + "@",
+     "a://b@" * 10000, "Bearer " * 9000, "'" * 64000],
+    ids=lambda t: repr(t[:8]),
+)  # fmt: skip
+def test_redaction_is_linear_on_a_64_kib_line(text: str) -> None:
+    """Found in the adversarial pass: a quantified key prefix in the assignment pattern made a 64 KiB log
+    line of `a_a_a_...` take minutes (quadratic backtracking), hanging triage and --watch's report."""
+    import time
+
+    start = time.monotonic()
+    redact_text(text)
+    looks_secret(text)
+    redact_argv([text])
+    assert time.monotonic() - start < 2.0
