@@ -5,6 +5,7 @@ Each verb lives in its own module (cmd_<verb>.py) with `add_arguments(parser)` a
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import sys
 from collections.abc import Sequence
@@ -59,7 +60,9 @@ class _VersionAction(argparse.Action):
         values: object,
         option_string: str | None = None,
     ) -> None:
-        print(_version_text())
+        from stackcheck.atomic import write_stdout
+
+        write_stdout(_version_text() + "\n")
         parser.exit(0)
 
 
@@ -103,24 +106,43 @@ def main_inner(argv: Sequence[str]) -> int:
     return int(module.run(args))
 
 
+def _say(text: str) -> None:
+    """One diagnostic line on stderr, terminal-safe (a file name or a value from the box may hold controls);
+    a closed or broken stderr loses the line, never the exit status."""
+    from stackcheck.redact import terminal_safe
+
+    try:
+        if sys.stderr is not None:
+            sys.stderr.write(terminal_safe(text, newlines=False) + "\n")
+            sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    if sys.stderr is not None:
+        with contextlib.suppress(AttributeError, ValueError):
+            sys.stderr.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
     try:
         return main_inner(sys.argv[1:] if argv is None else argv)
     except StackcheckError as exc:
-        print(f"stackcheck: error: {exc.message}", file=sys.stderr)
+        _say(f"stackcheck: error: {exc.message}")
         for extra in getattr(exc, "problems", [])[1:]:
-            print(f"stackcheck: error: {extra}", file=sys.stderr)
+            _say(f"stackcheck: error: {extra}")
         return exc.exit_code
     except KeyboardInterrupt:
-        print("stackcheck: interrupted", file=sys.stderr)
+        _say("stackcheck: interrupted")
         return 130
     except BrokenPipeError:
+        from stackcheck.atomic import discard_stdout
+
+        discard_stdout()  # the reader went away (`| head`): what is still buffered must not fail at exit
         return 0
     except Exception as exc:  # the last line of defence: one line, exit 4, never a traceback by default
         import os
 
-        print(f"stackcheck: internal error: {type(exc).__name__}: {exc}".splitlines()[0], file=sys.stderr)
-        print("stackcheck: this is a bug; rerun with STACKCHECK_DEBUG=1 for the traceback", file=sys.stderr)
+        _say(f"stackcheck: internal error: {type(exc).__name__}: {exc}".splitlines()[0])
+        _say("stackcheck: this is a bug; rerun with STACKCHECK_DEBUG=1 for the traceback")
         if os.environ.get("STACKCHECK_DEBUG"):
             import traceback
 

@@ -126,7 +126,9 @@ def run(args: argparse.Namespace) -> int:
     if feature.get("workaround"):
         w = feature["workaround"]
         lines.append(f"workaround (unsupported upstream): {w.get('text') if isinstance(w, dict) else w}")
-    emit("\n".join(lines) + "\n", args)
+    from stackcheck.redact import terminal_safe
+
+    emit(terminal_safe("\n".join(lines) + "\n"), args)  # a user's manifests may hold anything
     return EXIT_OK
 
 

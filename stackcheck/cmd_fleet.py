@@ -20,13 +20,13 @@ from __future__ import annotations
 import argparse
 import csv
 import io
-import json
 import sys
 from typing import Any
 
 from stackcheck.errors import EXIT_BAD_INPUT, EXIT_FINDING, EXIT_OK, BadInputError
 from stackcheck.fleet import CSV_COLUMNS, STACK_FIELDS, Fleet, host_rows, read_fleet
 from stackcheck.options import emit
+from stackcheck.redact import field_safe, json_text
 
 FORMATS = ["table", "json", "markdown", "csv"]
 EXAMPLES = 8  # host names shown per group in the table and markdown formats
@@ -60,12 +60,12 @@ def run(args: argparse.Namespace) -> int:
     summary = fleet.summary()
     if not fleet.hosts:
         for bad in summary["bad"][:20]:
-            print(f"stackcheck: skipped {bad['source']}: {bad['reason']}", file=sys.stderr)
+            print(f"stackcheck: skipped {field_safe(bad['source'])}: {field_safe(bad['reason'])}", file=sys.stderr)
         what = f"{len(fleet.bad)} input(s), none of them a readable report" if fleet.bad else "no input documents"
         raise BadInputError(f"fleet: {what}")
     fmt = args.format
     if fmt == "json":
-        text = json.dumps(summary, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+        text = json_text(summary, indent=2, allow_nan=False) + "\n"
     elif fmt == "csv":
         text = render_csv(fleet, summary)
     elif fmt == "markdown":
@@ -86,8 +86,7 @@ _ = EXIT_BAD_INPUT  # documented above: raised as BadInputError
 
 def _clean(value: Any) -> str:
     """Host names and versions come from files: no control characters in the terminal output."""
-    text = "-" if value is None else str(value)
-    return "".join(ch if ch.isprintable() else f"\\x{ord(ch):02x}" for ch in text)
+    return field_safe("-" if value is None else value)
 
 
 def _model(entry: dict[str, Any]) -> str:
@@ -175,7 +174,9 @@ def render_table(summary: dict[str, Any]) -> str:
 
 
 def _cell(value: Any) -> str:
-    return _clean(value).replace("|", "\\|")
+    """A Markdown table cell: no controls, no raw HTML, no column break."""
+    text = _clean(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return text.replace("|", "\\|").replace("[", "\\[").replace("]", "\\]")
 
 
 def render_markdown(summary: dict[str, Any]) -> str:
@@ -229,10 +230,27 @@ def render_markdown(summary: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
+#: a cell that starts with one of these is a formula to a spreadsheet (CSV injection): it gets a leading "'"
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\n")
+
+
+def csv_cell(value: Any) -> str:
+    """A CSV cell from a report: controls shown as escapes, and a leading formula character neutralised by a
+    leading apostrophe (as OWASP advises), so opening the file in a spreadsheet runs nothing."""
+    if value is None:
+        return ""
+    if isinstance(value, bool | int | float):
+        return str(value)
+    text = str(value)
+    if text.startswith(FORMULA_START):
+        text = "'" + text
+    return field_safe(text)
+
+
 def render_csv(fleet: Fleet, summary: dict[str, Any]) -> str:
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, extrasaction="raise", lineterminator="\n")
     writer.writeheader()
     for row in host_rows(fleet, summary):
-        writer.writerow({k: ("" if v is None else v) for k, v in row.items()})
+        writer.writerow({k: csv_cell(v) for k, v in row.items()})
     return buf.getvalue()

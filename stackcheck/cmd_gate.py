@@ -8,7 +8,9 @@ With a command, the gate reads the SGLang command line and its environment (mani
 the features it needs and the launch facts (tp, attention backend, quantization, speculative algorithm),
 evaluates them, and then either replaces itself with the command (os.execvp: same pid, argv exactly as
 given, no shell; the exit status and signals are the server's own) or refuses: the server never starts.
-The policy for explicit and default features is in stackcheck/gate.py's docstring and in --help.
+The policy for explicit, default and every-launch features and checks is in stackcheck/gate.py's
+docstring and in --help. What the gate prints (the decision, the command line) has secrets masked
+(stackcheck.redact) and control characters escaped; the command that runs is never changed.
 
 Output: when the command is exec'd, the gate writes only to stderr (warnings; nothing with --quiet), so the
 server's stdout is its own. A refusal, --dry-run, or a --require check without a command write the
@@ -18,18 +20,19 @@ Exit codes: 0 every required feature ok (no command, or --dry-run that would all
 feature is not ok); 2 usage error or bad input (no command after --, an unknown --require feature, a
 malformed server flag such as `--tp` without a value, a bad facts file or manifest); 3 a probe failed and
 --strict was given; 4 internal error in the gate: it refuses and never execs; 126/127 the command could
-not be executed / was not found (as a shell says). Once exec'd, the status is the server's."""
+not be executed / was not found (as a shell says; an empty command is 127). Once exec'd, the status is the
+server's; with --watch too (128 + N when signal N ended it)."""
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from typing import Any
 
 from stackcheck.errors import EXIT_FINDING, EXIT_INTERNAL, EXIT_OK, StackcheckError, UsageError
 from stackcheck.options import add_facts_options, options_from
+from stackcheck.redact import json_text
 
 HELP_EPILOG = """decision policy:
   explicit features (--require, or turned on by a flag or value in COMMAND) must be ok: blocked refuses,
@@ -41,7 +44,14 @@ HELP_EPILOG = """decision policy:
   values the manifests do not know are unknown; a flag the installed SGLang lacks refuses; flags launch.json
   does not list pass through unchecked (one note line); --config makes the launch facts unknown.
   deepgemm (default on) fails only with FP8 models: it warns; --quantization fp8 requires fp8-block-gemm.
+  every SGLang launch also needs what crashes any launch on this box (manifests' required_by): torch and the
+  kernel package compiled for the GPU, the kernel package paired with torch, the driver against torch's
+  CUDA, SGLang's pins, matching FlashInfer packages: a crash refuses, unknown refuses unless --allow-unknown.
+  a probe that failed or timed out is unknown, never "not installed": it refuses unless --allow-unknown.
   a command in which no SGLang launch or flag is found needs no feature (only --require is checked).
+
+output: the decision (stdout, or stderr when the command runs) masks secrets: values of --api-key,
+  --admin-api-key, --hf-token and other secret-looking flags, token-shaped values, credentials in URLs.
 
 gate exit codes:
   0  allowed (no command, or --dry-run); with a command the server replaces the gate: its status is returned
@@ -78,6 +88,27 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "and if it dies print the triaged root cause (exit status is the server's)",
     )
     p.add_argument(
+        "--log",
+        metavar="FILE",
+        help="with --watch: also append the server's whole output to FILE (a writer that never slows the "
+        "server down: what the disk cannot take is dropped and counted)",
+    )
+    p.add_argument(
+        "--log-keep",
+        metavar="MB",
+        type=_positive_float,
+        default=8.0,
+        help="with --watch: the last MB of the server's output kept in memory for triage (default 8)",
+    )
+    p.add_argument(
+        "--drain",
+        metavar="SECONDS",
+        type=_positive_float,
+        default=2.0,
+        help="with --watch: after the server dies, how long to keep reading output its children still "
+        "write (default 2)",
+    )
+    p.add_argument(
         "--ready-pattern",
         metavar="TEXT",
         default="The server is fired up",
@@ -86,6 +117,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "server_command", metavar="-- COMMAND", nargs=argparse.REMAINDER, help="the server to start, after --"
     )
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a number") from None
+    if not 0 < value < 1e6:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a positive number")
+    return value
 
 
 def _command(args: argparse.Namespace) -> list[str] | None:
@@ -115,34 +156,73 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_INTERNAL
     doc, command = outcome
     allow = doc["decision"] == "allow"
+    shown = public_document(doc)  # what is printed: secrets masked; the command that runs is unchanged
     if command is None or args.dry_run or not allow:
-        text = json.dumps(doc, indent=2, default=str) + "\n" if args.format == "json" else render_text(doc)
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        from stackcheck.atomic import write_stdout
+
+        text = json_text(shown, indent=2, default=str) + "\n" if args.format == "json" else render_text(shown)
+        write_stdout(text)
         return EXIT_OK if allow else EXIT_FINDING
     if not args.quiet:
         if args.format == "json":
-            sys.stderr.write(json.dumps(doc, default=str) + "\n")
+            _err(json_text(shown, default=str) + "\n")
         else:
-            for line in render_text(doc, warnings_only=True).splitlines():
-                sys.stderr.write(line + "\n")
+            _err(render_text(shown, warnings_only=True))
     if args.watch:
         from stackcheck.watch import watch
 
-        return watch(command, ready=args.ready_pattern.encode())
+        return watch(
+            command,
+            ready=args.ready_pattern.encode(),
+            keep_bytes=int(args.log_keep * 2**20),
+            log_path=args.log,
+            drain_s=args.drain,
+        )
     return _exec(command)
 
 
+def public_document(doc: dict[str, Any]) -> dict[str, Any]:
+    """The decision as it may be printed (stdout, stderr, a pod's log, a decision file): the command line
+    with the values of secret-looking flags masked (`--api-key`, `--hf-token`, ...), credentials in URLs
+    and token-shaped values masked everywhere in the document (stackcheck.redact)."""
+    from stackcheck.redact import redact_argv, redact_tree
+
+    shown: dict[str, Any] = redact_tree(doc)
+    shown["command"] = redact_argv([str(a) for a in doc.get("command") or []])
+    return shown
+
+
+def _err(text: str) -> None:
+    """A diagnostic on stderr; a closed or broken stderr must never stop the server from starting."""
+    try:
+        if sys.stderr is not None:
+            sys.stderr.write(text)
+            sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+
+
 def _exec(command: list[str]) -> int:
-    sys.stdout.flush()
-    sys.stderr.flush()
+    from stackcheck.redact import field_safe
+
+    name = field_safe(command[0])
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):
+            pass
+    if not command[0]:
+        _err("stackcheck gate: '': command not found (the command is an empty string)\n")
+        return 127
     try:
         os.execvp(command[0], command)  # noqa: S606 - the point of the gate: argv exactly, no shell
     except FileNotFoundError:
-        print(f"stackcheck gate: {command[0]}: command not found", file=sys.stderr)
+        _err(f"stackcheck gate: {name}: command not found\n")
         return 127
-    except OSError as exc:
-        print(f"stackcheck gate: {command[0]}: cannot execute: {exc.strerror or exc}", file=sys.stderr)
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in an argument
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        _err(f"stackcheck gate: {name}: cannot execute: {field_safe(why)}\n")
         return 126
 
 
@@ -169,6 +249,7 @@ def _decide(args: argparse.Namespace) -> tuple[dict[str, Any], list[str] | None]
     mapping = manifests.launch
     if command is not None:
         derived = gate.derive(command, mapping, os.environ, require)
+        gate.add_launch_requirements(derived, manifests.features, manifests.checks)
     else:
         derived = gate.Derived(command=[], entrypoint=None, sglang_args=[])
         for f in require:
@@ -182,7 +263,10 @@ def _decide(args: argparse.Namespace) -> tuple[dict[str, Any], list[str] | None]
     opts.launch = dict(derived.launch)
     report, ctx = evaluate(opts, want_plan=False, manifests=manifests, gathered=later_facts.get)
     extra = gate.release_problems(derived, mapping, ctx.installed_version("sglang"))
-    decision = gate.decide(derived, report["features"], manifests.features, args.allow_unknown, extra)
+    extra += gate.probe_problems(report.get("probes") or [])  # a failed probe is unknown, never "absent"
+    decision = gate.decide(
+        derived, report["features"], manifests.features, args.allow_unknown, extra, report.get("checks") or []
+    )
     plan: Any = None
     if decision.blocking:
         plan = _plan(ctx, report["features"])
@@ -261,7 +345,7 @@ def _fix(feature: str, plan: Any, features: list[dict[str, Any]]) -> str | None:
 
 def _document(derived: Any, decision: Any, extra: list[Any]) -> dict[str, Any]:
     def blocker(b: Any) -> dict[str, Any]:
-        return {
+        out = {
             "feature": b.feature,
             "kind": b.kind,
             "status": b.status,
@@ -269,6 +353,9 @@ def _document(derived: Any, decision: Any, extra: list[Any]) -> dict[str, Any]:
             "reasons": b.reasons,
             "fix": b.fix,
         }
+        if getattr(b, "check", False):
+            out["check"] = True
+        return out
 
     derived_json = derived.to_json()
     from stackcheck.gate import problem_json
@@ -317,7 +404,14 @@ def _reason_text(r: dict[str, Any]) -> str:
 
 def _line(prefix: str, b: dict[str, Any]) -> list[str]:
     status = b["status"] + (f" ({b['effect']})" if b.get("effect") else "")
-    kind = {"default": " [default]", "default-warn": " [default]", "command": " [command]"}.get(b["kind"], "")
+    kind = {
+        "default": " [default]",
+        "default-warn": " [default]",
+        "command": " [command]",
+        "launch": " [every launch]",
+    }.get(b["kind"], "")
+    if b.get("check"):
+        kind = " [stack check" + (", every launch]" if b["kind"] == "launch" else "]")
     reasons = b.get("reasons") or [{"message": "not ok"}]
     if b["status"] == "note":
         return [f"note: {_reason_text(reasons[0])}"]
@@ -329,6 +423,14 @@ def _line(prefix: str, b: dict[str, Any]) -> list[str]:
 
 
 def render_text(doc: dict[str, Any], warnings_only: bool = False) -> str:
+    """The decision for a reader (pass it `public_document(doc)`); every control character from the box
+    (a GPU name, a version, an argument) is shown as an escape, never sent to the terminal."""
+    from stackcheck.redact import terminal_safe
+
+    return terminal_safe(_render_text(doc, warnings_only))
+
+
+def _render_text(doc: dict[str, Any], warnings_only: bool = False) -> str:
     lines: list[str] = []
     if not warnings_only:
         d = doc["derived"]
@@ -336,13 +438,15 @@ def render_text(doc: dict[str, Any], warnings_only: bool = False) -> str:
             launch = ", ".join(f"{k}={v}" for k, v in d["launch"].items()) or "-"
             lines.append(f"command: entrypoint {d['entrypoint'] or 'none'}; launch {launch}")
             for r in d["required"]:
-                lines.append(f"  needs {r['feature']} ({r['kind']}: {r['why']})")
+                what = "check " if r.get("check") else ""
+                lines.append(f"  needs {what}{r['feature']} ({r['kind']}: {r['why']})")
             for off in d["off"]:
                 lines.append(f"  {off}")
         if doc.get("note"):
             lines.append(f"note: {doc['note']}")
         for f in doc["features"]:
-            lines.append(f"  {f['feature']}: {f['status']}" + (f" ({f['effect']})" if f.get("effect") else ""))
+            what = "check " if f.get("check") else ""
+            lines.append(f"  {what}{f['feature']}: {f['status']}" + (f" ({f['effect']})" if f.get("effect") else ""))
         for b in doc["reasons"]:
             lines += _line("REFUSE", b)
     for b in doc["warnings"]:

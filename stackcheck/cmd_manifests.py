@@ -15,9 +15,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import json
     from pathlib import Path
 
+    from stackcheck.manifest_loader import _parse as parse_manifest
     from stackcheck.manifest_loader import shipped_texts, user_texts
     from stackcheck.validate import check_schemas_against_metaschema, validate_documents
 
@@ -37,12 +37,15 @@ def run(args: argparse.Namespace) -> int:
     docs = {}
     for name, (origin, text) in texts.items():
         try:
-            docs[name] = (origin, json.loads(text))
-        except ValueError as exc:
-            problems.append(f"{origin}: not valid JSON: {exc}")
+            docs[name] = (origin, parse_manifest(text, origin))
+        except ManifestError as exc:
+            problems.extend(exc.problems)
     problems.extend(validate_documents(docs, partial=partial))
-    for line in problems:
-        print(line, file=sys.stdout)
+    if problems:
+        from stackcheck.atomic import write_stdout
+        from stackcheck.redact import field_safe
+
+        write_stdout("".join(field_safe(line) + "\n" for line in problems))
     where = args.dir or "shipped manifests"
     if problems:
         print(f"{len(problems)} problem(s) in {where}", file=sys.stderr)

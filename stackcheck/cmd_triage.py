@@ -43,10 +43,12 @@ def run(args: argparse.Namespace) -> int:
     result = triage_file(args.log)
     asked, fix = plan_fix(args, result)
     if args.format == "json":
+        from stackcheck.redact import json_text, redact_tree
+
         doc = json.loads(render_json(result))
         if asked:
-            doc["fix"] = fix
-        text = json.dumps(doc, indent=2) + "\n"
+            doc["fix"] = redact_tree(fix)
+        text = json_text(doc, indent=2) + "\n"
     else:
         text = render_text(result) + (render_fix(fix, result.feature) if asked else "")
     emit(text, args)

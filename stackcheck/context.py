@@ -22,6 +22,10 @@ class Missing(Exception):
         self.reason = reason
 
 
+class Unknown(Missing):
+    """A fact that could not be read (a probe failed on it): unlike an absent fact, `exists` cannot say no."""
+
+
 @dataclass(frozen=True)
 class GpuModel:
     """One distinct kind of GPU on the box (rules over gpu.* are evaluated once per model)."""
@@ -86,6 +90,30 @@ class Context:
             return None
         p = pkgs.get(name)
         return dict(p) if isinstance(p, dict) else None
+
+    def package_state(self, name: str) -> str:
+        """ "installed", "absent" or "unknown": a package the probe could not read (its entry has an error
+        and no version, or no `installed` at all: a failed or timed-out packages probe) is unknown, never
+        "not installed", so nothing that needs it reads as not applicable."""
+        pkgs = self.facts.get("packages")
+        if pkgs is None:
+            return "unknown"
+        p: Any = pkgs.get(name)
+        if p is None:
+            return "absent"
+        if not isinstance(p, dict):  # a hand-written facts document of another shape
+            return "unknown"
+        installed = p.get("installed")
+        if installed is True:
+            return "installed" if isinstance(p.get("version"), str) else "unknown"
+        if installed is False:
+            return "absent"
+        return "unknown"
+
+    def package_unknown_reason(self, name: str) -> str:
+        p = (self.facts.get("packages") or {}).get(name)
+        error = p.get("error") if isinstance(p, dict) else None
+        return f"{name}: not known whether or which version is installed" + (f" ({error})" if error else "")
 
     def installed_version(self, name: str) -> str | None:
         p = self.package(name)
@@ -241,6 +269,8 @@ class Context:
             if self.facts.get("packages") is None:
                 raise Missing(path, "installed packages not known")
             p = self.package(name)
+            if self.package_state(name) == "unknown":
+                raise Unknown(path, self.package_unknown_reason(name))
             if attr == "installed":
                 return bool(p and p.get("installed"))
             if not p or not p.get("installed"):
@@ -261,10 +291,14 @@ class Context:
             return attr_value
         if head == "kernel":
             kernel = self.kernel_package()
+            if kernel is None and any(self.package_state(k) == "unknown" for k in KERNEL_PACKAGES):
+                raise Unknown(path, "; ".join(self.package_unknown_reason(k) for k in KERNEL_PACKAGES))
             if kernel is None:
                 raise Missing(path, "neither sglang-kernel nor sgl-kernel is installed")
             return self.lookup(f"pkg.{kernel}.{rest}", gpu)
         if head == "torch":
+            if self.package_state("torch") == "unknown":
+                raise Unknown(path, self.package_unknown_reason("torch"))
             if rest == "archs":
                 return self.torch_archs()[0]
             if self.installed_version("torch") is None:

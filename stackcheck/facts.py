@@ -252,8 +252,13 @@ def load_facts_document(path: Path | str) -> tuple[Facts, dict[str, Any] | None]
     if str(path) == "-":
         import sys
 
-        text = sys.stdin.read(MAX_FACTS_BYTES + 1)
         origin = "<stdin>"
+        if sys.stdin is None:
+            raise BadInputError(f"{origin}: standard input is closed")
+        try:
+            text = sys.stdin.read(MAX_FACTS_BYTES + 1)
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            raise BadInputError(f"{origin}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
         if len(text) > MAX_FACTS_BYTES:
             raise BadInputError(f"{origin}: larger than {MAX_FACTS_BYTES // 2**20} MiB: not a stackcheck facts file")
     else:

@@ -253,13 +253,35 @@ def _iter_range_lines(fh: BinaryIO, start: int, end: int) -> Iterator[tuple[int,
         yield n, line
 
 
+class _NotRegular(OSError):
+    pass
+
+
+def _open_regular(path: str) -> BinaryIO:
+    """A regular file opened for reading; anything else (a FIFO, a device, a socket) is refused before a
+    read can block on it (opened without blocking, checked on the open descriptor)."""
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise _NotRegular("not a regular file (a FIFO, a device or a socket): skipped")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def run_unit(unit: Unit) -> tuple[list[Item], int]:
     kind = unit[0]
     if kind == "doc":
         path = unit[1]
         try:
-            with open(path, "rb") as fh:
+            with _open_regular(path) as fh:
                 data = _read_limited(fh)
+        except _NotRegular as exc:
+            return [("bad", (path, None), str(exc))], 0
         except OSError as exc:
             return [("bad", (path, None), f"cannot read: {exc.strerror or exc}")], 0
         if data is None:
@@ -268,7 +290,7 @@ def run_unit(unit: Unit) -> tuple[list[Item], int]:
     if kind == "jsonl":
         _, path, start, end = unit
         try:
-            with open(path, "rb") as fh:
+            with _open_regular(path) as fh:
                 lines = list(_iter_range_lines(fh, start, end))
         except OSError as exc:
             return [("bad", (path, None), f"cannot read: {exc.strerror or exc}")], 0
@@ -315,19 +337,39 @@ def run_batch(batch: list[Unit], run: str = "") -> BatchResult:
 # --- inputs ------------------------------------------------------------------------------------------
 
 
+def _skip_line(fh: BinaryIO) -> None:
+    """Move past the end of the current line in bounded reads: a 1 GB line is never held in memory."""
+    while True:
+        part = fh.readline(2**20)
+        if not part or part.endswith(b"\n"):
+            return
+
+
 def _jsonl_ranges(path: str) -> Iterator[Unit]:
     """A JSON Lines file as byte ranges of about JSONL_CHUNK_BYTES, each starting at a line start."""
     try:
-        size = os.path.getsize(path)
-        with open(path, "rb") as fh:
+        with _open_regular(path) as fh:
+            size = os.fstat(fh.fileno()).st_size
             start = 0
             while start < size:
                 fh.seek(min(start + JSONL_CHUNK_BYTES, size))
                 if fh.tell() < size:
-                    fh.readline()
+                    _skip_line(fh)
                 end = min(fh.tell(), size)
                 yield ("jsonl", path, start, end)
                 start = end
+    except _NotRegular as exc:
+        yield ("bad-input", path, str(exc))
+    except OSError as exc:
+        yield ("bad-input", path, f"cannot read: {exc.strerror or exc}")
+
+
+def _stream_units(path: str) -> Iterator[Unit]:
+    """A path named on the command line that is a pipe or a device (`<(zcat reports.jsonl.gz)`): read as
+    JSON Lines, like standard input, with the same per-document cap."""
+    try:
+        with open(path, "rb") as fh:
+            yield from _stdin_units(fh, path)
     except OSError as exc:
         yield ("bad-input", path, f"cannot read: {exc.strerror or exc}")
 
@@ -361,6 +403,9 @@ def iter_units(paths: Iterable[str], stdin: BinaryIO | None = None) -> Iterator[
     """Work units for the given paths, lazily: directories are walked (sorted) for *.json and *.jsonl."""
     for p in paths:
         if p == "-":
+            if stdin is None and sys.stdin is None:
+                yield ("bad-input", "<stdin>", "standard input is closed")
+                continue
             stream = stdin if stdin is not None else sys.stdin.buffer
             yield from _stdin_units(stream)
         elif os.path.isdir(p):
@@ -368,16 +413,39 @@ def iter_units(paths: Iterable[str], stdin: BinaryIO | None = None) -> Iterator[
                 dirs.sort()
                 for name in sorted(files):
                     full = os.path.join(root, name)
-                    if name.endswith(".jsonl"):
+                    if not name.endswith((".json", ".jsonl")):
+                        continue
+                    why = _not_a_file(full)
+                    if why is not None:  # a FIFO in a reports directory is skipped, never opened
+                        yield ("bad-input", full, why)
+                    elif name.endswith(".jsonl"):
                         yield from _jsonl_ranges(full)
-                    elif name.endswith(".json"):
+                    else:
                         yield ("doc", full)
+        elif _not_a_file(p) == _NOT_REGULAR:
+            yield from _stream_units(p)  # named on purpose: a pipe (`<(...)`) is read as a stream
         elif p.endswith(".jsonl"):
             yield from _jsonl_ranges(p)
         elif os.path.exists(p):
             yield ("doc", p)
         else:
             yield ("bad-input", p, "no such file or directory")
+
+
+_NOT_REGULAR = "not a regular file (a FIFO, a device or a socket): skipped"
+
+
+def _not_a_file(path: str) -> str | None:
+    """Why a path found in a directory is not read (None: a regular file, read as a report)."""
+    import stat
+
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return "dangling link: skipped"
+    except OSError as exc:
+        return f"cannot read: {exc.strerror or exc}"
+    return None if stat.S_ISREG(st.st_mode) else _NOT_REGULAR
 
 
 def _batches(units: Iterator[Unit]) -> Iterator[list[Unit]]:

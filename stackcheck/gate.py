@@ -3,9 +3,11 @@ then the verdicts -> allow or refuse. No I/O, no environment reads: the caller p
 
 How a command line is read (all of it data, manifests/launch.json):
 - the command is an SGLang launch when it is `python[3[.x]] [python options] -m sglang.launch_server ...` or
-  `sglang serve ...` (an `env [-i] [-u NAME] [NAME=VALUE]...` prefix is read for its assignments). Any
-  other command (a wrapper script) is scanned too: if an SGLang flag of launch.json appears in it, it is
-  treated as an SGLang launch; if none does, it needs no feature (only --require is checked).
+  `sglang serve ...` (an `env [-i] [-u NAME] [NAME=VALUE]...` prefix is read for its assignments), also
+  behind a launcher (`uv run python -m ...`, `srun -n1 python3 -m ...`, `docker exec c sglang serve ...`,
+  `bash -c "python -m ..."`). Any other command (a wrapper script) is scanned too: if an SGLang flag of
+  launch.json or an entrypoint's name appears in it, it is treated as an SGLang launch; if none does, it
+  needs no feature (only --require is checked).
 - flags are read as SGLang's argparse reads them: `--flag VALUE` and `--flag=VALUE`, aliases
   (`--tensor-parallel-size`), and unique-prefix abbreviations of a listed flag (`--tp` for `--tp-size`);
   a prefix of several listed flags is reported as unknown. The last occurrence wins, as in argparse.
@@ -28,8 +30,16 @@ Decision policy:
   `blocked` with effect `crash` refuses; `blocked` with `disabled` or `degraded` only warns (the server
   starts and falls back); `unknown` refuses (unless --allow-unknown) when any rule of the feature can
   crash, else warns; `not-applicable` is ignored.
+- what every SGLang launch needs (`required_by: {"launches": "every"}` in features.json / checks.json:
+  torch compiled for the GPU, the kernel package's code for it and its pairing with torch, the driver
+  against torch's CUDA, SGLang's pins, FlashInfer's package versions) is required of every launch the gate
+  sees, and a check scoped to features (`required_by: {"features": [...]}`) of a launch that needs one of
+  them: a failure with effect crash refuses, a degrading one warns; unknown refuses unless --allow-unknown
+  (when a rule that could crash is unknown); not installed (not-applicable, skipped) is ignored.
 - problems found while reading the command (unknown values, ambiguous abbreviations, flags the release
   lacks) are `unknown` (refuse unless --allow-unknown) or `blocked` with effect crash (refuse).
+- a probe the decision reads (nvml, toolkits, packages, system) that failed or timed out is `unknown`
+  (refuse unless --allow-unknown); a package the probe could not read is unknown, never "not installed".
 """
 
 from __future__ import annotations
@@ -50,9 +60,10 @@ _PY_VALUE_OPTS = {"-X", "-W", "-Q", "--check-hash-based-pycs"}
 
 @dataclass
 class Requirement:
-    feature: str
-    kind: str  # "explicit" | "default"
+    feature: str  # a feature id, or a stack check id when `check`
+    kind: str  # "explicit" | "default" | "default-warn" | "launch"
     why: str  # the flag, value or rule that asks for it
+    check: bool = False  # a stack check (checks.json) rather than a feature
 
 
 @dataclass
@@ -84,7 +95,10 @@ class Derived:
             "launch": dict(self.launch),
             "options": dict(self.options),
             "env": dict(self.env),
-            "required": [{"feature": r.feature, "kind": r.kind, "why": r.why} for r in self.required],
+            "required": [
+                {"feature": r.feature, "kind": r.kind, "why": r.why, **({"check": True} if r.check else {})}
+                for r in self.required
+            ],
             "off": list(self.off),
             "problems": [problem_json(p) for p in self.problems],
         }
@@ -123,7 +137,56 @@ def split_env_prefix(argv: Sequence[str], env: Mapping[str, str]) -> tuple[list[
 
 
 def find_entrypoint(argv: Sequence[str], mapping: Mapping[str, Any]) -> tuple[str | None, list[str]]:
-    """(entrypoint id, SGLang arguments) for a recognised launch, else (None, all arguments after argv[0])."""
+    """(entrypoint id, SGLang arguments) for a recognised launch, else (None, all arguments after argv[0]).
+
+    The launch may sit behind a launcher (`uv run python -m sglang.launch_server`, `srun -n1 python3 -m ...`,
+    `docker exec c sglang serve ...`): each later argument that is a Python interpreter or an entrypoint's
+    program is tried too, so a launcher never hides the launch from the gate (it would then need nothing)."""
+    entry, args = _entrypoint_at(argv, mapping)
+    if entry is not None:
+        return entry, args
+    for i in range(1, len(argv)):
+        prog = os.path.basename(argv[i])
+        if _PYTHON.match(prog) or any(e.get("program") == prog for e in _entries(mapping)):
+            found, rest = _entrypoint_at(argv[i:], mapping)
+            if found is not None:
+                return found, rest
+        if argv[i] == "-c" and i + 1 < len(argv) and os.path.basename(argv[0]) in _SHELLS:
+            inner = _shell_words(argv[i + 1])  # `bash -c "python -m sglang.launch_server ..."`
+            if inner:
+                found, rest = find_entrypoint(inner, mapping)
+                if found is not None:
+                    return found, rest
+            break
+    return None, list(argv[1:])
+
+
+_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh"})
+
+
+def _shell_words(text: str) -> list[str]:
+    import shlex
+
+    try:
+        return shlex.split(text)
+    except ValueError:
+        return []
+
+
+def mentions_sglang(argv: Sequence[str], mapping: Mapping[str, Any]) -> bool:
+    """Whether any argument names an SGLang entrypoint (a module, or `sglang serve`) in a form the reader
+    above could not follow (a script's argument, an unusual launcher): then the command is treated as an
+    SGLang launch, so what every launch needs is still required (fail closed)."""
+    modules = [str(e["python_module"]) for e in _entries(mapping) if isinstance(e.get("python_module"), str)]
+    programs = [f"{e['program']} {e.get('subcommand') or ''}".strip() for e in _entries(mapping) if e.get("program")]
+    return any(m in a for a in argv for m in modules) or any(p in a for a in argv for p in programs if " " in p)
+
+
+def _entries(mapping: Mapping[str, Any]) -> list[dict[str, Any]]:
+    return [e for e in mapping.get("entrypoints") or [] if isinstance(e, dict)]
+
+
+def _entrypoint_at(argv: Sequence[str], mapping: Mapping[str, Any]) -> tuple[str | None, list[str]]:
     if not argv:
         return None, []
     prog = os.path.basename(argv[0])
@@ -330,13 +393,17 @@ def _conds(conds: Any, d: Derived, defaults: Mapping[str, Any]) -> bool:
     return all(_cond(c, d, defaults) for c in conds or [] if isinstance(c, dict))
 
 
-def _add(d: Derived, feature: str, kind: str, why: str) -> None:
+# how strongly a kind of requirement holds: a stronger one replaces a weaker one for the same item
+_KIND_RANK = {"default-warn": 0, "default": 1, "launch": 2, "explicit": 3}
+
+
+def _add(d: Derived, feature: str, kind: str, why: str, check: bool = False) -> None:
     for r in d.required:
-        if r.feature == feature:
-            if kind == "explicit" and r.kind in ("default", "default-warn"):
-                r.kind, r.why = "explicit", why
+        if r.feature == feature and r.check == check:
+            if _KIND_RANK.get(kind, 0) > _KIND_RANK.get(r.kind, 0):
+                r.kind, r.why = kind, why
             return
-    d.required.append(Requirement(feature, kind, why))
+    d.required.append(Requirement(feature, kind, why, check))
 
 
 def _add_requirements(d: Derived, reqs: Any, why: str, defaults: Mapping[str, Any]) -> None:
@@ -363,7 +430,7 @@ def derive(
     d = Derived(command=list(command), entrypoint=entry, sglang_args=args, options=found, problems=problems)
     for feature in require:
         _add(d, feature, "explicit", "--require")
-    if entry is None and not seen:
+    if entry is None and not seen and not mentions_sglang(argv, mapping):
         return d
     if entry is None:
         d.entrypoint = "wrapper"
@@ -415,6 +482,58 @@ def derive(
         else:
             d.off.append(f"{feature}: off ({_off_reason(spec.get('when'), d, defaults)})")
     return d
+
+
+def add_launch_requirements(
+    d: Derived, features: Sequence[Mapping[str, Any]], checks: Sequence[Mapping[str, Any]]
+) -> None:
+    """What every SGLang launch needs, from the manifests' `required_by` (features.schema.json): an item with
+    `{"launches": "every"}` fails every launch on this box when it fails (torch without the GPU's
+    architecture, a kernel package without code for it, a driver older than torch's CUDA, SGLang's own
+    pins), so the gate requires it of every SGLang launch it sees; an item with `{"features": [...]}` is
+    required by a launch that requires one of those features (as strongly as the feature is). Pure."""
+    if d.entrypoint is None:
+        return  # no SGLang launch in the command: nothing but --require is checked
+    items = [(f, False) for f in features] + [(c, True) for c in checks]
+    for item, is_check in items:
+        rb = item.get("required_by")
+        if isinstance(rb, dict) and rb.get("launches") == "every" and isinstance(item.get("id"), str):
+            _add(d, str(item["id"]), "launch", "every SGLang launch needs it", is_check)
+    wanted = {r.feature: r for r in d.required if not r.check}
+    for item, is_check in items:
+        rb = item.get("required_by")
+        if not isinstance(rb, dict) or not isinstance(item.get("id"), str):
+            continue
+        triggers = [wanted[f] for f in rb.get("features") or [] if isinstance(f, str) and f in wanted]
+        if not triggers:
+            continue
+        strongest = max(triggers, key=lambda r: _KIND_RANK.get(r.kind, 0))
+        kind = "default-warn" if strongest.kind == "default-warn" else "launch"
+        _add(d, str(item["id"]), kind, f"needed with {strongest.feature}", is_check)
+
+
+#: probes whose facts the decision reads: one that failed or timed out makes the launch unknown
+DECISION_PROBES = ("nvml", "toolkits", "packages", "system")
+
+
+def probe_problems(outcomes: Sequence[Mapping[str, Any]]) -> list[Problem]:
+    """A probe the decision depends on that failed or timed out: its facts are unknown, and unknown refuses
+    unless --allow-unknown (a failed package probe must never read as "nothing installed")."""
+    out: list[Problem] = []
+    for o in outcomes:
+        name = str(o.get("name"))
+        status = o.get("status")
+        if name in DECISION_PROBES and status in ("failed", "timeout"):
+            out.append(
+                Problem(
+                    f"probe {name}",
+                    "unknown",
+                    None,
+                    f"the {name} probe {'timed out' if status == 'timeout' else 'failed'} ({o.get('reason')}): "
+                    "the facts it reads are unknown, so the launch cannot be judged",
+                )
+            )
+    return out
 
 
 def _off_reason(conds: Any, d: Derived, defaults: Mapping[str, Any]) -> str:
@@ -479,6 +598,7 @@ class Blocker:
     effect: str | None
     reasons: list[dict[str, Any]]
     fix: str | None = None
+    check: bool = False  # a stack check, not a feature
 
 
 @dataclass
@@ -496,15 +616,33 @@ def worst_rule_effect(feature: Mapping[str, Any] | None) -> str | None:
     return max(effects, key=lambda e: EFFECT_ORDER.get(e, 0)) if effects else None
 
 
+def _check_effect(v: Mapping[str, Any]) -> tuple[str, str | None, list[dict[str, Any]]]:
+    """A stack check's verdict in the terms of a feature's: (status, effect, reasons that matter)."""
+    status = str(v.get("status"))
+    reasons = [dict(x) for x in v.get("reasons") or [] if isinstance(x, dict)]
+    fails = [r for r in reasons if r.get("result") == "fail"]
+    unknown = [r for r in reasons if r.get("result") == "unknown"]
+    if status in ("failed", "warning") and fails:
+        effect = max((str(r.get("effect", "crash")) for r in fails), key=lambda e: EFFECT_ORDER.get(e, 0))
+        return "blocked", effect, fails
+    if status == "unknown":
+        return "unknown", None, unknown
+    if status == "skipped":
+        return "not-applicable", None, reasons
+    return ("ok", None, []) if status == "ok" else ("unknown", None, reasons)
+
+
 def decide(
     d: Derived,
     verdicts: Sequence[Mapping[str, Any]],
     features: Sequence[Mapping[str, Any]],
     allow_unknown: bool,
     extra_problems: Sequence[Problem] = (),
+    check_verdicts: Sequence[Mapping[str, Any]] = (),
 ) -> Decision:
     """Apply the policy of the module docstring."""
     by_id = {str(v.get("id")): v for v in verdicts}
+    checks_by_id = {str(v.get("id")): v for v in check_verdicts}
     spec = {str(f.get("id")): f for f in features}
     blocking: list[Blocker] = []
     warnings: list[Blocker] = []
@@ -516,6 +654,9 @@ def decide(
         else:
             blocking.append(b)
     for r in d.required:
+        if r.check:
+            _decide_check(r, checks_by_id.get(r.feature), allow_unknown, blocking, warnings, checked)
+            continue
         v = by_id.get(r.feature)
         if v is None:
             blocking.append(
@@ -538,6 +679,13 @@ def decide(
             else:
                 blocking.append(b)
             continue
+        if r.kind == "launch":  # needed by every launch: what crashes refuses, what degrades warns
+            if status == "blocked":
+                (blocking if effect == "crash" else warnings).append(b)
+            elif status == "unknown":
+                can_crash = worst_rule_effect(spec.get(r.feature)) in ("crash", None)
+                (blocking if can_crash and not allow_unknown else warnings).append(b)
+            continue
         # default features
         if r.kind == "default-warn":
             if status in ("blocked", "unknown"):
@@ -549,3 +697,33 @@ def decide(
             can_crash = worst_rule_effect(spec.get(r.feature)) == "crash"
             (blocking if can_crash and not allow_unknown else warnings).append(b)
     return Decision(not blocking, blocking, warnings, checked)
+
+
+def _decide_check(
+    r: Requirement,
+    v: Mapping[str, Any] | None,
+    allow_unknown: bool,
+    blocking: list[Blocker],
+    warnings: list[Blocker],
+    checked: list[dict[str, Any]],
+) -> None:
+    """A stack check a launch needs: a failing rule that crashes refuses (a degrading one warns); an unknown
+    rule that could crash (or whose effect is not said) refuses unless --allow-unknown."""
+    if v is None:
+        blocking.append(
+            Blocker(r.feature, r.kind, "unknown", None, [{"message": f"check {r.feature} not evaluated"}], check=True)
+        )
+        checked.append({"feature": r.feature, "check": True, "kind": r.kind, "status": "unknown", "effect": None})
+        return
+    status, effect, reasons = _check_effect(v)
+    checked.append({"feature": r.feature, "check": True, "kind": r.kind, "why": r.why, "status": status,
+                    "effect": effect})  # fmt: skip
+    if status in ("ok", "not-applicable"):
+        return
+    b = Blocker(r.feature, r.kind, status, effect, reasons, check=True)
+    if status == "blocked":
+        severe = effect == "crash" and r.kind != "default-warn"
+        (blocking if severe else warnings).append(b)
+        return
+    can_crash = any(x.get("effect") in ("crash", None) for x in reasons) or not reasons
+    (blocking if can_crash and not allow_unknown and r.kind != "default-warn" else warnings).append(b)

@@ -36,6 +36,9 @@ MANIFEST_FILES: dict[str, str] = {
 
 ENV_VAR = "STACKCHECK_MANIFESTS"
 MAX_MANIFEST_BYTES = 16 * 1024 * 1024
+#: the shipped manifests nest 11 levels deep; a user document nested deeper than this is refused before
+#: the schema validator and the rule engine (both recursive) ever see it
+MAX_MANIFEST_DEPTH = 64
 
 
 @dataclass
@@ -133,11 +136,31 @@ class Manifests:
 
 def _parse(text: str, origin: str) -> Any:
     try:
-        return json.loads(text, parse_constant=_no_constant)
+        doc = json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         raise ManifestError([f"{origin}: line {exc.lineno} column {exc.colno}: not valid JSON: {exc.msg}"]) from None
-    except (ValueError, RecursionError) as exc:
+    except RecursionError:
+        raise ManifestError([f"{origin}: JSON nested too deeply (more than {MAX_MANIFEST_DEPTH} levels)"]) from None
+    except ValueError as exc:
         raise ManifestError([f"{origin}: not valid JSON: {exc}"]) from None
+    path = too_deep(doc, MAX_MANIFEST_DEPTH)
+    if path is not None:
+        raise ManifestError([f"{origin}: {path}: nested more than {MAX_MANIFEST_DEPTH} levels deep; refused"])
+    return doc
+
+
+def too_deep(doc: Any, limit: int) -> str | None:
+    """The JSON path of the first value nested deeper than `limit`, else None (iterative: no recursion)."""
+    stack: list[tuple[Any, int, str]] = [(doc, 1, "$")]
+    while stack:
+        value, depth, path = stack.pop()
+        if depth > limit:
+            return path
+        if isinstance(value, dict):
+            stack.extend((v, depth + 1, f"{path}.{k}") for k, v in value.items() if isinstance(v, dict | list))
+        elif isinstance(value, list):
+            stack.extend((v, depth + 1, f"{path}[{i}]") for i, v in enumerate(value) if isinstance(v, dict | list))
+    return None
 
 
 def _no_constant(value: str) -> Any:
@@ -167,8 +190,10 @@ def user_texts(directory: Path) -> dict[str, tuple[str, str]]:
     out: dict[str, tuple[str, str]] = {}
     try:
         base = directory.resolve(strict=True)
-    except OSError:
+    except FileNotFoundError:
         raise ManifestError([f"{directory}: manifest directory does not exist"]) from None
+    except (OSError, RuntimeError) as exc:  # RuntimeError: a symbolic-link loop (Python < 3.13)
+        raise ManifestError([f"{directory}: cannot open: {getattr(exc, 'strerror', None) or 'link loop'}"]) from None
     if not base.is_dir():
         raise ManifestError([f"{directory}: not a directory"])
     try:
@@ -184,17 +209,23 @@ def user_texts(directory: Path) -> dict[str, tuple[str, str]]:
             continue
         try:
             real = entry.resolve(strict=True)
-        except OSError:
+        except FileNotFoundError:
             problems.append(f"{origin}: dangling link")
+            continue
+        except (OSError, RuntimeError):  # RuntimeError: a symbolic-link loop (Python < 3.13)
+            problems.append(f"{origin}: a symbolic-link loop or an unreadable link; refused")
             continue
         if real.parent != base:
             problems.append(f"{origin}: resolves outside the manifest directory ({real}); refused")
             continue
         try:
-            if real.stat().st_size > MAX_MANIFEST_BYTES:
-                problems.append(f"{origin}: larger than {MAX_MANIFEST_BYTES} bytes; refused")
-                continue
-            data = real.read_bytes()
+            data = read_regular(real, MAX_MANIFEST_BYTES)
+        except NotRegular:
+            problems.append(f"{origin}: not a regular file (a FIFO, a device or a directory); refused")
+            continue
+        except TooLarge:
+            problems.append(f"{origin}: larger than {MAX_MANIFEST_BYTES} bytes; refused")
+            continue
         except OSError as exc:
             problems.append(f"{origin}: cannot read: {exc.strerror or exc}")
             continue
@@ -205,6 +236,41 @@ def user_texts(directory: Path) -> dict[str, tuple[str, str]]:
     if problems:
         raise ManifestError(problems)
     return out
+
+
+class NotRegular(OSError):
+    """A FIFO, a device, a socket or a directory where a regular file was expected (never opened)."""
+
+
+class TooLarge(OSError):
+    """A file larger than the cap for its kind."""
+
+
+def read_regular(path: Path | str, limit: int) -> bytes:
+    """The bytes of a regular file of at most `limit` bytes. Anything else is refused before it is read:
+    a FIFO is opened without blocking and checked again on the open descriptor, so it cannot hang us."""
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotRegular(f"{path}: not a regular file")
+        if st.st_size > limit:
+            raise TooLarge(f"{path}: larger than {limit} bytes")
+        chunks: list[bytes] = []
+        total = 0
+        while True:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > limit:  # grew while being read
+                raise TooLarge(f"{path}: larger than {limit} bytes")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 # --- merging -------------------------------------------------------------------------------------

@@ -86,7 +86,7 @@ def options_from(args: argparse.Namespace) -> Options:
 
 
 def use_color(args: argparse.Namespace) -> bool:
-    if getattr(args, "output", None) or os.environ.get("NO_COLOR"):
+    if getattr(args, "output", None) or os.environ.get("NO_COLOR") or sys.stdout is None:
         return False
     return sys.stdout.isatty()
 
@@ -99,5 +99,6 @@ def emit(text: str, args: argparse.Namespace) -> None:
 
         write_atomic(out, text)
     else:
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        from stackcheck.atomic import write_stdout
+
+        write_stdout(text)  # a closed or full stdout: one line, exit 2

@@ -144,6 +144,7 @@ def gather(
     if target.explicit and isinstance(python, dict) and python.get("sys_path") is None:
         raise BadInputError(f"{target.chosen_by} {target.executable}: {python.get('error') or 'not readable'}")
     scrub_home(facts)
+    scrub_home(outcomes)  # probes[].reason names files too (a broken dist-info in ~/.venv)
     if opts.strict:
         bad = [o for o in outcomes if o.get("status") in ("failed", "timeout")]
         if bad:

@@ -800,6 +800,8 @@ def triage_file(path: Path | str, signatures: Sequence[Signature] | None = None)
     if str(path) == "-":
         import sys
 
+        if sys.stdin is None:
+            raise BadInputError("<stdin>: standard input is closed")
         try:
             return triage_stream(sys.stdin.buffer, "<stdin>", signatures)
         except OSError as exc:
@@ -882,7 +884,10 @@ def result_json(result: TriageResult) -> TriageJSON:
 
 
 def render_json(result: TriageResult) -> str:
-    return json.dumps(result_json(result), indent=2, ensure_ascii=False) + "\n"
+    """The result as JSON, with secrets in the log's text masked (stackcheck.redact) and controls escaped."""
+    from stackcheck.redact import json_text, redact_tree
+
+    return json_text(redact_tree(result_json(result)), indent=2) + "\n"
 
 
 def _short(text: str, width: int = 160) -> str:
@@ -907,6 +912,14 @@ def _source_text(source: Any) -> str:
 
 
 def render_text(result: TriageResult) -> str:
+    """The result for a reader: secrets in the log's text masked and every control character from the
+    log shown as an escape (stackcheck.redact), so a log cannot leak a token or drive the terminal."""
+    from stackcheck.redact import redact_text, terminal_safe
+
+    return terminal_safe(redact_text(_render_text(result)))
+
+
+def _render_text(result: TriageResult) -> str:
     out: list[str] = []
     size = f"{result.lines_read} lines, {result.bytes_read} bytes"
     if result.truncated_lines:
@@ -994,7 +1007,13 @@ def triage_with_plan(result: TriageResult, plan: Mapping[str, Any]) -> dict[str,
 
 
 def render_fix(fix: Mapping[str, Any] | None, feature: str | None) -> str:
-    """The plan's answer for the root cause, as text lines for render_text's output."""
+    """The plan's answer for the root cause, as text lines for render_text's output (terminal-safe)."""
+    from stackcheck.redact import terminal_safe
+
+    return terminal_safe(_render_fix(fix, feature))
+
+
+def _render_fix(fix: Mapping[str, Any] | None, feature: str | None) -> str:
     if feature is None:
         return ""
     if fix is None:

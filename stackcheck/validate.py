@@ -127,6 +127,15 @@ def semantic_problems(docs: Mapping[str, tuple[str, Any]], known: Mapping[str, A
                 else:
                     seen[key] = i
                 check_source(item.get("source"), origin, [list_key, i, "source"])
+                rb = item.get("required_by")
+                if isinstance(rb, dict):
+                    check_source(rb.get("source"), origin, [list_key, i, "required_by", "source"])
+                    for j, fid in enumerate(rb.get("features") or [] if isinstance(rb.get("features"), list) else []):
+                        if feature_ids and _h(fid) not in feature_ids:
+                            problems.append(
+                                f"{origin}: {json_path([list_key, i, 'required_by', 'features', j])}: "
+                                f"unknown feature {fid!r}"
+                            )
                 for j, rule in enumerate(item.get("rules") or []):
                     if not isinstance(rule, dict):
                         continue

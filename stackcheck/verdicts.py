@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypedDict
 
 from stackcheck.archs import coverage, covering, expand_arch_list
-from stackcheck.context import Context, GateValue, GpuModel, Missing
+from stackcheck.context import Context, GateValue, GpuModel, Missing, Unknown
 from stackcheck.facts import cc_tuple
 from stackcheck.versions import compare_numeric, parse_version, public, version_in
 
@@ -139,6 +139,8 @@ def evaluate(pred: Any, ctx: Context, gpu: GpuModel | None) -> Outcome:
                 present = (
                     ctx.gate(str(pred["gate"])).value if "gate" in pred else ctx.lookup(str(pred.get("fact")), gpu)
                 )
+            except Unknown as u:  # not read (a failed probe): neither present nor absent
+                return Outcome(None, missing=u.reason)
             except Missing as m:
                 return Outcome(False, f"absent ({m.reason})", "present")
             return Outcome(True, present, "present")
@@ -294,6 +296,22 @@ def evaluate_feature(feature: dict[str, Any], ctx: Context) -> FeatureVerdict:
         }
     for name in needs:
         alternatives = name.split("|")
+        states = [ctx.package_state(a) for a in alternatives]
+        if "installed" not in states and "unknown" in states:
+            return {
+                **verdict,
+                "status": "unknown",
+                "effect": None,
+                "reasons": [
+                    {
+                        "rule": "needs",
+                        "result": "unknown",
+                        "message": "; ".join(ctx.package_unknown_reason(a) for a, st in zip(alternatives, states,
+                                                                                             strict=True)
+                                             if st == "unknown"),
+                    }
+                ],
+            }  # fmt: skip
         if not any(ctx.installed_version(a) for a in alternatives):
             return {
                 **verdict,
@@ -353,6 +371,8 @@ def builtin_pins(ctx: Context, package: str) -> list[Reason]:
     """The installed release's declared pins (components.json `requires`) against what is installed."""
     version = ctx.installed_version(package)
     if version is None:
+        if ctx.facts.get("packages") is not None and ctx.package_state(package) == "unknown":
+            return [{"rule": f"{package}-pins", "result": "unknown", "message": ctx.package_unknown_reason(package)}]
         return []
     rel = ctx.release(package)
     if rel is None:
@@ -377,6 +397,9 @@ def builtin_pins(ctx: Context, package: str) -> list[Reason]:
             if dep in CORE_PACKAGES:
                 reasons.append({**base, "result": "unknown", "message": f"{dep} was not probed"})
             continue  # a pin on a package stackcheck does not probe is not checked
+        if ctx.package_state(dep) == "unknown":
+            reasons.append({**base, "result": "unknown", "message": ctx.package_unknown_reason(dep)})
+            continue
         if installed is None:
             reasons.append(
                 {
@@ -419,6 +442,10 @@ def builtin_flashinfer_match(ctx: Context) -> list[Reason]:
     for extra in ("flashinfer-cubin", "flashinfer-jit-cache"):
         v = ctx.installed_version(extra)
         if v is None:
+            if ctx.package_state(extra) == "unknown":
+                reasons.append(
+                    {"rule": f"{extra}-matches", "result": "unknown", "message": ctx.package_unknown_reason(extra)}
+                )
             continue
         same = public(v) == public(fi)
         reasons.append(
@@ -457,6 +484,10 @@ def builtin_kernel_coverage(ctx: Context) -> list[Reason]:
     models = ctx.gpu_models()
     for name in ("sglang-kernel", "sgl-kernel", "flashinfer-jit-cache", "vllm"):
         if ctx.installed_version(name) is None:
+            if ctx.facts.get("packages") is not None and ctx.package_state(name) == "unknown":
+                reasons.append(
+                    {"rule": f"{name}-coverage", "result": "unknown", "message": ctx.package_unknown_reason(name)}
+                )
             continue
         try:
             archs, origin = ctx.package_archs(name)
@@ -509,6 +540,15 @@ def builtin_shared_libs(ctx: Context) -> list[Reason]:
     ]
 
 
+#: the effects each builtin check gives its failing reasons (the gate and its tests read what can crash)
+BUILTIN_EFFECTS: dict[str, list[str]] = {
+    "shared-libs": ["degraded"],
+    "kernel-coverage": ["crash"],
+    "pins": ["crash"],
+    "kernel-torch-pair": ["crash"],
+    "flashinfer-packages-match": ["crash"],
+}
+
 BUILTINS = {
     "shared-libs": builtin_shared_libs,
     "kernel-coverage": builtin_kernel_coverage,
@@ -521,6 +561,20 @@ BUILTINS = {
 def evaluate_check(check: dict[str, Any], ctx: Context) -> CheckVerdict:
     needs = [n for n in check.get("needs") or [] if isinstance(n, str)]
     for name in needs:
+        states = [ctx.package_state(a) for a in name.split("|")]
+        if "installed" not in states and "unknown" in states:
+            return {
+                "id": str(check.get("id")),
+                "title": str(check.get("title", check.get("id"))),
+                "status": "unknown",
+                "reasons": [
+                    {
+                        "rule": "needs",
+                        "result": "unknown",
+                        "message": "; ".join(ctx.package_unknown_reason(a) for a in name.split("|")),
+                    }
+                ],
+            }
         if ctx.facts.get("packages") is not None and not any(ctx.installed_version(a) for a in name.split("|")):
             return {
                 "id": str(check.get("id")),

@@ -15,7 +15,14 @@ STACKCHECK=${STACKCHECK:-stackcheck}
 REPORT_DIR=${STACKCHECK_REPORT_DIR:-/var/lib/stackcheck/reports}
 JOB=${SLURM_JOB_ID:-manual}
 
-mkdir -p "$REPORT_DIR" 2>/dev/null || REPORT_DIR=/tmp
+# The report goes under a directory only root can write (the prolog runs as root): never a predictable
+# path in /tmp, where another user could plant a link to a file root would then overwrite. If the report
+# directory cannot be made, or is not a root-owned directory, a private one is made with mktemp -d.
+umask 022
+if ! mkdir -p -m 0755 "$REPORT_DIR" 2>/dev/null || [ -L "$REPORT_DIR" ] || [ ! -d "$REPORT_DIR" ] \
+   || [ "$(stat -c %u "$REPORT_DIR" 2>/dev/null)" != "$(id -u)" ]; then
+    REPORT_DIR=$(mktemp -d "${TMPDIR:-/tmp}/stackcheck-prolog.XXXXXXXX") || exit 0
+fi
 report="$REPORT_DIR/$JOB.json"
 
 "$STACKCHECK" audit --format json --output "$report" --timeout 20

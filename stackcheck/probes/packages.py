@@ -65,11 +65,12 @@ class DistRecord:
 
 #: METADATA headers are a few kilobytes; what is past this is not read (a file that is /dev/zero, say)
 HEADERS_CAP = 1 << 20
+#: direct_url.json and .egg-link files are a few hundred bytes; a larger one is refused, not read (a 3 GB
+#: sparse direct_url.json must cost one entry, not the whole probe's time budget)
+SMALL_FILE_CAP = 64 * 1024
 #: torch/version.py is a few hundred bytes; a larger one is refused rather than parsed (ast.parse holds the
 #: interpreter lock: a huge file would stall every probe past its timeout)
 VERSION_PY_CAP = 64 * 1024
-#: direct_url.json and an egg-link are a few hundred bytes
-SMALL_FILE_CAP = 64 * 1024
 
 
 def _read_headers(view: FileView, path: str) -> dict[str, str]:
@@ -118,8 +119,8 @@ def _read_meta(record: DistRecord, view: FileView) -> None:
             dir_info = data.get("dir_info") if isinstance(data, dict) else None
             if isinstance(dir_info, dict) and dir_info.get("editable") is True:
                 record.editable = True
-        except (OSError, ValueError, RecursionError):
-            pass
+        except (OSError, ValueError, RecursionError) as exc:  # editable or not stays unknown; the rest holds
+            record.error = f"{direct_url}: {getattr(exc, 'strerror', None) or exc}"
 
 
 def find_distributions(

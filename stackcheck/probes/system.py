@@ -1,112 +1,28 @@
 """System probe: OS, kernel, glibc, Python, machine, container hint, and an allow-listed, redacted env.
 
-`redact_env` and `scrub_path` are exported for reuse (reports, triage, fleet).
+The redaction itself lives in stackcheck/redact.py (one module for every output); its names are
+re-exported here for the callers that imported them from this probe.
 """
 
 from __future__ import annotations
 
-import math
 import os
 import platform
 import re
-from collections import Counter
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any, ClassVar
 
 from stackcheck.probes.fsview import FileView, exists, is_file, is_host, read_text
 from stackcheck.probes.interface import Probe, ProbeContext, ProbeResult
-
-ENV_NAMES = frozenset(
-    {
-        "CUDA_VISIBLE_DEVICES",
-        "CUDA_HOME",
-        "CUDA_PATH",
-        "LD_LIBRARY_PATH",
-        "TORCH_CUDA_ARCH_LIST",
-        "FLASHINFER_CUDA_ARCH_LIST",
-        "PYTORCH_CUDA_ALLOC_CONF",
-        "CUDA_LAUNCH_BLOCKING",
-        "CUDA_MODULE_LOADING",
-    }
+from stackcheck.redact import (  # noqa: F401 - re-exported
+    ENV_NAMES,
+    ENV_PREFIXES,
+    SECRET_NAME_PARTS,
+    env_allowed,
+    looks_secret,
+    redact_env,
+    scrub_path,
 )
-ENV_PREFIXES = ("NCCL_", "FLASHINFER_", "SGLANG_", "TORCH_SYMM_MEM_", "NVSHMEM_")
-SECRET_NAME_PARTS = ("TOKEN", "SECRET", "PASSWORD", "PASSWD", "KEY", "CREDENTIAL", "AUTH")
-_SECRET_PREFIX = re.compile(r"(?:^|[^A-Za-z0-9])(hf_|ghp_|gho_|ghs_|github_pat_|sk-|xox[abp]-|AKIA|ASIA)[A-Za-z0-9]")
-_URL_CREDENTIALS = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<cred>[^/@\s:]*:[^/@\s]*)@")
-_TOKEN_SPLIT = re.compile(r"[,;:=\s]+")
-_TOKEN_CHARS = re.compile(r"[A-Za-z0-9+/=_\-.]+")
-_UUID = re.compile(r"(?:GPU-|MIG-)?[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}")
-
-
-def _entropy(text: str) -> float:
-    counts = Counter(text)
-    n = len(text)
-    return -sum(c / n * math.log2(c / n) for c in counts.values())
-
-
-def looks_secret(value: str) -> bool:
-    """True for values that look like credentials: known token prefixes or long high-entropy strings."""
-    if _SECRET_PREFIX.search(value):
-        return True
-    for token in _TOKEN_SPLIT.split(value):
-        if len(token) < 20 or token[0] in "/~." or _UUID.fullmatch(token):
-            continue
-        if not _TOKEN_CHARS.fullmatch(token):
-            continue
-        has_digit = any(ch.isdigit() for ch in token)
-        has_alpha = any(ch.isalpha() for ch in token)
-        if has_digit and has_alpha and _entropy(token) >= 3.5:
-            return True
-    return False
-
-
-def scrub_path(p: str, home: str | None = None) -> str:
-    """Replace the user's home directory prefix with "~" ("/home/ann/venv" -> "~/venv")."""
-    home = home if home is not None else str(Path.home())
-    home = home.rstrip("/")
-    if not home or home == "~":
-        return p
-    if p == home:
-        return "~"
-    if p.startswith(home + "/"):
-        return "~" + p[len(home) :]
-    return p
-
-
-def _scrub_value(value: str, home: str) -> str:
-    home = home.rstrip("/")
-    if not home:
-        return value
-    return re.sub(re.escape(home) + r"(?=/|$|:|,|;)", "~", value)
-
-
-def env_allowed(name: str) -> bool:
-    return name in ENV_NAMES or name.startswith(ENV_PREFIXES)
-
-
-def redact_env(env: Mapping[str, str], home: str | None = None) -> dict[str, str]:
-    """The allow-listed environment variables, minus anything that looks like a secret.
-
-    Names outside the allow-list are dropped; allowed names that mention TOKEN/SECRET/PASSWORD/KEY/...
-    are dropped; credentials inside URLs (`user:password@`) are replaced by `***`; values that still
-    look like a secret (hf_/ghp_/sk-/AKIA prefixes, long high-entropy strings) are dropped. The home
-    directory prefix in values becomes "~".
-    """
-    if home is None:
-        home = env.get("HOME") or str(Path.home())
-    out: dict[str, str] = {}
-    for name in sorted(env):
-        if not env_allowed(name):
-            continue
-        upper = name.upper()
-        if any(part in upper for part in SECRET_NAME_PARTS):
-            continue
-        value = _URL_CREDENTIALS.sub(lambda m: f"{m.group('scheme')}***@", str(env[name]))
-        if looks_secret(value):
-            continue
-        out[name] = _scrub_value(value, home)
-    return out
 
 
 def read_os_release(text: str) -> str | None:

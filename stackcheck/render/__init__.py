@@ -1,4 +1,8 @@
-"""Output formats. RENDERERS maps a --format name to a function(report, color=...) -> str."""
+"""Output formats. RENDERERS maps a --format name to a function(report, color=...) -> str.
+
+The human formats (table, markdown) render a copy of the report whose strings went through
+`stackcheck.redact.safe_tree`: text from the box (GPU names, tool errors, versions, host names) never
+brings a control character or an escape sequence to a terminal; JSON escapes them (`redact.json_text`)."""
 
 from __future__ import annotations
 
@@ -7,9 +11,10 @@ from typing import Any
 
 
 def _table(report: dict[str, Any], *, color: bool = False) -> str:
+    from stackcheck.redact import safe_tree
     from stackcheck.render.text import render_table
 
-    return render_table(report, color=color)
+    return render_table(safe_tree(report), color=color)
 
 
 def _json(report: dict[str, Any], *, color: bool = False) -> str:
@@ -19,9 +24,10 @@ def _json(report: dict[str, Any], *, color: bool = False) -> str:
 
 
 def _markdown(report: dict[str, Any], *, color: bool = False) -> str:
+    from stackcheck.redact import safe_tree
     from stackcheck.render.markdown import render_markdown
 
-    return render_markdown(report)
+    return render_markdown(safe_tree(report))
 
 
 def _prometheus(report: dict[str, Any], *, color: bool = False) -> str:

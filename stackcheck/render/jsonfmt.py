@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
+
+from stackcheck.redact import json_text
 
 
 def render_json(report: dict[str, Any]) -> str:
-    return json.dumps(report, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    """The report as JSON; controls, lone surrogates and bidi overrides from the box are \\u escapes."""
+    return json_text(report, indent=2, allow_nan=False) + "\n"

@@ -1,14 +1,30 @@
-"""Markdown, for a bug report or a pull-request comment."""
+"""Markdown, for a bug report or a pull-request comment.
+
+Text from the box is inert here: table cells escape `|` and HTML (`<`, `>`, `&`: a rendered comment shows
+a GPU name of `<img src=x onerror=...>` as text), and the plan's code fence is longer than any run of
+backticks inside it, so no line can close it early."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from stackcheck.render.text import MARK, box_lines, check_rows, feature_rows, plan_lines
 
 
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    return html_text(text).replace("|", "\\|").replace("[", "\\[").replace("]", "\\]").replace("\n", " ")
+
+
+def html_text(text: str) -> str:
+    """`&`, `<` and `>` as entities: Markdown renderers pass raw HTML through."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def fence_for(lines: list[str]) -> str:
+    """A backtick fence longer than any backtick run in the lines it encloses."""
+    longest = max((len(run) for line in lines for run in re.findall(r"`+", line)), default=0)
+    return "`" * max(3, longest + 1)
 
 
 def render_markdown(report: dict[str, Any]) -> str:
@@ -18,14 +34,14 @@ def render_markdown(report: dict[str, Any]) -> str:
         out += ["", "### Features", "", "| | feature | status | why |", "|---|---|---|---|"]
         for status, fid, effect, text in feature_rows(report):
             eff = f" ({effect})" if effect else ""
-            out.append(f"| {MARK.get(status, '?')} | `{fid}` | {status}{eff} | {_cell(text)} |")
+            out.append(f"| {MARK.get(status, '?')} | `{_cell(fid)}` | {status}{eff} | {_cell(text)} |")
     if "checks" in report:
         out += ["", "### Stack checks", "", "| | check | status | why |", "|---|---|---|---|"]
         for status, cid, text in check_rows(report):
-            out.append(f"| {MARK.get(status, '?')} | `{cid}` | {status} | {_cell(text)} |")
+            out.append(f"| {MARK.get(status, '?')} | `{_cell(cid)}` | {status} | {_cell(text)} |")
     if "plan" in report:
-        out += ["", "### Plan", "", "```"]
-        out.extend(line[2:] if line.startswith("  ") else line for line in plan_lines(report))
-        out.append("```")
+        lines = [line[2:] if line.startswith("  ") else line for line in plan_lines(report)]
+        fence = fence_for(lines)
+        out += ["", "### Plan", "", fence, *lines, fence]
     out.append("")
     return "\n".join(out)

@@ -25,12 +25,23 @@ PACKAGE_LABELS = {
 
 
 def escape_label(value: Any) -> str:
-    text = "" if value is None else str(value)
+    """A label value as the exposition format wants it (the value itself round-trips: this is a file for
+    node_exporter, not a terminal); undecodable text from the box (a lone surrogate) is written as a
+    visible escape, so the file is always valid UTF-8."""
+    text = "" if value is None else _encodable(str(value))
     return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
 def escape_help(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("\n", "\\n")
+    return _encodable(text).replace("\\", "\\\\").replace("\n", "\\n")
+
+
+def _encodable(text: str) -> str:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", errors="backslashreplace").decode("utf-8")
+    return text
 
 
 class _Out:

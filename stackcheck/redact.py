@@ -1,0 +1,379 @@
+"""What text from the box may be shown: secrets out, home directories out, terminal controls neutralised.
+
+This is the one module that decides it; every output path goes through it:
+
+- `redact_env` keeps the allow-listed environment variables minus secrets (the report's `system.env`);
+- `redact_argv` masks the values of secret-looking flags (by name: `--api-key`, `--hf-token`, ...; by the
+  value's shape: `hf_...`, `sk-...`, long high-entropy strings), credentials in URLs and secret
+  assignments (`HF_TOKEN=...` in an `env` prefix): the command line the gate prints;
+- `redact_text` masks what can be recognised in free text (log lines, messages): credentials in URLs,
+  known token shapes, `api_key=...` / `token: ...` assignments, `Bearer ...`; `redact_tree` applies it to
+  every string of a JSON-like document;
+- `scrub_home` replaces the home directory with `~`;
+- `terminal_safe` neutralises C0/C1 control characters (ESC, so every escape sequence), DEL, lone
+  surrogates (undecodable bytes from the box) and bidirectional overrides, as visible `\\xNN` / `\\uNNNN`
+  escapes; `safe_tree` applies it to every string of a document before a human format renders it;
+- `json_text` is `json.dumps` whose output is 7-bit-clean where it matters: C1 controls, DEL, lone
+  surrogates, bidi overrides and U+2028/U+2029 are written as `\\uNNNN` escapes (still the same JSON value),
+  so a report with a hostname of `"\\ud800"` can be written at all and never carries a raw control.
+
+Redaction is lossy on purpose: a false mask costs a little diagnosis, a missed secret leaks a credential.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+MASK = "***"
+
+# ---- what a secret looks like ---------------------------------------------------------------------
+
+#: parts of an environment variable name that mark its value as a secret (matched as substrings)
+SECRET_NAME_PARTS = ("TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "KEY", "CREDENTIAL", "AUTH", "COOKIE")
+#: words of a command-line flag that mark its value as a secret (matched as whole words of the flag:
+#: `--api-key` and `--hf-token` are, `--tokenizer-path` and `--max-total-tokens` are not)
+SECRET_FLAG_WORDS = frozenset(
+    {"TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "KEY", "APIKEY", "CREDENTIAL", "CREDENTIALS", "AUTH",
+     "COOKIE", "PAT", "BEARER", "SIGNATURE"}
+)  # fmt: skip
+
+# known credential shapes (GitHub, Hugging Face, OpenAI/Anthropic-style, Slack, AWS, Google, GitLab, npm, PyPI)
+_CREDENTIAL_SHAPES = (
+    r"(?:hf_|ghp_|gho_|ghs_|ghu_|ghr_|github_pat_|glpat-|sk-|sk_live_|rk_live_|xox[abprs]-|npm_|pypi-|AIza|ya29\.)"
+    r"[A-Za-z0-9_\-.]{6,}"
+    r"|(?:AKIA|ASIA)[A-Z0-9]{12,}"
+    r"|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"  # a JSON Web Token
+)
+_TOKEN = re.compile(r"(?<![A-Za-z0-9])(?:" + _CREDENTIAL_SHAPES + r")")
+_PRIVATE_KEY = re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----")
+_URL = re.compile(r"(?P<scheme>(?<![A-Za-z0-9+.\-])[A-Za-z][A-Za-z0-9+.\-]*://)(?P<rest>[^\s\"'<>`]+)")
+# `api_key=...`, `"token": "..."`, `password: ...`: a secret-looking key, `=` or `:`, then the value
+# (the key word starts at a word boundary or right after a `_`, `-` or `.`: `hf_token`, `aws_secret_access_key`;
+# no quantified prefix before it, which made a 64 KB line of `a_a_a_...` take minutes: quadratic backtracking)
+_ASSIGN = re.compile(
+    r"(?P<key>(?:(?<![A-Za-z0-9])|(?<=[_\-.]))"
+    r"(?:api[_\-]?key|token|secret|password|passwd|passphrase|pwd|credentials?|auth|access[_\-]?key|private[_\-]?key"
+    r"|client[_\-]?secret|session[_\-]?id|cookie)(?![A-Za-z0-9])[\"']?)"
+    r"(?P<sep>\s*[=:]\s*)"
+    r"(?P<value>\"[^\"\n]*\"|'[^'\n]*'|[^\s,;)\]}\"']+)",
+    re.IGNORECASE,
+)
+_BEARER = re.compile(r"(?P<head>\b(?:Bearer|Basic|Token)\s+)(?P<value>[A-Za-z0-9_\-.~+/=]{8,})")
+_NOT_SECRET_VALUES = frozenset({"none", "null", "''", '""', "false", "true", "0", "", MASK, f"'{MASK}'", f'"{MASK}"'})
+
+_TOKEN_SPLIT = re.compile(r"[,;:=\s]+")
+_TOKEN_CHARS = re.compile(r"[A-Za-z0-9+/=_\-.]+")
+_UUID = re.compile(r"(?:GPU-|MIG-)?[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}")
+_SYMBOLS = set("!#$%&*?@^~|")
+
+
+def _entropy(text: str) -> float:
+    counts = Counter(text)
+    n = len(text)
+    return -sum(c / n * math.log2(c / n) for c in counts.values())
+
+
+def _random_looking(token: str) -> bool:
+    """A token that reads like a generated credential, not like a path, an id list or a setting."""
+    if len(token) < 12 or token[0] in "/~." or _UUID.fullmatch(token):
+        return False
+    lower = any(ch.islower() for ch in token)
+    upper = any(ch.isupper() for ch in token)
+    digit = any(ch.isdigit() for ch in token)
+    symbol = any(ch in _SYMBOLS for ch in token)
+    if len(token) >= 20 and _TOKEN_CHARS.fullmatch(token) and digit and (lower or upper) and _entropy(token) >= 3.5:
+        return True  # the classic: a long base64/hex-ish blob
+    # a password-like word: three kinds of characters, one of them a symbol, and no structure
+    return symbol and (lower + upper + digit) >= 2 and _entropy(token) >= 3.0 and "/" not in token
+
+
+def looks_secret(value: str) -> bool:
+    """True for values that look like credentials: known token shapes, credentials in a URL, a private key,
+    a secret assignment, or a long random-looking string."""
+    if _TOKEN.search(value) or _PRIVATE_KEY.search(value):
+        return True
+    if redact_urls(value) != value:
+        return True
+    if any(_assign_masked(m) != m.group(0) for m in _ASSIGN.finditer(value)):
+        return True
+    return any(_random_looking(token) for token in _TOKEN_SPLIT.split(value))
+
+
+# ---- masking ----------------------------------------------------------------------------------------
+
+
+def _mask_url(m: re.Match[str]) -> str:
+    scheme, rest = m.group("scheme"), m.group("rest")
+    end = len(rest)
+    for sep in "/?#":
+        i = rest.find(sep)
+        if 0 <= i < end:
+            end = i
+    authority = rest[:end]
+    at = authority.rfind("@")  # the userinfo ends at the LAST '@' of the authority: passwords hold '@'
+    if at >= 0:
+        return f"{scheme}{MASK}@{rest[at + 1 :]}"
+    # `user:pa/ss@host`: a password with a '/' ends the authority early; a ':' that is not a port says so
+    if ":" in authority and "@" in rest[end:]:
+        port = authority.split(":", 1)[1]
+        if not port.isdigit():
+            last = rest.rfind("@")
+            return f"{scheme}{MASK}@{rest[last + 1 :]}"
+    return m.group(0)
+
+
+def redact_urls(text: str) -> str:
+    """`scheme://user:password@host/...` -> `scheme://***@host/...` (also a user name alone: tokens are
+    often passed as one)."""
+    if "://" not in text:
+        return text
+    return _URL.sub(_mask_url, text)
+
+
+def _assign_masked(m: re.Match[str]) -> str:
+    value = m.group("value")
+    if value.strip("'\"").lower() in _NOT_SECRET_VALUES or value.strip("'\"").startswith(("<", "${", "$(")):
+        return m.group(0)
+    quote = value[0] if value[:1] in ("'", '"') else ""
+    return f"{m.group('key')}{m.group('sep')}{quote}{MASK}{quote}"
+
+
+def redact_text(text: str) -> str:
+    """Mask the secrets that can be recognised in free text (a log line, a message, an argument)."""
+    if not text:
+        return text
+    out = redact_urls(text)
+    out = _TOKEN.sub(lambda m: m.group(0)[: _prefix_len(m.group(0))] + MASK, out)
+    out = _ASSIGN.sub(_assign_masked, out)
+    out = _BEARER.sub(lambda m: m.group("head") + MASK, out)
+    if _PRIVATE_KEY.search(out):
+        out = _PRIVATE_KEY.sub("-----BEGIN PRIVATE KEY----- " + MASK, out)
+    return out
+
+
+def _prefix_len(token: str) -> int:
+    """How much of a recognised token is kept to say what it was ("hf_", "sk-", "AKIA"): never the secret."""
+    for sep in ("_", "-", "."):
+        i = token.find(sep)
+        if 0 < i <= 10:
+            return i + 1
+    return min(4, len(token) // 4)
+
+
+#: SGLang's flags whose value is a secret: argparse accepts any unique prefix of a flag (`--api-k`), so a
+#: prefix of one of these is treated as the flag itself
+KNOWN_SECRET_FLAGS = ("--api-key", "--admin-api-key", "--hf-token", "--ssl-keyfile-password", "--password")
+
+
+def secret_flag(flag: str) -> bool:
+    """`--api-key`, `--admin-api-key`, `--hf-token`, `--ssl-keyfile-password`: a flag whose value is a secret;
+    also an abbreviation argparse would expand to one of the known ones (`--api-k`, `--admin`)."""
+    words = [w for w in re.split(r"[-_.]+", flag.lstrip("-").upper()) if w]
+    if any(w in SECRET_FLAG_WORDS for w in words) or "APIKEY" in "".join(words):
+        return True
+    return flag.startswith("--") and len(flag) >= 4 and any(k.startswith(flag) for k in KNOWN_SECRET_FLAGS)
+
+
+def secret_name(name: str) -> bool:
+    """An environment variable name that holds a secret (HF_TOKEN, SGLANG_API_KEY, DB_PASSWORD, ...)."""
+    upper = name.upper()
+    return any(part in upper for part in SECRET_NAME_PARTS)
+
+
+def redact_value(value: str) -> str:
+    """One value of unknown meaning: recognised secrets masked; a value that still looks random, masked."""
+    out = redact_text(value)
+    if out == value and any(_random_looking(t) for t in _TOKEN_SPLIT.split(value)):
+        return MASK
+    return out
+
+
+_ENV_ASSIGN = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>.*)$", re.DOTALL)
+
+
+def redact_argv(argv: Sequence[str]) -> list[str]:
+    """A command line with secrets masked, for printing only (the command that runs is never changed)."""
+    out: list[str] = []
+    mask_next = False
+    for arg in argv:
+        if mask_next:
+            mask_next = False
+            if not arg.startswith("--"):
+                out.append(MASK)
+                continue
+        if arg.startswith("-") and len(arg) > 1:
+            name, eq, value = arg.partition("=")
+            if secret_flag(name):
+                if eq:
+                    out.append(f"{name}={MASK}")
+                else:
+                    out.append(arg)
+                    mask_next = True
+                continue
+            out.append(f"{name}={redact_value(value)}" if eq else redact_value(arg))
+            continue
+        assign = _ENV_ASSIGN.match(arg)
+        if assign:
+            name = assign.group("name")
+            if secret_name(name):
+                out.append(f"{name}={MASK}")
+            else:
+                out.append(f"{name}={redact_value(assign.group('value'))}")
+            continue
+        out.append(redact_value(arg))
+    return out
+
+
+def redact_tree(value: Any, fn: Callable[[str], str] = redact_text) -> Any:
+    """A copy of a JSON-like document with `fn` applied to every string (keys too)."""
+    return _map_strings(value, fn)
+
+
+# ---- environment and home directories ---------------------------------------------------------------
+
+ENV_NAMES = frozenset(
+    {
+        "CUDA_VISIBLE_DEVICES",
+        "CUDA_HOME",
+        "CUDA_PATH",
+        "LD_LIBRARY_PATH",
+        "TORCH_CUDA_ARCH_LIST",
+        "FLASHINFER_CUDA_ARCH_LIST",
+        "PYTORCH_CUDA_ALLOC_CONF",
+        "CUDA_LAUNCH_BLOCKING",
+        "CUDA_MODULE_LOADING",
+    }
+)
+ENV_PREFIXES = ("NCCL_", "FLASHINFER_", "SGLANG_", "TORCH_SYMM_MEM_", "NVSHMEM_")
+
+
+def env_allowed(name: str) -> bool:
+    return name in ENV_NAMES or name.startswith(ENV_PREFIXES)
+
+
+def scrub_path(p: str, home: str | None = None) -> str:
+    """Replace the user's home directory prefix with "~" ("/home/ann/venv" -> "~/venv")."""
+    home = home if home is not None else str(Path.home())
+    home = home.rstrip("/")
+    if not home or home == "~":
+        return p
+    if p == home:
+        return "~"
+    if p.startswith(home + "/"):
+        return "~" + p[len(home) :]
+    return p
+
+
+def scrub_home(text: str, home: str | None = None) -> str:
+    """Every occurrence of the home directory in a text (paths in a message, a PATH-like list) -> "~"."""
+    home = (home if home is not None else str(Path.home())).rstrip("/")
+    if not home or home == "~" or home not in text:
+        return text
+    return re.sub(re.escape(home) + r"(?=/|$|:|,|;|\s|'|\")", "~", text)
+
+
+def redact_env(env: Mapping[str, str], home: str | None = None) -> dict[str, str]:
+    """The allow-listed environment variables, minus anything that looks like a secret.
+
+    Names outside the allow-list are dropped; allowed names that mention TOKEN/SECRET/PASSWORD/KEY/...
+    are dropped; credentials inside URLs (`user:password@`, split on the last `@`) are replaced by `***`
+    whatever the name; values that still look like a secret (token shapes, secret assignments, long
+    random-looking strings) are dropped. The home directory in values becomes "~".
+    """
+    if home is None:
+        home = env.get("HOME") or str(Path.home())
+    out: dict[str, str] = {}
+    for name in sorted(env):
+        if not env_allowed(name) or secret_name(name):
+            continue
+        value = redact_urls(str(env[name]))
+        if looks_secret(value):
+            continue
+        out[name] = scrub_home(value, home)
+    return out
+
+
+# ---- terminal safety and JSON text ------------------------------------------------------------------
+
+# C0 controls but tab and newline, DEL, C1 controls, lone surrogates, bidi embeddings/overrides/isolates,
+# line and paragraph separators
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+_UNSAFE_NL = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\ud800-\udfff\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+
+
+def _escape(ch: str) -> str:
+    code = ord(ch)
+    if ch == "\n":
+        return "\\n"
+    if ch == "\r":
+        return "\\r"
+    if ch == "\t":
+        return "\\t"
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def terminal_safe(text: str, newlines: bool = True) -> str:
+    """`text` with every character a terminal would act on shown as an escape instead: ESC (so every escape
+    sequence), the other C0 and C1 controls, DEL, lone surrogates and bidi overrides. Tabs stay; newlines
+    stay when `newlines` (a whole rendered text), else become `\\n` (one field of a line)."""
+    pattern = _UNSAFE if newlines else _UNSAFE_NL
+    if not pattern.search(text):
+        return text
+    return pattern.sub(lambda m: _escape(m.group(0)) if m.group(0) != "\t" else "\t", text)
+
+
+def field_safe(value: Any) -> str:
+    """One value of a line, as text: newlines and every control escaped."""
+    return terminal_safe(str(value), newlines=False)
+
+
+def safe_tree(value: Any) -> Any:
+    """A copy of a JSON-like document with every string made terminal-safe (one-line fields: newlines too)."""
+    return _map_strings(value, field_safe)
+
+
+def json_text(value: Any, **kwargs: Any) -> str:
+    """`json.dumps(value, ensure_ascii=False, **kwargs)` with C1 controls, DEL, lone surrogates, bidi
+    overrides and U+2028/U+2029 written as `\\uNNNN` escapes: the same JSON value, always encodable."""
+    text = json.dumps(value, ensure_ascii=False, **kwargs)
+    if not _JSON_UNSAFE.search(text):
+        return text
+    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
+
+
+def _map_strings(value: Any, fn: Callable[[str], str]) -> Any:
+    """Apply fn to every string of a JSON-like value, iteratively (a hostile document may be deep)."""
+    if isinstance(value, str):
+        return fn(value)
+    if not isinstance(value, dict | list | tuple):
+        return value
+    root: list[Any] = [None]
+    stack: list[tuple[Any, Any, Any]] = [(value, root, 0)]  # (source, destination container, key in it)
+    while stack:
+        src, dst, key = stack.pop()
+        if isinstance(src, dict):
+            new: dict[Any, Any] = {}
+            dst[key] = new
+            for k, v in src.items():
+                nk = fn(k) if isinstance(k, str) else k
+                if isinstance(v, dict | list | tuple):
+                    new[nk] = None
+                    stack.append((v, new, nk))
+                else:
+                    new[nk] = fn(v) if isinstance(v, str) else v
+        elif isinstance(src, list | tuple):
+            items: list[Any] = [None] * len(src)
+            dst[key] = items
+            for i, v in enumerate(src):
+                if isinstance(v, dict | list | tuple):
+                    stack.append((v, items, i))
+                else:
+                    items[i] = fn(v) if isinstance(v, str) else v
+    return root[0]

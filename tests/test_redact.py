@@ -1,0 +1,230 @@
+"""stackcheck/redact.py: what text from the box may be shown (issue 14, items 3-6 and 11).
+
+Planted secrets never survive a redaction, harmless values do, and every terminal control becomes a
+visible escape."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from stackcheck.redact import (
+    MASK,
+    field_safe,
+    json_text,
+    looks_secret,
+    redact_argv,
+    redact_env,
+    redact_text,
+    redact_tree,
+    safe_tree,
+    scrub_home,
+    secret_flag,
+    terminal_safe,
+)
+
+HOME = "/home/ann"
+
+
+# ---- item 5: the environment ---------------------------------------------------------------------
+
+
+def test_userinfo_is_split_on_the_last_at_sign() -> None:
+    out = redact_env({"SGLANG_DB_URL_X": "postgres://dave:p@ssword42@db/x"}, home=HOME)
+    assert out == {"SGLANG_DB_URL_X": "postgres://***@db/x"}
+    assert "ssword42" not in str(out) and "dave" not in str(out)
+
+
+def test_credentials_in_urls_under_any_name_even_with_a_slash_in_the_password() -> None:
+    out = redact_env({"NCCL_IB_HCA": "https://eve:pa/ss55@host/"}, home=HOME)
+    assert "pa/ss55" not in str(out) and "ss55" not in str(out)
+    assert out == {"NCCL_IB_HCA": "https://***@host/"}
+
+
+def test_a_user_name_alone_is_masked_too_tokens_travel_as_user_names() -> None:
+    assert redact_env({"SGLANG_GIT": "https://ghtoken123@github.com/org/repo"}, home=HOME) == {
+        "SGLANG_GIT": "https://***@github.com/org/repo"
+    }
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "p@ssw0rd!Secret#2024",  # a password-like word with symbols
+        "api_key=abc123def",  # an assignment inside a value
+        "Zq8vN3kP0rT5yW2mB7cX9dF4gH6jL1sA",  # a long random token
+        "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.sig",  # a JSON Web Token
+        "glpat-abcdefghijklmnop",
+        "-----BEGIN OPENSSH PRIVATE KEY----- b3BlbnNzaC1rZXktdjEAAAAA",
+    ],
+)
+def test_generic_names_holding_secret_looking_values_are_dropped(value: str) -> None:
+    assert redact_env({"NCCL_SOCKET_IFNAME": value}, home=HOME) == {}
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "eth0",
+        "^docker0,lo",
+        "mlx5_0:1,mlx5_1:1",
+        "8.0;9.0;10.0;12.0+PTX",
+        "expandable_segments:True,garbage_collection_threshold:0.8",
+        "/usr/local/cuda-13.0/lib64",
+        "GPU-8f3a2b1c-1234-5678-9abc-def012345678",
+        "http://host:8080/a@b",  # a port, and an '@' in the path: no userinfo
+    ],
+)
+def test_harmless_values_are_kept(value: str) -> None:
+    assert redact_env({"NCCL_X": value}, home=HOME) == {"NCCL_X": value}
+
+
+def test_home_directory_is_replaced_anywhere_in_a_value() -> None:
+    assert scrub_home("failed to read /home/ann/.venv/x: no", HOME) == "failed to read ~/.venv/x: no"
+    assert scrub_home("/home/anna/x", HOME) == "/home/anna/x"
+
+
+# ---- item 3: a command line -----------------------------------------------------------------------
+
+
+def test_argv_values_of_secret_flags_are_masked_by_name_and_by_shape() -> None:
+    argv = [
+        "python3",
+        "-m",
+        "sglang.launch_server",
+        "--model-path",
+        "https://user:hunter2@hub.example/m",
+        "--api-key",
+        "plainvalue",
+        "--admin-api-key=another",
+        "--hf-token",
+        "hf_abcdefghijklmnopqrstu",
+        "--tokenizer-path",
+        "/models/tok",
+        "--max-total-tokens",
+        "4096",
+        "--served-model-name",
+        "sk-live-0123456789abcdef",
+        "HF_TOKEN=hf_x",
+        "--tp",
+        "8",
+    ]
+    out = redact_argv(argv)
+    for secret in ("hunter2", "plainvalue", "another", "hf_abcdefghijkl", "0123456789abcdef", "hf_x"):
+        assert secret not in " ".join(out), secret
+    assert out[out.index("--api-key") + 1] == MASK
+    assert "--admin-api-key=***" in out and "HF_TOKEN=***" in out
+    assert out[out.index("--tokenizer-path") + 1] == "/models/tok"  # not a secret flag: TOKENIZER != TOKEN
+    assert out[out.index("--max-total-tokens") + 1] == "4096"
+    assert out[-2:] == ["--tp", "8"] and out[:3] == argv[:3]
+
+
+@pytest.mark.parametrize(
+    ("flag", "secret"),
+    [
+        ("--api-key", True),
+        ("--admin-api-key", True),
+        ("--hf-token", True),
+        ("--ssl-keyfile-password", True),
+        ("--tokenizer-path", False),
+        ("--max-total-tokens", False),
+        ("--kv-cache-dtype", False),
+    ],
+)
+def test_secret_flags(flag: str, secret: bool) -> None:
+    assert secret_flag(flag) is secret
+
+
+# ---- item 4: free text (logs) ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("line", "secret"),
+    [
+        ("ServerArgs(model_path='m', api_key='sk-abc123', max_total_tokens=8)", "sk-abc123"),
+        ("pip: GET https://bob:hunter2@pypi.example/simple failed", "hunter2"),
+        ("Using token hf_ABCDEFGHIJKLMNOP0123 for the hub", "ABCDEFGHIJKLMNOP0123"),
+        ("export OPENAI_API_KEY=sk-proj-abcdefghijkl", "abcdefghijkl"),
+        ('{"password": "correct horse"}', "correct horse"),
+        ("Authorization: Bearer abcdefghijklmnopqrstuv", "abcdefghijklmnopqrstuv"),
+        ("token: 9f8e7d6c5b4a", "9f8e7d6c5b4a"),
+    ],
+)
+def test_text_secrets_are_masked(line: str, secret: str) -> None:
+    out = redact_text(line)
+    assert secret not in out and MASK in out
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "KeyError: 12",
+        "max_total_tokens=4096 tokenizer_path='/m' hf_token=None",
+        "task-list disk-cache",
+        "RuntimeError: No supported CUDA architectures found for major versions [9, 10].",
+        "see https://docs.flashinfer.ai/installation.html",
+    ],
+)
+def test_ordinary_log_text_is_unchanged(line: str) -> None:
+    assert redact_text(line) == line
+
+
+def test_redact_tree_masks_every_string_and_keeps_the_shape() -> None:
+    doc = {"a": ["x", {"url": "https://u:p4ss@h/"}], "n": 3, "k": None}
+    assert redact_tree(doc) == {"a": ["x", {"url": "https://***@h/"}], "n": 3, "k": None}
+
+
+def test_looks_secret_on_uuids_and_paths() -> None:
+    assert not looks_secret("GPU-8f3a2b1c-1234-5678-9abc-def012345678")
+    assert not looks_secret("/opt/nvidia/hpc_sdk/Linux_x86_64/25.1/lib")
+    assert looks_secret("hf_AbCdEfGhIjKlMnOpQr")
+
+
+# ---- item 6 and 11: terminals and encodings -------------------------------------------------------
+
+
+def test_terminal_safe_neutralises_every_control() -> None:
+    text = "GPU \x1b]0;pwned\x07\x1b[2J\x9b31m\x85\u202egnp.exe\ud800\x7f\r\tend\n"
+    out = terminal_safe(text)
+    for raw in ("\x1b", "\x07", "\x9b", "\x85", "\u202e", "\ud800", "\x7f", "\r"):
+        assert raw not in out
+    assert out.endswith("\tend\n")  # tabs and (here) newlines stay
+    assert "\\x1b]0;pwned\\x07" in out and "\\ud800" in out
+    assert field_safe("a\nb") == "a\\nb"
+    out.encode("utf-8")  # always encodable
+
+
+def test_safe_tree_is_iterative_and_covers_keys() -> None:
+    deep: object = "\x1b"
+    for _ in range(5000):  # deeper than the recursion limit
+        deep = [deep]
+    safe_tree(deep)
+    assert safe_tree({"\x1bk": ["\x1b"]}) == {"\\x1bk": ["\\x1b"]}
+
+
+def test_json_text_escapes_what_terminals_act_on_and_round_trips() -> None:
+    value = {"hostname": "\ud800\x1b\x9b\u202e\u2028", "ok": "Blackwell ×8"}
+    text = json_text(value)
+    assert all(ch not in text for ch in ("\ud800", "\x1b", "\x9b", "\u202e", "\u2028"))
+    assert "×" in text  # ordinary non-ASCII stays readable
+    text.encode("utf-8")
+    assert json.loads(text) == value
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["a_" * 32000, "a." * 32000, "a-" * 32000, "a_token" * 9000, "token=" * 10000, "https://" + "a:" * 32000 + "@",
+     "a://b@" * 10000, "Bearer " * 9000, "'" * 64000],
+    ids=lambda t: repr(t[:8]),
+)  # fmt: skip
+def test_redaction_is_linear_on_a_64_kib_line(text: str) -> None:
+    """Found in the adversarial pass: a quantified key prefix in the assignment pattern made a 64 KiB log
+    line of `a_a_a_...` take minutes (quadratic backtracking), hanging triage and --watch's report."""
+    import time
+
+    start = time.monotonic()
+    redact_text(text)
+    looks_secret(text)
+    redact_argv([text])
+    assert time.monotonic() - start < 2.0
