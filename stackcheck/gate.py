@@ -320,8 +320,24 @@ def parse_flags(args: Sequence[str], mapping: Mapping[str, Any]) -> tuple[dict[s
                 found[flag] = int(value)
             except ValueError:
                 raise UsageError(f"server command: {how} {value!r}: expected an integer") from None
-            if found[flag] < 1:
-                raise UsageError(f"server command: {how} {value!r}: expected a positive integer")
+            low, high = opt.get("min", 1), opt.get("max")
+            if found[flag] < low or (high is not None and found[flag] > high):
+                span = f"an integer from {low} to {high}" if high is not None else f"an integer of at least {low}"
+                if low == 1 and high is None:
+                    span = "a positive integer"
+                raise UsageError(f"server command: {how} {value!r}: expected {span}")
+        elif kind == "float":
+            try:
+                found[flag] = float(value)
+            except ValueError:
+                raise UsageError(f"server command: {how} {value!r}: expected a number") from None
+            low, high = opt.get("min"), opt.get("max")
+            if (
+                found[flag] != found[flag]  # NaN
+                or (low is not None and found[flag] <= low)
+                or (high is not None and found[flag] > high)
+            ):
+                raise UsageError(f"server command: {how} {value!r}: expected a number above {low} and at most {high}")
         else:
             found[flag] = value
     if unlisted:
