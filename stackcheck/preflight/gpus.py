@@ -265,7 +265,10 @@ def check_gpu_count(
             msg += f"; {extra}"
         if note:
             msg += f"; {note}"
-        msg += ": CUDA reports 'invalid device ordinal' when a rank starts"
+        if visible.count == 0:
+            msg += ": the ranks find no CUDA device ('no CUDA-capable device is detected')"
+        else:
+            msg += ": CUDA reports 'invalid device ordinal' when a rank starts"
         return CheckResult("gpu-count", "fail", observed, required, msg, layout_source), mapping
     if visible.mig and distinct > 1:
         mig = (data.get("visible_devices") or {}).get("mig_multi_device") or {}
