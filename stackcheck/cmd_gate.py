@@ -277,10 +277,8 @@ def _decide(args: argparse.Namespace) -> tuple[dict[str, Any], list[str] | None]
     mapping = manifests.launch
     config_problem = None
     if command is not None:
-        from stackcheck.probes.fsview import HostView
-
         to_derive, config_path, config_problem = gate_preflight.expand_config(
-            command, mapping, manifests.preflight, os.environ, HostView()
+            command, mapping, manifests.preflight, os.environ
         )
         derived = gate.derive(to_derive, mapping, os.environ, require)
         derived.command = list(command)  # exec'd as given: the config file is SGLang's to read again

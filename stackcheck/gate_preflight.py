@@ -33,18 +33,20 @@ def start_usage(facts_file: str | None, command: Sequence[str] | None) -> Any:
 
 
 def expand_config(
-    command: list[str], mapping: Mapping[str, Any], data: Mapping[str, Any], env: Mapping[str, str], view: Any
+    command: list[str], mapping: Mapping[str, Any], data: Mapping[str, Any], env: Mapping[str, str]
 ) -> tuple[list[str], str | None, str | None]:
     """The command with an SGLang launch's `--config FILE` merged in (see preflight/configfile.py)."""
     from stackcheck import gate
-    from stackcheck.preflight.configfile import expand_config as merge_config
 
     argv, _ = gate.split_env_prefix(command, env)
     entry, args = gate.find_entrypoint(argv, mapping)
     if entry is None or "--config" not in args:
         return command, None, None
+    from stackcheck.preflight.configfile import expand_config as merge_config
+    from stackcheck.probes.fsview import HostView
+
     head = command[: len(command) - len(args)]
-    merged, path, problem = merge_config(args, view, os.getcwd(), data)
+    merged, path, problem = merge_config(args, HostView(), os.getcwd(), data)
     return [*head, *merged], path, problem
 
 

@@ -22,15 +22,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stackcheck.preflight.gpus import Layout, check_gpu_count, gpu_ordinals, layout_problems, visible_devices
 from stackcheck.preflight.host import ShmReading, check_memlock, check_port, check_shm
 from stackcheck.preflight.memory import check_memory
 from stackcheck.preflight.model import ModelInfo, ModelRequirement, read_model
 from stackcheck.preflight.result import CheckResult, Status, worst
-from stackcheck.probes.fsview import FileView
-from stackcheck.probes.gpu_usage import UsageReading
+
+if TYPE_CHECKING:  # the probes package is imported only where the box is read (not with --facts)
+    from stackcheck.probes.fsview import FileView
+    from stackcheck.probes.gpu_usage import UsageReading
 
 __all__ = ["CheckResult", "Inputs", "Preflight", "Readings", "Status", "read_live", "run", "worst"]
 
@@ -46,7 +48,7 @@ class Readings:
     memlock: tuple[int | None, str | None] | None = None
     port: tuple[bool | None, str] | None = None
     search_dirs: list[str] | None = None  # the target environment's sys.path (dependencies)
-    marker_env: dict[str, str] | None = None
+    target: tuple[str | None, str | None] = (None, None)  # the target's Python version and machine (markers)
     own_pids: tuple[int, ...] = ()
 
 
@@ -140,10 +142,13 @@ def run(inp: Inputs) -> Preflight:
         )
     )
     host = data.get("host") or {}
-    if r.search_dirs is not None and r.marker_env is not None:
+    if r.search_dirs is not None:
         from stackcheck.preflight.deps import check_dependencies
 
-        results.extend(check_dependencies(inp.view, r.search_dirs, r.marker_env, inp.known_packages))
+        try:
+            results.extend(check_dependencies(inp.view, r.search_dirs, None, inp.known_packages, target=r.target))
+        except ImportError as exc:  # packaging is a dependency of stackcheck; a broken install says so
+            results.append(CheckResult("dependencies", "unknown", None, "SGLang's Requires-Dist", f"packaging: {exc}"))
     if r.shm is not None:
         shm = check_shm(r.shm, len(set(gpu_ordinals(layout))), host.get("shm") or {})
         if shm is not None:
@@ -176,22 +181,14 @@ def read_live(
     port_spec = host.get("port") or {}
     host_value = str(options.get("--host") or port_spec.get("default_host", "127.0.0.1"))
     port_value = int(options.get("--port") or port_spec.get("default_port", 30000))
-    marker_env = None
-    if search_dirs is not None:
-        try:
-            from stackcheck.preflight.deps import marker_environment
-
-            system = facts.get("system") if isinstance(facts.get("system"), dict) else {}
-            marker_env = marker_environment((system or {}).get("python"), (system or {}).get("machine"))
-        except ImportError:  # packaging missing: the dependency check is not run (and says so)
-            marker_env = None
+    system: Mapping[str, Any] = facts["system"] if isinstance(facts.get("system"), dict) else {}
     return Readings(
         usage=usage,
         shm=read_shm(str((host.get("shm") or {}).get("path", SHM_PATH))),
         memlock=read_memlock(),
         port=port_free(host_value, port_value),
         search_dirs=list(search_dirs) if search_dirs is not None else None,
-        marker_env=marker_env,
+        target=(system.get("python"), system.get("machine")),
         own_pids=(os.getpid(),),
     )
 

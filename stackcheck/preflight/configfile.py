@@ -17,10 +17,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stackcheck.errors import BadInputError, UsageError
-from stackcheck.probes.fsview import FileView, NotRegularFile
+
+if TYPE_CHECKING:
+    from stackcheck.probes.fsview import FileView
 
 _KEY = re.compile(r"^([A-Za-z0-9_][A-Za-z0-9_.-]*)\s*:(?:\s+(.*)|)$")
 _INT = re.compile(r"^[-+]?(0|[1-9][0-9_]*)$")
@@ -143,9 +145,7 @@ def read_config(view: FileView, path: str, cap: int) -> dict[str, Any]:
         if st.size > cap:
             raise BadInputError(f"--config {path}: {st.size} bytes, larger than the {cap}-byte cap")
         data = view.read_bytes(path, cap + 1)
-    except NotRegularFile:
-        raise BadInputError(f"--config {path}: not a regular file") from None
-    except OSError as exc:
+    except OSError as exc:  # fsview.NotRegularFile says "not a regular file"
         raise BadInputError(f"--config {path}: cannot read: {exc.strerror or exc}") from None
     try:
         text = data.decode("utf-8")

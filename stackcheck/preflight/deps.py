@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from stackcheck.preflight.result import CheckResult
-from stackcheck.probes.fsview import FileView
+
+if TYPE_CHECKING:
+    from stackcheck.probes.fsview import FileView
 
 HEADERS_CAP = 1 << 20
 _NORMALISE = re.compile(r"[-_.]+")
@@ -38,8 +39,7 @@ def normalise(name: str) -> str:
     return _NORMALISE.sub("-", name).lower()
 
 
-@dataclass(frozen=True)
-class Dist:
+class Dist(NamedTuple):
     name: str  # normalised
     version: str | None
     meta_dir: str  # box path of the .dist-info / .egg-info
@@ -115,18 +115,23 @@ def marker_environment(python: str | None, machine: str | None) -> dict[str, str
 def check_dependencies(
     view: FileView,
     search_dirs: Sequence[str],
-    marker_env: Mapping[str, str],
+    marker_env: Mapping[str, str] | None,
     known: set[str],
     package: str = "sglang",
     source: Any = None,
+    target: tuple[str | None, str | None] = (None, None),
 ) -> list[CheckResult]:
-    """The dependency check for `package`: one result per missing or conflicting requirement, or one ok."""
-    from packaging.requirements import InvalidRequirement, Requirement
-
+    """The dependency check for `package`: one result per missing or conflicting requirement, or one ok.
+    `marker_env` None: the marker values are built (packaging imported) only when `package` is installed,
+    from `target` (the target's Python version and machine)."""
     dists = list_distributions(view, search_dirs)
     where = dists.get(package)
     if where is None:
         return []  # not installed here: the features' `needs` say so; nothing to check
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    if marker_env is None:
+        marker_env = marker_environment(*target)
     top, lines = read_dist(view, package, where)
     if top.error is not None:
         return [CheckResult("dependencies", "unknown", None, f"{package}'s requirements", top.error, source)]

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from stackcheck.errors import UsageError
 from stackcheck.preflight.result import CheckResult, Status, int_option
@@ -20,8 +19,7 @@ _UUID_PREFIX = re.compile(r"^GPU-[0-9a-fA-F-]+$")
 _MIG = re.compile(r"^MIG-[0-9A-Za-z/-]+$")
 
 
-@dataclass(frozen=True)
-class Layout:
+class Layout(NamedTuple):
     """The parallel layout of a launch, from its flags (SGLang's defaults when absent)."""
 
     tp: int = 1
@@ -35,7 +33,7 @@ class Layout:
 
     @classmethod
     def from_options(cls, options: Mapping[str, Any]) -> Layout:
-        return cls(
+        return Layout(
             tp=int_option(options, "--tp-size", 1),
             pp=int_option(options, "--pp-size", 1),
             dp=int_option(options, "--dp-size", 1),
@@ -131,17 +129,16 @@ def gpu_ordinals(layout: Layout, dp_offset_includes_pp: bool = True) -> list[int
 # ---- visible devices ------------------------------------------------------------------------------------
 
 
-@dataclass
-class Visible:
+class Visible(NamedTuple):
     """The CUDA devices a process started with `env` sees: ordinal -> NVML index (None: a MIG device)."""
 
     nvml: list[int | None]
     setting: str  # "unset" | "empty" | "list"
-    notes: list[str] = field(default_factory=list)
+    notes: tuple[str, ...] = ()
     mig: bool = False
 
     @property
-    def count(self) -> int:
+    def size(self) -> int:
         return len(self.nvml)
 
 
@@ -157,7 +154,7 @@ def visible_devices(value: str | None, gpus: Sequence[Mapping[str, Any]]) -> Vis
     if value is None:
         return Visible(list(indices), "unset")
     if not value.strip():
-        return Visible([], "empty", ["CUDA_VISIBLE_DEVICES is set and empty: CUDA shows no GPU"])
+        return Visible([], "empty", ("CUDA_VISIBLE_DEVICES is set and empty: CUDA shows no GPU",))
     out: list[int | None] = []
     notes: list[str] = []
     mig = False
@@ -198,7 +195,7 @@ def visible_devices(value: str | None, gpus: Sequence[Mapping[str, Any]]) -> Vis
                 + (f" and the {rest} entr{'y' if rest == 1 else 'ies'} after it" if rest else "")
             )
             break
-    return Visible(out, "list", notes, mig)
+    return Visible(out, "list", tuple(notes), mig)
 
 
 def container_note(env: Mapping[str, str], container: str | None, nvml_count: int) -> str | None:
@@ -239,7 +236,7 @@ def check_gpu_count(
     cvd = env.get("CUDA_VISIBLE_DEVICES")
     cvd_text = "unset" if cvd is None else repr(cvd)
     observed = {
-        "visible": visible.count,
+        "visible": visible.size,
         "nvml_gpus": len(gpus),
         "CUDA_VISIBLE_DEVICES": cvd,
     }
@@ -250,22 +247,22 @@ def check_gpu_count(
     uses = (
         f"the launch uses {distinct} GPU{'s' if distinct != 1 else ''} on this node ({layout.describe()}; CUDA {where})"
     )
-    seen = f"{visible.count} visible (CUDA_VISIBLE_DEVICES {cvd_text}; NVML lists {len(gpus)})"
+    seen = f"{visible.size} visible (CUDA_VISIBLE_DEVICES {cvd_text}; NVML lists {len(gpus)})"
     extra = "; ".join(visible.notes)
-    mapping = [visible.nvml[o] if o < visible.count else None for o in ordinals]
+    mapping = [visible.nvml[o] if o < visible.size else None for o in ordinals]
     if not gpus and nvml_error and cvd is None:
         note = container_note(env, container, 0)
         msg = f"{uses}; the GPUs could not be listed: {nvml_error}" + (f"; {note}" if note else "")
         status: Status = "fail" if note and "no GPU" in note else "unknown"
         return CheckResult("gpu-count", status, observed, required, msg, layout_source), mapping
-    if need > visible.count:
+    if need > visible.size:
         note = container_note(env, container, len(gpus))
         msg = f"{uses}, and {seen}"
         if extra:
             msg += f"; {extra}"
         if note:
             msg += f"; {note}"
-        if visible.count == 0:
+        if visible.size == 0:
             msg += ": the ranks find no CUDA device ('no CUDA-capable device is detected')"
         else:
             msg += ": CUDA reports 'invalid device ordinal' when a rank starts"

@@ -6,19 +6,14 @@ them, so tests inject readings (a 64 MiB /dev/shm, a busy port) without a contai
 
 from __future__ import annotations
 
-import errno
-import ipaddress
 import os
-import socket
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from stackcheck.preflight.result import CheckResult, gib
 
 
-@dataclass(frozen=True)
-class ShmReading:
+class ShmReading(NamedTuple):
     path: str
     size: int | None  # bytes of the filesystem
     available: int | None  # bytes free for an unprivileged writer
@@ -53,6 +48,9 @@ def loopback_for(host: str) -> tuple[str, int, str | None]:
     Only loopback is ever bound: a listener on the wildcard address or on loopback blocks the bind, which is the
     common case ("another server on 30000"); a listener bound only to another interface is not seen.
     """
+    import ipaddress
+    import socket
+
     try:
         addr = ipaddress.ip_address(host.strip("[]"))
     except ValueError:
@@ -69,6 +67,9 @@ def loopback_for(host: str) -> tuple[str, int, str | None]:
 def port_free(host: str, port: int) -> tuple[bool | None, str]:
     """Whether the server could bind (host, port) now: a bind on loopback with SO_REUSEADDR, as uvicorn sets it
     (a TIME_WAIT connection does not block it, a listener does). Never connects anywhere."""
+    import errno
+    import socket
+
     addr, family, note = loopback_for(host)
     where = f"{addr}:{port}" if family == socket.AF_INET else f"[{addr}]:{port}"
     sock = None

@@ -21,18 +21,18 @@ never below SGLang's: a refusal on the default is certain, an allow is the best 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from stackcheck.preflight.gpus import Layout
 from stackcheck.preflight.result import CheckResult, Status, gib, truthy
-from stackcheck.probes.gpu_usage import GpuProcess, GpuUsage, UsageReading
+
+if TYPE_CHECKING:
+    from stackcheck.probes.gpu_usage import GpuProcess, GpuUsage, UsageReading
 
 MIB = 1 << 20
 
 
-@dataclass(frozen=True)
-class Weights:
+class Weights(NamedTuple):
     """The model's weight files: total bytes, how many files, and where (for the message)."""
 
     total_bytes: int
@@ -40,8 +40,7 @@ class Weights:
     where: str
 
 
-@dataclass(frozen=True)
-class Fraction:
+class Fraction(NamedTuple):
     value: float
     how: str  # "--mem-fraction-static 0.9" or "SGLang 0.5.9's default for this GPU (at most 0.929)"
     explicit: bool

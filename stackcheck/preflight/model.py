@@ -24,22 +24,23 @@ import posixpath
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from stackcheck.errors import BadInputError
 from stackcheck.preflight.memory import Weights
 from stackcheck.preflight.result import CheckResult, Status, truthy
-from stackcheck.probes.fsview import FileView, NotRegularFile
+
+if TYPE_CHECKING:
+    from stackcheck.probes.fsview import FileView
 
 _REPO_ID = re.compile(r"^(?:[A-Za-z0-9][A-Za-z0-9._-]*/)?[A-Za-z0-9][A-Za-z0-9._-]*$")
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
 
 
-@dataclass
-class ModelRequirement:
+class ModelRequirement(NamedTuple):
     feature: str
     why: str
-    when: list[dict[str, Any]] = field(default_factory=list)  # launch.json conditions; empty: always
+    when: list[dict[str, Any]] | None = None  # launch.json conditions; None: always
 
 
 @dataclass
@@ -105,9 +106,7 @@ def _read_json(view: FileView, path: str, cap: int) -> Any:
         data = view.read_bytes(path, cap + 1)
     except (FileNotFoundError, _Unreadable):
         raise
-    except NotRegularFile:
-        raise _Unreadable(f"{path}: not a regular file") from None
-    except OSError as exc:
+    except OSError as exc:  # fsview.NotRegularFile too: a FIFO or a device swapped in after the stat
         raise _Unreadable(f"{path}: cannot read: {exc.strerror or exc}") from None
     if len(data) > cap:
         raise _Unreadable(f"{path}: larger than the {cap}-byte cap: not read")

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 Status = Literal["ok", "fail", "unknown", "warn"]
 
@@ -12,13 +11,14 @@ Status = Literal["ok", "fail", "unknown", "warn"]
 STATUSES: tuple[Status, ...] = ("ok", "warn", "unknown", "fail")
 
 
-@dataclass(frozen=True)
-class CheckResult:
+class CheckResult(NamedTuple):
     """One check: what was observed, what the launch requires, and where the rule comes from.
 
     `check` is a stable id (gpu-count, gpu-memory, dependencies, ...); `subject` names what it is about when
     one check yields several results (a GPU, a distribution, a file). `observed` and `required` are
-    JSON-compatible values a scheduler can show as they are; `message` says both in words.
+    JSON-compatible values a scheduler can show as they are; `message` says both in words. (NamedTuples, not
+    dataclasses, for the small immutable records of this package: a dataclass costs a millisecond or more of
+    code generation at import, and the gate imports this package on every launch.)
     """
 
     check: str
@@ -28,7 +28,7 @@ class CheckResult:
     message: str
     source: Any = None
     subject: str | None = None
-    details: dict[str, Any] = field(default_factory=dict)
+    details: Mapping[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
