@@ -666,3 +666,16 @@ def test_runner_with_readings(tmp_path: Path, data: dict[str, Any]) -> None:
     assert status == {"gpu-count": "ok", "model": "ok", "gpu-memory": "fail", "port": "fail"}  # shm: one GPU
     assert res.launch == {"model_mla": True, "model_quant_method": "fp8"}
     assert preflight.worst(res.results) == "fail"
+
+
+def test_balance_is_judged_within_each_tp_group(data: dict[str, Any]) -> None:
+    """dp 2 without DP attention: GPUs 0-1 and 2-3 are two TP groups; a busy pair is balanced within itself."""
+    fake = FakeNVML(synthetic_doc(4, name="NVIDIA H200", cc="9.0"))
+    fake.run_process(2, 7, "a", 40 * GIB).run_process(3, 8, "b", 40 * GIB)
+    layout = Layout(tp=2, dp=2)
+    res = memory(fake, data, 0.8, None, layout=layout, indices=[0, 1, 2, 3])
+    assert not [r for r in res if r.check == "gpu-memory-balance"]
+    fake = FakeNVML(synthetic_doc(4, name="NVIDIA H200", cc="9.0")).run_process(3, 8, "b", 40 * GIB)
+    res = memory(fake, data, 0.8, None, layout=layout, indices=[0, 1, 2, 3])
+    (bal,) = [r for r in res if r.check == "gpu-memory-balance"]
+    assert bal.status == "fail" and "GPU 3" in bal.message and "GPU 0" not in bal.message

@@ -151,7 +151,13 @@ def check_memory(
             fraction = default
         idle_reserve = int(default.reserve_mb * MIB) if default and default.reserve_mb is not None else None
         out.append(_memory_result(g, others, fraction, idle_reserve, per_gpu, weights, layout, source))
-    out.extend(_balance(frees, layout, env, mem.get("imbalance") or {}))
+    # SGLang compares free memory within one TP group (its world): with dp > 1 and no DP attention each DP
+    # rank is its own group of consecutive ordinals (gpu_ordinals' order), else all the GPUs form one
+    free_by_index = {g.index: (g, free) for g, free in frees}
+    size = len(indices) // layout.dp if layout.dp > 1 and not layout.dp_attention else len(indices)
+    for start in range(0, len(indices), max(1, size)):
+        chunk = [free_by_index[i] for i in dict.fromkeys(indices[start : start + size]) if i in free_by_index]
+        out.extend(_balance(chunk, layout, env, mem.get("imbalance") or {}))
     return out
 
 
