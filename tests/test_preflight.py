@@ -679,3 +679,9 @@ def test_balance_is_judged_within_each_tp_group(data: dict[str, Any]) -> None:
     res = memory(fake, data, 0.8, None, layout=layout, indices=[0, 1, 2, 3])
     (bal,) = [r for r in res if r.check == "gpu-memory-balance"]
     assert bal.status == "fail" and "GPU 3" in bal.message and "GPU 0" not in bal.message
+
+
+def test_a_gguf_file_is_a_note_not_a_refusal(tmp_path: Path, data: dict[str, Any]) -> None:
+    (tmp_path / "m.gguf").write_bytes(b"GGUF")
+    (r,) = model(tmp_path, str(tmp_path / "m.gguf"), {}, data).results
+    assert r.status == "warn" and "GGUF" in r.message

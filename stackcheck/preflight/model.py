@@ -173,7 +173,7 @@ def locate(
     if st is not None and st.kind == "dir":
         return local, "local directory"
     if st is not None:
-        return None, f"{local} is a file, not a model directory"
+        return None, f"{local} is a file (a GGUF checkpoint?), not a model directory: its config is not read"
     if spec.startswith(("/", "./", "../", "~")) or not _REPO_ID.match(spec):
         return None, f"no directory {local} (and not a Hugging Face repository id)"
     reasons = []
@@ -286,9 +286,12 @@ def read_model(
     offline_env = str((mdata.get("hf_cache") or {}).get("offline_env", "HF_HUB_OFFLINE"))
     if directory is None:
         offline = truthy(env.get(offline_env), tuple((mdata.get("hf_cache") or {}).get("offline_true") or ("1",)))
-        looks_local = spec.startswith(("/", "./", "../", "~"))
+        is_file = "is a file" in how
+        looks_local = spec.startswith(("/", "./", "../", "~")) and not is_file
         status: Status
-        if looks_local:
+        if is_file:
+            status, tail = "warn", "the model's needs are not derived"
+        elif looks_local:
             status, tail = "fail", "SGLang cannot load it"
         elif offline:
             status, tail = "fail", f"and {offline_env}={env.get(offline_env)}: the server cannot fetch it"
