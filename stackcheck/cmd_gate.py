@@ -330,7 +330,7 @@ def _decide(args: argparse.Namespace) -> tuple[dict[str, Any], list[str] | None]
         b.fix = _fix(b.feature, plan, manifests.features)
     doc = _document(derived, decision, extra)
     if pre is not None:
-        doc["preflight"] = pre.to_json()
+        doc["preflight"] = gate_preflight.document(pre)
     if allowed:
         doc["allowed"] = allowed
     doc["sglang"] = ctx.installed_version("sglang")

@@ -104,10 +104,19 @@ def run_for_gate(
 
 def blocker_of(result: CheckResult) -> Any:
     from stackcheck.gate import Blocker
+    from stackcheck.pipeline import scrub_home
 
     subject = f"{result.check} ({result.subject})" if result.subject else result.check
-    reason = {"message": result.message, "source": result.source}
+    reason = {"message": scrub_home(result.message), "source": result.source}
     return Blocker(subject, PREFLIGHT_KIND, result.status, None, [reason])
+
+
+def document(pre: Preflight) -> dict[str, Any]:
+    """The preflight part of the decision document, with the home directory shown as ~ (as in reports)."""
+    from stackcheck.pipeline import scrub_home
+
+    doc: dict[str, Any] = scrub_home(pre.to_json())
+    return doc
 
 
 def merge(decision: Any, pre: Preflight, allow_unknown: bool) -> None:
