@@ -121,13 +121,15 @@ def test_fp8_block_model_makes_deepgemm_required_on_sm120(tmp_path: Path) -> Non
     assert not any(x.startswith("REFUSE deepgemm") for x in p.stdout.splitlines())
 
 
-def test_model_in_hf_cache_offline(tmp_path: Path) -> None:
-    p = gate_cli(
-        "--facts", str(H200_1X), "--dry-run", "--", *LAUNCH, "--model-path", "acme/absent",
-        HF_HUB_OFFLINE="1", HF_HUB_CACHE=str(tmp_path),
-    )  # fmt: skip
+def test_model_not_in_hf_cache_offline_refuses_on_this_box(tmp_path: Path) -> None:
+    p = gate_cli("--dry-run", "--", *LAUNCH, "--model-path", "acme/absent", "--port", str(free_port()),
+                 HF_HUB_OFFLINE="1", HF_HUB_CACHE=str(tmp_path))  # fmt: skip
     assert p.returncode == 1
     assert "REFUSE model [preflight]" in p.stdout and "HF_HUB_OFFLINE=1" in p.stdout
+    # saved facts describe another box: the model may be there
+    p = gate_cli("--facts", str(H200_1X), "--dry-run", "--", *LAUNCH, "--model-path", "acme/absent",
+                 HF_HUB_OFFLINE="1", HF_HUB_CACHE=str(tmp_path))  # fmt: skip
+    assert p.returncode == 0 and "warning: model [preflight]" in p.stdout
 
 
 def test_config_file_is_read_for_the_same_keys(tmp_path: Path) -> None:

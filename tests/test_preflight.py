@@ -374,6 +374,14 @@ def test_model_not_local_is_a_note_and_offline_refuses(tmp_path: Path, data: dic
     assert r.status == "fail"
 
 
+def test_facts_of_another_box_never_refuse_a_model_that_is_not_here(tmp_path: Path, data: dict[str, Any]) -> None:
+    env = {"HF_HUB_CACHE": str(tmp_path / "hub"), "HF_HUB_OFFLINE": "1"}
+    for spec in ("acme/absent", "/models/m"):
+        info = read_model(HostView(), spec, "model", env, {}, data, str(tmp_path), str(tmp_path), this_box=False)
+        (r,) = info.results
+        assert r.status == "warn" and "facts come from a file" in r.message
+
+
 def test_symlink_loop_in_the_cache_is_unknown(tmp_path: Path, data: dict[str, Any]) -> None:
     snap = hf_repo(tmp_path / "hub", "acme/loop", {"model.safetensors": 10})
     (snap / "config.json").symlink_to("config.json")

@@ -110,7 +110,8 @@ def run(inp: Inputs) -> Preflight:
         spec = options.get(flag)
         if not isinstance(spec, str) or not spec:
             continue
-        info = read_model(inp.view, spec, role, inp.env, options, data, inp.cwd, inp.home)
+        this_box = inp.readings is not None
+        info = read_model(inp.view, spec, role, inp.env, options, data, inp.cwd, inp.home, this_box)
         models.append(info)
         results.extend(info.results)
         requirements.extend(info.requirements)

@@ -264,8 +264,12 @@ def read_model(
     data: Mapping[str, Any],
     cwd: str,
     home: str,
+    this_box: bool = True,
 ) -> ModelInfo:
-    """Find and read one model (the served model, or the draft model of speculative decoding)."""
+    """Find and read one model (the served model, or the draft model of speculative decoding).
+
+    `this_box` False (the gate judges saved facts of another box): a model that is not here is a note, never
+    a refusal; the launch may well find it on the box the facts describe."""
     mdata = data.get("model") or {}
     cache_src = (mdata.get("hf_cache") or {}).get("source")
     cap = int(mdata.get("config_cap_bytes", 4 << 20))
@@ -289,7 +293,9 @@ def read_model(
         is_file = "is a file" in how
         looks_local = spec.startswith(("/", "./", "../", "~")) and not is_file
         status: Status
-        if is_file:
+        if not this_box:
+            status, tail = "warn", "the facts come from a file, so the box they describe is not searched"
+        elif is_file:
             status, tail = "warn", "the model's needs are not derived"
         elif looks_local:
             status, tail = "fail", "SGLang cannot load it"
