@@ -5,8 +5,8 @@
 #     0.2 x the memory free before it loads, and 30 GB does not fit) and 0.9 (allowed, with a warning);
 #  2. --tp 2 on one GPU (refused: 2 GPUs needed, 1 visible); CUDA_VISIBLE_DEVICES= (refused: 0 visible);
 #  3. a venv (system site packages visible) with a small fake `sglang` dist whose METADATA declares real-shaped
-#     Requires-Dist: allowed while pybase64 is there, refused naming pybase64 once it is removed; the gate runs
-#     with the venv's python, so it reads that environment whichever way the target environment is chosen;
+#     Requires-Dist: allowed while pybase64 is there, refused naming pybase64 once it is removed; the gated
+#     command runs the venv's python, so that is the environment the gate reads (issue 15's target choice);
 #  4. bench/bench_gate.py --live: the gate with the preflight against the bare-NVML floor.
 # Run from the repository root:  bash bench/h200_preflight_proof.sh      (about 2-4 minutes)
 set -u
@@ -58,13 +58,14 @@ $PY -m venv --system-site-packages "$T/venv"
 SITE=$("$T/venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 D=$SITE/sglang-0.5.999.dist-info
 mkdir -p "$D" "$SITE/pybase64-1.4.2.dist-info"
-printf 'Metadata-Version: 2.1\nName: sglang\nVersion: 0.5.999\nRequires-Dist: torch>=2.4\nRequires-Dist: nvidia-ml-py\nRequires-Dist: pybase64\nRequires-Dist: av; sys_platform == "linux" and platform_machine == "aarch64"\nRequires-Dist: diffusers==0.36.0; extra == "diffusion"\n' >"$D/METADATA"
+printf 'Metadata-Version: 2.1\nName: sglang\nVersion: 0.5.999\nRequires-Dist: torch>=2.4\nRequires-Dist: filelock\nRequires-Dist: pybase64\nRequires-Dist: av; sys_platform == "linux" and platform_machine == "aarch64"\nRequires-Dist: diffusers==0.36.0; extra == "diffusion"\n' >"$D/METADATA"
 printf 'Metadata-Version: 2.1\nName: pybase64\nVersion: 1.4.2\n' >"$SITE/pybase64-1.4.2.dist-info/METADATA"
-V=("$T/venv/bin/python" -m stackcheck gate --dry-run --allow-unknown -- "${L[@]}" --mem-fraction-static 0.9)
+VL=("$T/venv/bin/python" -m sglang.launch_server --model-path "$M" --mem-fraction-static 0.9)
+V=($PY -m stackcheck gate --dry-run --allow-unknown -- "${VL[@]}")
 run "${V[@]}"
 rm -rf "$SITE/pybase64-1.4.2.dist-info"
 run "${V[@]}"
-"$T/venv/bin/python" -m stackcheck gate --format json --dry-run --allow-unknown -- "${L[@]}" >"$OUT/refusal-deps.json" 2>&1
+$PY -m stackcheck gate --format json --dry-run --allow-unknown -- "${VL[@]}" >"$OUT/refusal-deps.json" 2>&1
 
 # -- 4. speed ------------------------------------------------------------------------------------------------
 run $PY bench/bench_gate.py -n 21 --live

@@ -316,6 +316,7 @@ def _decide(args: argparse.Namespace) -> tuple[dict[str, Any], list[str] | None]
             gate_preflight.server_env(command or [], os.environ),
             usage,
             live=not opts.facts_file,
+            opts=opts,
         )
     decision = gate.decide(
         derived, report["features"], manifests.features, args.allow_unknown, extra, report.get("checks") or []

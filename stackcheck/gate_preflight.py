@@ -65,6 +65,7 @@ def run_for_gate(
     env: Mapping[str, str],
     usage: Any,
     live: bool,
+    opts: Any = None,
 ) -> Preflight:
     """Run the checks for a derived SGLang launch, and add the model's needs to its requirements."""
     from stackcheck import gate
@@ -76,8 +77,18 @@ def run_for_gate(
     if live:
         py: dict[str, Any] = facts["python"] if isinstance(facts.get("python"), dict) else {}
         search = py.get("sys_path") if isinstance(py.get("sys_path"), list) else None
-        search_dirs = [str(p) for p in search] if search else [p for p in sys.path if p]
+        # the target environment's sys.path (the python probe: the gated command's interpreter, --python, a
+        # venv) read through the same view as the packages: --root DIR; an image is not read again here
+        search_dirs: list[str] | None = [str(p) for p in search] if search else [p for p in sys.path if p]
+        deps_view = None
+        if getattr(opts, "image", None):
+            search_dirs = None
+        elif getattr(opts, "root", None):
+            from stackcheck.target import open_view
+
+            deps_view = open_view(opts)
         readings = read_live(derived.options, data, usage.get() if usage is not None else None, search_dirs, facts)
+        readings.deps_view = deps_view
     known = set((manifests.components.get("packages") or {}).keys())
     for pkg in list(known):
         known.update(str(n) for n in (manifests.package(pkg).get("names") or []))

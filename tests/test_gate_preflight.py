@@ -206,24 +206,25 @@ def write_dist(site: Path, name: str, version: str, requires: list[str]) -> None
 
 
 def test_venv_missing_a_dependency_refuses_naming_it(tmp_path: Path) -> None:
-    """A real venv holding a small sglang dist whose Requires-Dist lists packaging and rich (installed in the
-    test's own environment, on PYTHONPATH) and pybase64 (installed, then removed)."""
+    """A real venv holding a small sglang dist whose Requires-Dist lists packaging, rich and pybase64 (installed
+    there, then pybase64 removed). The gated command runs the venv's python, so that is the environment the
+    gate reads (the python probe: the command's own interpreter), not stackcheck's."""
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
     py = str(venv / "bin" / "python")
     site = next((venv / "lib").glob("python3*/site-packages"))
     write_dist(site, "sglang", "0.5.9", ["packaging", "rich>=10", "pybase64", 'diffusers; extra == "diffusion"'])
-    write_dist(site, "pybase64", "1.4.0", [])
-    here = [p for p in sys.path if p.endswith("site-packages")]
-    pythonpath = os.pathsep.join([str(ROOT), *here])
-    args = ["--format", "json", "--dry-run", "--allow-unknown", "--", *LAUNCH, "--port", str(free_port())]
-    doc = doc_of(gate_cli(*args, python=py, PYTHONPATH=pythonpath))
+    for name, version in (("pybase64", "1.4.0"), ("packaging", "24.0"), ("rich", "13.7.0")):
+        write_dist(site, name, version, [])
+    launch = [py, "-m", "sglang.launch_server", "--port", str(free_port())]
+    args = ["--format", "json", "--dry-run", "--allow-unknown", "--", *launch]
+    doc = doc_of(gate_cli(*args))
     deps = [c for c in doc["preflight"]["checks"] if c["check"] == "dependencies"]
     assert [c["status"] for c in deps] == ["ok"], deps
     import shutil
 
     shutil.rmtree(site / "pybase64-1.4.0.dist-info")
-    p = gate_cli(*args, python=py, PYTHONPATH=pythonpath)
+    p = gate_cli(*args)
     assert p.returncode == 1
     doc = doc_of(p)
     (dep,) = [c for c in doc["preflight"]["checks"] if c["check"] == "dependencies"]

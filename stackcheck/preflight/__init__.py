@@ -49,6 +49,7 @@ class Readings:
     port: tuple[bool | None, str] | None = None
     search_dirs: list[str] | None = None  # the target environment's sys.path (dependencies)
     target: tuple[str | None, str | None] = (None, None)  # the target's Python version and machine (markers)
+    deps_view: FileView | None = None  # where the target environment is read (--root DIR); None: inp.view
     own_pids: tuple[int, ...] = ()
 
 
@@ -147,7 +148,8 @@ def run(inp: Inputs) -> Preflight:
         from stackcheck.preflight.deps import check_dependencies
 
         try:
-            results.extend(check_dependencies(inp.view, r.search_dirs, None, inp.known_packages, target=r.target))
+            view = r.deps_view or inp.view
+            results.extend(check_dependencies(view, r.search_dirs, None, inp.known_packages, target=r.target))
         except ImportError as exc:  # packaging is a dependency of stackcheck; a broken install says so
             results.append(CheckResult("dependencies", "unknown", None, "SGLang's Requires-Dist", f"packaging: {exc}"))
     if r.shm is not None:
