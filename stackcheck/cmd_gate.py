@@ -93,7 +93,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="FEATURE",
         action="append",
         default=[],
-        help="accept a known blocked feature (or a failing preflight check) on purpose: it warns, and the "
+        help="accept a known blocked feature (or a failing stack or preflight check) on purpose: it warns, and the "
         "decision says it was allowed (repeatable, or comma-separated)",
     )
     p.add_argument(
@@ -273,7 +273,7 @@ def _decide(args: argparse.Namespace) -> tuple[dict[str, Any], list[str] | None]
     bad = [f for f in require if f not in known]
     if bad:
         raise UsageError(f"--require: unknown feature {', '.join(bad)} (known: {', '.join(sorted(known))})")
-    allow = gate_preflight.check_allow(args.allow or [], manifests.features)
+    allow = gate_preflight.check_allow(args.allow or [], manifests.features, manifests.checks)
     mapping = manifests.launch
     config_problem = None
     if command is not None:

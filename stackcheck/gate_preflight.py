@@ -143,12 +143,16 @@ def merge(decision: Any, pre: Preflight, allow_unknown: bool) -> None:
     decision.allow = not decision.blocking
 
 
-def check_allow(allow: Sequence[str], features: Sequence[Mapping[str, Any]]) -> list[str]:
-    """--allow FEATURE values: known feature ids or preflight check ids; anything else is a usage error."""
+def check_allow(
+    allow: Sequence[str], features: Sequence[Mapping[str, Any]], stack_checks: Sequence[Mapping[str, Any]] = ()
+) -> list[str]:
+    """--allow values: feature ids, stack check ids (checks.json) or preflight check ids; anything else is a
+    usage error."""
     from stackcheck.preflight import LIVE_CHECKS
 
     ids = {str(f.get("id")) for f in features}
     checks = {*LIVE_CHECKS, "gpu-count", "parallel-layout", "model", "draft-model"}
+    checks |= {str(c.get("id")) for c in stack_checks}
     out = [x.strip() for item in allow for x in item.split(",") if x.strip()]
     bad = [x for x in out if x not in ids and x not in checks]
     if bad:
