@@ -693,3 +693,10 @@ def test_a_gguf_file_is_a_note_not_a_refusal(tmp_path: Path, data: dict[str, Any
     (tmp_path / "m.gguf").write_bytes(b"GGUF")
     (r,) = model(tmp_path, str(tmp_path / "m.gguf"), {}, data).results
     assert r.status == "warn" and "GGUF" in r.message
+
+
+def test_a_url_model_path_is_never_rewritten_in_the_message(tmp_path: Path, data: dict[str, Any]) -> None:
+    spec = "https://user:s3cr3t@hub.example/m"
+    (r,) = model(tmp_path, spec, {"HF_HUB_OFFLINE": "1"}, data).results
+    assert r.status == "warn" and "a URL" in r.message
+    assert "https:/user" not in r.message  # still URL-shaped, so the output's redaction masks the password

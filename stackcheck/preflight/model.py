@@ -167,15 +167,20 @@ def locate(
     cwd: str,
     home: str,
 ) -> tuple[str | None, str]:
-    """(directory, how it was found) for a model spec, or (None, why not)."""
+    """(directory, how it was found) for a model spec, or (None, why not). The reason never rewrites the spec
+    (a URL with credentials must stay URL-shaped for the output's redaction to mask it)."""
+    if "://" in spec:
+        return None, "a URL, not a local directory or a Hugging Face repository id: not read"
     local = spec if spec.startswith("/") else posixpath.normpath(posixpath.join(cwd, spec))
     st = view.stat(local)
     if st is not None and st.kind == "dir":
         return local, "local directory"
     if st is not None:
         return None, f"{local} is a file (a GGUF checkpoint?), not a model directory: its config is not read"
-    if spec.startswith(("/", "./", "../", "~")) or not _REPO_ID.match(spec):
-        return None, f"no directory {local} (and not a Hugging Face repository id)"
+    if spec.startswith(("/", "./", "../", "~")):
+        return None, f"no directory {local}"
+    if not _REPO_ID.match(spec):
+        return None, "no such directory, and not a Hugging Face repository id"
     reasons = []
     for cache, rule in hub_cache_dirs(env, download_dir, home):
         repo_dir = posixpath.join(cache, "models--" + spec.replace("/", "--"))
@@ -292,10 +297,12 @@ def read_model(
         offline = truthy(env.get(offline_env), tuple((mdata.get("hf_cache") or {}).get("offline_true") or ("1",)))
         is_file = "is a file" in how
         looks_local = spec.startswith(("/", "./", "../", "~")) and not is_file
+        if "://" in spec:
+            looks_local = False
         status: Status
         if not this_box:
             status, tail = "warn", "the facts come from a file, so the box they describe is not searched"
-        elif is_file:
+        elif "://" in spec or is_file:
             status, tail = "warn", "the model's needs are not derived"
         elif looks_local:
             status, tail = "fail", "SGLang cannot load it"
