@@ -9,6 +9,19 @@ import sys
 from stackcheck.pipeline import Options
 
 
+def positive_seconds(text: str) -> float:
+    """--timeout: a finite number of seconds above zero (argparse turns the ValueError into exit 2)."""
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a number of seconds above 0, e.g. 8 or 0.5")
+    return value
+
+
 def add_facts_options(p: argparse.ArgumentParser, assume: bool = True) -> None:
     p.add_argument(
         "--facts", metavar="FILE", help="read a saved report or facts document instead of probing ('-' for stdin)"
@@ -25,7 +38,11 @@ def add_facts_options(p: argparse.ArgumentParser, assume: bool = True) -> None:
         "--deep", action="store_true", help="also read the CUDA architectures compiled into the installed binaries"
     )
     p.add_argument(
-        "--timeout", type=float, default=8.0, metavar="SECONDS", help="time budget for the probes (default 8)"
+        "--timeout",
+        type=positive_seconds,
+        default=8.0,
+        metavar="SECONDS",
+        help="time budget for the probes, more than 0 (default 8)",
     )
     target = p.add_argument_group(
         "target environment",
@@ -55,16 +72,44 @@ def add_facts_options(p: argparse.ArgumentParser, assume: bool = True) -> None:
         )
 
 
-def add_output_options(p: argparse.ArgumentParser, formats: list[str]) -> None:
+def add_output_options(p: argparse.ArgumentParser, formats: list[str], sources: bool = False) -> None:
+    """--format (one of `formats`, plus the old names of FORMAT_ALIASES), --output, and with `sources`
+    --sources. Read the format with `format_choice`."""
+    from stackcheck.render import FORMAT_ALIASES
+
+    aliases = [old for old, new in FORMAT_ALIASES.items() if new in formats and old not in formats]
+    default = "text" if "text" in formats else formats[0]
     p.add_argument(
         "--format",
-        choices=formats,
+        choices=formats + aliases,
         default=None,
-        help=f"output format (default: table on a terminal, else table as plain text); one of {', '.join(formats)}",
+        metavar="FORMAT",
+        help=f"output format: {', '.join(formats)} (default {default}"
+        + ("; plain text when piped" if default == "text" else "")
+        + ")"
+        + (f"; {', '.join(aliases)}: old name{'s' if len(aliases) > 1 else ''} of text" if aliases else ""),
     )
     p.add_argument(
         "--output", metavar="FILE", help="write to FILE atomically (temporary file, then rename) instead of stdout"
     )
+    if sources:
+        p.add_argument(
+            "--sources",
+            action="store_true",
+            help="list every source cited, with its title and address (the text shows sources by id)",
+        )
+
+
+def format_choice(args: argparse.Namespace, default: str = "text") -> str:
+    """The --format asked for, an old name mapped to its new one (with a deprecation note on stderr)."""
+    from stackcheck.render import FORMAT_ALIASES
+
+    fmt = getattr(args, "format", None) or default
+    if fmt in FORMAT_ALIASES:
+        new = FORMAT_ALIASES[fmt]
+        print(f"stackcheck: note: --format {fmt} is now called {new}; {fmt} still works for now", file=sys.stderr)
+        return new
+    return str(fmt)
 
 
 def options_from(args: argparse.Namespace) -> Options:
