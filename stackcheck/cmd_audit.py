@@ -34,6 +34,9 @@ def run(args: argparse.Namespace) -> int:
         from stackcheck.errors import UsageError
 
         raise UsageError(f"--format {fmt}: not available in this build")
-    report, _ = evaluate(options_from(args))
+    from stackcheck.sources import normalize
+
+    report, ctx = evaluate(options_from(args))
+    report = normalize(report, ctx.manifests.sources)  # every `source` as [{id, title, url}]
     emit(RENDERERS[fmt](report, color=use_color(args), sources=args.sources), args)
     return EXIT_OK if report["summary"]["consistent"] else EXIT_FINDING

@@ -25,22 +25,16 @@ from typing import Any
 
 from stackcheck.errors import EXIT_BAD_INPUT, EXIT_FINDING, EXIT_OK, BadInputError
 from stackcheck.fleet import CSV_COLUMNS, STACK_FIELDS, Fleet, host_rows, read_fleet
-from stackcheck.options import emit
+from stackcheck.options import add_output_options, emit, format_choice
 from stackcheck.redact import field_safe, json_text
 
-FORMATS = ["table", "json", "markdown", "csv"]
-EXAMPLES = 8  # host names shown per group in the table and markdown formats
+FORMATS = ["text", "json", "markdown", "csv"]
+EXAMPLES = 8  # host names shown per group in the text and markdown formats
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("paths", nargs="+", metavar="PATH", help="report files, directories, *.jsonl files, or '-'")
-    p.add_argument(
-        "--format",
-        choices=FORMATS,
-        default="table",
-        help="table (plain text, default), json, markdown, or csv (one row per input document)",
-    )
-    p.add_argument("--output", metavar="FILE", help="write to FILE atomically instead of stdout")
+    add_output_options(p, FORMATS)  # csv: one row per input document
     p.add_argument("--strict", action="store_true", help="exit 1 when any input was skipped as bad")
     p.add_argument(
         "--jobs",
@@ -63,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"stackcheck: skipped {field_safe(bad['source'])}: {field_safe(bad['reason'])}", file=sys.stderr)
         what = f"{len(fleet.bad)} input(s), none of them a readable report" if fleet.bad else "no input documents"
         raise BadInputError(f"fleet: {what}")
-    fmt = args.format
+    fmt = format_choice(args)
     if fmt == "json":
         text = json_text(summary, indent=2, allow_nan=False) + "\n"
     elif fmt == "csv":

@@ -78,5 +78,8 @@ def run(args: argparse.Namespace) -> int:
         plan["request"] = request
     if fmt != "json":  # the plan on its own (the box in a few lines, then the steps); JSON keeps the report
         report = {k: v for k, v in report.items() if k not in ("features", "checks", "summary")}
+    from stackcheck.sources import normalize
+
+    report = normalize(report, ctx.manifests.sources)  # every `source` as [{id, title, url}]
     emit(RENDERERS[fmt](report, color=use_color(args), sources=args.sources), args)
     return EXIT_FINDING if plan.get("error") else EXIT_OK

@@ -346,7 +346,7 @@ def test_cli_stdin_and_exit_codes(
 
 def test_cli_formats(fleet_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (fleet_dir / "bad.json").write_text("{")
-    for fmt in ("table", "json", "markdown", "csv"):
+    for fmt in ("text", "json", "markdown", "csv"):
         out = tmp_path / f"out.{fmt}"
         assert main(["fleet", str(fleet_dir), "--format", fmt, "--output", str(out), "--jobs", "1"]) == 0
         text = out.read_text()
