@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 
 from stackcheck import __version__
-from stackcheck.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, StackcheckError
+from stackcheck.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, StackcheckError, UsageError
 
 # verb -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -98,6 +98,8 @@ def main_inner(argv: Sequence[str]) -> int:
     argv = list(argv)
     verb = next((a for a in argv if not a.startswith("-")), None)
     parser = build_parser(verb if verb in COMMANDS else None)
+    if verb == "gate":
+        _gate_separator(parser, argv[argv.index(verb) + 1 :])
     args = parser.parse_args(argv)
     if not args.command:
         parser.print_help(sys.stderr)
@@ -117,6 +119,24 @@ def _say(text: str) -> None:
             sys.stderr.flush()
     except (OSError, ValueError):
         pass
+
+
+def _gate_separator(parser: argparse.ArgumentParser, rest: list[str]) -> None:
+    """`stackcheck gate python -m sglang.launch_server ...` (no `--`): the gate's own usage, then the
+    command line with the `--` where it belongs (secret values masked), exit 2."""
+    from stackcheck.cmd_gate import corrected_argv
+
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices["gate"]
+    fixed = corrected_argv(rest, sub)
+    if fixed is None:
+        return
+    import shlex
+
+    from stackcheck.redact import redact_argv
+
+    sub.print_usage(sys.stderr)
+    shown = shlex.join(["stackcheck", "gate", *redact_argv(fixed)])
+    raise UsageError(f"gate: the server command goes after --, as in: {shown}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -71,9 +71,13 @@ def run(args: argparse.Namespace) -> int:
     for name in pins:
         component_name(name, "--to")
     report, ctx = evaluate(options_from(args), want_plan=False)
-    plan = make_plan(ctx, list(report["features"]), want=list(args.want or []) or None, hold=holds, pins=pins)
+    from stackcheck.options import feature_id
+
+    known = [str(f.get("id")) for f in ctx.manifests.features]
+    want = [feature_id(w, known, "--want") for w in args.want or []]  # `_` or `-`; a near miss names the id
+    plan = make_plan(ctx, list(report["features"]), want=want or None, hold=holds, pins=pins)
     report["plan"] = plan
-    request = {"want": list(args.want or []), "hold": holds, "to": [f"{k}=={v}" for k, v in pins.items()]}
+    request = {"want": want, "hold": holds, "to": [f"{k}=={v}" for k, v in pins.items()]}
     if any(request.values()):
         plan["request"] = request
     if fmt != "json":  # the plan on its own (the box in a few lines, then the steps); JSON keeps the report
