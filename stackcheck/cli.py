@@ -23,6 +23,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "explain": ("stackcheck.cmd_explain", "what a feature needs on an architecture, release by release"),
     "triage": ("stackcheck.cmd_triage", "find the root cause of a crash in a server log"),
     "fleet": ("stackcheck.cmd_fleet", "summarise many saved reports: stacks, drift, upgrade waves"),
+    "diff": ("stackcheck.cmd_diff", "what changed between two reports of a box, or a report and the box now"),
+    "facts": ("stackcheck.cmd_facts", "facts files: a commented template to start from, or check one"),
     "manifests": ("stackcheck.cmd_manifests", "validate manifest files (shipped or your own)"),
 }
 
@@ -30,7 +32,7 @@ EPILOG = """exit codes:
   0  success: the stack is consistent (audit), every required feature is ok (gate), a plan exists (plan),
      the log or the reports were read (triage, fleet)
   1  a finding: a stack check failed (audit), a required feature is not ok (gate), no stack satisfies the
-     request (plan), an input was skipped with --strict (fleet)
+     request (plan), an input was skipped with --strict (fleet), a feature that was ok is not (diff)
   2  usage error or bad input (arguments, manifest, facts file, log file)
   3  a probe failed and --strict was given
   4  internal error (a bug in stackcheck: please report it)

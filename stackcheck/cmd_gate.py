@@ -259,6 +259,7 @@ def run(args: argparse.Namespace) -> int:
             keep_bytes=int(args.log_keep * 2**20),
             log_path=args.log,
             drain_s=args.drain,
+            assumed=list(doc.get("assumed") or []) or None,
         )
     return _exec(command)
 
@@ -391,6 +392,8 @@ def _decide(args: argparse.Namespace) -> tuple[dict[str, Any], list[str] | None]
         doc["preflight"] = gate_preflight.document(pre)
     if allowed:
         doc["allowed"] = allowed
+    if (report.get("facts") or {}).get("assumed"):
+        doc["assumed"] = list(report["facts"]["assumed"])  # a what-if: said on every line that reports it
     driver = (report.get("facts") or {}).get("driver") or {}
     if driver.get("error") and not driver.get("version"):
         doc["driver_error"] = str(driver["error"])  # said once in the text, not in every reason
@@ -565,6 +568,8 @@ def _render_text(doc: dict[str, Any], warnings_only: bool = False, verbose: bool
     lines: list[str] = []
     shared = doc.get("driver_error")
     warnings = [b for b in doc["warnings"] if verbose or not _is_flags_note(b)]
+    if doc.get("assumed"):
+        lines.append(f"assumed (a what-if, not measured here): {', '.join(doc['assumed'])}")
     if shared and (not warnings_only or any(b.get("status") != "note" for b in warnings)):
         lines.append(f"note: no GPU visible: {shared}")
     if not warnings_only:

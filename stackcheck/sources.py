@@ -141,8 +141,8 @@ def normalize(doc: Any, catalogue: Mapping[str, Any] | None = None) -> Any:
         for k, v in doc.items():
             if k in SKIP_KEYS:
                 out[k] = v
-            elif k in SOURCE_KEYS and isinstance(v, str | dict | list):
-                out[k] = refs(v, catalogue)
+            elif k in SOURCE_KEYS and (v is None or isinstance(v, str | dict | list)):
+                out[k] = refs(v, catalogue)  # none at all is an empty list, never null
             else:
                 out[k] = normalize(v, catalogue)
         return out
