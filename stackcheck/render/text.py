@@ -440,7 +440,9 @@ def _paint_first(lines: list[str], paint: Paint, style: str) -> list[str]:
 # ---- the plan -----------------------------------------------------------------------------------------
 
 
-def plan_lines(report: dict[str, Any], width: int = NO_WRAP) -> list[str]:
+def plan_lines(report: dict[str, Any], width: int = NO_WRAP, shown: dict[str, set[str]] | None = None) -> list[str]:
+    """The plan as text. `shown`: feature -> the reason messages printed above it (the audit); a feature
+    that stays blocked for a reason already printed is named, not explained twice."""
     plan = report.get("plan")
     if not isinstance(plan, dict):
         return []
@@ -475,9 +477,19 @@ def plan_lines(report: dict[str, Any], width: int = NO_WRAP) -> list[str]:
         if s.get("unblocks"):
             lines += wrap_items([str(u) for u in s["unblocks"]], width, "     unblocks: ", "               ", ", ")
     still = plan.get("still_blocked") or []
+    same = [
+        b
+        for b in still
+        if shown and not b.get("workaround") and str(b.get("why")) in shown.get(str(b.get("feature")), set())
+    ]
     if still:
         lines.append("  still blocked after the plan:")
+    if same:
+        names = [str(b.get("feature")) for b in same]
+        lines += wrap_items(names, width, "    for the reason given above: ", "      ", ", ")
     for b in still:
+        if b in same:
+            continue
         lines += wrap(f"{b.get('feature')}: {b.get('why')}", width, "      ", "    ")
         w = b.get("workaround")
         if isinstance(w, dict):
@@ -620,7 +632,8 @@ def render_plain(
         target = (plan.get("target") or {}) if isinstance(plan, dict) else {}
         to = f" to sglang {target['sglang']}" if isinstance(target, dict) and target.get("sglang") else ""
         out.append(paint("plan", "bold") + (f": {n} step{'s' if n != 1 else ''}{to}" if n else ""))
-        out += plan_lines(report, width)
+        shown = {str(f.get("id")): {str(r.get("message")) for r in _failing(f)} for f in report.get("features") or []}
+        out += plan_lines(report, width, shown)
     if "features" not in report and "plan" not in report:
         out += facts_lines(report, width)
     if sources:
