@@ -198,3 +198,40 @@ def test_source_ids() -> None:
     )
     assert normalize(once, catalogue) == once  # normalising twice changes nothing
     assert once["facts"]["driver"]["source"] == "nvml"  # the box's own facts keep their shape
+
+
+def test_colour_adds_codes_and_nothing_else() -> None:
+    report = _report(AFTER)
+    coloured = render_plain(report, 80, color=True)
+    assert "\x1b[" in coloured
+    assert re.sub(r"\x1b\[[0-9;]*m", "", coloured) == render_plain(report, 80)
+
+
+def _gate(*args: str) -> str:
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1]), "NO_COLOR": "1"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "stackcheck", "gate", *args], capture_output=True, text=True, env=env, timeout=120
+    )
+    return proc.stdout + proc.stderr
+
+
+LAUNCH = ["--", "python", "-m", "sglang.launch_server", "--model-path", "M", "--log-level", "info", "--tp", "2"]
+
+
+def test_gate_says_the_driver_error_once() -> None:
+    out = _gate("--facts", str(CASES / "no-driver" / "facts.json"), "--dry-run", *LAUNCH, "--enable-torch-symm-mem")
+    assert out.count("NVML library not found") == 1
+    assert "note: no GPU visible: NVML library not found" in out
+    assert "unknown: no GPU visible: see the driver note above" in out
+
+
+def test_gate_lists_the_flags_it_does_not_read_at_v_only() -> None:
+    quiet = _gate("--facts", AFTER, "--dry-run", *LAUNCH)
+    assert "--log-level" not in quiet and "passed through unchecked" not in quiet
+    loud = _gate("-v", "--facts", AFTER, "--dry-run", *LAUNCH)
+    assert loud.count("passed through unchecked") == 1
+    assert re.search(r"note: passed through unchecked.*--log-level", loud)
