@@ -557,7 +557,25 @@ def render_text(doc: dict[str, Any], warnings_only: bool = False, verbose: bool 
     lists the flags the gate does not read is printed with `verbose` only (it is in the JSON always)."""
     from stackcheck.redact import terminal_safe
 
-    return terminal_safe(_render_text(doc, warnings_only, verbose))
+    return terminal_safe(_fit(_render_text(doc, warnings_only, verbose)))
+
+
+def _fit(text: str) -> str:
+    """Each line wrapped at the terminal's width under its own indent plus four (never cut); a `fix:` line
+    that names a plan step's commands stays whole, so the commands paste as they are."""
+    from stackcheck.render.layout import UNLIMITED, output_width, wrap
+
+    width = output_width()
+    if width >= UNLIMITED:
+        return text
+    out: list[str] = []
+    for line in text.splitlines():
+        lead = line[: len(line) - len(line.lstrip())]
+        if len(line) <= width or line.lstrip().startswith("fix: plan step"):
+            out.append(line)
+        else:
+            out += wrap(line.strip(), width, lead + "    ", lead)
+    return "\n".join(out) + ("\n" if text.endswith("\n") else "")
 
 
 def _is_flags_note(b: dict[str, Any]) -> bool:
