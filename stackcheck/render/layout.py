@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import shlex
-import shutil
 import sys
 import textwrap
 
@@ -32,6 +31,8 @@ def output_width() -> int:
         return max(MIN_WIDTH, int(env))
     try:
         if sys.stdout is not None and sys.stdout.isatty():
+            import shutil  # on a terminal only: it costs start-up time
+
             return max(MIN_WIDTH, shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns)
     except (OSError, ValueError):
         pass
@@ -66,10 +67,10 @@ def wrap_items(items: list[str], width: int, first: str, indent: str, sep: str =
         if len(candidate) <= room or (not i and len(first) + len(item) <= room):
             line = candidate
             continue
-        if i:  # the item starts a new line
+        if i and len(indent) + len(item) <= room:  # the item starts a new line, where it fits whole
             lines.append(line.rstrip() + sep.rstrip())
             line = indent + item
-        else:
+        else:  # it fits no line whole: it goes on from here, wrapped at its spaces
             line = candidate
         if len(line) > width:  # one item longer than a line: wrapped at its spaces
             lead = line[: len(line) - len(item)]

@@ -9,7 +9,6 @@ terminal only; plain text when piped, with NO_COLOR or --output."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
 from stackcheck.facts import serving_elsewhere, target_text
@@ -48,17 +47,19 @@ INDENT = "    "  # the hanging indent of a reason under its row
 NO_WRAP = UNLIMITED  # a width that never wraps (markdown cells, piped output)
 
 
-@dataclass
 class Row:
-    """One feature or check as the human formats show it."""
+    """One feature or check as the human formats show it (a plain class: a dataclass costs start-up time)."""
 
-    status: str
-    id: str
-    effect: str = ""
-    action: str = ""  # what to do about this one, first; "" when there is nothing to do
-    group: str = ""  # what to do about several (the plan step that fixes them): heads them
-    reasons: list[str] = field(default_factory=list)  # every failing (or unknown) reason, in full
-    note: str = ""  # an ok row's note (locally patched, a pass note)
+    __slots__ = ("action", "effect", "group", "id", "note", "reasons", "status")
+
+    def __init__(self, status: str, id: str, effect: str = "") -> None:
+        self.status = status
+        self.id = id
+        self.effect = effect
+        self.action = ""  # what to do about this one, first; "" when there is nothing to do
+        self.group = ""  # what to do about several (the plan step that fixes them): heads them
+        self.reasons: list[str] = []  # every failing (or unknown) reason, in full
+        self.note = ""  # an ok row's note (locally patched, a pass note)
 
     @property
     def word(self) -> str:
@@ -223,13 +224,13 @@ def _failing(item: dict[str, Any]) -> list[dict[str, Any]]:
 # ---- what to do ---------------------------------------------------------------------------------------
 
 
-@dataclass
 class PlanIndex:
     """What the report's plan says about each feature: the step that unblocks it, or that none does."""
 
-    steps: dict[str, tuple[int, dict[str, Any]]] = field(default_factory=dict)
-    still: dict[str, dict[str, Any]] = field(default_factory=dict)
-    present: bool = False
+    def __init__(self) -> None:
+        self.steps: dict[str, tuple[int, dict[str, Any]]] = {}
+        self.still: dict[str, dict[str, Any]] = {}
+        self.present = False
 
     @classmethod
     def of(cls, report: dict[str, Any]) -> PlanIndex:
