@@ -268,7 +268,7 @@ def _hostile(d: dict) -> None:  # type: ignore[type-arg]
 @attack("terminal", "audit: table, markdown, json, prometheus, nfd; probe table", "6")
 def _() -> Result:
     f = facts_with(H200, _hostile)
-    outs = [sc("audit", "--facts", str(f), "--format", x).stdout for x in ("table", "markdown", "json")]
+    outs = [sc("audit", "--facts", str(f), "--format", x).stdout for x in ("text", "markdown", "json")]
     outs.append(sc("probe", "--facts", str(f)).stdout)
     for x in ("prometheus", "nfd"):
         sc("audit", "--facts", str(f), "--format", x).stdout.decode("utf-8")  # valid UTF-8
@@ -308,7 +308,7 @@ def _() -> Result:
     for i, name in enumerate(["=cmd|' /C calc'!A0", "+1", "-1", "@SUM(1)", "\tx", "h\x1b[31m"]):
         report["host"]["hostname"] = name
         (d / f"{i}.json").write_text(json.dumps(report))
-    outs = [sc("fleet", str(d), "--format", x, "--jobs", "1").stdout for x in ("table", "markdown", "csv")]
+    outs = [sc("fleet", str(d), "--format", x, "--jobs", "1").stdout for x in ("text", "markdown", "csv")]
     csv_text = outs[2].decode()
     formula = [ln for ln in csv_text.splitlines()[1:] if ln.split(",")[2][:1] in "=+-@\t"]
     return (no_controls(b"".join(outs))[0] and not formula), "escaped; formulas prefixed with '"
@@ -728,7 +728,7 @@ def _() -> Result:
     out.mkdir(exist_ok=True)
     rcs = [
         sc("audit", "--facts", str(f), "--format", x, "--output", str(out / x)).returncode
-        for x in ("json", "table", "markdown", "prometheus", "nfd")
+        for x in ("json", "text", "markdown", "prometheus", "nfd")
     ]
     rcs.append(sc("probe", "--format", "json", env={"NCCL_SOCKET_IFNAME": "e\udcff"}).returncode)
     rcs.append(sc("gate", "--facts", str(H200), "--dry-run", "--", *LAUNCH, os.fsdecode(b"\xff")).returncode)
@@ -746,7 +746,7 @@ def _() -> Result:
     (d / "sur.json").write_text(json.dumps(good))
     (d / "deep.json").write_text("[" * 100000 + "]" * 100000)
     (d / "bin.json").write_bytes(b"\x00\xff\xfe")
-    rcs = [sc("fleet", str(d), "--format", x, "--jobs", "1").returncode for x in ("table", "json", "csv", "markdown")]
+    rcs = [sc("fleet", str(d), "--format", x, "--jobs", "1").returncode for x in ("text", "json", "csv", "markdown")]
     return rcs == [0, 0, 0, 0], f"exits {rcs}"
 
 

@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 
 from stackcheck import __version__
-from stackcheck.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, StackcheckError
+from stackcheck.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, StackcheckError, UsageError
 
 # verb -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -23,6 +23,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "explain": ("stackcheck.cmd_explain", "what a feature needs on an architecture, release by release"),
     "triage": ("stackcheck.cmd_triage", "find the root cause of a crash in a server log"),
     "fleet": ("stackcheck.cmd_fleet", "summarise many saved reports: stacks, drift, upgrade waves"),
+    "diff": ("stackcheck.cmd_diff", "what changed between two reports of a box, or a report and the box now"),
+    "facts": ("stackcheck.cmd_facts", "facts files: a commented template to start from, or check one"),
     "manifests": ("stackcheck.cmd_manifests", "validate manifest files (shipped or your own)"),
 }
 
@@ -30,7 +32,7 @@ EPILOG = """exit codes:
   0  success: the stack is consistent (audit), every required feature is ok (gate), a plan exists (plan),
      the log or the reports were read (triage, fleet)
   1  a finding: a stack check failed (audit), a required feature is not ok (gate), no stack satisfies the
-     request (plan), an input was skipped with --strict (fleet)
+     request (plan), an input was skipped with --strict (fleet), a feature that was ok is not (diff)
   2  usage error or bad input (arguments, manifest, facts file, log file)
   3  a probe failed and --strict was given
   4  internal error (a bug in stackcheck: please report it)
@@ -98,6 +100,8 @@ def main_inner(argv: Sequence[str]) -> int:
     argv = list(argv)
     verb = next((a for a in argv if not a.startswith("-")), None)
     parser = build_parser(verb if verb in COMMANDS else None)
+    if verb == "gate":
+        _gate_separator(parser, argv[argv.index(verb) + 1 :])
     args = parser.parse_args(argv)
     if not args.command:
         parser.print_help(sys.stderr)
@@ -117,6 +121,24 @@ def _say(text: str) -> None:
             sys.stderr.flush()
     except (OSError, ValueError):
         pass
+
+
+def _gate_separator(parser: argparse.ArgumentParser, rest: list[str]) -> None:
+    """`stackcheck gate python -m sglang.launch_server ...` (no `--`): the gate's own usage, then the
+    command line with the `--` where it belongs (secret values masked), exit 2."""
+    from stackcheck.cmd_gate import corrected_argv
+
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices["gate"]
+    fixed = corrected_argv(rest, sub)
+    if fixed is None:
+        return
+    import shlex
+
+    from stackcheck.redact import redact_argv
+
+    sub.print_usage(sys.stderr)
+    shown = shlex.join(["stackcheck", "gate", *redact_argv(fixed)])
+    raise UsageError(f"gate: the server command goes after --, as in: {shown}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -8,25 +8,35 @@ from __future__ import annotations
 import argparse
 
 from stackcheck.errors import EXIT_FINDING, EXIT_OK
-from stackcheck.options import add_facts_options, add_output_options, emit, options_from, use_color
+from stackcheck.options import (
+    add_facts_options,
+    add_output_options,
+    emit,
+    format_choice,
+    options_from,
+    use_color,
+)
 
-FORMATS = ["table", "json", "markdown", "prometheus", "nfd"]
+FORMATS = ["text", "json", "markdown", "prometheus", "nfd"]
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_facts_options(p)
-    add_output_options(p, FORMATS)
+    add_output_options(p, FORMATS, sources=True)
 
 
 def run(args: argparse.Namespace) -> int:
     from stackcheck.pipeline import evaluate
     from stackcheck.render import RENDERERS
 
-    report, _ = evaluate(options_from(args))
-    fmt = args.format or "table"
+    fmt = format_choice(args)
     if fmt not in RENDERERS:
         from stackcheck.errors import UsageError
 
         raise UsageError(f"--format {fmt}: not available in this build")
-    emit(RENDERERS[fmt](report, color=use_color(args)), args)
+    from stackcheck.sources import normalize
+
+    report, ctx = evaluate(options_from(args))
+    report = normalize(report, ctx.manifests.sources)  # every `source` as [{id, title, url}]
+    emit(RENDERERS[fmt](report, color=use_color(args), sources=args.sources), args)
     return EXIT_OK if report["summary"]["consistent"] else EXIT_FINDING

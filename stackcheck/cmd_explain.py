@@ -1,7 +1,11 @@
-"""`stackcheck explain FEATURE [--assume-gpu 12.0]`: what a feature needs on an architecture, release by
+"""`stackcheck explain FEATURE`: what a feature needs on this box's GPUs (or `--assume-gpu`), release by
 release, with sources. It answers "why is this blocked, and since when does it work" by evaluating the
 feature against every release the manifests know (with that release's own pins), through the same engine
-as the audit."""
+as the audit, and groups the releases into ranges with the same verdict (the sources said once per range).
+
+Which GPUs: `--assume-gpu` (any spelling `--assume-gpu` takes: 12.0x8, sm_120, "RTX 5090"), else those of
+`--facts FILE`, else this box's (NVML); with none visible, every architecture the manifests know. The
+output says which. `--assume-interconnect` and `--tp` set the topology and the tensor-parallel size."""
 
 from __future__ import annotations
 
@@ -9,21 +13,30 @@ import argparse
 from typing import Any
 
 from stackcheck.errors import EXIT_OK, UsageError
-from stackcheck.options import add_output_options, emit
+from stackcheck.options import add_output_options, emit, feature_id, format_choice
+
+SCHEMA_VERSION = 1
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("feature", help="a feature id (see `stackcheck audit`)")
+    p.add_argument("feature", nargs="?", help="a feature id (`_` or `-`; see --list)")
+    p.add_argument("--list", action="store_true", help="list the feature ids and titles")
     p.add_argument(
         "--assume-gpu",
-        metavar="CC",
+        metavar="GPU",
         default=None,
-        help="the architecture to explain for (default: this box's GPUs from --facts, else 12.0)",
+        help="the GPUs to explain for: 12.0, 12.0x8, 8x12.0, sm_120, 120, or a GPU name ('RTX 5090', B200) "
+        "(default: this box's GPUs, or those of --facts; without a count, 8 or --tp)",
+    )
+    p.add_argument(
+        "--assume-interconnect",
+        metavar="KIND",
+        help="nvlink | pcie-switch | pcie-host-bridge | cross-socket | pcie (default: the box's, else unknown)",
     )
     p.add_argument("--facts", metavar="FILE", help="take the GPUs and topology from a saved report")
     p.add_argument("--manifests", metavar="DIR", action="append", default=[])
-    p.add_argument("--tp", type=int, default=None, help="tensor-parallel size to assume (default: 8)")
-    add_output_options(p, ["table", "json"])
+    p.add_argument("--tp", type=int, default=None, help="tensor-parallel size (default: the number of GPUs)")
+    add_output_options(p, ["text", "json"], sources=True)
 
 
 def release_facts(
@@ -50,101 +63,249 @@ def release_facts(
     return facts
 
 
-def run(args: argparse.Namespace) -> int:
-    from stackcheck.context import assumed_gpus
-    from stackcheck.facts import load_facts_file
-    from stackcheck.manifest_loader import load
-    from stackcheck.pipeline import parse_assume_gpu
-    from stackcheck.render.interface import source_text
+# ---- which GPUs -----------------------------------------------------------------------------------------
 
-    if args.tp is not None and not 0 < args.tp <= 4096:
-        raise UsageError(f"--tp {args.tp}: expected a tensor-parallel size of 1 or more")
-    manifests = load(args.manifests)
-    feature = next((f for f in manifests.features if f.get("id") == args.feature), None)
-    if feature is None:
-        known = ", ".join(sorted(str(f.get("id")) for f in manifests.features))
-        raise UsageError(f"unknown feature {args.feature!r}; known: {known}")
+
+def _box_gpus(args: argparse.Namespace, manifests: Any) -> tuple[list[dict[str, Any]], str]:
+    """One facts base per architecture to explain for, and a line saying where the GPUs come from."""
+    from stackcheck.context import assumed_gpus
+    from stackcheck.options import gpu_spec
+
     base: dict[str, Any] = {}
+    origin = "this box's"
     if args.facts:
+        from stackcheck.facts import load_facts_file
+
         saved = load_facts_file(args.facts)
         base = {k: v for k, v in saved.items() if k in ("gpus", "topology", "driver")}
-    if args.assume_gpu or not base.get("gpus"):
-        cc, n = parse_assume_gpu(args.assume_gpu or "12.0")
-        from stackcheck.pipeline import check_known_cc
+        origin = f"those of {args.facts}"
+    elif not args.assume_gpu:
+        from stackcheck.probes.interface import ProbeContext
+        from stackcheck.probes.runner import run_probes
 
-        check_known_cc(manifests, cc)
-        n = max(n, args.tp or 8)
-        base["gpus"] = assumed_gpus(manifests, f"{cc}x{n}")
-        base.setdefault("topology", {"interconnect": None, "same_model": True, "gpu_count": n})
+        facts, _ = run_probes(["nvml"], ProbeContext(), budget_s=8.0)
+        base = {k: v for k, v in facts.items() if k in ("gpus", "topology", "driver")}
+    if args.assume_gpu:
+        # without xN: the box's count, else --tp, else 8 (the features explained are mostly multi-GPU ones)
+        cc, n, name = gpu_spec(args.assume_gpu, manifests, len(base.get("gpus") or []) or (args.tp or 8))
+        base["gpus"] = assumed_gpus(manifests, f"{cc}x{n}", name)
+        base["topology"] = {"interconnect": "single-gpu" if n == 1 else None, "same_model": True, "gpu_count": n}
+        origin = f"assumed (--assume-gpu {args.assume_gpu})"
+    if args.assume_interconnect:
+        from stackcheck.pipeline import INTERCONNECTS
+
+        link = args.assume_interconnect
+        if link not in INTERCONNECTS:
+            raise UsageError(f"--assume-interconnect {link!r}: expected one of {', '.join(INTERCONNECTS)}")
+        topo = dict(base.get("topology") or {})
+        topo["interconnect"] = "pcie-host-bridge" if link == "pcie" else link
+        if link == "nvlink":
+            topo["p2p"] = "all"
+        base["topology"] = topo
+    if base.get("gpus"):
+        return [base], origin
+    # no GPU here and none assumed: every architecture the manifests know, so the answer is still useful
+    why = ((base.get("driver") or {}).get("error") or "no GPU visible") if not args.facts else "it has none"
+    bases = []
+    n = args.tp or 8
+    link = (base.get("topology") or {}).get("interconnect") if args.assume_interconnect else None
+    for arch in manifests.architectures:
+        cc = str(arch.get("compute_capability"))
+        topo = {"interconnect": link, "same_model": True, "gpu_count": n}  # not the empty box's topology error
+        if link == "nvlink":
+            topo["p2p"] = "all"
+        bases.append({"gpus": assumed_gpus(manifests, f"{cc}x{n}"), "topology": topo})
+    where = "this box" if origin == "this box's" else args.facts
+    return bases, f"every architecture the manifests know: none from {where} ({why}); --assume-gpu picks one"
+
+
+# ---- rows and ranges ------------------------------------------------------------------------------------
+
+
+def _rows(base: dict[str, Any], feature: dict[str, Any], manifests: Any, tp: int | None) -> list[dict[str, Any]]:
     needs = " ".join(feature.get("needs") or [])
     rows: list[dict[str, Any]] = []
     if "sglang" in needs:
         for rel in manifests.releases("sglang"):
             facts = release_facts(base, manifests, str(rel.get("version")), None, None)
-            rows.append(_row(str(rel.get("version")), "sglang", facts, feature, manifests, args))
+            rows.append(_row("sglang", str(rel.get("version")), facts, feature, manifests, tp))
     else:
         for rel in manifests.releases("torch"):
             for var in rel.get("variants") or []:
                 facts = release_facts(base, manifests, None, rel, var.get("variant"))
-                rows.append(
-                    _row(f"{rel.get('version')}+{var.get('variant')}", "torch", facts, feature, manifests, args)
-                )
-    cc_text = ", ".join(sorted({g.get("compute_capability") or "?" for g in base.get("gpus") or []}))
-    if args.format == "json":
-        import json
-
-        doc = {
-            "feature": feature.get("id"),
-            "title": feature.get("title"),
-            "compute_capability": cc_text,
-            "enable": feature.get("enable"),
-            "workaround": feature.get("workaround"),
-            "upstream": feature.get("upstream"),
-            "releases": rows,
-        }
-        emit(json.dumps(doc, indent=2) + "\n", args)
-        return EXIT_OK
-    lines = [f"{feature.get('id')}: {feature.get('title')}", f"on compute capability {cc_text}"]
-    enable = feature.get("enable") or {}
-    if enable.get("flags") or enable.get("env"):
-        lines.append(f"turned on by: {' '.join(enable.get('flags') or [])} {enable.get('env') or ''}".rstrip(" {}"))
-    lines.append("")
-    for row in rows:
-        line = f"  {row['release']:<22} {row['status']}" + (f" ({row['effect']})" if row.get("effect") else "")
-        if row.get("why"):
-            line += f": {row['why']}"
-        lines.append(line)
-        if row.get("source"):
-            lines.append(f"  {'':<22} source: {source_text(row['source'])}")
-    first_ok = next((r["release"] for r in rows if r["status"] == "ok"), None)
-    lines.append("")
-    lines.append(
-        f"first release where it is ok: {first_ok}"
-        if first_ok
-        else "no release in the manifests makes it ok on this architecture"
-    )
-    if feature.get("workaround"):
-        w = feature["workaround"]
-        lines.append(f"workaround (unsupported upstream): {w.get('text') if isinstance(w, dict) else w}")
-    from stackcheck.redact import terminal_safe
-
-    emit(terminal_safe("\n".join(lines) + "\n"), args)  # a user's manifests may hold anything
-    return EXIT_OK
+                rows.append(_row("torch", f"{rel.get('version')}+{var.get('variant')}", facts, feature, manifests, tp))
+    return rows
 
 
 def _row(
-    label: str, component: str, facts: dict[str, Any], feature: dict[str, Any], manifests: Any, args: argparse.Namespace
+    component: str, version: str, facts: dict[str, Any], feature: dict[str, Any], manifests: Any, tp: int | None
 ) -> dict[str, Any]:
     from stackcheck.context import Context
-    from stackcheck.verdicts import evaluate_feature
+    from stackcheck.verdicts import evaluate_feature, workaround_for
 
-    launch = {"tp": args.tp} if args.tp else {}
+    launch = {"tp": tp} if tp else {}
     v = evaluate_feature(feature, Context(facts=facts, manifests=manifests, launch=launch))  # type: ignore[arg-type]
-    first = next((r for r in v.get("reasons") or [] if r.get("result") in ("fail", "unknown")), None)
+    failing = [r for r in v.get("reasons") or [] if r.get("result") in ("fail", "unknown")]
+    first = failing[0] if failing else None
     return {
-        "release": f"{component} {label}",
+        "component": component,
+        "version": version,
         "status": v.get("status"),
         "effect": v.get("effect"),
+        "rules": sorted({str(r.get("rule")) for r in failing}),
         "why": first.get("message") if first else None,
         "source": first.get("source") if first else None,
+        "workaround": workaround_for(feature, v) is not None,
     }
+
+
+def ranges(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Consecutive releases with the same verdict (status, effect, failing rules) as one range; the reason
+    and the sources are those of the range's first release."""
+    out: list[dict[str, Any]] = []
+    for row in rows:
+        key = (row["status"], row["effect"], tuple(row["rules"]), row["component"])
+        if out and out[-1]["_key"] == key:
+            out[-1]["last"] = row["version"]
+            out[-1]["releases"].append(row["version"])
+            continue
+        out.append(
+            {
+                "_key": key,
+                "component": row["component"],
+                "first": row["version"],
+                "last": row["version"],
+                "releases": [row["version"]],
+                "status": row["status"],
+                "effect": row["effect"],
+                "why": row["why"],
+                "source": row["source"],
+            }
+        )
+    for r in out:
+        del r["_key"]
+    return out
+
+
+def _range_label(r: dict[str, Any]) -> str:
+    n = len(r["releases"])
+    if n == 1:
+        return f"{r['component']} {r['first']}"
+    return f"{r['component']} {r['first']} … {r['last']} ({n} releases)"
+
+
+# ---- the command ----------------------------------------------------------------------------------------
+
+
+def run(args: argparse.Namespace) -> int:
+    from stackcheck.manifest_loader import load
+    from stackcheck.redact import terminal_safe
+    from stackcheck.sources import normalize
+
+    if args.tp is not None and not 0 < args.tp <= 4096:
+        raise UsageError(f"--tp {args.tp}: expected a tensor-parallel size of 1 or more")
+    fmt = format_choice(args)
+    manifests = load(args.manifests)
+    known = [str(f.get("id")) for f in manifests.features]
+    if args.list or not args.feature:
+        if not args.list:
+            raise UsageError("explain: which feature? give its id, e.g. `stackcheck explain torch-symm-mem` (--list)")
+        text = "".join(f"{f.get('id')}: {f.get('title')}\n" for f in manifests.features)
+        emit(terminal_safe(text), args)
+        return EXIT_OK
+    fid = feature_id(args.feature, known, "explain")
+    feature = next(f for f in manifests.features if f.get("id") == fid)
+    bases, origin = _box_gpus(args, manifests)
+    archs: list[dict[str, Any]] = []
+    for base in bases:
+        gpus = base.get("gpus") or []
+        tp = args.tp or len(gpus) or None
+        rows = _rows(base, feature, manifests, tp)
+        cc = str(gpus[0].get("compute_capability")) if gpus else "?"
+        first_ok = next((f"{r['component']} {r['version']}" for r in rows if r["status"] == "ok"), None)
+        arch: dict[str, Any] = {
+            "compute_capability": cc,
+            "gpus": _gpu_text(gpus),
+            "interconnect": (base.get("topology") or {}).get("interconnect"),
+            "tp": tp,
+            "first_ok": first_ok,
+            "ranges": ranges(rows),
+        }
+        if any(r["workaround"] for r in rows):  # only where it answers a failing rule on this architecture
+            arch["workaround"] = feature.get("workaround")
+        archs.append(arch)
+    doc = {
+        "schema_version": SCHEMA_VERSION,
+        "feature": fid,
+        "title": feature.get("title"),
+        "gpus_from": origin,
+        "enable": feature.get("enable"),
+        "upstream": feature.get("upstream"),
+        "architectures": archs,
+    }
+    doc = normalize(doc, manifests.sources)
+    if fmt == "json":
+        from stackcheck.redact import json_text
+
+        emit(json_text(doc, indent=2) + "\n", args)
+        return EXIT_OK
+    emit(terminal_safe(render_text(doc, sources=args.sources)), args)  # a user's manifests may hold anything
+    return EXIT_OK
+
+
+def _gpu_text(gpus: list[dict[str, Any]]) -> str:
+    models: dict[str, int] = {}
+    for g in gpus:
+        key = f"{g.get('name') or 'GPU'} (cc {g.get('compute_capability') or '?'})"
+        models[key] = models.get(key, 0) + 1
+    return ", ".join(f"{n}× {k}" for k, n in models.items())
+
+
+def render_text(doc: dict[str, Any], width: int | None = None, sources: bool = False) -> str:
+    from stackcheck.render.layout import output_width, wrap
+    from stackcheck.render.text import source_tag
+    from stackcheck.sources import collect
+
+    width = width or output_width()
+    lines = wrap(f"{doc['feature']}: {doc.get('title')}", width, "    ", "")
+    lines += wrap(f"GPUs: {doc['gpus_from']}", width, "    ", "")
+    enable = doc.get("enable") or {}
+    words = [*(enable.get("flags") or []), *(f"{k}={v}" for k, v in (enable.get("env") or {}).items())]
+    if words:
+        lines += wrap("turned on by: " + " ".join(words), width, "    ", "")
+    for arch in doc["architectures"]:
+        lines.append("")
+        head = f"on {arch['gpus']}"
+        if arch.get("interconnect"):
+            head += f" · interconnect {arch['interconnect']}"
+        if arch.get("tp"):
+            head += f" · tp {arch['tp']}"
+        lines += wrap(head, width, "    ", "")
+        for r in arch["ranges"]:
+            verdict = r["status"] + (f" ({r['effect']})" if r.get("effect") else "")
+            lines += wrap(f"{_range_label(r)}: {verdict}", width, "      ", "  ")
+            if r.get("why"):
+                tag = source_tag(r.get("source")) if r["status"] != "unknown" else ""  # unknown: a fact is missing
+                lines += wrap(str(r["why"]) + (f" {tag}" if tag else ""), width, "      ", "      ")
+        ok = arch.get("first_ok")
+        if ok:
+            last = f"first release where it is ok: {ok}"
+        elif any(r["status"] == "unknown" for r in arch["ranges"]):
+            last = f"not known on cc {arch['compute_capability']} with these facts (see above); no release is known ok"
+            whys = " ".join(str(r.get("why")) for r in arch["ranges"] if r["status"] == "unknown")
+            if "topology" in whys or "interconnect" in whys:
+                last += "; --assume-interconnect KIND tells"
+        else:
+            last = f"no release in the manifests makes it ok on cc {arch['compute_capability']}"
+        lines += wrap(last, width, "    ", "  ")
+        w = arch.get("workaround")
+        if isinstance(w, dict):
+            label = "workaround" if w.get("upstream_supported") else "workaround (unsupported upstream)"
+            lines += wrap(f"{label}: {w.get('text')}", width, "    ", "  ")
+    if sources:
+        found = collect(doc)
+        lines += ["", f"sources: {len(found)}"]
+        for ref in found.values():
+            text = ref["title"] + (f" <{ref['url']}>" if ref.get("url") else "")
+            lines += wrap(text, width, " " * 6, f"  {ref['id']}: ")
+    return "\n".join(lines) + "\n"

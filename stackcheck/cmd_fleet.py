@@ -25,22 +25,24 @@ from typing import Any
 
 from stackcheck.errors import EXIT_BAD_INPUT, EXIT_FINDING, EXIT_OK, BadInputError
 from stackcheck.fleet import CSV_COLUMNS, STACK_FIELDS, Fleet, host_rows, read_fleet
-from stackcheck.options import emit
+from stackcheck.options import add_output_options, emit, format_choice
 from stackcheck.redact import field_safe, json_text
 
-FORMATS = ["table", "json", "markdown", "csv"]
-EXAMPLES = 8  # host names shown per group in the table and markdown formats
+FORMATS = ["text", "json", "markdown", "csv"]
+EXAMPLES = 8  # host names shown per group in the text and markdown formats
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("paths", nargs="+", metavar="PATH", help="report files, directories, *.jsonl files, or '-'")
+    add_output_options(p, FORMATS)  # csv: one row per input document
     p.add_argument(
-        "--format",
-        choices=FORMATS,
-        default="table",
-        help="table (plain text, default), json, markdown, or csv (one row per input document)",
+        "--since",
+        metavar="PATH",
+        action="append",
+        default=[],
+        help="an older collection (directory, file, *.jsonl; repeatable): list the hosts whose feature "
+        "verdicts changed since, and those that came or went",
     )
-    p.add_argument("--output", metavar="FILE", help="write to FILE atomically instead of stdout")
     p.add_argument("--strict", action="store_true", help="exit 1 when any input was skipped as bad")
     p.add_argument(
         "--jobs",
@@ -60,10 +62,12 @@ def run(args: argparse.Namespace) -> int:
     summary = fleet.summary()
     if not fleet.hosts:
         for bad in summary["bad"][:20]:
-            print(f"stackcheck: skipped {field_safe(bad['source'])}: {field_safe(bad['reason'])}", file=sys.stderr)
+            print(f"stackcheck: skipped {field_safe(bad['input'])}: {field_safe(bad['reason'])}", file=sys.stderr)
         what = f"{len(fleet.bad)} input(s), none of them a readable report" if fleet.bad else "no input documents"
         raise BadInputError(f"fleet: {what}")
-    fmt = args.format
+    if args.since:
+        summary.update(since_changes(fleet, read_fleet(args.since, jobs=int(args.jobs)), args.since))
+    fmt = format_choice(args)
     if fmt == "json":
         text = json_text(summary, indent=2, allow_nan=False) + "\n"
     elif fmt == "csv":
@@ -79,6 +83,44 @@ def run(args: argparse.Namespace) -> int:
 
 
 _ = EXIT_BAD_INPUT  # documented above: raised as BadInputError
+
+
+def since_changes(now: Fleet, before: Fleet, paths: list[str]) -> dict[str, Any]:
+    """`since` (the older collection read) and `changes` (hosts whose verdicts changed, came or went)."""
+    from stackcheck.diff import fleet_changes
+
+    def verdicts(fleet: Fleet) -> dict[str, Any]:
+        return {name: (rec[1], list(rec[5][0])) for name, rec in fleet.hosts.items()}
+
+    return {
+        "since": {"inputs": list(paths), "hosts": len(before.hosts), "bad": len(before.bad)},
+        "changes": fleet_changes(verdicts(before), verdicts(now)),
+    }
+
+
+def _change_lines(summary: dict[str, Any]) -> list[str]:
+    if "changes" not in summary:
+        return []
+    since = summary["since"]
+    changes = summary["changes"]
+    out = ["", f"changed since {', '.join(_clean(p) for p in since['inputs'])} ({since['hosts']} hosts then): "
+           f"{len(changes)} host(s)"]  # fmt: skip
+    for c in changes:
+        when = f"{_clean(c['before'])} → {_clean(c['after'])}"
+        if c.get("only_in"):
+            out.append(f"  {_clean(c['hostname'])}: {'gone' if c['only_in'] == 'before' else 'new'} ({when})")
+            continue
+        lost = f"; no longer ok: {', '.join(c['regressions'])}" if c["regressions"] else ""
+        out.append(f"  {_clean(c['hostname'])} ({when}){lost}")
+        for f in c["features"]:
+            out.append(f"    {_clean(f['id'])}: {_verdict_text(f['before'])} → {_verdict_text(f['after'])}")
+    return out
+
+
+def _verdict_text(v: Any) -> str:
+    if not isinstance(v, dict):
+        return "absent"
+    return _clean(v.get("status")) + (f" ({_clean(v['effect'])})" if v.get("effect") else "")
 
 
 # --- text helpers ------------------------------------------------------------------------------------
@@ -157,17 +199,18 @@ def render_table(summary: dict[str, Any]) -> str:
     if summary["duplicates"]:
         out += ["", "duplicates (a host reported more than once: the newest report is kept)"]
         for d in summary["duplicates"][:50]:
-            dropped = ", ".join(f"{_clean(x['source'])} ({_clean(x['collected_at'])})" for x in d["dropped"])
+            dropped = ", ".join(f"{_clean(x['input'])} ({_clean(x['collected_at'])})" for x in d["dropped"])
             out.append(
-                f"  {_clean(d['hostname'])}: kept {_clean(d['kept']['source'])} ({_clean(d['kept']['collected_at'])});"
+                f"  {_clean(d['hostname'])}: kept {_clean(d['kept']['input'])} ({_clean(d['kept']['collected_at'])});"
                 f" dropped {dropped}"
             )
         if len(summary["duplicates"]) > 50:
             out.append(f"  … and {len(summary['duplicates']) - 50} more hosts (see --format json or csv)")
+    out += _change_lines(summary)
     if summary["bad"]:
         out += ["", "bad inputs (skipped)"]
         for b in summary["bad"][:50]:
-            out.append(f"  {_clean(b['source'])}: {_clean(b['reason'])}")
+            out.append(f"  {_clean(b['input'])}: {_clean(b['reason'])}")
         if len(summary["bad"]) > 50:
             out.append(f"  … and {len(summary['bad']) - 50} more (see --format json or csv)")
     return "\n".join(out) + "\n"
@@ -219,13 +262,27 @@ def render_markdown(summary: dict[str, Any]) -> str:
     if summary["duplicates"]:
         out += ["", "### Duplicates", "", "| host | kept | dropped |", "|---|---|---|"]
         for d in summary["duplicates"]:
-            dropped = ", ".join(f"{x['source']} ({x['collected_at']})" for x in d["dropped"])
-            kept = f"{d['kept']['source']} ({d['kept']['collected_at']})"
+            dropped = ", ".join(f"{x['input']} ({x['collected_at']})" for x in d["dropped"])
+            kept = f"{d['kept']['input']} ({d['kept']['collected_at']})"
             out.append(f"| {_cell(d['hostname'])} | {_cell(kept)} | {_cell(dropped)} |")
+    if "changes" in summary:
+        out += ["", "### Changed since", ""]
+        out += ["| host | when | feature | before | after |", "|---|---|---|---|---|"]
+        for c in summary["changes"]:
+            when = _cell(f"{c['before']} → {c['after']}")
+            if c.get("only_in"):
+                what = "gone" if c["only_in"] == "before" else "new"
+                out.append(f"| {_cell(c['hostname'])} | {when} | ({what}) | | |")
+            for f in c["features"]:
+                lost = " **(was ok)**" if f.get("regression") else ""
+                out.append(
+                    f"| {_cell(c['hostname'])} | {when} | `{_cell(f['id'])}`{lost} | {_verdict_text(f['before'])}"
+                    f" | {_verdict_text(f['after'])} |"
+                )
     if summary["bad"]:
         out += ["", "### Bad inputs (skipped)", "", "| input | reason |", "|---|---|"]
         for b in summary["bad"]:
-            out.append(f"| {_cell(b['source'])} | {_cell(b['reason'])} |")
+            out.append(f"| {_cell(b['input'])} | {_cell(b['reason'])} |")
     out.append("")
     return "\n".join(out)
 

@@ -34,6 +34,8 @@ from stackcheck.errors import EXIT_FINDING, EXIT_INTERNAL, EXIT_OK, StackcheckEr
 from stackcheck.options import add_facts_options, options_from
 from stackcheck.redact import json_text
 
+SCHEMA_VERSION = 1  # of the decision document (--format json; schemas/gate.schema.json)
+
 HELP_EPILOG = """decision policy:
   explicit features (--require, or turned on by a flag or value in COMMAND) must be ok: blocked refuses,
   unknown refuses unless --allow-unknown, not-applicable (a package it needs is missing) refuses.
@@ -105,6 +107,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", choices=["text", "json"], default="text", help="decision format (default text)")
     p.add_argument("-q", "--quiet", action="store_true", help="no warnings on stderr when the command is run")
     p.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="also list the server flags the gate does not read (they pass to the server unchecked)",
+    )
+    p.add_argument(
         "--advise", action="store_true", help="notes with every recommendation for this launch (stackcheck recommend)"
     )
     p.add_argument(
@@ -143,6 +151,50 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "server_command", metavar="-- COMMAND", nargs=argparse.REMAINDER, help="the server to start, after --"
     )
+
+
+#: words that start a server command line rather than follow a gate option (--require takes several values)
+_COMMAND_WORDS = frozenset(
+    {"sglang", "uv", "conda", "mamba", "micromamba", "env", "nohup", "srun", "docker", "bash", "sh", "exec",
+     "numactl", "taskset", "torchrun", "sudo", "nice", "ionice", "stdbuf", "timeout", "time"}
+)  # fmt: skip
+
+
+def corrected_argv(argv: list[str], parser: argparse.ArgumentParser) -> list[str] | None:
+    """The gate's own arguments with the `--` a user left out put back before the server command, or None
+    when nothing is missing. The gate's options are read as argparse would (`--opt value`, `--opt=value`,
+    a unique prefix); the first word that is not one of them starts the command."""
+    options = {o: a for a in parser._actions for o in a.option_strings}
+    i = 0
+    while i < len(argv):
+        word = argv[i]
+        if word == "--":
+            return None
+        if not word.startswith("-") or word == "-":
+            break
+        name = word.split("=", 1)[0]
+        hits = [o for o in options if o == name] or [o for o in options if o.startswith(name) and o.startswith("--")]
+        if len(hits) != 1:
+            break  # not a gate option (`-m`, `--tp`): the command starts here
+        action = options[hits[0]]
+        if "=" in word or action.nargs == 0:
+            i += 1
+        elif action.nargs in ("+", "*"):
+            i += 2
+            while i < len(argv) and not _starts_command(argv[i]):
+                i += 1
+        elif action.nargs == argparse.REMAINDER:
+            return None
+        else:
+            i += 1 + (action.nargs if isinstance(action.nargs, int) else 1)
+    if i >= len(argv):
+        return None
+    return [*argv[:i], "--", *argv[i:]]
+
+
+def _starts_command(word: str) -> bool:
+    base = word.rsplit("/", 1)[-1]
+    return word.startswith("-") or "/" in word or base.startswith("python") or base in _COMMAND_WORDS
 
 
 def _positive_float(text: str) -> float:
@@ -186,14 +238,18 @@ def run(args: argparse.Namespace) -> int:
     if command is None or args.dry_run or not allow:
         from stackcheck.atomic import write_stdout
 
-        text = json_text(shown, indent=2, default=str) + "\n" if args.format == "json" else render_text(shown)
+        text = (
+            json_text(shown, indent=2, default=str) + "\n"
+            if args.format == "json"
+            else render_text(shown, verbose=args.verbose)
+        )
         write_stdout(text)
         return EXIT_OK if allow else EXIT_FINDING
     if not args.quiet:
         if args.format == "json":
             _err(json_text(shown, default=str) + "\n")
         else:
-            _err(render_text(shown, warnings_only=True))
+            _err(render_text(shown, warnings_only=True, verbose=args.verbose))
     if args.watch:
         from stackcheck.watch import watch
 
@@ -203,6 +259,7 @@ def run(args: argparse.Namespace) -> int:
             keep_bytes=int(args.log_keep * 2**20),
             log_path=args.log,
             drain_s=args.drain,
+            assumed=list(doc.get("assumed") or []) or None,
         )
     return _exec(command)
 
@@ -269,10 +326,10 @@ def _decide(args: argparse.Namespace) -> tuple[dict[str, Any], list[str] | None]
     later_manifests = Background(lambda: load_manifests(opts.manifests_dirs))
     later_facts = Background(lambda: gather(opts, later_manifests.get))
     manifests = later_manifests.get()
-    known = {str(f.get("id")) for f in manifests.features}
-    bad = [f for f in require if f not in known]
-    if bad:
-        raise UsageError(f"--require: unknown feature {', '.join(bad)} (known: {', '.join(sorted(known))})")
+    from stackcheck.options import feature_id
+
+    known = [str(f.get("id")) for f in manifests.features]
+    require = [feature_id(f, known, "--require") for f in require]  # `_` or `-`; a near miss names the id
     allow = gate_preflight.check_allow(args.allow or [], manifests.features, manifests.checks)
     mapping = manifests.launch
     config_problem = None
@@ -327,13 +384,19 @@ def _decide(args: argparse.Namespace) -> tuple[dict[str, Any], list[str] | None]
     plan: Any = None
     if decision.blocking:
         plan = _plan(ctx, report["features"])
+    verdicts = {str(v.get("id")): v for v in report["features"]}
     for b in [*decision.blocking, *decision.warnings]:
-        b.fix = _fix(b.feature, plan, manifests.features)
+        b.fix = _fix(b.feature, plan, manifests.features, verdicts.get(b.feature))
     doc = _document(derived, decision, extra)
     if pre is not None:
         doc["preflight"] = gate_preflight.document(pre)
     if allowed:
         doc["allowed"] = allowed
+    if (report.get("facts") or {}).get("assumed"):
+        doc["assumed"] = list(report["facts"]["assumed"])  # a what-if: said on every line that reports it
+    driver = (report.get("facts") or {}).get("driver") or {}
+    if driver.get("error") and not driver.get("version"):
+        doc["driver_error"] = str(driver["error"])  # said once in the text, not in every reason
     doc["sglang"] = ctx.installed_version("sglang")
     doc["facts"] = opts.facts_file or "probed"
     if command is not None and not args.quiet:  # the advice of `stackcheck recommend`; never the decision
@@ -346,7 +409,9 @@ def _decide(args: argparse.Namespace) -> tuple[dict[str, Any], list[str] | None]
             doc["advice"] = [f"no advice: {type(exc).__name__}: {exc}".splitlines()[0]]
     if plan is not None and not isinstance(plan, dict):
         doc["plan_error"] = str(plan)
-    return doc, command
+    from stackcheck.sources import normalize
+
+    return normalize(doc, manifests.sources), command  # every `source` as [{id, title, url}]
 
 
 def _plan(ctx: Any, features: Any) -> Any:
@@ -374,9 +439,10 @@ def _step_features(step: dict[str, Any]) -> set[str]:
     return out
 
 
-def _fix(feature: str, plan: Any, features: list[dict[str, Any]]) -> str | None:
+def _fix(feature: str, plan: Any, features: list[dict[str, Any]], verdict: dict[str, Any] | None = None) -> str | None:
     """The plan step that unblocks the feature (planner output: steps[] with unblocks[]), else what the
-    plan says stays blocked, else the feature's workaround and first fixed release from the manifests."""
+    plan says stays blocked, else the feature's workaround (where it answers the failing rule of `verdict`)
+    and first fixed release from the manifests."""
     still: str | None = None
     if isinstance(plan, dict):
         for i, step in enumerate(plan.get("steps") or []):
@@ -395,11 +461,14 @@ def _fix(feature: str, plan: Any, features: list[dict[str, Any]]) -> str | None:
     spec = next((f for f in features if f.get("id") == feature), None)
     parts = [still] if still else []
     if spec is not None:
-        w = spec.get("workaround")
+        from stackcheck.verdicts import workaround_for
+
+        w = workaround_for(spec, verdict) if verdict is not None else None
         if isinstance(w, dict) and w.get("text"):
             parts.append(f"workaround: {w['text']}")
         up = spec.get("upstream")
-        if isinstance(up, dict) and isinstance(up.get("first_ok"), dict) and up["first_ok"]:
+        blocked = verdict is None or verdict.get("status") == "blocked"  # on an unknown GPU it is no answer
+        if blocked and isinstance(up, dict) and isinstance(up.get("first_ok"), dict) and up["first_ok"]:
             parts.append("fixed in " + ", ".join(f"{k} {v}" for k, v in up["first_ok"].items()))
     return "; ".join(parts) or None
 
@@ -423,6 +492,7 @@ def _document(derived: Any, decision: Any, extra: list[Any]) -> dict[str, Any]:
 
     derived_json["problems"] += [problem_json(p) for p in extra]
     return {
+        "schema_version": SCHEMA_VERSION,
         "decision": "allow" if decision.allow else "refuse",
         "command": list(derived.command),
         "derived": derived_json,
@@ -432,25 +502,13 @@ def _document(derived: Any, decision: Any, extra: list[Any]) -> dict[str, Any]:
     }
 
 
-def source_text(src: Any) -> str:
-    if isinstance(src, list):
-        if not src:
-            return "no source"
-        head = source_text(src[0])
-        return head + (f" (+{len(src) - 1} more)" if len(src) > 1 else "")
-    if isinstance(src, dict):
-        if src.get("title") and src.get("url"):
-            return f"{src['title']} <{src['url']}>"
-        if src.get("repo"):
-            return f"{src['repo']}:{src.get('path')}@{src.get('ref')}"
-        return str(src.get("title") or src)
-    if isinstance(src, str):
-        return src
-    return "no source"
-
-
-def _reason_text(r: dict[str, Any]) -> str:
+def _reason_text(r: dict[str, Any], shared: str | None = None) -> str:
+    """A reason on one line: message, observed and required, the GPU, and the source ids (the JSON has the
+    titles and addresses). An unknown one is a missing fact: no source; the driver's error, said once
+    above, is not repeated."""
     text = str(r.get("message", ""))
+    if shared and shared in text:
+        text = text.replace(shared, "see the driver note above")
     bits = []
     if "observed" in r:
         bits.append(f"observed {r['observed']}")
@@ -460,10 +518,14 @@ def _reason_text(r: dict[str, Any]) -> str:
         text += f" [{'; '.join(bits)}]"
     if r.get("gpu"):
         text += f" on {r['gpu']}"
-    return text + (f" (source: {source_text(r['source'])})" if r.get("source") else "")
+    if r.get("result") == "unknown" or not r.get("source"):
+        return text
+    from stackcheck.render.text import source_tag
+
+    return f"{text} {source_tag(r['source'])}"
 
 
-def _line(prefix: str, b: dict[str, Any]) -> list[str]:
+def _line(prefix: str, b: dict[str, Any], shared: str | None = None) -> list[str]:
     status = b["status"] + (f" ({b['effect']})" if b.get("effect") else "")
     kind = {
         "default": " [default]",
@@ -476,24 +538,58 @@ def _line(prefix: str, b: dict[str, Any]) -> list[str]:
         kind = " [stack check" + (", every launch]" if b["kind"] == "launch" else "]")
     reasons = b.get("reasons") or [{"message": "not ok"}]
     if b["status"] == "note":
-        return [f"note: {_reason_text(reasons[0])}"]
-    out = [f"{prefix} {b['feature']}{kind}: {status}: {_reason_text(reasons[0])}"]
-    out += [f"    also: {_reason_text(r)}" for r in reasons[1:]]
+        return [f"note: {_reason_text(reasons[0], shared)}"]
+    texts: list[str] = []
+    for r in reasons:
+        t = _reason_text(r, shared)
+        if t not in texts:
+            texts.append(t)
+    out = [f"{prefix} {b['feature']}{kind}: {status}: {texts[0]}"]
+    out += [f"    also: {t}" for t in texts[1:]]
     if b.get("fix"):
         out.append(f"    fix: {b['fix']}")
     return out
 
 
-def render_text(doc: dict[str, Any], warnings_only: bool = False) -> str:
+def render_text(doc: dict[str, Any], warnings_only: bool = False, verbose: bool = False) -> str:
     """The decision for a reader (pass it `public_document(doc)`); every control character from the box
-    (a GPU name, a version, an argument) is shown as an escape, never sent to the terminal."""
+    (a GPU name, a version, an argument) is shown as an escape, never sent to the terminal. The note that
+    lists the flags the gate does not read is printed with `verbose` only (it is in the JSON always)."""
     from stackcheck.redact import terminal_safe
 
-    return terminal_safe(_render_text(doc, warnings_only))
+    return terminal_safe(_fit(_render_text(doc, warnings_only, verbose)))
 
 
-def _render_text(doc: dict[str, Any], warnings_only: bool = False) -> str:
+def _fit(text: str) -> str:
+    """Each line wrapped at the terminal's width under its own indent plus four (never cut); a `fix:` line
+    that names a plan step's commands stays whole, so the commands paste as they are."""
+    from stackcheck.render.layout import UNLIMITED, output_width, wrap
+
+    width = output_width()
+    if width >= UNLIMITED:
+        return text
+    out: list[str] = []
+    for line in text.splitlines():
+        lead = line[: len(line) - len(line.lstrip())]
+        if len(line) <= width or line.lstrip().startswith("fix: plan step"):
+            out.append(line)
+        else:
+            out += wrap(line.strip(), width, lead + "    ", lead)
+    return "\n".join(out) + ("\n" if text.endswith("\n") else "")
+
+
+def _is_flags_note(b: dict[str, Any]) -> bool:
+    return b.get("status") == "note" and b.get("feature") == "flags"
+
+
+def _render_text(doc: dict[str, Any], warnings_only: bool = False, verbose: bool = False) -> str:
     lines: list[str] = []
+    shared = doc.get("driver_error")
+    warnings = [b for b in doc["warnings"] if verbose or not _is_flags_note(b)]
+    if doc.get("assumed"):
+        lines.append(f"assumed (a what-if, not measured here): {', '.join(doc['assumed'])}")
+    if shared and (not warnings_only or any(b.get("status") != "note" for b in warnings)):
+        lines.append(f"note: no GPU visible: {shared}")
     if not warnings_only:
         d = doc["derived"]
         if doc["command"]:
@@ -513,9 +609,9 @@ def _render_text(doc: dict[str, Any], warnings_only: bool = False) -> str:
             subject = f" ({c['subject']})" if c.get("subject") else ""
             lines.append(f"  preflight {c['check']}{subject}: {c['status']}")
         for b in doc["reasons"]:
-            lines += _line("REFUSE", b)
-    for b in doc["warnings"]:
-        lines += _line("warning:", b)
+            lines += _line("REFUSE", b, shared)
+    for b in warnings:
+        lines += _line("warning:", b, shared)
     lines += [f"note: {a}" for a in doc.get("advice") or []]
     if not warnings_only:
         if doc.get("allowed"):
@@ -523,6 +619,6 @@ def _render_text(doc: dict[str, Any], warnings_only: bool = False) -> str:
         verb = "allow" if doc["decision"] == "allow" else "refuse"
         tail = " (dry run: nothing was run)" if doc["decision"] == "allow" and doc["command"] else ""
         lines.append(f"decision: {verb}{tail}")
-    elif doc["warnings"]:
+    elif warnings:
         lines.insert(0, "stackcheck gate: allow, with warnings:")
     return "\n".join(lines) + ("\n" if lines else "")

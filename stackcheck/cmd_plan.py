@@ -9,14 +9,21 @@ from __future__ import annotations
 import argparse
 
 from stackcheck.errors import EXIT_FINDING, EXIT_OK, UsageError
-from stackcheck.options import add_facts_options, add_output_options, emit, options_from, use_color
+from stackcheck.options import (
+    add_facts_options,
+    add_output_options,
+    emit,
+    format_choice,
+    options_from,
+    use_color,
+)
 
-FORMATS = ["table", "json", "markdown"]
+FORMATS = ["text", "json", "markdown"]
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_facts_options(p)
-    add_output_options(p, FORMATS)
+    add_output_options(p, FORMATS, sources=True)
     p.add_argument(
         "--want", nargs="+", metavar="FEATURE", default=[], help="plan the fewest changes that make these features ok"
     )
@@ -54,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     from stackcheck.plan import component_name, make_plan
     from stackcheck.render import RENDERERS
 
-    fmt = args.format or "table"
+    fmt = format_choice(args)
     if fmt not in RENDERERS:
         raise UsageError(f"--format {fmt}: not available in this build")
     pins = parse_to(list(args.to or []))
@@ -64,12 +71,19 @@ def run(args: argparse.Namespace) -> int:
     for name in pins:
         component_name(name, "--to")
     report, ctx = evaluate(options_from(args), want_plan=False)
-    plan = make_plan(ctx, list(report["features"]), want=list(args.want or []) or None, hold=holds, pins=pins)
+    from stackcheck.options import feature_id
+
+    known = [str(f.get("id")) for f in ctx.manifests.features]
+    want = [feature_id(w, known, "--want") for w in args.want or []]  # `_` or `-`; a near miss names the id
+    plan = make_plan(ctx, list(report["features"]), want=want or None, hold=holds, pins=pins)
     report["plan"] = plan
-    request = {"want": list(args.want or []), "hold": holds, "to": [f"{k}=={v}" for k, v in pins.items()]}
+    request = {"want": want, "hold": holds, "to": [f"{k}=={v}" for k, v in pins.items()]}
     if any(request.values()):
         plan["request"] = request
     if fmt != "json":  # the plan on its own (the box in a few lines, then the steps); JSON keeps the report
         report = {k: v for k, v in report.items() if k not in ("features", "checks", "summary")}
-    emit(RENDERERS[fmt](report, color=use_color(args)), args)
+    from stackcheck.sources import normalize
+
+    report = normalize(report, ctx.manifests.sources)  # every `source` as [{id, title, url}]
+    emit(RENDERERS[fmt](report, color=use_color(args), sources=args.sources), args)
     return EXIT_FINDING if plan.get("error") else EXIT_OK

@@ -4,9 +4,16 @@ from __future__ import annotations
 
 import argparse
 
-from stackcheck.options import add_facts_options, add_output_options, emit, options_from, use_color
+from stackcheck.options import (
+    add_facts_options,
+    add_output_options,
+    emit,
+    format_choice,
+    options_from,
+    use_color,
+)
 
-FORMATS = ["table", "json", "markdown"]
+FORMATS = ["text", "json", "markdown"]
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -24,5 +31,5 @@ def run(args: argparse.Namespace) -> int:
     manifests = load(opts.manifests_dirs)
     facts, outcomes, host = gather(opts)
     report = base_report(facts, outcomes, manifests, host)
-    emit(RENDERERS[args.format or "table"](report, color=use_color(args)), args)
+    emit(RENDERERS[format_choice(args)](report, color=use_color(args)), args)
     return 0

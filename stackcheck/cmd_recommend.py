@@ -220,6 +220,9 @@ def run(args: argparse.Namespace) -> int:
             "facts": rec.facts_after,
         }
         write_atomic(args.plan_facts, json.dumps(after, indent=2, default=str) + "\n")
+    from stackcheck.sources import normalize
+
+    doc = normalize(doc, manifests.sources)  # every `source` and `evidence` as [{id, title, url}]
     emit(RECOMMENDATION_RENDERERS[args.format or "text"](doc), args)
     return EXIT_FINDING if rec.diff else EXIT_OK
 

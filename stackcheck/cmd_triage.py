@@ -43,11 +43,14 @@ def run(args: argparse.Namespace) -> int:
     result = triage_file(args.log)
     asked, fix = plan_fix(args, result)
     if args.format == "json":
+        from stackcheck.manifest_loader import load
         from stackcheck.redact import json_text, redact_tree
+        from stackcheck.sources import normalize
 
         doc = json.loads(render_json(result))
         if asked:
             doc["fix"] = redact_tree(fix)
+        doc = normalize(doc, load(list(args.manifests)).sources)  # every `source` as [{id, title, url}]
         text = json_text(doc, indent=2) + "\n"
     else:
         text = render_text(result) + (render_fix(fix, result.feature) if asked else "")

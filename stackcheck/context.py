@@ -404,11 +404,14 @@ def gpu_name_for_cc(manifests: Manifests, cc: str) -> str | None:
     return None
 
 
-def assumed_gpus(manifests: Manifests, spec: str) -> list[GpuFacts]:
-    """'12.0x8' -> eight GPUs of capability 12.0 (for --assume-gpu)."""
+def assumed_gpus(manifests: Manifests, spec: str, name: str | None = None) -> list[GpuFacts]:
+    """'12.0x8' -> eight GPUs of capability 12.0 (for --assume-gpu). `name`: the model the user named; else
+    the architecture's name ("Blackwell (RTX PRO / GeForce RTX 50)"), never one card picked for them."""
     cc, _, count = spec.lower().partition("x")
     n = int(count) if count else 1
-    name = gpu_name_for_cc(manifests, cc)
+    if name is None:
+        arch = next((a for a in manifests.architectures if a.get("compute_capability") == cc), None)
+        name = f"any {arch['name']} GPU" if arch and arch.get("name") else None
     return [
         GpuFacts(index=i, name=name, compute_capability=cc, uuid=None, pci_bus_id=None, memory_bytes=None)
         for i in range(n)

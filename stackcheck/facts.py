@@ -249,6 +249,27 @@ def load_facts_file(path: Path | str) -> Facts:
 
 def load_facts_document(path: Path | str) -> tuple[Facts, dict[str, Any] | None]:
     """The facts and the saved report's `host` block (None when the document has none); `-` is stdin."""
+    doc, origin = read_document(path)
+    facts = facts_from_document(doc, origin)
+    host = doc.get("host")
+    if not isinstance(host, dict):
+        # a hand-written document names no host: keep it unknown rather than take this machine's name (a
+        # fleet would otherwise merge every such document into the host that rendered it)
+        return facts, {"facts_file": origin}
+    return facts, host
+
+
+def load_report_document(path: Path | str) -> dict[str, Any]:
+    """A whole saved report (or facts document), its facts checked as --facts checks them; `-` is stdin."""
+    doc, origin = read_document(path)
+    doc["facts"] = facts_from_document(doc, origin)
+    return dict(doc)
+
+
+def read_document(path: Path | str) -> tuple[Any, str]:
+    """The parsed JSON of a facts file or report, and its name for messages. `//` comments are allowed (the
+    template of `stackcheck facts template` has them); another tool's output is named, with the command
+    that makes a facts file."""
     if str(path) == "-":
         import sys
 
@@ -265,14 +286,96 @@ def load_facts_document(path: Path | str) -> tuple[Facts, dict[str, Any] | None]
         p = Path(path)
         text = read_text_file(p)
         origin = str(p)
-    doc = parse_json_text(text, origin)
-    facts = facts_from_document(doc, origin)
-    host = doc.get("host")
-    if not isinstance(host, dict):
-        # a hand-written document names no host: keep it unknown rather than take this machine's name (a
-        # fleet would otherwise merge every such document into the host that rendered it)
-        return facts, {"facts_file": origin}
-    return facts, host
+    try:
+        doc = parse_json_text(text, origin)
+    except BadInputError:
+        what = foreign_text(text)
+        if what:
+            raise BadInputError(f"{origin}: {what}, not a stackcheck facts file; {MAKE_FACTS}") from None
+        stripped = strip_comments(text) if "//" in text else None
+        if stripped is None:
+            raise
+        doc = parse_json_text(stripped, origin)
+    what = foreign_json(doc)
+    if what:
+        raise BadInputError(f"{origin}: {what}, not a stackcheck facts file; {MAKE_FACTS}")
+    return doc, origin
+
+
+MAKE_FACTS = (
+    "make one on the box with `stackcheck probe --format json --output facts.json`, "
+    "or write one from `stackcheck facts template`"
+)
+
+
+def foreign_text(text: str) -> str | None:
+    """What another tool's text output is, when it is one people pass by mistake (None: not recognised)."""
+    head = text[:4096]
+    if "<nvidia_smi_log" in head or ("<?xml" in head[:100] and "nvidia" in head.lower()):
+        return "this is `nvidia-smi -q -x` XML"
+    if "NVSMI LOG" in head or ("Driver Version" in head and "Attached GPUs" in head):
+        return "this is `nvidia-smi -q` output"
+    if "NVIDIA-SMI" in head and "Driver Version:" in head:
+        return "this is `nvidia-smi` output"
+    if "PyTorch version:" in head or "Collecting environment information" in head:
+        return "this is `python -m torch.utils.collect_env` output"
+    lines = [ln for ln in head.splitlines() if ln.strip() and not ln.startswith("#")]
+    if lines and all("==" in ln or " @ " in ln for ln in lines[:20]):
+        return "this is `pip freeze` output"
+    return None
+
+
+def foreign_json(doc: Any) -> str | None:
+    """What another tool's JSON is (pip list, docker inspect, a stackcheck document of another kind)."""
+    if isinstance(doc, list):
+        first = doc[0] if doc and isinstance(doc[0], dict) else {}
+        if {"name", "version"} <= set(first):
+            return "this is `pip list --format json` output (the packages alone)"
+        if "Id" in first and ("Config" in first or "RepoTags" in first or "GraphDriver" in first):
+            return "this is `docker inspect` output (for an image: stackcheck audit --image IMAGE)"
+        return None
+    if isinstance(doc, dict) and not isinstance(doc.get("facts"), dict):
+        if "decision" in doc and "derived" in doc:
+            return "this is a `stackcheck gate` decision"
+        if "root_cause" in doc and "log" in doc:
+            return "this is a `stackcheck triage` result"
+        if "fleet_schema_version" in doc or ("waves" in doc and "drift" in doc):
+            return "this is a `stackcheck fleet` summary"
+        if "architectures" in doc and "gpus_from" in doc:
+            return "this is a `stackcheck explain` document"
+        if "regressions" in doc and "versions" in doc:
+            return "this is a `stackcheck diff` document"
+    return None
+
+
+def strip_comments(text: str) -> str:
+    """JSON with `//` line comments (outside strings) -> JSON. Only comments: anything else stays invalid."""
+    out: list[str] = []
+    in_string = False
+    escaped = False
+    i = 0
+    n = len(text)
+    while i < n:
+        ch = text[i]
+        if in_string:
+            out.append(ch)
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+            out.append(ch)
+        elif ch == "/" and text.startswith("//", i):
+            end = text.find("\n", i)
+            i = n if end < 0 else end
+            continue
+        else:
+            out.append(ch)
+        i += 1
+    return "".join(out)
 
 
 def cc_tuple(cc: str | None) -> tuple[int, int] | None:

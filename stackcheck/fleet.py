@@ -28,7 +28,9 @@ from datetime import datetime, timezone
 from typing import Any, BinaryIO
 
 SCHEMA_VERSION = 1  # the report schema_version this stackcheck reads
-FLEET_SCHEMA_VERSION = 1  # the version of the `stackcheck fleet --format json` document
+#: the version of the `stackcheck fleet --format json` document (schemas/fleet.schema.json); 2: the file a host's
+#: report came from is `input` (it was `source`, which every other document uses for [{id, title, url}])
+FLEET_SCHEMA_VERSION = 2
 MAX_DOCUMENT_BYTES = 16 * 2**20  # a report is tens of kB; a larger document is not one
 JSONL_CHUNK_BYTES = 4 * 2**20  # a JSON Lines file is parsed in ranges of about this size
 BATCH_DOCS = 64  # documents (files) per batch sent to a worker
@@ -693,11 +695,11 @@ def summarise(fleet: Fleet) -> dict[str, Any]:
         )
     dropped_by_host: dict[str, list[dict[str, Any]]] = {}
     for name, src, ts_text in fleet.dropped:
-        dropped_by_host.setdefault(name, []).append({"source": src, "collected_at": ts_text})
+        dropped_by_host.setdefault(name, []).append({"input": src, "collected_at": ts_text})
     duplicates = [
         {
             "hostname": name,
-            "kept": {"source": hosts[name][2], "collected_at": hosts[name][1]},
+            "kept": {"input": hosts[name][2], "collected_at": hosts[name][1]},
             "dropped": dropped,
         }
         for name, dropped in sorted(dropped_by_host.items())
@@ -705,7 +707,8 @@ def summarise(fleet: Fleet) -> dict[str, Any]:
     from stackcheck import __version__
 
     return {
-        "fleet_schema_version": FLEET_SCHEMA_VERSION,
+        "schema_version": FLEET_SCHEMA_VERSION,
+        "fleet_schema_version": FLEET_SCHEMA_VERSION,  # the old name of schema_version, kept for readers of 1
         "tool": {"name": "stackcheck", "version": __version__},
         "inputs": {
             "documents": fleet.documents,
@@ -732,7 +735,7 @@ def summarise(fleet: Fleet) -> dict[str, Any]:
         "drift": drift,
         "waves": waves,
         "duplicates": duplicates,
-        "bad": [{"source": s, "reason": r} for s, r in fleet.bad],
+        "bad": [{"input": s, "reason": r} for s, r in fleet.bad],
     }
 
 
@@ -754,7 +757,7 @@ def host_rows(fleet: Fleet, summary: dict[str, Any]) -> Iterator[dict[str, Any]]
         feats, checks, cons = status_key
         yield {
             "status": "counted",
-            "source": src,
+            "input": src,
             "hostname": name,
             "collected_at": ts_text,
             "gpu_model": gpu_key[0],
@@ -771,18 +774,18 @@ def host_rows(fleet: Fleet, summary: dict[str, Any]) -> Iterator[dict[str, Any]]
     for name, src, ts_text in fleet.dropped:
         yield {
             "status": "duplicate-dropped",
-            "source": src,
+            "input": src,
             "hostname": name,
             "collected_at": ts_text,
             "reason": f"an older report of {name}: kept {fleet.hosts[name][2]}",
         }
     for src, reason in fleet.bad:
-        yield {"status": "bad", "source": src, "reason": reason}
+        yield {"status": "bad", "input": src, "reason": reason}
 
 
 CSV_COLUMNS = [
     "status",
-    "source",
+    "input",
     "hostname",
     "collected_at",
     "gpu_model",

@@ -191,17 +191,17 @@ def apply_assumptions(facts: Facts, opts: Options, manifests: Manifests) -> Fact
     assumed = list(out.get("assumed") or [])
     if opts.assume_gpu:
         from stackcheck.context import assumed_gpus
+        from stackcheck.options import gpu_spec
 
-        cc, n = parse_assume_gpu(opts.assume_gpu, len(out.get("gpus") or []))
-        check_known_cc(manifests, cc)
-        out["gpus"] = assumed_gpus(manifests, f"{cc}x{n}")
+        cc, n, name = gpu_spec(opts.assume_gpu, manifests, len(out.get("gpus") or []))
+        out["gpus"] = assumed_gpus(manifests, f"{cc}x{n}", name)
         topo = dict(out.get("topology") or {})
         topo.update({"gpu_count": n, "same_model": True, "pairs": []})
         topo["interconnect"] = "single-gpu" if n == 1 else None
         topo["p2p"] = None
         topo.pop("error", None)
         out["topology"] = topo  # type: ignore[typeddict-item]
-        assumed.append(f"gpus={cc}x{n}")
+        assumed.append(f"gpus={cc}x{n}" + (f" ({name})" if name else ""))
     if opts.assume_interconnect:
         link = opts.assume_interconnect
         if link not in INTERCONNECTS:
@@ -214,16 +214,11 @@ def apply_assumptions(facts: Facts, opts: Options, manifests: Manifests) -> Fact
         out["topology"] = topo  # type: ignore[typeddict-item]
         assumed.append(f"interconnect={opts.assume_interconnect}")
     if opts.assume_driver:
-        from stackcheck.versions import numeric_tuple
+        from stackcheck.options import driver_spec
 
-        if numeric_tuple(opts.assume_driver) is None or len(opts.assume_driver.split(".")) < 2:
-            raise UsageError(f"--assume-driver {opts.assume_driver!r}: expected a driver version such as 580.95.05")
-        out["driver"] = {
-            "version": opts.assume_driver,
-            "cuda": driver_cuda(manifests, opts.assume_driver),
-            "source": "assumed",
-        }
-        assumed.append(f"driver={opts.assume_driver}")
+        version, said = driver_spec(opts.assume_driver, manifests)  # 580 (a branch) or 580.95.05; 13.0 is refused
+        out["driver"] = {"version": version, "cuda": driver_cuda(manifests, version), "source": "assumed"}
+        assumed.append(said)
     out["assumed"] = assumed
     return out
 

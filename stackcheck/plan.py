@@ -32,7 +32,7 @@ from stackcheck.archs import coverage, expand_arch_list
 from stackcheck.context import Context
 from stackcheck.errors import UsageError
 from stackcheck.facts import Facts, cc_tuple
-from stackcheck.verdicts import FeatureVerdict, evaluate_feature
+from stackcheck.verdicts import FeatureVerdict, evaluate_feature, workaround_for
 from stackcheck.versions import (
     compare_numeric,
     cuda_from_tag,
@@ -636,13 +636,21 @@ def _os_family(ctx: Context) -> str:
     return "other"
 
 
-def driver_step_text(ctx: Context, choice: Choice, box: Box) -> tuple[list[str], list[str]]:
+def driver_step_text(ctx: Context, choice: Choice, box: Box) -> tuple[list[str], list[str], list[dict[str, Any]]]:
+    """(commands, warnings, alternatives): an alternative is {"note", "commands"} that replaces the last
+    command (a command is never written inside a warning's prose: it must copy-paste on its own line)."""
     branch = choice.version
     family = _os_family(ctx)
     warnings = ["drain the node first (stop the serving processes; the GPUs are unavailable during the upgrade)"]
+    alternatives: list[dict[str, Any]] = []
     if family == "debian":
         commands = ["sudo apt-get update", f"sudo apt-get install -y {_q(f'nvidia-driver-{branch}-server-open')}"]
-        warnings.append(f"or, from NVIDIA's CUDA repository: sudo apt-get install -y {_q(f'cuda-drivers-{branch}')}")
+        alternatives.append(
+            {
+                "note": "or, from NVIDIA's CUDA repository, instead of the last command",
+                "commands": [f"sudo apt-get install -y {_q(f'cuda-drivers-{branch}')}"],
+            }
+        )
     elif family == "rhel":
         commands = [f"sudo dnf module install -y {_q(f'nvidia-driver:{branch}-open')}"]
     else:
@@ -662,7 +670,7 @@ def driver_step_text(ctx: Context, choice: Choice, box: Box) -> tuple[list[str],
     if (ctx.facts.get("system") or {}).get("container"):
         warnings.append("this runs in a container: upgrade the driver on the host, not in the image")
     warnings.append("reboot required (or unload and reload the nvidia kernel modules)")
-    return commands, warnings
+    return commands, warnings, alternatives
 
 
 def package_commands(ctx: Context, choice: Choice, box: Box, stack: Stack) -> tuple[list[str], list[str]]:
@@ -940,8 +948,9 @@ def _steps(
             status = {fid: str(engine.verdict_on(facts, fid).get("status")) for fid in blocked0 - unblocked}
         newly = sorted(fid for fid in blocked0 - unblocked if status.get(fid) == "ok")
         unblocked.update(newly)
+        alternatives: list[dict[str, Any]] = []
         if ch.component == "driver":
-            commands, warnings = driver_step_text(ctx, ch, box)
+            commands, warnings, alternatives = driver_step_text(ctx, ch, box)
             reason = f"torch {target.torch.label} needs a driver for CUDA {target.torch.cuda}"
             if not box.driver_version:
                 reason = f"no NVIDIA driver is installed (or it could not be read); {reason}"
@@ -973,17 +982,18 @@ def _steps(
             frm = _from_text(ch.component, box)
             to = ch.label if ch.component != "torch" else f"{ch.version}+{ch.variant}"
             reason = _reason(ch, target, box)
-        steps.append(
-            {
-                "component": component,
-                "from": frm,
-                "to": to,
-                "commands": commands,
-                "unblocks": newly,
-                "reason": reason,
-                "warnings": warnings,
-            }
-        )
+        step: dict[str, Any] = {
+            "component": component,
+            "from": frm,
+            "to": to,
+            "commands": commands,
+            "unblocks": newly,
+            "reason": reason,
+            "warnings": warnings,
+        }
+        if alternatives:
+            step["alternatives"] = alternatives
+        steps.append(step)
     # regressions: ok before the plan, blocked after it; told at the step after which it stays blocked
     if states:
         for fid in sorted(ok0):
@@ -1047,7 +1057,7 @@ def _blocked_entry(
     entry: dict[str, Any] = {"feature": fid, "why": why, "upstream_supported": ok_stack is not None}
     if ok_stack is not None:
         entry["why"] = f"{why} (ok with {ok_stack.describe()}: stackcheck plan --want {fid})"
-    workaround = engine.features[fid].get("workaround")
+    workaround = workaround_for(engine.features[fid], v) if v is not None else None
     if workaround:
         entry["workaround"] = workaround
     return entry

@@ -147,6 +147,15 @@ def semantic_problems(docs: Mapping[str, tuple[str, Any]], known: Mapping[str, A
                     for part in ("when", "require"):
                         for pred, ppath in _walk_rules(rule.get(part), [*base, part]):
                             _check_pred(pred, ppath, origin, gate_ids, problems)
+                workaround = item.get("workaround")
+                if isinstance(workaround, dict) and isinstance(workaround.get("for_rules"), list):
+                    own = {r.get("id") for r in item.get("rules") or [] if isinstance(r, dict)}
+                    for j, rid in enumerate(workaround["for_rules"]):
+                        if isinstance(rid, str) and rid not in own:
+                            problems.append(
+                                f"{origin}: {json_path([list_key, i, 'workaround', 'for_rules', j])}: "
+                                f"no rule {rid!r} in this {list_key[:-1]}"
+                            )
                 for j, rel in enumerate(item.get("releases") or []):
                     if isinstance(rel, dict) and isinstance(rel.get("versions"), str):
                         if parse_specifier(rel["versions"]) is None:

@@ -8,6 +8,7 @@ False or Missing."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypedDict
 
@@ -284,8 +285,6 @@ def evaluate_feature(feature: dict[str, Any], ctx: Context) -> FeatureVerdict:
         "title": str(feature.get("title", feature.get("id"))),
         "enable": feature.get("enable") or {},
     }
-    if feature.get("workaround"):
-        verdict["workaround"] = feature["workaround"]
     needs = [n for n in feature.get("needs") or [] if isinstance(n, str)]
     if ctx.facts.get("packages") is None and needs:
         return {
@@ -344,10 +343,29 @@ def evaluate_feature(feature: dict[str, Any], ctx: Context) -> FeatureVerdict:
     fails = [r for r in reasons if r.get("result") == "fail"]
     if fails:
         effect = max((r.get("effect", "crash") for r in fails), key=lambda e: EFFECT_ORDER.get(e, 0))
-        return {**verdict, "status": "blocked", "effect": effect, "reasons": reasons}
+        blocked: FeatureVerdict = {**verdict, "status": "blocked", "effect": effect, "reasons": reasons}
+        workaround = workaround_for(feature, blocked)
+        if workaround is not None:
+            blocked["workaround"] = workaround
+        return blocked
     if any(r.get("result") == "unknown" for r in reasons):
         return {**verdict, "status": "unknown", "effect": None, "reasons": reasons}
     return {**verdict, "status": "ok", "effect": None, "reasons": reasons}
+
+
+def workaround_for(feature: Mapping[str, Any], verdict: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The feature's workaround when it answers this verdict: the feature is blocked and, when the workaround
+    names `for_rules`, one of those rules failed (the SM120 table patch of torch-symm-mem is no answer to an
+    SGLang without the flag, nor to anything on an H200)."""
+    w = feature.get("workaround")
+    if not isinstance(w, dict) or verdict.get("status") != "blocked":
+        return None
+    rules = w.get("for_rules")
+    if isinstance(rules, list) and rules:
+        failing = {r.get("rule") for r in verdict.get("reasons") or [] if r.get("result") == "fail"}
+        if not failing & {str(x) for x in rules}:
+            return None
+    return dict(w)
 
 
 # ---- stack checks -------------------------------------------------------------------------------
@@ -384,7 +402,7 @@ def builtin_pins(ctx: Context, package: str) -> list[Reason]:
         )
         return [{"rule": f"{package}-pins", "result": "unknown", "message": why}]
     reasons: list[Reason] = []
-    for dep, spec in sorted((rel.get("requires") or {}).items()):
+    for dep, spec in (rel.get("requires") or {}).items():  # the wheel's own order: its headline pins first
         installed = ctx.installed_version(dep)
         base: Reason = {
             "rule": f"{package}-pins:{dep}",

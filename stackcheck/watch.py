@@ -335,12 +335,24 @@ def watch(
     keep_bytes: int = DEFAULT_KEEP_BYTES,
     log_path: str | None = None,
     drain_s: float = DEFAULT_DRAIN_S,
+    assumed: list[str] | None = None,
 ) -> int:
-    """Run `command`, pass its output through, and triage what it wrote if it dies with a failure status."""
+    """Run `command`, pass its output through, and triage what it wrote if it dies with a failure status.
+    `assumed`: the --assume-* facts the gate judged with; every line stackcheck writes says so, so that a
+    what-if is never read as this box's measurement."""
     from stackcheck.redact import field_safe
 
     out = Output()
-    say = report or out.say
+    plain = report or out.say
+    mark = f" [assumed: {', '.join(assumed)}]" if assumed else ""
+
+    def say(text: str) -> None:
+        if mark and text.startswith("stackcheck") and text.endswith("\n"):
+            text = text[:-1] + mark + "\n"
+        plain(text)
+
+    if assumed:
+        say("stackcheck gate: the decision was made on assumed facts, not measured on this box\n")
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(OSError, ValueError, AttributeError):
             stream.flush()

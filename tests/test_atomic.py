@@ -64,7 +64,7 @@ def test_unwritable_directory_is_exit_2_and_old_file_kept(tmp_path: Path) -> Non
     assert not_a_dir.read_text() == "x"
 
 
-@pytest.mark.parametrize("fmt", ["json", "prometheus", "nfd", "markdown", "table"])
+@pytest.mark.parametrize("fmt", ["json", "prometheus", "nfd", "markdown", "text"])
 def test_every_format_is_written_atomically(tmp_path: Path, fmt: str) -> None:
     target = tmp_path / f"out.{fmt}"
     target.write_text("old")

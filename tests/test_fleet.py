@@ -153,7 +153,7 @@ def test_duplicate_tie_and_missing_timestamp(tmp_path: Path) -> None:
     s = read_fleet([str(tmp_path)], jobs=1).summary()
     assert s["inputs"]["hosts"] == 1
     # a tie goes to the later input; no timestamp is older than any timestamp
-    assert s["duplicates"][0]["kept"]["source"].endswith("2.json")
+    assert s["duplicates"][0]["kept"]["input"].endswith("2.json")
     assert s["stacks"][0]["driver"] == "570.172.08"
 
 
@@ -181,7 +181,7 @@ def test_bad_files_are_listed_and_good_ones_counted(fleet_dir: Path) -> None:
     s = f.summary()
     assert s["inputs"]["hosts"] == 8
     assert s["inputs"]["bad"] == len(BAD_DOCS) + 1
-    reasons = {Path(b["source"]).name: b["reason"] for b in s["bad"]}
+    reasons = {Path(b["input"]).name: b["reason"] for b in s["bad"]}
     assert reasons["missing.json"] == "no such file or directory"
     assert reasons["truncated.json"].startswith("not valid JSON")
     assert "no schema_version" in reasons["foreign.json"]
@@ -272,9 +272,9 @@ def test_jsonl_line_numbers_across_chunks_and_workers(tmp_path: Path, monkeypatc
         monkeypatch.setattr(fleet_mod, "JSONL_CHUNK_BYTES", chunk)
         f = read_fleet([str(path)], jobs=jobs)
         s = f.summary()
-        assert [b["source"] for b in s["bad"]] == expected_bad, (chunk, jobs)
+        assert [b["input"] for b in s["bad"]] == expected_bad, (chunk, jobs)
         assert s["inputs"]["hosts"] == 35
-        kept = {d["hostname"]: d["kept"]["source"] for d in s["duplicates"]}
+        kept = {d["hostname"]: d["kept"]["input"] for d in s["duplicates"]}
         assert kept == {}
         results.append(json.dumps(s, sort_keys=True))
     assert len(set(results)) == 1
@@ -296,7 +296,7 @@ def test_overlong_document(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
         big + "\n" + '{"schema_version": 1, "facts": {}, "host": {"hostname": "s"}}\n'
     )
     s = read_fleet([str(tmp_path)], jobs=1).summary()
-    reasons = {b["source"]: b["reason"] for b in s["bad"]}
+    reasons = {b["input"]: b["reason"] for b in s["bad"]}
     assert reasons[str(tmp_path / "big.json")].startswith("larger than")
     assert reasons[f"{tmp_path / 'lines.jsonl'}:1"].startswith("larger than")
     assert s["inputs"]["hosts"] == 1
@@ -307,7 +307,7 @@ def test_stdin_jsonl(fleet_dir: Path) -> None:
     data = ("\n".join(json.dumps(d) for d in docs) + "\nnot json\n").encode()
     s = read_fleet(["-"], jobs=1, stdin=io.BytesIO(data)).summary()
     assert s["inputs"]["hosts"] == 3
-    assert s["bad"] == [{"source": "<stdin>:4", "reason": s["bad"][0]["reason"]}]
+    assert s["bad"] == [{"input": "<stdin>:4", "reason": s["bad"][0]["reason"]}]
 
 
 class _FakeStdin:
@@ -323,7 +323,7 @@ def test_cli_stdin_and_exit_codes(
     assert main(["fleet", "-", "--format", "json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["inputs"]["hosts"] == 1
-    assert out["fleet_schema_version"] == 1
+    assert out["schema_version"] == out["fleet_schema_version"] == 2
 
     (fleet_dir / "bad.json").write_text("{")
     assert main(["fleet", str(fleet_dir)]) == 0
@@ -346,7 +346,7 @@ def test_cli_stdin_and_exit_codes(
 
 def test_cli_formats(fleet_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (fleet_dir / "bad.json").write_text("{")
-    for fmt in ("table", "json", "markdown", "csv"):
+    for fmt in ("text", "json", "markdown", "csv"):
         out = tmp_path / f"out.{fmt}"
         assert main(["fleet", str(fleet_dir), "--format", fmt, "--output", str(out), "--jobs", "1"]) == 0
         text = out.read_text()

@@ -339,7 +339,7 @@ def test_sm120_symm_mem_is_refused_with_the_table_reason() -> None:
     assert "TORCH_SYMM_MEM_ALL_REDUCE_MAX_SIZES" in refuse[0]
     assert "KeyError" in refuse[0]
     assert "observed 12" in refuse[0]
-    assert "source: sglang 0.5.9 wheel" in refuse[0]
+    assert "(sglang-0.5.9:all_reduce_utils.py +2)" in refuse[0]  # the source by id (--format json: title, url)
     assert r.stdout.rstrip().endswith("decision: refuse")
 
 
@@ -454,7 +454,7 @@ def test_flag_missing_from_the_installed_release(tmp_path: Path) -> None:
     [
         (["--facts", str(H200), "--"], "missing command after --"),
         (["--facts", str(H200)], "nothing to gate"),
-        (["--facts", str(H200), "--require", "warp-drive"], "unknown feature warp-drive"),
+        (["--facts", str(H200), "--require", "warp-drive"], "--require 'warp-drive': no such feature"),
         (["--facts", str(H200), "--", *LAUNCH, "--tp"], "needs a value"),
     ],
 )

@@ -104,7 +104,7 @@ def test_fifo_in_a_reports_directory_is_skipped(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     summary = json.loads(proc.stdout)
     assert summary["inputs"]["hosts"] == 1
-    reasons = {Path(b["source"]).name: b["reason"] for b in summary["bad"]}
+    reasons = {Path(b["input"]).name: b["reason"] for b in summary["bad"]}
     assert "not a regular file" in reasons["stuck.json"] and "not a regular file" in reasons["stuck.jsonl"]
     assert "loop.json" in reasons
 

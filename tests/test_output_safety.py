@@ -60,12 +60,12 @@ def hostile_facts(tmp_path: Path) -> Path:
 # ---- item 6: control characters never reach a terminal -------------------------------------------------
 
 
-@pytest.mark.parametrize("fmt", ["table", "markdown", "json", "prometheus", "nfd"])
+@pytest.mark.parametrize("fmt", ["text", "markdown", "json", "prometheus", "nfd"])
 def test_audit_formats_neutralise_controls(tmp_path: Path, fmt: str) -> None:
     proc = run("audit", "--facts", str(hostile_facts(tmp_path)), "--format", fmt)
     assert proc.returncode in (0, 1), proc.stderr
     out = proc.stdout.decode("utf-8")  # always valid UTF-8, whatever the facts held
-    if fmt in ("table", "markdown", "json"):
+    if fmt in ("text", "markdown", "json"):
         for raw in CONTROLS:
             assert raw not in out, (fmt, raw)
     if fmt == "markdown":
@@ -81,8 +81,8 @@ def test_probe_and_colour_table_neutralise_controls(tmp_path: Path) -> None:
     from stackcheck.render import RENDERERS
 
     report = json.loads(run("audit", "--facts", facts, "--format", "json").stdout)
-    coloured = RENDERERS["table"](report, color=True)
-    assert "\\x1b]0;owned" in coloured  # shown as text; rich's own colour codes are the only ESC left
+    coloured = RENDERERS["text"](report, color=True)
+    assert "\\x1b]0;owned" in coloured  # shown as text; stackcheck's own colour codes are the only ESC left
     assert "\x1b]0;owned" not in coloured and "\x07" not in coloured and "\x9b" not in coloured
 
 
@@ -136,7 +136,7 @@ def test_fleet_csv_neutralises_formulas_and_controls(tmp_path: Path) -> None:
     assert "\x1b" not in text
     for row in csv.DictReader(io.StringIO(text)):
         assert not row["hostname"].startswith(("=", "+", "-", "@", "\t")), row["hostname"]
-    for fmt in ("table", "markdown"):
+    for fmt in ("text", "markdown"):
         out = run("fleet", str(tmp_path), "--format", fmt, "--jobs", "1").stdout.decode()
         assert "\x1b" not in out
 
@@ -155,7 +155,7 @@ def test_surrogates_in_facts_env_and_argv_are_escaped_and_no_tmp_file_is_left(tm
     out_dir.mkdir()
     facts = hostile_facts(tmp_path)
     env_bytes = {**os.environ, "NCCL_SOCKET_IFNAME": "eth\udcff"}  # the byte \xff, as os.environ holds it
-    for fmt in ("json", "table", "markdown", "prometheus", "nfd"):
+    for fmt in ("json", "text", "markdown", "prometheus", "nfd"):
         target = out_dir / f"r.{fmt}"
         proc = subprocess.run(
             [sys.executable, "-m", "stackcheck", "audit", "--facts", str(facts), "--format", fmt, "--output",
@@ -179,7 +179,7 @@ def test_surrogates_in_facts_env_and_argv_are_escaped_and_no_tmp_file_is_left(tm
     assert argv.returncode == 0, argv.stderr
     argv.stdout.decode("utf-8")
     assert sorted(p.name for p in out_dir.iterdir()) == sorted(
-        ["r.json", "r.table", "r.markdown", "r.prometheus", "r.nfd", "p.json"]
+        ["r.json", "r.text", "r.markdown", "r.prometheus", "r.nfd", "p.json"]
     )
 
 

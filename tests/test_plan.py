@@ -16,6 +16,7 @@ from stackcheck.errors import UsageError
 from stackcheck.facts import load_facts_file
 from stackcheck.manifest_loader import load as load_manifests
 from stackcheck.plan import make_plan
+from stackcheck.sources import normalize
 from stackcheck.verdicts import evaluate_all
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -38,9 +39,12 @@ def _plan(path: Path, **kw: Any) -> dict[str, Any]:
 
 def _plan_schema_validator() -> Any:
     jsonschema = pytest.importorskip("jsonschema")
+    from stackcheck.validate import _registry
+
+    registry, _ = _registry()
     schema = json.loads((ROOT / "schemas" / "report.schema.json").read_text(encoding="utf-8"))
-    sub = {**schema["$defs"]["plan"], "$defs": schema["$defs"]}
-    return jsonschema.Draft202012Validator(sub)
+    sub = {**schema["$defs"]["plan"], "$defs": schema["$defs"], "$id": schema["$id"]}
+    return jsonschema.Draft202012Validator(sub, registry=registry)
 
 
 def _cli_plan(facts: Path, options: dict[str, Any], tmp_path: Path) -> tuple[int, dict[str, Any]]:
@@ -186,7 +190,7 @@ def test_steps_have_required_keys_and_validate() -> None:
     validator = _plan_schema_validator()
     for kw in ({}, {"want": ["torch-symm-mem"]}, {"hold": ["driver"]}, {"pins": {"sglang": "0.5.9"}}):
         plan = _plan(BEFORE, **kw)  # type: ignore[arg-type]
-        validator.validate(plan)
+        validator.validate(normalize(plan, _MANIFESTS.sources))  # as the plan's JSON carries its sources
         for step in plan["steps"]:
             assert {"component", "from", "to", "commands", "unblocks", "reason", "warnings"} <= set(step)
         for b in plan["still_blocked"]:
@@ -217,7 +221,7 @@ def test_audit_report_carries_default_plan(tmp_path: Path) -> None:
     assert report["plan"]["steps"][0]["component"] == "driver"
 
 
-@pytest.mark.parametrize("fmt", ["table", "markdown"])
+@pytest.mark.parametrize("fmt", ["text", "markdown"])
 def test_renders(fmt: str, tmp_path: Path) -> None:
     out = tmp_path / "plan.txt"
     assert main(["plan", "--facts", str(BEFORE), "--format", fmt, "--output", str(out)]) == 0

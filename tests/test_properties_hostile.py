@@ -190,7 +190,7 @@ def test_hostile_strings_in_facts_never_reach_a_terminal(field: int, value: str)
     for fmt, render in RENDERERS.items():
         out = render(report, color=False)
         out.encode("utf-8")  # writable, whatever the facts held
-        if fmt in ("table", "markdown", "json"):
+        if fmt in ("text", "markdown", "json"):
             assert not any(raw in out for raw in RAW_CONTROLS if raw != "\x7f" or fmt != "json"), fmt
     from stackcheck.cmd_fleet import render_csv, render_markdown, render_table
     from stackcheck.fleet import read_fleet

@@ -35,7 +35,7 @@ case "$rc" in
     1)
         echo "stackcheck: node $(hostname) failed a stack check; report in $report" >&2
         # the first line of the table format says why, for the drain reason in `sinfo -R`
-        "$STACKCHECK" audit --facts "$report" --format table 2>/dev/null | grep -m1 -E '✗ .* failed' >&2
+        "$STACKCHECK" audit --facts "$report" --format text 2>/dev/null | grep -m1 -E '✗ .* failed' >&2
         exit 1
         ;;
     *)

@@ -10,6 +10,7 @@ import re
 from typing import Any
 
 from stackcheck.render.text import MARK, box_lines, check_rows, feature_rows, plan_lines
+from stackcheck.sources import collect
 
 
 def _cell(text: str) -> str:
@@ -27,11 +28,11 @@ def fence_for(lines: list[str]) -> str:
     return "`" * max(3, longest + 1)
 
 
-def render_markdown(report: dict[str, Any]) -> str:
+def render_markdown(report: dict[str, Any], sources: bool = False) -> str:
     out = ["## stackcheck report", ""]
     out.extend(f"- {_cell(line)}" for line in box_lines(report))
     if "features" in report:
-        out += ["", "### Features", "", "| | feature | status | why |", "|---|---|---|---|"]
+        out += ["", "### Features", "", "| | feature | status | what to do · why |", "|---|---|---|---|"]
         for status, fid, effect, text in feature_rows(report):
             eff = f" ({effect})" if effect else ""
             out.append(f"| {MARK.get(status, '?')} | `{_cell(fid)}` | {status}{eff} | {_cell(text)} |")
@@ -43,5 +44,13 @@ def render_markdown(report: dict[str, Any]) -> str:
         lines = [line[2:] if line.startswith("  ") else line for line in plan_lines(report)]
         fence = fence_for(lines)
         out += ["", "### Plan", "", fence, *lines, fence]
+    if sources:
+        found = collect(report)
+        if found:
+            out += ["", "### Sources", ""]
+            for ref in found.values():
+                url = str(ref.get("url") or "").replace("(", "%28").replace(")", "%29").replace(" ", "%20")
+                link = f"[{_cell(ref['title'])}]({url})" if url else _cell(ref["title"])
+                out.append(f"- `{ref['id']}`: {link}")
     out.append("")
     return "\n".join(out)

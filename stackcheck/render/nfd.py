@@ -95,6 +95,8 @@ def nfd_labels(report: dict[str, Any]) -> dict[str, str]:
             put(f"stack.{short}", p["version"])
     summary = report.get("summary") or {}
     put("consistent", "true" if summary.get("consistent") else "false")
+    # a what-if (--assume-*) must never pass for this node's measurement: a scheduler can exclude it
+    put("assumed", "true" if facts.get("assumed") else "false")
     manifests = report.get("manifests") or {}
     if manifests.get("data_version"):
         put("manifests", manifests["data_version"])
@@ -107,6 +109,9 @@ def render_nfd(report: dict[str, Any], *, color: bool = False) -> str:
         "# stackcheck node features for Node Feature Discovery (local source, features.d)",
         f"# host {_comment(host.get('hostname'))}, collected {_comment(host.get('collected_at'))}",
     ]
+    assumed = (report.get("facts") or {}).get("assumed")
+    if assumed:
+        head.append(f"# ASSUMED, not measured on this node (--assume-*): {_comment(', '.join(map(str, assumed)))}")
     body = [f"{k}={v}" for k, v in sorted(nfd_labels(report).items())]
     return "\n".join(head + body) + "\n"
 

@@ -79,8 +79,16 @@ def render_prometheus(report: dict[str, Any], *, color: bool = False) -> str:
     info["toolkit"] = toolkits[0].get("version") or "" if toolkits else ""
     info["stackcheck_version"] = tool.get("version") or ""
     info["manifests"] = manifests.get("data_version") or ""
+    assumed = [str(a) for a in facts.get("assumed") or []]
+    info["assumed"] = "true" if assumed else "false"
     out.family("stackcheck_info", "The serving stack of this box as labels (value always 1).")
     out.sample("stackcheck_info", info, 1)
+    out.family(
+        "stackcheck_assumed",
+        "1 for each fact given by --assume-* instead of measured: this report is a what-if, not this box.",
+    )
+    for a in assumed:
+        out.sample("stackcheck_assumed", {"what": a}, 1)
 
     models: dict[tuple[str, str], int] = {}
     for g in facts.get("gpus") or []:

@@ -1,0 +1,169 @@
+"""Sources in one shape: every `source` a stackcheck document carries (outside `facts`) is a list of
+`{"id", "title", "url"}`, whatever the manifest wrote (an id of sources.json, an inline `{title, url}`, a
+repository file `{repo, path, ref}`, or a list of those).
+
+The id is what the text formats print (`sglang-0.5.9:all_reduce_utils.py`, `sglang#24548`, `BW-COMPAT`);
+`--sources` and the JSON carry the title and the address. An id of sources.json is kept as it is; an inline
+source gets an id derived from its title or address, the same every time, so one document cited from
+several rules reads the same everywhere:
+
+- a file of a released wheel (`sglang 0.5.9 wheel, sglang/srt/.../all_reduce_utils.py`) ->
+  `sglang-0.5.9:all_reduce_utils.py`
+- a GitHub issue or pull request -> `sglang#24548`; a file at a ref -> `flashinfer:comm.py@v0.6.17`
+- anything else -> the first words of its title (`nccl-documentation-troubleshooting`).
+
+Pure: no I/O. The catalogue (Manifests.sources) is passed in where ids are to be resolved."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any, TypedDict
+
+
+class SourceRef(TypedDict):
+    id: str
+    title: str
+    url: str | None
+
+
+#: keys whose value is a manifest source, in every document stackcheck writes (outside `facts`)
+SOURCE_KEYS = ("source", "evidence")
+#: subtrees that are not manifest knowledge: the box's own facts ("source": "nvml") and probe outcomes
+SKIP_KEYS = frozenset({"facts", "probes"})
+
+_WHEEL = re.compile(
+    r"^(?P<pkg>[A-Za-z][\w.-]*) (?:wheels? )?(?P<ver>\d[\w.+]*(?:(?: \.\.\. |-)\d[\w.+]*)?)"
+    r"(?: wheels?)?(?: from PyPI)?[,:]? (?P<path>[\w./-]+\.\w+)"
+)
+_WHEELS_RANGE = re.compile(
+    r"^(?P<pkg>[A-Za-z][\w.-]*) wheels (?P<ver>\d[\w.]*-\d[\w.]*)(?: from PyPI)?, (?P<path>[\w./-]+\.\w+)"
+)
+_GITHUB_THREAD = re.compile(r"^https?://github\.com/[^/]+/(?P<repo>[^/]+)/(?:issues|pull)/(?P<n>\d+)")
+_GITHUB_FILE = re.compile(r"^https?://github\.com/[^/]+/(?P<repo>[^/]+)/blob/(?P<ref>[^/]+)/(?P<path>.+)$")
+_SLUG = re.compile(r"[^a-z0-9.]+")
+
+
+def _short_ref(ref: str) -> str:
+    return ref[:10] if re.fullmatch(r"[0-9a-f]{12,40}", ref) else ref
+
+
+def derived_id(src: Mapping[str, Any]) -> str:
+    """The id of an inline source (see the module docstring)."""
+    title = str(src.get("title") or "")
+    url = str(src.get("url") or "")
+    if src.get("repo"):
+        repo = str(src["repo"]).rsplit("/", 1)[-1]
+        base = str(src.get("path") or "").rsplit("/", 1)[-1]
+        ref = _short_ref(str(src.get("ref") or ""))
+        return f"{repo}:{base}" + (f"@{ref}" if ref else "") if base else f"{repo}@{ref}"
+    for pattern in (_WHEELS_RANGE, _WHEEL):
+        m = pattern.match(title)
+        if m:
+            ver = m.group("ver").replace(" ... ", "..")
+            return f"{m.group('pkg').lower()}-{ver}:{m.group('path').rsplit('/', 1)[-1]}"
+    m = _GITHUB_THREAD.match(url)
+    if m:
+        return f"{m.group('repo')}#{m.group('n')}"
+    m = _GITHUB_FILE.match(url)
+    if m:
+        return f"{m.group('repo')}:{m.group('path').rsplit('/', 1)[-1]}@{_short_ref(m.group('ref'))}"
+    words = _SLUG.sub("-", title.lower()).strip("-.").split("-")
+    slug = ""
+    for w in words:
+        if slug and len(slug) + len(w) + 1 > 40:
+            break
+        slug = f"{slug}-{w}" if slug else w
+    if slug:
+        return slug
+    return url.split("://", 1)[-1].strip("/") or "unnamed-source"
+
+
+def _url_of(entry: Mapping[str, Any]) -> str | None:
+    if entry.get("url"):
+        return str(entry["url"])
+    repo, path, ref = entry.get("repo"), entry.get("path"), entry.get("ref")
+    if repo and path:
+        return f"https://github.com/{repo}/blob/{ref or 'HEAD'}/{path}"
+    if repo:
+        return f"https://github.com/{repo}"
+    return None
+
+
+def _title_of(entry: Mapping[str, Any]) -> str:
+    if entry.get("title"):
+        title = str(entry["title"])
+        if entry.get("repo") and entry.get("path"):
+            title += f" ({entry['repo']}/{entry['path']}@{entry.get('ref') or 'HEAD'})"
+        return title
+    if entry.get("repo"):
+        return f"{entry['repo']}/{entry.get('path', '')}@{entry.get('ref') or 'HEAD'}".replace("/@", "@")
+    return str(entry.get("url") or "untitled")
+
+
+def refs(source: Any, catalogue: Mapping[str, Any] | None = None) -> list[SourceRef]:
+    """Any source value as a list of refs (an already normalised list passes through unchanged)."""
+    if source is None:
+        return []
+    items: Iterable[Any] = source if isinstance(source, list | tuple) else [source]
+    out: list[SourceRef] = []
+    for item in items:
+        if isinstance(item, str):
+            entry = (catalogue or {}).get(item)
+            if isinstance(entry, Mapping):
+                out.append({"id": item, "title": _title_of(entry), "url": _url_of(entry)})
+            else:
+                out.append({"id": item, "title": item, "url": None})
+        elif isinstance(item, Mapping):
+            if isinstance(item.get("id"), str) and "title" in item and "url" in item and len(item) == 3:
+                out.append({"id": str(item["id"]), "title": str(item["title"]), "url": item["url"]})
+            else:
+                out.append({"id": derived_id(item), "title": _title_of(item), "url": _url_of(item)})
+        elif isinstance(item, list | tuple):
+            out.extend(refs(list(item), catalogue))
+    return out
+
+
+def ids(source: Any) -> list[str]:
+    """The ids of a source value, in order, without repeats (no catalogue needed)."""
+    seen: list[str] = []
+    for r in refs(source):
+        if r["id"] not in seen:
+            seen.append(r["id"])
+    return seen
+
+
+def normalize(doc: Any, catalogue: Mapping[str, Any] | None = None) -> Any:
+    """A copy of `doc` in which every `source` / `evidence` value (outside `facts` and `probes`) is a list
+    of refs; everything else is shared, not copied."""
+    if isinstance(doc, dict):
+        out: dict[str, Any] = {}
+        for k, v in doc.items():
+            if k in SKIP_KEYS:
+                out[k] = v
+            elif k in SOURCE_KEYS and (v is None or isinstance(v, str | dict | list)):
+                out[k] = refs(v, catalogue)  # none at all is an empty list, never null
+            else:
+                out[k] = normalize(v, catalogue)
+        return out
+    if isinstance(doc, list):
+        return [normalize(v, catalogue) for v in doc]
+    return doc
+
+
+def collect(doc: Any, found: dict[str, SourceRef] | None = None) -> dict[str, SourceRef]:
+    """Every ref in a normalised document, by id, in the order first met (for `--sources`)."""
+    found = {} if found is None else found
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            if k in SKIP_KEYS:
+                continue
+            if k in SOURCE_KEYS and isinstance(v, list):
+                for r in refs(v):
+                    found.setdefault(r["id"], r)
+            else:
+                collect(v, found)
+    elif isinstance(doc, list):
+        for v in doc:
+            collect(v, found)
+    return found
