@@ -140,7 +140,10 @@ class Tree:
                 node.where[self._intern(part)] = child
                 self.entries += 1
             elif child.is_link:
-                _, target = self.resolve("/" + "/".join(parts[: i + 1]))
+                try:
+                    _, target = self.resolve("/" + "/".join(parts[: i + 1]))
+                except OSError:  # a link loop
+                    return None
                 if target is None or not target.is_dir:
                     return None
                 child = target
