@@ -7,6 +7,7 @@ See the package docstring (stackcheck/image/__init__.py) for what is read, what 
 from __future__ import annotations
 
 import fnmatch
+import gc
 import hashlib
 import json
 import os
@@ -598,13 +599,21 @@ def open_image(
     Raises BadInputError (exit 2) with a one-line message for anything that cannot be read as an image.
     """
     spath = os.fspath(path)
-    container = _open_container(spath)
+    # the tree is one object per path and holds no cycles: collecting while it grows only re-walks it
+    # (measured: a third of the time on 100,000 files)
+    gc_was_on = gc.isenabled()
+    gc.disable()
     try:
-        return _open(container, spath, platform, reference, capture)
-    except BaseException:
-        for h in container.handles:
-            h.close()
-        raise
+        container = _open_container(spath)
+        try:
+            return _open(container, spath, platform, reference, capture)
+        except BaseException:
+            for h in container.handles:
+                h.close()
+            raise
+    finally:
+        if gc_was_on:
+            gc.enable()
 
 
 def _open(c: _Container, path: str, platform: str | None, reference: str | None, capture: Sequence[str]) -> ImageView:

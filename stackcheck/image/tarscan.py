@@ -30,6 +30,10 @@ REGULAR = frozenset({b"0", b"\x00", b"7"})
 HARDLINK, SYMLINK, DIRECTORY = b"1", b"2", b"5"
 SPECIAL = frozenset({b"3", b"4", b"6"})  # char device, block device, FIFO
 GNU_SPARSE = b"S"
+#: types whose size field does not announce data in the archive (tar readers skip no data for them)
+_NO_DATA = frozenset({HARDLINK, SYMLINK, DIRECTORY, *SPECIAL})
+_META = frozenset({b"x", b"X", b"g", b"L", b"K"})  # pax and GNU long-name records: about the next member
+_LINKS = frozenset({HARDLINK, SYMLINK})
 
 
 class TarError(Exception):
@@ -65,22 +69,18 @@ def _cstr(field: bytes) -> bytes:
 
 
 def _number(field: bytes, what: str) -> int:
-    if field and field[0] & 0x80:  # GNU base-256: sizes over 8 GiB, negative times
+    if field[0] & 0x80:  # GNU base-256: sizes over 8 GiB, negative times
         value = int.from_bytes(field[1:], "big")
         if field[0] == 0xFF:
             value -= 1 << (8 * (len(field) - 1))
         return value
-    text = _cstr(field).strip(b" \0")
-    if not text:
-        return 0
+    text = field.split(b"\0", 1)[0]
     try:
-        return int(text, 8)
+        return int(text, 8)  # int() itself ignores surrounding spaces
     except ValueError:
+        if not text.strip():
+            return 0
         raise TarError(f"{what} is not an octal number ({text[:20]!r})") from None
-
-
-def _decode(raw: bytes) -> str:
-    return raw.decode("utf-8", "surrogateescape")
 
 
 def _pax_records(data: bytes, where: str) -> dict[str, str]:
@@ -103,7 +103,7 @@ def _pax_records(data: bytes, where: str) -> dict[str, str]:
         key, eq, value = data[space + 1 : end - 1].partition(b"=")
         if not eq:
             raise TarError(f"{where}: pax record without '=' at {pos}")
-        out[key.decode("utf-8", "replace")] = _decode(value)
+        out[key.decode("utf-8", "replace")] = value.decode("utf-8", "surrogateescape")
         pos = end
     return out
 
@@ -121,39 +121,58 @@ class TarScanner:
         self.ended_cleanly = False
         self.members = 0
 
+    def _checksum(self, block: bytes, at: int) -> None:
+        try:
+            stored = _number(block[148:156], "checksum")
+        except TarError:
+            raise TarError(f"{self.where}: not a tar header at byte {at} (no checksum)") from None
+        total = sum(block) - sum(block[148:156]) + 256  # the checksum field counts as 8 spaces
+        if stored != total:
+            # some old writers summed signed bytes
+            high = sum(1 for b in block[:148] if b > 127) + sum(1 for b in block[156:] if b > 127)
+            if stored != total - 256 * high:
+                raise TarError(f"{self.where}: not a tar header at byte {at} (checksum mismatch)")
+
     def __iter__(self) -> Iterator[Member]:
         reader, where = self.reader, self.where
         pax: dict[str, str] = {}
         pax_global: dict[str, str] = {}
         long_name: bytes | None = None
         long_link: bytes | None = None
+        read, skip, eof = reader.read, reader.skip, reader.eof
         while True:
             at = reader.pos
-            if reader.eof():
+            if eof():
                 if long_name is not None or long_link is not None or pax:
                     raise Truncated(f"{where}: ends after an extended header at byte {at}")
                 return
-            block = reader.read(BLOCK)
+            block = read(BLOCK)
             if block == ZERO_BLOCK:
                 self.ended_cleanly = True
                 return
-            try:
-                stored = _number(block[148:156], "checksum")
-            except TarError:
-                raise TarError(f"{where}: not a tar header at byte {at} (no checksum)") from None
-            total = sum(block) - sum(block[148:156]) + 8 * 32
-            if stored != total:
-                # some old writers summed signed bytes
-                high = sum(1 for b in block[:148] if b > 127) + sum(1 for b in block[156:] if b > 127)
-                signed = total - 256 * high
-                if stored != signed:
-                    raise TarError(f"{where}: not a tar header at byte {at} (checksum mismatch)")
+            if block[257:262] != b"ustar" or self.members == 0:
+                # The checksum tells a header from other bytes. Summing 512 bytes is half the cost of a
+                # member in Python, so it is checked where it is the only evidence: the first header, and
+                # any header without the ustar/GNU magic (Go's archive/tar, which writes docker, containerd
+                # and buildkit layers, always writes the magic). Every numeric field is still parsed strictly.
+                self._checksum(block, at)
             typ = block[156:157]
-            size = _number(block[124:136], f"{where}: size at byte {at}")
+            try:
+                # plain octal first (every field of a Go-written header); _number for the rest and errors
+                size = int(block[124:136].split(b"\0", 1)[0], 8)
+                mtime = int(block[136:148].split(b"\0", 1)[0], 8)
+                mode = int(block[100:108].split(b"\0", 1)[0], 8) & 0o7777
+            except ValueError:
+                try:
+                    size = _number(block[124:136], "size")
+                    mtime = _number(block[136:148], "mtime")
+                    mode = _number(block[100:108], "mode") & 0o7777
+                except TarError as exc:
+                    raise TarError(f"{where}: {exc} in the header at byte {at}") from None
             if size < 0:
                 raise TarError(f"{where}: negative size at byte {at}")
             data_pos = reader.pos
-            if typ in (b"x", b"X", b"g", b"L", b"K"):
+            if typ in _META:
                 if size > META_CAP:
                     raise TarError(f"{where}: extended header of {size} bytes at byte {at}")
                 data = reader.read(size)
@@ -167,19 +186,25 @@ class TarScanner:
                 else:
                     pax.update(_pax_records(data, f"{where}: pax header at byte {at}"))
                 continue
-            raw_name = _cstr(block[0:100])
-            if block[257:263] == b"ustar\x00":
-                prefix = _cstr(block[345:500])
-                if prefix:
-                    raw_name = prefix + b"/" + raw_name
-            name = _decode(long_name) if long_name is not None else _decode(raw_name)
-            linkname = _decode(long_link) if long_link is not None else _decode(_cstr(block[157:257]))
-            mtime = _number(block[136:148], f"{where}: mtime at byte {at}")
-            mode = _number(block[100:108], f"{where}: mode at byte {at}") & 0o7777
+            if long_name is not None:
+                raw_name = long_name
+            else:
+                raw_name = block[0:100].split(b"\0", 1)[0]
+                if block[257:263] == b"ustar\x00" and block[345] != 0:
+                    raw_name = block[345:500].split(b"\0", 1)[0] + b"/" + raw_name
+            name = raw_name.decode("utf-8", "surrogateescape")
+            if typ in _LINKS:
+                raw_link = long_link if long_link is not None else block[157:257].split(b"\0", 1)[0]
+                linkname = raw_link.decode("utf-8", "surrogateescape")
+            else:
+                linkname = ""
             sparse = typ == GNU_SPARSE
             real_size: int | None = None
             if typ == GNU_SPARSE:
-                real_size = _number(block[483:495], f"{where}: sparse size at byte {at}")
+                try:
+                    real_size = _number(block[483:495], "sparse size")
+                except TarError as exc:
+                    raise TarError(f"{where}: {exc} in the header at byte {at}") from None
                 extended = block[482]
                 while extended:  # old GNU sparse: extension headers before the data
                     ext = reader.read(BLOCK)
@@ -204,14 +229,14 @@ class TarScanner:
                     name = merged.get("GNU.sparse.name", name)
                     rs = merged.get("GNU.sparse.realsize") or merged.get("GNU.sparse.size")
                     real_size = int(rs) if rs and rs.isdigit() else None
-            pax = {}
+            if pax:
+                pax = {}
             long_name = long_link = None
-            has_data = typ in REGULAR or typ == GNU_SPARSE or typ not in (HARDLINK, SYMLINK, DIRECTORY, *SPECIAL)
-            data_size = size if has_data else 0
+            data_size = 0 if typ in _NO_DATA else size
             self.members += 1
             yield Member(name, typ, data_size, mode, mtime, linkname, data_pos, sparse, real_size)
             end = data_pos + data_size + (-data_size % BLOCK)
             if reader.pos < end:
-                reader.skip(end - reader.pos)
+                skip(end - reader.pos)
             elif reader.pos > end:
                 raise TarError(f"{where}: read past the member at byte {at}")

@@ -16,6 +16,7 @@ inside the image (as containerd does when it applies a layer), never outside it.
 
 from __future__ import annotations
 
+import re
 import stat as st
 import sys
 from collections.abc import Callable
@@ -28,6 +29,9 @@ OPAQUE = ".wh..wh..opq"
 MAX_LINK_HOPS = 40
 
 _TYPE_BITS = {b"3": st.S_IFCHR, b"4": st.S_IFBLK, b"6": st.S_IFIFO}
+_IFMT, _IFDIR, _IFLNK, _IFREG = 0o170000, st.S_IFDIR, st.S_IFLNK, st.S_IFREG
+#: a member name that needs cleaning: absolute, "." or ".." components, empty components
+_SUSPECT = re.compile(r"^/?$|^/|^\.\.?(?:/|$)|/\.\.?(?:/|$)|//")
 
 
 class Node:
@@ -178,38 +182,66 @@ class Tree:
         return it; that file's content is then served from memory.
         """
         absolute_seen = False
+        # parent directory by its path, for this layer: consecutive members share parents, so most
+        # members cost one dict lookup here instead of a walk from the root. Cleared whenever a directory
+        # or a link might leave the tree (whiteouts, opaque markers, replacements).
+        parents: dict[str, Node] = {}
+        entries = 0
+        names, modes = self._names, self._modes
+        suspect = _SUSPECT.search
         for m in members:
-            parts, absolute = clean_parts(m.name)
-            if absolute and not absolute_seen:
-                absolute_seen = True
-                self.warnings.add(f"{where}: absolute member names (such as {printable(m.name)}): read inside the root")
-            if parts is None:
-                self.warnings.add(f"{where}: member {printable(m.name)} leaves the image root: skipped")
-                continue
-            if not parts:
-                if m.type == DIRECTORY:
-                    self.root.mode = self._mode(st.S_IFDIR | m.mode)
-                continue
-            base = parts[-1]
+            name = m.name
+            if name.startswith("./") and len(name) > 2:
+                name = name[2:]  # some layer writers prefix every name with ./
+            if suspect(name) is None:
+                parent_key, _, base = name.rstrip("/").rpartition("/")
+            else:
+                parts, absolute = clean_parts(name)
+                if absolute and not absolute_seen:
+                    absolute_seen = True
+                    self.warnings.add(
+                        f"{where}: absolute member names (such as {printable(name)}): read inside the root"
+                    )
+                if parts is None:
+                    self.warnings.add(f"{where}: member {printable(name)} leaves the image root: skipped")
+                    continue
+                if not parts:
+                    if m.type == DIRECTORY:
+                        self.root.mode = self._mode(st.S_IFDIR | m.mode)
+                    continue
+                parent_key, base = "/".join(parts[:-1]), parts[-1]
             if base.startswith(WHITEOUT):
-                self._whiteout(layer, parts, where)
+                parents.clear()
+                self._whiteout(layer, [*parent_key.split("/"), base] if parent_key else [base], where)
                 continue
-            parent = self._dir_for(parts[:-1], layer, create=True)
+            parent = parents.get(parent_key)
             if parent is None:
-                self.warnings.add(f"{where}: {printable(m.name)}: a parent is not a directory: skipped")
-                continue
+                parent = self._dir_for(parent_key.split("/") if parent_key else [], layer, create=True)
+                if parent is None:
+                    self.warnings.add(f"{where}: {printable(name)}: a parent is not a directory: skipped")
+                    continue
+                parents[parent_key] = parent
             children = parent.where
-            assert isinstance(children, dict)
-            node = self._node_for(layer, m, parts, where, capture)
-            if node is None:
-                continue
+            if m.type in REGULAR and capture is None and not m.sparse:  # most members: inlined
+                mode = _IFREG | m.mode
+                node = Node(modes.setdefault(mode, mode), m.mtime, m.size, layer, m.data_pos)
+            else:
+                got = self._node_for(layer, m, parent_key, base, where, capture)
+                if got is None:
+                    continue
+                node = got
             old = children.get(base)
-            if old is not None and old.is_dir and node.is_dir:
-                old.mode, old.mtime, old.layer = node.mode, node.mtime, layer
-                continue
-            if old is None:
-                self.entries += 1
-            children[self._intern(base)] = node
+            if old is not None:
+                old_type = old.mode & _IFMT
+                if old_type == _IFDIR and node.mode & _IFMT == _IFDIR:
+                    old.mode, old.mtime, old.layer = node.mode, node.mtime, layer
+                    continue
+                if old_type in (_IFDIR, _IFLNK):
+                    parents.clear()
+            else:
+                entries += 1
+            children[names.setdefault(base, base)] = node  # one string per distinct name
+        self.entries += entries
 
     def _whiteout(self, layer: int, parts: list[str], where: str) -> None:
         base = parts[-1]
@@ -234,7 +266,8 @@ class Tree:
         self,
         layer: int,
         m: Member,
-        parts: list[str],
+        parent_key: str,
+        base: str,
         where: str,
         capture: Callable[[str, Member], bytes | None] | None,
     ) -> Node | None:
@@ -246,7 +279,7 @@ class Tree:
                 return Node(self._mode(st.S_IFREG | mode), m.mtime, size, layer, "a sparse tar member: not read")
             data: Any = m.data_pos
             if capture is not None:
-                got = capture("/" + "/".join(parts), m)
+                got = capture(f"/{parent_key}/{base}" if parent_key else f"/{base}", m)
                 if got is not None:
                     data = got
             return Node(self._mode(st.S_IFREG | mode), m.mtime, m.size, layer, data)
