@@ -105,6 +105,7 @@ class Facts(TypedDict, total=False):
     binaries: dict[str, Any]  # --deep: CUDA targets compiled into each package's binaries
     libs: dict[str, Any]  # --deep: which libcudart/libnccl/... each package's libraries would load
     source_tables: dict[str, Any]
+    image: dict[str, Any]  # --image: what the image says about itself (stackcheck.image.ImageInfo.to_facts)
     assumed: list[str]  # which facts came from --assume-* options
 
 

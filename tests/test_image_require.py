@@ -64,3 +64,44 @@ def test_failed_requirement_and_invalid_expression() -> None:
 )
 def test_versions_compare_by_component(a: str, op: str, b: str, expected: bool) -> None:
     assert compare_versions(a, op, b) is expected
+
+
+# ---- the stack check, from the facts of an image read by the tests --------------------------------------
+def _image_facts(tmp_path, env: list[str]) -> dict[str, object]:  # type: ignore[no-untyped-def]
+    from imagebuild import docker_save, layer_tar
+
+    from stackcheck.image import open_image
+
+    image = docker_save(tmp_path / "r.tar", [layer_tar([("file", "etc/os-release", b"x")])], env=env)
+    with open_image(image) as view:
+        return view.info.to_facts()
+
+
+@pytest.mark.parametrize(
+    ("env", "driver", "status", "text"),
+    [
+        (["NVIDIA_REQUIRE_CUDA=" + CUDA13], {"version": "580.95.05", "cuda": "13.0"}, "ok", None),
+        (["NVIDIA_REQUIRE_CUDA=" + CUDA13], {"version": "550.54.15", "cuda": "12.4"}, "failed", "unmet: cuda>=13.0"),
+        (["NVIDIA_REQUIRE_CUDA=" + CUDA13], {}, "unknown", "cannot be judged"),
+        (["CUDA_VERSION=12.8.0"], {"version": "535.1", "cuda": "12.2"}, "failed", "unmet: cuda>=12.8"),
+        (["PATH=/usr/bin"], {"version": "535.1", "cuda": "12.2"}, "skipped", None),
+    ],
+)
+def test_image_nvidia_require_check(tmp_path, env, driver, status, text) -> None:  # type: ignore[no-untyped-def]
+    from stackcheck.context import Context
+    from stackcheck.manifest_loader import load
+    from stackcheck.verdicts import evaluate_check
+
+    manifests = load([])
+    check = next(c for c in manifests.checks if c["id"] == "image-nvidia-require")
+    facts = {
+        "image": _image_facts(tmp_path, env),
+        "driver": driver,
+        "gpus": [{"index": 0, "compute_capability": "9.0"}],
+    }
+    verdict = evaluate_check(check, Context(facts, manifests, {}))  # type: ignore[arg-type]
+    assert verdict["status"] == status
+    if text:
+        assert any(text in str(r.get("observed", "")) + str(r.get("message", "")) for r in verdict["reasons"])
+    host_only = evaluate_check(check, Context({"driver": driver}, manifests, {}))  # type: ignore[typeddict-item]
+    assert host_only["status"] == "skipped"  # a host audit: no image, nothing to judge

@@ -74,6 +74,34 @@ class RequireSet:
         }
 
 
+def from_facts(section: Mapping[str, Any]) -> RequireSet:
+    """A RequireSet from `facts.image.nvidia_require` (re-parsed from the texts the image states)."""
+    out = RequireSet(disabled=bool(section.get("disabled")), legacy=bool(section.get("legacy")))
+    for item in section.get("requirements") or []:
+        if isinstance(item, Mapping) and isinstance(item.get("text"), str):
+            req, errors = parse_requirement(str(item.get("variable") or "NVIDIA_REQUIRE_CUDA"), item["text"])
+            out.requirements.append(req)
+            out.errors += errors
+    out.errors += [str(e) for e in section.get("errors") or [] if str(e) not in out.errors]
+    return out
+
+
+def judge_facts(image: Mapping[str, Any], driver: Mapping[str, Any], gpus: Sequence[Mapping[str, Any]]) -> Judgement:
+    """`judge` over facts sections: facts.image, facts.driver, facts.gpus (brand read when a GPU has one)."""
+    section = image.get("nvidia_require")
+    reqs = from_facts(section) if isinstance(section, Mapping) else RequireSet()
+    devices = [
+        Device(
+            g.get("compute_capability") if isinstance(g.get("compute_capability"), str) else None,
+            g.get("brand") if isinstance(g.get("brand"), str) else None,
+        )
+        for g in gpus
+    ]
+    version = driver.get("version") if isinstance(driver.get("version"), str) else None
+    cuda = driver.get("cuda") if isinstance(driver.get("cuda"), str) else None
+    return judge(reqs, version, cuda, devices)
+
+
 def _parse_bool(text: str) -> bool:
     # Go's strconv.ParseBool: 1 t T TRUE true True are true; anything unparsable is false
     return text in ("1", "t", "T", "TRUE", "true", "True")
