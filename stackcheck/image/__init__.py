@@ -29,10 +29,11 @@ How the layers are read, and the trade-off for file contents:
   (1) during the one pass, files matching `DEFAULT_CAPTURE` (what the probes read as text: METADATA,
   torch/version.py, .pth, pyvenv.cfg, os-release, ld.so.cache, CUDA version.json, the gate-table sources)
   are kept, at most 4 MiB each and 32 MiB in all; (2) every 8 MiB of decompressed output the pass keeps a
-  checkpoint (a copy of the zlib state, about 40 KB; at most 128 per layer, the spacing doubling beyond),
-  so any other file is served by restarting at the checkpoint before it: at most one spacing (8-32 MiB) of
-  decompression per read, and reads that move forward continue from where the last one stopped, so the
-  ELF walker decompresses a big library about once. Cost: about 5 MB of checkpoints per 1 GB of layer.
+  checkpoint (a copy of the zlib state, 40-100 KB; at most 64 per layer, the spacing doubling beyond), so
+  any other file is served by restarting at the checkpoint before it: at most one spacing (8 MiB for a
+  512 MB layer, 32 MiB for a 2 GB one) of decompression per read, and reads that move forward continue
+  from where the last one stopped, so the ELF walker decompresses a big library about once. Cost: at most
+  about 6 MB of checkpoints per layer, whatever its size.
   The alternative — a recorded "not read: compressed layer" for binaries — would leave `--deep` blind on
   every registry-pulled (gzip) image, which is where it matters.
 - Memory is bounded by the tree (paths), the captures (32 MiB) and the checkpoints, never by file sizes:

@@ -21,14 +21,16 @@ from stackcheck.errors import BadInputError
 
 GZIP_MAGIC = b"\x1f\x8b"
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
-#: compressed bytes read from the file at a time
-CHUNK = 1 << 20
+#: compressed bytes read from the file at a time. Small on purpose: a checkpoint's copy of the zlib object
+#: keeps a reference to the unconsumed rest of the chunk it was taken in (measured: 1 MiB chunks made 192
+#: checkpoints cost 110 MB; 64 KiB chunks bound them to ~100 KB each)
+CHUNK = 64 << 10
 #: decompressed bytes produced per zlib call (small chunks stay in the CPU cache: measured faster than 1 MiB)
 OUT_CHUNK = 256 << 10
-#: a checkpoint (copy of the zlib state, about 40 KB) every this many decompressed bytes, doubled when a
-#: layer would need more than MAX_CHECKPOINTS of them
+#: a checkpoint (copy of the zlib state, 40-100 KB) every this many decompressed bytes, doubled when a
+#: layer would need more than MAX_CHECKPOINTS of them (a 2 GB layer: 64 checkpoints, 32 MiB apart)
 CHECKPOINT_SPACING = 8 << 20
-MAX_CHECKPOINTS = 128
+MAX_CHECKPOINTS = 64
 
 
 class Truncated(Exception):
@@ -200,8 +202,8 @@ class GzipIndex:
     """Random access into a gzip blob through checkpoints recorded by the one streaming pass.
 
     `read(offset, n)` restarts from the last checkpoint at or before `offset` (at most the spacing of
-    decompression, 8-32 MiB) unless the cursor left by the previous read is already close behind, so a
-    caller reading a file front to back (an ELF walker) decompresses it about once.
+    decompression, 8 MiB or more for big layers) unless the cursor left by the previous read is already
+    close behind, so a caller reading a file front to back (an ELF walker) decompresses it about once.
     """
 
     def __init__(self, blob: Blob) -> None:
