@@ -133,6 +133,18 @@ class PlainReader:
     def eof(self) -> bool:
         return self.pos >= self.blob.length
 
+    def block(self) -> bytes:
+        """The next 512 bytes; b"" when nothing is left (the tar parser's one call per header)."""
+        pos = self.pos
+        start = pos - self._buf_at
+        buf = self._buf
+        if start >= 0 and start + 512 <= len(buf):
+            self.pos = pos + 512
+            return buf[start : start + 512]
+        if pos >= self.blob.length:
+            return b""
+        return self.read(512)
+
     def skip(self, n: int) -> None:
         if self.pos + n > self.blob.length:
             raise Truncated(f"{self.blob.name}: ends at byte {self.blob.length}, a member needs {self.pos + n}")
@@ -315,6 +327,10 @@ class InflateReader:
 
     def eof(self) -> bool:
         return self._buf_off >= len(self._buf) and not self._fill_keep()
+
+    def block(self) -> bytes:
+        """The next 512 bytes; b"" when nothing is left."""
+        return b"" if self.eof() else self.read(512)
 
     def _fill_keep(self) -> bool:
         self._buf, self._buf_off = b"", 0

@@ -49,6 +49,8 @@ class Reader(Protocol):
 
     def eof(self) -> bool: ...
 
+    def block(self) -> bytes: ...
+
 
 @dataclass(slots=True)
 class Member:
@@ -139,18 +141,21 @@ class TarScanner:
         pax_global: dict[str, str] = {}
         long_name: bytes | None = None
         long_link: bytes | None = None
-        read, skip, eof = reader.read, reader.skip, reader.eof
+        skip, next_block = reader.skip, reader.block
+        count = 0
         while True:
             at = reader.pos
-            if eof():
+            block = next_block()
+            if not block:
+                self.members = count
                 if long_name is not None or long_link is not None or pax:
                     raise Truncated(f"{where}: ends after an extended header at byte {at}")
                 return
-            block = read(BLOCK)
             if block == ZERO_BLOCK:
+                self.members = count
                 self.ended_cleanly = True
                 return
-            if block[257:262] != b"ustar" or self.members == 0:
+            if block[257:262] != b"ustar" or count == 0:
                 # The checksum tells a header from other bytes. Summing 512 bytes is half the cost of a
                 # member in Python, so it is checked where it is the only evidence: the first header, and
                 # any header without the ustar/GNU magic (Go's archive/tar, which writes docker, containerd
@@ -233,7 +238,7 @@ class TarScanner:
                 pax = {}
             long_name = long_link = None
             data_size = 0 if typ in _NO_DATA else size
-            self.members += 1
+            count += 1
             yield Member(name, typ, data_size, mode, mtime, linkname, data_pos, sparse, real_size)
             end = data_pos + data_size + (-data_size % BLOCK)
             if reader.pos < end:
