@@ -392,3 +392,36 @@ def test_image_directory_with_escaping_blob_link(tmp_path: Path) -> None:
     blob.symlink_to(outside / hexd)  # a blob that is a link out of the layout: not followed
     with pytest.raises(BadInputError, match=r"manifest not in the file|no image in the file"):
         open_image(tmp_path)
+
+
+def test_concurrent_reads_of_a_gzip_layer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Probes read in threads: one gzip cursor per layer, shared under a lock, gives every thread its bytes."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    monkeypatch.setattr(blobs_module, "CHECKPOINT_SPACING", 32 << 10)
+    files = {f"f{i}.bin": os.urandom(200_000) for i in range(6)}
+    oci_layout(tmp_path, [{"layers": [layer_tar([("file", k, v) for k, v in files.items()])]}])
+    with open_image(tmp_path) as view:
+
+        def check(i: int) -> bool:
+            name = f"f{i % 6}.bin"
+            off = (i * 7919) % 150_000
+            return view.read_bytes("/" + name, 5000, off) == files[name][off : off + 5000]
+
+        with ThreadPoolExecutor(8) as pool:
+            assert all(pool.map(check, range(200)))
+
+
+def test_labels_and_env_reach_the_report_escaped(tmp_path: Path) -> None:
+    image = docker_save(
+        tmp_path / "l.tar",
+        [layer_tar([("file", "x", b"")])],
+        env=["CUDA_VERSION=13.0\x1b[2J", "NVIDIA_REQUIRE_CUDA=cuda>=13.0"],
+        labels={"title\x07": "line1\nline2\x1b]0;pwned\x07"},
+    )
+    with open_image(image) as view:
+        facts = view.info.to_facts()
+    strings = [*facts["labels"], *facts["labels"].values(), *facts["env"].values()]
+    assert not [x for x in strings if any(ord(ch) < 32 or ord(ch) == 127 for ch in x)]
+    assert facts["labels"] == {"title\\x07": "line1\\nline2\\x1b]0;pwned\\x07"}  # escaped, still readable
+    assert facts["env"]["CUDA_VERSION"] == "13.0\\x1b[2J"

@@ -35,6 +35,8 @@ from stackcheck.image.view import ImageView, LayerData
 
 #: JSON documents of an image (index, manifests, config) larger than this are refused
 JSON_CAP = 16 << 20
+#: labels recorded in facts.image at most
+MAX_LABELS = 200
 
 #: Files whose content is kept in memory while a *compressed* layer streams past (fnmatch patterns over
 #: box paths): what the probes read as text. Anything else in a compressed layer is still readable, through
@@ -459,7 +461,7 @@ def redact_image_env(env: Mapping[str, str]) -> dict[str, str]:
         value = env[name]
         if ("://" in value and "@" in value) or looks_secret(value):
             continue
-        out[name] = value
+        out[name] = printable(value, 4000)
     return out
 
 
@@ -645,7 +647,13 @@ def _open(c: _Container, path: str, platform: str | None, reference: str | None,
     raw_env = _env_list(config, warnings)
     inner = config.get("config") if isinstance(config.get("config"), dict) else {}
     labels_raw = inner.get("Labels") if isinstance(inner, dict) else None
-    labels = {str(k): str(v) for k, v in labels_raw.items()} if isinstance(labels_raw, dict) else {}
+    labels: dict[str, str] = {}
+    if isinstance(labels_raw, dict):
+        # what reaches a report (and a terminal) from the image: control characters escaped, sizes capped
+        for k, v in list(labels_raw.items())[:MAX_LABELS]:
+            labels[printable(str(k), 200)] = printable(str(v), 1000)
+        if len(labels_raw) > MAX_LABELS:
+            warnings.append(f"config: {len(labels_raw)} labels, only the first {MAX_LABELS} recorded")
     user = inner.get("User") if isinstance(inner, dict) and isinstance(inner.get("User"), str) else None
     info = ImageInfo(
         path=path,

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from stackcheck.image.blobs import Blob, FileHandle, GzipIndex, Truncated
 from stackcheck.image.tree import Node, Tree
-from stackcheck.probes.fsview import FileKind, FileStat, NotRegularFile
+from stackcheck.probes.fsview import FileKind, FileStat, FileView, NotRegularFile
 
 if TYPE_CHECKING:
     from stackcheck.image.layout import ImageInfo
@@ -144,3 +144,9 @@ class ImageView:
                     if child.is_dir:
                         stack.append((child_path, child))
         return sorted(out)
+
+
+if TYPE_CHECKING:
+
+    def _is_a_file_view(view: ImageView) -> FileView:
+        return view  # mypy checks that ImageView implements the FileView protocol
