@@ -425,3 +425,55 @@ def test_labels_and_env_reach_the_report_escaped(tmp_path: Path) -> None:
     assert not [x for x in strings if any(ord(ch) < 32 or ord(ch) == 127 for ch in x)]
     assert facts["labels"] == {"title\\x07": "line1\\nline2\\x1b]0;pwned\\x07"}  # escaped, still readable
     assert facts["env"]["CUDA_VERSION"] == "13.0\\x1b[2J"
+
+
+def test_big_member_in_a_gzip_layer_streams_in_bounded_memory(tmp_path: Path) -> None:
+    """A 256 MiB file of zeros in a gzip layer is decompressed as it streams past, never held."""
+    import hashlib
+    import resource
+    import zlib
+
+    size = 256 << 20
+    blob = tmp_path / "layer.gz"
+    comp = zlib.compressobj(1, zlib.DEFLATED, 31)
+    header = tarfile.TarInfo("huge.bin")
+    header.size = size
+    h = hashlib.sha256()
+    with blob.open("wb") as f:
+
+        def put(data: bytes) -> None:
+            out = comp.compress(data)
+            h.update(out)
+            f.write(out)
+
+        put(header.tobuf(format=tarfile.GNU_FORMAT))
+        zeros = bytes(1 << 20)
+        for _ in range(size >> 20):
+            put(zeros)
+        put(layer_tar([("file", "after.txt", b"after")]))  # a second member, then the end marker
+        tail = comp.flush()
+        h.update(tail)
+        f.write(tail)
+    layer_digest = "sha256:" + h.hexdigest()
+    root = tmp_path / "oci"
+    (root / "blobs" / "sha256").mkdir(parents=True)
+    blob.rename(root / "blobs" / "sha256" / layer_digest.split(":")[1])
+    cfg = json.dumps({"architecture": "amd64", "os": "linux", "rootfs": {"diff_ids": ["sha256:" + "0" * 64]}}).encode()
+    (root / "blobs" / "sha256" / digest(cfg).split(":")[1]).write_bytes(cfg)
+    layer_desc = {
+        "mediaType": "application/vnd.oci.image.layer.v1.tar+gzip",
+        "digest": layer_digest,
+        "size": (root / "blobs" / "sha256" / layer_digest.split(":")[1]).stat().st_size,
+    }
+    manifest = json.dumps(
+        {"schemaVersion": 2, "config": {"digest": digest(cfg), "size": len(cfg)}, "layers": [layer_desc]}
+    ).encode()
+    (root / "blobs" / "sha256" / digest(manifest).split(":")[1]).write_bytes(manifest)
+    (root / "index.json").write_text(json.dumps({"manifests": [{"digest": digest(manifest), "size": len(manifest)}]}))
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with open_image(root) as view:
+        assert view.stat("/huge.bin").size == size  # type: ignore[union-attr]
+        assert view.read_bytes("/after.txt", 10) == b"after"
+        assert view.read_bytes("/huge.bin", 4, offset=size - 4) == bytes(4)
+    grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    assert grown_mb < 64, f"peak memory grew by {grown_mb:.0f} MB"
