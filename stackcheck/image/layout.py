@@ -8,15 +8,12 @@ from __future__ import annotations
 
 import fnmatch
 import gc
-import hashlib
 import json
 import os
-import platform as platform_module
 import re
 import stat as st
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from stackcheck.errors import BadInputError
@@ -279,9 +276,8 @@ class _DirContainer(_Container):
 
 
 def _open_container(path: str) -> _Container:
-    p = Path(path)
     try:
-        mode = p.stat().st_mode
+        mode = os.stat(path).st_mode
     except OSError as exc:
         raise BadInputError(f"{path}: {exc.strerror or exc}") from None
     if st.S_ISDIR(mode):
@@ -307,7 +303,7 @@ def _open_container(path: str) -> _Container:
 # ---- choosing the image --------------------------------------------------------------------------------
 def host_platform() -> str:
     """ "linux/<GOARCH>" of this machine (x86_64 -> amd64, aarch64 -> arm64)."""
-    machine = platform_module.machine().lower()
+    machine = os.uname().machine.lower()
     return f"linux/{_GOARCH.get(machine, machine)}"
 
 
@@ -633,6 +629,8 @@ def _open(c: _Container, path: str, platform: str | None, reference: str | None,
     config, raw = c.read_json(plan.config_name)
     if not isinstance(config, dict):
         raise BadInputError(f"{path}: {plan.config_name}: the image config is not a JSON object")
+    import hashlib  # only here: importing it costs more than hashing a config
+
     image_id = "sha256:" + hashlib.sha256(raw).hexdigest()
     if plan.expected_config_digest and plan.expected_config_digest.startswith("sha256:"):
         if plan.expected_config_digest != image_id:
