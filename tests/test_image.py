@@ -477,3 +477,35 @@ def test_big_member_in_a_gzip_layer_streams_in_bounded_memory(tmp_path: Path) ->
         assert view.read_bytes("/huge.bin", 4, offset=size - 4) == bytes(4)
     grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
     assert grown_mb < 64, f"peak memory grew by {grown_mb:.0f} MB"
+
+
+def test_legacy_save_with_a_layer_that_links_to_another(tmp_path: Path) -> None:
+    """Old docker save writes a repeated layer once and links the second <id>/layer.tar to it."""
+    import io
+
+    layer = layer_tar([("file", "etc/marker", b"m")])
+    upper = layer_tar([("file", "etc/second", b"s")])
+    cfg = json.dumps(
+        {"architecture": "amd64", "os": "linux", "rootfs": {"diff_ids": [digest(layer), digest(upper), digest(layer)]}}
+    ).encode()
+    manifest = json.dumps(
+        [{"Config": "c.json", "RepoTags": None, "Layers": ["a/layer.tar", "b/layer.tar", "c/layer.tar"]}]
+    ).encode()
+    image = tmp_path / "linked.tar"
+    with tarfile.open(image, "w") as tf:
+        for name, data in (
+            ("a/layer.tar", layer),
+            ("b/layer.tar", upper),
+            ("c.json", cfg),
+            ("manifest.json", manifest),
+        ):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+        link = tarfile.TarInfo("c/layer.tar")
+        link.type, link.linkname = tarfile.SYMTYPE, "../a/layer.tar"
+        tf.addfile(link)
+    with open_image(image) as view:
+        assert sorted(view.listdir("/etc")) == ["marker", "second"]
+        assert [x.digest for x in view.info.layers] == [digest(layer), digest(upper), digest(layer)]
+        assert view.info.reference is None
