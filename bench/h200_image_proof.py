@@ -111,7 +111,9 @@ def build_images(work: Path, python: str, site: Path) -> dict[str, Any]:
     python_real = Path(os.path.realpath(python))
     m = re.match(r"python(\d+\.\d+)$", python_real.name)
     version = m.group(1) if m else f"{sys.version_info[0]}.{sys.version_info[1]}"
-    box_site = f"usr/local/lib/python{version}/dist-packages"
+    # where pip puts packages for this interpreter family: Debian's dist-packages, else site-packages
+    kind = "dist-packages" if Path("/etc/debian_version").exists() else "site-packages"
+    box_site = f"usr/local/lib/python{version}/{kind}"
     layers = [work / "l0.tar", work / "l1.tar", work / "l2.tar"]
     t0 = time.monotonic()
     layer_base(layers[0], python_real, version)
@@ -247,7 +249,7 @@ def read_with_rusage(image: str, box_site: str) -> dict[str, Any]:
 def cuobjdump_sass(lib: Path) -> list[str] | str:
     if not shutil.which("cuobjdump"):
         return "cuobjdump not found"
-    rc, text = sh(["cuobjdump", "--list-elf", str(lib)], timeout=600)
+    rc, text = sh(["cuobjdump", "--list-elf", str(lib)], timeout=300)
     if rc != 0 and "ELF file" not in text:
         return f"cuobjdump failed ({rc}): {text[-300:]}"
     return sorted(set(re.findall(r"\.(sm_\d+[af]?)\.cubin", text)))
