@@ -232,9 +232,19 @@ def _decide(args: argparse.Namespace) -> tuple[dict[str, Any], list[str] | None]
 
     command = _command(args)
     require = [x.strip() for item in args.require or [] for x in item.split(",") if x.strip()]
-    if command is None and not require:
-        raise UsageError("nothing to gate: give --require FEATURE... and/or -- COMMAND...")
     opts = options_from(args)
+    # the server's environment: this one, or in an image the one its containers start with; an image's
+    # server is never started here (it runs in a container): the gate decides, as with --dry-run
+    server_env: dict[str, str] = dict(os.environ)
+    image_command: list[str] | None = None
+    if opts.image:
+        if args.watch:
+            raise UsageError("--watch with --image: the image's server runs in a container, not here")
+        server_env, image_command = _image_launch(opts.image, opts.platform)
+    launch_command = command if command is not None else image_command
+    if launch_command is None and not require:
+        what = " (the image has no Entrypoint or Cmd)" if opts.image else ""
+        raise UsageError(f"nothing to gate{what}: give --require FEATURE... and/or -- COMMAND...")
     opts.command = command  # the packages audited are those of the command's own interpreter
     from stackcheck.pipeline import Background, gather
 
@@ -247,17 +257,19 @@ def _decide(args: argparse.Namespace) -> tuple[dict[str, Any], list[str] | None]
     if bad:
         raise UsageError(f"--require: unknown feature {', '.join(bad)} (known: {', '.join(sorted(known))})")
     mapping = manifests.launch
-    if command is not None:
-        derived = gate.derive(command, mapping, os.environ, require)
+    if launch_command is not None:
+        derived = gate.derive(launch_command, mapping, server_env, require)
         gate.add_launch_requirements(derived, manifests.features, manifests.checks)
     else:
         derived = gate.Derived(command=[], entrypoint=None, sglang_args=[])
         for f in require:
             derived.required.append(gate.Requirement(f, "explicit", "--require"))
+    if opts.image:
+        gate.add_image_requirements(derived, manifests.features, manifests.checks)
     if not derived.required and not derived.problems:
         doc = _document(derived, gate.Decision(True, [], [], []), [])
         doc["note"] = "no SGLang launch or flag found in the command and no --require: nothing to check"
-        return doc, command
+        return doc, None if opts.image else command
     from stackcheck.pipeline import evaluate
 
     opts.launch = dict(derived.launch)
@@ -275,17 +287,38 @@ def _decide(args: argparse.Namespace) -> tuple[dict[str, Any], list[str] | None]
     doc = _document(derived, decision, extra)
     doc["sglang"] = ctx.installed_version("sglang")
     doc["facts"] = opts.facts_file or "probed"
-    if command is not None and not args.quiet:  # the advice of `stackcheck recommend`; never the decision
+    if launch_command is not None and not args.quiet:  # the advice of `stackcheck recommend`; never the decision
         from stackcheck.recommend import gate_advice
 
         try:
             explicit = [(r.feature, r.why) for r in derived.required if r.kind == "explicit"]
-            doc["advice"] = gate_advice(ctx, command, derived.sglang_args, explicit, os.environ, args.advise)
+            doc["advice"] = gate_advice(
+                ctx, launch_command, derived.sglang_args, explicit, server_env, args.advise
+            )
         except Exception as exc:
             doc["advice"] = [f"no advice: {type(exc).__name__}: {exc}".splitlines()[0]]
     if plan is not None and not isinstance(plan, dict):
         doc["plan_error"] = str(plan)
+    if opts.image:
+        doc["image"] = opts.image
+        if command is None and image_command is not None:
+            doc["note"] = "the command is the image's own (Entrypoint + Cmd); it runs in a container, not here"
+        return doc, None
     return doc, command
+
+
+def _image_launch(image: str, platform: str | None) -> tuple[dict[str, str], list[str] | None]:
+    """The environment a container of the image starts with (its config's Env; PATH as docker defaults
+    it) and the command it runs (Entrypoint + Cmd, None when it has neither). Reads the config only."""
+    try:
+        from stackcheck.image import read_image_info
+        from stackcheck.target import DEFAULT_PATH
+    except ImportError:
+        raise UsageError(f"--image {image}: image support is not installed in this stackcheck") from None
+    info = read_image_info(image, platform=platform)
+    env = dict(info.raw_env)
+    env.setdefault("PATH", DEFAULT_PATH)
+    return env, info.command or None
 
 
 def _plan(ctx: Any, features: Any) -> Any:

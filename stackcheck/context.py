@@ -3,6 +3,7 @@ the facts, the manifests and the launch options. Pure: no I/O."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -362,7 +363,7 @@ class Context:
         if not isinstance(image, dict):
             raise Missing(path, "not an image audit (no facts.image)")
         raw = image.get("nvidia_require")
-        section: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        section: Mapping[str, Any] = raw if isinstance(raw, dict) else {}
         texts = [str(r.get("text")) for r in section.get("requirements") or [] if isinstance(r, dict)]
         if rest == "nvidia_require_text":
             if not texts and not section.get("errors"):

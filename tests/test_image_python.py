@@ -48,8 +48,8 @@ def test_debian_system_python_uses_dist_packages(tmp_path: Path) -> None:
             "/usr/lib/python3/dist-packages",
         ]
         assert any("1 .pth import line(s) not executed" in n for n in py.notes)
-        assert py.chosen_by == "python3 on the image config's PATH"
-        assert py.to_facts()["derived"] == "static"
+        assert py.chosen_by == "python3 on the image's PATH"
+        assert py.to_facts()["learned"] == "static" and py.kind == "system"
 
 
 def test_venv_on_path_first_and_pythonpath(tmp_path: Path) -> None:
@@ -76,7 +76,7 @@ def test_venv_on_path_first_and_pythonpath(tmp_path: Path) -> None:
         py = find_python(view, view.info.raw_env)
         assert py.executable == "/opt/serve/bin/python3"
         assert py.venv and py.prefix == "/opt/serve" and py.base_prefix == "/usr/local"
-        assert py.version == "3.11"
+        assert py.version == "3.11.9"  # pyvenv.cfg states the full version
         assert py.site_packages == ["/opt/serve/lib/python3.11/site-packages"]  # lib64 -> lib listed once
         assert py.sys_path[0] == "/work/src"
         assert "/usr/local/lib/python3.11/site-packages" not in py.sys_path  # system site excluded
@@ -84,6 +84,8 @@ def test_venv_on_path_first_and_pythonpath(tmp_path: Path) -> None:
 
 def test_conda_prefix_and_user_site(tmp_path: Path) -> None:
     layer = [
+        ("file", "etc/passwd", b"root:x:0:0:root:/root:/bin/sh\napp:x:1000:1000::/home/app:/bin/sh\n"),
+        ("dir", "opt/conda/conda-meta"),
         ("file", "opt/conda/bin/python3.10", EXE, 0o755),
         ("symlink", "opt/conda/bin/python", "python3.10"),
         ("file", "opt/conda/lib/python3.10/os.py", b""),
@@ -93,16 +95,37 @@ def test_conda_prefix_and_user_site(tmp_path: Path) -> None:
     with _open(tmp_path, [layer], ["PATH=/opt/conda/bin:/usr/bin"]) as view:
         py = find_python(view, view.info.raw_env)
         assert py.executable == "/opt/conda/bin/python"  # no python3 anywhere: python
-        assert py.prefix == "/opt/conda"
+        assert py.prefix == "/opt/conda" and py.kind == "conda"
+        assert py.chosen_by == "python on the image's PATH"
+        # HOME is not in the Env: root's home from the image's /etc/passwd, as runc sets it
         assert py.site_packages == [
             "/root/.local/lib/python3.10/site-packages",
             "/opt/conda/lib/python3.10/site-packages",
         ]
+        # another User: its own home (no .local there: not on the path)
+        assert find_python(view, view.info.raw_env, "app:app").site_packages == [
+            "/opt/conda/lib/python3.10/site-packages"
+        ]
+
+
+def test_home_follows_the_runtime_rules(tmp_path: Path) -> None:
+    from stackcheck.image.view import home_of, runtime_environment
+
+    layer = [("file", "etc/passwd", b"root:x:0:0:root:/root:/bin/sh\nsvc:x:999:999::/srv/svc:/bin/false\nbad\n")]
+    with _open(tmp_path, [layer], []) as view:
+        assert home_of(view, None) == "/root" and home_of(view, "") == "/root"
+        assert home_of(view, "svc") == "/srv/svc" and home_of(view, "999:999") == "/srv/svc"
+        assert home_of(view, "4242") == "/"  # a uid without an entry: runc's default
+        env = runtime_environment(view, {"HOME": "/data"}, "svc")
+        assert env["HOME"] == "/data" and env["PATH"].startswith("/usr/local/sbin")  # docker's default PATH
+    empty = docker_save(tmp_path / "nopasswd.tar", [layer_tar([("dir", "opt")])])
+    with open_image(empty) as view:
+        assert home_of(view, None) == "/"  # no /etc/passwd: "/" (runc), so no /root/.local user site
 
 
 def test_no_python_is_a_reason(tmp_path: Path) -> None:
     view = _open(tmp_path, [[("file", "usr/bin/python3", b"not executable", 0o644)]], [])
-    with view, pytest.raises(NoPython, match="no python3 or python on PATH"):
+    with view, pytest.raises(NoPython, match="no python3 or python on the image's PATH"):
         find_python(view, view.info.raw_env)
 
 

@@ -48,10 +48,17 @@ that is not there, a blob whose size differs from its descriptor) is a `stackche
 
 from __future__ import annotations
 
-from stackcheck.image.layout import DEFAULT_CAPTURE, ImageInfo, LayerInfo, host_platform, open_image
+from stackcheck.image.layout import DEFAULT_CAPTURE, ImageInfo, LayerInfo, host_platform, open_image, read_image_info
 from stackcheck.image.python import NoPython, TargetPython, find_python
 from stackcheck.image.require import Device, Judgement, RequireSet, judge, parse_nvidia_require
 from stackcheck.image.view import ContentNotRead, ImageView
+
+
+def open_image_view(path: str, platform: str | None = None, reference: str | None = None) -> ImageView:
+    """The view `stackcheck --image PATH` reads (stackcheck.target.open_view): `open_image` with the
+    default captures. The caller closes it."""
+    return open_image(path, platform=platform, reference=reference)
+
 
 __all__ = [
     "DEFAULT_CAPTURE",
@@ -68,5 +75,7 @@ __all__ = [
     "host_platform",
     "judge",
     "open_image",
+    "open_image_view",
     "parse_nvidia_require",
+    "read_image_info",
 ]

@@ -122,6 +122,9 @@ class ImageInfo:
     env: dict[str, str] = field(default_factory=dict)  # allow-listed, secrets dropped
     labels: dict[str, str] = field(default_factory=dict)
     user: str | None = None
+    entrypoint: list[str] = field(default_factory=list)  # the config's Entrypoint (raw; never reported as is)
+    cmd: list[str] = field(default_factory=list)  # the config's Cmd (raw)
+    workdir: str | None = None  # the config's WorkingDir
     warnings: list[str] = field(default_factory=list)
     #: the config's whole Env, for reading the image (PATH, PYTHONPATH, HOME); never put in a report
     raw_env: dict[str, str] = field(default_factory=dict, repr=False)
@@ -146,9 +149,26 @@ class ImageInfo:
             ],
             "env": dict(self.env),
             "labels": dict(self.labels),
+            "command": self.shown_command(),
+            "workdir": printable(self.workdir, 1000) if self.workdir else None,
             "nvidia_require": parse_nvidia_require(self.raw_env).to_facts(),
             "warnings": list(self.warnings),
         }
+
+
+    @property
+    def command(self) -> list[str]:
+        """What a container of this image runs without arguments: Entrypoint followed by Cmd (docker's rule)."""
+        return [*self.entrypoint, *self.cmd]
+
+    def shown_command(self) -> list[str] | None:
+        """The command as a report may carry it: secret flag values and token-shaped values masked,
+        control characters escaped, at most 200 arguments."""
+        if not self.command:
+            return None
+        from stackcheck.redact import redact_argv
+
+        return [printable(a, 1000) for a in redact_argv(self.command[:200])]
 
 
 # ---- the file: an outer tar, or a directory ----------------------------------------------------------
@@ -444,6 +464,19 @@ def _env_list(config: Mapping[str, Any], warnings: list[str]) -> dict[str, str]:
     return env
 
 
+def _string_list(inner: Any, key: str, warnings: list[str]) -> list[str]:
+    """The config's Entrypoint or Cmd: a list of strings (null or absent: empty)."""
+    value = inner.get(key) if isinstance(inner, dict) else None
+    if value is None:
+        return []
+    if isinstance(value, str):  # not what docker writes, but some builders do: one shell-form string
+        return ["/bin/sh", "-c", value]
+    if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
+        warnings.append(f"config: {key} is not a list of strings: ignored")
+        return []
+    return list(value[:4096])
+
+
 def redact_image_env(env: Mapping[str, str]) -> dict[str, str]:
     """The config Env entries a report may carry: allow-listed names, nothing that looks like a secret."""
     from stackcheck.redact import env_allowed, looks_secret, secret_name
@@ -614,8 +647,25 @@ def open_image(
             gc.enable()
 
 
-def _open(c: _Container, path: str, platform: str | None, reference: str | None, capture: Sequence[str]) -> ImageView:
-    warnings: list[str] = []
+def read_image_info(
+    path: str | os.PathLike[str], *, platform: str | None = None, reference: str | None = None
+) -> ImageInfo:
+    """What the image says about itself (its config: Env, Entrypoint, Cmd, labels; its manifest), without
+    applying its layers: the outer archive's index, the manifest and the config are read, nothing else
+    (`layers` is empty). Raises BadInputError like `open_image`."""
+    spath = os.fspath(path)
+    container = _open_container(spath)
+    try:
+        info, _plan, _diff_ids = _read_info(container, spath, platform, reference, [])
+        return info
+    finally:
+        for h in container.handles:
+            h.close()
+
+
+def _read_info(
+    c: _Container, path: str, platform: str | None, reference: str | None, warnings: list[str]
+) -> tuple[ImageInfo, _Plan, list[Any] | None]:
     if c.has("manifest.json"):
         fmt = "docker-save"
         plan = _plan_docker(c, platform, reference, warnings)
@@ -653,6 +703,7 @@ def _open(c: _Container, path: str, platform: str | None, reference: str | None,
         if len(labels_raw) > MAX_LABELS:
             warnings.append(f"config: {len(labels_raw)} labels, only the first {MAX_LABELS} recorded")
     user = inner.get("User") if isinstance(inner, dict) and isinstance(inner.get("User"), str) else None
+    workdir = inner.get("WorkingDir") if isinstance(inner, dict) and isinstance(inner.get("WorkingDir"), str) else None
     info = ImageInfo(
         path=path,
         format=fmt,
@@ -666,8 +717,17 @@ def _open(c: _Container, path: str, platform: str | None, reference: str | None,
         env=redact_image_env(raw_env),
         labels=labels,
         user=user,
+        entrypoint=_string_list(inner, "Entrypoint", warnings),
+        cmd=_string_list(inner, "Cmd", warnings),
+        workdir=workdir or None,
         raw_env=raw_env,
     )
+    return info, plan, diff_ids if isinstance(diff_ids, list) else None
+
+
+def _open(c: _Container, path: str, platform: str | None, reference: str | None, capture: Sequence[str]) -> ImageView:
+    warnings: list[str] = []
+    info, plan, diff_ids = _read_info(c, path, platform, reference, warnings)
     tree = Tree()
     layer_data: list[LayerData] = []
     wants = _capture_matcher(capture)

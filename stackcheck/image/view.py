@@ -5,16 +5,53 @@ from __future__ import annotations
 import errno
 import posixpath
 import stat as st
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from stackcheck.image.blobs import Blob, FileHandle, GzipIndex, Truncated
 from stackcheck.image.tree import Node, Tree
-from stackcheck.probes.fsview import FileKind, FileStat, FileView, NotRegularFile
+from stackcheck.probes.fsview import ConfiguredView, FileKind, FileStat, FileView, NotRegularFile
 
 if TYPE_CHECKING:
     from stackcheck.image.layout import ImageInfo
+
+PASSWD_CAP = 1 << 20
+
+
+def home_of(view: FileView, user: str | None) -> str:
+    """The home directory the container runtime gives the config's User when the Env sets no HOME: runc's
+    setupUser looks the user up in the image's /etc/passwd (a name, or a uid; the part before ":"; empty
+    means root, uid 0) and falls back to "/" when there is no such entry (opencontainers/runc
+    libcontainer/init_linux.go, setupUser: defaultExecUser Home "/", then HOME from the entry)."""
+    spec = (user or "").split(":", 1)[0].strip() or "0"
+    try:
+        text = view.read_bytes("/etc/passwd", PASSWD_CAP).decode("utf-8", errors="replace")
+    except (OSError, ValueError):
+        return "/"
+    for line in text.splitlines():
+        fields = line.split(":")
+        if len(fields) < 7:
+            continue
+        if spec in (fields[0], fields[2]):
+            home = fields[5]
+            return home if home.startswith("/") else "/"
+    return "/"
+
+
+def runtime_environment(view: FileView, env: Mapping[str, str], user: str | None) -> dict[str, str]:
+    """The environment a container of this image starts with, as far as the files decide it: the config's
+    Env, PATH defaulted as docker does when the config has none, and HOME from the User's passwd entry
+    when the Env sets none (`home_of`)."""
+    from stackcheck.target import DEFAULT_PATH  # docker's PATH for a config without one
+
+    out = dict(env)
+    if not out.get("PATH"):
+        out["PATH"] = DEFAULT_PATH
+    if not out.get("HOME"):
+        out["HOME"] = home_of(view, user)
+    return out
 
 
 class ContentNotRead(OSError):
@@ -66,6 +103,7 @@ class ImageView:
         self._handles = handles
         self.info = info
         self.description = f"image {info.reference or info.path}"
+        self._environment: dict[str, str] | None = None
 
     # ---- lifetime ---------------------------------------------------------------------------------
     def close(self) -> None:
@@ -129,6 +167,27 @@ class ImageView:
     def realpath(self, path: str) -> str:
         return self._tree.resolve(path)[0]
 
+    # ---- ConfiguredView (stackcheck/probes/fsview.py) -------------------------------------------------
+    def environment(self) -> dict[str, str]:
+        """The environment the server starts with in a container of this image (`runtime_environment`).
+        It holds the config's whole Env, secrets included: for reading the image, never for a report."""
+        if self._environment is None:
+            self._environment = runtime_environment(self, self.info.raw_env, self.info.user)
+        return dict(self._environment)
+
+    def command(self) -> list[str]:
+        """What a container of this image runs by default: Entrypoint + Cmd (raw: never for a report)."""
+        return list(self.info.command)
+
+    def workdir(self) -> str:
+        """Where that command starts (the config's WorkingDir, else "/")."""
+        wd = self.info.workdir or "/"
+        return wd if wd.startswith("/") else "/" + wd
+
+    def image_facts(self) -> dict[str, Any]:
+        """The `facts.image` section (`ImageInfo.to_facts`: allow-listed env, secrets dropped)."""
+        return self.info.to_facts()
+
     # ---- beyond the protocol ----------------------------------------------------------------------
     def walk(self, top: str = "/") -> list[str]:
         """Every path below `top` (links not followed), for tests and tools; sorted."""
@@ -150,3 +209,6 @@ if TYPE_CHECKING:
 
     def _is_a_file_view(view: ImageView) -> FileView:
         return view  # mypy checks that ImageView implements the FileView protocol
+
+    def _is_a_configured_view(view: ImageView) -> ConfiguredView:
+        return view  # ... and the ConfiguredView one the pipeline takes the Env and facts.image from

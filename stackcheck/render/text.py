@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from stackcheck.facts import serving_elsewhere, target_text
+from stackcheck.facts import image_text, serving_elsewhere, target_text
 from stackcheck.render.interface import source_text, value_text
 
 STATUS_ORDER = {"blocked": 0, "unknown": 1, "ok": 2, "not-applicable": 3}
@@ -81,6 +81,9 @@ def box_lines(report: dict[str, Any]) -> list[str]:
         "stack: "
         + (" · ".join(stack) if stack else ("packages unknown" if not pkgs else "none of the serving packages"))
     )
+    image = image_text(facts)
+    if image:
+        lines.append(f"image: {image}")
     target = target_text(facts)
     if target:
         lines.append(f"env:   {target}")
