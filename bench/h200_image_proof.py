@@ -1,22 +1,22 @@
-"""H200 proof for issue 15's image reader: an image built from this machine's real torch, read back.
+"""H200 proof for issue 15's images: an image built from this machine's real torch, audited with
+`stackcheck audit --image ... --deep`.
 
 Builds, under --work (default /tmp/stackcheck-image-proof, removed afterwards unless --keep):
 - `serve.tar`, a `docker save` tarball (legacy layout) of three uncompressed layers: a base layer (this
-  machine's python3.X binary, its os.py, /etc/os-release), a layer of the site directory's other
+  machine's python3.X binary, its os.py, /etc/os-release, /etc/passwd), a layer of the site directory's other
   distributions' metadata (every *.dist-info except torch's) and a layer with torch itself (the package
   and its dist-info), the config's Env carrying PATH, CUDA_VERSION and NVIDIA_REQUIRE_CUDA;
 - `serve-oci.tar`, the same image as an OCI layout in a tar with gzip layers (the registry-pulled shape),
   so that libtorch_cuda.so is read through the gzip checkpoints.
-Then, for each image, in a child process (peak RSS measured with os.wait4): opens it with
-`stackcheck.image.open_image`, finds the image's Python and its site directory with `find_python`, and
-scans torch/lib/libtorch_cuda.so with the --deep fatbin reader through the image view. The SASS list must
-equal what `cuobjdump --list-elf` prints for the same library on the host; it is also compared with
-stackcheck's host-side scan of the same file.
-
-When `stackcheck audit --image` exists (issue 15's plumbing, another branch), the script also runs
-`stackcheck audit --image serve.tar --deep --format json` and compares facts.binaries.torch's
-libtorch_cuda.so entry; until then that step is reported as "skipped: no --image option" and the API path
-above is the proof. To switch: nothing to edit; the script detects the option from `stackcheck audit --help`.
+Then, for each image, runs the real CLI in a child process (peak RSS from os.wait4):
+    python3 -m stackcheck audit --image IMAGE --deep --format json --timeout 300
+and takes facts.binaries.torch's libtorch_cuda.so entry, facts.packages.torch, facts.python and
+facts.image from the report. The SASS list must equal what `cuobjdump --list-elf` prints for the same
+library on the host (and stackcheck's host-side scan of it); torch's version and CUDA read through the image
+must equal the host's torch/version.py; the image's Python must be found on its PATH (learned "static");
+the driver and GPUs are the host's (the nvml probe ran), and image-nvidia-require is judged (CUDA 13.0
+against the host's driver). The reader's own peak memory is measured separately on the OCI image
+(`open_image` alone in a child, ≤ 100 MB).
 
 Run from the repository root on the GPU machine (one line, well under 10 minutes):
     PYTHONPATH=$PWD python3 bench/h200_image_proof.py --out "${OUT:-/tmp}/image-proof.json"
@@ -74,6 +74,7 @@ def layer_base(path: Path, python_real: Path, version: str) -> None:
         tf.addfile(link)
         os_py = Path(f"/usr/lib/python{version}/os.py")
         _add_bytes(tf, f"usr/lib/python{version}/os.py", os_py.read_bytes() if os_py.exists() else b"")
+        _add_bytes(tf, "etc/passwd", b"root:x:0:0:root:/root:/bin/sh\n")
         for etc in ("/etc/os-release", "/etc/debian_version"):
             if Path(etc).is_file():
                 tf.add(etc, arcname=etc.lstrip("/"))
@@ -206,35 +207,20 @@ def build_images(work: Path, python: str, site: Path) -> dict[str, Any]:
     }
 
 
-CHILD = r"""
+READER = r"""
 import json, sys, time
 t0 = time.perf_counter()
-from stackcheck.image import find_python, open_image
-from stackcheck.image.elfview import scan_view_package
+from stackcheck.image import open_image
 with open_image(sys.argv[1]) as view:
-    opened = time.perf_counter() - t0
-    py = find_python(view, view.info.raw_env, view.info.user)
-    found = [s for s in py.site_packages if view.stat(s + "/torch/lib/libtorch_cuda.so") is not None]
-    site = found[0] if found else sys.argv[2]  # the finder missed it: still read the library, and say so
-    t1 = time.perf_counter()
-    scan = scan_view_package(view, site, ("torch/lib/libtorch_cuda.so",))
-    version_py = view.read_bytes(site + "/torch/version.py", 4096).decode()
-    print(json.dumps({
-        "open_s": round(opened, 2), "scan_s": round(time.perf_counter() - t1, 2), "finder_found_site": bool(found),
-        "python": py.to_facts(), "site": site, "sass": scan["sass"], "ptx": scan["ptx"],
-        "bytes_read": scan["bytes_read"], "files": [f.get("error") for f in scan["files"]],
-        "torch_version_py": [l for l in version_py.splitlines() if l.startswith(("__version__", "cuda"))],
-        "image": {k: v for k, v in view.info.to_facts().items() if k in ("format", "reference", "layers", "env",
-                  "nvidia_require", "warnings", "platform_chosen_by", "digest", "id")},
-    }))
+    print(json.dumps({"open_s": round(time.perf_counter() - t0, 2), "layers": len(view.info.layers)}))
 """
 
 
-def read_with_rusage(image: str, box_site: str) -> dict[str, Any]:
-    """Read the image in a child process (CHILD); its peak RSS from os.wait4."""
+def reader_memory(image: str) -> dict[str, Any]:
+    """`open_image` alone in a child: the reader's own wall time and peak RSS."""
     env = dict(os.environ, PYTHONPATH=str(REPO))
     t0 = time.monotonic()
-    proc = subprocess.Popen([sys.executable, "-c", CHILD, image, box_site], stdout=subprocess.PIPE, env=env)
+    proc = subprocess.Popen([sys.executable, "-c", READER, image], stdout=subprocess.PIPE, env=env)
     assert proc.stdout is not None
     out = proc.stdout.read()
     _, status, usage = os.wait4(proc.pid, 0)
@@ -244,6 +230,64 @@ def read_with_rusage(image: str, box_site: str) -> dict[str, Any]:
     result["wall_s"] = round(time.monotonic() - t0, 2)
     result["peak_rss_mb"] = round(usage.ru_maxrss / 1024, 1)
     return result
+
+
+def audit_image(image: str) -> dict[str, Any]:
+    """The real CLI: `stackcheck audit --image IMAGE --deep --format json` (peak RSS from os.wait4)."""
+    argv = [sys.executable, "-m", "stackcheck", "audit", "--image", image, "--deep", "--format", "json"]
+    argv += ["--timeout", "300"]
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    t0 = time.monotonic()
+    import tempfile
+
+    with tempfile.TemporaryFile() as err_file:  # a file: a chatty stderr cannot block the child
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err_file, env=env)
+        assert proc.stdout is not None
+        out = proc.stdout.read()
+        _, status, usage = os.wait4(proc.pid, 0)
+        err_file.seek(0)
+        err = err_file.read()
+    rc = os.waitstatus_to_exitcode(status)
+    result: dict[str, Any] = {
+        "command": " ".join(argv[1:]),
+        "exit": rc,
+        "wall_s": round(time.monotonic() - t0, 2),
+        "peak_rss_mb": round(usage.ru_maxrss / 1024, 1),
+    }
+    try:
+        report = json.loads(out)
+    except ValueError:
+        result["error"] = f"exit {rc}: {(out + err)[-1500:]!r}"
+        return result
+    facts = report.get("facts", {})
+    files = facts.get("binaries", {}).get("torch", {}).get("files", [])
+    entry = next((f for f in files if str(f.get("path", "")).endswith("libtorch_cuda.so")), {})
+    torch = facts.get("packages", {}).get("torch", {})
+    python = facts.get("python", {})
+    checks = {c.get("id"): c.get("status") for c in report.get("checks", [])}
+    result.update(
+        {
+            "sass": entry.get("sass"),
+            "ptx": entry.get("ptx"),
+            "bytes_read": entry.get("bytes_read"),
+            "scan_error": entry.get("error"),
+            "torch": {k: torch.get(k) for k in ("installed", "version", "cuda", "location")},
+            "python": {k: python.get(k) for k in ("executable", "version", "prefix", "chosen_by", "learned")},
+            "driver": facts.get("driver", {}).get("version"),
+            "gpus": len(facts.get("gpus") or []),
+            "image": {k: facts.get("image", {}).get(k) for k in ("format", "reference", "layers", "env", "warnings")},
+            "image_nvidia_require": checks.get("image-nvidia-require"),
+            "probes": {p.get("name"): p.get("status") for p in report.get("probes", [])},
+        }
+    )
+    return result
+
+
+def host_torch(python: str) -> dict[str, Any]:
+    """torch's version and CUDA as the host's interpreter says them (imports torch once)."""
+    rc, out = sh([python, "-c", "import torch; print(torch.__version__, torch.version.cuda)"], timeout=300)
+    words = out.strip().splitlines()[-1].split() if rc == 0 and out.strip() else []
+    return {"version": words[0] if words else None, "cuda": words[1] if len(words) > 1 else None, "raw": out[-300:]}
 
 
 def cuobjdump_sass(lib: Path) -> list[str] | str:
@@ -261,22 +305,6 @@ def host_scan(lib: Path) -> dict[str, Any]:
 
     got = scan_file(lib, "torch/lib/libtorch_cuda.so") or {}
     return {"sass": got.get("sass"), "ptx": got.get("ptx"), "bytes_read": got.get("bytes_read")}
-
-
-def audit_cli(image: str) -> dict[str, Any]:
-    cmd = [sys.executable, "-m", "stackcheck"]
-    env = dict(os.environ, PYTHONPATH=str(REPO))
-    _, help_text = sh([*cmd, "audit", "--help"], env=env)
-    if "--image" not in help_text:
-        return {"skipped": "no --image option in this stackcheck (issue 15's plumbing not merged)"}
-    rc, text = sh([*cmd, "audit", "--image", image, "--deep", "--format", "json"], timeout=540, env=env)
-    try:
-        report = json.loads(text[text.index("{") :])
-    except ValueError:
-        return {"error": f"exit {rc}: {text[-1000:]}"}
-    files = report.get("facts", {}).get("binaries", {}).get("torch", {}).get("files", [])
-    entry = next((f for f in files if str(f.get("path", "")).endswith("libtorch_cuda.so")), {})
-    return {"exit": rc, "sass": entry.get("sass"), "ptx": entry.get("ptx")}
 
 
 def main() -> int:
@@ -298,25 +326,25 @@ def main() -> int:
         summary["host"] = {"site": str(site), "libtorch_cuda_bytes": lib.stat().st_size}
         summary["cuobjdump_sass"] = cuobjdump_sass(lib)
         summary["host_scan"] = host_scan(lib)
+        summary["host_torch"] = host_torch(args.python)
         summary["built"] = build_images(work, args.python, site)
-        box_site = summary["built"]["box_site"]
-        summary["docker_save_read"] = read_with_rusage(summary["built"]["docker_save"]["path"], box_site)
-        summary["oci_gzip_read"] = read_with_rusage(summary["built"]["oci_gzip"]["path"], box_site)
-        summary["audit_cli"] = audit_cli(summary["built"]["docker_save"]["path"])
+        summary["audit_docker_save"] = audit_image(summary["built"]["docker_save"]["path"])
+        summary["audit_oci_gzip"] = audit_image(summary["built"]["oci_gzip"]["path"])
+        summary["reader_oci_gzip"] = reader_memory(summary["built"]["oci_gzip"]["path"])
         want = summary["cuobjdump_sass"]
+        audits = [summary[k] for k in ("audit_docker_save", "audit_oci_gzip")]
+        host = summary["host_torch"]
         checks = {
-            "docker_save_sass_equals_cuobjdump": summary["docker_save_read"].get("sass") == want,
-            "oci_gzip_sass_equals_cuobjdump": summary["oci_gzip_read"].get("sass") == want,
+            "docker_save_sass_equals_cuobjdump": audits[0].get("sass") == want,
+            "oci_gzip_sass_equals_cuobjdump": audits[1].get("sass") == want,
             "host_scan_equals_cuobjdump": summary["host_scan"].get("sass") == want,
-            "python_finder_found_torch": all(
-                summary[k].get("finder_found_site") for k in ("docker_save_read", "oci_gzip_read")
-            ),
-            "peak_rss_under_100mb": all(
-                summary[k].get("peak_rss_mb", 1e9) <= 100 for k in ("docker_save_read", "oci_gzip_read")
-            ),
+            "torch_version_equals_host": all((a.get("torch") or {}).get("version") == host["version"] for a in audits),
+            "torch_cuda_equals_host": all((a.get("torch") or {}).get("cuda") == host["cuda"] for a in audits),
+            "image_python_static": all((a.get("python") or {}).get("learned") == "static" for a in audits),
+            "driver_from_host": all(a.get("driver") and a.get("gpus") for a in audits),
+            "image_nvidia_require_judged": all(a.get("image_nvidia_require") in ("ok", "failed") for a in audits),
+            "reader_peak_rss_under_100mb": summary["reader_oci_gzip"].get("peak_rss_mb", 1e9) <= 100,
         }
-        if "sass" in summary["audit_cli"]:
-            checks["audit_cli_sass_equals_cuobjdump"] = summary["audit_cli"]["sass"] == want
         summary["checks"] = checks
         ok = isinstance(want, list) and bool(want) and all(checks.values())
     except Exception as exc:  # the proof reports, it does not crash

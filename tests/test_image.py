@@ -163,8 +163,7 @@ def test_gzip_layer_serves_big_files_through_checkpoints(tmp_path: Path, monkeyp
 
 
 def test_deep_reads_a_real_fatbin_library_inside_both_layer_kinds(tmp_path: Path) -> None:
-    from stackcheck.deep.binaries import scan_file
-    from stackcheck.image.elfview import scan_view_package
+    from stackcheck.deep.binaries import scan_file, scan_package_binaries
 
     lib = (DATA / "fatbin" / "libk.so").read_bytes()
     entries = [("file", f"{SITE}/torch/lib/libtorch_cuda.so", lib, 0o755), ("file", f"{SITE}/torch/lib/x.txt", b"")]
@@ -175,7 +174,7 @@ def test_deep_reads_a_real_fatbin_library_inside_both_layer_kinds(tmp_path: Path
     oci_layout(tmp_path / "oci", [{"layers": [layer_tar(entries)]}])
     for image in (tmp_path / "a.tar", tmp_path / "oci"):
         with open_image(image) as view:
-            got = scan_view_package(view, "/" + SITE, ("torch/lib/*.so", "torch/lib/*.so.*"))
+            got = scan_package_binaries("torch", "/" + SITE, ("torch/lib/*.so", "torch/lib/*.so.*"), view=view)
             assert got["sass"] == host["sass"] and got["ptx"] == host["ptx"]
             assert got["files"][0]["path"] == "torch/lib/libtorch_cuda.so"
             assert got["files"][0]["bytes_read"] == host["bytes_read"]
