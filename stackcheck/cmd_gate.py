@@ -237,6 +237,9 @@ def _decide(args: argparse.Namespace) -> tuple[dict[str, Any], list[str] | None]
     # server is never started here (it runs in a container): the gate decides, as with --dry-run
     server_env: dict[str, str] = dict(os.environ)
     image_command: list[str] | None = None
+    from stackcheck.target import check_view_options
+
+    check_view_options(opts)
     if opts.image:
         if args.watch:
             raise UsageError("--watch with --image: the image's server runs in a container, not here")
@@ -292,9 +295,7 @@ def _decide(args: argparse.Namespace) -> tuple[dict[str, Any], list[str] | None]
 
         try:
             explicit = [(r.feature, r.why) for r in derived.required if r.kind == "explicit"]
-            doc["advice"] = gate_advice(
-                ctx, launch_command, derived.sglang_args, explicit, server_env, args.advise
-            )
+            doc["advice"] = gate_advice(ctx, launch_command, derived.sglang_args, explicit, server_env, args.advise)
         except Exception as exc:
             doc["advice"] = [f"no advice: {type(exc).__name__}: {exc}".splitlines()[0]]
     if plan is not None and not isinstance(plan, dict):

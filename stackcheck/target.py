@@ -69,17 +69,24 @@ class Target:
 # -- the view ---------------------------------------------------------------------------------------------
 
 
-def open_view(opts: Options) -> FileView:
-    """The filesystem view the probes read: `--image PATH`, `--root DIR`, or this host."""
+def check_view_options(opts: Options) -> None:
+    """--image / --root / --platform combinations (UsageError, exit 2, before anything is read)."""
     image = getattr(opts, "image", None)
-    root = getattr(opts, "root", None)
-    if image and root:
-        raise UsageError("--image and --root: give one of them")
     platform = getattr(opts, "platform", None)
+    if image and getattr(opts, "root", None):
+        raise UsageError("--image and --root: give one of them")
     if platform and not image:
         raise UsageError("--platform: only with --image (it chooses one image of a multi-platform file)")
     if platform and not re.match(r"^[a-z0-9]+/[a-z0-9_]+(?:/[a-z0-9]+)?$", platform):
         raise UsageError(f"--platform {platform!r}: expected OS/ARCH[/VARIANT], for example linux/arm64")
+
+
+def open_view(opts: Options) -> FileView:
+    """The filesystem view the probes read: `--image PATH`, `--root DIR`, or this host."""
+    check_view_options(opts)
+    image = getattr(opts, "image", None)
+    root = getattr(opts, "root", None)
+    platform = getattr(opts, "platform", None)
     if image:
         import importlib
 

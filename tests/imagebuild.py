@@ -62,12 +62,17 @@ def digest(data: bytes) -> str:
 
 
 def config_json(
-    diff_ids: list[str], env: Sequence[str] = (), labels: dict[str, str] | None = None, arch: str = "amd64"
+    diff_ids: list[str],
+    env: Sequence[str] = (),
+    labels: dict[str, str] | None = None,
+    arch: str = "amd64",
+    container: dict[str, Any] | None = None,
 ) -> bytes:
+    """An image config; `container` adds keys of its "config" object (Entrypoint, Cmd, User, WorkingDir)."""
     doc = {
         "architecture": arch,
         "os": "linux",
-        "config": {"Env": list(env), "Labels": labels or {}},
+        "config": {"Env": list(env), "Labels": labels or {}, **(container or {})},
         "rootfs": {"type": "layers", "diff_ids": diff_ids},
     }
     return json.dumps(doc).encode()
@@ -89,11 +94,13 @@ def docker_save(
     tags: Sequence[str] = ("serve:1.0",),
     oci: bool = False,
     extra_config: dict[str, Any] | None = None,
+    container: dict[str, Any] | None = None,
 ) -> Path:
     """A `docker save` tarball: legacy layout (<id>/layer.tar), or with `oci` Docker 25+'s (blobs/ +
-    index.json + manifest.json). Layers are given as uncompressed tar bytes."""
+    index.json + manifest.json). Layers are given as uncompressed tar bytes; `container`: keys of the
+    config's "config" object (Entrypoint, Cmd, User, WorkingDir)."""
     diff_ids = [digest(x) for x in layers]
-    cfg = config_json(diff_ids, env, labels)
+    cfg = config_json(diff_ids, env, labels, container=container)
     if extra_config:
         doc = json.loads(cfg)
         doc.update(extra_config)
@@ -171,7 +178,13 @@ def oci_layout(
         layers = img["layers"]
         gz = img.get("gzip", True)
         stored = [gzip.compress(x, compresslevel=1, mtime=0) if gz else x for x in layers]
-        cfg = config_json([digest(x) for x in layers], img.get("env", ()), img.get("labels"), img.get("arch", "amd64"))
+        cfg = config_json(
+            [digest(x) for x in layers],
+            img.get("env", ()),
+            img.get("labels"),
+            img.get("arch", "amd64"),
+            img.get("container"),
+        )
         media = "application/vnd.oci.image.layer.v1.tar" + ("+gzip" if gz else "")
         manifest = {
             "schemaVersion": 2,

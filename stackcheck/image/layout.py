@@ -155,7 +155,6 @@ class ImageInfo:
             "warnings": list(self.warnings),
         }
 
-
     @property
     def command(self) -> list[str]:
         """What a container of this image runs without arguments: Entrypoint followed by Cmd (docker's rule)."""
