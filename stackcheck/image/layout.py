@@ -26,12 +26,15 @@ from stackcheck.image.blobs import (
     Truncated,
     compression_of,
 )
+from stackcheck.image.fastscan import apply_plain_layer
 from stackcheck.image.tarscan import HARDLINK, REGULAR, SYMLINK, Member, TarError, TarScanner
 from stackcheck.image.tree import Tree, clean_parts, printable
 from stackcheck.image.view import ImageView, LayerData
 
 #: JSON documents of an image (index, manifests, config) larger than this are refused
 JSON_CAP = 16 << 20
+#: uncompressed layers through the fused reader (fastscan.py); False: the general reader (tests compare them)
+FAST_PLAIN_LAYERS = True
 #: labels recorded in facts.image at most
 MAX_LABELS = 200
 
@@ -744,32 +747,34 @@ def _open(c: _Container, path: str, platform: str | None, reference: str | None,
                 f"{where}: zstd-compressed; stackcheck reads uncompressed and gzip layers (the Python standard "
                 "library has no zstd before 3.14): re-save the image with gzip layers"
             )
-        reader: PlainReader | InflateReader
-        capture_fn: Callable[[str, Member], bytes | None] | None = None
         gz: GzipIndex | None = None
-        if comp == "gzip":
-            gz = GzipIndex(blob)
-            inflate = InflateReader(blob, gz)
-            reader = inflate
-
-            def capture_fn(box_path: str, m: Member, _r: InflateReader = inflate) -> bytes | None:
-                nonlocal captured
-                if m.size > CAPTURE_FILE_CAP or captured + m.size > CAPTURE_TOTAL_CAP or not wants(box_path):
-                    return None
-                captured += m.size
-                return _r.read(m.size)
-        else:
-            reader = PlainReader(blob)
-        scanner = TarScanner(reader, where)
         try:
-            tree.apply(i, scanner, where, capture_fn)
+            if comp == "gzip":
+                gz = GzipIndex(blob)
+                inflate = InflateReader(blob, gz)
+
+                def capture_fn(box_path: str, m: Member, _r: InflateReader = inflate) -> bytes | None:
+                    nonlocal captured
+                    if m.size > CAPTURE_FILE_CAP or captured + m.size > CAPTURE_TOTAL_CAP or not wants(box_path):
+                        return None
+                    captured += m.size
+                    return _r.read(m.size)
+
+                scanner = TarScanner(inflate, where)
+                tree.apply(i, scanner, where, capture_fn)
+                inflate.finish()
+                ended_cleanly = scanner.ended_cleanly
+            elif FAST_PLAIN_LAYERS:
+                ended_cleanly = apply_plain_layer(tree, i, blob, where)
+            else:
+                scanner = TarScanner(PlainReader(blob), where)
+                tree.apply(i, scanner, where)
+                ended_cleanly = scanner.ended_cleanly
         except Truncated as exc:
             raise BadInputError(f"{where}: truncated ({exc})") from None
         except TarError as exc:
             raise BadInputError(str(exc)) from None
-        if isinstance(reader, InflateReader):
-            reader.finish()
-        if not scanner.ended_cleanly:
+        if not ended_cleanly:
             warnings.append(f"layer {i + 1}: no end-of-archive marker (the layer may be cut short)")
         layer_data.append(LayerData(blob, gz))
     info.warnings = warnings + tree.warnings.as_list()

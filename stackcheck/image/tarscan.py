@@ -65,7 +65,7 @@ class Member:
     real_size: int | None = None  # a sparse file's size once expanded
 
 
-def _cstr(field: bytes) -> bytes:
+def cstr(field: bytes) -> bytes:
     end = field.find(b"\0")
     return field if end < 0 else field[:end]
 
@@ -85,7 +85,7 @@ def _number(field: bytes, what: str) -> int:
         raise TarError(f"{what} is not an octal number ({text[:20]!r})") from None
 
 
-def _pax_records(data: bytes, where: str) -> dict[str, str]:
+def pax_records(data: bytes, where: str) -> dict[str, str]:
     """Parse "LEN key=value\\n" records."""
     out: dict[str, str] = {}
     pos = 0
@@ -110,6 +110,20 @@ def _pax_records(data: bytes, where: str) -> dict[str, str]:
     return out
 
 
+def check_header_checksum(block: bytes, at: int, where: str) -> None:
+    """Raise TarError unless the 512-byte block's checksum field matches its bytes."""
+    try:
+        stored = _number(block[148:156], "checksum")
+    except TarError:
+        raise TarError(f"{where}: not a tar header at byte {at} (no checksum)") from None
+    total = sum(block) - sum(block[148:156]) + 256  # the checksum field counts as 8 spaces
+    if stored != total:
+        # some old writers summed signed bytes
+        high = sum(1 for b in block[:148] if b > 127) + sum(1 for b in block[156:] if b > 127)
+        if stored != total - 256 * high:
+            raise TarError(f"{where}: not a tar header at byte {at} (checksum mismatch)")
+
+
 class TarScanner:
     """Iterate over the members of one tar stream: `for m in TarScanner(reader, "layer 2")`.
 
@@ -117,28 +131,20 @@ class TarScanner:
     stops at a member boundary is accepted, with `ended_cleanly` False for the caller to record).
     """
 
-    def __init__(self, reader: Reader, where: str) -> None:
+    def __init__(self, reader: Reader, where: str, pax_global: dict[str, str] | None = None) -> None:
         self.reader = reader
         self.where = where
         self.ended_cleanly = False
         self.members = 0
+        self._pax_global = dict(pax_global or {})  # global pax records seen before `reader.pos`
 
     def _checksum(self, block: bytes, at: int) -> None:
-        try:
-            stored = _number(block[148:156], "checksum")
-        except TarError:
-            raise TarError(f"{self.where}: not a tar header at byte {at} (no checksum)") from None
-        total = sum(block) - sum(block[148:156]) + 256  # the checksum field counts as 8 spaces
-        if stored != total:
-            # some old writers summed signed bytes
-            high = sum(1 for b in block[:148] if b > 127) + sum(1 for b in block[156:] if b > 127)
-            if stored != total - 256 * high:
-                raise TarError(f"{self.where}: not a tar header at byte {at} (checksum mismatch)")
+        check_header_checksum(block, at, self.where)
 
     def __iter__(self) -> Iterator[Member]:
         reader, where = self.reader, self.where
         pax: dict[str, str] = {}
-        pax_global: dict[str, str] = {}
+        pax_global: dict[str, str] = self._pax_global
         long_name: bytes | None = None
         long_link: bytes | None = None
         skip, next_block = reader.skip, reader.block
@@ -183,13 +189,13 @@ class TarScanner:
                 data = reader.read(size)
                 reader.skip(-size % BLOCK)
                 if typ == b"L":
-                    long_name = _cstr(data)
+                    long_name = cstr(data)
                 elif typ == b"K":
-                    long_link = _cstr(data)
+                    long_link = cstr(data)
                 elif typ == b"g":
-                    pax_global.update(_pax_records(data, f"{where}: pax header at byte {at}"))
+                    pax_global.update(pax_records(data, f"{where}: pax header at byte {at}"))
                 else:
-                    pax.update(_pax_records(data, f"{where}: pax header at byte {at}"))
+                    pax.update(pax_records(data, f"{where}: pax header at byte {at}"))
                 continue
             if long_name is not None:
                 raw_name = long_name

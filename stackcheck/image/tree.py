@@ -63,6 +63,43 @@ class Node:
         return st.S_ISREG(self.mode)
 
 
+class FileNode(tuple[int, int, int, int, Any]):
+    """A regular file of the merged image, as the fast layer reader (fastscan.py) records it: the same
+    attributes as a `Node` (mode, mtime, size, layer, where: the offset of its bytes in its layer's stream),
+    but immutable and built by tuple's C constructor, which costs a third of a Node's Python __init__; a
+    layer of 70,000 files makes 70,000 of them. Files are never changed in place (a later layer replaces
+    the node), so nothing is lost."""
+
+    __slots__ = ()
+    is_dir = False
+    is_link = False
+    is_file = True
+
+    @property
+    def mode(self) -> int:
+        return self[0]
+
+    @property
+    def mtime(self) -> int:
+        return self[1]
+
+    @property
+    def size(self) -> int:
+        return self[2]
+
+    @property
+    def layer(self) -> int:
+        return self[3]
+
+    @property
+    def where(self) -> Any:
+        return self[4]
+
+
+#: what a directory holds
+AnyNode = Node | FileNode
+
+
 class Warnings:
     """Recorded problems, capped (a hostile layer cannot grow the report without bound)."""
 
@@ -145,10 +182,10 @@ class Tree:
                     _, target = self.resolve("/" + "/".join(parts[: i + 1]))
                 except OSError:  # a link loop
                     return None
-                if target is None or not target.is_dir:
+                if not isinstance(target, Node) or not target.is_dir:
                     return None
                 child = target
-            elif not child.is_dir:
+            elif not isinstance(child, Node) or not child.is_dir:
                 return None
             if create and child.layer < layer:
                 child.layer = layer  # something of this layer lives below: an opaque marker must keep it
@@ -178,67 +215,11 @@ class Tree:
         `capture(box_path, member)` may read the member's data from the stream (while it is current) and
         return it; that file's content is then served from memory.
         """
-        absolute_seen = False
-        # parent directory by its path, for this layer: consecutive members share parents, so most
-        # members cost one dict lookup here instead of a walk from the root. Cleared whenever a directory
-        # or a link might leave the tree (whiteouts, opaque markers, replacements).
-        parents: dict[str, Node] = {}
-        entries = 0
-        names, modes = self._names, self._modes
+        applier = LayerApplier(self, layer, where, capture)
+        add = applier.add
         for m in members:
-            name = m.name
-            if name.startswith("./") and len(name) > 2:
-                name = name[2:]  # some layer writers prefix every name with ./
-            # substring tests, not a regex: a regex search here cost more than all the rest of a member
-            if name and name[0] not in "./" and "/." not in name and "//" not in name:
-                parent_key, _, base = name.rstrip("/").rpartition("/")
-            else:
-                parts, absolute = clean_parts(name)
-                if absolute and not absolute_seen:
-                    absolute_seen = True
-                    self.warnings.add(
-                        f"{where}: absolute member names (such as {printable(name)}): read inside the root"
-                    )
-                if parts is None:
-                    self.warnings.add(f"{where}: member {printable(name)} leaves the image root: skipped")
-                    continue
-                if not parts:
-                    if m.type == DIRECTORY:
-                        self.root.mode = self._mode(st.S_IFDIR | m.mode)
-                    continue
-                parent_key, base = "/".join(parts[:-1]), parts[-1]
-            if base.startswith(WHITEOUT):
-                parents.clear()
-                self._whiteout(layer, [*parent_key.split("/"), base] if parent_key else [base], where)
-                continue
-            parent = parents.get(parent_key)
-            if parent is None:
-                parent = self._dir_for(parent_key.split("/") if parent_key else [], layer, create=True)
-                if parent is None:
-                    self.warnings.add(f"{where}: {printable(name)}: a parent is not a directory: skipped")
-                    continue
-                parents[parent_key] = parent
-            children = parent.where
-            if m.type in REGULAR and capture is None and not m.sparse:  # most members: inlined
-                mode = _IFREG | m.mode
-                node = Node(modes.setdefault(mode, mode), m.mtime, m.size, layer, m.data_pos)
-            else:
-                got = self._node_for(layer, m, parent_key, base, where, capture)
-                if got is None:
-                    continue
-                node = got
-            old = children.get(base)
-            if old is not None:
-                old_type = old.mode & _IFMT
-                if old_type == _IFDIR and node.mode & _IFMT == _IFDIR:
-                    old.mode, old.mtime, old.layer = node.mode, node.mtime, layer
-                    continue
-                if old_type in (_IFDIR, _IFLNK):
-                    parents.clear()
-            else:
-                entries += 1
-            children[names.setdefault(base, base)] = node  # one string per distinct name
-        self.entries += entries
+            add(m)
+        applier.finish()
 
     def _whiteout(self, layer: int, parts: list[str], where: str) -> None:
         base = parts[-1]
@@ -293,7 +274,7 @@ class Tree:
 
     def _hardlink(self, layer: int, m: Member, where: str) -> Node | None:
         tparts, _ = clean_parts(m.linkname)
-        target: Node | None = None
+        target: AnyNode | None = None
         if tparts:
             parent = self._dir_for(tparts[:-1], layer, create=False)
             if parent is not None and isinstance(parent.where, dict):
@@ -310,7 +291,7 @@ class Tree:
         return Node(target.mode, target.mtime, target.size, layer, data)
 
     # ---- reading ----------------------------------------------------------------------------------
-    def resolve(self, path: str, follow_last: bool = True) -> tuple[str, Node | None]:
+    def resolve(self, path: str, follow_last: bool = True) -> tuple[str, AnyNode | None]:
         """(the box path with every link resolved inside the root, its node or None).
 
         Raises OSError (ELOOP) after MAX_LINK_HOPS links.
@@ -320,7 +301,7 @@ class Tree:
         todo = [p for p in path.split("/") if p and p != "."]
         todo.reverse()
         names: list[str] = []
-        nodes: list[Node | None] = [self.root]
+        nodes: list[AnyNode | None] = [self.root]
         hops = 0
         while todo:
             part = todo.pop()
@@ -348,3 +329,105 @@ class Tree:
             names.append(part)
             nodes.append(child)
         return "/" + "/".join(names), nodes[-1]
+
+
+class LayerApplier:
+    """Applies the members of one layer to a Tree, one `add(member)` at a time, then `finish()`.
+
+    `parents` caches parent directories by their path within this layer (consecutive members share
+    parents, so most members cost one dict lookup instead of a walk from the root); it is cleared whenever
+    a directory or a link might leave the tree (whiteouts, opaque markers, replacements). The fast reader of
+    uncompressed layers (fastscan.py) inserts common members itself through the same cache and hands every
+    other member to `add`.
+    """
+
+    __slots__ = ("absolute_seen", "capture", "entries", "layer", "parents", "tree", "where")
+
+    def __init__(
+        self,
+        tree: Tree,
+        layer: int,
+        where: str,
+        capture: Callable[[str, Member], bytes | None] | None = None,
+    ) -> None:
+        self.tree = tree
+        self.layer = layer
+        self.where = where
+        self.capture = capture
+        self.parents: dict[Any, Node] = {}  # keyed by the parent's path (str) or its raw bytes (fastscan)
+        self.entries = 0
+        self.absolute_seen = False
+
+    def finish(self) -> None:
+        self.tree.entries += self.entries
+        self.entries = 0
+
+    def parent(self, parent_key: str, name: str) -> Node | None:
+        """The directory a member goes in (created as needed), or None with a warning."""
+        parent = self.parents.get(parent_key)
+        if parent is None:
+            parent = self.tree._dir_for(parent_key.split("/") if parent_key else [], self.layer, create=True)
+            if parent is None:
+                self.tree.warnings.add(f"{self.where}: {printable(name)}: a parent is not a directory: skipped")
+                return None
+            self.parents[parent_key] = parent
+        return parent
+
+    def put(self, children: dict[str, AnyNode], base: str, node: AnyNode) -> None:
+        """Put `node` in a directory (a directory over a directory keeps its children)."""
+        old = children.get(base)
+        if old is not None:
+            old_type = old.mode & _IFMT
+            if old_type == _IFDIR and node.mode & _IFMT == _IFDIR:
+                assert isinstance(old, Node)  # directories are always Nodes
+                old.mode, old.mtime, old.layer = node.mode, node.mtime, self.layer
+                return
+            if old_type in (_IFDIR, _IFLNK):
+                self.parents.clear()
+        else:
+            self.entries += 1
+        names = self.tree._names
+        children[names.setdefault(base, base)] = node  # one string per distinct name
+
+    def add(self, m: Member) -> None:
+        tree = self.tree
+        name = m.name
+        if name.startswith("./") and len(name) > 2:
+            name = name[2:]  # some layer writers prefix every name with ./
+        # substring tests, not a regex: a regex search here cost more than all the rest of a member
+        if name and name[0] not in "./" and "/." not in name and "//" not in name:
+            parent_key, _, base = name.rstrip("/").rpartition("/")
+        else:
+            parts, absolute = clean_parts(name)
+            if absolute and not self.absolute_seen:
+                self.absolute_seen = True
+                tree.warnings.add(
+                    f"{self.where}: absolute member names (such as {printable(name)}): read inside the root"
+                )
+            if parts is None:
+                tree.warnings.add(f"{self.where}: member {printable(name)} leaves the image root: skipped")
+                return
+            if not parts:
+                if m.type == DIRECTORY:
+                    tree.root.mode = tree._mode(st.S_IFDIR | m.mode)
+                return
+            parent_key, base = "/".join(parts[:-1]), parts[-1]
+        if base.startswith(WHITEOUT):
+            self.parents.clear()
+            tree._whiteout(self.layer, [*parent_key.split("/"), base] if parent_key else [base], self.where)
+            return
+        parent = self.parent(parent_key, name)
+        if parent is None:
+            return
+        children = parent.where
+        assert isinstance(children, dict)
+        if m.type in REGULAR and self.capture is None and not m.sparse:  # most members: inlined
+            mode = _IFREG | m.mode
+            modes = tree._modes
+            node = Node(modes.setdefault(mode, mode), m.mtime, m.size, self.layer, m.data_pos)
+        else:
+            got = tree._node_for(self.layer, m, parent_key, base, self.where, self.capture)
+            if got is None:
+                return
+            node = got
+        self.put(children, base, node)

@@ -11,7 +11,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from stackcheck.image.blobs import Blob, FileHandle, GzipIndex, Truncated
-from stackcheck.image.tree import Node, Tree
+from stackcheck.image.tree import AnyNode, Tree
 from stackcheck.probes.fsview import ConfiguredView, FileKind, FileStat, FileView, NotRegularFile
 
 if TYPE_CHECKING:
@@ -74,7 +74,7 @@ class LayerData:
             raise OSError(str(exc)) from None
 
 
-def _kind(node: Node) -> FileKind:
+def _kind(node: AnyNode) -> FileKind:
     if node.is_file:
         return "file"
     if node.is_dir:
@@ -193,7 +193,7 @@ class ImageView:
         """Every path below `top` (links not followed), for tests and tools; sorted."""
         real, node = self._tree.resolve(top)
         out: list[str] = []
-        stack: list[tuple[str, Node]] = [(real, node)] if node is not None else []
+        stack: list[tuple[str, AnyNode]] = [(real, node)] if node is not None else []
         while stack:
             path, cur = stack.pop()
             if isinstance(cur.where, dict):
