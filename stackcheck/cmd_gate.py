@@ -227,7 +227,6 @@ def _exec(command: list[str]) -> int:
 
 
 def _decide(args: argparse.Namespace) -> tuple[dict[str, Any], list[str] | None]:
-    from stackcheck import gate
     from stackcheck.manifest_loader import load as load_manifests
 
     command = _command(args)
@@ -254,6 +253,28 @@ def _decide(args: argparse.Namespace) -> tuple[dict[str, Any], list[str] | None]
     # the probes wait on the driver: start them now, while the manifests are read and the command derived
     later_manifests = Background(lambda: load_manifests(opts.manifests_dirs))
     later_facts = Background(lambda: gather(opts, later_manifests.get))
+    try:
+        return _decide_with(args, opts, command, image_command, launch_command, server_env, require, later_manifests,
+                            later_facts)  # fmt: skip
+    except Exception:  # (an interrupt does not wait)
+        later_facts.settle()  # never leave a probe thread running while the interpreter shuts down
+        later_manifests.settle()
+        raise
+
+
+def _decide_with(
+    args: argparse.Namespace,
+    opts: Any,
+    command: list[str] | None,
+    image_command: list[str] | None,
+    launch_command: list[str] | None,
+    server_env: dict[str, str],
+    require: list[str],
+    later_manifests: Any,
+    later_facts: Any,
+) -> tuple[dict[str, Any], list[str] | None]:
+    from stackcheck import gate
+
     manifests = later_manifests.get()
     known = {str(f.get("id")) for f in manifests.features}
     bad = [f for f in require if f not in known]

@@ -91,6 +91,12 @@ class Background:
             raise self._error
         return self._result
 
+    def settle(self) -> None:
+        """Wait for the thread and drop its result: called before an error leaves the command, so that the
+        interpreter never shuts down while this daemon thread is still importing modules (CPython can crash
+        with SIGSEGV then: seen as exit -11 of `audit --facts BAD` on a loaded machine)."""
+        self._thread.join()
+
 
 def gather(
     opts: Options, manifests: Callable[[], Manifests] | None = None
@@ -296,7 +302,11 @@ def evaluate(
         return m
 
     later = Background(preload)
-    facts, outcomes, host = gathered() if gathered is not None else gather(opts, later.get)
+    try:
+        facts, outcomes, host = gathered() if gathered is not None else gather(opts, later.get)
+    except Exception:  # (an interrupt does not wait)
+        later.settle()
+        raise
     manifests = later.get()
     assert manifests is not None
     from stackcheck.context import Context
