@@ -151,6 +151,8 @@ class ImageFacts(TypedDict, total=False):
     layers: list[ImageLayer]
     env: dict[str, str]  # the config's Env, allow-listed, secrets dropped
     labels: dict[str, str]
+    command: list[str] | None  # Entrypoint + Cmd, secrets masked
+    workdir: str | None
     nvidia_require: NvidiaRequire
     warnings: list[str]
 

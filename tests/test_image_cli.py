@@ -315,3 +315,31 @@ def test_bad_images_are_one_line_exit_2(tmp_path: Path, images: dict[str, Path])
             lines = proc.stderr.strip().splitlines()
             assert len(lines) == 1 and message in lines[0], (verb, args, proc.stderr)
             assert "Traceback" not in proc.stderr and proc.stdout == ""
+
+
+def test_source_tables_are_read_from_the_image(tmp_path: Path) -> None:
+    """SGLang's gate table read with ast from the image's own sources: the release table in a lower layer,
+    then an upper layer that patches it (key 12 added), as a derived image would."""
+    dc = f"{SITE}/sglang/srt/distributed/device_communicators"
+    table = "MiB = 1024 * 1024\nTORCH_SYMM_MEM_ALL_REDUCE_MAX_SIZES = {{\n{rows}}}\n"
+    release = table.format(rows="    9: {2: 64 * MiB},\n    10: {2: 64 * MiB},\n")
+    patched = table.format(rows="    9: {2: 64 * MiB},\n    10: {2: 64 * MiB},\n    12: {2: 64 * MiB},\n")
+    lower = [
+        ("file", f"{SITE}/sglang-0.5.9.dist-info/METADATA", meta("sglang", "0.5.9")),
+        ("file", f"{dc}/all_reduce_utils.py", release.encode()),
+    ]
+    upper = [("file", f"{dc}/all_reduce_utils.py", patched.encode())]
+    for name, layers in (("release", [lower]), ("patched", [lower, upper])):
+        image = docker_save(tmp_path / f"{name}.tar", [layer_tar(base_layer()), *map(layer_tar, layers)], env=ENV[:1])
+        doc = report_of(run_cli("probe", "--image", str(image), "--format", "json"))
+        gate = doc["facts"]["source_tables"]["sglang.torch_symm_mem_sizes"]
+        assert gate["file"] == "sglang/srt/distributed/device_communicators/all_reduce_utils.py", gate
+        assert gate["value"] == ([9, 10] if name == "release" else [9, 10, 12]), gate
+
+
+def test_an_image_without_python_fails_closed(tmp_path: Path) -> None:
+    image = docker_save(tmp_path / "nopy.tar", [layer_tar([("file", "bin/sh", b"#!", 0o755)])], env=["PATH=/bin"])
+    text = run_cli("audit", "--image", str(image), *HOST).stdout
+    assert "stack: packages unknown" in text and "no python3 or python on the image's PATH (/bin)" in text
+    proc = run_cli("gate", "--image", str(image), *HOST, "--require", "cuda-graph")
+    assert proc.returncode == 1 and "decision: refuse" in proc.stdout, proc.stdout + proc.stderr

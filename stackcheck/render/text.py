@@ -77,10 +77,9 @@ def box_lines(report: dict[str, Any]) -> list[str]:
     tk = [t for t in facts.get("cuda_toolkits") or [] if t.get("active_for_build")]
     if tk:
         stack.append(f"toolkit {tk[0].get('version')}")
-    lines.append(
-        "stack: "
-        + (" · ".join(stack) if stack else ("packages unknown" if not pkgs else "none of the serving packages"))
-    )
+    unknown = not pkgs or all(isinstance(p, dict) and p.get("error") and not p.get("installed") for p in pkgs.values())
+    missing = "packages unknown" if unknown else "none of the serving packages"
+    lines.append("stack: " + (" · ".join(stack) if stack else missing))
     image = image_text(facts)
     if image:
         lines.append(f"image: {image}")
