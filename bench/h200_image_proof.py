@@ -216,9 +216,9 @@ with open_image(sys.argv[1]) as view:
 """
 
 
-def reader_memory(image: str) -> dict[str, Any]:
+def reader_memory(image: str, pythonpath: str) -> dict[str, Any]:
     """`open_image` alone in a child: the reader's own wall time and peak RSS."""
-    env = dict(os.environ, PYTHONPATH=str(REPO))
+    env = dict(os.environ, PYTHONPATH=pythonpath)
     t0 = time.monotonic()
     proc = subprocess.Popen([sys.executable, "-c", READER, image], stdout=subprocess.PIPE, env=env)
     assert proc.stdout is not None
@@ -232,11 +232,33 @@ def reader_memory(image: str) -> dict[str, Any]:
     return result
 
 
-def audit_image(image: str) -> dict[str, Any]:
+def child_pythonpath(work: Path) -> str:
+    """PYTHONPATH for the CLI in this interpreter: the tree, and `packaging` (stackcheck's one import that a
+    bare system Python may lack) from a wheel in .whl/ (a pure-Python wheel is importable as a zip), else
+    pip's vendored copy linked under the work directory."""
+    parts = [str(REPO)]
+    rc, _ = sh([sys.executable, "-c", "import packaging.version"])
+    if rc == 0:
+        return str(REPO)
+    wheels = sorted((REPO / ".whl").glob("packaging-*.whl")) if (REPO / ".whl").is_dir() else []
+    if wheels:
+        return ":".join([*parts, str(wheels[-1])])
+    rc, out = sh([sys.executable, "-c", "import pip._vendor.packaging as p; print(p.__path__[0])"])
+    if rc == 0 and out.strip():
+        shim = work / "pydeps"
+        shim.mkdir(exist_ok=True)
+        link = shim / "packaging"
+        if not link.exists():
+            link.symlink_to(out.strip().splitlines()[-1])
+        parts.append(str(shim))
+    return ":".join(parts)
+
+
+def audit_image(image: str, pythonpath: str) -> dict[str, Any]:
     """The real CLI: `stackcheck audit --image IMAGE --deep --format json` (peak RSS from os.wait4)."""
     argv = [sys.executable, "-m", "stackcheck", "audit", "--image", image, "--deep", "--format", "json"]
     argv += ["--timeout", "300"]
-    env = dict(os.environ, PYTHONPATH=str(REPO))
+    env = dict(os.environ, PYTHONPATH=pythonpath)
     t0 = time.monotonic()
     import tempfile
 
@@ -299,8 +321,10 @@ def cuobjdump_sass(lib: Path) -> list[str] | str:
     return sorted(set(re.findall(r"\.(sm_\d+[af]?)\.cubin", text)))
 
 
-def host_scan(lib: Path) -> dict[str, Any]:
-    sys.path.insert(0, str(REPO))
+def host_scan(lib: Path, pythonpath: str) -> dict[str, Any]:
+    for entry in reversed(pythonpath.split(":")):
+        if entry not in sys.path:
+            sys.path.insert(0, entry)
     from stackcheck.deep.binaries import scan_file
 
     got = scan_file(lib, "torch/lib/libtorch_cuda.so") or {}
@@ -325,12 +349,14 @@ def main() -> int:
         lib = site / "torch" / "lib" / "libtorch_cuda.so"
         summary["host"] = {"site": str(site), "libtorch_cuda_bytes": lib.stat().st_size}
         summary["cuobjdump_sass"] = cuobjdump_sass(lib)
-        summary["host_scan"] = host_scan(lib)
+        pythonpath = child_pythonpath(work)
+        summary["child_pythonpath"] = pythonpath
+        summary["host_scan"] = host_scan(lib, pythonpath)
         summary["host_torch"] = host_torch(args.python)
         summary["built"] = build_images(work, args.python, site)
-        summary["audit_docker_save"] = audit_image(summary["built"]["docker_save"]["path"])
-        summary["audit_oci_gzip"] = audit_image(summary["built"]["oci_gzip"]["path"])
-        summary["reader_oci_gzip"] = reader_memory(summary["built"]["oci_gzip"]["path"])
+        summary["audit_docker_save"] = audit_image(summary["built"]["docker_save"]["path"], pythonpath)
+        summary["audit_oci_gzip"] = audit_image(summary["built"]["oci_gzip"]["path"], pythonpath)
+        summary["reader_oci_gzip"] = reader_memory(summary["built"]["oci_gzip"]["path"], pythonpath)
         want = summary["cuobjdump_sass"]
         audits = [summary[k] for k in ("audit_docker_save", "audit_oci_gzip")]
         host = summary["host_torch"]
