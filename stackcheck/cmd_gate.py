@@ -310,21 +310,54 @@ def _exec(command: list[str]) -> int:
 
 
 def _decide(args: argparse.Namespace) -> tuple[dict[str, Any], list[str] | None]:
-    from stackcheck import gate
     from stackcheck.manifest_loader import load as load_manifests
 
     command = _command(args)
     require = [x.strip() for item in args.require or [] for x in item.split(",") if x.strip()]
-    if command is None and not require:
-        raise UsageError("nothing to gate: give --require FEATURE... and/or -- COMMAND...")
     opts = options_from(args)
+    # the server's environment: this one, or in an image the one its containers start with; an image's
+    # server is never started here (it runs in a container): the gate decides, as with --dry-run
+    server_env: dict[str, str] = dict(os.environ)
+    image_command: list[str] | None = None
+    from stackcheck.target import check_view_options
+
+    check_view_options(opts)
+    if opts.image:
+        if args.watch:
+            raise UsageError("--watch with --image: the image's server runs in a container, not here")
+        server_env, image_command = _image_launch(opts.image, opts.platform)
+    launch_command = command if command is not None else image_command
+    if launch_command is None and not require:
+        what = " (the image has no Entrypoint or Cmd)" if opts.image else ""
+        raise UsageError(f"nothing to gate{what}: give --require FEATURE... and/or -- COMMAND...")
     opts.command = command  # the packages audited are those of the command's own interpreter
-    from stackcheck import gate_preflight
     from stackcheck.pipeline import Background, gather
 
     # the probes wait on the driver: start them now, while the manifests are read and the command derived
     later_manifests = Background(lambda: load_manifests(opts.manifests_dirs))
     later_facts = Background(lambda: gather(opts, later_manifests.get))
+    try:
+        return _decide_with(args, opts, command, image_command, launch_command, server_env, require, later_manifests,
+                            later_facts)  # fmt: skip
+    except Exception:  # (an interrupt does not wait)
+        later_facts.settle()  # never leave a probe thread running while the interpreter shuts down
+        later_manifests.settle()
+        raise
+
+
+def _decide_with(
+    args: argparse.Namespace,
+    opts: Any,
+    command: list[str] | None,
+    image_command: list[str] | None,
+    launch_command: list[str] | None,
+    server_env: dict[str, str],
+    require: list[str],
+    later_manifests: Any,
+    later_facts: Any,
+) -> tuple[dict[str, Any], list[str] | None]:
+    from stackcheck import gate, gate_preflight
+
     manifests = later_manifests.get()
     from stackcheck.options import feature_id
 
@@ -333,12 +366,13 @@ def _decide(args: argparse.Namespace) -> tuple[dict[str, Any], list[str] | None]
     allow = gate_preflight.check_allow(args.allow or [], manifests.features, manifests.checks)
     mapping = manifests.launch
     config_problem = None
-    if command is not None:
+    config_path = None
+    if launch_command is not None:
         to_derive, config_path, config_problem = gate_preflight.expand_config(
-            command, mapping, manifests.preflight, os.environ
+            launch_command, mapping, manifests.preflight, server_env
         )
-        derived = gate.derive(to_derive, mapping, os.environ, require)
-        derived.command = list(command)  # exec'd as given: the config file is SGLang's to read again
+        derived = gate.derive(to_derive, mapping, server_env, require)
+        derived.command = list(launch_command)  # exec'd as given: the config file is SGLang's to read again
         gate.add_launch_requirements(derived, manifests.features, manifests.checks)
         if config_path:
             derived.problems.append(
@@ -348,12 +382,15 @@ def _decide(args: argparse.Namespace) -> tuple[dict[str, Any], list[str] | None]
         derived = gate.Derived(command=[], entrypoint=None, sglang_args=[])
         for f in require:
             derived.required.append(gate.Requirement(f, "explicit", "--require"))
-    # an SGLang launch: read GPU usage in a thread now, while the probes wait on the driver
-    usage = gate_preflight.start_usage(opts.facts_file, command if derived.entrypoint else None)
+    if opts.image:
+        gate.add_image_requirements(derived, manifests.features, manifests.checks)
+    # an SGLang launch here: read GPU usage in a thread now, while the probes wait on the driver (an image's
+    # server runs elsewhere: this box's GPU usage says nothing about it)
+    usage = gate_preflight.start_usage(opts.facts_file, command if derived.entrypoint and not opts.image else None)
     if not derived.required and not derived.problems:
         doc = _document(derived, gate.Decision(True, [], [], []), [])
         doc["note"] = "no SGLang launch or flag found in the command and no --require: nothing to check"
-        return doc, command
+        return doc, None if opts.image else command
     from stackcheck.pipeline import evaluate
 
     opts.launch = dict(derived.launch)
@@ -370,9 +407,9 @@ def _decide(args: argparse.Namespace) -> tuple[dict[str, Any], list[str] | None]
             manifests,
             {"facts": ctx.facts},
             ctx.installed_version("sglang"),
-            gate_preflight.server_env(command or [], os.environ),
+            gate_preflight.server_env(launch_command or [], server_env),
             usage,
-            live=not opts.facts_file,
+            live=not opts.facts_file and not opts.image,
             opts=opts,
         )
     decision = gate.decide(
@@ -399,19 +436,39 @@ def _decide(args: argparse.Namespace) -> tuple[dict[str, Any], list[str] | None]
         doc["driver_error"] = str(driver["error"])  # said once in the text, not in every reason
     doc["sglang"] = ctx.installed_version("sglang")
     doc["facts"] = opts.facts_file or "probed"
-    if command is not None and not args.quiet:  # the advice of `stackcheck recommend`; never the decision
+    if launch_command is not None and not args.quiet:  # the advice of `stackcheck recommend`; never the decision
         from stackcheck.recommend import gate_advice
 
         try:
             explicit = [(r.feature, r.why) for r in derived.required if r.kind == "explicit"]
-            doc["advice"] = gate_advice(ctx, command, derived.sglang_args, explicit, os.environ, args.advise)
+            doc["advice"] = gate_advice(ctx, launch_command, derived.sglang_args, explicit, server_env, args.advise)
         except Exception as exc:
             doc["advice"] = [f"no advice: {type(exc).__name__}: {exc}".splitlines()[0]]
     if plan is not None and not isinstance(plan, dict):
         doc["plan_error"] = str(plan)
     from stackcheck.sources import normalize
 
-    return normalize(doc, manifests.sources), command  # every `source` as [{id, title, url}]
+    doc = normalize(doc, manifests.sources)  # every `source` as [{id, title, url}]
+    if opts.image:
+        doc["image"] = opts.image
+        if command is None and image_command is not None:
+            doc["note"] = "the command is the image's own (Entrypoint + Cmd); it runs in a container, not here"
+        return doc, None
+    return doc, command
+
+
+def _image_launch(image: str, platform: str | None) -> tuple[dict[str, str], list[str] | None]:
+    """The environment a container of the image starts with (its config's Env; PATH as docker defaults
+    it) and the command it runs (Entrypoint + Cmd, None when it has neither). Reads the config only."""
+    try:
+        from stackcheck.image import read_image_info
+        from stackcheck.target import DEFAULT_PATH
+    except ImportError:
+        raise UsageError(f"--image {image}: image support is not installed in this stackcheck") from None
+    info = read_image_info(image, platform=platform)
+    env = dict(info.raw_env)
+    env.setdefault("PATH", DEFAULT_PATH)
+    return env, info.command or None
 
 
 def _plan(ctx: Any, features: Any) -> Any:

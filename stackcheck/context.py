@@ -3,6 +3,7 @@ the facts, the manifests and the launch options. Pure: no I/O."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -342,6 +343,8 @@ class Context:
                     return len(gpus)
                 raise Missing(path, "tensor-parallel size not known (no launch command, no GPUs)")
             raise Missing(path, f"launch option {rest} not given")
+        if head == "image":
+            return self.image_fact(path, rest)
         if head == "env":
             env = (self.facts.get("system") or {}).get("env")
             if env is None:
@@ -349,6 +352,30 @@ class Context:
             if rest in env:
                 return env[rest]
             raise Missing(path, f"{rest} is not set")
+        raise Missing(path, f"unknown fact path {path}")
+
+    # ---- images -----------------------------------------------------------------------------
+    def image_fact(self, path: str, rest: str) -> Any:
+        """image.nvidia_require_text: the image's NVIDIA_REQUIRE_* texts (absent: it states none);
+        image.nvidia_require: "met", or "unmet: <requirement> (<why>)", as nvidia-container-toolkit judges it
+        against facts.driver and facts.gpus (stackcheck/image/require.py)."""
+        image = self.facts.get("image")
+        if not isinstance(image, dict):
+            raise Missing(path, "not an image audit (no facts.image)")
+        raw = image.get("nvidia_require")
+        section: Mapping[str, Any] = raw if isinstance(raw, dict) else {}
+        texts = [str(r.get("text")) for r in section.get("requirements") or [] if isinstance(r, dict)]
+        if rest == "nvidia_require_text":
+            if not texts and not section.get("errors"):
+                raise Missing(path, "the image states no NVIDIA_REQUIRE_* requirement")
+            return " AND ".join(texts) or "invalid"
+        if rest == "nvidia_require":
+            from stackcheck.image.require import judge_facts
+
+            verdict = judge_facts(image, dict(self.facts.get("driver") or {}), list(self.facts.get("gpus") or []))
+            if verdict.satisfied is None:
+                raise Missing(path, f"NVIDIA_REQUIRE_* cannot be judged: {verdict.reason}")
+            return "met" if verdict.satisfied else f"unmet: {verdict.failed} ({verdict.reason})"
         raise Missing(path, f"unknown fact path {path}")
 
     # ---- gates ------------------------------------------------------------------------------

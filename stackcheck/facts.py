@@ -120,6 +120,43 @@ class OtherEnvironment(TypedDict, total=False):
     select: str  # the flag that audits it: "--python /opt/serve/bin/python"
 
 
+class ImageLayer(TypedDict, total=False):
+    digest: str | None  # sha256:...; a legacy docker save's layer: its diff_id
+    size: int  # bytes as stored
+    media_type: str | None
+    compression: str  # none | gzip | zstd
+
+
+class NvidiaRequire(TypedDict, total=False):
+    """NVIDIA_REQUIRE_* of an image, as nvidia-container-toolkit reads them (stackcheck.image.require)."""
+
+    requirements: list[dict[str, Any]]  # {"variable", "text", "alternatives": [["cuda>=13.0"], ...]}
+    disabled: bool  # NVIDIA_DISABLE_REQUIRE is true
+    legacy: bool  # derived from CUDA_VERSION (no NVIDIA_REQUIRE_CUDA)
+    errors: list[str]  # invalid expressions: the container would not start
+
+
+class ImageFacts(TypedDict, total=False):
+    """The container image whose files were audited (--image; stackcheck.image.ImageInfo.to_facts)."""
+
+    path: str  # as given to --image
+    format: str  # docker-save | oci-dir | oci-tar
+    reference: str | None  # "serve:1.2"
+    digest: str | None  # the manifest's digest, where the file carries the manifest
+    id: str | None  # the config's digest (docker's IMAGE ID)
+    architecture: str | None
+    os: str | None
+    variant: str | None
+    platform_chosen_by: str
+    layers: list[ImageLayer]
+    env: dict[str, str]  # the config's Env, allow-listed, secrets dropped
+    labels: dict[str, str]
+    command: list[str] | None  # Entrypoint + Cmd, secrets masked
+    workdir: str | None
+    nvidia_require: NvidiaRequire
+    warnings: list[str]
+
+
 class Facts(TypedDict, total=False):
     driver: DriverFacts
     gpus: list[GpuFacts]
@@ -129,7 +166,7 @@ class Facts(TypedDict, total=False):
     system: SystemFacts
     python: PythonFacts
     other_environments: list[OtherEnvironment]
-    image: dict[str, Any]  # --image: reference or path, digest, layers, config env, labels
+    image: ImageFacts  # --image: reference or path, digest, layers, config env, labels
     binaries: dict[str, Any]  # --deep: CUDA targets compiled into each package's binaries
     libs: dict[str, Any]  # --deep: which libcudart/libnccl/... each package's libraries would load
     source_tables: dict[str, Any]
@@ -403,12 +440,38 @@ def target_text(facts: Mapping[str, Any]) -> str | None:
     if not isinstance(python, dict):
         return None
     where = python.get("prefix") or python.get("executable") or "an unknown environment"
+    image = facts.get("image")
+    if isinstance(image, dict):  # "packages from image serve.tar:/opt/venv (...)"
+        where = f"image {image.get('path') or image.get('reference') or '?'}:{where}"
     version = python.get("version")
     chosen = python.get("chosen_by") or "an unknown rule"
     text = f"packages from {where} (Python {version or '?'}, chosen by {chosen})"
     if isinstance(python.get("error"), str):
         text += f": {python['error']}"
     return text
+
+
+def image_text(facts: Mapping[str, Any]) -> str | None:
+    """One line about the audited image for the report header: "serve:1.2 · sha256:0f3a…  · 3 layers ·
+    linux/amd64 · CUDA_VERSION 13.0.1 · NVIDIA_REQUIRE_CUDA cuda>=13.0"; None outside an image audit."""
+    image = facts.get("image")
+    if not isinstance(image, dict):
+        return None
+    parts = [str(image.get("reference") or image.get("path") or "?")]
+    digest = image.get("digest") or image.get("id")
+    if isinstance(digest, str):
+        parts.append(digest[:19] + "…")
+    layers = image.get("layers")
+    if isinstance(layers, list):
+        parts.append(f"{len(layers)} layer{'s' if len(layers) != 1 else ''}")
+    if image.get("os") or image.get("architecture"):
+        parts.append(f"{image.get('os') or '?'}/{image.get('architecture') or '?'}")
+    env = image.get("env")
+    for name in ("CUDA_VERSION", "NVIDIA_REQUIRE_CUDA"):
+        value = env.get(name) if isinstance(env, dict) else None
+        if isinstance(value, str):
+            parts.append(f"{name} {value[:80]}")
+    return " · ".join(parts)
 
 
 def serving_elsewhere(facts: Mapping[str, Any]) -> str | None:

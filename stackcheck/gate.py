@@ -528,6 +528,27 @@ def add_launch_requirements(
         _add(d, str(item["id"]), kind, f"needed with {strongest.feature}", is_check)
 
 
+#: what a container of an image needs before anything in it runs (checks.json ids)
+IMAGE_CHECKS = ("image-nvidia-require",)
+
+
+def add_image_requirements(
+    d: Derived, features: Sequence[Mapping[str, Any]], checks: Sequence[Mapping[str, Any]]
+) -> None:
+    """Gating an image (--image): the image exists to serve, so what every SGLang launch needs
+    (`required_by: {"launches": "every"}`) is required even of a --require gate whose image command is not
+    an SGLang launch, and first of all that a container of it starts on the host's driver and GPUs (its
+    NVIDIA_REQUIRE_* check). Items about packages the image lacks are skipped by the engine, not refused."""
+    for check in IMAGE_CHECKS:
+        _add(d, check, "launch", "a container of the image must start (nvidia-container-toolkit)", True)
+    if d.entrypoint is not None:
+        return  # an SGLang launch: add_launch_requirements has added them
+    for item, is_check in [(f, False) for f in features] + [(c, True) for c in checks]:
+        rb = item.get("required_by")
+        if isinstance(rb, dict) and rb.get("launches") == "every" and isinstance(item.get("id"), str):
+            _add(d, str(item["id"]), "launch", "every SGLang launch in the image needs it", is_check)
+
+
 #: probes whose facts the decision reads: one that failed or timed out makes the launch unknown
 DECISION_PROBES = ("nvml", "toolkits", "packages", "system")
 

@@ -59,7 +59,15 @@ def add_facts_options(p: argparse.ArgumentParser, assume: bool = True) -> None:
     )
     target.add_argument("--env", metavar="DIR", dest="env_dir", help="audit this venv or conda prefix")
     target.add_argument("--root", metavar="DIR", help="audit an unpacked or mounted root filesystem")
-    target.add_argument("--image", metavar="PATH", help="audit a container image (docker save tarball, OCI layout)")
+    target.add_argument(
+        "--image", metavar="PATH", help="audit a container image without running it (docker save tarball, OCI layout)"
+    )
+    target.add_argument(
+        "--platform",
+        metavar="OS/ARCH",
+        help="with --image: the image of a multi-platform file to read, e.g. linux/arm64 (default: the only "
+        "one, else this host's)",
+    )
     target.add_argument(
         "--host-facts",
         metavar="FILE",
@@ -131,6 +139,7 @@ def options_from(args: argparse.Namespace) -> Options:
         env_dir=getattr(args, "env_dir", None),
         root=getattr(args, "root", None),
         image=getattr(args, "image", None),
+        platform=getattr(args, "platform", None),
         host_facts=getattr(args, "host_facts", None),
     )
 

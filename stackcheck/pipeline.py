@@ -37,6 +37,7 @@ class Options:
     env_dir: str | None = None  # --env DIR
     root: str | None = None  # --root DIR
     image: str | None = None  # --image PATH
+    platform: str | None = None  # --platform OS/ARCH[/VARIANT]: which image of a multi-platform file
     host_facts: str | None = None  # --host-facts FILE: driver and GPUs from a saved report
     command: list[str] | None = None  # the gated command: its interpreter is the target
     cwd: str | None = None  # where the gated command starts (uv run finds its project from there)
@@ -90,6 +91,12 @@ class Background:
             raise self._error
         return self._result
 
+    def settle(self) -> None:
+        """Wait for the thread and drop its result: called before an error leaves the command, so that the
+        interpreter never shuts down while this daemon thread is still importing modules (CPython can crash
+        with SIGSEGV then: seen as exit -11 of `audit --facts BAD` on a loaded machine)."""
+        self._thread.join()
+
 
 def gather(
     opts: Options, manifests: Callable[[], Manifests] | None = None
@@ -110,6 +117,7 @@ def gather(
     import os
 
     from stackcheck.probes import DEEP_PROBES, DEFAULT_PROBES, HOST_PROBES
+    from stackcheck.probes.fsview import is_host
     from stackcheck.probes.interface import ProbeContext
     from stackcheck.probes.runner import run_probes
     from stackcheck.target import choose_target, open_view
@@ -118,28 +126,51 @@ def gather(
     if opts.host_facts:
         host_facts = load_host_facts(opts.host_facts)
     view = open_view(opts)
-    environ: dict[str, str] = dict(os.environ)
-    configured = getattr(view, "environment", None)
-    if callable(configured):  # an image: the server starts with the image config's Env, not ours
-        environ = dict(configured())
-    target = choose_target(
-        view, environ, opts.python, opts.env_dir, opts.command, opts.cwd, os.environ.get("STACKCHECK_PYTHON") or ""
-    )
-    names = [*DEFAULT_PROBES, *(DEEP_PROBES if opts.deep else ())]
-    if host_facts is not None:
-        names = [n for n in names if n not in HOST_PROBES]
-    load = manifests or (lambda: load_manifests(opts.manifests_dirs))
-    ctx = ProbeContext(env=target.env, view=view, target=target, gates=lambda: load().gates, cache_dir=opts.cache_dir)
-    facts, outcomes = run_probes(names, ctx, budget_s=opts.timeout_s)
+    try:
+        environ: dict[str, str] = dict(os.environ)
+        configured = getattr(view, "environment", None)
+        if callable(configured):  # an image: the server starts with the image config's Env, not ours
+            environ = dict(configured())
+        command, cwd, command_is = opts.command, opts.cwd, "the gated command"
+        default_command = getattr(view, "command", None)
+        if command is None and callable(default_command):  # an image: the command its containers run
+            command, command_is = default_command() or None, "the image's command"
+            cwd = view.workdir() if hasattr(view, "workdir") else "/"
+        own_setting = os.environ.get("STACKCHECK_PYTHON") or ""
+        target = choose_target(view, environ, opts.python, opts.env_dir, command, cwd, own_setting, command_is)
+        names = [*DEFAULT_PROBES, *(DEEP_PROBES if opts.deep else ())]
+        # the driver and GPUs come from a saved host, or are all assumed: the host's own are not read (a
+        # CPU-only CI runner auditing an image for a fleet has no driver, and its failure would be noise)
+        assumed_host = bool(opts.assume_gpu and opts.assume_driver)
+        if host_facts is not None or assumed_host:
+            names = [n for n in names if n not in HOST_PROBES]
+        load = manifests or (lambda: load_manifests(opts.manifests_dirs))
+        ctx = ProbeContext(
+            env=target.env,
+            host_env=None if is_host(view) else dict(os.environ),
+            view=view,
+            target=target,
+            gates=lambda: load().gates,
+            cache_dir=opts.cache_dir,
+        )
+        facts, outcomes = run_probes(names, ctx, budget_s=opts.timeout_s)
+        if assumed_host and host_facts is None:
+            for name in HOST_PROBES:
+                why = "the driver and GPUs are assumed (--assume-gpu, --assume-driver)"
+                outcomes.insert(0, ProbeOutcome(name=name, status="skipped", reason=why, duration_ms=0.0))
+        image_facts = getattr(view, "image_facts", None)
+        if callable(image_facts):
+            facts["image"] = image_facts()
+    finally:
+        close = getattr(view, "close", None)
+        if callable(close):  # an image holds its file open; a probe still running past --timeout reads
+            close()  # nothing more that matters (its result is already discarded)
     if host_facts is not None:
         for section in HOST_SECTIONS:
             if section in host_facts:
                 facts[section] = host_facts[section]  # type: ignore[literal-required]
         reason = f"{', '.join(s for s in HOST_SECTIONS if s in host_facts)} from {opts.host_facts}"
         outcomes.insert(0, ProbeOutcome(name="host-facts", status="ok", reason=reason, duration_ms=0.0))
-    image_facts = getattr(view, "image_facts", None)
-    if callable(image_facts):
-        facts["image"] = image_facts()
     python = facts.get("python")
     if target.explicit and isinstance(python, dict) and python.get("sys_path") is None:
         raise BadInputError(f"{target.chosen_by} {target.executable}: {python.get('error') or 'not readable'}")
@@ -266,7 +297,11 @@ def evaluate(
         return m
 
     later = Background(preload)
-    facts, outcomes, host = gathered() if gathered is not None else gather(opts, later.get)
+    try:
+        facts, outcomes, host = gathered() if gathered is not None else gather(opts, later.get)
+    except Exception:  # (an interrupt does not wait)
+        later.settle()
+        raise
     manifests = later.get()
     assert manifests is not None
     from stackcheck.context import Context

@@ -14,9 +14,12 @@ that names one wins, and the report says which (`facts.python.chosen_by`):
    (`sglang serve ...`: `#!/opt/serve/bin/python3`, `#!/usr/bin/env python3`, and pip's `/bin/sh` launcher
    for long paths), `uv run ...` (the project's environment: `--python PATH`, UV_PROJECT_ENVIRONMENT,
    `.venv` at the project or workspace root), `conda run -n ENV|-p PREFIX ...`, `mamba run`,
-   `micromamba run`; `env NAME=VALUE ...` and `nohup` in front are followed;
+   `micromamba run`; `env NAME=VALUE ...` and `nohup` in front are followed. For an image without a gated
+   command, the command its containers run (the config's Entrypoint + Cmd, from its WorkingDir) takes this
+   place ("the image's command");
 3. an active `VIRTUAL_ENV`, then `CONDA_PREFIX`, that is not stackcheck's own environment;
-4. for a root directory or an image: `python3` (then `python`) on its PATH;
+4. for a root directory or an image: `python3` (then `python`) on its PATH (an image's PATH is its
+   config's, or docker's default when it sets none);
 5. stackcheck's own interpreter (nothing is run: this process's sys.path).
 
 A rule that cannot name an environment (an `uv run --isolated`, a `VIRTUAL_ENV` whose directory is gone) is
@@ -66,12 +69,24 @@ class Target:
 # -- the view ---------------------------------------------------------------------------------------------
 
 
+def check_view_options(opts: Options) -> None:
+    """--image / --root / --platform combinations (UsageError, exit 2, before anything is read)."""
+    image = getattr(opts, "image", None)
+    platform = getattr(opts, "platform", None)
+    if image and getattr(opts, "root", None):
+        raise UsageError("--image and --root: give one of them")
+    if platform and not image:
+        raise UsageError("--platform: only with --image (it chooses one image of a multi-platform file)")
+    if platform and not re.match(r"^[a-z0-9]+/[a-z0-9_]+(?:/[a-z0-9]+)?$", platform):
+        raise UsageError(f"--platform {platform!r}: expected OS/ARCH[/VARIANT], for example linux/arm64")
+
+
 def open_view(opts: Options) -> FileView:
     """The filesystem view the probes read: `--image PATH`, `--root DIR`, or this host."""
+    check_view_options(opts)
     image = getattr(opts, "image", None)
     root = getattr(opts, "root", None)
-    if image and root:
-        raise UsageError("--image and --root: give one of them")
+    platform = getattr(opts, "platform", None)
     if image:
         import importlib
 
@@ -82,7 +97,7 @@ def open_view(opts: Options) -> FileView:
                 f"--image {image}: image support is not installed in this stackcheck (use --root DIR on an "
                 "unpacked or mounted root filesystem)"
             ) from None
-        view: FileView = module.open_image_view(image)
+        view: FileView = module.open_image_view(image, platform=platform)
         return view
     if root:
         real = os.path.abspath(root)
@@ -103,10 +118,13 @@ def choose_target(
     command: Sequence[str] | None = None,
     cwd: str | None = None,
     stackcheck_python: str | None = None,
+    command_is: str = "the gated command",
 ) -> Target:
     """The interpreter to audit, by the rules in the module docstring. `environ` is the environment the
     server starts with; STACKCHECK_PYTHON is read from it unless given (an image's Env does not carry
-    stackcheck's settings). Raises UsageError for a bad `--python`, `--env` or STACKCHECK_PYTHON."""
+    stackcheck's settings). `command_is` names where `command` comes from in the rule and the notes ("the
+    image's command": its Entrypoint and Cmd). Raises UsageError for a bad `--python`, `--env` or
+    STACKCHECK_PYTHON."""
     if python and env_dir:
         raise UsageError("--python and --env: give one of them")
     notes: list[str] = []
@@ -119,8 +137,11 @@ def choose_target(
         return _explicit(view, environ, from_env, "STACKCHECK_PYTHON")
     if command:
         found = interpreter_of_command(command, environ, view, cwd, notes)
+        if command_is != "the gated command":
+            notes = [n.replace("the gated command", command_is) for n in notes]
         if found is not None:
             exe, rule, cmd_env = found
+            rule = rule.replace("the gated command", command_is)
             return _maybe_own(view, Target(exe, rule, cmd_env, notes=tuple(notes)))
     for var in ("VIRTUAL_ENV", "CONDA_PREFIX"):
         prefix = environ.get(var)
@@ -139,7 +160,7 @@ def choose_target(
         for name in ("python3", "python"):
             on_path = which(view, name, path_value)
             if on_path is not None:
-                return Target(on_path, where, dict(environ), notes=tuple(notes))
+                return Target(on_path, f"{name} on {where}", dict(environ), notes=tuple(notes))
         notes.append(f"no python3 or python on {where} ({path_value})")
         return Target(None, where, dict(environ), notes=tuple(notes))
     return Target(sys.executable or None, "stackcheck's own interpreter", dict(environ), own=True, notes=tuple(notes))

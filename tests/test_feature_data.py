@@ -45,6 +45,8 @@ DOCUMENTED_FACT_PATHS = (
     "launch.quantization",
     "launch.speculative_algorithm",
     "env.NAME",
+    "image.nvidia_require",
+    "image.nvidia_require_text",
 )
 
 REQUIRED_FEATURES = {

@@ -151,10 +151,7 @@ def test_subscript_style_index_wins(tmp_path: Path) -> None:
     got = read_gate({"files": ["m.py"], "read": "subscript_style", "symbol": "TABLE"}, tmp_path)
     assert got["value"] == "index"
     src.write_text("def f(cap):\n    TABLE[cap] = 1\n    return TABLE.get(cap, {})\n")
-    assert (
-        read_gate({"files": ["m.py"], "read": "subscript_style", "symbol": "TABLE"}, tmp_path)["value"]
-        == "get"
-    )
+    assert read_gate({"files": ["m.py"], "read": "subscript_style", "symbol": "TABLE"}, tmp_path)["value"] == "get"
 
 
 def test_dict_keys_annotated_and_last_assignment(tmp_path: Path) -> None:

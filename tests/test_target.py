@@ -184,7 +184,7 @@ def test_root_view_uses_its_path(tmp_path: Path) -> None:
     exe(tmp_path / "usr/bin/python3")
     view = HostView(str(tmp_path))
     t = choose_target(view, {"PATH": "/usr/local/bin:/usr/bin"})
-    assert (t.executable, t.chosen_by, t.own) == ("/usr/bin/python3", "the root's PATH", False)
+    assert (t.executable, t.chosen_by, t.own) == ("/usr/bin/python3", "python3 on the root's PATH", False)
     t = choose_target(HostView(str(tmp_path / "usr/bin")), {})
     assert t.executable is None and "no python3" in t.notes[-1]
     with pytest.raises(UsageError, match="absolute path"):

@@ -51,9 +51,7 @@ def test_signatures_validate_against_schema() -> None:
     schema = schemas["signatures.schema.json"]
     assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
     assert schema["$id"] == "https://stackcheck.dev/schemas/signatures.schema.json"
-    registry = Registry().with_resources(
-        (s["$id"], Resource.from_contents(s)) for s in schemas.values() if "$id" in s
-    )
+    registry = Registry().with_resources((s["$id"], Resource.from_contents(s)) for s in schemas.values() if "$id" in s)
     validator = jsonschema.Draft202012Validator(schema, registry=registry)
     doc = json.loads((ROOT / "manifests" / "signatures.json").read_text())
     errors = [f"{list(e.absolute_path)}: {e.message}" for e in validator.iter_errors(doc)]
@@ -318,10 +316,7 @@ def test_binary_garbage_does_not_crash() -> None:
 
 
 def test_non_utf8_is_replaced() -> None:
-    log = (
-        b"Traceback (most recent call last):\n"
-        b"  File \"/x/caf\xe9.py\", line 1, in f\nValueError: bad \xff\xfe value\n"
-    )
+    log = b'Traceback (most recent call last):\n  File "/x/caf\xe9.py", line 1, in f\nValueError: bad \xff\xfe value\n'
     rc = tri_bytes(log).root_cause
     assert rc is not None and rc.text == "ValueError: bad \ufffd\ufffd value"
     assert rc.innermost is not None and rc.innermost.file == "/x/caf\ufffd.py"
@@ -345,7 +340,7 @@ def test_chunk_boundaries_do_not_matter(chunk: int) -> None:
 
 
 def test_no_trailing_newline_and_truncated_traceback() -> None:
-    log = b"Traceback (most recent call last):\n  File \"/x/torch_symm_mem.py\", line 5, in f\n"
+    log = b'Traceback (most recent call last):\n  File "/x/torch_symm_mem.py", line 5, in f\n'
     r = tri_bytes(log)
     assert r.lines_read == 2
     assert r.root_cause is not None and r.root_cause.truncated
@@ -354,8 +349,7 @@ def test_no_trailing_newline_and_truncated_traceback() -> None:
 def test_very_long_line_bounded_memory() -> None:
     size = 50 * 1024 * 1024
     head = (
-        b"[2026-01-02 10:00:00 TP0] RuntimeError: CUDA error: "
-        b"no kernel image is available for execution on the device "
+        b"[2026-01-02 10:00:00 TP0] RuntimeError: CUDA error: no kernel image is available for execution on the device "
     )
     data = b"before\n" + head + b"x" * size + b"\nafter Killed\n"
     stream = io.BytesIO(data)
@@ -388,8 +382,12 @@ def test_bench_gen_log_buries_error(tmp_path: Path) -> None:
     import subprocess
 
     out = tmp_path / "gen.log"
-    subprocess.run([sys.executable, str(ROOT / "bench" / "gen_log.py"), "--mb", "2", "--out", str(out)],
-                   check=True, timeout=120, env={**os.environ})
+    subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "gen_log.py"), "--mb", "2", "--out", str(out)],
+        check=True,
+        timeout=120,
+        env={**os.environ},
+    )
     r = triage_file(out)
     assert r.root_cause is not None and r.root_cause.signature is not None
     assert r.root_cause.signature.id == "torch-symm-mem-keyerror"

@@ -55,10 +55,17 @@ class ProbeContext:
     deadline: float | None = None  # time.monotonic() at which the --timeout budget ends
     gates: Callable[[], Sequence[Mapping[str, Any]]] | None = None  # manifests' gates; None: shipped ones
     cache_dir: str | None = None  # interpreter answers; None: the user cache dir, "": no cache
+    host_env: Mapping[str, str] | None = None  # this host's environment, for the host probes; None: `env`
 
     def __post_init__(self) -> None:
         if self.view is None:
             self.view = HostView(str(self.root))
+
+    @property
+    def host_environ(self) -> Mapping[str, str]:
+        """The environment of the host probes (nvidia-smi's PATH): this host's, which differs from `env`
+        when the box is an image whose config Env the server starts with."""
+        return self.host_env if self.host_env is not None else self.env
 
     @property
     def fs(self) -> FileView:

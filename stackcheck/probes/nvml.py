@@ -434,12 +434,13 @@ def _fallback(ctx: ProbeContext, nvml_reason: str) -> ProbeResult:
 
 def _from_nvidia_smi(ctx: ProbeContext) -> tuple[list[dict[str, Any]], str | None] | str:
     """GPUs and the driver version from nvidia-smi, or a one-line reason why not."""
-    exe = shutil.which("nvidia-smi", path=ctx.env.get("PATH", ""))
+    env = ctx.host_environ  # the host's tool, whatever environment the audited image starts with
+    exe = shutil.which("nvidia-smi", path=env.get("PATH", ""))
     if exe is None:
         return "not found on PATH"
     argv = [exe, f"--query-gpu={SMI_FIELDS}", "--format=csv,noheader,nounits"]
     try:
-        rc, out, err = run_command(argv, ctx.subprocess_timeout_s, ctx.env)
+        rc, out, err = run_command(argv, ctx.subprocess_timeout_s, env)
     except CommandTimeout as exc:
         return str(exc)
     except OSError as exc:

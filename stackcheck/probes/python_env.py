@@ -95,6 +95,8 @@ class Answer:
     kind: str  # venv | conda | system
     notes: list[str] = field(default_factory=list)
     error: str | None = None
+    base_prefix: str | None = None  # the prefix of the standard library (a venv's base)
+    real_executable: str | None = None  # after links
 
 
 # -- pyvenv.cfg and the prefix layout ----------------------------------------------------------------------
@@ -133,16 +135,27 @@ def _xy(version: str | None) -> str | None:
     return f"{m.group(1)}.{m.group(2)}" if m else None
 
 
-def static_base_site(view: FileView, prefix: str, xy: str) -> list[str]:
-    """A base prefix's site directories without running it: Debian's dist-packages layout when the prefix
-    has lib/python3/dist-packages, else lib/pythonX.Y/site-packages (and lib64's)."""
+def is_debian_python(view: FileView, prefix: str) -> bool:
+    """Debian's patched site layout (dist-packages) applies to its /usr Python: on a Debian-family box
+    (/etc/debian_version) or where /usr/lib/python3/dist-packages exists; also to any prefix that has
+    lib/python3/dist-packages."""
     if is_dir(view, posixpath.join(prefix, "lib", "python3", "dist-packages")):
+        return True
+    return prefix == "/usr" and is_file(view, "/etc/debian_version")
+
+
+def static_base_site(view: FileView, prefix: str, xy: str) -> list[str]:
+    """A base prefix's site directories without running it, as site.getsitepackages() gives them:
+    Debian's dist-packages layout; for /usr elsewhere (the Fedora family) /usr/local's then /usr's, lib64
+    (platlib) before lib; else prefix/lib64 and prefix/lib site-packages. Only those that exist are used."""
+    if is_debian_python(view, prefix):
         return [
             posixpath.join(prefix, "local", "lib", f"python{xy}", "dist-packages"),
             posixpath.join(prefix, "lib", "python3", "dist-packages"),
             posixpath.join(prefix, "lib", f"python{xy}", "dist-packages"),
         ]
-    return [posixpath.join(prefix, lib, f"python{xy}", "site-packages") for lib in ("lib", "lib64")]
+    prefixes = ["/usr/local", "/usr"] if prefix == "/usr" else [prefix]
+    return [posixpath.join(p, lib, f"python{xy}", "site-packages") for p in prefixes for lib in ("lib64", "lib")]
 
 
 def venv_site(prefix: str, xy: str, platlibdir: str = "lib") -> list[str]:
@@ -151,8 +164,49 @@ def venv_site(prefix: str, xy: str, platlibdir: str = "lib") -> list[str]:
     return [posixpath.join(prefix, lib, f"python{xy}", "site-packages") for lib in libs]
 
 
+def _stdlib(view: FileView, prefix: str, xy: str) -> str | None:
+    """prefix/lib/pythonX.Y (or lib64's, where the distribution puts the standard library there)."""
+    for lib in ("lib", "lib64"):
+        candidate = posixpath.join(prefix, lib, f"python{xy}")
+        if is_dir(view, candidate):
+            return candidate
+    return None
+
+
+def landmark_prefix(view: FileView, bindir: str, xy: str) -> str | None:
+    """The base prefix as CPython's getpath finds it: from the interpreter's directory upward, the first
+    directory with lib/pythonX.Y/os.py (lib64's too)."""
+    directory = posixpath.dirname(bindir.rstrip("/")) or "/"
+    while True:
+        for lib in ("lib", "lib64"):
+            if is_file(view, posixpath.join(directory, lib, f"python{xy}", "os.py")):
+                return directory
+        if directory == "/":
+            return None
+        directory = posixpath.dirname(directory)
+
+
+def user_home(env: Mapping[str, str], view: FileView) -> str | None:
+    """The home directory whose user site counts: $HOME of the target's environment on this host or in an
+    image (whose environment() sets HOME as the container runtime does); none for a root directory, whose
+    user stackcheck does not know."""
+    if not (is_host(view) or callable(getattr(view, "environment", None))):
+        return None
+    home = env.get("HOME")
+    return home if home and home.startswith("/") else None
+
+
 def derive_static(view: FileView, exe: str, env: Mapping[str, str]) -> Answer:
-    """The interpreter's layout read without running it. Raises NotPython when no Python layout is there."""
+    """The interpreter's layout read without running it: the one static derivation, for a host interpreter
+    that cannot run, a root directory and an image (any FileView). Raises NotPython when no Python layout is
+    there.
+
+    The version comes from pyvenv.cfg, else the name the interpreter's links end at (python3.12), else the
+    single lib/pythonX.Y of its prefix; the base prefix from pyvenv.cfg's home, else the interpreter's
+    prefix, else CPython's landmark search (lib/pythonX.Y/os.py upward); the site directories as
+    static_base_site() and venv_site() say; the user site (not in a venv without system site packages) from
+    $HOME. PYTHONPATH entries come first; on a view other than this host only absolute ones (a relative
+    entry depends on a working directory the box does not have)."""
     notes: list[str] = []
     error: str | None = None
     cfg = read_pyvenv_cfg(view, exe)
@@ -186,19 +240,32 @@ def derive_static(view: FileView, exe: str, env: Mapping[str, str]) -> Answer:
         version = None
     if xy is None:
         raise NotPython(f"{exe}: not a Python interpreter (no pythonX.Y in its name, no pyvenv.cfg version)")
-    stdlib = posixpath.join(base_prefix or prefix, "lib", f"python{xy}")
+    base = base_prefix or prefix
+    stdlib = _stdlib(view, base, xy)
+    if stdlib is None:
+        bindir = home.rstrip("/") if cfg is not None and home else posixpath.dirname(real)
+        found = landmark_prefix(view, bindir, xy)
+        if found is not None:
+            base = found
+            if cfg is None:
+                prefix = found
+            stdlib = _stdlib(view, base, xy)
     own_site = venv_site(prefix, xy) if kind == "venv" else []
-    if not is_dir(view, stdlib) and not any(is_dir(view, d) for d in own_site):
-        raise NotPython(f"{exe}: not a Python interpreter (no {stdlib} and no site-packages)")
-    base_path = [p for p in (env.get("PYTHONPATH") or "").split(":") if p]
-    base_path += [posixpath.join(base_prefix or prefix, "lib", f"python{xy.replace('.', '')}.zip"), stdlib]
+    if stdlib is None and not any(is_dir(view, d) for d in own_site):
+        raise NotPython(f"{exe}: not a Python interpreter (no {base}/lib/python{xy} and no site-packages)")
+    stdlib = stdlib or posixpath.join(base, "lib", f"python{xy}")
+    pythonpath = [p for p in (env.get("PYTHONPATH") or "").split(":") if p]
+    if not is_host(view):
+        pythonpath = [posixpath.normpath(p) for p in pythonpath if p.startswith("/")]
+    base_path = list(pythonpath)
+    base_path += [posixpath.join(posixpath.dirname(stdlib), f"python{xy.replace('.', '')}.zip"), stdlib]
     base_path.append(posixpath.join(stdlib, "lib-dynload"))
-    base_site = static_base_site(view, base_prefix, xy) if base_prefix and system_site else []
+    base_site = static_base_site(view, base, xy) if system_site else []
     user_site: str | None = None
-    if is_host(view) and system_site and not env.get("PYTHONNOUSERSITE"):
-        user_base = env.get("PYTHONUSERBASE") or (posixpath.join(env["HOME"], ".local") if env.get("HOME") else None)
-        if user_base:
-            user_site = posixpath.join(user_base, "lib", f"python{xy}", "site-packages")
+    home_dir = user_home(env, view)
+    if home_dir and system_site and not env.get("PYTHONNOUSERSITE"):
+        user_base = env.get("PYTHONUSERBASE") or posixpath.join(home_dir, ".local")
+        user_site = posixpath.join(user_base, "lib", f"python{xy}", "site-packages")
     notes.append("sys.path derived from the interpreter's layout (not run)")
     return Answer(
         executable=exe,
@@ -212,6 +279,8 @@ def derive_static(view: FileView, exe: str, env: Mapping[str, str]) -> Answer:
         kind=kind,
         notes=notes,
         error=error,
+        base_prefix=base,
+        real_executable=real,
     )
 
 
@@ -411,9 +480,17 @@ def compose_sys_path(view: FileView, answer: Answer) -> tuple[list[str], list[st
     known = set(sys_path)
     notes: list[str] = []
     skipped_imports = 0
+    real_sites: set[str] = set()
     for site_dir in site_order(answer):
         if not is_dir(view, site_dir):
             continue
+        try:
+            real = view.realpath(site_dir)
+        except (OSError, ValueError):
+            real = site_dir
+        if real in real_sites:
+            continue  # lib64 -> lib: one directory, its .pth files read once
+        real_sites.add(real)
         if site_dir not in known:
             sys_path.append(site_dir)
             known.add(site_dir)

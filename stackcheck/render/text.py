@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from stackcheck.facts import serving_elsewhere, target_text
+from stackcheck.facts import image_text, serving_elsewhere, target_text
 from stackcheck.render.interface import value_text
 from stackcheck.render.layout import UNLIMITED, Paint, output_width, shell_lines, wrap, wrap_items
 from stackcheck.sources import collect, ids
@@ -133,7 +133,10 @@ def box_parts(report: dict[str, Any]) -> tuple[list[str], list[str]]:
     if tk:
         stack.append(f"toolkit {tk[0].get('version')}")
     if not stack:
-        stack.append("packages unknown" if not pkgs else "none of the serving packages")
+        unknown = not pkgs or all(
+            isinstance(p, dict) and p.get("error") and not p.get("installed") for p in pkgs.values()
+        )
+        stack.append("packages unknown" if unknown else "none of the serving packages")
     return box, stack
 
 
@@ -143,6 +146,9 @@ def box_lines(report: dict[str, Any], width: int = NO_WRAP) -> list[str]:
     box, stack = box_parts(report)
     lines += wrap_items(box, width, "box:   ", "       ")
     lines += wrap_items(stack, width, "stack: ", "       ")
+    image = image_text(facts)
+    if image:
+        lines += wrap(image, width, "       ", "image: ")
     target = target_text(facts)
     if target:
         lines += wrap(target, width, "       ", "env:   ")

@@ -1,0 +1,281 @@
+"""`NVIDIA_REQUIRE_CUDA` and the other `NVIDIA_REQUIRE_*` variables of an image: parsed, and judged against
+a driver and its GPUs the way nvidia-container-toolkit judges them when the container starts.
+
+What the toolkit does (read from the code that runs):
+- nvidia-container-toolkit `internal/config/image/cuda_image.go` (`GetRequirements`): every variable named
+  `NVIDIA_REQUIRE_*` except `NVIDIA_REQUIRE_JETPACK` is one requirement; `NVIDIA_DISABLE_REQUIRE` set to a
+  true value turns them all off; an image with `CUDA_VERSION` and no `NVIDIA_REQUIRE_CUDA` ("legacy") gets
+  `cuda>=MAJOR.MINOR` from `CUDA_VERSION`. Each requirement is passed to `nvidia-container-cli --require`.
+- libnvidia-container `src/cli/dsl.c` (`dsl_evaluate`): space-separated terms are alternatives (any one
+  suffices), comma-separated constraints inside a term must all hold; a constraint is `NAME OP VALUE` with
+  OP one of `= != < <= > >=`; versions compare numerically component by component (`13.0` equals `13`);
+  strings (brand) compare case-insensitively with `=`/`!=` only; an unknown NAME or a malformed constraint
+  is "invalid expression" and the container does not start.
+- libnvidia-container `src/cli/configure.c`: NAME is `cuda` (the driver's CUDA version), `driver` (the
+  driver version), `arch` (the GPU's compute capability) or `brand` (the GPU's brand); requirements are
+  checked for every visible GPU, or once without a GPU (then arch and brand hold).
+Where the toolkit would assume "true" for a value it cannot read, this module says unknown (None): the
+audit must not pass what it did not see.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+SOURCES = (
+    {"repo": "NVIDIA/nvidia-container-toolkit", "path": "internal/config/image/cuda_image.go", "ref": "main"},
+    {"repo": "NVIDIA/libnvidia-container", "path": "src/cli/dsl.c", "ref": "main"},
+    {"repo": "NVIDIA/libnvidia-container", "path": "src/cli/configure.c", "ref": "main"},
+)
+OPERATORS = ("=", "!=", "<", "<=", ">", ">=")
+NAMES = ("cuda", "driver", "arch", "brand")
+_OP_CHARS = "<>=!"
+
+
+@dataclass(frozen=True)
+class Constraint:
+    name: str  # cuda | driver | arch | brand (lower case)
+    op: str
+    value: str
+
+    def text(self) -> str:
+        return f"{self.name}{self.op}{self.value}"
+
+
+@dataclass(frozen=True)
+class Requirement:
+    variable: str  # NVIDIA_REQUIRE_CUDA, or CUDA_VERSION for a legacy image
+    text: str
+    alternatives: tuple[tuple[Constraint, ...], ...]
+
+
+@dataclass
+class RequireSet:
+    requirements: list[Requirement] = field(default_factory=list)
+    disabled: bool = False  # NVIDIA_DISABLE_REQUIRE is true: the toolkit checks nothing
+    legacy: bool = False  # derived from CUDA_VERSION
+    errors: list[str] = field(default_factory=list)  # "invalid expression": the container would not start
+
+    def to_facts(self) -> dict[str, Any]:
+        return {
+            "requirements": [
+                {
+                    "variable": r.variable,
+                    "text": r.text,
+                    "alternatives": [[c.text() for c in alt] for alt in r.alternatives],
+                }
+                for r in self.requirements
+            ],
+            "disabled": self.disabled,
+            "legacy": self.legacy,
+            "errors": list(self.errors),
+        }
+
+
+def from_facts(section: Mapping[str, Any]) -> RequireSet:
+    """A RequireSet from `facts.image.nvidia_require` (re-parsed from the texts the image states)."""
+    out = RequireSet(disabled=bool(section.get("disabled")), legacy=bool(section.get("legacy")))
+    for item in section.get("requirements") or []:
+        if isinstance(item, Mapping) and isinstance(item.get("text"), str):
+            req, errors = parse_requirement(str(item.get("variable") or "NVIDIA_REQUIRE_CUDA"), item["text"])
+            out.requirements.append(req)
+            out.errors += errors
+    out.errors += [str(e) for e in section.get("errors") or [] if str(e) not in out.errors]
+    return out
+
+
+def judge_facts(image: Mapping[str, Any], driver: Mapping[str, Any], gpus: Sequence[Mapping[str, Any]]) -> Judgement:
+    """`judge` over facts sections: facts.image, facts.driver, facts.gpus (brand read when a GPU has one)."""
+    section = image.get("nvidia_require")
+    reqs = from_facts(section) if isinstance(section, Mapping) else RequireSet()
+    devices = [
+        Device(
+            g.get("compute_capability") if isinstance(g.get("compute_capability"), str) else None,
+            g.get("brand") if isinstance(g.get("brand"), str) else None,
+        )
+        for g in gpus
+    ]
+    version = driver.get("version") if isinstance(driver.get("version"), str) else None
+    cuda = driver.get("cuda") if isinstance(driver.get("cuda"), str) else None
+    return judge(reqs, version, cuda, devices)
+
+
+def _parse_bool(text: str) -> bool:
+    # Go's strconv.ParseBool: 1 t T TRUE true True are true; anything unparsable is false
+    return text in ("1", "t", "T", "TRUE", "true", "True")
+
+
+def _is_version(text: str) -> bool:
+    return bool(text) and all(ch.isdigit() or ch == "." for ch in text) and any(ch.isdigit() for ch in text)
+
+
+def parse_constraint(expr: str) -> Constraint | str:
+    """A Constraint, or the reason the toolkit would call `expr` an invalid expression."""
+    n = 0
+    while n < len(expr) and expr[n] not in _OP_CHARS:
+        n += 1
+    name, rest = expr[:n], expr[n:]
+    m = 0
+    while m < len(rest) and rest[m] in _OP_CHARS:
+        m += 1
+    op, value = rest[:m], rest[m:]
+    if not name or not op:
+        return f"{expr!r}: no NAME OP VALUE"
+    if op not in OPERATORS:
+        return f"{expr!r}: operator {op!r} is not one of {' '.join(OPERATORS)}"
+    if not value:
+        return f"{expr!r}: no value"
+    lname = name.lower()
+    if lname not in NAMES:
+        return f"{expr!r}: unknown constraint {name!r} (known: {', '.join(NAMES)})"
+    if lname == "brand":
+        if op not in ("=", "!="):
+            return f"{expr!r}: brand compares with = or != only"
+    elif not _is_version(value):
+        return f"{expr!r}: {value!r} is not a version"
+    return Constraint(lname, op, value)
+
+
+def parse_requirement(variable: str, text: str) -> tuple[Requirement, list[str]]:
+    alternatives: list[tuple[Constraint, ...]] = []
+    errors: list[str] = []
+    for term in text.split(" "):
+        if not term:
+            continue
+        parts: list[Constraint] = []
+        for expr in term.split(","):
+            if not expr:
+                continue
+            got = parse_constraint(expr)
+            if isinstance(got, str):
+                errors.append(f"{variable}: {got}")
+            else:
+                parts.append(got)
+        if parts:
+            alternatives.append(tuple(parts))
+    return Requirement(variable, text, tuple(alternatives)), errors
+
+
+def parse_nvidia_require(env: Mapping[str, str]) -> RequireSet:
+    """The requirements an image's Env states (the config's Env, as a mapping)."""
+    out = RequireSet()
+    if "NVIDIA_DISABLE_REQUIRE" in env and _parse_bool(env["NVIDIA_DISABLE_REQUIRE"]):
+        out.disabled = True
+        return out
+    for name in sorted(env):
+        if name.startswith("NVIDIA_REQUIRE_") and not name.startswith("NVIDIA_REQUIRE_JETPACK"):
+            req, errors = parse_requirement(name, env[name])
+            out.requirements.append(req)
+            out.errors += errors
+    cuda_version = env.get("CUDA_VERSION", "")
+    if cuda_version and not env.get("NVIDIA_REQUIRE_CUDA"):
+        parts = cuda_version.lstrip("v").split(".")
+        if len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit():
+            out.legacy = True
+            req, errors = parse_requirement("CUDA_VERSION", f"cuda>={int(parts[0])}.{int(parts[1])}")
+            out.requirements.append(req)
+            out.errors += errors
+        else:
+            out.errors.append(f"CUDA_VERSION: {cuda_version!r} is not a version")
+    return out
+
+
+def compare_versions(a: str, op: str, b: str) -> bool:
+    """Numeric component comparison, trailing zero components ignored ("13.0" == "13")."""
+    pa = [int(x) for x in a.split(".") if x]
+    pb = [int(x) for x in b.split(".") if x]
+    while pa and pa[-1] == 0:
+        pa.pop()
+    while pb and pb[-1] == 0:
+        pb.pop()
+    width = max(len(pa), len(pb))
+    ta, tb = tuple(pa + [0] * (width - len(pa))), tuple(pb + [0] * (width - len(pb)))
+    return {
+        "=": ta == tb,
+        "!=": ta != tb,
+        "<": ta < tb,
+        "<=": ta <= tb,
+        ">": ta > tb,
+        ">=": ta >= tb,
+    }[op]
+
+
+@dataclass(frozen=True)
+class Device:
+    """One visible GPU as the requirement language sees it."""
+
+    arch: str | None  # compute capability, "9.0"
+    brand: str | None  # NVML brand name ("tesla", "nvidia", ...); None when not known
+
+
+def _check(c: Constraint, driver: str | None, cuda: str | None, device: Device | None) -> bool | None:
+    if c.name == "cuda":
+        return None if not cuda or not _is_version(cuda) else compare_versions(cuda, c.op, c.value)
+    if c.name == "driver":
+        return None if not driver or not _is_version(driver) else compare_versions(driver, c.op, c.value)
+    if device is None:
+        return True  # no GPU visible: the toolkit does not check arch or brand
+    if c.name == "arch":
+        return None if not device.arch or not _is_version(device.arch) else compare_versions(device.arch, c.op, c.value)
+    if device.brand is None:
+        return None
+    same = device.brand.lower() == c.value.lower()
+    return same if c.op == "=" else not same
+
+
+def _all(values: Sequence[bool | None]) -> bool | None:
+    if any(v is False for v in values):
+        return False
+    return None if any(v is None for v in values) else True
+
+
+def _any(values: Sequence[bool | None]) -> bool | None:
+    if any(v is True for v in values):
+        return True
+    return None if any(v is None for v in values) else False
+
+
+@dataclass(frozen=True)
+class Judgement:
+    satisfied: bool | None  # None: unknown (a value the constraints need was not known)
+    failed: str | None = None  # the requirement text that fails (as the toolkit's message shows it)
+    reason: str = ""
+
+
+def judge(
+    reqs: RequireSet,
+    driver_version: str | None,
+    driver_cuda: str | None,
+    devices: Sequence[Device] = (),
+) -> Judgement:
+    """Would the toolkit start this image on this driver and these GPUs?"""
+    if reqs.disabled:
+        return Judgement(True, reason="NVIDIA_DISABLE_REQUIRE is set: the toolkit checks nothing")
+    if reqs.errors:
+        return Judgement(False, reqs.errors[0], "invalid expression: the toolkit refuses to start the container")
+    if not reqs.requirements:
+        return Judgement(True, reason="the image states no NVIDIA_REQUIRE_* requirement")
+    targets: list[Device | None] = list(devices) or [None]
+    results: list[bool | None] = []
+    for device in targets:
+        for req in reqs.requirements:
+            if not req.alternatives:
+                continue  # an empty requirement holds (dsl_evaluate starts from true)
+            value = _any(
+                [_all([_check(c, driver_version, driver_cuda, device) for c in alt]) for alt in req.alternatives]
+            )
+            if value is False:
+                where = f" on a GPU of cc {device.arch}" if device is not None and device.arch else ""
+                return Judgement(
+                    False,
+                    req.text,
+                    f"unsatisfied condition{where}: driver {driver_version or '?'} (CUDA {driver_cuda or '?'})",
+                )
+            results.append(value)
+    if any(v is None for v in results):
+        missing = [n for n, v in (("driver version", driver_version), ("driver CUDA version", driver_cuda)) if not v]
+        what = ", ".join(missing) or "the GPU brand"
+        return Judgement(None, reason=f"not known: {what}")
+    return Judgement(True, reason=f"driver {driver_version} (CUDA {driver_cuda}) meets every requirement")
