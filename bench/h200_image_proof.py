@@ -312,6 +312,13 @@ def host_torch(python: str) -> dict[str, Any]:
     return {"version": words[0] if words else None, "cuda": words[1] if len(words) > 1 else None, "raw": out[-300:]}
 
 
+def same_targets(a: Any, b: Any) -> bool:
+    """Both are lists naming the same targets, each once (order aside)."""
+    if not isinstance(a, list) or not isinstance(b, list):
+        return False
+    return sorted(a) == sorted(b) and len(set(a)) == len(a) and len(set(b)) == len(b)
+
+
 def cuobjdump_sass(lib: Path) -> list[str] | str:
     if not shutil.which("cuobjdump"):
         return "cuobjdump not found"
@@ -361,9 +368,10 @@ def main() -> int:
         audits = [summary[k] for k in ("audit_docker_save", "audit_oci_gzip")]
         host = summary["host_torch"]
         checks = {
-            "docker_save_sass_equals_cuobjdump": audits[0].get("sass") == want,
-            "oci_gzip_sass_equals_cuobjdump": audits[1].get("sass") == want,
-            "host_scan_equals_cuobjdump": summary["host_scan"].get("sass") == want,
+            # the same set of targets (cuobjdump lists them in name order, stackcheck in architecture order)
+            "docker_save_sass_equals_cuobjdump": same_targets(audits[0].get("sass"), want),
+            "oci_gzip_sass_equals_cuobjdump": same_targets(audits[1].get("sass"), want),
+            "host_scan_equals_cuobjdump": same_targets(summary["host_scan"].get("sass"), want),
             "torch_version_equals_host": all((a.get("torch") or {}).get("version") == host["version"] for a in audits),
             "torch_cuda_equals_host": all((a.get("torch") or {}).get("cuda") == host["cuda"] for a in audits),
             "image_python_static": all((a.get("python") or {}).get("learned") == "static" for a in audits),

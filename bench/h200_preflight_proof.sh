@@ -56,6 +56,9 @@ $PY -m stackcheck gate --format json --dry-run -- "${L[@]}" --tp 2 >"$OUT/refusa
 # -- 3. a dependency removed from a venv ---------------------------------------------------------------------
 $PY -m venv --system-site-packages "$T/venv"
 SITE=$("$T/venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+# the venv sees the system Python's packages (torch, filelock, ...) through a .pth path line: where python3 is
+# itself a venv (the H200's /opt/torch/.venv), --system-site-packages would only reach the base interpreter's
+$PY -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])' >"$SITE/system-packages.pth"
 D=$SITE/sglang-0.5.999.dist-info
 mkdir -p "$D" "$SITE/pybase64-1.4.2.dist-info"
 printf 'Metadata-Version: 2.1\nName: sglang\nVersion: 0.5.999\nRequires-Dist: torch>=2.4\nRequires-Dist: filelock\nRequires-Dist: pybase64\nRequires-Dist: av; sys_platform == "linux" and platform_machine == "aarch64"\nRequires-Dist: diffusers==0.36.0; extra == "diffusion"\n' >"$D/METADATA"

@@ -396,6 +396,7 @@ def _decide_with(
     opts.launch = dict(derived.launch)
     report, ctx = evaluate(opts, want_plan=False, manifests=manifests, gathered=later_facts.get)
     extra = gate.release_problems(derived, mapping, ctx.installed_version("sglang"))
+    extra += gate.installation_problems(derived, ctx.package_state("sglang"), _environment_text(ctx.facts))
     extra += gate.probe_problems(report.get("probes") or [])  # a failed probe is unknown, never "absent"
     if config_problem:
         extra.append(gate.Problem("--config", "blocked", "crash", config_problem))
@@ -455,6 +456,14 @@ def _decide_with(
             doc["note"] = "the command is the image's own (Entrypoint + Cmd); it runs in a container, not here"
         return doc, None
     return doc, command
+
+
+def _environment_text(facts: Any) -> str | None:
+    """Where the packages were read: the target interpreter's prefix, or the image."""
+    python = facts.get("python") if isinstance(facts, dict) else None
+    if isinstance(python, dict) and python.get("prefix"):
+        return f"Python at {python['prefix']}"
+    return None
 
 
 def _image_launch(image: str, platform: str | None) -> tuple[dict[str, str], list[str] | None]:

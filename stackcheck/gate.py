@@ -587,6 +587,38 @@ def _off_reason(conds: Any, d: Derived, defaults: Mapping[str, Any]) -> str:
     return "condition not met"
 
 
+def installation_problems(d: Derived, sglang_state: str, where: str | None) -> list[Problem]:
+    """An SGLang launch needs SGLang in the environment it runs in: absent there, the server dies at its
+    first import ('No module named sglang'), so the launch is refused; not known there (a failed packages
+    probe, or a wrapper script whose interpreter the gate cannot see), it is unknown (refused unless
+    --allow-unknown). `sglang_state` is Context.package_state("sglang"); `where` names the environment."""
+    if d.entrypoint is None or sglang_state == "installed":
+        return []
+    env = f" ({where})" if where else ""
+    wrapper = d.entrypoint == "wrapper"
+    if sglang_state == "absent" and not wrapper:
+        return [
+            Problem(
+                "sglang",
+                "blocked",
+                "crash",
+                f"sglang is not installed in the environment the server runs in{env}: the launch stops at its "
+                "first import ('No module named sglang'); install it there, or point the gate at the right "
+                "environment (--python PATH, --env DIR)",
+            )
+        ]
+    return [
+        Problem(
+            "sglang",
+            "unknown",
+            None,
+            f"sglang is not seen in the environment the gate reads{env}: "
+            + ("the command is a wrapper, so the interpreter it runs is not known; " if wrapper else "")
+            + "name it with --python PATH or --env DIR",
+        )
+    ]
+
+
 def release_problems(d: Derived, mapping: Mapping[str, Any], sglang_version: str | None) -> list[Problem]:
     """Flags the installed SGLang release does not have (blocked) or that no release entry covers (unknown)."""
     if sglang_version is None:

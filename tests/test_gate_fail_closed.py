@@ -286,3 +286,29 @@ def test_a_launcher_never_hides_the_launch(command: list[str], capsys: pytest.Ca
 def test_a_command_that_is_no_launch_still_needs_nothing(capsys: pytest.CaptureFixture[str]) -> None:
     rc, doc = gate_json(["--facts", str(CASES / "rtx5090-torch-cu126" / "facts.json"), "--", "./serve.sh"], capsys)
     assert rc == 0 and "nothing to check" in doc["note"]
+
+
+def test_an_sglang_launch_without_sglang_in_its_environment_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Seen on the real H200: SGLang not installed, every feature not-applicable, and the gate allowed a launch
+    that dies at its first import. Absent: blocked (crash); a wrapper whose interpreter is unseen: unknown."""
+    doc = _doc("h200-newest")
+    doc["facts"]["packages"]["sglang"] = {"installed": False}
+    path = tmp_path / "no-sglang.json"
+    path.write_text(json.dumps(doc))
+    rc, out = gate_json(["--facts", str(path), "--", *LAUNCH], capsys)
+    assert rc == 1 and out["decision"] == "refuse"
+    reason = next(b for b in out["reasons"] if b["feature"] == "sglang")
+    assert reason["status"] == "blocked" and reason["effect"] == "crash"
+    assert "No module named sglang" in reason["reasons"][0]["message"]
+    rc, out = gate_json(["--facts", str(path), "--", "./serve.sh", "--tp", "1"], capsys)
+    assert rc == 1 and {b["feature"]: b["status"] for b in out["reasons"]}.get("sglang") == "unknown"
+    rc, out = gate_json(["--facts", str(_write(tmp_path, _doc("h200-newest"))), "--", *LAUNCH], capsys)
+    assert "sglang" not in {b["feature"] for b in out["reasons"]}  # installed there: no such reason
+
+
+def _write(tmp_path: Path, doc: dict[str, Any]) -> Path:
+    path = tmp_path / "with-sglang.json"
+    path.write_text(json.dumps(doc))
+    return path
