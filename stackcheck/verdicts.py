@@ -50,6 +50,7 @@ class CheckVerdict(TypedDict, total=False):
     title: str
     status: CheckStatus
     reasons: list[Reason]
+    fix: dict[str, Any]  # checks.json `fix`, on a failed or warning check
 
 
 @dataclass
@@ -215,7 +216,7 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-_PER_GPU_PATHS = frozenset({"gpu.cc", "gpu.cc_major", "gpu.sm", "gpu.name"})
+_PER_GPU_PATHS = frozenset({"gpu.cc", "gpu.cc_major", "gpu.sm", "gpu.name", "gpu.min_cuda", "triton.ptxas_cuda"})
 
 
 def uses_gpu(pred: Any) -> bool:
@@ -297,7 +298,9 @@ def evaluate_feature(feature: dict[str, Any], ctx: Context) -> FeatureVerdict:
     for name in needs:
         alternatives = name.split("|")
         states = [ctx.package_state(a) for a in alternatives]
-        if "installed" not in states and "unknown" in states:
+        # installed with its version unreadable meets the need (the rules that read the version are unknown);
+        # a package whose presence is not known makes the feature unknown, never not-applicable
+        if not any(ctx.is_installed(a) for a in alternatives) and "unknown" in states:
             return {
                 **verdict,
                 "status": "unknown",
@@ -312,7 +315,7 @@ def evaluate_feature(feature: dict[str, Any], ctx: Context) -> FeatureVerdict:
                     }
                 ],
             }  # fmt: skip
-        if not any(ctx.installed_version(a) for a in alternatives):
+        if not any(ctx.is_installed(a) for a in alternatives):
             return {
                 **verdict,
                 "status": "not-applicable",
@@ -359,6 +362,8 @@ def _check_from_reasons(check: dict[str, Any], reasons: list[Reason]) -> CheckVe
     fails = [r for r in reasons if r.get("result") == "fail"]
     if fails:
         severe = any(r.get("effect") != "degraded" for r in fails)
+        if isinstance(check.get("fix"), dict):
+            out["fix"] = dict(check["fix"])
         return {**out, "status": "failed" if severe else "warning", "reasons": reasons}
     if not reasons:
         return {**out, "status": "skipped", "reasons": []}
@@ -371,7 +376,7 @@ def builtin_pins(ctx: Context, package: str) -> list[Reason]:
     """The installed release's declared pins (components.json `requires`) against what is installed."""
     version = ctx.installed_version(package)
     if version is None:
-        if ctx.facts.get("packages") is not None and ctx.package_state(package) == "unknown":
+        if ctx.facts.get("packages") is not None and ctx.version_unknown(package):
             return [{"rule": f"{package}-pins", "result": "unknown", "message": ctx.package_unknown_reason(package)}]
         return []
     rel = ctx.release(package)
@@ -397,7 +402,7 @@ def builtin_pins(ctx: Context, package: str) -> list[Reason]:
             if dep in CORE_PACKAGES:
                 reasons.append({**base, "result": "unknown", "message": f"{dep} was not probed"})
             continue  # a pin on a package stackcheck does not probe is not checked
-        if ctx.package_state(dep) == "unknown":
+        if ctx.version_unknown(dep):
             reasons.append({**base, "result": "unknown", "message": ctx.package_unknown_reason(dep)})
             continue
         if installed is None:
@@ -442,7 +447,7 @@ def builtin_flashinfer_match(ctx: Context) -> list[Reason]:
     for extra in ("flashinfer-cubin", "flashinfer-jit-cache"):
         v = ctx.installed_version(extra)
         if v is None:
-            if ctx.package_state(extra) == "unknown":
+            if ctx.version_unknown(extra):
                 reasons.append(
                     {"rule": f"{extra}-matches", "result": "unknown", "message": ctx.package_unknown_reason(extra)}
                 )
@@ -484,7 +489,7 @@ def builtin_kernel_coverage(ctx: Context) -> list[Reason]:
     models = ctx.gpu_models()
     for name in ("sglang-kernel", "sgl-kernel", "flashinfer-jit-cache", "vllm"):
         if ctx.installed_version(name) is None:
-            if ctx.facts.get("packages") is not None and ctx.package_state(name) == "unknown":
+            if ctx.facts.get("packages") is not None and ctx.version_unknown(name):
                 reasons.append(
                     {"rule": f"{name}-coverage", "result": "unknown", "message": ctx.package_unknown_reason(name)}
                 )
@@ -562,7 +567,7 @@ def evaluate_check(check: dict[str, Any], ctx: Context) -> CheckVerdict:
     needs = [n for n in check.get("needs") or [] if isinstance(n, str)]
     for name in needs:
         states = [ctx.package_state(a) for a in name.split("|")]
-        if "installed" not in states and "unknown" in states:
+        if not any(ctx.is_installed(a) for a in name.split("|")) and "unknown" in states:
             return {
                 "id": str(check.get("id")),
                 "title": str(check.get("title", check.get("id"))),
@@ -575,7 +580,7 @@ def evaluate_check(check: dict[str, Any], ctx: Context) -> CheckVerdict:
                     }
                 ],
             }
-        if ctx.facts.get("packages") is not None and not any(ctx.installed_version(a) for a in name.split("|")):
+        if ctx.facts.get("packages") is not None and not any(ctx.is_installed(a) for a in name.split("|")):
             return {
                 "id": str(check.get("id")),
                 "title": str(check.get("title", check.get("id"))),

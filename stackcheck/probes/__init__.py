@@ -8,11 +8,14 @@ the deep probes), so importing this registry is cheap.
 
 from __future__ import annotations
 
+from stackcheck.probes.cudalibs import CudaLibsProbe
 from stackcheck.probes.deep import BinariesProbe, LibsProbe
 from stackcheck.probes.environments import EnvironmentsProbe
 from stackcheck.probes.interface import Probe, ProbeContext, ProbeResult
+from stackcheck.probes.jit import JitProbe
 from stackcheck.probes.nvml import NvmlProbe
 from stackcheck.probes.packages import PackagesProbe
+from stackcheck.probes.pcie import PcieProbe
 from stackcheck.probes.python_env import PythonProbe
 from stackcheck.probes.source_tables import SourceTablesProbe
 from stackcheck.probes.system import SystemProbe
@@ -26,6 +29,9 @@ PROBES: dict[str, type[Probe]] = {
     "system": SystemProbe,
     "source_tables": SourceTablesProbe,
     "environments": EnvironmentsProbe,
+    "jit": JitProbe,
+    "cuda_libs": CudaLibsProbe,
+    "pcie": PcieProbe,
     "binaries": BinariesProbe,
     "libs": LibsProbe,
 }
@@ -33,9 +39,12 @@ PROBES: dict[str, type[Probe]] = {
 #: what every audit runs (`stackcheck probe` and the verbs that judge); --deep adds DEEP_PROBES
 #: the python probe comes first: it is quick (cached or this process) and the packages wait for it, so it
 #: gets the interpreter lock before NVML's library loading does
-DEFAULT_PROBES: tuple[str, ...] = ("python", "nvml", "toolkits", "packages", "system", "source_tables", "environments")
+DEFAULT_PROBES: tuple[str, ...] = (
+    "python", "nvml", "toolkits", "packages", "system", "source_tables", "environments", "jit", "cuda_libs", "pcie",
+)  # fmt: skip
 DEEP_PROBES: tuple[str, ...] = ("binaries", "libs")
-#: the probes that read the host itself whatever the view: the driver and the GPUs (--host-facts replaces them)
-HOST_PROBES: tuple[str, ...] = ("nvml",)
+#: the probes that read the host itself whatever the view: the driver and the GPUs, and the PCIe path between
+#: them (--host-facts replaces them)
+HOST_PROBES: tuple[str, ...] = ("nvml", "pcie")
 
 __all__ = ["DEEP_PROBES", "DEFAULT_PROBES", "HOST_PROBES", "PROBES", "Probe", "ProbeContext", "ProbeResult"]
