@@ -9,12 +9,21 @@ Rows (median and p90 of N runs, wall time of the whole process tree, measured fr
   derive, load the manifests and facts, evaluate, decide, exec);
   the same with a refusal (SM120 facts, --enable-torch-symm-mem: evaluation plus the plan).
 
-    python bench/bench_gate.py [-n 30] [--facts tests/cases/h200-newest/facts.json]
+With --live (on a GPU box), the gate as a launch meets it, probing this box, against the bare-NVML floor of
+bench_audit.py (import pynvml, init, driver version, each GPU's capability):
+  floor;
+  gate --require torch-cuda-arch -- /bin/true (the probes, no preflight: the gate before issue 17);
+  gate -- /bin/true --model-path DIR --port P (an SGLang-shaped command: the probes, the GPU-usage reading,
+  the model's config.json and weight sizes read from DIR, the port bind, /dev/shm, the dependency check);
+and, in this process, what each preflight reading costs (median of -n).
+
+    python bench/bench_gate.py [-n 30] [--facts tests/cases/h200-newest/facts.json] [--live]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
@@ -40,10 +49,128 @@ def timed(cmd: list[str], n: int, ok: set[int]) -> tuple[float, float] | str:
     return statistics.median(times), times[min(len(times) - 1, int(len(times) * 0.9))]
 
 
+FLOOR = (
+    "import pynvml\n"
+    "pynvml.nvmlInit()\n"
+    "pynvml.nvmlSystemGetDriverVersion()\n"
+    "for i in range(pynvml.nvmlDeviceGetCount()):\n"
+    "    pynvml.nvmlDeviceGetCudaComputeCapability(pynvml.nvmlDeviceGetHandleByIndex(i))\n"
+    "pynvml.nvmlShutdown()\n"
+)
+WRAPPER = (
+    "import resource, subprocess, sys, time\n"
+    "t = time.perf_counter()\n"
+    "p = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+    "dt = time.perf_counter() - t\n"
+    "r = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+    "print(dt, r.ru_utime + r.ru_stime, p.returncode)\n"
+)
+
+
+def model_dir(root: Path) -> Path:
+    """A model directory shaped like a real one: config.json and four sparse 5 GB safetensors shards."""
+    d = root / "model"
+    d.mkdir()
+    cfg = {
+        "architectures": ["LlamaForCausalLM"],
+        "hidden_size": 8192,
+        "num_hidden_layers": 80,
+        "torch_dtype": "bfloat16",
+    }
+    (d / "config.json").write_text(json.dumps(cfg, indent=2))
+    for i in range(4):
+        with (d / f"model-0000{i + 1}-of-00004.safetensors").open("wb") as fh:
+            fh.truncate(5 * 10**9)
+    return d
+
+
+def wall_and_cpu(argv: list[str], n: int, ok: set[int]) -> tuple[float, float, float] | str:
+    walls, cpus = [], []
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SGLANG_")}
+    for i in range(n + 1):
+        out = subprocess.run(
+            [sys.executable, "-c", WRAPPER, *argv], check=False, capture_output=True, text=True, env=env
+        )
+        dt, cpu, rc = out.stdout.split()
+        if int(rc) not in ok:
+            return f"exit {rc}"
+        if i:
+            walls.append(float(dt) * 1000)
+            cpus.append(float(cpu) * 1000)
+    walls.sort()
+    return statistics.median(walls), walls[min(len(walls) - 1, int(len(walls) * 0.9))], statistics.median(cpus)
+
+
+def live(n: int) -> None:
+    import socket
+    import tempfile
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    true = shutil.which("true") or "/bin/true"
+    py = sys.executable
+    with tempfile.TemporaryDirectory() as tmp:
+        mdir = model_dir(Path(tmp))
+        rows = [
+            ("floor: import pynvml, init, driver + capabilities", [py, "-c", FLOOR], {0}),
+            ("gate --require torch-cuda-arch -- /bin/true (no preflight)",
+             [py, "-P", "-m", "stackcheck", "gate", "--require", "torch-cuda-arch", "--", true], {0, 1}),
+            ("gate -- /bin/true --model-path DIR --port P (preflight)",
+             [py, "-P", "-m", "stackcheck", "gate", "--", true, "--model-path", str(mdir), "--port", str(port)],
+             {0, 1}),
+        ]  # fmt: skip
+        print(f"{'live (this box)':58} {'median ms':>10} {'p90 ms':>8} {'cpu ms':>8} {'÷floor':>7} {'cpu÷floor':>9}")
+        floor: tuple[float, float, float] | None = None
+        for name, cmd, ok in rows:
+            res = wall_and_cpu(cmd, n, ok)
+            if isinstance(res, str):
+                print(f"{name:58} {'n/a':>10}   {res}")
+                continue
+            med, p90, cpu = res
+            floor = floor or res
+            print(f"{name:58} {med:10.1f} {p90:8.1f} {cpu:8.1f} {med / floor[0]:6.2f}x {cpu / floor[2]:8.2f}x")
+        readings(mdir, port, n)
+
+
+def readings(mdir: Path, port: int, n: int) -> None:
+    """Each preflight reading on its own, in this process (after the imports), median of n."""
+    sys.path.insert(0, str(ROOT))
+    from stackcheck.manifest_loader import load
+    from stackcheck.preflight.deps import check_dependencies
+    from stackcheck.preflight.host import port_free, read_memlock, read_shm
+    from stackcheck.preflight.model import read_model
+    from stackcheck.probes.fsview import HostView
+    from stackcheck.probes.gpu_usage import read_gpu_usage
+
+    data = load([]).preflight
+    view = HostView()
+    steps = {
+        "GPU usage (NVML init, memory, processes, compute mode)": read_gpu_usage,
+        "model: config.json + weight sizes": lambda: read_model(
+            view, str(mdir), "model", {}, {}, data, str(mdir.parent), str(Path.home())
+        ),
+        "dependencies (sys.path listing; METADATA when sglang is here)": lambda: check_dependencies(
+            view, [p for p in sys.path if p], None, set()
+        ),
+        "port bind on loopback": lambda: port_free("127.0.0.1", port),
+        "/dev/shm statvfs + ulimit -l": lambda: (read_shm(), read_memlock()),
+    }
+    print(f"{'preflight readings, in process':58} {'median ms':>10}")
+    for name, fn in steps.items():
+        times = []
+        for _ in range(n):
+            start = time.perf_counter()
+            fn()
+            times.append((time.perf_counter() - start) * 1000)
+        print(f"{name:58} {statistics.median(times):10.2f}")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("-n", type=int, default=30)
     ap.add_argument("--facts", default=str(ROOT / "tests" / "cases" / "h200-newest" / "facts.json"))
+    ap.add_argument("--live", action="store_true", help="also time the gate probing this box (a GPU box)")
     args = ap.parse_args()
     true = shutil.which("true") or "/bin/true"
     py = sys.executable
@@ -89,6 +216,8 @@ def main() -> int:
         med, p90 = res
         base = med if base is None else base
         print(f"{name:58} {med:10.1f} {p90:8.1f}   (+{med - base:.1f} over /bin/true)")
+    if args.live:
+        live(args.n)
     return 0
 
 

@@ -43,13 +43,26 @@ HELP_EPILOG = """decision policy:
   effect crash refuses, blocked with effect disabled/degraded only warns; unknown refuses (unless
   --allow-unknown) when one of the feature's rules can crash, else warns.
   values the manifests do not know are unknown; a flag the installed SGLang lacks refuses; flags launch.json
-  does not list pass through unchecked (one note line); --config makes the launch facts unknown.
+  does not list pass through unchecked (one note line); --config FILE is merged as SGLang merges it.
   deepgemm (default on) fails only with FP8 models: it warns; --quantization fp8 requires fp8-block-gemm.
   every SGLang launch also needs what crashes any launch on this box (manifests' required_by): torch and the
   kernel package compiled for the GPU, the kernel package paired with torch, the driver against torch's
   CUDA, SGLang's pins, matching FlashInfer packages: a crash refuses, unknown refuses unless --allow-unknown.
   a probe that failed or timed out is unknown, never "not installed": it refuses unless --allow-unknown.
+  an explicit feature that is blocked only as slower (degraded) or a no-op (disabled) warns, unless
+  --strict-features; --allow FEATURE (or a check id) accepts a known blocker on purpose and says so.
   a command in which no SGLang launch or flag is found needs no feature (only --require is checked).
+
+preflight (an SGLang launch; manifests/preflight.json):
+  gpu-count: the GPUs the ranks take (tp x pp [x dp], per node, --base-gpu-id) against those visible after
+  CUDA_VISIBLE_DEVICES; gpu-memory: free memory and the processes holding it on those GPUs against
+  --mem-fraction-static (or the release's default) and the model's weights; model: config.json and
+  hf_quant_config.json from a local path or the Hugging Face cache (never the network), whose format adds
+  features (FP8 block -> fp8-block-gemm + deepgemm, MXFP4 -> mxfp4-moe, NVFP4 -> nvfp4); --config FILE is
+  merged as SGLang merges it; dependencies: SGLang's Requires-Dist in the target environment (pip check's
+  rules); shm, port, memlock: /dev/shm when tp > 1, the --host/--port in use (a loopback bind, no
+  connection), ulimit -l across nodes. fail refuses; unknown refuses unless --allow-unknown; warn warns.
+  With --facts FILE the box's live state (memory, port, shm, ulimit, dependencies) is not read.
 
 output: the decision (stdout, or stderr when the command runs) masks secrets: values of --api-key,
   --admin-api-key, --hf-token and other secret-looking flags, token-shaped values, credentials in URLs.
@@ -76,6 +89,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="features that must be ok (repeatable, or comma-separated); see `stackcheck audit` for ids",
     )
     p.add_argument("--allow-unknown", action="store_true", help="do not refuse on unknown (fail open on unknowns)")
+    p.add_argument(
+        "--allow",
+        metavar="FEATURE",
+        action="append",
+        default=[],
+        help="accept a known blocked feature (or a failing stack or preflight check) on purpose: it warns, and the "
+        "decision says it was allowed (repeatable, or comma-separated)",
+    )
+    p.add_argument(
+        "--strict-features",
+        action="store_true",
+        help="refuse an explicit feature that is blocked only as slower or a no-op (by default it warns)",
+    )
     p.add_argument("--dry-run", action="store_true", help="print what was derived and decided; run nothing")
     p.add_argument("--format", choices=["text", "json"], default="text", help="decision format (default text)")
     p.add_argument("-q", "--quiet", action="store_true", help="no warnings on stderr when the command is run")
@@ -237,6 +263,7 @@ def _decide(args: argparse.Namespace) -> tuple[dict[str, Any], list[str] | None]
         raise UsageError("nothing to gate: give --require FEATURE... and/or -- COMMAND...")
     opts = options_from(args)
     opts.command = command  # the packages audited are those of the command's own interpreter
+    from stackcheck import gate_preflight
     from stackcheck.pipeline import Background, gather
 
     # the probes wait on the driver: start them now, while the manifests are read and the command derived
@@ -247,14 +274,26 @@ def _decide(args: argparse.Namespace) -> tuple[dict[str, Any], list[str] | None]
     bad = [f for f in require if f not in known]
     if bad:
         raise UsageError(f"--require: unknown feature {', '.join(bad)} (known: {', '.join(sorted(known))})")
+    allow = gate_preflight.check_allow(args.allow or [], manifests.features, manifests.checks)
     mapping = manifests.launch
+    config_problem = None
     if command is not None:
-        derived = gate.derive(command, mapping, os.environ, require)
+        to_derive, config_path, config_problem = gate_preflight.expand_config(
+            command, mapping, manifests.preflight, os.environ
+        )
+        derived = gate.derive(to_derive, mapping, os.environ, require)
+        derived.command = list(command)  # exec'd as given: the config file is SGLang's to read again
         gate.add_launch_requirements(derived, manifests.features, manifests.checks)
+        if config_path:
+            derived.problems.append(
+                gate.Problem("--config", "note", None, f"--config {config_path}: its settings were read as flags")
+            )
     else:
         derived = gate.Derived(command=[], entrypoint=None, sglang_args=[])
         for f in require:
             derived.required.append(gate.Requirement(f, "explicit", "--require"))
+    # an SGLang launch: read GPU usage in a thread now, while the probes wait on the driver
+    usage = gate_preflight.start_usage(opts.facts_file, command if derived.entrypoint else None)
     if not derived.required and not derived.problems:
         doc = _document(derived, gate.Decision(True, [], [], []), [])
         doc["note"] = "no SGLang launch or flag found in the command and no --require: nothing to check"
@@ -265,15 +304,37 @@ def _decide(args: argparse.Namespace) -> tuple[dict[str, Any], list[str] | None]
     report, ctx = evaluate(opts, want_plan=False, manifests=manifests, gathered=later_facts.get)
     extra = gate.release_problems(derived, mapping, ctx.installed_version("sglang"))
     extra += gate.probe_problems(report.get("probes") or [])  # a failed probe is unknown, never "absent"
+    if config_problem:
+        extra.append(gate.Problem("--config", "blocked", "crash", config_problem))
+    pre = None
+    if derived.entrypoint is not None:
+        pre = gate_preflight.run_for_gate(
+            derived,
+            mapping,
+            manifests,
+            {"facts": ctx.facts},
+            ctx.installed_version("sglang"),
+            gate_preflight.server_env(command or [], os.environ),
+            usage,
+            live=not opts.facts_file,
+            opts=opts,
+        )
     decision = gate.decide(
         derived, report["features"], manifests.features, args.allow_unknown, extra, report.get("checks") or []
     )
+    if pre is not None:
+        gate_preflight.merge(decision, pre, args.allow_unknown)
+    allowed = gate.apply_policy(decision, args.strict_features, allow)
     plan: Any = None
     if decision.blocking:
         plan = _plan(ctx, report["features"])
     for b in [*decision.blocking, *decision.warnings]:
         b.fix = _fix(b.feature, plan, manifests.features)
     doc = _document(derived, decision, extra)
+    if pre is not None:
+        doc["preflight"] = gate_preflight.document(pre)
+    if allowed:
+        doc["allowed"] = allowed
     doc["sglang"] = ctx.installed_version("sglang")
     doc["facts"] = opts.facts_file or "probed"
     if command is not None and not args.quiet:  # the advice of `stackcheck recommend`; never the decision
@@ -410,6 +471,7 @@ def _line(prefix: str, b: dict[str, Any]) -> list[str]:
         "default-warn": " [default]",
         "command": " [command]",
         "launch": " [every launch]",
+        "preflight": " [preflight]",
     }.get(b["kind"], "")
     if b.get("check"):
         kind = " [stack check" + (", every launch]" if b["kind"] == "launch" else "]")
@@ -448,12 +510,17 @@ def _render_text(doc: dict[str, Any], warnings_only: bool = False) -> str:
         for f in doc["features"]:
             what = "check " if f.get("check") else ""
             lines.append(f"  {what}{f['feature']}: {f['status']}" + (f" ({f['effect']})" if f.get("effect") else ""))
+        for c in (doc.get("preflight") or {}).get("checks") or []:
+            subject = f" ({c['subject']})" if c.get("subject") else ""
+            lines.append(f"  preflight {c['check']}{subject}: {c['status']}")
         for b in doc["reasons"]:
             lines += _line("REFUSE", b)
     for b in doc["warnings"]:
         lines += _line("warning:", b)
     lines += [f"note: {a}" for a in doc.get("advice") or []]
     if not warnings_only:
+        if doc.get("allowed"):
+            lines.append(f"allowed on purpose (--allow): {', '.join(doc['allowed'])}")
         verb = "allow" if doc["decision"] == "allow" else "refuse"
         tail = " (dry run: nothing was run)" if doc["decision"] == "allow" and doc["command"] else ""
         lines.append(f"decision: {verb}{tail}")

@@ -322,8 +322,24 @@ def parse_flags(args: Sequence[str], mapping: Mapping[str, Any]) -> tuple[dict[s
                 found[flag] = int(value)
             except ValueError:
                 raise UsageError(f"server command: {how} {value!r}: expected an integer") from None
-            if found[flag] < 1:
-                raise UsageError(f"server command: {how} {value!r}: expected a positive integer")
+            low, high = opt.get("min", 1), opt.get("max")
+            if found[flag] < low or (high is not None and found[flag] > high):
+                span = f"an integer from {low} to {high}" if high is not None else f"an integer of at least {low}"
+                if low == 1 and high is None:
+                    span = "a positive integer"
+                raise UsageError(f"server command: {how} {value!r}: expected {span}")
+        elif kind == "float":
+            try:
+                found[flag] = float(value)
+            except ValueError:
+                raise UsageError(f"server command: {how} {value!r}: expected a number") from None
+            low, high = opt.get("min"), opt.get("max")
+            if (
+                found[flag] != found[flag]  # NaN
+                or (low is not None and found[flag] <= low)
+                or (high is not None and found[flag] > high)
+            ):
+                raise UsageError(f"server command: {how} {value!r}: expected a number above {low} and at most {high}")
         else:
             found[flag] = value
     if unlisted:
@@ -733,3 +749,36 @@ def _decide_check(
         return
     can_crash = any(x.get("effect") in ("crash", None) for x in reasons) or not reasons
     (blocking if can_crash and not allow_unknown and r.kind != "default-warn" else warnings).append(b)
+
+
+def apply_policy(decision: Decision, strict_features: bool, allow: Sequence[str]) -> list[str]:
+    """The policy after `decide` (and after the preflight results are merged), returning what --allow let
+    through:
+    - an explicit feature that is blocked only with effect `degraded` or `disabled` (the server starts; the
+      flag is slower or a no-op) warns instead of refusing, unless --strict-features;
+    - a blocker named in --allow (a feature id, or a preflight check id) is accepted on purpose: it becomes a
+      warning whose reasons say so, and the decision document lists it under `allowed`."""
+    keep: list[Blocker] = []
+    allowed: list[str] = []
+    wanted = set(allow)
+    for b in decision.blocking:
+        name = b.feature.split(" (", 1)[0]  # preflight blockers read "check (subject)"
+        if name in wanted:
+            b.reasons = [*b.reasons, {"message": f"allowed on purpose (--allow {name}): not refused"}]
+            decision.warnings.append(b)
+            allowed.append(name)
+            continue
+        if (
+            not strict_features
+            and b.kind == "explicit"
+            and b.status == "blocked"
+            and b.effect in ("degraded", "disabled")
+        ):
+            what = "only slower" if b.effect == "degraded" else "a no-op (the server turns it off)"
+            b.reasons = [*b.reasons, {"message": f"the flag is {what}: a warning (--strict-features refuses)"}]
+            decision.warnings.append(b)
+            continue
+        keep.append(b)
+    decision.blocking = keep
+    decision.allow = not keep
+    return list(dict.fromkeys(allowed))

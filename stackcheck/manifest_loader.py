@@ -32,6 +32,7 @@ MANIFEST_FILES: dict[str, str] = {
     "signatures.json": "signatures.schema.json",
     "launch.json": "launch.schema.json",
     "recommend.json": "recommend.schema.json",
+    "preflight.json": "preflight.schema.json",
 }
 
 ENV_VAR = "STACKCHECK_MANIFESTS"
@@ -98,6 +99,12 @@ class Manifests:
     def recommend(self) -> dict[str, Any]:
         """recommend.json: the launch settings `stackcheck recommend` chooses from (empty when not shipped)."""
         doc = self.docs.get("recommend.json")
+        return doc if isinstance(doc, dict) else {}
+
+    @property
+    def preflight(self) -> dict[str, Any]:
+        """preflight.json: what the gate checks before exec beyond the feature tables (empty when not shipped)."""
+        doc = self.docs.get("preflight.json")
         return doc if isinstance(doc, dict) else {}
 
     @property

@@ -185,6 +185,8 @@ def semantic_problems(docs: Mapping[str, tuple[str, Any]], known: Mapping[str, A
                             gain = opt.get("gain")
                             if isinstance(gain, dict):
                                 _each_source(gain.get("source"), origin, [*path, "gain", "source"], check_source)
+        if name == "preflight.json":
+            problems.extend(_preflight_problems(doc, origin, feature_ids))
         if name == "components.json":
             pkgs = doc.get("packages")
             if isinstance(pkgs, dict):
@@ -276,6 +278,36 @@ def _recommend_problems(doc: dict[str, Any], origin: str, feature_ids: set[Any],
                         )
             if key == "decisions":
                 options_of[ident] = opt_seen
+    return out
+
+
+def _preflight_problems(doc: dict[str, Any], origin: str, feature_ids: set[Any]) -> list[str]:
+    """preflight.json: the features a model format needs exist, version ranges parse, and a memory tier
+    list is ordered (the first tier whose below_mb is above the GPU's memory applies; the last has none)."""
+    out: list[str] = []
+    model: dict[str, Any] = doc["model"] if isinstance(doc.get("model"), dict) else {}
+    for i, q in enumerate(model.get("quantization") or []):
+        for j, req in enumerate(q.get("requires") or [] if isinstance(q, dict) else []):
+            feature = req.get("feature") if isinstance(req, dict) else req
+            if feature_ids and _h(feature) not in feature_ids:
+                out.append(f"{origin}: $.model.quantization[{i}].requires[{j}]: unknown feature {feature!r}")
+    memory: dict[str, Any] = doc["memory"] if isinstance(doc.get("memory"), dict) else {}
+    layout: dict[str, Any] = doc["gpu_layout"] if isinstance(doc.get("gpu_layout"), dict) else {}
+    ranged = [("memory", "default_mem_fraction", memory), ("gpu_layout", "dp_offset", layout)]
+    for section, key, holder in ranged:
+        for i, entry in enumerate(holder.get(key) or []):
+            if not isinstance(entry, dict):
+                continue
+            versions = entry.get("versions")
+            if isinstance(versions, str) and parse_specifier(versions) is None:
+                out.append(f"{origin}: $.{section}.{key}[{i}].versions: invalid version specifier {versions!r}")
+            tiers = [t for t in entry.get("tiers") or [] if isinstance(t, dict)]
+            bounds = [t.get("below_mb") for t in tiers]
+            if tiers and (bounds[-1] is not None or any(b is None for b in bounds[:-1])):
+                out.append(f"{origin}: $.{section}.{key}[{i}].tiers: only the last tier has no below_mb")
+            numbers = [b for b in bounds if isinstance(b, int | float)]
+            if numbers != sorted(numbers):
+                out.append(f"{origin}: $.{section}.{key}[{i}].tiers: below_mb must increase")
     return out
 
 

@@ -109,6 +109,10 @@ class FakeNVML:
         for pair in facts.get("topology", {}).get("pairs", []):
             self.pairs[(pair["a"], pair["b"])] = pair
         self.faults: dict[str, Fault] = {}
+        # what runs on each GPU now (read by stackcheck/probes/gpu_usage.py): free bytes, processes, mode
+        self.free: dict[int, int] = {}
+        self.procs: dict[int, list[tuple[int, str | None, int | None, str]]] = {}
+        self.modes: dict[int, int] = {}
         self.lost: set[int] = set()
         self.calls: Counter[str] = Counter()
         self.initialised = False
@@ -131,6 +135,21 @@ class FakeNVML:
         name = error if error.startswith("NVMLError_") else f"NVMLError_{error}"
         assert name in ERRORS, name
         self.faults[function] = Fault(name, index)
+        return self
+
+    def run_process(self, index: int, pid: int, name: str | None, used: int | None, kind: str = "compute") -> FakeNVML:
+        """A process holding `used` bytes on GPU `index` (None: NVML does not report it); free shrinks."""
+        self.procs.setdefault(index, []).append((pid, name, used, kind))
+        total = int(self.gpus[index]["memory_bytes"])
+        self.free[index] = self.free.get(index, total) - (used or 0)
+        return self
+
+    def set_free(self, index: int, free: int) -> FakeNVML:
+        self.free[index] = free
+        return self
+
+    def set_compute_mode(self, index: int, mode: int) -> FakeNVML:
+        self.modes[index] = mode
         return self
 
     def lose_gpu(self, index: int) -> FakeNVML:
@@ -218,7 +237,35 @@ class FakeNVML:
     def nvmlDeviceGetMemoryInfo(self, h: Handle) -> SimpleNamespace:
         self._enter("nvmlDeviceGetMemoryInfo", h)
         total = int(self._gpu(h)["memory_bytes"])
-        return SimpleNamespace(total=total, free=total, used=0)
+        free = self.free.get(h.index, total)
+        return SimpleNamespace(total=total, free=free, used=total - free)
+
+    def _running(self, h: Handle, kind: str) -> list[SimpleNamespace]:
+        return [
+            SimpleNamespace(pid=pid, usedGpuMemory=used)
+            for pid, _name, used, k in self.procs.get(h.index, [])
+            if k == kind
+        ]
+
+    def nvmlDeviceGetComputeRunningProcesses(self, h: Handle) -> list[SimpleNamespace]:
+        self._enter("nvmlDeviceGetComputeRunningProcesses", h)
+        return self._running(h, "compute")
+
+    def nvmlDeviceGetGraphicsRunningProcesses(self, h: Handle) -> list[SimpleNamespace]:
+        self._enter("nvmlDeviceGetGraphicsRunningProcesses", h)
+        return self._running(h, "graphics")
+
+    def nvmlSystemGetProcessName(self, pid: int) -> bytes:
+        self._enter("nvmlSystemGetProcessName")
+        for procs in self.procs.values():
+            for p, name, _used, _kind in procs:
+                if p == pid and name is not None:
+                    return name.encode()  # bytes, as older nvidia-ml-py returns
+        raise NVMLError_NotFound()
+
+    def nvmlDeviceGetComputeMode(self, h: Handle) -> int:
+        self._enter("nvmlDeviceGetComputeMode", h)
+        return self.modes.get(h.index, 0)
 
     def nvmlDeviceGetPersistenceMode(self, h: Handle) -> int:
         self._enter("nvmlDeviceGetPersistenceMode", h)
@@ -270,9 +317,18 @@ class FakeNVML:
         return P2P_CODES[self._pair(h1, h2).get("p2p_read") or "unknown"]
 
 
-# The functions the probe may call, for "every error from every call" tests.
+# The functions the GPU-usage probe (gate only) calls and the NVML probe does not.
+USAGE_FUNCTIONS = (
+    "nvmlDeviceGetComputeRunningProcesses",
+    "nvmlDeviceGetGraphicsRunningProcesses",
+    "nvmlSystemGetProcessName",
+    "nvmlDeviceGetComputeMode",
+)
+# The functions the NVML probe may call, for "every error from every call" tests.
 FUNCTIONS = sorted(
-    name for name in vars(FakeNVML) if name.startswith("nvml") and name not in ("nvmlInit", "nvmlShutdown")
+    name
+    for name in vars(FakeNVML)
+    if name.startswith("nvml") and name not in ("nvmlInit", "nvmlShutdown", *USAGE_FUNCTIONS)
 )
 
 
