@@ -372,8 +372,10 @@ def _check_from_reasons(check: dict[str, Any], reasons: list[Reason]) -> CheckVe
     return {**out, "status": "ok", "reasons": reasons}
 
 
-def builtin_pins(ctx: Context, package: str) -> list[Reason]:
-    """The installed release's declared pins (components.json `requires`) against what is installed."""
+def builtin_pins(ctx: Context, package: str, effect: str = "crash") -> list[Reason]:
+    """The installed release's declared pins (components.json `requires`) against what is installed; a pin
+    that is not met has `effect` (crash for a kernel package built against one torch; degraded for SGLang's
+    metadata pins, which SGLang does not check at start: sglang-startup-versions does what it checks)."""
     version = ctx.installed_version(package)
     if version is None:
         if ctx.facts.get("packages") is not None and ctx.version_unknown(package):
@@ -395,7 +397,7 @@ def builtin_pins(ctx: Context, package: str) -> list[Reason]:
             "rule": f"{package}-pins:{dep}",
             "requirement": f"{dep}{spec}",
             "required": spec,
-            "effect": "crash",
+            "effect": effect,
             "source": rel.get("source"),
         }
         if ctx.package(dep) is None:
@@ -411,7 +413,8 @@ def builtin_pins(ctx: Context, package: str) -> list[Reason]:
                     **base,
                     "result": "fail",
                     "observed": "not installed",
-                    "message": f"{package} {version} requires {dep}{spec}; {dep} is not installed",
+                    "message": f"{package} {version} requires {dep}{spec}; {dep} is not installed"
+                    + _PIN_RULE.get(effect, ""),
                 }
             )
             continue
@@ -433,16 +436,34 @@ def builtin_pins(ctx: Context, package: str) -> list[Reason]:
                     **base,
                     "result": "fail",
                     "observed": installed,
-                    "message": f"{package} {version} pins {dep}{spec}; installed {installed}",
+                    "message": f"{package} {version} pins {dep}{spec}; installed {installed}"
+                    + _PIN_RULE.get(effect, ""),
                 }
             )
     return reasons
+
+
+# what a failed pin means, said with the pin (the rule issue 17 states for the dependency preflight too)
+_PIN_RULE = {
+    "degraded": " (a metadata pin, which SGLang does not check when it starts: an untested pairing, a warning; "
+    "what SGLang does check is sglang-startup-versions)",
+}
 
 
 def builtin_flashinfer_match(ctx: Context) -> list[Reason]:
     fi = ctx.installed_version("flashinfer-python")
     reasons: list[Reason] = []
     if fi is None:
+        if ctx.version_unknown("flashinfer-python"):  # installed, its version unreadable: nothing to compare with
+            extras = [e for e in ("flashinfer-cubin", "flashinfer-jit-cache") if ctx.package_state(e) != "absent"]
+            if extras:
+                reasons.append(
+                    {
+                        "rule": f"{extras[0]}-matches",
+                        "result": "unknown",
+                        "message": ctx.package_unknown_reason("flashinfer-python"),
+                    }
+                )
         return reasons
     for extra in ("flashinfer-cubin", "flashinfer-jit-cache"):
         v = ctx.installed_version(extra)
@@ -549,7 +570,7 @@ def builtin_shared_libs(ctx: Context) -> list[Reason]:
 BUILTIN_EFFECTS: dict[str, list[str]] = {
     "shared-libs": ["degraded"],
     "kernel-coverage": ["crash"],
-    "pins": ["crash"],
+    "pins": ["degraded"],
     "kernel-torch-pair": ["crash"],
     "flashinfer-packages-match": ["crash"],
 }
@@ -557,7 +578,7 @@ BUILTIN_EFFECTS: dict[str, list[str]] = {
 BUILTINS = {
     "shared-libs": builtin_shared_libs,
     "kernel-coverage": builtin_kernel_coverage,
-    "pins": lambda ctx: builtin_pins(ctx, "sglang"),
+    "pins": lambda ctx: builtin_pins(ctx, "sglang", "degraded"),
     "kernel-torch-pair": lambda ctx: [r for name in ("sgl-kernel", "sglang-kernel") for r in builtin_pins(ctx, name)],
     "flashinfer-packages-match": builtin_flashinfer_match,
 }

@@ -65,8 +65,11 @@ def test_old_nvcc_on_sm120_names_the_toolkit_not_the_gpu(manifests: Manifests) -
 def test_no_nvcc_fails_unless_the_jit_cache_is_installed(manifests: Manifests) -> None:
     facts = box("9.0", sglang=pkg("0.5.9"), flashinfer_python=pkg("0.6.3"))
     facts["jit"] = jit("13.0", nvcc=False)
-    assert failed(check(manifests, facts, "jit-toolchain")) == ["nvcc-found"]
+    assert failed(check(manifests, facts, "jit-toolchain")) == ["nvcc-found", "sglang-jit-nvcc"]
     facts["packages"]["flashinfer-jit-cache"] = pkg("0.6.3")
+    # FlashInfer's kernels are prebuilt now, but SGLang 0.5.9+ still compiles its own RoPE kernel with nvcc
+    assert failed(check(manifests, facts, "jit-toolchain")) == ["sglang-jit-nvcc"]
+    facts["packages"]["sglang"] = pkg("0.5.8")  # whose RoPE is sgl_kernel's (compiled ahead of time)
     assert check(manifests, facts, "jit-toolchain")["status"] == "skipped"  # no rule applies without nvcc
 
 
@@ -75,7 +78,11 @@ def test_headers_and_deepgemm_nvcc(manifests: Manifests) -> None:
     facts["jit"] = jit("12.8", fp4=False)
     assert sorted(failed(check(manifests, facts, "jit-toolchain"))) == ["deepgemm-nvcc", "fp4-header"]
     facts["jit"] = jit("12.6", fp4=False)  # fp4 is needed only from 12.8 on; 12.6 is too old for SM100 anyway
-    assert sorted(failed(check(manifests, facts, "jit-toolchain"))) == ["deepgemm-nvcc", "nvcc-knows-gpu"]
+    assert sorted(failed(check(manifests, facts, "jit-toolchain"))) == [
+        "deepgemm-nvcc",
+        "nvcc-knows-gpu",
+        "sglang-jit-arch",
+    ]
     facts["packages"]["sgl-deep-gemm"] = pkg("0.1.4")  # 0.1.x accepts nvcc >= 12.3
     facts["jit"] = jit("12.8")
     assert check(manifests, facts, "jit-toolchain")["status"] == "ok"
