@@ -40,15 +40,21 @@ HELP_EPILOG = """decision policy:
   explicit features (--require, or turned on by a flag or value in COMMAND) must be ok: blocked refuses,
   unknown refuses unless --allow-unknown, not-applicable (a package it needs is missing) refuses.
   default features (custom-allreduce when tp > 1 unless --disable-custom-all-reduce; cuda-graph unless
-  --disable-cuda-graph; deepgemm unless SGLANG_ENABLE_JIT_DEEPGEMM is false) are checked too: blocked with
+  --disable-cuda-graph; deepgemm unless SGLANG_ENABLE_JIT_DEEPGEMM is false; attention-flashinfer when
+  FlashInfer is the default sampler or attention backend) are checked too: blocked with
   effect crash refuses, blocked with effect disabled/degraded only warns; unknown refuses (unless
   --allow-unknown) when one of the feature's rules can crash, else warns.
   values the manifests do not know are unknown; a flag the installed SGLang lacks refuses; flags launch.json
   does not list pass through unchecked (one note line); --config FILE is merged as SGLang merges it.
   deepgemm (default on) fails only with FP8 models: it warns; --quantization fp8 requires fp8-block-gemm.
   every SGLang launch also needs what crashes any launch on this box (manifests' required_by): torch and the
-  kernel package compiled for the GPU, the kernel package paired with torch, the driver against torch's
-  CUDA, SGLang's pins, matching FlashInfer packages: a crash refuses, unknown refuses unless --allow-unknown.
+  kernel package compiled for the GPU, the kernel package paired with torch, its CUDA libraries, the kernel
+  version SGLang checks at start, the driver against torch's CUDA, matching FlashInfer packages, one NCCL
+  wheel, Triton's ptxas, and SGLang 0.5.9+'s nvcc (its RoPE kernel is compiled at run time). Other checks
+  are needed by the launches they reach: the JIT toolchain with the features FlashInfer or DeepGEMM compile,
+  NCCL's releases and PCIe peer traffic with tp > 1 or pp > 1, peer access with custom-allreduce, cuDNN
+  with a multimodal model (a model the gate cannot read counts as one). A crash refuses, a degrading
+  failure warns (SGLang's metadata pins, stated), unknown refuses unless --allow-unknown.
   a probe that failed or timed out is unknown, never "not installed": it refuses unless --allow-unknown.
   an explicit feature that is blocked only as slower (degraded) or a no-op (disabled) warns, unless
   --strict-features; --allow FEATURE (or a check id) accepts a known blocker on purpose and says so.
@@ -373,7 +379,6 @@ def _decide_with(
         )
         derived = gate.derive(to_derive, mapping, server_env, require)
         derived.command = list(launch_command)  # exec'd as given: the config file is SGLang's to read again
-        gate.add_launch_requirements(derived, manifests.features, manifests.checks)
         if config_path:
             derived.problems.append(
                 gate.Problem("--config", "note", None, f"--config {config_path}: its settings were read as flags")
@@ -387,7 +392,7 @@ def _decide_with(
     # an SGLang launch here: read GPU usage in a thread now, while the probes wait on the driver (an image's
     # server runs elsewhere: this box's GPU usage says nothing about it)
     usage = gate_preflight.start_usage(opts.facts_file, command if derived.entrypoint and not opts.image else None)
-    if not derived.required and not derived.problems:
+    if derived.entrypoint is None and not derived.required and not derived.problems:
         doc = _document(derived, gate.Decision(True, [], [], []), [])
         doc["note"] = "no SGLang launch or flag found in the command and no --require: nothing to check"
         return doc, None if opts.image else command
@@ -413,6 +418,9 @@ def _decide_with(
             live=not opts.facts_file and not opts.image,
             opts=opts,
         )
+        # what the launch needs beyond its features (manifests' required_by), now that the model's needs and
+        # facts (model_multimodal) are known: a scope on a fact still unknown is required (fail closed)
+        gate.add_launch_requirements(derived, manifests.features, manifests.checks)
     decision = gate.decide(
         derived, report["features"], manifests.features, args.allow_unknown, extra, report.get("checks") or []
     )
@@ -551,6 +559,8 @@ def _document(derived: Any, decision: Any, extra: list[Any]) -> dict[str, Any]:
         }
         if getattr(b, "check", False):
             out["check"] = True
+        if b.kind == "launch" and getattr(b, "why", None):
+            out["why"] = b.why  # the scope: every launch, a feature it needs, a condition it meets
         return out
 
     derived_json = derived.to_json()
@@ -600,8 +610,10 @@ def _line(prefix: str, b: dict[str, Any], shared: str | None = None) -> list[str
         "launch": " [every launch]",
         "preflight": " [preflight]",
     }.get(b["kind"], "")
-    if b.get("check"):
-        kind = " [stack check" + (", every launch]" if b["kind"] == "launch" else "]")
+    if b["kind"] == "launch" and b.get("why"):  # what makes this launch need it
+        kind = f" [{'stack check: ' if b.get('check') else ''}{b['why']}]"
+    elif b.get("check"):
+        kind = " [stack check]"
     reasons = b.get("reasons") or [{"message": "not ok"}]
     if b["status"] == "note":
         return [f"note: {_reason_text(reasons[0], shared)}"]

@@ -26,16 +26,22 @@ Decision policy:
   `blocked` (any effect) refuses; `unknown` refuses unless --allow-unknown; `not-applicable` (a package it
   needs is not installed) refuses.
 - default features (on without any flag: custom-allreduce when tp > 1 unless --disable-custom-all-reduce,
-  cuda-graph unless --disable-cuda-graph, deepgemm unless SGLANG_ENABLE_JIT_DEEPGEMM is false):
+  cuda-graph unless --disable-cuda-graph, deepgemm unless SGLANG_ENABLE_JIT_DEEPGEMM is false,
+  attention-flashinfer when FlashInfer is installed, as SGLang's default sampler unless --sampling-backend
+  says otherwise and its default attention backend unless --attention-backend is given):
   `blocked` with effect `crash` refuses; `blocked` with `disabled` or `degraded` only warns (the server
   starts and falls back); `unknown` refuses (unless --allow-unknown) when any rule of the feature can
   crash, else warns; `not-applicable` is ignored.
 - what every SGLang launch needs (`required_by: {"launches": "every"}` in features.json / checks.json:
-  torch compiled for the GPU, the kernel package's code for it and its pairing with torch, the driver
-  against torch's CUDA, SGLang's pins, FlashInfer's package versions) is required of every launch the gate
-  sees, and a check scoped to features (`required_by: {"features": [...]}`) of a launch that needs one of
-  them: a failure with effect crash refuses, a degrading one warns; unknown refuses unless --allow-unknown
-  (when a rule that could crash is unknown); not installed (not-applicable, skipped) is ignored.
+  torch compiled for the GPU, the kernel package's code, build, libraries and pairing with torch, the
+  minimum SGLang's engine checks at start, the driver against torch's CUDA, FlashInfer's package versions,
+  Triton's ptxas, one NCCL wheel) is required of every launch the gate sees; a check scoped to features
+  (`{"features": [...]}`) of a launch that needs one of them; a check scoped to launch conditions
+  (`{"when": [...]}`: tp > 1 or pp > 1, a multimodal model) of a launch that meets them, or whose condition
+  reads a launch fact the gate could not read (fail closed); a rule's own `required_by` scopes that rule
+  alone (the check is then judged on the rules the launch needs): a failure with effect crash refuses, a
+  degrading one warns (SGLang's metadata pins); unknown refuses unless --allow-unknown (when a rule that
+  could crash is unknown); not installed (not-applicable, skipped) is ignored.
 - problems found while reading the command (unknown values, ambiguous abbreviations, flags the release
   lacks) are `unknown` (refuse unless --allow-unknown) or `blocked` with effect crash (refuse).
 - a probe the decision reads (nvml, toolkits, packages, system) that failed or timed out is `unknown`
@@ -64,6 +70,9 @@ class Requirement:
     kind: str  # "explicit" | "default" | "default-warn" | "launch"
     why: str  # the flag, value or rule that asks for it
     check: bool = False  # a stack check (checks.json) rather than a feature
+    # a check whose rules have scopes of their own (a rule's `required_by`): the rules this launch needs, each
+    # with the kind it is needed as; None: every rule, as `kind`
+    rules: dict[str, str | None] | None = None
 
 
 @dataclass
@@ -88,6 +97,7 @@ class Derived:
     required: list[Requirement] = field(default_factory=list)
     off: list[str] = field(default_factory=list)  # default features turned off, with the reason
     problems: list[Problem] = field(default_factory=list)
+    defaults: dict[str, Any] = field(default_factory=dict)  # launch.json flag -> its default value
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -96,7 +106,13 @@ class Derived:
             "options": dict(self.options),
             "env": dict(self.env),
             "required": [
-                {"feature": r.feature, "kind": r.kind, "why": r.why, **({"check": True} if r.check else {})}
+                {
+                    "feature": r.feature,
+                    "kind": r.kind,
+                    "why": r.why,
+                    **({"check": True} if r.check else {}),
+                    **({"rules": dict(r.rules)} if r.rules is not None else {}),
+                }
                 for r in self.required
             ],
             "off": list(self.off),
@@ -364,6 +380,8 @@ def parse_env(env: Mapping[str, str], mapping: Mapping[str, Any]) -> tuple[dict[
             out[name] = True
         elif raw in [str(x) for x in spec.get("false") or []]:
             out[name] = False
+        elif isinstance(spec.get("otherwise"), bool):  # a variable whose reader takes anything else as one value
+            out[name] = bool(spec["otherwise"])
         else:
             out[name] = default
             problems.append(
@@ -380,6 +398,8 @@ def parse_env(env: Mapping[str, str], mapping: Mapping[str, Any]) -> tuple[dict[
 
 
 def _cond(c: Mapping[str, Any], d: Derived, defaults: Mapping[str, Any]) -> bool:
+    if "any" in c:
+        return any(_cond(x, d, defaults) for x in c.get("any") or [] if isinstance(x, dict))
     if "option" in c:
         flag = str(c["option"])
         value = d.options.get(flag, defaults.get(flag))
@@ -455,6 +475,7 @@ def derive(
     opts = _options(mapping)
     by_flag = {str(o["flag"]): o for o in opts}
     defaults = {str(o["flag"]): o.get("default") for o in opts if "default" in o}
+    d.defaults = dict(defaults)
     for o in opts:
         fact = o.get("fact")
         if isinstance(fact, str):
@@ -497,35 +518,145 @@ def derive(
                 _add(d, feature, "default-warn", "on by default; fails only with some models, so it warns")
         else:
             d.off.append(f"{feature}: off ({_off_reason(spec.get('when'), d, defaults)})")
+    # a feature that several default entries can turn on (FlashInfer: the sampler, the attention default) is
+    # off only when none does
+    needed = {r.feature for r in d.required}
+    d.off = [o for o in d.off if o.split(":", 1)[0] not in needed]
     return d
 
 
 def add_launch_requirements(
     d: Derived, features: Sequence[Mapping[str, Any]], checks: Sequence[Mapping[str, Any]]
 ) -> None:
-    """What every SGLang launch needs, from the manifests' `required_by` (features.schema.json): an item with
-    `{"launches": "every"}` fails every launch on this box when it fails (torch without the GPU's
-    architecture, a kernel package without code for it, a driver older than torch's CUDA, SGLang's own
-    pins), so the gate requires it of every SGLang launch it sees; an item with `{"features": [...]}` is
-    required by a launch that requires one of those features (as strongly as the feature is). Pure."""
+    """What a launch needs beyond its features, from the manifests' `required_by` (features.schema.json):
+    - `{"launches": "every"}`: the item fails every SGLang launch on this box when it fails (torch without the
+      GPU's architecture, a kernel package without code for it, a driver older than torch's CUDA), so every
+      launch the gate sees needs it;
+    - `{"features": [...]}`: a launch that requires one of those features needs it (as strongly as the feature);
+    - `{"when": [conditions]}`: a launch whose command meets the conditions (launch.json's form: `tp > 1`, a
+      model fact) needs it; a condition on a launch fact that is not known (the model was not read) counts
+      as met, so the gate fails closed.
+    A check's rule may carry its own `required_by` (a JSON-rule check whose rules reach a launch in different
+    ways: NCCL's duplicate wheels break `import torch`, its old releases only collectives): the launch then
+    needs the rules whose scope it meets, each as strongly as its scope says (`Requirement.rules`).
+    Call it once the launch facts are complete (after the model is read). Pure."""
     if d.entrypoint is None:
         return  # no SGLang launch in the command: nothing but --require is checked
-    items = [(f, False) for f in features] + [(c, True) for c in checks]
-    for item, is_check in items:
-        rb = item.get("required_by")
-        if isinstance(rb, dict) and rb.get("launches") == "every" and isinstance(item.get("id"), str):
-            _add(d, str(item["id"]), "launch", "every SGLang launch needs it", is_check)
-    wanted = {r.feature: r for r in d.required if not r.check}
-    for item, is_check in items:
-        rb = item.get("required_by")
-        if not isinstance(rb, dict) or not isinstance(item.get("id"), str):
+    dflt = d.defaults
+    for item in features:
+        if isinstance(item.get("id"), str):
+            hit = _scope(item.get("required_by"), d, _wanted(d), dflt)
+            if hit is not None:
+                _add(d, str(item["id"]), hit[0], hit[1])
+    wanted = _wanted(d)
+    for item in checks:
+        if not isinstance(item.get("id"), str):
             continue
-        triggers = [wanted[f] for f in rb.get("features") or [] if isinstance(f, str) and f in wanted]
+        base = item.get("required_by")
+        rules = [r for r in item.get("rules") or [] if isinstance(r, dict) and isinstance(r.get("id"), str)]
+        if not any(isinstance(r.get("required_by"), dict) for r in rules):
+            hit = _scope(base, d, wanted, dflt)
+            if hit is not None:
+                _add(d, str(item["id"]), hit[0], hit[1], True)
+            continue
+        per_rule: dict[str, str | None] = {}
+        whys: list[str] = []
+        for rule in rules:
+            rb = rule["required_by"] if isinstance(rule.get("required_by"), dict) else base
+            hit = _scope(rb, d, wanted, dflt)
+            per_rule[str(rule["id"])] = hit[0] if hit is not None else None
+            if hit is not None and hit[1] not in whys:
+                whys.append(hit[1])
+        kinds = set(per_rule.values())
+        if len(kinds) == 1 and None not in kinds:  # every rule is needed, alike: the check as a whole
+            _add(d, str(item["id"]), kinds.pop() or "launch", "; ".join(whys), True)
+        elif kinds - {None}:
+            _add_scoped(d, str(item["id"]), per_rule, "; ".join(whys))
+
+
+def _wanted(d: Derived) -> dict[str, Requirement]:
+    return {r.feature: r for r in d.required if not r.check}
+
+
+def _scope(
+    rb: Any, d: Derived, wanted: Mapping[str, Requirement], defaults: Mapping[str, Any]
+) -> tuple[str, str] | None:
+    """(kind, why) when this launch needs an item of scope `rb` (a `required_by`), else None."""
+    if not isinstance(rb, dict):
+        return None
+    if rb.get("launches") == "every":
+        return "launch", "every SGLang launch needs it"
+    feats = rb.get("features")
+    if isinstance(feats, list):
+        triggers = [wanted[f] for f in feats if isinstance(f, str) and f in wanted]
         if not triggers:
-            continue
+            return None
         strongest = max(triggers, key=lambda r: _KIND_RANK.get(r.kind, 0))
-        kind = "default-warn" if strongest.kind == "default-warn" else "launch"
-        _add(d, str(item["id"]), kind, f"needed with {strongest.feature}", is_check)
+        return ("default-warn" if strongest.kind == "default-warn" else "launch"), f"needed with {strongest.feature}"
+    when = [c for c in rb.get("when") or [] if isinstance(c, dict)] if isinstance(rb.get("when"), list) else []
+    if not when:
+        return None
+    values = [_cond3(c, d, defaults) for c in when]
+    if any(v is False for v in values):
+        return None
+    text = " and ".join(describe_condition(c) for c in when)
+    unknown = [c for c, v in zip(when, values, strict=True) if v is None]
+    if unknown:
+        facts = ", ".join(sorted({f"launch.{x}" for c in unknown for x in _launch_facts(c) if x not in d.launch}))
+        return "launch", f"needed when {text}; {facts} not known, so it is required (fail closed)"
+    return "launch", f"needed: the launch has {text}"
+
+
+def _cond3(c: Mapping[str, Any], d: Derived, defaults: Mapping[str, Any]) -> bool | None:
+    """A launch condition with a third value: None when it reads a launch fact the launch does not have."""
+    if "any" in c:
+        parts = [_cond3(x, d, defaults) for x in c.get("any") or [] if isinstance(x, dict)]
+        if any(p is True for p in parts):
+            return True
+        return None if any(p is None for p in parts) else False
+    if "launch" in c and d.launch.get(str(c["launch"])) is None:
+        return None
+    return _cond(c, d, defaults)
+
+
+def _launch_facts(c: Mapping[str, Any]) -> list[str]:
+    if "any" in c:
+        return [x for sub in c.get("any") or [] if isinstance(sub, dict) for x in _launch_facts(sub)]
+    return [str(c["launch"])] if "launch" in c else []
+
+
+def describe_condition(c: Mapping[str, Any]) -> str:
+    """A launch condition in words: `tp > 1`, `--disable-custom-all-reduce not given`."""
+    if "any" in c:
+        return "(" + " or ".join(describe_condition(x) for x in c.get("any") or [] if isinstance(x, dict)) + ")"
+    if "launch" in c:
+        value = c.get("value")
+        shown = str(value).lower() if isinstance(value, bool) else str(value)
+        return f"{c['launch']} {c.get('op')} {shown}"
+    if "flag" in c:
+        return f"{c['flag']} {'given' if c.get('present') else 'not given'}"
+    if "option" in c:
+        return f"{c['option']} in {', '.join(str(x) for x in c.get('in') or [])}"
+    if "env" in c:
+        return f"{c['env']} is {' or '.join(str(x).lower() for x in c.get('in') or [])}"
+    return "a condition"
+
+
+def _add_scoped(d: Derived, check_id: str, per_rule: dict[str, str | None], why: str) -> None:
+    """A check needed for some of its rules: merged with what an earlier call required (the stronger kind)."""
+    kind = max((k for k in per_rule.values() if k is not None), key=lambda k: _KIND_RANK.get(k, 0))
+    for r in d.required:
+        if r.feature == check_id and r.check:
+            if r.rules is None:
+                return  # already needed for every rule
+            for rule, k in per_rule.items():
+                old = r.rules.get(rule)
+                if k is not None and (old is None or _KIND_RANK.get(k, 0) > _KIND_RANK.get(old, 0)):
+                    r.rules[rule] = k
+            if _KIND_RANK.get(kind, 0) > _KIND_RANK.get(r.kind, 0):
+                r.kind, r.why = kind, why
+            return
+    d.required.append(Requirement(check_id, kind, why, True, dict(per_rule)))
 
 
 #: what a container of an image needs before anything in it runs (checks.json ids)
@@ -668,6 +799,7 @@ class Blocker:
     reasons: list[dict[str, Any]]
     fix: str | None = None
     check: bool = False  # a stack check, not a feature
+    why: str | None = None  # why the launch needs it (a launch requirement's scope)
 
 
 @dataclass
@@ -739,7 +871,7 @@ def decide(
         reasons = [dict(x) for x in v.get("reasons") or [] if x.get("result") in ("fail", "unknown")]
         if status == "not-applicable":
             reasons = [dict(x) for x in v.get("reasons") or []]
-        b = Blocker(r.feature, r.kind, status, effect if isinstance(effect, str) else None, reasons)
+        b = Blocker(r.feature, r.kind, status, effect if isinstance(effect, str) else None, reasons, why=r.why)
         if status == "ok":
             continue
         if r.kind == "explicit":
@@ -748,6 +880,12 @@ def decide(
             else:
                 blocking.append(b)
             continue
+        if status == "blocked" and effect != "crash" and r.kind in ("launch", "default") and not allow_unknown:
+            # a rule that only degrades failed, and one that could crash is unknown: the unknown one decides
+            unknown = [x for x in reasons if x.get("result") == "unknown" and x.get("effect", "crash") == "crash"]
+            if unknown:
+                blocking.append(Blocker(r.feature, r.kind, "unknown", None, [*unknown], why=r.why))
+                continue
         if r.kind == "launch":  # needed by every launch: what crashes refuses, what degrades warns
             if status == "blocked":
                 (blocking if effect == "crash" else warnings).append(b)
@@ -777,25 +915,59 @@ def _decide_check(
     checked: list[dict[str, Any]],
 ) -> None:
     """A stack check a launch needs: a failing rule that crashes refuses (a degrading one warns); an unknown
-    rule that could crash (or whose effect is not said) refuses unless --allow-unknown."""
+    rule that could crash (or whose effect is not said) refuses unless --allow-unknown. A check needed for
+    some of its rules (`r.rules`) is judged on those rules only, each as strongly as its scope says."""
     if v is None:
         blocking.append(
             Blocker(r.feature, r.kind, "unknown", None, [{"message": f"check {r.feature} not evaluated"}], check=True)
         )
         checked.append({"feature": r.feature, "check": True, "kind": r.kind, "status": "unknown", "effect": None})
         return
+    if r.rules is not None:
+        v = scoped_verdict(v, r.rules)
     status, effect, reasons = _check_effect(v)
     checked.append({"feature": r.feature, "check": True, "kind": r.kind, "why": r.why, "status": status,
                     "effect": effect})  # fmt: skip
     if status in ("ok", "not-applicable"):
         return
-    b = Blocker(r.feature, r.kind, status, effect, reasons, check=True)
+
+    def warns_only(x: Mapping[str, Any]) -> bool:  # the rule is needed only by a feature that warns
+        return ((r.rules or {}).get(str(x.get("rule"))) or r.kind) == "default-warn"
+
+    b = Blocker(r.feature, r.kind, status, effect, reasons, check=True, why=r.why)
     if status == "blocked":
-        severe = effect == "crash" and r.kind != "default-warn"
+        severe = any(x.get("effect", "crash") == "crash" and not warns_only(x) for x in reasons)
+        # a rule that only degrades failed, and one that could crash is unknown: the unknown one decides
+        unknown = [x for x in v.get("reasons") or [] if isinstance(x, dict) and x.get("result") == "unknown"]
+        unknown = [x for x in unknown if x.get("effect") in ("crash", None) and not warns_only(x)]
+        if not severe and unknown and not allow_unknown:
+            b = Blocker(r.feature, r.kind, "unknown", None, [*unknown, *reasons], check=True, why=r.why)
+            severe = True
         (blocking if severe else warnings).append(b)
         return
-    can_crash = any(x.get("effect") in ("crash", None) for x in reasons) or not reasons
-    (blocking if can_crash and not allow_unknown and r.kind != "default-warn" else warnings).append(b)
+    can_crash = any(x.get("effect") in ("crash", None) and not warns_only(x) for x in reasons)
+    can_crash = can_crash or (not reasons and r.kind != "default-warn")
+    (blocking if can_crash and not allow_unknown else warnings).append(b)
+
+
+def scoped_verdict(v: Mapping[str, Any], rules: Mapping[str, str | None]) -> dict[str, Any]:
+    """A check's verdict on the rules a launch needs: the reasons of rules it does not need (None in `rules`)
+    are dropped and the status is worked out again from the rest; reasons of no rule (`needs`) stay."""
+    out = dict(v)
+    if v.get("status") == "skipped":
+        return out
+    kept = [
+        x for x in v.get("reasons") or [] if not (isinstance(x, dict) and rules.get(str(x.get("rule")), "") is None)
+    ]
+    out["reasons"] = kept
+    fails = [x for x in kept if x.get("result") == "fail"]
+    if fails:
+        out["status"] = "warning" if all(x.get("effect") == "degraded" for x in fails) else "failed"
+    elif any(x.get("result") == "unknown" for x in kept):
+        out["status"] = "unknown"
+    else:
+        out["status"] = "ok"
+    return out
 
 
 def apply_policy(decision: Decision, strict_features: bool, allow: Sequence[str]) -> list[str]:

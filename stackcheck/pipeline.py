@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # the engine is imported lazily: see evaluate()
 
 INTERCONNECTS = ("nvlink", "pcie-switch", "pcie-host-bridge", "cross-socket", "pcie")
 #: the facts sections --host-facts takes from a saved report: what belongs to the host, not the environment
-HOST_SECTIONS = ("driver", "gpus", "topology")
+HOST_SECTIONS = ("driver", "gpus", "topology", "pcie")
 
 
 @dataclass

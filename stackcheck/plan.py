@@ -539,6 +539,13 @@ def apply_choice(facts: Facts, choice: Choice, ctx: Context) -> Facts:
             {"path": None, "version": choice.version, "source": "plan", "active_for_build": True},
             *[{**dict(t), "active_for_build": False} for t in facts.get("cuda_toolkits") or []],
         ]
+        # the step points CUDA_HOME at the new toolkit (a complete install): it is what JIT builds pick then;
+        # Triton's ptxas overrides are environment variables the step does not touch
+        old_jit = facts.get("jit")
+        ptxas = old_jit.get("triton_ptxas") if isinstance(old_jit, dict) else None
+        out["jit"] = {"toolkit": None, "chosen_by": "plan (CUDA_HOME)", "nvcc": None, "nvcc_found": True,
+                      "cuda": choice.version, "fp8_header": True, "fp4_header": True,
+                      "triton_ptxas": dict(ptxas) if isinstance(ptxas, dict) else {}}  # fmt: skip
         return out  # type: ignore[return-value]
     pkgs: dict[str, Any] = dict(facts.get("packages") or {})
     if choice.component == "torch":

@@ -100,12 +100,40 @@ def semantic_problems(docs: Mapping[str, tuple[str, Any]], known: Mapping[str, A
 
     gate_ids = {_h(g.get("id")) for g in get_list("gates.json", "gates") if isinstance(g, dict)}
     feature_ids = {_h(f.get("id")) for f in get_list("features.json", "features") if isinstance(f, dict)}
+    check_ids = {_h(c.get("id")) for c in get_list("checks.json", "checks") if isinstance(c, dict)}
     sources_doc = full.get("sources.json")
     source_ids = set(sources_doc.get("sources", {})) if isinstance(sources_doc, dict) else set()
 
     def check_source(value: Any, origin: str, path: list[Any]) -> None:
         if isinstance(value, str) and source_ids and value not in source_ids:
             problems.append(f"{origin}: {json_path(path)}: unknown source id {value!r}")
+
+    launch_doc = full.get("launch.json")
+    launch_flags = set()
+    if isinstance(launch_doc, dict):
+        launch_flags = {_h(o.get("flag")) for o in launch_doc.get("options") or [] if isinstance(o, dict)}
+
+    def check_required_by(rb: Any, origin: str, path: list[Any]) -> None:
+        """A required_by's source ids, feature ids and the flags its launch conditions name."""
+        if not isinstance(rb, dict):
+            return
+        check_source(rb.get("source"), origin, [*path, "source"])
+        for j, fid in enumerate(rb.get("features") or [] if isinstance(rb.get("features"), list) else []):
+            if feature_ids and _h(fid) not in feature_ids:
+                problems.append(f"{origin}: {json_path([*path, 'features', j])}: unknown feature {fid!r}")
+        stack = [
+            (c, [*path, "when", j])
+            for j, c in enumerate(rb.get("when") or [] if isinstance(rb.get("when"), list) else [])
+        ]
+        while stack:
+            cond, cpath = stack.pop()
+            if not isinstance(cond, dict):
+                continue
+            for j, sub in enumerate(cond.get("any") or [] if isinstance(cond.get("any"), list) else []):
+                stack.append((sub, [*cpath, "any", j]))
+            for key in ("flag", "option"):
+                if key in cond and launch_flags and _h(cond[key]) not in launch_flags:
+                    problems.append(f"{origin}: {json_path([*cpath, key])}: {cond[key]!r} is not a flag of launch.json")
 
     for name, (origin, doc) in docs.items():
         if not isinstance(doc, dict):
@@ -127,20 +155,19 @@ def semantic_problems(docs: Mapping[str, tuple[str, Any]], known: Mapping[str, A
                 else:
                     seen[key] = i
                 check_source(item.get("source"), origin, [list_key, i, "source"])
-                rb = item.get("required_by")
-                if isinstance(rb, dict):
-                    check_source(rb.get("source"), origin, [list_key, i, "required_by", "source"])
-                    for j, fid in enumerate(rb.get("features") or [] if isinstance(rb.get("features"), list) else []):
-                        if feature_ids and _h(fid) not in feature_ids:
-                            problems.append(
-                                f"{origin}: {json_path([list_key, i, 'required_by', 'features', j])}: "
-                                f"unknown feature {fid!r}"
-                            )
+                check_required_by(item.get("required_by"), origin, [list_key, i, "required_by"])
                 for j, rule in enumerate(item.get("rules") or []):
                     if not isinstance(rule, dict):
                         continue
                     base = [list_key, i, "rules", j]
                     check_source(rule.get("source"), origin, [*base, "source"])
+                    if "required_by" in rule:
+                        if list_key != "checks":
+                            problems.append(
+                                f"{origin}: {json_path([*base, 'required_by'])}: only a check's rules may have "
+                                "their own required_by (a feature is required as a whole)"
+                            )
+                        check_required_by(rule.get("required_by"), origin, [*base, "required_by"])
                     rule_ids = [r.get("id") for r in item.get("rules") or [] if isinstance(r, dict)]
                     if rule_ids.count(rule.get("id")) > 1:
                         problems.append(f"{origin}: {json_path([*base, 'id'])}: duplicate rule id {rule.get('id')!r}")
@@ -166,6 +193,9 @@ def semantic_problems(docs: Mapping[str, tuple[str, Any]], known: Mapping[str, A
                 if list_key == "signatures" and item.get("feature") and feature_ids:
                     if _h(item["feature"]) not in feature_ids:
                         problems.append(f"{origin}: $.signatures[{i}].feature: unknown feature {item['feature']!r}")
+                if list_key == "signatures" and item.get("check") and check_ids:
+                    if _h(item["check"]) not in check_ids:
+                        problems.append(f"{origin}: $.signatures[{i}].check: unknown check {item['check']!r}")
                 if list_key == "signatures" and isinstance(item.get("pattern"), str):
                     import re
 

@@ -51,6 +51,7 @@ class CheckVerdict(TypedDict, total=False):
     title: str
     status: CheckStatus
     reasons: list[Reason]
+    fix: dict[str, Any]  # checks.json `fix`, on a failed or warning check
 
 
 @dataclass
@@ -216,7 +217,7 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-_PER_GPU_PATHS = frozenset({"gpu.cc", "gpu.cc_major", "gpu.sm", "gpu.name"})
+_PER_GPU_PATHS = frozenset({"gpu.cc", "gpu.cc_major", "gpu.sm", "gpu.name", "gpu.min_cuda", "triton.ptxas_cuda"})
 
 
 def uses_gpu(pred: Any) -> bool:
@@ -296,7 +297,9 @@ def evaluate_feature(feature: dict[str, Any], ctx: Context) -> FeatureVerdict:
     for name in needs:
         alternatives = name.split("|")
         states = [ctx.package_state(a) for a in alternatives]
-        if "installed" not in states and "unknown" in states:
+        # installed with its version unreadable meets the need (the rules that read the version are unknown);
+        # a package whose presence is not known makes the feature unknown, never not-applicable
+        if not any(ctx.is_installed(a) for a in alternatives) and "unknown" in states:
             return {
                 **verdict,
                 "status": "unknown",
@@ -311,7 +314,7 @@ def evaluate_feature(feature: dict[str, Any], ctx: Context) -> FeatureVerdict:
                     }
                 ],
             }  # fmt: skip
-        if not any(ctx.installed_version(a) for a in alternatives):
+        if not any(ctx.is_installed(a) for a in alternatives):
             return {
                 **verdict,
                 "status": "not-applicable",
@@ -377,6 +380,8 @@ def _check_from_reasons(check: dict[str, Any], reasons: list[Reason]) -> CheckVe
     fails = [r for r in reasons if r.get("result") == "fail"]
     if fails:
         severe = any(r.get("effect") != "degraded" for r in fails)
+        if isinstance(check.get("fix"), dict):
+            out["fix"] = dict(check["fix"])
         return {**out, "status": "failed" if severe else "warning", "reasons": reasons}
     if not reasons:
         return {**out, "status": "skipped", "reasons": []}
@@ -385,11 +390,13 @@ def _check_from_reasons(check: dict[str, Any], reasons: list[Reason]) -> CheckVe
     return {**out, "status": "ok", "reasons": reasons}
 
 
-def builtin_pins(ctx: Context, package: str) -> list[Reason]:
-    """The installed release's declared pins (components.json `requires`) against what is installed."""
+def builtin_pins(ctx: Context, package: str, effect: str = "crash") -> list[Reason]:
+    """The installed release's declared pins (components.json `requires`) against what is installed; a pin
+    that is not met has `effect` (crash for a kernel package built against one torch; degraded for SGLang's
+    metadata pins, which SGLang does not check at start: sglang-startup-versions does what it checks)."""
     version = ctx.installed_version(package)
     if version is None:
-        if ctx.facts.get("packages") is not None and ctx.package_state(package) == "unknown":
+        if ctx.facts.get("packages") is not None and ctx.version_unknown(package):
             return [{"rule": f"{package}-pins", "result": "unknown", "message": ctx.package_unknown_reason(package)}]
         return []
     rel = ctx.release(package)
@@ -408,14 +415,14 @@ def builtin_pins(ctx: Context, package: str) -> list[Reason]:
             "rule": f"{package}-pins:{dep}",
             "requirement": f"{dep}{spec}",
             "required": spec,
-            "effect": "crash",
+            "effect": effect,
             "source": rel.get("source"),
         }
         if ctx.package(dep) is None:
             if dep in CORE_PACKAGES:
                 reasons.append({**base, "result": "unknown", "message": f"{dep} was not probed"})
             continue  # a pin on a package stackcheck does not probe is not checked
-        if ctx.package_state(dep) == "unknown":
+        if ctx.version_unknown(dep):
             reasons.append({**base, "result": "unknown", "message": ctx.package_unknown_reason(dep)})
             continue
         if installed is None:
@@ -424,7 +431,8 @@ def builtin_pins(ctx: Context, package: str) -> list[Reason]:
                     **base,
                     "result": "fail",
                     "observed": "not installed",
-                    "message": f"{package} {version} requires {dep}{spec}; {dep} is not installed",
+                    "message": f"{package} {version} requires {dep}{spec}; {dep} is not installed"
+                    + _PIN_RULE.get(effect, ""),
                 }
             )
             continue
@@ -446,21 +454,38 @@ def builtin_pins(ctx: Context, package: str) -> list[Reason]:
                     **base,
                     "result": "fail",
                     "observed": installed,
-                    "message": f"{package} {version} pins {dep}{spec}; installed {installed}",
+                    "message": f"{package} {version} pins {dep}{spec}; installed {installed}"
+                    + _PIN_RULE.get(effect, ""),
                 }
             )
     return reasons
+
+
+# what a failed pin means, said with the pin (the rule issue 17 states for the dependency preflight too)
+_PIN_RULE = {
+    "degraded": " (a metadata pin SGLang does not check at start: untested, a warning; see sglang-startup-versions)",
+}
 
 
 def builtin_flashinfer_match(ctx: Context) -> list[Reason]:
     fi = ctx.installed_version("flashinfer-python")
     reasons: list[Reason] = []
     if fi is None:
+        if ctx.version_unknown("flashinfer-python"):  # installed, its version unreadable: nothing to compare with
+            extras = [e for e in ("flashinfer-cubin", "flashinfer-jit-cache") if ctx.package_state(e) != "absent"]
+            if extras:
+                reasons.append(
+                    {
+                        "rule": f"{extras[0]}-matches",
+                        "result": "unknown",
+                        "message": ctx.package_unknown_reason("flashinfer-python"),
+                    }
+                )
         return reasons
     for extra in ("flashinfer-cubin", "flashinfer-jit-cache"):
         v = ctx.installed_version(extra)
         if v is None:
-            if ctx.package_state(extra) == "unknown":
+            if ctx.version_unknown(extra):
                 reasons.append(
                     {"rule": f"{extra}-matches", "result": "unknown", "message": ctx.package_unknown_reason(extra)}
                 )
@@ -502,7 +527,7 @@ def builtin_kernel_coverage(ctx: Context) -> list[Reason]:
     models = ctx.gpu_models()
     for name in ("sglang-kernel", "sgl-kernel", "flashinfer-jit-cache", "vllm"):
         if ctx.installed_version(name) is None:
-            if ctx.facts.get("packages") is not None and ctx.package_state(name) == "unknown":
+            if ctx.facts.get("packages") is not None and ctx.version_unknown(name):
                 reasons.append(
                     {"rule": f"{name}-coverage", "result": "unknown", "message": ctx.package_unknown_reason(name)}
                 )
@@ -562,7 +587,7 @@ def builtin_shared_libs(ctx: Context) -> list[Reason]:
 BUILTIN_EFFECTS: dict[str, list[str]] = {
     "shared-libs": ["degraded"],
     "kernel-coverage": ["crash"],
-    "pins": ["crash"],
+    "pins": ["degraded"],
     "kernel-torch-pair": ["crash"],
     "flashinfer-packages-match": ["crash"],
 }
@@ -570,7 +595,7 @@ BUILTIN_EFFECTS: dict[str, list[str]] = {
 BUILTINS = {
     "shared-libs": builtin_shared_libs,
     "kernel-coverage": builtin_kernel_coverage,
-    "pins": lambda ctx: builtin_pins(ctx, "sglang"),
+    "pins": lambda ctx: builtin_pins(ctx, "sglang", "degraded"),
     "kernel-torch-pair": lambda ctx: [r for name in ("sgl-kernel", "sglang-kernel") for r in builtin_pins(ctx, name)],
     "flashinfer-packages-match": builtin_flashinfer_match,
 }
@@ -580,7 +605,7 @@ def evaluate_check(check: dict[str, Any], ctx: Context) -> CheckVerdict:
     needs = [n for n in check.get("needs") or [] if isinstance(n, str)]
     for name in needs:
         states = [ctx.package_state(a) for a in name.split("|")]
-        if "installed" not in states and "unknown" in states:
+        if not any(ctx.is_installed(a) for a in name.split("|")) and "unknown" in states:
             return {
                 "id": str(check.get("id")),
                 "title": str(check.get("title", check.get("id"))),
@@ -593,7 +618,7 @@ def evaluate_check(check: dict[str, Any], ctx: Context) -> CheckVerdict:
                     }
                 ],
             }
-        if ctx.facts.get("packages") is not None and not any(ctx.installed_version(a) for a in name.split("|")):
+        if ctx.facts.get("packages") is not None and not any(ctx.is_installed(a) for a in name.split("|")):
             return {
                 "id": str(check.get("id")),
                 "title": str(check.get("title", check.get("id"))),

@@ -137,7 +137,8 @@ def test_diff_of_two_reports(saved: dict[str, str]) -> None:
     rows = {r["what"]: (r["before"], r["after"]) for r in doc["versions"]}
     assert rows["driver"] == ("570.172.08 (CUDA 12.8)", "580.95.05 (CUDA 13.0)")
     assert rows["torch"] == ("2.9.1+cu128", "2.9.1+cu130")
-    assert {"id": "sglang-pins", "before": {"status": "ok"}, "after": {"status": "failed"}} in doc["checks"]
+    # a metadata pin mismatch warns (issue 16)
+    assert {"id": "sglang-pins", "before": {"status": "ok"}, "after": {"status": "warning"}} in doc["checks"]
     assert "driver: 570.172.08 (CUDA 12.8) → 580 branch (CUDA 13.0)" in doc["plan"]["removed"]
     assert doc["regressions"] == [] and proc.returncode == 0
     text = run_cli("diff", saved["before"], saved["after"]).stdout

@@ -47,6 +47,19 @@ DOCUMENTED_FACT_PATHS = (
     "env.NAME",
     "image.nvidia_require",
     "image.nvidia_require_text",
+    # issue 16: JIT toolchain, CUDA libraries, PCIe, release records (manifests/README.md)
+    "pkg.NAME.installed",
+    "torch.version",
+    "kernel.cuda",
+    "kernel.version",
+    "gpu.min_cuda",
+    "jit.NAME",
+    "cudalib.NAME.NAME",
+    "pcie.NAME",
+    "release.NAME.NAME",
+    "known.NAME",
+    "triton.ptxas_cuda",
+    "triton.version",
 )
 
 REQUIRED_FEATURES = {

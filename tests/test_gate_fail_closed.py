@@ -53,7 +53,9 @@ def _old_driver(doc: dict[str, Any]) -> None:
 
 
 def _kernel_for_other_torch(doc: dict[str, Any]) -> None:
-    doc["facts"]["packages"]["sglang-kernel"]["version"] = "0.4.8"  # built against torch 2.13.0
+    doc["facts"]["packages"]["sglang-kernel"]["version"] = (
+        "0.4.8"  # built against torch 2.13.0; SGLang 0.5.23 wants >= 0.4.9
+    )
 
 
 def _stale_cubin(doc: dict[str, Any]) -> None:
@@ -65,13 +67,74 @@ def _sm120_old_toolkit(doc: dict[str, Any]) -> None:
     doc["facts"]["cuda_toolkits"][0]["version"] = "12.8.93"
 
 
-# facts beyond the case folders, for items no case blocks: (case, mutation)
+def _jit(**values: Any) -> Callable[[dict[str, Any]], None]:
+    """The toolkit a JIT build picks (the jit probe's section), changed."""
+
+    def mutate(doc: dict[str, Any]) -> None:
+        doc["facts"]["jit"] = {**doc["facts"]["jit"], **values}
+
+    return mutate
+
+
+def _packages(**versions: str | None) -> Callable[[dict[str, Any]], None]:
+    """Packages installed at a version (None: not installed); `_` in a name stands for `-`."""
+
+    def mutate(doc: dict[str, Any]) -> None:
+        for name, version in versions.items():
+            entry = {"installed": True, "version": version, "location": "/x"} if version else {"installed": False}
+            doc["facts"]["packages"][name.replace("_", "-")] = entry
+
+    return mutate
+
+
+def _both(*steps: Callable[[dict[str, Any]], None]) -> Callable[[dict[str, Any]], None]:
+    def mutate(doc: dict[str, Any]) -> None:
+        for step in steps:
+            step(doc)
+
+    return mutate
+
+
+def _env(**values: str) -> Callable[[dict[str, Any]], None]:
+    def mutate(doc: dict[str, Any]) -> None:
+        doc["facts"]["system"]["env"] = {**(doc["facts"]["system"].get("env") or {}), **values}
+
+    return mutate
+
+
+_NO_NCCL = {"nvidia_nccl_cu12": None, "nvidia_nccl_cu13": None}
+
+
+def _two_sm120(doc: dict[str, Any]) -> None:
+    _sm120(doc, 2)
+
+
+# facts beyond the case folders, for items (and rules of checks whose rules have scopes of their own) that no
+# case blocks: (case, mutation)
 MUTATIONS: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     "old-driver": ("h200-newest", _old_driver),
     "kernel-for-other-torch": ("h200-newest", _kernel_for_other_torch),
     "stale-cubin": ("h200-newest", _stale_cubin),
     "sm120-old-toolkit": ("h200-newest", _sm120_old_toolkit),
-}
+    # sgl-kernel-torch-pair-old: sgl-kernel 0.2.7 (built against torch 2.7.1) under torch 2.8.0
+    "old-kernel-other-torch": ("a800-driver535-sglang049", _packages(torch="2.8.0+cu126")),
+    # sglang-startup-versions: SGLang 0.5.9 checks sgl-kernel >= 0.3.21, SGLang 0.5.23 flashinfer-python >= 0.7.2
+    "sgl-kernel-below-start-check": ("writeup-after", _packages(sgl_kernel="0.3.20+cu130")),
+    "flashinfer-below-start-check": ("h200-newest", _packages(flashinfer_python="0.7.1")),
+    # jit-toolchain's rules
+    "no-nvcc": ("h200-newest", _jit(nvcc=None, nvcc_found=False, cuda=None, fp8_header=None, fp4_header=None)),
+    "hopper-nvcc-11.8": ("h200-newest", _jit(cuda="11.8")),
+    "no-fp4-header": ("h200-newest", _jit(fp4_header=False)),
+    "deepgemm-from-source-nvcc-12.8": ("b200-deepgemm-nvcc128", _packages(deep_gemm="2.1.1")),
+    # nccl's rules for old releases (each with one NCCL wheel, or the container's NCCL_VERSION)
+    "b200-nccl-cu12-2.21": ("b200-deepgemm-nvcc128", _packages(nvidia_nccl_cu13=None, nvidia_nccl_cu12="2.21.5")),
+    "b200-nccl-cu13-2.24": ("b200-deepgemm-nvcc128", _packages(nvidia_nccl_cu12=None, nvidia_nccl_cu13="2.24.3")),
+    "b200-system-nccl-2.21": ("b200-deepgemm-nvcc128", _both(_packages(**_NO_NCCL), _env(NCCL_VERSION="2.21.5"))),
+    "sm120-nccl-cu12-2.26": ("h200-newest",
+                             _both(_two_sm120, _packages(nvidia_nccl_cu13=None, nvidia_nccl_cu12="2.26.2"))),
+    "sm120-nccl-cu13-2.26": ("h200-newest", _both(_two_sm120, _packages(nvidia_nccl_cu13="2.26.2"))),
+    "sm120-system-nccl-2.26": ("h200-newest", _both(_two_sm120, _packages(**_NO_NCCL), _env(NCCL_VERSION="2.26.2"))),
+}  # fmt: skip
 
 
 def crash_items() -> list[tuple[str, str]]:
@@ -89,12 +152,36 @@ def crash_items() -> list[tuple[str, str]]:
     return out
 
 
-def _blocks(report: dict[str, Any], kind: str, item: str) -> bool:
+def scoped_crash_rules() -> list[tuple[str, str]]:
+    """(check id, rule id) of every crash rule of a check whose rules have scopes of their own (a rule's
+    `required_by`): each is walked on its own, so a rule's scope never hides it from the gate."""
+    out = []
+    for c in MANIFESTS.checks:
+        rules = c.get("rules") or []
+        if any("required_by" in r for r in rules):
+            out += [(str(c["id"]), str(r["id"])) for r in rules if r.get("effect", "crash") == "crash"]
+    return out
+
+
+def _spec(kind: str, item: str) -> dict[str, Any]:
+    return next(x for x in (MANIFESTS.features if kind == "feature" else MANIFESTS.checks) if x["id"] == item)
+
+
+def _scope(kind: str, item: str, rule: str | None) -> dict[str, Any]:
+    """The required_by that applies: the rule's own, else the item's."""
+    spec = _spec(kind, item)
+    own = next((r.get("required_by") for r in spec.get("rules") or [] if r["id"] == rule), None) if rule else None
+    return dict(own or spec.get("required_by") or {})
+
+
+def _failing_rules(report: dict[str, Any], kind: str, item: str) -> list[str | None]:
+    """The rules of the item that fail with effect crash on these facts (None for a feature: it is needed whole)."""
     if kind == "feature":
         v = next(f for f in report["features"] if f["id"] == item)
-        return bool(v["status"] == "blocked" and v["effect"] == "crash")
+        return [None] if v["status"] == "blocked" and v["effect"] == "crash" else []
     c = next(x for x in report["checks"] if x["id"] == item)
-    return any(r.get("result") == "fail" and r.get("effect", "crash") == "crash" for r in c["reasons"])
+    rules = [r.get("rule") for r in c["reasons"] if r.get("result") == "fail" and r.get("effect", "crash") == "crash"]
+    return list(dict.fromkeys(rules))
 
 
 @pytest.fixture(scope="module")
@@ -110,24 +197,35 @@ def facts_files(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     return files
 
 
-def _blocking_facts(facts_files: list[Path], kind: str, item: str) -> tuple[Path, dict[str, Any]]:
+def _blocking_launch(facts_files: list[Path], kind: str, item: str, rule: str | None = None) -> tuple[Path, list[str]]:
+    """Facts that block the item (or that one rule of it) with effect crash, and a launch that needs what
+    blocks it (the scope of the failing rule)."""
     for path in facts_files:
-        for launch in ({"tp": 1}, {"tp": 2}, {"tp": 8}):  # the gate reads tp from the command (default 1)
-            report, _ = evaluate(Options(facts_file=str(path), launch=launch), want_plan=False)
-            if _blocks(report, kind, item):
-                return path, launch
-    raise AssertionError(f"no case or mutation blocks {kind} {item} with effect crash: add one to MUTATIONS")
+        for tp in (1, 2, 8):  # the gate reads tp from the command (default 1)
+            report, _ = evaluate(Options(facts_file=str(path), launch={"tp": tp}), want_plan=False)
+            for failing in _failing_rules(report, kind, item):
+                if rule is not None and failing != rule:
+                    continue
+                command = _launch_for(kind, item, tp, failing)
+                if command is not None:
+                    return path, command
+    what = f"{kind} {item}" + (f" (rule {rule})" if rule else "")
+    raise AssertionError(f"no case or mutation blocks {what} with effect crash: add one to MUTATIONS")
 
 
-def _launch_for(kind: str, item: str, launch: dict[str, Any]) -> list[str]:
-    """A launch that needs the item: the bare launch for what every launch needs; else the feature's own
-    flags (or, for a check scoped to features, the first of its features)."""
-    spec = next(x for x in (MANIFESTS.features if kind == "feature" else MANIFESTS.checks) if x["id"] == item)
-    argv = [*LAUNCH, "--tp", str(launch["tp"])]
-    rb = spec.get("required_by") or {}
+def _launch_for(kind: str, item: str, tp: int, rule: str | None) -> list[str] | None:
+    """A launch that needs the item's failing rule: the bare launch for what every launch needs; the flags of
+    a feature of its scope (or --require); a launch that meets its conditions (None when this tp cannot)."""
+    argv = [*LAUNCH, "--tp", str(tp)]
+    rb = _scope(kind, item, rule)
     if rb.get("launches") == "every":
         return argv
-    feature = spec if kind == "feature" else next(f for f in MANIFESTS.features if f["id"] == rb["features"][0])
+    if "when" in rb:
+        derived = gate.derive(argv, MANIFESTS.launch, {}, [])
+        met = [gate._cond3(c, derived, derived.defaults) for c in rb["when"]]
+        # a fact the gate does not know (the model is not read: --model-path m) counts as met: fail closed
+        return argv if all(m is not False for m in met) else None
+    feature = _spec("feature", item) if kind == "feature" else _spec("feature", rb["features"][0])
     flags = list((feature.get("enable") or {}).get("flags") or [])
     derived = gate.derive(argv + flags, MANIFESTS.launch, {}, [])
     if any(r.feature == feature["id"] and r.kind in ("explicit", "default") for r in derived.required):
@@ -143,12 +241,10 @@ def gate_json(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int,
     return rc, json.loads(out)
 
 
-@pytest.mark.parametrize(("kind", "item"), crash_items(), ids=[f"{k}:{i}" for k, i in crash_items()])
-def test_the_gate_refuses_every_crash(
-    facts_files: list[Path], kind: str, item: str, capsys: pytest.CaptureFixture[str]
-) -> None:
-    path, launch = _blocking_facts(facts_files, kind, item)
-    command = _launch_for(kind, item, launch)
+def _refuses(
+    path: Path, command: list[str], kind: str, item: str, capsys: pytest.CaptureFixture[str]
+) -> list[dict[str, Any]]:
+    """The gate refuses the launch naming the item; the item's reasons."""
     if "--require" in command:
         rc, doc = gate_json(["--facts", str(path), *command], capsys)
     else:
@@ -156,6 +252,24 @@ def test_the_gate_refuses_every_crash(
     assert rc == 1 and doc["decision"] == "refuse", (item, doc["reasons"])
     refused = {(b["feature"], bool(b.get("check"))) for b in doc["reasons"]}
     assert (item, kind == "check") in refused, (item, sorted(refused))
+    return [x for b in doc["reasons"] if b["feature"] == item for x in b["reasons"]]
+
+
+@pytest.mark.parametrize(("kind", "item"), crash_items(), ids=[f"{k}:{i}" for k, i in crash_items()])
+def test_the_gate_refuses_every_crash(
+    facts_files: list[Path], kind: str, item: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path, command = _blocking_launch(facts_files, kind, item)
+    _refuses(path, command, kind, item, capsys)
+
+
+@pytest.mark.parametrize(("check", "rule"), scoped_crash_rules(), ids=[f"{c}:{r}" for c, r in scoped_crash_rules()])
+def test_the_gate_refuses_every_crash_rule_within_its_scope(
+    facts_files: list[Path], check: str, rule: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path, command = _blocking_launch(facts_files, "check", check, rule)
+    reasons = _refuses(path, command, "check", check, capsys)
+    assert rule in {x.get("rule") for x in reasons}, (rule, path.name, command, reasons)
 
 
 def test_every_check_that_can_crash_is_required_by_some_launch() -> None:
@@ -164,6 +278,9 @@ def test_every_check_that_can_crash_is_required_by_some_launch() -> None:
             continue
         spec = next(c for c in MANIFESTS.checks if c["id"] == item)
         assert spec.get("required_by"), f"check {item} can crash but no launch requires it (required_by)"
+        for rule in spec.get("rules") or []:  # a rule's own scope must say how its failure reaches a launch too
+            if "required_by" in rule:
+                assert rule["required_by"].get("why") and rule["required_by"].get("source"), (item, rule["id"])
 
 
 def test_every_launch_items_are_data_not_code() -> None:
@@ -177,10 +294,26 @@ def test_every_launch_items_are_data_not_code() -> None:
             "kernel-arch",
             "sgl-kernel-torch-pair",
             "sglang-pins",
+            "sglang-startup-versions",
             "flashinfer-cubin-match",
             "image-nvidia-require",  # skipped outside an image audit: never refuses a host launch
+            # issue 16's checks: what an import or every prefill batch runs into
+            "triton-ptxas",
+            "kernel-runtime-libs",
+            "kernel-release-known",
+            "sgl-kernel-torch-pair-old",
+            "driver-api",
+            "torch-cuda-build",
         ]
     )
+    rules = sorted(f"{c['id']}:{r['id']}" for c in MANIFESTS.checks for r in c.get("rules") or []
+                   if (r.get("required_by") or {}).get("launches") == "every")  # fmt: skip
+    assert rules == [
+        "jit-toolchain:sglang-jit-arch",
+        "jit-toolchain:sglang-jit-cxx20",
+        "jit-toolchain:sglang-jit-nvcc",
+        "nccl:one-nccl-wheel",
+    ]
 
 
 def test_builtin_effects_match_what_the_builtins_emit() -> None:
@@ -247,6 +380,40 @@ def test_one_unreadable_package_entry_is_unknown(tmp_path: Path) -> None:
     report, _ = evaluate(Options(facts_file=str(path)), want_plan=False)
     checks = {c["id"]: c["status"] for c in report["checks"]}
     assert checks["kernel-arch"] == "unknown" and checks["sgl-kernel-torch-pair"] == "unknown"
+
+
+@pytest.mark.parametrize("package", ["torch", "sglang", "sglang-kernel", "flashinfer-python"])
+@pytest.mark.parametrize(
+    "entry",
+    [{"installed": True, "version": None, "error": "METADATA: missing"}, {"error": "probe timed out after 5s"}],
+    ids=["version-unreadable", "entry-unreadable"],
+)
+def test_an_unreadable_serving_package_refuses_a_launch(
+    tmp_path: Path, package: str, entry: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The package-state semantics of the merge (installed without a readable version is installed, and what
+    reads the version is unknown; an entry without `installed` is unknown): each serving package unreadable on
+    a good box makes the decision unknown, so the gate refuses a plain launch, naming only unknowns."""
+    doc = _doc("h200-newest")
+    doc["facts"]["packages"]["flashinfer-cubin"] = {"installed": True, "version": "0.7.2", "location": "/x"}
+    doc["facts"]["packages"][package] = entry
+    path = tmp_path / "f.json"
+    path.write_text(json.dumps(doc))
+    rc, out = gate_json(["--facts", str(path), "--", *LAUNCH], capsys)
+    assert rc == 1 and out["reasons"] and {b["status"] for b in out["reasons"]} == {"unknown"}, out["reasons"]
+    rc, out = gate_json(["--facts", str(path), "--allow-unknown", "--", *LAUNCH], capsys)
+    assert rc == 0, out["reasons"]  # nothing failed: only what could not be read held it
+
+
+def test_an_unreadable_flashinfer_version_leaves_the_package_match_unknown(tmp_path: Path) -> None:
+    doc = _doc("h200-newest")
+    doc["facts"]["packages"]["flashinfer-cubin"] = {"installed": True, "version": "0.7.2", "location": "/x"}
+    doc["facts"]["packages"]["flashinfer-python"] = {"installed": True, "version": None, "error": "METADATA: missing"}
+    path = tmp_path / "f.json"
+    path.write_text(json.dumps(doc))
+    report, _ = evaluate(Options(facts_file=str(path)), want_plan=False)
+    checks = {c["id"]: c["status"] for c in report["checks"]}
+    assert checks["flashinfer-cubin-match"] == checks["sglang-startup-versions"] == "unknown"
 
 
 def test_a_timed_out_probe_refuses_a_real_launch() -> None:

@@ -119,10 +119,12 @@ def test_blocked_features_lead_with_what_to_do() -> None:
 
 def test_the_seed_box_audit_above_the_plan_at_80_columns() -> None:
     """The part above the plan: 328 lines before issue 20 at 80 columns. Every reason is whole, so it cannot
-    reach 50 lines with 14 blocked features; this holds it where it is now (see docs/screens/)."""
+    reach 50 lines with 14 blocked features; this holds it where it is now (see docs/screens/): 86 lines when
+    issue 20 landed, 100 once issue 16's stack checks judged this box too (two warnings with their reasons,
+    and three unknowns: the saved facts predate the jit and pcie probes)."""
     text = render_plain(_report(AFTER), 80)
     above = text.split("\nplan", 1)[0].splitlines()
-    assert len(above) <= 90
+    assert len(above) <= 100
 
 
 def test_sources_lists_title_and_address_of_every_id_shown() -> None:

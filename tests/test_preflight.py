@@ -672,7 +672,7 @@ def test_runner_with_readings(tmp_path: Path, data: dict[str, Any]) -> None:
     res = run_preflight(tmp_path, data, {"--model-path": "m", "--mem-fraction-static": 0.2}, {}, readings)
     status = {r.check: r.status for r in res.results}
     assert status == {"gpu-count": "ok", "model": "ok", "gpu-memory": "fail", "port": "fail"}  # shm: one GPU
-    assert res.launch == {"model_mla": True, "model_quant_method": "fp8"}
+    assert res.launch == {"model_mla": True, "model_multimodal": False, "model_quant_method": "fp8"}
     assert preflight.worst(res.results) == "fail"
 
 

@@ -72,7 +72,7 @@ class Preflight:
     results: list[CheckResult]
     models: list[ModelInfo]
     requirements: list[ModelRequirement]
-    launch: dict[str, Any]  # launch facts the model adds (model_mla, model_quant_method)
+    launch: dict[str, Any]  # launch facts the model adds (model_mla, model_multimodal, model_quant_method)
     skipped: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
@@ -119,6 +119,8 @@ def run(inp: Inputs) -> Preflight:
         if role == "model":
             if info.mla is not None:
                 launch["model_mla"] = info.mla
+            if info.multimodal is not None:
+                launch["model_multimodal"] = info.multimodal
             if info.quant_method:
                 launch["model_quant_method"] = info.quant_method
 

@@ -51,6 +51,7 @@ class ModelInfo:
     found_by: str | None = None  # "local directory" | "Hugging Face cache (HF_HUB_CACHE)" | ...
     architectures: list[str] = field(default_factory=list)
     mla: bool | None = None
+    multimodal: bool | None = None  # SGLang serves it as multimodal (ModelConfig.is_multimodal); None: not read
     quant_method: str | None = None
     quant_why: str | None = None
     requirements: list[ModelRequirement] = field(default_factory=list)
@@ -65,6 +66,7 @@ class ModelInfo:
             "found_by": self.found_by,
             "architectures": self.architectures,
             "mla": self.mla,
+            "multimodal": self.multimodal,
             "quant_method": self.quant_method,
             "quant_why": self.quant_why,
             "requires": [{"feature": r.feature, "why": r.why} for r in self.requirements],
@@ -349,6 +351,7 @@ def read_model(
     info.architectures = [str(a) for a in arch if isinstance(a, str)] if isinstance(arch, list) else []
     mla_list = set((mdata.get("mla_architectures") or {}).get("values") or [])
     info.mla = bool(mla_list & set(info.architectures))
+    info.multimodal = is_multimodal(info.architectures, options, mdata.get("multimodal_architectures") or {})
     info.quant_method, info.quant_why = quant_method, quant_why
     for entry in mdata.get("quantization") or []:
         if not isinstance(entry, dict) or quant_method not in (entry.get("quant_method") or []):
@@ -365,15 +368,35 @@ def read_model(
     info.weights, weights_note = _weights(view, directory, mdata)
     parts = [f"{role} {spec}: {how}, {directory}"]
     if info.architectures:
-        parts.append(f"architecture {', '.join(info.architectures)}" + (" (MLA)" if info.mla else ""))
+        parts.append(
+            f"architecture {', '.join(info.architectures)}"
+            + (" (MLA)" if info.mla else "")
+            + (" (multimodal)" if info.multimodal else "")
+        )
     parts.append(quant_why or "not quantized (no quantization_config, compression_config or hf_quant_config.json)")
     if info.weights:
         parts.append(f"weights {info.weights.total_bytes / (1 << 30):.1f} GiB in {info.weights.files} file(s)")
     elif weights_note:
         parts.append(weights_note)
-    observed = {"path": directory, "architectures": info.architectures, "mla": info.mla, "quant_method": quant_method}
+    observed = {
+        "path": directory,
+        "architectures": info.architectures,
+        "mla": info.mla,
+        "multimodal": info.multimodal,
+        "quant_method": quant_method,
+    }
     info.results.append(CheckResult(check, "ok", observed, "a readable model config", "; ".join(parts), cache_src))
     return info
+
+
+def is_multimodal(architectures: list[str], options: Mapping[str, Any], data: Mapping[str, Any]) -> bool:
+    """SGLang's ModelConfig.is_multimodal: an architecture of the list, unless the first architecture is one
+    SGLang loads as text only without a flag (--enable-multimodal: Gemma3, Llama4, Step3-VL)."""
+    off = data.get("off_unless_flag") or {}
+    first = architectures[0] if architectures else None
+    if first in (off.get("first_architecture") or []) and not options.get(str(off.get("flag"))):
+        return False
+    return bool(set(data.get("values") or []) & set(architectures))
 
 
 def home_dir(env: Mapping[str, str]) -> str:

@@ -18,17 +18,23 @@ if TYPE_CHECKING:
 #: what every audit runs (`stackcheck probe` and the verbs that judge); --deep adds DEEP_PROBES
 #: the python probe comes first: it is quick (cached or this process) and the packages wait for it, so it
 #: gets the interpreter lock before NVML's library loading does
-DEFAULT_PROBES: tuple[str, ...] = ("python", "nvml", "toolkits", "packages", "system", "source_tables", "environments")
+DEFAULT_PROBES: tuple[str, ...] = (
+    "python", "nvml", "toolkits", "packages", "system", "source_tables", "environments", "jit", "cuda_libs", "pcie",
+)  # fmt: skip
 DEEP_PROBES: tuple[str, ...] = ("binaries", "libs")
-#: the probes that read the host itself whatever the view: the driver and the GPUs (--host-facts replaces them)
-HOST_PROBES: tuple[str, ...] = ("nvml",)
+#: the probes that read the host itself whatever the view: the driver and the GPUs, and the PCIe path between
+#: them (--host-facts replaces them)
+HOST_PROBES: tuple[str, ...] = ("nvml", "pcie")
 
 
 def _registry() -> dict[str, type[Probe]]:
+    from stackcheck.probes.cudalibs import CudaLibsProbe
     from stackcheck.probes.deep import BinariesProbe, LibsProbe
     from stackcheck.probes.environments import EnvironmentsProbe
+    from stackcheck.probes.jit import JitProbe
     from stackcheck.probes.nvml import NvmlProbe
     from stackcheck.probes.packages import PackagesProbe
+    from stackcheck.probes.pcie import PcieProbe
     from stackcheck.probes.python_env import PythonProbe
     from stackcheck.probes.source_tables import SourceTablesProbe
     from stackcheck.probes.system import SystemProbe
@@ -42,6 +48,9 @@ def _registry() -> dict[str, type[Probe]]:
         "system": SystemProbe,
         "source_tables": SourceTablesProbe,
         "environments": EnvironmentsProbe,
+        "jit": JitProbe,
+        "cuda_libs": CudaLibsProbe,
+        "pcie": PcieProbe,
         "binaries": BinariesProbe,
         "libs": LibsProbe,
     }

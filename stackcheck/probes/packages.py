@@ -24,6 +24,7 @@ WANTED = (
     "torch",
     "torchvision",
     "triton",
+    "pytorch-triton",
     "sgl-kernel",
     "sglang-kernel",
     "flashinfer-python",
@@ -37,6 +38,14 @@ WANTED = (
     "nvidia-cuda-runtime-cu12",
     "nvidia-ml-py",
     "cuda-python",
+    "sgl-deep-gemm",
+    "deep-gemm",
+    "nvidia-cudnn-cu12",
+    "nvidia-cudnn-cu13",
+    "nvidia-cuda-nvrtc-cu12",
+    "nvidia-cuda-nvrtc",
+    "nvidia-cublas-cu12",
+    "nvidia-cublas",
 )
 #: the packages a serving environment has; an environment with none of them is "not this one" (see the
 #: environments probe, which then looks for one that has them)
