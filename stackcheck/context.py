@@ -229,6 +229,8 @@ class Context:
                 return t[0] * 10 + t[1]
             if rest == "name":
                 return gpu.name
+            if rest == "min_cuda":
+                return self.gpu_min_cuda(gpu)
             raise Missing(path, f"unknown fact path {path}")
         if head == "driver":
             d = self.facts.get("driver") or {}
@@ -315,7 +317,116 @@ class Context:
             if rest in env:
                 return env[rest]
             raise Missing(path, f"{rest} is not set")
+        if head in ("jit", "pcie"):
+            return self._section_value(head, rest, path)
+        if head == "cudalib":
+            return self.cuda_lib_found(rest, path)
+        if head == "release":
+            return self.release_field(rest, path)
+        if head == "known":
+            return self.known_release(rest, path)
+        if head == "triton" and rest == "ptxas_cuda":
+            return self.triton_ptxas_cuda(gpu, path)
         raise Missing(path, f"unknown fact path {path}")
+
+    # ---- probes of issue 16: JIT toolchain, CUDA libraries, PCIe, release records -------------------
+    def _section_value(self, section: str, key: str, path: str) -> Any:
+        """A value of the `jit` or `pcie` facts section; null or absent is Missing with the probe's reason."""
+        data = self.facts.get(section)
+        if not isinstance(data, dict):
+            raise Missing(path, f"{section} facts not known (not probed, not in the facts file)")
+        value = data.get(key)
+        if value is None:
+            why = data.get("error") or data.get(f"{key}_reason")
+            raise Missing(path, f"{section} {key} not known" + (f": {why}" if why else ""))
+        return value
+
+    def cuda_lib_found(self, rest: str, path: str) -> bool:
+        """`cudalib.NAME.MAJOR` (cudalib.cudart.12): whether the loader finds libNAME.so.MAJOR on this box."""
+        name, _, major = rest.rpartition(".")
+        libs = self.facts.get("cuda_libs")
+        if not isinstance(libs, dict):
+            raise Missing(path, "CUDA libraries on the loader's path not known (not probed)")
+        soname = f"lib{name}.so.{major}"
+        if soname not in libs:
+            raise Missing(path, f"{soname} was not looked for")
+        return libs.get(soname) is not None
+
+    def release_field(self, rest: str, path: str) -> Any:
+        """`release.NAME.FIELD`: a field of the manifests' record of the installed release of NAME."""
+        name, _, field_name = rest.rpartition(".")
+        if self.facts.get("packages") is None:
+            raise Missing(path, "installed packages not known")
+        version = self.installed_version(name)
+        if version is None:
+            raise Missing(path, f"{name} is not installed")
+        rel = self.release(name)
+        if rel is None:
+            newer = self.newer_than_manifests(name)
+            if newer:
+                raise Missing(path, f"{name} {version} is newer than the manifests (data of {self.manifests.date})")
+            raise Missing(path, f"{name} {version} is not in the manifests")
+        if rel.get(field_name) is None:
+            raise Missing(path, f"the manifests record no {field_name} for {name} {rel.get('version')}")
+        return rel[field_name]
+
+    def known_release(self, name: str, path: str) -> str:
+        """`known.NAME`: where the installed release of NAME stands against the manifests' releases:
+        "known" (recorded), "older" (older than every one), "newer" (newer than every one), or "unlisted"
+        (between recorded releases)."""
+        if self.facts.get("packages") is None:
+            raise Missing(path, "installed packages not known")
+        version = self.installed_version(name)
+        if version is None:
+            raise Missing(path, f"{name} is not installed")
+        if self.release(name) is not None:
+            return "known"
+        iv = public(version)
+        known = [v for v in (parse_version(str(r.get("version", ""))) for r in self.manifests.releases(name)) if v]
+        if iv is None or not known:
+            raise Missing(path, f"cannot place {name} {version} among the manifests' releases")
+        if iv < min(known):
+            return "older"
+        if iv > max(known):
+            return "newer"
+        return "unlisted"
+
+    def gpu_min_cuda(self, gpu: GpuModel) -> str:
+        """The first CUDA toolkit that compiles for this GPU's architecture (architectures.json `min_cuda`)."""
+        for arch in self.manifests.architectures:
+            if arch.get("compute_capability") == gpu.cc and isinstance(arch.get("min_cuda"), str):
+                return str(arch["min_cuda"])
+        raise Missing("gpu.min_cuda", f"the manifests record no architecture for compute capability {gpu.cc}")
+
+    def triton_ptxas_cuda(self, gpu: GpuModel | None, path: str) -> str:
+        """The CUDA release of the ptxas that Triton runs for this GPU: the file a TRITON_*_PTXAS variable
+        names (its probed --version), else the one bundled with the installed Triton release (components.json
+        `tools`: ptxas, and ptxas-blackwell for SM >= 100 from the releases that ship it)."""
+        if gpu is None:
+            raise Missing(path, self.gpus_unknown_reason())
+        tools = self.release_field("triton.tools", path)
+        spec = self.manifests.package("triton")
+        tool_env = spec.get("tool_env")
+        env_of: dict[str, Any] = dict(tool_env) if isinstance(tool_env, dict) else {}
+        t = cc_tuple(gpu.cc)
+        assert t is not None
+        tool = "ptxas-blackwell" if t[0] * 10 + t[1] >= 100 and "ptxas-blackwell" in tools else "ptxas"
+        var = env_of.get(tool)
+        jit = self.facts.get("jit")
+        env = (self.facts.get("system") or {}).get("env") or {}
+        overrides = jit.get("triton_ptxas") if isinstance(jit, dict) else None
+        probed = overrides.get(var) if isinstance(overrides, dict) and var else None
+        if isinstance(probed, dict):
+            version = probed.get("version")
+            if not isinstance(version, str):
+                raise Missing(path, f"{var}={probed.get('path')}: version not known: {probed.get('error')}")
+            return ".".join(version.split(".")[:2])
+        if var and var in env:
+            raise Missing(path, f"{var} is set to {env[var]} but its ptxas was not probed")
+        bundled = tools.get(tool) if isinstance(tools, dict) else None
+        if not isinstance(bundled, str):
+            raise Missing(path, f"the manifests record no bundled {tool} for this Triton release")
+        return ".".join(bundled.split(".")[:2])
 
     # ---- gates ------------------------------------------------------------------------------
     def gate(self, gate_id: str) -> GateValue:

@@ -50,6 +50,7 @@ class CheckVerdict(TypedDict, total=False):
     title: str
     status: CheckStatus
     reasons: list[Reason]
+    fix: dict[str, Any]  # checks.json `fix`, on a failed or warning check
 
 
 @dataclass
@@ -213,7 +214,7 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-_PER_GPU_PATHS = frozenset({"gpu.cc", "gpu.cc_major", "gpu.sm", "gpu.name"})
+_PER_GPU_PATHS = frozenset({"gpu.cc", "gpu.cc_major", "gpu.sm", "gpu.name", "gpu.min_cuda", "triton.ptxas_cuda"})
 
 
 def uses_gpu(pred: Any) -> bool:
@@ -341,6 +342,8 @@ def _check_from_reasons(check: dict[str, Any], reasons: list[Reason]) -> CheckVe
     fails = [r for r in reasons if r.get("result") == "fail"]
     if fails:
         severe = any(r.get("effect") != "degraded" for r in fails)
+        if isinstance(check.get("fix"), dict):
+            out["fix"] = dict(check["fix"])
         return {**out, "status": "failed" if severe else "warning", "reasons": reasons}
     if not reasons:
         return {**out, "status": "skipped", "reasons": []}
