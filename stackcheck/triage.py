@@ -220,7 +220,8 @@ _SECONDARY_LINES: tuple[tuple[re.Pattern[str], SecondaryReason], ...] = (
                 r"|received signal \w+|KeyboardInterrupt"), "signal"),
     (re.compile(r"\bRank \d+ scheduler is dead|Exit code: -?\d+|Child process unexpectedly failed"
                 r"|Initialization failed\. Please see the error messages above"
-                r"|Please check if there are relevant logs|\b(?:scheduler|detokenizer)\w* (?:is dead|died)\b"),
+                r"|Please check if there are relevant logs|\b(?:scheduler|detokenizer)\w* (?:is dead|died)\b"
+                r"|EngineCore failed to start|Engine core initialization failed|WorkerProc hit an exception"),
      "child-failed"),
     (re.compile(r"^Killed\b|\bKilled$"), "killed"),
 )  # fmt: skip
@@ -230,6 +231,9 @@ _CHILD_FAILED_EXC = _SECONDARY_LINES[1][0]
 # below: sgl-kernel's "Could not load any common_ops library", with the real cause on its "Error details"
 # lines) or its last line is a heading ending in ":". A line that starts like a log record ends it.
 _RECORD_START = re.compile(r"(?:INFO|WARNING|WARN|DEBUG|ERROR|CRITICAL)\b|\d{4}-\d{2}-\d{2}[ T]\d|\d{2}:\d{2}:\d{2}\b")
+_LEVEL_PREFIX = re.compile(
+    r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) (\d{2}-\d{2} \d{2}:\d{2}:\d{2})(?:\.\d+)? \[[^\]]{1,120}\] ?"
+)
 _EMPTY_EXC = re.compile(r"^[A-Za-z_][\w.]*:\s*$")
 _LOGGING_FILE = re.compile(r"(?:^|[/\\])logging[/\\]__init__\.py$")
 _SIGNAL_FUNC = re.compile(r"^(?:\w*sig\w*_handler|signal_handler|_?handle_sig\w*|_?on_signal\w*)$")
@@ -498,6 +502,15 @@ class Analyzer:
         else:
             st = self.last if self.last.state != _IDLE else self.main
         self.last = st
+        # vLLM-style loggers print a traceback line by line, each as "ERROR 10-26 09:41:05 [core.py:708] ...":
+        # inside a traceback (or where one starts) that record prefix is dropped so the frames are read. Elsewhere
+        # the line stays whole, its level word being what marks it as an error.
+        m = _LEVEL_PREFIX.match(body)
+        if m is not None and st.state != _IDLE:
+            body = body[m.end() :]  # a line of the record being read: not a new record
+        elif m is not None and TB_HEADER in body:
+            body = body[m.end() :]
+            ts = ts or m.group(1)
         self._handle(st, lineno, body, ts, ts is not None)
 
     def _handle(self, st: _Stream, lineno: int, s: str, ts: str | None, new_record: bool) -> None:

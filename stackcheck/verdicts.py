@@ -295,7 +295,7 @@ def evaluate_feature(feature: dict[str, Any], ctx: Context) -> FeatureVerdict:
         }
     for name in needs:
         alternatives = name.split("|")
-        if not any(ctx.installed_version(a) for a in alternatives):
+        if not any(ctx.is_installed(a) for a in alternatives):
             return {
                 **verdict,
                 "status": "not-applicable",
@@ -524,7 +524,7 @@ BUILTINS = {
 def evaluate_check(check: dict[str, Any], ctx: Context) -> CheckVerdict:
     needs = [n for n in check.get("needs") or [] if isinstance(n, str)]
     for name in needs:
-        if ctx.facts.get("packages") is not None and not any(ctx.installed_version(a) for a in name.split("|")):
+        if ctx.facts.get("packages") is not None and not any(ctx.is_installed(a) for a in name.split("|")):
             return {
                 "id": str(check.get("id")),
                 "title": str(check.get("title", check.get("id"))),

@@ -135,8 +135,10 @@ def test_cuda12_kernel_on_cuda13_torch_needs_the_cuda12_runtime(manifests: Manif
     facts["cuda_libs"] = {"libcudart.so.12": None, "libnvrtc.so.12": None}
     v = check(manifests, facts, "kernel-runtime-libs")
     assert failed(v) == ["cudart-12", "nvrtc-12"] and "libnvrtc.so.12: cannot open" in str(v["reasons"][1]["message"])
+    facts["packages"]["nvidia-cuda-runtime-cu12"] = pkg("12.9.79")  # not on the loader's path next to a cu13 torch
     facts["cuda_libs"]["libnvrtc.so.12"] = "/usr/local/cuda-12.9/lib64/libnvrtc.so.12"
-    facts["packages"]["nvidia-cuda-runtime-cu12"] = pkg("12.9.79")
+    assert failed(check(manifests, facts, "kernel-runtime-libs")) == ["cudart-12"]
+    facts["cuda_libs"]["libcudart.so.12"] = "/usr/local/cuda-12.9/lib64/libcudart.so.12"
     assert check(manifests, facts, "kernel-runtime-libs")["status"] == "ok"
     cu12_torch = box("9.0", torch=pkg("2.9.1+cu128", cuda="12.8", variant="cu128"), sgl_kernel=pkg("0.3.21"))
     assert check(manifests, cu12_torch, "kernel-runtime-libs")["status"] == "skipped"
@@ -178,14 +180,18 @@ def test_nccl_two_wheels_and_old_nccl_on_blackwell(manifests: Manifests) -> None
     assert check(manifests, hopper, "nccl")["status"] == "ok"
 
 
-def test_pcie_path_warns_and_says_when_it_cannot_see(manifests: Manifests) -> None:
+def test_pcie_path_fails_where_nccl_would_use_p2p(manifests: Manifests) -> None:
     facts = box("12.0", 2)
     facts["pcie"] = {"iommu": "translated", "acs": "unknown", "acs_reason": "got 64 of 4096 bytes: needs root"}
     v = check(manifests, facts, "pcie-p2p-path")
-    assert v["status"] == "warning" and failed(v) == ["iommu-not-translating"]
-    assert any("needs root" in str(r.get("message")) for r in v["reasons"] if r.get("result") == "unknown") is False
+    assert v["status"] == "failed" and failed(v) == ["iommu-not-translating"]
+    unknown = [r for r in v["reasons"] if r.get("result") == "unknown"]
+    assert unknown and "needs root" in str(unknown[0]["message"])  # ACS: unknown with the reason, not ok
     facts["pcie"] = {"iommu": "passthrough", "acs": "enabled"}
     assert failed(check(manifests, facts, "pcie-p2p-path")) == ["acs-off"]
+    facts["topology"]["p2p"] = "none"  # NVML reports no P2P: NCCL does not use it, nothing to redirect
+    assert check(manifests, facts, "pcie-p2p-path")["status"] == "skipped"
+    facts["topology"]["p2p"] = "all"
     facts["topology"]["interconnect"] = "nvlink"
     assert check(manifests, facts, "pcie-p2p-path")["status"] == "skipped"
 

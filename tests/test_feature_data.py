@@ -57,6 +57,7 @@ DOCUMENTED_FACT_PATHS = (
     "release.NAME.NAME",
     "known.NAME",
     "triton.ptxas_cuda",
+    "triton.version",
 )
 
 REQUIRED_FEATURES = {

@@ -114,12 +114,13 @@ def test_jit_probe_class_needs_the_first_round(tmp_path: Path) -> None:
 def test_cuda_libs_from_ld_library_path_cache_and_defaults(tmp_path: Path) -> None:
     touch(tmp_path / "opt/cuda12/lib/libcudart.so.12")
     touch(tmp_path / "usr/lib/x86_64-linux-gnu/libnvrtc.so.13")
+    view = HostView(str(tmp_path))
     cache = _build_cache([("libcublas.so.12", "/usr/local/cuda-12.8/lib64/libcublas.so.12", 0x303)])
     (tmp_path / "etc").mkdir()
     (tmp_path / "etc/ld.so.cache").write_bytes(cache)
-    libs = probe_cuda_libs({"LD_LIBRARY_PATH": "/opt/cuda12/lib:relative/ignored"}, HostView(str(tmp_path)))
+    libs = probe_cuda_libs({"LD_LIBRARY_PATH": "/opt/cuda12/lib:relative/ignored"}, view)
     assert libs["libcudart.so.12"] == "/opt/cuda12/lib/libcudart.so.12"
-    assert libs["libnvrtc.so.13"] == "/usr/lib/x86_64-linux-gnu/libnvrtc.so.13"
+    assert libs["libnvrtc.so.13"] == "/usr/lib/x86_64-linux-gnu/libnvrtc.so.13"  # a default directory
     assert libs["libcublas.so.12"] == "/usr/local/cuda-12.8/lib64/libcublas.so.12"
     assert libs["libcudart.so.13"] is None and libs["ld_cache"] == "file"
 

@@ -32,7 +32,7 @@ def test_sgl_kernel_message_is_read_past_its_blank_lines() -> None:
     lines = rc.parts[0].message_lines
     assert lines[0].startswith("[sgl_kernel] CRITICAL: Could not load any common_ops library")
     assert "- ImportError: libnvrtc.so.12: cannot open shared object file: No such file or directory" in lines
-    assert rc.signature is not None and rc.signature.id == "sgl-kernel-load-runtime-lib"
+    assert rc.signature is not None and rc.signature.id == "kernel-load-missing-cuda-lib"
     assert result.check == "kernel-runtime-libs"
     # the detail lines are part of the root cause's message, not errors of their own
     assert not [e for e in result.errors if e is not rc]
@@ -46,7 +46,7 @@ def test_sgl_kernel_message_is_read_past_its_blank_lines() -> None:
         ("triton_ptxas_sm121.log", ("triton-ptxas-unknown-arch", None, "triton-ptxas")),
         # FlashInfer's own warning names the cause before the misleading exception: it is the root
         ("flashinfer_sm75_old_nvcc.log", ("flashinfer-sm12x-needs-cuda129", None, "jit-toolchain")),
-        ("cudnn_torch291.log", ("cudnn-torch291", None, "cudnn-torch")),
+        ("cudnn_torch291.log", ("cudnn-torch-291-check", None, "cudnn-torch")),
         ("watchdog_timeout.log", ("nccl-watchdog-timeout", None, "pcie-p2p-path")),
     ],
 )
@@ -59,7 +59,7 @@ def test_the_misleading_flashinfer_error_alone_still_names_the_toolkit() -> None
     text = "".join(line for line in lines if "requires CUDA >= 12.9" not in line)
     result = triage_stream(io.BytesIO(text.encode()), "<mem>", load_signatures())
     assert result.root_cause is not None and result.root_cause.signature is not None
-    assert (result.root_cause.signature.id, result.check) == ("flashinfer-no-target-arch", "jit-toolchain")
+    assert (result.root_cause.signature.id, result.check) == ("flashinfer-requires-sm75", "jit-toolchain")
 
 
 def test_undefined_symbol_forms_are_told_apart() -> None:
@@ -71,7 +71,7 @@ def test_undefined_symbol_forms_are_told_apart() -> None:
     base = "ImportError: /v/sgl_kernel/common_ops.abi3.so: undefined symbol: "
     assert first(base + "ncclCommWindowRegister") == "nccl-undefined-symbol"
     assert first(base + "cuGreenCtxStreamCreate") == "driver-api-undefined-symbol"
-    assert first(base + "_ZN3c104cuda9SetDeviceEa") == "torch-abi-undefined-symbol"
+    assert first(base + "_ZN3c104cuda9SetDeviceEa") == "kernel-torch-abi-mismatch"
     assert first(base + "cudaGetDriverEntryPointByVersion") == "extension-undefined-symbol"  # runtime API: no claim
     assert first(
         base + "_ZN5flash13run_mha_fwd_IN7cutlass6half_tELi64ELb0EEEvRNS_16Flash_fwd_paramsEP11CUstream_st"
@@ -143,7 +143,7 @@ def test_triage_with_facts_names_the_check_its_fix_and_the_plan_step() -> None:
     proc = triage_cli(str(LOGS / "sgl_kernel_common_ops_nvrtc.log"), "--facts", str(facts))
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
-    assert "signature: sgl-kernel-load-runtime-lib [check kernel-runtime-libs]" in out
+    assert "signature: kernel-load-missing-cuda-lib [check kernel-runtime-libs]" in out
     assert "check kernel-runtime-libs on this box: failed: the kernel package is a CUDA 12 build" in out
     assert "  fix: install the kernel package built for torch's CUDA" in out
     assert "plan: step" in out and "sglang-kernel" in out

@@ -5,8 +5,8 @@ A kernel package built for one CUDA major links that major's runtime (sgl-kernel
 builds: `libcudart.so.12`); on a box whose torch is a CUDA 13 build, torch's pip wheels bring only the CUDA
 13 libraries, and the kernel package fails to load with "libcudart.so.12: cannot open shared object file"
 unless some copy is on the loader's path. This probe answers that question cheaply in the first round:
-the directories of LD_LIBRARY_PATH, the ld.so cache (/etc/ld.so.cache, read and parsed, never `ldconfig`)
-and the default directories are looked at for each soname in `SONAMES`, through the FileView. The pip
+the directories of LD_LIBRARY_PATH, the ld.so cache (/etc/ld.so.cache, read, never `ldconfig`) and the
+default directories are looked at for each soname in `SONAMES`, through the FileView. The pip
 wheels' own directories (nvidia/cuda_runtime/lib, ...) are reached only through an object's RPATH, which
 the `--deep` libs probe follows; the rules read the wheels from the packages section instead.
 
@@ -65,25 +65,32 @@ def _ld_cache(view: FileView) -> tuple[dict[str, str], str]:
 
 def probe_cuda_libs(env: Mapping[str, str], view: FileView) -> dict[str, Any]:
     """The `cuda_libs` facts section (see the module docstring)."""
-    dirs = [d for d in (env.get("LD_LIBRARY_PATH") or "").split(":") if d.startswith("/")]
+    dirs = [d.rstrip("/") for d in (env.get("LD_LIBRARY_PATH") or "").split(":") if d.startswith("/")]
     cache, how = _ld_cache(view)
-    out: dict[str, Any] = {}
-    for soname in SONAMES:
-        hit: str | None = None
-        for d in dirs:
-            st = view.stat(d.rstrip("/") + "/" + soname)
-            if st is not None and st.kind == "file":
-                hit = d.rstrip("/") + "/" + soname
-                break
-        if hit is None:
-            hit = cache.get(soname)
-        if hit is None:
-            for d in DEFAULT_DIRS:
+    listings: dict[str, set[str]] = {}
+
+    def names_in(d: str) -> set[str]:
+        # one listing per directory (a stat per soname would resolve every path component again)
+        if d not in listings:
+            try:
+                listings[d] = set(view.listdir(d))
+            except OSError:
+                listings[d] = set()
+        return listings[d]
+
+    def first_in(candidates: list[str] | tuple[str, ...], soname: str) -> str | None:
+        for d in candidates:
+            if soname in names_in(d):
                 st = view.stat(f"{d}/{soname}")
                 if st is not None and st.kind == "file":
-                    hit = f"{d}/{soname}"
-                    break
-        out[soname] = hit
+                    return f"{d}/{soname}"
+        return None
+
+    out: dict[str, Any] = {}
+    for soname in SONAMES:
+        # the loader's order: LD_LIBRARY_PATH, the cache, the default directories (a library installed without
+        # running ldconfig)
+        out[soname] = first_in(dirs, soname) or cache.get(soname) or first_in(DEFAULT_DIRS, soname)
     out["ld_cache"] = how
     return out
 

@@ -22,6 +22,7 @@ WANTED = (
     "torch",
     "torchvision",
     "triton",
+    "pytorch-triton",
     "sgl-kernel",
     "sglang-kernel",
     "flashinfer-python",
