@@ -136,6 +136,21 @@ def test_prometheus_escapes_hostile_labels() -> None:
     assert escape_label('a\\b"c\nd') == 'a\\\\b\\"c\\nd'
 
 
+def test_status_constants_are_the_engines_statuses() -> None:
+    """The one-hot series list every status the engine can give, from the core's constants (the Prometheus
+    renderer does not read the fleet's)."""
+    from typing import get_args
+
+    from stackcheck.report import CHECK_STATUSES, FEATURE_STATUSES
+    from stackcheck.verdicts import CheckStatus, Status
+
+    assert sorted(FEATURE_STATUSES) == sorted(get_args(Status))
+    assert sorted(CHECK_STATUSES) == sorted(get_args(CheckStatus))
+    families = parse_prom(render_prometheus(report_for("writeup-after")))
+    shown = {s.labels["status"] for s in families["stackcheck_feature_status"].samples}
+    assert shown == set(FEATURE_STATUSES)
+
+
 def test_prometheus_minimal_document() -> None:
     fams = parse_prom(render_prometheus({"schema_version": 1, "facts": {}}))
     assert fams["stackcheck_audit_consistent"].samples[0].value == 0

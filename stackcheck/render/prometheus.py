@@ -12,7 +12,7 @@ import math
 import time
 from typing import Any
 
-from stackcheck.fleet import CHECK_STATUSES, FEATURE_STATUSES, parse_timestamp
+from stackcheck.report import CHECK_STATUSES, FEATURE_STATUSES, parse_timestamp
 
 PACKAGE_LABELS = {
     "torch": "torch",
