@@ -66,6 +66,8 @@ class Recorder:
         sys.stdout, sys.stderr = stdout, stderr  # type: ignore[assignment]
         try:
             rc = main(argv)
+        except SystemExit as exc:  # --help
+            rc = exc.code if isinstance(exc.code, int) else 0
         finally:
             sys.stdout, sys.stderr = old_out, old_err
             os.environ.pop("COLUMNS", None)
@@ -216,6 +218,11 @@ def record(out: Path) -> int:
                                         "--format", fmt])  # fmt: skip
     rec.run("fleet/bad-inputs-text", ["fleet", str(ROOT / "tests" / "plan_cases"), "--jobs", "1"])
 
+    from stackcheck.cli import COMMANDS
+
+    rec.run("help/stackcheck", ["--help"])
+    for verb in COMMANDS:
+        rec.run(f"help/{verb}", [verb, "--help"])
     rec.run("manifests/validate", ["manifests", "validate"])
     rec.run("facts/template", ["facts", "template"])
     shutil.rmtree(work)
