@@ -9,21 +9,13 @@ from __future__ import annotations
 import argparse
 
 from stackcheck.errors import EXIT_FINDING, EXIT_OK, UsageError
-from stackcheck.options import (
-    add_facts_options,
-    add_output_options,
-    emit,
-    format_choice,
-    options_from,
-    use_color,
-)
-
-FORMATS = ["text", "json", "markdown"]
+from stackcheck.options import add_facts_options, add_output_options, emit, format_choice, options_from, render_options
+from stackcheck.render import PLAN_FORMATS
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_facts_options(p)
-    add_output_options(p, FORMATS, sources=True)
+    add_output_options(p, PLAN_FORMATS, sources=True)
     p.add_argument(
         "--want", nargs="+", metavar="FEATURE", default=[], help="plan the fewest changes that make these features ok"
     )
@@ -59,11 +51,8 @@ def parse_to(items: list[str]) -> dict[str, str]:
 def run(args: argparse.Namespace) -> int:
     from stackcheck.pipeline import evaluate
     from stackcheck.plan import component_name, make_plan
-    from stackcheck.render import RENDERERS
 
     fmt = format_choice(args)
-    if fmt not in RENDERERS:
-        raise UsageError(f"--format {fmt}: not available in this build")
     pins = parse_to(list(args.to or []))
     holds = list(args.hold or [])
     for h in holds:
@@ -85,5 +74,5 @@ def run(args: argparse.Namespace) -> int:
     from stackcheck.sources import normalize
 
     report = normalize(report, ctx.manifests.sources)  # every `source` as [{id, title, url}]
-    emit(RENDERERS[fmt](report, color=use_color(args), sources=args.sources), args)
+    emit(PLAN_FORMATS[fmt](report, render_options(args)), args)
     return EXIT_FINDING if plan.get("error") else EXIT_OK

@@ -518,6 +518,15 @@ class Fleet:
         return summarise(self)
 
 
+@dataclass(frozen=True)
+class FleetReport:
+    """What `stackcheck fleet` shows: the summary (the JSON document, schemas/fleet.schema.json) and the
+    fleet it summarises (the CSV format has one row per host)."""
+
+    fleet: Fleet
+    summary: dict[str, Any]
+
+
 def read_fleet(paths: Iterable[str], jobs: int = 0, stdin: BinaryIO | None = None) -> Fleet:
     """Read every report under `paths` into a Fleet. jobs: worker processes (0: one per available CPU)."""
     fleet = Fleet()

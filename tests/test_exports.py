@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from stackcheck.cli import main
-from stackcheck.render import RENDERERS
+from stackcheck.render import REPORT_FORMATS
 from stackcheck.render.nfd import nfd_labels, render_nfd, sanitize
 from stackcheck.render.prometheus import escape_label, render_prometheus
 
@@ -49,8 +49,8 @@ def report_for(case: str) -> dict[str, Any]:
 
 
 def test_renderers_registered() -> None:
-    assert "prometheus" in RENDERERS
-    assert "nfd" in RENDERERS
+    assert "prometheus" in REPORT_FORMATS
+    assert "nfd" in REPORT_FORMATS
 
 
 # --- prometheus ------------------------------------------------------------------------------------------

@@ -103,7 +103,7 @@ def nfd_labels(report: dict[str, Any]) -> dict[str, str]:
     return labels
 
 
-def render_nfd(report: dict[str, Any], *, color: bool = False) -> str:
+def render_nfd(report: dict[str, Any]) -> str:
     host = report.get("host") or {}
     head = [
         "# stackcheck node features for Node Feature Discovery (local source, features.d)",

@@ -58,7 +58,7 @@ class _Out:
         self.lines.append(f"{name}{{{body}}} {text}" if body else f"{name} {text}")
 
 
-def render_prometheus(report: dict[str, Any], *, color: bool = False) -> str:
+def render_prometheus(report: dict[str, Any]) -> str:
     facts = report.get("facts") or {}
     host = report.get("host") or {}
     driver = facts.get("driver") or {}

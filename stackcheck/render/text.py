@@ -651,10 +651,3 @@ def render_plain(
         out.append("")
         out += [paint(x, "dim") for x in wrap(line, width, "  ")]
     return "\n".join(out) + "\n"
-
-
-def render_table(
-    report: dict[str, Any], *, color: bool = False, width: int | None = None, sources: bool = False
-) -> str:
-    """The text format (`--format text`; `table` is its old name)."""
-    return render_plain(report, width, color=color, sources=sources)
