@@ -203,9 +203,7 @@ def read_box(ctx: Context) -> Box:
     dv = str(driver["version"]) if isinstance(driver.get("version"), str) else None
     dcuda = str(driver["cuda"]) if isinstance(driver.get("cuda"), str) else None
     if dv:
-        from stackcheck.pipeline import driver_cuda
-
-        table = driver_cuda(ctx.manifests, dv)
+        table = ctx.manifests.driver_cuda(dv)
         if table and (dcuda is None or (compare_numeric(table, dcuda) or 0) > 0):
             dcuda = table
     tv = ctx.installed_version("torch")
