@@ -159,3 +159,31 @@ def test_json_is_written_in_one_place() -> None:
         if rel.startswith(("cmd_", "render/")) and {"json.dumps", "json.dump"} & set(calls):
             writers.append(f"{rel}: json.dump(s)")
     assert writers == []
+
+
+def _case_facts() -> list[Path]:
+    return sorted(p / "facts.json" for g in ("cases", "plan_cases") for p in (ROOT / "tests" / g).iterdir())
+
+
+@pytest.mark.parametrize("facts", [p for p in _case_facts() if p.is_file()], ids=lambda p: p.parent.name)
+def test_every_report_format_renders_every_case(facts: Path) -> None:
+    """Every case folder's report (a box without GPUs or a driver, an image, an assumed GPU, a broken
+    install...) renders in every format of the report, probe and plan registries, at any width."""
+    report = _json_out(["audit", "--facts", str(facts), "--format", "json"])
+    for name in ("report", "probe", "plan"):
+        for fmt, render in DOCUMENTS[name].items():
+            for options in (RenderOptions(), RenderOptions(color=True, width=60, sources=True)):
+                out = render(report, options)
+                assert out.endswith("\n") and out.strip(), (name, fmt)
+
+
+@pytest.mark.parametrize(
+    "log", sorted((ROOT / "tests" / "realworld").glob("*/server.log")), ids=lambda p: p.parent.name
+)
+def test_every_triage_format_renders_every_log(log: Path) -> None:
+    from stackcheck.triage import TriageReport, triage_file
+
+    report = TriageReport(triage_file(str(log)))
+    for fmt, render in DOCUMENTS["triage"].items():
+        out = render(report, RenderOptions())
+        assert out.endswith("\n") and out.strip(), fmt
