@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import difflib
+import fcntl
 import io
 import itertools
 import json
@@ -100,8 +101,11 @@ def record(out: Path) -> int:
         shutil.rmtree(out)
     out.mkdir(parents=True)
     rec = Recorder(out)
-    # a fixed place for the files the runs write: their paths are in the outputs (fleet's inputs, a command)
+    # a fixed place for the files the runs write: their paths are in the outputs (fleet's inputs, a command);
+    # two recordings at once (two worktrees on one box) would delete each other's files: the second waits
     work = Path(tempfile.gettempdir()) / "stackcheck-record-outputs"
+    lock = open(str(work) + ".lock", "w")  # noqa: SIM115 (held until the process ends)
+    fcntl.flock(lock, fcntl.LOCK_EX)
     shutil.rmtree(work, ignore_errors=True)
     scratch = work / "scratch"
     reports = work / "reports"
@@ -225,7 +229,10 @@ def record(out: Path) -> int:
         rec.run(f"help/{verb}", [verb, "--help"])
     rec.run("manifests/validate", ["manifests", "validate"])
     rec.run("facts/template", ["facts", "template"])
+    if not (reports / f"{folders[0][0]}--{folders[0][1].name}.json").is_file():
+        raise SystemExit(f"{work} was emptied during the recording (another recording without the lock?)")
     shutil.rmtree(work)
+    lock.close()
     print(f"{rec.runs} runs recorded under {out} in {time.perf_counter() - started:.0f} s")
     return 0
 
