@@ -28,12 +28,15 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stackcheck.errors import EXIT_FINDING, EXIT_INTERNAL, EXIT_OK, StackcheckError, UsageError
 from stackcheck.options import add_facts_options, options_from
 from stackcheck.render import GATE_FORMATS
 from stackcheck.render.interface import RenderOptions
+
+if TYPE_CHECKING:
+    from stackcheck.plan import Plan
 
 SCHEMA_VERSION = 1  # of the decision document (--format json; schemas/gate.schema.json)
 
@@ -421,7 +424,7 @@ def _decide_with(
     if pre is not None:
         gate_preflight.merge(decision, pre, args.allow_unknown)
     allowed = gate.apply_policy(decision, args.strict_features, allow)
-    plan: Any = None
+    plan: Plan | str | None = None
     if decision.blocking:
         plan = _plan(ctx, report["features"])
     verdicts = {str(v.get("id")): v for v in report["features"]}
@@ -447,8 +450,8 @@ def _decide_with(
             doc["advice"] = gate_advice(ctx, launch_command, derived.sglang_args, explicit, server_env, args.advise)
         except Exception as exc:
             doc["advice"] = [f"no advice: {type(exc).__name__}: {exc}".splitlines()[0]]
-    if plan is not None and not isinstance(plan, dict):
-        doc["plan_error"] = str(plan)
+    if isinstance(plan, str):
+        doc["plan_error"] = plan
     from stackcheck.sources import normalize
 
     doc = normalize(doc, manifests.sources)  # every `source` as [{id, title, url}]
@@ -482,7 +485,7 @@ def _image_launch(image: str, platform: str | None) -> tuple[dict[str, str], lis
     return env, info.command or None
 
 
-def _plan(ctx: Any, features: Any) -> Any:
+def _plan(ctx: Any, features: Any) -> Plan | str | None:
     """The planner's plan, if the planner is importable and works; else None (or the error text)."""
     try:
         from stackcheck.plan import make_plan
@@ -494,38 +497,22 @@ def _plan(ctx: Any, features: Any) -> Any:
         return f"planner failed: {type(exc).__name__}: {exc}".splitlines()[0]
 
 
-def _step_features(step: dict[str, Any]) -> set[str]:
-    out: set[str] = set()
-    for key in ("unblocks", "fixes", "features", "unblocked"):
-        for x in step.get(key) or []:
-            if isinstance(x, str):
-                out.add(x)
-            elif isinstance(x, dict):
-                for k in ("id", "feature"):
-                    if isinstance(x.get(k), str):
-                        out.add(x[k])
-    return out
-
-
-def _fix(feature: str, plan: Any, features: list[dict[str, Any]], verdict: dict[str, Any] | None = None) -> str | None:
-    """The plan step that unblocks the feature (planner output: steps[] with unblocks[]), else what the
-    plan says stays blocked, else the feature's workaround (where it answers the failing rule of `verdict`)
-    and first fixed release from the manifests."""
+def _fix(
+    feature: str, plan: Plan | str | None, features: list[dict[str, Any]], verdict: dict[str, Any] | None = None
+) -> str | None:
+    """The plan step that unblocks the feature, else what the plan says stays blocked, else the feature's
+    workaround (where it answers the failing rule of `verdict`) and first fixed release from the manifests.
+    (`plan` is a str when the planner failed: its error, said once in the document.)"""
     still: str | None = None
-    if isinstance(plan, dict):
-        for i, step in enumerate(plan.get("steps") or []):
-            if isinstance(step, dict) and feature in _step_features(step):
-                name = next((str(step[k]) for k in ("title", "summary", "action") if step.get(k)), None)
-                if name is None and step.get("component"):
-                    name = f"{step['component']} {step.get('from') or 'not installed'} -> {step.get('to')}"
-                cmds = step.get("commands") or step.get("command")
-                text = f"plan step {step.get('n') or i + 1}: {name or step.get('id', '')}"
-                if cmds:
-                    text += f" ({cmds if isinstance(cmds, str) else '; '.join(map(str, cmds))})"
+    if plan is not None and not isinstance(plan, str):
+        for n, step in enumerate(plan.steps, 1):
+            if feature in step.unblocks:
+                text = f"plan step {n}: {step.component} {step.from_ or 'not installed'} -> {step.to}"
+                if step.commands:
+                    text += f" ({'; '.join(step.commands)})"
                 return text
-        for item in plan.get("still_blocked") or []:
-            if isinstance(item, dict) and item.get("feature") == feature:
-                still = "no plan step fixes it (still blocked after the plan)"
+        if any(item.feature == feature for item in plan.still_blocked):
+            still = "no plan step fixes it (still blocked after the plan)"
     spec = next((f for f in features if f.get("id") == feature), None)
     parts = [still] if still else []
     if spec is not None:

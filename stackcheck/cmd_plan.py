@@ -65,14 +65,15 @@ def run(args: argparse.Namespace) -> int:
     known = [str(f.get("id")) for f in ctx.manifests.features]
     want = [feature_id(w, known, "--want") for w in args.want or []]  # `_` or `-`; a near miss names the id
     plan = make_plan(ctx, list(report["features"]), want=want or None, hold=holds, pins=pins)
-    report["plan"] = plan
+    doc = plan.to_json()
     request = {"want": want, "hold": holds, "to": [f"{k}=={v}" for k, v in pins.items()]}
     if any(request.values()):
-        plan["request"] = request
+        doc["request"] = request
+    report["plan"] = doc
     if fmt != "json":  # the plan on its own (the box in a few lines, then the steps); JSON keeps the report
         report = {k: v for k, v in report.items() if k not in ("features", "checks", "summary")}
     from stackcheck.sources import normalize
 
     report = normalize(report, ctx.manifests.sources)  # every `source` as [{id, title, url}]
     emit(PLAN_FORMATS[fmt](report, render_options(args)), args)
-    return EXIT_FINDING if plan.get("error") else EXIT_OK
+    return EXIT_FINDING if plan.error else EXIT_OK

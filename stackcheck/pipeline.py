@@ -299,5 +299,5 @@ def evaluate(
     if want_plan:
         from stackcheck.plan import make_plan
 
-        report["plan"] = make_plan(ctx, features)
+        report["plan"] = make_plan(ctx, features).to_json()
     return report, ctx
