@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 
 from stackcheck.errors import EXIT_FINDING, EXIT_OK, UsageError
+from stackcheck.facts import KERNEL_PACKAGES
 from stackcheck.options import add_facts_options, add_output_options, emit, format_choice, options_from, render_options
 from stackcheck.render import PLAN_FORMATS
 
@@ -24,7 +25,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         action="append",
         metavar="COMPONENT",
         default=[],
-        help="keep a component where it is: driver, torch, sgl-kernel/sglang-kernel, flashinfer, sglang (repeatable)",
+        help=f"keep a component where it is: driver, torch, {'/'.join(KERNEL_PACKAGES)}, flashinfer, sglang "
+        "(repeatable)",
     )
     p.add_argument(
         "--to",

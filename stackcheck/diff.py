@@ -12,11 +12,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from stackcheck.facts import KERNEL_PACKAGES
+
 SCHEMA_VERSION = 1
 PACKAGES = (
     "torch",
-    "sglang-kernel",
-    "sgl-kernel",
+    *KERNEL_PACKAGES[::-1],
     "flashinfer-python",
     "flashinfer-cubin",
     "flashinfer-jit-cache",

@@ -25,6 +25,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
+from stackcheck.facts import KERNEL_PACKAGES
 from stackcheck.report import CHECK_STATUSES, FEATURE_STATUSES, parse_timestamp
 
 SCHEMA_VERSION = 1  # the report schema_version this stackcheck reads
@@ -107,7 +108,7 @@ def reduce_report(doc: Any) -> Record:
     driver = facts.get("driver")
     pkgs = facts.get("packages")
     pkgs = pkgs if isinstance(pkgs, dict) else {}
-    kernels = [f"{name} {v}" for name in ("sgl-kernel", "sglang-kernel") if (v := _pkg_version(pkgs, name)) is not None]
+    kernels = [f"{name} {v}" for name in KERNEL_PACKAGES if (v := _pkg_version(pkgs, name)) is not None]
     stack_key = (
         _s(driver.get("version")) if isinstance(driver, dict) else None,
         _pkg_version(pkgs, "torch"),

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from stackcheck.context import Context
-from stackcheck.facts import Facts
+from stackcheck.facts import KERNEL_PACKAGES, Facts
 from stackcheck.verdicts import FeatureVerdict, evaluate, evaluate_feature, uses_gpu
 from stackcheck.versions import version_in
 
@@ -678,7 +678,7 @@ def stack_of(ctx: Context) -> dict[str, str]:
     driver = ctx.facts.get("driver") or {}
     if isinstance(driver.get("version"), str):
         out["driver"] = str(driver["version"])
-    for name in ("torch", "sglang-kernel", "sgl-kernel", "flashinfer-python", "sglang"):
+    for name in ("torch", *KERNEL_PACKAGES[::-1], "flashinfer-python", "sglang"):
         v = ctx.installed_version(name)
         if v:
             out[name] = v

@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import IO, Any, Literal, TypedDict
 
 from stackcheck.errors import BadInputError, ManifestError
+from stackcheck.facts import KERNEL_PACKAGES
 
 SCHEMA_VERSION = 1
 CHUNK_SIZE = 4 * 1024 * 1024
@@ -983,7 +984,7 @@ def triage_with_plan(
     if isinstance(fix, Mapping):
         out["fix"] = dict(fix)
         component = str(fix.get("component") or "")
-        names = {component, *(("sgl-kernel", "sglang-kernel") if component in ("sgl-kernel", "sglang-kernel") else ())}
+        names = {component, *(KERNEL_PACKAGES if component in KERNEL_PACKAGES else ())}
         for n, step in numbered:
             if isinstance(step, dict) and str(step.get("component")) in names:
                 out.update({"step": n, "plan_step": step})

@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from stackcheck.context import Context
-from stackcheck.facts import Facts
-from stackcheck.plan.solver import KERNEL_NAMES, Choice, Stack
+from stackcheck.facts import KERNEL_PACKAGES, Facts
+from stackcheck.plan.solver import Choice, Stack
 from stackcheck.verdicts import FeatureVerdict, evaluate_feature
 from stackcheck.versions import public
 
@@ -54,7 +54,7 @@ def apply_choice(facts: Facts, choice: Choice, ctx: Context) -> Facts:
         pkgs["torch"] = _pkg(f"{choice.version}+{choice.variant}", choice.variant, choice.cuda)
         changed.append("torch")
     elif choice.component == "kernel":
-        for other in KERNEL_NAMES:
+        for other in KERNEL_PACKAGES:
             if other != choice.name and isinstance(pkgs.get(other), dict) and pkgs[other].get("installed"):
                 pkgs[other] = {"installed": False}
                 changed.append(other)

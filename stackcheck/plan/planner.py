@@ -11,12 +11,11 @@ from __future__ import annotations
 
 from stackcheck.context import Context
 from stackcheck.errors import UsageError
-from stackcheck.facts import Facts
+from stackcheck.facts import KERNEL_PACKAGES, Facts
 from stackcheck.plan.hypothetical import Engine, first_failure
 from stackcheck.plan.model import Blocked, Plan, Step
 from stackcheck.plan.solver import (
     COMPONENTS,
-    KERNEL_NAMES,
     Box,
     Choice,
     Restrict,
@@ -189,10 +188,10 @@ def parse_pins(pins: dict[str, str] | None, space: Space) -> dict[str, tuple[str
             raise UsageError(f"--to {raw}=={text}: not a version")
         variant = variant_of(text)
         version = str(public(text))
-        names = {"torch": ["torch"], "kernel": list(KERNEL_NAMES), "flashinfer": ["flashinfer-python"]}.get(
+        names = {"torch": ["torch"], "kernel": list(KERNEL_PACKAGES), "flashinfer": ["flashinfer-python"]}.get(
             comp, [comp]
         )
-        if raw.strip().lower() in KERNEL_NAMES:
+        if raw.strip().lower() in KERNEL_PACKAGES:
             names = [raw.strip().lower()]
         if not any(find_release(space.ctx, n, version) for n in names):
             raise UsageError(f"--to {raw}=={text}: the manifests know no {' or '.join(names)} {version}")

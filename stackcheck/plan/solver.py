@@ -26,7 +26,7 @@ from typing import Any
 from stackcheck.archs import coverage, expand_arch_list
 from stackcheck.context import Context
 from stackcheck.errors import UsageError
-from stackcheck.facts import cc_tuple
+from stackcheck.facts import KERNEL_PACKAGES, cc_tuple
 from stackcheck.versions import compare_numeric, numeric_tuple, parse_version, public, variant_of
 from stackcheck.versions import version_in as _version_in
 
@@ -44,13 +44,11 @@ ALIASES = {
     "torch": "torch",
     "pytorch": "torch",
     "kernel": "kernel",
-    "sgl-kernel": "kernel",
-    "sglang-kernel": "kernel",
+    **dict.fromkeys(KERNEL_PACKAGES, "kernel"),
     "flashinfer": "flashinfer",
     "flashinfer-python": "flashinfer",
     "sglang": "sglang",
 }
-KERNEL_NAMES = ("sgl-kernel", "sglang-kernel")
 KIND_RANK = {"lts": 0, "production": 1, "new-feature": 2, "eol": 3}
 
 
@@ -276,7 +274,7 @@ class Space:
         m = ctx.manifests
         self.sglang = _newest_first(m.releases("sglang"))
         self.torch = _newest_first(m.releases("torch"))
-        self.kernels = {name: _newest_first(m.releases(name)) for name in KERNEL_NAMES}
+        self.kernels = {name: _newest_first(m.releases(name)) for name in KERNEL_PACKAGES}
         self.flashinfer = _newest_first(m.releases("flashinfer-python"))
         self.branches = [b for b in (m.components.get("driver") or {}).get("branches") or [] if isinstance(b, dict)]
         self.date = m.date
@@ -457,7 +455,7 @@ def enumerate_stacks(space: Space, restrict: Restrict, why: list[str] | None = N
         if not allowed(sg, restrict):
             continue
         req = {k: str(v) for k, v in (rel.get("requires") or {}).items()}
-        kname = next((k for k in KERNEL_NAMES if k in req), None)
+        kname = next((k for k in KERNEL_PACKAGES if k in req), None)
         t_ok = [
             t for t in torches if allowed(t, restrict) and ("torch" not in req or version_in(t.version, req["torch"]))
         ]
@@ -496,7 +494,7 @@ def violations(stack: Stack, box: Box) -> list[str]:
     sv = stack.sglang.version
     if "torch" in req and not version_in(t.version, req["torch"]):
         out.append(f"sglang {sv} pins torch{req['torch']}")
-    kname = next((k for k in KERNEL_NAMES if k in req), None)
+    kname = next((k for k in KERNEL_PACKAGES if k in req), None)
     k = stack.kernel
     if kname and (k is None or k.name != kname or not version_in(k.version, req[kname])):
         out.append(f"sglang {sv} pins {kname}{req[kname]}")

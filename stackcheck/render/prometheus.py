@@ -12,12 +12,12 @@ import math
 import time
 from typing import Any
 
+from stackcheck.facts import KERNEL_PACKAGES
 from stackcheck.report import CHECK_STATUSES, FEATURE_STATUSES, parse_timestamp
 
 PACKAGE_LABELS = {
     "torch": "torch",
-    "sgl-kernel": "sgl_kernel",
-    "sglang-kernel": "sglang_kernel",
+    **{name: name.replace("-", "_") for name in KERNEL_PACKAGES},
     "flashinfer-python": "flashinfer",
     "sglang": "sglang",
     "triton": "triton",

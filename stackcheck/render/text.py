@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from stackcheck.facts import image_text, serving_elsewhere, target_text
+from stackcheck.facts import KERNEL_PACKAGES, image_text, serving_elsewhere, target_text
 from stackcheck.render.interface import value_text
 from stackcheck.render.layout import UNLIMITED, Paint, output_width, shell_lines, wrap, wrap_items
 from stackcheck.sources import collect, ids
@@ -31,8 +31,7 @@ STYLE = {
 
 PACKAGE_ORDER = [
     "torch",
-    "sglang-kernel",
-    "sgl-kernel",
+    *KERNEL_PACKAGES[::-1],
     "flashinfer-python",
     "flashinfer-cubin",
     "flashinfer-jit-cache",

@@ -5,6 +5,7 @@ version (flashinfer-cubin, flashinfer-jit-cache), and SGLang."""
 from __future__ import annotations
 
 from stackcheck.context import Context
+from stackcheck.facts import KERNEL_MODULE
 from stackcheck.plan.installers.interface import Install, q
 from stackcheck.plan.solver import Box, Choice, Stack, find_release
 
@@ -30,7 +31,7 @@ def install_kernel(ctx: Context, choice: Choice, box: Box, stack: Stack) -> Inst
     warnings: list[str] = []
     if box.kernel is not None and box.kernel[0] != choice.name:
         cmds.append(f"pip uninstall -y {q(box.kernel[0])}")
-        warnings.append(f"{box.kernel[0]} was renamed {choice.name}; the import name stays sgl_kernel")
+        warnings.append(f"{box.kernel[0]} was renamed {choice.name}; the import name stays {KERNEL_MODULE}")
     if choice.index_only and choice.variant:
         url = _index(ctx, choice.name, choice.variant)
         spec = f"{choice.name}=={choice.version}+{choice.variant}"
