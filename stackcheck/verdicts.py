@@ -127,6 +127,9 @@ def evaluate(pred: Any, ctx: Context, gpu: GpuModel | None) -> Outcome:
         return Outcome(
             False, "; ".join(sorted(seen)), _describe(pred), patched=next((o.patched for o in parts if o.patched), None)
         )
+    if "unknown" in pred:
+        # a hop of the path that was not established (read nowhere, or inferred): never ok, never blocked
+        return Outcome(None, missing=str(pred["unknown"]))
     if "not" in pred:
         inner = evaluate(pred["not"], ctx, gpu)
         if inner.value is None:
@@ -196,6 +199,8 @@ def _describe(pred: Any) -> str:
         return "(" + " or ".join(alts) + ")"
     if "not" in pred:
         return f"not ({_describe(pred['not'])})"
+    if "unknown" in pred:
+        return f"not established: {pred['unknown']}"
     lhs = pred.get("fact") or f"gate {pred.get('gate')}"
     value = pred.get("value")
     if isinstance(value, dict):
