@@ -17,7 +17,7 @@ if TYPE_CHECKING:  # the engine is imported lazily: see evaluate()
     from stackcheck.context import Context
     from stackcheck.manifest_loader import Manifests
 
-DEFAULT_PROBES = ["nvml", "toolkits", "packages", "system"]
+DEFAULT_PROBES = ["nvml", "toolkits", "packages", "system", "cuda_libs", "pcie"]
 INTERCONNECTS = ("nvswitch", "nvlink", "pcie-switch", "pcie-host-bridge", "cross-socket", "pcie")
 
 
@@ -133,6 +133,15 @@ def post_probes(facts: Facts, outcomes: list[ProbeOutcome], opts: Options, manif
 
         return probe_source_tables(facts, manifests().gates)
 
+    def jit() -> Any:
+        import os
+
+        from stackcheck.probes.fsview import HostView
+        from stackcheck.probes.jit import probe_jit
+
+        # the toolkit a JIT build picks follows the environment the server will be started from: this one
+        return probe_jit(facts, dict(os.environ), HostView("/"))
+
     def binaries() -> Any:
         from stackcheck.deep.binaries import probe_binaries
 
@@ -146,7 +155,7 @@ def post_probes(facts: Facts, outcomes: list[ProbeOutcome], opts: Options, manif
         # the loader's search follows the environment the server will be started from: this one
         return probe_libs(facts, {"LD_LIBRARY_PATH": os.environ.get("LD_LIBRARY_PATH", "")})
 
-    steps: list[tuple[str, Callable[[], Any]]] = [("source_tables", source_tables)]
+    steps: list[tuple[str, Callable[[], Any]]] = [("source_tables", source_tables), ("jit", jit)]
     if opts.deep:
         steps += [("binaries", binaries), ("libs", libs)]
     for name, fn in steps:

@@ -100,6 +100,7 @@ def semantic_problems(docs: Mapping[str, tuple[str, Any]], known: Mapping[str, A
 
     gate_ids = {_h(g.get("id")) for g in get_list("gates.json", "gates") if isinstance(g, dict)}
     feature_ids = {_h(f.get("id")) for f in get_list("features.json", "features") if isinstance(f, dict)}
+    check_ids = {_h(c.get("id")) for c in get_list("checks.json", "checks") if isinstance(c, dict)}
     sources_doc = full.get("sources.json")
     source_ids = set(sources_doc.get("sources", {})) if isinstance(sources_doc, dict) else set()
 
@@ -150,6 +151,9 @@ def semantic_problems(docs: Mapping[str, tuple[str, Any]], known: Mapping[str, A
                 if list_key == "signatures" and item.get("feature") and feature_ids:
                     if _h(item["feature"]) not in feature_ids:
                         problems.append(f"{origin}: $.signatures[{i}].feature: unknown feature {item['feature']!r}")
+                if list_key == "signatures" and item.get("check") and check_ids:
+                    if _h(item["check"]) not in check_ids:
+                        problems.append(f"{origin}: $.signatures[{i}].check: unknown check {item['check']!r}")
                 if list_key == "signatures" and isinstance(item.get("pattern"), str):
                     import re
 

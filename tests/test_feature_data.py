@@ -53,6 +53,19 @@ DOCUMENTED_FACT_PATHS = (
     "launch.quantization",
     "launch.speculative_algorithm",
     "env.NAME",
+    # issue 16: JIT toolchain, CUDA libraries, PCIe, release records (manifests/README.md)
+    "pkg.NAME.installed",
+    "torch.version",
+    "kernel.cuda",
+    "kernel.version",
+    "gpu.min_cuda",
+    "jit.NAME",
+    "cudalib.NAME.NAME",
+    "pcie.NAME",
+    "release.NAME.NAME",
+    "known.NAME",
+    "triton.ptxas_cuda",
+    "triton.version",
 )
 
 REQUIRED_FEATURES = {
