@@ -527,7 +527,8 @@ class Context:
         version = self.installed_version(package) if isinstance(package, str) else None
         if isinstance(package, str):
             if version is None:
-                raise Missing(f"gate {gate_id}", f"{package} is not installed")
+                why = f"{package} version not known" if self.is_installed(package) else f"{package} is not installed"
+                raise Missing(f"gate {gate_id}", why)
             for rel in spec.get("releases") or []:
                 if isinstance(rel, dict) and version_in(version, str(rel.get("versions", ""))):
                     release_value = GateValue(

@@ -241,3 +241,43 @@ def test_path_hops_are_validated(manifests: Any) -> None:
     assert "$.features[0].path[1].source: unknown source id 'NO-SUCH-SOURCE'" in problems
     assert "$.features[0].path[1].gate: unknown gate 'no.such_gate'" in problems
     assert "$.features[0].path[1].versions: invalid version specifier '>=oops'" in problems
+
+
+# -- a needed package whose version is not known: blocked only if blocked in every known release -----------
+
+
+def _report(manifests: Any, cc: str, packages: dict[str, Any]) -> Context:
+    facts = {"gpus": [{"index": 0, "name": "GPU", "compute_capability": cc}], "packages": packages}
+    return Context(facts=facts, manifests=manifests, launch={"tp": 1})  # type: ignore[arg-type]
+
+
+def test_version_unknown_blocked_in_every_release(manifests: Any) -> None:
+    dsa = next(f for f in manifests.features if f["id"] == "attention-dsa-trtllm")
+    ctx = _report(
+        manifests,
+        "12.0",
+        {"sglang": {"installed": True}, "flashinfer-python": {"installed": True, "version": "0.6.18"}},
+    )
+    v = evaluate_feature(dsa, ctx)
+    assert (v["status"], v["effect"]) == ("blocked", "crash")
+    first = v["reasons"][0]
+    assert first["rule"] == "every-release" and "version is not known" in first["message"]
+    assert "TllmGenFmhaRunner" in first["message"]
+    # on a B200 the same report is not blocked in every release (0.5.9+ run it): unknown, not ok
+    assert evaluate_feature(dsa, _report(manifests, "10.0", ctx.facts["packages"]))["status"] == "unknown"
+    # trtllm_mha on SM120: SGLang 0.5.19+ admit it, so an unknown release stays unknown
+    mha = next(f for f in manifests.features if f["id"] == "attention-trtllm-mha")
+    assert evaluate_feature(mha, _report(manifests, "12.0", {"sglang": {"installed": True}}))["status"] == "unknown"
+
+
+def test_version_unknown_takes_the_mildest_effect(manifests: Any) -> None:
+    """torch-symm-mem on SM120 at TP 8 on PCIe: KeyError (crash) up to 0.5.13, off (disabled) after, and no
+    flag before 0.5.3 (crash): blocked whatever the release, and 'disabled' is what holds for every one."""
+    feature = next(f for f in manifests.features if f["id"] == "torch-symm-mem")
+    facts = {
+        "gpus": [{"index": i, "name": "GPU", "compute_capability": "12.0"} for i in range(8)],
+        "topology": {"interconnect": "pcie-switch", "nvswitch": False, "p2p": "all", "gpu_count": 8},
+        "packages": {"sglang": {"installed": True}, "torch": {"installed": True}},
+    }
+    v = evaluate_feature(feature, Context(facts=facts, manifests=manifests, launch={"tp": 8}))  # type: ignore[arg-type]
+    assert (v["status"], v["effect"]) == ("blocked", "disabled")
