@@ -50,6 +50,7 @@ DOCUMENTED_FACT_PATHS = (
     "launch.attention_backend",
     "launch.prefill_attention_backend",
     "launch.decode_attention_backend",
+    "launch.kv_cache_dtype",
     "launch.quantization",
     "launch.speculative_algorithm",
     "env.NAME",

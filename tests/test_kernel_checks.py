@@ -281,3 +281,48 @@ def test_version_unknown_takes_the_mildest_effect(manifests: Any) -> None:
     }
     v = evaluate_feature(feature, Context(facts=facts, manifests=manifests, launch={"tp": 8}))  # type: ignore[arg-type]
     assert (v["status"], v["effect"]) == ("blocked", "disabled")
+
+
+def test_trtllm_mha_sm120_prefill_refuses_fp8_kv_only_when_the_launch_says_so(manifests: Any) -> None:
+    mha = next(f for f in manifests.features if f["id"] == "attention-trtllm-mha")
+    pkgs = {
+        "sglang": {"installed": True, "version": "0.5.23"},
+        "flashinfer-python": {"installed": True, "version": "0.7.2"},
+    }
+    facts = {"gpus": [{"index": 0, "name": "GPU", "compute_capability": "12.0"}], "packages": pkgs}
+
+    def verdict(launch: dict[str, Any]) -> dict[str, Any]:
+        return dict(evaluate_feature(mha, Context(facts=facts, manifests=manifests, launch={"tp": 1, **launch})))  # type: ignore[arg-type]
+
+    assert verdict({})["status"] == "ok"  # audit: the default KV-cache dtype
+    assert verdict({"attention_backend": "trtllm_mha", "kv_cache_dtype": "auto"})["status"] == "ok"
+    fp8 = verdict({"attention_backend": "trtllm_mha", "kv_cache_dtype": "fp8_e4m3"})
+    assert (fp8["status"], fp8["effect"]) == ("blocked", "crash")
+    assert "TRTLLM FMHAv2 prefill on SM120" in fp8["reasons"][0]["message"]
+    # decode only through trtllm_mha: the prefill refusal does not apply
+    assert verdict({"decode_attention_backend": "trtllm_mha", "kv_cache_dtype": "fp8_e4m3"})["status"] == "ok"
+
+
+def test_flashinfer_jit_needs_a_toolkit_that_knows_the_gpu(manifests: Any) -> None:
+    """Before FlashInfer 0.6.7 the JIT targets sm_121a with no check of its own: CUDA 12.8 cannot build it."""
+    fi = next(f for f in manifests.features if f["id"] == "attention-flashinfer")
+    pkgs = {
+        "sglang": {"installed": True, "version": "0.5.5"},
+        "flashinfer-python": {"installed": True, "version": "0.5.0"},
+    }
+
+    def verdict(cc: str, toolkit: str) -> dict[str, Any]:
+        facts = {
+            "gpus": [{"index": 0, "name": "GPU", "compute_capability": cc}],
+            "packages": pkgs,
+            "cuda_toolkits": [
+                {"path": "/usr/local/cuda", "version": toolkit, "source": "CUDA_HOME", "active_for_build": True}
+            ],
+        }
+        return dict(evaluate_feature(fi, Context(facts=facts, manifests=manifests)))  # type: ignore[arg-type]
+
+    old = verdict("12.1", "12.8.93")
+    assert (old["status"], old["effect"]) == ("blocked", "crash")
+    assert old["reasons"][0]["rule"] == "jit-toolkit-knows-gpu"
+    assert verdict("12.1", "12.9.86")["status"] == "ok"
+    assert verdict("12.0", "12.8.93")["status"] == "ok"
