@@ -8,10 +8,12 @@ Two sets are recorded:
   SGLang release of components.json with that release's pinned dependencies (as `stackcheck explain` builds
   them): the claims the manifests make about (architecture, release) pairs.
 
-    python bench/verdict_diff.py snapshot before.json      # record
-    python bench/verdict_diff.py diff before.json after.json  # list what changed, with a count
+    python bench/verdict_diff.py snapshot before.json [CASES_ROOT]  # record (cases from CASES_ROOT/tests/...)
+    python bench/verdict_diff.py diff before.json after.json          # list what changed, with a count
 
-Run it with the source first on the path: `PYTHONPATH=$PWD .venv/bin/python bench/verdict_diff.py ...`.
+Run it with the source first on the path: `PYTHONPATH=$PWD .venv/bin/python bench/verdict_diff.py ...`. To
+measure an older state, export it (`git archive REV | tar -x -C /tmp/old`) and run this script with
+`PYTHONPATH=/tmp/old` and CASES_ROOT set to this checkout, so both states judge the same cases.
 """
 
 from __future__ import annotations
@@ -22,33 +24,32 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-CASE_DIRS = (ROOT / "tests" / "cases", ROOT / "tests" / "realworld")
 
 
 def _label(v: dict[str, Any]) -> str:
     return str(v.get("status")) + ("/" + str(v["effect"]) if v.get("effect") else "")
 
 
-def case_verdicts() -> dict[str, str]:
+def case_verdicts(root: Path) -> dict[str, str]:
     from stackcheck.errors import StackcheckError
     from stackcheck.pipeline import Options, evaluate
 
     out: dict[str, str] = {}
-    for base in CASE_DIRS:
+    for base in (root / "tests" / "cases", root / "tests" / "realworld"):
         if not base.is_dir():
             continue
         for case in sorted(p for p in base.iterdir() if p.is_dir()):
             opts_file = case / "options.json"
             extra = json.loads(opts_file.read_text()) if opts_file.is_file() else {}
-            facts = ROOT / extra.pop("facts_file") if "facts_file" in extra else case / "facts.json"
+            facts = root / extra.pop("facts_file") if "facts_file" in extra else case / "facts.json"
             if not facts.is_file():
                 continue
             extra = {k: v for k, v in extra.items() if k in Options.__dataclass_fields__}
             name = f"{base.name}/{case.name}"
             try:
                 report, _ = evaluate(Options(facts_file=str(facts), **extra))
-            except StackcheckError as exc:
-                out[f"{name} (error)"] = str(exc)
+            except (StackcheckError, ValueError, KeyError, TypeError) as exc:  # an older state may not read new facts
+                out[f"{name} (error)"] = f"{type(exc).__name__}: {exc}"
                 continue
             for f in report["features"]:
                 out[f"{name} {f['id']}"] = _label(f)
@@ -87,8 +88,9 @@ def matrix_verdicts() -> dict[str, str]:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) == 2 and argv[0] == "snapshot":
-        doc = {"cases": case_verdicts(), "matrix": matrix_verdicts()}
+    if len(argv) in (2, 3) and argv[0] == "snapshot":
+        root = Path(argv[2]).resolve() if len(argv) == 3 else ROOT
+        doc = {"cases": case_verdicts(root), "matrix": matrix_verdicts()}
         Path(argv[1]).write_text(json.dumps(doc, indent=0, sort_keys=True) + "\n")
         print(f"{len(doc['cases'])} case verdicts, {len(doc['matrix'])} matrix verdicts -> {argv[1]}")
         return 0

@@ -38,6 +38,10 @@ def release_facts(
     """Facts of a box that has one SGLang release with its pinned dependencies installed."""
     from stackcheck.versions import cuda_from_tag, public
 
+    def public_text(version: str) -> str:
+        parsed = public(version)
+        return str(parsed) if parsed is not None else version
+
     facts = dict(base)
     pkgs: dict[str, Any] = {}
     if sglang is not None:
@@ -49,6 +53,16 @@ def release_facts(
                 pkgs[dep] = {"installed": True, "version": pin}
     if torch_release is not None:
         pkgs["torch"] = {"installed": True, "version": torch_release["version"]}
+    if "torch" in pkgs and "triton" not in pkgs:
+        # torch pins its Triton (x86_64 Linux wheels): the Triton backends assemble with that Triton's ptxas
+        trel: dict[str, Any] = next(
+            (r for r in manifests.releases("torch") if r.get("version") == public_text(pkgs["torch"]["version"])), {}
+        )
+        spec = (trel.get("requires") or {}).get("triton")
+        if isinstance(spec, str):
+            pin = spec.lstrip("=<>~! ").split(",")[0]
+            if public(pin) is not None:
+                pkgs["triton"] = {"installed": True, "version": pin}
     if "torch" in pkgs:
         v = variant or "cu130"
         pkgs["torch"] = {**pkgs["torch"], "variant": v, "cuda": cuda_from_tag(v)}
