@@ -5,7 +5,7 @@ audit's new stack checks say there. Run from a checkout, with the Python that ha
 
 It prints (1) the `jit`, `cuda_libs` and `pcie` facts and each probe's outcome from `stackcheck probe`, (2) the
 median time of each new probe function in-process, (3) the audit's median wall and CPU time in-process with
-the new probes and with only the four probes of before (nvml, toolkits, packages, system; no jit), alternated
+the new probes and without them (the default probes less jit, cuda_libs and pcie), alternated
 run by run, and (4) the statuses of the new stack checks. Nothing is written anywhere.
 """
 
@@ -68,26 +68,21 @@ def time_probe_functions(runs: int) -> dict[str, float]:
 
 
 def time_audits(runs: int) -> dict[str, tuple[float, float]]:
-    import stackcheck.pipeline as pipeline
-    import stackcheck.probes.jit as jit_module
+    import stackcheck.probes as probes
     from stackcheck.cli import main
 
-    full = list(pipeline.DEFAULT_PROBES)
-    real_jit = jit_module.probe_jit
-    results: dict[str, list[tuple[float, float]]] = {"with the new probes": [], "the four probes of before": []}
+    full = tuple(probes.DEFAULT_PROBES)
+    before = tuple(n for n in full if n not in ("jit", "cuda_libs", "pcie"))
+    results: dict[str, list[tuple[float, float]]] = {"with the new probes": [], "without jit, cuda_libs, pcie": []}
     for i in range(runs + 1):
         for label, times in results.items():
-            new = label == "with the new probes"
-            # before issue 16: nvml, toolkits, packages, system, then source_tables (no jit post-probe)
-            pipeline.DEFAULT_PROBES[:] = full if new else ["nvml", "toolkits", "packages", "system"]
-            jit_module.probe_jit = real_jit if new else (lambda *a, **k: {})  # type: ignore[assignment]
+            probes.DEFAULT_PROBES = full if label == "with the new probes" else before  # read by pipeline.gather
             t, c = time.perf_counter(), time.process_time()
             with contextlib.redirect_stdout(io.StringIO()):
                 main(["audit", "--format", "json"])
             if i:
                 times.append((time.perf_counter() - t, time.process_time() - c))
-    pipeline.DEFAULT_PROBES[:] = full
-    jit_module.probe_jit = real_jit
+    probes.DEFAULT_PROBES = full
     return {k: (statistics.median(x[0] for x in v), statistics.median(x[1] for x in v)) for k, v in results.items()}
 
 

@@ -17,6 +17,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "audit": ("stackcheck.cmd_audit", "probe this box (or read --facts) and say which serving features work"),
     "probe": ("stackcheck.cmd_probe", "print the facts about this box: driver, GPUs, toolkits, packages, system"),
     "plan": ("stackcheck.cmd_plan", "ordered upgrade steps with commands, and what each unblocks"),
+    "recommend": ("stackcheck.cmd_recommend", "the launch that works and is fastest here: plan, command line, why"),
     "gate": ("stackcheck.cmd_gate", "refuse to start a server whose features are blocked, else exec it"),
     "explain": ("stackcheck.cmd_explain", "what a feature needs on an architecture, release by release"),
     "triage": ("stackcheck.cmd_triage", "find the root cause of a crash in a server log"),

@@ -70,6 +70,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", choices=["text", "json"], default="text", help="decision format (default text)")
     p.add_argument("-q", "--quiet", action="store_true", help="no warnings on stderr when the command is run")
     p.add_argument(
+        "--advise", action="store_true", help="notes with every recommendation for this launch (stackcheck recommend)"
+    )
+    p.add_argument(
         "--watch",
         action="store_true",
         help="run the server as a child instead of exec: pass its output through, say when it is ready, "
@@ -153,6 +156,7 @@ def _decide(args: argparse.Namespace) -> tuple[dict[str, Any], list[str] | None]
     if command is None and not require:
         raise UsageError("nothing to gate: give --require FEATURE... and/or -- COMMAND...")
     opts = options_from(args)
+    opts.command = command  # the packages audited are those of the command's own interpreter
     from stackcheck.pipeline import Background, gather
 
     # the probes wait on the driver: start them now, while the manifests are read and the command derived
@@ -188,6 +192,14 @@ def _decide(args: argparse.Namespace) -> tuple[dict[str, Any], list[str] | None]
     doc = _document(derived, decision, extra)
     doc["sglang"] = ctx.installed_version("sglang")
     doc["facts"] = opts.facts_file or "probed"
+    if command is not None and not args.quiet:  # the advice of `stackcheck recommend`; never the decision
+        from stackcheck.recommend import gate_advice
+
+        try:
+            explicit = [(r.feature, r.why) for r in derived.required if r.kind == "explicit"]
+            doc["advice"] = gate_advice(ctx, command, derived.sglang_args, explicit, os.environ, args.advise)
+        except Exception as exc:
+            doc["advice"] = [f"no advice: {type(exc).__name__}: {exc}".splitlines()[0]]
     if plan is not None and not isinstance(plan, dict):
         doc["plan_error"] = str(plan)
     return doc, command
@@ -336,6 +348,7 @@ def render_text(doc: dict[str, Any], warnings_only: bool = False) -> str:
             lines += _line("REFUSE", b)
     for b in doc["warnings"]:
         lines += _line("warning:", b)
+    lines += [f"note: {a}" for a in doc.get("advice") or []]
     if not warnings_only:
         verb = "allow" if doc["decision"] == "allow" else "refuse"
         tail = " (dry run: nothing was run)" if doc["decision"] == "allow" and doc["command"] else ""

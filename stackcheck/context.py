@@ -420,7 +420,11 @@ class Context:
             raise Missing(path, f"{section} facts not known (not probed, not in the facts file)")
         value = data.get(key)
         if value is None or (section == "pcie" and value == "unknown"):
-            why = data.get(f"{key}_reason") or data.get("error")
+            why = (
+                data.get(f"{key}_reason")
+                or (data.get("headers_reason") if key.endswith("_header") else None)
+                or data.get("error")
+            )
             raise Missing(path, f"{section} {key} not known" + (f": {why}" if why else ""))
         return value
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, TypedDict, cast
 
@@ -96,6 +97,30 @@ class SystemFacts(TypedDict, total=False):
     error: str
 
 
+class PythonFacts(TypedDict, total=False):
+    """The interpreter whose packages were audited (stackcheck.target, stackcheck.probes.python_env)."""
+
+    executable: str | None  # "/opt/serve/bin/python"
+    version: str | None  # "3.12.3"
+    implementation: str | None  # "cpython"
+    prefix: str | None  # "/opt/serve"
+    kind: str  # venv | conda | system
+    sys_path: list[str] | None  # where packages were looked for; null: unknown (packages are unknown too)
+    chosen_by: str  # "--python", "the gated command", "VIRTUAL_ENV", "stackcheck's own interpreter", ...
+    learned: str  # this process | cache | ran | static
+    notes: list[str]
+    error: str
+
+
+class OtherEnvironment(TypedDict, total=False):
+    """An environment elsewhere on the box that has the serving packages (the audited one has none)."""
+
+    python: str
+    prefix: str
+    packages: dict[str, str | None]  # {"sglang": "0.5.9", "torch": "2.9.1"}
+    select: str  # the flag that audits it: "--python /opt/serve/bin/python"
+
+
 class Facts(TypedDict, total=False):
     driver: DriverFacts
     gpus: list[GpuFacts]
@@ -103,6 +128,9 @@ class Facts(TypedDict, total=False):
     cuda_toolkits: list[ToolkitFacts]
     packages: dict[str, PackageFacts]
     system: SystemFacts
+    python: PythonFacts
+    other_environments: list[OtherEnvironment]
+    image: dict[str, Any]  # --image: reference or path, digest, layers, config env, labels
     binaries: dict[str, Any]  # --deep: CUDA targets compiled into each package's binaries
     libs: dict[str, Any]  # --deep: which libcudart/libnccl/... each package's libraries would load
     source_tables: dict[str, Any]
@@ -110,6 +138,10 @@ class Facts(TypedDict, total=False):
     cuda_libs: dict[str, Any]  # CUDA sonames the loader finds (stackcheck/probes/cudalibs.py)
     pcie: dict[str, Any]  # IOMMU mode and ACS redirect bits above the GPUs (stackcheck/probes/pcie.py)
     assumed: list[str]  # which facts came from --assume-* options
+
+
+#: the facts sections stackcheck knows; any other top-level key of a facts document is warned about
+KNOWN_SECTIONS = frozenset(Facts.__annotations__)
 
 
 class ProbeOutcome(TypedDict, total=False):
@@ -174,7 +206,44 @@ def facts_from_document(doc: Any, origin: str) -> Facts:
     from stackcheck.schemas_check import check_facts
 
     check_facts(facts, origin)
+    apply_handwritten_rules(facts, origin)
     return cast(Facts, facts)
+
+
+def apply_handwritten_rules(facts: dict[str, Any], origin: str, warn: Any = None) -> list[str]:
+    """Read a hand-written facts document the way its author meant it (in place); the warnings, printed.
+
+    - a package entry with a version and no `installed` counts as installed (what is left out is unknown,
+      never a silent "not installed");
+    - a top-level key that is not a facts section ("gpu", "pakages") is named in a warning: it is ignored,
+      and a typo must not pass for "no GPU".
+    """
+    warnings: list[str] = []
+    for key in facts:
+        if key not in KNOWN_SECTIONS:
+            close = _closest(key, KNOWN_SECTIONS)
+            hint = f" (did you mean {close!r}?)" if close else ""
+            warnings.append(f"{origin}: $.facts.{key}: unknown facts section, ignored{hint}")
+    packages = facts.get("packages")
+    if isinstance(packages, dict):
+        for entry in packages.values():
+            if isinstance(entry, dict) and "installed" not in entry and isinstance(entry.get("version"), str):
+                entry["installed"] = True
+    if warnings:
+        import sys
+
+        for line in warnings:
+            (warn or (lambda text: print(f"stackcheck: warning: {text}", file=sys.stderr)))(line)
+    return warnings
+
+
+def _closest(key: str, known: frozenset[str]) -> str | None:
+    import difflib
+
+    match = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.6)
+    if match:
+        return match[0]
+    return next((k for k in sorted(known) if k.startswith(key) or key.startswith(k)), None)
 
 
 def load_facts_file(path: Path | str) -> Facts:
@@ -198,7 +267,11 @@ def load_facts_document(path: Path | str) -> tuple[Facts, dict[str, Any] | None]
     doc = parse_json_text(text, origin)
     facts = facts_from_document(doc, origin)
     host = doc.get("host")
-    return facts, (host if isinstance(host, dict) else None)
+    if not isinstance(host, dict):
+        # a hand-written document names no host: keep it unknown rather than take this machine's name (a
+        # fleet would otherwise merge every such document into the host that rendered it)
+        return facts, {"facts_file": origin}
+    return facts, host
 
 
 def cc_tuple(cc: str | None) -> tuple[int, int] | None:
@@ -213,3 +286,46 @@ def cc_tuple(cc: str | None) -> tuple[int, int] | None:
 
 def finite_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+#: the packages that make an environment a serving one (stackcheck.probes.packages.SERVING)
+SERVING_PACKAGES = ("sglang", "torch", "sgl-kernel", "sglang-kernel", "flashinfer-python")
+
+
+def target_text(facts: Mapping[str, Any]) -> str | None:
+    """Where the packages were read, for the report header: "packages from /opt/serve (Python 3.12.3,
+    chosen by the gated command)"; None when the facts do not say (a hand-written document)."""
+    python = facts.get("python")
+    if not isinstance(python, dict):
+        return None
+    where = python.get("prefix") or python.get("executable") or "an unknown environment"
+    version = python.get("version")
+    chosen = python.get("chosen_by") or "an unknown rule"
+    text = f"packages from {where} (Python {version or '?'}, chosen by {chosen})"
+    if isinstance(python.get("error"), str):
+        text += f": {python['error']}"
+    return text
+
+
+def serving_elsewhere(facts: Mapping[str, Any]) -> str | None:
+    """One line when the audited environment has none of the serving packages and others on the box do,
+    with the flag that selects them; None otherwise."""
+    others = facts.get("other_environments")
+    packages = facts.get("packages")
+    if not isinstance(others, list) or not others or not isinstance(packages, dict):
+        return None
+    if any(isinstance(p, dict) and p.get("installed") for n, p in packages.items() if n in SERVING_PACKAGES):
+        return None
+    python = facts.get("python")
+    where = python.get("prefix") if isinstance(python, dict) else None
+    parts = []
+    for other in others[:3]:
+        if not isinstance(other, dict):
+            continue
+        pkgs = other.get("packages")
+        if not isinstance(pkgs, dict):
+            pkgs = {}
+        have = ", ".join(f"{n} {v or '?'}" for n, v in sorted(pkgs.items(), key=lambda kv: kv[0] != "sglang"))
+        parts.append(f"{other.get('python')} has {have}: rerun with {other.get('select')}")
+    more = f" (and {len(others) - 3} more)" if len(others) > 3 else ""
+    return f"none of the serving packages is in {where or 'the audited environment'}; " + "; ".join(parts) + more

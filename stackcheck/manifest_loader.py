@@ -31,6 +31,7 @@ MANIFEST_FILES: dict[str, str] = {
     "gates.json": "gates.schema.json",
     "signatures.json": "signatures.schema.json",
     "launch.json": "launch.schema.json",
+    "recommend.json": "recommend.schema.json",
 }
 
 ENV_VAR = "STACKCHECK_MANIFESTS"
@@ -88,6 +89,12 @@ class Manifests:
     def launch(self) -> dict[str, Any]:
         """launch.json: how `stackcheck gate` reads an SGLang command line (empty when not shipped)."""
         doc = self.docs.get("launch.json")
+        return doc if isinstance(doc, dict) else {}
+
+    @property
+    def recommend(self) -> dict[str, Any]:
+        """recommend.json: the launch settings `stackcheck recommend` chooses from (empty when not shipped)."""
+        doc = self.docs.get("recommend.json")
         return doc if isinstance(doc, dict) else {}
 
     @property
@@ -233,6 +240,10 @@ def merge_docs(name: str, base: Any, extra: Any) -> Any:
         for k, v in extra.items():
             if k != key:
                 merged[k] = v
+        return merged
+    if name == "recommend.json":  # two lists, each merged by id
+        for key in ("decisions", "never"):
+            merged[key] = _merge_by_id(list(base.get(key) or []), list(extra.get(key) or []))
         return merged
     if name == "sources.json":
         merged["sources"] = {**(base.get("sources") or {}), **(extra.get("sources") or {})}

@@ -27,6 +27,22 @@ def add_facts_options(p: argparse.ArgumentParser, assume: bool = True) -> None:
     p.add_argument(
         "--timeout", type=float, default=8.0, metavar="SECONDS", help="time budget for the probes (default 8)"
     )
+    target = p.add_argument_group(
+        "target environment",
+        "whose packages are audited (default: the gated command's interpreter, an active VIRTUAL_ENV or "
+        "CONDA_PREFIX that is not stackcheck's own, else stackcheck's own interpreter; $STACKCHECK_PYTHON)",
+    )
+    target.add_argument(
+        "--python", metavar="PATH", help="audit this interpreter's packages, e.g. /opt/serve/bin/python"
+    )
+    target.add_argument("--env", metavar="DIR", dest="env_dir", help="audit this venv or conda prefix")
+    target.add_argument("--root", metavar="DIR", help="audit an unpacked or mounted root filesystem")
+    target.add_argument("--image", metavar="PATH", help="audit a container image (docker save tarball, OCI layout)")
+    target.add_argument(
+        "--host-facts",
+        metavar="FILE",
+        help="take the driver and GPUs from a saved report (another host) and the packages from the target",
+    )
     if assume:
         p.add_argument("--assume-gpu", metavar="CC[xN]", help="evaluate for GPUs that are not here, e.g. 12.0x8")
         p.add_argument(
@@ -61,6 +77,11 @@ def options_from(args: argparse.Namespace) -> Options:
         strict=bool(getattr(args, "strict", False)),
         deep=bool(getattr(args, "deep", False)),
         timeout_s=float(getattr(args, "timeout", 8.0) or 8.0),
+        python=getattr(args, "python", None),
+        env_dir=getattr(args, "env_dir", None),
+        root=getattr(args, "root", None),
+        image=getattr(args, "image", None),
+        host_facts=getattr(args, "host_facts", None),
     )
 
 

@@ -5,20 +5,20 @@ from __future__ import annotations
 
 import copy
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from stackcheck.errors import ProbeFailedError, UsageError
+from stackcheck.errors import BadInputError, ProbeFailedError, UsageError
 from stackcheck.facts import Facts, ProbeOutcome, cc_tuple, load_facts_document
 
 if TYPE_CHECKING:  # the engine is imported lazily: see evaluate()
     from stackcheck.context import Context
     from stackcheck.manifest_loader import Manifests
 
-DEFAULT_PROBES = ["nvml", "toolkits", "packages", "system", "cuda_libs", "pcie"]
 INTERCONNECTS = ("nvswitch", "nvlink", "pcie-switch", "pcie-host-bridge", "cross-socket", "pcie")
+#: the facts sections --host-facts takes from a saved report: what belongs to the host, not the environment
+HOST_SECTIONS = ("driver", "gpus", "topology", "pcie")
 
 
 @dataclass
@@ -32,6 +32,15 @@ class Options:
     deep: bool = False
     timeout_s: float = 8.0
     launch: dict[str, Any] = field(default_factory=dict)
+    # the target (stackcheck.target): which box, which interpreter's packages
+    python: str | None = None  # --python PATH
+    env_dir: str | None = None  # --env DIR
+    root: str | None = None  # --root DIR
+    image: str | None = None  # --image PATH
+    host_facts: str | None = None  # --host-facts FILE: driver and GPUs from a saved report
+    command: list[str] | None = None  # the gated command: its interpreter is the target
+    cwd: str | None = None  # where the gated command starts (uv run finds its project from there)
+    cache_dir: str | None = None  # interpreter answers; None: the user cache dir, "": none
 
 
 def parse_assume_gpu(spec: str, default_count: int = 1) -> tuple[str, int]:
@@ -85,16 +94,55 @@ class Background:
 def gather(
     opts: Options, manifests: Callable[[], Manifests] | None = None
 ) -> tuple[Facts, list[ProbeOutcome], dict[str, Any] | None]:
-    """Facts from a saved file, or from the probes; the host block of a saved report is kept."""
+    """Facts from a saved file, or from the probes; the host block of a saved report is kept.
+
+    Probing: the view (this host, --root, --image) and the target interpreter (stackcheck.target) are
+    chosen first (a bad --python / --env / --root is a usage error before anything runs), then every
+    probe runs through the one runner under --timeout. A target named explicitly that turns out not to be
+    a Python interpreter is bad input (exit 2); any other is a recorded reason."""
     if opts.facts_file:
+        probing = [o for o, v in (("--python", opts.python), ("--env", opts.env_dir), ("--root", opts.root),
+                                  ("--image", opts.image), ("--host-facts", opts.host_facts)) if v]  # fmt: skip
+        if probing:
+            raise UsageError(f"--facts and {probing[0]}: saved facts are not probed; give one of them")
         facts, host = load_facts_document(opts.facts_file)
         return facts, [ProbeOutcome(name="facts-file", status="ok", reason=str(opts.facts_file), duration_ms=0.0)], host
+    import os
+
+    from stackcheck.probes import DEEP_PROBES, DEFAULT_PROBES, HOST_PROBES
     from stackcheck.probes.interface import ProbeContext
     from stackcheck.probes.runner import run_probes
+    from stackcheck.target import choose_target, open_view
 
-    names = list(DEFAULT_PROBES)
-    facts, outcomes = run_probes(names, ProbeContext(), budget_s=opts.timeout_s)
-    post_probes(facts, outcomes, opts, manifests or (lambda: load_manifests(opts.manifests_dirs)))
+    host_facts: dict[str, Any] | None = None
+    if opts.host_facts:
+        host_facts = load_host_facts(opts.host_facts)
+    view = open_view(opts)
+    environ: dict[str, str] = dict(os.environ)
+    configured = getattr(view, "environment", None)
+    if callable(configured):  # an image: the server starts with the image config's Env, not ours
+        environ = dict(configured())
+    target = choose_target(
+        view, environ, opts.python, opts.env_dir, opts.command, opts.cwd, os.environ.get("STACKCHECK_PYTHON") or ""
+    )
+    names = [*DEFAULT_PROBES, *(DEEP_PROBES if opts.deep else ())]
+    if host_facts is not None:
+        names = [n for n in names if n not in HOST_PROBES]
+    load = manifests or (lambda: load_manifests(opts.manifests_dirs))
+    ctx = ProbeContext(env=target.env, view=view, target=target, gates=lambda: load().gates, cache_dir=opts.cache_dir)
+    facts, outcomes = run_probes(names, ctx, budget_s=opts.timeout_s)
+    if host_facts is not None:
+        for section in HOST_SECTIONS:
+            if section in host_facts:
+                facts[section] = host_facts[section]  # type: ignore[literal-required]
+        reason = f"{', '.join(s for s in HOST_SECTIONS if s in host_facts)} from {opts.host_facts}"
+        outcomes.insert(0, ProbeOutcome(name="host-facts", status="ok", reason=reason, duration_ms=0.0))
+    image_facts = getattr(view, "image_facts", None)
+    if callable(image_facts):
+        facts["image"] = image_facts()
+    python = facts.get("python")
+    if target.explicit and isinstance(python, dict) and python.get("sys_path") is None:
+        raise BadInputError(f"{target.chosen_by} {target.executable}: {python.get('error') or 'not readable'}")
     scrub_home(facts)
     if opts.strict:
         bad = [o for o in outcomes if o.get("status") in ("failed", "timeout")]
@@ -124,58 +172,14 @@ def scrub_home(value: Any, home: str | None = None) -> Any:
     return value
 
 
-def post_probes(facts: Facts, outcomes: list[ProbeOutcome], opts: Options, manifests: Callable[[], Manifests]) -> None:
-    """Probes that read what the first round found (package locations): the gate tables in the installed
-    sources always; with --deep, the CUDA targets in the binaries and the shared-library resolution."""
-
-    def source_tables() -> Any:
-        from stackcheck.probes.source_tables import probe_source_tables
-
-        return probe_source_tables(facts, manifests().gates)
-
-    def jit() -> Any:
-        import os
-
-        from stackcheck.probes.fsview import HostView
-        from stackcheck.probes.jit import probe_jit
-
-        # the toolkit a JIT build picks follows the environment the server will be started from: this one
-        return probe_jit(facts, dict(os.environ), HostView("/"))
-
-    def binaries() -> Any:
-        from stackcheck.deep.binaries import probe_binaries
-
-        return probe_binaries(facts)
-
-    def libs() -> Any:
-        import os
-
-        from stackcheck.deep.libs import probe_libs
-
-        # the loader's search follows the environment the server will be started from: this one
-        return probe_libs(facts, {"LD_LIBRARY_PATH": os.environ.get("LD_LIBRARY_PATH", "")})
-
-    steps: list[tuple[str, Callable[[], Any]]] = [("source_tables", source_tables), ("jit", jit)]
-    if opts.deep:
-        steps += [("binaries", binaries), ("libs", libs)]
-    for name, fn in steps:
-        start = time.perf_counter()
-        status: Literal["ok", "failed"] = "ok"
-        reason: str | None = None
-        try:
-            facts[name] = fn()  # type: ignore[literal-required]
-        except Exception as exc:  # a probe never crashes the audit
-            from stackcheck.probes.interface import one_line
-
-            status, reason = "failed", one_line(exc)[:300]
-        outcomes.append(
-            ProbeOutcome(
-                name=name,
-                status=status,
-                reason=reason,
-                duration_ms=round((time.perf_counter() - start) * 1000, 2),
-            )
-        )
+def load_host_facts(path: str) -> dict[str, Any]:
+    """The driver, GPUs and topology of a saved report or facts document (--host-facts): "will this
+    environment work on that host?" answered where the host is not. BadInputError when it has none."""
+    facts, _host = load_facts_document(path)
+    out = {s: facts[s] for s in HOST_SECTIONS if s in facts}  # type: ignore[literal-required]
+    if "driver" not in out and "gpus" not in out:
+        raise BadInputError(f"{path}: $.facts: no driver and no gpus: nothing to take from this host's facts")
+    return out
 
 
 def apply_interconnect(topo: dict[str, Any], link: str) -> None:

@@ -776,6 +776,20 @@ def make_plan(
 ) -> dict[str, Any]:
     """The plan for this box: target stack, ordered steps, features still blocked; `error` when no stack
     satisfies the holds, pins and wanted features. Raises UsageError for unknown components/features."""
+    return plan_and_facts(ctx, features, want, hold, pins)[0]
+
+
+def plan_and_facts(
+    ctx: Context,
+    features: list[FeatureVerdict],
+    want: list[str] | None = None,
+    hold: list[str] | None = None,
+    pins: dict[str, str] | None = None,
+    upstream: bool = True,
+) -> tuple[dict[str, Any], Facts | None]:
+    """make_plan, and the hypothetical facts of the box after every step of the plan (None when no stack
+    satisfies the request): what `stackcheck recommend` judges its launch against. With `upstream` False
+    the still-blocked features do not say which other stack would unblock them (half the planner's time)."""
     box = read_box(ctx)
     space = Space(ctx, box)
     engine = Engine(ctx)
@@ -796,14 +810,22 @@ def make_plan(
         )
     if ctx.facts.get("packages") is None:
         plan["error"] = "installed packages are not known (not probed, not in the facts file): cannot plan"
-        return plan
+        return plan, None
+    from stackcheck.facts import serving_elsewhere
+
+    elsewhere = serving_elsewhere(ctx.facts)
+    if elsewhere and not wanted and not pinned:  # audit the environment that serves, do not install a new one
+        plan["note"] = f"{elsewhere} (no fresh install planned)"
+        others = ctx.facts.get("other_environments") or []
+        plan["elsewhere"] = [str(o.get("select")) for o in others if isinstance(o, dict) and o.get("select")]
+        return plan, None
     for c in sorted(held):
         if c == "driver" and not box.driver_version:
             plan["error"] = "--hold driver: no driver is installed (or its version was not read)"
-            return plan
+            return plan, None
         if c != "driver" and _from_text(c, box) is None:
             plan["error"] = f"--hold {c}: {c} is not installed"
-            return plan
+            return plan, None
     before = {str(f.get("id")): f for f in features}
     for fid in engine.features:
         if fid not in before:
@@ -851,15 +873,15 @@ def make_plan(
             plan["error"] = _no_stack_error(space, restrict, box)
         if impossible:
             plan["still_blocked"] = [_blocked_entry(engine, before, fid, None, True) for fid in impossible]
-        return plan
+        return plan, None
 
     plan["target"] = _target_dict(target)
     steps, final_facts, final = _steps(ctx, engine, target, box, before)
     blocked_final = [fid for fid, v in final.items() if v.get("status") == "blocked"]
-    upstream = _upstream_ok(space, engine, restrict, stacks, blocked_final)
+    ok_elsewhere = _upstream_ok(space, engine, restrict, stacks, blocked_final) if upstream else {}
     still = []
     for fid in blocked_final:
-        entry = _blocked_entry(engine, final, fid, upstream.get(fid), fid in wanted)
+        entry = _blocked_entry(engine, final, fid, ok_elsewhere.get(fid), fid in wanted)
         still.append(entry)
     plan["still_blocked"] = still
     for fid in wanted:
@@ -873,7 +895,7 @@ def make_plan(
             f"{names}: no release in the manifests makes {'it' if len(impossible) == 1 else 'them'} ok on this box "
             f"({'; '.join(first_failure(engine.verdict_on(final_facts, f)) for f in impossible)})"
         )
-    return plan
+    return plan, final_facts
 
 
 def _target_dict(stack: Stack) -> dict[str, str]:

@@ -163,6 +163,21 @@ def semantic_problems(docs: Mapping[str, tuple[str, Any]], known: Mapping[str, A
                         problems.append(f"{origin}: $.signatures[{i}].pattern: invalid regular expression: {exc}")
         if name == "gates.json":
             problems.extend(_gate_overlaps(doc, origin, full))
+        if name == "recommend.json":
+            problems.extend(_recommend_problems(doc, origin, feature_ids, gate_ids))
+            for key in ("decisions", "never"):
+                for i, item in enumerate(doc.get(key) or []):
+                    if not isinstance(item, dict):
+                        continue
+                    for field in ("source", "evidence"):
+                        _each_source(item.get(field), origin, [key, i, field], check_source)
+                    for j, opt in enumerate(item.get("options") or []):
+                        if isinstance(opt, dict):
+                            path = [key, i, "options", j]
+                            _each_source(opt.get("source"), origin, [*path, "source"], check_source)
+                            gain = opt.get("gain")
+                            if isinstance(gain, dict):
+                                _each_source(gain.get("source"), origin, [*path, "gain", "source"], check_source)
         if name == "components.json":
             pkgs = doc.get("packages")
             if isinstance(pkgs, dict):
@@ -191,6 +206,70 @@ def semantic_problems(docs: Mapping[str, tuple[str, Any]], known: Mapping[str, A
                                         f"invalid version specifier {spec_text!r}"
                                     )
     return problems
+
+
+def _each_source(value: Any, origin: str, path: list[Any], check: Any) -> None:
+    for k, src in enumerate(value if isinstance(value, list) else [value]):
+        check(src, origin, [*path, k] if isinstance(value, list) else path)
+
+
+def _recommend_problems(doc: dict[str, Any], origin: str, feature_ids: set[Any], gate_ids: set[Any]) -> list[str]:
+    """recommend.json: unique ids, features and gates that exist, `chosen` predicates that name an earlier
+    decision and one of its options, valid release specifiers."""
+    out: list[str] = []
+    options_of: dict[Any, set[Any]] = {}
+
+    def check_preds(pred: Any, path: list[Any], earlier: dict[Any, set[Any]]) -> None:
+        for p, ppath in _walk_rules(pred, path):
+            _check_pred(p, ppath, origin, gate_ids, out)
+            if "verdict" in p and feature_ids and _h(p["verdict"]) not in feature_ids:
+                out.append(f"{origin}: {json_path([*ppath, 'verdict'])}: unknown feature {p['verdict']!r}")
+            if "chosen" in p:
+                known = earlier.get(_h(p["chosen"]))
+                if known is None:
+                    out.append(f"{origin}: {json_path([*ppath, 'chosen'])}: {p['chosen']!r} is not an earlier decision")
+                else:
+                    for k, opt in enumerate(p.get("in") or []):
+                        if _h(opt) not in known:
+                            out.append(f"{origin}: {json_path([*ppath, 'in', k])}: {p['chosen']} has no option {opt!r}")
+
+    for key in ("decisions", "never"):
+        seen: dict[Any, int] = {}
+        for i, item in enumerate(doc.get(key) or []):
+            if not isinstance(item, dict):
+                continue
+            base = [key, i]
+            ident = _h(item.get("id"))
+            if ident in seen:
+                out.append(
+                    f"{origin}: {json_path([*base, 'id'])}: duplicate id {item.get('id')!r} "
+                    f"(first at $.{key}[{seen[ident]}])"
+                )
+            seen.setdefault(ident, i)
+            if item.get("feature") and feature_ids and _h(item["feature"]) not in feature_ids:
+                out.append(f"{origin}: {json_path([*base, 'feature'])}: unknown feature {item['feature']!r}")
+            for part in ("applies", "when"):
+                check_preds(item.get(part), [*base, part], options_of)
+            opt_seen: set[Any] = set()
+            for j, opt in enumerate(item.get("options") or []):
+                if not isinstance(opt, dict):
+                    continue
+                opath = [*base, "options", j]
+                if _h(opt.get("id")) in opt_seen:
+                    out.append(f"{origin}: {json_path([*opath, 'id'])}: duplicate option id {opt.get('id')!r}")
+                opt_seen.add(_h(opt.get("id")))
+                if opt.get("feature") and feature_ids and _h(opt["feature"]) not in feature_ids:
+                    out.append(f"{origin}: {json_path([*opath, 'feature'])}: unknown feature {opt['feature']!r}")
+                for part in ("scope", "when"):
+                    check_preds(opt.get(part), [*opath, part], options_of)
+                for pkg, spec in (opt.get("releases") or {}).items():
+                    if isinstance(spec, str) and parse_specifier(spec) is None:
+                        out.append(
+                            f"{origin}: {json_path([*opath, 'releases', pkg])}: invalid version specifier {spec!r}"
+                        )
+            if key == "decisions":
+                options_of[ident] = opt_seen
+    return out
 
 
 def _gate_overlaps(doc: dict[str, Any], origin: str, full: Mapping[str, Any]) -> list[str]:

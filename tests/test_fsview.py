@@ -42,3 +42,46 @@ def test_limit_offset_and_link_loop(tmp_path: Path) -> None:
     with pytest.raises(OSError):
         view.read_bytes("/loop", 1)
     assert HostView().description == "this host"
+
+
+def test_a_link_in_a_parent_directory_does_not_lead_out_of_the_root(tmp_path: Path) -> None:
+    (tmp_path / "out").symlink_to("/etc")
+    view = HostView(str(tmp_path))
+    assert view.stat("/out/passwd", follow_symlinks=False) is None  # not the host's /etc/passwd
+    (tmp_path / "etc").mkdir()
+    (tmp_path / "etc" / "passwd").write_text("root's own")
+    assert view.stat("/out/passwd", follow_symlinks=False).kind == "file"  # type: ignore[union-attr]
+    assert view.read_bytes("/out/passwd", 100) == b"root's own"
+
+
+def test_glob_which_and_read_text(tmp_path: Path) -> None:
+    from stackcheck.probes.fsview import GlobLimit, glob, read_text, which
+
+    site = tmp_path / "site"
+    (site / "pkg" / "a" / "b").mkdir(parents=True)
+    for rel in ("pkg/top.so", "pkg/a/mid.so", "pkg/a/b/deep.so", "pkg/a/b/x.txt", "pkg/.hidden.so"):
+        (site / rel).write_text("")
+    (site / "pkg" / "loop").symlink_to(".")  # ** does not descend through links
+    view = HostView(str(tmp_path))
+    assert glob(view, "/site", "pkg/**/*.so") == ["/site/pkg/a/b/deep.so", "/site/pkg/a/mid.so", "/site/pkg/top.so"]
+    assert glob(view, "/site", "pkg/*.so") == ["/site/pkg/top.so"]
+    assert glob(view, "/site", "pkg/a/b/deep.so") == ["/site/pkg/a/b/deep.so"]
+    assert glob(view, "/site", "nope/*.so") == []
+    with pytest.raises(GlobLimit):
+        glob(view, "/site", "**/*.so", max_visits=3)
+    # a component wildcard follows a link, resolved inside the root (its absolute target is a box path)
+    (site / "alias").symlink_to("/site/pkg/a")
+    (tmp_path / "elsewhere").symlink_to("/usr/lib")  # the host's /usr/lib is not in this root
+    assert glob(view, "/site", "al*/*.so") == ["/site/alias/mid.so"]
+    assert glob(view, "/", "elsewhere/*") == []
+    tool = tmp_path / "bin" / "tool"
+    tool.parent.mkdir()
+    tool.write_text("#!/bin/sh\n")
+    assert which(view, "tool", "/nope:/bin") is None  # not executable
+    tool.chmod(0o755)
+    assert which(view, "tool", "relative:/nope:/bin") == "/bin/tool"
+    assert which(view, "/bin/tool", None) == "/bin/tool"
+    (tmp_path / "big").write_text("x" * 100)
+    assert read_text(view, "/big", 100) == "x" * 100
+    with pytest.raises(ValueError, match="larger than 99"):
+        read_text(view, "/big", 99)

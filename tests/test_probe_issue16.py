@@ -38,8 +38,14 @@ def toolkit(path: str, version: str | None, source: str, active: bool = True) ->
 # ---- jit ------------------------------------------------------------------------------------------------
 
 
+def elf(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"\x7fELF" + bytes(60))  # the compiler itself, not a wrapper script
+    return path
+
+
 def test_jit_reads_the_build_toolkit_and_its_headers(tmp_path: Path) -> None:
-    touch(tmp_path / "usr/local/cuda-12.8/bin/nvcc")
+    elf(tmp_path / "usr/local/cuda-12.8/bin/nvcc")
     touch(tmp_path / "usr/local/cuda-12.8/include/cuda_fp8.h")  # no cuda_fp4.h: an incomplete toolkit
     facts = {
         "cuda_toolkits": [
@@ -56,7 +62,7 @@ def test_jit_reads_the_build_toolkit_and_its_headers(tmp_path: Path) -> None:
 
 
 def test_jit_distribution_nvcc_and_no_toolkit(tmp_path: Path) -> None:
-    touch(tmp_path / "usr/bin/nvcc")  # /usr/bin/nvcc from the distribution: the toolkit is /usr
+    elf(tmp_path / "usr/bin/nvcc")  # /usr/bin/nvcc from the distribution: the toolkit is /usr
     jit = probe_jit({"cuda_toolkits": [toolkit("/usr", "11.5.119", "nvcc")]}, {}, HostView(str(tmp_path)))
     assert (jit["toolkit"], jit["cuda"], jit["nvcc_found"], jit["fp8_header"]) == ("/usr", "11.5", True, False)
     none = probe_jit({"cuda_toolkits": [toolkit("/usr/local/cuda-12.8", "12.8.1", "/usr/local/cuda", False)]}, {},
@@ -64,6 +70,20 @@ def test_jit_distribution_nvcc_and_no_toolkit(tmp_path: Path) -> None:
     assert none["chosen_by"] == "none" and none["nvcc_found"] is False and none["nvcc"] is None
     unknown = probe_jit({}, {}, HostView(str(tmp_path)))
     assert unknown["nvcc_found"] is None and "not probed" in unknown["error"]
+
+
+def test_jit_headers_of_a_wrapper_or_a_linked_nvcc(tmp_path: Path) -> None:
+    # /usr/local/bin/nvcc as a wrapper script: its toolkit's headers are not known, so neither missing nor there
+    touch(tmp_path / "usr/local/bin/nvcc", '#!/bin/sh\nexec /usr/local/cuda-13.0/bin/nvcc "$@"\n')
+    wrapped = probe_jit({"cuda_toolkits": [toolkit("/usr/local", "13.0.88", "nvcc")]}, {}, HostView(str(tmp_path)))
+    assert wrapped["nvcc_found"] is True and wrapped["fp8_header"] is None and "wrapper" in wrapped["headers_reason"]
+    # a link to the real compiler: nvcc adds its own toolkit's include directory, and so does the probe
+    elf(tmp_path / "usr/local/cuda-13.0/bin/nvcc")
+    touch(tmp_path / "usr/local/cuda-13.0/targets/x86_64-linux/include/cuda_fp8.h")
+    (tmp_path / "opt/bin").mkdir(parents=True)
+    (tmp_path / "opt/bin/nvcc").symlink_to(tmp_path / "usr/local/cuda-13.0/bin/nvcc")
+    linked = probe_jit({"cuda_toolkits": [toolkit(str(tmp_path / "opt"), "13.0.88", "nvcc")]}, {}, HostView("/"))
+    assert linked["fp8_header"] is True and linked["fp4_header"] is False
 
 
 def test_jit_cuda_home_without_nvcc_and_a_bad_version(tmp_path: Path) -> None:
@@ -101,8 +121,8 @@ def test_triton_ptxas_that_hangs_is_cut_off(tmp_path: Path) -> None:
 def test_jit_probe_class_needs_the_first_round(tmp_path: Path) -> None:
     ctx = ProbeContext(env={}, root=tmp_path)
     assert JitProbe().run(ctx).status == "skipped"
-    touch(tmp_path / "cuda/bin/nvcc")
-    ctx.facts = {"cuda_toolkits": [toolkit("/cuda", "13.0.88", "CUDA_HOME")]}  # type: ignore[attr-defined]
+    elf(tmp_path / "cuda/bin/nvcc")
+    ctx.facts = {"cuda_toolkits": [toolkit("/cuda", "13.0.88", "CUDA_HOME")]}
     result = JitProbe().run(ctx)
     assert result.status == "ok"  # missing headers are a finding for the checks, not a probe failure
     assert result.facts["jit"]["nvcc_found"] is True and result.facts["jit"]["fp8_header"] is False

@@ -164,3 +164,20 @@ def test_real_path_is_fast() -> None:
     result = PackagesProbe().run(ProbeContext(env={}))
     assert time.perf_counter() - start < 1.0
     assert result.facts["packages"]["nvidia-ml-py"]["installed"] is True
+
+
+def test_through_a_root_view_and_an_unknown_search_path(tmp_path: Path) -> None:
+    """Box paths inside a root view; when the target's sys.path is unknown the packages are unknown (an
+    error on every entry), never "not installed" from stackcheck's own environment."""
+    sp = tmp_path / "opt/serve/lib/python3.12/site-packages"
+    fake_torch(sp)
+    dist(sp, "sglang", "0.5.9")
+    facts = {"python": {"sys_path": ["/opt/serve/lib/python3.12/site-packages", "/missing"]}}
+    result = PackagesProbe().run(ProbeContext(env={}, root=tmp_path, facts=facts))
+    pkgs = result.facts["packages"]
+    assert pkgs["torch"]["version"] == "2.11.0+cu130" and pkgs["torch"]["cuda"] == "13.0"
+    assert pkgs["torch"]["location"] == "/opt/serve/lib/python3.12/site-packages"
+    assert pkgs["sglang"]["version"] == "0.5.9"
+    unknown = PackagesProbe().run(ProbeContext(env={}, facts={"python": {"sys_path": None, "error": "hung"}}))
+    assert unknown.status == "failed" and "sys.path is unknown: hung" in str(unknown.reason)
+    assert all("installed" not in p and "hung" in p["error"] for p in unknown.facts["packages"].values())

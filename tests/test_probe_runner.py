@@ -113,3 +113,108 @@ def test_mark_torch_toolkit() -> None:
     assert [t["active_for_torch"] for t in tks] == [False, False, True]
     mark_torch_toolkit(_facts(None, tks))
     assert not any(t["active_for_torch"] for t in tks)
+
+
+# -- waves: a probe starts when the probes producing its needs are done ----------------------------------
+
+_hold = threading.Event()
+
+
+class ProduceProbe(Probe):
+    name: ClassVar[str] = "produce"
+    sections: ClassVar[tuple[str, ...]] = ("python",)
+
+    def run(self, ctx: ProbeContext) -> ProbeResult:
+        time.sleep(0.2)
+        return ProbeResult({"python": {"sys_path": ["/x"]}})
+
+
+class ConsumeProbe(Probe):
+    name: ClassVar[str] = "consume"
+    sections: ClassVar[tuple[str, ...]] = ("packages",)
+    needs: ClassVar[tuple[str, ...]] = ("python",)
+
+    def run(self, ctx: ProbeContext) -> ProbeResult:
+        seen = ctx.facts.get("python")
+        return ProbeResult({"packages": {"seen": seen, "deadline_set": ctx.deadline is not None}})
+
+
+class SlowDriverProbe(Probe):
+    name: ClassVar[str] = "slowdriver"
+    timeout_s: ClassVar[float] = 1.5
+    sections: ClassVar[tuple[str, ...]] = ("driver",)
+
+    def run(self, ctx: ProbeContext) -> ProbeResult:
+        _hold.wait(30)
+        return ProbeResult({"driver": {}})
+
+
+class HangProducer(Probe):
+    name: ClassVar[str] = "hangproducer"
+    timeout_s: ClassVar[float] = 30
+    sections: ClassVar[tuple[str, ...]] = ("python",)
+
+    def run(self, ctx: ProbeContext) -> ProbeResult:
+        _hold.wait(30)
+        return ProbeResult({"python": {}})
+
+
+class CycleA(Probe):
+    name: ClassVar[str] = "cycle_a"
+    sections: ClassVar[tuple[str, ...]] = ("a",)
+    needs: ClassVar[tuple[str, ...]] = ("b",)
+
+    def run(self, ctx: ProbeContext) -> ProbeResult:
+        return ProbeResult({})
+
+
+class CycleB(CycleA):
+    name: ClassVar[str] = "cycle_b"
+    sections: ClassVar[tuple[str, ...]] = ("b",)
+    needs: ClassVar[tuple[str, ...]] = ("a",)
+
+
+WAVES: dict[str, type[Probe]] = {
+    p.name: p for p in (ProduceProbe, ConsumeProbe, SlowDriverProbe, HangProducer, CycleA, CycleB)
+}
+
+
+def test_a_probe_waits_for_its_needs_and_not_for_a_slow_driver() -> None:
+    _hold.clear()
+    start = time.monotonic()
+    facts, outcomes = run_probes(["slowdriver", "consume", "produce"], ProbeContext(env={}), 5, WAVES)
+    _hold.set()
+    by = {o["name"]: o for o in outcomes}
+    assert [o["name"] for o in outcomes] == ["slowdriver", "consume", "produce"]
+    assert facts["packages"] == {"seen": {"sys_path": ["/x"]}, "deadline_set": True}  # type: ignore[comparison-overlap]
+    assert by["consume"]["status"] == "ok" and by["slowdriver"]["status"] == "timeout"
+    assert 1.4 < time.monotonic() - start < 3  # the driver's own timeout, not the 5 s budget
+
+
+def test_a_producer_that_eats_the_budget_leaves_no_time_to_its_consumers() -> None:
+    _hold.clear()
+    start = time.monotonic()
+    facts, outcomes = run_probes(["hangproducer", "consume"], ProbeContext(env={}), 0.4, WAVES)
+    _hold.set()
+    assert time.monotonic() - start < 2
+    by = {o["name"]: o for o in outcomes}
+    assert by["hangproducer"]["status"] == "timeout"
+    assert by["consume"]["status"] == "timeout" and "no time left" in str(by["consume"]["reason"])
+    assert facts["python"] == {"error": "probe timed out after 0.4s"}  # type: ignore[comparison-overlap]
+
+
+def test_waves_of_the_real_registry_and_no_cycles() -> None:
+    from stackcheck.probes import DEEP_PROBES, DEFAULT_PROBES
+    from stackcheck.probes.runner import waves
+
+    produced = {s for cls in PROBES.values() for s in cls.sections}
+    for name, cls in PROBES.items():
+        assert set(cls.needs) <= produced, f"{name} needs a section no probe produces"
+        assert not set(cls.needs) & set(cls.sections), name
+    assert set(DEFAULT_PROBES) | set(DEEP_PROBES) == set(PROBES)  # nothing registered and never run
+    got = waves([*DEFAULT_PROBES, *DEEP_PROBES], PROBES)
+    assert got[0] == ["python", "nvml", "cuda_libs", "pcie"]
+    assert set(got[1]) == {"toolkits", "packages", "system"}
+    assert set(got[2]) == {"source_tables", "environments", "binaries", "libs", "jit"}
+    with pytest.raises(ValueError, match="depends on itself"):
+        waves(["cycle_a", "cycle_b"], WAVES)

@@ -89,7 +89,8 @@ def test_system_probe_on_fake_root(tmp_path: Path) -> None:
     assert system["os"] == "Ubuntu 24.04.1 LTS"
     assert system["container"] == "docker"
     assert system["env"] == {"CUDA_VISIBLE_DEVICES": "0"}
-    assert system["python"] and system["machine"] and system["kernel"]
+    assert system["python"] and system["kernel"]  # the kernel is the host's; no python probe ran: this process
+    assert system["machine"] is None  # a root's machine is its interpreter's ELF machine: none is here
 
 
 def test_system_probe_container_hints(tmp_path: Path) -> None:
@@ -105,3 +106,18 @@ def test_system_probe_container_hints(tmp_path: Path) -> None:
         .facts["system"]["container"]
         == "kubernetes"
     )
+
+
+def test_system_of_a_root_is_its_own(tmp_path: Path) -> None:
+    """OS, glibc and machine come from the root (its libc banner, its interpreter's ELF header); the Python
+    from the python probe's facts; the kernel is the host's."""
+    libc = tmp_path / "lib/x86_64-linux-gnu/libc.so.6"
+    libc.parent.mkdir(parents=True)
+    libc.write_bytes(b"\x7fELF junk GNU C Library (Ubuntu GLIBC 2.39-0ubuntu8) stable release version 2.39.\n")
+    py = tmp_path / "usr/bin/python3.12"
+    py.parent.mkdir(parents=True)
+    py.write_bytes(b"\x7fELF\x02\x01\x01" + b"\0" * 9 + (2).to_bytes(2, "little") + (183).to_bytes(2, "little"))
+    facts = {"python": {"executable": "/usr/bin/python3.12", "version": "3.12.3", "implementation": "cpython"}}
+    system = SystemProbe().run(ProbeContext(env={}, root=tmp_path, facts=facts)).facts["system"]
+    assert (system["glibc"], system["machine"], system["python"]) == ("2.39", "aarch64", "3.12.3")
+    assert system["python_implementation"] == "CPython" and system["kernel"]

@@ -7,6 +7,7 @@ import os
 import stat
 from pathlib import Path
 
+from stackcheck.probes.fsview import HostView
 from stackcheck.probes.interface import ProbeContext
 from stackcheck.probes.toolkits import ToolkitsProbe, parse_nvcc_version, read_toolkit_version
 
@@ -79,11 +80,11 @@ def test_cuda_home_missing(tmp_path: Path) -> None:
 
 
 def test_nvcc_on_path(tmp_path: Path) -> None:
-    root = make_root(tmp_path)
     nvcc = tmp_path / "opt/cuda-x/bin/nvcc"
     make_exe(nvcc, f"cat <<'X'\n{NVCC_13}X")
     path = f"{nvcc.parent}{os.pathsep}/usr/bin{os.pathsep}/bin"
-    tks = ToolkitsProbe().run(ProbeContext(env={"PATH": path}, root=root, path_dirs=[])).facts["cuda_toolkits"]
+    # the nvcc on PATH runs: only on the host view (root /), where its path is a host path
+    tks = ToolkitsProbe().run(ProbeContext(env={"PATH": path}, root=Path("/"), path_dirs=[])).facts["cuda_toolkits"]
     first = tks[0]
     assert first["source"] == "nvcc"
     assert first["version"] == "13.0.88"  # from `nvcc --version`: no version file there
@@ -96,7 +97,7 @@ def test_nvcc_hang_is_bounded(tmp_path: Path) -> None:
     nvcc = tmp_path / "opt/cuda-y/bin/nvcc"
     make_exe(nvcc, "sleep 30")
     path = f"{nvcc.parent}{os.pathsep}/usr/bin{os.pathsep}/bin"
-    ctx = ProbeContext(env={"PATH": path}, root=tmp_path / "empty", path_dirs=[], subprocess_timeout_s=0.3)
+    ctx = ProbeContext(env={"PATH": path}, root=Path("/"), path_dirs=[], subprocess_timeout_s=0.3)
     result = ToolkitsProbe().run(ctx)
     assert result.status == "partial"
     assert result.reason == "nvcc timed out after 0.3s"
@@ -108,11 +109,12 @@ def test_pip_toolkits(tmp_path: Path) -> None:
     info.mkdir(parents=True)
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: nvidia-cuda-runtime-cu12\nVersion: 12.8.90\n")
     (sp / "nvidia/cuda_runtime").mkdir(parents=True)
-    ctx = ProbeContext(env={"PATH": ""}, root=tmp_path / "empty", path_dirs=[str(sp)])
+    # a root view: the search path and the toolkit paths are box paths inside it
+    ctx = ProbeContext(env={"PATH": ""}, root=tmp_path, path_dirs=["/site-packages"])
     tks = ToolkitsProbe().run(ctx).facts["cuda_toolkits"]
     assert tks == [
         {
-            "path": str(sp / "nvidia/cuda_runtime"),
+            "path": "/site-packages/nvidia/cuda_runtime",
             "version": "12.8.90",
             "source": "pip",
             "nvcc": None,
@@ -125,4 +127,4 @@ def test_pip_toolkits(tmp_path: Path) -> None:
 def test_parsers(tmp_path: Path) -> None:
     assert parse_nvcc_version(NVCC_13) == "13.0.88"
     assert parse_nvcc_version("garbage") is None
-    assert read_toolkit_version(tmp_path) is None
+    assert read_toolkit_version(HostView(), str(tmp_path)) is None

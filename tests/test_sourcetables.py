@@ -530,16 +530,20 @@ def test_source_tables_probe_class(tmp_path: Path) -> None:
     from stackcheck.probes.interface import ProbeContext
     from stackcheck.probes.source_tables import SourceTablesProbe
 
-    # the facts hold box paths; the context's root maps them onto the test tree
+    # the facts hold box paths; the context's root (its filesystem view) maps them onto the test tree
     facts = {"packages": {"sglang": {"installed": True, "location": "/sources/sglang_059"}}}
-    probe = SourceTablesProbe(facts, GATES)
-    result = probe.run(ProbeContext(env={}, root=DATA.parent))
+    probe = SourceTablesProbe()
+    result = probe.run(ProbeContext(env={}, root=DATA.parent, facts=facts, gates=lambda: GATES))
     assert result.status == "ok" and result.reason is None
     section = result.facts["source_tables"]
     assert section["sglang.torch_symm_mem_access"]["value"] == "index"
     assert section["sglang.world_sizes_multimem"]["value"] == [9, 10]
-    failed = SourceTablesProbe({}, GATES).run(ProbeContext(env={}))
+    failed = SourceTablesProbe().run(ProbeContext(env={}, gates=lambda: GATES))
     assert failed.status == "failed"
+    # the packages probe failed (every entry an error): the tables are unknown, not "nothing installed"
+    unknown = {"packages": {"sglang": {"error": "probe timed out after 5s"}, "torch": {"error": "probe timed out"}}}
+    failed = SourceTablesProbe().run(ProbeContext(env={}, facts=unknown, gates=lambda: GATES))
+    assert failed.status == "failed" and "timed out" in str(failed.reason)
     assert probe.failure_facts("hung") == {"source_tables": {"error": "hung"}}
 
 

@@ -157,3 +157,18 @@ def test_triage_with_facts_names_the_check_its_fix_and_the_plan_step() -> None:
 def test_rendered_text_shows_the_check() -> None:
     text = render_text(triage_file(LOGS / "triton_ptxas_sm121.log"))
     assert "[check triton-ptxas]" in text and "TRITON_PTXAS_PATH" in text
+
+
+def test_the_prefilter_lets_every_signature_example_through() -> None:
+    """A line the cheap prefilter skips is never classified: every example (a one-line error as it appears in a
+    log) must contain a base needle or its signature's literal. Literals that start lower-case slow the
+    prefilter about 3x, so they are left out where a base needle (Error, CUDA, NCCL, ...) is always there."""
+    from stackcheck.triage import Analyzer
+
+    sigs = load_signatures()
+    analyzer = Analyzer(sigs)
+    for sig_doc in json.loads((HERE.parent / "manifests" / "signatures.json").read_text())["signatures"]:
+        literal = sig_doc.get("literal")
+        assert literal is None or literal[0].isupper() or not literal[0].isalpha(), sig_doc["id"]
+        for ex in sig_doc["examples"]:
+            assert analyzer.needle_s.search(ex["text"]), (sig_doc["id"], ex["text"])

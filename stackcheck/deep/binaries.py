@@ -8,6 +8,7 @@ within a time budget; `binary_coverage()` turns a package's result into a per-GP
 
 from __future__ import annotations
 
+import posixpath
 import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import Any
 from stackcheck import archs
 from stackcheck.deep.elf import EM_CUDA, ElfError, ElfFile
 from stackcheck.deep.fatbin import cubin_info, scan_fatbins, sort_targets
+from stackcheck.probes.fsview import FileView, GlobLimit, HostView, glob, is_dir, kind_of
 
 #: Files scanned per package (globs relative to the package's `location`, i.e. site-packages).
 PACKAGE_GLOBS: dict[str, tuple[str, ...]] = {
@@ -34,22 +36,23 @@ DEFAULT_BUDGET_S = 20.0
 MAX_FILES_PER_PACKAGE = 20000
 
 
-def _expand(location: Path, files_glob: str | Iterable[str]) -> list[Path]:
+def _expand(location: str, files_glob: str | Iterable[str], view: FileView) -> list[str]:
+    """Regular files (not links: a link's target is scanned under its own name) matching the globs."""
     patterns = [files_glob] if isinstance(files_glob, str) else list(files_glob)
-    seen: dict[str, Path] = {}
+    seen: set[str] = set()
     for pat in patterns:
-        for p in sorted(location.glob(pat)):
-            if p.is_file() and not p.is_symlink():
-                seen.setdefault(str(p), p)
-    return [seen[k] for k in sorted(seen)]
+        for p in glob(view, location, pat):
+            if kind_of(view, p, follow_symlinks=False) == "file":
+                seen.add(p)
+    return sorted(seen)
 
 
-def scan_file(path: Path, rel: str) -> dict[str, Any] | None:
+def scan_file(path: str | Path, rel: str, view: FileView | None = None) -> dict[str, Any] | None:
     """One file's targets; None for a host ELF without GPU code. Errors become an entry with "error"."""
     entry: dict[str, Any] = {"path": rel, "sass": [], "ptx": [], "bytes_read": 0, "compressed_entries": 0}
     elf: ElfFile | None = None
     try:
-        elf = ElfFile(path)
+        elf = ElfFile(path, view)
         if elf.header.e_machine == EM_CUDA:
             info = cubin_info(elf)
             entry["kind"] = "cubin"
@@ -84,19 +87,26 @@ def scan_package_binaries(
     files_glob: str | Iterable[str] | None = None,
     *,
     deadline: float | None = None,
+    view: FileView | None = None,
 ) -> dict[str, Any]:
-    """Scan one package's binaries. `files_glob` defaults to PACKAGE_GLOBS[name].
+    """Scan one package's binaries. `files_glob` defaults to PACKAGE_GLOBS[name]; `location` is a box path
+    seen through `view` (this host by default).
 
     Returns {"files": [{"path", "sass", "ptx", "bytes_read", "compressed_entries", "error"?}], "sass",
     "ptx", "bytes_read", "files_scanned", "duration_ms"} and "truncated" (a reason) when `deadline`
     (a time.monotonic() value) passed before every file was read.
     """
     t0 = time.monotonic()
-    root = Path(location)
+    fs = view if view is not None else HostView()
+    root = str(location)
     globs = files_glob if files_glob is not None else PACKAGE_GLOBS.get(name, ())
     files: list[dict[str, Any]] = []
     out: dict[str, Any] = {"files": files, "sass": [], "ptx": [], "bytes_read": 0, "files_scanned": 0}
-    paths = _expand(root, globs)
+    try:
+        paths = _expand(root, globs, fs)
+    except GlobLimit as exc:
+        out["truncated"] = str(exc)
+        paths = []
     if len(paths) > MAX_FILES_PER_PACKAGE:
         out["truncated"] = f"{len(paths)} files, only the first {MAX_FILES_PER_PACKAGE} read"
         paths = paths[:MAX_FILES_PER_PACKAGE]
@@ -107,11 +117,8 @@ def scan_package_binaries(
         if deadline is not None and time.monotonic() > deadline:
             out["truncated"] = f"time budget spent after {i} of {len(paths)} files"
             break
-        try:
-            rel = str(p.relative_to(root))
-        except ValueError:
-            rel = str(p)
-        entry = scan_file(p, rel)
+        rel = posixpath.relpath(p, root) if p.startswith(root.rstrip("/") + "/") else p
+        entry = scan_file(p, rel, fs)
         out["files_scanned"] = i + 1
         if entry is None:
             # a host library without GPU code: only its headers were read (counted nowhere else)
@@ -130,6 +137,7 @@ def probe_binaries(
     facts: Mapping[str, Any],
     budget_s: float = DEFAULT_BUDGET_S,
     globs: Mapping[str, tuple[str, ...]] = PACKAGE_GLOBS,
+    view: FileView | None = None,
 ) -> dict[str, Any]:
     """The value of facts["binaries"]: {package: scan result} for every installed known package.
 
@@ -151,10 +159,11 @@ def probe_binaries(
         if time.monotonic() > deadline:
             out[name] = {"skipped": f"time budget of {budget_s:g} s spent before this package"}
             continue
-        if not Path(loc).is_dir():
+        fs = view if view is not None else HostView()
+        if not is_dir(fs, str(loc)):
             out[name] = {"skipped": f"install location {loc} is not a directory"}
             continue
-        out[name] = scan_package_binaries(name, loc, patterns, deadline=deadline)
+        out[name] = scan_package_binaries(name, loc, patterns, deadline=deadline, view=fs)
     return out
 
 

@@ -12,10 +12,13 @@ Every malformed input (not ELF, 32-bit, big-endian, truncated, offsets outside t
 from __future__ import annotations
 
 import os
+import stat
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
+
+from stackcheck.probes.fsview import FileView, HostView
 
 ELF_MAGIC = b"\x7fELF"
 ELFCLASS64 = 2
@@ -95,19 +98,46 @@ class DynamicInfo:
 
 
 class ElfFile:
-    """An open ELF64 LE file. Use as a context manager; `bytes_read` counts every byte read."""
+    """An open ELF64 LE file. Use as a context manager; `bytes_read` counts every byte read.
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    `path` is a path on this host, or with `view` a box path read through that filesystem view (a root
+    directory, an image: stackcheck.probes.fsview). Only a regular file is opened (a FIFO would block)."""
+
+    def __init__(self, path: str | os.PathLike[str], view: FileView | None = None) -> None:
         self.path = Path(path)
         self.bytes_read = 0
         self._sections: list[Section] | None = None
         self._segments: list[Segment] | None = None
+        self._view: FileView | None = None
+        self._fd = -1
+        if view is not None and not isinstance(view, HostView):
+            try:
+                st = view.stat(str(path))
+            except (OSError, ValueError) as exc:
+                raise ElfError(f"{self.path}: cannot open: {exc}") from None
+            if st is None:
+                raise ElfError(f"{self.path}: cannot open: no such file")
+            if st.kind != "file":
+                raise ElfError(f"{self.path}: cannot open: not a regular file")
+            self._view = view
+            self.size = st.size
+            self.header = self._read_header()
+            return
+        host = str(path)
+        if isinstance(view, HostView) and view.root != "/":
+            try:
+                host = view.host_path(view.realpath(host))
+            except (OSError, ValueError) as exc:
+                raise ElfError(f"{self.path}: cannot open: {exc}") from None
         try:
-            self._fd = os.open(self.path, os.O_RDONLY)
+            self._fd = os.open(host, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
         except OSError as exc:
             raise ElfError(f"{self.path}: cannot open: {exc.strerror or exc}") from None
         try:
-            self.size = os.fstat(self._fd).st_size
+            st_fd = os.fstat(self._fd)
+            if not stat.S_ISREG(st_fd.st_mode):
+                raise ElfError(f"{self.path}: cannot open: not a regular file")
+            self.size = st_fd.st_size
             self.header = self._read_header()
         except BaseException:
             os.close(self._fd)
@@ -137,7 +167,10 @@ class ElfFile:
         out = bytearray()
         while len(out) < length:
             try:
-                chunk = os.pread(self._fd, length - len(out), offset + len(out))
+                if self._view is not None:
+                    chunk = self._view.read_bytes(str(self.path), length - len(out), offset + len(out))
+                else:
+                    chunk = os.pread(self._fd, length - len(out), offset + len(out))
             except OSError as exc:
                 raise ElfError(f"{self.path}: cannot read {what}: {exc.strerror or exc}") from None
             if not chunk:

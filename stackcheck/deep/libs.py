@@ -20,6 +20,7 @@ The pure functions take the environment as a mapping: nothing here reads os.envi
 from __future__ import annotations
 
 import os
+import posixpath
 import re
 import struct
 import subprocess
@@ -29,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from stackcheck.deep.elf import EM_AARCH64, EM_X86_64, ElfError, ElfFile
+from stackcheck.probes.fsview import FileView, GlobLimit, HostView, glob, is_dir, is_file, is_host
 
 LD_CACHE_PATH = Path("/etc/ld.so.cache")
 _NEW_MAGIC = b"glibc-ld.so.cache1.1"
@@ -117,12 +119,26 @@ def parse_ldconfig_p(text: str) -> list[CacheEntry]:
     return out
 
 
-def load_ld_so_cache(path: Path = LD_CACHE_PATH) -> tuple[list[CacheEntry], str]:
-    """The cache entries and where they came from ("file", "ldconfig -p" or "unavailable: reason")."""
+#: a real ld.so.cache is tens to hundreds of kilobytes
+LD_CACHE_CAP = 64 << 20
+
+
+def load_ld_so_cache(path: Path = LD_CACHE_PATH, view: FileView | None = None) -> tuple[list[CacheEntry], str]:
+    """The cache entries and where they came from ("file", "ldconfig -p" or "unavailable: reason").
+
+    Through a view other than this host's (a root directory, an image) the box's own cache file is read
+    and `ldconfig -p` (which would describe this host) is not run."""
     try:
+        if view is not None and not is_host(view):
+            data = view.read_bytes(str(path), LD_CACHE_CAP + 1)
+            if len(data) > LD_CACHE_CAP:
+                raise LdCacheError(f"{path}: larger than {LD_CACHE_CAP} bytes")
+            return parse_ld_so_cache(data, str(path)), "file"
         return parse_ld_so_cache(path.read_bytes(), str(path)), "file"
     except (OSError, LdCacheError) as exc:
         first = str(exc)
+    if view is not None and not is_host(view):
+        return [], f"unavailable: {first}"
     for exe in ("ldconfig", "/sbin/ldconfig", "/usr/sbin/ldconfig"):
         try:
             done = subprocess.run([exe, "-p"], capture_output=True, text=True, timeout=LDCONFIG_TIMEOUT_S, check=False)
@@ -170,19 +186,27 @@ class ObjectInfo:
     machine: int
 
 
-def read_object(path: str | Path) -> ObjectInfo:
+def read_object(path: str | Path, view: FileView | None = None) -> ObjectInfo:
     """DT_NEEDED, DT_RPATH and DT_RUNPATH of one ELF object (raises ElfError)."""
-    with ElfFile(path) as elf:
+    with ElfFile(path, view) as elf:
         dyn = elf.dynamic()
         return ObjectInfo(str(path), dyn.needed, dyn.rpath, dyn.runpath, elf.header.e_machine)
 
 
-def _compatible(path: str, machine: int) -> bool:
+def _compatible(path: str, machine: int, view: FileView | None = None) -> bool:
     try:
-        with ElfFile(path) as elf:
+        with ElfFile(path, view) as elf:
             return elf.header.e_machine == machine
     except ElfError:
         return False
+
+
+def _view_is_file(view: FileView) -> Callable[[str], bool]:
+    return lambda path: is_file(view, path)
+
+
+def _view_compatible(view: FileView) -> Callable[[str, int], bool]:
+    return lambda path, machine: _compatible(path, machine, view)
 
 
 def search_path(obj: ObjectInfo, env: Mapping[str, str]) -> list[tuple[str, str]]:
@@ -267,19 +291,24 @@ def resolve_needed(
     }
 
 
-def _same_file(a: str, b: str) -> bool:
+def _same_file(a: str, b: str, view: FileView | None = None) -> bool:
+    if view is not None and not is_host(view):
+        try:
+            return view.realpath(a) == view.realpath(b)
+        except (OSError, ValueError):
+            return a == b
     try:
         return os.path.samefile(a, b)
     except OSError:
         return os.path.realpath(a) == os.path.realpath(b)
 
 
-def warnings_for(res: Mapping[str, Any], obj_rel: str) -> list[str]:
+def warnings_for(res: Mapping[str, Any], obj_rel: str, view: FileView | None = None) -> list[str]:
     """Warnings for one resolution: not found, or a winner other than the copy the object was built for."""
     out = []
     if res["winner"] is None:
         out.append(f"{obj_rel}: {res['needed']} is not found on the loader's search path")
-    elif res.get("built_for") and not _same_file(res["winner"], res["built_for"]):
+    elif res.get("built_for") and not _same_file(res["winner"], res["built_for"], view):
         out.append(
             f"{obj_rel}: {res['needed']} resolves to {res['winner']} ({res['via']}), not to "
             f"{res['built_for']} that its own {'RUNPATH' if res.get('runpath') else 'RPATH'} points at"
@@ -301,12 +330,16 @@ LIB_OBJECTS: dict[str, tuple[str, ...]] = {
 MAX_OBJECTS_PER_PACKAGE = 50
 
 
-def nvidia_wheel_dirs(location: str) -> list[str]:
+def nvidia_wheel_dirs(location: str, view: FileView | None = None) -> list[str]:
     """site-packages/nvidia/*/lib (and nvidia/cu13/lib) directories: where the nvidia-* wheels put libraries."""
-    base = Path(location) / "nvidia"
-    if not base.is_dir():
+    fs = view if view is not None else HostView()
+    base = posixpath.join(location, "nvidia")
+    if not is_dir(fs, base):
         return []
-    return sorted(str(p) for p in base.glob("*/lib") if p.is_dir())
+    try:
+        return sorted(p for p in glob(fs, base, "*/lib") if is_dir(fs, p))
+    except GlobLimit:
+        return []
 
 
 def resolve_object(
@@ -317,11 +350,12 @@ def resolve_object(
     extra_dirs: Iterable[str] = (),
     already_loaded: Mapping[str, Mapping[str, Any]] | None = None,
     wanted: re.Pattern[str] = CUDA_LIBS,
+    view: FileView | None = None,
 ) -> dict[str, Any]:
     """The CUDA libraries of one object: {"path", "rpath", "runpath", "libs": [...], "warnings": [...]}."""
     out: dict[str, Any] = {"path": rel}
     try:
-        obj = read_object(path)
+        obj = read_object(path, view)
     except ElfError as exc:
         out["error"] = str(exc)
         return out
@@ -332,7 +366,12 @@ def resolve_object(
     for name in obj.needed:
         if not wanted.match(name):
             continue
-        res = resolve_needed(obj, name, env, cache, extra_dirs=extra)
+        if view is not None:
+            res = resolve_needed(
+                obj, name, env, cache, extra_dirs=extra, is_file=_view_is_file(view), compatible=_view_compatible(view)
+            )
+        else:
+            res = resolve_needed(obj, name, env, cache, extra_dirs=extra)
         res["runpath"] = obj.runpath is not None
         prior = (already_loaded or {}).get(name)
         if prior is not None and prior.get("winner"):
@@ -344,7 +383,7 @@ def resolve_object(
                 "winner": prior["winner"],
                 "via": f"already loaded by {prior.get('loaded_by', 'an earlier object')}",
             }
-        warns += warnings_for(res, rel)
+        warns += warnings_for(res, rel, view)
         res.pop("runpath", None)
         libs.append(res)
     out["libs"] = libs
@@ -357,6 +396,7 @@ def probe_libs(
     env: Mapping[str, str],
     cache: list[CacheEntry] | None = None,
     cache_source: str | None = None,
+    view: FileView | None = None,
 ) -> dict[str, Any]:
     """{"ld_cache": source, "packages": {pkg: {"objects": [...]}}, "warnings": [...]}.
 
@@ -364,13 +404,14 @@ def probe_libs(
     reported as reused from torch (with their own static resolution kept as own_winner/own_via).
     `env` is the environment of the process that will serve (e.g. facts["system"]["env"] or os.environ).
     """
+    fs = view if view is not None else HostView()
     if cache is None:
-        cache, cache_source = load_ld_so_cache()
+        cache, cache_source = load_ld_so_cache(view=fs)
     packages = facts.get("packages") or {}
     extra: list[str] = []
     for pkg in packages.values():
         if isinstance(pkg, Mapping) and pkg.get("location"):
-            extra += nvidia_wheel_dirs(str(pkg["location"]))
+            extra += nvidia_wheel_dirs(str(pkg["location"]), fs)
     for tk in facts.get("cuda_toolkits") or []:
         if isinstance(tk, Mapping) and tk.get("path"):
             extra += [os.path.join(str(tk["path"]), "lib64"), os.path.join(str(tk["path"]), "lib")]
@@ -381,18 +422,21 @@ def probe_libs(
         pkg = packages.get(name)
         if not isinstance(pkg, Mapping) or not pkg.get("installed") or not pkg.get("location"):
             continue
-        root = Path(str(pkg["location"]))
-        paths: list[Path] = []
-        for pat in patterns:
-            paths += [p for p in sorted(root.glob(pat)) if p.is_file()]
-        paths = list(dict.fromkeys(paths))
+        root = str(pkg["location"])
+        paths: list[str] = []
         entry: dict[str, Any] = {"objects": []}
+        for pat in patterns:
+            try:
+                paths += [p for p in glob(fs, root, pat) if is_file(fs, p)]
+            except GlobLimit as exc:
+                entry["truncated"] = str(exc)
+        paths = list(dict.fromkeys(paths))
         if len(paths) > MAX_OBJECTS_PER_PACKAGE:
             entry["truncated"] = f"{len(paths)} objects, only the first {MAX_OBJECTS_PER_PACKAGE} read"
             paths = paths[:MAX_OBJECTS_PER_PACKAGE]
         for p in paths:
-            rel = str(p.relative_to(root))
-            obj = resolve_object(p, rel, env, cache, extra, already_loaded=None if name == "torch" else loaded)
+            rel = posixpath.relpath(p, root)
+            obj = resolve_object(p, rel, env, cache, extra, already_loaded=None if name == "torch" else loaded, view=fs)
             entry["objects"].append(obj)
             result["warnings"] += obj.get("warnings", [])
             if name == "torch":

@@ -32,9 +32,12 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import posixpath
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal, TypedDict
+
+from stackcheck.probes.fsview import FileView, HostView, is_file
 
 MAX_SOURCE_BYTES = 4 * 1024 * 1024
 """Larger source files are not parsed (status "error"): no gate table lives in a file this size."""
@@ -100,14 +103,14 @@ def _safe_relative(rel: str) -> PurePosixPath:
     return path
 
 
-def _read_text(path: Path, rel: str) -> tuple[str, str]:
+def _read_text(view: FileView, path: str, rel: str) -> tuple[str, str]:
     """One file's text (UTF-8) and the sha256 of its bytes, within the size limit. Raises _Unreadable."""
     try:
-        size = path.stat().st_size
+        st = view.stat(path)
+        size = st.size if st is not None else 0
         if size > MAX_SOURCE_BYTES:
             raise _Unreadable(f"{rel}: {size} bytes, larger than the {MAX_SOURCE_BYTES}-byte limit")
-        with path.open("rb") as handle:
-            data = handle.read(MAX_SOURCE_BYTES + 1)
+        data = view.read_bytes(path, MAX_SOURCE_BYTES + 1)
     except OSError as exc:
         raise _Unreadable(f"{rel}: cannot read: {exc.strerror or exc}") from None
     if len(data) > MAX_SOURCE_BYTES:  # grew between stat and read
@@ -120,9 +123,9 @@ def _read_text(path: Path, rel: str) -> tuple[str, str]:
     return text, digest
 
 
-def _load_source(path: Path, rel: str) -> tuple[ast.Module, str]:
+def _load_source(view: FileView, path: str, rel: str) -> tuple[ast.Module, str]:
     """Parse one Python file; the module tree and the sha256 of its bytes. Raises _Unreadable."""
-    text, digest = _read_text(path, rel)
+    text, digest = _read_text(view, path, rel)
     try:
         tree = ast.parse(text, filename=rel)
     except SyntaxError as exc:
@@ -463,8 +466,10 @@ _TEXT_READERS = {
 }
 
 
-def read_gate(probe_spec: Mapping[str, Any], site_dir: Path) -> GateReading:
-    """Read one gate table from the sources under `site_dir`. Never raises on bad files or specs."""
+def read_gate(probe_spec: Mapping[str, Any], site_dir: Path | str, view: FileView | None = None) -> GateReading:
+    """Read one gate table from the sources under `site_dir` (a box path seen through `view`, this host by
+    default). Never raises on bad files or specs."""
+    fs = view if view is not None else HostView()
     try:
         kind = probe_spec.get("read")
         reader = _READERS.get(kind) if isinstance(kind, str) else None
@@ -478,17 +483,14 @@ def read_gate(probe_spec: Mapping[str, Any], site_dir: Path) -> GateReading:
 
     first_missing: GateReading | None = None
     for rel, rel_path in candidates:
-        path = Path(site_dir).joinpath(*rel_path.parts)
-        try:
-            if not path.is_file():
-                continue
-        except OSError:
+        path = posixpath.join(str(site_dir), *rel_path.parts)
+        if not is_file(fs, path):
             continue
         try:
             if text_reader is not None:
-                text, digest = _read_text(path, rel)
+                text, digest = _read_text(fs, path, rel)
             else:
-                tree, digest = _load_source(path, rel)
+                tree, digest = _load_source(fs, path, rel)
         except _Unreadable as exc:
             return _reading("error", file=rel, reason=str(exc), sha256=exc.sha256)
         try:
@@ -527,7 +529,7 @@ def normalise_name(name: str) -> str:
 
 
 def read_source_tables(
-    gates: Sequence[Mapping[str, Any]], package_locations: Mapping[str, str]
+    gates: Sequence[Mapping[str, Any]], package_locations: Mapping[str, str], view: FileView | None = None
 ) -> dict[str, GateReading]:
     """Read every gate that has a probe and whose package is installed (has a location).
 
@@ -549,7 +551,7 @@ def read_source_tables(
         location = locations.get(normalise_name(package))
         if location is None:
             continue
-        readings[gate_id] = read_gate(probe, Path(location))
+        readings[gate_id] = read_gate(probe, location, view)
     return readings
 
 

@@ -1,31 +1,50 @@
 """Probes: each reads one part of the box and returns facts sections (see interface.py, runner.py).
 
-`PROBES` maps a probe name to its class. The probe modules import only the standard library at module
-level (pynvml is imported inside NvmlProbe.run), so importing this registry is cheap.
+`PROBES` maps a probe name to its class; each class declares the sections it produces and the sections it
+needs, and the runner starts it once those are there (see runner.py). The probe modules import only the
+standard library at module level (pynvml is imported inside NvmlProbe.run, the ELF and fatbin readers inside
+the deep probes), so importing this registry is cheap.
 """
 
 from __future__ import annotations
 
 from stackcheck.probes.cudalibs import CudaLibsProbe
+from stackcheck.probes.deep import BinariesProbe, LibsProbe
+from stackcheck.probes.environments import EnvironmentsProbe
 from stackcheck.probes.interface import Probe, ProbeContext, ProbeResult
+from stackcheck.probes.jit import JitProbe
 from stackcheck.probes.nvml import NvmlProbe
 from stackcheck.probes.packages import PackagesProbe
 from stackcheck.probes.pcie import PcieProbe
+from stackcheck.probes.python_env import PythonProbe
+from stackcheck.probes.source_tables import SourceTablesProbe
 from stackcheck.probes.system import SystemProbe
 from stackcheck.probes.toolkits import ToolkitsProbe
 
 PROBES: dict[str, type[Probe]] = {
     "nvml": NvmlProbe,
+    "python": PythonProbe,
     "toolkits": ToolkitsProbe,
     "packages": PackagesProbe,
     "system": SystemProbe,
+    "source_tables": SourceTablesProbe,
+    "environments": EnvironmentsProbe,
+    "jit": JitProbe,
     "cuda_libs": CudaLibsProbe,
     "pcie": PcieProbe,
-    # The probes that need the first round's results (package locations, toolkits) run after it, from
-    # stackcheck.pipeline.post_probes: source_tables and jit (stackcheck.probes.jit) always; binaries and
-    # libs with --deep.
+    "binaries": BinariesProbe,
+    "libs": LibsProbe,
 }
 
-DEFAULT_PROBES: tuple[str, ...] = ("nvml", "toolkits", "packages", "system", "cuda_libs", "pcie")
+#: what every audit runs (`stackcheck probe` and the verbs that judge); --deep adds DEEP_PROBES
+#: the python probe comes first: it is quick (cached or this process) and the packages wait for it, so it
+#: gets the interpreter lock before NVML's library loading does
+DEFAULT_PROBES: tuple[str, ...] = (
+    "python", "nvml", "toolkits", "packages", "system", "source_tables", "environments", "jit", "cuda_libs", "pcie",
+)  # fmt: skip
+DEEP_PROBES: tuple[str, ...] = ("binaries", "libs")
+#: the probes that read the host itself whatever the view: the driver and the GPUs, and the PCIe path between
+#: them (--host-facts replaces them)
+HOST_PROBES: tuple[str, ...] = ("nvml", "pcie")
 
-__all__ = ["DEFAULT_PROBES", "PROBES", "Probe", "ProbeContext", "ProbeResult"]
+__all__ = ["DEEP_PROBES", "DEFAULT_PROBES", "HOST_PROBES", "PROBES", "Probe", "ProbeContext", "ProbeResult"]

@@ -18,10 +18,12 @@ The contract, for every implementation:
 
 from __future__ import annotations
 
+import fnmatch
 import os
+import posixpath
 import stat as stat_module
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 FileKind = Literal["file", "dir", "link", "other"]
 
@@ -70,8 +72,11 @@ class HostView:
 
     def stat(self, path: str, follow_symlinks: bool = True) -> FileStat | None:
         try:
-            target = self.realpath(path) if follow_symlinks else path
-            st = os.stat(self.host_path(target), follow_symlinks=False)
+            if self.root == "/":  # the host itself: the kernel resolves links, nothing can escape
+                st = os.stat(path, follow_symlinks=follow_symlinks)
+            else:
+                target = self.realpath(path) if follow_symlinks else self._parent_resolved(path)
+                st = os.stat(self.host_path(target), follow_symlinks=False)
         except (OSError, ValueError):
             return None
         mode = st.st_mode
@@ -103,7 +108,17 @@ class HostView:
             os.close(fd)
 
     def readlink(self, path: str) -> str:
-        return os.readlink(self.host_path(path))
+        return os.readlink(self.host_path(self._parent_resolved(path)))
+
+    def _parent_resolved(self, path: str) -> str:
+        """The path with its directories resolved inside the root and its last component kept as it is (a
+        link in a parent directory must not lead the host's own `stat` out of the root)."""
+        if self.root == "/":
+            return path
+        head, tail = posixpath.split(path.rstrip("/") or "/")
+        if not tail:
+            return "/"
+        return posixpath.join(self.realpath(head or "/"), tail)
 
     def realpath(self, path: str) -> str:
         """The box path with every link resolved; below a root, links are resolved inside the root."""
@@ -133,3 +148,171 @@ class HostView:
                 continue
             resolved.append(part)
         return "/" + "/".join(resolved)
+
+
+# -- helpers over any view --------------------------------------------------------------------------------
+# These are functions, not protocol methods, so that a view implementation (HostView, the image view) only
+# provides the five primitives above and every probe gets the same globbing, PATH lookup and text reading.
+
+
+class ConfiguredView(FileView, Protocol):
+    """A view of a box that carries its own configuration: a container image.
+
+    `stackcheck.image` (the image reader) provides one through `open_image_view(path) -> ConfiguredView`;
+    the pipeline takes the environment the server would start with from `environment()` (the image
+    config's Env: PATH, LD_LIBRARY_PATH, CUDA_VERSION, NVIDIA_REQUIRE_CUDA, ...) and the `facts.image`
+    section from `image_facts()` (reference or path, digest, layers, config env, labels).
+    """
+
+    def environment(self) -> dict[str, str]: ...
+
+    def image_facts(self) -> dict[str, Any]: ...
+
+
+def is_host(view: FileView) -> bool:
+    """True for the machine stackcheck runs on, seen from its own root: only there can a file be executed."""
+    return isinstance(view, HostView) and view.root == "/"
+
+
+def kind_of(view: FileView, path: str, follow_symlinks: bool = True) -> FileKind | None:
+    """ "file", "dir", "link", "other", or None when nothing is there (or it cannot be seen)."""
+    try:
+        st = view.stat(path, follow_symlinks=follow_symlinks)
+    except (OSError, ValueError):
+        return None
+    return st.kind if st is not None else None
+
+
+def is_dir(view: FileView, path: str) -> bool:
+    return kind_of(view, path) == "dir"
+
+
+def is_file(view: FileView, path: str) -> bool:
+    return kind_of(view, path) == "file"
+
+
+def exists(view: FileView, path: str) -> bool:
+    return kind_of(view, path) is not None
+
+
+def read_text(view: FileView, path: str, limit: int) -> str:
+    """At most `limit` bytes of a regular file as text (UTF-8, undecodable bytes replaced). Raises OSError
+    (NotRegularFile for a FIFO or a device); a file larger than `limit` is refused with ValueError, so a
+    caller never parses half of a file as if it were whole."""
+    data = view.read_bytes(path, limit + 1)
+    if len(data) > limit:
+        raise ValueError(f"{path}: larger than {limit} bytes")
+    return data.decode("utf-8", errors="replace")
+
+
+def listdir_or_empty(view: FileView, path: str) -> list[str]:
+    try:
+        return sorted(view.listdir(path))
+    except (OSError, ValueError):
+        return []
+
+
+def which(view: FileView, name: str, path_value: str | None) -> str | None:
+    """The first executable `name` on a PATH value, as a box path (like shutil.which, through the view)."""
+    if "/" in name:
+        st = _stat_quiet(view, name)
+        return name if st is not None and st.kind == "file" and st.mode & 0o111 else None
+    for directory in (path_value or "").split(":"):
+        if not directory or not directory.startswith("/"):
+            continue  # a relative PATH entry depends on a working directory the box does not have
+        candidate = posixpath.join(directory, name)
+        st = _stat_quiet(view, candidate)
+        if st is not None and st.kind == "file" and st.mode & 0o111:
+            return candidate
+    return None
+
+
+def _stat_quiet(view: FileView, path: str) -> FileStat | None:
+    try:
+        return view.stat(path)
+    except (OSError, ValueError):
+        return None
+
+
+class GlobLimit(Exception):
+    """A glob visited more entries than it may (a pathological tree); the caller records a reason."""
+
+
+def _entries(view: FileView, directory: str) -> list[tuple[str, bool, bool]]:
+    """(name, is a directory following links, is a directory without following them), sorted by name. On a
+    HostView one os.scandir call answers both without a stat per entry (the file types come with the
+    listing); other views pay a stat per entry."""
+    if isinstance(view, HostView):
+        try:
+            real = directory if view.root == "/" else view.host_path(view.realpath(directory))
+            out = []
+            with os.scandir(real) as it:
+                for entry in it:
+                    try:
+                        link = entry.is_symlink()
+                        if link and view.root != "/":  # the host would resolve it outside the root
+                            follow = is_dir(view, posixpath.join(directory, entry.name))
+                        else:
+                            follow = entry.is_dir()
+                        out.append((entry.name, follow, entry.is_dir(follow_symlinks=False)))
+                    except OSError:
+                        continue
+            return sorted(out)
+        except (OSError, ValueError):
+            return []
+    return [
+        (
+            name,
+            is_dir(view, posixpath.join(directory, name)),
+            kind_of(view, posixpath.join(directory, name), False) == "dir",
+        )
+        for name in listdir_or_empty(view, directory)
+    ]
+
+
+def glob(view: FileView, base: str, pattern: str, max_visits: int = 200_000) -> list[str]:
+    """Box paths under `base` matching a relative glob pattern (`torch/lib/*.so`, `sgl_kernel/**/*.so`),
+    sorted. `**` matches zero or more directories and does not descend through symbolic links (no loops);
+    the other components follow links, as pathlib does. Raises GlobLimit past `max_visits` entries."""
+    parts = [p for p in pattern.split("/") if p and p != "."]
+    found: set[str] = set()
+    visits = [0]
+    listed: dict[str, list[tuple[str, bool, bool]]] = {}  # `**` and the next component list a directory once
+
+    def entries(directory: str) -> list[tuple[str, bool, bool]]:
+        if directory not in listed:
+            listed[directory] = _entries(view, directory)
+        return listed[directory]
+
+    def count(directory: str) -> None:
+        visits[0] += 1
+        if visits[0] > max_visits:
+            raise GlobLimit(f"{base}: more than {max_visits} entries under {pattern!r}")
+
+    def step(directory: str, index: int) -> None:
+        if index == len(parts):
+            found.add(directory)
+            return
+        part = parts[index]
+        last = index + 1 == len(parts)
+        if part == "**":
+            step(directory, index + 1)  # zero directories
+            for name, _follow, real_dir in entries(directory):
+                count(directory)
+                if real_dir:
+                    step(posixpath.join(directory, name), index)
+            return
+        if not any(ch in part for ch in "*?["):
+            child = posixpath.join(directory, part)
+            if (last and exists(view, child)) or (not last and is_dir(view, child)):
+                step(child, index + 1)
+            return
+        for name, follow, _real_dir in entries(directory):
+            count(directory)
+            if name.startswith(".") and not part.startswith("."):
+                continue  # as pathlib and the shell: a wildcard does not match a hidden name
+            if fnmatch.fnmatchcase(name, part) and (last or follow):
+                step(posixpath.join(directory, name), index + 1)
+
+    step(base.rstrip("/") or "/", 0)
+    return sorted(found)

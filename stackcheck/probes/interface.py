@@ -11,10 +11,15 @@ import os
 import signal
 import sys
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+from stackcheck.probes.fsview import FileView, HostView
+
+if TYPE_CHECKING:
+    from stackcheck.target import Target
 
 ProbeStatus = Literal["ok", "partial", "failed", "skipped"]
 
@@ -23,15 +28,43 @@ def _environ_snapshot() -> dict[str, str]:
     return dict(os.environ)
 
 
+class SearchPathUnknown(Exception):
+    """The target environment's sys.path could not be learned: package facts must be unknown, never read
+    from another environment (the audit would look in the wrong place and call the stack not installed)."""
+
+
 @dataclass
 class ProbeContext:
-    """Where and how probes look. Tests fake a filesystem with `root` and NVML with `nvml`."""
+    """Where and how probes look.
+
+    `view` is the box being audited (the host, a root directory, an image): probes read files only through
+    it, with box paths. `root` is the host's own root for what only the host has (the driver's /proc files);
+    a test fakes both with `root` (the view then defaults to that directory). `env` is the environment the
+    server starts with (the gated command's, or an image's config Env). The runner fills `facts` with the
+    sections of the probes a probe `needs`, and `deadline` with the end of the --timeout budget.
+    """
 
     env: Mapping[str, str] = field(default_factory=_environ_snapshot)
-    root: Path = Path("/")  # prefix for /usr/local/cuda*, /proc, /etc/os-release, /.dockerenv
-    path_dirs: list[str] | None = None  # sys.path entries searched for packages; None means sys.path
+    root: Path = Path("/")  # host prefix for /proc/driver/nvidia (tests fake it); the default view's root
+    path_dirs: list[str] | None = None  # sys.path entries searched for packages; None: facts.python.sys_path
     subprocess_timeout_s: float = 3.0
     nvml: Any | None = None  # an NVML module (pynvml-shaped); None: the probe imports pynvml itself
+    view: FileView | None = None  # None: HostView(root)
+    target: Target | None = None  # the interpreter whose packages are audited; None: stackcheck's own
+    facts: Mapping[str, Any] = field(default_factory=dict)  # sections of finished probes (set by the runner)
+    deadline: float | None = None  # time.monotonic() at which the --timeout budget ends
+    gates: Callable[[], Sequence[Mapping[str, Any]]] | None = None  # manifests' gates; None: shipped ones
+    cache_dir: str | None = None  # interpreter answers; None: the user cache dir, "": no cache
+
+    def __post_init__(self) -> None:
+        if self.view is None:
+            self.view = HostView(str(self.root))
+
+    @property
+    def fs(self) -> FileView:
+        """The view, typed as always present (set in __post_init__)."""
+        assert self.view is not None
+        return self.view
 
     def rooted(self, path: str | Path) -> Path:
         """An absolute box path ("/usr/local/cuda") as seen through `root`."""
@@ -51,7 +84,20 @@ class ProbeContext:
             return str(p)
 
     def search_dirs(self) -> list[str]:
-        return list(self.path_dirs) if self.path_dirs is not None else list(sys.path)
+        """Where packages are looked for: `path_dirs` when given, else the target's sys.path from the python
+        probe (facts.python.sys_path), else (no python probe ran: a library caller) this process's sys.path.
+        Raises SearchPathUnknown when the python probe ran and could not learn the path."""
+        if self.path_dirs is not None:
+            return list(self.path_dirs)
+        python = self.facts.get("python")
+        if isinstance(python, Mapping):
+            sys_path = python.get("sys_path")
+            if isinstance(sys_path, list):
+                return [p for p in sys_path if isinstance(p, str)]
+            raise SearchPathUnknown(
+                f"the target environment's sys.path is unknown: {python.get('error') or 'the python probe failed'}"
+            )
+        return list(sys.path)
 
 
 @dataclass
@@ -64,11 +110,14 @@ class ProbeResult:
 
 
 class Probe(ABC):
-    """One probe. Subclasses set `name`, `timeout_s` and `sections` (the facts sections they set)."""
+    """One probe. Subclasses set `name`, `timeout_s`, `sections` (the facts sections they set) and `needs`
+    (the sections they read from `ctx.facts`: the runner starts a probe once the probes that produce its
+    needs are done, so a probe never reads a half-made section)."""
 
     name: ClassVar[str]
     timeout_s: ClassVar[float] = 5.0
     sections: ClassVar[tuple[str, ...]] = ()
+    needs: ClassVar[tuple[str, ...]] = ()
     list_sections: ClassVar[frozenset[str]] = frozenset({"gpus", "cuda_toolkits"})
 
     @abstractmethod
@@ -137,15 +186,23 @@ def run_command(argv: Sequence[str], timeout_s: float, env: Mapping[str, str] | 
     ]
     for t in readers:
         t.start()
-    try:
-        proc.wait(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except OSError:
-            proc.kill()
+    # Popen.wait(timeout) polls with growing sleeps (up to 50 ms late); a thread blocked in waitpid and an
+    # Event wakes the caller as soon as the child exits (an interpreter start is 20-40 ms: it matters)
+    exited = threading.Event()
+
+    def reap() -> None:
         proc.wait()
-        raise CommandTimeout(f"{Path(argv[0]).name} timed out after {timeout_s:g}s") from None
+        exited.set()
+
+    threading.Thread(target=reap, daemon=True).start()
+    try:
+        if not exited.wait(timeout_s):
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except OSError:
+                proc.kill()
+            exited.wait()
+            raise CommandTimeout(f"{Path(argv[0]).name} timed out after {timeout_s:g}s")
     finally:
         for t in readers:
             t.join(timeout=1.0)

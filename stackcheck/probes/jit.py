@@ -13,9 +13,10 @@ assembler that a user put in place of Triton's bundled one:
   `nvcc_found` (true/false: null would read as "not probed");
 - `cuda`: the toolkit's CUDA version, major.minor (what `nvcc --version` reports, which FlashInfer reads to
   decide whether SM 12.x can be compiled for: it needs 12.9);
-- `fp8_header` / `fp4_header`: whether `<toolkit>/include/cuda_fp8.h` and `cuda_fp4.h` exist (FlashInfer's
-  `vec_dtypes.cuh` includes cuda_fp8.h always and cuda_fp4.h when the toolkit is CUDA 12.8 or newer; a
-  toolkit assembled from pip wheels or conda packages can lack them);
+- `fp8_header` / `fp4_header`: whether `cuda_fp8.h` and `cuda_fp4.h` are in the toolkit's include
+  directories (FlashInfer's `vec_dtypes.cuh` includes cuda_fp8.h always and cuda_fp4.h when the toolkit is
+  CUDA 12.8 or newer; a toolkit assembled from pip wheels or conda packages can lack them); null when nvcc is
+  a wrapper script whose real toolkit is not known (`headers_reason`);
 - `triton_ptxas`: for each of TRITON_PTXAS_PATH / TRITON_PTXAS_BLACKWELL_PATH that is set, the file and its
   `--version` (run with the probe's timeout, only on this host's own filesystem).
 
@@ -58,6 +59,33 @@ def _major_minor(version: Any) -> str | None:
 def _exists(view: FileView, path: str) -> bool:
     st = view.stat(path)
     return st is not None and st.kind == "file"
+
+
+def _is_elf(view: FileView, path: str) -> bool:
+    try:
+        return view.read_bytes(path, 4) == b"\x7fELF"
+    except OSError:
+        return False
+
+
+def _include_dirs(view: FileView, home: str, nvcc: str | None) -> list[str]:
+    """Where a JIT compile finds the CUDA headers: <home>/include (what FlashInfer passes with -I), and nvcc's
+    own toolkit, which nvcc adds itself (nvcc.profile): the real location of the nvcc binary, so a
+    /usr/local/bin/nvcc that links into /usr/local/cuda-13.0 still finds that toolkit's headers; plus the
+    targets/<arch>-linux/include of either, where split toolkits (conda, pip) keep them."""
+    homes = [home]
+    if nvcc is not None:
+        try:
+            real = view.realpath(nvcc)
+        except OSError:
+            real = nvcc
+        real_home = real.rsplit("/", 2)[0] if real.count("/") >= 2 else home
+        if real_home and real_home not in homes:
+            homes.append(real_home)
+    out: list[str] = []
+    for h in homes:
+        out += [f"{h}/include", f"{h}/targets/x86_64-linux/include", f"{h}/targets/sbsa-linux/include"]
+    return out
 
 
 def build_toolkit(facts: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -126,9 +154,15 @@ def probe_jit(
             nvcc = home.rstrip("/") + "/bin/nvcc"
             out["nvcc"] = nvcc if _exists(view, nvcc) else None
             out["nvcc_found"] = out["nvcc"] is not None
-            include = home.rstrip("/") + "/include/"
+            includes = _include_dirs(view, home.rstrip("/"), out["nvcc"])
+            # a header is missing only when nvcc is the toolkit's own binary: a wrapper script (exec
+            # /usr/local/cuda-13.0/bin/nvcc "$@") brings its real toolkit's include directory, not read here
+            real_nvcc = out["nvcc"] is not None and _is_elf(view, str(out["nvcc"]))
             for key, header in HEADERS.items():
-                out[key] = _exists(view, include + header)
+                found = any(_exists(view, f"{d}/{header}") for d in includes)
+                out[key] = True if found else (False if real_nvcc else None)
+            if out["nvcc"] is not None and not real_nvcc:
+                out["headers_reason"] = f"{out['nvcc']} is not the compiler itself (a wrapper script?)"
         else:
             out["nvcc_found"] = False
         if tk.get("error"):
@@ -158,8 +192,8 @@ class JitProbe(Probe):
 
     def run(self, ctx: ProbeContext) -> ProbeResult:
         facts = getattr(ctx, "facts", None)
-        if not isinstance(facts, Mapping):
-            return ProbeResult({}, "skipped", "needs the first round's facts (cuda_toolkits)")
+        if not isinstance(facts, Mapping) or "cuda_toolkits" not in facts:
+            return ProbeResult({}, "skipped", "needs the toolkits probe's facts (cuda_toolkits)")
         jit = probe_jit(facts, ctx.env, view_of(ctx), ctx.subprocess_timeout_s)
         if "error" in jit:
             return ProbeResult({"jit": jit}, "partial", str(jit["error"]))

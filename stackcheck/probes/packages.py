@@ -1,22 +1,24 @@
 """Packages probe: the installed distributions that matter for serving, read from metadata as text.
 
-Nothing probed is imported. Instead of enumerating every distribution, each search directory is listed
-once and only the `*.dist-info` / `*.egg-info` / `*.egg-link` entries of the wanted names are read (the
-METADATA headers up to the first blank line). torch's own version comes from `torch/version.py`, parsed
-with `ast`.
+Nothing probed is imported. Instead of enumerating every distribution, each directory of the target's
+sys.path (facts.python.sys_path) is listed once and only the `*.dist-info` / `*.egg-info` / `*.egg-link`
+entries of the wanted names are read (the METADATA headers up to the first blank line). torch's own version
+comes from `torch/version.py`, parsed with `ast`. Every file is read through the probe's filesystem view
+(the host, a root directory, an image) with a size cap, and only if it is a regular file: a FIFO, a device or
+a huge file costs the one distribution an `error`, never the probe.
 """
 
 from __future__ import annotations
 
 import ast
 import json
-import os
+import posixpath
 import re
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, ClassVar
 
-from stackcheck.probes.interface import Probe, ProbeContext, ProbeResult, ProbeStatus
+from stackcheck.probes.fsview import FileView, HostView, NotRegularFile, is_dir, is_file, listdir_or_empty, read_text
+from stackcheck.probes.interface import Probe, ProbeContext, ProbeResult, ProbeStatus, SearchPathUnknown
 
 WANTED = (
     "torch",
@@ -45,8 +47,12 @@ WANTED = (
     "nvidia-cublas-cu12",
     "nvidia-cublas",
 )
+#: the packages a serving environment has; an environment with none of them is "not this one" (see the
+#: environments probe, which then looks for one that has them)
+SERVING = ("sglang", "torch", "sgl-kernel", "sglang-kernel", "flashinfer-python")
 LOCAL_VARIANT = re.compile(r"\+(cu\d+|cpu|rocm[\d.]+)", re.IGNORECASE)
 _NORMALISE = re.compile(r"[-_.]+")
+_HOST = HostView()
 
 
 def normalise(name: str) -> str:
@@ -56,11 +62,11 @@ def normalise(name: str) -> str:
 
 @dataclass
 class DistRecord:
-    """One installed copy of a distribution."""
+    """One installed copy of a distribution (paths are box paths, as seen through the view)."""
 
     name: str  # normalised
     location: str  # the directory the distribution is installed into (site-packages, or a project)
-    meta_dir: Path | None  # the .dist-info / .egg-info directory (None for an egg-link without one)
+    meta_dir: str | None  # the .dist-info / .egg-info path (None for an egg-link without one)
     version: str | None = None
     error: str | None = None
     editable: bool = False
@@ -71,83 +77,81 @@ HEADERS_CAP = 1 << 20
 #: torch/version.py is a few hundred bytes; a larger one is refused rather than parsed (ast.parse holds the
 #: interpreter lock: a huge file would stall every probe past its timeout)
 VERSION_PY_CAP = 64 * 1024
+#: direct_url.json and an egg-link are a few hundred bytes
+SMALL_FILE_CAP = 64 * 1024
 
 
-def _regular_file(path: Path) -> None:
-    """Refuse FIFOs, devices and directories before opening them (opening a FIFO blocks)."""
-    import stat
-
-    if not stat.S_ISREG(path.stat().st_mode):
-        raise ValueError(f"{path}: not a regular file")
-
-
-def _read_headers(path: Path) -> dict[str, str]:
-    """The RFC 822 headers of a METADATA / PKG-INFO file, up to the first blank line."""
+def _read_headers(view: FileView, path: str) -> dict[str, str]:
+    """The RFC 822 headers of a METADATA / PKG-INFO file, up to the first blank line (at most HEADERS_CAP
+    bytes are read: the headers come first, a long description after them is not needed)."""
     headers: dict[str, str] = {}
-    _regular_file(path)
-    with path.open(encoding="utf-8", errors="replace") as fh:
-        for line in fh.read(HEADERS_CAP).splitlines():
-            if not line.strip():
-                break
-            if line[:1] in (" ", "\t"):
-                continue
-            key, sep, value = line.partition(":")
-            if sep and key not in headers:
-                headers[key.strip()] = value.strip()
+    text = view.read_bytes(path, HEADERS_CAP).decode("utf-8", errors="replace")
+    for line in text.splitlines():
+        if not line.strip():
+            break
+        if line[:1] in (" ", "\t"):
+            continue
+        key, sep, value = line.partition(":")
+        if sep and key not in headers:
+            headers[key.strip()] = value.strip()
     return headers
 
 
-def _read_meta(record: DistRecord) -> None:
+def _read_meta(record: DistRecord, view: FileView) -> None:
     meta_dir = record.meta_dir
     if meta_dir is None:
         return
-    meta_file = meta_dir / ("PKG-INFO" if meta_dir.name.endswith(".egg-info") else "METADATA")
-    if meta_dir.is_file():  # a single-file .egg-info
+    meta_file = posixpath.join(meta_dir, "PKG-INFO" if meta_dir.endswith(".egg-info") else "METADATA")
+    if is_file(view, meta_dir):  # a single-file .egg-info
         meta_file = meta_dir
     try:
-        headers = _read_headers(meta_file)
+        headers = _read_headers(view, meta_file)
     except FileNotFoundError:
         record.error = f"{meta_file}: missing"
         return
+    except NotRegularFile:
+        record.error = f"{meta_file}: not a regular file"
+        return
     except OSError as exc:
         record.error = f"{meta_file}: cannot read: {exc.strerror or exc}"
-        return
-    except ValueError as exc:  # not a regular file
-        record.error = str(exc)
         return
     version = headers.get("Version")
     if not version:
         record.error = f"{meta_file}: no Version header"
         return
     record.version = version
-    direct_url = meta_dir / "direct_url.json"
-    if direct_url.is_file():
+    direct_url = posixpath.join(meta_dir, "direct_url.json")
+    if is_file(view, direct_url):
         try:
-            data = json.loads(direct_url.read_text(encoding="utf-8"))
+            data = json.loads(read_text(view, direct_url, SMALL_FILE_CAP))
             dir_info = data.get("dir_info") if isinstance(data, dict) else None
             if isinstance(dir_info, dict) and dir_info.get("editable") is True:
                 record.editable = True
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             pass
 
 
-def find_distributions(names: set[str], search_dirs: list[str]) -> dict[str, list[DistRecord]]:
+def find_distributions(
+    names: set[str], search_dirs: list[str], view: FileView | None = None
+) -> dict[str, list[DistRecord]]:
     """Every copy of each wanted (normalised) name on the search path, in search-path order."""
+    fs = view if view is not None else _HOST
     found: dict[str, list[DistRecord]] = {}
     seen_dirs: set[str] = set()
     for entry in search_dirs:
-        directory = entry or "."
+        if not entry or not entry.startswith("/"):
+            continue  # '' and relative entries depend on a working directory: not the environment's
+        directory = entry
         try:
-            real = os.path.realpath(directory)
-        except OSError:
+            real = fs.realpath(directory)
+        except (OSError, ValueError):
             continue
         if real in seen_dirs:
             continue
         seen_dirs.add(real)
-        try:
-            listing = os.listdir(directory)
-        except OSError:  # missing directory, a zip file, no permission
+        if not is_dir(fs, directory):  # missing, a zip file, a file
             continue
+        listing = listdir_or_empty(fs, directory)
         editable_pth: set[str] = set()
         candidates: list[tuple[str, str]] = []
         for item in listing:
@@ -163,14 +167,17 @@ def find_distributions(names: set[str], search_dirs: list[str]) -> dict[str, lis
                         candidates.append((dist_name, item))
                     break
         for dist_name, item in sorted(candidates, key=lambda c: c[1]):
-            path = Path(directory) / item
-            if item.endswith(".egg-link"):
-                record = _from_egg_link(dist_name, path)
-            else:
-                record = DistRecord(dist_name, directory, path)
-                _read_meta(record)
-                if item.endswith(".egg-info") and not _is_site_dir(directory):
-                    record.editable = True  # a project directory put on sys.path (setup.py develop)
+            path = posixpath.join(directory, item)
+            try:
+                if item.endswith(".egg-link"):
+                    record = _from_egg_link(dist_name, path, fs)
+                else:
+                    record = DistRecord(dist_name, directory, path)
+                    _read_meta(record, fs)
+                    if item.endswith(".egg-info") and not _is_site_dir(directory):
+                        record.editable = True  # a project directory put on sys.path (setup.py develop)
+            except Exception as exc:  # one broken distribution costs its own entry, never the probe
+                record = DistRecord(dist_name, directory, path, error=f"{path}: {type(exc).__name__}: {exc}"[:300])
             if dist_name in editable_pth:
                 record.editable = True
             found.setdefault(dist_name, []).append(record)
@@ -178,36 +185,36 @@ def find_distributions(names: set[str], search_dirs: list[str]) -> dict[str, lis
 
 
 def _is_site_dir(directory: str) -> bool:
-    return Path(directory).name in ("site-packages", "dist-packages")
+    return posixpath.basename(directory.rstrip("/")) in ("site-packages", "dist-packages")
 
 
-def _from_egg_link(dist_name: str, path: Path) -> DistRecord:
+def _from_egg_link(dist_name: str, path: str, view: FileView) -> DistRecord:
+    directory = posixpath.dirname(path)
     try:
-        target = path.read_text(encoding="utf-8").splitlines()[0].strip()
-    except (OSError, IndexError):
-        error = f"{path}: unreadable egg-link"
-        return DistRecord(dist_name, str(path.parent), None, error=error, editable=True)
+        text = read_text(view, path, SMALL_FILE_CAP)
+        target = text.splitlines()[0].strip()
+    except (OSError, ValueError, IndexError):
+        return DistRecord(dist_name, directory, None, error=f"{path}: unreadable egg-link", editable=True)
+    if not target.startswith("/"):
+        target = posixpath.normpath(posixpath.join(directory, target))
     record = DistRecord(dist_name, target, None, editable=True)
-    project = Path(target)
-    try:
-        infos = [p for p in project.iterdir() if p.name.endswith(".egg-info")]
-    except OSError:
-        infos = []
+    infos = [n for n in listdir_or_empty(view, target) if n.endswith(".egg-info")]
     if infos:
-        record.meta_dir = infos[0]
-        _read_meta(record)
+        record.meta_dir = posixpath.join(target, infos[0])
+        _read_meta(record, view)
     else:
         record.error = f"{path}: points to {target} which has no .egg-info"
     return record
 
 
-def read_torch_version_py(location: str) -> dict[str, str | None]:
+def read_torch_version_py(location: str, view: FileView | None = None) -> dict[str, str | None]:
     """`__version__`, `cuda`, `hip` and `git_version` from `<location>/torch/version.py`, read with ast."""
-    path = Path(location) / "torch" / "version.py"
-    _regular_file(path)
-    if path.stat().st_size > VERSION_PY_CAP:
-        raise ValueError(f"{path}: {path.stat().st_size} bytes, too large for torch's version.py; not parsed")
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    fs = view if view is not None else _HOST
+    path = posixpath.join(location, "torch", "version.py")
+    data = fs.read_bytes(path, VERSION_PY_CAP + 1)
+    if len(data) > VERSION_PY_CAP:
+        raise ValueError(f"{path}: more than {VERSION_PY_CAP} bytes, too large for torch's version.py; not parsed")
+    tree = ast.parse(data.decode("utf-8"), filename=path)
     values: dict[str, str | None] = {}
     for node in tree.body:
         target: ast.expr | None = None
@@ -238,7 +245,7 @@ def variant_from(version: str | None, cuda: str | None = None, hip: str | None =
     return None
 
 
-def package_facts(name: str, copies: list[DistRecord]) -> dict[str, Any]:
+def package_facts(name: str, copies: list[DistRecord], view: FileView | None = None) -> dict[str, Any]:
     if not copies:
         return {"installed": False}
     first = copies[0]
@@ -257,7 +264,11 @@ def package_facts(name: str, copies: list[DistRecord]) -> dict[str, Any]:
     if name == "torch":
         entry.update(cuda=None, variant=None, git_version=None)
         try:
-            tv = read_torch_version_py(first.location)
+            tv = read_torch_version_py(first.location, view)
+        except NotRegularFile:
+            msg = "torch/version.py: not a regular file"
+            entry["error"] = f"{entry['error']}; {msg}" if "error" in entry else msg
+            entry["variant"] = variant_from(first.version)
         except (OSError, SyntaxError, ValueError, MemoryError, RecursionError) as exc:
             msg = f"torch/version.py: {getattr(exc, 'strerror', None) or exc or type(exc).__name__}"
             entry["error"] = f"{entry['error']}; {msg}" if "error" in entry else msg
@@ -276,10 +287,15 @@ class PackagesProbe(Probe):
     name: ClassVar[str] = "packages"
     timeout_s: ClassVar[float] = 5.0
     sections: ClassVar[tuple[str, ...]] = ("packages",)
+    needs: ClassVar[tuple[str, ...]] = ("python",)
 
     def run(self, ctx: ProbeContext) -> ProbeResult:
-        found = find_distributions(set(WANTED), ctx.search_dirs())
-        packages = {name: package_facts(name, found.get(name, [])) for name in WANTED}
+        try:
+            search = ctx.search_dirs()
+        except SearchPathUnknown as exc:
+            return ProbeResult(self.failure_facts(str(exc)), "failed", str(exc))
+        found = find_distributions(set(WANTED), search, ctx.fs)
+        packages = {name: package_facts(name, found.get(name, []), ctx.fs) for name in WANTED}
         errors = [f"{n}: {p['error']}" for n, p in packages.items() if "error" in p]
         status: ProbeStatus = "partial" if errors else "ok"
         reason = None

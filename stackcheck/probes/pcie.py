@@ -24,9 +24,8 @@ import re
 import struct
 from typing import Any, ClassVar
 
-from stackcheck.probes.fsview import FileView
+from stackcheck.probes.fsview import FileView, HostView
 from stackcheck.probes.interface import Probe, ProbeContext, ProbeResult
-from stackcheck.probes.jit import view_of
 
 NVIDIA_DRIVER_DIR = "/sys/bus/pci/drivers/nvidia"
 PCI_DEVICES = "/sys/bus/pci/devices"
@@ -156,7 +155,8 @@ class PcieProbe(Probe):
     sections: ClassVar[tuple[str, ...]] = ("pcie",)
 
     def run(self, ctx: ProbeContext) -> ProbeResult:
-        pcie = probe_pcie(view_of(ctx))
+        # the host's own /sys, whatever the view: an image or a root directory has no GPUs of its own
+        pcie = probe_pcie(HostView(str(ctx.root)))
         if not pcie["gpus"]:  # no NVIDIA GPU bound to the driver: nothing to look at
             return ProbeResult({"pcie": pcie}, "skipped", str(pcie.get("error")))
         return ProbeResult({"pcie": pcie})

@@ -1,4 +1,12 @@
-"""Run probes concurrently, each in a daemon thread with its own timeout, and merge their facts.
+"""Run probes in waves under one time budget, each in a daemon thread, and merge their facts.
+
+A probe declares the facts sections it produces (`sections`) and the ones it reads (`needs`). The runner
+starts every probe whose needs are produced by no other selected probe at once (the first wave: NVML, the
+system, the target's Python), and starts each later probe as soon as the probes that produce its needs are
+done (finished, failed or timed out): the package probe waits for the target's sys.path, the gate tables
+and the binaries wait for the package locations, but none of them waits for a slow driver. Everything runs
+under the single `--timeout` budget: a probe gets min(its own timeout_s, what is left of the budget), and
+`ctx.deadline` tells it when the budget ends so that a long reader (binaries) can stop cleanly.
 
 Daemon threads (not a ThreadPoolExecutor, which joins its workers at interpreter exit) let a hung probe be
 abandoned: the audit returns within its budget and the process can exit.
@@ -6,6 +14,8 @@ abandoned: the audit returns within its budget and the process can exit.
 
 from __future__ import annotations
 
+import dataclasses
+import queue
 import threading
 import time
 from collections.abc import Mapping
@@ -21,18 +31,63 @@ class _Slot:
         self.probe = probe
         self.result: ProbeResult | None = None
         self.error: str | None = None
-        self.started = 0.0
+        self.started: float | None = None
+        self.deadline = 0.0
+        self.limit = 0.0
         self.finished: float | None = None
-        self.done = threading.Event()
+        self.outcome: ProbeOutcome | None = None
+        self.facts: dict[str, Any] = {}
+        self.deps: set[int] = set()
 
-    def run(self, ctx: ProbeContext) -> None:
+    def run(self, ctx: ProbeContext, done: queue.Queue[_Slot]) -> None:
         try:
             self.result = self.probe.run(ctx)
         except BaseException as exc:  # a probe must never take the audit down
             self.error = one_line(exc)
         finally:
             self.finished = time.monotonic()
-            self.done.set()
+            done.put(self)
+
+
+def waves(names: list[str], registry: Mapping[str, type[Probe]]) -> list[list[str]]:
+    """The probes grouped by the wave they start in when none is slow (for documentation and tests):
+    wave 0 needs nothing another selected probe produces; wave n needs something from wave n-1."""
+    deps = _dependencies([registry[n] for n in names])
+    level: dict[int, int] = {}
+
+    def depth(i: int) -> int:
+        if i not in level:
+            level[i] = 1 + max((depth(d) for d in deps[i]), default=-1)
+        return level[i]
+
+    out: dict[int, list[str]] = {}
+    for i, name in enumerate(names):
+        out.setdefault(depth(i), []).append(name)
+    return [out[k] for k in sorted(out)]
+
+
+def _dependencies(probes: list[type[Probe]]) -> list[set[int]]:
+    producers: dict[str, list[int]] = {}
+    for i, cls in enumerate(probes):
+        for section in cls.sections:
+            producers.setdefault(section, []).append(i)
+    deps = [{j for need in cls.needs for j in producers.get(need, []) if j != i} for i, cls in enumerate(probes)]
+    # a cycle would leave probes waiting for ever: refuse it (a registry bug, caught by the tests)
+    state: dict[int, int] = {}
+
+    def visit(i: int) -> None:
+        if state.get(i) == 2:
+            return
+        if state.get(i) == 1:
+            raise ValueError(f"probe {probes[i].name} depends on itself through its needs")
+        state[i] = 1
+        for d in deps[i]:
+            visit(d)
+        state[i] = 2
+
+    for i in range(len(probes)):
+        visit(i)
+    return deps
 
 
 def run_probes(
@@ -41,11 +96,11 @@ def run_probes(
     budget_s: float = 8.0,
     registry: Mapping[str, type[Probe]] | None = None,
 ) -> tuple[Facts, list[ProbeOutcome]]:
-    """Run the named probes concurrently; return the merged facts and one outcome per probe, in order.
+    """Run the named probes in waves; return the merged facts and one outcome per probe, in `names` order.
 
-    Each probe gets min(its timeout_s, budget_s). A probe that raises is "failed" with the exception's
-    one-line text; one that overruns is "timeout". Either way the sections it should have set are present
-    with "error".
+    A probe that raises is "failed" with the exception's one-line text; one that overruns is "timeout";
+    one that could not start before the budget ended is "timeout" too. Either way the sections it should
+    have set are present with "error". Facts are merged in `names` order, whatever order probes end in.
     """
     if registry is None:
         from stackcheck.probes import PROBES
@@ -56,44 +111,99 @@ def run_probes(
         raise UsageError(f"unknown probe {unknown[0]!r}; known probes: {', '.join(sorted(registry))}")
 
     slots = [_Slot(registry[name]()) for name in names]
+    for slot, deps in zip(slots, _dependencies([type(s.probe) for s in slots]), strict=True):
+        slot.deps = deps
     start = time.monotonic()
-    for slot in slots:
-        slot.started = time.monotonic()
-        thread = threading.Thread(target=slot.run, args=(ctx,), name=f"probe-{slot.probe.name}", daemon=True)
-        thread.start()
+    end = start + budget_s
+    done: queue.Queue[_Slot] = queue.Queue()
+    so_far: dict[str, Any] = dict(ctx.facts)  # sections of finished probes, handed to the probes that need them
+    waiting = set(range(len(slots)))
+    running: set[int] = set()
+    closed: set[int] = set()
 
-    for slot in slots:
-        deadline = start + min(slot.probe.timeout_s, budget_s)
-        slot.done.wait(max(0.0, deadline - time.monotonic()))
+    def close(i: int, outcome: ProbeOutcome, facts: dict[str, Any]) -> None:
+        slot = slots[i]
+        slot.outcome, slot.facts = outcome, facts
+        running.discard(i)
+        closed.add(i)
+        so_far.update(facts)
+
+    def start_ready() -> None:
+        for i in sorted(waiting):
+            slot = slots[i]
+            if not slot.deps <= closed:
+                continue
+            waiting.discard(i)
+            now = time.monotonic()
+            slot.limit = max(0.0, min(slot.probe.timeout_s, end - now))
+            if slot.limit <= 0.0:
+                reason = f"no time left in the {budget_s:g}s budget to start this probe"
+                close(i, _outcome(slot.probe.name, "timeout", reason, 0.0), slot.probe.failure_facts(reason))
+                continue
+            slot.started = now
+            slot.deadline = now + slot.limit
+            probe_ctx = dataclasses.replace(ctx, facts=dict(so_far), deadline=slot.deadline)
+            thread = threading.Thread(
+                target=slot.run, args=(probe_ctx, done), name=f"probe-{slot.probe.name}", daemon=True
+            )
+            running.add(i)
+            thread.start()
+
+    start_ready()
+    while running or waiting:
+        if not running:  # nothing can start and nothing runs: only a dependency cycle gets here
+            break
+        next_deadline = min(slots[i].deadline for i in running)
+        try:
+            finished = done.get(timeout=max(0.0, next_deadline - time.monotonic()))
+        except queue.Empty:
+            finished = None
+        if finished is not None:
+            i = slots.index(finished)
+            if i in running:  # a probe that ends after its timeout was already closed
+                close(i, *_finish(finished))
+        now = time.monotonic()
+        for i in sorted(running):
+            slot = slots[i]
+            if slot.finished is None and now >= slot.deadline:
+                reason = f"probe timed out after {round(slot.limit, 2):g}s"
+                close(
+                    i,
+                    _outcome(slot.probe.name, "timeout", reason, _ms(slot.limit * 1000)),
+                    slot.probe.failure_facts(reason),
+                )
+        start_ready()
 
     merged: dict[str, Any] = {}
     outcomes: list[ProbeOutcome] = []
     for slot in slots:
-        probe = slot.probe
-        limit = min(probe.timeout_s, budget_s)
-        if not slot.done.is_set():
-            reason = f"probe timed out after {limit:g}s"
-            merged.update(probe.failure_facts(reason))
-            outcomes.append(
-                {"name": probe.name, "status": "timeout", "reason": reason, "duration_ms": _ms(limit * 1000)}
-            )
-            continue
-        duration = _ms(((slot.finished or time.monotonic()) - slot.started) * 1000)
-        if slot.result is None:
-            reason = slot.error or "probe returned nothing"
-            merged.update(probe.failure_facts(reason))
-            outcomes.append({"name": probe.name, "status": "failed", "reason": reason, "duration_ms": duration})
-            continue
-        result = slot.result
-        facts = dict(result.facts)
-        if result.status == "failed":
-            for section, value in probe.failure_facts(result.reason or "probe failed").items():
-                facts.setdefault(section, value)
-        merged.update(facts)
-        outcomes.append({"name": probe.name, "status": result.status, "reason": result.reason, "duration_ms": duration})
+        if slot.outcome is None:  # never started (a dependency cycle): say so rather than lose it
+            reason = "probe never started: its needs are never produced"
+            slot.outcome = _outcome(slot.probe.name, "failed", reason, 0.0)
+            slot.facts = slot.probe.failure_facts(reason)
+        merged.update(slot.facts)
+        outcomes.append(slot.outcome)
     facts_out = cast(Facts, merged)
     mark_torch_toolkit(facts_out)
     return facts_out, outcomes
+
+
+def _finish(slot: _Slot) -> tuple[ProbeOutcome, dict[str, Any]]:
+    probe = slot.probe
+    duration = _ms(((slot.finished or time.monotonic()) - (slot.started or 0.0)) * 1000)
+    if slot.result is None:
+        reason = slot.error or "probe returned nothing"
+        return _outcome(probe.name, "failed", reason, duration), probe.failure_facts(reason)
+    result = slot.result
+    facts = dict(result.facts)
+    if result.status == "failed":
+        for section, value in probe.failure_facts(result.reason or "probe failed").items():
+            facts.setdefault(section, value)
+    return _outcome(probe.name, result.status, result.reason, duration), facts
+
+
+def _outcome(name: str, status: Any, reason: str | None, duration_ms: float) -> ProbeOutcome:
+    return {"name": name, "status": status, "reason": reason, "duration_ms": duration_ms}
 
 
 def _ms(value: float) -> float:

@@ -1,28 +1,32 @@
-"""Post-probe: read the gate tables (manifests/gates.json) out of the installed packages' sources.
+"""The gate tables (manifests/gates.json) read out of the installed packages' sources: facts.source_tables.
 
-It runs after the packages probe, on the merged facts: each gate's package location comes from
-facts["packages"][NAME]["location"]. The result is the facts section `source_tables`, keyed by gate id,
-each value a `GateReading` (see stackcheck.deep.sourcetables). Sources are parsed with `ast`, never
-imported.
+It needs the packages probe's facts: each gate's package location comes from
+facts["packages"][NAME]["location"], a box path read through the probe's filesystem view. The result is
+keyed by gate id, each value a `GateReading` (see stackcheck.deep.sourcetables). Sources are parsed with
+`ast`, never imported.
 
-Two ways in: the plain function `probe_source_tables(facts, gates)`, and `SourceTablesProbe(facts, gates)`,
-a `Probe` for the runner's second pass (it needs the packages facts, so it is built after the first pass
-and is not in the first-pass registry). The probe maps the facts' box paths through `ctx.rooted`.
+Two ways in: the plain function `probe_source_tables(facts, gates, ctx=None)`, and `SourceTablesProbe`, the
+runner's probe (the gates come from `ctx.gates`, the manifests the command loaded; the shipped ones when
+none is given).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from stackcheck.deep.sourcetables import GateReading, normalise_name, read_source_tables
 from stackcheck.probes.interface import Probe, ProbeContext, ProbeResult
+
+if TYPE_CHECKING:
+    from stackcheck.deep.sourcetables import GateReading
 
 NAME = "source_tables"
 
 
 def package_locations(facts: Mapping[str, Any]) -> dict[str, str]:
     """Normalised distribution name → location, for every package the facts say is installed."""
+    from stackcheck.deep.sourcetables import normalise_name
+
     packages = facts.get("packages")
     if not isinstance(packages, Mapping):
         return {}
@@ -44,14 +48,17 @@ def probe_source_tables(
     """The `source_tables` facts section: gate id → GateReading, for gates whose package is installed.
 
     When the facts carry no packages section the result is `{"error": reason}` (nothing could be read).
-    With a `ctx`, package locations are box paths seen through `ctx.rooted` (tests fake a root).
+    With a `ctx`, package locations are box paths read through `ctx.fs` (tests fake a root).
     """
-    if not isinstance(facts.get("packages"), Mapping):
+    from stackcheck.deep.sourcetables import read_source_tables
+
+    packages = facts.get("packages")
+    if not isinstance(packages, Mapping):
         return {"error": "no packages facts: the package locations are unknown"}
-    locations = package_locations(facts)
-    if ctx is not None:
-        locations = {name: str(ctx.rooted(loc)) for name, loc in locations.items()}
-    readings: dict[str, GateReading] = read_source_tables(gates, locations)
+    entries = [p for p in packages.values() if isinstance(p, Mapping)]
+    if entries and all(isinstance(p.get("error"), str) and "installed" not in p for p in entries):
+        return {"error": f"the packages could not be read: {entries[0]['error']}"}
+    readings: dict[str, GateReading] = read_source_tables(gates, package_locations(facts), ctx.fs if ctx else None)
     return dict(readings)
 
 
@@ -70,17 +77,20 @@ def outcome(section: Mapping[str, Any]) -> tuple[Literal["ok", "partial", "faile
 
 
 class SourceTablesProbe(Probe):
-    """The post-probe: built with the merged first-pass facts and the gates of the manifests."""
+    """The gate tables in SGLang's and FlashInfer's installed sources (always run)."""
 
     name: ClassVar[str] = NAME
-    timeout_s: ClassVar[float] = 10.0
+    timeout_s: ClassVar[float] = 5.0
     sections: ClassVar[tuple[str, ...]] = ("source_tables",)
-
-    def __init__(self, facts: Mapping[str, Any], gates: Sequence[Mapping[str, Any]]) -> None:
-        self.facts = facts
-        self.gates = gates
+    needs: ClassVar[tuple[str, ...]] = ("packages",)
 
     def run(self, ctx: ProbeContext) -> ProbeResult:
-        section = probe_source_tables(self.facts, self.gates, ctx)
+        if ctx.gates is not None:
+            gates = ctx.gates()
+        else:
+            from stackcheck.manifest_loader import load
+
+            gates = load([], env={}).gates
+        section = probe_source_tables(ctx.facts, gates, ctx)
         status, reason = outcome(section)
         return ProbeResult(facts={"source_tables": section}, status=status, reason=reason)

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
+from stackcheck.probes.fsview import FileView, exists, is_file, is_host, read_text
 from stackcheck.probes.interface import Probe, ProbeContext, ProbeResult
 
 ENV_NAMES = frozenset(
@@ -130,16 +131,63 @@ def glibc_version() -> str | None:
     return version if lib == "glibc" and version else None
 
 
+_LIBC_BANNER = re.compile(rb"GNU C Library [^\n]*? release version (\d+\.\d+)")
+_LIBC_PATHS = (
+    "/lib/x86_64-linux-gnu/libc.so.6",
+    "/usr/lib/x86_64-linux-gnu/libc.so.6",
+    "/lib/aarch64-linux-gnu/libc.so.6",
+    "/usr/lib/aarch64-linux-gnu/libc.so.6",
+    "/lib64/libc.so.6",
+    "/usr/lib64/libc.so.6",
+    "/lib/libc.so.6",
+)
+LIBC_CAP = 8 << 20
+
+
+def view_glibc_version(view: FileView) -> str | None:
+    """The glibc of a root filesystem or an image, from the version banner inside its libc.so.6 (the
+    library is not loaded: another root's libc may be for another machine)."""
+    for path in _LIBC_PATHS:
+        if not is_file(view, path):
+            continue
+        try:
+            data = view.read_bytes(path, LIBC_CAP)
+        except OSError:
+            continue
+        m = _LIBC_BANNER.search(data)
+        if m:
+            return m.group(1).decode()
+    return None
+
+
+_ELF_MACHINES = {62: "x86_64", 183: "aarch64", 21: "ppc64le", 243: "riscv64", 22: "s390x"}
+
+
+def elf_machine(view: FileView, path: str) -> str | None:
+    """The machine an executable is built for, from its ELF header (for an interpreter in an image)."""
+    try:
+        head = view.read_bytes(path, 20)
+    except OSError:
+        return None
+    if len(head) < 20 or head[:4] != b"\x7fELF":
+        return None
+    machine = int.from_bytes(head[18:20], "little" if head[5] == 1 else "big")
+    return _ELF_MACHINES.get(machine)
+
+
 def container_hint(ctx: ProbeContext) -> str | None:
-    if ctx.rooted("/.dockerenv").exists():
+    view = ctx.fs
+    if hasattr(view, "image_facts"):
+        return "image"
+    if exists(view, "/.dockerenv"):
         return "docker"
-    if ctx.rooted("/run/.containerenv").exists():
+    if exists(view, "/run/.containerenv"):
         return "podman"
     if ctx.env.get("KUBERNETES_SERVICE_HOST"):
         return "kubernetes"
     try:
-        cgroup = ctx.rooted("/proc/1/cgroup").read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        cgroup = read_text(view, "/proc/1/cgroup", 1 << 20)
+    except (OSError, ValueError):
         return None
     for needle, hint in (
         ("kubepods", "kubernetes"),
@@ -154,25 +202,41 @@ def container_hint(ctx: ProbeContext) -> str | None:
 
 
 class SystemProbe(Probe):
+    """OS, kernel, glibc, Python, machine and container of the box being audited. The kernel is always
+    this host's (a container runs on its host's kernel); the OS, glibc and machine are the view's; the
+    Python is the target interpreter's (facts.python)."""
+
     name: ClassVar[str] = "system"
     timeout_s: ClassVar[float] = 3.0
     sections: ClassVar[tuple[str, ...]] = ("system",)
+    needs: ClassVar[tuple[str, ...]] = ("python",)
 
     def run(self, ctx: ProbeContext) -> ProbeResult:
         notes: list[str] = []
+        view = ctx.fs
+        host = is_host(view)
         os_name: str | None = None
         try:
-            text = ctx.rooted("/etc/os-release").read_text(encoding="utf-8", errors="replace")
-            os_name = read_os_release(text)
-        except OSError as exc:
-            notes.append(f"/etc/os-release: {exc.strerror or exc}")
+            os_name = read_os_release(read_text(view, "/etc/os-release", 1 << 20))
+        except (OSError, ValueError) as exc:
+            notes.append(f"/etc/os-release: {getattr(exc, 'strerror', None) or exc}")
+        python = ctx.facts.get("python")
+        if isinstance(python, Mapping):
+            py_version = python.get("version")
+            py_impl = python.get("implementation")
+            exe = python.get("executable")
+        else:  # no python probe ran (a library caller): this process
+            py_version, py_impl, exe = platform.python_version(), platform.python_implementation(), None
+        machine = platform.machine() or None
+        if not host:
+            machine = elf_machine(view, exe) if isinstance(exe, str) else None
         system: dict[str, Any] = {
             "os": os_name,
             "kernel": platform.release() or None,
-            "glibc": glibc_version(),
-            "python": platform.python_version(),
-            "python_implementation": platform.python_implementation(),
-            "machine": platform.machine() or None,
+            "glibc": glibc_version() if host else view_glibc_version(view),
+            "python": py_version if isinstance(py_version, str) else None,
+            "python_implementation": _implementation_name(py_impl),
+            "machine": machine,
             "container": container_hint(ctx),
             "env": redact_env(ctx.env),
         }
@@ -180,3 +244,10 @@ class SystemProbe(Probe):
             system["error"] = "; ".join(notes)
             return ProbeResult({"system": system}, "partial", notes[0])
         return ProbeResult({"system": system})
+
+
+def _implementation_name(value: Any) -> str | None:
+    """sys.implementation.name ("cpython") as platform names it ("CPython")."""
+    if not isinstance(value, str) or not value:
+        return None
+    return {"cpython": "CPython", "pypy": "PyPy"}.get(value.lower(), value)

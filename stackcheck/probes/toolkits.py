@@ -9,13 +9,29 @@ toolkit's dist-info directories (toolkits assembled from wheels), or `nvcc --ver
 from __future__ import annotations
 
 import json
-import os
+import posixpath
 import re
-import shutil
-from pathlib import Path
 from typing import Any, ClassVar
 
-from stackcheck.probes.interface import CommandTimeout, Probe, ProbeContext, ProbeResult, run_command
+from stackcheck.probes.fsview import (
+    FileView,
+    glob,
+    is_dir,
+    is_file,
+    is_host,
+    kind_of,
+    listdir_or_empty,
+    read_text,
+    which,
+)
+from stackcheck.probes.interface import (
+    CommandTimeout,
+    Probe,
+    ProbeContext,
+    ProbeResult,
+    SearchPathUnknown,
+    run_command,
+)
 from stackcheck.probes.packages import find_distributions
 
 PIP_TOOLKITS = (
@@ -31,6 +47,7 @@ _PIP_SUBDIRS = ("nvidia/cu13", "nvidia/cuda_runtime", "nvidia/cuda_nvcc")
 _NVCC_RELEASE = re.compile(r"release (\d+\.\d+), V(\d+\.\d+\.\d+)")
 _VERSION_TXT = re.compile(r"CUDA Version (\d+\.\d+(?:\.\d+)?)")
 _DIST_INFO = re.compile(r"^nvidia_cuda_(?:nvcc|cudart|runtime)-(\d+\.\d+\.\d+)")
+_VERSION_FILE_CAP = 1 << 20
 
 
 def parse_nvcc_version(text: str) -> str | None:
@@ -39,33 +56,30 @@ def parse_nvcc_version(text: str) -> str | None:
     return m.group(2) if m else None
 
 
-def read_toolkit_version(path: Path) -> str | None:
+def read_toolkit_version(view: FileView, path: str) -> str | None:
     """A toolkit directory's version from version.json, version.txt or its dist-info directories."""
-    vj = path / "version.json"
-    if vj.is_file():
+    vj = posixpath.join(path, "version.json")
+    if is_file(view, vj):
         try:
-            data = json.loads(vj.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            data = json.loads(read_text(view, vj, _VERSION_FILE_CAP))
+        except (OSError, ValueError, RecursionError):
             data = None
         if isinstance(data, dict):
             for key in ("cuda", "cuda_nvcc", "cuda_cudart"):
                 part = data.get(key)
                 if isinstance(part, dict) and isinstance(part.get("version"), str):
                     return str(part["version"])
-    vt = path / "version.txt"
-    if vt.is_file():
+    vt = posixpath.join(path, "version.txt")
+    if is_file(view, vt):
         try:
-            m = _VERSION_TXT.search(vt.read_text(encoding="utf-8", errors="replace"))
-        except OSError:
+            m = _VERSION_TXT.search(read_text(view, vt, _VERSION_FILE_CAP))
+        except (OSError, ValueError):
             m = None
         if m:
             return m.group(1)
-    info = path / "dist-info"
-    if info.is_dir():  # a toolkit assembled from the nvidia-cuda-* wheels
-        try:
-            names = sorted(os.listdir(info))
-        except OSError:
-            names = []
+    info = posixpath.join(path, "dist-info")
+    if is_dir(view, info):  # a toolkit assembled from the nvidia-cuda-* wheels
+        names = listdir_or_empty(view, info)
         for name in names:
             m = _DIST_INFO.match(name)
             if m and name.startswith("nvidia_cuda_nvcc"):
@@ -77,40 +91,40 @@ def read_toolkit_version(path: Path) -> str | None:
     return None
 
 
-def _real(path: Path) -> str:
+def _real(view: FileView, path: str) -> str:
     try:
-        return os.path.realpath(path)
-    except OSError:
-        return str(path)
+        return view.realpath(path)
+    except (OSError, ValueError):
+        return path
 
 
 class ToolkitsProbe(Probe):
     name: ClassVar[str] = "toolkits"
     timeout_s: ClassVar[float] = 5.0
     sections: ClassVar[tuple[str, ...]] = ("cuda_toolkits",)
+    needs: ClassVar[tuple[str, ...]] = ("python",)
 
     def run(self, ctx: ProbeContext) -> ProbeResult:
+        view = ctx.fs
         entries: list[dict[str, Any]] = []
         by_real: dict[str, dict[str, Any]] = {}
         notes: list[str] = []
 
-        def add(box_path: str, fs_path: Path, source: str) -> dict[str, Any]:
-            key = _real(fs_path)
+        def add(box_path: str, source: str) -> dict[str, Any]:
+            key = _real(view, box_path)
             if key in by_real:
                 return by_real[key]
             entry: dict[str, Any] = {"path": box_path, "version": None, "source": source, "nvcc": None}
-            try:
-                if not fs_path.exists():
-                    entry["error"] = f"{box_path} does not exist"
-                elif not fs_path.is_dir():
-                    entry["error"] = f"{box_path} is not a directory"
-                else:
-                    entry["version"] = read_toolkit_version(fs_path)
-                    nvcc = fs_path / "bin" / "nvcc"
-                    if nvcc.is_file():
-                        entry["nvcc"] = ctx.unrooted(nvcc)
-            except OSError as exc:  # e.g. a parent directory this user cannot enter
-                entry["error"] = f"{box_path}: cannot read: {exc.strerror or exc}"
+            kind = kind_of(view, box_path)
+            if kind is None:
+                entry["error"] = f"{box_path} does not exist"
+            elif kind != "dir":
+                entry["error"] = f"{box_path} is not a directory"
+            else:
+                entry["version"] = read_toolkit_version(view, box_path)
+                nvcc = posixpath.join(box_path, "bin", "nvcc")
+                if is_file(view, nvcc):
+                    entry["nvcc"] = nvcc
             entry["active_for_build"] = False
             entry["active_for_torch"] = False
             by_real[key] = entry
@@ -124,45 +138,54 @@ class ToolkitsProbe(Probe):
         for var in ("CUDA_HOME", "CUDA_PATH"):
             value = ctx.env.get(var)
             if value:
-                entry = add(value, ctx.rooted(value), var)
+                entry = add(value, var)
                 build_choice = build_choice or entry
 
-        nvcc_path = shutil.which("nvcc", path=ctx.env.get("PATH", ""))
+        nvcc_path = which(view, "nvcc", ctx.env.get("PATH", ""))
         if nvcc_path is not None:
-            home = Path(nvcc_path).parent.parent
-            entry = add(ctx.unrooted(home), home, "nvcc")
+            home = posixpath.dirname(posixpath.dirname(nvcc_path))
+            entry = add(home, "nvcc")
             if entry["nvcc"] is None:
-                entry["nvcc"] = ctx.unrooted(nvcc_path)
+                entry["nvcc"] = nvcc_path
             if entry["version"] is None:
-                version, why = self._nvcc_version(nvcc_path, ctx)
+                if is_host(view):
+                    version, why = self._nvcc_version(nvcc_path, ctx)
+                else:
+                    version, why = None, f"{nvcc_path}: not run (it is not on this host)"
                 if version is not None:
                     entry["version"] = version
                 elif why:
                     notes.append(why)
             build_choice = build_choice or entry
 
-        usr_local = ctx.rooted("/usr/local")
-        default = usr_local / "cuda"
-        if default.exists():
-            entry = add("/usr/local/cuda", default, "/usr/local/cuda")
+        if kind_of(view, "/usr/local/cuda") is not None:
+            entry = add("/usr/local/cuda", "/usr/local/cuda")
             build_choice = build_choice or entry
         try:
-            versioned = sorted(p for p in usr_local.glob("cuda-*") if p.is_dir())
-        except OSError:
+            versioned = [p for p in glob(view, "/usr/local", "cuda-*") if is_dir(view, p)]
+        except Exception:  # GlobLimit: a pathological /usr/local
             versioned = []
         for p in versioned:
-            add(ctx.unrooted(p), p, "/usr/local/cuda")
+            add(p, "/usr/local/cuda")
 
-        found = find_distributions(set(PIP_TOOLKITS), ctx.search_dirs())
+        try:
+            search = ctx.search_dirs()
+        except SearchPathUnknown as exc:
+            search = []
+            notes.append(f"pip toolkits not looked for: {exc}")
+        found = find_distributions(set(PIP_TOOLKITS), search, view)
         for name in PIP_TOOLKITS:
             for record in found.get(name, []):
-                base = Path(record.location)
-                path = next((base / sub for sub in _PIP_SUBDIRS if (base / sub).is_dir()), base)
-                key = f"pip:{name}:{_real(path)}"
+                base = record.location
+                path = next(
+                    (posixpath.join(base, sub) for sub in _PIP_SUBDIRS if is_dir(view, posixpath.join(base, sub))),
+                    base,
+                )
+                key = f"pip:{name}:{_real(view, path)}"
                 if key in by_real:
                     continue
                 entry = {
-                    "path": str(path),
+                    "path": path,
                     "version": record.version,
                     "source": "pip",
                     "nvcc": None,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from stackcheck.facts import serving_elsewhere, target_text
 from stackcheck.render.interface import source_text, value_text
 
 STATUS_ORDER = {"blocked": 0, "unknown": 1, "ok": 2, "not-applicable": 3}
@@ -43,7 +44,7 @@ def box_lines(report: dict[str, Any]) -> list[str]:
     host = report.get("host") or {}
     lines.append(
         f"stackcheck {tool.get('version', '?')} · manifests {man.get('data_version', '?')} ({man.get('date', '?')})"
-        f" · host {host.get('hostname', '?')} · {host.get('collected_at', '?')}"
+        f" · host {host.get('hostname') or 'unknown'} · {host.get('collected_at', '?')}"
     )
     gpus = facts.get("gpus")
     driver = facts.get("driver") or {}
@@ -80,6 +81,12 @@ def box_lines(report: dict[str, Any]) -> list[str]:
         "stack: "
         + (" · ".join(stack) if stack else ("packages unknown" if not pkgs else "none of the serving packages"))
     )
+    target = target_text(facts)
+    if target:
+        lines.append(f"env:   {target}")
+    elsewhere = serving_elsewhere(facts)
+    if elsewhere:
+        lines.append(f"note:  {elsewhere}")
     if facts.get("assumed"):
         lines.append("assumed: " + ", ".join(facts["assumed"]))
     return lines
@@ -154,7 +161,9 @@ def plan_lines(report: dict[str, Any]) -> list[str]:
     if plan.get("error"):
         lines.append(f"  no plan: {plan['error']}")
     if not steps and not plan.get("error"):
-        if plan.get("note") and "would block what is ok now" in str(plan.get("note")):
+        if plan.get("elsewhere"):
+            lines.append(f"  nothing planned for this environment: audit the serving one ({plan['elsewhere'][0]})")
+        elif plan.get("note") and "would block what is ok now" in str(plan.get("note")):
             lines.append("  nothing to upgrade without losing a feature that is ok now (see the note)")
         else:
             lines.append("  nothing to upgrade: the stack is the newest the manifests know for these GPUs")

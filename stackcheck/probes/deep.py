@@ -1,0 +1,63 @@
+"""The --deep probes: the CUDA targets compiled into the packages' binaries (facts.binaries) and where each
+package's CUDA libraries would be loaded from (facts.libs). Both read the package locations from the
+packages probe, and every file through the probe's filesystem view; the heavy modules (ELF, fatbin,
+ld.so.cache) are imported only when a probe runs."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from stackcheck.probes.interface import Probe, ProbeContext, ProbeResult, ProbeStatus
+
+
+def _status(section: dict[str, Any], what: str) -> tuple[ProbeStatus, str | None]:
+    skipped = sorted(
+        name
+        for name, value in section.items()
+        if isinstance(value, dict) and ("skipped" in value or "truncated" in value)
+    )
+    if skipped:
+        return "partial", f"{what} not fully read for {', '.join(skipped)}"
+    return "ok", None
+
+
+class BinariesProbe(Probe):
+    """facts.binaries: SASS and PTX targets per package file, from ELF and fatbin headers (--deep)."""
+
+    name: ClassVar[str] = "binaries"
+    timeout_s: ClassVar[float] = 20.0
+    sections: ClassVar[tuple[str, ...]] = ("binaries",)
+    needs: ClassVar[tuple[str, ...]] = ("packages",)
+
+    def run(self, ctx: ProbeContext) -> ProbeResult:
+        import time
+
+        from stackcheck.deep.binaries import DEFAULT_BUDGET_S, probe_binaries
+
+        budget = DEFAULT_BUDGET_S
+        if ctx.deadline is not None:  # stop cleanly (marked truncated) before the runner gives up on us
+            budget = max(0.0, min(budget, ctx.deadline - time.monotonic() - 0.2))
+        section = probe_binaries(ctx.facts, budget_s=budget, view=ctx.fs)
+        status, reason = _status(section, "binaries")
+        return ProbeResult({"binaries": section}, status, reason)
+
+
+class LibsProbe(Probe):
+    """facts.libs: which libcudart / libnccl / libcudnn / libcublas each package's libraries would load,
+    following the loader's search order in the server's environment and the box's own ld.so.cache (--deep)."""
+
+    name: ClassVar[str] = "libs"
+    timeout_s: ClassVar[float] = 10.0
+    sections: ClassVar[tuple[str, ...]] = ("libs",)
+    needs: ClassVar[tuple[str, ...]] = ("packages", "cuda_toolkits")
+
+    def run(self, ctx: ProbeContext) -> ProbeResult:
+        from stackcheck.deep.libs import probe_libs
+
+        # the loader's search follows the environment the server will be started from
+        env = {"LD_LIBRARY_PATH": ctx.env.get("LD_LIBRARY_PATH", "")}
+        section = probe_libs(ctx.facts, env, view=ctx.fs)
+        status, reason = _status(section.get("packages") or {}, "libraries")
+        if str(section.get("ld_cache", "")).startswith("unavailable"):
+            status, reason = "partial", f"ld.so.cache {section['ld_cache']}"
+        return ProbeResult({"libs": section}, status, reason)
