@@ -326,3 +326,53 @@ def test_flashinfer_jit_needs_a_toolkit_that_knows_the_gpu(manifests: Any) -> No
     assert old["reasons"][0]["rule"] == "jit-toolkit-knows-gpu"
     assert verdict("12.1", "12.9.86")["status"] == "ok"
     assert verdict("12.0", "12.8.93")["status"] == "ok"
+
+
+# -- large modules are parsed in part; every shortcut falls back to the whole module --------------------------
+
+
+def test_partial_parse_finds_what_a_full_parse_finds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from stackcheck.deep import sourcetables
+
+    text = (
+        "# the message 'only runs on' in a comment does not fool the shortcut\n"
+        "def _cached():\n"
+        "    def run(x):  # a nested def of the same name comes first and has no guard\n"
+        "        return x\n"
+        "    return run\n"
+        "\n"
+        "@decorator(\n"
+        "    trace=1,\n"
+        ")\n"
+        "def run(x, major, y=0):\n"
+        "    if y:\n"
+        "        pass\n"
+        "    elif major not in [9,\n"
+        "                       12]:\n"
+        "        raise RuntimeError(\n"
+        "            'kernel only runs on SM90/SM120'\n"
+        "        )\n"
+        "    assert (\n"
+        "        major in [8, 9]\n"
+        "    ), 'other guard'\n"
+        "    return x\n"
+        "\n"
+        "def later():\n"
+        "    s = '''\n"
+        "def run(  inside a string at column 0\n"
+        "'''\n"
+    )
+    site = write(tmp_path, GUARD["files"][0], text)
+    anywhere = {k: v for k, v in GUARD.items() if k != "function"}
+    other = {**anywhere, "message": "other guard"}
+    fast = [read_gate(spec, site) for spec in (GUARD, anywhere, other)]
+    monkeypatch.setattr(sourcetables, "_anchor", lambda spec: None)  # no shortcut: the whole module
+    slow = [read_gate(spec, site) for spec in (GUARD, anywhere, other)]
+    assert [(r["status"], r["value"]) for r in fast] == [(r["status"], r["value"]) for r in slow]
+    assert [r["value"] for r in fast] == [[9, 12], [9, 12], [8, 9]]
+
+
+def test_partial_parse_keeps_line_numbers_in_errors(tmp_path: Path) -> None:
+    text = "x = 1\n" * 50 + "def run(x):\n    if x not in [9, y]:\n        raise RuntimeError('only runs on 9')\n"
+    got = read_gate(GUARD, write(tmp_path, GUARD["files"][0], text))
+    assert got["status"] == "error" and "pkg/guards.py:52" in str(got["reason"]), got

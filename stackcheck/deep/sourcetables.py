@@ -33,6 +33,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import posixpath
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal, TypedDict
@@ -126,13 +127,56 @@ def _read_text(view: FileView, path: str, rel: str) -> tuple[str, str]:
 def _load_source(view: FileView, path: str, rel: str) -> tuple[ast.Module, str]:
     """Parse one Python file; the module tree and the sha256 of its bytes. Raises _Unreadable."""
     text, digest = _read_text(view, path, rel)
+    return _parse(text, rel, digest), digest
+
+
+def _parse(text: str, rel: str, digest: str) -> ast.Module:
     try:
-        tree = ast.parse(text, filename=rel)
+        return ast.parse(text, filename=rel)
     except SyntaxError as exc:
         raise _Unreadable(f"{rel}: syntax error at line {exc.lineno}: {exc.msg}", digest) from None
     except (ValueError, RecursionError, MemoryError) as exc:  # null bytes, absurd nesting
         raise _Unreadable(f"{rel}: cannot parse: {type(exc).__name__}", digest) from None
-    return tree, digest
+
+
+_TOP_LEVEL = re.compile(r"^(?:@|def |async def |class )", re.MULTILINE)
+
+
+def _anchor(spec: Mapping[str, Any]) -> str | None:
+    """Text that sits inside the one top-level block a reader needs (a large module is then parsed in part)."""
+    kind = spec.get("read")
+    function = spec.get("function")
+    if kind == "call_keyword_list" and isinstance(function, str) and function:
+        return f"def {function}("
+    if kind == "guard_list":
+        if isinstance(function, str) and function:
+            return f"def {function}("
+        if isinstance(function, list) and len(function) == 1 and isinstance(function[0], str):
+            return f"def {function[0]}("
+        message = spec.get("message")
+        return message if isinstance(message, str) and message else None
+    return None
+
+
+def _block_around(text: str, anchor: str) -> tuple[str, int] | None:
+    """The top-level block holding the first `anchor`: from its column-0 def/class line (with the decorators
+    right above it) to the next column-0 def, class or decorator; and the number of lines before it. None when
+    the anchor is not in the text."""
+    at = text.find("\n" + anchor) + 1 if anchor.startswith("def ") else 0  # a top-level def before a nested one
+    if at <= 0:
+        at = text.find(anchor)
+    if at < 0:
+        return None
+    starts = [m.start() for m in _TOP_LEVEL.finditer(text)]
+    heads = [i for i in starts if i <= at and not text.startswith("@", i)]
+    begin = heads[-1] if heads else 0
+    while begin > 0:
+        prev_line = text.rfind("\n", 0, begin - 1) + 1
+        if not text.startswith("@", prev_line):
+            break
+        begin = prev_line
+    end = next((i for i in starts if i > at), len(text))
+    return text[begin:end], text.count("\n", 0, begin)
 
 
 # -- readers: each takes the parsed module and the spec, returns a JSON value or raises _NotFound ------
@@ -466,6 +510,62 @@ _TEXT_READERS = {
 }
 
 
+_GUARD_HEADS = ("assert ", "assert(", "if ", "elif ")
+
+
+def _statement_around(text: str, anchor: str) -> tuple[str, int] | None:
+    """The `assert` or `if` statement (dedented; `elif` read as `if`) whose text holds the first `anchor`, and
+    the number of lines before it: a guard message is found without parsing the function around it."""
+    at = text.find(anchor)
+    if at < 0:
+        return None
+    lines = text.split("\n")
+    line = text.count("\n", 0, at)
+    start = next((j for j in range(line, max(-1, line - 40), -1) if lines[j].lstrip().startswith(_GUARD_HEADS)), None)
+    if start is None:
+        return None
+    indent = len(lines[start]) - len(lines[start].lstrip())
+    end = start + 1
+    while end < len(lines):
+        current = lines[end]
+        stripped = current.lstrip()
+        if stripped and len(current) - len(stripped) <= indent and not stripped.startswith((")", "]", "}")):
+            break
+        end += 1
+    body = [ln[indent:] if len(ln) >= indent else ln.lstrip() for ln in lines[start:end]]
+    if body[0].startswith("elif "):
+        body[0] = body[0][2:]
+    return "\n".join(body), start
+
+
+def _read_python(reader: Any, text: str, spec: Mapping[str, Any], rel: str, digest: str) -> Any:
+    """Run a Python reader on the smallest part of the module that holds what the spec points at (the guard
+    statement with its message, else the top-level block of the named function), falling back to the whole
+    module: a large module such as SGLang's vendored FA4 interface then costs a fraction of a full parse."""
+    anchor = _anchor(spec)
+    if anchor is not None and anchor.startswith("def ") and anchor not in text:
+        # no function of that name can be defined without this text: not here, and no parse needed
+        raise _NotFound(f"{rel}: no function {anchor[4:-1]}")
+    parts: list[tuple[str, int] | None] = []
+    if anchor is not None:
+        if spec.get("read") == "guard_list" and not spec.get("function"):
+            parts.append(_statement_around(text, anchor))
+        parts.append(_block_around(text, anchor))
+    for part in parts:
+        if part is None or len(part[0]) >= len(text):
+            continue
+        try:
+            tree = ast.parse(part[0], filename=rel)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue  # a part cut inside a string or a continued statement: try a larger one
+        ast.increment_lineno(tree, part[1])
+        try:
+            return reader(tree, spec, rel)
+        except _NotFound:
+            continue  # the anchor was elsewhere (a comment, another definition)
+    return reader(_parse(text, rel, digest), spec, rel)
+
+
 def read_gate(probe_spec: Mapping[str, Any], site_dir: Path | str, view: FileView | None = None) -> GateReading:
     """Read one gate table from the sources under `site_dir` (a box path seen through `view`, this host by
     default). Never raises on bad files or specs."""
@@ -487,10 +587,7 @@ def read_gate(probe_spec: Mapping[str, Any], site_dir: Path | str, view: FileVie
         if not is_file(fs, path):
             continue
         try:
-            if text_reader is not None:
-                text, digest = _read_text(fs, path, rel)
-            else:
-                tree, digest = _load_source(fs, path, rel)
+            text, digest = _read_text(fs, path, rel)
         except _Unreadable as exc:
             return _reading("error", file=rel, reason=str(exc), sha256=exc.sha256)
         try:
@@ -498,7 +595,7 @@ def read_gate(probe_spec: Mapping[str, Any], site_dir: Path | str, view: FileVie
                 value: Any = text_reader(text, probe_spec, rel)
             else:
                 assert reader is not None
-                value = reader(tree, probe_spec, rel)
+                value = _read_python(reader, text, probe_spec, rel, digest)
         except _NotFound as exc:
             if first_missing is None:
                 first_missing = _reading("not-found", file=rel, reason=str(exc), sha256=digest)
