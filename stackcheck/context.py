@@ -232,6 +232,36 @@ class Context:
                     )
         raise Missing(f"pkg.{name}.archs", f"the manifests list no {variant} build of {name} {rel.get('version')}")
 
+    def package_lib_archs(self, name: str, lib: str) -> tuple[list[str], str]:
+        """Compiled targets of one shared library of a package (`flashmla_ops` for sgl_kernel/flashmla_ops.abi3.so;
+        the per-architecture copies sm90/ and sm100/ of one name together): the binary probe's files when it
+        ran, else the manifest's `libs` of that release and variant."""
+        path = f"pkg.{name}.lib.{lib}.archs"
+        binaries = (self.facts.get("binaries") or {}).get(name)
+        files = binaries.get("files") if isinstance(binaries, dict) else None
+        if isinstance(files, list) and files:
+            hits = [f for f in files if isinstance(f, dict) and _lib_stem(f.get("path")) == lib]
+            if hits:
+                targets = sorted({t for f in hits for t in [*(f.get("sass") or []), *(f.get("ptx") or [])]})
+                return targets, f"binary probe of the installed {name}: {', '.join(str(f.get('path')) for f in hits)}"
+            if isinstance(binaries, dict) and not binaries.get("truncated"):
+                return [], f"binary probe: the installed {name} has no library {lib}"
+        version = self.installed_version(name)
+        if version is None:
+            raise Missing(path, f"{name} is not installed")
+        variant = self.package_variant(name)
+        rel = self.release(name)
+        if rel is None or variant is None:
+            raise Missing(path, f"the manifests do not know the build of {name} {version}")
+        for v in rel.get("variants") or []:
+            if isinstance(v, dict) and v.get("variant") == variant:
+                libs = v.get("libs")
+                if isinstance(libs, dict):
+                    if isinstance(libs.get(lib), list):
+                        return list(libs[lib]), f"manifest: {lib} in {name} {rel.get('version')} {variant}"
+                    return [], f"manifest: {name} {rel.get('version')} {variant} has no library {lib}"
+        raise Missing(path, f"the manifests do not list the targets of {lib} in {name} {rel.get('version')} {variant}")
+
     # ---- torch ------------------------------------------------------------------------------
     def torch_cuda(self) -> str | None:
         p = self.package("torch") or {}
@@ -305,6 +335,14 @@ class Context:
             if value is None:
                 raise Missing(path, f"driver {rest} not known" + (f": {d.get('error')}" if d.get("error") else ""))
             return value
+        if head == "pkg" and ".lib." in rest:
+            name, _, lib_attr = rest.partition(".lib.")
+            lib, _, attr = lib_attr.rpartition(".")
+            if attr != "archs" or not lib:
+                raise Missing(path, f"unknown fact path {path}")
+            if self.facts.get("packages") is None:
+                raise Missing(path, "installed packages not known")
+            return self.package_lib_archs(name, lib)[0]
         if head == "pkg":
             name, _, attr = rest.rpartition(".")
             if self.facts.get("packages") is None:
@@ -562,7 +600,8 @@ class Context:
         version = self.installed_version(package) if isinstance(package, str) else None
         if isinstance(package, str):
             if version is None:
-                raise Missing(f"gate {gate_id}", f"{package} is not installed")
+                why = f"{package} version not known" if self.is_installed(package) else f"{package} is not installed"
+                raise Missing(f"gate {gate_id}", why)
             for rel in spec.get("releases") or []:
                 if isinstance(rel, dict) and version_in(version, str(rel.get("versions", ""))):
                     release_value = GateValue(
@@ -584,6 +623,13 @@ class Context:
                 f"{package} {version} is newer than the manifests (data of {self.manifests.date})",
             )
         raise Missing(f"gate {gate_id}", f"the manifests have no value of {gate_id} for {package} {version}")
+
+
+def _lib_stem(path: Any) -> str | None:
+    """`sgl_kernel/sm100/common_ops.abi3.so` -> `common_ops`."""
+    if not isinstance(path, str) or not path:
+        return None
+    return path.replace("\\", "/").rsplit("/", 1)[-1].split(".", 1)[0]
 
 
 def _differs(a: Any, b: Any) -> bool:

@@ -56,6 +56,7 @@ class TopologyFacts(TypedDict, total=False):
     same_model: bool | None
     gpu_count: int | None
     p2p: Literal["all", "some", "none"] | None
+    nvswitch: bool | None  # every GPU has an active NVLink to an NVSwitch (NVLink multicast possible)
     pairs: list[GpuPair]
     error: str
 

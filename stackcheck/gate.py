@@ -890,7 +890,7 @@ def decide(
             if status == "blocked":
                 (blocking if effect == "crash" else warnings).append(b)
             elif status == "unknown":
-                can_crash = worst_rule_effect(spec.get(r.feature)) in ("crash", None)
+                can_crash = _unknown_can_crash(reasons, spec.get(r.feature), ("crash", None))
                 (blocking if can_crash and not allow_unknown else warnings).append(b)
             continue
         # default features
@@ -901,9 +901,28 @@ def decide(
         if status == "blocked":
             (blocking if effect == "crash" else warnings).append(b)
         elif status == "unknown":
-            can_crash = worst_rule_effect(spec.get(r.feature)) == "crash"
+            can_crash = _unknown_can_crash(reasons, spec.get(r.feature), ("crash",))
             (blocking if can_crash and not allow_unknown else warnings).append(b)
     return Decision(not blocking, blocking, warnings, checked)
+
+
+def _unknown_can_crash(
+    reasons: Sequence[Mapping[str, Any]], feature: Mapping[str, Any] | None, worst_crashes: tuple[str | None, ...]
+) -> bool:
+    """Whether an unknown feature could crash the launch: an unknown rule that crashes does; an unknown that
+    is no rule's own (a needed package not known, a release older than the manifests) stands for every rule,
+    so the feature's worst rule decides. An unknown rule that can only disable or degrade does not (custom
+    all-reduce with the peer-to-peer state not known: it stays off). No unknown reason at all: the worst rule."""
+    unknown = [x for x in reasons if x.get("result") == "unknown"]
+    if not unknown:
+        return worst_rule_effect(feature) in worst_crashes
+    for x in unknown:
+        effect = x.get("effect")
+        if effect == "crash":
+            return True
+        if effect is None and worst_rule_effect(feature) in worst_crashes:
+            return True
+    return False
 
 
 def _decide_check(

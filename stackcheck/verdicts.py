@@ -10,11 +10,11 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, TypedDict, cast
 
 from stackcheck.archs import coverage, covering, expand_arch_list
 from stackcheck.context import Context, GateValue, GpuModel, Missing, Unknown
-from stackcheck.facts import cc_tuple
+from stackcheck.facts import Facts, cc_tuple
 from stackcheck.versions import compare_numeric, parse_version, public, version_in
 
 Status = Literal["ok", "blocked", "unknown", "not-applicable"]
@@ -129,6 +129,9 @@ def evaluate(pred: Any, ctx: Context, gpu: GpuModel | None) -> Outcome:
         return Outcome(
             False, "; ".join(sorted(seen)), _describe(pred), patched=next((o.patched for o in parts if o.patched), None)
         )
+    if "unknown" in pred:
+        # a hop of the path that was not established (read nowhere, or inferred): never ok, never blocked
+        return Outcome(None, missing=str(pred["unknown"]))
     if "not" in pred:
         inner = evaluate(pred["not"], ctx, gpu)
         if inner.value is None:
@@ -200,6 +203,8 @@ def _describe(pred: Any) -> str:
         return "(" + " or ".join(alts) + ")"
     if "not" in pred:
         return f"not ({_describe(pred['not'])})"
+    if "unknown" in pred:
+        return f"not established: {pred['unknown']}"
     lhs = pred.get("fact") or f"gate {pred.get('gate')}"
     value = pred.get("value")
     if isinstance(value, dict):
@@ -352,7 +357,23 @@ def evaluate_feature(feature: dict[str, Any], ctx: Context) -> FeatureVerdict:
             blocked["workaround"] = workaround
         return blocked
     if any(r.get("result") == "unknown" for r in reasons):
+        swept = _blocked_in_every_release(feature, ctx, needs)
+        if swept is not None:
+            return {**verdict, "status": "blocked", "effect": swept[0], "reasons": [*swept[1], *reasons]}
         return {**verdict, "status": "unknown", "effect": None, "reasons": reasons}
+    older = _older_than_manifests(ctx, needs)
+    if older:
+        # the rules were read in the releases the manifests know: an older one passing them is not a path read
+        name, version, oldest = older
+        reason: Reason = {
+            "rule": "known-release",
+            "result": "unknown",
+            "observed": version,
+            "required": f">= {oldest}",
+            "message": f"{name} {version} is older than every release the manifests know (oldest {oldest}): "
+            "its path to the kernel was not read",
+        }
+        return {**verdict, "status": "unknown", "effect": None, "reasons": [reason, *reasons]}
     return {**verdict, "status": "ok", "effect": None, "reasons": reasons}
 
 
@@ -369,6 +390,63 @@ def workaround_for(feature: Mapping[str, Any], verdict: Mapping[str, Any]) -> di
         if not failing & {str(x) for x in rules}:
             return None
     return dict(w)
+
+
+def _blocked_in_every_release(
+    feature: dict[str, Any], ctx: Context, needs: list[str]
+) -> tuple[str, list[Reason]] | None:
+    """A needed package is installed but its version is not known (a hand-written report): when the feature is
+    blocked with every release of it that the manifests know, it is blocked here too, with the mildest effect
+    among them (what holds whatever the release). None when one release is ok or unknown, or nothing is swept."""
+    name = next(
+        (alt for n in needs for alt in n.split("|") if ctx.is_installed(alt) and ctx.installed_version(alt) is None),
+        None,
+    )
+    releases = [str(r.get("version")) for r in ctx.manifests.releases(name)] if name else []
+    if name is None or not releases:
+        return None
+    effects: list[str] = []
+    last: FeatureVerdict | None = None
+    for version in releases:
+        packages: dict[str, Any] = dict(ctx.facts.get("packages") or {})
+        packages[name] = {**dict(packages.get(name) or {}), "installed": True, "version": version}
+        facts = cast("Facts", {**ctx.facts, "packages": packages})
+        v = evaluate_feature(feature, Context(facts=facts, manifests=ctx.manifests, launch=ctx.launch))
+        if v.get("status") != "blocked":
+            return None
+        effects.append(str(v.get("effect") or "crash"))
+        last = v
+    assert last is not None
+    mildest = min(effects, key=lambda e: EFFECT_ORDER.get(e, 0))
+    first_fail: Reason | dict[str, Any] = next((r for r in last.get("reasons") or [] if r.get("result") == "fail"), {})
+    reason: Reason = {
+        "rule": "every-release",
+        "result": "fail",
+        "effect": mildest,
+        "observed": f"{name} version not known",
+        "required": f"{name} {releases[0]} ... {releases[-1]}",
+        "message": f"{name}'s version is not known, but the feature is blocked with every release of it the manifests "
+        f"know ({releases[0]} ... {releases[-1]}; effect at least {mildest}); with {releases[-1]}: "
+        + str(first_fail.get("message", "blocked")),
+        "source": first_fail.get("source"),
+    }
+    return mildest, [reason]
+
+
+def _older_than_manifests(ctx: Context, needs: list[str]) -> tuple[str, str, str] | None:
+    """(name, installed version, oldest known) for the first needed package older than every known release."""
+    for name in needs:
+        for alt in name.split("|"):
+            try:
+                where = ctx.known_release(alt, f"known.{alt}")
+            except Missing:
+                continue
+            if where == "older":
+                known = [
+                    v for v in (parse_version(str(r.get("version", ""))) for r in ctx.manifests.releases(alt)) if v
+                ]
+                return alt, str(ctx.installed_version(alt)), str(min(known))
+    return None
 
 
 # ---- stack checks -------------------------------------------------------------------------------

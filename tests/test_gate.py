@@ -342,6 +342,30 @@ def test_policy_default_unknown_depends_on_worst_rule() -> None:
     assert gate.decide(d, verdicts, SPECS, allow_unknown=True).allow
 
 
+def test_policy_default_unknown_follows_the_unknown_rules_effect() -> None:
+    # a feature with a crash rule and a disabling one: which rule is unknown decides, not the worst rule
+    specs = [
+        {"id": "custom-allreduce", "rules": [{"id": "p2p", "effect": "disabled"}, {"id": "old", "effect": "crash"}]}
+    ]
+    d = gate.Derived(
+        command=[], entrypoint=None, sglang_args=[], required=[gate.Requirement("custom-allreduce", "default", "d")]
+    )
+
+    def verdict(*reasons: dict[str, Any]) -> list[dict[str, Any]]:
+        return [{"id": "custom-allreduce", "status": "unknown", "effect": None, "reasons": list(reasons)}]
+
+    only_off = verdict({"rule": "p2p", "result": "unknown", "effect": "disabled"})
+    dec = gate.decide(d, only_off, specs, allow_unknown=False)
+    assert dec.allow and [b.feature for b in dec.warnings] == ["custom-allreduce"]
+    crash = verdict(
+        {"rule": "p2p", "result": "unknown", "effect": "disabled"},
+        {"rule": "old", "result": "unknown", "effect": "crash"},
+    )
+    assert [b.feature for b in gate.decide(d, crash, specs, allow_unknown=False).blocking] == ["custom-allreduce"]
+    needs = verdict({"rule": "needs", "result": "unknown", "message": "sglang: not known"})  # stands for every rule
+    assert [b.feature for b in gate.decide(d, needs, specs, allow_unknown=False).blocking] == ["custom-allreduce"]
+
+
 # ---- the CLI end to end --------------------------------------------------------------------------------
 
 
