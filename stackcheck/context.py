@@ -154,6 +154,9 @@ class Context:
         version = self.installed_version(name)
         if version is None:
             raise Missing(f"pkg.{name}.archs", f"{name} is not installed")
+        derived = self.derived_archs(name)
+        if derived is not None:
+            return derived
         variant = self.package_variant(name)
         rel = self.release(name)
         if rel is None or variant is None:
@@ -167,6 +170,19 @@ class Context:
                         " aarch64" if aarch64 else ""
                     )
         raise Missing(f"pkg.{name}.archs", f"the manifests list no {variant} build of {name} {rel.get('version')}")
+
+    def derived_archs(self, name: str) -> tuple[list[str], str] | None:
+        """The targets read from the installed binaries of a release newer than the data (facts.derived)."""
+        if self.newer_than_manifests(name) is None:
+            return None
+        section = self.facts.get("derived")
+        entry = section.get(name) if isinstance(section, dict) else None
+        archs = entry.get("archs") if isinstance(entry, dict) else None
+        if isinstance(entry, dict) and isinstance(archs, dict) and (archs.get("sass") or archs.get("ptx")):
+            return [*archs.get("sass", []), *archs.get("ptx", [])], (
+                f"the installed {name} {entry.get('version')}'s binaries (newer than the data of {self.manifests.date})"
+            )
+        return None
 
     # ---- torch ------------------------------------------------------------------------------
     def torch_cuda(self) -> str | None:
@@ -188,6 +204,9 @@ class Context:
             return [*binaries.get("sass", []), *binaries.get("ptx", [])], "binary probe of the installed torch"
         if self.installed_version("torch") is None:
             raise Missing("torch.archs", "torch is not installed")
+        derived = self.derived_archs("torch")
+        if derived is not None:
+            return derived
         variant = self.torch_variant()
         if variant is None:
             raise Missing("torch.archs", "torch's CUDA build is not known (torch/version.py not read)")

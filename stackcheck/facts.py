@@ -105,6 +105,7 @@ class Facts(TypedDict, total=False):
     binaries: dict[str, Any]  # --deep: CUDA targets compiled into each package's binaries
     libs: dict[str, Any]  # --deep: which libcudart/libnccl/... each package's libraries would load
     source_tables: dict[str, Any]
+    derived: dict[str, Any]  # read from installed releases newer than the data (stackcheck.derive.installed)
     assumed: list[str]  # which facts came from --assume-* options
 
 

@@ -126,7 +126,8 @@ def scrub_home(value: Any, home: str | None = None) -> Any:
 
 def post_probes(facts: Facts, outcomes: list[ProbeOutcome], opts: Options, manifests: Callable[[], Manifests]) -> None:
     """Probes that read what the first round found (package locations): the gate tables in the installed
-    sources always; with --deep, the CUDA targets in the binaries and the shared-library resolution."""
+    sources always; for a release newer than the data, the facts its own files hold (stackcheck.derive,
+    cached per file); with --deep, the CUDA targets in the binaries and the shared-library resolution."""
 
     def source_tables() -> Any:
         from stackcheck.probes.source_tables import probe_source_tables
@@ -146,7 +147,12 @@ def post_probes(facts: Facts, outcomes: list[ProbeOutcome], opts: Options, manif
         # the loader's search follows the environment the server will be started from: this one
         return probe_libs(facts, {"LD_LIBRARY_PATH": os.environ.get("LD_LIBRARY_PATH", "")})
 
-    steps: list[tuple[str, Callable[[], Any]]] = [("source_tables", source_tables)]
+    def derived() -> Any:
+        from stackcheck.derive.installed import derive_installed
+
+        return derive_installed(facts, manifests()) or None  # nothing newer than the data: no section
+
+    steps: list[tuple[str, Callable[[], Any]]] = [("source_tables", source_tables), ("derived", derived)]
     if opts.deep:
         steps += [("binaries", binaries), ("libs", libs)]
     for name, fn in steps:
@@ -154,7 +160,10 @@ def post_probes(facts: Facts, outcomes: list[ProbeOutcome], opts: Options, manif
         status: Literal["ok", "failed"] = "ok"
         reason: str | None = None
         try:
-            facts[name] = fn()  # type: ignore[literal-required]
+            value = fn()
+            if value is None:
+                continue
+            facts[name] = value  # type: ignore[literal-required]
         except Exception as exc:  # a probe never crashes the audit
             from stackcheck.probes.interface import one_line
 

@@ -1,7 +1,9 @@
 """A minimal ELF64 little-endian reader that touches only headers and the sections asked for.
 
 Reads go through `os.pread` on an unbuffered descriptor, so every byte counted in `bytes_read` is a byte
-asked of the operating system: nothing reads a whole file, nothing maps it. Used on libraries of several
+asked of the operating system: nothing reads a whole file, nothing maps it. A file that is not on disk (a
+member of a wheel, read inside the zip: stackcheck/derive/zipmember.py) comes in as a `ByteSource`, which
+answers the same `read_at` questions. Used on libraries of several
 hundred megabytes (libtorch_cuda.so), so the cost is the ELF header, the section header table, the
 section-name table and whatever sections a caller asks for.
 
@@ -16,6 +18,7 @@ import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
+from typing import Protocol
 
 ELF_MAGIC = b"\x7fELF"
 ELFCLASS64 = 2
@@ -94,23 +97,40 @@ class DynamicInfo:
     runpath: str | None = None  # the raw DT_RUNPATH string
 
 
-class ElfFile:
-    """An open ELF64 LE file. Use as a context manager; `bytes_read` counts every byte read."""
+class ByteSource(Protocol):
+    """Random-access bytes that are not a plain file: `size`, and `read_at` that returns up to `length`
+    bytes at `offset` (fewer only at the end) or raises OSError. ElfFile closes it."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    size: int
+
+    def read_at(self, offset: int, length: int) -> bytes: ...
+
+    def close(self) -> None: ...
+
+
+class ElfFile:
+    """An open ELF64 LE file. Use as a context manager; `bytes_read` counts every byte read.
+
+    `path` names the file in messages; with `source`, the bytes come from it instead of the file system
+    (the ELF reading is the same)."""
+
+    def __init__(self, path: str | os.PathLike[str], source: ByteSource | None = None) -> None:
         self.path = Path(path)
         self.bytes_read = 0
         self._sections: list[Section] | None = None
         self._segments: list[Segment] | None = None
+        self._source = source
+        self._fd = -1
+        if source is None:
+            try:
+                self._fd = os.open(self.path, os.O_RDONLY)
+            except OSError as exc:
+                raise ElfError(f"{self.path}: cannot open: {exc.strerror or exc}") from None
         try:
-            self._fd = os.open(self.path, os.O_RDONLY)
-        except OSError as exc:
-            raise ElfError(f"{self.path}: cannot open: {exc.strerror or exc}") from None
-        try:
-            self.size = os.fstat(self._fd).st_size
+            self.size = source.size if source is not None else os.fstat(self._fd).st_size
             self.header = self._read_header()
         except BaseException:
-            os.close(self._fd)
+            self.close()
             raise
 
     # -- plumbing -------------------------------------------------------------------------------------
@@ -118,6 +138,9 @@ class ElfFile:
         if self._fd >= 0:
             os.close(self._fd)
             self._fd = -1
+        if self._source is not None:
+            self._source.close()
+            self._source = None
 
     def __enter__(self) -> ElfFile:
         return self
@@ -137,7 +160,10 @@ class ElfFile:
         out = bytearray()
         while len(out) < length:
             try:
-                chunk = os.pread(self._fd, length - len(out), offset + len(out))
+                if self._source is not None:
+                    chunk = self._source.read_at(offset + len(out), length - len(out))
+                else:
+                    chunk = os.pread(self._fd, length - len(out), offset + len(out))
             except OSError as exc:
                 raise ElfError(f"{self.path}: cannot read {what}: {exc.strerror or exc}") from None
             if not chunk:

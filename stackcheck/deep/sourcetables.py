@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal, TypedDict
 
@@ -95,6 +95,10 @@ def _load_source(path: Path, rel: str) -> tuple[ast.Module, str]:
             data = handle.read(MAX_SOURCE_BYTES + 1)
     except OSError as exc:
         raise _Unreadable(f"{rel}: cannot read: {exc.strerror or exc}") from None
+    return _parse_source(data, rel)
+
+
+def _parse_source(data: bytes, rel: str) -> tuple[ast.Module, str]:
     if len(data) > MAX_SOURCE_BYTES:  # grew between stat and read
         raise _Unreadable(f"{rel}: larger than the {MAX_SOURCE_BYTES}-byte limit")
     digest = hashlib.sha256(data).hexdigest()
@@ -271,6 +275,43 @@ _READERS = {
 
 def read_gate(probe_spec: Mapping[str, Any], site_dir: Path) -> GateReading:
     """Read one gate table from the sources under `site_dir`. Never raises on bad files or specs."""
+
+    def from_disk(rel: str, rel_path: PurePosixPath) -> tuple[ast.Module, str] | None:
+        path = Path(site_dir).joinpath(*rel_path.parts)
+        try:
+            if not path.is_file():
+                return None
+        except OSError:
+            return None
+        return _load_source(path, rel)
+
+    return _read_gate(probe_spec, from_disk, str(site_dir))
+
+
+SourceLoader = Callable[[str], "bytes | None"]
+"""A release-relative POSIX path → the file's bytes (at most MAX_SOURCE_BYTES + 1 of them), or None when
+the release has no such file; raises OSError when it cannot be read."""
+
+
+def read_gate_from(probe_spec: Mapping[str, Any], load: SourceLoader, where: str) -> GateReading:
+    """read_gate over files that are not in a site directory (a wheel read as a zip: stackcheck.derive).
+    `where` names the release in a not-found reason."""
+
+    def from_loader(rel: str, rel_path: PurePosixPath) -> tuple[ast.Module, str] | None:
+        try:
+            data = load(rel_path.as_posix())
+        except OSError as exc:
+            raise _Unreadable(f"{rel}: cannot read: {exc.strerror or exc}") from None
+        return None if data is None else _parse_source(data, rel)
+
+    return _read_gate(probe_spec, from_loader, where)
+
+
+def _read_gate(
+    probe_spec: Mapping[str, Any],
+    parse: Callable[[str, PurePosixPath], tuple[ast.Module, str] | None],
+    where: str,
+) -> GateReading:
     try:
         kind = probe_spec.get("read")
         reader = _READERS.get(kind) if isinstance(kind, str) else None
@@ -283,16 +324,13 @@ def read_gate(probe_spec: Mapping[str, Any], site_dir: Path) -> GateReading:
 
     first_missing: GateReading | None = None
     for rel, rel_path in candidates:
-        path = Path(site_dir).joinpath(*rel_path.parts)
         try:
-            if not path.is_file():
-                continue
-        except OSError:
-            continue
-        try:
-            tree, digest = _load_source(path, rel)
+            parsed = parse(rel, rel_path)
         except _Unreadable as exc:
             return _reading("error", file=rel, reason=str(exc), sha256=exc.sha256)
+        if parsed is None:
+            continue
+        tree, digest = parsed
         try:
             value = reader(tree, probe_spec, rel)
         except _NotFound as exc:
@@ -306,7 +344,7 @@ def read_gate(probe_spec: Mapping[str, Any], site_dir: Path) -> GateReading:
         return _reading("ok", value=value, file=rel, sha256=digest)
     if first_missing is not None:
         return first_missing
-    return _reading("not-found", reason=f"none of {', '.join(files)} exists under {site_dir}")
+    return _reading("not-found", reason=f"none of {', '.join(files)} exists under {where}")
 
 
 def normalise_name(name: str) -> str:
