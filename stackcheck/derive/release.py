@@ -36,9 +36,16 @@ KINDS: dict[str, tuple[str, ...]] = {
     "torch": ("pins", "archs", "torch_cuda"),
 }
 
-#: The binaries of each package that count (a kernel wheel: every shared object; torch: torch/lib).
+#: The binaries that are the package's own code, as the binary probe reads them (stackcheck.deep.binaries
+#: PACKAGE_GLOBS): under its import directory. Libraries a wheel bundles beside it (sgl-kernel's lib/mscclpp*,
+#: _mscclpp*.so) are listed in the result but not counted in the package's architectures.
 BINARY_PREFIXES: dict[str, tuple[str, ...]] = {
     "torch": ("torch/lib/",),
+    "sgl-kernel": ("sgl_kernel/",),
+    "sglang-kernel": ("sgl_kernel/",),
+    "flashinfer-cubin": ("flashinfer_cubin/",),
+    "flashinfer-jit-cache": ("flashinfer_jit_cache/",),
+    "sgl-deep-gemm": ("deep_gemm/",),
 }
 
 
@@ -277,7 +284,7 @@ def derive_release(release: Release, manifests: Any, want: set[str] | None = Non
     if "gates" in kinds:
         out["gates"] = derive_gates(release, manifests.gates)
         for gate_id, reading in out["gates"].items():
-            if reading.get("status") != "ok":
+            if reading.get("status") == "error":
                 out["problems"].append(f"gate {gate_id}: {reading.get('status')}: {reading.get('reason')}")
     if "flags" in kinds:
         try:
@@ -286,14 +293,19 @@ def derive_release(release: Release, manifests: Any, want: set[str] | None = Non
         except TreeError as exc:
             out["problems"].append(f"flags not read: {exc}")
     if "archs" in kinds:
-        from stackcheck.derive.kernels import scan_binaries
+        from stackcheck.derive.kernels import is_binary_name, scan_binaries
 
         prefixes = BINARY_PREFIXES.get(release.name)
         names = release.tree.names()
         if prefixes:
+            outside = sorted(n for n in names if is_binary_name(n) and not n.startswith(prefixes))
             names = [n for n in names if n.startswith(prefixes)]
+        else:
+            outside = []
         scan = scan_binaries(release.tree, names)
         out["archs"] = scan.to_json()
+        if outside:
+            out["archs"]["not_counted"] = outside
         out["archs"]["seconds"] = round(scan.seconds, 3)
         out["problems"].extend(f"binary not read: {e}" for e in scan.errors)
     if "torch_cuda" in kinds:
