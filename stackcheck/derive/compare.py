@@ -243,21 +243,14 @@ def variant_of_release(derived: Mapping[str, Any], rel: dict[str, Any] | None) -
 
 def _compare_archs(derived: Mapping[str, Any], rel: dict[str, Any] | None, out: list[Finding]) -> None:
     archs = derived.get("archs") or {}
-    got = sorted({*archs.get("sass", []), *archs.get("ptx", [])})
+    from stackcheck.deep.fatbin import sort_targets
+
+    got = sort_targets({*archs.get("sass", []), *archs.get("ptx", [])})
     aarch64 = "aarch64" in str(derived.get("origin", ""))
     key = "archs_aarch64" if aarch64 else "archs"
     if not got:
-        out.append(
-            Finding(
-                "archs",
-                "binaries",
-                "same" if not rel or not rel.get("variants") else "differs",
-                [],
-                None,
-                None,
-                "no GPU code in the release's binaries",
-            )
-        )
+        status = "new" if rel is None else "same" if not rel.get("variants") else "differs"
+        out.append(Finding("archs", "binaries", status, [], None, None, "no GPU code in the release's binaries"))
         return
     variant = variant_of_release(derived, rel)
     shipped = None
@@ -266,12 +259,34 @@ def _compare_archs(derived: Mapping[str, Any], rel: dict[str, Any] | None, out: 
             if isinstance(v, dict) and v.get("variant") == variant:
                 shipped = v.get(key) if isinstance(v.get(key), list) else v.get("archs")
     label = f"{variant or 'variant ?'}{' aarch64' if aarch64 else ''}"
+    cudart = archs.get("cudart") or []
+    cuda = next(
+        (
+            v.get("cuda")
+            for v in (rel or {}).get("variants") or []
+            if isinstance(v, dict) and v.get("variant") == variant
+        ),
+        None,
+    )
+    if cudart and isinstance(cuda, str):
+        major = int(cuda.split(".")[0])
+        out.append(
+            Finding(
+                "archs",
+                f"{label} CUDA major",
+                "same" if cudart == [major] else "differs",
+                cudart,
+                major,
+                "libcudart.so.N in the binaries' dynamic string tables",
+                None if cudart == [major] else f"the data says the PyPI build is {variant} (CUDA {cuda})",
+            )
+        )
     files = ", ".join(f["path"] for f in archs.get("files") or [])
     if shipped is None:
         out.append(Finding("archs", label, "derived-only" if rel else "new", got, None, files))
     else:
-        same = sorted(set(shipped)) == got
-        out.append(Finding("archs", label, "same" if same else "differs", got, sorted(set(shipped)), files))
+        same = sorted(set(shipped)) == sorted(got)
+        out.append(Finding("archs", label, "same" if same else "differs", got, sort_targets(set(shipped)), files))
 
 
 def compare(derived: Mapping[str, Any], manifests: Any) -> Comparison:

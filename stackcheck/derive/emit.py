@@ -110,7 +110,9 @@ def apply(docs: dict[str, Any], derived: Mapping[str, Any], manifests: Any) -> l
         entry_new["requires_python"] = pins["requires_python"]
     sources = list(pins.get("sources") or [])
     archs = derived.get("archs") or {}
-    targets = sorted({*archs.get("sass", []), *archs.get("ptx", [])})
+    from stackcheck.deep.fatbin import sort_targets
+
+    targets = sort_targets({*archs.get("sass", []), *archs.get("ptx", [])})
     variant = variant_of_release(derived, rel) if targets else None
     releases = spec.setdefault("releases", [])
     if rel is None:
@@ -152,12 +154,15 @@ def apply(docs: dict[str, Any], derived: Mapping[str, Any], manifests: Any) -> l
         if targets and variant:
             for v in existing.get("variants") or []:
                 key = "archs_aarch64" if "aarch64" in str(derived.get("origin")) else "archs"
-                if v.get("variant") == variant and sorted(set(v.get(key) or [])) != targets:
+                if v.get("variant") == variant and sorted(set(v.get(key) or [])) != sorted(targets):
                     old = v.get(key)
                     v[key] = targets
                     v["source"] = [*_as_list(v.get("source")), src("shared objects (SASS/PTX from fatbin headers)")]
-                    v["inferred"] = False
-                    v["note"] = f"read from the wheel's binaries by stackcheck manifests derive (was {old})"
+                    other = "archs" if key == "archs_aarch64" else "archs_aarch64"
+                    v["inferred"] = other in v  # the other platform's list was not read
+                    v["note"] = f"{key} read from the wheel's binaries by stackcheck manifests derive (was {old})" + (
+                        f"; {other} as before, not read" if other in v else ""
+                    )
                     changes.append(f"components.json {package} {version} {variant} {key}: {old} -> {targets}")
     return changes
 
