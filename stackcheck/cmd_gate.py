@@ -177,7 +177,9 @@ def _decide(args: argparse.Namespace) -> tuple[dict[str, Any], list[str] | None]
 
     opts.launch = dict(derived.launch)
     report, ctx = evaluate(opts, want_plan=False, manifests=manifests, gathered=later_facts.get)
-    extra = gate.release_problems(derived, mapping, ctx.installed_version("sglang"))
+    newer = (ctx.facts.get("derived") or {}).get("sglang") if ctx.newer_than_manifests("sglang") else None
+    flags = newer.get("flags") if isinstance(newer, dict) and isinstance(newer.get("flags"), dict) else None
+    extra = gate.release_problems(derived, mapping, ctx.installed_version("sglang"), flags)
     decision = gate.decide(derived, report["features"], manifests.features, args.allow_unknown, extra)
     plan: Any = None
     if decision.blocking:

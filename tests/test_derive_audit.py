@@ -197,3 +197,39 @@ def test_newer_kernel_package_archs_from_its_binaries(tmp_path: Path, manifests:
     assert coverage["result"] == "fail" and "binaries (newer than the data" in coverage["message"]
     pair = {r["rule"]: r for r in checks["sgl-kernel-torch-pair"]["reasons"]}["sglang-kernel-pins:torch"]
     assert pair["result"] == "pass" and pair["derived"]
+
+
+def test_gate_reads_flag_presence_of_a_newer_release(tmp_path: Path, manifests: Any) -> None:
+    """`stackcheck gate` for a release newer than the data: a flag launch.json knows is checked against the
+    flags the release declares (read from its files), not against launch.json's open ranges."""
+    import json
+    import subprocess
+    import sys
+
+    from stackcheck import gate
+
+    files = release_files()
+    site = write_tree(tmp_path / "site", files)
+    facts = box(site)
+    facts["derived"] = derive_installed(facts, manifests, cache_dir=tmp_path / "c")
+    declared = facts["derived"]["sglang"]["flags"]
+    assert "--enable-nccl-nvls" not in declared["declared"]  # the test release has no such flag
+    d = gate.derive(["python", "-m", "sglang.launch_server", "--tp", "8", "--enable-nccl-nvls"], manifests.launch, {})
+    assert gate.release_problems(d, manifests.launch, "0.5.24") == []  # launch.json's open range: assumed
+    [problem] = gate.release_problems(d, manifests.launch, "0.5.24", declared)
+    assert (problem.status, problem.effect) == ("blocked", "crash")
+    assert "declares no --enable-nccl-nvls" in problem.message
+    ok = gate.derive(
+        ["python", "-m", "sglang.launch_server", "--tp", "8", "--enable-torch-symm-mem"], manifests.launch, {}
+    )
+    assert gate.release_problems(ok, manifests.launch, "0.5.24", declared) == []
+    path = tmp_path / "facts.json"
+    path.write_text(json.dumps({"schema_version": 1, "facts": facts}))
+    repo = Path(__file__).resolve().parent.parent
+    proc = subprocess.run(
+        [sys.executable, "-m", "stackcheck", "gate", "--facts", str(path), "--dry-run", "--",
+         "python", "-m", "sglang.launch_server", "--model-path", "m", "--tp", "8", "--enable-nccl-nvls"],
+        capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(repo)}, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "declares no --enable-nccl-nvls" in proc.stdout + proc.stderr
