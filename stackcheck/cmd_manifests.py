@@ -87,8 +87,8 @@ def run_derive(args: argparse.Namespace) -> int:
     from stackcheck.derive.compare import compare
     from stackcheck.derive.emit import emit
     from stackcheck.derive.metadata import MetadataError
-    from stackcheck.derive.release import derive_release
-    from stackcheck.derive.report import differences, summary
+    from stackcheck.derive.release import KINDS, derive_release, read_metadata
+    from stackcheck.derive.report import differences, printable, summary
     from stackcheck.derive.tree import TreeError, open_releases
     from stackcheck.errors import BadInputError, OutputError
     from stackcheck.manifest_loader import load
@@ -97,13 +97,21 @@ def run_derive(args: argparse.Namespace) -> int:
     derived: list[dict[str, Any]] = []
     for path in args.paths:
         try:
-            for release in open_releases(path):
+            releases = list(open_releases(path))
+            skipped = 0
+            for release in releases:
                 try:
+                    read_metadata(release)
+                    if len(releases) > 1 and release.name not in KINDS:
+                        skipped += 1  # a site directory: only the packages derive knows
+                        continue
                     derived.append(derive_release(release, manifests))
                 finally:
                     release.tree.close()
+            if skipped:
+                print(f"{path}: {skipped} other distribution(s) skipped", file=sys.stderr)
         except (TreeError, MetadataError) as exc:
-            raise BadInputError(str(exc)) from None
+            raise BadInputError(printable(str(exc))) from None
     found = False
     if args.format == "json":
         docs = []
@@ -122,12 +130,12 @@ def run_derive(args: argparse.Namespace) -> int:
     else:
         for d in derived:
             for line in summary(d):
-                print(line)
+                print(printable(line))
             if args.against:
                 cmp = compare(d, manifests)
                 found = found or bool(cmp.differences)
                 for line in differences(cmp, args.against):
-                    print(line)
+                    print(printable(line))
     if args.output:
         out = Path(args.output)
         docs_out, changes = emit(derived, manifests)
@@ -140,6 +148,6 @@ def run_derive(args: argparse.Namespace) -> int:
         for name, doc in docs_out.items():
             write_atomic(out / name, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
         for line in changes:
-            print(f"wrote {line}", file=sys.stderr)
+            print(printable(f"wrote {line}"), file=sys.stderr)
         print(f"wrote {', '.join(sorted(docs_out))} to {out} ({len(changes)} change(s))", file=sys.stderr)
     return EXIT_FINDING if found else EXIT_OK

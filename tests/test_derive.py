@@ -394,3 +394,23 @@ def test_zip_members_read_in_bounded_memory_stream() -> None:
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
         zf.writestr("a", b"x" * 1000)
     assert zipmember.LOCAL_HEADER.size == 30
+
+
+def test_cli_site_directory_and_hostile_names(tmp_path: Path) -> None:
+    """A site directory: only the packages derive knows are read; names from a release never reach the
+    terminal as control sequences."""
+    files = release_files()
+    files["sglang/srt/arg_groups/fields/exec_.py"] = files["sglang/srt/arg_groups/fields/exec_.py"].replace(
+        '"symm mem"', '"symm mem"] = False\n    evil: A[int, Arg(help="x", cli_name="--evil\\x1b[2J")'
+    )
+    files["sglang/srt/arg_groups/fields/ev\x1b[2Jil.py"] = "def broken(:\n"
+    site = write_tree(tmp_path / "site", files)
+    write_tree(site, {"other_pkg-1.0.dist-info/METADATA": "Name: other-pkg\nVersion: 1.0\n"})
+    proc = run_cli("manifests", "derive", str(site))
+    assert proc.returncode == 0, proc.stderr
+    assert "1 other distribution(s) skipped" in proc.stderr
+    assert "sglang 0.5.24 (directory:" in proc.stdout
+    assert "ev\\x1b[2Jil.py: cannot parse" in proc.stdout  # the name is shown, escaped
+    assert "\x1b" not in proc.stdout + proc.stderr
+    js = run_cli("manifests", "derive", str(site), "--format", "json")
+    assert "--evil\\u001b[2J" in js.stdout and "\x1b" not in js.stdout

@@ -202,9 +202,7 @@ def _walk_region(elf: ElfFile, start: int, size: int, scan: FatbinScan, where: s
             if not ENTRY_MIN_HEADER <= ehs <= ENTRY_MAX_HEADER:
                 scan.warnings.append(f"{where}: entry at offset {epos - start}: header size {ehs}: stopped")
                 return
-            scan.entries.append(
-                FatbinEntry(epos, kind, ehs, psize, csize, usize, (cmajor, cminor), arch, flags, where)
-            )
+            scan.entries.append(FatbinEntry(epos, kind, ehs, psize, csize, usize, (cmajor, cminor), arch, flags, where))
             epos += ehs + psize
         if epos > cend:
             scan.warnings.append(f"{where}: last entry of container at offset {pos - start} overruns it")

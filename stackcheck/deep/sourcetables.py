@@ -257,9 +257,7 @@ def _read_call_keyword_list(tree: ast.Module, spec: Mapping[str, Any], rel: str)
         for element in kw.value.elts:
             number = _int_literal(element)
             if number is None:
-                raise _Unreadable(
-                    f"{rel}:{element.lineno}: {keyword}= in {function} holds a non-int-literal element"
-                )
+                raise _Unreadable(f"{rel}:{element.lineno}: {keyword}= in {function} holds a non-int-literal element")
             values.append(number)
         return values
     raise _NotFound(f"{rel}: function {function} makes no call with {keyword}=")

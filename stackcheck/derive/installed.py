@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from stackcheck.derive.cache import Cache, current_key, default_dir
-from stackcheck.derive.tree import FileKey, Release, TreeError, installed_release
+if TYPE_CHECKING:  # the readers are imported only when a release is newer than the data (start-up stays lean)
+    from stackcheck.derive.cache import Cache
+    from stackcheck.derive.tree import FileKey, Release
 
 #: package -> what its verdicts need read from the installed files
 NEEDS: dict[str, tuple[str, ...]] = {
@@ -118,22 +119,28 @@ def derive_installed(
     facts: Mapping[str, Any], manifests: Any, cache_dir: Path | None = None, env: Mapping[str, str] | None = None
 ) -> dict[str, Any]:
     """The `derived` facts section (empty when nothing installed is newer than the data)."""
-    from stackcheck.deep.binaries import PACKAGE_GLOBS
-
     packages = facts.get("packages")
     if not isinstance(packages, Mapping):
         return {}
-    cache: Cache | None = None
+    newer = {
+        name: pkg
+        for name, pkg in ((n, packages.get(n)) for n in NEEDS)
+        if isinstance(pkg, Mapping)
+        and pkg.get("installed") is True
+        and isinstance(pkg.get("version"), str)
+        and newer_than_data(manifests, name, pkg["version"])
+    }
+    if not newer:
+        return {}
+    from stackcheck.deep.binaries import PACKAGE_GLOBS
+    from stackcheck.derive.cache import Cache, default_dir
+    from stackcheck.derive.tree import TreeError, installed_release
+
+    cache = Cache(cache_dir if cache_dir is not None else default_dir(env))
     out: dict[str, Any] = {}
-    for name, needs in NEEDS.items():
-        pkg = packages.get(name)
-        if not isinstance(pkg, Mapping) or pkg.get("installed") is not True:
-            continue
-        version = pkg.get("version")
-        if not isinstance(version, str) or not newer_than_data(manifests, name, version):
-            continue
-        if cache is None:
-            cache = Cache(cache_dir if cache_dir is not None else default_dir(env))
+    for name, pkg in newer.items():
+        needs = NEEDS[name]
+        version = str(pkg["version"])
         entry: dict[str, Any] = {"version": version, "data_date": manifests.date}
         out[name] = entry
         location = pkg.get("location")
@@ -158,4 +165,4 @@ def derive_installed(
     return out
 
 
-__all__ = ["NEEDS", "current_key", "derive_installed", "newer_than_data"]
+__all__ = ["NEEDS", "derive_installed", "newer_than_data"]

@@ -10,6 +10,21 @@ from typing import Any
 from stackcheck.derive.compare import KINDS, Comparison
 
 
+def printable(text: str) -> str:
+    """Text from a release (file names, flags, choices) with control and bidi characters shown as escapes:
+    nothing a wheel holds reaches the terminal as a control sequence."""
+    import unicodedata
+
+    out = []
+    for char in text:
+        if unicodedata.category(char) in ("Cc", "Cf", "Cs") and char != "\t":
+            code = ord(char)
+            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+        else:
+            out.append(char)
+    return "".join(out)
+
+
 def _value(v: Any) -> str:
     return json.dumps(v) if not isinstance(v, str) else v
 
