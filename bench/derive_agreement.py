@@ -5,7 +5,11 @@ it with the shipped manifests: for each kind (pins, gate values, flags, archs) t
 and how many agree, plus what derive found that the data does not record. Prints a table and every
 disagreement; --json FILE writes the details.
 
-    python bench/derive_agreement.py [WHEEL...] [--only sglang,flashinfer-python] [--json FILE]
+    python bench/derive_agreement.py [WHEEL...] [--only sglang,flashinfer-python] [--json FILE] [--keep DIR]
+
+--keep DIR stores each wheel's derived facts there (and reuses them while the wheel is unchanged), so the
+comparison can be repeated against other manifests (STACKCHECK_MANIFESTS=DIR, merged over the shipped set)
+without reading the wheels again.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ def main() -> int:
     ap.add_argument("wheels", nargs="*", type=Path)
     ap.add_argument("--only", default="", help="comma-separated package names")
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--keep", type=Path, help="store and reuse derived facts per wheel")
     args = ap.parse_args()
     wheels = args.wheels or sorted(CACHE.glob("*.whl"))
     only = {x for x in args.only.split(",") if x}
@@ -39,7 +44,15 @@ def main() -> int:
     totals = {k: {"agree": 0, "differ": 0, "derived_only": 0, "shipped_only": 0} for k in KINDS}
     rows = []
     for wheel in wheels:
-        for release in open_releases(wheel):
+        st = wheel.stat()
+        kept = args.keep / f"{wheel.name}.{st.st_size}.{st.st_mtime_ns}.json" if args.keep else None
+        if kept is not None and kept.is_file():
+            derived = json.loads(kept.read_text())
+            if only and derived["package"] not in only:
+                continue
+            seconds = float(derived.get("_seconds", 0.0))
+        else:
+            (release,) = open_releases(wheel)
             t0 = time.perf_counter()
             try:
                 from stackcheck.derive.release import read_metadata
@@ -51,41 +64,44 @@ def main() -> int:
             finally:
                 release.tree.close()
             seconds = time.perf_counter() - t0
-            cmp = compare(derived, manifests)
-            counts = {k: {"agree": 0, "differ": 0, "derived_only": 0, "shipped_only": 0} for k in KINDS}
-            for f in cmp.findings:
-                slot = {
-                    "same": "agree",
-                    "differs": "differ",
-                    "derived-only": "derived_only",
-                    "new": "derived_only",
-                    "shipped-only": "shipped_only",
-                }[f.status]
-                counts[f.kind][slot] += 1
-                totals[f.kind][slot] += 1
-            rows.append(
-                {
-                    "package": cmp.package,
-                    "version": cmp.version,
-                    "known": cmp.known,
-                    "seconds": round(seconds, 2),
-                    "counts": counts,
-                    "findings": [f.to_json() for f in cmp.differences],
-                    "problems": derived.get("problems", []),
-                }
+            if kept is not None:
+                args.keep.mkdir(parents=True, exist_ok=True)
+                kept.write_text(json.dumps({**derived, "_seconds": seconds}))
+        cmp = compare(derived, manifests)
+        counts = {k: {"agree": 0, "differ": 0, "derived_only": 0, "shipped_only": 0} for k in KINDS}
+        for f in cmp.findings:
+            slot = {
+                "same": "agree",
+                "differs": "differ",
+                "derived-only": "derived_only",
+                "new": "derived_only",
+                "shipped-only": "shipped_only",
+            }[f.status]
+            counts[f.kind][slot] += 1
+            totals[f.kind][slot] += 1
+        rows.append(
+            {
+                "package": cmp.package,
+                "version": cmp.version,
+                "known": cmp.known,
+                "seconds": round(seconds, 2),
+                "counts": counts,
+                "findings": [f.to_json() for f in cmp.differences],
+                "problems": derived.get("problems", []),
+            }
+        )
+        diffs = [f for f in cmp.findings if f.status in ("differs", "shipped-only")]
+        print(
+            f"{cmp.package} {cmp.version}: {seconds:.2f} s; "
+            + "; ".join(
+                f"{k} {c['agree']}/{c['agree'] + c['differ'] + c['shipped_only']}"
+                for k, c in counts.items()
+                if any(c.values())
             )
-            diffs = [f for f in cmp.findings if f.status in ("differs", "shipped-only")]
-            print(
-                f"{cmp.package} {cmp.version}: {seconds:.2f} s; "
-                + "; ".join(
-                    f"{k} {c['agree']}/{c['agree'] + c['differ'] + c['shipped_only']}"
-                    for k, c in counts.items()
-                    if any(c.values())
-                )
-            )
-            for f in diffs:
-                note = f" {f.note}" if f.note else ""
-                print(f"    {f.status} {f.kind} {f.key}: derived {f.derived!r} data {f.shipped!r} [{f.where}]{note}")
+        )
+        for f in diffs:
+            note = f" {f.note}" if f.note else ""
+            print(f"    {f.status} {f.kind} {f.key}: derived {f.derived!r} data {f.shipped!r} [{f.where}]{note}")
     print()
     print("| kind | compared | agree | differ | data only | derived only (not in the data) | agreement |")
     print("|---|---|---|---|---|---|---|")

@@ -4,8 +4,9 @@ data.
 
 CI runs a few representative wheels (CI_SGLANG, CI_FLASHINFER: a few megabytes each). With
 STACKCHECK_REGISTRY_ALL=1 every release in the issue's ranges runs: SGLang 0.5.1-0.5.23, FlashInfer
-0.6.3-0.7.4, sglang-kernel 0.4.x and sgl-kernel 0.3.x (hundreds of megabytes each, streamed from the zip)
-and torch 2.11.0; with STACKCHECK_AGREEMENT_OUT=FILE the agreement per kind of fact is written there.
+0.6.3-0.7.4, sglang-kernel 0.4.x and sgl-kernel 0.3.x (hundreds of megabytes each, streamed from the zip),
+torch 2.11.0 and flashinfer-cubin 0.6.3 (5,363 cubins); with STACKCHECK_AGREEMENT_OUT=FILE the agreement
+per kind of fact is written there.
 
 Every comparison must agree with the data, or be listed in KNOWN with the reason derive and the data
 differ there (and the reason it is not a fix to the data)."""
@@ -46,7 +47,7 @@ CI_FLASHINFER = ["0.6.3", "0.7.2"]
 KNOWN: dict[tuple[str, str, str, str], str] = {}
 #: Pins the data records that the wheels do not declare: the kernel/torch pairings, inferred and noted
 #: in components.json (the kernel-torch-pair check needs them); derive is right that the wheel has none.
-INFERRED_PAIRINGS = {"sgl-kernel", "sglang-kernel"}
+INFERRED_PAIRINGS = {"sgl-kernel", "sglang-kernel", "flashinfer-cubin"}
 
 AGREEMENT: dict[str, dict[str, int]] = {k: {} for k in KINDS}
 
@@ -73,6 +74,7 @@ def cases() -> list[Any]:
         (SGLANG_KERNEL_ALL, "sglang-kernel", []),
         (SGL_KERNEL_ALL, "sgl-kernel", []),
         (["2.11.0"], "torch", []),
+        (["0.6.3"], "flashinfer-cubin", []),
     ):
         for version in versions:
             if everything or version in ci:

@@ -281,7 +281,8 @@ def _compare_archs(derived: Mapping[str, Any], rel: dict[str, Any] | None, out: 
                 None if cudart == [major] else f"the data says the PyPI build is {variant} (CUDA {cuda})",
             )
         )
-    files = ", ".join(f["path"] for f in archs.get("files") or [])
+    paths = [f["path"] for f in archs.get("files") or []]
+    files = ", ".join(paths[:6]) + (f" and {len(paths) - 6} more" if len(paths) > 6 else "")
     if shipped is None:
         out.append(Finding("archs", label, "derived-only" if rel else "new", got, None, files))
     else:

@@ -124,7 +124,7 @@ def apply(docs: dict[str, Any], derived: Mapping[str, Any], manifests: Any) -> l
                 "variant": guess or "cu130",
                 "archs": targets,
                 "pypi": True,
-                "source": src("shared objects: " + ", ".join(f["path"] for f in archs.get("files") or [])[:400]),
+                "source": src("shared objects: " + ", ".join(f["path"] for f in archs.get("files") or [])[:300]),
             }
             if not variant:
                 v["inferred"] = True
