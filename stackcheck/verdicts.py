@@ -316,15 +316,17 @@ def evaluate_feature(feature: dict[str, Any], ctx: Context) -> FeatureVerdict:
                 ],
             }
     assume = set(feature.get("assume_newer") or [])
+    newer_all = [(a, v) for n in needs for a in n.split("|") if a not in assume and (v := ctx.newer_than_manifests(a))]
+    if newer_all:
+        from stackcheck.derive.judge import judge_newer
+
+        judged = judge_newer(feature, ctx, newer_all)
+        if judged is not None:
+            return judged
     for name in needs:
         for alt in name.split("|"):
             newer = ctx.newer_than_manifests(alt)
             if newer and alt not in assume:
-                from stackcheck.derive.judge import judge_newer
-
-                judged = judge_newer(feature, ctx, alt, newer)
-                if judged is not None:
-                    return judged
                 return {
                     **verdict,
                     "status": "unknown",

@@ -233,3 +233,24 @@ def test_gate_reads_flag_presence_of_a_newer_release(tmp_path: Path, manifests: 
     )  # fmt: skip
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "declares no --enable-nccl-nvls" in proc.stdout + proc.stderr
+
+
+def test_two_newer_packages_and_an_unreadable_one(
+    tmp_path: Path, manifests: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site = write_tree(tmp_path / "site", release_files())
+    fi_files = {"flashinfer_python-0.7.9.dist-info/METADATA": "Name: flashinfer-python\nVersion: 0.7.9\n"}
+    write_tree(site, fi_files)
+    facts = box(site)
+    facts["packages"]["flashinfer-python"] = {"installed": True, "version": "0.7.9", "location": str(site)}
+    facts = probe(facts, manifests, tmp_path / "c", monkeypatch)
+    assert set(facts["derived"]) == {"sglang", "flashinfer-python"}
+    features, _ = verdicts(facts, manifests)
+    head = features["attention-trtllm-mla"]["reasons"][0]
+    assert "sglang 0.5.24, flashinfer-python 0.7.9" in head["message"] and head["result"] == "unknown"
+    symm = features["torch-symm-mem"]  # needs sglang and torch only: judged as before
+    assert symm["status"] == "blocked" and "sglang 0.5.24" in symm["reasons"][0]["derived"]
+    facts["derived"]["sglang"] = {"version": "0.5.24", "error": "cannot read METADATA"}
+    features, _ = verdicts(facts, manifests)
+    assert features["torch-symm-mem"]["status"] == "unknown"
+    assert "could not be read: cannot read METADATA" in features["torch-symm-mem"]["reasons"][0]["message"]

@@ -82,37 +82,11 @@ def _flag_reason(
     return {**base, "result": "fail", "observed": observed, "required": required, "source": src, "message": message}
 
 
-def judge_newer(feature: Mapping[str, Any], ctx: Context, package: str, version: str) -> FeatureVerdict | None:
-    """The verdict of `feature` for an installed `package` newer than the data; None when nothing was
-    derived for it (the caller then reports it unknown as before)."""
+def judge_newer(feature: Mapping[str, Any], ctx: Context, newer: list[tuple[str, str]]) -> FeatureVerdict | None:
+    """The verdict of `feature` when the installed releases `newer` ((package, version) pairs) are newer than
+    the data; None when nothing was derived for them (the caller then reports the feature unknown as before).
+    A rule is read from the files only when it is so for every newer package."""
     from stackcheck.verdicts import EFFECT_ORDER, _order, evaluate_rules
-
-    derived = derived_section(ctx, package)
-    if derived is None:
-        return None
-    gates = {str(g.get("id")): g for g in ctx.manifests.gates}
-    assume = package in (feature.get("assume_newer") or [])
-    bases = {
-        str(r.get("id")): rule_basis(r, package, gates, assume)
-        for r in feature.get("rules") or []
-        if isinstance(r, Mapping)
-    }
-    mark = marker(ctx, package, version)
-    flags = derived.get("flags") if isinstance(derived.get("flags"), Mapping) else None
-
-    def hook(rule: Mapping[str, Any], gpu: GpuModel | None, base: Reason, when: Outcome | None) -> Reason | None:
-        derive = rule.get("derive")
-        if isinstance(derive, Mapping) and isinstance(derive.get("flag"), str):
-            return _flag_reason(rule, derive, flags, base, package, version)
-        basis = bases.get(str(rule.get("id")))
-        if basis is None or basis.kind == "read":
-            return None
-        return {
-            **base,
-            "result": "unknown",
-            "message": f"needs hand-written knowledge of {package} {version} (newer than the data of "
-            f"{ctx.manifests.date}): {basis.reason}",
-        }
 
     verdict: FeatureVerdict = {
         "id": str(feature.get("id")),
@@ -121,24 +95,56 @@ def judge_newer(feature: Mapping[str, Any], ctx: Context, package: str, version:
     }
     if feature.get("workaround"):
         verdict["workaround"] = feature["workaround"]
+    section = ctx.facts.get("derived")
+    entries = {p: section.get(p) if isinstance(section, Mapping) else None for p, _ in newer}
+    if all(not isinstance(e, Mapping) for e in entries.values()):
+        return None
+    names = ", ".join(f"{p} {v}" for p, v in newer)
+    date = ctx.manifests.date
+    mark = f"derived from the installed release ({names}, newer than the data of {date})"
     head: Reason = {
         "rule": "known-release",
         "result": "pass",
-        "observed": version,
-        "required": f"<= {ctx.newest_known(package)}",
-        "message": f"{package} {version} is newer than the data of {ctx.manifests.date}: judged from the "
-        "installed release's own files",
+        "observed": names,
+        "required": ", ".join(f"{p} <= {ctx.newest_known(p)}" for p, _ in newer),
+        "message": f"{names}: newer than the data of {date}; judged from the installed release's own files",
         "derived": mark,
     }
-    if not any(b.kind == "read" for b in bases.values()):
-        why = "; ".join(f"{rid}: {b.reason}" for rid, b in bases.items()) or "it has no rules"
-        head = {
-            **head,
-            "result": "unknown",
-            "message": f"{package} {version} is newer than the data of {ctx.manifests.date} and none of "
-            f"this feature's rules is read from the release's files ({why})",
-        }
+    for package, version in newer:
+        entry = entries[package]
+        if not isinstance(entry, Mapping) or entry.get("error"):
+            why = entry.get("error") if isinstance(entry, Mapping) else "nothing was read from it"
+            head = {**head, "result": "unknown",
+                    "message": f"{package} {version} is newer than the data of {date} and its files could not be "
+                               f"read: {why}"}  # fmt: skip
+            return {**verdict, "status": "unknown", "effect": None, "reasons": [head]}
+    gates = {str(g.get("id")): g for g in ctx.manifests.gates}
+    bases: dict[str, list[tuple[str, str, Any]]] = {}
+    for rule in feature.get("rules") or []:
+        if isinstance(rule, Mapping):
+            for package, version in newer:
+                basis = rule_basis(rule, package, gates, package in (feature.get("assume_newer") or []))
+                bases.setdefault(str(rule.get("id")), []).append((package, version, basis))
+    read_rules = [rid for rid, bs in bases.items() if all(b.kind == "read" for _, _, b in bs)]
+    if not read_rules:
+        why = "; ".join(f"{rid}: {b.reason}" for rid, bs in bases.items() for _, _, b in bs if b.kind != "read")
+        head = {**head, "result": "unknown",
+                "message": f"{names}: newer than the data of {date}, and none of this feature's rules is read "
+                           f"from the release's files ({why or 'it has no rules'})"}  # fmt: skip
         return {**verdict, "status": "unknown", "effect": None, "reasons": [head]}
+
+    def hook(rule: Mapping[str, Any], gpu: GpuModel | None, base: Reason, when: Outcome | None) -> Reason | None:
+        derive = rule.get("derive")
+        for package, version, basis in bases.get(str(rule.get("id")), []):
+            if isinstance(derive, Mapping) and isinstance(derive.get("flag"), str) and package == "sglang":
+                flags = entries[package].get("flags")  # type: ignore[union-attr]
+                return _flag_reason(rule, derive, flags if isinstance(flags, Mapping) else None, base, package, version)
+            if basis.kind != "read":
+                return {**base, "result": "unknown",
+                        "message": f"needs hand-written knowledge of {package} {version} (newer than the data of "
+                                   f"{date}): {basis.reason}"}  # fmt: skip
+        return None
+
     reasons = _order(evaluate_rules(dict(feature), ctx, hook=hook))
     for reason in reasons:
         reason["derived"] = mark
