@@ -23,6 +23,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--facts", metavar="FILE", help="take the GPUs and topology from a saved report")
     p.add_argument("--manifests", metavar="DIR", action="append", default=[])
     p.add_argument("--tp", type=int, default=None, help="tensor-parallel size to assume (default: 8)")
+    p.add_argument(
+        "--assume-interconnect",
+        metavar="KIND",
+        default=None,
+        help="nvswitch | nvlink | pcie-switch | pcie-host-bridge | cross-socket | pcie (default: --facts)",
+    )
     add_output_options(p, ["table", "json"])
 
 
@@ -76,6 +82,15 @@ def run(args: argparse.Namespace) -> int:
         n = max(n, args.tp or 8)
         base["gpus"] = assumed_gpus(manifests, f"{cc}x{n}")
         base.setdefault("topology", {"interconnect": None, "same_model": True, "gpu_count": n})
+    if args.assume_interconnect:
+        from stackcheck.pipeline import INTERCONNECTS, apply_interconnect
+
+        link = args.assume_interconnect
+        if link not in INTERCONNECTS:
+            raise UsageError(f"--assume-interconnect {link!r}: expected one of {', '.join(INTERCONNECTS)}")
+        topo = dict(base.get("topology") or {})
+        apply_interconnect(topo, "pcie-host-bridge" if link == "pcie" else link)
+        base["topology"] = topo
     needs = " ".join(feature.get("needs") or [])
     rows: list[dict[str, Any]] = []
     if "sglang" in needs:
@@ -100,6 +115,7 @@ def run(args: argparse.Namespace) -> int:
             "enable": feature.get("enable"),
             "workaround": feature.get("workaround"),
             "upstream": feature.get("upstream"),
+            "path": feature.get("path") or [],
             "releases": rows,
         }
         emit(json.dumps(doc, indent=2) + "\n", args)
@@ -109,11 +125,18 @@ def run(args: argparse.Namespace) -> int:
     if enable.get("flags") or enable.get("env"):
         lines.append(f"turned on by: {' '.join(enable.get('flags') or [])} {enable.get('env') or ''}".rstrip(" {}"))
     lines.append("")
+    if feature.get("path"):
+        lines.append("path to the kernel (admission -> dispatch -> kernel -> runtime), each hop with its source:")
+        lines.extend(_path_lines(feature["path"], source_text))
+        lines.append("")
     for row in rows:
         line = f"  {row['release']:<22} {row['status']}" + (f" ({row['effect']})" if row.get("effect") else "")
         if row.get("why"):
             line += f": {row['why']}"
         lines.append(line)
+        if row.get("hops"):
+            chain = " -> ".join(f"{h['hop']} {h['result']}" for h in row["hops"])
+            lines.append(f"  {'':<22} hops: {chain}")
         if row.get("source"):
             lines.append(f"  {'':<22} source: {source_text(row['source'])}")
     first_ok = next((r["release"] for r in rows if r["status"] == "ok"), None)
@@ -130,19 +153,48 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _path_lines(path: list[Any], source_text: Any) -> list[str]:
+    """The recorded hops, grouped by kind in path order."""
+    from stackcheck.path import HOP_ORDER
+
+    rank = {name: i for i, name in enumerate(HOP_ORDER)}
+    hops = sorted((h for h in path if isinstance(h, dict)), key=lambda h: rank.get(str(h.get("hop")), len(rank)))
+    lines = []
+    for hop in hops:
+        where = " ".join(str(hop[k]) for k in ("package", "versions") if hop.get(k))
+        if hop.get("majors"):
+            where += f" on major {', '.join(map(str, hop['majors']))}"
+        lines.append(
+            f"  {hop.get('hop', '?'):<9} {where}: {hop.get('check')}" + (" [inferred]" if hop.get("inferred") else "")
+        )
+        detail = [f"file {hop['file']}"] if hop.get("file") else []
+        if hop.get("gate"):
+            detail.append(f"gate {hop['gate']}")
+        if hop.get("rules"):
+            detail.append(f"rules {', '.join(hop['rules'])}")
+        if detail:
+            lines.append(f"  {'':<9} {'; '.join(detail)}")
+        lines.append(f"  {'':<9} source: {source_text(hop.get('source'))}")
+    return lines
+
+
 def _row(
     label: str, component: str, facts: dict[str, Any], feature: dict[str, Any], manifests: Any, args: argparse.Namespace
 ) -> dict[str, Any]:
     from stackcheck.context import Context
+    from stackcheck.path import path_summary
     from stackcheck.verdicts import evaluate_feature
 
     launch = {"tp": args.tp} if args.tp else {}
-    v = evaluate_feature(feature, Context(facts=facts, manifests=manifests, launch=launch))  # type: ignore[arg-type]
+    ctx = Context(facts=facts, manifests=manifests, launch=launch)  # type: ignore[arg-type]
+    v = evaluate_feature(feature, ctx)
     first = next((r for r in v.get("reasons") or [] if r.get("result") in ("fail", "unknown")), None)
+    hops = path_summary(feature, ctx, v.get("reasons") or [])
     return {
         "release": f"{component} {label}",
         "status": v.get("status"),
         "effect": v.get("effect"),
         "why": first.get("message") if first else None,
         "source": first.get("source") if first else None,
+        "hops": [{"hop": h["hop"], "result": h["result"], "check": h["check"]} for h in hops],
     }

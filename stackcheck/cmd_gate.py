@@ -35,7 +35,8 @@ HELP_EPILOG = """decision policy:
   explicit features (--require, or turned on by a flag or value in COMMAND) must be ok: blocked refuses,
   unknown refuses unless --allow-unknown, not-applicable (a package it needs is missing) refuses.
   default features (custom-allreduce when tp > 1 unless --disable-custom-all-reduce; cuda-graph unless
-  --disable-cuda-graph; deepgemm unless SGLANG_ENABLE_JIT_DEEPGEMM is false) are checked too: blocked with
+  --disable-cuda-graph; deepgemm unless SGLANG_ENABLE_JIT_DEEPGEMM is false; attention-flashinfer when
+  FlashInfer is the default sampler or attention backend) are checked too: blocked with
   effect crash refuses, blocked with effect disabled/degraded only warns; unknown refuses (unless
   --allow-unknown) when one of the feature's rules can crash, else warns.
   values the manifests do not know are unknown; a flag the installed SGLang lacks refuses; flags launch.json

@@ -30,13 +30,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def plan_fix(args: argparse.Namespace, result: Any) -> tuple[bool, dict[str, Any] | None]:
-    """(asked, fix): whether facts were given, and the plan's answer for the root cause."""
-    if not (args.facts or args.probe) or result.feature is None:
+    """(asked, fix): whether facts were given, and the plan's (or the stack check's) answer for the root
+    cause."""
+    if not (args.facts or args.probe) or (result.feature is None and result.check is None):
         return bool(args.facts or args.probe), None
     from stackcheck.pipeline import Options, evaluate
 
     report, _ = evaluate(Options(facts_file=args.facts, manifests_dirs=list(args.manifests)))
-    return True, triage_with_plan(result, report.get("plan") or {})
+    return True, triage_with_plan(result, report.get("plan") or {}, report.get("checks") or [])
 
 
 def run(args: argparse.Namespace) -> int:
@@ -48,6 +49,6 @@ def run(args: argparse.Namespace) -> int:
             doc["fix"] = fix
         text = json.dumps(doc, indent=2) + "\n"
     else:
-        text = render_text(result) + (render_fix(fix, result.feature) if asked else "")
+        text = render_text(result) + (render_fix(fix, result.feature, result.check) if asked else "")
     emit(text, args)
     return 0

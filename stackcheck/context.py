@@ -93,6 +93,24 @@ class Context:
             return str(p["version"])
         return None
 
+    def is_installed(self, name: str) -> bool:
+        """Installed, whether or not its version is known: `installed: true`, or (a hand-written facts
+        document) a version without `installed`. A `needs` is met by it; rules that read the version still
+        see it as unknown."""
+        p = self.package(name)
+        if not p:
+            return False
+        if "installed" in p:
+            return p.get("installed") is True
+        return isinstance(p.get("version"), str)
+
+    def triton_package(self) -> str | None:
+        """The installed Triton distribution: `triton`, else PyTorch's nightly build `pytorch-triton`."""
+        for name in ("triton", "pytorch-triton"):
+            if self.is_installed(name):
+                return name
+        return None
+
     def kernel_package(self) -> str | None:
         for name in KERNEL_PACKAGES:
             if self.installed_version(name):
@@ -121,6 +139,14 @@ class Context:
         if installed is None:
             return None
         iv = public(installed)
+        for rel in self.manifests.releases(name):
+            rv = parse_version(str(rel.get("version", "")))
+            if rv is not None and iv is not None and rv == iv:
+                return rel
+        return None
+
+    def _release_of(self, name: str, version: str) -> dict[str, Any] | None:
+        iv = public(version)
         for rel in self.manifests.releases(name):
             rv = parse_version(str(rel.get("version", "")))
             if rv is not None and iv is not None and rv == iv:
@@ -184,6 +210,44 @@ class Context:
             )
         return None
 
+    def package_lib_archs(self, name: str, lib: str) -> tuple[list[str], str]:
+        """Compiled targets of one shared library of a package (`flashmla_ops` for sgl_kernel/flashmla_ops.abi3.so;
+        the per-architecture copies sm90/ and sm100/ of one name together): the binary probe's files when it
+        ran, else the manifest's `libs` of that release and variant."""
+        path = f"pkg.{name}.lib.{lib}.archs"
+        binaries = (self.facts.get("binaries") or {}).get(name)
+        files = binaries.get("files") if isinstance(binaries, dict) else None
+        if isinstance(files, list) and files:
+            hits = [f for f in files if isinstance(f, dict) and _lib_stem(f.get("path")) == lib]
+            if hits:
+                targets = sorted({t for f in hits for t in [*(f.get("sass") or []), *(f.get("ptx") or [])]})
+                return targets, f"binary probe of the installed {name}: {', '.join(str(f.get('path')) for f in hits)}"
+            if isinstance(binaries, dict) and not binaries.get("truncated"):
+                return [], f"binary probe: the installed {name} has no library {lib}"
+        derived = self.derived_archs(name)
+        if derived is not None:  # a release newer than the data: its binaries were read (facts.derived)
+            entry = (self.facts.get("derived") or {}).get(name) or {}
+            files = [f for f in (entry.get("archs") or {}).get("files") or [] if isinstance(f, dict)]
+            hits = [f for f in files if _lib_stem(f.get("path")) == lib]
+            targets = sorted({t for f in hits for t in [*(f.get("sass") or []), *(f.get("ptx") or [])]})
+            where = ", ".join(str(f.get("path")) for f in hits) or f"no library {lib}"
+            return targets, f"{derived[1]}: {where}"
+        version = self.installed_version(name)
+        if version is None:
+            raise Missing(path, f"{name} is not installed")
+        variant = self.package_variant(name)
+        rel = self.release(name)
+        if rel is None or variant is None:
+            raise Missing(path, f"the manifests do not know the build of {name} {version}")
+        for v in rel.get("variants") or []:
+            if isinstance(v, dict) and v.get("variant") == variant:
+                libs = v.get("libs")
+                if isinstance(libs, dict):
+                    if isinstance(libs.get(lib), list):
+                        return list(libs[lib]), f"manifest: {lib} in {name} {rel.get('version')} {variant}"
+                    return [], f"manifest: {name} {rel.get('version')} {variant} has no library {lib}"
+        raise Missing(path, f"the manifests do not list the targets of {lib} in {name} {rel.get('version')} {variant}")
+
     # ---- torch ------------------------------------------------------------------------------
     def torch_cuda(self) -> str | None:
         p = self.package("torch") or {}
@@ -202,7 +266,7 @@ class Context:
         binaries = (self.facts.get("binaries") or {}).get("torch")
         if isinstance(binaries, dict) and (binaries.get("sass") or binaries.get("ptx")):
             return [*binaries.get("sass", []), *binaries.get("ptx", [])], "binary probe of the installed torch"
-        if self.installed_version("torch") is None:
+        if not self.is_installed("torch"):
             raise Missing("torch.archs", "torch is not installed")
         derived = self.derived_archs("torch")
         if derived is not None:
@@ -214,7 +278,10 @@ class Context:
             return [], "CPU-only build of torch"
         rel = self.release("torch")
         if rel is None:
-            raise Missing("torch.archs", f"torch {self.installed_version('torch')} is not in the manifests")
+            version = self.installed_version("torch")
+            raise Missing(
+                "torch.archs", f"torch {version} is not in the manifests" if version else "torch version not known"
+            )
         for v in rel.get("variants") or []:
             if isinstance(v, dict) and v.get("variant") == variant and isinstance(v.get("archs"), list):
                 return list(v["archs"]), f"manifest: torch {rel.get('version')} {variant}"
@@ -248,6 +315,8 @@ class Context:
                 return t[0] * 10 + t[1]
             if rest == "name":
                 return gpu.name
+            if rest == "min_cuda":
+                return self.gpu_min_cuda(gpu)
             raise Missing(path, f"unknown fact path {path}")
         if head == "driver":
             d = self.facts.get("driver") or {}
@@ -255,14 +324,22 @@ class Context:
             if value is None:
                 raise Missing(path, f"driver {rest} not known" + (f": {d.get('error')}" if d.get("error") else ""))
             return value
+        if head == "pkg" and ".lib." in rest:
+            name, _, lib_attr = rest.partition(".lib.")
+            lib, _, attr = lib_attr.rpartition(".")
+            if attr != "archs" or not lib:
+                raise Missing(path, f"unknown fact path {path}")
+            if self.facts.get("packages") is None:
+                raise Missing(path, "installed packages not known")
+            return self.package_lib_archs(name, lib)[0]
         if head == "pkg":
             name, _, attr = rest.rpartition(".")
             if self.facts.get("packages") is None:
                 raise Missing(path, "installed packages not known")
             p = self.package(name)
             if attr == "installed":
-                return bool(p and p.get("installed"))
-            if not p or not p.get("installed"):
+                return self.is_installed(name)
+            if not p or not self.is_installed(name):
                 raise Missing(path, f"{name} is not installed")
             if attr == "cuda" and not p.get("cuda"):
                 tagged = cuda_from_tag(self.package_variant(name))
@@ -286,10 +363,13 @@ class Context:
         if head == "torch":
             if rest == "archs":
                 return self.torch_archs()[0]
-            if self.installed_version("torch") is None:
+            if not self.is_installed("torch"):
                 raise Missing(path, "torch is not installed")
             if rest == "version":
-                return self.installed_version("torch")
+                v = self.installed_version("torch")
+                if v is None:
+                    raise Missing(path, "torch version not known")
+                return v
             if rest == "cuda":
                 c = self.torch_cuda()
                 if c is None:
@@ -334,7 +414,135 @@ class Context:
             if rest in env:
                 return env[rest]
             raise Missing(path, f"{rest} is not set")
+        if head in ("jit", "pcie"):
+            return self._section_value(head, rest, path)
+        if head == "cudalib":
+            return self.cuda_lib_found(rest, path)
+        if head == "release":
+            return self.release_field(rest, path)
+        if head == "known":
+            return self.known_release(rest, path)
+        if head == "triton" and rest == "ptxas_cuda":
+            return self.triton_ptxas_cuda(gpu, path)
+        if head == "triton" and rest == "version":
+            triton = self.triton_package()
+            if triton is None:
+                raise Missing(path, "neither triton nor pytorch-triton is installed")
+            return self.lookup(f"pkg.{triton}.version", gpu)
         raise Missing(path, f"unknown fact path {path}")
+
+    # ---- probes of issue 16: JIT toolchain, CUDA libraries, PCIe, release records -------------------
+    def _section_value(self, section: str, key: str, path: str) -> Any:
+        """A value of the `jit` or `pcie` facts section; null or absent is Missing with the probe's reason.
+        Without a `jit` section, `jit.cuda` and `jit.nvcc_found` come from the toolkit the toolkits probe
+        marked for builds (the jit probe derives them from it the same way)."""
+        data = self.facts.get(section)
+        if not isinstance(data, dict) and section == "jit" and key in ("cuda", "nvcc_found"):
+            tk = next((t for t in self.facts.get("cuda_toolkits") or [] if t.get("active_for_build")), None)
+            if tk is not None and key == "cuda" and self.toolkit_cuda() is not None:
+                return self.toolkit_cuda()
+            if tk is not None and key == "nvcc_found" and isinstance(tk.get("nvcc"), str):
+                return True
+        if not isinstance(data, dict):
+            raise Missing(path, f"{section} facts not known (not probed, not in the facts file)")
+        value = data.get(key)
+        if value is None or (section == "pcie" and value == "unknown"):
+            why = data.get(f"{key}_reason") or data.get("error")
+            raise Missing(path, f"{section} {key} not known" + (f": {why}" if why else ""))
+        return value
+
+    def cuda_lib_found(self, rest: str, path: str) -> bool:
+        """`cudalib.NAME.MAJOR` (cudalib.cudart.12): whether the loader finds libNAME.so.MAJOR on this box."""
+        name, _, major = rest.rpartition(".")
+        libs = self.facts.get("cuda_libs")
+        if not isinstance(libs, dict):
+            raise Missing(path, "CUDA libraries on the loader's path not known (not probed)")
+        soname = f"lib{name}.so.{major}"
+        if soname not in libs:
+            raise Missing(path, f"{soname} was not looked for")
+        return libs.get(soname) is not None
+
+    def release_field(self, rest: str, path: str) -> Any:
+        """`release.NAME.FIELD`: a field of the manifests' record of the installed release of NAME."""
+        name, _, field_name = rest.rpartition(".")
+        if self.facts.get("packages") is None:
+            raise Missing(path, "installed packages not known")
+        version = self.installed_version(name)
+        if version is None:
+            raise Missing(path, f"{name} version not known" if self.is_installed(name) else f"{name} is not installed")
+        rel = self.release(name)
+        if rel is None and name == "pytorch-triton":  # PyTorch's nightly Triton: 3.5.0+git... is Triton 3.5.0
+            rel = self._release_of("triton", version)
+        if rel is None:
+            newer = self.newer_than_manifests(name)
+            if newer:
+                raise Missing(path, f"{name} {version} is newer than the manifests (data of {self.manifests.date})")
+            raise Missing(path, f"{name} {version} is not in the manifests")
+        if rel.get(field_name) is None:
+            raise Missing(path, f"the manifests record no {field_name} for {name} {rel.get('version')}")
+        return rel[field_name]
+
+    def known_release(self, name: str, path: str) -> str:
+        """`known.NAME`: where the installed release of NAME stands against the manifests' releases:
+        "known" (recorded), "older" (older than every one), "newer" (newer than every one), or "unlisted"
+        (between recorded releases)."""
+        if self.facts.get("packages") is None:
+            raise Missing(path, "installed packages not known")
+        version = self.installed_version(name)
+        if version is None:
+            raise Missing(path, f"{name} is not installed")
+        if self.release(name) is not None:
+            return "known"
+        iv = public(version)
+        known = [v for v in (parse_version(str(r.get("version", ""))) for r in self.manifests.releases(name)) if v]
+        if iv is None or not known:
+            raise Missing(path, f"cannot place {name} {version} among the manifests' releases")
+        if iv < min(known):
+            return "older"
+        if iv > max(known):
+            return "newer"
+        return "unlisted"
+
+    def gpu_min_cuda(self, gpu: GpuModel) -> str:
+        """The first CUDA toolkit that compiles for this GPU's architecture (architectures.json `min_cuda`)."""
+        for arch in self.manifests.architectures:
+            if arch.get("compute_capability") == gpu.cc and isinstance(arch.get("min_cuda"), str):
+                return str(arch["min_cuda"])
+        raise Missing("gpu.min_cuda", f"the manifests record no architecture for compute capability {gpu.cc}")
+
+    def triton_ptxas_cuda(self, gpu: GpuModel | None, path: str) -> str:
+        """The CUDA release of the ptxas that Triton runs for this GPU: the file a TRITON_*_PTXAS variable
+        names (its probed --version), else the one bundled with the installed Triton release (components.json
+        `tools`: ptxas, and ptxas-blackwell for SM >= 100 from the releases that ship it)."""
+        if gpu is None:
+            raise Missing(path, self.gpus_unknown_reason())
+        triton = self.triton_package()
+        if triton is None:
+            raise Missing(path, "neither triton nor pytorch-triton is installed")
+        tools = self.release_field(f"{triton}.tools", path)
+        spec = self.manifests.package("triton")
+        rel = self.release(triton) or self._release_of("triton", str(self.installed_version(triton)))
+        tool_env = (rel or {}).get("tool_env") or spec.get("tool_env")
+        env_of: dict[str, Any] = dict(tool_env) if isinstance(tool_env, dict) else {}
+        t = cc_tuple(gpu.cc)
+        assert t is not None
+        tool = "ptxas-blackwell" if t[0] * 10 + t[1] >= 100 and "ptxas-blackwell" in tools else "ptxas"
+        var = env_of.get(tool)
+        jit = self.facts.get("jit")
+        env = (self.facts.get("system") or {}).get("env") or {}
+        overrides = jit.get("triton_ptxas") if isinstance(jit, dict) else None
+        probed = overrides.get(var) if isinstance(overrides, dict) and var else None
+        if isinstance(probed, dict):
+            version = probed.get("version")
+            if not isinstance(version, str):
+                raise Missing(path, f"{var}={probed.get('path')}: version not known: {probed.get('error')}")
+            return ".".join(version.split(".")[:2])
+        if var and var in env:
+            raise Missing(path, f"{var} is set to {env[var]} but its ptxas was not probed")
+        bundled = tools.get(tool) if isinstance(tools, dict) else None
+        if not isinstance(bundled, str):
+            raise Missing(path, f"the manifests record no bundled {tool} for this Triton release")
+        return ".".join(bundled.split(".")[:2])
 
     # ---- gates ------------------------------------------------------------------------------
     def gate(self, gate_id: str) -> GateValue:
@@ -368,6 +576,13 @@ class Context:
                 f"{package} {version} is newer than the manifests (data of {self.manifests.date})",
             )
         raise Missing(f"gate {gate_id}", f"the manifests have no value of {gate_id} for {package} {version}")
+
+
+def _lib_stem(path: Any) -> str | None:
+    """`sgl_kernel/sm100/common_ops.abi3.so` -> `common_ops`."""
+    if not isinstance(path, str) or not path:
+        return None
+    return path.replace("\\", "/").rsplit("/", 1)[-1].split(".", 1)[0]
 
 
 def _differs(a: Any, b: Any) -> bool:

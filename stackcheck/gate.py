@@ -24,7 +24,9 @@ Decision policy:
   `blocked` (any effect) refuses; `unknown` refuses unless --allow-unknown; `not-applicable` (a package it
   needs is not installed) refuses.
 - default features (on without any flag: custom-allreduce when tp > 1 unless --disable-custom-all-reduce,
-  cuda-graph unless --disable-cuda-graph, deepgemm unless SGLANG_ENABLE_JIT_DEEPGEMM is false):
+  cuda-graph unless --disable-cuda-graph, deepgemm unless SGLANG_ENABLE_JIT_DEEPGEMM is false,
+  attention-flashinfer when FlashInfer is installed, as SGLang's default sampler unless --sampling-backend
+  says otherwise and its default attention backend unless --attention-backend is given):
   `blocked` with effect `crash` refuses; `blocked` with `disabled` or `degraded` only warns (the server
   starts and falls back); `unknown` refuses (unless --allow-unknown) when any rule of the feature can
   crash, else warns; `not-applicable` is ignored.
@@ -414,6 +416,10 @@ def derive(
                 _add(d, feature, "default-warn", "on by default; fails only with some models, so it warns")
         else:
             d.off.append(f"{feature}: off ({_off_reason(spec.get('when'), d, defaults)})")
+    # a feature that several default entries can turn on (FlashInfer: the sampler, the attention default) is
+    # off only when none does
+    needed = {r.feature for r in d.required}
+    d.off = [o for o in d.off if o.split(":", 1)[0] not in needed]
     return d
 
 

@@ -17,8 +17,8 @@ if TYPE_CHECKING:  # the engine is imported lazily: see evaluate()
     from stackcheck.context import Context
     from stackcheck.manifest_loader import Manifests
 
-DEFAULT_PROBES = ["nvml", "toolkits", "packages", "system"]
-INTERCONNECTS = ("nvlink", "pcie-switch", "pcie-host-bridge", "cross-socket", "pcie")
+DEFAULT_PROBES = ["nvml", "toolkits", "packages", "system", "cuda_libs", "pcie"]
+INTERCONNECTS = ("nvswitch", "nvlink", "pcie-switch", "pcie-host-bridge", "cross-socket", "pcie")
 
 
 @dataclass
@@ -134,6 +134,15 @@ def post_probes(facts: Facts, outcomes: list[ProbeOutcome], opts: Options, manif
 
         return probe_source_tables(facts, manifests().gates)
 
+    def jit() -> Any:
+        import os
+
+        from stackcheck.probes.fsview import HostView
+        from stackcheck.probes.jit import probe_jit
+
+        # the toolkit a JIT build picks follows the environment the server will be started from: this one
+        return probe_jit(facts, dict(os.environ), HostView("/"))
+
     def binaries() -> Any:
         from stackcheck.deep.binaries import probe_binaries
 
@@ -152,7 +161,7 @@ def post_probes(facts: Facts, outcomes: list[ProbeOutcome], opts: Options, manif
 
         return derive_installed(facts, manifests()) or None  # nothing newer than the data: no section
 
-    steps: list[tuple[str, Callable[[], Any]]] = [("source_tables", source_tables), ("derived", derived)]
+    steps: list[tuple[str, Callable[[], Any]]] = [("source_tables", source_tables), ("derived", derived), ("jit", jit)]
     if opts.deep:
         steps += [("binaries", binaries), ("libs", libs)]
     for name, fn in steps:
@@ -176,6 +185,17 @@ def post_probes(facts: Facts, outcomes: list[ProbeOutcome], opts: Options, manif
                 duration_ms=round((time.perf_counter() - start) * 1000, 2),
             )
         )
+
+
+def apply_interconnect(topo: dict[str, Any], link: str) -> None:
+    """An assumed interconnect: `nvswitch` is NVLink through an NVSwitch (NVLink multicast), `nvlink` says
+    nothing about a switch; PCIe kinds have no NVLink at all, so no multicast either."""
+    if link == "nvswitch":
+        topo.update(interconnect="nvlink", nvswitch=True, p2p="all")
+    elif link == "nvlink":
+        topo.update(interconnect="nvlink", p2p="all")
+    else:
+        topo.update(interconnect=link, nvswitch=False)
 
 
 def apply_assumptions(facts: Facts, opts: Options, manifests: Manifests) -> Facts:
@@ -204,8 +224,7 @@ def apply_assumptions(facts: Facts, opts: Options, manifests: Manifests) -> Fact
         if link == "pcie":
             link = "pcie-host-bridge"
         topo = dict(out.get("topology") or {})
-        topo["interconnect"] = link
-        topo["p2p"] = "all" if link == "nvlink" else topo.get("p2p")
+        apply_interconnect(topo, link)
         out["topology"] = topo  # type: ignore[typeddict-item]
         assumed.append(f"interconnect={opts.assume_interconnect}")
     if opts.assume_driver:

@@ -56,7 +56,7 @@ MAX_EVENTS = 1000  # stored error blocks per class (errors, secondary, warnings)
 MAX_STREAMS = 4096  # distinct process prefixes; the rest are folded into "other"
 MAX_FRAMES = 64  # frames kept per traceback: the first FRAMES_HEAD and the innermost ones
 FRAMES_HEAD = 4
-MAX_MESSAGE_LINES = 30  # continuation lines of a multi-line exception message
+MAX_MESSAGE_LINES = 40  # continuation lines of a multi-line exception message (blank lines not counted)
 MAX_OPEN_LINES = 5000  # a traceback open this long without its exception line is closed as truncated
 SIMULTANEOUS_SECONDS = 2
 SIMULTANEOUS_LINES = 200
@@ -81,11 +81,13 @@ class Signature:
     source: Any
     level: str = "error"  # error | warning
     literal: str | None = None
+    check: str | None = None  # the stack check (checks.json) that sees this cause before launch
 
     def as_json(self) -> SignatureJSON:
         return {
             "id": self.id,
             "feature": self.feature,
+            "check": self.check,
             "title": self.title,
             "explanation": self.explanation,
             "fix": self.fix,
@@ -97,6 +99,7 @@ class Signature:
 class SignatureJSON(TypedDict):
     id: str
     feature: str | None
+    check: str | None
     title: str
     explanation: str
     fix: str
@@ -139,6 +142,7 @@ def parse_signatures(doc: Any, origin: str) -> list[Signature]:
                 source=item["source"],
                 level="warning" if item.get("level") == "warning" else "error",
                 literal=literal if isinstance(literal, str) and literal else None,
+                check=item.get("check") if isinstance(item.get("check"), str) else None,
             )
         )
     if problems:
@@ -216,11 +220,21 @@ _SECONDARY_LINES: tuple[tuple[re.Pattern[str], SecondaryReason], ...] = (
                 r"|received signal \w+|KeyboardInterrupt"), "signal"),
     (re.compile(r"\bRank \d+ scheduler is dead|Exit code: -?\d+|Child process unexpectedly failed"
                 r"|Initialization failed\. Please see the error messages above"
-                r"|Please check if there are relevant logs|\b(?:scheduler|detokenizer)\w* (?:is dead|died)\b"),
+                r"|Please check if there are relevant logs|\b(?:scheduler|detokenizer)\w* (?:is dead|died)\b"
+                r"|EngineCore failed to start|Engine core initialization failed|WorkerProc hit an exception"),
      "child-failed"),
     (re.compile(r"^Killed\b|\bKilled$"), "killed"),
 )  # fmt: skip
 _CHILD_FAILED_EXC = _SECONDARY_LINES[1][0]
+# A message goes on past blank lines only while it is "open": its exception line carries no text of its own
+# (Python prints an exception whose message starts with a newline as "ImportError: " and the paragraphs
+# below: sgl-kernel's "Could not load any common_ops library", with the real cause on its "Error details"
+# lines) or its last line is a heading ending in ":". A line that starts like a log record ends it.
+_RECORD_START = re.compile(r"(?:INFO|WARNING|WARN|DEBUG|ERROR|CRITICAL)\b|\d{4}-\d{2}-\d{2}[ T]\d|\d{2}:\d{2}:\d{2}\b")
+_LEVEL_PREFIX = re.compile(
+    r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) (\d{2}-\d{2} \d{2}:\d{2}:\d{2})(?:\.\d+)? \[[^\]]{1,120}\] ?"
+)
+_EMPTY_EXC = re.compile(r"^[A-Za-z_][\w.]*:\s*$")
 _LOGGING_FILE = re.compile(r"(?:^|[/\\])logging[/\\]__init__\.py$")
 _SIGNAL_FUNC = re.compile(r"^(?:\w*sig\w*_handler|signal_handler|_?handle_sig\w*|_?on_signal\w*)$")
 _SIGNAL_EXC = {"KeyboardInterrupt", "SystemExit"}
@@ -284,7 +298,7 @@ class Event:
     @property
     def exception_type(self) -> str | None:
         m = _EXC.match(self.text) if self.kind == "traceback" else None
-        if m and (m.group("msg") is not None or self.text.endswith(m.group("type"))):
+        if m and (m.group("msg") is not None or self.text.endswith((m.group("type"), m.group("type") + ":"))):
             return m.group("type").rsplit(".", 1)[-1]
         return None
 
@@ -313,6 +327,7 @@ class EventJSON(TypedDict, total=False):
     secondary: str | None
     signature: SignatureJSON | None
     feature: str | None
+    check: str | None
     level: str
     logged_message: str | None
     repeats: int
@@ -352,6 +367,12 @@ class TriageResult:
         rc = self.root_cause
         return rc.signature.feature if rc is not None and rc.signature is not None else None
 
+    @property
+    def check(self) -> str | None:
+        """The stack check of the root cause's signature (a cause that is not a serving feature)."""
+        rc = self.root_cause
+        return rc.signature.check if rc is not None and rc.signature is not None else None
+
 
 # ----------------------------------------------------------------------------------------------------------
 # the analyser (one per log)
@@ -374,6 +395,14 @@ class _Stream:
         self.relation: str | None = None
         self.logerr = False
         self.first: Event | None = None  # this process's first non-secondary error
+
+
+def _open_message(part: Part) -> bool:
+    """Whether an exception's message may continue after a blank line (see _RECORD_START)."""
+    if part.exception is not None and _EMPTY_EXC.match(part.exception):
+        return True
+    last = next((line for line in reversed(part.message_lines) if line.strip()), None)
+    return last is not None and last.rstrip().endswith(":")
 
 
 def _split_prefix(text: str) -> tuple[str, str | None, str | None, bool]:
@@ -473,6 +502,15 @@ class Analyzer:
         else:
             st = self.last if self.last.state != _IDLE else self.main
         self.last = st
+        # vLLM-style loggers print a traceback line by line, each as "ERROR 10-26 09:41:05 [core.py:708] ...":
+        # inside a traceback (or where one starts) that record prefix is dropped so the frames are read. Elsewhere
+        # the line stays whole, its level word being what marks it as an error.
+        m = _LEVEL_PREFIX.match(body)
+        if m is not None and st.state != _IDLE:
+            body = body[m.end() :]  # a line of the record being read: not a new record
+        elif m is not None and TB_HEADER in body:
+            body = body[m.end() :]
+            ts = ts or m.group(1)
         self._handle(st, lineno, body, ts, ts is not None)
 
     def _handle(self, st: _Stream, lineno: int, s: str, ts: str | None, new_record: bool) -> None:
@@ -570,13 +608,16 @@ class Analyzer:
         if stripped == "Call stack:" and st.event is not None and st.event.from_logging_error:
             self._set_state(st, _CALLSTACK)
             return True
-        if new_record or st.blanks or st.extra >= MAX_MESSAGE_LINES or TB_HEADER in s:
+        if new_record or st.extra >= MAX_MESSAGE_LINES or TB_HEADER in s:
+            return False
+        if st.blanks and not (st.part is not None and _open_message(st.part) and not _RECORD_START.match(s)):
             return False
         if s.startswith(LOGGING_ERROR) or any(rx.search(s) for rx, _ in _SECONDARY_LINES):
             return False
         if st.part is not None:
             st.part.message_lines.append(s.rstrip()[:2000])
         st.extra += 1
+        st.blanks = 0
         return True
 
     # -- events --------------------------------------------------------------------------------------------
@@ -845,6 +886,7 @@ def event_json(ev: Event, also_in: list[str] | None = None) -> EventJSON:
         "secondary": ev.secondary,
         "signature": ev.signature.as_json() if ev.signature else None,
         "feature": ev.signature.feature if ev.signature else None,
+        "check": ev.signature.check if ev.signature else None,
         "level": ev.level,
         "repeats": ev.repeats,
         "truncated": ev.truncated,
@@ -898,6 +940,8 @@ def _where(ev: Event) -> str:
 
 
 def _source_text(source: Any) -> str:
+    if isinstance(source, list):
+        return "; ".join(_source_text(x) for x in source)
     if isinstance(source, dict):
         if "url" in source:
             return f"{source.get('title', '')} <{source['url']}>".strip()
@@ -945,7 +989,7 @@ def render_text(result: TriageResult) -> str:
         if sig is None:
             out.append("  signature: none known (unknown error)")
         else:
-            feat = f" [feature {sig.feature}]" if sig.feature else ""
+            feat = f" [feature {sig.feature}]" if sig.feature else f" [check {sig.check}]" if sig.check else ""
             out.append(f"  signature: {sig.id}{feat}: {sig.title}")
             out.append(f"  why: {sig.explanation}")
             out.append(f"  fix: {sig.fix}")
@@ -976,29 +1020,69 @@ def render_text(result: TriageResult) -> str:
     return "\n".join(out) + "\n"
 
 
-def triage_with_plan(result: TriageResult, plan: Mapping[str, Any]) -> dict[str, Any] | None:
-    """What fixes the root cause, from a plan (stackcheck.plan.make_plan): the first step whose `unblocks`
-    names the root cause's feature ({"step": N, ...the step}), or the plan's still-blocked entry for it
-    ({"still_blocked": True, "why", "workaround"}); None when the plan says nothing about it."""
+def triage_with_plan(
+    result: TriageResult, plan: Mapping[str, Any], checks: Sequence[Mapping[str, Any]] = ()
+) -> dict[str, Any] | None:
+    """What fixes the root cause, from a plan (stackcheck.plan.make_plan) and the box's stack checks.
+
+    A feature's signature: the first step whose `unblocks` names the feature ({"step": N, ...the step}), or
+    the plan's still-blocked entry for it ({"still_blocked": True, "why", "workaround"}). A check's
+    signature: {"check": id, "status", "message" (the check's first failing reason on this box), "fix" (the
+    check's fix), and "step"/the step when a plan step changes the fix's component}. None when neither
+    says anything about it."""
     feature = result.feature
-    if feature is None:
-        return None
     steps = plan.get("steps")
-    for n, step in enumerate(steps if isinstance(steps, list) else [], 1):
-        if isinstance(step, dict) and feature in (step.get("unblocks") or []):
-            return {"step": n, **step}
-    for entry in plan.get("still_blocked") or []:
-        if isinstance(entry, dict) and entry.get("feature") == feature:
-            return {"still_blocked": True, **entry}
-    return None
+    numbered = list(enumerate(steps if isinstance(steps, list) else [], 1))
+    if feature is not None:
+        for n, step in numbered:
+            if isinstance(step, dict) and feature in (step.get("unblocks") or []):
+                return {"step": n, **step}
+        for entry in plan.get("still_blocked") or []:
+            if isinstance(entry, dict) and entry.get("feature") == feature:
+                return {"still_blocked": True, **entry}
+    check = result.check
+    if check is None:
+        return None
+    verdict = next((c for c in checks if isinstance(c, Mapping) and c.get("id") == check), None)
+    if verdict is None:
+        return None
+    out: dict[str, Any] = {"check": check, "status": verdict.get("status")}
+    failing = [r for r in verdict.get("reasons") or [] if isinstance(r, Mapping) and r.get("result") == "fail"]
+    if failing:
+        out["message"] = failing[0].get("message")
+    fix = verdict.get("fix")
+    if isinstance(fix, Mapping):
+        out["fix"] = dict(fix)
+        component = str(fix.get("component") or "")
+        names = {component, *(("sgl-kernel", "sglang-kernel") if component in ("sgl-kernel", "sglang-kernel") else ())}
+        for n, step in numbered:
+            if isinstance(step, dict) and str(step.get("component")) in names:
+                out.update({"step": n, "plan_step": step})
+                break
+    return out
 
 
-def render_fix(fix: Mapping[str, Any] | None, feature: str | None) -> str:
+def render_fix(fix: Mapping[str, Any] | None, feature: str | None, check: str | None = None) -> str:
     """The plan's answer for the root cause, as text lines for render_text's output."""
-    if feature is None:
+    if feature is None and check is None:
         return ""
     if fix is None:
-        return f"plan: no step in the plan changes {feature} on this box\n"
+        what = feature or check
+        return f"plan: no step in the plan changes {what} on this box\n"
+    if fix.get("check"):
+        out = f"check {fix['check']} on this box: {fix.get('status')}"
+        out += f": {fix['message']}\n" if fix.get("message") else "\n"
+        how = fix.get("fix")
+        if isinstance(how, Mapping) and how.get("text"):
+            out += f"  fix: {how['text']}\n"
+            for cmd in how.get("commands") or []:
+                out += f"  $ {cmd}\n"
+        step = fix.get("plan_step")
+        if isinstance(step, Mapping):
+            out += f"plan: step {fix.get('step')}: {step.get('component')} {step.get('from')} -> {step.get('to')}\n"
+            for cmd in step.get("commands") or []:
+                out += f"  $ {cmd}\n"
+        return out
     if fix.get("still_blocked"):
         out = f"plan: {feature} stays blocked after every upgrade the manifests know: {fix.get('why')}\n"
         w = fix.get("workaround")

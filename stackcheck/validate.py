@@ -100,6 +100,7 @@ def semantic_problems(docs: Mapping[str, tuple[str, Any]], known: Mapping[str, A
 
     gate_ids = {_h(g.get("id")) for g in get_list("gates.json", "gates") if isinstance(g, dict)}
     feature_ids = {_h(f.get("id")) for f in get_list("features.json", "features") if isinstance(f, dict)}
+    check_ids = {_h(c.get("id")) for c in get_list("checks.json", "checks") if isinstance(c, dict)}
     sources_doc = full.get("sources.json")
     source_ids = set(sources_doc.get("sources", {})) if isinstance(sources_doc, dict) else set()
 
@@ -138,6 +139,8 @@ def semantic_problems(docs: Mapping[str, tuple[str, Any]], known: Mapping[str, A
                     for part in ("when", "require"):
                         for pred, ppath in _walk_rules(rule.get(part), [*base, part]):
                             _check_pred(pred, ppath, origin, gate_ids, problems)
+                if list_key == "features":
+                    _check_path(item, i, origin, gate_ids, problems, check_source)
                 for j, rel in enumerate(item.get("releases") or []):
                     if isinstance(rel, dict) and isinstance(rel.get("versions"), str):
                         if parse_specifier(rel["versions"]) is None:
@@ -148,6 +151,9 @@ def semantic_problems(docs: Mapping[str, tuple[str, Any]], known: Mapping[str, A
                 if list_key == "signatures" and item.get("feature") and feature_ids:
                     if _h(item["feature"]) not in feature_ids:
                         problems.append(f"{origin}: $.signatures[{i}].feature: unknown feature {item['feature']!r}")
+                if list_key == "signatures" and item.get("check") and check_ids:
+                    if _h(item["check"]) not in check_ids:
+                        problems.append(f"{origin}: $.signatures[{i}].check: unknown check {item['check']!r}")
                 if list_key == "signatures" and isinstance(item.get("pattern"), str):
                     import re
 
@@ -210,6 +216,34 @@ def _gate_overlaps(doc: dict[str, Any], origin: str, full: Mapping[str, Any]) ->
                 )
                 break
     return out
+
+
+def _check_path(
+    feature: dict[str, Any],
+    index: int,
+    origin: str,
+    gate_ids: set[Any],
+    problems: list[str],
+    check_source: Any,
+) -> None:
+    """A feature's path hops: their rules exist in the feature, their gates in gates.json, their versions parse."""
+    path = feature.get("path")
+    if not isinstance(path, list):
+        return
+    rule_ids = {_h(r.get("id")) for r in feature.get("rules") or [] if isinstance(r, dict)}
+    for j, hop in enumerate(path):
+        if not isinstance(hop, dict):
+            continue
+        base = ["features", index, "path", j]
+        check_source(hop.get("source"), origin, [*base, "source"])
+        for k, rule in enumerate(hop.get("rules") or []):
+            if _h(rule) not in rule_ids:
+                problems.append(f"{origin}: {json_path([*base, 'rules', k])}: no rule {rule!r} in this feature")
+        if "gate" in hop and gate_ids and _h(hop["gate"]) not in gate_ids:
+            problems.append(f"{origin}: {json_path([*base, 'gate'])}: unknown gate {hop['gate']!r}")
+        versions = hop.get("versions")
+        if isinstance(versions, str) and parse_specifier(versions) is None:
+            problems.append(f"{origin}: {json_path([*base, 'versions'])}: invalid version specifier {versions!r}")
 
 
 def _check_pred(pred: dict[str, Any], path: list[Any], origin: str, gate_ids: set[Any], problems: list[str]) -> None:

@@ -52,6 +52,7 @@ class CheckVerdict(TypedDict, total=False):
     title: str
     status: CheckStatus
     reasons: list[Reason]
+    fix: dict[str, Any]  # checks.json `fix`, on a failed or warning check
 
 
 @dataclass
@@ -129,6 +130,9 @@ def evaluate(pred: Any, ctx: Context, gpu: GpuModel | None) -> Outcome:
         return Outcome(
             False, "; ".join(sorted(seen)), _describe(pred), patched=next((o.patched for o in parts if o.patched), None)
         )
+    if "unknown" in pred:
+        # a hop of the path that was not established (read nowhere, or inferred): never ok, never blocked
+        return Outcome(None, missing=str(pred["unknown"]))
     if "not" in pred:
         inner = evaluate(pred["not"], ctx, gpu)
         if inner.value is None:
@@ -198,6 +202,8 @@ def _describe(pred: Any) -> str:
         return "(" + " or ".join(alts) + ")"
     if "not" in pred:
         return f"not ({_describe(pred['not'])})"
+    if "unknown" in pred:
+        return f"not established: {pred['unknown']}"
     lhs = pred.get("fact") or f"gate {pred.get('gate')}"
     value = pred.get("value")
     if isinstance(value, dict):
@@ -215,7 +221,7 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-_PER_GPU_PATHS = frozenset({"gpu.cc", "gpu.cc_major", "gpu.sm", "gpu.name"})
+_PER_GPU_PATHS = frozenset({"gpu.cc", "gpu.cc_major", "gpu.sm", "gpu.name", "gpu.min_cuda", "triton.ptxas_cuda"})
 
 
 def uses_gpu(pred: Any) -> bool:
@@ -306,7 +312,7 @@ def evaluate_feature(feature: dict[str, Any], ctx: Context) -> FeatureVerdict:
         }
     for name in needs:
         alternatives = name.split("|")
-        if not any(ctx.installed_version(a) for a in alternatives):
+        if not any(ctx.is_installed(a) for a in alternatives):
             return {
                 **verdict,
                 "status": "not-applicable",
@@ -348,7 +354,36 @@ def evaluate_feature(feature: dict[str, Any], ctx: Context) -> FeatureVerdict:
         return {**verdict, "status": "blocked", "effect": effect, "reasons": reasons}
     if any(r.get("result") == "unknown" for r in reasons):
         return {**verdict, "status": "unknown", "effect": None, "reasons": reasons}
+    older = _older_than_manifests(ctx, needs)
+    if older:
+        # the rules were read in the releases the manifests know: an older one passing them is not a path read
+        name, version, oldest = older
+        reason: Reason = {
+            "rule": "known-release",
+            "result": "unknown",
+            "observed": version,
+            "required": f">= {oldest}",
+            "message": f"{name} {version} is older than every release the manifests know (oldest {oldest}): "
+            "its path to the kernel was not read",
+        }
+        return {**verdict, "status": "unknown", "effect": None, "reasons": [reason, *reasons]}
     return {**verdict, "status": "ok", "effect": None, "reasons": reasons}
+
+
+def _older_than_manifests(ctx: Context, needs: list[str]) -> tuple[str, str, str] | None:
+    """(name, installed version, oldest known) for the first needed package older than every known release."""
+    for name in needs:
+        for alt in name.split("|"):
+            try:
+                where = ctx.known_release(alt, f"known.{alt}")
+            except Missing:
+                continue
+            if where == "older":
+                known = [
+                    v for v in (parse_version(str(r.get("version", ""))) for r in ctx.manifests.releases(alt)) if v
+                ]
+                return alt, str(ctx.installed_version(alt)), str(min(known))
+    return None
 
 
 # ---- stack checks -------------------------------------------------------------------------------
@@ -360,6 +395,8 @@ def _check_from_reasons(check: dict[str, Any], reasons: list[Reason]) -> CheckVe
     fails = [r for r in reasons if r.get("result") == "fail"]
     if fails:
         severe = any(r.get("effect") != "degraded" for r in fails)
+        if isinstance(check.get("fix"), dict):
+            out["fix"] = dict(check["fix"])
         return {**out, "status": "failed" if severe else "warning", "reasons": reasons}
     if not reasons:
         return {**out, "status": "skipped", "reasons": []}
@@ -548,7 +585,7 @@ BUILTINS = {
 def evaluate_check(check: dict[str, Any], ctx: Context) -> CheckVerdict:
     needs = [n for n in check.get("needs") or [] if isinstance(n, str)]
     for name in needs:
-        if ctx.facts.get("packages") is not None and not any(ctx.installed_version(a) for a in name.split("|")):
+        if ctx.facts.get("packages") is not None and not any(ctx.is_installed(a) for a in name.split("|")):
             return {
                 "id": str(check.get("id")),
                 "title": str(check.get("title", check.get("id"))),

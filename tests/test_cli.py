@@ -182,9 +182,21 @@ def test_explain_release_by_release() -> None:
     assert proc.returncode == 0, proc.stderr
     assert "sglang 0.5.13" in proc.stdout and "sglang 0.5.14" in proc.stdout
     assert "no release in the manifests makes it ok" in proc.stdout
-    h200 = run_cli("explain", "torch-symm-mem", "--assume-gpu", "9.0", "--format", "json")
-    rows = json.loads(h200.stdout)["releases"]
-    assert any(r["status"] == "ok" for r in rows)
+    h200 = run_cli(
+        "explain", "torch-symm-mem", "--assume-gpu", "9.0", "--assume-interconnect", "nvswitch", "--format", "json"
+    )
+    doc = json.loads(h200.stdout)
+    assert any(r["status"] == "ok" for r in doc["releases"])
+    assert {h["hop"] for h in doc["path"]} >= {"admission", "dispatch", "runtime", "kernel"}
+    ok = next(r for r in doc["releases"] if r["status"] == "ok")
+    assert ok["hops"] and all(h["result"] in ("pass", "no rule", "not reached") for h in ok["hops"])
+    # the same GPUs on PCIe: SGLang finds no multicast after its table lookup and turns the communicator off
+    pcie = run_cli(
+        "explain", "torch-symm-mem", "--assume-gpu", "9.0", "--assume-interconnect", "pcie", "--format", "json"
+    )
+    assert not any(r["status"] == "ok" for r in json.loads(pcie.stdout)["releases"])
+    assert "multicast_ptr" in pcie.stdout
+    assert run_cli("explain", "torch-symm-mem", "--assume-interconnect", "carrier-pigeon").returncode == 2
     assert run_cli("explain", "no-such-feature").returncode == 2
 
 

@@ -70,7 +70,21 @@ def test_tp_defaults_to_one_and_custom_allreduce_is_not_needed(mapping: dict[str
     assert d.launch["tp"] == 1
     assert "custom-allreduce" not in features(d)
     assert any(o.startswith("custom-allreduce: off") for o in d.off)
-    assert features(d) == {"cuda-graph": "default", "deepgemm": "default-warn"}
+    # FlashInfer is SGLang's default sampler and, without --attention-backend, its default attention backend
+    assert features(d) == {"cuda-graph": "default", "deepgemm": "default-warn", "attention-flashinfer": "default"}
+
+
+def test_flashinfer_is_needed_as_the_default_sampler_or_attention_backend(mapping: dict[str, Any]) -> None:
+    fa3 = gate.derive([*LAUNCH, "--attention-backend", "fa3"], mapping, {})
+    assert features(fa3)["attention-flashinfer"] == "default"  # still the sampler
+    pytorch = gate.derive([*LAUNCH, "--attention-backend", "fa3", "--sampling-backend", "pytorch"], mapping, {})
+    assert "attention-flashinfer" not in features(pytorch)
+    assert any(o.startswith("attention-flashinfer: off (--sampling-backend = pytorch)") for o in pytorch.off)
+    only_sampler_off = gate.derive([*LAUNCH, "--sampling-backend", "pytorch"], mapping, {})
+    assert features(only_sampler_off)["attention-flashinfer"] == "default"  # the attention default is flashinfer
+    assert not [o for o in only_sampler_off.off if o.startswith("attention-flashinfer")]
+    explicit = gate.derive([*LAUNCH, "--sampling-backend", "flashinfer"], mapping, {})
+    assert features(explicit)["attention-flashinfer"] == "explicit"
 
 
 @pytest.mark.parametrize(
@@ -127,7 +141,7 @@ def test_defaults_turned_off(mapping: dict[str, Any]) -> None:
         mapping,
         {"SGLANG_ENABLE_JIT_DEEPGEMM": "No"},
     )
-    assert features(d) == {}
+    assert features(d) == {"attention-flashinfer": "default"}  # the sampler and the attention default
     assert sorted(o.split(":")[0] for o in d.off) == ["cuda-graph", "custom-allreduce", "deepgemm"]
 
 
@@ -508,3 +522,14 @@ def test_k8s_example_parses() -> None:
     assert command[:3] == ["stackcheck", "gate", "--"]
     d = gate.derive(command[3:], load([], env={}).launch, {})
     assert d.entrypoint == "launch-server" and d.launch["tp"] == 8
+
+
+def test_flashinfer_default_sampler_refuses_an_sm12x_box_whose_jit_toolkit_is_too_old() -> None:
+    facts = Path(__file__).parent / "cases" / "jit-distro-nvcc-sm120" / "facts.json"
+    r = run_gate("--facts", str(facts), "--dry-run", "--", "python", "-m", "sglang.launch_server", "--model-path", "M")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "REFUSE attention-flashinfer [default]" in r.stdout + r.stderr
+    assert "11.5" in r.stdout + r.stderr
+    ok = run_gate("--facts", str(facts), "--dry-run", "--", "python", "-m", "sglang.launch_server",
+                  "--attention-backend", "triton", "--sampling-backend", "pytorch", "--model-path", "M")  # fmt: skip
+    assert "REFUSE attention-flashinfer" not in ok.stdout + ok.stderr

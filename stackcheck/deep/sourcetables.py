@@ -13,7 +13,15 @@ A gate's probe (see manifests/gates.json) names the files to try, in order, and 
   `NAME[key]` or `obj.NAME[key]` gives `"index"` (a missing key raises KeyError), `NAME.get(key)` gives
   `"get"`; when both occur, `"index"` (the crash wins);
 - `call_keyword_list`: inside the function `function`, the first call (in source order) with the keyword
-  `keyword`, whose value must be a list or tuple of int literals; the value is that list, in source order.
+  `keyword`, whose value must be a list or tuple of int literals; the value is that list, in source order;
+- `guard_list`: a runtime guard whose error message contains `message` (optionally inside one of the
+  functions `function`): `if X not in [ints]: raise E("...message...")` (or `X != int`), or
+  `assert X in [ints], "...message..."` (or `X == int`); the value is the sorted list of the admitted ints;
+- `cpp_check_ints`: a C/C++ source or header (not Python): the first call of one of the macros `macro`
+  (`FLASHINFER_CHECK(cond, "msg")`) one of whose string literals contains `message`; the value is the sorted
+  list of the ints that the regular expression `pattern` (one group) captures from the call's code outside
+  string literals and comments (`\\bkSM_(\\d+)\\b` reads `mSM == kSM_100 || mSM == kSM_103` as [100, 103]).
+  The text is scanned, never compiled or preprocessed.
 
 Files are tried in order: the first existing file where the table is found gives the reading; a file that
 cannot be read (too large, not UTF-8, a syntax error, an I/O error) stops the search with status `"error"`.
@@ -31,7 +39,14 @@ from typing import Any, Literal, TypedDict
 MAX_SOURCE_BYTES = 4 * 1024 * 1024
 """Larger source files are not parsed (status "error"): no gate table lives in a file this size."""
 
-READ_KINDS = ("dict_keys", "class_attr_dict_keys", "subscript_style", "call_keyword_list")
+READ_KINDS = (
+    "dict_keys",
+    "class_attr_dict_keys",
+    "subscript_style",
+    "call_keyword_list",
+    "guard_list",
+    "cpp_check_ints",
+)
 
 ReadingStatus = Literal["ok", "not-found", "error"]
 
@@ -85,20 +100,20 @@ def _safe_relative(rel: str) -> PurePosixPath:
     return path
 
 
-def _load_source(path: Path, rel: str) -> tuple[ast.Module, str]:
-    """Parse one file; the module tree and the sha256 of its bytes. Raises _Unreadable."""
+def _read_bytes(path: Path, rel: str) -> bytes:
+    """One file's bytes within the size limit. Raises _Unreadable."""
     try:
         size = path.stat().st_size
         if size > MAX_SOURCE_BYTES:
             raise _Unreadable(f"{rel}: {size} bytes, larger than the {MAX_SOURCE_BYTES}-byte limit")
         with path.open("rb") as handle:
-            data = handle.read(MAX_SOURCE_BYTES + 1)
+            return handle.read(MAX_SOURCE_BYTES + 1)
     except OSError as exc:
         raise _Unreadable(f"{rel}: cannot read: {exc.strerror or exc}") from None
-    return _parse_source(data, rel)
 
 
-def _parse_source(data: bytes, rel: str) -> tuple[ast.Module, str]:
+def _decode(data: bytes, rel: str) -> tuple[str, str]:
+    """The text (UTF-8) of a file's bytes and their sha256. Raises _Unreadable."""
     if len(data) > MAX_SOURCE_BYTES:  # grew between stat and read
         raise _Unreadable(f"{rel}: larger than the {MAX_SOURCE_BYTES}-byte limit")
     digest = hashlib.sha256(data).hexdigest()
@@ -106,13 +121,27 @@ def _parse_source(data: bytes, rel: str) -> tuple[ast.Module, str]:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise _Unreadable(f"{rel}: not UTF-8 (byte {exc.start})", digest) from None
+    return text, digest
+
+
+def _parse(text: str, digest: str, rel: str) -> ast.Module:
     try:
-        tree = ast.parse(text, filename=rel)
+        return ast.parse(text, filename=rel)
     except SyntaxError as exc:
         raise _Unreadable(f"{rel}: syntax error at line {exc.lineno}: {exc.msg}", digest) from None
     except (ValueError, RecursionError, MemoryError) as exc:  # null bytes, absurd nesting
         raise _Unreadable(f"{rel}: cannot parse: {type(exc).__name__}", digest) from None
-    return tree, digest
+
+
+def _read_text(path: Path, rel: str) -> tuple[str, str]:
+    """One file's text (UTF-8) and the sha256 of its bytes, within the size limit. Raises _Unreadable."""
+    return _decode(_read_bytes(path, rel), rel)
+
+
+def _load_source(path: Path, rel: str) -> tuple[ast.Module, str]:
+    """Parse one Python file; the module tree and the sha256 of its bytes. Raises _Unreadable."""
+    text, digest = _read_text(path, rel)
+    return _parse(text, digest, rel), digest
 
 
 # -- readers: each takes the parsed module and the spec, returns a JSON value or raises _NotFound ------
@@ -263,25 +292,200 @@ def _read_call_keyword_list(tree: ast.Module, spec: Mapping[str, Any], rel: str)
     raise _NotFound(f"{rel}: function {function} makes no call with {keyword}=")
 
 
+def _string_parts(node: ast.AST | None) -> str:
+    """The literal text of a message: a str constant, the constant parts of an f-string, or '+' of them."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        return "".join(_string_parts(v) for v in node.values)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return _string_parts(node.left) + _string_parts(node.right)
+    if isinstance(node, ast.Call):  # RuntimeError("...") or ValueError(f"...")
+        return " ".join(_string_parts(a) for a in node.args)
+    return ""
+
+
+def _int_list(node: ast.expr, where: str) -> list[int]:
+    if not isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        raise _Unreadable(f"{where}: the admitted values are not a list literal")
+    values: list[int] = []
+    for element in node.elts:
+        number = _int_literal(element)
+        if number is None:
+            raise _Unreadable(f"{where}: the admitted values hold a non-int-literal element")
+        values.append(number)
+    return sorted(set(values))
+
+
+def _guard_values(test: ast.expr, raising: bool, where: str) -> list[int]:
+    """The ints a guard admits: `X not in [..]` / `X != n` before a raise, `X in [..]` / `X == n` in an assert
+    (an assert's `X in [..] or OTHER` reads the list: what the other alternatives admit is not a list)."""
+    if not raising and isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or) and test.values:
+        test = test.values[0]
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        op = test.ops[0]
+        if isinstance(op, ast.NotIn if raising else ast.In):
+            return _int_list(test.comparators[0], where)
+        if isinstance(op, ast.NotEq if raising else ast.Eq):
+            number = _int_literal(test.comparators[0])
+            if number is not None:
+                return [number]
+    form = "X not in [ints]` or `X != int" if raising else "X in [ints]` or `X == int"
+    raise _Unreadable(f"{where}: the guard is not of the form `{form}`")
+
+
+def _read_guard_list(tree: ast.Module, spec: Mapping[str, Any], rel: str) -> list[int]:
+    message = spec.get("message")
+    if not isinstance(message, str) or not message:
+        raise _Unreadable("probe spec: 'message' must be a non-empty string")
+    scopes: list[ast.AST] = [tree]
+    if spec.get("function") is not None:
+        functions = _str_list(spec, "function")
+        found: list[ast.FunctionDef | ast.AsyncFunctionDef] = [
+            node
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in functions
+        ]
+        if not found:
+            raise _NotFound(f"{rel}: no function {' or '.join(functions)}")
+        scopes = [*sorted(found, key=lambda n: n.lineno)]
+    for scope in scopes:
+        guards = sorted(
+            (node for node in ast.walk(scope) if isinstance(node, (ast.If, ast.Assert))),
+            key=lambda n: (n.lineno, n.col_offset),
+        )
+        for node in guards:
+            where = f"{rel}:{node.lineno}"
+            if isinstance(node, ast.Assert):
+                if message in _string_parts(node.msg):
+                    return _guard_values(node.test, False, where)
+                continue
+            raises = [stmt for stmt in node.body if isinstance(stmt, ast.Raise)]
+            if any(message in _string_parts(stmt.exc) for stmt in raises):
+                return _guard_values(node.test, True, where)
+    raise _NotFound(f"{rel}: no guard that raises {message!r}")
+
+
 _READERS = {
     "dict_keys": _read_dict_keys,
     "class_attr_dict_keys": _read_class_attr_dict_keys,
     "subscript_style": _read_subscript_style,
     "call_keyword_list": _read_call_keyword_list,
+    "guard_list": _read_guard_list,
+}
+
+
+# -- C/C++ text (headers shipped for JIT builds): scanned, never compiled --------------------------------
+
+
+def _cpp_blank_comments(text: str) -> str:
+    """The text with // and /* */ comments replaced by spaces (newlines kept); string and char literals kept."""
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        nxt = text[i + 1] if i + 1 < n else ""
+        if ch == "/" and nxt == "/":
+            end = text.find("\n", i)
+            end = n if end < 0 else end
+            out.append(" " * (end - i))
+            i = end
+        elif ch == "/" and nxt == "*":
+            end = text.find("*/", i + 2)
+            end = n if end < 0 else end + 2
+            out.append("".join(c if c == "\n" else " " for c in text[i:end]))
+            i = end
+        elif ch in "\"'":
+            j = i + 1
+            while j < n and text[j] != ch and text[j] != "\n":
+                j += 2 if text[j] == "\\" else 1
+            j = min(j + 1, n)
+            out.append(text[i:j])
+            i = j
+        else:
+            out.append(ch)
+            i += 1
+    return "".join(out)
+
+
+def _cpp_call(text: str, start: int) -> tuple[str, list[str], int] | None:
+    """From the '(' at `start`: (the call's code with string literals blanked, its string literals, end)."""
+    depth = 0
+    code: list[str] = []
+    strings: list[str] = []
+    i, n = start, len(text)
+    while i < n:
+        ch = text[i]
+        if ch in "\"'":
+            j = i + 1
+            while j < n and text[j] != ch and text[j] != "\n":
+                j += 2 if text[j] == "\\" else 1
+            if ch == '"':
+                strings.append(text[i + 1 : j])
+            code.append(" ")
+            i = min(j + 1, n)
+            continue
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                return "".join(code), strings, i + 1
+        code.append(ch)
+        i += 1
+    return None
+
+
+def _read_cpp_check_ints(text: str, spec: Mapping[str, Any], rel: str) -> list[int]:
+    import re
+
+    macros = _str_list(spec, "macro")
+    message = spec.get("message")
+    pattern = spec.get("pattern")
+    if not isinstance(message, str) or not message:
+        raise _Unreadable("probe spec: 'message' must be a non-empty string")
+    if not isinstance(pattern, str) or not pattern:
+        raise _Unreadable("probe spec: 'pattern' must be a non-empty string")
+    try:
+        regex = re.compile(pattern)
+    except re.error as exc:
+        raise _Unreadable(f"probe spec: 'pattern' is not a regular expression: {exc}") from None
+    if regex.groups != 1:
+        raise _Unreadable("probe spec: 'pattern' must have exactly one group")
+    clean = _cpp_blank_comments(text)
+    call_re = re.compile(r"\b(?:" + "|".join(re.escape(m) for m in macros) + r")\s*\(")
+    for match in call_re.finditer(clean):
+        call = _cpp_call(clean, match.end() - 1)
+        if call is None:
+            line = clean.count("\n", 0, match.start()) + 1
+            raise _Unreadable(f"{rel}:{line}: unbalanced parentheses in {match.group(0).rstrip('( ')}")
+        code, strings, _ = call
+        if not any(message in s for s in strings) and message not in "".join(strings):
+            continue
+        line = clean.count("\n", 0, match.start()) + 1
+        values = sorted({int(m.group(1)) for m in regex.finditer(code) if m.group(1).isdigit()})
+        if not values:
+            raise _Unreadable(f"{rel}:{line}: the check holds nothing that {pattern!r} reads")
+        return values
+    raise _NotFound(f"{rel}: no {' or '.join(macros)} call with the message {message!r}")
+
+
+_TEXT_READERS = {
+    "cpp_check_ints": _read_cpp_check_ints,
 }
 
 
 def read_gate(probe_spec: Mapping[str, Any], site_dir: Path) -> GateReading:
     """Read one gate table from the sources under `site_dir`. Never raises on bad files or specs."""
 
-    def from_disk(rel: str, rel_path: PurePosixPath) -> tuple[ast.Module, str] | None:
+    def from_disk(rel: str, rel_path: PurePosixPath) -> bytes | None:
         path = Path(site_dir).joinpath(*rel_path.parts)
         try:
             if not path.is_file():
                 return None
         except OSError:
             return None
-        return _load_source(path, rel)
+        return _read_bytes(path, rel)
 
     return _read_gate(probe_spec, from_disk, str(site_dir))
 
@@ -295,25 +499,25 @@ def read_gate_from(probe_spec: Mapping[str, Any], load: SourceLoader, where: str
     """read_gate over files that are not in a site directory (a wheel read as a zip: stackcheck.derive).
     `where` names the release in a not-found reason."""
 
-    def from_loader(rel: str, rel_path: PurePosixPath) -> tuple[ast.Module, str] | None:
+    def from_loader(rel: str, rel_path: PurePosixPath) -> bytes | None:
         try:
-            data = load(rel_path.as_posix())
+            return load(rel_path.as_posix())
         except OSError as exc:
             raise _Unreadable(f"{rel}: cannot read: {exc.strerror or exc}") from None
-        return None if data is None else _parse_source(data, rel)
 
     return _read_gate(probe_spec, from_loader, where)
 
 
 def _read_gate(
     probe_spec: Mapping[str, Any],
-    parse: Callable[[str, PurePosixPath], tuple[ast.Module, str] | None],
+    load: Callable[[str, PurePosixPath], bytes | None],
     where: str,
 ) -> GateReading:
     try:
         kind = probe_spec.get("read")
         reader = _READERS.get(kind) if isinstance(kind, str) else None
-        if reader is None:
+        text_reader = _TEXT_READERS.get(kind) if isinstance(kind, str) else None
+        if reader is None and text_reader is None:
             raise _Unreadable(f"probe spec: unknown read kind {kind!r} (known: {', '.join(READ_KINDS)})")
         files = _str_list(probe_spec, "files")
         candidates = [(rel, _safe_relative(rel)) for rel in files]
@@ -323,14 +527,19 @@ def _read_gate(
     first_missing: GateReading | None = None
     for rel, rel_path in candidates:
         try:
-            parsed = parse(rel, rel_path)
+            data = load(rel, rel_path)
+            if data is None:
+                continue
+            text, digest = _decode(data, rel)
+            tree = None if text_reader is not None else _parse(text, digest, rel)
         except _Unreadable as exc:
             return _reading("error", file=rel, reason=str(exc), sha256=exc.sha256)
-        if parsed is None:
-            continue
-        tree, digest = parsed
         try:
-            value = reader(tree, probe_spec, rel)
+            if text_reader is not None:
+                value: Any = text_reader(text, probe_spec, rel)
+            else:
+                assert reader is not None and tree is not None
+                value = reader(tree, probe_spec, rel)
         except _NotFound as exc:
             if first_missing is None:
                 first_missing = _reading("not-found", file=rel, reason=str(exc), sha256=digest)

@@ -158,10 +158,15 @@ def _locate(text: str, spec: Mapping[str, Any]) -> int | None:
             patterns.append(re.compile(rf"\b{word}\s*="))
         else:
             patterns.append(re.compile(rf"\b{word}\b"))
+    message = spec.get("message")
+    if isinstance(message, str) and message:  # guard_list, cpp_check_ints: the check's own message
+        patterns.insert(0, re.compile(re.escape(message)))
     lines = text.splitlines()
     start = 0
     function = spec.get("function")
-    if kind == "call_keyword_list" and isinstance(function, str):
+    if isinstance(function, list) and function and isinstance(function[0], str):
+        function = function[0]
+    if kind in ("call_keyword_list", "guard_list") and isinstance(function, str):
         for i, line in enumerate(lines):
             if re.match(rf"\s*(async\s+)?def\s+{re.escape(function)}\b", line):
                 start = i

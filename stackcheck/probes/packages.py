@@ -22,6 +22,7 @@ WANTED = (
     "torch",
     "torchvision",
     "triton",
+    "pytorch-triton",
     "sgl-kernel",
     "sglang-kernel",
     "flashinfer-python",
@@ -35,6 +36,14 @@ WANTED = (
     "nvidia-cuda-runtime-cu12",
     "nvidia-ml-py",
     "cuda-python",
+    "sgl-deep-gemm",
+    "deep-gemm",
+    "nvidia-cudnn-cu12",
+    "nvidia-cudnn-cu13",
+    "nvidia-cuda-nvrtc-cu12",
+    "nvidia-cuda-nvrtc",
+    "nvidia-cublas-cu12",
+    "nvidia-cublas",
 )
 LOCAL_VARIANT = re.compile(r"\+(cu\d+|cpu|rocm[\d.]+)", re.IGNORECASE)
 _NORMALISE = re.compile(r"[-_.]+")

@@ -1,0 +1,264 @@
+"""Coverage of the real-world corpus: of the environment failures people reported in public issue threads
+(tests/realworld/<case>/), how many does stackcheck catch before launch and how many does it name after
+the crash.
+
+    python bench/realworld_coverage.py                 # the coverage table (markdown, for the README)
+    python bench/realworld_coverage.py --details       # … and one line per case: caught / named, and why not
+    python bench/realworld_coverage.py --format json   # the same as JSON
+
+Each case folder holds the reporter's facts (facts.json), a server log written in the shape of theirs
+(server.log), what stackcheck must say (expected.json) and notes on the facts (case.json); see
+tests/realworld/README.md.
+
+- Caught before launch: `stackcheck audit --facts facts.json` has, for one of the expected `audit.flag`
+  entries, the feature blocked (or the stack check failed) with that id, and the text of its failing
+  reasons contains every word in `mentions` (so the verdict names the cause, not just "blocked").
+- Named after the crash: `stackcheck triage server.log --facts facts.json` picks a root cause whose
+  signature matches one of the expected `triage.name` entries (by signature id, by the signature's feature
+  or by its check) and whose own text (title, explanation, fix) contains every word in `mentions`; the
+  echoed log line does not count.
+
+A mention is matched case-insensitively as a substring; `a|b` accepts either spelling.
+
+Both commands run in this process through the CLI entry (`stackcheck.cli.main`), so the corpus measures
+exactly what a user gets. The script imports the stackcheck found on sys.path: run it from a checkout with
+`PYTHONPATH=$PWD`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+CORPUS = REPO / "tests" / "realworld"
+
+CLASSES: dict[str, str] = {
+    "1": "kernels behind SGLang's admission gate",
+    "2": "JIT toolchain (nvcc, headers, arch)",
+    "3": "Triton's bundled ptxas",
+    "4": "DeepGEMM",
+    "5": "kernel-package load failures",
+    "6": "NCCL",
+    "7": "driver",
+    "8": "cuDNN",
+    "9": "CPU build of torch",
+    "10": "peer access",
+    "other": "other (a missing pinned package)",
+}
+
+
+@dataclass
+class Case:
+    id: str
+    path: Path
+    expected: dict[str, Any]
+    meta: dict[str, Any]
+
+    @property
+    def klass(self) -> str:
+        return str(self.expected.get("class"))
+
+
+@dataclass
+class Outcome:
+    case: Case
+    caught: bool = False
+    named: bool = False
+    auditable: bool = True
+    audit_why: str = ""
+    triage_why: str = ""
+    audit_exit: int | None = None
+    triage_exit: int | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+def load_cases(root: Path = CORPUS) -> list[Case]:
+    cases = []
+    for d in sorted(p for p in root.iterdir() if p.is_dir() and (p / "expected.json").exists()):
+        expected = json.loads((d / "expected.json").read_text(encoding="utf-8"))
+        meta_path = d / "case.json"
+        meta = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.exists() else {}
+        cases.append(Case(d.name, d, expected, meta))
+    return cases
+
+
+def mentions_ok(text: str, mentions: list[str]) -> tuple[bool, list[str]]:
+    """Whether every mention occurs in text (case-insensitive; `a|b` accepts either); and the missing ones."""
+    low = text.lower()
+    missing = [m for m in mentions if not any(alt.strip().lower() in low for alt in m.split("|"))]
+    return not missing, missing
+
+
+def run_cli(argv: list[str]) -> tuple[int, str, str]:
+    """Run `stackcheck ARGV` in this process; (exit code, stdout, stderr)."""
+    from stackcheck.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(argv)
+    return code, out.getvalue(), err.getvalue()
+
+
+def _alternatives(spec: Any) -> list[dict[str, Any]]:
+    if spec is None:
+        return []
+    return list(spec) if isinstance(spec, list) else [spec]
+
+
+def score_audit(case: Case, outcome: Outcome) -> None:
+    audit = case.expected.get("audit")
+    if not audit:
+        outcome.auditable = False
+        outcome.audit_why = "no pre-launch probe can see it: " + str(case.expected.get("audit_why_not", ""))
+        return
+    code, out, err = run_cli(["audit", "--facts", str(case.path / "facts.json"), "--format", "json"])
+    outcome.audit_exit = code
+    if code not in (0, 1):
+        outcome.audit_why = f"audit exited {code}: {err.strip()[:300]}"
+        return
+    report = json.loads(out)
+    items = {("feature", f["id"]): f for f in report.get("features", [])}
+    items.update({("check", c["id"]): c for c in report.get("checks", [])})
+    why = []
+    for flag in _alternatives(audit.get("flag")):
+        kind = "feature" if "feature" in flag else "check"
+        ident = flag[kind]
+        item = items.get((kind, ident))
+        if item is None:
+            why.append(f"{kind} {ident}: not in the report (no such id yet)")
+            continue
+        want = "blocked" if kind == "feature" else "failed"
+        if item.get("status") != want:
+            reasons = "; ".join(str(r.get("message") or r.get("requirement") or "") for r in item.get("reasons", []))
+            why.append(f"{kind} {ident}: {item.get('status')} ({reasons[:200]})")
+            continue
+        failing = [r for r in item.get("reasons", []) if r.get("result") == "fail"]
+        text = " ".join(str(r.get("message", "")) for r in failing)
+        ok, missing = mentions_ok(text, list(flag.get("mentions", [])))
+        if ok:
+            outcome.caught = True
+            outcome.details["audit_match"] = f"{kind} {ident}"
+            return
+        why.append(f"{kind} {ident}: {want}, but its reason does not say {missing}")
+    outcome.audit_why = "; ".join(why)
+
+
+def score_triage(case: Case, outcome: Outcome) -> None:
+    triage = case.expected.get("triage")
+    if not triage:
+        outcome.triage_why = "no triage expectation: " + str(case.expected.get("triage_why_not", ""))
+        return
+    argv = ["triage", str(case.path / "server.log"), "--format", "json", "--facts", str(case.path / "facts.json")]
+    code, out, err = run_cli(argv)
+    outcome.triage_exit = code
+    if code != 0:
+        outcome.triage_why = f"triage exited {code}: {err.strip()[:300]}"
+        return
+    doc = json.loads(out)
+    rc = doc.get("root_cause")
+    if not rc:
+        outcome.triage_why = "no root cause found"
+        return
+    sig = rc.get("signature")
+    outcome.details["root_cause"] = (rc.get("exception") or "")[:160]
+    if not sig:
+        outcome.triage_why = f"root cause matches no signature: {(rc.get('exception') or '')[:160]!r}"
+        return
+    outcome.details["signature"] = sig.get("id")
+    text = " ".join(str(sig.get(k) or "") for k in ("title", "explanation", "fix"))
+    why = []
+    for name in _alternatives(triage.get("name")):
+        kind = next(k for k in ("signature", "feature", "check") if k in name)
+        got = sig.get("id") if kind == "signature" else sig.get(kind)
+        if got != name[kind]:
+            why.append(
+                f"{kind} {name[kind]} expected, root cause matched signature {sig.get('id')}"
+                + (f" ({kind} {got})" if kind != "signature" else "")
+            )
+            continue
+        ok, missing = mentions_ok(text, list(name.get("mentions", [])))
+        if ok:
+            outcome.named = True
+            return
+        why.append(f"{kind} {name[kind]} matched, but its text does not say {missing}")
+    outcome.triage_why = "; ".join(why)
+
+
+def score(case: Case) -> Outcome:
+    outcome = Outcome(case)
+    score_audit(case, outcome)
+    score_triage(case, outcome)
+    return outcome
+
+
+def score_all(cases: list[Case]) -> list[Outcome]:
+    return [score(c) for c in cases]
+
+
+def _pct(n: int, d: int) -> str:
+    return f"{n} ({100 * n / d:.0f} %)" if d else "–"
+
+
+def table(outcomes: list[Outcome]) -> str:
+    """The coverage table, per class and in total, as markdown."""
+    rows = [
+        "| class | cases | caught before launch | named after the crash | no pre-launch probe possible |",
+        "|---|---|---|---|---|",
+    ]
+    order = [k for k in CLASSES if any(o.case.klass == k for o in outcomes)]
+    for k in order:
+        sub = [o for o in outcomes if o.case.klass == k]
+        label = CLASSES[k] if k == "other" else f"{k} {CLASSES[k]}"
+        rows.append(
+            f"| {label} | {len(sub)} | {_pct(sum(o.caught for o in sub), len(sub))} | "
+            f"{_pct(sum(o.named for o in sub), len(sub))} | {sum(not o.auditable for o in sub)} |"
+        )
+    n = len(outcomes)
+    rows.append(
+        f"| **total** | **{n}** | **{_pct(sum(o.caught for o in outcomes), n)}** | "
+        f"**{_pct(sum(o.named for o in outcomes), n)}** | {sum(not o.auditable for o in outcomes)} |"
+    )
+    return "\n".join(rows) + "\n"
+
+
+def details(outcomes: list[Outcome]) -> str:
+    lines = ["| case | class | before launch | after the crash |", "|---|---|---|---|"]
+    for o in outcomes:
+        a = "caught" if o.caught else f"no: {o.audit_why}"
+        t = "named" if o.named else f"no: {o.triage_why}"
+        lines.append(f"| {o.case.id} | {o.case.klass} | {a.replace('|', '/')} | {t.replace('|', '/')} |")
+    return "\n".join(lines) + "\n"
+
+
+def as_json(outcomes: list[Outcome]) -> str:
+    doc = [{"case": o.case.id, "class": o.case.klass, "caught": o.caught, "named": o.named,
+            "auditable": o.auditable, "audit_why": o.audit_why, "triage_why": o.triage_why, **o.details}
+           for o in outcomes]  # fmt: skip
+    return json.dumps(doc, indent=2) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--corpus", type=Path, default=CORPUS, help="the corpus folder (default tests/realworld)")
+    ap.add_argument("--format", choices=("markdown", "json"), default="markdown")
+    ap.add_argument("--details", action="store_true", help="also one line per case")
+    args = ap.parse_args(argv)
+    outcomes = score_all(load_cases(args.corpus))
+    if args.format == "json":
+        sys.stdout.write(as_json(outcomes))
+    else:
+        sys.stdout.write(table(outcomes))
+        if args.details:
+            sys.stdout.write("\n" + details(outcomes))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

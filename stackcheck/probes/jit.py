@@ -1,0 +1,166 @@
+"""JIT toolchain probe: the CUDA toolkit that a just-in-time kernel build on this box would use, and what
+it can do.
+
+FlashInfer's JIT (`flashinfer/jit/cpp_ext.py`: `get_cuda_path`), SGLang's JIT kernels, DeepGEMM and
+torch.utils.cpp_extension all pick the toolkit the same way: $CUDA_HOME (or $CUDA_PATH), else the parent of
+the `bin/` holding the `nvcc` on $PATH (a distribution's /usr/bin/nvcc means /usr, often CUDA 11.5), else
+/usr/local/cuda. The toolkits probe already records that choice (`active_for_build`) with the toolkit's
+version, so this probe runs in the second wave and reads it from the first round's facts: it runs nothing
+for the toolkit itself. It adds what a JIT compile of FlashInfer needs from that toolkit and the Triton
+assembler that a user put in place of Triton's bundled one:
+
+- `nvcc`: the compiler (`<toolkit>/bin/nvcc`), null when the toolkit has none (the build fails), and
+  `nvcc_found` (true/false: null would read as "not probed");
+- `cuda`: the toolkit's CUDA version, major.minor (what `nvcc --version` reports, which FlashInfer reads to
+  decide whether SM 12.x can be compiled for: it needs 12.9);
+- `fp8_header` / `fp4_header`: whether `<toolkit>/include/cuda_fp8.h` and `cuda_fp4.h` exist (FlashInfer's
+  `vec_dtypes.cuh` includes cuda_fp8.h always and cuda_fp4.h when the toolkit is CUDA 12.8 or newer; a
+  toolkit assembled from pip wheels or conda packages can lack them);
+- `triton_ptxas`: for each of TRITON_PTXAS_PATH / TRITON_PTXAS_BLACKWELL_PATH that is set, the file and its
+  `--version` (run with the probe's timeout, only on this host's own filesystem).
+
+Files are read through a FileView (stackcheck/probes/fsview.py) with box paths; nothing is imported.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, ClassVar
+
+from stackcheck.probes.fsview import FileView, HostView
+from stackcheck.probes.interface import CommandTimeout, Probe, ProbeContext, ProbeResult, run_command
+
+#: the environment variables through which Triton takes another ptxas than its bundled one (knobs.py:
+#: TRITON_PTXAS_PATH for every release; TRITON_PTXAS_BLACKWELL_PATH for the ptxas-blackwell of 3.6+)
+TRITON_PTXAS_ENV = ("TRITON_PTXAS_PATH", "TRITON_PTXAS_BLACKWELL_PATH")
+HEADERS = {"fp8_header": "cuda_fp8.h", "fp4_header": "cuda_fp4.h"}
+_RELEASE = re.compile(r"release (\d+\.\d+), V(\d+\.\d+\.\d+)")
+
+Runner = Callable[[Sequence[str], float, Mapping[str, str] | None], tuple[int, str, str]]
+
+
+def view_of(ctx: ProbeContext) -> FileView:
+    """The probe context's filesystem view (issue 15's field when it exists), else the host below ctx.root."""
+    view = getattr(ctx, "view", None)
+    return view if view is not None else HostView(str(ctx.root))
+
+
+def _major_minor(version: Any) -> str | None:
+    if not isinstance(version, str):
+        return None
+    parts = version.split(".")
+    if len(parts) < 2 or not parts[0].isdigit() or not parts[1].isdigit():
+        return None
+    return f"{int(parts[0])}.{int(parts[1])}"
+
+
+def _exists(view: FileView, path: str) -> bool:
+    st = view.stat(path)
+    return st is not None and st.kind == "file"
+
+
+def build_toolkit(facts: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The toolkit entry marked `active_for_build` by the toolkits probe, or None."""
+    for tk in facts.get("cuda_toolkits") or []:
+        if isinstance(tk, dict) and tk.get("active_for_build"):
+            return tk
+    return None
+
+
+def ptxas_version(
+    path: str, view: FileView, env: Mapping[str, str], timeout_s: float, runner: Runner = run_command
+) -> tuple[str | None, str | None]:
+    """(version, why not): `ptxas --version` of a file a user pointed Triton at."""
+    st = view.stat(path)
+    if st is None:
+        return None, f"{path} does not exist"
+    if st.kind != "file":
+        return None, f"{path} is not a file"
+    if not isinstance(view, HostView) or view.root != "/":
+        return None, f"{path}: not run (not this host's own filesystem)"
+    try:
+        rc, out, err = runner([path, "--version"], timeout_s, env)
+    except CommandTimeout as exc:
+        return None, str(exc)
+    except OSError as exc:
+        return None, f"{path}: cannot run: {exc.strerror or exc}"
+    m = _RELEASE.search(out) or _RELEASE.search(err)
+    if m is None:
+        return None, f"{path} --version: exited {rc}, no 'release X.Y, VX.Y.Z' in its output"
+    return m.group(2), None
+
+
+def probe_jit(
+    facts: Mapping[str, Any],
+    env: Mapping[str, str],
+    view: FileView,
+    timeout_s: float = 3.0,
+    runner: Runner = run_command,
+) -> dict[str, Any]:
+    """The `jit` facts section (see the module docstring), from the first round's facts and the view."""
+    out: dict[str, Any] = {
+        "toolkit": None,
+        "chosen_by": None,
+        "nvcc": None,
+        "nvcc_found": None,
+        "cuda": None,
+        "fp8_header": None,
+        "fp4_header": None,
+        "triton_ptxas": {},
+    }
+    notes: list[str] = []
+    toolkits = facts.get("cuda_toolkits")
+    tk = build_toolkit(facts)
+    if not isinstance(toolkits, list):
+        notes.append("the CUDA toolkits were not probed")
+    elif tk is None:
+        out["chosen_by"] = "none"  # no CUDA_HOME, no nvcc on PATH, no /usr/local/cuda: a JIT build fails
+        out["nvcc_found"] = False
+    else:
+        home = tk.get("path")
+        out["toolkit"] = home
+        out["chosen_by"] = tk.get("source")
+        out["cuda"] = _major_minor(tk.get("version"))
+        if isinstance(home, str):
+            nvcc = home.rstrip("/") + "/bin/nvcc"
+            out["nvcc"] = nvcc if _exists(view, nvcc) else None
+            out["nvcc_found"] = out["nvcc"] is not None
+            include = home.rstrip("/") + "/include/"
+            for key, header in HEADERS.items():
+                out[key] = _exists(view, include + header)
+        else:
+            out["nvcc_found"] = False
+        if tk.get("error"):
+            notes.append(str(tk["error"]))
+    for name in TRITON_PTXAS_ENV:
+        path = env.get(name)
+        if not path:
+            continue
+        version, why = ptxas_version(path, view, env, timeout_s, runner)
+        entry: dict[str, Any] = {"path": path, "version": version}
+        if why:
+            entry["error"] = why
+            notes.append(f"{name}: {why}")
+        out["triton_ptxas"][name] = entry
+    if notes:
+        out["error"] = "; ".join(notes)
+    return out
+
+
+class JitProbe(Probe):
+    """Second-wave probe: needs the `cuda_toolkits` section of the first round (`ctx.facts`)."""
+
+    name: ClassVar[str] = "jit"
+    timeout_s: ClassVar[float] = 4.0
+    sections: ClassVar[tuple[str, ...]] = ("jit",)
+    needs: ClassVar[tuple[str, ...]] = ("cuda_toolkits",)
+
+    def run(self, ctx: ProbeContext) -> ProbeResult:
+        facts = getattr(ctx, "facts", None)
+        if not isinstance(facts, Mapping):
+            return ProbeResult({}, "skipped", "needs the first round's facts (cuda_toolkits)")
+        jit = probe_jit(facts, ctx.env, view_of(ctx), ctx.subprocess_timeout_s)
+        if "error" in jit:
+            return ProbeResult({"jit": jit}, "partial", str(jit["error"]))
+        return ProbeResult({"jit": jit})

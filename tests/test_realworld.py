@@ -1,0 +1,144 @@
+"""The real-world corpus (tests/realworld/): reported environment failures, each as the reporter's facts, a
+server log in the shape of theirs and what stackcheck must say. This test checks that every case is well
+formed, prints the coverage table, and holds the ratchet: a case listed in CAUGHT.txt must stay caught
+before launch, a case in NAMED.txt must stay named after the crash. Cases not yet caught are reported, not
+failed. The scoring lives in bench/realworld_coverage.py (the same table goes into the README)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import sys
+from functools import lru_cache
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+CORPUS = REPO / "tests" / "realworld"
+KINDS = ("feature", "check", "signature")
+
+
+def _bench() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("realworld_coverage", REPO / "bench" / "realworld_coverage.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # dataclasses look their module up while the class is built
+    spec.loader.exec_module(mod)
+    return mod
+
+
+BENCH = _bench()
+CASES = BENCH.load_cases(CORPUS)
+CASE_IDS = [c.id for c in CASES]
+
+
+def _listed(name: str) -> list[str]:
+    path = CORPUS / name
+    lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+    return [ln.split("#", 1)[0].strip() for ln in lines if ln.split("#", 1)[0].strip()]
+
+
+@lru_cache(maxsize=1)
+def _outcomes() -> dict[str, Any]:
+    return {o.case.id: o for o in BENCH.score_all(CASES)}
+
+
+@lru_cache(maxsize=1)
+def _known_ids() -> dict[str, set[str]]:
+    """Ids the expectations may name: those in the shipped manifests, and those proposed in IDS.md."""
+    manifests = REPO / "manifests"
+    known: dict[str, set[str]] = {
+        "feature": {f["id"] for f in json.loads((manifests / "features.json").read_text())["features"]},
+        "check": {c["id"] for c in json.loads((manifests / "checks.json").read_text())["checks"]},
+        "signature": {s["id"] for s in json.loads((manifests / "signatures.json").read_text())["signatures"]},
+    }
+    ids_md = (CORPUS / "IDS.md").read_text(encoding="utf-8")
+    for kind, ident in re.findall(r"^\|\s*(feature|check|signature)\s*\|\s*`([a-z0-9-]+)`", ids_md, flags=re.M):
+        known[kind].add(ident)
+    return known
+
+
+def test_corpus_is_large_enough_and_covers_every_class() -> None:
+    assert len(CASES) >= 45
+    classes = {c.klass for c in CASES}
+    assert {str(k) for k in range(1, 11)} <= classes, f"classes without a case: {set(map(str, range(1, 11))) - classes}"
+
+
+@pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
+def test_case_is_well_formed(case: Any) -> None:
+    for name in ("facts.json", "server.log", "expected.json", "case.json"):
+        assert (case.path / name).is_file(), f"{case.id}: {name} missing"
+    assert (case.path / "server.log").read_text(encoding="utf-8").strip(), f"{case.id}: server.log is empty"
+    exp = case.expected
+    source = str(exp.get("source"))
+    assert re.fullmatch(r"https://github\.com/[\w.-]+/[\w.-]+/(issues|pull)/\d+", source), f"{case.id}: source {source}"
+    assert exp.get("title") and exp.get("cause"), f"{case.id}: title and cause are required"
+    assert case.klass in BENCH.CLASSES, f"{case.id}: class {case.klass!r}"
+    known = _known_ids()
+    audit = exp.get("audit")
+    if audit is None:
+        assert exp.get("audit_why_not"), f"{case.id}: audit is null, say why in audit_why_not"
+    else:
+        flags = audit["flag"]
+        assert flags, f"{case.id}: audit.flag is empty"
+        for flag in flags:
+            kind = "feature" if "feature" in flag else "check"
+            assert flag.get("status") == ("blocked" if kind == "feature" else "fail"), flag
+            assert flag[kind] in known[kind], f"{case.id}: {kind} {flag[kind]} is neither in manifests/ nor in IDS.md"
+            assert flag.get("mentions"), f"{case.id}: a flag needs the words that name the cause"
+    triage = exp.get("triage")
+    if triage is None:
+        assert exp.get("triage_why_not"), f"{case.id}: triage is null, say why in triage_why_not"
+    else:
+        names = triage["name"] if isinstance(triage["name"], list) else [triage["name"]]
+        for name in names:
+            kind = next(k for k in KINDS if k in name)
+            assert name[kind] in known[kind], f"{case.id}: {kind} {name[kind]} is neither in manifests/ nor in IDS.md"
+            assert name.get("mentions"), f"{case.id}: a triage name needs the words that name the cause"
+
+
+@pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
+def test_facts_pass_the_report_schema(case: Any) -> None:
+    import jsonschema
+
+    schema = json.loads((REPO / "schemas" / "report.schema.json").read_text(encoding="utf-8"))
+    doc = json.loads((case.path / "facts.json").read_text(encoding="utf-8"))
+    jsonschema.validate(doc, schema)
+
+
+def test_ratchet_lists_name_real_cases() -> None:
+    for listed in ("CAUGHT.txt", "NAMED.txt"):
+        unknown = set(_listed(listed)) - set(CASE_IDS)
+        assert not unknown, f"{listed} names cases that do not exist: {sorted(unknown)}"
+
+
+def test_coverage_ratchet(capsys: pytest.CaptureFixture[str]) -> None:
+    outcomes = _outcomes()
+    with capsys.disabled():
+        print("\nreal-world corpus coverage (tests/realworld):\n" + BENCH.table(list(outcomes.values())))
+    lost_caught = [c for c in _listed("CAUGHT.txt") if not outcomes[c].caught]
+    lost_named = [c for c in _listed("NAMED.txt") if not outcomes[c].named]
+    assert not lost_caught, "no longer caught before launch: " + "; ".join(
+        f"{c}: {outcomes[c].audit_why}" for c in lost_caught
+    )
+    assert not lost_named, "no longer named after the crash: " + "; ".join(
+        f"{c}: {outcomes[c].triage_why}" for c in lost_named
+    )
+
+
+def test_every_case_runs_without_an_internal_error() -> None:
+    """audit exits 0 or 1 and triage exits 0 on every case: bad input or a crash of the tool is a bug here."""
+    for cid, o in _outcomes().items():
+        assert o.audit_exit in (None, 0, 1), f"{cid}: audit exit {o.audit_exit}: {o.audit_why}"
+        assert o.triage_exit in (None, 0), f"{cid}: triage exit {o.triage_exit}: {o.triage_why}"
+
+
+def test_mentions_are_matched_as_documented() -> None:
+    ok, missing = BENCH.mentions_ok("Needs CUDA 12.9 for SM12x", ["cuda 12.9", "sm120|SM12x"])
+    assert ok and not missing
+    ok, missing = BENCH.mentions_ok("Needs CUDA 12.9", ["12.9", "toolkit|nvcc"])
+    assert not ok and missing == ["toolkit|nvcc"]
