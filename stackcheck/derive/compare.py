@@ -288,6 +288,23 @@ def _compare_archs(derived: Mapping[str, Any], rel: dict[str, Any] | None, out: 
     else:
         same = sorted(set(shipped)) == sorted(got)
         out.append(Finding("archs", label, "same" if same else "differs", got, sort_targets(set(shipped)), files))
+    # per library (variants[].libs: the stem of each shared object, the per-architecture copies together)
+    libs_got: dict[str, set[str]] = {}
+    for f in archs.get("files") or []:
+        stem = str(f.get("path", "")).rsplit("/", 1)[-1].split(".", 1)[0]
+        libs_got.setdefault(stem, set()).update([*f.get("sass", []), *f.get("ptx", [])])
+    shipped_libs: dict[str, Any] = {}
+    for v in (rel or {}).get("variants") or []:
+        if isinstance(v, dict) and v.get("variant") == variant and isinstance(v.get("libs"), dict) and not aarch64:
+            shipped_libs = v["libs"]
+    for lib in sorted(set(libs_got) | set(shipped_libs)) if shipped_libs else []:
+        a = sort_targets(libs_got.get(lib, set()))
+        b = shipped_libs.get(lib)
+        if not isinstance(b, list):
+            out.append(Finding("archs", f"{label} lib {lib}", "derived-only", a, None, None))
+        else:
+            status = "same" if sorted(a) == sorted(set(b)) else "differs"
+            out.append(Finding("archs", f"{label} lib {lib}", status, a, sort_targets(set(b)), None))
 
 
 def compare(derived: Mapping[str, Any], manifests: Any) -> Comparison:
