@@ -218,6 +218,9 @@ class Context:
         version = self.installed_version(name)
         if version is None:
             raise Missing(f"pkg.{name}.archs", f"{name} is not installed")
+        derived = self.derived_archs(name)
+        if derived is not None:
+            return derived
         variant = self.package_variant(name)
         rel = self.release(name)
         if rel is None or variant is None:
@@ -231,6 +234,19 @@ class Context:
                         " aarch64" if aarch64 else ""
                     )
         raise Missing(f"pkg.{name}.archs", f"the manifests list no {variant} build of {name} {rel.get('version')}")
+
+    def derived_archs(self, name: str) -> tuple[list[str], str] | None:
+        """The targets read from the installed binaries of a release newer than the data (facts.derived)."""
+        if self.newer_than_manifests(name) is None:
+            return None
+        section = self.facts.get("derived")
+        entry = section.get(name) if isinstance(section, dict) else None
+        archs = entry.get("archs") if isinstance(entry, dict) else None
+        if isinstance(entry, dict) and isinstance(archs, dict) and (archs.get("sass") or archs.get("ptx")):
+            return [*archs.get("sass", []), *archs.get("ptx", [])], (
+                f"the installed {name} {entry.get('version')}'s binaries (newer than the data of {self.manifests.date})"
+            )
+        return None
 
     def package_lib_archs(self, name: str, lib: str) -> tuple[list[str], str]:
         """Compiled targets of one shared library of a package (`flashmla_ops` for sgl_kernel/flashmla_ops.abi3.so;
@@ -246,6 +262,14 @@ class Context:
                 return targets, f"binary probe of the installed {name}: {', '.join(str(f.get('path')) for f in hits)}"
             if isinstance(binaries, dict) and not binaries.get("truncated"):
                 return [], f"binary probe: the installed {name} has no library {lib}"
+        derived = self.derived_archs(name)
+        if derived is not None:  # a release newer than the data: its binaries were read (facts.derived)
+            entry = (self.facts.get("derived") or {}).get(name) or {}
+            files = [f for f in (entry.get("archs") or {}).get("files") or [] if isinstance(f, dict)]
+            hits = [f for f in files if _lib_stem(f.get("path")) == lib]
+            targets = sorted({t for f in hits for t in [*(f.get("sass") or []), *(f.get("ptx") or [])]})
+            where = ", ".join(str(f.get("path")) for f in hits) or f"no library {lib}"
+            return targets, f"{derived[1]}: {where}"
         version = self.installed_version(name)
         if version is None:
             raise Missing(path, f"{name} is not installed")
@@ -282,6 +306,9 @@ class Context:
             return [*binaries.get("sass", []), *binaries.get("ptx", [])], "binary probe of the installed torch"
         if not self.is_installed("torch"):
             raise Missing("torch.archs", "torch is not installed")
+        derived = self.derived_archs("torch")
+        if derived is not None:
+            return derived
         variant = self.torch_variant()
         if variant is None:
             raise Missing("torch.archs", "torch's CUDA build is not known (torch/version.py not read)")
@@ -473,6 +500,7 @@ class Context:
                 raise Missing(path, f"NVIDIA_REQUIRE_* cannot be judged: {verdict.reason}")
             return "met" if verdict.satisfied else f"unmet: {verdict.failed} ({verdict.reason})"
         raise Missing(path, f"unknown fact path {path}")
+
     # ---- probes of issue 16: JIT toolchain, CUDA libraries, PCIe, release records -------------------
     def _section_value(self, section: str, key: str, path: str) -> Any:
         """A value of the `jit` or `pcie` facts section; null or absent is Missing with the probe's reason.

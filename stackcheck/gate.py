@@ -750,8 +750,12 @@ def installation_problems(d: Derived, sglang_state: str, where: str | None) -> l
     ]
 
 
-def release_problems(d: Derived, mapping: Mapping[str, Any], sglang_version: str | None) -> list[Problem]:
-    """Flags the installed SGLang release does not have (blocked) or that no release entry covers (unknown)."""
+def release_problems(
+    d: Derived, mapping: Mapping[str, Any], sglang_version: str | None, declared: Mapping[str, Any] | None = None
+) -> list[Problem]:
+    """Flags the installed SGLang release does not have (blocked) or that no release entry covers (unknown).
+    `declared`: for a release newer than the data, the flags read from its own server arguments (the facts
+    section derived.sglang.flags): presence is then read, not taken from launch.json's ranges."""
     if sglang_version is None:
         return []
     from stackcheck.versions import version_in
@@ -760,6 +764,23 @@ def release_problems(d: Derived, mapping: Mapping[str, Any], sglang_version: str
     for o in _options(mapping):
         flag = str(o["flag"])
         releases = [r for r in o.get("releases") or [] if isinstance(r, dict)]
+        if declared is not None and flag in d.options:
+            if flag not in set(declared.get("declared") or []):
+                out.append(
+                    Problem(
+                        flag,
+                        "blocked",
+                        "crash",
+                        f"SGLang {sglang_version} (newer than the data) declares no {flag} in its server arguments: "
+                        "the server exits with 'unrecognized arguments'",
+                        {
+                            "title": f"sglang {sglang_version} installed, "
+                            + ", ".join(declared.get("files") or [])[:200],
+                            "url": f"https://pypi.org/project/sglang/{sglang_version.split('+', 1)[0]}/",
+                        },
+                    )
+                )
+            continue
         if flag not in d.options or not releases:
             continue
         hit = next((r for r in releases if version_in(sglang_version, str(r.get("versions"))) is True), None)

@@ -151,6 +151,7 @@ def gather(
             view=view,
             target=target,
             gates=lambda: load().gates,
+            manifests=load,
             cache_dir=opts.cache_dir,
         )
         facts, outcomes = run_probes(names, ctx, budget_s=opts.timeout_s)

@@ -8,7 +8,7 @@ False or Missing."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypedDict, cast
 
@@ -34,6 +34,7 @@ class Reason(TypedDict, total=False):
     inferred: bool
     gpu: str
     patched: str  # the file that differs from the release, when a gate table was locally patched
+    derived: str  # judged from an installed release newer than the data (stackcheck.derive.judge)
 
 
 class FeatureVerdict(TypedDict, total=False):
@@ -236,7 +237,12 @@ def uses_gpu(pred: Any) -> bool:
     return False
 
 
-def evaluate_rules(item: dict[str, Any], ctx: Context) -> list[Reason]:
+RuleHook = Callable[[dict[str, Any], "GpuModel | None", Reason, "Outcome | None"], "Reason | None"]
+"""Called for each rule that may apply (its `when` is not false) with the rule, the GPU model, the reason
+so far and the `when` outcome; a Reason it returns replaces the rule's own evaluation (derive.judge)."""
+
+
+def evaluate_rules(item: dict[str, Any], ctx: Context, hook: RuleHook | None = None) -> list[Reason]:
     reasons: list[Reason] = []
     models = ctx.gpu_models()
     for rule in item.get("rules") or []:
@@ -255,10 +261,15 @@ def evaluate_rules(item: dict[str, Any], ctx: Context) -> list[Reason]:
                 base["inferred"] = True
             if gpu is not None and len(models) > 1:
                 base["gpu"] = gpu.label
-            if "when" in rule:
-                w = evaluate(rule["when"], ctx, gpu)
-                if w.value is False:
+            w = evaluate(rule["when"], ctx, gpu) if "when" in rule else None
+            if w is not None and w.value is False:
+                continue
+            if hook is not None:
+                replaced = hook(rule, gpu, base, w)
+                if replaced is not None:
+                    reasons.append(replaced)
                     continue
+            if w is not None:
                 if w.value is None:
                     reasons.append({**base, "result": "unknown", "message": str(w.missing)})
                     continue
@@ -329,6 +340,13 @@ def evaluate_feature(feature: dict[str, Any], ctx: Context) -> FeatureVerdict:
                 ],
             }
     assume = set(feature.get("assume_newer") or [])
+    newer_all = [(a, v) for n in needs for a in n.split("|") if a not in assume and (v := ctx.newer_than_manifests(a))]
+    if newer_all:
+        from stackcheck.derive.judge import judge_newer
+
+        judged = judge_newer(feature, ctx, newer_all)
+        if judged is not None:
+            return judged
     for name in needs:
         for alt in name.split("|"):
             newer = ctx.newer_than_manifests(alt)
@@ -478,6 +496,12 @@ def builtin_pins(ctx: Context, package: str, effect: str = "crash") -> list[Reas
             return [{"rule": f"{package}-pins", "result": "unknown", "message": ctx.package_unknown_reason(package)}]
         return []
     rel = ctx.release(package)
+    derived: str | None = None
+    if rel is None and ctx.newer_than_manifests(package):
+        from stackcheck.derive.judge import derived_release
+
+        rel = derived_release(ctx, package)
+        derived = str(rel["derived"]) if rel is not None else None
     if rel is None:
         newer = ctx.newer_than_manifests(package)
         why = (
@@ -496,6 +520,8 @@ def builtin_pins(ctx: Context, package: str, effect: str = "crash") -> list[Reas
             "effect": effect,
             "source": rel.get("source"),
         }
+        if derived:
+            base["derived"] = derived
         if ctx.package(dep) is None:
             if dep in CORE_PACKAGES:
                 reasons.append({**base, "result": "unknown", "message": f"{dep} was not probed"})

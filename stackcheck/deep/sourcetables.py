@@ -34,7 +34,7 @@ import ast
 import hashlib
 import posixpath
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal, TypedDict
 
@@ -104,16 +104,20 @@ def _safe_relative(rel: str) -> PurePosixPath:
     return path
 
 
-def _read_text(view: FileView, path: str, rel: str) -> tuple[str, str]:
-    """One file's text (UTF-8) and the sha256 of its bytes, within the size limit. Raises _Unreadable."""
+def _read_bytes(view: FileView, path: str, rel: str) -> bytes:
+    """One file's bytes within the size limit. Raises _Unreadable."""
     try:
         st = view.stat(path)
         size = st.size if st is not None else 0
         if size > MAX_SOURCE_BYTES:
             raise _Unreadable(f"{rel}: {size} bytes, larger than the {MAX_SOURCE_BYTES}-byte limit")
-        data = view.read_bytes(path, MAX_SOURCE_BYTES + 1)
+        return view.read_bytes(path, MAX_SOURCE_BYTES + 1)
     except OSError as exc:
         raise _Unreadable(f"{rel}: cannot read: {exc.strerror or exc}") from None
+
+
+def _decode(data: bytes, rel: str) -> tuple[str, str]:
+    """The text (UTF-8) of a file's bytes and their sha256. Raises _Unreadable."""
     if len(data) > MAX_SOURCE_BYTES:  # grew between stat and read
         raise _Unreadable(f"{rel}: larger than the {MAX_SOURCE_BYTES}-byte limit")
     digest = hashlib.sha256(data).hexdigest()
@@ -122,12 +126,6 @@ def _read_text(view: FileView, path: str, rel: str) -> tuple[str, str]:
     except UnicodeDecodeError as exc:
         raise _Unreadable(f"{rel}: not UTF-8 (byte {exc.start})", digest) from None
     return text, digest
-
-
-def _load_source(view: FileView, path: str, rel: str) -> tuple[ast.Module, str]:
-    """Parse one Python file; the module tree and the sha256 of its bytes. Raises _Unreadable."""
-    text, digest = _read_text(view, path, rel)
-    return _parse(text, rel, digest), digest
 
 
 def _parse(text: str, rel: str, digest: str) -> ast.Module:
@@ -570,6 +568,39 @@ def read_gate(probe_spec: Mapping[str, Any], site_dir: Path | str, view: FileVie
     """Read one gate table from the sources under `site_dir` (a box path seen through `view`, this host by
     default). Never raises on bad files or specs."""
     fs = view if view is not None else HostView()
+
+    def from_view(rel: str, rel_path: PurePosixPath) -> bytes | None:
+        path = posixpath.join(str(site_dir), *rel_path.parts)
+        if not is_file(fs, path):
+            return None
+        return _read_bytes(fs, path, rel)
+
+    return _read_gate(probe_spec, from_view, str(site_dir))
+
+
+SourceLoader = Callable[[str], "bytes | None"]
+"""A release-relative POSIX path → the file's bytes (at most MAX_SOURCE_BYTES + 1 of them), or None when
+the release has no such file; raises OSError when it cannot be read."""
+
+
+def read_gate_from(probe_spec: Mapping[str, Any], load: SourceLoader, where: str) -> GateReading:
+    """read_gate over files that are not in a site directory (a wheel read as a zip: stackcheck.derive).
+    `where` names the release in a not-found reason."""
+
+    def from_loader(rel: str, rel_path: PurePosixPath) -> bytes | None:
+        try:
+            return load(rel_path.as_posix())
+        except OSError as exc:
+            raise _Unreadable(f"{rel}: cannot read: {exc.strerror or exc}") from None
+
+    return _read_gate(probe_spec, from_loader, where)
+
+
+def _read_gate(
+    probe_spec: Mapping[str, Any],
+    load: Callable[[str, PurePosixPath], bytes | None],
+    where: str,
+) -> GateReading:
     try:
         kind = probe_spec.get("read")
         reader = _READERS.get(kind) if isinstance(kind, str) else None
@@ -583,11 +614,11 @@ def read_gate(probe_spec: Mapping[str, Any], site_dir: Path | str, view: FileVie
 
     first_missing: GateReading | None = None
     for rel, rel_path in candidates:
-        path = posixpath.join(str(site_dir), *rel_path.parts)
-        if not is_file(fs, path):
-            continue
         try:
-            text, digest = _read_text(fs, path, rel)
+            data = load(rel, rel_path)
+            if data is None:
+                continue
+            text, digest = _decode(data, rel)
         except _Unreadable as exc:
             return _reading("error", file=rel, reason=str(exc), sha256=exc.sha256)
         try:
@@ -607,7 +638,7 @@ def read_gate(probe_spec: Mapping[str, Any], site_dir: Path | str, view: FileVie
         return _reading("ok", value=value, file=rel, sha256=digest)
     if first_missing is not None:
         return first_missing
-    return _reading("not-found", reason=f"none of {', '.join(files)} exists under {site_dir}")
+    return _reading("not-found", reason=f"none of {', '.join(files)} exists under {where}")
 
 
 def normalise_name(name: str) -> str:
