@@ -450,6 +450,9 @@ class Context:
                 if gpus:
                     return len(gpus)
                 raise Missing(path, "tensor-parallel size not known (no launch command, no GPUs)")
+            env_value = self.launch_env_fact(rest)
+            if env_value is not None:
+                return env_value
             raise Missing(path, f"launch option {rest} not given")
         if head == "image":
             return self.image_fact(path, rest)
@@ -476,6 +479,23 @@ class Context:
                 raise Missing(path, "neither triton nor pytorch-triton is installed")
             return self.lookup(f"pkg.{triton}.version", gpu)
         raise Missing(path, f"unknown fact path {path}")
+
+    def launch_env_fact(self, fact: str) -> bool | None:
+        """A launch fact that an environment variable sets (launch.json `env` entries with a `fact`), outside a
+        launch command: the server inherits the environment it is started from, so this (probed) environment's
+        value, else SGLang's default. None when no variable sets that fact."""
+        for spec in self.manifests.launch.get("env") or []:
+            if not isinstance(spec, dict) or spec.get("fact") != fact or not isinstance(spec.get("name"), str):
+                continue
+            env = (self.facts.get("system") or {}).get("env") or {}
+            raw = env.get(spec["name"])
+            if isinstance(raw, str):
+                if raw.lower() in [str(x) for x in spec.get("true") or []]:
+                    return True
+                if raw.lower() in [str(x) for x in spec.get("false") or []]:
+                    return False
+            return bool(spec.get("default"))
+        return None
 
     # ---- images -----------------------------------------------------------------------------
     def image_fact(self, path: str, rest: str) -> Any:

@@ -53,6 +53,7 @@ DOCUMENTED_FACT_PATHS = (
     "launch.kv_cache_dtype",
     "launch.quantization",
     "launch.speculative_algorithm",
+    "launch.pcie_ipc_allreduce",
     "env.NAME",
     "image.nvidia_require",
     "image.nvidia_require_text",
