@@ -472,9 +472,6 @@ def derive(
         d.entrypoint = "wrapper"
     d.env, env_problems = parse_env(cmd_env, mapping)
     d.problems.extend(env_problems)
-    for spec in mapping.get("env") or []:  # variables that are launch facts (launch.pcie_ipc_allreduce)
-        if isinstance(spec, dict) and isinstance(spec.get("fact"), str) and spec.get("name") in d.env:
-            d.launch[str(spec["fact"])] = d.env[str(spec["name"])]
     opts = _options(mapping)
     by_flag = {str(o["flag"]): o for o in opts}
     defaults = {str(o["flag"]): o.get("default") for o in opts if "default" in o}
@@ -486,6 +483,9 @@ def derive(
                 d.launch[fact] = found[o["flag"]]
             elif "default" in o and o.get("value") == "int":
                 d.launch[fact] = o["default"]
+    for spec in mapping.get("env") or []:  # variables that are launch facts (launch.pcie_ipc_allreduce)
+        if isinstance(spec, dict) and isinstance(spec.get("fact"), str) and spec.get("name") in d.env:
+            d.launch[str(spec["fact"])] = d.env[str(spec["name"])]
     for o in opts:
         flag = str(o["flag"])
         if flag not in found:
