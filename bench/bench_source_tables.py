@@ -24,7 +24,7 @@ from stackcheck.deep.sourcetables import read_source_tables
 
 REPO = Path(__file__).resolve().parent.parent
 CACHE = Path.home() / ".cache" / "stackcheck-tests" / "wheels"
-PAIRS = [("0.5.3", "0.6.3"), ("0.5.9", "0.6.3"), ("0.5.13", "0.6.17"), ("0.5.14", "0.6.17")]
+PAIRS = [("0.5.3", "0.6.3"), ("0.5.9", "0.6.3"), ("0.5.13", "0.6.17"), ("0.5.14", "0.6.17"), ("0.5.23", "0.7.2")]
 
 
 def wheel(dist: str, version: str) -> Path:

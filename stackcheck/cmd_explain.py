@@ -32,7 +32,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--assume-interconnect",
         metavar="KIND",
-        help="nvlink | pcie-switch | pcie-host-bridge | cross-socket | pcie (default: the box's, else unknown)",
+        help="nvswitch | nvlink | pcie-switch | pcie-host-bridge | cross-socket | pcie "
+        "(default: the box's, else unknown)",
     )
     p.add_argument("--facts", metavar="FILE", help="take the GPUs and topology from a saved report")
     p.add_argument("--manifests", metavar="DIR", action="append", default=[])
@@ -46,6 +47,10 @@ def release_facts(
     """Facts of a box that has one SGLang release with its pinned dependencies installed."""
     from stackcheck.versions import cuda_from_tag, public
 
+    def public_text(version: str) -> str:
+        parsed = public(version)
+        return str(parsed) if parsed is not None else version
+
     facts = dict(base)
     pkgs: dict[str, Any] = {}
     if sglang is not None:
@@ -57,6 +62,16 @@ def release_facts(
                 pkgs[dep] = {"installed": True, "version": pin}
     if torch_release is not None:
         pkgs["torch"] = {"installed": True, "version": torch_release["version"]}
+    if "torch" in pkgs and "triton" not in pkgs:
+        # torch pins its Triton (x86_64 Linux wheels): the Triton backends assemble with that Triton's ptxas
+        trel: dict[str, Any] = next(
+            (r for r in manifests.releases("torch") if r.get("version") == public_text(pkgs["torch"]["version"])), {}
+        )
+        spec = (trel.get("requires") or {}).get("triton")
+        if isinstance(spec, str):
+            pin = spec.lstrip("=<>~! ").split(",")[0]
+            if public(pin) is not None:
+                pkgs["triton"] = {"installed": True, "version": pin}
     if "torch" in pkgs:
         v = variant or "cu130"
         pkgs["torch"] = {**pkgs["torch"], "variant": v, "cuda": cuda_from_tag(v)}
@@ -93,15 +108,13 @@ def _box_gpus(args: argparse.Namespace, manifests: Any) -> tuple[list[dict[str, 
         base["topology"] = {"interconnect": "single-gpu" if n == 1 else None, "same_model": True, "gpu_count": n}
         origin = f"assumed (--assume-gpu {args.assume_gpu})"
     if args.assume_interconnect:
-        from stackcheck.pipeline import INTERCONNECTS
+        from stackcheck.pipeline import INTERCONNECTS, apply_interconnect
 
         link = args.assume_interconnect
         if link not in INTERCONNECTS:
             raise UsageError(f"--assume-interconnect {link!r}: expected one of {', '.join(INTERCONNECTS)}")
         topo = dict(base.get("topology") or {})
-        topo["interconnect"] = "pcie-host-bridge" if link == "pcie" else link
-        if link == "nvlink":
-            topo["p2p"] = "all"
+        apply_interconnect(topo, "pcie-host-bridge" if link == "pcie" else link)
         base["topology"] = topo
     if base.get("gpus"):
         return [base], origin
@@ -109,12 +122,11 @@ def _box_gpus(args: argparse.Namespace, manifests: Any) -> tuple[list[dict[str, 
     why = ((base.get("driver") or {}).get("error") or "no GPU visible") if not args.facts else "it has none"
     bases = []
     n = args.tp or 8
-    link = (base.get("topology") or {}).get("interconnect") if args.assume_interconnect else None
+    assumed_topo = dict(base.get("topology") or {}) if args.assume_interconnect else {}
     for arch in manifests.architectures:
         cc = str(arch.get("compute_capability"))
-        topo = {"interconnect": link, "same_model": True, "gpu_count": n}  # not the empty box's topology error
-        if link == "nvlink":
-            topo["p2p"] = "all"
+        topo = {"interconnect": None, "same_model": True, "gpu_count": n}  # not the empty box's topology error
+        topo.update({k: assumed_topo[k] for k in ("interconnect", "nvswitch", "p2p") if k in assumed_topo})
         bases.append({"gpus": assumed_gpus(manifests, f"{cc}x{n}"), "topology": topo})
     where = "this box" if origin == "this box's" else args.facts
     return bases, f"every architecture the manifests know: none from {where} ({why}); --assume-gpu picks one"
@@ -142,12 +154,15 @@ def _row(
     component: str, version: str, facts: dict[str, Any], feature: dict[str, Any], manifests: Any, tp: int | None
 ) -> dict[str, Any]:
     from stackcheck.context import Context
+    from stackcheck.path import path_summary
     from stackcheck.verdicts import evaluate_feature, workaround_for
 
     launch = {"tp": tp} if tp else {}
-    v = evaluate_feature(feature, Context(facts=facts, manifests=manifests, launch=launch))  # type: ignore[arg-type]
+    ctx = Context(facts=facts, manifests=manifests, launch=launch)  # type: ignore[arg-type]
+    v = evaluate_feature(feature, ctx)
     failing = [r for r in v.get("reasons") or [] if r.get("result") in ("fail", "unknown")]
     first = failing[0] if failing else None
+    hops = path_summary(feature, ctx, v.get("reasons") or [])
     return {
         "component": component,
         "version": version,
@@ -157,15 +172,18 @@ def _row(
         "why": first.get("message") if first else None,
         "source": first.get("source") if first else None,
         "workaround": workaround_for(feature, v) is not None,
+        # how each hop of the path that describes this release came out (features.json `path`)
+        "hops": [{"hop": h["hop"], "result": h["result"], "check": h["check"]} for h in hops],
     }
 
 
 def ranges(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Consecutive releases with the same verdict (status, effect, failing rules) as one range; the reason
-    and the sources are those of the range's first release."""
+    """Consecutive releases with the same verdict (status, effect, failing rules) and the same hop results as
+    one range; the reason and the sources are those of the range's first release."""
     out: list[dict[str, Any]] = []
     for row in rows:
-        key = (row["status"], row["effect"], tuple(row["rules"]), row["component"])
+        hops = tuple((h["hop"], h["result"], h["check"]) for h in row.get("hops") or [])
+        key = (row["status"], row["effect"], tuple(row["rules"]), row["component"], hops)
         if out and out[-1]["_key"] == key:
             out[-1]["last"] = row["version"]
             out[-1]["releases"].append(row["version"])
@@ -181,6 +199,7 @@ def ranges(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 "effect": row["effect"],
                 "why": row["why"],
                 "source": row["source"],
+                "hops": row.get("hops") or [],
             }
         )
     for r in out:
@@ -235,6 +254,7 @@ def run(args: argparse.Namespace) -> int:
         "gpus_from": origin,
         "enable": feature.get("enable"),
         "upstream": feature.get("upstream"),
+        "path": feature.get("path") or [],
         "architectures": archs,
     }
     doc = normalize(doc, manifests.sources)

@@ -397,7 +397,10 @@ def _decide_with(
 
     opts.launch = dict(derived.launch)
     report, ctx = evaluate(opts, want_plan=False, manifests=manifests, gathered=later_facts.get)
-    extra = gate.release_problems(derived, mapping, ctx.installed_version("sglang"))
+    # an SGLang newer than the data: its flags are read from its own server arguments (facts.derived)
+    newer = (ctx.facts.get("derived") or {}).get("sglang") if ctx.newer_than_manifests("sglang") else None
+    flags = newer.get("flags") if isinstance(newer, dict) and isinstance(newer.get("flags"), dict) else None
+    extra = gate.release_problems(derived, mapping, ctx.installed_version("sglang"), flags)
     extra += gate.installation_problems(derived, ctx.package_state("sglang"), _environment_text(ctx.facts))
     extra += gate.probe_problems(report.get("probes") or [])  # a failed probe is unknown, never "absent"
     if config_problem:

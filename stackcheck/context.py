@@ -218,6 +218,9 @@ class Context:
         version = self.installed_version(name)
         if version is None:
             raise Missing(f"pkg.{name}.archs", f"{name} is not installed")
+        derived = self.derived_archs(name)
+        if derived is not None:
+            return derived
         variant = self.package_variant(name)
         rel = self.release(name)
         if rel is None or variant is None:
@@ -231,6 +234,57 @@ class Context:
                         " aarch64" if aarch64 else ""
                     )
         raise Missing(f"pkg.{name}.archs", f"the manifests list no {variant} build of {name} {rel.get('version')}")
+
+    def derived_archs(self, name: str) -> tuple[list[str], str] | None:
+        """The targets read from the installed binaries of a release newer than the data (facts.derived)."""
+        if self.newer_than_manifests(name) is None:
+            return None
+        section = self.facts.get("derived")
+        entry = section.get(name) if isinstance(section, dict) else None
+        archs = entry.get("archs") if isinstance(entry, dict) else None
+        if isinstance(entry, dict) and isinstance(archs, dict) and (archs.get("sass") or archs.get("ptx")):
+            return [*archs.get("sass", []), *archs.get("ptx", [])], (
+                f"the installed {name} {entry.get('version')}'s binaries (newer than the data of {self.manifests.date})"
+            )
+        return None
+
+    def package_lib_archs(self, name: str, lib: str) -> tuple[list[str], str]:
+        """Compiled targets of one shared library of a package (`flashmla_ops` for sgl_kernel/flashmla_ops.abi3.so;
+        the per-architecture copies sm90/ and sm100/ of one name together): the binary probe's files when it
+        ran, else the manifest's `libs` of that release and variant."""
+        path = f"pkg.{name}.lib.{lib}.archs"
+        binaries = (self.facts.get("binaries") or {}).get(name)
+        files = binaries.get("files") if isinstance(binaries, dict) else None
+        if isinstance(files, list) and files:
+            hits = [f for f in files if isinstance(f, dict) and _lib_stem(f.get("path")) == lib]
+            if hits:
+                targets = sorted({t for f in hits for t in [*(f.get("sass") or []), *(f.get("ptx") or [])]})
+                return targets, f"binary probe of the installed {name}: {', '.join(str(f.get('path')) for f in hits)}"
+            if isinstance(binaries, dict) and not binaries.get("truncated"):
+                return [], f"binary probe: the installed {name} has no library {lib}"
+        derived = self.derived_archs(name)
+        if derived is not None:  # a release newer than the data: its binaries were read (facts.derived)
+            entry = (self.facts.get("derived") or {}).get(name) or {}
+            files = [f for f in (entry.get("archs") or {}).get("files") or [] if isinstance(f, dict)]
+            hits = [f for f in files if _lib_stem(f.get("path")) == lib]
+            targets = sorted({t for f in hits for t in [*(f.get("sass") or []), *(f.get("ptx") or [])]})
+            where = ", ".join(str(f.get("path")) for f in hits) or f"no library {lib}"
+            return targets, f"{derived[1]}: {where}"
+        version = self.installed_version(name)
+        if version is None:
+            raise Missing(path, f"{name} is not installed")
+        variant = self.package_variant(name)
+        rel = self.release(name)
+        if rel is None or variant is None:
+            raise Missing(path, f"the manifests do not know the build of {name} {version}")
+        for v in rel.get("variants") or []:
+            if isinstance(v, dict) and v.get("variant") == variant:
+                libs = v.get("libs")
+                if isinstance(libs, dict):
+                    if isinstance(libs.get(lib), list):
+                        return list(libs[lib]), f"manifest: {lib} in {name} {rel.get('version')} {variant}"
+                    return [], f"manifest: {name} {rel.get('version')} {variant} has no library {lib}"
+        raise Missing(path, f"the manifests do not list the targets of {lib} in {name} {rel.get('version')} {variant}")
 
     # ---- torch ------------------------------------------------------------------------------
     def torch_cuda(self) -> str | None:
@@ -252,6 +306,9 @@ class Context:
             return [*binaries.get("sass", []), *binaries.get("ptx", [])], "binary probe of the installed torch"
         if not self.is_installed("torch"):
             raise Missing("torch.archs", "torch is not installed")
+        derived = self.derived_archs("torch")
+        if derived is not None:
+            return derived
         variant = self.torch_variant()
         if variant is None:
             raise Missing("torch.archs", "torch's CUDA build is not known (torch/version.py not read)")
@@ -305,6 +362,14 @@ class Context:
             if value is None:
                 raise Missing(path, f"driver {rest} not known" + (f": {d.get('error')}" if d.get("error") else ""))
             return value
+        if head == "pkg" and ".lib." in rest:
+            name, _, lib_attr = rest.partition(".lib.")
+            lib, _, attr = lib_attr.rpartition(".")
+            if attr != "archs" or not lib:
+                raise Missing(path, f"unknown fact path {path}")
+            if self.facts.get("packages") is None:
+                raise Missing(path, "installed packages not known")
+            return self.package_lib_archs(name, lib)[0]
         if head == "pkg":
             name, _, attr = rest.rpartition(".")
             if self.facts.get("packages") is None:
@@ -385,6 +450,9 @@ class Context:
                 if gpus:
                     return len(gpus)
                 raise Missing(path, "tensor-parallel size not known (no launch command, no GPUs)")
+            env_value = self.launch_env_fact(rest)
+            if env_value is not None:
+                return env_value
             raise Missing(path, f"launch option {rest} not given")
         if head == "image":
             return self.image_fact(path, rest)
@@ -412,6 +480,23 @@ class Context:
             return self.lookup(f"pkg.{triton}.version", gpu)
         raise Missing(path, f"unknown fact path {path}")
 
+    def launch_env_fact(self, fact: str) -> bool | None:
+        """A launch fact that an environment variable sets (launch.json `env` entries with a `fact`), outside a
+        launch command: the server inherits the environment it is started from, so this (probed) environment's
+        value, else SGLang's default. None when no variable sets that fact."""
+        for spec in self.manifests.launch.get("env") or []:
+            if not isinstance(spec, dict) or spec.get("fact") != fact or not isinstance(spec.get("name"), str):
+                continue
+            env = (self.facts.get("system") or {}).get("env") or {}
+            raw = env.get(spec["name"])
+            if isinstance(raw, str):
+                if raw.lower() in [str(x) for x in spec.get("true") or []]:
+                    return True
+                if raw.lower() in [str(x) for x in spec.get("false") or []]:
+                    return False
+            return bool(spec.get("default"))
+        return None
+
     # ---- images -----------------------------------------------------------------------------
     def image_fact(self, path: str, rest: str) -> Any:
         """image.nvidia_require_text: the image's NVIDIA_REQUIRE_* texts (absent: it states none);
@@ -435,6 +520,7 @@ class Context:
                 raise Missing(path, f"NVIDIA_REQUIRE_* cannot be judged: {verdict.reason}")
             return "met" if verdict.satisfied else f"unmet: {verdict.failed} ({verdict.reason})"
         raise Missing(path, f"unknown fact path {path}")
+
     # ---- probes of issue 16: JIT toolchain, CUDA libraries, PCIe, release records -------------------
     def _section_value(self, section: str, key: str, path: str) -> Any:
         """A value of the `jit` or `pcie` facts section; null or absent is Missing with the probe's reason.
@@ -562,7 +648,8 @@ class Context:
         version = self.installed_version(package) if isinstance(package, str) else None
         if isinstance(package, str):
             if version is None:
-                raise Missing(f"gate {gate_id}", f"{package} is not installed")
+                why = f"{package} version not known" if self.is_installed(package) else f"{package} is not installed"
+                raise Missing(f"gate {gate_id}", why)
             for rel in spec.get("releases") or []:
                 if isinstance(rel, dict) and version_in(version, str(rel.get("versions", ""))):
                     release_value = GateValue(
@@ -584,6 +671,13 @@ class Context:
                 f"{package} {version} is newer than the manifests (data of {self.manifests.date})",
             )
         raise Missing(f"gate {gate_id}", f"the manifests have no value of {gate_id} for {package} {version}")
+
+
+def _lib_stem(path: Any) -> str | None:
+    """`sgl_kernel/sm100/common_ops.abi3.so` -> `common_ops`."""
+    if not isinstance(path, str) or not path:
+        return None
+    return path.replace("\\", "/").rsplit("/", 1)[-1].split(".", 1)[0]
 
 
 def _differs(a: Any, b: Any) -> bool:

@@ -56,6 +56,7 @@ class TopologyFacts(TypedDict, total=False):
     same_model: bool | None
     gpu_count: int | None
     p2p: Literal["all", "some", "none"] | None
+    nvswitch: bool | None  # every GPU has an active NVLink to an NVSwitch (NVLink multicast possible)
     pairs: list[GpuPair]
     error: str
 
@@ -170,6 +171,7 @@ class Facts(TypedDict, total=False):
     binaries: dict[str, Any]  # --deep: CUDA targets compiled into each package's binaries
     libs: dict[str, Any]  # --deep: which libcudart/libnccl/... each package's libraries would load
     source_tables: dict[str, Any]
+    derived: dict[str, Any]  # read from installed releases newer than the data (stackcheck.derive.installed)
     jit: dict[str, Any]  # the toolkit a JIT build uses, its headers, TRITON_PTXAS_* (stackcheck/probes/jit.py)
     cuda_libs: dict[str, Any]  # CUDA sonames the loader finds (stackcheck/probes/cudalibs.py)
     pcie: dict[str, Any]  # IOMMU mode and ACS redirect bits above the GPUs (stackcheck/probes/pcie.py)

@@ -483,6 +483,9 @@ def derive(
                 d.launch[fact] = found[o["flag"]]
             elif "default" in o and o.get("value") == "int":
                 d.launch[fact] = o["default"]
+    for spec in mapping.get("env") or []:  # variables that are launch facts (launch.pcie_ipc_allreduce)
+        if isinstance(spec, dict) and isinstance(spec.get("fact"), str) and spec.get("name") in d.env:
+            d.launch[str(spec["fact"])] = d.env[str(spec["name"])]
     for o in opts:
         flag = str(o["flag"])
         if flag not in found:
@@ -750,8 +753,12 @@ def installation_problems(d: Derived, sglang_state: str, where: str | None) -> l
     ]
 
 
-def release_problems(d: Derived, mapping: Mapping[str, Any], sglang_version: str | None) -> list[Problem]:
-    """Flags the installed SGLang release does not have (blocked) or that no release entry covers (unknown)."""
+def release_problems(
+    d: Derived, mapping: Mapping[str, Any], sglang_version: str | None, declared: Mapping[str, Any] | None = None
+) -> list[Problem]:
+    """Flags the installed SGLang release does not have (blocked) or that no release entry covers (unknown).
+    `declared`: for a release newer than the data, the flags read from its own server arguments (the facts
+    section derived.sglang.flags): presence is then read, not taken from launch.json's ranges."""
     if sglang_version is None:
         return []
     from stackcheck.versions import version_in
@@ -760,6 +767,23 @@ def release_problems(d: Derived, mapping: Mapping[str, Any], sglang_version: str
     for o in _options(mapping):
         flag = str(o["flag"])
         releases = [r for r in o.get("releases") or [] if isinstance(r, dict)]
+        if declared is not None and flag in d.options:
+            if flag not in set(declared.get("declared") or []):
+                out.append(
+                    Problem(
+                        flag,
+                        "blocked",
+                        "crash",
+                        f"SGLang {sglang_version} (newer than the data) declares no {flag} in its server arguments: "
+                        "the server exits with 'unrecognized arguments'",
+                        {
+                            "title": f"sglang {sglang_version} installed, "
+                            + ", ".join(declared.get("files") or [])[:200],
+                            "url": f"https://pypi.org/project/sglang/{sglang_version.split('+', 1)[0]}/",
+                        },
+                    )
+                )
+            continue
         if flag not in d.options or not releases:
             continue
         hit = next((r for r in releases if version_in(sglang_version, str(r.get("versions"))) is True), None)
@@ -890,7 +914,7 @@ def decide(
             if status == "blocked":
                 (blocking if effect == "crash" else warnings).append(b)
             elif status == "unknown":
-                can_crash = worst_rule_effect(spec.get(r.feature)) in ("crash", None)
+                can_crash = _unknown_can_crash(reasons, spec.get(r.feature), ("crash", None))
                 (blocking if can_crash and not allow_unknown else warnings).append(b)
             continue
         # default features
@@ -901,9 +925,28 @@ def decide(
         if status == "blocked":
             (blocking if effect == "crash" else warnings).append(b)
         elif status == "unknown":
-            can_crash = worst_rule_effect(spec.get(r.feature)) == "crash"
+            can_crash = _unknown_can_crash(reasons, spec.get(r.feature), ("crash",))
             (blocking if can_crash and not allow_unknown else warnings).append(b)
     return Decision(not blocking, blocking, warnings, checked)
+
+
+def _unknown_can_crash(
+    reasons: Sequence[Mapping[str, Any]], feature: Mapping[str, Any] | None, worst_crashes: tuple[str | None, ...]
+) -> bool:
+    """Whether an unknown feature could crash the launch: an unknown rule that crashes does; an unknown that
+    is no rule's own (a needed package not known, a release older than the manifests) stands for every rule,
+    so the feature's worst rule decides. An unknown rule that can only disable or degrade does not (custom
+    all-reduce with the peer-to-peer state not known: it stays off). No unknown reason at all: the worst rule."""
+    unknown = [x for x in reasons if x.get("result") == "unknown"]
+    if not unknown:
+        return worst_rule_effect(feature) in worst_crashes
+    for x in unknown:
+        effect = x.get("effect")
+        if effect == "crash":
+            return True
+        if effect is None and worst_rule_effect(feature) in worst_crashes:
+            return True
+    return False
 
 
 def _decide_check(

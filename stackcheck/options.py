@@ -83,7 +83,7 @@ def add_facts_options(p: argparse.ArgumentParser, assume: bool = True) -> None:
         p.add_argument(
             "--assume-interconnect",
             metavar="KIND",
-            help="nvlink | pcie-switch | pcie-host-bridge | cross-socket | pcie",
+            help="nvswitch (NVLink through NVSwitch) | nvlink | pcie-switch | pcie-host-bridge | cross-socket | pcie",
         )
 
 

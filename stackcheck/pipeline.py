@@ -16,7 +16,7 @@ if TYPE_CHECKING:  # the engine is imported lazily: see evaluate()
     from stackcheck.context import Context
     from stackcheck.manifest_loader import Manifests
 
-INTERCONNECTS = ("nvlink", "pcie-switch", "pcie-host-bridge", "cross-socket", "pcie")
+INTERCONNECTS = ("nvswitch", "nvlink", "pcie-switch", "pcie-host-bridge", "cross-socket", "pcie")
 #: the facts sections --host-facts takes from a saved report: what belongs to the host, not the environment
 HOST_SECTIONS = ("driver", "gpus", "topology", "pcie")
 
@@ -151,6 +151,7 @@ def gather(
             view=view,
             target=target,
             gates=lambda: load().gates,
+            manifests=load,
             cache_dir=opts.cache_dir,
         )
         facts, outcomes = run_probes(names, ctx, budget_s=opts.timeout_s)
@@ -214,6 +215,17 @@ def load_host_facts(path: str) -> dict[str, Any]:
     return out
 
 
+def apply_interconnect(topo: dict[str, Any], link: str) -> None:
+    """An assumed interconnect: `nvswitch` is NVLink through an NVSwitch (NVLink multicast), `nvlink` says
+    nothing about a switch; PCIe kinds have no NVLink at all, so no multicast either."""
+    if link == "nvswitch":
+        topo.update(interconnect="nvlink", nvswitch=True, p2p="all")
+    elif link == "nvlink":
+        topo.update(interconnect="nvlink", p2p="all")
+    else:
+        topo.update(interconnect=link, nvswitch=False)
+
+
 def apply_assumptions(facts: Facts, opts: Options, manifests: Manifests) -> Facts:
     """--assume-gpu / --assume-driver / --assume-interconnect: evaluate for hardware that is not here."""
     if not (opts.assume_gpu or opts.assume_driver or opts.assume_interconnect):
@@ -240,8 +252,7 @@ def apply_assumptions(facts: Facts, opts: Options, manifests: Manifests) -> Fact
         if link == "pcie":
             link = "pcie-host-bridge"
         topo = dict(out.get("topology") or {})
-        topo["interconnect"] = link
-        topo["p2p"] = "all" if link == "nvlink" else topo.get("p2p")
+        apply_interconnect(topo, link)
         out["topology"] = topo  # type: ignore[typeddict-item]
         assumed.append(f"interconnect={opts.assume_interconnect}")
     if opts.assume_driver:

@@ -284,12 +284,22 @@ def _first_failure(v: FeatureVerdict) -> str:
 # ---- the decisions ---------------------------------------------------------------------------------------
 
 
-def _launch_effect(flags: Mapping[str, Any], launch_map: Mapping[str, Any]) -> dict[str, Any]:
-    """The launch facts a set of flags changes (launch.json: --attention-backend → attention_backend)."""
+def _launch_effect(
+    flags: Mapping[str, Any], launch_map: Mapping[str, Any], env: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """The launch facts a set of flags and environment variables changes (launch.json: --attention-backend →
+    attention_backend, SGLANG_ENABLE_PCIE_IPC_ALLREDUCE=1 → pcie_ipc_allreduce)."""
     out: dict[str, Any] = {}
     for opt in launch_map.get("options") or []:
         if isinstance(opt, dict) and opt.get("flag") in flags and isinstance(opt.get("fact"), str):
             out[str(opt["fact"])] = flags[str(opt["flag"])]
+    for spec in launch_map.get("env") or []:
+        if isinstance(spec, dict) and isinstance(spec.get("fact"), str) and spec.get("name") in (env or {}):
+            raw = str((env or {})[str(spec["name"])]).lower()
+            if raw in [str(x) for x in spec.get("true") or []]:
+                out[str(spec["fact"])] = True
+            elif raw in [str(x) for x in spec.get("false") or []]:
+                out[str(spec["fact"])] = False
     return out
 
 
@@ -413,7 +423,7 @@ def _option_holds(
         return False, when.text or "its conditions do not hold"
     fid = opt.get("feature")
     if isinstance(fid, str):
-        v = judge.verdict(fid, _launch_effect(pick.flags, launch_map))
+        v = judge.verdict(fid, _launch_effect(pick.flags, launch_map, pick.env))
         if v is None:
             return False, f"feature {fid} is not in the manifests"
         if v.get("status") != "ok":

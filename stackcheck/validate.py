@@ -183,6 +183,8 @@ def semantic_problems(docs: Mapping[str, tuple[str, Any]], known: Mapping[str, A
                                 f"{origin}: {json_path([list_key, i, 'workaround', 'for_rules', j])}: "
                                 f"no rule {rid!r} in this {list_key[:-1]}"
                             )
+                if list_key == "features":
+                    _check_path(item, i, origin, gate_ids, problems, check_source)
                 for j, rel in enumerate(item.get("releases") or []):
                     if isinstance(rel, dict) and isinstance(rel.get("versions"), str):
                         if parse_specifier(rel["versions"]) is None:
@@ -369,6 +371,34 @@ def _gate_overlaps(doc: dict[str, Any], origin: str, full: Mapping[str, Any]) ->
                 )
                 break
     return out
+
+
+def _check_path(
+    feature: dict[str, Any],
+    index: int,
+    origin: str,
+    gate_ids: set[Any],
+    problems: list[str],
+    check_source: Any,
+) -> None:
+    """A feature's path hops: their rules exist in the feature, their gates in gates.json, their versions parse."""
+    path = feature.get("path")
+    if not isinstance(path, list):
+        return
+    rule_ids = {_h(r.get("id")) for r in feature.get("rules") or [] if isinstance(r, dict)}
+    for j, hop in enumerate(path):
+        if not isinstance(hop, dict):
+            continue
+        base = ["features", index, "path", j]
+        check_source(hop.get("source"), origin, [*base, "source"])
+        for k, rule in enumerate(hop.get("rules") or []):
+            if _h(rule) not in rule_ids:
+                problems.append(f"{origin}: {json_path([*base, 'rules', k])}: no rule {rule!r} in this feature")
+        if "gate" in hop and gate_ids and _h(hop["gate"]) not in gate_ids:
+            problems.append(f"{origin}: {json_path([*base, 'gate'])}: unknown gate {hop['gate']!r}")
+        versions = hop.get("versions")
+        if isinstance(versions, str) and parse_specifier(versions) is None:
+            problems.append(f"{origin}: {json_path([*base, 'versions'])}: invalid version specifier {versions!r}")
 
 
 def _check_pred(pred: dict[str, Any], path: list[Any], origin: str, gate_ids: set[Any], problems: list[str]) -> None:

@@ -8,13 +8,13 @@ False or Missing."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, TypedDict, cast
 
 from stackcheck.archs import coverage, covering, expand_arch_list
 from stackcheck.context import Context, GateValue, GpuModel, Missing, Unknown
-from stackcheck.facts import cc_tuple
+from stackcheck.facts import Facts, cc_tuple
 from stackcheck.versions import compare_numeric, parse_version, public, version_in
 
 Status = Literal["ok", "blocked", "unknown", "not-applicable"]
@@ -34,6 +34,7 @@ class Reason(TypedDict, total=False):
     inferred: bool
     gpu: str
     patched: str  # the file that differs from the release, when a gate table was locally patched
+    derived: str  # judged from an installed release newer than the data (stackcheck.derive.judge)
 
 
 class FeatureVerdict(TypedDict, total=False):
@@ -129,6 +130,9 @@ def evaluate(pred: Any, ctx: Context, gpu: GpuModel | None) -> Outcome:
         return Outcome(
             False, "; ".join(sorted(seen)), _describe(pred), patched=next((o.patched for o in parts if o.patched), None)
         )
+    if "unknown" in pred:
+        # a hop of the path that was not established (read nowhere, or inferred): never ok, never blocked
+        return Outcome(None, missing=str(pred["unknown"]))
     if "not" in pred:
         inner = evaluate(pred["not"], ctx, gpu)
         if inner.value is None:
@@ -200,6 +204,8 @@ def _describe(pred: Any) -> str:
         return "(" + " or ".join(alts) + ")"
     if "not" in pred:
         return f"not ({_describe(pred['not'])})"
+    if "unknown" in pred:
+        return f"not established: {pred['unknown']}"
     lhs = pred.get("fact") or f"gate {pred.get('gate')}"
     value = pred.get("value")
     if isinstance(value, dict):
@@ -231,7 +237,12 @@ def uses_gpu(pred: Any) -> bool:
     return False
 
 
-def evaluate_rules(item: dict[str, Any], ctx: Context) -> list[Reason]:
+RuleHook = Callable[[dict[str, Any], "GpuModel | None", Reason, "Outcome | None"], "Reason | None"]
+"""Called for each rule that may apply (its `when` is not false) with the rule, the GPU model, the reason
+so far and the `when` outcome; a Reason it returns replaces the rule's own evaluation (derive.judge)."""
+
+
+def evaluate_rules(item: dict[str, Any], ctx: Context, hook: RuleHook | None = None) -> list[Reason]:
     reasons: list[Reason] = []
     models = ctx.gpu_models()
     for rule in item.get("rules") or []:
@@ -250,10 +261,15 @@ def evaluate_rules(item: dict[str, Any], ctx: Context) -> list[Reason]:
                 base["inferred"] = True
             if gpu is not None and len(models) > 1:
                 base["gpu"] = gpu.label
-            if "when" in rule:
-                w = evaluate(rule["when"], ctx, gpu)
-                if w.value is False:
+            w = evaluate(rule["when"], ctx, gpu) if "when" in rule else None
+            if w is not None and w.value is False:
+                continue
+            if hook is not None:
+                replaced = hook(rule, gpu, base, w)
+                if replaced is not None:
+                    reasons.append(replaced)
                     continue
+            if w is not None:
                 if w.value is None:
                     reasons.append({**base, "result": "unknown", "message": str(w.missing)})
                     continue
@@ -324,6 +340,13 @@ def evaluate_feature(feature: dict[str, Any], ctx: Context) -> FeatureVerdict:
                 ],
             }
     assume = set(feature.get("assume_newer") or [])
+    newer_all = [(a, v) for n in needs for a in n.split("|") if a not in assume and (v := ctx.newer_than_manifests(a))]
+    if newer_all:
+        from stackcheck.derive.judge import judge_newer
+
+        judged = judge_newer(feature, ctx, newer_all)
+        if judged is not None:
+            return judged
     for name in needs:
         for alt in name.split("|"):
             newer = ctx.newer_than_manifests(alt)
@@ -352,7 +375,23 @@ def evaluate_feature(feature: dict[str, Any], ctx: Context) -> FeatureVerdict:
             blocked["workaround"] = workaround
         return blocked
     if any(r.get("result") == "unknown" for r in reasons):
+        swept = _blocked_in_every_release(feature, ctx, needs)
+        if swept is not None:
+            return {**verdict, "status": "blocked", "effect": swept[0], "reasons": [*swept[1], *reasons]}
         return {**verdict, "status": "unknown", "effect": None, "reasons": reasons}
+    older = _older_than_manifests(ctx, needs)
+    if older:
+        # the rules were read in the releases the manifests know: an older one passing them is not a path read
+        name, version, oldest = older
+        reason: Reason = {
+            "rule": "known-release",
+            "result": "unknown",
+            "observed": version,
+            "required": f">= {oldest}",
+            "message": f"{name} {version} is older than every release the manifests know (oldest {oldest}): "
+            "its path to the kernel was not read",
+        }
+        return {**verdict, "status": "unknown", "effect": None, "reasons": [reason, *reasons]}
     return {**verdict, "status": "ok", "effect": None, "reasons": reasons}
 
 
@@ -369,6 +408,63 @@ def workaround_for(feature: Mapping[str, Any], verdict: Mapping[str, Any]) -> di
         if not failing & {str(x) for x in rules}:
             return None
     return dict(w)
+
+
+def _blocked_in_every_release(
+    feature: dict[str, Any], ctx: Context, needs: list[str]
+) -> tuple[str, list[Reason]] | None:
+    """A needed package is installed but its version is not known (a hand-written report): when the feature is
+    blocked with every release of it that the manifests know, it is blocked here too, with the mildest effect
+    among them (what holds whatever the release). None when one release is ok or unknown, or nothing is swept."""
+    name = next(
+        (alt for n in needs for alt in n.split("|") if ctx.is_installed(alt) and ctx.installed_version(alt) is None),
+        None,
+    )
+    releases = [str(r.get("version")) for r in ctx.manifests.releases(name)] if name else []
+    if name is None or not releases:
+        return None
+    effects: list[str] = []
+    last: FeatureVerdict | None = None
+    for version in releases:
+        packages: dict[str, Any] = dict(ctx.facts.get("packages") or {})
+        packages[name] = {**dict(packages.get(name) or {}), "installed": True, "version": version}
+        facts = cast("Facts", {**ctx.facts, "packages": packages})
+        v = evaluate_feature(feature, Context(facts=facts, manifests=ctx.manifests, launch=ctx.launch))
+        if v.get("status") != "blocked":
+            return None
+        effects.append(str(v.get("effect") or "crash"))
+        last = v
+    assert last is not None
+    mildest = min(effects, key=lambda e: EFFECT_ORDER.get(e, 0))
+    first_fail: Reason | dict[str, Any] = next((r for r in last.get("reasons") or [] if r.get("result") == "fail"), {})
+    reason: Reason = {
+        "rule": "every-release",
+        "result": "fail",
+        "effect": mildest,
+        "observed": f"{name} version not known",
+        "required": f"{name} {releases[0]} ... {releases[-1]}",
+        "message": f"{name}'s version is not known, but the feature is blocked with every release of it the manifests "
+        f"know ({releases[0]} ... {releases[-1]}; effect at least {mildest}); with {releases[-1]}: "
+        + str(first_fail.get("message", "blocked")),
+        "source": first_fail.get("source"),
+    }
+    return mildest, [reason]
+
+
+def _older_than_manifests(ctx: Context, needs: list[str]) -> tuple[str, str, str] | None:
+    """(name, installed version, oldest known) for the first needed package older than every known release."""
+    for name in needs:
+        for alt in name.split("|"):
+            try:
+                where = ctx.known_release(alt, f"known.{alt}")
+            except Missing:
+                continue
+            if where == "older":
+                known = [
+                    v for v in (parse_version(str(r.get("version", ""))) for r in ctx.manifests.releases(alt)) if v
+                ]
+                return alt, str(ctx.installed_version(alt)), str(min(known))
+    return None
 
 
 # ---- stack checks -------------------------------------------------------------------------------
@@ -400,6 +496,12 @@ def builtin_pins(ctx: Context, package: str, effect: str = "crash") -> list[Reas
             return [{"rule": f"{package}-pins", "result": "unknown", "message": ctx.package_unknown_reason(package)}]
         return []
     rel = ctx.release(package)
+    derived: str | None = None
+    if rel is None and ctx.newer_than_manifests(package):
+        from stackcheck.derive.judge import derived_release
+
+        rel = derived_release(ctx, package)
+        derived = str(rel["derived"]) if rel is not None else None
     if rel is None:
         newer = ctx.newer_than_manifests(package)
         why = (
@@ -418,6 +520,8 @@ def builtin_pins(ctx: Context, package: str, effect: str = "crash") -> list[Reas
             "effect": effect,
             "source": rel.get("source"),
         }
+        if derived:
+            base["derived"] = derived
         if ctx.package(dep) is None:
             if dep in CORE_PACKAGES:
                 reasons.append({**base, "result": "unknown", "message": f"{dep} was not probed"})

@@ -370,6 +370,7 @@ def synthetic_doc(count: int, *, nvswitch: bool = True, name: str = "NVIDIA GB20
                 "same_model": True,
                 "gpu_count": count,
                 "p2p": "all",
+                **({"nvswitch": nvswitch} if count > 1 else {}),
                 "pairs": pairs,
             },
         },

@@ -54,12 +54,17 @@ def test_writeup_symm_mem_crash_names_table_observed_required_and_source() -> No
     assert fail["source"]
 
 
-def test_patched_table_makes_symm_mem_ok_and_names_the_file() -> None:
+def test_patched_table_passes_the_lookup_names_the_file_and_stays_off_on_pcie() -> None:
     report = run_case(CASES / "writeup-patched-symm-mem")
     f = feature(report, "torch-symm-mem")
-    assert f["status"] == "ok"
     patched = [r for r in f["reasons"] if r.get("patched")]
     assert patched and patched[0]["patched"].endswith("all_reduce_utils.py")
+    assert patched[0]["result"] == "pass"  # key 12 is in the installed table: no KeyError any more ...
+    # ... but SGLang checks multicast_ptr after the lookup, and a PCIe box has no NVLink multicast
+    assert (f["status"], f["effect"]) == ("blocked", "disabled")
+    fail = next(r for r in f["reasons"] if r["result"] == "fail")
+    assert fail["rule"] == "multicast"
+    assert "multicast_ptr" in fail["message"] and fail["observed"] == "cross-socket"
 
 
 def test_newer_release_is_unknown_with_the_data_date() -> None:

@@ -146,12 +146,12 @@ def test_help_documents_exit_codes() -> None:
 def test_plain_text_when_piped_and_no_color() -> None:
     proc = run_cli("audit", "--facts", AFTER, env={"NO_COLOR": "1"})
     assert "\x1b[" not in proc.stdout
-    assert "features: 14 blocked, 6 ok" in proc.stdout
+    assert "features: 16 blocked, 1 unknown, 4 ok" in proc.stdout
     assert re.search(r"^✗ torch-symm-mem +crash ", proc.stdout, re.M)
     # blocked features come first
     features = proc.stdout.split("features:", 1)[1].split("stack checks:", 1)[0]
     marks = [ln[0] for ln in features.splitlines() if ln[:1] in ("✗", "?", "✓", "-")]
-    assert marks.index("✓") == len(marks) - 1 and set(marks[:-1]) == {"✗"}
+    assert marks == sorted(marks, key="✗?✓".index) and marks[-1] == "✓" and set(marks) == {"✗", "?", "✓"}
 
 
 def test_output_is_written_atomically_and_failure_keeps_the_old_file(tmp_path: Path) -> None:
@@ -189,9 +189,23 @@ def test_explain_release_by_release() -> None:
     assert "sglang 0.5.3 … 0.5.13 (11 releases): blocked (crash)" in proc.stdout  # KeyError: 12
     assert "sglang 0.5.14 … 0.5.23 (10 releases): blocked (disabled)" in proc.stdout  # guarded from 0.5.14
     assert "no release in the manifests makes it ok" in proc.stdout
-    h200 = run_cli("explain", "torch-symm-mem", "--assume-gpu", "9.0", "--format", "json")
-    (arch,) = json.loads(h200.stdout)["architectures"]
+    h200 = run_cli(
+        "explain", "torch-symm-mem", "--assume-gpu", "9.0", "--assume-interconnect", "nvswitch", "--format", "json"
+    )
+    doc = json.loads(h200.stdout)
+    (arch,) = doc["architectures"]
     assert any(r["status"] == "ok" for r in arch["ranges"])
+    assert {h["hop"] for h in doc["path"]} >= {"admission", "dispatch", "runtime", "kernel"}
+    ok = next(r for r in arch["ranges"] if r["status"] == "ok")
+    assert ok["hops"] and all(h["result"] in ("pass", "no rule", "not reached") for h in ok["hops"])
+    # the same GPUs on PCIe: SGLang finds no multicast after its table lookup and turns the communicator off
+    pcie = run_cli(
+        "explain", "torch-symm-mem", "--assume-gpu", "9.0", "--assume-interconnect", "pcie", "--format", "json"
+    )
+    (pcie_arch,) = json.loads(pcie.stdout)["architectures"]
+    assert not any(r["status"] == "ok" for r in pcie_arch["ranges"])
+    assert "multicast_ptr" in pcie.stdout
+    assert run_cli("explain", "torch-symm-mem", "--assume-interconnect", "carrier-pigeon").returncode == 2
     assert run_cli("explain", "no-such-feature").returncode == 2
 
 

@@ -33,6 +33,11 @@ DOCUMENTED_FACT_PATHS = (
     "pkg.NAME.version",
     "pkg.NAME.cuda",
     "pkg.NAME.variant",
+    "pkg.NAME.installed",
+    "pkg.NAME.archs",
+    "pkg.NAME.lib.NAME.archs",
+    "kernel.lib.NAME.archs",
+    "kernel.archs",
     "torch.cuda",
     "torch.variant",
     "torch.archs",
@@ -40,10 +45,15 @@ DOCUMENTED_FACT_PATHS = (
     "topology.interconnect",
     "topology.p2p",
     "topology.same_model",
+    "topology.nvswitch",
     "launch.tp",
     "launch.attention_backend",
+    "launch.prefill_attention_backend",
+    "launch.decode_attention_backend",
+    "launch.kv_cache_dtype",
     "launch.quantization",
     "launch.speculative_algorithm",
+    "launch.pcie_ipc_allreduce",
     "env.NAME",
     "image.nvidia_require",
     "image.nvidia_require_text",
@@ -96,7 +106,15 @@ REQUIRED_CHECKS = {
     "mixed-gpus",
 }
 
-READ_KINDS = {"dict_keys", "subscript_style", "class_attr_dict_keys", "call_keyword_list"}
+READ_KINDS = {
+    "dict_keys",
+    "subscript_style",
+    "class_attr_dict_keys",
+    "call_keyword_list",
+    "guard_list",
+    "cpp_check_ints",
+}
+SOURCE_SUFFIXES = {"cpp_check_ints": (".h", ".hh", ".hpp", ".cuh", ".cu", ".cc", ".cpp")}
 EFFECTS = {"crash", "disabled", "degraded"}
 PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 ALLOWED_PLACEHOLDERS = {"observed", "required"}
@@ -349,7 +367,8 @@ def test_gate_probes_use_known_read_kinds() -> None:
         probe = g["probe"]
         if probe is not None:
             assert probe["read"] in READ_KINDS, g["id"]
-            assert all(f.endswith(".py") and not f.startswith("/") for f in probe["files"]), g["id"]
+            suffixes = SOURCE_SUFFIXES.get(probe["read"], (".py",))
+            assert all(f.endswith(suffixes) and not f.startswith("/") for f in probe["files"]), g["id"]
 
 
 def test_gate_values_match_read_kind() -> None:
@@ -360,11 +379,11 @@ def test_gate_values_match_read_kind() -> None:
             value = rel["value"]
             if kind == "subscript_style":
                 assert value in ("index", "get"), g["id"]
-            elif kind in ("dict_keys", "class_attr_dict_keys", "call_keyword_list"):
+            elif kind in ("dict_keys", "class_attr_dict_keys", "call_keyword_list", "guard_list", "cpp_check_ints"):
                 assert isinstance(value, list), g["id"]
                 assert all(isinstance(x, int) and not isinstance(x, bool) for x in value), g["id"]
                 if kind != "call_keyword_list":
-                    assert value == sorted(value), f"{g['id']}: dict keys are read sorted"
+                    assert value == sorted(value), f"{g['id']}: {kind} values are read sorted"
 
 
 def test_needs_and_assume_newer_are_package_names() -> None:

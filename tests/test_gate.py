@@ -264,8 +264,15 @@ def test_flag_exists_per_release(version: str | None, expected: str | None) -> N
 
 
 def test_flag_release_not_covered_is_unknown(mapping: dict[str, Any]) -> None:
+    import copy
+
     d = gate.derive([*LAUNCH, "--fp8-gemm-backend", "cutlass"], mapping, {})
-    [p] = gate.release_problems(d, mapping, "0.5.7")
+    assert gate.release_problems(d, mapping, "0.5.7") == []  # present from 0.5.7 (read from the wheels)
+    gap = copy.deepcopy(mapping)  # a release no entry covers
+    for option in gap["options"]:
+        if option["flag"] == "--fp8-gemm-backend":
+            option["releases"] = [r for r in option["releases"] if r["present"] is False]
+    [p] = gate.release_problems(d, gap, "0.5.7")
     assert p.status == "unknown"
     assert gate.release_problems(d, mapping, "0.5.9") == []
 
@@ -340,6 +347,30 @@ def test_policy_default_unknown_depends_on_worst_rule() -> None:
     assert [b.feature for b in dec.blocking] == ["deepgemm"]
     assert [b.feature for b in dec.warnings] == ["custom-allreduce"]
     assert gate.decide(d, verdicts, SPECS, allow_unknown=True).allow
+
+
+def test_policy_default_unknown_follows_the_unknown_rules_effect() -> None:
+    # a feature with a crash rule and a disabling one: which rule is unknown decides, not the worst rule
+    specs = [
+        {"id": "custom-allreduce", "rules": [{"id": "p2p", "effect": "disabled"}, {"id": "old", "effect": "crash"}]}
+    ]
+    d = gate.Derived(
+        command=[], entrypoint=None, sglang_args=[], required=[gate.Requirement("custom-allreduce", "default", "d")]
+    )
+
+    def verdict(*reasons: dict[str, Any]) -> list[dict[str, Any]]:
+        return [{"id": "custom-allreduce", "status": "unknown", "effect": None, "reasons": list(reasons)}]
+
+    only_off = verdict({"rule": "p2p", "result": "unknown", "effect": "disabled"})
+    dec = gate.decide(d, only_off, specs, allow_unknown=False)
+    assert dec.allow and [b.feature for b in dec.warnings] == ["custom-allreduce"]
+    crash = verdict(
+        {"rule": "p2p", "result": "unknown", "effect": "disabled"},
+        {"rule": "old", "result": "unknown", "effect": "crash"},
+    )
+    assert [b.feature for b in gate.decide(d, crash, specs, allow_unknown=False).blocking] == ["custom-allreduce"]
+    needs = verdict({"rule": "needs", "result": "unknown", "message": "sglang: not known"})  # stands for every rule
+    assert [b.feature for b in gate.decide(d, needs, specs, allow_unknown=False).blocking] == ["custom-allreduce"]
 
 
 # ---- the CLI end to end --------------------------------------------------------------------------------

@@ -367,7 +367,8 @@ def test_the_gate_refuses_when_packages_are_unknown(tmp_path: Path, capsys: pyte
     facts = str(_failed_packages(tmp_path))
     rc, doc = gate_json(["--facts", facts, "--", *LAUNCH, "--tp", "2"], capsys)
     assert rc == 1 and doc["decision"] == "refuse"
-    assert {"torch-cuda-arch", "custom-allreduce"} & {b["feature"] for b in doc["reasons"]} == {"torch-cuda-arch"}
+    # custom all-reduce too: SGLang before 0.4.4.post4 crashes without peer access, and the version is unknown
+    assert {"torch-cuda-arch", "custom-allreduce"} <= {b["feature"] for b in doc["reasons"]}
     rc, doc = gate_json(["--facts", facts, "--allow-unknown", "--", *LAUNCH], capsys)
     assert rc == 0 and doc["warnings"]  # fail open only when asked, and loudly
 

@@ -230,13 +230,15 @@ def test_explain_says_whose_gpus_and_groups_releases() -> None:
     assert proc.returncode == 0, proc.stderr
     assert f"GPUs: those of {AFTER}" in proc.stdout
     assert "on 8× NVIDIA RTX PRO 6000 Blackwell Server Edition (cc 12.0)" in proc.stdout
-    assert "sglang 0.5.20 … 0.5.23 (4 releases): ok" in proc.stdout
-    assert proc.stdout.count("(sglang-0.5.12:configurer.py +1)") == 1  # sources once per range
+    assert "sglang 0.5.13 … 0.5.19 (7 releases): blocked (disabled)" in proc.stdout
+    assert "sglang 0.5.20 … 0.5.23 (4 releases): unknown" in proc.stdout  # sglang#39063 on SM120
+    assert proc.stdout.count("(sglang-0.5.13:configurer.py +1)") == 1  # sources once per range
     assert "workaround: Set SGLANG_ENABLE_JIT_DEEPGEMM=0" in proc.stdout
 
 
 def test_explain_offers_no_sm120_workaround_where_the_feature_is_ok() -> None:
-    hopper = run_cli("explain", "torch-symm-mem", "--assume-gpu", "9.0x8", "--format", "json")
+    nvswitch = ["--assume-interconnect", "nvswitch"]  # multicast: without it the communicator stays off
+    hopper = run_cli("explain", "torch-symm-mem", "--assume-gpu", "9.0x8", *nvswitch, "--format", "json")
     (arch,) = json.loads(hopper.stdout)["architectures"]
     assert "workaround" not in arch and arch["first_ok"] == "sglang 0.5.3"
     assert "workaround" not in run_cli("explain", "torch-symm-mem", "--assume-gpu", "9.0x8").stdout
@@ -250,7 +252,16 @@ def test_explain_takes_assume_interconnect() -> None:
         "explain", "nccl-nvls", "--assume-gpu", "B200x8", "--assume-interconnect", "nvlink", "--format", "json"
     )
     assert {r["status"] for r in pcie["architectures"][0]["ranges"]} == {"unknown"}
-    assert "ok" in {r["status"] for r in json.loads(nvl.stdout)["architectures"][0]["ranges"]}
+    # NVLink alone does not say whether an NVSwitch is there (NVLS needs its multicast): still unknown
+    assert {r["status"] for r in json.loads(nvl.stdout)["architectures"][0]["ranges"]} == {"unknown"}
+    switch = run_cli(
+        "explain", "nccl-nvls", "--assume-gpu", "B200x8", "--assume-interconnect", "nvswitch", "--format", "json"
+    )
+    assert "ok" in {r["status"] for r in json.loads(switch.stdout)["architectures"][0]["ranges"]}
+    pcie_link = run_cli(
+        "explain", "nccl-nvls", "--assume-gpu", "B200x8", "--assume-interconnect", "pcie", "--format", "json"
+    )
+    assert {r["status"] for r in json.loads(pcie_link.stdout)["architectures"][0]["ranges"]} == {"blocked"}
 
 
 # ---- an assumed run says so --------------------------------------------------------------------------------

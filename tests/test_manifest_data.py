@@ -186,3 +186,21 @@ def test_meta() -> None:
     meta = _load(MANIFESTS / "meta.json")
     assert meta["data_version"] == "2026.11.29"
     assert meta["date"] == "2026-11-29"
+
+
+def test_pairings_no_wheel_declares_stay_inferred() -> None:
+    """The kernel packages' torch pins and flashinfer-cubin's flashinfer-python pin are read from the SGLang
+    release that pins both, not from the wheel (stackcheck manifests derive finds none in sgl-kernel 0.3.x,
+    sglang-kernel 0.4.0-0.4.6.post1, flashinfer-cubin): such an entry is inferred, with a note, unless its note
+    says the wheel declares the pin (sglang-kernel 0.4.7 on). The registry test
+    (tests/test_derive_registry.py) excuses a pin the wheel lacks only while it is marked so."""
+    packages = _load(MANIFESTS / "components.json")["packages"]
+    seen = 0
+    for name, pin in (("sgl-kernel", "torch"), ("sglang-kernel", "torch"), ("flashinfer-cubin", "flashinfer-python")):
+        for rel in packages[name]["releases"]:
+            if pin not in (rel.get("requires") or {}):
+                continue
+            seen += 1
+            declared = "wheel declares Requires-Dist" in str(rel.get("note") or "")
+            assert declared or (rel.get("inferred") is True and rel.get("note")), f"{name} {rel['version']}: {pin}"
+    assert seen >= 30

@@ -53,7 +53,10 @@ def test_no_line_is_wider_than_the_screen_unless_it_is_one_word(facts: str, widt
     for line in text.splitlines():
         if len(line) > width:
             assert " " not in line.strip(), line  # only a word longer than the line may pass its end
-    assert "…" not in text and "..." not in text.replace("workspace ... Disabling", "")
+    quoted = ("workspace ... Disabling", "group_mm_sm120 ... no implementation")  # upstream's own elisions
+    for q in quoted:
+        text = text.replace(q, "")
+    assert "…" not in text and "..." not in text
 
 
 @pytest.mark.parametrize("width", WIDTHS)
@@ -113,7 +116,9 @@ def test_blocked_features_lead_with_what_to_do() -> None:
     assert "no upgrade fixes these here:" in features
     assert features.index("fixed by plan step 4") < features.index("no upgrade fixes these here")
     flat = _flat(features)
-    assert "✗ deepgemm crash → until then, set SGLANG_ENABLE_JIT_DEEPGEMM=0. This SGLang release" in flat
+    # no release fixes DeepGEMM on SM120 (0.5.20+ are unknown: sglang#39063); FP8 block GEMM is fixed by 0.5.23
+    assert "✗ deepgemm crash → set SGLANG_ENABLE_JIT_DEEPGEMM=0. This SGLang release" in flat
+    assert "✗ fp8-block-gemm crash → until then, set SGLANG_ENABLE_JIT_DEEPGEMM=0." in flat
     assert "✗ torch-symm-mem crash → leave --enable-torch-symm-mem off; an unsupported patch" in flat
 
 
@@ -121,10 +126,13 @@ def test_the_seed_box_audit_above_the_plan_at_80_columns() -> None:
     """The part above the plan: 328 lines before issue 20 at 80 columns. Every reason is whole, so it cannot
     reach 50 lines with 14 blocked features; this holds it where it is now (see docs/screens/): 86 lines when
     issue 20 landed, 100 once issue 16's stack checks judged this box too (two warnings with their reasons,
-    and three unknowns: the saved facts predate the jit and pcie probes)."""
+    and three unknowns: the saved facts predate the jit and pcie probes), 127 once issue 16's paths to the
+    kernel judged it (attention-trtllm-mla and the new attention-dsa-trtllm blocked, trtllm_mha's prefill
+    hops, nvfp4 unknown on SM12x before 0.5.14), 130 once eagle3's requirement names the PCIe-IPC alternative
+    (SGLang >= 0.5.21, FlashInfer >= 0.7.0, SGLANG_ENABLE_PCIE_IPC_ALLREDUCE=1: 3 lines)."""
     text = render_plain(_report(AFTER), 80)
     above = text.split("\nplan", 1)[0].splitlines()
-    assert len(above) <= 100
+    assert len(above) <= 130
 
 
 def test_sources_lists_title_and_address_of_every_id_shown() -> None:

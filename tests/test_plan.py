@@ -150,7 +150,8 @@ def test_want_picks_fewest_changes() -> None:
     plan = _plan(BEFORE, want=["fp8-block-gemm"])
     comps = [s["component"] for s in plan["steps"]]
     assert "driver" not in comps  # a CUDA 12 stack (torch cu128, kernel cu129) reaches it without a driver change
-    assert len(comps) == 4
+    # SGLang 0.5.10 (which keeps torch 2.9.1) runs block-FP8 GEMMs through Triton on SM12x: kernel, FlashInfer, SGLang
+    assert comps == ["sglang-kernel", "flashinfer-python", "sglang"]
     default = _plan(BEFORE)
     assert len(default["steps"]) > len(comps)
 

@@ -302,3 +302,19 @@ def test_nvlink_state_error_is_noted(tmp_path: Path) -> None:
     pair = {(p["a"], p["b"]): p for p in result.facts["topology"]["pairs"]}
     assert pair[(0, 2)]["link"] == "nvlink"
     assert pair[(0, 1)]["nvlink_count"] == 0  # gpu 1's links could not be read
+
+
+def test_nvswitch_fact(tmp_path: Path) -> None:
+    """topology.nvswitch: true on an NVSwitch box, false on PCIe and on a direct NVLink mesh (no multicast)."""
+    switched = NvmlProbe().run(bare_ctx(tmp_path, FakeNVML(synthetic_doc(8)))).facts["topology"]
+    assert (switched["interconnect"], switched["nvswitch"]) == ("nvlink", True)
+    pcie = NvmlProbe().run(bare_ctx(tmp_path, FakeNVML(load_doc("sm120-8x-pcie.json")))).facts["topology"]
+    assert pcie["nvswitch"] is False
+    direct = synthetic_doc(2, nvswitch=False)
+    for p in facts_of(direct)["topology"]["pairs"]:
+        p.update(link="nvlink", nvlink_count=4, common_ancestor="system")
+    direct["fake"] = {}
+    mesh = NvmlProbe().run(bare_ctx(tmp_path, FakeNVML(direct))).facts["topology"]
+    assert (mesh["interconnect"], mesh["nvswitch"]) == ("nvlink", False)
+    lost = FakeNVML(synthetic_doc(8)).fail("nvmlDeviceGetNvLinkRemoteDeviceType", "NVMLError_Unknown")
+    assert NvmlProbe().run(bare_ctx(tmp_path, lost)).facts["topology"]["nvswitch"] is None

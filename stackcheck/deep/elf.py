@@ -1,7 +1,9 @@
 """A minimal ELF64 little-endian reader that touches only headers and the sections asked for.
 
 Reads go through `os.pread` on an unbuffered descriptor, so every byte counted in `bytes_read` is a byte
-asked of the operating system: nothing reads a whole file, nothing maps it. Used on libraries of several
+asked of the operating system: nothing reads a whole file, nothing maps it. A file that is not on disk (a
+member of a wheel, read inside the zip: stackcheck/derive/zipmember.py) comes in as a `ByteSource`, which
+answers the same `read_at` questions. Used on libraries of several
 hundred megabytes (libtorch_cuda.so), so the cost is the ELF header, the section header table, the
 section-name table and whatever sections a caller asks for.
 
@@ -17,6 +19,7 @@ import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
+from typing import Protocol
 
 from stackcheck.probes.fsview import FileView, HostView
 
@@ -97,19 +100,43 @@ class DynamicInfo:
     runpath: str | None = None  # the raw DT_RUNPATH string
 
 
+class ByteSource(Protocol):
+    """Random-access bytes that are not a plain file: `size`, and `read_at` that returns up to `length`
+    bytes at `offset` (fewer only at the end) or raises OSError. ElfFile closes it."""
+
+    size: int
+
+    def read_at(self, offset: int, length: int) -> bytes: ...
+
+    def close(self) -> None: ...
+
+
 class ElfFile:
     """An open ELF64 LE file. Use as a context manager; `bytes_read` counts every byte read.
 
     `path` is a path on this host, or with `view` a box path read through that filesystem view (a root
-    directory, an image: stackcheck.probes.fsview). Only a regular file is opened (a FIFO would block)."""
+    directory, an image: stackcheck.probes.fsview). Only a regular file is opened (a FIFO would block).
+    With `source`, `path` only names the file in messages and the bytes come from the source (a member of
+    a wheel read in place: stackcheck.derive); the ELF reading is the same."""
 
-    def __init__(self, path: str | os.PathLike[str], view: FileView | None = None) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], view: FileView | None = None, source: ByteSource | None = None
+    ) -> None:
         self.path = Path(path)
         self.bytes_read = 0
         self._sections: list[Section] | None = None
         self._segments: list[Segment] | None = None
         self._view: FileView | None = None
+        self._source = source
         self._fd = -1
+        if source is not None:
+            try:
+                self.size = source.size
+                self.header = self._read_header()
+            except BaseException:
+                self.close()
+                raise
+            return
         if view is not None and not isinstance(view, HostView):
             try:
                 st = view.stat(str(path))
@@ -140,7 +167,7 @@ class ElfFile:
             self.size = st_fd.st_size
             self.header = self._read_header()
         except BaseException:
-            os.close(self._fd)
+            self.close()
             raise
 
     # -- plumbing -------------------------------------------------------------------------------------
@@ -148,6 +175,9 @@ class ElfFile:
         if self._fd >= 0:
             os.close(self._fd)
             self._fd = -1
+        if self._source is not None:
+            self._source.close()
+            self._source = None
 
     def __enter__(self) -> ElfFile:
         return self
@@ -167,7 +197,9 @@ class ElfFile:
         out = bytearray()
         while len(out) < length:
             try:
-                if self._view is not None:
+                if self._source is not None:
+                    chunk = self._source.read_at(offset + len(out), length - len(out))
+                elif self._view is not None:
                     chunk = self._view.read_bytes(str(self.path), length - len(out), offset + len(out))
                 else:
                     chunk = os.pread(self._fd, length - len(out), offset + len(out))

@@ -13,7 +13,15 @@ A gate's probe (see manifests/gates.json) names the files to try, in order, and 
   `NAME[key]` or `obj.NAME[key]` gives `"index"` (a missing key raises KeyError), `NAME.get(key)` gives
   `"get"`; when both occur, `"index"` (the crash wins);
 - `call_keyword_list`: inside the function `function`, the first call (in source order) with the keyword
-  `keyword`, whose value must be a list or tuple of int literals; the value is that list, in source order.
+  `keyword`, whose value must be a list or tuple of int literals; the value is that list, in source order;
+- `guard_list`: a runtime guard whose error message contains `message` (optionally inside one of the
+  functions `function`): `if X not in [ints]: raise E("...message...")` (or `X != int`), or
+  `assert X in [ints], "...message..."` (or `X == int`); the value is the sorted list of the admitted ints;
+- `cpp_check_ints`: a C/C++ source or header (not Python): the first call of one of the macros `macro`
+  (`FLASHINFER_CHECK(cond, "msg")`) one of whose string literals contains `message`; the value is the sorted
+  list of the ints that the regular expression `pattern` (one group) captures from the call's code outside
+  string literals and comments (`\\bkSM_(\\d+)\\b` reads `mSM == kSM_100 || mSM == kSM_103` as [100, 103]).
+  The text is scanned, never compiled or preprocessed.
 
 Files are tried in order: the first existing file where the table is found gives the reading; a file that
 cannot be read (too large, not UTF-8, a syntax error, an I/O error) stops the search with status `"error"`.
@@ -25,7 +33,8 @@ from __future__ import annotations
 import ast
 import hashlib
 import posixpath
-from collections.abc import Iterable, Mapping, Sequence
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal, TypedDict
 
@@ -34,7 +43,14 @@ from stackcheck.probes.fsview import FileView, HostView, is_file
 MAX_SOURCE_BYTES = 4 * 1024 * 1024
 """Larger source files are not parsed (status "error"): no gate table lives in a file this size."""
 
-READ_KINDS = ("dict_keys", "class_attr_dict_keys", "subscript_style", "call_keyword_list")
+READ_KINDS = (
+    "dict_keys",
+    "class_attr_dict_keys",
+    "subscript_style",
+    "call_keyword_list",
+    "guard_list",
+    "cpp_check_ints",
+)
 
 ReadingStatus = Literal["ok", "not-found", "error"]
 
@@ -88,16 +104,20 @@ def _safe_relative(rel: str) -> PurePosixPath:
     return path
 
 
-def _load_source(view: FileView, path: str, rel: str) -> tuple[ast.Module, str]:
-    """Parse one file; the module tree and the sha256 of its bytes. Raises _Unreadable."""
+def _read_bytes(view: FileView, path: str, rel: str) -> bytes:
+    """One file's bytes within the size limit. Raises _Unreadable."""
     try:
         st = view.stat(path)
         size = st.size if st is not None else 0
         if size > MAX_SOURCE_BYTES:
             raise _Unreadable(f"{rel}: {size} bytes, larger than the {MAX_SOURCE_BYTES}-byte limit")
-        data = view.read_bytes(path, MAX_SOURCE_BYTES + 1)
+        return view.read_bytes(path, MAX_SOURCE_BYTES + 1)
     except OSError as exc:
         raise _Unreadable(f"{rel}: cannot read: {exc.strerror or exc}") from None
+
+
+def _decode(data: bytes, rel: str) -> tuple[str, str]:
+    """The text (UTF-8) of a file's bytes and their sha256. Raises _Unreadable."""
     if len(data) > MAX_SOURCE_BYTES:  # grew between stat and read
         raise _Unreadable(f"{rel}: larger than the {MAX_SOURCE_BYTES}-byte limit")
     digest = hashlib.sha256(data).hexdigest()
@@ -105,13 +125,56 @@ def _load_source(view: FileView, path: str, rel: str) -> tuple[ast.Module, str]:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise _Unreadable(f"{rel}: not UTF-8 (byte {exc.start})", digest) from None
+    return text, digest
+
+
+def _parse(text: str, rel: str, digest: str) -> ast.Module:
     try:
-        tree = ast.parse(text, filename=rel)
+        return ast.parse(text, filename=rel)
     except SyntaxError as exc:
         raise _Unreadable(f"{rel}: syntax error at line {exc.lineno}: {exc.msg}", digest) from None
     except (ValueError, RecursionError, MemoryError) as exc:  # null bytes, absurd nesting
         raise _Unreadable(f"{rel}: cannot parse: {type(exc).__name__}", digest) from None
-    return tree, digest
+
+
+_TOP_LEVEL = re.compile(r"^(?:@|def |async def |class )", re.MULTILINE)
+
+
+def _anchor(spec: Mapping[str, Any]) -> str | None:
+    """Text that sits inside the one top-level block a reader needs (a large module is then parsed in part)."""
+    kind = spec.get("read")
+    function = spec.get("function")
+    if kind == "call_keyword_list" and isinstance(function, str) and function:
+        return f"def {function}("
+    if kind == "guard_list":
+        if isinstance(function, str) and function:
+            return f"def {function}("
+        if isinstance(function, list) and len(function) == 1 and isinstance(function[0], str):
+            return f"def {function[0]}("
+        message = spec.get("message")
+        return message if isinstance(message, str) and message else None
+    return None
+
+
+def _block_around(text: str, anchor: str) -> tuple[str, int] | None:
+    """The top-level block holding the first `anchor`: from its column-0 def/class line (with the decorators
+    right above it) to the next column-0 def, class or decorator; and the number of lines before it. None when
+    the anchor is not in the text."""
+    at = text.find("\n" + anchor) + 1 if anchor.startswith("def ") else 0  # a top-level def before a nested one
+    if at <= 0:
+        at = text.find(anchor)
+    if at < 0:
+        return None
+    starts = [m.start() for m in _TOP_LEVEL.finditer(text)]
+    heads = [i for i in starts if i <= at and not text.startswith("@", i)]
+    begin = heads[-1] if heads else 0
+    while begin > 0:
+        prev_line = text.rfind("\n", 0, begin - 1) + 1
+        if not text.startswith("@", prev_line):
+            break
+        begin = prev_line
+    end = next((i for i in starts if i > at), len(text))
+    return text[begin:end], text.count("\n", 0, begin)
 
 
 # -- readers: each takes the parsed module and the spec, returns a JSON value or raises _NotFound ------
@@ -262,22 +325,287 @@ def _read_call_keyword_list(tree: ast.Module, spec: Mapping[str, Any], rel: str)
     raise _NotFound(f"{rel}: function {function} makes no call with {keyword}=")
 
 
+def _string_parts(node: ast.AST | None) -> str:
+    """The literal text of a message: a str constant, the constant parts of an f-string, or '+' of them."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        return "".join(_string_parts(v) for v in node.values)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return _string_parts(node.left) + _string_parts(node.right)
+    if isinstance(node, ast.Call):  # RuntimeError("...") or ValueError(f"...")
+        return " ".join(_string_parts(a) for a in node.args)
+    return ""
+
+
+def _int_list(node: ast.expr, where: str) -> list[int]:
+    if not isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        raise _Unreadable(f"{where}: the admitted values are not a list literal")
+    values: list[int] = []
+    for element in node.elts:
+        number = _int_literal(element)
+        if number is None:
+            raise _Unreadable(f"{where}: the admitted values hold a non-int-literal element")
+        values.append(number)
+    return sorted(set(values))
+
+
+def _guard_values(test: ast.expr, raising: bool, where: str) -> list[int]:
+    """The ints a guard admits: `X not in [..]` / `X != n` before a raise, `X in [..]` / `X == n` in an assert
+    (an assert's `X in [..] or OTHER` reads the list: what the other alternatives admit is not a list)."""
+    if not raising and isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or) and test.values:
+        test = test.values[0]
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        op = test.ops[0]
+        if isinstance(op, ast.NotIn if raising else ast.In):
+            return _int_list(test.comparators[0], where)
+        if isinstance(op, ast.NotEq if raising else ast.Eq):
+            number = _int_literal(test.comparators[0])
+            if number is not None:
+                return [number]
+    form = "X not in [ints]` or `X != int" if raising else "X in [ints]` or `X == int"
+    raise _Unreadable(f"{where}: the guard is not of the form `{form}`")
+
+
+def _read_guard_list(tree: ast.Module, spec: Mapping[str, Any], rel: str) -> list[int]:
+    message = spec.get("message")
+    if not isinstance(message, str) or not message:
+        raise _Unreadable("probe spec: 'message' must be a non-empty string")
+    scopes: list[ast.AST] = [tree]
+    if spec.get("function") is not None:
+        functions = _str_list(spec, "function")
+        found: list[ast.FunctionDef | ast.AsyncFunctionDef] = [
+            node
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in functions
+        ]
+        if not found:
+            raise _NotFound(f"{rel}: no function {' or '.join(functions)}")
+        scopes = [*sorted(found, key=lambda n: n.lineno)]
+    for scope in scopes:
+        guards = sorted(
+            (node for node in ast.walk(scope) if isinstance(node, (ast.If, ast.Assert))),
+            key=lambda n: (n.lineno, n.col_offset),
+        )
+        for node in guards:
+            where = f"{rel}:{node.lineno}"
+            if isinstance(node, ast.Assert):
+                if message in _string_parts(node.msg):
+                    return _guard_values(node.test, False, where)
+                continue
+            raises = [stmt for stmt in node.body if isinstance(stmt, ast.Raise)]
+            if any(message in _string_parts(stmt.exc) for stmt in raises):
+                return _guard_values(node.test, True, where)
+    raise _NotFound(f"{rel}: no guard that raises {message!r}")
+
+
 _READERS = {
     "dict_keys": _read_dict_keys,
     "class_attr_dict_keys": _read_class_attr_dict_keys,
     "subscript_style": _read_subscript_style,
     "call_keyword_list": _read_call_keyword_list,
+    "guard_list": _read_guard_list,
 }
+
+
+# -- C/C++ text (headers shipped for JIT builds): scanned, never compiled --------------------------------
+
+
+def _cpp_blank_comments(text: str) -> str:
+    """The text with // and /* */ comments replaced by spaces (newlines kept); string and char literals kept."""
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        nxt = text[i + 1] if i + 1 < n else ""
+        if ch == "/" and nxt == "/":
+            end = text.find("\n", i)
+            end = n if end < 0 else end
+            out.append(" " * (end - i))
+            i = end
+        elif ch == "/" and nxt == "*":
+            end = text.find("*/", i + 2)
+            end = n if end < 0 else end + 2
+            out.append("".join(c if c == "\n" else " " for c in text[i:end]))
+            i = end
+        elif ch in "\"'":
+            j = i + 1
+            while j < n and text[j] != ch and text[j] != "\n":
+                j += 2 if text[j] == "\\" else 1
+            j = min(j + 1, n)
+            out.append(text[i:j])
+            i = j
+        else:
+            out.append(ch)
+            i += 1
+    return "".join(out)
+
+
+def _cpp_call(text: str, start: int) -> tuple[str, list[str], int] | None:
+    """From the '(' at `start`: (the call's code with string literals blanked, its string literals, end)."""
+    depth = 0
+    code: list[str] = []
+    strings: list[str] = []
+    i, n = start, len(text)
+    while i < n:
+        ch = text[i]
+        if ch in "\"'":
+            j = i + 1
+            while j < n and text[j] != ch and text[j] != "\n":
+                j += 2 if text[j] == "\\" else 1
+            if ch == '"':
+                strings.append(text[i + 1 : j])
+            code.append(" ")
+            i = min(j + 1, n)
+            continue
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                return "".join(code), strings, i + 1
+        code.append(ch)
+        i += 1
+    return None
+
+
+def _read_cpp_check_ints(text: str, spec: Mapping[str, Any], rel: str) -> list[int]:
+    import re
+
+    macros = _str_list(spec, "macro")
+    message = spec.get("message")
+    pattern = spec.get("pattern")
+    if not isinstance(message, str) or not message:
+        raise _Unreadable("probe spec: 'message' must be a non-empty string")
+    if not isinstance(pattern, str) or not pattern:
+        raise _Unreadable("probe spec: 'pattern' must be a non-empty string")
+    try:
+        regex = re.compile(pattern)
+    except re.error as exc:
+        raise _Unreadable(f"probe spec: 'pattern' is not a regular expression: {exc}") from None
+    if regex.groups != 1:
+        raise _Unreadable("probe spec: 'pattern' must have exactly one group")
+    clean = _cpp_blank_comments(text)
+    call_re = re.compile(r"\b(?:" + "|".join(re.escape(m) for m in macros) + r")\s*\(")
+    for match in call_re.finditer(clean):
+        call = _cpp_call(clean, match.end() - 1)
+        if call is None:
+            line = clean.count("\n", 0, match.start()) + 1
+            raise _Unreadable(f"{rel}:{line}: unbalanced parentheses in {match.group(0).rstrip('( ')}")
+        code, strings, _ = call
+        if not any(message in s for s in strings) and message not in "".join(strings):
+            continue
+        line = clean.count("\n", 0, match.start()) + 1
+        values = sorted({int(m.group(1)) for m in regex.finditer(code) if m.group(1).isdigit()})
+        if not values:
+            raise _Unreadable(f"{rel}:{line}: the check holds nothing that {pattern!r} reads")
+        return values
+    raise _NotFound(f"{rel}: no {' or '.join(macros)} call with the message {message!r}")
+
+
+_TEXT_READERS = {
+    "cpp_check_ints": _read_cpp_check_ints,
+}
+
+
+_GUARD_HEADS = ("assert ", "assert(", "if ", "elif ")
+
+
+def _statement_around(text: str, anchor: str) -> tuple[str, int] | None:
+    """The `assert` or `if` statement (dedented; `elif` read as `if`) whose text holds the first `anchor`, and
+    the number of lines before it: a guard message is found without parsing the function around it."""
+    at = text.find(anchor)
+    if at < 0:
+        return None
+    lines = text.split("\n")
+    line = text.count("\n", 0, at)
+    start = next((j for j in range(line, max(-1, line - 40), -1) if lines[j].lstrip().startswith(_GUARD_HEADS)), None)
+    if start is None:
+        return None
+    indent = len(lines[start]) - len(lines[start].lstrip())
+    end = start + 1
+    while end < len(lines):
+        current = lines[end]
+        stripped = current.lstrip()
+        if stripped and len(current) - len(stripped) <= indent and not stripped.startswith((")", "]", "}")):
+            break
+        end += 1
+    body = [ln[indent:] if len(ln) >= indent else ln.lstrip() for ln in lines[start:end]]
+    if body[0].startswith("elif "):
+        body[0] = body[0][2:]
+    return "\n".join(body), start
+
+
+def _read_python(reader: Any, text: str, spec: Mapping[str, Any], rel: str, digest: str) -> Any:
+    """Run a Python reader on the smallest part of the module that holds what the spec points at (the guard
+    statement with its message, else the top-level block of the named function), falling back to the whole
+    module: a large module such as SGLang's vendored FA4 interface then costs a fraction of a full parse."""
+    anchor = _anchor(spec)
+    if anchor is not None and anchor.startswith("def ") and anchor not in text:
+        # no function of that name can be defined without this text: not here, and no parse needed
+        raise _NotFound(f"{rel}: no function {anchor[4:-1]}")
+    parts: list[tuple[str, int] | None] = []
+    if anchor is not None:
+        if spec.get("read") == "guard_list" and not spec.get("function"):
+            parts.append(_statement_around(text, anchor))
+        parts.append(_block_around(text, anchor))
+    for part in parts:
+        if part is None or len(part[0]) >= len(text):
+            continue
+        try:
+            tree = ast.parse(part[0], filename=rel)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue  # a part cut inside a string or a continued statement: try a larger one
+        ast.increment_lineno(tree, part[1])
+        try:
+            return reader(tree, spec, rel)
+        except _NotFound:
+            continue  # the anchor was elsewhere (a comment, another definition)
+    return reader(_parse(text, rel, digest), spec, rel)
 
 
 def read_gate(probe_spec: Mapping[str, Any], site_dir: Path | str, view: FileView | None = None) -> GateReading:
     """Read one gate table from the sources under `site_dir` (a box path seen through `view`, this host by
     default). Never raises on bad files or specs."""
     fs = view if view is not None else HostView()
+
+    def from_view(rel: str, rel_path: PurePosixPath) -> bytes | None:
+        path = posixpath.join(str(site_dir), *rel_path.parts)
+        if not is_file(fs, path):
+            return None
+        return _read_bytes(fs, path, rel)
+
+    return _read_gate(probe_spec, from_view, str(site_dir))
+
+
+SourceLoader = Callable[[str], "bytes | None"]
+"""A release-relative POSIX path → the file's bytes (at most MAX_SOURCE_BYTES + 1 of them), or None when
+the release has no such file; raises OSError when it cannot be read."""
+
+
+def read_gate_from(probe_spec: Mapping[str, Any], load: SourceLoader, where: str) -> GateReading:
+    """read_gate over files that are not in a site directory (a wheel read as a zip: stackcheck.derive).
+    `where` names the release in a not-found reason."""
+
+    def from_loader(rel: str, rel_path: PurePosixPath) -> bytes | None:
+        try:
+            return load(rel_path.as_posix())
+        except OSError as exc:
+            raise _Unreadable(f"{rel}: cannot read: {exc.strerror or exc}") from None
+
+    return _read_gate(probe_spec, from_loader, where)
+
+
+def _read_gate(
+    probe_spec: Mapping[str, Any],
+    load: Callable[[str, PurePosixPath], bytes | None],
+    where: str,
+) -> GateReading:
     try:
         kind = probe_spec.get("read")
         reader = _READERS.get(kind) if isinstance(kind, str) else None
-        if reader is None:
+        text_reader = _TEXT_READERS.get(kind) if isinstance(kind, str) else None
+        if reader is None and text_reader is None:
             raise _Unreadable(f"probe spec: unknown read kind {kind!r} (known: {', '.join(READ_KINDS)})")
         files = _str_list(probe_spec, "files")
         candidates = [(rel, _safe_relative(rel)) for rel in files]
@@ -286,15 +614,19 @@ def read_gate(probe_spec: Mapping[str, Any], site_dir: Path | str, view: FileVie
 
     first_missing: GateReading | None = None
     for rel, rel_path in candidates:
-        path = posixpath.join(str(site_dir), *rel_path.parts)
-        if not is_file(fs, path):
-            continue
         try:
-            tree, digest = _load_source(fs, path, rel)
+            data = load(rel, rel_path)
+            if data is None:
+                continue
+            text, digest = _decode(data, rel)
         except _Unreadable as exc:
             return _reading("error", file=rel, reason=str(exc), sha256=exc.sha256)
         try:
-            value = reader(tree, probe_spec, rel)
+            if text_reader is not None:
+                value: Any = text_reader(text, probe_spec, rel)
+            else:
+                assert reader is not None
+                value = _read_python(reader, text, probe_spec, rel, digest)
         except _NotFound as exc:
             if first_missing is None:
                 first_missing = _reading("not-found", file=rel, reason=str(exc), sha256=digest)
@@ -306,7 +638,7 @@ def read_gate(probe_spec: Mapping[str, Any], site_dir: Path | str, view: FileVie
         return _reading("ok", value=value, file=rel, sha256=digest)
     if first_missing is not None:
         return first_missing
-    return _reading("not-found", reason=f"none of {', '.join(files)} exists under {site_dir}")
+    return _reading("not-found", reason=f"none of {', '.join(files)} exists under {where}")
 
 
 def normalise_name(name: str) -> str:

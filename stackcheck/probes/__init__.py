@@ -19,7 +19,8 @@ if TYPE_CHECKING:
 #: the python probe comes first: it is quick (cached or this process) and the packages wait for it, so it
 #: gets the interpreter lock before NVML's library loading does
 DEFAULT_PROBES: tuple[str, ...] = (
-    "python", "nvml", "toolkits", "packages", "system", "source_tables", "environments", "jit", "cuda_libs", "pcie",
+    "python", "nvml", "toolkits", "packages", "system", "source_tables", "derived", "environments", "jit",
+    "cuda_libs", "pcie",
 )  # fmt: skip
 DEEP_PROBES: tuple[str, ...] = ("binaries", "libs")
 #: the probes that read the host itself whatever the view: the driver and the GPUs, and the PCIe path between
@@ -30,6 +31,7 @@ HOST_PROBES: tuple[str, ...] = ("nvml", "pcie")
 def _registry() -> dict[str, type[Probe]]:
     from stackcheck.probes.cudalibs import CudaLibsProbe
     from stackcheck.probes.deep import BinariesProbe, LibsProbe
+    from stackcheck.probes.derived import DerivedProbe
     from stackcheck.probes.environments import EnvironmentsProbe
     from stackcheck.probes.jit import JitProbe
     from stackcheck.probes.nvml import NvmlProbe
@@ -47,6 +49,7 @@ def _registry() -> dict[str, type[Probe]]:
         "packages": PackagesProbe,
         "system": SystemProbe,
         "source_tables": SourceTablesProbe,
+        "derived": DerivedProbe,
         "environments": EnvironmentsProbe,
         "jit": JitProbe,
         "cuda_libs": CudaLibsProbe,

@@ -54,6 +54,7 @@ class ProbeContext:
     facts: Mapping[str, Any] = field(default_factory=dict)  # sections of finished probes (set by the runner)
     deadline: float | None = None  # time.monotonic() at which the --timeout budget ends
     gates: Callable[[], Sequence[Mapping[str, Any]]] | None = None  # manifests' gates; None: shipped ones
+    manifests: Callable[[], Any] | None = None  # the manifests the command loaded (derived); None: shipped ones
     cache_dir: str | None = None  # interpreter answers; None: the user cache dir, "": no cache
     host_env: Mapping[str, str] | None = None  # this host's environment, for the host probes; None: `env`
 

@@ -329,6 +329,11 @@ def _read_topology(r: _Reader, gpus: list[dict[str, Any]], handles: dict[int, An
             pairs.append(_read_pair(r, (a, b), gpus, handles, links))
     topology["pairs"] = pairs
 
+    # NVLink multicast (NVLink SHARP: torch symmetric memory's multimem, NCCL NVLS) needs every GPU on an
+    # NVSwitch; direct NVLink meshes and bridges have none. Unknown when a GPU's links could not be read.
+    on_switch = len(links) == count and all(switch_links > 0 for _, switch_links in links.values())
+    link_errors = len(r.notes) > before
+    topology["nvswitch"] = True if on_switch else (None if link_errors or len(links) != count else False)
     known = [p["link"] for p in pairs if p.get("link") is not None]
     if known and len(known) == len(pairs):
         topology["interconnect"] = min(known, key=lambda link: LINK_RANK.get(link, -1))

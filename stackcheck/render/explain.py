@@ -15,6 +15,37 @@ def _range_label(r: dict[str, Any]) -> str:
     return f"{r['component']} {r['first']} … {r['last']} ({n} releases)"
 
 
+def _path_lines(path: list[Any], width: int) -> list[str]:
+    """The recorded hops in path order (admission first): where each applies, its check, and the file, gate,
+    rules and source ids that establish it."""
+    from stackcheck.path import HOP_ORDER
+    from stackcheck.render.layout import wrap
+    from stackcheck.render.text import source_tag
+
+    rank = {name: i for i, name in enumerate(HOP_ORDER)}
+    hops = sorted((h for h in path if isinstance(h, dict)), key=lambda h: rank.get(str(h.get("hop")), len(rank)))
+    lines: list[str] = []
+    for hop in hops:
+        where = " ".join(str(hop[k]) for k in ("package", "versions") if hop.get(k))
+        if hop.get("majors"):
+            where += f" on major {', '.join(map(str, hop['majors']))}"
+        text = (f"{where}: " if where else "") + str(hop.get("check"))
+        if hop.get("inferred"):
+            text += " [inferred]"
+        lines += wrap(text, width, "      ", f"  {hop.get('hop', '?')}: ")
+        detail = [f"file {hop['file']}"] if hop.get("file") else []
+        if hop.get("gate"):
+            detail.append(f"gate {hop['gate']}")
+        if hop.get("rules"):
+            detail.append(f"rules {', '.join(map(str, hop['rules']))}")
+        tag = source_tag(hop.get("source"))
+        if tag:
+            detail.append(f"source {tag}")
+        if detail:
+            lines += wrap("; ".join(detail), width, "      ", "      ")
+    return lines
+
+
 def render_text(doc: dict[str, Any], width: int | None = None, sources: bool = False) -> str:
     """The explanation, terminal-safe."""
     from stackcheck.redact import terminal_safe
@@ -34,6 +65,10 @@ def _render_text(doc: dict[str, Any], width: int | None = None, sources: bool = 
     words = [*(enable.get("flags") or []), *(f"{k}={v}" for k, v in (enable.get("env") or {}).items())]
     if words:
         lines += wrap("turned on by: " + " ".join(words), width, "    ", "")
+    if doc.get("path"):
+        lines.append("")
+        lines.append("path to the kernel (admission → dispatch → kernel → runtime):")
+        lines += _path_lines(doc["path"], width)
     for arch in doc["architectures"]:
         lines.append("")
         head = f"on {arch['gpus']}"
@@ -48,6 +83,9 @@ def _render_text(doc: dict[str, Any], width: int | None = None, sources: bool = 
             if r.get("why"):
                 tag = source_tag(r.get("source")) if r["status"] != "unknown" else ""  # unknown: a fact is missing
                 lines += wrap(str(r["why"]) + (f" {tag}" if tag else ""), width, "      ", "      ")
+            if r.get("hops"):
+                chain = " → ".join(f"{h['hop']} {h['result']}" for h in r["hops"])
+                lines += wrap(f"hops: {chain}", width, "            ", "      ")
         ok = arch.get("first_ok")
         if ok:
             last = f"first release where it is ok: {ok}"

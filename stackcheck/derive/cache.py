@@ -1,0 +1,99 @@
+"""A small on-disk cache for what derive reads from installed files, keyed by each file's path, size and
+modification time: a file that changed (an upgrade, a local patch) is read again.
+
+Entries live in the user cache directory ($STACKCHECK_CACHE_DIR, else $XDG_CACHE_HOME/stackcheck, else
+~/.cache/stackcheck), under derive/, one JSON file per entry, written atomically (a temporary file and a
+rename: a reader never sees half an entry; two audits racing both write a whole one). A cache that cannot
+be read or written is no cache: derive reads the files again and the audit goes on."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from stackcheck.derive.tree import FileKey
+
+FORMAT = 1
+MAX_ENTRY_BYTES = 8 * 1024 * 1024
+
+
+def default_dir(env: Mapping[str, str] | None = None) -> Path | None:
+    env = os.environ if env is None else env
+    if env.get("STACKCHECK_CACHE_DIR"):
+        return Path(env["STACKCHECK_CACHE_DIR"]) / "derive"
+    base = env.get("XDG_CACHE_HOME")
+    if not base:
+        home = env.get("HOME") or os.path.expanduser("~")
+        if not home or home == "~":
+            return None
+        base = str(Path(home) / ".cache")
+    return Path(base) / "stackcheck" / "derive"
+
+
+def current_key(path: str | Path) -> FileKey | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return FileKey(str(path), st.st_size, st.st_mtime_ns)
+
+
+class Cache:
+    """get/put values under a key string, valid while the files they were read from are unchanged."""
+
+    def __init__(self, root: Path | None) -> None:
+        self.root = root
+        self.hits = 0
+        self.misses = 0
+
+    def _path(self, key: str) -> Path | None:
+        if self.root is None:
+            return None
+        return self.root / (hashlib.sha256(key.encode()).hexdigest()[:40] + ".json")
+
+    def get(self, key: str, files: Sequence[FileKey]) -> Any:
+        """The value stored for `key` if every file it was read from, and every file of `files` (the
+        inputs known now), is unchanged; else None."""
+        path = self._path(key)
+        if path is None:
+            return None
+        try:
+            if path.stat().st_size > MAX_ENTRY_BYTES:
+                raise OSError("entry too large")
+            entry = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            self.misses += 1
+            return None
+        if not isinstance(entry, dict) or entry.get("format") != FORMAT or entry.get("key") != key:
+            self.misses += 1
+            return None
+        recorded = {tuple(f) for f in entry.get("files") or [] if isinstance(f, list) and len(f) == 3}
+        wanted = {(f.path, f.size, f.mtime_ns) for f in files}
+        if not wanted <= recorded:
+            self.misses += 1
+            return None
+        for file_path, size, mtime in recorded - wanted:
+            now = current_key(file_path)
+            if now is None or (now.size, now.mtime_ns) != (size, mtime):
+                self.misses += 1
+                return None
+        self.hits += 1
+        return entry.get("value")
+
+    def put(self, key: str, files: Sequence[FileKey], value: Any) -> None:
+        path = self._path(key)
+        if path is None:
+            return
+        from stackcheck.atomic import write_atomic
+        from stackcheck.errors import OutputError
+
+        entry = {"format": FORMAT, "key": key, "files": [[f.path, f.size, f.mtime_ns] for f in files], "value": value}
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(path, json.dumps(entry, separators=(",", ":")), mode=0o600)
+        except (OSError, OutputError):
+            return

@@ -1,0 +1,59 @@
+"""Real wheels for the registry tests: downloaded once with `pip download --no-deps` into the shared cache
+~/.cache/stackcheck-tests/wheels (written atomically: into a private temporary directory beside the cache,
+then renamed in), and skipped when the registry cannot be reached."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+CACHE = Path.home() / ".cache" / "stackcheck-tests" / "wheels"
+PLATFORMS = ("manylinux_2_34_x86_64", "manylinux_2_28_x86_64", "manylinux2014_x86_64", "any")
+
+#: Set to 1 to run the registry tests over every release in the ranges (the default is a few wheels).
+ALL_ENV = "STACKCHECK_REGISTRY_ALL"
+
+
+def run_all() -> bool:
+    return os.environ.get(ALL_ENV, "").lower() not in ("", "0", "false", "no")
+
+
+def cached(dist: str, version: str) -> Path | None:
+    stem = f"{dist.replace('-', '_')}-{version}-"
+    hits = sorted(p for p in CACHE.glob(f"{stem}*.whl") if not p.name.startswith("."))
+    return hits[0] if hits else None
+
+
+def fetch_wheel(dist: str, version: str) -> Path:
+    """The cached wheel for dist==version, downloading it first; skips the test when that fails."""
+    hit = cached(dist, version)
+    if hit is not None:
+        return hit
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=CACHE, prefix=".download-") as tmp:
+        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--python-version", "3.12"]
+        for platform in PLATFORMS:
+            cmd += ["--platform", platform]
+        cmd += ["--disable-pip-version-check", "-q", "-d", tmp, f"{dist}=={version}"]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900, check=False)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            pytest.skip(f"pip download {dist}=={version} failed: {exc}")
+        got = sorted(Path(tmp).glob("*.whl"))
+        if proc.returncode != 0 or not got:
+            last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+            pytest.skip(f"pip download {dist}=={version} failed (rc {proc.returncode}): {last}")
+        for wheel in got:
+            target = CACHE / wheel.name
+            if not target.exists():
+                shutil.move(str(wheel), target)  # same file system: a rename
+    hit = cached(dist, version)
+    if hit is None:
+        pytest.skip(f"pip download {dist}=={version}: no wheel named {dist}-{version}-*")
+    return hit
