@@ -84,7 +84,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def run_derive(args: argparse.Namespace) -> int:
-    import json
     from pathlib import Path
 
     from stackcheck.derive.compare import compare
@@ -95,6 +94,7 @@ def run_derive(args: argparse.Namespace) -> int:
     from stackcheck.derive.tree import TreeError, open_releases
     from stackcheck.errors import BadInputError, OutputError
     from stackcheck.manifest_loader import load
+    from stackcheck.render.jsonout import json_document
 
     manifests = load([args.against] if args.against else [])
     derived: list[dict[str, Any]] = []
@@ -129,7 +129,7 @@ def run_derive(args: argparse.Namespace) -> int:
                 }
                 found = found or bool(cmp.differences)
             docs.append(doc)
-        print(json.dumps(docs, indent=1))
+        print(json_document(docs), end="")
     else:
         for d in derived:
             for line in summary(d):
@@ -149,7 +149,7 @@ def run_derive(args: argparse.Namespace) -> int:
         from stackcheck.atomic import write_atomic
 
         for name, doc in docs_out.items():
-            write_atomic(out / name, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+            write_atomic(out / name, json_document(doc))  # the layout of the shipped manifests
         for line in changes:
             print(printable(f"wrote {line}"), file=sys.stderr)
         print(f"wrote {', '.join(sorted(docs_out))} to {out} ({len(changes)} change(s))", file=sys.stderr)

@@ -25,7 +25,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-KERNEL_PACKAGES = ("sglang-kernel", "sgl-kernel")
+from stackcheck.facts import KERNEL_PACKAGES
 
 
 @dataclass(frozen=True)

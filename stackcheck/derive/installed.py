@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from stackcheck.facts import KERNEL_PACKAGES
+
 if TYPE_CHECKING:  # the readers are imported only when a release is newer than the data (start-up stays lean)
     from stackcheck.derive.cache import Cache
     from stackcheck.derive.tree import FileKey, Release
@@ -21,8 +23,7 @@ if TYPE_CHECKING:  # the readers are imported only when a release is newer than 
 NEEDS: dict[str, tuple[str, ...]] = {
     "sglang": ("pins", "flags"),
     "flashinfer-python": ("pins",),
-    "sglang-kernel": ("pins", "archs"),
-    "sgl-kernel": ("pins", "archs"),
+    **dict.fromkeys(KERNEL_PACKAGES[::-1], ("pins", "archs")),
     "flashinfer-jit-cache": ("archs",),
     "torch": ("archs",),
 }

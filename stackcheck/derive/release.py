@@ -24,14 +24,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from stackcheck.derive.tree import Release, TreeError, normalise
+from stackcheck.facts import KERNEL_MODULE, KERNEL_PACKAGES
 
 KINDS: dict[str, tuple[str, ...]] = {
     "sglang": ("pins", "gates", "flags"),
     "flashinfer-python": ("pins", "gates"),
     "flashinfer-cubin": ("pins", "archs"),
     "flashinfer-jit-cache": ("pins", "archs"),
-    "sgl-kernel": ("pins", "archs"),
-    "sglang-kernel": ("pins", "archs"),
+    **dict.fromkeys(KERNEL_PACKAGES, ("pins", "archs")),
     "sgl-deep-gemm": ("pins", "archs"),
     "torch": ("pins", "archs", "torch_cuda"),
 }
@@ -41,8 +41,7 @@ KINDS: dict[str, tuple[str, ...]] = {
 #: _mscclpp*.so) are listed in the result but not counted in the package's architectures.
 BINARY_PREFIXES: dict[str, tuple[str, ...]] = {
     "torch": ("torch/lib/",),
-    "sgl-kernel": ("sgl_kernel/",),
-    "sglang-kernel": ("sgl_kernel/",),
+    **dict.fromkeys(KERNEL_PACKAGES, (f"{KERNEL_MODULE}/",)),
     "flashinfer-cubin": ("flashinfer_cubin/",),
     "flashinfer-jit-cache": ("flashinfer_jit_cache/",),
     "sgl-deep-gemm": ("deep_gemm/",),
