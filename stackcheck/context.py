@@ -4,8 +4,7 @@ the facts, the manifests and the launch options. Pure: no I/O."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from stackcheck.facts import Facts, GpuFacts, cc_tuple
 from stackcheck.manifest_loader import Manifests
@@ -27,9 +26,9 @@ class Unknown(Missing):
     """A fact that could not be read (a probe failed on it): unlike an absent fact, `exists` cannot say no."""
 
 
-@dataclass(frozen=True)
-class GpuModel:
-    """One distinct kind of GPU on the box (rules over gpu.* are evaluated once per model)."""
+class GpuModel(NamedTuple):
+    """One distinct kind of GPU on the box (rules over gpu.* are evaluated once per model). The small value
+    types here are NamedTuples, not dataclasses: importing dataclasses costs ~8 ms of every start."""
 
     cc: str
     name: str | None
@@ -41,22 +40,33 @@ class GpuModel:
         return f"{who} (cc {self.cc}, GPU {','.join(map(str, self.indices))})"
 
 
-@dataclass(frozen=True)
-class GateValue:
+class GateValue(NamedTuple):
     value: Any
     origin: str  # "probed" | "release" | "patched"
     detail: str  # file read, or the release range that supplied the value
     source: Any = None
 
 
-@dataclass
 class Context:
-    facts: Facts
-    manifests: Manifests
-    launch: dict[str, Any] = field(default_factory=dict)
+    """The facts and manifests one evaluation reads, with the lookups the engine and the planner share."""
+
+    def __init__(self, facts: Facts, manifests: Manifests, launch: dict[str, Any] | None = None) -> None:
+        self.facts = facts
+        self.manifests = manifests
+        self.launch: dict[str, Any] = launch if launch is not None else {}
+        self._models: list[GpuModel] | None = None
+
+    def __repr__(self) -> str:
+        return f"Context(facts={self.facts!r}, manifests={self.manifests!r}, launch={self.launch!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Context):
+            return NotImplemented
+        return (self.facts, self.manifests, self.launch) == (other.facts, other.manifests, other.launch)
+
+    __hash__ = None  # type: ignore[assignment]
 
     # ---- GPUs -------------------------------------------------------------------------------
-    _models: list[GpuModel] | None = field(default=None, init=False, repr=False, compare=False)
 
     def gpu_models(self) -> list[GpuModel]:
         if self._models is None:
@@ -435,6 +445,7 @@ class Context:
                 raise Missing(path, f"NVIDIA_REQUIRE_* cannot be judged: {verdict.reason}")
             return "met" if verdict.satisfied else f"unmet: {verdict.failed} ({verdict.reason})"
         raise Missing(path, f"unknown fact path {path}")
+
     # ---- probes of issue 16: JIT toolchain, CUDA libraries, PCIe, release records -------------------
     def _section_value(self, section: str, key: str, path: str) -> Any:
         """A value of the `jit` or `pcie` facts section; null or absent is Missing with the probe's reason.

@@ -27,8 +27,9 @@ import math
 import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
+
+from stackcheck.paths import home_dir
 
 MASK = "***"
 
@@ -259,7 +260,7 @@ def env_allowed(name: str) -> bool:
 
 def scrub_path(p: str, home: str | None = None) -> str:
     """Replace the user's home directory prefix with "~" ("/home/ann/venv" -> "~/venv")."""
-    home = home if home is not None else str(Path.home())
+    home = home if home is not None else home_dir()
     home = home.rstrip("/")
     if not home or home == "~":
         return p
@@ -272,7 +273,7 @@ def scrub_path(p: str, home: str | None = None) -> str:
 
 def scrub_home(text: str, home: str | None = None) -> str:
     """Every occurrence of the home directory in a text (paths in a message, a PATH-like list) -> "~"."""
-    home = (home if home is not None else str(Path.home())).rstrip("/")
+    home = (home if home is not None else home_dir()).rstrip("/")
     if not home or home == "~" or home not in text:
         return text
     return re.sub(re.escape(home) + r"(?=/|$|:|,|;|\s|'|\")", "~", text)
@@ -287,7 +288,7 @@ def redact_env(env: Mapping[str, str], home: str | None = None) -> dict[str, str
     random-looking strings) are dropped. The home directory in values becomes "~".
     """
     if home is None:
-        home = env.get("HOME") or str(Path.home())
+        home = env.get("HOME") or home_dir()
     out: dict[str, str] = {}
     for name in sorted(env):
         if not env_allowed(name) or secret_name(name):

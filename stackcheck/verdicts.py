@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Literal, TypedDict
 
 from stackcheck.archs import coverage, covering, expand_arch_list
@@ -54,16 +53,43 @@ class CheckVerdict(TypedDict, total=False):
     fix: dict[str, Any]  # checks.json `fix`, on a failed or warning check
 
 
-@dataclass
 class Outcome:
-    value: bool | None  # None: missing fact
-    observed: Any = None
-    required: Any = None
-    missing: str | None = None
-    patched: str | None = None
-    note: str | None = None
-    raw_required: Any = None
-    subject: str | None = None  # the fact path or gate that was observed
+    """The result of one predicate. (A plain class with slots: importing dataclasses costs ~8 ms of every
+    start, and hundreds of these are made per run.)"""
+
+    __slots__ = ("missing", "note", "observed", "patched", "raw_required", "required", "subject", "value")
+
+    def __init__(
+        self,
+        value: bool | None,  # None: missing fact
+        observed: Any = None,
+        required: Any = None,
+        missing: str | None = None,
+        patched: str | None = None,
+        note: str | None = None,
+        raw_required: Any = None,
+        subject: str | None = None,  # the fact path or gate that was observed
+    ) -> None:
+        self.value = value
+        self.observed = observed
+        self.required = required
+        self.missing = missing
+        self.patched = patched
+        self.note = note
+        self.raw_required = raw_required
+        self.subject = subject
+
+    _FIELDS = ("value", "observed", "required", "missing", "patched", "note", "raw_required", "subject")
+
+    def __repr__(self) -> str:
+        return f"Outcome({', '.join(f'{k}={getattr(self, k)!r}' for k in self._FIELDS)})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Outcome):
+            return NotImplemented
+        return all(getattr(self, k) == getattr(other, k) for k in self.__slots__)
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 def _ref(ctx: Context, ref: Any, gpu: GpuModel | None) -> tuple[Any, GateValue | None]:
