@@ -29,18 +29,16 @@ def install_driver(ctx: Context, choice: Choice, box: Box, stack: Stack) -> Inst
         commands = [f"sudo dnf module install -y {q(f'nvidia-driver:{branch}-open')}"]
     else:
         commands = [f"# install the NVIDIA driver branch {q(branch)} (open kernel modules) from your distribution"]
-    notes = [str(choice.release.get("note") or "")] if choice.release else []
-    blackwell = any(
-        str(a.get("generation")) == "blackwell"
+    # GPUs whose architecture needs the open kernel modules (architectures.json `kernel_modules`), by family
+    needs_open = [
+        str(a.get("generation", "")).capitalize()
         for a in ctx.manifests.architectures
         if cc_tuple(str(a.get("compute_capability"))) in box.ccs
-    )
-    if blackwell:
-        for a in ctx.manifests.architectures:
-            if cc_tuple(str(a.get("compute_capability"))) in box.ccs:
-                notes.extend(str(n) for n in a.get("notes") or [])
-        if any("open kernel modules" in n.lower() for n in notes):
-            warnings.append("open kernel modules are required for Blackwell (the -open driver packages)")
+        and (a.get("kernel_modules") or {}).get("required") == "open"
+    ]
+    if needs_open:
+        families = " and ".join(dict.fromkeys(needs_open))
+        warnings.append(f"open kernel modules are required for {families} (the -open driver packages)")
     if (ctx.facts.get("system") or {}).get("container"):
         warnings.append("this runs in a container: upgrade the driver on the host, not in the image")
     warnings.append("reboot required (or unload and reload the nvidia kernel modules)")
