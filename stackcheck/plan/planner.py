@@ -100,43 +100,14 @@ def plan_and_facts(
             before[fid] = engine.verdict_now(fid)
 
     stacks = sorted(enumerate_stacks(space, restrict), key=Stack.key)
-    target: Stack | None = None
-    newest_lost: list[str] = []
     impossible: list[str] = []
     error: str | None = None
     if not wanted:
-        # the newest stack that keeps every feature that is ok now ok (among the best few); else the newest
-        # (judged after the plan's own steps, the toolkit step included)
-        ok_now = [fid for fid, v in before.items() if v.get("status") == "ok"]
-        for s in stacks[:REGRESSION_SEARCH]:
-            after = plan_steps(ctx, engine, s, box, before).final
-            lost = [f for f in ok_now if after.get(f, {}).get("status") != "ok"]
-            if not lost:
-                target = s
-                break
-            if s is stacks[0]:
-                newest_lost = lost
-        if target is None:
-            target = stacks[0] if stacks else None
-        elif stacks and target is not stacks[0]:
-            note = (
-                (note + "; " if note else "")
-                + f"a newer stack ({stacks[0].describe()}) would block what is ok now ({', '.join(newest_lost)}); "
-                "this plan keeps them: `stackcheck plan --want FEATURE` trades them for a wanted feature"
-            )
+        target, newer = _default_target(ctx, engine, box, before, stacks)
+        if newer is not None:
+            note = (note + "; " if note else "") + newer
     else:
-        free = stacks if not held and not pinned else sorted(enumerate_stacks(space, Restrict()), key=Stack.key)
-        by_changes = sorted(free, key=lambda s: (s.changes(), s.key()))
-        for fid in wanted:
-            if not any(engine.ok(s, fid) for s in by_changes):
-                impossible.append(fid)
-        reachable = [f for f in wanted if f not in impossible]
-        for s in sorted(stacks, key=lambda s: (s.changes(), s.key())):
-            if all(engine.ok(s, f) for f in reachable):
-                target = s
-                break
-        if target is None and stacks:
-            error = _blame(space, engine, restrict, box, reachable)
+        target, impossible, error = _wanted_target(engine, space, restrict, box, stacks, wanted)
     if target is None:
         if error is None:
             error = _no_stack_error(space, restrict, box)
@@ -162,6 +133,49 @@ def plan_and_facts(
         )
     plan = Plan(target=_target_dict(target), steps=tuple(steps), still_blocked=still, note=note, error=error)
     return plan, planned.facts
+
+
+def _default_target(
+    ctx: Context, engine: Engine, box: Box, before: dict[str, FeatureVerdict], stacks: list[Stack]
+) -> tuple[Stack | None, str | None]:
+    """The newest stack that keeps every feature that is ok now ok (among the best REGRESSION_SEARCH, judged
+    after the plan's own steps, the toolkit step included), else the newest; and, when that is not the
+    newest, a note saying what the newest would block."""
+    ok_now = [fid for fid, v in before.items() if v.get("status") == "ok"]
+    newest_lost: list[str] = []
+    for s in stacks[:REGRESSION_SEARCH]:
+        after = plan_steps(ctx, engine, s, box, before).final
+        lost = [f for f in ok_now if after.get(f, {}).get("status") != "ok"]
+        if not lost:
+            if s is stacks[0]:
+                return s, None
+            return s, (
+                f"a newer stack ({stacks[0].describe()}) would block what is ok now ({', '.join(newest_lost)}); "
+                "this plan keeps them: `stackcheck plan --want FEATURE` trades them for a wanted feature"
+            )
+        if s is stacks[0]:
+            newest_lost = lost
+    return (stacks[0] if stacks else None), None
+
+
+def _wanted_target(
+    engine: Engine, space: Space, restrict: Restrict, box: Box, stacks: list[Stack], wanted: list[str]
+) -> tuple[Stack | None, list[str], str | None]:
+    """The stack with the fewest changes (then the newest) that makes every wanted feature ok that some
+    stack of the manifests makes ok (holds and pins aside); the wanted features none makes ok; and, when
+    the holds or pins are what stands in the way, which one (the error)."""
+    free = (
+        stacks
+        if not restrict.hold and not restrict.pins
+        else sorted(enumerate_stacks(space, Restrict()), key=Stack.key)
+    )
+    by_changes = sorted(free, key=lambda s: (s.changes(), s.key()))
+    impossible = [fid for fid in wanted if not any(engine.ok(s, fid) for s in by_changes)]
+    reachable = [f for f in wanted if f not in impossible]
+    for s in sorted(stacks, key=lambda s: (s.changes(), s.key())):
+        if all(engine.ok(s, f) for f in reachable):
+            return s, impossible, None
+    return None, impossible, (_blame(space, engine, restrict, box, reachable) if stacks else None)
 
 
 def _held_text(component: str, box: Box) -> str:
