@@ -131,10 +131,17 @@ def _() -> Result:
     return p.returncode == 1 and b"flashinfer-cubin-match" in p.stdout, f"exit {p.returncode}"
 
 
-@attack("gate", "--config FILE hides the launch settings")
+@attack("gate", "--config FILE: unreadable, and hiding a flag that crashes", "2")
 def _() -> Result:
-    p = sc("gate", "--facts", str(H200), "--dry-run", "--", *LAUNCH, "--config", "x.yaml")
-    return p.returncode == 1, f"exit {p.returncode}"
+    # Since issue 17 the gate reads the config file: one it cannot read is bad input (exit 2), and a flag set
+    # only inside it is judged like one on the command line.
+    missing = sc("gate", "--facts", str(H200), "--dry-run", "--", *LAUNCH, "--config", str(TMP / "absent.yaml"))
+    cfg = TMP / "symm.yaml"
+    cfg.write_text("tp-size: 8\nenable-torch-symm-mem: true\n")
+    writeup = CASES / "writeup-after" / "facts.json"
+    hidden = sc("gate", "--facts", str(writeup), "--dry-run", "--", *LAUNCH, "--config", str(cfg))
+    ok = missing.returncode == 2 and hidden.returncode == 1 and b"torch-symm-mem" in hidden.stdout
+    return ok, f"exit {missing.returncode} (unreadable), {hidden.returncode} (hidden flag)"
 
 
 @attack("gate", "the launch behind a launcher: uv run, srun, docker exec, bash -c, a script argument", "5")

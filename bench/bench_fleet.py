@@ -25,11 +25,11 @@ CHILD = r"""
 import json, resource, sys, time
 sys.path.insert(0, sys.argv[1])
 from stackcheck.fleet import read_fleet
-from stackcheck.cmd_fleet import render_table
+from stackcheck.render.fleet import render_text
 t0 = time.perf_counter()
 fleet = read_fleet([sys.argv[2]], jobs=int(sys.argv[3]))
 summary = fleet.summary()
-render_table(summary)
+render_text(summary)
 json.dumps(summary)
 dt = time.perf_counter() - t0
 me = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

@@ -8,35 +8,21 @@ from __future__ import annotations
 import argparse
 
 from stackcheck.errors import EXIT_FINDING, EXIT_OK
-from stackcheck.options import (
-    add_facts_options,
-    add_output_options,
-    emit,
-    format_choice,
-    options_from,
-    use_color,
-)
-
-FORMATS = ["text", "json", "markdown", "prometheus", "nfd"]
+from stackcheck.options import add_facts_options, add_output_options, emit, format_choice, options_from, render_options
+from stackcheck.render import REPORT_FORMATS
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_facts_options(p)
-    add_output_options(p, FORMATS, sources=True)
+    add_output_options(p, REPORT_FORMATS, sources=True)
 
 
 def run(args: argparse.Namespace) -> int:
     from stackcheck.pipeline import evaluate
-    from stackcheck.render import RENDERERS
-
-    fmt = format_choice(args)
-    if fmt not in RENDERERS:
-        from stackcheck.errors import UsageError
-
-        raise UsageError(f"--format {fmt}: not available in this build")
     from stackcheck.sources import normalize
 
+    fmt = format_choice(args)
     report, ctx = evaluate(options_from(args))
     report = normalize(report, ctx.manifests.sources)  # every `source` as [{id, title, url}]
-    emit(RENDERERS[fmt](report, color=use_color(args), sources=args.sources), args)
+    emit(REPORT_FORMATS[fmt](report, render_options(args)), args)
     return EXIT_OK if report["summary"]["consistent"] else EXIT_FINDING

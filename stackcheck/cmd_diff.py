@@ -17,9 +17,8 @@ import sys
 from typing import Any
 
 from stackcheck.errors import EXIT_FINDING, EXIT_OK, BadInputError
-from stackcheck.options import add_facts_options, add_output_options, emit, format_choice, options_from
-
-FORMATS = ["text", "json", "markdown"]
+from stackcheck.options import add_facts_options, add_output_options, emit, format_choice, options_from, render_options
+from stackcheck.render import DIFF_FORMATS
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -35,7 +34,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--rejudge", action="store_true", help="judge both sides' facts with today's manifests (box changes only)"
     )
     add_facts_options(p)
-    add_output_options(p, FORMATS)
+    add_output_options(p, DIFF_FORMATS)
 
 
 def _load(path: str, args: argparse.Namespace, rejudge: bool) -> tuple[dict[str, Any], str, str]:
@@ -52,12 +51,12 @@ def _load(path: str, args: argparse.Namespace, rejudge: bool) -> tuple[dict[str,
         import os
         import tempfile
 
+        from stackcheck.render.jsonout import json_document
+
         fd, tmp = tempfile.mkstemp(suffix=".json")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                import json
-
-                json.dump(doc, fh)
+                fh.write(json_document(doc))
             opts.facts_file = tmp
             report, _ = evaluate(opts)
         finally:
@@ -77,7 +76,7 @@ def _now(args: argparse.Namespace) -> tuple[dict[str, Any], str, str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from stackcheck.diff import diff_reports, render_markdown, render_text
+    from stackcheck.diff import diff_reports
 
     fmt = format_choice(args)
     if args.before == "-" and args.after in (None, "-"):
@@ -93,14 +92,5 @@ def run(args: argparse.Namespace) -> int:
     else:
         b, origin_b, judged_b = _load(args.after, args, args.rejudge)
     doc = diff_reports(a, b, origin_a, origin_b, judged_a, judged_b)
-    if fmt == "json":
-        from stackcheck.redact import json_text
-
-        text = json_text(doc, indent=2) + "\n"
-    else:
-        from stackcheck.redact import safe_tree
-
-        shown = safe_tree(doc)
-        text = render_markdown(shown) if fmt == "markdown" else render_text(shown)
-    emit(text, args)
+    emit(DIFF_FORMATS[fmt](doc, render_options(args)), args)
     return EXIT_FINDING if doc["regressions"] else EXIT_OK

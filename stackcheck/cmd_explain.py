@@ -13,7 +13,8 @@ import argparse
 from typing import Any
 
 from stackcheck.errors import EXIT_OK, UsageError
-from stackcheck.options import add_output_options, emit, feature_id, format_choice
+from stackcheck.options import add_output_options, emit, feature_id, format_choice, render_options
+from stackcheck.render import EXPLAIN_FORMATS
 
 SCHEMA_VERSION = 1
 
@@ -36,7 +37,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--facts", metavar="FILE", help="take the GPUs and topology from a saved report")
     p.add_argument("--manifests", metavar="DIR", action="append", default=[])
     p.add_argument("--tp", type=int, default=None, help="tensor-parallel size (default: the number of GPUs)")
-    add_output_options(p, ["text", "json"], sources=True)
+    add_output_options(p, EXPLAIN_FORMATS, sources=True)
 
 
 def release_facts(
@@ -187,13 +188,6 @@ def ranges(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def _range_label(r: dict[str, Any]) -> str:
-    n = len(r["releases"])
-    if n == 1:
-        return f"{r['component']} {r['first']}"
-    return f"{r['component']} {r['first']} … {r['last']} ({n} releases)"
-
-
 # ---- the command ----------------------------------------------------------------------------------------
 
 
@@ -244,12 +238,7 @@ def run(args: argparse.Namespace) -> int:
         "architectures": archs,
     }
     doc = normalize(doc, manifests.sources)
-    if fmt == "json":
-        from stackcheck.redact import json_text
-
-        emit(json_text(doc, indent=2) + "\n", args)
-        return EXIT_OK
-    emit(terminal_safe(render_text(doc, sources=args.sources)), args)  # a user's manifests may hold anything
+    emit(EXPLAIN_FORMATS[fmt](doc, render_options(args)), args)
     return EXIT_OK
 
 
@@ -259,53 +248,3 @@ def _gpu_text(gpus: list[dict[str, Any]]) -> str:
         key = f"{g.get('name') or 'GPU'} (cc {g.get('compute_capability') or '?'})"
         models[key] = models.get(key, 0) + 1
     return ", ".join(f"{n}× {k}" for k, n in models.items())
-
-
-def render_text(doc: dict[str, Any], width: int | None = None, sources: bool = False) -> str:
-    from stackcheck.render.layout import output_width, wrap
-    from stackcheck.render.text import source_tag
-    from stackcheck.sources import collect
-
-    width = width or output_width()
-    lines = wrap(f"{doc['feature']}: {doc.get('title')}", width, "    ", "")
-    lines += wrap(f"GPUs: {doc['gpus_from']}", width, "    ", "")
-    enable = doc.get("enable") or {}
-    words = [*(enable.get("flags") or []), *(f"{k}={v}" for k, v in (enable.get("env") or {}).items())]
-    if words:
-        lines += wrap("turned on by: " + " ".join(words), width, "    ", "")
-    for arch in doc["architectures"]:
-        lines.append("")
-        head = f"on {arch['gpus']}"
-        if arch.get("interconnect"):
-            head += f" · interconnect {arch['interconnect']}"
-        if arch.get("tp"):
-            head += f" · tp {arch['tp']}"
-        lines += wrap(head, width, "    ", "")
-        for r in arch["ranges"]:
-            verdict = r["status"] + (f" ({r['effect']})" if r.get("effect") else "")
-            lines += wrap(f"{_range_label(r)}: {verdict}", width, "      ", "  ")
-            if r.get("why"):
-                tag = source_tag(r.get("source")) if r["status"] != "unknown" else ""  # unknown: a fact is missing
-                lines += wrap(str(r["why"]) + (f" {tag}" if tag else ""), width, "      ", "      ")
-        ok = arch.get("first_ok")
-        if ok:
-            last = f"first release where it is ok: {ok}"
-        elif any(r["status"] == "unknown" for r in arch["ranges"]):
-            last = f"not known on cc {arch['compute_capability']} with these facts (see above); no release is known ok"
-            whys = " ".join(str(r.get("why")) for r in arch["ranges"] if r["status"] == "unknown")
-            if "topology" in whys or "interconnect" in whys:
-                last += "; --assume-interconnect KIND tells"
-        else:
-            last = f"no release in the manifests makes it ok on cc {arch['compute_capability']}"
-        lines += wrap(last, width, "    ", "  ")
-        w = arch.get("workaround")
-        if isinstance(w, dict):
-            label = "workaround" if w.get("upstream_supported") else "workaround (unsupported upstream)"
-            lines += wrap(f"{label}: {w.get('text')}", width, "    ", "  ")
-    if sources:
-        found = collect(doc)
-        lines += ["", f"sources: {len(found)}"]
-        for ref in found.values():
-            text = ref["title"] + (f" <{ref['url']}>" if ref.get("url") else "")
-            lines += wrap(text, width, " " * 6, f"  {ref['id']}: ")
-    return "\n".join(lines) + "\n"

@@ -28,11 +28,15 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stackcheck.errors import EXIT_FINDING, EXIT_INTERNAL, EXIT_OK, StackcheckError, UsageError
 from stackcheck.options import add_facts_options, options_from
-from stackcheck.redact import json_text
+from stackcheck.render import GATE_FORMATS
+from stackcheck.render.interface import RenderOptions
+
+if TYPE_CHECKING:
+    from stackcheck.plan import Plan
 
 SCHEMA_VERSION = 1  # of the decision document (--format json; schemas/gate.schema.json)
 
@@ -110,7 +114,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="refuse an explicit feature that is blocked only as slower or a no-op (by default it warns)",
     )
     p.add_argument("--dry-run", action="store_true", help="print what was derived and decided; run nothing")
-    p.add_argument("--format", choices=["text", "json"], default="text", help="decision format (default text)")
+    p.add_argument("--format", choices=list(GATE_FORMATS), default="text", help="decision format (default text)")
     p.add_argument("-q", "--quiet", action="store_true", help="no warnings on stderr when the command is run")
     p.add_argument(
         "-v",
@@ -241,21 +245,14 @@ def run(args: argparse.Namespace) -> int:
     doc, command = outcome
     allow = doc["decision"] == "allow"
     shown = public_document(doc)  # what is printed: secrets masked; the command that runs is unchanged
+    render = GATE_FORMATS[args.format]
     if command is None or args.dry_run or not allow:
         from stackcheck.atomic import write_stdout
 
-        text = (
-            json_text(shown, indent=2, default=str) + "\n"
-            if args.format == "json"
-            else render_text(shown, verbose=args.verbose)
-        )
-        write_stdout(text)
+        write_stdout(render(shown, RenderOptions(verbose=args.verbose)))
         return EXIT_OK if allow else EXIT_FINDING
-    if not args.quiet:
-        if args.format == "json":
-            _err(json_text(shown, default=str) + "\n")
-        else:
-            _err(render_text(shown, warnings_only=True, verbose=args.verbose))
+    if not args.quiet:  # the server's stdout is its own: the warnings (the JSON on one line) go to stderr
+        _err(render(shown, RenderOptions(verbose=args.verbose, warnings_only=True, compact=True)))
     if args.watch:
         from stackcheck.watch import watch
 
@@ -427,7 +424,7 @@ def _decide_with(
     if pre is not None:
         gate_preflight.merge(decision, pre, args.allow_unknown)
     allowed = gate.apply_policy(decision, args.strict_features, allow)
-    plan: Any = None
+    plan: Plan | str | None = None
     if decision.blocking:
         plan = _plan(ctx, report["features"])
     verdicts = {str(v.get("id")): v for v in report["features"]}
@@ -453,8 +450,8 @@ def _decide_with(
             doc["advice"] = gate_advice(ctx, launch_command, derived.sglang_args, explicit, server_env, args.advise)
         except Exception as exc:
             doc["advice"] = [f"no advice: {type(exc).__name__}: {exc}".splitlines()[0]]
-    if plan is not None and not isinstance(plan, dict):
-        doc["plan_error"] = str(plan)
+    if isinstance(plan, str):
+        doc["plan_error"] = plan
     from stackcheck.sources import normalize
 
     doc = normalize(doc, manifests.sources)  # every `source` as [{id, title, url}]
@@ -488,7 +485,7 @@ def _image_launch(image: str, platform: str | None) -> tuple[dict[str, str], lis
     return env, info.command or None
 
 
-def _plan(ctx: Any, features: Any) -> Any:
+def _plan(ctx: Any, features: Any) -> Plan | str | None:
     """The planner's plan, if the planner is importable and works; else None (or the error text)."""
     try:
         from stackcheck.plan import make_plan
@@ -500,38 +497,22 @@ def _plan(ctx: Any, features: Any) -> Any:
         return f"planner failed: {type(exc).__name__}: {exc}".splitlines()[0]
 
 
-def _step_features(step: dict[str, Any]) -> set[str]:
-    out: set[str] = set()
-    for key in ("unblocks", "fixes", "features", "unblocked"):
-        for x in step.get(key) or []:
-            if isinstance(x, str):
-                out.add(x)
-            elif isinstance(x, dict):
-                for k in ("id", "feature"):
-                    if isinstance(x.get(k), str):
-                        out.add(x[k])
-    return out
-
-
-def _fix(feature: str, plan: Any, features: list[dict[str, Any]], verdict: dict[str, Any] | None = None) -> str | None:
-    """The plan step that unblocks the feature (planner output: steps[] with unblocks[]), else what the
-    plan says stays blocked, else the feature's workaround (where it answers the failing rule of `verdict`)
-    and first fixed release from the manifests."""
+def _fix(
+    feature: str, plan: Plan | str | None, features: list[dict[str, Any]], verdict: dict[str, Any] | None = None
+) -> str | None:
+    """The plan step that unblocks the feature, else what the plan says stays blocked, else the feature's
+    workaround (where it answers the failing rule of `verdict`) and first fixed release from the manifests.
+    (`plan` is a str when the planner failed: its error, said once in the document.)"""
     still: str | None = None
-    if isinstance(plan, dict):
-        for i, step in enumerate(plan.get("steps") or []):
-            if isinstance(step, dict) and feature in _step_features(step):
-                name = next((str(step[k]) for k in ("title", "summary", "action") if step.get(k)), None)
-                if name is None and step.get("component"):
-                    name = f"{step['component']} {step.get('from') or 'not installed'} -> {step.get('to')}"
-                cmds = step.get("commands") or step.get("command")
-                text = f"plan step {step.get('n') or i + 1}: {name or step.get('id', '')}"
-                if cmds:
-                    text += f" ({cmds if isinstance(cmds, str) else '; '.join(map(str, cmds))})"
+    if plan is not None and not isinstance(plan, str):
+        for n, step in enumerate(plan.steps, 1):
+            if feature in step.unblocks:
+                text = f"plan step {n}: {step.component} {step.from_ or 'not installed'} -> {step.to}"
+                if step.commands:
+                    text += f" ({'; '.join(step.commands)})"
                 return text
-        for item in plan.get("still_blocked") or []:
-            if isinstance(item, dict) and item.get("feature") == feature:
-                still = "no plan step fixes it (still blocked after the plan)"
+        if any(item.feature == feature for item in plan.still_blocked):
+            still = "no plan step fixes it (still blocked after the plan)"
     spec = next((f for f in features if f.get("id") == feature), None)
     parts = [still] if still else []
     if spec is not None:
@@ -576,127 +557,3 @@ def _document(derived: Any, decision: Any, extra: list[Any]) -> dict[str, Any]:
         "reasons": [blocker(b) for b in decision.blocking],
         "warnings": [blocker(b) for b in decision.warnings],
     }
-
-
-def _reason_text(r: dict[str, Any], shared: str | None = None) -> str:
-    """A reason on one line: message, observed and required, the GPU, and the source ids (the JSON has the
-    titles and addresses). An unknown one is a missing fact: no source; the driver's error, said once
-    above, is not repeated."""
-    text = str(r.get("message", ""))
-    if shared and shared in text:
-        text = text.replace(shared, "see the driver note above")
-    bits = []
-    if "observed" in r:
-        bits.append(f"observed {r['observed']}")
-    if "required" in r:
-        bits.append(f"required {r['required']}")
-    if bits:
-        text += f" [{'; '.join(bits)}]"
-    if r.get("gpu"):
-        text += f" on {r['gpu']}"
-    if r.get("result") == "unknown" or not r.get("source"):
-        return text
-    from stackcheck.render.text import source_tag
-
-    return f"{text} {source_tag(r['source'])}"
-
-
-def _line(prefix: str, b: dict[str, Any], shared: str | None = None) -> list[str]:
-    status = b["status"] + (f" ({b['effect']})" if b.get("effect") else "")
-    kind = {
-        "default": " [default]",
-        "default-warn": " [default]",
-        "command": " [command]",
-        "launch": " [every launch]",
-        "preflight": " [preflight]",
-    }.get(b["kind"], "")
-    if b["kind"] == "launch" and b.get("why"):  # what makes this launch need it
-        kind = f" [{'stack check: ' if b.get('check') else ''}{b['why']}]"
-    elif b.get("check"):
-        kind = " [stack check]"
-    reasons = b.get("reasons") or [{"message": "not ok"}]
-    if b["status"] == "note":
-        return [f"note: {_reason_text(reasons[0], shared)}"]
-    texts: list[str] = []
-    for r in reasons:
-        t = _reason_text(r, shared)
-        if t not in texts:
-            texts.append(t)
-    out = [f"{prefix} {b['feature']}{kind}: {status}: {texts[0]}"]
-    out += [f"    also: {t}" for t in texts[1:]]
-    if b.get("fix"):
-        out.append(f"    fix: {b['fix']}")
-    return out
-
-
-def render_text(doc: dict[str, Any], warnings_only: bool = False, verbose: bool = False) -> str:
-    """The decision for a reader (pass it `public_document(doc)`); every control character from the box
-    (a GPU name, a version, an argument) is shown as an escape, never sent to the terminal. The note that
-    lists the flags the gate does not read is printed with `verbose` only (it is in the JSON always)."""
-    from stackcheck.redact import terminal_safe
-
-    return terminal_safe(_fit(_render_text(doc, warnings_only, verbose)))
-
-
-def _fit(text: str) -> str:
-    """Each line wrapped at the terminal's width under its own indent plus four (never cut); a `fix:` line
-    that names a plan step's commands stays whole, so the commands paste as they are."""
-    from stackcheck.render.layout import UNLIMITED, output_width, wrap
-
-    width = output_width()
-    if width >= UNLIMITED:
-        return text
-    out: list[str] = []
-    for line in text.splitlines():
-        lead = line[: len(line) - len(line.lstrip())]
-        if len(line) <= width or line.lstrip().startswith("fix: plan step"):
-            out.append(line)
-        else:
-            out += wrap(line.strip(), width, lead + "    ", lead)
-    return "\n".join(out) + ("\n" if text.endswith("\n") else "")
-
-
-def _is_flags_note(b: dict[str, Any]) -> bool:
-    return b.get("status") == "note" and b.get("feature") == "flags"
-
-
-def _render_text(doc: dict[str, Any], warnings_only: bool = False, verbose: bool = False) -> str:
-    lines: list[str] = []
-    shared = doc.get("driver_error")
-    warnings = [b for b in doc["warnings"] if verbose or not _is_flags_note(b)]
-    if doc.get("assumed"):
-        lines.append(f"assumed (a what-if, not measured here): {', '.join(doc['assumed'])}")
-    if shared and (not warnings_only or any(b.get("status") != "note" for b in warnings)):
-        lines.append(f"note: no GPU visible: {shared}")
-    if not warnings_only:
-        d = doc["derived"]
-        if doc["command"]:
-            launch = ", ".join(f"{k}={v}" for k, v in d["launch"].items()) or "-"
-            lines.append(f"command: entrypoint {d['entrypoint'] or 'none'}; launch {launch}")
-            for r in d["required"]:
-                what = "check " if r.get("check") else ""
-                lines.append(f"  needs {what}{r['feature']} ({r['kind']}: {r['why']})")
-            for off in d["off"]:
-                lines.append(f"  {off}")
-        if doc.get("note"):
-            lines.append(f"note: {doc['note']}")
-        for f in doc["features"]:
-            what = "check " if f.get("check") else ""
-            lines.append(f"  {what}{f['feature']}: {f['status']}" + (f" ({f['effect']})" if f.get("effect") else ""))
-        for c in (doc.get("preflight") or {}).get("checks") or []:
-            subject = f" ({c['subject']})" if c.get("subject") else ""
-            lines.append(f"  preflight {c['check']}{subject}: {c['status']}")
-        for b in doc["reasons"]:
-            lines += _line("REFUSE", b, shared)
-    for b in warnings:
-        lines += _line("warning:", b, shared)
-    lines += [f"note: {a}" for a in doc.get("advice") or []]
-    if not warnings_only:
-        if doc.get("allowed"):
-            lines.append(f"allowed on purpose (--allow): {', '.join(doc['allowed'])}")
-        verb = "allow" if doc["decision"] == "allow" else "refuse"
-        tail = " (dry run: nothing was run)" if doc["decision"] == "allow" and doc["command"] else ""
-        lines.append(f"decision: {verb}{tail}")
-    elif warnings:
-        lines.insert(0, "stackcheck gate: allow, with warnings:")
-    return "\n".join(lines) + ("\n" if lines else "")

@@ -9,21 +9,14 @@ from __future__ import annotations
 import argparse
 
 from stackcheck.errors import EXIT_FINDING, EXIT_OK, UsageError
-from stackcheck.options import (
-    add_facts_options,
-    add_output_options,
-    emit,
-    format_choice,
-    options_from,
-    use_color,
-)
-
-FORMATS = ["text", "json", "markdown"]
+from stackcheck.facts import KERNEL_PACKAGES
+from stackcheck.options import add_facts_options, add_output_options, emit, format_choice, options_from, render_options
+from stackcheck.render import PLAN_FORMATS
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_facts_options(p)
-    add_output_options(p, FORMATS, sources=True)
+    add_output_options(p, PLAN_FORMATS, sources=True)
     p.add_argument(
         "--want", nargs="+", metavar="FEATURE", default=[], help="plan the fewest changes that make these features ok"
     )
@@ -32,7 +25,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         action="append",
         metavar="COMPONENT",
         default=[],
-        help="keep a component where it is: driver, torch, sgl-kernel/sglang-kernel, flashinfer, sglang (repeatable)",
+        help=f"keep a component where it is: driver, torch, {'/'.join(KERNEL_PACKAGES)}, flashinfer, sglang "
+        "(repeatable)",
     )
     p.add_argument(
         "--to",
@@ -59,11 +53,8 @@ def parse_to(items: list[str]) -> dict[str, str]:
 def run(args: argparse.Namespace) -> int:
     from stackcheck.pipeline import evaluate
     from stackcheck.plan import component_name, make_plan
-    from stackcheck.render import RENDERERS
 
     fmt = format_choice(args)
-    if fmt not in RENDERERS:
-        raise UsageError(f"--format {fmt}: not available in this build")
     pins = parse_to(list(args.to or []))
     holds = list(args.hold or [])
     for h in holds:
@@ -76,14 +67,15 @@ def run(args: argparse.Namespace) -> int:
     known = [str(f.get("id")) for f in ctx.manifests.features]
     want = [feature_id(w, known, "--want") for w in args.want or []]  # `_` or `-`; a near miss names the id
     plan = make_plan(ctx, list(report["features"]), want=want or None, hold=holds, pins=pins)
-    report["plan"] = plan
+    doc = plan.to_json()
     request = {"want": want, "hold": holds, "to": [f"{k}=={v}" for k, v in pins.items()]}
     if any(request.values()):
-        plan["request"] = request
+        doc["request"] = request
+    report["plan"] = doc
     if fmt != "json":  # the plan on its own (the box in a few lines, then the steps); JSON keeps the report
         report = {k: v for k, v in report.items() if k not in ("features", "checks", "summary")}
     from stackcheck.sources import normalize
 
     report = normalize(report, ctx.manifests.sources)  # every `source` as [{id, title, url}]
-    emit(RENDERERS[fmt](report, color=use_color(args), sources=args.sources), args)
-    return EXIT_FINDING if plan.get("error") else EXIT_OK
+    emit(PLAN_FORMATS[fmt](report, render_options(args)), args)
+    return EXIT_FINDING if plan.error else EXIT_OK

@@ -4,32 +4,23 @@ from __future__ import annotations
 
 import argparse
 
-from stackcheck.options import (
-    add_facts_options,
-    add_output_options,
-    emit,
-    format_choice,
-    options_from,
-    use_color,
-)
-
-FORMATS = ["text", "json", "markdown"]
+from stackcheck.options import add_facts_options, add_output_options, emit, format_choice, options_from, render_options
+from stackcheck.render import PROBE_FORMATS
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_facts_options(p, assume=False)
-    add_output_options(p, FORMATS)
+    add_output_options(p, PROBE_FORMATS)
 
 
 def run(args: argparse.Namespace) -> int:
     from stackcheck.manifest_loader import load
     from stackcheck.pipeline import gather
-    from stackcheck.render import RENDERERS
     from stackcheck.report import base_report
 
     opts = options_from(args)
     manifests = load(opts.manifests_dirs)
     facts, outcomes, host = gather(opts)
     report = base_report(facts, outcomes, manifests, host)
-    emit(RENDERERS[format_choice(args)](report, color=use_color(args)), args)
+    emit(PROBE_FORMATS[format_choice(args)](report, render_options(args)), args)
     return 0

@@ -16,16 +16,17 @@ from pathlib import Path
 from typing import Any
 
 from stackcheck.errors import EXIT_FINDING, EXIT_OK, UsageError
-from stackcheck.options import add_facts_options, add_output_options, emit, options_from
+from stackcheck.options import add_facts_options, add_output_options, emit, format_choice, options_from, render_options
+from stackcheck.render import RECOMMEND_FORMATS
 
-FORMATS = ["text", "json", "shell"]
+SCHEMA_VERSION = 1  # of the recommendation document (--format json; schemas/recommendation.schema.json)
 QUANTIZATIONS = ("none", "fp8", "mxfp4", "modelopt_fp4", "mxfp8", "awq", "gptq")
 MAX_CONFIG_BYTES = 4 * 1024 * 1024
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_facts_options(p)
-    add_output_options(p, FORMATS)
+    add_output_options(p, RECOMMEND_FORMATS)
     p.add_argument("--model-path", metavar="M", help="the model (a local directory's config.json is read)")
     p.add_argument("--tp", type=int, metavar="N", help="tensor-parallel size (default: the number of GPUs)")
     p.add_argument("--goal", choices=["latency", "throughput"], default="latency", help="what to optimise")
@@ -165,7 +166,6 @@ def run(args: argparse.Namespace) -> int:
     from stackcheck.pipeline import apply_assumptions, gather
     from stackcheck.plan import component_name
     from stackcheck.recommend import Request, recommend
-    from stackcheck.render.recommendation import RECOMMENDATION_RENDERERS
     from stackcheck.verdicts import evaluate_feature
 
     command = _command(args)
@@ -213,17 +213,18 @@ def run(args: argparse.Namespace) -> int:
         doc["notes"] += [p.message for p in derived.problems]
     if args.plan_facts:
         from stackcheck.atomic import write_atomic
+        from stackcheck.render.jsonout import json_document
 
         after = {
             "schema_version": 1,
             "note": "the facts of this box as `stackcheck recommend`'s plan leaves it (hypothetical: nothing was run)",
             "facts": rec.facts_after,
         }
-        write_atomic(args.plan_facts, json.dumps(after, indent=2, default=str) + "\n")
+        write_atomic(args.plan_facts, json_document(after))
     from stackcheck.sources import normalize
 
-    doc = normalize(doc, manifests.sources)  # every `source` and `evidence` as [{id, title, url}]
-    emit(RECOMMENDATION_RENDERERS[args.format or "text"](doc), args)
+    doc = {"schema_version": SCHEMA_VERSION, **normalize(doc, manifests.sources)}  # every `source` and `evidence`
+    emit(RECOMMEND_FORMATS[format_choice(args)](doc, render_options(args)), args)  # as [{id, title, url}]
     return EXIT_FINDING if rec.diff else EXIT_OK
 
 

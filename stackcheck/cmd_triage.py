@@ -10,16 +10,17 @@ cannot be read.
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 from stackcheck.options import emit
-from stackcheck.triage import render_fix, render_json, render_text, triage_file, triage_with_plan
+from stackcheck.render import TRIAGE_FORMATS
+from stackcheck.render.interface import RenderOptions
+from stackcheck.triage import TriageReport, triage_file, triage_with_plan
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("log", help="the server log to read; '-' reads standard input")
-    parser.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
+    parser.add_argument("--format", choices=list(TRIAGE_FORMATS), default="text", help="output format (default: text)")
     which = parser.add_mutually_exclusive_group()
     which.add_argument(
         "--facts", metavar="FILE", default=None, help="the crashed box's saved report: name the plan step"
@@ -43,17 +44,12 @@ def plan_fix(args: argparse.Namespace, result: Any) -> tuple[bool, dict[str, Any
 def run(args: argparse.Namespace) -> int:
     result = triage_file(args.log)
     asked, fix = plan_fix(args, result)
-    if args.format == "json":
-        from stackcheck.manifest_loader import load
-        from stackcheck.redact import json_text, redact_tree
-        from stackcheck.sources import normalize
 
-        doc = json.loads(render_json(result))
-        if asked:
-            doc["fix"] = redact_tree(fix)
-        doc = normalize(doc, load(list(args.manifests)).sources)  # every `source` as [{id, title, url}]
-        text = json_text(doc, indent=2) + "\n"
-    else:
-        text = render_text(result) + (render_fix(fix, result.feature, result.check) if asked else "")
-    emit(text, args)
+    def sources() -> Any:
+        from stackcheck.manifest_loader import load
+
+        return load(list(args.manifests)).sources
+
+    report = TriageReport(result, fix, asked, sources)
+    emit(TRIAGE_FORMATS[args.format](report, RenderOptions()), args)
     return 0

@@ -433,8 +433,14 @@ def finite_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
-#: the packages that make an environment a serving one (stackcheck.probes.packages.SERVING)
-SERVING_PACKAGES = ("sglang", "torch", "sgl-kernel", "sglang-kernel", "flashinfer-python")
+#: SGLang's kernel package under its two names: sgl-kernel, renamed sglang-kernel. Both install the import
+#: package `sgl_kernel` (KERNEL_MODULE), so a box has one of them; every place that names the pair reads it
+#: here (a list shown to a user puts the new name first: KERNEL_PACKAGES[::-1]).
+KERNEL_PACKAGES = ("sgl-kernel", "sglang-kernel")
+KERNEL_MODULE = "sgl_kernel"
+
+#: the packages that make an environment a serving one
+SERVING_PACKAGES = ("sglang", "torch", *KERNEL_PACKAGES, "flashinfer-python")
 
 
 def target_text(facts: Mapping[str, Any]) -> str | None:

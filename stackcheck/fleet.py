@@ -18,14 +18,15 @@ schema_version, binary garbage, an empty file, each is listed with its reason an
 from __future__ import annotations
 
 import json
-import math
 import os
 import sys
 from collections import Counter, deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from typing import Any, BinaryIO
+
+from stackcheck.facts import KERNEL_PACKAGES
+from stackcheck.report import CHECK_STATUSES, FEATURE_STATUSES, parse_timestamp
 
 SCHEMA_VERSION = 1  # the report schema_version this stackcheck reads
 #: the version of the `stackcheck fleet --format json` document (schemas/fleet.schema.json); 2: the file a host's
@@ -35,8 +36,6 @@ MAX_DOCUMENT_BYTES = 16 * 2**20  # a report is tens of kB; a larger document is 
 JSONL_CHUNK_BYTES = 4 * 2**20  # a JSON Lines file is parsed in ranges of about this size
 BATCH_DOCS = 64  # documents (files) per batch sent to a worker
 STACK_FIELDS = ("driver", "torch", "kernels", "flashinfer", "sglang")
-FEATURE_STATUSES = ("ok", "blocked", "unknown", "not-applicable")
-CHECK_STATUSES = ("ok", "failed", "warning", "unknown", "skipped")
 
 # A record, as produced by `reduce_report`:
 # (hostname, ts, ts_text, gpu_key, stack_key, status_key, plan_key)
@@ -58,22 +57,6 @@ def _s(value: Any) -> str | None:
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
-
-
-def parse_timestamp(text: Any) -> float:
-    """ISO 8601 to seconds since the epoch; -inf when absent or unreadable (it then loses every tie)."""
-    if not isinstance(text, str) or not text:
-        return -math.inf
-    t = text.strip()
-    if t.endswith(("Z", "z")):
-        t = t[:-1] + "+00:00"
-    try:
-        dt = datetime.fromisoformat(t)
-    except ValueError:
-        return -math.inf
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
-    return dt.timestamp()
 
 
 def _pkg_version(pkgs: dict[str, Any], name: str) -> str | None:
@@ -125,7 +108,7 @@ def reduce_report(doc: Any) -> Record:
     driver = facts.get("driver")
     pkgs = facts.get("packages")
     pkgs = pkgs if isinstance(pkgs, dict) else {}
-    kernels = [f"{name} {v}" for name in ("sgl-kernel", "sglang-kernel") if (v := _pkg_version(pkgs, name)) is not None]
+    kernels = [f"{name} {v}" for name in KERNEL_PACKAGES if (v := _pkg_version(pkgs, name)) is not None]
     stack_key = (
         _s(driver.get("version")) if isinstance(driver, dict) else None,
         _pkg_version(pkgs, "torch"),
@@ -534,6 +517,15 @@ class Fleet:
 
     def summary(self) -> dict[str, Any]:
         return summarise(self)
+
+
+@dataclass(frozen=True)
+class FleetReport:
+    """What `stackcheck fleet` shows: the summary (the JSON document, schemas/fleet.schema.json) and the
+    fleet it summarises (the CSV format has one row per host)."""
+
+    fleet: Fleet
+    summary: dict[str, Any]
 
 
 def read_fleet(paths: Iterable[str], jobs: int = 0, stdin: BinaryIO | None = None) -> Fleet:

@@ -150,6 +150,23 @@ class Manifests:
             self._releases[name] = [r for r in rel if isinstance(r, dict)] if isinstance(rel, list) else []
         return self._releases[name]
 
+    def driver_cuda(self, version: str) -> str | None:
+        """The highest CUDA a driver version supports, from components.json's CUDA releases and the minimum
+        driver of each (None when the driver is older than every one of them)."""
+        from stackcheck.versions import compare_numeric, numeric_tuple
+
+        best: tuple[tuple[int, ...], str] | None = None
+        cuda = self.components.get("cuda")
+        for rel in (cuda.get("releases") if isinstance(cuda, dict) else None) or []:
+            if not isinstance(rel, dict):
+                continue
+            need = rel.get("min_driver")
+            if isinstance(need, str) and (compare_numeric(version, need) or 0) >= 0:
+                t = numeric_tuple(str(rel.get("version")))
+                if t is not None and (best is None or t > best[0]):
+                    best = (t, str(rel.get("version")))
+        return best[1] if best else None
+
     def gate(self, gate_id: str) -> dict[str, Any] | None:
         if self._gate_index is None:
             self._gate_index = {str(g.get("id")): g for g in self.gates}

@@ -6,12 +6,14 @@ import argparse
 import os
 import re
 import sys
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from stackcheck.pipeline import Options
 
 if TYPE_CHECKING:
     from stackcheck.manifest_loader import Manifests
+    from stackcheck.render.interface import RenderOptions
 
 
 def positive_seconds(text: str) -> float:
@@ -85,11 +87,13 @@ def add_facts_options(p: argparse.ArgumentParser, assume: bool = True) -> None:
         )
 
 
-def add_output_options(p: argparse.ArgumentParser, formats: list[str], sources: bool = False) -> None:
-    """--format (one of `formats`, plus the old names of FORMAT_ALIASES), --output, and with `sources`
-    --sources. Read the format with `format_choice`."""
+def add_output_options(p: argparse.ArgumentParser, registry: Mapping[str, Any], sources: bool = False) -> None:
+    """--format (a key of the document's format registry, stackcheck.render, plus the old names of
+    FORMAT_ALIASES), --output, and with `sources` --sources. Read the format with `format_choice` and the
+    renderer's options with `render_options`."""
     from stackcheck.render import FORMAT_ALIASES
 
+    formats = list(registry)
     aliases = [old for old, new in FORMAT_ALIASES.items() if new in formats and old not in formats]
     default = "text" if "text" in formats else formats[0]
     p.add_argument(
@@ -123,6 +127,13 @@ def format_choice(args: argparse.Namespace, default: str = "text") -> str:
         print(f"stackcheck: note: --format {fmt} is now called {new}; {fmt} still works for now", file=sys.stderr)
         return new
     return str(fmt)
+
+
+def render_options(args: argparse.Namespace) -> RenderOptions:
+    """What the command line asks of the renderer: colour on a terminal, --sources."""
+    from stackcheck.render.interface import RenderOptions
+
+    return RenderOptions(color=use_color(args), sources=bool(getattr(args, "sources", False)))
 
 
 def options_from(args: argparse.Namespace) -> Options:

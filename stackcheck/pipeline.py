@@ -279,29 +279,10 @@ def apply_assumptions(facts: Facts, opts: Options, manifests: Manifests) -> Fact
         from stackcheck.options import driver_spec
 
         version, said = driver_spec(opts.assume_driver, manifests)  # 580 (a branch) or 580.95.05; 13.0 is refused
-        out["driver"] = {"version": version, "cuda": driver_cuda(manifests, version), "source": "assumed"}
+        out["driver"] = {"version": version, "cuda": manifests.driver_cuda(version), "source": "assumed"}
         assumed.append(said)
     out["assumed"] = assumed
     return out
-
-
-def driver_cuda(manifests: Manifests, version: str) -> str | None:
-    """The highest CUDA a driver supports, from the manifests' driver branches and CUDA minimums."""
-    from stackcheck.versions import compare_numeric
-
-    best: tuple[tuple[int, ...], str] | None = None
-    cuda = manifests.components.get("cuda") or {}
-    for rel in cuda.get("releases") or []:
-        if not isinstance(rel, dict):
-            continue
-        need = rel.get("min_driver")
-        if isinstance(need, str) and (compare_numeric(version, need) or 0) >= 0:
-            from stackcheck.versions import numeric_tuple
-
-            t = numeric_tuple(str(rel.get("version")))
-            if t is not None and (best is None or t > best[0]):
-                best = (t, str(rel.get("version")))
-    return best[1] if best else None
 
 
 Gathered = tuple[Facts, list[ProbeOutcome], dict[str, Any] | None]
@@ -349,5 +330,5 @@ def evaluate(
     if want_plan:
         from stackcheck.plan import make_plan
 
-        report["plan"] = make_plan(ctx, features)
+        report["plan"] = make_plan(ctx, features).to_json()
     return report, ctx

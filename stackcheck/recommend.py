@@ -22,13 +22,16 @@ this file's own: {"verdict": F, "in": [...], "effect": [...]} and {"chosen": DEC
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
 from stackcheck.context import Context
-from stackcheck.facts import Facts
+from stackcheck.facts import KERNEL_PACKAGES, Facts
 from stackcheck.verdicts import FeatureVerdict, evaluate, evaluate_feature, uses_gpu
 from stackcheck.versions import version_in
+
+if TYPE_CHECKING:
+    from stackcheck.plan import Plan
 
 GOALS = ("latency", "throughput")
 DEFAULT_ENTRYPOINT = ("python3", "-m", "sglang.launch_server")
@@ -148,7 +151,7 @@ class Recommendation:
     goal: str
     launch: dict[str, Any]
     assumptions: list[str]
-    plan: dict[str, Any] | None
+    plan: Plan | None
     facts_after: Facts  # the facts the launch is judged on (after the plan)
     stack: dict[str, str]  # the stack the launch runs on
     command: list[str]
@@ -169,7 +172,7 @@ class Recommendation:
             "launch": dict(self.launch),
             "assumptions": list(self.assumptions),
             "stack": dict(self.stack),
-            "plan": self.plan,
+            "plan": self.plan.to_json() if self.plan is not None else None,
             "command": list(self.command),
             "env": dict(self.env),
             "choices": [p.to_json() for p in self.picks if p.status == "chosen"],
@@ -675,7 +678,7 @@ def stack_of(ctx: Context) -> dict[str, str]:
     driver = ctx.facts.get("driver") or {}
     if isinstance(driver.get("version"), str):
         out["driver"] = str(driver["version"])
-    for name in ("torch", "sglang-kernel", "sgl-kernel", "flashinfer-python", "sglang"):
+    for name in ("torch", *KERNEL_PACKAGES[::-1], "flashinfer-python", "sglang"):
         v = ctx.installed_version(name)
         if v:
             out[name] = v
@@ -706,7 +709,7 @@ def recommend(
 ) -> Recommendation:
     """The recommendation for the box in `ctx` (facts as they are; launch facts in ctx.launch)."""
     notes: list[str] = []
-    plan: dict[str, Any] | None = None
+    plan: Plan | None = None
     facts_after: Facts = ctx.facts
     if request.plan:
         from stackcheck.plan import plan_and_facts
@@ -718,11 +721,9 @@ def recommend(
         plan, after = plan_and_facts(
             ctx, features, hold=request.hold or None, pins=request.pins or None, upstream=False
         )
-        patches = [s for s in plan.get("steps") or [] if str(s.get("component", "")).startswith("patch:")]
-        if patches:  # never a local patch of an installed package
-            plan["steps"] = [s for s in plan.get("steps") or [] if s not in patches]
-        if plan.get("error"):
-            notes.append(f"no plan: {plan['error']}; the launch is for the stack as installed")
+        plan = replace(plan, steps=tuple(s for s in plan.steps if not s.is_patch))  # never a local patch
+        if plan.error:
+            notes.append(f"no plan: {plan.error}; the launch is for the stack as installed")
         elif after is not None:
             facts_after = after
     target = Context(facts=facts_after, manifests=ctx.manifests, launch=dict(ctx.launch))

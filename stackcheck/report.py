@@ -5,17 +5,43 @@ facts, probes[], and for `audit` also features[], checks[], plan{steps[],still_b
 
 from __future__ import annotations
 
+import math
 import os
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any, Final
 
 from stackcheck import __version__
 from stackcheck.facts import SCHEMA_VERSION, Facts, ProbeOutcome
-from stackcheck.manifest_loader import Manifests
+
+if TYPE_CHECKING:
+    from stackcheck.manifest_loader import Manifests
+
+#: every status of a feature verdict (stackcheck.verdicts.Status), in the order the fleet and the
+#: Prometheus series list them
+FEATURE_STATUSES: Final = ("ok", "blocked", "unknown", "not-applicable")
+#: every status of a stack check (stackcheck.verdicts.CheckStatus), in the same sense
+CHECK_STATUSES: Final = ("ok", "failed", "warning", "unknown", "skipped")
 
 
 def now_utc() -> str:
     return datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+def parse_timestamp(text: Any) -> float:
+    """A report's `host.collected_at` (ISO 8601) as seconds since the epoch; -inf when absent or unreadable
+    (it then loses every tie)."""
+    if not isinstance(text, str) or not text:
+        return -math.inf
+    t = text.strip()
+    if t.endswith(("Z", "z")):
+        t = t[:-1] + "+00:00"
+    try:
+        dt = datetime.fromisoformat(t)
+    except ValueError:
+        return -math.inf
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return dt.timestamp()
 
 
 def host_block(hostname: str | None = None) -> dict[str, Any]:

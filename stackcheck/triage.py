@@ -41,13 +41,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import IO, Any, Literal, TypedDict
 
 from stackcheck.errors import BadInputError, ManifestError
+from stackcheck.facts import KERNEL_PACKAGES
 
 SCHEMA_VERSION = 1
 CHUNK_SIZE = 4 * 1024 * 1024
@@ -925,112 +926,28 @@ def result_json(result: TriageResult) -> TriageJSON:
     }
 
 
-def render_json(result: TriageResult) -> str:
-    """The result as JSON, with secrets in the log's text masked (stackcheck.redact) and controls escaped."""
-    from stackcheck.redact import json_text, redact_tree
+@dataclass(frozen=True)
+class TriageReport:
+    """What `stackcheck triage` shows: the log's triage and, when facts were given (`asked`), the plan's
+    answer for its root cause (`fix`, None: the plan says nothing about it)."""
 
-    return json_text(redact_tree(result_json(result)), indent=2) + "\n"
+    result: TriageResult
+    fix: dict[str, Any] | None = None
+    asked: bool = False
+    #: the manifests' sources, read only when a format names every `source` by them (the JSON)
+    sources: Callable[[], Mapping[str, Any]] | None = None
 
+    def to_json(self) -> dict[str, Any]:
+        """The JSON document (schemas/triage.schema.json): secrets in the log's text masked, every `source`
+        as [{id, title, url}]."""
+        from stackcheck.redact import redact_tree
+        from stackcheck.sources import normalize
 
-def _short(text: str, width: int = 160) -> str:
-    text = text.replace("\t", " ")
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def _where(ev: Event) -> str:
-    bits = [f"log line {ev.line}", f"process {ev.stream}"]
-    if ev.timestamp:
-        bits.append(ev.timestamp)
-    return ", ".join(bits)
-
-
-def _source_text(source: Any) -> str:
-    if isinstance(source, list):
-        return "; ".join(_source_text(x) for x in source)
-    if isinstance(source, dict):
-        if "url" in source:
-            return f"{source.get('title', '')} <{source['url']}>".strip()
-        if "repo" in source:
-            return f"{source['repo']}:{source.get('path', '')}@{source.get('ref', '')}"
-    return str(source)
-
-
-def render_text(result: TriageResult) -> str:
-    """The result for a reader: secrets in the log's text masked and every control character from the
-    log shown as an escape (stackcheck.redact), so a log cannot leak a token or drive the terminal."""
-    from stackcheck.redact import redact_text, terminal_safe
-
-    return terminal_safe(redact_text(_render_text(result)))
-
-
-def _render_text(result: TriageResult) -> str:
-    out: list[str] = []
-    size = f"{result.lines_read} lines, {result.bytes_read} bytes"
-    if result.truncated_lines:
-        size += f", {result.truncated_lines} over-long lines cut to {LINE_CAP // 1024} KiB"
-    out.append(f"triage of {result.log} ({size})")
-    rc = result.root_cause
-    if rc is None and not result.secondary:
-        out.append("no errors found in this log")
-    elif rc is None:
-        out.append("no root cause in this log: it holds only secondary failures (the real error is probably "
-                   "in another process's log, or earlier than this log starts)")  # fmt: skip
-    else:
-        out.append("")
-        out.append(f"root cause ({_where(rc)}):")
-        if rc.header:
-            out.append(f"  {_short(rc.header)}")
-        out.append(f"  {_short(rc.text, 300)}")
-        for line in rc.parts[0].message_lines[:5] if rc.parts else []:
-            out.append(f"    {_short(line)}")
-        inner = rc.innermost
-        if inner is not None:
-            func = f" in {inner.function}" if inner.function else ""
-            out.append(f"  at {inner.file}:{inner.line}{func}")
-        for p in rc.parts[1:]:
-            how = "which caused" if p.relation == "cause" else "then, while handling it"
-            out.append(f"  {how}: {_short(p.exception or '?')}")
-        if rc.truncated:
-            out.append("  (the traceback is cut off in the log)")
-        if result.also_in:
-            shown = ", ".join(result.also_in[:8]) + (f" and {len(result.also_in) - 8} more"
-                                                      if len(result.also_in) > 8 else "")  # fmt: skip
-            out.append(f"  the same error in: {shown}")
-        if rc.repeats:
-            out.append(f"  repeated {rc.repeats} more times in this process")
-        sig = rc.signature
-        if sig is None:
-            out.append("  signature: none known (unknown error)")
-        else:
-            feat = f" [feature {sig.feature}]" if sig.feature else f" [check {sig.check}]" if sig.check else ""
-            out.append(f"  signature: {sig.id}{feat}: {sig.title}")
-            out.append(f"  why: {sig.explanation}")
-            out.append(f"  fix: {sig.fix}")
-            out.append(f"  source: {_source_text(sig.source)}")
-    others = [e for e in result.errors if e is not rc]
-    if others:
-        out.append("")
-        out.append(f"other errors: {len(others) + result.dropped['errors']}")
-        for e in others[:10]:
-            sig_id = f" [{e.signature.id}]" if e.signature else ""
-            out.append(f"  line {e.line} {e.stream}: {_short(e.text, 120)}{sig_id}")
-        if len(others) > 10:
-            out.append(f"  … and {len(others) - 10 + result.dropped['errors']} more")
-    if result.secondary:
-        out.append("")
-        out.append(f"secondary failures: {len(result.secondary) + result.dropped['secondary']}")
-        for e in result.secondary[:20]:
-            detail = f" (logging: {_short(e.logged_message, 80)})" if e.logged_message else ""
-            out.append(f"  line {e.line} {e.stream} {e.secondary}: {_short(e.text, 120)}{detail}")
-        if len(result.secondary) > 20:
-            out.append(f"  … and {len(result.secondary) - 20 + result.dropped['secondary']} more")
-    if result.warnings:
-        out.append("")
-        out.append(f"known warnings: {len(result.warnings) + result.dropped['warnings']}")
-        for e in result.warnings[:10]:
-            sig_id = f" [{e.signature.id}]" if e.signature else ""
-            out.append(f"  line {e.line} {e.stream}: {_short(e.text, 120)}{sig_id}")
-    return "\n".join(out) + "\n"
+        doc: dict[str, Any] = redact_tree(result_json(self.result))
+        if self.asked:
+            doc["fix"] = redact_tree(self.fix)
+        out: dict[str, Any] = normalize(doc, self.sources() if self.sources is not None else {})
+        return out
 
 
 def triage_with_plan(
@@ -1067,48 +984,9 @@ def triage_with_plan(
     if isinstance(fix, Mapping):
         out["fix"] = dict(fix)
         component = str(fix.get("component") or "")
-        names = {component, *(("sgl-kernel", "sglang-kernel") if component in ("sgl-kernel", "sglang-kernel") else ())}
+        names = {component, *(KERNEL_PACKAGES if component in KERNEL_PACKAGES else ())}
         for n, step in numbered:
             if isinstance(step, dict) and str(step.get("component")) in names:
                 out.update({"step": n, "plan_step": step})
                 break
-    return out
-
-
-def render_fix(fix: Mapping[str, Any] | None, feature: str | None, check: str | None = None) -> str:
-    """The plan's answer for the root cause, as text lines for render_text's output (terminal-safe)."""
-    from stackcheck.redact import terminal_safe
-
-    return terminal_safe(_render_fix(fix, feature, check))
-
-
-def _render_fix(fix: Mapping[str, Any] | None, feature: str | None, check: str | None = None) -> str:
-    if feature is None and check is None:
-        return ""
-    if fix is None:
-        what = feature or check
-        return f"plan: no step in the plan changes {what} on this box\n"
-    if fix.get("check"):
-        out = f"check {fix['check']} on this box: {fix.get('status')}"
-        out += f": {fix['message']}\n" if fix.get("message") else "\n"
-        how = fix.get("fix")
-        if isinstance(how, Mapping) and how.get("text"):
-            out += f"  fix: {how['text']}\n"
-            for cmd in how.get("commands") or []:
-                out += f"  $ {cmd}\n"
-        step = fix.get("plan_step")
-        if isinstance(step, Mapping):
-            out += f"plan: step {fix.get('step')}: {step.get('component')} {step.get('from')} -> {step.get('to')}\n"
-            for cmd in step.get("commands") or []:
-                out += f"  $ {cmd}\n"
-        return out
-    if fix.get("still_blocked"):
-        out = f"plan: {feature} stays blocked after every upgrade the manifests know: {fix.get('why')}\n"
-        w = fix.get("workaround")
-        if isinstance(w, dict) and w.get("text"):
-            out += f"  workaround (unsupported upstream): {w['text']}\n"
-        return out
-    out = f"plan: step {fix.get('step')} fixes it: {fix.get('component')} {fix.get('from')} -> {fix.get('to')}\n"
-    for cmd in fix.get("commands") or []:
-        out += f"  $ {cmd}\n"
     return out

@@ -448,10 +448,13 @@ def _kept_text(ring: Ring, log: LogWriter | None) -> str:
 
 def _triage(ring: Ring, say: Callable[[str], None]) -> None:
     try:
-        from stackcheck.triage import render_text, triage_stream
+        from stackcheck.render import TRIAGE_FORMATS
+        from stackcheck.render.interface import RenderOptions
+        from stackcheck.triage import TriageReport, triage_stream
 
         label = "the server's output" + (" (its last part)" if ring.truncated else "")
-        say(render_text(triage_stream(io.BytesIO(ring.getvalue()), label)))
+        result = triage_stream(io.BytesIO(ring.getvalue()), label)
+        say(TRIAGE_FORMATS["text"](TriageReport(result), RenderOptions()))
     except Exception as exc:  # triage must never hide the server's own status
         say(f"stackcheck: could not triage the output: {type(exc).__name__}: {exc}\n")
 

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from stackcheck.cli import COMMANDS, build_parser, main
-from stackcheck.render import RENDERERS
+from stackcheck.render import REPORT_FORMATS
+from stackcheck.render.interface import RenderOptions
 
 CASES = Path(__file__).parent / "cases"
 AFTER = str(CASES / "writeup-after" / "facts.json")
@@ -54,10 +55,10 @@ def test_every_renderer_renders_a_full_report(capsys: pytest.CaptureFixture[str]
     from stackcheck.pipeline import Options, evaluate
 
     report, _ = evaluate(Options(facts_file=AFTER))
-    for name, render in RENDERERS.items():
-        text = render(report, color=False)
+    for name, render in REPORT_FORMATS.items():
+        text = render(report, RenderOptions())
         assert isinstance(text, str) and text.strip(), name
-    assert "torch-symm-mem" in RENDERERS["text"](report, color=True)
+    assert "torch-symm-mem" in REPORT_FORMATS["text"](report, RenderOptions(color=True))
 
 
 def test_every_command_is_wired() -> None:

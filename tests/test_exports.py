@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from stackcheck.cli import main
-from stackcheck.render import RENDERERS
+from stackcheck.render import REPORT_FORMATS
 from stackcheck.render.nfd import nfd_labels, render_nfd, sanitize
 from stackcheck.render.prometheus import escape_label, render_prometheus
 
@@ -49,8 +49,8 @@ def report_for(case: str) -> dict[str, Any]:
 
 
 def test_renderers_registered() -> None:
-    assert "prometheus" in RENDERERS
-    assert "nfd" in RENDERERS
+    assert "prometheus" in REPORT_FORMATS
+    assert "nfd" in REPORT_FORMATS
 
 
 # --- prometheus ------------------------------------------------------------------------------------------
@@ -134,6 +134,21 @@ def test_prometheus_escapes_hostile_labels() -> None:
     assert info["torch"] == '2.9.1"} 1\nfake_metric 1'
     assert any(s.labels["model"] == 'GPU \\ with "quotes"\n' for s in fams["stackcheck_gpus"].samples)
     assert escape_label('a\\b"c\nd') == 'a\\\\b\\"c\\nd'
+
+
+def test_status_constants_are_the_engines_statuses() -> None:
+    """The one-hot series list every status the engine can give, from the core's constants (the Prometheus
+    renderer does not read the fleet's)."""
+    from typing import get_args
+
+    from stackcheck.report import CHECK_STATUSES, FEATURE_STATUSES
+    from stackcheck.verdicts import CheckStatus, Status
+
+    assert sorted(FEATURE_STATUSES) == sorted(get_args(Status))
+    assert sorted(CHECK_STATUSES) == sorted(get_args(CheckStatus))
+    families = parse_prom(render_prometheus(report_for("writeup-after")))
+    shown = {s.labels["status"] for s in families["stackcheck_feature_status"].samples}
+    assert shown == set(FEATURE_STATUSES)
 
 
 def test_prometheus_minimal_document() -> None:

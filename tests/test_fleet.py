@@ -13,8 +13,8 @@ import pytest
 
 from stackcheck import fleet as fleet_mod
 from stackcheck.cli import main
-from stackcheck.cmd_fleet import render_csv, render_markdown, render_table
 from stackcheck.fleet import NotAReport, parse_document, read_fleet
+from stackcheck.render.fleet import render_csv, render_markdown, render_text
 
 ROOT = Path(__file__).resolve().parent.parent
 _BASE: dict[str, dict[str, Any]] = {}
@@ -140,7 +140,7 @@ def test_duplicates_keep_newest_whatever_the_order(tmp_path: Path) -> None:
         assert dup["hostname"] == "box"
         assert dup["kept"]["collected_at"] == "2026-11-29T10:00:00+00:00"
         assert [x["collected_at"] for x in dup["dropped"]] == ["2026-11-29T09:00:00Z"]
-        assert "duplicates" in render_table(s)
+        assert "duplicates" in render_text(s)
 
 
 def test_duplicate_tie_and_missing_timestamp(tmp_path: Path) -> None:
@@ -194,7 +194,7 @@ def test_bad_files_are_listed_and_good_ones_counted(fleet_dir: Path) -> None:
     assert "not an integer" in reasons["string-version.json"]
     assert reasons["garbage.json"]
     assert reasons["deep.json"]
-    text = render_table(s)
+    text = render_text(s)
     assert "bad inputs (skipped)" in text
     assert "missing.json: no such file or directory" in text
 
@@ -227,7 +227,7 @@ def test_hostile_shapes_never_crash(tmp_path: Path) -> None:
     s = f.summary()
     assert s["inputs"]["documents"] == len(shapes)
     assert s["inputs"]["reports"] + s["inputs"]["bad"] == len(shapes)
-    for fmt in (render_table, render_markdown):
+    for fmt in (render_text, render_markdown):
         assert fmt(s)
     assert render_csv(f, s)
     json.dumps(s)
@@ -379,7 +379,7 @@ def test_hostile_strings_in_text_formats(tmp_path: Path) -> None:
     write(tmp_path / "a.json", r)
     f = read_fleet([str(tmp_path)], jobs=1)
     s = f.summary()
-    table = render_table(s)
+    table = render_text(s)
     assert "\x1b" not in table
     assert "evil\\nhost" in table
     md = render_markdown(s)

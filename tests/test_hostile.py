@@ -257,12 +257,14 @@ LOG_LINES = st.sampled_from(
 def test_triage_never_crashes_on_generated_logs(lines: list[str], noise: bytes) -> None:
     import io
 
-    from stackcheck.triage import load_signatures, render_json, render_text, triage_stream
+    from stackcheck.render import TRIAGE_FORMATS
+    from stackcheck.render.interface import RenderOptions
+    from stackcheck.triage import TriageReport, load_signatures, triage_stream
 
     data = "\n".join(lines).encode("utf-8", "surrogatepass") + noise
-    result = triage_stream(io.BytesIO(data), "gen.log", load_signatures(), 4096)
-    render_text(result)
-    json.loads(render_json(result))
+    report = TriageReport(triage_stream(io.BytesIO(data), "gen.log", load_signatures(), 4096))
+    TRIAGE_FORMATS["text"](report, RenderOptions())
+    json.loads(TRIAGE_FORMATS["json"](report, RenderOptions()))
 
 
 SERVER_FLAGS = st.sampled_from(

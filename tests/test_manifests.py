@@ -211,3 +211,12 @@ def test_overlapping_gate_ranges_are_a_contradiction(tmp_path: Path) -> None:
     with pytest.raises(ManifestError) as err:
         load([tmp_path], env={})
     assert any("overlaps" in p and "sglang 0.5.9" in p for p in err.value.problems)
+
+
+@pytest.mark.parametrize(
+    ("driver", "cuda"),
+    [("580.95.05", "13.0"), ("580.65.06", "13.0"), ("580.65.05", "12.9"), ("535.54.03", "12.2"), ("450.80.02", None)],
+)
+def test_driver_cuda_is_read_from_the_cuda_minimum_drivers(driver: str, cuda: str | None) -> None:
+    """The highest CUDA a driver supports comes from components.json's CUDA releases (their min_driver)."""
+    assert load([], env={}).driver_cuda(driver) == cuda

@@ -78,10 +78,11 @@ def test_probe_and_colour_table_neutralise_controls(tmp_path: Path) -> None:
     facts = str(hostile_facts(tmp_path))
     out = run("probe", "--facts", facts).stdout.decode()
     assert not any(raw in out for raw in CONTROLS)
-    from stackcheck.render import RENDERERS
+    from stackcheck.render import REPORT_FORMATS
+    from stackcheck.render.interface import RenderOptions
 
     report = json.loads(run("audit", "--facts", facts, "--format", "json").stdout)
-    coloured = RENDERERS["text"](report, color=True)
+    coloured = REPORT_FORMATS["text"](report, RenderOptions(color=True))
     assert "\\x1b]0;owned" in coloured  # shown as text; stackcheck's own colour codes are the only ESC left
     assert "\x1b]0;owned" not in coloured and "\x07" not in coloured and "\x9b" not in coloured
 

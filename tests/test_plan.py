@@ -34,7 +34,7 @@ def _ctx(path: Path) -> Context:
 def _plan(path: Path, **kw: Any) -> dict[str, Any]:
     ctx = _ctx(path)
     features, _ = evaluate_all(ctx)
-    return make_plan(ctx, features, **kw)
+    return dict(make_plan(ctx, features, **kw).to_json())
 
 
 def _plan_schema_validator() -> Any:
@@ -118,8 +118,8 @@ def test_unblocks_are_engine_transitions() -> None:
     before = {f["id"]: f["status"] for f in features}
     plan = make_plan(ctx, features)
     seen: list[str] = []
-    for step in plan["steps"]:
-        for fid in step["unblocks"]:
+    for step in plan.steps:
+        for fid in step.unblocks:
             assert before[fid] == "blocked"
             seen.append(fid)
     assert len(seen) == len(set(seen))

@@ -135,11 +135,13 @@ def planted_log(draw: Any) -> tuple[bytes, str]:
 @settings(max_examples=200, deadline=None)
 @given(planted_log())
 def test_no_planted_log_secret_is_printed_by_triage(planted: tuple[bytes, str]) -> None:
-    from stackcheck.triage import load_signatures, render_json, render_text, triage_stream
+    from stackcheck.render import TRIAGE_FORMATS
+    from stackcheck.render.interface import RenderOptions
+    from stackcheck.triage import TriageReport, load_signatures, triage_stream
 
     data, secret = planted
-    result = triage_stream(io.BytesIO(data), "gen.log", load_signatures())
-    text, doc = render_text(result), render_json(result)
+    report = TriageReport(triage_stream(io.BytesIO(data), "gen.log", load_signatures()))
+    text, doc = TRIAGE_FORMATS["text"](report, RenderOptions()), TRIAGE_FORMATS["json"](report, RenderOptions())
     assert "RuntimeError" in text
     assert secret not in text and secret not in doc, text
     for raw in RAW_CONTROLS:
@@ -173,7 +175,8 @@ def _set(doc: Any, path: tuple[Any, ...], value: str) -> None:
 def test_hostile_strings_in_facts_never_reach_a_terminal(field: int, value: str) -> None:
     from stackcheck.facts import facts_from_document
     from stackcheck.pipeline import Options, evaluate
-    from stackcheck.render import RENDERERS
+    from stackcheck.render import REPORT_FORMATS
+    from stackcheck.render.interface import RenderOptions
 
     doc = json.loads(H200.read_text())
     _set(doc, FIELDS[field], value)
@@ -187,19 +190,19 @@ def test_hostile_strings_in_facts_never_reach_a_terminal(field: int, value: str)
         report, _ = evaluate(Options(facts_file=fh.name))
     finally:
         os.unlink(fh.name)
-    for fmt, render in RENDERERS.items():
-        out = render(report, color=False)
+    for fmt, render in REPORT_FORMATS.items():
+        out = render(report, RenderOptions())
         out.encode("utf-8")  # writable, whatever the facts held
         if fmt in ("text", "markdown", "json"):
             assert not any(raw in out for raw in RAW_CONTROLS if raw != "\x7f" or fmt != "json"), fmt
-    from stackcheck.cmd_fleet import render_csv, render_markdown, render_table
     from stackcheck.fleet import read_fleet
+    from stackcheck.render.fleet import render_csv, render_markdown, render_text
 
     with tempfile.TemporaryDirectory() as d:
         Path(d, "r.json").write_text(json.dumps(report))
         fleet = read_fleet([d], jobs=1)
         summary = fleet.summary()
-        for out in (render_table(summary), render_markdown(summary), render_csv(fleet, summary)):
+        for out in (render_text(summary), render_markdown(summary), render_csv(fleet, summary)):
             out.encode("utf-8")
             assert not any(raw in out for raw in RAW_CONTROLS)
 

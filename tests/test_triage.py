@@ -17,16 +17,25 @@ import pytest
 
 from stackcheck import cmd_triage
 from stackcheck.errors import BadInputError
+from stackcheck.render import TRIAGE_FORMATS
+from stackcheck.render.interface import RenderOptions
+from stackcheck.render.triage import render_text
 from stackcheck.triage import (
     LINE_CAP,
+    TriageReport,
+    TriageResult,
     load_signatures,
-    render_json,
-    render_text,
     result_json,
     triage_file,
     triage_stream,
     triage_with_plan,
 )
+
+
+def render_json(result: TriageResult) -> str:
+    """The JSON format of a triage without facts, as `stackcheck triage --format json` writes it."""
+    return TRIAGE_FORMATS["json"](TriageReport(result), RenderOptions())
+
 
 LOGS = Path(__file__).parent / "data" / "logs"
 ROOT = Path(__file__).parent.parent

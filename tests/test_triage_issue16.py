@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from stackcheck.triage import load_signatures, render_text, triage_file, triage_stream, triage_with_plan
+from stackcheck.render.triage import render_text
+from stackcheck.triage import load_signatures, triage_file, triage_stream, triage_with_plan
 
 HERE = Path(__file__).parent
 LOGS = HERE / "data" / "logs"

@@ -3,6 +3,8 @@ through importlib.resources (not through paths next to the source)."""
 
 from __future__ import annotations
 
+import json
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -15,8 +17,13 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @pytest.mark.slow
 def test_wheel_contains_manifests_and_schemas(tmp_path: Path) -> None:
+    # built from a copy of the sources: setuptools would reuse a checkout's build/ (a module removed from the
+    # sources, or a package missing from pyproject's list, would still be in the wheel)
+    src = tmp_path / "src"
+    junk = shutil.ignore_patterns(".*", "build", "dist", "*.egg-info", "__pycache__", "tests")
+    shutil.copytree(ROOT, src, symlinks=True, ignore=junk)
     proc = subprocess.run(
-        [sys.executable, "-m", "build", "--wheel", "--outdir", str(tmp_path), str(ROOT)],
+        [sys.executable, "-m", "build", "--wheel", "--outdir", str(tmp_path), str(src)],
         capture_output=True,
         text=True,
         timeout=600,
@@ -31,6 +38,9 @@ def test_wheel_contains_manifests_and_schemas(tmp_path: Path) -> None:
     for p in (ROOT / "schemas").glob("*.json"):
         assert f"stackcheck/schemas/{p.name}" in names
     assert "stackcheck/py.typed" in names
+    # every module of every subpackage (a package missing from pyproject's list would be left out)
+    sources = {p.relative_to(ROOT).as_posix() for p in (ROOT / "stackcheck").rglob("*.py")}
+    assert sources - names == set()
     # install it into a fresh target and load the data from there
     target = tmp_path / "site"
     subprocess.run(
@@ -38,9 +48,12 @@ def test_wheel_contains_manifests_and_schemas(tmp_path: Path) -> None:
         check=True,
         timeout=300,
     )
+    facts = ROOT / "tests" / "cases" / "writeup-before" / "facts.json"
     code = (
         "import stackcheck, stackcheck.manifest_loader as m; "
-        "print(stackcheck.__file__); print(len(m.load([], env={}).features))"
+        "print(stackcheck.__file__); print(len(m.load([], env={}).features)); "
+        "from stackcheck.cli import main; "
+        f"main(['plan', '--facts', {str(facts)!r}, '--format', 'json', '--output', 'plan.json'])"
     )
     out = subprocess.run(
         [sys.executable, "-c", code],
@@ -54,3 +67,5 @@ def test_wheel_contains_manifests_and_schemas(tmp_path: Path) -> None:
     location, count = out.stdout.split()
     assert location.startswith(str(target))
     assert int(count) >= 20
+    plan = json.loads((tmp_path / "plan.json").read_text(encoding="utf-8"))["plan"]  # the planner, installed
+    assert plan["steps"] and all(step["commands"] for step in plan["steps"])

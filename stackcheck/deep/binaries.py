@@ -17,13 +17,13 @@ from typing import Any
 from stackcheck import archs
 from stackcheck.deep.elf import EM_CUDA, ElfError, ElfFile
 from stackcheck.deep.fatbin import cubin_info, scan_fatbins, sort_targets
+from stackcheck.facts import KERNEL_MODULE, KERNEL_PACKAGES
 from stackcheck.probes.fsview import FileView, GlobLimit, HostView, glob, is_dir, kind_of
 
 #: Files scanned per package (globs relative to the package's `location`, i.e. site-packages).
 PACKAGE_GLOBS: dict[str, tuple[str, ...]] = {
     "torch": ("torch/lib/*.so", "torch/lib/*.so.*"),
-    "sgl-kernel": ("sgl_kernel/**/*.so",),
-    "sglang-kernel": ("sgl_kernel/**/*.so",),
+    **dict.fromkeys(KERNEL_PACKAGES, (f"{KERNEL_MODULE}/**/*.so",)),
     "flashinfer-python": ("flashinfer/**/*.so", "flashinfer/**/*.cubin"),
     "flashinfer-jit-cache": ("flashinfer_jit_cache/**/*.so", "flashinfer_jit_cache/**/*.cubin"),
     "flashinfer-cubin": ("flashinfer_cubin/**/*.cubin", "flashinfer_cubin/**/*.so"),

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from stackcheck.deep.elf import EM_AARCH64, EM_X86_64, ElfError, ElfFile
+from stackcheck.facts import KERNEL_MODULE, KERNEL_PACKAGES
 from stackcheck.probes.fsview import FileView, GlobLimit, HostView, glob, is_dir, is_file, is_host
 
 LD_CACHE_PATH = Path("/etc/ld.so.cache")
@@ -321,8 +322,7 @@ def warnings_for(res: Mapping[str, Any], obj_rel: str, view: FileView | None = N
 #: Objects whose CUDA library resolution is reported, per package (globs relative to the location).
 LIB_OBJECTS: dict[str, tuple[str, ...]] = {
     "torch": ("torch/lib/libtorch_cuda.so", "torch/lib/libc10_cuda.so"),
-    "sgl-kernel": ("sgl_kernel/**/*.so",),
-    "sglang-kernel": ("sgl_kernel/**/*.so",),
+    **dict.fromkeys(KERNEL_PACKAGES, (f"{KERNEL_MODULE}/**/*.so",)),
     "flashinfer-python": ("flashinfer/**/*.so",),
     "flashinfer-jit-cache": ("flashinfer_jit_cache/**/*.so",),
     "vllm": ("vllm/**/*.so",),

@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from stackcheck.facts import KERNEL_PACKAGES, SERVING_PACKAGES
 from stackcheck.probes.fsview import FileView, HostView, NotRegularFile, is_dir, is_file, listdir_or_empty, read_text
 from stackcheck.probes.interface import Probe, ProbeContext, ProbeResult, ProbeStatus, SearchPathUnknown
 
@@ -25,8 +26,7 @@ WANTED = (
     "torchvision",
     "triton",
     "pytorch-triton",
-    "sgl-kernel",
-    "sglang-kernel",
+    *KERNEL_PACKAGES,
     "flashinfer-python",
     "flashinfer-cubin",
     "flashinfer-jit-cache",
@@ -49,7 +49,7 @@ WANTED = (
 )
 #: the packages a serving environment has; an environment with none of them is "not this one" (see the
 #: environments probe, which then looks for one that has them)
-SERVING = ("sglang", "torch", "sgl-kernel", "sglang-kernel", "flashinfer-python")
+SERVING = SERVING_PACKAGES
 LOCAL_VARIANT = re.compile(r"\+(cu\d+|cpu|rocm[\d.]+)", re.IGNORECASE)
 _NORMALISE = re.compile(r"[-_.]+")
 _HOST = HostView()
@@ -279,7 +279,7 @@ def package_facts(name: str, copies: list[DistRecord], view: FileView | None = N
             entry["cuda"] = tv.get("cuda")
             entry["git_version"] = tv.get("git_version")
             entry["variant"] = variant_from(entry["version"], entry["cuda"], tv.get("hip")) or "cpu"
-    elif name in ("sgl-kernel", "sglang-kernel"):
+    elif name in KERNEL_PACKAGES:
         entry["variant"] = variant_from(first.version)
     return entry
 

@@ -1,60 +1,225 @@
-"""Output formats. RENDERERS maps a --format name to a function(report, color=..., **options) -> str.
+"""Output formats, one plug-in family: every document stackcheck writes has a registry of its formats here,
+a `Final` dict of format name -> `Renderer` (render/interface.py: the document and the RenderOptions in, a
+string out; only the command line writes). The command line's --format choices are the registry's keys;
+`DOCUMENTS` lists every registry (tests/test_render_registry.py renders every format of every document).
 
-Options a renderer may take (others ignore them): `width` (columns of the text format; default: $COLUMNS or
-the terminal's, no wrapping when piped) and `sources` (list every cited source with its title and address).
-FORMAT_ALIASES maps an old format name to its current one (stackcheck.options.format_choice warns).
+| document | registry | modules |
+|---|---|---|
+| the report (`audit`) | REPORT_FORMATS | text.py, markdown.py, prometheus.py, nfd.py (one module per format) |
+| the facts (`probe`) | PROBE_FORMATS | the report's text, json, markdown (a report without verdicts) |
+| the plan (`plan`) | PLAN_FORMATS | the report's text, json, markdown (the box and the plan, or the whole report) |
+| the gate's decision | GATE_FORMATS | gate.py |
+| a triage | TRIAGE_FORMATS | triage.py |
+| a fleet summary | FLEET_FORMATS | fleet.py (text, markdown, csv) |
+| an explanation | EXPLAIN_FORMATS | explain.py |
+| a diff | DIFF_FORMATS | diff.py (text, markdown) |
+| a recommendation | RECOMMEND_FORMATS | recommend.py (text, shell) |
 
-The human formats (text, markdown) render a copy of the report whose strings went through
-`stackcheck.redact.safe_tree`: text from the box (GPU names, tool errors, versions, host names) never
-brings a control character or an escape sequence to a terminal; JSON escapes them (`redact.json_text`)."""
+Every JSON format is the one JSON writer, jsonout.py. layout.py lays text out at any width (wrap without
+cutting, hanging indents, shell commands one line or a `\\` continuation, ANSI colour) for every human format.
+The renderers are imported when they run, not with this module (start-up time).
+
+The human formats render text from the box terminal-safe: the report's text and markdown render a copy whose
+strings went through `stackcheck.redact.safe_tree` (GPU names, tool errors, versions, host names never
+bring a control character or an escape sequence to a terminal); JSON escapes them (`redact.json_text`).
+FORMAT_ALIASES maps an old format name to its current one (stackcheck.options.format_choice warns)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Final
+
+from stackcheck.render.interface import Renderer, RenderOptions
+
+if TYPE_CHECKING:
+    from stackcheck.fleet import FleetReport
+    from stackcheck.triage import TriageReport
+
+#: a JSON document as parsed: the report, the gate's decision, an explanation, a diff, a recommendation
+Document = dict[str, Any]
 
 
-def _text(report: dict[str, Any], *, color: bool = False, **options: Any) -> str:
+def _json(document: Document, options: RenderOptions) -> str:
+    from stackcheck.render.jsonout import json_document
+
+    return json_document(document, compact=options.compact)
+
+
+# ---- the report (audit, probe, plan) ---------------------------------------------------------------------
+
+
+def _report_text(report: Document, options: RenderOptions) -> str:
     from stackcheck.redact import safe_tree
-    from stackcheck.render.text import render_table
+    from stackcheck.render.text import render_plain
 
-    return render_table(
-        safe_tree(report), color=color, width=options.get("width"), sources=bool(options.get("sources"))
-    )
+    return render_plain(safe_tree(report), options.width, color=options.color, sources=options.sources)
 
 
-def _json(report: dict[str, Any], *, color: bool = False, **options: Any) -> str:
-    from stackcheck.render.jsonfmt import render_json
-
-    return render_json(report)
-
-
-def _markdown(report: dict[str, Any], *, color: bool = False, **options: Any) -> str:
+def _report_markdown(report: Document, options: RenderOptions) -> str:
     from stackcheck.redact import safe_tree
     from stackcheck.render.markdown import render_markdown
 
-    return render_markdown(safe_tree(report), sources=bool(options.get("sources")))
+    return render_markdown(safe_tree(report), sources=options.sources)
 
 
-def _prometheus(report: dict[str, Any], *, color: bool = False, **options: Any) -> str:
+def _report_prometheus(report: Document, options: RenderOptions) -> str:
     from stackcheck.render.prometheus import render_prometheus
 
     return render_prometheus(report)
 
 
-def _nfd(report: dict[str, Any], *, color: bool = False, **options: Any) -> str:
+def _report_nfd(report: Document, options: RenderOptions) -> str:
     from stackcheck.render.nfd import render_nfd
 
     return render_nfd(report)
 
 
-RENDERERS: dict[str, Callable[..., str]] = {
-    "text": _text,
+REPORT_FORMATS: Final[dict[str, Renderer[Document]]] = {
+    "text": _report_text,
     "json": _json,
-    "markdown": _markdown,
-    "prometheus": _prometheus,
-    "nfd": _nfd,
+    "markdown": _report_markdown,
+    "prometheus": _report_prometheus,
+    "nfd": _report_nfd,
+}
+#: `stackcheck probe`: the facts; the text lists them (a report without verdicts or plan)
+PROBE_FORMATS: Final[dict[str, Renderer[Document]]] = {
+    "text": _report_text,
+    "json": _json,
+    "markdown": _report_markdown,
+}
+#: `stackcheck plan`: the text and markdown show the box and the plan, the JSON the whole report
+PLAN_FORMATS: Final[dict[str, Renderer[Document]]] = {
+    "text": _report_text,
+    "json": _json,
+    "markdown": _report_markdown,
+}
+
+
+# ---- the gate's decision ---------------------------------------------------------------------------------
+
+
+def _gate_text(decision: Document, options: RenderOptions) -> str:
+    from stackcheck.render.gate import render_text
+
+    return render_text(decision, options.warnings_only, options.verbose, options.width)
+
+
+GATE_FORMATS: Final[dict[str, Renderer[Document]]] = {"text": _gate_text, "json": _json}
+
+
+# ---- triage -----------------------------------------------------------------------------------------------
+
+
+def _triage_text(report: TriageReport, options: RenderOptions) -> str:
+    from stackcheck.render.triage import render_report
+
+    return render_report(report)
+
+
+def _triage_json(report: TriageReport, options: RenderOptions) -> str:
+    from stackcheck.render.jsonout import json_document
+
+    return json_document(report.to_json(), compact=options.compact)
+
+
+TRIAGE_FORMATS: Final[dict[str, Renderer[TriageReport]]] = {"text": _triage_text, "json": _triage_json}
+
+
+# ---- fleet ------------------------------------------------------------------------------------------------
+
+
+def _fleet_text(report: FleetReport, options: RenderOptions) -> str:
+    from stackcheck.render.fleet import render_text
+
+    return render_text(report.summary)
+
+
+def _fleet_json(report: FleetReport, options: RenderOptions) -> str:
+    from stackcheck.render.jsonout import json_document
+
+    return json_document(report.summary, compact=options.compact)
+
+
+def _fleet_markdown(report: FleetReport, options: RenderOptions) -> str:
+    from stackcheck.render.fleet import render_markdown
+
+    return render_markdown(report.summary)
+
+
+def _fleet_csv(report: FleetReport, options: RenderOptions) -> str:
+    from stackcheck.render.fleet import render_csv
+
+    return render_csv(report.fleet, report.summary)
+
+
+FLEET_FORMATS: Final[dict[str, Renderer[FleetReport]]] = {
+    "text": _fleet_text,
+    "json": _fleet_json,
+    "markdown": _fleet_markdown,
+    "csv": _fleet_csv,  # one row per host
+}
+
+
+# ---- explain, diff, recommend -----------------------------------------------------------------------------
+
+
+def _explain_text(doc: Document, options: RenderOptions) -> str:
+    from stackcheck.render.explain import render_text
+
+    return render_text(doc, options.width, options.sources)
+
+
+EXPLAIN_FORMATS: Final[dict[str, Renderer[Document]]] = {"text": _explain_text, "json": _json}
+
+
+def _diff_text(doc: Document, options: RenderOptions) -> str:
+    from stackcheck.redact import safe_tree
+    from stackcheck.render.diff import render_text
+
+    return render_text(safe_tree(doc), options.width)
+
+
+def _diff_markdown(doc: Document, options: RenderOptions) -> str:
+    from stackcheck.redact import safe_tree
+    from stackcheck.render.diff import render_markdown
+
+    return render_markdown(safe_tree(doc))
+
+
+DIFF_FORMATS: Final[dict[str, Renderer[Document]]] = {"text": _diff_text, "json": _json, "markdown": _diff_markdown}
+
+
+def _recommend_text(doc: Document, options: RenderOptions) -> str:
+    from stackcheck.render.recommend import render_text
+
+    return render_text(doc)
+
+
+def _recommend_shell(doc: Document, options: RenderOptions) -> str:
+    from stackcheck.render.recommend import render_shell
+
+    return render_shell(doc)
+
+
+RECOMMEND_FORMATS: Final[dict[str, Renderer[Document]]] = {
+    "text": _recommend_text,
+    "json": _json,
+    "shell": _recommend_shell,  # one command per line, every argument quoted
+}
+
+
+#: every document and its formats
+DOCUMENTS: Final[dict[str, Mapping[str, Renderer[Any]]]] = {
+    "report": REPORT_FORMATS,
+    "probe": PROBE_FORMATS,
+    "plan": PLAN_FORMATS,
+    "gate": GATE_FORMATS,
+    "triage": TRIAGE_FORMATS,
+    "fleet": FLEET_FORMATS,
+    "explain": EXPLAIN_FORMATS,
+    "diff": DIFF_FORMATS,
+    "recommend": RECOMMEND_FORMATS,
 }
 
 #: old format names still accepted, with a deprecation note on stderr
-FORMAT_ALIASES: dict[str, str] = {"table": "text"}
+FORMAT_ALIASES: Final[dict[str, str]] = {"table": "text"}

@@ -1,12 +1,51 @@
-"""Renderers turn a finished report (a JSON-compatible dict) into a string; only the CLI writes."""
+"""The renderer family's interface: a renderer takes one finished document and the options the command line
+asked for, and returns a string; only the command line writes it (standard output or --output).
+
+Every document has a registry of its formats in stackcheck.render (`REPORT_FORMATS`, `GATE_FORMATS`, ...),
+a `Final` dict of format name -> Renderer that mypy checks against this protocol; the command line builds
+its --format choices from the registry's keys."""
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any, Final, Protocol, TypeVar
+
+D_contra = TypeVar("D_contra", contravariant=True)
 
 
-class Renderer(Protocol):
-    def __call__(self, report: dict[str, Any], *, color: bool = False) -> str: ...
+class RenderOptions:
+    """What the command line asks of a renderer; each renderer reads the options it has a use for and
+    ignores the others. (A plain class: a dataclass costs start-up time.)"""
+
+    __slots__ = ("color", "compact", "sources", "verbose", "warnings_only", "width")
+
+    def __init__(
+        self,
+        *,
+        color: bool = False,
+        width: int | None = None,
+        sources: bool = False,
+        verbose: bool = False,
+        warnings_only: bool = False,
+        compact: bool = False,
+    ) -> None:
+        #: ANSI colour (the text format on a terminal)
+        self.color: Final = color
+        #: columns of the human formats; None: $COLUMNS, else the terminal's, no wrapping when piped
+        self.width: Final = width
+        #: list every cited source with its title and address
+        self.sources: Final = sources
+        #: the gate decision: also the note that lists the server flags the gate does not read
+        self.verbose: Final = verbose
+        #: the gate decision on stderr before the server starts: only its warnings
+        self.warnings_only: Final = warnings_only
+        #: JSON on one line (the gate's decision on stderr before the server starts)
+        self.compact: Final = compact
+
+
+class Renderer(Protocol[D_contra]):
+    """One format of one document: the document and the options in, the text out (never written here)."""
+
+    def __call__(self, document: D_contra, options: RenderOptions, /) -> str: ...
 
 
 def source_text(source: Any) -> str:

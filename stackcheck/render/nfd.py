@@ -15,6 +15,8 @@ import hashlib
 import re
 from typing import Any
 
+from stackcheck.facts import KERNEL_PACKAGES
+
 PREFIX = "stackcheck.io/"
 NAME_RE = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
 PREFIX_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
@@ -22,8 +24,7 @@ MAX_NAME = 63
 MAX_VALUE = 63
 STACK_PACKAGES = {
     "torch": "torch",
-    "sgl-kernel": "sgl-kernel",
-    "sglang-kernel": "sglang-kernel",
+    **{name: name for name in KERNEL_PACKAGES},
     "flashinfer-python": "flashinfer",
     "sglang": "sglang",
 }
@@ -103,7 +104,7 @@ def nfd_labels(report: dict[str, Any]) -> dict[str, str]:
     return labels
 
 
-def render_nfd(report: dict[str, Any], *, color: bool = False) -> str:
+def render_nfd(report: dict[str, Any]) -> str:
     host = report.get("host") or {}
     head = [
         "# stackcheck node features for Node Feature Discovery (local source, features.d)",

@@ -12,12 +12,12 @@ import math
 import time
 from typing import Any
 
-from stackcheck.fleet import CHECK_STATUSES, FEATURE_STATUSES, parse_timestamp
+from stackcheck.facts import KERNEL_PACKAGES
+from stackcheck.report import CHECK_STATUSES, FEATURE_STATUSES, parse_timestamp
 
 PACKAGE_LABELS = {
     "torch": "torch",
-    "sgl-kernel": "sgl_kernel",
-    "sglang-kernel": "sglang_kernel",
+    **{name: name.replace("-", "_") for name in KERNEL_PACKAGES},
     "flashinfer-python": "flashinfer",
     "sglang": "sglang",
     "triton": "triton",
@@ -58,7 +58,7 @@ class _Out:
         self.lines.append(f"{name}{{{body}}} {text}" if body else f"{name} {text}")
 
 
-def render_prometheus(report: dict[str, Any], *, color: bool = False) -> str:
+def render_prometheus(report: dict[str, Any]) -> str:
     facts = report.get("facts") or {}
     host = report.get("host") or {}
     driver = facts.get("driver") or {}

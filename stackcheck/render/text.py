@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from stackcheck.facts import image_text, serving_elsewhere, target_text
+from stackcheck.facts import KERNEL_PACKAGES, image_text, serving_elsewhere, target_text
 from stackcheck.render.interface import value_text
 from stackcheck.render.layout import UNLIMITED, Paint, output_width, shell_lines, wrap, wrap_items
 from stackcheck.sources import collect, ids
@@ -31,8 +31,7 @@ STYLE = {
 
 PACKAGE_ORDER = [
     "torch",
-    "sglang-kernel",
-    "sgl-kernel",
+    *KERNEL_PACKAGES[::-1],
     "flashinfer-python",
     "flashinfer-cubin",
     "flashinfer-jit-cache",
@@ -651,10 +650,3 @@ def render_plain(
         out.append("")
         out += [paint(x, "dim") for x in wrap(line, width, "  ")]
     return "\n".join(out) + "\n"
-
-
-def render_table(
-    report: dict[str, Any], *, color: bool = False, width: int | None = None, sources: bool = False
-) -> str:
-    """The text format (`--format text`; `table` is its old name)."""
-    return render_plain(report, width, color=color, sources=sources)

@@ -1,12 +1,10 @@
-"""Renderers of a recommendation document (stackcheck.recommend.Recommendation.to_json() plus "box"):
-text for a person, shell for a copy-paste (one command per line, every argument shlex-quoted), JSON.
-Each takes the finished document and returns a string; only the CLI writes."""
+"""The recommendation for a reader (`stackcheck recommend`; the document is
+stackcheck.recommend.Recommendation.to_json() plus "box"): text for a person, shell for a copy-paste (one
+command per line, every argument shlex-quoted). Its JSON is the one JSON writer's (render/jsonout.py)."""
 
 from __future__ import annotations
 
-import json
 import shlex
-from collections.abc import Callable
 from typing import Any
 
 from stackcheck.render.interface import source_text
@@ -205,14 +203,3 @@ def render_shell(doc: dict[str, Any]) -> str:
     out.append(launch_line(doc))
     # comments are made printable; commands are quoted by shlex (plan commands are quoted by the planner)
     return "\n".join(printable(line) if line.startswith("#") else line for line in out) + "\n"
-
-
-def render_json(doc: dict[str, Any]) -> str:
-    return json.dumps({"schema_version": 1, **doc}, indent=2, ensure_ascii=False, default=str) + "\n"
-
-
-RECOMMENDATION_RENDERERS: dict[str, Callable[[dict[str, Any]], str]] = {
-    "text": render_text,
-    "shell": render_shell,
-    "json": render_json,
-}

@@ -1,0 +1,78 @@
+"""Installers of Python packages with pip: torch from the PyTorch index of its CUDA variant, the kernel
+package (sgl-kernel, renamed sglang-kernel), flashinfer-python with the packages that must match its
+version (flashinfer-cubin, flashinfer-jit-cache), and SGLang."""
+
+from __future__ import annotations
+
+from stackcheck.context import Context
+from stackcheck.facts import KERNEL_MODULE
+from stackcheck.plan.installers.interface import Install, q
+from stackcheck.plan.solver import Box, Choice, Stack, find_release
+
+
+def _index(ctx: Context, name: str, variant: str | None) -> str | None:
+    """The package's wheel index for a CUDA variant (components.json `index_url`), if it has one."""
+    url = ctx.manifests.package(name).get("index_url")
+    if not isinstance(url, str) or not variant:
+        return None
+    return url.replace("{variant}", variant)
+
+
+def install_torch(ctx: Context, choice: Choice, box: Box, stack: Stack) -> Install:
+    url = _index(ctx, "torch", choice.variant)
+    cmd = f"pip install {q(f'torch=={choice.version}')}"
+    return Install((cmd + (f" --index-url {q(url)}" if url else ""),))
+
+
+def install_kernel(ctx: Context, choice: Choice, box: Box, stack: Stack) -> Install:
+    """The kernel package; the other name uninstalled first when the box has it (both install the same
+    import name); a variant that is not the one on PyPI from the project's own index."""
+    cmds: list[str] = []
+    warnings: list[str] = []
+    if box.kernel is not None and box.kernel[0] != choice.name:
+        cmds.append(f"pip uninstall -y {q(box.kernel[0])}")
+        warnings.append(f"{box.kernel[0]} was renamed {choice.name}; the import name stays {KERNEL_MODULE}")
+    if choice.index_only and choice.variant:
+        url = _index(ctx, choice.name, choice.variant)
+        spec = f"{choice.name}=={choice.version}+{choice.variant}"
+        cmds.append(f"pip install {q(spec)}" + (f" --index-url {q(url)}" if url else ""))
+    else:
+        cmds.append(f"pip install {q(f'{choice.name}=={choice.version}')}")
+    return Install(tuple(cmds), tuple(warnings))
+
+
+def install_flashinfer(ctx: Context, choice: Choice, box: Box, stack: Stack) -> Install:
+    """flashinfer-python with the extra SGLang's pin names; flashinfer-cubin at the same version when SGLang
+    pins it or the box has it and the manifests know that release (else the installed one is removed rather
+    than left mismatched); flashinfer-jit-cache at the same version from its index of torch's variant."""
+    warnings: list[str] = []
+    # SGLang >= 0.5.14 pins flashinfer_python[cu13]: install the extra it names
+    extras = (stack.sglang.release.get("requires_extras") or {}).get("flashinfer-python") or []
+    extra = f"[{','.join(extras)}]" if extras else ""
+    specs = [f"flashinfer-python{extra}=={choice.version}"]
+    cubin_pinned = "flashinfer-cubin" in (stack.sglang.release.get("requires") or {})
+    cubin_known = find_release(ctx, "flashinfer-cubin", choice.version) is not None
+    if cubin_pinned or (ctx.installed_version("flashinfer-cubin") and cubin_known):
+        specs.append(f"flashinfer-cubin=={choice.version}")
+    cmds = []
+    if ctx.installed_version("flashinfer-cubin") and len(specs) == 1:
+        cmds.append("pip uninstall -y flashinfer-cubin")
+        warnings.append(
+            f"the manifests know no flashinfer-cubin {choice.version} and SGLang {stack.sglang.version} does not "
+            "pin it: the installed one is removed rather than left mismatched"
+        )
+    cmds.append("pip install " + " ".join(q(s) for s in specs))
+    if ctx.installed_version("flashinfer-jit-cache"):
+        jit = find_release(ctx, "flashinfer-jit-cache", choice.version)
+        url = _index(ctx, "flashinfer-jit-cache", stack.torch.variant)
+        if jit is not None and url:
+            cmds.append(f"pip install {q(f'flashinfer-jit-cache=={choice.version}')} --index-url {q(url)}")
+        else:
+            warnings.append(
+                f"the manifests know no flashinfer-jit-cache {choice.version}: uninstall flashinfer-jit-cache"
+            )
+    return Install(tuple(cmds), tuple(warnings))
+
+
+def install_sglang(ctx: Context, choice: Choice, box: Box, stack: Stack) -> Install:
+    return Install((f"pip install {q(f'sglang=={choice.version}')}",))

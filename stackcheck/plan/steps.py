@@ -1,0 +1,152 @@
+"""Step ordering: the target stack's changes as ordered steps (driver, CUDA toolkit, torch, kernel,
+flashinfer, SGLang, then manual patches), each with its installer's commands, why it is there, and the
+features blocked before the plan that are ok after it and every earlier step (`unblocks`); a feature ok
+now and blocked after the plan is a warning on the step after which it stays blocked."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from stackcheck.context import Context
+from stackcheck.facts import Facts
+from stackcheck.plan.hypothetical import Engine, apply_choice, first_failure
+from stackcheck.plan.installers import INSTALLERS
+from stackcheck.plan.installers.interface import q
+from stackcheck.plan.model import Step
+from stackcheck.plan.solver import COMPONENTS, Box, Choice, Stack, cuda_key
+from stackcheck.verdicts import FeatureVerdict
+from stackcheck.versions import compare_numeric
+
+STEP_ORDER = ("driver", "toolkit", "torch", "kernel", "flashinfer", "sglang", "patch")
+
+
+@dataclass(frozen=True)
+class Steps:
+    """The ordered steps to a target, the facts after all of them, and every feature's verdict then."""
+
+    steps: list[Step]
+    facts: Facts
+    final: dict[str, FeatureVerdict]
+
+
+def toolkit_choice(ctx: Context, target: Stack) -> Choice | None:
+    """A CUDA toolkit step when the toolkit that builds extensions is older (major) than torch's CUDA."""
+    tk = ctx.toolkit_cuda()
+    if tk is None or target.torch.cuda is None:
+        return None
+    if cuda_key(tk)[0] < cuda_key(target.torch.cuda)[0]:
+        return Choice("toolkit", "cuda-toolkit", target.torch.cuda)
+    return None
+
+
+def plan_steps(ctx: Context, engine: Engine, target: Stack, box: Box, before: dict[str, FeatureVerdict]) -> Steps:
+    """The ordered steps; each step's `unblocks` from the engine on the facts after it and every earlier
+    step. Also the facts and the verdicts of every feature after the whole plan."""
+    blocked0 = {fid for fid, v in before.items() if v.get("status") == "blocked"}
+    ok0 = {fid for fid, v in before.items() if v.get("status") == "ok"}
+    facts = ctx.facts
+    states: list[Facts] = []
+    order: list[Choice] = []
+    for comp in STEP_ORDER:
+        if comp == "toolkit":
+            toolkit = toolkit_choice(ctx, target)
+            if toolkit is not None:
+                order.append(toolkit)
+            continue
+        ch = target.get(comp) if comp in COMPONENTS else None
+        if ch is not None and not ch.current:
+            order.append(ch)
+    unblocked: set[str] = set()
+    final: dict[str, FeatureVerdict] = dict(before)
+    drafts: list[tuple[Step, list[str]]] = []  # a step and its warnings, which the regressions extend
+    for n, ch in enumerate(order):
+        facts = apply_choice(facts, ch, ctx)
+        states.append(facts)
+        if n == len(order) - 1:
+            final = {fid: engine.verdict_on(facts, fid) for fid in engine.features}
+            status = {fid: str(v.get("status")) for fid, v in final.items()}
+        else:
+            status = {fid: str(engine.verdict_on(facts, fid).get("status")) for fid in blocked0 - unblocked}
+        newly = sorted(fid for fid in blocked0 - unblocked if status.get(fid) == "ok")
+        unblocked.update(newly)
+        install = INSTALLERS[ch.component](ctx, ch, box, target)
+        if ch.component == "driver":
+            component, frm, to = "driver", box.installed_text("driver"), f"{ch.version} branch (CUDA {ch.cuda})"
+        elif ch.component == "toolkit":
+            component, frm, to = "cuda-toolkit", ctx.toolkit_cuda(), ch.version
+        else:
+            component, frm = ch.name, box.installed_text(ch.component)
+            to = ch.label if ch.component != "torch" else f"{ch.version}+{ch.variant}"
+        step = Step(
+            component=component,
+            from_=frm,
+            to=to,
+            commands=install.commands,
+            unblocks=tuple(newly),
+            reason=_reason(ctx, ch, target, box),
+            warnings=(),
+            alternatives=install.alternatives,
+        )
+        drafts.append((step, list(install.warnings)))
+    # regressions: ok before the plan, blocked after it; told at the step after which it stays blocked
+    if states:
+        for fid in sorted(ok0):
+            if final[fid].get("status") != "blocked":
+                continue
+            at = len(states) - 1
+            while at > 0 and engine.verdict_on(states[at - 1], fid).get("status") == "blocked":
+                at -= 1
+            drafts[at][1].append(f"{fid} is ok now and blocked after this plan: {first_failure(final[fid])}")
+    steps = [replace(step, warnings=tuple(warnings)) for step, warnings in drafts]
+    return Steps(steps, facts, final)
+
+
+def _reason(ctx: Context, ch: Choice, target: Stack, box: Box) -> str:
+    """Why the step is in the plan, in words."""
+    if ch.component == "driver":
+        reason = f"torch {target.torch.label} needs a driver for CUDA {target.torch.cuda}"
+        if not box.driver_version:
+            return f"no NVIDIA driver is installed (or it could not be read); {reason}"
+        if box.driver_cuda and target.torch.cuda and (compare_numeric(box.driver_cuda, target.torch.cuda) or 0) >= 0:
+            return f"driver {box.driver_version} is older than these GPUs need ({box.min_driver})"
+        return reason
+    if ch.component == "toolkit":
+        return (
+            f"the build toolkit is CUDA {ctx.toolkit_cuda()}, older than torch's CUDA {target.torch.cuda}: "
+            "extensions built against it do not match torch"
+        )
+    if ch.component == "sglang":
+        return f"target SGLang release {ch.version}" if box.sglang else f"SGLang {ch.version} is not installed"
+    req = target.sglang.release.get("requires") or {}
+    pin = req.get(ch.name)
+    base = f"sglang {target.sglang.version} pins {ch.name}{pin}" if pin else f"newest {ch.name} for this stack"
+    if ch.component == "torch":
+        if not box.ccs:
+            return base + f"; the {ch.variant} build (CUDA {ch.cuda}); no GPU is visible, so coverage is unchecked"
+        return base + f"; the {ch.variant} build (CUDA {ch.cuda}) covers these GPUs"
+    if ch.component == "kernel":
+        return base + f"; the {ch.variant} build matches torch's CUDA {target.torch.cuda}"
+    return base
+
+
+def patch_step(engine: Engine, fid: str) -> Step:
+    """A wanted feature no release makes ok, with a local workaround: the manual edit, never done by
+    stackcheck, as a step of its own."""
+    w = engine.features[fid].get("workaround") or {}
+    patch = w.get("patch") if isinstance(w, dict) else None
+    text = str(w.get("text", "")) if isinstance(w, dict) else str(w)
+    cmds: list[str] = []
+    if isinstance(patch, dict):
+        what = " ".join(f"{k}={patch[k]}" for k in sorted(patch))
+        cmds.append(f"# manual edit, not done by stackcheck: {q(what)}")
+    return Step(
+        component=f"patch:{fid}",
+        from_=None,
+        to="locally patched",
+        commands=tuple(cmds),
+        unblocks=(),
+        reason=text or f"{fid}: local workaround",
+        warnings=(
+            "unsupported upstream: no release has this change; re-apply after every upgrade of the patched package",
+        ),
+    )

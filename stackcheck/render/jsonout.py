@@ -1,0 +1,24 @@
+"""The one JSON writer: every JSON document stackcheck writes (the report, the gate's decision, triage,
+fleet, explain, diff, recommend, the facts after a plan) goes through `json_document`, so they share one
+set of choices:
+
+- two-space indent (`compact`: one line, for the gate's decision on stderr), keys in the document's order;
+- UTF-8 text (`ensure_ascii=False`) whose characters that a terminal or a JavaScript parser would act on
+  (C1 controls, DEL, lone surrogates from undecodable bytes, bidi overrides, U+2028/U+2029) are written as
+  `\\uNNNN` escapes: the same JSON value, always encodable (stackcheck.redact.json_text decides which);
+- no NaN or Infinity (not JSON: a bug upstream of the writer raises here rather than writing one);
+- a value JSON has no type for is written as its text.
+
+Where the text goes (standard output, or a file replaced atomically) is the command line's business
+(stackcheck.options.emit, stackcheck.atomic.write_atomic)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from stackcheck.redact import json_text
+
+
+def json_document(value: Any, *, compact: bool = False) -> str:
+    """The document as JSON text, ending with a newline."""
+    return json_text(value, indent=None if compact else 2, allow_nan=False, default=str) + "\n"
