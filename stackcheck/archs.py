@@ -11,6 +11,7 @@ Rules (manifests/architectures.json carries them with their sources):
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Literal, NamedTuple
 
 _TARGET = re.compile(r"^(sm|compute)_(\d+)(\d)([af]?)$")
@@ -33,8 +34,10 @@ class Target(NamedTuple):
         return f"{prefix}_{self.major}{self.minor}{self.suffix}"
 
 
+@lru_cache(maxsize=2048)
 def parse_target(text: str) -> Target | None:
-    """'sm_120a' -> Target(12, 0, 'a', 'sass'); 'compute_90' -> PTX; also accepts '12.0', '12.0a', '9.0+PTX'."""
+    """'sm_120a' -> Target(12, 0, 'a', 'sass'); 'compute_90' -> PTX; also accepts '12.0', '12.0a', '9.0+PTX'.
+    Memoised (a Target is immutable): the engine reads the same arch lists for every candidate stack."""
     t = text.strip().lower()
     m = _TARGET.match(t)
     if m:

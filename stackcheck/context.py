@@ -8,7 +8,7 @@ from typing import Any, NamedTuple
 
 from stackcheck.facts import Facts, GpuFacts, cc_tuple
 from stackcheck.manifest_loader import Manifests
-from stackcheck.versions import cuda_from_tag, parse_version, public, variant_of, version_in
+from stackcheck.versions import cuda_from_tag, parse_version, public, variant_of
 
 KERNEL_PACKAGES = ("sglang-kernel", "sgl-kernel")
 
@@ -67,6 +67,10 @@ class Context:
     __hash__ = None  # type: ignore[assignment]
 
     # ---- GPUs -------------------------------------------------------------------------------
+
+    def share_gpu_models(self, other: Context) -> None:
+        """Take another context's GPU models (its facts hold the very same `gpus` list as these)."""
+        self._models = other.gpu_models()
 
     def gpu_models(self) -> list[GpuModel]:
         if self._models is None:
@@ -166,9 +170,7 @@ class Context:
         return None
 
     def newest_known(self, name: str) -> str | None:
-        versions = [parse_version(r.get("version", "")) for r in self.manifests.releases(name)]
-        known = [v for v in versions if v is not None]
-        return str(max(known)) if known else None
+        return self.manifests.newest_release(name)
 
     def newer_than_manifests(self, name: str) -> str | None:
         """The installed version if it is newer than every release the manifests know, else None."""
@@ -187,19 +189,11 @@ class Context:
         if installed is None:
             return None
         iv = public(installed)
-        for rel in self.manifests.releases(name):
-            rv = parse_version(str(rel.get("version", "")))
-            if rv is not None and iv is not None and rv == iv:
-                return rel
-        return None
+        return self.manifests.release_by_version(name, iv) if iv is not None else None
 
     def _release_of(self, name: str, version: str) -> dict[str, Any] | None:
         iv = public(version)
-        for rel in self.manifests.releases(name):
-            rv = parse_version(str(rel.get("version", "")))
-            if rv is not None and iv is not None and rv == iv:
-                return rel
-        return None
+        return self.manifests.release_by_version(name, iv) if iv is not None else None
 
     def package_variant(self, name: str) -> str | None:
         """A package's CUDA variant: its local version tag (+cu130), else the variant the manifests say the
@@ -574,12 +568,11 @@ class Context:
         if isinstance(package, str):
             if version is None:
                 raise Missing(f"gate {gate_id}", f"{package} is not installed")
-            for rel in spec.get("releases") or []:
-                if isinstance(rel, dict) and version_in(version, str(rel.get("versions", ""))):
-                    release_value = GateValue(
-                        rel.get("value"), "release", f"{package} {rel.get('versions')}", rel.get("source")
-                    )
-                    break
+            rel = self.manifests.gate_row(gate_id, version)
+            if rel is not None:
+                release_value = GateValue(
+                    rel.get("value"), "release", f"{package} {rel.get('versions')}", rel.get("source")
+                )
         probed = (self.facts.get("source_tables") or {}).get(gate_id)
         if isinstance(probed, dict) and probed.get("status") == "ok":
             value = probed.get("value")

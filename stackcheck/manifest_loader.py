@@ -48,7 +48,7 @@ class Manifests:
     """The merged manifest documents, as parsed JSON, and where each came from. (A plain class, not a
     dataclass: the dataclasses module imports inspect, ~8 ms of every start.)"""
 
-    __slots__ = ("_gate_index", "_releases", "docs", "origins")
+    __slots__ = ("_by_public", "_by_version", "_gate_index", "_gate_rows", "_newest", "_releases", "docs", "origins")
 
     def __init__(self, docs: dict[str, Any] | None = None, origins: dict[str, list[str]] | None = None) -> None:
         self.docs: dict[str, Any] = docs if docs is not None else {}  # file name -> document
@@ -57,6 +57,10 @@ class Manifests:
         # gates and releases up hundreds of times per run)
         self._gate_index: dict[str, dict[str, Any]] | None = None
         self._releases: dict[str, list[dict[str, Any]]] = {}
+        self._newest: dict[str, str | None] = {}
+        self._by_version: dict[str, dict[Any, dict[str, Any]]] = {}
+        self._by_public: dict[str, dict[Any, dict[str, Any]]] = {}
+        self._gate_rows: dict[tuple[str, str], dict[str, Any] | None] = {}
 
     def __repr__(self) -> str:
         return f"Manifests(docs={sorted(self.docs)!r}, origins={self.origins!r})"
@@ -166,6 +170,62 @@ class Manifests:
                 if t is not None and (best is None or t > best[0]):
                     best = (t, str(rel.get("version")))
         return best[1] if best else None
+
+    def newest_release(self, name: str) -> str | None:
+        """The newest version of `name` the manifests record (PEP 440 order), once per package: the engine
+        asks for every feature on every hypothetical stack the planner judges."""
+        if name not in self._newest:
+            from stackcheck.versions import parse_version
+
+            known = [v for v in (parse_version(r.get("version", "")) for r in self.releases(name)) if v is not None]
+            self._newest[name] = str(max(known)) if known else None
+        return self._newest[name]
+
+    def release_by_version(self, name: str, version: Any) -> dict[str, Any] | None:
+        """The first release of `name` whose version (parsed as written) equals `version` (a packaging
+        Version), through an index built once: the engine looks releases up for every hypothetical stack."""
+        index = self._by_version.get(name)
+        if index is None:
+            from stackcheck.versions import parse_version
+
+            index = {}
+            for rel in self.releases(name):
+                v = parse_version(str(rel.get("version", "")))
+                if v is not None:
+                    index.setdefault(v, rel)
+            self._by_version[name] = index
+        return index.get(version)
+
+    def release_by_public(self, name: str, version: Any) -> dict[str, Any] | None:
+        """The first release of `name` whose public version (local tag dropped) equals `version`."""
+        index = self._by_public.get(name)
+        if index is None:
+            from stackcheck.versions import public
+
+            index = {}
+            for rel in self.releases(name):
+                v = public(str(rel.get("version", "")))
+                if v is not None:
+                    index.setdefault(v, rel)
+            self._by_public[name] = index
+        return index.get(version)
+
+    def gate_row(self, gate_id: str, version: str) -> dict[str, Any] | None:
+        """The first row of a gate's release table whose `versions` admit `version` (memoised per pair)."""
+        key = (gate_id, version)
+        if key not in self._gate_rows:
+            from stackcheck.versions import version_in
+
+            spec = self.gate(gate_id) or {}
+            self._gate_rows[key] = next(
+                (
+                    r
+                    for r in spec.get("releases") or []
+                    if isinstance(r, dict) and version_in(version, str(r.get("versions", "")))
+                ),
+                None,
+            )
+        return self._gate_rows[key]
 
     def gate(self, gate_id: str) -> dict[str, Any] | None:
         if self._gate_index is None:

@@ -257,18 +257,34 @@ def uses_gpu(pred: Any) -> bool:
     return False
 
 
+#: rule (by identity, the rule kept alive with its entry) -> (per GPU?, its requirement in words): what a
+#: rule says does not change between evaluations, and the planner evaluates each rule on many stacks
+_SHAPES: dict[int, tuple[dict[str, Any], bool, str]] = {}
+
+
+def _rule_shape(rule: dict[str, Any]) -> tuple[bool, str]:
+    got = _SHAPES.get(id(rule))
+    if got is not None and got[0] is rule:
+        return got[1], got[2]
+    per_gpu = uses_gpu(rule.get("when")) or uses_gpu(rule.get("require"))
+    requirement = _describe(rule.get("require"))
+    if len(_SHAPES) < 65536:  # manifests are a few hundred rules; a hostile set only stops being memoised
+        _SHAPES[id(rule)] = (rule, per_gpu, requirement)
+    return per_gpu, requirement
+
+
 def evaluate_rules(item: dict[str, Any], ctx: Context) -> list[Reason]:
     reasons: list[Reason] = []
     models = ctx.gpu_models()
     for rule in item.get("rules") or []:
         if not isinstance(rule, dict):
             continue
-        per_gpu = uses_gpu(rule.get("when")) or uses_gpu(rule.get("require"))
+        per_gpu, requirement = _rule_shape(rule)
         targets: list[GpuModel | None] = list(models) if per_gpu and models else [None]
         for gpu in targets:
             base: Reason = {
                 "rule": str(rule.get("id")),
-                "requirement": _describe(rule.get("require")),
+                "requirement": requirement,
                 "effect": str(rule.get("effect", "crash")),
                 "source": rule.get("source"),
             }
