@@ -117,3 +117,26 @@ def test_columns_are_shutils(monkeypatch: pytest.MonkeyPatch, columns: str | Non
     else:
         monkeypatch.setenv("COLUMNS", columns)
     assert cli_parser._columns() == shutil.get_terminal_size().columns
+
+
+def test_the_program_exits_without_teardown_and_loses_no_output(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    argv = ["audit", "--facts", FACTS, "--format", "json"]
+    proc = subprocess.run([sys.executable, "-m", "stackcheck", *argv], capture_output=True, text=True, env=env)
+    code = "import sys\nfrom stackcheck.cli import main\nsys.exit(main(sys.argv[1:]))\n"
+    plain = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, env=env)
+    assert proc.returncode == plain.returncode
+    strip = [line for line in proc.stdout.splitlines() if "collected_at" not in line]
+    assert strip == [line for line in plain.stdout.splitlines() if "collected_at" not in line]
+    assert json.loads(proc.stdout)["summary"]
+    # an atexit callback (a coverage tool, a plug-in) still runs: the ordinary exit is taken then
+    marker = tmp_path / "atexit-ran"
+    code = (
+        "import atexit, pathlib, sys\n"
+        f"atexit.register(lambda: pathlib.Path({str(marker)!r}).write_text('yes'))\n"
+        "from stackcheck.cli import run\n"
+        "sys.argv = ['stackcheck', 'audit', '--facts', sys.argv[1]]\n"
+        "run()\n"
+    )
+    got = subprocess.run([sys.executable, "-c", code, FACTS], capture_output=True, text=True, env=env)
+    assert got.returncode == plain.returncode and marker.read_text() == "yes"
