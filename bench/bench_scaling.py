@@ -143,10 +143,10 @@ def planner_vs_releases(factors: list[int], runs: int) -> list[dict[str, Any]]:
                 from stackcheck.plan.solver import Restrict, Space, enumerate_stacks, read_box
 
                 stacks = sum(1 for _ in enumerate_stacks(Space(ctx, read_box(ctx)), Restrict()))
-                out.append({"factor": factor, "releases": n_releases, "case": case, "plan": label,
-                            "cpu_ms": round(statistics.median(times[1:]) * 1e3, 2), "first_ms": round(times[0] * 1e3, 2),
-                            "stacks": stacks, "evaluations": engines[0].evaluations if engines else None,
-                            "error": plan.error})  # fmt: skip
+                cpu_ms, first_ms = round(statistics.median(times[1:]) * 1e3, 2), round(times[0] * 1e3, 2)
+                out.append({"factor": factor, "releases": n_releases, "case": case, "plan": label, "cpu_ms": cpu_ms,
+                            "first_ms": first_ms, "stacks": stacks, "error": plan.error,
+                            "evaluations": engines[0].evaluations if engines else None})  # fmt: skip
     hypothetical.Engine.__init__ = real_init  # type: ignore[method-assign]
     return out
 

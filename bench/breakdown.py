@@ -16,7 +16,10 @@ inside the plan counts as import, not plan), per thread, as wall time (time.perf
 evaluations are plan, not evaluation). Stages of threads that run at the same time (the probes, the
 preloading of the manifests) overlap in wall time: their wall figures add up to more than the process's
 wall time, which is the figure to read for latency; the CPU figures add up. `start+exit` is the process's
-CPU (getrusage of the child) less what the hooks saw: the interpreter's start and tear-down. `hooks` is the
+CPU (getrusage of the child) less what the hooks saw: the interpreter's start and tear-down (the child ends
+as main() returns, with the ordinary exit: `stackcheck` itself skips the tear-down); `wait` is the main thread
+waiting for a background thread (the preloaded manifests and engine, the gate's probes), whose own work is
+counted in that thread's stages; `subprocesses` the tools the probes ran. `hooks` is the
 bench's own cost (subtracted from nothing, shown so that it can be judged).
 
 The probes of a verb that reads this box run against this box: on a machine without a GPU the NVML probe
@@ -59,6 +62,7 @@ STAGES = [
     "launch",
     "plan",
     "render",
+    "wait",
     "other",
 ]
 
@@ -172,6 +176,10 @@ def child(out_path: str, argv: list[str]) -> int:
                     run = value.__dict__.get("run")
                     if isinstance(probe_name, str) and callable(run) and name.startswith("stackcheck.probes."):
                         value.run = wrap(run, f"probe:{probe_name}")  # type: ignore[attr-defined]
+            if name == "stackcheck.pipeline":  # the main thread waiting on a background thread (its work is
+                background = getattr(mod, "Background", None)  # counted in that thread's stages)
+                if isinstance(background, type) and callable(getattr(background, "get", None)):
+                    background.get = wrap(background.get, "wait")  # type: ignore[attr-defined]
             if name == "stackcheck.render":
                 for table_name in ("RENDERERS",):
                     registry = getattr(mod, table_name, None)
@@ -429,7 +437,15 @@ def main() -> int:
     ap.add_argument("--json", default=None, help="write the figures here (e.g. docs/perf-breakdown.json)")
     ap.add_argument("--png", default=None, help="draw the chart here (e.g. docs/perf-breakdown.png)")
     ap.add_argument("--machine", default=None, help="a few words saying which machine this is, for the chart")
+    ap.add_argument("--from-json", default=None, help="no runs: print and draw the figures of a saved --json")
     args = ap.parse_args()
+    if args.from_json:
+        saved = json.loads(Path(args.from_json).read_text(encoding="utf-8"))
+        print_table(saved["verbs"])
+        if args.png:
+            title = f"stackcheck: where the time goes ({saved['machine']}; medians of {saved['runs']} runs)"
+            draw(saved["verbs"], args.png, title)
+        return 0
     verbs = [v.strip() for v in args.verbs.split(",") if v.strip()]
     unknown = [v for v in verbs if v not in VERBS]
     if unknown:
