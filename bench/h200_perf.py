@@ -131,7 +131,7 @@ def measure(runs: int, deadline: float) -> dict[str, Any]:
             "cache": cache,
             "runs": len(w),
             "wall_ms": round(statistics.median(w), 1),
-            "wall_p90_ms": round(sorted(w)[max(0, int(len(w) * 0.9) - 1)], 1),
+            "wall_p90_ms": round(sorted(w)[min(len(w) - 1, -(-len(w) * 9 // 10) - 1)], 1),
             "cpu_ms": round(statistics.median(c), 1),
             "exit": sorted(set(int(x) for x in got[label]["rc"])),
         }
