@@ -1,5 +1,3 @@
-import sys
+from stackcheck.cli import run
 
-from stackcheck.cli import main
-
-sys.exit(main())
+run()

@@ -11,17 +11,17 @@ Rules (manifests/architectures.json carries them with their sources):
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Literal
+from functools import lru_cache
+from typing import Literal, NamedTuple
 
 _TARGET = re.compile(r"^(sm|compute)_(\d+)(\d)([af]?)$")
 
 Coverage = Literal["sass", "ptx", "none"]
 
 
-@dataclass(frozen=True, order=True)
-class Target:
-    """One compiled target: kind 'sass' (sm_...) or 'ptx' (compute_...)."""
+class Target(NamedTuple):
+    """One compiled target: kind 'sass' (sm_...) or 'ptx' (compute_...). Ordered and hashed by its fields,
+    in this order (a NamedTuple, not a dataclass: importing dataclasses costs ~8 ms of every start)."""
 
     major: int
     minor: int
@@ -34,8 +34,10 @@ class Target:
         return f"{prefix}_{self.major}{self.minor}{self.suffix}"
 
 
+@lru_cache(maxsize=2048)
 def parse_target(text: str) -> Target | None:
-    """'sm_120a' -> Target(12, 0, 'a', 'sass'); 'compute_90' -> PTX; also accepts '12.0', '12.0a', '9.0+PTX'."""
+    """'sm_120a' -> Target(12, 0, 'a', 'sass'); 'compute_90' -> PTX; also accepts '12.0', '12.0a', '9.0+PTX'.
+    Memoised (a Target is immutable): the engine reads the same arch lists for every candidate stack."""
     t = text.strip().lower()
     m = _TARGET.match(t)
     if m:

@@ -23,7 +23,6 @@ import errno
 import os
 import stat
 import sys
-import tempfile
 
 from stackcheck.errors import OutputError
 
@@ -94,6 +93,8 @@ def write_atomic(path: str | os.PathLike[str], text: str, mode: int = 0o644) -> 
     directory = os.path.dirname(target) or "."
     base = os.path.basename(target)
     try:
+        import tempfile  # (with shutil and random: only a write to a file pays for them)
+
         fd, tmp = tempfile.mkstemp(prefix=f".{base}.", suffix=".tmp", dir=directory)
     except OSError as exc:
         raise OutputError(f"{name}: cannot write: {_why(exc)}") from None

@@ -4,14 +4,16 @@ Each verb lives in its own module (cmd_<verb>.py) with `add_arguments(parser)` a
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import importlib
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, NoReturn
 
-from stackcheck import __version__
-from stackcheck.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, StackcheckError, UsageError
+from stackcheck.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, StackcheckError
+
+if TYPE_CHECKING:
+    import argparse
 
 # verb -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -40,68 +42,50 @@ EPILOG = """exit codes:
 """
 
 
-def _version_text() -> str:
-    try:
-        from stackcheck.manifest_loader import load
+def build_parser(only: str | None = None, full: bool = False) -> argparse.ArgumentParser:
+    """The argument parser (stackcheck.cli_parser.build_parser): of the verb `only`, else of the verb names."""
+    from stackcheck.cli_parser import build_parser as build
 
-        m = load([], env={})
-        data = f"manifests {m.data_version} (data of {m.date})"
-    except StackcheckError as exc:
-        data = f"manifests unreadable: {exc.message}"
-    return f"stackcheck {__version__}, {data}"
+    return build(only, full)
 
 
-class _VersionAction(argparse.Action):
-    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, **kwargs: object) -> None:
-        super().__init__(option_strings, dest=dest, nargs=0, help="show the tool and manifest data versions")
-
-    def __call__(
-        self,
-        parser: argparse.ArgumentParser,
-        namespace: argparse.Namespace,
-        values: object,
-        option_string: str | None = None,
-    ) -> None:
-        from stackcheck.atomic import write_stdout
-
-        write_stdout(_version_text() + "\n")
-        parser.exit(0)
+#: the verbs that read this box's driver and GPUs unless told not to (see _reads_driver)
+DRIVER_VERBS = frozenset({"audit", "probe", "plan", "recommend", "gate", "explain"})
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        self.print_usage(sys.stderr)
-        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
+def _reads_driver(verb: str | None, argv: list[str]) -> bool:
+    """Whether this command line will run the NVML probe, judged from the words alone before the parser is
+    built: a probing verb without --help, --facts, --host-facts, both --assume-gpu and --assume-driver
+    (or, for explain, --assume-gpu). The options may be abbreviated, as argparse allows; the server command
+    after `--` is not read. A wrong guess only costs a started NVML that nobody reads."""
+    if verb not in DRIVER_VERBS:
+        return False
+    words = argv[: argv.index("--")] if "--" in argv else argv
 
+    def given(option: str, shortest: int) -> bool:
+        return any(len(w.split("=", 1)[0]) >= shortest and option.startswith(w.split("=", 1)[0]) for w in words)
 
-def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    parser = _Parser(
-        prog="stackcheck",
-        description="Audit a GPU box before it serves large language models.",
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("--version", action=_VersionAction)
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for name, (module, help_text) in COMMANDS.items():
-        p = sub.add_parser(
-            name,
-            help=help_text,
-            description=help_text,
-            epilog=EPILOG,
-            formatter_class=argparse.RawDescriptionHelpFormatter,
-        )
-        if only is None or only == name:
-            importlib.import_module(module).add_arguments(p)
-    return parser
+    if "-h" in words or given("--help", 4) or given("--facts", 4) or given("--host-facts", 4):
+        return False
+    gpu, driver = given("--assume-gpu", 10), given("--assume-driver", 10)
+    return not (gpu and (driver or verb == "explain"))
 
 
 def main_inner(argv: Sequence[str]) -> int:
     argv = list(argv)
     verb = next((a for a in argv if not a.startswith("-")), None)
+    if _reads_driver(verb, argv):
+        # the driver's start is the longest wait of an audit and NVML calls release the interpreter lock: it
+        # starts now, and everything else (imports, manifests, the other probes, the command line) runs
+        # while it does; the NVML probe adopts the result
+        from stackcheck.probes import nvml_early
+
+        nvml_early.start()
     parser = build_parser(verb if verb in COMMANDS else None)
     if verb == "gate":
-        _gate_separator(parser, argv[argv.index(verb) + 1 :])
+        from stackcheck.cli_parser import gate_separator
+
+        gate_separator(parser, argv[argv.index(verb) + 1 :])
     args = parser.parse_args(argv)
     if not args.command:
         parser.print_help(sys.stderr)
@@ -123,28 +107,49 @@ def _say(text: str) -> None:
         pass
 
 
-def _gate_separator(parser: argparse.ArgumentParser, rest: list[str]) -> None:
-    """`stackcheck gate python -m sglang.launch_server ...` (no `--`): the gate's own usage, then the
-    command line with the `--` where it belongs (secret values masked), exit 2."""
-    from stackcheck.cmd_gate import corrected_argv
-
-    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices["gate"]
-    fixed = corrected_argv(rest, sub)
-    if fixed is None:
-        return
-    import shlex
-
-    from stackcheck.redact import redact_argv
-
-    sub.print_usage(sys.stderr)
-    shown = shlex.join(["stackcheck", "gate", *redact_argv(fixed)])
-    raise UsageError(f"gate: the server command goes after --, as in: {shown}")
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     if sys.stderr is not None:
         with contextlib.suppress(AttributeError, ValueError):
             sys.stderr.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
+    try:
+        return _run_main(argv)
+    finally:
+        _drop_early_nvml()
+
+
+def run() -> NoReturn:
+    """The program (the `stackcheck` script, `python -m stackcheck`): main(), its output flushed, then the
+    process leaves without tearing the interpreter down: freeing every module and the parsed manifests
+    cost ~10 ms of each run, for nothing. Only when nothing else waits for the exit (no atexit callback,
+    no thread that is not a daemon: a tool run under coverage, say); else the ordinary exit."""
+    code = main()
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()
+    except (OSError, ValueError):  # a closed or broken stream: the ordinary exit deals with it
+        sys.exit(code)
+    import atexit
+    import os
+
+    threads = sys.modules.get("threading")
+    main_thread = threads.main_thread() if threads else None
+    others = [t for t in threads.enumerate() if not t.daemon and t is not main_thread] if threads else []
+    if atexit._ncallbacks() or others:
+        sys.exit(code)
+    os._exit(code)
+
+
+def _drop_early_nvml() -> None:
+    """An NVML start that no probe adopted (a usage error, a verb that did not probe after all) is dropped,
+    so that a later command in this process never reads it; its thread is waited for (briefly) so that the
+    interpreter never shuts down while that thread imports a module."""
+    early = sys.modules.get("stackcheck.probes.nvml_early")
+    if early is not None:
+        early.discard()
+
+
+def _run_main(argv: Sequence[str] | None) -> int:
     try:
         return main_inner(sys.argv[1:] if argv is None else argv)
     except StackcheckError as exc:

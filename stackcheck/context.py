@@ -4,12 +4,11 @@ the facts, the manifests and the launch options. Pure: no I/O."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from stackcheck.facts import Facts, GpuFacts, cc_tuple
 from stackcheck.manifest_loader import Manifests
-from stackcheck.versions import cuda_from_tag, parse_version, public, variant_of, version_in
+from stackcheck.versions import cuda_from_tag, parse_version, public, variant_of
 
 KERNEL_PACKAGES = ("sglang-kernel", "sgl-kernel")
 
@@ -27,9 +26,9 @@ class Unknown(Missing):
     """A fact that could not be read (a probe failed on it): unlike an absent fact, `exists` cannot say no."""
 
 
-@dataclass(frozen=True)
-class GpuModel:
-    """One distinct kind of GPU on the box (rules over gpu.* are evaluated once per model)."""
+class GpuModel(NamedTuple):
+    """One distinct kind of GPU on the box (rules over gpu.* are evaluated once per model). The small value
+    types here are NamedTuples, not dataclasses: importing dataclasses costs ~8 ms of every start."""
 
     cc: str
     name: str | None
@@ -41,22 +40,37 @@ class GpuModel:
         return f"{who} (cc {self.cc}, GPU {','.join(map(str, self.indices))})"
 
 
-@dataclass(frozen=True)
-class GateValue:
+class GateValue(NamedTuple):
     value: Any
     origin: str  # "probed" | "release" | "patched"
     detail: str  # file read, or the release range that supplied the value
     source: Any = None
 
 
-@dataclass
 class Context:
-    facts: Facts
-    manifests: Manifests
-    launch: dict[str, Any] = field(default_factory=dict)
+    """The facts and manifests one evaluation reads, with the lookups the engine and the planner share."""
+
+    def __init__(self, facts: Facts, manifests: Manifests, launch: dict[str, Any] | None = None) -> None:
+        self.facts = facts
+        self.manifests = manifests
+        self.launch: dict[str, Any] = launch if launch is not None else {}
+        self._models: list[GpuModel] | None = None
+
+    def __repr__(self) -> str:
+        return f"Context(facts={self.facts!r}, manifests={self.manifests!r}, launch={self.launch!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Context):
+            return NotImplemented
+        return (self.facts, self.manifests, self.launch) == (other.facts, other.manifests, other.launch)
+
+    __hash__ = None  # type: ignore[assignment]
 
     # ---- GPUs -------------------------------------------------------------------------------
-    _models: list[GpuModel] | None = field(default=None, init=False, repr=False, compare=False)
+
+    def share_gpu_models(self, other: Context) -> None:
+        """Take another context's GPU models (its facts hold the very same `gpus` list as these)."""
+        self._models = other.gpu_models()
 
     def gpu_models(self) -> list[GpuModel]:
         if self._models is None:
@@ -156,9 +170,7 @@ class Context:
         return None
 
     def newest_known(self, name: str) -> str | None:
-        versions = [parse_version(r.get("version", "")) for r in self.manifests.releases(name)]
-        known = [v for v in versions if v is not None]
-        return str(max(known)) if known else None
+        return self.manifests.newest_release(name)
 
     def newer_than_manifests(self, name: str) -> str | None:
         """The installed version if it is newer than every release the manifests know, else None."""
@@ -177,19 +189,11 @@ class Context:
         if installed is None:
             return None
         iv = public(installed)
-        for rel in self.manifests.releases(name):
-            rv = parse_version(str(rel.get("version", "")))
-            if rv is not None and iv is not None and rv == iv:
-                return rel
-        return None
+        return self.manifests.release_by_version(name, iv) if iv is not None else None
 
     def _release_of(self, name: str, version: str) -> dict[str, Any] | None:
         iv = public(version)
-        for rel in self.manifests.releases(name):
-            rv = parse_version(str(rel.get("version", "")))
-            if rv is not None and iv is not None and rv == iv:
-                return rel
-        return None
+        return self.manifests.release_by_version(name, iv) if iv is not None else None
 
     def package_variant(self, name: str) -> str | None:
         """A package's CUDA variant: its local version tag (+cu130), else the variant the manifests say the
@@ -650,12 +654,11 @@ class Context:
             if version is None:
                 why = f"{package} version not known" if self.is_installed(package) else f"{package} is not installed"
                 raise Missing(f"gate {gate_id}", why)
-            for rel in spec.get("releases") or []:
-                if isinstance(rel, dict) and version_in(version, str(rel.get("versions", ""))):
-                    release_value = GateValue(
-                        rel.get("value"), "release", f"{package} {rel.get('versions')}", rel.get("source")
-                    )
-                    break
+            rel = self.manifests.gate_row(gate_id, version)
+            if rel is not None:
+                release_value = GateValue(
+                    rel.get("value"), "release", f"{package} {rel.get('versions')}", rel.get("source")
+                )
         probed = (self.facts.get("source_tables") or {}).get(gate_id)
         if isinstance(probed, dict) and probed.get("status") == "ok":
             value = probed.get("value")

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any, Literal, TypedDict, cast
 
 from stackcheck.errors import BadInputError
+from stackcheck.paths import path_text
 
 SCHEMA_VERSION = 1
 
@@ -208,11 +209,12 @@ def parse_json_text(text: str, origin: str) -> Any:
 MAX_FACTS_BYTES = 64 * 1024 * 1024  # a real report is tens of kilobytes
 
 
-def read_text_file(path: Path, limit: int = MAX_FACTS_BYTES) -> str:
+def read_text_file(path: str | os.PathLike[str], limit: int = MAX_FACTS_BYTES) -> str:
     try:
-        if path.stat().st_size > limit:
+        if os.stat(path).st_size > limit:
             raise BadInputError(f"{path}: larger than {limit // 2**20} MiB: not a stackcheck facts file")
-        data = path.read_bytes()
+        with open(path, "rb") as fh:
+            data = fh.read()
     except FileNotFoundError:
         raise BadInputError(f"{path}: no such file") from None
     except IsADirectoryError:
@@ -284,12 +286,12 @@ def _closest(key: str, known: frozenset[str]) -> str | None:
     return next((k for k in sorted(known) if k.startswith(key) or key.startswith(k)), None)
 
 
-def load_facts_file(path: Path | str) -> Facts:
+def load_facts_file(path: os.PathLike[str] | str) -> Facts:
     """Read facts from a saved report or facts document; `-` reads standard input."""
     return load_facts_document(path)[0]
 
 
-def load_facts_document(path: Path | str) -> tuple[Facts, dict[str, Any] | None]:
+def load_facts_document(path: os.PathLike[str] | str) -> tuple[Facts, dict[str, Any] | None]:
     """The facts and the saved report's `host` block (None when the document has none); `-` is stdin."""
     doc, origin = read_document(path)
     facts = facts_from_document(doc, origin)
@@ -301,14 +303,14 @@ def load_facts_document(path: Path | str) -> tuple[Facts, dict[str, Any] | None]
     return facts, host
 
 
-def load_report_document(path: Path | str) -> dict[str, Any]:
+def load_report_document(path: os.PathLike[str] | str) -> dict[str, Any]:
     """A whole saved report (or facts document), its facts checked as --facts checks them; `-` is stdin."""
     doc, origin = read_document(path)
     doc["facts"] = facts_from_document(doc, origin)
     return dict(doc)
 
 
-def read_document(path: Path | str) -> tuple[Any, str]:
+def read_document(path: os.PathLike[str] | str) -> tuple[Any, str]:
     """The parsed JSON of a facts file or report, and its name for messages. `//` comments are allowed (the
     template of `stackcheck facts template` has them); another tool's output is named, with the command
     that makes a facts file."""
@@ -325,9 +327,8 @@ def read_document(path: Path | str) -> tuple[Any, str]:
         if len(text) > MAX_FACTS_BYTES:
             raise BadInputError(f"{origin}: larger than {MAX_FACTS_BYTES // 2**20} MiB: not a stackcheck facts file")
     else:
-        p = Path(path)
-        text = read_text_file(p)
-        origin = str(p)
+        origin = path_text(path)  # spelled as pathlib spells it (no pathlib import at start-up)
+        text = read_text_file(origin)
     try:
         doc = parse_json_text(text, origin)
     except BadInputError:

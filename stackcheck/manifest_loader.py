@@ -2,7 +2,9 @@
 
 Validation policy, chosen for start-up speed:
 - the shipped manifests are validated against their schemas at build and test time (tests/test_manifests.py),
-  so a normal run only parses them (a few milliseconds) and never imports jsonschema;
+  so a normal run only parses them (a few milliseconds) and never imports jsonschema; they are read straight
+  from the package directory (importlib.resources, with its zipfile and tempfile imports, only when the
+  package is not a directory on disk), and their nesting is checked by the tests, not at every start;
 - a user's directory (`--manifests DIR` or STACKCHECK_MANIFESTS) is validated in full every time it is
   loaded, because nothing else has checked it, then merged over the shipped set entry by entry (by id);
 - `stackcheck manifests validate [DIR]` validates everything and reports every error with file and path.
@@ -13,12 +15,12 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from importlib import resources
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stackcheck.errors import ManifestError
+
+if TYPE_CHECKING:  # pathlib is imported where a user's directory is read: not on every start
+    from pathlib import Path
 
 # file name -> schema file name
 MANIFEST_FILES: dict[str, str] = {
@@ -42,16 +44,33 @@ MAX_MANIFEST_BYTES = 16 * 1024 * 1024
 MAX_MANIFEST_DEPTH = 64
 
 
-@dataclass
 class Manifests:
-    """The merged manifest documents, as parsed JSON, and where each came from."""
+    """The merged manifest documents, as parsed JSON, and where each came from. (A plain class, not a
+    dataclass: the dataclasses module imports inspect, ~8 ms of every start.)"""
 
-    docs: dict[str, Any] = field(default_factory=dict)  # file name -> document
-    origins: dict[str, list[str]] = field(default_factory=dict)  # file name -> files merged into it
-    # indexes built on first use, after load() has merged everything (the engine and the planner look
-    # gates and releases up hundreds of times per run)
-    _gate_index: dict[str, dict[str, Any]] | None = field(default=None, init=False, repr=False, compare=False)
-    _releases: dict[str, list[dict[str, Any]]] = field(default_factory=dict, init=False, repr=False, compare=False)
+    __slots__ = ("_by_public", "_by_version", "_gate_index", "_gate_rows", "_newest", "_releases", "docs", "origins")
+
+    def __init__(self, docs: dict[str, Any] | None = None, origins: dict[str, list[str]] | None = None) -> None:
+        self.docs: dict[str, Any] = docs if docs is not None else {}  # file name -> document
+        self.origins: dict[str, list[str]] = origins if origins is not None else {}  # file -> files merged into it
+        # indexes built on first use, after load() has merged everything (the engine and the planner look
+        # gates and releases up hundreds of times per run)
+        self._gate_index: dict[str, dict[str, Any]] | None = None
+        self._releases: dict[str, list[dict[str, Any]]] = {}
+        self._newest: dict[str, str | None] = {}
+        self._by_version: dict[str, dict[Any, dict[str, Any]]] = {}
+        self._by_public: dict[str, dict[Any, dict[str, Any]]] = {}
+        self._gate_rows: dict[tuple[str, str], dict[str, Any] | None] = {}
+
+    def __repr__(self) -> str:
+        return f"Manifests(docs={sorted(self.docs)!r}, origins={self.origins!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Manifests):
+            return NotImplemented
+        return (self.docs, self.origins) == (other.docs, other.origins)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as a dataclass with eq is
 
     @property
     def meta(self) -> dict[str, Any]:
@@ -152,13 +171,69 @@ class Manifests:
                     best = (t, str(rel.get("version")))
         return best[1] if best else None
 
+    def newest_release(self, name: str) -> str | None:
+        """The newest version of `name` the manifests record (PEP 440 order), once per package: the engine
+        asks for every feature on every hypothetical stack the planner judges."""
+        if name not in self._newest:
+            from stackcheck.versions import parse_version
+
+            known = [v for v in (parse_version(r.get("version", "")) for r in self.releases(name)) if v is not None]
+            self._newest[name] = str(max(known)) if known else None
+        return self._newest[name]
+
+    def release_by_version(self, name: str, version: Any) -> dict[str, Any] | None:
+        """The first release of `name` whose version (parsed as written) equals `version` (a packaging
+        Version), through an index built once: the engine looks releases up for every hypothetical stack."""
+        index = self._by_version.get(name)
+        if index is None:
+            from stackcheck.versions import parse_version
+
+            index = {}
+            for rel in self.releases(name):
+                v = parse_version(str(rel.get("version", "")))
+                if v is not None:
+                    index.setdefault(v, rel)
+            self._by_version[name] = index
+        return index.get(version)
+
+    def release_by_public(self, name: str, version: Any) -> dict[str, Any] | None:
+        """The first release of `name` whose public version (local tag dropped) equals `version`."""
+        index = self._by_public.get(name)
+        if index is None:
+            from stackcheck.versions import public
+
+            index = {}
+            for rel in self.releases(name):
+                v = public(str(rel.get("version", "")))
+                if v is not None:
+                    index.setdefault(v, rel)
+            self._by_public[name] = index
+        return index.get(version)
+
+    def gate_row(self, gate_id: str, version: str) -> dict[str, Any] | None:
+        """The first row of a gate's release table whose `versions` admit `version` (memoised per pair)."""
+        key = (gate_id, version)
+        if key not in self._gate_rows:
+            from stackcheck.versions import version_in
+
+            spec = self.gate(gate_id) or {}
+            self._gate_rows[key] = next(
+                (
+                    r
+                    for r in spec.get("releases") or []
+                    if isinstance(r, dict) and version_in(version, str(r.get("versions", "")))
+                ),
+                None,
+            )
+        return self._gate_rows[key]
+
     def gate(self, gate_id: str) -> dict[str, Any] | None:
         if self._gate_index is None:
             self._gate_index = {str(g.get("id")): g for g in self.gates}
         return self._gate_index.get(gate_id)
 
 
-def _parse(text: str, origin: str) -> Any:
+def _parse(text: str, origin: str, check_depth: bool = True) -> Any:
     try:
         doc = json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
@@ -167,7 +242,7 @@ def _parse(text: str, origin: str) -> Any:
         raise ManifestError([f"{origin}: JSON nested too deeply (more than {MAX_MANIFEST_DEPTH} levels)"]) from None
     except ValueError as exc:
         raise ManifestError([f"{origin}: not valid JSON: {exc}"]) from None
-    path = too_deep(doc, MAX_MANIFEST_DEPTH)
+    path = too_deep(doc, MAX_MANIFEST_DEPTH) if check_depth else None
     if path is not None:
         raise ManifestError([f"{origin}: {path}: nested more than {MAX_MANIFEST_DEPTH} levels deep; refused"])
     return doc
@@ -191,20 +266,59 @@ def _no_constant(value: str) -> Any:
     raise ValueError(f"non-standard JSON constant {value}")
 
 
+def _package_dir(name: str) -> str | None:
+    """The directory of package data `stackcheck.<name>` when the package is installed as files (a wheel, a
+    checkout), else None (a zip import: importlib.resources reads it then)."""
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), name)
+    return here if os.path.isfile(os.path.join(here, "__init__.py")) else None
+
+
 def shipped_texts() -> dict[str, tuple[str, str]]:
-    """file name -> (origin, text) for every shipped manifest, read through importlib.resources."""
-    root = resources.files("stackcheck.manifests")
+    """file name -> (origin, text) for every shipped manifest (the package directory, read directly)."""
     out: dict[str, tuple[str, str]] = {}
+    base = _package_dir("manifests")
+    if base is None:
+        from importlib import resources
+
+        root = resources.files("stackcheck.manifests")
+        for name in MANIFEST_FILES:
+            res = root / name
+            if res.is_file():
+                out[name] = (f"manifests/{name}", res.read_text(encoding="utf-8"))
+        return out
     for name in MANIFEST_FILES:
-        res = root / name
-        if res.is_file():
-            out[name] = (f"manifests/{name}", res.read_text(encoding="utf-8"))
+        try:
+            with open(os.path.join(base, name), encoding="utf-8") as fh:
+                out[name] = (f"manifests/{name}", fh.read())
+        except FileNotFoundError:
+            continue
     return out
 
 
+def schema_text(name: str) -> str:
+    """One shipped schema's text (schemas/NAME)."""
+    base = _package_dir("schemas")
+    if base is None:
+        from importlib import resources
+
+        return (resources.files("stackcheck.schemas") / name).read_text(encoding="utf-8")
+    with open(os.path.join(base, name), encoding="utf-8") as fh:
+        return fh.read()
+
+
 def schema_texts() -> dict[str, str]:
-    root = resources.files("stackcheck.schemas")
-    return {res.name: res.read_text(encoding="utf-8") for res in root.iterdir() if res.name.endswith(".json")}
+    base = _package_dir("schemas")
+    if base is None:
+        from importlib import resources
+
+        root = resources.files("stackcheck.schemas")
+        return {res.name: res.read_text(encoding="utf-8") for res in root.iterdir() if res.name.endswith(".json")}
+    out: dict[str, str] = {}
+    for name in sorted(os.listdir(base)):
+        if name.endswith(".json"):
+            with open(os.path.join(base, name), encoding="utf-8") as fh:
+                out[name] = fh.read()
+    return out
 
 
 def user_texts(directory: Path) -> dict[str, tuple[str, str]]:
@@ -360,12 +474,12 @@ def merge_docs(name: str, base: Any, extra: Any) -> Any:
     return merged
 
 
-def _parse_all(texts: Mapping[str, tuple[str, str]]) -> tuple[dict[str, Any], list[str]]:
+def _parse_all(texts: Mapping[str, tuple[str, str]], check_depth: bool = True) -> tuple[dict[str, Any], list[str]]:
     docs: dict[str, Any] = {}
     problems: list[str] = []
     for name, (origin, text) in texts.items():
         try:
-            docs[name] = _parse(text, origin)
+            docs[name] = _parse(text, origin, check_depth)
         except ManifestError as exc:
             problems.extend(exc.problems)
     return docs, problems
@@ -373,16 +487,23 @@ def _parse_all(texts: Mapping[str, tuple[str, str]]) -> tuple[dict[str, Any], li
 
 def user_dirs(explicit: Iterable[str | Path] | None, env: Mapping[str, str] | None = None) -> list[Path]:
     env = os.environ if env is None else env
-    dirs = [Path(d) for d in (explicit or [])]
-    if not dirs and env.get(ENV_VAR):
-        dirs = [Path(p) for p in env[ENV_VAR].split(os.pathsep) if p]
+    named: list[str | Path] = list(explicit or [])
+    if not named and env.get(ENV_VAR):
+        named = [p for p in env[ENV_VAR].split(os.pathsep) if p]
+    if not named:
+        return []
+    from pathlib import Path  # only a user's directory pays for it
+
+    dirs = [Path(d) for d in named]
     return dirs
 
 
 def load(user: Iterable[str | Path] | None = None, env: Mapping[str, str] | None = None) -> Manifests:
     """The shipped manifests merged with the user's directories (validated in full)."""
     shipped = shipped_texts()
-    docs, problems = _parse_all(shipped)
+    # the shipped files' nesting is the tests' to check (test_manifests): walking ~550 kB of JSON for it at
+    # every start cost more than parsing it
+    docs, problems = _parse_all(shipped, check_depth=False)
     if problems:  # a broken installation: still reported as a manifest error, with the file
         raise ManifestError(problems)
     m = Manifests(docs=docs, origins={k: [v[0]] for k, v in shipped.items()})

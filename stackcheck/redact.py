@@ -27,10 +27,34 @@ import math
 import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
-from typing import Any
+from typing import Any, cast
+
+from stackcheck.paths import home_dir
 
 MASK = "***"
+
+
+class _Pattern:
+    """A regular expression compiled on first use: compiling this module's dozen patterns (some long, one
+    case-insensitive) at import cost ~10 ms of every start, and a report from saved facts uses few of them."""
+
+    __slots__ = ("_args", "_compiled")
+
+    def __init__(self, pattern: str, flags: int = 0) -> None:
+        self._args = (pattern, flags)
+        self._compiled: re.Pattern[str] | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        compiled = self._compiled
+        if compiled is None:
+            compiled = self._compiled = re.compile(*self._args)
+        return getattr(compiled, name)
+
+
+def _lazy(pattern: str, flags: int = 0) -> re.Pattern[str]:
+    """A pattern compiled on first use, typed as the compiled pattern it stands for."""
+    return cast("re.Pattern[str]", _Pattern(pattern, flags))
+
 
 # ---- what a secret looks like ---------------------------------------------------------------------
 
@@ -50,13 +74,13 @@ _CREDENTIAL_SHAPES = (
     r"|(?:AKIA|ASIA)[A-Z0-9]{12,}"
     r"|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"  # a JSON Web Token
 )
-_TOKEN = re.compile(r"(?<![A-Za-z0-9])(?:" + _CREDENTIAL_SHAPES + r")")
-_PRIVATE_KEY = re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----")
-_URL = re.compile(r"(?P<scheme>(?<![A-Za-z0-9+.\-])[A-Za-z][A-Za-z0-9+.\-]*://)(?P<rest>[^\s\"'<>`]+)")
+_TOKEN = _lazy(r"(?<![A-Za-z0-9])(?:" + _CREDENTIAL_SHAPES + r")")
+_PRIVATE_KEY = _lazy(r"-----BEGIN [A-Z ]*PRIVATE KEY-----")
+_URL = _lazy(r"(?P<scheme>(?<![A-Za-z0-9+.\-])[A-Za-z][A-Za-z0-9+.\-]*://)(?P<rest>[^\s\"'<>`]+)")
 # `api_key=...`, `"token": "..."`, `password: ...`: a secret-looking key, `=` or `:`, then the value
 # (the key word starts at a word boundary or right after a `_`, `-` or `.`: `hf_token`, `aws_secret_access_key`;
 # no quantified prefix before it, which made a 64 KB line of `a_a_a_...` take minutes: quadratic backtracking)
-_ASSIGN = re.compile(
+_ASSIGN = _lazy(
     r"(?P<key>(?:(?<![A-Za-z0-9])|(?<=[_\-.]))"
     r"(?:api[_\-]?key|token|secret|password|passwd|passphrase|pwd|credentials?|auth|access[_\-]?key|private[_\-]?key"
     r"|client[_\-]?secret|session[_\-]?id|cookie)(?![A-Za-z0-9])[\"']?)"
@@ -64,12 +88,12 @@ _ASSIGN = re.compile(
     r"(?P<value>\"[^\"\n]*\"|'[^'\n]*'|[^\s,;)\]}\"']+)",
     re.IGNORECASE,
 )
-_BEARER = re.compile(r"(?P<head>\b(?:Bearer|Basic|Token)\s+)(?P<value>[A-Za-z0-9_\-.~+/=]{8,})")
+_BEARER = _lazy(r"(?P<head>\b(?:Bearer|Basic|Token)\s+)(?P<value>[A-Za-z0-9_\-.~+/=]{8,})")
 _NOT_SECRET_VALUES = frozenset({"none", "null", "''", '""', "false", "true", "0", "", MASK, f"'{MASK}'", f'"{MASK}"'})
 
-_TOKEN_SPLIT = re.compile(r"[,;:=\s]+")
-_TOKEN_CHARS = re.compile(r"[A-Za-z0-9+/=_\-.]+")
-_UUID = re.compile(r"(?:GPU-|MIG-)?[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}")
+_TOKEN_SPLIT = _lazy(r"[,;:=\s]+")
+_TOKEN_CHARS = _lazy(r"[A-Za-z0-9+/=_\-.]+")
+_UUID = _lazy(r"(?:GPU-|MIG-)?[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}")
 _SYMBOLS = set("!#$%&*?@^~|")
 
 
@@ -194,7 +218,7 @@ def redact_value(value: str) -> str:
     return out
 
 
-_ENV_ASSIGN = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>.*)$", re.DOTALL)
+_ENV_ASSIGN = _lazy(r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>.*)$", re.DOTALL)
 
 
 def redact_argv(argv: Sequence[str]) -> list[str]:
@@ -259,7 +283,7 @@ def env_allowed(name: str) -> bool:
 
 def scrub_path(p: str, home: str | None = None) -> str:
     """Replace the user's home directory prefix with "~" ("/home/ann/venv" -> "~/venv")."""
-    home = home if home is not None else str(Path.home())
+    home = home if home is not None else home_dir()
     home = home.rstrip("/")
     if not home or home == "~":
         return p
@@ -272,7 +296,7 @@ def scrub_path(p: str, home: str | None = None) -> str:
 
 def scrub_home(text: str, home: str | None = None) -> str:
     """Every occurrence of the home directory in a text (paths in a message, a PATH-like list) -> "~"."""
-    home = (home if home is not None else str(Path.home())).rstrip("/")
+    home = (home if home is not None else home_dir()).rstrip("/")
     if not home or home == "~" or home not in text:
         return text
     return re.sub(re.escape(home) + r"(?=/|$|:|,|;|\s|'|\")", "~", text)
@@ -287,7 +311,7 @@ def redact_env(env: Mapping[str, str], home: str | None = None) -> dict[str, str
     random-looking strings) are dropped. The home directory in values becomes "~".
     """
     if home is None:
-        home = env.get("HOME") or str(Path.home())
+        home = env.get("HOME") or home_dir()
     out: dict[str, str] = {}
     for name in sorted(env):
         if not env_allowed(name) or secret_name(name):
@@ -303,9 +327,9 @@ def redact_env(env: Mapping[str, str], home: str | None = None) -> dict[str, str
 
 # C0 controls but tab and newline, DEL, C1 controls, lone surrogates, bidi embeddings/overrides/isolates,
 # line and paragraph separators
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
-_UNSAFE_NL = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
-_JSON_UNSAFE = re.compile("[\x7f-\x9f\ud800-\udfff\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+_UNSAFE = _lazy("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+_UNSAFE_NL = _lazy("[\x00-\x1f\x7f-\x9f\ud800-\udfff\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+_JSON_UNSAFE = _lazy("[\x7f-\x9f\ud800-\udfff\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
 
 
 def _escape(ch: str) -> str:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import math
 import os
-from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Final
 
 from stackcheck import __version__
@@ -24,7 +23,10 @@ CHECK_STATUSES: Final = ("ok", "failed", "warning", "unknown", "skipped")
 
 
 def now_utc() -> str:
-    return datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+    """Now, UTC, to the second: 2026-11-29T00:00:00Z (time.strftime: datetime is not imported to say it)."""
+    import time
+
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 def parse_timestamp(text: Any) -> float:
@@ -35,6 +37,8 @@ def parse_timestamp(text: Any) -> float:
     t = text.strip()
     if t.endswith(("Z", "z")):
         t = t[:-1] + "+00:00"
+    from datetime import datetime, timezone
+
     try:
         dt = datetime.fromisoformat(t)
     except ValueError:

@@ -15,10 +15,9 @@ from stackcheck.errors import BadInputError
 
 @lru_cache(maxsize=1)
 def report_schema() -> dict[str, Any]:
-    from importlib import resources
+    from stackcheck.manifest_loader import schema_text
 
-    text = (resources.files("stackcheck.schemas") / "report.schema.json").read_text(encoding="utf-8")
-    schema: dict[str, Any] = json.loads(text)
+    schema: dict[str, Any] = json.loads(schema_text("report.schema.json"))
     return schema
 
 

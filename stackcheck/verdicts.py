@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any, Literal, TypedDict, cast
 
 from stackcheck.archs import coverage, covering, expand_arch_list
@@ -55,16 +54,43 @@ class CheckVerdict(TypedDict, total=False):
     fix: dict[str, Any]  # checks.json `fix`, on a failed or warning check
 
 
-@dataclass
 class Outcome:
-    value: bool | None  # None: missing fact
-    observed: Any = None
-    required: Any = None
-    missing: str | None = None
-    patched: str | None = None
-    note: str | None = None
-    raw_required: Any = None
-    subject: str | None = None  # the fact path or gate that was observed
+    """The result of one predicate. (A plain class with slots: importing dataclasses costs ~8 ms of every
+    start, and hundreds of these are made per run.)"""
+
+    __slots__ = ("missing", "note", "observed", "patched", "raw_required", "required", "subject", "value")
+
+    def __init__(
+        self,
+        value: bool | None,  # None: missing fact
+        observed: Any = None,
+        required: Any = None,
+        missing: str | None = None,
+        patched: str | None = None,
+        note: str | None = None,
+        raw_required: Any = None,
+        subject: str | None = None,  # the fact path or gate that was observed
+    ) -> None:
+        self.value = value
+        self.observed = observed
+        self.required = required
+        self.missing = missing
+        self.patched = patched
+        self.note = note
+        self.raw_required = raw_required
+        self.subject = subject
+
+    _FIELDS = ("value", "observed", "required", "missing", "patched", "note", "raw_required", "subject")
+
+    def __repr__(self) -> str:
+        return f"Outcome({', '.join(f'{k}={getattr(self, k)!r}' for k in self._FIELDS)})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Outcome):
+            return NotImplemented
+        return all(getattr(self, k) == getattr(other, k) for k in self.__slots__)
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 def _ref(ctx: Context, ref: Any, gpu: GpuModel | None) -> tuple[Any, GateValue | None]:
@@ -242,18 +268,34 @@ RuleHook = Callable[[dict[str, Any], "GpuModel | None", Reason, "Outcome | None"
 so far and the `when` outcome; a Reason it returns replaces the rule's own evaluation (derive.judge)."""
 
 
+#: rule (by identity, the rule kept alive with its entry) -> (per GPU?, its requirement in words): what a
+#: rule says does not change between evaluations, and the planner evaluates each rule on many stacks
+_SHAPES: dict[int, tuple[dict[str, Any], bool, str]] = {}
+
+
+def _rule_shape(rule: dict[str, Any]) -> tuple[bool, str]:
+    got = _SHAPES.get(id(rule))
+    if got is not None and got[0] is rule:
+        return got[1], got[2]
+    per_gpu = uses_gpu(rule.get("when")) or uses_gpu(rule.get("require"))
+    requirement = _describe(rule.get("require"))
+    if len(_SHAPES) < 65536:  # manifests are a few hundred rules; a hostile set only stops being memoised
+        _SHAPES[id(rule)] = (rule, per_gpu, requirement)
+    return per_gpu, requirement
+
+
 def evaluate_rules(item: dict[str, Any], ctx: Context, hook: RuleHook | None = None) -> list[Reason]:
     reasons: list[Reason] = []
     models = ctx.gpu_models()
     for rule in item.get("rules") or []:
         if not isinstance(rule, dict):
             continue
-        per_gpu = uses_gpu(rule.get("when")) or uses_gpu(rule.get("require"))
+        per_gpu, requirement = _rule_shape(rule)
         targets: list[GpuModel | None] = list(models) if per_gpu and models else [None]
         for gpu in targets:
             base: Reason = {
                 "rule": str(rule.get("id")),
-                "requirement": _describe(rule.get("require")),
+                "requirement": requirement,
                 "effect": str(rule.get("effect", "crash")),
                 "source": rule.get("source"),
             }

@@ -158,6 +158,12 @@ def numeric_tuple(text: object) -> tuple[int, ...] | None:
     """'580.159.04' -> (580, 159, 4); '13.0' -> (13, 0). Driver and CUDA versions are not PEP 440."""
     if not isinstance(text, str):
         return None
+    return _numeric_tuple(text)
+
+
+@lru_cache(maxsize=4096)
+def _numeric_tuple(text: str) -> tuple[int, ...] | None:
+    # memoised: the planner compares the same driver and CUDA versions for every candidate stack
     t = text.strip()
     if not _NUMERIC.match(t) or len(t) > 50:
         return None

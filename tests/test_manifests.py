@@ -23,6 +23,28 @@ def test_every_manifest_file_is_shipped_and_valid() -> None:
     assert validate_documents(docs) == []
 
 
+def test_shipped_manifests_nest_within_the_limit() -> None:
+    # load() does not walk the shipped documents for their depth at every start: this test is that check
+    from stackcheck.manifest_loader import MAX_MANIFEST_DEPTH, too_deep
+
+    for name, (_origin, text) in shipped_texts().items():
+        assert too_deep(json.loads(text), MAX_MANIFEST_DEPTH) is None, name
+
+
+def test_package_data_read_directly_or_through_importlib_resources_is_the_same(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import stackcheck.manifest_loader as ml
+
+    direct_texts, direct_schemas, direct = ml.shipped_texts(), ml.schema_texts(), load([], env={})
+    assert ml._package_dir("manifests") is not None  # a checkout or a wheel: files on disk
+    monkeypatch.setattr(ml, "_package_dir", lambda name: None)  # as from a zip: importlib.resources
+    assert ml.shipped_texts() == direct_texts
+    assert ml.schema_texts() == direct_schemas
+    assert load([], env={}) == direct
+    assert len(direct_schemas) >= len(set(MANIFEST_FILES.values()))
+
+
 def test_manifests_validate_command_ok() -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "stackcheck", "manifests", "validate"], capture_output=True, text=True, timeout=60

@@ -6,6 +6,7 @@ candidate stack, on the facts after a step), so that is the one place to memoise
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from stackcheck.context import Context
@@ -92,28 +93,70 @@ def stack_facts(ctx: Context, stack: Stack) -> Facts:
     return facts
 
 
-class Engine:
-    """Feature verdicts on hypothetical facts, cached per stack."""
+def applied(stack: Stack) -> dict[str, Choice]:
+    """The choices of a stack that replace something on the box (a current choice changes nothing)."""
+    out: dict[str, Choice] = {}
+    for c in ("driver", "torch", "kernel", "flashinfer", "sglang"):
+        ch = stack.get(c)
+        if ch is not None and not ch.current:
+            out[c] = ch
+    return out
 
-    def __init__(self, ctx: Context) -> None:
+
+class Engine:
+    """Feature verdicts on hypothetical facts: the box with some components replaced by choices.
+
+    A verdict is memoised under the choices it can depend on (plan/deps.py): the exact choice of each
+    component its rules read, and only whether a component is replaced for the ones its `needs` name. So a
+    feature that reads only SGLang's version is judged once per SGLang release however many stacks share it,
+    and the facts of a stack are built only on a miss. `memo=False` judges every request from scratch (the
+    straightforward reference the tests compare the planner with)."""
+
+    def __init__(self, ctx: Context, memo: bool = True) -> None:
+        from stackcheck.plan.deps import feature_components
+
         self.ctx = ctx
         self.features = {str(f.get("id")): f for f in ctx.manifests.features}
-        self._cache: dict[tuple[Stack, str], FeatureVerdict] = {}
+        self.memo = memo
+        has_gpus = bool(ctx.gpu_models())
+        self._deps = {fid: feature_components(f, ctx.manifests, has_gpus) for fid, f in self.features.items()}
+        self._cache: dict[tuple[Any, ...], FeatureVerdict] = {}
+        self.evaluations = 0  # how many verdicts were computed (the benches and tests read it)
 
     def verdict_now(self, fid: str) -> FeatureVerdict:
         """The feature on the box as it is."""
+        self.evaluations += 1
         return evaluate_feature(self.features[fid], self.ctx)
 
     def verdict_on(self, facts: Facts, fid: str) -> FeatureVerdict:
-        return evaluate_feature(
-            self.features[fid], Context(facts=facts, manifests=self.ctx.manifests, launch=self.ctx.launch)
+        """The feature on any facts (not memoised)."""
+        self.evaluations += 1
+        ctx = Context(facts=facts, manifests=self.ctx.manifests, launch=self.ctx.launch)
+        if facts.get("gpus") is self.ctx.facts.get("gpus"):
+            ctx.share_gpu_models(self.ctx)  # the same GPUs: their models are not worked out again
+        return evaluate_feature(self.features[fid], ctx)
+
+    def key(self, fid: str, choices: Mapping[str, Choice]) -> tuple[Any, ...]:
+        """What the verdict of `fid` on the box with `choices` applied can depend on (see the class)."""
+        exact, presence = self._deps[fid]
+        return (
+            fid,
+            *((c, choices.get(c)) for c in sorted(exact)),
+            *((c, c in choices) for c in sorted(presence)),
         )
 
+    def verdict_with(self, choices: Mapping[str, Choice], fid: str, facts: Callable[[], Facts]) -> FeatureVerdict:
+        """The feature on the box with `choices` applied; `facts` builds those facts (called on a miss only)."""
+        if not self.memo:
+            return self.verdict_on(facts(), fid)
+        key = self.key(fid, choices)
+        got = self._cache.get(key)
+        if got is None:
+            got = self._cache[key] = self.verdict_on(facts(), fid)
+        return got
+
     def verdict(self, stack: Stack, fid: str) -> FeatureVerdict:
-        key = (stack, fid)
-        if key not in self._cache:
-            self._cache[key] = self.verdict_on(stack_facts(self.ctx, stack), fid)
-        return self._cache[key]
+        return self.verdict_with(applied(stack), fid, lambda: stack_facts(self.ctx, stack))
 
     def ok(self, stack: Stack, fid: str) -> bool:
         return self.verdict(stack, fid).get("status") == "ok"

@@ -56,13 +56,15 @@ def plan_and_facts(
     hold: list[str] | None = None,
     pins: dict[str, str] | None = None,
     upstream: bool = True,
+    memo: bool = True,
 ) -> tuple[Plan, Facts | None]:
     """make_plan, and the hypothetical facts of the box after every step of the plan (None when no stack
     satisfies the request): what `stackcheck recommend` judges its launch against. With `upstream` False
-    the still-blocked features do not say which other stack would unblock them (half the planner's time)."""
+    the still-blocked features do not say which other stack would unblock them (half the planner's time).
+    `memo` False judges every feature on every stack from scratch (the reference the tests compare with)."""
     box = read_box(ctx)
     space = Space(ctx, box)
-    engine = Engine(ctx)
+    engine = Engine(ctx, memo=memo)
     held = {component_name(h) for h in hold or []}
     pinned = parse_pins(pins, space)
     for c in held & set(pinned):

@@ -37,6 +37,41 @@ def version_in(version: str, spec: str) -> bool | None:
     return _version_in(version, spec)
 
 
+@lru_cache(maxsize=1024)
+def exact_pin(spec: str) -> Any:
+    """The version an `==V` specifier (one clause, no wildcard) names, else None. Such a pin is met exactly
+    by the releases whose public version equals V (versions.version_in's `==`), so the solver looks those up
+    in an index instead of testing every release: with years more releases, a scan per SGLang release made
+    the search quadratic."""
+    from stackcheck.versions import parse_specifier
+
+    clauses = parse_specifier(spec)
+    if clauses is None or len(clauses) != 1:
+        return None
+    op, target = clauses[0]
+    if op != "==" or target.endswith(".*"):
+        return None
+    return parse_version(target)
+
+
+def _by_public(items: list[Any], version_of: Any) -> dict[Any, list[int]]:
+    """public version -> the positions (in order) of the items of that version."""
+    out: dict[Any, list[int]] = {}
+    for i, item in enumerate(items):
+        v = public(version_of(item))
+        if v is not None:
+            out.setdefault(v, []).append(i)
+    return out
+
+
+def _pinned(items: list[Any], index: dict[Any, list[int]], spec: str | None) -> list[tuple[int, Any]] | None:
+    """(position, item) of the items an exact pin admits, in order; None when `spec` is not an exact pin."""
+    pin = exact_pin(spec) if spec is not None else None
+    if pin is None:
+        return None
+    return [(i, items[i]) for i in index.get(pin, [])]
+
+
 COMPONENTS = ("driver", "torch", "kernel", "flashinfer", "sglang")
 ALIASES = {
     "driver": "driver",
@@ -192,10 +227,7 @@ def find_release(ctx: Context, name: str, version: str) -> dict[str, Any] | None
     want = public(version)
     if want is None:
         return None
-    for rel in ctx.manifests.releases(name):
-        if public(str(rel.get("version", ""))) == want:
-            return rel
-    return None
+    return ctx.manifests.release_by_public(name, want)
 
 
 def read_box(ctx: Context) -> Box:
@@ -276,6 +308,9 @@ class Space:
         self.torch = _newest_first(m.releases("torch"))
         self.kernels = {name: _newest_first(m.releases(name)) for name in KERNEL_PACKAGES}
         self.flashinfer = _newest_first(m.releases("flashinfer-python"))
+        self._kernel_index = {n: _by_public(rels, lambda r: str(r.get("version"))) for n, rels in self.kernels.items()}
+        self._fi_index = _by_public(self.flashinfer, lambda r: str(r.get("version")))
+        self._torch_index: dict[Any, list[int]] | None = None
         self.branches = [b for b in (m.components.get("driver") or {}).get("branches") or [] if isinstance(b, dict)]
         self.date = m.date
         self._torch_choices: dict[str, list[Choice]] = {}
@@ -316,6 +351,18 @@ class Space:
         self._torch_choices["all"] = out
         return out
 
+    def torch_pinned(self, spec: str | None) -> list[tuple[int, Choice]]:
+        """The torch choices a pin of SGLang admits (all without one), in order."""
+        torches = self.torch_choices()
+        if spec is None:
+            return list(enumerate(torches))
+        if self._torch_index is None:
+            self._torch_index = _by_public(torches, lambda t: t.version)
+        pinned = _pinned(torches, self._torch_index, spec)
+        if pinned is not None:
+            return pinned
+        return [(i, t) for i, t in enumerate(torches) if version_in(t.version, spec)]
+
     # kernel ---------------------------------------------------------------------------------------
     def kernel_choices(self, name: str, spec: str, torch: Choice) -> list[Choice]:
         key = (name, spec, torch.version, torch.cuda)
@@ -325,9 +372,11 @@ class Space:
 
     def _kernel_choices(self, name: str, spec: str, torch: Choice) -> list[Choice]:
         out: list[Choice] = []
-        for r_i, rel in enumerate(self.kernels.get(name, [])):
+        releases = self.kernels.get(name, [])
+        pinned = _pinned(releases, self._kernel_index.get(name, {}), spec)
+        for r_i, rel in pinned if pinned is not None else enumerate(releases):
             version = str(rel.get("version"))
-            if not version_in(version, spec):
+            if pinned is None and not version_in(version, spec):
                 continue
             tpin = (rel.get("requires") or {}).get("torch")
             if isinstance(tpin, str) and not version_in(torch.version, tpin):
@@ -365,9 +414,10 @@ class Space:
 
     def _flashinfer_choices(self, spec: str | None) -> list[Choice]:
         out: list[Choice] = []
-        for r_i, rel in enumerate(self.flashinfer):
+        pinned = _pinned(self.flashinfer, self._fi_index, spec)
+        for r_i, rel in pinned if pinned is not None else enumerate(self.flashinfer):
             version = str(rel.get("version"))
-            if spec is not None and not version_in(version, spec):
+            if pinned is None and spec is not None and not version_in(version, spec):
                 continue
             out.append(
                 Choice(
@@ -447,7 +497,6 @@ def allowed(choice: Choice, restrict: Restrict) -> bool:
 
 def enumerate_stacks(space: Space, restrict: Restrict, why: list[str] | None = None) -> Iterator[Stack]:
     """Every consistent stack allowed by the holds and pins, in search order (pruned backtracking)."""
-    torches = space.torch_choices()
     drivers = space.driver_choices()
     for s_i, rel in enumerate(space.sglang):
         sv = str(rel.get("version"))
@@ -456,9 +505,7 @@ def enumerate_stacks(space: Space, restrict: Restrict, why: list[str] | None = N
             continue
         req = {k: str(v) for k, v in (rel.get("requires") or {}).items()}
         kname = next((k for k in KERNEL_PACKAGES if k in req), None)
-        t_ok = [
-            t for t in torches if allowed(t, restrict) and ("torch" not in req or version_in(t.version, req["torch"]))
-        ]
+        t_ok = [t for _, t in space.torch_pinned(req.get("torch")) if allowed(t, restrict)]
         if not t_ok and why is not None:
             why.append(f"sglang {sv} pins torch{req.get('torch', '')}: no allowed torch build for these GPUs")
         for t in t_ok:

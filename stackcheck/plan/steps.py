@@ -45,7 +45,8 @@ def plan_steps(ctx: Context, engine: Engine, target: Stack, box: Box, before: di
     blocked0 = {fid for fid, v in before.items() if v.get("status") == "blocked"}
     ok0 = {fid for fid, v in before.items() if v.get("status") == "ok"}
     facts = ctx.facts
-    states: list[Facts] = []
+    states: list[tuple[dict[str, Choice], Facts]] = []  # the choices applied so far and the facts they give
+    choices: dict[str, Choice] = {}
     order: list[Choice] = []
     for comp in STEP_ORDER:
         if comp == "toolkit":
@@ -61,12 +62,18 @@ def plan_steps(ctx: Context, engine: Engine, target: Stack, box: Box, before: di
     drafts: list[tuple[Step, list[str]]] = []  # a step and its warnings, which the regressions extend
     for n, ch in enumerate(order):
         facts = apply_choice(facts, ch, ctx)
-        states.append(facts)
+        choices = {**choices, ch.component: ch}
+        states.append((choices, facts))
+        now = facts  # (bound for the lambdas below: this step's facts)
+
+        def judge(fid: str, choices: dict[str, Choice] = choices, now: Facts = now) -> FeatureVerdict:
+            return engine.verdict_with(choices, fid, lambda: now)
+
         if n == len(order) - 1:
-            final = {fid: engine.verdict_on(facts, fid) for fid in engine.features}
+            final = {fid: judge(fid) for fid in engine.features}
             status = {fid: str(v.get("status")) for fid, v in final.items()}
         else:
-            status = {fid: str(engine.verdict_on(facts, fid).get("status")) for fid in blocked0 - unblocked}
+            status = {fid: str(judge(fid).get("status")) for fid in blocked0 - unblocked}
         newly = sorted(fid for fid in blocked0 - unblocked if status.get(fid) == "ok")
         unblocked.update(newly)
         install = INSTALLERS[ch.component](ctx, ch, box, target)
@@ -94,11 +101,16 @@ def plan_steps(ctx: Context, engine: Engine, target: Stack, box: Box, before: di
             if final[fid].get("status") != "blocked":
                 continue
             at = len(states) - 1
-            while at > 0 and engine.verdict_on(states[at - 1], fid).get("status") == "blocked":
+            while at > 0 and _status_at(engine, states[at - 1], fid) == "blocked":
                 at -= 1
             drafts[at][1].append(f"{fid} is ok now and blocked after this plan: {first_failure(final[fid])}")
     steps = [replace(step, warnings=tuple(warnings)) for step, warnings in drafts]
     return Steps(steps, facts, final)
+
+
+def _status_at(engine: Engine, state: tuple[dict[str, Choice], Facts], fid: str) -> str:
+    choices, facts = state
+    return str(engine.verdict_with(choices, fid, lambda: facts).get("status"))
 
 
 def _reason(ctx: Context, ch: Choice, target: Stack, box: Box) -> str:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import re
-import shutil
 from collections import Counter
 from typing import Any, ClassVar
 
@@ -141,6 +140,11 @@ class NvmlProbe(Probe):
     def run(self, ctx: ProbeContext) -> ProbeResult:
         nv = ctx.nvml
         if nv is None:
+            from stackcheck.probes import nvml_early
+
+            early = nvml_early.take()  # the command line started NVML before anything else: adopt it
+            if early is not None:
+                return _adopt(ctx, early)
             try:
                 import pynvml
 
@@ -152,13 +156,29 @@ class NvmlProbe(Probe):
         except Exception as exc:
             return _fallback(ctx, describe(exc))
         try:
-            return _read_nvml(nv)
+            return read_nvml(nv)
         finally:
             with contextlib.suppress(Exception):  # shutting down is best effort
                 nv.nvmlShutdown()
 
 
-def _read_nvml(nv: Any) -> ProbeResult:
+def _adopt(ctx: ProbeContext, early: Any) -> ProbeResult:
+    """The result of an early NVML start (stackcheck.probes.nvml_early), read as run() reads NVML: the same
+    fallbacks with the same reasons when pynvml cannot be imported or NVML cannot start. The wait is bounded
+    by this probe's timeout: the runner abandons a probe that overruns."""
+    early.done.wait()
+    if early.error is not None:
+        raise early.error
+    if early.import_error is not None:
+        return _fallback(ctx, f"nvidia-ml-py (pynvml) cannot be imported: {one_line(early.import_error)}")
+    if early.init_error is not None:
+        return _fallback(ctx, describe(early.init_error))
+    result: ProbeResult = early.result
+    return result
+
+
+def read_nvml(nv: Any) -> ProbeResult:
+    """Driver, GPUs and topology from an initialised NVML module."""
     r = _Reader(nv)
     driver: dict[str, Any] = {"source": "nvml"}
     try:
@@ -440,6 +460,8 @@ def _fallback(ctx: ProbeContext, nvml_reason: str) -> ProbeResult:
 def _from_nvidia_smi(ctx: ProbeContext) -> tuple[list[dict[str, Any]], str | None] | str:
     """GPUs and the driver version from nvidia-smi, or a one-line reason why not."""
     env = ctx.host_environ  # the host's tool, whatever environment the audited image starts with
+    import shutil  # the fallback only
+
     exe = shutil.which("nvidia-smi", path=env.get("PATH", ""))
     if exe is None:
         return "not found on PATH"

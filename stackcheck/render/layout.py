@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 import shlex
 import sys
-import textwrap
 
 MIN_WIDTH = 40
 DEFAULT_WIDTH = 80
@@ -45,6 +44,8 @@ def wrap(text: str, width: int, indent: str = "", first: str | None = None) -> l
     lead = indent if first is None else first
     if not text:
         return [lead.rstrip()] if lead.strip() else []
+    import textwrap  # only wrapped output (a terminal, COLUMNS) pays for it
+
     lines = textwrap.wrap(
         text,
         width=max(width, len(lead) + 10),

@@ -1,0 +1,118 @@
+"""Which of a hypothetical stack's components a feature's verdict can depend on, read from the feature's
+rules. Pure.
+
+The planner judges features on many hypothetical facts: the box with some components replaced by a stack's
+choices (hypothetical.apply_choice: the driver, the CUDA toolkit, torch, the kernel package, FlashInfer,
+SGLang). A feature whose rules read only SGLang's version and the GPUs has the same verdict on every stack
+with the same SGLang release, so the engine judges it once per SGLang release (hypothetical.Engine), not
+once per stack. The dependency is read from the rules, conservatively: every fact path, gate and `needs`
+maps to the components whose choice can change what it reads; a path this module does not know makes the
+feature depend on every component (no sharing, never a wrong verdict). tests/test_plan_memo.py compares the
+memoised planner with one that judges every stack from scratch, on generated boxes."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from stackcheck.facts import KERNEL_PACKAGES
+from stackcheck.manifest_loader import Manifests
+
+#: every component apply_choice can replace
+EVERY = frozenset({"driver", "toolkit", "torch", "kernel", "flashinfer", "sglang"})
+
+#: package -> the component whose choice rewrites its entry (and its binaries and gate tables); the other
+#: packages (triton, nccl, ...) are the box's in every hypothetical stack
+PACKAGE_COMPONENT: Mapping[str, str] = {
+    "torch": "torch",
+    **dict.fromkeys(KERNEL_PACKAGES, "kernel"),
+    "flashinfer-python": "flashinfer",
+    "flashinfer-cubin": "flashinfer",
+    "flashinfer-jit-cache": "flashinfer",
+    "sglang": "sglang",
+}
+
+
+def _package(name: str) -> frozenset[str]:
+    comp = PACKAGE_COMPONENT.get(name)
+    return frozenset({comp}) if comp else frozenset()
+
+
+def path_components(path: str, has_gpus: bool = False) -> frozenset[str] | None:
+    """The components a fact path (Context.lookup) can read; None when the path is not known here."""
+    head, _, rest = path.partition(".")
+    if head == "gpu":
+        # the GPUs are the box's in every stack; with none, a GPU path says why in the driver's words
+        # (Context.gpus_unknown_reason)
+        return frozenset() if has_gpus else frozenset({"driver"})
+    if head in ("launch", "topology", "env", "pcie", "cudalib"):
+        return frozenset()
+    if head in ("driver", "image"):  # image.nvidia_require is judged against the driver
+        return frozenset({"driver"})
+    if head in ("toolkit", "jit", "triton"):  # the toolkit step rewrites cuda_toolkits and jit
+        return frozenset({"toolkit"})
+    if head == "torch":
+        return frozenset({"torch"})
+    if head == "kernel":
+        return frozenset({"kernel"})
+    if head in ("pkg", "release"):
+        name = rest.rpartition(".")[0]
+        return _package(name) if name else None
+    if head == "known":
+        return _package(rest) if rest else None
+    return None
+
+
+def predicate_components(pred: Any, manifests: Manifests, has_gpus: bool = False) -> frozenset[str] | None:
+    """The union over every fact path and gate a predicate (or a value reference in it) names; None: unknown."""
+    out: set[str] = set()
+    stack = [pred]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, list):
+            stack.extend(item)
+            continue
+        if not isinstance(item, dict):
+            continue
+        if "fact" in item:
+            got = path_components(str(item["fact"]), has_gpus)
+            if got is None:
+                return None
+            out |= got
+        if "gate" in item:
+            spec = manifests.gate(str(item["gate"]))
+            package = spec.get("package") if spec is not None else None
+            if isinstance(package, str):
+                out |= _package(package)
+            elif spec is not None:
+                return None  # a gate of no package: not a shape this module knows
+        stack.extend(v for v in item.values() if isinstance(v, dict | list))
+    return frozenset(out)
+
+
+def feature_components(
+    feature: Mapping[str, Any], manifests: Manifests, has_gpus: bool = False
+) -> tuple[frozenset[str], frozenset[str]]:
+    """(exact, presence): the components a feature's verdict (verdicts.evaluate_feature) can depend on.
+
+    `exact`: those its rules read (every `when` and `require`): the verdict can change with the release
+    chosen. `presence`: those only its `needs` name: the verdict can change only with whether the component
+    is replaced at all, since a replaced package is installed, at a release the manifests record, never newer
+    than them (apply_choice), so the `needs` check passes the same way for every choice. Every component is
+    exact when anything in the rules is not understood."""
+    exact: set[str] = set()
+    for rule in feature.get("rules") or []:
+        if not isinstance(rule, dict):
+            continue
+        for part in ("when", "require"):
+            if part in rule:
+                got = predicate_components(rule[part], manifests, has_gpus)
+                if got is None:
+                    return EVERY, frozenset()
+                exact |= got
+    presence: set[str] = set()
+    for need in feature.get("needs") or []:
+        if isinstance(need, str):
+            for alt in need.split("|"):
+                presence |= _package(alt)
+    return frozenset(exact), frozenset(presence - exact)

@@ -1,0 +1,142 @@
+"""Start-up stays lean (issue 21): the parser is built for the verb being run only, with every --help as the
+full parser writes it; a report from saved facts imports none of the heavy modules; the pathlib and shutil
+stand-ins give what pathlib and shutil give."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from stackcheck import cli, cli_parser
+from stackcheck.paths import home_dir, path_text
+
+ROOT = Path(__file__).resolve().parent.parent
+FACTS = str(ROOT / "tests" / "cases" / "writeup-after" / "facts.json")
+
+
+def _sub(parser: object, verb: str) -> object:
+    import argparse
+
+    assert isinstance(parser, argparse.ArgumentParser)
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return action.choices[verb]
+
+
+@pytest.mark.parametrize("columns", ["80", "200", "45"])
+def test_every_verb_help_is_the_full_parsers(monkeypatch: pytest.MonkeyPatch, columns: str) -> None:
+    monkeypatch.setenv("COLUMNS", columns)
+    full = cli.build_parser(full=True)
+    assert cli.build_parser().format_help() == full.format_help()  # the top level lists every verb
+    for verb in cli.COMMANDS:
+        alone = cli.build_parser(verb)
+        assert _sub(alone, verb).format_help() == _sub(full, verb).format_help(), verb  # type: ignore[attr-defined]
+        assert _sub(alone, verb).format_usage() == _sub(full, verb).format_usage(), verb  # type: ignore[attr-defined]
+
+
+def test_parser_of_one_verb_has_no_other_verb() -> None:
+    import argparse
+
+    parser = cli.build_parser("audit")
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    assert list(action.choices) == ["audit"]
+
+
+def _modules_after(*argv: str, env: dict[str, str] | None = None) -> tuple[int, set[str], str]:
+    """Run stackcheck's main(ARGV) in a fresh interpreter; (exit status, the modules it imported, stdout)."""
+    code = (
+        "import json, sys\n"
+        "from stackcheck.cli import main\n"
+        "try:\n"
+        f"    rc = main({list(argv)!r})\n"
+        "except SystemExit as exc:\n"
+        "    rc = exc.code\n"
+        "sys.stderr.write(json.dumps([rc, sorted(sys.modules)]))\n"
+    )
+    run_env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=run_env, timeout=120)
+    rc, mods = json.loads(proc.stderr.strip().splitlines()[-1])
+    return rc, set(mods), proc.stdout
+
+
+def test_top_level_help_imports_no_verb_module() -> None:
+    rc, mods, _ = _modules_after("--help")
+    assert rc == 0
+    assert not [m for m in mods if m.startswith("stackcheck.cmd_")]
+
+
+#: what a report from saved facts must not import (each is milliseconds of every start, or more)
+HEAVY = (
+    "jsonschema", "rich", "packaging.specifiers", "pynvml", "pathlib", "importlib.resources", "tempfile",
+    "shutil", "subprocess", "socket", "zipfile", "difflib", "hashlib", "email", "decimal", "statistics",
+)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["audit", "--facts", FACTS],
+        ["audit", "--facts", FACTS, "--format", "json"],
+        ["plan", "--facts", FACTS],
+    ],
+)
+def test_report_from_saved_facts_imports_nothing_heavy(argv: list[str]) -> None:
+    rc, mods, out = _modules_after(*argv)
+    assert rc in (0, 1) and out
+    assert sorted(m for m in HEAVY if m in mods) == []
+
+
+@given(st.text(alphabet="/.ab", max_size=12))
+@example("//a")
+@example("///a/")
+@example("")
+@example("./")
+@example("a/./b/../c//")
+def test_path_text_is_pathlibs(text: str) -> None:
+    assert path_text(text) == str(pathlib.PurePosixPath(text))
+
+
+def test_home_dir_is_pathlibs(monkeypatch: pytest.MonkeyPatch) -> None:
+    for home in ("/root", "/home/ann/", "//srv//u"):
+        monkeypatch.setenv("HOME", home)
+        assert home_dir() == str(pathlib.Path.home())
+
+
+@pytest.mark.parametrize("columns", [None, "120", "0", "-3", "abc", " 90"])
+def test_columns_are_shutils(monkeypatch: pytest.MonkeyPatch, columns: str | None) -> None:
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    assert cli_parser._columns() == shutil.get_terminal_size().columns
+
+
+def test_the_program_exits_without_teardown_and_loses_no_output(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    argv = ["audit", "--facts", FACTS, "--format", "json"]
+    proc = subprocess.run([sys.executable, "-m", "stackcheck", *argv], capture_output=True, text=True, env=env)
+    code = "import sys\nfrom stackcheck.cli import main\nsys.exit(main(sys.argv[1:]))\n"
+    plain = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, env=env)
+    assert proc.returncode == plain.returncode
+    strip = [line for line in proc.stdout.splitlines() if "collected_at" not in line]
+    assert strip == [line for line in plain.stdout.splitlines() if "collected_at" not in line]
+    assert json.loads(proc.stdout)["summary"]
+    # an atexit callback (a coverage tool, a plug-in) still runs: the ordinary exit is taken then
+    marker = tmp_path / "atexit-ran"
+    code = (
+        "import atexit, pathlib, sys\n"
+        f"atexit.register(lambda: pathlib.Path({str(marker)!r}).write_text('yes'))\n"
+        "from stackcheck.cli import run\n"
+        "sys.argv = ['stackcheck', 'audit', '--facts', sys.argv[1]]\n"
+        "run()\n"
+    )
+    got = subprocess.run([sys.executable, "-c", code, FACTS], capture_output=True, text=True, env=env)
+    assert got.returncode == plain.returncode and marker.read_text() == "yes"
