@@ -62,6 +62,21 @@ class Manifests:
         self._by_public: dict[str, dict[Any, dict[str, Any]]] = {}
         self._gate_rows: dict[tuple[str, str], dict[str, Any] | None] = {}
 
+    def forget_indexes(self) -> None:
+        """Drop the indexes built on first use: call it after editing `docs` in place."""
+        self._gate_index = None
+        self._releases = {}
+        self._newest = {}
+        self._by_version = {}
+        self._by_public = {}
+        self._gate_rows = {}
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Manifests:
+        # a copy is made to be edited: it starts without the indexes of the original
+        from copy import deepcopy
+
+        return Manifests(deepcopy(self.docs, memo), deepcopy(self.origins, memo))
+
     def __repr__(self) -> str:
         return f"Manifests(docs={sorted(self.docs)!r}, origins={self.origins!r})"
 

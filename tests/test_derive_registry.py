@@ -157,8 +157,7 @@ def hide_release(manifests: Any, package: str, version: str, previous: str) -> A
     pkg["releases"] = [r for r in pkg["releases"] if r["version"] != version]
     text = json.dumps(hidden.docs["gates.json"]).replace(f"<={version}", f"<={previous}")
     hidden.docs["gates.json"] = json.loads(text)
-    hidden._releases = {}
-    hidden._gate_index = None
+    hidden.forget_indexes()
     return hidden
 
 
