@@ -204,6 +204,8 @@ class Context:
         tagged = variant_of(p.get("version"))
         if tagged:
             return tagged
+        if p.get("implied"):  # a version implied by a pin (stackcheck/implied.py): `==0.3.21` is met by any build
+            return None
         rel = self.release(name)
         if rel is not None:
             if isinstance(rel.get("pypi_variant"), str):

@@ -239,8 +239,16 @@ def _describe(pred: Any) -> str:
     return f"{lhs} {pred.get('op', '==')} {json.dumps(value) if not isinstance(value, str) else value}"
 
 
-def _format(message: str, observed: Any, required: Any) -> str:
-    return message.replace("{observed}", _text(observed)).replace("{required}", _text(required))
+def _format(message: str, observed: Any, required: Any, gpu: GpuModel | None = None) -> str:
+    """Fill a rule's message: {observed}, {required}, and the GPU's own architecture where a rule is judged
+    per GPU: {gpu.cc} ("12.0") and {gpu.sm} ("120", as in sm_120a): the message names the architecture the
+    user's error names, never a placeholder."""
+    text = message.replace("{observed}", _text(observed)).replace("{required}", _text(required))
+    if gpu is not None and ("{gpu.cc}" in text or "{gpu.sm}" in text):
+        t = cc_tuple(gpu.cc)
+        sm = f"{t[0]}{t[1]}" if t is not None else gpu.cc.replace(".", "")
+        text = text.replace("{gpu.cc}", gpu.cc).replace("{gpu.sm}", sm)
+    return text.replace("{gpu.cc}", "this GPU's").replace("{gpu.sm}", "XXX")
 
 
 def _text(value: Any) -> str:
@@ -328,7 +336,7 @@ def evaluate_rules(item: dict[str, Any], ctx: Context, hook: RuleHook | None = N
             else:
                 reason["result"] = "fail"
                 raw = r.raw_required if r.raw_required is not None else r.required
-                reason["message"] = _format(str(rule.get("message", "requirement not met")), r.observed, raw)
+                reason["message"] = _format(str(rule.get("message", "requirement not met")), r.observed, raw, gpu)
             reasons.append(reason)
     return reasons
 

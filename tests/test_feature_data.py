@@ -16,6 +16,8 @@ import pytest
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
+from stackcheck.verdicts import uses_gpu
+
 ROOT = Path(__file__).resolve().parent.parent
 MANIFESTS = ROOT / "manifests"
 SCHEMAS = ROOT / "schemas"
@@ -118,6 +120,8 @@ SOURCE_SUFFIXES = {"cpp_check_ints": (".h", ".hh", ".hpp", ".cuh", ".cu", ".cc",
 EFFECTS = {"crash", "disabled", "degraded"}
 PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 ALLOWED_PLACEHOLDERS = {"observed", "required"}
+#: filled only where the rule is judged per GPU (verdicts.uses_gpu): elsewhere there is no one GPU to name
+GPU_PLACEHOLDERS = {"gpu.cc", "gpu.sm"}
 _NAME = r"[A-Za-z0-9][A-Za-z0-9._-]*"
 
 
@@ -297,7 +301,21 @@ def test_every_rule_has_source_effect_and_note_when_inferred() -> None:
 def test_messages_use_only_known_placeholders() -> None:
     for where, r in _rules():
         used = set(PLACEHOLDER.findall(r["message"]))
-        assert used <= ALLOWED_PLACEHOLDERS, f"{where}: unknown placeholders {used - ALLOWED_PLACEHOLDERS}"
+        per_gpu = uses_gpu(r.get("when")) or uses_gpu(r["require"])
+        allowed = ALLOWED_PLACEHOLDERS | (GPU_PLACEHOLDERS if per_gpu else set())
+        assert used <= allowed, f"{where}: unknown placeholders {used - allowed}"
+
+
+def test_gpu_placeholders_name_the_gpu() -> None:
+    """torch-arch's message names the GPU's own architecture (pytorch#152077: sm_120 on an RTX 5090), not
+    a placeholder."""
+    from stackcheck.context import GpuModel
+    from stackcheck.verdicts import _format
+
+    gpu = GpuModel("12.0", "NVIDIA GeForce RTX 5090", (0,))
+    text = _format("torch {observed}: 'sm_{gpu.sm} is not compatible' (cc {gpu.cc})", "11.8", ">= 12.8", gpu)
+    assert text == "torch 11.8: 'sm_120 is not compatible' (cc 12.0)"
+    assert "sm_103a" in _format("Value 'sm_{gpu.sm}a'", None, None, GpuModel("10.3", None, (0,)))
 
 
 def test_fact_paths_are_documented() -> None:

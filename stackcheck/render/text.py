@@ -619,12 +619,29 @@ def facts_lines(report: dict[str, Any], width: int = NO_WRAP) -> list[str]:
 # ---- the whole report ---------------------------------------------------------------------------------
 
 
+def implied_lines(report: dict[str, Any], width: int) -> list[str]:
+    """The implied facts a verdict used (stackcheck/implied.py: versions a facts file lacks that a stated release
+    pins), said once above the verdicts; nothing when no verdict turned on them."""
+    used = [
+        t
+        for kind in ("features", "checks")
+        for v in report.get(kind) or []
+        if isinstance(v, dict)
+        for t in v.get("implied") or []
+    ]
+    if not used:
+        return []
+    texts = list(dict.fromkeys(str(t).removeprefix("implied: ") for t in used))
+    return wrap("implied, not stated (they can fail a check, never pass one): " + "; ".join(texts), width, "  ")
+
+
 def render_plain(
     report: dict[str, Any], width: int | None = None, *, color: bool = False, sources: bool = False
 ) -> str:
     width = width or output_width()
     paint = Paint(color)
     out = box_lines(report, width)
+    out += implied_lines(report, width)
     if "features" in report:
         out.append("")
         out += section_lines("features", feature_items(report), width, paint)
