@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Final, NamedTuple
 
+from stackcheck.archs import TargetRules, rules_of
 from stackcheck.facts import Facts, GpuFacts, cc_tuple
 from stackcheck.manifest_loader import Manifests
 from stackcheck.versions import cuda_from_tag, parse_version, public, variant_of
@@ -55,6 +56,7 @@ class Context:
         self.manifests = manifests
         self.launch: dict[str, Any] = launch if launch is not None else {}
         self._models: list[GpuModel] | None = None
+        self._target_rules: TargetRules | None = None
 
     def __repr__(self) -> str:
         return f"Context(facts={self.facts!r}, manifests={self.manifests!r}, launch={self.launch!r})"
@@ -65,6 +67,12 @@ class Context:
         return (self.facts, self.manifests, self.launch) == (other.facts, other.manifests, other.launch)
 
     __hash__ = None  # type: ignore[assignment]
+
+    def target_rules(self) -> TargetRules:
+        """architectures.json's binary-compatibility rules of these manifests, indexed once per context."""
+        if self._target_rules is None:
+            self._target_rules = rules_of(self.manifests.list_of("architectures.json", "rules"))
+        return self._target_rules
 
     # ---- GPUs -------------------------------------------------------------------------------
 

@@ -11,7 +11,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any, Literal, TypedDict, cast
 
-from stackcheck.archs import coverage, covering, expand_arch_list, rules_of
+from stackcheck.archs import coverage, covering, expand_arch_list
 from stackcheck.context import Context, GateValue, GpuModel, Missing, Unknown
 from stackcheck.facts import Facts, cc_tuple
 from stackcheck.versions import compare_numeric, parse_version, public, version_in
@@ -189,7 +189,7 @@ def evaluate(pred: Any, ctx: Context, gpu: GpuModel | None) -> Outcome:
             if t is None:
                 return Outcome(None, missing=f"not a compute capability: {lhs!r}")
             targets = expand_arch_list([str(x) for x in rhs or []])
-            rules = rules_of(ctx.manifests.list_of("architectures.json", "rules"))
+            rules = ctx.target_rules()
             cov = coverage(targets, t, rules)
             via = covering(targets, t, rules)
             observed = f"{cov} via {', '.join(via)}" if via else "no target runs on it"
@@ -691,7 +691,7 @@ def builtin_kernel_coverage(ctx: Context) -> list[Reason]:
         for gpu in models:
             t = cc_tuple(gpu.cc)
             assert t is not None
-            rules = rules_of(ctx.manifests.list_of("architectures.json", "rules"))
+            rules = ctx.target_rules()
             cov = coverage(targets, t, rules)
             via = covering(targets, t, rules)
             reason: Reason = {

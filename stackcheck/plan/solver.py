@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from stackcheck.archs import coverage, expand_arch_list, rules_of
+from stackcheck.archs import coverage, expand_arch_list
 from stackcheck.context import Context
 from stackcheck.errors import UsageError
 from stackcheck.facts import KERNEL_PACKAGES, cc_tuple
@@ -313,7 +313,7 @@ class Space:
         self._torch_index: dict[Any, list[int]] | None = None
         self.branches = [b for b in (m.components.get("driver") or {}).get("branches") or [] if isinstance(b, dict)]
         self.date = m.date
-        self.target_rules = rules_of(m.list_of("architectures.json", "rules"))
+        self.target_rules = ctx.target_rules()
         self._torch_choices: dict[str, list[Choice]] = {}
         self._kernel_cache: dict[tuple[str, str, str, str | None], list[Choice]] = {}
         self._fi_cache: dict[str | None, list[Choice]] = {}
