@@ -3,9 +3,10 @@ the facts, the manifests and the launch options. Pure: no I/O."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, NamedTuple
+from collections.abc import Callable, Mapping
+from typing import Any, Final, NamedTuple
 
+from stackcheck.archs import TargetRules, rules_of
 from stackcheck.facts import Facts, GpuFacts, cc_tuple
 from stackcheck.manifest_loader import Manifests
 from stackcheck.versions import cuda_from_tag, parse_version, public, variant_of
@@ -55,6 +56,7 @@ class Context:
         self.manifests = manifests
         self.launch: dict[str, Any] = launch if launch is not None else {}
         self._models: list[GpuModel] | None = None
+        self._target_rules: TargetRules | None = None
 
     def __repr__(self) -> str:
         return f"Context(facts={self.facts!r}, manifests={self.manifests!r}, launch={self.launch!r})"
@@ -65,6 +67,12 @@ class Context:
         return (self.facts, self.manifests, self.launch) == (other.facts, other.manifests, other.launch)
 
     __hash__ = None  # type: ignore[assignment]
+
+    def target_rules(self) -> TargetRules:
+        """architectures.json's binary-compatibility rules of these manifests, indexed once per context."""
+        if self._target_rules is None:
+            self._target_rules = rules_of(self.manifests.list_of("architectures.json", "rules"))
+        return self._target_rules
 
     # ---- GPUs -------------------------------------------------------------------------------
 
@@ -341,145 +349,171 @@ class Context:
 
     # ---- lookups ----------------------------------------------------------------------------
     def lookup(self, path: str, gpu: GpuModel | None) -> Any:
+        """The value of a fact path (manifests/README.md "Fact paths"): its first part picks the resolver in
+        FACT_PREFIXES; Missing (or Unknown) when the fact is not known, naming why."""
         head, _, rest = path.partition(".")
-        if head == "gpu":
-            if rest == "count":
-                if "gpus" not in self.facts:
-                    raise Missing(path, self.gpus_unknown_reason())
-                return len(self.facts.get("gpus") or [])
-            if gpu is None:
-                raise Missing(path, self.gpus_unknown_reason())
-            t = cc_tuple(gpu.cc)
-            assert t is not None
-            if rest == "cc":
-                return gpu.cc
-            if rest == "cc_major":
-                return t[0]
-            if rest == "sm":
-                return t[0] * 10 + t[1]
-            if rest == "name":
-                return gpu.name
-            if rest == "min_cuda":
-                return self.gpu_min_cuda(gpu)
+        prefix = FACT_PREFIXES.get(head)
+        if prefix is None:
             raise Missing(path, f"unknown fact path {path}")
-        if head == "driver":
-            d = self.facts.get("driver") or {}
-            value: Any = dict(d).get(rest)
-            if value is None:
-                raise Missing(path, f"driver {rest} not known" + (f": {d.get('error')}" if d.get("error") else ""))
-            return value
-        if head == "pkg" and ".lib." in rest:
+        return prefix(self, path, rest, gpu)
+
+    # ---- the resolvers of FACT_PREFIXES: (path, the path after its first part, the GPU model) ------------
+    def _gpu_fact(self, path: str, rest: str, gpu: GpuModel | None) -> Any:
+        if rest == "count":
+            if "gpus" not in self.facts:
+                raise Missing(path, self.gpus_unknown_reason())
+            return len(self.facts.get("gpus") or [])
+        if gpu is None:
+            raise Missing(path, self.gpus_unknown_reason())
+        t = cc_tuple(gpu.cc)
+        assert t is not None
+        if rest == "cc":
+            return gpu.cc
+        if rest == "cc_major":
+            return t[0]
+        if rest == "sm":
+            return t[0] * 10 + t[1]
+        if rest == "name":
+            return gpu.name
+        if rest == "min_cuda":
+            return self.gpu_min_cuda(gpu)
+        raise Missing(path, f"unknown fact path {path}")
+
+    def _driver_fact(self, path: str, rest: str, gpu: GpuModel | None) -> Any:
+        d = self.facts.get("driver") or {}
+        value: Any = dict(d).get(rest)
+        if value is None:
+            raise Missing(path, f"driver {rest} not known" + (f": {d.get('error')}" if d.get("error") else ""))
+        return value
+
+    def _pkg_fact(self, path: str, rest: str, gpu: GpuModel | None) -> Any:
+        if ".lib." in rest:
             name, _, lib_attr = rest.partition(".lib.")
-            lib, _, attr = lib_attr.rpartition(".")
-            if attr != "archs" or not lib:
+            lib, _, lib_field = lib_attr.rpartition(".")
+            if lib_field != "archs" or not lib:
                 raise Missing(path, f"unknown fact path {path}")
             if self.facts.get("packages") is None:
                 raise Missing(path, "installed packages not known")
             return self.package_lib_archs(name, lib)[0]
-        if head == "pkg":
-            name, _, attr = rest.rpartition(".")
-            if self.facts.get("packages") is None:
-                raise Missing(path, "installed packages not known")
-            p = self.package(name)
-            if self.package_state(name) == "unknown":
-                raise Unknown(path, self.package_unknown_reason(name))
-            if attr == "installed":
-                return self.is_installed(name)
-            if not p or not self.is_installed(name):
-                raise Missing(path, f"{name} is not installed")
-            if attr == "cuda" and not p.get("cuda"):
-                tagged = cuda_from_tag(self.package_variant(name))
-                if tagged:
-                    return tagged
-            if attr == "variant" and not p.get("variant"):
-                tag = self.package_variant(name)
-                if tag:
-                    return tag
-            if attr == "archs":
-                return self.package_archs(name)[0]
-            attr_value = p.get(attr)
-            if attr_value is None:
-                raise Missing(path, f"{name} {attr} not known")
-            return attr_value
-        if head == "kernel":
-            kernel = self.kernel_package()
-            if kernel is None and any(self.version_unknown(k) for k in KERNEL_PACKAGES):
-                raise Unknown(path, "; ".join(self.package_unknown_reason(k) for k in KERNEL_PACKAGES))
-            if kernel is None:
-                raise Missing(path, "neither sglang-kernel nor sgl-kernel is installed")
-            return self.lookup(f"pkg.{kernel}.{rest}", gpu)
-        if head == "torch":
-            if self.package_state("torch") == "unknown":
-                raise Unknown(path, self.package_unknown_reason("torch"))
-            if rest == "archs":
-                return self.torch_archs()[0]
-            if not self.is_installed("torch"):
-                raise Missing(path, "torch is not installed")
-            if rest == "version":
-                v = self.installed_version("torch")
-                if v is None:
-                    raise Missing(path, "torch version not known")
-                return v
-            if rest == "cuda":
-                c = self.torch_cuda()
-                if c is None:
-                    if self.torch_variant() == "cpu":
-                        return "none"
-                    raise Missing(path, "torch's CUDA build not known")
-                return c
-            if rest == "variant":
-                v = self.torch_variant()
-                if v is None:
-                    raise Missing(path, "torch's CUDA variant not known")
-                return v
-            raise Missing(path, f"unknown fact path {path}")
-        if head == "toolkit" and rest == "cuda":
-            c = self.toolkit_cuda()
+        name, _, attr = rest.rpartition(".")
+        if self.facts.get("packages") is None:
+            raise Missing(path, "installed packages not known")
+        p = self.package(name)
+        if self.package_state(name) == "unknown":
+            raise Unknown(path, self.package_unknown_reason(name))
+        if attr == "installed":
+            return self.is_installed(name)
+        if not p or not self.is_installed(name):
+            raise Missing(path, f"{name} is not installed")
+        if attr == "cuda" and not p.get("cuda"):
+            tagged = cuda_from_tag(self.package_variant(name))
+            if tagged:
+                return tagged
+        if attr == "variant" and not p.get("variant"):
+            tag = self.package_variant(name)
+            if tag:
+                return tag
+        if attr == "archs":
+            return self.package_archs(name)[0]
+        attr_value = p.get(attr)
+        if attr_value is None:
+            raise Missing(path, f"{name} {attr} not known")
+        return attr_value
+
+    def _kernel_fact(self, path: str, rest: str, gpu: GpuModel | None) -> Any:
+        kernel = self.kernel_package()
+        if kernel is None and any(self.version_unknown(k) for k in KERNEL_PACKAGES):
+            raise Unknown(path, "; ".join(self.package_unknown_reason(k) for k in KERNEL_PACKAGES))
+        if kernel is None:
+            raise Missing(path, "neither sglang-kernel nor sgl-kernel is installed")
+        return self.lookup(f"pkg.{kernel}.{rest}", gpu)
+
+    def _torch_fact(self, path: str, rest: str, gpu: GpuModel | None) -> Any:
+        if self.package_state("torch") == "unknown":
+            raise Unknown(path, self.package_unknown_reason("torch"))
+        if rest == "archs":
+            return self.torch_archs()[0]
+        if not self.is_installed("torch"):
+            raise Missing(path, "torch is not installed")
+        if rest == "version":
+            v = self.installed_version("torch")
+            if v is None:
+                raise Missing(path, "torch version not known")
+            return v
+        if rest == "cuda":
+            c = self.torch_cuda()
             if c is None:
-                raise Missing(path, "no CUDA toolkit found for builds")
+                if self.torch_variant() == "cpu":
+                    return "none"
+                raise Missing(path, "torch's CUDA build not known")
             return c
-        if head == "topology":
-            topo = self.facts.get("topology") or {}
-            value = dict(topo).get(rest)
-            if value is None:
-                if rest == "interconnect" and len(self.facts.get("gpus") or []) == 1:
-                    return "single-gpu"
-                raise Missing(
-                    path, f"topology {rest} not known" + (f": {topo.get('error')}" if topo.get("error") else "")
-                )
-            return value
-        if head == "launch":
-            if rest in self.launch and self.launch[rest] is not None:
-                return self.launch[rest]
-            if rest == "tp":
-                gpus = self.facts.get("gpus")
-                if gpus:
-                    return len(gpus)
-                raise Missing(path, "tensor-parallel size not known (no launch command, no GPUs)")
-            env_value = self.launch_env_fact(rest)
-            if env_value is not None:
-                return env_value
-            raise Missing(path, f"launch option {rest} not given")
-        if head == "image":
-            return self.image_fact(path, rest)
-        if head == "env":
-            env = (self.facts.get("system") or {}).get("env")
-            if env is None:
-                raise Missing(path, "environment not recorded")
-            if rest in env:
-                return env[rest]
-            raise Missing(path, f"{rest} is not set")
-        if head in ("jit", "pcie"):
-            return self._section_value(head, rest, path)
-        if head == "cudalib":
-            return self.cuda_lib_found(rest, path)
-        if head == "release":
-            return self.release_field(rest, path)
-        if head == "known":
-            return self.known_release(rest, path)
-        if head == "triton" and rest == "ptxas_cuda":
+        if rest == "variant":
+            v = self.torch_variant()
+            if v is None:
+                raise Missing(path, "torch's CUDA variant not known")
+            return v
+        raise Missing(path, f"unknown fact path {path}")
+
+    def _toolkit_fact(self, path: str, rest: str, gpu: GpuModel | None) -> Any:
+        if rest != "cuda":
+            raise Missing(path, f"unknown fact path {path}")
+        c = self.toolkit_cuda()
+        if c is None:
+            raise Missing(path, "no CUDA toolkit found for builds")
+        return c
+
+    def _topology_fact(self, path: str, rest: str, gpu: GpuModel | None) -> Any:
+        topo = self.facts.get("topology") or {}
+        value = dict(topo).get(rest)
+        if value is None:
+            if rest == "interconnect" and len(self.facts.get("gpus") or []) == 1:
+                return "single-gpu"
+            raise Missing(path, f"topology {rest} not known" + (f": {topo.get('error')}" if topo.get("error") else ""))
+        return value
+
+    def _launch_fact(self, path: str, rest: str, gpu: GpuModel | None) -> Any:
+        if rest in self.launch and self.launch[rest] is not None:
+            return self.launch[rest]
+        if rest == "tp":
+            gpus = self.facts.get("gpus")
+            if gpus:
+                return len(gpus)
+            raise Missing(path, "tensor-parallel size not known (no launch command, no GPUs)")
+        env_value = self.launch_env_fact(rest)
+        if env_value is not None:
+            return env_value
+        raise Missing(path, f"launch option {rest} not given")
+
+    def _image_fact(self, path: str, rest: str, gpu: GpuModel | None) -> Any:
+        return self.image_fact(path, rest)
+
+    def _env_fact(self, path: str, rest: str, gpu: GpuModel | None) -> Any:
+        env = (self.facts.get("system") or {}).get("env")
+        if env is None:
+            raise Missing(path, "environment not recorded")
+        if rest in env:
+            return env[rest]
+        raise Missing(path, f"{rest} is not set")
+
+    def _jit_fact(self, path: str, rest: str, gpu: GpuModel | None) -> Any:
+        return self._section_value("jit", rest, path)
+
+    def _pcie_fact(self, path: str, rest: str, gpu: GpuModel | None) -> Any:
+        return self._section_value("pcie", rest, path)
+
+    def _cudalib_fact(self, path: str, rest: str, gpu: GpuModel | None) -> Any:
+        return self.cuda_lib_found(rest, path)
+
+    def _release_fact(self, path: str, rest: str, gpu: GpuModel | None) -> Any:
+        return self.release_field(rest, path)
+
+    def _known_fact(self, path: str, rest: str, gpu: GpuModel | None) -> Any:
+        return self.known_release(rest, path)
+
+    def _triton_fact(self, path: str, rest: str, gpu: GpuModel | None) -> Any:
+        if rest == "ptxas_cuda":
             return self.triton_ptxas_cuda(gpu, path)
-        if head == "triton" and rest == "version":
+        if rest == "version":
             triton = self.triton_package()
             if triton is None:
                 raise Missing(path, "neither triton nor pytorch-triton is installed")
@@ -716,3 +750,30 @@ def assumed_gpus(manifests: Manifests, spec: str, name: str | None = None) -> li
         GpuFacts(index=i, name=name, compute_capability=cc, uuid=None, pci_bus_id=None, memory_bytes=None)
         for i in range(n)
     ]
+
+
+# ---- fact paths: one resolver per first part ----------------------------------------------------------
+
+Resolver = Callable[[Context, str, str, GpuModel | None], Any]
+
+#: first part of a fact path -> its resolver (Context.lookup); stackcheck/fact_paths.py documents the paths of
+#: each, under the same keys in the same order (tests/test_fact_paths.py), and generates manifests/README.md's
+#: table from them
+FACT_PREFIXES: Final[dict[str, Resolver]] = {
+    "gpu": Context._gpu_fact,
+    "driver": Context._driver_fact,
+    "pkg": Context._pkg_fact,
+    "kernel": Context._kernel_fact,
+    "torch": Context._torch_fact,
+    "toolkit": Context._toolkit_fact,
+    "topology": Context._topology_fact,
+    "launch": Context._launch_fact,
+    "env": Context._env_fact,
+    "image": Context._image_fact,
+    "jit": Context._jit_fact,
+    "cudalib": Context._cudalib_fact,
+    "pcie": Context._pcie_fact,
+    "release": Context._release_fact,
+    "known": Context._known_fact,
+    "triton": Context._triton_fact,
+}

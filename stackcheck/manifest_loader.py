@@ -288,20 +288,21 @@ def _package_dir(name: str) -> str | None:
     return here if os.path.isfile(os.path.join(here, "__init__.py")) else None
 
 
-def shipped_texts() -> dict[str, tuple[str, str]]:
-    """file name -> (origin, text) for every shipped manifest (the package directory, read directly)."""
+def shipped_texts(names: Iterable[str] = MANIFEST_FILES) -> dict[str, tuple[str, str]]:
+    """file name -> (origin, text) for every shipped manifest, or those named (the package directory, read
+    directly)."""
     out: dict[str, tuple[str, str]] = {}
     base = _package_dir("manifests")
     if base is None:
         from importlib import resources
 
         root = resources.files("stackcheck.manifests")
-        for name in MANIFEST_FILES:
+        for name in names:
             res = root / name
             if res.is_file():
                 out[name] = (f"manifests/{name}", res.read_text(encoding="utf-8"))
         return out
-    for name in MANIFEST_FILES:
+    for name in names:
         try:
             with open(os.path.join(base, name), encoding="utf-8") as fh:
                 out[name] = (f"manifests/{name}", fh.read())

@@ -9,6 +9,7 @@ from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from typing import Any
 
+from stackcheck.fact_paths import fact_path_documented
 from stackcheck.manifest_loader import MANIFEST_FILES, schema_texts
 from stackcheck.versions import parse_specifier, parse_version
 
@@ -174,6 +175,7 @@ def semantic_problems(docs: Mapping[str, tuple[str, Any]], known: Mapping[str, A
                     for part in ("when", "require"):
                         for pred, ppath in _walk_rules(rule.get(part), [*base, part]):
                             _check_pred(pred, ppath, origin, gate_ids, problems)
+                            _check_fact_paths(pred, ppath, origin, problems)
                 workaround = item.get("workaround")
                 if isinstance(workaround, dict) and isinstance(workaround.get("for_rules"), list):
                     own = {r.get("id") for r in item.get("rules") or [] if isinstance(r, dict)}
@@ -408,6 +410,18 @@ def _check_pred(pred: dict[str, Any], path: list[Any], origin: str, gate_ids: se
     if pred.get("op") == "version" and isinstance(pred.get("value"), str):
         if parse_specifier(pred["value"]) is None:
             problems.append(f"{origin}: {json_path([*path, 'value'])}: invalid version specifier {pred['value']!r}")
+
+
+def _check_fact_paths(pred: dict[str, Any], path: list[Any], origin: str, problems: list[str]) -> None:
+    """A rule's fact paths (and a `{"fact": ...}` value) are ones the evaluation context resolves
+    (stackcheck.fact_paths, the table of manifests/README.md): a misspelt path would leave the rule
+    unknown on every box."""
+    for where, side in ((path, pred), ([*path, "value"], pred.get("value"))):
+        fact = side.get("fact") if isinstance(side, dict) else None
+        if isinstance(fact, str) and not fact_path_documented(fact):
+            problems.append(
+                f"{origin}: {json_path([*where, 'fact'])}: unknown fact path {fact!r} (manifests/README.md lists them)"
+            )
 
 
 def validate_documents(docs: Mapping[str, tuple[str, Any]], partial: bool = False) -> list[str]:

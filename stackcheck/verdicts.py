@@ -189,8 +189,9 @@ def evaluate(pred: Any, ctx: Context, gpu: GpuModel | None) -> Outcome:
             if t is None:
                 return Outcome(None, missing=f"not a compute capability: {lhs!r}")
             targets = expand_arch_list([str(x) for x in rhs or []])
-            cov = coverage(targets, t)
-            via = covering(targets, t)
+            rules = ctx.target_rules()
+            cov = coverage(targets, t, rules)
+            via = covering(targets, t, rules)
             observed = f"{cov} via {', '.join(via)}" if via else "no target runs on it"
             note = "PTX JIT-compiled at first start (slow start)" if cov == "ptx" else None
             return Outcome(cov != "none", observed, f"a target for {lhs} in {rhs}", patched=patched, note=note)
@@ -698,8 +699,9 @@ def builtin_kernel_coverage(ctx: Context) -> list[Reason]:
         for gpu in models:
             t = cc_tuple(gpu.cc)
             assert t is not None
-            cov = coverage(targets, t)
-            via = covering(targets, t)
+            rules = ctx.target_rules()
+            cov = coverage(targets, t, rules)
+            via = covering(targets, t, rules)
             reason: Reason = {
                 "rule": f"{name}-coverage",
                 "requirement": f"{name} has code for cc {gpu.cc}",

@@ -16,63 +16,12 @@ import pytest
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
+from stackcheck.fact_paths import fact_path_documented
 from stackcheck.verdicts import uses_gpu
 
 ROOT = Path(__file__).resolve().parent.parent
 MANIFESTS = ROOT / "manifests"
 SCHEMAS = ROOT / "schemas"
-
-# The fact paths of manifests/README.md ("Fact paths"); NAME stands for a normalised distribution name or an
-# environment variable. pkg.NAME.cuda and pkg.NAME.variant are package facts (docs/design.md, facts.py
-# PackageFacts.cuda / .variant) that the README table does not list yet.
-DOCUMENTED_FACT_PATHS = (
-    "gpu.cc",
-    "gpu.cc_major",
-    "gpu.sm",
-    "gpu.count",
-    "driver.version",
-    "driver.cuda",
-    "pkg.NAME.version",
-    "pkg.NAME.cuda",
-    "pkg.NAME.variant",
-    "pkg.NAME.installed",
-    "pkg.NAME.archs",
-    "pkg.NAME.lib.NAME.archs",
-    "kernel.lib.NAME.archs",
-    "kernel.archs",
-    "torch.cuda",
-    "torch.variant",
-    "torch.archs",
-    "toolkit.cuda",
-    "topology.interconnect",
-    "topology.p2p",
-    "topology.same_model",
-    "topology.nvswitch",
-    "launch.tp",
-    "launch.attention_backend",
-    "launch.prefill_attention_backend",
-    "launch.decode_attention_backend",
-    "launch.kv_cache_dtype",
-    "launch.quantization",
-    "launch.speculative_algorithm",
-    "launch.pcie_ipc_allreduce",
-    "env.NAME",
-    "image.nvidia_require",
-    "image.nvidia_require_text",
-    # issue 16: JIT toolchain, CUDA libraries, PCIe, release records (manifests/README.md)
-    "pkg.NAME.installed",
-    "torch.version",
-    "kernel.cuda",
-    "kernel.version",
-    "gpu.min_cuda",
-    "jit.NAME",
-    "cudalib.NAME.NAME",
-    "pcie.NAME",
-    "release.NAME.NAME",
-    "known.NAME",
-    "triton.ptxas_cuda",
-    "triton.version",
-)
 
 REQUIRED_FEATURES = {
     "torch-cuda-arch",
@@ -122,15 +71,6 @@ PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 ALLOWED_PLACEHOLDERS = {"observed", "required"}
 #: filled only where the rule is judged per GPU (verdicts.uses_gpu): elsewhere there is no one GPU to name
 GPU_PLACEHOLDERS = {"gpu.cc", "gpu.sm"}
-_NAME = r"[A-Za-z0-9][A-Za-z0-9._-]*"
-
-
-def _path_pattern(documented: str) -> re.Pattern[str]:
-    parts = [_NAME if p == "NAME" else re.escape(p) for p in documented.split(".")]
-    return re.compile("^" + r"\.".join(parts) + "$")
-
-
-FACT_PATH_PATTERNS = [_path_pattern(p) for p in DOCUMENTED_FACT_PATHS]
 
 
 def _load(path: Path) -> Any:
@@ -321,7 +261,7 @@ def test_gpu_placeholders_name_the_gpu() -> None:
 def test_fact_paths_are_documented() -> None:
     for where, r in _rules():
         for path in _fact_paths(r):
-            assert any(p.match(path) for p in FACT_PATH_PATTERNS), f"{where}: undocumented fact path {path!r}"
+            assert fact_path_documented(path), f"{where}: undocumented fact path {path!r}"
 
 
 def test_referenced_gates_exist() -> None:

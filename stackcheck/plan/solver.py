@@ -313,6 +313,7 @@ class Space:
         self._torch_index: dict[Any, list[int]] | None = None
         self.branches = [b for b in (m.components.get("driver") or {}).get("branches") or [] if isinstance(b, dict)]
         self.date = m.date
+        self.target_rules = ctx.target_rules()
         self._torch_choices: dict[str, list[Choice]] = {}
         self._kernel_cache: dict[tuple[str, str, str, str | None], list[Choice]] = {}
         self._fi_cache: dict[str | None, list[Choice]] = {}
@@ -332,7 +333,7 @@ class Space:
             for v_i, var in enumerate(variants):
                 archs = var.get("archs_aarch64") if self.box.aarch64 and var.get("archs_aarch64") else var.get("archs")
                 targets = expand_arch_list([str(a) for a in archs or []])
-                if self.box.ccs and any(coverage(targets, cc) == "none" for cc in self.box.ccs):
+                if self.box.ccs and any(coverage(targets, cc, self.target_rules) == "none" for cc in self.box.ccs):
                     continue
                 variant = str(var.get("variant"))
                 cur = self.box.torch is not None and self.box.torch == (version, variant)

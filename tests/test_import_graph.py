@@ -1,0 +1,142 @@
+"""The import graph of the stackcheck package, read from the source (module-level imports and the imports
+inside functions, TYPE_CHECKING ones too): its cycles are the known ones listed here, and none is added.
+A cycle removed must be taken off the list (the test says so), so the list only shrinks."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "stackcheck"
+
+#: the import cycles on the day this test was written (issue 19 phase 2), each as its set of modules
+KNOWN_CYCLES = {
+    frozenset({"stackcheck.manifest_loader", "stackcheck.validate"}),
+    frozenset({"stackcheck.derive.judge", "stackcheck.verdicts"}),
+    frozenset({"stackcheck.image.layout", "stackcheck.image.view"}),
+    frozenset({"stackcheck.cli", "stackcheck.cli_parser"}),
+    frozenset(
+        {"stackcheck.options", "stackcheck.pipeline", "stackcheck.target"}
+        | {
+            f"stackcheck.probes{sub}"
+            for sub in (
+                "",
+                ".cudalibs",
+                ".deep",
+                ".derived",
+                ".environments",
+                ".interface",
+                ".jit",
+                ".nvml",
+                ".nvml_early",
+                ".packages",
+                ".pcie",
+                ".python_env",
+                ".runner",
+                ".source_tables",
+                ".system",
+                ".toolkits",
+            )
+        }
+    ),
+}
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for f in PACKAGE.rglob("*.py"):
+        parts = list(f.relative_to(PACKAGE.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        out[".".join(parts)] = f
+    return out
+
+
+def import_graph() -> dict[str, set[str]]:
+    """module -> the package's modules it imports anywhere in its source."""
+    mods = _modules()
+    graph: dict[str, set[str]] = {m: set() for m in mods}
+    for mod, path in mods.items():
+        here = mod.split(".") if path.name == "__init__.py" else mod.split(".")[:-1]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    base = ".".join(here[: len(here) - node.level + 1] + ([node.module] if node.module else []))
+                names = [base, *(f"{base}.{a.name}" for a in node.names)]
+            for name in names:
+                while name and name not in mods:  # `from pkg import name`: a module, else the package
+                    name = name.rpartition(".")[0]
+                if name and name != mod:
+                    graph[mod].add(name)
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> set[frozenset[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: set[frozenset[str]] = set()
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, edges = work[-1]
+            nxt = next(edges, None)
+            if nxt is not None:
+                if nxt not in index:
+                    index[nxt] = low[nxt] = len(index)
+                    stack.append(nxt)
+                    on_stack.add(nxt)
+                    work.append((nxt, iter(sorted(graph[nxt]))))
+                elif nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                comp = set()
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    comp.add(member)
+                    if member == node:
+                        break
+                if len(comp) > 1:
+                    out.add(frozenset(comp))
+    return out
+
+
+def test_cycle_finder_finds_a_planted_cycle() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": {"e"}}
+    assert cycles(graph) == {frozenset({"a", "b", "c"})}
+
+
+def test_the_graph_reads_imports_inside_functions() -> None:
+    graph = import_graph()
+    # manifest_loader imports validate inside a function only
+    assert "stackcheck.validate" in graph["stackcheck.manifest_loader"]
+    assert "stackcheck.context" in graph["stackcheck.verdicts"]
+
+
+def test_no_new_import_cycle() -> None:
+    found = cycles(import_graph())
+    new = sorted(sorted(c) for c in found if c not in KNOWN_CYCLES)
+    assert not new, f"new import cycles: {new}"
+    gone = sorted(sorted(c) for c in KNOWN_CYCLES if c not in found)
+    assert not gone, f"these cycles are gone: take them off KNOWN_CYCLES: {gone}"
+
+
+def test_the_fact_paths_and_the_rules_sit_outside_every_cycle() -> None:
+    found = set().union(*cycles(import_graph()))
+    assert not found & {"stackcheck.context", "stackcheck.fact_paths", "stackcheck.archs", "stackcheck.facts"}
