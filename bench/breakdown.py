@@ -19,7 +19,10 @@ wall time, which is the figure to read for latency; the CPU figures add up. `sta
 CPU (getrusage of the child) less what the hooks saw: the interpreter's start and tear-down (the child ends
 as main() returns, with the ordinary exit: `stackcheck` itself skips the tear-down); `wait` is the main thread
 waiting for a background thread (the preloaded manifests and engine, the gate's probes), whose own work is
-counted in that thread's stages; `subprocesses` the tools the probes ran. `hooks` is the
+counted in that thread's stages; `subprocesses` the tools the probes ran; `plan` the planner or, once a
+run has kept the plan (the warm-up does: stackcheck.plan_cache), reading it back (STACKCHECK_PLAN_CACHE=0
+in the environment measures the planner); `pynvml` the import of pynvml and of what it imports (ctypes,
+ctypes.util: part of the bare-NVML floor too, so not stackcheck's `import`). `hooks` is the
 bench's own cost (subtracted from nothing, shown so that it can be judged).
 
 The probes of a verb that reads this box run against this box: on a machine without a GPU the NVML probe
@@ -55,6 +58,7 @@ STAGES = [
     "start+exit",
     "subprocesses",
     "import",
+    "pynvml",
     "parser",
     "manifests",
     "probes",
@@ -88,6 +92,7 @@ def child(out_path: str, argv: list[str]) -> int:
     local = threading.local()
     lock = threading.Lock()
     BASE = ("other",)
+    IMPORTISH = ("import", "pynvml", "hooks")
 
     def state() -> tuple[list[str], list[float]]:
         st = getattr(local, "st", None)
@@ -107,7 +112,7 @@ def child(out_path: str, argv: list[str]) -> int:
 
     def enter(stage: str) -> bool:
         stack, mark = state()
-        if stage not in ("import", "hooks") and any(s not in ("import", "hooks") for s in stack[1:]):
+        if stage not in IMPORTISH and any(s not in IMPORTISH for s in stack[1:]):
             return False  # only the outermost stage counts
         charge(stack, mark)
         stack.append(stage)
@@ -150,6 +155,7 @@ def child(out_path: str, argv: list[str]) -> int:
         "stackcheck.gate": {"derive": "launch", "release_problems": "launch", "installation_problems": "launch"},
         "stackcheck.gate_preflight": {"expand_config": "launch", "run_for_gate": "launch", "start_usage": "launch"},
         "stackcheck.plan": {"make_plan": "plan"},
+        "stackcheck.plan_cache": {"lookup": "plan", "store": "plan"},  # the plan kept between runs
         "stackcheck.sources": {"normalize": "render"},
         "stackcheck.options": {"emit": "render"},
         "stackcheck.atomic": {"write_stdout": "render"},
@@ -204,7 +210,9 @@ def child(out_path: str, argv: list[str]) -> int:
     def hooked_import(name: str, globals: Any = None, locals: Any = None, fromlist: Any = (), level: int = 0) -> Any:
         if not needs_import(name, fromlist, level):
             return real_import(name, globals, locals, fromlist, level)
-        pushed = enter("import")
+        # pynvml's import (with what it imports: ctypes, ctypes.util...) is part of the floor: its own stage
+        nvml = (name == "pynvml" and not level) or state()[0][-1] == "pynvml"
+        pushed = enter("pynvml" if nvml else "import")
         try:
             return real_import(name, globals, locals, fromlist, level)
         finally:

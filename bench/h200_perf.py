@@ -12,6 +12,7 @@ that child: the child's own threads and the tools it runs). The rows:
 - audit: `stackcheck audit --format json`;
 - gate: `stackcheck gate --dry-run -- python3 -m sglang.launch_server --model-path x --tp 1`;
 - audit --deep;
+- audit and gate with the plan cache off (the rows above read the plan the warm-up kept);
 - audit --python /usr/bin/python3 (when present), with the interpreter answers cached (the warm-up fills the
   cache) and cold (an empty cache directory every run: one interpreter start per audit).
 
@@ -61,7 +62,8 @@ SGLANG = ["python3", "-m", "sglang.launch_server", "--model-path", "x", "--tp", 
 
 
 def rows(py: str) -> list[tuple[str, list[str], str]]:
-    """(label, argv, cache): cache 'warm' shares one cache directory, 'cold' gets an empty one every run."""
+    """(label, argv, cache): cache 'warm' shares one cache directory, 'cold' gets an empty one every run,
+    'noplan' shares the warm one with the plan cache turned off (STACKCHECK_PLAN_CACHE=0)."""
     sc = [py, "-m", "stackcheck"]
     out = [
         ("floor", [py, "-c", FLOOR], "warm"),
@@ -69,6 +71,9 @@ def rows(py: str) -> list[tuple[str, list[str], str]]:
         ("audit", [*sc, "audit", "--format", "json"], "warm"),
         ("gate", [*sc, "gate", "--dry-run", "--", *SGLANG], "warm"),
         ("audit --deep", [*sc, "audit", "--deep", "--format", "json"], "warm"),
+        # the plan is kept between runs (stackcheck.plan_cache): the rows above read it; these compute it
+        ("audit (plan not cached)", [*sc, "audit", "--format", "json"], "noplan"),
+        ("gate (plan not cached)", [*sc, "gate", "--dry-run", "--", *SGLANG], "noplan"),
     ]
     if os.path.exists("/usr/bin/python3"):
         out.append(
@@ -113,6 +118,8 @@ def measure(runs: int, deadline: float) -> dict[str, Any]:
                 env = warm_env
                 if cache == "cold":
                     env = {**base, "XDG_CACHE_HOME": tempfile.mkdtemp(dir=scratch, prefix="cold-")}
+                elif cache == "noplan":
+                    env = {**warm_env, "STACKCHECK_PLAN_CACHE": "0"}
                 wall, cpu, rc = once(argv, env)
                 if i:
                     got[label]["wall"].append(wall)

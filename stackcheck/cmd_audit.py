@@ -22,7 +22,7 @@ def run(args: argparse.Namespace) -> int:
     from stackcheck.sources import normalize
 
     fmt = format_choice(args)
-    report, ctx = evaluate(options_from(args))
+    report, ctx = evaluate(options_from(args), plan_cache=True)
     report = normalize(report, ctx.manifests.sources)  # every `source` as [{id, title, url}]
     emit(REPORT_FORMATS[fmt](report, render_options(args)), args)
     return EXIT_OK if report["summary"]["consistent"] else EXIT_FINDING

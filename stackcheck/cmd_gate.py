@@ -28,7 +28,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from stackcheck.errors import EXIT_FINDING, EXIT_INTERNAL, EXIT_OK, StackcheckError, UsageError
 from stackcheck.options import add_facts_options, options_from
@@ -36,7 +36,7 @@ from stackcheck.render import GATE_FORMATS
 from stackcheck.render.interface import RenderOptions
 
 if TYPE_CHECKING:
-    from stackcheck.plan import Plan
+    from stackcheck.plan.model import PlanJSON
 
 SCHEMA_VERSION = 1  # of the decision document (--format json; schemas/gate.schema.json)
 
@@ -337,11 +337,12 @@ def _decide(args: argparse.Namespace) -> tuple[dict[str, Any], list[str] | None]
     from stackcheck.pipeline import Background, gather
 
     # the probes wait on the driver: start them now, while the manifests are read and the command derived
-    later_manifests = Background(lambda: load_manifests(opts.manifests_dirs))
+    texts: list[str] = []  # the manifests' texts: the plan cache's key
+    later_manifests = Background(lambda: load_manifests(opts.manifests_dirs, texts_out=texts))
     later_facts = Background(lambda: gather(opts, later_manifests.get))
     try:
         return _decide_with(args, opts, command, image_command, launch_command, server_env, require, later_manifests,
-                            later_facts)  # fmt: skip
+                            later_facts, texts)  # fmt: skip
     except Exception:  # (an interrupt does not wait)
         later_facts.settle()  # never leave a probe thread running while the interpreter shuts down
         later_manifests.settle()
@@ -358,6 +359,7 @@ def _decide_with(
     require: list[str],
     later_manifests: Any,
     later_facts: Any,
+    texts: list[str],
 ) -> tuple[dict[str, Any], list[str] | None]:
     from stackcheck import gate, gate_preflight
 
@@ -427,9 +429,9 @@ def _decide_with(
     if pre is not None:
         gate_preflight.merge(decision, pre, args.allow_unknown)
     allowed = gate.apply_policy(decision, args.strict_features, allow)
-    plan: Plan | str | None = None
+    plan: PlanJSON | str | None = None
     if decision.blocking:
-        plan = _plan(ctx, report["features"])
+        plan = _plan(ctx, report["features"], texts)
     verdicts = {str(v.get("id")): v for v in report["features"]}
     for b in [*decision.blocking, *decision.warnings]:
         b.fix = _fix(b.feature, plan, manifests.features, verdicts.get(b.feature))
@@ -488,33 +490,42 @@ def _image_launch(image: str, platform: str | None) -> tuple[dict[str, str], lis
     return env, info.command or None
 
 
-def _plan(ctx: Any, features: Any) -> Plan | str | None:
-    """The planner's plan, if the planner is importable and works; else None (or the error text)."""
+def _plan(ctx: Any, features: Any, texts: list[str]) -> PlanJSON | str | None:
+    """The planner's plan (as JSON; from the plan cache when it holds this box's), if the planner is
+    importable and works; else None (or the error text). A plan that failed is not kept."""
+    from stackcheck import plan_cache
+
+    directory, key, cached = plan_cache.lookup(ctx.facts, ctx.launch, texts)
+    if cached is not None:
+        return cast("PlanJSON", cached)
     try:
         from stackcheck.plan import make_plan
     except ImportError:
         return None
     try:
-        return make_plan(ctx, features)
+        plan = make_plan(ctx, features).to_json()
     except Exception as exc:  # the planner failing must not change the decision
         return f"planner failed: {type(exc).__name__}: {exc}".splitlines()[0]
+    if directory and key:
+        plan_cache.store(directory, key, dict(plan))
+    return plan
 
 
 def _fix(
-    feature: str, plan: Plan | str | None, features: list[dict[str, Any]], verdict: dict[str, Any] | None = None
+    feature: str, plan: PlanJSON | str | None, features: list[dict[str, Any]], verdict: dict[str, Any] | None = None
 ) -> str | None:
     """The plan step that unblocks the feature, else what the plan says stays blocked, else the feature's
     workaround (where it answers the failing rule of `verdict`) and first fixed release from the manifests.
     (`plan` is a str when the planner failed: its error, said once in the document.)"""
     still: str | None = None
     if plan is not None and not isinstance(plan, str):
-        for n, step in enumerate(plan.steps, 1):
-            if feature in step.unblocks:
-                text = f"plan step {n}: {step.component} {step.from_ or 'not installed'} -> {step.to}"
-                if step.commands:
-                    text += f" ({'; '.join(step.commands)})"
+        for n, step in enumerate(plan["steps"], 1):
+            if feature in step["unblocks"]:
+                text = f"plan step {n}: {step['component']} {step['from'] or 'not installed'} -> {step['to']}"
+                if step["commands"]:
+                    text += f" ({'; '.join(step['commands'])})"
                 return text
-        if any(item.feature == feature for item in plan.still_blocked):
+        if any(item["feature"] == feature for item in plan["still_blocked"]):
             still = "no plan step fixes it (still blocked after the plan)"
     spec = next((f for f in features if f.get("id") == feature), None)
     parts = [still] if still else []

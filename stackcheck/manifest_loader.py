@@ -514,9 +514,15 @@ def user_dirs(explicit: Iterable[str | Path] | None, env: Mapping[str, str] | No
     return dirs
 
 
-def load(user: Iterable[str | Path] | None = None, env: Mapping[str, str] | None = None) -> Manifests:
-    """The shipped manifests merged with the user's directories (validated in full)."""
+def load(
+    user: Iterable[str | Path] | None = None, env: Mapping[str, str] | None = None, texts_out: list[str] | None = None
+) -> Manifests:
+    """The shipped manifests merged with the user's directories (validated in full). `texts_out`, when
+    given, receives each file's origin and text in the order they were merged (the plan cache's key)."""
     shipped = shipped_texts()
+    if texts_out is not None:
+        for origin, text in shipped.values():
+            texts_out += (origin, text)
     # the shipped files' nesting is the tests' to check (test_manifests): walking ~550 kB of JSON for it at
     # every start cost more than parsing it
     docs, problems = _parse_all(shipped, check_depth=False)
@@ -525,6 +531,9 @@ def load(user: Iterable[str | Path] | None = None, env: Mapping[str, str] | None
     m = Manifests(docs=docs, origins={k: [v[0]] for k, v in shipped.items()})
     for directory in user_dirs(user, env):
         texts = user_texts(directory)
+        if texts_out is not None:
+            for origin, text in texts.values():
+                texts_out += (origin, text)
         udocs, uproblems = _parse_all(texts)
         if uproblems:
             raise ManifestError(uproblems)

@@ -91,10 +91,10 @@ def check_known_cc(manifests: Manifests, cc: str, option: str = "--assume-gpu") 
         )
 
 
-def load_manifests(dirs: list[str]) -> Manifests:
+def load_manifests(dirs: list[str], texts_out: list[str] | None = None) -> Manifests:
     from stackcheck.manifest_loader import load
 
-    return load(dirs)
+    return load(dirs, texts_out=texts_out)
 
 
 class Background:
@@ -304,18 +304,22 @@ def evaluate(
     want_plan: bool = True,
     manifests: Manifests | None = None,
     gathered: Callable[[], Gathered] | None = None,
+    plan_cache: bool = False,
 ) -> tuple[dict[str, Any], Context]:
     """The whole audit: facts -> verdicts -> plan, as a report document. `manifests`, when the caller has
     loaded them already, are not read again; `gathered`, when the caller started the probes earlier (the
-    gate starts them before it reads the command line), gives their result."""
+    gate starts them before it reads the command line), gives their result. `plan_cache`: the plan is read
+    from, and kept in, stackcheck.plan_cache when the manifests are read here (the command line's audit;
+    a caller's own manifests may have been edited in memory, and are never cached)."""
     loaded = manifests
+    texts: list[str] | None = [] if plan_cache and want_plan and manifests is None else None
 
     def preload() -> Manifests:
-        m = loaded if loaded is not None else load_manifests(opts.manifests_dirs)
+        m = loaded if loaded is not None else load_manifests(opts.manifests_dirs, texts)
         import stackcheck.report
         import stackcheck.verdicts
 
-        if want_plan:
+        if want_plan and texts is None:  # with a cache, the planner is imported only when it has to run
             import stackcheck.plan  # noqa: F401
         return m
 
@@ -343,7 +347,23 @@ def evaluate(
         apply_implied(report, ctx)
     report["summary"] = summarize(list(map(dict, report["features"])), list(map(dict, report["checks"])))
     if want_plan:
-        from stackcheck.plan import make_plan
-
-        report["plan"] = make_plan(ctx, features).to_json()
+        report["plan"] = _plan_json(ctx, features, texts)
     return report, ctx
+
+
+def _plan_json(ctx: Context, features: list[Any], texts: list[str] | None) -> dict[str, Any]:
+    """The plan as JSON: from the plan cache when `texts` (the manifests read) are given and an entry
+    matches, else computed (and then kept)."""
+    directory = key = None
+    if texts is not None:
+        from stackcheck import plan_cache
+
+        directory, key, cached = plan_cache.lookup(ctx.facts, ctx.launch, texts)
+        if cached is not None:
+            return cached
+    from stackcheck.plan import make_plan
+
+    plan: dict[str, Any] = dict(make_plan(ctx, features).to_json())
+    if directory and key:
+        plan_cache.store(directory, key, plan)
+    return plan

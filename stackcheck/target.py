@@ -34,8 +34,8 @@ import posixpath
 import re
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from stackcheck.errors import UsageError
 from stackcheck.probes.fsview import FileView, HostView, is_dir, is_file, is_host, kind_of, which
@@ -49,8 +49,7 @@ SCRIPT_HEAD = 4096
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
-@dataclass(frozen=True)
-class Target:
+class Target(NamedTuple):
     """The interpreter to audit.
 
     `executable` is a box path (None: stackcheck's own when `own`, else no interpreter was found); `env` is
@@ -60,7 +59,7 @@ class Target:
 
     executable: str | None
     chosen_by: str
-    env: Mapping[str, str] = field(default_factory=dict)
+    env: Mapping[str, str] = MappingProxyType({})  # read only: one empty default shared by every Target
     explicit: bool = False
     own: bool = False
     notes: tuple[str, ...] = ()

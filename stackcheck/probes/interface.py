@@ -12,9 +12,8 @@ import signal
 import sys
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple
 
 from stackcheck.probes.fsview import FileView, HostView
 
@@ -33,7 +32,6 @@ class SearchPathUnknown(Exception):
     from another environment (the audit would look in the wrong place and call the stack not installed)."""
 
 
-@dataclass
 class ProbeContext:
     """Where and how probes look.
 
@@ -44,23 +42,58 @@ class ProbeContext:
     sections of the probes a probe `needs`, and `deadline` with the end of the --timeout budget.
     """
 
-    env: Mapping[str, str] = field(default_factory=_environ_snapshot)
-    root: Path = Path("/")  # host prefix for /proc/driver/nvidia (tests fake it); the default view's root
-    path_dirs: list[str] | None = None  # sys.path entries searched for packages; None: facts.python.sys_path
-    subprocess_timeout_s: float = 3.0
-    nvml: Any | None = None  # an NVML module (pynvml-shaped); None: the probe imports pynvml itself
-    view: FileView | None = None  # None: HostView(root)
-    target: Target | None = None  # the interpreter whose packages are audited; None: stackcheck's own
-    facts: Mapping[str, Any] = field(default_factory=dict)  # sections of finished probes (set by the runner)
-    deadline: float | None = None  # time.monotonic() at which the --timeout budget ends
-    gates: Callable[[], Sequence[Mapping[str, Any]]] | None = None  # manifests' gates; None: shipped ones
-    manifests: Callable[[], Any] | None = None  # the manifests the command loaded (derived); None: shipped ones
-    cache_dir: str | None = None  # interpreter answers; None: the user cache dir, "": no cache
-    host_env: Mapping[str, str] | None = None  # this host's environment, for the host probes; None: `env`
+    # a plain class, not a dataclass (the dataclasses module costs ~8 ms of imports at every start); the same
+    # keyword arguments, equality, repr and `replace`
+    FIELDS: ClassVar[tuple[str, ...]] = (
+        "env", "root", "path_dirs", "subprocess_timeout_s", "nvml", "view", "target", "facts", "deadline", "gates",
+        "manifests", "cache_dir", "host_env",
+    )  # fmt: skip
 
-    def __post_init__(self) -> None:
-        if self.view is None:
-            self.view = HostView(str(self.root))
+    def __init__(
+        self,
+        env: Mapping[str, str] | None = None,
+        root: Path = Path("/"),  # host prefix for /proc/driver/nvidia (tests fake it); the default view's root
+        path_dirs: list[str] | None = None,  # sys.path entries searched for packages; None: facts.python.sys_path
+        subprocess_timeout_s: float = 3.0,
+        nvml: Any | None = None,  # an NVML module (pynvml-shaped); None: the probe imports pynvml itself
+        view: FileView | None = None,  # None: HostView(root)
+        target: Target | None = None,  # the interpreter whose packages are audited; None: stackcheck's own
+        facts: Mapping[str, Any] | None = None,  # sections of finished probes (set by the runner); None: {}
+        deadline: float | None = None,  # time.monotonic() at which the --timeout budget ends
+        gates: Callable[[], Sequence[Mapping[str, Any]]] | None = None,  # manifests' gates; None: shipped ones
+        manifests: Callable[[], Any] | None = None,  # the manifests the command loaded (derived); None: shipped
+        cache_dir: str | None = None,  # interpreter answers; None: the user cache dir, "": no cache
+        host_env: Mapping[str, str] | None = None,  # this host's environment, for the host probes; None: `env`
+    ) -> None:
+        self.env: Mapping[str, str] = env if env is not None else _environ_snapshot()
+        self.root = root
+        self.path_dirs = path_dirs
+        self.subprocess_timeout_s = subprocess_timeout_s
+        self.nvml = nvml
+        self.view: FileView | None = view if view is not None else HostView(str(root))
+        self.target = target
+        self.facts: Mapping[str, Any] = facts if facts is not None else {}
+        self.deadline = deadline
+        self.gates = gates
+        self.manifests = manifests
+        self.cache_dir = cache_dir
+        self.host_env = host_env
+
+    def replace(self, **changes: Any) -> ProbeContext:
+        """A copy with `changes` (as dataclasses.replace did)."""
+        values = {name: getattr(self, name) for name in self.FIELDS}
+        values.update(changes)
+        return ProbeContext(**values)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ProbeContext):
+            return NotImplemented
+        return all(getattr(self, n) == getattr(other, n) for n in self.FIELDS)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass was
+
+    def __repr__(self) -> str:
+        return "ProbeContext(" + ", ".join(f"{n}={getattr(self, n)!r}" for n in self.FIELDS) + ")"
 
     @property
     def host_environ(self) -> Mapping[str, str]:
@@ -108,8 +141,7 @@ class ProbeContext:
         return list(sys.path)
 
 
-@dataclass
-class ProbeResult:
+class ProbeResult(NamedTuple):
     """What a probe found: top-level facts sections, a status and, unless ok, a one-line reason."""
 
     facts: dict[str, Any]

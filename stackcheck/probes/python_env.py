@@ -37,7 +37,6 @@ import re
 import stat
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from stackcheck.probes.fsview import FileView, is_dir, is_file, is_host, kind_of, listdir_or_empty, read_text
@@ -80,23 +79,54 @@ class NotPython(Exception):
     """The path is not a Python interpreter stackcheck can read (one line, names the path)."""
 
 
-@dataclass
 class Answer:
-    """What is known about an interpreter before its site directories are walked."""
+    """What is known about an interpreter before its site directories are walked. (A plain class: the
+    dataclasses module costs ~8 ms of imports at every start.)"""
 
-    executable: str
-    version: str | None
-    implementation: str | None
-    prefix: str
-    base_path: list[str]  # sys.path without site (PYTHONPATH, the standard library)
-    venv_site: list[str]  # the venv's own site-packages (empty outside a venv)
-    base_site: list[str]  # the base prefixes' site directories (when the venv includes them)
-    user_site: str | None  # None: disabled
-    kind: str  # venv | conda | system
-    notes: list[str] = field(default_factory=list)
-    error: str | None = None
-    base_prefix: str | None = None  # the prefix of the standard library (a venv's base)
-    real_executable: str | None = None  # after links
+    FIELDS: ClassVar[tuple[str, ...]] = (
+        "executable", "version", "implementation", "prefix", "base_path", "venv_site", "base_site", "user_site",
+        "kind", "notes", "error", "base_prefix", "real_executable",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        executable: str,
+        version: str | None,
+        implementation: str | None,
+        prefix: str,
+        base_path: list[str],  # sys.path without site (PYTHONPATH, the standard library)
+        venv_site: list[str],  # the venv's own site-packages (empty outside a venv)
+        base_site: list[str],  # the base prefixes' site directories (when the venv includes them)
+        user_site: str | None,  # None: disabled
+        kind: str,  # venv | conda | system
+        notes: list[str] | None = None,
+        error: str | None = None,
+        base_prefix: str | None = None,  # the prefix of the standard library (a venv's base)
+        real_executable: str | None = None,  # after links
+    ) -> None:
+        self.executable = executable
+        self.version = version
+        self.implementation = implementation
+        self.prefix = prefix
+        self.base_path = base_path
+        self.venv_site = venv_site
+        self.base_site = base_site
+        self.user_site = user_site
+        self.kind = kind
+        self.notes: list[str] = notes if notes is not None else []
+        self.error = error
+        self.base_prefix = base_prefix
+        self.real_executable = real_executable
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Answer):
+            return NotImplemented
+        return all(getattr(self, n) == getattr(other, n) for n in self.FIELDS)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable
+
+    def __repr__(self) -> str:
+        return "Answer(" + ", ".join(f"{n}={getattr(self, n)!r}" for n in self.FIELDS) + ")"
 
 
 # -- pyvenv.cfg and the prefix layout ----------------------------------------------------------------------

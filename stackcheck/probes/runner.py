@@ -14,7 +14,6 @@ abandoned: the audit returns within its budget and the process can exit.
 
 from __future__ import annotations
 
-import dataclasses
 import queue
 import threading
 import time
@@ -142,7 +141,7 @@ def run_probes(
                 continue
             slot.started = now
             slot.deadline = now + slot.limit
-            probe_ctx = dataclasses.replace(ctx, facts=dict(so_far), deadline=slot.deadline)
+            probe_ctx = ctx.replace(facts=dict(so_far), deadline=slot.deadline)
             thread = threading.Thread(
                 target=slot.run, args=(probe_ctx, done), name=f"probe-{slot.probe.name}", daemon=True
             )

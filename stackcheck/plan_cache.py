@@ -1,0 +1,191 @@
+"""The audit's plan, kept between runs: the same facts and manifests give the same plan, so a box audited
+again (the common case: nothing changed since the last audit) reads its plan instead of searching for it.
+
+The key is a BLAKE2b (256-bit) hash of everything the plan is a function of: the facts after the assumptions, the launch
+facts, the text of every manifest read (shipped and the user's, in order), stackcheck's version and the
+size and modification time of each of its own source files (a changed stackcheck is a new key even at the
+same version), Python's and packaging's versions. `stackcheck audit` and `stackcheck gate` (the plan step
+that fixes a refused feature) use it. A plan is stored only when it is plain JSON (what is read back is
+then equal to what was computed, types included), so an audit from the cache prints what a fresh one would.
+
+Entries live in the user cache directory ($STACKCHECK_CACHE_DIR, else $XDG_CACHE_HOME/stackcheck, else
+~/.cache/stackcheck), under plan/, one JSON file per key, mode 0600 in a 0700 directory, written atomically
+(a temporary name, then a rename). A directory or entry that is not this user's, or that others may write,
+is not read; an entry that does not parse, is too large or names another key is ignored; a cache that
+cannot be written is no cache. STACKCHECK_PLAN_CACHE=0 turns it off. At most MAX_ENTRIES are kept."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+FORMAT = 1
+MAX_ENTRY_BYTES = 4 * 1024 * 1024
+MAX_ENTRIES = 64
+
+
+def cache_dir(env: Mapping[str, str] | None = None) -> str | None:
+    """Where plans are kept, or None when there is no cache (turned off, or no home directory)."""
+    env = os.environ if env is None else env
+    if env.get("STACKCHECK_PLAN_CACHE", "").strip().lower() in ("0", "no", "off", "false"):
+        return None
+    if env.get("STACKCHECK_CACHE_DIR"):
+        return os.path.join(env["STACKCHECK_CACHE_DIR"], "plan")
+    base = env.get("XDG_CACHE_HOME")
+    if not base:
+        home = env.get("HOME") or os.path.expanduser("~")
+        if not home or home == "~":
+            return None
+        base = os.path.join(home, ".cache")
+    return os.path.join(base, "stackcheck", "plan")
+
+
+def _code_stamp() -> list[Any]:
+    """stackcheck's version and (name, size, mtime) of each of its source files: any edit is a new key; and
+    the versions of what the plan's comparisons run on (Python, packaging)."""
+    import sys
+
+    import packaging
+
+    import stackcheck
+
+    out: list[Any] = [stackcheck.__version__, list(sys.version_info[:3]), packaging.__version__]
+    root = os.path.dirname(os.path.abspath(stackcheck.__file__))
+    dirs = [root]
+    while dirs:
+        d = dirs.pop()
+        try:
+            entries = sorted(os.scandir(d), key=lambda e: e.name)
+        except OSError:
+            out.append([d, None])
+            continue
+        for e in entries:
+            try:
+                if e.is_dir(follow_symlinks=False):
+                    if e.name != "__pycache__":
+                        dirs.append(e.path)
+                elif e.name.endswith(".py"):
+                    st = e.stat()
+                    out.append([os.path.relpath(e.path, root), st.st_size, st.st_mtime_ns])
+            except OSError:
+                out.append([e.path, None])
+    return out
+
+
+def key_of(facts: Any, launch: Any, manifest_texts: Iterable[str]) -> str | None:
+    """The key of a plan, or None when the facts are not plain JSON (then there is no cache)."""
+    try:  # BLAKE2 is built in: hashlib would load OpenSSL (~3 ms) into every audit from saved facts
+        from _blake2 import blake2b
+    except ImportError:  # pragma: no cover - an interpreter built without it
+        from hashlib import blake2b
+
+    try:
+        head = json.dumps([FORMAT, _code_stamp(), facts, launch], sort_keys=True, separators=(",", ":"))
+    except (TypeError, ValueError):
+        return None
+    h = blake2b(head.encode("utf-8", "surrogatepass"), digest_size=32)
+    for text in manifest_texts:
+        b = text.encode("utf-8", "surrogatepass")
+        h.update(len(b).to_bytes(8, "big"))
+        h.update(b)
+    return h.hexdigest()
+
+
+def lookup(
+    facts: Any, launch: Any, manifest_texts: Iterable[str]
+) -> tuple[str | None, str | None, dict[str, Any] | None]:
+    """(directory, key, the stored plan or None): what a caller needs to read a plan and, on a miss, keep
+    the one it computes (`store(directory, key, plan)` when both are set)."""
+    directory = cache_dir()
+    key = key_of(facts, launch, manifest_texts) if directory else None
+    return directory, key, load(directory, key) if directory and key else None
+
+
+def _plain(value: Any) -> bool:
+    """Whether `value` survives a JSON round trip unchanged, types included (no tuples, no odd keys)."""
+    if value is None or isinstance(value, (str, bool, int)):
+        return True
+    if isinstance(value, float):
+        import math
+
+        return math.isfinite(value)
+    if type(value) is list:
+        return all(_plain(v) for v in value)
+    if type(value) is dict:
+        return all(type(k) is str and _plain(v) for k, v in value.items())
+    return False
+
+
+def _private(st: os.stat_result) -> bool:
+    return st.st_uid == os.getuid() and not st.st_mode & 0o022
+
+
+def load(directory: str, key: str) -> dict[str, Any] | None:
+    """The plan stored under `key`, or None (none, unreadable, not ours, corrupt)."""
+    path = os.path.join(directory, key + ".json")
+    try:
+        if not _private(os.stat(directory)):
+            return None
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        import stat as stat_module
+
+        if not stat_module.S_ISREG(st.st_mode) or not _private(st) or st.st_size > MAX_ENTRY_BYTES:
+            return None
+        with os.fdopen(fd, "rb") as fh:
+            fd = -1
+            data = json.loads(fh.read(MAX_ENTRY_BYTES + 1))
+    except (OSError, ValueError, RecursionError):
+        return None
+    finally:
+        if fd >= 0:
+            os.close(fd)
+    if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("key") != key:
+        return None
+    plan = data.get("plan")
+    return plan if isinstance(plan, dict) else None
+
+
+def store(directory: str, key: str, plan: dict[str, Any]) -> bool:
+    """Keep `plan` under `key` (atomically, privately); False when it is not plain JSON or not written."""
+    if not _plain(plan):
+        return False
+    # the plan's own key order is kept: the renderers print it as it comes
+    text = json.dumps({"format": FORMAT, "key": key, "plan": plan}, separators=(",", ":"))
+    if len(text) > MAX_ENTRY_BYTES:
+        return False
+    tmp = os.path.join(directory, f".{key}.{os.getpid()}.{os.urandom(6).hex()}.tmp")
+    try:
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+        if not _private(os.stat(directory)):
+            return False
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+        os.replace(tmp, os.path.join(directory, key + ".json"))
+    except OSError:
+        return False
+    _prune(directory)
+    return True
+
+
+def _prune(directory: str) -> None:
+    """Keep the MAX_ENTRIES newest entries (a box's facts change rarely; old keys are never read again)."""
+    try:
+        entries = [e for e in os.scandir(directory) if e.name.endswith(".json") and not e.name.startswith(".")]
+        if len(entries) <= MAX_ENTRIES:
+            return
+        entries.sort(key=lambda e: e.stat().st_mtime_ns, reverse=True)
+        for e in entries[MAX_ENTRIES:]:
+            os.unlink(e.path)
+    except OSError:
+        pass
