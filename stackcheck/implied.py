@@ -26,8 +26,7 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 from stackcheck.context import Context
 from stackcheck.facts import Facts
@@ -54,9 +53,9 @@ _MARKER_NAMES = (
 _EXACT = re.compile(r"^\s*===?\s*([A-Za-z0-9][A-Za-z0-9.+!_-]*)\s*$")
 
 
-@dataclass(frozen=True)
-class Implied:
-    """One implied fact: `package`'s version is `version` because `by` `by_version` pins it."""
+class Implied(NamedTuple):
+    """One implied fact: `package`'s version is `version` because `by` `by_version` pins it. (A NamedTuple,
+    not a dataclass: importing dataclasses costs ~8 ms of every start.)"""
 
     package: str
     version: str
@@ -209,6 +208,44 @@ def _exact(spec: Any) -> str | None:
     return m.group(1) if m else None
 
 
+_CLAUSE = re.compile(r'^\s*([a-z_]+)\s*(==|!=|<=|>=|<|>)\s*"([^"\\]*)"\s*$')
+_COMPARE: dict[str, Any] = {
+    "==": lambda a, b: a == b,
+    "!=": lambda a, b: a != b,
+    "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b,
+    ">": lambda a, b: a > b,
+    ">=": lambda a, b: a >= b,
+}
+
+
+def simple_marker(marker: str, env: Mapping[str, str]) -> bool | None:
+    """The markers the wheels in components.json carry (`platform_system == "Linux" and python_version <
+    "3.13"`), decided without importing packaging (its markers module pulls in subprocess, dataclasses and
+    tags: ~20 ms of a start): clauses `name OP "value"` joined by `and`, string names compared with == and !=,
+    python_version as X.Y numbers. None for anything else, which packaging then decides
+    (tests/test_implied.py holds the two equal)."""
+    if " or " in marker or "(" in marker:
+        return None
+    result = True
+    for clause in marker.split(" and "):
+        m = _CLAUSE.match(clause)
+        if m is None or m.group(1) not in env:
+            return None
+        name, op, value = m.groups()
+        if name == "python_version":
+            if not re.fullmatch(r"\d+\.\d+", value) or not re.fullmatch(r"\d+\.\d+", env[name]):
+                return None
+            left: Any = tuple(int(x) for x in env[name].split("."))
+            right: Any = tuple(int(x) for x in value.split("."))
+        elif op in ("==", "!=") and not re.match(r"^\d", value):
+            left, right = env[name], value
+        else:
+            return None
+        result = result and bool(_COMPARE[op](left, right))
+    return result
+
+
 def marker_holds(marker: str, facts: Facts) -> bool:
     """Whether a Requires-Dist environment marker holds for the box the facts describe; False when it reads
     anything the facts do not say (an extra: the pin is not part of the base install). The boxes stackcheck
@@ -229,6 +266,9 @@ def marker_holds(marker: str, facts: Facts) -> bool:
     used = {n for n in _MARKER_NAMES if re.search(rf"\b{n}\b", marker)}
     if "extra" in used or used - set(env):
         return False
+    simple = simple_marker(marker, env)
+    if simple is not None:
+        return simple
     from packaging.markers import InvalidMarker, Marker, UndefinedComparison, UndefinedEnvironmentName
 
     try:

@@ -289,3 +289,51 @@ def test_probed_facts_never_imply(tmp_path: Path) -> None:
     report, _ = evaluate(Options(), want_plan=False, gathered=lambda: (PARTIAL, [], None))
     assert "implied" not in report
     assert not any(v.get("implied") for kind in ("features", "checks") for v in report[kind])
+
+
+def test_simple_markers_agree_with_packaging() -> None:
+    """implied.simple_marker decides the shipped wheels' markers without packaging; on every marker
+    components.json records, and a few shapes it must leave to packaging, over Linux boxes of both
+    machines and Python 3.8-3.15 (and none), it agrees with packaging.markers or declines (None)."""
+    from packaging.markers import Marker
+
+    from stackcheck.implied import simple_marker
+
+    docs = json.loads((REPO / "manifests" / "components.json").read_text())
+    shipped: set[str] = set()
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key == "markers" and isinstance(value, dict):
+                    shipped.update(str(v) for v in value.values())
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(docs)
+    assert 'platform_system == "Linux" and platform_machine == "x86_64"' in shipped
+    shapes = {
+        'python_version >= "3.10"',
+        'python_version == "3.12"',
+        'platform_machine != "aarch64"',
+        'platform_system == "Linux" or python_version < "3.9"',
+        'python_version < "3.13.1"',
+        'platform_release >= "5"',
+    }
+    decided = 0
+    for marker in sorted(shipped | shapes):
+        for machine in ("x86_64", "aarch64", None):
+            for python in [f"3.{minor}" for minor in range(8, 16)] + [None]:
+                env = {"platform_system": "Linux", "sys_platform": "linux", "os_name": "posix", "extra": ""}
+                if machine:
+                    env["platform_machine"] = machine
+                if python:
+                    env["python_version"] = python
+                got = simple_marker(marker, env)
+                if got is None:
+                    continue
+                decided += 1
+                assert got == Marker(marker).evaluate(env), (marker, env)
+    assert decided > 100
