@@ -56,9 +56,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=51)
     args = parser.parse_args()
-    gates = [
-        g for g in json.loads((REPO / "manifests" / "gates.json").read_text())["gates"] if g.get("probe")
-    ]
+    gates = [g for g in json.loads((REPO / "manifests" / "gates.json").read_text())["gates"] if g.get("probe")]
     wanted = {f for g in gates for f in g["probe"]["files"]}
     with tempfile.TemporaryDirectory() as tmp:
         for sg, fi in PAIRS:

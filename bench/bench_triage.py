@@ -44,8 +44,10 @@ def main() -> None:
     rc = result.root_cause
     found = f"{rc.signature.id if rc and rc.signature else None} @ line {rc.line if rc else '-'}"
     print(f"{'MiB':>8} {'lines':>12} {'seconds':>8} {'MiB/s':>8} {'RSS before':>11} {'RSS peak':>9}  root cause")
-    print(f"{mb:8.0f} {result.lines_read:12d} {dt:8.2f} {mb / dt:8.1f} {rss_before / 1024:9.1f}MB "
-          f"{rss_peak / 1024:7.1f}MB  {found}")
+    print(
+        f"{mb:8.0f} {result.lines_read:12d} {dt:8.2f} {mb / dt:8.1f} {rss_before / 1024:9.1f}MB "
+        f"{rss_peak / 1024:7.1f}MB  {found}"
+    )
     if tmp is not None:
         tmp.cleanup()
 

@@ -34,7 +34,7 @@ def _lines(rnd: random.Random) -> list[bytes]:
         sec = i % 60
         if i % 3 == 0:
             out.append(
-                f'[2026-01-02 10:{sec // 10:02d}:{sec:02d}] INFO:     10.0.0.{i % 250}:{40000 + i} - '
+                f"[2026-01-02 10:{sec // 10:02d}:{sec:02d}] INFO:     10.0.0.{i % 250}:{40000 + i} - "
                 f'"POST /v1/chat/completions HTTP/1.1" 200 OK\n'.encode()
             )
         else:
