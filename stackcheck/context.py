@@ -8,7 +8,7 @@ from typing import Any, Final, NamedTuple
 
 from stackcheck.archs import TargetRules, rules_of
 from stackcheck.facts import Facts, GpuFacts, cc_tuple
-from stackcheck.manifest_loader import Manifests
+from stackcheck.manifest_loader import Manifests, pypi_variant
 from stackcheck.versions import cuda_from_tag, parse_version, public, variant_of
 
 KERNEL_PACKAGES = ("sglang-kernel", "sgl-kernel")
@@ -214,14 +214,7 @@ class Context:
             return tagged
         if p.get("implied"):  # a version implied by a pin (stackcheck/implied.py): `==0.3.21` is met by any build
             return None
-        rel = self.release(name)
-        if rel is not None:
-            if isinstance(rel.get("pypi_variant"), str):
-                return str(rel["pypi_variant"])
-            for v in rel.get("variants") or []:
-                if isinstance(v, dict) and v.get("pypi"):
-                    return str(v.get("variant"))
-        return None
+        return pypi_variant(self.release(name))
 
     def package_archs(self, name: str) -> tuple[list[str], str]:
         """Compiled targets of an installed package: the binary probe if it ran, else the manifest's

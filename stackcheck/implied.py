@@ -30,7 +30,7 @@ from typing import Any, NamedTuple, cast
 
 from stackcheck.context import Context
 from stackcheck.facts import Facts
-from stackcheck.manifest_loader import Manifests
+from stackcheck.manifest_loader import Manifests, pypi_variant
 from stackcheck.versions import parse_version, public, variant_of
 
 #: verdicts that say "this will not work": the only ones an implied fact may produce
@@ -199,8 +199,7 @@ def _pins_usable(rel: Mapping[str, Any], entry: Any, version: str) -> bool:
         return True
     stated = entry.get("variant") if isinstance(entry, dict) and isinstance(entry.get("variant"), str) else None
     variant = stated or variant_of(version)
-    pypi = rel.get("pypi_variant") or next((v.get("variant") for v in variants if v.get("pypi")), None)
-    return variant is not None and variant == pypi
+    return variant is not None and variant == pypi_variant(rel)
 
 
 def _exact(spec: Any) -> str | None:

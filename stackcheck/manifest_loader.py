@@ -248,6 +248,19 @@ class Manifests:
         return self._gate_index.get(gate_id)
 
 
+def pypi_variant(release: Mapping[str, Any] | None) -> str | None:
+    """The CUDA variant of a release's untagged (PyPI) wheel, as a components.json release records it:
+    `pypi_variant`, else the variant marked `pypi`."""
+    if release is None:
+        return None
+    if isinstance(release.get("pypi_variant"), str):
+        return str(release["pypi_variant"])
+    for v in release.get("variants") or []:
+        if isinstance(v, dict) and v.get("pypi"):
+            return str(v.get("variant"))
+    return None
+
+
 def _parse(text: str, origin: str, check_depth: bool = True) -> Any:
     try:
         doc = json.loads(text, parse_constant=_no_constant)

@@ -227,18 +227,10 @@ def _compare_flags(derived: Mapping[str, Any], manifests: Any, version: str, out
 def variant_of_release(derived: Mapping[str, Any], rel: dict[str, Any] | None) -> str | None:
     """The CUDA variant the derived binaries are: the version's local tag, else the PyPI build the data
     records for the release."""
+    from stackcheck.manifest_loader import pypi_variant
     from stackcheck.versions import variant_of
 
-    tagged = variant_of(str(derived.get("version")))
-    if tagged:
-        return tagged
-    if rel is not None:
-        if isinstance(rel.get("pypi_variant"), str):
-            return str(rel["pypi_variant"])
-        for v in rel.get("variants") or []:
-            if isinstance(v, dict) and v.get("pypi"):
-                return str(v.get("variant"))
-    return None
+    return variant_of(str(derived.get("version"))) or pypi_variant(rel)
 
 
 def _compare_archs(derived: Mapping[str, Any], rel: dict[str, Any] | None, out: list[Finding]) -> None:
