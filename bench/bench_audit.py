@@ -22,14 +22,7 @@ import sys
 import time
 from typing import Any
 
-FLOOR = (
-    "import pynvml\n"
-    "pynvml.nvmlInit()\n"
-    "pynvml.nvmlSystemGetDriverVersion()\n"
-    "for i in range(pynvml.nvmlDeviceGetCount()):\n"
-    "    pynvml.nvmlDeviceGetCudaComputeCapability(pynvml.nvmlDeviceGetHandleByIndex(i))\n"
-    "pynvml.nvmlShutdown()\n"
-)
+from floor import FLOOR  # bench/floor.py: the NVML floor and the timing wrapper every bench shares
 
 WRAPPER = (
     "import resource, subprocess, sys, time\n"

@@ -32,6 +32,8 @@ import sys
 import time
 from pathlib import Path
 
+from floor import FLOOR, WRAPPER  # bench/floor.py: the NVML floor and the timing wrapper every bench shares
+
 ROOT = Path(__file__).resolve().parent.parent
 NVML = "import pynvml; pynvml.nvmlInit(); pynvml.nvmlDeviceGetCount(); pynvml.nvmlShutdown()"
 
@@ -47,24 +49,6 @@ def timed(cmd: list[str], n: int, ok: set[int]) -> tuple[float, float] | str:
             return f"exit {r.returncode}"
     times.sort()
     return statistics.median(times), times[min(len(times) - 1, int(len(times) * 0.9))]
-
-
-FLOOR = (
-    "import pynvml\n"
-    "pynvml.nvmlInit()\n"
-    "pynvml.nvmlSystemGetDriverVersion()\n"
-    "for i in range(pynvml.nvmlDeviceGetCount()):\n"
-    "    pynvml.nvmlDeviceGetCudaComputeCapability(pynvml.nvmlDeviceGetHandleByIndex(i))\n"
-    "pynvml.nvmlShutdown()\n"
-)
-WRAPPER = (
-    "import resource, subprocess, sys, time\n"
-    "t = time.perf_counter()\n"
-    "p = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
-    "dt = time.perf_counter() - t\n"
-    "r = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
-    "print(dt, r.ru_utime + r.ru_stime, p.returncode)\n"
-)
 
 
 def model_dir(root: Path) -> Path:

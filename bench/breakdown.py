@@ -279,19 +279,12 @@ def child(out_path: str, argv: list[str]) -> int:
 
 # ---- the parent: runs, medians, table, JSON, chart ---------------------------------------------------------
 
-WRAPPER = (
-    "import resource, subprocess, sys, time\n"
-    "t = time.perf_counter()\n"
-    "p = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
-    "dt = time.perf_counter() - t\n"
-    "r = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
-    "print(dt, r.ru_utime + r.ru_stime, p.returncode)\n"
-)
-
 
 def measure_process(argv: list[str], env: dict[str, str]) -> tuple[float, float, int]:
     """(wall s, CPU s, exit status) of one process, through a one-child wrapper (getrusage of it alone)."""
     import subprocess
+
+    from floor import WRAPPER  # bench/floor.py, beside this script
 
     out = subprocess.run(
         [sys.executable, "-c", WRAPPER, *argv], capture_output=True, text=True, check=True, env=env, cwd=ROOT

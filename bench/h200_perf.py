@@ -36,25 +36,10 @@ import tempfile
 import time
 from typing import Any
 
+from floor import FLOOR, WRAPPER  # bench/floor.py: the NVML floor and the timing wrapper every bench shares
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-FLOOR = (
-    "import pynvml\n"
-    "pynvml.nvmlInit()\n"
-    "pynvml.nvmlSystemGetDriverVersion()\n"
-    "for i in range(pynvml.nvmlDeviceGetCount()):\n"
-    "    pynvml.nvmlDeviceGetCudaComputeCapability(pynvml.nvmlDeviceGetHandleByIndex(i))\n"
-    "pynvml.nvmlShutdown()\n"
-)
-
-WRAPPER = (
-    "import resource, subprocess, sys, time\n"
-    "t = time.perf_counter()\n"
-    "p = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
-    "dt = time.perf_counter() - t\n"
-    "r = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
-    "print(dt, r.ru_utime + r.ru_stime, p.returncode)\n"
-)
 
 #: row -> wall-time ratio the issue asks for against the floor
 TARGETS = {"audit": 1.2, "gate": 1.15, "audit --deep": 1.5}
