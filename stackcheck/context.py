@@ -125,7 +125,9 @@ class Context:
             return "unknown"
         p: Any = pkgs.get(name)
         if p is None:
-            return "absent"
+            # a probed list names every package it looked for; a hand-written one names some, and the rest are
+            # unknown (facts.packages_complete, set when the document is read: stackcheck.facts)
+            return "absent" if self.facts.get("packages_complete", True) is not False else "unknown"
         if not isinstance(p, dict):  # a hand-written facts document of another shape
             return "unknown"
         installed = p.get("installed")
@@ -145,7 +147,17 @@ class Context:
     def package_unknown_reason(self, name: str) -> str:
         p = (self.facts.get("packages") or {}).get(name)
         error = p.get("error") if isinstance(p, dict) else None
+        if p is None and self.facts.get("packages") is not None:
+            error = "not in the facts file"
         return f"{name}: not known whether or which version is installed" + (f" ({error})" if error else "")
+
+    def no_version(self, name: str, path: str) -> Missing:
+        """The error for a rule that needs the installed version of `name` and finds none: not installed, or
+        installed with a version not known, or `Unknown` when it is not known whether it is installed at all
+        (a hand-written facts file that does not mention it): then `exists` cannot say no either."""
+        if self.package_state(name) == "unknown":
+            return Unknown(path, self.package_unknown_reason(name))
+        return Missing(path, f"{name} version not known" if self.is_installed(name) else f"{name} is not installed")
 
     def installed_version(self, name: str) -> str | None:
         p = self.package(name)
@@ -170,6 +182,13 @@ class Context:
             if self.is_installed(name):
                 return name
         return None
+
+    def no_triton(self, path: str) -> Missing:
+        """Neither Triton distribution is installed, or (Unknown) neither is and one is not known to be absent."""
+        unknown = [n for n in ("triton", "pytorch-triton") if self.package_state(n) == "unknown"]
+        if unknown:
+            return Unknown(path, "; ".join(self.package_unknown_reason(n) for n in unknown))
+        return Missing(path, "neither triton nor pytorch-triton is installed")
 
     def kernel_package(self) -> str | None:
         for name in KERNEL_PACKAGES:
@@ -224,7 +243,7 @@ class Context:
             return [*binaries.get("sass", []), *binaries.get("ptx", [])], f"binary probe of the installed {name}"
         version = self.installed_version(name)
         if version is None:
-            raise Missing(f"pkg.{name}.archs", f"{name} is not installed")
+            raise self.no_version(name, f"pkg.{name}.archs")
         derived = self.derived_archs(name)
         if derived is not None:
             return derived
@@ -279,7 +298,7 @@ class Context:
             return targets, f"{derived[1]}: {where}"
         version = self.installed_version(name)
         if version is None:
-            raise Missing(path, f"{name} is not installed")
+            raise self.no_version(name, path)
         variant = self.package_variant(name)
         rel = self.release(name)
         if rel is None or variant is None:
@@ -312,7 +331,7 @@ class Context:
         if isinstance(binaries, dict) and (binaries.get("sass") or binaries.get("ptx")):
             return [*binaries.get("sass", []), *binaries.get("ptx", [])], "binary probe of the installed torch"
         if not self.is_installed("torch"):
-            raise Missing("torch.archs", "torch is not installed")
+            raise self.no_version("torch", "torch.archs")
         derived = self.derived_archs("torch")
         if derived is not None:
             return derived
@@ -509,7 +528,7 @@ class Context:
         if rest == "version":
             triton = self.triton_package()
             if triton is None:
-                raise Missing(path, "neither triton nor pytorch-triton is installed")
+                raise self.no_triton(path)
             return self.lookup(f"pkg.{triton}.version", gpu)
         raise Missing(path, f"unknown fact path {path}")
 
@@ -596,7 +615,7 @@ class Context:
             raise Missing(path, "installed packages not known")
         version = self.installed_version(name)
         if version is None:
-            raise Missing(path, f"{name} version not known" if self.is_installed(name) else f"{name} is not installed")
+            raise self.no_version(name, path)
         rel = self.release(name)
         if rel is None and name == "pytorch-triton":  # PyTorch's nightly Triton: 3.5.0+git... is Triton 3.5.0
             rel = self._release_of("triton", version)
@@ -617,7 +636,7 @@ class Context:
             raise Missing(path, "installed packages not known")
         version = self.installed_version(name)
         if version is None:
-            raise Missing(path, f"{name} is not installed")
+            raise self.no_version(name, path)
         if self.release(name) is not None:
             return "known"
         iv = public(version)
@@ -645,7 +664,7 @@ class Context:
             raise Missing(path, self.gpus_unknown_reason())
         triton = self.triton_package()
         if triton is None:
-            raise Missing(path, "neither triton nor pytorch-triton is installed")
+            raise self.no_triton(path)
         tools = self.release_field(f"{triton}.tools", path)
         spec = self.manifests.package("triton")
         rel = self.release(triton) or self._release_of("triton", str(self.installed_version(triton)))
@@ -681,8 +700,7 @@ class Context:
         version = self.installed_version(package) if isinstance(package, str) else None
         if isinstance(package, str):
             if version is None:
-                why = f"{package} version not known" if self.is_installed(package) else f"{package} is not installed"
-                raise Missing(f"gate {gate_id}", why)
+                raise self.no_version(package, f"gate {gate_id}")
             rel = self.manifests.gate_row(gate_id, version)
             if rel is not None:
                 release_value = GateValue(

@@ -177,6 +177,10 @@ class Facts(TypedDict, total=False):
     cuda_libs: dict[str, Any]  # CUDA sonames the loader finds (stackcheck/probes/cudalibs.py)
     pcie: dict[str, Any]  # IOMMU mode and ACS redirect bits above the GPUs (stackcheck/probes/pcie.py)
     assumed: list[str]  # which facts came from --assume-* options
+    # `packages` names every package that matters, so one it leaves out is not installed: true for what the
+    # packages probe wrote (it lists each package it looked for); a hand-written document leaves out what its
+    # author did not know, so there a package it does not name is unknown unless it says true (set on reading)
+    packages_complete: bool
 
 
 #: the facts sections stackcheck knows; any other top-level key of a facts document is warned about
@@ -247,7 +251,17 @@ def facts_from_document(doc: Any, origin: str) -> Facts:
 
     check_facts(facts, origin)
     apply_handwritten_rules(facts, origin)
+    if "packages_complete" not in facts:
+        facts["packages_complete"] = packages_probed(doc.get("probes"))
     return cast(Facts, facts)
+
+
+def packages_probed(probes: Any) -> bool:
+    """Whether a saved document's packages were written by the packages probe (its `probes` list says it ran):
+    then every package it looked for is listed, installed or not."""
+    return isinstance(probes, list) and any(
+        isinstance(p, dict) and p.get("name") == "packages" and p.get("status") in ("ok", "partial") for p in probes
+    )
 
 
 def apply_handwritten_rules(facts: dict[str, Any], origin: str, warn: Any = None) -> list[str]:

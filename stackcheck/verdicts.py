@@ -629,11 +629,12 @@ def builtin_flashinfer_match(ctx: Context) -> list[Reason]:
         if ctx.version_unknown("flashinfer-python"):  # installed, its version unreadable: nothing to compare with
             extras = [e for e in ("flashinfer-cubin", "flashinfer-jit-cache") if ctx.package_state(e) != "absent"]
             if extras:
+                unknown = [ctx.package_unknown_reason(e) for e in extras if ctx.package_state(e) == "unknown"]
                 reasons.append(
                     {
                         "rule": f"{extras[0]}-matches",
                         "result": "unknown",
-                        "message": ctx.package_unknown_reason("flashinfer-python"),
+                        "message": "; ".join([ctx.package_unknown_reason("flashinfer-python"), *unknown]),
                     }
                 )
         return reasons

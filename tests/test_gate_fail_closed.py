@@ -121,6 +121,9 @@ MUTATIONS: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     # sglang-startup-versions: SGLang 0.5.9 checks sgl-kernel >= 0.3.21, SGLang 0.5.23 flashinfer-python >= 0.7.2
     "sgl-kernel-below-start-check": ("writeup-after", _packages(sgl_kernel="0.3.20+cu130")),
     "flashinfer-below-start-check": ("h200-newest", _packages(flashinfer_python="0.7.1")),
+    # ... and that the kernel package is installed at all (sgl-kernel to 0.5.9, sglang-kernel from 0.5.10)
+    "sgl-kernel-missing-at-start": ("writeup-after", _packages(sgl_kernel=None)),
+    "sglang-kernel-missing-at-start": ("h200-newest", _packages(sglang_kernel=None)),
     # jit-toolchain's rules
     "no-nvcc": ("h200-newest", _jit(nvcc=None, nvcc_found=False, cuda=None, fp8_header=None, fp4_header=None)),
     "hopper-nvcc-11.8": ("h200-newest", _jit(cuda="11.8")),
