@@ -5,8 +5,8 @@ document and a stacked bar chart.
     python bench/breakdown.py [--runs 21] [--json docs/perf-breakdown.json] [--png docs/perf-breakdown.png]
                               [--verbs audit,audit-facts,gate,plan,explain,triage]
 
-Each run is a fresh process: `python bench/breakdown.py --child OUT -- ARGS...` installs the timing hooks
-and calls stackcheck.cli.main(ARGS). The product has no timing code: the hooks are installed here, from
+Each run is a fresh process: `python -c CHILD --child OUT -- ARGS...` (this module imported) installs the
+timing hooks and calls stackcheck.cli.main(ARGS). The product has no timing code: the hooks are installed here, from
 outside, by wrapping functions as their modules are imported (builtins.__import__ and
 importlib.import_module are wrapped to notice them), so nothing costs anything in a normal run.
 
@@ -16,8 +16,10 @@ inside the plan counts as import, not plan), per thread, as wall time (time.perf
 evaluations are plan, not evaluation). Stages of threads that run at the same time (the probes, the
 preloading of the manifests) overlap in wall time: their wall figures add up to more than the process's
 wall time, which is the figure to read for latency; the CPU figures add up. `start+exit` is the process's
-CPU (getrusage of the child) less what the hooks saw: the interpreter's start and tear-down (the child ends
-as main() returns, with the ordinary exit: `stackcheck` itself skips the tear-down); `wait` is the main thread
+CPU (getrusage of the child) less what the hooks saw: the interpreter's start and exit (the child leaves as the
+`stackcheck` program does, without tearing the interpreter down; a thread's time after its last stage is
+charged to `other` when it ends); `nvml` is the early NVML thread's driver work (nvmlInit, the reads,
+nvmlShutdown: the bare-NVML floor's work, done in a thread while the main thread imports); `wait` is the main thread
 waiting for a background thread (the preloaded manifests and engine, the gate's probes), whose own work is
 counted in that thread's stages; `subprocesses` the tools the probes ran; `plan` the planner or, once a
 run has kept the plan (the warm-up does: stackcheck.plan_cache), reading it back (STACKCHECK_PLAN_CACHE=0
@@ -34,7 +36,10 @@ from __future__ import annotations
 import os
 import sys
 import time
-from typing import Any
+
+TYPE_CHECKING = False  # not `from typing import ...`: the child's own imports would count as start-up
+if TYPE_CHECKING:
+    from typing import Any
 
 # the child imports no more than this before its hooks are in (its own imports would count as start-up)
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -51,6 +56,12 @@ VERBS: dict[str, list[str]] = {
     "explain": ["explain", "fp8-block-gemm", "--facts", FACTS],
     "triage": ["triage", LOG, "--facts", FACTS],
 }
+#: how a child starts: this module imported (its bytecode cached), not run as a script (compiled every time,
+#: which would count as the interpreter's start)
+CHILD = (
+    f"import sys; sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r}); "
+    "import breakdown; sys.exit(breakdown.main())"
+)
 DEFAULT_VERBS = ["audit", "audit-facts", "gate", "plan", "explain", "triage"]
 
 #: the order of the stages in the table and the chart
@@ -59,6 +70,7 @@ STAGES = [
     "subprocesses",
     "import",
     "pynvml",
+    "nvml",
     "parser",
     "manifests",
     "probes",
@@ -186,6 +198,10 @@ def child(out_path: str, argv: list[str]) -> int:
                 background = getattr(mod, "Background", None)  # counted in that thread's stages)
                 if isinstance(background, type) and callable(getattr(background, "get", None)):
                     background.get = wrap(background.get, "wait")  # type: ignore[attr-defined]
+            if name == "stackcheck.probes.nvml_early":  # the driver's start, reads and shutdown in the early
+                session = getattr(mod, "Session", None)  # thread: the floor's own work, not stackcheck's
+                if isinstance(session, type) and callable(getattr(session, "_run", None)):
+                    session._run = wrap(session._run, "nvml")  # type: ignore[attr-defined]
             if name == "stackcheck.render":
                 for table_name in ("RENDERERS",):
                     registry = getattr(mod, table_name, None)
@@ -238,6 +254,18 @@ def child(out_path: str, argv: list[str]) -> int:
             finally:
                 leave()
 
+    # a thread's last open segment (after its last stage) is charged when it ends, not lost to start+exit
+    real_run = threading.Thread.run
+
+    def run_and_charge(self: threading.Thread) -> None:
+        try:
+            real_run(self)
+        finally:
+            st = getattr(local, "st", None)
+            if st is not None:
+                charge(*st)
+
+    threading.Thread.run = run_and_charge  # type: ignore[method-assign]
     builtins.__import__ = hooked_import
     importlib.import_module = hooked_import_module
     import argparse as _argparse
@@ -314,7 +342,7 @@ def run_all(verbs: list[str], runs: int) -> dict[str, Any]:
             samples["python -c pass"].append({"process_wall": wall_s * 1e3, "process_cpu": cpu_s * 1e3})
         for verb in verbs:
             out = os.path.join(tmp, f"{verb}.json")
-            argv = [sys.executable, os.path.abspath(__file__), "--child", out, "--", *VERBS[verb]]
+            argv = [sys.executable, "-c", CHILD, "--child", out, "--", *VERBS[verb]]
             wall_s, cpu_s, rc = measure_process(argv, env)
             with open(out, encoding="utf-8") as fh:
                 got = json.load(fh)
@@ -424,10 +452,29 @@ def draw(result: dict[str, Any], png: str, title: str) -> bool:
     return True
 
 
+def leave_as_stackcheck_does(code: int) -> int:
+    """The child ends as the `stackcheck` program does (stackcheck.cli.run): its output flushed, then
+    os._exit without tearing the interpreter down, unless an atexit callback or a thread that is not a daemon
+    waits for the exit (then the ordinary exit). So `start+exit` is what a user's run pays."""
+    import atexit
+    import threading
+
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()
+    except (OSError, ValueError):
+        return code
+    others = [t for t in threading.enumerate() if not t.daemon and t is not threading.main_thread()]
+    if atexit._ncallbacks() or others:
+        return code
+    os._exit(code)
+
+
 def main() -> int:
     if len(sys.argv) > 2 and sys.argv[1] == "--child":
         rest = sys.argv[3:]
-        return child(sys.argv[2], rest[1:] if rest[:1] == ["--"] else rest)
+        return leave_as_stackcheck_does(child(sys.argv[2], rest[1:] if rest[:1] == ["--"] else rest))
     import argparse
     import json
     from pathlib import Path

@@ -53,10 +53,10 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from stackcheck.errors import UsageError
+from stackcheck.record import field, record
 
 EFFECT_ORDER = {"crash": 3, "disabled": 2, "degraded": 1}
 _PYTHON = re.compile(r"^python(\d+(\.\d+)?)?$")
@@ -64,7 +64,7 @@ _PYTHON = re.compile(r"^python(\d+(\.\d+)?)?$")
 _PY_VALUE_OPTS = {"-X", "-W", "-Q", "--check-hash-based-pycs"}
 
 
-@dataclass
+@record
 class Requirement:
     feature: str  # a feature id, or a stack check id when `check`
     kind: str  # "explicit" | "default" | "default-warn" | "launch"
@@ -75,7 +75,7 @@ class Requirement:
     rules: dict[str, str | None] | None = None
 
 
-@dataclass
+@record
 class Problem:
     """Something about the command itself: an unknown value, an ambiguous flag, a flag the release lacks."""
 
@@ -86,7 +86,7 @@ class Problem:
     source: Any = None
 
 
-@dataclass
+@record
 class Derived:
     command: list[str]
     entrypoint: str | None  # launch.json entrypoint id, "wrapper" or None
@@ -814,7 +814,7 @@ def release_problems(
 # ---- deciding -------------------------------------------------------------------------------------
 
 
-@dataclass
+@record
 class Blocker:
     feature: str
     kind: str  # explicit | default | command
@@ -826,7 +826,7 @@ class Blocker:
     why: str | None = None  # why the launch needs it (a launch requirement's scope)
 
 
-@dataclass
+@record
 class Decision:
     allow: bool
     blocking: list[Blocker]

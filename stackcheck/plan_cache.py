@@ -1,9 +1,10 @@
 """The audit's plan, kept between runs: the same facts and manifests give the same plan, so a box audited
 again (the common case: nothing changed since the last audit) reads its plan instead of searching for it.
 
-The key is a BLAKE2b (256-bit) hash of everything the plan is a function of: the facts after the assumptions, the launch
-facts, the text of every manifest read (shipped and the user's, in order), stackcheck's version and the
-size and modification time of each of its own source files (a changed stackcheck is a new key even at the
+The key is a BLAKE2b (256-bit) hash of everything the plan is a function of: the facts after the assumptions
+(less the measurements of the run itself: _PER_RUN), the launch facts, the text of every manifest read
+(shipped and the user's, in order), stackcheck's version and the size and modification time of each of its
+own source files (a changed stackcheck is a new key even at the
 same version), Python's and packaging's versions. `stackcheck audit` and `stackcheck gate` (the plan step
 that fixes a refused feature) use it. A plan is stored only when it is plain JSON (what is read back is
 then equal to what was computed, types included), so an audit from the cache prints what a fresh one would.
@@ -74,6 +75,29 @@ def _code_stamp() -> list[Any]:
     return out
 
 
+#: facts that measure the run rather than describe the box: no rule and no part of the plan reads them (the
+#: binary probe's time per package; Context reads a package's sass, ptx, files and truncated), and they differ
+#: on every run, so an audit --deep would never find its plan again
+_PER_RUN = {"binaries": "duration_ms"}
+
+
+def _described(facts: Any) -> Any:
+    """`facts` less the per-run measurements (_PER_RUN), copied only where one is dropped."""
+    if not isinstance(facts, dict):
+        return facts
+    out = facts
+    for section, measure in _PER_RUN.items():
+        packages = facts.get(section)
+        if isinstance(packages, dict) and any(isinstance(v, dict) and measure in v for v in packages.values()):
+            if out is facts:
+                out = dict(facts)
+            out[section] = {
+                k: {f: x for f, x in v.items() if f != measure} if isinstance(v, dict) else v
+                for k, v in packages.items()
+            }
+    return out
+
+
 def key_of(facts: Any, launch: Any, manifest_texts: Iterable[str]) -> str | None:
     """The key of a plan, or None when the facts are not plain JSON (then there is no cache)."""
     try:  # BLAKE2 is built in: hashlib would load OpenSSL (~3 ms) into every audit from saved facts
@@ -82,7 +106,7 @@ def key_of(facts: Any, launch: Any, manifest_texts: Iterable[str]) -> str | None
         from hashlib import blake2b
 
     try:
-        head = json.dumps([FORMAT, _code_stamp(), facts, launch], sort_keys=True, separators=(",", ":"))
+        head = json.dumps([FORMAT, _code_stamp(), _described(facts), launch], sort_keys=True, separators=(",", ":"))
     except (TypeError, ValueError):
         return None
     h = blake2b(head.encode("utf-8", "surrogatepass"), digest_size=32)

@@ -22,11 +22,11 @@ this file's own: {"verdict": F, "in": [...], "effect": [...]} and {"chosen": DEC
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from stackcheck.context import Context
 from stackcheck.facts import KERNEL_PACKAGES, Facts
+from stackcheck.record import field, record
 from stackcheck.verdicts import FeatureVerdict, evaluate, evaluate_feature, uses_gpu
 from stackcheck.versions import version_in
 
@@ -41,7 +41,7 @@ MODEL_PLACEHOLDER = "MODEL"
 # ---- the request and the answer --------------------------------------------------------------------
 
 
-@dataclass
+@record
 class Request:
     """What the user asked for. `launch` holds the launch facts (tp, quantization, mla, ...) read from the
     command, the model's config or the --assume-* options; `assumptions` says which were assumed."""
@@ -57,7 +57,7 @@ class Request:
     pins: dict[str, str] = field(default_factory=dict)
 
 
-@dataclass
+@record
 class Pick:
     """One option of one decision: chosen, an alternative that also holds, or rejected with why."""
 
@@ -105,7 +105,7 @@ class Pick:
         return out
 
 
-@dataclass
+@record
 class Change:
     """One line of the diff against a given launch."""
 
@@ -146,7 +146,7 @@ class Change:
         }
 
 
-@dataclass
+@record
 class Recommendation:
     goal: str
     launch: dict[str, Any]
@@ -189,7 +189,7 @@ class Recommendation:
 # ---- conditions --------------------------------------------------------------------------------------
 
 
-@dataclass
+@record
 class Cond:
     value: bool | None  # None: a fact it needs is not known
     text: str = ""  # what was observed (for a rejection) or what is missing
@@ -722,6 +722,8 @@ def recommend(
     plan: Plan | None = None
     facts_after: Facts = ctx.facts
     if request.plan:
+        from dataclasses import replace  # the plan's records are dataclasses; the planner imports it anyway
+
         from stackcheck.plan import plan_and_facts
 
         features = (

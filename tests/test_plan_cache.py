@@ -123,6 +123,50 @@ def test_any_change_of_an_input_is_a_new_key(monkeypatch: pytest.MonkeyPatch) ->
     assert plan_cache.key_of({"not json": object()}, {}, texts) is None
 
 
+def test_a_deep_audit_finds_its_plan_again(cache: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """The binary probe's time per package (binaries.<package>.duration_ms) differs on every --deep run; no
+    rule and no plan reads it, so it is not part of the key: the second run with another time reads the
+    plan the first kept (the planner is not run) and prints what a fresh audit does. What the plan does read
+    (sass, ptx, files, truncated) still makes a new key."""
+    doc = json.loads((ROOT / "examples/facts/h200-cu130.json").read_text())
+    assert "duration_ms" in doc["facts"]["binaries"]["torch"]  # the case holds the measurement
+    slow = tmp_path / "slow.json"
+    slow_doc = json.loads(json.dumps(doc))
+    slow_doc["facts"]["binaries"]["torch"]["duration_ms"] = 98765.4
+    slow.write_text(json.dumps(slow_doc))
+    fast = tmp_path / "fast.json"
+    doc["facts"]["binaries"]["torch"]["duration_ms"] = 1.5
+    fast.write_text(json.dumps(doc))
+    fresh = audit(capsys, "--facts", str(slow), "--format", "json")  # the miss: computes and keeps
+    assert len(list(cache.glob("*.json"))) == 1
+    with pytest.MonkeyPatch.context() as mp:
+        no_planner(mp)
+        again = audit(capsys, "--facts", str(fast), "--format", "json")
+    assert json.loads(again[1])["plan"] == json.loads(fresh[1])["plan"]
+    assert again[0] == fresh[0]
+    facts = doc["facts"]
+    key = plan_cache.key_of(facts, {}, [])
+    assert key == plan_cache.key_of(slow_doc["facts"], {}, [])
+    assert facts["binaries"]["torch"]["duration_ms"] == 1.5  # the caller's facts are not changed
+    for field, value in (("sass", ["sm_80"]), ("truncated", "time budget spent"), ("files", [])):
+        other = json.loads(json.dumps(facts))
+        other["binaries"]["torch"][field] = value
+        assert plan_cache.key_of(other, {}, []) != key, field
+    no_duration = json.loads(json.dumps(facts))
+    del no_duration["binaries"]["torch"]["duration_ms"]
+    assert plan_cache.key_of(no_duration, {}, []) == key
+
+
+def test_no_manifest_reads_a_per_run_measurement() -> None:
+    """What the key leaves out must be something no rule can read: no shipped manifest names it."""
+    paths = sorted((ROOT / "stackcheck" / "manifests").glob("*.json"))
+    assert len(paths) >= 5
+    for path in paths:
+        text = path.read_text()
+        for measure in plan_cache._PER_RUN.values():
+            assert measure not in text, (path.name, measure)
+
+
 def test_code_stamp_sees_every_source_file() -> None:
     stamp = plan_cache._code_stamp()
     names = {row[0] for row in stamp[3:]}

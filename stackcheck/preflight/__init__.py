@@ -21,7 +21,6 @@ Live checks (memory, port, shm, memlock, dependencies) run only when the facts a
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from stackcheck.preflight.gpus import Layout, check_gpu_count, gpu_ordinals, layout_problems, visible_devices
@@ -29,6 +28,7 @@ from stackcheck.preflight.host import ShmReading, check_memlock, check_port, che
 from stackcheck.preflight.memory import check_memory
 from stackcheck.preflight.model import ModelInfo, ModelRequirement, read_model
 from stackcheck.preflight.result import CheckResult, Status, worst
+from stackcheck.record import field, record
 
 if TYPE_CHECKING:  # the probes package is imported only where the box is read (not with --facts)
     from stackcheck.probes.fsview import FileView
@@ -39,7 +39,7 @@ __all__ = ["CheckResult", "Inputs", "Preflight", "Readings", "Status", "read_liv
 LIVE_CHECKS = ("gpu-memory", "gpu-memory-balance", "gpu-compute-mode", "dependencies", "shm", "port", "memlock")
 
 
-@dataclass
+@record
 class Readings:
     """The box's state now; None where it was not read."""
 
@@ -53,7 +53,7 @@ class Readings:
     own_pids: tuple[int, ...] = ()
 
 
-@dataclass
+@record
 class Inputs:
     options: Mapping[str, Any]
     env: Mapping[str, str]
@@ -67,7 +67,7 @@ class Inputs:
     readings: Readings | None = None  # None: facts from a file, live checks not run
 
 
-@dataclass
+@record
 class Preflight:
     results: list[CheckResult]
     models: list[ModelInfo]

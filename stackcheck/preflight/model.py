@@ -23,12 +23,12 @@ import os
 import posixpath
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from stackcheck.errors import BadInputError
 from stackcheck.preflight.memory import Weights
 from stackcheck.preflight.result import CheckResult, Status, truthy
+from stackcheck.record import field, record
 
 if TYPE_CHECKING:
     from stackcheck.probes.fsview import FileView
@@ -43,7 +43,7 @@ class ModelRequirement(NamedTuple):
     when: list[dict[str, Any]] | None = None  # launch.json conditions; None: always
 
 
-@dataclass
+@record
 class ModelInfo:
     role: str  # "model" | "draft model"
     spec: str  # as given on the command line

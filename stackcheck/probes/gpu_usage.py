@@ -11,13 +11,13 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import Any
 
 from stackcheck.probes.nvml import _text, describe
+from stackcheck.record import field, record
 
 
-@dataclass
+@record
 class GpuProcess:
     pid: int
     name: str | None  # None when NVML does not give it (another PID namespace, no permission)
@@ -25,7 +25,7 @@ class GpuProcess:
     kind: str  # compute | graphics
 
 
-@dataclass
+@record
 class GpuUsage:
     index: int
     name: str | None = None
@@ -37,7 +37,7 @@ class GpuUsage:
     error: str | None = None
 
 
-@dataclass
+@record
 class UsageReading:
     gpus: list[GpuUsage]
     error: str | None = None  # NVML could not be used at all

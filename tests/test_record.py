@@ -1,0 +1,132 @@
+"""stackcheck.record behaves as the plain @dataclass it replaces on the gate's path: the same class written both
+ways constructs, compares, prints and fails alike."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from stackcheck.record import field, record
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclasses.dataclass
+class DC:
+    name: str
+    count: int
+    note: str | None = None
+    items: list[int] = dataclasses.field(default_factory=list)
+    extra: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+
+@record
+class RC:
+    name: str
+    count: int
+    note: str | None = None
+    items: list[int] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _pair(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
+    """Both constructions, or both TypeErrors (as the exception type, for comparing)."""
+    out = []
+    for cls in (DC, RC):
+        try:
+            out.append(cls(*args, **kwargs))
+        except TypeError:
+            out.append(TypeError)
+    return out[0], out[1]
+
+
+values = st.one_of(st.none(), st.integers(), st.text(max_size=5), st.lists(st.integers(), max_size=3))
+names = st.sampled_from(["name", "count", "note", "items", "extra", "other"])
+
+
+@given(st.lists(values, max_size=6), st.dictionaries(names, values, max_size=4))
+def test_construction_fields_repr_and_errors_match_a_dataclass(args: list[Any], kwargs: dict[str, Any]) -> None:
+    dc, rc = _pair(tuple(args), kwargs)
+    if dc is TypeError or rc is TypeError:
+        assert dc is rc  # the same calls are refused
+        return
+    for f in dataclasses.fields(DC):
+        assert getattr(rc, f.name) == getattr(dc, f.name)
+    assert repr(rc) == repr(dc).replace("DC(", "RC(", 1)
+
+
+def test_defaults_factories_are_fresh_per_instance() -> None:
+    a, b = RC("a", 1), RC("a", 1)
+    assert a.items == [] and a.extra == {} and a.note is None
+    a.items.append(1)
+    assert b.items == []
+    assert "items" not in RC.__dict__  # the factory is not left on the class
+
+
+def test_equality_hash_and_match_args_as_a_dataclass() -> None:
+    assert RC("a", 1) == RC("a", 1, None, [], {})
+    assert RC("a", 1) != RC("a", 2)
+    assert RC("a", 1) != DC("a", 1)  # another class is never equal, as with dataclasses
+    nan = math.nan
+    assert RC("a", 1, extra={"x": nan}) != RC("a", 1, extra={"x": math.inf})
+    same = {"x": nan}
+    assert RC("a", 1, extra=same) == RC("a", 1, extra=same)  # compared as tuples: identity first, like DC
+    assert DC("a", 1, extra=same) == DC("a", 1, extra=same)
+    with pytest.raises(TypeError):
+        hash(RC("a", 1))
+    assert RC.__match_args__ == DC.__match_args__
+    r = RC("a", 1)
+    r.count = 5  # mutable, as the dataclasses were
+    assert r.count == 5
+    match r:
+        case RC(name, count):
+            assert (name, count) == ("a", 5)
+
+
+def test_errors_name_the_argument() -> None:
+    with pytest.raises(TypeError, match="missing 1 required positional argument: 'count'"):
+        RC("a")  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="unexpected keyword argument 'other'"):
+        RC("a", 1, other=2)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="multiple values for argument 'name'"):
+        RC("a", 1, name="b")  # type: ignore[misc]
+    with pytest.raises(TypeError, match="takes 6 positional arguments but 7 were given"):
+        RC("a", 1, None, [], {}, 9)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="non-default argument 'b' follows default argument"):
+
+        @record
+        class Bad:
+            a: int = 1
+            b: int
+
+
+def test_the_gate_path_imports_no_dataclasses(tmp_path: Path) -> None:
+    """A refusing gate from saved facts (its launch derived, preflight, the verdicts, the plan read back from
+    the cache) imports neither dataclasses nor inspect: their import and code generation were ~10 ms of
+    every launch. The gate's own modules are imported either way."""
+    facts = str(ROOT / "tests/cases/writeup-after/facts.json")
+    code = (
+        "import contextlib, io, sys\n"
+        "from stackcheck.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    rc = main(['gate', '--dry-run', '--facts', {facts!r}, '--', 'python3', '-m',"
+        " 'sglang.launch_server', '--model-path', 'x', '--tp', '8', '--enable-torch-symm-mem'])\n"
+        "print(rc, ' '.join(sorted(sys.modules)))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "STACKCHECK_CACHE_DIR": str(tmp_path / "c")}
+    env.pop("STACKCHECK_PLAN_CACHE", None)
+    subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True, timeout=120)  # miss
+    out = subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True, text=True)
+    rc, *mods = out.stdout.split()
+    assert rc == "1"  # refused: the blocked feature and the plan step were worked out
+    assert {"stackcheck.gate", "stackcheck.gate_preflight", "stackcheck.preflight", "stackcheck.record"} <= set(mods)
+    assert not set(mods) & {"dataclasses", "inspect", "stackcheck.plan"}
