@@ -61,15 +61,15 @@ GROUPS: dict[str, str] = {
     "every output document cites.",
     "stackcheck.verdicts": "facts + manifests -> verdicts: the evaluation context and its documented fact "
     "paths, the rule engine, each feature's path to the kernel.",
-    "stackcheck.plan": "verdicts -> plan: the solver, hypothetical facts, ordered steps, installers, and the "
-    "audit's plan cache.",
+    "stackcheck.plan": "verdicts -> plan: the solver, hypothetical facts, ordered steps, installers.",
     "stackcheck.launch": "Around a server's launch: the gate (command line -> required features -> allow or "
     "refuse), its preflight checks, the launch recommendation, the watched child and the crash triage.",
     "stackcheck.documents": "The output documents: the versioned report, the diff of two reports, the fleet "
     "summary of many.",
     "stackcheck.render": "Every document's formats (text, json, markdown, prometheus, ...), one plug-in family.",
     "stackcheck.assembly": "Assembling the parts for a command: which box and interpreter (target), facts "
-    "probed or read, --assume-*, evaluation, plan (pipeline).",
+    "probed or read, --assume-*, evaluation, plan (pipeline), and the audit's plan cache (here, not in plan/, "
+    "so that a cache hit never imports the planner).",
     "stackcheck.commands": "The command line's verbs, one module per verb (add_arguments + run), the argument "
     "parser and the arguments several verbs share.",
 }
@@ -95,7 +95,8 @@ MODULES: dict[str, str] = {
     "stackcheck.verdicts": "stackcheck.verdicts.engine",
     "stackcheck.path": "stackcheck.verdicts.kernel_path",
     # plan
-    "stackcheck.plan_cache": "stackcheck.plan.cache",
+    # (not plan/: importing stackcheck.plan.x runs plan/__init__.py, the planner, which a cache hit must not load)
+    "stackcheck.plan_cache": "stackcheck.assembly.plan_cache",
     # launch
     "stackcheck.gate": "stackcheck.launch.gate",
     "stackcheck.gate_preflight": "stackcheck.launch.gate_preflight",
@@ -186,7 +187,7 @@ TESTS: dict[str, str] = {
     "test_eagle3_pcie_ipc.py": "verdicts",
     # plan
     "test_plan.py": "plan",
-    "test_plan_cache.py": "plan",
+    "test_plan_cache.py": "assembly",
     "test_plan_installers.py": "plan",
     "test_plan_memo.py": "plan",
     # launch
@@ -248,6 +249,11 @@ LITERALS: list[tuple[str, str, str]] = [
         'rel.startswith(("commands/", "render/"))',
     ),
     ("docs/design.md", "one `cmd_*.py` module per verb", "one module per verb in `commands/`"),
+    ("README.md", "one `cmd_*.py` per verb", "one module per verb in `commands/`"),
+    ("stackcheck/cli.py", "own module (cmd_<verb>.py)", "own module (commands/<verb>.py)"),
+    ("stackcheck/gate_preflight.py", "The order in cmd_gate:", "The order in commands/gate.py:"),
+    ("stackcheck/render/gate.py", "`cmd_gate.public_document(doc)`", "`commands.gate.public_document(doc)`"),
+    ("tests/test_import_graph.py", "# manifest_loader imports validate", "# knowledge.loader imports validate"),
     ("docs/design.md", "\ntarget.py: the filesystem view", "\nassembly/target.py: the filesystem view"),
     ("docs/design.md", "\ncontext.py + verdicts.py  ← manifests", "\nverdicts/ (context.py, engine.py)  ← manifests"),
     (
@@ -652,7 +658,11 @@ def layout_markdown() -> str:
     ]
     out += [f"| `{g.replace('.', '/')}/` | {why} |" for g, why in GROUPS.items()]
     out += ["", "Top-level modules that stay:", ""]
-    out += [f"- `{m.replace('.', '/')}` — {why}" for m, why in STAY.items() if m != "stackcheck"]
+    out += [
+        f"- `{mod_path(m)}{'/' if (ROOT / mod_path(m)).is_dir() else '.py'}` — {why}"
+        for m, why in STAY.items()
+        if m != "stackcheck"
+    ]
     out += ["", "## Modules: before → after", "", "| before | after |", "|---|---|"]
     out += [f"| `{mod_path(a)}` | `{mod_path(b)}` |" for a, b in MODULES.items()]
     out += ["", "## Tree after", "", "```"]
