@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Any
 
 from stackcheck.context import Context
 from stackcheck.facts import KERNEL_PACKAGES, Facts
-from stackcheck.verdicts import FeatureVerdict, evaluate, evaluate_feature, uses_gpu
+from stackcheck.verdict_types import FeatureVerdict
+from stackcheck.verdicts import evaluate, evaluate_feature, uses_gpu
 from stackcheck.versions import version_in
 
 if TYPE_CHECKING:

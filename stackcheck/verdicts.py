@@ -9,49 +9,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from typing import Any, Literal, TypedDict, cast
+from typing import Any, cast
 
 from stackcheck.archs import coverage, covering, expand_arch_list
 from stackcheck.context import Context, GateValue, GpuModel, Missing, Unknown
 from stackcheck.facts import Facts, cc_tuple
+from stackcheck.verdict_types import EFFECT_ORDER, CheckVerdict, FeatureVerdict, Reason
 from stackcheck.versions import compare_numeric, parse_version, public, version_in
-
-Status = Literal["ok", "blocked", "unknown", "not-applicable"]
-CheckStatus = Literal["ok", "failed", "warning", "unknown", "skipped"]
-EFFECT_ORDER = {"crash": 3, "disabled": 2, "degraded": 1}
-
-
-class Reason(TypedDict, total=False):
-    rule: str
-    result: Literal["fail", "unknown", "pass"]
-    requirement: str
-    observed: Any
-    required: Any
-    effect: str
-    message: str
-    source: Any
-    inferred: bool
-    gpu: str
-    patched: str  # the file that differs from the release, when a gate table was locally patched
-    derived: str  # judged from an installed release newer than the data (stackcheck.derive.judge)
-
-
-class FeatureVerdict(TypedDict, total=False):
-    id: str
-    title: str
-    status: Status
-    effect: str | None
-    reasons: list[Reason]
-    enable: dict[str, Any]
-    workaround: dict[str, Any]
-
-
-class CheckVerdict(TypedDict, total=False):
-    id: str
-    title: str
-    status: CheckStatus
-    reasons: list[Reason]
-    fix: dict[str, Any]  # checks.json `fix`, on a failed or warning check
 
 
 class Outcome:
@@ -393,9 +357,7 @@ def evaluate_feature(feature: dict[str, Any], ctx: Context) -> FeatureVerdict:
     assume = set(feature.get("assume_newer") or [])
     newer_all = [(a, v) for n in needs for a in n.split("|") if a not in assume and (v := ctx.newer_than_manifests(a))]
     if newer_all:
-        from stackcheck.derive.judge import judge_newer
-
-        judged = judge_newer(feature, ctx, newer_all)
+        judged = _judge_newer(verdict, feature, ctx, newer_all)
         if judged is not None:
             return judged
     for name in needs:
@@ -444,6 +406,34 @@ def evaluate_feature(feature: dict[str, Any], ctx: Context) -> FeatureVerdict:
         }
         return {**verdict, "status": "unknown", "effect": None, "reasons": [reason, *reasons]}
     return {**verdict, "status": "ok", "effect": None, "reasons": reasons}
+
+
+def _judge_newer(
+    verdict: FeatureVerdict, feature: dict[str, Any], ctx: Context, newer: list[tuple[str, str]]
+) -> FeatureVerdict | None:
+    """The verdict of a feature whose installed releases `newer` ((package, version) pairs) are newer than the
+    data, judged from those releases' own files: stackcheck.derive.judge classes the rules and reads them,
+    this engine evaluates them. None when nothing was derived (the caller reports the feature unknown)."""
+    from stackcheck.derive.judge import newer_rules
+
+    judged = newer_rules(feature, ctx, newer)
+    if judged is None:
+        return None
+    base: FeatureVerdict = {**verdict}
+    if feature.get("workaround"):
+        base["workaround"] = feature["workaround"]
+    if judged.hook is None:
+        return {**base, "status": "unknown", "effect": None, "reasons": [judged.head]}
+    reasons = _order(evaluate_rules(dict(feature), ctx, hook=judged.hook))
+    for reason in reasons:
+        reason["derived"] = judged.mark
+    fails = [r for r in reasons if r.get("result") == "fail"]
+    if fails:
+        effect = max((r.get("effect", "crash") for r in fails), key=lambda e: EFFECT_ORDER.get(e, 0))
+        return {**base, "status": "blocked", "effect": effect, "reasons": [judged.head, *reasons]}
+    if any(r.get("result") == "unknown" for r in reasons):
+        return {**base, "status": "unknown", "effect": None, "reasons": [judged.head, *reasons]}
+    return {**base, "status": "ok", "effect": None, "reasons": [judged.head, *reasons]}
 
 
 def workaround_for(feature: Mapping[str, Any], verdict: Mapping[str, Any]) -> dict[str, Any] | None:

@@ -22,7 +22,8 @@ _BASE: dict[str, dict[str, Any]] = {}
 
 def base(case: str) -> dict[str, Any]:
     if case not in _BASE:
-        from stackcheck.pipeline import Options, evaluate
+        from stackcheck.options import Options
+        from stackcheck.pipeline import evaluate
 
         _BASE[case], _ = evaluate(Options(facts_file=str(ROOT / "tests" / "cases" / case / "facts.json")))
     return copy.deepcopy(_BASE[case])

@@ -25,7 +25,8 @@ import pytest
 from stackcheck import gate
 from stackcheck.cli import main
 from stackcheck.manifest_loader import load
-from stackcheck.pipeline import Options, evaluate
+from stackcheck.options import Options
+from stackcheck.pipeline import evaluate
 from stackcheck.verdicts import BUILTIN_EFFECTS
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -17,7 +17,8 @@ import pytest
 from stackcheck import gate
 from stackcheck.cli import main
 from stackcheck.manifest_loader import load
-from stackcheck.pipeline import Options, evaluate
+from stackcheck.options import Options
+from stackcheck.pipeline import evaluate
 from stackcheck.validate import validate_documents
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 
 from stackcheck.errors import BadInputError, StackcheckError
 from stackcheck.facts import facts_from_document, parse_json_text
-from stackcheck.pipeline import Options, evaluate
+from stackcheck.options import Options
+from stackcheck.pipeline import evaluate
 
 CASES = Path(__file__).parent / "cases"
 BASE = json.loads((CASES / "writeup-after" / "facts.json").read_text())

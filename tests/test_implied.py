@@ -21,7 +21,8 @@ from stackcheck.context import Context
 from stackcheck.facts import Facts
 from stackcheck.implied import BAD, apply, imply, marker_holds
 from stackcheck.manifest_loader import Manifests
-from stackcheck.pipeline import Options, evaluate, load_manifests
+from stackcheck.options import Options
+from stackcheck.pipeline import evaluate, load_manifests
 from stackcheck.verdicts import evaluate_all
 
 REPO = Path(__file__).resolve().parent.parent

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from stackcheck.errors import ManifestError
-from stackcheck.manifest_loader import MANIFEST_FILES, load, shipped_texts
+from stackcheck.manifest_loader import load
+from stackcheck.package_data import MANIFEST_FILES, shipped_texts
 from stackcheck.validate import check_schemas_against_metaschema, validate_documents
 
 
@@ -34,7 +35,7 @@ def test_shipped_manifests_nest_within_the_limit() -> None:
 def test_package_data_read_directly_or_through_importlib_resources_is_the_same(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import stackcheck.manifest_loader as ml
+    import stackcheck.package_data as ml
 
     direct_texts, direct_schemas, direct = ml.shipped_texts(), ml.schema_texts(), load([], env={})
     assert ml._package_dir("manifests") is not None  # a checkout or a wheel: files on disk

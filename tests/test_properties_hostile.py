@@ -174,7 +174,8 @@ def _set(doc: Any, path: tuple[Any, ...], value: str) -> None:
 @given(st.integers(min_value=0, max_value=len(FIELDS) - 1), hostile_text)
 def test_hostile_strings_in_facts_never_reach_a_terminal(field: int, value: str) -> None:
     from stackcheck.facts import facts_from_document
-    from stackcheck.pipeline import Options, evaluate
+    from stackcheck.options import Options
+    from stackcheck.pipeline import evaluate
     from stackcheck.render import REPORT_FORMATS
     from stackcheck.render.interface import RenderOptions
 

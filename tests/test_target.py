@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from stackcheck.errors import UsageError
-from stackcheck.pipeline import Options
+from stackcheck.options import Options
 from stackcheck.probes.fsview import HostView
 from stackcheck.target import choose_target, interpreter_of_command, open_view, script_interpreter
 

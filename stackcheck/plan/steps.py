@@ -14,7 +14,7 @@ from stackcheck.plan.installers import INSTALLERS
 from stackcheck.plan.installers.interface import q
 from stackcheck.plan.model import Step
 from stackcheck.plan.solver import COMPONENTS, Box, Choice, Stack, cuda_key
-from stackcheck.verdicts import FeatureVerdict
+from stackcheck.verdict_types import FeatureVerdict
 from stackcheck.versions import compare_numeric
 
 STEP_ORDER = ("driver", "toolkit", "torch", "kernel", "flashinfer", "sglang", "patch")

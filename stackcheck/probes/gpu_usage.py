@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from stackcheck.probes.nvml import _text, describe
+from stackcheck.probes.nvml_read import _text, describe
 
 
 @dataclass

@@ -6,7 +6,8 @@ import json
 import sys
 from pathlib import Path
 
-from stackcheck.pipeline import Options, evaluate
+from stackcheck.options import Options
+from stackcheck.pipeline import evaluate
 
 CASES = Path(__file__).resolve().parent
 ROOT = CASES.parent.parent
