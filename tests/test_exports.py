@@ -255,8 +255,8 @@ def _hostile_report(version: str, feature_id: str, hostname: str) -> dict[str, A
 
 
 def test_nfd_hostile_versions_hypothesis() -> None:
-    hyp = pytest.importorskip("hypothesis", reason="hypothesis is in the test extras")
-    st = pytest.importorskip("hypothesis.strategies")
+    import hypothesis as hyp  # in the test extras
+    from hypothesis import strategies as st
 
     @hyp.settings(max_examples=150, deadline=None, database=None)
     @hyp.given(st.text(max_size=200), st.text(max_size=120), st.text(max_size=80))

@@ -36,7 +36,8 @@ MANIFESTS = load([], env={})
 
 
 def _doc(case: str) -> dict[str, Any]:
-    return json.loads((CASES / case / "facts.json").read_text())
+    doc: dict[str, Any] = json.loads((CASES / case / "facts.json").read_text())
+    return doc
 
 
 def _sm120(doc: dict[str, Any], count: int) -> None:

@@ -168,7 +168,7 @@ def _without_versions(name: str, facts: Facts) -> list[tuple[str, Facts]]:
 
 
 def _drop(facts: Facts, names: list[str]) -> Facts:
-    out = copy.deepcopy(dict(facts))
+    out: dict[str, Any] = copy.deepcopy(dict(facts))
     for n in names:
         out["packages"][n] = {"installed": True}
     return cast("Facts", out)

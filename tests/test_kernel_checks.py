@@ -203,7 +203,7 @@ def test_unknown_predicate_never_passes_or_fails(manifests: Any) -> None:
     ctx = _ctx(manifests, {})
     out = evaluate({"unknown": "not established"}, ctx, None)
     assert out.value is None and out.missing == "not established"
-    feature = {
+    feature: dict[str, Any] = {
         "id": "f",
         "title": "f",
         "needs": [],

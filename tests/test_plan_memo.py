@@ -33,7 +33,7 @@ FEATURES = [str(f["id"]) for f in M.features]
 
 def _both(facts: dict[str, Any], **kw: Any) -> tuple[Any, Any]:
     """(fast, reference): each the plan's JSON and the facts after it, or the error's text."""
-    out = []
+    out: list[tuple[Any, ...]] = []
     for memo in (True, False):
         ctx = Context(facts=copy.deepcopy(facts), manifests=M)  # type: ignore[arg-type]
         features, _ = evaluate_all(ctx)
