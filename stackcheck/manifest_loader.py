@@ -15,13 +15,15 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from stackcheck.errors import ManifestError
 from stackcheck.package_data import MANIFEST_FILES, shipped_texts
 
 if TYPE_CHECKING:  # pathlib is imported where a user's directory is read: not on every start
     from pathlib import Path
+
+    from stackcheck.manifest_types import Architecture, Check, Components, Feature, Gate, GateRelease, Package, Release
 
 ENV_VAR = "STACKCHECK_MANIFESTS"
 MAX_MANIFEST_BYTES = 16 * 1024 * 1024
@@ -41,12 +43,12 @@ class Manifests:
         self.origins: dict[str, list[str]] = origins if origins is not None else {}  # file -> files merged into it
         # indexes built on first use, after load() has merged everything (the engine and the planner look
         # gates and releases up hundreds of times per run)
-        self._gate_index: dict[str, dict[str, Any]] | None = None
-        self._releases: dict[str, list[dict[str, Any]]] = {}
+        self._gate_index: dict[str, Gate] | None = None
+        self._releases: dict[str, list[Release]] = {}
         self._newest: dict[str, str | None] = {}
-        self._by_version: dict[str, dict[Any, dict[str, Any]]] = {}
-        self._by_public: dict[str, dict[Any, dict[str, Any]]] = {}
-        self._gate_rows: dict[tuple[str, str], dict[str, Any] | None] = {}
+        self._by_version: dict[str, dict[Any, Release]] = {}
+        self._by_public: dict[str, dict[Any, Release]] = {}
+        self._gate_rows: dict[tuple[str, str], GateRelease | None] = {}
 
     def forget_indexes(self) -> None:
         """Drop the indexes built on first use: call it after editing `docs` in place."""
@@ -93,17 +95,18 @@ class Manifests:
                 return [x for x in value if isinstance(x, dict)]
         return []
 
+    # the validated documents read as their records (stackcheck.manifest_types; a cast costs nothing)
     @property
-    def features(self) -> list[dict[str, Any]]:
-        return self.list_of("features.json", "features")
+    def features(self) -> list[Feature]:
+        return cast("list[Feature]", self.list_of("features.json", "features"))
 
     @property
-    def checks(self) -> list[dict[str, Any]]:
-        return self.list_of("checks.json", "checks")
+    def checks(self) -> list[Check]:
+        return cast("list[Check]", self.list_of("checks.json", "checks"))
 
     @property
-    def gates(self) -> list[dict[str, Any]]:
-        return self.list_of("gates.json", "gates")
+    def gates(self) -> list[Gate]:
+        return cast("list[Gate]", self.list_of("gates.json", "gates"))
 
     @property
     def signatures(self) -> list[dict[str, Any]]:
@@ -128,8 +131,8 @@ class Manifests:
         return doc if isinstance(doc, dict) else {}
 
     @property
-    def architectures(self) -> list[dict[str, Any]]:
-        return self.list_of("architectures.json", "architectures")
+    def architectures(self) -> list[Architecture]:
+        return cast("list[Architecture]", self.list_of("architectures.json", "architectures"))
 
     @property
     def sources(self) -> dict[str, Any]:
@@ -139,20 +142,17 @@ class Manifests:
         return {}
 
     @property
-    def components(self) -> dict[str, Any]:
+    def components(self) -> Components:
         doc = self.docs.get("components.json")
-        return doc if isinstance(doc, dict) else {}
+        return cast("Components", doc) if isinstance(doc, dict) else {}
 
-    def package(self, name: str) -> dict[str, Any]:
-        pkgs = self.components.get("packages")
-        if isinstance(pkgs, dict) and isinstance(pkgs.get(name), dict):
-            return dict(pkgs[name])
-        return {}
+    def package(self, name: str) -> Package:
+        pkg = (self.components.get("packages") or {}).get(name)
+        return pkg.copy() if pkg is not None else {}
 
-    def releases(self, name: str) -> list[dict[str, Any]]:
+    def releases(self, name: str) -> list[Release]:
         if name not in self._releases:
-            rel = self.package(name).get("releases")
-            self._releases[name] = [r for r in rel if isinstance(r, dict)] if isinstance(rel, list) else []
+            self._releases[name] = list(self.package(name).get("releases") or [])
         return self._releases[name]
 
     def driver_cuda(self, version: str) -> str | None:
@@ -161,10 +161,7 @@ class Manifests:
         from stackcheck.versions import compare_numeric, numeric_tuple
 
         best: tuple[tuple[int, ...], str] | None = None
-        cuda = self.components.get("cuda")
-        for rel in (cuda.get("releases") if isinstance(cuda, dict) else None) or []:
-            if not isinstance(rel, dict):
-                continue
+        for rel in (self.components.get("cuda") or {}).get("releases") or []:
             need = rel.get("min_driver")
             if isinstance(need, str) and (compare_numeric(version, need) or 0) >= 0:
                 t = numeric_tuple(str(rel.get("version")))
@@ -182,7 +179,7 @@ class Manifests:
             self._newest[name] = str(max(known)) if known else None
         return self._newest[name]
 
-    def release_by_version(self, name: str, version: Any) -> dict[str, Any] | None:
+    def release_by_version(self, name: str, version: Any) -> Release | None:
         """The first release of `name` whose version (parsed as written) equals `version` (a packaging
         Version), through an index built once: the engine looks releases up for every hypothetical stack."""
         index = self._by_version.get(name)
@@ -197,7 +194,7 @@ class Manifests:
             self._by_version[name] = index
         return index.get(version)
 
-    def release_by_public(self, name: str, version: Any) -> dict[str, Any] | None:
+    def release_by_public(self, name: str, version: Any) -> Release | None:
         """The first release of `name` whose public version (local tag dropped) equals `version`."""
         index = self._by_public.get(name)
         if index is None:
@@ -211,7 +208,7 @@ class Manifests:
             self._by_public[name] = index
         return index.get(version)
 
-    def gate_row(self, gate_id: str, version: str) -> dict[str, Any] | None:
+    def gate_row(self, gate_id: str, version: str) -> GateRelease | None:
         """The first row of a gate's release table whose `versions` admit `version` (memoised per pair)."""
         key = (gate_id, version)
         if key not in self._gate_rows:
@@ -219,16 +216,12 @@ class Manifests:
 
             spec = self.gate(gate_id) or {}
             self._gate_rows[key] = next(
-                (
-                    r
-                    for r in spec.get("releases") or []
-                    if isinstance(r, dict) and version_in(version, str(r.get("versions", "")))
-                ),
+                (r for r in spec.get("releases") or [] if version_in(version, str(r.get("versions", "")))),
                 None,
             )
         return self._gate_rows[key]
 
-    def gate(self, gate_id: str) -> dict[str, Any] | None:
+    def gate(self, gate_id: str) -> Gate | None:
         if self._gate_index is None:
             self._gate_index = {str(g.get("id")): g for g in self.gates}
         return self._gate_index.get(gate_id)

@@ -4,7 +4,10 @@ verdict, and the reasons they carry. Their own module so that the parts of the e
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
+
+if TYPE_CHECKING:
+    from stackcheck.manifest_types import Enable, Workaround
 
 Status = Literal["ok", "blocked", "unknown", "not-applicable"]
 CheckStatus = Literal["ok", "failed", "warning", "unknown", "skipped"]
@@ -32,8 +35,8 @@ class FeatureVerdict(TypedDict, total=False):
     status: Status
     effect: str | None
     reasons: list[Reason]
-    enable: dict[str, Any]
-    workaround: dict[str, Any]
+    enable: Enable
+    workaround: Workaround
 
 
 class CheckVerdict(TypedDict, total=False):

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from stackcheck.archs import coverage, covering, expand_arch_list
 from stackcheck.context import Context, GateValue, GpuModel, Missing, Unknown
 from stackcheck.facts import Facts, cc_tuple
 from stackcheck.verdict_types import EFFECT_ORDER, CheckVerdict, FeatureVerdict, Reason
+
+if TYPE_CHECKING:
+    from stackcheck.manifest_types import Check, Feature, Rule, Workaround
 from stackcheck.versions import compare_numeric, parse_version, public, version_in
 
 
@@ -236,17 +239,17 @@ def uses_gpu(pred: Any) -> bool:
     return False
 
 
-RuleHook = Callable[[dict[str, Any], "GpuModel | None", Reason, "Outcome | None"], "Reason | None"]
+RuleHook = Callable[["Rule", "GpuModel | None", Reason, "Outcome | None"], "Reason | None"]
 """Called for each rule that may apply (its `when` is not false) with the rule, the GPU model, the reason
 so far and the `when` outcome; a Reason it returns replaces the rule's own evaluation (derive.judge)."""
 
 
 #: rule (by identity, the rule kept alive with its entry) -> (per GPU?, its requirement in words): what a
 #: rule says does not change between evaluations, and the planner evaluates each rule on many stacks
-_SHAPES: dict[int, tuple[dict[str, Any], bool, str]] = {}
+_SHAPES: dict[int, tuple[Rule, bool, str]] = {}
 
 
-def _rule_shape(rule: dict[str, Any]) -> tuple[bool, str]:
+def _rule_shape(rule: Rule) -> tuple[bool, str]:
     got = _SHAPES.get(id(rule))
     if got is not None and got[0] is rule:
         return got[1], got[2]
@@ -257,12 +260,10 @@ def _rule_shape(rule: dict[str, Any]) -> tuple[bool, str]:
     return per_gpu, requirement
 
 
-def evaluate_rules(item: dict[str, Any], ctx: Context, hook: RuleHook | None = None) -> list[Reason]:
+def evaluate_rules(item: Feature | Check, ctx: Context, hook: RuleHook | None = None) -> list[Reason]:
     reasons: list[Reason] = []
     models = ctx.gpu_models()
     for rule in item.get("rules") or []:
-        if not isinstance(rule, dict):
-            continue
         per_gpu, requirement = _rule_shape(rule)
         targets: list[GpuModel | None] = list(models) if per_gpu and models else [None]
         for gpu in targets:
@@ -311,13 +312,13 @@ def _order(reasons: list[Reason]) -> list[Reason]:
     return sorted(reasons, key=lambda r: (rank[r.get("result", "pass")], -EFFECT_ORDER.get(r.get("effect", ""), 0)))
 
 
-def evaluate_feature(feature: dict[str, Any], ctx: Context) -> FeatureVerdict:
+def evaluate_feature(feature: Feature, ctx: Context) -> FeatureVerdict:
     verdict: FeatureVerdict = {
         "id": str(feature.get("id")),
         "title": str(feature.get("title", feature.get("id"))),
         "enable": feature.get("enable") or {},
     }
-    needs = [n for n in feature.get("needs") or [] if isinstance(n, str)]
+    needs = feature.get("needs") or []
     if ctx.facts.get("packages") is None and needs:
         return {
             **verdict,
@@ -409,7 +410,7 @@ def evaluate_feature(feature: dict[str, Any], ctx: Context) -> FeatureVerdict:
 
 
 def _judge_newer(
-    verdict: FeatureVerdict, feature: dict[str, Any], ctx: Context, newer: list[tuple[str, str]]
+    verdict: FeatureVerdict, feature: Feature, ctx: Context, newer: list[tuple[str, str]]
 ) -> FeatureVerdict | None:
     """The verdict of a feature whose installed releases `newer` ((package, version) pairs) are newer than the
     data, judged from those releases' own files: stackcheck.derive.judge classes the rules and reads them,
@@ -424,7 +425,7 @@ def _judge_newer(
         base["workaround"] = feature["workaround"]
     if judged.hook is None:
         return {**base, "status": "unknown", "effect": None, "reasons": [judged.head]}
-    reasons = _order(evaluate_rules(dict(feature), ctx, hook=judged.hook))
+    reasons = _order(evaluate_rules(feature, ctx, hook=judged.hook))
     for reason in reasons:
         reason["derived"] = judged.mark
     fails = [r for r in reasons if r.get("result") == "fail"]
@@ -436,24 +437,22 @@ def _judge_newer(
     return {**base, "status": "ok", "effect": None, "reasons": [judged.head, *reasons]}
 
 
-def workaround_for(feature: Mapping[str, Any], verdict: Mapping[str, Any]) -> dict[str, Any] | None:
+def workaround_for(feature: Feature, verdict: Mapping[str, Any]) -> Workaround | None:
     """The feature's workaround when it answers this verdict: the feature is blocked and, when the workaround
     names `for_rules`, one of those rules failed (the SM120 table patch of torch-symm-mem is no answer to an
     SGLang without the flag, nor to anything on an H200)."""
     w = feature.get("workaround")
-    if not isinstance(w, dict) or verdict.get("status") != "blocked":
+    if w is None or verdict.get("status") != "blocked":
         return None
     rules = w.get("for_rules")
-    if isinstance(rules, list) and rules:
+    if rules:
         failing = {r.get("rule") for r in verdict.get("reasons") or [] if r.get("result") == "fail"}
         if not failing & {str(x) for x in rules}:
             return None
-    return dict(w)
+    return w.copy()
 
 
-def _blocked_in_every_release(
-    feature: dict[str, Any], ctx: Context, needs: list[str]
-) -> tuple[str, list[Reason]] | None:
+def _blocked_in_every_release(feature: Feature, ctx: Context, needs: list[str]) -> tuple[str, list[Reason]] | None:
     """A needed package is installed but its version is not known (a hand-written report): when the feature is
     blocked with every release of it that the manifests know, it is blocked here too, with the mildest effect
     among them (what holds whatever the release). None when one release is ok or unknown, or nothing is swept."""
@@ -511,13 +510,13 @@ def _older_than_manifests(ctx: Context, needs: list[str]) -> tuple[str, str, str
 # ---- stack checks -------------------------------------------------------------------------------
 
 
-def _check_from_reasons(check: dict[str, Any], reasons: list[Reason]) -> CheckVerdict:
+def _check_from_reasons(check: Check, reasons: list[Reason]) -> CheckVerdict:
     out: CheckVerdict = {"id": str(check.get("id")), "title": str(check.get("title", check.get("id")))}
     reasons = _order(reasons)
     fails = [r for r in reasons if r.get("result") == "fail"]
     if fails:
         severe = any(r.get("effect") != "degraded" for r in fails)
-        if isinstance(check.get("fix"), dict):
+        if "fix" in check:
             out["fix"] = dict(check["fix"])
         return {**out, "status": "failed" if severe else "warning", "reasons": reasons}
     if not reasons:
@@ -747,8 +746,8 @@ BUILTINS = {
 }
 
 
-def evaluate_check(check: dict[str, Any], ctx: Context) -> CheckVerdict:
-    needs = [n for n in check.get("needs") or [] if isinstance(n, str)]
+def evaluate_check(check: Check, ctx: Context) -> CheckVerdict:
+    needs = check.get("needs") or []
     for name in needs:
         states = [ctx.package_state(a) for a in name.split("|")]
         if not any(ctx.is_installed(a) for a in name.split("|")) and "unknown" in states:
@@ -775,7 +774,7 @@ def evaluate_check(check: dict[str, Any], ctx: Context) -> CheckVerdict:
             }
     reasons: list[Reason] = []
     builtin = check.get("builtin")
-    if isinstance(builtin, str):
+    if builtin is not None:
         fn = BUILTINS.get(builtin)
         if fn is None:
             reasons.append({"rule": builtin, "result": "unknown", "message": f"unknown builtin check {builtin!r}"})

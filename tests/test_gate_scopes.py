@@ -291,7 +291,7 @@ def test_a_verdict_is_judged_on_the_rules_a_launch_needs() -> None:
 
 
 def _checks_doc(**rule_extra: Any) -> dict[str, Any]:
-    doc = copy.deepcopy({"checks": [c for c in MANIFESTS.checks if c["id"] == "nccl"]})
+    doc: dict[str, Any] = copy.deepcopy({"checks": [c for c in MANIFESTS.checks if c["id"] == "nccl"]})
     doc["checks"][0]["rules"][1].update(rule_extra)
     return doc
 

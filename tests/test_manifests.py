@@ -65,9 +65,9 @@ def test_every_rule_and_release_has_a_source() -> None:
             if not rel.get("source"):
                 missing.append(f"{name} {rel.get('version')}")
     for g in m.gates:
-        for rel in g.get("releases") or []:
-            if not rel.get("source") and not g.get("source"):
-                missing.append(f"gate {g['id']} {rel.get('versions')}")
+        for row in g.get("releases") or []:
+            if not row.get("source") and not g.get("source"):
+                missing.append(f"gate {g['id']} {row.get('versions')}")
     for s in m.signatures:
         if not s.get("source"):
             missing.append(f"signature {s.get('id')}")

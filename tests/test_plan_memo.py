@@ -19,6 +19,7 @@ from stackcheck.context import Context
 from stackcheck.errors import StackcheckError
 from stackcheck.facts import load_facts_file
 from stackcheck.manifest_loader import load
+from stackcheck.manifest_types import Release
 from stackcheck.plan import hypothetical
 from stackcheck.plan.deps import EVERY, feature_components, path_components
 from stackcheck.plan.planner import plan_and_facts
@@ -117,7 +118,7 @@ def test_unknown_paths_make_a_feature_depend_on_everything() -> None:
 # ---- generated boxes ---------------------------------------------------------------------------------
 
 
-def _releases(name: str) -> list[dict[str, Any]]:
+def _releases(name: str) -> list[Release]:
     return [r for r in M.releases(name) if isinstance(r.get("version"), str)]
 
 

@@ -18,11 +18,12 @@ from stackcheck.derive.decide import rule_basis
 
 if TYPE_CHECKING:
     from stackcheck.context import Context, GpuModel
+    from stackcheck.manifest_types import Feature, Release, Rule
     from stackcheck.verdict_types import Reason
 
 #: reads one rule from the installed release's files: (rule, GPU, the reason so far, its `when` outcome)
 #: -> the reason, or None to evaluate the rule as usual (stackcheck.verdicts.RuleHook)
-NewerHook = Callable[[Mapping[str, Any], "GpuModel | None", "Reason", Any], "Reason | None"]
+NewerHook = Callable[["Rule", "GpuModel | None", "Reason", Any], "Reason | None"]
 
 
 class NewerRules(NamedTuple):
@@ -96,7 +97,7 @@ def _flag_reason(
     return {**base, "result": "fail", "observed": observed, "required": required, "source": src, "message": message}
 
 
-def newer_rules(feature: Mapping[str, Any], ctx: Context, newer: list[tuple[str, str]]) -> NewerRules | None:
+def newer_rules(feature: Feature, ctx: Context, newer: list[tuple[str, str]]) -> NewerRules | None:
     """How stackcheck.verdicts judges `feature` when the installed releases `newer` ((package, version)
     pairs) are newer than the data; None when nothing was derived for them (the caller then reports the
     feature unknown as before). A rule is read from the files only when it is so for every newer package."""
@@ -126,10 +127,9 @@ def newer_rules(feature: Mapping[str, Any], ctx: Context, newer: list[tuple[str,
     gates = {str(g.get("id")): g for g in ctx.manifests.gates}
     bases: dict[str, list[tuple[str, str, Any]]] = {}
     for rule in feature.get("rules") or []:
-        if isinstance(rule, Mapping):
-            for package, version in newer:
-                basis = rule_basis(rule, package, gates, package in (feature.get("assume_newer") or []))
-                bases.setdefault(str(rule.get("id")), []).append((package, version, basis))
+        for package, version in newer:
+            basis = rule_basis(rule, package, gates, package in (feature.get("assume_newer") or []))
+            bases.setdefault(str(rule.get("id")), []).append((package, version, basis))
     read_rules = [rid for rid, bs in bases.items() if all(b.kind == "read" for _, _, b in bs)]
     if not read_rules:
         why = "; ".join(f"{rid}: {b.reason}" for rid, bs in bases.items() for _, _, b in bs if b.kind != "read")
@@ -138,10 +138,10 @@ def newer_rules(feature: Mapping[str, Any], ctx: Context, newer: list[tuple[str,
                            f"from the release's files ({why or 'it has no rules'})"}  # fmt: skip
         return NewerRules(head, mark, None)
 
-    def hook(rule: Mapping[str, Any], gpu: GpuModel | None, base: Reason, when: Any) -> Reason | None:
+    def hook(rule: Rule, gpu: GpuModel | None, base: Reason, when: Any) -> Reason | None:
         derive = rule.get("derive")
         for package, version, basis in bases.get(str(rule.get("id")), []):
-            if isinstance(derive, Mapping) and isinstance(derive.get("flag"), str) and package == "sglang":
+            if derive is not None and "flag" in derive and package == "sglang":
                 flags = entries[package].get("flags")  # type: ignore[union-attr]
                 return _flag_reason(rule, derive, flags if isinstance(flags, Mapping) else None, base, package, version)
             if basis.kind != "read":
@@ -153,7 +153,7 @@ def newer_rules(feature: Mapping[str, Any], ctx: Context, newer: list[tuple[str,
     return NewerRules(head, mark, hook)
 
 
-def derived_release(ctx: Context, package: str) -> dict[str, Any] | None:
+def derived_release(ctx: Context, package: str) -> Release | None:
     """A release record (as components.json would hold it) from the installed METADATA of a package newer
     than the data: its pins, for the builtin pin checks. None when they were not derived."""
     derived = derived_section(ctx, package)
