@@ -76,7 +76,8 @@ def make_target(tmp: Path) -> str:
 def inprocess(target: str, runs: int, cache: Path) -> dict[str, Any]:
     sys.path.insert(0, str(REPO))
     os.environ["XDG_CACHE_HOME"] = str(cache)
-    from stackcheck.pipeline import Options, gather, load_manifests
+    from stackcheck.options import Options
+    from stackcheck.pipeline import gather, load_manifests
 
     manifests = load_manifests([])
 

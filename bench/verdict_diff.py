@@ -32,7 +32,8 @@ def _label(v: dict[str, Any]) -> str:
 
 def case_verdicts(root: Path) -> dict[str, str]:
     from stackcheck.errors import StackcheckError
-    from stackcheck.pipeline import Options, evaluate
+    from stackcheck.options import Options
+    from stackcheck.pipeline import evaluate
 
     out: dict[str, str] = {}
     for base in (root / "tests" / "cases", root / "tests" / "realworld"):

@@ -114,7 +114,7 @@ def _indexed(key: tuple[tuple[str, tuple[str, ...], str], ...]) -> TargetRules:
 @lru_cache(maxsize=1)
 def shipped_rules() -> TargetRules:
     """The rules of the shipped architectures.json (read once, when a target is first parsed or judged)."""
-    from stackcheck.manifest_loader import shipped_texts
+    from stackcheck.package_data import shipped_texts
 
     doc = json.loads(shipped_texts(["architectures.json"])["architectures.json"][1])
     return rules_of(doc.get("rules"))

@@ -30,23 +30,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "manifests": ("stackcheck.cmd_manifests", "validate manifest files (shipped or your own)"),
 }
 
-EPILOG = """exit codes:
-  0  success: the stack is consistent (audit), every required feature is ok (gate), a plan exists (plan),
-     the log or the reports were read (triage, fleet)
-  1  a finding: a stack check failed (audit), a required feature is not ok (gate), no stack satisfies the
-     request (plan), an input was skipped with --strict (fleet), a feature that was ok is not (diff)
-  2  usage error or bad input (arguments, manifest, facts file, log file)
-  3  a probe failed and --strict was given
-  4  internal error (a bug in stackcheck: please report it)
-  gate with a command: once the server runs, its own status (126/127: it could not be executed / found)
-"""
-
 
 def build_parser(only: str | None = None, full: bool = False) -> argparse.ArgumentParser:
     """The argument parser (stackcheck.cli_parser.build_parser): of the verb `only`, else of the verb names."""
     from stackcheck.cli_parser import build_parser as build
 
-    return build(only, full)
+    return build(COMMANDS, only, full)
 
 
 #: the verbs that read this box's driver and GPUs unless told not to (see _reads_driver)

@@ -6,10 +6,24 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from typing import TYPE_CHECKING
 
 from stackcheck import __version__
-from stackcheck.cli import COMMANDS, EPILOG
 from stackcheck.errors import EXIT_BAD_INPUT, StackcheckError, UsageError
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+EPILOG = """exit codes:
+  0  success: the stack is consistent (audit), every required feature is ok (gate), a plan exists (plan),
+     the log or the reports were read (triage, fleet)
+  1  a finding: a stack check failed (audit), a required feature is not ok (gate), no stack satisfies the
+     request (plan), an input was skipped with --strict (fleet), a feature that was ok is not (diff)
+  2  usage error or bad input (arguments, manifest, facts file, log file)
+  3  a probe failed and --strict was given
+  4  internal error (a bug in stackcheck: please report it)
+  gate with a command: once the server runs, its own status (126/127: it could not be executed / found)
+"""
 
 
 def _version_text() -> str:
@@ -70,11 +84,15 @@ class _Formatter(argparse.RawDescriptionHelpFormatter):
         super().__init__(prog, indent_increment, max_help_position, _columns() - 2 if width is None else width)
 
 
-def build_parser(only: str | None = None, full: bool = False) -> argparse.ArgumentParser:
-    """The parser of the verb `only` (its own arguments, no other verb's); with only=None every verb's
-    subparser without its arguments (the top-level help and usage errors need only the names and one-line
-    helps, and importing every cmd module to fill them in cost ~30 ms); full=True: every verb with its
-    arguments (the tests compare each verb's --help with it)."""
+def build_parser(
+    commands: Mapping[str, tuple[str, str]], only: str | None = None, full: bool = False
+) -> argparse.ArgumentParser:
+    """The parser of the verbs in `commands` (verb -> (module, one-line help): stackcheck.cli.COMMANDS,
+    passed in so that this module does not import the command line back). With `only`, the parser of that
+    verb (its own arguments, no other verb's); with only=None every verb's subparser without its arguments
+    (the top-level help and usage errors need only the names and one-line helps, and importing every cmd
+    module to fill them in cost ~30 ms); full=True: every verb with its arguments (the tests compare each
+    verb's --help with it)."""
     parser = _Parser(
         prog="stackcheck",
         description="Audit a GPU box before it serves large language models.",
@@ -83,7 +101,7 @@ def build_parser(only: str | None = None, full: bool = False) -> argparse.Argume
     )
     parser.add_argument("--version", action=_VersionAction)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for name, (module, help_text) in COMMANDS.items():
+    for name, (module, help_text) in commands.items():
         if not (full or only is None or only == name):
             continue
         p = sub.add_parser(name, help=help_text, description=help_text, epilog=EPILOG, formatter_class=_Formatter)

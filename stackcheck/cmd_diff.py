@@ -40,7 +40,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def _load(path: str, args: argparse.Namespace, rejudge: bool) -> tuple[dict[str, Any], str, str]:
     """(report with features, checks and plan; origin; how it was judged)."""
     from stackcheck.facts import load_report_document
-    from stackcheck.pipeline import Options, evaluate
+    from stackcheck.options import Options
+    from stackcheck.pipeline import evaluate
 
     doc = load_report_document(path)
     origin = "<stdin>" if path == "-" else path

@@ -10,11 +10,14 @@ output says which. `--assume-interconnect` and `--tp` set the topology and the t
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stackcheck.errors import EXIT_OK, UsageError
 from stackcheck.options import add_output_options, emit, feature_id, format_choice, render_options
 from stackcheck.render import EXPLAIN_FORMATS
+
+if TYPE_CHECKING:
+    from stackcheck.manifest_types import Feature
 
 SCHEMA_VERSION = 1
 
@@ -135,7 +138,7 @@ def _box_gpus(args: argparse.Namespace, manifests: Any) -> tuple[list[dict[str, 
 # ---- rows and ranges ------------------------------------------------------------------------------------
 
 
-def _rows(base: dict[str, Any], feature: dict[str, Any], manifests: Any, tp: int | None) -> list[dict[str, Any]]:
+def _rows(base: dict[str, Any], feature: Feature, manifests: Any, tp: int | None) -> list[dict[str, Any]]:
     needs = " ".join(feature.get("needs") or [])
     rows: list[dict[str, Any]] = []
     if "sglang" in needs:
@@ -151,7 +154,7 @@ def _rows(base: dict[str, Any], feature: dict[str, Any], manifests: Any, tp: int
 
 
 def _row(
-    component: str, version: str, facts: dict[str, Any], feature: dict[str, Any], manifests: Any, tp: int | None
+    component: str, version: str, facts: dict[str, Any], feature: Feature, manifests: Any, tp: int | None
 ) -> dict[str, Any]:
     from stackcheck.context import Context
     from stackcheck.path import path_summary

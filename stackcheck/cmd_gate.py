@@ -36,6 +36,7 @@ from stackcheck.render import GATE_FORMATS
 from stackcheck.render.interface import RenderOptions
 
 if TYPE_CHECKING:
+    from stackcheck.manifest_types import Feature
     from stackcheck.plan.model import PlanJSON
 
 SCHEMA_VERSION = 1  # of the decision document (--format json; schemas/gate.schema.json)
@@ -512,7 +513,7 @@ def _plan(ctx: Any, features: Any, texts: list[str]) -> PlanJSON | str | None:
 
 
 def _fix(
-    feature: str, plan: PlanJSON | str | None, features: list[dict[str, Any]], verdict: dict[str, Any] | None = None
+    feature: str, plan: PlanJSON | str | None, features: list[Feature], verdict: dict[str, Any] | None = None
 ) -> str | None:
     """The plan step that unblocks the feature, else what the plan says stays blocked, else the feature's
     workaround (where it answers the failing rule of `verdict`) and first fixed release from the manifests.

@@ -47,7 +47,8 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from stackcheck.manifest_loader import _parse as parse_manifest
-    from stackcheck.manifest_loader import shipped_texts, user_texts
+    from stackcheck.manifest_loader import user_texts
+    from stackcheck.package_data import shipped_texts
     from stackcheck.validate import check_schemas_against_metaschema, validate_documents
 
     problems = check_schemas_against_metaschema()

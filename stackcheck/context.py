@@ -4,12 +4,15 @@ the facts, the manifests and the launch options. Pure: no I/O."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, Final, NamedTuple
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from stackcheck.archs import TargetRules, rules_of
 from stackcheck.facts import Facts, GpuFacts, cc_tuple
 from stackcheck.manifest_loader import Manifests, pypi_variant
 from stackcheck.versions import cuda_from_tag, parse_version, public, variant_of
+
+if TYPE_CHECKING:
+    from stackcheck.manifest_types import Release
 
 KERNEL_PACKAGES = ("sglang-kernel", "sgl-kernel")
 
@@ -210,7 +213,7 @@ class Context:
             return installed
         return None
 
-    def release(self, name: str) -> dict[str, Any] | None:
+    def release(self, name: str) -> Release | None:
         """The manifest's record of the installed release (local tag ignored)."""
         installed = self.installed_version(name)
         if installed is None:
@@ -218,7 +221,7 @@ class Context:
         iv = public(installed)
         return self.manifests.release_by_version(name, iv) if iv is not None else None
 
-    def _release_of(self, name: str, version: str) -> dict[str, Any] | None:
+    def _release_of(self, name: str, version: str) -> Release | None:
         iv = public(version)
         return self.manifests.release_by_version(name, iv) if iv is not None else None
 
@@ -253,10 +256,10 @@ class Context:
             raise Missing(f"pkg.{name}.archs", f"the manifests do not know the build of {name} {version}")
         aarch64 = (self.facts.get("system") or {}).get("machine") in ("aarch64", "arm64")
         for v in rel.get("variants") or []:
-            if isinstance(v, dict) and v.get("variant") == variant:
-                key = "archs_aarch64" if aarch64 and isinstance(v.get("archs_aarch64"), list) else "archs"
-                if isinstance(v.get(key), list):
-                    return list(v[key]), f"manifest: {name} {rel.get('version')} {variant}" + (
+            if v.get("variant") == variant:
+                archs = v.get("archs_aarch64") if aarch64 and "archs_aarch64" in v else v.get("archs")
+                if archs is not None:
+                    return list(archs), f"manifest: {name} {rel.get('version')} {variant}" + (
                         " aarch64" if aarch64 else ""
                     )
         raise Missing(f"pkg.{name}.archs", f"the manifests list no {variant} build of {name} {rel.get('version')}")
@@ -304,9 +307,9 @@ class Context:
         if rel is None or variant is None:
             raise Missing(path, f"the manifests do not know the build of {name} {version}")
         for v in rel.get("variants") or []:
-            if isinstance(v, dict) and v.get("variant") == variant:
+            if v.get("variant") == variant:
                 libs = v.get("libs")
-                if isinstance(libs, dict):
+                if libs is not None:
                     if isinstance(libs.get(lib), list):
                         return list(libs[lib]), f"manifest: {lib} in {name} {rel.get('version')} {variant}"
                     return [], f"manifest: {name} {rel.get('version')} {variant} has no library {lib}"
@@ -347,7 +350,7 @@ class Context:
                 "torch.archs", f"torch {version} is not in the manifests" if version else "torch version not known"
             )
         for v in rel.get("variants") or []:
-            if isinstance(v, dict) and v.get("variant") == variant and isinstance(v.get("archs"), list):
+            if v.get("variant") == variant and "archs" in v:
                 return list(v["archs"]), f"manifest: torch {rel.get('version')} {variant}"
         raise Missing("torch.archs", f"the manifests list no {variant} build of torch {rel.get('version')}")
 
@@ -624,9 +627,10 @@ class Context:
             if newer:
                 raise Missing(path, f"{name} {version} is newer than the manifests (data of {self.manifests.date})")
             raise Missing(path, f"{name} {version} is not in the manifests")
-        if rel.get(field_name) is None:
+        record: Mapping[str, Any] = rel  # FIELD is any key of the release record
+        if record.get(field_name) is None:
             raise Missing(path, f"the manifests record no {field_name} for {name} {rel.get('version')}")
-        return rel[field_name]
+        return record[field_name]
 
     def known_release(self, name: str, path: str) -> str:
         """`known.NAME`: where the installed release of NAME stands against the manifests' releases:
@@ -652,8 +656,8 @@ class Context:
     def gpu_min_cuda(self, gpu: GpuModel) -> str:
         """The first CUDA toolkit that compiles for this GPU's architecture (architectures.json `min_cuda`)."""
         for arch in self.manifests.architectures:
-            if arch.get("compute_capability") == gpu.cc and isinstance(arch.get("min_cuda"), str):
-                return str(arch["min_cuda"])
+            if arch.get("compute_capability") == gpu.cc and "min_cuda" in arch:
+                return arch["min_cuda"]
         raise Missing("gpu.min_cuda", f"the manifests record no architecture for compute capability {gpu.cc}")
 
     def triton_ptxas_cuda(self, gpu: GpuModel | None, path: str) -> str:
@@ -669,7 +673,7 @@ class Context:
         spec = self.manifests.package("triton")
         rel = self.release(triton) or self._release_of("triton", str(self.installed_version(triton)))
         tool_env = (rel or {}).get("tool_env") or spec.get("tool_env")
-        env_of: dict[str, Any] = dict(tool_env) if isinstance(tool_env, dict) else {}
+        env_of: dict[str, Any] = dict(tool_env or {})
         t = cc_tuple(gpu.cc)
         assert t is not None
         tool = "ptxas-blackwell" if t[0] * 10 + t[1] >= 100 and "ptxas-blackwell" in tools else "ptxas"

@@ -26,12 +26,15 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Mapping
-from typing import Any, NamedTuple, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from stackcheck.context import Context
 from stackcheck.facts import Facts
 from stackcheck.manifest_loader import Manifests, pypi_variant
 from stackcheck.versions import parse_version, public, variant_of
+
+if TYPE_CHECKING:
+    from stackcheck.manifest_types import Release
 
 #: verdicts that say "this will not work": the only ones an implied fact may produce
 BAD = frozenset({"blocked", "failed", "warning"})
@@ -132,7 +135,7 @@ def _fill(
             rel = _release(manifests, name, version) if version else None
             if rel is None or version is None or not _pins_usable(rel, out.get(name), version):
                 continue
-            read = rel.get("requires_read") if isinstance(rel.get("requires_read"), dict) else None
+            read = rel.get("requires_read")
             markers = dict((read or {}).get("markers") or {})
             source = (read or {}).get("source") or rel.get("source")
             for dep, spec in (rel.get("requires") or {}).items():
@@ -180,7 +183,7 @@ def _absent(entry: Any) -> bool:
     return entry.get("installed") is not False and not isinstance(entry.get("version"), str)
 
 
-def _release(manifests: Manifests, name: str, version: str) -> dict[str, Any] | None:
+def _release(manifests: Manifests, name: str, version: str) -> Release | None:
     iv = public(version)
     for rel in manifests.releases(name):
         rv = parse_version(str(rel.get("version", "")))
@@ -189,12 +192,12 @@ def _release(manifests: Manifests, name: str, version: str) -> dict[str, Any] | 
     return None
 
 
-def _pins_usable(rel: Mapping[str, Any], entry: Any, version: str) -> bool:
+def _pins_usable(rel: Release, entry: Any, version: str) -> bool:
     """The release's pins were read (not inferred), and, for a release with CUDA variants, the installed
     build is the one they were read from (PyPI's: a CPU build of torch pins no Triton at all)."""
-    if rel.get("inferred") and not isinstance(rel.get("requires_read"), dict):
+    if rel.get("inferred") and "requires_read" not in rel:
         return False
-    variants = [v for v in rel.get("variants") or [] if isinstance(v, dict)]
+    variants = rel.get("variants") or []
     if not variants:
         return True
     stated = entry.get("variant") if isinstance(entry, dict) and isinstance(entry.get("variant"), str) else None

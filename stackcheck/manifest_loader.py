@@ -15,27 +15,15 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from stackcheck.errors import ManifestError
+from stackcheck.package_data import MANIFEST_FILES, shipped_texts
 
 if TYPE_CHECKING:  # pathlib is imported where a user's directory is read: not on every start
     from pathlib import Path
 
-# file name -> schema file name
-MANIFEST_FILES: dict[str, str] = {
-    "meta.json": "meta.schema.json",
-    "sources.json": "sources.schema.json",
-    "architectures.json": "architectures.schema.json",
-    "components.json": "components.schema.json",
-    "features.json": "features.schema.json",
-    "checks.json": "features.schema.json",
-    "gates.json": "gates.schema.json",
-    "signatures.json": "signatures.schema.json",
-    "launch.json": "launch.schema.json",
-    "recommend.json": "recommend.schema.json",
-    "preflight.json": "preflight.schema.json",
-}
+    from stackcheck.manifest_types import Architecture, Check, Components, Feature, Gate, GateRelease, Package, Release
 
 ENV_VAR = "STACKCHECK_MANIFESTS"
 MAX_MANIFEST_BYTES = 16 * 1024 * 1024
@@ -55,12 +43,12 @@ class Manifests:
         self.origins: dict[str, list[str]] = origins if origins is not None else {}  # file -> files merged into it
         # indexes built on first use, after load() has merged everything (the engine and the planner look
         # gates and releases up hundreds of times per run)
-        self._gate_index: dict[str, dict[str, Any]] | None = None
-        self._releases: dict[str, list[dict[str, Any]]] = {}
+        self._gate_index: dict[str, Gate] | None = None
+        self._releases: dict[str, list[Release]] = {}
         self._newest: dict[str, str | None] = {}
-        self._by_version: dict[str, dict[Any, dict[str, Any]]] = {}
-        self._by_public: dict[str, dict[Any, dict[str, Any]]] = {}
-        self._gate_rows: dict[tuple[str, str], dict[str, Any] | None] = {}
+        self._by_version: dict[str, dict[Any, Release]] = {}
+        self._by_public: dict[str, dict[Any, Release]] = {}
+        self._gate_rows: dict[tuple[str, str], GateRelease | None] = {}
 
     def forget_indexes(self) -> None:
         """Drop the indexes built on first use: call it after editing `docs` in place."""
@@ -107,17 +95,18 @@ class Manifests:
                 return [x for x in value if isinstance(x, dict)]
         return []
 
+    # the validated documents read as their records (stackcheck.manifest_types; a cast costs nothing)
     @property
-    def features(self) -> list[dict[str, Any]]:
-        return self.list_of("features.json", "features")
+    def features(self) -> list[Feature]:
+        return cast("list[Feature]", self.list_of("features.json", "features"))
 
     @property
-    def checks(self) -> list[dict[str, Any]]:
-        return self.list_of("checks.json", "checks")
+    def checks(self) -> list[Check]:
+        return cast("list[Check]", self.list_of("checks.json", "checks"))
 
     @property
-    def gates(self) -> list[dict[str, Any]]:
-        return self.list_of("gates.json", "gates")
+    def gates(self) -> list[Gate]:
+        return cast("list[Gate]", self.list_of("gates.json", "gates"))
 
     @property
     def signatures(self) -> list[dict[str, Any]]:
@@ -142,8 +131,8 @@ class Manifests:
         return doc if isinstance(doc, dict) else {}
 
     @property
-    def architectures(self) -> list[dict[str, Any]]:
-        return self.list_of("architectures.json", "architectures")
+    def architectures(self) -> list[Architecture]:
+        return cast("list[Architecture]", self.list_of("architectures.json", "architectures"))
 
     @property
     def sources(self) -> dict[str, Any]:
@@ -153,20 +142,17 @@ class Manifests:
         return {}
 
     @property
-    def components(self) -> dict[str, Any]:
+    def components(self) -> Components:
         doc = self.docs.get("components.json")
-        return doc if isinstance(doc, dict) else {}
+        return cast("Components", doc) if isinstance(doc, dict) else {}
 
-    def package(self, name: str) -> dict[str, Any]:
-        pkgs = self.components.get("packages")
-        if isinstance(pkgs, dict) and isinstance(pkgs.get(name), dict):
-            return dict(pkgs[name])
-        return {}
+    def package(self, name: str) -> Package:
+        pkg = (self.components.get("packages") or {}).get(name)
+        return pkg.copy() if pkg is not None else {}
 
-    def releases(self, name: str) -> list[dict[str, Any]]:
+    def releases(self, name: str) -> list[Release]:
         if name not in self._releases:
-            rel = self.package(name).get("releases")
-            self._releases[name] = [r for r in rel if isinstance(r, dict)] if isinstance(rel, list) else []
+            self._releases[name] = list(self.package(name).get("releases") or [])
         return self._releases[name]
 
     def driver_cuda(self, version: str) -> str | None:
@@ -175,10 +161,7 @@ class Manifests:
         from stackcheck.versions import compare_numeric, numeric_tuple
 
         best: tuple[tuple[int, ...], str] | None = None
-        cuda = self.components.get("cuda")
-        for rel in (cuda.get("releases") if isinstance(cuda, dict) else None) or []:
-            if not isinstance(rel, dict):
-                continue
+        for rel in (self.components.get("cuda") or {}).get("releases") or []:
             need = rel.get("min_driver")
             if isinstance(need, str) and (compare_numeric(version, need) or 0) >= 0:
                 t = numeric_tuple(str(rel.get("version")))
@@ -196,7 +179,7 @@ class Manifests:
             self._newest[name] = str(max(known)) if known else None
         return self._newest[name]
 
-    def release_by_version(self, name: str, version: Any) -> dict[str, Any] | None:
+    def release_by_version(self, name: str, version: Any) -> Release | None:
         """The first release of `name` whose version (parsed as written) equals `version` (a packaging
         Version), through an index built once: the engine looks releases up for every hypothetical stack."""
         index = self._by_version.get(name)
@@ -211,7 +194,7 @@ class Manifests:
             self._by_version[name] = index
         return index.get(version)
 
-    def release_by_public(self, name: str, version: Any) -> dict[str, Any] | None:
+    def release_by_public(self, name: str, version: Any) -> Release | None:
         """The first release of `name` whose public version (local tag dropped) equals `version`."""
         index = self._by_public.get(name)
         if index is None:
@@ -225,7 +208,7 @@ class Manifests:
             self._by_public[name] = index
         return index.get(version)
 
-    def gate_row(self, gate_id: str, version: str) -> dict[str, Any] | None:
+    def gate_row(self, gate_id: str, version: str) -> GateRelease | None:
         """The first row of a gate's release table whose `versions` admit `version` (memoised per pair)."""
         key = (gate_id, version)
         if key not in self._gate_rows:
@@ -233,16 +216,12 @@ class Manifests:
 
             spec = self.gate(gate_id) or {}
             self._gate_rows[key] = next(
-                (
-                    r
-                    for r in spec.get("releases") or []
-                    if isinstance(r, dict) and version_in(version, str(r.get("versions", "")))
-                ),
+                (r for r in spec.get("releases") or [] if version_in(version, str(r.get("versions", "")))),
                 None,
             )
         return self._gate_rows[key]
 
-    def gate(self, gate_id: str) -> dict[str, Any] | None:
+    def gate(self, gate_id: str) -> Gate | None:
         if self._gate_index is None:
             self._gate_index = {str(g.get("id")): g for g in self.gates}
         return self._gate_index.get(gate_id)
@@ -292,62 +271,6 @@ def too_deep(doc: Any, limit: int) -> str | None:
 
 def _no_constant(value: str) -> Any:
     raise ValueError(f"non-standard JSON constant {value}")
-
-
-def _package_dir(name: str) -> str | None:
-    """The directory of package data `stackcheck.<name>` when the package is installed as files (a wheel, a
-    checkout), else None (a zip import: importlib.resources reads it then)."""
-    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), name)
-    return here if os.path.isfile(os.path.join(here, "__init__.py")) else None
-
-
-def shipped_texts(names: Iterable[str] = MANIFEST_FILES) -> dict[str, tuple[str, str]]:
-    """file name -> (origin, text) for every shipped manifest, or those named (the package directory, read
-    directly)."""
-    out: dict[str, tuple[str, str]] = {}
-    base = _package_dir("manifests")
-    if base is None:
-        from importlib import resources
-
-        root = resources.files("stackcheck.manifests")
-        for name in names:
-            res = root / name
-            if res.is_file():
-                out[name] = (f"manifests/{name}", res.read_text(encoding="utf-8"))
-        return out
-    for name in names:
-        try:
-            with open(os.path.join(base, name), encoding="utf-8") as fh:
-                out[name] = (f"manifests/{name}", fh.read())
-        except FileNotFoundError:
-            continue
-    return out
-
-
-def schema_text(name: str) -> str:
-    """One shipped schema's text (schemas/NAME)."""
-    base = _package_dir("schemas")
-    if base is None:
-        from importlib import resources
-
-        return (resources.files("stackcheck.schemas") / name).read_text(encoding="utf-8")
-    with open(os.path.join(base, name), encoding="utf-8") as fh:
-        return fh.read()
-
-
-def schema_texts() -> dict[str, str]:
-    base = _package_dir("schemas")
-    if base is None:
-        from importlib import resources
-
-        root = resources.files("stackcheck.schemas")
-        return {res.name: res.read_text(encoding="utf-8") for res in root.iterdir() if res.name.endswith(".json")}
-    out: dict[str, str] = {}
-    for name in sorted(os.listdir(base)):
-        if name.endswith(".json"):
-            with open(os.path.join(base, name), encoding="utf-8") as fh:
-                out[name] = fh.read()
-    return out
 
 
 def user_texts(directory: Path) -> dict[str, tuple[str, str]]:

@@ -13,64 +13,11 @@ from stackcheck.facts import Facts, ProbeOutcome, cc_tuple, load_facts_document
 if TYPE_CHECKING:  # the engine is imported lazily: see evaluate()
     from stackcheck.context import Context
     from stackcheck.manifest_loader import Manifests
+    from stackcheck.options import Options
 
 INTERCONNECTS = ("nvswitch", "nvlink", "pcie-switch", "pcie-host-bridge", "cross-socket", "pcie")
 #: the facts sections --host-facts takes from a saved report: what belongs to the host, not the environment
 HOST_SECTIONS = ("driver", "gpus", "topology", "pcie")
-
-
-class Options:
-    """What a command asked for. (A plain class, not a dataclass: importing dataclasses costs ~8 ms of
-    every start, through inspect.)"""
-
-    def __init__(
-        self,
-        facts_file: str | None = None,
-        manifests_dirs: list[str] | None = None,
-        assume_gpu: str | None = None,
-        assume_driver: str | None = None,
-        assume_interconnect: str | None = None,
-        strict: bool = False,
-        deep: bool = False,
-        timeout_s: float = 8.0,
-        launch: dict[str, Any] | None = None,
-        python: str | None = None,
-        env_dir: str | None = None,
-        root: str | None = None,
-        image: str | None = None,
-        platform: str | None = None,
-        host_facts: str | None = None,
-        command: list[str] | None = None,
-        cwd: str | None = None,
-        cache_dir: str | None = None,
-    ) -> None:
-        self.facts_file = facts_file
-        self.manifests_dirs: list[str] = manifests_dirs if manifests_dirs is not None else []
-        self.assume_gpu = assume_gpu
-        self.assume_driver = assume_driver
-        self.assume_interconnect = assume_interconnect
-        self.strict = strict
-        self.deep = deep
-        self.timeout_s = timeout_s
-        self.launch: dict[str, Any] = launch if launch is not None else {}
-        # the target (stackcheck.target): which box, which interpreter's packages
-        self.python = python  # --python PATH
-        self.env_dir = env_dir  # --env DIR
-        self.root = root  # --root DIR
-        self.image = image  # --image PATH
-        self.platform = platform  # --platform OS/ARCH[/VARIANT]: which image of a multi-platform file
-        self.host_facts = host_facts  # --host-facts FILE: driver and GPUs from a saved report
-        self.command = command  # the gated command: its interpreter is the target
-        self.cwd = cwd  # where the gated command starts (uv run finds its project from there)
-        self.cache_dir = cache_dir  # interpreter answers; None: the user cache dir, "": none
-
-    def __repr__(self) -> str:
-        return f"Options({', '.join(f'{k}={v!r}' for k, v in vars(self).items())})"
-
-    def __eq__(self, other: object) -> bool:
-        return vars(self) == vars(other) if isinstance(other, Options) else NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]
 
 
 def parse_assume_gpu(spec: str, default_count: int = 1) -> tuple[str, int]:

@@ -27,10 +27,12 @@ from typing import TYPE_CHECKING, Any
 from stackcheck.context import Context
 from stackcheck.facts import KERNEL_PACKAGES, Facts
 from stackcheck.record import field, record
-from stackcheck.verdicts import FeatureVerdict, evaluate, evaluate_feature, uses_gpu
+from stackcheck.verdict_types import FeatureVerdict
+from stackcheck.verdicts import evaluate, evaluate_feature, uses_gpu
 from stackcheck.versions import version_in
 
 if TYPE_CHECKING:
+    from stackcheck.manifest_types import Feature
     from stackcheck.plan import Plan
 
 GOALS = ("latency", "throughput")
@@ -198,7 +200,7 @@ class Cond:
 class Judge:
     """Evaluates recommend.json conditions on one Context; feature verdicts are cached per launch variant."""
 
-    def __init__(self, ctx: Context, features: Mapping[str, dict[str, Any]]) -> None:
+    def __init__(self, ctx: Context, features: Mapping[str, Feature]) -> None:
         self.ctx = ctx
         self.features = features
         self.chosen: dict[str, str] = {}

@@ -15,7 +15,7 @@ from stackcheck.errors import BadInputError
 
 @lru_cache(maxsize=1)
 def report_schema() -> dict[str, Any]:
-    from stackcheck.manifest_loader import schema_text
+    from stackcheck.package_data import schema_text
 
     schema: dict[str, Any] = json.loads(schema_text("report.schema.json"))
     return schema

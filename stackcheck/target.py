@@ -39,14 +39,18 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from stackcheck.errors import UsageError
 from stackcheck.probes.fsview import FileView, HostView, is_dir, is_file, is_host, kind_of, which
-from stackcheck.probes.python_env import PATH_VARS, PY_NAME
 
 if TYPE_CHECKING:
-    from stackcheck.pipeline import Options
+    from stackcheck.options import Options
 
 #: a shebang or launcher is read this far (a console script's first lines)
 SCRIPT_HEAD = 4096
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+#: an interpreter's file name: python, python3, python3.12, python3.13t, pypy3
+PY_NAME = re.compile(r"^(?:python|pypy)(?:\d+(?:\.\d+)*)?t?$")
+#: environment variables that change an interpreter's sys.path: part of the "same as mine" test and of the
+#: cache key
+PATH_VARS = ("PYTHONPATH", "PYTHONHOME", "PYTHONNOUSERSITE", "PYTHONUSERBASE", "PYTHONPLATLIBDIR", "PYTHONSAFEPATH")
 
 
 class Target(NamedTuple):

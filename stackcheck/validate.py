@@ -10,7 +10,7 @@ from functools import lru_cache
 from typing import Any
 
 from stackcheck.fact_paths import fact_path_documented
-from stackcheck.manifest_loader import MANIFEST_FILES, schema_texts
+from stackcheck.package_data import MANIFEST_FILES, schema_texts
 from stackcheck.versions import parse_specifier, parse_version
 
 
@@ -436,7 +436,7 @@ def validate_documents(docs: Mapping[str, tuple[str, Any]], partial: bool = Fals
         problems.extend(schema_problems(schema, doc, origin))
     known: dict[str, Any] = {}
     if partial:
-        from stackcheck.manifest_loader import shipped_texts
+        from stackcheck.package_data import shipped_texts
 
         for name, (_, text) in shipped_texts().items():
             try:

@@ -9,49 +9,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from typing import Any, Literal, TypedDict, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from stackcheck.archs import coverage, covering, expand_arch_list
 from stackcheck.context import Context, GateValue, GpuModel, Missing, Unknown
 from stackcheck.facts import Facts, cc_tuple
+from stackcheck.verdict_types import EFFECT_ORDER, CheckVerdict, FeatureVerdict, Reason
+
+if TYPE_CHECKING:
+    from stackcheck.manifest_types import Check, Feature, Rule, Workaround
 from stackcheck.versions import compare_numeric, parse_version, public, version_in
-
-Status = Literal["ok", "blocked", "unknown", "not-applicable"]
-CheckStatus = Literal["ok", "failed", "warning", "unknown", "skipped"]
-EFFECT_ORDER = {"crash": 3, "disabled": 2, "degraded": 1}
-
-
-class Reason(TypedDict, total=False):
-    rule: str
-    result: Literal["fail", "unknown", "pass"]
-    requirement: str
-    observed: Any
-    required: Any
-    effect: str
-    message: str
-    source: Any
-    inferred: bool
-    gpu: str
-    patched: str  # the file that differs from the release, when a gate table was locally patched
-    derived: str  # judged from an installed release newer than the data (stackcheck.derive.judge)
-
-
-class FeatureVerdict(TypedDict, total=False):
-    id: str
-    title: str
-    status: Status
-    effect: str | None
-    reasons: list[Reason]
-    enable: dict[str, Any]
-    workaround: dict[str, Any]
-
-
-class CheckVerdict(TypedDict, total=False):
-    id: str
-    title: str
-    status: CheckStatus
-    reasons: list[Reason]
-    fix: dict[str, Any]  # checks.json `fix`, on a failed or warning check
 
 
 class Outcome:
@@ -272,17 +239,17 @@ def uses_gpu(pred: Any) -> bool:
     return False
 
 
-RuleHook = Callable[[dict[str, Any], "GpuModel | None", Reason, "Outcome | None"], "Reason | None"]
+RuleHook = Callable[["Rule", "GpuModel | None", Reason, "Outcome | None"], "Reason | None"]
 """Called for each rule that may apply (its `when` is not false) with the rule, the GPU model, the reason
 so far and the `when` outcome; a Reason it returns replaces the rule's own evaluation (derive.judge)."""
 
 
 #: rule (by identity, the rule kept alive with its entry) -> (per GPU?, its requirement in words): what a
 #: rule says does not change between evaluations, and the planner evaluates each rule on many stacks
-_SHAPES: dict[int, tuple[dict[str, Any], bool, str]] = {}
+_SHAPES: dict[int, tuple[Rule, bool, str]] = {}
 
 
-def _rule_shape(rule: dict[str, Any]) -> tuple[bool, str]:
+def _rule_shape(rule: Rule) -> tuple[bool, str]:
     got = _SHAPES.get(id(rule))
     if got is not None and got[0] is rule:
         return got[1], got[2]
@@ -293,12 +260,10 @@ def _rule_shape(rule: dict[str, Any]) -> tuple[bool, str]:
     return per_gpu, requirement
 
 
-def evaluate_rules(item: dict[str, Any], ctx: Context, hook: RuleHook | None = None) -> list[Reason]:
+def evaluate_rules(item: Feature | Check, ctx: Context, hook: RuleHook | None = None) -> list[Reason]:
     reasons: list[Reason] = []
     models = ctx.gpu_models()
     for rule in item.get("rules") or []:
-        if not isinstance(rule, dict):
-            continue
         per_gpu, requirement = _rule_shape(rule)
         targets: list[GpuModel | None] = list(models) if per_gpu and models else [None]
         for gpu in targets:
@@ -347,13 +312,13 @@ def _order(reasons: list[Reason]) -> list[Reason]:
     return sorted(reasons, key=lambda r: (rank[r.get("result", "pass")], -EFFECT_ORDER.get(r.get("effect", ""), 0)))
 
 
-def evaluate_feature(feature: dict[str, Any], ctx: Context) -> FeatureVerdict:
+def evaluate_feature(feature: Feature, ctx: Context) -> FeatureVerdict:
     verdict: FeatureVerdict = {
         "id": str(feature.get("id")),
         "title": str(feature.get("title", feature.get("id"))),
         "enable": feature.get("enable") or {},
     }
-    needs = [n for n in feature.get("needs") or [] if isinstance(n, str)]
+    needs = feature.get("needs") or []
     if ctx.facts.get("packages") is None and needs:
         return {
             **verdict,
@@ -393,9 +358,7 @@ def evaluate_feature(feature: dict[str, Any], ctx: Context) -> FeatureVerdict:
     assume = set(feature.get("assume_newer") or [])
     newer_all = [(a, v) for n in needs for a in n.split("|") if a not in assume and (v := ctx.newer_than_manifests(a))]
     if newer_all:
-        from stackcheck.derive.judge import judge_newer
-
-        judged = judge_newer(feature, ctx, newer_all)
+        judged = _judge_newer(verdict, feature, ctx, newer_all)
         if judged is not None:
             return judged
     for name in needs:
@@ -446,24 +409,50 @@ def evaluate_feature(feature: dict[str, Any], ctx: Context) -> FeatureVerdict:
     return {**verdict, "status": "ok", "effect": None, "reasons": reasons}
 
 
-def workaround_for(feature: Mapping[str, Any], verdict: Mapping[str, Any]) -> dict[str, Any] | None:
+def _judge_newer(
+    verdict: FeatureVerdict, feature: Feature, ctx: Context, newer: list[tuple[str, str]]
+) -> FeatureVerdict | None:
+    """The verdict of a feature whose installed releases `newer` ((package, version) pairs) are newer than the
+    data, judged from those releases' own files: stackcheck.derive.judge classes the rules and reads them,
+    this engine evaluates them. None when nothing was derived (the caller reports the feature unknown)."""
+    from stackcheck.derive.judge import newer_rules
+
+    judged = newer_rules(feature, ctx, newer)
+    if judged is None:
+        return None
+    base: FeatureVerdict = {**verdict}
+    if feature.get("workaround"):
+        base["workaround"] = feature["workaround"]
+    if judged.hook is None:
+        return {**base, "status": "unknown", "effect": None, "reasons": [judged.head]}
+    reasons = _order(evaluate_rules(feature, ctx, hook=judged.hook))
+    for reason in reasons:
+        reason["derived"] = judged.mark
+    fails = [r for r in reasons if r.get("result") == "fail"]
+    if fails:
+        effect = max((r.get("effect", "crash") for r in fails), key=lambda e: EFFECT_ORDER.get(e, 0))
+        return {**base, "status": "blocked", "effect": effect, "reasons": [judged.head, *reasons]}
+    if any(r.get("result") == "unknown" for r in reasons):
+        return {**base, "status": "unknown", "effect": None, "reasons": [judged.head, *reasons]}
+    return {**base, "status": "ok", "effect": None, "reasons": [judged.head, *reasons]}
+
+
+def workaround_for(feature: Feature, verdict: Mapping[str, Any]) -> Workaround | None:
     """The feature's workaround when it answers this verdict: the feature is blocked and, when the workaround
     names `for_rules`, one of those rules failed (the SM120 table patch of torch-symm-mem is no answer to an
     SGLang without the flag, nor to anything on an H200)."""
     w = feature.get("workaround")
-    if not isinstance(w, dict) or verdict.get("status") != "blocked":
+    if w is None or verdict.get("status") != "blocked":
         return None
     rules = w.get("for_rules")
-    if isinstance(rules, list) and rules:
+    if rules:
         failing = {r.get("rule") for r in verdict.get("reasons") or [] if r.get("result") == "fail"}
         if not failing & {str(x) for x in rules}:
             return None
-    return dict(w)
+    return w.copy()
 
 
-def _blocked_in_every_release(
-    feature: dict[str, Any], ctx: Context, needs: list[str]
-) -> tuple[str, list[Reason]] | None:
+def _blocked_in_every_release(feature: Feature, ctx: Context, needs: list[str]) -> tuple[str, list[Reason]] | None:
     """A needed package is installed but its version is not known (a hand-written report): when the feature is
     blocked with every release of it that the manifests know, it is blocked here too, with the mildest effect
     among them (what holds whatever the release). None when one release is ok or unknown, or nothing is swept."""
@@ -521,13 +510,13 @@ def _older_than_manifests(ctx: Context, needs: list[str]) -> tuple[str, str, str
 # ---- stack checks -------------------------------------------------------------------------------
 
 
-def _check_from_reasons(check: dict[str, Any], reasons: list[Reason]) -> CheckVerdict:
+def _check_from_reasons(check: Check, reasons: list[Reason]) -> CheckVerdict:
     out: CheckVerdict = {"id": str(check.get("id")), "title": str(check.get("title", check.get("id")))}
     reasons = _order(reasons)
     fails = [r for r in reasons if r.get("result") == "fail"]
     if fails:
         severe = any(r.get("effect") != "degraded" for r in fails)
-        if isinstance(check.get("fix"), dict):
+        if "fix" in check:
             out["fix"] = dict(check["fix"])
         return {**out, "status": "failed" if severe else "warning", "reasons": reasons}
     if not reasons:
@@ -758,8 +747,8 @@ BUILTINS = {
 }
 
 
-def evaluate_check(check: dict[str, Any], ctx: Context) -> CheckVerdict:
-    needs = [n for n in check.get("needs") or [] if isinstance(n, str)]
+def evaluate_check(check: Check, ctx: Context) -> CheckVerdict:
+    needs = check.get("needs") or []
     for name in needs:
         states = [ctx.package_state(a) for a in name.split("|")]
         if not any(ctx.is_installed(a) for a in name.split("|")) and "unknown" in states:
@@ -786,7 +775,7 @@ def evaluate_check(check: dict[str, Any], ctx: Context) -> CheckVerdict:
             }
     reasons: list[Reason] = []
     builtin = check.get("builtin")
-    if isinstance(builtin, str):
+    if builtin is not None:
         fn = BUILTINS.get(builtin)
         if fn is None:
             reasons.append({"rule": builtin, "result": "unknown", "message": f"unknown builtin check {builtin!r}"})

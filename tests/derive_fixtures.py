@@ -6,6 +6,7 @@ as a wheel (zip), an unpacked directory or an installed site directory. The text
 from __future__ import annotations
 
 import zipfile
+from collections.abc import Mapping
 from pathlib import Path
 
 DC = "sglang/srt/distributed/device_communicators"
@@ -131,14 +132,14 @@ def release_files(version: str = "0.5.24", torch: str = "2.14.1", kernel: str = 
     }
 
 
-def write_wheel(path: Path, files: dict[str, str | bytes], compression: int = zipfile.ZIP_DEFLATED) -> Path:
+def write_wheel(path: Path, files: Mapping[str, str | bytes], compression: int = zipfile.ZIP_DEFLATED) -> Path:
     with zipfile.ZipFile(path, "w", compression=compression) as zf:
         for name, data in files.items():
             zf.writestr(name, data)
     return path
 
 
-def write_tree(root: Path, files: dict[str, str | bytes], record: bool = True) -> Path:
+def write_tree(root: Path, files: Mapping[str, str | bytes], record: bool = True) -> Path:
     for name, data in files.items():
         target = root / name
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from stackcheck.pipeline import Options, evaluate
+from stackcheck.options import Options
+from stackcheck.pipeline import evaluate
 
 CASES = Path(__file__).parent / "cases"
 ROOT = CASES.parent.parent

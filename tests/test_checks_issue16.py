@@ -10,7 +10,8 @@ import pytest
 
 from stackcheck.context import Context
 from stackcheck.manifest_loader import Manifests, load
-from stackcheck.verdicts import CheckVerdict, evaluate_check
+from stackcheck.verdict_types import CheckVerdict
+from stackcheck.verdicts import evaluate_check
 
 
 @pytest.fixture(scope="module")

@@ -93,6 +93,7 @@ def test_deflated_member_with_tiny_window_restarts_from_checkpoints(
     assert source.inflated > len(data)  # it went back at least once
     tree = WheelTree(wheel)
     _, src = tree.binary("pkg/multi.o")
+    assert isinstance(src, zipmember.ZipMemberSource)
     for offset in (len(data) - 100, 10, 5000, 4000, 17, len(data) - 1):  # backwards and forwards, any order
         assert src.read_at(offset, 100) == data[offset : offset + 100]
         assert len(src._window) <= 512
@@ -149,6 +150,7 @@ def test_deflate_roundtrip_of_large_zero_run(tmp_path: Path) -> None:
     wheel = write_wheel(tmp_path / "z.whl", {"z.bin": blob})
     tree = WheelTree(wheel)
     _, src = tree.binary("z.bin")
+    assert isinstance(src, zipmember.ZipMemberSource)
     assert src.read_at(64 << 20, 4) == b"TAIL"
     assert len(src._window) <= zipmember.WINDOW
     tree.close()

@@ -27,6 +27,7 @@ from registry_wheels import fetch_wheel, run_all
 from stackcheck.derive.compare import KINDS, compare
 from stackcheck.derive.release import derive_release
 from stackcheck.derive.tree import open_releases
+from stackcheck.facts import Facts
 from stackcheck.manifest_loader import load
 
 SGLANG_ALL = [f"0.5.{n}" for n in range(1, 24)]
@@ -176,7 +177,7 @@ def installed_newest(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return site
 
 
-def probe_site(site: Path, cc: str, manifests: Any, cache: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+def probe_site(site: Path, cc: str, manifests: Any, cache: Path, monkeypatch: pytest.MonkeyPatch) -> Facts:
     from stackcheck.probes.interface import ProbeContext
     from stackcheck.probes.runner import run_probes
 

@@ -42,7 +42,8 @@ _REPORTS: dict[str, dict[str, Any]] = {}
 
 def report_for(case: str) -> dict[str, Any]:
     if case not in _REPORTS:
-        from stackcheck.pipeline import Options, evaluate
+        from stackcheck.options import Options
+        from stackcheck.pipeline import evaluate
 
         _REPORTS[case], _ = evaluate(Options(facts_file=str(ROOT / "tests" / "cases" / case / "facts.json")))
     return copy.deepcopy(_REPORTS[case])
@@ -142,7 +143,7 @@ def test_status_constants_are_the_engines_statuses() -> None:
     from typing import get_args
 
     from stackcheck.report import CHECK_STATUSES, FEATURE_STATUSES
-    from stackcheck.verdicts import CheckStatus, Status
+    from stackcheck.verdict_types import CheckStatus, Status
 
     assert sorted(FEATURE_STATUSES) == sorted(get_args(Status))
     assert sorted(CHECK_STATUSES) == sorted(get_args(CheckStatus))
@@ -254,8 +255,8 @@ def _hostile_report(version: str, feature_id: str, hostname: str) -> dict[str, A
 
 
 def test_nfd_hostile_versions_hypothesis() -> None:
-    hyp = pytest.importorskip("hypothesis", reason="hypothesis is in the test extras")
-    st = pytest.importorskip("hypothesis.strategies")
+    import hypothesis as hyp  # in the test extras
+    from hypothesis import strategies as st
 
     @hyp.settings(max_examples=150, deadline=None, database=None)
     @hyp.given(st.text(max_size=200), st.text(max_size=120), st.text(max_size=80))

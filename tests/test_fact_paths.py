@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from stackcheck import manifest_loader
-from stackcheck.context import FACT_PREFIXES, Context, Missing
+from stackcheck.context import FACT_PREFIXES, Context, GpuModel, Missing
 from stackcheck.fact_paths import FACT_DOCS, documented_fact_paths, fact_path_documented, fact_path_table
 from stackcheck.facts import load_facts_file
 from stackcheck.validate import validate_documents
@@ -114,7 +114,8 @@ def test_every_shipped_path_resolves(manifests: manifest_loader.Manifests) -> No
             facts["system"] = {**facts["system"], "env": {**(facts["system"].get("env") or {}), **env}}
         ctx = Context(facts, manifests, {"tp": 2, "attention_backend": "fa3"})
         for path in paths:
-            for gpu in ctx.gpu_models() or [None]:
+            gpus: list[GpuModel | None] = [*ctx.gpu_models()] or [None]
+            for gpu in gpus:
                 try:
                     ctx.lookup(path, gpu)
                 except Missing as exc:

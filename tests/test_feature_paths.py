@@ -19,6 +19,7 @@ import pytest
 from stackcheck.cmd_explain import release_facts
 from stackcheck.context import Context, assumed_gpus
 from stackcheck.manifest_loader import Manifests, load
+from stackcheck.manifest_types import Feature
 from stackcheck.path import HOP_ORDER, applicable_hops, hop_result, path_summary
 from stackcheck.verdicts import evaluate_feature
 
@@ -30,7 +31,7 @@ def manifests() -> Manifests:
     return load([])
 
 
-def _uses_tp(feature: dict[str, Any]) -> bool:
+def _uses_tp(feature: Feature) -> bool:
     return "launch.tp" in json.dumps(feature.get("rules"))
 
 
@@ -54,7 +55,7 @@ def _boxes(manifests: Manifests) -> Iterator[tuple[str, dict[str, Any], int]]:
         yield f"{cc} single tp1", {"gpus": assumed_gpus(manifests, f"{cc}x1"), "topology": one}, 1
 
 
-def _ok_points(manifests: Manifests) -> Iterator[tuple[str, dict[str, Any], Context, dict[str, Any]]]:
+def _ok_points(manifests: Manifests) -> Iterator[tuple[str, Feature, Context, dict[str, Any]]]:
     for label, base, tp in _boxes(manifests):
         for rel in manifests.releases("sglang"):
             version = str(rel.get("version"))

@@ -6,6 +6,7 @@ import copy
 import csv
 import io
 import json
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,8 @@ _BASE: dict[str, dict[str, Any]] = {}
 
 def base(case: str) -> dict[str, Any]:
     if case not in _BASE:
-        from stackcheck.pipeline import Options, evaluate
+        from stackcheck.options import Options
+        from stackcheck.pipeline import evaluate
 
         _BASE[case], _ = evaluate(Options(facts_file=str(ROOT / "tests" / "cases" / case / "facts.json")))
     return copy.deepcopy(_BASE[case])
@@ -33,7 +35,7 @@ def report(
     host: str,
     at: str = "2026-11-29T00:00:00Z",
     sglang: str | None = None,
-    steps: list[tuple[str, str | None, str]] | None = None,
+    steps: Sequence[tuple[str, str | None, str]] | None = None,
 ) -> dict[str, Any]:
     r = base(case)
     r["host"] = {"hostname": host, "collected_at": at}
@@ -202,7 +204,7 @@ def test_bad_files_are_listed_and_good_ones_counted(fleet_dir: Path) -> None:
 def test_hostile_shapes_never_crash(tmp_path: Path) -> None:
     good = report("writeup-after", "good")
     shapes = []
-    for mutate in (
+    mutations: tuple[Callable[[dict[str, Any]], None], ...] = (
         lambda r: r.__setitem__("features", "oops"),
         lambda r: r.__setitem__("features", [1, None, {"id": ["x"], "status": {}}]),
         lambda r: r["facts"].__setitem__("gpus", {"a": 1}),
@@ -215,7 +217,8 @@ def test_hostile_shapes_never_crash(tmp_path: Path) -> None:
         lambda r: r.__setitem__("summary", []),
         lambda r: r.__setitem__("host", {"hostname": "h", "collected_at": 12}),
         lambda r: r.__setitem__("checks", {"a": 1}),
-    ):
+    )
+    for mutate in mutations:
         r = copy.deepcopy(good)
         mutate(r)
         shapes.append(r)
@@ -234,8 +237,8 @@ def test_hostile_shapes_never_crash(tmp_path: Path) -> None:
 
 
 def test_parse_document_random_bytes_hypothesis() -> None:
-    hyp = pytest.importorskip("hypothesis", reason="hypothesis is in the test extras")
-    st = pytest.importorskip("hypothesis.strategies")
+    import hypothesis as hyp  # in the test extras
+    from hypothesis import strategies as st
 
     json_values = st.recursive(
         st.none() | st.booleans() | st.integers() | st.text(max_size=10),

@@ -25,7 +25,9 @@ import pytest
 from stackcheck import gate
 from stackcheck.cli import main
 from stackcheck.manifest_loader import load
-from stackcheck.pipeline import Options, evaluate
+from stackcheck.manifest_types import Check, Feature
+from stackcheck.options import Options
+from stackcheck.pipeline import evaluate
 from stackcheck.verdicts import BUILTIN_EFFECTS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -35,7 +37,8 @@ MANIFESTS = load([], env={})
 
 
 def _doc(case: str) -> dict[str, Any]:
-    return json.loads((CASES / case / "facts.json").read_text())
+    doc: dict[str, Any] = json.loads((CASES / case / "facts.json").read_text())
+    return doc
 
 
 def _sm120(doc: dict[str, Any], count: int) -> None:
@@ -166,7 +169,7 @@ def scoped_crash_rules() -> list[tuple[str, str]]:
     return out
 
 
-def _spec(kind: str, item: str) -> dict[str, Any]:
+def _spec(kind: str, item: str) -> Feature | Check:
     return next(x for x in (MANIFESTS.features if kind == "feature" else MANIFESTS.checks) if x["id"] == item)
 
 
@@ -228,7 +231,8 @@ def _launch_for(kind: str, item: str, tp: int, rule: str | None) -> list[str] | 
         met = [gate._cond3(c, derived, derived.defaults) for c in rb["when"]]
         # a fact the gate does not know (the model is not read: --model-path m) counts as met: fail closed
         return argv if all(m is not False for m in met) else None
-    feature = _spec("feature", item) if kind == "feature" else _spec("feature", rb["features"][0])
+    fid = item if kind == "feature" else rb["features"][0]
+    feature = next(f for f in MANIFESTS.features if f["id"] == fid)
     flags = list((feature.get("enable") or {}).get("flags") or [])
     derived = gate.derive(argv + flags, MANIFESTS.launch, {}, [])
     if any(r.feature == feature["id"] and r.kind in ("explicit", "default") for r in derived.required):

@@ -17,7 +17,8 @@ import pytest
 from stackcheck import gate
 from stackcheck.cli import main
 from stackcheck.manifest_loader import load
-from stackcheck.pipeline import Options, evaluate
+from stackcheck.options import Options
+from stackcheck.pipeline import evaluate
 from stackcheck.validate import validate_documents
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -290,7 +291,7 @@ def test_a_verdict_is_judged_on_the_rules_a_launch_needs() -> None:
 
 
 def _checks_doc(**rule_extra: Any) -> dict[str, Any]:
-    doc = copy.deepcopy({"checks": [c for c in MANIFESTS.checks if c["id"] == "nccl"]})
+    doc: dict[str, Any] = copy.deepcopy({"checks": [c for c in MANIFESTS.checks if c["id"] == "nccl"]})
     doc["checks"][0]["rules"][1].update(rule_extra)
     return doc
 

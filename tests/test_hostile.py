@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 
 from stackcheck.errors import BadInputError, StackcheckError
 from stackcheck.facts import facts_from_document, parse_json_text
-from stackcheck.pipeline import Options, evaluate
+from stackcheck.options import Options
+from stackcheck.pipeline import evaluate
 
 CASES = Path(__file__).parent / "cases"
 BASE = json.loads((CASES / "writeup-after" / "facts.json").read_text())
@@ -55,17 +56,19 @@ SECTIONS = ["driver", "gpus", "topology", "cuda_toolkits", "packages", "system",
 
 
 def mutate(base: dict[str, Any], path: list[str | int], value: Any) -> dict[str, Any]:
-    doc = json.loads(json.dumps(base))
+    doc: dict[str, Any] = json.loads(json.dumps(base))
     node: Any = doc
     for key in path[:-1]:
-        if (isinstance(node, dict) and key in node) or (
-            isinstance(node, list) and isinstance(key, int) and 0 <= key < len(node)
-        ):
+        if isinstance(node, dict) and key in node:  # noqa: SIM114 - mypy narrows the key to int on the list branch only
+            node = node[key]
+        elif isinstance(node, list) and isinstance(key, int) and 0 <= key < len(node):
             node = node[key]
         else:
             return doc
     last = path[-1]
-    if isinstance(node, dict) or (isinstance(node, list) and isinstance(last, int) and 0 <= last < len(node)):
+    if isinstance(node, dict):  # noqa: SIM114 - as above
+        node[last] = value
+    elif isinstance(node, list) and isinstance(last, int) and 0 <= last < len(node):
         node[last] = value
     return doc
 

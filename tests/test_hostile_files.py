@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from test_probe_packages import dist, fake_torch, run
@@ -166,7 +167,7 @@ def test_hostile_dist_infos_cost_one_entry_each(tmp_path: Path) -> None:
     deep = dist(sp, "flashinfer-cubin", "0.6.3")
     (deep / "direct_url.json").write_text("[" * 50_000 + "]" * 50_000)
     start = time.monotonic()
-    packages = run([sp])
+    packages: dict[str, dict[str, Any]] = run([sp])
     assert time.monotonic() - start < 2
     assert packages["torch"]["version"] == "2.11.0+cu130" and "error" not in packages["torch"]
     assert packages["sglang"]["version"] == "0.5.9" and "error" not in packages["sglang"]

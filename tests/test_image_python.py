@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ from stackcheck.probes.fsview import HostView
 EXE = b"\x7fELF"
 
 
-def _open(tmp_path: Path, layers: list[list[tuple[object, ...]]], env: list[str]):  # type: ignore[no-untyped-def]
+def _open(tmp_path: Path, layers: Sequence[Sequence[tuple[object, ...]]], env: list[str]):  # type: ignore[no-untyped-def]
     image = docker_save(tmp_path / "py.tar", [layer_tar(x) for x in layers], env=env)
     return open_image(image)
 

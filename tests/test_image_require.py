@@ -103,5 +103,5 @@ def test_image_nvidia_require_check(tmp_path, env, driver, status, text) -> None
     assert verdict["status"] == status
     if text:
         assert any(text in str(r.get("observed", "")) + str(r.get("message", "")) for r in verdict["reasons"])
-    host_only = evaluate_check(check, Context({"driver": driver}, manifests, {}))  # type: ignore[typeddict-item]
+    host_only = evaluate_check(check, Context({"driver": driver}, manifests, {}))
     assert host_only["status"] == "skipped"  # a host audit: no image, nothing to judge

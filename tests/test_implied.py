@@ -21,7 +21,8 @@ from stackcheck.context import Context
 from stackcheck.facts import Facts
 from stackcheck.implied import BAD, apply, imply, marker_holds
 from stackcheck.manifest_loader import Manifests
-from stackcheck.pipeline import Options, evaluate, load_manifests
+from stackcheck.options import Options
+from stackcheck.pipeline import evaluate, load_manifests
 from stackcheck.verdicts import evaluate_all
 
 REPO = Path(__file__).resolve().parent.parent
@@ -167,7 +168,7 @@ def _without_versions(name: str, facts: Facts) -> list[tuple[str, Facts]]:
 
 
 def _drop(facts: Facts, names: list[str]) -> Facts:
-    out = copy.deepcopy(dict(facts))
+    out: dict[str, Any] = copy.deepcopy(dict(facts))
     for n in names:
         out["packages"][n] = {"installed": True}
     return cast("Facts", out)

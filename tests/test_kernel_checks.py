@@ -15,6 +15,7 @@ import pytest
 from stackcheck.context import Context, Missing
 from stackcheck.deep.sourcetables import read_gate
 from stackcheck.manifest_loader import load
+from stackcheck.manifest_types import Feature
 from stackcheck.validate import semantic_problems
 from stackcheck.verdicts import evaluate, evaluate_feature
 
@@ -203,7 +204,7 @@ def test_unknown_predicate_never_passes_or_fails(manifests: Any) -> None:
     ctx = _ctx(manifests, {})
     out = evaluate({"unknown": "not established"}, ctx, None)
     assert out.value is None and out.missing == "not established"
-    feature = {
+    feature: Feature = {
         "id": "f",
         "title": "f",
         "needs": [],

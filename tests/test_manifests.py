@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from stackcheck.errors import ManifestError
-from stackcheck.manifest_loader import MANIFEST_FILES, load, shipped_texts
+from stackcheck.manifest_loader import load
+from stackcheck.package_data import MANIFEST_FILES, shipped_texts
 from stackcheck.validate import check_schemas_against_metaschema, validate_documents
 
 
@@ -34,7 +35,7 @@ def test_shipped_manifests_nest_within_the_limit() -> None:
 def test_package_data_read_directly_or_through_importlib_resources_is_the_same(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import stackcheck.manifest_loader as ml
+    import stackcheck.package_data as ml
 
     direct_texts, direct_schemas, direct = ml.shipped_texts(), ml.schema_texts(), load([], env={})
     assert ml._package_dir("manifests") is not None  # a checkout or a wheel: files on disk
@@ -64,9 +65,9 @@ def test_every_rule_and_release_has_a_source() -> None:
             if not rel.get("source"):
                 missing.append(f"{name} {rel.get('version')}")
     for g in m.gates:
-        for rel in g.get("releases") or []:
-            if not rel.get("source") and not g.get("source"):
-                missing.append(f"gate {g['id']} {rel.get('versions')}")
+        for row in g.get("releases") or []:
+            if not row.get("source") and not g.get("source"):
+                missing.append(f"gate {g['id']} {row.get('versions')}")
     for s in m.signatures:
         if not s.get("source"):
             missing.append(f"signature {s.get('id')}")

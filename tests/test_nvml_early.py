@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_nvml import FakeNVML, load_doc, synthetic_doc  # type: ignore[import-not-found]
+from fake_nvml import FakeNVML, load_doc, synthetic_doc
 
 from stackcheck.cli import _reads_driver, main
 from stackcheck.probes import nvml_early
@@ -104,7 +104,7 @@ def test_an_injected_module_is_read_and_the_start_left_alone(tmp_path: Path, mon
     assert nvml_early.take() is not None
 
 
-class _Hung(FakeNVML):  # type: ignore[misc]
+class _Hung(FakeNVML):
     def __init__(self, doc: dict[str, Any], release: threading.Event) -> None:
         super().__init__(doc)
         self._release = release

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from stackcheck.pipeline import Options, evaluate
+from stackcheck.options import Options
+from stackcheck.pipeline import evaluate
 from stackcheck.render.layout import join_shell_lines, shell_lines, wrap, wrap_items
 from stackcheck.render.text import render_plain
 from stackcheck.sources import derived_id, ids, normalize, refs

@@ -201,7 +201,7 @@ def test_output_never_leaves_a_tmp_file(tmp_path: Path, monkeypatch: pytest.Monk
             def write(self, _data: Any) -> int:
                 raise OSError(28, "No space left on device")
 
-        monkeypatch.setattr(os, "fdopen", lambda fd, mode: Full(real_fdopen(fd, "wb", buffering=0)))  # type: ignore[arg-type]
+        monkeypatch.setattr(os, "fdopen", lambda fd, mode: Full(real_fdopen(fd, "wb", buffering=0)))
     else:
         monkeypatch.setattr(os, {"interrupt": "replace"}.get(where, where), boom)
     with contextlib.suppress(OutputError, KeyboardInterrupt):

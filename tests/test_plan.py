@@ -190,7 +190,7 @@ def test_bad_input_exits_2(argv: list[str], capsys: pytest.CaptureFixture[str]) 
 def test_steps_have_required_keys_and_validate() -> None:
     validator = _plan_schema_validator()
     for kw in ({}, {"want": ["torch-symm-mem"]}, {"hold": ["driver"]}, {"pins": {"sglang": "0.5.9"}}):
-        plan = _plan(BEFORE, **kw)  # type: ignore[arg-type]
+        plan = _plan(BEFORE, **kw)
         validator.validate(normalize(plan, _MANIFESTS.sources))  # as the plan's JSON carries its sources
         for step in plan["steps"]:
             assert {"component", "from", "to", "commands", "unblocks", "reason", "warnings"} <= set(step)
@@ -200,7 +200,7 @@ def test_steps_have_required_keys_and_validate() -> None:
 
 def test_commands_are_shell_safe() -> None:
     for kw in ({}, {"pins": {"sglang": "0.5.9"}}, {"want": ["torch-symm-mem"]}):
-        for step in _plan(BEFORE, **kw)["steps"]:  # type: ignore[arg-type]
+        for step in _plan(BEFORE, **kw)["steps"]:
             for cmd in step["commands"]:
                 tokens = shlex.split(cmd, comments=True)
                 assert not any(t in (";", "&&", "|", "`") for t in tokens)

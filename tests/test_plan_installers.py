@@ -49,7 +49,7 @@ def test_every_step_kind_has_an_installer() -> None:
 )
 def test_driver_installer_follows_the_os(os_text: str, first: list[str] | None, alternative: bool) -> None:
     facts = copy.deepcopy(load_facts_file(str(BEFORE)))
-    facts["system"]["os"] = os_text  # type: ignore[index]
+    facts["system"]["os"] = os_text
     step = _step(_plan(facts), "driver")
     if first is None:
         assert len(step.commands) == 1 and step.commands[0].startswith("# install the NVIDIA driver branch 580")

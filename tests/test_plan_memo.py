@@ -19,6 +19,7 @@ from stackcheck.context import Context
 from stackcheck.errors import StackcheckError
 from stackcheck.facts import load_facts_file
 from stackcheck.manifest_loader import load
+from stackcheck.manifest_types import Release
 from stackcheck.plan import hypothetical
 from stackcheck.plan.deps import EVERY, feature_components, path_components
 from stackcheck.plan.planner import plan_and_facts
@@ -33,7 +34,7 @@ FEATURES = [str(f["id"]) for f in M.features]
 
 def _both(facts: dict[str, Any], **kw: Any) -> tuple[Any, Any]:
     """(fast, reference): each the plan's JSON and the facts after it, or the error's text."""
-    out = []
+    out: list[tuple[Any, ...]] = []
     for memo in (True, False):
         ctx = Context(facts=copy.deepcopy(facts), manifests=M)  # type: ignore[arg-type]
         features, _ = evaluate_all(ctx)
@@ -117,7 +118,7 @@ def test_unknown_paths_make_a_feature_depend_on_everything() -> None:
 # ---- generated boxes ---------------------------------------------------------------------------------
 
 
-def _releases(name: str) -> list[dict[str, Any]]:
+def _releases(name: str) -> list[Release]:
     return [r for r in M.releases(name) if isinstance(r.get("version"), str)]
 
 

@@ -12,7 +12,8 @@ import pytest
 from fake_nvml import ERRORS, FUNCTIONS, FakeNVML, facts_of, load_doc, synthetic_doc
 
 from stackcheck.probes.interface import ProbeContext
-from stackcheck.probes.nvml import NvmlProbe, decode_cuda_version
+from stackcheck.probes.nvml import NvmlProbe
+from stackcheck.probes.nvml_read import decode_cuda_version
 
 
 def bare_ctx(tmp_path: Path, nvml: Any = None, path: str = "", timeout: float = 3.0) -> ProbeContext:

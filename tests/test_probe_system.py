@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from stackcheck.probes.interface import ProbeContext
-from stackcheck.probes.system import SystemProbe, looks_secret, redact_env, scrub_path
+from stackcheck.probes.system import SystemProbe
+from stackcheck.redact import looks_secret, redact_env, scrub_path
 
 HOME = "/home/ann"
 

@@ -13,7 +13,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from hypothesis import HealthCheck, example, given, settings
@@ -24,6 +24,8 @@ from stackcheck.cli import main
 ROOT = Path(__file__).resolve().parent.parent
 H200 = ROOT / "tests" / "cases" / "h200-newest" / "facts.json"
 LAUNCH = ["python", "-m", "sglang.launch_server", "--model-path", "m"]
+#: the surrogates: text that cannot be encoded in UTF-8
+SURROGATES: tuple[Literal["Cs"]] = ("Cs",)
 RAW_CONTROLS = [chr(c) for c in (*range(0x00, 0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0))] + [
     "\u202e",
     "\u2066",
@@ -124,7 +126,9 @@ def planted_log(draw: Any) -> tuple[bytes, str]:
         text = f"Authorization: Bearer {secret}"
     else:
         text = f"server_args=ServerArgs(model_path='m', api_key='{secret}', tp_size=8)"
-    noise = draw(st.lists(st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=40), max_size=5))
+    noise = draw(
+        st.lists(st.text(st.characters(codec="utf-8", exclude_categories=SURROGATES), max_size=40), max_size=5)
+    )
     lines = [*noise, "Traceback (most recent call last):", '  File "/x/y.py", line 1, in <module>',
              f"RuntimeError: {text}", *noise]  # fmt: skip
     if draw(st.booleans()):
@@ -174,7 +178,8 @@ def _set(doc: Any, path: tuple[Any, ...], value: str) -> None:
 @given(st.integers(min_value=0, max_value=len(FIELDS) - 1), hostile_text)
 def test_hostile_strings_in_facts_never_reach_a_terminal(field: int, value: str) -> None:
     from stackcheck.facts import facts_from_document
-    from stackcheck.pipeline import Options, evaluate
+    from stackcheck.options import Options
+    from stackcheck.pipeline import evaluate
     from stackcheck.render import REPORT_FORMATS
     from stackcheck.render.interface import RenderOptions
 

@@ -14,6 +14,7 @@ import sys
 import tempfile
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -79,10 +80,11 @@ def env_default(environ_py: str, name: str) -> str | None:
     return None
 
 
-def pcie_ipc_option() -> dict[str, object]:
+def pcie_ipc_option() -> dict[str, Any]:
     doc = json.loads((ROOT / "manifests" / "recommend.json").read_text())
     dec = next(d for d in doc["decisions"] if d["id"] == "all-reduce")
-    return next(o for o in dec["options"] if o["id"] == "pcie-ipc")
+    option: dict[str, Any] = next(o for o in dec["options"] if o["id"] == "pcie-ipc")
+    return option
 
 
 @pytest.mark.registry
@@ -101,7 +103,7 @@ def test_world_sizes_group_and_dtype() -> None:
     assert module_constant(src, "_FALLBACK_DECODE_WIDTH") == 64
     assert "inp.dtype is not torch.bfloat16" in src  # bf16 only
     assert "deterministic" in src  # deterministic inference leaves it off
-    world_sizes = next(c for c in pcie_ipc_option()["when"]["all"] if c.get("fact") == "launch.tp")  # type: ignore[index,union-attr]
+    world_sizes = next(c for c in pcie_ipc_option()["when"]["all"] if c.get("fact") == "launch.tp")
     assert world_sizes["value"] == [2, 4, 8]
     fi = read("flashinfer-python", "0.7.2", "flashinfer/comm/pcie_ipc_ar.py")
     assert fi is not None and module_constant(fi, "_SUPPORTED_WORLD_SIZES") == (2, 4, 8)
@@ -143,7 +145,7 @@ def test_the_quoted_measurement_is_upstreams() -> None:
     doc = ast.get_docstring(ast.parse(src)) or ""
     assert "8x SM120" in doc
     gain = pcie_ipc_option()["gain"]
-    figures = [f for f in gain["figures"] if f.get("tp") == 8]  # type: ignore[index,union-attr]
+    figures = [f for f in gain["figures"] if f.get("tp") == 8]
     assert len(figures) == 4
     for f in figures:
         for key in ("before", "after"):

@@ -40,7 +40,7 @@ class RC:
 
 def _pair(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
     """Both constructions, or both TypeErrors (as the exception type, for comparing)."""
-    out = []
+    out: list[object] = []
     for cls in (DC, RC):
         try:
             out.append(cls(*args, **kwargs))
@@ -75,7 +75,7 @@ def test_defaults_factories_are_fresh_per_instance() -> None:
 def test_equality_hash_and_match_args_as_a_dataclass() -> None:
     assert RC("a", 1) == RC("a", 1, None, [], {})
     assert RC("a", 1) != RC("a", 2)
-    assert RC("a", 1) != DC("a", 1)  # another class is never equal, as with dataclasses
+    assert RC("a", 1) != DC("a", 1)  # type: ignore[comparison-overlap]  # another class is never equal, as with dataclasses
     nan = math.nan
     assert RC("a", 1, extra={"x": nan}) != RC("a", 1, extra={"x": math.inf})
     same = {"x": nan}
@@ -106,7 +106,7 @@ def test_errors_name_the_argument() -> None:
         @record
         class Bad:
             a: int = 1
-            b: int
+            b: int  # type: ignore[misc]
 
 
 def test_the_gate_path_imports_no_dataclasses(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from stackcheck.errors import UsageError
-from stackcheck.pipeline import Options
+from stackcheck.options import Options
 from stackcheck.probes.fsview import HostView
 from stackcheck.target import choose_target, interpreter_of_command, open_view, script_interpreter
 
@@ -199,7 +199,7 @@ def test_open_view(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="give one of them"):
         open_view(Options(root=str(tmp_path), image="x.tar"))
     try:
-        import stackcheck.image  # type: ignore[import-not-found]  # noqa: F401
+        import stackcheck.image  # noqa: F401
     except ImportError:
         with pytest.raises(UsageError, match="image support is not installed"):
             open_view(Options(image=str(tmp_path / "x.tar")))

@@ -245,7 +245,7 @@ def test_bad_targets_are_one_line_errors(tmp_path: Path) -> None:
     ):
         if "--image" in args:
             try:
-                import stackcheck.image  # type: ignore[import-not-found]  # noqa: F401
+                import stackcheck.image  # noqa: F401
 
                 continue
             except ImportError:

@@ -12,6 +12,7 @@ import sys
 import tracemalloc
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -333,8 +334,8 @@ def test_non_utf8_is_replaced() -> None:
 
 def test_crlf_line_endings_same_result() -> None:
     data = (LOGS / "symm_mem_keyerror.log").read_bytes()
-    a = result_json(tri_bytes(data))
-    b = result_json(tri_bytes(data.replace(b"\n", b"\r\n")))
+    a: dict[str, Any] = dict(result_json(tri_bytes(data)))
+    b: dict[str, Any] = dict(result_json(tri_bytes(data.replace(b"\n", b"\r\n"))))
     a.pop("bytes_read")
     b.pop("bytes_read")
     a["log"] = b["log"] = "x"

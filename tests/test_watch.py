@@ -37,13 +37,14 @@ sys.exit(3)
 
 
 def gate(*cmd: str, **kw: object) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
+    proc: subprocess.CompletedProcess[bytes] = subprocess.run(
         [sys.executable, "-m", "stackcheck", "gate", "--facts", H200, "--watch", "--", *cmd],
         capture_output=True,
         timeout=120,
         cwd="/",
         **kw,
     )  # type: ignore[call-overload]
+    return proc
 
 
 def test_output_passes_through_and_ready_is_reported() -> None:

@@ -11,14 +11,29 @@ installed release (... newer than the data of DATE)"."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from stackcheck.derive.decide import rule_basis
 
 if TYPE_CHECKING:
     from stackcheck.context import Context, GpuModel
-    from stackcheck.verdicts import FeatureVerdict, Outcome, Reason
+    from stackcheck.manifest_types import Feature, Release, Rule
+    from stackcheck.verdict_types import Reason
+
+#: reads one rule from the installed release's files: (rule, GPU, the reason so far, its `when` outcome)
+#: -> the reason, or None to evaluate the rule as usual (stackcheck.verdicts.RuleHook)
+NewerHook = Callable[["Rule", "GpuModel | None", "Reason", Any], "Reason | None"]
+
+
+class NewerRules(NamedTuple):
+    """How to judge a feature from the files of its installed releases that are newer than the data: the
+    head reason, the marker every reason carries, and the hook that reads a rule from the files (None: no
+    rule is read from them, and the feature is unknown with the head reason alone)."""
+
+    head: Reason
+    mark: str
+    hook: NewerHook | None
 
 
 def derived_section(ctx: Context, package: str) -> Mapping[str, Any] | None:
@@ -82,19 +97,10 @@ def _flag_reason(
     return {**base, "result": "fail", "observed": observed, "required": required, "source": src, "message": message}
 
 
-def judge_newer(feature: Mapping[str, Any], ctx: Context, newer: list[tuple[str, str]]) -> FeatureVerdict | None:
-    """The verdict of `feature` when the installed releases `newer` ((package, version) pairs) are newer than
-    the data; None when nothing was derived for them (the caller then reports the feature unknown as before).
-    A rule is read from the files only when it is so for every newer package."""
-    from stackcheck.verdicts import EFFECT_ORDER, _order, evaluate_rules
-
-    verdict: FeatureVerdict = {
-        "id": str(feature.get("id")),
-        "title": str(feature.get("title", feature.get("id"))),
-        "enable": feature.get("enable") or {},
-    }
-    if feature.get("workaround"):
-        verdict["workaround"] = feature["workaround"]
+def newer_rules(feature: Feature, ctx: Context, newer: list[tuple[str, str]]) -> NewerRules | None:
+    """How stackcheck.verdicts judges `feature` when the installed releases `newer` ((package, version)
+    pairs) are newer than the data; None when nothing was derived for them (the caller then reports the
+    feature unknown as before). A rule is read from the files only when it is so for every newer package."""
     section = ctx.facts.get("derived")
     entries = {p: section.get(p) if isinstance(section, Mapping) else None for p, _ in newer}
     if all(not isinstance(e, Mapping) for e in entries.values()):
@@ -117,26 +123,25 @@ def judge_newer(feature: Mapping[str, Any], ctx: Context, newer: list[tuple[str,
             head = {**head, "result": "unknown",
                     "message": f"{package} {version} is newer than the data of {date} and its files could not be "
                                f"read: {why}"}  # fmt: skip
-            return {**verdict, "status": "unknown", "effect": None, "reasons": [head]}
+            return NewerRules(head, mark, None)
     gates = {str(g.get("id")): g for g in ctx.manifests.gates}
     bases: dict[str, list[tuple[str, str, Any]]] = {}
     for rule in feature.get("rules") or []:
-        if isinstance(rule, Mapping):
-            for package, version in newer:
-                basis = rule_basis(rule, package, gates, package in (feature.get("assume_newer") or []))
-                bases.setdefault(str(rule.get("id")), []).append((package, version, basis))
+        for package, version in newer:
+            basis = rule_basis(rule, package, gates, package in (feature.get("assume_newer") or []))
+            bases.setdefault(str(rule.get("id")), []).append((package, version, basis))
     read_rules = [rid for rid, bs in bases.items() if all(b.kind == "read" for _, _, b in bs)]
     if not read_rules:
         why = "; ".join(f"{rid}: {b.reason}" for rid, bs in bases.items() for _, _, b in bs if b.kind != "read")
         head = {**head, "result": "unknown",
                 "message": f"{names}: newer than the data of {date}, and none of this feature's rules is read "
                            f"from the release's files ({why or 'it has no rules'})"}  # fmt: skip
-        return {**verdict, "status": "unknown", "effect": None, "reasons": [head]}
+        return NewerRules(head, mark, None)
 
-    def hook(rule: Mapping[str, Any], gpu: GpuModel | None, base: Reason, when: Outcome | None) -> Reason | None:
+    def hook(rule: Rule, gpu: GpuModel | None, base: Reason, when: Any) -> Reason | None:
         derive = rule.get("derive")
         for package, version, basis in bases.get(str(rule.get("id")), []):
-            if isinstance(derive, Mapping) and isinstance(derive.get("flag"), str) and package == "sglang":
+            if derive is not None and "flag" in derive and package == "sglang":
                 flags = entries[package].get("flags")  # type: ignore[union-attr]
                 return _flag_reason(rule, derive, flags if isinstance(flags, Mapping) else None, base, package, version)
             if basis.kind != "read":
@@ -145,19 +150,10 @@ def judge_newer(feature: Mapping[str, Any], ctx: Context, newer: list[tuple[str,
                                    f"{date}): {basis.reason}"}  # fmt: skip
         return None
 
-    reasons = _order(evaluate_rules(dict(feature), ctx, hook=hook))
-    for reason in reasons:
-        reason["derived"] = mark
-    fails = [r for r in reasons if r.get("result") == "fail"]
-    if fails:
-        effect = max((r.get("effect", "crash") for r in fails), key=lambda e: EFFECT_ORDER.get(e, 0))
-        return {**verdict, "status": "blocked", "effect": effect, "reasons": [head, *reasons]}
-    if any(r.get("result") == "unknown" for r in reasons):
-        return {**verdict, "status": "unknown", "effect": None, "reasons": [head, *reasons]}
-    return {**verdict, "status": "ok", "effect": None, "reasons": [head, *reasons]}
+    return NewerRules(head, mark, hook)
 
 
-def derived_release(ctx: Context, package: str) -> dict[str, Any] | None:
+def derived_release(ctx: Context, package: str) -> Release | None:
     """A release record (as components.json would hold it) from the installed METADATA of a package newer
     than the data: its pins, for the builtin pin checks. None when they were not derived."""
     derived = derived_section(ctx, package)

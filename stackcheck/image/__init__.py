@@ -48,7 +48,8 @@ that is not there, a blob whose size differs from its descriptor) is a `stackche
 
 from __future__ import annotations
 
-from stackcheck.image.layout import DEFAULT_CAPTURE, ImageInfo, LayerInfo, host_platform, open_image, read_image_info
+from stackcheck.image.info import ImageInfo, LayerInfo
+from stackcheck.image.layout import DEFAULT_CAPTURE, host_platform, open_image, read_image_info
 from stackcheck.image.python import NoPython, TargetPython, find_python
 from stackcheck.image.require import Device, Judgement, RequireSet, judge, parse_nvidia_require
 from stackcheck.image.view import ContentNotRead, ImageView

@@ -15,7 +15,7 @@ from stackcheck.image.tree import AnyNode, Tree
 from stackcheck.probes.fsview import ConfiguredView, FileKind, FileStat, FileView, NotRegularFile
 
 if TYPE_CHECKING:
-    from stackcheck.image.layout import ImageInfo
+    from stackcheck.image.info import ImageInfo
 
 PASSWD_CAP = 1 << 20
 

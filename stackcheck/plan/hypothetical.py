@@ -12,7 +12,8 @@ from typing import Any
 from stackcheck.context import Context
 from stackcheck.facts import KERNEL_PACKAGES, Facts
 from stackcheck.plan.solver import Choice, Stack
-from stackcheck.verdicts import FeatureVerdict, evaluate_feature
+from stackcheck.verdict_types import FeatureVerdict
+from stackcheck.verdicts import evaluate_feature
 from stackcheck.versions import public
 
 

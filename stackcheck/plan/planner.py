@@ -30,7 +30,8 @@ from stackcheck.plan.solver import (
     violations,
 )
 from stackcheck.plan.steps import patch_step, plan_steps
-from stackcheck.verdicts import FeatureVerdict, workaround_for
+from stackcheck.verdict_types import FeatureVerdict
+from stackcheck.verdicts import workaround_for
 from stackcheck.versions import cuda_from_tag, numeric_tuple, parse_version, public, variant_of
 
 #: how many of the best stacks are tried for one that keeps every feature that is ok now

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stackcheck.archs import coverage, expand_arch_list
 from stackcheck.context import Context
@@ -29,6 +29,9 @@ from stackcheck.errors import UsageError
 from stackcheck.facts import KERNEL_PACKAGES, cc_tuple
 from stackcheck.versions import compare_numeric, numeric_tuple, parse_version, public, variant_of
 from stackcheck.versions import version_in as _version_in
+
+if TYPE_CHECKING:
+    from stackcheck.manifest_types import Release
 
 
 @lru_cache(maxsize=8192)
@@ -107,7 +110,8 @@ class Choice:
     rank: int = 0  # position in the component's preference order (0 = most preferred)
     current: bool = False  # what is installed now
     index_only: bool = False  # the variant is on the project's wheel index only, tagged +variant
-    release: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    #: the manifest record of the choice: a components.json release, or a driver branch (`driver.branches`)
+    release: Release | dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     @property
     def label(self) -> str:
@@ -223,7 +227,7 @@ def _variant_for(ctx: Context, name: str, version: str) -> str | None:
     return str(pv) if isinstance(pv, str) else None
 
 
-def find_release(ctx: Context, name: str, version: str) -> dict[str, Any] | None:
+def find_release(ctx: Context, name: str, version: str) -> Release | None:
     want = public(version)
     if want is None:
         return None
@@ -271,7 +275,7 @@ def read_box(ctx: Context) -> Box:
 # ---- domains ----------------------------------------------------------------------------------------
 
 
-def _newest_first(releases: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _newest_first(releases: list[Release]) -> list[Release]:
     keyed = [(parse_version(str(r.get("version", ""))), i, r) for i, r in enumerate(releases)]
     known = [(v, i, r) for v, i, r in keyed if v is not None]
     known.sort(key=lambda x: (x[0], -x[1]), reverse=True)
@@ -328,7 +332,7 @@ class Space:
         out: list[Choice] = []
         for r_i, rel in enumerate(self.torch):
             version = str(rel.get("version"))
-            variants = [v for v in rel.get("variants") or [] if isinstance(v, dict) and v.get("cuda")]
+            variants = [v for v in rel.get("variants") or [] if v.get("cuda")]
             variants.sort(key=lambda v: cuda_key(str(v.get("cuda"))), reverse=True)
             for v_i, var in enumerate(variants):
                 archs = var.get("archs_aarch64") if self.box.aarch64 and var.get("archs_aarch64") else var.get("archs")
@@ -382,7 +386,7 @@ class Space:
             tpin = (rel.get("requires") or {}).get("torch")
             if isinstance(tpin, str) and not version_in(torch.version, tpin):
                 continue
-            variants = [v for v in rel.get("variants") or [] if isinstance(v, dict)]
+            variants = list(rel.get("variants") or [])
             variants.sort(key=lambda v: cuda_key(str(v.get("cuda"))), reverse=True)
             for v_i, var in enumerate(variants):
                 cuda = str(var.get("cuda")) if var.get("cuda") else None

@@ -14,7 +14,7 @@ from stackcheck.plan.installers import INSTALLERS
 from stackcheck.plan.installers.interface import q
 from stackcheck.plan.model import Step
 from stackcheck.plan.solver import COMPONENTS, Box, Choice, Stack, cuda_key
-from stackcheck.verdicts import FeatureVerdict
+from stackcheck.verdict_types import FeatureVerdict
 from stackcheck.versions import compare_numeric
 
 STEP_ORDER = ("driver", "toolkit", "torch", "kernel", "flashinfer", "sglang", "patch")
@@ -145,10 +145,10 @@ def patch_step(engine: Engine, fid: str) -> Step:
     """A wanted feature no release makes ok, with a local workaround: the manual edit, never done by
     stackcheck, as a step of its own."""
     w = engine.features[fid].get("workaround") or {}
-    patch = w.get("patch") if isinstance(w, dict) else None
-    text = str(w.get("text", "")) if isinstance(w, dict) else str(w)
+    patch = w.get("patch")
+    text = str(w.get("text", ""))
     cmds: list[str] = []
-    if isinstance(patch, dict):
+    if patch is not None:
         what = " ".join(f"{k}={patch[k]}" for k in sorted(patch))
         cmds.append(f"# manual edit, not done by stackcheck: {q(what)}")
     return Step(

@@ -13,7 +13,7 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from stackcheck.probes.nvml import _text, describe
+from stackcheck.probes.nvml_read import _text, describe
 from stackcheck.record import field, record
 
 

@@ -3,7 +3,7 @@
 The driver's start (nvmlInit) is the longest single wait of an audit on a GPU box, and NVML calls release the
 interpreter lock (ctypes). So the command line starts it first (stackcheck.cli, from the words of the
 command line, before argparse is even imported), in a daemon thread that also reads the driver, the GPUs and
-their topology exactly as the NVML probe does (stackcheck.probes.nvml.read_nvml), and then shuts NVML down;
+their topology exactly as the NVML probe does (stackcheck.probes.nvml_read.read_nvml), and then shuts NVML down;
 meanwhile the main thread imports, parses, loads the manifests and runs the other probes. The NVML probe,
 when it runs with no injected NVML module, takes the started session (once: `take`) and waits for it; its
 own timeout still bounds that wait (the runner abandons a probe that overruns), so a hung driver hangs
@@ -47,7 +47,7 @@ class Session:
                 self.init_error = exc
                 return
             try:
-                from stackcheck.probes.nvml import read_nvml
+                from stackcheck.probes.nvml_read import read_nvml
 
                 self.result = read_nvml(pynvml)
             finally:

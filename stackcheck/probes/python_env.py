@@ -37,19 +37,11 @@ import re
 import stat
 import sys
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from stackcheck.probes.fsview import FileView, is_dir, is_file, is_host, kind_of, listdir_or_empty, read_text
 from stackcheck.probes.interface import CommandTimeout, Probe, ProbeContext, ProbeResult, ProbeStatus, run_command
-
-if TYPE_CHECKING:
-    from stackcheck.target import Target
-
-#: an interpreter's file name: python, python3, python3.12, python3.13t, pypy3
-PY_NAME = re.compile(r"^(?:python|pypy)(?:\d+(?:\.\d+)*)?t?$")
-#: environment variables that change an interpreter's sys.path: part of the "same as mine" test and of the
-#: cache key
-PATH_VARS = ("PYTHONPATH", "PYTHONHOME", "PYTHONNOUSERSITE", "PYTHONUSERBASE", "PYTHONPLATLIBDIR", "PYTHONSAFEPATH")
+from stackcheck.target import PATH_VARS, PY_NAME, Target
 
 #: The one thing stackcheck runs in the target interpreter. -S: site does not run (no .pth, no
 #: sitecustomize); the base prefixes' site directories come from site.getsitepackages(), which distributions

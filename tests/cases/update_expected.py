@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
-from stackcheck.pipeline import Options, evaluate
+from stackcheck.options import Options
+from stackcheck.pipeline import evaluate
 
 CASES = Path(__file__).resolve().parent
 ROOT = CASES.parent.parent
@@ -20,7 +22,7 @@ def main() -> int:
         extra = json.loads(opts_file.read_text()) if opts_file.is_file() else {}
         facts = ROOT / extra.pop("facts_file") if "facts_file" in extra else case / "facts.json"
         report, _ = evaluate(Options(facts_file=str(facts), **extra))
-        got = {
+        got: dict[str, Any] = {
             "exit_code": 0 if report["summary"]["consistent"] else 1,
             "features": {
                 f["id"]: f["status"] + ("/" + f["effect"] if f.get("effect") else "") for f in report["features"]
