@@ -194,6 +194,16 @@ class ElfFile:
                 f"{self.path}: {what} at offset {offset} (+{length} bytes) lies outside the file "
                 f"({self.size} bytes): truncated or corrupt"
             )
+        if self._source is None and self._view is None:
+            # the common case (a file on this host, thousands of small header reads for a big library):
+            # one pread, no copy; a short read falls through to the loop below
+            try:
+                first = os.pread(self._fd, length, offset)
+            except OSError as exc:
+                raise ElfError(f"{self.path}: cannot read {what}: {exc.strerror or exc}") from None
+            if len(first) == length:
+                self.bytes_read += length
+                return first
         out = bytearray()
         while len(out) < length:
             try:

@@ -121,10 +121,21 @@ class FatbinEntry:
     @property
     def target(self) -> str | None:
         """'sm_90a', 'sm_120', 'compute_120', 'sm_100f'; None for other kinds or a nonsense arch."""
-        if self.kind not in (KIND_PTX, KIND_ELF):
-            return None
-        name = f"{'compute' if self.is_ptx else 'sm'}_{self.arch}{self.suffix}"
-        return name if parse_target(name) is not None else None
+        key = (self.kind, self.arch, self.flags & (FLAG_ARCH_SPECIFIC | FLAG_FAMILY_SPECIFIC))
+        if key not in _TARGETS:  # a big library repeats a handful of targets thousands of times
+            _TARGETS[key] = _target_name(self.kind, self.arch, self.suffix)
+        return _TARGETS[key]
+
+
+#: (kind, arch, suffix flags) -> target name or None, as FatbinEntry.target gives it
+_TARGETS: dict[tuple[int, int, int], str | None] = {}
+
+
+def _target_name(kind: int, arch: int, suffix: str) -> str | None:
+    if kind not in (KIND_PTX, KIND_ELF):
+        return None
+    name = f"{'compute' if kind == KIND_PTX else 'sm'}_{arch}{suffix}"
+    return name if parse_target(name) is not None else None
 
 
 @dataclass
@@ -134,28 +145,36 @@ class FatbinScan:
     section: str | None = None  # where the containers were found
     warnings: list[str] = field(default_factory=list)
 
-    def _loadable(self) -> list[FatbinEntry]:
-        """The entries the CUDA runtime loads. In a library that has both sections, `__nv_relfatbin` holds
-        relocatable device code kept for device linking by its users (libtorch_nvshmem.so, say): the
-        runtime never loads it, and cuobjdump does not list it without -all. A relocatable object (-rdc .o)
-        has only `__nv_relfatbin`, and then that is its code."""
-        loadable = [e for e in self.entries if e.section != "__nv_relfatbin"]
-        return loadable if loadable else self.entries
+    def _targets(self, kind: int, loadable: bool = True) -> list[str]:
+        """The sorted targets of one kind (0: every kind) among the entries the CUDA runtime loads, or with
+        loadable=False among the relocatable ones kept beside them. In a library that has both sections,
+        `__nv_relfatbin` holds relocatable device code kept for device linking by its users
+        (libtorch_nvshmem.so, say): the runtime never loads it, and cuobjdump does not list it without -all.
+        A relocatable object (-rdc .o) has only `__nv_relfatbin`, and then that is its code. Each distinct
+        target is judged once: a big library has thousands of entries and a handful of targets."""
+        rel = "__nv_relfatbin"
+        has_loadable = any(e.section != rel for e in self.entries)
+        if loadable:
+            chosen = [e for e in self.entries if e.section != rel] if has_loadable else self.entries
+        else:
+            chosen = [e for e in self.entries if e.section == rel] if has_loadable else []
+        keys = {(e.kind, e.arch, e.flags & (FLAG_ARCH_SPECIFIC | FLAG_FAMILY_SPECIFIC)): e for e in chosen}
+        names = {e.target for key, e in keys.items() if kind == 0 or key[0] == kind}
+        return sort_targets({n for n in names if n})
 
     @property
     def sass(self) -> list[str]:
-        return sort_targets({e.target for e in self._loadable() if e.is_elf and e.target})
+        return self._targets(KIND_ELF)
 
     @property
     def ptx(self) -> list[str]:
-        return sort_targets({e.target for e in self._loadable() if e.is_ptx and e.target})
+        return self._targets(KIND_PTX)
 
     @property
     def relocatable(self) -> list[str]:
         """Targets in relocatable device code kept beside loadable code, for device linking by the library's
         users: not loaded at run time (empty when the object has only relocatable code)."""
-        loadable = set(self._loadable())
-        return sort_targets({e.target for e in self.entries if e not in loadable and e.target})
+        return self._targets(0, loadable=False)
 
     @property
     def compressed_entries(self) -> int:
