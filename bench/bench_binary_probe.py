@@ -8,7 +8,7 @@ Usage:
 entries (containers of 8 entries, a mix of sm_80, sm_90a, sm_100f, sm_120 cubins and compressed
 compute_120 PTX, payloads of equal size) and the section header table at the end of the file, like a real
 library. The payloads are holes, so the file costs no disk blocks; the scan reads only the headers.
-`make_synthetic_fatbin_elf()` is also used by tests/test_elf_fatbin.py.
+`make_synthetic_fatbin_elf()` is also used by tests/readers/test_elf_fatbin.py.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from stackcheck.deep.binaries import scan_package_binaries
+from stackcheck.readers.binaries import scan_package_binaries
 
 # (kind, arch, flags) cycled over the entries: 1 = PTX, 2 = ELF
 _MIX = [

@@ -91,7 +91,7 @@ def main() -> int:
     summary("stackcheck manifests derive WHEEL", [timed(derive, env) for _ in range(args.runs)])
     inproc = [sys.executable, "-c",
               "import sys,time;sys.path.insert(0,sys.argv[2]);"
-              "from stackcheck.manifest_loader import load;from stackcheck.derive.tree import open_releases;"
+              "from stackcheck.knowledge.loader import load;from stackcheck.derive.tree import open_releases;"
               "from stackcheck.derive.release import derive_release;m=load();"
               "t=time.perf_counter();[derive_release(r,m) for r in open_releases(sys.argv[1])];"
               "print(time.perf_counter()-t)", str(wheel), str(REPO)]  # fmt: skip

@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CHILD = r"""
 import json, resource, sys, time
 sys.path.insert(0, sys.argv[1])
-from stackcheck.fleet import read_fleet
+from stackcheck.documents.fleet import read_fleet
 from stackcheck.render.fleet import render_text
 t0 = time.perf_counter()
 fleet = read_fleet([sys.argv[2]], jobs=int(sys.argv[3]))

@@ -120,10 +120,10 @@ def live(n: int) -> None:
 def readings(mdir: Path, port: int, n: int) -> None:
     """Each preflight reading on its own, in this process (after the imports), median of n."""
     sys.path.insert(0, str(ROOT))
-    from stackcheck.manifest_loader import load
-    from stackcheck.preflight.deps import check_dependencies
-    from stackcheck.preflight.host import port_free, read_memlock, read_shm
-    from stackcheck.preflight.model import read_model
+    from stackcheck.knowledge.loader import load
+    from stackcheck.launch.preflight.deps import check_dependencies
+    from stackcheck.launch.preflight.host import port_free, read_memlock, read_shm
+    from stackcheck.launch.preflight.model import read_model
     from stackcheck.probes.fsview import HostView
     from stackcheck.probes.gpu_usage import read_gpu_usage
 

@@ -9,11 +9,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from stackcheck.context import Context
-from stackcheck.facts import load_facts_file
-from stackcheck.manifest_loader import load
+from stackcheck.facts.model import load_facts_file
+from stackcheck.knowledge.loader import load
 from stackcheck.plan import make_plan
-from stackcheck.verdicts import evaluate_all
+from stackcheck.verdicts.context import Context
+from stackcheck.verdicts.engine import evaluate_all
 
 FACTS = Path(__file__).resolve().parent.parent / "tests" / "cases" / "writeup-before" / "facts.json"
 RUNS = 50

@@ -26,11 +26,11 @@ BUDGET_MS = 50.0
 
 
 def in_process(facts: Path, runs: int) -> list[float]:
-    from stackcheck.context import Context
-    from stackcheck.facts import load_facts_file
-    from stackcheck.manifest_loader import load
-    from stackcheck.recommend import Request, recommend
-    from stackcheck.verdicts import evaluate_feature
+    from stackcheck.facts.model import load_facts_file
+    from stackcheck.knowledge.loader import load
+    from stackcheck.launch.recommend import Request, recommend
+    from stackcheck.verdicts.context import Context
+    from stackcheck.verdicts.engine import evaluate_feature
 
     manifests = load([], env={})
     launch = {"tp": 8, "goal": "latency", "dtype": "auto", "deterministic": False, "mla": False}
@@ -51,11 +51,11 @@ CPU: dict[str, list[float]] = {}
 
 
 def gate_advice(runs: int) -> list[float]:
-    from stackcheck import gate
-    from stackcheck.context import Context
-    from stackcheck.facts import load_facts_file
-    from stackcheck.manifest_loader import load
-    from stackcheck.recommend import gate_advice as advise
+    from stackcheck.facts.model import load_facts_file
+    from stackcheck.knowledge.loader import load
+    from stackcheck.launch import gate
+    from stackcheck.launch.recommend import gate_advice as advise
+    from stackcheck.verdicts.context import Context
 
     manifests = load([], env={})
     command = ["python3", "-m", "sglang.launch_server", "--tp", "8", "--enable-torch-symm-mem"]

@@ -31,11 +31,11 @@ sys.path.insert(0, str(ROOT / "tests"))  # the fake NVML lives with the tests, n
 def audit_vs_gpus(counts: list[int], runs: int) -> list[tuple[int, float]]:
     from fake_nvml import FakeNVML, synthetic_doc  # type: ignore[import-not-found]
 
-    from stackcheck.context import Context
-    from stackcheck.manifest_loader import load
+    from stackcheck.knowledge.loader import load
     from stackcheck.probes.interface import ProbeContext
     from stackcheck.probes.runner import run_probes
-    from stackcheck.verdicts import evaluate_all
+    from stackcheck.verdicts.context import Context
+    from stackcheck.verdicts.engine import evaluate_all
 
     manifests = load([], env={})
     out = []
@@ -55,7 +55,7 @@ def triage_vs_size(sizes_mb: list[int]) -> list[tuple[int, float]]:
     sys.path.insert(0, str(ROOT / "bench"))
     from gen_log import generate  # type: ignore[import-not-found]
 
-    from stackcheck.triage import triage_file
+    from stackcheck.launch.triage import triage_file
 
     out = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -81,7 +81,7 @@ def synthetic_manifests(factor: int) -> Any:
     """The shipped manifests with `factor` times the releases of the stack's packages (see the docstring)."""
     import copy
 
-    from stackcheck.manifest_loader import Manifests, load
+    from stackcheck.knowledge.loader import Manifests, load
 
     base = load([], env={})
     docs = copy.deepcopy(base.docs)
@@ -109,11 +109,11 @@ def synthetic_manifests(factor: int) -> Any:
 
 
 def planner_vs_releases(factors: list[int], runs: int) -> list[dict[str, Any]]:
-    from stackcheck.context import Context
-    from stackcheck.facts import load_facts_file
+    from stackcheck.facts.model import load_facts_file
     from stackcheck.plan import hypothetical
     from stackcheck.plan.planner import plan_and_facts
-    from stackcheck.verdicts import evaluate_all
+    from stackcheck.verdicts.context import Context
+    from stackcheck.verdicts.engine import evaluate_all
 
     engines: list[Any] = []
     real_init = hypothetical.Engine.__init__

@@ -20,7 +20,7 @@ import time
 import zipfile
 from pathlib import Path
 
-from stackcheck.deep.sourcetables import read_source_tables
+from stackcheck.readers.sourcetables import read_source_tables
 
 REPO = Path(__file__).resolve().parent.parent
 CACHE = Path.home() / ".cache" / "stackcheck-tests" / "wheels"

@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from gen_log import generate
 
-from stackcheck.triage import load_signatures, triage_file
+from stackcheck.launch.triage import load_signatures, triage_file
 
 
 def main() -> None:

@@ -22,7 +22,7 @@ charged to `other` when it ends); `nvml` is the early NVML thread's driver work 
 nvmlShutdown: the bare-NVML floor's work, done in a thread while the main thread imports); `wait` is the main thread
 waiting for a background thread (the preloaded manifests and engine, the gate's probes), whose own work is
 counted in that thread's stages; `subprocesses` the tools the probes ran; `plan` the planner or, once a
-run has kept the plan (the warm-up does: stackcheck.plan_cache), reading it back (STACKCHECK_PLAN_CACHE=0
+run has kept the plan (the warm-up does: stackcheck.assembly.plan_cache), reading it back (STACKCHECK_PLAN_CACHE=0
 in the environment measures the planner); `pynvml` the import of pynvml and of what it imports (ctypes,
 ctypes.util: part of the bare-NVML floor too, so not stackcheck's `import`). `hooks` is the
 bench's own cost (subtracted from nothing, shown so that it can be judged).
@@ -156,20 +156,28 @@ def child(out_path: str, argv: list[str]) -> int:
     # module -> {function name: stage}
     table: dict[str, dict[str, str]] = {
         "stackcheck.cli": {"build_parser": "parser"},
-        "stackcheck.manifest_loader": {"load": "manifests"},
-        "stackcheck.pipeline": {"gather": "probes", "apply_assumptions": "evaluation", "load_host_facts": "probes"},
+        "stackcheck.knowledge.loader": {"load": "manifests"},
+        "stackcheck.assembly.pipeline": {
+            "gather": "probes",
+            "apply_assumptions": "evaluation",
+            "load_host_facts": "probes",
+        },
         "stackcheck.probes.runner": {"run_probes": "probes"},
-        "stackcheck.facts": {"load_facts_document": "evaluation", "load_facts_file": "evaluation"},
-        "stackcheck.verdicts": {"evaluate_all": "evaluation"},
-        "stackcheck.report": {"base_report": "evaluation", "summarize": "evaluation"},
-        "stackcheck.triage": {"triage_file": "evaluation", "triage_with_plan": "plan"},
-        "stackcheck.cmd_explain": {"_box_gpus": "evaluation", "_rows": "evaluation", "ranges": "evaluation"},
-        "stackcheck.gate": {"derive": "launch", "release_problems": "launch", "installation_problems": "launch"},
-        "stackcheck.gate_preflight": {"expand_config": "launch", "run_for_gate": "launch", "start_usage": "launch"},
+        "stackcheck.facts.model": {"load_facts_document": "evaluation", "load_facts_file": "evaluation"},
+        "stackcheck.verdicts.engine": {"evaluate_all": "evaluation"},
+        "stackcheck.documents.report": {"base_report": "evaluation", "summarize": "evaluation"},
+        "stackcheck.launch.triage": {"triage_file": "evaluation", "triage_with_plan": "plan"},
+        "stackcheck.commands.explain": {"_box_gpus": "evaluation", "_rows": "evaluation", "ranges": "evaluation"},
+        "stackcheck.launch.gate": {"derive": "launch", "release_problems": "launch", "installation_problems": "launch"},
+        "stackcheck.launch.gate_preflight": {
+            "expand_config": "launch",
+            "run_for_gate": "launch",
+            "start_usage": "launch",
+        },
         "stackcheck.plan": {"make_plan": "plan"},
-        "stackcheck.plan_cache": {"lookup": "plan", "store": "plan"},  # the plan kept between runs
-        "stackcheck.sources": {"normalize": "render"},
-        "stackcheck.options": {"emit": "render"},
+        "stackcheck.assembly.plan_cache": {"lookup": "plan", "store": "plan"},  # the plan kept between runs
+        "stackcheck.knowledge.sources": {"normalize": "render"},
+        "stackcheck.commands.arguments": {"emit": "render"},
         "stackcheck.atomic": {"write_stdout": "render"},
     }
     seen: set[str] = set()
@@ -194,7 +202,7 @@ def child(out_path: str, argv: list[str]) -> int:
                     run = value.__dict__.get("run")
                     if isinstance(probe_name, str) and callable(run) and name.startswith("stackcheck.probes."):
                         value.run = wrap(run, f"probe:{probe_name}")  # type: ignore[attr-defined]
-            if name == "stackcheck.pipeline":  # the main thread waiting on a background thread (its work is
+            if name == "stackcheck.assembly.pipeline":  # the main thread waiting on a background thread (its work is
                 background = getattr(mod, "Background", None)  # counted in that thread's stages)
                 if isinstance(background, type) and callable(getattr(background, "get", None)):
                     background.get = wrap(background.get, "wait")  # type: ignore[attr-defined]

@@ -26,7 +26,7 @@ sys.path.insert(0, str(REPO))
 from stackcheck.derive.compare import KINDS, compare  # noqa: E402
 from stackcheck.derive.release import derive_release  # noqa: E402
 from stackcheck.derive.tree import open_releases  # noqa: E402
-from stackcheck.manifest_loader import load  # noqa: E402
+from stackcheck.knowledge.loader import load  # noqa: E402
 
 CACHE = Path.home() / ".cache" / "stackcheck-tests" / "wheels"
 

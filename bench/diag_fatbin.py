@@ -11,8 +11,8 @@ import subprocess
 import sys
 from collections import Counter
 
-from stackcheck.deep.elf import ElfFile
-from stackcheck.deep.fatbin import scan_fatbins
+from stackcheck.readers.elf import ElfFile
+from stackcheck.readers.fatbin import scan_fatbins
 
 
 def main() -> int:

@@ -332,7 +332,7 @@ def host_scan(lib: Path, pythonpath: str) -> dict[str, Any]:
     for entry in reversed(pythonpath.split(":")):
         if entry not in sys.path:
             sys.path.insert(0, entry)
-    from stackcheck.deep.binaries import scan_file
+    from stackcheck.readers.binaries import scan_file
 
     got = scan_file(lib, "torch/lib/libtorch_cuda.so") or {}
     return {"sass": got.get("sass"), "ptx": got.get("ptx"), "bytes_read": got.get("bytes_read")}

@@ -28,7 +28,7 @@ $py -m stackcheck gate --require torch-symm-mem --format json >"$tmp/gate.json"
 $py -m stackcheck explain torch-symm-mem --format json >"$tmp/explain.json"
 $py - "$tmp" <<'PY'
 import json, sys
-from stackcheck.validate import schema_problems
+from stackcheck.knowledge.validate import schema_problems
 d = sys.argv[1]
 problems = []
 for name, schema in (("saved", "report.schema.json"), ("diff", "diff.schema.json"),

@@ -56,7 +56,7 @@ def rows(py: str) -> list[tuple[str, list[str], str]]:
         ("audit", [*sc, "audit", "--format", "json"], "warm"),
         ("gate", [*sc, "gate", "--dry-run", "--", *SGLANG], "warm"),
         ("audit --deep", [*sc, "audit", "--deep", "--format", "json"], "warm"),
-        # the plan is kept between runs (stackcheck.plan_cache): the rows above read it; these compute it
+        # the plan is kept between runs (stackcheck.assembly.plan_cache): the rows above read it; these compute it
         ("audit (plan not cached)", [*sc, "audit", "--format", "json"], "noplan"),
         ("gate (plan not cached)", [*sc, "gate", "--dry-run", "--", *SGLANG], "noplan"),
     ]

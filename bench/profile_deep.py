@@ -40,8 +40,8 @@ def main() -> int:
     ap.add_argument("--top", type=int, default=25)
     args = ap.parse_args()
     sys.path.insert(0, ROOT)
-    from stackcheck.deep.binaries import probe_binaries
-    from stackcheck.deep.libs import probe_libs
+    from stackcheck.readers.binaries import probe_binaries
+    from stackcheck.readers.libs import probe_libs
 
     facts = probed_facts()
     print(f"python {sys.version.split()[0]}; packages: {', '.join(sorted(facts.get('packages') or {}))}")

@@ -9,7 +9,7 @@ with the exit status, standard output, standard error and any file written by --
     PYTHONPATH=$PWD .venv/bin/python bench/record_outputs.py --compare /tmp/before /tmp/after
 
 The commands run in this process (stackcheck.cli.main) with the clock fixed (a facts file without a `host`
-gets `collected_at` from stackcheck.report.now_utc; the Prometheus timestamp of a report without a readable
+gets `collected_at` from stackcheck.documents.report.now_utc; the Prometheus timestamp of a report without a readable
 one comes from render/prometheus.py's clock), the SGLANG_/STACKCHECK_ variables removed and COLUMNS
 unset unless a run sets it; nothing probes this box except `explain` without --assume-gpu, which is not run.
 --compare prints every file that differs or exists on one side only, and exits 1 when there is one."""
@@ -88,10 +88,10 @@ class Recorder:
 
 
 def record(out: Path) -> int:
+    import stackcheck.documents.report
     import stackcheck.render.prometheus
-    import stackcheck.report
 
-    stackcheck.report.now_utc = lambda: FIXED_TIME  # type: ignore[assignment]
+    stackcheck.documents.report.now_utc = lambda: FIXED_TIME  # type: ignore[assignment]
     # a report whose collected_at is unreadable is stamped with the time of rendering
     stackcheck.render.prometheus.time = type("FixedClock", (), {"time": staticmethod(lambda: 1767225600.0)})
     for key in [k for k in os.environ if k.startswith(("SGLANG_", "STACKCHECK_", "NO_COLOR"))]:
@@ -190,7 +190,7 @@ def record(out: Path) -> int:
         rec.run(f"{base}/facts-check", ["facts", "check", str(facts)])
 
     # explain: every feature on three architectures, and on every one (a box without GPUs)
-    from stackcheck.manifest_loader import load
+    from stackcheck.knowledge.loader import load
 
     features = [str(x.get("id")) for x in load([], env={}).features]
     no_gpu = ROOT / "tests" / "cases" / "no-driver" / "facts.json"

@@ -31,9 +31,9 @@ def _label(v: dict[str, Any]) -> str:
 
 
 def case_verdicts(root: Path) -> dict[str, str]:
+    from stackcheck.assembly.pipeline import evaluate
+    from stackcheck.commands.arguments import Options
     from stackcheck.errors import StackcheckError
-    from stackcheck.options import Options
-    from stackcheck.pipeline import evaluate
 
     out: dict[str, str] = {}
     for base in (root / "tests" / "cases", root / "tests" / "realworld"):
@@ -58,10 +58,10 @@ def case_verdicts(root: Path) -> dict[str, str]:
 
 
 def matrix_verdicts() -> dict[str, str]:
-    from stackcheck.cmd_explain import release_facts
-    from stackcheck.context import Context, assumed_gpus
-    from stackcheck.manifest_loader import load
-    from stackcheck.verdicts import evaluate_feature
+    from stackcheck.commands.explain import release_facts
+    from stackcheck.knowledge.loader import load
+    from stackcheck.verdicts.context import Context, assumed_gpus
+    from stackcheck.verdicts.engine import evaluate_feature
 
     manifests = load([])
     ccs = [str(a.get("compute_capability")) for a in manifests.architectures]

@@ -1,6 +1,6 @@
 """The command line: parse into options, build the parts, run the core, return an int.
 
-Each verb lives in its own module (cmd_<verb>.py) with `add_arguments(parser)` and `run(args) -> int`."""
+Each verb lives in its own module (commands/<verb>.py) with `add_arguments(parser)` and `run(args) -> int`."""
 
 from __future__ import annotations
 
@@ -17,23 +17,26 @@ if TYPE_CHECKING:
 
 # verb -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
-    "audit": ("stackcheck.cmd_audit", "probe this box (or read --facts) and say which serving features work"),
-    "probe": ("stackcheck.cmd_probe", "print the facts about this box: driver, GPUs, toolkits, packages, system"),
-    "plan": ("stackcheck.cmd_plan", "ordered upgrade steps with commands, and what each unblocks"),
-    "recommend": ("stackcheck.cmd_recommend", "the launch that works and is fastest here: plan, command line, why"),
-    "gate": ("stackcheck.cmd_gate", "refuse to start a server whose features are blocked, else exec it"),
-    "explain": ("stackcheck.cmd_explain", "what a feature needs on an architecture, release by release"),
-    "triage": ("stackcheck.cmd_triage", "find the root cause of a crash in a server log"),
-    "fleet": ("stackcheck.cmd_fleet", "summarise many saved reports: stacks, drift, upgrade waves"),
-    "diff": ("stackcheck.cmd_diff", "what changed between two reports of a box, or a report and the box now"),
-    "facts": ("stackcheck.cmd_facts", "facts files: a commented template to start from, or check one"),
-    "manifests": ("stackcheck.cmd_manifests", "validate manifest files (shipped or your own)"),
+    "audit": ("stackcheck.commands.audit", "probe this box (or read --facts) and say which serving features work"),
+    "probe": ("stackcheck.commands.probe", "print the facts about this box: driver, GPUs, toolkits, packages, system"),
+    "plan": ("stackcheck.commands.plan", "ordered upgrade steps with commands, and what each unblocks"),
+    "recommend": (
+        "stackcheck.commands.recommend",
+        "the launch that works and is fastest here: plan, command line, why",
+    ),
+    "gate": ("stackcheck.commands.gate", "refuse to start a server whose features are blocked, else exec it"),
+    "explain": ("stackcheck.commands.explain", "what a feature needs on an architecture, release by release"),
+    "triage": ("stackcheck.commands.triage", "find the root cause of a crash in a server log"),
+    "fleet": ("stackcheck.commands.fleet", "summarise many saved reports: stacks, drift, upgrade waves"),
+    "diff": ("stackcheck.commands.diff", "what changed between two reports of a box, or a report and the box now"),
+    "facts": ("stackcheck.commands.facts", "facts files: a commented template to start from, or check one"),
+    "manifests": ("stackcheck.commands.manifests", "validate manifest files (shipped or your own)"),
 }
 
 
 def build_parser(only: str | None = None, full: bool = False) -> argparse.ArgumentParser:
-    """The argument parser (stackcheck.cli_parser.build_parser): of the verb `only`, else of the verb names."""
-    from stackcheck.cli_parser import build_parser as build
+    """The argument parser (stackcheck.commands.parser.build_parser): of the verb `only`, else of the verb names."""
+    from stackcheck.commands.parser import build_parser as build
 
     return build(COMMANDS, only, full)
 
@@ -72,7 +75,7 @@ def main_inner(argv: Sequence[str]) -> int:
         nvml_early.start()
     parser = build_parser(verb if verb in COMMANDS else None)
     if verb == "gate":
-        from stackcheck.cli_parser import gate_separator
+        from stackcheck.commands.parser import gate_separator
 
         gate_separator(parser, argv[argv.index(verb) + 1 :])
     args = parser.parse_args(argv)

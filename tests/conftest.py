@@ -10,8 +10,8 @@ _TESTS = str(Path(__file__).parent)
 if _TESTS not in sys.path:
     sys.path.insert(0, _TESTS)
 
-# The audit's plan cache (stackcheck.plan_cache) is off for the suite: a test that patches the planner in
-# process must see the planner run. tests/test_plan_cache.py turns it on, in a directory of its own.
+# The audit's plan cache (stackcheck.assembly.plan_cache) is off for the suite: a test that patches the planner in
+# process must see the planner run. tests/assembly/test_plan_cache.py turns it on, in a directory of its own.
 os.environ.setdefault("STACKCHECK_PLAN_CACHE", "0")
 
 

@@ -48,7 +48,7 @@ def test_the_workflow_audits_before_it_pushes() -> None:
     assert "always()" not in str(steps[push].get("if", "")) and "failure()" not in str(steps[push].get("if", ""))
     assert any("upload-artifact" in str(s.get("uses", "")) and "always()" in str(s.get("if", "")) for s in steps)
     # the required features are real feature ids
-    from stackcheck.manifest_loader import load
+    from stackcheck.knowledge.loader import load
 
     known = {str(f["id"]) for f in load([]).features}
     assert set(env["STACKCHECK_REQUIRE"].split(",")) <= known

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from stackcheck.validate import schema_problems
+from stackcheck.knowledge.validate import schema_problems
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES = ROOT / "tests" / "cases"
@@ -229,6 +229,6 @@ def test_facts_template_is_shipped_commented_and_reads_as_facts(tmp_path: Path) 
 def test_facts_template_is_package_data() -> None:
     text = (ROOT / "pyproject.toml").read_text()
     assert '"facts_template.jsonc"' in text
-    from stackcheck.cmd_facts import template_text
+    from stackcheck.commands.facts import template_text
 
     assert "stackcheck audit --facts box.json" in template_text()

@@ -15,10 +15,10 @@ from typing import Any
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from stackcheck.assembly.pipeline import evaluate
+from stackcheck.commands.arguments import Options
 from stackcheck.errors import BadInputError, StackcheckError
-from stackcheck.facts import facts_from_document, parse_json_text
-from stackcheck.options import Options
-from stackcheck.pipeline import evaluate
+from stackcheck.facts.model import facts_from_document, parse_json_text
 
 CASES = Path(__file__).parent / "cases"
 BASE = json.loads((CASES / "writeup-after" / "facts.json").read_text())
@@ -260,9 +260,9 @@ LOG_LINES = st.sampled_from(
 def test_triage_never_crashes_on_generated_logs(lines: list[str], noise: bytes) -> None:
     import io
 
+    from stackcheck.launch.triage import TriageReport, load_signatures, triage_stream
     from stackcheck.render import TRIAGE_FORMATS
     from stackcheck.render.interface import RenderOptions
-    from stackcheck.triage import TriageReport, load_signatures, triage_stream
 
     data = "\n".join(lines).encode("utf-8", "surrogatepass") + noise
     report = TriageReport(triage_stream(io.BytesIO(data), "gen.log", load_signatures(), 4096))
@@ -299,9 +299,9 @@ SERVER_FLAGS = st.sampled_from(
     st.dictionaries(st.sampled_from(["SGLANG_ENABLE_JIT_DEEPGEMM", "NCCL_NVLS_ENABLE", "X"]), st.text(max_size=6)),
 )
 def test_gate_reads_any_command_line_without_crashing(argv: list[str], env: dict[str, str]) -> None:
-    from stackcheck import gate
     from stackcheck.errors import UsageError
-    from stackcheck.manifest_loader import load
+    from stackcheck.knowledge.loader import load
+    from stackcheck.launch import gate
 
     mapping = load([], env={}).launch
     try:

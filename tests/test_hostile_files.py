@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_probe_packages import dist, fake_torch, run
+from probes.test_probe_packages import dist, fake_torch, run
 
 ROOT = Path(__file__).resolve().parent.parent
 H200 = ROOT / "tests" / "cases" / "h200-newest" / "facts.json"

@@ -1,8 +1,9 @@
 """The import graph of the stackcheck package, read from the source (module-level imports and the imports
 inside functions, TYPE_CHECKING ones too) has no cycle. (Issue 19 phase 2 listed five; phase 4 broke them
-by moving the shared piece down: Options into options.py, the shipped data readers into package_data.py,
-the NVML reader into probes/nvml_read.py, the image's own description into image/info.py, the verdicts'
-typed shapes into verdict_types.py, and the parser gets the verbs from cli.py as an argument.)"""
+by moving the shared piece down: Options into options.py (now commands/arguments.py), the shipped data
+readers into package_data.py (now knowledge/), the NVML reader into probes/nvml_read.py, the image's own
+description into image/info.py, the verdicts' typed shapes into verdict_types.py (now verdicts/types.py),
+and the parser gets the verbs from cli.py as an argument.)"""
 
 from __future__ import annotations
 
@@ -94,9 +95,9 @@ def test_cycle_finder_finds_a_planted_cycle() -> None:
 
 def test_the_graph_reads_imports_inside_functions() -> None:
     graph = import_graph()
-    # manifest_loader imports validate inside a function only
-    assert "stackcheck.validate" in graph["stackcheck.manifest_loader"]
-    assert "stackcheck.context" in graph["stackcheck.verdicts"]
+    # knowledge.loader imports validate inside a function only
+    assert "stackcheck.knowledge.validate" in graph["stackcheck.knowledge.loader"]
+    assert "stackcheck.verdicts.context" in graph["stackcheck.verdicts.engine"]
 
 
 def test_the_package_has_no_import_cycle() -> None:
@@ -116,17 +117,17 @@ def test_the_layers_point_down() -> None:
     """The pieces moved down to break the cycles import nothing that imports them back."""
     graph = import_graph()
     for low, high in (
-        ("stackcheck.options", "stackcheck.pipeline"),
-        ("stackcheck.target", "stackcheck.pipeline"),
-        ("stackcheck.target", "stackcheck.probes.python_env"),
-        ("stackcheck.package_data", "stackcheck.manifest_loader"),
-        ("stackcheck.package_data", "stackcheck.validate"),
+        ("stackcheck.commands.arguments", "stackcheck.assembly.pipeline"),
+        ("stackcheck.assembly.target", "stackcheck.assembly.pipeline"),
+        ("stackcheck.assembly.target", "stackcheck.probes.python_env"),
+        ("stackcheck.knowledge.package_data", "stackcheck.knowledge.loader"),
+        ("stackcheck.knowledge.package_data", "stackcheck.knowledge.validate"),
         ("stackcheck.probes.nvml_read", "stackcheck.probes.nvml"),
         ("stackcheck.probes.nvml_read", "stackcheck.probes.nvml_early"),
         ("stackcheck.image.info", "stackcheck.image.layout"),
         ("stackcheck.image.info", "stackcheck.image.view"),
-        ("stackcheck.verdict_types", "stackcheck.verdicts"),
-        ("stackcheck.derive.judge", "stackcheck.verdicts"),
-        ("stackcheck.cli_parser", "stackcheck.cli"),
+        ("stackcheck.verdicts.types", "stackcheck.verdicts.engine"),
+        ("stackcheck.derive.judge", "stackcheck.verdicts.engine"),
+        ("stackcheck.commands.parser", "stackcheck.cli"),
     ):
         assert high not in graph[low], f"{low} imports {high}"

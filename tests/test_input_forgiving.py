@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from stackcheck.commands.arguments import driver_spec, gpu_spec
 from stackcheck.errors import UsageError
-from stackcheck.manifest_loader import load
-from stackcheck.options import driver_spec, gpu_spec
+from stackcheck.knowledge.loader import load
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES = ROOT / "tests" / "cases"
@@ -278,7 +278,7 @@ def test_prometheus_and_nfd_of_an_assumed_run_carry_the_marker() -> None:
 
 
 def test_watch_of_an_assumed_decision_says_so_on_every_line() -> None:
-    from stackcheck.watch import watch
+    from stackcheck.launch.watch import watch
 
     said: list[str] = []
     code = watch(

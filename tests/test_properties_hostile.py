@@ -139,9 +139,9 @@ def planted_log(draw: Any) -> tuple[bytes, str]:
 @settings(max_examples=200, deadline=None)
 @given(planted_log())
 def test_no_planted_log_secret_is_printed_by_triage(planted: tuple[bytes, str]) -> None:
+    from stackcheck.launch.triage import TriageReport, load_signatures, triage_stream
     from stackcheck.render import TRIAGE_FORMATS
     from stackcheck.render.interface import RenderOptions
-    from stackcheck.triage import TriageReport, load_signatures, triage_stream
 
     data, secret = planted
     report = TriageReport(triage_stream(io.BytesIO(data), "gen.log", load_signatures()))
@@ -177,9 +177,9 @@ def _set(doc: Any, path: tuple[Any, ...], value: str) -> None:
 @example(0, "\ud800\x1b[2J\x9b\u202e")  # a lone surrogate with escape sequences: the issue's own example
 @given(st.integers(min_value=0, max_value=len(FIELDS) - 1), hostile_text)
 def test_hostile_strings_in_facts_never_reach_a_terminal(field: int, value: str) -> None:
-    from stackcheck.facts import facts_from_document
-    from stackcheck.options import Options
-    from stackcheck.pipeline import evaluate
+    from stackcheck.assembly.pipeline import evaluate
+    from stackcheck.commands.arguments import Options
+    from stackcheck.facts.model import facts_from_document
     from stackcheck.render import REPORT_FORMATS
     from stackcheck.render.interface import RenderOptions
 
@@ -200,7 +200,7 @@ def test_hostile_strings_in_facts_never_reach_a_terminal(field: int, value: str)
         out.encode("utf-8")  # writable, whatever the facts held
         if fmt in ("text", "markdown", "json"):
             assert not any(raw in out for raw in RAW_CONTROLS if raw != "\x7f" or fmt != "json"), fmt
-    from stackcheck.fleet import read_fleet
+    from stackcheck.documents.fleet import read_fleet
     from stackcheck.render.fleet import render_csv, render_markdown, render_text
 
     with tempfile.TemporaryDirectory() as d:

@@ -128,5 +128,10 @@ def test_the_gate_path_imports_no_dataclasses(tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True, text=True)
     rc, *mods = out.stdout.split()
     assert rc == "1"  # refused: the blocked feature and the plan step were worked out
-    assert {"stackcheck.gate", "stackcheck.gate_preflight", "stackcheck.preflight", "stackcheck.record"} <= set(mods)
+    assert {
+        "stackcheck.launch.gate",
+        "stackcheck.launch.gate_preflight",
+        "stackcheck.launch.preflight",
+        "stackcheck.record",
+    } <= set(mods)
     assert not set(mods) & {"dataclasses", "inspect", "stackcheck.plan"}

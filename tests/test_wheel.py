@@ -50,7 +50,7 @@ def test_wheel_contains_manifests_and_schemas(tmp_path: Path) -> None:
     )
     facts = ROOT / "tests" / "cases" / "writeup-before" / "facts.json"
     code = (
-        "import stackcheck, stackcheck.manifest_loader as m; "
+        "import stackcheck, stackcheck.knowledge.loader as m; "
         "print(stackcheck.__file__); print(len(m.load([], env={}).features)); "
         "from stackcheck.cli import main; "
         f"main(['plan', '--facts', {str(facts)!r}, '--format', 'json', '--output', 'plan.json'])"

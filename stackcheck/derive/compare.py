@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from stackcheck.versions import parse_version, public, version_in
+from stackcheck.facts.versions import parse_version, public, version_in
 
 KINDS = ("pins", "gates", "flags", "archs")
 
@@ -118,7 +118,7 @@ def _compare_pins(derived: Mapping[str, Any], rel: dict[str, Any] | None, out: l
 
 
 def _compare_gates(derived: Mapping[str, Any], manifests: Any, version: str, out: list[Finding]) -> None:
-    from stackcheck.deep.sourcetables import compare_with_release
+    from stackcheck.readers.sourcetables import compare_with_release
 
     for gate_id, reading in sorted(derived.items()):
         gate = manifests.gate(gate_id) or {}
@@ -227,15 +227,15 @@ def _compare_flags(derived: Mapping[str, Any], manifests: Any, version: str, out
 def variant_of_release(derived: Mapping[str, Any], rel: dict[str, Any] | None) -> str | None:
     """The CUDA variant the derived binaries are: the version's local tag, else the PyPI build the data
     records for the release."""
-    from stackcheck.manifest_loader import pypi_variant
-    from stackcheck.versions import variant_of
+    from stackcheck.facts.versions import variant_of
+    from stackcheck.knowledge.loader import pypi_variant
 
     return variant_of(str(derived.get("version"))) or pypi_variant(rel)
 
 
 def _compare_archs(derived: Mapping[str, Any], rel: dict[str, Any] | None, out: list[Finding]) -> None:
     archs = derived.get("archs") or {}
-    from stackcheck.deep.fatbin import sort_targets
+    from stackcheck.readers.fatbin import sort_targets
 
     got = sort_targets({*archs.get("sass", []), *archs.get("ptx", [])})
     aarch64 = "aarch64" in str(derived.get("origin", ""))

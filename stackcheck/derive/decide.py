@@ -25,7 +25,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from stackcheck.facts import KERNEL_PACKAGES
+from stackcheck.facts.model import KERNEL_PACKAGES
 
 
 @dataclass(frozen=True)

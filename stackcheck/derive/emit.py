@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from stackcheck.derive.compare import shipped_release, variant_of_release
-from stackcheck.versions import version_in
+from stackcheck.facts.versions import version_in
 
 _UPPER = re.compile(r"<=\s*([0-9][A-Za-z0-9.+!_-]*)")
 
@@ -58,7 +58,7 @@ def _place(entries: list[dict[str, Any]], version: str, key: str, value: Any, sr
 def apply(docs: dict[str, Any], derived: Mapping[str, Any], manifests: Any) -> list[str]:
     """Merge one derived release into `docs` (components.json, gates.json, launch.json, modified in
     place); returns what changed, one line each."""
-    from stackcheck.deep.sourcetables import compare_with_release
+    from stackcheck.readers.sourcetables import compare_with_release
 
     changes: list[str] = []
     package, version = str(derived.get("package")), str(derived.get("version"))
@@ -110,7 +110,7 @@ def apply(docs: dict[str, Any], derived: Mapping[str, Any], manifests: Any) -> l
         entry_new["requires_python"] = pins["requires_python"]
     sources = list(pins.get("sources") or [])
     archs = derived.get("archs") or {}
-    from stackcheck.deep.fatbin import sort_targets
+    from stackcheck.readers.fatbin import sort_targets
 
     targets = sort_targets({*archs.get("sass", []), *archs.get("ptx", [])})
     variant = variant_of_release(derived, rel) if targets else None

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from stackcheck.facts import KERNEL_PACKAGES
+from stackcheck.facts.model import KERNEL_PACKAGES
 
 if TYPE_CHECKING:  # the readers are imported only when a release is newer than the data (start-up stays lean)
     from stackcheck.derive.cache import Cache
@@ -30,7 +30,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
 
 
 def newer_than_data(manifests: Any, name: str, version: str | None) -> bool:
-    from stackcheck.versions import parse_version, public
+    from stackcheck.facts.versions import parse_version, public
 
     if not version:
         return False
@@ -111,7 +111,7 @@ def _archs(release: Release, cache: Cache, globs: tuple[str, ...]) -> Any:
         files.append({"path": name, "sass": entry.get("sass", []), "ptx": entry.get("ptx", [])})
         sass.update(entry.get("sass", []))
         ptx.update(entry.get("ptx", []))
-    from stackcheck.deep.fatbin import sort_targets
+    from stackcheck.readers.fatbin import sort_targets
 
     return {"sass": sort_targets(sass), "ptx": sort_targets(ptx), "files": files, "errors": errors[:5]}
 
@@ -133,9 +133,9 @@ def derive_installed(
     }
     if not newer:
         return {}
-    from stackcheck.deep.binaries import PACKAGE_GLOBS
     from stackcheck.derive.cache import Cache, default_dir
     from stackcheck.derive.tree import TreeError, installed_release
+    from stackcheck.readers.binaries import PACKAGE_GLOBS
 
     cache = Cache(cache_dir if cache_dir is not None else default_dir(env))
     out: dict[str, Any] = {}

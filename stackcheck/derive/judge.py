@@ -1,7 +1,7 @@
 """Judging a feature whose package is newer than the data, from what the installed release's own files
 say (the facts section `derived`, and the gate tables the source_tables probe read).
 
-Called by stackcheck.verdicts for a feature that needs a package newer than every release the manifests
+Called by stackcheck.verdicts.engine for a feature that needs a package newer than every release the manifests
 know (and does not list it in `assume_newer`). Each rule is classed by stackcheck.derive.decide: rules
 read from the files are evaluated as usual (gate tables probed from the installed sources; a rule with
 `derive.flag` against the installed release's declared flags); rules that need hand-written knowledge
@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from stackcheck.derive.decide import rule_basis
 
 if TYPE_CHECKING:
-    from stackcheck.context import Context, GpuModel
-    from stackcheck.manifest_types import Feature, Release, Rule
-    from stackcheck.verdict_types import Reason
+    from stackcheck.knowledge.types import Feature, Release, Rule
+    from stackcheck.verdicts.context import Context, GpuModel
+    from stackcheck.verdicts.types import Reason
 
 #: reads one rule from the installed release's files: (rule, GPU, the reason so far, its `when` outcome)
-#: -> the reason, or None to evaluate the rule as usual (stackcheck.verdicts.RuleHook)
+#: -> the reason, or None to evaluate the rule as usual (stackcheck.verdicts.engine.RuleHook)
 NewerHook = Callable[["Rule", "GpuModel | None", "Reason", Any], "Reason | None"]
 
 
@@ -98,7 +98,7 @@ def _flag_reason(
 
 
 def newer_rules(feature: Feature, ctx: Context, newer: list[tuple[str, str]]) -> NewerRules | None:
-    """How stackcheck.verdicts judges `feature` when the installed releases `newer` ((package, version)
+    """How stackcheck.verdicts.engine judges `feature` when the installed releases `newer` ((package, version)
     pairs) are newer than the data; None when nothing was derived for them (the caller then reports the
     feature unknown as before). A rule is read from the files only when it is so for every newer package."""
     section = ctx.facts.get("derived")

@@ -1,5 +1,5 @@
 """The SASS and PTX targets of every shared object (and bare cubin) of a release, read from ELF and fatbin
-headers with stackcheck.deep.elf / fatbin, inside the wheel or on disk, and the CUDA major the objects link
+headers with stackcheck.readers.elf / fatbin, inside the wheel or on disk, and the CUDA major the objects link
 against (`libcudart.so.N` in their dynamic string table)."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from stackcheck.deep.elf import EM_CUDA, ElfError, ElfFile
-from stackcheck.deep.fatbin import cubin_info, scan_fatbins, sort_targets
 from stackcheck.derive.tree import ReleaseTree, TreeError
+from stackcheck.readers.elf import EM_CUDA, ElfError, ElfFile
+from stackcheck.readers.fatbin import cubin_info, scan_fatbins, sort_targets
 
 _CUDART = re.compile(rb"libcudart\.so\.(\d+)")
 MAX_DYNSTR = 1 << 20

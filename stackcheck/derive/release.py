@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from stackcheck.derive.tree import Release, TreeError, normalise
-from stackcheck.facts import KERNEL_MODULE, KERNEL_PACKAGES
+from stackcheck.facts.model import KERNEL_MODULE, KERNEL_PACKAGES
 
 KINDS: dict[str, tuple[str, ...]] = {
     "sglang": ("pins", "gates", "flags"),
@@ -36,7 +36,7 @@ KINDS: dict[str, tuple[str, ...]] = {
     "torch": ("pins", "archs", "torch_cuda"),
 }
 
-#: The binaries that are the package's own code, as the binary probe reads them (stackcheck.deep.binaries
+#: The binaries that are the package's own code, as the binary probe reads them (stackcheck.readers.binaries
 #: PACKAGE_GLOBS): under its import directory. Libraries a wheel bundles beside it (sgl-kernel's lib/mscclpp*,
 #: _mscclpp*.so) are listed in the result but not counted in the package's architectures.
 BINARY_PREFIXES: dict[str, tuple[str, ...]] = {
@@ -178,7 +178,7 @@ def _locate(text: str, spec: Mapping[str, Any]) -> int | None:
 
 
 def derive_gates(release: Release, gates: list[Mapping[str, Any]]) -> dict[str, Any]:
-    from stackcheck.deep.sourcetables import MAX_SOURCE_BYTES, read_gate_from
+    from stackcheck.readers.sourcetables import MAX_SOURCE_BYTES, read_gate_from
 
     texts: dict[str, bytes] = {}
 

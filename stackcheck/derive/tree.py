@@ -20,8 +20,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from stackcheck.deep.elf import ByteSource
 from stackcheck.derive.zipmember import ZipMemberError, ZipMemberSource
+from stackcheck.readers.elf import ByteSource
 
 MAX_TEXT_BYTES = 8 * 1024 * 1024
 """Largest text file derive reads (METADATA, RECORD, a Python source): larger ones are refused."""

@@ -63,7 +63,7 @@ class _Checkpoint:
 
 
 class ZipMemberSource:
-    """A ByteSource (see stackcheck.deep.elf) over one member of an open archive.
+    """A ByteSource (see stackcheck.readers.elf) over one member of an open archive.
 
     `fd` is the archive's descriptor, shared by every member and never closed here. `compressed_read`
     counts the archive bytes read, `inflated` the bytes decompressed (both for figures)."""

@@ -56,7 +56,7 @@ from stackcheck.image.view import ContentNotRead, ImageView
 
 
 def open_image_view(path: str, platform: str | None = None, reference: str | None = None) -> ImageView:
-    """The view `stackcheck --image PATH` reads (stackcheck.target.open_view): `open_image` with the
+    """The view `stackcheck --image PATH` reads (stackcheck.assembly.target.open_view): `open_image` with the
     default captures. The caller closes it."""
     return open_image(path, platform=platform, reference=reference)
 

@@ -59,7 +59,7 @@ DEFAULT_CAPTURE: tuple[str, ...] = (
     "/etc/ld.so.cache",
     "*/cuda*/version.json",
     "*/cuda*/version.txt",
-    # the gate tables of manifests/gates.json (stackcheck/deep/sourcetables.py reads them)
+    # the gate tables of manifests/gates.json (stackcheck/readers/sourcetables.py reads them)
     "*/sglang/srt/distributed/device_communicators/*.py",
     "*/flashinfer/comm/*.py",
     "*/flashinfer/jit/*.py",

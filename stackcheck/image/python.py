@@ -1,7 +1,7 @@
 """The Python of an image (or of any FileView), found and read without running anything.
 
 This is a convenience over the one implementation the audit uses, so that a library caller gets the same
-answer as `stackcheck audit --image`: the interpreter is chosen by `stackcheck.target.choose_target` (for a
+answer as `stackcheck audit --image`: the interpreter is chosen by `stackcheck.assembly.target.choose_target` (for a
 view other than this host: `python3`, then `python`, on the configured PATH that is an executable regular
 file) and its sys.path derived by `stackcheck.probes.python_env.derive_static` and `compose_sys_path`
 (pyvenv.cfg, the prefix layout: Debian's dist-packages, the Fedora family's lib64, conda, the user site;
@@ -54,9 +54,9 @@ def find_python(view: FileView, env: Mapping[str, str], user: str | None = None)
     """The interpreter a command named `python3` (else `python`) would start in the image, and its static
     sys.path. `env` is the image config's Env; HOME, when it sets none, is found as the container runtime
     finds it (`user`'s /etc/passwd entry; see stackcheck.image.view.runtime_environment). Raises NoPython."""
+    from stackcheck.assembly.target import choose_target
     from stackcheck.image.view import runtime_environment
     from stackcheck.probes.python_env import NotPython, compose_sys_path, derive_static, site_order
-    from stackcheck.target import choose_target
 
     run_env = runtime_environment(view, env, user)
     target = choose_target(view, run_env, stackcheck_python="")

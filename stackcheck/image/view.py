@@ -44,7 +44,7 @@ def runtime_environment(view: FileView, env: Mapping[str, str], user: str | None
     """The environment a container of this image starts with, as far as the files decide it: the config's
     Env, PATH defaulted as docker does when the config has none, and HOME from the User's passwd entry
     when the Env sets none (`home_of`)."""
-    from stackcheck.target import DEFAULT_PATH  # docker's PATH for a config without one
+    from stackcheck.assembly.target import DEFAULT_PATH  # docker's PATH for a config without one
 
     out = dict(env)
     if not out.get("PATH"):

@@ -7,7 +7,7 @@ SGLang). A feature whose rules read only SGLang's version and the GPUs has the s
 with the same SGLang release, so the engine judges it once per SGLang release (hypothetical.Engine), not
 once per stack. The dependency is read from the rules, conservatively: every fact path, gate and `needs`
 maps to the components whose choice can change what it reads; a path this module does not know makes the
-feature depend on every component (no sharing, never a wrong verdict). tests/test_plan_memo.py compares the
+feature depend on every component (no sharing, never a wrong verdict). tests/plan/test_plan_memo.py compares the
 memoised planner with one that judges every stack from scratch, on generated boxes."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from stackcheck.facts import KERNEL_PACKAGES
-from stackcheck.manifest_loader import Manifests
+from stackcheck.facts.model import KERNEL_PACKAGES
+from stackcheck.knowledge.loader import Manifests
 
 #: every component apply_choice can replace
 EVERY = frozenset({"driver", "toolkit", "torch", "kernel", "flashinfer", "sglang"})

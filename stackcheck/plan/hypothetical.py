@@ -9,12 +9,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from stackcheck.context import Context
-from stackcheck.facts import KERNEL_PACKAGES, Facts
+from stackcheck.facts.model import KERNEL_PACKAGES, Facts
+from stackcheck.facts.versions import public
 from stackcheck.plan.solver import Choice, Stack
-from stackcheck.verdict_types import FeatureVerdict
-from stackcheck.verdicts import evaluate_feature
-from stackcheck.versions import public
+from stackcheck.verdicts.context import Context
+from stackcheck.verdicts.engine import evaluate_feature
+from stackcheck.verdicts.types import FeatureVerdict
 
 
 def _pkg(version: str, variant: str | None, cuda: str | None) -> dict[str, Any]:

@@ -9,9 +9,9 @@ hypothetical facts) make the wanted features ok."""
 
 from __future__ import annotations
 
-from stackcheck.context import Context
 from stackcheck.errors import UsageError
-from stackcheck.facts import KERNEL_PACKAGES, Facts
+from stackcheck.facts.model import KERNEL_PACKAGES, Facts
+from stackcheck.facts.versions import cuda_from_tag, numeric_tuple, parse_version, public, variant_of
 from stackcheck.plan.hypothetical import Engine, first_failure
 from stackcheck.plan.model import Blocked, Plan, Step
 from stackcheck.plan.solver import (
@@ -30,9 +30,9 @@ from stackcheck.plan.solver import (
     violations,
 )
 from stackcheck.plan.steps import patch_step, plan_steps
-from stackcheck.verdict_types import FeatureVerdict
-from stackcheck.verdicts import workaround_for
-from stackcheck.versions import cuda_from_tag, numeric_tuple, parse_version, public, variant_of
+from stackcheck.verdicts.context import Context
+from stackcheck.verdicts.engine import workaround_for
+from stackcheck.verdicts.types import FeatureVerdict
 
 #: how many of the best stacks are tried for one that keeps every feature that is ok now
 REGRESSION_SEARCH = 10
@@ -85,7 +85,7 @@ def plan_and_facts(
         return Plan(
             note=note, error="installed packages are not known (not probed, not in the facts file): cannot plan"
         ), None
-    from stackcheck.facts import serving_elsewhere
+    from stackcheck.facts.model import serving_elsewhere
 
     elsewhere = serving_elsewhere(ctx.facts)
     if elsewhere and not wanted and not pinned:  # audit the environment that serves, do not install a new one

@@ -4,7 +4,7 @@
 A *stack* is one choice per component: SGLang release, torch release + CUDA variant, kernel package
 (sgl-kernel / sglang-kernel) release + variant, flashinfer-python release, NVIDIA driver (the installed one
 or a branch). A stack is consistent when
-- torch's variant has a target for every GPU on the box (stackcheck.archs.coverage, per GPU model);
+- torch's variant has a target for every GPU on the box (stackcheck.facts.archs.coverage, per GPU model);
 - the driver supports torch's CUDA (branch CUDA, or the CUDA minimum-driver table for the installed
   driver) and every GPU's architecture (architectures.json min_driver);
 - the kernel release pins the chosen torch (`requires`) and its variant is built for torch's CUDA major
@@ -23,20 +23,20 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from stackcheck.archs import coverage, expand_arch_list
-from stackcheck.context import Context
 from stackcheck.errors import UsageError
-from stackcheck.facts import KERNEL_PACKAGES, cc_tuple
-from stackcheck.versions import compare_numeric, numeric_tuple, parse_version, public, variant_of
-from stackcheck.versions import version_in as _version_in
+from stackcheck.facts.archs import coverage, expand_arch_list
+from stackcheck.facts.model import KERNEL_PACKAGES, cc_tuple
+from stackcheck.facts.versions import compare_numeric, numeric_tuple, parse_version, public, variant_of
+from stackcheck.facts.versions import version_in as _version_in
+from stackcheck.verdicts.context import Context
 
 if TYPE_CHECKING:
-    from stackcheck.manifest_types import Release
+    from stackcheck.knowledge.types import Release
 
 
 @lru_cache(maxsize=8192)
 def version_in(version: str, spec: str) -> bool | None:
-    """stackcheck.versions.version_in, memoised: the solver asks the same questions many times."""
+    """stackcheck.facts.versions.version_in, memoised: the solver asks the same questions many times."""
     return _version_in(version, spec)
 
 
@@ -46,7 +46,7 @@ def exact_pin(spec: str) -> Any:
     by the releases whose public version equals V (versions.version_in's `==`), so the solver looks those up
     in an index instead of testing every release: with years more releases, a scan per SGLang release made
     the search quadratic."""
-    from stackcheck.versions import parse_specifier
+    from stackcheck.facts.versions import parse_specifier
 
     clauses = parse_specifier(spec)
     if clauses is None or len(clauses) != 1:
@@ -219,7 +219,7 @@ def _variant_for(ctx: Context, name: str, version: str) -> str | None:
     if tagged:
         return tagged
     if isinstance(p.get("cuda"), str):
-        from stackcheck.versions import tag_from_cuda
+        from stackcheck.facts.versions import tag_from_cuda
 
         return tag_from_cuda(str(p["cuda"]))
     rel = find_release(ctx, name, version)

@@ -7,15 +7,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from stackcheck.context import Context
-from stackcheck.facts import Facts
+from stackcheck.facts.model import Facts
+from stackcheck.facts.versions import compare_numeric
 from stackcheck.plan.hypothetical import Engine, apply_choice, first_failure
 from stackcheck.plan.installers import INSTALLERS
 from stackcheck.plan.installers.interface import q
 from stackcheck.plan.model import Step
 from stackcheck.plan.solver import COMPONENTS, Box, Choice, Stack, cuda_key
-from stackcheck.verdict_types import FeatureVerdict
-from stackcheck.versions import compare_numeric
+from stackcheck.verdicts.context import Context
+from stackcheck.verdicts.types import FeatureVerdict
 
 STEP_ORDER = ("driver", "toolkit", "torch", "kernel", "flashinfer", "sglang", "patch")
 

@@ -46,7 +46,7 @@ def _ld_cache(view: FileView) -> tuple[dict[str, str], str]:
 
     The cache's string table holds every entry's path, and ldconfig points each entry's soname into the
     tail of its path, so a path ending in "/<soname>" NUL is looked up in the bytes directly: no full parse
-    (stackcheck.deep.libs has one, for --deep, but importing it costs start-up time here)."""
+    (stackcheck.readers.libs has one, for --deep, but importing it costs start-up time here)."""
     try:
         data = view.read_bytes(LD_CACHE, LD_CACHE_CAP)
     except OSError as exc:

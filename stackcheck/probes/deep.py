@@ -32,7 +32,7 @@ class BinariesProbe(Probe):
     def run(self, ctx: ProbeContext) -> ProbeResult:
         import time
 
-        from stackcheck.deep.binaries import DEFAULT_BUDGET_S, probe_binaries
+        from stackcheck.readers.binaries import DEFAULT_BUDGET_S, probe_binaries
 
         budget = DEFAULT_BUDGET_S
         if ctx.deadline is not None:  # stop cleanly (marked truncated) before the runner gives up on us
@@ -52,7 +52,7 @@ class LibsProbe(Probe):
     needs: ClassVar[tuple[str, ...]] = ("packages", "cuda_toolkits")
 
     def run(self, ctx: ProbeContext) -> ProbeResult:
-        from stackcheck.deep.libs import probe_libs
+        from stackcheck.readers.libs import probe_libs
 
         # the loader's search follows the environment the server will be started from
         env = {"LD_LIBRARY_PATH": ctx.env.get("LD_LIBRARY_PATH", "")}

@@ -84,7 +84,7 @@ class DerivedProbe(Probe):
         if ctx.manifests is not None:
             manifests = ctx.manifests()
         else:
-            from stackcheck.manifest_loader import load
+            from stackcheck.knowledge.loader import load
 
             manifests = load([], env={})
         section = probe_derived(ctx.facts, manifests, ctx)

@@ -1,6 +1,6 @@
 """The probe interface: a context that says where to look, a Probe base class, and its result.
 
-A probe reads one part of the box and returns facts sections (see stackcheck/facts.py). It never raises on
+A probe reads one part of the box and returns facts sections (see stackcheck/facts/model.py). It never raises on
 purpose: every situation it can meet (missing library, no permission, a hung tool) becomes data with a
 reason. The runner (runner.py) still guards against the unexpected.
 """
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple
 from stackcheck.probes.fsview import FileView, HostView
 
 if TYPE_CHECKING:
-    from stackcheck.target import Target
+    from stackcheck.assembly.target import Target
 
 ProbeStatus = Literal["ok", "partial", "failed", "skipped"]
 

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 from stackcheck.errors import UsageError
-from stackcheck.facts import Facts, ProbeOutcome
+from stackcheck.facts.model import Facts, ProbeOutcome
 from stackcheck.probes.interface import Probe, ProbeContext, ProbeResult, one_line
 
 

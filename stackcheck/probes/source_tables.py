@@ -2,7 +2,7 @@
 
 It needs the packages probe's facts: each gate's package location comes from
 facts["packages"][NAME]["location"], a box path read through the probe's filesystem view. The result is
-keyed by gate id, each value a `GateReading` (see stackcheck.deep.sourcetables). Sources are parsed with
+keyed by gate id, each value a `GateReading` (see stackcheck.readers.sourcetables). Sources are parsed with
 `ast`, never imported.
 
 Two ways in: the plain function `probe_source_tables(facts, gates, ctx=None)`, and `SourceTablesProbe`, the
@@ -18,14 +18,14 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from stackcheck.probes.interface import Probe, ProbeContext, ProbeResult
 
 if TYPE_CHECKING:
-    from stackcheck.deep.sourcetables import GateReading
+    from stackcheck.readers.sourcetables import GateReading
 
 NAME = "source_tables"
 
 
 def package_locations(facts: Mapping[str, Any]) -> dict[str, str]:
     """Normalised distribution name → location, for every package the facts say is installed."""
-    from stackcheck.deep.sourcetables import normalise_name
+    from stackcheck.readers.sourcetables import normalise_name
 
     packages = facts.get("packages")
     if not isinstance(packages, Mapping):
@@ -50,7 +50,7 @@ def probe_source_tables(
     When the facts carry no packages section the result is `{"error": reason}` (nothing could be read).
     With a `ctx`, package locations are box paths read through `ctx.fs` (tests fake a root).
     """
-    from stackcheck.deep.sourcetables import read_source_tables
+    from stackcheck.readers.sourcetables import read_source_tables
 
     packages = facts.get("packages")
     if not isinstance(packages, Mapping):
@@ -88,7 +88,7 @@ class SourceTablesProbe(Probe):
         if ctx.gates is not None:
             gates = ctx.gates()
         else:
-            from stackcheck.manifest_loader import load
+            from stackcheck.knowledge.loader import load
 
             gates = load([], env={}).gates
         section = probe_source_tables(ctx.facts, gates, ctx)

@@ -1,7 +1,7 @@
 """Output formats, one plug-in family: every document stackcheck writes has a registry of its formats here,
 a `Final` dict of format name -> `Renderer` (render/interface.py: the document and the RenderOptions in, a
 string out; only the command line writes). The command line's --format choices are the registry's keys;
-`DOCUMENTS` lists every registry (tests/test_render_registry.py renders every format of every document).
+`DOCUMENTS` lists every registry (tests/render/test_render_registry.py renders every format of every document).
 
 | document | registry | modules |
 |---|---|---|
@@ -22,7 +22,7 @@ The renderers are imported when they run, not with this module (start-up time).
 The human formats render text from the box terminal-safe: the report's text and markdown render a copy whose
 strings went through `stackcheck.redact.safe_tree` (GPU names, tool errors, versions, host names never
 bring a control character or an escape sequence to a terminal); JSON escapes them (`redact.json_text`).
-FORMAT_ALIASES maps an old format name to its current one (stackcheck.options.format_choice warns)."""
+FORMAT_ALIASES maps an old format name to its current one (stackcheck.commands.arguments.format_choice warns)."""
 
 from __future__ import annotations
 
@@ -32,8 +32,8 @@ from typing import TYPE_CHECKING, Any, Final
 from stackcheck.render.interface import Renderer, RenderOptions
 
 if TYPE_CHECKING:
-    from stackcheck.fleet import FleetReport
-    from stackcheck.triage import TriageReport
+    from stackcheck.documents.fleet import FleetReport
+    from stackcheck.launch.triage import TriageReport
 
 #: a JSON document as parsed: the report, the gate's decision, an explanation, a diff, a recommendation
 Document = dict[str, Any]

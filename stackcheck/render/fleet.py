@@ -10,7 +10,7 @@ import csv
 import io
 from typing import Any
 
-from stackcheck.fleet import CSV_COLUMNS, STACK_FIELDS, Fleet, host_rows
+from stackcheck.documents.fleet import CSV_COLUMNS, STACK_FIELDS, Fleet, host_rows
 from stackcheck.redact import field_safe
 
 EXAMPLES = 8  # host names shown per group in the text and markdown formats

@@ -10,7 +10,7 @@ set of choices:
 - a value JSON has no type for is written as its text.
 
 Where the text goes (standard output, or a file replaced atomically) is the command line's business
-(stackcheck.options.emit, stackcheck.atomic.write_atomic)."""
+(stackcheck.commands.arguments.emit, stackcheck.atomic.write_atomic)."""
 
 from __future__ import annotations
 

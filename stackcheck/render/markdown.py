@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from stackcheck.knowledge.sources import collect
 from stackcheck.render.text import MARK, box_lines, check_rows, feature_rows, plan_lines
-from stackcheck.sources import collect
 
 
 def _cell(text: str) -> str:

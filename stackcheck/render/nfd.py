@@ -15,7 +15,7 @@ import hashlib
 import re
 from typing import Any
 
-from stackcheck.facts import KERNEL_PACKAGES
+from stackcheck.facts.model import KERNEL_PACKAGES
 
 PREFIX = "stackcheck.io/"
 NAME_RE = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")

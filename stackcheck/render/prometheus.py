@@ -12,8 +12,8 @@ import math
 import time
 from typing import Any
 
-from stackcheck.facts import KERNEL_PACKAGES
-from stackcheck.report import CHECK_STATUSES, FEATURE_STATUSES, parse_timestamp
+from stackcheck.documents.report import CHECK_STATUSES, FEATURE_STATUSES, parse_timestamp
+from stackcheck.facts.model import KERNEL_PACKAGES
 
 PACKAGE_LABELS = {
     "torch": "torch",

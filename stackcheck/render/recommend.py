@@ -1,5 +1,5 @@
 """The recommendation for a reader (`stackcheck recommend`; the document is
-stackcheck.recommend.Recommendation.to_json() plus "box"): text for a person, shell for a copy-paste (one
+stackcheck.launch.recommend.Recommendation.to_json() plus "box"): text for a person, shell for a copy-paste (one
 command per line, every argument shlex-quoted). Its JSON is the one JSON writer's (render/jsonout.py)."""
 
 from __future__ import annotations

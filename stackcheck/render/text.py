@@ -11,10 +11,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from stackcheck.facts import KERNEL_PACKAGES, image_text, serving_elsewhere, target_text
+from stackcheck.facts.model import KERNEL_PACKAGES, image_text, serving_elsewhere, target_text
+from stackcheck.knowledge.sources import collect, ids
 from stackcheck.render.interface import value_text
 from stackcheck.render.layout import UNLIMITED, Paint, output_width, shell_lines, wrap, wrap_items
-from stackcheck.sources import collect, ids
 
 STATUS_ORDER = {"blocked": 0, "unknown": 1, "ok": 2, "not-applicable": 3}
 CHECK_ORDER = {"failed": 0, "warning": 1, "unknown": 2, "ok": 3, "skipped": 4}
@@ -620,7 +620,7 @@ def facts_lines(report: dict[str, Any], width: int = NO_WRAP) -> list[str]:
 
 
 def implied_lines(report: dict[str, Any], width: int) -> list[str]:
-    """The implied facts a verdict used (stackcheck/implied.py: versions a facts file lacks that a stated release
+    """The implied facts a verdict used (stackcheck/facts/implied.py: versions a facts file lacks that a stated release
     pins), said once above the verdicts; nothing when no verdict turned on them."""
     used = [
         t

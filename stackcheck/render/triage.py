@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from stackcheck.triage import LINE_CAP, Event, TriageReport, TriageResult
+from stackcheck.launch.triage import LINE_CAP, Event, TriageReport, TriageResult
 
 
 def render_report(report: TriageReport) -> str:

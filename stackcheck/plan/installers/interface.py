@@ -11,9 +11,9 @@ import shlex
 from dataclasses import dataclass
 from typing import Protocol
 
-from stackcheck.context import Context
 from stackcheck.plan.model import Alternative
 from stackcheck.plan.solver import Box, Choice, Stack
+from stackcheck.verdicts.context import Context
 
 
 @dataclass(frozen=True)

@@ -4,10 +4,10 @@ version (flashinfer-cubin, flashinfer-jit-cache), and SGLang."""
 
 from __future__ import annotations
 
-from stackcheck.context import Context
-from stackcheck.facts import KERNEL_MODULE
+from stackcheck.facts.model import KERNEL_MODULE
 from stackcheck.plan.installers.interface import Install, q
 from stackcheck.plan.solver import Box, Choice, Stack, find_release
+from stackcheck.verdicts.context import Context
 
 
 def _index(ctx: Context, name: str, variant: str | None) -> str | None:

@@ -3,11 +3,11 @@ manager (apt on Ubuntu/Debian, dnf on the RHEL family; elsewhere a comment says 
 
 from __future__ import annotations
 
-from stackcheck.context import Context
-from stackcheck.facts import cc_tuple
+from stackcheck.facts.model import cc_tuple
 from stackcheck.plan.installers.interface import Install, os_family, q
 from stackcheck.plan.model import Alternative
 from stackcheck.plan.solver import Box, Choice, Stack
+from stackcheck.verdicts.context import Context
 
 
 def install_driver(ctx: Context, choice: Choice, box: Box, stack: Stack) -> Install:

@@ -1,0 +1,316 @@
+"""Building the parts for a command: gather facts (probe, or read a saved file), apply --assume-*
+options, evaluate, plan. The command modules call these; the core stays pure."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from stackcheck.errors import BadInputError, ProbeFailedError, UsageError
+from stackcheck.facts.model import Facts, ProbeOutcome, cc_tuple, load_facts_document
+
+if TYPE_CHECKING:  # the engine is imported lazily: see evaluate()
+    from stackcheck.commands.arguments import Options
+    from stackcheck.knowledge.loader import Manifests
+    from stackcheck.verdicts.context import Context
+
+INTERCONNECTS = ("nvswitch", "nvlink", "pcie-switch", "pcie-host-bridge", "cross-socket", "pcie")
+#: the facts sections --host-facts takes from a saved report: what belongs to the host, not the environment
+HOST_SECTIONS = ("driver", "gpus", "topology", "pcie")
+
+
+def parse_assume_gpu(spec: str, default_count: int = 1) -> tuple[str, int]:
+    """'12.0x8' -> ('12.0', 8); without xN, `default_count` (the box's own GPU count when it has GPUs)."""
+    cc, _, count = spec.strip().lower().partition("x")
+    if cc_tuple(cc) is None or (count and (not count.isdigit() or not 0 < int(count) <= 4096)):
+        raise UsageError(f"--assume-gpu {spec!r}: expected CAPABILITY[xCOUNT], for example 12.0x8 or 9.0")
+    return cc, int(count) if count else max(1, default_count)
+
+
+def check_known_cc(manifests: Manifests, cc: str, option: str = "--assume-gpu") -> None:
+    known = sorted(
+        {str(a.get("compute_capability")) for a in manifests.architectures}, key=lambda c: cc_tuple(c) or (0, 0)
+    )
+    if known and cc not in known:
+        raise UsageError(
+            f"{option} {cc}: no architecture with compute capability {cc} in the manifests (known: {', '.join(known)})"
+        )
+
+
+def load_manifests(dirs: list[str], texts_out: list[str] | None = None) -> Manifests:
+    from stackcheck.knowledge.loader import load
+
+    return load(dirs, texts_out=texts_out)
+
+
+class Background:
+    """Run a function in a thread now and take its result (or its exception) later. Used to load the
+    manifests and import the engine while the probes wait on the driver (NVML calls release the GIL)."""
+
+    def __init__(self, fn: Callable[[], Any]) -> None:
+        self._fn = fn
+        self._result: Any = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, daemon=True, name="stackcheck-preload")
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._result = self._fn()
+        except BaseException as exc:  # re-raised in the caller's thread by get()
+            self._error = exc
+
+    def get(self) -> Any:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._result
+
+    def settle(self) -> None:
+        """Wait for the thread and drop its result: called before an error leaves the command, so that the
+        interpreter never shuts down while this daemon thread is still importing modules (CPython can crash
+        with SIGSEGV then: seen as exit -11 of `audit --facts BAD` on a loaded machine)."""
+        self._thread.join()
+
+
+def gather(
+    opts: Options, manifests: Callable[[], Manifests] | None = None
+) -> tuple[Facts, list[ProbeOutcome], dict[str, Any] | None]:
+    """Facts from a saved file, or from the probes; the host block of a saved report is kept.
+
+    Probing: the view (this host, --root, --image) and the target interpreter (stackcheck.assembly.target) are
+    chosen first (a bad --python / --env / --root is a usage error before anything runs), then every
+    probe runs through the one runner under --timeout. A target named explicitly that turns out not to be
+    a Python interpreter is bad input (exit 2); any other is a recorded reason."""
+    if opts.facts_file:
+        probing = [o for o, v in (("--python", opts.python), ("--env", opts.env_dir), ("--root", opts.root),
+                                  ("--image", opts.image), ("--host-facts", opts.host_facts)) if v]  # fmt: skip
+        if probing:
+            raise UsageError(f"--facts and {probing[0]}: saved facts are not probed; give one of them")
+        facts, host = load_facts_document(opts.facts_file)
+        return facts, [ProbeOutcome(name="facts-file", status="ok", reason=str(opts.facts_file), duration_ms=0.0)], host
+    import os
+
+    from stackcheck.assembly.target import choose_target, open_view
+    from stackcheck.probes import DEEP_PROBES, DEFAULT_PROBES, HOST_PROBES
+    from stackcheck.probes.fsview import is_host
+    from stackcheck.probes.interface import ProbeContext
+    from stackcheck.probes.runner import run_probes
+
+    host_facts: dict[str, Any] | None = None
+    if opts.host_facts:
+        host_facts = load_host_facts(opts.host_facts)
+    view = open_view(opts)
+    try:
+        environ: dict[str, str] = dict(os.environ)
+        configured = getattr(view, "environment", None)
+        if callable(configured):  # an image: the server starts with the image config's Env, not ours
+            environ = dict(configured())
+        command, cwd, command_is = opts.command, opts.cwd, "the gated command"
+        default_command = getattr(view, "command", None)
+        if command is None and callable(default_command):  # an image: the command its containers run
+            command, command_is = default_command() or None, "the image's command"
+            cwd = view.workdir() if hasattr(view, "workdir") else "/"
+        own_setting = os.environ.get("STACKCHECK_PYTHON") or ""
+        target = choose_target(view, environ, opts.python, opts.env_dir, command, cwd, own_setting, command_is)
+        names = [*DEFAULT_PROBES, *(DEEP_PROBES if opts.deep else ())]
+        # the driver and GPUs come from a saved host, or are all assumed: the host's own are not read (a
+        # CPU-only CI runner auditing an image for a fleet has no driver, and its failure would be noise)
+        assumed_host = bool(opts.assume_gpu and opts.assume_driver)
+        if host_facts is not None or assumed_host:
+            names = [n for n in names if n not in HOST_PROBES]
+        load = manifests or (lambda: load_manifests(opts.manifests_dirs))
+        ctx = ProbeContext(
+            env=target.env,
+            host_env=None if is_host(view) else dict(os.environ),
+            view=view,
+            target=target,
+            gates=lambda: load().gates,
+            manifests=load,
+            cache_dir=opts.cache_dir,
+        )
+        facts, outcomes = run_probes(names, ctx, budget_s=opts.timeout_s)
+        if assumed_host and host_facts is None:
+            for name in HOST_PROBES:
+                why = "the driver and GPUs are assumed (--assume-gpu, --assume-driver)"
+                outcomes.insert(0, ProbeOutcome(name=name, status="skipped", reason=why, duration_ms=0.0))
+        image_facts = getattr(view, "image_facts", None)
+        if callable(image_facts):
+            facts["image"] = image_facts()
+    finally:
+        close = getattr(view, "close", None)
+        if callable(close):  # an image holds its file open; a probe still running past --timeout reads
+            close()  # nothing more that matters (its result is already discarded)
+    if host_facts is not None:
+        for section in HOST_SECTIONS:
+            if section in host_facts:
+                facts[section] = host_facts[section]  # type: ignore[literal-required]
+        reason = f"{', '.join(s for s in HOST_SECTIONS if s in host_facts)} from {opts.host_facts}"
+        outcomes.insert(0, ProbeOutcome(name="host-facts", status="ok", reason=reason, duration_ms=0.0))
+    python = facts.get("python")
+    if target.explicit and isinstance(python, dict) and python.get("sys_path") is None:
+        raise BadInputError(f"{target.chosen_by} {target.executable}: {python.get('error') or 'not readable'}")
+    scrub_home(facts)
+    scrub_home(outcomes)  # probes[].reason names files too (a broken dist-info in ~/.venv)
+    if opts.strict:
+        bad = [o for o in outcomes if o.get("status") in ("failed", "timeout")]
+        if bad:
+            raise ProbeFailedError(
+                "; ".join(f"probe {o.get('name')} {o.get('status')}: {o.get('reason')}" for o in bad)
+            )
+    return facts, outcomes, None
+
+
+def scrub_home(value: Any, home: str | None = None) -> Any:
+    """Replace the home directory in every path of the facts with "~" (in place), once the probes that need
+    the real paths have run: a report names no user where a path is not needed."""
+    import os
+
+    home = (home if home is not None else os.path.expanduser("~")).rstrip("/")
+    if not home or home == "~":
+        return value
+    if isinstance(value, dict):
+        for k, v in value.items():
+            value[k] = scrub_home(v, home)
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            value[i] = scrub_home(v, home)
+    elif isinstance(value, str) and home in value:
+        return value.replace(home + "/", "~/") if value != home else "~"
+    return value
+
+
+def load_host_facts(path: str) -> dict[str, Any]:
+    """The driver, GPUs and topology of a saved report or facts document (--host-facts): "will this
+    environment work on that host?" answered where the host is not. BadInputError when it has none."""
+    facts, _host = load_facts_document(path)
+    out = {s: facts[s] for s in HOST_SECTIONS if s in facts}  # type: ignore[literal-required]
+    if "driver" not in out and "gpus" not in out:
+        raise BadInputError(f"{path}: $.facts: no driver and no gpus: nothing to take from this host's facts")
+    return out
+
+
+def apply_interconnect(topo: dict[str, Any], link: str) -> None:
+    """An assumed interconnect: `nvswitch` is NVLink through an NVSwitch (NVLink multicast), `nvlink` says
+    nothing about a switch; PCIe kinds have no NVLink at all, so no multicast either."""
+    if link == "nvswitch":
+        topo.update(interconnect="nvlink", nvswitch=True, p2p="all")
+    elif link == "nvlink":
+        topo.update(interconnect="nvlink", p2p="all")
+    else:
+        topo.update(interconnect=link, nvswitch=False)
+
+
+def apply_assumptions(facts: Facts, opts: Options, manifests: Manifests) -> Facts:
+    """--assume-gpu / --assume-driver / --assume-interconnect: evaluate for hardware that is not here."""
+    if not (opts.assume_gpu or opts.assume_driver or opts.assume_interconnect):
+        return facts
+    import copy
+
+    out: Facts = copy.deepcopy(facts)
+    assumed = list(out.get("assumed") or [])
+    if opts.assume_gpu:
+        from stackcheck.commands.arguments import gpu_spec
+        from stackcheck.verdicts.context import assumed_gpus
+
+        cc, n, name = gpu_spec(opts.assume_gpu, manifests, len(out.get("gpus") or []))
+        out["gpus"] = assumed_gpus(manifests, f"{cc}x{n}", name)
+        topo = dict(out.get("topology") or {})
+        topo.update({"gpu_count": n, "same_model": True, "pairs": []})
+        topo["interconnect"] = "single-gpu" if n == 1 else None
+        topo["p2p"] = None
+        topo.pop("error", None)
+        out["topology"] = topo  # type: ignore[typeddict-item]
+        assumed.append(f"gpus={cc}x{n}" + (f" ({name})" if name else ""))
+    if opts.assume_interconnect:
+        link = opts.assume_interconnect
+        if link not in INTERCONNECTS:
+            raise UsageError(f"--assume-interconnect {link!r}: expected one of {', '.join(INTERCONNECTS)}")
+        if link == "pcie":
+            link = "pcie-host-bridge"
+        topo = dict(out.get("topology") or {})
+        apply_interconnect(topo, link)
+        out["topology"] = topo  # type: ignore[typeddict-item]
+        assumed.append(f"interconnect={opts.assume_interconnect}")
+    if opts.assume_driver:
+        from stackcheck.commands.arguments import driver_spec
+
+        version, said = driver_spec(opts.assume_driver, manifests)  # 580 (a branch) or 580.95.05; 13.0 is refused
+        out["driver"] = {"version": version, "cuda": manifests.driver_cuda(version), "source": "assumed"}
+        assumed.append(said)
+    out["assumed"] = assumed
+    return out
+
+
+Gathered = tuple[Facts, list[ProbeOutcome], dict[str, Any] | None]
+
+
+def evaluate(
+    opts: Options,
+    want_plan: bool = True,
+    manifests: Manifests | None = None,
+    gathered: Callable[[], Gathered] | None = None,
+    plan_cache: bool = False,
+) -> tuple[dict[str, Any], Context]:
+    """The whole audit: facts -> verdicts -> plan, as a report document. `manifests`, when the caller has
+    loaded them already, are not read again; `gathered`, when the caller started the probes earlier (the
+    gate starts them before it reads the command line), gives their result. `plan_cache`: the plan is read
+    from, and kept in, stackcheck.assembly.plan_cache when the manifests are read here (the command line's audit;
+    a caller's own manifests may have been edited in memory, and are never cached)."""
+    loaded = manifests
+    texts: list[str] | None = [] if plan_cache and want_plan and manifests is None else None
+
+    def preload() -> Manifests:
+        m = loaded if loaded is not None else load_manifests(opts.manifests_dirs, texts)
+        import stackcheck.documents.report
+        import stackcheck.verdicts.engine
+
+        if want_plan and texts is None:  # with a cache, the planner is imported only when it has to run
+            import stackcheck.plan  # noqa: F401
+        return m
+
+    later = Background(preload)
+    try:
+        facts, outcomes, host = gathered() if gathered is not None else gather(opts, later.get)
+    except Exception:  # (an interrupt does not wait)
+        later.settle()
+        raise
+    manifests = later.get()
+    assert manifests is not None
+    from stackcheck.documents.report import base_report, summarize
+    from stackcheck.verdicts.context import Context
+    from stackcheck.verdicts.engine import evaluate_all
+
+    facts = apply_assumptions(facts, opts, manifests)
+    ctx = Context(facts=facts, manifests=manifests, launch=dict(opts.launch))
+    features, checks = evaluate_all(ctx)
+    report = base_report(facts, outcomes, manifests, host)
+    report["features"] = features
+    report["checks"] = checks
+    if opts.facts_file:  # versions a partial facts file lacks that its releases pin: only ever to fail
+        from stackcheck.facts.implied import apply as apply_implied
+
+        apply_implied(report, ctx)
+    report["summary"] = summarize(list(map(dict, report["features"])), list(map(dict, report["checks"])))
+    if want_plan:
+        report["plan"] = _plan_json(ctx, features, texts)
+    return report, ctx
+
+
+def _plan_json(ctx: Context, features: list[Any], texts: list[str] | None) -> dict[str, Any]:
+    """The plan as JSON: from the plan cache when `texts` (the manifests read) are given and an entry
+    matches, else computed (and then kept)."""
+    directory = key = None
+    if texts is not None:
+        from stackcheck.assembly import plan_cache
+
+        directory, key, cached = plan_cache.lookup(ctx.facts, ctx.launch, texts)
+        if cached is not None:
+            return cached
+    from stackcheck.plan import make_plan
+
+    plan: dict[str, Any] = dict(make_plan(ctx, features).to_json())
+    if directory and key:
+        plan_cache.store(directory, key, plan)
+    return plan

@@ -1,0 +1,574 @@
+"""`stackcheck gate`: refuse to start a server whose features are blocked, else exec it.
+
+    stackcheck gate --require FEATURE... [--allow-unknown] [--facts FILE] [--format text|json]
+    stackcheck gate [options] [--dry-run] -- COMMAND...
+    stackcheck gate --watch [options] -- COMMAND...   (a child, not exec: triage if it dies)
+
+With a command, the gate reads the SGLang command line and its environment (manifests/launch.json), derives
+the features it needs and the launch facts (tp, attention backend, quantization, speculative algorithm),
+evaluates them, and then either replaces itself with the command (os.execvp: same pid, argv exactly as
+given, no shell; the exit status and signals are the server's own) or refuses: the server never starts.
+The policy for explicit, default and every-launch features and checks is in stackcheck/launch/gate.py's
+docstring and in --help. What the gate prints (the decision, the command line) has secrets masked
+(stackcheck.redact) and control characters escaped; the command that runs is never changed.
+
+Output: when the command is exec'd, the gate writes only to stderr (warnings; nothing with --quiet), so the
+server's stdout is its own. A refusal, --dry-run, or a --require check without a command write the
+decision to stdout (text, or JSON with --format json).
+
+Exit codes: 0 every required feature ok (no command, or --dry-run that would allow); 1 refused (a required
+feature is not ok); 2 usage error or bad input (no command after --, an unknown --require feature, a
+malformed server flag such as `--tp` without a value, a bad facts file or manifest); 3 a probe failed and
+--strict was given; 4 internal error in the gate: it refuses and never execs; 126/127 the command could
+not be executed / was not found (as a shell says; an empty command is 127). Once exec'd, the status is the
+server's; with --watch too (128 + N when signal N ended it)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import TYPE_CHECKING, Any, cast
+
+from stackcheck.commands.arguments import add_facts_options, options_from
+from stackcheck.errors import EXIT_FINDING, EXIT_INTERNAL, EXIT_OK, StackcheckError, UsageError
+from stackcheck.render import GATE_FORMATS
+from stackcheck.render.interface import RenderOptions
+
+if TYPE_CHECKING:
+    from stackcheck.knowledge.types import Feature
+    from stackcheck.plan.model import PlanJSON
+
+SCHEMA_VERSION = 1  # of the decision document (--format json; schemas/gate.schema.json)
+
+HELP_EPILOG = """decision policy:
+  explicit features (--require, or turned on by a flag or value in COMMAND) must be ok: blocked refuses,
+  unknown refuses unless --allow-unknown, not-applicable (a package it needs is missing) refuses.
+  default features (custom-allreduce when tp > 1 unless --disable-custom-all-reduce; cuda-graph unless
+  --disable-cuda-graph; deepgemm unless SGLANG_ENABLE_JIT_DEEPGEMM is false; attention-flashinfer when
+  FlashInfer is the default sampler or attention backend) are checked too: blocked with
+  effect crash refuses, blocked with effect disabled/degraded only warns; unknown refuses (unless
+  --allow-unknown) when one of the feature's rules can crash, else warns.
+  values the manifests do not know are unknown; a flag the installed SGLang lacks refuses; flags launch.json
+  does not list pass through unchecked (one note line); --config FILE is merged as SGLang merges it.
+  deepgemm (default on) fails only with FP8 models: it warns; --quantization fp8 requires fp8-block-gemm.
+  every SGLang launch also needs what crashes any launch on this box (manifests' required_by): torch and the
+  kernel package compiled for the GPU, the kernel package paired with torch, its CUDA libraries, the kernel
+  version SGLang checks at start, the driver against torch's CUDA, matching FlashInfer packages, one NCCL
+  wheel, Triton's ptxas, and SGLang 0.5.9+'s nvcc (its RoPE kernel is compiled at run time). Other checks
+  are needed by the launches they reach: the JIT toolchain with the features FlashInfer or DeepGEMM compile,
+  NCCL's releases and PCIe peer traffic with tp > 1 or pp > 1, peer access with custom-allreduce, cuDNN
+  with a multimodal model (a model the gate cannot read counts as one). A crash refuses, a degrading
+  failure warns (SGLang's metadata pins, stated), unknown refuses unless --allow-unknown.
+  a probe that failed or timed out is unknown, never "not installed": it refuses unless --allow-unknown.
+  an explicit feature that is blocked only as slower (degraded) or a no-op (disabled) warns, unless
+  --strict-features; --allow FEATURE (or a check id) accepts a known blocker on purpose and says so.
+  a command in which no SGLang launch or flag is found needs no feature (only --require is checked).
+
+preflight (an SGLang launch; manifests/preflight.json):
+  gpu-count: the GPUs the ranks take (tp x pp [x dp], per node, --base-gpu-id) against those visible after
+  CUDA_VISIBLE_DEVICES; gpu-memory: free memory and the processes holding it on those GPUs against
+  --mem-fraction-static (or the release's default) and the model's weights; model: config.json and
+  hf_quant_config.json from a local path or the Hugging Face cache (never the network), whose format adds
+  features (FP8 block -> fp8-block-gemm + deepgemm, MXFP4 -> mxfp4-moe, NVFP4 -> nvfp4); --config FILE is
+  merged as SGLang merges it; dependencies: SGLang's Requires-Dist in the target environment (pip check's
+  rules); shm, port, memlock: /dev/shm when tp > 1, the --host/--port in use (a loopback bind, no
+  connection), ulimit -l across nodes. fail refuses; unknown refuses unless --allow-unknown; warn warns.
+  With --facts FILE the box's live state (memory, port, shm, ulimit, dependencies) is not read.
+
+output: the decision (stdout, or stderr when the command runs) masks secrets: values of --api-key,
+  --admin-api-key, --hf-token and other secret-looking flags, token-shaped values, credentials in URLs.
+
+gate exit codes:
+  0  allowed (no command, or --dry-run); with a command the server replaces the gate: its status is returned
+  1  refused: a required feature is not ok (one line per reason, with the plan step that fixes it)
+  2  usage error or bad input (no command after --, unknown feature, malformed server flag, bad facts file)
+  3  a probe failed and --strict was given
+  4  internal error in the gate: refused, the command is never run
+  126/127  the command could not be executed / was not found
+"""
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.epilog = HELP_EPILOG
+    add_facts_options(p)
+    p.add_argument(
+        "--require",
+        metavar="FEATURE",
+        nargs="+",
+        action="extend",
+        default=[],
+        help="features that must be ok (repeatable, or comma-separated); see `stackcheck audit` for ids",
+    )
+    p.add_argument("--allow-unknown", action="store_true", help="do not refuse on unknown (fail open on unknowns)")
+    p.add_argument(
+        "--allow",
+        metavar="FEATURE",
+        action="append",
+        default=[],
+        help="accept a known blocked feature (or a failing stack or preflight check) on purpose: it warns, and the "
+        "decision says it was allowed (repeatable, or comma-separated)",
+    )
+    p.add_argument(
+        "--strict-features",
+        action="store_true",
+        help="refuse an explicit feature that is blocked only as slower or a no-op (by default it warns)",
+    )
+    p.add_argument("--dry-run", action="store_true", help="print what was derived and decided; run nothing")
+    p.add_argument("--format", choices=list(GATE_FORMATS), default="text", help="decision format (default text)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no warnings on stderr when the command is run")
+    p.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="also list the server flags the gate does not read (they pass to the server unchecked)",
+    )
+    p.add_argument(
+        "--advise", action="store_true", help="notes with every recommendation for this launch (stackcheck recommend)"
+    )
+    p.add_argument(
+        "--watch",
+        action="store_true",
+        help="run the server as a child instead of exec: pass its output through, say when it is ready, "
+        "and if it dies print the triaged root cause (exit status is the server's)",
+    )
+    p.add_argument(
+        "--log",
+        metavar="FILE",
+        help="with --watch: also append the server's whole output to FILE (a writer that never slows the "
+        "server down: what the disk cannot take is dropped and counted)",
+    )
+    p.add_argument(
+        "--log-keep",
+        metavar="MB",
+        type=_positive_float,
+        default=8.0,
+        help="with --watch: the last MB of the server's output kept in memory for triage (default 8)",
+    )
+    p.add_argument(
+        "--drain",
+        metavar="SECONDS",
+        type=_positive_float,
+        default=2.0,
+        help="with --watch: after the server dies, how long to keep reading output its children still "
+        "write (default 2)",
+    )
+    p.add_argument(
+        "--ready-pattern",
+        metavar="TEXT",
+        default="The server is fired up",
+        help="with --watch: the log text that means the server is ready (default: SGLang's)",
+    )
+    p.add_argument(
+        "server_command", metavar="-- COMMAND", nargs=argparse.REMAINDER, help="the server to start, after --"
+    )
+
+
+#: words that start a server command line rather than follow a gate option (--require takes several values)
+_COMMAND_WORDS = frozenset(
+    {"sglang", "uv", "conda", "mamba", "micromamba", "env", "nohup", "srun", "docker", "bash", "sh", "exec",
+     "numactl", "taskset", "torchrun", "sudo", "nice", "ionice", "stdbuf", "timeout", "time"}
+)  # fmt: skip
+
+
+def corrected_argv(argv: list[str], parser: argparse.ArgumentParser) -> list[str] | None:
+    """The gate's own arguments with the `--` a user left out put back before the server command, or None
+    when nothing is missing. The gate's options are read as argparse would (`--opt value`, `--opt=value`,
+    a unique prefix); the first word that is not one of them starts the command."""
+    options = {o: a for a in parser._actions for o in a.option_strings}
+    i = 0
+    while i < len(argv):
+        word = argv[i]
+        if word == "--":
+            return None
+        if not word.startswith("-") or word == "-":
+            break
+        name = word.split("=", 1)[0]
+        hits = [o for o in options if o == name] or [o for o in options if o.startswith(name) and o.startswith("--")]
+        if len(hits) != 1:
+            break  # not a gate option (`-m`, `--tp`): the command starts here
+        action = options[hits[0]]
+        if "=" in word or action.nargs == 0:
+            i += 1
+        elif action.nargs in ("+", "*"):
+            i += 2
+            while i < len(argv) and not _starts_command(argv[i]):
+                i += 1
+        elif action.nargs == argparse.REMAINDER:
+            return None
+        else:
+            i += 1 + (action.nargs if isinstance(action.nargs, int) else 1)
+    if i >= len(argv):
+        return None
+    return [*argv[:i], "--", *argv[i:]]
+
+
+def _starts_command(word: str) -> bool:
+    base = word.rsplit("/", 1)[-1]
+    return word.startswith("-") or "/" in word or base.startswith("python") or base in _COMMAND_WORDS
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a number") from None
+    if not 0 < value < 1e6:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a positive number")
+    return value
+
+
+def _command(args: argparse.Namespace) -> list[str] | None:
+    cmd = list(args.server_command or [])
+    if not cmd:
+        return None
+    if cmd[0] == "--":
+        cmd = cmd[1:]
+        if not cmd:
+            raise UsageError("missing command after -- (expected, e.g., -- python -m sglang.launch_server ...)")
+        return cmd
+    raise UsageError(f"unexpected argument {cmd[0]!r}: put the server command after --")
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        outcome = _decide(args)
+    except StackcheckError:
+        raise  # usage / bad input / probe failures: cli prints one line and exits 2 or 3; never exec
+    except Exception as exc:  # a bug in the gate: refuse, never exec
+        print(f"stackcheck gate: internal error: {type(exc).__name__}: {exc}".splitlines()[0], file=sys.stderr)
+        print("stackcheck gate: refused: the command was not run (exit 4)", file=sys.stderr)
+        if os.environ.get("STACKCHECK_DEBUG"):
+            import traceback
+
+            traceback.print_exc()
+        return EXIT_INTERNAL
+    doc, command = outcome
+    allow = doc["decision"] == "allow"
+    shown = public_document(doc)  # what is printed: secrets masked; the command that runs is unchanged
+    render = GATE_FORMATS[args.format]
+    if command is None or args.dry_run or not allow:
+        from stackcheck.atomic import write_stdout
+
+        write_stdout(render(shown, RenderOptions(verbose=args.verbose)))
+        return EXIT_OK if allow else EXIT_FINDING
+    if not args.quiet:  # the server's stdout is its own: the warnings (the JSON on one line) go to stderr
+        _err(render(shown, RenderOptions(verbose=args.verbose, warnings_only=True, compact=True)))
+    if args.watch:
+        from stackcheck.launch.watch import watch
+
+        return watch(
+            command,
+            ready=args.ready_pattern.encode(),
+            keep_bytes=int(args.log_keep * 2**20),
+            log_path=args.log,
+            drain_s=args.drain,
+            assumed=list(doc.get("assumed") or []) or None,
+        )
+    return _exec(command)
+
+
+def public_document(doc: dict[str, Any]) -> dict[str, Any]:
+    """The decision as it may be printed (stdout, stderr, a pod's log, a decision file): the command line
+    with the values of secret-looking flags masked (`--api-key`, `--hf-token`, ...), credentials in URLs
+    and token-shaped values masked everywhere in the document (stackcheck.redact)."""
+    from stackcheck.redact import redact_argv, redact_tree
+
+    shown: dict[str, Any] = redact_tree(doc)
+    shown["command"] = redact_argv([str(a) for a in doc.get("command") or []])
+    return shown
+
+
+def _err(text: str) -> None:
+    """A diagnostic on stderr; a closed or broken stderr must never stop the server from starting."""
+    try:
+        if sys.stderr is not None:
+            sys.stderr.write(text)
+            sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+
+
+def _exec(command: list[str]) -> int:
+    from stackcheck.redact import field_safe
+
+    name = field_safe(command[0])
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):
+            pass
+    if not command[0]:
+        _err("stackcheck gate: '': command not found (the command is an empty string)\n")
+        return 127
+    try:
+        os.execvp(command[0], command)  # noqa: S606 - the point of the gate: argv exactly, no shell
+    except FileNotFoundError:
+        _err(f"stackcheck gate: {name}: command not found\n")
+        return 127
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in an argument
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        _err(f"stackcheck gate: {name}: cannot execute: {field_safe(why)}\n")
+        return 126
+
+
+def _decide(args: argparse.Namespace) -> tuple[dict[str, Any], list[str] | None]:
+    from stackcheck.knowledge.loader import load as load_manifests
+
+    command = _command(args)
+    require = [x.strip() for item in args.require or [] for x in item.split(",") if x.strip()]
+    opts = options_from(args)
+    # the server's environment: this one, or in an image the one its containers start with; an image's
+    # server is never started here (it runs in a container): the gate decides, as with --dry-run
+    server_env: dict[str, str] = dict(os.environ)
+    image_command: list[str] | None = None
+    from stackcheck.assembly.target import check_view_options
+
+    check_view_options(opts)
+    if opts.image:
+        if args.watch:
+            raise UsageError("--watch with --image: the image's server runs in a container, not here")
+        server_env, image_command = _image_launch(opts.image, opts.platform)
+    launch_command = command if command is not None else image_command
+    if launch_command is None and not require:
+        what = " (the image has no Entrypoint or Cmd)" if opts.image else ""
+        raise UsageError(f"nothing to gate{what}: give --require FEATURE... and/or -- COMMAND...")
+    opts.command = command  # the packages audited are those of the command's own interpreter
+    from stackcheck.assembly.pipeline import Background, gather
+
+    # the probes wait on the driver: start them now, while the manifests are read and the command derived
+    texts: list[str] = []  # the manifests' texts: the plan cache's key
+    later_manifests = Background(lambda: load_manifests(opts.manifests_dirs, texts_out=texts))
+    later_facts = Background(lambda: gather(opts, later_manifests.get))
+    try:
+        return _decide_with(args, opts, command, image_command, launch_command, server_env, require, later_manifests,
+                            later_facts, texts)  # fmt: skip
+    except Exception:  # (an interrupt does not wait)
+        later_facts.settle()  # never leave a probe thread running while the interpreter shuts down
+        later_manifests.settle()
+        raise
+
+
+def _decide_with(
+    args: argparse.Namespace,
+    opts: Any,
+    command: list[str] | None,
+    image_command: list[str] | None,
+    launch_command: list[str] | None,
+    server_env: dict[str, str],
+    require: list[str],
+    later_manifests: Any,
+    later_facts: Any,
+    texts: list[str],
+) -> tuple[dict[str, Any], list[str] | None]:
+    from stackcheck.launch import gate, gate_preflight
+
+    manifests = later_manifests.get()
+    from stackcheck.commands.arguments import feature_id
+
+    known = [str(f.get("id")) for f in manifests.features]
+    require = [feature_id(f, known, "--require") for f in require]  # `_` or `-`; a near miss names the id
+    allow = gate_preflight.check_allow(args.allow or [], manifests.features, manifests.checks)
+    mapping = manifests.launch
+    config_problem = None
+    config_path = None
+    if launch_command is not None:
+        to_derive, config_path, config_problem = gate_preflight.expand_config(
+            launch_command, mapping, manifests.preflight, server_env
+        )
+        derived = gate.derive(to_derive, mapping, server_env, require)
+        derived.command = list(launch_command)  # exec'd as given: the config file is SGLang's to read again
+        if config_path:
+            derived.problems.append(
+                gate.Problem("--config", "note", None, f"--config {config_path}: its settings were read as flags")
+            )
+    else:
+        derived = gate.Derived(command=[], entrypoint=None, sglang_args=[])
+        for f in require:
+            derived.required.append(gate.Requirement(f, "explicit", "--require"))
+    if opts.image:
+        gate.add_image_requirements(derived, manifests.features, manifests.checks)
+    # an SGLang launch here: read GPU usage in a thread now, while the probes wait on the driver (an image's
+    # server runs elsewhere: this box's GPU usage says nothing about it)
+    usage = gate_preflight.start_usage(opts.facts_file, command if derived.entrypoint and not opts.image else None)
+    if derived.entrypoint is None and not derived.required and not derived.problems:
+        doc = _document(derived, gate.Decision(True, [], [], []), [])
+        doc["note"] = "no SGLang launch or flag found in the command and no --require: nothing to check"
+        return doc, None if opts.image else command
+    from stackcheck.assembly.pipeline import evaluate
+
+    opts.launch = dict(derived.launch)
+    report, ctx = evaluate(opts, want_plan=False, manifests=manifests, gathered=later_facts.get)
+    # an SGLang newer than the data: its flags are read from its own server arguments (facts.derived)
+    newer = (ctx.facts.get("derived") or {}).get("sglang") if ctx.newer_than_manifests("sglang") else None
+    flags = newer.get("flags") if isinstance(newer, dict) and isinstance(newer.get("flags"), dict) else None
+    extra = gate.release_problems(derived, mapping, ctx.installed_version("sglang"), flags)
+    extra += gate.installation_problems(derived, ctx.package_state("sglang"), _environment_text(ctx.facts))
+    extra += gate.probe_problems(report.get("probes") or [])  # a failed probe is unknown, never "absent"
+    if config_problem:
+        extra.append(gate.Problem("--config", "blocked", "crash", config_problem))
+    pre = None
+    if derived.entrypoint is not None:
+        pre = gate_preflight.run_for_gate(
+            derived,
+            mapping,
+            manifests,
+            {"facts": ctx.facts},
+            ctx.installed_version("sglang"),
+            gate_preflight.server_env(launch_command or [], server_env),
+            usage,
+            live=not opts.facts_file and not opts.image,
+            opts=opts,
+        )
+        # what the launch needs beyond its features (manifests' required_by), now that the model's needs and
+        # facts (model_multimodal) are known: a scope on a fact still unknown is required (fail closed)
+        gate.add_launch_requirements(derived, manifests.features, manifests.checks)
+    decision = gate.decide(
+        derived, report["features"], manifests.features, args.allow_unknown, extra, report.get("checks") or []
+    )
+    if pre is not None:
+        gate_preflight.merge(decision, pre, args.allow_unknown)
+    allowed = gate.apply_policy(decision, args.strict_features, allow)
+    plan: PlanJSON | str | None = None
+    if decision.blocking:
+        plan = _plan(ctx, report["features"], texts)
+    verdicts = {str(v.get("id")): v for v in report["features"]}
+    for b in [*decision.blocking, *decision.warnings]:
+        b.fix = _fix(b.feature, plan, manifests.features, verdicts.get(b.feature))
+    doc = _document(derived, decision, extra)
+    if pre is not None:
+        doc["preflight"] = gate_preflight.document(pre)
+    if allowed:
+        doc["allowed"] = allowed
+    if (report.get("facts") or {}).get("assumed"):
+        doc["assumed"] = list(report["facts"]["assumed"])  # a what-if: said on every line that reports it
+    driver = (report.get("facts") or {}).get("driver") or {}
+    if driver.get("error") and not driver.get("version"):
+        doc["driver_error"] = str(driver["error"])  # said once in the text, not in every reason
+    doc["sglang"] = ctx.installed_version("sglang")
+    doc["facts"] = opts.facts_file or "probed"
+    if launch_command is not None and not args.quiet:  # the advice of `stackcheck recommend`; never the decision
+        from stackcheck.launch.recommend import gate_advice
+
+        try:
+            explicit = [(r.feature, r.why) for r in derived.required if r.kind == "explicit"]
+            doc["advice"] = gate_advice(ctx, launch_command, derived.sglang_args, explicit, server_env, args.advise)
+        except Exception as exc:
+            doc["advice"] = [f"no advice: {type(exc).__name__}: {exc}".splitlines()[0]]
+    if isinstance(plan, str):
+        doc["plan_error"] = plan
+    from stackcheck.knowledge.sources import normalize
+
+    doc = normalize(doc, manifests.sources)  # every `source` as [{id, title, url}]
+    if opts.image:
+        doc["image"] = opts.image
+        if command is None and image_command is not None:
+            doc["note"] = "the command is the image's own (Entrypoint + Cmd); it runs in a container, not here"
+        return doc, None
+    return doc, command
+
+
+def _environment_text(facts: Any) -> str | None:
+    """Where the packages were read: the target interpreter's prefix, or the image."""
+    python = facts.get("python") if isinstance(facts, dict) else None
+    if isinstance(python, dict) and python.get("prefix"):
+        return f"Python at {python['prefix']}"
+    return None
+
+
+def _image_launch(image: str, platform: str | None) -> tuple[dict[str, str], list[str] | None]:
+    """The environment a container of the image starts with (its config's Env; PATH as docker defaults
+    it) and the command it runs (Entrypoint + Cmd, None when it has neither). Reads the config only."""
+    try:
+        from stackcheck.assembly.target import DEFAULT_PATH
+        from stackcheck.image import read_image_info
+    except ImportError:
+        raise UsageError(f"--image {image}: image support is not installed in this stackcheck") from None
+    info = read_image_info(image, platform=platform)
+    env = dict(info.raw_env)
+    env.setdefault("PATH", DEFAULT_PATH)
+    return env, info.command or None
+
+
+def _plan(ctx: Any, features: Any, texts: list[str]) -> PlanJSON | str | None:
+    """The planner's plan (as JSON; from the plan cache when it holds this box's), if the planner is
+    importable and works; else None (or the error text). A plan that failed is not kept."""
+    from stackcheck.assembly import plan_cache
+
+    directory, key, cached = plan_cache.lookup(ctx.facts, ctx.launch, texts)
+    if cached is not None:
+        return cast("PlanJSON", cached)
+    try:
+        from stackcheck.plan import make_plan
+    except ImportError:
+        return None
+    try:
+        plan = make_plan(ctx, features).to_json()
+    except Exception as exc:  # the planner failing must not change the decision
+        return f"planner failed: {type(exc).__name__}: {exc}".splitlines()[0]
+    if directory and key:
+        plan_cache.store(directory, key, dict(plan))
+    return plan
+
+
+def _fix(
+    feature: str, plan: PlanJSON | str | None, features: list[Feature], verdict: dict[str, Any] | None = None
+) -> str | None:
+    """The plan step that unblocks the feature, else what the plan says stays blocked, else the feature's
+    workaround (where it answers the failing rule of `verdict`) and first fixed release from the manifests.
+    (`plan` is a str when the planner failed: its error, said once in the document.)"""
+    still: str | None = None
+    if plan is not None and not isinstance(plan, str):
+        for n, step in enumerate(plan["steps"], 1):
+            if feature in step["unblocks"]:
+                text = f"plan step {n}: {step['component']} {step['from'] or 'not installed'} -> {step['to']}"
+                if step["commands"]:
+                    text += f" ({'; '.join(step['commands'])})"
+                return text
+        if any(item["feature"] == feature for item in plan["still_blocked"]):
+            still = "no plan step fixes it (still blocked after the plan)"
+    spec = next((f for f in features if f.get("id") == feature), None)
+    parts = [still] if still else []
+    if spec is not None:
+        from stackcheck.verdicts.engine import workaround_for
+
+        w = workaround_for(spec, verdict) if verdict is not None else None
+        if isinstance(w, dict) and w.get("text"):
+            parts.append(f"workaround: {w['text']}")
+        up = spec.get("upstream")
+        blocked = verdict is None or verdict.get("status") == "blocked"  # on an unknown GPU it is no answer
+        if blocked and isinstance(up, dict) and isinstance(up.get("first_ok"), dict) and up["first_ok"]:
+            parts.append("fixed in " + ", ".join(f"{k} {v}" for k, v in up["first_ok"].items()))
+    return "; ".join(parts) or None
+
+
+def _document(derived: Any, decision: Any, extra: list[Any]) -> dict[str, Any]:
+    def blocker(b: Any) -> dict[str, Any]:
+        out = {
+            "feature": b.feature,
+            "kind": b.kind,
+            "status": b.status,
+            "effect": b.effect,
+            "reasons": b.reasons,
+            "fix": b.fix,
+        }
+        if getattr(b, "check", False):
+            out["check"] = True
+        if b.kind == "launch" and getattr(b, "why", None):
+            out["why"] = b.why  # the scope: every launch, a feature it needs, a condition it meets
+        return out
+
+    derived_json = derived.to_json()
+    from stackcheck.launch.gate import problem_json
+
+    derived_json["problems"] += [problem_json(p) for p in extra]
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "decision": "allow" if decision.allow else "refuse",
+        "command": list(derived.command),
+        "derived": derived_json,
+        "features": list(decision.checked),
+        "reasons": [blocker(b) for b in decision.blocking],
+        "warnings": [blocker(b) for b in decision.warnings],
+    }

@@ -1,0 +1,88 @@
+"""`stackcheck plan`: the ordered upgrade steps for this box (or --facts), with their commands and what each
+unblocks. --want FEATURE... plans the fewest changes that make those features ok; --hold COMPONENT keeps a
+component where it is; --to COMPONENT==VERSION pins a target.
+
+Exit 0 when a plan exists (even an empty one), 1 when no stack satisfies the request, 2 on bad input."""
+
+from __future__ import annotations
+
+import argparse
+
+from stackcheck.commands.arguments import (
+    add_facts_options,
+    add_output_options,
+    emit,
+    format_choice,
+    options_from,
+    render_options,
+)
+from stackcheck.errors import EXIT_FINDING, EXIT_OK, UsageError
+from stackcheck.facts.model import KERNEL_PACKAGES
+from stackcheck.render import PLAN_FORMATS
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_facts_options(p)
+    add_output_options(p, PLAN_FORMATS, sources=True)
+    p.add_argument(
+        "--want", nargs="+", metavar="FEATURE", default=[], help="plan the fewest changes that make these features ok"
+    )
+    p.add_argument(
+        "--hold",
+        action="append",
+        metavar="COMPONENT",
+        default=[],
+        help=f"keep a component where it is: driver, torch, {'/'.join(KERNEL_PACKAGES)}, flashinfer, sglang "
+        "(repeatable)",
+    )
+    p.add_argument(
+        "--to",
+        action="append",
+        metavar="COMPONENT==VERSION",
+        default=[],
+        help="pin a target, e.g. --to torch==2.9.1+cu130, --to driver==580, --to sglang==0.5.9 (repeatable)",
+    )
+
+
+def parse_to(items: list[str]) -> dict[str, str]:
+    pins: dict[str, str] = {}
+    for item in items:
+        name, sep, version = item.partition("==")
+        if not sep or not name.strip() or not version.strip():
+            raise UsageError(f"--to {item!r}: expected COMPONENT==VERSION, for example torch==2.9.1+cu130")
+        key = name.strip().lower()
+        if key in pins and pins[key] != version.strip():
+            raise UsageError(f"--to {item!r}: {key} is pinned twice")
+        pins[key] = version.strip()
+    return pins
+
+
+def run(args: argparse.Namespace) -> int:
+    from stackcheck.assembly.pipeline import evaluate
+    from stackcheck.plan import component_name, make_plan
+
+    fmt = format_choice(args)
+    pins = parse_to(list(args.to or []))
+    holds = list(args.hold or [])
+    for h in holds:
+        component_name(h)
+    for name in pins:
+        component_name(name, "--to")
+    report, ctx = evaluate(options_from(args), want_plan=False)
+    from stackcheck.commands.arguments import feature_id
+
+    known = [str(f.get("id")) for f in ctx.manifests.features]
+    want = [feature_id(w, known, "--want") for w in args.want or []]  # `_` or `-`; a near miss names the id
+    plan = make_plan(ctx, list(report["features"]), want=want or None, hold=holds, pins=pins)
+    doc = plan.to_json()
+    request = {"want": want, "hold": holds, "to": [f"{k}=={v}" for k, v in pins.items()]}
+    if any(request.values()):
+        doc["request"] = request
+    report["plan"] = doc
+    if fmt != "json":  # the plan on its own (the box in a few lines, then the steps); JSON keeps the report
+        report = {k: v for k, v in report.items() if k not in ("features", "checks", "summary")}
+    from stackcheck.knowledge.sources import normalize
+
+    report = normalize(report, ctx.manifests.sources)  # every `source` as [{id, title, url}]
+    emit(PLAN_FORMATS[fmt](report, render_options(args)), args)
+    return EXIT_FINDING if plan.error else EXIT_OK

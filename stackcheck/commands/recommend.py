@@ -1,0 +1,249 @@
+"""`stackcheck recommend`: the launch that works and is fastest on this box (or --facts, or --assume-*):
+the plan steps it needs, then the SGLang command line and environment, each setting with its reason, its
+source and the upstream measurement behind it; the alternatives rejected and why; what never to do here.
+With `-- COMMAND`, what that launch misses or should drop, as a diff of flags and environment.
+
+Exit codes: 0 a recommendation was made (and, with a command, the command needs no change); 1 with a
+command: the command misses something or should drop something (the diff is printed); 2 usage error or bad
+input; 3 a probe failed with --strict; 4 internal error."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from stackcheck.commands.arguments import (
+    add_facts_options,
+    add_output_options,
+    emit,
+    format_choice,
+    options_from,
+    render_options,
+)
+from stackcheck.errors import EXIT_FINDING, EXIT_OK, UsageError
+from stackcheck.render import RECOMMEND_FORMATS
+
+SCHEMA_VERSION = 1  # of the recommendation document (--format json; schemas/recommendation.schema.json)
+QUANTIZATIONS = ("none", "fp8", "mxfp4", "modelopt_fp4", "mxfp8", "awq", "gptq")
+MAX_CONFIG_BYTES = 4 * 1024 * 1024
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_facts_options(p)
+    add_output_options(p, RECOMMEND_FORMATS)
+    p.add_argument("--model-path", metavar="M", help="the model (a local directory's config.json is read)")
+    p.add_argument("--tp", type=int, metavar="N", help="tensor-parallel size (default: the number of GPUs)")
+    p.add_argument("--goal", choices=["latency", "throughput"], default="latency", help="what to optimise")
+    p.add_argument(
+        "--assume-quantization",
+        choices=QUANTIZATIONS,
+        metavar="Q",
+        help=f"the model's quantization when it cannot be read ({', '.join(QUANTIZATIONS)})",
+    )
+    p.add_argument(
+        "--assume-p2p-hang",
+        action="store_true",
+        help="GPU peer-to-peer hangs on this box (PCIe ACS / IOMMU): recommend NCCL_P2P_DISABLE=1",
+    )
+    p.add_argument(
+        "--hold", action="append", metavar="COMPONENT", default=[], help="keep a component where it is (as in plan)"
+    )
+    p.add_argument("--to", action="append", metavar="COMPONENT==VERSION", default=[], help="pin a target (as in plan)")
+    p.add_argument("--no-plan", action="store_true", help="recommend for the stack as installed (no upgrade steps)")
+    p.add_argument(
+        "--plan-facts",
+        metavar="FILE",
+        help="also write the facts of this box as the plan leaves it (a facts document: check the launch before "
+        "upgrading with `stackcheck gate --facts FILE --dry-run -- COMMAND`)",
+    )
+    p.add_argument("server_command", metavar="-- COMMAND", nargs=argparse.REMAINDER, help="a launch to check, after --")
+
+
+def _command(args: argparse.Namespace) -> list[str] | None:
+    cmd = list(args.server_command or [])
+    if not cmd:
+        return None
+    if cmd[0] != "--":
+        raise UsageError(f"unexpected argument {cmd[0]!r}: put the server command after --")
+    if len(cmd) == 1:
+        raise UsageError("missing command after -- (expected, e.g., -- python -m sglang.launch_server ...)")
+    return cmd[1:]
+
+
+def model_facts(path: str | None) -> tuple[dict[str, Any], str | None]:
+    """Launch facts read from a local model directory's config.json: quantization, MLA, attention sinks,
+    dtype. (facts, where they came from) or ({}, None) when there is no local config to read."""
+    if not path:
+        return {}, None
+    config = Path(path) / "config.json"
+    try:
+        if not config.is_file() or config.stat().st_size > MAX_CONFIG_BYTES:
+            return {}, None
+        data = json.loads(config.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"--model-path {path}: {config.name} cannot be read: {exc}") from None
+    if not isinstance(data, dict):
+        raise UsageError(f"--model-path {path}: {config.name}: not a JSON object")
+    text: dict[str, Any] = data["text_config"] if isinstance(data.get("text_config"), dict) else data
+    out: dict[str, Any] = {}
+    qc = text.get("quantization_config") or data.get("quantization_config")
+    if isinstance(qc, dict):
+        method = str(qc.get("quant_method") or "").lower()
+        algo = str(qc.get("quant_algo") or "").upper()
+        if method == "modelopt":
+            out["quantization"] = "modelopt_fp4" if algo == "NVFP4" else "modelopt_fp8"
+        elif method:
+            out["quantization"] = method
+    else:
+        out["quantization"] = "none"
+    out["mla"] = bool(text.get("kv_lora_rank"))
+    out["attention_sinks"] = str(text.get("model_type") or data.get("model_type")) == "gpt_oss"
+    dtype = text.get("torch_dtype") or data.get("torch_dtype") or text.get("dtype")
+    if isinstance(dtype, str):
+        out["model_dtype"] = dtype
+    return out, str(config)
+
+
+def _arg_value(argv: list[str], names: tuple[str, ...]) -> str | None:
+    value = None
+    for i, tok in enumerate(argv):
+        name, eq, inline = tok.partition("=")
+        if name in names:
+            value = inline if eq else (argv[i + 1] if i + 1 < len(argv) else None)
+    return value
+
+
+def launch_facts(
+    args: argparse.Namespace, derived: Any, gpu_count: int
+) -> tuple[dict[str, Any], list[str], str | None]:
+    """The launch facts of the request, what was assumed, and the model path."""
+    launch: dict[str, Any] = {"goal": args.goal, "dtype": "auto", "deterministic": False}
+    assumptions: list[str] = []
+    model_path = args.model_path
+    if derived is not None:
+        launch.update({k: v for k, v in derived.launch.items() if v is not None})
+        argv = list(derived.sglang_args)
+        model_path = model_path or _arg_value(argv, ("--model-path", "--model"))
+        launch["dtype"] = _arg_value(argv, ("--dtype",)) or "auto"
+        launch["deterministic"] = "--enable-deterministic-inference" in argv
+        if args.tp is not None and "tp" in derived.launch and derived.launch["tp"] != args.tp:
+            raise UsageError(f"--tp {args.tp} and the command's tensor-parallel size {derived.launch['tp']} differ")
+    if args.tp is not None:
+        if args.tp < 1:
+            raise UsageError(f"--tp {args.tp}: expected a positive integer")
+        launch["tp"] = args.tp
+    if derived is None or "tp" not in derived.launch:
+        launch.setdefault("tp", max(1, gpu_count))
+        if args.tp is None:
+            assumptions.append(f"tensor-parallel size {launch['tp']}: every visible GPU (give --tp N)")
+    if gpu_count and launch["tp"] > gpu_count:
+        raise UsageError(f"tensor-parallel size {launch['tp']} is larger than the {gpu_count} GPU(s) of this box")
+    model, where = model_facts(model_path)
+    for key, value in model.items():
+        if key == "model_dtype":
+            if launch["dtype"] == "auto":
+                launch["dtype"] = value
+            continue
+        launch.setdefault(key, value)
+    if args.assume_quantization:
+        launch["quantization"] = args.assume_quantization
+        assumptions.append(f"quantization {args.assume_quantization} (--assume-quantization)")
+    if where is None:
+        launch.setdefault("mla", False)
+        launch.setdefault("attention_sinks", False)
+        assumptions.append(
+            "a standard (MHA) model without attention sinks: no local model config was read "
+            "(give --model-path DIR with its config.json)"
+        )
+    if args.assume_p2p_hang:
+        launch["p2p_hangs"] = True
+        assumptions.append("GPU peer-to-peer hangs on this box (--assume-p2p-hang)")
+    else:
+        launch["p2p_hangs"] = False
+    return launch, assumptions, model_path
+
+
+def run(args: argparse.Namespace) -> int:
+    from stackcheck.assembly.pipeline import apply_assumptions, gather
+    from stackcheck.commands.plan import parse_to
+    from stackcheck.knowledge.loader import load
+    from stackcheck.launch.recommend import Request, recommend
+    from stackcheck.plan import component_name
+    from stackcheck.verdicts.context import Context
+    from stackcheck.verdicts.engine import evaluate_feature
+
+    command = _command(args)
+    pins = parse_to(list(args.to or []))
+    for h in args.hold or []:
+        component_name(h)
+    for name in pins:
+        component_name(name, "--to")
+    if args.no_plan and (args.hold or pins):
+        raise UsageError("--no-plan with --hold/--to: nothing is planned, so there is nothing to hold or pin")
+    opts = options_from(args)
+    opts.command = command  # a given launch is judged on its own interpreter's packages
+    manifests = load(opts.manifests_dirs)
+    facts, _outcomes, _host = gather(opts, lambda: manifests)
+    facts = apply_assumptions(facts, opts, manifests)
+    derived = None
+    env: dict[str, str] = {}
+    if command is not None:
+        from stackcheck.launch import gate
+
+        env = dict(os.environ)
+        derived = gate.derive(command, manifests.launch, env)
+        if derived.entrypoint is None:
+            raise UsageError("the command after -- is not an SGLang launch (python -m sglang.launch_server ...)")
+    launch, assumptions, model_path = launch_facts(args, derived, len(facts.get("gpus") or []))
+    ctx = Context(facts=facts, manifests=manifests, launch=launch)
+    features_now = [evaluate_feature(f, ctx) for f in manifests.features]
+    request = Request(
+        goal=args.goal,
+        model_path=model_path,
+        launch=launch,
+        assumptions=assumptions,
+        command=command,
+        env=env,
+        plan=not args.no_plan,
+        hold=list(args.hold or []),
+        pins=pins,
+    )
+    required = [(r.feature, r.why) for r in derived.required if r.kind == "explicit"] if derived else []
+    rec = recommend(ctx, request, features_now, required)
+    doc = rec.to_json()
+    doc["box"] = box_summary(facts)
+    if derived is not None:
+        doc["given"] = list(command or [])
+        doc["notes"] += [p.message for p in derived.problems]
+    if args.plan_facts:
+        from stackcheck.atomic import write_atomic
+        from stackcheck.render.jsonout import json_document
+
+        after = {
+            "schema_version": 1,
+            "note": "the facts of this box as `stackcheck recommend`'s plan leaves it (hypothetical: nothing was run)",
+            "facts": rec.facts_after,
+        }
+        write_atomic(args.plan_facts, json_document(after))
+    from stackcheck.knowledge.sources import normalize
+
+    doc = {"schema_version": SCHEMA_VERSION, **normalize(doc, manifests.sources)}  # every `source` and `evidence`
+    emit(RECOMMEND_FORMATS[format_choice(args)](doc, render_options(args)), args)  # as [{id, title, url}]
+    return EXIT_FINDING if rec.diff else EXIT_OK
+
+
+def box_summary(facts: Any) -> str:
+    """'8x NVIDIA RTX PRO 6000 ... (cc 12.0), cross-socket, P2P all'."""
+    gpus = facts.get("gpus") or []
+    models: dict[str, int] = {}
+    for g in gpus:
+        key = f"{g.get('name') or 'GPU'} (cc {g.get('compute_capability') or '?'})"
+        models[key] = models.get(key, 0) + 1
+    parts = [", ".join(f"{n}x {k}" for k, n in models.items()) or "no GPU visible"]
+    topo = facts.get("topology") or {}
+    if len(gpus) > 1:
+        parts.append(f"{topo.get('interconnect') or 'interconnect unknown'}, P2P {topo.get('p2p') or 'unknown'}")
+    return ", ".join(parts)

@@ -1,0 +1,56 @@
+"""`stackcheck triage LOGFILE`: the root cause of a crashed server, from its log.
+
+With `--facts FILE` (a saved report of the box that crashed) or `--probe` (this box, probed now), it also
+says which step of the upgrade plan fixes the root cause.
+
+Exit codes: 0 when the log was read (whether or not an error was found), 2 when it (or the facts file)
+cannot be read.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from stackcheck.commands.arguments import emit
+from stackcheck.launch.triage import TriageReport, triage_file, triage_with_plan
+from stackcheck.render import TRIAGE_FORMATS
+from stackcheck.render.interface import RenderOptions
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("log", help="the server log to read; '-' reads standard input")
+    parser.add_argument("--format", choices=list(TRIAGE_FORMATS), default="text", help="output format (default: text)")
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument(
+        "--facts", metavar="FILE", default=None, help="the crashed box's saved report: name the plan step"
+    )
+    which.add_argument("--probe", action="store_true", help="probe this box to name the plan step that fixes it")
+    parser.add_argument("--manifests", metavar="DIR", action="append", default=[])
+    parser.add_argument("--output", metavar="FILE", help="write to FILE atomically instead of stdout")
+
+
+def plan_fix(args: argparse.Namespace, result: Any) -> tuple[bool, dict[str, Any] | None]:
+    """(asked, fix): whether facts were given, and the plan's (or the stack check's) answer for the root
+    cause."""
+    if not (args.facts or args.probe) or (result.feature is None and result.check is None):
+        return bool(args.facts or args.probe), None
+    from stackcheck.assembly.pipeline import evaluate
+    from stackcheck.commands.arguments import Options
+
+    report, _ = evaluate(Options(facts_file=args.facts, manifests_dirs=list(args.manifests)))
+    return True, triage_with_plan(result, report.get("plan") or {}, report.get("checks") or [])
+
+
+def run(args: argparse.Namespace) -> int:
+    result = triage_file(args.log)
+    asked, fix = plan_fix(args, result)
+
+    def sources() -> Any:
+        from stackcheck.knowledge.loader import load
+
+        return load(list(args.manifests)).sources
+
+    report = TriageReport(result, fix, asked, sources)
+    emit(TRIAGE_FORMATS[args.format](report, RenderOptions()), args)
+    return 0

@@ -1,0 +1,1 @@
+"""The output documents: the versioned report, the diff of two reports, the fleet summary of many."""

@@ -1,0 +1,524 @@
+"""The facts about a box: typed shapes of the `facts` object of a report, and loading saved facts.
+
+Facts are plain JSON-compatible dicts, described by TypedDicts so that the whole pipeline is typed and a
+saved report needs no conversion. In a probed report a value that could not be read is `None` and its
+section carries `"error"`; in a hand-written or partial facts document anything may be absent, and absent
+means unknown.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Mapping
+from typing import Any, Literal, TypedDict, cast
+
+from stackcheck.errors import BadInputError
+from stackcheck.paths import path_text
+
+SCHEMA_VERSION = 1
+
+Interconnect = Literal["nvlink", "pcie-switch", "pcie-host-bridge", "cross-socket", "single-gpu"]
+
+
+class DriverFacts(TypedDict, total=False):
+    version: str | None  # "580.159.04"
+    cuda: str | None  # highest CUDA the driver supports, "13.0"
+    nvml_version: str | None
+    source: str  # nvml | nvidia-smi | proc | assumed
+    error: str
+
+
+class GpuFacts(TypedDict, total=False):
+    index: int
+    name: str | None
+    uuid: str | None
+    pci_bus_id: str | None
+    compute_capability: str | None  # "12.0"
+    memory_bytes: int | None
+    persistence_mode: bool | None
+    mig_mode: bool | None
+    error: str
+
+
+class GpuPair(TypedDict, total=False):
+    a: int
+    b: int
+    link: str | None  # nvlink | pcie-switch | pcie-host-bridge | cross-socket | same-board
+    nvlink_count: int | None
+    common_ancestor: str | None  # internal | single | multiple | hostbridge | node | system
+    p2p_read: str | None  # ok | chipset-not-supported | gpu-not-supported | ... | unknown
+    error: str
+
+
+class TopologyFacts(TypedDict, total=False):
+    interconnect: Interconnect | None
+    same_model: bool | None
+    gpu_count: int | None
+    p2p: Literal["all", "some", "none"] | None
+    nvswitch: bool | None  # every GPU has an active NVLink to an NVSwitch (NVLink multicast possible)
+    pairs: list[GpuPair]
+    error: str
+
+
+class ToolkitFacts(TypedDict, total=False):
+    path: str | None
+    version: str | None  # "13.0.88"
+    source: str  # CUDA_HOME | CUDA_PATH | /usr/local/cuda | nvcc | pip
+    nvcc: str | None
+    active_for_build: bool
+    active_for_torch: bool
+    error: str
+
+
+class PackageFacts(TypedDict, total=False):
+    installed: bool
+    version: str | None  # the package's own version; for torch from torch/version.py ("2.11.0+cu130")
+    dist_version: str | None  # the distribution metadata's version ("2.11.0")
+    location: str | None
+    editable: bool
+    copies: int
+    other_locations: list[str]
+    cuda: str | None  # torch: "13.0"
+    variant: str | None  # torch: "cu130" | "cpu"; sgl-kernel: from the local version tag
+    git_version: str | None
+    error: str
+
+
+class SystemFacts(TypedDict, total=False):
+    os: str | None
+    kernel: str | None
+    glibc: str | None
+    python: str | None
+    python_implementation: str | None
+    machine: str | None
+    container: str | None
+    env: dict[str, str]
+    error: str
+
+
+class PythonFacts(TypedDict, total=False):
+    """The interpreter whose packages were audited (stackcheck.assembly.target, stackcheck.probes.python_env)."""
+
+    executable: str | None  # "/opt/serve/bin/python"
+    version: str | None  # "3.12.3"
+    implementation: str | None  # "cpython"
+    prefix: str | None  # "/opt/serve"
+    kind: str  # venv | conda | system
+    sys_path: list[str] | None  # where packages were looked for; null: unknown (packages are unknown too)
+    chosen_by: str  # "--python", "the gated command", "VIRTUAL_ENV", "stackcheck's own interpreter", ...
+    learned: str  # this process | cache | ran | static
+    notes: list[str]
+    error: str
+
+
+class OtherEnvironment(TypedDict, total=False):
+    """An environment elsewhere on the box that has the serving packages (the audited one has none)."""
+
+    python: str
+    prefix: str
+    packages: dict[str, str | None]  # {"sglang": "0.5.9", "torch": "2.9.1"}
+    select: str  # the flag that audits it: "--python /opt/serve/bin/python"
+
+
+class ImageLayer(TypedDict, total=False):
+    digest: str | None  # sha256:...; a legacy docker save's layer: its diff_id
+    size: int  # bytes as stored
+    media_type: str | None
+    compression: str  # none | gzip | zstd
+
+
+class NvidiaRequire(TypedDict, total=False):
+    """NVIDIA_REQUIRE_* of an image, as nvidia-container-toolkit reads them (stackcheck.image.require)."""
+
+    requirements: list[dict[str, Any]]  # {"variable", "text", "alternatives": [["cuda>=13.0"], ...]}
+    disabled: bool  # NVIDIA_DISABLE_REQUIRE is true
+    legacy: bool  # derived from CUDA_VERSION (no NVIDIA_REQUIRE_CUDA)
+    errors: list[str]  # invalid expressions: the container would not start
+
+
+class ImageFacts(TypedDict, total=False):
+    """The container image whose files were audited (--image; stackcheck.image.ImageInfo.to_facts)."""
+
+    path: str  # as given to --image
+    format: str  # docker-save | oci-dir | oci-tar
+    reference: str | None  # "serve:1.2"
+    digest: str | None  # the manifest's digest, where the file carries the manifest
+    id: str | None  # the config's digest (docker's IMAGE ID)
+    architecture: str | None
+    os: str | None
+    variant: str | None
+    platform_chosen_by: str
+    layers: list[ImageLayer]
+    env: dict[str, str]  # the config's Env, allow-listed, secrets dropped
+    labels: dict[str, str]
+    command: list[str] | None  # Entrypoint + Cmd, secrets masked
+    workdir: str | None
+    nvidia_require: NvidiaRequire
+    warnings: list[str]
+
+
+class Facts(TypedDict, total=False):
+    driver: DriverFacts
+    gpus: list[GpuFacts]
+    topology: TopologyFacts
+    cuda_toolkits: list[ToolkitFacts]
+    packages: dict[str, PackageFacts]
+    system: SystemFacts
+    python: PythonFacts
+    other_environments: list[OtherEnvironment]
+    image: ImageFacts  # --image: reference or path, digest, layers, config env, labels
+    binaries: dict[str, Any]  # --deep: CUDA targets compiled into each package's binaries
+    libs: dict[str, Any]  # --deep: which libcudart/libnccl/... each package's libraries would load
+    source_tables: dict[str, Any]
+    derived: dict[str, Any]  # read from installed releases newer than the data (stackcheck.derive.installed)
+    jit: dict[str, Any]  # the toolkit a JIT build uses, its headers, TRITON_PTXAS_* (stackcheck/probes/jit.py)
+    cuda_libs: dict[str, Any]  # CUDA sonames the loader finds (stackcheck/probes/cudalibs.py)
+    pcie: dict[str, Any]  # IOMMU mode and ACS redirect bits above the GPUs (stackcheck/probes/pcie.py)
+    assumed: list[str]  # which facts came from --assume-* options
+    # `packages` names every package that matters, so one it leaves out is not installed: true for what the
+    # packages probe wrote (it lists each package it looked for); a hand-written document leaves out what its
+    # author did not know, so there a package it does not name is unknown unless it says true (set on reading)
+    packages_complete: bool
+
+
+#: the facts sections stackcheck knows; any other top-level key of a facts document is warned about
+KNOWN_SECTIONS = frozenset(Facts.__annotations__)
+
+
+class ProbeOutcome(TypedDict, total=False):
+    name: str
+    status: Literal["ok", "partial", "failed", "timeout", "skipped"]
+    reason: str | None
+    duration_ms: float
+
+
+def _reject_constant(value: str) -> Any:
+    raise ValueError(f"non-standard JSON constant {value}")
+
+
+def parse_json_text(text: str, origin: str) -> Any:
+    """Parse JSON strictly (no NaN/Infinity), turning every failure into a one-line BadInputError."""
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        raise BadInputError(f"{origin}: line {exc.lineno} column {exc.colno}: not valid JSON: {exc.msg}") from None
+    except ValueError as exc:
+        raise BadInputError(f"{origin}: not valid JSON: {exc}") from None
+    except RecursionError:
+        raise BadInputError(f"{origin}: JSON nested too deeply") from None
+
+
+MAX_FACTS_BYTES = 64 * 1024 * 1024  # a real report is tens of kilobytes
+
+
+def read_text_file(path: str | os.PathLike[str], limit: int = MAX_FACTS_BYTES) -> str:
+    try:
+        if os.stat(path).st_size > limit:
+            raise BadInputError(f"{path}: larger than {limit // 2**20} MiB: not a stackcheck facts file")
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except FileNotFoundError:
+        raise BadInputError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise BadInputError(f"{path}: is a directory, expected a file") from None
+    except OSError as exc:
+        raise BadInputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BadInputError(f"{path}: byte {exc.start}: not UTF-8 text") from None
+
+
+def facts_from_document(doc: Any, origin: str) -> Facts:
+    """Take the facts out of a saved report or a `{schema_version, facts}` document, checking its shape."""
+    if not isinstance(doc, dict):
+        raise BadInputError(f"{origin}: $: expected a JSON object with 'schema_version' and 'facts'")
+    version = doc.get("schema_version")
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise BadInputError(f"{origin}: $.schema_version: expected an integer, got {json.dumps(version)}")
+    if version > SCHEMA_VERSION:
+        raise BadInputError(
+            f"{origin}: $.schema_version: {version} is newer than this stackcheck understands ({SCHEMA_VERSION})"
+        )
+    if version < 1:
+        raise BadInputError(f"{origin}: $.schema_version: {version} is not a valid schema version")
+    facts = doc.get("facts")
+    if not isinstance(facts, dict):
+        raise BadInputError(f"{origin}: $.facts: expected an object")
+    from stackcheck.facts.schema_check import check_facts
+
+    check_facts(facts, origin)
+    apply_handwritten_rules(facts, origin)
+    if "packages_complete" not in facts:
+        facts["packages_complete"] = packages_probed(doc.get("probes"))
+    return cast(Facts, facts)
+
+
+def packages_probed(probes: Any) -> bool:
+    """Whether a saved document's packages were written by the packages probe (its `probes` list says it ran):
+    then every package it looked for is listed, installed or not."""
+    return isinstance(probes, list) and any(
+        isinstance(p, dict) and p.get("name") == "packages" and p.get("status") in ("ok", "partial") for p in probes
+    )
+
+
+def apply_handwritten_rules(facts: dict[str, Any], origin: str, warn: Any = None) -> list[str]:
+    """Read a hand-written facts document the way its author meant it (in place); the warnings, printed.
+
+    - a package entry with a version and no `installed` counts as installed (what is left out is unknown,
+      never a silent "not installed");
+    - a top-level key that is not a facts section ("gpu", "pakages") is named in a warning: it is ignored,
+      and a typo must not pass for "no GPU".
+    """
+    warnings: list[str] = []
+    for key in facts:
+        if key not in KNOWN_SECTIONS:
+            close = _closest(key, KNOWN_SECTIONS)
+            hint = f" (did you mean {close!r}?)" if close else ""
+            warnings.append(f"{origin}: $.facts.{key}: unknown facts section, ignored{hint}")
+    packages = facts.get("packages")
+    if isinstance(packages, dict):
+        for entry in packages.values():
+            if isinstance(entry, dict) and "installed" not in entry and isinstance(entry.get("version"), str):
+                entry["installed"] = True
+    if warnings:
+        import sys
+
+        for line in warnings:
+            (warn or (lambda text: print(f"stackcheck: warning: {text}", file=sys.stderr)))(line)
+    return warnings
+
+
+def _closest(key: str, known: frozenset[str]) -> str | None:
+    import difflib
+
+    match = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.6)
+    if match:
+        return match[0]
+    return next((k for k in sorted(known) if k.startswith(key) or key.startswith(k)), None)
+
+
+def load_facts_file(path: os.PathLike[str] | str) -> Facts:
+    """Read facts from a saved report or facts document; `-` reads standard input."""
+    return load_facts_document(path)[0]
+
+
+def load_facts_document(path: os.PathLike[str] | str) -> tuple[Facts, dict[str, Any] | None]:
+    """The facts and the saved report's `host` block (None when the document has none); `-` is stdin."""
+    doc, origin = read_document(path)
+    facts = facts_from_document(doc, origin)
+    host = doc.get("host")
+    if not isinstance(host, dict):
+        # a hand-written document names no host: keep it unknown rather than take this machine's name (a
+        # fleet would otherwise merge every such document into the host that rendered it)
+        return facts, {"facts_file": origin}
+    return facts, host
+
+
+def load_report_document(path: os.PathLike[str] | str) -> dict[str, Any]:
+    """A whole saved report (or facts document), its facts checked as --facts checks them; `-` is stdin."""
+    doc, origin = read_document(path)
+    doc["facts"] = facts_from_document(doc, origin)
+    return dict(doc)
+
+
+def read_document(path: os.PathLike[str] | str) -> tuple[Any, str]:
+    """The parsed JSON of a facts file or report, and its name for messages. `//` comments are allowed (the
+    template of `stackcheck facts template` has them); another tool's output is named, with the command
+    that makes a facts file."""
+    if str(path) == "-":
+        import sys
+
+        origin = "<stdin>"
+        if sys.stdin is None:
+            raise BadInputError(f"{origin}: standard input is closed")
+        try:
+            text = sys.stdin.read(MAX_FACTS_BYTES + 1)
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            raise BadInputError(f"{origin}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+        if len(text) > MAX_FACTS_BYTES:
+            raise BadInputError(f"{origin}: larger than {MAX_FACTS_BYTES // 2**20} MiB: not a stackcheck facts file")
+    else:
+        origin = path_text(path)  # spelled as pathlib spells it (no pathlib import at start-up)
+        text = read_text_file(origin)
+    try:
+        doc = parse_json_text(text, origin)
+    except BadInputError:
+        what = foreign_text(text)
+        if what:
+            raise BadInputError(f"{origin}: {what}, not a stackcheck facts file; {MAKE_FACTS}") from None
+        stripped = strip_comments(text) if "//" in text else None
+        if stripped is None:
+            raise
+        doc = parse_json_text(stripped, origin)
+    what = foreign_json(doc)
+    if what:
+        raise BadInputError(f"{origin}: {what}, not a stackcheck facts file; {MAKE_FACTS}")
+    return doc, origin
+
+
+MAKE_FACTS = (
+    "make one on the box with `stackcheck probe --format json --output facts.json`, "
+    "or write one from `stackcheck facts template`"
+)
+
+
+def foreign_text(text: str) -> str | None:
+    """What another tool's text output is, when it is one people pass by mistake (None: not recognised)."""
+    head = text[:4096]
+    if "<nvidia_smi_log" in head or ("<?xml" in head[:100] and "nvidia" in head.lower()):
+        return "this is `nvidia-smi -q -x` XML"
+    if "NVSMI LOG" in head or ("Driver Version" in head and "Attached GPUs" in head):
+        return "this is `nvidia-smi -q` output"
+    if "NVIDIA-SMI" in head and "Driver Version:" in head:
+        return "this is `nvidia-smi` output"
+    if "PyTorch version:" in head or "Collecting environment information" in head:
+        return "this is `python -m torch.utils.collect_env` output"
+    lines = [ln for ln in head.splitlines() if ln.strip() and not ln.startswith("#")]
+    if lines and all("==" in ln or " @ " in ln for ln in lines[:20]):
+        return "this is `pip freeze` output"
+    return None
+
+
+def foreign_json(doc: Any) -> str | None:
+    """What another tool's JSON is (pip list, docker inspect, a stackcheck document of another kind)."""
+    if isinstance(doc, list):
+        first = doc[0] if doc and isinstance(doc[0], dict) else {}
+        if {"name", "version"} <= set(first):
+            return "this is `pip list --format json` output (the packages alone)"
+        if "Id" in first and ("Config" in first or "RepoTags" in first or "GraphDriver" in first):
+            return "this is `docker inspect` output (for an image: stackcheck audit --image IMAGE)"
+        return None
+    if isinstance(doc, dict) and not isinstance(doc.get("facts"), dict):
+        if "decision" in doc and "derived" in doc:
+            return "this is a `stackcheck gate` decision"
+        if "root_cause" in doc and "log" in doc:
+            return "this is a `stackcheck triage` result"
+        if "fleet_schema_version" in doc or ("waves" in doc and "drift" in doc):
+            return "this is a `stackcheck fleet` summary"
+        if "architectures" in doc and "gpus_from" in doc:
+            return "this is a `stackcheck explain` document"
+        if "regressions" in doc and "versions" in doc:
+            return "this is a `stackcheck diff` document"
+    return None
+
+
+def strip_comments(text: str) -> str:
+    """JSON with `//` line comments (outside strings) -> JSON. Only comments: anything else stays invalid."""
+    out: list[str] = []
+    in_string = False
+    escaped = False
+    i = 0
+    n = len(text)
+    while i < n:
+        ch = text[i]
+        if in_string:
+            out.append(ch)
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+            out.append(ch)
+        elif ch == "/" and text.startswith("//", i):
+            end = text.find("\n", i)
+            i = n if end < 0 else end
+            continue
+        else:
+            out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def cc_tuple(cc: str | None) -> tuple[int, int] | None:
+    """ "12.0" -> (12, 0); None for anything that is not a compute capability."""
+    if not isinstance(cc, str):
+        return None
+    major, sep, minor = cc.partition(".")
+    if not sep or not major.isdigit() or not minor.isdigit():
+        return None
+    return int(major), int(minor)
+
+
+def finite_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+#: SGLang's kernel package under its two names: sgl-kernel, renamed sglang-kernel. Both install the import
+#: package `sgl_kernel` (KERNEL_MODULE), so a box has one of them; every place that names the pair reads it
+#: here (a list shown to a user puts the new name first: KERNEL_PACKAGES[::-1]).
+KERNEL_PACKAGES = ("sgl-kernel", "sglang-kernel")
+KERNEL_MODULE = "sgl_kernel"
+
+#: the packages that make an environment a serving one
+SERVING_PACKAGES = ("sglang", "torch", *KERNEL_PACKAGES, "flashinfer-python")
+
+
+def target_text(facts: Mapping[str, Any]) -> str | None:
+    """Where the packages were read, for the report header: "packages from /opt/serve (Python 3.12.3,
+    chosen by the gated command)"; None when the facts do not say (a hand-written document)."""
+    python = facts.get("python")
+    if not isinstance(python, dict):
+        return None
+    where = python.get("prefix") or python.get("executable") or "an unknown environment"
+    image = facts.get("image")
+    if isinstance(image, dict):  # "packages from image serve.tar:/opt/venv (...)"
+        where = f"image {image.get('path') or image.get('reference') or '?'}:{where}"
+    version = python.get("version")
+    chosen = python.get("chosen_by") or "an unknown rule"
+    text = f"packages from {where} (Python {version or '?'}, chosen by {chosen})"
+    if isinstance(python.get("error"), str):
+        text += f": {python['error']}"
+    return text
+
+
+def image_text(facts: Mapping[str, Any]) -> str | None:
+    """One line about the audited image for the report header: "serve:1.2 · sha256:0f3a…  · 3 layers ·
+    linux/amd64 · CUDA_VERSION 13.0.1 · NVIDIA_REQUIRE_CUDA cuda>=13.0"; None outside an image audit."""
+    image = facts.get("image")
+    if not isinstance(image, dict):
+        return None
+    parts = [str(image.get("reference") or image.get("path") or "?")]
+    digest = image.get("digest") or image.get("id")
+    if isinstance(digest, str):
+        parts.append(digest[:19] + "…")
+    layers = image.get("layers")
+    if isinstance(layers, list):
+        parts.append(f"{len(layers)} layer{'s' if len(layers) != 1 else ''}")
+    if image.get("os") or image.get("architecture"):
+        parts.append(f"{image.get('os') or '?'}/{image.get('architecture') or '?'}")
+    env = image.get("env")
+    for name in ("CUDA_VERSION", "NVIDIA_REQUIRE_CUDA"):
+        value = env.get(name) if isinstance(env, dict) else None
+        if isinstance(value, str):
+            parts.append(f"{name} {value[:80]}")
+    return " · ".join(parts)
+
+
+def serving_elsewhere(facts: Mapping[str, Any]) -> str | None:
+    """One line when the audited environment has none of the serving packages and others on the box do,
+    with the flag that selects them; None otherwise."""
+    others = facts.get("other_environments")
+    packages = facts.get("packages")
+    if not isinstance(others, list) or not others or not isinstance(packages, dict):
+        return None
+    if any(isinstance(p, dict) and p.get("installed") for n, p in packages.items() if n in SERVING_PACKAGES):
+        return None
+    python = facts.get("python")
+    where = python.get("prefix") if isinstance(python, dict) else None
+    parts = []
+    for other in others[:3]:
+        if not isinstance(other, dict):
+            continue
+        pkgs = other.get("packages")
+        if not isinstance(pkgs, dict):
+            pkgs = {}
+        have = ", ".join(f"{n} {v or '?'}" for n, v in sorted(pkgs.items(), key=lambda kv: kv[0] != "sglang"))
+        parts.append(f"{other.get('python')} has {have}: rerun with {other.get('select')}")
+    more = f" (and {len(others) - 3} more)" if len(others) > 3 else ""
+    return f"none of the serving packages is in {where or 'the audited environment'}; " + "; ".join(parts) + more

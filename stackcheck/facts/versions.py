@@ -1,0 +1,220 @@
+"""Versions as they appear on a GPU box: PEP 440 package versions with local tags (2.9.1+cu130),
+driver versions (580.159.04), CUDA versions (13.0, 13.0.88) and CUDA wheel tags (cu130).
+
+Everything here is total: a string that cannot be read gives None, never an exception.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from packaging.version import InvalidVersion, Version
+
+# Specifier sets are matched here rather than with packaging.specifiers: importing that module pulls in
+# packaging.tags and sysconfig, which costs tens of milliseconds at start-up (measured: 47 ms on the H200
+# machine), and the audit runs before every server launch. tests/facts/test_versions.py checks this against
+# packaging.specifiers.SpecifierSet.contains(..., prereleases=True) on generated versions and specifiers.
+_CLAUSE = re.compile(r"^\s*(~=|===|==|!=|<=|>=|<|>)\s*([^\s,;]+)\s*$")
+
+_CUDA_TAG = re.compile(r"^cu(\d{2,3})$")
+_NUMERIC = re.compile(r"^\d+(\.\d+)*$")
+
+
+@lru_cache(maxsize=4096)
+def parse_version(text: str) -> Version | None:
+    """A PEP 440 version, or None. '2.9.1+cu130' keeps its local tag; use `public()` to drop it."""
+    if not isinstance(text, str) or len(text) > 200:
+        return None
+    try:
+        return Version(text)
+    except InvalidVersion:
+        return None
+
+
+@lru_cache(maxsize=4096)
+def public(text: str) -> Version | None:
+    """The version without its local tag: '2.9.1+cu130' -> 2.9.1."""
+    v = parse_version(text)
+    if v is None:
+        return None
+    return Version(v.public)
+
+
+def local_tag(text: str) -> str | None:
+    v = parse_version(text)
+    return v.local if v is not None else None
+
+
+@lru_cache(maxsize=1024)
+def parse_specifier(text: str) -> tuple[tuple[str, str], ...] | None:
+    """A PEP 440 specifier set as (operator, version) clauses; None if it is not valid. '' admits anything."""
+    if not isinstance(text, str) or len(text) > 500:
+        return None
+    if not text.strip():
+        return ()
+    clauses = []
+    for part in text.split(","):
+        m = _CLAUSE.match(part)
+        if not m:
+            return None
+        op, target = m.groups()
+        if op == "===":
+            clauses.append((op, target))
+            continue
+        if target.endswith(".*"):
+            if op not in ("==", "!=") or parse_version(target[:-2]) is None or "+" in target:
+                return None
+        else:
+            v = parse_version(target)
+            if v is None:
+                return None
+            if v.local is not None and op not in ("==", "!="):
+                return None
+            if op == "~=" and len(v.release) < 2:
+                return None
+        clauses.append((op, target))
+    return tuple(clauses)
+
+
+def _prefix_match(v: Version, target: str) -> bool:
+    t = Version(target[:-2])
+    if v.epoch != t.epoch:
+        return False
+    n = len(t.release)
+    release = v.release + (0,) * max(0, n - len(v.release))
+    if release[:n] != t.release:
+        return False
+    # a prefix written with a pre/post/dev part must match those too
+    if t.pre is not None or t.post is not None or t.dev is not None:
+        return (v.pre, v.post, v.dev)[:3] == (t.pre, t.post, t.dev) or str(v).startswith(str(t))
+    return True
+
+
+def _with(v: Version, **parts: int | None) -> Version:
+    """A copy of a public version with some of its pre/post/dev parts replaced (None removes one)."""
+    fields: dict[str, object] = {"pre": v.pre, "post": v.post, "dev": v.dev, **parts}
+    text = (f"{v.epoch}!" if v.epoch else "") + ".".join(map(str, v.release))
+    pre = fields["pre"]
+    if isinstance(pre, tuple):
+        text += f"{pre[0]}{pre[1]}"
+    if fields["post"] is not None:
+        text += f".post{fields['post']}"
+    if fields["dev"] is not None:
+        text += f".dev{fields['dev']}"
+    return Version(text)
+
+
+def _parsed(target: str) -> Version:
+    parsed = parse_version(target)
+    assert parsed is not None  # parse_specifier accepted it
+    return parsed
+
+
+def _clause_holds(op: str, target: str, v: Version) -> bool:
+    """One clause against a public version (no local tag: version_in strips it)."""
+    if op == "===":
+        return str(v) == target
+    if op == "==":
+        if target.endswith(".*"):
+            return _prefix_match(v, target)
+        t = _parsed(target)
+        return v == t
+    if op == "!=":
+        return not _clause_holds("==", target, v)
+    t = _parsed(target)
+    if op == "~=":
+        prefix = ".".join(str(x) for x in t.release[:-1]) + ".*"
+        if t.epoch:
+            prefix = f"{t.epoch}!{prefix}"
+        return v >= t and _prefix_match(v, prefix)
+    if op == "<=":
+        return v <= t
+    if op == ">=":
+        return v >= t
+    if op == "<":
+        if not v < t:
+            return False
+        # PEP 440: <V does not admit pre-releases of V itself unless V is a pre-release
+        return t.is_prerelease or not v.is_prerelease or v < _with(t, dev=0)
+    if op == ">":
+        if not v > t:
+            return False
+        # >V does not admit post-releases of V unless V is a post-release
+        return t.is_postrelease or not v.is_postrelease or _with(v, post=None, dev=None) != t
+    return False
+
+
+def version_in(version: str, spec: str) -> bool | None:
+    """Does a version (local tag ignored, pre-releases admitted) satisfy a specifier set? None if unreadable."""
+    v = public(version)
+    clauses = parse_specifier(spec)
+    if v is None or clauses is None:
+        return None
+    return all(_clause_holds(op, target, v) for op, target in clauses)
+
+
+def numeric_tuple(text: object) -> tuple[int, ...] | None:
+    """'580.159.04' -> (580, 159, 4); '13.0' -> (13, 0). Driver and CUDA versions are not PEP 440."""
+    if not isinstance(text, str):
+        return None
+    return _numeric_tuple(text)
+
+
+@lru_cache(maxsize=4096)
+def _numeric_tuple(text: str) -> tuple[int, ...] | None:
+    # memoised: the planner compares the same driver and CUDA versions for every candidate stack
+    t = text.strip()
+    if not _NUMERIC.match(t) or len(t) > 50:
+        return None
+    return tuple(int(p) for p in t.split("."))
+
+
+def compare_numeric(a: str, b: str) -> int | None:
+    """-1, 0 or 1 comparing dotted numeric versions, padding the shorter with zeros; None if unreadable."""
+    ta, tb = numeric_tuple(a), numeric_tuple(b)
+    if ta is None or tb is None:
+        return None
+    n = max(len(ta), len(tb))
+    pa, pb = ta + (0,) * (n - len(ta)), tb + (0,) * (n - len(tb))
+    return (pa > pb) - (pa < pb)
+
+
+def cuda_from_tag(tag: str | None) -> str | None:
+    """'cu130' -> '13.0', 'cu128' -> '12.8', 'cu92' -> '9.2'; None for 'cpu', 'rocm6.2' or garbage."""
+    if not tag:
+        return None
+    m = _CUDA_TAG.match(tag.strip().lower())
+    if not m:
+        return None
+    digits = m.group(1)
+    return f"{int(digits[:-1])}.{digits[-1]}"
+
+
+def tag_from_cuda(cuda: str | None) -> str | None:
+    """'13.0' -> 'cu130'; '12.8.1' -> 'cu128'."""
+    t = numeric_tuple(cuda) if cuda else None
+    if t is None or len(t) < 2:
+        return None
+    return f"cu{t[0]}{t[1]}"
+
+
+def cuda_major_minor(text: str | None) -> str | None:
+    """'13.0.88' -> '13.0'."""
+    t = numeric_tuple(text) if text else None
+    if t is None:
+        return None
+    return f"{t[0]}.{t[1] if len(t) > 1 else 0}"
+
+
+def variant_of(version: str | None) -> str | None:
+    """The CUDA variant named by a local tag: '0.3.21+cu130' -> 'cu130', '2.9.1+cpu' -> 'cpu'."""
+    if not version:
+        return None
+    tag = local_tag(version)
+    if not tag:
+        return None
+    first = tag.split(".")[0]
+    if _CUDA_TAG.match(first) or first == "cpu" or first.startswith("rocm"):
+        return first
+    return None

@@ -1,0 +1,1 @@
+"""The manifests: loading the shipped and user data, full validation, the sources every output document cites."""

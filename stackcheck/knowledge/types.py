@@ -1,0 +1,265 @@
+"""The manifests' records as types: what a validated document of manifests/*.json holds (schemas/*.json).
+
+A document is validated once (the shipped set by the tests, a user's directory at every load, see
+stackcheck.knowledge.loader) and from then on read through these types: `Manifests.features` is a
+`list[Feature]`, `Manifests.releases(name)` a `list[Release]`, and so on, so a reader relies on the schema
+instead of re-checking each value's type by hand.
+
+They are TypedDicts, and this module is imported only for type checking (`if TYPE_CHECKING:`, and
+`cast("list[Feature]", ...)` with the name as a string): a validated document is already these values, so
+typing it costs nothing at run time (no conversion, no import, no class built at start: issue 21's budget;
+frozen dataclasses would copy every record at load and import dataclasses and inspect, ~8 ms of a start).
+Every key is optional here (`total=False`), as most are in the schemas; readers keep `.get()` where a key
+may be absent. A predicate (`when`, `require`) and a `source` stay `Any`: their shapes are the rule
+language's and the sources' own, read by the engine (stackcheck.verdicts.engine) and stackcheck.knowledge.sources.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypedDict
+
+#: a `source`: a sources.json id, an inline {title, url, ...}, or a list of them (common.schema.json)
+Source = Any
+#: a predicate of the rule language (features.schema.json `pred`)
+Pred = Any
+
+
+# ---- features.json / checks.json ------------------------------------------------------------------------
+
+
+class RequiredBy(TypedDict, total=False):
+    """Which launches need an item or a rule, and why (`required_by`): every launch, the launches that use
+    `features`, or those whose launch facts meet `when`."""
+
+    launches: str  # "every"
+    features: list[str]
+    when: list[Pred]
+    why: str
+    source: Source
+    inferred: bool
+    note: str
+
+
+class Derive(TypedDict, total=False):
+    """A rule's `derive`: how the rule is read from an installed release's own files."""
+
+    flag: str
+    choice: str
+
+
+class Rule(TypedDict, total=False):
+    id: str
+    when: Pred
+    require: Pred
+    effect: str
+    message: str
+    source: Source
+    inferred: bool
+    note: str
+    required_by: RequiredBy
+    derive: Derive
+
+
+class Enable(TypedDict, total=False):
+    flags: list[str]
+    env: dict[str, str]
+    default_on: bool
+    disable_flags: list[str]
+
+
+class Workaround(TypedDict, total=False):
+    text: str
+    patch: dict[str, Any]
+    flags: list[str]
+    env: dict[str, str]
+    source: Source
+    upstream_supported: bool
+    for_rules: list[str]
+    inferred: bool
+    note: str
+
+
+class Fix(TypedDict, total=False):
+    text: str
+    component: str
+    commands: list[str]
+    source: Source
+
+
+class Feature(TypedDict, total=False):
+    id: str
+    title: str
+    needs: list[str]  # package names, `a|b` for alternatives
+    assume_newer: list[str]
+    rules: list[Rule]
+    note: str
+    enable: Enable
+    workaround: Workaround
+    upstream: dict[str, Any]
+    required_by: RequiredBy
+    path: list[Any]
+
+
+class Check(TypedDict, total=False):
+    id: str
+    title: str
+    needs: list[str]
+    assume_newer: list[str]
+    rules: list[Rule]
+    note: str
+    builtin: str
+    required_by: RequiredBy
+    fix: Fix
+
+
+# ---- gates.json -------------------------------------------------------------------------------------------
+
+
+class GateRelease(TypedDict, total=False):
+    """One row of a gate's release table: the value the gate has in the releases `versions` admits."""
+
+    versions: str
+    value: Any
+    source: Source
+    inferred: bool
+    note: str
+
+
+class Gate(TypedDict, total=False):
+    id: str
+    title: str
+    package: str
+    probe: dict[str, Any] | None  # None: a manifest-only gate, known from its releases alone
+    releases: list[GateRelease]
+    note: str
+
+
+# ---- components.json --------------------------------------------------------------------------------------
+
+
+class Variant(TypedDict, total=False):
+    variant: str
+    cuda: str
+    arch_list: str
+    archs: list[str]
+    archs_aarch64: list[str]
+    pypi: bool
+    index_only: bool
+    nccl: str
+    experimental: bool
+    source: Source
+    inferred: bool
+    note: str
+    libs: dict[str, Any]
+    libs_source: Source
+
+
+class Release(TypedDict, total=False):
+    version: str
+    date: str
+    pypi_variant: str | None
+    cuda: str
+    archs: list[str]
+    variants: list[Variant]
+    requires: dict[str, str]  # normalised distribution name -> PEP 440 specifier set
+    requires_extras: dict[str, Any]
+    optional_requires: dict[str, Any]
+    requires_python: str
+    renamed_to: str
+    notes: list[str]
+    source: Source
+    inferred: bool
+    note: str
+    tools: dict[str, Any]
+    tool_env: dict[str, Any]
+    arch_majors: list[int]
+    min_jit_cuda: str
+    kernel_min_at_start: str
+    flashinfer_min_at_start: str
+    requires_read: dict[str, Any]
+    #: not in the schema: a release derived from an installed package's own files (stackcheck.derive.judge)
+    derived: str
+
+
+class Package(TypedDict, total=False):
+    names: list[str]
+    import_name: str
+    index_url: str
+    index_source: Source
+    renamed_from: str
+    renamed_to: str
+    notes: list[str]
+    releases: list[Release]
+    tool_env: dict[str, Any]
+
+
+class CudaRelease(TypedDict, total=False):
+    version: str
+    min_driver: str | None
+    updates: list[dict[str, Any]]
+    family_min_driver: str
+    archs_added: list[str]
+    archs_removed: list[str]
+    compilable: list[str]
+    released: bool
+    notes: list[str]
+    source: Source
+    inferred: bool
+    note: str
+
+
+class Cuda(TypedDict, total=False):
+    releases: list[CudaRelease]
+    minor_version_compatibility: list[dict[str, Any]]
+    notes: list[str]
+
+
+class Components(TypedDict, total=False):
+    driver: dict[str, Any]
+    cuda: Cuda
+    packages: dict[str, Package]
+
+
+# ---- architectures.json -----------------------------------------------------------------------------------
+
+
+class ArchTarget(TypedDict, total=False):
+    target: str
+    min_cuda: str
+    how: str
+    source: Source
+    inferred: bool
+    note: str
+
+
+class Architecture(TypedDict, total=False):
+    id: str
+    compute_capability: str  # "12.0"
+    name: str
+    generation: str
+    nvml_architecture: int
+    gpus: list[str]
+    gpu_name_sources: list[dict[str, Any]]
+    min_cuda: str
+    min_driver: str
+    kernel_modules: dict[str, Any]
+    targets: list[ArchTarget]
+    incompatible_targets: list[Any]
+    notes: list[str]
+    source: Source
+    inferred: bool
+    note: str
+
+
+class CompatRule(TypedDict, total=False):
+    """A binary-compatibility rule (architectures.json `rules`, applied by stackcheck.facts.archs.runs_on)."""
+
+    id: str
+    text: str
+    kind: str
+    suffixes: list[str]
+    runs_on: str
+    min_cuda: str
+    source: Source
+    inferred: bool
+    note: str

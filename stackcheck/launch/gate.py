@@ -1,0 +1,1046 @@
+"""`stackcheck gate`, the pure part: an SGLang command line -> the features it needs and its launch facts,
+then the verdicts -> allow or refuse. No I/O, no environment reads: the caller passes argv and env in.
+
+How a command line is read (all of it data, manifests/launch.json):
+- the command is an SGLang launch when it is `python[3[.x]] [python options] -m sglang.launch_server ...` or
+  `sglang serve ...` (an `env [-i] [-u NAME] [NAME=VALUE]...` prefix is read for its assignments), also
+  behind a launcher (`uv run python -m ...`, `srun -n1 python3 -m ...`, `docker exec c sglang serve ...`,
+  `bash -c "python -m ..."`). Any other command (a wrapper script) is scanned too: if an SGLang flag of
+  launch.json or an entrypoint's name appears in it, it is treated as an SGLang launch; if none does, it
+  needs no feature (only --require is checked).
+- flags are read as SGLang's argparse reads them: `--flag VALUE` and `--flag=VALUE`, aliases
+  (`--tensor-parallel-size`), and unique-prefix abbreviations of a listed flag (`--tp` for `--tp-size`);
+  a prefix of several listed flags is reported as unknown. The last occurrence wins, as in argparse.
+- each option maps values to features (`--attention-backend fa3` -> attention-fa3); a value that
+  launch.json does not know is reported as unknown (it may be new, or SGLang may reject it). Flags
+  launch.json does not list at all (it lists only those that gate features) pass through unchecked and are
+  named in one note; `--config FILE` makes the launch facts unknown (its settings are not read).
+- deepgemm, on by default, fails only with FP8 block-quantized models: its default entry says
+  `"refuse": false`, so a blocked deepgemm warns; `--quantization fp8` requires fp8-block-gemm, which refuses.
+- per SGLang release, an option says whether the installed release has the flag at all; a flag the
+  installed release lacks is a refusal (SGLang exits with `unrecognized arguments`), a release no entry
+  covers is unknown.
+
+Decision policy:
+- explicit features (from `--require`, or turned on by a flag or a value in the command) must be `ok`:
+  `blocked` (any effect) refuses; `unknown` refuses unless --allow-unknown; `not-applicable` (a package it
+  needs is not installed) refuses.
+- default features (on without any flag: custom-allreduce when tp > 1 unless --disable-custom-all-reduce,
+  cuda-graph unless --disable-cuda-graph, deepgemm unless SGLANG_ENABLE_JIT_DEEPGEMM is false,
+  attention-flashinfer when FlashInfer is installed, as SGLang's default sampler unless --sampling-backend
+  says otherwise and its default attention backend unless --attention-backend is given):
+  `blocked` with effect `crash` refuses; `blocked` with `disabled` or `degraded` only warns (the server
+  starts and falls back); `unknown` refuses (unless --allow-unknown) when any rule of the feature can
+  crash, else warns; `not-applicable` is ignored.
+- what every SGLang launch needs (`required_by: {"launches": "every"}` in features.json / checks.json:
+  torch compiled for the GPU, the kernel package's code, build, libraries and pairing with torch, the
+  minimum SGLang's engine checks at start, the driver against torch's CUDA, FlashInfer's package versions,
+  Triton's ptxas, one NCCL wheel) is required of every launch the gate sees; a check scoped to features
+  (`{"features": [...]}`) of a launch that needs one of them; a check scoped to launch conditions
+  (`{"when": [...]}`: tp > 1 or pp > 1, a multimodal model) of a launch that meets them, or whose condition
+  reads a launch fact the gate could not read (fail closed); a rule's own `required_by` scopes that rule
+  alone (the check is then judged on the rules the launch needs): a failure with effect crash refuses, a
+  degrading one warns (SGLang's metadata pins); unknown refuses unless --allow-unknown (when a rule that
+  could crash is unknown); not installed (not-applicable, skipped) is ignored.
+- problems found while reading the command (unknown values, ambiguous abbreviations, flags the release
+  lacks) are `unknown` (refuse unless --allow-unknown) or `blocked` with effect crash (refuse).
+- a probe the decision reads (nvml, toolkits, packages, system) that failed or timed out is `unknown`
+  (refuse unless --allow-unknown); a package the probe could not read is unknown, never "not installed".
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from stackcheck.errors import UsageError
+from stackcheck.record import field, record
+
+EFFECT_ORDER = {"crash": 3, "disabled": 2, "degraded": 1}
+_PYTHON = re.compile(r"^python(\d+(\.\d+)?)?$")
+# python options that take a separate value (python -X dev -W error -m mod)
+_PY_VALUE_OPTS = {"-X", "-W", "-Q", "--check-hash-based-pycs"}
+
+
+@record
+class Requirement:
+    feature: str  # a feature id, or a stack check id when `check`
+    kind: str  # "explicit" | "default" | "default-warn" | "launch"
+    why: str  # the flag, value or rule that asks for it
+    check: bool = False  # a stack check (checks.json) rather than a feature
+    # a check whose rules have scopes of their own (a rule's `required_by`): the rules this launch needs, each
+    # with the kind it is needed as; None: every rule, as `kind`
+    rules: dict[str, str | None] | None = None
+
+
+@record
+class Problem:
+    """Something about the command itself: an unknown value, an ambiguous flag, a flag the release lacks."""
+
+    subject: str  # e.g. "--attention-backend=foo"
+    status: str  # "unknown" | "blocked" | "note" (never refuses)
+    effect: str | None
+    message: str
+    source: Any = None
+
+
+@record
+class Derived:
+    command: list[str]
+    entrypoint: str | None  # launch.json entrypoint id, "wrapper" or None
+    sglang_args: list[str]
+    launch: dict[str, Any] = field(default_factory=dict)
+    options: dict[str, Any] = field(default_factory=dict)  # canonical flag -> value (True for bool)
+    env: dict[str, bool] = field(default_factory=dict)  # launch.json env names -> parsed values
+    required: list[Requirement] = field(default_factory=list)
+    off: list[str] = field(default_factory=list)  # default features turned off, with the reason
+    problems: list[Problem] = field(default_factory=list)
+    defaults: dict[str, Any] = field(default_factory=dict)  # launch.json flag -> its default value
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "entrypoint": self.entrypoint,
+            "launch": dict(self.launch),
+            "options": dict(self.options),
+            "env": dict(self.env),
+            "required": [
+                {
+                    "feature": r.feature,
+                    "kind": r.kind,
+                    "why": r.why,
+                    **({"check": True} if r.check else {}),
+                    **({"rules": dict(r.rules)} if r.rules is not None else {}),
+                }
+                for r in self.required
+            ],
+            "off": list(self.off),
+            "problems": [problem_json(p) for p in self.problems],
+        }
+
+
+def problem_json(p: Problem) -> dict[str, Any]:
+    return {"subject": p.subject, "status": p.status, "effect": p.effect, "message": p.message, "source": p.source}
+
+
+# ---- reading the command --------------------------------------------------------------------------
+
+
+def split_env_prefix(argv: Sequence[str], env: Mapping[str, str]) -> tuple[list[str], dict[str, str]]:
+    """`env [-i] [-u NAME] [NAME=VALUE]... CMD ARGS` -> (CMD ARGS, the environment CMD would see)."""
+    args = list(argv)
+    out = dict(env)
+    if not args or os.path.basename(args[0]) != "env":
+        return args, out
+    i = 1
+    while i < len(args):
+        a = args[i]
+        if a in ("-i", "--ignore-environment", "-"):
+            out = {}
+        elif a in ("-u", "--unset") and i + 1 < len(args):
+            out.pop(args[i + 1], None)
+            i += 1
+        elif a.startswith("--unset="):
+            out.pop(a.partition("=")[2], None)
+        elif "=" in a and not a.startswith("-") and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", a):
+            name, _, value = a.partition("=")
+            out[name] = value
+        else:
+            break
+        i += 1
+    return args[i:], out
+
+
+def find_entrypoint(argv: Sequence[str], mapping: Mapping[str, Any]) -> tuple[str | None, list[str]]:
+    """(entrypoint id, SGLang arguments) for a recognised launch, else (None, all arguments after argv[0]).
+
+    The launch may sit behind a launcher (`uv run python -m sglang.launch_server`, `srun -n1 python3 -m ...`,
+    `docker exec c sglang serve ...`): each later argument that is a Python interpreter or an entrypoint's
+    program is tried too, so a launcher never hides the launch from the gate (it would then need nothing)."""
+    entry, args = _entrypoint_at(argv, mapping)
+    if entry is not None:
+        return entry, args
+    for i in range(1, len(argv)):
+        prog = os.path.basename(argv[i])
+        if _PYTHON.match(prog) or any(e.get("program") == prog for e in _entries(mapping)):
+            found, rest = _entrypoint_at(argv[i:], mapping)
+            if found is not None:
+                return found, rest
+        if argv[i] == "-c" and i + 1 < len(argv) and os.path.basename(argv[0]) in _SHELLS:
+            inner = _shell_words(argv[i + 1])  # `bash -c "python -m sglang.launch_server ..."`
+            if inner:
+                found, rest = find_entrypoint(inner, mapping)
+                if found is not None:
+                    return found, rest
+            break
+    return None, list(argv[1:])
+
+
+_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh"})
+
+
+def _shell_words(text: str) -> list[str]:
+    import shlex
+
+    try:
+        return shlex.split(text)
+    except ValueError:
+        return []
+
+
+def mentions_sglang(argv: Sequence[str], mapping: Mapping[str, Any]) -> bool:
+    """Whether any argument names an SGLang entrypoint (a module, or `sglang serve`) in a form the reader
+    above could not follow (a script's argument, an unusual launcher): then the command is treated as an
+    SGLang launch, so what every launch needs is still required (fail closed)."""
+    modules = [str(e["python_module"]) for e in _entries(mapping) if isinstance(e.get("python_module"), str)]
+    programs = [f"{e['program']} {e.get('subcommand') or ''}".strip() for e in _entries(mapping) if e.get("program")]
+    return any(m in a for a in argv for m in modules) or any(p in a for a in argv for p in programs if " " in p)
+
+
+def _entries(mapping: Mapping[str, Any]) -> list[dict[str, Any]]:
+    return [e for e in mapping.get("entrypoints") or [] if isinstance(e, dict)]
+
+
+def _entrypoint_at(argv: Sequence[str], mapping: Mapping[str, Any]) -> tuple[str | None, list[str]]:
+    if not argv:
+        return None, []
+    prog = os.path.basename(argv[0])
+    entries = [e for e in mapping.get("entrypoints") or [] if isinstance(e, dict)]
+    if _PYTHON.match(prog):
+        i = 1
+        while i < len(argv):
+            a = argv[i]
+            if a == "-m" and i + 1 < len(argv):
+                module = argv[i + 1]
+                for e in entries:
+                    if e.get("python_module") == module:
+                        return str(e.get("id")), list(argv[i + 2 :])
+                break
+            if a.startswith("-m") and len(a) > 2:
+                for e in entries:
+                    if e.get("python_module") == a[2:]:
+                        return str(e.get("id")), list(argv[i + 1 :])
+                break
+            if a in _PY_VALUE_OPTS:
+                i += 2
+                continue
+            if not a.startswith("-") or a in ("-c", "-"):
+                break
+            i += 1
+    for e in entries:
+        if e.get("program") == prog:
+            sub = e.get("subcommand")
+            if sub is None:
+                return str(e.get("id")), list(argv[1:])
+            if len(argv) > 1 and argv[1] == sub:
+                return str(e.get("id")), list(argv[2:])
+    return None, list(argv[1:])
+
+
+def _options(mapping: Mapping[str, Any]) -> list[dict[str, Any]]:
+    return [o for o in mapping.get("options") or [] if isinstance(o, dict) and isinstance(o.get("flag"), str)]
+
+
+def _names(opt: Mapping[str, Any]) -> list[str]:
+    return [str(opt["flag"]), *[str(a) for a in opt.get("aliases") or []]]
+
+
+def _choices(opt: Mapping[str, Any], by_flag: Mapping[str, dict[str, Any]]) -> dict[str, Any] | None:
+    if isinstance(opt.get("choices"), dict):
+        return dict(opt["choices"])
+    other = opt.get("choices_of")
+    if isinstance(other, str) and isinstance(by_flag.get(other, {}).get("choices"), dict):
+        return dict(by_flag[other]["choices"])
+    return None
+
+
+# Flags whose presence means the launch settings come from somewhere the gate does not read.
+CONFIG_FLAGS = ("--config",)
+
+
+def _config_problem(name: str) -> Problem:
+    """A config file makes the launch facts unknown: the gate fails closed (refuses unless --allow-unknown)."""
+    return Problem(
+        name,
+        "unknown",
+        None,
+        f"{name}: settings in the config file (tp, backends, feature flags) are not read by the gate, "
+        "so the features this launch needs are not known",
+    )
+
+
+def parse_flags(args: Sequence[str], mapping: Mapping[str, Any]) -> tuple[dict[str, Any], list[Problem], bool]:
+    """The listed flags found in args: canonical flag -> value (True for a bool flag), problems, and
+    whether any listed flag was found at all."""
+    opts = _options(mapping)
+    exact: dict[str, dict[str, Any]] = {}
+    for o in opts:
+        for n in _names(o):
+            exact[n] = o
+    found: dict[str, Any] = {}
+    problems: list[Problem] = []
+    unlisted: list[str] = []
+    seen = False
+    i = 0
+    while i < len(args):
+        tok = args[i]
+        i += 1
+        if tok == "--":
+            break
+        if not tok.startswith("--") or tok == "--":
+            continue
+        name, eq, inline = tok.partition("=")
+        opt = exact.get(name)
+        how = name
+        if opt is None:
+            hits = {id(o): o for n, o in exact.items() if n.startswith(name) and len(name) > 2}
+            if len(hits) == 1:
+                opt = next(iter(hits.values()))
+                how = f"{name} (abbreviation of {opt['flag']})"
+            elif len(hits) > 1:
+                flags = sorted({str(o["flag"]) for o in hits.values()})
+                problems.append(
+                    Problem(
+                        name,
+                        "unknown",
+                        None,
+                        f"{name} is an abbreviation of several flags the gate reads ({', '.join(flags)}): "
+                        "SGLang rejects it as ambiguous, or it is a flag the manifests do not know",
+                    )
+                )
+                continue
+            else:
+                if name in CONFIG_FLAGS:
+                    problems.append(_config_problem(name))
+                else:
+                    unlisted.append(name)
+                continue
+        seen = True
+        flag = str(opt["flag"])
+        kind = opt.get("value")
+        if kind == "bool":
+            if eq:
+                raise UsageError(f"server command: {how} takes no value (got {tok!r})")
+            found[flag] = True
+            continue
+        if eq:
+            value = inline
+        elif i < len(args) and not (args[i].startswith("--") and len(args[i]) > 2):
+            value = args[i]
+            i += 1
+        else:
+            raise UsageError(f"server command: {how} needs a value")
+        if kind == "int":
+            try:
+                found[flag] = int(value)
+            except ValueError:
+                raise UsageError(f"server command: {how} {value!r}: expected an integer") from None
+            low, high = opt.get("min", 1), opt.get("max")
+            if found[flag] < low or (high is not None and found[flag] > high):
+                span = f"an integer from {low} to {high}" if high is not None else f"an integer of at least {low}"
+                if low == 1 and high is None:
+                    span = "a positive integer"
+                raise UsageError(f"server command: {how} {value!r}: expected {span}")
+        elif kind == "float":
+            try:
+                found[flag] = float(value)
+            except ValueError:
+                raise UsageError(f"server command: {how} {value!r}: expected a number") from None
+            low, high = opt.get("min"), opt.get("max")
+            if (
+                found[flag] != found[flag]  # NaN
+                or (low is not None and found[flag] <= low)
+                or (high is not None and found[flag] > high)
+            ):
+                raise UsageError(f"server command: {how} {value!r}: expected a number above {low} and at most {high}")
+        else:
+            found[flag] = value
+    if unlisted:
+        names = ", ".join(dict.fromkeys(unlisted))
+        problems.append(
+            Problem("flags", "note", None, f"passed through unchecked (not in stackcheck's launch data): {names}")
+        )
+    return found, problems, seen
+
+
+def parse_env(env: Mapping[str, str], mapping: Mapping[str, Any]) -> tuple[dict[str, bool], list[Problem]]:
+    out: dict[str, bool] = {}
+    problems: list[Problem] = []
+    for spec in mapping.get("env") or []:
+        if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
+            continue
+        name = str(spec["name"])
+        default = bool(spec.get("default"))
+        if name not in env:
+            out[name] = default
+            continue
+        raw = env[name].lower()
+        if raw in [str(x) for x in spec.get("true") or []]:
+            out[name] = True
+        elif raw in [str(x) for x in spec.get("false") or []]:
+            out[name] = False
+        elif isinstance(spec.get("otherwise"), bool):  # a variable whose reader takes anything else as one value
+            out[name] = bool(spec["otherwise"])
+        else:
+            out[name] = default
+            problems.append(
+                Problem(
+                    f"{name}={env[name]}",
+                    "unknown",
+                    None,
+                    f"{name}={env[name]!r} is neither true ({', '.join(spec.get('true') or [])}) nor false "
+                    f"({', '.join(spec.get('false') or [])}): SGLang raises ValueError when it reads it",
+                    spec.get("source"),
+                )
+            )
+    return out, problems
+
+
+def _cond(c: Mapping[str, Any], d: Derived, defaults: Mapping[str, Any]) -> bool:
+    if "any" in c:
+        return any(_cond(x, d, defaults) for x in c.get("any") or [] if isinstance(x, dict))
+    if "option" in c:
+        flag = str(c["option"])
+        value = d.options.get(flag, defaults.get(flag))
+        return value in (c.get("in") or [])
+    if "flag" in c:
+        return (str(c["flag"]) in d.options) is bool(c.get("present"))
+    if "env" in c:
+        return d.env.get(str(c["env"])) in (c.get("in") or [])
+    if "launch" in c:
+        lhs = d.launch.get(str(c["launch"]))
+        rhs = c.get("value")
+        if not isinstance(lhs, int | float) or not isinstance(rhs, int | float):
+            return False
+        op = str(c.get("op"))
+        return {
+            "==": lhs == rhs,
+            "!=": lhs != rhs,
+            "<": lhs < rhs,
+            "<=": lhs <= rhs,
+            ">": lhs > rhs,
+            ">=": lhs >= rhs,
+        }.get(op, False)
+    return False
+
+
+def _conds(conds: Any, d: Derived, defaults: Mapping[str, Any]) -> bool:
+    return all(_cond(c, d, defaults) for c in conds or [] if isinstance(c, dict))
+
+
+# how strongly a kind of requirement holds: a stronger one replaces a weaker one for the same item
+_KIND_RANK = {"default-warn": 0, "default": 1, "launch": 2, "explicit": 3}
+
+
+def _add(d: Derived, feature: str, kind: str, why: str, check: bool = False) -> None:
+    for r in d.required:
+        if r.feature == feature and r.check == check:
+            if _KIND_RANK.get(kind, 0) > _KIND_RANK.get(r.kind, 0):
+                r.kind, r.why = kind, why
+            return
+    d.required.append(Requirement(feature, kind, why, check))
+
+
+def _add_requirements(d: Derived, reqs: Any, why: str, defaults: Mapping[str, Any]) -> None:
+    for req in reqs or []:
+        if isinstance(req, str):
+            _add(d, req, "explicit", why)
+        elif isinstance(req, dict) and isinstance(req.get("feature"), str):
+            if _conds(req.get("when"), d, defaults):
+                _add(d, str(req["feature"]), "explicit", why)
+
+
+def derive(
+    command: Sequence[str],
+    mapping: Mapping[str, Any],
+    env: Mapping[str, str],
+    require: Sequence[str] = (),
+) -> Derived:
+    """The features a command needs and its launch facts, from launch.json. Pure."""
+    argv, cmd_env = split_env_prefix(command, env)
+    if not argv:
+        raise UsageError("missing command after -- (expected, e.g., -- python -m sglang.launch_server ...)")
+    entry, args = find_entrypoint(argv, mapping)
+    found, problems, seen = parse_flags(args, mapping)
+    d = Derived(command=list(command), entrypoint=entry, sglang_args=args, options=found, problems=problems)
+    for feature in require:
+        _add(d, feature, "explicit", "--require")
+    if entry is None and not seen and not mentions_sglang(argv, mapping):
+        return d
+    if entry is None:
+        d.entrypoint = "wrapper"
+    d.env, env_problems = parse_env(cmd_env, mapping)
+    d.problems.extend(env_problems)
+    opts = _options(mapping)
+    by_flag = {str(o["flag"]): o for o in opts}
+    defaults = {str(o["flag"]): o.get("default") for o in opts if "default" in o}
+    d.defaults = dict(defaults)
+    for o in opts:
+        fact = o.get("fact")
+        if isinstance(fact, str):
+            if o["flag"] in found:
+                d.launch[fact] = found[o["flag"]]
+            elif "default" in o and o.get("value") == "int":
+                d.launch[fact] = o["default"]
+    for spec in mapping.get("env") or []:  # variables that are launch facts (launch.pcie_ipc_allreduce)
+        if isinstance(spec, dict) and isinstance(spec.get("fact"), str) and spec.get("name") in d.env:
+            d.launch[str(spec["fact"])] = d.env[str(spec["name"])]
+    for o in opts:
+        flag = str(o["flag"])
+        if flag not in found:
+            continue
+        value = found[flag]
+        if o.get("value") == "bool":
+            _add_requirements(d, o.get("requires"), flag, defaults)
+            continue
+        choices = _choices(o, by_flag)
+        if choices is None:
+            continue
+        if str(value) not in choices:
+            d.problems.append(
+                Problem(
+                    f"{flag}={value}",
+                    "unknown",
+                    None,
+                    f"{flag} {value!r} is not a value the manifests know (known: {', '.join(sorted(choices))}): "
+                    "it may be new, or SGLang rejects it",
+                    o.get("source"),
+                )
+            )
+            continue
+        _add_requirements(d, choices[str(value)], f"{flag} {value}", defaults)
+    for spec in mapping.get("defaults") or []:
+        if not isinstance(spec, dict) or not isinstance(spec.get("feature"), str):
+            continue
+        feature = str(spec["feature"])
+        if _conds(spec.get("when"), d, defaults):
+            if spec.get("refuse", True):
+                _add(d, feature, "default", "on by default")
+            else:
+                _add(d, feature, "default-warn", "on by default; fails only with some models, so it warns")
+        else:
+            d.off.append(f"{feature}: off ({_off_reason(spec.get('when'), d, defaults)})")
+    # a feature that several default entries can turn on (FlashInfer: the sampler, the attention default) is
+    # off only when none does
+    needed = {r.feature for r in d.required}
+    d.off = [o for o in d.off if o.split(":", 1)[0] not in needed]
+    return d
+
+
+def add_launch_requirements(
+    d: Derived, features: Sequence[Mapping[str, Any]], checks: Sequence[Mapping[str, Any]]
+) -> None:
+    """What a launch needs beyond its features, from the manifests' `required_by` (features.schema.json):
+    - `{"launches": "every"}`: the item fails every SGLang launch on this box when it fails (torch without the
+      GPU's architecture, a kernel package without code for it, a driver older than torch's CUDA), so every
+      launch the gate sees needs it;
+    - `{"features": [...]}`: a launch that requires one of those features needs it (as strongly as the feature);
+    - `{"when": [conditions]}`: a launch whose command meets the conditions (launch.json's form: `tp > 1`, a
+      model fact) needs it; a condition on a launch fact that is not known (the model was not read) counts
+      as met, so the gate fails closed.
+    A check's rule may carry its own `required_by` (a JSON-rule check whose rules reach a launch in different
+    ways: NCCL's duplicate wheels break `import torch`, its old releases only collectives): the launch then
+    needs the rules whose scope it meets, each as strongly as its scope says (`Requirement.rules`).
+    Call it once the launch facts are complete (after the model is read). Pure."""
+    if d.entrypoint is None:
+        return  # no SGLang launch in the command: nothing but --require is checked
+    dflt = d.defaults
+    for item in features:
+        if isinstance(item.get("id"), str):
+            hit = _scope(item.get("required_by"), d, _wanted(d), dflt)
+            if hit is not None:
+                _add(d, str(item["id"]), hit[0], hit[1])
+    wanted = _wanted(d)
+    for item in checks:
+        if not isinstance(item.get("id"), str):
+            continue
+        base = item.get("required_by")
+        rules = [r for r in item.get("rules") or [] if isinstance(r, dict) and isinstance(r.get("id"), str)]
+        if not any(isinstance(r.get("required_by"), dict) for r in rules):
+            hit = _scope(base, d, wanted, dflt)
+            if hit is not None:
+                _add(d, str(item["id"]), hit[0], hit[1], True)
+            continue
+        per_rule: dict[str, str | None] = {}
+        whys: list[str] = []
+        for rule in rules:
+            rb = rule["required_by"] if isinstance(rule.get("required_by"), dict) else base
+            hit = _scope(rb, d, wanted, dflt)
+            per_rule[str(rule["id"])] = hit[0] if hit is not None else None
+            if hit is not None and hit[1] not in whys:
+                whys.append(hit[1])
+        kinds = set(per_rule.values())
+        if len(kinds) == 1 and None not in kinds:  # every rule is needed, alike: the check as a whole
+            _add(d, str(item["id"]), kinds.pop() or "launch", "; ".join(whys), True)
+        elif kinds - {None}:
+            _add_scoped(d, str(item["id"]), per_rule, "; ".join(whys))
+
+
+def _wanted(d: Derived) -> dict[str, Requirement]:
+    return {r.feature: r for r in d.required if not r.check}
+
+
+def _scope(
+    rb: Any, d: Derived, wanted: Mapping[str, Requirement], defaults: Mapping[str, Any]
+) -> tuple[str, str] | None:
+    """(kind, why) when this launch needs an item of scope `rb` (a `required_by`), else None."""
+    if not isinstance(rb, dict):
+        return None
+    if rb.get("launches") == "every":
+        return "launch", "every SGLang launch needs it"
+    feats = rb.get("features")
+    if isinstance(feats, list):
+        triggers = [wanted[f] for f in feats if isinstance(f, str) and f in wanted]
+        if not triggers:
+            return None
+        strongest = max(triggers, key=lambda r: _KIND_RANK.get(r.kind, 0))
+        return ("default-warn" if strongest.kind == "default-warn" else "launch"), f"needed with {strongest.feature}"
+    when = [c for c in rb.get("when") or [] if isinstance(c, dict)] if isinstance(rb.get("when"), list) else []
+    if not when:
+        return None
+    values = [_cond3(c, d, defaults) for c in when]
+    if any(v is False for v in values):
+        return None
+    text = " and ".join(describe_condition(c) for c in when)
+    unknown = [c for c, v in zip(when, values, strict=True) if v is None]
+    if unknown:
+        facts = ", ".join(sorted({f"launch.{x}" for c in unknown for x in _launch_facts(c) if x not in d.launch}))
+        return "launch", f"needed when {text}; {facts} not known, so it is required (fail closed)"
+    return "launch", f"needed: the launch has {text}"
+
+
+def _cond3(c: Mapping[str, Any], d: Derived, defaults: Mapping[str, Any]) -> bool | None:
+    """A launch condition with a third value: None when it reads a launch fact the launch does not have."""
+    if "any" in c:
+        parts = [_cond3(x, d, defaults) for x in c.get("any") or [] if isinstance(x, dict)]
+        if any(p is True for p in parts):
+            return True
+        return None if any(p is None for p in parts) else False
+    if "launch" in c and d.launch.get(str(c["launch"])) is None:
+        return None
+    return _cond(c, d, defaults)
+
+
+def _launch_facts(c: Mapping[str, Any]) -> list[str]:
+    if "any" in c:
+        return [x for sub in c.get("any") or [] if isinstance(sub, dict) for x in _launch_facts(sub)]
+    return [str(c["launch"])] if "launch" in c else []
+
+
+def describe_condition(c: Mapping[str, Any]) -> str:
+    """A launch condition in words: `tp > 1`, `--disable-custom-all-reduce not given`."""
+    if "any" in c:
+        return "(" + " or ".join(describe_condition(x) for x in c.get("any") or [] if isinstance(x, dict)) + ")"
+    if "launch" in c:
+        value = c.get("value")
+        shown = str(value).lower() if isinstance(value, bool) else str(value)
+        return f"{c['launch']} {c.get('op')} {shown}"
+    if "flag" in c:
+        return f"{c['flag']} {'given' if c.get('present') else 'not given'}"
+    if "option" in c:
+        return f"{c['option']} in {', '.join(str(x) for x in c.get('in') or [])}"
+    if "env" in c:
+        return f"{c['env']} is {' or '.join(str(x).lower() for x in c.get('in') or [])}"
+    return "a condition"
+
+
+def _add_scoped(d: Derived, check_id: str, per_rule: dict[str, str | None], why: str) -> None:
+    """A check needed for some of its rules: merged with what an earlier call required (the stronger kind)."""
+    kind = max((k for k in per_rule.values() if k is not None), key=lambda k: _KIND_RANK.get(k, 0))
+    for r in d.required:
+        if r.feature == check_id and r.check:
+            if r.rules is None:
+                return  # already needed for every rule
+            for rule, k in per_rule.items():
+                old = r.rules.get(rule)
+                if k is not None and (old is None or _KIND_RANK.get(k, 0) > _KIND_RANK.get(old, 0)):
+                    r.rules[rule] = k
+            if _KIND_RANK.get(kind, 0) > _KIND_RANK.get(r.kind, 0):
+                r.kind, r.why = kind, why
+            return
+    d.required.append(Requirement(check_id, kind, why, True, dict(per_rule)))
+
+
+#: what a container of an image needs before anything in it runs (checks.json ids)
+IMAGE_CHECKS = ("image-nvidia-require",)
+
+
+def add_image_requirements(
+    d: Derived, features: Sequence[Mapping[str, Any]], checks: Sequence[Mapping[str, Any]]
+) -> None:
+    """Gating an image (--image): the image exists to serve, so what every SGLang launch needs
+    (`required_by: {"launches": "every"}`) is required even of a --require gate whose image command is not
+    an SGLang launch, and first of all that a container of it starts on the host's driver and GPUs (its
+    NVIDIA_REQUIRE_* check). Items about packages the image lacks are skipped by the engine, not refused."""
+    for check in IMAGE_CHECKS:
+        _add(d, check, "launch", "a container of the image must start (nvidia-container-toolkit)", True)
+    if d.entrypoint is not None:
+        return  # an SGLang launch: add_launch_requirements has added them
+    for item, is_check in [(f, False) for f in features] + [(c, True) for c in checks]:
+        rb = item.get("required_by")
+        if isinstance(rb, dict) and rb.get("launches") == "every" and isinstance(item.get("id"), str):
+            _add(d, str(item["id"]), "launch", "every SGLang launch in the image needs it", is_check)
+
+
+#: probes whose facts the decision reads: one that failed or timed out makes the launch unknown
+DECISION_PROBES = ("nvml", "toolkits", "packages", "system")
+
+
+def probe_problems(outcomes: Sequence[Mapping[str, Any]]) -> list[Problem]:
+    """A probe the decision depends on that failed or timed out: its facts are unknown, and unknown refuses
+    unless --allow-unknown (a failed package probe must never read as "nothing installed")."""
+    out: list[Problem] = []
+    for o in outcomes:
+        name = str(o.get("name"))
+        status = o.get("status")
+        if name in DECISION_PROBES and status in ("failed", "timeout"):
+            out.append(
+                Problem(
+                    f"probe {name}",
+                    "unknown",
+                    None,
+                    f"the {name} probe {'timed out' if status == 'timeout' else 'failed'} ({o.get('reason')}): "
+                    "the facts it reads are unknown, so the launch cannot be judged",
+                )
+            )
+    return out
+
+
+def _off_reason(conds: Any, d: Derived, defaults: Mapping[str, Any]) -> str:
+    for c in conds or []:
+        if isinstance(c, dict) and not _cond(c, d, defaults):
+            if "flag" in c:
+                return f"{c['flag']} given" if not c.get("present") else f"{c['flag']} not given"
+            if "env" in c:
+                return f"{c['env']} is {str(d.env.get(str(c['env']))).lower()}"
+            if "launch" in c:
+                return f"launch.{c['launch']} = {d.launch.get(str(c['launch']))}"
+            if "option" in c:
+                return f"{c['option']} = {d.options.get(str(c['option']))}"
+    return "condition not met"
+
+
+def installation_problems(d: Derived, sglang_state: str, where: str | None) -> list[Problem]:
+    """An SGLang launch needs SGLang in the environment it runs in: absent there, the server dies at its
+    first import ('No module named sglang'), so the launch is refused; not known there (a failed packages
+    probe, or a wrapper script whose interpreter the gate cannot see), it is unknown (refused unless
+    --allow-unknown). `sglang_state` is Context.package_state("sglang"); `where` names the environment."""
+    if d.entrypoint is None or sglang_state == "installed":
+        return []
+    env = f" ({where})" if where else ""
+    wrapper = d.entrypoint == "wrapper"
+    if sglang_state == "absent" and not wrapper:
+        return [
+            Problem(
+                "sglang",
+                "blocked",
+                "crash",
+                f"sglang is not installed in the environment the server runs in{env}: the launch stops at its "
+                "first import ('No module named sglang'); install it there, or point the gate at the right "
+                "environment (--python PATH, --env DIR)",
+            )
+        ]
+    return [
+        Problem(
+            "sglang",
+            "unknown",
+            None,
+            f"sglang is not seen in the environment the gate reads{env}: "
+            + ("the command is a wrapper, so the interpreter it runs is not known; " if wrapper else "")
+            + "name it with --python PATH or --env DIR",
+        )
+    ]
+
+
+def release_problems(
+    d: Derived, mapping: Mapping[str, Any], sglang_version: str | None, declared: Mapping[str, Any] | None = None
+) -> list[Problem]:
+    """Flags the installed SGLang release does not have (blocked) or that no release entry covers (unknown).
+    `declared`: for a release newer than the data, the flags read from its own server arguments (the facts
+    section derived.sglang.flags): presence is then read, not taken from launch.json's ranges."""
+    if sglang_version is None:
+        return []
+    from stackcheck.facts.versions import version_in
+
+    out: list[Problem] = []
+    for o in _options(mapping):
+        flag = str(o["flag"])
+        releases = [r for r in o.get("releases") or [] if isinstance(r, dict)]
+        if declared is not None and flag in d.options:
+            if flag not in set(declared.get("declared") or []):
+                out.append(
+                    Problem(
+                        flag,
+                        "blocked",
+                        "crash",
+                        f"SGLang {sglang_version} (newer than the data) declares no {flag} in its server arguments: "
+                        "the server exits with 'unrecognized arguments'",
+                        {
+                            "title": f"sglang {sglang_version} installed, "
+                            + ", ".join(declared.get("files") or [])[:200],
+                            "url": f"https://pypi.org/project/sglang/{sglang_version.split('+', 1)[0]}/",
+                        },
+                    )
+                )
+            continue
+        if flag not in d.options or not releases:
+            continue
+        hit = next((r for r in releases if version_in(sglang_version, str(r.get("versions"))) is True), None)
+        if hit is None:
+            out.append(
+                Problem(
+                    flag,
+                    "unknown",
+                    None,
+                    f"the manifests do not say whether SGLang {sglang_version} has {flag}",
+                    o.get("source"),
+                )
+            )
+        elif not hit.get("present"):
+            out.append(
+                Problem(
+                    flag,
+                    "blocked",
+                    "crash",
+                    f"SGLang {sglang_version} has no {flag} (releases {hit.get('versions')}): the server exits "
+                    "with 'unrecognized arguments'",
+                    hit.get("source"),
+                )
+            )
+    return out
+
+
+# ---- deciding -------------------------------------------------------------------------------------
+
+
+@record
+class Blocker:
+    feature: str
+    kind: str  # explicit | default | command
+    status: str
+    effect: str | None
+    reasons: list[dict[str, Any]]
+    fix: str | None = None
+    check: bool = False  # a stack check, not a feature
+    why: str | None = None  # why the launch needs it (a launch requirement's scope)
+
+
+@record
+class Decision:
+    allow: bool
+    blocking: list[Blocker]
+    warnings: list[Blocker]
+    checked: list[dict[str, Any]]  # feature id, kind, status, effect
+
+
+def worst_rule_effect(feature: Mapping[str, Any] | None) -> str | None:
+    if not feature:
+        return None
+    effects = [str(r.get("effect", "crash")) for r in feature.get("rules") or [] if isinstance(r, dict)]
+    return max(effects, key=lambda e: EFFECT_ORDER.get(e, 0)) if effects else None
+
+
+def _check_effect(v: Mapping[str, Any]) -> tuple[str, str | None, list[dict[str, Any]]]:
+    """A stack check's verdict in the terms of a feature's: (status, effect, reasons that matter)."""
+    status = str(v.get("status"))
+    reasons = [dict(x) for x in v.get("reasons") or [] if isinstance(x, dict)]
+    fails = [r for r in reasons if r.get("result") == "fail"]
+    unknown = [r for r in reasons if r.get("result") == "unknown"]
+    if status in ("failed", "warning") and fails:
+        effect = max((str(r.get("effect", "crash")) for r in fails), key=lambda e: EFFECT_ORDER.get(e, 0))
+        return "blocked", effect, fails
+    if status == "unknown":
+        return "unknown", None, unknown
+    if status == "skipped":
+        return "not-applicable", None, reasons
+    return ("ok", None, []) if status == "ok" else ("unknown", None, reasons)
+
+
+def decide(
+    d: Derived,
+    verdicts: Sequence[Mapping[str, Any]],
+    features: Sequence[Mapping[str, Any]],
+    allow_unknown: bool,
+    extra_problems: Sequence[Problem] = (),
+    check_verdicts: Sequence[Mapping[str, Any]] = (),
+) -> Decision:
+    """Apply the policy of the module docstring."""
+    by_id = {str(v.get("id")): v for v in verdicts}
+    checks_by_id = {str(v.get("id")): v for v in check_verdicts}
+    spec = {str(f.get("id")): f for f in features}
+    blocking: list[Blocker] = []
+    warnings: list[Blocker] = []
+    checked: list[dict[str, Any]] = []
+    for p in [*d.problems, *extra_problems]:
+        b = Blocker(p.subject, "command", p.status, p.effect, [{"message": p.message, "source": p.source}])
+        if p.status == "note" or (p.status == "unknown" and allow_unknown):
+            warnings.append(b)
+        else:
+            blocking.append(b)
+    for r in d.required:
+        if r.check:
+            _decide_check(r, checks_by_id.get(r.feature), allow_unknown, blocking, warnings, checked)
+            continue
+        v = by_id.get(r.feature)
+        if v is None:
+            blocking.append(
+                Blocker(r.feature, r.kind, "unknown", None, [{"message": f"feature {r.feature} not in the manifests"}])
+            )
+            checked.append({"feature": r.feature, "kind": r.kind, "status": "unknown", "effect": None})
+            continue
+        status = str(v.get("status"))
+        effect = v.get("effect")
+        checked.append({"feature": r.feature, "kind": r.kind, "why": r.why, "status": status, "effect": effect})
+        reasons = [dict(x) for x in v.get("reasons") or [] if x.get("result") in ("fail", "unknown")]
+        if status == "not-applicable":
+            reasons = [dict(x) for x in v.get("reasons") or []]
+        b = Blocker(r.feature, r.kind, status, effect if isinstance(effect, str) else None, reasons, why=r.why)
+        if status == "ok":
+            continue
+        if r.kind == "explicit":
+            if status == "unknown" and allow_unknown:
+                warnings.append(b)
+            else:
+                blocking.append(b)
+            continue
+        if status == "blocked" and effect != "crash" and r.kind in ("launch", "default") and not allow_unknown:
+            # a rule that only degrades failed, and one that could crash is unknown: the unknown one decides
+            unknown = [x for x in reasons if x.get("result") == "unknown" and x.get("effect", "crash") == "crash"]
+            if unknown:
+                blocking.append(Blocker(r.feature, r.kind, "unknown", None, [*unknown], why=r.why))
+                continue
+        if r.kind == "launch":  # needed by every launch: what crashes refuses, what degrades warns
+            if status == "blocked":
+                (blocking if effect == "crash" else warnings).append(b)
+            elif status == "unknown":
+                can_crash = _unknown_can_crash(reasons, spec.get(r.feature), ("crash", None))
+                (blocking if can_crash and not allow_unknown else warnings).append(b)
+            continue
+        # default features
+        if r.kind == "default-warn":
+            if status in ("blocked", "unknown"):
+                warnings.append(b)
+            continue
+        if status == "blocked":
+            (blocking if effect == "crash" else warnings).append(b)
+        elif status == "unknown":
+            can_crash = _unknown_can_crash(reasons, spec.get(r.feature), ("crash",))
+            (blocking if can_crash and not allow_unknown else warnings).append(b)
+    return Decision(not blocking, blocking, warnings, checked)
+
+
+def _unknown_can_crash(
+    reasons: Sequence[Mapping[str, Any]], feature: Mapping[str, Any] | None, worst_crashes: tuple[str | None, ...]
+) -> bool:
+    """Whether an unknown feature could crash the launch: an unknown rule that crashes does; an unknown that
+    is no rule's own (a needed package not known, a release older than the manifests) stands for every rule,
+    so the feature's worst rule decides. An unknown rule that can only disable or degrade does not (custom
+    all-reduce with the peer-to-peer state not known: it stays off). No unknown reason at all: the worst rule."""
+    unknown = [x for x in reasons if x.get("result") == "unknown"]
+    if not unknown:
+        return worst_rule_effect(feature) in worst_crashes
+    for x in unknown:
+        effect = x.get("effect")
+        if effect == "crash":
+            return True
+        if effect is None and worst_rule_effect(feature) in worst_crashes:
+            return True
+    return False
+
+
+def _decide_check(
+    r: Requirement,
+    v: Mapping[str, Any] | None,
+    allow_unknown: bool,
+    blocking: list[Blocker],
+    warnings: list[Blocker],
+    checked: list[dict[str, Any]],
+) -> None:
+    """A stack check a launch needs: a failing rule that crashes refuses (a degrading one warns); an unknown
+    rule that could crash (or whose effect is not said) refuses unless --allow-unknown. A check needed for
+    some of its rules (`r.rules`) is judged on those rules only, each as strongly as its scope says."""
+    if v is None:
+        blocking.append(
+            Blocker(r.feature, r.kind, "unknown", None, [{"message": f"check {r.feature} not evaluated"}], check=True)
+        )
+        checked.append({"feature": r.feature, "check": True, "kind": r.kind, "status": "unknown", "effect": None})
+        return
+    if r.rules is not None:
+        v = scoped_verdict(v, r.rules)
+    status, effect, reasons = _check_effect(v)
+    checked.append({"feature": r.feature, "check": True, "kind": r.kind, "why": r.why, "status": status,
+                    "effect": effect})  # fmt: skip
+    if status in ("ok", "not-applicable"):
+        return
+
+    def warns_only(x: Mapping[str, Any]) -> bool:  # the rule is needed only by a feature that warns
+        return ((r.rules or {}).get(str(x.get("rule"))) or r.kind) == "default-warn"
+
+    b = Blocker(r.feature, r.kind, status, effect, reasons, check=True, why=r.why)
+    if status == "blocked":
+        severe = any(x.get("effect", "crash") == "crash" and not warns_only(x) for x in reasons)
+        # a rule that only degrades failed, and one that could crash is unknown: the unknown one decides
+        unknown = [x for x in v.get("reasons") or [] if isinstance(x, dict) and x.get("result") == "unknown"]
+        unknown = [x for x in unknown if x.get("effect") in ("crash", None) and not warns_only(x)]
+        if not severe and unknown and not allow_unknown:
+            b = Blocker(r.feature, r.kind, "unknown", None, [*unknown, *reasons], check=True, why=r.why)
+            severe = True
+        (blocking if severe else warnings).append(b)
+        return
+    can_crash = any(x.get("effect") in ("crash", None) and not warns_only(x) for x in reasons)
+    can_crash = can_crash or (not reasons and r.kind != "default-warn")
+    (blocking if can_crash and not allow_unknown else warnings).append(b)
+
+
+def scoped_verdict(v: Mapping[str, Any], rules: Mapping[str, str | None]) -> dict[str, Any]:
+    """A check's verdict on the rules a launch needs: the reasons of rules it does not need (None in `rules`)
+    are dropped and the status is worked out again from the rest; reasons of no rule (`needs`) stay."""
+    out = dict(v)
+    if v.get("status") == "skipped":
+        return out
+    kept = [
+        x for x in v.get("reasons") or [] if not (isinstance(x, dict) and rules.get(str(x.get("rule")), "") is None)
+    ]
+    out["reasons"] = kept
+    fails = [x for x in kept if x.get("result") == "fail"]
+    if fails:
+        out["status"] = "warning" if all(x.get("effect") == "degraded" for x in fails) else "failed"
+    elif any(x.get("result") == "unknown" for x in kept):
+        out["status"] = "unknown"
+    else:
+        out["status"] = "ok"
+    return out
+
+
+def apply_policy(decision: Decision, strict_features: bool, allow: Sequence[str]) -> list[str]:
+    """The policy after `decide` (and after the preflight results are merged), returning what --allow let
+    through:
+    - an explicit feature that is blocked only with effect `degraded` or `disabled` (the server starts; the
+      flag is slower or a no-op) warns instead of refusing, unless --strict-features;
+    - a blocker named in --allow (a feature id, or a preflight check id) is accepted on purpose: it becomes a
+      warning whose reasons say so, and the decision document lists it under `allowed`."""
+    keep: list[Blocker] = []
+    allowed: list[str] = []
+    wanted = set(allow)
+    for b in decision.blocking:
+        name = b.feature.split(" (", 1)[0]  # preflight blockers read "check (subject)"
+        if name in wanted:
+            b.reasons = [*b.reasons, {"message": f"allowed on purpose (--allow {name}): not refused"}]
+            decision.warnings.append(b)
+            allowed.append(name)
+            continue
+        if (
+            not strict_features
+            and b.kind == "explicit"
+            and b.status == "blocked"
+            and b.effect in ("degraded", "disabled")
+        ):
+            what = "only slower" if b.effect == "degraded" else "a no-op (the server turns it off)"
+            b.reasons = [*b.reasons, {"message": f"the flag is {what}: a warning (--strict-features refuses)"}]
+            decision.warnings.append(b)
+            continue
+        keep.append(b)
+    decision.blocking = keep
+    decision.allow = not keep
+    return list(dict.fromkeys(allowed))

@@ -1,0 +1,202 @@
+"""Preflight: what stops a launch before the first byte of weights is read, beyond the feature tables.
+
+`run(inputs)` is a pure function of what it is given: the launch options the gate derived from the command
+line (gate.Derived.options), the server's environment, the facts, the preflight data (manifests/
+preflight.json), a filesystem view, and the box's live readings (GPU usage, /dev/shm, the port, the locked
+memory limit), which `read_live` gathers and tests inject. Each check returns `CheckResult`s (check id,
+status ok|fail|unknown|warn, observed, required, message, source):
+
+| check | what | module |
+|---|---|---|
+| gpu-count, parallel-layout | CUDA ordinals the ranks take vs devices visible after CUDA_VISIBLE_DEVICES | gpus.py |
+| gpu-memory, gpu-memory-balance, gpu-compute-mode | free memory, processes and compute mode on those GPUs | memory.py |
+| model, draft-model | the model's config from a local path or the HF cache; the features it needs | model.py |
+| dependencies | SGLang's Requires-Dist in the target environment, as pip check judges them | deps.py |
+| shm, port, memlock | /dev/shm for NCCL, the server's port, ulimit -l across nodes | host.py |
+
+Live checks (memory, port, shm, memlock, dependencies) run only when the facts are this box's (not with
+--facts FILE): a saved report says nothing about this moment.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from stackcheck.launch.preflight.gpus import Layout, check_gpu_count, gpu_ordinals, layout_problems, visible_devices
+from stackcheck.launch.preflight.host import ShmReading, check_memlock, check_port, check_shm
+from stackcheck.launch.preflight.memory import check_memory
+from stackcheck.launch.preflight.model import ModelInfo, ModelRequirement, read_model
+from stackcheck.launch.preflight.result import CheckResult, Status, worst
+from stackcheck.record import field, record
+
+if TYPE_CHECKING:  # the probes package is imported only where the box is read (not with --facts)
+    from stackcheck.probes.fsview import FileView
+    from stackcheck.probes.gpu_usage import UsageReading
+
+__all__ = ["CheckResult", "Inputs", "Preflight", "Readings", "Status", "read_live", "run", "worst"]
+
+LIVE_CHECKS = ("gpu-memory", "gpu-memory-balance", "gpu-compute-mode", "dependencies", "shm", "port", "memlock")
+
+
+@record
+class Readings:
+    """The box's state now; None where it was not read."""
+
+    usage: UsageReading | None = None
+    shm: ShmReading | None = None
+    memlock: tuple[int | None, str | None] | None = None
+    port: tuple[bool | None, str] | None = None
+    search_dirs: list[str] | None = None  # the target environment's sys.path (dependencies)
+    target: tuple[str | None, str | None] = (None, None)  # the target's Python version and machine (markers)
+    deps_view: FileView | None = None  # where the target environment is read (--root DIR); None: inp.view
+    own_pids: tuple[int, ...] = ()
+
+
+@record
+class Inputs:
+    options: Mapping[str, Any]
+    env: Mapping[str, str]
+    facts: Mapping[str, Any]
+    data: Mapping[str, Any]
+    view: FileView
+    cwd: str
+    home: str
+    sglang_version: str | None = None
+    known_packages: set[str] = field(default_factory=set)
+    readings: Readings | None = None  # None: facts from a file, live checks not run
+
+
+@record
+class Preflight:
+    results: list[CheckResult]
+    models: list[ModelInfo]
+    requirements: list[ModelRequirement]
+    launch: dict[str, Any]  # launch facts the model adds (model_mla, model_multimodal, model_quant_method)
+    skipped: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "checks": [r.to_json() for r in self.results],
+            "models": [m.to_json() for m in self.models],
+            "skipped": list(self.skipped),
+        }
+
+
+def _float_option(options: Mapping[str, Any], flag: str) -> float | None:
+    value = options.get(flag)
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def run(inp: Inputs) -> Preflight:
+    data = inp.data
+    options = inp.options
+    layout = Layout.from_options(options)
+    results: list[CheckResult] = list(layout_problems(layout, (data.get("gpu_layout") or {}).get("source")))
+    gpus = [g for g in inp.facts.get("gpus") or [] if isinstance(g, dict)]
+    driver = inp.facts.get("driver") if isinstance(inp.facts.get("driver"), dict) else {}
+    topology = inp.facts.get("topology") if isinstance(inp.facts.get("topology"), dict) else {}
+    nvml_error = (topology or {}).get("error") or (driver or {}).get("error")
+    system = inp.facts.get("system") if isinstance(inp.facts.get("system"), dict) else {}
+    visible = visible_devices(inp.env.get("CUDA_VISIBLE_DEVICES"), gpus)
+    count, nvml_indices = check_gpu_count(
+        layout, visible, gpus, nvml_error, inp.env, (system or {}).get("container"), data, inp.sglang_version
+    )
+    results.append(count)
+
+    models: list[ModelInfo] = []
+    requirements: list[ModelRequirement] = []
+    launch: dict[str, Any] = {}
+    for flag, role in (("--model-path", "model"), ("--speculative-draft-model-path", "draft model")):
+        spec = options.get(flag)
+        if not isinstance(spec, str) or not spec:
+            continue
+        this_box = inp.readings is not None
+        info = read_model(inp.view, spec, role, inp.env, options, data, inp.cwd, inp.home, this_box)
+        models.append(info)
+        results.extend(info.results)
+        requirements.extend(info.requirements)
+        if role == "model":
+            if info.mla is not None:
+                launch["model_mla"] = info.mla
+            if info.multimodal is not None:
+                launch["model_multimodal"] = info.multimodal
+            if info.quant_method:
+                launch["model_quant_method"] = info.quant_method
+
+    skipped: list[str] = []
+    r = inp.readings
+    if r is None:
+        skipped = list(LIVE_CHECKS)
+        return Preflight(results, models, requirements, launch, skipped)
+    weights = models[0].weights if models and models[0].role == "model" else None
+    if options.get("--quantization") and models and models[0].quant_method is None:
+        weights = None  # quantised while loading: the checkpoint's size overstates what the GPU holds
+    results.extend(
+        check_memory(
+            r.usage,
+            nvml_indices,
+            _float_option(options, "--mem-fraction-static"),
+            layout,
+            weights,
+            inp.env,
+            data,
+            inp.sglang_version,
+            r.own_pids,
+        )
+    )
+    host = data.get("host") or {}
+    if r.search_dirs is not None:
+        from stackcheck.launch.preflight.deps import check_dependencies
+
+        try:
+            view = r.deps_view or inp.view
+            results.extend(check_dependencies(view, r.search_dirs, None, inp.known_packages, target=r.target))
+        except ImportError as exc:  # packaging is a dependency of stackcheck; a broken install says so
+            results.append(CheckResult("dependencies", "unknown", None, "SGLang's Requires-Dist", f"packaging: {exc}"))
+    if r.shm is not None:
+        shm = check_shm(r.shm, len(set(gpu_ordinals(layout))), host.get("shm") or {})
+        if shm is not None:
+            results.append(shm)
+    if r.memlock is not None:
+        ml = check_memlock(r.memlock, layout.nnodes, host.get("memlock") or {})
+        if ml is not None:
+            results.append(ml)
+    if r.port is not None:
+        port_spec = host.get("port") or {}
+        host_value = str(options.get("--host") or port_spec.get("default_host", "127.0.0.1"))
+        port_value = int(options.get("--port") or port_spec.get("default_port", 30000))
+        results.append(check_port(host_value, port_value, r.port, port_spec))
+    return Preflight(results, models, requirements, launch, skipped)
+
+
+def read_live(
+    options: Mapping[str, Any],
+    data: Mapping[str, Any],
+    usage: UsageReading | None,
+    search_dirs: Sequence[str] | None,
+    facts: Mapping[str, Any],
+) -> Readings:
+    """The live readings for a launch on this box (the GPU usage is read by the caller, in a thread)."""
+    import os
+
+    from stackcheck.launch.preflight.host import SHM_PATH, port_free, read_memlock, read_shm
+
+    host = data.get("host") or {}
+    port_spec = host.get("port") or {}
+    host_value = str(options.get("--host") or port_spec.get("default_host", "127.0.0.1"))
+    port_value = int(options.get("--port") or port_spec.get("default_port", 30000))
+    system: Mapping[str, Any] = facts["system"] if isinstance(facts.get("system"), dict) else {}
+    return Readings(
+        usage=usage,
+        shm=read_shm(str((host.get("shm") or {}).get("path", SHM_PATH))),
+        memlock=read_memlock(),
+        port=port_free(host_value, port_value),
+        search_dirs=list(search_dirs) if search_dirs is not None else None,
+        target=(system.get("python"), system.get("machine")),
+        own_pids=(os.getpid(),),
+    )
+
+
+def summary_status(results: Sequence[CheckResult]) -> Status:
+    return worst(results)

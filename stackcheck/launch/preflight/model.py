@@ -1,0 +1,403 @@
+"""The model: find its files on this box (never the network), read its config, derive what it needs.
+
+Where a model is looked for, in SGLang's order: `--model-path` as a local directory; else a Hugging Face
+repository id in the hub cache (`--download-dir`, else HF_HUB_CACHE, else HF_HOME/hub, else
+XDG_CACHE_HOME/huggingface/hub, else ~/.cache/huggingface/hub), `models--ORG--NAME/refs/REVISION` naming
+the snapshot in `snapshots/COMMIT/`. Read from it, each with a size cap and through the filesystem view
+(non-regular files refused, links resolved): `config.json` (architectures, `quantization_config`,
+`compression_config`) and, when config.json has no quantization, `hf_quant_config.json` (ModelOpt). The
+weight files are only stat'ed, for their size.
+
+What comes out: the features the model needs (manifests/preflight.json `model.quantization`, each with the
+conditions under which SGLang takes that path, in launch.json's condition language), whether it is an MLA
+model, the weights' size, and check results. Bad input: a config in a directory the user named (--model-path
+DIR) that is not JSON, too large or unreadable is a usage error (exit 2, one line naming the file); the same
+in the shared cache is recorded as unknown (the box's state), and the gate fails closed on it.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import os
+import posixpath
+import re
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from stackcheck.errors import BadInputError
+from stackcheck.launch.preflight.memory import Weights
+from stackcheck.launch.preflight.result import CheckResult, Status, truthy
+from stackcheck.record import field, record
+
+if TYPE_CHECKING:
+    from stackcheck.probes.fsview import FileView
+
+_REPO_ID = re.compile(r"^(?:[A-Za-z0-9][A-Za-z0-9._-]*/)?[A-Za-z0-9][A-Za-z0-9._-]*$")
+_COMMIT = re.compile(r"^[0-9a-f]{40}$")
+
+
+class ModelRequirement(NamedTuple):
+    feature: str
+    why: str
+    when: list[dict[str, Any]] | None = None  # launch.json conditions; None: always
+
+
+@record
+class ModelInfo:
+    role: str  # "model" | "draft model"
+    spec: str  # as given on the command line
+    path: str | None = None  # the directory read (box path)
+    found_by: str | None = None  # "local directory" | "Hugging Face cache (HF_HUB_CACHE)" | ...
+    architectures: list[str] = field(default_factory=list)
+    mla: bool | None = None
+    multimodal: bool | None = None  # SGLang serves it as multimodal (ModelConfig.is_multimodal); None: not read
+    quant_method: str | None = None
+    quant_why: str | None = None
+    requirements: list[ModelRequirement] = field(default_factory=list)
+    weights: Weights | None = None
+    results: list[CheckResult] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "role": self.role,
+            "spec": self.spec,
+            "path": self.path,
+            "found_by": self.found_by,
+            "architectures": self.architectures,
+            "mla": self.mla,
+            "multimodal": self.multimodal,
+            "quant_method": self.quant_method,
+            "quant_why": self.quant_why,
+            "requires": [{"feature": r.feature, "why": r.why} for r in self.requirements],
+            "weights_bytes": self.weights.total_bytes if self.weights else None,
+        }
+
+
+class _Unreadable(Exception):
+    """A model file that could not be used; the message names it and why."""
+
+
+def hub_cache_dirs(env: Mapping[str, str], download_dir: str | None, home: str) -> list[tuple[str, str]]:
+    """The hub cache directory huggingface_hub would use, with the rule that chose it (the first that is set)."""
+    if download_dir:
+        return [(download_dir, "--download-dir")]
+    if env.get("HF_HUB_CACHE"):
+        return [(env["HF_HUB_CACHE"], "HF_HUB_CACHE")]
+    if env.get("HF_HOME"):
+        return [(posixpath.join(env["HF_HOME"], "hub"), "HF_HOME/hub")]
+    if env.get("XDG_CACHE_HOME"):
+        return [(posixpath.join(env["XDG_CACHE_HOME"], "huggingface", "hub"), "XDG_CACHE_HOME/huggingface/hub")]
+    return [(posixpath.join(home, ".cache", "huggingface", "hub"), "~/.cache/huggingface/hub")]
+
+
+def _read_json(view: FileView, path: str, cap: int) -> Any:
+    try:
+        st = view.stat(path)
+        if st is None:
+            # stat returns None for a missing file and for a link loop: tell them apart by the link itself
+            if view.stat(path, follow_symlinks=False) is not None:
+                raise _Unreadable(f"{path}: a symbolic link that does not resolve (a loop, or a missing target)")
+            raise FileNotFoundError(path)
+        if st.kind == "link":  # a link left unresolved: a loop, or too many levels
+            raise _Unreadable(f"{path}: a symbolic link that does not resolve (a loop, or a missing target)")
+        if st.kind != "file":
+            raise _Unreadable(f"{path}: not a regular file")
+        if st.size > cap:
+            raise _Unreadable(f"{path}: {st.size} bytes, larger than the {cap}-byte cap: not read")
+        data = view.read_bytes(path, cap + 1)
+    except (FileNotFoundError, _Unreadable):
+        raise
+    except OSError as exc:  # fsview.NotRegularFile too: a FIFO or a device swapped in after the stat
+        raise _Unreadable(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if len(data) > cap:
+        raise _Unreadable(f"{path}: larger than the {cap}-byte cap: not read")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _Unreadable(f"{path}: byte {exc.start}: not UTF-8 text") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise _Unreadable(f"{path}: line {exc.lineno} column {exc.colno}: not valid JSON: {exc.msg}") from None
+    except (ValueError, RecursionError) as exc:
+        raise _Unreadable(f"{path}: not valid JSON: {exc}") from None
+
+
+def _snapshot(view: FileView, repo_dir: str, revision: str | None) -> tuple[str | None, str]:
+    """The snapshot directory of a cached repository for the revision, or None and why not."""
+    rev = revision or "main"
+    if _COMMIT.match(rev):
+        snap = posixpath.join(repo_dir, "snapshots", rev)
+        return (snap, f"snapshot {rev}") if _is_dir(view, snap) else (None, f"no snapshot {rev}")
+    ref = posixpath.join(repo_dir, "refs", rev)
+    try:
+        commit = view.read_bytes(ref, 256).decode("ascii", "replace").strip() if _is_file(view, ref) else ""
+    except OSError:
+        commit = ""
+    if _COMMIT.match(commit):
+        snap = posixpath.join(repo_dir, "snapshots", commit)
+        if _is_dir(view, snap):
+            return snap, f"refs/{rev} -> {commit[:12]}"
+        return None, f"refs/{rev} names {commit[:12]}, which has no snapshot"
+    try:
+        snaps = sorted(view.listdir(posixpath.join(repo_dir, "snapshots")))
+    except OSError:
+        snaps = []
+    if len(snaps) == 1 and revision is None:
+        snap = posixpath.join(repo_dir, "snapshots", snaps[0])
+        return snap, f"the only snapshot ({snaps[0][:12]}; no refs/main)"
+    return None, f"no refs/{rev}" + (f" and {len(snaps)} snapshots to choose from" if snaps else "")
+
+
+def _is_dir(view: FileView, path: str) -> bool:
+    st = view.stat(path)
+    return st is not None and st.kind == "dir"
+
+
+def _is_file(view: FileView, path: str) -> bool:
+    st = view.stat(path)
+    return st is not None and st.kind == "file"
+
+
+def locate(
+    view: FileView,
+    spec: str,
+    env: Mapping[str, str],
+    download_dir: str | None,
+    revision: str | None,
+    cwd: str,
+    home: str,
+) -> tuple[str | None, str]:
+    """(directory, how it was found) for a model spec, or (None, why not). The reason never rewrites the spec
+    (a URL with credentials must stay URL-shaped for the output's redaction to mask it)."""
+    if "://" in spec:
+        return None, "a URL, not a local directory or a Hugging Face repository id: not read"
+    local = spec if spec.startswith("/") else posixpath.normpath(posixpath.join(cwd, spec))
+    st = view.stat(local)
+    if st is not None and st.kind == "dir":
+        return local, "local directory"
+    if st is not None:
+        return None, f"{local} is a file (a GGUF checkpoint?), not a model directory: its config is not read"
+    if spec.startswith(("/", "./", "../", "~")):
+        return None, f"no directory {local}"
+    if not _REPO_ID.match(spec):
+        return None, "no such directory, and not a Hugging Face repository id"
+    reasons = []
+    for cache, rule in hub_cache_dirs(env, download_dir, home):
+        repo_dir = posixpath.join(cache, "models--" + spec.replace("/", "--"))
+        if not _is_dir(view, repo_dir):
+            reasons.append(f"not in the Hugging Face cache {cache} ({rule})")
+            continue
+        snap, how = _snapshot(view, repo_dir, revision)
+        if snap is not None:
+            return snap, f"Hugging Face cache {cache} ({rule}), {how}"
+        reasons.append(f"in the Hugging Face cache {cache} ({rule}) but {how}")
+    return None, "; ".join(reasons)
+
+
+def _modelopt_method(algo: Any, table: list[dict[str, Any]]) -> str | None:
+    if not isinstance(algo, str):
+        return None
+    for row in table:
+        if isinstance(row.get("equals"), str) and algo == row["equals"]:
+            return str(row["quant_method"])
+        if any(isinstance(c, str) and c in algo for c in row.get("contains") or []):
+            return str(row["quant_method"])
+    return None
+
+
+def _quantization(
+    view: FileView, directory: str, config: Mapping[str, Any], mdata: Mapping[str, Any], cap: int
+) -> tuple[str | None, str | None, dict[str, Any]]:
+    """(quant_method, where it was read, the quantization config) as SGLang's ModelConfig reads them."""
+    table = [r for r in mdata.get("modelopt_algos") or [] if isinstance(r, dict)]
+    qc = config.get("quantization_config")
+    if isinstance(qc, dict):
+        method = qc.get("quant_method")
+        if isinstance(method, str):
+            why = f"config.json: quantization_config.quant_method = {method}"
+            if "weight_block_size" in qc:
+                why += f", weight_block_size {json.dumps(qc['weight_block_size'])}"
+            return method.lower(), why, qc
+        derived = _modelopt_method(qc.get("quant_algo"), table)
+        if derived:
+            return derived, f"config.json: quantization_config.quant_algo = {qc.get('quant_algo')} (ModelOpt)", qc
+        return None, "config.json: quantization_config without quant_method", qc
+    cc = config.get("compression_config")
+    if isinstance(cc, dict):
+        return "compressed-tensors", "config.json: compression_config", cc
+    path = posixpath.join(directory, "hf_quant_config.json")
+    if view.stat(path) is None and view.stat(path, follow_symlinks=False) is None:
+        return None, None, {}
+    hq = _read_json(view, path, cap)
+    quant = hq.get("quantization") if isinstance(hq, dict) else None
+    algo = quant.get("quant_algo") if isinstance(quant, dict) else None
+    derived = _modelopt_method(algo, table)
+    if derived:
+        return derived, f"hf_quant_config.json: quantization.quant_algo = {algo}", dict(quant or {})
+    return None, f"hf_quant_config.json: quantization.quant_algo = {algo!r} (not a format SGLang maps)", {}
+
+
+def _weights(view: FileView, directory: str, mdata: Mapping[str, Any]) -> tuple[Weights | None, str | None]:
+    try:
+        names = sorted(view.listdir(directory))
+    except OSError as exc:
+        return None, f"{directory}: cannot list: {exc.strerror or exc}"
+    cap = int(mdata.get("max_weight_files", 10000))
+    for pattern in mdata.get("weight_patterns") or ["*.safetensors"]:
+        hits = [n for n in names if fnmatch.fnmatch(n, str(pattern))]
+        if not hits:
+            continue
+        if len(hits) > cap:
+            return None, f"{len(hits)} weight files, more than {cap}: not counted"
+        total = 0
+        for n in hits:
+            st = view.stat(posixpath.join(directory, n))
+            if st is None or st.kind != "file":
+                # a dangling link (a blob not downloaded yet) or a loop: a partial sum would understate
+                return None, f"{posixpath.join(directory, n)} does not resolve to a file: weights not counted"
+            total += st.size
+        return Weights(total, len(hits), directory), None
+    return None, None
+
+
+def read_model(
+    view: FileView,
+    spec: str,
+    role: str,
+    env: Mapping[str, str],
+    options: Mapping[str, Any],
+    data: Mapping[str, Any],
+    cwd: str,
+    home: str,
+    this_box: bool = True,
+) -> ModelInfo:
+    """Find and read one model (the served model, or the draft model of speculative decoding).
+
+    `this_box` False (the gate judges saved facts of another box): a model that is not here is a note, never
+    a refusal; the launch may well find it on the box the facts describe."""
+    mdata = data.get("model") or {}
+    cache_src = (mdata.get("hf_cache") or {}).get("source")
+    cap = int(mdata.get("config_cap_bytes", 4 << 20))
+    info = ModelInfo(role, spec)
+    check = "model" if role == "model" else "draft-model"
+    if truthy(env.get("SGLANG_USE_MODELSCOPE")):
+        info.results.append(
+            CheckResult(
+                check, "warn", {"SGLANG_USE_MODELSCOPE": env.get("SGLANG_USE_MODELSCOPE")}, "a local model",
+                f"{role} {spec}: SGLANG_USE_MODELSCOPE is on: ModelScope's cache is not read, the model's needs are "
+                "not derived", cache_src,
+            )
+        )  # fmt: skip
+        return info
+    download_dir = options.get("--download-dir") if isinstance(options.get("--download-dir"), str) else None
+    revision = options.get("--revision") if isinstance(options.get("--revision"), str) else None
+    directory, how = locate(view, spec, env, download_dir, revision, cwd, home)
+    offline_env = str((mdata.get("hf_cache") or {}).get("offline_env", "HF_HUB_OFFLINE"))
+    if directory is None:
+        offline = truthy(env.get(offline_env), tuple((mdata.get("hf_cache") or {}).get("offline_true") or ("1",)))
+        is_file = "is a file" in how
+        looks_local = spec.startswith(("/", "./", "../", "~")) and not is_file
+        if "://" in spec:
+            looks_local = False
+        status: Status
+        if not this_box:
+            status, tail = "warn", "the facts come from a file, so the box they describe is not searched"
+        elif "://" in spec or is_file:
+            status, tail = "warn", "the model's needs are not derived"
+        elif looks_local:
+            status, tail = "fail", "SGLang cannot load it"
+        elif offline:
+            status, tail = "fail", f"and {offline_env}={env.get(offline_env)}: the server cannot fetch it"
+        else:
+            status, tail = "warn", "the server will download it; its config and needs were not read"
+        info.results.append(
+            CheckResult(
+                check,
+                status,
+                {"found": False, offline_env: env.get(offline_env)},
+                "a local model directory" if looks_local or offline else "a model the server can load",
+                f"{role} {spec}: {how}; {tail}",
+                cache_src,
+            )
+        )
+        return info
+    info.path, info.found_by = directory, how
+    user_dir = how == "local directory"
+    config_path = posixpath.join(directory, "config.json")
+    try:
+        config = _read_json(view, config_path, cap)
+        if not isinstance(config, dict):
+            raise _Unreadable(f"{config_path}: not a JSON object")
+        quant_method, quant_why, qcfg = _quantization(view, directory, config, mdata, cap)
+    except FileNotFoundError:
+        info.results.append(
+            CheckResult(
+                check, "warn", {"config": None}, "config.json",
+                f"{role} {spec} ({how}, {directory}): no config.json: the model's needs are not derived", cache_src,
+            )
+        )  # fmt: skip
+        return info
+    except _Unreadable as exc:
+        if user_dir:
+            raise BadInputError(f"{role} config: {exc}") from None
+        info.results.append(
+            CheckResult(check, "unknown", {"config": "unreadable"}, "a readable config.json", f"{role} {spec}: {exc}",
+                        cache_src)
+        )  # fmt: skip
+        return info
+    arch = config.get("architectures")
+    info.architectures = [str(a) for a in arch if isinstance(a, str)] if isinstance(arch, list) else []
+    mla_list = set((mdata.get("mla_architectures") or {}).get("values") or [])
+    info.mla = bool(mla_list & set(info.architectures))
+    info.multimodal = is_multimodal(info.architectures, options, mdata.get("multimodal_architectures") or {})
+    info.quant_method, info.quant_why = quant_method, quant_why
+    for entry in mdata.get("quantization") or []:
+        if not isinstance(entry, dict) or quant_method not in (entry.get("quant_method") or []):
+            continue
+        key = entry.get("has_key")
+        if isinstance(key, str) and key not in qcfg:
+            continue
+        why = f"{role} {quant_why}"
+        for req in entry.get("requires") or []:
+            if isinstance(req, str):
+                info.requirements.append(ModelRequirement(req, why))
+            elif isinstance(req, dict) and isinstance(req.get("feature"), str):
+                info.requirements.append(ModelRequirement(req["feature"], why, list(req.get("when") or [])))
+    info.weights, weights_note = _weights(view, directory, mdata)
+    parts = [f"{role} {spec}: {how}, {directory}"]
+    if info.architectures:
+        parts.append(
+            f"architecture {', '.join(info.architectures)}"
+            + (" (MLA)" if info.mla else "")
+            + (" (multimodal)" if info.multimodal else "")
+        )
+    parts.append(quant_why or "not quantized (no quantization_config, compression_config or hf_quant_config.json)")
+    if info.weights:
+        parts.append(f"weights {info.weights.total_bytes / (1 << 30):.1f} GiB in {info.weights.files} file(s)")
+    elif weights_note:
+        parts.append(weights_note)
+    observed = {
+        "path": directory,
+        "architectures": info.architectures,
+        "mla": info.mla,
+        "multimodal": info.multimodal,
+        "quant_method": quant_method,
+    }
+    info.results.append(CheckResult(check, "ok", observed, "a readable model config", "; ".join(parts), cache_src))
+    return info
+
+
+def is_multimodal(architectures: list[str], options: Mapping[str, Any], data: Mapping[str, Any]) -> bool:
+    """SGLang's ModelConfig.is_multimodal: an architecture of the list, unless the first architecture is one
+    SGLang loads as text only without a flag (--enable-multimodal: Gemma3, Llama4, Step3-VL)."""
+    off = data.get("off_unless_flag") or {}
+    first = architectures[0] if architectures else None
+    if first in (off.get("first_architecture") or []) and not options.get(str(off.get("flag"))):
+        return False
+    return bool(set(data.get("values") or []) & set(architectures))
+
+
+def home_dir(env: Mapping[str, str]) -> str:
+    return env.get("HOME") or os.path.expanduser("~")

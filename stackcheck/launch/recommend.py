@@ -1,0 +1,841 @@
+"""`stackcheck recommend`, the pure part: facts + manifests + launch facts -> the launch that works and is
+fastest on this box, by the knowledge in manifests/recommend.json. No I/O; the caller passes everything in.
+
+How a recommendation is made:
+1. The plan: stackcheck.plan.plan_and_facts with the request's holds and pins (none: the planner's default
+   target, the newest stack that keeps what is ok now). The launch is judged on the facts *after* the plan;
+   a step that patches an installed package is never part of a recommendation.
+2. The decisions of recommend.json, in order. Each option is considered when its `scope` holds; it is
+   rejected, with what was observed, when its `releases`, its `when` conditions or its feature's verdict
+   (evaluated by the rule engine on the target stack, with this launch) fail. The first option left is
+   chosen; later ones that also hold are listed as alternatives. Whether a path *works* is never decided
+   here: that is the feature verdicts' job (features.json); recommend.json only says which working path is
+   the faster one, with its source and the measurement behind it.
+3. The "never" entries whose conditions hold, each with its evidence.
+4. The command line and environment: a fresh `python3 -m sglang.launch_server` launch, or, with a given
+   command, that command with what it misses added and what it should drop removed (the diff).
+
+Conditions use the rule language of features.json (stackcheck.verdicts.engine.evaluate) plus two predicates of
+this file's own: {"verdict": F, "in": [...], "effect": [...]} and {"chosen": DECISION, "in": [OPTION...]}.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from stackcheck.facts.model import KERNEL_PACKAGES, Facts
+from stackcheck.facts.versions import version_in
+from stackcheck.record import field, record
+from stackcheck.verdicts.context import Context
+from stackcheck.verdicts.engine import evaluate, evaluate_feature, uses_gpu
+from stackcheck.verdicts.types import FeatureVerdict
+
+if TYPE_CHECKING:
+    from stackcheck.knowledge.types import Feature
+    from stackcheck.plan import Plan
+
+GOALS = ("latency", "throughput")
+DEFAULT_ENTRYPOINT = ("python3", "-m", "sglang.launch_server")
+MODEL_PLACEHOLDER = "MODEL"
+
+
+# ---- the request and the answer --------------------------------------------------------------------
+
+
+@record
+class Request:
+    """What the user asked for. `launch` holds the launch facts (tp, quantization, mla, ...) read from the
+    command, the model's config or the --assume-* options; `assumptions` says which were assumed."""
+
+    goal: str = "latency"
+    model_path: str | None = None
+    launch: dict[str, Any] = field(default_factory=dict)
+    assumptions: list[str] = field(default_factory=list)
+    command: list[str] | None = None  # the given launch (-- COMMAND), env prefix included
+    env: Mapping[str, str] = field(default_factory=dict)  # the environment that command would see
+    plan: bool = True
+    hold: list[str] = field(default_factory=list)
+    pins: dict[str, str] = field(default_factory=dict)
+
+
+@record
+class Pick:
+    """One option of one decision: chosen, an alternative that also holds, or rejected with why."""
+
+    decision: str
+    decision_title: str
+    option: str
+    title: str
+    status: str  # chosen | alternative | rejected
+    why: str
+    flags: dict[str, str | bool] = field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict)
+    unset_flags: list[str] = field(default_factory=list)
+    unset_env: list[str] = field(default_factory=list)
+    advice: bool = False
+    gain: dict[str, Any] | None = None
+    source: Any = None
+    inferred: bool = False
+    note: str | None = None
+    hint: str | None = None  # how to make a rejected option possible (a --to pin)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "decision": self.decision,
+            "option": self.option,
+            "title": self.title,
+            "status": self.status,
+            "why": self.why,
+        }
+        if self.flags:
+            out["flags"] = dict(self.flags)
+        if self.env:
+            out["env"] = dict(self.env)
+        if self.advice:
+            out["advice"] = True
+        if self.gain is not None:
+            out["gain"] = self.gain
+        if self.source is not None:
+            out["source"] = self.source
+        if self.inferred:
+            out["inferred"] = True
+        if self.note:
+            out["note"] = self.note
+        if self.hint:
+            out["hint"] = self.hint
+        return out
+
+
+@record
+class Change:
+    """One line of the diff against a given launch."""
+
+    action: str  # add | change | drop
+    kind: str  # flag | env
+    name: str
+    value: str | bool | None = None
+    old: str | bool | None = None
+    why: str = ""
+    source: Any = None
+    title: str = ""  # the option or never entry behind the change
+    gain: str = ""  # its measurement in a few words, when there is one
+
+    def text(self) -> str:
+        """'add SGLANG_X=1', 'change --attention-backend fa3 -> flashinfer', 'drop --enable-torch-symm-mem'."""
+        if self.action == "change":
+            sep = "=" if self.kind == "env" else " "
+            return f"change {self.name}{sep}{self.old} -> {self.value}"
+        if self.action == "drop":
+            if self.kind == "env":
+                return f"drop {self.name}={self.old}"
+            return f"drop {self.name}" + (f" {self.old}" if self.old not in (None, True) else "")
+        if self.kind == "env":
+            return f"add {self.name}={self.value}"
+        return f"add {self.name}" + (f" {self.value}" if self.value is not True else "")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "action": self.action,
+            "kind": self.kind,
+            "name": self.name,
+            "value": self.value,
+            "old": self.old,
+            "why": self.why,
+            "source": self.source,
+            "title": self.title,
+            "gain": self.gain or None,
+        }
+
+
+@record
+class Recommendation:
+    goal: str
+    launch: dict[str, Any]
+    assumptions: list[str]
+    plan: Plan | None
+    facts_after: Facts  # the facts the launch is judged on (after the plan)
+    stack: dict[str, str]  # the stack the launch runs on
+    command: list[str]
+    env: dict[str, str]
+    picks: list[Pick]
+    never: list[dict[str, Any]]
+    undecided: list[dict[str, str]]
+    diff: list[Change] | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def chosen(self) -> list[Pick]:
+        return [p for p in self.picks if p.status == "chosen"]
+
+    def to_json(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {
+            "goal": self.goal,
+            "launch": dict(self.launch),
+            "assumptions": list(self.assumptions),
+            "stack": dict(self.stack),
+            "plan": self.plan.to_json() if self.plan is not None else None,
+            "command": list(self.command),
+            "env": dict(self.env),
+            "choices": [p.to_json() for p in self.picks if p.status == "chosen"],
+            "alternatives": [p.to_json() for p in self.picks if p.status != "chosen"],
+            "never": list(self.never),
+            "undecided": list(self.undecided),
+            "notes": list(self.notes),
+        }
+        if self.diff is not None:
+            doc["diff"] = [c.to_json() for c in self.diff]
+        return doc
+
+
+# ---- conditions --------------------------------------------------------------------------------------
+
+
+@record
+class Cond:
+    value: bool | None  # None: a fact it needs is not known
+    text: str = ""  # what was observed (for a rejection) or what is missing
+
+
+class Judge:
+    """Evaluates recommend.json conditions on one Context; feature verdicts are cached per launch variant."""
+
+    def __init__(self, ctx: Context, features: Mapping[str, Feature]) -> None:
+        self.ctx = ctx
+        self.features = features
+        self.chosen: dict[str, str] = {}
+        self._verdicts: dict[tuple[str, tuple[tuple[str, Any], ...]], FeatureVerdict] = {}
+
+    def verdict(self, fid: str, extra_launch: Mapping[str, Any] | None = None) -> FeatureVerdict | None:
+        spec = self.features.get(fid)
+        if spec is None:
+            return None
+        key = (fid, tuple(sorted((extra_launch or {}).items())))
+        if key not in self._verdicts:
+            ctx = self.ctx
+            if extra_launch:
+                ctx = Context(facts=self.ctx.facts, manifests=self.ctx.manifests, launch={**ctx.launch, **extra_launch})
+            self._verdicts[key] = evaluate_feature(spec, ctx)
+        return self._verdicts[key]
+
+    def cond(self, pred: Any) -> Cond:
+        if pred is None:
+            return Cond(True)
+        if not isinstance(pred, dict):
+            return Cond(None, f"malformed condition {pred!r}")
+        if "all" in pred or "any" in pred:
+            is_all = "all" in pred
+            parts = [self.cond(p) for p in pred.get("all" if is_all else "any") or []]
+            decisive = [p for p in parts if p.value is (not is_all)]
+            if decisive:
+                return decisive[0] if is_all else Cond(True)
+            missing = [p for p in parts if p.value is None]
+            if missing:
+                return missing[0]
+            if is_all:
+                return Cond(True)
+            return Cond(False, "; ".join(p.text for p in parts if p.text))
+        if "not" in pred:
+            inner = self.cond(pred["not"])
+            if inner.value is None:
+                return inner
+            return Cond(not inner.value, f"{inner.text} (excluded)" if inner.value else inner.text)
+        if "verdict" in pred:
+            v = self.verdict(str(pred["verdict"]))
+            if v is None:
+                return Cond(None, f"feature {pred['verdict']} is not in the manifests")
+            status, effect = v.get("status"), v.get("effect")
+            ok = status in (pred.get("in") or []) and ("effect" not in pred or effect in (pred.get("effect") or []))
+            shown = f"{status} ({effect})" if effect else str(status)
+            return Cond(ok, f"{pred['verdict']} is {shown}")
+        if "chosen" in pred:
+            got = self.chosen.get(str(pred["chosen"]))
+            return Cond(got in (pred.get("in") or []), f"{pred['chosen']}: {got or 'nothing'} chosen")
+        return self._rule_pred(pred)
+
+    def _rule_pred(self, pred: dict[str, Any]) -> Cond:
+        """A features.json comparison, once per GPU model when it reads the GPU's own facts."""
+        models = self.ctx.gpu_models()
+        targets = list(models) if uses_gpu(pred) and models else [None]
+        seen = ""
+        for gpu in targets:
+            out = evaluate(pred, self.ctx, gpu)
+            if out.value is None:
+                return Cond(None, str(out.missing))
+            subject = out.subject or pred.get("fact") or f"gate {pred.get('gate')}"
+            shown = out.observed if not isinstance(out.observed, list) else ", ".join(map(str, out.observed))
+            if not out.value:
+                return Cond(False, f"{subject} = {shown} (needs {_required(out.required)})")
+            seen = f"{subject} = {shown}"
+        return Cond(True, seen)
+
+
+def _required(value: Any) -> str:
+    if isinstance(value, list):
+        return "[" + ", ".join(map(str, value)) + "]"
+    return str(value)
+
+
+def _first_failure(v: FeatureVerdict) -> str:
+    for r in v.get("reasons") or []:
+        if r.get("result") in ("fail", "unknown"):
+            return str(r.get("message", ""))
+    return str(v.get("status"))
+
+
+# ---- the decisions ---------------------------------------------------------------------------------------
+
+
+def _launch_effect(
+    flags: Mapping[str, Any], launch_map: Mapping[str, Any], env: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """The launch facts a set of flags and environment variables changes (launch.json: --attention-backend →
+    attention_backend, SGLANG_ENABLE_PCIE_IPC_ALLREDUCE=1 → pcie_ipc_allreduce)."""
+    out: dict[str, Any] = {}
+    for opt in launch_map.get("options") or []:
+        if isinstance(opt, dict) and opt.get("flag") in flags and isinstance(opt.get("fact"), str):
+            out[str(opt["fact"])] = flags[str(opt["flag"])]
+    for spec in launch_map.get("env") or []:
+        if isinstance(spec, dict) and isinstance(spec.get("fact"), str) and spec.get("name") in (env or {}):
+            raw = str((env or {})[str(spec["name"])]).lower()
+            if raw in [str(x) for x in spec.get("true") or []]:
+                out[str(spec["fact"])] = True
+            elif raw in [str(x) for x in spec.get("false") or []]:
+                out[str(spec["fact"])] = False
+    return out
+
+
+def _installed(ctx: Context, name: str) -> str | None:
+    return ctx.installed_version(name)
+
+
+def _releases_ok(ctx: Context, releases: Mapping[str, str]) -> tuple[bool, str, dict[str, str]]:
+    """Whether the target stack satisfies an option's release ranges; else why, and the pins that would."""
+    why: list[str] = []
+    pins: dict[str, str] = {}
+    for pkg, spec in releases.items():
+        have = _installed(ctx, pkg)
+        if have is None or version_in(have, spec) is not True:
+            why.append(f"needs {pkg}{spec} (the target stack has {have or 'none'})")
+            newest = _newest_in(ctx, pkg, spec)
+            if newest:
+                pins[pkg] = newest
+    return not why, "; ".join(why), pins
+
+
+def _newest_in(ctx: Context, pkg: str, spec: str) -> str | None:
+    from stackcheck.facts.versions import parse_version
+
+    best = None
+    for rel in ctx.manifests.releases(pkg):
+        v = str(rel.get("version", ""))
+        pv = parse_version(v)
+        if pv is not None and version_in(v, spec) is True and (best is None or pv > best[0]):
+            best = (pv, v)
+    return best[1] if best else None
+
+
+def decide(ctx: Context, doc: Mapping[str, Any], goal: str) -> tuple[list[Pick], list[dict[str, str]], Judge]:
+    """Every decision of recommend.json on one context: the picks and the decisions left undecided."""
+    features = {str(f.get("id")): f for f in ctx.manifests.features}
+    judge = Judge(ctx, features)
+    launch_map = ctx.manifests.launch
+    picks: list[Pick] = []
+    undecided: list[dict[str, str]] = []
+    for dec in doc.get("decisions") or []:
+        if not isinstance(dec, dict):
+            continue
+        did, dtitle = str(dec.get("id")), str(dec.get("title", dec.get("id")))
+        applies = judge.cond(dec.get("applies"))
+        if applies.value is False:
+            continue
+        if applies.value is None:
+            undecided.append({"decision": did, "title": dtitle, "why": str(dec.get("if_unknown") or applies.text)})
+            continue
+        chosen: Pick | None = None
+        for opt in dec.get("options") or []:
+            if not isinstance(opt, dict):
+                continue
+            goals = opt.get("goals")
+            if isinstance(goals, list) and goal not in goals:
+                continue
+            scope = judge.cond(opt.get("scope"))
+            if scope.value is False:
+                continue
+            pick = _pick(dec, opt)
+            ok, why = _option_holds(judge, opt, scope, launch_map, pick)
+            if not ok:
+                if pick.advice:
+                    continue  # advice that does not apply is not an alternative anyone would try
+                pick.status, pick.why = "rejected", why
+            elif chosen is None:
+                pick.status, chosen = "chosen", pick
+                judge.chosen[did] = pick.option
+            else:
+                pick.status = "alternative"
+                pick.why = f"also works here; {chosen.title} comes first in the knowledge's order"
+            picks.append(pick)
+        if chosen is None:
+            undecided.append(
+                {"decision": did, "title": dtitle, "why": "no option holds on this box (see alternatives)"}
+            )
+    return picks, undecided, judge
+
+
+def _pick(dec: Mapping[str, Any], opt: Mapping[str, Any]) -> Pick:
+    settings = opt.get("set") or {}
+    unset = opt.get("unset") or {}
+    return Pick(
+        decision=str(dec.get("id")),
+        decision_title=str(dec.get("title", dec.get("id"))),
+        option=str(opt.get("id")),
+        title=str(opt.get("title", opt.get("id"))),
+        status="",
+        why=str(opt.get("reason", "")),
+        flags=dict(settings.get("flags") or {}),
+        env={str(k): str(v) for k, v in (settings.get("env") or {}).items()},
+        unset_flags=[str(f) for f in unset.get("flags") or []],
+        unset_env=[str(e) for e in unset.get("env") or []],
+        advice=bool(opt.get("advice")),
+        gain=opt.get("gain"),
+        source=opt.get("source"),
+        inferred=bool(opt.get("inferred")),
+        note=str(opt["note"]) if opt.get("note") else None,
+    )
+
+
+def _option_holds(
+    judge: Judge, opt: Mapping[str, Any], scope: Cond, launch_map: Mapping[str, Any], pick: Pick
+) -> tuple[bool, str]:
+    if scope.value is None:
+        return False, f"not known whether it applies: {scope.text}"
+    releases = opt.get("releases") or {}
+    if releases:
+        ok, why, pins = _releases_ok(judge.ctx, releases)
+        if not ok:
+            if "sglang" in pins:  # SGLang's own pins choose the rest of the stack
+                pins = {"sglang": pins["sglang"]}
+            if pins:
+                pick.hint = "stackcheck recommend " + " ".join(f"--to {k}=={v}" for k, v in sorted(pins.items()))
+            return False, why
+    when = judge.cond(opt.get("when"))
+    if when.value is None:
+        return False, f"not known: {when.text}"
+    if when.value is False:
+        return False, when.text or "its conditions do not hold"
+    fid = opt.get("feature")
+    if isinstance(fid, str):
+        v = judge.verdict(fid, _launch_effect(pick.flags, launch_map, pick.env))
+        if v is None:
+            return False, f"feature {fid} is not in the manifests"
+        if v.get("status") != "ok":
+            effect = f" ({v.get('effect')})" if v.get("effect") else ""
+            return False, f"{fid} is {v.get('status')}{effect}: {_first_failure(v)}"
+    return True, pick.why
+
+
+# ---- never -------------------------------------------------------------------------------------------------
+
+
+def never_entries(judge: Judge, doc: Mapping[str, Any]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for entry in doc.get("never") or []:
+        if not isinstance(entry, dict) or judge.cond(entry.get("when")).value is not True:
+            continue
+        item: dict[str, Any] = {
+            "id": entry.get("id"),
+            "title": entry.get("title"),
+            "effect": entry.get("effect"),
+            "why": entry.get("why"),
+            "evidence": entry.get("evidence"),
+        }
+        for key in ("flags", "env", "patch", "inferred", "note"):
+            if entry.get(key):
+                item[key] = entry[key]
+        fid = entry.get("feature")
+        if isinstance(fid, str):
+            v = judge.verdict(fid)
+            if v is not None:
+                item["verdict"] = {"feature": fid, "status": v.get("status"), "effect": v.get("effect")}
+                if v.get("status") != "ok":
+                    item["verdict"]["why"] = _first_failure(v)
+        out.append(item)
+    return out
+
+
+# ---- the command line -------------------------------------------------------------------------------------
+
+
+def _never_title(entry: Mapping[str, Any]) -> str:
+    return f"never: {entry.get('title')} ({entry.get('effect')})"
+
+
+def _option_specs(launch_map: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """Every launch.json flag name (aliases too) -> its option entry."""
+    out: dict[str, dict[str, Any]] = {}
+    for opt in launch_map.get("options") or []:
+        if isinstance(opt, dict) and isinstance(opt.get("flag"), str):
+            for name in [opt["flag"], *(opt.get("aliases") or [])]:
+                out[str(name)] = opt
+    return out
+
+
+def split_env_prefix(command: Sequence[str]) -> tuple[list[str], dict[str, str], list[str]]:
+    """`env [OPTIONS] NAME=VALUE... PROG ARGS` -> (env options kept as given, assignments, PROG ARGS)."""
+    import re
+
+    args = list(command)
+    if not args or args[0].rsplit("/", 1)[-1] != "env":
+        return [], {}, args
+    options: list[str] = [args[0]]
+    assigns: dict[str, str] = {}
+    i = 1
+    while i < len(args):
+        a = args[i]
+        if a in ("-u", "--unset") and i + 1 < len(args):
+            options += [a, args[i + 1]]
+            i += 2
+            continue
+        if a.startswith("-"):
+            options.append(a)
+        elif re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", a):
+            name, _, value = a.partition("=")
+            assigns[name] = value
+        else:
+            break
+        i += 1
+    return options, assigns, args[i:]
+
+
+def fresh_command(model_path: str | None, tp: int, flags: Sequence[tuple[str, str | bool]]) -> list[str]:
+    argv = [*DEFAULT_ENTRYPOINT, "--model-path", model_path or MODEL_PLACEHOLDER]
+    if tp > 1:
+        argv += ["--tp-size", str(tp)]
+    for name, value in flags:
+        argv += [name] if value is True else [name, str(value)]
+    return argv
+
+
+def _flag_value(argv: Sequence[str], names: Sequence[str], boolean: bool) -> tuple[bool, str | bool | None]:
+    """(present, last value) of a flag in argv, by exact name or `name=value`."""
+    present = False
+    value: str | bool | None = None
+    i = 0
+    while i < len(argv):
+        tok = argv[i]
+        name, eq, inline = tok.partition("=")
+        if name in names:
+            present = True
+            if boolean:
+                value = True
+            elif eq:
+                value = inline
+            elif i + 1 < len(argv):
+                value = argv[i + 1]
+                i += 1
+        i += 1
+    return present, value
+
+
+def _remove_flag(argv: list[str], names: Sequence[str], boolean: bool) -> list[str]:
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        tok = argv[i]
+        name, eq, _ = tok.partition("=")
+        if name in names:
+            i += 1 if (boolean or eq) else 2
+            continue
+        out.append(tok)
+        i += 1
+    return out
+
+
+def _names_of(flag: str, specs: Mapping[str, dict[str, Any]]) -> list[str]:
+    spec = specs.get(flag)
+    if spec is None:
+        return [flag]
+    return [str(spec["flag"]), *[str(a) for a in spec.get("aliases") or []]]
+
+
+def _is_bool(flag: str, specs: Mapping[str, dict[str, Any]], value: Any = None) -> bool:
+    spec = specs.get(flag)
+    if spec is not None:
+        return spec.get("value") == "bool"
+    return value is True
+
+
+def edit_command(
+    command: Sequence[str],
+    env: Mapping[str, str],
+    picks: Sequence[Pick],
+    never: Sequence[dict[str, Any]],
+    blocked_flags: Mapping[str, str],
+    launch_map: Mapping[str, Any],
+) -> tuple[list[str], dict[str, str], list[Change]]:
+    """The given launch with what it misses added and what it should drop removed.
+
+    `env` is the environment the command would see (the caller's, with the command's `env` prefix applied);
+    only the prefix's own assignments are written back. Returns (argv with the env prefix, env to export in
+    front of it, the diff)."""
+    specs = _option_specs(launch_map)
+    options, assigns, argv = split_env_prefix(command)
+    out_env = dict(assigns)
+    seen_env = {**env, **assigns}
+    changes: list[Change] = []
+    chosen = [p for p in picks if p.status == "chosen" and not p.advice]
+    setting: dict[str, Pick] = {}
+    for p in chosen:
+        for flag in p.flags:
+            setting[str(specs.get(flag, {}).get("flag", flag))] = p
+    # drops: never entries, flags whose feature is blocked, and what a chosen option unsets
+    for entry in never:
+        for flag in entry.get("flags") or []:
+            names = _names_of(flag, specs)
+            present, old = _flag_value(argv, names, _is_bool(flag, specs, True))
+            if present and str(specs.get(flag, {}).get("flag", flag)) not in setting:
+                argv = _remove_flag(argv, names, _is_bool(flag, specs, True))
+                changes.append(
+                    Change(
+                        "drop",
+                        "flag",
+                        flag,
+                        None,
+                        old,
+                        str(entry.get("why")),
+                        entry.get("evidence"),
+                        _never_title(entry),
+                    )
+                )
+        for name in entry.get("env") or []:
+            if name in seen_env:
+                out_env.pop(name, None)
+                changes.append(
+                    Change(
+                        "drop",
+                        "env",
+                        name,
+                        None,
+                        seen_env[name],
+                        str(entry.get("why")),
+                        entry.get("evidence"),
+                        _never_title(entry),
+                    )
+                )
+    for flag, why in blocked_flags.items():
+        canon = str(specs.get(flag, {}).get("flag", flag))
+        if canon in setting or any(c.name == flag and c.action == "drop" for c in changes):
+            continue  # a chosen option sets this flag: it is changed below
+        names = _names_of(flag, specs)
+        boolean = _is_bool(flag, specs)
+        present, old = _flag_value(argv, names, boolean)
+        if present:
+            argv = _remove_flag(argv, names, boolean)
+            changes.append(Change("drop", "flag", flag, None, old, why, None, "its feature is blocked on this stack"))
+    for p in chosen:
+        for flag in p.unset_flags:
+            names = _names_of(flag, specs)
+            boolean = _is_bool(flag, specs, True)
+            present, old = _flag_value(argv, names, boolean)
+            if present:
+                argv = _remove_flag(argv, names, boolean)
+                changes.append(Change("drop", "flag", flag, None, old, f"{p.title}: {p.why}", p.source, p.title))
+        for name in p.unset_env:
+            if name in seen_env:
+                out_env.pop(name, None)
+                changes.append(
+                    Change("drop", "env", name, None, seen_env[name], f"{p.title}: {p.why}", p.source, p.title)
+                )
+    # adds and changes
+    for p in chosen:
+        for flag, value in p.flags.items():
+            names = _names_of(flag, specs)
+            boolean = value is True
+            present, old = _flag_value(argv, names, boolean)
+            if present and (boolean or str(old) == str(value)):
+                continue
+            if present:
+                argv = _remove_flag(argv, names, boolean)
+                changes.append(
+                    Change("change", "flag", flag, value, old, p.why, p.source, p.title, _gain_short(p.gain))
+                )
+            else:
+                changes.append(Change("add", "flag", flag, value, None, p.why, p.source, p.title, _gain_short(p.gain)))
+            argv += [flag] if boolean else [flag, str(value)]
+        for name, value in p.env.items():
+            if seen_env.get(name) == value:
+                continue
+            action = "change" if name in seen_env else "add"
+            changes.append(
+                Change(action, "env", name, value, seen_env.get(name), p.why, p.source, p.title, _gain_short(p.gain))
+            )
+            out_env[name] = value
+    # a dropped variable the command inherits (not one of its own assignments) is unset with `env -u`
+    inherited = [c.name for c in changes if c.kind == "env" and c.action == "drop" and c.name not in assigns]
+    if inherited and not options:
+        options = ["env"]
+    for name in inherited:
+        options += ["-u", name]
+    if options:  # an `env` prefix with options (-i, -u NAME): keep it, assignments after its options
+        full = [*options, *[f"{k}={v}" for k, v in out_env.items()], *argv]
+        return full, {}, changes
+    return argv, out_env, changes
+
+
+# ---- the whole recommendation ------------------------------------------------------------------------------
+
+
+def stack_of(ctx: Context) -> dict[str, str]:
+    out: dict[str, str] = {}
+    driver = ctx.facts.get("driver") or {}
+    if isinstance(driver.get("version"), str):
+        out["driver"] = str(driver["version"])
+    for name in ("torch", *KERNEL_PACKAGES[::-1], "flashinfer-python", "sglang"):
+        v = ctx.installed_version(name)
+        if v:
+            out[name] = v
+    return out
+
+
+def blocked_command_flags(judge: Judge, required: Sequence[tuple[str, str]]) -> dict[str, str]:
+    """Flags of a given launch that turn on a feature blocked on the target stack: flag -> why.
+    `required` is (feature, why) for each explicit requirement the gate derived ("--attention-backend fa3")."""
+    out: dict[str, str] = {}
+    for fid, why in required:
+        flag = why.split()[0] if why.startswith("--") else None
+        if flag is None:
+            continue
+        v = judge.verdict(fid)
+        # crash: the launch fails; disabled: the flag does nothing. A degraded feature still works, slower:
+        # whether to keep it is a decision of recommend.json (speculative decoding is advice, never dropped)
+        if v is not None and v.get("status") == "blocked" and v.get("effect") in ("crash", "disabled"):
+            out[flag] = f"{fid} is blocked ({v.get('effect')}): {_first_failure(v)}"
+    return out
+
+
+def recommend(
+    ctx: Context,
+    request: Request,
+    features_now: list[FeatureVerdict] | None = None,
+    required: Sequence[tuple[str, str]] = (),
+) -> Recommendation:
+    """The recommendation for the box in `ctx` (facts as they are; launch facts in ctx.launch)."""
+    notes: list[str] = []
+    plan: Plan | None = None
+    facts_after: Facts = ctx.facts
+    if request.plan:
+        from dataclasses import replace  # the plan's records are dataclasses; the planner imports it anyway
+
+        from stackcheck.plan import plan_and_facts
+
+        features = (
+            features_now if features_now is not None else [evaluate_feature(f, ctx) for f in ctx.manifests.features]
+        )
+        # which other stack would unblock a still-blocked feature is `stackcheck plan`'s question, not this one
+        plan, after = plan_and_facts(
+            ctx, features, hold=request.hold or None, pins=request.pins or None, upstream=False
+        )
+        plan = replace(plan, steps=tuple(s for s in plan.steps if not s.is_patch))  # never a local patch
+        if plan.error:
+            notes.append(f"no plan: {plan.error}; the launch is for the stack as installed")
+        elif after is not None:
+            facts_after = after
+    target = Context(facts=facts_after, manifests=ctx.manifests, launch=dict(ctx.launch))
+    if not target.gpu_models():
+        notes.append("no GPU visible: the choices that depend on the GPU stay open; give --assume-gpu CC[xN]")
+    doc = ctx.manifests.recommend
+    picks, undecided, judge = decide(target, doc, request.goal)
+    never = never_entries(judge, doc)
+    launch_map = ctx.manifests.launch
+    diff: list[Change] | None = None
+    if request.command:
+        blocked = blocked_command_flags(judge, required)
+        command, env, diff = edit_command(request.command, request.env, picks, never, blocked, launch_map)
+    else:
+        tp = ctx.launch.get("tp")
+        flags: list[tuple[str, str | bool]] = []
+        env = {}
+        for p in picks:
+            if p.status != "chosen" or p.advice:
+                continue
+            flags += list(p.flags.items())
+            env.update(p.env)
+        command = fresh_command(request.model_path, tp if isinstance(tp, int) else 1, flags)
+    return Recommendation(
+        goal=request.goal,
+        launch=dict(ctx.launch),
+        assumptions=list(request.assumptions),
+        plan=plan,
+        facts_after=facts_after,
+        stack=stack_of(target),
+        command=command,
+        env=env,
+        picks=picks,
+        never=never,
+        undecided=undecided,
+        diff=diff,
+        notes=notes,
+    )
+
+
+# ---- the gate's advice ---------------------------------------------------------------------------------------
+
+#: launch facts recommend reads that a gate launch does not carry: the model is not read there
+GATE_DEFAULTS: dict[str, Any] = {
+    "goal": "latency",
+    "dtype": "auto",
+    "deterministic": False,
+    "mla": False,
+    "attention_sinks": False,
+    "p2p_hangs": False,
+}
+
+
+def gate_advice(
+    ctx: Context,
+    command: Sequence[str],
+    sglang_args: Sequence[str],
+    required: Sequence[tuple[str, str]],
+    env: Mapping[str, str],
+    show_all: bool = False,
+) -> list[str]:
+    """`stackcheck gate`'s notes: what this launch misses or should drop on the stack as installed (no plan),
+    one line each; with `show_all`, every choice, alternative and never entry too."""
+    launch = {**GATE_DEFAULTS, **{k: v for k, v in ctx.launch.items() if v is not None}}
+    args = list(sglang_args)
+    if "--dtype" in args[:-1]:
+        launch["dtype"] = args[args.index("--dtype") + 1]
+    launch["deterministic"] = "--enable-deterministic-inference" in args
+    here = Context(facts=ctx.facts, manifests=ctx.manifests, launch=launch)
+    rec = recommend(here, Request(goal="latency", command=list(command), env=env, plan=False), None, required)
+    lines = []
+    for c in rec.diff or []:
+        lines.append(f"recommend: {c.text()} ({c.title}" + (f"; {c.gain})" if c.gain else ")"))
+    if show_all:
+        for p in rec.picks:
+            if p.status == "chosen":
+                gain = _gain_short(p.gain)
+                lines.append(f"recommend [{p.decision}]: {p.title}: {_short(p.why)}" + (f" ({gain})" if gain else ""))
+            else:
+                lines.append(f"recommend [{p.decision}]: not {p.title}: {_short(p.why)}")
+        for u in rec.undecided:
+            lines.append(f"recommend [{u['decision']}]: undecided: {u['why']}")
+        for n in rec.never:
+            lines.append(f"never: {n.get('title')} ({n.get('effect')}): {_short(str(n.get('why')))}")
+    elif lines:
+        lines.append("recommend: `stackcheck gate --advise` shows every choice with its source")
+    return lines
+
+
+def _short(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
+
+
+def _gain_short(gain: Any) -> str:
+    if not isinstance(gain, dict) or gain.get("kind") != "measured":
+        return ""
+    f = next((x for x in gain.get("figures") or [] if isinstance(x, dict) and "before" in x), None)
+    if f is None:
+        return ""
+    whose = "upstream" if gain.get("by") == "upstream" else "measured"
+    return f"{whose}: {f.get('metric')} {f.get('before')} -> {f.get('after')} {f.get('unit')}"

@@ -1,0 +1,992 @@
+"""Read a server log and find the root cause of a crash: `stackcheck triage LOGFILE`.
+
+The reader streams the log in chunks of bytes, so memory stays bounded whatever the size of the file:
+at most `LINE_CAP` bytes of any one line are kept (the rest of a longer line is skipped and the line is
+counted in `truncated_lines`), and at most `MAX_EVENTS` error blocks of each class are stored (the others
+are counted). Bytes are decoded as UTF-8 with errors="replace"; CRLF and bare CR (progress bars) are
+handled as line ends.
+
+Speed: while no process has an open traceback, the reader does not look at lines one by one; it searches
+each chunk with one compiled regular expression of cheap literal needles ("Error", "Traceback", "NCCL",
+the signatures' `literal`s …) and only decodes and classifies the lines that contain one.
+
+What is found
+- Python tracebacks, with their chained causes ("The above exception was the direct cause …",
+  "During handling of the above exception …"): one *block* per chain; its exception is the original one
+  (printed first), its place the innermost frame of that traceback.
+- One-line errors: CUDA errors, NCCL errors and warnings, exception-shaped lines ("RuntimeError: …"),
+  logger lines at level ERROR/CRITICAL/FATAL, and any line that matches a signature.
+- Lines are grouped by process: a prefix such as `[2026-01-02 10:00:00 TP0] `, `[TP3] `, `[rank1]: ` or
+  `(TP0 pid=123) ` names the process; an unprefixed line continues the process whose traceback is open
+  (SGLang logs a traceback as one record whose first line alone carries the prefix), otherwise it belongs
+  to the "main" process, as do lines with a timestamp-only prefix.
+
+Secondary failures (never the root cause): `--- Logging error ---` blocks and tracebacks through
+logging/__init__.py, signal-handler noise (SIGQUIT/SIGTERM handlers, KeyboardInterrupt, "Received sigquit
+from a child process"), follow-ups in the parent ("Rank N scheduler is dead", "Exit code: -9",
+"Initialization failed. Please see the error messages above"), and "Killed".
+
+The root-cause rule
+1. Per process, the first non-secondary error is that process's root (a process's own errors are in order).
+2. Over all processes, the earliest of these roots wins, except that when it matches no signature and
+   another process's root that *does* match a signature happened at the same time, that one wins. "At the
+   same time": both prefixes carry a time and they are at most `SIMULTANEOUS_SECONDS` apart; if either has
+   no time, it starts at most `SIMULTANEOUS_LINES` log lines later.
+3. Warning-level signature hits (e.g. "Device capability 12 not supported", which SGLang survives) are
+   listed as warnings and never chosen.
+If the log holds only secondary failures, there is no root cause: the real error is in another log.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import IO, Any, Literal, TypedDict
+
+from stackcheck.errors import BadInputError, ManifestError
+from stackcheck.facts.model import KERNEL_PACKAGES
+
+SCHEMA_VERSION = 1
+CHUNK_SIZE = 4 * 1024 * 1024
+LINE_CAP = 64 * 1024  # bytes of one line that are kept; the rest is skipped
+MAX_EVENTS = 1000  # stored error blocks per class (errors, secondary, warnings); the rest are counted
+MAX_STREAMS = 4096  # distinct process prefixes; the rest are folded into "other"
+MAX_FRAMES = 64  # frames kept per traceback: the first FRAMES_HEAD and the innermost ones
+FRAMES_HEAD = 4
+MAX_MESSAGE_LINES = 40  # continuation lines of a multi-line exception message (blank lines not counted)
+MAX_OPEN_LINES = 5000  # a traceback open this long without its exception line is closed as truncated
+SIMULTANEOUS_SECONDS = 2
+SIMULTANEOUS_LINES = 200
+MAIN = "main"
+
+SecondaryReason = Literal["logging-error", "signal", "child-failed", "killed"]
+EventKind = Literal["traceback", "cuda", "nccl", "error", "signature", "secondary"]
+
+# ----------------------------------------------------------------------------------------------------------
+# signatures
+
+
+@dataclass(frozen=True)
+class Signature:
+    id: str
+    pattern: re.Pattern[str]
+    where: re.Pattern[str] | None
+    feature: str | None
+    title: str
+    explanation: str
+    fix: str
+    source: Any
+    level: str = "error"  # error | warning
+    literal: str | None = None
+    check: str | None = None  # the stack check (checks.json) that sees this cause before launch
+
+    def as_json(self) -> SignatureJSON:
+        return {
+            "id": self.id,
+            "feature": self.feature,
+            "check": self.check,
+            "title": self.title,
+            "explanation": self.explanation,
+            "fix": self.fix,
+            "level": self.level,
+            "source": self.source,
+        }
+
+
+class SignatureJSON(TypedDict):
+    id: str
+    feature: str | None
+    check: str | None
+    title: str
+    explanation: str
+    fix: str
+    level: str
+    source: Any
+
+
+def parse_signatures(doc: Any, origin: str) -> list[Signature]:
+    """Build the signatures from a parsed signatures.json; every problem is a ManifestError (file: $.path)."""
+    problems: list[str] = []
+    out: list[Signature] = []
+    items = doc.get("signatures") if isinstance(doc, dict) else None
+    if not isinstance(items, list):
+        raise ManifestError([f"{origin}: $.signatures: expected a list"])
+    for i, item in enumerate(items):
+        where = f"{origin}: $.signatures[{i}]"
+        if not isinstance(item, dict):
+            problems.append(f"{where}: expected an object")
+            continue
+        missing = [k for k in ("id", "pattern", "title", "explanation", "fix", "source") if k not in item]
+        if missing:
+            problems.append(f"{where}: missing {', '.join(missing)}")
+            continue
+        try:
+            pattern = re.compile(str(item["pattern"]))
+            where_rx = re.compile(str(item["where"])) if item.get("where") else None
+        except re.error as exc:
+            problems.append(f"{where}: invalid regular expression: {exc}")
+            continue
+        literal = item.get("literal")
+        out.append(
+            Signature(
+                id=str(item["id"]),
+                pattern=pattern,
+                where=where_rx,
+                feature=item.get("feature") if isinstance(item.get("feature"), str) else None,
+                title=str(item["title"]),
+                explanation=str(item["explanation"]),
+                fix=str(item["fix"]),
+                source=item["source"],
+                level="warning" if item.get("level") == "warning" else "error",
+                literal=literal if isinstance(literal, str) and literal else None,
+                check=item.get("check") if isinstance(item.get("check"), str) else None,
+            )
+        )
+    if problems:
+        raise ManifestError(problems)
+    return out
+
+
+@lru_cache(maxsize=1)
+def _shipped_signatures() -> tuple[Signature, ...]:
+    from importlib import resources
+
+    origin = "signatures.json"
+    try:
+        text = (resources.files("stackcheck.manifests") / "signatures.json").read_text(encoding="utf-8")
+        doc = json.loads(text)
+    except (OSError, ModuleNotFoundError) as exc:
+        raise ManifestError([f"{origin}: cannot read the shipped signatures: {exc}"]) from None
+    except ValueError as exc:
+        raise ManifestError([f"{origin}: not valid JSON: {exc}"]) from None
+    return tuple(parse_signatures(doc, origin))
+
+
+def load_signatures(path: Path | str | None = None) -> list[Signature]:
+    """The shipped signatures (importlib.resources), or those of a given signatures.json file."""
+    if path is None:
+        return list(_shipped_signatures())
+    p = Path(path)
+    try:
+        doc = json.loads(p.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ManifestError([f"{p}: cannot read: {exc.strerror or exc}"]) from None
+    except ValueError as exc:
+        raise ManifestError([f"{p}: not valid JSON: {exc}"]) from None
+    return parse_signatures(doc, str(p))
+
+
+# ----------------------------------------------------------------------------------------------------------
+# patterns (compiled once)
+
+TB_HEADER = "Traceback (most recent call last):"
+LOGGING_ERROR = "--- Logging error ---"
+# Literal needles of the prefilter. They start with an upper-case letter or "-" on purpose: the regular
+# expression engine then skips most positions of a line at C speed (lower-case first letters make it ~3x slower).
+_BASE_NEEDLES = (
+    "Error", "ERROR", "Exception", "Traceback", "NCCL", "CUDA", "Killed", "SIGQUIT", "SIGTERM", "Received sig",
+    "Interrupt", "Exit code", "FATAL", "CRITICAL", "--- Logging", "Child process", "Initialization failed",
+)  # fmt: skip
+_RANK_DEAD = r"Rank \d+ scheduler"
+
+_PREFIX_BRACKET = re.compile(r"\[([^\[\]]{1,80})\]:? ?")
+_PREFIX_PAREN = re.compile(r"\(([A-Za-z_][\w.-]{0,60}) pid=(\d+)(?:, ip=[^)]{1,60})?\) ?")
+_TS = re.compile(
+    r"(?:(\d{4})-)?(\d{1,2})-(\d{1,2})[ T](\d{2}):(\d{2}):(\d{2})(?:[.,]\d+)?Z?"
+    r"|(\d{2}):(\d{2}):(\d{2})(?:[.,]\d+)?"
+)
+_TAG = re.compile(r"\b((?:(?:DP|TP|PP|EP|CP|ATTN_DP|MOE_EP)\d+ ?)+|rank\d+|Rank \d+)\b")
+_FRAME = re.compile(r'\s*File "(?P<file>[^"]*)", line (?P<line>\d+)(?:, in (?P<func>.*))?$')
+_EXC = re.compile(r"(?P<type>[A-Za-z_][\w.]*)(?::(?: (?P<msg>.*))?)?$")
+
+_CUDA = re.compile(
+    r"CUDA error|no kernel image is available|CUDA out of memory|CUDA driver error|cudaError[A-Z]\w*"
+    r"|CUBLAS_STATUS_\w+|CUDNN_STATUS_\w+|illegal memory access"
+)
+_NCCL = re.compile(
+    r"NCCL error|NCCL WARN|nccl(?:UnhandledCuda|Internal|System|InvalidUsage|InvalidArgument|Remote)Error"
+    r"|Watchdog caught collective operation timeout|NCCL communicator was aborted"
+)
+_ERRORISH = re.compile(
+    r"(?:^|[\s:\]|(])(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*)?(?:Error|Exception)(?::\s|:$|$)"
+    r"|(?:^|[\s\[|:])(?:ERROR|CRITICAL|FATAL)(?:[\s:\]|]|$)"
+    r"|\bhit an exception\b"
+)
+_SECONDARY_LINES: tuple[tuple[re.Pattern[str], SecondaryReason], ...] = (
+    (re.compile(r"Received sigquit from a child proces|SIGQUIT received|Received SIG[A-Z]+|SIGTERM received"
+                r"|received signal \w+|KeyboardInterrupt"), "signal"),
+    (re.compile(r"\bRank \d+ scheduler is dead|Exit code: -?\d+|Child process unexpectedly failed"
+                r"|Initialization failed\. Please see the error messages above"
+                r"|Please check if there are relevant logs|\b(?:scheduler|detokenizer)\w* (?:is dead|died)\b"
+                r"|EngineCore failed to start|Engine core initialization failed|WorkerProc hit an exception"),
+     "child-failed"),
+    (re.compile(r"^Killed\b|\bKilled$"), "killed"),
+)  # fmt: skip
+_CHILD_FAILED_EXC = _SECONDARY_LINES[1][0]
+# A message goes on past blank lines only while it is "open": its exception line carries no text of its own
+# (Python prints an exception whose message starts with a newline as "ImportError: " and the paragraphs
+# below: sgl-kernel's "Could not load any common_ops library", with the real cause on its "Error details"
+# lines) or its last line is a heading ending in ":". A line that starts like a log record ends it.
+_RECORD_START = re.compile(r"(?:INFO|WARNING|WARN|DEBUG|ERROR|CRITICAL)\b|\d{4}-\d{2}-\d{2}[ T]\d|\d{2}:\d{2}:\d{2}\b")
+_LEVEL_PREFIX = re.compile(
+    r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) (\d{2}-\d{2} \d{2}:\d{2}:\d{2})(?:\.\d+)? \[[^\]]{1,120}\] ?"
+)
+_EMPTY_EXC = re.compile(r"^[A-Za-z_][\w.]*:\s*$")
+_LOGGING_FILE = re.compile(r"(?:^|[/\\])logging[/\\]__init__\.py$")
+_SIGNAL_FUNC = re.compile(r"^(?:\w*sig\w*_handler|signal_handler|_?handle_sig\w*|_?on_signal\w*)$")
+_SIGNAL_EXC = {"KeyboardInterrupt", "SystemExit"}
+
+# ----------------------------------------------------------------------------------------------------------
+# results
+
+
+@dataclass
+class Frame:
+    file: str
+    line: int
+    function: str | None
+
+
+@dataclass
+class Part:
+    """One traceback of a chain: frames and its exception."""
+
+    line: int
+    frames: list[Frame] = field(default_factory=list)
+    frame_count: int = 0
+    exception: str | None = None
+    message_lines: list[str] = field(default_factory=list)
+    relation: str | None = None  # "cause" | "context": how it follows the previous part
+
+    def add_frame(self, frame: Frame) -> None:
+        self.frame_count += 1
+        if len(self.frames) >= MAX_FRAMES:
+            del self.frames[FRAMES_HEAD]
+        self.frames.append(frame)
+
+    def text(self) -> str:
+        return "\n".join([self.exception or "", *self.message_lines])
+
+
+@dataclass
+class Event:
+    kind: EventKind
+    line: int
+    stream: str
+    timestamp: str | None
+    tsec: tuple[int | None, int] | None
+    text: str = ""  # one-liners: the line; tracebacks: filled at close from the original exception
+    header: str | None = None  # text before "Traceback" on its line, e.g. "Scheduler hit an exception:"
+    parts: list[Part] = field(default_factory=list)
+    secondary: SecondaryReason | None = None
+    signature: Signature | None = None
+    level: str = "error"
+    logged_message: str | None = None  # a logging error: the record that could not be logged
+    truncated: bool = False
+    repeats: int = 0
+    from_logging_error: bool = False
+
+    @property
+    def innermost(self) -> Frame | None:
+        if self.parts and self.parts[0].frames:
+            return self.parts[0].frames[-1]
+        return None
+
+    @property
+    def exception_type(self) -> str | None:
+        m = _EXC.match(self.text) if self.kind == "traceback" else None
+        if m and (m.group("msg") is not None or self.text.endswith((m.group("type"), m.group("type") + ":"))):
+            return m.group("type").rsplit(".", 1)[-1]
+        return None
+
+
+class ChainJSON(TypedDict):
+    exception: str | None
+    file: str | None
+    file_line: int | None
+    relation: str | None
+    line: int
+
+
+class EventJSON(TypedDict, total=False):
+    kind: str
+    line: int
+    stream: str
+    timestamp: str | None
+    exception: str
+    exception_type: str | None
+    message: list[str]
+    file: str | None
+    file_line: int | None
+    function: str | None
+    header: str | None
+    chain: list[ChainJSON]
+    secondary: str | None
+    signature: SignatureJSON | None
+    feature: str | None
+    check: str | None
+    level: str
+    logged_message: str | None
+    repeats: int
+    truncated: bool
+    also_in: list[str]
+
+
+class TriageJSON(TypedDict):
+    schema_version: int
+    log: str
+    root_cause: EventJSON | None
+    secondary: list[EventJSON]
+    errors: list[EventJSON]
+    warnings: list[EventJSON]
+    lines_read: int
+    bytes_read: int
+    truncated_lines: int
+    dropped: dict[str, int]
+
+
+@dataclass
+class TriageResult:
+    log: str
+    root_cause: Event | None
+    also_in: list[str]
+    errors: list[Event]
+    secondary: list[Event]
+    warnings: list[Event]
+    lines_read: int
+    bytes_read: int
+    truncated_lines: int
+    dropped: dict[str, int]
+
+    @property
+    def feature(self) -> str | None:
+        """The feature id of the root cause's signature: the hook to map a crash to a plan step."""
+        rc = self.root_cause
+        return rc.signature.feature if rc is not None and rc.signature is not None else None
+
+    @property
+    def check(self) -> str | None:
+        """The stack check of the root cause's signature (a cause that is not a serving feature)."""
+        rc = self.root_cause
+        return rc.signature.check if rc is not None and rc.signature is not None else None
+
+
+# ----------------------------------------------------------------------------------------------------------
+# the analyser (one per log)
+
+_IDLE, _TB, _EXC_STATE, _CHAIN, _CALLSTACK, _LOGERR_WAIT = range(6)
+
+
+class _Stream:
+    __slots__ = ("blanks", "event", "extra", "first", "logerr", "name", "open_lines", "part", "relation",
+                 "state")  # fmt: skip
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.state = _IDLE
+        self.event: Event | None = None
+        self.part: Part | None = None
+        self.blanks = 0
+        self.extra = 0
+        self.open_lines = 0
+        self.relation: str | None = None
+        self.logerr = False
+        self.first: Event | None = None  # this process's first non-secondary error
+
+
+def _open_message(part: Part) -> bool:
+    """Whether an exception's message may continue after a blank line (see _RECORD_START)."""
+    if part.exception is not None and _EMPTY_EXC.match(part.exception):
+        return True
+    last = next((line for line in reversed(part.message_lines) if line.strip()), None)
+    return last is not None and last.rstrip().endswith(":")
+
+
+def _split_prefix(text: str) -> tuple[str, str | None, str | None, bool]:
+    """-> (body, process tag or None, timestamp or None, whether a prefix was found)."""
+    tags: list[str] = []
+    ts: str | None = None
+    pos = 0
+    found = False
+    for _ in range(4):
+        if text.startswith("[", pos):
+            m = _PREFIX_BRACKET.match(text, pos)
+            if not m:
+                break
+            inner = m.group(1)
+            tm = _TS.search(inner)
+            tg = _TAG.search(inner)
+            if tm is None and tg is None:
+                break
+            if tm is not None:
+                ts = tm.group(0)
+            if tg is not None:
+                tags.append(tg.group(1).strip())
+            pos = m.end()
+            found = True
+        elif text.startswith("(", pos):
+            m = _PREFIX_PAREN.match(text, pos)
+            if not m:
+                break
+            tags.append(f"{m.group(1)} pid={m.group(2)}")
+            pos = m.end()
+            found = True
+        else:
+            break
+    if not found:
+        return text, None, None, False
+    return text[pos:], (" ".join(tags) if tags else None), ts, True
+
+
+def _ts_seconds(ts: str | None) -> tuple[int | None, int] | None:
+    if ts is None:
+        return None
+    m = _TS.search(ts)
+    if m is None:
+        return None
+    if m.group(4) is not None:
+        day = int(m.group(2)) * 31 + int(m.group(3))
+        return day, int(m.group(4)) * 3600 + int(m.group(5)) * 60 + int(m.group(6))
+    return None, int(m.group(7)) * 3600 + int(m.group(8)) * 60 + int(m.group(9))
+
+
+class Analyzer:
+    """Feed it lines (`feed`), then `finish()`. Keeps bounded state; see the module docstring."""
+
+    def __init__(self, signatures: Sequence[Signature], log: str = "<log>") -> None:
+        self.signatures = list(signatures)
+        self.log = log
+        needles = list(_BASE_NEEDLES) + [s.literal for s in self.signatures if s.literal]
+        alternation = "|".join([*(re.escape(n) for n in dict.fromkeys(needles)), _RANK_DEAD])
+        self.needle_s = re.compile(alternation)
+        self.needle_b = re.compile(alternation.encode("utf-8"))
+        self.streams: dict[str, _Stream] = {}
+        self.main = self._stream(MAIN)
+        self.last = self.main
+        self.busy = 0  # number of streams not idle
+        self.errors: list[Event] = []
+        self.secondary: list[Event] = []
+        self.warnings: list[Event] = []
+        self.dropped = {"errors": 0, "secondary": 0, "warnings": 0}
+        self._seen: dict[tuple[str, str, str | None, str], Event] = {}
+
+    # -- streams -------------------------------------------------------------------------------------------
+    def _stream(self, name: str) -> _Stream:
+        st = self.streams.get(name)
+        if st is None:
+            if len(self.streams) >= MAX_STREAMS:
+                name = "other"
+                st = self.streams.get(name)
+                if st is not None:
+                    return st
+            st = _Stream(name)
+            self.streams[name] = st
+        return st
+
+    def _set_state(self, st: _Stream, state: int) -> None:
+        if (st.state == _IDLE) != (state == _IDLE):
+            self.busy += 1 if state != _IDLE else -1
+        st.state = state
+        st.open_lines = 0
+
+    # -- input ---------------------------------------------------------------------------------------------
+    def feed(self, lineno: int, text: str) -> None:
+        body, tag, ts, had_prefix = _split_prefix(text)
+        if tag is not None:
+            st = self._stream(tag)
+        elif had_prefix:
+            st = self.main
+        else:
+            st = self.last if self.last.state != _IDLE else self.main
+        self.last = st
+        # vLLM-style loggers print a traceback line by line, each as "ERROR 10-26 09:41:05 [core.py:708] ...":
+        # inside a traceback (or where one starts) that record prefix is dropped so the frames are read. Elsewhere
+        # the line stays whole, its level word being what marks it as an error.
+        m = _LEVEL_PREFIX.match(body)
+        if m is not None and st.state != _IDLE:
+            body = body[m.end() :]  # a line of the record being read: not a new record
+        elif m is not None and TB_HEADER in body:
+            body = body[m.end() :]
+            ts = ts or m.group(1)
+        self._handle(st, lineno, body, ts, ts is not None)
+
+    def _handle(self, st: _Stream, lineno: int, s: str, ts: str | None, new_record: bool) -> None:
+        for _ in range(3):  # a line that ends a block is handled again in the idle state
+            state = st.state
+            if state == _IDLE:
+                self._idle(st, lineno, s, ts, logerr=False)
+                return
+            st.open_lines += 1
+            if state == _LOGERR_WAIT:
+                self._set_state(st, _IDLE)
+                self._idle(st, lineno, s, ts, logerr=True)
+                return
+            if state == _TB:
+                if self._in_traceback(st, s):
+                    return
+            elif state == _EXC_STATE:
+                if self._after_exception(st, s, new_record):
+                    return
+            elif state == _CHAIN:
+                if not s.strip():
+                    return
+                if TB_HEADER in s and st.event is not None:
+                    st.part = Part(line=lineno, relation=st.relation)
+                    st.event.parts.append(st.part)
+                    self._set_state(st, _TB)
+                    return
+            elif state == _CALLSTACK:
+                if s[:1] in (" ", "\t"):
+                    m = _FRAME.match(s)
+                    if m and st.event is not None and _SIGNAL_FUNC.match(m.group("func") or ""):
+                        st.event.secondary = st.event.secondary or "signal"
+                    return
+                if s.startswith("Message: ") and st.event is not None:
+                    st.event.logged_message = s[len("Message: ") :][:500]
+                    return
+                if s.startswith("Arguments: "):
+                    self._close(st)
+                    return
+            self._close(st)
+
+    def _idle(self, st: _Stream, lineno: int, s: str, ts: str | None, logerr: bool) -> None:
+        i = s.find(TB_HEADER)
+        if i >= 0:
+            header = s[:i].strip() or None
+            ev = Event("traceback", lineno, st.name, ts, _ts_seconds(ts), header=header)
+            ev.from_logging_error = logerr
+            st.event = ev
+            st.part = Part(line=lineno)
+            ev.parts.append(st.part)
+            self._set_state(st, _TB)
+            return
+        if s.startswith(LOGGING_ERROR):
+            self._set_state(st, _LOGERR_WAIT)
+            return
+        if self.needle_s.search(s):
+            self._one_liner(st, lineno, s, ts)
+
+    def _in_traceback(self, st: _Stream, s: str) -> bool:
+        part = st.part
+        assert part is not None
+        if s.startswith("  File ") or s.startswith("File "):
+            m = _FRAME.match(s)
+            if m:
+                part.add_frame(Frame(m.group("file"), int(m.group("line")), m.group("func")))
+                return True
+        if not s.strip() or s[:1] in (" ", "\t"):
+            if st.open_lines > MAX_OPEN_LINES and st.event is not None:
+                st.event.truncated = True
+                return False
+            return True
+        if TB_HEADER in s:
+            if st.event is not None:
+                st.event.truncated = True
+            return False
+        part.exception = s.strip()[:2000]
+        self._set_state(st, _EXC_STATE)
+        st.blanks = 0
+        st.extra = 0
+        return True
+
+    def _after_exception(self, st: _Stream, s: str, new_record: bool) -> bool:
+        stripped = s.strip()
+        if not stripped:
+            st.blanks += 1
+            return st.blanks <= 2
+        if stripped.startswith("The above exception was the direct cause"):
+            st.relation = "cause"
+            self._set_state(st, _CHAIN)
+            return True
+        if stripped.startswith("During handling of the above exception"):
+            st.relation = "context"
+            self._set_state(st, _CHAIN)
+            return True
+        if stripped == "Call stack:" and st.event is not None and st.event.from_logging_error:
+            self._set_state(st, _CALLSTACK)
+            return True
+        if new_record or st.extra >= MAX_MESSAGE_LINES or TB_HEADER in s:
+            return False
+        if st.blanks and not (st.part is not None and _open_message(st.part) and not _RECORD_START.match(s)):
+            return False
+        if s.startswith(LOGGING_ERROR) or any(rx.search(s) for rx, _ in _SECONDARY_LINES):
+            return False
+        if st.part is not None:
+            st.part.message_lines.append(s.rstrip()[:2000])
+        st.extra += 1
+        st.blanks = 0
+        return True
+
+    # -- events --------------------------------------------------------------------------------------------
+    def _one_liner(self, st: _Stream, lineno: int, s: str, ts: str | None) -> None:
+        text = s.strip()[:2000]
+        for rx, reason in _SECONDARY_LINES:
+            if rx.search(text):
+                ev = Event("secondary", lineno, st.name, ts, _ts_seconds(ts), text=text, secondary=reason)
+                self._record(st, ev)
+                return
+        sig = self._match_text(text, [])
+        kind: EventKind | None = None
+        if _NCCL.search(text):
+            kind = "nccl"
+        elif _CUDA.search(text):
+            kind = "cuda"
+        elif _ERRORISH.search(text):
+            kind = "error"
+        if kind is None and sig is None:
+            return
+        ev = Event(kind or "signature", lineno, st.name, ts, _ts_seconds(ts), text=text, signature=sig)
+        if kind is None and sig is not None and sig.level == "warning":
+            ev.level = "warning"
+        self._record(st, ev)
+
+    def _match_text(self, text: str, frames: list[Frame]) -> Signature | None:
+        for sig in self.signatures:
+            if sig.pattern.search(text):
+                if sig.where is None:
+                    return sig
+                if any(sig.where.search(f.file) for f in frames) or (not frames and sig.where.search(text)):
+                    return sig
+        return None
+
+    def _close(self, st: _Stream) -> None:
+        ev = st.event
+        st.event = None
+        st.part = None
+        st.relation = None
+        self._set_state(st, _IDLE)
+        if ev is None:
+            return
+        first = ev.parts[0]
+        if first.exception is None:
+            ev.truncated = True
+        ev.text = first.exception or "(traceback without its exception line)"
+        # secondary?
+        exc_type = ev.exception_type
+        if ev.from_logging_error or any(_LOGGING_FILE.search(f.file) for f in first.frames):
+            ev.secondary = "logging-error"
+        elif (exc_type in _SIGNAL_EXC or any(_SIGNAL_FUNC.match(f.function or "") for f in first.frames)
+              or ev.secondary == "signal"):  # fmt: skip
+            ev.secondary = "signal"
+        elif any(_CHILD_FAILED_EXC.search(p.text()) for p in ev.parts):
+            ev.secondary = "child-failed"
+        for part in ev.parts:
+            if part.exception is None:
+                continue
+            sig = self._match_text(part.text(), part.frames)
+            if sig is not None:
+                ev.signature = sig
+                break
+        self._record(st, ev)
+
+    def _record(self, st: _Stream, ev: Event) -> None:
+        if ev.secondary is None and ev.level != "warning" and st.first is None:
+            st.first = ev
+        key = (st.name, ev.kind, ev.secondary, ev.text)
+        seen = self._seen.get(key)
+        if seen is not None:
+            seen.repeats += 1
+            return
+        if ev.secondary is not None:
+            bucket, name = self.secondary, "secondary"
+        elif ev.level == "warning":
+            bucket, name = self.warnings, "warnings"
+        else:
+            bucket, name = self.errors, "errors"
+        if len(bucket) >= MAX_EVENTS:
+            self.dropped[name] += 1
+            return
+        bucket.append(ev)
+        self._seen[key] = ev
+
+    # -- result --------------------------------------------------------------------------------------------
+    def finish(self, lines_read: int, bytes_read: int, truncated_lines: int) -> TriageResult:
+        for st in list(self.streams.values()):
+            if st.state == _TB and st.event is not None:
+                st.event.truncated = True
+            if st.state != _IDLE:
+                self._close(st)
+        firsts = sorted((st.first for st in self.streams.values() if st.first is not None), key=lambda e: e.line)
+        root: Event | None = None
+        if firsts:
+            root = firsts[0]
+            if root.signature is None:
+                for cand in firsts[1:]:
+                    if cand.signature is not None and _simultaneous(root, cand):
+                        root = cand
+                        break
+        also_in: list[str] = []
+        if root is not None:
+            also_in = [
+                e.stream for e in firsts
+                if e is not root and (e.text == root.text or (
+                    root.signature is not None and e.signature is not None and e.signature.id == root.signature.id))
+            ]  # fmt: skip
+        return TriageResult(
+            log=self.log,
+            root_cause=root,
+            also_in=also_in,
+            errors=sorted(self.errors, key=lambda e: e.line),
+            secondary=sorted(self.secondary, key=lambda e: e.line),
+            warnings=sorted(self.warnings, key=lambda e: e.line),
+            lines_read=lines_read,
+            bytes_read=bytes_read,
+            truncated_lines=truncated_lines,
+            dropped=dict(self.dropped),
+        )
+
+
+def _simultaneous(a: Event, b: Event) -> bool:
+    if a.tsec is not None and b.tsec is not None:
+        same_day = a.tsec[0] is None or b.tsec[0] is None or a.tsec[0] == b.tsec[0]
+        return same_day and abs(a.tsec[1] - b.tsec[1]) <= SIMULTANEOUS_SECONDS
+    return 0 <= b.line - a.line <= SIMULTANEOUS_LINES
+
+
+# ----------------------------------------------------------------------------------------------------------
+# the streaming reader
+
+
+def _decode(raw: bytes) -> Iterator[str]:
+    text = raw.decode("utf-8", errors="replace")
+    if "\r" in text:
+        for seg in text.split("\r"):
+            if seg:
+                yield seg
+    else:
+        yield text
+
+
+def triage_stream(
+    stream: IO[bytes],
+    log: str = "<log>",
+    signatures: Sequence[Signature] | None = None,
+    chunk_size: int = CHUNK_SIZE,
+) -> TriageResult:
+    """Triage a log read from a binary stream; OSError while reading is the caller's to report."""
+    sigs = load_signatures() if signatures is None else signatures
+    an = Analyzer(sigs, log)
+    needle = an.needle_b
+    feed = an.feed
+    lineno = 1  # number of the line that starts at the current position
+    bytes_read = 0
+    truncated = 0
+    carry = b""
+    skipping = False  # inside the rest of an over-long line
+    while True:
+        chunk = stream.read(chunk_size)
+        if not chunk:
+            break
+        bytes_read += len(chunk)
+        if skipping:
+            nl = chunk.find(b"\n")
+            if nl < 0:
+                continue
+            skipping = False
+            lineno += 1
+            chunk = chunk[nl + 1 :]
+        buf = carry + chunk if carry else chunk
+        carry = b""
+        pos = 0
+        end = len(buf)
+        while pos < end:
+            if not an.busy:
+                m = needle.search(buf, pos)
+                if m is None:
+                    last_nl = buf.rfind(b"\n", pos)
+                    if last_nl >= 0:
+                        lineno += buf.count(b"\n", pos, last_nl + 1)
+                        pos = last_nl + 1
+                    break
+                start = buf.rfind(b"\n", pos, m.start()) + 1
+                if start > pos:
+                    lineno += buf.count(b"\n", pos, start)
+                    pos = start
+            nl = buf.find(b"\n", pos)
+            if nl < 0:
+                break
+            raw = buf[pos:nl] if nl - pos <= LINE_CAP else buf[pos : pos + LINE_CAP]
+            if nl - pos > LINE_CAP:
+                truncated += 1
+            for seg in _decode(raw):
+                feed(lineno, seg)
+            lineno += 1
+            pos = nl + 1
+        rest = buf[pos:]
+        if len(rest) > LINE_CAP:
+            # an over-long line without its end in this buffer: keep its head, skip the rest
+            truncated += 1
+            if an.busy or needle.search(rest, 0, LINE_CAP):
+                for seg in _decode(rest[:LINE_CAP]):
+                    feed(lineno, seg)
+            skipping = True
+        else:
+            carry = rest
+    if carry:
+        for seg in _decode(carry):
+            feed(lineno, seg)
+    elif skipping:
+        pass
+    else:
+        lineno -= 1
+    lines_read = lineno if bytes_read else 0
+    return an.finish(lines_read, bytes_read, truncated)
+
+
+def triage_file(path: Path | str, signatures: Sequence[Signature] | None = None) -> TriageResult:
+    """Triage a log file; `-` reads standard input. Unreadable input is a BadInputError (exit 2)."""
+    if str(path) == "-":
+        import sys
+
+        if sys.stdin is None:
+            raise BadInputError("<stdin>: standard input is closed")
+        try:
+            return triage_stream(sys.stdin.buffer, "<stdin>", signatures)
+        except OSError as exc:
+            raise BadInputError(f"<stdin>: cannot read: {exc.strerror or exc}") from None
+    p = Path(path)
+    try:
+        with p.open("rb") as f:
+            if f.read(2) == b"\x1f\x8b":  # a gzip-compressed log (rotated logs often are): read it streamed
+                import gzip
+
+                f.seek(0)
+                with gzip.open(f) as z:
+                    try:
+                        return triage_stream(z, str(p), signatures)  # type: ignore[arg-type]
+                    except (OSError, EOFError) as exc:
+                        raise BadInputError(f"{p}: not a readable gzip file: {exc}") from None
+            f.seek(0)
+            return triage_stream(f, str(p), signatures)
+    except FileNotFoundError:
+        raise BadInputError(f"{p}: no such file") from None
+    except IsADirectoryError:
+        raise BadInputError(f"{p}: is a directory, expected a log file") from None
+    except OSError as exc:
+        raise BadInputError(f"{p}: cannot read: {exc.strerror or exc}") from None
+
+
+# ----------------------------------------------------------------------------------------------------------
+# output
+
+
+def event_json(ev: Event, also_in: list[str] | None = None) -> EventJSON:
+    inner = ev.innermost
+    out: EventJSON = {
+        "kind": ev.kind,
+        "line": ev.line,
+        "stream": ev.stream,
+        "timestamp": ev.timestamp,
+        "exception": ev.text,
+        "exception_type": ev.exception_type,
+        "file": inner.file if inner else None,
+        "file_line": inner.line if inner else None,
+        "function": inner.function if inner else None,
+        "secondary": ev.secondary,
+        "signature": ev.signature.as_json() if ev.signature else None,
+        "feature": ev.signature.feature if ev.signature else None,
+        "check": ev.signature.check if ev.signature else None,
+        "level": ev.level,
+        "repeats": ev.repeats,
+        "truncated": ev.truncated,
+    }
+    if ev.kind == "traceback":
+        out["header"] = ev.header
+        out["message"] = list(ev.parts[0].message_lines)
+        chain: list[ChainJSON] = []
+        for p in ev.parts:
+            f = p.frames[-1] if p.frames else None
+            chain.append({"exception": p.exception, "file": f.file if f else None,
+                          "file_line": f.line if f else None, "relation": p.relation, "line": p.line})  # fmt: skip
+        out["chain"] = chain
+    if ev.logged_message is not None:
+        out["logged_message"] = ev.logged_message
+    if also_in is not None:
+        out["also_in"] = also_in
+    return out
+
+
+def result_json(result: TriageResult) -> TriageJSON:
+    rc = result.root_cause
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "log": result.log,
+        "root_cause": event_json(rc, result.also_in) if rc is not None else None,
+        "secondary": [event_json(e) for e in result.secondary],
+        "errors": [event_json(e) for e in result.errors],
+        "warnings": [event_json(e) for e in result.warnings],
+        "lines_read": result.lines_read,
+        "bytes_read": result.bytes_read,
+        "truncated_lines": result.truncated_lines,
+        "dropped": dict(result.dropped),
+    }
+
+
+@dataclass(frozen=True)
+class TriageReport:
+    """What `stackcheck triage` shows: the log's triage and, when facts were given (`asked`), the plan's
+    answer for its root cause (`fix`, None: the plan says nothing about it)."""
+
+    result: TriageResult
+    fix: dict[str, Any] | None = None
+    asked: bool = False
+    #: the manifests' sources, read only when a format names every `source` by them (the JSON)
+    sources: Callable[[], Mapping[str, Any]] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON document (schemas/triage.schema.json): secrets in the log's text masked, every `source`
+        as [{id, title, url}]."""
+        from stackcheck.knowledge.sources import normalize
+        from stackcheck.redact import redact_tree
+
+        doc: dict[str, Any] = redact_tree(result_json(self.result))
+        if self.asked:
+            doc["fix"] = redact_tree(self.fix)
+        out: dict[str, Any] = normalize(doc, self.sources() if self.sources is not None else {})
+        return out
+
+
+def triage_with_plan(
+    result: TriageResult, plan: Mapping[str, Any], checks: Sequence[Mapping[str, Any]] = ()
+) -> dict[str, Any] | None:
+    """What fixes the root cause, from a plan (stackcheck.plan.make_plan) and the box's stack checks.
+
+    A feature's signature: the first step whose `unblocks` names the feature ({"step": N, ...the step}), or
+    the plan's still-blocked entry for it ({"still_blocked": True, "why", "workaround"}). A check's
+    signature: {"check": id, "status", "message" (the check's first failing reason on this box), "fix" (the
+    check's fix), and "step"/the step when a plan step changes the fix's component}. None when neither
+    says anything about it."""
+    feature = result.feature
+    steps = plan.get("steps")
+    numbered = list(enumerate(steps if isinstance(steps, list) else [], 1))
+    if feature is not None:
+        for n, step in numbered:
+            if isinstance(step, dict) and feature in (step.get("unblocks") or []):
+                return {"step": n, **step}
+        for entry in plan.get("still_blocked") or []:
+            if isinstance(entry, dict) and entry.get("feature") == feature:
+                return {"still_blocked": True, **entry}
+    check = result.check
+    if check is None:
+        return None
+    verdict = next((c for c in checks if isinstance(c, Mapping) and c.get("id") == check), None)
+    if verdict is None:
+        return None
+    out: dict[str, Any] = {"check": check, "status": verdict.get("status")}
+    failing = [r for r in verdict.get("reasons") or [] if isinstance(r, Mapping) and r.get("result") == "fail"]
+    if failing:
+        out["message"] = failing[0].get("message")
+    fix = verdict.get("fix")
+    if isinstance(fix, Mapping):
+        out["fix"] = dict(fix)
+        component = str(fix.get("component") or "")
+        names = {component, *(KERNEL_PACKAGES if component in KERNEL_PACKAGES else ())}
+        for n, step in numbered:
+            if isinstance(step, dict) and str(step.get("component")) in names:
+                out.update({"step": n, "plan_step": step})
+                break
+    return out

@@ -1,0 +1,195 @@
+"""Which GPU architectures the installed packages' binaries carry, from fatbin headers and cubin ELF headers.
+
+`scan_package_binaries()` walks a package's shared objects (and bare .cubin files), reading only ELF headers,
+section tables and fatbin entry headers; `probe_binaries()` does that for every known package in the facts
+within a time budget; `binary_coverage()` turns a package's result into a per-GPU verdict through
+`stackcheck.facts.archs`.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import time
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from stackcheck.facts import archs
+from stackcheck.facts.model import KERNEL_MODULE, KERNEL_PACKAGES
+from stackcheck.probes.fsview import FileView, GlobLimit, HostView, glob, is_dir, kind_of
+from stackcheck.readers.elf import EM_CUDA, ElfError, ElfFile
+from stackcheck.readers.fatbin import cubin_info, scan_fatbins, sort_targets
+
+#: Files scanned per package (globs relative to the package's `location`, i.e. site-packages).
+PACKAGE_GLOBS: dict[str, tuple[str, ...]] = {
+    "torch": ("torch/lib/*.so", "torch/lib/*.so.*"),
+    **dict.fromkeys(KERNEL_PACKAGES, (f"{KERNEL_MODULE}/**/*.so",)),
+    "flashinfer-python": ("flashinfer/**/*.so", "flashinfer/**/*.cubin"),
+    "flashinfer-jit-cache": ("flashinfer_jit_cache/**/*.so", "flashinfer_jit_cache/**/*.cubin"),
+    "flashinfer-cubin": ("flashinfer_cubin/**/*.cubin", "flashinfer_cubin/**/*.so"),
+    "vllm": ("vllm/**/*.so",),
+}
+
+#: Default wall-clock budget for `probe_binaries()` over all packages.
+DEFAULT_BUDGET_S = 20.0
+#: At most this many files per package (flashinfer-cubin ships thousands of cubins).
+MAX_FILES_PER_PACKAGE = 20000
+
+
+def _expand(location: str, files_glob: str | Iterable[str], view: FileView) -> list[str]:
+    """Regular files (not links: a link's target is scanned under its own name) matching the globs."""
+    patterns = [files_glob] if isinstance(files_glob, str) else list(files_glob)
+    seen: set[str] = set()
+    for pat in patterns:
+        for p in glob(view, location, pat):
+            if kind_of(view, p, follow_symlinks=False) == "file":
+                seen.add(p)
+    return sorted(seen)
+
+
+def scan_file(path: str | Path, rel: str, view: FileView | None = None) -> dict[str, Any] | None:
+    """One file's targets; None for a host ELF without GPU code. Errors become an entry with "error"."""
+    entry: dict[str, Any] = {"path": rel, "sass": [], "ptx": [], "bytes_read": 0, "compressed_entries": 0}
+    elf: ElfFile | None = None
+    try:
+        elf = ElfFile(path, view)
+        if elf.header.e_machine == EM_CUDA:
+            info = cubin_info(elf)
+            entry["kind"] = "cubin"
+            entry["sass"] = [info.target] if info.target else []
+            if info.target is None:
+                entry["error"] = f"cubin with unknown SM {info.sm}"
+        else:
+            scan = scan_fatbins(elf)
+            if not scan.entries and not scan.warnings:
+                return None
+            entry["kind"] = "fatbin"
+            entry["sass"], entry["ptx"] = scan.sass, scan.ptx
+            if scan.relocatable:
+                entry["relocatable"] = scan.relocatable  # device-link inputs, not loaded at run time
+            entry["compressed_entries"] = scan.compressed_entries
+            entry["entries"] = len(scan.entries)
+            entry["containers"] = scan.containers
+            if scan.warnings:
+                entry["warnings"] = scan.warnings[:5]
+    except ElfError as exc:
+        entry["error"] = str(exc)
+    finally:
+        if elf is not None:
+            entry["bytes_read"] = elf.bytes_read
+            elf.close()
+    return entry
+
+
+def scan_package_binaries(
+    name: str,
+    location: str | Path,
+    files_glob: str | Iterable[str] | None = None,
+    *,
+    deadline: float | None = None,
+    view: FileView | None = None,
+) -> dict[str, Any]:
+    """Scan one package's binaries. `files_glob` defaults to PACKAGE_GLOBS[name]; `location` is a box path
+    seen through `view` (this host by default).
+
+    Returns {"files": [{"path", "sass", "ptx", "bytes_read", "compressed_entries", "error"?}], "sass",
+    "ptx", "bytes_read", "files_scanned", "duration_ms"} and "truncated" (a reason) when `deadline`
+    (a time.monotonic() value) passed before every file was read.
+    """
+    t0 = time.monotonic()
+    fs = view if view is not None else HostView()
+    root = str(location)
+    globs = files_glob if files_glob is not None else PACKAGE_GLOBS.get(name, ())
+    files: list[dict[str, Any]] = []
+    out: dict[str, Any] = {"files": files, "sass": [], "ptx": [], "bytes_read": 0, "files_scanned": 0}
+    try:
+        paths = _expand(root, globs, fs)
+    except GlobLimit as exc:
+        out["truncated"] = str(exc)
+        paths = []
+    if len(paths) > MAX_FILES_PER_PACKAGE:
+        out["truncated"] = f"{len(paths)} files, only the first {MAX_FILES_PER_PACKAGE} read"
+        paths = paths[:MAX_FILES_PER_PACKAGE]
+    sass: set[str] = set()
+    ptx: set[str] = set()
+    total = 0
+    for i, p in enumerate(paths):
+        if deadline is not None and time.monotonic() > deadline:
+            out["truncated"] = f"time budget spent after {i} of {len(paths)} files"
+            break
+        rel = posixpath.relpath(p, root) if p.startswith(root.rstrip("/") + "/") else p
+        entry = scan_file(p, rel, fs)
+        out["files_scanned"] = i + 1
+        if entry is None:
+            # a host library without GPU code: only its headers were read (counted nowhere else)
+            continue
+        files.append(entry)
+        total += int(entry["bytes_read"])
+        sass.update(entry["sass"])
+        ptx.update(entry["ptx"])
+    out["sass"], out["ptx"] = sort_targets(sass), sort_targets(ptx)
+    out["bytes_read"] = total
+    out["duration_ms"] = round((time.monotonic() - t0) * 1000.0, 3)
+    return out
+
+
+def probe_binaries(
+    facts: Mapping[str, Any],
+    budget_s: float = DEFAULT_BUDGET_S,
+    globs: Mapping[str, tuple[str, ...]] = PACKAGE_GLOBS,
+    view: FileView | None = None,
+) -> dict[str, Any]:
+    """The value of facts["binaries"]: {package: scan result} for every installed known package.
+
+    A package without a location gets {"skipped": reason}; once `budget_s` is spent the remaining
+    packages get {"skipped": "time budget ..."} and a package cut short carries "truncated".
+    """
+    t0 = time.monotonic()
+    deadline = t0 + budget_s
+    packages = facts.get("packages") or {}
+    out: dict[str, Any] = {}
+    for name, patterns in globs.items():
+        pkg = packages.get(name)
+        if not isinstance(pkg, Mapping) or not pkg.get("installed"):
+            continue
+        loc = pkg.get("location")
+        if not loc:
+            out[name] = {"skipped": "no install location in the package facts"}
+            continue
+        if time.monotonic() > deadline:
+            out[name] = {"skipped": f"time budget of {budget_s:g} s spent before this package"}
+            continue
+        fs = view if view is not None else HostView()
+        if not is_dir(fs, str(loc)):
+            out[name] = {"skipped": f"install location {loc} is not a directory"}
+            continue
+        out[name] = scan_package_binaries(name, loc, patterns, deadline=deadline, view=fs)
+    return out
+
+
+def _cc_tuple(cc: str | tuple[int, int]) -> tuple[int, int] | None:
+    if isinstance(cc, tuple):
+        return cc
+    major, _, minor = cc.strip().partition(".")
+    if not (major.isdigit() and minor.isdigit()):
+        return None
+    return int(major), int(minor)
+
+
+def binary_coverage(binaries_for_pkg: Mapping[str, Any], cc: str | tuple[int, int]) -> dict[str, Any]:
+    """{"coverage": "sass"|"ptx"|"none", "via": [target names serving cc]} for one package on one GPU.
+
+    `cc` is "9.0" or (9, 0). A package result that was skipped or read nothing gives "none" with no via
+    and a "reason"; callers should not read that as a finding without the reason.
+    """
+    cct = _cc_tuple(cc)
+    names = list(binaries_for_pkg.get("sass") or []) + list(binaries_for_pkg.get("ptx") or [])
+    targets = [t for t in (archs.parse_target(n) for n in names) if t is not None]
+    if cct is None:
+        return {"coverage": "none", "via": [], "reason": f"compute capability {cc!r} not understood"}
+    result: dict[str, Any] = {"coverage": archs.coverage(targets, cct), "via": archs.covering(targets, cct)}
+    if "skipped" in binaries_for_pkg:
+        result["reason"] = f"binaries not read: {binaries_for_pkg['skipped']}"
+    elif not targets:
+        result["reason"] = "no GPU code found in the package's binaries"
+    return result

@@ -1,0 +1,447 @@
+"""Static shared-library resolution, following the glibc dynamic loader's search order for ELF objects.
+
+For a DT_NEEDED name without a slash the loader tries, in order:
+
+1. the object's DT_RPATH, only when the object has no DT_RUNPATH (the loader also walks the RPATHs of
+   the objects that loaded it, up to the executable; simplified here to the object's own RPATH);
+2. LD_LIBRARY_PATH (ignored in secure mode, which is not modelled);
+3. the object's DT_RUNPATH;
+4. the ld.so cache (/etc/ld.so.cache, read here in its "glibc-ld.so.cache1.1" format, else `ldconfig -p`);
+5. the default directories (multiarch /lib/<triplet>, /usr/lib/<triplet>, then /lib64 /usr/lib64 /lib /usr/lib).
+
+A library whose soname is already loaded is reused whatever the paths say; `probe_libs()` models that for
+the kernel packages, whose CUDA libraries are the ones torch loaded first. $ORIGIN, $LIB and $PLATFORM
+are expanded. torch links with DT_RPATH (not RUNPATH), so its bundled nvidia-* wheels win over
+LD_LIBRARY_PATH; objects with RUNPATH lose to LD_LIBRARY_PATH.
+
+The pure functions take the environment as a mapping: nothing here reads os.environ.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+import struct
+import subprocess
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from stackcheck.facts.model import KERNEL_MODULE, KERNEL_PACKAGES
+from stackcheck.probes.fsview import FileView, GlobLimit, HostView, glob, is_dir, is_file, is_host
+from stackcheck.readers.elf import EM_AARCH64, EM_X86_64, ElfError, ElfFile
+
+LD_CACHE_PATH = Path("/etc/ld.so.cache")
+_NEW_MAGIC = b"glibc-ld.so.cache1.1"
+_OLD_MAGIC = b"ld.so-1.7.0"
+_NEW_HEADER = struct.Struct("<20sIIB3xI12x")  # magic+version, nlibs, len_strings, flags, extension offset
+_NEW_ENTRY = struct.Struct("<iIIIQ")  # flags, key, value, osversion, hwcap
+_OLD_ENTRY_SIZE = 12
+
+FLAG_ELF_LIBC6 = 0x0003
+FLAG_TYPE_MASK = 0x00FF
+FLAG_REQUIRED_MASK = 0xFF00
+FLAG_X8664_LIB64 = 0x0300
+FLAG_AARCH64_LIB64 = 0x0A00
+_ARCH_FLAG = {EM_X86_64: FLAG_X8664_LIB64, EM_AARCH64: FLAG_AARCH64_LIB64}
+_TRIPLET = {EM_X86_64: "x86_64-linux-gnu", EM_AARCH64: "aarch64-linux-gnu"}
+_PLATFORM = {EM_X86_64: "x86_64", EM_AARCH64: "aarch64"}
+
+#: The CUDA libraries whose resolution is reported (matched against DT_NEEDED names).
+CUDA_LIBS = re.compile(r"^lib(cudart|nvrtc|cudnn|cublas|cublasLt|nccl)\.so(\.\d+)*$")
+
+LDCONFIG_TIMEOUT_S = 5.0
+
+
+class LdCacheError(Exception):
+    """The ld.so cache file cannot be parsed."""
+
+
+@dataclass(frozen=True)
+class CacheEntry:
+    soname: str
+    path: str
+    flags: int
+
+
+def parse_ld_so_cache(data: bytes, origin: str = str(LD_CACHE_PATH)) -> list[CacheEntry]:
+    """Entries of an ld.so cache in file order (the loader takes the first match for its architecture)."""
+    base = 0
+    if data.startswith(_OLD_MAGIC):
+        if len(data) < 16:
+            raise LdCacheError(f"{origin}: truncated old-format header")
+        (nlibs,) = struct.unpack_from("<I", data, 12)
+        base = 16 + nlibs * _OLD_ENTRY_SIZE
+        base = (base + 7) & ~7  # the new-format table follows, aligned like its 64-bit fields
+        if not data.startswith(_NEW_MAGIC, base):
+            raise LdCacheError(f"{origin}: old-format cache without a new-format table (not supported)")
+    if not data.startswith(_NEW_MAGIC, base):
+        raise LdCacheError(f"{origin}: not an ld.so cache (magic {data[:20]!r})")
+    if len(data) < base + _NEW_HEADER.size:
+        raise LdCacheError(f"{origin}: truncated header")
+    _, nlibs, _, _, _ = _NEW_HEADER.unpack_from(data, base)
+    first = base + _NEW_HEADER.size
+    if first + nlibs * _NEW_ENTRY.size > len(data):
+        raise LdCacheError(f"{origin}: {nlibs} entries do not fit in {len(data)} bytes")
+    out = []
+    for i in range(nlibs):
+        flags, key, value, _, _ = _NEW_ENTRY.unpack_from(data, first + i * _NEW_ENTRY.size)
+        # string offsets are relative to the start of the new-format header
+        out.append(CacheEntry(_cstr(data, base + key), _cstr(data, base + value), flags))
+    return out
+
+
+def _cstr(data: bytes, off: int) -> str:
+    if off >= len(data):
+        return ""
+    end = data.find(b"\0", off)
+    return data[off : end if end >= 0 else len(data)].decode("utf-8", "replace")
+
+
+_LDCONFIG_LINE = re.compile(r"^\s*(\S+)\s+\(([^)]*)\)\s+=>\s+(\S.*)$")
+
+
+def parse_ldconfig_p(text: str) -> list[CacheEntry]:
+    """Entries from `ldconfig -p` output ("libz.so.1 (libc6,x86-64) => /lib/x86_64-linux-gnu/libz.so.1")."""
+    out = []
+    for line in text.splitlines():
+        m = _LDCONFIG_LINE.match(line)
+        if not m:
+            continue
+        desc = m.group(2)
+        flags = FLAG_ELF_LIBC6 if desc.startswith("libc6") else 0
+        if "x86-64" in desc:
+            flags |= FLAG_X8664_LIB64
+        elif "AArch64" in desc:
+            flags |= FLAG_AARCH64_LIB64
+        out.append(CacheEntry(m.group(1), m.group(3).strip(), flags))
+    return out
+
+
+#: a real ld.so.cache is tens to hundreds of kilobytes
+LD_CACHE_CAP = 64 << 20
+
+
+def load_ld_so_cache(path: Path = LD_CACHE_PATH, view: FileView | None = None) -> tuple[list[CacheEntry], str]:
+    """The cache entries and where they came from ("file", "ldconfig -p" or "unavailable: reason").
+
+    Through a view other than this host's (a root directory, an image) the box's own cache file is read
+    and `ldconfig -p` (which would describe this host) is not run."""
+    try:
+        if view is not None and not is_host(view):
+            data = view.read_bytes(str(path), LD_CACHE_CAP + 1)
+            if len(data) > LD_CACHE_CAP:
+                raise LdCacheError(f"{path}: larger than {LD_CACHE_CAP} bytes")
+            return parse_ld_so_cache(data, str(path)), "file"
+        return parse_ld_so_cache(path.read_bytes(), str(path)), "file"
+    except (OSError, LdCacheError) as exc:
+        first = str(exc)
+    if view is not None and not is_host(view):
+        return [], f"unavailable: {first}"
+    for exe in ("ldconfig", "/sbin/ldconfig", "/usr/sbin/ldconfig"):
+        try:
+            done = subprocess.run([exe, "-p"], capture_output=True, text=True, timeout=LDCONFIG_TIMEOUT_S, check=False)
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        if done.returncode == 0:
+            return parse_ldconfig_p(done.stdout), "ldconfig -p"
+    return [], f"unavailable: {first}; ldconfig -p failed"
+
+
+# -- search order -------------------------------------------------------------------------------------
+
+
+def default_dirs(machine: int = EM_X86_64) -> list[str]:
+    triplet = _TRIPLET.get(machine)
+    dirs = [f"/lib/{triplet}", f"/usr/lib/{triplet}"] if triplet else []
+    return [*dirs, "/lib64", "/usr/lib64", "/lib", "/usr/lib"]
+
+
+def expand_dirs(value: str | None, origin_dir: str, machine: int = EM_X86_64) -> list[str]:
+    """Split a colon-separated path list, expanding $ORIGIN, $LIB and $PLATFORM (also ${...})."""
+    if not value:
+        return []
+    lib = "lib64" if machine in _ARCH_FLAG else "lib"
+    subst = {"ORIGIN": origin_dir, "LIB": lib, "PLATFORM": _PLATFORM.get(machine, "x86_64")}
+    out = []
+    for raw in value.split(":"):
+        if not raw:
+            continue  # an empty element means the working directory; not modelled
+
+        def rep(m: re.Match[str]) -> str:
+            name = m.group(1) or m.group(2)
+            return subst.get(name, m.group(0))
+
+        out.append(os.path.normpath(re.sub(r"\$\{(\w+)\}|\$(\w+)", rep, raw)))
+    return out
+
+
+@dataclass(frozen=True)
+class ObjectInfo:
+    path: str
+    needed: list[str]
+    rpath: str | None
+    runpath: str | None
+    machine: int
+
+
+def read_object(path: str | Path, view: FileView | None = None) -> ObjectInfo:
+    """DT_NEEDED, DT_RPATH and DT_RUNPATH of one ELF object (raises ElfError)."""
+    with ElfFile(path, view) as elf:
+        dyn = elf.dynamic()
+        return ObjectInfo(str(path), dyn.needed, dyn.rpath, dyn.runpath, elf.header.e_machine)
+
+
+def _compatible(path: str, machine: int, view: FileView | None = None) -> bool:
+    try:
+        with ElfFile(path, view) as elf:
+            return elf.header.e_machine == machine
+    except ElfError:
+        return False
+
+
+def _view_is_file(view: FileView) -> Callable[[str], bool]:
+    return lambda path: is_file(view, path)
+
+
+def _view_compatible(view: FileView) -> Callable[[str, int], bool]:
+    return lambda path, machine: _compatible(path, machine, view)
+
+
+def search_path(obj: ObjectInfo, env: Mapping[str, str]) -> list[tuple[str, str]]:
+    """(directory, via) in the order the loader tries them, the cache excepted (it comes before defaults)."""
+    origin = os.path.dirname(os.path.abspath(obj.path))
+    steps: list[tuple[str, str]] = []
+    if obj.rpath and not obj.runpath:
+        steps += [(d, "rpath") for d in expand_dirs(obj.rpath, origin, obj.machine)]
+    steps += [(d, "LD_LIBRARY_PATH") for d in expand_dirs(env.get("LD_LIBRARY_PATH"), origin, obj.machine)]
+    steps += [(d, "runpath") for d in expand_dirs(obj.runpath, origin, obj.machine)]
+    return steps
+
+
+def resolve_needed(
+    obj: ObjectInfo,
+    needed: str,
+    env: Mapping[str, str],
+    cache: list[CacheEntry],
+    dirs_default: list[str] | None = None,
+    extra_dirs: Iterable[str] = (),
+    is_file: Callable[[str], bool] = os.path.isfile,
+    compatible: Callable[[str, int], bool] = _compatible,
+) -> dict[str, Any]:
+    """How the loader would resolve `needed` for `obj`.
+
+    Returns {"needed", "winner": path|None, "via": rpath|LD_LIBRARY_PATH|runpath|ld.so.cache|default|path,
+    "candidates": [{"path", "via"}] in search order (the first compatible one is the winner),
+    "other_copies": [paths of the same file name elsewhere (extra_dirs, cache, other search steps)],
+    "built_for": the first copy in the object's own RPATH/RUNPATH or None}.
+    """
+    if "/" in needed:
+        p = os.path.join(os.path.dirname(os.path.abspath(obj.path)), needed)
+        ok = is_file(p)
+        return {
+            "needed": needed,
+            "winner": p if ok else None,
+            "via": "path",
+            "candidates": [],
+            "other_copies": [],
+            "built_for": None,
+        }
+    dflt = dirs_default if dirs_default is not None else default_dirs(obj.machine)
+    arch_flag = _ARCH_FLAG.get(obj.machine)
+    order: list[tuple[str, str]] = [(os.path.join(d, needed), via) for d, via in search_path(obj, env)]
+    for e in cache:
+        if e.soname != needed:
+            continue
+        if arch_flag is not None and (e.flags & FLAG_REQUIRED_MASK) not in (0, arch_flag):
+            continue
+        order.append((e.path, "ld.so.cache"))
+    order += [(os.path.join(d, needed), "default") for d in dflt]
+    candidates: list[dict[str, str]] = []
+    winner: str | None = None
+    via: str | None = None
+    seen: set[str] = set()
+    for path, step in order:
+        if path in seen or not is_file(path):
+            continue
+        seen.add(path)
+        cand = {"path": path, "via": step}
+        if winner is None:
+            if compatible(path, obj.machine):
+                winner, via = path, step
+            else:
+                cand["skipped"] = "not an ELF object for this machine"
+        candidates.append(cand)
+    own_dirs = [d for d, step in search_path(obj, env) if step in ("rpath", "runpath")]
+    own = [os.path.join(d, needed) for d in own_dirs]
+    built_for = next((p for p in own if is_file(p) and compatible(p, obj.machine)), None)
+    others = [c["path"] for c in candidates if c["path"] != winner]
+    for d in extra_dirs:
+        p = os.path.join(d, needed)
+        if p not in seen and p not in others and is_file(p):
+            others.append(p)
+    return {
+        "needed": needed,
+        "winner": winner,
+        "via": via,
+        "candidates": candidates,
+        "other_copies": others,
+        "built_for": built_for,
+    }
+
+
+def _same_file(a: str, b: str, view: FileView | None = None) -> bool:
+    if view is not None and not is_host(view):
+        try:
+            return view.realpath(a) == view.realpath(b)
+        except (OSError, ValueError):
+            return a == b
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+def warnings_for(res: Mapping[str, Any], obj_rel: str, view: FileView | None = None) -> list[str]:
+    """Warnings for one resolution: not found, or a winner other than the copy the object was built for."""
+    out = []
+    if res["winner"] is None:
+        out.append(f"{obj_rel}: {res['needed']} is not found on the loader's search path")
+    elif res.get("built_for") and not _same_file(res["winner"], res["built_for"], view):
+        out.append(
+            f"{obj_rel}: {res['needed']} resolves to {res['winner']} ({res['via']}), not to "
+            f"{res['built_for']} that its own {'RUNPATH' if res.get('runpath') else 'RPATH'} points at"
+        )
+    return out
+
+
+# -- per package --------------------------------------------------------------------------------------
+
+#: Objects whose CUDA library resolution is reported, per package (globs relative to the location).
+LIB_OBJECTS: dict[str, tuple[str, ...]] = {
+    "torch": ("torch/lib/libtorch_cuda.so", "torch/lib/libc10_cuda.so"),
+    **dict.fromkeys(KERNEL_PACKAGES, (f"{KERNEL_MODULE}/**/*.so",)),
+    "flashinfer-python": ("flashinfer/**/*.so",),
+    "flashinfer-jit-cache": ("flashinfer_jit_cache/**/*.so",),
+    "vllm": ("vllm/**/*.so",),
+}
+MAX_OBJECTS_PER_PACKAGE = 50
+
+
+def nvidia_wheel_dirs(location: str, view: FileView | None = None) -> list[str]:
+    """site-packages/nvidia/*/lib (and nvidia/cu13/lib) directories: where the nvidia-* wheels put libraries."""
+    fs = view if view is not None else HostView()
+    base = posixpath.join(location, "nvidia")
+    if not is_dir(fs, base):
+        return []
+    try:
+        return sorted(p for p in glob(fs, base, "*/lib") if is_dir(fs, p))
+    except GlobLimit:
+        return []
+
+
+def resolve_object(
+    path: str | Path,
+    rel: str,
+    env: Mapping[str, str],
+    cache: list[CacheEntry],
+    extra_dirs: Iterable[str] = (),
+    already_loaded: Mapping[str, Mapping[str, Any]] | None = None,
+    wanted: re.Pattern[str] = CUDA_LIBS,
+    view: FileView | None = None,
+) -> dict[str, Any]:
+    """The CUDA libraries of one object: {"path", "rpath", "runpath", "libs": [...], "warnings": [...]}."""
+    out: dict[str, Any] = {"path": rel}
+    try:
+        obj = read_object(path, view)
+    except ElfError as exc:
+        out["error"] = str(exc)
+        return out
+    out.update(rpath=obj.rpath, runpath=obj.runpath)
+    extra = list(extra_dirs)
+    libs: list[dict[str, Any]] = []
+    warns: list[str] = []
+    for name in obj.needed:
+        if not wanted.match(name):
+            continue
+        if view is not None:
+            res = resolve_needed(
+                obj, name, env, cache, extra_dirs=extra, is_file=_view_is_file(view), compatible=_view_compatible(view)
+            )
+        else:
+            res = resolve_needed(obj, name, env, cache, extra_dirs=extra)
+        res["runpath"] = obj.runpath is not None
+        prior = (already_loaded or {}).get(name)
+        if prior is not None and prior.get("winner"):
+            # the loader reuses a library whose soname is already loaded (torch is imported first)
+            res = {
+                **res,
+                "own_winner": res["winner"],
+                "own_via": res["via"],
+                "winner": prior["winner"],
+                "via": f"already loaded by {prior.get('loaded_by', 'an earlier object')}",
+            }
+        warns += warnings_for(res, rel, view)
+        res.pop("runpath", None)
+        libs.append(res)
+    out["libs"] = libs
+    out["warnings"] = warns
+    return out
+
+
+def probe_libs(
+    facts: Mapping[str, Any],
+    env: Mapping[str, str],
+    cache: list[CacheEntry] | None = None,
+    cache_source: str | None = None,
+    view: FileView | None = None,
+) -> dict[str, Any]:
+    """{"ld_cache": source, "packages": {pkg: {"objects": [...]}}, "warnings": [...]}.
+
+    torch is resolved first; the kernel packages' CUDA libraries whose soname torch already loaded are
+    reported as reused from torch (with their own static resolution kept as own_winner/own_via).
+    `env` is the environment of the process that will serve (e.g. facts["system"]["env"] or os.environ).
+    """
+    fs = view if view is not None else HostView()
+    if cache is None:
+        cache, cache_source = load_ld_so_cache(view=fs)
+    packages = facts.get("packages") or {}
+    extra: list[str] = []
+    for pkg in packages.values():
+        if isinstance(pkg, Mapping) and pkg.get("location"):
+            extra += nvidia_wheel_dirs(str(pkg["location"]), fs)
+    for tk in facts.get("cuda_toolkits") or []:
+        if isinstance(tk, Mapping) and tk.get("path"):
+            extra += [os.path.join(str(tk["path"]), "lib64"), os.path.join(str(tk["path"]), "lib")]
+    extra = list(dict.fromkeys(extra))
+    loaded: dict[str, dict[str, Any]] = {}
+    result: dict[str, Any] = {"ld_cache": cache_source or "given", "packages": {}, "warnings": []}
+    for name, patterns in LIB_OBJECTS.items():
+        pkg = packages.get(name)
+        if not isinstance(pkg, Mapping) or not pkg.get("installed") or not pkg.get("location"):
+            continue
+        root = str(pkg["location"])
+        paths: list[str] = []
+        entry: dict[str, Any] = {"objects": []}
+        for pat in patterns:
+            try:
+                paths += [p for p in glob(fs, root, pat) if is_file(fs, p)]
+            except GlobLimit as exc:
+                entry["truncated"] = str(exc)
+        paths = list(dict.fromkeys(paths))
+        if len(paths) > MAX_OBJECTS_PER_PACKAGE:
+            entry["truncated"] = f"{len(paths)} objects, only the first {MAX_OBJECTS_PER_PACKAGE} read"
+            paths = paths[:MAX_OBJECTS_PER_PACKAGE]
+        for p in paths:
+            rel = posixpath.relpath(p, root)
+            obj = resolve_object(p, rel, env, cache, extra, already_loaded=None if name == "torch" else loaded, view=fs)
+            entry["objects"].append(obj)
+            result["warnings"] += obj.get("warnings", [])
+            if name == "torch":
+                for lib in obj.get("libs", []):
+                    if lib.get("winner"):
+                        loaded.setdefault(lib["needed"], {"winner": lib["winner"], "loaded_by": "torch"})
+        result["packages"][name] = entry
+    return result

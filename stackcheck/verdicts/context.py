@@ -1,0 +1,794 @@
+"""The evaluation context: the fact paths that manifest rules read (see manifests/README.md), derived from
+the facts, the manifests and the launch options. Pure: no I/O."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
+
+from stackcheck.facts.archs import TargetRules, rules_of
+from stackcheck.facts.model import Facts, GpuFacts, cc_tuple
+from stackcheck.facts.versions import cuda_from_tag, parse_version, public, variant_of
+from stackcheck.knowledge.loader import Manifests, pypi_variant
+
+if TYPE_CHECKING:
+    from stackcheck.knowledge.types import Release
+
+KERNEL_PACKAGES = ("sglang-kernel", "sgl-kernel")
+
+
+class Missing(Exception):
+    """A fact a rule needs is not known; `reason` says which and why."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(reason)
+        self.path = path
+        self.reason = reason
+
+
+class Unknown(Missing):
+    """A fact that could not be read (a probe failed on it): unlike an absent fact, `exists` cannot say no."""
+
+
+class GpuModel(NamedTuple):
+    """One distinct kind of GPU on the box (rules over gpu.* are evaluated once per model). The small value
+    types here are NamedTuples, not dataclasses: importing dataclasses costs ~8 ms of every start."""
+
+    cc: str
+    name: str | None
+    indices: tuple[int, ...]
+
+    @property
+    def label(self) -> str:
+        who = self.name or "GPU"
+        return f"{who} (cc {self.cc}, GPU {','.join(map(str, self.indices))})"
+
+
+class GateValue(NamedTuple):
+    value: Any
+    origin: str  # "probed" | "release" | "patched"
+    detail: str  # file read, or the release range that supplied the value
+    source: Any = None
+
+
+class Context:
+    """The facts and manifests one evaluation reads, with the lookups the engine and the planner share."""
+
+    def __init__(self, facts: Facts, manifests: Manifests, launch: dict[str, Any] | None = None) -> None:
+        self.facts = facts
+        self.manifests = manifests
+        self.launch: dict[str, Any] = launch if launch is not None else {}
+        self._models: list[GpuModel] | None = None
+        self._target_rules: TargetRules | None = None
+
+    def __repr__(self) -> str:
+        return f"Context(facts={self.facts!r}, manifests={self.manifests!r}, launch={self.launch!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Context):
+            return NotImplemented
+        return (self.facts, self.manifests, self.launch) == (other.facts, other.manifests, other.launch)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def target_rules(self) -> TargetRules:
+        """architectures.json's binary-compatibility rules of these manifests, indexed once per context."""
+        if self._target_rules is None:
+            self._target_rules = rules_of(self.manifests.list_of("architectures.json", "rules"))
+        return self._target_rules
+
+    # ---- GPUs -------------------------------------------------------------------------------
+
+    def share_gpu_models(self, other: Context) -> None:
+        """Take another context's GPU models (its facts hold the very same `gpus` list as these)."""
+        self._models = other.gpu_models()
+
+    def gpu_models(self) -> list[GpuModel]:
+        if self._models is None:
+            self._models = self._gpu_models()
+        return self._models
+
+    def _gpu_models(self) -> list[GpuModel]:
+        models: dict[tuple[str, str | None], list[int]] = {}
+        for i, g in enumerate(self.facts.get("gpus") or []):
+            cc = g.get("compute_capability")
+            if not isinstance(cc, str) or cc_tuple(cc) is None:
+                continue
+            idx = g.get("index")
+            models.setdefault((cc, g.get("name")), []).append(idx if isinstance(idx, int) else i)
+        return [GpuModel(cc, name, tuple(ix)) for (cc, name), ix in sorted(models.items(), key=lambda kv: kv[1])]
+
+    def gpus_unknown_reason(self) -> str:
+        if "gpus" not in self.facts:
+            return "GPUs not known (not probed, not in the facts file)"
+        errors = [g.get("error") for g in self.facts.get("gpus") or [] if g.get("error")]
+        if errors:
+            return f"GPU facts could not be read: {errors[0]}"
+        driver = self.facts.get("driver") or {}
+        if driver.get("error"):
+            return f"no GPU visible: {driver.get('error')}"
+        return "no GPU visible"
+
+    # ---- packages ---------------------------------------------------------------------------
+    def package(self, name: str) -> dict[str, Any] | None:
+        pkgs = self.facts.get("packages")
+        if pkgs is None:
+            return None
+        p = pkgs.get(name)
+        return dict(p) if isinstance(p, dict) else None
+
+    def package_state(self, name: str) -> str:
+        """ "installed", "absent" or "unknown". An entry with neither `installed` nor a version (a failed or
+        timed-out packages probe writes `{"error": ...}`) is unknown, never "not installed", so nothing that
+        needs it reads as not applicable. `installed: true` with a version that could not be read is installed:
+        the facts that are there (torch's CUDA build, say) are used, and what reads the version is unknown
+        (`version_unknown`)."""
+        pkgs = self.facts.get("packages")
+        if pkgs is None:
+            return "unknown"
+        p: Any = pkgs.get(name)
+        if p is None:
+            # a probed list names every package it looked for; a hand-written one names some, and the rest are
+            # unknown (facts.packages_complete, set when the document is read: stackcheck.facts.model)
+            return "absent" if self.facts.get("packages_complete", True) is not False else "unknown"
+        if not isinstance(p, dict):  # a hand-written facts document of another shape
+            return "unknown"
+        installed = p.get("installed")
+        if installed is True:
+            return "installed"
+        if installed is False:
+            return "absent"
+        return "installed" if isinstance(p.get("version"), str) else "unknown"
+
+    def version_unknown(self, name: str) -> bool:
+        """Not known whether it is installed, or installed with a version that could not be read: the checks
+        that need the release (pins, kernel coverage) are unknown then, never skipped."""
+        if self.package_state(name) == "unknown":
+            return True
+        return self.is_installed(name) and self.installed_version(name) is None
+
+    def package_unknown_reason(self, name: str) -> str:
+        p = (self.facts.get("packages") or {}).get(name)
+        error = p.get("error") if isinstance(p, dict) else None
+        if p is None and self.facts.get("packages") is not None:
+            error = "not in the facts file"
+        return f"{name}: not known whether or which version is installed" + (f" ({error})" if error else "")
+
+    def no_version(self, name: str, path: str) -> Missing:
+        """The error for a rule that needs the installed version of `name` and finds none: not installed, or
+        installed with a version not known, or `Unknown` when it is not known whether it is installed at all
+        (a hand-written facts file that does not mention it): then `exists` cannot say no either."""
+        if self.package_state(name) == "unknown":
+            return Unknown(path, self.package_unknown_reason(name))
+        return Missing(path, f"{name} version not known" if self.is_installed(name) else f"{name} is not installed")
+
+    def installed_version(self, name: str) -> str | None:
+        p = self.package(name)
+        if p and p.get("installed") and isinstance(p.get("version"), str):
+            return str(p["version"])
+        return None
+
+    def is_installed(self, name: str) -> bool:
+        """Installed, whether or not its version is known: `installed: true`, or (a hand-written facts
+        document) a version without `installed`. A `needs` is met by it; rules that read the version still
+        see it as unknown."""
+        p = self.package(name)
+        if not p:
+            return False
+        if "installed" in p:
+            return p.get("installed") is True
+        return isinstance(p.get("version"), str)
+
+    def triton_package(self) -> str | None:
+        """The installed Triton distribution: `triton`, else PyTorch's nightly build `pytorch-triton`."""
+        for name in ("triton", "pytorch-triton"):
+            if self.is_installed(name):
+                return name
+        return None
+
+    def no_triton(self, path: str) -> Missing:
+        """Neither Triton distribution is installed, or (Unknown) neither is and one is not known to be absent."""
+        unknown = [n for n in ("triton", "pytorch-triton") if self.package_state(n) == "unknown"]
+        if unknown:
+            return Unknown(path, "; ".join(self.package_unknown_reason(n) for n in unknown))
+        return Missing(path, "neither triton nor pytorch-triton is installed")
+
+    def kernel_package(self) -> str | None:
+        for name in KERNEL_PACKAGES:
+            if self.installed_version(name):
+                return name
+        return None
+
+    def newest_known(self, name: str) -> str | None:
+        return self.manifests.newest_release(name)
+
+    def newer_than_manifests(self, name: str) -> str | None:
+        """The installed version if it is newer than every release the manifests know, else None."""
+        installed = self.installed_version(name)
+        newest = self.newest_known(name)
+        if installed is None or newest is None:
+            return None
+        iv, nv = public(installed), parse_version(newest)
+        if iv is not None and nv is not None and iv > nv:
+            return installed
+        return None
+
+    def release(self, name: str) -> Release | None:
+        """The manifest's record of the installed release (local tag ignored)."""
+        installed = self.installed_version(name)
+        if installed is None:
+            return None
+        iv = public(installed)
+        return self.manifests.release_by_version(name, iv) if iv is not None else None
+
+    def _release_of(self, name: str, version: str) -> Release | None:
+        iv = public(version)
+        return self.manifests.release_by_version(name, iv) if iv is not None else None
+
+    def package_variant(self, name: str) -> str | None:
+        """A package's CUDA variant: its local version tag (+cu130), else the variant the manifests say the
+        untagged (PyPI) wheel of that release is built for."""
+        p = self.package(name) or {}
+        if isinstance(p.get("variant"), str):
+            return str(p["variant"])
+        tagged = variant_of(p.get("version"))
+        if tagged:
+            return tagged
+        if p.get("implied"):  # a version implied by a pin (stackcheck/facts/implied.py): `==0.3.21` is met by any build
+            return None
+        return pypi_variant(self.release(name))
+
+    def package_archs(self, name: str) -> tuple[list[str], str]:
+        """Compiled targets of an installed package: the binary probe if it ran, else the manifest's
+        record of that release and variant (the aarch64 list on an aarch64 box)."""
+        binaries = (self.facts.get("binaries") or {}).get(name)
+        if isinstance(binaries, dict) and (binaries.get("sass") or binaries.get("ptx")):
+            return [*binaries.get("sass", []), *binaries.get("ptx", [])], f"binary probe of the installed {name}"
+        version = self.installed_version(name)
+        if version is None:
+            raise self.no_version(name, f"pkg.{name}.archs")
+        derived = self.derived_archs(name)
+        if derived is not None:
+            return derived
+        variant = self.package_variant(name)
+        rel = self.release(name)
+        if rel is None or variant is None:
+            raise Missing(f"pkg.{name}.archs", f"the manifests do not know the build of {name} {version}")
+        aarch64 = (self.facts.get("system") or {}).get("machine") in ("aarch64", "arm64")
+        for v in rel.get("variants") or []:
+            if v.get("variant") == variant:
+                archs = v.get("archs_aarch64") if aarch64 and "archs_aarch64" in v else v.get("archs")
+                if archs is not None:
+                    return list(archs), f"manifest: {name} {rel.get('version')} {variant}" + (
+                        " aarch64" if aarch64 else ""
+                    )
+        raise Missing(f"pkg.{name}.archs", f"the manifests list no {variant} build of {name} {rel.get('version')}")
+
+    def derived_archs(self, name: str) -> tuple[list[str], str] | None:
+        """The targets read from the installed binaries of a release newer than the data (facts.derived)."""
+        if self.newer_than_manifests(name) is None:
+            return None
+        section = self.facts.get("derived")
+        entry = section.get(name) if isinstance(section, dict) else None
+        archs = entry.get("archs") if isinstance(entry, dict) else None
+        if isinstance(entry, dict) and isinstance(archs, dict) and (archs.get("sass") or archs.get("ptx")):
+            return [*archs.get("sass", []), *archs.get("ptx", [])], (
+                f"the installed {name} {entry.get('version')}'s binaries (newer than the data of {self.manifests.date})"
+            )
+        return None
+
+    def package_lib_archs(self, name: str, lib: str) -> tuple[list[str], str]:
+        """Compiled targets of one shared library of a package (`flashmla_ops` for sgl_kernel/flashmla_ops.abi3.so;
+        the per-architecture copies sm90/ and sm100/ of one name together): the binary probe's files when it
+        ran, else the manifest's `libs` of that release and variant."""
+        path = f"pkg.{name}.lib.{lib}.archs"
+        binaries = (self.facts.get("binaries") or {}).get(name)
+        files = binaries.get("files") if isinstance(binaries, dict) else None
+        if isinstance(files, list) and files:
+            hits = [f for f in files if isinstance(f, dict) and _lib_stem(f.get("path")) == lib]
+            if hits:
+                targets = sorted({t for f in hits for t in [*(f.get("sass") or []), *(f.get("ptx") or [])]})
+                return targets, f"binary probe of the installed {name}: {', '.join(str(f.get('path')) for f in hits)}"
+            if isinstance(binaries, dict) and not binaries.get("truncated"):
+                return [], f"binary probe: the installed {name} has no library {lib}"
+        derived = self.derived_archs(name)
+        if derived is not None:  # a release newer than the data: its binaries were read (facts.derived)
+            entry = (self.facts.get("derived") or {}).get(name) or {}
+            files = [f for f in (entry.get("archs") or {}).get("files") or [] if isinstance(f, dict)]
+            hits = [f for f in files if _lib_stem(f.get("path")) == lib]
+            targets = sorted({t for f in hits for t in [*(f.get("sass") or []), *(f.get("ptx") or [])]})
+            where = ", ".join(str(f.get("path")) for f in hits) or f"no library {lib}"
+            return targets, f"{derived[1]}: {where}"
+        version = self.installed_version(name)
+        if version is None:
+            raise self.no_version(name, path)
+        variant = self.package_variant(name)
+        rel = self.release(name)
+        if rel is None or variant is None:
+            raise Missing(path, f"the manifests do not know the build of {name} {version}")
+        for v in rel.get("variants") or []:
+            if v.get("variant") == variant:
+                libs = v.get("libs")
+                if libs is not None:
+                    if isinstance(libs.get(lib), list):
+                        return list(libs[lib]), f"manifest: {lib} in {name} {rel.get('version')} {variant}"
+                    return [], f"manifest: {name} {rel.get('version')} {variant} has no library {lib}"
+        raise Missing(path, f"the manifests do not list the targets of {lib} in {name} {rel.get('version')} {variant}")
+
+    # ---- torch ------------------------------------------------------------------------------
+    def torch_cuda(self) -> str | None:
+        p = self.package("torch") or {}
+        if isinstance(p.get("cuda"), str):
+            return str(p["cuda"])
+        return cuda_from_tag(self.torch_variant())
+
+    def torch_variant(self) -> str | None:
+        p = self.package("torch") or {}
+        if isinstance(p.get("variant"), str):
+            return str(p["variant"])
+        return variant_of(p.get("version"))
+
+    def torch_archs(self) -> tuple[list[str], str]:
+        """Compiled targets of the installed torch: from the binary probe if it ran, else the manifest."""
+        binaries = (self.facts.get("binaries") or {}).get("torch")
+        if isinstance(binaries, dict) and (binaries.get("sass") or binaries.get("ptx")):
+            return [*binaries.get("sass", []), *binaries.get("ptx", [])], "binary probe of the installed torch"
+        if not self.is_installed("torch"):
+            raise self.no_version("torch", "torch.archs")
+        derived = self.derived_archs("torch")
+        if derived is not None:
+            return derived
+        variant = self.torch_variant()
+        if variant is None:
+            raise Missing("torch.archs", "torch's CUDA build is not known (torch/version.py not read)")
+        if variant == "cpu":
+            return [], "CPU-only build of torch"
+        rel = self.release("torch")
+        if rel is None:
+            version = self.installed_version("torch")
+            raise Missing(
+                "torch.archs", f"torch {version} is not in the manifests" if version else "torch version not known"
+            )
+        for v in rel.get("variants") or []:
+            if v.get("variant") == variant and "archs" in v:
+                return list(v["archs"]), f"manifest: torch {rel.get('version')} {variant}"
+        raise Missing("torch.archs", f"the manifests list no {variant} build of torch {rel.get('version')}")
+
+    # ---- toolkits ---------------------------------------------------------------------------
+    def toolkit_cuda(self) -> str | None:
+        for tk in self.facts.get("cuda_toolkits") or []:
+            if tk.get("active_for_build") and isinstance(tk.get("version"), str):
+                v = str(tk["version"]).split(".")
+                return ".".join(v[:2])
+        return None
+
+    # ---- lookups ----------------------------------------------------------------------------
+    def lookup(self, path: str, gpu: GpuModel | None) -> Any:
+        """The value of a fact path (manifests/README.md "Fact paths"): its first part picks the resolver in
+        FACT_PREFIXES; Missing (or Unknown) when the fact is not known, naming why."""
+        head, _, rest = path.partition(".")
+        prefix = FACT_PREFIXES.get(head)
+        if prefix is None:
+            raise Missing(path, f"unknown fact path {path}")
+        return prefix(self, path, rest, gpu)
+
+    # ---- the resolvers of FACT_PREFIXES: (path, the path after its first part, the GPU model) ------------
+    def _gpu_fact(self, path: str, rest: str, gpu: GpuModel | None) -> Any:
+        if rest == "count":
+            if "gpus" not in self.facts:
+                raise Missing(path, self.gpus_unknown_reason())
+            return len(self.facts.get("gpus") or [])
+        if gpu is None:
+            raise Missing(path, self.gpus_unknown_reason())
+        t = cc_tuple(gpu.cc)
+        assert t is not None
+        if rest == "cc":
+            return gpu.cc
+        if rest == "cc_major":
+            return t[0]
+        if rest == "sm":
+            return t[0] * 10 + t[1]
+        if rest == "name":
+            return gpu.name
+        if rest == "min_cuda":
+            return self.gpu_min_cuda(gpu)
+        raise Missing(path, f"unknown fact path {path}")
+
+    def _driver_fact(self, path: str, rest: str, gpu: GpuModel | None) -> Any:
+        d = self.facts.get("driver") or {}
+        value: Any = dict(d).get(rest)
+        if value is None:
+            raise Missing(path, f"driver {rest} not known" + (f": {d.get('error')}" if d.get("error") else ""))
+        return value
+
+    def _pkg_fact(self, path: str, rest: str, gpu: GpuModel | None) -> Any:
+        if ".lib." in rest:
+            name, _, lib_attr = rest.partition(".lib.")
+            lib, _, lib_field = lib_attr.rpartition(".")
+            if lib_field != "archs" or not lib:
+                raise Missing(path, f"unknown fact path {path}")
+            if self.facts.get("packages") is None:
+                raise Missing(path, "installed packages not known")
+            return self.package_lib_archs(name, lib)[0]
+        name, _, attr = rest.rpartition(".")
+        if self.facts.get("packages") is None:
+            raise Missing(path, "installed packages not known")
+        p = self.package(name)
+        if self.package_state(name) == "unknown":
+            raise Unknown(path, self.package_unknown_reason(name))
+        if attr == "installed":
+            return self.is_installed(name)
+        if not p or not self.is_installed(name):
+            raise Missing(path, f"{name} is not installed")
+        if attr == "cuda" and not p.get("cuda"):
+            tagged = cuda_from_tag(self.package_variant(name))
+            if tagged:
+                return tagged
+        if attr == "variant" and not p.get("variant"):
+            tag = self.package_variant(name)
+            if tag:
+                return tag
+        if attr == "archs":
+            return self.package_archs(name)[0]
+        attr_value = p.get(attr)
+        if attr_value is None:
+            raise Missing(path, f"{name} {attr} not known")
+        return attr_value
+
+    def _kernel_fact(self, path: str, rest: str, gpu: GpuModel | None) -> Any:
+        kernel = self.kernel_package()
+        if kernel is None and any(self.version_unknown(k) for k in KERNEL_PACKAGES):
+            raise Unknown(path, "; ".join(self.package_unknown_reason(k) for k in KERNEL_PACKAGES))
+        if kernel is None:
+            raise Missing(path, "neither sglang-kernel nor sgl-kernel is installed")
+        return self.lookup(f"pkg.{kernel}.{rest}", gpu)
+
+    def _torch_fact(self, path: str, rest: str, gpu: GpuModel | None) -> Any:
+        if self.package_state("torch") == "unknown":
+            raise Unknown(path, self.package_unknown_reason("torch"))
+        if rest == "archs":
+            return self.torch_archs()[0]
+        if not self.is_installed("torch"):
+            raise Missing(path, "torch is not installed")
+        if rest == "version":
+            v = self.installed_version("torch")
+            if v is None:
+                raise Missing(path, "torch version not known")
+            return v
+        if rest == "cuda":
+            c = self.torch_cuda()
+            if c is None:
+                if self.torch_variant() == "cpu":
+                    return "none"
+                raise Missing(path, "torch's CUDA build not known")
+            return c
+        if rest == "variant":
+            v = self.torch_variant()
+            if v is None:
+                raise Missing(path, "torch's CUDA variant not known")
+            return v
+        raise Missing(path, f"unknown fact path {path}")
+
+    def _toolkit_fact(self, path: str, rest: str, gpu: GpuModel | None) -> Any:
+        if rest != "cuda":
+            raise Missing(path, f"unknown fact path {path}")
+        c = self.toolkit_cuda()
+        if c is None:
+            raise Missing(path, "no CUDA toolkit found for builds")
+        return c
+
+    def _topology_fact(self, path: str, rest: str, gpu: GpuModel | None) -> Any:
+        topo = self.facts.get("topology") or {}
+        value = dict(topo).get(rest)
+        if value is None:
+            if rest == "interconnect" and len(self.facts.get("gpus") or []) == 1:
+                return "single-gpu"
+            raise Missing(path, f"topology {rest} not known" + (f": {topo.get('error')}" if topo.get("error") else ""))
+        return value
+
+    def _launch_fact(self, path: str, rest: str, gpu: GpuModel | None) -> Any:
+        if rest in self.launch and self.launch[rest] is not None:
+            return self.launch[rest]
+        if rest == "tp":
+            gpus = self.facts.get("gpus")
+            if gpus:
+                return len(gpus)
+            raise Missing(path, "tensor-parallel size not known (no launch command, no GPUs)")
+        env_value = self.launch_env_fact(rest)
+        if env_value is not None:
+            return env_value
+        raise Missing(path, f"launch option {rest} not given")
+
+    def _image_fact(self, path: str, rest: str, gpu: GpuModel | None) -> Any:
+        return self.image_fact(path, rest)
+
+    def _env_fact(self, path: str, rest: str, gpu: GpuModel | None) -> Any:
+        env = (self.facts.get("system") or {}).get("env")
+        if env is None:
+            raise Missing(path, "environment not recorded")
+        if rest in env:
+            return env[rest]
+        raise Missing(path, f"{rest} is not set")
+
+    def _jit_fact(self, path: str, rest: str, gpu: GpuModel | None) -> Any:
+        return self._section_value("jit", rest, path)
+
+    def _pcie_fact(self, path: str, rest: str, gpu: GpuModel | None) -> Any:
+        return self._section_value("pcie", rest, path)
+
+    def _cudalib_fact(self, path: str, rest: str, gpu: GpuModel | None) -> Any:
+        return self.cuda_lib_found(rest, path)
+
+    def _release_fact(self, path: str, rest: str, gpu: GpuModel | None) -> Any:
+        return self.release_field(rest, path)
+
+    def _known_fact(self, path: str, rest: str, gpu: GpuModel | None) -> Any:
+        return self.known_release(rest, path)
+
+    def _triton_fact(self, path: str, rest: str, gpu: GpuModel | None) -> Any:
+        if rest == "ptxas_cuda":
+            return self.triton_ptxas_cuda(gpu, path)
+        if rest == "version":
+            triton = self.triton_package()
+            if triton is None:
+                raise self.no_triton(path)
+            return self.lookup(f"pkg.{triton}.version", gpu)
+        raise Missing(path, f"unknown fact path {path}")
+
+    def launch_env_fact(self, fact: str) -> bool | None:
+        """A launch fact that an environment variable sets (launch.json `env` entries with a `fact`), outside a
+        launch command: the server inherits the environment it is started from, so this (probed) environment's
+        value, else SGLang's default. None when no variable sets that fact."""
+        for spec in self.manifests.launch.get("env") or []:
+            if not isinstance(spec, dict) or spec.get("fact") != fact or not isinstance(spec.get("name"), str):
+                continue
+            env = (self.facts.get("system") or {}).get("env") or {}
+            raw = env.get(spec["name"])
+            if isinstance(raw, str):
+                if raw.lower() in [str(x) for x in spec.get("true") or []]:
+                    return True
+                if raw.lower() in [str(x) for x in spec.get("false") or []]:
+                    return False
+            return bool(spec.get("default"))
+        return None
+
+    # ---- images -----------------------------------------------------------------------------
+    def image_fact(self, path: str, rest: str) -> Any:
+        """image.nvidia_require_text: the image's NVIDIA_REQUIRE_* texts (absent: it states none);
+        image.nvidia_require: "met", or "unmet: <requirement> (<why>)", as nvidia-container-toolkit judges it
+        against facts.driver and facts.gpus (stackcheck/image/require.py)."""
+        image = self.facts.get("image")
+        if not isinstance(image, dict):
+            raise Missing(path, "not an image audit (no facts.image)")
+        raw = image.get("nvidia_require")
+        section: Mapping[str, Any] = raw if isinstance(raw, dict) else {}
+        texts = [str(r.get("text")) for r in section.get("requirements") or [] if isinstance(r, dict)]
+        if rest == "nvidia_require_text":
+            if not texts and not section.get("errors"):
+                raise Missing(path, "the image states no NVIDIA_REQUIRE_* requirement")
+            return " AND ".join(texts) or "invalid"
+        if rest == "nvidia_require":
+            from stackcheck.image.require import judge_facts
+
+            verdict = judge_facts(image, dict(self.facts.get("driver") or {}), list(self.facts.get("gpus") or []))
+            if verdict.satisfied is None:
+                raise Missing(path, f"NVIDIA_REQUIRE_* cannot be judged: {verdict.reason}")
+            return "met" if verdict.satisfied else f"unmet: {verdict.failed} ({verdict.reason})"
+        raise Missing(path, f"unknown fact path {path}")
+
+    # ---- probes of issue 16: JIT toolchain, CUDA libraries, PCIe, release records -------------------
+    def _section_value(self, section: str, key: str, path: str) -> Any:
+        """A value of the `jit` or `pcie` facts section; null or absent is Missing with the probe's reason.
+        Without a `jit` section, `jit.cuda` and `jit.nvcc_found` come from the toolkit the toolkits probe
+        marked for builds (the jit probe derives them from it the same way)."""
+        data = self.facts.get(section)
+        if not isinstance(data, dict) and section == "jit" and key in ("cuda", "nvcc_found"):
+            tk = next((t for t in self.facts.get("cuda_toolkits") or [] if t.get("active_for_build")), None)
+            if tk is not None and key == "cuda" and self.toolkit_cuda() is not None:
+                return self.toolkit_cuda()
+            if tk is not None and key == "nvcc_found" and isinstance(tk.get("nvcc"), str):
+                return True
+        if not isinstance(data, dict):
+            raise Missing(path, f"{section} facts not known (not probed, not in the facts file)")
+        value = data.get(key)
+        if value is None or (section == "pcie" and value == "unknown"):
+            why = (
+                data.get(f"{key}_reason")
+                or (data.get("headers_reason") if key.endswith("_header") else None)
+                or data.get("error")
+            )
+            raise Missing(path, f"{section} {key} not known" + (f": {why}" if why else ""))
+        return value
+
+    def cuda_lib_found(self, rest: str, path: str) -> bool:
+        """`cudalib.NAME.MAJOR` (cudalib.cudart.12): whether the loader finds libNAME.so.MAJOR on this box."""
+        name, _, major = rest.rpartition(".")
+        libs = self.facts.get("cuda_libs")
+        if not isinstance(libs, dict):
+            raise Missing(path, "CUDA libraries on the loader's path not known (not probed)")
+        soname = f"lib{name}.so.{major}"
+        if soname not in libs:
+            raise Missing(path, f"{soname} was not looked for")
+        return libs.get(soname) is not None
+
+    def release_field(self, rest: str, path: str) -> Any:
+        """`release.NAME.FIELD`: a field of the manifests' record of the installed release of NAME."""
+        name, _, field_name = rest.rpartition(".")
+        if self.facts.get("packages") is None:
+            raise Missing(path, "installed packages not known")
+        version = self.installed_version(name)
+        if version is None:
+            raise self.no_version(name, path)
+        rel = self.release(name)
+        if rel is None and name == "pytorch-triton":  # PyTorch's nightly Triton: 3.5.0+git... is Triton 3.5.0
+            rel = self._release_of("triton", version)
+        if rel is None:
+            newer = self.newer_than_manifests(name)
+            if newer:
+                raise Missing(path, f"{name} {version} is newer than the manifests (data of {self.manifests.date})")
+            raise Missing(path, f"{name} {version} is not in the manifests")
+        record: Mapping[str, Any] = rel  # FIELD is any key of the release record
+        if record.get(field_name) is None:
+            raise Missing(path, f"the manifests record no {field_name} for {name} {rel.get('version')}")
+        return record[field_name]
+
+    def known_release(self, name: str, path: str) -> str:
+        """`known.NAME`: where the installed release of NAME stands against the manifests' releases:
+        "known" (recorded), "older" (older than every one), "newer" (newer than every one), or "unlisted"
+        (between recorded releases)."""
+        if self.facts.get("packages") is None:
+            raise Missing(path, "installed packages not known")
+        version = self.installed_version(name)
+        if version is None:
+            raise self.no_version(name, path)
+        if self.release(name) is not None:
+            return "known"
+        iv = public(version)
+        known = [v for v in (parse_version(str(r.get("version", ""))) for r in self.manifests.releases(name)) if v]
+        if iv is None or not known:
+            raise Missing(path, f"cannot place {name} {version} among the manifests' releases")
+        if iv < min(known):
+            return "older"
+        if iv > max(known):
+            return "newer"
+        return "unlisted"
+
+    def gpu_min_cuda(self, gpu: GpuModel) -> str:
+        """The first CUDA toolkit that compiles for this GPU's architecture (architectures.json `min_cuda`)."""
+        for arch in self.manifests.architectures:
+            if arch.get("compute_capability") == gpu.cc and "min_cuda" in arch:
+                return arch["min_cuda"]
+        raise Missing("gpu.min_cuda", f"the manifests record no architecture for compute capability {gpu.cc}")
+
+    def triton_ptxas_cuda(self, gpu: GpuModel | None, path: str) -> str:
+        """The CUDA release of the ptxas that Triton runs for this GPU: the file a TRITON_*_PTXAS variable
+        names (its probed --version), else the one bundled with the installed Triton release (components.json
+        `tools`: ptxas, and ptxas-blackwell for SM >= 100 from the releases that ship it)."""
+        if gpu is None:
+            raise Missing(path, self.gpus_unknown_reason())
+        triton = self.triton_package()
+        if triton is None:
+            raise self.no_triton(path)
+        tools = self.release_field(f"{triton}.tools", path)
+        spec = self.manifests.package("triton")
+        rel = self.release(triton) or self._release_of("triton", str(self.installed_version(triton)))
+        tool_env = (rel or {}).get("tool_env") or spec.get("tool_env")
+        env_of: dict[str, Any] = dict(tool_env or {})
+        t = cc_tuple(gpu.cc)
+        assert t is not None
+        tool = "ptxas-blackwell" if t[0] * 10 + t[1] >= 100 and "ptxas-blackwell" in tools else "ptxas"
+        var = env_of.get(tool)
+        jit = self.facts.get("jit")
+        env = (self.facts.get("system") or {}).get("env") or {}
+        overrides = jit.get("triton_ptxas") if isinstance(jit, dict) else None
+        probed = overrides.get(var) if isinstance(overrides, dict) and var else None
+        if isinstance(probed, dict):
+            version = probed.get("version")
+            if not isinstance(version, str):
+                raise Missing(path, f"{var}={probed.get('path')}: version not known: {probed.get('error')}")
+            return ".".join(version.split(".")[:2])
+        if var and var in env:
+            raise Missing(path, f"{var} is set to {env[var]} but its ptxas was not probed")
+        bundled = tools.get(tool) if isinstance(tools, dict) else None
+        if not isinstance(bundled, str):
+            raise Missing(path, f"the manifests record no bundled {tool} for this Triton release")
+        return ".".join(bundled.split(".")[:2])
+
+    # ---- gates ------------------------------------------------------------------------------
+    def gate(self, gate_id: str) -> GateValue:
+        spec = self.manifests.gate(gate_id)
+        if spec is None:
+            raise Missing(f"gate {gate_id}", f"gate {gate_id} is not in the manifests")
+        package = spec.get("package")
+        release_value: GateValue | None = None
+        version = self.installed_version(package) if isinstance(package, str) else None
+        if isinstance(package, str):
+            if version is None:
+                raise self.no_version(package, f"gate {gate_id}")
+            rel = self.manifests.gate_row(gate_id, version)
+            if rel is not None:
+                release_value = GateValue(
+                    rel.get("value"), "release", f"{package} {rel.get('versions')}", rel.get("source")
+                )
+        probed = (self.facts.get("source_tables") or {}).get(gate_id)
+        if isinstance(probed, dict) and probed.get("status") == "ok":
+            value = probed.get("value")
+            if release_value is not None and _differs(value, release_value.value):
+                return GateValue(value, "patched", str(probed.get("file")), release_value.source)
+            return GateValue(value, "probed", str(probed.get("file")), spec.get("source"))
+        if release_value is not None:
+            return release_value
+        newest = self.newer_than_manifests(package) if isinstance(package, str) else None
+        if newest:
+            raise Missing(
+                f"gate {gate_id}",
+                f"{package} {version} is newer than the manifests (data of {self.manifests.date})",
+            )
+        raise Missing(f"gate {gate_id}", f"the manifests have no value of {gate_id} for {package} {version}")
+
+
+def _lib_stem(path: Any) -> str | None:
+    """`sgl_kernel/sm100/common_ops.abi3.so` -> `common_ops`."""
+    if not isinstance(path, str) or not path:
+        return None
+    return path.replace("\\", "/").rsplit("/", 1)[-1].split(".", 1)[0]
+
+
+def _differs(a: Any, b: Any) -> bool:
+    if isinstance(a, list) and isinstance(b, list):
+        try:
+            return sorted(a) != sorted(b)
+        except TypeError:
+            return a != b
+    return bool(a != b)
+
+
+def gpu_name_for_cc(manifests: Manifests, cc: str) -> str | None:
+    for arch in manifests.architectures:
+        if arch.get("compute_capability") == cc:
+            gpus = arch.get("gpus")
+            if isinstance(gpus, list) and gpus:
+                first = gpus[0]
+                return first if isinstance(first, str) else str(first.get("name"))
+    return None
+
+
+def assumed_gpus(manifests: Manifests, spec: str, name: str | None = None) -> list[GpuFacts]:
+    """'12.0x8' -> eight GPUs of capability 12.0 (for --assume-gpu). `name`: the model the user named; else
+    the architecture's name ("Blackwell (RTX PRO / GeForce RTX 50)"), never one card picked for them."""
+    cc, _, count = spec.lower().partition("x")
+    n = int(count) if count else 1
+    if name is None:
+        arch = next((a for a in manifests.architectures if a.get("compute_capability") == cc), None)
+        name = f"any {arch['name']} GPU" if arch and arch.get("name") else None
+    return [
+        GpuFacts(index=i, name=name, compute_capability=cc, uuid=None, pci_bus_id=None, memory_bytes=None)
+        for i in range(n)
+    ]
+
+
+# ---- fact paths: one resolver per first part ----------------------------------------------------------
+
+Resolver = Callable[[Context, str, str, GpuModel | None], Any]
+
+#: first part of a fact path -> its resolver (Context.lookup); stackcheck/verdicts/fact_paths.py documents the paths of
+#: each, under the same keys in the same order (tests/verdicts/test_fact_paths.py), and generates manifests/README.md's
+#: table from them
+FACT_PREFIXES: Final[dict[str, Resolver]] = {
+    "gpu": Context._gpu_fact,
+    "driver": Context._driver_fact,
+    "pkg": Context._pkg_fact,
+    "kernel": Context._kernel_fact,
+    "torch": Context._torch_fact,
+    "toolkit": Context._toolkit_fact,
+    "topology": Context._topology_fact,
+    "launch": Context._launch_fact,
+    "env": Context._env_fact,
+    "image": Context._image_fact,
+    "jit": Context._jit_fact,
+    "cudalib": Context._cudalib_fact,
+    "pcie": Context._pcie_fact,
+    "release": Context._release_fact,
+    "known": Context._known_fact,
+    "triton": Context._triton_fact,
+}

@@ -1,0 +1,795 @@
+"""The rule engine: facts + manifests -> per-feature verdicts and stack checks. Pure.
+
+A feature is `not-applicable` when a package it needs is not installed, `unknown` when a fact it needs is
+missing (the reason names the fact), `blocked` when an applicable rule's requirement fails (with the
+effect: crash, disabled or degraded), else `ok`. Tri-state logic: every predicate evaluates to True,
+False or Missing."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, cast
+
+from stackcheck.facts.archs import coverage, covering, expand_arch_list
+from stackcheck.facts.model import Facts, cc_tuple
+from stackcheck.verdicts.context import Context, GateValue, GpuModel, Missing, Unknown
+from stackcheck.verdicts.types import EFFECT_ORDER, CheckVerdict, FeatureVerdict, Reason
+
+if TYPE_CHECKING:
+    from stackcheck.knowledge.types import Check, Feature, Rule, Workaround
+from stackcheck.facts.versions import compare_numeric, parse_version, public, version_in
+
+
+class Outcome:
+    """The result of one predicate. (A plain class with slots: importing dataclasses costs ~8 ms of every
+    start, and hundreds of these are made per run.)"""
+
+    __slots__ = ("missing", "note", "observed", "patched", "raw_required", "required", "subject", "value")
+
+    def __init__(
+        self,
+        value: bool | None,  # None: missing fact
+        observed: Any = None,
+        required: Any = None,
+        missing: str | None = None,
+        patched: str | None = None,
+        note: str | None = None,
+        raw_required: Any = None,
+        subject: str | None = None,  # the fact path or gate that was observed
+    ) -> None:
+        self.value = value
+        self.observed = observed
+        self.required = required
+        self.missing = missing
+        self.patched = patched
+        self.note = note
+        self.raw_required = raw_required
+        self.subject = subject
+
+    _FIELDS = ("value", "observed", "required", "missing", "patched", "note", "raw_required", "subject")
+
+    def __repr__(self) -> str:
+        return f"Outcome({', '.join(f'{k}={getattr(self, k)!r}' for k in self._FIELDS)})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Outcome):
+            return NotImplemented
+        return all(getattr(self, k) == getattr(other, k) for k in self.__slots__)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _ref(ctx: Context, ref: Any, gpu: GpuModel | None) -> tuple[Any, GateValue | None]:
+    if isinstance(ref, dict) and "fact" in ref:
+        return ctx.lookup(str(ref["fact"]), gpu), None
+    if isinstance(ref, dict) and "gate" in ref:
+        g = ctx.gate(str(ref["gate"]))
+        return g.value, g
+    return ref, None
+
+
+def _compare(op: str, lhs: Any, rhs: Any) -> bool:
+    if op == "==":
+        return bool(lhs == rhs)
+    if op == "!=":
+        return bool(lhs != rhs)
+    if op in ("<", "<=", ">", ">="):
+        if isinstance(lhs, int | float) and isinstance(rhs, int | float):
+            c = (lhs > rhs) - (lhs < rhs)
+        else:
+            num = compare_numeric(str(lhs), str(rhs))
+            if num is None:
+                lv, rv = parse_version(str(lhs)), parse_version(str(rhs))
+                if lv is None or rv is None:
+                    raise Missing(f"{lhs} {op} {rhs}", f"cannot compare {lhs!r} with {rhs!r}")
+                num = (lv > rv) - (lv < rv)
+            c = num
+        return {"<": c < 0, "<=": c <= 0, ">": c > 0, ">=": c >= 0}[op]
+    if op == "in":
+        return isinstance(rhs, list | tuple | dict) and lhs in rhs
+    if op == "not_in":
+        return not (isinstance(rhs, list | tuple | dict) and lhs in rhs)
+    if op == "contains":
+        return isinstance(lhs, list | tuple | dict) and rhs in lhs
+    if op == "version":
+        result = version_in(str(lhs), str(rhs))
+        if result is None:
+            raise Missing(str(lhs), f"cannot read version {lhs!r} against {rhs!r}")
+        return result
+    raise Missing(op, f"unknown operator {op!r}")
+
+
+def evaluate(pred: Any, ctx: Context, gpu: GpuModel | None) -> Outcome:
+    """Evaluate a predicate; a missing fact gives Outcome(value=None, missing=reason)."""
+    if not isinstance(pred, dict):
+        return Outcome(None, missing=f"malformed predicate {pred!r}")
+    if "all" in pred or "any" in pred:
+        is_all = "all" in pred
+        subs = pred.get("all" if is_all else "any") or []
+        parts = [evaluate(p, ctx, gpu) for p in subs]
+        decisive = [p for p in parts if p.value is (not is_all)]
+        if decisive:
+            return decisive[0]
+        missing = [p for p in parts if p.value is None]
+        if missing:
+            return missing[0]
+        if not parts:
+            return Outcome(is_all)
+        if is_all:
+            return parts[-1]
+        # every alternative failed: show what each one saw, and the alternatives as the requirement
+        seen = {f"{o.subject or _describe_lhs(sp)} = {_text(o.observed)}" for sp, o in zip(subs, parts, strict=True)}
+        return Outcome(
+            False, "; ".join(sorted(seen)), _describe(pred), patched=next((o.patched for o in parts if o.patched), None)
+        )
+    if "unknown" in pred:
+        # a hop of the path that was not established (read nowhere, or inferred): never ok, never blocked
+        return Outcome(None, missing=str(pred["unknown"]))
+    if "not" in pred:
+        inner = evaluate(pred["not"], ctx, gpu)
+        if inner.value is None:
+            return inner
+        return Outcome(not inner.value, inner.observed, f"not {inner.required}", patched=inner.patched)
+    op = str(pred.get("op", "=="))
+    try:
+        if op == "exists":
+            try:
+                present = (
+                    ctx.gate(str(pred["gate"])).value if "gate" in pred else ctx.lookup(str(pred.get("fact")), gpu)
+                )
+            except Unknown as u:  # not read (a failed probe): neither present nor absent
+                return Outcome(None, missing=u.reason)
+            except Missing as m:
+                return Outcome(False, f"absent ({m.reason})", "present")
+            return Outcome(True, present, "present")
+        if "gate" in pred:
+            g = ctx.gate(str(pred["gate"]))
+            lhs, lhs_gate = g.value, g
+        else:
+            lhs, lhs_gate = ctx.lookup(str(pred.get("fact")), gpu), None
+        rhs, rhs_gate = _ref(ctx, pred.get("value"), gpu)
+        gate = lhs_gate or rhs_gate
+        patched = gate.detail if gate is not None and gate.origin == "patched" else None
+        if op == "covered_by":
+            t = cc_tuple(str(lhs))
+            if t is None:
+                return Outcome(None, missing=f"not a compute capability: {lhs!r}")
+            targets = expand_arch_list([str(x) for x in rhs or []])
+            rules = ctx.target_rules()
+            cov = coverage(targets, t, rules)
+            via = covering(targets, t, rules)
+            observed = f"{cov} via {', '.join(via)}" if via else "no target runs on it"
+            note = "PTX JIT-compiled at first start (slow start)" if cov == "ptx" else None
+            return Outcome(cov != "none", observed, f"a target for {lhs} in {rhs}", patched=patched, note=note)
+        subject = f"gate {pred['gate']}" if "gate" in pred else str(pred.get("fact"))
+        return Outcome(
+            _compare(op, lhs, rhs), lhs, _required_text(op, rhs), patched=patched, raw_required=rhs, subject=subject
+        )
+    except Missing as m:
+        return Outcome(None, missing=m.reason)
+
+
+_OP_WORDS = {"in": "one of", "not_in": "none of", "contains": "contains", "version": "version"}
+
+
+def _required_text(op: str, value: Any) -> Any:
+    """The required value as a reader wants it: the bare value for ==, else the operator and the value."""
+    if op == "==":
+        return value
+    return f"{_OP_WORDS.get(op, op)} {_text(value)}"
+
+
+def _describe_lhs(pred: Any) -> str:
+    if isinstance(pred, dict) and ("all" in pred or "any" in pred):
+        return "(" + _describe(pred) + ")"
+    if isinstance(pred, dict):
+        return str(pred.get("fact") or f"gate {pred.get('gate')}")
+    return str(pred)
+
+
+def _describe(pred: Any) -> str:
+    if not isinstance(pred, dict):
+        return str(pred)
+    if "all" in pred:
+        return " and ".join(_describe(p) for p in pred["all"])
+    if "any" in pred:
+        alts = [f"({_describe(p)})" if isinstance(p, dict) and "all" in p else _describe(p) for p in pred["any"]]
+        return "(" + " or ".join(alts) + ")"
+    if "not" in pred:
+        return f"not ({_describe(pred['not'])})"
+    if "unknown" in pred:
+        return f"not established: {pred['unknown']}"
+    lhs = pred.get("fact") or f"gate {pred.get('gate')}"
+    value = pred.get("value")
+    if isinstance(value, dict):
+        value = value.get("fact") or f"gate {value.get('gate')}"
+    return f"{lhs} {pred.get('op', '==')} {json.dumps(value) if not isinstance(value, str) else value}"
+
+
+def _format(message: str, observed: Any, required: Any, gpu: GpuModel | None = None) -> str:
+    """Fill a rule's message: {observed}, {required}, and the GPU's own architecture where a rule is judged
+    per GPU: {gpu.cc} ("12.0") and {gpu.sm} ("120", as in sm_120a): the message names the architecture the
+    user's error names, never a placeholder."""
+    text = message.replace("{observed}", _text(observed)).replace("{required}", _text(required))
+    if gpu is not None and ("{gpu.cc}" in text or "{gpu.sm}" in text):
+        t = cc_tuple(gpu.cc)
+        sm = f"{t[0]}{t[1]}" if t is not None else gpu.cc.replace(".", "")
+        text = text.replace("{gpu.cc}", gpu.cc).replace("{gpu.sm}", sm)
+    return text.replace("{gpu.cc}", "this GPU's").replace("{gpu.sm}", "XXX")
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(map(str, value)) + "]"
+    return str(value)
+
+
+_PER_GPU_PATHS = frozenset({"gpu.cc", "gpu.cc_major", "gpu.sm", "gpu.name", "gpu.min_cuda", "triton.ptxas_cuda"})
+
+
+def uses_gpu(pred: Any) -> bool:
+    """Rules that read a GPU's own facts are evaluated once per distinct GPU model."""
+    if isinstance(pred, dict):
+        if pred.get("fact") in _PER_GPU_PATHS:
+            return True
+        return any(uses_gpu(v) for v in pred.values() if isinstance(v, dict | list))
+    if isinstance(pred, list):
+        return any(uses_gpu(v) for v in pred)
+    return False
+
+
+RuleHook = Callable[["Rule", "GpuModel | None", Reason, "Outcome | None"], "Reason | None"]
+"""Called for each rule that may apply (its `when` is not false) with the rule, the GPU model, the reason
+so far and the `when` outcome; a Reason it returns replaces the rule's own evaluation (derive.judge)."""
+
+
+#: rule (by identity, the rule kept alive with its entry) -> (per GPU?, its requirement in words): what a
+#: rule says does not change between evaluations, and the planner evaluates each rule on many stacks
+_SHAPES: dict[int, tuple[Rule, bool, str]] = {}
+
+
+def _rule_shape(rule: Rule) -> tuple[bool, str]:
+    got = _SHAPES.get(id(rule))
+    if got is not None and got[0] is rule:
+        return got[1], got[2]
+    per_gpu = uses_gpu(rule.get("when")) or uses_gpu(rule.get("require"))
+    requirement = _describe(rule.get("require"))
+    if len(_SHAPES) < 65536:  # manifests are a few hundred rules; a hostile set only stops being memoised
+        _SHAPES[id(rule)] = (rule, per_gpu, requirement)
+    return per_gpu, requirement
+
+
+def evaluate_rules(item: Feature | Check, ctx: Context, hook: RuleHook | None = None) -> list[Reason]:
+    reasons: list[Reason] = []
+    models = ctx.gpu_models()
+    for rule in item.get("rules") or []:
+        per_gpu, requirement = _rule_shape(rule)
+        targets: list[GpuModel | None] = list(models) if per_gpu and models else [None]
+        for gpu in targets:
+            base: Reason = {
+                "rule": str(rule.get("id")),
+                "requirement": requirement,
+                "effect": str(rule.get("effect", "crash")),
+                "source": rule.get("source"),
+            }
+            if rule.get("inferred"):
+                base["inferred"] = True
+            if gpu is not None and len(models) > 1:
+                base["gpu"] = gpu.label
+            w = evaluate(rule["when"], ctx, gpu) if "when" in rule else None
+            if w is not None and w.value is False:
+                continue
+            if hook is not None:
+                replaced = hook(rule, gpu, base, w)
+                if replaced is not None:
+                    reasons.append(replaced)
+                    continue
+            if w is not None:
+                if w.value is None:
+                    reasons.append({**base, "result": "unknown", "message": str(w.missing)})
+                    continue
+            r = evaluate(rule.get("require"), ctx, gpu)
+            if r.value is None:
+                reasons.append({**base, "result": "unknown", "message": str(r.missing)})
+                continue
+            reason: Reason = {**base, "observed": r.observed, "required": r.required}
+            if r.patched:
+                reason["patched"] = r.patched
+            if r.value:
+                reason["result"] = "pass"
+                reason["message"] = r.note or "requirement met"
+            else:
+                reason["result"] = "fail"
+                raw = r.raw_required if r.raw_required is not None else r.required
+                reason["message"] = _format(str(rule.get("message", "requirement not met")), r.observed, raw, gpu)
+            reasons.append(reason)
+    return reasons
+
+
+def _order(reasons: list[Reason]) -> list[Reason]:
+    rank = {"fail": 0, "unknown": 1, "pass": 2}
+    return sorted(reasons, key=lambda r: (rank[r.get("result", "pass")], -EFFECT_ORDER.get(r.get("effect", ""), 0)))
+
+
+def evaluate_feature(feature: Feature, ctx: Context) -> FeatureVerdict:
+    verdict: FeatureVerdict = {
+        "id": str(feature.get("id")),
+        "title": str(feature.get("title", feature.get("id"))),
+        "enable": feature.get("enable") or {},
+    }
+    needs = feature.get("needs") or []
+    if ctx.facts.get("packages") is None and needs:
+        return {
+            **verdict,
+            "status": "unknown",
+            "effect": None,
+            "reasons": [{"rule": "needs", "result": "unknown", "message": "installed packages not known"}],
+        }
+    for name in needs:
+        alternatives = name.split("|")
+        states = [ctx.package_state(a) for a in alternatives]
+        # installed with its version unreadable meets the need (the rules that read the version are unknown);
+        # a package whose presence is not known makes the feature unknown, never not-applicable
+        if not any(ctx.is_installed(a) for a in alternatives) and "unknown" in states:
+            return {
+                **verdict,
+                "status": "unknown",
+                "effect": None,
+                "reasons": [
+                    {
+                        "rule": "needs",
+                        "result": "unknown",
+                        "message": "; ".join(ctx.package_unknown_reason(a) for a, st in zip(alternatives, states,
+                                                                                             strict=True)
+                                             if st == "unknown"),
+                    }
+                ],
+            }  # fmt: skip
+        if not any(ctx.is_installed(a) for a in alternatives):
+            return {
+                **verdict,
+                "status": "not-applicable",
+                "effect": None,
+                "reasons": [
+                    {"rule": "needs", "result": "pass", "message": f"{' or '.join(alternatives)} not installed"}
+                ],
+            }
+    assume = set(feature.get("assume_newer") or [])
+    newer_all = [(a, v) for n in needs for a in n.split("|") if a not in assume and (v := ctx.newer_than_manifests(a))]
+    if newer_all:
+        judged = _judge_newer(verdict, feature, ctx, newer_all)
+        if judged is not None:
+            return judged
+    for name in needs:
+        for alt in name.split("|"):
+            newer = ctx.newer_than_manifests(alt)
+            if newer and alt not in assume:
+                return {
+                    **verdict,
+                    "status": "unknown",
+                    "effect": None,
+                    "reasons": [
+                        {
+                            "rule": "known-release",
+                            "result": "unknown",
+                            "observed": newer,
+                            "required": f"<= {ctx.newest_known(alt)}",
+                            "message": f"{alt} {newer} is newer than the manifests (data of {ctx.manifests.date})",
+                        }
+                    ],
+                }
+    reasons = _order(evaluate_rules(feature, ctx))
+    fails = [r for r in reasons if r.get("result") == "fail"]
+    if fails:
+        effect = max((r.get("effect", "crash") for r in fails), key=lambda e: EFFECT_ORDER.get(e, 0))
+        blocked: FeatureVerdict = {**verdict, "status": "blocked", "effect": effect, "reasons": reasons}
+        workaround = workaround_for(feature, blocked)
+        if workaround is not None:
+            blocked["workaround"] = workaround
+        return blocked
+    if any(r.get("result") == "unknown" for r in reasons):
+        swept = _blocked_in_every_release(feature, ctx, needs)
+        if swept is not None:
+            return {**verdict, "status": "blocked", "effect": swept[0], "reasons": [*swept[1], *reasons]}
+        return {**verdict, "status": "unknown", "effect": None, "reasons": reasons}
+    older = _older_than_manifests(ctx, needs)
+    if older:
+        # the rules were read in the releases the manifests know: an older one passing them is not a path read
+        name, version, oldest = older
+        reason: Reason = {
+            "rule": "known-release",
+            "result": "unknown",
+            "observed": version,
+            "required": f">= {oldest}",
+            "message": f"{name} {version} is older than every release the manifests know (oldest {oldest}): "
+            "its path to the kernel was not read",
+        }
+        return {**verdict, "status": "unknown", "effect": None, "reasons": [reason, *reasons]}
+    return {**verdict, "status": "ok", "effect": None, "reasons": reasons}
+
+
+def _judge_newer(
+    verdict: FeatureVerdict, feature: Feature, ctx: Context, newer: list[tuple[str, str]]
+) -> FeatureVerdict | None:
+    """The verdict of a feature whose installed releases `newer` ((package, version) pairs) are newer than the
+    data, judged from those releases' own files: stackcheck.derive.judge classes the rules and reads them,
+    this engine evaluates them. None when nothing was derived (the caller reports the feature unknown)."""
+    from stackcheck.derive.judge import newer_rules
+
+    judged = newer_rules(feature, ctx, newer)
+    if judged is None:
+        return None
+    base: FeatureVerdict = {**verdict}
+    if feature.get("workaround"):
+        base["workaround"] = feature["workaround"]
+    if judged.hook is None:
+        return {**base, "status": "unknown", "effect": None, "reasons": [judged.head]}
+    reasons = _order(evaluate_rules(feature, ctx, hook=judged.hook))
+    for reason in reasons:
+        reason["derived"] = judged.mark
+    fails = [r for r in reasons if r.get("result") == "fail"]
+    if fails:
+        effect = max((r.get("effect", "crash") for r in fails), key=lambda e: EFFECT_ORDER.get(e, 0))
+        return {**base, "status": "blocked", "effect": effect, "reasons": [judged.head, *reasons]}
+    if any(r.get("result") == "unknown" for r in reasons):
+        return {**base, "status": "unknown", "effect": None, "reasons": [judged.head, *reasons]}
+    return {**base, "status": "ok", "effect": None, "reasons": [judged.head, *reasons]}
+
+
+def workaround_for(feature: Feature, verdict: Mapping[str, Any]) -> Workaround | None:
+    """The feature's workaround when it answers this verdict: the feature is blocked and, when the workaround
+    names `for_rules`, one of those rules failed (the SM120 table patch of torch-symm-mem is no answer to an
+    SGLang without the flag, nor to anything on an H200)."""
+    w = feature.get("workaround")
+    if w is None or verdict.get("status") != "blocked":
+        return None
+    rules = w.get("for_rules")
+    if rules:
+        failing = {r.get("rule") for r in verdict.get("reasons") or [] if r.get("result") == "fail"}
+        if not failing & {str(x) for x in rules}:
+            return None
+    return w.copy()
+
+
+def _blocked_in_every_release(feature: Feature, ctx: Context, needs: list[str]) -> tuple[str, list[Reason]] | None:
+    """A needed package is installed but its version is not known (a hand-written report): when the feature is
+    blocked with every release of it that the manifests know, it is blocked here too, with the mildest effect
+    among them (what holds whatever the release). None when one release is ok or unknown, or nothing is swept."""
+    name = next(
+        (alt for n in needs for alt in n.split("|") if ctx.is_installed(alt) and ctx.installed_version(alt) is None),
+        None,
+    )
+    releases = [str(r.get("version")) for r in ctx.manifests.releases(name)] if name else []
+    if name is None or not releases:
+        return None
+    effects: list[str] = []
+    last: FeatureVerdict | None = None
+    for version in releases:
+        packages: dict[str, Any] = dict(ctx.facts.get("packages") or {})
+        packages[name] = {**dict(packages.get(name) or {}), "installed": True, "version": version}
+        facts = cast("Facts", {**ctx.facts, "packages": packages})
+        v = evaluate_feature(feature, Context(facts=facts, manifests=ctx.manifests, launch=ctx.launch))
+        if v.get("status") != "blocked":
+            return None
+        effects.append(str(v.get("effect") or "crash"))
+        last = v
+    assert last is not None
+    mildest = min(effects, key=lambda e: EFFECT_ORDER.get(e, 0))
+    first_fail: Reason | dict[str, Any] = next((r for r in last.get("reasons") or [] if r.get("result") == "fail"), {})
+    reason: Reason = {
+        "rule": "every-release",
+        "result": "fail",
+        "effect": mildest,
+        "observed": f"{name} version not known",
+        "required": f"{name} {releases[0]} ... {releases[-1]}",
+        "message": f"{name}'s version is not known, but the feature is blocked with every release of it the manifests "
+        f"know ({releases[0]} ... {releases[-1]}; effect at least {mildest}); with {releases[-1]}: "
+        + str(first_fail.get("message", "blocked")),
+        "source": first_fail.get("source"),
+    }
+    return mildest, [reason]
+
+
+def _older_than_manifests(ctx: Context, needs: list[str]) -> tuple[str, str, str] | None:
+    """(name, installed version, oldest known) for the first needed package older than every known release."""
+    for name in needs:
+        for alt in name.split("|"):
+            try:
+                where = ctx.known_release(alt, f"known.{alt}")
+            except Missing:
+                continue
+            if where == "older":
+                known = [
+                    v for v in (parse_version(str(r.get("version", ""))) for r in ctx.manifests.releases(alt)) if v
+                ]
+                return alt, str(ctx.installed_version(alt)), str(min(known))
+    return None
+
+
+# ---- stack checks -------------------------------------------------------------------------------
+
+
+def _check_from_reasons(check: Check, reasons: list[Reason]) -> CheckVerdict:
+    out: CheckVerdict = {"id": str(check.get("id")), "title": str(check.get("title", check.get("id")))}
+    reasons = _order(reasons)
+    fails = [r for r in reasons if r.get("result") == "fail"]
+    if fails:
+        severe = any(r.get("effect") != "degraded" for r in fails)
+        if "fix" in check:
+            out["fix"] = dict(check["fix"])
+        return {**out, "status": "failed" if severe else "warning", "reasons": reasons}
+    if not reasons:
+        return {**out, "status": "skipped", "reasons": []}
+    if any(r.get("result") == "unknown" for r in reasons):
+        return {**out, "status": "unknown", "reasons": reasons}
+    return {**out, "status": "ok", "reasons": reasons}
+
+
+def builtin_pins(ctx: Context, package: str, effect: str = "crash") -> list[Reason]:
+    """The installed release's declared pins (components.json `requires`) against what is installed; a pin
+    that is not met has `effect` (crash for a kernel package built against one torch; degraded for SGLang's
+    metadata pins, which SGLang does not check at start: sglang-startup-versions does what it checks)."""
+    version = ctx.installed_version(package)
+    if version is None:
+        if ctx.facts.get("packages") is not None and ctx.version_unknown(package):
+            return [{"rule": f"{package}-pins", "result": "unknown", "message": ctx.package_unknown_reason(package)}]
+        return []
+    rel = ctx.release(package)
+    derived: str | None = None
+    if rel is None and ctx.newer_than_manifests(package):
+        from stackcheck.derive.judge import derived_release
+
+        rel = derived_release(ctx, package)
+        derived = str(rel["derived"]) if rel is not None else None
+    if rel is None:
+        newer = ctx.newer_than_manifests(package)
+        why = (
+            f"{package} {version} is newer than the manifests (data of {ctx.manifests.date})"
+            if newer
+            else f"{package} {version} is not in the manifests"
+        )
+        return [{"rule": f"{package}-pins", "result": "unknown", "message": why}]
+    reasons: list[Reason] = []
+    for dep, spec in (rel.get("requires") or {}).items():  # the wheel's own order: its headline pins first
+        installed = ctx.installed_version(dep)
+        base: Reason = {
+            "rule": f"{package}-pins:{dep}",
+            "requirement": f"{dep}{spec}",
+            "required": spec,
+            "effect": effect,
+            "source": rel.get("source"),
+        }
+        if derived:
+            base["derived"] = derived
+        if ctx.package(dep) is None:
+            if dep in CORE_PACKAGES:
+                reasons.append({**base, "result": "unknown", "message": f"{dep} was not probed"})
+            continue  # a pin on a package stackcheck does not probe is not checked
+        if ctx.version_unknown(dep):
+            reasons.append({**base, "result": "unknown", "message": ctx.package_unknown_reason(dep)})
+            continue
+        if installed is None:
+            reasons.append(
+                {
+                    **base,
+                    "result": "fail",
+                    "observed": "not installed",
+                    "message": f"{package} {version} requires {dep}{spec}; {dep} is not installed"
+                    + _PIN_RULE.get(effect, ""),
+                }
+            )
+            continue
+        ok = version_in(installed, str(spec))
+        if ok is None:
+            reasons.append(
+                {
+                    **base,
+                    "result": "unknown",
+                    "observed": installed,
+                    "message": f"cannot compare {dep} {installed} with {spec}",
+                }
+            )
+        elif ok:
+            reasons.append({**base, "result": "pass", "observed": installed, "message": "pin satisfied"})
+        else:
+            reasons.append(
+                {
+                    **base,
+                    "result": "fail",
+                    "observed": installed,
+                    "message": f"{package} {version} pins {dep}{spec}; installed {installed}"
+                    + _PIN_RULE.get(effect, ""),
+                }
+            )
+    return reasons
+
+
+# what a failed pin means, said with the pin (the rule issue 17 states for the dependency preflight too)
+_PIN_RULE = {
+    "degraded": " (a metadata pin SGLang does not check at start: untested, a warning; see sglang-startup-versions)",
+}
+
+
+def builtin_flashinfer_match(ctx: Context) -> list[Reason]:
+    fi = ctx.installed_version("flashinfer-python")
+    reasons: list[Reason] = []
+    if fi is None:
+        if ctx.version_unknown("flashinfer-python"):  # installed, its version unreadable: nothing to compare with
+            extras = [e for e in ("flashinfer-cubin", "flashinfer-jit-cache") if ctx.package_state(e) != "absent"]
+            if extras:
+                unknown = [ctx.package_unknown_reason(e) for e in extras if ctx.package_state(e) == "unknown"]
+                reasons.append(
+                    {
+                        "rule": f"{extras[0]}-matches",
+                        "result": "unknown",
+                        "message": "; ".join([ctx.package_unknown_reason("flashinfer-python"), *unknown]),
+                    }
+                )
+        return reasons
+    for extra in ("flashinfer-cubin", "flashinfer-jit-cache"):
+        v = ctx.installed_version(extra)
+        if v is None:
+            if ctx.version_unknown(extra):
+                reasons.append(
+                    {"rule": f"{extra}-matches", "result": "unknown", "message": ctx.package_unknown_reason(extra)}
+                )
+            continue
+        same = public(v) == public(fi)
+        reasons.append(
+            {
+                "rule": f"{extra}-matches",
+                "requirement": f"{extra} == flashinfer-python",
+                "observed": v,
+                "required": str(public(fi)),
+                "effect": "crash",
+                "result": "pass" if same else "fail",
+                "message": "versions match"
+                if same
+                else f"{extra} {v} does not match flashinfer-python {fi}: mismatched kernel packages",
+                "source": {
+                    "title": "FlashInfer installation guide",
+                    "url": "https://docs.flashinfer.ai/installation.html",
+                },
+            }
+        )
+    return reasons
+
+
+CORE_PACKAGES = (
+    "torch",
+    "sgl-kernel",
+    "sglang-kernel",
+    "flashinfer-python",
+    "flashinfer-cubin",
+    "flashinfer-jit-cache",
+)
+
+
+def builtin_kernel_coverage(ctx: Context) -> list[Reason]:
+    """Every GPU has code in each installed kernel package: SASS that runs on it, or PTX to JIT."""
+    reasons: list[Reason] = []
+    models = ctx.gpu_models()
+    for name in ("sglang-kernel", "sgl-kernel", "flashinfer-jit-cache", "vllm"):
+        if ctx.installed_version(name) is None:
+            if ctx.facts.get("packages") is not None and ctx.version_unknown(name):
+                reasons.append(
+                    {"rule": f"{name}-coverage", "result": "unknown", "message": ctx.package_unknown_reason(name)}
+                )
+            continue
+        try:
+            archs, origin = ctx.package_archs(name)
+        except Missing as m:
+            reasons.append({"rule": f"{name}-coverage", "result": "unknown", "message": m.reason})
+            continue
+        if not models:
+            reasons.append({"rule": f"{name}-coverage", "result": "unknown", "message": ctx.gpus_unknown_reason()})
+            continue
+        targets = expand_arch_list(archs)
+        for gpu in models:
+            t = cc_tuple(gpu.cc)
+            assert t is not None
+            rules = ctx.target_rules()
+            cov = coverage(targets, t, rules)
+            via = covering(targets, t, rules)
+            reason: Reason = {
+                "rule": f"{name}-coverage",
+                "requirement": f"{name} has code for cc {gpu.cc}",
+                "observed": f"{cov} via {', '.join(via)}" if via else f"none ({origin}: {', '.join(archs)})",
+                "required": f"a target that runs on cc {gpu.cc}",
+                "effect": "crash",
+                "gpu": gpu.label,
+                "source": "BW-COMPAT",
+            }
+            if cov == "none":
+                reason["result"] = "fail"
+                reason["message"] = (
+                    f"{name} {ctx.installed_version(name)} has no code for cc {gpu.cc} ({origin}): "
+                    "'no kernel image is available for execution on the device'"
+                )
+            else:
+                reason["result"] = "pass"
+                reason["message"] = "PTX JIT at first start (slow start)" if cov == "ptx" else "covered by SASS"
+            reasons.append(reason)
+    return reasons
+
+
+def builtin_shared_libs(ctx: Context) -> list[Reason]:
+    """Warnings of the static shared-library resolution (--deep): a CUDA library that resolves to another
+    copy than the one the package was built against (an old system libnccl ahead of torch's, say)."""
+    libs = ctx.facts.get("libs")
+    if not isinstance(libs, dict):
+        return []
+    warnings = [w for w in libs.get("warnings") or [] if isinstance(w, str)]
+    if not warnings:
+        return [{"rule": "shared-libs", "result": "pass", "message": "every CUDA library resolves to its own copy"}]
+    return [
+        {"rule": "shared-libs", "result": "fail", "effect": "degraded", "message": w, "source": "LD-SO"}
+        for w in warnings
+    ]
+
+
+#: the effects each builtin check gives its failing reasons (the gate and its tests read what can crash)
+BUILTIN_EFFECTS: dict[str, list[str]] = {
+    "shared-libs": ["degraded"],
+    "kernel-coverage": ["crash"],
+    "pins": ["degraded"],
+    "kernel-torch-pair": ["crash"],
+    "flashinfer-packages-match": ["crash"],
+}
+
+BUILTINS = {
+    "shared-libs": builtin_shared_libs,
+    "kernel-coverage": builtin_kernel_coverage,
+    "pins": lambda ctx: builtin_pins(ctx, "sglang", "degraded"),
+    "kernel-torch-pair": lambda ctx: [r for name in ("sgl-kernel", "sglang-kernel") for r in builtin_pins(ctx, name)],
+    "flashinfer-packages-match": builtin_flashinfer_match,
+}
+
+
+def evaluate_check(check: Check, ctx: Context) -> CheckVerdict:
+    needs = check.get("needs") or []
+    for name in needs:
+        states = [ctx.package_state(a) for a in name.split("|")]
+        if not any(ctx.is_installed(a) for a in name.split("|")) and "unknown" in states:
+            return {
+                "id": str(check.get("id")),
+                "title": str(check.get("title", check.get("id"))),
+                "status": "unknown",
+                "reasons": [
+                    {
+                        "rule": "needs",
+                        "result": "unknown",
+                        "message": "; ".join(ctx.package_unknown_reason(a) for a in name.split("|")),
+                    }
+                ],
+            }
+        if ctx.facts.get("packages") is not None and not any(ctx.is_installed(a) for a in name.split("|")):
+            return {
+                "id": str(check.get("id")),
+                "title": str(check.get("title", check.get("id"))),
+                "status": "skipped",
+                "reasons": [
+                    {"rule": "needs", "result": "pass", "message": f"{name.replace('|', ' or ')} not installed"}
+                ],
+            }
+    reasons: list[Reason] = []
+    builtin = check.get("builtin")
+    if builtin is not None:
+        fn = BUILTINS.get(builtin)
+        if fn is None:
+            reasons.append({"rule": builtin, "result": "unknown", "message": f"unknown builtin check {builtin!r}"})
+        else:
+            reasons.extend(fn(ctx))
+    reasons.extend(evaluate_rules(check, ctx))
+    return _check_from_reasons(check, reasons)
+
+
+def evaluate_all(ctx: Context) -> tuple[list[FeatureVerdict], list[CheckVerdict]]:
+    features = [evaluate_feature(f, ctx) for f in ctx.manifests.features]
+    checks = [evaluate_check(c, ctx) for c in ctx.manifests.checks]
+    return features, checks
+
+
+def gpu_cc_list(ctx: Context) -> list[tuple[int, int]]:
+    return [t for m in ctx.gpu_models() if (t := cc_tuple(m.cc)) is not None]

@@ -1,0 +1,195 @@
+"""The documented fact paths: for each first part of a fact path (the keys of stackcheck.verdicts.context.FACT_PREFIXES,
+its resolvers, in the same order) the paths it reads and what they are. manifests/README.md's table
+(`fact_path_table`), the validator (`fact_path_documented`) and the tests read this one list. Pure, and it
+imports nothing of stackcheck: the validator uses it without the evaluation context (no import cycle)."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Final, NamedTuple
+
+
+class FactDoc(NamedTuple):
+    """One row of the fact-path table: the paths (an UPPER-CASE part is a placeholder for one name, `*` for
+    the rest of a path) and what they read (Markdown, one line)."""
+
+    paths: tuple[str, ...]
+    value: str
+
+
+#: first part of a fact path -> the rows that document its paths; the order is the README table's
+FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
+    "gpu": (
+        FactDoc(
+            ("gpu.cc",),
+            'a GPU\'s compute capability, `"12.0"` (rules over `gpu.*` are evaluated once per distinct GPU model)',
+        ),
+        FactDoc(
+            ("gpu.cc_major", "gpu.sm", "gpu.name"), '`12`, `120`, `"NVIDIA RTX PRO 6000 Blackwell Server Edition"`'
+        ),
+        FactDoc(("gpu.count",), "number of visible GPUs"),
+        FactDoc(
+            ("gpu.min_cuda",),
+            "the first CUDA toolkit that compiles for this GPU's architecture (architectures.json `min_cuda`)",
+        ),
+    ),
+    "driver": (FactDoc(("driver.version", "driver.cuda"), '`"580.159.04"`, `"13.0"`'),),
+    "pkg": (
+        FactDoc(
+            ("pkg.NAME.version",), "installed version of a distribution (normalised name), e.g. `pkg.sglang.version`"
+        ),
+        FactDoc(("pkg.NAME.installed",), "true or false"),
+        FactDoc(
+            ("pkg.NAME.cuda", "pkg.NAME.variant"),
+            "the CUDA build of a package: its local tag (`+cu130`), else the PyPI build the manifests record for "
+            "that release",
+        ),
+        FactDoc(
+            ("pkg.NAME.archs",),
+            "compiled targets of a package: the binary probe, else the manifest's variant (`archs_aarch64` on aarch64)",
+        ),
+        FactDoc(
+            ("pkg.NAME.lib.LIB.archs",),
+            "compiled targets of one shared library of a package (`kernel.lib.flashmla_ops.archs` for "
+            "`sgl_kernel/flashmla_ops.abi3.so`): the binary probe's files (`--deep`), else the variant's `libs` in "
+            "components.json",
+        ),
+    ),
+    "kernel": (
+        FactDoc(("kernel.*",), "`pkg.*` of whichever kernel package is installed (`sglang-kernel`, else `sgl-kernel`)"),
+    ),
+    "torch": (
+        FactDoc(
+            ("torch.version", "torch.cuda", "torch.variant", "torch.archs"),
+            "torch's own version (`2.11.0+cu130`), its CUDA build, `cu130`, the compiled targets (binary probe, else "
+            "the manifest)",
+        ),
+    ),
+    "toolkit": (FactDoc(("toolkit.cuda",), "the CUDA toolkit a build would use"),),
+    "topology": (
+        FactDoc(
+            ("topology.interconnect", "topology.p2p", "topology.same_model", "topology.nvswitch"),
+            "see docs/design.md (`nvswitch`: every GPU has an NVLink to an NVSwitch, what NVLink multicast needs)",
+        ),
+    ),
+    "launch": (
+        FactDoc(("launch.tp",), "the tensor-parallel size (from the launch command in `gate`; else the GPU count)"),
+        FactDoc(
+            ("launch.pp",), "the pipeline-parallel size (`--pp-size`, default 1; from the launch command in `gate`)"
+        ),
+        FactDoc(
+            (
+                "launch.attention_backend",
+                "launch.prefill_attention_backend",
+                "launch.decode_attention_backend",
+                "launch.dsa_prefill_backend",
+                "launch.dsa_decode_backend",
+                "launch.kv_cache_dtype",
+                "launch.quantization",
+                "launch.speculative_algorithm",
+                "launch.moe_runner_backend",
+                "launch.fp8_gemm_backend",
+            ),
+            "from the launch command (`stackcheck gate`), as declared in launch.json",
+        ),
+        FactDoc(
+            ("launch.pcie_ipc_allreduce",),
+            "whether SGLang's opt-in PCIe-IPC all-reduce is on (`SGLANG_ENABLE_PCIE_IPC_ALLREDUCE`, a launch.json "
+            "`env` entry with a `fact`): the launch's environment in `gate`; in the audit the probed environment's "
+            "value, else SGLang's default (off)",
+        ),
+    ),
+    "env": (FactDoc(("env.NAME",), "an allow-listed environment variable"),),
+    "image": (
+        FactDoc(
+            ("image.nvidia_require_text",),
+            "`--image`: the image config's `NVIDIA_REQUIRE_*` texts (absent when the image states none, or in a host "
+            "audit)",
+        ),
+        FactDoc(
+            ("image.nvidia_require",),
+            '`--image`: `"met"`, or `"unmet: <requirement> (<why>)"`, as nvidia-container-toolkit judges those texts '
+            "against `driver.*` and the GPUs (stackcheck/image/require.py); unknown when the driver is not known",
+        ),
+    ),
+    "jit": (
+        FactDoc(
+            ("jit.cuda", "jit.nvcc_found", "jit.fp8_header", "jit.fp4_header", "jit.toolkit", "jit.chosen_by"),
+            "the toolkit a JIT build picks (CUDA_HOME, else the nvcc on PATH, else /usr/local/cuda), whether it has "
+            "`bin/nvcc`, `include/cuda_fp8.h`, `include/cuda_fp4.h` (stackcheck/probes/jit.py)",
+        ),
+    ),
+    "cudalib": (
+        FactDoc(
+            ("cudalib.NAME.MAJOR",),
+            "whether the dynamic loader finds `libNAME.so.MAJOR` (`cudalib.cudart.12`) on LD_LIBRARY_PATH, in the "
+            "ld.so cache or the default directories (stackcheck/probes/cudalibs.py)",
+        ),
+    ),
+    "pcie": (
+        FactDoc(
+            ("pcie.iommu", "pcie.acs"),
+            "the IOMMU mode of the GPUs' groups (`off`, `passthrough`, `translated`, `mixed`) and whether ACS "
+            "redirects peer traffic on the bridges above them (`enabled`, `disabled`, `unknown`: needs root) "
+            "(stackcheck/probes/pcie.py)",
+        ),
+    ),
+    "release": (
+        FactDoc(
+            ("release.NAME.FIELD",),
+            "a field of components.json's record of the installed release of NAME "
+            "(`release.sgl-deep-gemm.arch_majors`, `release.sglang.kernel_min_at_start`: the kernel package SGLang's "
+            "engine checks at start)",
+        ),
+    ),
+    "known": (
+        FactDoc(
+            ("known.NAME",),
+            "where the installed NAME stands against the manifests' releases: `known`, `older` (than every one), "
+            "`newer`, `unlisted`",
+        ),
+    ),
+    "triton": (
+        FactDoc(
+            ("triton.version",), "the installed Triton's version (`triton`, else PyTorch's nightly `pytorch-triton`)"
+        ),
+        FactDoc(
+            ("triton.ptxas_cuda",),
+            "the CUDA release of the ptxas Triton runs for this GPU: the TRITON_PTXAS_* override's `--version`, else "
+            "the bundled ptxas (or ptxas-blackwell for SM >= 100) of the installed Triton (components.json `tools`)",
+        ),
+    ),
+}
+
+
+def documented_fact_paths() -> list[str]:
+    """Every documented fact path pattern, in the table's order (`pkg.NAME.version`, `kernel.*`, ...)."""
+    return [path for docs in FACT_DOCS.values() for doc in docs for path in doc.paths]
+
+
+def fact_path_table() -> str:
+    """The Markdown table of the fact paths that manifests/README.md shows ("Fact paths")."""
+    lines = ["| path | value |", "|---|---|"]
+    for docs in FACT_DOCS.values():
+        for doc in docs:
+            lines.append(f"| {', '.join(f'`{p}`' for p in doc.paths)} | {doc.value} |")
+    return "\n".join(lines) + "\n"
+
+
+def fact_path_documented(path: str) -> bool:
+    """Whether a fact path matches a documented pattern: an UPPER-CASE part stands for one name (a distribution,
+    library or variable name, dots allowed as in `pkg.NAME.version`), `*` for the rest of the path."""
+    return any(pattern.match(path) for pattern in _fact_path_patterns())
+
+
+@lru_cache(maxsize=1)
+def _fact_path_patterns() -> tuple[re.Pattern[str], ...]:
+    name = r"[A-Za-z0-9][A-Za-z0-9._-]*"
+
+    def part(p: str) -> str:
+        if p == "*":
+            return r".+"
+        return name if p.isupper() else re.escape(p)
+
+    return tuple(re.compile(r"\A" + r"\.".join(map(part, p.split("."))) + r"\Z") for p in documented_fact_paths())

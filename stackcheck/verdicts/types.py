@@ -1,0 +1,47 @@
+"""The typed shapes of the engine's verdicts (stackcheck.verdicts.engine): a feature's verdict, a stack check's
+verdict, and the reasons they carry. Their own module so that the parts of the engine that build reasons
+(stackcheck.derive.judge) name these types without importing the engine back."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
+
+if TYPE_CHECKING:
+    from stackcheck.knowledge.types import Enable, Workaround
+
+Status = Literal["ok", "blocked", "unknown", "not-applicable"]
+CheckStatus = Literal["ok", "failed", "warning", "unknown", "skipped"]
+EFFECT_ORDER = {"crash": 3, "disabled": 2, "degraded": 1}
+
+
+class Reason(TypedDict, total=False):
+    rule: str
+    result: Literal["fail", "unknown", "pass"]
+    requirement: str
+    observed: Any
+    required: Any
+    effect: str
+    message: str
+    source: Any
+    inferred: bool
+    gpu: str
+    patched: str  # the file that differs from the release, when a gate table was locally patched
+    derived: str  # judged from an installed release newer than the data (stackcheck.derive.judge)
+
+
+class FeatureVerdict(TypedDict, total=False):
+    id: str
+    title: str
+    status: Status
+    effect: str | None
+    reasons: list[Reason]
+    enable: Enable
+    workaround: Workaround
+
+
+class CheckVerdict(TypedDict, total=False):
+    id: str
+    title: str
+    status: CheckStatus
+    reasons: list[Reason]
+    fix: dict[str, Any]  # checks.json `fix`, on a failed or warning check

@@ -1,0 +1,321 @@
+"""The audit's plan cache (stackcheck.assembly.plan_cache): the same output with and without it, a new key for any
+change of what the plan reads, and a cache that is corrupt, foreign or unwritable is no cache."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import stackcheck.plan
+from stackcheck.assembly import plan_cache
+from stackcheck.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+CASES = [
+    "examples/facts/h200-cu130.json",
+    "tests/cases/writeup-after/facts.json",
+    "tests/cases/writeup-before/facts.json",
+    "tests/cases/b200/facts.json",
+    "tests/cases/no-driver/facts.json",
+]
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("STACKCHECK_PLAN_CACHE", "1")
+    monkeypatch.setenv("STACKCHECK_CACHE_DIR", str(tmp_path / "c"))
+    return tmp_path / "c" / "plan"
+
+
+def audit(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
+    code = main(["audit", *argv])
+    return code, capsys.readouterr().out
+
+
+def no_planner(monkeypatch: pytest.MonkeyPatch) -> None:
+    def boom(*a: Any, **k: Any) -> Any:
+        raise AssertionError("the planner ran")
+
+    monkeypatch.setattr(stackcheck.plan, "make_plan", boom)
+
+
+@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("fmt", ["json", "text", "markdown"])
+def test_cached_plan_prints_what_a_fresh_one_does(
+    case: str, fmt: str, cache: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    facts = str(ROOT / case)
+    monkeypatch.setenv("STACKCHECK_PLAN_CACHE", "0")
+    fresh = audit(capsys, "--facts", facts, "--format", fmt)
+    assert not cache.exists()
+    monkeypatch.setenv("STACKCHECK_PLAN_CACHE", "1")
+    assert audit(capsys, "--facts", facts, "--format", fmt) == fresh  # a miss: computed and kept
+    assert len(list(cache.glob("*.json"))) == 1
+    with monkeypatch.context() as m:
+        no_planner(m)
+        assert audit(capsys, "--facts", facts, "--format", fmt) == fresh  # a hit: the planner does not run
+
+
+GATE = ["--", "python", "-m", "sglang.launch_server", "--model-path", "m", "--tp", "8", "--enable-torch-symm-mem"]
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_the_gate_fixes_from_a_cached_plan_as_from_a_fresh_one(
+    fmt: str, cache: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    argv = ["gate", "--dry-run", "--facts", str(ROOT / "tests/cases/writeup-after/facts.json"), "--format", fmt, *GATE]
+    monkeypatch.setenv("STACKCHECK_PLAN_CACHE", "0")
+    fresh = main(argv), capsys.readouterr()
+    assert fresh[0] == 1 and "plan step" in fresh[1].out  # refused, with the step that fixes it
+    monkeypatch.setenv("STACKCHECK_PLAN_CACHE", "1")
+    assert (main(argv), capsys.readouterr()) == fresh
+    assert len(list(cache.glob("*.json"))) == 1
+    with monkeypatch.context() as m:
+        no_planner(m)
+        assert (main(argv), capsys.readouterr()) == fresh
+    # the audit of the same box and launch facts shares the entry (the same plan)
+
+
+def test_entries_are_private_and_atomic(cache: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    audit(capsys, "--facts", str(ROOT / CASES[0]))
+    assert stat.S_IMODE(cache.stat().st_mode) == 0o700
+    (entry,) = cache.iterdir()  # no temporary file left behind
+    assert stat.S_IMODE(entry.stat().st_mode) == 0o600
+    assert json.loads(entry.read_text())["key"] == entry.stem
+
+
+def _facts(case: str = CASES[0]) -> dict[str, Any]:
+    doc = json.loads((ROOT / case).read_text())
+    return dict(doc["facts"])
+
+
+def test_any_change_of_an_input_is_a_new_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    facts = _facts()
+    texts = ["manifests/a.json", '{"x": 1}', "manifests/b.json", "[]"]
+    base = plan_cache.key_of(facts, {}, texts)
+    assert base is not None and base == plan_cache.key_of(json.loads(json.dumps(facts)), {}, list(texts))
+    changed = json.loads(json.dumps(facts))
+    changed["driver"]["version"] = "580.159.05"
+    other_gpu = json.loads(json.dumps(facts))
+    other_gpu["gpus"][0]["compute_capability"] = "10.0"
+    keys = {
+        base,
+        plan_cache.key_of(changed, {}, texts),
+        plan_cache.key_of(other_gpu, {}, texts),
+        plan_cache.key_of({**facts, "extra": None}, {}, texts),
+        plan_cache.key_of(facts, {"tp_size": 2}, texts),
+        plan_cache.key_of(facts, {}, [*texts[:3], "[ ]"]),  # one manifest's text
+        plan_cache.key_of(facts, {}, [texts[0], texts[1] + texts[2], texts[3], ""]),  # the same bytes, split apart
+        plan_cache.key_of(facts, {}, texts[:2]),  # a file fewer
+        plan_cache.key_of(facts, {}, ["manifests/c.json", *texts[1:]]),  # another origin
+    }
+    real_stamp = plan_cache._code_stamp()
+    monkeypatch.setattr(plan_cache, "_code_stamp", lambda: [*real_stamp[:-1], ["x.py", 1, 2]])  # stackcheck edited
+    keys.add(plan_cache.key_of(facts, {}, texts))
+    assert len(keys) == 10
+    assert plan_cache.key_of({"not json": object()}, {}, texts) is None
+
+
+def test_a_deep_audit_finds_its_plan_again(cache: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """The binary probe's time per package (binaries.<package>.duration_ms) differs on every --deep run; no
+    rule and no plan reads it, so it is not part of the key: the second run with another time reads the
+    plan the first kept (the planner is not run) and prints what a fresh audit does. What the plan does read
+    (sass, ptx, files, truncated) still makes a new key."""
+    doc = json.loads((ROOT / "examples/facts/h200-cu130.json").read_text())
+    assert "duration_ms" in doc["facts"]["binaries"]["torch"]  # the case holds the measurement
+    slow = tmp_path / "slow.json"
+    slow_doc = json.loads(json.dumps(doc))
+    slow_doc["facts"]["binaries"]["torch"]["duration_ms"] = 98765.4
+    slow.write_text(json.dumps(slow_doc))
+    fast = tmp_path / "fast.json"
+    doc["facts"]["binaries"]["torch"]["duration_ms"] = 1.5
+    fast.write_text(json.dumps(doc))
+    fresh = audit(capsys, "--facts", str(slow), "--format", "json")  # the miss: computes and keeps
+    assert len(list(cache.glob("*.json"))) == 1
+    with pytest.MonkeyPatch.context() as mp:
+        no_planner(mp)
+        again = audit(capsys, "--facts", str(fast), "--format", "json")
+    assert json.loads(again[1])["plan"] == json.loads(fresh[1])["plan"]
+    assert again[0] == fresh[0]
+    facts = doc["facts"]
+    key = plan_cache.key_of(facts, {}, [])
+    assert key == plan_cache.key_of(slow_doc["facts"], {}, [])
+    assert facts["binaries"]["torch"]["duration_ms"] == 1.5  # the caller's facts are not changed
+    for field, value in (("sass", ["sm_80"]), ("truncated", "time budget spent"), ("files", [])):
+        other = json.loads(json.dumps(facts))
+        other["binaries"]["torch"][field] = value
+        assert plan_cache.key_of(other, {}, []) != key, field
+    no_duration = json.loads(json.dumps(facts))
+    del no_duration["binaries"]["torch"]["duration_ms"]
+    assert plan_cache.key_of(no_duration, {}, []) == key
+
+
+def test_no_manifest_reads_a_per_run_measurement() -> None:
+    """What the key leaves out must be something no rule can read: no shipped manifest names it."""
+    paths = sorted((ROOT / "stackcheck" / "manifests").glob("*.json"))
+    assert len(paths) >= 5
+    for path in paths:
+        text = path.read_text()
+        for measure in plan_cache._PER_RUN.values():
+            assert measure not in text, (path.name, measure)
+
+
+def test_code_stamp_sees_every_source_file() -> None:
+    stamp = plan_cache._code_stamp()
+    names = {row[0] for row in stamp[3:]}
+    package = ROOT / "stackcheck"
+    assert {str(p.relative_to(package)) for p in package.rglob("*.py") if "__pycache__" not in p.parts} <= names
+    assert stamp[0] == __import__("stackcheck").__version__
+    assert stamp[2] == __import__("packaging").__version__
+
+
+def test_a_user_manifest_change_is_a_new_plan(
+    cache: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    facts = str(ROOT / CASES[1])
+    user = tmp_path / "m"
+    user.mkdir()
+    (user / "meta.json").write_text(json.dumps({"data_version": "2099.01.01", "date": "2099-01-01"}))
+    first = audit(capsys, "--facts", facts, "--manifests", str(user))
+    (user / "meta.json").write_text(json.dumps({"data_version": "2099.01.02", "date": "2099-01-02"}))
+    second = audit(capsys, "--facts", facts, "--manifests", str(user))
+    assert len(list(cache.glob("*.json"))) == 2
+    assert first[0] == second[0] == 0 and first != second
+    monkeypatch.setenv("STACKCHECK_PLAN_CACHE", "0")
+    assert audit(capsys, "--facts", facts, "--manifests", str(user)) == second
+
+
+def test_corrupt_foreign_or_wrong_entries_are_ignored(
+    cache: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    facts = str(ROOT / CASES[0])
+    fresh = audit(capsys, "--facts", facts)
+    (entry,) = cache.iterdir()
+    good = entry.read_text()
+    doc = json.loads(good)
+    for bad in [
+        "{not json",
+        "",
+        json.dumps({**doc, "key": "0" * 64}),
+        json.dumps({**doc, "format": 99}),
+        json.dumps({**doc, "plan": ["a list"]}),
+        "[" * 100000,
+    ]:
+        entry.write_text(bad)
+        assert plan_cache.load(str(cache), entry.stem) is None
+        assert audit(capsys, "--facts", facts) == fresh
+        assert entry.read_text() == good  # computed again and kept again
+    entry.chmod(0o644)
+    cache.chmod(0o777)  # others may write the directory: nothing in it is trusted
+    assert plan_cache.load(str(cache), entry.stem) is None
+    cache.chmod(0o700)
+    entry.chmod(0o620)
+    assert plan_cache.load(str(cache), entry.stem) is None
+
+
+def test_an_unwritable_cache_is_no_cache(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    monkeypatch.setenv("STACKCHECK_PLAN_CACHE", "1")
+    monkeypatch.setenv("STACKCHECK_CACHE_DIR", str(blocker))  # a file where the directory would be
+    facts = str(ROOT / CASES[1])
+    cached = audit(capsys, "--facts", facts)
+    monkeypatch.setenv("STACKCHECK_PLAN_CACHE", "0")
+    assert audit(capsys, "--facts", facts) == cached
+    assert not plan_cache.store(str(blocker / "plan"), "k", {"a": 1})
+
+
+def test_turned_off_writes_nothing(
+    cache: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("STACKCHECK_PLAN_CACHE", "off")
+    audit(capsys, "--facts", str(ROOT / CASES[0]))
+    assert not cache.exists()
+    assert plan_cache.cache_dir({"STACKCHECK_PLAN_CACHE": "0", "HOME": "/h"}) is None
+    assert plan_cache.cache_dir({"HOME": "/h"}) == "/h/.cache/stackcheck/plan"
+    assert plan_cache.cache_dir({"HOME": "/h", "XDG_CACHE_HOME": "/x"}) == "/x/stackcheck/plan"
+
+
+def test_only_plain_json_is_kept_and_old_entries_go(tmp_path: Path) -> None:
+    d = str(tmp_path / "p")
+    assert not plan_cache.store(d, "t", {"steps": ("a tuple",)})
+    assert not plan_cache.store(d, "f", {"x": float("nan")})
+    assert not plan_cache.store(d, "k", {1: "int key"})  # type: ignore[dict-item]
+    for i in range(plan_cache.MAX_ENTRIES + 5):
+        assert plan_cache.store(d, f"k{i:03d}", {"i": i})
+        os.utime(os.path.join(d, f"k{i:03d}.json"), ns=(i * 10**9, i * 10**9))
+    plan_cache.store(d, "last", {"i": -1})
+    left = sorted(os.listdir(d))
+    assert len(left) == plan_cache.MAX_ENTRIES and "last.json" in left and "k000.json" not in left
+    assert plan_cache.load(d, "last") == {"i": -1}
+
+
+def test_a_hit_imports_neither_the_planner_nor_heavy_modules(cache: Path) -> None:
+    code = (
+        "import sys, io, contextlib\n"
+        "from stackcheck.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    main(['audit', '--facts', {str(ROOT / CASES[0])!r}, '--format', 'json'])\n"
+        "print(' '.join(sorted(sys.modules)))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True)  # the miss
+    mods = subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True, text=True)
+    loaded = set(mods.stdout.split())
+    assert "stackcheck.assembly.plan_cache" in loaded
+    assert not {m for m in loaded if m.startswith("stackcheck.plan.") or m == "stackcheck.plan"}
+    assert not loaded & {"hashlib", "tempfile", "pathlib", "subprocess", "dataclasses"}
+
+
+def test_a_probing_audit_from_the_cache_imports_no_dataclasses(cache: Path) -> None:
+    """The probing audit's own modules are plain classes and NamedTuples: with the plan read from the
+    cache, dataclasses (and inspect, ast's dis and tokenize with it: ~8 ms) are never imported."""
+    code = (
+        "import sys, io, contextlib\n"
+        "from stackcheck.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    main(['audit', '--format', 'json'])\n"
+        "print(' '.join(sorted(sys.modules)))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True)  # the miss
+    mods = subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True, text=True)
+    loaded = set(mods.stdout.split())
+    assert "stackcheck.probes.runner" in loaded  # it did probe
+    assert not loaded & {"dataclasses", "inspect", "dis", "tokenize", "stackcheck.plan"}
+
+
+def test_the_probe_records_keep_their_contract(tmp_path: Path) -> None:
+    from stackcheck.assembly.target import Target
+    from stackcheck.probes.fsview import FileStat, HostView
+    from stackcheck.probes.interface import ProbeContext, ProbeResult
+
+    ctx = ProbeContext(env={"A": "1"}, root=tmp_path)
+    assert isinstance(ctx.view, HostView) and ctx.facts == {} and ctx.subprocess_timeout_s == 3.0
+    assert ProbeContext().env == dict(os.environ)
+    later = ctx.replace(facts={"python": {}}, deadline=5.0)
+    assert (later.facts, later.deadline, later.env, later.root, later.view) == (
+        {"python": {}},
+        5.0,
+        ctx.env,
+        tmp_path,
+        ctx.view,
+    )
+    assert ctx.facts == {} and ctx.deadline is None  # the original is unchanged
+    assert later == ctx.replace(facts={"python": {}}, deadline=5.0) and later != ctx
+    assert repr(ctx).startswith("ProbeContext(env={'A': '1'}, root=")
+    assert ProbeResult({"x": 1}) == ProbeResult(facts={"x": 1}, status="ok", reason=None)
+    assert FileStat("file", 1, 2.0) == FileStat(kind="file", size=1, mtime=2.0, mode=0o644)
+    t = Target("/usr/bin/python3", "PATH")
+    assert t.env == {} and t.notes == () and not t.explicit
+    with pytest.raises(AttributeError):
+        t.executable = "x"  # type: ignore[misc]

@@ -1,0 +1,489 @@
+"""The gate fails closed (issue 14, items 1 and 2).
+
+1. Every feature and stack check with effect crash in the shipped manifests is walked: facts that block it
+   are found (the case folders, or a mutation of one), and the gate refuses a launch that needs it. What
+   crashes every launch on the box (`required_by: {"launches": "every"}`) is refused for a plain launch
+   with no flag at all; a check scoped to features is refused with them; and every check that can crash
+   is scoped somehow, so nothing with a crash effect is invisible to the gate.
+2. A probe that failed or timed out, or a package entry that could not be read, is unknown: the gate
+   refuses (unless --allow-unknown), never "not installed" -> not applicable -> allow.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from stackcheck.assembly.pipeline import evaluate
+from stackcheck.cli import main
+from stackcheck.commands.arguments import Options
+from stackcheck.knowledge.loader import load
+from stackcheck.knowledge.types import Check, Feature
+from stackcheck.launch import gate
+from stackcheck.verdicts.engine import BUILTIN_EFFECTS
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+CASES = ROOT / "tests" / "cases"
+LAUNCH = ["python", "-m", "sglang.launch_server", "--model-path", "m"]
+MANIFESTS = load([], env={})
+
+
+def _doc(case: str) -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads((CASES / case / "facts.json").read_text())
+    return doc
+
+
+def _sm120(doc: dict[str, Any], count: int) -> None:
+    doc["facts"]["gpus"] = [
+        {"index": i, "name": "NVIDIA RTX PRO 6000 Blackwell Server Edition", "compute_capability": "12.0",
+         "uuid": None, "pci_bus_id": None, "memory_bytes": None}
+        for i in range(count)
+    ]  # fmt: skip
+    doc["facts"]["topology"] = {"interconnect": "pcie-host-bridge", "same_model": True, "gpu_count": count,
+                                "p2p": "none", "pairs": []}  # fmt: skip
+
+
+def _old_driver(doc: dict[str, Any]) -> None:
+    doc["facts"]["driver"] = {"version": "570.86.10", "cuda": "12.8", "source": "nvml"}
+
+
+def _kernel_for_other_torch(doc: dict[str, Any]) -> None:
+    doc["facts"]["packages"]["sglang-kernel"]["version"] = (
+        "0.4.8"  # built against torch 2.13.0; SGLang 0.5.23 wants >= 0.4.9
+    )
+
+
+def _stale_cubin(doc: dict[str, Any]) -> None:
+    doc["facts"]["packages"]["flashinfer-cubin"] = {"installed": True, "version": "0.7.1", "location": "/x"}
+
+
+def _sm120_old_toolkit(doc: dict[str, Any]) -> None:
+    _sm120(doc, 2)
+    doc["facts"]["cuda_toolkits"][0]["version"] = "12.8.93"
+
+
+def _jit(**values: Any) -> Callable[[dict[str, Any]], None]:
+    """The toolkit a JIT build picks (the jit probe's section), changed."""
+
+    def mutate(doc: dict[str, Any]) -> None:
+        doc["facts"]["jit"] = {**doc["facts"]["jit"], **values}
+
+    return mutate
+
+
+def _packages(**versions: str | None) -> Callable[[dict[str, Any]], None]:
+    """Packages installed at a version (None: not installed); `_` in a name stands for `-`."""
+
+    def mutate(doc: dict[str, Any]) -> None:
+        for name, version in versions.items():
+            entry = {"installed": True, "version": version, "location": "/x"} if version else {"installed": False}
+            doc["facts"]["packages"][name.replace("_", "-")] = entry
+
+    return mutate
+
+
+def _both(*steps: Callable[[dict[str, Any]], None]) -> Callable[[dict[str, Any]], None]:
+    def mutate(doc: dict[str, Any]) -> None:
+        for step in steps:
+            step(doc)
+
+    return mutate
+
+
+def _env(**values: str) -> Callable[[dict[str, Any]], None]:
+    def mutate(doc: dict[str, Any]) -> None:
+        doc["facts"]["system"]["env"] = {**(doc["facts"]["system"].get("env") or {}), **values}
+
+    return mutate
+
+
+_NO_NCCL = {"nvidia_nccl_cu12": None, "nvidia_nccl_cu13": None}
+
+
+def _two_sm120(doc: dict[str, Any]) -> None:
+    _sm120(doc, 2)
+
+
+# facts beyond the case folders, for items (and rules of checks whose rules have scopes of their own) that no
+# case blocks: (case, mutation)
+MUTATIONS: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
+    "old-driver": ("h200-newest", _old_driver),
+    "kernel-for-other-torch": ("h200-newest", _kernel_for_other_torch),
+    "stale-cubin": ("h200-newest", _stale_cubin),
+    "sm120-old-toolkit": ("h200-newest", _sm120_old_toolkit),
+    # sgl-kernel-torch-pair-old: sgl-kernel 0.2.7 (built against torch 2.7.1) under torch 2.8.0
+    "old-kernel-other-torch": ("a800-driver535-sglang049", _packages(torch="2.8.0+cu126")),
+    # sglang-startup-versions: SGLang 0.5.9 checks sgl-kernel >= 0.3.21, SGLang 0.5.23 flashinfer-python >= 0.7.2
+    "sgl-kernel-below-start-check": ("writeup-after", _packages(sgl_kernel="0.3.20+cu130")),
+    "flashinfer-below-start-check": ("h200-newest", _packages(flashinfer_python="0.7.1")),
+    # ... and that the kernel package is installed at all (sgl-kernel to 0.5.9, sglang-kernel from 0.5.10)
+    "sgl-kernel-missing-at-start": ("writeup-after", _packages(sgl_kernel=None)),
+    "sglang-kernel-missing-at-start": ("h200-newest", _packages(sglang_kernel=None)),
+    # jit-toolchain's rules
+    "no-nvcc": ("h200-newest", _jit(nvcc=None, nvcc_found=False, cuda=None, fp8_header=None, fp4_header=None)),
+    "hopper-nvcc-11.8": ("h200-newest", _jit(cuda="11.8")),
+    "no-fp4-header": ("h200-newest", _jit(fp4_header=False)),
+    "deepgemm-from-source-nvcc-12.8": ("b200-deepgemm-nvcc128", _packages(deep_gemm="2.1.1")),
+    # nccl's rules for old releases (each with one NCCL wheel, or the container's NCCL_VERSION)
+    "b200-nccl-cu12-2.21": ("b200-deepgemm-nvcc128", _packages(nvidia_nccl_cu13=None, nvidia_nccl_cu12="2.21.5")),
+    "b200-nccl-cu13-2.24": ("b200-deepgemm-nvcc128", _packages(nvidia_nccl_cu12=None, nvidia_nccl_cu13="2.24.3")),
+    "b200-system-nccl-2.21": ("b200-deepgemm-nvcc128", _both(_packages(**_NO_NCCL), _env(NCCL_VERSION="2.21.5"))),
+    "sm120-nccl-cu12-2.26": ("h200-newest",
+                             _both(_two_sm120, _packages(nvidia_nccl_cu13=None, nvidia_nccl_cu12="2.26.2"))),
+    "sm120-nccl-cu13-2.26": ("h200-newest", _both(_two_sm120, _packages(nvidia_nccl_cu13="2.26.2"))),
+    "sm120-system-nccl-2.26": ("h200-newest", _both(_two_sm120, _packages(**_NO_NCCL), _env(NCCL_VERSION="2.26.2"))),
+}  # fmt: skip
+
+
+def crash_items() -> list[tuple[str, str]]:
+    """(kind, id) of every feature and check that can crash: a rule with effect crash, or a builtin check
+    whose reasons carry effect crash (verdicts.BUILTIN_EFFECTS)."""
+    out = []
+    for f in MANIFESTS.features:
+        if any(r.get("effect", "crash") == "crash" for r in f.get("rules") or []):
+            out.append(("feature", str(f["id"])))
+    for c in MANIFESTS.checks:
+        effects = [r.get("effect", "crash") for r in c.get("rules") or []]
+        effects += BUILTIN_EFFECTS.get(str(c.get("builtin")), [])
+        if "crash" in effects:
+            out.append(("check", str(c["id"])))
+    return out
+
+
+def scoped_crash_rules() -> list[tuple[str, str]]:
+    """(check id, rule id) of every crash rule of a check whose rules have scopes of their own (a rule's
+    `required_by`): each is walked on its own, so a rule's scope never hides it from the gate."""
+    out = []
+    for c in MANIFESTS.checks:
+        rules = c.get("rules") or []
+        if any("required_by" in r for r in rules):
+            out += [(str(c["id"]), str(r["id"])) for r in rules if r.get("effect", "crash") == "crash"]
+    return out
+
+
+def _spec(kind: str, item: str) -> Feature | Check:
+    return next(x for x in (MANIFESTS.features if kind == "feature" else MANIFESTS.checks) if x["id"] == item)
+
+
+def _scope(kind: str, item: str, rule: str | None) -> dict[str, Any]:
+    """The required_by that applies: the rule's own, else the item's."""
+    spec = _spec(kind, item)
+    own = next((r.get("required_by") for r in spec.get("rules") or [] if r["id"] == rule), None) if rule else None
+    return dict(own or spec.get("required_by") or {})
+
+
+def _failing_rules(report: dict[str, Any], kind: str, item: str) -> list[str | None]:
+    """The rules of the item that fail with effect crash on these facts (None for a feature: it is needed whole)."""
+    if kind == "feature":
+        v = next(f for f in report["features"] if f["id"] == item)
+        return [None] if v["status"] == "blocked" and v["effect"] == "crash" else []
+    c = next(x for x in report["checks"] if x["id"] == item)
+    rules = [r.get("rule") for r in c["reasons"] if r.get("result") == "fail" and r.get("effect", "crash") == "crash"]
+    return list(dict.fromkeys(rules))
+
+
+@pytest.fixture(scope="module")
+def facts_files(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    d = tmp_path_factory.mktemp("facts")
+    files = sorted(CASES.glob("*/facts.json"))
+    for name, (case, mutate) in MUTATIONS.items():
+        doc = copy.deepcopy(_doc(case))
+        mutate(doc)
+        path = d / f"{name}.json"
+        path.write_text(json.dumps(doc))
+        files.append(path)
+    return files
+
+
+def _blocking_launch(facts_files: list[Path], kind: str, item: str, rule: str | None = None) -> tuple[Path, list[str]]:
+    """Facts that block the item (or that one rule of it) with effect crash, and a launch that needs what
+    blocks it (the scope of the failing rule)."""
+    for path in facts_files:
+        for tp in (1, 2, 8):  # the gate reads tp from the command (default 1)
+            report, _ = evaluate(Options(facts_file=str(path), launch={"tp": tp}), want_plan=False)
+            for failing in _failing_rules(report, kind, item):
+                if rule is not None and failing != rule:
+                    continue
+                command = _launch_for(kind, item, tp, failing)
+                if command is not None:
+                    return path, command
+    what = f"{kind} {item}" + (f" (rule {rule})" if rule else "")
+    raise AssertionError(f"no case or mutation blocks {what} with effect crash: add one to MUTATIONS")
+
+
+def _launch_for(kind: str, item: str, tp: int, rule: str | None) -> list[str] | None:
+    """A launch that needs the item's failing rule: the bare launch for what every launch needs; the flags of
+    a feature of its scope (or --require); a launch that meets its conditions (None when this tp cannot)."""
+    argv = [*LAUNCH, "--tp", str(tp)]
+    rb = _scope(kind, item, rule)
+    if rb.get("launches") == "every":
+        return argv
+    if "when" in rb:
+        derived = gate.derive(argv, MANIFESTS.launch, {}, [])
+        met = [gate._cond3(c, derived, derived.defaults) for c in rb["when"]]
+        # a fact the gate does not know (the model is not read: --model-path m) counts as met: fail closed
+        return argv if all(m is not False for m in met) else None
+    fid = item if kind == "feature" else rb["features"][0]
+    feature = next(f for f in MANIFESTS.features if f["id"] == fid)
+    flags = list((feature.get("enable") or {}).get("flags") or [])
+    derived = gate.derive(argv + flags, MANIFESTS.launch, {}, [])
+    if any(r.feature == feature["id"] and r.kind in ("explicit", "default") for r in derived.required):
+        return argv + flags
+    # a feature the command line cannot show (deepgemm and mxfp4-moe crash only with some models, whose
+    # quantization is in the checkpoint, not in the flags) is demanded the documented way: --require
+    return ["--require", str(feature["id"]), "--", *argv]
+
+
+def gate_json(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, dict[str, Any]]:
+    rc = main(["gate", "--dry-run", "--format", "json", *args])
+    out = capsys.readouterr().out
+    return rc, json.loads(out)
+
+
+def _refuses(
+    path: Path, command: list[str], kind: str, item: str, capsys: pytest.CaptureFixture[str]
+) -> list[dict[str, Any]]:
+    """The gate refuses the launch naming the item; the item's reasons."""
+    if "--require" in command:
+        rc, doc = gate_json(["--facts", str(path), *command], capsys)
+    else:
+        rc, doc = gate_json(["--facts", str(path), "--", *command], capsys)
+    assert rc == 1 and doc["decision"] == "refuse", (item, doc["reasons"])
+    refused = {(b["feature"], bool(b.get("check"))) for b in doc["reasons"]}
+    assert (item, kind == "check") in refused, (item, sorted(refused))
+    return [x for b in doc["reasons"] if b["feature"] == item for x in b["reasons"]]
+
+
+@pytest.mark.parametrize(("kind", "item"), crash_items(), ids=[f"{k}:{i}" for k, i in crash_items()])
+def test_the_gate_refuses_every_crash(
+    facts_files: list[Path], kind: str, item: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path, command = _blocking_launch(facts_files, kind, item)
+    _refuses(path, command, kind, item, capsys)
+
+
+@pytest.mark.parametrize(("check", "rule"), scoped_crash_rules(), ids=[f"{c}:{r}" for c, r in scoped_crash_rules()])
+def test_the_gate_refuses_every_crash_rule_within_its_scope(
+    facts_files: list[Path], check: str, rule: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path, command = _blocking_launch(facts_files, "check", check, rule)
+    reasons = _refuses(path, command, "check", check, capsys)
+    assert rule in {x.get("rule") for x in reasons}, (rule, path.name, command, reasons)
+
+
+def test_every_check_that_can_crash_is_required_by_some_launch() -> None:
+    for kind, item in crash_items():
+        if kind != "check":
+            continue
+        spec = next(c for c in MANIFESTS.checks if c["id"] == item)
+        assert spec.get("required_by"), f"check {item} can crash but no launch requires it (required_by)"
+        for rule in spec.get("rules") or []:  # a rule's own scope must say how its failure reaches a launch too
+            if "required_by" in rule:
+                assert rule["required_by"].get("why") and rule["required_by"].get("source"), (item, rule["id"])
+
+
+def test_every_launch_items_are_data_not_code() -> None:
+    every = sorted(x["id"] for x in [*MANIFESTS.features, *MANIFESTS.checks]
+                   if (x.get("required_by") or {}).get("launches") == "every")  # fmt: skip
+    assert every == sorted(
+        [
+            "torch-cuda-arch",
+            "torch-arch",
+            "driver-vs-torch-cuda",
+            "kernel-arch",
+            "sgl-kernel-torch-pair",
+            "sglang-pins",
+            "sglang-startup-versions",
+            "flashinfer-cubin-match",
+            "image-nvidia-require",  # skipped outside an image audit: never refuses a host launch
+            # issue 16's checks: what an import or every prefill batch runs into
+            "triton-ptxas",
+            "kernel-runtime-libs",
+            "kernel-release-known",
+            "sgl-kernel-torch-pair-old",
+            "driver-api",
+            "torch-cuda-build",
+        ]
+    )
+    rules = sorted(f"{c['id']}:{r['id']}" for c in MANIFESTS.checks for r in c.get("rules") or []
+                   if (r.get("required_by") or {}).get("launches") == "every")  # fmt: skip
+    assert rules == [
+        "jit-toolchain:sglang-jit-arch",
+        "jit-toolchain:sglang-jit-cxx20",
+        "jit-toolchain:sglang-jit-nvcc",
+        "nccl:one-nccl-wheel",
+    ]
+
+
+def test_builtin_effects_match_what_the_builtins_emit() -> None:
+    """BUILTIN_EFFECTS (used above to find the builtins that can crash) says what the code does."""
+    seen: dict[str, set[str]] = {}
+    from stackcheck.verdicts.context import Context
+    from stackcheck.verdicts.engine import BUILTINS
+
+    for path in sorted(CASES.glob("*/facts.json")):
+        from stackcheck.facts.model import load_facts_file
+
+        ctx = Context(facts=load_facts_file(path), manifests=MANIFESTS)
+        for name, fn in BUILTINS.items():
+            for r in fn(ctx):
+                if r.get("result") == "fail":
+                    seen.setdefault(name, set()).add(str(r.get("effect", "crash")))
+    for name, effects in seen.items():
+        assert effects <= set(BUILTIN_EFFECTS[name]), (name, effects)
+
+
+def test_a_launch_is_allowed_on_a_good_box(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, doc = gate_json(["--facts", str(CASES / "h200-newest" / "facts.json"), "--", *LAUNCH], capsys)
+    assert rc == 0, doc["reasons"]
+    every = {r["feature"] for r in doc["derived"]["required"] if r["kind"] == "launch"}
+    assert {"torch-cuda-arch", "torch-arch", "kernel-arch", "sglang-pins"} <= every
+
+
+# ---- item 2: failed probes and unreadable packages are unknown -----------------------------------------
+
+
+def _failed_packages(tmp_path: Path) -> Path:
+    doc = _doc("h200-newest")
+    from stackcheck.probes.packages import WANTED
+
+    doc["facts"]["packages"] = {name: {"error": "probe timed out after 5s"} for name in WANTED}
+    path = tmp_path / "facts.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def test_a_failed_packages_probe_makes_features_unknown_not_not_applicable(tmp_path: Path) -> None:
+    report, _ = evaluate(Options(facts_file=str(_failed_packages(tmp_path))), want_plan=False)
+    statuses = {f["id"]: f["status"] for f in report["features"]}
+    assert "not-applicable" not in statuses.values()
+    assert statuses["torch-cuda-arch"] == "unknown"
+    checks = {c["id"]: c["status"] for c in report["checks"]}
+    assert checks["torch-arch"] == checks["sglang-pins"] == checks["kernel-arch"] == "unknown"
+
+
+def test_the_gate_refuses_when_packages_are_unknown(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    facts = str(_failed_packages(tmp_path))
+    rc, doc = gate_json(["--facts", facts, "--", *LAUNCH, "--tp", "2"], capsys)
+    assert rc == 1 and doc["decision"] == "refuse"
+    # custom all-reduce too: SGLang before 0.4.4.post4 crashes without peer access, and the version is unknown
+    assert {"torch-cuda-arch", "custom-allreduce"} <= {b["feature"] for b in doc["reasons"]}
+    rc, doc = gate_json(["--facts", facts, "--allow-unknown", "--", *LAUNCH], capsys)
+    assert rc == 0 and doc["warnings"]  # fail open only when asked, and loudly
+
+
+def test_one_unreadable_package_entry_is_unknown(tmp_path: Path) -> None:
+    doc = _doc("h200-newest")
+    doc["facts"]["packages"]["sglang-kernel"] = {"installed": True, "version": None, "error": "METADATA: missing"}
+    path = tmp_path / "f.json"
+    path.write_text(json.dumps(doc))
+    report, _ = evaluate(Options(facts_file=str(path)), want_plan=False)
+    checks = {c["id"]: c["status"] for c in report["checks"]}
+    assert checks["kernel-arch"] == "unknown" and checks["sgl-kernel-torch-pair"] == "unknown"
+
+
+@pytest.mark.parametrize("package", ["torch", "sglang", "sglang-kernel", "flashinfer-python"])
+@pytest.mark.parametrize(
+    "entry",
+    [{"installed": True, "version": None, "error": "METADATA: missing"}, {"error": "probe timed out after 5s"}],
+    ids=["version-unreadable", "entry-unreadable"],
+)
+def test_an_unreadable_serving_package_refuses_a_launch(
+    tmp_path: Path, package: str, entry: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The package-state semantics of the merge (installed without a readable version is installed, and what
+    reads the version is unknown; an entry without `installed` is unknown): each serving package unreadable on
+    a good box makes the decision unknown, so the gate refuses a plain launch, naming only unknowns."""
+    doc = _doc("h200-newest")
+    doc["facts"]["packages"]["flashinfer-cubin"] = {"installed": True, "version": "0.7.2", "location": "/x"}
+    doc["facts"]["packages"][package] = entry
+    path = tmp_path / "f.json"
+    path.write_text(json.dumps(doc))
+    rc, out = gate_json(["--facts", str(path), "--", *LAUNCH], capsys)
+    assert rc == 1 and out["reasons"] and {b["status"] for b in out["reasons"]} == {"unknown"}, out["reasons"]
+    rc, out = gate_json(["--facts", str(path), "--allow-unknown", "--", *LAUNCH], capsys)
+    assert rc == 0, out["reasons"]  # nothing failed: only what could not be read held it
+
+
+def test_an_unreadable_flashinfer_version_leaves_the_package_match_unknown(tmp_path: Path) -> None:
+    doc = _doc("h200-newest")
+    doc["facts"]["packages"]["flashinfer-cubin"] = {"installed": True, "version": "0.7.2", "location": "/x"}
+    doc["facts"]["packages"]["flashinfer-python"] = {"installed": True, "version": None, "error": "METADATA: missing"}
+    path = tmp_path / "f.json"
+    path.write_text(json.dumps(doc))
+    report, _ = evaluate(Options(facts_file=str(path)), want_plan=False)
+    checks = {c["id"]: c["status"] for c in report["checks"]}
+    assert checks["flashinfer-cubin-match"] == checks["sglang-startup-versions"] == "unknown"
+
+
+def test_a_timed_out_probe_refuses_a_real_launch() -> None:
+    """Live probes with a budget nothing can meet: every probe times out, the gate refuses (exit 1) naming
+    them, and runs nothing."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SGLANG_", "STACKCHECK_"))}
+    proc = subprocess.run(
+        [sys.executable, "-m", "stackcheck", "gate", "--timeout", "0.0001", "--format", "json", "--",
+         sys.executable, "-m", "sglang.launch_server", "--model-path", "m"],
+        capture_output=True, text=True, timeout=120, env=env, cwd=ROOT,
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stderr
+    doc = json.loads(proc.stdout)
+    probes = [b for b in doc["reasons"] if b["feature"].startswith("probe ")]
+    assert probes and all(b["status"] == "unknown" for b in probes)
+    assert any("timed out" in b["reasons"][0]["message"] for b in probes), probes
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["uv", "run", "python", "-m", "sglang.launch_server", "--model-path", "m"],
+        ["srun", "-n1", "python3", "-m", "sglang.launch_server", "--model-path", "m"],
+        ["docker", "exec", "c", "sglang", "serve", "--model-path", "m"],
+        ["bash", "-c", "python -m sglang.launch_server --model-path m"],
+        ["./serve.sh", "--entry", "sglang.launch_server"],
+    ],
+    ids=["uv-run", "srun", "docker-exec", "bash-c", "script-argument"],
+)
+def test_a_launcher_never_hides_the_launch(command: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    """Found in the adversarial pass: behind `uv run` or `srun`, with no flag launch.json lists, the launch
+    needed nothing, so torch without the GPU's architecture was allowed."""
+    rc, doc = gate_json(["--facts", str(CASES / "rtx5090-torch-cu126" / "facts.json"), "--", *command], capsys)
+    assert rc == 1 and "torch-cuda-arch" in {b["feature"] for b in doc["reasons"]}, doc
+
+
+def test_a_command_that_is_no_launch_still_needs_nothing(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, doc = gate_json(["--facts", str(CASES / "rtx5090-torch-cu126" / "facts.json"), "--", "./serve.sh"], capsys)
+    assert rc == 0 and "nothing to check" in doc["note"]
+
+
+def test_an_sglang_launch_without_sglang_in_its_environment_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Seen on the real H200: SGLang not installed, every feature not-applicable, and the gate allowed a launch
+    that dies at its first import. Absent: blocked (crash); a wrapper whose interpreter is unseen: unknown."""
+    doc = _doc("h200-newest")
+    doc["facts"]["packages"]["sglang"] = {"installed": False}
+    path = tmp_path / "no-sglang.json"
+    path.write_text(json.dumps(doc))
+    rc, out = gate_json(["--facts", str(path), "--", *LAUNCH], capsys)
+    assert rc == 1 and out["decision"] == "refuse"
+    reason = next(b for b in out["reasons"] if b["feature"] == "sglang")
+    assert reason["status"] == "blocked" and reason["effect"] == "crash"
+    assert "No module named sglang" in reason["reasons"][0]["message"]
+    rc, out = gate_json(["--facts", str(path), "--", "./serve.sh", "--tp", "1"], capsys)
+    assert rc == 1 and {b["feature"]: b["status"] for b in out["reasons"]}.get("sglang") == "unknown"
+    rc, out = gate_json(["--facts", str(_write(tmp_path, _doc("h200-newest"))), "--", *LAUNCH], capsys)
+    assert "sglang" not in {b["feature"] for b in out["reasons"]}  # installed there: no such reason
+
+
+def _write(tmp_path: Path, doc: dict[str, Any]) -> Path:
+    path = tmp_path / "with-sglang.json"
+    path.write_text(json.dumps(doc))
+    return path

@@ -1,0 +1,175 @@
+"""triage for the causes of issue 16: messages that go on after blank lines, the specific undefined-symbol
+forms ahead of the generic one, and a signature's stack check with its fix and plan step (--facts)."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from stackcheck.launch.triage import load_signatures, triage_file, triage_stream, triage_with_plan
+from stackcheck.render.triage import render_text
+
+HERE = Path(__file__).parent.parent
+LOGS = HERE / "data" / "logs"
+CASES = HERE / "cases"
+
+
+def root_sig(name: str) -> tuple[str | None, str | None, str | None]:
+    rc = triage_file(LOGS / name).root_cause
+    assert rc is not None
+    sig = rc.signature
+    return (sig.id, sig.feature, sig.check) if sig else (None, None, None)
+
+
+def test_sgl_kernel_message_is_read_past_its_blank_lines() -> None:
+    result = triage_file(LOGS / "sgl_kernel_common_ops_nvrtc.log")
+    rc = result.root_cause
+    assert rc is not None and rc.exception_type == "ImportError"
+    lines = rc.parts[0].message_lines
+    assert lines[0].startswith("[sgl_kernel] CRITICAL: Could not load any common_ops library")
+    assert "- ImportError: libnvrtc.so.12: cannot open shared object file: No such file or directory" in lines
+    assert rc.signature is not None and rc.signature.id == "kernel-load-missing-cuda-lib"
+    assert result.check == "kernel-runtime-libs"
+    # the detail lines are part of the root cause's message, not errors of their own
+    assert not [e for e in result.errors if e is not rc]
+
+
+@pytest.mark.parametrize(
+    ("log", "expected"),
+    [
+        ("undefined_symbols.log", ("nccl-undefined-symbol", None, "nccl")),
+        ("green_ctx.log", ("driver-api-undefined-symbol", None, "driver-api")),
+        ("triton_ptxas_sm121.log", ("triton-ptxas-unknown-arch", None, "triton-ptxas")),
+        # FlashInfer's own warning names the cause before the misleading exception: it is the root
+        ("flashinfer_sm75_old_nvcc.log", ("flashinfer-sm12x-needs-cuda129", None, "jit-toolchain")),
+        ("cudnn_torch291.log", ("cudnn-torch-291-check", None, "cudnn-torch")),
+        ("watchdog_timeout.log", ("nccl-watchdog-timeout", None, "pcie-p2p-path")),
+    ],
+)
+def test_each_cause_is_named(log: str, expected: tuple[str, str | None, str]) -> None:
+    assert root_sig(log) == expected
+
+
+def test_the_misleading_flashinfer_error_alone_still_names_the_toolkit() -> None:
+    lines = (LOGS / "flashinfer_sm75_old_nvcc.log").read_text().splitlines(keepends=True)
+    text = "".join(line for line in lines if "requires CUDA >= 12.9" not in line)
+    result = triage_stream(io.BytesIO(text.encode()), "<mem>", load_signatures())
+    assert result.root_cause is not None and result.root_cause.signature is not None
+    assert (result.root_cause.signature.id, result.check) == ("flashinfer-requires-sm75", "jit-toolchain")
+
+
+def test_undefined_symbol_forms_are_told_apart() -> None:
+    sigs = load_signatures()
+
+    def first(text: str) -> str:
+        return next(s.id for s in sigs if s.pattern.search(text))
+
+    base = "ImportError: /v/sgl_kernel/common_ops.abi3.so: undefined symbol: "
+    assert first(base + "ncclCommWindowRegister") == "nccl-undefined-symbol"
+    assert first(base + "cuGreenCtxStreamCreate") == "driver-api-undefined-symbol"
+    assert first(base + "_ZN3c104cuda9SetDeviceEa") == "kernel-torch-abi-mismatch"
+    assert first(base + "cudaGetDriverEntryPointByVersion") == "extension-undefined-symbol"  # runtime API: no claim
+    assert first(
+        base + "_ZN5flash13run_mha_fwd_IN7cutlass6half_tELi64ELb0EEEvRNS_16Flash_fwd_paramsEP11CUstream_st"
+    ) == ("extension-undefined-symbol")
+
+
+def test_blank_lines_end_a_message_that_is_not_open() -> None:
+    log = (
+        "Traceback (most recent call last):\n"
+        '  File "/srv/app.py", line 3, in <module>\n'
+        "ValueError: bad value\n"
+        "\n"
+        "Loading the next thing\n"
+        "\n"
+        "Traceback (most recent call last):\n"
+        '  File "/srv/app.py", line 9, in <module>\n'
+        "ImportError: \n"
+        "the loader failed:\n"
+        "\n"
+        "- first cause\n"
+        "\n"
+        "INFO 12-01 10:00:00 something else\n"
+    )
+    result = triage_stream(io.BytesIO(log.encode()), "<mem>", load_signatures())
+    errs = sorted(result.errors, key=lambda e: e.line)
+    assert errs[0].parts[0].message_lines == []  # "Loading the next thing" is not part of the ValueError
+    assert errs[1].parts[0].message_lines == ["the loader failed:", "- first cause"]  # a log record ends it
+
+
+def test_warning_form_of_peer_access_is_not_a_root_cause() -> None:
+    log = (
+        "[2026-03-02 09:14:22 TP1] Setup Custom allreduce failed with CUDART error: peer access is not supported "
+        "between these two devices. To silence this warning, specify --disable-custom-all-reduce explicitly.\n"
+        "[2026-03-02 09:14:40 TP1] Scheduler hit an exception: Traceback (most recent call last):\n"
+        '  File "/v/sglang/srt/managers/scheduler.py", line 2, in run\n'
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+    )
+    result = triage_stream(io.BytesIO(log.encode()), "<mem>", load_signatures())
+    assert result.root_cause is not None and result.root_cause.signature is not None
+    assert result.root_cause.signature.id == "cuda-oom"
+    assert [w.signature.id for w in result.warnings if w.signature] == ["custom-allreduce-peer-access-warning"]
+
+
+def test_check_fix_and_plan_step_from_a_report() -> None:
+    result = triage_file(LOGS / "sgl_kernel_common_ops_nvrtc.log")
+    checks = [
+        {
+            "id": "kernel-runtime-libs",
+            "status": "failed",
+            "reasons": [{"result": "fail", "message": "no libnvrtc.so.12"}],
+            "fix": {"text": "install the CUDA 13 build", "component": "sgl-kernel"},
+        }
+    ]
+    plan = {"steps": [{"component": "sglang-kernel", "from": "sgl-kernel 0.3.21", "to": "0.4.2", "commands": ["x"]}]}
+    fix = triage_with_plan(result, plan, checks)
+    assert fix is not None and fix["check"] == "kernel-runtime-libs" and fix["step"] == 1
+    assert fix["message"] == "no libnvrtc.so.12" and fix["fix"]["component"] == "sgl-kernel"
+    assert triage_with_plan(result, {}, []) is None
+
+
+def triage_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "stackcheck", "triage", *args], capture_output=True, text=True, timeout=120, cwd="/"
+    )
+
+
+def test_triage_with_facts_names_the_check_its_fix_and_the_plan_step() -> None:
+    facts = CASES / "gb10-cu130-pypi-kernel" / "facts.json"
+    proc = triage_cli(str(LOGS / "sgl_kernel_common_ops_nvrtc.log"), "--facts", str(facts))
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "signature: kernel-load-missing-cuda-lib [check kernel-runtime-libs]" in out
+    assert "check kernel-runtime-libs on this box: failed: the kernel package is a CUDA 12 build" in out
+    assert "  fix: install the kernel package built for torch's CUDA" in out
+    assert "plan: step" in out and "sglang-kernel" in out
+    doc = json.loads(triage_cli(str(LOGS / "green_ctx.log"), "--facts", str(CASES / "a800-driver535-sglang049" /
+                                 "facts.json"), "--format", "json").stdout)  # fmt: skip
+    assert doc["root_cause"]["check"] == "driver-api"
+    assert doc["fix"]["status"] == "failed" and doc["fix"]["fix"]["component"] == "driver"
+    assert doc["fix"]["plan_step"]["component"] == "driver"
+
+
+def test_rendered_text_shows_the_check() -> None:
+    text = render_text(triage_file(LOGS / "triton_ptxas_sm121.log"))
+    assert "[check triton-ptxas]" in text and "TRITON_PTXAS_PATH" in text
+
+
+def test_the_prefilter_lets_every_signature_example_through() -> None:
+    """A line the cheap prefilter skips is never classified: every example (a one-line error as it appears in a
+    log) must contain a base needle or its signature's literal. Literals that start lower-case slow the
+    prefilter about 3x, so they are left out where a base needle (Error, CUDA, NCCL, ...) is always there."""
+    from stackcheck.launch.triage import Analyzer
+
+    sigs = load_signatures()
+    analyzer = Analyzer(sigs)
+    for sig_doc in json.loads((HERE.parent / "manifests" / "signatures.json").read_text())["signatures"]:
+        literal = sig_doc.get("literal")
+        assert literal is None or literal[0].isupper() or not literal[0].isalpha(), sig_doc["id"]
+        for ex in sig_doc["examples"]:
+            assert analyzer.needle_s.search(ex["text"]), (sig_doc["id"], ex["text"])

@@ -1,0 +1,208 @@
+"""The planner's fast path (issue 21) against a straightforward reference: the memoised engine shares a
+verdict between candidate stacks that agree on every component the feature's rules read (plan/deps.py);
+the reference judges every feature on every stack from scratch. On every case folder and plan case, and on
+boxes generated from them (other GPUs, drivers, releases of torch, the kernel, FlashInfer and SGLang, wanted
+features and holds), the plan, the facts after it and any error are the same both ways."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from stackcheck.errors import StackcheckError
+from stackcheck.facts.model import load_facts_file
+from stackcheck.knowledge.loader import load
+from stackcheck.knowledge.types import Release
+from stackcheck.plan import hypothetical
+from stackcheck.plan.deps import EVERY, feature_components, path_components
+from stackcheck.plan.planner import plan_and_facts
+from stackcheck.verdicts.context import Context
+from stackcheck.verdicts.engine import evaluate_all
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+M = load([], env={})
+CASES = sorted(p for group in ("cases", "plan_cases") for p in (ROOT / "tests" / group).iterdir() if p.is_dir())
+BASES = [c for c in CASES if (c / "facts.json").is_file()]
+FEATURES = [str(f["id"]) for f in M.features]
+
+
+def _both(facts: dict[str, Any], **kw: Any) -> tuple[Any, Any]:
+    """(fast, reference): each the plan's JSON and the facts after it, or the error's text."""
+    out: list[tuple[Any, ...]] = []
+    for memo in (True, False):
+        ctx = Context(facts=copy.deepcopy(facts), manifests=M)  # type: ignore[arg-type]
+        features, _ = evaluate_all(ctx)
+        try:
+            plan, after = plan_and_facts(ctx, list(features), memo=memo, **kw)
+            out.append((plan.to_json(), after))
+        except StackcheckError as exc:
+            out.append(("error", type(exc).__name__, exc.message))
+    return out[0], out[1]
+
+
+def _options(case: Path) -> dict[str, Any]:
+    f = case / "options.json"
+    opts = json.loads(f.read_text()) if f.is_file() else {}
+    return {k: v for k, v in opts.items() if k in ("want", "hold", "pins")}
+
+
+@pytest.mark.parametrize("case", BASES, ids=[c.name for c in BASES])
+def test_every_case_plans_the_same_with_and_without_the_memo(case: Path) -> None:
+    facts = load_facts_file(str(case / "facts.json"))
+    fast, reference = _both(dict(facts), **_options(case))
+    assert fast == reference
+
+
+def test_the_memo_judges_each_distinct_dependency_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The memo judges a feature once per distinct value of what it depends on: a feature that reads only
+    SGLang's release is judged once per SGLang release among the stacks, and the whole plan judges fewer
+    stacks than the reference. (How many fewer is a property of the data: SGLang's releases pin their kernel
+    package and FlashInfer, so features that read those vary with SGLang anyway; the write-up box's default plan
+    judged 272 against 402 and its --want torch-symm-mem 281 against 590 with the manifests of 2026-12-01.)"""
+    engines: list[hypothetical.Engine] = []
+    requests: dict[int, list[tuple[str, dict[str, Any]]]] = {}
+    judged: dict[int, list[str]] = {}
+    real_init = hypothetical.Engine.__init__
+    real_with = hypothetical.Engine.verdict_with
+    real_on = hypothetical.Engine.verdict_on
+
+    def init(self: hypothetical.Engine, *a: Any, **k: Any) -> None:
+        real_init(self, *a, **k)
+        engines.append(self)
+
+    def verdict_with(self: hypothetical.Engine, choices: Any, fid: str, facts: Any) -> Any:
+        requests.setdefault(id(self), []).append((fid, dict(choices)))
+        return real_with(self, choices, fid, facts)
+
+    def verdict_on(self: hypothetical.Engine, facts: Any, fid: str) -> Any:
+        judged.setdefault(id(self), []).append(fid)
+        return real_on(self, facts, fid)
+
+    monkeypatch.setattr(hypothetical.Engine, "__init__", init)
+    monkeypatch.setattr(hypothetical.Engine, "verdict_with", verdict_with)
+    monkeypatch.setattr(hypothetical.Engine, "verdict_on", verdict_on)
+    facts = load_facts_file(str(ROOT / "tests" / "cases" / "writeup-after" / "facts.json"))
+    for want in (None, ["torch-symm-mem"]):
+        engines.clear()
+        requests.clear()
+        judged.clear()
+        _both(dict(facts), want=want)
+        fast, reference = engines
+        assert fast.memo and not reference.memo
+        assert fast.evaluations < reference.evaluations, (fast.evaluations, reference.evaluations)
+        only_sglang = [f for f, deps in fast._deps.items() if deps == (frozenset({"sglang"}), frozenset())]
+        assert only_sglang  # mxfp8 reads only SGLang's release
+        for fid in only_sglang:
+            releases = {str(ch.get("sglang")) for f, ch in requests.get(id(fast), []) if f == fid}
+            assert judged.get(id(fast), []).count(fid) == len(releases), (fid, releases)
+            assert reference.evaluations > 0
+
+
+def test_unknown_paths_make_a_feature_depend_on_everything() -> None:
+    assert path_components("no.such.path") is None
+    weird = {"id": "x", "needs": ["sglang"], "rules": [{"require": {"fact": "mystery.value", "op": "==", "value": 1}}]}
+    assert feature_components(weird, M) == (EVERY, frozenset())
+    ok = {"id": "y", "needs": ["sglang", "torch"], "rules": [{"require": {"fact": "pkg.sglang.version"}}]}
+    assert feature_components(ok, M) == (frozenset({"sglang"}), frozenset({"torch"}))
+    gpu_rule = {"id": "z", "rules": [{"when": {"fact": "gpu.cc_major"}, "require": {"fact": "topology.p2p"}}]}
+    assert feature_components(gpu_rule, M, has_gpus=True) == (frozenset(), frozenset())
+    assert feature_components(gpu_rule, M, has_gpus=False) == (frozenset({"driver"}), frozenset())
+
+
+# ---- generated boxes ---------------------------------------------------------------------------------
+
+
+def _releases(name: str) -> list[Release]:
+    return [r for r in M.releases(name) if isinstance(r.get("version"), str)]
+
+
+def _variants(rel: dict[str, Any]) -> list[str]:
+    return [str(v["variant"]) for v in rel.get("variants") or [] if isinstance(v, dict) and v.get("variant")]
+
+
+ARCHS = [(str(a["compute_capability"]), str(a.get("name"))) for a in M.architectures]
+BRANCHES = [b for b in (M.components.get("driver") or {}).get("branches") or [] if isinstance(b, dict)]
+
+
+@st.composite
+def boxes(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Any]]:
+    base = draw(st.sampled_from(BASES))
+    facts: dict[str, Any] = copy.deepcopy(dict(load_facts_file(str(base / "facts.json"))))
+    if draw(st.booleans()):  # other GPUs
+        cc, name = draw(st.sampled_from(ARCHS))
+        n = draw(st.sampled_from([0, 1, 2, 8]))
+        facts["gpus"] = [
+            {"index": i, "name": name, "compute_capability": cc, "uuid": None, "pci_bus_id": None, "memory_bytes": None}
+            for i in range(n)
+        ]
+        facts["topology"] = {"interconnect": draw(st.sampled_from(["nvlink", "pcie-host-bridge", None])),
+                             "same_model": True, "gpu_count": n, "p2p": None, "pairs": []}  # fmt: skip
+    if draw(st.booleans()):  # another driver, or none
+        branch = draw(st.none() | st.sampled_from(BRANCHES))
+        if branch is None:
+            facts["driver"] = {"version": None, "cuda": None, "source": "none", "error": "NVML: driver not loaded"}
+        else:
+            first = branch.get("first_version") or f"{branch['branch']}.0"
+            facts["driver"] = {"version": str(first), "cuda": branch.get("cuda"), "source": "nvml"}
+    pkgs = dict(facts.get("packages") or {})
+    for name in ("torch", "sgl-kernel", "sglang-kernel", "flashinfer-python", "sglang"):
+        what = draw(st.sampled_from(["keep", "keep", "absent", "release"]))
+        if what == "absent":
+            pkgs[name] = {"installed": False}
+        elif what == "release" and _releases(name):
+            rel = draw(st.sampled_from(_releases(name)))
+            version = str(rel["version"])
+            variants = _variants(rel)
+            entry: dict[str, Any] = {"installed": True, "version": version, "dist_version": version}
+            if variants and name != "flashinfer-python" and name != "sglang":
+                variant = draw(st.sampled_from(variants))
+                entry.update(version=f"{version}+{variant}", variant=variant)
+            pkgs[name] = entry
+    facts["packages"] = pkgs
+    request: dict[str, Any] = {}
+    wanted = draw(st.lists(st.sampled_from(FEATURES), max_size=2, unique=True))
+    if wanted:
+        request["want"] = wanted
+    held = draw(st.lists(st.sampled_from(["driver", "torch", "sglang", "flashinfer"]), max_size=1))
+    if held:
+        request["hold"] = held
+    return facts, request
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(boxes())
+def test_generated_boxes_plan_the_same_with_and_without_the_memo(box: tuple[dict[str, Any], dict[str, Any]]) -> None:
+    facts, request = box
+    fast, reference = _both(facts, **request)
+    assert fast == reference
+
+
+# ---- the solver's pin index -----------------------------------------------------------------------------
+
+_VERSIONS = sorted(
+    {str(r["version"]) for n in ("torch", "sglang", "flashinfer-python", "sgl-kernel") for r in _releases(n)}
+)
+
+
+@given(
+    st.sampled_from(_VERSIONS)
+    | st.from_regex(r"[0-9]{1,2}(\.[0-9]{1,2}){0,3}(\.post[0-9]|rc[0-9]|\+cu1[23]0)?", fullmatch=True),
+    st.sampled_from(["==", "===", ">=", "~=", "!="]),
+    st.booleans(),
+)
+def test_an_exact_pin_admits_what_version_in_admits(version: str, op: str, wildcard: bool) -> None:
+    from stackcheck.facts.versions import version_in
+    from stackcheck.plan.solver import _by_public, _pinned
+
+    spec = f"{op}{version}{'.*' if wildcard and '+' not in version else ''}"
+    index = _by_public(_VERSIONS, lambda v: v)
+    pinned = _pinned(_VERSIONS, index, spec)
+    if pinned is None:  # not an exact pin: the solver scans with version_in
+        return
+    assert [v for _, v in pinned] == [v for v in _VERSIONS if version_in(v, spec)]

@@ -1,0 +1,235 @@
+"""The probes of issue 16 on filesystems built by the tests: the JIT toolchain (jit.py), the CUDA libraries the
+loader finds (cudalibs.py) and the IOMMU / ACS state above the GPUs (pcie.py)."""
+
+from __future__ import annotations
+
+import os
+import stat
+import struct
+from pathlib import Path
+from typing import Any
+
+import pytest
+from readers.test_libs import _build_cache
+
+from stackcheck.probes.cudalibs import CudaLibsProbe, probe_cuda_libs
+from stackcheck.probes.fsview import HostView
+from stackcheck.probes.interface import ProbeContext
+from stackcheck.probes.jit import JitProbe, probe_jit
+from stackcheck.probes.pcie import PcieProbe, acs_control, probe_pcie
+
+
+def touch(path: Path, text: str = "") -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def make_exe(path: Path, body: str) -> Path:
+    touch(path, "#!/bin/sh\n" + body + "\n")
+    path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return path
+
+
+def toolkit(path: str, version: str | None, source: str, active: bool = True) -> dict[str, Any]:
+    return {"path": path, "version": version, "source": source, "nvcc": None, "active_for_build": active}
+
+
+# ---- jit ------------------------------------------------------------------------------------------------
+
+
+def elf(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"\x7fELF" + bytes(60))  # the compiler itself, not a wrapper script
+    return path
+
+
+def test_jit_reads_the_build_toolkit_and_its_headers(tmp_path: Path) -> None:
+    elf(tmp_path / "usr/local/cuda-12.8/bin/nvcc")
+    touch(tmp_path / "usr/local/cuda-12.8/include/cuda_fp8.h")  # no cuda_fp4.h: an incomplete toolkit
+    facts = {
+        "cuda_toolkits": [
+            toolkit("/usr/local/cuda-13.0", "13.0.88", "/usr/local/cuda", active=False),
+            toolkit("/usr/local/cuda-12.8", "12.8.93", "CUDA_HOME"),
+        ]
+    }
+    jit = probe_jit(facts, {}, HostView(str(tmp_path)))
+    assert jit["toolkit"] == "/usr/local/cuda-12.8" and jit["chosen_by"] == "CUDA_HOME"
+    assert jit["nvcc"] == "/usr/local/cuda-12.8/bin/nvcc" and jit["nvcc_found"] is True
+    assert jit["cuda"] == "12.8"
+    assert jit["fp8_header"] is True and jit["fp4_header"] is False
+    assert "error" not in jit
+
+
+def test_jit_distribution_nvcc_and_no_toolkit(tmp_path: Path) -> None:
+    elf(tmp_path / "usr/bin/nvcc")  # /usr/bin/nvcc from the distribution: the toolkit is /usr
+    jit = probe_jit({"cuda_toolkits": [toolkit("/usr", "11.5.119", "nvcc")]}, {}, HostView(str(tmp_path)))
+    assert (jit["toolkit"], jit["cuda"], jit["nvcc_found"], jit["fp8_header"]) == ("/usr", "11.5", True, False)
+    none = probe_jit({"cuda_toolkits": [toolkit("/usr/local/cuda-12.8", "12.8.1", "/usr/local/cuda", False)]}, {},
+                     HostView(str(tmp_path)))  # fmt: skip
+    assert none["chosen_by"] == "none" and none["nvcc_found"] is False and none["nvcc"] is None
+    unknown = probe_jit({}, {}, HostView(str(tmp_path)))
+    assert unknown["nvcc_found"] is None and "not probed" in unknown["error"]
+
+
+def test_jit_headers_of_a_wrapper_or_a_linked_nvcc(tmp_path: Path) -> None:
+    # /usr/local/bin/nvcc as a wrapper script: its toolkit's headers are not known, so neither missing nor there
+    touch(tmp_path / "usr/local/bin/nvcc", '#!/bin/sh\nexec /usr/local/cuda-13.0/bin/nvcc "$@"\n')
+    wrapped = probe_jit({"cuda_toolkits": [toolkit("/usr/local", "13.0.88", "nvcc")]}, {}, HostView(str(tmp_path)))
+    assert wrapped["nvcc_found"] is True and wrapped["fp8_header"] is None and "wrapper" in wrapped["headers_reason"]
+    # a link to the real compiler: nvcc adds its own toolkit's include directory, and so does the probe
+    elf(tmp_path / "usr/local/cuda-13.0/bin/nvcc")
+    touch(tmp_path / "usr/local/cuda-13.0/targets/x86_64-linux/include/cuda_fp8.h")
+    (tmp_path / "opt/bin").mkdir(parents=True)
+    (tmp_path / "opt/bin/nvcc").symlink_to(tmp_path / "usr/local/cuda-13.0/bin/nvcc")
+    linked = probe_jit({"cuda_toolkits": [toolkit(str(tmp_path / "opt"), "13.0.88", "nvcc")]}, {}, HostView("/"))
+    assert linked["fp8_header"] is True and linked["fp4_header"] is False
+
+
+def test_jit_cuda_home_without_nvcc_and_a_bad_version(tmp_path: Path) -> None:
+    (tmp_path / "opt/cuda/include").mkdir(parents=True)
+    tk = toolkit("/opt/cuda", "weird", "CUDA_HOME")
+    tk["error"] = "no version file"
+    jit = probe_jit({"cuda_toolkits": [tk]}, {}, HostView(str(tmp_path)))
+    assert jit["nvcc_found"] is False and jit["cuda"] is None and jit["error"] == "no version file"
+
+
+def test_triton_ptxas_override_is_run_for_its_version(tmp_path: Path) -> None:
+    ptxas = make_exe(tmp_path / "ptxas", "echo 'Cuda compilation tools, release 13.0, V13.0.88'")
+    silent = make_exe(tmp_path / "silent", "exit 3")
+    env = {"TRITON_PTXAS_PATH": str(ptxas), "TRITON_PTXAS_BLACKWELL_PATH": str(silent)}
+    jit = probe_jit({"cuda_toolkits": []}, env, HostView("/"))
+    assert jit["triton_ptxas"]["TRITON_PTXAS_PATH"] == {"path": str(ptxas), "version": "13.0.88"}
+    bw = jit["triton_ptxas"]["TRITON_PTXAS_BLACKWELL_PATH"]
+    assert bw["version"] is None and "exited 3" in bw["error"]
+    missing = probe_jit({"cuda_toolkits": []}, {"TRITON_PTXAS_PATH": "/nonexistent/ptxas"}, HostView("/"))
+    assert "does not exist" in missing["triton_ptxas"]["TRITON_PTXAS_PATH"]["error"]
+    # another root's binary is never executed (it may not even be for this machine)
+    (tmp_path / "r/bin").mkdir(parents=True)
+    make_exe(tmp_path / "r/bin/ptxas", "echo 'Cuda compilation tools, release 13.0, V13.0.88'")
+    other = probe_jit({"cuda_toolkits": []}, {"TRITON_PTXAS_PATH": "/bin/ptxas"}, HostView(str(tmp_path / "r")))
+    assert other["triton_ptxas"]["TRITON_PTXAS_PATH"]["version"] is None
+    assert "not run" in other["triton_ptxas"]["TRITON_PTXAS_PATH"]["error"]
+
+
+def test_triton_ptxas_that_hangs_is_cut_off(tmp_path: Path) -> None:
+    slow = make_exe(tmp_path / "ptxas", "sleep 30")
+    jit = probe_jit({"cuda_toolkits": []}, {"TRITON_PTXAS_PATH": str(slow)}, HostView("/"), timeout_s=0.3)
+    assert "timed out" in jit["triton_ptxas"]["TRITON_PTXAS_PATH"]["error"]
+
+
+def test_jit_probe_class_needs_the_first_round(tmp_path: Path) -> None:
+    ctx = ProbeContext(env={}, root=tmp_path)
+    assert JitProbe().run(ctx).status == "skipped"
+    elf(tmp_path / "cuda/bin/nvcc")
+    ctx.facts = {"cuda_toolkits": [toolkit("/cuda", "13.0.88", "CUDA_HOME")]}
+    result = JitProbe().run(ctx)
+    assert result.status == "ok"  # missing headers are a finding for the checks, not a probe failure
+    assert result.facts["jit"]["nvcc_found"] is True and result.facts["jit"]["fp8_header"] is False
+
+
+# ---- cuda_libs ------------------------------------------------------------------------------------------
+
+
+def test_cuda_libs_from_ld_library_path_cache_and_defaults(tmp_path: Path) -> None:
+    touch(tmp_path / "opt/cuda12/lib/libcudart.so.12")
+    touch(tmp_path / "usr/lib/x86_64-linux-gnu/libnvrtc.so.13")
+    view = HostView(str(tmp_path))
+    cache = _build_cache([("libcublas.so.12", "/usr/local/cuda-12.8/lib64/libcublas.so.12", 0x303)])
+    (tmp_path / "etc").mkdir()
+    (tmp_path / "etc/ld.so.cache").write_bytes(cache)
+    libs = probe_cuda_libs({"LD_LIBRARY_PATH": "/opt/cuda12/lib:relative/ignored"}, view)
+    assert libs["libcudart.so.12"] == "/opt/cuda12/lib/libcudart.so.12"
+    assert libs["libnvrtc.so.13"] == "/usr/lib/x86_64-linux-gnu/libnvrtc.so.13"  # a default directory
+    assert libs["libcublas.so.12"] == "/usr/local/cuda-12.8/lib64/libcublas.so.12"
+    assert libs["libcudart.so.13"] is None and libs["ld_cache"] == "file"
+
+
+def test_cuda_libs_without_or_with_a_broken_cache(tmp_path: Path) -> None:
+    result = CudaLibsProbe().run(ProbeContext(env={}, root=tmp_path))
+    assert result.status == "ok" and result.facts["cuda_libs"]["ld_cache"].startswith("unavailable")
+    touch(tmp_path / "etc/ld.so.cache", "garbage" * 20)
+    broken = CudaLibsProbe().run(ProbeContext(env={}, root=tmp_path))
+    assert broken.status == "partial" and "not an ld.so cache" in str(broken.reason)
+
+
+# ---- pcie -----------------------------------------------------------------------------------------------
+
+
+def config_with_acs(control: int | None, size: int = 4096) -> bytes:
+    data = bytearray(size)
+    if size > 0x100:
+        # one unrelated extended capability (AER, id 1) pointing at the ACS capability (id 0xD) at 0x150
+        struct.pack_into("<I", data, 0x100, 0x0001 | (1 << 16) | (0x150 << 20))
+        if control is not None:
+            struct.pack_into("<I", data, 0x150, 0x000D | (1 << 16))
+            struct.pack_into("<H", data, 0x156, control)
+    return bytes(data)
+
+
+def make_sys(root: Path, acs: dict[str, bytes], group_type: str | None = "DMA-FQ") -> None:
+    """Two GPUs behind one PCIe switch: root port 00:01.0 -> switch 01:00.0 -> downstream 02:00.0 / 02:01.0."""
+    devices = root / "sys/devices/pci0000:00"
+    paths = {
+        "0000:00:01.0": devices / "0000:00:01.0",
+        "0000:01:00.0": devices / "0000:00:01.0/0000:01:00.0",
+        "0000:02:00.0": devices / "0000:00:01.0/0000:01:00.0/0000:02:00.0",
+        "0000:02:01.0": devices / "0000:00:01.0/0000:01:00.0/0000:02:01.0",
+        "0000:03:00.0": devices / "0000:00:01.0/0000:01:00.0/0000:02:00.0/0000:03:00.0",
+        "0000:04:00.0": devices / "0000:00:01.0/0000:01:00.0/0000:02:01.0/0000:04:00.0",
+    }
+    bus = root / "sys/bus/pci/devices"
+    bus.mkdir(parents=True)
+    for bdf, path in paths.items():
+        path.mkdir(parents=True, exist_ok=True)
+        (path / "config").write_bytes(acs.get(bdf, config_with_acs(None)))
+        (bus / bdf).symlink_to(os.path.relpath(path, bus))
+    drv = root / "sys/bus/pci/drivers/nvidia"
+    drv.mkdir(parents=True)
+    for n, gpu in enumerate(("0000:03:00.0", "0000:04:00.0")):
+        (drv / gpu).symlink_to(os.path.relpath(paths[gpu], drv))
+        if group_type is not None:
+            group = root / f"sys/kernel/iommu_groups/{20 + n}"
+            touch(group / "type", group_type + "\n")
+            (paths[gpu] / "iommu_group").symlink_to(os.path.relpath(group, paths[gpu]))
+    touch(drv / "new_id")  # not a device
+
+
+def test_pcie_translated_iommu_and_acs_redirect(tmp_path: Path) -> None:
+    make_sys(tmp_path, {"0000:02:00.0": config_with_acs(0x001D), "0000:02:01.0": config_with_acs(0x0001)})
+    pcie = probe_pcie(HostView(str(tmp_path)))
+    assert pcie["gpus"] == ["0000:03:00.0", "0000:04:00.0"]
+    assert pcie["iommu"] == "translated"
+    assert pcie["iommu_groups"]["0000:03:00.0"] == {"group": "20", "type": "DMA-FQ"}
+    assert pcie["acs"] == "enabled" and pcie["acs_redirect"] == ["0000:02:00.0"]
+
+
+def test_pcie_passthrough_and_no_redirect(tmp_path: Path) -> None:
+    make_sys(tmp_path, {"0000:02:00.0": config_with_acs(0x0001)}, group_type="identity")
+    pcie = probe_pcie(HostView(str(tmp_path)))
+    assert (pcie["iommu"], pcie["acs"], pcie["acs_redirect"]) == ("passthrough", "disabled", [])
+
+
+def test_pcie_iommu_off_and_acs_unreadable_without_root(tmp_path: Path) -> None:
+    make_sys(tmp_path, {"0000:00:01.0": config_with_acs(0x001D, size=64)}, group_type=None)
+    pcie = probe_pcie(HostView(str(tmp_path)))
+    assert pcie["iommu"] == "off"
+    assert pcie["acs"] == "unknown" and "needs root" in pcie["acs_reason"] and "64 of 4096" in pcie["acs_reason"]
+
+
+def test_pcie_without_gpus_is_skipped(tmp_path: Path) -> None:
+    result = PcieProbe().run(ProbeContext(env={}, root=tmp_path))
+    assert result.status == "skipped" and result.facts["pcie"]["iommu"] is None
+
+
+@pytest.mark.parametrize(
+    ("config", "expected"),
+    [
+        (config_with_acs(0x000C), 0x000C),
+        (config_with_acs(None), None),
+        (b"\0" * 4096, None),  # an empty capability list
+        (bytes(0x100) + struct.pack("<I", 0x0001 | (0x100 << 20)) + bytes(4096 - 0x104), None),  # a loop
+    ],
+)
+def test_acs_control_walks_the_extended_capabilities(config: bytes, expected: int | None) -> None:
+    assert acs_control(config) == expected

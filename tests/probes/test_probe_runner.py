@@ -1,0 +1,220 @@
+"""The probe runner: concurrency, timeouts, failures become data, merge, torch toolkit marking."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+
+from stackcheck.errors import UsageError
+from stackcheck.facts.model import Facts
+from stackcheck.probes import PROBES
+from stackcheck.probes.interface import Probe, ProbeContext, ProbeResult
+from stackcheck.probes.runner import mark_torch_toolkit, run_probes
+
+_release = threading.Event()
+
+
+class HangProbe(Probe):
+    name: ClassVar[str] = "hang"
+    timeout_s: ClassVar[float] = 0.3
+    sections: ClassVar[tuple[str, ...]] = ("driver", "gpus")
+
+    def run(self, ctx: ProbeContext) -> ProbeResult:
+        _release.wait(30)
+        return ProbeResult({"driver": {"version": "late"}})
+
+
+class RaiseProbe(Probe):
+    name: ClassVar[str] = "raise"
+    sections: ClassVar[tuple[str, ...]] = ("system",)
+
+    def run(self, ctx: ProbeContext) -> ProbeResult:
+        raise RuntimeError("boom\nsecond line")
+
+
+class OkProbe(Probe):
+    name: ClassVar[str] = "ok"
+    sections: ClassVar[tuple[str, ...]] = ("cuda_toolkits",)
+
+    def run(self, ctx: ProbeContext) -> ProbeResult:
+        time.sleep(0.05)
+        return ProbeResult({"cuda_toolkits": []})
+
+
+REGISTRY: dict[str, type[Probe]] = {"hang": HangProbe, "raise": RaiseProbe, "ok": OkProbe}
+
+
+def test_hang_raise_ok() -> None:
+    start = time.monotonic()
+    facts, outcomes = run_probes(["hang", "raise", "ok"], ProbeContext(env={}), budget_s=5, registry=REGISTRY)
+    elapsed = time.monotonic() - start
+    _release.set()
+    assert elapsed < 2
+    by_name = {o["name"]: o for o in outcomes}
+    assert [o["name"] for o in outcomes] == ["hang", "raise", "ok"]
+    assert by_name["hang"]["status"] == "timeout"
+    assert by_name["hang"]["reason"] == "probe timed out after 0.3s"
+    assert facts["driver"] == {"error": "probe timed out after 0.3s"}
+    assert facts["gpus"] == []
+    assert by_name["raise"]["status"] == "failed"
+    assert by_name["raise"]["reason"] == "RuntimeError: boom"
+    assert facts["system"] == {"error": "RuntimeError: boom"}
+    assert by_name["ok"]["status"] == "ok"
+    assert facts["cuda_toolkits"] == []
+    assert by_name["ok"]["duration_ms"] >= 40
+
+
+def test_budget_caps_probe_timeout() -> None:
+    _release.clear()
+    start = time.monotonic()
+    _, outcomes = run_probes(["hang"], ProbeContext(env={}), budget_s=0.1, registry=REGISTRY)
+    _release.set()
+    assert time.monotonic() - start < 1
+    assert outcomes[0]["reason"] == "probe timed out after 0.1s"
+
+
+def test_unknown_probe_is_usage_error() -> None:
+    with pytest.raises(UsageError, match="unknown probe 'nope'"):
+        run_probes(["nope"], ProbeContext(env={}), registry=REGISTRY)
+
+
+def test_registry_names() -> None:
+    assert set(PROBES) >= {"nvml", "toolkits", "packages", "system"}
+    for name, cls in PROBES.items():
+        assert cls.name == name
+        assert cls.sections
+
+
+def test_real_probes_on_a_fake_root(tmp_path: Path) -> None:
+    ctx = ProbeContext(env={"PATH": ""}, root=tmp_path, path_dirs=[str(tmp_path)])
+    facts, outcomes = run_probes(list(PROBES), ctx)
+    assert {o["name"] for o in outcomes} == set(PROBES)
+    for section in ("driver", "gpus", "topology", "cuda_toolkits", "packages", "system"):
+        assert section in facts
+    assert facts["packages"]["torch"] == {"installed": False}
+
+
+def _facts(torch_cuda: Any, toolkits: list[dict[str, Any]]) -> Facts:
+    return {"packages": {"torch": {"installed": True, "cuda": torch_cuda}}, "cuda_toolkits": toolkits}  # type: ignore[typeddict-item]
+
+
+def test_mark_torch_toolkit() -> None:
+    tks: list[dict[str, Any]] = [
+        {"path": "/usr/local/cuda", "version": "13.0.88", "source": "/usr/local/cuda"},
+        {"path": "/sp/nvidia/cuda_runtime", "version": "12.8.90", "source": "pip"},
+        {"path": "/sp/nvidia/cu13", "version": "13.0.96", "source": "pip"},
+    ]
+    facts = _facts("13.0", tks)
+    mark_torch_toolkit(facts)
+    assert [t["active_for_torch"] for t in tks] == [False, False, True]
+    mark_torch_toolkit(_facts(None, tks))
+    assert not any(t["active_for_torch"] for t in tks)
+
+
+# -- waves: a probe starts when the probes producing its needs are done ----------------------------------
+
+_hold = threading.Event()
+
+
+class ProduceProbe(Probe):
+    name: ClassVar[str] = "produce"
+    sections: ClassVar[tuple[str, ...]] = ("python",)
+
+    def run(self, ctx: ProbeContext) -> ProbeResult:
+        time.sleep(0.2)
+        return ProbeResult({"python": {"sys_path": ["/x"]}})
+
+
+class ConsumeProbe(Probe):
+    name: ClassVar[str] = "consume"
+    sections: ClassVar[tuple[str, ...]] = ("packages",)
+    needs: ClassVar[tuple[str, ...]] = ("python",)
+
+    def run(self, ctx: ProbeContext) -> ProbeResult:
+        seen = ctx.facts.get("python")
+        return ProbeResult({"packages": {"seen": seen, "deadline_set": ctx.deadline is not None}})
+
+
+class SlowDriverProbe(Probe):
+    name: ClassVar[str] = "slowdriver"
+    timeout_s: ClassVar[float] = 1.5
+    sections: ClassVar[tuple[str, ...]] = ("driver",)
+
+    def run(self, ctx: ProbeContext) -> ProbeResult:
+        _hold.wait(30)
+        return ProbeResult({"driver": {}})
+
+
+class HangProducer(Probe):
+    name: ClassVar[str] = "hangproducer"
+    timeout_s: ClassVar[float] = 30
+    sections: ClassVar[tuple[str, ...]] = ("python",)
+
+    def run(self, ctx: ProbeContext) -> ProbeResult:
+        _hold.wait(30)
+        return ProbeResult({"python": {}})
+
+
+class CycleA(Probe):
+    name: ClassVar[str] = "cycle_a"
+    sections: ClassVar[tuple[str, ...]] = ("a",)
+    needs: ClassVar[tuple[str, ...]] = ("b",)
+
+    def run(self, ctx: ProbeContext) -> ProbeResult:
+        return ProbeResult({})
+
+
+class CycleB(CycleA):
+    name: ClassVar[str] = "cycle_b"
+    sections: ClassVar[tuple[str, ...]] = ("b",)
+    needs: ClassVar[tuple[str, ...]] = ("a",)
+
+
+WAVES: dict[str, type[Probe]] = {
+    p.name: p for p in (ProduceProbe, ConsumeProbe, SlowDriverProbe, HangProducer, CycleA, CycleB)
+}
+
+
+def test_a_probe_waits_for_its_needs_and_not_for_a_slow_driver() -> None:
+    _hold.clear()
+    start = time.monotonic()
+    facts, outcomes = run_probes(["slowdriver", "consume", "produce"], ProbeContext(env={}), 5, WAVES)
+    _hold.set()
+    by = {o["name"]: o for o in outcomes}
+    assert [o["name"] for o in outcomes] == ["slowdriver", "consume", "produce"]
+    assert facts["packages"] == {"seen": {"sys_path": ["/x"]}, "deadline_set": True}
+    assert by["consume"]["status"] == "ok" and by["slowdriver"]["status"] == "timeout"
+    assert 1.4 < time.monotonic() - start < 3  # the driver's own timeout, not the 5 s budget
+
+
+def test_a_producer_that_eats_the_budget_leaves_no_time_to_its_consumers() -> None:
+    _hold.clear()
+    start = time.monotonic()
+    facts, outcomes = run_probes(["hangproducer", "consume"], ProbeContext(env={}), 0.4, WAVES)
+    _hold.set()
+    assert time.monotonic() - start < 2
+    by = {o["name"]: o for o in outcomes}
+    assert by["hangproducer"]["status"] == "timeout"
+    assert by["consume"]["status"] == "timeout" and "no time left" in str(by["consume"]["reason"])
+    assert facts["python"] == {"error": "probe timed out after 0.4s"}
+
+
+def test_waves_of_the_real_registry_and_no_cycles() -> None:
+    from stackcheck.probes import DEEP_PROBES, DEFAULT_PROBES
+    from stackcheck.probes.runner import waves
+
+    produced = {s for cls in PROBES.values() for s in cls.sections}
+    for name, cls in PROBES.items():
+        assert set(cls.needs) <= produced, f"{name} needs a section no probe produces"
+        assert not set(cls.needs) & set(cls.sections), name
+    assert set(DEFAULT_PROBES) | set(DEEP_PROBES) == set(PROBES)  # nothing registered and never run
+    got = waves([*DEFAULT_PROBES, *DEEP_PROBES], PROBES)
+    assert got[0] == ["python", "nvml", "cuda_libs", "pcie"]
+    assert set(got[1]) == {"toolkits", "packages", "system"}
+    assert set(got[2]) == {"source_tables", "derived", "environments", "binaries", "libs", "jit"}
+    with pytest.raises(ValueError, match="depends on itself"):
+        waves(["cycle_a", "cycle_b"], WAVES)

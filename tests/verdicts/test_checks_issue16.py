@@ -1,0 +1,248 @@
+"""The stack checks of issue 16 (JIT toolchain, Triton's ptxas, DeepGEMM, kernel load, NCCL, driver API,
+cuDNN, CPU torch, peer access, old releases) on facts built by hand, one cause at a time."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from stackcheck.knowledge.loader import Manifests, load
+from stackcheck.verdicts.context import Context
+from stackcheck.verdicts.engine import evaluate_check
+from stackcheck.verdicts.types import CheckVerdict
+
+
+@pytest.fixture(scope="module")
+def manifests() -> Manifests:
+    return load([])
+
+
+def pkg(version: str, **kw: Any) -> dict[str, Any]:
+    return {"installed": True, "version": version, **kw}
+
+
+def box(cc: str = "12.0", n: int = 1, **packages: Any) -> dict[str, Any]:
+    return {
+        "driver": {"version": "580.95.05", "cuda": "13.0"},
+        "gpus": [{"index": i, "name": "GPU", "compute_capability": cc} for i in range(n)],
+        "topology": {"interconnect": "single-gpu" if n == 1 else "pcie-switch", "gpu_count": n, "p2p": "all"},
+        "packages": {k.replace("_", "-"): v for k, v in packages.items()},
+        "system": {"env": {}},
+    }
+
+
+def check(manifests: Manifests, facts: dict[str, Any], cid: str, launch: dict[str, Any] | None = None) -> CheckVerdict:
+    spec = next(c for c in manifests.checks if c["id"] == cid)
+    return evaluate_check(spec, Context(facts=copy.deepcopy(facts), manifests=manifests, launch=launch or {}))  # type: ignore[arg-type]
+
+
+def failed(v: CheckVerdict) -> list[str]:
+    return [str(r.get("rule")) for r in v["reasons"] if r.get("result") == "fail"]
+
+
+def jit(cuda: str, nvcc: bool = True, fp8: bool = True, fp4: bool = True, **kw: Any) -> dict[str, Any]:
+    return {"toolkit": "/tk", "chosen_by": "CUDA_HOME", "nvcc": "/tk/bin/nvcc" if nvcc else None, "nvcc_found": nvcc,
+            "cuda": cuda, "fp8_header": fp8, "fp4_header": fp4, "triton_ptxas": kw.get("ptxas", {})}  # fmt: skip
+
+
+# ---- JIT toolchain --------------------------------------------------------------------------------------
+
+
+def test_old_nvcc_on_sm120_names_the_toolkit_not_the_gpu(manifests: Manifests) -> None:
+    facts = box("12.0", sglang=pkg("0.5.11"), flashinfer_python=pkg("0.6.8.post1"))
+    facts["jit"] = jit("12.8")
+    v = check(manifests, facts, "jit-toolchain")
+    assert v["status"] == "failed" and failed(v) == ["flashinfer-sm12x-cuda129"]
+    assert "sm75 or higher" in str(v["reasons"][0]["message"]) and "old nvcc" in str(v["reasons"][0]["message"])
+    facts["jit"] = jit("12.9")
+    assert check(manifests, facts, "jit-toolchain")["status"] == "ok"
+    facts["packages"]["flashinfer-python"] = pkg("0.6.3")  # before the SM 12.x normalisation: 12.8 compiles
+    facts["jit"] = jit("12.8")
+    assert check(manifests, facts, "jit-toolchain")["status"] == "ok"
+
+
+def test_no_nvcc_fails_unless_the_jit_cache_is_installed(manifests: Manifests) -> None:
+    facts = box("9.0", sglang=pkg("0.5.9"), flashinfer_python=pkg("0.6.3"))
+    facts["jit"] = jit("13.0", nvcc=False)
+    assert failed(check(manifests, facts, "jit-toolchain")) == ["nvcc-found", "sglang-jit-nvcc"]
+    facts["packages"]["flashinfer-jit-cache"] = pkg("0.6.3")
+    # FlashInfer's kernels are prebuilt now, but SGLang 0.5.9+ still compiles its own RoPE kernel with nvcc
+    assert failed(check(manifests, facts, "jit-toolchain")) == ["sglang-jit-nvcc"]
+    facts["packages"]["sglang"] = pkg("0.5.8")  # whose RoPE is sgl_kernel's (compiled ahead of time)
+    assert check(manifests, facts, "jit-toolchain")["status"] == "skipped"  # no rule applies without nvcc
+
+
+def test_headers_and_deepgemm_nvcc(manifests: Manifests) -> None:
+    facts = box("10.0", sglang=pkg("0.5.20"), flashinfer_python=pkg("0.6.18"), sgl_deep_gemm=pkg("0.2.0"))
+    facts["jit"] = jit("12.8", fp4=False)
+    assert sorted(failed(check(manifests, facts, "jit-toolchain"))) == ["deepgemm-nvcc", "fp4-header"]
+    facts["jit"] = jit("12.6", fp4=False)  # fp4 is needed only from 12.8 on; 12.6 is too old for SM100 anyway
+    assert sorted(failed(check(manifests, facts, "jit-toolchain"))) == [
+        "deepgemm-nvcc",
+        "nvcc-knows-gpu",
+        "sglang-jit-arch",
+    ]
+    facts["packages"]["sgl-deep-gemm"] = pkg("0.1.4")  # 0.1.x accepts nvcc >= 12.3
+    facts["jit"] = jit("12.8")
+    assert check(manifests, facts, "jit-toolchain")["status"] == "ok"
+
+
+def test_jit_unknown_without_facts_is_not_a_pass(manifests: Manifests) -> None:
+    v = check(manifests, box("9.0", sglang=pkg("0.5.9")), "jit-toolchain")
+    assert v["status"] == "unknown" and "not probed" in str(v["reasons"][0]["message"])
+
+
+# ---- Triton's ptxas --------------------------------------------------------------------------------------
+
+
+def test_triton_bundled_ptxas_per_gpu(manifests: Manifests) -> None:
+    gb10 = box("12.1", triton=pkg("3.5.1"))
+    v = check(manifests, gb10, "triton-ptxas")
+    assert failed(v) == ["ptxas-knows-gpu", "sm12x-tma-gather"] and v["status"] == "failed"
+    assert v["reasons"][0]["observed"] == "12.8" and v["reasons"][0]["required"] == ">= 12.9"
+    gb10["packages"]["triton"] = pkg("3.6.0")  # ptxas-blackwell 12.9.86 is used for SM >= 100
+    assert check(manifests, gb10, "triton-ptxas")["status"] == "ok"
+    h100 = box("9.0", triton=pkg("3.2.0"))
+    assert check(manifests, h100, "triton-ptxas")["status"] == "ok"
+    b300 = box("10.3", triton=pkg("3.4.0"))  # sm_103 needs 12.9; 3.4.0 has one ptxas, 12.8
+    assert failed(check(manifests, b300, "triton-ptxas")) == ["ptxas-knows-gpu"]
+
+
+def test_triton_override_reads_the_variable_triton_reads(manifests: Manifests) -> None:
+    override = {"path": "/usr/local/cuda/bin/ptxas", "version": "13.0.88"}
+    facts = box("12.1", triton=pkg("3.5.1"))
+    facts["jit"] = jit("13.0", ptxas={"TRITON_PTXAS_PATH": override})
+    assert failed(check(manifests, facts, "triton-ptxas")) == ["sm12x-tma-gather"]  # 3.5 reads TRITON_PTXAS_PATH
+    facts["packages"]["triton"] = pkg("3.6.0")
+    facts["jit"] = jit("13.0", ptxas={"TRITON_PTXAS_PATH": {"path": "/old/ptxas", "version": "12.4.99"}})
+    assert check(manifests, facts, "triton-ptxas")["status"] == "ok"  # 3.6 reads TRITON_PTXAS_BLACKWELL_PATH here
+    facts["jit"] = jit("13.0", ptxas={"TRITON_PTXAS_BLACKWELL_PATH": {"path": "/old/ptxas", "version": "12.8.93"}})
+    assert failed(check(manifests, facts, "triton-ptxas")) == ["ptxas-knows-gpu"]
+    facts["jit"] = jit("13.0", ptxas={"TRITON_PTXAS_BLACKWELL_PATH": {"path": "/x", "version": None, "error": "gone"}})
+    v = check(manifests, facts, "triton-ptxas")
+    assert v["status"] == "unknown" and "gone" in str(v["reasons"][0]["message"])
+
+
+# ---- DeepGEMM, kernel load, old releases ----------------------------------------------------------------
+
+
+def test_deepgemm_arch_majors(manifests: Manifests) -> None:
+    facts = box("12.0", sgl_deep_gemm=pkg("0.1.4"))
+    v = check(manifests, facts, "deepgemm-arch")
+    assert v["status"] == "warning" and "Unsupported architecture" in str(v["reasons"][0]["message"])
+    facts["packages"]["sgl-deep-gemm"] = pkg("0.1.5")
+    assert check(manifests, facts, "deepgemm-arch")["status"] == "ok"
+
+
+def test_cuda12_kernel_on_cuda13_torch_needs_the_cuda12_runtime(manifests: Manifests) -> None:
+    facts = box("12.1", torch=pkg("2.9.1+cu130", cuda="13.0", variant="cu130"), sgl_kernel=pkg("0.3.21"))
+    facts["packages"]["nvidia-cuda-runtime-cu12"] = {"installed": False}
+    facts["packages"]["nvidia-cuda-nvrtc-cu12"] = {"installed": False}
+    facts["cuda_libs"] = {"libcudart.so.12": None, "libnvrtc.so.12": None}
+    v = check(manifests, facts, "kernel-runtime-libs")
+    assert failed(v) == ["cudart-12", "nvrtc-12"] and "libnvrtc.so.12: cannot open" in str(v["reasons"][1]["message"])
+    facts["packages"]["nvidia-cuda-runtime-cu12"] = pkg("12.9.79")  # not on the loader's path next to a cu13 torch
+    facts["cuda_libs"]["libnvrtc.so.12"] = "/usr/local/cuda-12.9/lib64/libnvrtc.so.12"
+    assert failed(check(manifests, facts, "kernel-runtime-libs")) == ["cudart-12"]
+    facts["cuda_libs"]["libcudart.so.12"] = "/usr/local/cuda-12.9/lib64/libcudart.so.12"
+    assert check(manifests, facts, "kernel-runtime-libs")["status"] == "ok"
+    cu12_torch = box("9.0", torch=pkg("2.9.1+cu128", cuda="12.8", variant="cu128"), sgl_kernel=pkg("0.3.21"))
+    assert check(manifests, cu12_torch, "kernel-runtime-libs")["status"] == "skipped"
+
+
+def test_older_than_the_manifests_is_a_failure_not_an_unknown(manifests: Manifests) -> None:
+    facts = box("8.0", torch=pkg("2.7.1+cu126"), sglang=pkg("0.4.9.post4"), sgl_kernel=pkg("0.2.7"))
+    v = check(manifests, facts, "kernel-release-known")
+    assert v["status"] == "failed" and failed(v) == ["sgl-kernel-known", "sglang-known"]
+    facts["packages"].update({"sglang": pkg("0.5.9"), "sgl-kernel": pkg("0.3.21")})
+    assert check(manifests, facts, "kernel-release-known")["status"] == "ok"
+    facts["packages"]["sgl-kernel"] = pkg("0.3.15")  # between known releases: not "older"
+    assert check(manifests, facts, "kernel-release-known")["status"] == "ok"
+
+
+@pytest.mark.parametrize(
+    ("kernel", "torch", "status"),
+    [("0.0.5", "2.5.1+cu124", "ok"), ("0.1.2", "2.7.0+cu128", "failed"), ("0.1.4", "2.6.0", "ok"),
+     ("0.2.7", "2.7.1+cu126", "ok"), ("0.2.7", "2.8.0+cu128", "failed"), ("0.3.21", "2.9.1", "skipped")],
+)  # fmt: skip
+def test_old_kernel_torch_pairs(manifests: Manifests, kernel: str, torch: str, status: str) -> None:
+    facts = box("9.0", torch=pkg(torch), sgl_kernel=pkg(kernel))
+    v = check(manifests, facts, "sgl-kernel-torch-pair-old")
+    assert v["status"] == status
+    if status == "failed":
+        assert "undefined symbol: _ZN3c10" in str(v["reasons"][0]["message"])
+
+
+# ---- NCCL, PCIe, driver API, cuDNN, CPU torch, peer access ----------------------------------------------
+
+
+def test_nccl_two_wheels_and_old_nccl_on_blackwell(manifests: Manifests) -> None:
+    facts = box("12.0", 4, nvidia_nccl_cu12=pkg("2.29.3"), nvidia_nccl_cu13=pkg("2.29.7"))
+    v = check(manifests, facts, "nccl")
+    assert failed(v) == ["one-nccl-wheel"] and "ncclCommResume" in str(v["reasons"][0]["message"])
+    old = box("12.0", 4, nvidia_nccl_cu12=pkg("2.21.5"))
+    assert failed(check(manifests, old, "nccl")) == ["nvidia-nccl-cu12-blackwell-code", "nvidia-nccl-cu12-sm120-fixes"]
+    hopper = box("9.0", 4, nvidia_nccl_cu12=pkg("2.21.5"))
+    assert check(manifests, hopper, "nccl")["status"] == "ok"
+
+
+def test_pcie_path_fails_where_nccl_would_use_p2p(manifests: Manifests) -> None:
+    facts = box("12.0", 2)
+    facts["pcie"] = {"iommu": "translated", "acs": "unknown", "acs_reason": "got 64 of 4096 bytes: needs root"}
+    v = check(manifests, facts, "pcie-p2p-path")
+    assert v["status"] == "failed" and failed(v) == ["iommu-not-translating"]
+    unknown = [r for r in v["reasons"] if r.get("result") == "unknown"]
+    assert unknown and "needs root" in str(unknown[0]["message"])  # ACS: unknown with the reason, not ok
+    facts["pcie"] = {"iommu": "passthrough", "acs": "enabled"}
+    assert failed(check(manifests, facts, "pcie-p2p-path")) == ["acs-off"]
+    facts["topology"]["p2p"] = "none"  # NVML reports no P2P: NCCL does not use it, nothing to redirect
+    assert check(manifests, facts, "pcie-p2p-path")["status"] == "skipped"
+    facts["topology"]["p2p"] = "all"
+    facts["topology"]["interconnect"] = "nvlink"
+    assert check(manifests, facts, "pcie-p2p-path")["status"] == "skipped"
+
+
+def test_green_context_symbols_need_a_cuda_124_driver(manifests: Manifests) -> None:
+    facts = box("8.0", sgl_kernel=pkg("0.2.7"))
+    facts["driver"] = {"version": "535.86.10", "cuda": "12.2"}
+    v = check(manifests, facts, "driver-api")
+    assert v["status"] == "failed" and "cuGreenCtxDestroy" in str(v["reasons"][0]["message"])
+    facts["driver"] = {"version": "550.54.15", "cuda": "12.4"}
+    assert check(manifests, facts, "driver-api")["status"] == "ok"
+    facts["driver"] = {"version": "535.86.10", "cuda": "12.2"}
+    facts["packages"]["sgl-kernel"] = pkg("0.3.6.post1")  # checks the driver at run time instead
+    assert check(manifests, facts, "driver-api")["status"] == "skipped"
+
+
+def test_cudnn_for_torch_291(manifests: Manifests) -> None:
+    facts = box("12.0", torch=pkg("2.9.1+cu128", cuda="12.8"), sglang=pkg("0.5.9"), nvidia_cudnn_cu12=pkg("9.10.2.21"))
+    v = check(manifests, facts, "cudnn-torch")
+    assert v["status"] == "failed" and "9.16.0.29" in str(v["reasons"][0]["message"])
+    facts["system"]["env"]["SGLANG_DISABLE_CUDNN_CHECK"] = "1"
+    assert check(manifests, facts, "cudnn-torch")["status"] == "skipped"
+    del facts["system"]["env"]["SGLANG_DISABLE_CUDNN_CHECK"]
+    facts["packages"]["nvidia-cudnn-cu12"] = pkg("9.16.0.29")
+    assert check(manifests, facts, "cudnn-torch")["status"] == "ok"
+    facts["packages"]["sglang"] = pkg("0.5.10")  # the check was removed
+    assert check(manifests, facts, "cudnn-torch")["status"] == "skipped"
+
+
+def test_cpu_torch(manifests: Manifests) -> None:
+    v = check(manifests, box("9.0", torch=pkg("2.9.1+cpu", variant="cpu"), sglang=pkg("0.5.9")), "torch-cuda-build")
+    assert v["status"] == "failed" and "Torch not compiled with CUDA enabled" in str(v["reasons"][0]["message"])
+    assert (
+        check(manifests, box("9.0", torch=pkg("2.9.1+cu128"), sglang=pkg("0.5.9")), "torch-cuda-build")["status"]
+        == "ok"
+    )
+
+
+def test_peer_access_crashes_only_releases_without_the_fallback(manifests: Manifests) -> None:
+    facts = box("8.9", 2, sglang=pkg("0.4.4"))
+    facts["topology"]["p2p"] = "none"
+    v = check(manifests, facts, "gpu-peer-access")
+    assert v["status"] == "failed" and "peer access is not supported" in str(v["reasons"][0]["message"])
+    assert check(manifests, facts, "gpu-peer-access", {"tp": 1})["status"] == "skipped"
+    facts["packages"]["sglang"] = pkg("0.4.4.post4")
+    assert check(manifests, facts, "gpu-peer-access")["status"] == "skipped"
