@@ -239,3 +239,30 @@ def test_the_sweep_never_runs_without_the_opt_in(monkeypatch: pytest.MonkeyPatch
         v = _judge("feature", stripped, facts)
         assert all(r.get("rule") != "every-release" for r in v.get("reasons") or [])
     assert calls, "the sweep was asked (and declined: no quantify)"
+
+
+def test_the_gate_refuses_a_quantified_block_as_any_block(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The gate reads the same verdicts: the DSA trtllm backend on SM120 with SGLang's release not known is
+    refused as blocked (crash), naming every known release; trtllm_mha there stays unknown (0.5.19+ admit it)."""
+    from stackcheck.cli import main
+
+    doc = {"schema_version": 1, "facts": {
+        "gpus": [{"index": 0, "name": "NVIDIA RTX PRO 6000 Blackwell Server Edition", "compute_capability": "12.0"}],
+        "packages": {"sglang": {"installed": True}, "flashinfer-python": {"installed": True, "version": "0.6.18"}},
+    }}  # fmt: skip
+    path = tmp_path / "box.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+
+    def gate(*flags: str) -> tuple[int, dict[str, Any]]:
+        argv = ["gate", "--facts", str(path), "--dry-run", "--format", "json", "--"]
+        code = main([*argv, "python", "-m", "sglang.launch_server", "--model-path", "m", *flags])
+        return code, json.loads(capsys.readouterr().out)
+
+    code, out = gate("--dsa-decode-backend", "trtllm")
+    assert code == 1 and out["decision"] == "refuse"
+    dsa = next(r for r in out["reasons"] if r.get("feature") == "attention-dsa-trtllm")
+    assert (dsa["status"], dsa["effect"]) == ("blocked", "crash")
+    assert "every release of it the manifests know" in json.dumps(dsa)
+    _, out = gate("--attention-backend", "trtllm_mha")
+    mha = next(r for r in out["reasons"] if r.get("feature") == "attention-trtllm-mha")
+    assert mha["status"] == "unknown"
