@@ -86,6 +86,15 @@ class Fix(TypedDict, total=False):
     source: Source
 
 
+class Quantify(TypedDict, total=False):
+    """A verdict that holds for every known release of `package` when its version is not known."""
+
+    package: str
+    rules: list[str]
+    why: str
+    source: Source
+
+
 class Feature(TypedDict, total=False):
     id: str
     title: str
@@ -98,6 +107,7 @@ class Feature(TypedDict, total=False):
     upstream: dict[str, Any]
     required_by: RequiredBy
     path: list[Any]
+    quantify: Quantify
 
 
 class Check(TypedDict, total=False):
@@ -110,6 +120,7 @@ class Check(TypedDict, total=False):
     builtin: str
     required_by: RequiredBy
     fix: Fix
+    quantify: Quantify
 
 
 # ---- gates.json -------------------------------------------------------------------------------------------

@@ -185,6 +185,16 @@ def semantic_problems(docs: Mapping[str, tuple[str, Any]], known: Mapping[str, A
                                 f"{origin}: {json_path([list_key, i, 'workaround', 'for_rules', j])}: "
                                 f"no rule {rid!r} in this {list_key[:-1]}"
                             )
+                quantify = item.get("quantify")
+                if isinstance(quantify, dict):
+                    own = {r.get("id") for r in item.get("rules") or [] if isinstance(r, dict)}
+                    check_source(quantify.get("source"), origin, [list_key, i, "quantify", "source"])
+                    for j, rid in enumerate(quantify.get("rules") or []):
+                        if isinstance(rid, str) and rid not in own:
+                            problems.append(
+                                f"{origin}: {json_path([list_key, i, 'quantify', 'rules', j])}: "
+                                f"no rule {rid!r} in this {list_key[:-1]}"
+                            )
                 if list_key == "features":
                     _check_path(item, i, origin, gate_ids, problems, check_source)
                 for j, rel in enumerate(item.get("releases") or []):

@@ -452,43 +452,73 @@ def workaround_for(feature: Feature, verdict: Mapping[str, Any]) -> Workaround |
     return w.copy()
 
 
-def _blocked_in_every_release(feature: Feature, ctx: Context, needs: list[str]) -> tuple[str, list[Reason]] | None:
-    """A needed package is installed but its version is not known (a hand-written report): when the feature is
-    blocked with every release of it that the manifests know, it is blocked here too, with the mildest effect
-    among them (what holds whatever the release). None when one release is ok or unknown, or nothing is swept."""
-    name = next(
-        (alt for n in needs for alt in n.split("|") if ctx.is_installed(alt) and ctx.installed_version(alt) is None),
-        None,
-    )
-    releases = [str(r.get("version")) for r in ctx.manifests.releases(name)] if name else []
-    if name is None or not releases:
+def _blocked_in_every_release(
+    item: Feature | Check, ctx: Context, needs: list[str], check: bool = False
+) -> tuple[str, list[Reason]] | None:
+    """The item's `quantify` package is installed but its version is not known (a hand-written report): when the
+    item is blocked (a feature) or failed (a check) with every release of it that the manifests know, and the
+    newest of them fails one of the rules `quantify.rules` names (those whose failure the data argues holds for
+    later releases too), it is blocked/failed here too, with the mildest effect among them (what holds whatever
+    the release). None when the item does not opt in, one release is not bad, or nothing is swept. Never ok."""
+    quantify = item.get("quantify")
+    if not isinstance(quantify, dict):
         return None
+    name = str(quantify.get("package"))
+    if not ctx.is_installed(name) or ctx.installed_version(name) is not None:
+        return None
+    if not any(name in n.split("|") for n in needs):
+        return None
+    known = [str(r.get("version")) for r in ctx.manifests.releases(name)]
+    releases = sorted(known, key=lambda v: parse_version(v) or parse_version("0"))  # type: ignore[arg-type,return-value]
+    if not releases:
+        return None
+    named = {str(x) for x in quantify.get("rules") or []}
     effects: list[str] = []
-    last: FeatureVerdict | None = None
+    last: list[Reason] = []
     for version in releases:
         packages: dict[str, Any] = dict(ctx.facts.get("packages") or {})
         packages[name] = {**dict(packages.get(name) or {}), "installed": True, "version": version}
         facts = cast("Facts", {**ctx.facts, "packages": packages})
-        v = evaluate_feature(feature, Context(facts=facts, manifests=ctx.manifests, launch=ctx.launch))
-        if v.get("status") != "blocked":
-            return None
-        effects.append(str(v.get("effect") or "crash"))
-        last = v
-    assert last is not None
+        again = Context(facts=facts, manifests=ctx.manifests, launch=ctx.launch)
+        fails: list[Reason]
+        if check:
+            c = evaluate_check(cast("Check", item), again)
+            fails = [r for r in c.get("reasons") or [] if r.get("result") == "fail"]
+            # a check's rules may have different scopes (required_by): every release must fail a named rule, and
+            # the reason carries that rule's id, so the gate scopes it as it scopes the rule
+            if c.get("status") != "failed" or not any(r.get("rule") in named for r in fails):
+                return None
+            effects.append(max((str(r.get("effect", "crash")) for r in fails), key=lambda e: EFFECT_ORDER.get(e, 0)))
+        else:
+            v = evaluate_feature(cast("Feature", item), again)
+            if v.get("status") != "blocked":
+                return None
+            fails = [r for r in v.get("reasons") or [] if r.get("result") == "fail"]
+            effects.append(str(v.get("effect") or "crash"))
+        last = fails
+    newest_fail = next((r for r in last if r.get("rule") in named), None)
+    if newest_fail is None:
+        return None  # the newest release fails only on rules a later release may change
     mildest = min(effects, key=lambda e: EFFECT_ORDER.get(e, 0))
-    first_fail: Reason | dict[str, Any] = next((r for r in last.get("reasons") or [] if r.get("result") == "fail"), {})
+    bad = "failed" if check else "blocked"
+    span = releases[0] if len(releases) == 1 else f"{releases[0]}-{releases[-1]}"
     reason: Reason = {
-        "rule": "every-release",
+        "rule": str(newest_fail.get("rule")) if check else "every-release",
         "result": "fail",
         "effect": mildest,
         "observed": f"{name} version not known",
-        "required": f"{name} {releases[0]} ... {releases[-1]}",
-        "message": f"{name}'s version is not known, but the feature is blocked with every release of it the manifests "
-        f"know ({releases[0]} ... {releases[-1]}; effect at least {mildest}); with {releases[-1]}: "
-        + str(first_fail.get("message", "blocked")),
-        "source": first_fail.get("source"),
+        "required": f"{name} {span} (every release the manifests know)",
+        "message": f"{name}'s version is not known, but this is {bad} with every release of it the manifests know "
+        f"({span}; effect at least {mildest}); with {releases[-1]}: "
+        + str(newest_fail.get("message", bad))
+        + f". Later releases: {quantify.get('why')}",
+        "source": [*_sources(newest_fail.get("source")), *_sources(quantify.get("source"))],
     }
     return mildest, [reason]
+
+
+def _sources(value: Any) -> list[Any]:
+    return [] if value is None else list(value) if isinstance(value, list) else [value]
 
 
 def _older_than_manifests(ctx: Context, needs: list[str]) -> tuple[str, str, str] | None:
@@ -782,7 +812,12 @@ def evaluate_check(check: Check, ctx: Context) -> CheckVerdict:
         else:
             reasons.extend(fn(ctx))
     reasons.extend(evaluate_rules(check, ctx))
-    return _check_from_reasons(check, reasons)
+    verdict = _check_from_reasons(check, reasons)
+    if verdict.get("status") == "unknown" and "quantify" in check:
+        swept = _blocked_in_every_release(check, ctx, needs, check=True)
+        if swept is not None:
+            return _check_from_reasons(check, [*swept[1], *reasons])
+    return verdict
 
 
 def evaluate_all(ctx: Context) -> tuple[list[FeatureVerdict], list[CheckVerdict]]:

@@ -271,19 +271,6 @@ def test_version_unknown_blocked_in_every_release(manifests: Any) -> None:
     assert evaluate_feature(mha, _report(manifests, "12.0", {"sglang": {"installed": True}}))["status"] == "unknown"
 
 
-def test_version_unknown_takes_the_mildest_effect(manifests: Any) -> None:
-    """torch-symm-mem on SM120 at TP 8 on PCIe: KeyError (crash) up to 0.5.13, off (disabled) after, and no
-    flag before 0.5.3 (crash): blocked whatever the release, and 'disabled' is what holds for every one."""
-    feature = next(f for f in manifests.features if f["id"] == "torch-symm-mem")
-    facts = {
-        "gpus": [{"index": i, "name": "GPU", "compute_capability": "12.0"} for i in range(8)],
-        "topology": {"interconnect": "pcie-switch", "nvswitch": False, "p2p": "all", "gpu_count": 8},
-        "packages": {"sglang": {"installed": True}, "torch": {"installed": True}},
-    }
-    v = evaluate_feature(feature, Context(facts=facts, manifests=manifests, launch={"tp": 8}))  # type: ignore[arg-type]
-    assert (v["status"], v["effect"]) == ("blocked", "disabled")
-
-
 def test_trtllm_mha_sm120_prefill_refuses_fp8_kv_only_when_the_launch_says_so(manifests: Any) -> None:
     mha = next(f for f in manifests.features if f["id"] == "attention-trtllm-mha")
     pkgs = {

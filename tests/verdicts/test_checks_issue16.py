@@ -74,6 +74,26 @@ def test_no_nvcc_fails_unless_the_jit_cache_is_installed(manifests: Manifests) -
     assert check(manifests, facts, "jit-toolchain")["status"] == "skipped"  # no rule applies without nvcc
 
 
+def test_no_nvcc_fails_before_flashinfer_0_4_whatever_the_jit_cache(manifests: Manifests) -> None:
+    """FlashInfer 0.3.x never looks for flashinfer-jit-cache (has_flashinfer_jit_cache appears in 0.4.0): with
+    no nvcc its JIT modules cannot build whether the cache is installed, absent or not known (flashinfer#1781)."""
+    for cache in (None, {"installed": False}, pkg("0.4.0")):
+        facts = box("9.0", flashinfer_python=pkg("0.3.0"))
+        if cache is not None:
+            facts["packages"]["flashinfer-jit-cache"] = cache
+        facts["packages_complete"] = cache is not None
+        facts["jit"] = jit("12.8", nvcc=False)
+        assert failed(check(manifests, facts, "jit-toolchain")) == ["nvcc-found"], cache
+    # from 0.4.0 an installed cache answers FlashInfer's modules, and one not known leaves the rule unknown
+    facts = box("9.0", flashinfer_python=pkg("0.4.0"), flashinfer_jit_cache=pkg("0.4.0"))
+    facts["jit"] = jit("12.8", nvcc=False)
+    assert "nvcc-found" not in failed(check(manifests, facts, "jit-toolchain"))
+    del facts["packages"]["flashinfer-jit-cache"]
+    facts["packages_complete"] = False
+    v = check(manifests, facts, "jit-toolchain")
+    assert v["status"] == "unknown" and any(r.get("rule") == "nvcc-found" for r in v["reasons"])
+
+
 def test_headers_and_deepgemm_nvcc(manifests: Manifests) -> None:
     facts = box("10.0", sglang=pkg("0.5.20"), flashinfer_python=pkg("0.6.18"), sgl_deep_gemm=pkg("0.2.0"))
     facts["jit"] = jit("12.8", fp4=False)
