@@ -68,8 +68,8 @@ def _step(component: str, frm: str, to: str) -> dict[str, Any]:
 def templates(n_variants: int, seed: int) -> list[str]:
     """Compact JSON reports with @@HOST@@ and @@TS@@ placeholders."""
     sys.path.insert(0, str(ROOT))
+    from stackcheck.assembly.options import Options
     from stackcheck.assembly.pipeline import evaluate
-    from stackcheck.commands.arguments import Options
 
     rng = random.Random(seed)
     out = []

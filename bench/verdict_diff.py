@@ -31,8 +31,8 @@ def _label(v: dict[str, Any]) -> str:
 
 
 def case_verdicts(root: Path) -> dict[str, str]:
+    from stackcheck.assembly.options import Options
     from stackcheck.assembly.pipeline import evaluate
-    from stackcheck.commands.arguments import Options
     from stackcheck.errors import StackcheckError
 
     out: dict[str, str] = {}

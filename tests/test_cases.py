@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from stackcheck.assembly.options import Options
 from stackcheck.assembly.pipeline import evaluate
-from stackcheck.commands.arguments import Options
 
 CASES = Path(__file__).parent / "cases"
 ROOT = CASES.parent.parent

@@ -15,8 +15,8 @@ from typing import Any
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from stackcheck.assembly.options import Options
 from stackcheck.assembly.pipeline import evaluate
-from stackcheck.commands.arguments import Options
 from stackcheck.errors import BadInputError, StackcheckError
 from stackcheck.facts.model import facts_from_document, parse_json_text
 

@@ -177,8 +177,8 @@ def _set(doc: Any, path: tuple[Any, ...], value: str) -> None:
 @example(0, "\ud800\x1b[2J\x9b\u202e")  # a lone surrogate with escape sequences: the issue's own example
 @given(st.integers(min_value=0, max_value=len(FIELDS) - 1), hostile_text)
 def test_hostile_strings_in_facts_never_reach_a_terminal(field: int, value: str) -> None:
+    from stackcheck.assembly.options import Options
     from stackcheck.assembly.pipeline import evaluate
-    from stackcheck.commands.arguments import Options
     from stackcheck.facts.model import facts_from_document
     from stackcheck.render import REPORT_FORMATS
     from stackcheck.render.interface import RenderOptions

@@ -46,8 +46,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def _load(path: str, args: argparse.Namespace, rejudge: bool) -> tuple[dict[str, Any], str, str]:
     """(report with features, checks and plan; origin; how it was judged)."""
+    from stackcheck.assembly.options import Options
     from stackcheck.assembly.pipeline import evaluate
-    from stackcheck.commands.arguments import Options
     from stackcheck.facts.model import load_report_document
 
     doc = load_report_document(path)

@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal, TypedDict
 
-from stackcheck.probes.fsview import FileView, HostView, is_file
+from stackcheck.readers.fsview import FileView, HostView, is_file
 
 MAX_SOURCE_BYTES = 4 * 1024 * 1024
 """Larger source files are not parsed (status "error"): no gate table lives in a file this size."""

@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from stackcheck.assembly.options import Options
 from stackcheck.assembly.pipeline import evaluate
-from stackcheck.commands.arguments import Options
 
 CASES = Path(__file__).resolve().parent
 ROOT = CASES.parent.parent

@@ -23,8 +23,8 @@ _BASE: dict[str, dict[str, Any]] = {}
 
 def base(case: str) -> dict[str, Any]:
     if case not in _BASE:
+        from stackcheck.assembly.options import Options
         from stackcheck.assembly.pipeline import evaluate
-        from stackcheck.commands.arguments import Options
 
         _BASE[case], _ = evaluate(Options(facts_file=str(ROOT / "tests" / "cases" / case / "facts.json")))
     return copy.deepcopy(_BASE[case])

@@ -17,8 +17,8 @@ from typing import Any, cast
 
 import pytest
 
+from stackcheck.assembly.options import Options
 from stackcheck.assembly.pipeline import evaluate, load_manifests
-from stackcheck.commands.arguments import Options
 from stackcheck.facts.implied import BAD, apply, imply, marker_holds
 from stackcheck.facts.model import Facts
 from stackcheck.knowledge.loader import Manifests

@@ -22,9 +22,9 @@ from typing import Any
 
 import pytest
 
+from stackcheck.assembly.options import Options
 from stackcheck.assembly.pipeline import evaluate
 from stackcheck.cli import main
-from stackcheck.commands.arguments import Options
 from stackcheck.knowledge.loader import load
 from stackcheck.knowledge.types import Check, Feature
 from stackcheck.launch import gate

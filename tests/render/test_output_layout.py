@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from stackcheck.assembly.options import Options
 from stackcheck.assembly.pipeline import evaluate
-from stackcheck.commands.arguments import Options
 from stackcheck.knowledge.sources import derived_id, ids, normalize, refs
 from stackcheck.render.layout import join_shell_lines, shell_lines, wrap, wrap_items
 from stackcheck.render.text import render_plain
