@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from stackcheck.errors import BadInputError, ProbeFailedError, UsageError
 from stackcheck.facts.model import Facts, ProbeOutcome, cc_tuple, load_facts_document
 
-if TYPE_CHECKING:  # the engine is imported lazily: see evaluate()
+if TYPE_CHECKING:  # the engine is imported lazily: see build_report()
     from stackcheck.assembly.options import Options
     from stackcheck.knowledge.loader import Manifests
     from stackcheck.verdicts.context import Context
@@ -246,7 +246,7 @@ def apply_assumptions(facts: Facts, opts: Options, manifests: Manifests) -> Fact
 Gathered = tuple[Facts, list[ProbeOutcome], dict[str, Any] | None]
 
 
-def evaluate(
+def build_report(
     opts: Options,
     want_plan: bool = True,
     manifests: Manifests | None = None,
