@@ -124,8 +124,8 @@ def readings(mdir: Path, port: int, n: int) -> None:
     from stackcheck.launch.preflight.deps import check_dependencies
     from stackcheck.launch.preflight.host import port_free, read_memlock, read_shm
     from stackcheck.launch.preflight.model import read_model
-    from stackcheck.probes.fsview import HostView
     from stackcheck.probes.gpu_usage import read_gpu_usage
+    from stackcheck.readers.fsview import HostView
 
     data = load([]).preflight
     view = HostView()

@@ -42,11 +42,11 @@ def probe_facts() -> dict[str, object]:
 
 def time_probe_functions(runs: int) -> dict[str, float]:
     from stackcheck.probes.cudalibs import probe_cuda_libs
-    from stackcheck.probes.fsview import HostView
     from stackcheck.probes.interface import ProbeContext
     from stackcheck.probes.jit import probe_jit
     from stackcheck.probes.pcie import probe_pcie
     from stackcheck.probes.toolkits import ToolkitsProbe
+    from stackcheck.readers.fsview import HostView
 
     env = dict(os.environ)
     view = HostView("/")

@@ -76,8 +76,8 @@ def make_target(tmp: Path) -> str:
 def inprocess(target: str, runs: int, cache: Path) -> dict[str, Any]:
     sys.path.insert(0, str(REPO))
     os.environ["XDG_CACHE_HOME"] = str(cache)
+    from stackcheck.assembly.options import Options
     from stackcheck.assembly.pipeline import gather, load_manifests
-    from stackcheck.commands.arguments import Options
 
     manifests = load_manifests([])
 

@@ -68,8 +68,8 @@ def _step(component: str, frm: str, to: str) -> dict[str, Any]:
 def templates(n_variants: int, seed: int) -> list[str]:
     """Compact JSON reports with @@HOST@@ and @@TS@@ placeholders."""
     sys.path.insert(0, str(ROOT))
-    from stackcheck.assembly.pipeline import evaluate
-    from stackcheck.commands.arguments import Options
+    from stackcheck.assembly.options import Options
+    from stackcheck.assembly.pipeline import build_report
 
     rng = random.Random(seed)
     out = []
@@ -82,7 +82,7 @@ def templates(n_variants: int, seed: int) -> list[str]:
             doc = {"schema_version": 1, "facts": inner} if "facts" in facts else inner
             path = Path(tmp) / f"{i}.json"
             path.write_text(json.dumps(doc))
-            report, _ = evaluate(Options(facts_file=str(path)))
+            report, _ = build_report(Options(facts_file=str(path)))
             if "plan" not in report:
                 report["plan"] = _plan(report)
             report["host"] = {"hostname": "@@HOST@@", "collected_at": "@@TS@@"}

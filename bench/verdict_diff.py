@@ -31,8 +31,8 @@ def _label(v: dict[str, Any]) -> str:
 
 
 def case_verdicts(root: Path) -> dict[str, str]:
-    from stackcheck.assembly.pipeline import evaluate
-    from stackcheck.commands.arguments import Options
+    from stackcheck.assembly.options import Options
+    from stackcheck.assembly.pipeline import build_report
     from stackcheck.errors import StackcheckError
 
     out: dict[str, str] = {}
@@ -48,7 +48,7 @@ def case_verdicts(root: Path) -> dict[str, str]:
             extra = {k: v for k, v in extra.items() if k in Options.__dataclass_fields__}
             name = f"{base.name}/{case.name}"
             try:
-                report, _ = evaluate(Options(facts_file=str(facts), **extra))
+                report, _ = build_report(Options(facts_file=str(facts), **extra))
             except (StackcheckError, ValueError, KeyError, TypeError) as exc:  # an older state may not read new facts
                 out[f"{name} (error)"] = f"{type(exc).__name__}: {exc}"
                 continue

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from stackcheck.assembly.pipeline import evaluate
-from stackcheck.commands.arguments import Options
+from stackcheck.assembly.options import Options
+from stackcheck.assembly.pipeline import build_report
 
 CASES = Path(__file__).parent / "cases"
 ROOT = CASES.parent.parent
@@ -25,7 +25,7 @@ def run_case(case: Path) -> dict[str, Any]:
     opts_file = case / "options.json"
     extra = json.loads(opts_file.read_text()) if opts_file.is_file() else {}
     facts = ROOT / extra.pop("facts_file") if "facts_file" in extra else case / "facts.json"
-    report, _ = evaluate(Options(facts_file=str(facts), **extra))
+    report, _ = build_report(Options(facts_file=str(facts), **extra))
     return report
 
 
@@ -92,7 +92,7 @@ def test_no_driver_unknowns_name_the_missing_fact() -> None:
 
 
 def test_assume_gpu_checks_an_image_against_absent_hardware() -> None:
-    report, _ = evaluate(
+    report, _ = build_report(
         Options(
             facts_file=str(CASES / "no-driver" / "facts.json"),
             assume_gpu="12.0x8",

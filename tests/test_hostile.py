@@ -15,8 +15,8 @@ from typing import Any
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from stackcheck.assembly.pipeline import evaluate
-from stackcheck.commands.arguments import Options
+from stackcheck.assembly.options import Options
+from stackcheck.assembly.pipeline import build_report
 from stackcheck.errors import BadInputError, StackcheckError
 from stackcheck.facts.model import facts_from_document, parse_json_text
 
@@ -106,7 +106,7 @@ def run_doc(doc: Any, tmp: Path) -> None:
     path = tmp / "facts.json"
     path.write_text(json.dumps(doc, allow_nan=False))
     try:
-        report, _ = evaluate(Options(facts_file=str(path)))
+        report, _ = build_report(Options(facts_file=str(path)))
     except StackcheckError as exc:
         assert exc.exit_code == 2, exc.message
         assert "\n" not in exc.message and str(path) in exc.message
@@ -231,7 +231,9 @@ def test_mutated_user_manifests_never_crash(tmp_path_factory: Any, name: str, pa
     d = tmp_path_factory.mktemp("m")
     (d / name).write_text(json.dumps(doc, allow_nan=False))
     try:
-        report, _ = evaluate(Options(facts_file=str(CASES / "writeup-after" / "facts.json"), manifests_dirs=[str(d)]))
+        report, _ = build_report(
+            Options(facts_file=str(CASES / "writeup-after" / "facts.json"), manifests_dirs=[str(d)])
+        )
     except ManifestError as exc:
         assert exc.exit_code == 2 and all(p.startswith(str(d)) for p in exc.problems)
         return

@@ -1,6 +1,6 @@
 """The import graph of the stackcheck package, read from the source (module-level imports and the imports
 inside functions, TYPE_CHECKING ones too) has no cycle. (Issue 19 phase 2 listed five; phase 4 broke them
-by moving the shared piece down: Options into options.py (now commands/arguments.py), the shipped data
+by moving the shared piece down: Options into options.py (now assembly/options.py), the shipped data
 readers into package_data.py (now knowledge/), the NVML reader into probes/nvml_read.py, the image's own
 description into image/info.py, the verdicts' typed shapes into verdict_types.py (now verdicts/types.py),
 and the parser gets the verbs from cli.py as an argument.)"""
@@ -118,6 +118,8 @@ def test_the_layers_point_down() -> None:
     graph = import_graph()
     for low, high in (
         ("stackcheck.commands.arguments", "stackcheck.assembly.pipeline"),
+        ("stackcheck.assembly.options", "stackcheck.assembly.pipeline"),
+        ("stackcheck.assembly.options", "stackcheck.commands.arguments"),
         ("stackcheck.assembly.target", "stackcheck.assembly.pipeline"),
         ("stackcheck.assembly.target", "stackcheck.probes.python_env"),
         ("stackcheck.knowledge.package_data", "stackcheck.knowledge.loader"),
@@ -131,3 +133,110 @@ def test_the_layers_point_down() -> None:
         ("stackcheck.commands.parser", "stackcheck.cli"),
     ):
         assert high not in graph[low], f"{low} imports {high}"
+
+
+# ---- the layers, as data: which group may import which -------------------------------------------------
+# A module's group is its folder under stackcheck/ (stackcheck.verdicts.engine -> "verdicts"), or its own
+# name for a top-level module (stackcheck.cli -> "cli"); "stackcheck" is the package's __init__.
+
+#: the pure core: facts and data in, verdicts, plans and documents out
+CORE = frozenset({"facts", "knowledge", "verdicts", "plan", "documents", "readers", "derive"})
+#: the modules every layer may use; they use nothing above them
+FOUNDATION = frozenset({"stackcheck", "errors", "paths", "record", "redact", "atomic"})
+#: the parts around the core: reading a box, assembling a command, launching, showing, the command line
+OUTER = frozenset({"probes", "image", "assembly", "launch", "render", "commands", "cli", "__main__"})
+ENTRY = frozenset({"cli", "__main__"})
+
+#: (importers, groups they never import, why)
+FORBIDDEN: tuple[tuple[frozenset[str], frozenset[str], str], ...] = (
+    (
+        CORE,
+        frozenset({"assembly", "commands", "launch", "render", "probes", "cli", "__main__"}),
+        "the core judges facts it is given; how they are gathered, shown or launched sits above it",
+    ),
+    (FOUNDATION, CORE | OUTER, "the foundation is below every layer"),
+    (frozenset({"render"}), frozenset({"commands", "assembly", "probes", "cli", "__main__"}), "render draws documents"),
+    (
+        CORE | FOUNDATION | (OUTER - ENTRY - {"commands"}),
+        frozenset({"commands"}),
+        "the verbs are the top: only the entry point (cli, __main__) imports them",
+    ),
+    (
+        frozenset({"probes", "image", "assembly", "launch"}),
+        frozenset({"commands", "cli", "__main__"}),
+        "the parts a verb assembles never call back into the command line",
+    ),
+)
+
+#: (importers, group, the only modules of that group they may import, why)
+ONLY: tuple[tuple[frozenset[str], str, frozenset[str], str], ...] = (
+    (
+        CORE,
+        "image",
+        frozenset({"stackcheck.image.require"}),
+        "NVIDIA_REQUIRE_* judged as the container toolkit does: a leaf of the standard library only",
+    ),
+    (
+        frozenset({"probes", "image"}),
+        "assembly",
+        frozenset({"stackcheck.assembly.target"}),
+        "the target's description (which interpreter, PATH), which imports no probe and no pipeline",
+    ),
+)
+
+
+def group_of(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def layer_violations(graph: dict[str, set[str]]) -> list[str]:
+    """Every import edge that breaks FORBIDDEN or ONLY, as `importer -> imported (why)`."""
+    out = []
+    for mod, targets in sorted(graph.items()):
+        here = group_of(mod)
+        for target in sorted(targets):
+            there = group_of(target)
+            if there == here:
+                continue
+            why_not = [why for importers, banned, why in FORBIDDEN if here in importers and there in banned]
+            if why_not:  # one line per edge, with the first rule it breaks
+                out.append(f"{mod} -> {target} ({why_not[0]})")
+            for importers, group, allowed, why in ONLY:
+                if here in importers and there == group and target not in allowed and target != group:
+                    out.append(f"{mod} -> {target} (only {', '.join(sorted(allowed))}: {why})")
+    return out
+
+
+def test_every_group_is_placed_in_a_layer() -> None:
+    """A new folder or top-level module must be placed in CORE, FOUNDATION or OUTER before it is checked."""
+    groups = {group_of(m) for m in import_graph()}
+    assert groups - (CORE | FOUNDATION | OUTER) == set()
+    assert not (CORE & FOUNDATION or CORE & OUTER or FOUNDATION & OUTER)
+
+
+def test_the_layer_check_finds_planted_violations() -> None:
+    graph = {
+        "stackcheck.verdicts.engine": {"stackcheck.render.text", "stackcheck.image.require"},
+        "stackcheck.render.text": {"stackcheck.commands.audit"},
+        "stackcheck.assembly.pipeline": {"stackcheck.commands.arguments"},
+        "stackcheck.probes.python_env": {"stackcheck.assembly.pipeline", "stackcheck.assembly.target"},
+        "stackcheck.facts.model": {"stackcheck.image.view"},
+        "stackcheck.errors": {"stackcheck.facts.model"},
+        "stackcheck.cli": {"stackcheck.commands.audit"},
+        "stackcheck.commands.audit": {"stackcheck.commands.arguments", "stackcheck.render.text"},
+    }
+    found = layer_violations(graph)
+    assert [line.split(" (")[0] for line in found] == [
+        "stackcheck.assembly.pipeline -> stackcheck.commands.arguments",
+        "stackcheck.errors -> stackcheck.facts.model",
+        "stackcheck.facts.model -> stackcheck.image.view",
+        "stackcheck.probes.python_env -> stackcheck.assembly.pipeline",
+        "stackcheck.render.text -> stackcheck.commands.audit",
+        "stackcheck.verdicts.engine -> stackcheck.render.text",
+    ]
+
+
+def test_the_package_keeps_its_layers() -> None:
+    found = layer_violations(import_graph())
+    assert not found, "imports against the layers:\n" + "\n".join(found)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from stackcheck.commands.arguments import driver_spec, gpu_spec
+from stackcheck.assembly.options import driver_spec, gpu_spec
 from stackcheck.errors import UsageError
 from stackcheck.knowledge.loader import load
 

@@ -177,8 +177,8 @@ def _set(doc: Any, path: tuple[Any, ...], value: str) -> None:
 @example(0, "\ud800\x1b[2J\x9b\u202e")  # a lone surrogate with escape sequences: the issue's own example
 @given(st.integers(min_value=0, max_value=len(FIELDS) - 1), hostile_text)
 def test_hostile_strings_in_facts_never_reach_a_terminal(field: int, value: str) -> None:
-    from stackcheck.assembly.pipeline import evaluate
-    from stackcheck.commands.arguments import Options
+    from stackcheck.assembly.options import Options
+    from stackcheck.assembly.pipeline import build_report
     from stackcheck.facts.model import facts_from_document
     from stackcheck.render import REPORT_FORMATS
     from stackcheck.render.interface import RenderOptions
@@ -192,7 +192,7 @@ def test_hostile_strings_in_facts_never_reach_a_terminal(field: int, value: str)
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
         fh.write(json.dumps(doc))
     try:
-        report, _ = evaluate(Options(facts_file=fh.name))
+        report, _ = build_report(Options(facts_file=fh.name))
     finally:
         os.unlink(fh.name)
     for fmt, render in REPORT_FORMATS.items():

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 from stackcheck.errors import BadInputError, ProbeFailedError, UsageError
 from stackcheck.facts.model import Facts, ProbeOutcome, cc_tuple, load_facts_document
 
-if TYPE_CHECKING:  # the engine is imported lazily: see evaluate()
-    from stackcheck.commands.arguments import Options
+if TYPE_CHECKING:  # the engine is imported lazily: see build_report()
+    from stackcheck.assembly.options import Options
     from stackcheck.knowledge.loader import Manifests
     from stackcheck.verdicts.context import Context
 
@@ -94,9 +94,9 @@ def gather(
 
     from stackcheck.assembly.target import choose_target, open_view
     from stackcheck.probes import DEEP_PROBES, DEFAULT_PROBES, HOST_PROBES
-    from stackcheck.probes.fsview import is_host
     from stackcheck.probes.interface import ProbeContext
     from stackcheck.probes.runner import run_probes
+    from stackcheck.readers.fsview import is_host
 
     host_facts: dict[str, Any] | None = None
     if opts.host_facts:
@@ -211,7 +211,7 @@ def apply_assumptions(facts: Facts, opts: Options, manifests: Manifests) -> Fact
     out: Facts = copy.deepcopy(facts)
     assumed = list(out.get("assumed") or [])
     if opts.assume_gpu:
-        from stackcheck.commands.arguments import gpu_spec
+        from stackcheck.assembly.options import gpu_spec
         from stackcheck.verdicts.context import assumed_gpus
 
         cc, n, name = gpu_spec(opts.assume_gpu, manifests, len(out.get("gpus") or []))
@@ -234,7 +234,7 @@ def apply_assumptions(facts: Facts, opts: Options, manifests: Manifests) -> Fact
         out["topology"] = topo  # type: ignore[typeddict-item]
         assumed.append(f"interconnect={opts.assume_interconnect}")
     if opts.assume_driver:
-        from stackcheck.commands.arguments import driver_spec
+        from stackcheck.assembly.options import driver_spec
 
         version, said = driver_spec(opts.assume_driver, manifests)  # 580 (a branch) or 580.95.05; 13.0 is refused
         out["driver"] = {"version": version, "cuda": manifests.driver_cuda(version), "source": "assumed"}
@@ -246,7 +246,7 @@ def apply_assumptions(facts: Facts, opts: Options, manifests: Manifests) -> Fact
 Gathered = tuple[Facts, list[ProbeOutcome], dict[str, Any] | None]
 
 
-def evaluate(
+def build_report(
     opts: Options,
     want_plan: bool = True,
     manifests: Manifests | None = None,

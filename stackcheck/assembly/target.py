@@ -1,6 +1,6 @@
 """Which box and which Python environment are audited: the filesystem view and the target interpreter.
 
-`open_view(opts)` gives the one filesystem view every probe reads through (stackcheck.probes.fsview): this
+`open_view(opts)` gives the one filesystem view every probe reads through (stackcheck.readers.fsview): this
 host, a root directory (`--root DIR`) or a container image (`--image PATH`, from the stackcheck.image package
 when it is installed).
 
@@ -38,10 +38,10 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from stackcheck.errors import UsageError
-from stackcheck.probes.fsview import FileView, HostView, is_dir, is_file, is_host, kind_of, which
+from stackcheck.readers.fsview import FileView, HostView, is_dir, is_file, is_host, kind_of, which
 
 if TYPE_CHECKING:
-    from stackcheck.commands.arguments import Options
+    from stackcheck.assembly.options import Options
 
 #: a shebang or launcher is read this far (a console script's first lines)
 SCRIPT_HEAD = 4096

@@ -25,11 +25,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from stackcheck.assembly.pipeline import evaluate
+    from stackcheck.assembly.pipeline import build_report
     from stackcheck.knowledge.sources import normalize
 
     fmt = format_choice(args)
-    report, ctx = evaluate(options_from(args), plan_cache=True)
+    report, ctx = build_report(options_from(args), plan_cache=True)
     report = normalize(report, ctx.manifests.sources)  # every `source` as [{id, title, url}]
     emit(REPORT_FORMATS[fmt](report, render_options(args)), args)
     return EXIT_OK if report["summary"]["consistent"] else EXIT_FINDING

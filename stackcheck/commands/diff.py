@@ -46,8 +46,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def _load(path: str, args: argparse.Namespace, rejudge: bool) -> tuple[dict[str, Any], str, str]:
     """(report with features, checks and plan; origin; how it was judged)."""
-    from stackcheck.assembly.pipeline import evaluate
-    from stackcheck.commands.arguments import Options
+    from stackcheck.assembly.options import Options
+    from stackcheck.assembly.pipeline import build_report
     from stackcheck.facts.model import load_report_document
 
     doc = load_report_document(path)
@@ -66,20 +66,20 @@ def _load(path: str, args: argparse.Namespace, rejudge: bool) -> tuple[dict[str,
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 fh.write(json_document(doc))
             opts.facts_file = tmp
-            report, _ = evaluate(opts)
+            report, _ = build_report(opts)
         finally:
             os.unlink(tmp)
     else:
-        report, _ = evaluate(opts)
+        report, _ = build_report(opts)
     if isinstance(doc.get("host"), dict):
         report["host"] = doc["host"]
     return report, origin, "now"
 
 
 def _now(args: argparse.Namespace) -> tuple[dict[str, Any], str, str]:
-    from stackcheck.assembly.pipeline import evaluate
+    from stackcheck.assembly.pipeline import build_report
 
-    report, _ = evaluate(options_from(args))
+    report, _ = build_report(options_from(args))
     return report, "this box now", "now"
 
 

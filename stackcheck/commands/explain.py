@@ -87,7 +87,7 @@ def release_facts(
 
 def _box_gpus(args: argparse.Namespace, manifests: Any) -> tuple[list[dict[str, Any]], str]:
     """One facts base per architecture to explain for, and a line saying where the GPUs come from."""
-    from stackcheck.commands.arguments import gpu_spec
+    from stackcheck.assembly.options import gpu_spec
     from stackcheck.verdicts.context import assumed_gpus
 
     base: dict[str, Any] = {}

@@ -396,10 +396,10 @@ def _decide_with(
         doc = _document(derived, gate.Decision(True, [], [], []), [])
         doc["note"] = "no SGLang launch or flag found in the command and no --require: nothing to check"
         return doc, None if opts.image else command
-    from stackcheck.assembly.pipeline import evaluate
+    from stackcheck.assembly.pipeline import build_report
 
     opts.launch = dict(derived.launch)
-    report, ctx = evaluate(opts, want_plan=False, manifests=manifests, gathered=later_facts.get)
+    report, ctx = build_report(opts, want_plan=False, manifests=manifests, gathered=later_facts.get)
     # an SGLang newer than the data: its flags are read from its own server arguments (facts.derived)
     newer = (ctx.facts.get("derived") or {}).get("sglang") if ctx.newer_than_manifests("sglang") else None
     flags = newer.get("flags") if isinstance(newer, dict) and isinstance(newer.get("flags"), dict) else None

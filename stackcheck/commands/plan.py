@@ -58,7 +58,7 @@ def parse_to(items: list[str]) -> dict[str, str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from stackcheck.assembly.pipeline import evaluate
+    from stackcheck.assembly.pipeline import build_report
     from stackcheck.plan import component_name, make_plan
 
     fmt = format_choice(args)
@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
         component_name(h)
     for name in pins:
         component_name(name, "--to")
-    report, ctx = evaluate(options_from(args), want_plan=False)
+    report, ctx = build_report(options_from(args), want_plan=False)
     from stackcheck.commands.arguments import feature_id
 
     known = [str(f.get("id")) for f in ctx.manifests.features]

@@ -35,10 +35,10 @@ def plan_fix(args: argparse.Namespace, result: Any) -> tuple[bool, dict[str, Any
     cause."""
     if not (args.facts or args.probe) or (result.feature is None and result.check is None):
         return bool(args.facts or args.probe), None
-    from stackcheck.assembly.pipeline import evaluate
-    from stackcheck.commands.arguments import Options
+    from stackcheck.assembly.options import Options
+    from stackcheck.assembly.pipeline import build_report
 
-    report, _ = evaluate(Options(facts_file=args.facts, manifests_dirs=list(args.manifests)))
+    report, _ = build_report(Options(facts_file=args.facts, manifests_dirs=list(args.manifests)))
     return True, triage_with_plan(result, report.get("plan") or {}, report.get("checks") or [])
 
 

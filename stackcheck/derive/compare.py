@@ -121,7 +121,7 @@ def _compare_gates(derived: Mapping[str, Any], manifests: Any, version: str, out
     from stackcheck.readers.sourcetables import compare_with_release
 
     for gate_id, reading in sorted(derived.items()):
-        gate = manifests.gate(gate_id) or {}
+        gate = manifests.source_table(gate_id) or {}
         hit = next(
             (
                 r

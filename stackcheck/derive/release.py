@@ -178,7 +178,7 @@ def _locate(text: str, spec: Mapping[str, Any]) -> int | None:
 
 
 def derive_gates(release: Release, gates: list[Mapping[str, Any]]) -> dict[str, Any]:
-    from stackcheck.readers.sourcetables import MAX_SOURCE_BYTES, read_gate_from
+    from stackcheck.readers.sourcetables import MAX_SOURCE_BYTES, read_table_from
 
     texts: dict[str, bytes] = {}
 
@@ -197,7 +197,7 @@ def derive_gates(release: Release, gates: list[Mapping[str, Any]]) -> dict[str, 
         probe = gate.get("probe")
         if normalise(str(gate.get("package", ""))) != release.name or not isinstance(probe, Mapping):
             continue
-        reading = dict(read_gate_from(probe, load, release.tree.label))
+        reading = dict(read_table_from(probe, load, release.tree.label))
         reading.pop("sha256", None)
         file = reading.get("file")
         if reading.get("status") == "ok" and isinstance(file, str) and file in texts:

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from stackcheck.probes.fsview import FileView
+from stackcheck.readers.fsview import FileView
 
 
 class NoPython(LookupError):

@@ -1,4 +1,4 @@
-"""`ImageView`: the FileView (stackcheck/probes/fsview.py) of an image read without running it."""
+"""`ImageView`: the FileView (stackcheck/readers/fsview.py) of an image read without running it."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from stackcheck.image.blobs import Blob, FileHandle, GzipIndex, Truncated
 from stackcheck.image.tree import AnyNode, Tree
-from stackcheck.probes.fsview import ConfiguredView, FileKind, FileStat, FileView, NotRegularFile
+from stackcheck.readers.fsview import ConfiguredView, FileKind, FileStat, FileView, NotRegularFile
 
 if TYPE_CHECKING:
     from stackcheck.image.info import ImageInfo
@@ -167,7 +167,7 @@ class ImageView:
     def realpath(self, path: str) -> str:
         return self._tree.resolve(path)[0]
 
-    # ---- ConfiguredView (stackcheck/probes/fsview.py) -------------------------------------------------
+    # ---- ConfiguredView (stackcheck/readers/fsview.py) -------------------------------------------------
     def environment(self) -> dict[str, str]:
         """The environment the server starts with in a container of this image (`runtime_environment`).
         It holds the config's whole Env, secrets included: for reading the image, never for a report."""

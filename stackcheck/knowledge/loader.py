@@ -23,7 +23,16 @@ from stackcheck.knowledge.package_data import MANIFEST_FILES, shipped_texts
 if TYPE_CHECKING:  # pathlib is imported where a user's directory is read: not on every start
     from pathlib import Path
 
-    from stackcheck.knowledge.types import Architecture, Check, Components, Feature, Gate, GateRelease, Package, Release
+    from stackcheck.knowledge.types import (
+        Architecture,
+        Check,
+        Components,
+        Feature,
+        Package,
+        Release,
+        SourceTable,
+        SourceTableRelease,
+    )
 
 ENV_VAR = "STACKCHECK_MANIFESTS"
 MAX_MANIFEST_BYTES = 16 * 1024 * 1024
@@ -43,12 +52,12 @@ class Manifests:
         self.origins: dict[str, list[str]] = origins if origins is not None else {}  # file -> files merged into it
         # indexes built on first use, after load() has merged everything (the engine and the planner look
         # gates and releases up hundreds of times per run)
-        self._gate_index: dict[str, Gate] | None = None
+        self._gate_index: dict[str, SourceTable] | None = None
         self._releases: dict[str, list[Release]] = {}
         self._newest: dict[str, str | None] = {}
         self._by_version: dict[str, dict[Any, Release]] = {}
         self._by_public: dict[str, dict[Any, Release]] = {}
-        self._gate_rows: dict[tuple[str, str], GateRelease | None] = {}
+        self._gate_rows: dict[tuple[str, str], SourceTableRelease | None] = {}
 
     def forget_indexes(self) -> None:
         """Drop the indexes built on first use: call it after editing `docs` in place."""
@@ -105,8 +114,8 @@ class Manifests:
         return cast("list[Check]", self.list_of("checks.json", "checks"))
 
     @property
-    def gates(self) -> list[Gate]:
-        return cast("list[Gate]", self.list_of("gates.json", "gates"))
+    def gates(self) -> list[SourceTable]:
+        return cast("list[SourceTable]", self.list_of("gates.json", "gates"))
 
     @property
     def signatures(self) -> list[dict[str, Any]]:
@@ -208,20 +217,20 @@ class Manifests:
             self._by_public[name] = index
         return index.get(version)
 
-    def gate_row(self, gate_id: str, version: str) -> GateRelease | None:
+    def source_table_row(self, gate_id: str, version: str) -> SourceTableRelease | None:
         """The first row of a gate's release table whose `versions` admit `version` (memoised per pair)."""
         key = (gate_id, version)
         if key not in self._gate_rows:
             from stackcheck.facts.versions import version_in
 
-            spec = self.gate(gate_id) or {}
+            spec = self.source_table(gate_id) or {}
             self._gate_rows[key] = next(
                 (r for r in spec.get("releases") or [] if version_in(version, str(r.get("versions", "")))),
                 None,
             )
         return self._gate_rows[key]
 
-    def gate(self, gate_id: str) -> Gate | None:
+    def source_table(self, gate_id: str) -> SourceTable | None:
         if self._gate_index is None:
             self._gate_index = {str(g.get("id")): g for g in self.gates}
         return self._gate_index.get(gate_id)

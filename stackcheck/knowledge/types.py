@@ -126,7 +126,7 @@ class Check(TypedDict, total=False):
 # ---- gates.json -------------------------------------------------------------------------------------------
 
 
-class GateRelease(TypedDict, total=False):
+class SourceTableRelease(TypedDict, total=False):
     """One row of a gate's release table: the value the gate has in the releases `versions` admits."""
 
     versions: str
@@ -136,12 +136,12 @@ class GateRelease(TypedDict, total=False):
     note: str
 
 
-class Gate(TypedDict, total=False):
+class SourceTable(TypedDict, total=False):
     id: str
     title: str
     package: str
     probe: dict[str, Any] | None  # None: a manifest-only gate, known from its releases alone
-    releases: list[GateRelease]
+    releases: list[SourceTableRelease]
     note: str
 
 

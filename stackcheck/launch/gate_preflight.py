@@ -43,7 +43,7 @@ def expand_config(
     if entry is None or "--config" not in args:
         return command, None, None
     from stackcheck.launch.preflight.configfile import expand_config as merge_config
-    from stackcheck.probes.fsview import HostView
+    from stackcheck.readers.fsview import HostView
 
     head = command[: len(command) - len(args)]
     merged, path, problem = merge_config(args, HostView(), os.getcwd(), data)
@@ -69,7 +69,7 @@ def run_for_gate(
 ) -> Preflight:
     """Run the checks for a derived SGLang launch, and add the model's needs to its requirements."""
     from stackcheck.launch import gate
-    from stackcheck.probes.fsview import HostView
+    from stackcheck.readers.fsview import HostView
 
     facts: dict[str, Any] = report["facts"] if isinstance(report.get("facts"), dict) else {}
     data = manifests.preflight

@@ -15,7 +15,7 @@ How a recommendation is made:
 4. The command line and environment: a fresh `python3 -m sglang.launch_server` launch, or, with a given
    command, that command with what it misses added and what it should drop removed (the diff).
 
-Conditions use the rule language of features.json (stackcheck.verdicts.engine.evaluate) plus two predicates of
+Conditions use the rule language of features.json (stackcheck.verdicts.engine.evaluate_predicate) plus two predicates of
 this file's own: {"verdict": F, "in": [...], "effect": [...]} and {"chosen": DECISION, "in": [OPTION...]}.
 """
 
@@ -28,7 +28,7 @@ from stackcheck.facts.model import KERNEL_PACKAGES, Facts
 from stackcheck.facts.versions import version_in
 from stackcheck.record import field, record
 from stackcheck.verdicts.context import Context
-from stackcheck.verdicts.engine import evaluate, evaluate_feature, uses_gpu
+from stackcheck.verdicts.engine import evaluate_feature, evaluate_predicate, uses_gpu
 from stackcheck.verdicts.types import FeatureVerdict
 
 if TYPE_CHECKING:
@@ -259,7 +259,7 @@ class Judge:
         targets = list(models) if uses_gpu(pred) and models else [None]
         seen = ""
         for gpu in targets:
-            out = evaluate(pred, self.ctx, gpu)
+            out = evaluate_predicate(pred, self.ctx, gpu)
             if out.value is None:
                 return Cond(None, str(out.missing))
             subject = out.subject or pred.get("fact") or f"gate {pred.get('gate')}"

@@ -80,7 +80,7 @@ def predicate_components(pred: Any, manifests: Manifests, has_gpus: bool = False
                 return None
             out |= got
         if "gate" in item:
-            spec = manifests.gate(str(item["gate"]))
+            spec = manifests.source_table(str(item["gate"]))
             package = spec.get("package") if spec is not None else None
             if isinstance(package, str):
                 out |= _package(package)

@@ -4,8 +4,8 @@
 needs, and the runner starts it once those are there (see runner.py). The probe modules import only the
 standard library at module level (pynvml is imported inside NvmlProbe.run, the ELF and fatbin readers inside
 the deep probes), and the registry itself is built on first use (PEP 562): importing one module of this package
-(fsview, gpu_usage) does not import every probe, so `gate --facts FILE` reads a model directory through fsview
-without paying for the probes it does not run.
+(gpu_usage) does not import every probe. The filesystem view the probes read through is
+stackcheck/readers/fsview.py, below the probes, so the readers and `gate --facts FILE` use it without this package.
 """
 
 from __future__ import annotations

@@ -19,9 +19,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from stackcheck.probes.fsview import FileView
 from stackcheck.probes.interface import Probe, ProbeContext, ProbeResult
 from stackcheck.probes.jit import view_of
+from stackcheck.readers.fsview import FileView
 
 SONAMES = tuple(f"lib{name}.so.{major}" for name in ("cudart", "nvrtc", "cublas", "cublasLt") for major in (11, 12, 13))
 LD_CACHE = "/etc/ld.so.cache"

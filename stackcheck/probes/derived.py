@@ -39,7 +39,7 @@ def _newer(facts: Mapping[str, Any], manifests: Any) -> dict[str, str]:
 
 def probe_derived(facts: Mapping[str, Any], manifests: Any, ctx: ProbeContext) -> dict[str, Any]:
     """The `derived` section ({} when nothing installed is newer than the data)."""
-    from stackcheck.probes.fsview import HostView, is_host
+    from stackcheck.readers.fsview import HostView, is_host
 
     newer = _newer(facts, manifests)
     if not newer:

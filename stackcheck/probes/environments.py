@@ -24,8 +24,8 @@ import re
 import time
 from typing import Any, ClassVar
 
-from stackcheck.probes.fsview import FileView, is_dir, is_file, is_host, listdir_or_empty, read_text
 from stackcheck.probes.interface import Probe, ProbeContext, ProbeResult
+from stackcheck.readers.fsview import FileView, is_dir, is_file, is_host, listdir_or_empty, read_text
 
 MAX_CANDIDATES = 48
 #: /opt entries looked into (each costs a few directory listings)

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple
 
-from stackcheck.probes.fsview import FileView, HostView
+from stackcheck.readers.fsview import FileView, HostView
 
 if TYPE_CHECKING:
     from stackcheck.assembly.target import Target

@@ -20,7 +20,7 @@ assembler that a user put in place of Triton's bundled one:
 - `triton_ptxas`: for each of TRITON_PTXAS_PATH / TRITON_PTXAS_BLACKWELL_PATH that is set, the file and its
   `--version` (run with the probe's timeout, only on this host's own filesystem).
 
-Files are read through a FileView (stackcheck/probes/fsview.py) with box paths; nothing is imported.
+Files are read through a FileView (stackcheck/readers/fsview.py) with box paths; nothing is imported.
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
-from stackcheck.probes.fsview import FileView, HostView
 from stackcheck.probes.interface import CommandTimeout, Probe, ProbeContext, ProbeResult, run_command
+from stackcheck.readers.fsview import FileView, HostView
 
 #: the environment variables through which Triton takes another ptxas than its bundled one (knobs.py:
 #: TRITON_PTXAS_PATH for every release; TRITON_PTXAS_BLACKWELL_PATH for the ptxas-blackwell of 3.6+)

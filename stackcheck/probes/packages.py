@@ -17,8 +17,8 @@ import re
 from typing import Any, ClassVar
 
 from stackcheck.facts.model import KERNEL_PACKAGES, SERVING_PACKAGES
-from stackcheck.probes.fsview import FileView, HostView, NotRegularFile, is_dir, is_file, listdir_or_empty, read_text
 from stackcheck.probes.interface import Probe, ProbeContext, ProbeResult, ProbeStatus, SearchPathUnknown
+from stackcheck.readers.fsview import FileView, HostView, NotRegularFile, is_dir, is_file, listdir_or_empty, read_text
 
 WANTED = (
     "torch",

@@ -24,8 +24,8 @@ import re
 import struct
 from typing import Any, ClassVar
 
-from stackcheck.probes.fsview import FileView, HostView
 from stackcheck.probes.interface import Probe, ProbeContext, ProbeResult
+from stackcheck.readers.fsview import FileView, HostView
 
 NVIDIA_DRIVER_DIR = "/sys/bus/pci/drivers/nvidia"
 PCI_DEVICES = "/sys/bus/pci/devices"

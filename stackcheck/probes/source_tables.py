@@ -2,7 +2,7 @@
 
 It needs the packages probe's facts: each gate's package location comes from
 facts["packages"][NAME]["location"], a box path read through the probe's filesystem view. The result is
-keyed by gate id, each value a `GateReading` (see stackcheck.readers.sourcetables). Sources are parsed with
+keyed by gate id, each value a `TableReading` (see stackcheck.readers.sourcetables). Sources are parsed with
 `ast`, never imported.
 
 Two ways in: the plain function `probe_source_tables(facts, gates, ctx=None)`, and `SourceTablesProbe`, the
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from stackcheck.probes.interface import Probe, ProbeContext, ProbeResult
 
 if TYPE_CHECKING:
-    from stackcheck.readers.sourcetables import GateReading
+    from stackcheck.readers.sourcetables import TableReading
 
 NAME = "source_tables"
 
@@ -45,7 +45,7 @@ def probe_source_tables(
     gates: Sequence[Mapping[str, Any]],
     ctx: ProbeContext | None = None,
 ) -> dict[str, Any]:
-    """The `source_tables` facts section: gate id → GateReading, for gates whose package is installed.
+    """The `source_tables` facts section: gate id → TableReading, for gates whose package is installed.
 
     When the facts carry no packages section the result is `{"error": reason}` (nothing could be read).
     With a `ctx`, package locations are box paths read through `ctx.fs` (tests fake a root).
@@ -58,7 +58,7 @@ def probe_source_tables(
     entries = [p for p in packages.values() if isinstance(p, Mapping)]
     if entries and all(isinstance(p.get("error"), str) and "installed" not in p for p in entries):
         return {"error": f"the packages could not be read: {entries[0]['error']}"}
-    readings: dict[str, GateReading] = read_source_tables(gates, package_locations(facts), ctx.fs if ctx else None)
+    readings: dict[str, TableReading] = read_source_tables(gates, package_locations(facts), ctx.fs if ctx else None)
     return dict(readings)
 
 

@@ -12,8 +12,8 @@ import re
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from stackcheck.probes.fsview import FileView, exists, is_file, is_host, read_text
 from stackcheck.probes.interface import Probe, ProbeContext, ProbeResult
+from stackcheck.readers.fsview import FileView, exists, is_file, is_host, read_text
 from stackcheck.redact import (  # noqa: F401 - re-exported
     ENV_NAMES,
     ENV_PREFIXES,

@@ -13,7 +13,16 @@ import posixpath
 import re
 from typing import Any, ClassVar
 
-from stackcheck.probes.fsview import (
+from stackcheck.probes.interface import (
+    CommandTimeout,
+    Probe,
+    ProbeContext,
+    ProbeResult,
+    SearchPathUnknown,
+    run_command,
+)
+from stackcheck.probes.packages import find_distributions
+from stackcheck.readers.fsview import (
     FileView,
     glob,
     is_dir,
@@ -24,15 +33,6 @@ from stackcheck.probes.fsview import (
     read_text,
     which,
 )
-from stackcheck.probes.interface import (
-    CommandTimeout,
-    Probe,
-    ProbeContext,
-    ProbeResult,
-    SearchPathUnknown,
-    run_command,
-)
-from stackcheck.probes.packages import find_distributions
 
 PIP_TOOLKITS = (
     "nvidia-cuda-runtime",

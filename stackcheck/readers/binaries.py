@@ -16,9 +16,9 @@ from typing import Any
 
 from stackcheck.facts import archs
 from stackcheck.facts.model import KERNEL_MODULE, KERNEL_PACKAGES
-from stackcheck.probes.fsview import FileView, GlobLimit, HostView, glob, is_dir, kind_of
 from stackcheck.readers.elf import EM_CUDA, ElfError, ElfFile
 from stackcheck.readers.fatbin import cubin_info, scan_fatbins, sort_targets
+from stackcheck.readers.fsview import FileView, GlobLimit, HostView, glob, is_dir, kind_of
 
 #: Files scanned per package (globs relative to the package's `location`, i.e. site-packages).
 PACKAGE_GLOBS: dict[str, tuple[str, ...]] = {

@@ -21,7 +21,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Protocol
 
-from stackcheck.probes.fsview import FileView, HostView
+from stackcheck.readers.fsview import FileView, HostView
 
 ELF_MAGIC = b"\x7fELF"
 ELFCLASS64 = 2
@@ -115,7 +115,7 @@ class ElfFile:
     """An open ELF64 LE file. Use as a context manager; `bytes_read` counts every byte read.
 
     `path` is a path on this host, or with `view` a box path read through that filesystem view (a root
-    directory, an image: stackcheck.probes.fsview). Only a regular file is opened (a FIFO would block).
+    directory, an image: stackcheck.readers.fsview). Only a regular file is opened (a FIFO would block).
     With `source`, `path` only names the file in messages and the bytes come from the source (a member of
     a wheel read in place: stackcheck.derive); the ELF reading is the same."""
 

@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from stackcheck.facts.model import KERNEL_MODULE, KERNEL_PACKAGES
-from stackcheck.probes.fsview import FileView, GlobLimit, HostView, glob, is_dir, is_file, is_host
 from stackcheck.readers.elf import EM_AARCH64, EM_X86_64, ElfError, ElfFile
+from stackcheck.readers.fsview import FileView, GlobLimit, HostView, glob, is_dir, is_file, is_host
 
 LD_CACHE_PATH = Path("/etc/ld.so.cache")
 _NEW_MAGIC = b"glibc-ld.so.cache1.1"

@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal, TypedDict
 
-from stackcheck.probes.fsview import FileView, HostView, is_file
+from stackcheck.readers.fsview import FileView, HostView, is_file
 
 MAX_SOURCE_BYTES = 4 * 1024 * 1024
 """Larger source files are not parsed (status "error"): no gate table lives in a file this size."""
@@ -54,7 +54,7 @@ READ_KINDS = (
 ReadingStatus = Literal["ok", "not-found", "error"]
 
 
-class GateReading(TypedDict):
+class TableReading(TypedDict):
     """What was read for one gate; JSON-compatible, stored as facts["source_tables"][gate_id]."""
 
     status: ReadingStatus
@@ -82,7 +82,7 @@ def _reading(
     file: str | None = None,
     reason: str | None = None,
     sha256: str | None = None,
-) -> GateReading:
+) -> TableReading:
     return {"status": status, "value": value, "file": file, "reason": reason, "sha256": sha256}
 
 
@@ -565,7 +565,7 @@ def _read_python(reader: Any, text: str, spec: Mapping[str, Any], rel: str, dige
     return reader(_parse(text, rel, digest), spec, rel)
 
 
-def read_gate(probe_spec: Mapping[str, Any], site_dir: Path | str, view: FileView | None = None) -> GateReading:
+def read_table(probe_spec: Mapping[str, Any], site_dir: Path | str, view: FileView | None = None) -> TableReading:
     """Read one gate table from the sources under `site_dir` (a box path seen through `view`, this host by
     default). Never raises on bad files or specs."""
     fs = view if view is not None else HostView()
@@ -576,7 +576,7 @@ def read_gate(probe_spec: Mapping[str, Any], site_dir: Path | str, view: FileVie
             return None
         return _read_bytes(fs, path, rel)
 
-    return _read_gate(probe_spec, from_view, str(site_dir))
+    return _read_table(probe_spec, from_view, str(site_dir))
 
 
 SourceLoader = Callable[[str], "bytes | None"]
@@ -584,8 +584,8 @@ SourceLoader = Callable[[str], "bytes | None"]
 the release has no such file; raises OSError when it cannot be read."""
 
 
-def read_gate_from(probe_spec: Mapping[str, Any], load: SourceLoader, where: str) -> GateReading:
-    """read_gate over files that are not in a site directory (a wheel read as a zip: stackcheck.derive).
+def read_table_from(probe_spec: Mapping[str, Any], load: SourceLoader, where: str) -> TableReading:
+    """read_table over files that are not in a site directory (a wheel read as a zip: stackcheck.derive).
     `where` names the release in a not-found reason."""
 
     def from_loader(rel: str, rel_path: PurePosixPath) -> bytes | None:
@@ -594,14 +594,14 @@ def read_gate_from(probe_spec: Mapping[str, Any], load: SourceLoader, where: str
         except OSError as exc:
             raise _Unreadable(f"{rel}: cannot read: {exc.strerror or exc}") from None
 
-    return _read_gate(probe_spec, from_loader, where)
+    return _read_table(probe_spec, from_loader, where)
 
 
-def _read_gate(
+def _read_table(
     probe_spec: Mapping[str, Any],
     load: Callable[[str, PurePosixPath], bytes | None],
     where: str,
-) -> GateReading:
+) -> TableReading:
     try:
         kind = probe_spec.get("read")
         reader = _READERS.get(kind) if isinstance(kind, str) else None
@@ -613,7 +613,7 @@ def _read_gate(
     except _Unreadable as exc:
         return _reading("error", reason=str(exc))
 
-    first_missing: GateReading | None = None
+    first_missing: TableReading | None = None
     for rel, rel_path in candidates:
         try:
             data = load(rel, rel_path)
@@ -659,7 +659,7 @@ def normalise_name(name: str) -> str:
 
 def read_source_tables(
     gates: Sequence[Mapping[str, Any]], package_locations: Mapping[str, str], view: FileView | None = None
-) -> dict[str, GateReading]:
+) -> dict[str, TableReading]:
     """Read every gate that has a probe and whose package is installed (has a location).
 
     `package_locations` maps normalised distribution names to the directory that holds the package's
@@ -667,7 +667,7 @@ def read_source_tables(
     installed, are left out of the result.
     """
     locations = {normalise_name(name): loc for name, loc in package_locations.items() if loc}
-    readings: dict[str, GateReading] = {}
+    readings: dict[str, TableReading] = {}
     for gate in gates:
         gate_id = gate.get("id")
         probe = gate.get("probe")
@@ -680,7 +680,7 @@ def read_source_tables(
         location = locations.get(normalise_name(package))
         if location is None:
             continue
-        readings[gate_id] = read_gate(probe, location, view)
+        readings[gate_id] = read_table(probe, location, view)
     return readings
 
 

@@ -44,7 +44,7 @@ class GpuModel(NamedTuple):
         return f"{who} (cc {self.cc}, GPU {','.join(map(str, self.indices))})"
 
 
-class GateValue(NamedTuple):
+class TableValue(NamedTuple):
     value: Any
     origin: str  # "probed" | "release" | "patched"
     detail: str  # file read, or the release range that supplied the value
@@ -695,27 +695,27 @@ class Context:
         return ".".join(bundled.split(".")[:2])
 
     # ---- gates ------------------------------------------------------------------------------
-    def gate(self, gate_id: str) -> GateValue:
-        spec = self.manifests.gate(gate_id)
+    def source_table(self, gate_id: str) -> TableValue:
+        spec = self.manifests.source_table(gate_id)
         if spec is None:
             raise Missing(f"gate {gate_id}", f"gate {gate_id} is not in the manifests")
         package = spec.get("package")
-        release_value: GateValue | None = None
+        release_value: TableValue | None = None
         version = self.installed_version(package) if isinstance(package, str) else None
         if isinstance(package, str):
             if version is None:
                 raise self.no_version(package, f"gate {gate_id}")
-            rel = self.manifests.gate_row(gate_id, version)
+            rel = self.manifests.source_table_row(gate_id, version)
             if rel is not None:
-                release_value = GateValue(
+                release_value = TableValue(
                     rel.get("value"), "release", f"{package} {rel.get('versions')}", rel.get("source")
                 )
         probed = (self.facts.get("source_tables") or {}).get(gate_id)
         if isinstance(probed, dict) and probed.get("status") == "ok":
             value = probed.get("value")
             if release_value is not None and _differs(value, release_value.value):
-                return GateValue(value, "patched", str(probed.get("file")), release_value.source)
-            return GateValue(value, "probed", str(probed.get("file")), spec.get("source"))
+                return TableValue(value, "patched", str(probed.get("file")), release_value.source)
+            return TableValue(value, "probed", str(probed.get("file")), spec.get("source"))
         if release_value is not None:
             return release_value
         newest = self.newer_than_manifests(package) if isinstance(package, str) else None

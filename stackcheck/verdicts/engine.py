@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from stackcheck.facts.archs import coverage, covering, expand_arch_list
 from stackcheck.facts.model import Facts, cc_tuple
-from stackcheck.verdicts.context import Context, GateValue, GpuModel, Missing, Unknown
+from stackcheck.verdicts.context import Context, GpuModel, Missing, TableValue, Unknown
 from stackcheck.verdicts.types import EFFECT_ORDER, CheckVerdict, FeatureVerdict, Reason
 
 if TYPE_CHECKING:
@@ -60,11 +60,11 @@ class Outcome:
     __hash__ = None  # type: ignore[assignment]
 
 
-def _ref(ctx: Context, ref: Any, gpu: GpuModel | None) -> tuple[Any, GateValue | None]:
+def _ref(ctx: Context, ref: Any, gpu: GpuModel | None) -> tuple[Any, TableValue | None]:
     if isinstance(ref, dict) and "fact" in ref:
         return ctx.lookup(str(ref["fact"]), gpu), None
     if isinstance(ref, dict) and "gate" in ref:
-        g = ctx.gate(str(ref["gate"]))
+        g = ctx.source_table(str(ref["gate"]))
         return g.value, g
     return ref, None
 
@@ -100,14 +100,14 @@ def _compare(op: str, lhs: Any, rhs: Any) -> bool:
     raise Missing(op, f"unknown operator {op!r}")
 
 
-def evaluate(pred: Any, ctx: Context, gpu: GpuModel | None) -> Outcome:
+def evaluate_predicate(pred: Any, ctx: Context, gpu: GpuModel | None) -> Outcome:
     """Evaluate a predicate; a missing fact gives Outcome(value=None, missing=reason)."""
     if not isinstance(pred, dict):
         return Outcome(None, missing=f"malformed predicate {pred!r}")
     if "all" in pred or "any" in pred:
         is_all = "all" in pred
         subs = pred.get("all" if is_all else "any") or []
-        parts = [evaluate(p, ctx, gpu) for p in subs]
+        parts = [evaluate_predicate(p, ctx, gpu) for p in subs]
         decisive = [p for p in parts if p.value is (not is_all)]
         if decisive:
             return decisive[0]
@@ -127,7 +127,7 @@ def evaluate(pred: Any, ctx: Context, gpu: GpuModel | None) -> Outcome:
         # a hop of the path that was not established (read nowhere, or inferred): never ok, never blocked
         return Outcome(None, missing=str(pred["unknown"]))
     if "not" in pred:
-        inner = evaluate(pred["not"], ctx, gpu)
+        inner = evaluate_predicate(pred["not"], ctx, gpu)
         if inner.value is None:
             return inner
         return Outcome(not inner.value, inner.observed, f"not {inner.required}", patched=inner.patched)
@@ -136,7 +136,9 @@ def evaluate(pred: Any, ctx: Context, gpu: GpuModel | None) -> Outcome:
         if op == "exists":
             try:
                 present = (
-                    ctx.gate(str(pred["gate"])).value if "gate" in pred else ctx.lookup(str(pred.get("fact")), gpu)
+                    ctx.source_table(str(pred["gate"])).value
+                    if "gate" in pred
+                    else ctx.lookup(str(pred.get("fact")), gpu)
                 )
             except Unknown as u:  # not read (a failed probe): neither present nor absent
                 return Outcome(None, missing=u.reason)
@@ -144,7 +146,7 @@ def evaluate(pred: Any, ctx: Context, gpu: GpuModel | None) -> Outcome:
                 return Outcome(False, f"absent ({m.reason})", "present")
             return Outcome(True, present, "present")
         if "gate" in pred:
-            g = ctx.gate(str(pred["gate"]))
+            g = ctx.source_table(str(pred["gate"]))
             lhs, lhs_gate = g.value, g
         else:
             lhs, lhs_gate = ctx.lookup(str(pred.get("fact")), gpu), None
@@ -277,7 +279,7 @@ def evaluate_rules(item: Feature | Check, ctx: Context, hook: RuleHook | None = 
                 base["inferred"] = True
             if gpu is not None and len(models) > 1:
                 base["gpu"] = gpu.label
-            w = evaluate(rule["when"], ctx, gpu) if "when" in rule else None
+            w = evaluate_predicate(rule["when"], ctx, gpu) if "when" in rule else None
             if w is not None and w.value is False:
                 continue
             if hook is not None:
@@ -289,7 +291,7 @@ def evaluate_rules(item: Feature | Check, ctx: Context, hook: RuleHook | None = 
                 if w.value is None:
                     reasons.append({**base, "result": "unknown", "message": str(w.missing)})
                     continue
-            r = evaluate(rule.get("require"), ctx, gpu)
+            r = evaluate_predicate(rule.get("require"), ctx, gpu)
             if r.value is None:
                 reasons.append({**base, "result": "unknown", "message": str(r.missing)})
                 continue

@@ -296,8 +296,8 @@ def test_a_probing_audit_from_the_cache_imports_no_dataclasses(cache: Path) -> N
 
 def test_the_probe_records_keep_their_contract(tmp_path: Path) -> None:
     from stackcheck.assembly.target import Target
-    from stackcheck.probes.fsview import FileStat, HostView
     from stackcheck.probes.interface import ProbeContext, ProbeResult
+    from stackcheck.readers.fsview import FileStat, HostView
 
     ctx = ProbeContext(env={"A": "1"}, root=tmp_path)
     assert isinstance(ctx.view, HostView) and ctx.facts == {} and ctx.subprocess_timeout_s == 3.0

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from stackcheck.assembly.options import Options
 from stackcheck.assembly.target import choose_target, interpreter_of_command, open_view, script_interpreter
-from stackcheck.commands.arguments import Options
 from stackcheck.errors import UsageError
-from stackcheck.probes.fsview import HostView
+from stackcheck.readers.fsview import HostView
 
 HOST = HostView()
 

@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from stackcheck.assembly.pipeline import evaluate
-from stackcheck.commands.arguments import Options
+from stackcheck.assembly.options import Options
+from stackcheck.assembly.pipeline import build_report
 
 CASES = Path(__file__).resolve().parent
 ROOT = CASES.parent.parent
@@ -21,7 +21,7 @@ def main() -> int:
         opts_file = case / "options.json"
         extra = json.loads(opts_file.read_text()) if opts_file.is_file() else {}
         facts = ROOT / extra.pop("facts_file") if "facts_file" in extra else case / "facts.json"
-        report, _ = evaluate(Options(facts_file=str(facts), **extra))
+        report, _ = build_report(Options(facts_file=str(facts), **extra))
         got: dict[str, Any] = {
             "exit_code": 0 if report["summary"]["consistent"] else 1,
             "features": {

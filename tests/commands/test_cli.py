@@ -52,10 +52,10 @@ def test_audit_json_is_pipeable_and_valid_against_the_report_schema() -> None:
 
 
 def test_every_renderer_renders_a_full_report(capsys: pytest.CaptureFixture[str]) -> None:
-    from stackcheck.assembly.pipeline import evaluate
-    from stackcheck.commands.arguments import Options
+    from stackcheck.assembly.options import Options
+    from stackcheck.assembly.pipeline import build_report
 
-    report, _ = evaluate(Options(facts_file=AFTER))
+    report, _ = build_report(Options(facts_file=AFTER))
     for name, render in REPORT_FORMATS.items():
         text = render(report, RenderOptions())
         assert isinstance(text, str) and text.strip(), name

@@ -23,10 +23,10 @@ _BASE: dict[str, dict[str, Any]] = {}
 
 def base(case: str) -> dict[str, Any]:
     if case not in _BASE:
-        from stackcheck.assembly.pipeline import evaluate
-        from stackcheck.commands.arguments import Options
+        from stackcheck.assembly.options import Options
+        from stackcheck.assembly.pipeline import build_report
 
-        _BASE[case], _ = evaluate(Options(facts_file=str(ROOT / "tests" / "cases" / case / "facts.json")))
+        _BASE[case], _ = build_report(Options(facts_file=str(ROOT / "tests" / "cases" / case / "facts.json")))
     return copy.deepcopy(_BASE[case])
 
 

@@ -16,7 +16,7 @@ from stackcheck.facts.archs import Target, coverage, parse_target, rules_of, run
 from stackcheck.facts.model import load_facts_file
 from stackcheck.knowledge import loader
 from stackcheck.verdicts.context import Context, GpuModel
-from stackcheck.verdicts.engine import evaluate
+from stackcheck.verdicts.engine import evaluate_predicate
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 DATA = json.loads((ROOT / "manifests" / "architectures.json").read_text(encoding="utf-8"))
@@ -113,14 +113,14 @@ def test_an_unknown_relation_is_left_out() -> None:
 
 @pytest.mark.parametrize(("relation", "runs"), [("exact", False), ("same-major-minor-ge", True)])
 def test_covered_by_follows_the_manifests_rules(relation: str, runs: bool) -> None:
-    """A covered_by rule judged through verdicts.evaluate reads the rules of the context's manifests: making
-    sm_120a a family target lets it run on a 12.1 GPU (GB10)."""
+    """A covered_by rule judged through verdicts.engine.evaluate_predicate reads the rules of the context's
+    manifests: making sm_120a a family target lets it run on a 12.1 GPU (GB10)."""
     manifests = copy.deepcopy(loader.load())
     for rule in manifests.docs["architectures.json"]["rules"]:
         if rule["kind"] == "sass" and "a" in rule["suffixes"]:
             rule["runs_on"] = relation
     ctx = Context(load_facts_file(ROOT / "tests/cases/writeup-after/facts.json"), manifests)
     pred = {"fact": "gpu.cc", "op": "covered_by", "value": ["sm_120a"]}
-    out = evaluate(pred, ctx, GpuModel("12.1", "NVIDIA GB10", (0,)))
+    out = evaluate_predicate(pred, ctx, GpuModel("12.1", "NVIDIA GB10", (0,)))
     assert out.value is runs
     assert archs.shipped_rules().relation[("sass", "a")] == "exact"

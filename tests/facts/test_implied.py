@@ -17,8 +17,8 @@ from typing import Any, cast
 
 import pytest
 
-from stackcheck.assembly.pipeline import evaluate, load_manifests
-from stackcheck.commands.arguments import Options
+from stackcheck.assembly.options import Options
+from stackcheck.assembly.pipeline import build_report, load_manifests
 from stackcheck.facts.implied import BAD, apply, imply, marker_holds
 from stackcheck.facts.model import Facts
 from stackcheck.knowledge.loader import Manifests
@@ -264,7 +264,9 @@ def test_audit_facts_marks_implied_values_and_validates(tmp_path: Path) -> None:
     from stackcheck.knowledge.sources import normalize
     from stackcheck.knowledge.validate import _registry
 
-    report = normalize(evaluate(Options(facts_file=_write(tmp_path, PARTIAL)), want_plan=False)[0], MANIFESTS.sources)
+    report = normalize(
+        build_report(Options(facts_file=_write(tmp_path, PARTIAL)), want_plan=False)[0], MANIFESTS.sources
+    )
     registry, schemas = _registry()
     Draft202012Validator(schemas["report.schema.json"], registry=registry).validate(report)
     fi = next(i for i in report["implied"] if i["fact"] == "pkg.flashinfer-python.version")
@@ -281,13 +283,13 @@ def test_audit_facts_marks_implied_values_and_validates(tmp_path: Path) -> None:
 def test_text_output_says_implied(tmp_path: Path) -> None:
     from stackcheck.render.text import render_plain
 
-    report, _ = evaluate(Options(facts_file=_write(tmp_path, PARTIAL)), want_plan=False)
+    report, _ = build_report(Options(facts_file=_write(tmp_path, PARTIAL)), want_plan=False)
     text = render_plain(report, 200)
     assert "implied, not stated" in text and "[implied: sglang 0.5.9 pins flashinfer-python==0.6.3" in text
 
 
 def test_probed_facts_never_imply(tmp_path: Path) -> None:
-    report, _ = evaluate(Options(), want_plan=False, gathered=lambda: (PARTIAL, [], None))
+    report, _ = build_report(Options(), want_plan=False, gathered=lambda: (PARTIAL, [], None))
     assert "implied" not in report
     assert not any(v.get("implied") for kind in ("features", "checks") for v in report[kind])
 

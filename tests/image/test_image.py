@@ -16,7 +16,7 @@ from imagebuild import digest, docker_save, layer_tar, oci_layout, snapshot
 from stackcheck.errors import BadInputError
 from stackcheck.image import blobs as blobs_module
 from stackcheck.image import host_platform, open_image
-from stackcheck.probes.fsview import NotRegularFile
+from stackcheck.readers.fsview import NotRegularFile
 
 SITE = "usr/local/lib/python3.12/site-packages"
 DATA = Path(__file__).parent.parent / "data"

@@ -13,7 +13,7 @@ from imagebuild import docker_save, layer_tar, snapshot
 
 from stackcheck.errors import BadInputError
 from stackcheck.image import open_image
-from stackcheck.probes.fsview import NotRegularFile
+from stackcheck.readers.fsview import NotRegularFile
 
 COMPONENTS = ["..", ".", "", "a", "b", "etc", ".wh.a", ".wh..wh..opq", ".wh.", "x\x1b[31m", "é"]
 name_st = s.lists(s.sampled_from(COMPONENTS), min_size=1, max_size=5).map("/".join) | s.sampled_from(

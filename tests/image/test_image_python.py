@@ -9,7 +9,7 @@ import pytest
 from imagebuild import docker_save, layer_tar
 
 from stackcheck.image import NoPython, find_python, open_image
-from stackcheck.probes.fsview import HostView
+from stackcheck.readers.fsview import HostView
 
 EXE = b"\x7fELF"
 

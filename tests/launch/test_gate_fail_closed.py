@@ -22,9 +22,9 @@ from typing import Any
 
 import pytest
 
-from stackcheck.assembly.pipeline import evaluate
+from stackcheck.assembly.options import Options
+from stackcheck.assembly.pipeline import build_report
 from stackcheck.cli import main
-from stackcheck.commands.arguments import Options
 from stackcheck.knowledge.loader import load
 from stackcheck.knowledge.types import Check, Feature
 from stackcheck.launch import gate
@@ -208,7 +208,7 @@ def _blocking_launch(facts_files: list[Path], kind: str, item: str, rule: str | 
     blocks it (the scope of the failing rule)."""
     for path in facts_files:
         for tp in (1, 2, 8):  # the gate reads tp from the command (default 1)
-            report, _ = evaluate(Options(facts_file=str(path), launch={"tp": tp}), want_plan=False)
+            report, _ = build_report(Options(facts_file=str(path), launch={"tp": tp}), want_plan=False)
             for failing in _failing_rules(report, kind, item):
                 if rule is not None and failing != rule:
                     continue
@@ -362,7 +362,7 @@ def _failed_packages(tmp_path: Path) -> Path:
 
 
 def test_a_failed_packages_probe_makes_features_unknown_not_not_applicable(tmp_path: Path) -> None:
-    report, _ = evaluate(Options(facts_file=str(_failed_packages(tmp_path))), want_plan=False)
+    report, _ = build_report(Options(facts_file=str(_failed_packages(tmp_path))), want_plan=False)
     statuses = {f["id"]: f["status"] for f in report["features"]}
     assert "not-applicable" not in statuses.values()
     assert statuses["torch-cuda-arch"] == "unknown"
@@ -385,7 +385,7 @@ def test_one_unreadable_package_entry_is_unknown(tmp_path: Path) -> None:
     doc["facts"]["packages"]["sglang-kernel"] = {"installed": True, "version": None, "error": "METADATA: missing"}
     path = tmp_path / "f.json"
     path.write_text(json.dumps(doc))
-    report, _ = evaluate(Options(facts_file=str(path)), want_plan=False)
+    report, _ = build_report(Options(facts_file=str(path)), want_plan=False)
     checks = {c["id"]: c["status"] for c in report["checks"]}
     assert checks["kernel-arch"] == "unknown" and checks["sgl-kernel-torch-pair"] == "unknown"
 
@@ -419,7 +419,7 @@ def test_an_unreadable_flashinfer_version_leaves_the_package_match_unknown(tmp_p
     doc["facts"]["packages"]["flashinfer-python"] = {"installed": True, "version": None, "error": "METADATA: missing"}
     path = tmp_path / "f.json"
     path.write_text(json.dumps(doc))
-    report, _ = evaluate(Options(facts_file=str(path)), want_plan=False)
+    report, _ = build_report(Options(facts_file=str(path)), want_plan=False)
     checks = {c["id"]: c["status"] for c in report["checks"]}
     assert checks["flashinfer-cubin-match"] == checks["sglang-startup-versions"] == "unknown"
 

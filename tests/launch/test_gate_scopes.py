@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from stackcheck.assembly.pipeline import evaluate
+from stackcheck.assembly.options import Options
+from stackcheck.assembly.pipeline import build_report
 from stackcheck.cli import main
-from stackcheck.commands.arguments import Options
 from stackcheck.knowledge.loader import load
 from stackcheck.knowledge.validate import validate_documents
 from stackcheck.launch import gate
@@ -226,7 +226,7 @@ def test_skipping_sglangs_version_check_is_honoured(tmp_path: Path) -> None:
     path.write_text(json.dumps(doc))
 
     def start_check() -> dict[str, Any]:
-        report, _ = evaluate(Options(facts_file=str(path)), want_plan=False)
+        report, _ = build_report(Options(facts_file=str(path)), want_plan=False)
         return next(c for c in report["checks"] if c["id"] == "sglang-startup-versions")
 
     assert start_check()["status"] == "skipped"  # SGLang 0.5.9: neither check runs
@@ -251,7 +251,9 @@ def test_an_old_flashinfer_refuses_only_launches_with_flashinfer(
 
 
 def test_a_release_the_manifests_do_not_know_leaves_the_start_check_unknown() -> None:
-    report, _ = evaluate(Options(facts_file=str(CASES / "sglang-newer-than-manifests" / "facts.json")), want_plan=False)
+    report, _ = build_report(
+        Options(facts_file=str(CASES / "sglang-newer-than-manifests" / "facts.json")), want_plan=False
+    )
     check = next(c for c in report["checks"] if c["id"] == "sglang-startup-versions")
     assert check["status"] == "unknown"
     assert any("newer than the manifests" in r["message"] for r in check["reasons"] if r["result"] == "unknown")

@@ -24,8 +24,8 @@ from stackcheck.launch.preflight.gpus import Layout, check_gpu_count, gpu_ordina
 from stackcheck.launch.preflight.host import ShmReading, check_memlock, check_port, check_shm, port_free
 from stackcheck.launch.preflight.memory import Weights, check_memory, default_fraction
 from stackcheck.launch.preflight.model import read_model
-from stackcheck.probes.fsview import HostView
 from stackcheck.probes.gpu_usage import read_gpu_usage
+from stackcheck.readers.fsview import HostView
 
 GIB = 1 << 30
 H200_BYTES = 150_754_820_096  # 143,771 MiB, as NVML reports an H200

@@ -13,10 +13,10 @@ import pytest
 from readers.test_libs import _build_cache
 
 from stackcheck.probes.cudalibs import CudaLibsProbe, probe_cuda_libs
-from stackcheck.probes.fsview import HostView
 from stackcheck.probes.interface import ProbeContext
 from stackcheck.probes.jit import JitProbe, probe_jit
 from stackcheck.probes.pcie import PcieProbe, acs_control, probe_pcie
+from stackcheck.readers.fsview import HostView
 
 
 def touch(path: Path, text: str = "") -> Path:

@@ -7,9 +7,9 @@ import os
 import stat
 from pathlib import Path
 
-from stackcheck.probes.fsview import HostView
 from stackcheck.probes.interface import ProbeContext
 from stackcheck.probes.toolkits import ToolkitsProbe, parse_nvcc_version, read_toolkit_version
+from stackcheck.readers.fsview import HostView
 
 NVCC_13 = "nvcc: NVIDIA (R) Cuda compiler driver\nCuda compilation tools, release 13.0, V13.0.88\n"
 

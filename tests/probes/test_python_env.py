@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 from stackcheck.assembly.target import Target
-from stackcheck.probes.fsview import HostView
 from stackcheck.probes.python_env import (
     ONELINER,
     NotPython,
@@ -23,6 +22,7 @@ from stackcheck.probes.python_env import (
     learn,
     parse_answer,
 )
+from stackcheck.readers.fsview import HostView
 
 HOST = HostView()
 XY = f"{sys.version_info[0]}.{sys.version_info[1]}"

@@ -15,9 +15,9 @@ import pytest
 from stackcheck.knowledge.loader import load
 from stackcheck.knowledge.types import Feature
 from stackcheck.knowledge.validate import semantic_problems
-from stackcheck.readers.sourcetables import read_gate
+from stackcheck.readers.sourcetables import read_table
 from stackcheck.verdicts.context import Context, Missing
-from stackcheck.verdicts.engine import evaluate, evaluate_feature
+from stackcheck.verdicts.engine import evaluate_feature, evaluate_predicate
 
 CPP = {
     "files": ["pkg/include/runner.cuh"],
@@ -56,7 +56,7 @@ def test_cpp_check_reads_the_sms_of_the_check_with_the_message(tmp_path: Path) -
           int x = kSM_100f;
         };""",
     )
-    got = read_gate(CPP, site)
+    got = read_table(CPP, site)
     assert (got["status"], got["value"], got["file"]) == ("ok", [100, 103, 107], CPP["files"][0])
     assert got["sha256"]
 
@@ -67,7 +67,7 @@ def test_cpp_check_strings_with_parens_and_escapes(tmp_path: Path) -> None:
         CPP["files"][0],
         'TORCH_CHECK(a == ")" && mSM == kSM_90 && c == \'(\', "say \\"hi\\" Unsupported architecture (x");',
     )
-    assert read_gate(CPP, site)["value"] == [90]
+    assert read_table(CPP, site)["value"] == [90]
 
 
 @pytest.mark.parametrize(
@@ -80,7 +80,7 @@ def test_cpp_check_strings_with_parens_and_escapes(tmp_path: Path) -> None:
     ],
 )
 def test_cpp_check_bad_shapes(tmp_path: Path, text: str, status: str, needle: str) -> None:
-    got = read_gate(CPP, write(tmp_path, CPP["files"][0], text))
+    got = read_table(CPP, write(tmp_path, CPP["files"][0], text))
     assert got["status"] == status and needle in str(got["reason"]), got
 
 
@@ -95,7 +95,7 @@ def test_cpp_check_bad_shapes(tmp_path: Path, text: str, status: str, needle: st
 )
 def test_cpp_check_bad_specs(tmp_path: Path, change: dict[str, Any], needle: str) -> None:
     site = write(tmp_path, CPP["files"][0], 'TORCH_CHECK(mSM == kSM_90, "Unsupported architecture");')
-    got = read_gate({**CPP, **change}, site)
+    got = read_table({**CPP, **change}, site)
     assert got["status"] == "error" and needle in str(got["reason"])
 
 
@@ -103,12 +103,12 @@ def test_cpp_check_is_not_utf8_or_too_large(tmp_path: Path, monkeypatch: pytest.
     path = tmp_path / CPP["files"][0]
     path.parent.mkdir(parents=True)
     path.write_bytes(b'TORCH_CHECK(mSM == kSM_90, "Unsupported architecture \xff");')
-    assert "not UTF-8" in str(read_gate(CPP, tmp_path)["reason"])
+    assert "not UTF-8" in str(read_table(CPP, tmp_path)["reason"])
     from stackcheck.readers import sourcetables
 
     path.write_text('TORCH_CHECK(mSM == kSM_90, "Unsupported architecture");')
     monkeypatch.setattr(sourcetables, "MAX_SOURCE_BYTES", 10)
-    assert "limit" in str(read_gate(CPP, tmp_path)["reason"])
+    assert "limit" in str(read_table(CPP, tmp_path)["reason"])
 
 
 # -- guard_list ----------------------------------------------------------------------------------------
@@ -129,7 +129,7 @@ def test_cpp_check_is_not_utf8_or_too_large(tmp_path: Path, monkeypatch: pytest.
 )
 def test_guard_list_shapes(tmp_path: Path, body: str, value: list[int]) -> None:
     site = write(tmp_path, GUARD["files"][0], f"def other():\n    pass\n\ndef run(x, major, other=None):\n{body}")
-    got = read_gate(GUARD, site)
+    got = read_table(GUARD, site)
     assert (got["status"], got["value"]) == ("ok", value), got
 
 
@@ -139,10 +139,10 @@ def test_guard_list_only_inside_the_named_function(tmp_path: Path) -> None:
         "def run(x):\n    if x not in [9]:\n        raise ValueError('Kernel only runs on 9')\n"
     )
     site = write(tmp_path, GUARD["files"][0], text)
-    assert read_gate(GUARD, site)["value"] == [9]
+    assert read_table(GUARD, site)["value"] == [9]
     anywhere = {k: v for k, v in GUARD.items() if k != "function"}
-    assert read_gate(anywhere, site)["value"] == [7]  # first in source order
-    assert read_gate({**GUARD, "function": ["missing"]}, site)["status"] == "not-found"
+    assert read_table(anywhere, site)["value"] == [7]  # first in source order
+    assert read_table({**GUARD, "function": ["missing"]}, site)["status"] == "not-found"
 
 
 @pytest.mark.parametrize(
@@ -154,7 +154,7 @@ def test_guard_list_only_inside_the_named_function(tmp_path: Path) -> None:
     ],
 )
 def test_guard_list_unreadable_guards(tmp_path: Path, body: str, needle: str) -> None:
-    got = read_gate(GUARD, write(tmp_path, GUARD["files"][0], f"def run(x, y=0, allowed=()):\n{body}"))
+    got = read_table(GUARD, write(tmp_path, GUARD["files"][0], f"def run(x, y=0, allowed=()):\n{body}"))
     assert got["status"] == "error" and needle in str(got["reason"]), got
 
 
@@ -202,7 +202,7 @@ def test_lib_archs_from_manifest_and_binary_probe(manifests: Any) -> None:
 
 def test_unknown_predicate_never_passes_or_fails(manifests: Any) -> None:
     ctx = _ctx(manifests, {})
-    out = evaluate({"unknown": "not established"}, ctx, None)
+    out = evaluate_predicate({"unknown": "not established"}, ctx, None)
     assert out.value is None and out.missing == "not established"
     feature: Feature = {
         "id": "f",
@@ -353,14 +353,14 @@ def test_partial_parse_finds_what_a_full_parse_finds(tmp_path: Path, monkeypatch
     site = write(tmp_path, GUARD["files"][0], text)
     anywhere = {k: v for k, v in GUARD.items() if k != "function"}
     other = {**anywhere, "message": "other guard"}
-    fast = [read_gate(spec, site) for spec in (GUARD, anywhere, other)]
+    fast = [read_table(spec, site) for spec in (GUARD, anywhere, other)]
     monkeypatch.setattr(sourcetables, "_anchor", lambda spec: None)  # no shortcut: the whole module
-    slow = [read_gate(spec, site) for spec in (GUARD, anywhere, other)]
+    slow = [read_table(spec, site) for spec in (GUARD, anywhere, other)]
     assert [(r["status"], r["value"]) for r in fast] == [(r["status"], r["value"]) for r in slow]
     assert [r["value"] for r in fast] == [[9, 12], [9, 12], [8, 9]]
 
 
 def test_partial_parse_keeps_line_numbers_in_errors(tmp_path: Path) -> None:
     text = "x = 1\n" * 50 + "def run(x):\n    if x not in [9, y]:\n        raise RuntimeError('only runs on 9')\n"
-    got = read_gate(GUARD, write(tmp_path, GUARD["files"][0], text))
+    got = read_table(GUARD, write(tmp_path, GUARD["files"][0], text))
     assert got["status"] == "error" and "pkg/guards.py:52" in str(got["reason"]), got

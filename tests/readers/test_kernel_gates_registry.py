@@ -26,7 +26,7 @@ from packaging.version import Version
 from readers.test_sourcetables import fetch_wheel
 
 from stackcheck.readers.binaries import scan_file
-from stackcheck.readers.sourcetables import compare_with_release, normalise_name, read_gate
+from stackcheck.readers.sourcetables import compare_with_release, normalise_name, read_table
 
 REPO = Path(__file__).resolve().parent.parent.parent
 #: Releases read per package: spread over the release ranges of the gates.
@@ -88,7 +88,7 @@ def test_probed_gates_agree_with_the_real_wheels(site: Callable[[str, str], Path
             continue
         for version in VERSIONS[package]:
             rel = _release(gate, version)
-            got = read_gate(gate["probe"], site(package, version))
+            got = read_table(gate["probe"], site(package, version))
             if rel is None:
                 continue
             checked += 1

@@ -20,7 +20,7 @@ import pytest
 
 from stackcheck.probes.source_tables import outcome, package_locations, probe_source_tables
 from stackcheck.readers import sourcetables
-from stackcheck.readers.sourcetables import compare_with_release, normalise_name, read_gate, read_source_tables
+from stackcheck.readers.sourcetables import compare_with_release, normalise_name, read_source_tables, read_table
 
 DATA = Path(__file__).parent.parent / "data" / "sources"
 REPO = Path(__file__).resolve().parent.parent.parent
@@ -79,7 +79,7 @@ def sha(path: Path) -> str:
 )
 def test_sglang_trees(tree: str, sizes: list[int], access: str, multimem: list[int], consumer: str) -> None:
     site = DATA / tree
-    got = read_gate(SIZES, site)
+    got = read_table(SIZES, site)
     assert got == {
         "status": "ok",
         "value": sizes,
@@ -87,10 +87,10 @@ def test_sglang_trees(tree: str, sizes: list[int], access: str, multimem: list[i
         "reason": None,
         "sha256": sha(site / DC / "all_reduce_utils.py"),
     }
-    got = read_gate(ACCESS, site)
+    got = read_table(ACCESS, site)
     assert (got["status"], got["value"], got["file"]) == ("ok", access, f"{DC}/{consumer}")
     assert got["sha256"] == sha(site / DC / consumer)
-    got = read_gate(MULTIMEM, site)
+    got = read_table(MULTIMEM, site)
     assert (got["status"], got["value"], got["file"]) == ("ok", multimem, f"{DC}/{consumer}")
 
 
@@ -104,22 +104,22 @@ def test_sglang_trees(tree: str, sizes: list[int], access: str, multimem: list[i
     ],
 )
 def test_flashinfer_trees(tree: str, majors: list[int], file: str) -> None:
-    got = read_gate(MAJORS, DATA / tree)
+    got = read_table(MAJORS, DATA / tree)
     assert (got["status"], got["value"], got["file"], got["reason"]) == ("ok", majors, file, None)
 
 
 def test_call_keyword_not_a_list_literal() -> None:
-    got = read_gate(MAJORS, DATA / "flashinfer_nolist")
+    got = read_table(MAJORS, DATA / "flashinfer_nolist")
     assert got["status"] == "error"
     assert got["value"] is None
     assert "not a list literal" in (got["reason"] or "")
 
 
 def test_call_keyword_missing_function_or_keyword() -> None:
-    got = read_gate({**MAJORS, "function": "gen_absent_module"}, DATA / "flashinfer_063")
+    got = read_table({**MAJORS, "function": "gen_absent_module"}, DATA / "flashinfer_063")
     assert got["status"] == "not-found"
     assert "no function gen_absent_module" in (got["reason"] or "")
-    got = read_gate({**MAJORS, "keyword": "absent_kw"}, DATA / "flashinfer_063")
+    got = read_table({**MAJORS, "keyword": "absent_kw"}, DATA / "flashinfer_063")
     assert got["status"] == "not-found"
     assert got["file"] == "flashinfer/jit/comm.py"
     assert got["sha256"] is not None
@@ -127,40 +127,40 @@ def test_call_keyword_missing_function_or_keyword() -> None:
 
 def test_class_attr_ignores_other_classes() -> None:
     # class Helper also has _WORLD_SIZES_MULTIMEM = {7: [2]}: only the listed classes count
-    got = read_gate({**MULTIMEM, "class": ["Helper"]}, DATA / "sglang_059")
+    got = read_table({**MULTIMEM, "class": ["Helper"]}, DATA / "sglang_059")
     assert got["value"] == [7]
-    got = read_gate({**MULTIMEM, "class": ["Absent"]}, DATA / "sglang_059")
+    got = read_table({**MULTIMEM, "class": ["Absent"]}, DATA / "sglang_059")
     assert got["status"] == "not-found"
 
 
 def test_subscript_style_ignores_literal_keys_and_other_symbols() -> None:
     # sglang_0514 also has TABLE[9] (a literal key): still "get"
-    assert read_gate(ACCESS, DATA / "sglang_0514")["value"] == "get"
-    got = read_gate({**ACCESS, "symbol": ["NOT_USED"]}, DATA / "sglang_059")
+    assert read_table(ACCESS, DATA / "sglang_0514")["value"] == "get"
+    got = read_table({**ACCESS, "symbol": ["NOT_USED"]}, DATA / "sglang_059")
     assert got["status"] == "not-found"
 
 
 def test_subscript_style_index_wins(tmp_path: Path) -> None:
     src = tmp_path / "m.py"
     src.write_text("def f(cap):\n    a = TABLE.get(cap)\n    b = TABLE[cap]\n    TABLE[cap] = 1\n")
-    got = read_gate({"files": ["m.py"], "read": "subscript_style", "symbol": "TABLE"}, tmp_path)
+    got = read_table({"files": ["m.py"], "read": "subscript_style", "symbol": "TABLE"}, tmp_path)
     assert got["value"] == "index"
     src.write_text("def f(cap):\n    TABLE[cap] = 1\n    return TABLE.get(cap, {})\n")
-    assert read_gate({"files": ["m.py"], "read": "subscript_style", "symbol": "TABLE"}, tmp_path)["value"] == "get"
+    assert read_table({"files": ["m.py"], "read": "subscript_style", "symbol": "TABLE"}, tmp_path)["value"] == "get"
 
 
 def test_dict_keys_annotated_and_last_assignment(tmp_path: Path) -> None:
     (tmp_path / "m.py").write_text("T: dict[int, int] = {1: 2}\nT = {3: X * 2, -1: 0, 3: 4}\n")
-    got = read_gate({"files": ["m.py"], "read": "dict_keys", "symbol": ["T"]}, tmp_path)
+    got = read_table({"files": ["m.py"], "read": "dict_keys", "symbol": ["T"]}, tmp_path)
     assert (got["status"], got["value"]) == ("ok", [-1, 3])
     (tmp_path / "m.py").write_text("T: dict[int, int] = {12: 2}\n")
-    assert read_gate({"files": ["m.py"], "read": "dict_keys", "symbol": "T"}, tmp_path)["value"] == [12]
+    assert read_table({"files": ["m.py"], "read": "dict_keys", "symbol": "T"}, tmp_path)["value"] == [12]
 
 
 def test_dict_keys_first_symbol_in_list_order(tmp_path: Path) -> None:
     (tmp_path / "m.py").write_text("OLD = {9: 1}\nNEW = {9: 1, 10: 1}\n")
     spec = {"files": ["m.py"], "read": "dict_keys", "symbol": ["NEW", "OLD"]}
-    assert read_gate(spec, tmp_path)["value"] == [9, 10]
+    assert read_table(spec, tmp_path)["value"] == [9, 10]
 
 
 @pytest.mark.parametrize(
@@ -174,17 +174,17 @@ def test_dict_keys_first_symbol_in_list_order(tmp_path: Path) -> None:
 )
 def test_dict_keys_unacceptable_shapes(tmp_path: Path, text: str, needle: str) -> None:
     (tmp_path / "m.py").write_text(text)
-    got = read_gate({"files": ["m.py"], "read": "dict_keys", "symbol": "T"}, tmp_path)
+    got = read_table({"files": ["m.py"], "read": "dict_keys", "symbol": "T"}, tmp_path)
     assert got["status"] == "error"
     assert needle in (got["reason"] or "")
     assert "\n" not in (got["reason"] or "")
 
 
 def test_nonliteral_table() -> None:
-    got = read_gate({**SIZES, "symbol": ["TORCH_SYMM_MEM_ALL_REDUCE_MAX_SIZES"]}, DATA / "nonliteral")
+    got = read_table({**SIZES, "symbol": ["TORCH_SYMM_MEM_ALL_REDUCE_MAX_SIZES"]}, DATA / "nonliteral")
     assert got["status"] == "error"
     assert "not a dict literal" in (got["reason"] or "")
-    got = read_gate({**SIZES, "symbol": ["SYMM_MEM_ALL_REDUCE_MAX_SIZES"]}, DATA / "nonliteral")
+    got = read_table({**SIZES, "symbol": ["SYMM_MEM_ALL_REDUCE_MAX_SIZES"]}, DATA / "nonliteral")
     assert got["status"] == "error"
     assert "not an int literal" in (got["reason"] or "")
 
@@ -192,7 +192,7 @@ def test_nonliteral_table() -> None:
 # -- bad files: every failure is a reading with a one-line reason, never a raise ---------------------
 
 
-def assert_one_line_error(got: sourcetables.GateReading, needle: str) -> None:
+def assert_one_line_error(got: sourcetables.TableReading, needle: str) -> None:
     assert got["status"] == "error", got
     assert got["value"] is None
     reason = got["reason"] or ""
@@ -202,13 +202,13 @@ def assert_one_line_error(got: sourcetables.GateReading, needle: str) -> None:
 
 
 def test_syntax_error() -> None:
-    got = read_gate(SIZES, DATA / "broken")
+    got = read_table(SIZES, DATA / "broken")
     assert_one_line_error(got, "syntax error at line")
     assert got["file"] == f"{DC}/all_reduce_utils.py"
 
 
 def test_not_utf8() -> None:
-    got = read_gate(SIZES, DATA / "latin1")
+    got = read_table(SIZES, DATA / "latin1")
     assert_one_line_error(got, "not UTF-8")
     assert got["sha256"] == sha(DATA / "latin1" / DC / "all_reduce_utils.py")
 
@@ -219,17 +219,17 @@ def test_huge_file(tmp_path: Path) -> None:
     with path.open("wb") as fh:
         fh.write(b"TORCH_SYMM_MEM_ALL_REDUCE_MAX_SIZES = {9: 1}\n")
         fh.truncate(sourcetables.MAX_SOURCE_BYTES + 1)  # sparse: cheap to make
-    assert_one_line_error(read_gate(SIZES, tmp_path), "larger than")
+    assert_one_line_error(read_table(SIZES, tmp_path), "larger than")
 
 
 def test_null_bytes(tmp_path: Path) -> None:
     (tmp_path / "m.py").write_bytes(b"T = {9: 1}\n\x00\n")
-    assert_one_line_error(read_gate({"files": ["m.py"], "read": "dict_keys", "symbol": "T"}, tmp_path), "")
+    assert_one_line_error(read_table({"files": ["m.py"], "read": "dict_keys", "symbol": "T"}, tmp_path), "")
 
 
 def test_deep_nesting(tmp_path: Path) -> None:
     (tmp_path / "m.py").write_text("T = " + "(" * 5000 + "1" + ")" * 5000 + "\n")
-    got = read_gate({"files": ["m.py"], "read": "dict_keys", "symbol": "T"}, tmp_path)
+    got = read_table({"files": ["m.py"], "read": "dict_keys", "symbol": "T"}, tmp_path)
     assert got["status"] == "error"
 
 
@@ -240,23 +240,23 @@ def test_unreadable(tmp_path: Path) -> None:
     path.chmod(0)
     try:
         assert_one_line_error(
-            read_gate({"files": ["m.py"], "read": "dict_keys", "symbol": "T"}, tmp_path), "cannot read"
+            read_table({"files": ["m.py"], "read": "dict_keys", "symbol": "T"}, tmp_path), "cannot read"
         )
     finally:
         path.chmod(0o644)
 
 
 def test_missing_files(tmp_path: Path) -> None:
-    got = read_gate(SIZES, tmp_path)
+    got = read_table(SIZES, tmp_path)
     assert got["status"] == "not-found"
     assert got["file"] is None and got["sha256"] is None
     assert "all_reduce_utils.py" in (got["reason"] or "")
-    got = read_gate(SIZES, tmp_path / "no" / "such" / "site")
+    got = read_table(SIZES, tmp_path / "no" / "such" / "site")
     assert got["status"] == "not-found"
 
 
 def test_symbol_absent() -> None:
-    got = read_gate(SIZES, DATA / "nosymbol")
+    got = read_table(SIZES, DATA / "nosymbol")
     assert got["status"] == "not-found"
     assert got["file"] == f"{DC}/all_reduce_utils.py"
 
@@ -275,7 +275,7 @@ def test_symbol_absent() -> None:
 )
 def test_bad_specs(tmp_path: Path, spec: dict[str, Any]) -> None:
     (tmp_path / "m.py").write_text("T = {9: 1}\ndef f():\n    g(k=[1])\n")
-    got = read_gate(spec, tmp_path)
+    got = read_table(spec, tmp_path)
     assert got["status"] == "error"
     assert (got["reason"] or "").startswith("probe spec:")
 
@@ -285,9 +285,9 @@ def test_no_exec(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch
     monkeypatch.setenv("STACKCHECK_EXEC_MARKER", str(marker))
     before = set(sys.modules)
     site = DATA / "noexec"
-    assert read_gate(SIZES, site)["value"] == [9, 10]
-    assert read_gate(MULTIMEM, site)["value"] == [9, 10]
-    assert read_gate(ACCESS, site)["value"] == "index"
+    assert read_table(SIZES, site)["value"] == [9, 10]
+    assert read_table(MULTIMEM, site)["value"] == [9, 10]
+    assert read_table(ACCESS, site)["value"] == "index"
     assert not marker.exists()
     captured = capsys.readouterr()
     assert "EXECUTED" not in captured.out + captured.err
@@ -377,7 +377,7 @@ def test_compare_with_release() -> None:
     assert compare_with_release("index", "get") == "patched"
     assert compare_with_release(None, [9, 10]) == "patched"
     assert compare_with_release([9, 9, 10], [9, 10]) == "patched"
-    patched = read_gate(SIZES, DATA / "sglang_patched")["value"]
+    patched = read_table(SIZES, DATA / "sglang_patched")["value"]
     assert compare_with_release(patched, [9, 10]) == "patched"
 
 
@@ -448,18 +448,18 @@ FLASHINFER_EXPECTED = {"0.6.3": [9, 10], "0.6.17": [9, 10, 12]}
 def test_real_sglang(real_site: Any, version: str) -> None:
     sizes, access, multimem, consumer = SGLANG_EXPECTED[version]
     site = real_site("sglang", version)
-    got = read_gate(SIZES, site)
+    got = read_table(SIZES, site)
     assert (got["status"], got["value"]) == ("ok", sizes), got
-    got = read_gate(ACCESS, site)
+    got = read_table(ACCESS, site)
     assert (got["status"], got["value"], got["file"]) == ("ok", access, f"{DC}/{consumer}"), got
-    got = read_gate(MULTIMEM, site)
+    got = read_table(MULTIMEM, site)
     assert (got["status"], got["value"]) == ("ok", multimem), got
 
 
 @pytest.mark.registry
 @pytest.mark.parametrize("version", sorted(FLASHINFER_EXPECTED))
 def test_real_flashinfer(real_site: Any, version: str) -> None:
-    got = read_gate(MAJORS, real_site("flashinfer-python", version))
+    got = read_table(MAJORS, real_site("flashinfer-python", version))
     assert (got["status"], got["value"], got["file"]) == (
         "ok",
         FLASHINFER_EXPECTED[version],
@@ -499,7 +499,7 @@ def test_manifest_gates_agree_with_real_wheels(real_site: Any) -> None:
                 for rel in gate.get("releases", [])
                 if Version(version) in SpecifierSet(str(rel.get("versions", "")), prereleases=True)
             ]
-            got = read_gate(probe, real_site(package, version))
+            got = read_table(probe, real_site(package, version))
             if not releases:
                 if got["status"] == "ok":
                     problems.append(f"{gate['id']} {package} {version}: read {got['value']!r}, no release")

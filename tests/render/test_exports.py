@@ -42,10 +42,10 @@ _REPORTS: dict[str, dict[str, Any]] = {}
 
 def report_for(case: str) -> dict[str, Any]:
     if case not in _REPORTS:
-        from stackcheck.assembly.pipeline import evaluate
-        from stackcheck.commands.arguments import Options
+        from stackcheck.assembly.options import Options
+        from stackcheck.assembly.pipeline import build_report
 
-        _REPORTS[case], _ = evaluate(Options(facts_file=str(ROOT / "tests" / "cases" / case / "facts.json")))
+        _REPORTS[case], _ = build_report(Options(facts_file=str(ROOT / "tests" / "cases" / case / "facts.json")))
     return copy.deepcopy(_REPORTS[case])
 
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from stackcheck.assembly.pipeline import evaluate
-from stackcheck.commands.arguments import Options
+from stackcheck.assembly.options import Options
+from stackcheck.assembly.pipeline import build_report
 from stackcheck.knowledge.sources import derived_id, ids, normalize, refs
 from stackcheck.render.layout import join_shell_lines, shell_lines, wrap, wrap_items
 from stackcheck.render.text import render_plain
@@ -23,7 +23,7 @@ WIDTHS = (80, 200)
 
 
 def _report(facts: str) -> dict[str, Any]:
-    report, _ = evaluate(Options(facts_file=facts))
+    report, _ = build_report(Options(facts_file=facts))
     return report
 
 

@@ -31,8 +31,8 @@ from stackcheck.launch.preflight.result import CheckResult, Status, worst
 from stackcheck.record import field, record
 
 if TYPE_CHECKING:  # the probes package is imported only where the box is read (not with --facts)
-    from stackcheck.probes.fsview import FileView
     from stackcheck.probes.gpu_usage import UsageReading
+    from stackcheck.readers.fsview import FileView
 
 __all__ = ["CheckResult", "Inputs", "Preflight", "Readings", "Status", "read_live", "run", "worst"]
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from stackcheck.errors import BadInputError, UsageError
 
 if TYPE_CHECKING:
-    from stackcheck.probes.fsview import FileView
+    from stackcheck.readers.fsview import FileView
 
 _KEY = re.compile(r"^([A-Za-z0-9_][A-Za-z0-9_.-]*)\s*:(?:\s+(.*)|)$")
 _INT = re.compile(r"^[-+]?(0|[1-9][0-9_]*)$")

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from stackcheck.launch.preflight.result import CheckResult
 
 if TYPE_CHECKING:
-    from stackcheck.probes.fsview import FileView
+    from stackcheck.readers.fsview import FileView
 
 HEADERS_CAP = 1 << 20
 _NORMALISE = re.compile(r"[-_.]+")

@@ -31,7 +31,7 @@ from stackcheck.launch.preflight.result import CheckResult, Status, truthy
 from stackcheck.record import field, record
 
 if TYPE_CHECKING:
-    from stackcheck.probes.fsview import FileView
+    from stackcheck.readers.fsview import FileView
 
 _REPO_ID = re.compile(r"^(?:[A-Za-z0-9][A-Za-z0-9._-]*/)?[A-Za-z0-9][A-Za-z0-9._-]*$")
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from stackcheck.probes.fsview import HostView, NotRegularFile
+from stackcheck.readers.fsview import HostView, NotRegularFile
 
 
 def test_root_view_resolves_links_inside_the_root(tmp_path: Path) -> None:
@@ -55,7 +55,7 @@ def test_a_link_in_a_parent_directory_does_not_lead_out_of_the_root(tmp_path: Pa
 
 
 def test_glob_which_and_read_text(tmp_path: Path) -> None:
-    from stackcheck.probes.fsview import GlobLimit, glob, read_text, which
+    from stackcheck.readers.fsview import GlobLimit, glob, read_text, which
 
     site = tmp_path / "site"
     (site / "pkg" / "a" / "b").mkdir(parents=True)
