@@ -85,6 +85,7 @@ MODULES: dict[str, str] = {
     "stackcheck.minischema": "stackcheck.facts.minischema",
     # readers (was deep/)
     "stackcheck.deep": "stackcheck.readers",
+    "stackcheck.probes.fsview": "stackcheck.readers.fsview",
     # knowledge
     "stackcheck.manifest_loader": "stackcheck.knowledge.loader",
     "stackcheck.validate": "stackcheck.knowledge.validate",
@@ -162,7 +163,7 @@ TESTS: dict[str, str] = {
     "test_probe_hostile.py": "probes",
     "test_probe_issue16.py": "probes",
     "test_python_env.py": "probes",
-    "test_fsview.py": "probes",
+    "test_fsview.py": "readers",
     "test_nvml_early.py": "probes",
     # readers
     "test_elf_fatbin.py": "readers",
@@ -685,7 +686,9 @@ def layout_markdown() -> str:
     top = [m.rpartition(".")[2] for m in STAY if m.count(".") == 1 and not (ROOT / mod_path(m)).is_dir()]
     out.append(f"stackcheck/  {', '.join(['__init__', *top])}")
     for g in GROUPS:
-        if g in tree:
+        if g in tree and g in was:
+            out.append(f"{mod_path(g)}/  (was {mod_path(was[g])}/), {', '.join(sorted(tree[g]))}")
+        elif g in tree:
             out.append(f"{mod_path(g)}/  {', '.join(sorted(tree[g]))}")
         elif g in was:
             out.append(f"{mod_path(g)}/  (was {mod_path(was[g])}/)")
