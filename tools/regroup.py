@@ -686,6 +686,13 @@ def layout_markdown() -> str:
     top = [m.rpartition(".")[2] for m in STAY if m.count(".") == 1 and not (ROOT / mod_path(m)).is_dir()]
     out.append(f"stackcheck/  {', '.join(['__init__', *top])}")
     for g in GROUPS:
+        # once applied, the tree shows what each folder holds (modules split off later included)
+        folder = ROOT / mod_path(g)
+        if folder.is_dir() and g in tree:
+            tree[g] = sorted(
+                {p.stem for p in folder.glob("*.py") if p.stem != "__init__"}
+                | {p.name for p in folder.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+            )
         if g in tree and g in was:
             out.append(f"{mod_path(g)}/  (was {mod_path(was[g])}/), {', '.join(sorted(tree[g]))}")
         elif g in tree:
