@@ -7,19 +7,20 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from stackcheck.assembly.options import Options
 from stackcheck.assembly.pipeline import build_report
+from stackcheck.documents.types import Report
+from stackcheck.verdicts.types import FeatureVerdict
 
 CASES = Path(__file__).parent / "cases"
 ROOT = CASES.parent.parent
 CASE_DIRS = sorted(p for p in CASES.iterdir() if (p / "expected.json").is_file())
 
 
-def run_case(case: Path) -> dict[str, Any]:
+def run_case(case: Path) -> Report:
     """options.json may name the facts file (relative to the repository root), e.g. a real recording
     under examples/facts/, and any other pipeline option (assume_gpu, launch, ...)."""
     opts_file = case / "options.json"
@@ -33,14 +34,14 @@ def run_case(case: Path) -> dict[str, Any]:
 def test_case_matches_expected(case: Path) -> None:
     expected = json.loads((case / "expected.json").read_text())
     report = run_case(case)
-    got_features = {f["id"]: f["status"] + ("/" + f["effect"] if f.get("effect") else "") for f in report["features"]}
+    got_features = {f["id"]: f["status"] + (f"/{f['effect']}" if f.get("effect") else "") for f in report["features"]}
     got_checks = {c["id"]: c["status"] for c in report["checks"]}
     assert got_features == expected["features"]
     assert got_checks == expected["checks"]
     assert (0 if report["summary"]["consistent"] else 1) == expected["exit_code"]
 
 
-def feature(report: dict[str, Any], fid: str) -> dict[str, Any]:
+def feature(report: Report, fid: str) -> FeatureVerdict:
     return next(f for f in report["features"] if f["id"] == fid)
 
 

@@ -95,6 +95,7 @@ def test_report_from_saved_facts_imports_nothing_heavy(argv: list[str]) -> None:
     assert sorted(m for m in HEAVY if m in mods) == []
     # the manifests' record types are read by the type checker only: typing the documents costs no import
     assert "stackcheck.knowledge.types" not in mods
+    assert "stackcheck.documents.types" not in mods  # the report's shapes, likewise
 
 
 @given(st.text(alphabet="/.ab", max_size=12))

@@ -5,15 +5,18 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from stackcheck.errors import BadInputError, ProbeFailedError, UsageError
 from stackcheck.facts.model import Facts, ProbeOutcome, cc_tuple, load_facts_document
 
 if TYPE_CHECKING:  # the engine is imported lazily: see build_report()
     from stackcheck.assembly.options import Options
+    from stackcheck.documents.types import Report
     from stackcheck.knowledge.loader import Manifests
+    from stackcheck.plan.model import PlanJSON
     from stackcheck.verdicts.context import Context
+    from stackcheck.verdicts.types import FeatureVerdict
 
 INTERCONNECTS = ("nvswitch", "nvlink", "pcie-switch", "pcie-host-bridge", "cross-socket", "pcie")
 #: the facts sections --host-facts takes from a saved report: what belongs to the host, not the environment
@@ -252,7 +255,7 @@ def build_report(
     manifests: Manifests | None = None,
     gathered: Callable[[], Gathered] | None = None,
     plan_cache: bool = False,
-) -> tuple[dict[str, Any], Context]:
+) -> tuple[Report, Context]:
     """The whole audit: facts -> verdicts -> plan, as a report document. `manifests`, when the caller has
     loaded them already, are not read again; `gathered`, when the caller started the probes earlier (the
     gate starts them before it reads the command line), gives their result. `plan_cache`: the plan is read
@@ -292,13 +295,13 @@ def build_report(
         from stackcheck.facts.implied import apply as apply_implied
 
         apply_implied(report, ctx)
-    report["summary"] = summarize(list(map(dict, report["features"])), list(map(dict, report["checks"])))
+    report["summary"] = summarize(report["features"], report["checks"])
     if want_plan:
         report["plan"] = _plan_json(ctx, features, texts)
     return report, ctx
 
 
-def _plan_json(ctx: Context, features: list[Any], texts: list[str] | None) -> dict[str, Any]:
+def _plan_json(ctx: Context, features: list[FeatureVerdict], texts: list[str] | None) -> PlanJSON:
     """The plan as JSON: from the plan cache when `texts` (the manifests read) are given and an entry
     matches, else computed (and then kept)."""
     directory = key = None
@@ -306,11 +309,11 @@ def _plan_json(ctx: Context, features: list[Any], texts: list[str] | None) -> di
         from stackcheck.assembly import plan_cache
 
         directory, key, cached = plan_cache.lookup(ctx.facts, ctx.launch, texts)
-        if cached is not None:
-            return cached
+        if cached is not None:  # a plan this code stored (plan_cache keys it by the code and the inputs)
+            return cast("PlanJSON", cached)
     from stackcheck.plan import make_plan
 
-    plan: dict[str, Any] = dict(make_plan(ctx, features).to_json())
+    plan = make_plan(ctx, features).to_json()
     if directory and key:
         plan_cache.store(directory, key, plan)
     return plan

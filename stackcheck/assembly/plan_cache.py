@@ -175,7 +175,7 @@ def load(directory: str, key: str) -> dict[str, Any] | None:
     return plan if isinstance(plan, dict) else None
 
 
-def store(directory: str, key: str, plan: dict[str, Any]) -> bool:
+def store(directory: str, key: str, plan: Mapping[str, Any]) -> bool:
     """Keep `plan` under `key` (atomically, privately); False when it is not plain JSON or not written."""
     if not _plain(plan):
         return False

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Mapping
 from typing import Any
 
 from stackcheck.commands.arguments import (
@@ -44,7 +45,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_output_options(p, DIFF_FORMATS)
 
 
-def _load(path: str, args: argparse.Namespace, rejudge: bool) -> tuple[dict[str, Any], str, str]:
+def _load(path: str, args: argparse.Namespace, rejudge: bool) -> tuple[Mapping[str, Any], str, str]:
     """(report with features, checks and plan; origin; how it was judged)."""
     from stackcheck.assembly.options import Options
     from stackcheck.assembly.pipeline import build_report
@@ -76,7 +77,7 @@ def _load(path: str, args: argparse.Namespace, rejudge: bool) -> tuple[dict[str,
     return report, origin, "now"
 
 
-def _now(args: argparse.Namespace) -> tuple[dict[str, Any], str, str]:
+def _now(args: argparse.Namespace) -> tuple[Mapping[str, Any], str, str]:
     from stackcheck.assembly.pipeline import build_report
 
     report, _ = build_report(options_from(args))

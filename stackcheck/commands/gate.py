@@ -38,6 +38,7 @@ from stackcheck.render.interface import RenderOptions
 if TYPE_CHECKING:
     from stackcheck.knowledge.types import Feature
     from stackcheck.plan.model import PlanJSON
+    from stackcheck.verdicts.types import FeatureVerdict
 
 SCHEMA_VERSION = 1  # of the decision document (--format json; schemas/gate.schema.json)
 
@@ -513,7 +514,7 @@ def _plan(ctx: Any, features: Any, texts: list[str]) -> PlanJSON | str | None:
 
 
 def _fix(
-    feature: str, plan: PlanJSON | str | None, features: list[Feature], verdict: dict[str, Any] | None = None
+    feature: str, plan: PlanJSON | str | None, features: list[Feature], verdict: FeatureVerdict | None = None
 ) -> str | None:
     """The plan step that unblocks the feature, else what the plan says stays blocked, else the feature's
     workaround (where it answers the failing rule of `verdict`) and first fixed release from the manifests.

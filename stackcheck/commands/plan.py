@@ -80,7 +80,9 @@ def run(args: argparse.Namespace) -> int:
         doc["request"] = request
     report["plan"] = doc
     if fmt != "json":  # the plan on its own (the box in a few lines, then the steps); JSON keeps the report
-        report = {k: v for k, v in report.items() if k not in ("features", "checks", "summary")}
+        report.pop("features", None)
+        report.pop("checks", None)
+        report.pop("summary", None)
     from stackcheck.knowledge.sources import normalize
 
     report = normalize(report, ctx.manifests.sources)  # every `source` as [{id, title, url}]

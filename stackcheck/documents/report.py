@@ -13,7 +13,11 @@ from stackcheck import __version__
 from stackcheck.facts.model import SCHEMA_VERSION, Facts, ProbeOutcome
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from stackcheck.documents.types import Host, Report, Summary
     from stackcheck.knowledge.loader import Manifests
+    from stackcheck.verdicts.types import CheckVerdict, FeatureVerdict
 
 #: every status of a feature verdict (stackcheck.verdicts.engine.Status), in the order the fleet and the
 #: Prometheus series list them
@@ -48,7 +52,7 @@ def parse_timestamp(text: Any) -> float:
     return dt.timestamp()
 
 
-def host_block(hostname: str | None = None) -> dict[str, Any]:
+def host_block(hostname: str | None = None) -> Host:
     try:
         name = hostname or os.uname().nodename  # os.uname: importing socket costs ~14 ms of start-up
     except (OSError, AttributeError):
@@ -57,9 +61,12 @@ def host_block(hostname: str | None = None) -> dict[str, Any]:
 
 
 def base_report(
-    facts: Facts, probes: list[ProbeOutcome], manifests: Manifests | None, host: dict[str, Any] | None = None
-) -> dict[str, Any]:
-    report: dict[str, Any] = {
+    facts: Facts,
+    probes: list[ProbeOutcome],
+    manifests: Manifests | None,
+    host: Host | dict[str, Any] | None = None,
+) -> Report:
+    report: Report = {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "stackcheck", "version": __version__},
     }
@@ -71,7 +78,7 @@ def base_report(
     return report
 
 
-def summarize(features: list[dict[str, Any]], checks: list[dict[str, Any]]) -> dict[str, Any]:
+def summarize(features: Sequence[FeatureVerdict], checks: Sequence[CheckVerdict]) -> Summary:
     counts: dict[str, int] = {}
     for f in features:
         counts[f["status"]] = counts.get(f["status"], 0) + 1

@@ -34,7 +34,9 @@ from stackcheck.knowledge.loader import Manifests, pypi_variant
 from stackcheck.verdicts.context import Context
 
 if TYPE_CHECKING:
+    from stackcheck.documents.types import ImpliedRecord, Report
     from stackcheck.knowledge.types import Release
+    from stackcheck.verdicts.types import CheckVerdict, FeatureVerdict
 
 #: verdicts that say "this will not work": the only ones an implied fact may produce
 BAD = frozenset({"blocked", "failed", "warning"})
@@ -74,7 +76,7 @@ class Implied(NamedTuple):
         by = f"{self.by} {self.by_version}" + (" (itself implied)" if self.by_implied else "")
         return f"{by} pins {self.package}{self.pin} ({source_text(self.source)})"
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> ImpliedRecord:
         """The report's `implied[]` entry (schemas/report.schema.json)."""
         return {
             "fact": f"pkg.{self.package}.version",
@@ -282,7 +284,7 @@ def marker_holds(marker: str, facts: Facts) -> bool:
 # ---- the verdicts with implied facts -----------------------------------------------------------------
 
 
-def apply(report: dict[str, Any], ctx: Context) -> None:
+def apply(report: Report, ctx: Context) -> None:
     """Judge the stack again with the implied facts and merge into the report (features, checks, `implied`):
     a verdict the implied facts turn bad takes their reasons, each marked implied; every other verdict stays
     as the stated facts leave it. `ctx` holds the stated facts."""
@@ -295,8 +297,11 @@ def apply(report: dict[str, Any], ctx: Context) -> None:
     features, checks = evaluate_all(with_implied)
     blame = _Blame(ctx, implied)
     report["implied"] = [i.record() for i in implied]
-    report["features"] = _merge(report.get("features") or [], features, implied, blame, "features")
-    report["checks"] = _merge(report.get("checks") or [], checks, implied, blame, "checks")
+    # _merge copies the verdicts (of either kind) and adds `implied` to them and their reasons: the same shape
+    report["features"] = cast(
+        "list[FeatureVerdict]", _merge(report.get("features") or [], features, implied, blame, "features")
+    )
+    report["checks"] = cast("list[CheckVerdict]", _merge(report.get("checks") or [], checks, implied, blame, "checks"))
 
 
 def _key(reason: Mapping[str, Any]) -> tuple[str, str]:

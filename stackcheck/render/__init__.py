@@ -27,19 +27,20 @@ FORMAT_ALIASES maps an old format name to its current one (stackcheck.commands.a
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, cast
 
 from stackcheck.render.interface import Renderer, RenderOptions
 
 if TYPE_CHECKING:
     from stackcheck.documents.fleet import FleetReport
+    from stackcheck.documents.types import Report
     from stackcheck.launch.triage import TriageReport
 
 #: a JSON document as parsed: the report, the gate's decision, an explanation, a diff, a recommendation
 Document = dict[str, Any]
 
 
-def _json(document: Document, options: RenderOptions) -> str:
+def _json(document: Mapping[str, Any], options: RenderOptions) -> str:
     from stackcheck.render.jsonout import json_document
 
     return json_document(document, compact=options.compact)
@@ -48,33 +49,34 @@ def _json(document: Document, options: RenderOptions) -> str:
 # ---- the report (audit, probe, plan) ---------------------------------------------------------------------
 
 
-def _report_text(report: Document, options: RenderOptions) -> str:
+def _report_text(report: Report, options: RenderOptions) -> str:
     from stackcheck.redact import safe_tree
     from stackcheck.render.text import render_plain
 
-    return render_plain(safe_tree(report), options.width, color=options.color, sources=options.sources)
+    # safe_tree copies the document with its strings made terminal-safe: the same shape
+    return render_plain(cast("Report", safe_tree(report)), options.width, color=options.color, sources=options.sources)
 
 
-def _report_markdown(report: Document, options: RenderOptions) -> str:
+def _report_markdown(report: Report, options: RenderOptions) -> str:
     from stackcheck.redact import safe_tree
     from stackcheck.render.markdown import render_markdown
 
-    return render_markdown(safe_tree(report), sources=options.sources)
+    return render_markdown(cast("Report", safe_tree(report)), sources=options.sources)
 
 
-def _report_prometheus(report: Document, options: RenderOptions) -> str:
+def _report_prometheus(report: Report, options: RenderOptions) -> str:
     from stackcheck.render.prometheus import render_prometheus
 
     return render_prometheus(report)
 
 
-def _report_nfd(report: Document, options: RenderOptions) -> str:
+def _report_nfd(report: Report, options: RenderOptions) -> str:
     from stackcheck.render.nfd import render_nfd
 
     return render_nfd(report)
 
 
-REPORT_FORMATS: Final[dict[str, Renderer[Document]]] = {
+REPORT_FORMATS: Final[dict[str, Renderer[Report]]] = {
     "text": _report_text,
     "json": _json,
     "markdown": _report_markdown,
@@ -82,13 +84,13 @@ REPORT_FORMATS: Final[dict[str, Renderer[Document]]] = {
     "nfd": _report_nfd,
 }
 #: `stackcheck probe`: the facts; the text lists them (a report without verdicts or plan)
-PROBE_FORMATS: Final[dict[str, Renderer[Document]]] = {
+PROBE_FORMATS: Final[dict[str, Renderer[Report]]] = {
     "text": _report_text,
     "json": _json,
     "markdown": _report_markdown,
 }
 #: `stackcheck plan`: the text and markdown show the box and the plan, the JSON the whole report
-PLAN_FORMATS: Final[dict[str, Renderer[Document]]] = {
+PLAN_FORMATS: Final[dict[str, Renderer[Report]]] = {
     "text": _report_text,
     "json": _json,
     "markdown": _report_markdown,

@@ -7,10 +7,13 @@ backticks inside it, so no line can close it early."""
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING
 
 from stackcheck.knowledge.sources import collect
 from stackcheck.render.text import MARK, box_lines, check_rows, feature_rows, plan_lines
+
+if TYPE_CHECKING:
+    from stackcheck.documents.types import Report
 
 
 def _cell(text: str) -> str:
@@ -28,7 +31,7 @@ def fence_for(lines: list[str]) -> str:
     return "`" * max(3, longest + 1)
 
 
-def render_markdown(report: dict[str, Any], sources: bool = False) -> str:
+def render_markdown(report: Report, sources: bool = False) -> str:
     out = ["## stackcheck report", ""]
     out.extend(f"- {_cell(line)}" for line in box_lines(report))
     if "features" in report:

@@ -13,9 +13,13 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from stackcheck.facts.model import KERNEL_PACKAGES
+
+if TYPE_CHECKING:
+    from stackcheck.documents.types import Report
 
 PREFIX = "stackcheck.io/"
 NAME_RE = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
@@ -54,7 +58,7 @@ def valid_value(value: str) -> bool:
     return value == "" or (len(value) <= MAX_VALUE and bool(NAME_RE.match(value)))
 
 
-def nfd_labels(report: dict[str, Any]) -> dict[str, str]:
+def nfd_labels(report: Report) -> dict[str, str]:
     """The labels, name -> value, every one valid; a name that sanitises to nothing is left out."""
     facts = report.get("facts") or {}
     labels: dict[str, str] = {}
@@ -94,17 +98,17 @@ def nfd_labels(report: dict[str, Any]) -> dict[str, str]:
         p = pkgs.get(pkg)
         if isinstance(p, dict) and p.get("installed") and p.get("version"):
             put(f"stack.{short}", p["version"])
-    summary = report.get("summary") or {}
+    summary: Mapping[str, Any] = report.get("summary") or {}
     put("consistent", "true" if summary.get("consistent") else "false")
     # a what-if (--assume-*) must never pass for this node's measurement: a scheduler can exclude it
     put("assumed", "true" if facts.get("assumed") else "false")
-    manifests = report.get("manifests") or {}
+    manifests: Mapping[str, Any] = report.get("manifests") or {}
     if manifests.get("data_version"):
         put("manifests", manifests["data_version"])
     return labels
 
 
-def render_nfd(report: dict[str, Any]) -> str:
+def render_nfd(report: Report) -> str:
     host = report.get("host") or {}
     head = [
         "# stackcheck node features for Node Feature Discovery (local source, features.d)",

@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from stackcheck.documents.report import CHECK_STATUSES, FEATURE_STATUSES, parse_timestamp
 from stackcheck.facts.model import KERNEL_PACKAGES
+
+if TYPE_CHECKING:
+    from stackcheck.documents.types import Report
 
 PACKAGE_LABELS = {
     "torch": "torch",
@@ -58,13 +62,13 @@ class _Out:
         self.lines.append(f"{name}{{{body}}} {text}" if body else f"{name} {text}")
 
 
-def render_prometheus(report: dict[str, Any]) -> str:
+def render_prometheus(report: Report) -> str:
     facts = report.get("facts") or {}
     host = report.get("host") or {}
     driver = facts.get("driver") or {}
     pkgs = facts.get("packages") or {}
-    tool = report.get("tool") or {}
-    manifests = report.get("manifests") or {}
+    tool: Mapping[str, Any] = report.get("tool") or {}
+    manifests: Mapping[str, Any] = report.get("manifests") or {}
     out = _Out()
 
     info: dict[str, Any] = {
@@ -104,9 +108,7 @@ def render_prometheus(report: dict[str, Any]) -> str:
         "Serving feature status, one-hot over ok|blocked|unknown|not-applicable;"
         " effect is what a blocked feature does.",
     )
-    for f in report.get("features") or []:
-        if not isinstance(f, dict):
-            continue
+    for f in report.get("features") or []:  # the verdicts the engine built: dicts (no re-check)
         status = str(f.get("status"))
         statuses: tuple[str, ...] = FEATURE_STATUSES if status in FEATURE_STATUSES else (*FEATURE_STATUSES, status)
         for s in statuses:
@@ -115,15 +117,13 @@ def render_prometheus(report: dict[str, Any]) -> str:
 
     out.family("stackcheck_check_status", "Stack check status, one-hot over ok|failed|warning|unknown|skipped.")
     for c in report.get("checks") or []:
-        if not isinstance(c, dict):
-            continue
         status = str(c.get("status"))
         statuses = CHECK_STATUSES if status in CHECK_STATUSES else (*CHECK_STATUSES, status)
         for s in statuses:
             out.sample("stackcheck_check_status", {"check": c.get("id"), "status": s}, 1 if s == status else 0)
 
-    summary = report.get("summary") or {}
-    blocked = sum(1 for f in report.get("features") or [] if isinstance(f, dict) and f.get("status") == "blocked")
+    summary: Mapping[str, Any] = report.get("summary") or {}
+    blocked = sum(1 for f in report.get("features") or [] if f.get("status") == "blocked")
     out.family("stackcheck_features_blocked", "Number of blocked serving features.")
     out.sample("stackcheck_features_blocked", {}, blocked)
     out.family("stackcheck_audit_consistent", "1 when every stack check passed (audit exit code 0), else 0.")

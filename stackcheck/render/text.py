@@ -9,12 +9,18 @@ terminal only; plain text when piped, with NO_COLOR or --output."""
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from stackcheck.facts.model import KERNEL_PACKAGES, image_text, serving_elsewhere, target_text
 from stackcheck.knowledge.sources import collect, ids
 from stackcheck.render.interface import value_text
 from stackcheck.render.layout import UNLIMITED, Paint, output_width, shell_lines, wrap, wrap_items
+
+if TYPE_CHECKING:
+    from stackcheck.documents.types import Report
+    from stackcheck.plan.model import BlockedJSON, StepJSON
+    from stackcheck.verdicts.types import CheckVerdict, FeatureVerdict
 
 STATUS_ORDER = {"blocked": 0, "unknown": 1, "ok": 2, "not-applicable": 3}
 CHECK_ORDER = {"failed": 0, "warning": 1, "unknown": 2, "ok": 3, "skipped": 4}
@@ -76,9 +82,9 @@ class Row:
 # ---- the box ------------------------------------------------------------------------------------------
 
 
-def header_parts(report: dict[str, Any]) -> list[str]:
-    tool = report.get("tool") or {}
-    man = report.get("manifests") or {}
+def header_parts(report: Report) -> list[str]:
+    tool: Mapping[str, Any] = report.get("tool") or {}
+    man: Mapping[str, Any] = report.get("manifests") or {}
     host = report.get("host") or {}
     data = str(man.get("data_version", "?"))
     date = man.get("date")
@@ -91,13 +97,13 @@ def header_parts(report: dict[str, Any]) -> list[str]:
     ]
 
 
-def driver_error(report: dict[str, Any]) -> str | None:
+def driver_error(report: Report) -> str | None:
     driver = (report.get("facts") or {}).get("driver") or {}
     err = driver.get("error")
     return str(err) if err and not driver.get("version") else None
 
 
-def box_parts(report: dict[str, Any]) -> tuple[list[str], list[str]]:
+def box_parts(report: Report) -> tuple[list[str], list[str]]:
     """(box, stack): the GPUs, link and driver; the serving packages and the build toolkit."""
     facts = report.get("facts") or {}
     gpus = facts.get("gpus")
@@ -139,7 +145,7 @@ def box_parts(report: dict[str, Any]) -> tuple[list[str], list[str]]:
     return box, stack
 
 
-def box_lines(report: dict[str, Any], width: int = NO_WRAP) -> list[str]:
+def box_lines(report: Report, width: int = NO_WRAP) -> list[str]:
     facts = report.get("facts") or {}
     lines = wrap_items(header_parts(report), width, "", "  ")
     box, stack = box_parts(report)
@@ -222,7 +228,7 @@ def reason_line(r: dict[str, Any], shared: str | None = None) -> str:
     return text
 
 
-def _failing(item: dict[str, Any]) -> list[dict[str, Any]]:
+def _failing(item: FeatureVerdict | CheckVerdict) -> list[dict[str, Any]]:
     return [dict(r) for r in item.get("reasons") or [] if r.get("result") in ("fail", "unknown")]
 
 
@@ -233,12 +239,12 @@ class PlanIndex:
     """What the report's plan says about each feature: the step that unblocks it, or that none does."""
 
     def __init__(self) -> None:
-        self.steps: dict[str, tuple[int, dict[str, Any]]] = {}
-        self.still: dict[str, dict[str, Any]] = {}
+        self.steps: dict[str, tuple[int, StepJSON]] = {}
+        self.still: dict[str, BlockedJSON] = {}
         self.present = False
 
     @classmethod
-    def of(cls, report: dict[str, Any]) -> PlanIndex:
+    def of(cls, report: Report) -> PlanIndex:
         plan = report.get("plan")
         index = cls()
         if not isinstance(plan, dict) or plan.get("error"):
@@ -253,14 +259,14 @@ class PlanIndex:
         return index
 
 
-def _turned_on_by(f: dict[str, Any]) -> str:
+def _turned_on_by(f: FeatureVerdict) -> str:
     enable = f.get("enable") or {}
     words = [str(x) for x in enable.get("flags") or []]
     words += [f"{k}={v}" for k, v in (enable.get("env") or {}).items()]
     return " ".join(words)
 
 
-def _setting(w: dict[str, Any]) -> str:
+def _setting(w: Mapping[str, Any]) -> str:
     words = [f"{k}={v}" for k, v in (w.get("env") or {}).items()]
     flags = w.get("flags")
     if isinstance(flags, dict):
@@ -270,7 +276,7 @@ def _setting(w: dict[str, Any]) -> str:
     return " ".join(words)
 
 
-def feature_action(f: dict[str, Any], plan: PlanIndex) -> tuple[str, str]:
+def feature_action(f: FeatureVerdict, plan: PlanIndex) -> tuple[str, str]:
     """(group, action): what to do about a blocked feature. The group is shared by several features (the
     plan step that fixes them, or that no upgrade does) and heads them; the action is the feature's own
     (the supported setting that avoids it now, which flag to leave off)."""
@@ -308,7 +314,7 @@ def feature_action(f: dict[str, Any], plan: PlanIndex) -> tuple[str, str]:
 # ---- rows ---------------------------------------------------------------------------------------------
 
 
-def feature_items(report: dict[str, Any]) -> list[Row]:
+def feature_items(report: Report) -> list[Row]:
     plan = PlanIndex.of(report)
     shared = driver_error(report)
     rows = []
@@ -334,7 +340,7 @@ def feature_items(report: dict[str, Any]) -> list[Row]:
     return rows
 
 
-def check_items(report: dict[str, Any]) -> list[Row]:
+def check_items(report: Report) -> list[Row]:
     shared = driver_error(report)
     rows = []
     for c in sorted(
@@ -355,12 +361,12 @@ def _dedupe(items: list[str]) -> list[str]:
     return out
 
 
-def feature_rows(report: dict[str, Any]) -> list[tuple[str, str, str, str]]:
+def feature_rows(report: Report) -> list[tuple[str, str, str, str]]:
     """(status, id, effect, text) per feature: the text is the action and every reason on one line."""
     return [(r.status, r.id, r.effect, r.text()) for r in feature_items(report)]
 
 
-def check_rows(report: dict[str, Any]) -> list[tuple[str, str, str]]:
+def check_rows(report: Report) -> list[tuple[str, str, str]]:
     return [(r.status, r.id, r.text()) for r in check_items(report)]
 
 
@@ -446,7 +452,7 @@ def _paint_first(lines: list[str], paint: Paint, style: str) -> list[str]:
 # ---- the plan -----------------------------------------------------------------------------------------
 
 
-def plan_lines(report: dict[str, Any], width: int = NO_WRAP, shown: dict[str, set[str]] | None = None) -> list[str]:
+def plan_lines(report: Report, width: int = NO_WRAP, shown: dict[str, set[str]] | None = None) -> list[str]:
     """The plan as text. `shown`: feature -> the reason messages printed above it (the audit); a feature
     that stays blocked for a reason already printed is named, not explained twice."""
     plan = report.get("plan")
@@ -497,12 +503,12 @@ def plan_lines(report: dict[str, Any], width: int = NO_WRAP, shown: dict[str, se
         if b in same:
             continue
         lines += wrap(f"{b.get('feature')}: {b.get('why')}", width, "      ", "    ")
-        w = b.get("workaround")
-        if isinstance(w, dict):
+        wa = b.get("workaround")
+        if isinstance(wa, dict):
             lines += wrap(
-                f"workaround (unsupported upstream): {w.get('text', '')}".rstrip(), width, "        ", "      "
+                f"workaround (unsupported upstream): {wa.get('text', '')}".rstrip(), width, "        ", "      "
             )
-            patch = w.get("patch")
+            patch = wa.get("patch")
             if isinstance(patch, dict):
                 lines += wrap(
                     f"patch: {patch.get('file')}: add key {patch.get('add_key')} to {patch.get('symbol')}",
@@ -510,8 +516,6 @@ def plan_lines(report: dict[str, Any], width: int = NO_WRAP, shown: dict[str, se
                     "        ",
                     "      ",
                 )
-        elif w:
-            lines += wrap(f"workaround (unsupported upstream): {w}", width, "        ", "      ")
     return lines
 
 
@@ -533,7 +537,7 @@ def plan_commands(lines: list[str]) -> list[str]:
 # ---- sources, probes, facts ---------------------------------------------------------------------------
 
 
-def sources_lines(report: dict[str, Any], width: int) -> list[str]:
+def sources_lines(report: Report, width: int) -> list[str]:
     """Every source the text cites (the reasons shown, the plan): id, title, address (`--sources`)."""
     cited = {
         "features": [{"reasons": _failing(f)} for f in report.get("features") or []],
@@ -550,7 +554,7 @@ def sources_lines(report: dict[str, Any], width: int) -> list[str]:
     return out
 
 
-def probe_line(report: dict[str, Any]) -> str:
+def probe_line(report: Report) -> str:
     parts = []
     for p in report.get("probes") or []:
         s = f"{p.get('name')} {p.get('status')}"
@@ -560,7 +564,7 @@ def probe_line(report: dict[str, Any]) -> str:
     return "probes: " + ", ".join(parts) if parts else ""
 
 
-def facts_lines(report: dict[str, Any], width: int = NO_WRAP) -> list[str]:
+def facts_lines(report: Report, width: int = NO_WRAP) -> list[str]:
     facts = report.get("facts") or {}
     out = ["", "gpus"]
     for g in facts.get("gpus") or []:
@@ -619,14 +623,13 @@ def facts_lines(report: dict[str, Any], width: int = NO_WRAP) -> list[str]:
 # ---- the whole report ---------------------------------------------------------------------------------
 
 
-def implied_lines(report: dict[str, Any], width: int) -> list[str]:
+def implied_lines(report: Report, width: int) -> list[str]:
     """The implied facts a verdict used (stackcheck/facts/implied.py: versions a facts file lacks that a stated release
     pins), said once above the verdicts; nothing when no verdict turned on them."""
     used = [
         t
-        for kind in ("features", "checks")
-        for v in report.get(kind) or []
-        if isinstance(v, dict)
+        for verdicts in (report.get("features") or [], report.get("checks") or [])
+        for v in verdicts  # the verdicts the engine built: dicts (no re-check)
         for t in v.get("implied") or []
     ]
     if not used:
@@ -635,9 +638,7 @@ def implied_lines(report: dict[str, Any], width: int) -> list[str]:
     return wrap("implied, not stated (they can fail a check, never pass one): " + "; ".join(texts), width, "  ")
 
 
-def render_plain(
-    report: dict[str, Any], width: int | None = None, *, color: bool = False, sources: bool = False
-) -> str:
+def render_plain(report: Report, width: int | None = None, *, color: bool = False, sources: bool = False) -> str:
     width = width or output_width()
     paint = Paint(color)
     out = box_lines(report, width)
@@ -650,7 +651,7 @@ def render_plain(
         out += section_lines("stack checks", check_items(report), width, paint)
     if "plan" in report:
         out.append("")
-        plan = report.get("plan") or {}
+        plan: Mapping[str, Any] = report.get("plan") or {}
         n = len(plan.get("steps") or []) if isinstance(plan, dict) else 0
         target = (plan.get("target") or {}) if isinstance(plan, dict) else {}
         to = f" to sglang {target['sglang']}" if isinstance(target, dict) and target.get("sglang") else ""

@@ -27,6 +27,7 @@ class Reason(TypedDict, total=False):
     gpu: str
     patched: str  # the file that differs from the release, when a gate table was locally patched
     derived: str  # judged from an installed release newer than the data (stackcheck.derive.judge)
+    implied: list[str]  # the implied facts it rests on (stackcheck.facts.implied, audit --facts)
 
 
 class FeatureVerdict(TypedDict, total=False):
@@ -37,6 +38,7 @@ class FeatureVerdict(TypedDict, total=False):
     reasons: list[Reason]
     enable: Enable
     workaround: Workaround
+    implied: list[str]  # the implied facts it rests on (stackcheck.facts.implied, audit --facts)
 
 
 class CheckVerdict(TypedDict, total=False):
@@ -45,3 +47,4 @@ class CheckVerdict(TypedDict, total=False):
     status: CheckStatus
     reasons: list[Reason]
     fix: dict[str, Any]  # checks.json `fix`, on a failed or warning check
+    implied: list[str]  # the implied facts it rests on (stackcheck.facts.implied, audit --facts)

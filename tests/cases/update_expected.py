@@ -25,7 +25,7 @@ def main() -> int:
         got: dict[str, Any] = {
             "exit_code": 0 if report["summary"]["consistent"] else 1,
             "features": {
-                f["id"]: f["status"] + ("/" + f["effect"] if f.get("effect") else "") for f in report["features"]
+                f["id"]: f["status"] + (f"/{f['effect']}" if f.get("effect") else "") for f in report["features"]
             },
             "checks": {c["id"]: c["status"] for c in report["checks"]},
         }

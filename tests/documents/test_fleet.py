@@ -8,17 +8,18 @@ import io
 import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
 from stackcheck.cli import main
 from stackcheck.documents import fleet as fleet_mod
 from stackcheck.documents.fleet import NotAReport, parse_document, read_fleet
+from stackcheck.documents.types import Report
 from stackcheck.render.fleet import render_csv, render_markdown, render_text
 
 ROOT = Path(__file__).resolve().parent.parent.parent
-_BASE: dict[str, dict[str, Any]] = {}
+_BASE: dict[str, Report] = {}
 
 
 def base(case: str) -> dict[str, Any]:
@@ -27,7 +28,7 @@ def base(case: str) -> dict[str, Any]:
         from stackcheck.assembly.pipeline import build_report
 
         _BASE[case], _ = build_report(Options(facts_file=str(ROOT / "tests" / "cases" / case / "facts.json")))
-    return copy.deepcopy(_BASE[case])
+    return cast("dict[str, Any]", copy.deepcopy(_BASE[case]))  # the fleet reads it as a saved report
 
 
 def report(

@@ -19,6 +19,7 @@ import pytest
 
 from stackcheck.assembly.options import Options
 from stackcheck.assembly.pipeline import build_report, load_manifests
+from stackcheck.documents.types import Report
 from stackcheck.facts.implied import BAD, apply, imply, marker_holds
 from stackcheck.facts.model import Facts
 from stackcheck.knowledge.loader import Manifests
@@ -192,9 +193,9 @@ def _judge(facts: Facts, manifests: Manifests) -> tuple[dict[str, Any], dict[str
     ctx = Context(facts=facts, manifests=manifests)
     features, checks = evaluate_all(ctx)
     stated: dict[str, Any] = {"features": copy.deepcopy(features), "checks": copy.deepcopy(checks)}
-    report: dict[str, Any] = {"features": features, "checks": checks}
+    report: Report = {"schema_version": 1, "features": features, "checks": checks}
     apply(report, ctx)
-    return stated, report
+    return stated, dict(report)
 
 
 @functools.cache

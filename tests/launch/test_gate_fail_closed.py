@@ -25,6 +25,7 @@ import pytest
 from stackcheck.assembly.options import Options
 from stackcheck.assembly.pipeline import build_report
 from stackcheck.cli import main
+from stackcheck.documents.types import Report
 from stackcheck.knowledge.loader import load
 from stackcheck.knowledge.types import Check, Feature
 from stackcheck.launch import gate
@@ -180,7 +181,7 @@ def _scope(kind: str, item: str, rule: str | None) -> dict[str, Any]:
     return dict(own or spec.get("required_by") or {})
 
 
-def _failing_rules(report: dict[str, Any], kind: str, item: str) -> list[str | None]:
+def _failing_rules(report: Report, kind: str, item: str) -> list[str | None]:
     """The rules of the item that fail with effect crash on these facts (None for a feature: it is needed whole)."""
     if kind == "feature":
         v = next(f for f in report["features"] if f["id"] == item)

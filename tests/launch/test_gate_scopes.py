@@ -20,6 +20,7 @@ from stackcheck.cli import main
 from stackcheck.knowledge.loader import load
 from stackcheck.knowledge.validate import validate_documents
 from stackcheck.launch import gate
+from stackcheck.verdicts.types import CheckVerdict
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 CASES = ROOT / "tests" / "cases"
@@ -225,7 +226,7 @@ def test_skipping_sglangs_version_check_is_honoured(tmp_path: Path) -> None:
     doc["facts"]["system"]["env"] = {"SGLANG_SKIP_SGL_KERNEL_VERSION_CHECK": "1"}
     path.write_text(json.dumps(doc))
 
-    def start_check() -> dict[str, Any]:
+    def start_check() -> CheckVerdict:
         report, _ = build_report(Options(facts_file=str(path)), want_plan=False)
         return next(c for c in report["checks"] if c["id"] == "sglang-startup-versions")
 

@@ -10,11 +10,12 @@ import re
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
 from stackcheck.cli import main
+from stackcheck.documents.types import Report
 from stackcheck.render import REPORT_FORMATS
 from stackcheck.render.nfd import nfd_labels, render_nfd, sanitize
 from stackcheck.render.prometheus import escape_label, render_prometheus
@@ -37,10 +38,10 @@ def k8s_label_ok(name: str, value: str) -> bool:
     return value == "" or (len(value) <= 63 and bool(K8S_NAME.match(value)))
 
 
-_REPORTS: dict[str, dict[str, Any]] = {}
+_REPORTS: dict[str, Report] = {}
 
 
-def report_for(case: str) -> dict[str, Any]:
+def report_for(case: str) -> Report:
     if case not in _REPORTS:
         from stackcheck.assembly.options import Options
         from stackcheck.assembly.pipeline import build_report
@@ -241,7 +242,7 @@ def test_sanitize_long_values_stay_distinct() -> None:
     assert k8s_label_ok("stackcheck.io/x", a)
 
 
-def _hostile_report(version: str, feature_id: str, hostname: str) -> dict[str, Any]:
+def _hostile_report(version: str, feature_id: str, hostname: str) -> Report:
     report = report_for("writeup-after")
     report["facts"]["packages"]["torch"]["version"] = version
     report["facts"]["packages"]["sglang"]["version"] = version
@@ -249,7 +250,7 @@ def _hostile_report(version: str, feature_id: str, hostname: str) -> dict[str, A
     report["facts"]["gpus"][0]["name"] = version
     report["facts"]["gpus"][0]["compute_capability"] = version
     report["features"][0]["id"] = feature_id
-    report["features"][0]["status"] = version
+    report["features"][0]["status"] = cast(Any, version)  # not a status: the renderers must stay safe
     report["host"]["hostname"] = hostname
     return report
 

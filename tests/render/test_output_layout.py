@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ import pytest
 
 from stackcheck.assembly.options import Options
 from stackcheck.assembly.pipeline import build_report
+from stackcheck.documents.types import Report
 from stackcheck.knowledge.sources import derived_id, ids, normalize, refs
 from stackcheck.render.layout import join_shell_lines, shell_lines, wrap, wrap_items
 from stackcheck.render.text import render_plain
@@ -22,7 +24,7 @@ BEFORE = str(CASES / "writeup-before" / "facts.json")
 WIDTHS = (80, 200)
 
 
-def _report(facts: str) -> dict[str, Any]:
+def _report(facts: str) -> Report:
     report, _ = build_report(Options(facts_file=facts))
     return report
 
@@ -99,7 +101,7 @@ def test_every_plan_command_is_one_line_of_valid_shell(facts: str, width: int) -
         assert shlex.split(cmd, comments=True) == shlex.split(expected[found.index(cmd)], comments=True)
 
 
-def _alternatives(step: dict[str, Any]) -> list[str]:
+def _alternatives(step: Mapping[str, Any]) -> list[str]:
     return [c for alt in step.get("alternatives") or [] for c in alt["commands"]]
 
 
