@@ -10,9 +10,10 @@ import os
 from typing import TYPE_CHECKING, Any, Final
 
 from stackcheck import __version__
-from stackcheck.facts.model import SCHEMA_VERSION, Facts, ProbeOutcome
+from stackcheck.facts.model import SCHEMA_VERSION
 
 if TYPE_CHECKING:
+    from stackcheck.facts.model import Facts, ProbeOutcome
     from stackcheck.knowledge.loader import Manifests
 
 #: every status of a feature verdict (stackcheck.verdicts.engine.Status), in the order the fleet and the

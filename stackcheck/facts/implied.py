@@ -28,12 +28,12 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
-from stackcheck.facts.model import Facts
 from stackcheck.facts.versions import parse_version, public, variant_of
 from stackcheck.knowledge.loader import Manifests, pypi_variant
 from stackcheck.verdicts.context import Context
 
 if TYPE_CHECKING:
+    from stackcheck.facts.model import Facts
     from stackcheck.knowledge.types import Release
 
 #: verdicts that say "this will not work": the only ones an implied fact may produce

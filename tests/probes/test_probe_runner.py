@@ -5,15 +5,17 @@ from __future__ import annotations
 import threading
 import time
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import pytest
 
 from stackcheck.errors import UsageError
-from stackcheck.facts.model import Facts
 from stackcheck.probes import PROBES
 from stackcheck.probes.interface import Probe, ProbeContext, ProbeResult
 from stackcheck.probes.runner import mark_torch_toolkit, run_probes
+
+if TYPE_CHECKING:
+    from stackcheck.facts.model import Facts
 
 _release = threading.Event()
 
