@@ -98,6 +98,15 @@ def test_report_from_saved_facts_imports_nothing_heavy(argv: list[str]) -> None:
     assert "stackcheck.documents.types" not in mods  # the report's shapes, likewise
 
 
+def test_a_live_audit_imports_no_pathlib(tmp_path: Path) -> None:
+    # pathlib (with urllib.parse and ipaddress) is ~5-7 ms of every start on Python 3.12; the probes spell
+    # paths with os.path, and pathlib is imported only where a release is read (derive) or by --deep readers
+    rc, mods, out = _modules_after("audit", "--root", str(tmp_path), "--format", "json")
+    assert rc in (0, 1) and out.startswith("{")
+    assert "stackcheck.probes.source_tables" in mods and "stackcheck.derive.installed" in mods
+    assert "pathlib" not in mods
+
+
 @given(st.text(alphabet="/.ab", max_size=12))
 @example("//a")
 @example("///a/")

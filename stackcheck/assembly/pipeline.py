@@ -8,11 +8,12 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
 from stackcheck.errors import BadInputError, ProbeFailedError, UsageError
-from stackcheck.facts.model import Facts, ProbeOutcome, cc_tuple, load_facts_document
+from stackcheck.facts.model import cc_tuple, load_facts_document
 
 if TYPE_CHECKING:  # the engine is imported lazily: see build_report()
     from stackcheck.assembly.options import Options
     from stackcheck.documents.types import Report
+    from stackcheck.facts.model import Facts, ProbeOutcome
     from stackcheck.knowledge.loader import Manifests
     from stackcheck.plan.model import PlanJSON
     from stackcheck.verdicts.context import Context
@@ -92,7 +93,7 @@ def gather(
         if probing:
             raise UsageError(f"--facts and {probing[0]}: saved facts are not probed; give one of them")
         facts, host = load_facts_document(opts.facts_file)
-        return facts, [ProbeOutcome(name="facts-file", status="ok", reason=str(opts.facts_file), duration_ms=0.0)], host
+        return facts, [{"name": "facts-file", "status": "ok", "reason": str(opts.facts_file), "duration_ms": 0.0}], host
     import os
 
     from stackcheck.assembly.target import choose_target, open_view
@@ -137,7 +138,7 @@ def gather(
         if assumed_host and host_facts is None:
             for name in HOST_PROBES:
                 why = "the driver and GPUs are assumed (--assume-gpu, --assume-driver)"
-                outcomes.insert(0, ProbeOutcome(name=name, status="skipped", reason=why, duration_ms=0.0))
+                outcomes.insert(0, {"name": name, "status": "skipped", "reason": why, "duration_ms": 0.0})
         image_facts = getattr(view, "image_facts", None)
         if callable(image_facts):
             facts["image"] = image_facts()
@@ -150,7 +151,7 @@ def gather(
             if section in host_facts:
                 facts[section] = host_facts[section]  # type: ignore[literal-required]
         reason = f"{', '.join(s for s in HOST_SECTIONS if s in host_facts)} from {opts.host_facts}"
-        outcomes.insert(0, ProbeOutcome(name="host-facts", status="ok", reason=reason, duration_ms=0.0))
+        outcomes.insert(0, {"name": "host-facts", "status": "ok", "reason": reason, "duration_ms": 0.0})
     python = facts.get("python")
     if target.explicit and isinstance(python, dict) and python.get("sys_path") is None:
         raise BadInputError(f"{target.chosen_by} {target.executable}: {python.get('error') or 'not readable'}")
@@ -246,7 +247,8 @@ def apply_assumptions(facts: Facts, opts: Options, manifests: Manifests) -> Fact
     return out
 
 
-Gathered = tuple[Facts, list[ProbeOutcome], dict[str, Any] | None]
+if TYPE_CHECKING:
+    Gathered = tuple[Facts, list[ProbeOutcome], dict[str, Any] | None]
 
 
 def build_report(

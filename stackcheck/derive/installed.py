@@ -10,12 +10,13 @@ The result is the facts section `derived`: {package: {"version", "data_date", "o
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from stackcheck.facts.model import KERNEL_PACKAGES
 
 if TYPE_CHECKING:  # the readers are imported only when a release is newer than the data (start-up stays lean)
+    from pathlib import Path
+
     from stackcheck.derive.cache import Cache
     from stackcheck.derive.tree import FileKey, Release
 
@@ -82,6 +83,8 @@ def _flags(release: Release, manifests: Any, cache: Cache) -> Any:
 
 def _archs(release: Release, cache: Cache, globs: tuple[str, ...]) -> Any:
     """The package's binaries, one cache entry per file."""
+    from pathlib import Path  # here: every audit imports this module (NEEDS), few read a release
+
     from stackcheck.derive.kernels import is_binary_name, scan_one
 
     root = Path(release.tree.label)

@@ -10,12 +10,13 @@ import os
 from typing import TYPE_CHECKING, Any, Final
 
 from stackcheck import __version__
-from stackcheck.facts.model import SCHEMA_VERSION, Facts, ProbeOutcome
+from stackcheck.facts.model import SCHEMA_VERSION
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from stackcheck.documents.types import Host, Report, Summary
+    from stackcheck.facts.model import Facts, ProbeOutcome
     from stackcheck.knowledge.loader import Manifests
     from stackcheck.verdicts.types import CheckVerdict, FeatureVerdict
 

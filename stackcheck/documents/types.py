@@ -9,11 +9,12 @@ plain dict the builders make, nothing converts it at run time. A report read bac
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
-from stackcheck.facts.model import Facts, ProbeOutcome
-from stackcheck.plan.model import PlanJSON
-from stackcheck.verdicts.types import CheckVerdict, FeatureVerdict
+if TYPE_CHECKING:  # the facts' shapes are themselves type-level only (stackcheck.facts.model)
+    from stackcheck.facts.model import Facts, ProbeOutcome
+    from stackcheck.plan.model import PlanJSON
+    from stackcheck.verdicts.types import CheckVerdict, FeatureVerdict
 
 
 class Tool(TypedDict):

@@ -28,13 +28,13 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
-from stackcheck.facts.model import Facts
 from stackcheck.facts.versions import parse_version, public, variant_of
 from stackcheck.knowledge.loader import Manifests, pypi_variant
 from stackcheck.verdicts.context import Context
 
 if TYPE_CHECKING:
     from stackcheck.documents.types import ImpliedRecord, Report
+    from stackcheck.facts.model import Facts
     from stackcheck.knowledge.types import Release
     from stackcheck.verdicts.types import CheckVerdict, FeatureVerdict
 

@@ -12,186 +12,199 @@ import json
 import math
 import os
 from collections.abc import Mapping
-from typing import Any, Literal, TypedDict, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from stackcheck.errors import BadInputError
 from stackcheck.paths import path_text
 
 SCHEMA_VERSION = 1
 
-Interconnect = Literal["nvlink", "pcie-switch", "pcie-host-bridge", "cross-socket", "single-gpu"]
+# The typed shapes exist for mypy only: building 16 TypedDicts costs ~5 ms at every start on Python 3.12
+# (each string annotation becomes a ForwardRef), and at run time a facts value is a plain dict.
+if TYPE_CHECKING:
+    from typing import Literal, TypedDict
+
+    Interconnect = Literal["nvlink", "pcie-switch", "pcie-host-bridge", "cross-socket", "single-gpu"]
+
+    class DriverFacts(TypedDict, total=False):
+        version: str | None  # "580.159.04"
+        cuda: str | None  # highest CUDA the driver supports, "13.0"
+        nvml_version: str | None
+        source: str  # nvml | nvidia-smi | proc | assumed
+        error: str
+
+    class GpuFacts(TypedDict, total=False):
+        index: int
+        name: str | None
+        uuid: str | None
+        pci_bus_id: str | None
+        compute_capability: str | None  # "12.0"
+        memory_bytes: int | None
+        persistence_mode: bool | None
+        mig_mode: bool | None
+        error: str
+
+    class GpuPair(TypedDict, total=False):
+        a: int
+        b: int
+        link: str | None  # nvlink | pcie-switch | pcie-host-bridge | cross-socket | same-board
+        nvlink_count: int | None
+        common_ancestor: str | None  # internal | single | multiple | hostbridge | node | system
+        p2p_read: str | None  # ok | chipset-not-supported | gpu-not-supported | ... | unknown
+        error: str
+
+    class TopologyFacts(TypedDict, total=False):
+        interconnect: Interconnect | None
+        same_model: bool | None
+        gpu_count: int | None
+        p2p: Literal["all", "some", "none"] | None
+        nvswitch: bool | None  # every GPU has an active NVLink to an NVSwitch (NVLink multicast possible)
+        pairs: list[GpuPair]
+        error: str
+
+    class ToolkitFacts(TypedDict, total=False):
+        path: str | None
+        version: str | None  # "13.0.88"
+        source: str  # CUDA_HOME | CUDA_PATH | /usr/local/cuda | nvcc | pip
+        nvcc: str | None
+        active_for_build: bool
+        active_for_torch: bool
+        error: str
+
+    class PackageFacts(TypedDict, total=False):
+        installed: bool
+        version: str | None  # the package's own version; for torch from torch/version.py ("2.11.0+cu130")
+        dist_version: str | None  # the distribution metadata's version ("2.11.0")
+        location: str | None
+        editable: bool
+        copies: int
+        other_locations: list[str]
+        cuda: str | None  # torch: "13.0"
+        variant: str | None  # torch: "cu130" | "cpu"; sgl-kernel: from the local version tag
+        git_version: str | None
+        error: str
+
+    class SystemFacts(TypedDict, total=False):
+        os: str | None
+        kernel: str | None
+        glibc: str | None
+        python: str | None
+        python_implementation: str | None
+        machine: str | None
+        container: str | None
+        env: dict[str, str]
+        error: str
+
+    class PythonFacts(TypedDict, total=False):
+        """The interpreter whose packages were audited (stackcheck.assembly.target, stackcheck.probes.python_env)."""
+
+        executable: str | None  # "/opt/serve/bin/python"
+        version: str | None  # "3.12.3"
+        implementation: str | None  # "cpython"
+        prefix: str | None  # "/opt/serve"
+        kind: str  # venv | conda | system
+        sys_path: list[str] | None  # where packages were looked for; null: unknown (packages are unknown too)
+        chosen_by: str  # "--python", "the gated command", "VIRTUAL_ENV", "stackcheck's own interpreter", ...
+        learned: str  # this process | cache | ran | static
+        notes: list[str]
+        error: str
+
+    class OtherEnvironment(TypedDict, total=False):
+        """An environment elsewhere on the box that has the serving packages (the audited one has none)."""
+
+        python: str
+        prefix: str
+        packages: dict[str, str | None]  # {"sglang": "0.5.9", "torch": "2.9.1"}
+        select: str  # the flag that audits it: "--python /opt/serve/bin/python"
+
+    class ImageLayer(TypedDict, total=False):
+        digest: str | None  # sha256:...; a legacy docker save's layer: its diff_id
+        size: int  # bytes as stored
+        media_type: str | None
+        compression: str  # none | gzip | zstd
+
+    class NvidiaRequire(TypedDict, total=False):
+        """NVIDIA_REQUIRE_* of an image, as nvidia-container-toolkit reads them (stackcheck.image.require)."""
+
+        requirements: list[dict[str, Any]]  # {"variable", "text", "alternatives": [["cuda>=13.0"], ...]}
+        disabled: bool  # NVIDIA_DISABLE_REQUIRE is true
+        legacy: bool  # derived from CUDA_VERSION (no NVIDIA_REQUIRE_CUDA)
+        errors: list[str]  # invalid expressions: the container would not start
+
+    class ImageFacts(TypedDict, total=False):
+        """The container image whose files were audited (--image; stackcheck.image.ImageInfo.to_facts)."""
+
+        path: str  # as given to --image
+        format: str  # docker-save | oci-dir | oci-tar
+        reference: str | None  # "serve:1.2"
+        digest: str | None  # the manifest's digest, where the file carries the manifest
+        id: str | None  # the config's digest (docker's IMAGE ID)
+        architecture: str | None
+        os: str | None
+        variant: str | None
+        platform_chosen_by: str
+        layers: list[ImageLayer]
+        env: dict[str, str]  # the config's Env, allow-listed, secrets dropped
+        labels: dict[str, str]
+        command: list[str] | None  # Entrypoint + Cmd, secrets masked
+        workdir: str | None
+        nvidia_require: NvidiaRequire
+        warnings: list[str]
+
+    class Facts(TypedDict, total=False):
+        driver: DriverFacts
+        gpus: list[GpuFacts]
+        topology: TopologyFacts
+        cuda_toolkits: list[ToolkitFacts]
+        packages: dict[str, PackageFacts]
+        system: SystemFacts
+        python: PythonFacts
+        other_environments: list[OtherEnvironment]
+        image: ImageFacts  # --image: reference or path, digest, layers, config env, labels
+        binaries: dict[str, Any]  # --deep: CUDA targets compiled into each package's binaries
+        libs: dict[str, Any]  # --deep: which libcudart/libnccl/... each package's libraries would load
+        source_tables: dict[str, Any]
+        derived: dict[str, Any]  # read from installed releases newer than the data (stackcheck.derive.installed)
+        jit: dict[str, Any]  # the toolkit a JIT build uses, its headers, TRITON_PTXAS_* (stackcheck/probes/jit.py)
+        cuda_libs: dict[str, Any]  # CUDA sonames the loader finds (stackcheck/probes/cudalibs.py)
+        pcie: dict[str, Any]  # IOMMU mode and ACS redirect bits above the GPUs (stackcheck/probes/pcie.py)
+        assumed: list[str]  # which facts came from --assume-* options
+        # `packages` names every package that matters, so one it leaves out is not installed: true for what the
+        # packages probe wrote (it lists each package it looked for); a hand-written document leaves out what its
+        # author did not know, so there a package it does not name is unknown unless it says true (set on reading)
+        packages_complete: bool
+
+    class ProbeOutcome(TypedDict, total=False):
+        name: str
+        status: Literal["ok", "partial", "failed", "timeout", "skipped"]
+        reason: str | None
+        duration_ms: float
 
 
-class DriverFacts(TypedDict, total=False):
-    version: str | None  # "580.159.04"
-    cuda: str | None  # highest CUDA the driver supports, "13.0"
-    nvml_version: str | None
-    source: str  # nvml | nvidia-smi | proc | assumed
-    error: str
-
-
-class GpuFacts(TypedDict, total=False):
-    index: int
-    name: str | None
-    uuid: str | None
-    pci_bus_id: str | None
-    compute_capability: str | None  # "12.0"
-    memory_bytes: int | None
-    persistence_mode: bool | None
-    mig_mode: bool | None
-    error: str
-
-
-class GpuPair(TypedDict, total=False):
-    a: int
-    b: int
-    link: str | None  # nvlink | pcie-switch | pcie-host-bridge | cross-socket | same-board
-    nvlink_count: int | None
-    common_ancestor: str | None  # internal | single | multiple | hostbridge | node | system
-    p2p_read: str | None  # ok | chipset-not-supported | gpu-not-supported | ... | unknown
-    error: str
-
-
-class TopologyFacts(TypedDict, total=False):
-    interconnect: Interconnect | None
-    same_model: bool | None
-    gpu_count: int | None
-    p2p: Literal["all", "some", "none"] | None
-    nvswitch: bool | None  # every GPU has an active NVLink to an NVSwitch (NVLink multicast possible)
-    pairs: list[GpuPair]
-    error: str
-
-
-class ToolkitFacts(TypedDict, total=False):
-    path: str | None
-    version: str | None  # "13.0.88"
-    source: str  # CUDA_HOME | CUDA_PATH | /usr/local/cuda | nvcc | pip
-    nvcc: str | None
-    active_for_build: bool
-    active_for_torch: bool
-    error: str
-
-
-class PackageFacts(TypedDict, total=False):
-    installed: bool
-    version: str | None  # the package's own version; for torch from torch/version.py ("2.11.0+cu130")
-    dist_version: str | None  # the distribution metadata's version ("2.11.0")
-    location: str | None
-    editable: bool
-    copies: int
-    other_locations: list[str]
-    cuda: str | None  # torch: "13.0"
-    variant: str | None  # torch: "cu130" | "cpu"; sgl-kernel: from the local version tag
-    git_version: str | None
-    error: str
-
-
-class SystemFacts(TypedDict, total=False):
-    os: str | None
-    kernel: str | None
-    glibc: str | None
-    python: str | None
-    python_implementation: str | None
-    machine: str | None
-    container: str | None
-    env: dict[str, str]
-    error: str
-
-
-class PythonFacts(TypedDict, total=False):
-    """The interpreter whose packages were audited (stackcheck.assembly.target, stackcheck.probes.python_env)."""
-
-    executable: str | None  # "/opt/serve/bin/python"
-    version: str | None  # "3.12.3"
-    implementation: str | None  # "cpython"
-    prefix: str | None  # "/opt/serve"
-    kind: str  # venv | conda | system
-    sys_path: list[str] | None  # where packages were looked for; null: unknown (packages are unknown too)
-    chosen_by: str  # "--python", "the gated command", "VIRTUAL_ENV", "stackcheck's own interpreter", ...
-    learned: str  # this process | cache | ran | static
-    notes: list[str]
-    error: str
-
-
-class OtherEnvironment(TypedDict, total=False):
-    """An environment elsewhere on the box that has the serving packages (the audited one has none)."""
-
-    python: str
-    prefix: str
-    packages: dict[str, str | None]  # {"sglang": "0.5.9", "torch": "2.9.1"}
-    select: str  # the flag that audits it: "--python /opt/serve/bin/python"
-
-
-class ImageLayer(TypedDict, total=False):
-    digest: str | None  # sha256:...; a legacy docker save's layer: its diff_id
-    size: int  # bytes as stored
-    media_type: str | None
-    compression: str  # none | gzip | zstd
-
-
-class NvidiaRequire(TypedDict, total=False):
-    """NVIDIA_REQUIRE_* of an image, as nvidia-container-toolkit reads them (stackcheck.image.require)."""
-
-    requirements: list[dict[str, Any]]  # {"variable", "text", "alternatives": [["cuda>=13.0"], ...]}
-    disabled: bool  # NVIDIA_DISABLE_REQUIRE is true
-    legacy: bool  # derived from CUDA_VERSION (no NVIDIA_REQUIRE_CUDA)
-    errors: list[str]  # invalid expressions: the container would not start
-
-
-class ImageFacts(TypedDict, total=False):
-    """The container image whose files were audited (--image; stackcheck.image.ImageInfo.to_facts)."""
-
-    path: str  # as given to --image
-    format: str  # docker-save | oci-dir | oci-tar
-    reference: str | None  # "serve:1.2"
-    digest: str | None  # the manifest's digest, where the file carries the manifest
-    id: str | None  # the config's digest (docker's IMAGE ID)
-    architecture: str | None
-    os: str | None
-    variant: str | None
-    platform_chosen_by: str
-    layers: list[ImageLayer]
-    env: dict[str, str]  # the config's Env, allow-listed, secrets dropped
-    labels: dict[str, str]
-    command: list[str] | None  # Entrypoint + Cmd, secrets masked
-    workdir: str | None
-    nvidia_require: NvidiaRequire
-    warnings: list[str]
-
-
-class Facts(TypedDict, total=False):
-    driver: DriverFacts
-    gpus: list[GpuFacts]
-    topology: TopologyFacts
-    cuda_toolkits: list[ToolkitFacts]
-    packages: dict[str, PackageFacts]
-    system: SystemFacts
-    python: PythonFacts
-    other_environments: list[OtherEnvironment]
-    image: ImageFacts  # --image: reference or path, digest, layers, config env, labels
-    binaries: dict[str, Any]  # --deep: CUDA targets compiled into each package's binaries
-    libs: dict[str, Any]  # --deep: which libcudart/libnccl/... each package's libraries would load
-    source_tables: dict[str, Any]
-    derived: dict[str, Any]  # read from installed releases newer than the data (stackcheck.derive.installed)
-    jit: dict[str, Any]  # the toolkit a JIT build uses, its headers, TRITON_PTXAS_* (stackcheck/probes/jit.py)
-    cuda_libs: dict[str, Any]  # CUDA sonames the loader finds (stackcheck/probes/cudalibs.py)
-    pcie: dict[str, Any]  # IOMMU mode and ACS redirect bits above the GPUs (stackcheck/probes/pcie.py)
-    assumed: list[str]  # which facts came from --assume-* options
-    # `packages` names every package that matters, so one it leaves out is not installed: true for what the
-    # packages probe wrote (it lists each package it looked for); a hand-written document leaves out what its
-    # author did not know, so there a package it does not name is unknown unless it says true (set on reading)
-    packages_complete: bool
-
-
-#: the facts sections stackcheck knows; any other top-level key of a facts document is warned about
-KNOWN_SECTIONS = frozenset(Facts.__annotations__)
-
-
-class ProbeOutcome(TypedDict, total=False):
-    name: str
-    status: Literal["ok", "partial", "failed", "timeout", "skipped"]
-    reason: str | None
-    duration_ms: float
+#: the facts sections stackcheck knows (the keys of Facts above; tests/facts/test_known_sections.py holds
+#: them equal); any other top-level key of a facts document is warned about
+KNOWN_SECTIONS = frozenset(
+    (
+        "driver",
+        "gpus",
+        "topology",
+        "cuda_toolkits",
+        "packages",
+        "system",
+        "python",
+        "other_environments",
+        "image",
+        "binaries",
+        "libs",
+        "source_tables",
+        "derived",
+        "jit",
+        "cuda_libs",
+        "pcie",
+        "assumed",
+        "packages_complete",
+    )
+)
 
 
 def _reject_constant(value: str) -> Any:
@@ -253,7 +266,7 @@ def facts_from_document(doc: Any, origin: str) -> Facts:
     apply_handwritten_rules(facts, origin)
     if "packages_complete" not in facts:
         facts["packages_complete"] = packages_probed(doc.get("probes"))
-    return cast(Facts, facts)
+    return cast("Facts", facts)
 
 
 def packages_probed(probes: Any) -> bool:

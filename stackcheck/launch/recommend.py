@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from stackcheck.facts.model import KERNEL_PACKAGES, Facts
+from stackcheck.facts.model import KERNEL_PACKAGES
 from stackcheck.facts.versions import version_in
 from stackcheck.record import field, record
 from stackcheck.verdicts.context import Context
@@ -32,6 +32,7 @@ from stackcheck.verdicts.engine import evaluate_feature, evaluate_predicate, use
 from stackcheck.verdicts.types import FeatureVerdict
 
 if TYPE_CHECKING:
+    from stackcheck.facts.model import Facts
     from stackcheck.knowledge.types import Feature
     from stackcheck.plan import Plan
 

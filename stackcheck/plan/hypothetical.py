@@ -7,14 +7,17 @@ candidate stack, on the facts after a step), so that is the one place to memoise
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from stackcheck.facts.model import KERNEL_PACKAGES, Facts
+from stackcheck.facts.model import KERNEL_PACKAGES
 from stackcheck.facts.versions import public
 from stackcheck.plan.solver import Choice, Stack
 from stackcheck.verdicts.context import Context
 from stackcheck.verdicts.engine import evaluate_feature
 from stackcheck.verdicts.types import FeatureVerdict
+
+if TYPE_CHECKING:
+    from stackcheck.facts.model import Facts
 
 
 def _pkg(version: str, variant: str | None, cuda: str | None) -> dict[str, Any]:

@@ -9,8 +9,10 @@ hypothetical facts) make the wanted features ok."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from stackcheck.errors import UsageError
-from stackcheck.facts.model import KERNEL_PACKAGES, Facts
+from stackcheck.facts.model import KERNEL_PACKAGES
 from stackcheck.facts.versions import cuda_from_tag, numeric_tuple, parse_version, public, variant_of
 from stackcheck.plan.hypothetical import Engine, first_failure
 from stackcheck.plan.model import Blocked, Plan, Step
@@ -33,6 +35,9 @@ from stackcheck.plan.steps import patch_step, plan_steps
 from stackcheck.verdicts.context import Context
 from stackcheck.verdicts.engine import workaround_for
 from stackcheck.verdicts.types import FeatureVerdict
+
+if TYPE_CHECKING:
+    from stackcheck.facts.model import Facts
 
 #: how many of the best stacks are tried for one that keeps every feature that is ok now
 REGRESSION_SEARCH = 10

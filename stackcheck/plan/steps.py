@@ -6,8 +6,8 @@ now and blocked after the plan is a warning on the step after which it stays blo
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
-from stackcheck.facts.model import Facts
 from stackcheck.facts.versions import compare_numeric
 from stackcheck.plan.hypothetical import Engine, apply_choice, first_failure
 from stackcheck.plan.installers import INSTALLERS
@@ -16,6 +16,9 @@ from stackcheck.plan.model import Step
 from stackcheck.plan.solver import COMPONENTS, Box, Choice, Stack, cuda_key
 from stackcheck.verdicts.context import Context
 from stackcheck.verdicts.types import FeatureVerdict
+
+if TYPE_CHECKING:
+    from stackcheck.facts.model import Facts
 
 STEP_ORDER = ("driver", "toolkit", "torch", "kernel", "flashinfer", "sglang", "patch")
 

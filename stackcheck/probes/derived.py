@@ -13,7 +13,6 @@ are not read: each newer package gets an `error` saying so, and its verdicts sta
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any, ClassVar
 
 from stackcheck.probes.interface import Probe, ProbeContext, ProbeResult
@@ -60,6 +59,8 @@ def probe_derived(facts: Mapping[str, Any], manifests: Any, ctx: ProbeContext) -
                     pkg["location"] = view.host_path(location)
             packages[name] = pkg
         facts = {**facts, "packages": packages}
+    from pathlib import Path  # here, not at start-up: ~5 ms on 3.12 (derive reads paths anyway)
+
     from stackcheck.derive.installed import derive_installed
 
     if ctx.cache_dir == "":  # no cache asked for: an unwritable directory is no cache (derive.cache)

@@ -163,9 +163,9 @@ def _from_nvidia_smi(ctx: ProbeContext) -> tuple[list[dict[str, Any]], str | Non
 
 def _from_proc(ctx: ProbeContext) -> tuple[str | None, str | None]:
     """The kernel module's driver version from /proc/driver/nvidia/version, or a reason why not."""
-    path = ctx.rooted("/proc/driver/nvidia/version")
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        with open(ctx.rooted_text("/proc/driver/nvidia/version"), encoding="utf-8", errors="replace") as fh:
+            text = fh.read()
     except FileNotFoundError:
         return None, "/proc/driver/nvidia/version: absent (no NVIDIA kernel module loaded)"
     except OSError as exc:

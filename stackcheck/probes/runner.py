@@ -18,11 +18,13 @@ import queue
 import threading
 import time
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from stackcheck.errors import UsageError
-from stackcheck.facts.model import Facts, ProbeOutcome
 from stackcheck.probes.interface import Probe, ProbeContext, ProbeResult, one_line
+
+if TYPE_CHECKING:
+    from stackcheck.facts.model import Facts, ProbeOutcome
 
 
 class _Slot:
@@ -182,7 +184,7 @@ def run_probes(
             slot.facts = slot.probe.failure_facts(reason)
         merged.update(slot.facts)
         outcomes.append(slot.outcome)
-    facts_out = cast(Facts, merged)
+    facts_out = cast("Facts", merged)
     mark_torch_toolkit(facts_out)
     return facts_out, outcomes
 

@@ -7,11 +7,12 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from stackcheck.facts.archs import TargetRules, rules_of
-from stackcheck.facts.model import Facts, GpuFacts, cc_tuple
+from stackcheck.facts.model import cc_tuple
 from stackcheck.facts.versions import cuda_from_tag, parse_version, public, variant_of
 from stackcheck.knowledge.loader import Manifests, pypi_variant
 
 if TYPE_CHECKING:
+    from stackcheck.facts.model import Facts, GpuFacts
     from stackcheck.knowledge.types import Release
 
 KERNEL_PACKAGES = ("sglang-kernel", "sgl-kernel")
@@ -762,7 +763,7 @@ def assumed_gpus(manifests: Manifests, spec: str, name: str | None = None) -> li
         arch = next((a for a in manifests.architectures if a.get("compute_capability") == cc), None)
         name = f"any {arch['name']} GPU" if arch and arch.get("name") else None
     return [
-        GpuFacts(index=i, name=name, compute_capability=cc, uuid=None, pci_bus_id=None, memory_bytes=None)
+        {"index": i, "name": name, "compute_capability": cc, "uuid": None, "pci_bus_id": None, "memory_bytes": None}
         for i in range(n)
     ]
 

@@ -12,11 +12,12 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from stackcheck.facts.archs import coverage, covering, expand_arch_list
-from stackcheck.facts.model import Facts, cc_tuple
+from stackcheck.facts.model import cc_tuple
 from stackcheck.verdicts.context import Context, GpuModel, Missing, TableValue, Unknown
 from stackcheck.verdicts.types import EFFECT_ORDER, CheckVerdict, FeatureVerdict, Reason
 
 if TYPE_CHECKING:
+    from stackcheck.facts.model import Facts
     from stackcheck.knowledge.types import Check, Feature, Rule, Workaround
 from stackcheck.facts.versions import compare_numeric, parse_version, public, version_in
 

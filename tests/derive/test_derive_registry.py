@@ -19,7 +19,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from registry_wheels import fetch_wheel, run_all
@@ -27,8 +27,10 @@ from registry_wheels import fetch_wheel, run_all
 from stackcheck.derive.compare import KINDS, compare
 from stackcheck.derive.release import derive_release
 from stackcheck.derive.tree import open_releases
-from stackcheck.facts.model import Facts
 from stackcheck.knowledge.loader import load
+
+if TYPE_CHECKING:
+    from stackcheck.facts.model import Facts
 
 SGLANG_ALL = [f"0.5.{n}" for n in range(1, 24)]
 FLASHINFER_ALL = [

@@ -13,7 +13,7 @@ import copy
 import functools
 import json
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
@@ -21,10 +21,12 @@ from stackcheck.assembly.options import Options
 from stackcheck.assembly.pipeline import build_report, load_manifests
 from stackcheck.documents.types import Report
 from stackcheck.facts.implied import BAD, apply, imply, marker_holds
-from stackcheck.facts.model import Facts
 from stackcheck.knowledge.loader import Manifests
 from stackcheck.verdicts.context import Context
 from stackcheck.verdicts.engine import evaluate_all
+
+if TYPE_CHECKING:
+    from stackcheck.facts.model import Facts
 
 REPO = Path(__file__).resolve().parent.parent.parent
 MANIFESTS = load_manifests([])

@@ -10,15 +10,18 @@ from __future__ import annotations
 import copy
 import json
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
 from stackcheck.assembly.pipeline import load_manifests
 from stackcheck.errors import BadInputError
-from stackcheck.facts.model import Facts, facts_from_document, packages_probed
+from stackcheck.facts.model import facts_from_document, packages_probed
 from stackcheck.verdicts.context import Context
 from stackcheck.verdicts.engine import evaluate_all
+
+if TYPE_CHECKING:
+    from stackcheck.facts.model import Facts
 
 REPO = Path(__file__).resolve().parent.parent.parent
 MANIFESTS = load_manifests([])

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import pytest
 
 from stackcheck.errors import UsageError
-from stackcheck.facts.model import Facts
 from stackcheck.probes import PROBES
 from stackcheck.probes.interface import Probe, ProbeContext, ProbeResult
 from stackcheck.probes.runner import mark_torch_toolkit, run_probes
+
+if TYPE_CHECKING:
+    from stackcheck.facts.model import Facts
 
 _release = threading.Event()
 
@@ -218,3 +221,11 @@ def test_waves_of_the_real_registry_and_no_cycles() -> None:
     assert set(got[2]) == {"source_tables", "derived", "environments", "binaries", "libs", "jit"}
     with pytest.raises(ValueError, match="depends on itself"):
         waves(["cycle_a", "cycle_b"], WAVES)
+
+
+@pytest.mark.parametrize("root", ["/", "//", "/.", "ROOT", "ROOT/"])
+@pytest.mark.parametrize("path", ["/proc/driver/nvidia/version", "usr/lib", "/"])
+def test_rooted_text_is_rooted_as_a_string(tmp_path: Path, root: str, path: str) -> None:
+    # rooted_text spells with os.path what rooted spells with pathlib (the nvml fallback opens it at start-up)
+    ctx = ProbeContext(env={}, root=root.replace("ROOT", str(tmp_path)))
+    assert os.path.normpath(ctx.rooted_text(path)) == os.path.normpath(str(ctx.rooted(path)))

@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from stackcheck.probes.source_tables import outcome, package_locations, probe_source_tables
 from stackcheck.readers import sourcetables
@@ -575,3 +577,22 @@ def test_manifest_multimem_world_sizes_agree(real_site: Any, version: str) -> No
                 assert compare_with_release(table[major], rel["value"]) == "same", (gate_id, version, table)
     if checked == 0:
         pytest.skip("gates.json has no multimem world-size gates covering this version")
+
+
+@given(st.text(alphabet="/.ab", max_size=12))
+@example("a//b/./c")
+@example("/a")
+@example("./")
+@example("a/../b")
+def test_file_names_split_as_pathlib_splits_them(rel: str) -> None:
+    # _safe_relative replaced PurePosixPath (no pathlib at start-up): the same parts, the same refusals
+    import pathlib
+
+    path = pathlib.PurePosixPath(rel)
+    refused = path.is_absolute() or ".." in path.parts or not path.parts
+    try:
+        parts = sourcetables._safe_relative(rel)
+    except sourcetables._Unreadable:
+        assert refused
+    else:
+        assert not refused and parts == path.parts

@@ -15,16 +15,18 @@ import copy
 import functools
 import json
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
 import stackcheck.verdicts.engine as verdicts
 from stackcheck.assembly.pipeline import load_manifests
-from stackcheck.facts.model import Facts
 from stackcheck.knowledge.validate import validate_documents
 from stackcheck.verdicts.context import Context
 from stackcheck.verdicts.engine import evaluate_check, evaluate_feature
+
+if TYPE_CHECKING:
+    from stackcheck.facts.model import Facts
 
 REPO = Path(__file__).resolve().parent.parent.parent
 MANIFESTS = load_manifests([])
