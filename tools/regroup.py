@@ -192,6 +192,7 @@ TESTS: dict[str, str] = {
     "test_checks_issue16.py": "verdicts",
     "test_eagle3_pcie_ipc.py": "verdicts",
     "test_quantify.py": "verdicts",
+    "test_quantify_dates.py": "verdicts",
     # plan
     "test_plan.py": "plan",
     "test_plan_cache.py": "assembly",

@@ -173,6 +173,9 @@ if TYPE_CHECKING:
         # packages probe wrote (it lists each package it looked for); a hand-written document leaves out what its
         # author did not know, so there a package it does not name is unknown unless it says true (set on reading)
         packages_complete: bool
+        # the day these facts were true (ISO 8601; host.collected_at, set on reading): a package whose version is
+        # not known cannot be a release uploaded later (the quantify sweep, stackcheck.verdicts.engine)
+        collected_at: str
 
     class ProbeOutcome(TypedDict, total=False):
         name: str
@@ -203,6 +206,7 @@ KNOWN_SECTIONS = frozenset(
         "pcie",
         "assumed",
         "packages_complete",
+        "collected_at",
     )
 )
 
@@ -266,6 +270,9 @@ def facts_from_document(doc: Any, origin: str) -> Facts:
     apply_handwritten_rules(facts, origin)
     if "packages_complete" not in facts:
         facts["packages_complete"] = packages_probed(doc.get("probes"))
+    host = doc.get("host")
+    if "collected_at" not in facts and isinstance(host, dict) and isinstance(host.get("collected_at"), str):
+        facts["collected_at"] = host["collected_at"]
     return cast("Facts", facts)
 
 

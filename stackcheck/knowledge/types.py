@@ -168,6 +168,7 @@ class Variant(TypedDict, total=False):
 class Release(TypedDict, total=False):
     version: str
     date: str
+    uploaded: str  # the UTC day of its first file on PyPI (left out of a sweep of facts collected earlier)
     pypi_variant: str | None
     cuda: str
     archs: list[str]

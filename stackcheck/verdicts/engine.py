@@ -459,10 +459,15 @@ def _blocked_in_every_release(
     item: Feature | Check, ctx: Context, needs: list[str], check: bool = False
 ) -> tuple[str, list[Reason]] | None:
     """The item's `quantify` package is installed but its version is not known (a hand-written report): when the
-    item is blocked (a feature) or failed (a check) with every release of it that the manifests know, and the
-    newest of them fails one of the rules `quantify.rules` names (those whose failure the data argues holds for
-    later releases too), it is blocked/failed here too, with the mildest effect among them (what holds whatever
-    the release). None when the item does not opt in, one release is not bad, or nothing is swept. Never ok."""
+    item is blocked (a feature) or failed (a check) with every release of it that the box can hold, it is
+    blocked/failed here too, with the mildest effect among them (what holds whatever the release). The box can
+    hold every release the manifests know, less those uploaded after the day its facts were collected
+    (`facts.collected_at` against components.json `uploaded`; a release without a date is never left out).
+    The sweep concludes only when nothing later can be installed: the newest release swept fails one of the
+    rules `quantify.rules` names (those whose failure the data argues holds for later releases too), or the day
+    left out a later known release. A check concludes per rule: a rule that fails with every release swept,
+    keeping its id (the gate's per-rule scopes apply to it). None when the item does not opt in, one release
+    is not bad, or nothing is swept. Never ok."""
     quantify = item.get("quantify")
     if not isinstance(quantify, dict):
         return None
@@ -471,53 +476,106 @@ def _blocked_in_every_release(
         return None
     if not any(name in n.split("|") for n in needs):
         return None
-    known = [str(r.get("version")) for r in ctx.manifests.releases(name)]
-    releases = sorted(known, key=lambda v: parse_version(v) or parse_version("0"))  # type: ignore[arg-type,return-value]
+    day = collected_day(ctx)
+    records = ctx.manifests.releases(name)
+    later = [r for r in records if day is not None and isinstance(r.get("uploaded"), str) and r["uploaded"] > day]
+    key = lambda v: parse_version(v) or parse_version("0")  # noqa: E731
+    releases = sorted((str(r.get("version")) for r in records if r not in later), key=key)  # type: ignore[arg-type]
     if not releases:
-        return None
+        return None  # every known release is later than the facts: the box holds an older one, not read
+    bounded = bool(later)
     named = {str(x) for x in quantify.get("rules") or []}
     effects: list[str] = []
-    last: list[Reason] = []
+    fails_of: list[list[Reason]] = []
     for version in releases:
         packages: dict[str, Any] = dict(ctx.facts.get("packages") or {})
         packages[name] = {**dict(packages.get(name) or {}), "installed": True, "version": version}
         facts = cast("Facts", {**ctx.facts, "packages": packages})
         again = Context(facts=facts, manifests=ctx.manifests, launch=ctx.launch)
-        fails: list[Reason]
         if check:
             c = evaluate_check(cast("Check", item), again)
-            fails = [r for r in c.get("reasons") or [] if r.get("result") == "fail"]
-            # a check's rules may have different scopes (required_by): every release must fail a named rule, and
-            # the reason carries that rule's id, so the gate scopes it as it scopes the rule
-            if c.get("status") != "failed" or not any(r.get("rule") in named for r in fails):
+            if c.get("status") != "failed":
                 return None
-            effects.append(max((str(r.get("effect", "crash")) for r in fails), key=lambda e: EFFECT_ORDER.get(e, 0)))
+            fails = [r for r in c.get("reasons") or [] if r.get("result") == "fail"]
         else:
             v = evaluate_feature(cast("Feature", item), again)
             if v.get("status") != "blocked":
                 return None
             fails = [r for r in v.get("reasons") or [] if r.get("result") == "fail"]
             effects.append(str(v.get("effect") or "crash"))
-        last = fails
-    newest_fail = next((r for r in last if r.get("rule") in named), None)
+        fails_of.append(fails)
+    bad = "failed" if check else "blocked"
+    span = releases[0] if len(releases) == 1 else f"{releases[0]}-{releases[-1]}"
+    newest = fails_of[-1]
+    out: list[Reason] = []
+    if check:
+        # a check's rules may have different scopes (required_by): a rule counts when it fails with every release
+        common = [r for r in newest if all(any(f.get("rule") == r.get("rule") for f in fs) for fs in fails_of)]
+        for fail in common:
+            rule = fail.get("rule")
+            if not bounded and rule not in named:
+                continue  # a later release may pass this rule
+            rule_effects = [str(f.get("effect", "crash")) for fs in fails_of for f in fs if f.get("rule") == rule]
+            effect = min(rule_effects, key=lambda e: EFFECT_ORDER.get(e, 0))
+            out.append(_every_release_reason(str(rule), fail, effect, name, span, releases[-1], bad, day, later))
+            out[-1]["source"] = [*_sources(fail.get("source")), *_sources(quantify.get("source"))]
+            out[-1]["message"] = str(out[-1]["message"]) + f". {quantify.get('why')}"
+        if not out:
+            return None
+        severe = [r for r in out if r.get("effect") != "degraded"]
+        return (str(severe[0].get("effect")) if severe else "degraded"), out
+    newest_fail = next((r for r in newest if r.get("rule") in named), None)
+    if newest_fail is None and bounded:
+        newest_fail = next(iter(newest), None)
     if newest_fail is None:
         return None  # the newest release fails only on rules a later release may change
     mildest = min(effects, key=lambda e: EFFECT_ORDER.get(e, 0))
-    bad = "failed" if check else "blocked"
-    span = releases[0] if len(releases) == 1 else f"{releases[0]}-{releases[-1]}"
-    reason: Reason = {
-        "rule": str(newest_fail.get("rule")) if check else "every-release",
-        "result": "fail",
-        "effect": mildest,
-        "observed": f"{name} version not known",
-        "required": f"{name} {span} (every release the manifests know)",
-        "message": f"{name}'s version is not known, but this is {bad} with every release of it the manifests know "
-        f"({span}; effect at least {mildest}); with {releases[-1]}: "
-        + str(newest_fail.get("message", bad))
-        + f". Later releases: {quantify.get('why')}",
-        "source": [*_sources(newest_fail.get("source")), *_sources(quantify.get("source"))],
-    }
+    reason = _every_release_reason("every-release", newest_fail, mildest, name, span, releases[-1], bad, day, later)
+    reason["message"] = str(reason["message"]) + f". Later releases: {quantify.get('why')}"
+    reason["source"] = [*_sources(newest_fail.get("source")), *_sources(quantify.get("source"))]
     return mildest, [reason]
+
+
+def _every_release_reason(
+    rule: str,
+    fail: Reason,
+    effect: str,
+    name: str,
+    span: str,
+    newest: str,
+    bad: str,
+    day: str | None,
+    later: list[Any],
+) -> Reason:
+    """The reason of a verdict that holds for every release swept (see _blocked_in_every_release)."""
+    if later:
+        left = sorted((str(r.get("version")) for r in later), key=lambda v: parse_version(v) or parse_version("0"))  # type: ignore[arg-type,return-value]
+        which = f"every release of it the manifests know that was uploaded by {day}, the day of these facts"
+        after = f"; {', '.join(left)} came later and cannot be installed here"
+    else:
+        which, after = "every release of it the manifests know", ""
+    return {
+        "rule": rule,
+        "result": "fail",
+        "effect": effect,
+        "observed": f"{name} version not known" + (f" (facts of {day})" if day else ""),
+        "required": f"{name} {span} ({which})",
+        "message": f"{name}'s version is not known, but this is {bad} with {which} ({span}; effect at least "
+        f"{effect}{after}); with {newest}: " + str(fail.get("message", bad)),
+    }
+
+
+def collected_day(ctx: Context) -> str | None:
+    """The UTC day (YYYY-MM-DD) the facts were true, when they say (`facts.collected_at`, ISO 8601); None when
+    absent or unreadable, and then nothing is left out of a sweep (fail safe)."""
+    value = ctx.facts.get("collected_at")
+    if not isinstance(value, str) or len(value) < 10:
+        return None
+    day = value[:10]
+    y, m, d = day[:4], day[5:7], day[8:10]
+    if not (day[4] == day[7] == "-" and (y + m + d).isdigit() and "01" <= m <= "12" and "01" <= d <= "31"):
+        return None
+    return day
 
 
 def _sources(value: Any) -> list[Any]:

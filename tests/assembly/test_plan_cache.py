@@ -187,7 +187,7 @@ def test_a_user_manifest_change_is_a_new_plan(
     (user / "meta.json").write_text(json.dumps({"data_version": "2099.01.02", "date": "2099-01-02"}))
     second = audit(capsys, "--facts", facts, "--manifests", str(user))
     assert len(list(cache.glob("*.json"))) == 2
-    assert first[0] == second[0] == 0 and first != second
+    assert first[0] == second[0] == 1 and first != second  # writeup-after fails triton-ptxas (gather4 on 12.0)
     monkeypatch.setenv("STACKCHECK_PLAN_CACHE", "0")
     assert audit(capsys, "--facts", facts, "--manifests", str(user)) == second
 

@@ -94,8 +94,9 @@ def test_summary_counts(fleet_dir: Path) -> None:
     assert symm["hosts"]["blocked"] == 6
     assert symm["blocked_effects"] == {"crash": 6}
     assert sum(symm["hosts"].values()) == 8
-    # the write-up box's only finding was a metadata pin (flashinfer 0.6.4 where 0.6.3 is pinned): a warning now
-    assert s["consistent"] == {"true": 8}
+    # the write-up box's metadata pin (flashinfer 0.6.4 where 0.6.3 is pinned) is a warning; its Triton 3.5.1 on
+    # SM 12.0 fails triton-ptxas (TMA gather4: MXFP4 MoE launches crash), so the 6 RTX hosts are not consistent
+    assert s["consistent"] == {"false": 6, "true": 2}
 
 
 def test_drift(fleet_dir: Path) -> None:

@@ -1,0 +1,220 @@
+"""The day a facts document was collected bounds the releases a `quantify` sweep considers.
+
+A box described on day D cannot hold a release uploaded to PyPI after D (components.json `uploaded`), so a
+sweep of an unknown version judges only the releases up to D; a release without a date always counts (the
+sweep stays as wide as without the day). The bound only narrows what is swept: it never makes a verdict ok.
+
+Tested on generated boxes: every facts file of the repository with each quantified package's version removed,
+each judged without a day and on the upload day of every known release of that package (and the day before).
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+import pytest
+
+from stackcheck.assembly.pipeline import load_manifests
+from stackcheck.errors import BadInputError
+from stackcheck.facts.model import facts_from_document
+from stackcheck.knowledge.loader import Manifests
+from stackcheck.verdicts.context import Context
+from stackcheck.verdicts.engine import collected_day, evaluate_check, evaluate_feature
+
+if TYPE_CHECKING:
+    from stackcheck.facts.model import Facts
+
+REPO = Path(__file__).resolve().parent.parent.parent
+MANIFESTS = load_manifests([])
+BAD = {"blocked", "failed", "warning"}
+
+
+def _items() -> list[tuple[str, Any]]:
+    out: list[tuple[str, Any]] = [("feature", f) for f in MANIFESTS.features if "quantify" in f]
+    return out + [("check", c) for c in MANIFESTS.checks if "quantify" in c]
+
+
+def _judge(kind: str, item: Any, facts: Facts, manifests: Manifests = MANIFESTS) -> dict[str, Any]:
+    ctx = Context(facts=facts, manifests=manifests)
+    return dict(evaluate_feature(item, ctx) if kind == "feature" else evaluate_check(item, ctx))
+
+
+def _day_before(day: str) -> str:
+    import datetime
+
+    return (datetime.date.fromisoformat(day) - datetime.timedelta(days=1)).isoformat()
+
+
+def _inputs() -> list[tuple[str, str, Facts]]:
+    """(name, package, facts without that package's version and without a day) for every repository facts file."""
+    out: list[tuple[str, str, Facts]] = []
+    quantified = sorted({str(i["quantify"]["package"]) for _, i in _items()})
+    for path in sorted(
+        [*(REPO / "tests").glob("realworld/*/facts.json"), *(REPO / "tests").glob("cases/*/facts.json")]
+    ):
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        facts = doc.get("facts") if isinstance(doc, dict) else None
+        if not isinstance(facts, dict) or not isinstance(facts.get("packages"), dict):
+            continue
+        for pkg in quantified:
+            entry = facts["packages"].get(pkg)
+            if isinstance(entry, dict) and entry.get("installed") is not False:
+                f: dict[str, Any] = copy.deepcopy(facts)
+                f["packages"][pkg] = {"installed": True}
+                f.pop("collected_at", None)
+                out.append((str(path.parent.name), pkg, cast("Facts", f)))
+    return out
+
+
+@functools.cache
+def _judged() -> tuple[int, list[tuple[str, str, str, str, dict[str, Any], dict[str, Any], dict[str, Any]]]]:
+    """(verdicts judged, [(input, kind, id, day, stripped, no day, with the day)]) over every input and day."""
+    judged = 0
+    rows = []
+    for name, pkg, facts in _inputs():
+        days = sorted({str(r["uploaded"]) for r in MANIFESTS.releases(pkg) if "uploaded" in r})
+        days += [_day_before(d) for d in days]
+        for kind, item in _items():
+            if item["quantify"]["package"] != pkg:
+                continue
+            stripped = _judge(kind, {k: v for k, v in item.items() if k != "quantify"}, facts)
+            wide = _judge(kind, item, facts)
+            for day in days:
+                dated = _judge(kind, item, cast("Facts", {**facts, "collected_at": day}))
+                judged += 1
+                rows.append((name, kind, str(item["id"]), day, stripped, wide, dated))
+    return judged, rows
+
+
+def test_the_day_never_makes_a_verdict_ok_and_moves_only_unknowns() -> None:
+    judged, rows = _judged()
+    assert judged >= 1000, "too few verdicts judged: the test would pass vacuously"
+    moved = 0
+    for name, kind, item_id, day, stripped, wide, dated in rows:
+        where = f"{name}: {kind} {item_id} on {day}"
+        if dated["status"] == "ok":
+            assert stripped["status"] == "ok", where  # only the stated facts make it ok, never the sweep
+        if dated["status"] != wide["status"]:
+            # the day moves an unknown to bad (fewer releases, all bad), or a swept bad back to unknown (the box
+            # can only hold a release older than every one the data knows): nothing else
+            assert (wide["status"], dated["status"]) in {("unknown", s) for s in BAD} | {(s, "unknown") for s in BAD}, (
+                where
+            )
+            assert stripped["status"] == "unknown", where
+            if dated["status"] in BAD:
+                moved += 1
+                first = dated["reasons"][0]
+                assert f"uploaded by {day}" in first["message"], where
+                assert "came later and cannot be installed here" in first["message"], where
+                assert first["source"], where
+    assert moved >= 40, f"the day moved only {moved} verdicts: the test would pass vacuously"
+
+
+def test_a_bad_verdict_holds_release_by_release_up_to_the_day() -> None:
+    """Each verdict the day made bad is bad with every release uploaded by that day, stated as the version."""
+    _, rows = _judged()
+    checked = 0
+    for name, kind, item_id, day, _, wide, dated in rows:
+        if wide["status"] != "unknown" or dated["status"] not in BAD or checked >= 60:
+            continue
+        item = next(i for k, i in _items() if k == kind and i["id"] == item_id)
+        pkg = item["quantify"]["package"]
+        facts = next(f for n, p, f in _inputs() if n == name and p == pkg)
+        for release in MANIFESTS.releases(pkg):
+            if str(release.get("uploaded", "")) <= day:
+                f: dict[str, Any] = copy.deepcopy(dict(facts))
+                f["packages"][pkg] = {"installed": True, "version": str(release["version"])}
+                got = _judge(kind, item, cast("Facts", f))["status"]
+                assert got in BAD, f"{name}: {item_id} with {release['version']} ({day}): {got}"
+        checked += 1
+    assert checked >= 20
+
+
+def _gb300(day: str | None) -> Facts:
+    facts: dict[str, Any] = {
+        "gpus": [{"index": 0, "name": "GPU", "compute_capability": "10.3"}],
+        "packages": {"triton": {"installed": True}},
+    }
+    if day is not None:
+        facts["collected_at"] = day
+    return cast("Facts", facts)
+
+
+def test_triton_ptxas_on_sm103_by_day() -> None:
+    """Triton's bundled ptxas before 3.6.0 is CUDA 12.8 (no sm_103a); 3.6.0 (uploaded 2026-01-20) ships a
+    12.9 ptxas-blackwell. With Triton's release not known: unknown without a day; failed on a day before 3.6.0,
+    naming ptxas and the releases; unknown again from 3.6.0's day on."""
+    check = next(c for c in MANIFESTS.checks if c["id"] == "triton-ptxas")
+    assert _judge("check", check, _gb300(None))["status"] == "unknown"
+    v = _judge("check", check, _gb300("2025-11-28"))
+    assert v["status"] == "failed"
+    first = v["reasons"][0]
+    assert first["rule"] == "ptxas-knows-gpu"
+    assert "(3.2.0-3.5.1;" in first["message"] and "sm_103a" in first["message"]
+    assert "3.6.0" in first["message"].split("came later")[0]
+    assert _judge("check", check, _gb300("2026-01-19"))["status"] == "failed"
+    assert _judge("check", check, _gb300("2026-01-20"))["status"] == "unknown", "3.6.0 is out that day"
+    # a date-time is read as its UTC day; an unreadable value bounds nothing
+    assert _judge("check", check, _gb300("2025-11-28T23:59:59Z"))["status"] == "failed"
+    assert _judge("check", check, _gb300("last week"))["status"] == "unknown"
+    # older than every release the data knows: the box holds a release not read, unknown
+    assert _judge("check", check, _gb300("2024-01-01"))["status"] == "unknown"
+
+
+def test_a_release_without_a_date_is_never_left_out() -> None:
+    """Without 3.6.0's upload day the release counts whatever the facts' day: the sweep reaches it, it passes,
+    and the verdict stays unknown (as wide as without a day)."""
+    check = next(c for c in MANIFESTS.checks if c["id"] == "triton-ptxas")
+    undated = copy.deepcopy(MANIFESTS)
+    for release in undated.releases("triton"):
+        if release["version"] == "3.6.0":
+            del release["uploaded"]
+    assert _judge("check", check, _gb300("2025-11-28"))["status"] == "failed"
+    assert _judge("check", check, _gb300("2025-11-28"), undated)["status"] == "unknown"
+
+
+def test_per_rule_scope_survives_the_sweep() -> None:
+    """GB10 (12.1) on 2025-10-01: both rules fail with every release up to then (12.8 ptxas, and gather4 before
+    3.6.0); each keeps its own id, so the gate scopes the gather4 one to MXFP4 MoE launches. Its effect is a
+    crash: SGLang's MXFP4 MoE calls triton_kernels' matmul_ogs with no fallback (sglang #8879, #9707)."""
+    check = next(c for c in MANIFESTS.checks if c["id"] == "triton-ptxas")
+    facts = cast(
+        "Facts", {**_gb300("2025-10-01"), "gpus": [{"index": 0, "name": "GB10", "compute_capability": "12.1"}]}
+    )
+    v = _judge("check", check, facts)
+    fails = {r["rule"]: r for r in v["reasons"] if r["result"] == "fail"}
+    assert set(fails) == {"ptxas-knows-gpu", "sm12x-tma-gather"}
+    assert fails["sm12x-tma-gather"]["effect"] == "crash"
+    assert "gather4" in fails["sm12x-tma-gather"]["message"]
+    gather = next(r for r in check["rules"] if r["id"] == "sm12x-tma-gather")
+    assert gather["required_by"]["features"] == ["mxfp4-moe"]
+
+
+def test_collected_at_is_read_from_the_host_and_checked(tmp_path: Path) -> None:
+    doc = {"schema_version": 1, "host": {"collected_at": "2025-11-28T01:50:38Z"}, "facts": {"gpus": []}}
+    facts = facts_from_document(copy.deepcopy(doc), "box.json")
+    assert facts.get("collected_at") == "2025-11-28T01:50:38Z"
+    assert collected_day(Context(facts=facts, manifests=MANIFESTS)) == "2025-11-28"
+    own = {**doc, "facts": {"gpus": [], "collected_at": "2025-10-01"}}
+    assert facts_from_document(copy.deepcopy(own), "box.json").get("collected_at") == "2025-10-01"
+    bad = {**doc, "facts": {"gpus": [], "collected_at": "yesterday"}}
+    with pytest.raises(BadInputError) as err:
+        facts_from_document(bad, "box.json")
+    assert "box.json" in str(err.value) and "collected_at" in str(err.value)
+
+
+def test_audit_of_a_dated_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The CLI on a hand-written GB300 report dated before Triton 3.6.0: exit 1, triton-ptxas failed."""
+    from stackcheck.cli import main
+
+    path = tmp_path / "box.json"
+    path.write_text(json.dumps({"schema_version": 1, "facts": dict(_gb300("2025-11-28"))}), encoding="utf-8")
+    rc = main(["audit", "--facts", str(path), "--format", "json"])
+    out = json.loads(capsys.readouterr().out)
+    check = next(c for c in out["checks"] if c["id"] == "triton-ptxas")
+    assert (rc, check["status"]) == (1, "failed")
+    assert "uploaded by 2025-11-28" in check["reasons"][0]["message"]
