@@ -19,13 +19,16 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stackcheck.commands.arguments import add_output_options, emit, format_choice, render_options
 from stackcheck.documents.fleet import Fleet, FleetReport, read_fleet
 from stackcheck.errors import EXIT_BAD_INPUT, EXIT_FINDING, EXIT_OK, BadInputError
 from stackcheck.redact import field_safe
 from stackcheck.render import FLEET_FORMATS
+
+if TYPE_CHECKING:
+    from stackcheck.documents.types import FleetSince, HostChange
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -62,7 +65,9 @@ def run(args: argparse.Namespace) -> int:
         what = f"{len(fleet.bad)} input(s), none of them a readable report" if fleet.bad else "no input documents"
         raise BadInputError(f"fleet: {what}")
     if args.since:
-        summary.update(since_changes(fleet, read_fleet(args.since, jobs=int(args.jobs)), args.since))
+        since, changes = since_changes(fleet, read_fleet(args.since, jobs=int(args.jobs)), args.since)
+        summary["since"] = since
+        summary["changes"] = changes
     emit(FLEET_FORMATS[format_choice(args)](FleetReport(fleet, summary), render_options(args)), args)
     if args.strict and fleet.bad:
         return EXIT_FINDING
@@ -72,14 +77,12 @@ def run(args: argparse.Namespace) -> int:
 _ = EXIT_BAD_INPUT  # documented above: raised as BadInputError
 
 
-def since_changes(now: Fleet, before: Fleet, paths: list[str]) -> dict[str, Any]:
+def since_changes(now: Fleet, before: Fleet, paths: list[str]) -> tuple[FleetSince, list[HostChange]]:
     """`since` (the older collection read) and `changes` (hosts whose verdicts changed, came or went)."""
     from stackcheck.documents.diff import fleet_changes
 
     def verdicts(fleet: Fleet) -> dict[str, Any]:
         return {name: (rec[1], list(rec[5][0])) for name, rec in fleet.hosts.items()}
 
-    return {
-        "since": {"inputs": list(paths), "hosts": len(before.hosts), "bad": len(before.bad)},
-        "changes": fleet_changes(verdicts(before), verdicts(now)),
-    }
+    since: FleetSince = {"inputs": list(paths), "hosts": len(before.hosts), "bad": len(before.bad)}
+    return since, fleet_changes(verdicts(before), verdicts(now))

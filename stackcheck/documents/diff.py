@@ -10,9 +10,12 @@ that a change of the manifests does not pass for a change of the box. A regressi
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stackcheck.facts.model import KERNEL_PACKAGES
+
+if TYPE_CHECKING:
+    from stackcheck.documents.types import HostChange
 
 SCHEMA_VERSION = 1
 PACKAGES = (
@@ -153,10 +156,10 @@ def diff_reports(
 # ---- fleets ---------------------------------------------------------------------------------------------
 
 
-def fleet_changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[dict[str, Any]]:
+def fleet_changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[HostChange]:
     """Hosts whose feature verdicts changed between two collections. `before`/`after`: hostname ->
     (collected_at text, [(feature, status, effect), ...]); a host in only one collection is listed too."""
-    out = []
+    out: list[HostChange] = []
     for name in sorted(set(before) | set(after)):
         ta, fa = before.get(name, (None, None))
         tb, fb = after.get(name, (None, None))
@@ -164,8 +167,9 @@ def fleet_changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[d
         ib = [{"id": f, "status": s, "effect": e} for f, s, e in fb or []]
         if fa is None or fb is None:  # a host that came or went: said, its features not listed one by one
             only = "before" if fb is None else "after"
-            entry = {"hostname": name, "before": ta, "after": tb, "features": [], "regressions": []}
-            out.append({**entry, "only_in": only})
+            out.append(
+                {"hostname": name, "before": ta, "after": tb, "features": [], "regressions": [], "only_in": only}
+            )
             continue
         changes = verdict_changes(ia, ib)
         if changes:

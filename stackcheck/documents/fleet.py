@@ -23,10 +23,23 @@ import sys
 from collections import Counter, deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 from stackcheck.documents.report import CHECK_STATUSES, FEATURE_STATUSES, parse_timestamp
 from stackcheck.facts.model import KERNEL_PACKAGES
+
+if TYPE_CHECKING:
+    from stackcheck.documents.types import (
+        FleetDrift,
+        FleetDuplicate,
+        FleetGpuModel,
+        FleetInput,
+        FleetStack,
+        FleetStackRow,
+        FleetSummary,
+        FleetWave,
+        StackField,
+    )
 
 SCHEMA_VERSION = 1  # the report schema_version this stackcheck reads
 #: the version of the `stackcheck fleet --format json` document (schemas/fleet.schema.json); 2: the file a host's
@@ -35,7 +48,7 @@ FLEET_SCHEMA_VERSION = 2
 MAX_DOCUMENT_BYTES = 16 * 2**20  # a report is tens of kB; a larger document is not one
 JSONL_CHUNK_BYTES = 4 * 2**20  # a JSON Lines file is parsed in ranges of about this size
 BATCH_DOCS = 64  # documents (files) per batch sent to a worker
-STACK_FIELDS = ("driver", "torch", "kernels", "flashinfer", "sglang")
+STACK_FIELDS: tuple[StackField, ...] = ("driver", "torch", "kernels", "flashinfer", "sglang")  # a stack's keys
 
 # A record, as produced by `reduce_report`:
 # (hostname, ts, ts_text, gpu_key, stack_key, status_key, plan_key)
@@ -515,7 +528,7 @@ class Fleet:
                 for it in items:
                     self.add_item(it, 0, worker)
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> FleetSummary:
         return summarise(self)
 
 
@@ -525,7 +538,7 @@ class FleetReport:
     fleet it summarises (the CSV format has one row per host)."""
 
     fleet: Fleet
-    summary: dict[str, Any]
+    summary: FleetSummary
 
 
 def read_fleet(paths: Iterable[str], jobs: int = 0, stdin: BinaryIO | None = None) -> Fleet:
@@ -583,8 +596,9 @@ def _bad_input(unit: Unit, fleet: Fleet) -> bool:
 # --- the summary document ----------------------------------------------------------------------------
 
 
-def _stack_dict(stack: tuple[Any, ...]) -> dict[str, Any]:
-    return dict(zip(STACK_FIELDS, stack, strict=True))
+def _stack_dict(stack: tuple[Any, ...]) -> FleetStack:
+    # the record's stack_key: one str-or-None per STACK_FIELDS (reduce_report)
+    return cast("FleetStack", dict(zip(STACK_FIELDS, stack, strict=True)))
 
 
 def _sort_key(t: Any) -> str:
@@ -606,7 +620,7 @@ def _newness(stack: Any) -> tuple[Any, ...]:
     return (v(sglang), v(torch), v(flashinfer), v(kernel_version), numeric_tuple(str(driver)) or ())
 
 
-def summarise(fleet: Fleet) -> dict[str, Any]:
+def summarise(fleet: Fleet) -> FleetSummary:
     """The fleet summary as a JSON-compatible dict; every renderer works from it."""
     hosts = fleet.hosts
     model_hosts: Counter[tuple[Any, Any]] = Counter()
@@ -649,18 +663,23 @@ def summarise(fleet: Fleet) -> dict[str, Any]:
             check_counts.setdefault(cid, Counter())[status] += n
         consistent["unknown" if cons is None else str(cons).lower()] += n
 
-    models = [
+    models: list[FleetGpuModel] = [
         {"model": m[0], "compute_capability": m[1], "hosts": n, "gpus": model_gpus[m]}
         for m, n in sorted(model_hosts.items(), key=lambda kv: (-kv[1], _sort_key(kv[0])))
     ]
-    stacks = []
+    stacks: list[FleetStackRow] = []
     for (m, stack), n in sorted(
         stack_hosts.items(), key=lambda kv: (-model_hosts[kv[0][0]], _sort_key(kv[0][0]), -kv[1], _sort_key(kv[0][1]))
     ):
-        entry: dict[str, Any] = {"model": m[0], "compute_capability": m[1], **_stack_dict(stack), "hosts": n}
-        entry["common"] = common[m] == stack
+        entry: FleetStackRow = {
+            "model": m[0],
+            "compute_capability": m[1],
+            **_stack_dict(stack),
+            "hosts": n,
+            "common": common[m] == stack,
+        }
         stacks.append(entry)
-    drift = []
+    drift: list[FleetDrift] = []
     for (m, stack), names in sorted(drift_hosts.items(), key=lambda kv: (_sort_key(kv[0][0]), -len(kv[1]))):
         drift.append(
             {
@@ -673,7 +692,7 @@ def summarise(fleet: Fleet) -> dict[str, Any]:
                 "hosts": sorted(names),
             }
         )
-    waves = []
+    waves: list[FleetWave] = []
     for i, (plan_key, names) in enumerate(
         sorted(plan_hosts.items(), key=lambda kv: (-len(kv[1]), _sort_key(kv[0]))), start=1
     ):
@@ -685,10 +704,10 @@ def summarise(fleet: Fleet) -> dict[str, Any]:
                 "hosts": sorted(names),
             }
         )
-    dropped_by_host: dict[str, list[dict[str, Any]]] = {}
+    dropped_by_host: dict[str, list[FleetInput]] = {}
     for name, src, ts_text in fleet.dropped:
         dropped_by_host.setdefault(name, []).append({"input": src, "collected_at": ts_text})
-    duplicates = [
+    duplicates: list[FleetDuplicate] = [
         {
             "hostname": name,
             "kept": {"input": hosts[name][2], "collected_at": hosts[name][1]},
@@ -735,7 +754,7 @@ def _status_rank(status: str, order: tuple[str, ...]) -> tuple[int, str]:
     return (order.index(status) if status in order else len(order), status)
 
 
-def host_rows(fleet: Fleet, summary: dict[str, Any]) -> Iterator[dict[str, Any]]:
+def host_rows(fleet: Fleet, summary: FleetSummary) -> Iterator[dict[str, Any]]:
     """One row per input document (counted, duplicate-dropped or bad), for the CSV format."""
     wave_of: dict[str, int] = {}
     for w in summary["waves"]:

@@ -1,4 +1,5 @@
-"""The typed shapes of the audit report (schemas/report.schema.json), for mypy only: the builders
+"""The typed shapes of the audit report (schemas/report.schema.json) and of the fleet summary
+(schemas/fleet.schema.json, at the end), for mypy only. The report's builders
 (stackcheck.documents.report, stackcheck.assembly.pipeline, stackcheck.facts.implied) write these keys and
 the report's renderers (stackcheck.render: text, markdown, prometheus, nfd, json) read them, so that a key
 is followed from where it is written to where it is read.
@@ -9,7 +10,7 @@ plain dict the builders make, nothing converts it at run time. A report read bac
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 if TYPE_CHECKING:  # the facts' shapes are themselves type-level only (stackcheck.facts.model)
     from stackcheck.facts.model import Facts, ProbeOutcome
@@ -81,3 +82,138 @@ class Report(_ReportBase, total=False):
     summary: Summary
     plan: PlanJSON
     implied: list[ImpliedRecord]
+
+
+# ---- the fleet summary (schemas/fleet.schema.json) -------------------------------------------------------
+# Built by stackcheck.documents.fleet.summarise from the records it keeps of each saved report (read there,
+# with their checks: a saved report is user input); read by stackcheck.render.fleet and the CSV rows.
+
+
+class FleetInputs(TypedDict):
+    documents: int  # every document read, good or bad
+    reports: int  # documents - bad
+    hosts: int
+    duplicates_dropped: int
+    bad: int
+
+
+class FleetGpuModel(TypedDict):
+    model: str  # the GPU names of a host joined by " + ", "no GPU" or "GPUs unknown"
+    compute_capability: str | None  # "9.0", "9.0+8.9"; None when the GPUs are unknown
+    hosts: int
+    gpus: int
+
+
+#: stackcheck.documents.fleet.STACK_FIELDS: the components that make a host's stack
+StackField = Literal["driver", "torch", "kernels", "flashinfer", "sglang"]
+
+
+class FleetStack(TypedDict):
+    """One value per stackcheck.documents.fleet.STACK_FIELDS, in that order: a version, None when absent."""
+
+    driver: str | None
+    torch: str | None
+    kernels: str | None  # "sgl-kernel 0.3.9, ..." for every kernel package installed
+    flashinfer: str | None
+    sglang: str | None
+
+
+class FleetStackRow(TypedDict):
+    model: str
+    compute_capability: str | None
+    driver: str | None
+    torch: str | None
+    kernels: str | None
+    flashinfer: str | None
+    sglang: str | None
+    hosts: int
+    common: bool  # the most common stack of its GPU model
+
+
+class FleetFeature(TypedDict):
+    feature: str
+    hosts: dict[str, int]  # status -> hosts, in FEATURE_STATUSES order
+    blocked_effects: dict[str, int]  # effect of the blocked -> hosts
+
+
+class FleetCheck(TypedDict):
+    check: str
+    hosts: dict[str, int]  # status -> hosts, in CHECK_STATUSES order
+
+
+class FleetDrift(TypedDict):
+    model: str
+    compute_capability: str | None
+    stack: FleetStack
+    common_stack: FleetStack
+    differs_in: list[StackField]  # the STACK_FIELDS where stack and common_stack differ
+    count: int
+    hosts: list[str]
+
+
+# "from" is a keyword: the functional form
+FleetStep = TypedDict("FleetStep", {"component": str, "from": str | None, "to": str})
+
+
+class FleetWave(TypedDict):
+    wave: int  # 1 for the largest group
+    steps: list[FleetStep]
+    count: int
+    hosts: list[str]
+
+
+class FleetInput(TypedDict):
+    input: str  # path, or path:line in a JSON Lines file
+    collected_at: str | None
+
+
+class FleetDuplicate(TypedDict):
+    hostname: str
+    kept: FleetInput
+    dropped: list[FleetInput]
+
+
+class FleetBad(TypedDict):
+    input: str
+    reason: str
+
+
+class FleetSince(TypedDict):
+    inputs: list[str]  # the --since paths
+    hosts: int
+    bad: int
+
+
+class _HostChangeBase(TypedDict):
+    hostname: str
+    before: str | None  # collected_at in the older collection
+    after: str | None
+    features: list[dict[str, Any]]  # stackcheck.documents.diff.verdict_changes (the diff document's rows)
+    regressions: list[str]
+
+
+class HostChange(_HostChangeBase, total=False):
+    only_in: str  # "before" (the host went) or "after" (it came); its features are not listed
+
+
+class _FleetSummaryBase(TypedDict):
+    schema_version: int  # FLEET_SCHEMA_VERSION
+    fleet_schema_version: int  # the same, under the name readers of 1 know
+    tool: Tool
+    inputs: FleetInputs
+    gpu_models: list[FleetGpuModel]
+    stacks: list[FleetStackRow]
+    features: list[FleetFeature]
+    checks: list[FleetCheck]
+    consistent: dict[str, int]  # "true" / "false" / "unknown" -> hosts
+    drift: list[FleetDrift]
+    waves: list[FleetWave]
+    duplicates: list[FleetDuplicate]
+    bad: list[FleetBad]
+
+
+class FleetSummary(_FleetSummaryBase, total=False):
+    """The `stackcheck fleet --format json` document; `since` and `changes` only with --since."""
+
+    since: FleetSince
+    changes: list[HostChange]

@@ -28,8 +28,13 @@ if TYPE_CHECKING:  # pathlib is imported where a user's directory is read: not o
         Check,
         Components,
         Feature,
+        Launch,
+        Meta,
         Package,
+        Preflight,
+        Recommend,
         Release,
+        Signature,
         SourceTable,
         SourceTableRelease,
     )
@@ -85,8 +90,8 @@ class Manifests:
     __hash__ = None  # type: ignore[assignment]  # mutable, as a dataclass with eq is
 
     @property
-    def meta(self) -> dict[str, Any]:
-        return self.docs.get("meta.json") or {}
+    def meta(self) -> Meta:
+        return cast("Meta", self.docs.get("meta.json") or {})
 
     @property
     def data_version(self) -> str:
@@ -118,26 +123,26 @@ class Manifests:
         return cast("list[SourceTable]", self.list_of("gates.json", "gates"))
 
     @property
-    def signatures(self) -> list[dict[str, Any]]:
-        return self.list_of("signatures.json", "signatures")
+    def signatures(self) -> list[Signature]:
+        return cast("list[Signature]", self.list_of("signatures.json", "signatures"))
 
     @property
-    def launch(self) -> dict[str, Any]:
+    def launch(self) -> Launch:
         """launch.json: how `stackcheck gate` reads an SGLang command line (empty when not shipped)."""
         doc = self.docs.get("launch.json")
-        return doc if isinstance(doc, dict) else {}
+        return cast("Launch", doc if isinstance(doc, dict) else {})
 
     @property
-    def recommend(self) -> dict[str, Any]:
+    def recommend(self) -> Recommend:
         """recommend.json: the launch settings `stackcheck recommend` chooses from (empty when not shipped)."""
         doc = self.docs.get("recommend.json")
-        return doc if isinstance(doc, dict) else {}
+        return cast("Recommend", doc if isinstance(doc, dict) else {})
 
     @property
-    def preflight(self) -> dict[str, Any]:
+    def preflight(self) -> Preflight:
         """preflight.json: what the gate checks before exec beyond the feature tables (empty when not shipped)."""
         doc = self.docs.get("preflight.json")
-        return doc if isinstance(doc, dict) else {}
+        return cast("Preflight", doc if isinstance(doc, dict) else {})
 
     @property
     def architectures(self) -> list[Architecture]:

@@ -275,3 +275,195 @@ class CompatRule(TypedDict, total=False):
     source: Source
     inferred: bool
     note: str
+
+
+# ---- meta.json --------------------------------------------------------------------------------------------
+
+
+class Meta(TypedDict, total=False):
+    data_version: str  # YYYY.M.D, required
+    date: str  # required
+    note: str
+
+
+# ---- signatures.json (stackcheck triage) ------------------------------------------------------------------
+
+
+class SignatureExample(TypedDict, total=False):
+    text: str
+    file: str
+
+
+class Signature(TypedDict, total=False):
+    """A known failure in a server log: `pattern` (a regular expression; `literal`, a plain substring every
+    match contains, lets triage skip the regex) names the feature or check it comes from."""
+
+    id: str
+    title: str
+    pattern: str
+    literal: str
+    where: str
+    feature: str | None
+    check: str
+    level: str  # "error" | "warning"
+    explanation: str
+    fix: str
+    examples: list[SignatureExample]  # texts the pattern must match (the tests check them)
+    source: Source
+    inferred: bool
+    note: str
+
+
+# ---- launch.json (stackcheck gate reads an SGLang command line) -------------------------------------------
+
+#: a launch condition (launch.schema.json `condition`): {option, in}, {flag, present}, {env, in},
+#: {launch, op, value} or {any: [...]}; read by stackcheck.launch.gate
+LaunchCondition = dict[str, Any]
+
+
+class FeatureWhen(TypedDict):
+    feature: str
+    when: list[LaunchCondition]
+
+
+#: a requirement: a feature id, or a feature needed only when its conditions hold
+Requirement = str | FeatureWhen
+
+
+class LaunchEntrypoint(TypedDict, total=False):
+    id: str
+    python_module: str  # one of python_module and program
+    program: str
+    subcommand: str
+    source: Source
+    inferred: bool
+    note: str
+
+
+class OptionRelease(TypedDict, total=False):
+    versions: str  # a version specifier
+    present: bool  # whether the flag exists in those releases
+    source: Source
+    inferred: bool
+    note: str
+
+
+class LaunchOption(TypedDict, total=False):
+    flag: str
+    aliases: list[str]
+    value: str  # "bool" | "int" | "float" | "choice" | "str"
+    fact: str
+    default: str | float | bool
+    choices: dict[str, list[Requirement]]
+    choices_of: str
+    requires: list[Requirement]
+    releases: list[OptionRelease]
+    min: float
+    max: float
+    source: Source
+    inferred: bool
+    note: str
+
+
+class LaunchEnv(TypedDict, total=False):
+    """An environment variable SGLang reads as a bool: the values in `true` / `false`, else `otherwise`."""
+
+    name: str
+    value: str  # "bool"
+    default: bool
+    true: list[str]
+    false: list[str]
+    otherwise: bool
+    fact: str
+    source: Source
+    inferred: bool
+    note: str
+
+
+class LaunchDefault(TypedDict, total=False):
+    feature: str
+    when: list[LaunchCondition]
+    refuse: bool
+    source: Source
+    inferred: bool
+    note: str
+
+
+class Launch(TypedDict, total=False):
+    entrypoints: list[LaunchEntrypoint]
+    options: list[LaunchOption]
+    env: list[LaunchEnv]
+    defaults: list[LaunchDefault]
+
+
+# ---- recommend.json (stackcheck recommend) ----------------------------------------------------------------
+
+
+class Settings(TypedDict, total=False):
+    flags: dict[str, str | bool]  # flag -> value, or true for a bare flag
+    env: dict[str, str]
+
+
+class Unset(TypedDict, total=False):
+    flags: list[str]
+    env: list[str]
+
+
+class RecommendOption(TypedDict, total=False):
+    id: str
+    title: str
+    scope: Pred
+    releases: Any  # common.schema.json `requires`: package -> specifier
+    when: Pred
+    feature: str
+    goals: list[str]  # "latency" | "throughput"
+    set: Settings
+    unset: Unset
+    advice: bool
+    reason: str
+    gain: dict[str, Any]  # {kind: measured, by, machine, figures, source} or {kind: expected, why}
+    source: Source
+    inferred: bool
+    note: str
+
+
+class Decision(TypedDict, total=False):
+    id: str
+    title: str
+    applies: Pred
+    if_unknown: str
+    options: list[RecommendOption]
+    note: str
+
+
+class Never(TypedDict, total=False):
+    id: str
+    title: str
+    flags: list[str]
+    env: list[str]
+    patch: str
+    when: Pred
+    feature: str
+    effect: str  # "crash" | "disabled" | "wrong-output" | "slower"
+    why: str
+    evidence: Source
+    inferred: bool
+    note: str
+
+
+class Recommend(TypedDict, total=False):
+    decisions: list[Decision]
+    never: list[Never]
+
+
+# ---- preflight.json (what the gate checks before exec beyond the feature tables) ---------------------------
+# Its sections are read each by one check in stackcheck.launch.preflight; typed here to the first level.
+
+
+class Preflight(TypedDict, total=False):
+    gpu_layout: dict[str, Any]  # formula, versions, dp_offset[]: preflight/gpus.py
+    visible_devices: dict[str, Any]  # mig_multi_device: preflight/gpus.py
+    memory: dict[str, Any]  # rule, imbalance, default_mem_fraction[], compute_modes: preflight/memory.py
+    model: dict[str, Any]  # config_cap_bytes, weight_patterns, quantization[] ...: preflight/model.py
+    config_file: dict[str, Any]  # suffixes, rule, cap_bytes: preflight/configfile.py
+    host: dict[str, Any]  # shm, memlock, port: preflight/host.py

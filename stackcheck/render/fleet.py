@@ -8,15 +8,19 @@ from __future__ import annotations
 
 import csv
 import io
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from stackcheck.documents.fleet import CSV_COLUMNS, STACK_FIELDS, Fleet, host_rows
 from stackcheck.redact import field_safe
 
+if TYPE_CHECKING:
+    from stackcheck.documents.types import FleetDrift, FleetGpuModel, FleetStackRow, FleetStep, FleetSummary
+
 EXAMPLES = 8  # host names shown per group in the text and markdown formats
 
 
-def _change_lines(summary: dict[str, Any]) -> list[str]:
+def _change_lines(summary: FleetSummary) -> list[str]:
     if "changes" not in summary:
         return []
     since = summary["since"]
@@ -49,12 +53,12 @@ def _clean(value: Any) -> str:
     return field_safe("-" if value is None else value)
 
 
-def _model(entry: dict[str, Any]) -> str:
+def _model(entry: FleetGpuModel | FleetStackRow | FleetDrift) -> str:
     cc = entry.get("compute_capability")
     return _clean(entry["model"]) + (f" (cc {_clean(cc)})" if cc else "")
 
 
-def _stack_text(stack: dict[str, Any]) -> str:
+def _stack_text(stack: Mapping[str, Any]) -> str:
     return " · ".join(f"{f} {_clean(stack.get(f))}" for f in STACK_FIELDS)
 
 
@@ -67,11 +71,11 @@ def _status_text(counts: dict[str, int]) -> str:
     return ", ".join(f"{s} {n}" for s, n in counts.items())
 
 
-def _step_text(step: dict[str, Any]) -> str:
+def _step_text(step: FleetStep) -> str:
     return f"{_clean(step['component'])} {_clean(step['from'] or 'not installed')} → {_clean(step['to'])}"
 
 
-def _inputs_line(summary: dict[str, Any]) -> str:
+def _inputs_line(summary: FleetSummary) -> str:
     i = summary["inputs"]
     return (
         f"stackcheck fleet: {i['hosts']} hosts from {i['reports']} reports ({i['documents']} documents read)"
@@ -79,7 +83,7 @@ def _inputs_line(summary: dict[str, Any]) -> str:
     )
 
 
-def render_text(summary: dict[str, Any]) -> str:
+def render_text(summary: FleetSummary) -> str:
     out = [_inputs_line(summary), "", "gpu models (hosts, gpus)"]
     for m in summary["gpu_models"]:
         out.append(f"  {m['hosts']:>7} hosts {m['gpus']:>8} gpus  {_model(m)}")
@@ -116,10 +120,11 @@ def render_text(summary: dict[str, Any]) -> str:
         out.append(f"    {_hosts_text(w['hosts'], w['count'])}")
     if summary["duplicates"]:
         out += ["", "duplicates (a host reported more than once: the newest report is kept)"]
-        for d in summary["duplicates"][:50]:
-            dropped = ", ".join(f"{_clean(x['input'])} ({_clean(x['collected_at'])})" for x in d["dropped"])
+        for dup in summary["duplicates"][:50]:
+            dropped = ", ".join(f"{_clean(x['input'])} ({_clean(x['collected_at'])})" for x in dup["dropped"])
+            kept = dup["kept"]
             out.append(
-                f"  {_clean(d['hostname'])}: kept {_clean(d['kept']['input'])} ({_clean(d['kept']['collected_at'])});"
+                f"  {_clean(dup['hostname'])}: kept {_clean(kept['input'])} ({_clean(kept['collected_at'])});"
                 f" dropped {dropped}"
             )
         if len(summary["duplicates"]) > 50:
@@ -140,7 +145,7 @@ def _cell(value: Any) -> str:
     return text.replace("|", "\\|").replace("[", "\\[").replace("]", "\\]")
 
 
-def render_markdown(summary: dict[str, Any]) -> str:
+def render_markdown(summary: FleetSummary) -> str:
     out = ["## stackcheck fleet", "", _cell(_inputs_line(summary)), "", "### GPU models", ""]
     out += ["| model | cc | hosts | gpus |", "|---|---|---:|---:|"]
     for m in summary["gpu_models"]:
@@ -179,23 +184,23 @@ def render_markdown(summary: dict[str, Any]) -> str:
             out.append(f"| {w['wave']} | {_cell(steps)} | {w['count']} | {examples} |")
     if summary["duplicates"]:
         out += ["", "### Duplicates", "", "| host | kept | dropped |", "|---|---|---|"]
-        for d in summary["duplicates"]:
-            dropped = ", ".join(f"{x['input']} ({x['collected_at']})" for x in d["dropped"])
-            kept = f"{d['kept']['input']} ({d['kept']['collected_at']})"
-            out.append(f"| {_cell(d['hostname'])} | {_cell(kept)} | {_cell(dropped)} |")
+        for dup in summary["duplicates"]:
+            dropped = ", ".join(f"{x['input']} ({x['collected_at']})" for x in dup["dropped"])
+            kept = f"{dup['kept']['input']} ({dup['kept']['collected_at']})"
+            out.append(f"| {_cell(dup['hostname'])} | {_cell(kept)} | {_cell(dropped)} |")
     if "changes" in summary:
         out += ["", "### Changed since", ""]
         out += ["| host | when | feature | before | after |", "|---|---|---|---|---|"]
-        for c in summary["changes"]:
-            when = _cell(f"{c['before']} → {c['after']}")
-            if c.get("only_in"):
-                what = "gone" if c["only_in"] == "before" else "new"
-                out.append(f"| {_cell(c['hostname'])} | {when} | ({what}) | | |")
-            for f in c["features"]:
-                lost = " **(was ok)**" if f.get("regression") else ""
+        for ch in summary["changes"]:
+            when = _cell(f"{ch['before']} → {ch['after']}")
+            if ch.get("only_in"):
+                what = "gone" if ch["only_in"] == "before" else "new"
+                out.append(f"| {_cell(ch['hostname'])} | {when} | ({what}) | | |")
+            for fc in ch["features"]:
+                lost = " **(was ok)**" if fc.get("regression") else ""
                 out.append(
-                    f"| {_cell(c['hostname'])} | {when} | `{_cell(f['id'])}`{lost} | {_verdict_text(f['before'])}"
-                    f" | {_verdict_text(f['after'])} |"
+                    f"| {_cell(ch['hostname'])} | {when} | `{_cell(fc['id'])}`{lost} | {_verdict_text(fc['before'])}"
+                    f" | {_verdict_text(fc['after'])} |"
                 )
     if summary["bad"]:
         out += ["", "### Bad inputs (skipped)", "", "| input | reason |", "|---|---|"]
@@ -222,7 +227,7 @@ def csv_cell(value: Any) -> str:
     return field_safe(text)
 
 
-def render_csv(fleet: Fleet, summary: dict[str, Any]) -> str:
+def render_csv(fleet: Fleet, summary: FleetSummary) -> str:
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, extrasaction="raise", lineterminator="\n")
     writer.writeheader()

@@ -9,13 +9,16 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from stackcheck.errors import UsageError
 from stackcheck.knowledge.loader import load
 from stackcheck.launch import gate
+
+if TYPE_CHECKING:
+    from stackcheck.knowledge.types import Launch
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 CASES = ROOT / "tests" / "cases"
@@ -26,7 +29,7 @@ PRINT_ARGV = "import sys,os,json; print(json.dumps([os.getpid()] + sys.argv[1:])
 
 
 @pytest.fixture(scope="module")
-def mapping() -> dict[str, Any]:
+def mapping() -> Launch:
     return load([], env={}).launch
 
 

@@ -10,7 +10,7 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from fake_nvml import USAGE_FUNCTIONS, FakeNVML, facts_of, load_doc, synthetic_doc
@@ -27,12 +27,15 @@ from stackcheck.launch.preflight.model import read_model
 from stackcheck.probes.gpu_usage import read_gpu_usage
 from stackcheck.readers.fsview import HostView
 
+if TYPE_CHECKING:
+    from stackcheck.knowledge.types import Preflight
+
 GIB = 1 << 30
 H200_BYTES = 150_754_820_096  # 143,771 MiB, as NVML reports an H200
 
 
 @pytest.fixture(scope="module")
-def data() -> dict[str, Any]:
+def data() -> Preflight:
     return load([], env={}).preflight
 
 
