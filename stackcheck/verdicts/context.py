@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from stackcheck.facts.archs import TargetRules, rules_of
+from stackcheck.facts.model import KERNEL_PACKAGES as _KERNEL_PAIR
 from stackcheck.facts.model import cc_tuple
 from stackcheck.facts.versions import cuda_from_tag, parse_version, public, variant_of
 from stackcheck.knowledge.loader import Manifests, pypi_variant
@@ -15,7 +16,8 @@ if TYPE_CHECKING:
     from stackcheck.facts.model import Facts, GpuFacts
     from stackcheck.knowledge.types import Release
 
-KERNEL_PACKAGES = ("sglang-kernel", "sgl-kernel")
+#: the new name first: a box with both reads sglang-kernel
+KERNEL_PACKAGES = _KERNEL_PAIR[::-1]
 
 
 class Missing(Exception):

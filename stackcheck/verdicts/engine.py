@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from stackcheck.facts.archs import coverage, covering, expand_arch_list
-from stackcheck.facts.model import cc_tuple
+from stackcheck.facts.model import KERNEL_PACKAGES, cc_tuple
 from stackcheck.verdicts.context import Context, GpuModel, Missing, TableValue, Unknown
 from stackcheck.verdicts.types import EFFECT_ORDER, CheckVerdict, FeatureVerdict, Reason
 
@@ -749,8 +749,7 @@ def builtin_flashinfer_match(ctx: Context) -> list[Reason]:
 
 CORE_PACKAGES = (
     "torch",
-    "sgl-kernel",
-    "sglang-kernel",
+    *KERNEL_PACKAGES,
     "flashinfer-python",
     "flashinfer-cubin",
     "flashinfer-jit-cache",
@@ -761,7 +760,7 @@ def builtin_kernel_coverage(ctx: Context) -> list[Reason]:
     """Every GPU has code in each installed kernel package: SASS that runs on it, or PTX to JIT."""
     reasons: list[Reason] = []
     models = ctx.gpu_models()
-    for name in ("sglang-kernel", "sgl-kernel", "flashinfer-jit-cache", "vllm"):
+    for name in (*KERNEL_PACKAGES[::-1], "flashinfer-jit-cache", "vllm"):
         if ctx.installed_version(name) is None:
             if ctx.facts.get("packages") is not None and ctx.version_unknown(name):
                 reasons.append(
@@ -833,7 +832,7 @@ BUILTINS = {
     "shared-libs": builtin_shared_libs,
     "kernel-coverage": builtin_kernel_coverage,
     "pins": lambda ctx: builtin_pins(ctx, "sglang", "degraded"),
-    "kernel-torch-pair": lambda ctx: [r for name in ("sgl-kernel", "sglang-kernel") for r in builtin_pins(ctx, name)],
+    "kernel-torch-pair": lambda ctx: [r for name in KERNEL_PACKAGES for r in builtin_pins(ctx, name)],
     "flashinfer-packages-match": builtin_flashinfer_match,
 }
 
