@@ -184,6 +184,7 @@ class Release(TypedDict, total=False):
     note: str
     tools: dict[str, Any]
     tool_env: dict[str, Any]
+    tool_min_sm: dict[str, int]
     arch_majors: list[int]
     min_jit_cuda: str
     kernel_min_at_start: str
@@ -203,6 +204,7 @@ class Package(TypedDict, total=False):
     notes: list[str]
     releases: list[Release]
     tool_env: dict[str, Any]
+    tool_min_sm: dict[str, int]
 
 
 class CudaRelease(TypedDict, total=False):

@@ -666,7 +666,7 @@ class Context:
     def triton_ptxas_cuda(self, gpu: GpuModel | None, path: str) -> str:
         """The CUDA release of the ptxas that Triton runs for this GPU: the file a TRITON_*_PTXAS variable
         names (its probed --version), else the one bundled with the installed Triton release (components.json
-        `tools`: ptxas, and ptxas-blackwell for SM >= 100 from the releases that ship it)."""
+        `tools`: ptxas, or the tool `tool_min_sm` names for this GPU's SM where the release ships it)."""
         if gpu is None:
             raise Missing(path, self.gpus_unknown_reason())
         triton = self.triton_package()
@@ -679,7 +679,9 @@ class Context:
         env_of: dict[str, Any] = dict(tool_env or {})
         t = cc_tuple(gpu.cc)
         assert t is not None
-        tool = "ptxas-blackwell" if t[0] * 10 + t[1] >= 100 and "ptxas-blackwell" in tools else "ptxas"
+        min_sm: dict[str, Any] = dict((rel or {}).get("tool_min_sm") or spec.get("tool_min_sm") or {})
+        sm = t[0] * 10 + t[1]
+        tool = next((name for name, least in min_sm.items() if sm >= least and name in tools), "ptxas")
         var = env_of.get(tool)
         jit = self.facts.get("jit")
         env = (self.facts.get("system") or {}).get("env") or {}

@@ -157,7 +157,8 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
         FactDoc(
             ("triton.ptxas_cuda",),
             "the CUDA release of the ptxas Triton runs for this GPU: the TRITON_PTXAS_* override's `--version`, else "
-            "the bundled ptxas (or ptxas-blackwell for SM >= 100) of the installed Triton (components.json `tools`)",
+            "the bundled ptxas of the installed Triton, or the tool its `tool_min_sm` names for this SM "
+            "(ptxas-blackwell; components.json `tools`)",
         ),
     ),
 }

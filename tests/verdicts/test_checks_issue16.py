@@ -130,6 +130,23 @@ def test_triton_bundled_ptxas_per_gpu(manifests: Manifests) -> None:
     assert failed(check(manifests, b300, "triton-ptxas")) == ["ptxas-knows-gpu"]
 
 
+def test_which_bundled_ptxas_is_data(manifests: Manifests) -> None:
+    """components.json `tool_min_sm` says from which SM a release runs ptxas-blackwell (100 for the package;
+    Triton 3.9.0's get_ptxas takes it from SM 90): an H100 with 3.9.0 reads ptxas-blackwell's CUDA release, with
+    3.6.0 the plain ptxas's; a data change moves it, no code names the threshold."""
+    spec = manifests.package("triton")
+    assert spec.get("tool_min_sm") == {"ptxas-blackwell": 100}
+    rel = next(r for r in spec["releases"] if r["version"] == "3.9.0")
+    assert rel.get("tool_min_sm") == {"ptxas-blackwell": 90}
+
+    def observed(version: str) -> object:
+        return check(manifests, box("9.0", triton=pkg(version)), "triton-ptxas")["reasons"][0].get("observed")
+
+    r36 = next(r for r in spec["releases"] if r["version"] == "3.6.0")
+    assert observed("3.9.0") == ".".join(rel["tools"]["ptxas-blackwell"].split(".")[:2])
+    assert observed("3.6.0") == ".".join(r36["tools"]["ptxas"].split(".")[:2])
+
+
 def test_triton_override_reads_the_variable_triton_reads(manifests: Manifests) -> None:
     override = {"path": "/usr/local/cuda/bin/ptxas", "version": "13.0.88"}
     facts = box("12.1", triton=pkg("3.5.1"))
