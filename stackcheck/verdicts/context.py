@@ -583,12 +583,20 @@ class Context:
         Without a `jit` section, `jit.cuda` and `jit.nvcc_found` come from the toolkit the toolkits probe
         marked for builds (the jit probe derives them from it the same way)."""
         data = self.facts.get(section)
-        if not isinstance(data, dict) and section == "jit" and key in ("cuda", "nvcc_found"):
-            tk = next((t for t in self.facts.get("cuda_toolkits") or [] if t.get("active_for_build")), None)
+        if not isinstance(data, dict) and section == "jit" and key in ("cuda", "nvcc_found", "chosen_by"):
+            toolkits = self.facts.get("cuda_toolkits")
+            tk = next((t for t in toolkits or [] if t.get("active_for_build")), None)
             if tk is not None and key == "cuda" and self.toolkit_cuda() is not None:
                 return self.toolkit_cuda()
             if tk is not None and key == "nvcc_found" and isinstance(tk.get("nvcc"), str):
                 return True
+            if key == "chosen_by" and isinstance(toolkits, list):
+                # as the jit probe says it: no toolkit marked for builds (no CUDA_HOME/CUDA_PATH, no nvcc on
+                # PATH, no /usr/local/cuda) is "none", else the source that chose it
+                if tk is None:
+                    return "none"
+                if isinstance(tk.get("source"), str):
+                    return tk["source"]
         if not isinstance(data, dict):
             raise Missing(path, f"{section} facts not known (not probed, not in the facts file)")
         value = data.get(key)
