@@ -363,6 +363,17 @@ class Context:
                 return ".".join(v[:2])
         return None
 
+    def toolkit_found(self, path: str) -> bool:
+        """`toolkit.found`: whether the toolkit directory a build (and sgl-kernel's _find_cuda_home) picks exists:
+        $CUDA_HOME or $CUDA_PATH, else the parent of the nvcc on PATH, else /usr/local/cuda. False when the
+        toolkits probe marked none for builds (none of them exists) or the one it marked is missing or not a
+        directory; Missing when the toolkits were not probed."""
+        toolkits = self.facts.get("cuda_toolkits")
+        if not isinstance(toolkits, list):
+            raise Missing(path, "the CUDA toolkits were not probed (not in the facts)")
+        tk = next((t for t in toolkits if isinstance(t, dict) and t.get("active_for_build")), None)
+        return tk is not None and not tk.get("error")
+
     # ---- lookups ----------------------------------------------------------------------------
     def lookup(self, path: str, gpu: GpuModel | None) -> Any:
         """The value of a fact path (manifests/README.md "Fact paths"): its first part picks the resolver in
@@ -471,6 +482,8 @@ class Context:
         raise Missing(path, f"unknown fact path {path}")
 
     def _toolkit_fact(self, path: str, rest: str, gpu: GpuModel | None) -> Any:
+        if rest == "found":
+            return self.toolkit_found(path)
         if rest != "cuda":
             raise Missing(path, f"unknown fact path {path}")
         c = self.toolkit_cuda()
@@ -583,20 +596,12 @@ class Context:
         Without a `jit` section, `jit.cuda` and `jit.nvcc_found` come from the toolkit the toolkits probe
         marked for builds (the jit probe derives them from it the same way)."""
         data = self.facts.get(section)
-        if not isinstance(data, dict) and section == "jit" and key in ("cuda", "nvcc_found", "chosen_by"):
-            toolkits = self.facts.get("cuda_toolkits")
-            tk = next((t for t in toolkits or [] if t.get("active_for_build")), None)
+        if not isinstance(data, dict) and section == "jit" and key in ("cuda", "nvcc_found"):
+            tk = next((t for t in self.facts.get("cuda_toolkits") or [] if t.get("active_for_build")), None)
             if tk is not None and key == "cuda" and self.toolkit_cuda() is not None:
                 return self.toolkit_cuda()
             if tk is not None and key == "nvcc_found" and isinstance(tk.get("nvcc"), str):
                 return True
-            if key == "chosen_by" and isinstance(toolkits, list):
-                # as the jit probe says it: no toolkit marked for builds (no CUDA_HOME/CUDA_PATH, no nvcc on
-                # PATH, no /usr/local/cuda) is "none", else the source that chose it
-                if tk is None:
-                    return "none"
-                if isinstance(tk.get("source"), str):
-                    return tk["source"]
         if not isinstance(data, dict):
             raise Missing(path, f"{section} facts not known (not probed, not in the facts file)")
         value = data.get(key)

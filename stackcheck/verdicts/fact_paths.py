@@ -66,7 +66,14 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "the manifest)",
         ),
     ),
-    "toolkit": (FactDoc(("toolkit.cuda",), "the CUDA toolkit a build would use"),),
+    "toolkit": (
+        FactDoc(("toolkit.cuda",), "the CUDA toolkit a build would use"),
+        FactDoc(
+            ("toolkit.found",),
+            "whether that toolkit's directory exists ($CUDA_HOME or $CUDA_PATH, else the nvcc on PATH, else "
+            "/usr/local/cuda; false when none of them does), from the toolkits probe",
+        ),
+    ),
     "topology": (
         FactDoc(
             ("topology.interconnect", "topology.p2p", "topology.same_model", "topology.nvswitch"),
@@ -117,8 +124,7 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
         FactDoc(
             ("jit.cuda", "jit.nvcc_found", "jit.fp8_header", "jit.fp4_header", "jit.toolkit", "jit.chosen_by"),
             "the toolkit a JIT build picks (CUDA_HOME, else the nvcc on PATH, else /usr/local/cuda), whether it has "
-            "`bin/nvcc`, `include/cuda_fp8.h`, `include/cuda_fp4.h` (stackcheck/probes/jit.py); `jit.chosen_by` is "
-            '`"none"` when no toolkit is marked for builds (also read from `cuda_toolkits` without a `jit` section)',
+            "`bin/nvcc`, `include/cuda_fp8.h`, `include/cuda_fp4.h` (stackcheck/probes/jit.py)",
         ),
     ),
     "cudalib": (
