@@ -365,6 +365,17 @@ class Context:
                 return ".".join(v[:2])
         return None
 
+    def toolkit_found(self, path: str) -> bool:
+        """`toolkit.found`: whether the toolkit directory a build (and sgl-kernel's _find_cuda_home) picks exists:
+        $CUDA_HOME or $CUDA_PATH, else the parent of the nvcc on PATH, else /usr/local/cuda. False when the
+        toolkits probe marked none for builds (none of them exists) or the one it marked is missing or not a
+        directory; Missing when the toolkits were not probed."""
+        toolkits = self.facts.get("cuda_toolkits")
+        if not isinstance(toolkits, list):
+            raise Missing(path, "the CUDA toolkits were not probed (not in the facts)")
+        tk = next((t for t in toolkits if isinstance(t, dict) and t.get("active_for_build")), None)
+        return tk is not None and not tk.get("error")
+
     # ---- lookups ----------------------------------------------------------------------------
     def lookup(self, path: str, gpu: GpuModel | None) -> Any:
         """The value of a fact path (manifests/README.md "Fact paths"): its first part picks the resolver in
@@ -473,6 +484,8 @@ class Context:
         raise Missing(path, f"unknown fact path {path}")
 
     def _toolkit_fact(self, path: str, rest: str, gpu: GpuModel | None) -> Any:
+        if rest == "found":
+            return self.toolkit_found(path)
         if rest != "cuda":
             raise Missing(path, f"unknown fact path {path}")
         c = self.toolkit_cuda()

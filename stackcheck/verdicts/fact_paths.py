@@ -66,7 +66,14 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "the manifest)",
         ),
     ),
-    "toolkit": (FactDoc(("toolkit.cuda",), "the CUDA toolkit a build would use"),),
+    "toolkit": (
+        FactDoc(("toolkit.cuda",), "the CUDA toolkit a build would use"),
+        FactDoc(
+            ("toolkit.found",),
+            "whether that toolkit's directory exists ($CUDA_HOME or $CUDA_PATH, else the nvcc on PATH, else "
+            "/usr/local/cuda; false when none of them does), from the toolkits probe",
+        ),
+    ),
     "topology": (
         FactDoc(
             ("topology.interconnect", "topology.p2p", "topology.same_model", "topology.nvswitch"),

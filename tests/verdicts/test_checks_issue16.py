@@ -189,6 +189,39 @@ def test_cuda12_kernel_on_cuda13_torch_needs_the_cuda12_runtime(manifests: Manif
     assert check(manifests, cu12_torch, "kernel-runtime-libs")["status"] == "skipped"
 
 
+def test_sgl_kernel_0_3_11_to_0_3_18_needs_a_cuda_lib_directory(manifests: Manifests) -> None:
+    """sgl-kernel 0.3.11-0.3.18.post2 raise 'Could not find CUDA lib directory.' at import with a CUDA torch
+    when no toolkit is chosen (no CUDA_HOME/CUDA_PATH, no nvcc on PATH, no /usr/local/cuda), read from the
+    toolkits probe's facts (toolkit.found); 0.3.10 and 0.3.19+ do not, nor does a CPU torch."""
+    facts = box("9.0", torch=pkg("2.8.0+cu128", cuda="12.8", variant="cu128"), sgl_kernel=pkg("0.3.14.post1"))
+    facts["cuda_toolkits"] = []  # probed: nothing a build could pick
+    facts["cuda_libs"] = {"libcudart.so.12": None, "libnvrtc.so.12": None}
+    v = check(manifests, facts, "kernel-runtime-libs")
+    assert v["status"] == "failed" and failed(v) == ["cuda-lib-dir"]
+    assert "Could not find CUDA lib directory" in str(v["reasons"][0]["message"])
+    for fine in ("0.3.10", "0.3.19", "0.3.21"):
+        facts["packages"]["sgl-kernel"] = pkg(fine)
+        assert "cuda-lib-dir" not in failed(check(manifests, facts, "kernel-runtime-libs")), fine
+    facts["packages"]["sgl-kernel"] = pkg("0.3.18.post2")
+    assert failed(check(manifests, facts, "kernel-runtime-libs")) == ["cuda-lib-dir"]
+    # a toolkit the build would pick (a runtime image's /usr/local/cuda has lib64/): the rule passes
+    facts["cuda_toolkits"] = [{"path": "/usr/local/cuda", "version": "12.8", "source": "/usr/local/cuda",
+                               "nvcc": None, "active_for_build": True}]  # fmt: skip
+    assert check(manifests, facts, "kernel-runtime-libs")["status"] == "ok"
+    # $CUDA_HOME names a directory that is not there: sgl-kernel searches it and finds nothing
+    facts["cuda_toolkits"] = [{"path": "/opt/cuda", "version": None, "source": "CUDA_HOME", "nvcc": None,
+                               "error": "/opt/cuda does not exist", "active_for_build": True}]  # fmt: skip
+    assert failed(check(manifests, facts, "kernel-runtime-libs")) == ["cuda-lib-dir"]
+    # toolkits not probed: unknown, never a pass
+    del facts["cuda_toolkits"]
+    v = check(manifests, facts, "kernel-runtime-libs")
+    assert v["status"] == "unknown" and "toolkits were not probed" in str(v["reasons"][0]["message"])
+    # a CPU build of torch never looks for the directory
+    facts["cuda_toolkits"] = []
+    facts["packages"]["torch"] = pkg("2.8.0+cpu", variant="cpu")
+    assert "cuda-lib-dir" not in failed(check(manifests, facts, "kernel-runtime-libs"))
+
+
 def test_older_than_the_manifests_is_a_failure_not_an_unknown(manifests: Manifests) -> None:
     facts = box("8.0", torch=pkg("2.7.1+cu126"), sglang=pkg("0.4.9.post4"), sgl_kernel=pkg("0.2.7"))
     v = check(manifests, facts, "kernel-release-known")
