@@ -86,6 +86,16 @@ class Fix(TypedDict, total=False):
     source: Source
 
 
+class QuantifyEarlier(TypedDict, total=False):
+    """What every release older than the known ones does, for facts dated before all of them."""
+
+    when: Pred
+    effect: str
+    rule: str
+    why: str
+    source: Source
+
+
 class Quantify(TypedDict, total=False):
     """A verdict that holds for every known release of `package` when its version is not known."""
 
@@ -93,6 +103,7 @@ class Quantify(TypedDict, total=False):
     rules: list[str]
     why: str
     source: Source
+    earlier: QuantifyEarlier
 
 
 class Feature(TypedDict, total=False):
@@ -205,6 +216,8 @@ class Package(TypedDict, total=False):
     releases: list[Release]
     tool_env: dict[str, Any]
     tool_min_sm: dict[str, int]
+    uploaded_source: Source
+    dev_builds: dict[str, Any]
 
 
 class CudaRelease(TypedDict, total=False):

@@ -195,6 +195,15 @@ def semantic_problems(docs: Mapping[str, tuple[str, Any]], known: Mapping[str, A
                                 f"{origin}: {json_path([list_key, i, 'quantify', 'rules', j])}: "
                                 f"no rule {rid!r} in this {list_key[:-1]}"
                             )
+                    earlier = quantify.get("earlier")
+                    if isinstance(earlier, dict):
+                        check_source(earlier.get("source"), origin, [list_key, i, "quantify", "earlier", "source"])
+                        rid = earlier.get("rule")
+                        if isinstance(rid, str) and rid not in own:
+                            problems.append(
+                                f"{origin}: {json_path([list_key, i, 'quantify', 'earlier', 'rule'])}: "
+                                f"no rule {rid!r} in this {list_key[:-1]}"
+                            )
                 if list_key == "features":
                     _check_path(item, i, origin, gate_ids, problems, check_source)
                 for j, rel in enumerate(item.get("releases") or []):

@@ -466,8 +466,9 @@ def _blocked_in_every_release(
     The sweep concludes only when nothing later can be installed: the newest release swept fails one of the
     rules `quantify.rules` names (those whose failure the data argues holds for later releases too), or the day
     left out a later known release. A check concludes per rule: a rule that fails with every release swept,
-    keeping its id (the gate's per-rule scopes apply to it). None when the item does not opt in, one release
-    is not bad, or nothing is swept. Never ok."""
+    keeping its id (the gate's per-rule scopes apply to it). When the day precedes every known release, nothing
+    is swept and `quantify.earlier` alone may conclude (_older_than_every_release). None when the item does not
+    opt in, one release is not bad, or nothing is swept and `earlier` does not conclude. Never ok."""
     quantify = item.get("quantify")
     if not isinstance(quantify, dict):
         return None
@@ -479,31 +480,40 @@ def _blocked_in_every_release(
     day = collected_day(ctx)
     records = ctx.manifests.releases(name)
     later = [r for r in records if day is not None and isinstance(r.get("uploaded"), str) and r["uploaded"] > day]
-    key = lambda v: parse_version(v) or parse_version("0")  # noqa: E731
-    releases = sorted((str(r.get("version")) for r in records if r not in later), key=key)  # type: ignore[arg-type]
-    if not releases:
-        return None  # every known release is later than the facts: the box holds an older one, not read
     bounded = bool(later)
+    # a package run from a git checkout (components.json `dev_builds`): a box of that day may hold the code
+    # between the last release uploaded by the day and the first after it, which stands for that code
+    nearest = min(later, key=lambda r: str(r.get("uploaded"))) if later and _dev_builds(ctx, name) else None
+    later = [r for r in later if r is not nearest]
+    key = lambda v: parse_version(v) or parse_version("0")  # noqa: E731
+    held = [r for r in records if r not in later and r is not nearest]
+    if not held:
+        # every known release is later than the facts: the box holds an older one, whose files were not read
+        older = _older_than_every_release(item, ctx, name, day, [*later, *([nearest] if nearest else [])], check)
+        if older is None or nearest is None:
+            return older
+        judged = _judge_release(item, ctx, name, str(nearest.get("version")), check)
+        if judged is None:
+            return None  # the code of that day may already be the first later release's, which is not bad
+        effect = min((older[0], judged[0]), key=lambda e: EFFECT_ORDER.get(e, 0))
+        reason = older[1][0]
+        reason["effect"] = effect
+        reason["message"] = str(reason["message"]) + (
+            f". A development build of that day stands between them and {nearest.get('version')}, the first "
+            f"release after it, which is {'failed' if check else 'blocked'} too: "
+            + str((judged[1][0] if judged[1] else {}).get("message", ""))
+        )
+        return effect, [reason]
+    releases = sorted((str(r.get("version")) for r in [*held, *([nearest] if nearest else [])]), key=key)  # type: ignore[arg-type]
     named = {str(x) for x in quantify.get("rules") or []}
     effects: list[str] = []
     fails_of: list[list[Reason]] = []
     for version in releases:
-        packages: dict[str, Any] = dict(ctx.facts.get("packages") or {})
-        packages[name] = {**dict(packages.get(name) or {}), "installed": True, "version": version}
-        facts = cast("Facts", {**ctx.facts, "packages": packages})
-        again = Context(facts=facts, manifests=ctx.manifests, launch=ctx.launch)
-        if check:
-            c = evaluate_check(cast("Check", item), again)
-            if c.get("status") != "failed":
-                return None
-            fails = [r for r in c.get("reasons") or [] if r.get("result") == "fail"]
-        else:
-            v = evaluate_feature(cast("Feature", item), again)
-            if v.get("status") != "blocked":
-                return None
-            fails = [r for r in v.get("reasons") or [] if r.get("result") == "fail"]
-            effects.append(str(v.get("effect") or "crash"))
-        fails_of.append(fails)
+        judged = _judge_release(item, ctx, name, version, check)
+        if judged is None:
+            return None
+        effects.append(judged[0])
+        fails_of.append(judged[1])
     bad = "failed" if check else "blocked"
     span = releases[0] if len(releases) == 1 else f"{releases[0]}-{releases[-1]}"
     newest = fails_of[-1]
@@ -517,7 +527,9 @@ def _blocked_in_every_release(
                 continue  # a later release may pass this rule
             rule_effects = [str(f.get("effect", "crash")) for fs in fails_of for f in fs if f.get("rule") == rule]
             effect = min(rule_effects, key=lambda e: EFFECT_ORDER.get(e, 0))
-            out.append(_every_release_reason(str(rule), fail, effect, name, span, releases[-1], bad, day, later))
+            out.append(
+                _every_release_reason(str(rule), fail, effect, name, span, releases[-1], bad, day, later, nearest)
+            )
             out[-1]["source"] = [*_sources(fail.get("source")), *_sources(quantify.get("source"))]
             out[-1]["message"] = str(out[-1]["message"]) + f". {quantify.get('why')}"
         if not out:
@@ -530,10 +542,77 @@ def _blocked_in_every_release(
     if newest_fail is None:
         return None  # the newest release fails only on rules a later release may change
     mildest = min(effects, key=lambda e: EFFECT_ORDER.get(e, 0))
-    reason = _every_release_reason("every-release", newest_fail, mildest, name, span, releases[-1], bad, day, later)
+    reason = _every_release_reason(
+        "every-release", newest_fail, mildest, name, span, releases[-1], bad, day, later, nearest
+    )
     reason["message"] = str(reason["message"]) + f". Later releases: {quantify.get('why')}"
     reason["source"] = [*_sources(newest_fail.get("source")), *_sources(quantify.get("source"))]
     return mildest, [reason]
+
+
+def _dev_builds(ctx: Context, name: str) -> bool:
+    """Whether boxes run `name` from a git checkout as well as from its releases (components.json
+    `dev_builds`): a box described on a day may then hold code newer than the last release uploaded by it."""
+    return isinstance(ctx.manifests.package(name).get("dev_builds"), dict)
+
+
+def _judge_release(
+    item: Feature | Check, ctx: Context, name: str, version: str, check: bool
+) -> tuple[str, list[Reason]] | None:
+    """(effect, failing reasons) of the item judged with `name` at `version`; None when it is not blocked
+    (a feature) or failed (a check) there."""
+    packages: dict[str, Any] = dict(ctx.facts.get("packages") or {})
+    packages[name] = {**dict(packages.get(name) or {}), "installed": True, "version": version}
+    facts = cast("Facts", {**ctx.facts, "packages": packages})
+    again = Context(facts=facts, manifests=ctx.manifests, launch=ctx.launch)
+    if check:
+        c = evaluate_check(cast("Check", item), again)
+        if c.get("status") != "failed":
+            return None
+        fails = [r for r in c.get("reasons") or [] if r.get("result") == "fail"]
+        severe = [r for r in fails if r.get("effect") != "degraded"]
+        return str((severe or fails)[0].get("effect", "crash")) if fails else "crash", fails
+    v = evaluate_feature(cast("Feature", item), again)
+    if v.get("status") != "blocked":
+        return None
+    return str(v.get("effect") or "crash"), [r for r in v.get("reasons") or [] if r.get("result") == "fail"]
+
+
+def _older_than_every_release(
+    item: Feature | Check, ctx: Context, name: str, day: str | None, later: list[Any], check: bool
+) -> tuple[str, list[Reason]] | None:
+    """The facts' day precedes the upload of every release of `name` the manifests know, so the box holds an
+    older release, whose files were not read. The item's `quantify.earlier` states what every such release
+    does where its `when` holds on these facts (on at least one GPU model, for a GPU fact): blocked (a
+    feature) or failed (a check) with at least `effect`, `why` arguing it with sources read in those older
+    releases. None without `earlier`, or when `when` does not hold or is not known: the verdict stays unknown."""
+    quantify = item.get("quantify") or {}
+    earlier = quantify.get("earlier")
+    if not isinstance(earlier, dict) or day is None or not later:
+        return None
+    when = earlier.get("when")
+    if when is not None:
+        models: list[GpuModel | None] = list(ctx.gpu_models()) if uses_gpu(when) else []
+        outcomes = [evaluate_predicate(when, ctx, gpu) for gpu in models or [None]]
+        if not any(o.value is True for o in outcomes):
+            return None
+    effect = str(earlier.get("effect", "crash"))
+    left = sorted((str(r.get("version")) for r in later), key=lambda v: parse_version(v) or parse_version("0"))  # type: ignore[arg-type,return-value]
+    span = left[0] if len(left) == 1 else f"{left[0]}-{left[-1]}"
+    bad = "failed" if check else "blocked"
+    reason: Reason = {
+        "rule": str(earlier.get("rule") or "every-release"),
+        "result": "fail",
+        "effect": effect,
+        "observed": f"{name} version not known (facts of {day})",
+        "required": f"{name} older than {left[0]} (no release the manifests know was uploaded by {day})",
+        "message": f"{name}'s version is not known, and no release of it the manifests know was uploaded by "
+        f"{day}, the day of these facts ({span} came later and cannot be installed here): the box holds an "
+        f"older release, and this is {bad} with every one of them (effect at least {effect}). "
+        f"Earlier releases: {earlier.get('why')}",
+        "source": _sources(earlier.get("source")),
+    }
+    return effect, [reason]
 
 
 def _every_release_reason(
@@ -546,12 +625,19 @@ def _every_release_reason(
     bad: str,
     day: str | None,
     later: list[Any],
+    nearest: Any = None,
 ) -> Reason:
-    """The reason of a verdict that holds for every release swept (see _blocked_in_every_release)."""
-    if later:
-        left = sorted((str(r.get("version")) for r in later), key=lambda v: parse_version(v) or parse_version("0"))  # type: ignore[arg-type,return-value]
+    """The reason of a verdict that holds for every release swept (see _blocked_in_every_release); `nearest`
+    is the first release after the day, swept for a development build of that day (`dev_builds`)."""
+    if later or nearest is not None:
         which = f"every release of it the manifests know that was uploaded by {day}, the day of these facts"
-        after = f"; {', '.join(left)} came later and cannot be installed here"
+        if nearest is not None:
+            which += (
+                f", and {nearest.get('version')}, the first after it, for a development build of that day "
+                "(the code between them)"
+            )
+        left = sorted((str(r.get("version")) for r in later), key=lambda v: parse_version(v) or parse_version("0"))  # type: ignore[arg-type,return-value]
+        after = f"; {', '.join(left)} came later and cannot be installed here" if left else ""
     else:
         which, after = "every release of it the manifests know", ""
     return {

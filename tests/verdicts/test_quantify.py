@@ -102,9 +102,15 @@ def _changes() -> tuple[int, list[tuple[str, str, str, dict[str, Any], dict[str,
 
 def _swept(pkg: str, facts: Facts) -> list[str]:
     """The releases a box described by `facts` can hold, computed here from the data: every known release less
-    those uploaded after facts.collected_at (one without `uploaded` always counts)."""
+    those uploaded after facts.collected_at (one without `uploaded` always counts), and for a package run from
+    git checkouts (`dev_builds`) the first release after the day; none when no release is as old as the day."""
     day = str(facts.get("collected_at") or "9999-12-31")[:10]
     kept = [r for r in MANIFESTS.releases(pkg) if str(r.get("uploaded") or "0000-00-00") <= day]
+    later = [r for r in MANIFESTS.releases(pkg) if r not in kept]
+    if later and "dev_builds" in MANIFESTS.package(pkg):
+        kept.append(min(later, key=lambda r: str(r["uploaded"])))  # stands for a development build of the day
+    if not [r for r in kept if str(r.get("uploaded") or "0000-00-00") <= day]:
+        return []  # older than every known release: nothing is swept
     return [str(r["version"]) for r in sorted(kept, key=lambda r: cast(Any, parse_version(str(r["version"]))))]
 
 
@@ -133,6 +139,13 @@ def test_a_quantified_verdict_is_only_ever_blocked_and_names_the_releases() -> N
         releases = _swept(pkg, facts)
         assert first["result"] == "fail", where
         assert f"{pkg}'s version is not known" in first["message"], where
+        assert first["source"], where
+        if not releases:
+            # the facts' day precedes every known release: nothing is swept, `quantify.earlier` concluded alone
+            assert _item(kind, item_id)["quantify"].get("earlier"), where
+            assert "no release of it the manifests know was uploaded by" in first["message"], where
+            assert "Earlier releases: " in first["message"], where
+            continue
         assert f"({releases[0]}-{releases[-1]};" in first["message"], where
         assert "Later releases: " in first["message"] or kind == "check", where
         assert first["source"], where

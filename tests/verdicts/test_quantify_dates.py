@@ -109,7 +109,10 @@ def test_the_day_never_makes_a_verdict_ok_and_moves_only_unknowns() -> None:
                 moved += 1
                 first = dated["reasons"][0]
                 assert f"uploaded by {day}" in first["message"], where
-                assert "came later and cannot be installed here" in first["message"], where
+                assert (
+                    "came later and cannot be installed here" in first["message"]
+                    or "the first after it, for a development build of that day" in first["message"]
+                ), where
                 assert first["source"], where
     assert moved >= 40, f"the day moved only {moved} verdicts: the test would pass vacuously"
 
@@ -218,3 +221,128 @@ def test_audit_of_a_dated_report(tmp_path: Path, capsys: pytest.CaptureFixture[s
     check = next(c for c in out["checks"] if c["id"] == "triton-ptxas")
     assert (rc, check["status"]) == (1, "failed")
     assert "uploaded by 2025-11-28" in check["reasons"][0]["message"]
+
+
+def _sm(cc: str, day: str | None) -> Facts:
+    facts: dict[str, Any] = {
+        "gpus": [{"index": 0, "name": "GPU", "compute_capability": cc}],
+        "packages": {"sglang": {"installed": True}},
+    }
+    if day is not None:
+        facts["collected_at"] = day
+    return cast("Facts", facts)
+
+
+def _feature(item_id: str) -> Any:
+    return next(f for f in MANIFESTS.features if f["id"] == item_id)
+
+
+def test_a_day_before_every_known_release_concludes_only_through_earlier() -> None:
+    """An RTX 5090 described on 2025-08-13 (sglang #9140), ten days before SGLang 0.5.1, the oldest release the
+    data knows: nothing can be swept, and only `quantify.earlier` (0.4.x has no trtllm_mha choice, 0.5.0rc0-rc2
+    refuse every major but 10, read in their wheels) decides; where its condition does not hold (a B200), or
+    without it, the verdict stays unknown."""
+    mha = _feature("attention-trtllm-mha")
+    v = _judge("feature", mha, _sm("12.0", "2025-08-13"))
+    assert (v["status"], v["effect"]) == ("blocked", "crash")
+    first = v["reasons"][0]
+    assert first["rule"] == "every-release" and first["result"] == "fail"
+    assert "no release of it the manifests know was uploaded by 2025-08-13" in first["message"]
+    assert "(0.5.1-0.5.23 came later and cannot be installed here)" in first["message"]
+    assert "Earlier releases: " in first["message"] and "SM100" in first["message"]
+    assert first["source"]
+    assert _judge("feature", mha, _sm("10.0", "2025-08-13"))["status"] == "unknown", "older releases admit SM100"
+    assert _judge("feature", mha, _sm("12.0", None))["status"] == "unknown", "0.5.19+ admit SM120"
+    without = {**mha, "quantify": {k: v for k, v in mha["quantify"].items() if k != "earlier"}}
+    assert _judge("feature", without, _sm("12.0", "2025-08-13"))["status"] == "unknown"
+    no_gpu = cast("Facts", {"packages": {"sglang": {"installed": True}}, "collected_at": "2025-08-13"})
+    assert _judge("feature", mha, no_gpu)["status"] == "unknown", "the condition reads a GPU that is not known"
+
+
+def test_deepgemm_before_0_5_1_is_off_at_best_on_sm120() -> None:
+    """sglang #7227 (2025-06-19, RTX 5090): no DeepGEMM of the time has SM120 kernels and SGLang either keeps it
+    off or selects it and crashes: blocked with the mildest of the two; on an H100 it ran, so unknown."""
+    dg = _feature("deepgemm")
+    v = _judge("feature", dg, _sm("12.0", "2025-06-19"))
+    assert (v["status"], v["effect"]) == ("blocked", "disabled")
+    assert "DeepGEMM" in v["reasons"][0]["message"] and "SM120" in v["reasons"][0]["message"]
+    assert _judge("feature", dg, _sm("9.0", "2025-06-19"))["status"] == "unknown"
+
+
+def test_a_known_release_on_the_day_is_swept_not_argued() -> None:
+    """On 0.5.1's upload day the box can hold 0.5.1, or SGLang's code of that day (a git checkout, up to
+    0.5.1.post3, the first release after it): the sweep judges both (SM100-only admission), and the older
+    releases' argument is not used (the sweep, as before, covers the releases the data knows)."""
+    v = _judge("feature", _feature("attention-trtllm-mha"), _sm("12.0", "2025-08-23"))
+    assert v["status"] == "blocked"
+    first = v["reasons"][0]["message"]
+    assert "(0.5.1-0.5.1.post3; effect at least crash; " in first and "Earlier releases" not in first
+    assert "0.5.1.post3, the first after it, for a development build of that day" in first
+
+
+def test_a_development_build_of_the_day_is_judged_as_the_next_release() -> None:
+    """sglang #17668's CUDA 13 image (2026-01-24) runs SGLang from a git checkout. Every release uploaded by
+    then (0.5.1-0.5.8) lacks the trtllm DSA choice, but 0.5.9 (2026-02-23) has it, and the code of that day
+    may too: with the GPU not stated, the DSA trtllm backend stays unknown. A package without `dev_builds`
+    (as Triton) is swept up to the day only: here, taking SGLang's away makes the same facts blocked."""
+    dsa = _feature("attention-dsa-trtllm")
+    facts = cast("Facts", {"packages": {"sglang": {"installed": True}}, "collected_at": "2026-01-24"})
+    v = _judge("feature", dsa, facts)
+    assert v["status"] == "unknown"
+    plain = copy.deepcopy(MANIFESTS)
+    del (plain.components.get("packages") or {})["sglang"]["dev_builds"]
+    assert _judge("feature", dsa, facts, plain)["status"] == "blocked"
+
+    # with FlashInfer stated: on a B200 the first release after the day runs it, unknown; on an RTX PRO 6000
+    # every one fails (no choice up to 0.5.8, trtllm-gen's SM100-only runner in 0.5.9): blocked
+    def on(cc: str) -> Facts:
+        packages = {"sglang": {"installed": True}, "flashinfer-python": {"installed": True, "version": "0.6.1"}}
+        gpus = [{"index": 0, "name": "GPU", "compute_capability": cc}]
+        return cast("Facts", {**facts, "packages": packages, "gpus": gpus})
+
+    assert _judge("feature", dsa, on("10.0"))["status"] == "unknown"
+    v = _judge("feature", dsa, on("12.0"))
+    assert v["status"] == "blocked"
+    assert "0.5.9, the first after it, for a development build of that day" in v["reasons"][0]["message"]
+
+
+def test_a_check_concluded_by_earlier_keeps_the_named_rule() -> None:
+    check: dict[str, Any] = {
+        "id": "test-earlier",
+        "title": "a check made by this test",
+        "needs": ["sglang"],
+        "rules": [
+            {
+                "id": "newer-than",
+                "require": {"fact": "pkg.sglang.version", "op": "version", "value": ">=99"},
+                "effect": "crash",
+                "message": "needs SGLang {required}, this is {observed}",
+                "source": "TEST",
+            }
+        ],
+        "quantify": {
+            "package": "sglang",
+            "rules": ["newer-than"],
+            "why": "test only",
+            "earlier": {"when": {"fact": "gpu.cc_major", "op": "==", "value": 12}, "effect": "crash",
+                        "rule": "newer-than", "why": "test only", "source": "TEST"},
+        },
+    }  # fmt: skip
+    v = _judge("check", check, _sm("12.0", "2024-01-01"))
+    assert v["status"] == "failed"
+    assert v["reasons"][0]["rule"] == "newer-than", "the gate's per-rule scopes read the rule id"
+    assert _judge("check", check, _sm("9.0", "2024-01-01"))["status"] == "unknown"
+
+
+def test_validation_names_an_earlier_rule_that_is_not_there() -> None:
+    from stackcheck.knowledge.validate import validate_documents
+
+    doc = copy.deepcopy(json.loads((REPO / "manifests" / "features.json").read_text(encoding="utf-8")))
+    feature = next(f for f in doc["features"] if f["id"] == "deepgemm")
+    feature["quantify"]["earlier"]["rule"] = "no-such-rule"
+    problems = validate_documents({"features.json": ("features.json", doc)}, partial=True)
+    i = doc["features"].index(feature)
+    assert f"features.json: $.features[{i}].quantify.earlier.rule: no rule 'no-such-rule' in this feature" in problems
+    del feature["quantify"]["earlier"]["why"]
+    problems = validate_documents({"features.json": ("features.json", doc)}, partial=True)
+    assert any("earlier" in p and "why" in p for p in problems), problems
