@@ -153,3 +153,16 @@ def test_the_program_exits_without_teardown_and_loses_no_output(tmp_path: Path) 
     )
     got = subprocess.run([sys.executable, "-c", code, FACTS], capture_output=True, text=True, env=env)
     assert got.returncode == plain.returncode and marker.read_text() == "yes"
+
+
+def test_a_deep_audit_imports_no_dataclasses_or_pathlib(tmp_path: Path) -> None:
+    # the ELF, fatbin and library readers' records are NamedTuples and records: dataclasses (with inspect, dis
+    # and tokenize) and pathlib (with urllib.parse and ipaddress) were ~8 ms of every audit --deep's start
+    env = {"STACKCHECK_CACHE_DIR": str(tmp_path / "cache"), "STACKCHECK_PLAN_CACHE": "1"}  # (the tests turn it off)
+    argv = ("audit", "--deep", "--root", str(tmp_path), "--format", "json")
+    _modules_after(*argv, env=env)  # computes the plan (the planner's records are dataclasses) and keeps it
+    rc, mods, out = _modules_after(*argv, env=env)
+    assert rc in (0, 1) and out.startswith("{")
+    assert {"stackcheck.readers.binaries", "stackcheck.readers.fatbin", "stackcheck.readers.libs"} <= mods
+    assert "stackcheck.plan.planner" not in mods  # the plan came from the cache
+    assert sorted(m for m in ("dataclasses", "inspect", "pathlib") if m in mods) == []
