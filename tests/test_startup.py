@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -166,3 +167,14 @@ def test_a_deep_audit_imports_no_dataclasses_or_pathlib(tmp_path: Path) -> None:
     assert {"stackcheck.readers.binaries", "stackcheck.readers.fatbin", "stackcheck.readers.libs"} <= mods
     assert "stackcheck.plan.planner" not in mods  # the plan came from the cache
     assert sorted(m for m in ("dataclasses", "inspect", "pathlib") if m in mods) == []
+
+
+def test_a_live_gate_binds_its_port_without_socket_or_ipaddress() -> None:
+    # the port check binds with _socket and tells an IPv4 address or a name without ipaddress; the gate's text
+    # names sources without importing the report's renderer: ~5 ms of the gate's start
+    argv = ["gate", "--dry-run", "--", sys.executable, "-m", "sglang.launch_server", "--model-path", "x", "--tp", "1"]
+    rc, mods, out = _modules_after(*argv)
+    assert rc in (0, 1) and "preflight port: " in out  # the port was bound (free or not)
+    assert re.search(r" \([\w.:-]+( \+\d+)?\)$", out, re.M)  # a reason's source ids, as the full renderer wrote them
+    assert "stackcheck.launch.preflight.host" in mods
+    assert sorted(m for m in ("socket", "ipaddress", "stackcheck.render.text") if m in mods) == []
