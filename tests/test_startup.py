@@ -108,6 +108,19 @@ def test_a_live_audit_imports_no_pathlib(tmp_path: Path) -> None:
     assert "pathlib" not in mods
 
 
+def test_a_live_audit_imports_no_ast(tmp_path: Path) -> None:
+    # torch/version.py is compiled to an AST with the C module's node classes, and the source tables' reader
+    # imports ast only where it parses a source: the ast module is ~3 ms of every audit's start
+    env = {"STACKCHECK_CACHE_DIR": str(tmp_path / "cache"), "STACKCHECK_PLAN_CACHE": "1"}  # (the tests turn it off)
+    argv = ("audit", "--root", str(tmp_path), "--format", "json")
+    _modules_after(*argv, env=env)  # computes the plan (the planner's dataclasses import ast) and keeps it
+    rc, mods, out = _modules_after(*argv, env=env)
+    assert rc in (0, 1) and out.startswith("{")
+    assert {"stackcheck.probes.packages", "stackcheck.readers.sourcetables"} <= mods
+    assert "stackcheck.plan.planner" not in mods  # the plan came from the cache
+    assert "ast" not in mods
+
+
 @given(st.text(alphabet="/.ab", max_size=12))
 @example("//a")
 @example("///a/")
