@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -107,6 +108,19 @@ def test_a_live_audit_imports_no_pathlib(tmp_path: Path) -> None:
     assert "pathlib" not in mods
 
 
+def test_a_live_audit_imports_no_ast(tmp_path: Path) -> None:
+    # torch/version.py is compiled to an AST with the C module's node classes, and the source tables' reader
+    # imports ast only where it parses a source: the ast module is ~3 ms of every audit's start
+    env = {"STACKCHECK_CACHE_DIR": str(tmp_path / "cache"), "STACKCHECK_PLAN_CACHE": "1"}  # (the tests turn it off)
+    argv = ("audit", "--root", str(tmp_path), "--format", "json")
+    _modules_after(*argv, env=env)  # computes the plan (the planner's dataclasses import ast) and keeps it
+    rc, mods, out = _modules_after(*argv, env=env)
+    assert rc in (0, 1) and out.startswith("{")
+    assert {"stackcheck.probes.packages", "stackcheck.readers.sourcetables"} <= mods
+    assert "stackcheck.plan.planner" not in mods  # the plan came from the cache
+    assert "ast" not in mods
+
+
 @given(st.text(alphabet="/.ab", max_size=12))
 @example("//a")
 @example("///a/")
@@ -153,3 +167,27 @@ def test_the_program_exits_without_teardown_and_loses_no_output(tmp_path: Path) 
     )
     got = subprocess.run([sys.executable, "-c", code, FACTS], capture_output=True, text=True, env=env)
     assert got.returncode == plain.returncode and marker.read_text() == "yes"
+
+
+def test_a_deep_audit_imports_no_dataclasses_or_pathlib(tmp_path: Path) -> None:
+    # the ELF, fatbin and library readers' records are NamedTuples and records: dataclasses (with inspect, dis
+    # and tokenize) and pathlib (with urllib.parse and ipaddress) were ~8 ms of every audit --deep's start
+    env = {"STACKCHECK_CACHE_DIR": str(tmp_path / "cache"), "STACKCHECK_PLAN_CACHE": "1"}  # (the tests turn it off)
+    argv = ("audit", "--deep", "--root", str(tmp_path), "--format", "json")
+    _modules_after(*argv, env=env)  # computes the plan (the planner's records are dataclasses) and keeps it
+    rc, mods, out = _modules_after(*argv, env=env)
+    assert rc in (0, 1) and out.startswith("{")
+    assert {"stackcheck.readers.binaries", "stackcheck.readers.fatbin", "stackcheck.readers.libs"} <= mods
+    assert "stackcheck.plan.planner" not in mods  # the plan came from the cache
+    assert sorted(m for m in ("dataclasses", "inspect", "pathlib") if m in mods) == []
+
+
+def test_a_live_gate_binds_its_port_without_socket_or_ipaddress() -> None:
+    # the port check binds with _socket and tells an IPv4 address or a name without ipaddress; the gate's text
+    # names sources without importing the report's renderer: ~5 ms of the gate's start
+    argv = ["gate", "--dry-run", "--", sys.executable, "-m", "sglang.launch_server", "--model-path", "x", "--tp", "1"]
+    rc, mods, out = _modules_after(*argv)
+    assert rc in (0, 1) and "preflight port: " in out  # the port was bound (free or not)
+    assert re.search(r" \([\w.:-]+( \+\d+)?\)$", out, re.M)  # a reason's source ids, as the full renderer wrote them
+    assert "stackcheck.launch.preflight.host" in mods
+    assert sorted(m for m in ("socket", "ipaddress", "stackcheck.render.text") if m in mods) == []

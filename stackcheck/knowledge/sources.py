@@ -133,6 +133,15 @@ def ids(source: Any) -> list[str]:
     return seen
 
 
+def source_tag(source: Any) -> str:
+    """`(id)` or `(id +2)`: the first source's id and how many more (`--sources` lists them all). Here, not in
+    render.text, so that the gate's text does not import the report's renderer for it."""
+    found = ids(source)
+    if not found:
+        return ""
+    return f"({found[0]}" + (f" +{len(found) - 1}" if len(found) > 1 else "") + ")"
+
+
 def normalize(doc: Any, catalogue: Mapping[str, Any] | None = None) -> Any:
     """A copy of `doc` in which every `source` / `evidence` value (outside `facts` and `probes`) is a list
     of refs; everything else is shared, not copied."""

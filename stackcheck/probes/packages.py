@@ -10,7 +10,7 @@ a huge file costs the one distribution an `error`, never the probe.
 
 from __future__ import annotations
 
-import ast
+import _ast
 import json
 import posixpath
 import re
@@ -231,24 +231,26 @@ def _from_egg_link(dist_name: str, path: str, view: FileView) -> DistRecord:
 
 
 def read_torch_version_py(location: str, view: FileView | None = None) -> dict[str, str | None]:
-    """`__version__`, `cuda`, `hip` and `git_version` from `<location>/torch/version.py`, read with ast."""
+    """`__version__`, `cuda`, `hip` and `git_version` from `<location>/torch/version.py`, parsed as ast.parse
+    parses (compile to an AST with the C module's node classes: the `ast` module is ~3 ms of an audit's start)."""
     fs = view if view is not None else _HOST
     path = posixpath.join(location, "torch", "version.py")
     data = fs.read_bytes(path, VERSION_PY_CAP + 1)
     if len(data) > VERSION_PY_CAP:
         raise ValueError(f"{path}: more than {VERSION_PY_CAP} bytes, too large for torch's version.py; not parsed")
-    tree = ast.parse(data.decode("utf-8"), filename=path)
+    tree = compile(data.decode("utf-8"), path, "exec", _ast.PyCF_ONLY_AST, dont_inherit=True)
+    assert isinstance(tree, _ast.Module)  # what "exec" mode gives
     values: dict[str, str | None] = {}
     for node in tree.body:
-        target: ast.expr | None = None
-        value: ast.expr | None = None
-        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+        target: _ast.expr | None = None
+        value: _ast.expr | None = None
+        if isinstance(node, _ast.Assign) and len(node.targets) == 1:
             target, value = node.targets[0], node.value
-        elif isinstance(node, ast.AnnAssign):
+        elif isinstance(node, _ast.AnnAssign):
             target, value = node.target, node.value
         if (
-            isinstance(target, ast.Name)
-            and isinstance(value, ast.Constant)
+            isinstance(target, _ast.Name)
+            and isinstance(value, _ast.Constant)
             and (isinstance(value.value, str) or value.value is None)
         ):
             values[target.id] = value.value

@@ -16,12 +16,15 @@ from __future__ import annotations
 import os
 import stat
 import struct
-from dataclasses import dataclass, field
-from pathlib import Path
-from types import TracebackType
-from typing import Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
+from stackcheck.paths import path_text
 from stackcheck.readers.fsview import FileView, HostView
+from stackcheck.record import field, record
+
+if TYPE_CHECKING:
+    from pathlib import Path
+    from types import TracebackType
 
 ELF_MAGIC = b"\x7fELF"
 ELFCLASS64 = 2
@@ -58,9 +61,12 @@ class ElfError(Exception):
     """The file is not a readable ELF64 little-endian object; the message names the file and the place."""
 
 
-@dataclass(frozen=True)
-class Section:
-    index: int
+# the records of an ELF file are NamedTuples (immutable, hashable, compared by value, a dataclass's repr):
+# `dataclasses` costs ~5 ms of imports (inspect, dis, tokenize) and a frozen dataclass's __init__ is slow
+
+
+class Section(NamedTuple):
+    index: int  # type: ignore[assignment]  # the field shadows tuple.index(), which nothing calls
     name: str
     type: int
     flags: int
@@ -70,16 +76,14 @@ class Section:
     link: int
 
 
-@dataclass(frozen=True)
-class Segment:
+class Segment(NamedTuple):
     type: int
     offset: int
     vaddr: int
     filesz: int
 
 
-@dataclass(frozen=True)
-class ElfHeader:
+class ElfHeader(NamedTuple):
     osabi: int
     abi_version: int
     e_type: int
@@ -92,7 +96,7 @@ class ElfHeader:
     phnum: int
 
 
-@dataclass
+@record
 class DynamicInfo:
     needed: list[str] = field(default_factory=list)
     soname: str | None = None
@@ -122,7 +126,7 @@ class ElfFile:
     def __init__(
         self, path: str | os.PathLike[str], view: FileView | None = None, source: ByteSource | None = None
     ) -> None:
-        self.path = Path(path)
+        self.path_text = path_text(path)  # str(Path(path)): how every message names the file
         self.bytes_read = 0
         self._sections: list[Section] | None = None
         self._segments: list[Segment] | None = None
@@ -141,11 +145,11 @@ class ElfFile:
             try:
                 st = view.stat(str(path))
             except (OSError, ValueError) as exc:
-                raise ElfError(f"{self.path}: cannot open: {exc}") from None
+                raise ElfError(f"{self.path_text}: cannot open: {exc}") from None
             if st is None:
-                raise ElfError(f"{self.path}: cannot open: no such file")
+                raise ElfError(f"{self.path_text}: cannot open: no such file")
             if st.kind != "file":
-                raise ElfError(f"{self.path}: cannot open: not a regular file")
+                raise ElfError(f"{self.path_text}: cannot open: not a regular file")
             self._view = view
             self.size = st.size
             self.header = self._read_header()
@@ -155,20 +159,27 @@ class ElfFile:
             try:
                 host = view.host_path(view.realpath(host))
             except (OSError, ValueError) as exc:
-                raise ElfError(f"{self.path}: cannot open: {exc}") from None
+                raise ElfError(f"{self.path_text}: cannot open: {exc}") from None
         try:
             self._fd = os.open(host, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
         except OSError as exc:
-            raise ElfError(f"{self.path}: cannot open: {exc.strerror or exc}") from None
+            raise ElfError(f"{self.path_text}: cannot open: {exc.strerror or exc}") from None
         try:
             st_fd = os.fstat(self._fd)
             if not stat.S_ISREG(st_fd.st_mode):
-                raise ElfError(f"{self.path}: cannot open: not a regular file")
+                raise ElfError(f"{self.path_text}: cannot open: not a regular file")
             self.size = st_fd.st_size
             self.header = self._read_header()
         except BaseException:
             self.close()
             raise
+
+    @property
+    def path(self) -> Path:
+        """The file's path as a pathlib.Path (imported here only: pathlib is ~3 ms of an audit --deep's start)."""
+        from pathlib import Path
+
+        return Path(self.path_text)
 
     # -- plumbing -------------------------------------------------------------------------------------
     def close(self) -> None:
@@ -191,7 +202,7 @@ class ElfFile:
         """Read exactly `length` bytes at `offset`, or raise ElfError naming `what`."""
         if offset < 0 or length < 0 or offset + length > self.size:
             raise ElfError(
-                f"{self.path}: {what} at offset {offset} (+{length} bytes) lies outside the file "
+                f"{self.path_text}: {what} at offset {offset} (+{length} bytes) lies outside the file "
                 f"({self.size} bytes): truncated or corrupt"
             )
         if self._source is None and self._view is None:
@@ -200,7 +211,7 @@ class ElfFile:
             try:
                 first = os.pread(self._fd, length, offset)
             except OSError as exc:
-                raise ElfError(f"{self.path}: cannot read {what}: {exc.strerror or exc}") from None
+                raise ElfError(f"{self.path_text}: cannot read {what}: {exc.strerror or exc}") from None
             if len(first) == length:
                 self.bytes_read += length
                 return first
@@ -210,13 +221,13 @@ class ElfFile:
                 if self._source is not None:
                     chunk = self._source.read_at(offset + len(out), length - len(out))
                 elif self._view is not None:
-                    chunk = self._view.read_bytes(str(self.path), length - len(out), offset + len(out))
+                    chunk = self._view.read_bytes(self.path_text, length - len(out), offset + len(out))
                 else:
                     chunk = os.pread(self._fd, length - len(out), offset + len(out))
             except OSError as exc:
-                raise ElfError(f"{self.path}: cannot read {what}: {exc.strerror or exc}") from None
+                raise ElfError(f"{self.path_text}: cannot read {what}: {exc.strerror or exc}") from None
             if not chunk:
-                raise ElfError(f"{self.path}: {what}: unexpected end of file at offset {offset + len(out)}")
+                raise ElfError(f"{self.path_text}: {what}: unexpected end of file at offset {offset + len(out)}")
             out += chunk
         self.bytes_read += length
         return bytes(out)
@@ -224,18 +235,18 @@ class ElfFile:
     # -- headers --------------------------------------------------------------------------------------
     def _read_header(self) -> ElfHeader:
         if self.size < 4:
-            raise ElfError(f"{self.path}: not an ELF file ({self.size} bytes)")
+            raise ElfError(f"{self.path_text}: not an ELF file ({self.size} bytes)")
         magic = self.read_at(0, 4, "ELF magic")
         if magic != ELF_MAGIC:
-            raise ElfError(f"{self.path}: not an ELF file (magic {magic.hex()})")
+            raise ElfError(f"{self.path_text}: not an ELF file (magic {magic.hex()})")
         if self.size < _EHDR.size:
-            raise ElfError(f"{self.path}: truncated ELF header ({self.size} bytes)")
+            raise ElfError(f"{self.path_text}: truncated ELF header ({self.size} bytes)")
         raw = self.read_at(4, _EHDR.size - 4, "ELF header")
         ident = magic + raw[:12]
         if ident[4] != ELFCLASS64:
-            raise ElfError(f"{self.path}: ELF class {ident[4]} is not ELF64 (32-bit objects are not read)")
+            raise ElfError(f"{self.path_text}: ELF class {ident[4]} is not ELF64 (32-bit objects are not read)")
         if ident[5] != ELFDATA2LSB:
-            raise ElfError(f"{self.path}: ELF data encoding {ident[5]} is not little-endian")
+            raise ElfError(f"{self.path_text}: ELF data encoding {ident[5]} is not little-endian")
         fields = _EHDR.unpack(ident + raw[12:])
         (
             _,
@@ -254,9 +265,9 @@ class ElfFile:
             shstrndx,
         ) = fields
         if shoff and shentsize != _SHDR.size:
-            raise ElfError(f"{self.path}: section header entry size {shentsize}, expected {_SHDR.size}")
+            raise ElfError(f"{self.path_text}: section header entry size {shentsize}, expected {_SHDR.size}")
         if phoff and phnum and phentsize != _PHDR.size:
-            raise ElfError(f"{self.path}: program header entry size {phentsize}, expected {_PHDR.size}")
+            raise ElfError(f"{self.path_text}: program header entry size {phentsize}, expected {_PHDR.size}")
         return ElfHeader(
             osabi=ident[7],
             abi_version=ident[8],
@@ -288,14 +299,14 @@ class ElfFile:
             if shstrndx == 0xFFFF:
                 shstrndx = first[6]
         if shnum > MAX_SECTIONS:
-            raise ElfError(f"{self.path}: {shnum} section headers: corrupt section table")
+            raise ElfError(f"{self.path_text}: {shnum} section headers: corrupt section table")
         table = self.read_at(h.shoff, shnum * _SHDR.size, "section header table")
         raw = [_SHDR.unpack_from(table, i * _SHDR.size) for i in range(shnum)]
         names = b""
         if 0 < shstrndx < shnum:
             st = raw[shstrndx]
             if st[5] > MAX_STRTAB_BYTES:
-                raise ElfError(f"{self.path}: section name table of {st[5]} bytes: corrupt")
+                raise ElfError(f"{self.path_text}: section name table of {st[5]} bytes: corrupt")
             names = self.read_at(st[4], st[5], "section name table")
         out = []
         for i, (name_off, typ, flags, addr, off, size, link, _, _, _) in enumerate(raw):
@@ -356,7 +367,7 @@ class ElfFile:
         if dyn_off is None or dyn_size is None:
             return DynamicInfo()
         if dyn_size > MAX_DYNAMIC_BYTES:
-            raise ElfError(f"{self.path}: dynamic section of {dyn_size} bytes: corrupt")
+            raise ElfError(f"{self.path_text}: dynamic section of {dyn_size} bytes: corrupt")
         data = self.read_at(dyn_off, dyn_size - dyn_size % _DYN.size, "dynamic section")
         entries: list[tuple[int, int]] = []
         strtab_addr = strsz = None
@@ -374,9 +385,9 @@ class ElfFile:
             if off is not None:
                 strtab = (off, strsz)
         if strtab is None:
-            raise ElfError(f"{self.path}: dynamic section without a readable string table")
+            raise ElfError(f"{self.path_text}: dynamic section without a readable string table")
         if strtab[1] > MAX_STRTAB_BYTES:
-            raise ElfError(f"{self.path}: dynamic string table of {strtab[1]} bytes: corrupt")
+            raise ElfError(f"{self.path_text}: dynamic string table of {strtab[1]} bytes: corrupt")
         strings = self.read_at(strtab[0], strtab[1], "dynamic string table")
         info = DynamicInfo()
         for tag, val in entries:
@@ -403,7 +414,7 @@ def _cstr(table: bytes, offset: int) -> str:
 def is_elf(path: str | os.PathLike[str]) -> bool:
     """True when the file starts with the ELF magic (reads 4 bytes; False on any OS error)."""
     try:
-        with Path(path).open("rb", buffering=0) as f:
+        with open(path, "rb", buffering=0) as f:
             return f.read(4) == ELF_MAGIC
     except OSError:
         return False

@@ -41,10 +41,11 @@ from __future__ import annotations
 
 import re
 import struct
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from stackcheck.facts.archs import parse_target
 from stackcheck.readers.elf import EM_CUDA, SHT_NOBITS, ElfError, ElfFile, Section
+from stackcheck.record import field, record
 
 FATBIN_MAGIC = 0xBA55ED50
 WRAPPER_MAGIC = 0x466243B1  # __fatBinC_Wrapper_t in .nvFatBinSegment
@@ -77,8 +78,7 @@ _TKINFO_ARCH = re.compile(rb"-arch[ =](sm|compute)_(\d+)([af]?)\b")
 MAX_GAP_BYTES = 64 * 1024
 
 
-@dataclass(frozen=True)
-class FatbinEntry:
+class FatbinEntry(NamedTuple):
     offset: int  # file offset of the entry header
     kind: int
     header_size: int
@@ -121,14 +121,24 @@ class FatbinEntry:
     @property
     def target(self) -> str | None:
         """'sm_90a', 'sm_120', 'compute_120', 'sm_100f'; None for other kinds or a nonsense arch."""
-        key = (self.kind, self.arch, self.flags & (FLAG_ARCH_SPECIFIC | FLAG_FAMILY_SPECIFIC))
-        if key not in _TARGETS:  # a big library repeats a handful of targets thousands of times
-            _TARGETS[key] = _target_name(self.kind, self.arch, self.suffix)
-        return _TARGETS[key]
+        return _target_of((self.kind, self.arch, self.flags & _SUFFIX_FLAGS))
 
+
+_SUFFIX_FLAGS = FLAG_ARCH_SPECIFIC | FLAG_FAMILY_SPECIFIC
+_COMPRESSED_FLAGS = FLAG_COMPRESSED_ZSTD | FLAG_COMPRESSED_LZ4
 
 #: (kind, arch, suffix flags) -> target name or None, as FatbinEntry.target gives it
 _TARGETS: dict[tuple[int, int, int], str | None] = {}
+
+
+def _target_of(key: tuple[int, int, int]) -> str | None:
+    """The target of an entry's (kind, arch, flags & _SUFFIX_FLAGS): a big library repeats a handful of
+    targets thousands of times, so each is named once."""
+    if key not in _TARGETS:
+        kind, arch, bits = key
+        suffix = "a" if bits & FLAG_ARCH_SPECIFIC else "f" if bits & FLAG_FAMILY_SPECIFIC else ""
+        _TARGETS[key] = _target_name(kind, arch, suffix)
+    return _TARGETS[key]
 
 
 def _target_name(kind: int, arch: int, suffix: str) -> str | None:
@@ -138,7 +148,7 @@ def _target_name(kind: int, arch: int, suffix: str) -> str | None:
     return name if parse_target(name) is not None else None
 
 
-@dataclass
+@record
 class FatbinScan:
     entries: list[FatbinEntry] = field(default_factory=list)
     containers: int = 0
@@ -158,8 +168,8 @@ class FatbinScan:
             chosen = [e for e in self.entries if e.section != rel] if has_loadable else self.entries
         else:
             chosen = [e for e in self.entries if e.section == rel] if has_loadable else []
-        keys = {(e.kind, e.arch, e.flags & (FLAG_ARCH_SPECIFIC | FLAG_FAMILY_SPECIFIC)): e for e in chosen}
-        names = {e.target for key, e in keys.items() if kind == 0 or key[0] == kind}
+        keys = {(e.kind, e.arch, e.flags & _SUFFIX_FLAGS) for e in chosen}
+        names = {_target_of(key) for key in keys if kind == 0 or key[0] == kind}
         return sort_targets({n for n in names if n})
 
     @property
@@ -178,7 +188,7 @@ class FatbinScan:
 
     @property
     def compressed_entries(self) -> int:
-        return sum(1 for e in self.entries if e.compressed)
+        return sum(1 for e in self.entries if e.flags & _COMPRESSED_FLAGS)  # e.compressed, without two calls
 
 
 def sort_targets(names: set[str] | list[str]) -> list[str]:
@@ -193,6 +203,11 @@ def _walk_region(elf: ElfFile, start: int, size: int, scan: FatbinScan, where: s
     """Walk every container in [start, start + size) of the file, appending entries to `scan`."""
     end = start + size
     pos = start
+    read_at, append, what = (
+        elf.read_at,
+        scan.entries.append,
+        f"{where} entry header",
+    )  # the loop runs thousands of times
     while pos + CONTAINER_HEADER <= end:
         magic, version, hsize, fat_size = _CONTAINER.unpack(elf.read_at(pos, CONTAINER_HEADER, where))
         if magic != FATBIN_MAGIC:
@@ -214,14 +229,13 @@ def _walk_region(elf: ElfFile, start: int, size: int, scan: FatbinScan, where: s
             cend = end
         epos = pos + hsize
         while epos + ENTRY_MIN_HEADER <= cend:
-            raw = elf.read_at(epos, ENTRY_MIN_HEADER, f"{where} entry header")
             (kind, _ver, ehs, psize, csize, _opt, cminor, cmajor, arch, _noff, _nlen, flags, _res, usize) = (
-                _ENTRY.unpack(raw)
+                _ENTRY.unpack(read_at(epos, ENTRY_MIN_HEADER, what))
             )
             if not ENTRY_MIN_HEADER <= ehs <= ENTRY_MAX_HEADER:
                 scan.warnings.append(f"{where}: entry at offset {epos - start}: header size {ehs}: stopped")
                 return
-            scan.entries.append(FatbinEntry(epos, kind, ehs, psize, csize, usize, (cmajor, cminor), arch, flags, where))
+            append(FatbinEntry(epos, kind, ehs, psize, csize, usize, (cmajor, cminor), arch, flags, where))
             epos += ehs + psize
         if epos > cend:
             scan.warnings.append(f"{where}: last entry of container at offset {pos - start} overruns it")
@@ -286,8 +300,7 @@ EF_CUDA_ACCELERATORS_V1 = 0x800  # ELF ABI version 7 and before: the 'a' marker
 EF_CUDA_ACCELERATORS = 0x8  # ABI version 8 (CUDA 13): the 'a' marker (nvcc 13.0 leaves it clear)
 
 
-@dataclass(frozen=True)
-class CubinInfo:
+class CubinInfo(NamedTuple):
     target: str | None
     sm: int
     suffix_source: str  # "tkinfo" (ptxas command line in .note.nv.tkinfo) or "e_flags"
@@ -302,7 +315,7 @@ def cubin_info(elf: ElfFile) -> CubinInfo:
     ("-arch sm_120a") when that note is there, else from the accelerator bit of e_flags.
     """
     if elf.header.e_machine != EM_CUDA:
-        raise ElfError(f"{elf.path}: not a cubin (e_machine {elf.header.e_machine})")
+        raise ElfError(f"{elf.path_text}: not a cubin (e_machine {elf.header.e_machine})")
     flags = elf.header.e_flags
     if elf.header.abi_version >= 8:
         sm, accel = (flags >> 8) & 0xFF, bool(flags & EF_CUDA_ACCELERATORS)

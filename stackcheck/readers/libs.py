@@ -25,15 +25,17 @@ import re
 import struct
 import subprocess
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from stackcheck.facts.model import KERNEL_MODULE, KERNEL_PACKAGES
+from stackcheck.paths import path_text
 from stackcheck.readers.elf import EM_AARCH64, EM_X86_64, ElfError, ElfFile
 from stackcheck.readers.fsview import FileView, GlobLimit, HostView, glob, is_dir, is_file, is_host
 
-LD_CACHE_PATH = Path("/etc/ld.so.cache")
+if TYPE_CHECKING:
+    from pathlib import Path
+
+LD_CACHE_PATH = "/etc/ld.so.cache"
 _NEW_MAGIC = b"glibc-ld.so.cache1.1"
 _OLD_MAGIC = b"ld.so-1.7.0"
 _NEW_HEADER = struct.Struct("<20sIIB3xI12x")  # magic+version, nlibs, len_strings, flags, extension offset
@@ -59,14 +61,13 @@ class LdCacheError(Exception):
     """The ld.so cache file cannot be parsed."""
 
 
-@dataclass(frozen=True)
-class CacheEntry:
+class CacheEntry(NamedTuple):
     soname: str
     path: str
     flags: int
 
 
-def parse_ld_so_cache(data: bytes, origin: str = str(LD_CACHE_PATH)) -> list[CacheEntry]:
+def parse_ld_so_cache(data: bytes, origin: str = LD_CACHE_PATH) -> list[CacheEntry]:
     """Entries of an ld.so cache in file order (the loader takes the first match for its architecture)."""
     base = 0
     if data.startswith(_OLD_MAGIC):
@@ -85,12 +86,12 @@ def parse_ld_so_cache(data: bytes, origin: str = str(LD_CACHE_PATH)) -> list[Cac
     first = base + _NEW_HEADER.size
     if first + nlibs * _NEW_ENTRY.size > len(data):
         raise LdCacheError(f"{origin}: {nlibs} entries do not fit in {len(data)} bytes")
-    out = []
-    for i in range(nlibs):
-        flags, key, value, _, _ = _NEW_ENTRY.unpack_from(data, first + i * _NEW_ENTRY.size)
-        # string offsets are relative to the start of the new-format header
-        out.append(CacheEntry(_cstr(data, base + key), _cstr(data, base + value), flags))
-    return out
+    table = memoryview(data)[first : first + nlibs * _NEW_ENTRY.size]
+    # string offsets are relative to the start of the new-format header
+    return [
+        CacheEntry(_cstr(data, base + key), _cstr(data, base + value), flags)
+        for flags, key, value, _, _ in _NEW_ENTRY.iter_unpack(table)
+    ]
 
 
 def _cstr(data: bytes, off: int) -> str:
@@ -124,18 +125,23 @@ def parse_ldconfig_p(text: str) -> list[CacheEntry]:
 LD_CACHE_CAP = 64 << 20
 
 
-def load_ld_so_cache(path: Path = LD_CACHE_PATH, view: FileView | None = None) -> tuple[list[CacheEntry], str]:
+def load_ld_so_cache(
+    path: str | os.PathLike[str] = LD_CACHE_PATH, view: FileView | None = None
+) -> tuple[list[CacheEntry], str]:
     """The cache entries and where they came from ("file", "ldconfig -p" or "unavailable: reason").
 
     Through a view other than this host's (a root directory, an image) the box's own cache file is read
     and `ldconfig -p` (which would describe this host) is not run."""
+    name = path_text(path)  # as str(pathlib.Path(path)) names it
     try:
         if view is not None and not is_host(view):
-            data = view.read_bytes(str(path), LD_CACHE_CAP + 1)
+            data = view.read_bytes(name, LD_CACHE_CAP + 1)
             if len(data) > LD_CACHE_CAP:
-                raise LdCacheError(f"{path}: larger than {LD_CACHE_CAP} bytes")
-            return parse_ld_so_cache(data, str(path)), "file"
-        return parse_ld_so_cache(path.read_bytes(), str(path)), "file"
+                raise LdCacheError(f"{name}: larger than {LD_CACHE_CAP} bytes")
+            return parse_ld_so_cache(data, name), "file"
+        with open(name, "rb") as fh:
+            data = fh.read()
+        return parse_ld_so_cache(data, name), "file"
     except (OSError, LdCacheError) as exc:
         first = str(exc)
     if view is not None and not is_host(view):
@@ -178,8 +184,7 @@ def expand_dirs(value: str | None, origin_dir: str, machine: int = EM_X86_64) ->
     return out
 
 
-@dataclass(frozen=True)
-class ObjectInfo:
+class ObjectInfo(NamedTuple):
     path: str
     needed: list[str]
     rpath: str | None

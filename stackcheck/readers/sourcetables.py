@@ -30,7 +30,6 @@ Nothing here raises on bad input: every failure is a reading with a one-line rea
 
 from __future__ import annotations
 
-import ast
 import posixpath
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -39,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypedDict
 from stackcheck.readers.fsview import FileView, HostView, is_file
 
 if TYPE_CHECKING:
+    import ast  # the functions that parse a source import it: ~3 ms, and most audits parse none
     from pathlib import Path
 
 MAX_SOURCE_BYTES = 4 * 1024 * 1024
@@ -134,6 +134,8 @@ def _decode(data: bytes, rel: str) -> tuple[str, str]:
 
 
 def _parse(text: str, rel: str, digest: str) -> ast.Module:
+    import ast
+
     try:
         return ast.parse(text, filename=rel)
     except SyntaxError as exc:
@@ -187,6 +189,8 @@ def _block_around(text: str, anchor: str) -> tuple[str, int] | None:
 
 def _assigned_value(body: Iterable[ast.stmt], names: Sequence[str]) -> tuple[str, ast.expr] | None:
     """The last plain assignment to the first of `names` that is assigned in `body` (straight-line code)."""
+    import ast
+
     found: dict[str, ast.expr] = {}
     for stmt in body:
         if isinstance(stmt, ast.Assign):
@@ -208,6 +212,8 @@ def _assigned_value(body: Iterable[ast.stmt], names: Sequence[str]) -> tuple[str
 
 def _int_literal(node: ast.expr | None) -> int | None:
     """An int literal (also negative), never a bool; None for anything else."""
+    import ast
+
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         inner = _int_literal(node.operand)
         return None if inner is None else -inner
@@ -217,6 +223,8 @@ def _int_literal(node: ast.expr | None) -> int | None:
 
 
 def _dict_int_keys(name: str, value: ast.expr, rel: str) -> list[int]:
+    import ast
+
     if not isinstance(value, ast.Dict):
         raise _Unreadable(f"{rel}:{value.lineno}: {name} is not a dict literal")
     keys: set[int] = set()
@@ -239,6 +247,8 @@ def _read_dict_keys(tree: ast.Module, spec: Mapping[str, Any], rel: str) -> list
 
 
 def _read_class_attr_dict_keys(tree: ast.Module, spec: Mapping[str, Any], rel: str) -> list[int]:
+    import ast
+
     classes = _str_list(spec, "class")
     symbols = _str_list(spec, "symbol")
     defs = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef) and node.name in classes}
@@ -252,6 +262,8 @@ def _read_class_attr_dict_keys(tree: ast.Module, spec: Mapping[str, Any], rel: s
 
 
 def _names_symbol(node: ast.expr, symbols: Sequence[str]) -> bool:
+    import ast
+
     return (isinstance(node, ast.Name) and node.id in symbols) or (
         isinstance(node, ast.Attribute) and node.attr in symbols
     )
@@ -259,10 +271,14 @@ def _names_symbol(node: ast.expr, symbols: Sequence[str]) -> bool:
 
 def _is_literal_key(node: ast.expr) -> bool:
     """A lookup with a literal key does not depend on the device, so it says nothing about the style."""
+    import ast
+
     return isinstance(node, ast.Constant)
 
 
 def _read_subscript_style(tree: ast.Module, spec: Mapping[str, Any], rel: str) -> str:
+    import ast
+
     symbols = _str_list(spec, "symbol")
     index = get = False
     for node in ast.walk(tree):
@@ -290,6 +306,8 @@ def _read_subscript_style(tree: ast.Module, spec: Mapping[str, Any], rel: str) -
 
 
 def _read_call_keyword_list(tree: ast.Module, spec: Mapping[str, Any], rel: str) -> list[int]:
+    import ast
+
     function = spec.get("function")
     keyword = spec.get("keyword")
     if not isinstance(function, str) or not function:
@@ -332,6 +350,8 @@ def _read_call_keyword_list(tree: ast.Module, spec: Mapping[str, Any], rel: str)
 
 def _string_parts(node: ast.AST | None) -> str:
     """The literal text of a message: a str constant, the constant parts of an f-string, or '+' of them."""
+    import ast
+
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value
     if isinstance(node, ast.JoinedStr):
@@ -344,6 +364,8 @@ def _string_parts(node: ast.AST | None) -> str:
 
 
 def _int_list(node: ast.expr, where: str) -> list[int]:
+    import ast
+
     if not isinstance(node, (ast.List, ast.Tuple, ast.Set)):
         raise _Unreadable(f"{where}: the admitted values are not a list literal")
     values: list[int] = []
@@ -358,6 +380,8 @@ def _int_list(node: ast.expr, where: str) -> list[int]:
 def _guard_values(test: ast.expr, raising: bool, where: str) -> list[int]:
     """The ints a guard admits: `X not in [..]` / `X != n` before a raise, `X in [..]` / `X == n` in an assert
     (an assert's `X in [..] or OTHER` reads the list: what the other alternatives admit is not a list)."""
+    import ast
+
     if not raising and isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or) and test.values:
         test = test.values[0]
     if isinstance(test, ast.Compare) and len(test.ops) == 1:
@@ -373,6 +397,8 @@ def _guard_values(test: ast.expr, raising: bool, where: str) -> list[int]:
 
 
 def _read_guard_list(tree: ast.Module, spec: Mapping[str, Any], rel: str) -> list[int]:
+    import ast
+
     message = spec.get("message")
     if not isinstance(message, str) or not message:
         raise _Unreadable("probe spec: 'message' must be a non-empty string")
@@ -545,6 +571,8 @@ def _read_python(reader: Any, text: str, spec: Mapping[str, Any], rel: str, dige
     """Run a Python reader on the smallest part of the module that holds what the spec points at (the guard
     statement with its message, else the top-level block of the named function), falling back to the whole
     module: a large module such as SGLang's vendored FA4 interface then costs a fraction of a full parse."""
+    import ast
+
     anchor = _anchor(spec)
     if anchor is not None and anchor.startswith("def ") and anchor not in text:
         # no function of that name can be defined without this text: not here, and no parse needed

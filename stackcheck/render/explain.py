@@ -18,8 +18,8 @@ def _range_label(r: dict[str, Any]) -> str:
 def _path_lines(path: list[Any], width: int) -> list[str]:
     """The recorded hops in path order (admission first): where each applies, its check, and the file, gate,
     rules and source ids that establish it."""
+    from stackcheck.knowledge.sources import source_tag
     from stackcheck.render.layout import wrap
-    from stackcheck.render.text import source_tag
     from stackcheck.verdicts.kernel_path import HOP_ORDER
 
     rank = {name: i for i, name in enumerate(HOP_ORDER)}
@@ -54,9 +54,8 @@ def render_text(doc: dict[str, Any], width: int | None = None, sources: bool = F
 
 
 def _render_text(doc: dict[str, Any], width: int | None = None, sources: bool = False) -> str:
-    from stackcheck.knowledge.sources import collect
+    from stackcheck.knowledge.sources import collect, source_tag
     from stackcheck.render.layout import output_width, wrap
-    from stackcheck.render.text import source_tag
 
     width = width or output_width()
     lines = wrap(f"{doc['feature']}: {doc.get('title')}", width, "    ", "")

@@ -27,7 +27,7 @@ def _reason_text(r: dict[str, Any], shared: str | None = None) -> str:
         text += f" on {r['gpu']}"
     if r.get("result") == "unknown" or not r.get("source"):
         return text
-    from stackcheck.render.text import source_tag
+    from stackcheck.knowledge.sources import source_tag
 
     return f"{text} {source_tag(r['source'])}"
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from stackcheck.facts.model import KERNEL_PACKAGES, image_text, serving_elsewhere, target_text
-from stackcheck.knowledge.sources import collect, ids
+from stackcheck.knowledge.sources import collect, source_tag
 from stackcheck.render.interface import value_text
 from stackcheck.render.layout import UNLIMITED, Paint, output_width, shell_lines, wrap, wrap_items
 
@@ -193,14 +193,6 @@ def _mentions(message: str, value: Any) -> bool:
     if re.fullmatch(r"[\d.]+", text):
         return re.search(rf"(?<![\d.]){re.escape(text)}(?![\d])", message) is not None
     return re.search(rf"(?<![\w.]){re.escape(text)}(?![\w])", message) is not None
-
-
-def source_tag(source: Any) -> str:
-    """`(id)` or `(id +2)`: the first source's id and how many more (`--sources` lists them all)."""
-    found = ids(source)
-    if not found:
-        return ""
-    return f"({found[0]}" + (f" +{len(found) - 1}" if len(found) > 1 else "") + ")"
 
 
 def reason_line(r: dict[str, Any], shared: str | None = None) -> str:

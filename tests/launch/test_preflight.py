@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from fake_nvml import USAGE_FUNCTIONS, FakeNVML, facts_of, load_doc, synthetic_doc
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from stackcheck.errors import BadInputError, UsageError
 from stackcheck.knowledge.loader import load
@@ -21,7 +23,7 @@ from stackcheck.launch import preflight
 from stackcheck.launch.preflight.configfile import YamlSubsetError, config_args, expand_config, read_flat_yaml
 from stackcheck.launch.preflight.deps import check_dependencies, marker_environment
 from stackcheck.launch.preflight.gpus import Layout, check_gpu_count, gpu_ordinals, visible_devices
-from stackcheck.launch.preflight.host import ShmReading, check_memlock, check_port, check_shm, port_free
+from stackcheck.launch.preflight.host import ShmReading, check_memlock, check_port, check_shm, loopback_for, port_free
 from stackcheck.launch.preflight.memory import Weights, check_memory, default_fraction
 from stackcheck.launch.preflight.model import read_model
 from stackcheck.probes.gpu_usage import read_gpu_usage
@@ -608,6 +610,44 @@ def test_busy_port_refuses_and_free_port_passes(data: dict[str, Any]) -> None:
             assert r.status == "fail", host
             assert f"--port {port}: already in use" in r.message
     assert check_port("127.0.0.1", port, port_free("127.0.0.1", port), spec).status == "ok"
+
+
+def _loopback_by_ipaddress(host: str) -> tuple[str, int, str | None]:
+    """loopback_for as written before it told IPv4 addresses and names apart itself: everything through
+    ipaddress (the reference it must agree with)."""
+    import ipaddress
+
+    try:
+        addr = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        if host == "localhost":
+            return "127.0.0.1", socket.AF_INET, None
+        return "127.0.0.1", socket.AF_INET, f"--host {host} is a name: tested on 127.0.0.1 (no lookup is made)"
+    if addr.is_loopback:
+        return str(addr), socket.AF_INET6 if addr.version == 6 else socket.AF_INET, None
+    if addr.version == 6:
+        return "::1", socket.AF_INET6, f"tested on ::1 (loopback), not {host}"
+    return "127.0.0.1", socket.AF_INET, f"tested on 127.0.0.1 (loopback), not {host}"
+
+
+@given(
+    st.one_of(
+        st.text(alphabet="0123456789.:[]afx %", max_size=20),
+        st.ip_addresses().map(str),
+        st.lists(st.integers(0, 300).map(str), min_size=3, max_size=5).map(".".join),
+    )
+)
+@example("127.0.0.1")
+@example("0.0.0.0")
+@example("localhost")
+@example("127.000.0.1")
+@example("[::1]")
+@example("::ffff:127.0.0.1")
+@example("１２７.0.0.1")
+@example("10.1.2.256")
+@example("fe80::1%eth0")
+def test_loopback_is_ipaddresss(host: str) -> None:
+    assert loopback_for(host) == _loopback_by_ipaddress(host)
 
 
 @pytest.mark.parametrize(("avail", "status"), [(64 << 20, "fail"), (512 << 20, "warn"), (16 << 30, "ok")])

@@ -7,6 +7,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from stackcheck.probes.interface import ProbeContext
 from stackcheck.probes.packages import WANTED, PackagesProbe, read_torch_version_py, variant_from
 
@@ -86,6 +88,51 @@ def test_torch_version_py_is_not_executed(tmp_path: Path) -> None:
     pkg = run([sp])["torch"]
     assert pkg["variant"] == "cu129"
     assert not Path("PWNED").exists()
+
+
+def _read_with_ast_module(source: str, path: str) -> dict[str, str | None]:
+    """read_torch_version_py's reading as it was written with ast.parse: the reference it must agree with."""
+    import ast
+
+    values: dict[str, str | None] = {}
+    for node in ast.parse(source, filename=path).body:
+        target = value = None
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+        elif isinstance(node, ast.AnnAssign):
+            target, value = node.target, node.value
+        if isinstance(target, ast.Name) and isinstance(value, ast.Constant):
+            if isinstance(value.value, str) or value.value is None:
+                values[target.id] = value.value
+    return values
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "__version__ = '2.9.1+cu128'\ndebug = False\ncuda: Optional[str] = '12.8'\ngit_version = 'abc'\nhip = None\n",
+        "from typing import Optional\n__all__ = ['__version__']\n__version__ = '2.10.0'\ncuda = '13.0'\n"
+        "hip: None = None\n",
+        "__version__ = cuda = '1'\ncuda = 12.8\nhip = ('a',)\ngit_version = f'x{1}'\n__version__ += 'y'\n",
+        "if True:\n    cuda = '12.9'\n__version__ = 'a' 'b'\nhip = -1\n",
+        "# coding: latin-1\n__version__ = '\u00e9'\n",
+        "__version__ = '2.9.1'\ncuda = '12.8\n",  # a syntax error: raised as ast.parse raises it
+        "x: int\n__version__: str = 'v'\n(cuda) = '12.1'\nhip = None; git_version = \"g\"\n",
+    ],
+)
+def test_torch_version_py_reads_as_ast_parse(tmp_path: Path, source: str) -> None:
+    sp = tmp_path / "sp"
+    fake_torch(sp, source)
+    path = str(sp / "torch" / "version.py")
+    try:
+        expected: object = _read_with_ast_module(source, path)
+    except SyntaxError as exc:
+        expected = (type(exc), exc.msg, exc.filename, exc.lineno, exc.offset)
+    try:
+        got: object = read_torch_version_py(str(sp))
+    except SyntaxError as exc:
+        got = (type(exc), exc.msg, exc.filename, exc.lineno, exc.offset)
+    assert got == expected
 
 
 def test_torch_version_py_missing(tmp_path: Path) -> None:
