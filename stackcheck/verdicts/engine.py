@@ -481,9 +481,14 @@ def _blocked_in_every_release(
     later = [r for r in records if day is not None and isinstance(r.get("uploaded"), str) and r["uploaded"] > day]
     key = lambda v: parse_version(v) or parse_version("0")  # noqa: E731
     releases = sorted((str(r.get("version")) for r in records if r not in later), key=key)  # type: ignore[arg-type]
+    candidates = package_candidates(ctx, name)
+    if candidates is not None:
+        # the report narrows the release to these (a traceback's line numbers read against every release):
+        # nothing else can be installed, known to the manifests or not
+        releases, later = sorted(candidates, key=key), []  # type: ignore[arg-type]
     if not releases:
         return None  # every known release is later than the facts: the box holds an older one, not read
-    bounded = bool(later)
+    bounded = bool(later) or candidates is not None
     named = {str(x) for x in quantify.get("rules") or []}
     effects: list[str] = []
     fails_of: list[list[Reason]] = []
@@ -517,7 +522,11 @@ def _blocked_in_every_release(
                 continue  # a later release may pass this rule
             rule_effects = [str(f.get("effect", "crash")) for fs in fails_of for f in fs if f.get("rule") == rule]
             effect = min(rule_effects, key=lambda e: EFFECT_ORDER.get(e, 0))
-            out.append(_every_release_reason(str(rule), fail, effect, name, span, releases[-1], bad, day, later))
+            out.append(
+                _every_release_reason(
+                    str(rule), fail, effect, name, span, releases[-1], bad, day, later, candidates is not None
+                )
+            )
             out[-1]["source"] = [*_sources(fail.get("source")), *_sources(quantify.get("source"))]
             out[-1]["message"] = str(out[-1]["message"]) + f". {quantify.get('why')}"
         if not out:
@@ -530,7 +539,9 @@ def _blocked_in_every_release(
     if newest_fail is None:
         return None  # the newest release fails only on rules a later release may change
     mildest = min(effects, key=lambda e: EFFECT_ORDER.get(e, 0))
-    reason = _every_release_reason("every-release", newest_fail, mildest, name, span, releases[-1], bad, day, later)
+    reason = _every_release_reason(
+        "every-release", newest_fail, mildest, name, span, releases[-1], bad, day, later, candidates is not None
+    )
     reason["message"] = str(reason["message"]) + f". Later releases: {quantify.get('why')}"
     reason["source"] = [*_sources(newest_fail.get("source")), *_sources(quantify.get("source"))]
     return mildest, [reason]
@@ -546,9 +557,12 @@ def _every_release_reason(
     bad: str,
     day: str | None,
     later: list[Any],
+    narrowed: bool = False,
 ) -> Reason:
     """The reason of a verdict that holds for every release swept (see _blocked_in_every_release)."""
-    if later:
+    if narrowed:
+        which, after = f"every release these facts allow it to be (packages.{name}.candidates)", ""
+    elif later:
         left = sorted((str(r.get("version")) for r in later), key=lambda v: parse_version(v) or parse_version("0"))  # type: ignore[arg-type,return-value]
         which = f"every release of it the manifests know that was uploaded by {day}, the day of these facts"
         after = f"; {', '.join(left)} came later and cannot be installed here"
@@ -563,6 +577,19 @@ def _every_release_reason(
         "message": f"{name}'s version is not known, but this is {bad} with {which} ({span}; effect at least "
         f"{effect}{after}); with {newest}: " + str(fail.get("message", bad)),
     }
+
+
+def package_candidates(ctx: Context, name: str) -> list[str] | None:
+    """The releases a package of unknown version can be, when the facts narrow it (`packages.NAME.candidates`,
+    each a readable version); None when they do not, or the list is empty or unreadable (then the sweep takes
+    every known release, fail safe)."""
+    entry = (ctx.facts.get("packages") or {}).get(name)
+    values = entry.get("candidates") if isinstance(entry, dict) else None
+    if not isinstance(values, list) or not values:
+        return None
+    if not all(isinstance(v, str) and parse_version(v) is not None for v in values):
+        return None
+    return [str(v) for v in dict.fromkeys(values)]
 
 
 def collected_day(ctx: Context) -> str | None:
