@@ -83,6 +83,9 @@ if TYPE_CHECKING:
         variant: str | None  # torch: "cu130" | "cpu"; sgl-kernel: from the local version tag
         git_version: str | None
         error: str
+        # a hand-written report without a version: the releases it can be (a traceback read against each one);
+        # a quantify sweep judges exactly these (stackcheck.verdicts.engine)
+        candidates: list[str]
 
     class SystemFacts(TypedDict, total=False):
         os: str | None

@@ -207,6 +207,16 @@ def cuda_major_minor(text: str | None) -> str | None:
     return f"{t[0]}.{t[1] if len(t) > 1 else 0}"
 
 
+def ngc_build(version: str | None) -> bool | None:
+    """Whether a torch version is an NVIDIA container (NGC) build: its local tag carries the container's year
+    and month ('2.7.0a0+ecf3bae40a.nv25.02' -> True, '2.9.1+cu128' -> False); None when the version is not
+    readable."""
+    if not version or parse_version(version) is None:
+        return None
+    parts = (local_tag(version) or "").split(".")
+    return any(p.startswith("nv") and len(p) == 4 and p[2:].isdigit() for p in parts)
+
+
 def variant_of(version: str | None) -> str | None:
     """The CUDA variant named by a local tag: '0.3.21+cu130' -> 'cu130', '2.9.1+cpu' -> 'cpu'."""
     if not version:

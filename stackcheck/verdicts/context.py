@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Final, NamedTuple
 from stackcheck.facts.archs import TargetRules, rules_of
 from stackcheck.facts.model import KERNEL_PACKAGES as _KERNEL_PAIR
 from stackcheck.facts.model import cc_tuple
-from stackcheck.facts.versions import cuda_from_tag, parse_version, public, variant_of
+from stackcheck.facts.versions import cuda_from_tag, ngc_build, parse_version, public, variant_of
 from stackcheck.knowledge.loader import Manifests, pypi_variant
 
 if TYPE_CHECKING:
@@ -481,6 +481,11 @@ class Context:
             if v is None:
                 raise Missing(path, "torch's CUDA variant not known")
             return v
+        if rest == "ngc":
+            ngc = ngc_build(self.installed_version("torch"))
+            if ngc is None:
+                raise Missing(path, "torch version not known")
+            return ngc
         raise Missing(path, f"unknown fact path {path}")
 
     def _toolkit_fact(self, path: str, rest: str, gpu: GpuModel | None) -> Any:

@@ -467,8 +467,10 @@ def _blocked_in_every_release(
     rules `quantify.rules` names (those whose failure the data argues holds for later releases too), or the day
     left out a later known release. A check concludes per rule: a rule that fails with every release swept,
     keeping its id (the gate's per-rule scopes apply to it). When the day precedes every known release, nothing
-    is swept and `quantify.earlier` alone may conclude (_older_than_every_release). None when the item does not
-    opt in, one release is not bad, or nothing is swept and `earlier` does not conclude. Never ok."""
+    is swept and `quantify.earlier` alone may conclude (_older_than_every_release). When the facts narrow the
+    package to a few releases (`packages.NAME.candidates`), exactly those are swept, known here or not. None
+    when the item does not opt in, one release is not bad, or nothing is swept and `earlier` does not conclude.
+    Never ok."""
     quantify = item.get("quantify")
     if not isinstance(quantify, dict):
         return None
@@ -480,31 +482,40 @@ def _blocked_in_every_release(
     day = collected_day(ctx)
     records = ctx.manifests.releases(name)
     later = [r for r in records if day is not None and isinstance(r.get("uploaded"), str) and r["uploaded"] > day]
-    bounded = bool(later)
-    # a package run from a git checkout (components.json `dev_builds`): a box of that day may hold the code
-    # between the last release uploaded by the day and the first after it, which stands for that code
-    nearest = min(later, key=lambda r: str(r.get("uploaded"))) if later and _dev_builds(ctx, name) else None
-    later = [r for r in later if r is not nearest]
+    candidates = package_candidates(ctx, name)
     key = lambda v: parse_version(v) or parse_version("0")  # noqa: E731
-    held = [r for r in records if r not in later and r is not nearest]
-    if not held:
-        # every known release is later than the facts: the box holds an older one, whose files were not read
-        older = _older_than_every_release(item, ctx, name, day, [*later, *([nearest] if nearest else [])], check)
-        if older is None or nearest is None:
-            return older
-        judged = _judge_release(item, ctx, name, str(nearest.get("version")), check)
-        if judged is None:
-            return None  # the code of that day may already be the first later release's, which is not bad
-        effect = min((older[0], judged[0]), key=lambda e: EFFECT_ORDER.get(e, 0))
-        reason = older[1][0]
-        reason["effect"] = effect
-        reason["message"] = str(reason["message"]) + (
-            f". A development build of that day stands between them and {nearest.get('version')}, the first "
-            f"release after it, which is {'failed' if check else 'blocked'} too: "
-            + str((judged[1][0] if judged[1] else {}).get("message", ""))
-        )
-        return effect, [reason]
-    releases = sorted((str(r.get("version")) for r in [*held, *([nearest] if nearest else [])]), key=key)  # type: ignore[arg-type]
+    nearest = None
+    if candidates is not None:
+        # the report narrows the release to these (a traceback's line numbers read against every release):
+        # nothing else can be installed, known to the manifests or not
+        releases, later, bounded = sorted(candidates, key=key), [], True  # type: ignore[arg-type]
+    else:
+        bounded = bool(later)
+        # a package run from a git checkout (components.json `dev_builds`): a box of that day may hold the code
+        # between the last release uploaded by the day and the first after it, which stands for that code
+        nearest = min(later, key=lambda r: str(r.get("uploaded"))) if later and _dev_builds(ctx, name) else None
+        later = [r for r in later if r is not nearest]
+        held = [r for r in records if r not in later and r is not nearest]
+        if not held:
+            # every known release is later than the facts: the box holds an older one, whose files were not read
+            older = _older_than_every_release(item, ctx, name, day, [*later, *([nearest] if nearest else [])], check)
+            if older is None or nearest is None:
+                return older
+            judged = _judge_release(item, ctx, name, str(nearest.get("version")), check)
+            if judged is None:
+                return None  # the code of that day may already be the first later release's, which is not bad
+            effect = min((older[0], judged[0]), key=lambda e: EFFECT_ORDER.get(e, 0))
+            reason = older[1][0]
+            reason["effect"] = effect
+            reason["message"] = str(reason["message"]) + (
+                f". A development build of that day stands between them and {nearest.get('version')}, the first "
+                f"release after it, which is {'failed' if check else 'blocked'} too: "
+                + str((judged[1][0] if judged[1] else {}).get("message", ""))
+            )
+            return effect, [reason]
+        releases = sorted((str(r.get("version")) for r in [*held, *([nearest] if nearest else [])]), key=key)  # type: ignore[arg-type]
+    if not releases:
+        return None
     named = {str(x) for x in quantify.get("rules") or []}
     effects: list[str] = []
     fails_of: list[list[Reason]] = []
@@ -528,7 +539,9 @@ def _blocked_in_every_release(
             rule_effects = [str(f.get("effect", "crash")) for fs in fails_of for f in fs if f.get("rule") == rule]
             effect = min(rule_effects, key=lambda e: EFFECT_ORDER.get(e, 0))
             out.append(
-                _every_release_reason(str(rule), fail, effect, name, span, releases[-1], bad, day, later, nearest)
+                _every_release_reason(
+                    str(rule), fail, effect, name, span, releases[-1], bad, day, later, nearest, candidates is not None
+                )
             )
             out[-1]["source"] = [*_sources(fail.get("source")), *_sources(quantify.get("source"))]
             out[-1]["message"] = str(out[-1]["message"]) + f". {quantify.get('why')}"
@@ -543,7 +556,17 @@ def _blocked_in_every_release(
         return None  # the newest release fails only on rules a later release may change
     mildest = min(effects, key=lambda e: EFFECT_ORDER.get(e, 0))
     reason = _every_release_reason(
-        "every-release", newest_fail, mildest, name, span, releases[-1], bad, day, later, nearest
+        "every-release",
+        newest_fail,
+        mildest,
+        name,
+        span,
+        releases[-1],
+        bad,
+        day,
+        later,
+        nearest,
+        candidates is not None,
     )
     reason["message"] = str(reason["message"]) + f". Later releases: {quantify.get('why')}"
     reason["source"] = [*_sources(newest_fail.get("source")), *_sources(quantify.get("source"))]
@@ -626,10 +649,14 @@ def _every_release_reason(
     day: str | None,
     later: list[Any],
     nearest: Any = None,
+    narrowed: bool = False,
 ) -> Reason:
     """The reason of a verdict that holds for every release swept (see _blocked_in_every_release); `nearest`
-    is the first release after the day, swept for a development build of that day (`dev_builds`)."""
-    if later or nearest is not None:
+    is the first release after the day, swept for a development build of that day (`dev_builds`); `narrowed`:
+    the facts' own candidates were swept."""
+    if narrowed:
+        which, after = f"every release these facts allow it to be (packages.{name}.candidates)", ""
+    elif later or nearest is not None:
         which = f"every release of it the manifests know that was uploaded by {day}, the day of these facts"
         if nearest is not None:
             which += (
@@ -649,6 +676,19 @@ def _every_release_reason(
         "message": f"{name}'s version is not known, but this is {bad} with {which} ({span}; effect at least "
         f"{effect}{after}); with {newest}: " + str(fail.get("message", bad)),
     }
+
+
+def package_candidates(ctx: Context, name: str) -> list[str] | None:
+    """The releases a package of unknown version can be, when the facts narrow it (`packages.NAME.candidates`,
+    each a readable version); None when they do not, or the list is empty or unreadable (then the sweep takes
+    every known release, fail safe)."""
+    entry = (ctx.facts.get("packages") or {}).get(name)
+    values = entry.get("candidates") if isinstance(entry, dict) else None
+    if not isinstance(values, list) or not values:
+        return None
+    if not all(isinstance(v, str) and parse_version(v) is not None for v in values):
+        return None
+    return [str(v) for v in dict.fromkeys(values)]
 
 
 def collected_day(ctx: Context) -> str | None:

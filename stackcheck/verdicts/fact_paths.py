@@ -65,6 +65,11 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "torch's own version (`2.11.0+cu130`), its CUDA build, `cu130`, the compiled targets (binary probe, else "
             "the manifest)",
         ),
+        FactDoc(
+            ("torch.ngc",),
+            "true when torch is an NVIDIA container build (its local tag names the container release: "
+            "`2.7.0a0+ecf3bae40a.nv25.02`), which links the container's libraries (NCCL) rather than nvidia-* wheels",
+        ),
     ),
     "toolkit": (
         FactDoc(("toolkit.cuda",), "the CUDA toolkit a build would use"),

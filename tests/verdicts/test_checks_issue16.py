@@ -316,3 +316,43 @@ def test_peer_access_crashes_only_releases_without_the_fallback(manifests: Manif
     assert check(manifests, facts, "gpu-peer-access", {"tp": 1})["status"] == "skipped"
     facts["packages"]["sglang"] = pkg("0.4.4.post4")
     assert check(manifests, facts, "gpu-peer-access")["status"] == "skipped"
+
+
+# ---- NCCL of an NGC container ----------------------------------------------------------------------------
+
+
+def test_ngc_torch_reads_the_containers_nccl_whatever_the_wheels(manifests: Manifests) -> None:
+    # two RTX 5090s in an NGC 25.02 container, a hand-written report: nothing said about nvidia-nccl wheels
+    facts = box("12.0", n=2, torch=pkg("2.7.0a0+ecf3bae40a.nv25.02"))
+    facts["packages_complete"] = False
+    facts["system"]["env"] = {"NCCL_VERSION": "2.25.1"}
+    v = check(manifests, facts, "nccl")
+    assert v["status"] == "failed" and failed(v) == ["system-nccl-sm120-fixes"]
+    assert "NGC torch" in str(v["reasons"][0]["message"])
+    # a later container's NCCL passes that rule
+    facts["system"]["env"] = {"NCCL_VERSION": "2.28.3"}
+    assert "system-nccl-sm120-fixes" not in failed(check(manifests, facts, "nccl"))
+    # a PyPI torch with the wheels unknown: the system NCCL may not be the one loaded
+    facts = box("12.0", n=2, torch=pkg("2.7.0+cu128"))
+    facts["packages_complete"] = False
+    facts["system"]["env"] = {"NCCL_VERSION": "2.25.1"}
+    assert check(manifests, facts, "nccl")["status"] == "unknown"
+    # an NGC torch with a newer nvidia-nccl-cu12 wheel beside it: the container's NCCL is still the one read
+    facts = box("12.0", n=2, torch=pkg("2.7.0a0+ecf3bae40a.nv25.02"), nvidia_nccl_cu12=pkg("2.28.3"))
+    facts["system"]["env"] = {"NCCL_VERSION": "2.25.1"}
+    assert "system-nccl-sm120-fixes" in failed(check(manifests, facts, "nccl"))
+
+
+def test_torch_ngc_fact_reads_the_local_tag(manifests: Manifests) -> None:
+    from stackcheck.verdicts.context import Missing
+
+    def ngc(version: str | None) -> Any:
+        packages = {"torch": pkg(version) if version else {"installed": True}}
+        ctx = Context(facts={"packages": packages}, manifests=manifests, launch={})  # type: ignore[typeddict-item]
+        return ctx.lookup("torch.ngc", None)
+
+    assert ngc("2.7.0a0+ecf3bae40a.nv25.02") is True
+    assert ngc("2.8.0a0+5228986c39.nv25.06") is True
+    assert ngc("2.9.1+cu128") is False and ngc("2.11.0") is False
+    with pytest.raises(Missing):
+        ngc(None)
