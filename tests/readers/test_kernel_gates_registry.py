@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
-from readers.test_sourcetables import fetch_wheel
+from registry_wheels import fetch_wheel
 
 from stackcheck.readers.binaries import scan_file
 from stackcheck.readers.sourcetables import compare_with_release, normalise_name, read_table

@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import subprocess
 import sys
 import zipfile
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import Any
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
+from registry_wheels import fetch_wheel  # the shared cache and platforms (manylinux2014-only wheels included)
 
 from stackcheck.probes.source_tables import outcome, package_locations, probe_source_tables
 from stackcheck.readers import sourcetables
@@ -385,31 +385,7 @@ def test_compare_with_release() -> None:
 
 # -- real wheels (registry) ----------------------------------------------------------------------------
 
-CACHE = Path.home() / ".cache" / "stackcheck-tests" / "wheels"
 WANTED_PREFIXES = (f"{DC}/", "flashinfer/jit/comm.py", "flashinfer/comm/trtllm_ar.py")
-
-
-def fetch_wheel(dist: str, version: str) -> Path:
-    """The cached wheel for dist==version, downloading it first; skips the test when that fails."""
-    stem = f"{dist.replace('-', '_')}-{version}-"
-    cached = sorted(CACHE.glob(f"{stem}*.whl"))
-    if cached:
-        return cached[0]
-    CACHE.mkdir(parents=True, exist_ok=True)
-    cmd = [
-        sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
-        "--python-version", "3.12", "--platform", "manylinux_2_34_x86_64", "--platform", "any",
-        "--disable-pip-version-check", "-q", "-d", str(CACHE), f"{dist}=={version}",
-    ]  # fmt: skip
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        pytest.skip(f"pip download {dist}=={version} failed: {exc}")
-    cached = sorted(CACHE.glob(f"{stem}*.whl"))
-    if proc.returncode != 0 or not cached:
-        last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-        pytest.skip(f"pip download {dist}=={version} failed (rc {proc.returncode}): {last}")
-    return cached[0]
 
 
 @pytest.fixture(scope="session")
