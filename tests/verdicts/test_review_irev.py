@@ -108,3 +108,26 @@ def test_a_candidate_that_is_not_a_version_is_bad_input(tmp_path: Any, bad: str)
     entry["candidates"] = ["0.6.12", "0.6.11.post1"]
     path.write_text(json.dumps({"schema_version": 1, "facts": {"packages": {"flashinfer-python": entry}}}))
     assert load_facts_file(path)["packages"]["flashinfer-python"]["candidates"] == ["0.6.12", "0.6.11.post1"]
+
+
+def test_a_misspelt_fact_in_quantify_earlier_when_is_a_manifest_problem() -> None:
+    """A rule's `when` with an unknown fact path is refused by the validator; `quantify.earlier.when` was not
+    checked, so a misspelt fact there left `earlier` unknown on every box without a word."""
+    import json
+
+    from stackcheck.knowledge.loader import load as load_shipped
+    from stackcheck.knowledge.validate import validate_documents
+
+    shipped = load_shipped([])
+    item = copy.deepcopy(
+        next(f for f in shipped.features if isinstance((f.get("quantify") or {}).get("earlier"), dict))
+    )
+    item["quantify"]["earlier"]["when"] = {
+        "all": [{"fact": "gpu.cc_major", "op": ">=", "value": 9}, {"fact": "gpu.nope", "op": "==", "value": 1}]
+    }
+    doc = json.loads(json.dumps({"features": [item]}))
+    problems = validate_documents({"features.json": ("user/features.json", doc)}, partial=True)
+    assert [p for p in problems if "quantify.earlier.when.all[1].fact: unknown fact path 'gpu.nope'" in p], problems
+    item["quantify"]["earlier"]["when"]["all"].pop()
+    doc["features"] = [item]
+    assert validate_documents({"features.json": ("user/features.json", doc)}, partial=True) == []
