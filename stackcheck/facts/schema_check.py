@@ -30,6 +30,7 @@ def check_facts(facts: Any, origin: str) -> None:
     try:
         if is_valid(facts, schema["$defs"]["facts"], schema):
             normalise_integers(facts, schema["$defs"]["facts"], schema)
+            _check_candidates(facts, origin)
             return
     except Unsupported:
         pass
@@ -46,3 +47,22 @@ def check_facts(facts: Any, origin: str) -> None:
         more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
         raise BadInputError(f"{origin}: {json_path(['facts', *e.absolute_path])}: {e.message[:200]}{more}")
     normalise_integers(facts, schema["$defs"]["facts"], schema)
+    _check_candidates(facts, origin)
+
+
+def _check_candidates(facts: Any, origin: str) -> None:
+    """Every `packages.NAME.candidates` entry is a version (PEP 440): a sweep that cannot read one would
+    ignore the whole list without a word (stackcheck.verdicts.engine.package_candidates)."""
+    packages = facts.get("packages") if isinstance(facts, dict) else None
+    if not isinstance(packages, dict):
+        return
+    for name, entry in packages.items():
+        values = entry.get("candidates") if isinstance(entry, dict) else None
+        if not isinstance(values, list):
+            continue
+        from stackcheck.facts.versions import parse_version
+
+        for i, value in enumerate(values):
+            if parse_version(value) is None:
+                where = f"$.facts.packages.{name}.candidates[{i}]"
+                raise BadInputError(f"{origin}: {where}: {str(value)[:80]!r} is not a version (PEP 440: 0.6.12)")

@@ -204,6 +204,12 @@ def semantic_problems(docs: Mapping[str, tuple[str, Any]], known: Mapping[str, A
                                 f"{origin}: {json_path([list_key, i, 'quantify', 'earlier', 'rule'])}: "
                                 f"no rule {rid!r} in this {list_key[:-1]}"
                             )
+                        # a misspelt fact in `when` would leave `earlier` unknown on every box, without a word
+                        for pred, ppath in _walk_rules(
+                            earlier.get("when"), [list_key, i, "quantify", "earlier", "when"]
+                        ):
+                            _check_pred(pred, ppath, origin, gate_ids, problems)
+                            _check_fact_paths(pred, ppath, origin, problems)
                 if list_key == "features":
                     _check_path(item, i, origin, gate_ids, problems, check_source)
                 for j, rel in enumerate(item.get("releases") or []):

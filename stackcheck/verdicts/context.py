@@ -369,10 +369,13 @@ class Context:
         """`toolkit.found`: whether the toolkit directory a build (and sgl-kernel's _find_cuda_home) picks exists:
         $CUDA_HOME or $CUDA_PATH, else the parent of the nvcc on PATH, else /usr/local/cuda. False when the
         toolkits probe marked none for builds (none of them exists) or the one it marked is missing or not a
-        directory; Missing when the toolkits were not probed."""
+        directory; Missing when the toolkits were not probed, or a hand-written list marks none of them either
+        way (`active_for_build` absent: which one a build picks is not stated)."""
         toolkits = self.facts.get("cuda_toolkits")
         if not isinstance(toolkits, list):
             raise Missing(path, "the CUDA toolkits were not probed (not in the facts)")
+        if toolkits and not any(isinstance(t, dict) and "active_for_build" in t for t in toolkits):
+            raise Missing(path, "the facts list CUDA toolkits but not which one a build picks (no active_for_build)")
         tk = next((t for t in toolkits if isinstance(t, dict) and t.get("active_for_build")), None)
         return tk is not None and not tk.get("error")
 

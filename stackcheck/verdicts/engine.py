@@ -691,9 +691,17 @@ def package_candidates(ctx: Context, name: str) -> list[str] | None:
     return [str(v) for v in dict.fromkeys(values)]
 
 
+#: what may follow the day in `collected_at`: a time, and its offset from UTC (none: UTC, as the schema says)
+_TIME_OF_DAY = (
+    r"[Tt ]([01][0-9]|2[0-3]):([0-5][0-9])(:[0-5][0-9](\.[0-9]+)?)?"
+    r"([Zz]|([+-])([01][0-9]|2[0-3]):?([0-5][0-9]))?"
+)
+
+
 def collected_day(ctx: Context) -> str | None:
-    """The UTC day (YYYY-MM-DD) the facts were true, when they say (`facts.collected_at`, ISO 8601); None when
-    absent or unreadable, and then nothing is left out of a sweep (fail safe)."""
+    """The UTC day (YYYY-MM-DD) the facts were true, when they say (`facts.collected_at`, ISO 8601: a date, or
+    a date-time whose offset from UTC moves it to the UTC day: 21:30-05:00 is the next day's 02:30); None
+    when absent or unreadable, and then nothing is left out of a sweep (fail safe)."""
     value = ctx.facts.get("collected_at")
     if not isinstance(value, str) or len(value) < 10:
         return None
@@ -701,7 +709,38 @@ def collected_day(ctx: Context) -> str | None:
     y, m, d = day[:4], day[5:7], day[8:10]
     if not (day[4] == day[7] == "-" and (y + m + d).isdigit() and "01" <= m <= "12" and "01" <= d <= "31"):
         return None
-    return day
+    if len(value) == 10:
+        return day
+    import re  # compiled once, on the first report with a time (re caches it)
+
+    t = re.fullmatch(_TIME_OF_DAY, value[10:])
+    if t is None:
+        return None  # a time that cannot be read may be another day in UTC
+    if t.group(6) is None:
+        return day  # UTC
+    sign = -1 if t.group(6) == "+" else 1  # 09:00+09:00 is 00:00 UTC
+    minutes = int(t.group(1)) * 60 + int(t.group(2)) + sign * (int(t.group(7)) * 60 + int(t.group(8)))
+    shift = -1 if minutes < 0 else 1 if minutes >= 24 * 60 else 0
+    return _shift_day(int(y), int(m), int(d), shift) if shift else day
+
+
+def _shift_day(y: int, m: int, d: int, shift: int) -> str | None:
+    """The day before (-1) or after (+1) y-m-d; None when y-m-d is not a day of the calendar."""
+    leap = y % 4 == 0 and (y % 100 != 0 or y % 400 == 0)
+    days = [31, 29 if leap else 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+    if d > days[m - 1]:
+        return None
+    d += shift
+    if d < 1:
+        m -= 1
+        if m < 1:
+            y, m = y - 1, 12
+        d = days[m - 1]
+    elif d > days[m - 1]:
+        d, m = 1, m + 1
+        if m > 12:
+            y, m = y + 1, 1
+    return f"{y:04d}-{m:02d}-{d:02d}"
 
 
 def _sources(value: Any) -> list[Any]:

@@ -743,3 +743,32 @@ def test_a_url_model_path_is_never_rewritten_in_the_message(tmp_path: Path, data
     (r,) = model(tmp_path, spec, {"HF_HUB_OFFLINE": "1"}, data).results
     assert r.status == "warn" and "a URL" in r.message
     assert "https:/user" not in r.message  # still URL-shaped, so the output's redaction masks the password
+
+
+def test_a_privileged_port_is_refused_for_what_it_is(data: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bind refused with EACCES (a port below 1024, not root) fails the port check as a permission, not as
+    'already in use, stop the other server' (which it said, with in_use: true)."""
+    import _socket
+    import errno
+
+    class Denied:  # a socket whose bind the kernel refuses, as it does a non-root bind below 1024
+        def __init__(self, *_: Any) -> None:
+            pass
+
+        def setsockopt(self, *_: Any) -> None:
+            pass
+
+        def bind(self, _addr: Any) -> None:
+            raise PermissionError(errno.EACCES, "Permission denied")
+
+        def close(self) -> None:
+            pass
+
+    monkeypatch.setattr(_socket, "socket", Denied)
+    reading = port_free("0.0.0.0", 80)
+    monkeypatch.undo()
+    r = check_port("0.0.0.0", 80, reading, data["host"]["port"])
+    assert r.status == "fail"
+    assert "already in use" not in r.message and "stop the other server" not in r.message
+    assert "permission denied" in r.message and "1024" in r.message
+    assert isinstance(r.observed, dict) and r.observed.get("denied") is True and "in_use" not in r.observed

@@ -82,6 +82,10 @@ def loopback_for(host: str) -> tuple[str, int, str | None]:
     return "127.0.0.1", AF_INET, f"tested on 127.0.0.1 (loopback), not {host}"
 
 
+#: how port_free says a bind was refused for want of privileges (a port in use says only where)
+DENIED = "permission denied (a port below 1024 needs privileges)"
+
+
 def port_free(host: str, port: int) -> tuple[bool | None, str]:
     """Whether the server could bind (host, port) now: a bind on loopback with SO_REUSEADDR, as uvicorn sets it
     (a TIME_WAIT connection does not block it, a listener does). Never connects anywhere. The socket is the C
@@ -100,7 +104,7 @@ def port_free(host: str, port: int) -> tuple[bool | None, str]:
         if exc.errno == errno.EADDRINUSE:
             return False, where + (f" ({note})" if note else "")
         if exc.errno == errno.EACCES:
-            return False, f"{where}: permission denied (a port below 1024 needs privileges)"
+            return False, f"{where}: {DENIED}"
         return None, f"{where}: {exc.strerror or exc}"
     finally:
         if sock is not None:
@@ -115,6 +119,12 @@ def check_port(host: str, port: int, reading: tuple[bool | None, str], spec: Map
         return CheckResult(
             "port", "ok", {"bind": where}, "a free port", f"--host {host} --port {port}: free ({where})", src
         )
+    if free is False and where.endswith(DENIED):
+        return CheckResult(
+            "port", "fail", {"bind": where, "denied": True}, "a port the server may bind",
+            f"--host {host} --port {port}: not allowed here ({where}): the server would fail to bind after loading "
+            "the weights (choose a --port of 1024 or above, or run the server with the privilege to bind it)", src,
+        )  # fmt: skip
     if free is False:
         return CheckResult(
             "port", "fail", {"bind": where, "in_use": True}, "a free port",
