@@ -425,6 +425,10 @@ def _decide_with(
         # what the launch needs beyond its features (manifests' required_by), now that the model's needs and
         # facts (model_multimodal) are known: a scope on a fact still unknown is required (fail closed)
         gate.add_launch_requirements(derived, manifests.features, manifests.checks)
+        if isinstance(pre.launch.get("model_mla"), bool):  # rules on launch.mla (attention-fa3, -fa4): judge again
+            from stackcheck.assembly.pipeline import reevaluate
+
+            ctx = reevaluate(report, ctx, opts, {"mla": pre.launch["model_mla"]})
     decision = gate.decide(
         derived, report["features"], manifests.features, args.allow_unknown, extra, report.get("checks") or []
     )

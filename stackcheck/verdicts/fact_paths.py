@@ -106,6 +106,11 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "from the launch command (`stackcheck gate`), as declared in launch.json",
         ),
         FactDoc(
+            ("launch.mla",),
+            "whether the served model uses multi-head latent attention (DeepSeek, Kimi): read from its config.json "
+            "by `recommend`, and by `gate` once the preflight has read the model; absent otherwise",
+        ),
+        FactDoc(
             ("launch.pcie_ipc_allreduce",),
             "whether SGLang's opt-in PCIe-IPC all-reduce is on (`SGLANG_ENABLE_PCIE_IPC_ALLREDUCE`, a launch.json "
             "`env` entry with a `fact`): the launch's environment in `gate`; in the audit the probed environment's "
