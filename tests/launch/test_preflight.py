@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from stackcheck.errors import BadInputError, UsageError
 from stackcheck.knowledge.loader import load
 from stackcheck.launch import preflight
+from stackcheck.launch.preflight import host as host_mod
 from stackcheck.launch.preflight.configfile import YamlSubsetError, config_args, expand_config, read_flat_yaml
 from stackcheck.launch.preflight.deps import check_dependencies, marker_environment
 from stackcheck.launch.preflight.gpus import Layout, check_gpu_count, gpu_ordinals, visible_devices
@@ -610,6 +611,51 @@ def test_busy_port_refuses_and_free_port_passes(data: dict[str, Any]) -> None:
             assert r.status == "fail", host
             assert f"--port {port}: already in use" in r.message
     assert check_port("127.0.0.1", port, port_free("127.0.0.1", port), spec).status == "ok"
+
+
+def _ipv6_loopback() -> bool:
+    try:
+        with socket.socket(socket.AF_INET6) as s:
+            s.bind(("::1", 0))
+    except OSError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(not _ipv6_loopback(), reason="no IPv6 loopback on this box")
+def test_a_listener_on_ipv6_loopback_blocks_the_empty_host_and_a_v6_localhost(
+    data: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """uvicorn (asyncio) binds --host "" on every family's wildcard, and localhost on each address the hosts file
+    gives it: another server on [::1]:P makes that bind fail, so the gate must not say the port is free."""
+    spec = data["host"]["port"]
+    hosts = tmp_path / "hosts"
+    monkeypatch.setattr(host_mod, "HOSTS_FILE", str(hosts))
+    with socket.socket(socket.AF_INET6) as busy:
+        busy.bind(("::1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        r = check_port("", port, port_free("", port), spec)
+        assert r.status == "fail" and f"[::1]:{port}" in r.message and "IPv6 too" in r.message
+        hosts.write_text("127.0.0.1 localhost\n::1 ip6-localhost ip6-loopback\n")  # Ubuntu's
+        assert check_port("localhost", port, port_free("localhost", port), spec).status == "ok"
+        hosts.write_text("127.0.0.1 localhost\n::1   localhost localhost6  # Fedora\n")
+        assert check_port("localhost", port, port_free("localhost", port), spec).status == "fail"
+        assert check_port("127.0.0.1", port, port_free("127.0.0.1", port), spec).status == "ok"  # IPv4 only
+
+
+def test_localhost_is_v6_reads_the_hosts_file(tmp_path: Path) -> None:
+    hosts = tmp_path / "hosts"
+    for text, want in [
+        ("::1 localhost ip6-localhost\n", True),
+        ("# ::1 localhost\n127.0.0.1 localhost\n", False),
+        ("::1 ip6-localhost ip6-loopback\n", False),
+        ("::1\tlocalhost.localdomain localhost\n", True),
+        ("", False),
+    ]:
+        hosts.write_text(text)
+        assert host_mod.localhost_is_v6(str(hosts)) is want, text
+    assert host_mod.localhost_is_v6(str(tmp_path / "missing")) is False
 
 
 def _loopback_by_ipaddress(host: str) -> tuple[str, int, str | None]:

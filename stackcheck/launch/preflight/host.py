@@ -86,14 +86,51 @@ def loopback_for(host: str) -> tuple[str, int, str | None]:
 DENIED = "permission denied (a port below 1024 needs privileges)"
 
 
+#: where the names of the hosts file live (read to know whether "localhost" also means ::1 here)
+HOSTS_FILE = "/etc/hosts"
+
+
+def localhost_is_v6(path: str | None = None) -> bool:
+    """Whether the hosts file maps `localhost` to ::1 too (Debian, Fedora and RHEL write `::1 localhost ...`;
+    Ubuntu names ::1 ip6-localhost only): a server bound to localhost then listens on both loopbacks."""
+    try:
+        with open(path or HOSTS_FILE, "rb") as fh:
+            data = fh.read(1 << 16)
+    except OSError:
+        return False
+    for raw in data.decode("utf-8", "replace").splitlines():
+        words = raw.split("#", 1)[0].split()
+        if len(words) >= 2 and words[0] == "::1" and "localhost" in words[1:]:
+            return True
+    return False
+
+
+def _also_v6(host: str) -> bool:
+    """A --host whose listener also takes the IPv6 loopback: the empty host (asyncio binds every family's
+    wildcard, 0.0.0.0 and ::) and localhost where the hosts file maps it to ::1."""
+    return host == "" or (host == "localhost" and localhost_is_v6())
+
+
 def port_free(host: str, port: int) -> tuple[bool | None, str]:
     """Whether the server could bind (host, port) now: a bind on loopback with SO_REUSEADDR, as uvicorn sets it
     (a TIME_WAIT connection does not block it, a listener does). Never connects anywhere. The socket is the C
-    module's own (_socket): the `socket` module's enums and wrappers are ~2 ms of the gate's start, for a bind."""
+    module's own (_socket): the `socket` module's enums and wrappers are ~2 ms of the gate's start, for a bind.
+    For a host that also listens on IPv6 (_also_v6) ::1 is bound too; a box without IPv6 skips that one."""
+    from _socket import AF_INET6
+
+    addr, family, note = loopback_for(host)
+    free, where = _bind_once(addr, family, port, note)
+    if free is True and family != AF_INET6 and _also_v6(host):
+        free6, where6 = _bind_once("::1", AF_INET6, port, f"--host {host!r} listens on IPv6 too")
+        if free6 is False:
+            return free6, where6
+    return free, where
+
+
+def _bind_once(addr: str, family: int, port: int, note: str | None) -> tuple[bool | None, str]:
     import errno
     from _socket import AF_INET, SO_REUSEADDR, SOCK_STREAM, SOL_SOCKET, socket
 
-    addr, family, note = loopback_for(host)
     where = f"{addr}:{port}" if family == AF_INET else f"[{addr}]:{port}"
     sock = None
     try:
