@@ -109,6 +109,10 @@ def semantic_problems(docs: Mapping[str, tuple[str, Any]], known: Mapping[str, A
         if isinstance(value, str) and source_ids and value not in source_ids:
             problems.append(f"{origin}: {json_path(path)}: unknown source id {value!r}")
 
+    components_doc = full.get("components.json")
+    component_packages = components_doc.get("packages") if isinstance(components_doc, dict) else None
+    package_keys = set(component_packages) if isinstance(component_packages, dict) else set()
+
     launch_doc = full.get("launch.json")
     launch_flags = set()
     if isinstance(launch_doc, dict):
@@ -189,6 +193,13 @@ def semantic_problems(docs: Mapping[str, tuple[str, Any]], known: Mapping[str, A
                 if isinstance(quantify, dict):
                     own = {r.get("id") for r in item.get("rules") or [] if isinstance(r, dict)}
                     check_source(quantify.get("source"), origin, [list_key, i, "quantify", "source"])
+                    pkg = quantify.get("package")
+                    if isinstance(pkg, str) and package_keys and pkg not in package_keys:
+                        # the sweep reads that package's releases: an unknown one would never run, without a word
+                        problems.append(
+                            f"{origin}: {json_path([list_key, i, 'quantify', 'package'])}: {pkg!r} is not a "
+                            "package of components.json"
+                        )
                     for j, rid in enumerate(quantify.get("rules") or []):
                         if isinstance(rid, str) and rid not in own:
                             problems.append(

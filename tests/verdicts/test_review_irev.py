@@ -131,3 +131,22 @@ def test_a_misspelt_fact_in_quantify_earlier_when_is_a_manifest_problem() -> Non
     item["quantify"]["earlier"]["when"]["all"].pop()
     doc["features"] = [item]
     assert validate_documents({"features.json": ("user/features.json", doc)}, partial=True) == []
+
+
+def test_a_quantify_package_unknown_to_components_is_a_manifest_problem() -> None:
+    """The sweep reads the quantify package's releases from components.json: a package that is not there (a
+    misspelling, 'flashinfer' for flashinfer-python) would leave the sweep off on every box without a word."""
+    import json
+
+    from stackcheck.knowledge.loader import load as load_shipped
+    from stackcheck.knowledge.validate import validate_documents
+
+    shipped = load_shipped([])
+    item = copy.deepcopy(next(f for f in shipped.features if isinstance(f.get("quantify"), dict)))
+    item["quantify"]["package"] = "flashinfer"
+    doc = json.loads(json.dumps({"features": [item]}))
+    problems = validate_documents({"features.json": ("user/features.json", doc)}, partial=True)
+    assert [p for p in problems if "quantify.package: 'flashinfer' is not a package of components.json" in p], problems
+    item["quantify"]["package"] = "sglang"
+    doc["features"] = [item]
+    assert validate_documents({"features.json": ("user/features.json", doc)}, partial=True) == []
