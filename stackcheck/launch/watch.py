@@ -44,6 +44,27 @@ from stackcheck.errors import OutputError
 
 SGLANG_READY = b"The server is fired up"
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
+#: every signal the gate handles while it watches (FORWARDED, and ^Z / SIGCONT, which stop and continue both)
+HANDLED = (*FORWARDED, signal.SIGTSTP, signal.SIGCONT)
+
+
+@contextlib.contextmanager
+def helper_threads_block_signals() -> Any:
+    """Threads started inside inherit a signal mask that blocks HANDLED, so the kernel delivers those signals to
+    the main thread. Python runs a handler only in the main thread, when its system call (waitpid on the server)
+    is interrupted: a SIGCONT that the kernel gave to a copier thread left the main thread asleep in waitpid, its
+    handler never ran, and the server stayed stopped after ^Z and `fg` (about 1 in 15 tries on a loaded box)."""
+    try:
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, HANDLED)
+    except (AttributeError, OSError, ValueError):  # no pthread_sigmask: leave the mask alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
 CHUNK = 65536
 DEFAULT_KEEP_BYTES = 8 * 2**20
 DEFAULT_DRAIN_S = 2.0
@@ -386,16 +407,18 @@ def watch(
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         say(f"stackcheck gate: {field_safe(command[0])}: cannot execute: {field_safe(why)}\n")
         return 126
-    if log is not None:
-        log.start()
+    with helper_threads_block_signals():
+        if log is not None:
+            log.start()
     previous = _forward_signals(child)
     assert child.stdout is not None and child.stderr is not None
     copiers = [
         Copier(child.stdout, 1, out, ring, log, ready, on_ready),  # type: ignore[arg-type]
         Copier(child.stderr, 2, out, ring, log, ready, on_ready),  # type: ignore[arg-type]
     ]
-    for c in copiers:
-        c.start()
+    with helper_threads_block_signals():
+        for c in copiers:
+            c.start()
     try:
         status = child.wait()
         died = time.monotonic()

@@ -317,3 +317,37 @@ def test_the_log_file_never_follows_a_link_another_user_planted_in_tmp(tmp_path:
         assert victim.read_text() == "precious"
     finally:
         link.unlink()
+
+
+def test_only_the_main_thread_takes_the_signals_the_gate_handles(tmp_path: Path) -> None:
+    """Python runs a signal handler in the main thread, once its system call (waitpid on the server) is
+    interrupted. A SIGCONT the kernel gave to an output-copier thread interrupted nothing: the main thread slept
+    on in waitpid, the handler that continues the server never ran, and after ^Z and `fg` the server stayed
+    stopped (1 in 15 tries on a loaded box). Every other thread of a watching gate must block those signals."""
+    pidfile = tmp_path / "server"
+    code = f"import os, time; open({str(pidfile)!r}, 'w').write(str(os.getpid())); time.sleep(30)"
+    log = tmp_path / "server.log"  # --log starts the log writer's thread too
+    gate_proc = subprocess.Popen(
+        [sys.executable, "-m", "stackcheck", "gate", "--facts", H200, "--watch", "--log", str(log), "--",
+         sys.executable, "-c", code],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        _wait_for(pidfile)
+        time.sleep(0.3)
+        handled = {signal.SIGCONT, signal.SIGTSTP, signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT}
+        masks = {}
+        for task in sorted(os.listdir(f"/proc/{gate_proc.pid}/task")):
+            status = Path(f"/proc/{gate_proc.pid}/task/{task}/status").read_text()
+            blocked = int(status.split("SigBlk:")[1].split()[0], 16)
+            masks[int(task)] = {s for s in handled if blocked & (1 << (int(s) - 1))}
+        assert len(masks) >= 3, masks  # the main thread and at least the two copiers
+        assert masks[gate_proc.pid] == set(), masks  # the main thread takes them all
+        others = {tid: got for tid, got in masks.items() if tid != gate_proc.pid}
+        assert all(got == handled for got in others.values()), others
+    finally:
+        gate_proc.kill()
+        gate_proc.wait()
+        if pidfile.exists() and pidfile.read_text().strip():
+            with contextlib.suppress(OSError):
+                os.kill(int(pidfile.read_text()), signal.SIGKILL)
