@@ -147,6 +147,19 @@ def _clause_holds(op: str, target: str, v: Version) -> bool:
 
 def version_in(version: str, spec: str) -> bool | None:
     """Does a version (local tag ignored, pre-releases admitted) satisfy a specifier set? None if unreadable."""
+    try:
+        return _version_in_cached(version, spec)
+    except TypeError:  # unhashable: not a string, which gives None
+        return _version_in(version, spec)
+
+
+@lru_cache(maxsize=8192)
+def _version_in_cached(version: str, spec: str) -> bool | None:
+    # memoised: the planner asks the same few (version, specifier) pairs for every candidate stack
+    return _version_in(version, spec)
+
+
+def _version_in(version: str, spec: str) -> bool | None:
     v = public(version)
     clauses = parse_specifier(spec)
     if v is None or clauses is None:

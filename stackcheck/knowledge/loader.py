@@ -50,7 +50,17 @@ class Manifests:
     """The merged manifest documents, as parsed JSON, and where each came from. (A plain class, not a
     dataclass: the dataclasses module imports inspect, ~8 ms of every start.)"""
 
-    __slots__ = ("_by_public", "_by_version", "_gate_index", "_gate_rows", "_newest", "_releases", "docs", "origins")
+    __slots__ = (
+        "_by_public",
+        "_by_version",
+        "_derived",
+        "_gate_index",
+        "_gate_rows",
+        "_newest",
+        "_releases",
+        "docs",
+        "origins",
+    )
 
     def __init__(self, docs: dict[str, Any] | None = None, origins: dict[str, list[str]] | None = None) -> None:
         self.docs: dict[str, Any] = docs if docs is not None else {}  # file name -> document
@@ -63,6 +73,12 @@ class Manifests:
         self._by_version: dict[str, dict[Any, Release]] = {}
         self._by_public: dict[str, dict[Any, Release]] = {}
         self._gate_rows: dict[tuple[str, str], SourceTableRelease | None] = {}
+        self._derived: dict[str, dict[Any, Any]] = {}
+
+    def derived(self, name: str) -> dict[Any, Any]:
+        """A memo, under `name`, of what its user works out from these documents (the planner: which components
+        each rule reads): kept with them, dropped with the indexes by forget_indexes."""
+        return self._derived.setdefault(name, {})
 
     def forget_indexes(self) -> None:
         """Drop the indexes built on first use: call it after editing `docs` in place."""
@@ -72,6 +88,7 @@ class Manifests:
         self._by_version = {}
         self._by_public = {}
         self._gate_rows = {}
+        self._derived = {}
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Manifests:
         # a copy is made to be edited: it starts without the indexes of the original

@@ -11,9 +11,11 @@ from typing import TYPE_CHECKING, Any
 
 from stackcheck.facts.model import KERNEL_PACKAGES
 from stackcheck.facts.versions import public
+from stackcheck.knowledge.loader import Manifests
+from stackcheck.plan.deps import feature_components, predicate_components
 from stackcheck.plan.solver import Choice, Stack
-from stackcheck.verdicts.context import Context
-from stackcheck.verdicts.engine import evaluate_feature
+from stackcheck.verdicts.context import Context, SharedOutcomes
+from stackcheck.verdicts.engine import evaluate_feature, feature_ok
 from stackcheck.verdicts.types import FeatureVerdict
 
 if TYPE_CHECKING:
@@ -107,6 +109,31 @@ def applied(stack: Stack) -> dict[str, Choice]:
     return out
 
 
+def _reads_no_component(pred: Any, manifests: Manifests, has_gpus: bool) -> bool:
+    """deps.predicate_components(pred) is empty: remembered with the manifests (by the predicate's identity; the
+    manifests keep it alive), since the planner asks about every predicate on every plan."""
+    memo = manifests.derived("plan.reads_no_component")
+    key = (id(pred), has_gpus)
+    got = memo.get(key)
+    if got is not None and got[0] is pred:
+        return bool(got[1])
+    answer = predicate_components(pred, manifests, has_gpus) == frozenset()
+    memo[key] = (pred, answer)
+    return answer
+
+
+def _components(feature: Any, manifests: Manifests, has_gpus: bool) -> tuple[frozenset[str], frozenset[str]]:
+    """deps.feature_components, remembered with the manifests like _reads_no_component."""
+    memo = manifests.derived("plan.feature_components")
+    key = (id(feature), has_gpus)
+    got = memo.get(key)
+    if got is not None and got[0] is feature:
+        return got[1]  # type: ignore[no-any-return]
+    answer = feature_components(feature, manifests, has_gpus)
+    memo[key] = (feature, answer)
+    return answer
+
+
 class Engine:
     """Feature verdicts on hypothetical facts: the box with some components replaced by choices.
 
@@ -117,14 +144,19 @@ class Engine:
     straightforward reference the tests compare the planner with)."""
 
     def __init__(self, ctx: Context, memo: bool = True) -> None:
-        from stackcheck.plan.deps import feature_components
-
         self.ctx = ctx
         self.features = {str(f.get("id")): f for f in ctx.manifests.features}
         self.memo = memo
         has_gpus = bool(ctx.gpu_models())
-        self._deps = {fid: feature_components(f, ctx.manifests, has_gpus) for fid, f in self.features.items()}
+        self._deps = {fid: _components(f, ctx.manifests, has_gpus) for fid, f in self.features.items()}
         self._cache: dict[tuple[Any, ...], FeatureVerdict] = {}
+        self._facts: dict[tuple[Any, ...], Facts] = {}
+        self._ok: dict[tuple[Any, ...], bool] = {}  # ok() of the keys judged only that far
+        # predicates that read no component a choice replaces have one outcome on every hypothetical facts
+        self._shared: SharedOutcomes | None = None
+        if memo:
+            manifests = ctx.manifests
+            self._shared = SharedOutcomes(lambda p: _reads_no_component(p, manifests, has_gpus))
         self.evaluations = 0  # how many verdicts were computed (the benches and tests read it)
 
     def verdict_now(self, fid: str) -> FeatureVerdict:
@@ -135,10 +167,14 @@ class Engine:
     def verdict_on(self, facts: Facts, fid: str) -> FeatureVerdict:
         """The feature on any facts (not memoised)."""
         self.evaluations += 1
+        return evaluate_feature(self.features[fid], self._context(facts))
+
+    def _context(self, facts: Facts) -> Context:
         ctx = Context(facts=facts, manifests=self.ctx.manifests, launch=self.ctx.launch)
         if facts.get("gpus") is self.ctx.facts.get("gpus"):
             ctx.share_gpu_models(self.ctx)  # the same GPUs: their models are not worked out again
-        return evaluate_feature(self.features[fid], ctx)
+            ctx.shared_outcomes = self._shared  # and what reads only the box's own facts is read once
+        return ctx
 
     def key(self, fid: str, choices: Mapping[str, Choice]) -> tuple[Any, ...]:
         """What the verdict of `fid` on the box with `choices` applied can depend on (see the class)."""
@@ -160,10 +196,37 @@ class Engine:
         return got
 
     def verdict(self, stack: Stack, fid: str) -> FeatureVerdict:
-        return self.verdict_with(applied(stack), fid, lambda: stack_facts(self.ctx, stack))
+        choices = applied(stack)
+        return self.verdict_with(choices, fid, lambda: self._stack_facts(choices, stack))
+
+    def _stack_facts(self, choices: Mapping[str, Choice], stack: Stack) -> Facts:
+        """stack_facts, built once per set of applied choices (the features judged on one stack share them)."""
+        if not self.memo:
+            return stack_facts(self.ctx, stack)
+        key = tuple(choices.items())
+        got = self._facts.get(key)
+        if got is None:
+            got = self._facts[key] = stack_facts(self.ctx, stack)
+        return got
 
     def ok(self, stack: Stack, fid: str) -> bool:
-        return self.verdict(stack, fid).get("status") == "ok"
+        """Whether the feature is ok on the stack. Memoised, a feature not ok there is judged only up to its
+        first rule that fails or is not known (engine.feature_ok); an ok one is judged in full and kept."""
+        if not self.memo:
+            return self.verdict(stack, fid).get("status") == "ok"
+        choices = applied(stack)
+        key = self.key(fid, choices)
+        got = self._cache.get(key)
+        if got is not None:
+            return got.get("status") == "ok"
+        known = self._ok.get(key)
+        if known is None:
+            self.evaluations += 1
+            verdict = feature_ok(self.features[fid], self._context(self._stack_facts(choices, stack)))
+            if verdict is not None:
+                self._cache[key] = verdict
+            known = self._ok[key] = verdict is not None
+        return known
 
 
 def first_failure(v: FeatureVerdict) -> str:

@@ -54,6 +54,31 @@ class TableValue(NamedTuple):
     source: Any = None
 
 
+class SharedOutcomes:
+    """The outcomes of the predicates that read nothing which differs between a set of contexts, kept for all of
+    them: the planner judges features on many hypothetical facts (the box with some components replaced), and
+    most predicates read only what no choice replaces (the GPUs, the launch, the environment), so each is
+    evaluated once per GPU model for the whole plan instead of once per stack. `fixed(pred)` says whether a
+    predicate (by identity: the manifests keep it alive) is one of them; plan.hypothetical.Engine decides it from
+    the fact paths and gates it reads (plan.deps), the same reading its verdict memo rests on."""
+
+    __slots__ = ("_fixed", "_is_fixed", "outcomes")
+
+    def __init__(self, is_fixed: Callable[[Any], bool]) -> None:
+        self._is_fixed = is_fixed
+        self._fixed: dict[int, tuple[Any, bool]] = {}
+        #: (predicate by identity, GPU model) -> (the predicate, its engine.Outcome)
+        self.outcomes: dict[tuple[int, GpuModel | None], tuple[Any, Any]] = {}
+
+    def fixed(self, pred: Any) -> bool:
+        got = self._fixed.get(id(pred))
+        if got is not None and got[0] is pred:
+            return got[1]
+        answer = self._is_fixed(pred)
+        self._fixed[id(pred)] = (pred, answer)
+        return answer
+
+
 class Context:
     """The facts and manifests one evaluation reads, with the lookups the engine and the planner share."""
 
@@ -63,6 +88,9 @@ class Context:
         self.launch: dict[str, Any] = launch if launch is not None else {}
         self._models: list[GpuModel] | None = None
         self._target_rules: TargetRules | None = None
+        #: outcomes shared with other contexts (SharedOutcomes), set by the planner on the
+        #: hypothetical contexts of one plan; None: every predicate is evaluated on these facts
+        self.shared_outcomes: SharedOutcomes | None = None
 
     def __repr__(self) -> str:
         return f"Context(facts={self.facts!r}, manifests={self.manifests!r}, launch={self.launch!r})"
@@ -114,11 +142,16 @@ class Context:
 
     # ---- packages ---------------------------------------------------------------------------
     def package(self, name: str) -> dict[str, Any] | None:
+        p = self._entry(name)
+        return dict(p) if p is not None else None
+
+    def _entry(self, name: str) -> Mapping[str, Any] | None:
+        """The facts' own entry of a package, not copied (package() gives a copy): for reading only."""
         pkgs = self.facts.get("packages")
         if pkgs is None:
             return None
         p = pkgs.get(name)
-        return dict(p) if isinstance(p, dict) else None
+        return p if isinstance(p, dict) else None
 
     def package_state(self, name: str) -> str:
         """ "installed", "absent" or "unknown". An entry with neither `installed` nor a version (a failed or
@@ -166,7 +199,7 @@ class Context:
         return Missing(path, f"{name} version not known" if self.is_installed(name) else f"{name} is not installed")
 
     def installed_version(self, name: str) -> str | None:
-        p = self.package(name)
+        p = self._entry(name)
         if p and p.get("installed") and isinstance(p.get("version"), str):
             return str(p["version"])
         return None
@@ -175,7 +208,7 @@ class Context:
         """Installed, whether or not its version is known: `installed: true`, or (a hand-written facts
         document) a version without `installed`. A `needs` is met by it; rules that read the version still
         see it as unknown."""
-        p = self.package(name)
+        p = self._entry(name)
         if not p:
             return False
         if "installed" in p:
@@ -430,7 +463,7 @@ class Context:
         name, _, attr = rest.rpartition(".")
         if self.facts.get("packages") is None:
             raise Missing(path, "installed packages not known")
-        p = self.package(name)
+        p = self._entry(name)
         if self.package_state(name) == "unknown":
             raise Unknown(path, self.package_unknown_reason(name))
         if attr == "installed":

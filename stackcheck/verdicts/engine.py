@@ -102,7 +102,23 @@ def _compare(op: str, lhs: Any, rhs: Any) -> bool:
 
 
 def evaluate_predicate(pred: Any, ctx: Context, gpu: GpuModel | None) -> Outcome:
-    """Evaluate a predicate; a missing fact gives Outcome(value=None, missing=reason)."""
+    """Evaluate a predicate; a missing fact gives Outcome(value=None, missing=reason). Outcomes are not
+    changed after they are made, so one shared by contexts (ctx.shared_outcomes) is returned as it is."""
+    shared = ctx.shared_outcomes
+    if shared is None or not isinstance(pred, dict):
+        return _evaluate_predicate(pred, ctx, gpu)
+    key = (id(pred), gpu)
+    got = shared.outcomes.get(key)
+    if got is not None and got[0] is pred:
+        kept: Outcome = got[1]
+        return kept
+    out = _evaluate_predicate(pred, ctx, gpu)
+    if shared.fixed(pred):
+        shared.outcomes[key] = (pred, out)
+    return out
+
+
+def _evaluate_predicate(pred: Any, ctx: Context, gpu: GpuModel | None) -> Outcome:
     if not isinstance(pred, dict):
         return Outcome(None, missing=f"malformed predicate {pred!r}")
     if "all" in pred or "any" in pred:
@@ -263,7 +279,14 @@ def _rule_shape(rule: Rule) -> tuple[bool, str]:
     return per_gpu, requirement
 
 
-def evaluate_rules(item: Feature | Check, ctx: Context, hook: RuleHook | None = None) -> list[Reason]:
+class _NotOk(Exception):
+    """A rule failed or is not known: the feature is not ok, whatever the other rules say (feature_ok)."""
+
+
+def evaluate_rules(
+    item: Feature | Check, ctx: Context, hook: RuleHook | None = None, stop: bool = False
+) -> list[Reason]:
+    """The reasons of every rule that applies; `stop`: raise _NotOk at the first that fails or is unknown."""
     reasons: list[Reason] = []
     models = ctx.gpu_models()
     for rule in item.get("rules") or []:
@@ -290,10 +313,14 @@ def evaluate_rules(item: Feature | Check, ctx: Context, hook: RuleHook | None = 
                     continue
             if w is not None:
                 if w.value is None:
+                    if stop:
+                        raise _NotOk
                     reasons.append({**base, "result": "unknown", "message": str(w.missing)})
                     continue
             r = evaluate_predicate(rule.get("require"), ctx, gpu)
             if r.value is None:
+                if stop:
+                    raise _NotOk
                 reasons.append({**base, "result": "unknown", "message": str(r.missing)})
                 continue
             reason: Reason = {**base, "observed": r.observed, "required": r.required}
@@ -303,6 +330,8 @@ def evaluate_rules(item: Feature | Check, ctx: Context, hook: RuleHook | None = 
                 reason["result"] = "pass"
                 reason["message"] = r.note or "requirement met"
             else:
+                if stop:
+                    raise _NotOk
                 reason["result"] = "fail"
                 raw = r.raw_required if r.raw_required is not None else r.required
                 reason["message"] = _format(str(rule.get("message", "requirement not met")), r.observed, raw, gpu)
@@ -315,7 +344,18 @@ def _order(reasons: list[Reason]) -> list[Reason]:
     return sorted(reasons, key=lambda r: (rank[r.get("result", "pass")], -EFFECT_ORDER.get(r.get("effect", ""), 0)))
 
 
-def evaluate_feature(feature: Feature, ctx: Context) -> FeatureVerdict:
+def feature_ok(feature: Feature, ctx: Context) -> FeatureVerdict | None:
+    """The feature's verdict when it is ok (evaluate_feature's, in full), else None: the rules are read only up
+    to the first that fails or is not known, which makes the verdict blocked or unknown whatever the rest say
+    (the planner asks many stacks only whether a feature is ok on them)."""
+    try:
+        verdict = evaluate_feature(feature, ctx, _stop=True)
+    except _NotOk:
+        return None
+    return verdict if verdict.get("status") == "ok" else None
+
+
+def evaluate_feature(feature: Feature, ctx: Context, _stop: bool = False) -> FeatureVerdict:
     verdict: FeatureVerdict = {
         "id": str(feature.get("id")),
         "title": str(feature.get("title", feature.get("id"))),
@@ -382,7 +422,7 @@ def evaluate_feature(feature: Feature, ctx: Context) -> FeatureVerdict:
                         }
                     ],
                 }
-    reasons = _order(evaluate_rules(feature, ctx))
+    reasons = _order(evaluate_rules(feature, ctx, stop=_stop))
     fails = [r for r in reasons if r.get("result") == "fail"]
     if fails:
         effect = max((r.get("effect", "crash") for r in fails), key=lambda e: EFFECT_ORDER.get(e, 0))
