@@ -212,9 +212,13 @@ class Engine:
     def ok(self, stack: Stack, fid: str) -> bool:
         """Whether the feature is ok on the stack. Memoised, a feature not ok there is judged only up to its
         first rule that fails or is not known (engine.feature_ok); an ok one is judged in full and kept."""
-        if not self.memo:
-            return self.verdict(stack, fid).get("status") == "ok"
         choices = applied(stack)
+        return self.ok_with(choices, fid, lambda: self._stack_facts(choices, stack))
+
+    def ok_with(self, choices: Mapping[str, Choice], fid: str, facts: Callable[[], Facts]) -> bool:
+        """Whether the feature is ok on the box with `choices` applied (see ok; `facts` as for verdict_with)."""
+        if not self.memo:
+            return self.verdict_with(choices, fid, facts).get("status") == "ok"
         key = self.key(fid, choices)
         got = self._cache.get(key)
         if got is not None:
@@ -222,7 +226,7 @@ class Engine:
         known = self._ok.get(key)
         if known is None:
             self.evaluations += 1
-            verdict = feature_ok(self.features[fid], self._context(self._stack_facts(choices, stack)))
+            verdict = feature_ok(self.features[fid], self._context(facts()))
             if verdict is not None:
                 self._cache[key] = verdict
             known = self._ok[key] = verdict is not None

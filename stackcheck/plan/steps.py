@@ -72,12 +72,14 @@ def plan_steps(ctx: Context, engine: Engine, target: Stack, box: Box, before: di
         def judge(fid: str, choices: dict[str, Choice] = choices, now: Facts = now) -> FeatureVerdict:
             return engine.verdict_with(choices, fid, lambda: now)
 
+        def ok_after(fid: str, choices: dict[str, Choice] = choices, now: Facts = now) -> bool:
+            return engine.ok_with(choices, fid, lambda: now)
+
         if n == len(order) - 1:
             final = {fid: judge(fid) for fid in engine.features}
-            status = {fid: str(v.get("status")) for fid, v in final.items()}
-        else:
-            status = {fid: str(judge(fid).get("status")) for fid in blocked0 - unblocked}
-        newly = sorted(fid for fid in blocked0 - unblocked if status.get(fid) == "ok")
+            newly = sorted(fid for fid in blocked0 - unblocked if final[fid].get("status") == "ok")
+        else:  # only whether each is ok after this step (engine.ok_with reads no further than it must)
+            newly = sorted(fid for fid in blocked0 - unblocked if ok_after(fid))
         unblocked.update(newly)
         install = INSTALLERS[ch.component](ctx, ch, box, target)
         if ch.component == "driver":

@@ -404,24 +404,22 @@ def evaluate_feature(feature: Feature, ctx: Context, _stop: bool = False) -> Fea
         judged = _judge_newer(verdict, feature, ctx, newer_all)
         if judged is not None:
             return judged
-    for name in needs:
-        for alt in name.split("|"):
-            newer = ctx.newer_than_manifests(alt)
-            if newer and alt not in assume:
-                return {
-                    **verdict,
-                    "status": "unknown",
-                    "effect": None,
-                    "reasons": [
-                        {
-                            "rule": "known-release",
-                            "result": "unknown",
-                            "observed": newer,
-                            "required": f"<= {ctx.newest_known(alt)}",
-                            "message": f"{alt} {newer} is newer than the manifests (data of {ctx.manifests.date})",
-                        }
-                    ],
+    if newer_all:  # nothing derived: unknown, naming the first (in the order of `needs`)
+        alt, newer = newer_all[0]
+        return {
+            **verdict,
+            "status": "unknown",
+            "effect": None,
+            "reasons": [
+                {
+                    "rule": "known-release",
+                    "result": "unknown",
+                    "observed": newer,
+                    "required": f"<= {ctx.newest_known(alt)}",
+                    "message": f"{alt} {newer} is newer than the manifests (data of {ctx.manifests.date})",
                 }
+            ],
+        }
     reasons = _order(evaluate_rules(feature, ctx, stop=_stop))
     fails = [r for r in reasons if r.get("result") == "fail"]
     if fails:
