@@ -87,6 +87,14 @@ def _walk_rules(pred: Any, path: list[Any]) -> Iterable[tuple[dict[str, Any], li
         yield from _walk_rules(pred["not"], [*path, "not"])
 
 
+def _unknown_rule(rid: Any, own: set[Any], origin: str, path: list[Any]) -> list[str]:
+    """A reference to one of the item's own rules (workaround.for_rules, quantify.rules, quantify.earlier.rule)
+    that names none of them; `path` starts with the list ("features"/"checks")."""
+    if isinstance(rid, str) and rid not in own:
+        return [f"{origin}: {json_path(path)}: no rule {rid!r} in this {str(path[0])[:-1]}"]
+    return []
+
+
 def semantic_problems(docs: Mapping[str, tuple[str, Any]], known: Mapping[str, Any] | None = None) -> list[str]:
     """Checks a schema cannot express. `known` holds the full merged documents (for references from a
     partial user directory into the shipped set)."""
@@ -180,18 +188,14 @@ def semantic_problems(docs: Mapping[str, tuple[str, Any]], known: Mapping[str, A
                         for pred, ppath in _walk_rules(rule.get(part), [*base, part]):
                             _check_pred(pred, ppath, origin, gate_ids, problems)
                             _check_fact_paths(pred, ppath, origin, problems)
+                own = {r.get("id") for r in item.get("rules") or [] if isinstance(r, dict)}
+
                 workaround = item.get("workaround")
                 if isinstance(workaround, dict) and isinstance(workaround.get("for_rules"), list):
-                    own = {r.get("id") for r in item.get("rules") or [] if isinstance(r, dict)}
                     for j, rid in enumerate(workaround["for_rules"]):
-                        if isinstance(rid, str) and rid not in own:
-                            problems.append(
-                                f"{origin}: {json_path([list_key, i, 'workaround', 'for_rules', j])}: "
-                                f"no rule {rid!r} in this {list_key[:-1]}"
-                            )
+                        problems += _unknown_rule(rid, own, origin, [list_key, i, "workaround", "for_rules", j])
                 quantify = item.get("quantify")
                 if isinstance(quantify, dict):
-                    own = {r.get("id") for r in item.get("rules") or [] if isinstance(r, dict)}
                     check_source(quantify.get("source"), origin, [list_key, i, "quantify", "source"])
                     pkg = quantify.get("package")
                     if isinstance(pkg, str) and package_keys and pkg not in package_keys:
@@ -201,20 +205,12 @@ def semantic_problems(docs: Mapping[str, tuple[str, Any]], known: Mapping[str, A
                             "package of components.json"
                         )
                     for j, rid in enumerate(quantify.get("rules") or []):
-                        if isinstance(rid, str) and rid not in own:
-                            problems.append(
-                                f"{origin}: {json_path([list_key, i, 'quantify', 'rules', j])}: "
-                                f"no rule {rid!r} in this {list_key[:-1]}"
-                            )
+                        problems += _unknown_rule(rid, own, origin, [list_key, i, "quantify", "rules", j])
                     earlier = quantify.get("earlier")
                     if isinstance(earlier, dict):
                         check_source(earlier.get("source"), origin, [list_key, i, "quantify", "earlier", "source"])
-                        rid = earlier.get("rule")
-                        if isinstance(rid, str) and rid not in own:
-                            problems.append(
-                                f"{origin}: {json_path([list_key, i, 'quantify', 'earlier', 'rule'])}: "
-                                f"no rule {rid!r} in this {list_key[:-1]}"
-                            )
+                        rule_path = [list_key, i, "quantify", "earlier", "rule"]
+                        problems += _unknown_rule(earlier.get("rule"), own, origin, rule_path)
                         # a misspelt fact in `when` would leave `earlier` unknown on every box, without a word
                         for pred, ppath in _walk_rules(
                             earlier.get("when"), [list_key, i, "quantify", "earlier", "when"]
