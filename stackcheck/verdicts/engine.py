@@ -8,7 +8,7 @@ False or Missing."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from stackcheck.facts.archs import coverage, covering, expand_arch_list
@@ -493,6 +493,12 @@ def workaround_for(feature: Feature, verdict: Mapping[str, Any]) -> Workaround |
     return w.copy()
 
 
+def _oldest_first(versions: Iterable[str]) -> list[str]:
+    """Version strings in release order (one that does not parse first, as 0 would)."""
+    zero = parse_version("0")
+    return sorted(versions, key=lambda v: parse_version(v) or zero)  # type: ignore[arg-type,return-value]
+
+
 def _blocked_in_every_release(
     item: Feature | Check, ctx: Context, needs: list[str], check: bool = False
 ) -> tuple[str, list[Reason]] | None:
@@ -521,12 +527,11 @@ def _blocked_in_every_release(
     records = ctx.manifests.releases(name)
     later = [r for r in records if day is not None and isinstance(r.get("uploaded"), str) and r["uploaded"] > day]
     candidates = package_candidates(ctx, name)
-    key = lambda v: parse_version(v) or parse_version("0")  # noqa: E731
     nearest = None
     if candidates is not None:
         # the report narrows the release to these (a traceback's line numbers read against every release):
         # nothing else can be installed, known to the manifests or not
-        releases, later, bounded = sorted(candidates, key=key), [], True  # type: ignore[arg-type]
+        releases, later, bounded = _oldest_first(candidates), [], True
     else:
         bounded = bool(later)
         # a package run from a git checkout (components.json `dev_builds`): a box of that day may hold the code
@@ -551,7 +556,7 @@ def _blocked_in_every_release(
                 + str((judged[1][0] if judged[1] else {}).get("message", ""))
             )
             return effect, [reason]
-        releases = sorted((str(r.get("version")) for r in [*held, *([nearest] if nearest else [])]), key=key)  # type: ignore[arg-type]
+        releases = _oldest_first(str(r.get("version")) for r in [*held, *([nearest] if nearest else [])])
     if not releases:
         return None
     named = {str(x) for x in quantify.get("rules") or []}
@@ -658,7 +663,7 @@ def _older_than_every_release(
         if not any(o.value is True for o in outcomes):
             return None
     effect = str(earlier.get("effect", "crash"))
-    left = sorted((str(r.get("version")) for r in later), key=lambda v: parse_version(v) or parse_version("0"))  # type: ignore[arg-type,return-value]
+    left = _oldest_first(str(r.get("version")) for r in later)
     span = left[0] if len(left) == 1 else f"{left[0]}-{left[-1]}"
     bad = "failed" if check else "blocked"
     reason: Reason = {
@@ -701,7 +706,7 @@ def _every_release_reason(
                 f", and {nearest.get('version')}, the first after it, for a development build of that day "
                 "(the code between them)"
             )
-        left = sorted((str(r.get("version")) for r in later), key=lambda v: parse_version(v) or parse_version("0"))  # type: ignore[arg-type,return-value]
+        left = _oldest_first(str(r.get("version")) for r in later)
         after = f"; {', '.join(left)} came later and cannot be installed here" if left else ""
     else:
         which, after = "every release of it the manifests know", ""
