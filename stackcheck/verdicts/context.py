@@ -7,8 +7,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from stackcheck.facts.archs import TargetRules, rules_of
-from stackcheck.facts.model import KERNEL_PACKAGES as _KERNEL_PAIR
-from stackcheck.facts.model import cc_tuple
+from stackcheck.facts.model import KERNEL_PACKAGES, cc_tuple
 from stackcheck.facts.versions import cuda_from_tag, ngc_build, parse_version, public, variant_of
 from stackcheck.knowledge.loader import Manifests, pypi_variant
 
@@ -17,7 +16,7 @@ if TYPE_CHECKING:
     from stackcheck.knowledge.types import Release
 
 #: the new name first: a box with both reads sglang-kernel
-KERNEL_PACKAGES = _KERNEL_PAIR[::-1]
+KERNELS_NEW_NAME_FIRST = KERNEL_PACKAGES[::-1]
 
 
 class Missing(Exception):
@@ -230,7 +229,7 @@ class Context:
         return Missing(path, "neither triton nor pytorch-triton is installed")
 
     def kernel_package(self) -> str | None:
-        for name in KERNEL_PACKAGES:
+        for name in KERNELS_NEW_NAME_FIRST:
             if self.installed_version(name):
                 return name
         return None
@@ -487,8 +486,8 @@ class Context:
 
     def _kernel_fact(self, path: str, rest: str, gpu: GpuModel | None) -> Any:
         kernel = self.kernel_package()
-        if kernel is None and any(self.version_unknown(k) for k in KERNEL_PACKAGES):
-            raise Unknown(path, "; ".join(self.package_unknown_reason(k) for k in KERNEL_PACKAGES))
+        if kernel is None and any(self.version_unknown(k) for k in KERNELS_NEW_NAME_FIRST):
+            raise Unknown(path, "; ".join(self.package_unknown_reason(k) for k in KERNELS_NEW_NAME_FIRST))
         if kernel is None:
             raise Missing(path, "neither sglang-kernel nor sgl-kernel is installed")
         return self.lookup(f"pkg.{kernel}.{rest}", gpu)
