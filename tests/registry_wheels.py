@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -57,3 +58,17 @@ def fetch_wheel(dist: str, version: str) -> Path:
     if hit is None:
         pytest.skip(f"pip download {dist}=={version}: no wheel named {dist}-{version}-*")
     return hit
+
+
+def extract(wheel: Path, root: Path, keep: Callable[[str], bool]) -> Path:
+    """The members of `wheel` that `keep` takes, written below `root` as they would be installed (a member
+    naming a parent directory is never written)."""
+    import zipfile
+
+    with zipfile.ZipFile(wheel) as zf:
+        for name in zf.namelist():
+            if keep(name) and ".." not in name:
+                target = root / name
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(zf.read(name))
+    return root

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
-from registry_wheels import fetch_wheel
+from registry_wheels import extract, fetch_wheel
 
 from stackcheck.readers.binaries import scan_file
 from stackcheck.readers.sourcetables import compare_with_release, normalise_name, read_table
@@ -67,13 +67,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str, str], Path]
             wheel = fetch_wheel(dist, version)
             root = tmp_path_factory.mktemp(f"{dist}-{version}")
             wanted = {f for g in _gates() if g.get("probe") for f in g["probe"]["files"]} | set(EXTRA_FILES)
-            with zipfile.ZipFile(wheel) as zf:
-                for name in zf.namelist():
-                    if name in wanted:
-                        target = root / name
-                        target.parent.mkdir(parents=True, exist_ok=True)
-                        target.write_bytes(zf.read(name))
-            made[(dist, version)] = root
+            made[(dist, version)] = extract(wheel, root, wanted.__contains__)
         return made[(dist, version)]
 
     return make

@@ -11,14 +11,13 @@ import hashlib
 import json
 import os
 import sys
-import zipfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
-from registry_wheels import fetch_wheel  # the shared cache and platforms (manylinux2014-only wheels included)
+from registry_wheels import extract, fetch_wheel  # the shared cache and platforms (manylinux2014-only wheels included)
 
 from stackcheck.probes.source_tables import outcome, package_locations, probe_source_tables
 from stackcheck.readers import sourcetables
@@ -397,15 +396,12 @@ def real_site(tmp_path_factory: pytest.TempPathFactory) -> Any:
         if (dist, version) not in made:
             wheel = fetch_wheel(dist, version)
             site = tmp_path_factory.mktemp(f"site-{dist}-{version}")
-            with zipfile.ZipFile(wheel) as zf:
-                gate_files = {f for g in manifest_gates() if g.get("probe") for f in g["probe"]["files"]}
-                for name in zf.namelist():
-                    wanted = (name.startswith(WANTED_PREFIXES) and name.endswith(".py")) or name in gate_files
-                    if wanted and ".." not in name:
-                        target = site / name
-                        target.parent.mkdir(parents=True, exist_ok=True)
-                        target.write_bytes(zf.read(name))
-            made[(dist, version)] = site
+            gate_files = {f for g in manifest_gates() if g.get("probe") for f in g["probe"]["files"]}
+
+            def keep(name: str) -> bool:
+                return (name.startswith(WANTED_PREFIXES) and name.endswith(".py")) or name in gate_files
+
+            made[(dist, version)] = extract(wheel, site, keep)
         return made[(dist, version)]
 
     return make
