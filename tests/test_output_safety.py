@@ -174,11 +174,19 @@ def test_surrogates_in_facts_env_and_argv_are_escaped_and_no_tmp_file_is_left(tm
     assert env_out["NCCL_SOCKET_IFNAME"] == "eth\udcff"  # kept as the escape \udcff: valid JSON, no crash
     argv = subprocess.run(
         [sys.executable, "-m", "stackcheck", "gate", "--facts", str(H200), "--dry-run", "--",
-         *LAUNCH, os.fsdecode(b"--x=\xff")],
+         *LAUNCH, os.fsdecode(b"--served-model-name=\xff")],
         capture_output=True, timeout=120,
     )  # fmt: skip
     assert argv.returncode == 0, argv.stderr
     argv.stdout.decode("utf-8")
+    # a flag the release does not declare is refused, its undecodable byte shown as an escape
+    refused = subprocess.run(
+        [sys.executable, "-m", "stackcheck", "gate", "--facts", str(H200), "--dry-run", "--",
+         *LAUNCH, os.fsdecode(b"--x\xff=1")],
+        capture_output=True, timeout=120,
+    )  # fmt: skip
+    assert refused.returncode == 1, refused.stderr
+    assert "REFUSE --x\\udcff [command]" in refused.stdout.decode("utf-8")
     assert sorted(p.name for p in out_dir.iterdir()) == sorted(
         ["r.json", "r.text", "r.markdown", "r.prometheus", "r.nfd", "p.json"]
     )

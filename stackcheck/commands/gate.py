@@ -50,8 +50,9 @@ HELP_EPILOG = """decision policy:
   FlashInfer is the default sampler or attention backend) are checked too: blocked with
   effect crash refuses, blocked with effect disabled/degraded only warns; unknown refuses (unless
   --allow-unknown) when one of the feature's rules can crash, else warns.
-  values the manifests do not know are unknown; a flag the installed SGLang lacks refuses; flags launch.json
-  does not list pass through unchecked (one note line); --config FILE is merged as SGLang merges it.
+  values the manifests do not know are unknown; a flag the installed SGLang lacks refuses, also one launch.json
+  does not list (a typo, a flag renamed or removed: every release's flags are in the data); flags it does
+  not read are one note line; --config FILE is merged as SGLang merges it.
   deepgemm (default on) fails only with FP8 models: it warns; --quantization fp8 requires fp8-block-gemm.
   every SGLang launch also needs what crashes any launch on this box (manifests' required_by): torch and the
   kernel package compiled for the GPU, the kernel package paired with torch, its CUDA libraries, the kernel
@@ -405,6 +406,10 @@ def _decide_with(
     newer = (ctx.facts.get("derived") or {}).get("sglang") if ctx.newer_than_manifests("sglang") else None
     flags = newer.get("flags") if isinstance(newer, dict) and isinstance(newer.get("flags"), dict) else None
     extra = gate.release_problems(derived, mapping, ctx.installed_version("sglang"), flags)
+    undeclared, covered = gate.undeclared_problems(derived, mapping, ctx.installed_version("sglang"), flags)
+    extra += undeclared
+    if covered:  # the flags it does not read were checked against the release's own list: say so
+        gate.relabel_unlisted(derived, {p.subject for p in undeclared}, str(ctx.installed_version("sglang")))
     extra += gate.installation_problems(derived, ctx.package_state("sglang"), _environment_text(ctx.facts))
     extra += gate.probe_problems(report.get("probes") or [])  # a failed probe is unknown, never "absent"
     if config_problem:

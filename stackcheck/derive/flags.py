@@ -186,6 +186,15 @@ def _choices(node: ast.expr | None, mod: _Module, res: _Resolver) -> tuple[list[
     return values, None
 
 
+def _negatable(action: ast.expr | None) -> bool:
+    """argparse.BooleanOptionalAction: argparse adds `--no-NAME` for each `--NAME` of the option."""
+    return action is not None and "BooleanOptionalAction" in ast.unparse(action)
+
+
+def _negations(names: list[str]) -> list[str]:
+    return ["--no-" + n[2:] for n in names if n.startswith("--")]
+
+
 def _from_add_argument(call: ast.Call, mod: _Module, res: _Resolver) -> Flag | None:
     names = [s for s in (_str_const(a) for a in call.args) if s is not None]
     long = [n for n in names if n.startswith("--")]
@@ -193,9 +202,13 @@ def _from_add_argument(call: ast.Call, mod: _Module, res: _Resolver) -> Flag | N
         return None
     action = _kw(call, "action")
     action_text = _str_const(action) if action is not None else None
-    is_switch = action_text in ("store_true", "store_false") or (
-        action is not None and action_text is None and "StoreTrue" in ast.unparse(action)
+    is_switch = (
+        action_text in ("store_true", "store_false")
+        or (action is not None and action_text is None and "StoreTrue" in ast.unparse(action))
+        or _negatable(action)
     )
+    if _negatable(action):
+        names += _negations(names)
     choices, note = _choices(_kw(call, "choices"), mod, res)
     return Flag(
         flag=long[0],
@@ -265,8 +278,12 @@ def _from_field(stmt: ast.AnnAssign, mod: _Module, res: _Resolver) -> Flag | Non
     cli = _str_const(_kw(arg, "cli_name")) if arg is not None else None
     flag = cli or "--" + name.replace("_", "-")
     aliases: list[str] = []
-    if arg is not None and _kw(arg, "aliases") is not None:
-        aliases = res.strings(_kw(arg, "aliases"), mod) or []  # type: ignore[arg-type]
+    alias_node = _kw(arg, "aliases") if arg is not None else None
+    if alias_node is not None:
+        read = res.strings(alias_node, mod)
+        if read is None:
+            res.problems.append(f"{mod.rel}:{stmt.lineno}: the aliases of {flag} are not read statically")
+        aliases = read or []
     inner = _unwrap_optional(type_node)
     choices, note = _choices(_kw(arg, "choices") if arg is not None else None, mod, res)
     literal = _literal_values(inner)
@@ -274,8 +291,10 @@ def _from_field(stmt: ast.AnnAssign, mod: _Module, res: _Resolver) -> Flag | Non
         choices = literal
     action = _kw(arg, "action") if arg is not None else None
     is_switch = isinstance(inner, ast.Name) and inner.id == "bool" and action is None
-    if action is not None and "StoreTrue" in ast.unparse(action):
+    if action is not None and ("StoreTrue" in ast.unparse(action) or _negatable(action)):
         is_switch = True
+    if _negatable(action):
+        aliases += _negations([flag, *aliases])
     return Flag(flag, aliases, "bool" if is_switch else "value", choices, note, mod.rel, stmt.lineno, "field")
 
 

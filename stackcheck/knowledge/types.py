@@ -404,11 +404,21 @@ class LaunchDefault(TypedDict, total=False):
     note: str
 
 
+class ReleaseFlags(TypedDict, total=False):
+    """launch.json `release_flags`: every flag each SGLang release declares (tools/sglang_flags.py)."""
+
+    releases: list[str]  # oldest first
+    builtin: list[str]  # argparse's own (--help)
+    source: Source
+    flags: dict[str, list[str]]  # flag -> runs of consecutive releases ("0.5.1-0.5.9", "0.5.4")
+
+
 class Launch(TypedDict, total=False):
     entrypoints: list[LaunchEntrypoint]
     options: list[LaunchOption]
     env: list[LaunchEnv]
     defaults: list[LaunchDefault]
+    release_flags: ReleaseFlags
 
 
 # ---- recommend.json (stackcheck recommend) ----------------------------------------------------------------

@@ -285,7 +285,42 @@ def semantic_problems(docs: Mapping[str, tuple[str, Any]], known: Mapping[str, A
                                         f"{origin}: {json_path([*path, 'requires', dep])}: "
                                         f"invalid version specifier {spec_text!r}"
                                     )
+    if "launch.json" in docs and isinstance(launch_doc, dict) and isinstance(launch_doc.get("release_flags"), dict):
+        sglang = component_packages.get("sglang") if isinstance(component_packages, dict) else None
+        known_releases = (
+            {str(r.get("version")) for r in sglang.get("releases") or [] if isinstance(r, dict)}
+            if isinstance(sglang, dict)
+            else None
+        )
+        problems += _release_flag_problems(launch_doc["release_flags"], docs["launch.json"][0], known_releases)
     return problems
+
+
+def _release_flag_problems(table: Mapping[str, Any], origin: str, known: set[str] | None) -> list[str]:
+    """launch.json release_flags: its releases are SGLang releases of components.json, in order, and every run
+    of a flag names two of them, the first no later than the last."""
+    out: list[str] = []
+    releases = [str(r) for r in table.get("releases") or []]
+    base = ["release_flags"]
+    for i, r in enumerate(releases):
+        if known is not None and r not in known:
+            out.append(
+                f"{origin}: {json_path([*base, 'releases', i])}: {r} is not an sglang release of components.json"
+            )
+    parsed = [parse_version(r) for r in releases]
+    if all(v is not None for v in parsed) and parsed != sorted(parsed):  # type: ignore[type-var]
+        out.append(f"{origin}: {json_path([*base, 'releases'])}: not oldest first")
+    at = {r: i for i, r in enumerate(releases)}
+    flags = table.get("flags")
+    for flag, spans in flags.items() if isinstance(flags, dict) else []:
+        for j, span in enumerate(spans if isinstance(spans, list) else []):
+            first, _, last = str(span).partition("-")
+            last = last or first
+            if first not in at or last not in at or at[first] > at[last]:
+                out.append(
+                    f"{origin}: {json_path([*base, 'flags', flag, j])}: {span!r} is not a run of the listed releases"
+                )
+    return out
 
 
 def _each_source(value: Any, origin: str, path: list[Any], check: Any) -> None:

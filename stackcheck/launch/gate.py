@@ -13,8 +13,11 @@ How a command line is read (all of it data, manifests/launch.json):
   a prefix of several listed flags is reported as unknown. The last occurrence wins, as in argparse.
 - each option maps values to features (`--attention-backend fa3` -> attention-fa3); a value that
   launch.json does not know is reported as unknown (it may be new, or SGLang may reject it). Flags
-  launch.json does not list at all (it lists only those that gate features) pass through unchecked and are
-  named in one note; `--config FILE` makes the launch facts unknown (its settings are not read).
+  launch.json does not list at all (it lists only those that gate features) are named in one note; for a
+  `python -m sglang.launch_server` command of a release launch.json's `release_flags` covers (every flag each
+  release declares, read from its wheel), or newer than the data (its own server arguments), a flag the
+  release neither declares nor abbreviates uniquely is refused (argparse exits with 'unrecognized arguments'
+  or 'ambiguous option'); `--config FILE` makes the launch facts unknown (its settings are not read).
 - deepgemm, on by default, fails only with FP8 block-quantized models: its default entry says
   `"refuse": false`, so a blocked deepgemm warns; `--quantization fp8` requires fp8-block-gemm, which refuses.
 - per SGLang release, an option says whether the installed release has the flag at all; a flag the
@@ -255,6 +258,8 @@ def _choices(opt: Mapping[str, Any], by_flag: Mapping[str, dict[str, Any]]) -> d
     return None
 
 
+UNLISTED_NOTE = "passed through unchecked (not in stackcheck's launch data)"
+
 # Flags whose presence means the launch settings come from somewhere the gate does not read.
 CONFIG_FLAGS = ("--config",)
 
@@ -358,9 +363,7 @@ def parse_flags(args: Sequence[str], mapping: Mapping[str, Any]) -> tuple[dict[s
             found[flag] = value
     if unlisted:
         names = ", ".join(dict.fromkeys(unlisted))
-        problems.append(
-            Problem("flags", "note", None, f"passed through unchecked (not in stackcheck's launch data): {names}")
-        )
+        problems.append(Problem("flags", "note", None, f"{UNLISTED_NOTE}: {names}"))
     return found, problems, seen
 
 
@@ -809,6 +812,98 @@ def release_problems(
                 )
             )
     return out
+
+
+def _declared_in(mapping: Mapping[str, Any], version: str) -> set[str] | None:
+    """Every flag SGLang `version` declares, from launch.json's release_flags (None when the release is not one
+    of its releases: a release between two listed ones is not taken as covered)."""
+    table = mapping.get("release_flags")
+    if not isinstance(table, dict):
+        return None
+    releases = [str(r) for r in table.get("releases") or []]
+    if version not in releases:
+        return None
+    at = releases.index(version)
+    out = {str(b) for b in table.get("builtin") or []}
+    for flag, spans in (table.get("flags") or {}).items():
+        for span in spans if isinstance(spans, list) else []:
+            first, _, last = str(span).partition("-")
+            if first in releases and (last or first) in releases:
+                if releases.index(first) <= at <= releases.index(last or first):
+                    out.add(str(flag))
+                    break
+    return out
+
+
+def undeclared_problems(
+    d: Derived, mapping: Mapping[str, Any], sglang_version: str | None, declared: Mapping[str, Any] | None = None
+) -> tuple[list[Problem], bool]:
+    """The flags of a `python -m sglang.launch_server` command that the installed release's parser rejects, read
+    as argparse reads them: a `--name` (or `--name=value`) that is neither a declared flag nor the unique prefix
+    of one is 'unrecognized arguments', a prefix of several is 'ambiguous option'; either ends the server at
+    once (exit status 2). Flags launch.json lists are left to release_problems (their own release data).
+    Returns (problems, whether the release's flags were known): they come from release_flags, or for a release
+    newer than the data from its own server arguments (`declared`). `sglang serve` is not judged: later
+    releases take flags of their own before the parser (--model-type, a positional model path)."""
+    if sglang_version is None or d.entrypoint != "launch-server":
+        return [], False
+    names: set[str] | None
+    if declared is not None:
+        names = {str(n) for n in declared.get("declared") or []} | {"--help"}
+        source: Any = {
+            "title": f"sglang {sglang_version} installed, " + ", ".join(declared.get("files") or [])[:200],
+            "url": f"https://pypi.org/project/sglang/{sglang_version.split('+', 1)[0]}/",
+        }
+    else:
+        names = _declared_in(mapping, sglang_version)
+        source = (mapping.get("release_flags") or {}).get("source")
+    if not names:
+        return [], False
+    listed = {n for o in _options(mapping) for n in _names(o)} | set(CONFIG_FLAGS)
+    out: list[Problem] = []
+    seen: set[str] = set()
+    for tok in d.sglang_args:
+        if tok == "--":
+            break
+        if not tok.startswith("--") or len(tok) <= 2 or " " in tok:
+            continue  # argparse takes a token with a space as a value, not an option
+        name = tok.partition("=")[0]
+        if name in names or name in listed or name in seen:
+            continue
+        seen.add(name)
+        hits = sorted(n for n in names if n.startswith(name))
+        if len(hits) == 1:
+            continue  # a unique prefix: argparse takes it as that flag
+        if hits:
+            shown = ", ".join(hits[:6]) + (f" and {len(hits) - 6} more" if len(hits) > 6 else "")
+            message = (
+                f"{name} abbreviates several flags of SGLang {sglang_version} ({shown}): the server exits at once "
+                "with 'ambiguous option' (exit status 2); spell the flag out"
+            )
+        else:
+            import difflib
+
+            near = difflib.get_close_matches(name, sorted(names), n=2, cutoff=0.75)
+            message = (
+                f"SGLang {sglang_version} declares no {name}: the server exits at once with 'unrecognized "
+                "arguments' (exit status 2)" + (f"; did you mean {' or '.join(near)}?" if near else "")
+            )
+        out.append(Problem(name, "blocked", "crash", message, source))
+    return out, True
+
+
+def relabel_unlisted(d: Derived, refused: set[str], sglang_version: str) -> None:
+    """After undeclared_problems covered the release: the unlisted flags it did not refuse are the release's
+    own (declared, not read for features); the refused ones leave the note, which goes when none is left."""
+    for p in list(d.problems):
+        head, _, names = p.message.partition(": ")
+        if p.subject != "flags" or p.status != "note" or head != UNLISTED_NOTE:
+            continue
+        kept = [n for n in names.split(", ") if n not in refused]
+        if kept:
+            p.message = f"declared by SGLang {sglang_version}, not read for features: {', '.join(kept)}"
+        else:
+            d.problems.remove(p)
 
 
 # ---- deciding -------------------------------------------------------------------------------------

@@ -271,6 +271,41 @@ def test_flags_from_add_argument_and_fields(tmp_path: Path) -> None:
     assert "sglang/srt/arg_groups/choices.py" in scan.files  # read on demand through the import
 
 
+def test_flags_boolean_optional_action_declares_the_no_forms(tmp_path: Path) -> None:
+    """argparse.BooleanOptionalAction adds `--no-NAME` for every `--NAME`, through add_argument and through an
+    Arg field's action alike; an alias list the reader cannot resolve is a problem, never a silent none."""
+    files = release_files()
+    files["sglang/srt/server_args.py"] = files["sglang/srt/server_args.py"].replace(
+        "class ServerArgs:",
+        "class ServerArgs:\n"
+        "    shared_loras: A[bool, Arg(help='h', action=argparse.BooleanOptionalAction)] = True\n"
+        "    odd: A[int, Arg(help='h', aliases=make_aliases())] = 1",
+        1,
+    )
+    (rel,) = open_releases(write_wheel(tmp_path / "s.whl", files))
+    scan = scan_flags(rel.tree)
+    shared = scan.flags["--shared-loras"]
+    assert shared.kind == "bool" and shared.aliases == ["--no-shared-loras"]
+    assert scan.lookup("--no-shared-loras") is shared
+    assert any("the aliases of --odd are not read statically" in p for p in scan.problems)
+
+
+def test_flags_boolean_optional_action_in_add_argument(tmp_path: Path) -> None:
+    files = release_files()
+    src = files["sglang/srt/server_args.py"]
+    head = "def add_cli_args(parser: argparse.ArgumentParser):\n"
+    assert head in src
+    files["sglang/srt/server_args.py"] = src.replace(
+        head,
+        head + "        parser.add_argument('--lora-strict', '--strict-lora', action=argparse.BooleanOptionalAction)\n",
+        1,
+    )
+    (rel,) = open_releases(write_wheel(tmp_path / "s.whl", files))
+    flag = scan_flags(rel.tree).flags["--lora-strict"]
+    assert flag.kind == "bool"
+    assert flag.aliases == ["--strict-lora", "--no-lora-strict", "--no-strict-lora"]
+
+
 def test_flags_need_server_args(tmp_path: Path) -> None:
     files = release_files()
     files["sglang/srt/server_args.py"] = "def broken(:\n"

@@ -70,6 +70,7 @@ def _manifest_cases() -> list[Any]:
         pytest.param(manifest_types.OptionRelease, launch["$defs"]["release"], id="launch-release"),
         pytest.param(manifest_types.LaunchEnv, launch["$defs"]["env"], id="launch-env"),
         pytest.param(manifest_types.LaunchDefault, launch["$defs"]["default"], id="launch-default"),
+        pytest.param(manifest_types.ReleaseFlags, launch["$defs"]["release_flags"], id="launch-release-flags"),
         pytest.param(manifest_types.Recommend, recommend, id="recommend"),
         pytest.param(manifest_types.Decision, recommend["$defs"]["decision"], id="decision"),
         pytest.param(manifest_types.RecommendOption, recommend["$defs"]["option"], id="recommend-option"),

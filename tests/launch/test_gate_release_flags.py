@@ -1,0 +1,156 @@
+"""stackcheck gate against every flag of the installed SGLang release (launch.json `release_flags`, written by
+tools/sglang_flags.py from the release wheels): a flag the release neither declares nor abbreviates uniquely
+ends the server at once, so the gate refuses it, as argparse would."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from packaging.version import Version
+from registry_wheels import fetch_wheel
+
+from stackcheck.derive.flags import scan_flags
+from stackcheck.derive.tree import WheelTree
+from stackcheck.knowledge.loader import load
+from stackcheck.launch import gate
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+SM120 = ROOT / "tests" / "cases" / "writeup-after" / "facts.json"  # SGLang 0.5.9
+SERVER = ["python", "-m", "sglang.launch_server", "--model-path", "m"]
+
+
+@pytest.fixture(scope="module")
+def shipped() -> dict[str, Any]:
+    return dict(load([], env={}).launch)
+
+
+def _mapping(shipped: dict[str, Any]) -> dict[str, Any]:
+    """The shipped entry points and options with a small flag table of two releases."""
+    return {
+        **shipped,
+        "release_flags": {
+            "releases": ["1.0", "1.1"],
+            "builtin": ["--help"],
+            "source": [{"title": "test table", "url": "https://example.invalid/"}],
+            "flags": {
+                "--context-length": ["1.0-1.1"],
+                "--served-model-name": ["1.0-1.1"],
+                "--cuda-graph-max-bs": ["1.0"],
+                "--cuda-graph-max-bs-decode": ["1.1"],
+                "--cuda-graph-max-bs-prefill": ["1.1"],
+                "--no-lora-strict": ["1.1"],
+            },
+        },
+    }
+
+
+def _judge(mapping: dict[str, Any], version: str | None, *args: str, cmd: list[str] | None = None) -> Any:
+    d = gate.derive([*(cmd or SERVER), *args], mapping, {})
+    problems, covered = gate.undeclared_problems(d, mapping, version)
+    return {p.subject: p.message for p in problems}, covered
+
+
+def test_a_flag_the_release_does_not_declare_is_refused_with_the_nearest_name(shipped: dict[str, Any]) -> None:
+    m = _mapping(shipped)
+    got, covered = _judge(m, "1.0", "--context-lenght", "4096", "--served", "x", "--cuda-graph-max-bs", "8")
+    assert covered
+    assert list(got) == ["--context-lenght"]  # --served is a unique prefix; the old flag exists in 1.0
+    assert "declares no --context-lenght" in got["--context-lenght"]
+    assert "unrecognized arguments" in got["--context-lenght"]
+    assert "did you mean --context-length?" in got["--context-lenght"]
+
+
+def test_a_flag_renamed_into_two_is_an_ambiguous_prefix(shipped: dict[str, Any]) -> None:
+    got, _ = _judge(_mapping(shipped), "1.1", "--cuda-graph-max-bs=8", "--no-lora-strict")
+    assert list(got) == ["--cuda-graph-max-bs"]
+    assert "ambiguous option" in got["--cuda-graph-max-bs"]
+    assert "--cuda-graph-max-bs-decode, --cuda-graph-max-bs-prefill" in got["--cuda-graph-max-bs"]
+
+
+def test_what_is_not_judged(shipped: dict[str, Any]) -> None:
+    m = _mapping(shipped)
+    # a release between or beyond the listed ones is not covered: nothing is said, the note stays
+    assert _judge(m, "1.0.post1", "--bogus") == ({}, False)
+    assert _judge(m, None, "--bogus") == ({}, False)
+    # `sglang serve` takes flags of its own before SGLang's parser (later releases)
+    assert _judge(m, "1.0", "--bogus", cmd=["sglang", "serve", "--model-path", "m"]) == ({}, False)
+    # after `--`, values with a space, single-dash tokens and flags launch.json lists are left alone
+    got, covered = _judge(m, "1.0", "--tp", "2", "-x", "--help", "--", "--bogus", cmd=[*SERVER, "--chat", "--a b"])
+    assert covered and got == {"--chat": got["--chat"]}
+    assert "declares no --chat" in got["--chat"]
+
+
+def test_a_release_newer_than_the_data_is_judged_on_its_own_flags(shipped: dict[str, Any]) -> None:
+    m = _mapping(shipped)
+    d = gate.derive([*SERVER, "--context-length", "5", "--brand-new"], m, {})
+    declared = {"declared": ["--model-path", "--context-length"], "files": ["sglang/srt/server_args.py"]}
+    problems, covered = gate.undeclared_problems(d, m, "9.9", declared)
+    assert covered and [p.subject for p in problems] == ["--brand-new"]
+    assert "sglang 9.9 installed" in str(problems[0].source)
+
+
+def _accepts(table: dict[str, Any], release: str, name: str) -> bool:
+    names = gate._declared_in({"release_flags": table}, release) or set()
+    return name in names or len([n for n in names if n.startswith(name)]) == 1
+
+
+def test_the_table_agrees_with_the_hand_read_release_ranges(shipped: dict[str, Any]) -> None:
+    """Two readings of the same wheels: launch.json's per-release presence of the flags it lists (read by hand)
+    and the generated table must agree on every release the table covers, exact name or unique prefix."""
+    from stackcheck.facts.versions import version_in
+
+    table = shipped["release_flags"]
+    disagree = []
+    for o in shipped["options"]:
+        for entry in o.get("releases") or []:
+            for release in table["releases"]:
+                if version_in(release, str(entry["versions"])) is not True:
+                    continue
+                for name in [o["flag"], *(o.get("aliases") or [])]:
+                    if _accepts(table, release, name) is not bool(entry["present"]):
+                        disagree.append(f"{name} in {release}: hand-read present={entry['present']}")
+    assert not disagree
+
+
+def test_the_table_covers_every_sglang_release_of_the_data(shipped: dict[str, Any]) -> None:
+    components = load([], env={}).components
+    known = [str(r["version"]) for r in components["packages"]["sglang"]["releases"]]
+    assert shipped["release_flags"]["releases"] == sorted(known, key=Version)
+
+
+def test_gate_refuses_an_unknown_flag_and_keeps_the_known_ones_quiet() -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SGLANG_", "STACKCHECK_"))}
+    base = [sys.executable, "-m", "stackcheck", "gate", "--facts", str(SM120), "--dry-run", "--allow-unknown"]
+    cmd = [*base, "--format", "json", "--", *SERVER, "--context-lenght", "4096", "--served-model-name", "x"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=env, cwd=ROOT)
+    doc = json.loads(proc.stdout)
+    assert proc.returncode == 1
+    refused = {b["feature"]: b for b in doc["reasons"]}
+    assert "did you mean --context-length?" in json.dumps(refused["--context-lenght"])
+    assert "--served-model-name" not in refused
+    (note,) = [w["reasons"][0]["message"] for w in doc["warnings"] if w["feature"] == "flags"]
+    assert note == "declared by SGLang 0.5.9, not read for features: --served-model-name"
+
+
+@pytest.mark.registry
+@pytest.mark.parametrize("version", ["0.5.9", "0.5.20"])
+def test_the_table_is_what_the_wheel_declares(shipped: dict[str, Any], version: str) -> None:
+    """Regenerated from the real wheel, the release's flags are the table's (0.5.20 renamed --cuda-graph-max-bs
+    into -decode/-prefill: the old spelling is an ambiguous prefix there)."""
+    tree = WheelTree(fetch_wheel("sglang", version))
+    try:
+        scan = scan_flags(tree)
+    finally:
+        tree.close()
+    assert not scan.problems
+    names = {n for f in scan.flags.values() for n in [f.flag, *f.aliases]}
+    table = shipped["release_flags"]
+    assert (gate._declared_in({"release_flags": table}, version) or set()) - set(table["builtin"]) == names
+    if version == "0.5.20":
+        assert "--cuda-graph-max-bs" not in names and not _accepts(table, version, "--cuda-graph-max-bs")
