@@ -190,6 +190,7 @@ LOGGING_ERROR = "--- Logging error ---"
 _BASE_NEEDLES = (
     "Error", "ERROR", "Exception", "Traceback", "NCCL", "CUDA", "Killed", "SIGQUIT", "SIGTERM", "Received sig",
     "Interrupt", "Exit code", "FATAL", "CRITICAL", "--- Logging", "Child process", "Initialization failed",
+    "-h] ",  # argparse's usage line ("usage: PROG [-h] ..."): its "PROG: error: ..." line follows (_USAGE)
 )  # fmt: skip
 _RANK_DEAD = r"Rank \d+ scheduler"
 
@@ -378,7 +379,10 @@ class TriageResult:
 # ----------------------------------------------------------------------------------------------------------
 # the analyser (one per log)
 
-_IDLE, _TB, _EXC_STATE, _CHAIN, _CALLSTACK, _LOGERR_WAIT = range(6)
+_IDLE, _TB, _EXC_STATE, _CHAIN, _CALLSTACK, _LOGERR_WAIT, _USAGE = range(7)
+USAGE = "usage: "
+ARGPARSE_ERROR = ": error: "
+MAX_USAGE_LINES = 4000  # SGLang's usage block lists every flag: ~600 flags fit in far fewer lines
 
 
 class _Stream:
@@ -525,6 +529,16 @@ class Analyzer:
                 self._set_state(st, _IDLE)
                 self._idle(st, lineno, s, ts, logerr=True)
                 return
+            if state == _USAGE:
+                # argparse's usage block: indented continuation lines, then "PROG: error: MESSAGE" when it
+                # rejected the command (a line the prefilter would skip: no Error, no Traceback in it)
+                if (s[:1] in (" ", "\t") or not s.strip()) and st.open_lines <= MAX_USAGE_LINES:
+                    return
+                self._set_state(st, _IDLE)
+                if ARGPARSE_ERROR in s and not s.startswith(" "):
+                    self._one_liner(st, lineno, s, ts)
+                    return
+                continue
             if state == _TB:
                 if self._in_traceback(st, s):
                     return
@@ -566,6 +580,9 @@ class Analyzer:
             return
         if s.startswith(LOGGING_ERROR):
             self._set_state(st, _LOGERR_WAIT)
+            return
+        if s.startswith(USAGE) and "[-h]" in s:
+            self._set_state(st, _USAGE)
             return
         if self.needle_s.search(s):
             self._one_liner(st, lineno, s, ts)

@@ -154,3 +154,57 @@ def test_the_table_is_what_the_wheel_declares(shipped: dict[str, Any], version: 
     assert (gate._declared_in({"release_flags": table}, version) or set()) - set(table["builtin"]) == names
     if version == "0.5.20":
         assert "--cuda-graph-max-bs" not in names and not _accepts(table, version, "--cuda-graph-max-bs")
+
+
+@pytest.mark.parametrize(
+    ("line", "signature"),
+    [
+        ("launch_server.py: error: unrecognized arguments: --context-lenght 4096", "argparse-unrecognized-arguments"),
+        (
+            "sglang serve: error: ambiguous option: --cuda-graph-max-bs could match --cuda-graph-max-bs-decode, "
+            "--cuda-graph-max-bs-prefill",
+            "argparse-ambiguous-option",
+        ),
+        (
+            "launch_server.py: error: argument --attention-backend: invalid choice: 'x' (choose from 'a')",
+            "argparse-invalid-choice",
+        ),
+        ("launch_server.py: error: the following arguments are required: --model-path", "argparse-bad-value"),
+    ],
+)
+def test_triage_names_a_command_line_the_parser_rejected(tmp_path: Path, line: str, signature: str) -> None:
+    """The server's only output is argparse's usage and one error line, with no Error or Traceback in it: the
+    log is not 'without errors', its root cause is the rejected command line."""
+    log = tmp_path / "server.log"
+    log.write_text(
+        "usage: launch_server.py [-h] --model-path MODEL_PATH [--tokenizer-path TOKENIZER_PATH]\n"
+        "                        [--tp-size TP_SIZE] [--context-length CONTEXT_LENGTH]\n" + line + "\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SGLANG_", "STACKCHECK_"))}
+    proc = subprocess.run(
+        [sys.executable, "-m", "stackcheck", "triage", str(log), "--format", "json"],
+        capture_output=True, text=True, timeout=60, env=env, cwd=ROOT,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["root_cause"]["signature"]["id"] == signature
+
+
+def test_a_usage_block_without_an_error_leaves_the_reader_as_it_was(tmp_path: Path) -> None:
+    """`--help` output (usage, no error line) is not an error, and what follows it is read as usual."""
+    from stackcheck.launch.triage import triage_file
+
+    log = tmp_path / "server.log"
+    log.write_text(
+        "usage: launch_server.py [-h] --model-path MODEL_PATH\n"
+        "                        [--tp-size TP_SIZE]\n"
+        "\n"
+        "options:\n"
+        "  -h, --help            show this help message and exit\n"
+        "[2026-01-01 10:00:00] server started\n"
+        "Traceback (most recent call last):\n"
+        '  File "/x/all_reduce_utils.py", line 10, in f\n'
+        "KeyError: 12\n"
+    )
+    result = triage_file(log)
+    assert result.root_cause is not None and result.root_cause.line == 7
