@@ -16,8 +16,10 @@ The rules that keep it safe (a false pass is the worst bug):
   were read (a record marked `inferred` is used only when its `requires_read` says the pins were read from the
   wheel); a pin with an environment marker (`requires_read.markers`) only when the facts decide the marker
   (the machine, the Python version; a pin under an extra never); for a release with CUDA variants, only when
-  the stated variant is the PyPI build the pins were read from; two stated releases that pin different
-  versions of one package imply neither;
+  the stated variant is the PyPI build the pins were read from; a stated build's own pins (`variants[].requires`:
+  torch 2.9.1+cu128 pins nvidia-cudnn-cu12==9.10.2.21 on x86_64) only when its record says they were read from
+  that build's wheel (`requires_read` not marked inferred); two stated releases that pin different versions of
+  one package imply neither;
 - live probes never produce implied facts: the pipeline calls this for `--facts` input only.
 """
 
@@ -135,38 +137,36 @@ def _fill(
         for name in sorted(out):
             version = _version(out.get(name))
             rel = _release(manifests, name, version) if version else None
-            if rel is None or version is None or not _pins_usable(rel, out.get(name), version):
+            if rel is None or version is None:
                 continue
-            read = rel.get("requires_read")
-            markers = dict((read or {}).get("markers") or {})
-            source = (read or {}).get("source") or rel.get("source")
-            for dep, spec in (rel.get("requires") or {}).items():
-                pinned = _exact(spec)
-                if dep not in known or dep in banned or pinned is None:
-                    continue
-                if dep in markers and not marker_holds(str(markers[dep]), facts):
-                    continue
-                if dep in implied:
-                    if public(implied[dep].version) != public(pinned):
-                        conflicts.add(dep)
-                    continue
-                if not _absent(packages.get(dep)):
-                    continue  # stated (a version, or not installed): never replaced
-                implied[dep] = Implied(
-                    package=dep,
-                    version=pinned,
-                    by=name,
-                    by_version=version,
-                    pin=f"=={pinned}",
-                    source=source,
-                    entry_missing=not isinstance(packages.get(dep), dict),
-                    by_implied=name in implied,
-                )
-                entry = dict(out.get(dep) or {}) if isinstance(out.get(dep), dict) else {}
-                entry.pop("error", None)
-                entry.update(installed=True, version=pinned, implied=True)  # implied: its build is not known
-                out[dep] = entry
-                changed = True
+            for requires, markers, source, curated in _pin_sets(rel, out.get(name), version):
+                for dep, spec in requires.items():
+                    pinned = _exact(spec)
+                    if (dep not in known and not curated) or dep in banned or pinned is None:
+                        continue
+                    if dep in markers and not marker_holds(str(markers[dep]), facts):
+                        continue
+                    if dep in implied:
+                        if public(implied[dep].version) != public(pinned):
+                            conflicts.add(dep)
+                        continue
+                    if not _absent(packages.get(dep)):
+                        continue  # stated (a version, or not installed): never replaced
+                    implied[dep] = Implied(
+                        package=dep,
+                        version=pinned,
+                        by=name,
+                        by_version=version,
+                        pin=f"=={pinned}",
+                        source=source,
+                        entry_missing=not isinstance(packages.get(dep), dict),
+                        by_implied=name in implied,
+                    )
+                    entry = dict(out.get(dep) or {}) if isinstance(out.get(dep), dict) else {}
+                    entry.pop("error", None)
+                    entry.update(installed=True, version=pinned, implied=True)  # implied: its build is not known
+                    out[dep] = entry
+                    changed = True
     return out, list(implied.values()), conflicts
 
 
@@ -192,6 +192,32 @@ def _release(manifests: Manifests, name: str, version: str) -> Release | None:
         if rv is not None and iv is not None and rv == iv:
             return rel
     return None
+
+
+def _pin_sets(rel: Release, entry: Any, version: str) -> list[tuple[Mapping[str, Any], Mapping[str, Any], Any, bool]]:
+    """The pins of a stated release that may imply facts, as (requires, markers, source, curated): the
+    release's own `requires` where _pins_usable allows them (only packages the manifests know), and the pins
+    of the stated CUDA build (`variants[].requires`, read from that build's wheel METADATA: torch 2.9.1+cu128
+    pins nvidia-cudnn-cu12==9.10.2.21), which name packages the manifests do not track (curated: recorded for
+    the rules that read them). A build's pins are used only when the facts state the build and its record
+    says they were read from that build's wheel (`requires_read`, not marked inferred)."""
+    out: list[tuple[Mapping[str, Any], Mapping[str, Any], Any, bool]] = []
+    if _pins_usable(rel, entry, version):
+        read = rel.get("requires_read")
+        markers = dict((read or {}).get("markers") or {})
+        out.append((rel.get("requires") or {}, markers, (read or {}).get("source") or rel.get("source"), False))
+    stated = entry.get("variant") if isinstance(entry, dict) and isinstance(entry.get("variant"), str) else None
+    variant = stated or variant_of(version)
+    for record in rel.get("variants") or []:
+        if not isinstance(record, dict) or variant is None or record.get("variant") != variant:
+            continue
+        build_read = record.get("requires_read")
+        pins = record.get("requires")
+        if not isinstance(build_read, dict) or build_read.get("inferred") or record.get("inferred"):
+            continue  # pins not read from the build's own wheel (second-hand) never imply a fact
+        if isinstance(pins, dict):
+            out.append((pins, dict(build_read.get("markers") or {}), build_read.get("source"), True))
+    return out
 
 
 def _pins_usable(rel: Release, entry: Any, version: str) -> bool:

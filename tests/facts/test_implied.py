@@ -102,6 +102,88 @@ def test_torch_implies_its_triton_only_where_the_pin_holds(
     assert got.get("triton") == triton
 
 
+CU128 = {"installed": True, "version": "2.9.1+cu128", "cuda": "12.8"}
+CUDNN = {"installed": True}  # named installed, version not given
+
+
+def _cudnn_check(packages: dict[str, Any], **system: str) -> dict[str, Any]:
+    """The cudnn-torch check as audit --facts judges it: on the stated facts, then with the implied ones."""
+    facts = _facts({"sglang": {"installed": True, "version": "0.5.8"}, **packages}, **system)
+    _stated, report = _judge(facts, MANIFESTS)
+    return next(c for c in report["checks"] if c["id"] == "cudnn-torch")
+
+
+def test_a_torch_build_implies_its_cudnn_pin_and_the_check_fails_with_it() -> None:
+    # torch 2.9.1's PyPI (cu128) wheel pins nvidia-cudnn-cu12==9.10.2.21 on Linux x86_64 (read from its
+    # METADATA): a facts file that names cuDNN installed without a version is judged with it, and says so
+    check = _cudnn_check(
+        {"torch": CU128, "nvidia-cudnn-cu12": CUDNN},
+        machine="x86_64",
+    )
+    assert check["status"] == "failed"
+    fail = next(r for r in check["reasons"] if r.get("result") == "fail")
+    assert fail["rule"] == "torch291-cu12" and "9.10.2.21" in fail["message"]
+    assert (
+        "[implied: torch 2.9.1+cu128 pins nvidia-cudnn-cu12==9.10.2.21 (torch 2.9.1+cu128 wheel METADATA)"
+        in (fail["message"])
+    )
+    # no cuDNN entry at all: pip installs the pinned wheel with torch, so it is implied installed too
+    filled, implied = imply(
+        _facts({"torch": {"installed": True, "version": "2.9.1+cu128"}}, machine="x86_64"), MANIFESTS
+    )
+    cudnn = next(i for i in implied if i.package == "nvidia-cudnn-cu12")
+    assert cudnn.entry_missing and filled["packages"]["nvidia-cudnn-cu12"]["version"] == "9.10.2.21"
+
+
+@pytest.mark.parametrize(
+    ("packages", "system", "why"),
+    [
+        (
+            {"torch": {"installed": True}, "nvidia-cudnn-cu12": CUDNN},
+            {"machine": "x86_64"},
+            "torch's version not known: no build, no pin",
+        ),
+        (
+            {"torch": {**CU128, "version": "2.9.1"}, "nvidia-cudnn-cu12": CUDNN},
+            {"machine": "x86_64"},
+            "torch's build not stated",
+        ),
+        (
+            {"torch": CU128, "nvidia-cudnn-cu12": CUDNN},
+            {},
+            "the machine not stated: the pin's x86_64 marker cannot be decided",
+        ),
+        (
+            {"torch": CU128, "nvidia-cudnn-cu12": CUDNN},
+            {"machine": "aarch64"},
+            "torch pins no cuDNN wheel on ARM",
+        ),
+        (
+            {"torch": {**CU128, "version": "2.9.1+cu130", "cuda": "13.0"}, "nvidia-cudnn-cu13": CUDNN},
+            {"machine": "x86_64"},
+            "the cu130 pin is recorded second-hand (its wheel's METADATA not read): never implied",
+        ),
+    ],
+)
+def test_the_cudnn_pin_does_not_decide_without_a_stated_build_it_was_read_from(
+    packages: dict[str, Any], system: dict[str, str], why: str
+) -> None:
+    check = _cudnn_check(packages, **system)
+    assert check["status"] == "unknown", why
+    assert not check.get("implied") and not any(r.get("implied") for r in check["reasons"]), why
+
+
+def test_a_stated_cudnn_version_is_never_replaced_by_the_pin() -> None:
+    check = _cudnn_check(
+        {
+            "torch": CU128,
+            "nvidia-cudnn-cu12": {"installed": True, "version": "9.16.0.29"},
+        },
+        machine="x86_64",
+    )
+    assert check["status"] == "ok" and not check.get("implied")
+
+
 def test_chains_and_conflicts() -> None:
     # sglang 0.5.9 pins torch 2.9.1; sglang-kernel 0.4.7's (PyPI, cu130) wheel pins torch 2.13.0: two stated
     # releases disagree on torch, so torch is not implied at all
