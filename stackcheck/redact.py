@@ -366,7 +366,12 @@ def safe_tree(value: Any) -> Any:
 def json_text(value: Any, **kwargs: Any) -> str:
     """`json.dumps(value, ensure_ascii=False, **kwargs)` with C1 controls, DEL, lone surrogates, bidi
     overrides and U+2028/U+2029 written as `\\uNNNN` escapes: the same JSON value, always encodable."""
-    text = json.dumps(value, ensure_ascii=False, **kwargs)
+    return json_safe(json.dumps(value, ensure_ascii=False, **kwargs))
+
+
+def json_safe(text: str) -> str:
+    """JSON text written with `ensure_ascii=False`, its C1 controls, DEL, lone surrogates, bidi overrides and
+    U+2028/U+2029 written as `\\uNNNN` escapes (json_text's second half, for a text written elsewhere)."""
     if not _JSON_UNSAFE.search(text):
         return text
     return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
