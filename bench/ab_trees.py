@@ -27,6 +27,8 @@ from floor import FLOOR, WRAPPER  # bench/floor.py, beside this script
 
 SGLANG = ["python3", "-m", "sglang.launch_server", "--model-path", "x", "--tp", "1"]
 ROWS: dict[str, list[str]] = {
+    # the 2-core goal's row: saved facts, nothing probed (relative to each tree: both hold the case)
+    "audit --facts": ["audit", "--facts", "tests/cases/writeup-after/facts.json", "--format", "json"],
     "audit": ["audit", "--format", "json"],
     "gate": ["gate", "--dry-run", "--", *SGLANG],
     "audit --deep": ["audit", "--deep", "--format", "json"],

@@ -228,3 +228,27 @@ def test_redaction_is_linear_on_a_64_kib_line(text: str) -> None:
     looks_secret(text)
     redact_argv([text])
     assert time.monotonic() - start < 2.0
+
+
+def test_a_tree_is_masked_once_per_distinct_string_with_the_answer_of_each() -> None:
+    """redact_tree and safe_tree ask their function once per distinct string (keys too): every place a
+    string stands gets what the function gives for it."""
+    from stackcheck.redact import _map_strings, redact_text
+
+    token = "hf_" + "aB3" * 8
+    doc = {"a": [token, "ok", "ok", {"ok": token}], token: ("ok", f"Bearer {token}"), "n": [1, None, True]}
+    calls: list[str] = []
+
+    def counted(text: str) -> str:
+        calls.append(text)
+        return redact_text(text)
+
+    out = _map_strings(doc, counted)
+    assert sorted(calls) == sorted({"a", token, "ok", "n", f"Bearer {token}"})
+    masked = redact_text(token)
+    assert masked != token
+    assert out == {
+        "a": [masked, "ok", "ok", {"ok": masked}],
+        masked: ["ok", redact_text(f"Bearer {token}")],
+        "n": [1, None, True],
+    }

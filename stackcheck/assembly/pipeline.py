@@ -17,7 +17,7 @@ if TYPE_CHECKING:  # the engine is imported lazily: see build_report()
     from stackcheck.knowledge.loader import Manifests
     from stackcheck.plan.model import PlanJSON
     from stackcheck.verdicts.context import Context
-    from stackcheck.verdicts.types import FeatureVerdict
+    from stackcheck.verdicts.types import CheckVerdict, FeatureVerdict
 
 INTERCONNECTS = ("nvswitch", "nvlink", "pcie-switch", "pcie-host-bridge", "cross-socket", "pcie")
 #: the facts sections --host-facts takes from a saved report: what belongs to the host, not the environment
@@ -262,17 +262,21 @@ def build_report(
     loaded them already, are not read again; `gathered`, when the caller started the probes earlier (the
     gate starts them before it reads the command line), gives their result. `plan_cache`: the plan is read
     from, and kept in, stackcheck.assembly.plan_cache when the manifests are read here (the command line's audit;
-    a caller's own manifests may have been edited in memory, and are never cached)."""
+    a caller's own manifests may have been edited in memory, and are never cached). The cache entry keeps the
+    verdicts too: an audit that finds it judges nothing again (the engine is not even imported)."""
     loaded = manifests
     texts: list[str] | None = [] if plan_cache and want_plan and manifests is None else None
 
     def preload() -> Manifests:
         m = loaded if loaded is not None else load_manifests(opts.manifests_dirs, texts)
         import stackcheck.documents.report
-        import stackcheck.verdicts.engine
+        import stackcheck.verdicts.context
 
-        if want_plan and texts is None:  # with a cache, the planner is imported only when it has to run
-            import stackcheck.plan  # noqa: F401
+        if texts is None:  # with a cache, the engine and the planner are imported only when they have to run
+            import stackcheck.verdicts.engine
+
+            if want_plan:
+                import stackcheck.plan  # noqa: F401
         return m
 
     later = Background(preload)
@@ -285,11 +289,16 @@ def build_report(
     assert manifests is not None
     from stackcheck.documents.report import base_report, summarize
     from stackcheck.verdicts.context import Context
-    from stackcheck.verdicts.engine import evaluate_all
 
     facts = apply_assumptions(facts, opts, manifests)
     ctx = Context(facts=facts, manifests=manifests, launch=dict(opts.launch))
-    features, checks = evaluate_all(ctx)
+    kept = _Kept(ctx, texts) if texts is not None else None
+    if kept is not None and kept.verdicts is not None:
+        features, checks = cast("tuple[list[FeatureVerdict], list[CheckVerdict]]", kept.verdicts)
+    else:
+        from stackcheck.verdicts.engine import evaluate_all
+
+        features, checks = evaluate_all(ctx)
     report = base_report(facts, outcomes, manifests, host)
     report["features"] = features
     report["checks"] = checks
@@ -299,7 +308,7 @@ def build_report(
         apply_implied(report, ctx)
     report["summary"] = summarize(report["features"], report["checks"])
     if want_plan:
-        report["plan"] = _plan_json(ctx, features, texts)
+        report["plan"] = kept.plan(features, checks) if kept is not None else _compute_plan(ctx, features)
     return report, ctx
 
 
@@ -337,19 +346,33 @@ def reevaluate(report: Report, ctx: Context, opts: Options, launch: dict[str, An
     return again
 
 
-def _plan_json(ctx: Context, features: list[FeatureVerdict], texts: list[str] | None) -> PlanJSON:
-    """The plan as JSON: from the plan cache when `texts` (the manifests read) are given and an entry
-    matches, else computed (and then kept)."""
-    directory = key = None
-    if texts is not None:
+class _Kept:
+    """The audit's entry in stackcheck.assembly.plan_cache for these facts, launch facts and manifest texts:
+    looked up before the verdicts (`verdicts`: (features, checks) when the entry holds them, else None);
+    `plan()` gives the entry's plan, else computes it and keeps it with the verdicts."""
+
+    def __init__(self, ctx: Context, texts: list[str]) -> None:
         from stackcheck.assembly import plan_cache
 
-        directory, key, cached = plan_cache.lookup(ctx.facts, ctx.launch, texts)
-        if cached is not None:  # a plan this code stored (plan_cache keys it by the code and the inputs)
-            return cast("PlanJSON", cached)
+        self.ctx = ctx
+        self.directory, self.key, self.entry = plan_cache.lookup_entry(ctx.facts, ctx.launch, texts)
+        self.verdicts = self.entry.verdicts if self.entry is not None else None
+
+    def plan(self, features: list[FeatureVerdict], checks: list[CheckVerdict]) -> PlanJSON:
+        from stackcheck.assembly import plan_cache
+
+        if self.entry is not None and self.verdicts is not None:
+            return cast("PlanJSON", self.entry.plan)  # a plan this code stored (keyed by the code and the inputs)
+        if self.entry is not None:  # kept by the gate, without verdicts: they are kept with it now
+            plan = cast("PlanJSON", self.entry.plan)
+        else:
+            plan = _compute_plan(self.ctx, features)
+        if self.directory and self.key:
+            plan_cache.store(self.directory, self.key, plan, (list(features), list(checks)))
+        return plan
+
+
+def _compute_plan(ctx: Context, features: list[FeatureVerdict]) -> PlanJSON:
     from stackcheck.plan import make_plan
 
-    plan = make_plan(ctx, features).to_json()
-    if directory and key:
-        plan_cache.store(directory, key, plan)
-    return plan
+    return make_plan(ctx, features).to_json()

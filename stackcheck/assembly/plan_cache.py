@@ -8,6 +8,12 @@ own source files (a changed stackcheck is a new key even at the
 same version), Python's and packaging's versions. `stackcheck audit` and `stackcheck gate` (the plan step
 that fixes a refused feature) use it. A plan is stored only when it is plain JSON (what is read back is
 then equal to what was computed, types included), so an audit from the cache prints what a fresh one would.
+The audit keeps the verdicts of the same stack beside its plan (`verdicts`: the features and checks as the
+engine judged them from these facts, before a facts file's implied versions are merged in): they are the
+same function of the same inputs, so an audit that finds its entry judges nothing again. An entry without
+them (one the gate kept), or whose verdicts are not two lists of objects, gives its plan alone. The facts
+are part of the key in their own order (a facts file with the same values in another order is another
+key): a verdict that lists what it found in the facts' order is never read back in another order.
 
 Entries live in the user cache directory ($STACKCHECK_CACHE_DIR, else $XDG_CACHE_HOME/stackcheck, else
 ~/.cache/stackcheck), under plan/, one JSON file per key, mode 0600 in a 0700 directory, written atomically
@@ -54,6 +60,7 @@ def _code_stamp() -> list[Any]:
 
     out: list[Any] = [stackcheck.__version__, list(sys.version_info[:3]), packaging.__version__]
     root = os.path.dirname(os.path.abspath(stackcheck.__file__))
+    skip = len(root) + 1  # every path below is root + "/" + its name relative to root (os.path.relpath's answer)
     dirs = [root]
     while dirs:
         d = dirs.pop()
@@ -69,7 +76,7 @@ def _code_stamp() -> list[Any]:
                         dirs.append(e.path)
                 elif e.name.endswith(".py"):
                     st = e.stat()
-                    out.append([os.path.relpath(e.path, root), st.st_size, st.st_mtime_ns])
+                    out.append([e.path[skip:], st.st_size, st.st_mtime_ns])
             except OSError:
                 out.append([e.path, None])
     return out
@@ -106,7 +113,7 @@ def key_of(facts: Any, launch: Any, manifest_texts: Iterable[str]) -> str | None
         from hashlib import blake2b
 
     try:
-        head = json.dumps([FORMAT, _code_stamp(), _described(facts), launch], sort_keys=True, separators=(",", ":"))
+        head = json.dumps([FORMAT, _code_stamp(), _described(facts), launch], separators=(",", ":"))
     except (TypeError, ValueError):
         return None
     h = blake2b(head.encode("utf-8", "surrogatepass"), digest_size=32)
@@ -122,9 +129,25 @@ def lookup(
 ) -> tuple[str | None, str | None, dict[str, Any] | None]:
     """(directory, key, the stored plan or None): what a caller needs to read a plan and, on a miss, keep
     the one it computes (`store(directory, key, plan)` when both are set)."""
+    directory, key, entry = lookup_entry(facts, launch, manifest_texts)
+    return directory, key, entry.plan if entry is not None else None
+
+
+class Entry:
+    """A stored entry: its plan, and the verdicts kept with it ((features, checks), or None)."""
+
+    __slots__ = ("plan", "verdicts")
+
+    def __init__(self, plan: dict[str, Any], verdicts: tuple[list[Any], list[Any]] | None) -> None:
+        self.plan = plan
+        self.verdicts = verdicts
+
+
+def lookup_entry(facts: Any, launch: Any, manifest_texts: Iterable[str]) -> tuple[str | None, str | None, Entry | None]:
+    """lookup(), with the verdicts kept beside the plan: (directory, key, the entry or None)."""
     directory = cache_dir()
     key = key_of(facts, launch, manifest_texts) if directory else None
-    return directory, key, load(directory, key) if directory and key else None
+    return directory, key, load_entry(directory, key) if directory and key else None
 
 
 def _plain(value: Any) -> bool:
@@ -148,6 +171,25 @@ def _private(st: os.stat_result) -> bool:
 
 def load(directory: str, key: str) -> dict[str, Any] | None:
     """The plan stored under `key`, or None (none, unreadable, not ours, corrupt)."""
+    entry = load_entry(directory, key)
+    return entry.plan if entry is not None else None
+
+
+def _verdicts(value: Any) -> tuple[list[Any], list[Any]] | None:
+    """The stored verdicts when they have their shape ({"features": [{...}], "checks": [{...}]}), else None."""
+    if not isinstance(value, dict):
+        return None
+    features, checks = value.get("features"), value.get("checks")
+    if not isinstance(features, list) or not isinstance(checks, list):
+        return None
+    if not all(isinstance(v, dict) for v in features) or not all(isinstance(v, dict) for v in checks):
+        return None
+    return features, checks
+
+
+def load_entry(directory: str, key: str) -> Entry | None:
+    """The entry stored under `key`, or None (none, unreadable, not ours, corrupt; its verdicts None when
+    absent or not of their shape)."""
     path = os.path.join(directory, key + ".json")
     try:
         if not _private(os.stat(directory)):
@@ -172,15 +214,21 @@ def load(directory: str, key: str) -> dict[str, Any] | None:
     if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("key") != key:
         return None
     plan = data.get("plan")
-    return plan if isinstance(plan, dict) else None
+    return Entry(plan, _verdicts(data.get("verdicts"))) if isinstance(plan, dict) else None
 
 
-def store(directory: str, key: str, plan: Mapping[str, Any]) -> bool:
-    """Keep `plan` under `key` (atomically, privately); False when it is not plain JSON or not written."""
+def store(
+    directory: str, key: str, plan: Mapping[str, Any], verdicts: tuple[list[Any], list[Any]] | None = None
+) -> bool:
+    """Keep `plan` under `key` (atomically, privately), with `verdicts` (features, checks) when given and
+    plain JSON; False when the plan is not plain JSON or not written."""
     if not _plain(plan):
         return False
+    entry: dict[str, Any] = {"format": FORMAT, "key": key, "plan": plan}
+    if verdicts is not None and _plain(list(verdicts)):
+        entry["verdicts"] = {"features": verdicts[0], "checks": verdicts[1]}
     # the plan's own key order is kept: the renderers print it as it comes
-    text = json.dumps({"format": FORMAT, "key": key, "plan": plan}, separators=(",", ":"))
+    text = json.dumps(entry, separators=(",", ":"))
     if len(text) > MAX_ENTRY_BYTES:
         return False
     tmp = os.path.join(directory, f".{key}.{os.getpid()}.{os.urandom(6).hex()}.tmp")

@@ -314,11 +314,11 @@ def apply(report: Report, ctx: Context) -> None:
     """Judge the stack again with the implied facts and merge into the report (features, checks, `implied`):
     a verdict the implied facts turn bad takes their reasons, each marked implied; every other verdict stays
     as the stated facts leave it. `ctx` holds the stated facts."""
-    from stackcheck.verdicts.engine import evaluate_all
-
     facts, implied = imply(ctx.facts, ctx.manifests)
     if not implied:
         return
+    from stackcheck.verdicts.engine import evaluate_all
+
     with_implied = Context(facts=facts, manifests=ctx.manifests, launch=ctx.launch)
     features, checks = evaluate_all(with_implied)
     blame = _Blame(ctx, implied)

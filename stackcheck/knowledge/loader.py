@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+from _thread import allocate_lock
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
@@ -40,6 +41,8 @@ if TYPE_CHECKING:  # pathlib is imported where a user's directory is read: not o
     )
 
 ENV_VAR = "STACKCHECK_MANIFESTS"
+#: the place in Manifests._docs of a document not parsed yet (never returned: Manifests.doc parses it)
+_UNPARSED: Any = object()
 MAX_MANIFEST_BYTES = 16 * 1024 * 1024
 #: the shipped manifests nest 11 levels deep; a user document nested deeper than this is refused before
 #: the schema validator and the rule engine (both recursive) ever see it
@@ -48,22 +51,40 @@ MAX_MANIFEST_DEPTH = 64
 
 class Manifests:
     """The merged manifest documents, as parsed JSON, and where each came from. (A plain class, not a
-    dataclass: the dataclasses module imports inspect, ~8 ms of every start.)"""
+    dataclass: the dataclasses module imports inspect, ~8 ms of every start.)
+
+    The shipped documents are parsed when first read (`unparsed`: file name -> (origin, text)): an audit
+    whose verdicts and plan come from the plan cache reads three of the eleven files, and parsing the
+    others (the features, checks, signatures: ~4 ms) was most of its manifest time. `docs` gives them all,
+    parsed, in the order they were given; a text that is not JSON raises its ManifestError wherever it
+    is first read, and again at every later read."""
 
     __slots__ = (
         "_by_public",
         "_by_version",
         "_derived",
+        "_docs",
         "_gate_index",
         "_gate_rows",
+        "_lock",
         "_newest",
         "_releases",
-        "docs",
+        "_unparsed",
         "origins",
     )
 
-    def __init__(self, docs: dict[str, Any] | None = None, origins: dict[str, list[str]] | None = None) -> None:
-        self.docs: dict[str, Any] = docs if docs is not None else {}  # file name -> document
+    def __init__(
+        self,
+        docs: dict[str, Any] | None = None,
+        origins: dict[str, list[str]] | None = None,
+        unparsed: Mapping[str, tuple[str, str]] | None = None,
+    ) -> None:
+        self._docs: dict[str, Any] = docs if docs is not None else {}  # file name -> document
+        # file name -> (origin, text) of a document not parsed yet; its place in _docs holds _UNPARSED
+        self._unparsed: dict[str, tuple[str, str]] = dict(unparsed or {})
+        self._lock = allocate_lock()  # the probes' threads read documents too: each is parsed once
+        for name in self._unparsed:
+            self._docs[name] = _UNPARSED
         self.origins: dict[str, list[str]] = origins if origins is not None else {}  # file -> files merged into it
         # indexes built on first use, after load() has merged everything (the engine and the planner look
         # gates and releases up hundreds of times per run)
@@ -74,6 +95,23 @@ class Manifests:
         self._by_public: dict[str, dict[Any, Release]] = {}
         self._gate_rows: dict[tuple[str, str], SourceTableRelease | None] = {}
         self._derived: dict[str, dict[Any, Any]] = {}
+
+    @property
+    def docs(self) -> dict[str, Any]:
+        """file name -> document, every one parsed (those not read yet are parsed now)."""
+        for name in list(self._unparsed):
+            self.doc(name)
+        return self._docs
+
+    def doc(self, name: str) -> Any:
+        """One document, parsed on first use; None when there is none of that name."""
+        if name in self._unparsed:
+            with self._lock:
+                pending = self._unparsed.get(name)
+                if pending is not None:  # raises ManifestError, and then is parsed again next time
+                    self._docs[name] = _parse(pending[1], pending[0], check_depth=False)
+                    del self._unparsed[name]
+        return self._docs.get(name)
 
     def derived(self, name: str) -> dict[Any, Any]:
         """A memo, under `name`, of what its user works out from these documents (the planner: which components
@@ -108,7 +146,7 @@ class Manifests:
 
     @property
     def meta(self) -> Meta:
-        return cast("Meta", self.docs.get("meta.json") or {})
+        return cast("Meta", self.doc("meta.json") or {})
 
     @property
     def data_version(self) -> str:
@@ -119,7 +157,7 @@ class Manifests:
         return str(self.meta.get("date", "unknown"))
 
     def list_of(self, file: str, key: str) -> list[dict[str, Any]]:
-        doc = self.docs.get(file)
+        doc = self.doc(file)
         if isinstance(doc, dict):
             value = doc.get(key)
             if isinstance(value, list):
@@ -146,19 +184,19 @@ class Manifests:
     @property
     def launch(self) -> Launch:
         """launch.json: how `stackcheck gate` reads an SGLang command line (empty when not shipped)."""
-        doc = self.docs.get("launch.json")
+        doc = self.doc("launch.json")
         return cast("Launch", doc if isinstance(doc, dict) else {})
 
     @property
     def recommend(self) -> Recommend:
         """recommend.json: the launch settings `stackcheck recommend` chooses from (empty when not shipped)."""
-        doc = self.docs.get("recommend.json")
+        doc = self.doc("recommend.json")
         return cast("Recommend", doc if isinstance(doc, dict) else {})
 
     @property
     def preflight(self) -> Preflight:
         """preflight.json: what the gate checks before exec beyond the feature tables (empty when not shipped)."""
-        doc = self.docs.get("preflight.json")
+        doc = self.doc("preflight.json")
         return cast("Preflight", doc if isinstance(doc, dict) else {})
 
     @property
@@ -167,14 +205,14 @@ class Manifests:
 
     @property
     def sources(self) -> dict[str, Any]:
-        doc = self.docs.get("sources.json")
+        doc = self.doc("sources.json")
         if isinstance(doc, dict) and isinstance(doc.get("sources"), dict):
             return dict(doc["sources"])
         return {}
 
     @property
     def components(self) -> Components:
-        doc = self.docs.get("components.json")
+        doc = self.doc("components.json")
         return cast("Components", doc) if isinstance(doc, dict) else {}
 
     def package(self, name: str) -> Package:
@@ -491,11 +529,9 @@ def load(
         for origin, text in shipped.values():
             texts_out += (origin, text)
     # the shipped files' nesting is the tests' to check (test_manifests): walking ~550 kB of JSON for it at
-    # every start cost more than parsing it
-    docs, problems = _parse_all(shipped, check_depth=False)
-    if problems:  # a broken installation: still reported as a manifest error, with the file
-        raise ManifestError(problems)
-    m = Manifests(docs=docs, origins={k: [v[0]] for k, v in shipped.items()})
+    # every start cost more than parsing it. They are parsed when first read (Manifests.doc); one that is
+    # not JSON (a broken installation) is still a manifest error, with the file, where it is read.
+    m = Manifests(origins={k: [v[0]] for k, v in shipped.items()}, unparsed=shipped)
     for directory in user_dirs(user, env):
         texts = user_texts(directory)
         if texts_out is not None:

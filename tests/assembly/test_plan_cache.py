@@ -63,6 +63,107 @@ def test_cached_plan_prints_what_a_fresh_one_does(
         assert audit(capsys, "--facts", facts, "--format", fmt) == fresh  # a hit: the planner does not run
 
 
+def count_judgements(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Count the engine's whole-stack judgements (evaluate_all: the audit's own, and a facts file's implied ones)."""
+    import stackcheck.verdicts.engine as engine
+
+    calls = [0]
+    real = engine.evaluate_all
+
+    def counted(ctx: Any) -> Any:
+        calls[0] += 1
+        return real(ctx)
+
+    monkeypatch.setattr(engine, "evaluate_all", counted)
+    return calls
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_a_hit_judges_nothing_again_and_prints_the_same(
+    case: str, cache: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The entry keeps the verdicts with the plan: the audit that finds it does not judge the stack (only a
+    facts file's implied versions are judged, as before) and prints what a fresh audit prints."""
+    facts = str(ROOT / case)
+    calls = count_judgements(monkeypatch)
+    monkeypatch.setenv("STACKCHECK_PLAN_CACHE", "0")
+    fresh = audit(capsys, "--facts", facts, "--format", "json")
+    fresh_calls = calls[0]
+    monkeypatch.setenv("STACKCHECK_PLAN_CACHE", "1")
+    assert audit(capsys, "--facts", facts, "--format", "json") == fresh  # the miss keeps plan and verdicts
+    (entry,) = cache.iterdir()
+    kept = json.loads(entry.read_text())["verdicts"]
+    report = json.loads(fresh[1])
+    assert [v["id"] for v in kept["features"]] == [v["id"] for v in report["features"]]
+    assert [v["id"] for v in kept["checks"]] == [v["id"] for v in report["checks"]]
+    calls[0] = 0
+    no_planner(monkeypatch)
+    assert audit(capsys, "--facts", facts, "--format", "json") == fresh
+    assert calls[0] == fresh_calls - 1  # the stated facts were not judged again
+
+
+def test_kept_verdicts_of_the_wrong_shape_are_judged_again(
+    cache: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    facts = str(ROOT / CASES[1])
+    fresh = audit(capsys, "--facts", facts, "--format", "json")
+    (entry,) = cache.iterdir()
+    good = entry.read_text()
+    doc = json.loads(good)
+    calls = count_judgements(monkeypatch)
+    wrong: list[Any] = [None, [], {"features": []}, {"features": [1], "checks": []}, {"features": [], "checks": "x"}]
+    for verdicts in wrong:
+        entry.write_text(json.dumps({**doc, "verdicts": verdicts}))
+        stored = plan_cache.load_entry(str(cache), entry.stem)
+        assert stored is not None and stored.verdicts is None and stored.plan == doc["plan"]
+        calls[0] = 0
+        with monkeypatch.context() as m:
+            no_planner(m)  # the plan is still read from the entry
+            assert audit(capsys, "--facts", facts, "--format", "json") == fresh
+        assert calls[0] >= 1  # judged again
+        assert json.loads(entry.read_text()) == doc  # and kept again, with the plan it had
+
+
+def test_an_entry_the_gate_kept_gets_the_verdicts_of_the_audit(
+    cache: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The gate keeps a plan without verdicts (it judges with its own launch facts); an audit with the same
+    key reads that plan and adds its verdicts to the entry."""
+    facts = str(ROOT / CASES[2])
+    monkeypatch.setenv("STACKCHECK_PLAN_CACHE", "0")
+    fresh = audit(capsys, "--facts", facts, "--format", "json")
+    monkeypatch.setenv("STACKCHECK_PLAN_CACHE", "1")
+    audit(capsys, "--facts", facts, "--format", "json")
+    (entry,) = cache.iterdir()
+    doc = json.loads(entry.read_text())
+    entry.write_text(json.dumps({k: v for k, v in doc.items() if k != "verdicts"}))  # as the gate keeps it
+    with monkeypatch.context() as m:
+        no_planner(m)
+        assert audit(capsys, "--facts", facts, "--format", "json") == fresh
+    assert json.loads(entry.read_text()) == doc
+
+
+def test_the_facts_order_is_part_of_the_key() -> None:
+    """Kept verdicts are read back only for facts in the same order: a verdict that lists what it found in
+    the facts' order never comes back in another order."""
+    facts = _facts()
+    texts = ["manifests/a.json", "{}"]
+    reordered = dict(reversed(list(facts.items())))
+    assert reordered == facts
+    assert plan_cache.key_of(reordered, {}, texts) != plan_cache.key_of(facts, {}, texts)
+    assert plan_cache.key_of(dict(facts), {}, texts) == plan_cache.key_of(facts, {}, texts)
+
+
+def test_verdicts_are_kept_only_as_plain_json(tmp_path: Path) -> None:
+    d = str(tmp_path / "p")
+    assert plan_cache.store(d, "t", {"steps": []}, ([{"id": "f", "observed": (1, 2)}], []))
+    entry = plan_cache.load_entry(d, "t")
+    assert entry is not None and entry.plan == {"steps": []} and entry.verdicts is None  # the plan alone
+    assert plan_cache.store(d, "u", {"steps": []}, ([{"id": "f"}], [{"id": "c"}]))
+    entry = plan_cache.load_entry(d, "u")
+    assert entry is not None and entry.verdicts == ([{"id": "f"}], [{"id": "c"}])
+
+
 GATE = ["--", "python", "-m", "sglang.launch_server", "--model-path", "m", "--tp", "8", "--enable-torch-symm-mem"]
 
 
@@ -273,7 +374,7 @@ def test_a_hit_imports_neither_the_planner_nor_heavy_modules(cache: Path) -> Non
     loaded = set(mods.stdout.split())
     assert "stackcheck.assembly.plan_cache" in loaded
     assert not {m for m in loaded if m.startswith("stackcheck.plan.") or m == "stackcheck.plan"}
-    assert not loaded & {"hashlib", "tempfile", "pathlib", "subprocess", "dataclasses"}
+    assert not loaded & {"hashlib", "tempfile", "pathlib", "subprocess", "dataclasses", "stackcheck.verdicts.engine"}
 
 
 def test_a_probing_audit_from_the_cache_imports_no_dataclasses(cache: Path) -> None:
