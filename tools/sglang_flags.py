@@ -38,15 +38,22 @@ def release_of(wheel: Path) -> str:
     return parts[1]
 
 
-def declared(wheel: Path) -> tuple[set[str], list[str]]:
+LAUNCHER = "sglang/launch_server.py"
+
+
+def declared(wheel: Path) -> tuple[set[str], list[str], bool]:
+    """The release's flags, the files they were read from, and whether its launcher loads plugins (entry
+    points) before it parses the command line: a plugin may then add flags of its own."""
     tree = WheelTree(wheel)
     try:
         scan = scan_flags(tree)
+        launcher = tree.read_bytes(LAUNCHER).decode("utf-8", "replace") if tree.exists(LAUNCHER) else ""
     finally:
         tree.close()
     if scan.problems:
         raise SystemExit(f"{wheel}: the flags are not all readable: {'; '.join(scan.problems)}")
-    return {name for f in scan.flags.values() for name in [f.flag, *f.aliases]}, scan.files
+    plugins = "load_plugins()" in launcher and launcher.index("load_plugins()") < launcher.rfind("prepare_server_args(")
+    return {name for f in scan.flags.values() for name in [f.flag, *f.aliases]}, scan.files, plugins
 
 
 def runs(present: list[bool], releases: list[str]) -> list[str]:
@@ -65,10 +72,13 @@ def runs(present: list[bool], releases: list[str]) -> list[str]:
 def section(wheels: list[Path], day: str) -> dict[str, object]:
     by_release: dict[str, set[str]] = {}
     files: set[str] = set()
+    with_plugins: set[str] = set()
     for wheel in wheels:
-        names, read = declared(wheel)
+        names, read, plugins = declared(wheel)
         by_release[release_of(wheel)] = names
         files.update(read)
+        if plugins:
+            with_plugins.add(release_of(wheel))
     releases = sorted(by_release, key=Version)
     every = sorted(set().union(*by_release.values()))
     flags = {flag: runs([flag in by_release[r] for r in releases], releases) for flag in every}
@@ -94,6 +104,16 @@ def section(wheels: list[Path], day: str) -> dict[str, object]:
             }
         ],
         "flags": flags,
+        "plugins": runs([r in with_plugins for r in releases], releases),
+        "plugins_source": [
+            {
+                "title": f"sglang {releases[0]}-{releases[-1]} wheels (PyPI, pip download --no-deps, {day}): "
+                "sglang/launch_server.py calls sglang.srt.plugins.load_plugins() (entry points of the groups "
+                "sglang.srt.plugins and sglang.srt.platforms) before prepare_server_args() in these releases; a "
+                "general plugin may hook the server arguments and add flags",
+                "url": "https://pypi.org/project/sglang/#history",
+            }
+        ],
     }
 
 

@@ -413,6 +413,8 @@ class ReleaseFlags(TypedDict, total=False):
     builtin: list[str]  # argparse's own (--help)
     source: Source
     flags: dict[str, list[str]]  # flag -> runs of consecutive releases ("0.5.1-0.5.9", "0.5.4")
+    plugins: list[str]  # runs of releases whose launcher loads plugins before parsing (they may add flags)
+    plugins_source: Source
 
 
 class Launch(TypedDict, total=False):

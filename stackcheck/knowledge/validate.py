@@ -312,14 +312,16 @@ def _release_flag_problems(table: Mapping[str, Any], origin: str, known: set[str
         out.append(f"{origin}: {json_path([*base, 'releases'])}: not oldest first")
     at = {r: i for i, r in enumerate(releases)}
     flags = table.get("flags")
-    for flag, spans in flags.items() if isinstance(flags, dict) else []:
+    where: list[tuple[list[Any], Any]] = [
+        (["flags", flag], spans) for flag, spans in (flags.items() if isinstance(flags, dict) else [])
+    ]
+    where.append((["plugins"], table.get("plugins")))
+    for path, spans in where:
         for j, span in enumerate(spans if isinstance(spans, list) else []):
             first, _, last = str(span).partition("-")
             last = last or first
             if first not in at or last not in at or at[first] > at[last]:
-                out.append(
-                    f"{origin}: {json_path([*base, 'flags', flag, j])}: {span!r} is not a run of the listed releases"
-                )
+                out.append(f"{origin}: {json_path([*base, *path, j])}: {span!r} is not a run of the listed releases")
     return out
 
 

@@ -17,7 +17,8 @@ How a command line is read (all of it data, manifests/launch.json):
   `python -m sglang.launch_server` command of a release launch.json's `release_flags` covers (every flag each
   release declares, read from its wheel), or newer than the data (its own server arguments), a flag the
   release neither declares nor abbreviates uniquely is refused (argparse exits with 'unrecognized arguments'
-  or 'ambiguous option'); `--config FILE` makes the launch facts unknown (its settings are not read).
+  or 'ambiguous option'; from 0.5.11, which loads plugins first, an undeclared flag is unknown: it may be a
+  plugin's); `--config FILE` makes the launch facts unknown (its settings are not read).
 - deepgemm, on by default, fails only with FP8 block-quantized models: its default entry says
   `"refuse": false`, so a blocked deepgemm warns; `--quantization fp8` requires fp8-block-gemm, which refuses.
 - per SGLang release, an option says whether the installed release has the flag at all; a flag the
@@ -814,6 +815,19 @@ def release_problems(
     return out
 
 
+def _in_runs(version: str, releases: list[str], spans: Any) -> bool:
+    """Whether `version` lies in one of the runs ("FIRST-LAST" or one release) of the listed releases."""
+    if version not in releases:
+        return False
+    at = releases.index(version)
+    for span in spans if isinstance(spans, list) else []:
+        first, _, last = str(span).partition("-")
+        if first in releases and (last or first) in releases:
+            if releases.index(first) <= at <= releases.index(last or first):
+                return True
+    return False
+
+
 def _declared_in(mapping: Mapping[str, Any], version: str) -> set[str] | None:
     """Every flag SGLang `version` declares, from launch.json's release_flags (None when the release is not one
     of its releases: a release between two listed ones is not taken as covered)."""
@@ -823,16 +837,13 @@ def _declared_in(mapping: Mapping[str, Any], version: str) -> set[str] | None:
     releases = [str(r) for r in table.get("releases") or []]
     if version not in releases:
         return None
-    at = releases.index(version)
     out = {str(b) for b in table.get("builtin") or []}
-    for flag, spans in (table.get("flags") or {}).items():
-        for span in spans if isinstance(spans, list) else []:
-            first, _, last = str(span).partition("-")
-            if first in releases and (last or first) in releases:
-                if releases.index(first) <= at <= releases.index(last or first):
-                    out.add(str(flag))
-                    break
+    out.update(str(flag) for flag, spans in (table.get("flags") or {}).items() if _in_runs(version, releases, spans))
     return out
+
+
+def _as_list(source: Any) -> list[Any]:
+    return list(source) if isinstance(source, list) else [source] if source else []
 
 
 def undeclared_problems(
@@ -841,7 +852,10 @@ def undeclared_problems(
     """The flags of a `python -m sglang.launch_server` command that the installed release's parser rejects, read
     as argparse reads them: a `--name` (or `--name=value`) that is neither a declared flag nor the unique prefix
     of one is 'unrecognized arguments', a prefix of several is 'ambiguous option'; either ends the server at
-    once (exit status 2). Flags launch.json lists are left to release_problems (their own release data).
+    once (exit status 2). From the releases whose launcher loads plugins (entry points) before it parses the
+    command line (release_flags `plugins`), an undeclared flag may be a plugin's: it is unknown (refused unless
+    --allow-unknown) rather than blocked; an ambiguous prefix stays blocked (a plugin's flags only add to the
+    matches). Flags launch.json lists are left to release_problems (their own release data).
     Returns (problems, whether the release's flags were known): they come from release_flags, or for a release
     newer than the data from its own server arguments (`declared`). `sglang serve` is not judged: later
     releases take flags of their own before the parser (--model-type, a positional model path)."""
@@ -859,6 +873,14 @@ def undeclared_problems(
         source = (mapping.get("release_flags") or {}).get("source")
     if not names:
         return [], False
+    table = mapping.get("release_flags") if isinstance(mapping.get("release_flags"), dict) else {}
+    # from the releases whose launcher loads plugins first, a flag the release does not declare may be a
+    # plugin's: unknown (refused unless --allow-unknown), not blocked; newer than the data: as the newest listed
+    releases = [str(r) for r in (table or {}).get("releases") or []]
+    plugins = (table or {}).get("plugins")
+    judged = sglang_version if declared is None else (releases[-1] if releases else "")
+    may_plugin = _in_runs(judged, releases, plugins)
+    plugin_source = (table or {}).get("plugins_source")
     listed = {n for o in _options(mapping) for n in _names(o)} | set(CONFIG_FLAGS)
     out: list[Problem] = []
     seen: set[str] = set()
@@ -884,9 +906,18 @@ def undeclared_problems(
             import difflib
 
             near = difflib.get_close_matches(name, sorted(names), n=2, cutoff=0.75)
+            hint = f"; did you mean {' or '.join(near)}?" if near else ""
+            if may_plugin:
+                message = (
+                    f"SGLang {sglang_version} declares no {name}: unless an installed SGLang plugin adds it (this "
+                    "release loads plugins from entry points before it reads the command line), the server exits "
+                    f"at once with 'unrecognized arguments' (exit status 2){hint}"
+                )
+                out.append(Problem(name, "unknown", None, message, [*_as_list(source), *_as_list(plugin_source)]))
+                continue
             message = (
                 f"SGLang {sglang_version} declares no {name}: the server exits at once with 'unrecognized "
-                "arguments' (exit status 2)" + (f"; did you mean {' or '.join(near)}?" if near else "")
+                f"arguments' (exit status 2){hint}"
             )
         out.append(Problem(name, "blocked", "crash", message, source))
     return out, True

@@ -73,6 +73,33 @@ def test_a_flag_renamed_into_two_is_an_ambiguous_prefix(shipped: dict[str, Any])
     assert "--cuda-graph-max-bs-decode, --cuda-graph-max-bs-prefill" in got["--cuda-graph-max-bs"]
 
 
+def test_from_a_release_that_loads_plugins_an_undeclared_flag_is_unknown(shipped: dict[str, Any]) -> None:
+    """SGLang 0.5.11+ load plugins (entry points) before they parse the command line, and a plugin may add
+    flags: an undeclared flag is then unknown (refused unless --allow-unknown), an ambiguous prefix still
+    blocked; a release before that keeps the refusal."""
+    m = _mapping(shipped)
+    m["release_flags"] = {**m["release_flags"], "plugins": ["1.1"], "plugins_source": [{"title": "plugins"}]}
+    d = gate.derive([*SERVER, "--from-a-plugin", "1", "--cuda-graph-max-bs", "8"], m, {})
+    problems, _ = gate.undeclared_problems(d, m, "1.1")
+    by = {p.subject: p for p in problems}
+    assert by["--from-a-plugin"].status == "unknown" and "unless an installed SGLang plugin adds it" in (
+        by["--from-a-plugin"].message
+    )
+    assert {"title": "plugins"} in by["--from-a-plugin"].source
+    assert by["--cuda-graph-max-bs"].status == "blocked"
+    d = gate.derive([*SERVER, "--from-a-plugin", "1"], m, {})
+    (old,), _ = gate.undeclared_problems(d, m, "1.0")
+    assert old.status == "blocked" and old.effect == "crash"
+    # newer than the data: judged as the newest listed release (which loads plugins)
+    (newer,), _ = gate.undeclared_problems(d, m, "9.9", {"declared": ["--model-path"], "files": []})
+    assert newer.status == "unknown"
+
+
+def test_the_shipped_table_says_which_releases_load_plugins(shipped: dict[str, Any]) -> None:
+    table = shipped["release_flags"]
+    assert table["plugins"] == ["0.5.11-0.5.23"]  # read from sglang/launch_server.py of each wheel
+
+
 def test_what_is_not_judged(shipped: dict[str, Any]) -> None:
     m = _mapping(shipped)
     # a release between or beyond the listed ones is not covered: nothing is said, the note stays
