@@ -6,6 +6,8 @@ visible escape."""
 from __future__ import annotations
 
 import json
+import re
+from typing import Any
 
 import pytest
 
@@ -252,3 +254,117 @@ def test_a_tree_is_masked_once_per_distinct_string_with_the_answer_of_each() -> 
         masked: ["ok", redact_text(f"Bearer {token}")],
         "n": [1, None, True],
     }
+
+
+# ---- the marks tested before a pattern is searched (a fast path: it must mask exactly what the patterns do) --
+
+
+def _examples(pattern: str) -> list[str]:
+    """Short texts that the pattern matches, one per branch of every alternation (the product of them), each
+    class filled with its first and, in a second set, its last character: every shape written in the
+    pattern, as literally as it can be."""
+    import importlib
+    import itertools
+
+    c: Any = importlib.import_module("re._constants")  # the parser of `re` itself (no type stubs)
+    parser: Any = importlib.import_module("re._parser")
+
+    def texts(items: list[tuple[Any, Any]], pick: int) -> list[str]:
+        out = [""]
+        for op, av in items:
+            if op is c.LITERAL:
+                parts = [chr(av)]
+            elif op is c.IN and any(o is c.NEGATE for o, _ in av):
+                parts = ["v"]  # in none of the negated classes of these patterns
+            elif op is c.IN:
+                categories = {c.CATEGORY_SPACE: " ", c.CATEGORY_DIGIT: "0", c.CATEGORY_WORD: "a"}
+                chars = (
+                    [chr(v) for o, v in av if o is c.LITERAL]
+                    + [chr(v[pick]) for o, v in av if o is c.RANGE]
+                    + [categories[v] for o, v in av if o is c.CATEGORY]
+                )
+                parts = [chars[pick] if chars else "x"]
+            elif op is c.BRANCH:
+                parts = [t for branch in av[1] for t in texts(list(branch), pick)]
+            elif op is c.SUBPATTERN:
+                parts = texts(list(av[-1]), pick)
+            elif op in (c.MAX_REPEAT, c.MIN_REPEAT):
+                lo, _, sub = av
+                parts = ["".join(p) for p in itertools.product(texts(list(sub), pick), repeat=max(lo, 1))]
+            elif op in (c.ASSERT, c.ASSERT_NOT, c.AT):
+                parts = [""]
+            else:
+                raise AssertionError(f"unexpected {op} in the pattern")
+            out = [a + b for a in out for b in parts]
+        return out
+
+    parsed = list(parser.parse(pattern))
+    return texts(parsed, 0) + texts(parsed, -1)
+
+
+def test_every_credential_shape_holds_a_mark_so_no_token_is_skipped() -> None:
+    from stackcheck import redact
+
+    examples = _examples(redact._CREDENTIAL_SHAPES)
+    assert len(examples) > 20
+    for text in examples:
+        assert re.fullmatch(redact._CREDENTIAL_SHAPES, text), text
+        assert redact._has_token(text), f"{text!r} matches a credential shape but holds none of _TOKEN_MARKS"
+        assert looks_secret(text) and MASK in redact_text(text), text
+    keys = _examples(redact._ASSIGN._args[0])  # type: ignore[attr-defined]
+    assert len(keys) > 20
+    for text in keys:
+        assert redact._ASSIGN.fullmatch(text), text
+        assert redact._may_assign(text), f"{text!r} is a secret assignment that _ASSIGN_WORD does not find"
+        assert redact._may_assign(text.upper()) and redact._may_assign(text.title()), text
+    bearer = _examples(redact._BEARER._args[0])  # type: ignore[attr-defined]
+    assert {t.split()[0] for t in bearer} == set(redact._BEARER_MARKS)
+
+
+def _reference_redact_text(text: str) -> str:
+    """redact_text as it was written before the marks: every pattern applied to every text."""
+    from stackcheck import redact
+
+    if not text:
+        return text
+    out = redact.redact_urls(text)
+    out = redact._TOKEN.sub(lambda m: m.group(0)[: redact._prefix_len(m.group(0))] + MASK, out)
+    out = redact._ASSIGN.sub(redact._assign_masked, out)
+    out = redact._BEARER.sub(lambda m: m.group("head") + MASK, out)
+    if redact._PRIVATE_KEY.search(out):
+        out = redact._PRIVATE_KEY.sub("-----BEGIN PRIVATE KEY----- " + MASK, out)
+    return out
+
+
+def _reference_looks_secret(value: str) -> bool:
+    from stackcheck import redact
+
+    if redact._TOKEN.search(value) or redact._PRIVATE_KEY.search(value):
+        return True
+    if redact.redact_urls(value) != value:
+        return True
+    if any(redact._assign_masked(m) != m.group(0) for m in redact._ASSIGN.finditer(value)):
+        return True
+    return any(redact._random_looking(token) for token in redact._TOKEN_SPLIT.split(value))
+
+
+def test_the_marks_change_nothing_against_the_patterns_applied_to_every_text() -> None:
+    """Generated texts built from the pieces secrets are made of (every shape's prefix, near misses, the
+    key words of assignments, Bearer, private-key headers, separators, random characters): redact_text and
+    looks_secret answer exactly what they answered when every pattern searched every text."""
+    import random
+
+    from stackcheck import redact
+
+    pieces = [*redact._TOKEN_MARKS, *_examples(redact._CREDENTIAL_SHAPES)[::3], "ghp", "sk", "Sk-", "hf-", "AKI",
+              "eyj", "Bearer ", "bearer ", "Basic  ", "Token\t", "-----BEGIN RSA PRIVATE KEY-----", "-----BEGIN ",
+              "api_key", "token", "PassWord", "secret", "Session-ID", "cookie", "ſecret", "\u212aey",
+              "=", ": ", "https://u:p@h/", " ", "/", "_", "-", ".", "'", '"', "\n"]  # fmt: skip
+    rng = random.Random(21)
+    alphabet = "aZ9_-.+/=~xkAIyJ"
+    for _ in range(4000):
+        parts = [rng.choice(pieces) if rng.random() < 0.5 else "".join(rng.choices(alphabet, k=rng.randint(1, 24)))
+                 for _ in range(rng.randint(1, 6))]  # fmt: skip
+        text = "".join(parts)
+        assert redact_text(text) == _reference_redact_text(text), text
+        assert looks_secret(text) == _reference_looks_secret(text), text
