@@ -257,13 +257,16 @@ def build_report(
     manifests: Manifests | None = None,
     gathered: Callable[[], Gathered] | None = None,
     plan_cache: bool = False,
+    also: Callable[[], None] | None = None,
 ) -> tuple[Report, Context]:
     """The whole audit: facts -> verdicts -> plan, as a report document. `manifests`, when the caller has
     loaded them already, are not read again; `gathered`, when the caller started the probes earlier (the
     gate starts them before it reads the command line), gives their result. `plan_cache`: the plan is read
     from, and kept in, stackcheck.assembly.plan_cache when the manifests are read here (the command line's audit;
     a caller's own manifests may have been edited in memory, and are never cached). The cache entry keeps the
-    verdicts too: an audit that finds it judges nothing again (the engine is not even imported)."""
+    verdicts too: an audit that finds it judges nothing again (the engine is not even imported). `also`, when
+    given, runs in the same loading thread after the engine's imports (the gate imports the modules its decision
+    needs after the verdicts there); the verdicts wait for it."""
     loaded = manifests
     texts: list[str] | None = [] if plan_cache and want_plan and manifests is None else None
 
@@ -277,6 +280,8 @@ def build_report(
 
             if want_plan:
                 import stackcheck.plan  # noqa: F401
+        if also is not None:
+            also()
         return m
 
     later = Background(preload)

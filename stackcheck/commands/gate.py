@@ -401,7 +401,7 @@ def _decide_with(
     from stackcheck.assembly.pipeline import build_report
 
     opts.launch = dict(derived.launch)
-    report, ctx = build_report(opts, want_plan=False, manifests=manifests, gathered=later_facts.get)
+    report, ctx = build_report(opts, want_plan=False, manifests=manifests, gathered=later_facts.get, also=_import_later)
     # an SGLang newer than the data: its flags are read from its own server arguments (facts.derived)
     newer = (ctx.facts.get("derived") or {}).get("sglang") if ctx.newer_than_manifests("sglang") else None
     flags = newer.get("flags") if isinstance(newer, dict) and isinstance(newer.get("flags"), dict) else None
@@ -477,6 +477,38 @@ def _decide_with(
             doc["note"] = "the command is the image's own (Entrypoint + Cmd); it runs in a container, not here"
         return doc, None
     return doc, command
+
+
+# what the decision imports after the verdicts: the preflight's dependency reader and host checks' C modules
+# (a locked-memory limit, a port bind), the command's shell words, the plan cache and its hash (a refusal's
+# fixes), the advice, the sources' normalization, the renderer and the masking
+_LATER_MODULES = (
+    "stackcheck.launch.preflight.deps",
+    "resource",
+    "_socket",
+    "shlex",
+    "stackcheck.assembly.plan_cache",
+    "_blake2",
+    "stackcheck.launch.recommend",
+    "stackcheck.knowledge.sources",
+    "stackcheck.render.gate",
+    "stackcheck.render.layout",
+    "stackcheck.redact",
+    "stackcheck.atomic",
+)
+
+
+def _import_later() -> None:
+    """Import _LATER_MODULES in build_report's loading thread, while the probes wait on the driver (NVML calls
+    release the GIL), so that the decision does not load them after the facts arrive. A module that cannot be
+    imported is skipped here: it fails again where the decision uses it (refused, exit 4), as before."""
+    from importlib import import_module
+
+    for name in _LATER_MODULES:
+        try:
+            import_module(name)
+        except Exception:  # noqa: S112 - imported again, and the error raised, where it is used
+            continue
 
 
 def _environment_text(facts: Any) -> str | None:
