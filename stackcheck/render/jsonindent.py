@@ -73,57 +73,43 @@ def dumps_indented(value: Any, default: Callable[[Any], Any] = str) -> str:
             return _float(o)
         return None
 
+    def member(prefix: str, v: Any, inner: str) -> None:
+        """One member of a container: `prefix` (its separator, and a dict's key) then the value."""
+        t = type(v)
+        if t is str:
+            append(prefix + esc(v))
+        elif t is dict or t is list:
+            append(prefix)
+            container(v, inner)
+        else:
+            text = scalar(v)
+            if text is not None:
+                append(prefix + text)
+            else:
+                append(prefix)
+                other(v, inner)
+
     def container(o: Any, newline: str) -> None:
         """A list, tuple or dict; `newline` is the newline and indent of its level."""
         ident = id(o)
         if ident in seen:
             raise ValueError("Circular reference detected")
+        is_dict = isinstance(o, dict)
+        if not o:
+            append("{}" if is_dict else "[]")
+            return
+        seen.add(ident)
         inner = newline + INDENT
-        if isinstance(o, dict):
-            if not o:
-                append("{}")
-                return
-            seen.add(ident)
-            sep = "{" + inner
+        sep = ("{" if is_dict else "[") + inner
+        if is_dict:
             for k, v in o.items():
-                head = sep + esc(k if type(k) is str else _key(k)) + ": "
+                member(sep + esc(k if type(k) is str else _key(k)) + ": ", v, inner)
                 sep = "," + inner
-                t = type(v)
-                if t is str:
-                    append(head + esc(v))
-                elif t is dict or t is list:
-                    append(head)
-                    container(v, inner)
-                else:
-                    text = scalar(v)
-                    if text is not None:
-                        append(head + text)
-                    else:
-                        append(head)
-                        other(v, inner)
-            append(newline + "}")
         else:
-            if not o:
-                append("[]")
-                return
-            seen.add(ident)
-            sep = "[" + inner
             for v in o:
-                t = type(v)
-                if t is str:
-                    append(sep + esc(v))
-                elif t is dict or t is list:
-                    append(sep)
-                    container(v, inner)
-                else:
-                    text = scalar(v)
-                    if text is not None:
-                        append(sep + text)
-                    else:
-                        append(sep)
-                        other(v, inner)
+                member(sep, v, inner)
                 sep = "," + inner
-            append(newline + "]")
+        append(newline + ("}" if is_dict else "]"))
         seen.discard(ident)
 
     def other(o: Any, newline: str) -> None:
