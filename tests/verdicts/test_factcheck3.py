@@ -13,11 +13,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from release_box import judge, rules
 
-from stackcheck.commands.explain import release_facts
 from stackcheck.knowledge.loader import Manifests, load
-from stackcheck.verdicts.context import Context, assumed_gpus
-from stackcheck.verdicts.engine import evaluate_feature
 
 RULE = "flashmla-dense-decode-sm90a"
 
@@ -30,17 +28,8 @@ def manifests() -> Manifests:
 def _verdict(
     manifests: Manifests, cc: str, sglang: str, launch: dict[str, Any], feature: str = "attention-flashmla"
 ) -> tuple[str, Any, list[str]]:
-    facts = release_facts(
-        {"gpus": assumed_gpus(manifests, f"{cc}x8"), "topology": {"interconnect": "nvlink", "nvswitch": True}},
-        manifests,
-        sglang,
-        None,
-        None,
-    )
-    ctx = Context(facts=facts, manifests=manifests, launch={"tp": 8, **launch})  # type: ignore[arg-type]
-    v = evaluate_feature(next(f for f in manifests.features if f["id"] == feature), ctx)
-    failed = sorted(str(r.get("rule")) for r in v.get("reasons") or [] if r.get("result") == "fail")
-    return v["status"], v["effect"], failed
+    v = judge(manifests, feature, cc, sglang, launch)
+    return v["status"], v["effect"], rules(v)
 
 
 @pytest.mark.parametrize("cc", ["10.0", "10.3", "10.7"])

@@ -10,11 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from release_box import judge, rules
 
-from stackcheck.commands.explain import release_facts
 from stackcheck.knowledge.loader import Manifests, load
-from stackcheck.verdicts.context import Context, assumed_gpus
-from stackcheck.verdicts.engine import evaluate_feature
 
 RULE = "marlin-fallback-sm80-sm90"
 
@@ -25,19 +23,8 @@ def manifests() -> Manifests:
 
 
 def _verdict(manifests: Manifests, cc: str, sglang: str) -> tuple[str, Any, list[str], list[str]]:
-    facts = release_facts(
-        {"gpus": assumed_gpus(manifests, f"{cc}x8"), "topology": {"interconnect": "nvlink", "nvswitch": True}},
-        manifests,
-        sglang,
-        None,
-        None,
-    )
-    ctx = Context(facts=facts, manifests=manifests, launch={"tp": 8})  # type: ignore[arg-type]
-    v = evaluate_feature(next(f for f in manifests.features if f["id"] == "nvfp4"), ctx)
-    reasons = v.get("reasons") or []
-    failed = sorted(str(r.get("rule")) for r in reasons if r.get("result") == "fail")
-    unknown = sorted(str(r.get("rule")) for r in reasons if r.get("result") == "unknown")
-    return v["status"], v["effect"], failed, unknown
+    v = judge(manifests, "nvfp4", cc, sglang)
+    return v["status"], v["effect"], rules(v), rules(v, "unknown")
 
 
 @pytest.mark.parametrize("cc", ["8.0", "8.9", "9.0"])

@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from release_box import judge, rules
 
 from stackcheck.cli import main
 from stackcheck.commands.explain import release_facts
 from stackcheck.knowledge.loader import Manifests, load
 from stackcheck.verdicts.context import Context, assumed_gpus
-from stackcheck.verdicts.engine import evaluate_feature
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 B200 = ROOT / "tests" / "cases" / "b200" / "facts.json"
@@ -33,17 +33,8 @@ def manifests() -> Manifests:
 
 
 def _verdict(manifests: Manifests, feature: str, cc: str, sglang: str, launch: dict[str, Any]) -> tuple[Any, ...]:
-    facts = release_facts(
-        {"gpus": assumed_gpus(manifests, f"{cc}x8"), "topology": {"interconnect": "nvlink", "nvswitch": True}},
-        manifests,
-        sglang,
-        None,
-        None,
-    )
-    ctx = Context(facts=facts, manifests=manifests, launch={"tp": 8, **launch})  # type: ignore[arg-type]
-    v = evaluate_feature(next(f for f in manifests.features if f["id"] == feature), ctx)
-    failed = sorted(str(r.get("rule")) for r in v.get("reasons") or [] if r.get("result") == "fail")
-    return v["status"], v["effect"], failed
+    v = judge(manifests, feature, cc, sglang, launch)
+    return v["status"], v["effect"], rules(v)
 
 
 @pytest.mark.parametrize(
