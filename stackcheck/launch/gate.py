@@ -101,6 +101,7 @@ class Derived:
     required: list[Requirement] = field(default_factory=list)
     off: list[str] = field(default_factory=list)  # default features turned off, with the reason
     problems: list[Problem] = field(default_factory=list)
+    unlisted: list[str] = field(default_factory=list)  # flags launch.json does not list, in order, once each
     defaults: dict[str, Any] = field(default_factory=dict)  # launch.json flag -> its default value
 
     def to_json(self) -> dict[str, Any]:
@@ -276,9 +277,11 @@ def _config_problem(name: str) -> Problem:
     )
 
 
-def parse_flags(args: Sequence[str], mapping: Mapping[str, Any]) -> tuple[dict[str, Any], list[Problem], bool]:
-    """The listed flags found in args: canonical flag -> value (True for a bool flag), problems, and
-    whether any listed flag was found at all."""
+def parse_flags(
+    args: Sequence[str], mapping: Mapping[str, Any]
+) -> tuple[dict[str, Any], list[Problem], bool, list[str]]:
+    """The listed flags found in args: canonical flag -> value (True for a bool flag), problems, whether any
+    listed flag was found at all, and the flags launch.json does not list (once each, in order)."""
     opts = _options(mapping)
     exact: dict[str, dict[str, Any]] = {}
     for o in opts:
@@ -362,10 +365,12 @@ def parse_flags(args: Sequence[str], mapping: Mapping[str, Any]) -> tuple[dict[s
                 raise UsageError(f"server command: {how} {value!r}: expected a number above {low} and at most {high}")
         else:
             found[flag] = value
-    if unlisted:
-        names = ", ".join(dict.fromkeys(unlisted))
-        problems.append(Problem("flags", "note", None, f"{UNLISTED_NOTE}: {names}"))
-    return found, problems, seen
+    return found, problems, seen, list(dict.fromkeys(unlisted))
+
+
+def _unlisted_note(names: Sequence[str], label: str = UNLISTED_NOTE) -> Problem:
+    """The one note line naming the flags the gate does not read."""
+    return Problem("flags", "note", None, f"{label}: {', '.join(names)}")
 
 
 def parse_env(env: Mapping[str, str], mapping: Mapping[str, Any]) -> tuple[dict[str, bool], list[Problem]]:
@@ -466,8 +471,12 @@ def derive(
     if not argv:
         raise UsageError("missing command after -- (expected, e.g., -- python -m sglang.launch_server ...)")
     entry, args = find_entrypoint(argv, mapping)
-    found, problems, seen = parse_flags(args, mapping)
-    d = Derived(command=list(command), entrypoint=entry, sglang_args=args, options=found, problems=problems)
+    found, problems, seen, unlisted = parse_flags(args, mapping)
+    if unlisted:
+        problems.append(_unlisted_note(unlisted))
+    d = Derived(
+        command=list(command), entrypoint=entry, sglang_args=args, options=found, problems=problems, unlisted=unlisted
+    )
     for feature in require:
         _add(d, feature, "explicit", "--require")
     if entry is None and not seen and not mentions_sglang(argv, mapping):
@@ -926,15 +935,14 @@ def undeclared_problems(
 def relabel_unlisted(d: Derived, refused: set[str], sglang_version: str) -> None:
     """After undeclared_problems covered the release: the unlisted flags it did not refuse are the release's
     own (declared, not read for features); the refused ones leave the note, which goes when none is left."""
-    for p in list(d.problems):
-        head, _, names = p.message.partition(": ")
-        if p.subject != "flags" or p.status != "note" or head != UNLISTED_NOTE:
-            continue
-        kept = [n for n in names.split(", ") if n not in refused]
-        if kept:
-            p.message = f"declared by SGLang {sglang_version}, not read for features: {', '.join(kept)}"
-        else:
-            d.problems.remove(p)
+    kept = [n for n in d.unlisted if n not in refused]
+    out: list[Problem] = []
+    for p in d.problems:
+        if p.subject != "flags" or p.status != "note":
+            out.append(p)
+        elif kept:
+            out.append(_unlisted_note(kept, f"declared by SGLang {sglang_version}, not read for features"))
+    d.problems = out
 
 
 # ---- deciding -------------------------------------------------------------------------------------
