@@ -870,6 +870,8 @@ def undeclared_problems(
     releases take flags of their own before the parser (--model-type, a positional model path)."""
     if sglang_version is None or d.entrypoint != "launch-server":
         return [], False
+    table: Mapping[str, Any] = mapping["release_flags"] if isinstance(mapping.get("release_flags"), dict) else {}
+    releases = [str(r) for r in table.get("releases") or []]
     names: set[str] | None
     if declared is not None:
         names = {str(n) for n in declared.get("declared") or []} | {"--help"}
@@ -879,17 +881,14 @@ def undeclared_problems(
         }
     else:
         names = _declared_in(mapping, sglang_version)
-        source = (mapping.get("release_flags") or {}).get("source")
+        source = table.get("source")
     if not names:
         return [], False
-    table = mapping.get("release_flags") if isinstance(mapping.get("release_flags"), dict) else {}
     # from the releases whose launcher loads plugins first, a flag the release does not declare may be a
     # plugin's: unknown (refused unless --allow-unknown), not blocked; newer than the data: as the newest listed
-    releases = [str(r) for r in (table or {}).get("releases") or []]
-    plugins = (table or {}).get("plugins")
     judged = sglang_version if declared is None else (releases[-1] if releases else "")
-    may_plugin = _in_runs(judged, releases, plugins)
-    plugin_source = (table or {}).get("plugins_source")
+    may_plugin = _in_runs(judged, releases, table.get("plugins"))
+    plugin_source = table.get("plugins_source")
     listed = {n for o in _options(mapping) for n in _names(o)} | set(CONFIG_FLAGS)
     out: list[Problem] = []
     seen: set[str] = set()
