@@ -408,6 +408,10 @@ def _decide_with(
     extra = gate.release_problems(derived, mapping, ctx.installed_version("sglang"), flags)
     undeclared, covered = gate.undeclared_problems(derived, mapping, ctx.installed_version("sglang"), flags)
     extra += undeclared
+    from stackcheck.launch.refusals import gpu_majors, refusal_problems
+
+    # the flag combinations the installed SGLang refuses while it reads its arguments
+    extra += refusal_problems(derived, mapping, ctx.installed_version("sglang"), gpu_majors(ctx.facts))
     if covered:  # the flags it does not read were checked against the release's own list: say so
         gate.relabel_unlisted(derived, {p.subject for p in undeclared}, str(ctx.installed_version("sglang")))
     extra += gate.installation_problems(derived, ctx.package_state("sglang"), _environment_text(ctx.facts))
