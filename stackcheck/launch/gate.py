@@ -50,8 +50,9 @@ Decision policy:
   lacks) are `unknown` (refuse unless --allow-unknown) or `blocked` with effect crash (refuse); so are the flag
   combinations the installed release refuses while it reads its arguments (launch.json `refusals`,
   launch/refusals.py: EAGLE top-k > 1 with pages > 1 on a backend that cannot page the tree, trtllm_mha with
-  top-k > 1, STANDALONE/NGRAM with DP attention, Flex Attention with speculative decoding), unknown where a value
-  SGLang chooses at start (its auto top-k, its attention backend) decides.
+  top-k > 1, STANDALONE/NGRAM with DP attention, Flex Attention with speculative decoding, the speculative
+  steps and top-k given one without the other), unknown where a value SGLang chooses at start (its auto top-k
+  when the model's config.json is not found, its attention backend) decides.
 - a probe the decision reads (nvml, toolkits, packages, system) that failed or timed out is `unknown`
   (refuse unless --allow-unknown); a package the probe could not read is unknown, never "not installed".
 """

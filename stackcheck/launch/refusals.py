@@ -3,14 +3,17 @@
 SGLang checks some combinations of its settings before it loads a model (ServerArgs.__post_init__, and from 0.5.13
 the hooks of arg_groups/): EAGLE tree drafting (top-k > 1) with pages larger than one token on a backend that
 cannot page the tree, trtllm_mha with top-k > 1, STANDALONE or NGRAM with DP attention, Flex Attention with
-speculative decoding. Such a launch never serves, so the gate refuses it.
+speculative decoding, --speculative-eagle-topk without --speculative-num-steps (an assert) and the reverse (the
+unset top-k compared with 1). Such a launch never serves, so the gate refuses it.
 
 Each rule is a list of conditions on the values SGLang holds when it checks, read from the command:
 - a value the flags give (`--speculative-eagle-topk 4`, `--page-size 16`, `--attention-backend fa3`) is known;
 - a value SGLang sets itself from a flag is derived here, from launch.json's data (`refusals.auto`): the page size
   an attention backend forces (trtllm_mla: 64), the top-k of STANDALONE (1), the default page size (1);
-- a value SGLang chooses at start from what the gate does not see here (the top-k it picks from the model's
-  architecture, the attention backend it picks for the GPU from 0.5.5) is unknown.
+- SGLang's own top-k follows the model's first architecture (config.json), which the gate's preflight reads when
+  it finds the model; the attention backend SGLang picks for the GPU and the model (from 0.5.5) is unknown, except
+  that it never is a backend it picks only on other GPUs (trtllm_mha off SM100-SM120) or never picks at all;
+- a value SGLang chooses from what the gate does not see is unknown.
 A rule whose conditions all hold is `blocked` (effect crash); one where none fails and some are unknown is
 `unknown` (refused unless --allow-unknown); a release no range of the rule covers is not judged (the rule is
 silent rather than guess: the flags themselves are judged by release_problems).
@@ -72,11 +75,37 @@ def _forced_page_size(options: Mapping[str, Any], page: Mapping[str, Any], versi
     return forced
 
 
+def _auto_topk(spec: Mapping[str, Any], version: str, algorithm: Any, architecture: str | None) -> Any:
+    """The top-k SGLang picks when the command gives none (launch.json refusals.auto.speculative_topk)."""
+    entry = next(
+        (
+            e
+            for e in spec.get("by_release") or []
+            if isinstance(e, dict) and _version_in(version, str(e.get("versions", ""))) is True
+        ),
+        None,
+    )
+    if entry is None:
+        return _UNKNOWN
+    if algorithm == "STANDALONE" and isinstance(entry.get("standalone"), int):
+        return int(entry["standalone"])
+    if architecture is None:
+        return _UNKNOWN
+    picked = (entry.get("architectures") or {}).get(architecture, entry.get("otherwise"))
+    return int(picked) if isinstance(picked, int) else _UNKNOWN
+
+
 def launch_values(
-    d: Derived, mapping: Mapping[str, Any], version: str, entry: Mapping[str, Any], majors: set[int] | None = None
+    d: Derived,
+    mapping: Mapping[str, Any],
+    version: str,
+    entry: Mapping[str, Any],
+    majors: set[int] | None = None,
+    architecture: str | None = None,
 ) -> dict[str, Any]:
     """The values SGLang's argument checks read, for the release range `entry`: known, derived or unknown (SGLang
-    chooses it at start). `majors`: the GPU majors of the box (None: not known)."""
+    chooses it at start). `majors`: the GPU majors of the box (None: not known); `architecture`: the model's first
+    architecture (config.json), when the gate could read it."""
     auto = (mapping.get("refusals") or {}).get("auto") or {}
     opts = d.options
     values: dict[str, Any] = {fact: opts.get(flag) for fact, flag in _FLAG_FACTS.items()}
@@ -88,22 +117,21 @@ def launch_values(
             values["attention_backend"] = "unset"
         else:
             values["attention_backend"] = _AutoBackend(auto.get("attention_backend") or {}, majors)
-    # top-k: given, or SGLang's own choice: known for STANDALONE, from the model's architecture otherwise
+    # top-k: given, or SGLang's own choice (STANDALONE's, or the one for the model's architecture)
     topk = opts.get("--speculative-eagle-topk")
-    if topk is None:
-        spec = auto.get("speculative_topk") or {}
-        by_algo = spec.get("by_algorithm") or {}
-        first = str(spec.get("from") or "")
-        if algorithm in by_algo and (not first or _version_in(version, f">={first}") is True):
-            topk = int(by_algo[algorithm])
-        else:
-            topk = _UNKNOWN
+    if topk is None and "--speculative-num-steps" not in opts:  # SGLang picks all three only when no steps given
+        topk = _auto_topk(auto.get("speculative_topk") or {}, version, algorithm, architecture)
     values["speculative_topk"] = topk
     # page size: forced by a backend, given, or the default (launch.json says why that default is taken)
     page = auto.get("page_size") or {}
     forced = _forced_page_size(opts, page, version)
     given = opts.get("--page-size")
     values["page_size"] = forced if forced is not None else given if isinstance(given, int) else page.get("default", 1)
+    # which of the three speculative settings the command gives (SGLang picks them together only when none is)
+    for flag in ("--speculative-num-steps", "--speculative-eagle-topk", "--speculative-num-draft-tokens"):
+        values[flag.removeprefix("--").replace("-", "_") + "_given"] = flag in opts
+    values["speculative_adaptive"] = bool(opts.get("--speculative-adaptive"))
+    values["model_architecture"] = architecture if architecture is not None else _UNKNOWN
     return values
 
 
@@ -145,19 +173,25 @@ def _unknown(value: Any) -> bool:
     return value is _UNKNOWN or isinstance(value, _AutoBackend)
 
 
-def _shown(value: Any) -> str:
+def _shown(value: Any, fact: str = "") -> str:
     if _unknown(value):
-        return "chosen by SGLang at start"
+        return "not read (the model was not found)" if fact == "model_architecture" else "chosen by SGLang at start"
     if value == "unset":
         return "none given"
     return str(value)
 
 
-def _observed(rule: Mapping[str, Any], values: Mapping[str, Any]) -> str:
+def _observed(conds: Sequence[Any], values: Mapping[str, Any]) -> str:
+    """The values the conditions read, in the order of launch.json's facts."""
     parts = []
-    for fact in ("speculative_algorithm", "speculative_topk", "page_size", "attention_backend", "dp_attention"):
-        if any(_mentions(c, fact) for c in rule.get("when") or []):
-            parts.append(f"{fact.replace('speculative_', '')} {_shown(values.get(fact))}")
+    for fact, value in values.items():
+        if not any(_mentions(c, fact) for c in conds):
+            continue
+        if fact.endswith("_given"):  # --speculative-num-steps given / not given
+            flag = "--" + fact.removesuffix("_given").replace("_", "-")
+            parts.append(f"{flag} {'given' if value else 'not given'}")
+        else:
+            parts.append(f"{fact.replace('speculative_', '')} {_shown(value, fact)}")
     return ", ".join(parts)
 
 
@@ -169,13 +203,15 @@ def _mentions(cond: Any, fact: str) -> bool:
     return cond.get("fact") == fact
 
 
-def _unknown_facts(rule: Mapping[str, Any], values: Mapping[str, Any]) -> list[str]:
-    return [f for f, v in values.items() if _unknown(v) and any(_mentions(c, f) for c in rule.get("when") or [])]
+def _unknown_facts(conds: Sequence[Any], values: Mapping[str, Any]) -> list[str]:
+    return [f for f, v in values.items() if _unknown(v) and any(_mentions(c, f) for c in conds)]
 
 
 _AUTO_WORDS = {
-    "speculative_topk": "the top-k SGLang picks from the model's architecture (give --speculative-eagle-topk)",
+    "speculative_topk": "the top-k SGLang picks from the model's architecture, which the gate could not read (give "
+    "--speculative-eagle-topk, or make the model's config.json readable)",
     "attention_backend": "the attention backend SGLang picks for the GPU and the model (give --attention-backend)",
+    "model_architecture": "the model's architecture, which the gate could not read (make its config.json readable)",
 }
 
 
@@ -189,8 +225,21 @@ def gpu_majors(facts: Mapping[str, Any]) -> set[int] | None:
     return out or None
 
 
+def model_architecture(pre: Any) -> str | None:
+    """The target model's first architecture (config.json `architectures[0]`, what SGLang's auto choices read), from
+    the gate's preflight; None when it did not read the model."""
+    for info in getattr(pre, "models", None) or []:
+        if getattr(info, "role", None) == "model" and getattr(info, "architectures", None):
+            return str(info.architectures[0])
+    return None
+
+
 def refusal_problems(
-    d: Derived, mapping: Mapping[str, Any], sglang_version: str | None, majors: set[int] | None = None
+    d: Derived,
+    mapping: Mapping[str, Any],
+    sglang_version: str | None,
+    majors: set[int] | None = None,
+    architecture: str | None = None,
 ) -> list[Problem]:
     """The launch's flag combinations that the installed SGLang refuses at argument parsing (blocked, effect
     crash), or may refuse depending on a value it chooses at start (unknown). Nothing without a release, for a
@@ -213,13 +262,14 @@ def refusal_problems(
         )
         if entry is None or not entry.get("applies"):
             continue
-        values = launch_values(d, mapping, sglang_version, entry, majors)
-        results = [_holds(c, values, entry) for c in rule.get("when") or [] if isinstance(c, dict)]
+        values = launch_values(d, mapping, sglang_version, entry, majors, architecture)
+        conds = [c for c in [*(rule.get("when") or []), *(entry.get("also") or [])] if isinstance(c, dict)]
+        results = [_holds(c, values, entry) for c in conds]
         if not results or any(r is False for r in results):
             continue
         allowed = [str(a) for a in entry.get("allowed") or []]
         observed_fact = str(rule.get("observe") or "")
-        observed = _shown(values.get(observed_fact)) if observed_fact else _observed(rule, values)
+        observed = _shown(values.get(observed_fact), observed_fact) if observed_fact else _observed(conds, values)
         required = ", ".join(allowed) if allowed else str(rule.get("required_value", "")) or None
         message = str(rule.get("message", "")).format(
             required=required or "", observed=observed, first=allowed[0] if allowed else ""
@@ -229,7 +279,7 @@ def refusal_problems(
         if all(r is True for r in results):
             out.append(Problem(subject, "blocked", "crash", message, sources, observed, required))
             continue
-        missing = "; ".join(_AUTO_WORDS.get(f, f) for f in _unknown_facts(rule, values))
+        missing = "; ".join(_AUTO_WORDS.get(f, f) for f in _unknown_facts(conds, values))
         out.append(
             Problem(
                 subject,

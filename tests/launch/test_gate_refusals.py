@@ -55,9 +55,11 @@ def mapping() -> dict[str, Any]:
     return dict(load([], env={}).launch)
 
 
-def judge(mapping: dict[str, Any], version: str, args: list[str], majors: set[int] | None = None) -> dict[str, Any]:
+def judge(
+    mapping: dict[str, Any], version: str, args: list[str], majors: set[int] | None = None, arch: str | None = None
+) -> dict[str, Any]:
     d = gate.derive([*LAUNCH, *args], mapping, {})
-    return {p.subject.removeprefix("refusal "): p for p in refusal_problems(d, mapping, version, majors)}
+    return {p.subject.removeprefix("refusal "): p for p in refusal_problems(d, mapping, version, majors, arch)}
 
 
 def replace(args: list[str], flag: str, value: str) -> list[str]:
@@ -126,6 +128,25 @@ def test_the_auto_top_k_makes_the_page_rule_unknown_never_a_pass_or_a_block(mapp
     assert judge(mapping, "0.5.9", GPT_OSS_DEFAULT, {9}) == {}
 
 
+def test_the_auto_top_k_follows_the_model_architecture_per_release(mapping: dict[str, Any]) -> None:
+    """Read from config.json, the architecture gives SGLang's own top-k: up to 0.5.7 every architecture outside
+    the DeepSeek/GPT-OSS family gets 4, from 0.5.8 only Llama and Grok-1 do."""
+    paged = [*GPT_OSS_DEFAULT, "--page-size", "16"]  # no --speculative-eagle-topk, no --speculative-num-steps
+    llama = judge(mapping, "0.5.3", paged, {9}, "LlamaForCausalLM")["eagle-topk-page-size"]
+    assert llama.status == "blocked" and "topk 4" in (llama.observed or "")
+    assert judge(mapping, "0.5.3", paged, {9}, "GptOssForCausalLM") == {}
+    triton = [*paged, "--attention-backend", "triton"]
+    assert judge(mapping, "0.5.7", triton, {9}, "Qwen3ForCausalLM")["eagle-topk-page-size"].status == "blocked"
+    assert judge(mapping, "0.5.8", triton, {9}, "Qwen3ForCausalLM") == {}  # 1 for it from 0.5.8
+    # from 0.5.5 the attention backend is SGLang's choice too: Llama's top-k 4 then leaves the rule unknown
+    assert judge(mapping, "0.5.9", paged, {9}, "LlamaForCausalLM")["eagle-topk-page-size"].status == "unknown"
+    with_fa3 = [*paged, "--attention-backend", "fa3"]
+    assert judge(mapping, "0.5.5", with_fa3, {9}, "LlamaForCausalLM")["eagle-topk-page-size"].status == "blocked"
+    # with --speculative-num-steps SGLang picks no top-k at all: nothing for these rules to judge
+    steps = [*paged, "--speculative-num-steps", "3"]
+    assert "eagle-topk-page-size" not in judge(mapping, "0.5.3", steps, {9}, "LlamaForCausalLM")
+
+
 # ---- trtllm-mha-topk-one -------------------------------------------------------------------------------
 
 
@@ -190,6 +211,42 @@ def test_no_release_or_no_sglang_launch_is_not_judged(mapping: dict[str, Any]) -
     assert gpu_majors({"gpus": [{"name": "x"}]}) is None
 
 
+# ---- the three speculative settings given in part ------------------------------------------------------------
+
+
+def test_top_k_without_steps_trips_sglangs_assert(mapping: dict[str, Any]) -> None:
+    """SGLang picks steps, top-k and draft tokens together only when --speculative-num-steps is absent, and first
+    asserts the other two are absent too (sgl-project/sglang issue #5673)."""
+    no_steps = [a for a in LLAMA_EAGLE3 if a not in ("--speculative-num-steps", "5")]
+    for version in ("0.5.1", "0.5.9", "0.5.23"):
+        p = judge(mapping, version, no_steps, {9}, "LlamaForCausalLM")["spec-topk-without-steps"]
+        assert (p.status, p.effect) == ("blocked", "crash"), version
+        assert "--speculative-num-steps not given" in (p.observed or "")
+    assert "spec-topk-without-steps" not in judge(mapping, "0.5.9", LLAMA_EAGLE3, {9})  # all three given
+    # from 0.5.14 --speculative-adaptive skips SGLang's choice and its assert
+    adaptive = [*no_steps, "--speculative-adaptive"]
+    assert "spec-topk-without-steps" in judge(mapping, "0.5.13", adaptive, {9}, "LlamaForCausalLM")
+    assert "spec-topk-without-steps" not in judge(mapping, "0.5.14", adaptive, {9}, "LlamaForCausalLM")
+    # from 0.5.21 an IQuest Q1 model sets its steps first: without its architecture the gate cannot tell
+    assert judge(mapping, "0.5.23", no_steps, {9})["spec-topk-without-steps"].status == "unknown"
+    assert "spec-topk-without-steps" not in judge(mapping, "0.5.23", no_steps, {9}, "IQuestQ1ForCausalLM")
+    assert judge(mapping, "0.5.20", no_steps, {9})["spec-topk-without-steps"].status == "blocked"
+
+
+def test_steps_without_top_k_leave_it_unset_and_sglang_compares_none(mapping: dict[str, Any]) -> None:
+    """sgl-project/sglang PR #22895: NEXTN with --speculative-num-steps 1 alone ends in a TypeError at start."""
+    nextn = ["--model-path", "Qwen/Qwen3.5-35B-A3B", "--speculative-algorithm", "NEXTN", "--speculative-num-steps", "1"]
+    for version in ("0.5.2", "0.5.11", "0.5.20"):
+        p = judge(mapping, version, nextn, {9}, "Qwen3_5MoeForConditionalGeneration")["spec-steps-without-topk"]
+        assert (p.status, p.effect) == ("blocked", "crash"), version
+        assert "TypeError" in p.message and any("22895" in str(x.get("url")) for x in p.source)
+    assert "spec-steps-without-topk" not in judge(mapping, "0.5.1", nextn, {9})  # no comparison to trip in 0.5.1
+    assert "spec-steps-without-topk" not in judge(mapping, "0.5.11", [*nextn, "--speculative-eagle-topk", "1"], {9})
+    assert judge(mapping, "0.5.23", nextn, {9})["spec-steps-without-topk"].status == "unknown"  # IQuest Q1?
+    assert "spec-steps-without-topk" not in judge(mapping, "0.5.23", nextn, {9}, "IQuestQ1ForCausalLM")
+    assert "spec-steps-without-topk" not in judge(mapping, "0.5.11", nextn[:2], {9})  # no speculative decoding
+
+
 # ---- the gate end to end ---------------------------------------------------------------------------------
 
 
@@ -222,6 +279,21 @@ def test_the_gate_refuses_the_combination_with_observed_required_and_source() ->
     assert "attention_backend triton" in reason["observed"]
     assert any("sglang 0.5.9 wheel" in s["title"] for s in reason["source"])
     assert doc["derived"]["launch"]["page_size"] == 32 and doc["derived"]["launch"]["speculative_topk"] == 4
+
+
+def test_the_gate_reads_the_architecture_from_the_model_directory(tmp_path: Path) -> None:
+    """The preflight reads the model's config.json: a local Llama checkpoint with pages and SGLang's own top-k on
+    0.5.20's trtllm_mha is refused outright (top-k 4), a Qwen3 one is not (top-k 1)."""
+    for arch, refused in (("LlamaForCausalLM", True), ("Qwen3ForCausalLM", False)):
+        model = tmp_path / arch
+        model.mkdir()
+        (model / "config.json").write_text(json.dumps({"architectures": [arch], "model_type": "llama"}))
+        args = ["--model-path", str(model), "--speculative-algorithm", "EAGLE3", "--attention-backend", "trtllm_mha"]
+        got = refusals(run_gate(B200, *args))
+        assert ("refusal trtllm-mha-topk-one" in got) is refused, (arch, got)
+        if refused:
+            b = got["refusal trtllm-mha-topk-one"]
+            assert b["status"] == "blocked" and b["reasons"][0]["observed"] == "4"
 
 
 def test_the_gate_leaves_what_sglang_accepts_alone() -> None:
@@ -272,6 +344,7 @@ Traceback (most recent call last):
             "AssertionError: Speculative decoding is currently not supported with Flex Attention backend",
             "flex-attention-speculative",
         ),
+        ("TypeError: '>' not supported between instances of 'NoneType' and 'int'", "spec-topk-unset"),
     ],
 )  # fmt: skip
 def test_triage_names_each_parse_time_refusal(tmp_path: Path, error: str, signature: str) -> None:
