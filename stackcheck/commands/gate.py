@@ -434,6 +434,12 @@ def _decide_with(
             from stackcheck.assembly.pipeline import reevaluate
 
             ctx = reevaluate(report, ctx, opts, {"mla": pre.launch["model_mla"]})
+    from stackcheck.launch.refusals import gpu_majors, model_architecture, refusal_problems
+
+    # the flag combinations the installed SGLang refuses while it reads its arguments: after the preflight, whose
+    # reading of the model's config.json gives the architecture SGLang's own EAGLE top-k depends on
+    version = ctx.installed_version("sglang")
+    extra += refusal_problems(derived, mapping, version, gpu_majors(ctx.facts), model_architecture(pre))
     decision = gate.decide(
         derived, report["features"], manifests.features, args.allow_unknown, extra, report.get("checks") or []
     )

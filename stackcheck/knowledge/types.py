@@ -417,12 +417,21 @@ class ReleaseFlags(TypedDict, total=False):
     plugins_source: Source
 
 
+class Refusals(TypedDict, total=False):
+    """launch.json `refusals`: flag combinations SGLang refuses while it reads its arguments (launch/refusals.py)."""
+
+    description: str
+    auto: dict[str, Any]  # how SGLang fills the values the flags leave out (top-k, page size, attention backend)
+    rules: list[dict[str, Any]]
+
+
 class Launch(TypedDict, total=False):
     entrypoints: list[LaunchEntrypoint]
     options: list[LaunchOption]
     env: list[LaunchEnv]
     defaults: list[LaunchDefault]
     release_flags: ReleaseFlags
+    refusals: Refusals
 
 
 # ---- recommend.json (stackcheck recommend) ----------------------------------------------------------------

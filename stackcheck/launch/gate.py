@@ -47,7 +47,12 @@ Decision policy:
   degrading one warns (SGLang's metadata pins); unknown refuses unless --allow-unknown (when a rule that
   could crash is unknown); not installed (not-applicable, skipped) is ignored.
 - problems found while reading the command (unknown values, ambiguous abbreviations, flags the release
-  lacks) are `unknown` (refuse unless --allow-unknown) or `blocked` with effect crash (refuse).
+  lacks) are `unknown` (refuse unless --allow-unknown) or `blocked` with effect crash (refuse); so are the flag
+  combinations the installed release refuses while it reads its arguments (launch.json `refusals`,
+  launch/refusals.py: EAGLE top-k > 1 with pages > 1 on a backend that cannot page the tree, trtllm_mha with
+  top-k > 1, STANDALONE/NGRAM with DP attention, Flex Attention with speculative decoding, the speculative
+  steps and top-k given one without the other), unknown where a value SGLang chooses at start (its auto top-k
+  when the model's config.json is not found, its attention backend) decides.
 - a probe the decision reads (nvml, toolkits, packages, system) that failed or timed out is `unknown`
   (refuse unless --allow-unknown); a package the probe could not read is unknown, never "not installed".
 """
@@ -88,6 +93,8 @@ class Problem:
     effect: str | None
     message: str
     source: Any = None
+    observed: str | None = None  # what the command has, where a rule compares it (refusals.py)
+    required: str | None = None  # what the rule asks for
 
 
 @record
@@ -126,7 +133,13 @@ class Derived:
 
 
 def problem_json(p: Problem) -> dict[str, Any]:
-    return {"subject": p.subject, "status": p.status, "effect": p.effect, "message": p.message, "source": p.source}
+    out = {"subject": p.subject, "status": p.status, "effect": p.effect, "message": p.message, "source": p.source}
+    return {**out, **_compared(p)}
+
+
+def _compared(p: Problem) -> dict[str, Any]:
+    """A problem's observed and required values, where a rule compared them."""
+    return {k: v for k, v in (("observed", p.observed), ("required", p.required)) if v is not None}
 
 
 # ---- reading the command --------------------------------------------------------------------------
@@ -1006,7 +1019,8 @@ def decide(
     warnings: list[Blocker] = []
     checked: list[dict[str, Any]] = []
     for p in [*d.problems, *extra_problems]:
-        b = Blocker(p.subject, "command", p.status, p.effect, [{"message": p.message, "source": p.source}])
+        reason = {"message": p.message, "source": p.source, **_compared(p)}
+        b = Blocker(p.subject, "command", p.status, p.effect, [reason])
         if p.status == "note" or (p.status == "unknown" and allow_unknown):
             warnings.append(b)
         else:
