@@ -113,6 +113,14 @@ def _two_sm120(doc: dict[str, Any]) -> None:
     _sm120(doc, 2)
 
 
+def _v100(doc: dict[str, Any]) -> None:
+    """One V100 (cc 7.0), which SGLang refuses when it loads the model (sglang-gpu-min-cc)."""
+    doc["facts"]["gpus"] = [{"index": 0, "name": "Tesla V100-SXM2-32GB", "compute_capability": "7.0",
+                             "uuid": None, "pci_bus_id": None, "memory_bytes": None}]  # fmt: skip
+    doc["facts"]["topology"] = {"interconnect": "single-gpu", "same_model": True, "gpu_count": 1, "p2p": "none",
+                                "pairs": []}  # fmt: skip
+
+
 # facts beyond the case folders, for items (and rules of checks whose rules have scopes of their own) that no
 # case blocks: (case, mutation)
 MUTATIONS: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
@@ -141,6 +149,8 @@ MUTATIONS: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
                              _both(_two_sm120, _packages(nvidia_nccl_cu13=None, nvidia_nccl_cu12="2.26.2"))),
     "sm120-nccl-cu13-2.26": ("h200-newest", _both(_two_sm120, _packages(nvidia_nccl_cu13="2.26.2"))),
     "sm120-system-nccl-2.26": ("h200-newest", _both(_two_sm120, _packages(**_NO_NCCL), _env(NCCL_VERSION="2.26.2"))),
+    # sglang-gpu-min-cc: a GPU below sm75
+    "v100-sm70": ("h200-newest", _v100),
 }  # fmt: skip
 
 
@@ -312,6 +322,8 @@ def test_every_launch_items_are_data_not_code() -> None:
             "sgl-kernel-torch-pair-old",
             "driver-api",
             "torch-cuda-build",
+            # i16m: SGLang's ModelRunner refuses a GPU below sm75 for every model it loads
+            "sglang-gpu-min-cc",
         ]
     )
     rules = sorted(f"{c['id']}:{r['id']}" for c in MANIFESTS.checks for r in c.get("rules") or []
