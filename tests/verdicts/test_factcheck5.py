@@ -8,6 +8,7 @@ verdict stays ok; its kernel hop must name that kernel, and the nvcc it needs mu
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import pytest
@@ -91,3 +92,57 @@ def test_the_jit_kernel_needs_an_nvcc_that_knows_the_gpu(manifests: Manifests) -
     assert "sglang-jit-nvcc" in failed(_jit_box("0.5.18", nvcc=False))
     assert "sglang-jit-arch" in failed(_jit_box("0.5.18", nvcc=True, cuda="12.8"))  # sm_121a needs CUDA 12.9
     assert not {"sglang-jit-nvcc", "sglang-jit-arch"} & failed(_jit_box("0.5.18", nvcc=True, cuda="12.9"))
+
+
+# ---- aarch64 boxes are judged by the aarch64 wheel's libraries ----------------------------------------------
+# Found on the way (FACTCHECK.md, fifth sample): the manylinux2014_aarch64 wheels of sglang-kernel 0.4.4 and later
+# on PyPI ship no flash_ops at all (sgl_kernel/flash_attn.py then raises ImportError 'Can not import FA3 in
+# sgl_kernel'), while the x86_64 wheels carry it with sm_90a. Without --deep the verdict read the x86_64 list.
+
+
+def _judge_on(manifests: Manifests, feature: str, cc: str, sglang: str, machine: str) -> Any:
+    from stackcheck.verdicts.engine import evaluate_feature
+
+    base = {
+        "gpus": assumed_gpus(manifests, f"{cc}x8"),
+        "topology": {"interconnect": "nvlink", "nvswitch": True},
+        "system": {"machine": machine},
+    }
+    facts = release_facts(base, manifests, sglang, None, None)
+    ctx = Context(facts=facts, manifests=manifests, launch={"tp": 8})  # type: ignore[arg-type]
+    return evaluate_feature(next(f for f in manifests.features if f["id"] == feature), ctx)
+
+
+def _failed(verdict: Any) -> list[str]:
+    return sorted(str(r.get("rule")) for r in verdict.get("reasons") or [] if r.get("result") == "fail")
+
+
+@pytest.mark.parametrize("sglang", ["0.5.14", "0.5.20", "0.5.23"])  # sglang-kernel 0.4.4, 0.4.7, 0.4.10
+def test_fa3_on_an_aarch64_hopper_has_no_flash_ops(manifests: Manifests, sglang: str) -> None:
+    v = _judge_on(manifests, "attention-fa3", "9.0", sglang, "aarch64")
+    assert (v["status"], v["effect"]) == ("blocked", "crash"), v["reasons"]
+    assert any("flash_ops" in str(r.get("message")) for r in v["reasons"] if r.get("result") == "fail")
+    assert _judge_on(manifests, "attention-fa3", "9.0", sglang, "x86_64")["status"] == "ok"
+
+
+@pytest.mark.parametrize("sglang", ["0.5.9", "0.5.11"])  # sgl-kernel 0.3.21, sglang-kernel 0.4.2: flash_ops sm_90a
+def test_fa3_on_an_aarch64_hopper_before_the_slim_wheels(manifests: Manifests, sglang: str) -> None:
+    assert _judge_on(manifests, "attention-fa3", "9.0", sglang, "aarch64")["status"] == "ok"
+
+
+def test_flashmla_on_an_aarch64_hopper_reads_the_aarch64_wheel(manifests: Manifests) -> None:
+    v = _judge_on(manifests, "attention-flashmla", "9.0", "0.5.20", "aarch64")
+    assert v["status"] == "ok", v["reasons"]
+
+
+def test_an_aarch64_box_without_the_aarch64_list_is_unknown(manifests: Manifests) -> None:
+    """Where only the x86_64 wheel's libraries are recorded, an aarch64 box gets unknown, not their verdict."""
+    rel = next(r for r in manifests.releases("sglang-kernel") if r.get("version") == "0.4.7")
+    variant = next(v for v in rel["variants"] if v.get("variant") == rel.get("pypi_variant"))
+    saved = variant.pop("libs_aarch64")
+    try:
+        v = _judge_on(manifests, "attention-fa3", "9.0", "0.5.20", "aarch64")
+        assert v["status"] == "unknown", v["reasons"]
+        assert "x86_64 wheel" in json.dumps(v["reasons"])
+    finally:
+        variant["libs_aarch64"] = saved
