@@ -174,6 +174,8 @@ class Variant(TypedDict, total=False):
     note: str
     libs: dict[str, Any]
     libs_source: Source
+    libs_aarch64: dict[str, Any]  # the same, read from the build's manylinux aarch64 wheel
+    libs_aarch64_source: Source
     requires: dict[str, str]  # this build's own exact pins on untracked packages (torch's cuDNN), for implied facts
     requires_read: dict[str, Any]
 

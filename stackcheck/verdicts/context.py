@@ -341,14 +341,25 @@ class Context:
         rel = self.release(name)
         if rel is None or variant is None:
             raise Missing(path, f"the manifests do not know the build of {name} {version}")
+        # an aarch64 wheel is another build: it can lack a library the x86_64 wheel has (sglang-kernel 0.4.4+
+        # ship no flash_ops on aarch64), so an aarch64 box is judged only by the libraries read from that wheel
+        aarch64 = (self.facts.get("system") or {}).get("machine") in ("aarch64", "arm64")
+        key, build = ("libs_aarch64", f"{variant} aarch64") if aarch64 else ("libs", variant)
         for v in rel.get("variants") or []:
             if v.get("variant") == variant:
-                libs = v.get("libs")
-                if libs is not None:
+                libs = v.get(key)
+                if isinstance(libs, dict):
                     if isinstance(libs.get(lib), list):
-                        return list(libs[lib]), f"manifest: {lib} in {name} {rel.get('version')} {variant}"
-                    return [], f"manifest: {name} {rel.get('version')} {variant} has no library {lib}"
-        raise Missing(path, f"the manifests do not list the targets of {lib} in {name} {rel.get('version')} {variant}")
+                        return list(libs[lib]), f"manifest: {lib} in {name} {rel.get('version')} {build}"
+                    return [], f"manifest: {name} {rel.get('version')} {build} has no library {lib}"
+                if aarch64 and v.get("libs") is not None:
+                    raise Missing(
+                        path,
+                        f"the manifests list the libraries of the x86_64 wheel of {name} {rel.get('version')} "
+                        f"{variant} only; its aarch64 wheel can ship others (run with --deep to read the installed "
+                        "binaries)",
+                    )
+        raise Missing(path, f"the manifests do not list the targets of {lib} in {name} {rel.get('version')} {build}")
 
     # ---- torch ------------------------------------------------------------------------------
     def torch_cuda(self) -> str | None:
