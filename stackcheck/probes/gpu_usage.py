@@ -125,7 +125,7 @@ def read_gpu_usage(nv: Any = None, indices: Iterable[int] | None = None) -> Usag
 
 
 def reading_to_plain(reading: UsageReading) -> tuple[Any, ...]:
-    """A reading as plain data (tuples, numbers, text), to pass between processes (marshal)."""
+    """A reading as plain data (tuples, numbers, text), to pass between processes (as JSON)."""
     gpus = tuple(
         (
             g.index,

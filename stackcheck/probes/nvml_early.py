@@ -12,7 +12,7 @@ nothing. A session no probe took is dropped when the command ends (`discard`).
 On Linux, when the command line is still one thread, the start is a forked child process instead of a thread
 (ForkSession): importing pynvml (~20 ms of interpreter work on the H200) and the driver's start then run on
 another core, not beside the main thread under the interpreter lock. The child answers once through a pipe
-(marshal: plain data, the same facts, status and reason, or the same fallback reason) and exits; a child that
+(JSON: plain data, the same facts, status and reason, or the same fallback reason) and exits; a child that
 ends without an answer is an error of the NVML probe, and one still running when the command ends (a hung
 driver) is killed. Elsewhere (no fork, threads already running) the thread (Session) does the same work.
 
@@ -149,7 +149,7 @@ class ForkSession:
         return reading_from_plain(usage)
 
     def _collect(self) -> dict[str, Any]:
-        import marshal
+        import json
 
         chunks: list[bytes] = []
         try:
@@ -163,8 +163,8 @@ class ForkSession:
         ended = self._reap(block=True)
         self.done.set()
         try:
-            answer = marshal.loads(b"".join(chunks))  # noqa: S302 (our own child, through a private pipe)
-        except (EOFError, ValueError, TypeError):
+            answer = json.loads(b"".join(chunks))
+        except ValueError:  # nothing, or not the whole of it: no answer
             answer = None
         if _well_formed(answer):
             return answer  # type: ignore[no-any-return]
@@ -232,12 +232,12 @@ def _well_formed(answer: Any) -> bool:
     if not isinstance(answer, dict) or set(answer) - {"nvml", "usage"}:
         return False
     nvml = answer.get("nvml")
-    if not (isinstance(nvml, tuple) and len(nvml) == 2 and isinstance(nvml[0], str)):
+    if not (isinstance(nvml, list) and len(nvml) == 2 and isinstance(nvml[0], str)):
         return False
     kind, value = nvml
     if kind == "result":
         return (
-            isinstance(value, tuple)
+            isinstance(value, list)
             and len(value) == 3
             and isinstance(value[0], dict)
             and isinstance(value[1], str)
@@ -286,7 +286,7 @@ def _child(fd: int, usage: bool) -> None:
     """The forked child's whole life: answer, write, leave (os._exit: no atexit, no buffered output of the
     parent's flushed twice)."""
     try:
-        import marshal
+        import json
 
         answer: dict[str, Any] = {}
         try:
@@ -298,9 +298,9 @@ def _child(fd: int, usage: bool) -> None:
                 answer["nvml"] = ("error", one_line(exc))
             answer.pop("usage", None)  # the parent reads usage itself
         try:
-            data = marshal.dumps(answer)
-        except ValueError as exc:
-            data = marshal.dumps({"nvml": ("error", f"the NVML reading cannot be passed back: {exc}")})
+            data = json.dumps(answer, allow_nan=False).encode()
+        except (TypeError, ValueError) as exc:
+            data = json.dumps({"nvml": ("error", f"the NVML reading cannot be passed back: {exc}")}).encode()
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view) :]
