@@ -72,7 +72,7 @@ def main_inner(argv: Sequence[str]) -> int:
         # while it does; the NVML probe adopts the result
         from stackcheck.probes import nvml_early
 
-        nvml_early.start()
+        nvml_early.start(usage=verb == "gate")  # the gate's GPU-usage reading too, in the same session
     parser = build_parser(verb if verb in COMMANDS else None)
     if verb == "gate":
         from stackcheck.commands.parser import gate_separator

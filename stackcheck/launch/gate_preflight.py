@@ -26,10 +26,35 @@ def start_usage(facts_file: str | None, command: Sequence[str] | None) -> Any:
     """Read GPU usage in a thread now (NVML calls release the GIL); None when the facts come from a file."""
     if facts_file or not command:
         return None
+    from stackcheck.probes import nvml_early
+
+    early = nvml_early.take_usage()
+    if early is not None:  # the command line's forked NVML reader read it already, off this process
+        return EarlyUsage(early)
     from stackcheck.assembly.pipeline import Background
     from stackcheck.probes.gpu_usage import read_gpu_usage
 
     return Background(read_gpu_usage)
+
+
+class EarlyUsage:
+    """GPU usage as the forked NVML reader read it (stackcheck.probes.nvml_early); where it has none (it
+    died, or gave no answer within the NVML probe's timeout), a reading made here, or the reason why not."""
+
+    def __init__(self, early: Any) -> None:
+        self._early = early
+
+    def get(self) -> Any:
+        from stackcheck.probes.gpu_usage import UsageReading, read_gpu_usage
+        from stackcheck.probes.nvml import NvmlProbe
+
+        timeout_s = NvmlProbe.timeout_s
+        reading = self._early.usage_reading(timeout_s)
+        if reading is not None:
+            return reading
+        if not self._early.done.is_set():  # still no answer: a hung driver; reading it here would hang too
+            return UsageReading([], f"NVML: no answer within {timeout_s:g} s")
+        return read_gpu_usage()
 
 
 def expand_config(

@@ -122,3 +122,34 @@ def read_gpu_usage(nv: Any = None, indices: Iterable[int] | None = None) -> Usag
         with contextlib.suppress(Exception):
             nv.nvmlShutdown()
     return UsageReading(gpus, None, round((time.perf_counter() - start) * 1000, 2))
+
+
+def reading_to_plain(reading: UsageReading) -> tuple[Any, ...]:
+    """A reading as plain data (tuples, numbers, text), to pass between processes (as JSON)."""
+    gpus = tuple(
+        (
+            g.index,
+            g.name,
+            g.total,
+            g.free,
+            g.used,
+            g.compute_mode,
+            tuple((p.pid, p.name, p.used_bytes, p.kind) for p in g.processes),
+            g.error,
+        )
+        for g in reading.gpus
+    )
+    return gpus, reading.error, reading.duration_ms
+
+
+def reading_from_plain(plain: tuple[Any, ...]) -> UsageReading:
+    """The reading `reading_to_plain` gave."""
+    gpus, error, duration_ms = plain
+    return UsageReading(
+        [
+            GpuUsage(index, name, total, free, used, mode, [GpuProcess(*p) for p in procs], gpu_error)
+            for index, name, total, free, used, mode, procs, gpu_error in gpus
+        ],
+        error,
+        duration_ms,
+    )

@@ -61,15 +61,11 @@ def _adopt(ctx: ProbeContext, early: Any) -> ProbeResult:
     """The result of an early NVML start (stackcheck.probes.nvml_early), read as run() reads NVML: the same
     fallbacks with the same reasons when pynvml cannot be imported or NVML cannot start. The wait is bounded
     by this probe's timeout: the runner abandons a probe that overruns."""
-    early.done.wait()
-    if early.error is not None:
-        raise early.error
-    if early.import_error is not None:
-        return _fallback(ctx, f"nvidia-ml-py (pynvml) cannot be imported: {one_line(early.import_error)}")
-    if early.init_error is not None:
-        return _fallback(ctx, describe(early.init_error))
-    result: ProbeResult = early.result
-    return result
+    result, fallback_reason = early.outcome()
+    if fallback_reason is not None:
+        return _fallback(ctx, fallback_reason)
+    adopted: ProbeResult = result
+    return adopted
 
 
 # ---------------------------------------------------------------------------------------------------------

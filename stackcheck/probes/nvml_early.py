@@ -9,17 +9,28 @@ when it runs with no injected NVML module, takes the started session (once: `tak
 own timeout still bounds that wait (the runner abandons a probe that overruns), so a hung driver hangs
 nothing. A session no probe took is dropped when the command ends (`discard`).
 
-This module imports only threading at import time: the thread imports pynvml, and the NVML probe's reader
-after nvmlInit has returned."""
+On Linux, when the command line is still one thread, the start is a forked child process instead of a thread
+(ForkSession): importing pynvml (~20 ms of interpreter work on the H200) and the driver's start then run on
+another core, not beside the main thread under the interpreter lock. The child answers once through a pipe
+(JSON: plain data, the same facts, status and reason, or the same fallback reason) and exits; a child that
+ends without an answer is an error of the NVML probe, and one still running when the command ends (a hung
+driver) is killed. Elsewhere (no fork, threads already running) the thread (Session) does the same work.
+
+This module imports only threading at import time: the thread or the child imports pynvml, and the NVML
+probe's reader after nvmlInit has returned."""
 
 from __future__ import annotations
 
 import contextlib
+import os
+import sys
 import threading
 from typing import Any
 
 #: how long `discard` waits for an unadopted session's thread before the interpreter may shut down
 DISCARD_WAIT_S = 2.0
+#: how long `discard` waits for a killed forked reader to end, so that it is reaped
+REAP_WAIT_S = 0.2
 
 
 class Session:
@@ -58,27 +69,314 @@ class Session:
         finally:
             self.done.set()
 
+    def outcome(self) -> tuple[Any, str | None]:
+        """Wait, then (the NVML probe's ProbeResult, None), or (None, the fallback's reason); raises what the
+        reading raised."""
+        self.done.wait()
+        if self.error is not None:
+            raise self.error
+        if self.import_error is not None:
+            from stackcheck.probes.interface import one_line
+
+            return None, f"nvidia-ml-py (pynvml) cannot be imported: {one_line(self.import_error)}"
+        if self.init_error is not None:
+            from stackcheck.probes.nvml_read import describe
+
+            return None, describe(self.init_error)
+        return self.result, None
+
+    def stop(self) -> None:
+        """At the command's end, a session no probe took: wait a little for its thread."""
+        self.done.wait(DISCARD_WAIT_S)
+
+
+class EarlyReadError(RuntimeError):
+    """What the forked NVML reading raised (its one-line text, `ClassName: message`), or why it gave no answer."""
+
+    def __init__(self, line: str) -> None:
+        super().__init__(line)
+        self.line = line
+
+
+class ForkSession:
+    """One early NVML start in a forked child: the child imports pynvml, starts NVML, reads what the NVML probe
+    reads, shuts NVML down and writes one answer to the pipe; `outcome` reads it (once, in the probe's thread:
+    the read releases the interpreter lock) and reaps the child."""
+
+    def __init__(self, pid: int, fd: int, usage: bool = False) -> None:
+        self.pid = pid
+        self._fd = fd
+        self.usage = usage  # the child also reads GPU usage (the gate's), in the same NVML session
+        self.done = threading.Event()  # set once the answer is in (or the child was stopped)
+        self._reading = threading.Lock()
+        self._answer: dict[str, Any] | None = None
+
+    def _answered(self) -> dict[str, Any]:
+        with self._reading:
+            if self._answer is None:
+                self._answer = self._collect()
+            return self._answer
+
+    def outcome(self) -> tuple[Any, str | None]:
+        kind, value = self._answered()["nvml"]
+        if kind == "result":
+            from stackcheck.probes.interface import ProbeResult
+
+            facts, status, reason = value
+            return ProbeResult(facts, status, reason), None
+        if kind == "import":
+            return None, f"nvidia-ml-py (pynvml) cannot be imported: {value}"
+        if kind == "init":
+            return None, str(value)
+        raise _as_raised(str(value))
+
+    def usage_reading(self, timeout_s: float) -> Any:
+        """The GPU-usage reading the child took (stackcheck.probes.gpu_usage.UsageReading), or None where it
+        took none (it died, it was stopped); waits at most `timeout_s` for the answer (a hung driver)."""
+        if not self.done.is_set() and self._reading.acquire(blocking=False):
+            try:  # no probe is reading the answer (it was read already, or no NVML probe ran): read it here
+                if self._answer is None and _readable(self._fd, timeout_s):
+                    self._answer = self._collect()
+            finally:
+                self._reading.release()
+        if not self.done.wait(timeout_s) or self._answer is None:
+            return None
+        usage = self._answer.get("usage")
+        if usage is None:
+            return None
+        from stackcheck.probes.gpu_usage import reading_from_plain
+
+        return reading_from_plain(usage)
+
+    def _collect(self) -> dict[str, Any]:
+        import json
+
+        chunks: list[bytes] = []
+        try:
+            while True:
+                chunk = os.read(self._fd, 1 << 16)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+        finally:
+            os.close(self._fd)
+        ended = self._reap(block=True)
+        self.done.set()
+        try:
+            answer = json.loads(b"".join(chunks))
+        except ValueError:  # nothing, or not the whole of it: no answer
+            answer = None
+        if _well_formed(answer):
+            return answer  # type: ignore[no-any-return]
+        return {"nvml": ("error", f"the NVML reader (process {self.pid}) ended without an answer ({ended})")}
+
+    def _reap(self, block: bool) -> str:
+        try:
+            pid, status = os.waitpid(self.pid, 0 if block else os.WNOHANG)
+        except ChildProcessError:
+            return "already reaped"
+        if pid == 0:
+            return "still running"
+        if os.WIFSIGNALED(status):
+            return f"killed by signal {os.WTERMSIG(status)}"
+        return f"exit status {os.waitstatus_to_exitcode(status)}"
+
+    def _reap_killed(self) -> None:
+        """Reap the child just sent SIGKILL, waiting at most REAP_WAIT_S (a child stuck in the driver, in an
+        uninterruptible wait, dies only when the driver lets go: it is left to the system then)."""
+        import time
+
+        deadline = time.monotonic() + REAP_WAIT_S
+        while self._reap(block=False) == "still running" and time.monotonic() < deadline:
+            time.sleep(0.001)
+
+    def stop(self) -> None:
+        """At the command's end: a child still running (a hung driver, an abandoned probe) is killed and, where
+        it has ended, reaped; the pipe is closed unless a probe's thread is still reading it."""
+        if self.done.is_set():
+            return
+        with contextlib.suppress(OSError):
+            os.kill(self.pid, 9)
+        if self._reading.acquire(blocking=False):
+            try:
+                if self._answer is None:
+                    with contextlib.suppress(OSError):
+                        os.close(self._fd)
+                    self._answer = {"nvml": ("error", "the NVML reader was stopped before it answered")}
+                    self._reap_killed()
+                    self.done.set()
+            finally:
+                self._reading.release()
+
+
+def _as_raised(line: str) -> EarlyReadError:
+    """The child's `ClassName: message` raised under that class name, so that the probe's reason reads as it
+    does when the thread raises the original (the runner writes `ClassName: message`)."""
+    name, sep, message = line.partition(": ")
+    if name.isidentifier() and name != "EarlyReadError":
+        raised: EarlyReadError = type(name, (EarlyReadError,), {})(message if sep else "")
+        return raised
+    return EarlyReadError(line)
+
+
+def _readable(fd: int, timeout_s: float) -> bool:
+    import select
+
+    try:
+        return bool(select.select([fd], [], [], timeout_s)[0])
+    except (OSError, ValueError):
+        return False
+
+
+def _well_formed(answer: Any) -> bool:
+    if not isinstance(answer, dict) or set(answer) - {"nvml", "usage"}:
+        return False
+    nvml = answer.get("nvml")
+    if not (isinstance(nvml, list) and len(nvml) == 2 and isinstance(nvml[0], str)):
+        return False
+    kind, value = nvml
+    if kind == "result":
+        return (
+            isinstance(value, list)
+            and len(value) == 3
+            and isinstance(value[0], dict)
+            and isinstance(value[1], str)
+            and (value[2] is None or isinstance(value[2], str))
+        )
+    return kind in ("import", "init", "error") and isinstance(value, str)
+
+
+def _child_answer(answer: dict[str, Any], usage: bool) -> None:
+    """In the child: the reading, as plain data (and GPU usage, read as the gate reads it, while NVML is up)."""
+    try:
+        import pynvml
+    except ImportError as exc:
+        from stackcheck.probes.interface import one_line
+
+        answer["nvml"] = ("import", one_line(exc))
+        if usage:
+            _child_usage(answer, None)
+        return
+    from stackcheck.probes.nvml_read import describe, read_nvml
+
+    try:
+        pynvml.nvmlInit()
+    except Exception as exc:
+        answer["nvml"] = ("init", describe(exc))
+        if usage:
+            _child_usage(answer, pynvml)
+        return
+    try:
+        result = read_nvml(pynvml)
+        answer["nvml"] = ("result", (result.facts, result.status, result.reason))
+        if usage:
+            _child_usage(answer, pynvml)
+    finally:
+        with contextlib.suppress(Exception):  # shutting down is best effort (as in the probe)
+            pynvml.nvmlShutdown()
+
+
+def _child_usage(answer: dict[str, Any], nv: Any) -> None:
+    from stackcheck.probes.gpu_usage import read_gpu_usage, reading_to_plain
+
+    answer["usage"] = reading_to_plain(read_gpu_usage(nv))
+
+
+def _child(fd: int, usage: bool) -> None:
+    """The forked child's whole life: answer, write, leave (os._exit: no atexit, no buffered output of the
+    parent's flushed twice)."""
+    try:
+        import json
+
+        answer: dict[str, Any] = {}
+        try:
+            _child_answer(answer, usage)
+        except BaseException as exc:
+            from stackcheck.probes.interface import one_line
+
+            if "nvml" not in answer:
+                answer["nvml"] = ("error", one_line(exc))
+            answer.pop("usage", None)  # the parent reads usage itself
+        try:
+            data = json.dumps(answer, allow_nan=False).encode()
+        except (TypeError, ValueError) as exc:
+            data = json.dumps({"nvml": ("error", f"the NVML reading cannot be passed back: {exc}")}).encode()
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os._exit(0)
+
+
+#: "auto": fork where it is safe (Linux, one thread), else a thread; "thread": always a thread (tests set it)
+MODE = "auto"
+
+
+def _fork(usage: bool) -> ForkSession | None:
+    """A forked reader, or None where forking is not safe or not possible (the caller starts a thread)."""
+    if MODE != "auto" or not sys.platform.startswith("linux") or threading.active_count() != 1:
+        return None
+    try:
+        read_fd, write_fd = os.pipe()
+    except OSError:
+        return None
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(read_fd)
+        os.close(write_fd)
+        return None
+    if pid == 0:  # the child
+        os.close(read_fd)
+        _child(write_fd, usage)
+    os.close(write_fd)
+    return ForkSession(pid, read_fd, usage)
+
 
 _lock = threading.Lock()
-_pending: list[Session] = []  # the started session no probe has taken yet (at most one)
+_pending: list[Session | ForkSession] = []  # the started session no probe has taken yet (at most one)
+_children: list[ForkSession] = []  # every forked reader of this process, stopped at the command's end
+_usage: list[ForkSession] = []  # the forked reader that also read GPU usage, until the gate takes it
 
 
-def start() -> None:
-    """Start NVML now in a daemon thread (once: a second call while one is pending does nothing)."""
+def start(usage: bool = False) -> None:
+    """Start NVML now in a forked child or a daemon thread (once: a second call while one is pending does
+    nothing). `usage`: the child also reads GPU usage for the gate (a thread does not: the gate reads it)."""
     with _lock:
         if not _pending:
-            _pending.append(Session())
-            _pending[0].thread.start()
+            forked = _fork(usage)
+            if forked is not None:
+                _children.append(forked)
+                _pending.append(forked)
+                if usage:
+                    _usage[:] = [forked]
+            else:
+                session = Session()
+                _pending.append(session)
+                session.thread.start()
 
 
-def take() -> Session | None:
+def take() -> Session | ForkSession | None:
     """The pending session, for the NVML probe: each start is adopted at most once."""
     with _lock:
         return _pending.pop() if _pending else None
 
 
+def take_usage() -> ForkSession | None:
+    """The forked reader that read GPU usage, for the gate (once)."""
+    with _lock:
+        return _usage.pop() if _usage else None
+
+
 def discard() -> None:
-    """Drop a session that no probe took, waiting a little for its thread (see the module's docstring)."""
+    """Drop a session that no probe took (a thread is waited for a little, see the module's docstring), and
+    stop every forked reader still running (a hung driver that the NVML probe gave up on)."""
     session = take()
     if session is not None:
-        session.done.wait(DISCARD_WAIT_S)
+        session.stop()
+    with _lock:
+        children = list(_children)
+        _children.clear()
+        _usage.clear()
+    for child in children:
+        child.stop()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -32,11 +33,22 @@ def bare_ctx(tmp_path: Path, nvml: Any = None) -> ProbeContext:
     return ProbeContext(env={"PATH": ""}, root=tmp_path, path_dirs=[], subprocess_timeout_s=3.0, nvml=nvml)
 
 
-@pytest.fixture(autouse=True)
-def _nothing_pending() -> Any:
+@pytest.fixture(autouse=True, params=["fork", "thread"])
+def mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Every test twice: the forked reader (Linux, one thread: what a command line gets) and the thread."""
     nvml_early.discard()
-    yield
+    if request.param == "fork" and (not sys.platform.startswith("linux") or threading.active_count() != 1):
+        pytest.skip("the forked reader needs Linux and a single-threaded test process")
+    monkeypatch.setattr(nvml_early, "MODE", "auto" if request.param == "fork" else "thread")
+    yield request.param
     nvml_early.discard()
+
+
+def _started_as(mode: str) -> None:
+    """The pending session is of the kind the test is for (put back for the probe to take)."""
+    session = nvml_early.take()
+    assert isinstance(session, nvml_early.ForkSession if mode == "fork" else nvml_early.Session)
+    nvml_early._pending.append(session)
 
 
 def _same(a: Any, b: Any) -> None:
@@ -57,11 +69,12 @@ def _fakes() -> list[tuple[str, Any]]:
 
 @pytest.mark.parametrize(("label", "make"), _fakes(), ids=[f[0] for f in _fakes()])
 def test_adopted_result_is_what_the_probe_reads_itself(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, label: str, make: Any
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str, label: str, make: Any
 ) -> None:
     direct = NvmlProbe().run(bare_ctx(tmp_path, make()))
-    monkeypatch.setitem(sys.modules, "pynvml", make())  # what `import pynvml` gives the early thread
+    monkeypatch.setitem(sys.modules, "pynvml", make())  # what `import pynvml` gives the early thread or child
     nvml_early.start()
+    _started_as(mode)
     adopted = NvmlProbe().run(bare_ctx(tmp_path))
     _same(adopted, direct)
 
@@ -76,13 +89,43 @@ def test_pynvml_missing_gives_the_same_fallback(tmp_path: Path, monkeypatch: pyt
 
 
 def test_an_unexpected_error_is_raised_by_the_probe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """In the child too: the probe's reason is the same `ClassName: message`."""
     fake = FakeNVML(load_doc("h200-1x.json"))
     fake.nvmlDeviceGetCount = lambda: (_ for _ in ()).throw(RuntimeError("boom"))  # type: ignore[method-assign]
     monkeypatch.setitem(sys.modules, "pynvml", fake)
     nvml_early.start()
     facts, outcomes = run_probes(["nvml"], bare_ctx(tmp_path), budget_s=10)
-    assert outcomes[0]["status"] == "failed" and "boom" in str(outcomes[0]["reason"])
+    assert outcomes[0]["status"] == "failed" and outcomes[0]["reason"] == "RuntimeError: boom"
     assert facts["gpus"] == []
+
+
+def test_a_reader_that_dies_without_an_answer_fails_the_probe(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
+    if mode != "fork":
+        pytest.skip("only a forked reader can die on its own")
+    fake = FakeNVML(load_doc("h200-1x.json"))
+    fake.nvmlInit = lambda: os.kill(os.getpid(), 9)  # type: ignore[method-assign]  # a driver that kills it
+    monkeypatch.setitem(sys.modules, "pynvml", fake)
+    nvml_early.start()
+    _started_as(mode)
+    facts, outcomes = run_probes(["nvml"], bare_ctx(tmp_path), budget_s=10)
+    assert outcomes[0]["status"] == "failed"
+    assert "ended without an answer (killed by signal 9)" in str(outcomes[0]["reason"])
+    assert facts["gpus"] == [] and "error" in facts["driver"]
+
+
+def test_a_second_thread_makes_it_a_thread(monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
+    monkeypatch.setitem(sys.modules, "pynvml", FakeNVML(load_doc("h200-1x.json")))
+    release = threading.Event()
+    other = threading.Thread(target=release.wait, args=(10,))
+    other.start()
+    try:
+        nvml_early.start()  # forking now could copy a lock another thread holds: not done
+        assert isinstance(nvml_early.take(), nvml_early.Session)
+    finally:
+        release.set()
+        other.join()
 
 
 def test_each_start_is_adopted_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -123,26 +166,36 @@ def test_a_hung_driver_is_bounded_by_the_probe_timeout(tmp_path: Path, monkeypat
         facts, outcomes = run_probes(["nvml"], bare_ctx(tmp_path), budget_s=0.5)
         assert time.monotonic() - start < 5
         assert outcomes[0]["status"] == "timeout"
-        assert facts["driver"] == {"error": "probe timed out after 0.5s"}
+        # the budget's remainder when the probe started (0.5 s, or a hair less on a loaded machine)
+        assert list(facts["driver"]) == ["error"]
+        assert re.fullmatch(r"probe timed out after 0\.(5|4\d*)s", facts["driver"]["error"])
     finally:
         release.set()
+        nvml_early.discard()  # the command's end: a forked reader still hung is killed
+        deadline = time.monotonic() + 10  # and the abandoned probe's thread then ends (EOF on the pipe)
+        while threading.active_count() > 1 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert threading.active_count() == 1
 
 
 def test_a_command_that_stops_early_leaves_nothing_pending(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "pynvml", FakeNVML(load_doc("h200-1x.json")))
-    started: list[nvml_early.Session] = []
+    started: list[nvml_early.Session | nvml_early.ForkSession] = []
     real_start = nvml_early.start
 
-    def start() -> None:
-        real_start()
+    def start(usage: bool = False) -> None:
+        real_start(usage)
         started.extend(s for s in nvml_early._pending if s not in started)
 
     monkeypatch.setattr(nvml_early, "start", start)
     with pytest.raises(SystemExit) as exc:
         main(["audit", "--no-such-option"])  # a usage error after NVML was started
     assert exc.value.code == 2
-    assert len(started) == 1 and started[0].done.is_set()  # it was started, and waited for
+    assert len(started) == 1 and started[0].done.is_set()  # it was started, and waited for (or stopped)
     assert nvml_early.take() is None
+    if isinstance(started[0], nvml_early.ForkSession):  # and its child is gone: reaped, or killed and reaped
+        with pytest.raises(ChildProcessError):
+            os.waitpid(started[0].pid, os.WNOHANG)
 
 
 @pytest.mark.parametrize(
@@ -191,7 +244,7 @@ def test_probe_command_reads_the_driver_through_the_early_start(tmp_path: Path) 
         "from stackcheck.probes import nvml_early\n"
         "started = []\n"
         "real = nvml_early.start\n"
-        "nvml_early.start = lambda: (started.append(1), real())[1]\n"
+        "nvml_early.start = lambda **k: (started.append(1), real(**k))[1]\n"
         "from stackcheck.cli import main\n"
         "rc = main(['probe', '--format', 'json', '--output', sys.argv[1]])\n"
         "sys.stderr.write(json.dumps({'rc': rc, 'started': len(started)}))\n"
@@ -207,3 +260,75 @@ def test_probe_command_reads_the_driver_through_the_early_start(tmp_path: Path) 
     assert facts["gpus"] == expected["gpus"]
     assert {k: v for k, v in facts["driver"].items()} == expected["driver"]
     assert facts["topology"] == expected["topology"]
+
+
+def _busy() -> FakeNVML:
+    """An H200 with two processes on it (one without a name), and a lower free figure."""
+    return FakeNVML(load_doc("h200-1x.json")).run_process(0, 4242, "python3", 8 << 30).run_process(0, 77, None, None)
+
+
+def _plain(reading: Any) -> Any:
+    from stackcheck.probes.gpu_usage import reading_to_plain
+
+    gpus, error, _ = reading_to_plain(reading)
+    return gpus, error  # the time it took aside
+
+
+@pytest.mark.parametrize("probe_first", [True, False], ids=["probe read the answer", "usage reads it"])
+def test_the_gates_gpu_usage_comes_from_the_child(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str, probe_first: bool
+) -> None:
+    from stackcheck.launch.gate_preflight import EarlyUsage, start_usage
+    from stackcheck.probes.gpu_usage import read_gpu_usage
+
+    monkeypatch.setitem(sys.modules, "pynvml", _busy())
+    nvml_early.start(usage=True)
+    usage = start_usage(None, ["python3", "-m", "sglang.launch_server"])
+    if mode == "thread":  # a thread reads no usage: the gate reads it itself, as before
+        assert not isinstance(usage, EarlyUsage)
+        return
+    assert isinstance(usage, EarlyUsage)
+    if probe_first:
+        NvmlProbe().run(bare_ctx(tmp_path))
+    got = usage.get()
+    assert _plain(got) == _plain(read_gpu_usage(_busy()))
+    assert [p.pid for p in got.gpus[0].processes] == [4242, 77] and got.gpus[0].processes[1].name is None
+
+
+def test_gpu_usage_of_a_hung_driver_is_bounded(monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
+    from stackcheck.launch.gate_preflight import start_usage
+    from stackcheck.probes.nvml import NvmlProbe as Probe
+
+    if mode != "fork":
+        pytest.skip("the thread reads no usage")
+    release = threading.Event()
+    monkeypatch.setitem(sys.modules, "pynvml", _Hung(load_doc("h200-1x.json"), release))
+    monkeypatch.setattr(Probe, "timeout_s", 0.3)
+    nvml_early.start(usage=True)
+    usage = start_usage(None, ["python3", "-m", "sglang.launch_server"])
+    start = time.monotonic()
+    got = usage.get()
+    assert time.monotonic() - start < 3
+    assert got.gpus == [] and got.error == "NVML: no answer within 0.3 s"
+
+
+def test_gpu_usage_is_read_here_when_the_child_died(monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
+    from stackcheck.launch.gate_preflight import start_usage
+    from stackcheck.probes.gpu_usage import read_gpu_usage
+
+    if mode != "fork":
+        pytest.skip("only a forked reader can die on its own")
+    parent = os.getpid()
+    fake = _busy()
+    real_init = fake.nvmlInit
+
+    def init() -> None:
+        if os.getpid() != parent:
+            os.kill(os.getpid(), 9)
+        real_init()
+
+    fake.nvmlInit = init  # type: ignore[method-assign]
+    monkeypatch.setitem(sys.modules, "pynvml", fake)
+    nvml_early.start(usage=True)
+    got = start_usage(None, ["python3", "-m", "sglang.launch_server"]).get()
+    assert _plain(got) == _plain(read_gpu_usage(_busy()))  # read here: the child died before it answered
