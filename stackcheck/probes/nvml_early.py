@@ -308,6 +308,21 @@ def _child(fd: int, usage: bool) -> None:
         os._exit(0)
 
 
+def _detach_stdio() -> None:
+    """In the child: standard input, output and error on /dev/null, so that a reader of the command's output
+    (`out=$(stackcheck audit)`, a pipe) sees its end when the command ends, even while a child stuck in a hung
+    driver lives on; the child says everything through its pipe."""
+    try:
+        null = os.open(os.devnull, os.O_RDWR)
+    except OSError:
+        os._exit(0)  # no answer: the NVML probe says so
+    for fd in (0, 1, 2):
+        with contextlib.suppress(OSError):
+            os.dup2(null, fd)
+    if null > 2:
+        os.close(null)
+
+
 #: "auto": fork where it is safe (Linux, one thread), else a thread; "thread": always a thread (tests set it)
 MODE = "auto"
 
@@ -328,6 +343,7 @@ def _fork(usage: bool) -> ForkSession | None:
         return None
     if pid == 0:  # the child
         os.close(read_fd)
+        _detach_stdio()
         _child(write_fd, usage)
     os.close(write_fd)
     return ForkSession(pid, read_fd, usage)

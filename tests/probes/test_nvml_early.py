@@ -332,3 +332,33 @@ def test_gpu_usage_is_read_here_when_the_child_died(monkeypatch: pytest.MonkeyPa
     nvml_early.start(usage=True)
     got = start_usage(None, ["python3", "-m", "sglang.launch_server"]).get()
     assert _plain(got) == _plain(read_gpu_usage(_busy()))  # read here: the child died before it answered
+
+
+def test_a_hung_child_does_not_hold_the_commands_output_open(tmp_path: Path) -> None:
+    """`out=$(stackcheck audit)` ends when the command ends, even while the driver hangs the child: the child
+    holds none of the command's standard streams."""
+    (tmp_path / "pynvml.py").write_text(
+        "import sys, time\n"
+        f"sys.path.insert(0, {str(TESTS)!r})\n"
+        "from fake_nvml import FakeNVML, load_doc\n"
+        "class Hung(FakeNVML):\n"
+        "    def nvmlInit(self):\n"
+        "        time.sleep(30)\n"
+        "sys.modules[__name__] = Hung(load_doc('h200-1x.json'))\n",
+        encoding="utf-8",
+    )
+    env = {**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{ROOT}"}
+    code = (
+        "import os, sys\n"
+        "from stackcheck.probes import nvml_early\n"
+        "nvml_early.start()\n"
+        "session = nvml_early._pending[0]\n"
+        "print(type(session).__name__, flush=True)\n"
+        "os._exit(0)\n"  # the command leaves at once, its child still in nvmlInit
+    )
+    start = time.monotonic()
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60, cwd=tmp_path
+    )
+    assert time.monotonic() - start < 15  # not the child's 30 s: its output pipes were closed in the child
+    assert proc.stdout.strip() == "ForkSession"
