@@ -121,6 +121,20 @@ def test_a_live_audit_imports_no_ast(tmp_path: Path) -> None:
     assert "ast" not in mods
 
 
+def test_a_cached_report_from_saved_facts_imports_no_packaging_version(tmp_path: Path) -> None:
+    # packaging.version (with typing) is ~3 ms of every start: once the verdicts come from the plan cache, the
+    # implied-versions step (facts.implied: which stated release pins what) compares the facts' and the releases'
+    # versions as facts.versions._plain reads them. (`packaging` itself: its version is part of the cache key)
+    env = {"STACKCHECK_CACHE_DIR": str(tmp_path / "cache"), "STACKCHECK_PLAN_CACHE": "1"}
+    argv = ("audit", "--facts", FACTS, "--format", "json")
+    _, first, before = _modules_after(*argv, env=env)  # judges the stack and keeps the verdicts and the plan
+    assert "packaging.version" in first  # (the engine reads versions with packaging)
+    rc, mods, out = _modules_after(*argv, env=env)
+    assert rc in (0, 1) and out == before
+    assert "stackcheck.verdicts.engine" not in mods and "stackcheck.facts.implied" in mods
+    assert "packaging.version" not in mods
+
+
 @given(st.text(alphabet="/.ab", max_size=12))
 @example("//a")
 @example("///a/")
