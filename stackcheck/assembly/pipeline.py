@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, cast
 
 from stackcheck.errors import BadInputError, ProbeFailedError, UsageError
 from stackcheck.facts.model import cc_tuple, load_facts_document
+from stackcheck.lean_typing import TYPE_CHECKING, cast
 
 if TYPE_CHECKING:  # the engine is imported lazily: see build_report()
+    from typing import Any
+
     from stackcheck.assembly.options import Options
     from stackcheck.documents.types import Report
     from stackcheck.facts.model import Facts, ProbeOutcome

@@ -28,13 +28,15 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from stackcheck.facts.versions import readable, same_public, variant_of
 from stackcheck.knowledge.loader import Manifests, pypi_variant
+from stackcheck.lean_typing import TYPE_CHECKING, NamedTuple, cast
 from stackcheck.verdicts.context import Context
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from stackcheck.documents.types import ImpliedRecord, Report
     from stackcheck.facts.model import Facts
     from stackcheck.knowledge.types import Release

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import TYPE_CHECKING
+
+from stackcheck.lean_typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from packaging.version import Version
