@@ -139,6 +139,37 @@ def test_a_cached_report_from_saved_facts_imports_no_packaging_version_nor_typin
         assert "typing" not in mods
 
 
+def test_the_driver_starts_before_typing_is_imported() -> None:
+    # a live verb starts NVML (the longest wait of an audit) as soon as the command line is read: what is
+    # imported before that is on the critical path, and typing (~3.5 ms) is not needed there
+    code = (
+        "import json, sys\n"
+        "import stackcheck.cli\n"
+        "from stackcheck.probes import nvml_early\n"
+        "print(json.dumps(sorted(sys.modules)))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60, check=True)
+    mods = set(json.loads(proc.stdout))
+    assert "stackcheck.probes.nvml_early" in mods
+    if "typing" not in _bare_modules():
+        assert "typing" not in mods
+
+
+def test_a_cached_live_audit_imports_no_typing(tmp_path: Path) -> None:
+    # the live audit of an unchanged box reads its verdicts and plan from the cache: the probes, the views they
+    # read through and the pipeline take cast and NamedTuple from stackcheck.lean_typing, not typing (~3.5 ms)
+    env = {"STACKCHECK_CACHE_DIR": str(tmp_path / "cache"), "STACKCHECK_PLAN_CACHE": "1"}
+    argv = ("audit", "--root", str(tmp_path), "--format", "json")
+    _modules_after(*argv, env=env)
+    rc, mods, out = _modules_after(*argv, env=env)
+    assert rc in (0, 1) and out.startswith("{")
+    assert {"stackcheck.probes.packages", "stackcheck.readers.sourcetables", "stackcheck.assembly.target"} <= mods
+    assert "stackcheck.verdicts.engine" not in mods
+    if "typing" not in _bare_modules():
+        assert "typing" not in mods
+
+
 def _bare_modules() -> set[str]:
     """The modules this interpreter has imported before running anything (its site, .pth files)."""
     proc = subprocess.run(
