@@ -135,6 +135,7 @@ def test_a_cached_report_from_saved_facts_imports_no_packaging_version_nor_typin
     assert "stackcheck.verdicts.engine" not in mods and "stackcheck.facts.implied" in mods
     assert "packaging.version" not in mods
     assert "stackcheck.lean_typing" in mods
+    assert "threading" not in mods  # saved facts: the manifests load on the main thread, no thread is started
     if "typing" not in _bare_modules():  # (an interpreter whose site imports typing itself proves nothing)
         assert "typing" not in mods
 
@@ -168,6 +169,23 @@ def test_a_cached_live_audit_imports_no_typing(tmp_path: Path) -> None:
     assert "stackcheck.verdicts.engine" not in mods
     if "typing" not in _bare_modules():
         assert "typing" not in mods
+
+
+@pytest.mark.parametrize("facts_ok", [False, True])
+def test_saved_facts_are_read_before_the_manifests(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], facts_ok: bool
+) -> None:
+    # without the loading thread, the order of the errors is the thread's: a bad facts file is what is reported,
+    # whatever the manifests hold; good facts with broken manifests report the manifests
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "features.json").write_text("{not json")
+    bad = tmp_path / "facts.json"
+    bad.write_text('{"x":')
+    facts = FACTS if facts_ok else str(bad)
+    rc = cli.main(["audit", "--facts", facts, "--manifests", str(tmp_path / "m"), "--format", "json"])
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert ("features.json" in err) is facts_ok and (str(bad) in err) is not facts_ok
 
 
 def _bare_modules() -> set[str]:
