@@ -8,12 +8,13 @@ import contextlib
 import importlib
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, NoReturn
 
 from stackcheck.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, StackcheckError
+from stackcheck.lean_typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import argparse
+    from typing import NoReturn
 
 # verb -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {

@@ -27,9 +27,12 @@ import math
 import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, cast
 
+from stackcheck.lean_typing import TYPE_CHECKING, cast
 from stackcheck.paths import home_dir
+
+if TYPE_CHECKING:
+    from typing import Any
 
 MASK = "***"
 

@@ -116,6 +116,7 @@ def run_doc(doc: Any, tmp: Path) -> None:
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.sampled_from(PATHS), json_values)
+@example(["facts", "packages"], {"\n": None})  # a package named "\n": its path in the message stays one line
 def test_mutated_facts_never_crash(tmp_path: Path, path: list[str | int], value: Any) -> None:
     run_doc(mutate(BASE, path, value), tmp_path)
 

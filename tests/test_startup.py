@@ -121,6 +121,82 @@ def test_a_live_audit_imports_no_ast(tmp_path: Path) -> None:
     assert "ast" not in mods
 
 
+def test_a_cached_report_from_saved_facts_imports_no_packaging_version_nor_typing(tmp_path: Path) -> None:
+    # packaging.version is ~3 ms of every start: once the verdicts come from the plan cache, the implied-versions
+    # step (facts.implied: which stated release pins what) compares the facts' and the releases' versions as
+    # facts.versions._plain reads them. (`packaging` itself: its version is part of the cache key.) typing is
+    # ~3.5 ms more: the modules on this path take cast and NamedTuple from stackcheck.lean_typing
+    env = {"STACKCHECK_CACHE_DIR": str(tmp_path / "cache"), "STACKCHECK_PLAN_CACHE": "1"}
+    argv = ("audit", "--facts", FACTS, "--format", "json")
+    _, first, before = _modules_after(*argv, env=env)  # judges the stack and keeps the verdicts and the plan
+    assert "packaging.version" in first  # (the engine reads versions with packaging)
+    rc, mods, out = _modules_after(*argv, env=env)
+    assert rc in (0, 1) and out == before
+    assert "stackcheck.verdicts.engine" not in mods and "stackcheck.facts.implied" in mods
+    assert "packaging.version" not in mods
+    assert "stackcheck.lean_typing" in mods
+    assert "threading" not in mods  # saved facts: the manifests load on the main thread, no thread is started
+    if "typing" not in _bare_modules():  # (an interpreter whose site imports typing itself proves nothing)
+        assert "typing" not in mods
+
+
+def test_the_driver_starts_before_typing_is_imported() -> None:
+    # a live verb starts NVML (the longest wait of an audit) as soon as the command line is read: what is
+    # imported before that is on the critical path, and typing (~3.5 ms) is not needed there
+    code = (
+        "import json, sys\n"
+        "import stackcheck.cli\n"
+        "from stackcheck.probes import nvml_early\n"
+        "print(json.dumps(sorted(sys.modules)))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60, check=True)
+    mods = set(json.loads(proc.stdout))
+    assert "stackcheck.probes.nvml_early" in mods
+    if "typing" not in _bare_modules():
+        assert "typing" not in mods
+
+
+def test_a_cached_live_audit_imports_no_typing(tmp_path: Path) -> None:
+    # the live audit of an unchanged box reads its verdicts and plan from the cache: the probes, the views they
+    # read through and the pipeline take cast and NamedTuple from stackcheck.lean_typing, not typing (~3.5 ms)
+    env = {"STACKCHECK_CACHE_DIR": str(tmp_path / "cache"), "STACKCHECK_PLAN_CACHE": "1"}
+    argv = ("audit", "--root", str(tmp_path), "--format", "json")
+    _modules_after(*argv, env=env)
+    rc, mods, out = _modules_after(*argv, env=env)
+    assert rc in (0, 1) and out.startswith("{")
+    assert {"stackcheck.probes.packages", "stackcheck.readers.sourcetables", "stackcheck.assembly.target"} <= mods
+    assert "stackcheck.verdicts.engine" not in mods
+    if "typing" not in _bare_modules():
+        assert "typing" not in mods
+
+
+@pytest.mark.parametrize("facts_ok", [False, True])
+def test_saved_facts_are_read_before_the_manifests(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], facts_ok: bool
+) -> None:
+    # without the loading thread, the order of the errors is the thread's: a bad facts file is what is reported,
+    # whatever the manifests hold; good facts with broken manifests report the manifests
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "features.json").write_text("{not json")
+    bad = tmp_path / "facts.json"
+    bad.write_text('{"x":')
+    facts = FACTS if facts_ok else str(bad)
+    rc = cli.main(["audit", "--facts", facts, "--manifests", str(tmp_path / "m"), "--format", "json"])
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert ("features.json" in err) is facts_ok and (str(bad) in err) is not facts_ok
+
+
+def _bare_modules() -> set[str]:
+    """The modules this interpreter has imported before running anything (its site, .pth files)."""
+    proc = subprocess.run(
+        [sys.executable, "-c", "import json, sys; print(json.dumps(sorted(sys.modules)))"],
+        capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    return set(json.loads(proc.stdout))
+
+
 @given(st.text(alphabet="/.ab", max_size=12))
 @example("//a")
 @example("///a/")

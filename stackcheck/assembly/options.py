@@ -5,9 +5,12 @@ and stackcheck.commands.arguments fills an Options from argparse."""
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+
+from stackcheck.lean_typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from stackcheck.knowledge.loader import Manifests
 
 

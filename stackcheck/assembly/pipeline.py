@@ -3,14 +3,15 @@ options, evaluate, plan. The command modules call these; the core stays pure."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, cast
 
 from stackcheck.errors import BadInputError, ProbeFailedError, UsageError
 from stackcheck.facts.model import cc_tuple, load_facts_document
+from stackcheck.lean_typing import TYPE_CHECKING, cast
 
 if TYPE_CHECKING:  # the engine is imported lazily: see build_report()
+    from typing import Any
+
     from stackcheck.assembly.options import Options
     from stackcheck.documents.types import Report
     from stackcheck.facts.model import Facts, ProbeOutcome
@@ -53,6 +54,8 @@ class Background:
     manifests and import the engine while the probes wait on the driver (NVML calls release the GIL)."""
 
     def __init__(self, fn: Callable[[], Any]) -> None:
+        import threading  # (here: an audit of saved facts starts no thread, and does not import threading)
+
         self._fn = fn
         self._result: Any = None
         self._error: BaseException | None = None
@@ -284,13 +287,19 @@ def build_report(
             also()
         return m
 
-    later = Background(preload)
-    try:
-        facts, outcomes, host = gathered() if gathered is not None else gather(opts, later.get)
-    except Exception:  # (an interrupt does not wait)
-        later.settle()
-        raise
-    manifests = later.get()
+    if opts.facts_file and gathered is None:
+        # saved facts: nothing waits on a driver, so nothing runs beside the loading (the facts first, as with
+        # the thread: a bad facts file is the error reported, whatever the manifests hold)
+        facts, outcomes, host = gather(opts)
+        manifests = preload()
+    else:
+        later = Background(preload)
+        try:
+            facts, outcomes, host = gathered() if gathered is not None else gather(opts, later.get)
+        except Exception:  # (an interrupt does not wait)
+            later.settle()
+            raise
+        manifests = later.get()
     assert manifests is not None
     from stackcheck.documents.report import base_report, summarize
     from stackcheck.verdicts.context import Context

@@ -26,7 +26,11 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Mapping
-from typing import Any
+
+from stackcheck.lean_typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
 
 FORMAT = 1
 MAX_ENTRY_BYTES = 4 * 1024 * 1024

@@ -35,12 +35,14 @@ import re
 import sys
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, NamedTuple
 
 from stackcheck.errors import UsageError
+from stackcheck.lean_typing import TYPE_CHECKING, NamedTuple
 from stackcheck.readers.fsview import FileView, HostView, is_dir, is_file, is_host, kind_of, which
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from stackcheck.assembly.options import Options
 
 #: a shebang or launcher is read this far (a console script's first lines)

@@ -7,9 +7,12 @@ import argparse
 import os
 import sys
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+
+from stackcheck.lean_typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from stackcheck.assembly.options import Options
     from stackcheck.render.interface import RenderOptions
 

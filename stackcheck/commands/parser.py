@@ -6,10 +6,10 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from typing import TYPE_CHECKING
 
 from stackcheck import __version__
 from stackcheck.errors import EXIT_BAD_INPUT, StackcheckError, UsageError
+from stackcheck.lean_typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

@@ -10,12 +10,13 @@ The result is the facts section `derived`: {package: {"version", "data_date", "o
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
 
 from stackcheck.facts.model import KERNEL_PACKAGES
+from stackcheck.lean_typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the readers are imported only when a release is newer than the data (start-up stays lean)
     from pathlib import Path
+    from typing import Any
 
     from stackcheck.derive.cache import Cache
     from stackcheck.derive.tree import FileKey, Release

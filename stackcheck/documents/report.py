@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import math
 import os
-from typing import TYPE_CHECKING, Any, Final
 
 from stackcheck import __version__
 from stackcheck.facts.model import SCHEMA_VERSION
+from stackcheck.lean_typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+    from typing import Any, Final
 
     from stackcheck.documents.types import Host, Report, Summary
     from stackcheck.facts.model import Facts, ProbeOutcome

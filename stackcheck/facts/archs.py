@@ -13,11 +13,15 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
-from typing import Any, Literal, NamedTuple
+
+from stackcheck.lean_typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from typing import Any, Literal
+
+    Coverage = Literal["sass", "ptx", "none"]
 
 _TARGET = re.compile(r"^(sm|compute)_(\d+)(\d)([a-z]?)$")
-
-Coverage = Literal["sass", "ptx", "none"]
 
 
 class Target(NamedTuple):

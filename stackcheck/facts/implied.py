@@ -28,13 +28,15 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
-from stackcheck.facts.versions import parse_version, public, variant_of
+from stackcheck.facts.versions import readable, same_public, variant_of
 from stackcheck.knowledge.loader import Manifests, pypi_variant
+from stackcheck.lean_typing import TYPE_CHECKING, NamedTuple, cast
 from stackcheck.verdicts.context import Context
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from stackcheck.documents.types import ImpliedRecord, Report
     from stackcheck.facts.model import Facts
     from stackcheck.knowledge.types import Release
@@ -147,7 +149,7 @@ def _fill(
                     if dep in markers and not marker_holds(str(markers[dep]), facts):
                         continue
                     if dep in implied:
-                        if public(implied[dep].version) != public(pinned):
+                        if not same_public(implied[dep].version, pinned):
                             conflicts.add(dep)
                         continue
                     if not _absent(packages.get(dep)):
@@ -186,10 +188,11 @@ def _absent(entry: Any) -> bool:
 
 
 def _release(manifests: Manifests, name: str, version: str) -> Release | None:
-    iv = public(version)
+    """The release whose version is the stated one without its local tag (a release version with a tag of
+    its own is never it); versions in packaging's written form are compared without importing packaging."""
     for rel in manifests.releases(name):
-        rv = parse_version(str(rel.get("version", "")))
-        if rv is not None and iv is not None and rv == iv:
+        rv = str(rel.get("version", ""))
+        if "+" not in rv and readable(rv) and same_public(version, rv):
             return rel
     return None
 

@@ -9,7 +9,11 @@ agrees with jsonschema on generated documents.
 from __future__ import annotations
 
 import re
-from typing import Any
+
+from stackcheck.lean_typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
 
 _TYPES: dict[str, Any] = {
     "object": dict,

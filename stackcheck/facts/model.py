@@ -12,9 +12,9 @@ import json
 import math
 import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, cast
 
 from stackcheck.errors import BadInputError
+from stackcheck.lean_typing import TYPE_CHECKING, cast
 from stackcheck.paths import path_text
 
 SCHEMA_VERSION = 1
@@ -22,7 +22,7 @@ SCHEMA_VERSION = 1
 # The typed shapes exist for mypy only: building 16 TypedDicts costs ~5 ms at every start on Python 3.12
 # (each string annotation becomes a ForwardRef), and at run time a facts value is a plain dict.
 if TYPE_CHECKING:
-    from typing import Literal, TypedDict
+    from typing import Any, Literal, TypedDict
 
     Interconnect = Literal["nvlink", "pcie-switch", "pcie-host-bridge", "cross-socket", "single-gpu"]
 

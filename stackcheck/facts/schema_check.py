@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import json
 from functools import lru_cache
-from typing import Any
 
 from stackcheck.errors import BadInputError
+from stackcheck.lean_typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
 
 
 @lru_cache(maxsize=1)

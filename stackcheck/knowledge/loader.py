@@ -16,13 +16,14 @@ import json
 import os
 from _thread import allocate_lock
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, cast
 
 from stackcheck.errors import ManifestError
 from stackcheck.knowledge.package_data import MANIFEST_FILES, shipped_texts
+from stackcheck.lean_typing import TYPE_CHECKING, cast
 
 if TYPE_CHECKING:  # pathlib is imported where a user's directory is read: not on every start
     from pathlib import Path
+    from typing import Any
 
     from stackcheck.knowledge.types import (
         Architecture,

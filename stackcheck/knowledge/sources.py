@@ -18,13 +18,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any, TypedDict
 
+from stackcheck.lean_typing import TYPE_CHECKING
 
-class SourceRef(TypedDict):
-    id: str
-    title: str
-    url: str | None
+if TYPE_CHECKING:  # a source reference's shape, for the type checker (a plain dict at run time)
+    from typing import Any, TypedDict
+
+    class SourceRef(TypedDict):
+        id: str
+        title: str
+        url: str | None
 
 
 #: keys whose value is a manifest source, in every document stackcheck writes (outside `facts`)

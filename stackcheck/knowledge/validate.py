@@ -15,9 +15,19 @@ from stackcheck.verdicts.fact_paths import fact_path_documented
 
 
 def json_path(parts: Iterable[Any]) -> str:
+    """$.a.b[0]; a key with a newline or another control character is written escaped, so that the message
+    it is part of stays one line (a facts file's package named "\\n")."""
     out = "$"
     for p in parts:
-        out += f"[{p}]" if isinstance(p, int) else f".{p}"
+        if isinstance(p, int):
+            out += f"[{p}]"
+        else:
+            key = str(p)
+            if not key.isprintable():
+                from stackcheck.redact import terminal_safe
+
+                key = terminal_safe(key, newlines=False)
+            out += f".{key}"
     return out
 
 

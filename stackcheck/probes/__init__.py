@@ -10,9 +10,11 @@ stackcheck/readers/fsview.py, below the probes, so the readers and `gate --facts
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from stackcheck.lean_typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from stackcheck.probes.interface import Probe, ProbeContext, ProbeResult
 
 #: what every audit runs (`stackcheck probe` and the verbs that judge); --deep adds DEEP_PROBES

@@ -17,11 +17,14 @@ Facts: `cuda_libs: {"libcudart.so.12": "/usr/local/cuda-12.8/lib64/libcudart.so.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
 
+from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.probes.interface import Probe, ProbeContext, ProbeResult
 from stackcheck.probes.jit import view_of
 from stackcheck.readers.fsview import FileView
+
+if TYPE_CHECKING:
+    from typing import Any, ClassVar
 
 SONAMES = tuple(f"lib{name}.so.{major}" for name in ("cudart", "nvrtc", "cublas", "cublasLt") for major in (11, 12, 13))
 LD_CACHE = "/etc/ld.so.cache"

@@ -5,9 +5,11 @@ ld.so.cache) are imported only when a probe runs."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
-
+from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.probes.interface import Probe, ProbeContext, ProbeResult, ProbeStatus
+
+if TYPE_CHECKING:
+    from typing import Any, ClassVar
 
 
 def _status(section: dict[str, Any], what: str) -> tuple[ProbeStatus, str | None]:

@@ -13,9 +13,12 @@ are not read: each newer package gets an `error` saying so, and its verdicts sta
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
 
+from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.probes.interface import Probe, ProbeContext, ProbeResult
+
+if TYPE_CHECKING:
+    from typing import Any, ClassVar
 
 NAME = "derived"
 

@@ -22,10 +22,13 @@ from __future__ import annotations
 import posixpath
 import re
 import time
-from typing import Any, ClassVar
 
+from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.probes.interface import Probe, ProbeContext, ProbeResult
 from stackcheck.readers.fsview import FileView, is_dir, is_file, is_host, listdir_or_empty, read_text
+
+if TYPE_CHECKING:
+    from typing import Any, ClassVar
 
 MAX_CANDIDATES = 48
 #: /opt entries looked into (each costs a few directory listings)

@@ -12,16 +12,20 @@ import signal
 import sys
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple
 
+from stackcheck.lean_typing import TYPE_CHECKING, NamedTuple
 from stackcheck.readers.fsview import FileView, HostView
 
 if TYPE_CHECKING:
     from pathlib import Path
+    from typing import Any, ClassVar, Literal
 
     from stackcheck.assembly.target import Target
 
-ProbeStatus = Literal["ok", "partial", "failed", "skipped"]
+if TYPE_CHECKING:
+    ProbeStatus = Literal["ok", "partial", "failed", "skipped"]
+else:  # (typing is not imported at run time)
+    ProbeStatus = str
 
 
 def _environ_snapshot() -> dict[str, str]:

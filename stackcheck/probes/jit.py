@@ -27,10 +27,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, ClassVar
 
+from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.probes.interface import CommandTimeout, Probe, ProbeContext, ProbeResult, run_command
 from stackcheck.readers.fsview import FileView, HostView
+
+if TYPE_CHECKING:
+    from typing import Any, ClassVar
 
 #: the environment variables through which Triton takes another ptxas than its bundled one (knobs.py:
 #: TRITON_PTXAS_PATH for every release; TRITON_PTXAS_BLACKWELL_PATH for the ptxas-blackwell of 3.6+)

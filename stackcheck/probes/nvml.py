@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import contextlib
 import re
-from typing import Any, ClassVar
 
+from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.probes.interface import (
     CommandTimeout,
     Probe,
@@ -22,6 +22,9 @@ from stackcheck.probes.interface import (
     run_command,
 )
 from stackcheck.probes.nvml_read import describe, read_nvml, unknown_topology
+
+if TYPE_CHECKING:
+    from typing import Any, ClassVar
 
 SMI_FIELDS = "index,name,uuid,pci.bus_id,compute_cap,memory.total,persistence_mode,driver_version"
 _PROC_VERSION = re.compile(r"NVRM version:.*?\s(\d+\.\d+(?:\.\d+)?)\s")

@@ -25,7 +25,11 @@ import contextlib
 import os
 import sys
 import threading
-from typing import Any
+
+from stackcheck.lean_typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
 
 #: how long `discard` waits for an unadopted session's thread before the interpreter may shut down
 DISCARD_WAIT_S = 2.0

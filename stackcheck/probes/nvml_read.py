@@ -9,9 +9,12 @@ injected NVML-shaped module works the same as the real one.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
 
+from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.probes.interface import ProbeResult, ProbeStatus, one_line
+
+if TYPE_CHECKING:
+    from typing import Any
 
 # nvmlDeviceGetTopologyCommonAncestor levels (NVML_TOPOLOGY_*).
 ANCESTORS = {0: "internal", 10: "single", 20: "multiple", 30: "hostbridge", 40: "node", 50: "system"}

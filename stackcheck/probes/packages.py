@@ -14,11 +14,14 @@ import _ast
 import json
 import posixpath
 import re
-from typing import Any, ClassVar
 
 from stackcheck.facts.model import KERNEL_PACKAGES, SERVING_PACKAGES
+from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.probes.interface import Probe, ProbeContext, ProbeResult, ProbeStatus, SearchPathUnknown
 from stackcheck.readers.fsview import FileView, HostView, NotRegularFile, is_dir, is_file, listdir_or_empty, read_text
+
+if TYPE_CHECKING:
+    from typing import Any, ClassVar
 
 WANTED = (
     "torch",

@@ -22,10 +22,13 @@ from __future__ import annotations
 
 import re
 import struct
-from typing import Any, ClassVar
 
+from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.probes.interface import Probe, ProbeContext, ProbeResult
 from stackcheck.readers.fsview import FileView, HostView
+
+if TYPE_CHECKING:
+    from typing import Any, ClassVar
 
 NVIDIA_DRIVER_DIR = "/sys/bus/pci/drivers/nvidia"
 PCI_DEVICES = "/sys/bus/pci/devices"

@@ -36,11 +36,14 @@ import re
 import stat
 import sys
 from collections.abc import Mapping
-from typing import Any, ClassVar
 
 from stackcheck.assembly.target import PATH_VARS, PY_NAME, Target
+from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.probes.interface import CommandTimeout, Probe, ProbeContext, ProbeResult, ProbeStatus, run_command
 from stackcheck.readers.fsview import FileView, is_dir, is_file, is_host, kind_of, listdir_or_empty, read_text
+
+if TYPE_CHECKING:
+    from typing import Any, ClassVar
 
 #: The one thing stackcheck runs in the target interpreter. -S: site does not run (no .pth, no
 #: sitecustomize); the base prefixes' site directories come from site.getsitepackages(), which distributions

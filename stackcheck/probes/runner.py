@@ -18,12 +18,14 @@ import queue
 import threading
 import time
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, cast
 
 from stackcheck.errors import UsageError
+from stackcheck.lean_typing import TYPE_CHECKING, cast
 from stackcheck.probes.interface import Probe, ProbeContext, ProbeResult, one_line
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from stackcheck.facts.model import Facts, ProbeOutcome
 
 

@@ -13,11 +13,13 @@ none is given).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
+from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.probes.interface import Probe, ProbeContext, ProbeResult
 
 if TYPE_CHECKING:
+    from typing import Any, ClassVar, Literal
+
     from stackcheck.readers.sourcetables import TableReading
 
 NAME = "source_tables"

@@ -10,8 +10,8 @@ import os
 import platform
 import re
 from collections.abc import Mapping
-from typing import Any, ClassVar
 
+from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.probes.interface import Probe, ProbeContext, ProbeResult
 from stackcheck.readers.fsview import FileView, exists, is_file, is_host, read_text
 from stackcheck.redact import (  # noqa: F401 - re-exported
@@ -23,6 +23,9 @@ from stackcheck.redact import (  # noqa: F401 - re-exported
     redact_env,
     scrub_path,
 )
+
+if TYPE_CHECKING:
+    from typing import Any, ClassVar
 
 
 def read_os_release(text: str) -> str | None:

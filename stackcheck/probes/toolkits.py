@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 import posixpath
 import re
-from typing import Any, ClassVar
 
+from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.probes.interface import (
     CommandTimeout,
     Probe,
@@ -33,6 +33,9 @@ from stackcheck.readers.fsview import (
     read_text,
     which,
 )
+
+if TYPE_CHECKING:
+    from typing import Any, ClassVar
 
 PIP_TOOLKITS = (
     "nvidia-cuda-runtime",

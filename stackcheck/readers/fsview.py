@@ -22,9 +22,16 @@ import fnmatch
 import os
 import posixpath
 import stat as stat_module
-from typing import Any, Literal, NamedTuple, Protocol
 
-FileKind = Literal["file", "dir", "link", "other"]
+from stackcheck.lean_typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from typing import Any, Literal, Protocol
+
+    FileKind = Literal["file", "dir", "link", "other"]
+else:  # typing is not imported at run time: the views are protocols to the type checker, plain classes here
+    Protocol = object
+    FileKind = str
 
 
 class NotRegularFile(OSError):

@@ -33,13 +33,14 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
+from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.readers.fsview import FileView, HostView, is_file
 
 if TYPE_CHECKING:
     import ast  # the functions that parse a source import it: ~3 ms, and most audits parse none
     from pathlib import Path
+    from typing import Any, Literal, TypedDict
 
 MAX_SOURCE_BYTES = 4 * 1024 * 1024
 """Larger source files are not parsed (status "error"): no gate table lives in a file this size."""
@@ -53,17 +54,17 @@ READ_KINDS = (
     "cpp_check_ints",
 )
 
-ReadingStatus = Literal["ok", "not-found", "error"]
+if TYPE_CHECKING:  # (typing is not imported at run time: a reading is a plain dict)
+    ReadingStatus = Literal["ok", "not-found", "error"]
 
+    class TableReading(TypedDict):
+        """What was read for one gate; JSON-compatible, stored as facts["source_tables"][gate_id]."""
 
-class TableReading(TypedDict):
-    """What was read for one gate; JSON-compatible, stored as facts["source_tables"][gate_id]."""
-
-    status: ReadingStatus
-    value: Any  # a JSON value (list of ints, "index" | "get") or None
-    file: str | None  # the path read, relative to the site directory (POSIX separators)
-    reason: str | None  # one line, set unless status is "ok"
-    sha256: str | None  # hex digest of the file that was read
+        status: ReadingStatus
+        value: Any  # a JSON value (list of ints, "index" | "get") or None
+        file: str | None  # the path read, relative to the site directory (POSIX separators)
+        reason: str | None  # one line, set unless status is "ok"
+        sha256: str | None  # hex digest of the file that was read
 
 
 class _NotFound(Exception):

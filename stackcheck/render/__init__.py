@@ -27,17 +27,21 @@ FORMAT_ALIASES maps an old format name to its current one (stackcheck.commands.a
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Final, cast
 
-from stackcheck.render.interface import Renderer, RenderOptions
+from stackcheck.lean_typing import TYPE_CHECKING, cast
+from stackcheck.render.interface import RenderOptions
 
 if TYPE_CHECKING:
+    from typing import Any, Final
+
     from stackcheck.documents.fleet import FleetReport
     from stackcheck.documents.types import Report
     from stackcheck.launch.triage import TriageReport
+    from stackcheck.render.interface import Renderer
 
-#: a JSON document as parsed: the report, the gate's decision, an explanation, a diff, a recommendation
-Document = dict[str, Any]
+if TYPE_CHECKING:
+    #: a JSON document as parsed: the report, the gate's decision, an explanation, a diff, a recommendation
+    Document = dict[str, Any]
 
 
 def _json(document: Mapping[str, Any], options: RenderOptions) -> str:

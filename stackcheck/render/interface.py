@@ -7,9 +7,17 @@ its --format choices from the registry's keys."""
 
 from __future__ import annotations
 
-from typing import Any, Final, Protocol, TypeVar
+from stackcheck.lean_typing import TYPE_CHECKING
 
-D_contra = TypeVar("D_contra", contravariant=True)
+if TYPE_CHECKING:  # the protocol is read by the type checker only (typing is not imported at run time)
+    from typing import Any, Final, Protocol, TypeVar
+
+    D_contra = TypeVar("D_contra", contravariant=True)
+
+    class Renderer(Protocol[D_contra]):
+        """One format of one document: the document and the options in, the text out (never written here)."""
+
+        def __call__(self, document: D_contra, options: RenderOptions, /) -> str: ...
 
 
 class RenderOptions:
@@ -40,12 +48,6 @@ class RenderOptions:
         self.warnings_only: Final = warnings_only
         #: JSON on one line (the gate's decision on stderr before the server starts)
         self.compact: Final = compact
-
-
-class Renderer(Protocol[D_contra]):
-    """One format of one document: the document and the options in, the text out (never written here)."""
-
-    def __call__(self, document: D_contra, options: RenderOptions, /) -> str: ...
 
 
 def source_text(source: Any) -> str:

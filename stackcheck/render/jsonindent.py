@@ -15,7 +15,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from json.encoder import encode_basestring
-from typing import Any
+
+from stackcheck.lean_typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
 
 INDENT = "  "
 

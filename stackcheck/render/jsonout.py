@@ -14,9 +14,11 @@ Where the text goes (standard output, or a file replaced atomically) is the comm
 
 from __future__ import annotations
 
-from typing import Any
-
+from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.redact import json_safe, json_text
+
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def json_document(value: Any, *, compact: bool = False) -> str:

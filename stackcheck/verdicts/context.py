@@ -4,14 +4,16 @@ the facts, the manifests and the launch options. Pure: no I/O."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from stackcheck.facts.archs import TargetRules, rules_of
 from stackcheck.facts.model import KERNEL_PACKAGES, cc_tuple
 from stackcheck.facts.versions import cuda_from_tag, ngc_build, parse_version, public, variant_of
 from stackcheck.knowledge.loader import Manifests, pypi_variant
+from stackcheck.lean_typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
+    from typing import Any, Final
+
     from stackcheck.facts.model import Facts, GpuFacts
     from stackcheck.knowledge.types import Release
 
@@ -838,7 +840,8 @@ def assumed_gpus(manifests: Manifests, spec: str, name: str | None = None) -> li
 
 # ---- fact paths: one resolver per first part ----------------------------------------------------------
 
-Resolver = Callable[[Context, str, str, GpuModel | None], Any]
+if TYPE_CHECKING:
+    Resolver = Callable[[Context, str, str, GpuModel | None], Any]
 
 #: first part of a fact path -> its resolver (Context.lookup); stackcheck/verdicts/fact_paths.py documents the paths of
 #: each, under the same keys in the same order (tests/verdicts/test_fact_paths.py), and generates manifests/README.md's

@@ -1,0 +1,126 @@
+"""stackcheck.lean_typing: a NamedTuple class built without typing behaves as typing's own builds it, and cast
+gives its value back; the classes on the start-up path are such tuples."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+import subprocess
+import sys
+import typing
+from pathlib import Path
+
+import pytest
+
+from stackcheck.lean_typing import NamedTuple, cast
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class Lean(NamedTuple):
+    """A lean point."""
+
+    x: int
+    name: str | None
+    tags: tuple[str, ...] = ()
+    weight: float = 1.0
+
+    @property
+    def label(self) -> str:
+        return f"{self.name or 'point'} at {self.x}"
+
+    def heavier(self, by: float) -> Lean:
+        return self._replace(weight=self.weight + by)
+
+
+def _typing_twin() -> typing.Any:
+    class Lean(typing.NamedTuple):
+        """A lean point."""
+
+        x: int
+        name: str | None
+        tags: tuple[str, ...] = ()
+        weight: float = 1.0
+
+        @property
+        def label(self) -> str:
+            return f"{self.name or 'point'} at {self.x}"
+
+        def heavier(self, by: float) -> typing.Any:
+            return self._replace(weight=self.weight + by)
+
+    return Lean
+
+
+def test_named_tuple_is_typings() -> None:
+    twin = _typing_twin()
+    cases: list[tuple[typing.Any, ...]] = [(1, None), (2, "a", ("t",)), (3, "b", (), 2.5)]
+    for args in cases:
+        ours, theirs = Lean(*args), twin(*args)
+        assert tuple(ours) == tuple(theirs) and ours == theirs and hash(ours) == hash(theirs)
+        assert repr(ours) == repr(theirs)
+        assert ours._asdict() == theirs._asdict()
+        assert ours.label == theirs.label
+        assert tuple(ours.heavier(1.5)) == tuple(theirs.heavier(1.5))
+        assert isinstance(ours, tuple) and isinstance(ours.heavier(0), Lean)
+    assert Lean._fields == twin._fields == ("x", "name", "tags", "weight")
+    assert Lean._field_defaults == twin._field_defaults == {"tags": (), "weight": 1.0}
+    assert Lean.__doc__ == twin.__doc__ == "A lean point."
+    assert Lean.__name__ == "Lean" and Lean.__qualname__ == "Lean" and Lean.__module__ == __name__
+    assert list(Lean.__annotations__) == list(twin.__annotations__)
+    assert Lean(x=4, name="k") == Lean(4, "k", (), 1.0)
+    with pytest.raises(TypeError):
+        Lean(1)  # type: ignore[call-arg]
+    with pytest.raises(AttributeError):
+        Lean(1, None).x = 2  # type: ignore[misc]
+    assert not hasattr(Lean(1, None), "__dict__")
+
+
+def test_named_tuple_copies_and_pickles() -> None:
+    value = Lean(1, "a", ("x", "y"))
+    assert pickle.loads(pickle.dumps(value)) == value
+    assert type(pickle.loads(pickle.dumps(value))) is Lean
+    assert copy.deepcopy(value) == value and copy.copy(value) == value
+
+
+@pytest.mark.parametrize(
+    ("body", "error"),
+    [
+        ("a: int = 0\n    b: int", TypeError),  # a field without a default after one with a default
+        ("__slots__ = ('a',)\n    a: int", AttributeError),
+        ("_replace = None\n    a: int", AttributeError),
+    ],
+)
+def test_named_tuple_refuses_what_typing_refuses(body: str, error: type[Exception]) -> None:
+    for base in (NamedTuple, typing.NamedTuple):
+        with pytest.raises(error):
+            exec(f"class Bad(Base):\n    {body}\n", {"Base": base, "__name__": "bad"})
+
+
+def test_named_tuple_is_a_base_only() -> None:
+    with pytest.raises(TypeError):
+        NamedTuple("Called", [("a", int)])
+
+
+def test_cast_gives_its_value() -> None:
+    value: object = ["a"]
+    assert cast("list[str]", value) is value
+
+
+def test_the_start_up_path_classes_are_named_tuples_without_typing() -> None:
+    code = (
+        "import sys\n"
+        "from stackcheck.verdicts.context import GpuModel, TableValue\n"
+        "from stackcheck.facts.archs import Target, TargetRules, parse_target\n"
+        "from stackcheck.facts.implied import Implied\n"
+        "assert 'typing' not in sys.modules, 'typing imported'\n"
+        "m = GpuModel('9.0', 'H200', (0, 1))\n"
+        "assert m.label == 'H200 (cc 9.0, GPU 0,1)' and m == ('9.0', 'H200', (0, 1))\n"
+        "assert m._fields == ('cc', 'name', 'indices')\n"
+        "assert TableValue(1, 'probed', 'x').source is None\n"
+        "print('ok', Target._fields, TargetRules._fields, Implied._fields)\n"
+    )
+    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
+    proc = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("ok ('major', 'minor', 'suffix', 'kind')")
