@@ -99,11 +99,10 @@ def test_an_unexpected_error_is_raised_by_the_probe(tmp_path: Path, monkeypatch:
     assert facts["gpus"] == []
 
 
+@pytest.mark.parametrize("mode", ["fork"], indirect=True)  # only a forked reader can die on its own
 def test_a_reader_that_dies_without_an_answer_fails_the_probe(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str
 ) -> None:
-    if mode != "fork":
-        pytest.skip("only a forked reader can die on its own")
     fake = FakeNVML(load_doc("h200-1x.json"))
     fake.nvmlInit = lambda: os.kill(os.getpid(), 9)  # type: ignore[method-assign]  # a driver that kills it
     monkeypatch.setitem(sys.modules, "pynvml", fake)
@@ -295,12 +294,11 @@ def test_the_gates_gpu_usage_comes_from_the_child(
     assert [p.pid for p in got.gpus[0].processes] == [4242, 77] and got.gpus[0].processes[1].name is None
 
 
+@pytest.mark.parametrize("mode", ["fork"], indirect=True)  # the thread reads no usage
 def test_gpu_usage_of_a_hung_driver_is_bounded(monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
     from stackcheck.launch.gate_preflight import start_usage
     from stackcheck.probes.nvml import NvmlProbe as Probe
 
-    if mode != "fork":
-        pytest.skip("the thread reads no usage")
     release = threading.Event()
     monkeypatch.setitem(sys.modules, "pynvml", _Hung(load_doc("h200-1x.json"), release))
     monkeypatch.setattr(Probe, "timeout_s", 0.3)
@@ -312,12 +310,11 @@ def test_gpu_usage_of_a_hung_driver_is_bounded(monkeypatch: pytest.MonkeyPatch, 
     assert got.gpus == [] and got.error == "NVML: no answer within 0.3 s"
 
 
+@pytest.mark.parametrize("mode", ["fork"], indirect=True)  # only a forked reader can die on its own
 def test_gpu_usage_is_read_here_when_the_child_died(monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
     from stackcheck.launch.gate_preflight import start_usage
     from stackcheck.probes.gpu_usage import read_gpu_usage
 
-    if mode != "fork":
-        pytest.skip("only a forked reader can die on its own")
     parent = os.getpid()
     fake = _busy()
     real_init = fake.nvmlInit
