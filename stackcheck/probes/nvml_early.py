@@ -38,56 +38,24 @@ REAP_WAIT_S = 0.2
 
 
 class Session:
-    """One early NVML start: what importing pynvml, nvmlInit and the reads gave (exactly one of `result`,
-    `import_error`, `init_error`, `error` is set once `done` is)."""
+    """One early NVML start in a thread: `answer` is the reading as plain data (see `_reading`) once `done` is set."""
 
     def __init__(self) -> None:
         self.done = threading.Event()
-        self.result: Any = None  # the NVML probe's ProbeResult
-        self.import_error: ImportError | None = None  # `import pynvml` failed: the probe's fallback says so
-        self.init_error: Exception | None = None  # nvmlInit failed: the probe's fallback, with its reason
-        self.error: BaseException | None = None  # anything else: raised by the probe, as if it had raised
+        self.answer: dict[str, Any] = {}
         self.thread = threading.Thread(target=self._run, name="stackcheck-nvml-early", daemon=True)
 
     def _run(self) -> None:
         try:
-            try:
-                import pynvml
-            except ImportError as exc:
-                self.import_error = exc
-                return
-            try:
-                pynvml.nvmlInit()
-            except Exception as exc:
-                self.init_error = exc
-                return
-            try:
-                from stackcheck.probes.nvml_read import read_nvml
-
-                self.result = read_nvml(pynvml)
-            finally:
-                with contextlib.suppress(Exception):  # shutting down is best effort (as in the probe)
-                    pynvml.nvmlShutdown()
-        except BaseException as exc:  # handed to the probe, which raises it in its own thread
-            self.error = exc
+            self.answer = _reading(usage=False)
         finally:
             self.done.set()
 
     def outcome(self) -> tuple[Any, str | None]:
         """Wait, then (the NVML probe's ProbeResult, None), or (None, the fallback's reason); raises what the
-        reading raised."""
+        reading raised (under its class name, see `_as_raised`)."""
         self.done.wait()
-        if self.error is not None:
-            raise self.error
-        if self.import_error is not None:
-            from stackcheck.probes.interface import one_line
-
-            return None, f"nvidia-ml-py (pynvml) cannot be imported: {one_line(self.import_error)}"
-        if self.init_error is not None:
-            from stackcheck.probes.nvml_read import describe
-
-            return None, describe(self.init_error)
-        return self.result, None
+        return _outcome(self.answer)
 
     def stop(self) -> None:
         """At the command's end, a session no probe took: wait a little for its thread."""
@@ -122,17 +90,7 @@ class ForkSession:
             return self._answer
 
     def outcome(self) -> tuple[Any, str | None]:
-        kind, value = self._answered()["nvml"]
-        if kind == "result":
-            from stackcheck.probes.interface import ProbeResult
-
-            facts, status, reason = value
-            return ProbeResult(facts, status, reason), None
-        if kind == "import":
-            return None, f"nvidia-ml-py (pynvml) cannot be imported: {value}"
-        if kind == "init":
-            return None, str(value)
-        raise _as_raised(str(value))
+        return _outcome(self._answered())
 
     def usage_reading(self, timeout_s: float) -> Any:
         """The GPU-usage reading the child took (stackcheck.probes.gpu_usage.UsageReading), or None where it
@@ -250,37 +208,75 @@ def _well_formed(answer: Any) -> bool:
     return kind in ("import", "init", "error") and isinstance(value, str)
 
 
-def _child_answer(answer: dict[str, Any], usage: bool) -> None:
-    """In the child: the reading, as plain data (and GPU usage, read as the gate reads it, while NVML is up)."""
+def _outcome(answer: dict[str, Any]) -> tuple[Any, str | None]:
+    """A reading as the NVML probe takes it: (its ProbeResult, None), (None, the fallback's reason), or raised."""
+    nvml: Any = answer.get("nvml") or ("error", "the NVML reading gave no answer")
+    kind, value = nvml
+    if kind == "result":
+        from stackcheck.probes.interface import ProbeResult
+
+        facts, status, reason = value
+        return ProbeResult(facts, status, reason), None
+    if kind == "import":
+        return None, f"nvidia-ml-py (pynvml) cannot be imported: {value}"
+    if kind == "init":
+        return None, str(value)
+    raise _as_raised(str(value))
+
+
+def _reading(usage: bool) -> dict[str, Any]:
+    """One NVML reading as plain data, for the thread and the child alike: {"nvml": (kind, value)}, kind "result"
+    ((facts, status, reason) as the NVML probe reads them), "import" or "init" (the fallback's reason), or "error"
+    (what the reading raised, as one line); with `usage`, also "usage" (reading_to_plain of the gate's GPU-usage
+    reading, taken in the same NVML session), which an error drops (the gate then reads usage itself)."""
+    answer: dict[str, Any] = {}
+    try:
+        _read(answer, usage)
+    except BaseException as exc:
+        from stackcheck.probes.interface import one_line
+
+        answer = {"nvml": answer.get("nvml") or ("error", one_line(exc))}
+    return answer
+
+
+def _read(answer: dict[str, Any], usage: bool) -> None:
     try:
         import pynvml
     except ImportError as exc:
         from stackcheck.probes.interface import one_line
 
         answer["nvml"] = ("import", one_line(exc))
-        if usage:
-            _child_usage(answer, None)
-        return
-    from stackcheck.probes.nvml_read import describe, read_nvml
+        nv = None
+    else:
+        nv = pynvml
+    if nv is not None and _started(nv, answer):
+        from stackcheck.probes.nvml_read import read_nvml
 
+        try:
+            result = read_nvml(nv)
+            answer["nvml"] = ("result", (result.facts, result.status, result.reason))
+            if usage:  # while NVML is up: no second start
+                _read_usage(answer, nv)
+        finally:
+            with contextlib.suppress(Exception):  # shutting down is best effort (as in the probe)
+                nv.nvmlShutdown()
+    elif usage:  # the same failure, in the usage reading's own words
+        _read_usage(answer, nv)
+
+
+def _started(nv: Any, answer: dict[str, Any]) -> bool:
+    """nvmlInit; when it fails, the fallback's reason goes into the answer."""
     try:
-        pynvml.nvmlInit()
+        nv.nvmlInit()
     except Exception as exc:
+        from stackcheck.probes.nvml_read import describe
+
         answer["nvml"] = ("init", describe(exc))
-        if usage:
-            _child_usage(answer, pynvml)
-        return
-    try:
-        result = read_nvml(pynvml)
-        answer["nvml"] = ("result", (result.facts, result.status, result.reason))
-        if usage:
-            _child_usage(answer, pynvml)
-    finally:
-        with contextlib.suppress(Exception):  # shutting down is best effort (as in the probe)
-            pynvml.nvmlShutdown()
+        return False
+    return True
 
 
-def _child_usage(answer: dict[str, Any], nv: Any) -> None:
+def _read_usage(answer: dict[str, Any], nv: Any) -> None:
     from stackcheck.probes.gpu_usage import read_gpu_usage, reading_to_plain
 
     answer["usage"] = reading_to_plain(read_gpu_usage(nv))
@@ -292,15 +288,7 @@ def _child(fd: int, usage: bool) -> None:
     try:
         import json
 
-        answer: dict[str, Any] = {}
-        try:
-            _child_answer(answer, usage)
-        except BaseException as exc:
-            from stackcheck.probes.interface import one_line
-
-            if "nvml" not in answer:
-                answer["nvml"] = ("error", one_line(exc))
-            answer.pop("usage", None)  # the parent reads usage itself
+        answer = _reading(usage)
         try:
             data = json.dumps(answer, allow_nan=False).encode()
         except (TypeError, ValueError) as exc:
