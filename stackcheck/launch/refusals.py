@@ -60,6 +60,14 @@ def _version_in(version: str, spec: str) -> bool | None:
     return version_in(version, spec)
 
 
+def _for_release(entries: Any, version: str) -> Mapping[str, Any] | None:
+    """The first entry of a per-release list whose `versions` take `version` (None: no entry covers it)."""
+    return next(
+        (e for e in entries or [] if isinstance(e, dict) and _version_in(version, str(e.get("versions", ""))) is True),
+        None,
+    )
+
+
 def _forced_page_size(options: Mapping[str, Any], page: Mapping[str, Any], version: str) -> int | None:
     """The page size an attention backend of the command sets before SGLang's checks run (None: none does)."""
     given = options.get("--page-size")
@@ -77,14 +85,7 @@ def _forced_page_size(options: Mapping[str, Any], page: Mapping[str, Any], versi
 
 def _auto_topk(spec: Mapping[str, Any], version: str, algorithm: Any, architecture: str | None) -> Any:
     """The top-k SGLang picks when the command gives none (launch.json refusals.auto.speculative_topk)."""
-    entry = next(
-        (
-            e
-            for e in spec.get("by_release") or []
-            if isinstance(e, dict) and _version_in(version, str(e.get("versions", ""))) is True
-        ),
-        None,
-    )
+    entry = _for_release(spec.get("by_release"), version)
     if entry is None:
         return _UNKNOWN
     if algorithm == "STANDALONE" and isinstance(entry.get("standalone"), int):
@@ -217,12 +218,10 @@ _AUTO_WORDS = {
 
 def gpu_majors(facts: Mapping[str, Any]) -> set[int] | None:
     """The GPU majors of the box from its facts (None when no GPU's compute capability is known)."""
-    out: set[int] = set()
-    for g in facts.get("gpus") or []:
-        cc = g.get("compute_capability") if isinstance(g, dict) else None
-        if isinstance(cc, str) and cc.split(".", 1)[0].isdigit():
-            out.add(int(cc.split(".", 1)[0]))
-    return out or None
+    from stackcheck.facts.model import cc_tuple
+
+    ccs = [cc_tuple(g.get("compute_capability")) for g in facts.get("gpus") or [] if isinstance(g, dict)]
+    return {t[0] for t in ccs if t is not None} or None
 
 
 def model_architecture(pre: Any) -> str | None:
@@ -251,15 +250,7 @@ def refusal_problems(
     for rule in table.get("rules") or []:
         if not isinstance(rule, dict):
             continue
-        entries: Sequence[Any] = rule.get("releases") or []
-        entry = next(
-            (
-                e
-                for e in entries
-                if isinstance(e, dict) and _version_in(sglang_version, str(e.get("versions", ""))) is True
-            ),
-            None,
-        )
+        entry = _for_release(rule.get("releases"), sglang_version)
         if entry is None or not entry.get("applies"):
             continue
         values = launch_values(d, mapping, sglang_version, entry, majors, architecture)

@@ -228,16 +228,23 @@ def test_the_command_line_starts_nvml_only_where_the_probe_runs(argv: list[str],
     assert _reads_driver(verb, argv) is reads
 
 
-def test_probe_command_reads_the_driver_through_the_early_start(tmp_path: Path) -> None:
-    # a pynvml that is the tests' fake NVML (an H200), first on the path of a real `stackcheck probe`
+def _fake_pynvml_first(tmp_path: Path, cls: str, define: str = "") -> dict[str, str]:
+    """A `pynvml` module in tmp_path that is an instance of the tests' fake NVML class `cls` (an H200; `define`
+    may define that class), and the environment that puts it first on a child interpreter's path."""
     (tmp_path / "pynvml.py").write_text(
-        "import sys\n"
+        "import sys, time\n"
         f"sys.path.insert(0, {str(TESTS)!r})\n"
         "from fake_nvml import FakeNVML, load_doc\n"
-        "sys.modules[__name__] = FakeNVML(load_doc('h200-1x.json'))\n",
+        f"{define}"
+        f"sys.modules[__name__] = {cls}(load_doc('h200-1x.json'))\n",
         encoding="utf-8",
     )
-    env = {**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{ROOT}"}
+    return {**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{ROOT}"}
+
+
+def test_probe_command_reads_the_driver_through_the_early_start(tmp_path: Path) -> None:
+    # a pynvml that is the tests' fake NVML (an H200), first on the path of a real `stackcheck probe`
+    env = _fake_pynvml_first(tmp_path, "FakeNVML")
     code = (
         "import json, sys\n"
         "from stackcheck.probes import nvml_early\n"
@@ -334,17 +341,8 @@ def test_gpu_usage_is_read_here_when_the_child_died(monkeypatch: pytest.MonkeyPa
 def test_a_hung_child_does_not_hold_the_commands_output_open(tmp_path: Path) -> None:
     """`out=$(stackcheck audit)` ends when the command ends, even while the driver hangs the child: the child
     holds none of the command's standard streams."""
-    (tmp_path / "pynvml.py").write_text(
-        "import sys, time\n"
-        f"sys.path.insert(0, {str(TESTS)!r})\n"
-        "from fake_nvml import FakeNVML, load_doc\n"
-        "class Hung(FakeNVML):\n"
-        "    def nvmlInit(self):\n"
-        "        time.sleep(30)\n"
-        "sys.modules[__name__] = Hung(load_doc('h200-1x.json'))\n",
-        encoding="utf-8",
-    )
-    env = {**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{ROOT}"}
+    hung = "class Hung(FakeNVML):\n    def nvmlInit(self):\n        time.sleep(30)\n"
+    env = _fake_pynvml_first(tmp_path, "Hung", hung)
     code = (
         "import os, sys\n"
         "from stackcheck.probes import nvml_early\n"
