@@ -291,7 +291,7 @@ class Context:
         rel = self.release(name)
         if rel is None or variant is None:
             raise Missing(f"pkg.{name}.archs", f"the manifests do not know the build of {name} {version}")
-        aarch64 = (self.facts.get("system") or {}).get("machine") in ("aarch64", "arm64")
+        aarch64 = self.on_aarch64()
         for v in rel.get("variants") or []:
             if v.get("variant") == variant:
                 archs = v.get("archs_aarch64") if aarch64 and "archs_aarch64" in v else v.get("archs")
@@ -345,7 +345,7 @@ class Context:
             raise Missing(path, f"the manifests do not know the build of {name} {version}")
         # an aarch64 wheel is another build: it can lack a library the x86_64 wheel has (sglang-kernel 0.4.4+
         # ship no flash_ops on aarch64), so an aarch64 box is judged only by the libraries read from that wheel
-        aarch64 = (self.facts.get("system") or {}).get("machine") in ("aarch64", "arm64")
+        aarch64 = self.on_aarch64()
         key, build = ("libs_aarch64", f"{variant} aarch64") if aarch64 else ("libs", variant)
         for v in rel.get("variants") or []:
             if v.get("variant") == variant:
@@ -362,6 +362,10 @@ class Context:
                         "binaries)",
                     )
         raise Missing(path, f"the manifests do not list the targets of {lib} in {name} {rel.get('version')} {build}")
+
+    def on_aarch64(self) -> bool:
+        """The box is an Arm machine (facts.system.machine): its wheels are other builds than the x86_64 ones."""
+        return (self.facts.get("system") or {}).get("machine") in ("aarch64", "arm64")
 
     # ---- torch ------------------------------------------------------------------------------
     def torch_cuda(self) -> str | None:
