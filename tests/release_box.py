@@ -1,5 +1,6 @@
 """A feature judged on the box `stackcheck explain` builds for one SGLang release: eight GPUs of one compute
-capability behind NVSwitch, the release's pinned packages, tensor parallel 8 (for the verdict tests)."""
+capability behind NVSwitch in an x86_64 machine (unless told otherwise), the release's pinned packages, tensor
+parallel 8 (for the verdict tests)."""
 
 from __future__ import annotations
 
@@ -11,11 +12,24 @@ from stackcheck.verdicts.context import Context, assumed_gpus
 from stackcheck.verdicts.engine import evaluate_feature
 
 
-def judge(manifests: Manifests, feature: str, cc: str, sglang: str, launch: dict[str, Any] | None = None) -> Any:
+def judge(
+    manifests: Manifests,
+    feature: str,
+    cc: str,
+    sglang: str,
+    launch: dict[str, Any] | None = None,
+    machine: str | None = "x86_64",
+) -> Any:
     """The verdict of `feature` on that box with SGLang `sglang` and the launch facts `launch` (tp 8 unless
-    given)."""
+    given); `machine` None leaves facts.system out (a box whose machine is not known)."""
+    base: dict[str, Any] = {
+        "gpus": assumed_gpus(manifests, f"{cc}x8"),
+        "topology": {"interconnect": "nvlink", "nvswitch": True},
+    }
+    if machine is not None:
+        base["system"] = {"machine": machine}
     facts = release_facts(
-        {"gpus": assumed_gpus(manifests, f"{cc}x8"), "topology": {"interconnect": "nvlink", "nvswitch": True}},
+        base,
         manifests,
         sglang,
         None,

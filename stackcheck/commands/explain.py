@@ -10,6 +10,7 @@ output says which. `--assume-interconnect` and `--tp` set the topology and the t
 from __future__ import annotations
 
 import argparse
+import os
 from typing import TYPE_CHECKING, Any
 
 from stackcheck.commands.arguments import add_output_options, emit, feature_id, format_choice, render_options
@@ -97,6 +98,9 @@ def _box_gpus(args: argparse.Namespace, manifests: Any) -> tuple[list[dict[str, 
 
         saved = load_facts_file(args.facts)
         base = {k: v for k, v in saved.items() if k in ("gpus", "topology", "driver")}
+        machine = (saved.get("system") or {}).get("machine")
+        if machine:  # the wheels of an Arm box are other builds: its compiled targets are judged by them
+            base["system"] = {"machine": machine}
         origin = f"those of {args.facts}"
     elif not args.assume_gpu:
         from stackcheck.probes.interface import ProbeContext
@@ -104,6 +108,7 @@ def _box_gpus(args: argparse.Namespace, manifests: Any) -> tuple[list[dict[str, 
 
         facts, _ = run_probes(["nvml"], ProbeContext(), budget_s=8.0)
         base = {k: v for k, v in facts.items() if k in ("gpus", "topology", "driver")}
+        base["system"] = {"machine": os.uname().machine}  # this box's GPUs: this box's machine
     if args.assume_gpu:
         # without xN: the box's count, else --tp, else 8 (the features explained are mostly multi-GPU ones)
         cc, n, name = gpu_spec(args.assume_gpu, manifests, len(base.get("gpus") or []) or (args.tp or 8))
@@ -151,6 +156,25 @@ def _rows(base: dict[str, Any], feature: Feature, manifests: Any, tp: int | None
                 facts = release_facts(base, manifests, None, rel, var.get("variant"))
                 rows.append(_row("torch", f"{rel.get('version')}+{var.get('variant')}", facts, feature, manifests, tp))
     return rows
+
+
+#: the machines whose wheels the manifests read (components.json `archs` / `libs` and their `_aarch64` lists)
+MACHINES = ("x86_64", "aarch64")
+
+
+def _machine_rows(
+    base: dict[str, Any], feature: Feature, manifests: Any, tp: int | None
+) -> list[tuple[str | None, list[dict[str, Any]]]]:
+    """The rows of each machine the GPUs can sit in: one list (machine None) where the facts name the machine or
+    both machines' wheels give the same verdicts, else one per machine (an x86_64 and an aarch64 wheel of one
+    release can carry other libraries: sglang-kernel 0.4.4+ ship no FA3 library on aarch64)."""
+    if (base.get("system") or {}).get("machine"):
+        return [(None, _rows(base, feature, manifests, tp))]
+    per = [(m, _rows({**base, "system": {"machine": m}}, feature, manifests, tp)) for m in MACHINES]
+    verdicts = [[(r["version"], r["status"], r["effect"]) for r in rows] for _, rows in per]
+    if verdicts[0] == verdicts[1]:  # the same verdict release by release: one answer serves both machines
+        return [(None, per[0][1])]
+    return [(m, rows) for m, rows in per]
 
 
 def _row(
@@ -236,20 +260,22 @@ def run(args: argparse.Namespace) -> int:
     for base in bases:
         gpus = base.get("gpus") or []
         tp = args.tp or len(gpus) or None
-        rows = _rows(base, feature, manifests, tp)
-        cc = str(gpus[0].get("compute_capability")) if gpus else "?"
-        first_ok = next((f"{r['component']} {r['version']}" for r in rows if r["status"] == "ok"), None)
-        arch: dict[str, Any] = {
-            "compute_capability": cc,
-            "gpus": _gpu_text(gpus),
-            "interconnect": (base.get("topology") or {}).get("interconnect"),
-            "tp": tp,
-            "first_ok": first_ok,
-            "ranges": ranges(rows),
-        }
-        if any(r["workaround"] for r in rows):  # only where it answers a failing rule on this architecture
-            arch["workaround"] = feature.get("workaround")
-        archs.append(arch)
+        for machine, rows in _machine_rows(base, feature, manifests, tp):
+            cc = str(gpus[0].get("compute_capability")) if gpus else "?"
+            first_ok = next((f"{r['component']} {r['version']}" for r in rows if r["status"] == "ok"), None)
+            arch: dict[str, Any] = {
+                "compute_capability": cc,
+                "gpus": _gpu_text(gpus),
+                "interconnect": (base.get("topology") or {}).get("interconnect"),
+                "tp": tp,
+                "first_ok": first_ok,
+                "ranges": ranges(rows),
+            }
+            if machine is not None:
+                arch["machine"] = machine
+            if any(r["workaround"] for r in rows):  # only where it answers a failing rule on this architecture
+                arch["workaround"] = feature.get("workaround")
+            archs.append(arch)
     doc = {
         "schema_version": SCHEMA_VERSION,
         "feature": fid,

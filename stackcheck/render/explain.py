@@ -75,6 +75,8 @@ def _render_text(doc: dict[str, Any], width: int | None = None, sources: bool = 
             head += f" · interconnect {arch['interconnect']}"
         if arch.get("tp"):
             head += f" · tp {arch['tp']}"
+        if arch.get("machine"):  # the machines' wheels differ for this feature: one section each
+            head += f" · {arch['machine']} box ({'Arm' if arch['machine'] == 'aarch64' else 'x86'} wheels)"
         lines += wrap(head, width, "    ", "")
         for r in arch["ranges"]:
             verdict = r["status"] + (f" ({r['effect']})" if r.get("effect") else "")

@@ -291,10 +291,18 @@ class Context:
         rel = self.release(name)
         if rel is None or variant is None:
             raise Missing(f"pkg.{name}.archs", f"the manifests do not know the build of {name} {version}")
-        aarch64 = self.on_aarch64()
+        machine = self.machine()
+        aarch64 = machine == "aarch64"
         for v in rel.get("variants") or []:
             if v.get("variant") == variant:
                 archs = v.get("archs_aarch64") if aarch64 and "archs_aarch64" in v else v.get("archs")
+                other = v.get("archs_aarch64")
+                if machine is None and archs is not None and other is not None and not self.same_on_gpus(archs, other):
+                    raise Missing(
+                        f"pkg.{name}.archs",
+                        f"the x86_64 and aarch64 wheels of {name} {rel.get('version')} {variant} carry different "
+                        "targets, and the facts do not say which machine this is (system.machine)",
+                    )
                 if archs is not None:
                     return list(archs), f"manifest: {name} {rel.get('version')} {variant}" + (
                         " aarch64" if aarch64 else ""
@@ -345,11 +353,28 @@ class Context:
             raise Missing(path, f"the manifests do not know the build of {name} {version}")
         # an aarch64 wheel is another build: it can lack a library the x86_64 wheel has (sglang-kernel 0.4.4+
         # ship no flash_ops on aarch64), so an aarch64 box is judged only by the libraries read from that wheel
-        aarch64 = self.on_aarch64()
+        machine = self.machine()
+        aarch64 = machine == "aarch64"
         key, build = ("libs_aarch64", f"{variant} aarch64") if aarch64 else ("libs", variant)
         for v in rel.get("variants") or []:
             if v.get("variant") == variant:
                 libs = v.get(key)
+                if machine is None and isinstance(libs, dict):
+                    # a box whose machine the facts do not give: the x86_64 wheel's answer stands only where the
+                    # aarch64 wheel, read too, gives the same one
+                    arm = v.get("libs_aarch64")
+                    if not isinstance(arm, dict):
+                        raise Missing(
+                            path,
+                            f"the facts do not say which machine this is (system.machine), and the manifests list "
+                            f"the libraries of the x86_64 wheel of {name} {rel.get('version')} {variant} only",
+                        )
+                    if (lib in libs) != (lib in arm) or not self.same_on_gpus(libs.get(lib) or [], arm.get(lib) or []):
+                        raise Missing(
+                            path,
+                            f"the x86_64 and aarch64 wheels of {name} {rel.get('version')} {variant} differ in "
+                            f"{lib}, and the facts do not say which machine this is (system.machine)",
+                        )
                 if isinstance(libs, dict):
                     if isinstance(libs.get(lib), list):
                         return list(libs[lib]), f"manifest: {lib} in {name} {rel.get('version')} {build}"
@@ -363,9 +388,35 @@ class Context:
                     )
         raise Missing(path, f"the manifests do not list the targets of {lib} in {name} {rel.get('version')} {build}")
 
-    def on_aarch64(self) -> bool:
-        """The box is an Arm machine (facts.system.machine): its wheels are other builds than the x86_64 ones."""
-        return (self.facts.get("system") or {}).get("machine") in ("aarch64", "arm64")
+    def same_on_gpus(self, targets: list[str], others: list[str]) -> bool:
+        """Whether two lists of compiled targets serve every GPU model of the box alike (the same targets run on
+        each; with no GPU known, the same lists): where they do, the machine whose wheel they came from does not
+        change a verdict on this box."""
+        models = self.gpu_models()
+        if not models:
+            return sorted(targets) == sorted(others)
+        from stackcheck.facts.archs import expand_arch_list, runs_on
+
+        rules = self.target_rules()
+        mine, theirs = expand_arch_list(list(targets)), expand_arch_list(list(others))
+        for m in models:
+            cc = cc_tuple(m.cc)
+            if cc is None:
+                return False
+            if {t.name for t in mine if runs_on(t, cc, rules)} != {t.name for t in theirs if runs_on(t, cc, rules)}:
+                return False
+        return True
+
+    def machine(self) -> str | None:
+        """ "aarch64" or "x86_64" (facts.system.machine; an Arm box's wheels are other builds than the x86_64 ones),
+        None when the facts do not say or name another machine: a compiled-targets lookup then answers only
+        where both wheels agree."""
+        said = (self.facts.get("system") or {}).get("machine")
+        if said in ("aarch64", "arm64"):
+            return "aarch64"
+        if said in ("x86_64", "amd64", "AMD64"):
+            return "x86_64"
+        return None
 
     # ---- torch ------------------------------------------------------------------------------
     def torch_cuda(self) -> str | None:

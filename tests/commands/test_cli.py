@@ -213,6 +213,35 @@ def test_explain_release_by_release() -> None:
     assert run_cli("explain", "no-such-feature").returncode == 2
 
 
+def test_explain_answers_each_machine_where_their_wheels_differ(tmp_path: Path) -> None:
+    """sglang-kernel 0.4.4+ ship no FA3 library in their aarch64 wheels: GPUs without a machine (an assumed
+    Hopper: H100, H200 or GH200) get one answer per machine; a facts file that names the machine gets one."""
+    doc = json.loads(run_cli("explain", "attention-fa3", "--assume-gpu", "9.0", "--format", "json").stdout)
+    x86, arm = doc["architectures"]
+    assert (x86["machine"], arm["machine"]) == ("x86_64", "aarch64")
+    assert all(r["status"] == "ok" for r in x86["ranges"])
+    late = next(r for r in arm["ranges"] if "0.5.20" in r["releases"])
+    assert (late["status"], late["effect"]) == ("blocked", "crash") and "flash_ops" in str(late["why"])
+    text = run_cli("explain", "attention-fa3", "--assume-gpu", "9.0").stdout
+    assert "· aarch64 box (Arm wheels)" in text and "· x86_64 box (x86 wheels)" in text
+    # both machines alike: one answer, no machine named
+    (one,) = json.loads(run_cli("explain", "torch-symm-mem", "--assume-gpu", "12.0", "--format", "json").stdout)[
+        "architectures"
+    ]
+    assert "machine" not in one
+    # the machine named by the facts: its answer only
+    saved = json.loads(Path(AFTER).read_text())
+    saved["facts"]["gpus"] = [{**g, "compute_capability": "9.0"} for g in saved["facts"]["gpus"]]
+    saved["facts"]["system"] = {**(saved["facts"].get("system") or {}), "machine": "aarch64"}
+    facts = tmp_path / "gh200.json"
+    facts.write_text(json.dumps(saved))
+    (gh200,) = json.loads(run_cli("explain", "attention-fa3", "--facts", str(facts), "--format", "json").stdout)[
+        "architectures"
+    ]
+    assert "machine" not in gh200
+    assert next(r for r in gh200["ranges"] if "0.5.20" in r["releases"])["status"] == "blocked"
+
+
 def test_main_catches_internal_errors(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     import stackcheck.cli as cli
 
