@@ -16,7 +16,8 @@ tests/realworld/README.md.
 - Named after the crash: `stackcheck triage server.log --facts facts.json` picks a root cause whose
   signature matches one of the expected `triage.name` entries (by signature id, by the signature's feature
   or by its check) and whose own text (title, explanation, fix) contains every word in `mentions`; the
-  echoed log line does not count.
+  echoed log line does not count. When the signature names a stack check and that check fails on the case's
+  facts, the check's failing message (triage's `fix.message`: the box's own cause) counts as its text too.
 
 A mention is matched case-insensitively as a substring; `a|b` accepts either spelling.
 
@@ -173,6 +174,15 @@ def score_triage(case: Case, outcome: Outcome) -> None:
         return
     outcome.details["signature"] = sig.get("id")
     text = " ".join(str(sig.get(k) or "") for k in ("title", "explanation", "fix"))
+    fix = doc.get("fix")
+    if (
+        isinstance(fix, dict)
+        and sig.get("check")
+        and fix.get("check") == sig.get("check")
+        and fix.get("status") == "failed"
+    ):
+        # the signature's check failing on the crashed box (triage --facts): its message names the box's cause
+        text += " " + str(fix.get("message") or "")
     why = []
     for name in _alternatives(triage.get("name")):
         kind = next(k for k in ("signature", "feature", "check") if k in name)

@@ -57,6 +57,8 @@ MAX_EVENTS = 1000  # stored error blocks per class (errors, secondary, warnings)
 MAX_STREAMS = 4096  # distinct process prefixes; the rest are folded into "other"
 MAX_FRAMES = 64  # frames kept per traceback: the first FRAMES_HEAD and the innermost ones
 FRAMES_HEAD = 4
+TAIL_BYTES = 16 * 1024  # the end of the log kept for the `at_end` signatures (a run that stopped: a hang)
+TAIL_LINES = 8  # the last non-blank lines an `at_end` signature is looked for in
 MAX_MESSAGE_LINES = 40  # continuation lines of a multi-line exception message (blank lines not counted)
 MAX_OPEN_LINES = 5000  # a traceback open this long without its exception line is closed as truncated
 SIMULTANEOUS_SECONDS = 2
@@ -64,7 +66,7 @@ SIMULTANEOUS_LINES = 200
 MAIN = "main"
 
 SecondaryReason = Literal["logging-error", "signal", "child-failed", "killed"]
-EventKind = Literal["traceback", "cuda", "nccl", "error", "signature", "secondary"]
+EventKind = Literal["traceback", "cuda", "nccl", "error", "signature", "secondary", "stall"]
 
 # ----------------------------------------------------------------------------------------------------------
 # signatures
@@ -83,6 +85,10 @@ class Signature:
     level: str = "error"  # error | warning
     literal: str | None = None
     check: str | None = None  # the stack check (checks.json) that sees this cause before launch
+    # a log that stops: matched only in its last TAIL_LINES non-blank lines, when no process reports an error
+    # (a hang); `after_not`: a later line of that tail that shows the run went on rules it out
+    at_end: bool = False
+    after_not: re.Pattern[str] | None = None
 
     def as_json(self) -> SignatureJSON:
         return {
@@ -127,6 +133,7 @@ def parse_signatures(doc: Any, origin: str) -> list[Signature]:
         try:
             pattern = re.compile(str(item["pattern"]))
             where_rx = re.compile(str(item["where"])) if item.get("where") else None
+            after_not = re.compile(str(item["after_not"])) if item.get("after_not") else None
         except re.error as exc:
             problems.append(f"{where}: invalid regular expression: {exc}")
             continue
@@ -144,6 +151,8 @@ def parse_signatures(doc: Any, origin: str) -> list[Signature]:
                 level="warning" if item.get("level") == "warning" else "error",
                 literal=literal if isinstance(literal, str) and literal else None,
                 check=item.get("check") if isinstance(item.get("check"), str) else None,
+                at_end=item.get("at_end") is True,
+                after_not=after_not,
             )
         )
     if problems:
@@ -462,7 +471,8 @@ class Analyzer:
     """Feed it lines (`feed`), then `finish()`. Keeps bounded state; see the module docstring."""
 
     def __init__(self, signatures: Sequence[Signature], log: str = "<log>") -> None:
-        self.signatures = list(signatures)
+        self.signatures = [s for s in signatures if not s.at_end]
+        self.at_end = [s for s in signatures if s.at_end]  # looked for in the log's tail only, by finish()
         self.log = log
         needles = list(_BASE_NEEDLES) + [s.literal for s in self.signatures if s.literal]
         alternation = "|".join([*(re.escape(n) for n in dict.fromkeys(needles)), _RANK_DEAD])
@@ -721,7 +731,24 @@ class Analyzer:
         self._seen[key] = ev
 
     # -- result --------------------------------------------------------------------------------------------
-    def finish(self, lines_read: int, bytes_read: int, truncated_lines: int) -> TriageResult:
+    def _stall(self, tail: Sequence[tuple[int, str]]) -> Event | None:
+        """A run that stopped without an error: the newest of the log's last TAIL_LINES non-blank lines that an
+        `at_end` signature matches, unless a later one matches its `after_not` (the run went on)."""
+        last = [(n, t.strip()) for n, t in tail if t.strip()][-TAIL_LINES:]
+        for i in range(len(last) - 1, -1, -1):
+            lineno, text = last[i]
+            for sig in self.at_end:
+                if not sig.pattern.search(text):
+                    continue
+                if sig.after_not is not None and any(sig.after_not.search(t) for _, t in last[i + 1 :]):
+                    continue
+                _body, tag, ts, _ = _split_prefix(text)
+                return Event("stall", lineno, tag or MAIN, ts, _ts_seconds(ts), text=text[:2000], signature=sig)
+        return None
+
+    def finish(
+        self, lines_read: int, bytes_read: int, truncated_lines: int, tail: Sequence[tuple[int, str]] = ()
+    ) -> TriageResult:
         for st in list(self.streams.values()):
             if st.state == _TB and st.event is not None:
                 st.event.truncated = True
@@ -736,8 +763,10 @@ class Analyzer:
                     if cand.signature is not None and _simultaneous(root, cand):
                         root = cand
                         break
+        if root is None and not self.errors and not self.secondary and self.at_end:
+            root = self._stall(tail)
         also_in: list[str] = []
-        if root is not None:
+        if root is not None and root.kind != "stall":
             also_in = [
                 e.stream for e in firsts
                 if e is not root and (e.text == root.text or (
@@ -794,11 +823,13 @@ def triage_stream(
     truncated = 0
     carry = b""
     skipping = False  # inside the rest of an over-long line
+    tail = b""  # the log's last TAIL_BYTES, for the signatures of a run that stopped (Analyzer._stall)
     while True:
         chunk = stream.read(chunk_size)
         if not chunk:
             break
         bytes_read += len(chunk)
+        tail = (tail + chunk)[-TAIL_BYTES:] if len(chunk) < TAIL_BYTES else chunk[-TAIL_BYTES:]
         if skipping:
             nl = chunk.find(b"\n")
             if nl < 0:
@@ -851,7 +882,19 @@ def triage_stream(
     else:
         lineno -= 1
     lines_read = lineno if bytes_read else 0
-    return an.finish(lines_read, bytes_read, truncated)
+    return an.finish(lines_read, bytes_read, truncated, _tail_lines(tail, lines_read) if an.at_end else ())
+
+
+def _tail_lines(tail: bytes, last_line: int) -> list[tuple[int, str]]:
+    """(line number, text) of the whole lines in the log's last bytes, the last one numbered `last_line` (a bare
+    CR ends a progress bar's line: the text after the last one is the line as shown)."""
+    parts = tail.split(b"\n")
+    if parts and parts[-1] == b"":
+        parts.pop()  # the log ends with a newline
+    if len(tail) >= TAIL_BYTES and parts:
+        parts.pop(0)  # cut in its middle
+    first = last_line - len(parts) + 1
+    return [(first + i, p.decode("utf-8", "replace").rsplit("\r", 1)[-1]) for i, p in enumerate(parts)]
 
 
 def triage_file(path: Path | str, signatures: Sequence[Signature] | None = None) -> TriageResult:

@@ -69,6 +69,8 @@ def _render_text(result: TriageResult) -> str:
         if rc.header:
             out.append(f"  {_short(rc.header)}")
         out.append(f"  {_short(rc.text, 300)}")
+        if rc.kind == "stall":
+            out.append("  (the log stops here and no process reports an error: the run hung, or was stopped)")
         for line in rc.parts[0].message_lines[:5] if rc.parts else []:
             out.append(f"    {_short(line)}")
         inner = rc.innermost
