@@ -231,11 +231,17 @@ def _trtllm_gen_heads(
 
 
 def _trtllm_mha_page_size(
-    values: Mapping[str, Any], opts: Mapping[str, Any], page: Mapping[str, Any], version: str, others: Sequence[str]
+    values: Mapping[str, Any],
+    opts: Mapping[str, Any],
+    page: Mapping[str, Any],
+    version: str,
+    others: Sequence[str],
+    own: Any = None,
 ) -> Any:
     """The page size SGLang holds when a trtllm_mha backend starts: the one given if trtllm_mha keeps it in this
     release, else its own (launch.json refusals.auto.page_size.forced_by.trtllm_mha); unknown when another backend
-    of the command sets a page size of its own as well (`others`: their order is not modelled)."""
+    of the command sets a page size of its own as well (`others`: their order is not modelled). `own`: the page
+    size the model's architecture sets itself when --page-size is not given (None: it sets none)."""
     spec = (page.get("forced_by") or {}).get("trtllm_mha") or {}
     if _version_in(version, str(spec.get("versions", ""))) is not True:
         return _UNKNOWN
@@ -248,7 +254,20 @@ def _trtllm_mha_page_size(
         return _UNKNOWN
     keeps = [int(x) for x in (_for_release(spec.get("keeps_by_release"), version) or spec).get("keeps") or []]
     given = opts.get("--page-size")
+    if given is None and own is not None:  # the model's own override sets a page size on some GPUs (MiniMax-M3)
+        return own
     return given if isinstance(given, int) and given in keeps else int(spec["value"])
+
+
+def _model_page_size(spec: Mapping[str, Any], architecture: str | None, majors: set[int] | None) -> Any:
+    """The page size a model override sets when --page-size is not given (launch.json `model_page_size`: its
+    architectures, value and GPU majors): None where it sets none, unknown where the GPU is not read or mixed."""
+    if architecture is None or architecture not in (spec.get("architectures") or []):
+        return None
+    on = {int(m) for m in spec.get("majors") or []}
+    if majors is None or (majors & on and majors - on):
+        return _UNKNOWN
+    return int(spec["value"]) if majors <= on else None
 
 
 def _uses_xqa(majors: set[int] | None, xqa_majors: Sequence[int]) -> Any:
@@ -302,7 +321,8 @@ def launch_values(
     heads_spec = entry.get("trtllm_gen_heads")
     if isinstance(heads_spec, dict):  # the rules on trtllm_mha's pages of 128 (launch.json says which releases)
         others = [str(b) for b in heads_spec.get("other_page_backends") or []]
-        values["trtllm_mha_page_size"] = _trtllm_mha_page_size(values, opts, page, version, others)
+        own = _model_page_size(heads_spec.get("model_page_size") or {}, architecture, majors)
+        values["trtllm_mha_page_size"] = _trtllm_mha_page_size(values, opts, page, version, others, own)
         values["gpu_uses_xqa"] = _uses_xqa(majors, heads_spec.get("xqa_majors") or [])
         tp_sizes = _attn_tp_sizes(opts, d.sglang_args, heads_spec.get("attention_split_flags") or [])
         values["trtllm_gen_heads_unsupported"] = _trtllm_gen_heads(values, models or {}, heads_spec, tp_sizes)

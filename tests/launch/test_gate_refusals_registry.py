@@ -206,8 +206,12 @@ def _derive_shapes_architectures(model_config: str) -> list[str]:
     return []
 
 
+def _page_versions() -> list[str]:
+    return _versions() if run_all() else ["0.5.16", "0.5.17", "0.5.20", "0.5.23"]
+
+
 @pytest.mark.registry
-@pytest.mark.parametrize("version", ["0.5.16", "0.5.17", "0.5.20", "0.5.23"])
+@pytest.mark.parametrize("version", _page_versions())
 def test_the_trtllm_mha_page_128_check_is_what_the_wheel_raises(version: str) -> None:
     """In the releases the rule applies to, trtllm_mha_backend.py raises for pages >= 128 off XQA (SM90, SM120)
     when q heads // kv heads per attention-TP rank <= 1 or the QK and V head dims differ; ModelConfig reads the KV
@@ -246,3 +250,11 @@ def test_the_trtllm_mha_page_128_check_is_what_the_wheel_raises(version: str) ->
         assert model_heads(cfg, entry["trtllm_gen_heads"]) == (32, 4, None, None), key
     for model_type in entry["trtllm_gen_heads"]["kv_heads_elsewhere"]:
         assert f'"{model_type}"' in config, model_type
+    # the model override that sets page 128 itself: in the argument hooks, next to its architectures
+    own = entry["trtllm_gen_heads"]["model_page_size"]
+    hooks = [
+        body
+        for body in sources(fetch_wheel("sglang", version)).values()
+        if all(f'"{a}"' in body for a in own["architectures"])
+    ]
+    assert any(f'overrides["page_size"] = {own["value"]}' in body for body in hooks), version

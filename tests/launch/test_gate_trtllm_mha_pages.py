@@ -195,6 +195,29 @@ def test_an_mha_eagle3_draft_on_trtllm_mha_is_refused(mapping: dict[str, Any]) -
     assert judge(mapping, "0.5.23", other, {10}, target, M3_EAGLE3_DRAFT, with_draft=True) is None
 
 
+def test_minimax_m3_sets_pages_of_128_itself_on_sm100(mapping: dict[str, Any]) -> None:
+    """Without --page-size, MiniMax-M3's own override sets 128 on SM100 when its backend is trtllm_mha (or fa4):
+    its MHA EAGLE3 draft on trtllm_mha is refused there as if the flag were given; on Hopper nothing."""
+    args = [
+        "--model-path", "MiniMaxAI/MiniMax-M3", "--speculative-algorithm", "EAGLE3",
+        "--speculative-draft-model-path", "Inferact/MiniMax-M3-EAGLE3", "--speculative-num-steps", "3",
+        "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4", "--attention-backend", "trtllm_mha",
+    ]  # fmt: skip
+    target = {**LLAMA3_CONFIG, "architectures": ["MiniMaxM3SparseForCausalLM"], "model_type": "minimax_m3"}
+    d = gate.derive([*LAUNCH, *args], mapping, {})
+    models = {"model": attention_keys(target), "draft model": attention_keys(M3_EAGLE3_DRAFT)}
+
+    def got(majors: set[int] | None, arch: str | None) -> Any:
+        found = refusal_problems(d, mapping, "0.5.23", majors, arch, models)
+        return next((p for p in found if p.subject == f"refusal {RULE}"), None)
+
+    p = got({10}, "MiniMaxM3SparseForCausalLM")
+    assert p is not None and p.status == "blocked" and "page size 128" in (p.observed or "")
+    assert got({9}, "MiniMaxM3SparseForCausalLM") is None
+    assert got(None, "MiniMaxM3SparseForCausalLM").status == "unknown"
+    assert got({10}, "LlamaForCausalLM") is None  # another model: the default page size, snapped to 64
+
+
 def test_releases_not_read_are_silent(mapping: dict[str, Any]) -> None:
     args = [*LLAMA3, "--page-size", "128"]
     for version in ("0.5.1", "0.5.9", "0.5.16", "0.5.24", "0.6.0"):
