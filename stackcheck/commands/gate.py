@@ -434,12 +434,15 @@ def _decide_with(
             from stackcheck.assembly.pipeline import reevaluate
 
             ctx = reevaluate(report, ctx, opts, {"mla": pre.launch["model_mla"]})
-    from stackcheck.launch.refusals import gpu_majors, model_architecture, refusal_problems
+    from stackcheck.launch.refusals import gpu_majors, model_architecture, model_attention, refusal_problems
 
-    # the flag combinations the installed SGLang refuses while it reads its arguments: after the preflight, whose
-    # reading of the model's config.json gives the architecture SGLang's own EAGLE top-k depends on
+    # the flag combinations the installed SGLang refuses while it reads its arguments or starts its attention
+    # backend: after the preflight, whose reading of the model's config.json gives the architecture SGLang's own
+    # EAGLE top-k depends on and the attention heads trtllm_mha's pages of 128 need
     version = ctx.installed_version("sglang")
-    extra += refusal_problems(derived, mapping, version, gpu_majors(ctx.facts), model_architecture(pre))
+    extra += refusal_problems(
+        derived, mapping, version, gpu_majors(ctx.facts), model_architecture(pre), model_attention(pre)
+    )
     decision = gate.decide(
         derived, report["features"], manifests.features, args.allow_unknown, extra, report.get("checks") or []
     )

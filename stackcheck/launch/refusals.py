@@ -1,18 +1,28 @@
-"""Flag combinations SGLang refuses while it reads its own arguments (manifests/launch.json `refusals`). Pure.
+"""Launches SGLang refuses before it serves (manifests/launch.json `refusals`). Pure.
 
 SGLang checks some combinations of its settings before it loads a model (ServerArgs.__post_init__, and from 0.5.13
 the hooks of arg_groups/): EAGLE tree drafting (top-k > 1) with pages larger than one token on a backend that
 cannot page the tree, trtllm_mha with top-k > 1, STANDALONE or NGRAM with DP attention, Flex Attention with
 speculative decoding, --speculative-eagle-topk without --speculative-num-steps (an assert) and the reverse (the
-unset top-k compared with 1). Such a launch never serves, so the gate refuses it.
+unset top-k compared with 1). One more is checked as the trtllm_mha attention backend starts (0.5.17-0.5.23, rule
+trtllm-mha-page-128-heads): pages of 128 tokens off XQA (SM100/SM103/SM110) need more query heads than KV heads per
+GPU and equal QK/V head dims. Such a launch never serves, so the gate refuses it.
 
 Each rule is a list of conditions on the values SGLang holds when it checks, read from the command:
 - a value the flags give (`--speculative-eagle-topk 4`, `--page-size 16`, `--attention-backend fa3`) is known;
+  a flag launch.json does not list is read from the command as argparse would (--speculative-draft-attention-backend);
 - a value SGLang sets itself from a flag is derived here, from launch.json's data (`refusals.auto`): the page size
-  an attention backend forces (trtllm_mla: 64), the top-k of STANDALONE (1), the default page size (1);
+  an attention backend forces (trtllm_mla: 64; trtllm_mha: 64 unless it keeps the one given, 128 from 0.5.17), the
+  top-k of STANDALONE (1), the default page size (1);
 - SGLang's own top-k follows the model's first architecture (config.json), which the gate's preflight reads when
   it finds the model; the attention backend SGLang picks for the GPU and the model (from 0.5.5) is unknown, except
   that it never is a backend it picks only on other GPUs (trtllm_mha off SM100-SM120) or never picks at all;
+- the model's attention heads (query and KV heads, QK and V head dims) are read from the config.json the preflight
+  read, as SGLang's ModelConfig reads them, but only what the file states (a value the transformers config class
+  would default is unknown), split by the attention TP size (tp, over dp with DP attention; each divisor of tp
+  where a flag splits attention further); the draft model's too when its backend is trtllm_mha. These are judged
+  facts (`is` conditions): they hold, do not, or are unknown when the config was not read;
+- whether trtllm_mha decodes with XQA follows the box's GPU majors (unknown without a GPU);
 - a value SGLang chooses from what the gate does not see is unknown.
 A rule whose conditions all hold is `blocked` (effect crash); one where none fails and some are unknown is
 `unknown` (refused unless --allow-unknown); a release no range of the rule covers is not judged (the rule is
@@ -43,6 +53,15 @@ class _AutoBackend:
             return False
         on = self.only_on.get(backend)
         return on is None or self.majors is None or bool(on & self.majors)
+
+
+class _Judged:
+    """A condition the gate decides from what it read beyond the flags (the model's attention heads in its
+    config.json): whether it holds (None: not read), and what was read, for the verdict's observed value."""
+
+    def __init__(self, holds: bool | None, text: str) -> None:
+        self.holds = holds
+        self.text = text
 
 
 # the flags whose values the rules read, by fact name
@@ -77,7 +96,7 @@ def _forced_page_size(options: Mapping[str, Any], page: Mapping[str, Any], versi
             continue
         if not any(options.get(str(flag)) == backend for flag in spec.get("flags") or []):
             continue
-        keeps = [int(x) for x in spec.get("keeps") or []]
+        keeps = [int(x) for x in (_for_release(spec.get("keeps_by_release"), version) or spec).get("keeps") or []]
         value = given if isinstance(given, int) and given in keeps else int(spec["value"])
         forced = value if forced is None else forced  # the first backend that forces decides (all force > 1)
     return forced
@@ -96,6 +115,169 @@ def _auto_topk(spec: Mapping[str, Any], version: str, algorithm: Any, architectu
     return int(picked) if isinstance(picked, int) else _UNKNOWN
 
 
+def _raw_flag(args: Sequence[str], flag: str) -> str | None:
+    """The value of a flag launch.json does not list (the parser keeps only its name), as argparse takes it: the
+    last `--flag value` or `--flag=value`."""
+    value: str | None = None
+    for i, arg in enumerate(args):
+        if arg == flag and i + 1 < len(args):
+            value = args[i + 1]
+        elif arg.startswith(flag + "="):
+            value = arg.split("=", 1)[1]
+    return value
+
+
+def _attn_tp_sizes(opts: Mapping[str, Any], args: Sequence[str], split_flags: Sequence[str]) -> list[int]:
+    """The attention TP sizes the launch can run at: tp // (dp with DP attention) // attention CP. With a flag that
+    splits attention further (`split_flags`, values the gate does not read) every divisor of tp."""
+    tp = opts.get("--tp-size")
+    tp = tp if isinstance(tp, int) and not isinstance(tp, bool) and tp > 0 else 1
+    if any(a.split("=", 1)[0] in split_flags for a in args):
+        return [t for t in range(1, tp + 1) if tp % t == 0]
+    dp = opts.get("--dp-size") if opts.get("--enable-dp-attention") else 1
+    dp = dp if isinstance(dp, int) and not isinstance(dp, bool) and dp > 0 else 1
+    return [max(1, tp // dp)]
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def model_heads(
+    attention: Mapping[str, Any] | None, spec: Mapping[str, Any]
+) -> tuple[int, int, int | None, int | None] | str:
+    """(query heads, KV heads, QK head dim, V head dim) as SGLang's ModelConfig derives them from config.json, or
+    why the gate cannot say (a string). Only what config.json states is taken: a key it lacks that the transformers
+    config class would default is not guessed. `spec`: the rule's data for the release (architectures whose
+    shapes SGLang sets itself, model types whose KV heads it reads elsewhere)."""
+    if attention is None:
+        return "config.json not read"
+    archs = [str(a) for a in attention.get("architectures") or [] if isinstance(a, str)]
+    own = sorted(set(archs) & {str(a) for a in spec.get("shapes_set_by_sglang") or []})
+    if own:
+        return f"SGLang sets the head dims of {own[0]} itself"
+    model_type = attention.get("model_type")
+    if model_type in (spec.get("kv_heads_elsewhere") or []):
+        return f"SGLang reads the KV heads of model type {model_type} from elsewhere"
+    text: Mapping[str, Any] = attention
+    if not (archs and archs[0].startswith("Llava") and archs[0].endswith("ForCausalLM")):
+        for key in ("thinker_config", "llm_config", "language_config", "text_config"):  # SGLang's order
+            if key in attention:
+                sub = attention[key]
+                if not isinstance(sub, dict) or key == "thinker_config":
+                    return f"{key} is not read"
+                text = sub
+                break
+    if text.get("multi_query"):
+        return "a multi-query config (multi_query)"
+    heads = _int(text.get("num_attention_heads"))
+    if heads is None or heads <= 0:
+        return "no num_attention_heads in config.json"
+    kv: int | None = None
+    for key in ("n_head_kv", "num_kv_heads", "num_key_value_heads", "multi_query_group_num", "num_attention_groups"):
+        if text.get(key) is not None:
+            kv = _int(text.get(key))
+            break
+    if kv is None or kv <= 0:
+        return "no KV head count in config.json"
+    head_dim = _int(text.get("head_dim"))
+    if head_dim is None and text.get("head_dim") is None and _int(text.get("hidden_size")):
+        head_dim = int(text["hidden_size"]) // heads
+    v_head_dim = text.get("v_head_dim")
+    if v_head_dim is None:
+        return heads, kv, head_dim, head_dim
+    if _int(v_head_dim) is None or v_head_dim == 0 or head_dim is None:
+        return "head dims not read (v_head_dim without a head_dim)"
+    return heads, kv, head_dim, int(v_head_dim)
+
+
+def _trtllm_gen_heads(
+    values: Mapping[str, Any],
+    models: Mapping[str, Any],
+    spec: Mapping[str, Any],
+    tp_sizes: Sequence[int],
+) -> _Judged:
+    """Whether a model that trtllm_mha serves lacks what trtllm-gen's pages of 128 need: more query heads than KV
+    heads per GPU and equal QK/V head dims (True: fails; None: not read; False: every such model has it). The
+    target model when one of its backends is or may be trtllm_mha; the draft model of speculative decoding when its
+    backend is or may be (its own flag, else the target's)."""
+    target_flags = [
+        values.get(f) for f in ("attention_backend", "decode_attention_backend", "prefill_attention_backend")
+    ]
+    target = any(v == "trtllm_mha" or isinstance(v, _AutoBackend) for v in target_flags)
+    checked: list[tuple[str, Any]] = [("model", models.get("model"))] if target else []
+    algorithm = values.get("speculative_algorithm")
+    if algorithm not in (None, "NGRAM"):
+        draft_flag = values.get("speculative_draft_attention_backend")
+        if draft_flag == "trtllm_mha" or (draft_flag is None and target):
+            draft = models.get("draft model") if "draft model" in models else models.get("model")
+            checked.append(("draft model", draft))
+    verdicts: list[bool | None] = []
+    parts: list[str] = []
+    for role, attention in checked:
+        read = model_heads(attention, spec)
+        if isinstance(read, str):
+            verdicts.append(None)
+            parts.append(f"{role}: heads not read ({read})")
+            continue
+        heads, kv, qk, v = read
+        fails = {(heads // t) // max(1, kv // t) <= 1 or qk != v for t in tp_sizes}
+        verdicts.append(fails.pop() if len(fails) == 1 else None)
+        per_gpu = ", ".join(f"{heads // t}/{max(1, kv // t)} at attention TP {t}" for t in tp_sizes)
+        dims = f"{qk}/{v}" if qk is not None else "equal"
+        parts.append(f"{role}: {heads} query / {kv} KV heads (per GPU {per_gpu}), QK/V head dims {dims}")
+    holds = True if True in verdicts else None if None in verdicts else False
+    return _Judged(holds, "; ".join(parts) or "no model on trtllm_mha")
+
+
+def _trtllm_mha_page_size(
+    values: Mapping[str, Any],
+    opts: Mapping[str, Any],
+    page: Mapping[str, Any],
+    version: str,
+    others: Sequence[str],
+    own: Any = None,
+) -> Any:
+    """The page size SGLang holds when a trtllm_mha backend starts: the one given if trtllm_mha keeps it in this
+    release, else its own (launch.json refusals.auto.page_size.forced_by.trtllm_mha); unknown when another backend
+    of the command sets a page size of its own as well (`others`: their order is not modelled). `own`: the page
+    size the model's architecture sets itself when --page-size is not given (None: it sets none)."""
+    spec = (page.get("forced_by") or {}).get("trtllm_mha") or {}
+    if _version_in(version, str(spec.get("versions", ""))) is not True:
+        return _UNKNOWN
+    backends = {
+        values.get(f)
+        for f in ("attention_backend", "decode_attention_backend", "prefill_attention_backend",
+                  "speculative_draft_attention_backend")
+    }  # fmt: skip
+    if backends & {str(b) for b in others}:
+        return _UNKNOWN
+    keeps = [int(x) for x in (_for_release(spec.get("keeps_by_release"), version) or spec).get("keeps") or []]
+    given = opts.get("--page-size")
+    if given is None and own is not None:  # the model's own override sets a page size on some GPUs (MiniMax-M3)
+        return own
+    return given if isinstance(given, int) and given in keeps else int(spec["value"])
+
+
+def _model_page_size(spec: Mapping[str, Any], architecture: str | None, majors: set[int] | None) -> Any:
+    """The page size a model override sets when --page-size is not given (launch.json `model_page_size`: its
+    architectures, value and GPU majors): None where it sets none, unknown where the GPU is not read or mixed."""
+    if architecture is None or architecture not in (spec.get("architectures") or []):
+        return None
+    on = {int(m) for m in spec.get("majors") or []}
+    if majors is None or (majors & on and majors - on):
+        return _UNKNOWN
+    return int(spec["value"]) if majors <= on else None
+
+
+def _uses_xqa(majors: set[int] | None, xqa_majors: Sequence[int]) -> Any:
+    """Whether trtllm_mha decodes with XQA on this box's GPUs (unknown: no GPU read, or GPUs of both kinds)."""
+    if majors is None:
+        return _UNKNOWN
+    xqa = {m in {int(x) for x in xqa_majors} for m in majors}
+    return xqa.pop() if len(xqa) == 1 else _UNKNOWN
+
+
 def launch_values(
     d: Derived,
     mapping: Mapping[str, Any],
@@ -103,13 +285,16 @@ def launch_values(
     entry: Mapping[str, Any],
     majors: set[int] | None = None,
     architecture: str | None = None,
+    models: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The values SGLang's argument checks read, for the release range `entry`: known, derived or unknown (SGLang
     chooses it at start). `majors`: the GPU majors of the box (None: not known); `architecture`: the model's first
-    architecture (config.json), when the gate could read it."""
+    architecture (config.json), when the gate could read it; `models`: the attention keys of config.json by role
+    ("model", "draft model"), None for a model found whose config was not read (model_attention)."""
     auto = (mapping.get("refusals") or {}).get("auto") or {}
     opts = d.options
     values: dict[str, Any] = {fact: opts.get(flag) for fact, flag in _FLAG_FACTS.items()}
+    values["speculative_draft_attention_backend"] = _raw_flag(d.sglang_args, "--speculative-draft-attention-backend")
     values["dp_attention"] = bool(opts.get("--enable-dp-attention"))
     algorithm = values["speculative_algorithm"]
     # the attention backend when the check runs: given, or not yet chosen (0.5.2-0.5.4), or chosen at start
@@ -133,6 +318,14 @@ def launch_values(
         values[flag.removeprefix("--").replace("-", "_") + "_given"] = flag in opts
     values["speculative_adaptive"] = bool(opts.get("--speculative-adaptive"))
     values["model_architecture"] = architecture if architecture is not None else _UNKNOWN
+    heads_spec = entry.get("trtllm_gen_heads")
+    if isinstance(heads_spec, dict):  # the rules on trtllm_mha's pages of 128 (launch.json says which releases)
+        others = [str(b) for b in heads_spec.get("other_page_backends") or []]
+        own = _model_page_size(heads_spec.get("model_page_size") or {}, architecture, majors)
+        values["trtllm_mha_page_size"] = _trtllm_mha_page_size(values, opts, page, version, others, own)
+        values["gpu_uses_xqa"] = _uses_xqa(majors, heads_spec.get("xqa_majors") or [])
+        tp_sizes = _attn_tp_sizes(opts, d.sglang_args, heads_spec.get("attention_split_flags") or [])
+        values["trtllm_gen_heads_unsupported"] = _trtllm_gen_heads(values, models or {}, heads_spec, tp_sizes)
     return values
 
 
@@ -148,6 +341,8 @@ def _holds(cond: Mapping[str, Any], values: Mapping[str, Any], entry: Mapping[st
         if "in" in cond and not any(value.can_be(str(x)) for x in cond.get("in") or []):
             return False  # SGLang never picks any of them here by itself
         return None
+    if isinstance(value, _Judged):
+        return None if value.holds is None else value.holds is bool(cond.get("is", True))
     if value is _UNKNOWN:
         return None
     if "in" in cond:
@@ -171,12 +366,22 @@ def _holds(cond: Mapping[str, Any], values: Mapping[str, Any], entry: Mapping[st
 
 
 def _unknown(value: Any) -> bool:
-    return value is _UNKNOWN or isinstance(value, _AutoBackend)
+    return value is _UNKNOWN or isinstance(value, _AutoBackend) or (isinstance(value, _Judged) and value.holds is None)
+
+
+_OBSERVE_LABEL = {"trtllm_mha_page_size": "page size ", "trtllm_gen_heads_unsupported": ""}
+_UNKNOWN_SHOWN = {
+    "model_architecture": "not read (the model was not found)",
+    "gpu_uses_xqa": "not known (no GPU read, or GPUs of both kinds)",
+    "trtllm_mha_page_size": "not known (another backend of the command sets one too)",
+}
 
 
 def _shown(value: Any, fact: str = "") -> str:
+    if isinstance(value, _Judged):
+        return value.text
     if _unknown(value):
-        return "not read (the model was not found)" if fact == "model_architecture" else "chosen by SGLang at start"
+        return _UNKNOWN_SHOWN.get(fact, "chosen by SGLang at start")
     if value == "unset":
         return "none given"
     return str(value)
@@ -213,6 +418,9 @@ _AUTO_WORDS = {
     "--speculative-eagle-topk, or make the model's config.json readable)",
     "attention_backend": "the attention backend SGLang picks for the GPU and the model (give --attention-backend)",
     "model_architecture": "the model's architecture, which the gate could not read (make its config.json readable)",
+    "trtllm_gen_heads_unsupported": "the model's attention heads, which the gate could not read from its config.json",
+    "trtllm_mha_page_size": "the page size, which another backend of the command sets as well (give one backend)",
+    "gpu_uses_xqa": "the GPU, which the gate could not read (SM90 and SM120 decode with XQA and take any page size)",
 }
 
 
@@ -233,12 +441,19 @@ def model_architecture(pre: Any) -> str | None:
     return None
 
 
+def model_attention(pre: Any) -> dict[str, Any]:
+    """The attention keys of each model's config.json the gate's preflight read, by role ("model", "draft model");
+    a role the preflight looked for but could not read maps to None, one the command does not name is absent."""
+    return {str(info.role): getattr(info, "attention", None) for info in getattr(pre, "models", None) or []}
+
+
 def refusal_problems(
     d: Derived,
     mapping: Mapping[str, Any],
     sglang_version: str | None,
     majors: set[int] | None = None,
     architecture: str | None = None,
+    models: Mapping[str, Any] | None = None,
 ) -> list[Problem]:
     """The launch's flag combinations that the installed SGLang refuses at argument parsing (blocked, effect
     crash), or may refuse depending on a value it chooses at start (unknown). Nothing without a release, for a
@@ -253,17 +468,25 @@ def refusal_problems(
         entry = _for_release(rule.get("releases"), sglang_version)
         if entry is None or not entry.get("applies"):
             continue
-        values = launch_values(d, mapping, sglang_version, entry, majors, architecture)
+        values = launch_values(d, mapping, sglang_version, entry, majors, architecture, models)
         conds = [c for c in [*(rule.get("when") or []), *(entry.get("also") or [])] if isinstance(c, dict)]
         results = [_holds(c, values, entry) for c in conds]
         if not results or any(r is False for r in results):
             continue
         allowed = [str(a) for a in entry.get("allowed") or []]
-        observed_fact = str(rule.get("observe") or "")
-        observed = _shown(values.get(observed_fact), observed_fact) if observed_fact else _observed(conds, values)
+        observe = rule.get("observe")
+        if isinstance(observe, list):  # several facts, each with its name
+            observed = "; ".join(
+                _OBSERVE_LABEL.get(str(f), f"{f} ") + _shown(values.get(str(f)), str(f)) for f in observe
+            )
+        elif observe:
+            observed = _shown(values.get(str(observe)), str(observe))
+        else:
+            observed = _observed(conds, values)
         required = ", ".join(allowed) if allowed else str(rule.get("required_value", "")) or None
+        shown = {fact: _shown(value, fact) for fact, value in values.items()}
         message = str(rule.get("message", "")).format(
-            required=required or "", observed=observed, first=allowed[0] if allowed else ""
+            **shown, required=required or "", observed=observed, first=allowed[0] if allowed else ""
         )
         sources = [*(entry.get("source") or []), *(rule.get("issues") or [])]
         subject = f"refusal {rule.get('id')}"
@@ -276,8 +499,8 @@ def refusal_problems(
                 subject,
                 "unknown",
                 None,
-                f"SGLang {sglang_version} refuses this combination at argument parsing when {missing} makes it "
-                f"hold: {message}",
+                f"SGLang {sglang_version} refuses this combination {rule.get('checked', 'at argument parsing')} "
+                f"when {missing} makes it hold: {message}",
                 sources,
                 observed,
                 required,

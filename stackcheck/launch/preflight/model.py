@@ -57,6 +57,9 @@ class ModelInfo:
     requirements: list[ModelRequirement] = field(default_factory=list)
     weights: Weights | None = None
     results: list[CheckResult] = field(default_factory=list)
+    # config.json's attention keys as written (its text sub-configs too): what SGLang's attention backends read
+    # for the head counts and dims (stackcheck/launch/refusals.py); None: config.json not read
+    attention: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -347,6 +350,7 @@ def read_model(
                         cache_src)
         )  # fmt: skip
         return info
+    info.attention = attention_keys(config)
     arch = config.get("architectures")
     info.architectures = [str(a) for a in arch if isinstance(a, str)] if isinstance(arch, list) else []
     mla_list = set((mdata.get("mla_architectures") or {}).get("values") or [])
@@ -387,6 +391,26 @@ def read_model(
     }
     info.results.append(CheckResult(check, "ok", observed, "a readable model config", "; ".join(parts), cache_src))
     return info
+
+
+# the keys of config.json (and of a text sub-config) that SGLang's ModelConfig reads for the attention heads and
+# their dims (configs/model_config.py _derive_model_shapes, get_total_num_kv_heads; hf_transformers get_hf_text_config)
+ATTENTION_KEYS = (
+    "architectures", "model_type", "num_attention_heads", "n_head_kv", "num_kv_heads", "num_key_value_heads",
+    "multi_query_group_num", "num_attention_groups", "multi_query", "head_dim", "v_head_dim", "hidden_size",
+)  # fmt: skip
+TEXT_CONFIG_KEYS = ("thinker_config", "llm_config", "language_config", "text_config")
+
+
+def attention_keys(config: Mapping[str, Any]) -> dict[str, Any]:
+    """config.json's attention keys as written, and those of its text sub-configs (absent keys stay absent: a value
+    the transformers config class would default is not known here)."""
+    out: dict[str, Any] = {k: config[k] for k in ATTENTION_KEYS if k in config}
+    for key in TEXT_CONFIG_KEYS:
+        sub = config.get(key)
+        if key in config:
+            out[key] = attention_keys(sub) if isinstance(sub, dict) else None
+    return out
 
 
 def is_multimodal(architectures: list[str], options: Mapping[str, Any], data: Mapping[str, Any]) -> bool:
