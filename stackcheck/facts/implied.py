@@ -25,7 +25,6 @@ The rules that keep it safe (a false pass is the worst bug):
 
 from __future__ import annotations
 
-import copy
 import re
 from collections.abc import Mapping
 
@@ -93,6 +92,16 @@ class Implied(NamedTuple):
         }
 
 
+def _tree_copy(value: Any) -> Any:
+    """A copy of a facts tree (dicts and lists copied, the rest shared: facts are JSON values, so this is what
+    copy.deepcopy gives, without importing copy and weakref into every report from saved facts)."""
+    if isinstance(value, dict):
+        return {k: _tree_copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_tree_copy(v) for v in value]
+    return value
+
+
 def source_text(source: Any) -> str:
     """A short name for a source: its id, else its title (first of a list)."""
     if isinstance(source, list) and source:
@@ -129,7 +138,7 @@ def imply(facts: Facts, manifests: Manifests) -> tuple[Facts, list[Implied]]:
 def _fill(
     facts: Facts, packages: Mapping[str, Any], manifests: Manifests, banned: set[str]
 ) -> tuple[dict[str, Any], list[Implied], set[str]]:
-    out: dict[str, Any] = copy.deepcopy(dict(packages))
+    out: dict[str, Any] = _tree_copy(dict(packages))
     known = set(manifests.components.get("packages") or {})
     implied: dict[str, Implied] = {}
     conflicts: set[str] = set()
@@ -394,7 +403,7 @@ class _Blame:
             from stackcheck.verdicts.engine import evaluate_all
 
             fact = self.implied[index]
-            packages: dict[str, Any] = copy.deepcopy(dict(self.ctx.facts.get("packages") or {}))
+            packages: dict[str, Any] = _tree_copy(dict(self.ctx.facts.get("packages") or {}))
             entry = dict(packages.get(fact.package) or {}) if isinstance(packages.get(fact.package), dict) else {}
             entry.pop("error", None)
             entry.update(installed=True, version=fact.version, implied=True)

@@ -121,10 +121,29 @@ def refs(source: Any, catalogue: Mapping[str, Any] | None = None) -> list[Source
             if isinstance(item.get("id"), str) and "title" in item and "url" in item and len(item) == 3:
                 out.append({"id": str(item["id"]), "title": str(item["title"]), "url": item["url"]})
             else:
-                out.append({"id": derived_id(item), "title": _title_of(item), "url": _url_of(item)})
+                out.append(_inline_ref(item))
         elif isinstance(item, list | tuple):
             out.extend(refs(list(item), catalogue))
     return out
+
+
+#: inline source -> its ref, by the only keys derived_id, _title_of and _url_of read: a report repeats the same
+#: sources over many verdicts, and deriving an id runs up to four regular expressions
+_INLINE_KEYS = ("title", "url", "repo", "path", "ref")
+_INLINE: dict[tuple[Any, ...], SourceRef] = {}
+
+
+def _inline_ref(item: Mapping[str, Any]) -> SourceRef:
+    key = tuple(item.get(k) for k in _INLINE_KEYS)
+    try:
+        ref = _INLINE.get(key)
+    except TypeError:  # a value that cannot be a key (a list where a string belongs): derived each time
+        return {"id": derived_id(item), "title": _title_of(item), "url": _url_of(item)}
+    if ref is None:
+        if len(_INLINE) >= 4096:
+            _INLINE.clear()
+        ref = _INLINE[key] = {"id": derived_id(item), "title": _title_of(item), "url": _url_of(item)}
+    return {"id": ref["id"], "title": ref["title"], "url": ref["url"]}  # a new dict: callers may change theirs
 
 
 def ids(source: Any) -> list[str]:
