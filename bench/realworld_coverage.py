@@ -51,7 +51,7 @@ CLASSES: dict[str, str] = {
     "8": "cuDNN",
     "9": "CPU build of torch",
     "10": "peer access",
-    "other": "other (a missing pinned package)",
+    "other": "other (a missing pinned package; torch without the GPU's code)",
 }
 
 

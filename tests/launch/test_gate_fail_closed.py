@@ -141,6 +141,9 @@ MUTATIONS: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     "hopper-nvcc-11.8": ("h200-newest", _jit(cuda="11.8")),
     "no-fp4-header": ("h200-newest", _jit(fp4_header=False)),
     "deepgemm-from-source-nvcc-12.8": ("b200-deepgemm-nvcc128", _packages(deep_gemm="2.1.1")),
+    # flashinfer-trtllm-fmha-cuda133: FlashInfer 0.6.17's trtllm-gen FMHA with a CUDA 13.3 JIT toolkit on B200
+    "b200-flashinfer-0617-cuda133": ("b200-deepgemm-nvcc128",
+                                     _both(_packages(flashinfer_python="0.6.17"), _jit(cuda="13.3"))),
     # nccl's rules for old releases (each with one NCCL wheel, or the container's NCCL_VERSION)
     "b200-nccl-cu12-2.21": ("b200-deepgemm-nvcc128", _packages(nvidia_nccl_cu13=None, nvidia_nccl_cu12="2.21.5")),
     "b200-nccl-cu13-2.24": ("b200-deepgemm-nvcc128", _packages(nvidia_nccl_cu12=None, nvidia_nccl_cu13="2.24.3")),
