@@ -84,6 +84,27 @@ def test_older_release_and_other_majors_are_not_given_fa3(tmp_path: Path) -> Non
     assert not _needs(gb10, "attention-fa3")
 
 
+def _plan(facts: Path) -> dict[str, Any]:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        main(["plan", "--facts", str(facts), "--want", "eagle3", "--format", "json"])
+    return dict(json.loads(out.getvalue())["plan"])
+
+
+def test_plan_for_eagle3_on_gb10_needs_a_ptxas_that_knows_sm121(tmp_path: Path) -> None:
+    # the GB10 case: SGLang 0.5.9, sgl-kernel 0.3.21 (cu129 aarch64: sm_120a, no 12.1 code), Triton 3.5.1 (ptxas
+    # 12.8). EAGLE's draft steps are Triton kernels, so swapping the kernel build alone does not make it run
+    plan = _plan(GB10)
+    assert not any("eagle3" in s["unblocks"] for s in plan["steps"])
+    assert "eagle3" in str(plan.get("error"))
+    doc = json.loads(GB10.read_text(encoding="utf-8"))
+    doc["facts"]["packages"]["triton"].update(version="3.6.0", dist_version="3.6.0")  # ptxas-blackwell 12.9
+    newer = tmp_path / "triton360.json"
+    newer.write_text(json.dumps(doc), encoding="utf-8")
+    plan = _plan(newer)
+    assert any("eagle3" in s["unblocks"] for s in plan["steps"])
+
+
 def _auto(version: str, majors: set[int], mla: bool | None, *flags: str, cuda: str = "13.0") -> list[str]:
     from stackcheck.knowledge.loader import load
     from stackcheck.launch.gate import derive
