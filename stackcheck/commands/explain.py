@@ -98,6 +98,10 @@ def _box_gpus(args: argparse.Namespace, manifests: Any) -> tuple[list[dict[str, 
         saved = load_facts_file(args.facts)
         base = {k: v for k, v in saved.items() if k in ("gpus", "topology", "driver")}
         origin = f"those of {args.facts}"
+        machine = (saved.get("system") or {}).get("machine")
+        if machine in ("aarch64", "arm64"):  # an Arm box gets other kernel wheels (Context.on_aarch64)
+            base["system"] = {"machine": machine}
+            origin += f" ({machine}: judged by the {machine} kernel wheels)"
     elif not args.assume_gpu:
         from stackcheck.probes.interface import ProbeContext
         from stackcheck.probes.runner import run_probes

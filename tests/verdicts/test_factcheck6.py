@@ -128,3 +128,17 @@ def test_auto_backend_per_gpu_model_and_speculation() -> None:
     assert _auto("0.5.17", {10}, False, "--speculative-algorithm", "EAGLE3") == []  # no top-k given: not trtllm_mha
     assert _auto("0.5.17", {10}, None, "--attention-backend", "triton") == []
     assert _auto("0.5.17", {12}, False) == [] and _auto("0.5.17", {9, 10}, False) == []
+
+
+def _explain_fa3(facts: Path) -> dict[str, str]:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        main(["explain", "attention-fa3", "--facts", str(facts), "--format", "json"])
+    arch = json.loads(out.getvalue())["architectures"][0]
+    return {v: r["status"] for r in arch["ranges"] for v in r["releases"]}
+
+
+def test_explain_with_an_arm_facts_file_reads_the_arm_wheels(tmp_path: Path) -> None:
+    # sglang-kernel 0.4.4+ ship no flash_ops in their aarch64 wheels: explain --facts of a GH200 must say so
+    assert _explain_fa3(_facts(tmp_path, "aarch64"))["0.5.23"] == "blocked"
+    assert _explain_fa3(_facts(tmp_path, "x86_64"))["0.5.23"] == "ok"
