@@ -98,10 +98,12 @@ def _box_gpus(args: argparse.Namespace, manifests: Any) -> tuple[list[dict[str, 
 
         saved = load_facts_file(args.facts)
         base = {k: v for k, v in saved.items() if k in ("gpus", "topology", "driver")}
-        machine = (saved.get("system") or {}).get("machine")
-        if machine:  # the wheels of an Arm box are other builds: its compiled targets are judged by them
-            base["system"] = {"machine": machine}
         origin = f"those of {args.facts}"
+        machine = (saved.get("system") or {}).get("machine")
+        if machine:  # an Arm box gets other kernel wheels (Context.machine); none named: each machine is judged
+            base["system"] = {"machine": machine}
+            if machine in ("aarch64", "arm64"):
+                origin += f" ({machine}: judged by the {machine} kernel wheels)"
     elif not args.assume_gpu:
         from stackcheck.probes.interface import ProbeContext
         from stackcheck.probes.runner import run_probes

@@ -434,7 +434,25 @@ def _decide_with(
             from stackcheck.assembly.pipeline import reevaluate
 
             ctx = reevaluate(report, ctx, opts, {"mla": pre.launch["model_mla"]})
-    from stackcheck.launch.refusals import gpu_majors, model_architecture, model_attention, refusal_problems
+    from stackcheck.launch.refusals import (
+        auto_backend_features,
+        gpu_majors,
+        model_architecture,
+        model_attention,
+        refusal_problems,
+    )
+
+    # the attention backend SGLang picks itself (no attention flag): fa3 on Hopper (which an aarch64 kernel wheel
+    # can lack), trtllm_mha for MHA models on SM100 (which FlashInfer's runner refuses on SM107 before 0.5.18)
+    for feature, why in auto_backend_features(
+        derived,
+        mapping,
+        ctx.installed_version("sglang"),
+        gpu_majors(ctx.facts),
+        ctx.torch_cuda(),
+        pre.launch.get("model_mla") if pre is not None and isinstance(pre.launch.get("model_mla"), bool) else None,
+    ):
+        gate._add(derived, feature, "default", why)
 
     # the flag combinations the installed SGLang refuses while it reads its arguments or starts its attention
     # backend: after the preflight, whose reading of the model's config.json gives the architecture SGLang's own

@@ -507,3 +507,52 @@ def refusal_problems(
             )
         )
     return out
+
+
+def auto_backend_features(
+    d: Derived,
+    mapping: Mapping[str, Any],
+    sglang_version: str | None,
+    majors: set[int] | None,
+    torch_cuda: str | None,
+    mla: bool | None,
+) -> list[tuple[str, str]]:
+    """The attention features SGLang's own choice of backend needs on this box (launch.json
+    refusals.auto.attention_backend.defaults): (feature, why) for each entry whose release, GPU majors, torch CUDA,
+    model kind (`mla`: the model's attention, None when the gate could not read it) and speculative flags match a
+    launch that names no attention backend. What is unknown counts as a match (the requirement is then judged by
+    the feature's verdict: fail closed)."""
+    if sglang_version is None or d.entrypoint is None or not majors:
+        return []
+    if any(f in d.options for f in _FLAG_FACTS.values() if f != "--speculative-algorithm"):
+        return []
+    from stackcheck.facts.versions import version_in
+
+    auto = ((mapping.get("refusals") or {}).get("auto") or {}).get("attention_backend") or {}
+    cuda = numeric(torch_cuda)
+    spec = "--speculative-algorithm" in d.options
+    topk = numeric(d.options.get("--speculative-eagle-topk"))
+    out: list[tuple[str, str]] = []
+    for entry in auto.get("defaults") or []:
+        if not isinstance(entry, dict) or version_in(sglang_version, str(entry.get("versions") or "")) is not True:
+            continue
+        if not majors <= {int(m) for m in entry.get("majors") or []}:
+            continue
+        need = numeric(entry.get("torch_cuda_min"))
+        if cuda is not None and need is not None and cuda < need:
+            continue
+        if mla is not None and entry.get("model") in ("mla", "mha") and (entry["model"] == "mla") is not mla:
+            continue
+        limit = entry.get("unless_topk_above")
+        if spec and isinstance(limit, int) and topk is not None and topk > (limit,):
+            continue
+        if spec and entry.get("needs_topk_with_speculation") and topk is None:
+            continue
+        out.append((str(entry["feature"]), str(entry.get("why") or "the attention backend SGLang picks here")))
+    return out
+
+
+def numeric(text: Any) -> tuple[int, ...] | None:
+    """'12.3' -> (12, 3); '4' -> (4,); None for anything else."""
+    parts = str(text).split(".")[:2] if text is not None else []
+    return tuple(int(x) for x in parts) if parts and all(x.isdigit() for x in parts) else None
