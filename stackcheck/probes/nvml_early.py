@@ -315,6 +315,18 @@ def _detach_stdio() -> None:
         os.close(null)
 
 
+def _die_with(parent: int) -> None:
+    """In the child: be killed when the command's main thread ends, however it ends (SIGTERM, SIGKILL, an
+    interpreter that exits before `discard` runs), so that a reader stuck in a hung driver is not left behind
+    holding it (Linux prctl PR_SET_PDEATHSIG); a parent already gone by then ends the child at once."""
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG = 1, SIGKILL = 9
+    if os.getppid() != parent:
+        os._exit(0)
+
+
 #: "auto": fork where it is safe (Linux, one thread), else a thread; "thread": always a thread (tests set it)
 MODE = "auto"
 
@@ -327,6 +339,7 @@ def _fork(usage: bool) -> ForkSession | None:
         read_fd, write_fd = os.pipe()
     except OSError:
         return None
+    parent = os.getpid()
     try:
         pid = os.fork()
     except OSError:
@@ -336,6 +349,7 @@ def _fork(usage: bool) -> ForkSession | None:
     if pid == 0:  # the child
         os.close(read_fd)
         _detach_stdio()
+        _die_with(parent)
         _child(write_fd, usage)
     os.close(write_fd)
     return ForkSession(pid, read_fd, usage)
