@@ -452,8 +452,20 @@ class Context:
             raise Missing(
                 "torch.archs", f"torch {version} is not in the manifests" if version else "torch version not known"
             )
+        # torch's aarch64 wheels are other builds (build_cuda.sh's aarch64 arch lists: no sm_75 or sm_86 in cu130,
+        # only sm_90 in cu124): an Arm box is judged by them, and a box of unknown machine only where both agree
+        machine = self.machine()
         for v in rel.get("variants") or []:
             if v.get("variant") == variant and "archs" in v:
+                other = v.get("archs_aarch64")
+                if machine == "aarch64" and isinstance(other, list):
+                    return list(other), f"manifest: torch {rel.get('version')} {variant} aarch64"
+                if machine is None and isinstance(other, list) and not self.same_on_gpus(list(v["archs"]), other):
+                    raise Missing(
+                        "torch.archs",
+                        f"the x86_64 and aarch64 wheels of torch {rel.get('version')} {variant} carry different "
+                        "targets, and the facts do not say which machine this is (system.machine)",
+                    )
                 return list(v["archs"]), f"manifest: torch {rel.get('version')} {variant}"
         raise Missing("torch.archs", f"the manifests list no {variant} build of torch {rel.get('version')}")
 
