@@ -151,10 +151,26 @@ def _attn_tp_sizes(
     tp = opts.get("--tp-size")
     tp = tp if isinstance(tp, int) and not isinstance(tp, bool) and tp > 0 else 1
     if any(_spells(a.split("=", 1)[0], f, declared) for a in args for f in split_flags):
-        return [t for t in range(1, tp + 1) if tp % t == 0]
+        return _divisors(tp)
     dp = opts.get("--dp-size") if opts.get("--enable-dp-attention") else 1
     dp = dp if isinstance(dp, int) and not isinstance(dp, bool) and dp > 0 else 1
     return [max(1, tp // dp)]
+
+
+#: the largest tp whose divisors are all tried (10**6 trial divisions); past it, no box has the GPUs, and 1 and tp
+#: stand for the rest
+DIVISORS_UP_TO = 10**12
+
+
+def _divisors(n: int) -> list[int]:
+    """The divisors of n in increasing order, in O(sqrt(n)) steps (a command's --tp 100000000 took minutes and
+    gigabytes as range(1, n + 1)); for an n past DIVISORS_UP_TO only 1 and n."""
+    if n > DIVISORS_UP_TO:
+        return [1, n]
+    from math import isqrt
+
+    low = [t for t in range(1, isqrt(n) + 1) if n % t == 0]
+    return sorted({*low, *(n // t for t in low)})
 
 
 def _int(value: Any) -> int | None:

@@ -65,3 +65,20 @@ def test_an_abbreviated_attention_split_flag_widens_the_attention_tp_sizes(mappi
     assert judge(mapping, base, models=models).get("trtllm-mha-page-128-heads") == "blocked"
     for split in (["--attn-cp-size", "2"], ["--attn-cp-s", "2"], ["--attention-context-parallel=2"]):
         assert judge(mapping, [*base, *split], models=models).get("trtllm-mha-page-128-heads") == "unknown", split
+
+
+def test_a_huge_tp_with_an_attention_split_flag_is_judged_at_once(mapping: dict[str, Any]) -> None:
+    """Review 2: `--tp 100000000 --attn-cp-size 2` built a list of every integer up to tp to find its divisors
+    (minutes and gigabytes); the divisors are now found in O(sqrt(tp)) steps."""
+    import time
+
+    from stackcheck.launch.refusals import _divisors
+
+    assert _divisors(12) == [1, 2, 3, 4, 6, 12] and _divisors(1) == [1] and _divisors(97) == [1, 97]
+    assert _divisors(10**18) == [1, 10**18]
+    base = ["--model-path", "/m", "--attention-backend", "trtllm_mha", "--page-size", "128", "--attn-cp-size", "2"]
+    start = time.monotonic()
+    for tp in ("100000000", str(10**12), str(10**30)):
+        got = judge(mapping, [*base, "--tp", tp], models={"model": MHA})
+        assert got.get("trtllm-mha-page-128-heads") == "blocked", (tp, got)  # 8/8 heads fail at every size
+    assert time.monotonic() - start < 10
