@@ -94,14 +94,17 @@ class ForkSession:
 
     def usage_reading(self, timeout_s: float) -> Any:
         """The GPU-usage reading the child took (stackcheck.probes.gpu_usage.UsageReading), or None where it
-        took none (it died, it was stopped); waits at most `timeout_s` for the answer (a hung driver)."""
+        took none (it died, it was stopped); waits at most `timeout_s` in all for the answer (a hung driver)."""
+        import time
+
+        deadline = time.monotonic() + timeout_s
         if not self.done.is_set() and self._reading.acquire(blocking=False):
             try:  # no probe is reading the answer (it was read already, or no NVML probe ran): read it here
                 if self._answer is None and _readable(self._fd, timeout_s):
                     self._answer = self._collect()
             finally:
                 self._reading.release()
-        if not self.done.wait(timeout_s) or self._answer is None:
+        if not self.done.wait(max(0.0, deadline - time.monotonic())) or self._answer is None:
             return None
         usage = self._answer.get("usage")
         if usage is None:

@@ -390,3 +390,23 @@ def test_a_command_killed_while_the_driver_hangs_leaves_no_reader_behind(tmp_pat
     if alive:
         os.kill(child, 9)
     assert not alive, "the NVML reader outlived the command"
+
+
+@pytest.mark.parametrize("mode", ["fork"], indirect=True)  # the thread reads no usage
+def test_gpu_usage_of_a_hung_driver_waits_the_timeout_once(monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
+    """Review 2: with no NVML probe reading the child's answer, the gate waited for the pipe (the timeout) and
+    then for the answer again (the timeout once more): 12 s on a hung driver where the reason says 6 s."""
+    from stackcheck.launch.gate_preflight import start_usage
+    from stackcheck.probes.nvml import NvmlProbe as Probe
+
+    release = threading.Event()
+    monkeypatch.setitem(sys.modules, "pynvml", _Hung(load_doc("h200-1x.json"), release))
+    monkeypatch.setattr(Probe, "timeout_s", 1.0)
+    nvml_early.start(usage=True)
+    usage = start_usage(None, ["python3", "-m", "sglang.launch_server"])
+    start = time.monotonic()
+    got = usage.get()
+    took = time.monotonic() - start
+    release.set()
+    assert got.error == "NVML: no answer within 1 s"
+    assert 0.9 < took < 1.7, took  # twice the timeout before
