@@ -407,6 +407,22 @@ class Context:
                 return False
         return True
 
+    def _same_coverage(self, targets: list[str], others: list[str]) -> bool:
+        """Whether two lists of torch's targets cover every GPU model of the box alike (SASS, PTX only, or not at
+        all: what the `covered_by` rules on torch.archs read); with no GPU known, the same lists."""
+        models = self.gpu_models()
+        if not models:
+            return sorted(targets) == sorted(others)
+        from stackcheck.facts.archs import coverage, expand_arch_list
+
+        rules = self.target_rules()
+        mine, theirs = expand_arch_list(list(targets)), expand_arch_list(list(others))
+        for m in models:
+            cc = cc_tuple(m.cc)
+            if cc is None or coverage(mine, cc, rules) != coverage(theirs, cc, rules):
+                return False
+        return True
+
     def machine(self) -> str | None:
         """ "aarch64" or "x86_64" (facts.system.machine; an Arm box's wheels are other builds than the x86_64 ones),
         None when the facts do not say or name another machine: a compiled-targets lookup then answers only
@@ -460,7 +476,7 @@ class Context:
                 other = v.get("archs_aarch64")
                 if machine == "aarch64" and isinstance(other, list):
                     return list(other), f"manifest: torch {rel.get('version')} {variant} aarch64"
-                if machine is None and isinstance(other, list) and not self.same_on_gpus(list(v["archs"]), other):
+                if machine is None and isinstance(other, list) and not self._same_coverage(list(v["archs"]), other):
                     raise Missing(
                         "torch.archs",
                         f"the x86_64 and aarch64 wheels of torch {rel.get('version')} {variant} carry different "

@@ -52,3 +52,13 @@ def test_the_verdict_on_a_t4g_with_torch_cu130(manifests: Manifests) -> None:
         return str(evaluate_feature(feature, _ctx(manifests, "7.5", "2.9.1+cu130", machine))["status"])
 
     assert (status("aarch64"), status("x86_64"), status(None)) == ("blocked", "ok", "unknown")
+
+
+def test_both_wheels_covering_the_gpu_alike_need_no_machine(manifests: Manifests) -> None:
+    """torch 2.11.0+cu130: the wheels carry other targets (sm_120a, sm_121a on x86_64 only; compute_120 on aarch64
+    only) but both run SASS on cc 12.0, so the verdict needs no machine (an image audited for an RTX PRO 6000 fleet,
+    examples/ci/image-audit.sh, whose facts name no machine)."""
+    for cc in ("12.0", "9.0", "10.0", "8.6"):  # 8.6: sm_86 SASS on x86_64, sm_80 SASS (which runs on 8.6) on aarch64
+        assert _ctx(manifests, cc, "2.11.0+cu130", None).torch_archs()[0]
+    with pytest.raises(Missing, match=r"system\.machine"):
+        _ctx(manifests, "7.5", "2.11.0+cu130", None).torch_archs()  # sm_75 on x86_64 only
