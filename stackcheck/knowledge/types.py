@@ -331,6 +331,8 @@ class Signature(TypedDict, total=False):
     source: Source
     inferred: bool
     note: str
+    at_end: bool  # a run that stopped without an error (a hang): matched in the log's last lines only
+    after_not: str  # with at_end: a later line of that tail that shows the run went on
 
 
 # ---- launch.json (stackcheck gate reads an SGLang command line) -------------------------------------------

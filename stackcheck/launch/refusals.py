@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from stackcheck.launch.gate import Derived, Problem
+from stackcheck.launch.gate import Derived, Problem, _declared_in
 
 _UNKNOWN = object()  # a value SGLang chooses at start that the command does not give
 
@@ -115,28 +115,62 @@ def _auto_topk(spec: Mapping[str, Any], version: str, algorithm: Any, architectu
     return int(picked) if isinstance(picked, int) else _UNKNOWN
 
 
-def _raw_flag(args: Sequence[str], flag: str) -> str | None:
+def _spells(name: str, flag: str, declared: set[str] | None) -> bool:
+    """Whether argparse reads the option `name` as `flag`: the flag itself or a prefix of it (argparse's
+    abbreviations) that is no other flag of the release. A prefix several flags share makes SGLang exit as
+    ambiguous, which the gate refuses on its own (undeclared_problems), so taking it as `flag` never passes a
+    launch."""
+    if name == flag:
+        return True
+    return len(name) > 2 and name.startswith("--") and flag.startswith(name) and name not in (declared or ())
+
+
+def _raw_flag(args: Sequence[str], flag: str, declared: set[str] | None = None) -> str | None:
     """The value of a flag launch.json does not list (the parser keeps only its name), as argparse takes it: the
-    last `--flag value` or `--flag=value`."""
+    last `--flag value` or `--flag=value`, the flag spelt in full or abbreviated (`--speculative-draft-attention`).
+    `declared`: the flags the release declares (None: not known)."""
     value: str | None = None
     for i, arg in enumerate(args):
-        if arg == flag and i + 1 < len(args):
+        if arg == "--":
+            break
+        name, eq, inline = arg.partition("=")
+        if not _spells(name, flag, declared):
+            continue
+        if eq:
+            value = inline
+        elif i + 1 < len(args):
             value = args[i + 1]
-        elif arg.startswith(flag + "="):
-            value = arg.split("=", 1)[1]
     return value
 
 
-def _attn_tp_sizes(opts: Mapping[str, Any], args: Sequence[str], split_flags: Sequence[str]) -> list[int]:
+def _attn_tp_sizes(
+    opts: Mapping[str, Any], args: Sequence[str], split_flags: Sequence[str], declared: set[str] | None = None
+) -> list[int]:
     """The attention TP sizes the launch can run at: tp // (dp with DP attention) // attention CP. With a flag that
     splits attention further (`split_flags`, values the gate does not read) every divisor of tp."""
     tp = opts.get("--tp-size")
     tp = tp if isinstance(tp, int) and not isinstance(tp, bool) and tp > 0 else 1
-    if any(a.split("=", 1)[0] in split_flags for a in args):
-        return [t for t in range(1, tp + 1) if tp % t == 0]
+    if any(_spells(a.split("=", 1)[0], f, declared) for a in args for f in split_flags):
+        return _divisors(tp)
     dp = opts.get("--dp-size") if opts.get("--enable-dp-attention") else 1
     dp = dp if isinstance(dp, int) and not isinstance(dp, bool) and dp > 0 else 1
     return [max(1, tp // dp)]
+
+
+#: the largest tp whose divisors are all tried (10**6 trial divisions); past it, no box has the GPUs, and 1 and tp
+#: stand for the rest
+DIVISORS_UP_TO = 10**12
+
+
+def _divisors(n: int) -> list[int]:
+    """The divisors of n in increasing order, in O(sqrt(n)) steps (a command's --tp 100000000 took minutes and
+    gigabytes as range(1, n + 1)); for an n past DIVISORS_UP_TO only 1 and n."""
+    if n > DIVISORS_UP_TO:
+        return [1, n]
+    from math import isqrt
+
+    low = [t for t in range(1, isqrt(n) + 1) if n % t == 0]
+    return sorted({*low, *(n // t for t in low)})
 
 
 def _int(value: Any) -> int | None:
@@ -294,7 +328,10 @@ def launch_values(
     auto = (mapping.get("refusals") or {}).get("auto") or {}
     opts = d.options
     values: dict[str, Any] = {fact: opts.get(flag) for fact, flag in _FLAG_FACTS.items()}
-    values["speculative_draft_attention_backend"] = _raw_flag(d.sglang_args, "--speculative-draft-attention-backend")
+    declared = _declared_in(mapping, version)
+    values["speculative_draft_attention_backend"] = _raw_flag(
+        d.sglang_args, "--speculative-draft-attention-backend", declared
+    )
     values["dp_attention"] = bool(opts.get("--enable-dp-attention"))
     algorithm = values["speculative_algorithm"]
     # the attention backend when the check runs: given, or not yet chosen (0.5.2-0.5.4), or chosen at start
@@ -324,7 +361,7 @@ def launch_values(
         own = _model_page_size(heads_spec.get("model_page_size") or {}, architecture, majors)
         values["trtllm_mha_page_size"] = _trtllm_mha_page_size(values, opts, page, version, others, own)
         values["gpu_uses_xqa"] = _uses_xqa(majors, heads_spec.get("xqa_majors") or [])
-        tp_sizes = _attn_tp_sizes(opts, d.sglang_args, heads_spec.get("attention_split_flags") or [])
+        tp_sizes = _attn_tp_sizes(opts, d.sglang_args, heads_spec.get("attention_split_flags") or [], declared)
         values["trtllm_gen_heads_unsupported"] = _trtllm_gen_heads(values, models or {}, heads_spec, tp_sizes)
     return values
 

@@ -94,14 +94,17 @@ class ForkSession:
 
     def usage_reading(self, timeout_s: float) -> Any:
         """The GPU-usage reading the child took (stackcheck.probes.gpu_usage.UsageReading), or None where it
-        took none (it died, it was stopped); waits at most `timeout_s` for the answer (a hung driver)."""
+        took none (it died, it was stopped); waits at most `timeout_s` in all for the answer (a hung driver)."""
+        import time
+
+        deadline = time.monotonic() + timeout_s
         if not self.done.is_set() and self._reading.acquire(blocking=False):
             try:  # no probe is reading the answer (it was read already, or no NVML probe ran): read it here
                 if self._answer is None and _readable(self._fd, timeout_s):
                     self._answer = self._collect()
             finally:
                 self._reading.release()
-        if not self.done.wait(timeout_s) or self._answer is None:
+        if not self.done.wait(max(0.0, deadline - time.monotonic())) or self._answer is None:
             return None
         usage = self._answer.get("usage")
         if usage is None:
@@ -315,6 +318,18 @@ def _detach_stdio() -> None:
         os.close(null)
 
 
+def _die_with(parent: int) -> None:
+    """In the child: be killed when the command's main thread ends, however it ends (SIGTERM, SIGKILL, an
+    interpreter that exits before `discard` runs), so that a reader stuck in a hung driver is not left behind
+    holding it (Linux prctl PR_SET_PDEATHSIG); a parent already gone by then ends the child at once."""
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG = 1, SIGKILL = 9
+    if os.getppid() != parent:
+        os._exit(0)
+
+
 #: "auto": fork where it is safe (Linux, one thread), else a thread; "thread": always a thread (tests set it)
 MODE = "auto"
 
@@ -327,6 +342,7 @@ def _fork(usage: bool) -> ForkSession | None:
         read_fd, write_fd = os.pipe()
     except OSError:
         return None
+    parent = os.getpid()
     try:
         pid = os.fork()
     except OSError:
@@ -336,6 +352,7 @@ def _fork(usage: bool) -> ForkSession | None:
     if pid == 0:  # the child
         os.close(read_fd)
         _detach_stdio()
+        _die_with(parent)
         _child(write_fd, usage)
     os.close(write_fd)
     return ForkSession(pid, read_fd, usage)

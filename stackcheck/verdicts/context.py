@@ -407,6 +407,22 @@ class Context:
                 return False
         return True
 
+    def _same_coverage(self, targets: list[str], others: list[str]) -> bool:
+        """Whether two lists of torch's targets cover every GPU model of the box alike (SASS, PTX only, or not at
+        all: what the `covered_by` rules on torch.archs read); with no GPU known, the same lists."""
+        models = self.gpu_models()
+        if not models:
+            return sorted(targets) == sorted(others)
+        from stackcheck.facts.archs import coverage, expand_arch_list
+
+        rules = self.target_rules()
+        mine, theirs = expand_arch_list(list(targets)), expand_arch_list(list(others))
+        for m in models:
+            cc = cc_tuple(m.cc)
+            if cc is None or coverage(mine, cc, rules) != coverage(theirs, cc, rules):
+                return False
+        return True
+
     def machine(self) -> str | None:
         """ "aarch64" or "x86_64" (facts.system.machine; an Arm box's wheels are other builds than the x86_64 ones),
         None when the facts do not say or name another machine: a compiled-targets lookup then answers only
@@ -452,8 +468,20 @@ class Context:
             raise Missing(
                 "torch.archs", f"torch {version} is not in the manifests" if version else "torch version not known"
             )
+        # torch's aarch64 wheels are other builds (build_cuda.sh's aarch64 arch lists: no sm_75 or sm_86 in cu130,
+        # only sm_90 in cu124): an Arm box is judged by them, and a box of unknown machine only where both agree
+        machine = self.machine()
         for v in rel.get("variants") or []:
             if v.get("variant") == variant and "archs" in v:
+                other = v.get("archs_aarch64")
+                if machine == "aarch64" and isinstance(other, list):
+                    return list(other), f"manifest: torch {rel.get('version')} {variant} aarch64"
+                if machine is None and isinstance(other, list) and not self._same_coverage(list(v["archs"]), other):
+                    raise Missing(
+                        "torch.archs",
+                        f"the x86_64 and aarch64 wheels of torch {rel.get('version')} {variant} carry different "
+                        "targets, and the facts do not say which machine this is (system.machine)",
+                    )
                 return list(v["archs"]), f"manifest: torch {rel.get('version')} {variant}"
         raise Missing("torch.archs", f"the manifests list no {variant} build of torch {rel.get('version')}")
 

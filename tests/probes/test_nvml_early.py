@@ -357,3 +357,56 @@ def test_a_hung_child_does_not_hold_the_commands_output_open(tmp_path: Path) -> 
     )
     assert time.monotonic() - start < 15  # not the child's 30 s: its output pipes were closed in the child
     assert proc.stdout.strip() == "ForkSession"
+
+
+@pytest.mark.parametrize("mode", ["fork"], indirect=True)  # only a forked reader outlives the command
+def test_a_command_killed_while_the_driver_hangs_leaves_no_reader_behind(tmp_path: Path, mode: str) -> None:
+    """Review 2: a command ended by SIGTERM (no `finally`, no `discard`) while its child is stuck in nvmlInit
+    used to leave the child running, re-parented, for as long as the driver hung; it now dies with the command."""
+    hung = "class Hung(FakeNVML):\n    def nvmlInit(self):\n        time.sleep(60)\n"
+    env = _fake_pynvml_first(tmp_path, "Hung", hung)
+    code = (
+        "import os, signal, time\n"
+        "from stackcheck.probes import nvml_early\n"
+        "nvml_early.start()\n"
+        "print(nvml_early._pending[0].pid, flush=True)\n"
+        "time.sleep(1.0)\n"  # the child is in nvmlInit by now
+        "os.kill(os.getpid(), signal.SIGTERM)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60, cwd=tmp_path
+    )
+    child = int(proc.stdout.split()[0])
+    deadline = time.monotonic() + 10
+    alive = True
+    while alive and time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            state = "gone"
+        alive = state not in ("gone", "Z", "X")
+        if alive:
+            time.sleep(0.05)
+    if alive:
+        os.kill(child, 9)
+    assert not alive, "the NVML reader outlived the command"
+
+
+@pytest.mark.parametrize("mode", ["fork"], indirect=True)  # the thread reads no usage
+def test_gpu_usage_of_a_hung_driver_waits_the_timeout_once(monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
+    """Review 2: with no NVML probe reading the child's answer, the gate waited for the pipe (the timeout) and
+    then for the answer again (the timeout once more): 12 s on a hung driver where the reason says 6 s."""
+    from stackcheck.launch.gate_preflight import start_usage
+    from stackcheck.probes.nvml import NvmlProbe as Probe
+
+    release = threading.Event()
+    monkeypatch.setitem(sys.modules, "pynvml", _Hung(load_doc("h200-1x.json"), release))
+    monkeypatch.setattr(Probe, "timeout_s", 1.0)
+    nvml_early.start(usage=True)
+    usage = start_usage(None, ["python3", "-m", "sglang.launch_server"])
+    start = time.monotonic()
+    got = usage.get()
+    took = time.monotonic() - start
+    release.set()
+    assert got.error == "NVML: no answer within 1 s"
+    assert 0.9 < took < 1.7, took  # twice the timeout before
