@@ -221,3 +221,38 @@ def test_the_gate_on_sm120_boxes_and_hopper(tmp_path: Path) -> None:
     assert refusal(newer) is None and refusal(newer, "warnings") is None
     hopper = run_gate(H200, "--model-path", str(qn), "--tp", "8", "--attention-backend", "flashinfer")
     assert refusal(hopper) is None and refusal(hopper, "warnings") is None
+
+
+# ---- triage after the fact ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("release", "line"),
+    [  # the assertion as each release words it (0.5.4-0.5.5, 0.5.6-0.5.9, 0.5.10-0.5.15, 0.5.16+)
+        ("0.5.5", "AssertionError: triton backend is the only supported backend on Blackwell GPUs for hybrid "
+                  "GDN models"),
+        ("0.5.9", "AssertionError: triton or trtllm_mha backend are the only supported backends on Blackwell GPUs "
+                  "for hybrid GDN models"),
+        ("0.5.13", "AssertionError: triton, trtllm_mha, fa4, or flashinfer backend are the only supported backends "
+                   "on Blackwell GPUs for hybrid GDN models"),
+        ("0.5.20", "AssertionError: Only {'triton', 'trtllm_mha', 'fa4'} backends are supported on Blackwell GPUs "
+                   "for hybrid GDN models. Got prefill=flashinfer, decode=flashinfer."),
+    ],
+)  # fmt: skip
+def test_triage_names_the_refusal_in_every_releases_wording(tmp_path: Path, release: str, line: str) -> None:
+    from stackcheck.launch.triage import triage_file
+
+    site = f"/opt/venv-{release}/lib/python3.12/site-packages/sglang/srt"
+    log = tmp_path / "server.log"
+    log.write_text(
+        "[2026-12-02 09:00:00 TP0] Scheduler hit an exception: Traceback (most recent call last):\n"
+        f'  File "{site}/model_executor/model_runner.py", line 1900, in init_attention_backend\n'
+        "    self.attn_backend = self._get_attention_backend()\n"
+        f'  File "{site}/layers/attention/attention_registry.py", line 300, in attn_backend_wrapper\n'
+        "    assert (\n"
+        f"{line}\n"
+    )
+    rc = triage_file(log).root_cause
+    assert rc is not None and rc.signature is not None
+    assert rc.signature.id == "sglang-hybrid-gdn-blackwell-backend"
+    assert "--attention-backend triton" in rc.signature.fix and "gate" in rc.signature.fix
