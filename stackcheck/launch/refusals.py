@@ -6,7 +6,9 @@ cannot page the tree, trtllm_mha with top-k > 1, STANDALONE or NGRAM with DP att
 speculative decoding, --speculative-eagle-topk without --speculative-num-steps (an assert) and the reverse (the
 unset top-k compared with 1). One more is checked as the trtllm_mha attention backend starts (0.5.17-0.5.23, rule
 trtllm-mha-page-128-heads): pages of 128 tokens off XQA (SM100/SM103/SM110) need more query heads than KV heads per
-GPU and equal QK/V head dims. Such a launch never serves, so the gate refuses it.
+GPU and equal QK/V head dims. Another as the model loads (0.5.3-0.5.23, rule hybrid-gdn-blackwell-backend): a model
+SGLang gives a hybrid GDN config (by config.json's model_type; Qwen3-Next, Qwen3.5) runs on Blackwell GPUs only on
+the attention backends that release admits for the GPU's major. Such a launch never serves, so the gate refuses it.
 
 Each rule is a list of conditions on the values SGLang holds when it checks, read from the command:
 - a value the flags give (`--speculative-eagle-topk 4`, `--page-size 16`, `--attention-backend fa3`) is known;
@@ -23,6 +25,9 @@ Each rule is a list of conditions on the values SGLang holds when it checks, rea
   where a flag splits attention further); the draft model's too when its backend is trtllm_mha. These are judged
   facts (`is` conditions): they hold, do not, or are unknown when the config was not read;
 - whether trtllm_mha decodes with XQA follows the box's GPU majors (unknown without a GPU);
+- whether the model is a hybrid GDN model follows its config.json's model_type (unknown when not read, unless no
+  backend that could fail is given); the backend SGLang picks itself for it is admitted only where launch.json's
+  `auto_admitted` says (its model override on SM100, its default on other GPUs), else unknown;
 - a value SGLang chooses from what the gate does not see is unknown.
 A rule whose conditions all hold is `blocked` (effect crash); one where none fails and some are unknown is
 `unknown` (refused unless --allow-unknown); a release no range of the rule covers is not judged (the rule is
@@ -59,9 +64,10 @@ class _Judged:
     """A condition the gate decides from what it read beyond the flags (the model's attention heads in its
     config.json): whether it holds (None: not read), and what was read, for the verdict's observed value."""
 
-    def __init__(self, holds: bool | None, text: str) -> None:
+    def __init__(self, holds: bool | None, text: str, required: str | None = None) -> None:
         self.holds = holds
         self.text = text
+        self.required = required  # what would pass on this box, where the rule's data alone cannot say it
 
 
 # the flags whose values the rules read, by fact name
@@ -304,6 +310,85 @@ def _model_page_size(spec: Mapping[str, Any], architecture: str | None, majors: 
     return int(spec["value"]) if majors <= on else None
 
 
+def _is_hybrid_gdn(spec: Mapping[str, Any], attention: Any, architecture: str | None) -> tuple[bool | None, str]:
+    """Whether SGLang gives the model a hybrid GDN config (None: not read), and what was read. From 0.5.4 by the
+    config class its registry maps config.json's top-level `model_type` to (`model_types`: those whose class, or
+    whose text sub-config's class, is one SGLang lists); in 0.5.3 by the first architecture (`architectures`)."""
+    if "architectures" in spec:
+        if architecture is None:
+            return None, "architecture not read"
+        return architecture in (spec.get("architectures") or []), f"architecture {architecture}"
+    if not isinstance(attention, Mapping):
+        return None, "config.json not read"
+    model_type = attention.get("model_type")
+    if not isinstance(model_type, str):
+        return None, "no model_type in config.json"
+    return model_type in (spec.get("model_types") or []), f"model_type {model_type}"
+
+
+def _hybrid_gdn_backends(values: Mapping[str, Any], mode: str) -> list[Any]:
+    """The attention backends SGLang's hybrid GDN check reads (None: the one SGLang chooses itself): the
+    attention backend (0.5.3-0.5.15); the prefill and decode backends when both are given, else the attention
+    backend (0.5.16-0.5.17); the prefill and decode backends, each falling back to the attention backend (0.5.18+)."""
+    attn, prefill, decode = (
+        values.get(f) for f in ("attention_backend", "prefill_attention_backend", "decode_attention_backend")
+    )
+    attn = attn if isinstance(attn, str) and attn != "unset" else None
+    if mode == "prefill_decode":
+        return [prefill or attn, decode or attn]
+    if mode == "split_if_both" and prefill and decode:
+        return [prefill, decode]
+    return [attn]
+
+
+def _hybrid_gdn_refused(
+    values: Mapping[str, Any],
+    spec: Mapping[str, Any],
+    majors: set[int] | None,
+    architecture: str | None,
+    models: Mapping[str, Any],
+) -> _Judged:
+    """Whether SGLang's hybrid GDN check refuses the launch's attention backends on this box's GPUs (True: it
+    does; None: the model, the GPU or SGLang's own choice of backend is not known; False: it does not)."""
+    gdn, read = _is_hybrid_gdn(spec, models.get("model"), architecture)
+    backends = _hybrid_gdn_backends(values, str(spec.get("checks", "attention_backend")))
+    split_given = bool(values.get("prefill_attention_backend") or values.get("decode_attention_backend"))
+    checked = {int(m) for m in spec.get("blackwell_majors") or []}
+    allowed = {int(k): {str(b) for b in v} for k, v in (spec.get("allowed_by_major") or {}).items()}
+
+    def on(major: int) -> bool | None:
+        if major not in checked:
+            return False
+        verdicts: set[bool | None] = set()
+        for backend in backends:
+            if backend is not None:
+                verdicts.add(backend not in allowed.get(major, set()))
+                continue
+            # SGLang's own choice: known to be admitted only where launch.json says so (no split flag given)
+            own = [
+                a
+                for a in spec.get("auto_admitted") or []
+                if major in {int(m) for m in a.get("majors") or []}
+                and ("architectures" not in a or architecture in (a.get("architectures") or []))
+            ]
+            verdicts.add(False if own and not split_given else None)
+        return True if True in verdicts else None if None in verdicts else False
+
+    # every GPU of the box refuses: True; none does: False; else (GPUs of both kinds, or none read) not known
+    per = {on(m) for m in (majors if majors is not None else checked)} | ({False} if majors is None else set())
+    gpu = per.pop() if len(per) == 1 else None
+    holds = False if gdn is False or gpu is False else True if gdn and gpu else None
+    if gdn is None and all(b is None for b in backends):
+        holds = False  # nothing given that a GDN model could fail with, and the model not read: not guessed
+    kind = {True: "a hybrid GDN model", False: "not a hybrid GDN model", None: "hybrid GDN or not"}[gdn]
+    names = [b if b is not None else "chosen by SGLang" for b in backends]
+    shown = names[0] if len(set(names)) == 1 else f"prefill {names[0]}, decode {names[1]}"
+    gpus = f"GPU majors {', '.join(str(m) for m in sorted(majors))}" if majors is not None else "GPU not known"
+    on_box = sorted(checked & majors) if majors is not None else sorted(checked)
+    sets = "; ".join(f"SM{m}x: {', '.join(sorted(allowed.get(m, set())))}" for m in on_box)
+    return _Judged(holds, f"{read} ({kind}), {gpus}, attention backend {shown}", sets or None)
+
+
 def _uses_xqa(majors: set[int] | None, xqa_majors: Sequence[int]) -> Any:
     """Whether trtllm_mha decodes with XQA on this box's GPUs (unknown: no GPU read, or GPUs of both kinds)."""
     if majors is None:
@@ -363,6 +448,9 @@ def launch_values(
         values["gpu_uses_xqa"] = _uses_xqa(majors, heads_spec.get("xqa_majors") or [])
         tp_sizes = _attn_tp_sizes(opts, d.sglang_args, heads_spec.get("attention_split_flags") or [], declared)
         values["trtllm_gen_heads_unsupported"] = _trtllm_gen_heads(values, models or {}, heads_spec, tp_sizes)
+    gdn_spec = entry.get("hybrid_gdn")
+    if isinstance(gdn_spec, dict):  # the hybrid GDN model's attention backends on Blackwell GPUs
+        values["hybrid_gdn_backend_refused"] = _hybrid_gdn_refused(values, gdn_spec, majors, architecture, models or {})
     return values
 
 
@@ -406,7 +494,11 @@ def _unknown(value: Any) -> bool:
     return value is _UNKNOWN or isinstance(value, _AutoBackend) or (isinstance(value, _Judged) and value.holds is None)
 
 
-_OBSERVE_LABEL = {"trtllm_mha_page_size": "page size ", "trtllm_gen_heads_unsupported": ""}
+_OBSERVE_LABEL = {
+    "trtllm_mha_page_size": "page size ",
+    "trtllm_gen_heads_unsupported": "",
+    "hybrid_gdn_backend_refused": "",
+}
 _UNKNOWN_SHOWN = {
     "model_architecture": "not read (the model was not found)",
     "gpu_uses_xqa": "not known (no GPU read, or GPUs of both kinds)",
@@ -458,6 +550,8 @@ _AUTO_WORDS = {
     "trtllm_gen_heads_unsupported": "the model's attention heads, which the gate could not read from its config.json",
     "trtllm_mha_page_size": "the page size, which another backend of the command sets as well (give one backend)",
     "gpu_uses_xqa": "the GPU, which the gate could not read (SM90 and SM120 decode with XQA and take any page size)",
+    "hybrid_gdn_backend_refused": "the model's config.json (model_type), the GPU, or the attention backend SGLang "
+    "picks itself, which the gate could not read (give --attention-backend, make the model's config.json readable)",
 }
 
 
@@ -520,7 +614,10 @@ def refusal_problems(
             observed = _shown(values.get(str(observe)), str(observe))
         else:
             observed = _observed(conds, values)
-        required = ", ".join(allowed) if allowed else str(rule.get("required_value", "")) or None
+        judged = [values.get(str(f)) for f in (observe if isinstance(observe, list) else [observe])]
+        own = next((j.required for j in judged if isinstance(j, _Judged) and j.required), None)
+        fallback = str(entry.get("required_value") or rule.get("required_value", ""))
+        required: str | None = ", ".join(allowed) if allowed else own or fallback or None
         shown = {fact: _shown(value, fact) for fact, value in values.items()}
         message = str(rule.get("message", "")).format(
             **shown, required=required or "", observed=observed, first=allowed[0] if allowed else ""

@@ -56,10 +56,20 @@ def mapping() -> dict[str, Any]:
 
 
 def judge(
-    mapping: dict[str, Any], version: str, args: list[str], majors: set[int] | None = None, arch: str | None = None
+    mapping: dict[str, Any],
+    version: str,
+    args: list[str],
+    majors: set[int] | None = None,
+    arch: str | None = None,
+    models: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     d = gate.derive([*LAUNCH, *args], mapping, {})
-    return {p.subject.removeprefix("refusal "): p for p in refusal_problems(d, mapping, version, majors, arch)}
+    got = refusal_problems(d, mapping, version, majors, arch, models)
+    return {p.subject.removeprefix("refusal "): p for p in got}
+
+
+# DeepSeek-R1's config.json as its model card gives it (the keys the gate reads): no hybrid GDN model
+R1_CONFIG = {"architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3"}
 
 
 def replace(args: list[str], flag: str, value: str) -> list[str]:
@@ -102,7 +112,13 @@ def test_gpt_oss_top_k_4_on_triton_is_refused_with_pages_only_before_0_5_13(mapp
 
 def test_a_backend_that_forces_its_page_size_counts_as_pages(mapping: dict[str, Any]) -> None:
     """trtllm_mla sets page size 64 before SGLang's speculative checks: top-k 1 passes, top-k 2 does not."""
-    assert judge(mapping, "0.5.9", R1_TRTLLM_MLA, {10}) == {}
+    assert judge(mapping, "0.5.9", R1_TRTLLM_MLA, {10}, models={"model": R1_CONFIG}) == {}
+    # without its config.json the gate cannot tell R1 from a hybrid GDN model, which SGLang 0.5.9 runs on Blackwell
+    # only on triton or trtllm_mha: unknown, and only that
+    unread = judge(mapping, "0.5.9", R1_TRTLLM_MLA, {10})
+    assert (
+        list(unread) == ["hybrid-gdn-blackwell-backend"] and unread["hybrid-gdn-blackwell-backend"].status == "unknown"
+    )
     two = replace(R1_TRTLLM_MLA, "--page-size", "1")
     two = [a if a != "--speculative-eagle-topk=1" else "--speculative-eagle-topk=2" for a in two]
     p = judge(mapping, "0.5.9", two, {10})["eagle-topk-page-size"]
@@ -296,10 +312,13 @@ def test_the_gate_reads_the_architecture_from_the_model_directory(tmp_path: Path
             assert b["status"] == "blocked" and b["reasons"][0]["observed"] == "4"
 
 
-def test_the_gate_leaves_what_sglang_accepts_alone() -> None:
+def test_the_gate_leaves_what_sglang_accepts_alone(tmp_path: Path) -> None:
     h200 = run_gate(H200, *GPT_OSS_TRITON, "--page-size", "32")  # 0.5.23 pages the tree on triton
     assert refusals(h200) == {} and refusals(h200, "warnings") == {}
-    b200 = run_gate(B200, *R1_TRTLLM_MLA)  # 0.5.20, top-k 1 on trtllm_mla
+    r1 = tmp_path / "DeepSeek-R1"  # the model's config.json, read by the gate's preflight
+    r1.mkdir()
+    (r1 / "config.json").write_text(json.dumps(R1_CONFIG))
+    b200 = run_gate(B200, *replace(R1_TRTLLM_MLA, "--model-path", str(r1)))  # 0.5.20, top-k 1 on trtllm_mla
     assert refusals(b200) == {} and refusals(b200, "warnings") == {}
 
 

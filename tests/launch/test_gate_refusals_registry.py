@@ -30,9 +30,14 @@ CHECK_TEXT = {
     "spec-steps-without-topk": "with page_size > 1 is",
     # checked when the trtllm_mha backend starts, in its own module (CHECK_FILE)
     "trtllm-mha-page-128-heads": "dynamic tokens-per-page kernels, which only",
+    # asserted as the model loads, in the attention registry (CHECK_FILE); every release's wording ends so
+    "hybrid-gdn-blackwell-backend": "on Blackwell GPUs for hybrid GDN models",
 }
 # a rule checked outside the argument handling: the module of the wheel that holds its check
-CHECK_FILE = {"trtllm-mha-page-128-heads": "sglang/srt/layers/attention/trtllm_mha_backend.py"}
+CHECK_FILE = {
+    "trtllm-mha-page-128-heads": "sglang/srt/layers/attention/trtllm_mha_backend.py",
+    "hybrid-gdn-blackwell-backend": "sglang/srt/layers/attention/attention_registry.py",
+}
 # what a range's extra conditions (`also`) stand for in the wheel
 ALSO_TEXT = {
     "speculative_adaptive": "not cfg.speculative_adaptive and cfg.speculative_num_steps is None|"
@@ -258,3 +263,100 @@ def test_the_trtllm_mha_page_128_check_is_what_the_wheel_raises(version: str) ->
         if all(f'"{a}"' in body for a in own["architectures"])
     ]
     assert any(f'overrides["page_size"] = {own["value"]}' in body for body in hooks), version
+
+
+# ---- hybrid-gdn-blackwell-backend: the backends attention_registry.py admits, the GPUs, the models ------------
+
+GDN = "hybrid-gdn-blackwell-backend"
+
+
+def _gdn_versions() -> list[str]:
+    return _versions() if run_all() else ["0.5.2", "0.5.3", "0.5.5", "0.5.9", "0.5.13", "0.5.16", "0.5.20", "0.5.23"]
+
+
+def _names(text: str) -> list[str]:
+    return sorted(set(re.findall(r'"(\w+)"', text)))
+
+
+def gdn_check(registry: str) -> dict[str, Any] | None:
+    """The hybrid GDN check of attention_registry.py as the wheel writes it: the backends admitted on SM120 and on
+    the other Blackwell GPUs, and which backends it reads."""
+    at = registry.find(CHECK_TEXT[GDN])
+    if at < 0:
+        return None
+    start = registry.rfind("if is_blackwell():", 0, at)
+    block = registry[start:at]
+    sm120 = re.search(r"if (?:is_sm120_supported\(\)|get_platform\(\)\.is_sm120):\s*allowed = (\{[^}]*\})", block)
+    other = re.search(r"else:\s*(?:#[^\n]*\n\s*)*allowed = (\{[^}]*\}|\w+)", block)
+    if sm120 and other:
+        rest = other.group(1)
+        if not rest.startswith("{"):  # a module constant
+            const = re.search(rf"^{rest} = (\{{[^}}]*\}})", registry, re.M)
+            assert const is not None, rest
+            rest = const.group(1)
+        admitted = {"sm120": _names(sm120.group(1)), "other": _names(rest)}
+    else:
+        names = _names(" ".join(re.findall(r'attention_backend == "\w+"', block)))
+        admitted = {"sm120": names, "other": names}
+    if "prefill_attention_backend_str" in block:
+        mode = "prefill_decode"
+    elif "if prefill_be and decode_be" in block:
+        mode = "split_if_both"
+    else:
+        mode = "attention_backend"
+    return {"admitted": admitted, "checks": mode}
+
+
+def blackwell_majors(common: str) -> list[int]:
+    """The compute-capability majors utils/common.py's is_blackwell() takes."""
+    m = re.search(r"def is_blackwell\(\):.*?get_device_capability\(\)\[0\] (==|in) (\[[^\]]*\]|\d+)", common, re.S)
+    if m is None:
+        m = re.search(r"is_blackwell = lru_cache.*?device_capability_majors=(\[[^\]]*\])", common, re.S)
+        assert m is not None
+        return sorted(int(x) for x in re.findall(r"\d+", m.group(1)))
+    return sorted(int(x) for x in re.findall(r"\d+", m.group(2)))
+
+
+@pytest.mark.registry
+@pytest.mark.parametrize("version", _gdn_versions())
+def test_the_hybrid_gdn_check_is_what_the_wheel_asserts(version: str) -> None:
+    """launch.json's backends per GPU major, GPU majors checked, backends read and hybrid GDN models are the
+    wheel's: attention_registry.py's assert, utils/common.py's is_blackwell, the config classes of hybrid_gdn_config
+    (their model_type) or, in 0.5.3, is_hybrid_gdn's architectures."""
+    rule = next(r for r in load([], env={}).launch["refusals"]["rules"] if r["id"] == GDN)
+    entry = entry_for(rule, version)
+    assert entry is not None
+    registry = next(iter(module(version, CHECK_FILE[GDN]).values()), "")
+    read = gdn_check(registry)
+    assert (read is not None) is bool(entry["applies"]), version
+    if read is None:
+        return
+    spec = entry["hybrid_gdn"]
+    common = next(iter(module(version, "sglang/srt/utils/common.py").values()))
+    majors = blackwell_majors(common)
+    assert majors == spec["blackwell_majors"], version
+    for major in majors:
+        want = read["admitted"]["sm120" if major == 12 else "other"]
+        assert spec["allowed_by_major"][str(major)] == want, (version, major)
+    assert spec["checks"] == read["checks"], version
+    with zipfile.ZipFile(fetch_wheel("sglang", version)) as z:
+        configs = {n: z.read(n).decode("utf-8", "replace") for n in z.namelist() if n.startswith("sglang/srt/")}
+    if "architectures" in spec:  # 0.5.3: by the first architecture
+        runner = configs["sglang/srt/model_executor/model_runner.py"]
+        fn = re.search(r"def is_hybrid_gdn\(self\):.*? in \[(.*?)\]", runner, re.S)
+        assert fn is not None and _names(fn.group(1)) == spec["architectures"]
+        return
+    fn = next(
+        re.search(r"def hybrid_gdn_config\(.*?\):(.*?)return None", body, re.S)
+        for body in configs.values()
+        if "def hybrid_gdn_config(" in body
+    )
+    assert fn is not None
+    classes = re.findall(r"\b(\w+Config)\b", fn.group(1))
+    types = set(spec["model_types"])
+    for cls in classes:  # each listed class's own model_type is in the rule's list
+        body = next(b for b in configs.values() if f"class {cls}(" in b)
+        own = re.search(rf"class {cls}\(.*?model_type(?:: str)? = \"(\w+)\"", body, re.S)
+        assert own is not None and own.group(1) in types, (version, cls)
+    for model_type in types:  # and each model_type of the list is one a config class of the wheel declares
+        assert any(re.search(rf'model_type(?:: str)? = "{model_type}"', b) for b in configs.values()), model_type
