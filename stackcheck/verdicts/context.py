@@ -388,38 +388,25 @@ class Context:
                     )
         raise Missing(path, f"the manifests do not list the targets of {lib} in {name} {rel.get('version')} {build}")
 
-    def same_on_gpus(self, targets: list[str], others: list[str]) -> bool:
-        """Whether two lists of compiled targets serve every GPU model of the box alike (the same targets run on
-        each; with no GPU known, the same lists): where they do, the machine whose wheel they came from does not
-        change a verdict on this box."""
+    def same_on_gpus(self, targets: list[str], others: list[str], by_coverage: bool = False) -> bool:
+        """Whether two lists of compiled targets serve every GPU model of the box alike: the same targets run on
+        each, or with `by_coverage` the same coverage (SASS, PTX only, none: what the `covered_by` rules on
+        torch.archs read); with no GPU known, the same lists. Where they do, the machine whose wheel they came
+        from does not change a verdict on this box."""
         models = self.gpu_models()
         if not models:
             return sorted(targets) == sorted(others)
-        from stackcheck.facts.archs import expand_arch_list, runs_on
+        from stackcheck.facts.archs import coverage, expand_arch_list, runs_on
 
         rules = self.target_rules()
         mine, theirs = expand_arch_list(list(targets)), expand_arch_list(list(others))
+
+        def seen(found: list[Any], cc: tuple[int, int]) -> object:
+            return coverage(found, cc, rules) if by_coverage else {t.name for t in found if runs_on(t, cc, rules)}
+
         for m in models:
             cc = cc_tuple(m.cc)
-            if cc is None:
-                return False
-            if {t.name for t in mine if runs_on(t, cc, rules)} != {t.name for t in theirs if runs_on(t, cc, rules)}:
-                return False
-        return True
-
-    def _same_coverage(self, targets: list[str], others: list[str]) -> bool:
-        """Whether two lists of torch's targets cover every GPU model of the box alike (SASS, PTX only, or not at
-        all: what the `covered_by` rules on torch.archs read); with no GPU known, the same lists."""
-        models = self.gpu_models()
-        if not models:
-            return sorted(targets) == sorted(others)
-        from stackcheck.facts.archs import coverage, expand_arch_list
-
-        rules = self.target_rules()
-        mine, theirs = expand_arch_list(list(targets)), expand_arch_list(list(others))
-        for m in models:
-            cc = cc_tuple(m.cc)
-            if cc is None or coverage(mine, cc, rules) != coverage(theirs, cc, rules):
+            if cc is None or seen(mine, cc) != seen(theirs, cc):
                 return False
         return True
 
@@ -476,7 +463,11 @@ class Context:
                 other = v.get("archs_aarch64")
                 if machine == "aarch64" and isinstance(other, list):
                     return list(other), f"manifest: torch {rel.get('version')} {variant} aarch64"
-                if machine is None and isinstance(other, list) and not self._same_coverage(list(v["archs"]), other):
+                if (
+                    machine is None
+                    and isinstance(other, list)
+                    and not self.same_on_gpus(list(v["archs"]), other, by_coverage=True)
+                ):
                     raise Missing(
                         "torch.archs",
                         f"the x86_64 and aarch64 wheels of torch {rel.get('version')} {variant} carry different "
