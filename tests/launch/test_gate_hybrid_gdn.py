@@ -12,14 +12,11 @@ qwen3_next, 16 query / 2 KV heads, head_dim 256), Qwen3.5 (model_type qwen3_5_mo
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from gate_cli import gate_json, model_dir
 
 from stackcheck.knowledge.loader import load
 from stackcheck.launch import gate
@@ -170,30 +167,11 @@ def test_sglangs_own_backend_choice(mapping: dict[str, Any]) -> None:
 
 
 def run_gate(facts: Path, *args: str) -> dict[str, Any]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SGLANG_", "STACKCHECK_"))}
-    gate_args = ["gate", "--facts", str(facts), "--dry-run", "--format", "json", "--"]
-    r = subprocess.run(
-        [sys.executable, "-m", "stackcheck", *gate_args, *LAUNCH, *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env,
-        cwd=ROOT,
-    )
-    assert r.returncode in (0, 1), r.stderr
-    doc: dict[str, Any] = json.loads(r.stdout)
-    return doc
+    return gate_json(facts, *args, dry_run=True)
 
 
 def refusal(doc: dict[str, Any], key: str = "reasons") -> dict[str, Any] | None:
     return next((b for b in doc[key] if b["feature"] == f"refusal {RULE}"), None)
-
-
-def model_dir(tmp_path: Path, name: str, config: dict[str, Any]) -> Path:
-    model = tmp_path / name
-    model.mkdir()
-    (model / "config.json").write_text(json.dumps(config))
-    return model
 
 
 def test_the_gate_refuses_qwen3_next_on_flashinfer_on_a_b200_and_passes_triton(tmp_path: Path) -> None:

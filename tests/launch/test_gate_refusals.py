@@ -6,13 +6,11 @@ GPU) decides. The flag lines are those of public reports, with the release and G
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from gate_cli import gate_json
 
 from stackcheck.knowledge.loader import load
 from stackcheck.launch import gate
@@ -267,18 +265,7 @@ def test_steps_without_top_k_leave_it_unset_and_sglang_compares_none(mapping: di
 
 
 def run_gate(facts: Path, *args: str) -> dict[str, Any]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SGLANG_", "STACKCHECK_"))}
-    r = subprocess.run(
-        [sys.executable, "-m", "stackcheck", "gate", "--facts", str(facts), "--format", "json", "--", *LAUNCH, *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env,
-        cwd=ROOT,
-    )
-    assert r.returncode in (0, 1), r.stderr
-    doc: dict[str, Any] = json.loads(r.stdout)
-    return doc
+    return gate_json(facts, *args)
 
 
 def refusals(doc: dict[str, Any], key: str = "reasons") -> dict[str, Any]:

@@ -10,14 +10,11 @@ flashinfer issue #4094 gives it; MiMo-V2-Flash style: QK 192, V 128)."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from gate_cli import gate_json, model_dir
 
 from stackcheck.knowledge.loader import load
 from stackcheck.launch import gate
@@ -240,31 +237,11 @@ def test_model_heads_reads_what_config_json_states() -> None:
 
 
 def run_gate(facts: Path, *args: str) -> dict[str, Any]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SGLANG_", "STACKCHECK_"))}
-    gate_args = ["gate", "--facts", str(facts), "--dry-run", "--format", "json", "--"]
-    r = subprocess.run(
-        [sys.executable, "-m", "stackcheck", *gate_args, *LAUNCH, *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env,
-        cwd=ROOT,
-    )
-    assert r.returncode in (0, 1), r.stderr
-    doc: dict[str, Any] = json.loads(r.stdout)
-    return doc
+    return gate_json(facts, *args, dry_run=True)
 
 
 def refusal(doc: dict[str, Any], key: str = "reasons") -> dict[str, Any] | None:
     return next((b for b in doc[key] if b["feature"] == f"refusal {RULE}"), None)
-
-
-def model_dir(tmp_path: Path, name: str, config: dict[str, Any] | None) -> Path:
-    model = tmp_path / name
-    model.mkdir()
-    if config is not None:
-        (model / "config.json").write_text(json.dumps(config))
-    return model
 
 
 def test_the_gate_refuses_an_mha_model_on_a_b200_and_passes_llama3(tmp_path: Path) -> None:

@@ -1,0 +1,40 @@
+"""The gate end to end, as a user runs it: `stackcheck gate --facts FACTS [--dry-run] --format json -- python -m
+sglang.launch_server ARGS` in a fresh process, from the repository root, with the SGLANG_ and STACKCHECK_
+variables of the test run removed; its JSON decision (for the gate's refusal tests)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+LAUNCH = ["python", "-m", "sglang.launch_server"]
+
+
+def gate_json(facts: Path, *args: str, dry_run: bool = False) -> dict[str, Any]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SGLANG_", "STACKCHECK_"))}
+    gate_args = ["gate", "--facts", str(facts), *(["--dry-run"] if dry_run else []), "--format", "json", "--"]
+    r = subprocess.run(
+        [sys.executable, "-m", "stackcheck", *gate_args, *LAUNCH, *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        cwd=ROOT,
+    )
+    assert r.returncode in (0, 1), r.stderr
+    doc: dict[str, Any] = json.loads(r.stdout)
+    return doc
+
+
+def model_dir(tmp_path: Path, name: str, config: dict[str, Any] | None) -> Path:
+    """A model directory the gate's preflight reads: `config` as its config.json (None: no config.json)."""
+    model = tmp_path / name
+    model.mkdir()
+    if config is not None:
+        (model / "config.json").write_text(json.dumps(config))
+    return model
