@@ -23,7 +23,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from stackcheck.launch.preflight.gpus import Layout, check_gpu_count, gpu_ordinals, layout_problems, visible_devices
+from stackcheck.launch.preflight.gpus import (
+    MAX_NODE_RANKS,
+    Layout,
+    check_gpu_count,
+    gpu_ordinals,
+    layout_problems,
+    ranks_on_node,
+    visible_devices,
+)
 from stackcheck.launch.preflight.host import ShmReading, check_memlock, check_port, check_shm
 from stackcheck.launch.preflight.memory import check_memory
 from stackcheck.launch.preflight.model import ModelInfo, ModelRequirement, read_model
@@ -155,7 +163,9 @@ def run(inp: Inputs) -> Preflight:
         except ImportError as exc:  # packaging is a dependency of stackcheck; a broken install says so
             results.append(CheckResult("dependencies", "unknown", None, "SGLang's Requires-Dist", f"packaging: {exc}"))
     if r.shm is not None:
-        shm = check_shm(r.shm, len(set(gpu_ordinals(layout))), host.get("shm") or {})
+        ranks = ranks_on_node(layout)
+        gpus_here = ranks if ranks > MAX_NODE_RANKS else len(set(gpu_ordinals(layout)))
+        shm = check_shm(r.shm, gpus_here, host.get("shm") or {})
         if shm is not None:
             results.append(shm)
     if r.memlock is not None:

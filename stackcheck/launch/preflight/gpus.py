@@ -101,6 +101,20 @@ def layout_problems(layout: Layout, source: Any = None) -> list[CheckResult]:
     return out
 
 
+#: more ranks on one node than any node has GPUs: the checks answer from the count (ranks_on_node) instead of
+#: listing each rank's ordinal, which for `--tp 100000000` took minutes and gigabytes
+MAX_NODE_RANKS = 4096
+
+
+def ranks_on_node(layout: Layout) -> int:
+    """How many ranks SGLang starts on this node: the length of gpu_ordinals' list, without building it."""
+    nnodes = max(1, layout.nnodes)
+    pp_per_node = max(layout.pp // nnodes, 1)
+    tp_per_node = max(layout.tp // max(nnodes // layout.pp, 1), 1)
+    groups = layout.dp if layout.dp > 1 and not layout.dp_attention else 1
+    return groups * pp_per_node * tp_per_node
+
+
 def gpu_ordinals(layout: Layout, dp_offset_includes_pp: bool = True) -> list[int]:
     """The CUDA device ordinals SGLang's ranks take on this node, in launch order (SGLang 0.5.x:
     engine.py `_launch_scheduler_processes` and data_parallel_controller.py; see preflight.json)."""
@@ -230,6 +244,14 @@ def check_gpu_count(
             includes_pp = bool(entry.get("includes_pp"))
             if layout.dp > 1 and not layout.dp_attention:
                 layout_source = entry.get("source")
+    ranks = ranks_on_node(layout)
+    if ranks > MAX_NODE_RANKS:
+        msg = (
+            f"the launch starts {ranks} ranks on this node ({layout.describe()}), one GPU each: more GPUs than a "
+            f"node holds; {visible.size} visible"
+        )
+        required_n = {"gpus": ranks, "layout": layout.describe()}
+        return CheckResult("gpu-count", "fail", {"visible": visible.size}, required_n, msg, layout_source), []
     ordinals = gpu_ordinals(layout, includes_pp)
     need = max(ordinals) + 1
     distinct = len(set(ordinals))
