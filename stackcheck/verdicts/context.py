@@ -297,6 +297,14 @@ class Context:
             if v.get("variant") == variant:
                 archs = v.get("archs_aarch64") if aarch64 and "archs_aarch64" in v else v.get("archs")
                 other = v.get("archs_aarch64")
+                if aarch64 and other is None and archs is not None:
+                    # an Arm wheel is another build, with its own targets (cu124's torch: sm_90 only): the x86_64
+                    # list says nothing about it
+                    raise Missing(
+                        f"pkg.{name}.archs",
+                        f"the manifests list the targets of the x86_64 wheel of {name} {rel.get('version')} {variant} "
+                        "only; its aarch64 build can carry others (run with --deep to read the installed binaries)",
+                    )
                 if machine is None and archs is not None and other is not None and not self.same_on_gpus(archs, other):
                     raise Missing(
                         f"pkg.{name}.archs",
@@ -461,8 +469,14 @@ class Context:
         for v in rel.get("variants") or []:
             if v.get("variant") == variant and "archs" in v:
                 other = v.get("archs_aarch64")
-                if machine == "aarch64" and isinstance(other, list):
-                    return list(other), f"manifest: torch {rel.get('version')} {variant} aarch64"
+                if machine == "aarch64":
+                    if isinstance(other, list):
+                        return list(other), f"manifest: torch {rel.get('version')} {variant} aarch64"
+                    raise Missing(
+                        "torch.archs",
+                        f"the manifests list the targets of torch {rel.get('version')} {variant}'s x86_64 wheel only; "
+                        "an aarch64 build carries its own (run with --deep to read the installed binaries)",
+                    )
                 if (
                     machine is None
                     and isinstance(other, list)

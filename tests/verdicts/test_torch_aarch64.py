@@ -62,3 +62,19 @@ def test_both_wheels_covering_the_gpu_alike_need_no_machine(manifests: Manifests
         assert _ctx(manifests, cc, "2.11.0+cu130", None).torch_archs()[0]
     with pytest.raises(Missing, match=r"system\.machine"):
         _ctx(manifests, "7.5", "2.11.0+cu130", None).torch_archs()  # sm_75 on x86_64 only
+
+
+def test_an_arm_box_without_an_aarch64_list_is_unknown(manifests: Manifests) -> None:
+    """Where only the x86_64 wheel's targets are recorded (torch cu118, cu126; sgl-kernel 0.3.5's cu124 build), an
+    Arm box gets unknown, not the x86_64 answer: an aarch64 build carries its own targets (cu124's: sm_90 only)."""
+    with pytest.raises(Missing, match="x86_64 wheel only"):
+        _ctx(manifests, "8.0", "2.4.0+cu118", "aarch64").torch_archs()
+    assert "sm_80" in _ctx(manifests, "8.0", "2.4.0+cu118", "x86_64").torch_archs()[0]
+    facts: dict[str, Any] = {
+        "gpus": assumed_gpus(manifests, "8.0x1"),
+        "packages": {"sgl-kernel": {"installed": True, "version": "0.3.5+cu124"}},
+        "system": {"machine": "aarch64"},
+    }
+    ctx = Context(facts=facts, manifests=manifests, launch={})  # type: ignore[arg-type]
+    with pytest.raises(Missing, match="aarch64 build can carry others"):
+        ctx.package_archs("sgl-kernel")
