@@ -291,30 +291,11 @@ class Context:
         rel = self.release(name)
         if rel is None or variant is None:
             raise Missing(f"pkg.{name}.archs", f"the manifests do not know the build of {name} {version}")
-        machine = self.machine()
-        aarch64 = machine == "aarch64"
         for v in rel.get("variants") or []:
             if v.get("variant") == variant:
-                archs = v.get("archs_aarch64") if aarch64 and "archs_aarch64" in v else v.get("archs")
-                other = v.get("archs_aarch64")
-                if aarch64 and other is None and archs is not None:
-                    # an Arm wheel is another build, with its own targets (cu124's torch: sm_90 only): the x86_64
-                    # list says nothing about it
-                    raise Missing(
-                        f"pkg.{name}.archs",
-                        f"the manifests list the targets of the x86_64 wheel of {name} {rel.get('version')} {variant} "
-                        "only; its aarch64 build can carry others (run with --deep to read the installed binaries)",
-                    )
-                if machine is None and archs is not None and other is not None and not self.same_on_gpus(archs, other):
-                    raise Missing(
-                        f"pkg.{name}.archs",
-                        f"the x86_64 and aarch64 wheels of {name} {rel.get('version')} {variant} carry different "
-                        "targets, and the facts do not say which machine this is (system.machine)",
-                    )
-                if archs is not None:
-                    return list(archs), f"manifest: {name} {rel.get('version')} {variant}" + (
-                        " aarch64" if aarch64 else ""
-                    )
+                found = self._machine_archs(f"pkg.{name}.archs", f"{name} {rel.get('version')} {variant}", v)
+                if found is not None:
+                    return found
         raise Missing(f"pkg.{name}.archs", f"the manifests list no {variant} build of {name} {rel.get('version')}")
 
     def derived_archs(self, name: str) -> tuple[list[str], str] | None:
@@ -396,6 +377,34 @@ class Context:
                     )
         raise Missing(path, f"the manifests do not list the targets of {lib} in {name} {rel.get('version')} {build}")
 
+    def _machine_archs(
+        self, path: str, build: str, variant: Mapping[str, Any], by_coverage: bool = False
+    ) -> tuple[list[str], str] | None:
+        """A build's compiled targets for this box's machine (components.json `archs`, `archs_aarch64`) and where
+        they come from; None when the build lists none. An Arm box is judged by the aarch64 list, unknown without
+        one; a box whose machine the facts do not give only where both lists serve its GPUs alike."""
+        x86, arm = variant.get("archs"), variant.get("archs_aarch64")
+        if x86 is None and arm is None:
+            return None
+        machine = self.machine()
+        if machine == "aarch64":
+            if arm is None:  # an Arm build has its own targets (cu124's torch: sm_90 only)
+                raise Missing(
+                    path,
+                    f"the manifests list the targets of {build}'s x86_64 wheel only; its aarch64 build can carry "
+                    "others (run with --deep to read the installed binaries)",
+                )
+            return list(arm), f"manifest: {build} aarch64"
+        if x86 is None:
+            return None
+        if machine is None and arm is not None and not self.same_on_gpus(list(x86), list(arm), by_coverage):
+            raise Missing(
+                path,
+                f"the x86_64 and aarch64 wheels of {build} carry different targets, and the facts do not say which "
+                "machine this is (system.machine)",
+            )
+        return list(x86), f"manifest: {build}"
+
     def same_on_gpus(self, targets: list[str], others: list[str], by_coverage: bool = False) -> bool:
         """Whether two lists of compiled targets serve every GPU model of the box alike: the same targets run on
         each, or with `by_coverage` the same coverage (SASS, PTX only, none: what the `covered_by` rules on
@@ -464,30 +473,13 @@ class Context:
                 "torch.archs", f"torch {version} is not in the manifests" if version else "torch version not known"
             )
         # torch's aarch64 wheels are other builds (build_cuda.sh's aarch64 arch lists: no sm_75 or sm_86 in cu130,
-        # only sm_90 in cu124): an Arm box is judged by them, and a box of unknown machine only where both agree
-        machine = self.machine()
+        # only sm_90 in cu124): an Arm box is judged by them, and a box of unknown machine only where both cover its
+        # GPUs alike (what the covered_by rules on torch.archs read)
         for v in rel.get("variants") or []:
             if v.get("variant") == variant and "archs" in v:
-                other = v.get("archs_aarch64")
-                if machine == "aarch64":
-                    if isinstance(other, list):
-                        return list(other), f"manifest: torch {rel.get('version')} {variant} aarch64"
-                    raise Missing(
-                        "torch.archs",
-                        f"the manifests list the targets of torch {rel.get('version')} {variant}'s x86_64 wheel only; "
-                        "an aarch64 build carries its own (run with --deep to read the installed binaries)",
-                    )
-                if (
-                    machine is None
-                    and isinstance(other, list)
-                    and not self.same_on_gpus(list(v["archs"]), other, by_coverage=True)
-                ):
-                    raise Missing(
-                        "torch.archs",
-                        f"the x86_64 and aarch64 wheels of torch {rel.get('version')} {variant} carry different "
-                        "targets, and the facts do not say which machine this is (system.machine)",
-                    )
-                return list(v["archs"]), f"manifest: torch {rel.get('version')} {variant}"
+                found = self._machine_archs("torch.archs", f"torch {rel.get('version')} {variant}", v, by_coverage=True)
+                if found is not None:
+                    return found
         raise Missing("torch.archs", f"the manifests list no {variant} build of torch {rel.get('version')}")
 
     # ---- toolkits ---------------------------------------------------------------------------
