@@ -106,26 +106,29 @@ def layout_problems(layout: Layout, source: Any = None) -> list[CheckResult]:
 MAX_NODE_RANKS = 4096
 
 
+def _per_node(layout: Layout) -> tuple[int, int, int, int]:
+    """(pipeline stages per node, nodes per pipeline stage, tensor ranks per node, DP groups) as SGLang splits a
+    launch over its nodes."""
+    nnodes = max(1, layout.nnodes)
+    nnodes_per_pp_rank = max(nnodes // layout.pp, 1)
+    groups = layout.dp if layout.dp > 1 and not layout.dp_attention else 1
+    return max(layout.pp // nnodes, 1), nnodes_per_pp_rank, max(layout.tp // nnodes_per_pp_rank, 1), groups
+
+
 def ranks_on_node(layout: Layout) -> int:
     """How many ranks SGLang starts on this node: the length of gpu_ordinals' list, without building it."""
-    nnodes = max(1, layout.nnodes)
-    pp_per_node = max(layout.pp // nnodes, 1)
-    tp_per_node = max(layout.tp // max(nnodes // layout.pp, 1), 1)
-    groups = layout.dp if layout.dp > 1 and not layout.dp_attention else 1
+    pp_per_node, _, tp_per_node, groups = _per_node(layout)
     return groups * pp_per_node * tp_per_node
 
 
 def gpu_ordinals(layout: Layout, dp_offset_includes_pp: bool = True) -> list[int]:
     """The CUDA device ordinals SGLang's ranks take on this node, in launch order (SGLang 0.5.x:
     engine.py `_launch_scheduler_processes` and data_parallel_controller.py; see preflight.json)."""
-    tp, pp, nnodes = layout.tp, layout.pp, max(1, layout.nnodes)
-    pp_per_node = max(pp // nnodes, 1)
-    nnodes_per_pp_rank = max(nnodes // pp, 1)
-    tp_per_node = max(tp // nnodes_per_pp_rank, 1)
+    tp, pp = layout.tp, layout.pp
+    pp_per_node, nnodes_per_pp_rank, tp_per_node, groups = _per_node(layout)
     node = layout.node_rank
     pp_ranks = range(pp_per_node * (node // nnodes_per_pp_rank), pp_per_node * (node // nnodes_per_pp_rank + 1))
     tp_ranks = range(tp_per_node * (node % nnodes_per_pp_rank), tp_per_node * (node % nnodes_per_pp_rank + 1))
-    groups = layout.dp if layout.dp > 1 and not layout.dp_attention else 1
     per_group = tp * (pp if dp_offset_includes_pp else 1) * layout.gpu_id_step
     out: list[int] = []
     for g in range(groups):
