@@ -228,3 +228,25 @@ def test_triage_with_facts_names_the_boxs_acs_for_a_hang() -> None:
     assert doc["root_cause"]["kind"] == "stall"
     assert doc["fix"]["check"] == "pcie-p2p-path" and doc["fix"]["status"] == "failed"
     assert "ACS" in doc["fix"]["message"]
+
+
+# ---- torch's cpp_extension without a toolkit: "CUDA_HOME environment variable is not set" (sglang#3952) ------
+_NO_CUDA_HOME = (
+    "Traceback (most recent call last):\n"
+    '  File "/usr/local/lib/python3.10/dist-packages/torch/utils/cpp_extension.py", line 2416, in _join_cuda_home\n'
+    "    raise OSError('CUDA_HOME environment variable is not set. '\n"
+    "OSError: CUDA_HOME environment variable is not set. Please set it to your CUDA install root.\n"
+)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [_NO_CUDA_HOME, "CUDA_HOME environment variable is not set\n"],
+    ids=["torch-traceback", "the-words-alone"],
+)
+def test_torchs_missing_cuda_home_names_the_jit_toolchain(text: str) -> None:
+    """torch.utils.cpp_extension raises this (torch 2.5.1 and 2.13.0 wheels, _join_cuda_home) when a build asks
+    for the toolkit and _find_cuda_home found none: no CUDA_HOME/CUDA_PATH, no nvcc on PATH, no /usr/local/cuda."""
+    rc = _triage(text).root_cause  # type: ignore[attr-defined]
+    assert rc is not None and rc.signature is not None
+    assert (rc.signature.id, rc.signature.check) == ("jit-nvcc-missing", "jit-toolchain")
