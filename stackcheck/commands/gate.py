@@ -28,14 +28,16 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import TYPE_CHECKING, Any, cast
 
 from stackcheck.commands.arguments import add_facts_options, options_from
 from stackcheck.errors import EXIT_FINDING, EXIT_INTERNAL, EXIT_OK, StackcheckError, UsageError
+from stackcheck.lean_typing import TYPE_CHECKING, cast
 from stackcheck.render import GATE_FORMATS
 from stackcheck.render.interface import RenderOptions
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from stackcheck.knowledge.types import Feature
     from stackcheck.plan.model import PlanJSON
     from stackcheck.verdicts.types import FeatureVerdict

@@ -62,12 +62,15 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from stackcheck.errors import UsageError
+from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.record import field, record
+from stackcheck.verdicts import EFFECT_ORDER
 
-EFFECT_ORDER = {"crash": 3, "disabled": 2, "degraded": 1}
+if TYPE_CHECKING:
+    from typing import Any
+
 _PYTHON = re.compile(r"^python(\d+(\.\d+)?)?$")
 # python options that take a separate value (python -X dev -W error -m mod)
 _PY_VALUE_OPTS = {"-X", "-W", "-Q", "--check-hash-based-pycs"}

@@ -37,9 +37,12 @@ silent rather than guess: the flags themselves are judged by release_problems).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from stackcheck.launch.gate import Derived, Problem, _declared_in
+from stackcheck.lean_typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
 
 _UNKNOWN = object()  # a value SGLang chooses at start that the command does not give
 
