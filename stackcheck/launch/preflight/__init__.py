@@ -38,12 +38,10 @@ from stackcheck.launch.preflight.result import CheckResult, worst
 from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.record import field, record
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the probes package is imported only where the box is read (not with --facts)
     from typing import Any
 
-    from stackcheck.launch.preflight.result import (
-        Status,  # the probes package is imported only where the box is read (not with --facts)
-    )
+    from stackcheck.launch.preflight.result import Status
     from stackcheck.probes.gpu_usage import UsageReading
     from stackcheck.readers.fsview import FileView
 
