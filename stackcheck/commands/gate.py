@@ -259,8 +259,11 @@ def run(args: argparse.Namespace) -> int:
     if not args.quiet:  # the server's stdout is its own: the warnings (the JSON on one line) go to stderr
         _err(render(shown, RenderOptions(verbose=args.verbose, warnings_only=True, compact=True)))
     if args.watch:
+        import gc
+
         from stackcheck.launch.watch import watch
 
+        gc.enable()  # the parent lives as long as the server: the collector cli.main paused for the decision runs
         return watch(
             command,
             ready=args.ready_pattern.encode(),
