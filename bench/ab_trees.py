@@ -1,7 +1,7 @@
 """Before and after, side by side: the same stackcheck commands run from two source trees (a checkout of the
 parent commit and this one, say), interleaved, with the bare-NVML floor and `python -c pass` in every round.
 
-    python bench/ab_trees.py [--runs 21] [--json out.json] TREE_A TREE_B
+    python bench/ab_trees.py [--runs 21] [--json out.json] [--rows "audit --facts,gate --facts"] TREE_A TREE_B
 
 Each round runs the floor, `python -c pass`, then every row from tree A and tree B (their order alternating
 from round to round, so that a drift of the machine falls on both), each a fresh process
@@ -26,9 +26,13 @@ from typing import Any
 from floor import FLOOR, WRAPPER  # bench/floor.py, beside this script
 
 SGLANG = ["python3", "-m", "sglang.launch_server", "--model-path", "x", "--tp", "1"]
+SGLANG_TP2 = ["python", "-m", "sglang.launch_server", "--model-path", "M", "--tp", "2"]
 ROWS: dict[str, list[str]] = {
     # the 2-core goal's row: saved facts, nothing probed (relative to each tree: both hold the case)
     "audit --facts": ["audit", "--facts", "tests/cases/writeup-after/facts.json", "--format", "json"],
+    # the gate's and the planner's own work, nothing probed: an H200 box's saved facts, the write-up box's
+    "gate --facts": ["gate", "--dry-run", "--facts", "tests/cases/h200-newest/facts.json", "--", *SGLANG_TP2],
+    "plan": ["plan", "--facts", "tests/cases/writeup-after/facts.json"],
     "audit": ["audit", "--format", "json"],
     "gate": ["gate", "--dry-run", "--", *SGLANG],
     "audit --deep": ["audit", "--deep", "--format", "json"],
@@ -56,7 +60,14 @@ def main() -> int:
     ap.add_argument("trees", nargs=2, metavar="TREE")
     ap.add_argument("--runs", type=int, default=21)
     ap.add_argument("--json", default=None)
+    ap.add_argument("--rows", default=None, help=f"a comma-separated subset of: {', '.join(ROWS)} (default all)")
     args = ap.parse_args()
+    if args.rows:
+        unknown = [r for r in args.rows.split(",") if r not in ROWS]
+        if unknown:
+            ap.error(f"unknown rows: {', '.join(unknown)}")
+        for row in [r for r in ROWS if r not in args.rows.split(",")]:
+            del ROWS[row]
     trees = [os.path.abspath(t) for t in args.trees]
     caches = [tempfile.mkdtemp(prefix=f"stackcheck-ab-{i}-") for i in range(2)]
     envs = [tree_env(t, c) for t, c in zip(trees, caches, strict=True)]

@@ -45,12 +45,16 @@ if TYPE_CHECKING:
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FACTS = "tests/cases/writeup-after/facts.json"
 LOG = "tests/data/logs/no_kernel_image.log"
+GATE_FACTS = "tests/cases/h200-newest/facts.json"
+SGLANG_TP2 = ["python", "-m", "sglang.launch_server", "--model-path", "M", "--tp", "2"]
 
 #: verb label -> stackcheck arguments (paths relative to the repository root)
 VERBS: dict[str, list[str]] = {
     "audit": ["audit"],
     "audit-facts": ["audit", "--facts", FACTS],
     "gate": ["gate", "--dry-run", "--", "python3", "-m", "sglang.launch_server", "--model-path", "x", "--tp", "1"],
+    # the gate's own work without this box's probes: saved facts of an H200 box, a TP-2 SGLang launch
+    "gate-facts": ["gate", "--dry-run", "--facts", GATE_FACTS, "--", *SGLANG_TP2],
     "plan": ["plan", "--facts", FACTS],
     "plan-want": ["plan", "--facts", FACTS, "--want", "attention-fa4"],
     "explain": ["explain", "fp8-block-gemm", "--facts", FACTS],
@@ -168,7 +172,14 @@ def child(out_path: str, argv: list[str]) -> int:
         "stackcheck.documents.report": {"base_report": "evaluation", "summarize": "evaluation"},
         "stackcheck.launch.triage": {"triage_file": "evaluation", "triage_with_plan": "plan"},
         "stackcheck.commands.explain": {"_box_gpus": "evaluation", "_rows": "evaluation", "ranges": "evaluation"},
-        "stackcheck.launch.gate": {"derive": "launch", "release_problems": "launch", "installation_problems": "launch"},
+        "stackcheck.launch.gate": {
+            "derive": "launch",
+            "release_problems": "launch",
+            "installation_problems": "launch",
+            "undeclared_problems": "launch",
+        },
+        "stackcheck.launch.refusals": {"refusal_problems": "launch"},
+        "stackcheck.facts.implied": {"apply": "evaluation"},
         "stackcheck.launch.gate_preflight": {
             "expand_config": "launch",
             "run_for_gate": "launch",

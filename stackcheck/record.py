@@ -10,17 +10,21 @@ or inheriting records: use a NamedTuple or a dataclass for those."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+
+from stackcheck.lean_typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from typing import Any, TypeVar
+
     from typing_extensions import dataclass_transform
+
+    _T = TypeVar("_T")
 else:
 
-    def dataclass_transform(**_: Any) -> Callable[[Any], Any]:
+    def dataclass_transform(**_):
         return lambda fn: fn
 
 
-_T = TypeVar("_T")
 _NO_DEFAULT = object()
 
 

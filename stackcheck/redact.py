@@ -376,7 +376,12 @@ def _escape(ch: str) -> str:
 def terminal_safe(text: str, newlines: bool = True) -> str:
     """`text` with every character a terminal would act on shown as an escape instead: ESC (so every escape
     sequence), the other C0 and C1 controls, DEL, lone surrogates and bidi overrides. Tabs stay; newlines
-    stay when `newlines` (a whole rendered text), else become `\\n` (one field of a line)."""
+    stay when `newlines` (a whole rendered text), else become `\\n` (one field of a line). Every character the
+    patterns escape is a control, a surrogate, a format character or a line or paragraph separator, none of
+    which str.isprintable() admits: a printable text (nearly every field of a report) is returned as it is
+    without a search (~1 ms of a text report's ~950 distinct fields)."""
+    if text.isprintable():
+        return text
     pattern = _UNSAFE if newlines else _UNSAFE_NL
     if not pattern.search(text):
         return text

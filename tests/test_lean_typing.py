@@ -124,3 +124,33 @@ def test_the_start_up_path_classes_are_named_tuples_without_typing() -> None:
     proc = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, env=env, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("ok ('major', 'minor', 'suffix', 'kind')")
+
+
+#: the modules a gate imports besides the audit's: the command, the launch's reading, preflight and refusals, the
+#: engine, the recommendation's advice, the gate's renderer and the GPU-usage reader
+GATE_MODULES = (
+    "stackcheck.commands.gate", "stackcheck.launch.gate", "stackcheck.launch.gate_preflight",
+    "stackcheck.launch.preflight", "stackcheck.launch.preflight.deps", "stackcheck.launch.refusals",
+    "stackcheck.launch.recommend", "stackcheck.verdicts.engine", "stackcheck.render.gate",
+    "stackcheck.probes.gpu_usage", "stackcheck.record",
+)  # fmt: skip
+
+
+def test_the_gate_modules_import_no_typing() -> None:
+    # typing's NamedTuple, Literal and TypeVar cost the gate's imports ~2 ms even where packaging.version (which
+    # the engine reads versions with) has imported typing already; they take lean_typing's
+    code = (
+        "import sys\n"
+        f"for name in {GATE_MODULES!r}:\n"
+        "    __import__(name)\n"
+        "    assert 'typing' not in sys.modules, f'typing imported with {name}'\n"
+        "from stackcheck.launch.preflight import CheckResult, Layout\n"
+        "r = CheckResult('gpu-count', 'ok', 2, 2, 'fine')\n"
+        "assert r.to_json()['status'] == 'ok' and r.details is None and r._fields[0] == 'check'\n"
+        "assert Layout._fields[:2] == ('tp', 'pp')\n"
+        "print('ok')\n"
+    )
+    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
+    proc = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "ok\n"

@@ -368,3 +368,18 @@ def test_the_marks_change_nothing_against_the_patterns_applied_to_every_text() -
         text = "".join(parts)
         assert redact_text(text) == _reference_redact_text(text), text
         assert looks_secret(text) == _reference_looks_secret(text), text
+
+
+def test_terminal_safe_passes_printable_text_without_a_search() -> None:
+    # the fast path (str.isprintable) is exact: no printable character is one the patterns escape, on every
+    # code point, and a text of printable characters comes back as the same object
+    from stackcheck import redact
+
+    unsafe = [redact._UNSAFE_NL, redact._UNSAFE]
+    for code in range(0x110000):
+        ch = chr(code)
+        if ch.isprintable():
+            assert not any(p.search(ch) for p in unsafe), hex(code)
+    text = "torch 2.9.1+cu130 · sm_90 → ok ✓ (sglang-0.5.9:server_args.py +2)"
+    assert redact.terminal_safe(text, newlines=False) is text
+    assert redact.terminal_safe("a\x1b[31mb\u202ec") == "a\\x1b[31mb\\u202ec"

@@ -106,6 +106,7 @@ def test_a_live_audit_imports_no_pathlib(tmp_path: Path) -> None:
     assert rc in (0, 1) and out.startswith("{")
     assert "stackcheck.probes.source_tables" in mods and "stackcheck.derive.installed" in mods
     assert "pathlib" not in mods
+    assert "platform" not in mods  # ~2 ms: the probes read os.uname() and sys.version (probes/test_lean_platform.py)
 
 
 def test_a_live_audit_imports_no_ast(tmp_path: Path) -> None:

@@ -261,6 +261,7 @@ def build_report(
     gathered: Callable[[], Gathered] | None = None,
     plan_cache: bool = False,
     also: Callable[[], None] | None = None,
+    plan_reported: bool = False,
 ) -> tuple[Report, Context]:
     """The whole audit: facts -> verdicts -> plan, as a report document. `manifests`, when the caller has
     loaded them already, are not read again; `gathered`, when the caller started the probes earlier (the
@@ -269,7 +270,9 @@ def build_report(
     a caller's own manifests may have been edited in memory, and are never cached). The cache entry keeps the
     verdicts too: an audit that finds it judges nothing again (the engine is not even imported). `also`, when
     given, runs in the same loading thread after the engine's imports (the gate imports the modules its decision
-    needs after the verdicts there); the verdicts wait for it."""
+    needs after the verdicts there); the verdicts wait for it. The plan is made from the verdicts of the stated
+    facts (the audit's); `plan_reported`: from the verdicts as reported, a facts file's implied versions merged
+    in (`stackcheck plan`'s), which is the same plan, and the same cache entry, where the merge changed none."""
     loaded = manifests
     texts: list[str] | None = [] if plan_cache and want_plan and manifests is None else None
 
@@ -321,7 +324,9 @@ def build_report(
 
         apply_implied(report, ctx)
     report["summary"] = summarize(report["features"], report["checks"])
-    if want_plan:
+    if want_plan and plan_reported and report["features"] != features:
+        report["plan"] = _compute_plan(ctx, report["features"])  # the implied versions changed a verdict
+    elif want_plan:
         report["plan"] = kept.plan(features, checks) if kept is not None else _compute_plan(ctx, features)
     return report, ctx
 

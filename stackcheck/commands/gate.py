@@ -28,14 +28,16 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import TYPE_CHECKING, Any, cast
 
 from stackcheck.commands.arguments import add_facts_options, options_from
 from stackcheck.errors import EXIT_FINDING, EXIT_INTERNAL, EXIT_OK, StackcheckError, UsageError
+from stackcheck.lean_typing import TYPE_CHECKING, cast
 from stackcheck.render import GATE_FORMATS
 from stackcheck.render.interface import RenderOptions
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from stackcheck.knowledge.types import Feature
     from stackcheck.plan.model import PlanJSON
     from stackcheck.verdicts.types import FeatureVerdict
@@ -257,8 +259,11 @@ def run(args: argparse.Namespace) -> int:
     if not args.quiet:  # the server's stdout is its own: the warnings (the JSON on one line) go to stderr
         _err(render(shown, RenderOptions(verbose=args.verbose, warnings_only=True, compact=True)))
     if args.watch:
+        import gc
+
         from stackcheck.launch.watch import watch
 
+        gc.enable()  # the parent lives as long as the server: the collector cli.main paused for the decision runs
         return watch(
             command,
             ready=args.ready_pattern.encode(),

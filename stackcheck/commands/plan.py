@@ -59,25 +59,33 @@ def parse_to(items: list[str]) -> dict[str, str]:
 
 def run(args: argparse.Namespace) -> int:
     from stackcheck.assembly.pipeline import build_report
-    from stackcheck.plan import component_name, make_plan
 
     fmt = format_choice(args)
     pins = parse_to(list(args.to or []))
     holds = list(args.hold or [])
-    for h in holds:
-        component_name(h)
-    for name in pins:
-        component_name(name, "--to")
-    report, ctx = build_report(options_from(args), want_plan=False)
-    from stackcheck.commands.arguments import feature_id
+    if holds or pins:  # (the planner's package: not imported for a plan the cache may hold)
+        from stackcheck.plan import component_name
 
-    known = [str(f.get("id")) for f in ctx.manifests.features]
-    want = [feature_id(w, known, "--want") for w in args.want or []]  # `_` or `-`; a near miss names the id
-    plan = make_plan(ctx, list(report["features"]), want=want or None, hold=holds, pins=pins)
-    doc = plan.to_json()
-    request = {"want": want, "hold": holds, "to": [f"{k}=={v}" for k, v in pins.items()]}
-    if any(request.values()):
-        doc["request"] = request
+        for h in holds:
+            component_name(h)
+        for name in pins:
+            component_name(name, "--to")
+    # the plan of the box as it is (no --want, --hold or --to) is the audit's: read from the plan cache when an
+    # audit or an earlier plan kept it (the same key: facts, launch facts, manifest texts, stackcheck's code)
+    plain = not (args.want or holds or pins)
+    report, ctx = build_report(options_from(args), want_plan=plain, plan_cache=plain, plan_reported=True)
+    if plain:
+        doc = report["plan"]
+    else:
+        from stackcheck.commands.arguments import feature_id
+        from stackcheck.plan import make_plan
+
+        known = [str(f.get("id")) for f in ctx.manifests.features]
+        want = [feature_id(w, known, "--want") for w in args.want or []]  # `_` or `-`; a near miss names the id
+        doc = make_plan(ctx, list(report["features"]), want=want or None, hold=holds, pins=pins).to_json()
+        request = {"want": want, "hold": holds, "to": [f"{k}=={v}" for k, v in pins.items()]}
+        if any(request.values()):
+            doc["request"] = request
     report["plan"] = doc
     if fmt != "json":  # the plan on its own (the box in a few lines, then the steps); JSON keeps the report
         report.pop("features", None)
@@ -87,4 +95,4 @@ def run(args: argparse.Namespace) -> int:
 
     report = normalize(report, ctx.manifests.sources)  # every `source` as [{id, title, url}]
     emit(PLAN_FORMATS[fmt](report, render_options(args)), args)
-    return EXIT_FINDING if plan.error else EXIT_OK
+    return EXIT_FINDING if doc.get("error") else EXIT_OK

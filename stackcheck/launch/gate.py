@@ -62,12 +62,15 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from stackcheck.errors import UsageError
+from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.record import field, record
+from stackcheck.verdicts import EFFECT_ORDER
 
-EFFECT_ORDER = {"crash": 3, "disabled": 2, "degraded": 1}
+if TYPE_CHECKING:
+    from typing import Any
+
 _PYTHON = re.compile(r"^python(\d+(\.\d+)?)?$")
 # python options that take a separate value (python -X dev -W error -m mod)
 _PY_VALUE_OPTS = {"-X", "-W", "-Q", "--check-hash-based-pycs"}
@@ -837,30 +840,43 @@ def release_problems(
     return out
 
 
-def _in_runs(version: str, releases: list[str], spans: Any) -> bool:
-    """Whether `version` lies in one of the runs ("FIRST-LAST" or one release) of the listed releases."""
-    if version not in releases:
+def _positions(releases: list[str]) -> dict[str, int]:
+    """Each listed release's first place in `releases` (what releases.index gives), looked up in constant time."""
+    pos: dict[str, int] = {}
+    for i, release in enumerate(releases):
+        pos.setdefault(release, i)
+    return pos
+
+
+def _in_runs(version: str, releases: list[str], spans: Any, pos: Mapping[str, int] | None = None) -> bool:
+    """Whether `version` lies in one of the runs ("FIRST-LAST" or one release) of the listed releases. `pos`:
+    _positions(releases), when the caller asks for many flags' runs of the same releases."""
+    pos = _positions(releases) if pos is None else pos
+    at = pos.get(version)
+    if at is None:
         return False
-    at = releases.index(version)
     for span in spans if isinstance(spans, list) else []:
         first, _, last = str(span).partition("-")
-        if first in releases and (last or first) in releases:
-            if releases.index(first) <= at <= releases.index(last or first):
-                return True
+        lo, hi = pos.get(first), pos.get(last or first)
+        if lo is not None and hi is not None and lo <= at <= hi:
+            return True
     return False
 
 
 def _declared_in(mapping: Mapping[str, Any], version: str) -> set[str] | None:
     """Every flag SGLang `version` declares, from launch.json's release_flags (None when the release is not one
-    of its releases: a release between two listed ones is not taken as covered)."""
+    of its releases: a release between two listed ones is not taken as covered). ~630 flags' runs: a gate asks
+    once for its undeclared flags and once for its refusal rules (refusals.refusal_problems)."""
     table = mapping.get("release_flags")
     if not isinstance(table, dict):
         return None
     releases = [str(r) for r in table.get("releases") or []]
-    if version not in releases:
+    pos = _positions(releases)
+    if version not in pos:
         return None
     out = {str(b) for b in table.get("builtin") or []}
-    out.update(str(flag) for flag, spans in (table.get("flags") or {}).items() if _in_runs(version, releases, spans))
+    flags = table.get("flags") or {}
+    out.update(str(flag) for flag, spans in flags.items() if _in_runs(version, releases, spans, pos))
     return out
 
 

@@ -13,11 +13,14 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from stackcheck.errors import UsageError
 from stackcheck.launch.preflight import Inputs, Preflight, read_live, run
 from stackcheck.launch.preflight.result import CheckResult
+from stackcheck.lean_typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
 
 PREFLIGHT_KIND = "preflight"
 

@@ -22,19 +22,21 @@ this file's own: {"verdict": F, "in": [...], "effect": [...]} and {"chosen": DEC
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
 
 from stackcheck.facts.model import KERNEL_PACKAGES
 from stackcheck.facts.versions import version_in
+from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.record import field, record
 from stackcheck.verdicts.context import Context
 from stackcheck.verdicts.engine import evaluate_feature, evaluate_predicate, uses_gpu
-from stackcheck.verdicts.types import FeatureVerdict
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from stackcheck.facts.model import Facts
     from stackcheck.knowledge.types import Feature
     from stackcheck.plan import Plan
+    from stackcheck.verdicts.types import FeatureVerdict
 
 GOALS = ("latency", "throughput")
 DEFAULT_ENTRYPOINT = ("python3", "-m", "sglang.launch_server")

@@ -37,11 +37,21 @@ silent rather than guess: the flags themselves are judged by release_problems).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from stackcheck.launch.gate import Derived, Problem, _declared_in
+from stackcheck.lean_typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
 
 _UNKNOWN = object()  # a value SGLang chooses at start that the command does not give
+
+
+class _Unset:
+    """launch_values' `declared` not given (None is an answer: the release's flags are not known)."""
+
+
+_UNSET = _Unset()
 
 
 class _AutoBackend:
@@ -405,15 +415,18 @@ def launch_values(
     majors: set[int] | None = None,
     architecture: str | None = None,
     models: Mapping[str, Any] | None = None,
+    declared: set[str] | _Unset | None = _UNSET,
 ) -> dict[str, Any]:
     """The values SGLang's argument checks read, for the release range `entry`: known, derived or unknown (SGLang
     chooses it at start). `majors`: the GPU majors of the box (None: not known); `architecture`: the model's first
     architecture (config.json), when the gate could read it; `models`: the attention keys of config.json by role
-    ("model", "draft model"), None for a model found whose config was not read (model_attention)."""
+    ("model", "draft model"), None for a model found whose config was not read (model_attention); `declared`:
+    gate._declared_in(mapping, version), when the caller has it (refusal_problems reads it once for every rule)."""
     auto = (mapping.get("refusals") or {}).get("auto") or {}
     opts = d.options
     values: dict[str, Any] = {fact: opts.get(flag) for fact, flag in _FLAG_FACTS.items()}
-    declared = _declared_in(mapping, version)
+    if isinstance(declared, _Unset):
+        declared = _declared_in(mapping, version)
     values["speculative_draft_attention_backend"] = _raw_flag(
         d.sglang_args, "--speculative-draft-attention-backend", declared
     )
@@ -593,13 +606,16 @@ def refusal_problems(
         return []
     table = mapping.get("refusals") or {}
     out: list[Problem] = []
+    declared: set[str] | _Unset | None = _UNSET  # the release's flags, read when a rule first applies
     for rule in table.get("rules") or []:
         if not isinstance(rule, dict):
             continue
         entry = _for_release(rule.get("releases"), sglang_version)
         if entry is None or not entry.get("applies"):
             continue
-        values = launch_values(d, mapping, sglang_version, entry, majors, architecture, models)
+        if isinstance(declared, _Unset):
+            declared = _declared_in(mapping, sglang_version)
+        values = launch_values(d, mapping, sglang_version, entry, majors, architecture, models, declared)
         conds = [c for c in [*(rule.get("when") or []), *(entry.get("also") or [])] if isinstance(c, dict)]
         results = [_holds(c, values, entry) for c in conds]
         if not results or any(r is False for r in results):

@@ -11,10 +11,13 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Iterable
-from typing import Any
 
+from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.probes.nvml_read import _text, describe
 from stackcheck.record import field, record
+
+if TYPE_CHECKING:
+    from typing import Any
 
 
 @record

@@ -7,7 +7,6 @@ re-exported here for the callers that imported them from this probe.
 from __future__ import annotations
 
 import os
-import platform
 import re
 from collections.abc import Mapping
 
@@ -46,8 +45,17 @@ def glibc_version() -> str | None:
         text = None
     if text and text.startswith("glibc "):
         return text.split()[1]
+    import platform  # (only where confstr does not say: platform's import is ~2 ms of every live audit)
+
     lib, version = platform.libc_ver()
     return version if lib == "glibc" and version else None
+
+
+def uname_field(name: str) -> str:
+    """platform.machine() / platform.release() ("machine", "release") without importing platform: os.uname()'s
+    field, with "unknown" read as "" as platform reads it (a Linux box always has os.uname)."""
+    value = str(getattr(os.uname(), name))
+    return "" if value == "unknown" else value
 
 
 _LIBC_BANNER = re.compile(rb"GNU C Library [^\n]*? release version (\d+\.\d+)")
@@ -145,13 +153,15 @@ class SystemProbe(Probe):
             py_impl = python.get("implementation")
             exe = python.get("executable")
         else:  # no python probe ran (a library caller): this process
+            import platform
+
             py_version, py_impl, exe = platform.python_version(), platform.python_implementation(), None
-        machine = platform.machine() or None
+        machine = uname_field("machine") or None
         if not host:
             machine = elf_machine(view, exe) if isinstance(exe, str) else None
         system: dict[str, Any] = {
             "os": os_name,
-            "kernel": platform.release() or None,
+            "kernel": uname_field("release") or None,
             "glibc": glibc_version() if host else view_glibc_version(view),
             "python": py_version if isinstance(py_version, str) else None,
             "python_implementation": _implementation_name(py_impl),

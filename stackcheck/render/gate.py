@@ -6,7 +6,10 @@ under their own indent, except a `fix:` line that names a plan step's commands (
 
 from __future__ import annotations
 
-from typing import Any
+from stackcheck.lean_typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def _reason_text(r: dict[str, Any], shared: str | None = None) -> str:

@@ -9,16 +9,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, cast
 
 from stackcheck.facts.archs import coverage, covering, expand_arch_list
 from stackcheck.facts.model import KERNEL_PACKAGES, cc_tuple
+from stackcheck.lean_typing import TYPE_CHECKING, cast
+from stackcheck.verdicts import EFFECT_ORDER
 from stackcheck.verdicts.context import Context, GpuModel, Missing, TableValue, Unknown
-from stackcheck.verdicts.types import EFFECT_ORDER, CheckVerdict, FeatureVerdict, Reason
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from stackcheck.facts.model import Facts
     from stackcheck.knowledge.types import Check, Feature, Rule, Workaround
+    from stackcheck.verdicts.types import CheckVerdict, FeatureVerdict, Reason
 from stackcheck.facts.versions import compare_numeric, parse_version, public, version_in
 
 
@@ -258,7 +261,7 @@ def uses_gpu(pred: Any) -> bool:
     return False
 
 
-RuleHook = Callable[["Rule", "GpuModel | None", Reason, "Outcome | None"], "Reason | None"]
+RuleHook = Callable[["Rule", "GpuModel | None", "Reason", "Outcome | None"], "Reason | None"]
 """Called for each rule that may apply (its `when` is not false) with the rule, the GPU model, the reason
 so far and the `when` outcome; a Reason it returns replaces the rule's own evaluation (derive.judge)."""
 

@@ -11,7 +11,6 @@ if TYPE_CHECKING:
 
 Status = Literal["ok", "blocked", "unknown", "not-applicable"]
 CheckStatus = Literal["ok", "failed", "warning", "unknown", "skipped"]
-EFFECT_ORDER = {"crash": 3, "disabled": 2, "degraded": 1}
 
 
 class Reason(TypedDict, total=False):

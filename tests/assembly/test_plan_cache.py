@@ -420,3 +420,83 @@ def test_the_probe_records_keep_their_contract(tmp_path: Path) -> None:
     assert t.env == {} and t.notes == () and not t.explicit
     with pytest.raises(AttributeError):
         t.executable = "x"  # type: ignore[misc]
+
+
+# ---- `stackcheck plan` of the box as it is: the audit's plan, from the same entry ----------------------------
+
+#: its implied version (a sglang 0.5.x pin) turns a verdict bad: `plan` plans the verdicts as reported, not the
+#: audit's (the stated facts'), so it plans again rather than read the audit's entry
+IMPLIED_CHANGES = "tests/realworld/sglang-35080-gdn-flashinfer-gate-b300/facts.json"
+
+
+def plan(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
+    code = main(["plan", *argv])
+    return code, capsys.readouterr().out
+
+
+def count_plans(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    calls = [0]
+    real = stackcheck.plan.make_plan
+
+    def counted(*a: Any, **k: Any) -> Any:
+        calls[0] += 1
+        return real(*a, **k)
+
+    monkeypatch.setattr(stackcheck.plan, "make_plan", counted)
+    return calls
+
+
+@pytest.mark.parametrize("case", [*CASES, IMPLIED_CHANGES])
+@pytest.mark.parametrize("fmt", ["json", "text"])
+def test_plan_reads_the_audits_entry_and_prints_what_a_fresh_plan_does(
+    case: str, fmt: str, cache: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    facts = str(ROOT / case)
+    monkeypatch.setenv("STACKCHECK_PLAN_CACHE", "0")
+    fresh = plan(capsys, "--facts", facts, "--format", fmt)
+    assert not cache.exists()
+    monkeypatch.setenv("STACKCHECK_PLAN_CACHE", "1")
+    audit(capsys, "--facts", facts, "--format", "json")  # keeps the audit's plan and verdicts
+    calls = count_plans(monkeypatch)
+    assert plan(capsys, "--facts", facts, "--format", fmt) == fresh
+    assert plan(capsys, "--facts", facts, "--format", fmt) == fresh
+    assert calls[0] == (2 if case == IMPLIED_CHANGES else 0)  # the audit's plan, unless the verdicts it plans differ
+
+
+def test_plan_keeps_its_plan_for_the_next_plan(cache: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    facts = str(ROOT / CASES[1])
+    first = plan(capsys, "--facts", facts)
+    assert len(list(cache.glob("*.json"))) == 1
+    assert plan(capsys, "--facts", facts) == first
+
+
+@pytest.mark.parametrize("request_args", [["--want", "attention-fa4"], ["--hold", "driver"], ["--to", "sglang==0.5.9"]])
+def test_a_plan_with_a_request_plans_again(
+    request_args: list[str], cache: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    facts = str(ROOT / CASES[2])
+    monkeypatch.setenv("STACKCHECK_PLAN_CACHE", "0")
+    fresh = plan(capsys, "--facts", facts, "--format", "json", *request_args)
+    monkeypatch.setenv("STACKCHECK_PLAN_CACHE", "1")
+    audit(capsys, "--facts", facts, "--format", "json")
+    calls = count_plans(monkeypatch)
+    assert plan(capsys, "--facts", facts, "--format", "json", *request_args) == fresh
+    assert calls[0] == 1
+    assert '"request"' in fresh[1]
+
+
+def test_a_plan_from_the_cache_imports_no_planner(cache: Path) -> None:
+    code = (
+        "import sys, io, contextlib\n"
+        "from stackcheck.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    main(['plan', '--facts', {str(ROOT / CASES[1])!r}])\n"
+        "print(' '.join(sorted(sys.modules)))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True)  # the miss
+    mods = subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True, text=True)
+    loaded = set(mods.stdout.split())
+    assert "stackcheck.assembly.plan_cache" in loaded
+    assert not {m for m in loaded if m.startswith("stackcheck.plan.") or m == "stackcheck.plan"}
+    assert "stackcheck.verdicts.engine" not in loaded

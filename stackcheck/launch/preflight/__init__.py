@@ -21,7 +21,6 @@ Live checks (memory, port, shm, memlock, dependencies) run only when the facts a
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
 
 from stackcheck.launch.preflight.gpus import (
     MAX_NODE_RANKS,
@@ -35,14 +34,18 @@ from stackcheck.launch.preflight.gpus import (
 from stackcheck.launch.preflight.host import ShmReading, check_memlock, check_port, check_shm
 from stackcheck.launch.preflight.memory import check_memory
 from stackcheck.launch.preflight.model import ModelInfo, ModelRequirement, read_model
-from stackcheck.launch.preflight.result import CheckResult, Status, worst
+from stackcheck.launch.preflight.result import CheckResult, worst
+from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.record import field, record
 
 if TYPE_CHECKING:  # the probes package is imported only where the box is read (not with --facts)
+    from typing import Any
+
+    from stackcheck.launch.preflight.result import Status
     from stackcheck.probes.gpu_usage import UsageReading
     from stackcheck.readers.fsview import FileView
 
-__all__ = ["CheckResult", "Inputs", "Preflight", "Readings", "Status", "read_live", "run", "worst"]
+__all__ = ["CheckResult", "Inputs", "Preflight", "Readings", "read_live", "run", "worst"]
 
 LIVE_CHECKS = ("gpu-memory", "gpu-memory-balance", "gpu-compute-mode", "dependencies", "shm", "port", "memlock")
 

@@ -21,11 +21,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
 
 from stackcheck.launch.preflight.result import CheckResult
+from stackcheck.lean_typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from stackcheck.readers.fsview import FileView
 
 HEADERS_CAP = 1 << 20

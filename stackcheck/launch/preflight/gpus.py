@@ -9,10 +9,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple
 
 from stackcheck.errors import UsageError
-from stackcheck.launch.preflight.result import CheckResult, Status, int_option
+from stackcheck.launch.preflight.result import CheckResult, int_option
+from stackcheck.lean_typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from typing import Any
+
+    from stackcheck.launch.preflight.result import Status
 
 _INT = re.compile(r"^[+-]?\d+$")
 _UUID_PREFIX = re.compile(r"^GPU-[0-9a-fA-F-]+$")

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any, NamedTuple
 
 from stackcheck.launch.preflight.result import CheckResult, gib
+from stackcheck.lean_typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class ShmReading(NamedTuple):

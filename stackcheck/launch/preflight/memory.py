@@ -21,12 +21,15 @@ never below SGLang's: a refusal on the default is certain, an allow is the best 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
 
 from stackcheck.launch.preflight.gpus import Layout
-from stackcheck.launch.preflight.result import CheckResult, Status, gib, truthy
+from stackcheck.launch.preflight.result import CheckResult, gib, truthy
+from stackcheck.lean_typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
+    from typing import Any
+
+    from stackcheck.launch.preflight.result import Status
     from stackcheck.probes.gpu_usage import GpuProcess, GpuUsage, UsageReading
 
 MIB = 1 << 20

@@ -23,14 +23,17 @@ import os
 import posixpath
 import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
 
 from stackcheck.errors import BadInputError
 from stackcheck.launch.preflight.memory import Weights
-from stackcheck.launch.preflight.result import CheckResult, Status, truthy
+from stackcheck.launch.preflight.result import CheckResult, truthy
+from stackcheck.lean_typing import TYPE_CHECKING, NamedTuple
 from stackcheck.record import field, record
 
 if TYPE_CHECKING:
+    from typing import Any
+
+    from stackcheck.launch.preflight.result import Status
     from stackcheck.readers.fsview import FileView
 
 _REPO_ID = re.compile(r"^(?:[A-Za-z0-9][A-Za-z0-9._-]*/)?[A-Za-z0-9][A-Za-z0-9._-]*$")

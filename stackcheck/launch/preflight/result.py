@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, NamedTuple
 
-Status = Literal["ok", "fail", "unknown", "warn"]
+from stackcheck.lean_typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from typing import Any, Literal
+
+    Status = Literal["ok", "fail", "unknown", "warn"]
 
 #: how the gate treats a status: fail refuses; unknown refuses unless --allow-unknown; warn and ok never refuse
 STATUSES: tuple[Status, ...] = ("ok", "warn", "unknown", "fail")
