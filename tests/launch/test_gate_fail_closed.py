@@ -128,8 +128,9 @@ MUTATIONS: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     "kernel-for-other-torch": ("h200-newest", _kernel_for_other_torch),
     "stale-cubin": ("h200-newest", _stale_cubin),
     "sm120-old-toolkit": ("h200-newest", _sm120_old_toolkit),
-    # sgl-kernel-torch-pair-old: sgl-kernel 0.2.7 (built against torch 2.7.1) under torch 2.8.0
-    "old-kernel-other-torch": ("a800-driver535-sglang049", _packages(torch="2.8.0+cu126")),
+    # sgl-kernel-torch-pair-old: sgl-kernel 0.0.9.post2 (older than the manifests' releases; SGLang pins it with
+    # torch 2.6.0) under torch 2.7.1 (0.1.0 on are releases with their torch pin: sgl-kernel-torch-pair)
+    "old-kernel-other-torch": ("a800-driver535-sglang049", _packages(sgl_kernel="0.0.9.post2")),
     # sglang-startup-versions: SGLang 0.5.9 checks sgl-kernel >= 0.3.21, SGLang 0.5.23 flashinfer-python >= 0.7.2
     "sgl-kernel-below-start-check": ("writeup-after", _packages(sgl_kernel="0.3.20+cu130")),
     "flashinfer-below-start-check": ("h200-newest", _packages(flashinfer_python="0.7.1")),

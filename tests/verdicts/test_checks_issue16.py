@@ -223,9 +223,14 @@ def test_sgl_kernel_0_3_11_to_0_3_18_needs_a_cuda_lib_directory(manifests: Manif
 
 
 def test_older_than_the_manifests_is_a_failure_not_an_unknown(manifests: Manifests) -> None:
-    facts = box("8.0", torch=pkg("2.7.1+cu126"), sglang=pkg("0.4.9.post4"), sgl_kernel=pkg("0.2.7"))
+    facts = box("8.0", torch=pkg("2.6.0+cu124"), sglang=pkg("0.4.6"), sgl_kernel=pkg("0.0.9.post2"))
     v = check(manifests, facts, "kernel-release-known")
     assert v["status"] == "failed" and failed(v) == ["sgl-kernel-known", "sglang-known"]
+    # every sgl-kernel PyPI serves (0.1.0 on) is a release the manifests know: only SGLang 0.4.x is older
+    facts["packages"].update({"sglang": pkg("0.4.9.post4"), "sgl-kernel": pkg("0.2.7")})
+    assert failed(check(manifests, facts, "kernel-release-known")) == ["sglang-known"]
+    facts["packages"]["sgl-kernel"] = pkg("0.1.0")
+    assert failed(check(manifests, facts, "kernel-release-known")) == ["sglang-known"]
     facts["packages"].update({"sglang": pkg("0.5.9"), "sgl-kernel": pkg("0.3.21")})
     assert check(manifests, facts, "kernel-release-known")["status"] == "ok"
     facts["packages"]["sgl-kernel"] = pkg("0.3.15")  # between known releases: not "older"
@@ -234,15 +239,39 @@ def test_older_than_the_manifests_is_a_failure_not_an_unknown(manifests: Manifes
 
 @pytest.mark.parametrize(
     ("kernel", "torch", "status"),
-    [("0.0.5", "2.5.1+cu124", "ok"), ("0.1.2", "2.7.0+cu128", "failed"), ("0.1.4", "2.6.0", "ok"),
-     ("0.2.7", "2.7.1+cu126", "ok"), ("0.2.7", "2.8.0+cu128", "failed"), ("0.3.21", "2.9.1", "skipped")],
+    [("0.0.5", "2.5.1+cu124", "ok"), ("0.0.9.post2", "2.7.0+cu128", "failed"), ("0.0.9.post2", "2.6.0", "ok"),
+     ("0.1.2", "2.7.0+cu128", "skipped"), ("0.2.7", "2.8.0+cu128", "skipped"), ("0.3.21", "2.9.1", "skipped")],
 )  # fmt: skip
 def test_old_kernel_torch_pairs(manifests: Manifests, kernel: str, torch: str, status: str) -> None:
+    """sgl-kernel-torch-pair-old judges only the releases older than components.json's (0.0.x, gone from PyPI);
+    0.1.0 on carry their torch pin as releases (sgl-kernel-torch-pair)."""
     facts = box("9.0", torch=pkg(torch), sgl_kernel=pkg(kernel))
     v = check(manifests, facts, "sgl-kernel-torch-pair-old")
     assert v["status"] == status
     if status == "failed":
         assert "undefined symbol: _ZN3c10" in str(v["reasons"][0]["message"])
+
+
+@pytest.mark.parametrize(
+    ("kernel", "torch", "status"),
+    [("0.1.2", "2.7.0+cu128", "failed"), ("0.1.4", "2.6.0", "ok"), ("0.1.5", "2.6.0+cu124", "ok"),
+     ("0.1.6.post1", "2.7.1+cu126", "failed"), ("0.1.7", "2.7.1", "ok"), ("0.2.7", "2.7.1+cu126", "ok"),
+     ("0.2.9", "2.8.0", "failed"), ("0.3.0", "2.8.0+cu128", "ok"), ("0.3.0", "2.7.1", "failed"),
+     ("0.3.4.post1", "2.8.0", "ok")],
+)  # fmt: skip
+def test_kernel_torch_pairs_read_from_the_old_wheels(
+    manifests: Manifests, kernel: str, torch: str, status: str
+) -> None:
+    """sgl-kernel 0.1.0-0.3.4.post1 are releases with the torch their libraries' symbols resolve against
+    (0.1.5-0.1.6.post1 and 0.2.9, which no SGLang pins, were unknown before: 0.1.5-0.1.6.post1 fell between
+    the old check's ranges)."""
+    facts = box("9.0", torch=pkg(torch), sgl_kernel=pkg(kernel))
+    v = check(manifests, facts, "sgl-kernel-torch-pair")
+    assert v["status"] == status, v
+    if status == "failed":
+        (fail,) = [r for r in v["reasons"] if r.get("result") == "fail"]
+        assert fail["rule"] == "sgl-kernel-pins:torch" and fail["effect"] == "crash"
+        assert f"sgl-kernel {kernel} pins torch==" in str(fail["message"])
 
 
 # ---- NCCL, PCIe, driver API, cuDNN, CPU torch, peer access ----------------------------------------------
@@ -282,8 +311,12 @@ def test_green_context_symbols_need_a_cuda_124_driver(manifests: Manifests) -> N
     facts["driver"] = {"version": "550.54.15", "cuda": "12.4"}
     assert check(manifests, facts, "driver-api")["status"] == "ok"
     facts["driver"] = {"version": "535.86.10", "cuda": "12.2"}
-    facts["packages"]["sgl-kernel"] = pkg("0.3.6.post1")  # checks the driver at run time instead
+    facts["packages"]["sgl-kernel"] = pkg("0.3.6.post1")  # loads the green-context library lazily instead
     assert check(manifests, facts, "driver-api")["status"] == "skipped"
+    # read in the wheels: 0.2.6's common_ops is the first to link the green-context API, 0.3.5's the last
+    for version, status in (("0.2.5", "skipped"), ("0.2.6", "failed"), ("0.3.5", "failed")):
+        facts["packages"]["sgl-kernel"] = pkg(version)
+        assert check(manifests, facts, "driver-api")["status"] == status, version
 
 
 def test_cudnn_for_torch_291(manifests: Manifests) -> None:

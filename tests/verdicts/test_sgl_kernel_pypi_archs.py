@@ -1,8 +1,9 @@
-"""The kernel-arch check judges the PyPI builds of sgl-kernel 0.3.5 and 0.3.7, whose targets were read from the
-published wheels (i16n), and sweeps an sgl-kernel of unknown version over the releases the facts' day allows
-(checks.json kernel-arch `quantify`): the RTX 5060 report of 2025-08-25 (sglang#9600) can only hold 0.3.5 of the
-releases the manifests know, and its PyPI build has no code for cc 12.0. A cc 7.5 box is never concluded failed
-that way: the 0.3.5 PyPI build carries sm_75."""
+"""The kernel-arch check judges the PyPI builds of sgl-kernel, whose targets were read from the published wheels
+(0.3.5 on: i16n; 0.1.0-0.3.4.post1: iold), and sweeps an sgl-kernel of unknown version over the releases the
+facts' day allows (checks.json kernel-arch `quantify`): the RTX 5060 report of 2025-08-25 (sglang#9600) can only
+hold 0.1.0-0.3.5 of the releases the manifests know, and none of their PyPI builds has code for cc 12.0; nor has
+any that the RTX 5090 report of 2025-06-16 (sglang#7249) can hold (0.1.0-0.1.9). A cc 7.5 box is never concluded
+failed that way: every PyPI build through 0.3.5 carries sm_75."""
 
 from __future__ import annotations
 
@@ -92,7 +93,7 @@ def test_an_unknown_release_on_the_day_of_the_5060_report_is_swept_to_0_3_5(mani
     assert v["status"] == "failed"
     fail = fails(v)[0]
     assert fail["rule"] == "sgl-kernel-coverage" and fail["effect"] == "crash"
-    assert "(0.3.5;" in str(fail["message"]) and "2025-08-25" in str(fail["message"])
+    assert "(0.1.0-0.3.5;" in str(fail["message"]) and "2025-08-25" in str(fail["message"])
     assert "0.3.7" in str(fail["message"])  # named as later, not swept
 
 
@@ -104,6 +105,8 @@ def test_an_unknown_release_on_the_day_of_the_5060_report_is_swept_to_0_3_5(mani
         ("12.0", None),  # no day: every release, and later ones have sm_120a
         ("7.5", "2025-08-25"),  # 0.3.5 has sm_75
         ("7.5", "2026-05-03"),  # nothing later is known: no rule holds beyond the sweep
+        ("12.0", "2025-04-22"),  # before 0.1.0, the oldest release PyPI serves: nothing is swept (no `earlier`)
+        ("7.5", "2025-06-16"),  # 0.1.0-0.1.9 all have sm_75
     ],
 )
 def test_the_sweep_does_not_conclude_where_a_release_may_run(manifests: Manifests, cc: str, day: str | None) -> None:
@@ -114,7 +117,35 @@ def test_the_sweep_does_not_conclude_where_a_release_may_run(manifests: Manifest
 def test_a_day_between_0_3_7_and_0_3_9_sweeps_both(manifests: Manifests) -> None:
     v = kernel_arch(manifests, box("12.0", {"installed": True}, "2025-09-05"))
     assert v["status"] == "failed"
-    assert "(0.3.5-0.3.7;" in str(fails(v)[0]["message"])
+    assert "(0.1.0-0.3.7;" in str(fails(v)[0]["message"])
+
+
+@pytest.mark.parametrize(
+    ("cc", "day", "span"),
+    [("12.0", "2025-06-16", "0.1.0-0.1.9"), ("10.0", "2025-05-01", "0.1.0-0.1.1"), ("12.0", "2025-04-23", "0.1.0")],
+)
+def test_an_early_2025_box_is_swept_over_the_old_releases(manifests: Manifests, cc: str, day: str, span: str) -> None:
+    """A Blackwell box of a day before 0.3.5's upload holds one of 0.1.0-0.3.4.post1 (read from their wheels:
+    sm_75-sm_90a SASS, no PTX): failed, where it was unknown while the manifests started at 0.3.5."""
+    v = kernel_arch(manifests, box(cc, {"installed": True}, day))
+    assert v["status"] == "failed", v
+    (fail,) = fails(v)
+    assert fail["rule"] == "sgl-kernel-coverage" and fail["effect"] == "crash"
+    assert f"({span};" in str(fail["message"]) and f"cc {cc}" in str(fail["message"])
+
+
+def test_the_old_pypi_builds_record_their_wheels(manifests: Manifests) -> None:
+    releases = [str(r["version"]) for r in manifests.releases("sgl-kernel")]
+    old = [r for r in manifests.releases("sgl-kernel") if releases.index(str(r["version"])) < releases.index("0.3.5")]
+    assert len(old) == 31 and old[0]["version"] == "0.1.0" and old[-1]["version"] == "0.3.4.post1"
+    for rel in old:
+        (build,) = rel["variants"]
+        assert build["pypi"] is True and rel["pypi_variant"] == build["variant"] == "cu124"
+        assert f"sgl_kernel-{rel['version']}-" in build["libs_source"]["title"] and rel["uploaded"] <= "2025-08-13"
+        assert {a for libs in build["libs"].values() for a in libs} == set(build["archs"])
+        assert "sm_75" in build["libs"]["common_ops"] and not [a for a in build["archs"] if not a.startswith("sm_")]
+        assert build["inferred"] is True and "CUDA label is inferred" in build["note"]
+        assert rel["requires"]["torch"] in ("==2.6.0", "==2.7.1", "==2.8.0") and rel["inferred"] is True
 
 
 def test_the_real_world_cases(manifests: Manifests) -> None:
@@ -122,6 +153,11 @@ def test_the_real_world_cases(manifests: Manifests) -> None:
         doc = json.loads((CORPUS / case / "facts.json").read_text(encoding="utf-8"))["facts"]
         return kernel_arch(manifests, doc)
 
+    for case in ("sglang-9600-rmsnorm-no-kernel-image-5060", "sglang-7249-rmsnorm-no-kernel-image-5090"):
+        v = audit(case)
+        assert v["status"] == "failed", case
+        text = " ".join(str(r.get("message")) for r in fails(v))
+        assert "sgl-kernel" in text and "cc 12.0" in text
     v = audit("sglang-9600-rmsnorm-no-kernel-image-5060")
     assert v["status"] == "failed"
     text = " ".join(str(r.get("message")) for r in fails(v))
