@@ -151,6 +151,10 @@ def test_secret_flags(flag: str, secret: bool) -> None:
         ('{"password": "correct horse"}', "correct horse"),
         ("Authorization: Bearer abcdefghijklmnopqrstuv", "abcdefghijklmnopqrstuv"),
         ("token: 9f8e7d6c5b4a", "9f8e7d6c5b4a"),
+        ("twine upload -p pypi-AgEIcHlwaS5vcmcCJDEy dist/*", "AgEIcHlwaS5vcmcCJDEy"),
+        ("TWINE_PASSWORD=pypi-AgEIcHlwaS5vcmcCJDEy", "AgEIcHlwaS5vcmcCJDEy"),
+        ("https://__token__:pypi-AgEIcHlwaS5vcmcCJDEy@upload.pypi.org/legacy/", "AgEIcHlwaS5vcmcCJDEy"),
+        ("uploading with (pypi-AgEIcHlwaS5vcmcCJDEy)", "AgEIcHlwaS5vcmcCJDEy"),
     ],
 )
 def test_text_secrets_are_masked(line: str, secret: str) -> None:
@@ -166,6 +170,8 @@ def test_text_secrets_are_masked(line: str, secret: str) -> None:
         "task-list disk-cache",
         "RuntimeError: No supported CUDA architectures found for major versions [9, 10].",
         "see https://docs.flashinfer.ai/installation.html",
+        # source ids that hold `-pypi-` inside a hyphenated name (iold's report: printed as `...-pypi-***`)
+        "sources: sgl-kernel-0.3.5-pypi-wheel-sgl-kernel, triton-wheels-from-pypi-cp311-manylinux",
     ],
 )
 def test_ordinary_log_text_is_unchanged(line: str) -> None:
