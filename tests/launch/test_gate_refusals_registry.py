@@ -24,6 +24,9 @@ CHECK_TEXT = {
     "standalone-dp-attention": "standalone speculative decoding does not support dp attention",
     "ngram-dp-attention": "ngram speculative decoding does not support dp attention",
     "flex-attention-speculative": "Speculative decoding is currently not supported with Flex Attention",
+    # the Llama 4 assertion's message as 0.5.1-0.5.5 write it, before SGLang picks a backend (from 0.5.6 it picks
+    # one first and the message goes on with ' but got ...')
+    "llama4-attention-backend": 'is required for Llama4 model"',
     # the assert before SGLang's own choice of steps, top-k and draft tokens
     "spec-topk-without-steps": "speculative_eagle_topk is None",
     # the unguarded comparison of the top-k with 1 is the first operand of the top-k/page-size check
@@ -32,9 +35,6 @@ CHECK_TEXT = {
     "trtllm-mha-page-128-heads": "dynamic tokens-per-page kernels, which only",
     # asserted as the model loads, in the attention registry (CHECK_FILE); every release's wording ends so
     "hybrid-gdn-blackwell-backend": "on Blackwell GPUs for hybrid GDN models",
-    # the Llama 4 assertion's message as 0.5.1-0.5.5 write it, before SGLang picks a backend (from 0.5.6 it picks
-    # one first and the message goes on with ' but got ...')
-    "llama4-attention-backend": 'is required for Llama4 model"',
 }
 # a rule checked outside the argument handling: the module of the wheel that holds its check
 CHECK_FILE = {
