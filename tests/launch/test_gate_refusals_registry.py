@@ -24,6 +24,9 @@ CHECK_TEXT = {
     "standalone-dp-attention": "standalone speculative decoding does not support dp attention",
     "ngram-dp-attention": "ngram speculative decoding does not support dp attention",
     "flex-attention-speculative": "Speculative decoding is currently not supported with Flex Attention",
+    # the Llama 4 assertion's message as 0.5.1-0.5.5 write it, before SGLang picks a backend (from 0.5.6 it picks
+    # one first and the message goes on with ' but got ...')
+    "llama4-attention-backend": 'is required for Llama4 model"',
     # the assert before SGLang's own choice of steps, top-k and draft tokens
     "spec-topk-without-steps": "speculative_eagle_topk is None",
     # the unguarded comparison of the top-k with 1 is the first operand of the top-k/page-size check
@@ -162,6 +165,11 @@ def test_the_refusal_rules_are_what_the_wheel_checks(version: str) -> None:
         if rule["id"] == "eagle-topk-page-size" and hits:
             name, at = hits[0]
             assert allowed_backends(code[name], at) == entry["allowed"], (version, name)
+        if rule["id"] == "llama4-attention-backend" and hits:  # the set literal the assertion tests
+            name, at = hits[0]
+            window = code[name][max(0, at - 400) : at]
+            literal = window[window.rindex("assert self.attention_backend in {") :]
+            assert re.findall(r'"(\w+)"', literal.split("}")[0]) == entry["allowed"], (version, name)
     for backend, spec in table["auto"]["page_size"]["forced_by"].items():
         forced = any(PAGE_TEXT[backend] in body for body in code.values())
         assert forced is bool(version_in(version, spec["versions"])), (backend, version)
