@@ -32,7 +32,8 @@ LITERALS = ["linux", "darwin", "win32", "aarch64", "x86_64", "arm64", "armv7l", 
             "3.13.0rc1", "1.0", "v1", "", "a b", "3.*", "1.0+local"]  # fmt: skip
 INSTALLED = ["2.9.1", "2.9.1+cu128", "2.9.0", "2.10.0", "0.6.7.post2", "0.6.7", "0.4.0rc3", "0.4.0", "1.0",
              "1.0.dev1", "3", "3.0.0", "2.9.1+cu128.abc", "2.9.1+", "foo", "1!2.0", "2.09.1", "0.7.11", "0.8.0",
-             "1.0a1", "2.9.1.post0"]  # fmt: skip
+             "1.0a1", "2.9.1.post0", "2.10.0rc1", "0.7.30.post1", "2.9.0.dev3", "3.0a1", "2.9.1rc1",
+             "2.9.1.post1+cu128", "1.0.post1", "2.8.9b2.post1.dev0", "0.6.7.post2+cu130", "2.9.1.dev0"]  # fmt: skip
 
 
 def gen_marker(rng: random.Random, depth: int = 0) -> str:

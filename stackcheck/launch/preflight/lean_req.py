@@ -10,7 +10,9 @@ Understood, and nothing more:
 - a line `NAME[EXTRAS] SPEC,SPEC ; MARKER` (no parentheses around the specifiers, no URL);
 - a specifier `==V` with V a release with optional aN/bN/rcN, .postN, .devN (met when the installed version's
   public part is the same text), and `<`, `<=`, `>`, `>=`, `==`, `!=` with V a plain release N(.N)*, met by an
-  installed plain release with an optional local label (compared on the release, as packaging does for these);
+  installed plain release with an optional local label (compared on the release, as packaging does for these),
+  or by an installed release with a pre/post/dev suffix whose release differs from V (then the release alone
+  orders them; packaging's exclusions of pre-, post- and local releases apply only to V's own release);
 - a marker of `and`, `or` and parentheses over `VAR == "v"` / `VAR != "v"` with VAR one of sys_platform,
   platform_machine, os_name, implementation_name, extra (v a word that is not a version), and python_version /
   python_full_version compared with a plain release by `<`, `<=`, `>`, `>=`, `==`, `!=`.
@@ -32,6 +34,7 @@ _LINE = re.compile(
 )
 _PLAIN = re.compile(r"[0-9]+(?:\.[0-9]+)*")
 _PIN = re.compile(r"[0-9]+(?:\.[0-9]+)*(?:(?:a|b|rc)[0-9]+)?(?:\.post[0-9]+)?(?:\.dev[0-9]+)?")
+_PIN_PARTS = re.compile(r"([0-9]+(?:\.[0-9]+)*)((?:(?:a|b|rc)[0-9]+)?(?:\.post[0-9]+)?(?:\.dev[0-9]+)?)")
 _SPEC = re.compile(r"\s*(==|!=|<=|>=|<|>)\s*([0-9][0-9A-Za-z.]*)\s*")
 _LOCAL = re.compile(r"[A-Za-z0-9]+(?:[-_.][A-Za-z0-9]+)*")
 _TOKEN = re.compile(
@@ -178,12 +181,14 @@ def spec_met(specs: str, installed: str) -> bool | None:
         if m is None:
             return None
         op, want = m.groups()
-        if _PLAIN.fullmatch(want) and _PLAIN.fullmatch(public):
-            if not _compare(_release(public), op, _release(want)):
-                return None
-        elif op == "==" and _PIN.fullmatch(want) and public == want:
-            continue
-        else:
+        cand = _PIN_PARTS.fullmatch(public)
+        if _PLAIN.fullmatch(want) and cand is not None:
+            have, target = _release(cand.group(1)), _release(want)
+            if not cand.group(2) or have != target:  # a pre/post/dev suffix orders nothing across releases
+                if not _compare(have, op, target):
+                    return None
+                continue
+        if not (op == "==" and _PIN.fullmatch(want) and public == want):
             return None
     return True
 
