@@ -300,3 +300,24 @@ def test_a_healthy_check_imports_no_packaging_requirements(tmp_path: Path) -> No
     root = Path(__file__).resolve().parents[2]
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root, check=True)
     assert out.stdout.splitlines() == ["ok 5 1", "[]"], out.stdout + out.stderr
+
+
+def test_the_gate_of_a_healthy_target_imports_no_packaging_markers(tmp_path: Path) -> None:
+    """End to end: `gate --python VENV` where VENV holds an SGLang whose requirements are met answers the
+    dependency check ok without importing packaging.requirements or packaging.markers (before: both, ~35 ms)."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    site = next((venv / "lib").glob("python3*/site-packages"))
+    write_dist(site, "sglang", "0.5.9", ["plain-ok", "ranged>=1.0,<2", "extra-only; extra == 'test'"])
+    write_dist(site, "plain-ok", "1")
+    write_dist(site, "ranged", "1.5")
+    root = Path(__file__).resolve().parents[2]
+    argv = ["gate", "--dry-run", "--format", "json", "--python", str(venv / "bin" / "python"), "--",
+            "python", "-m", "sglang.launch_server", "--model-path", "x"]  # fmt: skip
+    out = subprocess.run([sys.executable, "-X", "importtime", "-m", "stackcheck", *argv], capture_output=True,
+                         text=True, cwd=root, timeout=120)  # fmt: skip
+    doc = json.loads(out.stdout)
+    (dep,) = [c for c in doc["preflight"]["checks"] if c["check"] == "dependencies"]
+    assert dep["status"] == "ok" and dep["observed"] == {"requirements_checked": 2}, dep
+    imported = {line.rsplit("|", 1)[-1].strip() for line in out.stderr.splitlines() if "|" in line}
+    assert not imported & {"packaging.requirements", "packaging.markers", "packaging.specifiers"}
