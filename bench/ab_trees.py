@@ -1,7 +1,8 @@
 """Before and after, side by side: the same stackcheck commands run from two source trees (a checkout of the
 parent commit and this one, say), interleaved, with the bare-NVML floor and `python -c pass` in every round.
 
-    python bench/ab_trees.py [--runs 21] [--json out.json] [--rows "audit --facts,gate --facts"] TREE_A TREE_B
+    python bench/ab_trees.py [--runs 21] [--json out.json] [--rows "audit --facts,gate --facts"] [--fake-sglang]
+                             TREE_A TREE_B
 
 Each round runs the floor, `python -c pass`, then every row from tree A and tree B (their order alternating
 from round to round, so that a drift of the machine falls on both), each a fresh process
@@ -10,7 +11,10 @@ tree its own cache directory, so each reads its own kept plan). Round 0 only war
 bytecode and the caches. The table gives, per row and tree, the medians of wall and CPU time (the process and
 its children, from getrusage of a one-child wrapper), the 90th percentile of wall, the ratio of wall to the
 floor's, and B less A. Where NVML is absent the floor fails fast (its row says so) and the ratios say nothing.
-Standard library only."""
+`--fake-sglang` adds the row `gate --python (fake SGLang)`: the gate of an SGLang command line whose target
+interpreter is a venv, built under a temporary directory by bench/fake_sglang_env.py, holding a stand-in
+`sglang` distribution with real-shaped Requires-Dist lines, so that the gate's `dependencies` check reads them
+on a box without SGLang. Standard library only."""
 
 from __future__ import annotations
 
@@ -60,6 +64,7 @@ def main() -> int:
     ap.add_argument("trees", nargs=2, metavar="TREE")
     ap.add_argument("--runs", type=int, default=21)
     ap.add_argument("--json", default=None)
+    ap.add_argument("--fake-sglang", action="store_true", help="add the gate row of a venv with a stand-in sglang")
     ap.add_argument("--rows", default=None, help=f"a comma-separated subset of: {', '.join(ROWS)} (default all)")
     args = ap.parse_args()
     if args.rows:
@@ -68,6 +73,11 @@ def main() -> int:
             ap.error(f"unknown rows: {', '.join(unknown)}")
         for row in [r for r in ROWS if r not in args.rows.split(",")]:
             del ROWS[row]
+    if args.fake_sglang:
+        from fake_sglang_env import build  # bench/fake_sglang_env.py, beside this script
+
+        python = build(os.path.join(tempfile.mkdtemp(prefix="stackcheck-ab-sglang-"), "venv"))
+        ROWS["gate --python (fake SGLang)"] = ["gate", "--dry-run", "--python", python, "--", *SGLANG]
     trees = [os.path.abspath(t) for t in args.trees]
     caches = [tempfile.mkdtemp(prefix=f"stackcheck-ab-{i}-") for i in range(2)]
     envs = [tree_env(t, c) for t, c in zip(trees, caches, strict=True)]
@@ -97,10 +107,10 @@ def main() -> int:
             "exit": sorted({rc for _, _, rc in rows}),
         }
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, {args.runs} rounds; A = {trees[0]}, B = {trees[1]}")
-    print(f"{'row':<22} {'wall':>7} {'p90':>7} {'CPU':>7} {'/floor':>7}  exit")
+    print(f"{'row':<36} {'wall':>7} {'p90':>7} {'CPU':>7} {'/floor':>7}  exit")
     for k, r in result.items():
         ratio = f"{r['wall_ms'] / floor_wall:6.2f}x" if floor_ok else "     - "
-        print(f"{k:<22} {r['wall_ms']:7.1f} {r['wall_p90_ms']:7.1f} {r['cpu_ms']:7.1f} {ratio}  {r['exit']}")
+        print(f"{k:<36} {r['wall_ms']:7.1f} {r['wall_p90_ms']:7.1f} {r['cpu_ms']:7.1f} {ratio}  {r['exit']}")
     for row in ROWS:
         a, b = result[f"{row} [A]"], result[f"{row} [B]"]
         print(f"{row}: B - A = {b['wall_ms'] - a['wall_ms']:+.1f} ms wall, {b['cpu_ms'] - a['cpu_ms']:+.1f} ms CPU")

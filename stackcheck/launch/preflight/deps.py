@@ -5,7 +5,10 @@ pip check reads each installed distribution's `Requires-Dist` lines, keeps a req
 holds for the environment with `extra` empty (requirements under an extra are not checked: pip cannot know
 which extras were asked for), and reports a requirement whose distribution is missing, or whose installed
 version is outside the specifier (pre-releases allowed). Here the same is done for SGLang's requirements,
-with `packaging` (imported when the check runs) and the target environment's marker values.
+with `packaging` and the target environment's marker values. A line `lean_req` is sure of (its marker is
+false here, or the installed version meets it) is answered without packaging; any other line, and every line
+that is not plainly met, is judged by packaging (imported then), so a healthy environment's check imports
+no `packaging.requirements`.
 
 Missing or conflicting refuses, naming the distribution and the requirement. A conflict that is only an
 exact-pin mismatch (`==`) of a package the manifests know (torch, the kernel packages, FlashInfer, ...) is a
@@ -124,16 +127,15 @@ def check_dependencies(
     target: tuple[str | None, str | None] = (None, None),
 ) -> list[CheckResult]:
     """The dependency check for `package`: one result per missing or conflicting requirement, or one ok.
-    `marker_env` None: the marker values are built (packaging imported) only when `package` is installed,
-    from `target` (the target's Python version and machine)."""
+    `marker_env` None: the marker values come from `target` (the target's Python version and machine), built
+    with packaging only when a line needs packaging."""
     dists = list_distributions(view, search_dirs)
     where = dists.get(package)
     if where is None:
         return []  # not installed here: the features' `needs` say so; nothing to check
-    from packaging.requirements import InvalidRequirement, Requirement
+    from stackcheck.launch.preflight.lean_req import environment, read_line, spec_met
 
-    if marker_env is None:
-        marker_env = marker_environment(*target)
+    lean_env = environment(*target) if marker_env is None else dict(marker_env)
     top, lines = read_dist(view, package, where)
     if top.error is not None:
         return [CheckResult("dependencies", "unknown", None, f"{package}'s requirements", top.error, source)]
@@ -143,6 +145,22 @@ def check_dependencies(
                  "url": "https://pip.pypa.io/en/stable/cli/pip_check/"}  # fmt: skip
     src = source or [{"title": f"{package} {top.version} METADATA Requires-Dist", "path": where}, pip_check]
     for line in lines:
+        lean = read_line(line, lean_env)
+        if lean is not None:  # sure of the line: it does not apply here, or the installed version meets it
+            lean_name, specs, holds = lean
+            if not holds:
+                continue
+            meta = dists.get(normalise(lean_name))
+            if meta is not None:
+                dist, _ = read_dist(view, normalise(lean_name), meta)
+                if dist.version is not None and spec_met(specs, dist.version):
+                    checked += 1
+                    continue
+        # anything else is judged by packaging, as pip check judges it, with its wording
+        from packaging.requirements import InvalidRequirement, Requirement
+
+        if marker_env is None:
+            marker_env = marker_environment(*target)
         try:
             req = Requirement(line)
         except InvalidRequirement as exc:
