@@ -379,18 +379,25 @@ def _decide_with(
         to_derive, config_path, config_problem = gate_preflight.expand_config(
             launch_command, mapping, manifests.preflight, server_env
         )
-        derived = gate.derive(to_derive, mapping, server_env, require)
-        derived.command = list(launch_command)  # exec'd as given: the config file is SGLang's to read again
-        if config_path:
-            derived.problems.append(
-                gate.Problem("--config", "note", None, f"--config {config_path}: its settings were read as flags")
-            )
+
+        def derive(own: set[str] | None = None) -> Any:
+            d = gate.derive(to_derive, mapping, server_env, require, own or ())
+            d.command = list(launch_command or [])  # exec'd as given: the config file is SGLang's to read again
+            if config_path:
+                d.problems.append(
+                    gate.Problem("--config", "note", None, f"--config {config_path}: its settings were read as flags")
+                )
+            if opts.image:
+                gate.add_image_requirements(d, manifests.features, manifests.checks)
+            return d
+
+        derived = derive()
     else:
         derived = gate.Derived(command=[], entrypoint=None, sglang_args=[])
         for f in require:
             derived.required.append(gate.Requirement(f, "explicit", "--require"))
-    if opts.image:
-        gate.add_image_requirements(derived, manifests.features, manifests.checks)
+        if opts.image:
+            gate.add_image_requirements(derived, manifests.features, manifests.checks)
     # an SGLang launch here: read GPU usage in a thread now, while the probes wait on the driver (an image's
     # server runs elsewhere: this box's GPU usage says nothing about it)
     usage = gate_preflight.start_usage(opts.facts_file, command if derived.entrypoint and not opts.image else None)
@@ -405,7 +412,11 @@ def _decide_with(
     # an SGLang newer than the data: its flags are read from its own server arguments (facts.derived)
     newer = (ctx.facts.get("derived") or {}).get("sglang") if ctx.newer_than_manifests("sglang") else None
     flags = newer.get("flags") if isinstance(newer, dict) and isinstance(newer.get("flags"), dict) else None
+    own = gate.own_spellings(derived, mapping, ctx.installed_version("sglang"), flags)
+    if own and launch_command is not None:  # a flag of this release's own that derive took for an abbreviation
+        derived = derive(own)
     extra = gate.release_problems(derived, mapping, ctx.installed_version("sglang"), flags)
+    extra += gate.own_flag_problems(derived, mapping, ctx.installed_version("sglang"), own)
     undeclared, covered = gate.undeclared_problems(derived, mapping, ctx.installed_version("sglang"), flags)
     extra += undeclared
     if covered:  # the flags it does not read were checked against the release's own list: say so

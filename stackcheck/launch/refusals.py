@@ -349,14 +349,17 @@ def _hybrid_gdn_refused(
     models: Mapping[str, Any],
 ) -> _Judged:
     """Whether SGLang's hybrid GDN check refuses the launch's attention backends on this box's GPUs (True: it
-    does; None: the model, the GPU or SGLang's own choice of backend is not known; False: it does not)."""
+    does; None: the model, the GPU or SGLang's own choice of backend is not known; False: it does not). Where the
+    release checks a draft runner's own backend (`draft_checked`, 0.5.18+), the draft model too: with speculative
+    decoding (not NGRAM) and --speculative-draft-attention-backend given, the draft model's config.json (the
+    target's when the command names no draft model, as SGLang loads it) against that backend."""
     gdn, read = _is_hybrid_gdn(spec, models.get("model"), architecture)
     backends = _hybrid_gdn_backends(values, str(spec.get("checks", "attention_backend")))
     split_given = bool(values.get("prefill_attention_backend") or values.get("decode_attention_backend"))
     checked = {int(m) for m in spec.get("blackwell_majors") or []}
     allowed = {int(k): {str(b) for b in v} for k, v in (spec.get("allowed_by_major") or {}).items()}
 
-    def on(major: int) -> bool | None:
+    def on(major: int, backends: Sequence[Any]) -> bool | None:
         if major not in checked:
             return False
         verdicts: set[bool | None] = set()
@@ -374,19 +377,32 @@ def _hybrid_gdn_refused(
             verdicts.add(False if own and not split_given else None)
         return True if True in verdicts else None if None in verdicts else False
 
-    # every GPU of the box refuses: True; none does: False; else (GPUs of both kinds, or none read) not known
-    per = {on(m) for m in (majors if majors is not None else checked)} | ({False} if majors is None else set())
-    gpu = per.pop() if len(per) == 1 else None
-    holds = False if gdn is False or gpu is False else True if gdn and gpu else None
-    if gdn is None and all(b is None for b in backends):
-        holds = False  # nothing given that a GDN model could fail with, and the model not read: not guessed
-    kind = {True: "a hybrid GDN model", False: "not a hybrid GDN model", None: "hybrid GDN or not"}[gdn]
+    def refused(gdn: bool | None, backends: Sequence[Any]) -> bool | None:
+        # every GPU of the box refuses: True; none does: False; else (GPUs of both kinds, or none read) not known
+        per = {on(m, backends) for m in (majors if majors is not None else checked)}
+        per |= {False} if majors is None else set()
+        gpu = per.pop() if len(per) == 1 else None
+        holds = False if gdn is False or gpu is False else True if gdn and gpu else None
+        if gdn is None and all(b is None for b in backends):
+            holds = False  # nothing given that a GDN model could fail with, and the model not read: not guessed
+        return holds
+
+    holds = refused(gdn, backends)
+    kind = {True: "a hybrid GDN model", False: "not a hybrid GDN model", None: "hybrid GDN or not"}
     names = [b if b is not None else "chosen by SGLang" for b in backends]
     shown = names[0] if len(set(names)) == 1 else f"prefill {names[0]}, decode {names[1]}"
     gpus = f"GPU majors {', '.join(str(m) for m in sorted(majors))}" if majors is not None else "GPU not known"
+    text = f"{read} ({kind[gdn]}), {gpus}, attention backend {shown}"
+    draft_backend = values.get("speculative_draft_attention_backend")
+    if spec.get("draft_checked") and values.get("speculative_algorithm") not in (None, "NGRAM") and draft_backend:
+        draft_config = models.get("draft model") if "draft model" in models else models.get("model")
+        draft_gdn, draft_read = _is_hybrid_gdn(spec, draft_config, None)
+        draft = refused(draft_gdn, [str(draft_backend)])
+        holds = True if True in (holds, draft) else None if None in (holds, draft) else False
+        text += f"; draft model: {draft_read} ({kind[draft_gdn]}), draft attention backend {draft_backend}"
     on_box = sorted(checked & majors) if majors is not None else sorted(checked)
     sets = "; ".join(f"SM{m}x: {', '.join(sorted(allowed.get(m, set())))}" for m in on_box)
-    return _Judged(holds, f"{read} ({kind}), {gpus}, attention backend {shown}", sets or None)
+    return _Judged(holds, text, sets or None)
 
 
 def _uses_xqa(majors: set[int] | None, xqa_majors: Sequence[int]) -> Any:

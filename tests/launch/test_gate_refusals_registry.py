@@ -341,6 +341,10 @@ def test_the_hybrid_gdn_check_is_what_the_wheel_asserts(version: str) -> None:
     assert spec["checks"] == read["checks"], version
     with zipfile.ZipFile(fetch_wheel("sglang", version)) as z:
         configs = {n: z.read(n).decode("utf-8", "replace") for n in z.namelist() if n.startswith("sglang/srt/")}
+    # the draft runner's own backend (--speculative-draft-attention-backend) reaches the assert where the runner
+    # resolves it and the assert reads the runner's strings (0.5.18+); before, it reads the shared server flags
+    resolves = "def resolve_draft_attention_backend(" in configs.get("sglang/srt/model_executor/model_runner.py", "")
+    assert bool(spec.get("draft_checked")) is (resolves and read["checks"] == "prefill_decode"), version
     if "architectures" in spec:  # 0.5.3: by the first architecture
         runner = configs["sglang/srt/model_executor/model_runner.py"]
         fn = re.search(r"def is_hybrid_gdn\(self\):.*? in \[(.*?)\]", runner, re.S)
