@@ -355,7 +355,6 @@ def _hybrid_gdn_refused(
     target's when the command names no draft model, as SGLang loads it) against that backend."""
     gdn, read = _is_hybrid_gdn(spec, models.get("model"), architecture)
     backends = _hybrid_gdn_backends(values, str(spec.get("checks", "attention_backend")))
-    split_given = bool(values.get("prefill_attention_backend") or values.get("decode_attention_backend"))
     checked = {int(m) for m in spec.get("blackwell_majors") or []}
     allowed = {int(k): {str(b) for b in v} for k, v in (spec.get("allowed_by_major") or {}).items()}
 
@@ -367,14 +366,15 @@ def _hybrid_gdn_refused(
             if backend is not None:
                 verdicts.add(backend not in allowed.get(major, set()))
                 continue
-            # SGLang's own choice: known to be admitted only where launch.json says so (no split flag given)
+            # SGLang's own choice: known to be admitted only where launch.json says so; its default picker and
+            # model overrides key on --attention-backend alone, so a split flag given does not change the pick
             own = [
                 a
                 for a in spec.get("auto_admitted") or []
                 if major in {int(m) for m in a.get("majors") or []}
                 and ("architectures" not in a or architecture in (a.get("architectures") or []))
             ]
-            verdicts.add(False if own and not split_given else None)
+            verdicts.add(False if own else None)
         return True if True in verdicts else None if None in verdicts else False
 
     def refused(gdn: bool | None, backends: Sequence[Any]) -> bool | None:
@@ -674,8 +674,14 @@ def auto_backend_features(
     the feature's verdict: fail closed)."""
     if sglang_version is None or d.entrypoint is None or not majors:
         return []
-    if any(f in d.options for f in _FLAG_FACTS.values() if f != "--speculative-algorithm"):
+    split = [f for f in ("--prefill-attention-backend", "--decode-attention-backend") if f in d.options]
+    if "--attention-backend" in d.options or len(split) == 2:
         return []
+    # one split flag alone: the other side is --attention-backend, which SGLang then picks as for a bare launch
+    # (its default picker and model overrides key on attention_backend alone, read in 0.5.5-0.5.23)
+    side = {"--prefill-attention-backend": "decode", "--decode-attention-backend": "prefill"}.get(
+        split[0] if split else ""
+    )
     from stackcheck.facts.versions import version_in
 
     auto = ((mapping.get("refusals") or {}).get("auto") or {}).get("attention_backend") or {}
@@ -698,7 +704,10 @@ def auto_backend_features(
             continue
         if spec and entry.get("needs_topk_with_speculation") and topk is None:
             continue
-        out.append((str(entry["feature"]), str(entry.get("why") or "the attention backend SGLang picks here")))
+        why = str(entry.get("why") or "the attention backend SGLang picks here")
+        if side:
+            why += f" (the {side} side: {split[0]} alone leaves it to SGLang)"
+        out.append((str(entry["feature"]), why))
     return out
 
 
