@@ -447,6 +447,7 @@ def _decide_with(
             ctx = reevaluate(report, ctx, opts, {"mla": pre.launch["model_mla"]})
     from stackcheck.launch.refusals import (
         auto_backend_features,
+        auto_backend_unread,
         gpu_majors,
         model_architecture,
         model_attention,
@@ -462,8 +463,27 @@ def _decide_with(
         gpu_majors(ctx.facts),
         ctx.torch_cuda(),
         pre.launch.get("model_mla") if pre is not None and isinstance(pre.launch.get("model_mla"), bool) else None,
+        model_architecture(pre),
     ):
         gate._add(derived, feature, "default", why)
+    # a model override's pick where the model was not read: unknown where that feature is not ok on this box
+    verdicts = {str(f.get("id")): f for f in report["features"] if isinstance(f, dict)}
+    for feature, why in auto_backend_unread(
+        derived, mapping, ctx.installed_version("sglang"), gpu_majors(ctx.facts), ctx.torch_cuda(),
+        model_architecture(pre),
+    ):  # fmt: skip
+        status = str((verdicts.get(feature) or {}).get("status", "unknown"))
+        if status != "ok" and not any(r.feature == feature for r in derived.required):
+            extra.append(
+                gate.Problem(
+                    feature,
+                    "unknown",
+                    None,
+                    f"{why} ({feature} is {status} on this box); the gate could not read the model's architecture "
+                    "(config.json), so whether that override applies is not known: give --attention-backend, or "
+                    "make the model's config.json readable",
+                )
+            )
 
     # the flag combinations the installed SGLang refuses while it reads its arguments or starts its attention
     # backend: after the preflight, whose reading of the model's config.json gives the architecture SGLang's own

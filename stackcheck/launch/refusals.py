@@ -659,6 +659,72 @@ def refusal_problems(
     return out
 
 
+def _override_features(
+    d: Derived,
+    mapping: Mapping[str, Any],
+    sglang_version: str,
+    majors: set[int],
+    torch_cuda: str | None,
+    architecture: str | None,
+) -> tuple[bool, list[tuple[str, str]]]:
+    """The attention features a model's own override (launch.json refusals.auto.attention_backend.model_overrides)
+    picks on this box when the command leaves the backend open: (whether an override of the model's architecture
+    sets the backend, (feature, why) for its picks). `architecture` None (not read): the picks of every override of
+    the release, which the model may or may not have (the caller judges them as unknown, not ok)."""
+    from stackcheck.facts.versions import version_in
+
+    auto = ((mapping.get("refusals") or {}).get("auto") or {}).get("attention_backend") or {}
+    option: Mapping[str, Any] = next(
+        (o for o in mapping.get("options") or [] if o.get("flag") == "--attention-backend"), {}
+    )
+    choices = option.get("choices") or {}
+    cuda = numeric(torch_cuda)
+    applies = False
+    out: list[tuple[str, str]] = []
+    for entry in auto.get("model_overrides") or []:
+        if not isinstance(entry, dict) or version_in(sglang_version, str(entry.get("versions") or "")) is not True:
+            continue
+        archs = [str(a) for a in entry.get("architectures") or []]
+        if architecture is not None and architecture not in archs:
+            continue
+        if any(str(f) in d.options for f in entry.get("unless_flags") or []):
+            continue
+        applies = applies or architecture is not None
+        picked: set[str] = set()
+        for major in sorted(majors):
+            for pick in entry.get("picks") or []:
+                if major not in {int(m) for m in pick.get("majors") or []}:
+                    continue
+                need = numeric(pick.get("torch_cuda_min"))
+                if cuda is None or need is None or cuda >= need:
+                    picked.add(str(pick["backend"]))
+                if cuda is not None and need is not None and cuda >= need:
+                    break  # the first pick that holds decides; an unknown CUDA may also fall through
+            else:
+                picked.add(str(entry.get("otherwise")))
+        who = architecture or " / ".join(archs)
+        for backend in sorted(picked):
+            for feature in choices.get(backend) or []:
+                why = f"without an attention flag SGLang {sglang_version}'s override for {who} picks {backend} here"
+                out.append((str(feature), why))
+    return applies, out
+
+
+def auto_backend_unread(
+    d: Derived,
+    mapping: Mapping[str, Any],
+    sglang_version: str | None,
+    majors: set[int] | None,
+    torch_cuda: str | None,
+    architecture: str | None,
+) -> list[tuple[str, str]]:
+    """Where the gate could not read the model's architecture: the attention features a model override of this
+    release would pick on the box (feature, why), which the gate judges as unknown where they are not ok."""
+    if sglang_version is None or d.entrypoint is None or not majors or architecture is not None:
+        return []
+    return _override_features(d, mapping, sglang_version, majors, torch_cuda, None)[1]
+
+
 def auto_backend_features(
     d: Derived,
     mapping: Mapping[str, Any],
@@ -666,14 +732,20 @@ def auto_backend_features(
     majors: set[int] | None,
     torch_cuda: str | None,
     mla: bool | None,
+    architecture: str | None = None,
 ) -> list[tuple[str, str]]:
-    """The attention features SGLang's own choice of backend needs on this box (launch.json
-    refusals.auto.attention_backend.defaults): (feature, why) for each entry whose release, GPU majors, torch CUDA,
+    """The attention features SGLang's own choice of backend needs on this box: a model override's pick where the
+    model's first architecture has one (launch.json refusals.auto.attention_backend.model_overrides), else
+    (refusals.auto.attention_backend.defaults) (feature, why) for each entry whose release, GPU majors, torch CUDA,
     model kind (`mla`: the model's attention, None when the gate could not read it) and speculative flags match a
     launch that names no attention backend. What is unknown counts as a match (the requirement is then judged by
     the feature's verdict: fail closed)."""
     if sglang_version is None or d.entrypoint is None or not majors:
         return []
+    if architecture is not None:
+        applies, picks = _override_features(d, mapping, sglang_version, majors, torch_cuda, architecture)
+        if applies:
+            return picks
     split = [f for f in ("--prefill-attention-backend", "--decode-attention-backend") if f in d.options]
     if "--attention-backend" in d.options or len(split) == 2:
         return []
