@@ -405,6 +405,38 @@ def _hybrid_gdn_refused(
     return _Judged(holds, text, sets or None)
 
 
+def _model_backend_refused(values: Mapping[str, Any], spec: Mapping[str, Any], architecture: str | None) -> _Judged:
+    """Whether SGLang's assertion on a model architecture's attention backends (launch.json `model_backend`:
+    GPT-OSS) refuses the backends the command gives (True), cannot be known (None: a side SGLang holds no value for
+    yet), or passes (False). With no attention flag the model's own override picks a listed backend. Where the
+    model's architecture is not read the rule is not judged (False): it would make every launch of an unread model
+    on an unlisted backend (flashinfer) unknown."""
+    archs = [str(a) for a in spec.get("architectures") or []]
+    allowed = {str(b) for b in spec.get("allowed") or []}
+    attn, prefill, decode = (
+        values.get(f) for f in ("attention_backend", "prefill_attention_backend", "decode_attention_backend")
+    )
+    attn = attn if isinstance(attn, str) and attn != "unset" else None
+    if spec.get("checks") == "attention_backend":
+        sides: list[Any] = [attn] if attn is not None else []
+    elif attn is None and prefill is None and decode is None:
+        sides = []  # the override fills the backend with one it lists
+    else:
+        sides = [prefill or attn, decode or attn]
+    verdicts = {None if b is None else b not in allowed for b in sides}
+    refused = True if True in verdicts else None if None in verdicts else False
+    names = [b if b is not None else "none yet (left to SGLang)" for b in sides]
+    shown = names[0] if len(set(names)) == 1 else f"prefill {names[0]}, decode {names[1]}" if names else "none given"
+    holds: bool | None = False  # the architecture not read: not judged (every unread model would be unknown)
+    if architecture is None:
+        read = "architecture not read"
+    else:
+        read = f"architecture {architecture}"
+        holds = refused if architecture in archs else False
+    listed = ", ".join(sorted(allowed))
+    return _Judged(holds, f"{read}, attention backend {shown} (listed for {', '.join(archs)}: {listed})", listed)
+
+
 def _uses_xqa(majors: set[int] | None, xqa_majors: Sequence[int]) -> Any:
     """Whether trtllm_mha decodes with XQA on this box's GPUs (unknown: no GPU read, or GPUs of both kinds)."""
     if majors is None:
@@ -464,6 +496,12 @@ def launch_values(
         values["gpu_uses_xqa"] = _uses_xqa(majors, heads_spec.get("xqa_majors") or [])
         tp_sizes = _attn_tp_sizes(opts, d.sglang_args, heads_spec.get("attention_split_flags") or [], declared)
         values["trtllm_gen_heads_unsupported"] = _trtllm_gen_heads(values, models or {}, heads_spec, tp_sizes)
+    backend_spec = entry.get("model_backend")
+    if isinstance(backend_spec, dict):  # a model architecture's own list of attention backends (GPT-OSS)
+        read = (models or {}).get("model")
+        archs = read.get("architectures") if isinstance(read, Mapping) else None
+        first = str(archs[0]) if isinstance(archs, list) and archs and isinstance(archs[0], str) else None
+        values["model_backend_refused"] = _model_backend_refused(values, backend_spec, architecture or first)
     gdn_spec = entry.get("hybrid_gdn")
     if isinstance(gdn_spec, dict):  # the hybrid GDN model's attention backends on Blackwell GPUs
         values["hybrid_gdn_backend_refused"] = _hybrid_gdn_refused(values, gdn_spec, majors, architecture, models or {})
@@ -514,6 +552,7 @@ _OBSERVE_LABEL = {
     "trtllm_mha_page_size": "page size ",
     "trtllm_gen_heads_unsupported": "",
     "hybrid_gdn_backend_refused": "",
+    "model_backend_refused": "",
 }
 _UNKNOWN_SHOWN = {
     "model_architecture": "not read (the model was not found)",
@@ -568,6 +607,8 @@ _AUTO_WORDS = {
     "gpu_uses_xqa": "the GPU, which the gate could not read (SM90 and SM120 decode with XQA and take any page size)",
     "hybrid_gdn_backend_refused": "the model's config.json (model_type), the GPU, or the attention backend SGLang "
     "picks itself, which the gate could not read (give --attention-backend, make the model's config.json readable)",
+    "model_backend_refused": "the backend of a side the command leaves open while giving another attention flag "
+    "(give --attention-backend, or both --prefill- and --decode-attention-backend)",
 }
 
 

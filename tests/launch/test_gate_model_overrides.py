@@ -77,3 +77,36 @@ def test_the_gate_on_a_gb10_needs_triton_for_gpt_oss(tmp_path: Path) -> None:
     doc = gate_json(GB10, "--model-path", str(tmp_path / "absent"), dry_run=True)
     got = [b for b in doc["reasons"] if b["feature"] == "attention-triton"]
     assert got and got[0]["status"] == "unknown" and "config.json" in json.dumps(got[0])
+
+
+# ---- the backends SGLang lists for GPT-OSS (launch.json refusal gpt-oss-attention-backend) ----------------------
+
+
+def gpt_oss_rule(mapping: dict[str, Any], version: str, arch: str | None, *flags: str) -> str:
+    from stackcheck.launch.refusals import refusal_problems
+
+    d = gate.derive(["python", "-m", "sglang.launch_server", "--model", "m", *flags], mapping, {})
+    got = [p for p in refusal_problems(d, mapping, version, {9}, arch, {"model": None})
+           if p.subject == "refusal gpt-oss-attention-backend"]  # fmt: skip
+    return str(got[0].status) if got else "ok"
+
+
+def test_gpt_oss_on_a_backend_sglang_does_not_list_is_refused(mapping: dict[str, Any]) -> None:
+    """GPT-OSS on flashinfer ends at argument parsing in every release 0.5.3-0.5.23 (AssertionError 'GptOssForCausalLM
+    requires one of ...'); fa4 is listed from 0.5.4; split flags are asserted from 0.5.4."""
+    oss = "GptOssForCausalLM"
+    for version in ("0.5.3", "0.5.9", "0.5.16", "0.5.23"):
+        assert gpt_oss_rule(mapping, version, oss, "--attention-backend", "flashinfer") == "blocked", version
+        assert gpt_oss_rule(mapping, version, oss, "--attention-backend", "triton") == "ok", version
+        assert gpt_oss_rule(mapping, version, oss) == "ok", version  # the override picks a listed one
+        assert gpt_oss_rule(mapping, version, "LlamaForCausalLM", "--attention-backend", "flashinfer") == "ok"
+    assert gpt_oss_rule(mapping, "0.5.3", oss, "--attention-backend", "fa4") == "blocked"
+    assert gpt_oss_rule(mapping, "0.5.4", oss, "--attention-backend", "fa4") == "ok"
+    split = ["--prefill-attention-backend", "fa3", "--decode-attention-backend", "flashinfer"]
+    assert gpt_oss_rule(mapping, "0.5.3", oss, *split) == "ok"  # 0.5.3 asserts --attention-backend only
+    assert gpt_oss_rule(mapping, "0.5.20", oss, *split) == "blocked"
+    # a side left open while another attention flag is given: unknown, not ok
+    assert gpt_oss_rule(mapping, "0.5.20", oss, "--decode-attention-backend", "triton") == "unknown"
+    # the architecture not read: not judged (launch.json's note says why; left open)
+    assert gpt_oss_rule(mapping, "0.5.20", None, "--attention-backend", "flashinfer") == "ok"
+    assert gpt_oss_rule(mapping, "0.5.2", oss, "--attention-backend", "flashinfer") == "ok"  # not read: silent
