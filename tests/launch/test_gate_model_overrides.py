@@ -92,7 +92,7 @@ def gpt_oss_rule(mapping: dict[str, Any], version: str, arch: str | None, *flags
 
 
 def test_gpt_oss_on_a_backend_sglang_does_not_list_is_refused(mapping: dict[str, Any]) -> None:
-    """GPT-OSS on flashinfer ends at argument parsing in every release 0.5.3-0.5.23 (AssertionError 'GptOssForCausalLM
+    """GPT-OSS on flashinfer ends at argument parsing in every release 0.5.1-0.5.23 (AssertionError 'GptOssForCausalLM
     requires one of ...'); fa4 is listed from 0.5.4; split flags are asserted from 0.5.4."""
     oss = "GptOssForCausalLM"
     for version in ("0.5.3", "0.5.9", "0.5.16", "0.5.23"):
@@ -109,4 +109,5 @@ def test_gpt_oss_on_a_backend_sglang_does_not_list_is_refused(mapping: dict[str,
     assert gpt_oss_rule(mapping, "0.5.20", oss, "--decode-attention-backend", "triton") == "unknown"
     # the architecture not read: not judged (launch.json's note says why; left open)
     assert gpt_oss_rule(mapping, "0.5.20", None, "--attention-backend", "flashinfer") == "ok"
-    assert gpt_oss_rule(mapping, "0.5.2", oss, "--attention-backend", "flashinfer") == "ok"  # not read: silent
+    assert gpt_oss_rule(mapping, "0.5.1", oss, "--attention-backend", "flashinfer") == "blocked"  # as 0.5.3
+    assert gpt_oss_rule(mapping, "0.5.24", oss, "--attention-backend", "flashinfer") == "ok"  # not read: silent
