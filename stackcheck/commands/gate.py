@@ -384,18 +384,25 @@ def _decide_with(
         to_derive, config_path, config_problem = gate_preflight.expand_config(
             launch_command, mapping, manifests.preflight, server_env
         )
-        derived = gate.derive(to_derive, mapping, server_env, require)
-        derived.command = list(launch_command)  # exec'd as given: the config file is SGLang's to read again
-        if config_path:
-            derived.problems.append(
-                gate.Problem("--config", "note", None, f"--config {config_path}: its settings were read as flags")
-            )
+
+        def derive(own: set[str] | None = None) -> Any:
+            d = gate.derive(to_derive, mapping, server_env, require, own or ())
+            d.command = list(launch_command or [])  # exec'd as given: the config file is SGLang's to read again
+            if config_path:
+                d.problems.append(
+                    gate.Problem("--config", "note", None, f"--config {config_path}: its settings were read as flags")
+                )
+            if opts.image:
+                gate.add_image_requirements(d, manifests.features, manifests.checks)
+            return d
+
+        derived = derive()
     else:
         derived = gate.Derived(command=[], entrypoint=None, sglang_args=[])
         for f in require:
             derived.required.append(gate.Requirement(f, "explicit", "--require"))
-    if opts.image:
-        gate.add_image_requirements(derived, manifests.features, manifests.checks)
+        if opts.image:
+            gate.add_image_requirements(derived, manifests.features, manifests.checks)
     # an SGLang launch here: read GPU usage in a thread now, while the probes wait on the driver (an image's
     # server runs elsewhere: this box's GPU usage says nothing about it)
     usage = gate_preflight.start_usage(opts.facts_file, command if derived.entrypoint and not opts.image else None)
@@ -410,7 +417,11 @@ def _decide_with(
     # an SGLang newer than the data: its flags are read from its own server arguments (facts.derived)
     newer = (ctx.facts.get("derived") or {}).get("sglang") if ctx.newer_than_manifests("sglang") else None
     flags = newer.get("flags") if isinstance(newer, dict) and isinstance(newer.get("flags"), dict) else None
+    own = gate.own_spellings(derived, mapping, ctx.installed_version("sglang"), flags)
+    if own and launch_command is not None:  # a flag of this release's own that derive took for an abbreviation
+        derived = derive(own)
     extra = gate.release_problems(derived, mapping, ctx.installed_version("sglang"), flags)
+    extra += gate.own_flag_problems(derived, mapping, ctx.installed_version("sglang"), own)
     undeclared, covered = gate.undeclared_problems(derived, mapping, ctx.installed_version("sglang"), flags)
     extra += undeclared
     if covered:  # the flags it does not read were checked against the release's own list: say so
@@ -441,6 +452,7 @@ def _decide_with(
             ctx = reevaluate(report, ctx, opts, {"mla": pre.launch["model_mla"]})
     from stackcheck.launch.refusals import (
         auto_backend_features,
+        auto_backend_unread,
         gpu_majors,
         model_architecture,
         model_attention,
@@ -456,8 +468,27 @@ def _decide_with(
         gpu_majors(ctx.facts),
         ctx.torch_cuda(),
         pre.launch.get("model_mla") if pre is not None and isinstance(pre.launch.get("model_mla"), bool) else None,
+        model_architecture(pre),
     ):
         gate._add(derived, feature, "default", why)
+    # a model override's pick where the model was not read: unknown where that feature is not ok on this box
+    verdicts = {str(f.get("id")): f for f in report["features"] if isinstance(f, dict)}
+    for feature, why in auto_backend_unread(
+        derived, mapping, ctx.installed_version("sglang"), gpu_majors(ctx.facts), ctx.torch_cuda(),
+        model_architecture(pre),
+    ):  # fmt: skip
+        status = str((verdicts.get(feature) or {}).get("status", "unknown"))
+        if status != "ok" and not any(r.feature == feature for r in derived.required):
+            extra.append(
+                gate.Problem(
+                    feature,
+                    "unknown",
+                    None,
+                    f"{why} ({feature} is {status} on this box); the gate could not read the model's architecture "
+                    "(config.json), so whether that override applies is not known: give --attention-backend, or "
+                    "make the model's config.json readable",
+                )
+            )
 
     # the flag combinations the installed SGLang refuses while it reads its arguments or starts its attention
     # backend: after the preflight, whose reading of the model's config.json gives the architecture SGLang's own

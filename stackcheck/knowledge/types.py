@@ -421,6 +421,16 @@ class ReleaseFlags(TypedDict, total=False):
     plugins_source: Source
 
 
+class OwnFlagChoice(TypedDict, total=False):
+    """launch.json `own_flag_choices`: a release's own flag whose name a listed flag abbreviates, and its choices."""
+
+    flag: str
+    versions: str
+    choices: list[str]
+    source: Source
+    note: str
+
+
 class Refusals(TypedDict, total=False):
     """launch.json `refusals`: flag combinations SGLang refuses while it reads its arguments (launch/refusals.py)."""
 
@@ -435,6 +445,7 @@ class Launch(TypedDict, total=False):
     env: list[LaunchEnv]
     defaults: list[LaunchDefault]
     release_flags: ReleaseFlags
+    own_flag_choices: list[OwnFlagChoice]
     refusals: Refusals
 
 

@@ -61,7 +61,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from stackcheck.errors import UsageError
 from stackcheck.lean_typing import TYPE_CHECKING
@@ -294,10 +294,12 @@ def _config_problem(name: str) -> Problem:
 
 
 def parse_flags(
-    args: Sequence[str], mapping: Mapping[str, Any]
+    args: Sequence[str], mapping: Mapping[str, Any], own: Collection[str] = ()
 ) -> tuple[dict[str, Any], list[Problem], bool, list[str]]:
     """The listed flags found in args: canonical flag -> value (True for a bool flag), problems, whether any
-    listed flag was found at all, and the flags launch.json does not list (once each, in order)."""
+    listed flag was found at all, and the flags launch.json does not list (once each, in order). `own`: names the
+    installed release declares as flags of their own, which argparse therefore never reads as abbreviations of a
+    listed flag (own_spellings)."""
     opts = _options(mapping)
     exact: dict[str, dict[str, Any]] = {}
     for o in opts:
@@ -318,6 +320,9 @@ def parse_flags(
         name, eq, inline = tok.partition("=")
         opt = exact.get(name)
         how = name
+        if opt is None and name in own:  # the release's own flag, not an abbreviation: argparse takes it exactly
+            unlisted.append(name)
+            continue
         if opt is None:
             hits = {id(o): o for n, o in exact.items() if n.startswith(name) and len(name) > 2}
             if len(hits) == 1:
@@ -481,13 +486,15 @@ def derive(
     mapping: Mapping[str, Any],
     env: Mapping[str, str],
     require: Sequence[str] = (),
+    own: Collection[str] = (),
 ) -> Derived:
-    """The features a command needs and its launch facts, from launch.json. Pure."""
+    """The features a command needs and its launch facts, from launch.json. Pure. `own`: names the installed
+    release declares as flags of their own (own_spellings), read as unlisted flags rather than abbreviations."""
     argv, cmd_env = split_env_prefix(command, env)
     if not argv:
         raise UsageError("missing command after -- (expected, e.g., -- python -m sglang.launch_server ...)")
     entry, args = find_entrypoint(argv, mapping)
-    found, problems, seen, unlisted = parse_flags(args, mapping)
+    found, problems, seen, unlisted = parse_flags(args, mapping, own)
     if unlisted:
         problems.append(_unlisted_note(unlisted))
     d = Derived(
@@ -877,6 +884,78 @@ def _declared_in(mapping: Mapping[str, Any], version: str) -> set[str] | None:
     out = {str(b) for b in table.get("builtin") or []}
     flags = table.get("flags") or {}
     out.update(str(flag) for flag, spans in flags.items() if _in_runs(version, releases, spans, pos))
+    return out
+
+
+def own_spellings(
+    d: Derived, mapping: Mapping[str, Any], sglang_version: str | None, declared: Mapping[str, Any] | None = None
+) -> set[str]:
+    """The names of the command that derive read as abbreviations of a flag launch.json lists but that the
+    installed release reads as flags of their own (SGLang 0.5.3's --nsa-decode and --nsa-prefill, where the listed
+    --nsa-decode-backend and --nsa-prefill-backend exist from 0.5.4 only): argparse matches an exact flag before any
+    prefix, and abbreviations among the release's declared flags only (0.5.3 reads --nsa-deco as --nsa-decode), so
+    the command is to be derived again with them as the release's own (derive's `own`).
+    `declared`: for a release newer than the data, the flags read from its own server arguments."""
+    if sglang_version is None or d.entrypoint is None:
+        return set()
+    names = (
+        {str(n) for n in declared.get("declared") or []}
+        if declared is not None
+        else _declared_in(mapping, sglang_version) or set()
+    )
+    listed = {n for o in _options(mapping) for n in _names(o)}
+    out: set[str] = set()
+    for tok in d.sglang_args:
+        if tok == "--":
+            break
+        name = tok.partition("=")[0]
+        if not tok.startswith("--") or len(name) <= 2 or name in listed:
+            continue
+        took = {n for n in listed if n.startswith(name)}  # what derive read it as (one listed flag's names)
+        if took and (name in names or (any(n.startswith(name) for n in names) and not took & names)):
+            out.add(name)  # exactly a flag of the release, or an abbreviation of the release's flags, not of took
+    return out
+
+
+def own_flag_problems(
+    d: Derived, mapping: Mapping[str, Any], sglang_version: str | None, own: Collection[str]
+) -> list[Problem]:
+    """A value outside the choices of a release's own flag (own_spellings: SGLang 0.5.3's --nsa-decode and
+    --nsa-prefill, launch.json own_flag_choices) ends the launch with argparse's 'invalid choice' (blocked)."""
+    if sglang_version is None or not own:
+        return []
+    from stackcheck.facts.versions import version_in
+
+    names = _declared_in(mapping, sglang_version) or set()
+    out: list[Problem] = []
+    args = d.sglang_args
+    for i, tok in enumerate(args):
+        if tok == "--":
+            break
+        name, eq, inline = tok.partition("=")
+        if name not in own:
+            continue
+        hits = [name] if name in names else sorted(n for n in names if n.startswith(name))
+        value = inline if eq else args[i + 1] if i + 1 < len(args) else None
+        for spec in mapping.get("own_flag_choices") or []:
+            if not isinstance(spec, dict) or hits != [spec.get("flag")] or value is None:
+                continue
+            if version_in(sglang_version, str(spec.get("versions") or "")) is not True:
+                continue
+            choices = [str(c) for c in spec.get("choices") or []]
+            if value not in choices:
+                out.append(
+                    Problem(
+                        name,
+                        "blocked",
+                        "crash",
+                        f"SGLang {sglang_version} reads {name} as its own {spec['flag']}, whose choices are "
+                        f"{', '.join(choices)}: {value!r} ends the launch with 'invalid choice' (exit status 2)",
+                        spec.get("source"),
+                        value,
+                        ", ".join(choices),
+                    )
+                )
     return out
 
 

@@ -359,14 +359,16 @@ def _hybrid_gdn_refused(
     models: Mapping[str, Any],
 ) -> _Judged:
     """Whether SGLang's hybrid GDN check refuses the launch's attention backends on this box's GPUs (True: it
-    does; None: the model, the GPU or SGLang's own choice of backend is not known; False: it does not)."""
+    does; None: the model, the GPU or SGLang's own choice of backend is not known; False: it does not). Where the
+    release checks a draft runner's own backend (`draft_checked`, 0.5.18+), the draft model too: with speculative
+    decoding (not NGRAM) and --speculative-draft-attention-backend given, the draft model's config.json (the
+    target's when the command names no draft model, as SGLang loads it) against that backend."""
     gdn, read = _is_hybrid_gdn(spec, models.get("model"), architecture)
     backends = _hybrid_gdn_backends(values, str(spec.get("checks", "attention_backend")))
-    split_given = bool(values.get("prefill_attention_backend") or values.get("decode_attention_backend"))
     checked = {int(m) for m in spec.get("blackwell_majors") or []}
     allowed = {int(k): {str(b) for b in v} for k, v in (spec.get("allowed_by_major") or {}).items()}
 
-    def on(major: int) -> bool | None:
+    def on(major: int, backends: Sequence[Any]) -> bool | None:
         if major not in checked:
             return False
         verdicts: set[bool | None] = set()
@@ -374,29 +376,75 @@ def _hybrid_gdn_refused(
             if backend is not None:
                 verdicts.add(backend not in allowed.get(major, set()))
                 continue
-            # SGLang's own choice: known to be admitted only where launch.json says so (no split flag given)
+            # SGLang's own choice: known to be admitted only where launch.json says so; its default picker and
+            # model overrides key on --attention-backend alone, so a split flag given does not change the pick
             own = [
                 a
                 for a in spec.get("auto_admitted") or []
                 if major in {int(m) for m in a.get("majors") or []}
                 and ("architectures" not in a or architecture in (a.get("architectures") or []))
             ]
-            verdicts.add(False if own and not split_given else None)
+            verdicts.add(False if own else None)
         return True if True in verdicts else None if None in verdicts else False
 
-    # every GPU of the box refuses: True; none does: False; else (GPUs of both kinds, or none read) not known
-    per = {on(m) for m in (majors if majors is not None else checked)} | ({False} if majors is None else set())
-    gpu = per.pop() if len(per) == 1 else None
-    holds = False if gdn is False or gpu is False else True if gdn and gpu else None
-    if gdn is None and all(b is None for b in backends):
-        holds = False  # nothing given that a GDN model could fail with, and the model not read: not guessed
-    kind = {True: "a hybrid GDN model", False: "not a hybrid GDN model", None: "hybrid GDN or not"}[gdn]
+    def refused(gdn: bool | None, backends: Sequence[Any]) -> bool | None:
+        # every GPU of the box refuses: True; none does: False; else (GPUs of both kinds, or none read) not known
+        per = {on(m, backends) for m in (majors if majors is not None else checked)}
+        per |= {False} if majors is None else set()
+        gpu = per.pop() if len(per) == 1 else None
+        holds = False if gdn is False or gpu is False else True if gdn and gpu else None
+        if gdn is None and all(b is None for b in backends):
+            holds = False  # nothing given that a GDN model could fail with, and the model not read: not guessed
+        return holds
+
+    holds = refused(gdn, backends)
+    kind = {True: "a hybrid GDN model", False: "not a hybrid GDN model", None: "hybrid GDN or not"}
     names = [b if b is not None else "chosen by SGLang" for b in backends]
     shown = names[0] if len(set(names)) == 1 else f"prefill {names[0]}, decode {names[1]}"
     gpus = f"GPU majors {', '.join(str(m) for m in sorted(majors))}" if majors is not None else "GPU not known"
+    text = f"{read} ({kind[gdn]}), {gpus}, attention backend {shown}"
+    draft_backend = values.get("speculative_draft_attention_backend")
+    if spec.get("draft_checked") and values.get("speculative_algorithm") not in (None, "NGRAM") and draft_backend:
+        draft_config = models.get("draft model") if "draft model" in models else models.get("model")
+        draft_gdn, draft_read = _is_hybrid_gdn(spec, draft_config, None)
+        draft = refused(draft_gdn, [str(draft_backend)])
+        holds = True if True in (holds, draft) else None if None in (holds, draft) else False
+        text += f"; draft model: {draft_read} ({kind[draft_gdn]}), draft attention backend {draft_backend}"
     on_box = sorted(checked & majors) if majors is not None else sorted(checked)
     sets = "; ".join(f"SM{m}x: {', '.join(sorted(allowed.get(m, set())))}" for m in on_box)
-    return _Judged(holds, f"{read} ({kind}), {gpus}, attention backend {shown}", sets or None)
+    return _Judged(holds, text, sets or None)
+
+
+def _model_backend_refused(values: Mapping[str, Any], spec: Mapping[str, Any], architecture: str | None) -> _Judged:
+    """Whether SGLang's assertion on a model architecture's attention backends (launch.json `model_backend`:
+    GPT-OSS) refuses the backends the command gives (True), cannot be known (None: a side SGLang holds no value for
+    yet), or passes (False). With no attention flag the model's own override picks a listed backend. Where the
+    model's architecture is not read the rule is not judged (False): it would make every launch of an unread model
+    on an unlisted backend (flashinfer) unknown."""
+    archs = [str(a) for a in spec.get("architectures") or []]
+    allowed = {str(b) for b in spec.get("allowed") or []}
+    attn, prefill, decode = (
+        values.get(f) for f in ("attention_backend", "prefill_attention_backend", "decode_attention_backend")
+    )
+    attn = attn if isinstance(attn, str) and attn != "unset" else None
+    if spec.get("checks") == "attention_backend":
+        sides: list[Any] = [attn] if attn is not None else []
+    elif attn is None and prefill is None and decode is None:
+        sides = []  # the override fills the backend with one it lists
+    else:
+        sides = [prefill or attn, decode or attn]
+    verdicts = {None if b is None else b not in allowed for b in sides}
+    refused = True if True in verdicts else None if None in verdicts else False
+    names = [b if b is not None else "none yet (left to SGLang)" for b in sides]
+    shown = names[0] if len(set(names)) == 1 else f"prefill {names[0]}, decode {names[1]}" if names else "none given"
+    holds: bool | None = False  # the architecture not read: not judged (every unread model would be unknown)
+    if architecture is None:
+        read = "architecture not read"
+    else:
+        read = f"architecture {architecture}"
+        holds = refused if architecture in archs else False
+    listed = ", ".join(sorted(allowed))
+    return _Judged(holds, f"{read}, attention backend {shown} (listed for {', '.join(archs)}: {listed})", listed)
 
 
 def _uses_xqa(majors: set[int] | None, xqa_majors: Sequence[int]) -> Any:
@@ -461,6 +509,12 @@ def launch_values(
         values["gpu_uses_xqa"] = _uses_xqa(majors, heads_spec.get("xqa_majors") or [])
         tp_sizes = _attn_tp_sizes(opts, d.sglang_args, heads_spec.get("attention_split_flags") or [], declared)
         values["trtllm_gen_heads_unsupported"] = _trtllm_gen_heads(values, models or {}, heads_spec, tp_sizes)
+    backend_spec = entry.get("model_backend")
+    if isinstance(backend_spec, dict):  # a model architecture's own list of attention backends (GPT-OSS)
+        read = (models or {}).get("model")
+        archs = read.get("architectures") if isinstance(read, Mapping) else None
+        first = str(archs[0]) if isinstance(archs, list) and archs and isinstance(archs[0], str) else None
+        values["model_backend_refused"] = _model_backend_refused(values, backend_spec, architecture or first)
     gdn_spec = entry.get("hybrid_gdn")
     if isinstance(gdn_spec, dict):  # the hybrid GDN model's attention backends on Blackwell GPUs
         values["hybrid_gdn_backend_refused"] = _hybrid_gdn_refused(values, gdn_spec, majors, architecture, models or {})
@@ -511,6 +565,7 @@ _OBSERVE_LABEL = {
     "trtllm_mha_page_size": "page size ",
     "trtllm_gen_heads_unsupported": "",
     "hybrid_gdn_backend_refused": "",
+    "model_backend_refused": "",
 }
 _UNKNOWN_SHOWN = {
     "model_architecture": "not read (the model was not found)",
@@ -565,6 +620,8 @@ _AUTO_WORDS = {
     "gpu_uses_xqa": "the GPU, which the gate could not read (SM90 and SM120 decode with XQA and take any page size)",
     "hybrid_gdn_backend_refused": "the model's config.json (model_type), the GPU, or the attention backend SGLang "
     "picks itself, which the gate could not read (give --attention-backend, make the model's config.json readable)",
+    "model_backend_refused": "the backend of a side the command leaves open while giving another attention flag "
+    "(give --attention-backend, or both --prefill- and --decode-attention-backend)",
 }
 
 
@@ -659,6 +716,72 @@ def refusal_problems(
     return out
 
 
+def _override_features(
+    d: Derived,
+    mapping: Mapping[str, Any],
+    sglang_version: str,
+    majors: set[int],
+    torch_cuda: str | None,
+    architecture: str | None,
+) -> tuple[bool, list[tuple[str, str]]]:
+    """The attention features a model's own override (launch.json refusals.auto.attention_backend.model_overrides)
+    picks on this box when the command leaves the backend open: (whether an override of the model's architecture
+    sets the backend, (feature, why) for its picks). `architecture` None (not read): the picks of every override of
+    the release, which the model may or may not have (the caller judges them as unknown, not ok)."""
+    from stackcheck.facts.versions import version_in
+
+    auto = ((mapping.get("refusals") or {}).get("auto") or {}).get("attention_backend") or {}
+    option: Mapping[str, Any] = next(
+        (o for o in mapping.get("options") or [] if o.get("flag") == "--attention-backend"), {}
+    )
+    choices = option.get("choices") or {}
+    cuda = numeric(torch_cuda)
+    applies = False
+    out: list[tuple[str, str]] = []
+    for entry in auto.get("model_overrides") or []:
+        if not isinstance(entry, dict) or version_in(sglang_version, str(entry.get("versions") or "")) is not True:
+            continue
+        archs = [str(a) for a in entry.get("architectures") or []]
+        if architecture is not None and architecture not in archs:
+            continue
+        if any(str(f) in d.options for f in entry.get("unless_flags") or []):
+            continue
+        applies = applies or architecture is not None
+        picked: set[str] = set()
+        for major in sorted(majors):
+            for pick in entry.get("picks") or []:
+                if major not in {int(m) for m in pick.get("majors") or []}:
+                    continue
+                need = numeric(pick.get("torch_cuda_min"))
+                if cuda is None or need is None or cuda >= need:
+                    picked.add(str(pick["backend"]))
+                if cuda is not None and need is not None and cuda >= need:
+                    break  # the first pick that holds decides; an unknown CUDA may also fall through
+            else:
+                picked.add(str(entry.get("otherwise")))
+        who = architecture or " / ".join(archs)
+        for backend in sorted(picked):
+            for feature in choices.get(backend) or []:
+                why = f"without an attention flag SGLang {sglang_version}'s override for {who} picks {backend} here"
+                out.append((str(feature), why))
+    return applies, out
+
+
+def auto_backend_unread(
+    d: Derived,
+    mapping: Mapping[str, Any],
+    sglang_version: str | None,
+    majors: set[int] | None,
+    torch_cuda: str | None,
+    architecture: str | None,
+) -> list[tuple[str, str]]:
+    """Where the gate could not read the model's architecture: the attention features a model override of this
+    release would pick on the box (feature, why), which the gate judges as unknown where they are not ok."""
+    if sglang_version is None or d.entrypoint is None or not majors or architecture is not None:
+        return []
+    return _override_features(d, mapping, sglang_version, majors, torch_cuda, None)[1]
+
+
 def auto_backend_features(
     d: Derived,
     mapping: Mapping[str, Any],
@@ -666,16 +789,28 @@ def auto_backend_features(
     majors: set[int] | None,
     torch_cuda: str | None,
     mla: bool | None,
+    architecture: str | None = None,
 ) -> list[tuple[str, str]]:
-    """The attention features SGLang's own choice of backend needs on this box (launch.json
-    refusals.auto.attention_backend.defaults): (feature, why) for each entry whose release, GPU majors, torch CUDA,
+    """The attention features SGLang's own choice of backend needs on this box: a model override's pick where the
+    model's first architecture has one (launch.json refusals.auto.attention_backend.model_overrides), else
+    (refusals.auto.attention_backend.defaults) (feature, why) for each entry whose release, GPU majors, torch CUDA,
     model kind (`mla`: the model's attention, None when the gate could not read it) and speculative flags match a
     launch that names no attention backend. What is unknown counts as a match (the requirement is then judged by
     the feature's verdict: fail closed)."""
     if sglang_version is None or d.entrypoint is None or not majors:
         return []
-    if any(f in d.options for f in _FLAG_FACTS.values() if f != "--speculative-algorithm"):
+    if architecture is not None:
+        applies, picks = _override_features(d, mapping, sglang_version, majors, torch_cuda, architecture)
+        if applies:
+            return picks
+    split = [f for f in ("--prefill-attention-backend", "--decode-attention-backend") if f in d.options]
+    if "--attention-backend" in d.options or len(split) == 2:
         return []
+    # one split flag alone: the other side is --attention-backend, which SGLang then picks as for a bare launch
+    # (its default picker and model overrides key on attention_backend alone, read in 0.5.5-0.5.23)
+    side = {"--prefill-attention-backend": "decode", "--decode-attention-backend": "prefill"}.get(
+        split[0] if split else ""
+    )
     from stackcheck.facts.versions import version_in
 
     auto = ((mapping.get("refusals") or {}).get("auto") or {}).get("attention_backend") or {}
@@ -698,7 +833,10 @@ def auto_backend_features(
             continue
         if spec and entry.get("needs_topk_with_speculation") and topk is None:
             continue
-        out.append((str(entry["feature"]), str(entry.get("why") or "the attention backend SGLang picks here")))
+        why = str(entry.get("why") or "the attention backend SGLang picks here")
+        if side:
+            why += f" (the {side} side: {split[0]} alone leaves it to SGLang)"
+        out.append((str(entry["feature"]), why))
     return out
 
 

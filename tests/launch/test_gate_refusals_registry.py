@@ -35,6 +35,8 @@ CHECK_TEXT = {
     "trtllm-mha-page-128-heads": "dynamic tokens-per-page kernels, which only",
     # asserted as the model loads, in the attention registry (CHECK_FILE); every release's wording ends so
     "hybrid-gdn-blackwell-backend": "on Blackwell GPUs for hybrid GDN models",
+    # GPT-OSS's own list of attention backends, asserted in its model-specific adjustments
+    "gpt-oss-attention-backend": "GptOssForCausalLM requires one of",
 }
 # a rule checked outside the argument handling: the module of the wheel that holds its check
 CHECK_FILE = {
@@ -349,6 +351,10 @@ def test_the_hybrid_gdn_check_is_what_the_wheel_asserts(version: str) -> None:
     assert spec["checks"] == read["checks"], version
     with zipfile.ZipFile(fetch_wheel("sglang", version)) as z:
         configs = {n: z.read(n).decode("utf-8", "replace") for n in z.namelist() if n.startswith("sglang/srt/")}
+    # the draft runner's own backend (--speculative-draft-attention-backend) reaches the assert where the runner
+    # resolves it and the assert reads the runner's strings (0.5.18+); before, it reads the shared server flags
+    resolves = "def resolve_draft_attention_backend(" in configs.get("sglang/srt/model_executor/model_runner.py", "")
+    assert bool(spec.get("draft_checked")) is (resolves and read["checks"] == "prefill_decode"), version
     if "architectures" in spec:  # 0.5.3: by the first architecture
         runner = configs["sglang/srt/model_executor/model_runner.py"]
         fn = re.search(r"def is_hybrid_gdn\(self\):.*? in \[(.*?)\]", runner, re.S)
@@ -368,3 +374,48 @@ def test_the_hybrid_gdn_check_is_what_the_wheel_asserts(version: str) -> None:
         assert own is not None and own.group(1) in types, (version, cls)
     for model_type in types:  # and each model_type of the list is one a config class of the wheel declares
         assert any(re.search(rf'model_type(?:: str)? = "{model_type}"', b) for b in configs.values()), model_type
+
+
+# ---- GPT-OSS: the backends its assertion lists and the ones its override picks -------------------------------
+
+
+def _oss_versions() -> list[str]:
+    return _versions() if run_all() else ["0.5.1", "0.5.3", "0.5.4", "0.5.9", "0.5.16", "0.5.23"]
+
+
+@pytest.mark.registry
+@pytest.mark.parametrize("version", _oss_versions())
+def test_the_gpt_oss_lists_are_what_the_wheel_asserts_and_picks(version: str) -> None:
+    """launch.json's gpt-oss-attention-backend list and sides, and its model override (conditions and picks on
+    CUDA), read from the wheel: the supported_backends list before the assertion's message, whether the sides are
+    read (get_attention_backends / attention_backends_of), the override's guard and its SM100/SM90/else picks."""
+    launch = load([], env={}).launch
+    rule = next(r for r in launch["refusals"]["rules"] if r["id"] == "gpt-oss-attention-backend")
+    entry = entry_for(rule, version)
+    assert entry is not None and entry["applies"], version
+    code = sources(fetch_wheel("sglang", version))
+    name, body = next((n, b) for n, b in code.items() if CHECK_TEXT["gpt-oss-attention-backend"] in b)
+    at = body.index(CHECK_TEXT["gpt-oss-attention-backend"])
+    window = body[max(0, at - 1500) : at]
+    listed = re.findall(r"supported_backends = \[([^\]]*)\]", window)
+    assert listed, (version, name)
+    assert sorted(_names(listed[-1])) == entry["model_backend"]["allowed"], version
+    sides = any(
+        s in window for s in ("get_attention_backends()", "attention_backends_of(", "_resolved_attention_backends")
+    )
+    assert entry["model_backend"]["checks"] == ("prefill_decode" if sides else "attention_backend"), version
+    override = next(
+        o
+        for o in launch["refusals"]["auto"]["attention_backend"]["model_overrides"]
+        if version_in(version, o["versions"]) is True
+    )
+    pick = re.compile(
+        r'(is_sm100|is_sm90)\w*(?:\(\))?:\s*(?:self\.attention_backend = |overrides\["attention_backend"\] = )"(\w+)"'
+    )
+    tags = ('_register_for("GptOssForCausalLM")', 'model_arch in ["GptOssForCausalLM"]')
+    windows = [b[b.index(t) : b.index(t) + 1500] for b in code.values() for t in tags if t in b]
+    where = next(w for w in windows if pick.search(w))  # the branch that sets the backend
+    every = "is_attention_backend_not_set" in where or "prefill_attention_backend is None" in where
+    assert len(override["unless_flags"]) == (3 if every else 1), version
+    assert [p for _, p in pick.findall(where)[:2]] == [o["backend"] for o in override["picks"]], version
+    assert '"triton"' in where and override["otherwise"] == "triton", version

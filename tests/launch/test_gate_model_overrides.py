@@ -1,0 +1,113 @@
+"""SGLang's own per-model attention backend (launch.json refusals.auto.attention_backend.model_overrides, issue 16):
+before its default picker, SGLang's GPT-OSS override sets the backend when the command names none (0.5.3: no
+--attention-backend; 0.5.4+: none of the three attention flags): trtllm_mha on SM100 (torch CUDA >= 12.8), fa3 on
+SM90 (CUDA >= 12.3), triton elsewhere. The gate judged the generic default (flashinfer, and fa3/trtllm_mha from
+0.5.8 for MHA models) and so never required Triton for a GPT-OSS launch on a GB10, whose Triton 3.5.1 ptxas cannot
+assemble sm_121a. It now takes the override's pick where it reads the model's architecture, and says unknown where it
+cannot and that pick is not ok on the box."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from gate_cli import gate_json, model_dir
+
+from stackcheck.knowledge.loader import load
+from stackcheck.launch import gate
+from stackcheck.launch.refusals import auto_backend_features, auto_backend_unread
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+GB10 = ROOT / "tests" / "cases" / "gb10-cu130-pypi-kernel" / "facts.json"  # SGLang 0.5.9, cc 12.1, Triton 3.5.1
+GPT_OSS = {"architectures": ["GptOssForCausalLM"], "model_type": "gpt_oss", "num_attention_heads": 64,
+           "num_key_value_heads": 8, "head_dim": 64, "hidden_size": 2880}  # fmt: skip
+LLAMA3 = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "num_attention_heads": 32,
+          "num_key_value_heads": 8, "head_dim": 128, "hidden_size": 4096}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def mapping() -> dict[str, Any]:
+    return dict(load([], env={}).launch)
+
+
+def features(mapping: dict[str, Any], version: str, majors: set[int], arch: str | None, *flags: str,
+             cuda: str = "12.8") -> list[str]:  # fmt: skip
+    d = gate.derive(["python", "-m", "sglang.launch_server", "--model", "m", *flags], mapping, {})
+    return sorted(f for f, _ in auto_backend_features(d, mapping, version, majors, cuda, False, arch))
+
+
+def test_the_gpt_oss_override_per_gpu_and_release(mapping: dict[str, Any]) -> None:
+    oss = "GptOssForCausalLM"
+    # 0.5.3-0.5.7: the generic default has no fa3/trtllm_mha for MHA models, the override does
+    assert features(mapping, "0.5.5", {9}, oss) == ["attention-fa3"]
+    assert features(mapping, "0.5.5", {10}, oss) == ["attention-trtllm-mha"]
+    assert features(mapping, "0.5.5", {9}, "LlamaForCausalLM") == []
+    # elsewhere it picks triton, where the generic default picks nothing the gate requires beyond flashinfer
+    assert features(mapping, "0.5.20", {12}, oss) == ["attention-triton"]
+    assert features(mapping, "0.5.20", {8}, oss) == ["attention-triton"]
+    assert features(mapping, "0.5.20", {12}, "LlamaForCausalLM") == []
+    # an SM100 box with torch CUDA 12.6 is not is_sm100_supported: triton
+    assert features(mapping, "0.5.20", {10}, oss, cuda="12.6") == ["attention-triton"]
+    # 0.5.4+: any attention flag turns the override off; 0.5.3: only --attention-backend does
+    assert "attention-triton" not in features(mapping, "0.5.20", {12}, oss, "--decode-attention-backend", "fa3")
+    assert features(mapping, "0.5.3", {12}, oss, "--decode-attention-backend", "fa3") == ["attention-triton"]
+    assert features(mapping, "0.5.3", {12}, oss, "--attention-backend", "fa3") == []
+
+
+def test_an_unread_model_gets_the_overrides_picks_to_judge(mapping: dict[str, Any]) -> None:
+    d = gate.derive(["python", "-m", "sglang.launch_server", "--model", "m"], mapping, {})
+    got = auto_backend_unread(d, mapping, "0.5.9", {12}, "13.0", None)
+    assert [f for f, _ in got] == ["attention-triton"] and "GptOssForCausalLM" in got[0][1]
+    assert auto_backend_unread(d, mapping, "0.5.9", {12}, "13.0", "LlamaForCausalLM") == []
+
+
+def test_the_gate_on_a_gb10_needs_triton_for_gpt_oss(tmp_path: Path) -> None:
+    oss = model_dir(tmp_path, "gpt-oss", GPT_OSS)
+    doc = gate_json(GB10, "--model-path", str(oss), dry_run=True)
+    need = next((r for r in doc["derived"]["required"] if r["feature"] == "attention-triton"), None)
+    assert need is not None and "GptOssForCausalLM picks triton" in json.dumps(need)
+    assert any(b["feature"] == "attention-triton" and b["status"] == "blocked" for b in doc["reasons"])
+    llama = model_dir(tmp_path, "llama", LLAMA3)
+    doc = gate_json(GB10, "--model-path", str(llama), dry_run=True)
+    assert not any(r["feature"] == "attention-triton" for r in doc["derived"]["required"])
+    assert not any(b["feature"] == "attention-triton" for b in doc["reasons"])
+    # the model not found: whether the override applies is not known, and triton is not ok here: unknown
+    doc = gate_json(GB10, "--model-path", str(tmp_path / "absent"), dry_run=True)
+    got = [b for b in doc["reasons"] if b["feature"] == "attention-triton"]
+    assert got and got[0]["status"] == "unknown" and "config.json" in json.dumps(got[0])
+
+
+# ---- the backends SGLang lists for GPT-OSS (launch.json refusal gpt-oss-attention-backend) ----------------------
+
+
+def gpt_oss_rule(mapping: dict[str, Any], version: str, arch: str | None, *flags: str) -> str:
+    from stackcheck.launch.refusals import refusal_problems
+
+    d = gate.derive(["python", "-m", "sglang.launch_server", "--model", "m", *flags], mapping, {})
+    got = [p for p in refusal_problems(d, mapping, version, {9}, arch, {"model": None})
+           if p.subject == "refusal gpt-oss-attention-backend"]  # fmt: skip
+    return str(got[0].status) if got else "ok"
+
+
+def test_gpt_oss_on_a_backend_sglang_does_not_list_is_refused(mapping: dict[str, Any]) -> None:
+    """GPT-OSS on flashinfer ends at argument parsing in every release 0.5.1-0.5.23 (AssertionError 'GptOssForCausalLM
+    requires one of ...'); fa4 is listed from 0.5.4; split flags are asserted from 0.5.4."""
+    oss = "GptOssForCausalLM"
+    for version in ("0.5.3", "0.5.9", "0.5.16", "0.5.23"):
+        assert gpt_oss_rule(mapping, version, oss, "--attention-backend", "flashinfer") == "blocked", version
+        assert gpt_oss_rule(mapping, version, oss, "--attention-backend", "triton") == "ok", version
+        assert gpt_oss_rule(mapping, version, oss) == "ok", version  # the override picks a listed one
+        assert gpt_oss_rule(mapping, version, "LlamaForCausalLM", "--attention-backend", "flashinfer") == "ok"
+    assert gpt_oss_rule(mapping, "0.5.3", oss, "--attention-backend", "fa4") == "blocked"
+    assert gpt_oss_rule(mapping, "0.5.4", oss, "--attention-backend", "fa4") == "ok"
+    split = ["--prefill-attention-backend", "fa3", "--decode-attention-backend", "flashinfer"]
+    assert gpt_oss_rule(mapping, "0.5.3", oss, *split) == "ok"  # 0.5.3 asserts --attention-backend only
+    assert gpt_oss_rule(mapping, "0.5.20", oss, *split) == "blocked"
+    # a side left open while another attention flag is given: unknown, not ok
+    assert gpt_oss_rule(mapping, "0.5.20", oss, "--decode-attention-backend", "triton") == "unknown"
+    # the architecture not read: not judged (launch.json's note says why; left open)
+    assert gpt_oss_rule(mapping, "0.5.20", None, "--attention-backend", "flashinfer") == "ok"
+    assert gpt_oss_rule(mapping, "0.5.1", oss, "--attention-backend", "flashinfer") == "blocked"  # as 0.5.3
+    assert gpt_oss_rule(mapping, "0.5.24", oss, "--attention-backend", "flashinfer") == "ok"  # not read: silent
