@@ -74,9 +74,11 @@ SECRET_FLAG_WORDS = frozenset(
 _CREDENTIAL_SHAPES = (
     r"(?:hf_|ghp_|gho_|ghs_|ghu_|ghr_|github_pat_|glpat-|sk-|sk_live_|rk_live_|xox[abprs]-|npm_|AIza|ya29\.)"
     r"[A-Za-z0-9_\-.]{6,}"
-    # a PyPI token starts a word of its own (`=pypi-AgE…`, `:pypi-…@`, a space before it): `pypi-` inside a
-    # hyphenated name (a source id such as `sgl-kernel-0.3.5-pypi-wheel-…`) is not one
-    r"|(?<![_\-./])pypi-[A-Za-z0-9_\-.]{6,}"
+    # a PyPI token starts a word of its own (`=pypi-…`, `:pypi-…@`, a space before it): `pypi-` inside a
+    # hyphenated name (a source id such as `sgl-kernel-0.3.5-pypi-wheel-…`) is not one; but one whose body is
+    # a macaroon's base64 (`AgE`: bytes 02 01, every PyPI and TestPyPI token) is one wherever it stands (after
+    # `/` in an index URL's path, `.`, `_`, `-`)
+    r"|(?:(?<![_\-./])pypi-|pypi-(?=AgE))[A-Za-z0-9_\-.]{6,}"
     r"|(?:AKIA|ASIA)[A-Z0-9]{12,}"
     r"|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"  # a JSON Web Token
 )

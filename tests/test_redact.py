@@ -155,6 +155,12 @@ def test_secret_flags(flag: str, secret: bool) -> None:
         ("TWINE_PASSWORD=pypi-AgEIcHlwaS5vcmcCJDEy", "AgEIcHlwaS5vcmcCJDEy"),
         ("https://__token__:pypi-AgEIcHlwaS5vcmcCJDEy@upload.pypi.org/legacy/", "AgEIcHlwaS5vcmcCJDEy"),
         ("uploading with (pypi-AgEIcHlwaS5vcmcCJDEy)", "AgEIcHlwaS5vcmcCJDEy"),
+        # a PyPI token (a macaroon: base64 that starts `AgE`) after `/`, `.`, `_` or `-` is still one (irev3)
+        ("--index-url https://host/simple/pypi-AgEIcHlwaS5vcmcCJDEy/", "AgEIcHlwaS5vcmcCJDEy"),
+        ("UV_INDEX=https://host/pypi-AgEIcHlwaS5vcmcCJDEy", "AgEIcHlwaS5vcmcCJDEy"),
+        ("read token from cfg.pypi-AgEIcHlwaS5vcmcCJDEy", "AgEIcHlwaS5vcmcCJDEy"),
+        ("PYPI_UPLOAD_pypi-AgEIcHlwaS5vcmcCJDEy", "AgEIcHlwaS5vcmcCJDEy"),
+        ("--token -pypi-AgENdGVzdC5weXBpLm9yZwIkZj", "AgENdGVzdC5weXBpLm9yZwIkZj"),
     ],
 )
 def test_text_secrets_are_masked(line: str, secret: str) -> None:

@@ -202,7 +202,8 @@ def model_heads(
     shapes SGLang sets itself, model types whose KV heads it reads elsewhere)."""
     if attention is None:
         return "config.json not read"
-    archs = [str(a) for a in attention.get("architectures") or [] if isinstance(a, str)]
+    listed = attention.get("architectures")  # as the preflight reads it: a list's strings, else none
+    archs = [str(a) for a in listed if isinstance(a, str)] if isinstance(listed, list) else []
     own = sorted(set(archs) & {str(a) for a in spec.get("shapes_set_by_sglang") or []})
     if own:
         return f"SGLang sets the head dims of {own[0]} itself"

@@ -117,6 +117,14 @@ def marker_environment(python: str | None, machine: str | None) -> dict[str, str
     return env
 
 
+def _unreadable(
+    package: str, version: str | None, line: str, exc: Exception, src: Any, against: str = ""
+) -> CheckResult:
+    """A requirement packaging cannot judge (a number past int()'s 4,300 digits): unknown, cut to 200 chars."""
+    text = f"{package} {version}: Requires-Dist {line[:200]!r}{against[:200]} cannot be read: {str(exc)[:200]}"
+    return CheckResult("dependencies", "unknown", line[:200], "a valid requirement", text, src, subject=line[:200])
+
+
 def check_dependencies(
     view: FileView,
     search_dirs: Sequence[str],
@@ -170,7 +178,12 @@ def check_dependencies(
                             subject=line)
             )  # fmt: skip
             continue
-        if req.marker is not None and not req.marker.evaluate(dict(marker_env)):
+        try:
+            applies = req.marker is None or req.marker.evaluate(dict(marker_env))
+        except ValueError as exc:  # a version literal longer than int() reads (4,300 digits)
+            results.append(_unreadable(package, top.version, line, exc, src))
+            continue
+        if not applies:
             continue
         checked += 1
         name = normalise(req.name)
@@ -193,7 +206,11 @@ def check_dependencies(
                             subject=name)
             )  # fmt: skip
             continue
-        if not req.specifier or req.specifier.contains(dist.version, prereleases=True):
+        try:
+            if not req.specifier or req.specifier.contains(dist.version, prereleases=True):
+                continue
+        except ValueError as exc:  # as above, in the specifier or in the installed version
+            results.append(_unreadable(package, top.version, line, exc, src, f" against {name} {dist.version}"))
             continue
         pin_only = all(s.operator in ("==", "===") for s in req.specifier) and name in known
         if pin_only:

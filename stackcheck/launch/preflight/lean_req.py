@@ -28,25 +28,34 @@ import re
 from collections.abc import Mapping
 
 _NAME = r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?"
+# packaging's whitespace is space and tab only (Python's \s also takes no-break spaces, \x0b, \x1c-\x1f, ...: a
+# line packaging rejects must not be read here); the specifiers are greedy up to the `;` (a lazy run before a
+# blank run backtracked quadratically: 23 s for 32,000 blanks) and their trailing blanks are stripped after.
 _LINE = re.compile(
-    rf"\s*(?P<name>{_NAME})\s*(?:\[\s*(?:{_NAME}\s*(?:,\s*{_NAME}\s*)*)?\])?\s*"
-    r"(?P<specs>[<>=!][^;]*?)?\s*(?:;(?P<marker>.*))?"
+    rf"[ \t]*(?P<name>{_NAME})[ \t]*(?:\[[ \t]*(?:{_NAME}[ \t]*(?:,[ \t]*{_NAME}[ \t]*)*)?\])?[ \t]*"
+    r"(?P<specs>[<>=!][^;]*)?(?:;(?P<marker>.*))?"
 )
 _PLAIN = re.compile(r"[0-9]+(?:\.[0-9]+)*")
 _PIN = re.compile(r"[0-9]+(?:\.[0-9]+)*(?:(?:a|b|rc)[0-9]+)?(?:\.post[0-9]+)?(?:\.dev[0-9]+)?")
 _PIN_PARTS = re.compile(r"([0-9]+(?:\.[0-9]+)*)((?:(?:a|b|rc)[0-9]+)?(?:\.post[0-9]+)?(?:\.dev[0-9]+)?)")
-_SPEC = re.compile(r"\s*(==|!=|<=|>=|<|>)\s*([0-9][0-9A-Za-z.]*)\s*")
+_SPEC = re.compile(r"[ \t]*(==|!=|<=|>=|<|>)[ \t]*([0-9][0-9A-Za-z.]*)[ \t]*")
 _LOCAL = re.compile(r"[A-Za-z0-9]+(?:[-_.][A-Za-z0-9]+)*")
 _TOKEN = re.compile(
-    r"\s*(?:(\()|(\))|(and|or)(?![A-Za-z0-9_])"
-    r"|([a-z_]+)\s*(==|!=|<=|>=|<|>)\s*(?:\"([^\"']*)\"|'([^\"']*)'))"
+    r"[ \t]*(?:(\()|(\))|(and|or)(?![A-Za-z0-9_])"
+    r"|([a-z_]+)[ \t]*(==|!=|<=|>=|<|>)[ \t]*(?:\"([^\"']*)\"|'([^\"']*)'))"
 )
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9._-]*")
 _STRING_VARS = frozenset({"sys_platform", "platform_machine", "os_name", "implementation_name", "extra"})
 _VERSION_VARS = frozenset({"python_version", "python_full_version"})
 
 
+_MAX_DIGITS = 30  # a longer number is not read here (int() refuses past 4,300 digits): packaging's, then
+_MAX_DEPTH = 32  # parentheses deeper than this go to packaging (a RecursionError here otherwise)
+
+
 def _release(text: str) -> tuple[int, ...]:
+    if any(len(p) > _MAX_DIGITS for p in text.split(".")):
+        raise ValueError(text)
     parts = [int(p) for p in text.split(".")]
     while len(parts) > 1 and parts[-1] == 0:
         parts.pop()
@@ -86,7 +95,7 @@ class _Marker:
         self.tokens: list[tuple[str, ...]] = []
         self.env = env
         pos = 0
-        text = text.rstrip()
+        text = text.rstrip(" \t")
         while pos < len(text):
             m = _TOKEN.match(text, pos)
             if m is None:
@@ -102,6 +111,7 @@ class _Marker:
                 self.tokens.append(("cmp", var, op, dq if dq is not None else sq))
             pos = m.end()
         self.i = 0
+        self.depth = 0
 
     def read(self) -> bool:
         if not self.tokens:
@@ -134,7 +144,11 @@ class _Marker:
         kind = self._peek()
         if kind == "(":
             self.i += 1
+            self.depth += 1
+            if self.depth > _MAX_DEPTH:
+                raise ValueError("deep")
             value = self._or()
+            self.depth -= 1
             if self._peek() != ")":
                 raise ValueError("unclosed")
             self.i += 1
@@ -176,6 +190,13 @@ def spec_met(specs: str, installed: str) -> bool | None:
     public, plus, local = installed.partition("+")
     if plus and not _LOCAL.fullmatch(local):
         return None
+    try:
+        return _spec_met(specs, public)
+    except ValueError:  # a number too long to read here
+        return None
+
+
+def _spec_met(specs: str, public: str) -> bool | None:
     for part in specs.split(","):
         m = _SPEC.fullmatch(part)
         if m is None:
@@ -215,7 +236,7 @@ def read_line(line: str, env: Mapping[str, str]) -> tuple[str, str, bool] | None
     m = _LINE.fullmatch(line)
     if m is None:
         return None
-    specs = (m.group("specs") or "").strip()
+    specs = (m.group("specs") or "").rstrip(" \t")
     if specs and not all((p := _SPEC.fullmatch(part)) and _PIN.fullmatch(p.group(2)) for part in specs.split(",")):
         return None
     marker = m.group("marker")
