@@ -755,7 +755,7 @@ def _override_features(
                 need = numeric(pick.get("torch_cuda_min"))
                 if cuda is None or need is None or cuda >= need:
                     picked.add(str(pick["backend"]))
-                if cuda is not None and need is not None and cuda >= need:
+                if need is None or (cuda is not None and cuda >= need):
                     break  # the first pick that holds decides; an unknown CUDA may also fall through
             else:
                 picked.add(str(entry.get("otherwise")))
@@ -779,6 +779,8 @@ def auto_backend_unread(
     release would pick on the box (feature, why), which the gate judges as unknown where they are not ok."""
     if sglang_version is None or d.entrypoint is None or not majors or architecture is not None:
         return []
+    if all(f in d.options for f in ("--prefill-attention-backend", "--decode-attention-backend")):
+        return []  # every side has its flag
     return _override_features(d, mapping, sglang_version, majors, torch_cuda, None)[1]
 
 
@@ -799,13 +801,13 @@ def auto_backend_features(
     the feature's verdict: fail closed)."""
     if sglang_version is None or d.entrypoint is None or not majors:
         return []
+    split = [f for f in ("--prefill-attention-backend", "--decode-attention-backend") if f in d.options]
+    if "--attention-backend" in d.options or len(split) == 2:
+        return []  # every side has its flag: neither a model override's pick nor the default is used
     if architecture is not None:
         applies, picks = _override_features(d, mapping, sglang_version, majors, torch_cuda, architecture)
         if applies:
             return picks
-    split = [f for f in ("--prefill-attention-backend", "--decode-attention-backend") if f in d.options]
-    if "--attention-backend" in d.options or len(split) == 2:
-        return []
     # one split flag alone: the other side is --attention-backend, which SGLang then picks as for a bare launch
     # (its default picker and model overrides key on attention_backend alone, read in 0.5.5-0.5.23)
     side = {"--prefill-attention-backend": "decode", "--decode-attention-backend": "prefill"}.get(

@@ -59,7 +59,9 @@ def test_the_gpt_oss_override_per_gpu_and_release(mapping: dict[str, Any]) -> No
 def test_an_unread_model_gets_the_overrides_picks_to_judge(mapping: dict[str, Any]) -> None:
     d = gate.derive(["python", "-m", "sglang.launch_server", "--model", "m"], mapping, {})
     got = auto_backend_unread(d, mapping, "0.5.9", {12}, "13.0", None)
-    assert [f for f, _ in got] == ["attention-triton"] and "GptOssForCausalLM" in got[0][1]
+    why = dict(got)
+    assert sorted(why) == ["attention-fa3", "attention-triton"]  # GPT-OSS picks triton here, Olmo2 fa3
+    assert "GptOssForCausalLM" in why["attention-triton"] and "Olmo2ForCausalLM" in why["attention-fa3"]
     assert auto_backend_unread(d, mapping, "0.5.9", {12}, "13.0", "LlamaForCausalLM") == []
 
 
@@ -111,3 +113,46 @@ def test_gpt_oss_on_a_backend_sglang_does_not_list_is_refused(mapping: dict[str,
     assert gpt_oss_rule(mapping, "0.5.20", None, "--attention-backend", "flashinfer") == "ok"
     assert gpt_oss_rule(mapping, "0.5.1", oss, "--attention-backend", "flashinfer") == "blocked"  # as 0.5.3
     assert gpt_oss_rule(mapping, "0.5.24", oss, "--attention-backend", "flashinfer") == "ok"  # not read: silent
+
+
+# ---- Olmo2's override (0.5.4-0.5.23): fa3 on any GPU of SM >= 80 that is not SM100 with CUDA >= 12.8 ----------
+
+RTXPRO6000 = ROOT / "tests" / "cases" / "rtxpro6000-pcie-iommu-translated" / "facts.json"  # SGLang 0.5.11, SM120
+OLMO2 = {"architectures": ["Olmo2ForCausalLM"], "model_type": "olmo2", "num_attention_heads": 32,
+         "num_key_value_heads": 32, "hidden_size": 4096}  # fmt: skip
+
+
+def test_the_olmo2_override_per_gpu_and_release(mapping: dict[str, Any]) -> None:
+    """get_device_sm() >= 80 picks fa3 on Blackwell too (SM120, SM110, SM100 without torch CUDA 12.8): one pick each,
+    the first that holds, and nothing else (no stray triton)."""
+    olmo = "Olmo2ForCausalLM"
+    for version in ("0.5.4", "0.5.9", "0.5.16", "0.5.23"):
+        assert features(mapping, version, {12}, olmo) == ["attention-fa3"], version
+        assert features(mapping, version, {11}, olmo) == ["attention-fa3"], version
+        assert features(mapping, version, {8}, olmo) == ["attention-fa3"], version
+        assert features(mapping, version, {10}, olmo) == ["attention-trtllm-mha"], version
+        assert features(mapping, version, {10}, olmo, cuda="12.6") == ["attention-fa3"], version
+        assert features(mapping, version, {7}, olmo) == ["attention-triton"], version
+    assert features(mapping, "0.5.3", {12}, olmo) == []  # no Olmo2 branch before 0.5.4
+    # only --attention-backend turns it off: one split flag leaves the other side to the override's pick
+    assert features(mapping, "0.5.20", {12}, olmo, "--decode-attention-backend", "triton") == ["attention-fa3"]
+    assert features(mapping, "0.5.20", {12}, olmo, "--attention-backend", "triton") == []
+    both = ["--prefill-attention-backend", "triton", "--decode-attention-backend", "triton"]
+    assert features(mapping, "0.5.20", {12}, olmo, *both) == []  # every side has its flag
+    d = gate.derive(["python", "-m", "sglang.launch_server", "--model", "m", *both], mapping, {})
+    assert auto_backend_unread(d, mapping, "0.5.20", {12}, "12.8", None) == []
+
+
+def test_the_gate_refuses_a_default_olmo2_launch_on_sm120(tmp_path: Path) -> None:
+    """The false pass: SGLang 0.5.11 on an RTX PRO 6000 (SM120) picks fa3 for Olmo2, whose backend asserts SM 8.0-9.0;
+    the gate allowed the launch (it judged the generic default, flashinfer)."""
+    olmo = model_dir(tmp_path, "olmo2", OLMO2)
+    doc = gate_json(RTXPRO6000, "--model-path", str(olmo), dry_run=True)
+    need = next((r for r in doc["derived"]["required"] if r["feature"] == "attention-fa3"), None)
+    assert need is not None and "Olmo2ForCausalLM picks fa3" in json.dumps(need)
+    assert any(b["feature"] == "attention-fa3" and b["status"] == "blocked" for b in doc["reasons"])
+    assert doc["decision"] == "refuse"
+    llama = model_dir(tmp_path, "llama", LLAMA3)
+    assert gate_json(RTXPRO6000, "--model-path", str(llama), dry_run=True)["decision"] == "allow"
+    doc = gate_json(RTXPRO6000, "--model-path", str(olmo), "--attention-backend", "triton", dry_run=True)
+    assert not any(b["feature"] == "attention-fa3" for b in doc["reasons"])

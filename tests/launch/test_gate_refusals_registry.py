@@ -407,7 +407,7 @@ def test_the_gpt_oss_lists_are_what_the_wheel_asserts_and_picks(version: str) ->
     override = next(
         o
         for o in launch["refusals"]["auto"]["attention_backend"]["model_overrides"]
-        if version_in(version, o["versions"]) is True
+        if version_in(version, o["versions"]) is True and "GptOssForCausalLM" in o["architectures"]
     )
     pick = re.compile(
         r'(is_sm100|is_sm90)\w*(?:\(\))?:\s*(?:self\.attention_backend = |overrides\["attention_backend"\] = )"(\w+)"'
@@ -419,3 +419,37 @@ def test_the_gpt_oss_lists_are_what_the_wheel_asserts_and_picks(version: str) ->
     assert len(override["unless_flags"]) == (3 if every else 1), version
     assert [p for _, p in pick.findall(where)[:2]] == [o["backend"] for o in override["picks"]], version
     assert '"triton"' in where and override["otherwise"] == "triton", version
+
+
+@pytest.mark.registry
+@pytest.mark.parametrize("version", _oss_versions())
+def test_the_olmo2_override_is_what_the_wheel_picks(version: str) -> None:
+    """launch.json's Olmo2 model override read from the wheel: present exactly where the wheel has an Olmo2 branch
+    that sets the backend, guarded by attention_backend alone, and picking trtllm_mha on SM100, fa3 on any SM >= 80,
+    else triton."""
+    launch = load([], env={}).launch
+    entries = [
+        o
+        for o in launch["refusals"]["auto"]["attention_backend"]["model_overrides"]
+        if version_in(version, o["versions"]) is True and "Olmo2ForCausalLM" in o["architectures"]
+    ]
+    code = sources(fetch_wheel("sglang", version))
+    pick = re.compile(
+        r'(is_sm100|>= 80)\w*(?:\(\))?:\s*(?:self\.attention_backend = |overrides\["attention_backend"\] = )"(\w+)"'
+    )
+    tags = ('_register_for("Olmo2ForCausalLM")', 'model_arch in ["Olmo2ForCausalLM"]')
+    windows = [b[b.index(t) : b.index(t) + 1500] for b in code.values() for t in tags if t in b]
+    where = next((w for w in windows if pick.search(w)), None)
+    assert (where is not None) == (len(entries) == 1), version
+    if where is None:
+        return
+    override = entries[0]
+    assert '"triton"' in where and override["otherwise"] == "triton", version
+    where = where[: where.index('"triton"')]  # the branch up to its last pick, not the next model's
+    assert "attention_backend is None" in where and "prefill_attention_backend" not in where, version
+    assert override["unless_flags"] == ["--attention-backend"], version
+    found = pick.findall(where)[:2]
+    assert [c for c, _ in found] == ["is_sm100", ">= 80"], version
+    assert [b for _, b in found] == [o["backend"] for o in override["picks"]], version
+    assert override["picks"][0]["majors"] == [10] and override["picks"][0]["torch_cuda_min"] == "12.8", version
+    assert override["picks"][1]["majors"] == [8, 9, 10, 11, 12] and "torch_cuda_min" not in override["picks"][1]
