@@ -417,12 +417,14 @@ def _hybrid_gdn_refused(
 
 def _model_backend_refused(values: Mapping[str, Any], spec: Mapping[str, Any], architecture: str | None) -> _Judged:
     """Whether SGLang's assertion on a model architecture's attention backends (launch.json `model_backend`:
-    GPT-OSS) refuses the backends the command gives (True), cannot be known (None: a side SGLang holds no value for
-    yet), or passes (False). With no attention flag the model's own override picks a listed backend. Where the
+    GPT-OSS's list `allowed`, Olmo2's `refused` flashinfer) refuses the backends the command gives (True), cannot
+    be known (None: a side SGLang holds no value for yet), or passes (False). With no attention flag the model's
+    own override picks a backend the assertion takes. Where the
     model's architecture is not read the rule is not judged (False): it would make every launch of an unread model
     on an unlisted backend (flashinfer) unknown."""
     archs = [str(a) for a in spec.get("architectures") or []]
     allowed = {str(b) for b in spec.get("allowed") or []}
+    rejected = {str(b) for b in spec.get("refused") or []}  # a list of backends SGLang rejects (Olmo2: flashinfer)
     attn, prefill, decode = (
         values.get(f) for f in ("attention_backend", "prefill_attention_backend", "decode_attention_backend")
     )
@@ -433,7 +435,7 @@ def _model_backend_refused(values: Mapping[str, Any], spec: Mapping[str, Any], a
         sides = []  # the override fills the backend with one it lists
     else:
         sides = [prefill or attn, decode or attn]
-    verdicts = {None if b is None else b not in allowed for b in sides}
+    verdicts = {None if b is None else b in rejected if rejected else b not in allowed for b in sides}
     refused = True if True in verdicts else None if None in verdicts else False
     names = [b if b is not None else "none yet (left to SGLang)" for b in sides]
     shown = names[0] if len(set(names)) == 1 else f"prefill {names[0]}, decode {names[1]}" if names else "none given"
@@ -443,8 +445,10 @@ def _model_backend_refused(values: Mapping[str, Any], spec: Mapping[str, Any], a
     else:
         read = f"architecture {architecture}"
         holds = refused if architecture in archs else False
-    listed = ", ".join(sorted(allowed))
-    return _Judged(holds, f"{read}, attention backend {shown} (listed for {', '.join(archs)}: {listed})", listed)
+    listed = ", ".join(sorted(allowed)) if not rejected else "any but " + ", ".join(sorted(rejected))
+    how = "refused" if rejected else "listed"
+    shown_list = ", ".join(sorted(rejected)) if rejected else listed
+    return _Judged(holds, f"{read}, attention backend {shown} ({how} for {', '.join(archs)}: {shown_list})", listed)
 
 
 def _uses_xqa(majors: set[int] | None, xqa_majors: Sequence[int]) -> Any:

@@ -156,3 +156,38 @@ def test_the_gate_refuses_a_default_olmo2_launch_on_sm120(tmp_path: Path) -> Non
     assert gate_json(RTXPRO6000, "--model-path", str(llama), dry_run=True)["decision"] == "allow"
     doc = gate_json(RTXPRO6000, "--model-path", str(olmo), "--attention-backend", "triton", dry_run=True)
     assert not any(b["feature"] == "attention-fa3" for b in doc["reasons"])
+
+
+def olmo2_rule(mapping: dict[str, Any], version: str, arch: str | None, *flags: str) -> str:
+    from stackcheck.launch.refusals import refusal_problems
+
+    d = gate.derive(["python", "-m", "sglang.launch_server", "--model", "m", *flags], mapping, {})
+    got = [p for p in refusal_problems(d, mapping, version, {12}, arch, {"model": None})
+           if p.subject == "refusal olmo2-attention-backend"]  # fmt: skip
+    return str(got[0].status) if got else "ok"
+
+
+def test_olmo2_on_flashinfer_is_refused(mapping: dict[str, Any]) -> None:
+    """0.5.4-0.5.23 assert attention_backend != flashinfer for Olmo2ForCausalLM (after its own pick when none is
+    given); the gate allowed `--attention-backend flashinfer`, which is what it recommended for the fa3 refusal."""
+    olmo = "Olmo2ForCausalLM"
+    for version in ("0.5.4", "0.5.9", "0.5.15", "0.5.19", "0.5.23"):
+        assert olmo2_rule(mapping, version, olmo, "--attention-backend", "flashinfer") == "blocked", version
+        assert olmo2_rule(mapping, version, olmo, "--attention-backend", "triton") == "ok", version
+        assert olmo2_rule(mapping, version, olmo) == "ok", version  # the override picks fa3/trtllm_mha/triton
+        # a split flag is not asserted: attention_backend is the override's pick
+        assert olmo2_rule(mapping, version, olmo, "--decode-attention-backend", "flashinfer") == "ok", version
+        assert olmo2_rule(mapping, version, "LlamaForCausalLM", "--attention-backend", "flashinfer") == "ok"
+    assert olmo2_rule(mapping, "0.5.3", olmo, "--attention-backend", "flashinfer") == "ok"  # no branch yet
+    assert olmo2_rule(mapping, "0.5.20", None, "--attention-backend", "flashinfer") == "ok"  # not read: silent
+
+
+def test_the_gate_refuses_olmo2_on_flashinfer(tmp_path: Path) -> None:
+    olmo = model_dir(tmp_path, "olmo2", OLMO2)
+    doc = gate_json(RTXPRO6000, "--model-path", str(olmo), "--attention-backend", "flashinfer", dry_run=True)
+    assert doc["decision"] == "refuse"
+    got = [b for b in doc["reasons"] if "olmo2-attention-backend" in json.dumps(b)]
+    assert got and got[0]["status"] == "blocked"
+    llama = model_dir(tmp_path, "llama", LLAMA3)
+    doc = gate_json(RTXPRO6000, "--model-path", str(llama), "--attention-backend", "flashinfer", dry_run=True)
+    assert doc["decision"] == "allow"

@@ -37,6 +37,8 @@ CHECK_TEXT = {
     "hybrid-gdn-blackwell-backend": "on Blackwell GPUs for hybrid GDN models",
     # GPT-OSS's own list of attention backends, asserted in its model-specific adjustments
     "gpt-oss-attention-backend": "GptOssForCausalLM requires one of",
+    # Olmo2's assertion against flashinfer (its message names Olmo3)
+    "olmo2-attention-backend": "FlashInfer backend can significantly degrade the performance of Olmo3",
 }
 # a rule checked outside the argument handling: the module of the wheel that holds its check
 CHECK_FILE = {
