@@ -59,9 +59,10 @@ def test_the_gpt_oss_override_per_gpu_and_release(mapping: dict[str, Any]) -> No
 def test_an_unread_model_gets_the_overrides_picks_to_judge(mapping: dict[str, Any]) -> None:
     d = gate.derive(["python", "-m", "sglang.launch_server", "--model", "m"], mapping, {})
     got = auto_backend_unread(d, mapping, "0.5.9", {12}, "13.0", None)
-    why = dict(got)
-    assert sorted(why) == ["attention-fa3", "attention-triton"]  # GPT-OSS picks triton here, Olmo2 fa3
-    assert "GptOssForCausalLM" in why["attention-triton"] and "Olmo2ForCausalLM" in why["attention-fa3"]
+    assert sorted({f for f, _ in got}) == ["attention-fa3", "attention-triton"]  # GPT-OSS, Llama 4: triton; Olmo2: fa3
+    triton = " ".join(w for f, w in got if f == "attention-triton")
+    assert "GptOssForCausalLM" in triton and "Llama4ForCausalLM" in triton
+    assert "Olmo2ForCausalLM" in " ".join(w for f, w in got if f == "attention-fa3")
     assert auto_backend_unread(d, mapping, "0.5.9", {12}, "13.0", "LlamaForCausalLM") == []
 
 
@@ -191,3 +192,52 @@ def test_the_gate_refuses_olmo2_on_flashinfer(tmp_path: Path) -> None:
     llama = model_dir(tmp_path, "llama", LLAMA3)
     doc = gate_json(RTXPRO6000, "--model-path", str(llama), "--attention-backend", "flashinfer", dry_run=True)
     assert doc["decision"] == "allow"
+
+
+# ---- Llama 4 from 0.5.6: its own pick, then an assertion of its list (launch.json llama4-listed-attention-backend) --
+
+LLAMA4 = {"architectures": ["Llama4ForConditionalGeneration"], "model_type": "llama4",
+          "text_config": {"num_attention_heads": 40, "num_key_value_heads": 8, "head_dim": 128,
+                          "hidden_size": 5120}}  # fmt: skip
+
+
+def llama4_rule(mapping: dict[str, Any], version: str, arch: str | None, *flags: str) -> str:
+    from stackcheck.launch.refusals import refusal_problems
+
+    d = gate.derive(["python", "-m", "sglang.launch_server", "--model", "m", *flags], mapping, {})
+    got = [p for p in refusal_problems(d, mapping, version, {12}, arch, {"model": None})
+           if p.subject == "refusal llama4-listed-attention-backend"]  # fmt: skip
+    return str(got[0].status) if got else "ok"
+
+
+def test_the_llama4_override_and_its_list(mapping: dict[str, Any]) -> None:
+    """0.5.6-0.5.23 pick trtllm_mha on SM100, fa3 on SM90 (0.5.6-0.5.7: before the generic default did for MHA
+    models, so an aarch64 GH200 without FA3 was a false pass), triton elsewhere; then assert the backend is listed:
+    flashinfer ends the launch (the gate allowed it)."""
+    llama4 = "Llama4ForConditionalGeneration"
+    assert features(mapping, "0.5.6", {9}, llama4) == ["attention-fa3"]
+    assert features(mapping, "0.5.6", {9}, "LlamaForCausalLM") == []
+    assert features(mapping, "0.5.20", {12}, llama4) == ["attention-triton"]
+    assert features(mapping, "0.5.20", {10}, llama4) == ["attention-trtllm-mha"]
+    assert features(mapping, "0.5.20", {12}, llama4, "--attention-backend", "fa4") == []
+    for version in ("0.5.6", "0.5.9", "0.5.11", "0.5.16", "0.5.23"):
+        assert llama4_rule(mapping, version, llama4, "--attention-backend", "flashinfer") == "blocked", version
+        assert llama4_rule(mapping, version, "Llama4ForCausalLM", "--attention-backend", "fa4") == "blocked"
+        assert llama4_rule(mapping, version, llama4, "--attention-backend", "triton") == "ok", version
+        assert llama4_rule(mapping, version, llama4) == "ok", version  # its own pick is listed
+        assert llama4_rule(mapping, version, llama4, "--decode-attention-backend", "flashinfer") == "ok", version
+        assert llama4_rule(mapping, version, "LlamaForCausalLM", "--attention-backend", "flashinfer") == "ok"
+    assert llama4_rule(mapping, "0.5.9", llama4, "--attention-backend", "ascend") == "blocked"  # listed from 0.5.10
+    assert llama4_rule(mapping, "0.5.10", llama4, "--attention-backend", "ascend") == "ok"
+    assert llama4_rule(mapping, "0.5.5", llama4, "--attention-backend", "flashinfer") == "ok"  # the older rule's
+    assert llama4_rule(mapping, "0.5.20", None, "--attention-backend", "flashinfer") == "ok"  # not read: silent
+
+
+def test_the_gate_refuses_llama4_on_flashinfer(tmp_path: Path) -> None:
+    model = model_dir(tmp_path, "llama4", LLAMA4)
+    doc = gate_json(RTXPRO6000, "--model-path", str(model), "--attention-backend", "flashinfer", dry_run=True)
+    assert doc["decision"] == "refuse"
+    got = [b for b in doc["reasons"] if "llama4-listed-attention-backend" in json.dumps(b)]
+    assert got and got[0]["status"] == "blocked"
+    doc = gate_json(RTXPRO6000, "--model-path", str(model), dry_run=True)
+    assert doc["decision"] == "allow"  # SGLang 0.5.11 picks triton on SM120, which this box runs
