@@ -785,7 +785,10 @@ def auto_backend_unread(
         return []
     if all(f in d.options for f in ("--prefill-attention-backend", "--decode-attention-backend")):
         return []  # every side has its flag
-    return _override_features(d, mapping, sglang_version, majors, torch_cuda, None)[1]
+    whys: dict[str, list[str]] = {}  # one entry per feature, naming every override that picks it
+    for feature, why in _override_features(d, mapping, sglang_version, majors, torch_cuda, None)[1]:
+        whys.setdefault(feature, []).append(why)
+    return [(feature, "; ".join(texts)) for feature, texts in whys.items()]
 
 
 def auto_backend_features(
