@@ -418,12 +418,14 @@ def _hybrid_gdn_refused(
 
 def _model_backend_refused(values: Mapping[str, Any], spec: Mapping[str, Any], architecture: str | None) -> _Judged:
     """Whether SGLang's assertion on a model architecture's attention backends (launch.json `model_backend`:
-    GPT-OSS) refuses the backends the command gives (True), cannot be known (None: a side SGLang holds no value for
-    yet), or passes (False). With no attention flag the model's own override picks a listed backend. Where the
+    GPT-OSS's list `allowed`, Olmo2's `refused` flashinfer) refuses the backends the command gives (True), cannot
+    be known (None: a side SGLang holds no value for yet), or passes (False). With no attention flag the model's
+    own override picks a backend the assertion takes. Where the
     model's architecture is not read the rule is not judged (False): it would make every launch of an unread model
     on an unlisted backend (flashinfer) unknown."""
     archs = [str(a) for a in spec.get("architectures") or []]
     allowed = {str(b) for b in spec.get("allowed") or []}
+    rejected = {str(b) for b in spec.get("refused") or []}  # a list of backends SGLang rejects (Olmo2: flashinfer)
     attn, prefill, decode = (
         values.get(f) for f in ("attention_backend", "prefill_attention_backend", "decode_attention_backend")
     )
@@ -434,7 +436,7 @@ def _model_backend_refused(values: Mapping[str, Any], spec: Mapping[str, Any], a
         sides = []  # the override fills the backend with one it lists
     else:
         sides = [prefill or attn, decode or attn]
-    verdicts = {None if b is None else b not in allowed for b in sides}
+    verdicts = {None if b is None else b in rejected if rejected else b not in allowed for b in sides}
     refused = True if True in verdicts else None if None in verdicts else False
     names = [b if b is not None else "none yet (left to SGLang)" for b in sides]
     shown = names[0] if len(set(names)) == 1 else f"prefill {names[0]}, decode {names[1]}" if names else "none given"
@@ -444,8 +446,10 @@ def _model_backend_refused(values: Mapping[str, Any], spec: Mapping[str, Any], a
     else:
         read = f"architecture {architecture}"
         holds = refused if architecture in archs else False
-    listed = ", ".join(sorted(allowed))
-    return _Judged(holds, f"{read}, attention backend {shown} (listed for {', '.join(archs)}: {listed})", listed)
+    listed = ", ".join(sorted(allowed)) if not rejected else "any but " + ", ".join(sorted(rejected))
+    how = "refused" if rejected else "listed"
+    shown_list = ", ".join(sorted(rejected)) if rejected else listed
+    return _Judged(holds, f"{read}, attention backend {shown} ({how} for {', '.join(archs)}: {shown_list})", listed)
 
 
 def _uses_xqa(majors: set[int] | None, xqa_majors: Sequence[int]) -> Any:
@@ -756,7 +760,7 @@ def _override_features(
                 need = numeric(pick.get("torch_cuda_min"))
                 if cuda is None or need is None or cuda >= need:
                     picked.add(str(pick["backend"]))
-                if cuda is not None and need is not None and cuda >= need:
+                if need is None or (cuda is not None and cuda >= need):
                     break  # the first pick that holds decides; an unknown CUDA may also fall through
             else:
                 picked.add(str(entry.get("otherwise")))
@@ -780,7 +784,12 @@ def auto_backend_unread(
     release would pick on the box (feature, why), which the gate judges as unknown where they are not ok."""
     if sglang_version is None or d.entrypoint is None or not majors or architecture is not None:
         return []
-    return _override_features(d, mapping, sglang_version, majors, torch_cuda, None)[1]
+    if all(f in d.options for f in ("--prefill-attention-backend", "--decode-attention-backend")):
+        return []  # every side has its flag
+    whys: dict[str, list[str]] = {}  # one entry per feature, naming every override that picks it
+    for feature, why in _override_features(d, mapping, sglang_version, majors, torch_cuda, None)[1]:
+        whys.setdefault(feature, []).append(why)
+    return [(feature, "; ".join(texts)) for feature, texts in whys.items()]
 
 
 def auto_backend_features(
@@ -800,13 +809,13 @@ def auto_backend_features(
     the feature's verdict: fail closed)."""
     if sglang_version is None or d.entrypoint is None or not majors:
         return []
+    split = [f for f in ("--prefill-attention-backend", "--decode-attention-backend") if f in d.options]
+    if "--attention-backend" in d.options or len(split) == 2:
+        return []  # every side has its flag: neither a model override's pick nor the default is used
     if architecture is not None:
         applies, picks = _override_features(d, mapping, sglang_version, majors, torch_cuda, architecture)
         if applies:
             return picks
-    split = [f for f in ("--prefill-attention-backend", "--decode-attention-backend") if f in d.options]
-    if "--attention-backend" in d.options or len(split) == 2:
-        return []
     # one split flag alone: the other side is --attention-backend, which SGLang then picks as for a bare launch
     # (its default picker and model overrides key on attention_backend alone, read in 0.5.5-0.5.23)
     side = {"--prefill-attention-backend": "decode", "--decode-attention-backend": "prefill"}.get(

@@ -59,7 +59,11 @@ def test_the_gpt_oss_override_per_gpu_and_release(mapping: dict[str, Any]) -> No
 def test_an_unread_model_gets_the_overrides_picks_to_judge(mapping: dict[str, Any]) -> None:
     d = gate.derive(["python", "-m", "sglang.launch_server", "--model", "m"], mapping, {})
     got = auto_backend_unread(d, mapping, "0.5.9", {12}, "13.0", None)
-    assert [f for f, _ in got] == ["attention-triton"] and "GptOssForCausalLM" in got[0][1]
+    assert sorted({f for f, _ in got}) == ["attention-fa3", "attention-triton"]  # GPT-OSS, Llama 4: triton; Olmo2: fa3
+    assert len(got) == 2  # one entry per feature: the gate says each unknown once
+    triton = " ".join(w for f, w in got if f == "attention-triton")
+    assert "GptOssForCausalLM" in triton and "Llama4ForCausalLM" in triton
+    assert "Olmo2ForCausalLM" in " ".join(w for f, w in got if f == "attention-fa3")
     assert auto_backend_unread(d, mapping, "0.5.9", {12}, "13.0", "LlamaForCausalLM") == []
 
 
@@ -111,3 +115,130 @@ def test_gpt_oss_on_a_backend_sglang_does_not_list_is_refused(mapping: dict[str,
     assert gpt_oss_rule(mapping, "0.5.20", None, "--attention-backend", "flashinfer") == "ok"
     assert gpt_oss_rule(mapping, "0.5.1", oss, "--attention-backend", "flashinfer") == "blocked"  # as 0.5.3
     assert gpt_oss_rule(mapping, "0.5.24", oss, "--attention-backend", "flashinfer") == "ok"  # not read: silent
+
+
+# ---- Olmo2's override (0.5.4-0.5.23): fa3 on any GPU of SM >= 80 that is not SM100 with CUDA >= 12.8 ----------
+
+RTXPRO6000 = ROOT / "tests" / "cases" / "rtxpro6000-pcie-iommu-translated" / "facts.json"  # SGLang 0.5.11, SM120
+OLMO2 = {"architectures": ["Olmo2ForCausalLM"], "model_type": "olmo2", "num_attention_heads": 32,
+         "num_key_value_heads": 32, "hidden_size": 4096}  # fmt: skip
+
+
+def test_the_olmo2_override_per_gpu_and_release(mapping: dict[str, Any]) -> None:
+    """get_device_sm() >= 80 picks fa3 on Blackwell too (SM120, SM110, SM100 without torch CUDA 12.8): one pick each,
+    the first that holds, and nothing else (no stray triton)."""
+    olmo = "Olmo2ForCausalLM"
+    for version in ("0.5.4", "0.5.9", "0.5.16", "0.5.23"):
+        assert features(mapping, version, {12}, olmo) == ["attention-fa3"], version
+        assert features(mapping, version, {11}, olmo) == ["attention-fa3"], version
+        assert features(mapping, version, {8}, olmo) == ["attention-fa3"], version
+        assert features(mapping, version, {10}, olmo) == ["attention-trtllm-mha"], version
+        assert features(mapping, version, {10}, olmo, cuda="12.6") == ["attention-fa3"], version
+        assert features(mapping, version, {7}, olmo) == ["attention-triton"], version
+    assert features(mapping, "0.5.3", {12}, olmo) == []  # no Olmo2 branch before 0.5.4
+    # only --attention-backend turns it off: one split flag leaves the other side to the override's pick
+    assert features(mapping, "0.5.20", {12}, olmo, "--decode-attention-backend", "triton") == ["attention-fa3"]
+    assert features(mapping, "0.5.20", {12}, olmo, "--attention-backend", "triton") == []
+    both = ["--prefill-attention-backend", "triton", "--decode-attention-backend", "triton"]
+    assert features(mapping, "0.5.20", {12}, olmo, *both) == []  # every side has its flag
+    d = gate.derive(["python", "-m", "sglang.launch_server", "--model", "m", *both], mapping, {})
+    assert auto_backend_unread(d, mapping, "0.5.20", {12}, "12.8", None) == []
+
+
+def test_the_gate_refuses_a_default_olmo2_launch_on_sm120(tmp_path: Path) -> None:
+    """The false pass: SGLang 0.5.11 on an RTX PRO 6000 (SM120) picks fa3 for Olmo2, whose backend asserts SM 8.0-9.0;
+    the gate allowed the launch (it judged the generic default, flashinfer)."""
+    olmo = model_dir(tmp_path, "olmo2", OLMO2)
+    doc = gate_json(RTXPRO6000, "--model-path", str(olmo), dry_run=True)
+    need = next((r for r in doc["derived"]["required"] if r["feature"] == "attention-fa3"), None)
+    assert need is not None and "Olmo2ForCausalLM picks fa3" in json.dumps(need)
+    assert any(b["feature"] == "attention-fa3" and b["status"] == "blocked" for b in doc["reasons"])
+    assert doc["decision"] == "refuse"
+    llama = model_dir(tmp_path, "llama", LLAMA3)
+    assert gate_json(RTXPRO6000, "--model-path", str(llama), dry_run=True)["decision"] == "allow"
+    doc = gate_json(RTXPRO6000, "--model-path", str(olmo), "--attention-backend", "triton", dry_run=True)
+    assert not any(b["feature"] == "attention-fa3" for b in doc["reasons"])
+
+
+def olmo2_rule(mapping: dict[str, Any], version: str, arch: str | None, *flags: str) -> str:
+    from stackcheck.launch.refusals import refusal_problems
+
+    d = gate.derive(["python", "-m", "sglang.launch_server", "--model", "m", *flags], mapping, {})
+    got = [p for p in refusal_problems(d, mapping, version, {12}, arch, {"model": None})
+           if p.subject == "refusal olmo2-attention-backend"]  # fmt: skip
+    return str(got[0].status) if got else "ok"
+
+
+def test_olmo2_on_flashinfer_is_refused(mapping: dict[str, Any]) -> None:
+    """0.5.4-0.5.23 assert attention_backend != flashinfer for Olmo2ForCausalLM (after its own pick when none is
+    given); the gate allowed `--attention-backend flashinfer`, which is what it recommended for the fa3 refusal."""
+    olmo = "Olmo2ForCausalLM"
+    for version in ("0.5.4", "0.5.9", "0.5.15", "0.5.19", "0.5.23"):
+        assert olmo2_rule(mapping, version, olmo, "--attention-backend", "flashinfer") == "blocked", version
+        assert olmo2_rule(mapping, version, olmo, "--attention-backend", "triton") == "ok", version
+        assert olmo2_rule(mapping, version, olmo) == "ok", version  # the override picks fa3/trtllm_mha/triton
+        # a split flag is not asserted: attention_backend is the override's pick
+        assert olmo2_rule(mapping, version, olmo, "--decode-attention-backend", "flashinfer") == "ok", version
+        assert olmo2_rule(mapping, version, "LlamaForCausalLM", "--attention-backend", "flashinfer") == "ok"
+    assert olmo2_rule(mapping, "0.5.3", olmo, "--attention-backend", "flashinfer") == "ok"  # no branch yet
+    assert olmo2_rule(mapping, "0.5.20", None, "--attention-backend", "flashinfer") == "ok"  # not read: silent
+
+
+def test_the_gate_refuses_olmo2_on_flashinfer(tmp_path: Path) -> None:
+    olmo = model_dir(tmp_path, "olmo2", OLMO2)
+    doc = gate_json(RTXPRO6000, "--model-path", str(olmo), "--attention-backend", "flashinfer", dry_run=True)
+    assert doc["decision"] == "refuse"
+    got = [b for b in doc["reasons"] if "olmo2-attention-backend" in json.dumps(b)]
+    assert got and got[0]["status"] == "blocked"
+    llama = model_dir(tmp_path, "llama", LLAMA3)
+    doc = gate_json(RTXPRO6000, "--model-path", str(llama), "--attention-backend", "flashinfer", dry_run=True)
+    assert doc["decision"] == "allow"
+
+
+# ---- Llama 4 from 0.5.6: its own pick, then an assertion of its list (launch.json llama4-listed-attention-backend) --
+
+LLAMA4 = {"architectures": ["Llama4ForConditionalGeneration"], "model_type": "llama4",
+          "text_config": {"num_attention_heads": 40, "num_key_value_heads": 8, "head_dim": 128,
+                          "hidden_size": 5120}}  # fmt: skip
+
+
+def llama4_rule(mapping: dict[str, Any], version: str, arch: str | None, *flags: str) -> str:
+    from stackcheck.launch.refusals import refusal_problems
+
+    d = gate.derive(["python", "-m", "sglang.launch_server", "--model", "m", *flags], mapping, {})
+    got = [p for p in refusal_problems(d, mapping, version, {12}, arch, {"model": None})
+           if p.subject == "refusal llama4-listed-attention-backend"]  # fmt: skip
+    return str(got[0].status) if got else "ok"
+
+
+def test_the_llama4_override_and_its_list(mapping: dict[str, Any]) -> None:
+    """0.5.6-0.5.23 pick trtllm_mha on SM100, fa3 on SM90 (0.5.6-0.5.7: before the generic default did for MHA
+    models, so an aarch64 GH200 without FA3 was a false pass), triton elsewhere; then assert the backend is listed:
+    flashinfer ends the launch (the gate allowed it)."""
+    llama4 = "Llama4ForConditionalGeneration"
+    assert features(mapping, "0.5.6", {9}, llama4) == ["attention-fa3"]
+    assert features(mapping, "0.5.6", {9}, "LlamaForCausalLM") == []
+    assert features(mapping, "0.5.20", {12}, llama4) == ["attention-triton"]
+    assert features(mapping, "0.5.20", {10}, llama4) == ["attention-trtllm-mha"]
+    assert features(mapping, "0.5.20", {12}, llama4, "--attention-backend", "fa4") == []
+    for version in ("0.5.6", "0.5.9", "0.5.11", "0.5.16", "0.5.23"):
+        assert llama4_rule(mapping, version, llama4, "--attention-backend", "flashinfer") == "blocked", version
+        assert llama4_rule(mapping, version, "Llama4ForCausalLM", "--attention-backend", "fa4") == "blocked"
+        assert llama4_rule(mapping, version, llama4, "--attention-backend", "triton") == "ok", version
+        assert llama4_rule(mapping, version, llama4) == "ok", version  # its own pick is listed
+        assert llama4_rule(mapping, version, llama4, "--decode-attention-backend", "flashinfer") == "ok", version
+        assert llama4_rule(mapping, version, "LlamaForCausalLM", "--attention-backend", "flashinfer") == "ok"
+    assert llama4_rule(mapping, "0.5.9", llama4, "--attention-backend", "ascend") == "blocked"  # listed from 0.5.10
+    assert llama4_rule(mapping, "0.5.10", llama4, "--attention-backend", "ascend") == "ok"
+    assert llama4_rule(mapping, "0.5.5", llama4, "--attention-backend", "flashinfer") == "ok"  # the older rule's
+    assert llama4_rule(mapping, "0.5.20", None, "--attention-backend", "flashinfer") == "ok"  # not read: silent
+
+
+def test_the_gate_refuses_llama4_on_flashinfer(tmp_path: Path) -> None:
+    model = model_dir(tmp_path, "llama4", LLAMA4)
+    doc = gate_json(RTXPRO6000, "--model-path", str(model), "--attention-backend", "flashinfer", dry_run=True)
+    assert doc["decision"] == "refuse"
+    got = [b for b in doc["reasons"] if "llama4-listed-attention-backend" in json.dumps(b)]
+    assert got and got[0]["status"] == "blocked"
+    doc = gate_json(RTXPRO6000, "--model-path", str(model), dry_run=True)
+    assert doc["decision"] == "allow"  # SGLang 0.5.11 picks triton on SM120, which this box runs

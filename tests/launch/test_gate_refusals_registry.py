@@ -37,6 +37,10 @@ CHECK_TEXT = {
     "hybrid-gdn-blackwell-backend": "on Blackwell GPUs for hybrid GDN models",
     # GPT-OSS's own list of attention backends, asserted in its model-specific adjustments
     "gpt-oss-attention-backend": "GptOssForCausalLM requires one of",
+    # Olmo2's assertion against flashinfer (its message names Olmo3)
+    "olmo2-attention-backend": "FlashInfer backend can significantly degrade the performance of Olmo3",
+    # the Llama 4 assertion from 0.5.6, after SGLang's own pick (its message goes on with ' but got ...')
+    "llama4-listed-attention-backend": "is required for Llama4 model but got",
 }
 # a rule checked outside the argument handling: the module of the wheel that holds its check
 CHECK_FILE = {
@@ -172,6 +176,12 @@ def test_the_refusal_rules_are_what_the_wheel_checks(version: str) -> None:
             window = code[name][max(0, at - 400) : at]
             literal = window[window.rindex("assert self.attention_backend in {") :]
             assert re.findall(r'"(\w+)"', literal.split("}")[0]) == entry["allowed"], (version, name)
+        if rule["id"] == "llama4-listed-attention-backend" and hits:  # the set literal the assertion tests
+            name, at = hits[0]
+            window = code[name][max(0, at - 600) : at]
+            literal = window[window.rindex("attention_backend in {") :].split("}")[0]
+            assert "prefill" not in window, (version, name)  # attention_backend alone is asserted
+            assert sorted(re.findall(r'"(\w+)"', literal)) == entry["model_backend"]["allowed"], (version, name)
     for backend, spec in table["auto"]["page_size"]["forced_by"].items():
         forced = any(PAGE_TEXT[backend] in body for body in code.values())
         assert forced is bool(version_in(version, spec["versions"])), (backend, version)
@@ -407,7 +417,7 @@ def test_the_gpt_oss_lists_are_what_the_wheel_asserts_and_picks(version: str) ->
     override = next(
         o
         for o in launch["refusals"]["auto"]["attention_backend"]["model_overrides"]
-        if version_in(version, o["versions"]) is True
+        if version_in(version, o["versions"]) is True and "GptOssForCausalLM" in o["architectures"]
     )
     pick = re.compile(
         r'(is_sm100|is_sm90)\w*(?:\(\))?:\s*(?:self\.attention_backend = |overrides\["attention_backend"\] = )"(\w+)"'
@@ -419,3 +429,68 @@ def test_the_gpt_oss_lists_are_what_the_wheel_asserts_and_picks(version: str) ->
     assert len(override["unless_flags"]) == (3 if every else 1), version
     assert [p for _, p in pick.findall(where)[:2]] == [o["backend"] for o in override["picks"]], version
     assert '"triton"' in where and override["otherwise"] == "triton", version
+
+
+@pytest.mark.registry
+@pytest.mark.parametrize("version", _oss_versions())
+def test_the_olmo2_override_is_what_the_wheel_picks(version: str) -> None:
+    """launch.json's Olmo2 model override read from the wheel: present exactly where the wheel has an Olmo2 branch
+    that sets the backend, guarded by attention_backend alone, and picking trtllm_mha on SM100, fa3 on any SM >= 80,
+    else triton."""
+    launch = load([], env={}).launch
+    entries = [
+        o
+        for o in launch["refusals"]["auto"]["attention_backend"]["model_overrides"]
+        if version_in(version, o["versions"]) is True and "Olmo2ForCausalLM" in o["architectures"]
+    ]
+    code = sources(fetch_wheel("sglang", version))
+    pick = re.compile(
+        r'(is_sm100|>= 80)\w*(?:\(\))?:\s*(?:self\.attention_backend = |overrides\["attention_backend"\] = )"(\w+)"'
+    )
+    tags = ('_register_for("Olmo2ForCausalLM")', 'model_arch in ["Olmo2ForCausalLM"]')
+    windows = [b[b.index(t) : b.index(t) + 1500] for b in code.values() for t in tags if t in b]
+    where = next((w for w in windows if pick.search(w)), None)
+    assert (where is not None) == (len(entries) == 1), version
+    if where is None:
+        return
+    override = entries[0]
+    assert '"triton"' in where and override["otherwise"] == "triton", version
+    where = where[: where.index('"triton"')]  # the branch up to its last pick, not the next model's
+    assert "attention_backend is None" in where and "prefill_attention_backend" not in where, version
+    assert override["unless_flags"] == ["--attention-backend"], version
+    found = pick.findall(where)[:2]
+    assert [c for c, _ in found] == ["is_sm100", ">= 80"], version
+    assert [b for _, b in found] == [o["backend"] for o in override["picks"]], version
+    assert override["picks"][0]["majors"] == [10] and override["picks"][0]["torch_cuda_min"] == "12.8", version
+    assert override["picks"][1]["majors"] == [8, 9, 10, 11, 12] and "torch_cuda_min" not in override["picks"][1]
+
+
+@pytest.mark.registry
+@pytest.mark.parametrize("version", _oss_versions())
+def test_the_llama4_override_is_what_the_wheel_picks(version: str) -> None:
+    """launch.json's Llama 4 model override read from the wheel: present exactly where the wheel has the branch
+    that picks a backend before the assertion ('Auto-select attention backend for Llama4'), guarded by
+    attention_backend alone, picking trtllm_mha on SM100, fa3 on SM90, else (on CUDA) triton."""
+    launch = load([], env={}).launch
+    entries = [
+        o
+        for o in launch["refusals"]["auto"]["attention_backend"]["model_overrides"]
+        if version_in(version, o["versions"]) is True and "Llama4ForCausalLM" in o["architectures"]
+    ]
+    code = sources(fetch_wheel("sglang", version))
+    tag = "Auto-select attention backend for Llama4"
+    windows = [b[b.index(tag) : b.index(tag) + 900] for b in code.values() if tag in b]
+    assert (len(windows) == 1) == (len(entries) == 1), version
+    if not windows:
+        return
+    where, override = windows[0], entries[0]
+    assert "attention_backend is None" in where and "prefill_attention_backend" not in where, version
+    assert override["unless_flags"] == ["--attention-backend"], version
+    found = re.findall(
+        r'(is_sm100|is_sm90)\w*(?:\(\))?:\s*(?:self\.attention_backend|backend), platform = "(\w+)"', where
+    )
+    assert [c for c, _ in found] == ["is_sm100", "is_sm90"], (version, found)
+    assert [b for _, b in found] == [o["backend"] for o in override["picks"]], version
+    assert [o["majors"] for o in override["picks"]] == [[10], [9]], version
+    assert re.search(r'else:\s*(?:self\.attention_backend|backend), platform = "triton"', where), version
+    assert override["otherwise"] == "triton", version

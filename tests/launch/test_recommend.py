@@ -400,8 +400,13 @@ def test_plan_steps_that_patch_a_package_are_never_recommended(monkeypatch: pyte
 # ---- the gate's advice -------------------------------------------------------------------------------------------
 
 
-def test_gate_prints_the_advice_as_notes() -> None:
-    launch = ["--", "python", "-m", "sglang.launch_server", "--tp", "8"]
+def test_gate_prints_the_advice_as_notes(tmp_path: Path) -> None:
+    # a model whose config.json the gate reads: with none, whether SGLang's Olmo2 override picks fa3 (blocked on
+    # this SM120 box) is not known, and the gate refuses the launch as unknown
+    model = tmp_path / "llama"
+    model.mkdir()
+    (model / "config.json").write_text(json.dumps({"architectures": ["LlamaForCausalLM"], "model_type": "llama"}))
+    launch = ["--", "python", "-m", "sglang.launch_server", "--tp", "8", "--model-path", str(model)]
     rc, text = run("gate", "--facts", str(SEED_AFTER), "--dry-run", *launch)
     assert rc == 0
     assert "note: recommend: add SGLANG_ENABLE_PCIE_IPC_ALLREDUCE=1" in text
