@@ -14,6 +14,17 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 LAUNCH = ["python", "-m", "sglang.launch_server"]
 
+# model config.json documents the gate's refusal tests write into a model directory (the shape of the published
+# checkpoints' configs, the keys the gate reads: architectures, model_type, the attention heads)
+QWEN3_NEXT: dict[str, Any] = {
+    "architectures": ["Qwen3NextForCausalLM"], "model_type": "qwen3_next", "hidden_size": 2048,
+    "num_attention_heads": 16, "num_key_value_heads": 2, "head_dim": 256,
+}  # fmt: skip
+LLAMA3: dict[str, Any] = {
+    "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
+    "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
+}  # fmt: skip
+
 
 def gate_json(facts: Path, *args: str, dry_run: bool = False) -> dict[str, Any]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SGLANG_", "STACKCHECK_"))}

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gate_cli import gate_json, model_dir
+from gate_cli import LLAMA3, QWEN3_NEXT, gate_json, model_dir
 
 from stackcheck.knowledge.loader import load
 from stackcheck.launch import gate
@@ -32,17 +32,9 @@ H200 = CASES / "h200-newest" / "facts.json"  # SGLang 0.5.23, cc 9.0
 LAUNCH = ["python", "-m", "sglang.launch_server"]
 RULE = "hybrid-gdn-blackwell-backend"
 
-QWEN3_NEXT = {
-    "architectures": ["Qwen3NextForCausalLM"], "model_type": "qwen3_next", "hidden_size": 2048,
-    "num_attention_heads": 16, "num_key_value_heads": 2, "head_dim": 256,
-}  # fmt: skip
 QWEN3_5_MOE = {
     "architectures": ["Qwen3_5MoeForConditionalGeneration"], "model_type": "qwen3_5_moe",
     "text_config": {"model_type": "qwen3_5_moe_text", "num_attention_heads": 16, "num_key_value_heads": 2},
-}  # fmt: skip
-LLAMA3 = {
-    "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
-    "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
 }  # fmt: skip
 FLASHINFER = ["--model", "Qwen/Qwen3-Next-80B-A3B-Instruct", "--tp", "4", "--attention-backend", "flashinfer"]
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gate_cli import gate_json, model_dir
+from gate_cli import LLAMA3, QWEN3_NEXT, gate_json, model_dir
 
 from stackcheck.knowledge.loader import load
 from stackcheck.launch import gate
@@ -26,17 +26,9 @@ B200 = ROOT / "tests" / "cases" / "b200" / "facts.json"  # SGLang 0.5.20, cc 10.
 LAUNCH = ["python", "-m", "sglang.launch_server"]
 RULE = "hybrid-gdn-blackwell-backend"
 
-QWEN3_NEXT = {
-    "architectures": ["Qwen3NextForCausalLM"], "model_type": "qwen3_next", "hidden_size": 2048,
-    "num_attention_heads": 16, "num_key_value_heads": 2, "head_dim": 256,
-}  # fmt: skip
 QWEN3_5 = {
     "architectures": ["Qwen3_5ForConditionalGeneration"], "model_type": "qwen3_5",
     "text_config": {"model_type": "qwen3_5_text", "num_attention_heads": 8, "num_key_value_heads": 2},
-}  # fmt: skip
-LLAMA3 = {
-    "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
-    "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
 }  # fmt: skip
 EAGLE3_HEAD = {"architectures": ["LlamaForCausalLMEagle3"], "model_type": "llama", "num_attention_heads": 32,
                "num_key_value_heads": 8, "hidden_size": 4096}  # fmt: skip

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gate_cli import gate_json, model_dir
+from gate_cli import LLAMA3, gate_json, model_dir
 
 from stackcheck.knowledge.loader import load
 from stackcheck.launch import gate
@@ -32,10 +32,6 @@ LLAMA4_SCOUT = {
     "text_config": {"model_type": "llama4_text", "num_attention_heads": 40, "num_key_value_heads": 8, "head_dim": 128},
 }  # fmt: skip
 LLAMA4_TEXT = {"architectures": ["Llama4ForCausalLM"], "model_type": "llama4_text"}
-LLAMA3 = {
-    "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
-    "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
-}  # fmt: skip
 DOC_LINE = ["--model-path", "meta-llama/Llama-4-Scout-17B-16E-Instruct", "--port", "30000", "--tp", "8"]
 
 
