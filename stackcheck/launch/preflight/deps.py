@@ -106,14 +106,10 @@ def marker_environment(python: str | None, machine: str | None) -> dict[str, str
     machine where the facts give them (`extra` empty, as pip check evaluates)."""
     from packaging.markers import default_environment
 
+    from stackcheck.launch.preflight.lean_req import environment
+
     env: dict[str, str] = {k: str(v) for k, v in default_environment().items()}
-    if python:
-        parts = python.split(".")
-        env["python_full_version"] = python
-        env["python_version"] = ".".join(parts[:2])
-    if machine:
-        env["platform_machine"] = machine
-    env["extra"] = ""
+    env.update(environment(python, machine))  # the target's values over this interpreter's (lean_req's own)
     return env
 
 
