@@ -21,6 +21,12 @@ tests/realworld/README.md.
 
 A mention is matched case-insensitively as a substring; `a|b` accepts either spelling.
 
+Under the table a line says how many caught cases have a fact in facts.json that their case.json records as
+inferred (from a release's published pins, an image's Dockerfile, NVIDIA's tables, the thread read as a whole)
+rather than stated by the reporter, so the README can give the caught figure with and without inference. It
+is an upper bound on the cases that rely on inference: whether the verdict needs the inferred fact is not
+measured. An `inferred` entry whose fact begins "(no fact added)" adds nothing to facts.json and is not counted.
+
 Both commands run in this process through the CLI entry (`stackcheck.cli.main`), so the corpus measures
 exactly what a user gets. The script imports the stackcheck found on sys.path: run it from a checkout with
 `PYTHONPATH=$PWD`.
@@ -212,6 +218,18 @@ def score_all(cases: list[Case]) -> list[Outcome]:
     return [score(c) for c in cases]
 
 
+def inferred_facts(case: Case) -> int:
+    """How many facts of the case's facts.json its case.json records as inferred (an entry "(no fact added)"
+    adds none)."""
+    entries = case.meta.get("inferred") or []
+    return sum(1 for e in entries if not (isinstance(e, dict) and str(e.get("fact", "")).startswith("(no fact added)")))
+
+
+def leans_on_inference(case: Case) -> bool:
+    """Whether the case's facts hold a fact that the reporter did not state (case.json `inferred`)."""
+    return inferred_facts(case) > 0
+
+
 def _pct(n: int, d: int) -> str:
     return f"{n} ({100 * n / d:.0f} %)" if d else "–"
 
@@ -235,21 +253,41 @@ def table(outcomes: list[Outcome]) -> str:
         f"| **total** | **{n}** | **{_pct(sum(o.caught for o in outcomes), n)}** | "
         f"**{_pct(sum(o.named for o in outcomes), n)}** | {sum(not o.auditable for o in outcomes)} |"
     )
-    return "\n".join(rows) + "\n"
+    return "\n".join(rows) + "\n\n" + inference_line(outcomes)
+
+
+def inference_line(outcomes: list[Outcome]) -> str:
+    """The caught figure with and without inferred facts, as one line under the table."""
+    caught = [o for o in outcomes if o.caught]
+    leaning = [o for o in caught if leans_on_inference(o.case)]
+    return (
+        f"Inferred facts: {len(leaning)} of the {len(caught)} caught cases have a fact that case.json records as "
+        f"inferred (an upper bound on those that rely on inference; whether the verdict needs it is not "
+        f"measured); caught with no inferred fact at all (a lower bound on the figure without inference): "
+        f"{len(caught) - len(leaning)} of {len(outcomes)} "
+        f"({100 * (len(caught) - len(leaning)) / len(outcomes) if outcomes else 0:.0f} %).\n"
+    )
 
 
 def details(outcomes: list[Outcome]) -> str:
-    lines = ["| case | class | before launch | after the crash |", "|---|---|---|---|"]
+    lines = [
+        "| case | class | before launch | after the crash | inferred facts |",
+        "|---|---|---|---|---|",
+    ]
     for o in outcomes:
         a = "caught" if o.caught else f"no: {o.audit_why}"
         t = "named" if o.named else f"no: {o.triage_why}"
-        lines.append(f"| {o.case.id} | {o.case.klass} | {a.replace('|', '/')} | {t.replace('|', '/')} |")
+        lines.append(
+            f"| {o.case.id} | {o.case.klass} | {a.replace('|', '/')} | {t.replace('|', '/')} | "
+            f"{inferred_facts(o.case)} |"
+        )
     return "\n".join(lines) + "\n"
 
 
 def as_json(outcomes: list[Outcome]) -> str:
     doc = [{"case": o.case.id, "class": o.case.klass, "caught": o.caught, "named": o.named,
-            "auditable": o.auditable, "audit_why": o.audit_why, "triage_why": o.triage_why, **o.details}
+            "auditable": o.auditable, "audit_why": o.audit_why, "triage_why": o.triage_why,
+            "inferred_facts": inferred_facts(o.case), **o.details}
            for o in outcomes]  # fmt: skip
     return json.dumps(doc, indent=2) + "\n"
 

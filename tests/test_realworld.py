@@ -142,3 +142,25 @@ def test_mentions_are_matched_as_documented() -> None:
     assert ok and not missing
     ok, missing = BENCH.mentions_ok("Needs CUDA 12.9", ["12.9", "toolkit|nvcc"])
     assert not ok and missing == ["toolkit|nvcc"]
+
+
+def test_inference_line_counts_caught_cases_with_inferred_facts() -> None:
+    """The README gives the caught figure with and without inference: the bench says how many caught cases have a
+    fact that case.json records as inferred (an entry marked '(no fact added)' adds none and does not count)."""
+
+    def outcome(cid: str, caught: bool, inferred: list[dict[str, str]]) -> Any:
+        case = BENCH.Case(cid, CORPUS / cid, {"class": "2"}, {"inferred": inferred})
+        return BENCH.Outcome(case, caught=caught)
+
+    outcomes = [
+        outcome("a", True, [{"fact": "packages.torch 2.9.1", "why": "a pin"}]),
+        outcome("b", True, []),
+        outcome("c", True, [{"fact": "(no fact added) the NCCL in use", "why": "-"}]),
+        outcome("d", False, [{"fact": "gpus (one entry)", "why": "-"}]),
+    ]
+    assert [BENCH.leans_on_inference(o.case) for o in outcomes] == [True, False, False, True]
+    line = BENCH.inference_line(outcomes)
+    assert "1 of the 3 caught" in line
+    assert "2 of 4 (50 %)" in line
+    assert line in BENCH.table(outcomes)
+    assert json.loads(BENCH.as_json(outcomes))[0]["inferred_facts"] == 1
