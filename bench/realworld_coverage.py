@@ -26,8 +26,8 @@ that their case.json records as inferred (from a release's published pins, an im
 tables, the thread read as a whole) rather than stated by the reporter, and how many are still caught when those
 facts are removed from facts.json. Each `inferred` entry names the facts it wrote in `paths` ('/'-separated keys
 below `facts`, e.g. `packages/flashinfer-jit-cache`, `gpus/0/compute_capability`); a case with an entry that has
-no `paths` is "not measured", and the line gives the range. An entry whose fact begins "(no fact added)" writes
-nothing and is not counted.
+no `paths` is "not measured", and the line gives the range. An entry whose fact begins "(no fact added)", or
+whose `paths` is empty, writes nothing and is not counted.
 
 Both commands run in this process through the CLI entry (`stackcheck.cli.main`), so the corpus measures
 exactly what a user gets. The script imports the stackcheck found on sys.path: run it from a checkout with
@@ -221,11 +221,12 @@ def score(case: Case) -> Outcome:
 
 
 def _inferred_entries(case: Case) -> list[dict[str, Any]]:
-    """case.json's inferred entries that put a fact into facts.json (an entry "(no fact added)" puts none)."""
+    """case.json's inferred entries that put a fact into facts.json: not one whose fact begins "(no fact added)"
+    nor one whose `paths` is empty (it argues a fact the reporter stated, e.g. a GPU count, and writes nothing)."""
     return [
         e
         for e in case.meta.get("inferred") or []
-        if not (isinstance(e, dict) and str(e.get("fact", "")).startswith("(no fact added)"))
+        if isinstance(e, dict) and not str(e.get("fact", "")).startswith("(no fact added)") and e.get("paths") != []
     ]
 
 

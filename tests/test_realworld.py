@@ -171,12 +171,13 @@ def test_inference_line_counts_caught_cases_with_inferred_facts() -> None:
         outcome("c", True, [{"fact": "(no fact added) the NCCL in use", "why": "-"}], True),
         outcome("d", False, [{"fact": "gpus (one entry)", "why": "-"}], None),
         outcome("e", True, [{"fact": "driver.cuda 12.4", "why": "a table"}], None),
+        outcome("f", True, [{"fact": "gpus (one entry)", "why": "count not given", "paths": []}], True),
     ]
-    assert [BENCH.leans_on_inference(o.case) for o in outcomes] == [True, False, False, True, True]
+    assert [BENCH.leans_on_inference(o.case) for o in outcomes] == [True, False, False, True, True, False]
     line = BENCH.inference_line(outcomes)
-    assert "2 of the 4 caught" in line
-    assert "2 of 5 (40 %) are still caught and 1 rely" in line
-    assert "1 are not measured" in line and "between 2 and 3" in line
+    assert "2 of the 5 caught" in line
+    assert "3 of 6 (50 %) are still caught and 1 rely" in line
+    assert "1 are not measured" in line and "between 3 and 4" in line
     assert line in BENCH.table(outcomes)
     doc = json.loads(BENCH.as_json(outcomes))
     assert doc[0]["inferred_facts"] == 1 and doc[0]["caught_without_inference"] is False
