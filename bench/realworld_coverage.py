@@ -21,6 +21,14 @@ tests/realworld/README.md.
 
 A mention is matched case-insensitively as a substring; `a|b` accepts either spelling.
 
+Under the table a line gives the caught figure with and without inference: how many caught cases hold a fact
+that their case.json records as inferred (from a release's published pins, an image's Dockerfile, NVIDIA's
+tables, the thread read as a whole) rather than stated by the reporter, and how many are still caught when those
+facts are removed from facts.json. Each `inferred` entry names the facts it wrote in `paths` ('/'-separated keys
+below `facts`, e.g. `packages/flashinfer-jit-cache`, `gpus/0/compute_capability`); a case with an entry that has
+no `paths` is "not measured", and the line gives the range. An entry whose fact begins "(no fact added)", or
+whose `paths` is empty, writes nothing and is not counted.
+
 Both commands run in this process through the CLI entry (`stackcheck.cli.main`), so the corpus measures
 exactly what a user gets. The script imports the stackcheck found on sys.path: run it from a checkout with
 `PYTHONPATH=$PWD`.
@@ -33,6 +41,7 @@ import contextlib
 import io
 import json
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -76,6 +85,7 @@ class Outcome:
     audit_why: str = ""
     triage_why: str = ""
     audit_exit: int | None = None
+    without_inference: bool | None = None  # caught with the inferred facts removed; None: not measured
     triage_exit: int | None = None
     details: dict[str, Any] = field(default_factory=dict)
 
@@ -113,13 +123,13 @@ def _alternatives(spec: Any) -> list[dict[str, Any]]:
     return list(spec) if isinstance(spec, list) else [spec]
 
 
-def score_audit(case: Case, outcome: Outcome) -> None:
+def score_audit(case: Case, outcome: Outcome, facts: Path | None = None) -> None:
     audit = case.expected.get("audit")
     if not audit:
         outcome.auditable = False
         outcome.audit_why = "no pre-launch probe can see it: " + str(case.expected.get("audit_why_not", ""))
         return
-    code, out, err = run_cli(["audit", "--facts", str(case.path / "facts.json"), "--format", "json"])
+    code, out, err = run_cli(["audit", "--facts", str(facts or case.path / "facts.json"), "--format", "json"])
     outcome.audit_exit = code
     if code not in (0, 1):
         outcome.audit_why = f"audit exited {code}: {err.strip()[:300]}"
@@ -205,11 +215,72 @@ def score(case: Case) -> Outcome:
     outcome = Outcome(case)
     score_audit(case, outcome)
     score_triage(case, outcome)
+    if outcome.caught:
+        outcome.without_inference = caught_without_inference(case)
     return outcome
+
+
+def _inferred_entries(case: Case) -> list[dict[str, Any]]:
+    """case.json's inferred entries that put a fact into facts.json: not one whose fact begins "(no fact added)"
+    nor one whose `paths` is empty (it argues a fact the reporter stated, e.g. a GPU count, and writes nothing)."""
+    return [
+        e
+        for e in case.meta.get("inferred") or []
+        if isinstance(e, dict) and not str(e.get("fact", "")).startswith("(no fact added)") and e.get("paths") != []
+    ]
+
+
+def strip_inferred(facts: dict[str, Any], paths: list[str]) -> dict[str, Any]:
+    """A copy of a facts document (`{"facts": ...}`) without the facts at `paths`: '/'-separated keys below
+    `facts` (a list index as a number: 'gpus/0/compute_capability'; keys may hold dots: 'cuda_libs/libnvrtc.so.12').
+    A path that is not there is an error (the case.json names a fact the file does not hold)."""
+    doc = json.loads(json.dumps(facts))
+    for path in paths:
+        keys = path.split("/")
+        node: Any = doc["facts"]
+        for key in keys[:-1]:
+            node = node[int(key)] if isinstance(node, list) else node[key]
+        last = keys[-1]
+        if isinstance(node, list):
+            del node[int(last)]
+        else:
+            del node[last]
+    return doc
+
+
+def caught_without_inference(case: Case) -> bool | None:
+    """Whether the case is still caught with every fact that case.json records as inferred removed from its
+    facts: True when it records none; None (not measured) when an inferred entry does not say, in `paths`,
+    which facts it wrote."""
+    entries = _inferred_entries(case)
+    if not entries:
+        return True
+    if not all(isinstance(e, dict) and isinstance(e.get("paths"), list) for e in entries):
+        return None
+    paths = [str(p) for e in entries for p in e["paths"]]
+    facts = json.loads((case.path / "facts.json").read_text(encoding="utf-8"))
+    stripped = strip_inferred(facts, paths)
+    again = Outcome(case)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "facts.json"
+        path.write_text(json.dumps(stripped), encoding="utf-8")
+        score_audit(case, again, path)
+    return again.caught
 
 
 def score_all(cases: list[Case]) -> list[Outcome]:
     return [score(c) for c in cases]
+
+
+def inferred_facts(case: Case) -> int:
+    """How many facts of the case's facts.json its case.json records as inferred (an entry "(no fact added)"
+    adds none)."""
+    return len(_inferred_entries(case))
+
+
+def leans_on_inference(case: Case) -> bool:
+    """Whether the case's facts hold a fact that the reporter did not state (case.json `inferred`)."""
+    return inferred_facts(case) > 0
 
 
 def _pct(n: int, d: int) -> str:
@@ -220,7 +291,7 @@ def table(outcomes: list[Outcome]) -> str:
     """The coverage table, per class and in total, as markdown."""
     rows = [
         "| class | cases | caught before launch | named after the crash | no pre-launch probe possible |",
-        "|---|---|---|---|---|",
+        "|---|---|---|---|---|---|",
     ]
     order = [k for k in CLASSES if any(o.case.klass == k for o in outcomes)]
     for k in order:
@@ -235,21 +306,56 @@ def table(outcomes: list[Outcome]) -> str:
         f"| **total** | **{n}** | **{_pct(sum(o.caught for o in outcomes), n)}** | "
         f"**{_pct(sum(o.named for o in outcomes), n)}** | {sum(not o.auditable for o in outcomes)} |"
     )
-    return "\n".join(rows) + "\n"
+    return "\n".join(rows) + "\n\n" + inference_line(outcomes)
+
+
+def inference_line(outcomes: list[Outcome]) -> str:
+    """The caught figure with and without inferred facts, as one line under the table."""
+    caught = [o for o in outcomes if o.caught]
+    leaning = [o for o in caught if leans_on_inference(o.case)]
+    alone = [o for o in caught if o.without_inference is True]
+    relies = [o for o in caught if o.without_inference is False]
+    unmeasured = [o for o in caught if o.without_inference is None]
+    n = len(outcomes)
+    line = (
+        f"Inferred facts: {len(leaning)} of the {len(caught)} caught cases hold a fact that case.json records as "
+        f"inferred. With those facts removed (case.json `paths`), {len(alone)} of {n} "
+        f"({100 * len(alone) / n if n else 0:.0f} %) are still caught and {len(relies)} rely on an inferred fact"
+    )
+    if unmeasured:
+        line += (
+            f"; {len(unmeasured)} are not measured (an inferred entry without `paths`), so the figure without "
+            f"inference lies between {len(alone)} and {len(alone) + len(unmeasured)}"
+        )
+    return line + ".\n"
+
+
+def _without(o: Outcome) -> str:
+    if not o.caught:
+        return "–"
+    return {True: "yes", False: "no", None: "not measured"}[o.without_inference]
 
 
 def details(outcomes: list[Outcome]) -> str:
-    lines = ["| case | class | before launch | after the crash |", "|---|---|---|---|"]
+    lines = [
+        "| case | class | before launch | after the crash | inferred facts | caught without them |",
+        "|---|---|---|---|---|",
+    ]
     for o in outcomes:
         a = "caught" if o.caught else f"no: {o.audit_why}"
         t = "named" if o.named else f"no: {o.triage_why}"
-        lines.append(f"| {o.case.id} | {o.case.klass} | {a.replace('|', '/')} | {t.replace('|', '/')} |")
+        lines.append(
+            f"| {o.case.id} | {o.case.klass} | {a.replace('|', '/')} | {t.replace('|', '/')} | "
+            f"{inferred_facts(o.case)} | {_without(o)} |"
+        )
     return "\n".join(lines) + "\n"
 
 
 def as_json(outcomes: list[Outcome]) -> str:
     doc = [{"case": o.case.id, "class": o.case.klass, "caught": o.caught, "named": o.named,
-            "auditable": o.auditable, "audit_why": o.audit_why, "triage_why": o.triage_why, **o.details}
+            "auditable": o.auditable, "audit_why": o.audit_why, "triage_why": o.triage_why,
+            "inferred_facts": inferred_facts(o.case), "caught_without_inference": o.without_inference,
+            **o.details}
            for o in outcomes]  # fmt: skip
     return json.dumps(doc, indent=2) + "\n"
 

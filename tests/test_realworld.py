@@ -102,6 +102,18 @@ def test_case_is_well_formed(case: Any) -> None:
 
 
 @pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
+def test_inferred_facts_of_caught_cases_name_their_paths(case: Any) -> None:
+    """Every inferred entry of a case in CAUGHT.txt says which facts it wrote (`paths`, present in facts.json), so
+    the bench measures the caught figure without inference for every caught case."""
+    if case.id not in _listed("CAUGHT.txt"):
+        return
+    facts = json.loads((case.path / "facts.json").read_text(encoding="utf-8"))
+    for entry in BENCH._inferred_entries(case):
+        assert isinstance(entry.get("paths"), list), f"{case.id}: inferred {entry.get('fact')!r} has no paths"
+        BENCH.strip_inferred(facts, [str(p) for p in entry["paths"]])  # a path that is not there raises
+
+
+@pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
 def test_facts_pass_the_report_schema(case: Any) -> None:
     import jsonschema
 
@@ -142,3 +154,50 @@ def test_mentions_are_matched_as_documented() -> None:
     assert ok and not missing
     ok, missing = BENCH.mentions_ok("Needs CUDA 12.9", ["12.9", "toolkit|nvcc"])
     assert not ok and missing == ["toolkit|nvcc"]
+
+
+def test_inference_line_counts_caught_cases_with_inferred_facts() -> None:
+    """The README gives the caught figure with and without inference: the bench says how many caught cases hold a
+    fact that case.json records as inferred (an entry '(no fact added)' adds none), and how many stay caught with
+    those facts removed (measured where every entry names its `paths`)."""
+
+    def outcome(cid: str, caught: bool, inferred: list[dict[str, Any]], without: bool | None) -> Any:
+        case = BENCH.Case(cid, CORPUS / cid, {"class": "2"}, {"inferred": inferred})
+        return BENCH.Outcome(case, caught=caught, without_inference=without)
+
+    outcomes = [
+        outcome("a", True, [{"fact": "packages.torch 2.9.1", "why": "a pin", "paths": ["packages/torch"]}], False),
+        outcome("b", True, [], True),
+        outcome("c", True, [{"fact": "(no fact added) the NCCL in use", "why": "-"}], True),
+        outcome("d", False, [{"fact": "gpus (one entry)", "why": "-"}], None),
+        outcome("e", True, [{"fact": "driver.cuda 12.4", "why": "a table"}], None),
+        outcome("f", True, [{"fact": "gpus (one entry)", "why": "count not given", "paths": []}], True),
+    ]
+    assert [BENCH.leans_on_inference(o.case) for o in outcomes] == [True, False, False, True, True, False]
+    line = BENCH.inference_line(outcomes)
+    assert "2 of the 5 caught" in line
+    assert "3 of 6 (50 %) are still caught and 1 rely" in line
+    assert "1 are not measured" in line and "between 3 and 4" in line
+    assert line in BENCH.table(outcomes)
+    doc = json.loads(BENCH.as_json(outcomes))
+    assert doc[0]["inferred_facts"] == 1 and doc[0]["caught_without_inference"] is False
+
+
+def test_inferred_paths_are_removed_and_measured() -> None:
+    """strip_inferred drops exactly the named facts ('/'-separated, list indexes as numbers, keys with dots);
+    caught_without_inference re-audits without them: vllm-49497 is caught only with its inferred
+    flashinfer-jit-cache fact (jit-toolchain stays unknown without it), and a case with an entry lacking `paths`
+    is not measured."""
+    doc: dict[str, Any] = {
+        "facts": {"gpus": [{"cc": "9.0"}, {"cc": "9.0"}], "cuda_libs": {"libnvrtc.so.12": None, "x": 1}}
+    }
+    out = BENCH.strip_inferred(doc, ["gpus/1", "cuda_libs/libnvrtc.so.12"])
+    assert out == {"facts": {"gpus": [{"cc": "9.0"}], "cuda_libs": {"x": 1}}}
+    assert doc["facts"]["gpus"][1] == {"cc": "9.0"}  # the input is not changed
+    with pytest.raises(KeyError):
+        BENCH.strip_inferred(doc, ["packages/torch"])
+    case = next(c for c in CASES if c.id == "vllm-49497-flashinfer-sampler-no-nvcc")
+    assert _outcomes()[case.id].caught
+    assert BENCH.caught_without_inference(case) is False
+    unmeasured = BENCH.Case(case.id, case.path, case.expected, {"inferred": [{"fact": "x", "why": "y"}]})
+    assert BENCH.caught_without_inference(unmeasured) is None
