@@ -8,7 +8,9 @@ unless some copy is on the loader's path. This probe answers that question cheap
 the directories of LD_LIBRARY_PATH, the ld.so cache (/etc/ld.so.cache, read, never `ldconfig`) and the
 default directories are looked at for each soname in `SONAMES`, through the FileView. The pip
 wheels' own directories (nvidia/cuda_runtime/lib, ...) are reached only through an object's RPATH, which
-the `--deep` libs probe follows; the rules read the wheels from the packages section instead.
+the `--deep` libs probe follows; the rules read the wheels from the packages section instead. One system
+library is looked for the same way: libnuma.so.1, which the kernel packages' common_ops links (no RPATH there
+either) and which no pip wheel brings.
 
 Facts: `cuda_libs: {"libcudart.so.12": "/usr/local/cuda-12.8/lib64/libcudart.so.12" | null, ...,
 "ld_cache": "file" | "unavailable: reason"}`.
@@ -26,7 +28,12 @@ from stackcheck.readers.fsview import FileView
 if TYPE_CHECKING:
     from typing import Any, ClassVar
 
-SONAMES = tuple(f"lib{name}.so.{major}" for name in ("cudart", "nvrtc", "cublas", "cublasLt") for major in (11, 12, 13))
+SONAMES = (
+    *(f"lib{name}.so.{major}" for name in ("cudart", "nvrtc", "cublas", "cublasLt") for major in (11, 12, 13)),
+    # not a CUDA library, but a system one the kernel packages link (common_ops of sgl-kernel 0.1.6 to sglang-kernel
+    # 0.4.x, read in the wheels) and no pip wheel brings: a slim image without it fails `import sgl_kernel`
+    "libnuma.so.1",
+)
 LD_CACHE = "/etc/ld.so.cache"
 LD_CACHE_CAP = 8 << 20  # a real cache is a few hundred kilobytes
 DEFAULT_DIRS = (

@@ -5,6 +5,7 @@ STACKCHECK_REGISTRY_ALL=1.
 - `libs` and `archs` of the PyPI variant: stackcheck's fatbin reader on each sgl_kernel/*.so (SASS only);
 - the CUDA runtime libraries the kernel-runtime-libs rules assume a CUDA 12 build needs (DT_NEEDED, read by
   stackcheck's ELF reader): libcudart.so.12 and libnvrtc.so.12 in every library;
+- kernel-runtime-libs' libnuma range: common_ops needs libnuma.so.1 exactly when the rule's version range holds;
 - driver-api's green-context range: common_ops links cuGreenCtxCreate/cuGreenCtxDestroy exactly when the rule's
   version range holds (binutils `nm -D`; skipped where nm is not installed);
 - the torch pin's ABI hint: c10::cuda::SetDevice is imported as `...SetDeviceEab` (torch 2.8's signature) exactly
@@ -48,6 +49,12 @@ def _green_range() -> str:
     return str(rule["when"]["value"])
 
 
+def _numa_range() -> str:
+    checks = json.loads((REPO / "manifests" / "checks.json").read_text(encoding="utf-8"))["checks"]
+    rule = next(r for c in checks if c["id"] == "kernel-runtime-libs" for r in c["rules"] if r["id"] == "libnuma")
+    return str(rule["when"]["all"][0]["value"])
+
+
 def _params() -> list[str]:
     versions = [str(r["version"]) for r in _old_releases()]
     return versions if run_all() else [v for v in versions if v in FEW]
@@ -73,6 +80,8 @@ def test_old_sgl_kernel_release_against_its_wheel(version: str) -> None:
             with ElfFile(str(target)) as elf:
                 needed = elf.dynamic().needed
             assert {"libcudart.so.12", "libnvrtc.so.12"} <= set(needed), name
+            if lib == "common_ops":  # kernel-runtime-libs' libnuma rule: linked exactly inside its range
+                assert ("libnuma.so.1" in needed) == bool(version_in(version, _numa_range())), (version, needed)
             if nm is None:
                 continue
             out = subprocess.run([nm, "-D", "--undefined-only", str(target)], capture_output=True, text=True)
