@@ -346,7 +346,16 @@ def _decide(args: argparse.Namespace) -> tuple[dict[str, Any], list[str] | None]
 
     # the probes wait on the driver: start them now, while the manifests are read and the command derived
     texts: list[str] = []  # the manifests' texts: the plan cache's key
-    later_manifests = Background(lambda: load_manifests(opts.manifests_dirs, texts_out=texts))
+
+    def manifests_and_key() -> Any:
+        m = load_manifests(opts.manifests_dirs, texts_out=texts)
+        if not opts.facts_file:  # the probes wait on the driver: the plan key's manifest part is hashed meanwhile
+            from stackcheck.assembly import plan_cache
+
+            plan_cache.prepare(texts)
+        return m
+
+    later_manifests = Background(manifests_and_key)
     later_facts = Background(lambda: gather(opts, later_manifests.get))
     try:
         return _decide_with(args, opts, command, image_command, launch_command, server_env, require, later_manifests,
@@ -546,6 +555,7 @@ def _decide_with(
 # (a locked-memory limit, a port bind), the command's shell words, the plan cache and its hash (a refusal's
 # fixes), the advice, the sources' normalization, the renderer and the masking
 _LATER_MODULES = (
+    "packaging.version",  # (the verdicts' release order and ranges: it was imported after the facts arrived)
     "stackcheck.launch.preflight.deps",
     "resource",
     "_socket",
