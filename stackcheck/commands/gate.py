@@ -346,16 +346,7 @@ def _decide(args: argparse.Namespace) -> tuple[dict[str, Any], list[str] | None]
 
     # the probes wait on the driver: start them now, while the manifests are read and the command derived
     texts: list[str] = []  # the manifests' texts: the plan cache's key
-
-    def manifests_and_key() -> Any:
-        m = load_manifests(opts.manifests_dirs, texts_out=texts)
-        if not opts.facts_file:  # the probes wait on the driver: the plan key's manifest part is hashed meanwhile
-            from stackcheck.assembly import plan_cache
-
-            plan_cache.prepare(texts)
-        return m
-
-    later_manifests = Background(manifests_and_key)
+    later_manifests = Background(lambda: load_manifests(opts.manifests_dirs, texts_out=texts))
     later_facts = Background(lambda: gather(opts, later_manifests.get))
     try:
         return _decide_with(args, opts, command, image_command, launch_command, server_env, require, later_manifests,
@@ -422,7 +413,15 @@ def _decide_with(
     from stackcheck.assembly.pipeline import build_report
 
     opts.launch = dict(derived.launch)
-    report, ctx = build_report(opts, want_plan=False, manifests=manifests, gathered=later_facts.get, also=_import_later)
+
+    def also() -> None:  # (in build_report's loading thread, while the probes wait on the driver)
+        _import_later()
+        if not opts.facts_file:  # the plan key's part that is not the facts, for a refusal's plan
+            from stackcheck.assembly import plan_cache
+
+            plan_cache.prepare(texts)
+
+    report, ctx = build_report(opts, want_plan=False, manifests=manifests, gathered=later_facts.get, also=also)
     # an SGLang newer than the data: its flags are read from its own server arguments (facts.derived)
     newer = (ctx.facts.get("derived") or {}).get("sglang") if ctx.newer_than_manifests("sglang") else None
     flags = newer.get("flags") if isinstance(newer, dict) and isinstance(newer.get("flags"), dict) else None

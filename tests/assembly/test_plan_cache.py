@@ -559,6 +559,6 @@ def test_a_live_audit_hashes_the_manifests_beside_the_probes(
     assert [a[k] for k in ("features", "checks", "plan")] == [b[k] for k in ("features", "checks", "plan")]
     where.clear()
     monkeypatch.setattr(plan_cache, "prepare", noted)
-    main(["gate", "--dry-run", "--assume-gpu", "9.0", "--assume-driver", "580.82.07", "--", "true"])
+    main(["gate", "--dry-run", *argv[:4], "--", "python", "-m", "sglang.launch_server", "--model-path", "m"])
     capsys.readouterr()
     assert where and "MainThread" not in where
