@@ -37,6 +37,8 @@ ROWS: dict[str, list[str]] = {
     # the gate's and the planner's own work, nothing probed: an H200 box's saved facts, the write-up box's
     "gate --facts": ["gate", "--dry-run", "--facts", "tests/cases/h200-newest/facts.json", "--", *SGLANG_TP2],
     "plan": ["plan", "--facts", "tests/cases/writeup-after/facts.json"],
+    # the 2-core goal's `--want` row: a feature no release fixes (the planner runs: no kept plan answers it)
+    "plan --want": ["plan", "--facts", "tests/cases/writeup-after/facts.json", "--want", "torch-symm-mem"],
     "audit": ["audit", "--format", "json"],
     "gate": ["gate", "--dry-run", "--", *SGLANG],
     "audit --deep": ["audit", "--deep", "--format", "json"],

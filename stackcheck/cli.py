@@ -37,6 +37,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 def build_parser(only: str | None = None, full: bool = False) -> argparse.ArgumentParser:
     """The argument parser (stackcheck.commands.parser.build_parser): of the verb `only`, else of the verb names."""
+    from stackcheck.commands.lean_gettext import import_argparse
+
+    import_argparse()  # (its messages without gettext and locale where no catalog can exist)
     from stackcheck.commands.parser import build_parser as build
 
     return build(COMMANDS, only, full)

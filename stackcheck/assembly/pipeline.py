@@ -276,8 +276,12 @@ def build_report(
     loaded = manifests
     texts: list[str] | None = [] if plan_cache and want_plan and manifests is None else None
 
-    def preload() -> Manifests:
+    def preload(beside: bool = False) -> Manifests:
         m = loaded if loaded is not None else load_manifests(opts.manifests_dirs, texts)
+        if beside and texts is not None:  # (in the loading thread, while the probes wait on the driver)
+            from stackcheck.assembly import plan_cache
+
+            plan_cache.prepare(texts)  # the key's part that is not the facts
         import stackcheck.documents.report
         import stackcheck.verdicts.context
 
@@ -296,7 +300,7 @@ def build_report(
         facts, outcomes, host = gather(opts)
         manifests = preload()
     else:
-        later = Background(preload)
+        later = Background(lambda: preload(beside=True))
         try:
             facts, outcomes, host = gathered() if gathered is not None else gather(opts, later.get)
         except Exception:  # (an interrupt does not wait)

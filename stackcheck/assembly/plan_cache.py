@@ -110,22 +110,49 @@ def _described(facts: Any) -> Any:
 
 
 def key_of(facts: Any, launch: Any, manifest_texts: Iterable[str]) -> str | None:
-    """The key of a plan, or None when the facts are not plain JSON (then there is no cache)."""
+    """The key of a plan, or None when the facts are not plain JSON (then there is no cache). The hash reads the
+    number of manifest texts, each text's length and bytes, then the rest ([FORMAT, the code stamp, the facts,
+    the launch facts] as JSON): the texts part is the same for every audit of the same manifests, and
+    `prepare` hashes it (and takes the code stamp) ahead, in a thread that waits on nothing else."""
+    prepared = None
+    if isinstance(manifest_texts, list) and _PREPARED and _PREPARED[0] is manifest_texts:
+        prepared = _PREPARED[2] if _PREPARED[1] == len(manifest_texts) else None
+        _PREPARED.clear()  # (used once: the list it holds is not kept alive after)
+    stamp, texts_hash = prepared if prepared is not None else (_code_stamp(), _texts_hash(manifest_texts))
+    try:
+        head = json.dumps([FORMAT, stamp, _described(facts), launch], separators=(",", ":"))
+    except (TypeError, ValueError):
+        return None
+    h = texts_hash.copy()
+    h.update(head.encode("utf-8", "surrogatepass"))
+    return str(h.hexdigest())
+
+
+def _texts_hash(manifest_texts: Iterable[str]) -> Any:
+    """A BLAKE2b (256-bit) hash fed the number of texts, then each text's length (8 bytes) and UTF-8 bytes."""
     try:  # BLAKE2 is built in: hashlib would load OpenSSL (~3 ms) into every audit from saved facts
         from _blake2 import blake2b
     except ImportError:  # pragma: no cover - an interpreter built without it
         from hashlib import blake2b
 
-    try:
-        head = json.dumps([FORMAT, _code_stamp(), _described(facts), launch], separators=(",", ":"))
-    except (TypeError, ValueError):
-        return None
-    h = blake2b(head.encode("utf-8", "surrogatepass"), digest_size=32)
-    for text in manifest_texts:
-        b = text.encode("utf-8", "surrogatepass")
+    texts = [text.encode("utf-8", "surrogatepass") for text in manifest_texts]
+    h = blake2b(len(texts).to_bytes(8, "big"), digest_size=32)
+    for b in texts:
         h.update(len(b).to_bytes(8, "big"))
-        h.update(b)
-    return h.hexdigest()
+        h.update(b)  # (a long buffer is hashed without the interpreter lock)
+    return h
+
+
+#: prepare()'s work for one list of manifest texts: [that list, its length, (code stamp, hash of the texts)]
+_PREPARED: list[Any] = []
+
+
+def prepare(manifest_texts: list[str]) -> None:
+    """What key_of needs of the manifests and of stackcheck's files, done now for `manifest_texts` (the list the
+    loader filled): called where the manifests are read in a thread beside the probes (a live audit, a live
+    gate), so that the key costs only the facts' part once the facts arrive. key_of uses it when it is given
+    this same list object, as long as it is as long as it was (and once)."""
+    _PREPARED[:] = [manifest_texts, len(manifest_texts), (_code_stamp(), _texts_hash(manifest_texts))]
 
 
 def lookup(

@@ -413,7 +413,15 @@ def _decide_with(
     from stackcheck.assembly.pipeline import build_report
 
     opts.launch = dict(derived.launch)
-    report, ctx = build_report(opts, want_plan=False, manifests=manifests, gathered=later_facts.get, also=_import_later)
+
+    def also() -> None:  # (in build_report's loading thread, while the probes wait on the driver)
+        _import_later()
+        if not opts.facts_file:  # the plan key's part that is not the facts, for a refusal's plan
+            from stackcheck.assembly import plan_cache
+
+            plan_cache.prepare(texts)
+
+    report, ctx = build_report(opts, want_plan=False, manifests=manifests, gathered=later_facts.get, also=also)
     # an SGLang newer than the data: its flags are read from its own server arguments (facts.derived)
     newer = (ctx.facts.get("derived") or {}).get("sglang") if ctx.newer_than_manifests("sglang") else None
     flags = newer.get("flags") if isinstance(newer, dict) and isinstance(newer.get("flags"), dict) else None
@@ -546,6 +554,7 @@ def _decide_with(
 # (a locked-memory limit, a port bind), the command's shell words, the plan cache and its hash (a refusal's
 # fixes), the advice, the sources' normalization, the renderer and the masking
 _LATER_MODULES = (
+    "packaging.version",  # (the verdicts' release order and ranges: it was imported after the facts arrived)
     "stackcheck.launch.preflight.deps",
     "resource",
     "_socket",

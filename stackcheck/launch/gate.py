@@ -875,10 +875,27 @@ def _declared_in(mapping: Mapping[str, Any], version: str) -> set[str] | None:
     of its releases: a release between two listed ones is not taken as covered). ~630 flags' runs (~0.35 ms on
     the 2-core box), which a gate asks for up to four times for the same release: own_spellings,
     own_flag_problems (only with an own spelling), undeclared_problems and its refusal rules
-    (refusals.refusal_problems, once for all of them)."""
+    (refusals.refusal_problems, once for all of them). Read once (_declared_reading) and kept for the last table
+    and release asked about; each caller gets its own copy."""
     table = mapping.get("release_flags")
     if not isinstance(table, dict):
         return None
+    parts = (table, table.get("releases"), table.get("builtin"), table.get("flags"))
+    kept = _DECLARED_KEPT
+    if kept and kept[1] == version and all(a is b for a, b in zip(kept[0], parts, strict=True)):
+        names = kept[2]
+    else:
+        names = _declared_reading(table, version)
+        _DECLARED_KEPT[:] = [parts, version, names]
+    return None if names is None else set(names)
+
+
+#: _declared_in's last reading: [(the table and its three parts, as objects), the release, the flags or None]
+_DECLARED_KEPT: list[Any] = []
+
+
+def _declared_reading(table: Mapping[str, Any], version: str) -> frozenset[str] | None:
+    """_declared_in's reading of a release_flags table."""
     releases = [str(r) for r in table.get("releases") or []]
     pos = _positions(releases)
     if version not in pos:
@@ -886,7 +903,7 @@ def _declared_in(mapping: Mapping[str, Any], version: str) -> set[str] | None:
     out = {str(b) for b in table.get("builtin") or []}
     flags = table.get("flags") or {}
     out.update(str(flag) for flag, spans in flags.items() if _in_runs(version, releases, spans, pos))
-    return out
+    return frozenset(out)
 
 
 def own_spellings(

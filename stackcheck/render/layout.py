@@ -13,12 +13,14 @@ reason on one line)."""
 from __future__ import annotations
 
 import os
-import shlex
 import sys
 
 MIN_WIDTH = 40
 DEFAULT_WIDTH = 80
 UNLIMITED = 10**6  # piped output: one line per row and per reason, as long as it is
+
+#: the whitespace textwrap turns into spaces (its _whitespace less the space itself)
+_ONE_LINE = frozenset("\t\n\x0b\x0c\r")
 
 _SGR = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33", "cyan": "36"}
 
@@ -44,7 +46,9 @@ def wrap(text: str, width: int, indent: str = "", first: str | None = None) -> l
     lead = indent if first is None else first
     if not text:
         return [lead.rstrip()] if lead.strip() else []
-    import textwrap  # only wrapped output (a terminal, COLUMNS) pays for it
+    if len(lead) + len(text) <= max(width, len(lead) + 10) and text.strip() == text and _ONE_LINE.isdisjoint(text):
+        return [lead + text]  # what textwrap gives a text that fits, with no whitespace for it to turn or drop
+    import textwrap  # only text that is longer than its line, or whose whitespace textwrap changes, pays for it
 
     lines = textwrap.wrap(
         text,
@@ -88,6 +92,8 @@ def shell_lines(command: str, width: int, indent: str, more: str = "  ") -> list
     gives back the command word for word. A command shlex cannot split (an unbalanced quote) stays whole."""
     if len(indent) + len(command) <= width:
         return [indent + command]
+    import shlex  # (a command longer than its line only)
+
     try:
         shlex.split(command)  # it splits: the quoting is balanced
     except ValueError:

@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
 
 from stackcheck.facts.model import KERNEL_PACKAGES, image_text, serving_elsewhere, target_text
 from stackcheck.knowledge.sources import collect, source_tag
+from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.render.interface import value_text
 from stackcheck.render.layout import UNLIMITED, Paint, output_width, shell_lines, wrap, wrap_items
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from stackcheck.documents.types import Report
     from stackcheck.plan.model import BlockedJSON, StepJSON
     from stackcheck.verdicts.types import CheckVerdict, FeatureVerdict

@@ -500,3 +500,65 @@ def test_a_plan_from_the_cache_imports_no_planner(cache: Path) -> None:
     assert "stackcheck.assembly.plan_cache" in loaded
     assert not {m for m in loaded if m.startswith("stackcheck.plan.") or m == "stackcheck.plan"}
     assert "stackcheck.verdicts.engine" not in loaded
+
+
+def test_a_prepared_key_is_the_same_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """prepare() (the loading thread's share of the key: the manifests' texts and the code stamp, issue 21) gives
+    the key key_of gives without it; it serves only the list it was given, while that list is as it was, once."""
+    monkeypatch.setattr(plan_cache, "_PREPARED", [])
+    facts = _facts()
+    texts = ["manifests/a.json", '{"x": 1}', "manifests/b.json", "[]"]
+    want = plan_cache.key_of(facts, {}, texts)
+    stamps: list[int] = []
+    real_stamp = plan_cache._code_stamp
+
+    def counted() -> list[Any]:
+        stamps.append(1)
+        return real_stamp()
+
+    monkeypatch.setattr(plan_cache, "_code_stamp", counted)
+    plan_cache.prepare(texts)
+    assert len(stamps) == 1
+    assert plan_cache.key_of(facts, {}, texts) == want and len(stamps) == 1  # served by prepare
+    assert plan_cache.key_of(facts, {}, texts) == want and len(stamps) == 2  # once: then computed again
+    plan_cache.prepare(texts)
+    assert plan_cache.key_of(facts, {}, list(texts)) == want and len(stamps) == 4  # another list: not served
+    plan_cache.prepare(texts)
+    texts += ["manifests/c.json", "{}"]
+    assert plan_cache.key_of(facts, {}, texts) != want  # the list grew after prepare: not served its old part
+    plan_cache.prepare(texts)
+    grown = plan_cache.key_of(facts, {}, texts)
+    assert grown == plan_cache.key_of(facts, {}, list(texts)) != want
+
+
+def test_a_live_audit_hashes_the_manifests_beside_the_probes(
+    cache: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The live audit's and the live gate's key hash the manifests' texts in the thread that reads them, while the
+    probes wait on the driver; the key is the one a plain key_of gives (the audit then reads the entry it kept)."""
+    import threading
+
+    where: list[str] = []
+    real = plan_cache.prepare
+
+    def noted(texts: list[str]) -> None:
+        where.append(threading.current_thread().name)
+        real(texts)
+
+    monkeypatch.setattr(plan_cache, "prepare", noted)
+    monkeypatch.setattr(plan_cache, "_PREPARED", [])
+    argv = ["--assume-gpu", "9.0", "--assume-driver", "580.82.07", "--format", "json"]
+    code, first = audit(capsys, *argv)
+    assert code in (0, 1) and where and "MainThread" not in where
+    entries = list(cache.glob("*.json"))
+    assert len(entries) == 1
+    monkeypatch.setattr(plan_cache, "prepare", lambda texts: None)  # no prepare: key_of computes it all
+    code2, second = audit(capsys, *argv)
+    assert code2 == code and list(cache.glob("*.json")) == entries  # the same key: the entry read, none added
+    a, b = json.loads(first), json.loads(second)  # (the probes' durations differ from run to run)
+    assert [a[k] for k in ("features", "checks", "plan")] == [b[k] for k in ("features", "checks", "plan")]
+    where.clear()
+    monkeypatch.setattr(plan_cache, "prepare", noted)
+    main(["gate", "--dry-run", *argv[:4], "--", "python", "-m", "sglang.launch_server", "--model-path", "m"])
+    capsys.readouterr()
+    assert where and "MainThread" not in where

@@ -63,16 +63,33 @@ def test_declared_in_is_the_reference_on_every_shipped_release(launch: dict[str,
         assert gate._declared_in(launch, version) == want, version
 
 
-def test_refusal_rules_read_the_release_flags_once(launch: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_gate_reads_the_release_flags_once(launch: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    """_declared_in's readers (own_spellings, own_flag_problems, undeclared_problems and the refusal rules) share one
+    reading of the ~630 flags' runs per release: the first reads, the others are served the kept answer."""
     calls: list[str] = []
-    real = gate._declared_in
+    real = gate._declared_reading
 
-    def counted(mapping: Any, version: str) -> set[str] | None:
+    def counted(table: Any, version: str) -> frozenset[str] | None:
         calls.append(version)
-        return real(mapping, version)
+        return real(table, version)
 
-    monkeypatch.setattr("stackcheck.launch.refusals._declared_in", counted)  # as refusals imported it
-    cmd = ["python", "-m", "sglang.launch_server", "--model-path", "m", "--tp", "2"]
+    monkeypatch.setattr(gate, "_declared_reading", counted)
+    monkeypatch.setattr(gate, "_DECLARED_KEPT", [])
+    cmd = ["python", "-m", "sglang.launch_server", "--model-path", "m", "--tp", "2", "--nsa-decode", "flashmla_kv"]
     d = gate.derive(cmd, launch, {})
-    refusals.refusal_problems(d, launch, "0.5.20", {9})
-    assert calls == ["0.5.20"]
+    own = gate.own_spellings(d, launch, "0.5.3")
+    assert own  # (--nsa-decode is 0.5.3's own: own_flag_problems reads the flags too)
+    gate.own_flag_problems(d, launch, "0.5.3", own)
+    gate.undeclared_problems(d, launch, "0.5.3", None)
+    refusals.refusal_problems(d, launch, "0.5.3", {9})
+    assert calls == ["0.5.3"]
+    want = gate._declared_in(launch, "0.5.3")
+    assert want is not None and "--nsa-decode" in want
+    want.add("--not-a-flag")  # a caller's copy: changing it changes no other reader's answer
+    assert "--not-a-flag" not in (gate._declared_in(launch, "0.5.3") or set())
+    assert calls == ["0.5.3"]
+    # another release, or another table (a user's launch.json), is read again
+    assert gate._declared_in(launch, "0.5.20") != gate._declared_in(launch, "0.5.3")
+    table = {**launch["release_flags"], "flags": {}}
+    assert gate._declared_in({"release_flags": table}, "0.5.3") == set(map(str, table["builtin"]))
+    assert calls == ["0.5.3", "0.5.20", "0.5.3", "0.5.3"]

@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from stackcheck.assembly.options import Options
 from stackcheck.assembly.pipeline import build_report
@@ -249,3 +251,46 @@ def test_gate_lists_the_flags_it_does_not_read_at_v_only() -> None:
     loud = _gate("-v", "--facts", AFTER, "--dry-run", *LAUNCH)
     assert loud.count("not read for features") == 1  # checked against SGLang 0.5.9's own flags
     assert re.search(r"note: declared by SGLang 0.5.9, not read for features.*--log-level", loud)
+
+
+def _textwrap_reference(text: str, width: int, indent: str = "", first: str | None = None) -> list[str]:
+    """wrap() as it was: textwrap for every text that is not empty."""
+    import textwrap
+
+    lead = indent if first is None else first
+    if not text:
+        return [lead.rstrip()] if lead.strip() else []
+    lines = textwrap.wrap(
+        text,
+        width=max(width, len(lead) + 10),
+        initial_indent=lead,
+        subsequent_indent=indent,
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
+    return lines or [lead.rstrip()]
+
+
+_WRAP_TEXT = st.text(alphabet=st.sampled_from(list("ab-. ,é\t\n\r\x0b\x0c\u3000\xa0\u2028\x1c")), max_size=40)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(text=_WRAP_TEXT, width=st.integers(0, 60), indent=st.sampled_from(["", "  ", " \t"]),
+       first=st.one_of(st.none(), st.sampled_from(["", "x ", "  - ", " "])))  # fmt: skip
+def test_wrap_gives_what_textwrap_gives(text: str, width: int, indent: str, first: str | None) -> None:
+    """The line that fits is answered without textwrap (issue 21: its import on every piped report): the same
+    lines as textwrap's, whatever the whitespace, the width and the indents."""
+    assert wrap(text, width, indent, first) == _textwrap_reference(text, width, indent, first)
+
+
+def test_a_report_that_fits_its_lines_imports_no_textwrap() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, io; from stackcheck.render.layout import wrap, UNLIMITED; "
+        "assert wrap('a reason that fits', UNLIMITED, '    ', '  - ') == ['  - a reason that fits']; "
+        "print('textwrap' in sys.modules, 'shlex' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False"]
