@@ -28,6 +28,9 @@ Each rule is a list of conditions on the values SGLang holds when it checks, rea
 - whether the model is a hybrid GDN model follows its config.json's model_type (unknown when not read, unless no
   backend that could fail is given); the backend SGLang picks itself for it is admitted only where launch.json's
   `auto_admitted` says (its model override on SM100, its default on other GPUs), else unknown;
+- two equal split flags (--prefill-attention-backend X --decode-attention-backend X) are attention_backend X from
+  0.5.5 (launch.json refusals.auto.attention_backend.equal_split), for every rule but the model assertions
+  (`before_equal_split`), which SGLang runs before it sets it;
 - a value SGLang chooses from what the gate does not see is unknown.
 A rule whose conditions all hold is `blocked` (effect crash); one where none fails and some are unknown is
 `unknown` (refused unless --allow-unknown); a release no range of the rule covers is not judged (the rule is
@@ -469,15 +472,22 @@ def launch_values(
     architecture: str | None = None,
     models: Mapping[str, Any] | None = None,
     declared: set[str] | _Unset | None = _UNSET,
+    after_equal_split: bool = True,
 ) -> dict[str, Any]:
     """The values SGLang's argument checks read, for the release range `entry`: known, derived or unknown (SGLang
     chooses it at start). `majors`: the GPU majors of the box (None: not known); `architecture`: the model's first
     architecture (config.json), when the gate could read it; `models`: the attention keys of config.json by role
     ("model", "draft model"), None for a model found whose config was not read (model_attention); `declared`:
-    gate._declared_in(mapping, version), when the caller has it (refusal_problems reads it once for every rule)."""
+    gate._declared_in(mapping, version), when the caller has it (refusal_problems reads it once for every rule);
+    `after_equal_split`: the check runs after two equal split flags set attention_backend (launch.json
+    refusals.auto.attention_backend.equal_split), as every check but the model assertions does."""
     auto = (mapping.get("refusals") or {}).get("auto") or {}
     opts = d.options
     values: dict[str, Any] = {fact: opts.get(flag) for fact, flag in _FLAG_FACTS.items()}
+    prefill, hop = values["prefill_attention_backend"], (auto.get("attention_backend") or {}).get("equal_split")
+    if after_equal_split and prefill is not None and prefill == values["decode_attention_backend"]:
+        if isinstance(hop, dict) and _version_in(version, str(hop.get("versions", ""))) is True:
+            values["attention_backend"] = prefill  # --prefill-/--decode-attention-backend X: attention_backend X
     if isinstance(declared, _Unset):
         declared = _declared_in(mapping, version)
     values["speculative_draft_attention_backend"] = _raw_flag(
@@ -677,7 +687,8 @@ def refusal_problems(
             continue
         if isinstance(declared, _Unset):
             declared = _declared_in(mapping, sglang_version)
-        values = launch_values(d, mapping, sglang_version, entry, majors, architecture, models, declared)
+        after = not rule.get("before_equal_split")
+        values = launch_values(d, mapping, sglang_version, entry, majors, architecture, models, declared, after)
         conds = [c for c in [*(rule.get("when") or []), *(entry.get("also") or [])] if isinstance(c, dict)]
         results = [_holds(c, values, entry) for c in conds]
         if not results or any(r is False for r in results):
