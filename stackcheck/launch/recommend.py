@@ -917,9 +917,9 @@ def gate_advice(
     if not any(p.decision == "attention" and p.status == "chosen" for p in rec.picks):  # a chosen one was judged
         advised_args = list(derive(advised, ctx.manifests.launch, {}).sglang_args)
         refused = model_refusal(here, ModelSeen(architecture, model_config, advised_args), {})
-    if refused:
-        why = next((u["why"] for u in rec.undecided if u["decision"] == "attention"), None)
-        what = _short(why or refused, 300)
+    why = next((u["why"] for u in rec.undecided if u["decision"] == "attention"), None)
+    if refused or (why and any(p.decision == "attention" and p.model_refused for p in rec.picks)):
+        what = _short(why or refused or "", 300)
         lines.append(f"recommend [attention]: no attention backend can be advised for this model here: {what}")
     if show_all:
         for p in rec.picks:

@@ -149,3 +149,15 @@ def test_the_gate_follows_its_own_advice(box: str, name: str, tmp_path: Path, mo
     if chosen != "flashinfer" and chosen is not None:
         blocked = [r for r in again["reasons"] if r["feature"].startswith("attention-") and r["status"] == "blocked"]
         assert not [r for r in blocked if "--attention-backend" in json.dumps(r)], blocked
+
+
+def test_the_advice_says_when_no_backend_holds_for_the_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Olmo2 on the GB10 case (SGLang 0.5.9) with no attention flag: its override picks fa3, which SM121 lacks;
+    flashinfer is refused for Olmo2, triton cannot assemble for sm_121a: no line passes, and the advice says so."""
+    for var in ("SGLANG_ENABLE_PCIE_IPC_ALLREDUCE", "SGLANG_ENABLE_JIT_DEEPGEMM", "NCCL_P2P_DISABLE"):
+        monkeypatch.delenv(var, raising=False)
+    model = model_dir(tmp_path, "olmo2", MODELS["olmo2"])
+    doc = gate_doc(E2E["gb10"], "--model-path", str(model))
+    assert doc["decision"] == "refuse"
+    assert any(a.startswith(NO_LINE) for a in doc["advice"]), doc["advice"]
+    assert not any("--attention-backend" in a for a in doc["advice"] if a.startswith("recommend: "))
