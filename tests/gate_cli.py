@@ -24,6 +24,22 @@ LLAMA3: dict[str, Any] = {
     "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
     "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
 }  # fmt: skip
+GPT_OSS: dict[str, Any] = {
+    "architectures": ["GptOssForCausalLM"], "model_type": "gpt_oss", "num_attention_heads": 64,
+    "num_key_value_heads": 8, "head_dim": 64, "hidden_size": 2880,
+}  # fmt: skip
+OLMO2: dict[str, Any] = {
+    "architectures": ["Olmo2ForCausalLM"], "model_type": "olmo2", "num_attention_heads": 32,
+    "num_key_value_heads": 32, "hidden_size": 4096,
+}  # fmt: skip
+LLAMA4: dict[str, Any] = {
+    "architectures": ["Llama4ForConditionalGeneration"], "model_type": "llama4",
+    "text_config": {"num_attention_heads": 40, "num_key_value_heads": 8, "head_dim": 128, "hidden_size": 5120},
+}  # fmt: skip
+#: every model config above, by name (the property test of the gate's advice runs each)
+MODELS: dict[str, dict[str, Any]] = {
+    "qwen3-next": QWEN3_NEXT, "llama3": LLAMA3, "gpt-oss": GPT_OSS, "olmo2": OLMO2, "llama4": LLAMA4,
+}  # fmt: skip
 
 
 def gate_json(facts: Path, *args: str, dry_run: bool = False) -> dict[str, Any]:

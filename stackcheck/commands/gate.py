@@ -534,7 +534,9 @@ def _decide_with(
 
         try:
             explicit = [(r.feature, r.why) for r in derived.required if r.kind == "explicit"]
-            doc["advice"] = gate_advice(ctx, launch_command, derived.sglang_args, explicit, server_env, args.advise)
+            seen = model_attention(pre).get("model")  # the model as the preflight read it: no advice the gate refuses
+            doc["advice"] = gate_advice(ctx, launch_command, derived.sglang_args, explicit, server_env, args.advise,
+                                        model_architecture(pre), seen if isinstance(seen, dict) else None)  # fmt: skip
         except Exception as exc:
             doc["advice"] = [f"no advice: {type(exc).__name__}: {exc}".splitlines()[0]]
     if isinstance(plan, str):

@@ -73,15 +73,16 @@ def _command(args: argparse.Namespace) -> list[str] | None:
     return cmd[1:]
 
 
-def model_facts(path: str | None) -> tuple[dict[str, Any], str | None]:
+def model_facts(path: str | None) -> tuple[dict[str, Any], str | None, dict[str, Any] | None]:
     """Launch facts read from a local model directory's config.json: quantization, MLA, attention sinks,
-    dtype. (facts, where they came from) or ({}, None) when there is no local config to read."""
+    dtype. (facts, where they came from, the config itself) or ({}, None, None) when there is no local config to
+    read."""
     if not path:
-        return {}, None
+        return {}, None, None
     config = Path(path) / "config.json"
     try:
         if not config.is_file() or config.stat().st_size > MAX_CONFIG_BYTES:
-            return {}, None
+            return {}, None, None
         data = json.loads(config.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise UsageError(f"--model-path {path}: {config.name} cannot be read: {exc}") from None
@@ -104,7 +105,7 @@ def model_facts(path: str | None) -> tuple[dict[str, Any], str | None]:
     dtype = text.get("torch_dtype") or data.get("torch_dtype") or text.get("dtype")
     if isinstance(dtype, str):
         out["model_dtype"] = dtype
-    return out, str(config)
+    return out, str(config), data
 
 
 def _arg_value(argv: list[str], names: tuple[str, ...]) -> str | None:
@@ -118,8 +119,9 @@ def _arg_value(argv: list[str], names: tuple[str, ...]) -> str | None:
 
 def launch_facts(
     args: argparse.Namespace, derived: Any, gpu_count: int
-) -> tuple[dict[str, Any], list[str], str | None]:
-    """The launch facts of the request, what was assumed, and the model path."""
+) -> tuple[dict[str, Any], list[str], str | None, dict[str, Any] | None]:
+    """The launch facts of the request, what was assumed, the model path, and the model's config.json (None: not
+    read)."""
     launch: dict[str, Any] = {"goal": args.goal, "dtype": "auto", "deterministic": False}
     assumptions: list[str] = []
     model_path = args.model_path
@@ -141,7 +143,7 @@ def launch_facts(
             assumptions.append(f"tensor-parallel size {launch['tp']}: every visible GPU (give --tp N)")
     if gpu_count and launch["tp"] > gpu_count:
         raise UsageError(f"tensor-parallel size {launch['tp']} is larger than the {gpu_count} GPU(s) of this box")
-    model, where = model_facts(model_path)
+    model, where, config = model_facts(model_path)
     for key, value in model.items():
         if key == "model_dtype":
             if launch["dtype"] == "auto":
@@ -163,7 +165,7 @@ def launch_facts(
         assumptions.append("GPU peer-to-peer hangs on this box (--assume-p2p-hang)")
     else:
         launch["p2p_hangs"] = False
-    return launch, assumptions, model_path
+    return launch, assumptions, model_path, config
 
 
 def run(args: argparse.Namespace) -> int:
@@ -197,7 +199,11 @@ def run(args: argparse.Namespace) -> int:
         derived = gate.derive(command, manifests.launch, env)
         if derived.entrypoint is None:
             raise UsageError("the command after -- is not an SGLang launch (python -m sglang.launch_server ...)")
-    launch, assumptions, model_path = launch_facts(args, derived, len(facts.get("gpus") or []))
+    launch, assumptions, model_path, config = launch_facts(args, derived, len(facts.get("gpus") or []))
+    from stackcheck.launch.preflight.model import attention_keys
+
+    listed = config.get("architectures") if config is not None else None
+    first = listed[0] if isinstance(listed, list) and listed and isinstance(listed[0], str) else None
     ctx = Context(facts=facts, manifests=manifests, launch=launch)
     features_now = [evaluate_feature(f, ctx) for f in manifests.features]
     request = Request(
@@ -210,6 +216,8 @@ def run(args: argparse.Namespace) -> int:
         plan=not args.no_plan,
         hold=list(args.hold or []),
         pins=pins,
+        architecture=first,  # what the gate reads of the model, so that no line is one it refuses for the model
+        model_config=attention_keys(config) if config is not None else None,
     )
     required = [(r.feature, r.why) for r in derived.required if r.kind == "explicit"] if derived else []
     rec = recommend(ctx, request, features_now, required)

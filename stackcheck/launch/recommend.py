@@ -60,6 +60,71 @@ class Request:
     plan: bool = True
     hold: list[str] = field(default_factory=list)
     pins: dict[str, str] = field(default_factory=dict)
+    # the model as the gate reads it: its first architecture and config.json's attention keys (None: not read)
+    architecture: str | None = None
+    model_config: dict[str, Any] | None = None
+
+
+@record
+class ModelSeen:
+    """The model as the gate reads it, for the options that set an attention backend: its first architecture and
+    config.json's attention keys (None: not read), and the given launch's SGLang arguments (none: a fresh one)."""
+
+    architecture: str | None = None
+    config: dict[str, Any] | None = None
+    args: list[str] = field(default_factory=list)
+    release_flags: dict[str, Any] = field(default_factory=dict)  # gate._declared_in by release, once read
+
+
+_NOT_READ = object()
+
+
+#: the flags that set an attention backend, whose values SGLang asserts per model
+ATTENTION_FLAGS = ("--attention-backend", "--prefill-attention-backend", "--decode-attention-backend")
+#: the facts of launch.json's refusal rules that come from the model's own assertions on its attention backend
+_MODEL_FACTS = ("model_backend_refused", "hybrid_gdn_backend_refused")
+
+
+def _model_rule(rule: Mapping[str, Any]) -> bool:
+    """Whether a launch.json refusal rule is a model's own assertion on its attention backend."""
+    facts = {str(c.get("fact")) for c in rule.get("when") or [] if isinstance(c, dict)}
+    return bool(facts & set(_MODEL_FACTS)) or {"model_architecture", "attention_backend"} <= facts
+
+
+def model_refusal(ctx: Context, model: ModelSeen, flags: Mapping[str, str | bool]) -> str | None:
+    """Why the gate refuses these attention flags for this model on this release (its model assertions:
+    launch.json refusal rules on model_backend_refused, hybrid_gdn_backend_refused, or the architecture with an
+    attention backend), set in the model's given launch (model.args) or a fresh one; None when it does not. An
+    unread model is refused where any model's assertion would refuse the backend (the gate says unknown there)."""
+    from stackcheck.launch.gate import derive
+    from stackcheck.launch.refusals import gpu_majors, refusal_problems
+
+    mapping = ctx.manifests.launch
+    rules = {str(r.get("id")) for r in (mapping.get("refusals") or {}).get("rules") or [] if _model_rule(r)}
+    base = list(model.args)
+    for flag in flags:
+        base = _remove_flag(base, [flag], False)
+    argv = [*DEFAULT_ENTRYPOINT, *base]
+    if "--model-path" not in base and "--model" not in base:
+        argv += ["--model-path", MODEL_PLACEHOLDER]
+    for name, value in flags.items():
+        argv += [name] if value is True else [name, str(value)]
+    d = derive(argv, mapping, {})
+    version = ctx.installed_version("sglang")
+    if version is not None and model.release_flags.get(version, _NOT_READ) is _NOT_READ:
+        from stackcheck.launch.gate import _declared_in
+
+        model.release_flags[version] = _declared_in(mapping, version)  # read once for every option judged
+    found = refusal_problems(
+        d, mapping, version, gpu_majors(ctx.facts), model.architecture, {"model": model.config},
+        model.release_flags.get(version) if version is not None else None,
+    )  # fmt: skip
+    for p in found:
+        if p.subject.removeprefix("refusal ") in rules and p.status in ("blocked", "unknown"):
+            if p.status == "blocked":
+                return f"the gate refuses it for {model.architecture}: {p.message}"
+            return f"the gate cannot pass it for this model ({p.subject}: unknown): {p.message}"
+    return None
 
 
 @record
@@ -82,6 +147,7 @@ class Pick:
     inferred: bool = False
     note: str | None = None
     hint: str | None = None  # how to make a rejected option possible (a --to pin)
+    model_refused: bool = False  # rejected by the model's own assertion on its attention backend (not shown)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -203,11 +269,15 @@ class Cond:
 class Judge:
     """Evaluates recommend.json conditions on one Context; feature verdicts are cached per launch variant."""
 
-    def __init__(self, ctx: Context, features: Mapping[str, Feature]) -> None:
+    def __init__(self, ctx: Context, features: Mapping[str, Feature], model: ModelSeen | None = None) -> None:
         self.ctx = ctx
         self.features = features
+        self.model = model or ModelSeen()
         self.chosen: dict[str, str] = {}
         self._verdicts: dict[tuple[str, tuple[tuple[str, Any], ...]], FeatureVerdict] = {}
+
+    def model_refusal(self, flags: Mapping[str, str | bool]) -> str | None:
+        return model_refusal(self.ctx, self.model, flags)
 
     def verdict(self, fid: str, extra_launch: Mapping[str, Any] | None = None) -> FeatureVerdict | None:
         spec = self.features.get(fid)
@@ -338,10 +408,13 @@ def _newest_in(ctx: Context, pkg: str, spec: str) -> str | None:
     return best[1] if best else None
 
 
-def decide(ctx: Context, doc: Mapping[str, Any], goal: str) -> tuple[list[Pick], list[dict[str, str]], Judge]:
-    """Every decision of recommend.json on one context: the picks and the decisions left undecided."""
+def decide(
+    ctx: Context, doc: Mapping[str, Any], goal: str, model: ModelSeen | None = None
+) -> tuple[list[Pick], list[dict[str, str]], Judge]:
+    """Every decision of recommend.json on one context: the picks and the decisions left undecided. `model`: the
+    model as the gate reads it and the given launch's SGLang arguments (an unread model when None)."""
     features = {str(f.get("id")): f for f in ctx.manifests.features}
-    judge = Judge(ctx, features)
+    judge = Judge(ctx, features, model)
     launch_map = ctx.manifests.launch
     picks: list[Pick] = []
     undecided: list[dict[str, str]] = []
@@ -379,9 +452,11 @@ def decide(ctx: Context, doc: Mapping[str, Any], goal: str) -> tuple[list[Pick],
                 pick.why = f"also works here; {chosen.title} comes first in the knowledge's order"
             picks.append(pick)
         if chosen is None:
-            undecided.append(
-                {"decision": did, "title": dtitle, "why": "no option holds on this box (see alternatives)"}
-            )
+            model_why = next((f"{p.title}: {p.why}" for p in picks if p.decision == did and p.model_refused), None)
+            why = "no option holds on this box (see alternatives)"
+            if model_why:  # the gate's own refusal ruled out an option that works on the box: say which
+                why = f"no option holds on this box for this model (see alternatives); {_short(model_why)}"
+            undecided.append({"decision": did, "title": dtitle, "why": why})
     return picks, undecided, judge
 
 
@@ -434,6 +509,13 @@ def _option_holds(
         if v.get("status") != "ok":
             effect = f" ({v.get('effect')})" if v.get("effect") else ""
             return False, f"{fid} is {v.get('status')}{effect}: {_first_failure(v)}"
+    if any(str(f) in ATTENTION_FLAGS for f in pick.flags):  # never a line the gate refuses for this model
+        refused = judge.model_refusal(pick.flags)
+        if refused:
+            pick.model_refused = True
+            if judge.model.architecture is None:
+                pick.hint = "give the model (--model-path DIR with its config.json) for the choice made for it"
+            return False, refused
     return True, pick.why
 
 
@@ -747,7 +829,13 @@ def recommend(
     if not target.gpu_models():
         notes.append("no GPU visible: the choices that depend on the GPU stay open; give --assume-gpu CC[xN]")
     doc = ctx.manifests.recommend
-    picks, undecided, judge = decide(target, doc, request.goal)
+    args: list[str] = []
+    if request.command:
+        from stackcheck.launch.gate import derive
+
+        args = list(derive(list(request.command), ctx.manifests.launch, dict(request.env)).sglang_args)
+    model = ModelSeen(request.architecture, request.model_config, args)
+    picks, undecided, judge = decide(target, doc, request.goal, model)
     never = never_entries(judge, doc)
     launch_map = ctx.manifests.launch
     diff: list[Change] | None = None
@@ -801,19 +889,38 @@ def gate_advice(
     required: Sequence[tuple[str, str]],
     env: Mapping[str, str],
     show_all: bool = False,
+    architecture: str | None = None,
+    model_config: dict[str, Any] | None = None,
 ) -> list[str]:
     """`stackcheck gate`'s notes: what this launch misses or should drop on the stack as installed (no plan),
-    one line each; with `show_all`, every choice, alternative and never entry too."""
+    one line each; with `show_all`, every choice, alternative and never entry too. `architecture`,
+    `model_config`: the model as the gate's preflight read it (None: not read), so that no note suggests a line
+    the gate refuses for that model; where the model rules every option of a decision out, a note says so."""
     launch = {**GATE_DEFAULTS, **{k: v for k, v in ctx.launch.items() if v is not None}}
     args = list(sglang_args)
     if "--dtype" in args[:-1]:
         launch["dtype"] = args[args.index("--dtype") + 1]
     launch["deterministic"] = "--enable-deterministic-inference" in args
     here = Context(facts=ctx.facts, manifests=ctx.manifests, launch=launch)
-    rec = recommend(here, Request(goal="latency", command=list(command), env=env, plan=False), None, required)
+    request = Request(goal="latency", command=list(command), env=env, plan=False, architecture=architecture,
+                      model_config=model_config)  # fmt: skip
+    rec = recommend(here, request, None, required)
     lines = []
     for c in rec.diff or []:
         lines.append(f"recommend: {c.text()} ({c.title}" + (f"; {c.gain})" if c.gain else ")"))
+    # the line the advice leads to, if the model's own assertions still refuse its attention backend (no option
+    # holds here for this model, or none is known on this box): said, never left as if it were fine
+    from stackcheck.launch.gate import derive
+
+    _, _, advised = split_env_prefix(rec.command)
+    refused = None
+    if not any(p.decision == "attention" and p.status == "chosen" for p in rec.picks):  # a chosen one was judged
+        advised_args = list(derive(advised, ctx.manifests.launch, {}).sglang_args)
+        refused = model_refusal(here, ModelSeen(architecture, model_config, advised_args), {})
+    why = next((u["why"] for u in rec.undecided if u["decision"] == "attention"), None)
+    if refused or (why and any(p.decision == "attention" and p.model_refused for p in rec.picks)):
+        what = _short(why or refused or "", 300)
+        lines.append(f"recommend [attention]: no attention backend can be advised for this model here: {what}")
     if show_all:
         for p in rec.picks:
             if p.status == "chosen":

@@ -28,6 +28,11 @@ Each rule is a list of conditions on the values SGLang holds when it checks, rea
 - whether the model is a hybrid GDN model follows its config.json's model_type (unknown when not read, unless no
   backend that could fail is given); the backend SGLang picks itself for it is admitted only where launch.json's
   `auto_admitted` says (its model override on SM100, its default on other GPUs), else unknown;
+- two equal split flags (--prefill-attention-backend X --decode-attention-backend X) are attention_backend X from
+  0.5.5 (launch.json refusals.auto.attention_backend.equal_split), for every rule but the model assertions
+  (`before_equal_split`), which SGLang runs before it sets it;
+- a model's own assertion on its attention backend (GPT-OSS, Olmo2, Llama 4) is judged on the architecture the
+  preflight read; where it read none, a backend one of them would refuse is unknown (the model may be it);
 - a value SGLang chooses from what the gate does not see is unknown.
 A rule whose conditions all hold is `blocked` (effect crash); one where none fails and some are unknown is
 `unknown` (refused unless --allow-unknown); a release no range of the rule covers is not judged (the rule is
@@ -74,10 +79,11 @@ class _Judged:
     """A condition the gate decides from what it read beyond the flags (the model's attention heads in its
     config.json): whether it holds (None: not read), and what was read, for the verdict's observed value."""
 
-    def __init__(self, holds: bool | None, text: str, required: str | None = None) -> None:
+    def __init__(self, holds: bool | None, text: str, required: str | None = None, missing: str | None = None) -> None:
         self.holds = holds
         self.text = text
         self.required = required  # what would pass on this box, where the rule's data alone cannot say it
+        self.missing = missing  # what the gate could not read, where holds is None (else _AUTO_WORDS says it)
 
 
 # the flags whose values the rules read, by fact name
@@ -420,9 +426,9 @@ def _model_backend_refused(values: Mapping[str, Any], spec: Mapping[str, Any], a
     """Whether SGLang's assertion on a model architecture's attention backends (launch.json `model_backend`:
     GPT-OSS's list `allowed`, Olmo2's `refused` flashinfer) refuses the backends the command gives (True), cannot
     be known (None: a side SGLang holds no value for yet), or passes (False). With no attention flag the model's
-    own override picks a backend the assertion takes. Where the
-    model's architecture is not read the rule is not judged (False): it would make every launch of an unread model
-    on an unlisted backend (flashinfer) unknown."""
+    own override picks a backend the assertion takes. Where the model's architecture is not read, a launch the
+    assertion would refuse for that model is unknown (fail closed: the model may be it), as the model overrides'
+    picks are (auto_backend_unread); one it would pass is not judged further."""
     archs = [str(a) for a in spec.get("architectures") or []]
     allowed = {str(b) for b in spec.get("allowed") or []}
     rejected = {str(b) for b in spec.get("refused") or []}  # a list of backends SGLang rejects (Olmo2: flashinfer)
@@ -440,16 +446,24 @@ def _model_backend_refused(values: Mapping[str, Any], spec: Mapping[str, Any], a
     refused = True if True in verdicts else None if None in verdicts else False
     names = [b if b is not None else "none yet (left to SGLang)" for b in sides]
     shown = names[0] if len(set(names)) == 1 else f"prefill {names[0]}, decode {names[1]}" if names else "none given"
-    holds: bool | None = False  # the architecture not read: not judged (every unread model would be unknown)
-    if architecture is None:
+    missing = None
+    if architecture is None:  # not read: the model may be one of the rule's, so a refusal it would make is unknown
         read = "architecture not read"
+        holds: bool | None = None if refused is not False else False
+        if holds is None:
+            missing = (
+                f"the model's architecture, which the gate could not read (SGLang asserts this for "
+                f"{', '.join(archs)}: give --attention-backend a backend it takes, or make the model's config.json "
+                "readable)"
+            )
     else:
         read = f"architecture {architecture}"
         holds = refused if architecture in archs else False
     listed = ", ".join(sorted(allowed)) if not rejected else "any but " + ", ".join(sorted(rejected))
     how = "refused" if rejected else "listed"
     shown_list = ", ".join(sorted(rejected)) if rejected else listed
-    return _Judged(holds, f"{read}, attention backend {shown} ({how} for {', '.join(archs)}: {shown_list})", listed)
+    text = f"{read}, attention backend {shown} ({how} for {', '.join(archs)}: {shown_list})"
+    return _Judged(holds, text, listed, missing)
 
 
 def _uses_xqa(majors: set[int] | None, xqa_majors: Sequence[int]) -> Any:
@@ -469,15 +483,22 @@ def launch_values(
     architecture: str | None = None,
     models: Mapping[str, Any] | None = None,
     declared: set[str] | _Unset | None = _UNSET,
+    after_equal_split: bool = True,
 ) -> dict[str, Any]:
     """The values SGLang's argument checks read, for the release range `entry`: known, derived or unknown (SGLang
     chooses it at start). `majors`: the GPU majors of the box (None: not known); `architecture`: the model's first
     architecture (config.json), when the gate could read it; `models`: the attention keys of config.json by role
     ("model", "draft model"), None for a model found whose config was not read (model_attention); `declared`:
-    gate._declared_in(mapping, version), when the caller has it (refusal_problems reads it once for every rule)."""
+    gate._declared_in(mapping, version), when the caller has it (refusal_problems reads it once for every rule);
+    `after_equal_split`: the check runs after two equal split flags set attention_backend (launch.json
+    refusals.auto.attention_backend.equal_split), as every check but the model assertions does."""
     auto = (mapping.get("refusals") or {}).get("auto") or {}
     opts = d.options
     values: dict[str, Any] = {fact: opts.get(flag) for fact, flag in _FLAG_FACTS.items()}
+    prefill, hop = values["prefill_attention_backend"], (auto.get("attention_backend") or {}).get("equal_split")
+    if after_equal_split and prefill is not None and prefill == values["decode_attention_backend"]:
+        if isinstance(hop, dict) and _version_in(version, str(hop.get("versions", ""))) is True:
+            values["attention_backend"] = prefill  # --prefill-/--decode-attention-backend X: attention_backend X
     if isinstance(declared, _Unset):
         declared = _declared_in(mapping, version)
     values["speculative_draft_attention_backend"] = _raw_flag(
@@ -660,15 +681,17 @@ def refusal_problems(
     majors: set[int] | None = None,
     architecture: str | None = None,
     models: Mapping[str, Any] | None = None,
+    release_flags: set[str] | _Unset | None = _UNSET,
 ) -> list[Problem]:
     """The launch's flag combinations that the installed SGLang refuses at argument parsing (blocked, effect
     crash), or may refuse depending on a value it chooses at start (unknown). Nothing without a release, for a
-    command that is no SGLang launch, or for a release no range of a rule covers."""
+    command that is no SGLang launch, or for a release no range of a rule covers. `release_flags`:
+    gate._declared_in(mapping, sglang_version), where the caller judges several launches of one release."""
     if sglang_version is None or d.entrypoint is None:
         return []
     table = mapping.get("refusals") or {}
     out: list[Problem] = []
-    declared: set[str] | _Unset | None = _UNSET  # the release's flags, read when a rule first applies
+    declared = release_flags  # the release's flags, read when a rule first applies (unless given)
     for rule in table.get("rules") or []:
         if not isinstance(rule, dict):
             continue
@@ -677,7 +700,8 @@ def refusal_problems(
             continue
         if isinstance(declared, _Unset):
             declared = _declared_in(mapping, sglang_version)
-        values = launch_values(d, mapping, sglang_version, entry, majors, architecture, models, declared)
+        after = not rule.get("before_equal_split")
+        values = launch_values(d, mapping, sglang_version, entry, majors, architecture, models, declared, after)
         conds = [c for c in [*(rule.get("when") or []), *(entry.get("also") or [])] if isinstance(c, dict)]
         results = [_holds(c, values, entry) for c in conds]
         if not results or any(r is False for r in results):
@@ -705,7 +729,9 @@ def refusal_problems(
         if all(r is True for r in results):
             out.append(Problem(subject, "blocked", "crash", message, sources, observed, required))
             continue
-        missing = "; ".join(_AUTO_WORDS.get(f, f) for f in _unknown_facts(conds, values))
+        missing = "; ".join(
+            getattr(values[f], "missing", None) or _AUTO_WORDS.get(f, f) for f in _unknown_facts(conds, values)
+        )
         out.append(
             Problem(
                 subject,

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gate_cli import gate_json, model_dir
+from gate_cli import GPT_OSS, LLAMA3, LLAMA4, OLMO2, gate_json, model_dir
 
 from stackcheck.knowledge.loader import load
 from stackcheck.launch import gate
@@ -21,10 +21,6 @@ from stackcheck.launch.refusals import auto_backend_features, auto_backend_unrea
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 GB10 = ROOT / "tests" / "cases" / "gb10-cu130-pypi-kernel" / "facts.json"  # SGLang 0.5.9, cc 12.1, Triton 3.5.1
-GPT_OSS = {"architectures": ["GptOssForCausalLM"], "model_type": "gpt_oss", "num_attention_heads": 64,
-           "num_key_value_heads": 8, "head_dim": 64, "hidden_size": 2880}  # fmt: skip
-LLAMA3 = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "num_attention_heads": 32,
-          "num_key_value_heads": 8, "head_dim": 128, "hidden_size": 4096}  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -111,8 +107,11 @@ def test_gpt_oss_on_a_backend_sglang_does_not_list_is_refused(mapping: dict[str,
     assert gpt_oss_rule(mapping, "0.5.20", oss, *split) == "blocked"
     # a side left open while another attention flag is given: unknown, not ok
     assert gpt_oss_rule(mapping, "0.5.20", oss, "--decode-attention-backend", "triton") == "unknown"
-    # the architecture not read: not judged (launch.json's note says why; left open)
-    assert gpt_oss_rule(mapping, "0.5.20", None, "--attention-backend", "flashinfer") == "ok"
+    # the architecture not read: the model may be GPT-OSS, so a backend its list lacks is unknown (fail closed), one
+    # it lists is not judged further (launch.json's note says why)
+    assert gpt_oss_rule(mapping, "0.5.20", None, "--attention-backend", "flashinfer") == "unknown"
+    assert gpt_oss_rule(mapping, "0.5.20", None, "--attention-backend", "triton") == "ok"
+    assert gpt_oss_rule(mapping, "0.5.20", None) == "ok"  # no attention flag: the override picks a listed one
     assert gpt_oss_rule(mapping, "0.5.1", oss, "--attention-backend", "flashinfer") == "blocked"  # as 0.5.3
     assert gpt_oss_rule(mapping, "0.5.24", oss, "--attention-backend", "flashinfer") == "ok"  # not read: silent
 
@@ -120,8 +119,6 @@ def test_gpt_oss_on_a_backend_sglang_does_not_list_is_refused(mapping: dict[str,
 # ---- Olmo2's override (0.5.4-0.5.23): fa3 on any GPU of SM >= 80 that is not SM100 with CUDA >= 12.8 ----------
 
 RTXPRO6000 = ROOT / "tests" / "cases" / "rtxpro6000-pcie-iommu-translated" / "facts.json"  # SGLang 0.5.11, SM120
-OLMO2 = {"architectures": ["Olmo2ForCausalLM"], "model_type": "olmo2", "num_attention_heads": 32,
-         "num_key_value_heads": 32, "hidden_size": 4096}  # fmt: skip
 
 
 def test_the_olmo2_override_per_gpu_and_release(mapping: dict[str, Any]) -> None:
@@ -181,7 +178,9 @@ def test_olmo2_on_flashinfer_is_refused(mapping: dict[str, Any]) -> None:
         assert olmo2_rule(mapping, version, olmo, "--decode-attention-backend", "flashinfer") == "ok", version
         assert olmo2_rule(mapping, version, "LlamaForCausalLM", "--attention-backend", "flashinfer") == "ok"
     assert olmo2_rule(mapping, "0.5.3", olmo, "--attention-backend", "flashinfer") == "ok"  # no branch yet
-    assert olmo2_rule(mapping, "0.5.20", None, "--attention-backend", "flashinfer") == "ok"  # not read: silent
+    # not read: the model may be Olmo2 (unknown, as its override's pick is), unless the backend is not flashinfer
+    assert olmo2_rule(mapping, "0.5.20", None, "--attention-backend", "flashinfer") == "unknown"
+    assert olmo2_rule(mapping, "0.5.20", None, "--attention-backend", "fa4") == "ok"
 
 
 def test_the_gate_refuses_olmo2_on_flashinfer(tmp_path: Path) -> None:
@@ -196,10 +195,6 @@ def test_the_gate_refuses_olmo2_on_flashinfer(tmp_path: Path) -> None:
 
 
 # ---- Llama 4 from 0.5.6: its own pick, then an assertion of its list (launch.json llama4-listed-attention-backend) --
-
-LLAMA4 = {"architectures": ["Llama4ForConditionalGeneration"], "model_type": "llama4",
-          "text_config": {"num_attention_heads": 40, "num_key_value_heads": 8, "head_dim": 128,
-                          "hidden_size": 5120}}  # fmt: skip
 
 
 def llama4_rule(mapping: dict[str, Any], version: str, arch: str | None, *flags: str) -> str:
@@ -231,7 +226,10 @@ def test_the_llama4_override_and_its_list(mapping: dict[str, Any]) -> None:
     assert llama4_rule(mapping, "0.5.9", llama4, "--attention-backend", "ascend") == "blocked"  # listed from 0.5.10
     assert llama4_rule(mapping, "0.5.10", llama4, "--attention-backend", "ascend") == "ok"
     assert llama4_rule(mapping, "0.5.5", llama4, "--attention-backend", "flashinfer") == "ok"  # the older rule's
-    assert llama4_rule(mapping, "0.5.20", None, "--attention-backend", "flashinfer") == "ok"  # not read: silent
+    # not read: the model may be a Llama 4, so a backend its list lacks is unknown, a listed one is not judged
+    assert llama4_rule(mapping, "0.5.20", None, "--attention-backend", "flashinfer") == "unknown"
+    assert llama4_rule(mapping, "0.5.20", None, "--attention-backend", "fa4") == "unknown"
+    assert llama4_rule(mapping, "0.5.20", None, "--attention-backend", "triton") == "ok"
 
 
 def test_the_gate_refuses_llama4_on_flashinfer(tmp_path: Path) -> None:

@@ -112,11 +112,11 @@ def test_a_backend_that_forces_its_page_size_counts_as_pages(mapping: dict[str, 
     """trtllm_mla sets page size 64 before SGLang's speculative checks: top-k 1 passes, top-k 2 does not."""
     assert judge(mapping, "0.5.9", R1_TRTLLM_MLA, {10}, models={"model": R1_CONFIG}) == {}
     # without its config.json the gate cannot tell R1 from a hybrid GDN model, which SGLang 0.5.9 runs on Blackwell
-    # only on triton or trtllm_mha: unknown, and only that
+    # only on triton or trtllm_mha, nor from GPT-OSS or Llama 4, whose listed backends lack trtllm_mla: unknown, and
+    # only those
     unread = judge(mapping, "0.5.9", R1_TRTLLM_MLA, {10})
-    assert (
-        list(unread) == ["hybrid-gdn-blackwell-backend"] and unread["hybrid-gdn-blackwell-backend"].status == "unknown"
-    )
+    model_rules = ["gpt-oss-attention-backend", "hybrid-gdn-blackwell-backend", "llama4-listed-attention-backend"]
+    assert sorted(unread) == model_rules and {p.status for p in unread.values()} == {"unknown"}
     two = replace(R1_TRTLLM_MLA, "--page-size", "1")
     two = [a if a != "--speculative-eagle-topk=1" else "--speculative-eagle-topk=2" for a in two]
     p = judge(mapping, "0.5.9", two, {10})["eagle-topk-page-size"]

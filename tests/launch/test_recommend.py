@@ -287,10 +287,15 @@ def test_diff_against_a_given_launch(tmp_path: Path, monkeypatch: pytest.MonkeyP
         ("add", "SGLANG_ENABLE_PCIE_IPC_ALLREDUCE"),
         ("add", "SGLANG_ENABLE_JIT_DEEPGEMM"),  # deepgemm is unknown on SM120 with SGLang 0.5.23
     }
+    # /models/m is not on this box: its config.json unread, the model may be one whose own assertion refuses
+    # flashinfer (GPT-OSS, Olmo2, Llama 4), which the gate would then refuse as unknown: triton, which all take
     assert (diff[("change", "--attention-backend")]["old"], diff[("change", "--attention-backend")]["value"]) == (
         "fa3",
-        "flashinfer",
+        "triton",
     )
+    flashinfer = next(a for a in doc["alternatives"] if a["option"] == "flashinfer-sm12x")
+    assert flashinfer["status"] == "rejected" and "GptOssForCausalLM" in flashinfer["why"], flashinfer
+    assert "--model-path DIR" in flashinfer["hint"]
     assert doc["command"][:7] == BAD_LAUNCH[:7]  # the user's own arguments are kept, in order
     rc, gate = gate_allows(after, doc["command"], doc["env"], monkeypatch)
     assert (rc, gate["decision"]) == (0, "allow")
@@ -300,6 +305,31 @@ def test_diff_against_a_given_launch(tmp_path: Path, monkeypatch: pytest.MonkeyP
     rc, again = recommend_json("--facts", str(SEED_AFTER), "--", *doc["command"])
     assert (rc, again["diff"]) == (0, [])
     assert again["command"] == doc["command"]
+
+
+@pytest.mark.parametrize(
+    ("config", "backend"),
+    [
+        ({"architectures": ["LlamaForCausalLM"], "model_type": "llama"}, "flashinfer"),
+        ({"architectures": ["Olmo2ForCausalLM"], "model_type": "olmo2"}, "triton"),  # SGLang asserts != flashinfer
+        ({"architectures": ["GptOssForCausalLM"], "model_type": "gpt_oss"}, "triton"),  # not on its list
+    ],
+)
+def test_the_attention_backend_follows_the_model_read(
+    config: dict[str, Any], backend: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The model read from its config.json decides between the backends the box runs: never one that SGLang
+    asserts against for that model (the gate refuses those), and the launch recommend writes passes the gate."""
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "config.json").write_text(json.dumps(config))
+    after = tmp_path / "after.json"
+    launch = [str(model) if a == "/models/m" else a for a in BAD_LAUNCH]
+    rc, doc = recommend_json("--facts", str(SEED_AFTER), "--plan-facts", str(after), "--", *launch)
+    change = next(c for c in doc["diff"] if c["name"] == "--attention-backend")
+    assert (change["old"], change["value"]) == ("fa3", backend), config
+    rc, gate = gate_allows(after, doc["command"], doc["env"], monkeypatch)
+    assert (rc, gate["decision"]) == (0, "allow"), gate["reasons"]
 
 
 def test_diff_env_prefix_and_inherited_env(monkeypatch: pytest.MonkeyPatch) -> None:
