@@ -260,3 +260,38 @@ def test_an_unread_model_is_unknown_where_the_dsa_kernel_is_not_ok(tmp_path: Pat
     r1 = model_dir(tmp_path, "DeepSeek-R1", DEEPSEEK_R1)
     doc = gate_json(rtx, "--model-path", str(r1), "--tp", "8", dry_run=True)
     assert not any(b["feature"] == "attention-dsa-trtllm" for b in doc["reasons"])
+
+
+# ---- the MLA backend list 0.5.1-0.5.4 check as the model runner starts (launch.json mla-attention-backend) -------
+
+
+def mla_rule(mapping: dict[str, Any], version: str, config: dict[str, Any] | None, *flags: str) -> str:
+    from stackcheck.launch.refusals import refusal_problems
+
+    d = gate.derive(["python", "-m", "sglang.launch_server", "--model", "m", *flags], mapping, {})
+    arch = str(config["architectures"][0]) if config else None
+    models = {"model": attention_keys(config) if config is not None else None}
+    got = [p for p in refusal_problems(d, mapping, version, {10}, arch, models)
+           if p.subject == "refusal mla-attention-backend"]  # fmt: skip
+    return str(got[0].status) if got else "ok"
+
+
+def test_an_mla_model_on_a_backend_outside_the_mla_list_is_refused_in_0_5_1_to_0_5_4(mapping: dict[str, Any]) -> None:
+    """A Blackwell command line carried over to DeepSeek R1 (--attention-backend trtllm_mha) ends in ModelRunner's
+    ValueError 'Invalid attention backend for MLA' with 0.5.1-0.5.4; fa4 is listed from 0.5.3; 0.5.5 on no longer
+    check."""
+    for version in ("0.5.1", "0.5.2", "0.5.3", "0.5.4"):
+        assert mla_rule(mapping, version, DEEPSEEK_R1, "--attention-backend", "trtllm_mha") == "blocked", version
+        assert mla_rule(mapping, version, DEEPSEEK_V2_LITE, "--attention-backend", "flex_attention") == "blocked"
+        assert mla_rule(mapping, version, DEEPSEEK_R1, "--attention-backend", "trtllm_mla") == "ok", version
+        assert mla_rule(mapping, version, DEEPSEEK_R1) == "ok", version  # SGLang's own pick is listed
+        assert mla_rule(mapping, version, LLAMA3, "--attention-backend", "trtllm_mha") == "ok", version
+    assert mla_rule(mapping, "0.5.2", DEEPSEEK_R1, "--attention-backend", "fa4") == "blocked"
+    assert mla_rule(mapping, "0.5.3", DEEPSEEK_R1, "--attention-backend", "fa4") == "ok"
+    assert mla_rule(mapping, "0.5.5", DEEPSEEK_R1, "--attention-backend", "trtllm_mha") == "ok"
+    # the split flags are not checked; an unread model is not judged (the GPT-OSS and Olmo2 rules' way)
+    split = ["--prefill-attention-backend", "torch_native", "--decode-attention-backend", "torch_native"]
+    assert mla_rule(mapping, "0.5.4", DEEPSEEK_R1, *split) == "ok"
+    assert mla_rule(mapping, "0.5.4", None, "--attention-backend", "trtllm_mha") == "ok"
+    kimi_vl = {"architectures": ["KimiVLForConditionalGeneration"], "model_type": "kimi_vl"}
+    assert mla_rule(mapping, "0.5.3", kimi_vl, "--attention-backend", "torch_native") == "blocked"

@@ -275,3 +275,34 @@ def test_the_dsa_kernel_defaults_are_what_the_wheel_picks(auto: dict[str, Any], 
     assert re.search(r'"fp8_e4m3" if major >= 10', kv) or re.search(
         r"if major >= 10:\s*\n\s*\S*kv_cache_dtype = \"fp8_e4m3\"", kv
     )
+
+
+@pytest.mark.registry
+@pytest.mark.parametrize("version", ["0.5.1", "0.5.1.post3", "0.5.2", "0.5.3", "0.5.4", "0.5.5"])
+def test_the_mla_backend_list_is_what_the_model_runner_checks(version: str) -> None:
+    """launch.json refusal mla-attention-backend: the backends ModelRunner accepts for an MLA model's explicit
+    --attention-backend (0.5.1-0.5.2 inline, 0.5.3-0.5.4 MLA_ATTENTION_BACKENDS) and the architectures
+    configs/model_config.py makes MLA unconditionally (DeepseekVL2's use_mla branch left out)."""
+    rule = next(r for r in load([], env={}).launch["refusals"]["rules"] if r["id"] == "mla-attention-backend")
+    entry = next(e for e in rule["releases"] if version_in(version, e["versions"]) is True)
+    code = _code(version)
+    runner = code["sglang/srt/model_executor/model_runner.py"]
+    at = runner.find("Invalid attention backend for MLA")
+    assert (at >= 0) is entry["applies"], version
+    if at < 0:
+        return
+    block = runner[runner.rfind("elif self.use_mla_backend", 0, at) : at]
+    if "MLA_ATTENTION_BACKENDS" in block:
+        start = runner.index("MLA_ATTENTION_BACKENDS = [")
+        block = runner[start : runner.index("]", start)]
+    listed = sorted(n for n in _names(block) if n != "cpu")
+    assert listed == entry["model_backend"]["allowed"], version
+    config = code["sglang/srt/configs/model_config.py"]
+    mla: list[str] = []
+    for m in re.finditer(r"self\.attention_arch = AttentionArch\.MLA", config):
+        branch = config[
+            max(config.rfind("\n        if ", 0, m.start()), config.rfind("\n        elif ", 0, m.start())) : m.start()
+        ]
+        if "use_mla" not in branch:
+            mla += re.findall(r'"(\w+)" in self\.hf_config\.architectures', branch)
+    assert sorted(mla) == sorted(entry["model_backend"]["architectures"]), version
