@@ -295,3 +295,51 @@ def test_an_mla_model_on_a_backend_outside_the_mla_list_is_refused_in_0_5_1_to_0
     assert mla_rule(mapping, "0.5.4", None, "--attention-backend", "trtllm_mha") == "ok"
     kimi_vl = {"architectures": ["KimiVLForConditionalGeneration"], "model_type": "kimi_vl"}
     assert mla_rule(mapping, "0.5.3", kimi_vl, "--attention-backend", "torch_native") == "blocked"
+
+
+# ---- Exaone 4 / Exaone MoE (0.5.22-0.5.23): Olmo2's picks, fa3 on Blackwell SM120/SM110 included ------------------
+
+EXAONE4 = {
+    "architectures": ["Exaone4ForCausalLM"], "model_type": "exaone4", "hidden_size": 5120,
+    "num_attention_heads": 40, "num_key_value_heads": 8, "head_dim": 128,
+}  # fmt: skip
+
+
+def test_the_exaone_override_per_gpu_and_release(mapping: dict[str, Any]) -> None:
+    for version in ("0.5.22", "0.5.23"):
+        assert picks(mapping, version, {12}, EXAONE4, mla=False) == ["attention-fa3"], version
+        assert picks(mapping, version, {11}, EXAONE4, mla=False) == ["attention-fa3"], version
+        assert picks(mapping, version, {10}, EXAONE4, mla=False) == ["attention-trtllm-mha"], version
+        assert picks(mapping, version, {7}, EXAONE4, mla=False) == ["attention-triton"], version
+    assert picks(mapping, "0.5.21", {12}, EXAONE4, mla=False) == []  # no pick before 0.5.22
+    assert picks(mapping, "0.5.23", {12}, EXAONE4, "--attention-backend", "flashinfer", mla=False) == []
+    # only --attention-backend turns it off (resolving_view(...).attention_backend)
+    assert picks(mapping, "0.5.23", {12}, EXAONE4, "--decode-attention-backend", "triton", mla=False) == [
+        "attention-fa3"
+    ]
+
+
+def test_the_gate_refuses_a_default_exaone4_launch_on_sm120(tmp_path: Path) -> None:
+    """SGLang 0.5.23 on an SM120 box picks fa3 for Exaone 4 (device_sm >= 80), whose backend asserts SM 8.0-9.0."""
+    seed = ROOT / "tests" / "recommend" / "seed-after" / "facts.json"  # SGLang 0.5.23, SM120
+    model = model_dir(tmp_path, "EXAONE-4.0", EXAONE4)
+    doc = gate_json(seed, "--model-path", str(model), dry_run=True)
+    need = next((r for r in doc["derived"]["required"] if r["feature"] == "attention-fa3"), None)
+    assert need is not None and "Exaone4ForCausalLM picks fa3" in json.dumps(need)
+    assert any(b["feature"] == "attention-fa3" and b["status"] == "blocked" for b in doc["reasons"])
+    doc = gate_json(seed, "--model-path", str(model), "--attention-backend", "flashinfer", dry_run=True)
+    assert not any(b["feature"] == "attention-fa3" for b in doc["reasons"])
+
+
+def test_the_gate_refuses_a_default_deepseek_v32_launch_on_sm120(tmp_path: Path) -> None:
+    """The seed-after box (SM120, SGLang 0.5.23), which the gate allowed DeepSeek V3.2 on: SGLang sends the DSA
+    model's prefill and decode to trtllm there (FP8 KV cache by default on major >= 10), whose runner refuses
+    sm_120. With both DSA backend flags naming flashmla_sparse the launch is allowed again."""
+    seed = ROOT / "tests" / "recommend" / "seed-after" / "facts.json"
+    v32 = model_dir(tmp_path, "DeepSeek-V3.2", DEEPSEEK_V32)
+    doc = gate_json(seed, "--model-path", str(v32), dry_run=True)
+    assert doc["decision"] == "refuse"
+    assert any(b["feature"] == "attention-dsa-trtllm" and b["status"] == "blocked" for b in doc["reasons"])
+    flags = ["--dsa-prefill-backend", "flashmla_sparse", "--dsa-decode-backend", "flashmla_sparse"]
+    doc = gate_json(seed, "--model-path", str(v32), *flags, dry_run=True)
+    assert not any(b["feature"] == "attention-dsa-trtllm" for b in doc["reasons"]), doc["reasons"]

@@ -306,3 +306,25 @@ def test_the_mla_backend_list_is_what_the_model_runner_checks(version: str) -> N
         if "use_mla" not in branch:
             mla += re.findall(r'"(\w+)" in self\.hf_config\.architectures', branch)
     assert sorted(mla) == sorted(entry["model_backend"]["architectures"]), version
+
+
+@pytest.mark.registry
+@pytest.mark.parametrize("version", ["0.5.19", "0.5.21", "0.5.22", "0.5.23"])
+def test_the_exaone_override_is_what_the_wheel_picks(auto: dict[str, Any], version: str) -> None:
+    """launch.json's Exaone model override: present exactly where exaone.py sets attention_backend, guarded by
+    attention_backend alone, trtllm_mha on is_sm100, fa3 on device_sm >= 80, else triton."""
+    code = _code(version)
+    text = code.get("sglang/srt/arg_groups/model_overrides/exaone.py", "")
+    entries = [e for e in _entries(auto, version) if "Exaone4ForCausalLM" in e["architectures"]]
+    picks = re.findall(r'overrides\["attention_backend"\] = "(\w+)"', text)
+    assert bool(picks) == bool(entries), version
+    if not picks:
+        return
+    entry = entries[0]
+    m = re.search(r"@_register_for\(([^)]*)\)", text)
+    assert m is not None and _names(m.group(1)) == entry["architectures"], version
+    assert "resolving_view(server_args).attention_backend is None" in text and entry["unless_flags"] == [
+        "--attention-backend"
+    ]
+    assert "is_sm100" in text and "device_sm >= 80" in text, version
+    assert picks == [p["backend"] for p in entry["picks"]] + [entry["otherwise"]], version
