@@ -477,6 +477,7 @@ def _decide_with(
         ctx.torch_cuda(),
         pre.launch.get("model_mla") if pre is not None and isinstance(pre.launch.get("model_mla"), bool) else None,
         model_architecture(pre),
+        model_attention(pre).get("model"),
     ):
         gate._add(derived, feature, "default", why)
     # a model override's pick where the model was not read: unknown where that feature is not ok on this box

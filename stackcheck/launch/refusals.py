@@ -754,11 +754,15 @@ def _override_features(
     majors: set[int],
     torch_cuda: str | None,
     architecture: str | None,
+    keys: Mapping[str, Any] | None = None,
 ) -> tuple[bool, list[tuple[str, str]]]:
     """The attention features a model's own override (launch.json refusals.auto.attention_backend.model_overrides)
     picks on this box when the command leaves the backend open: (whether an override of the model's architecture
-    sets the backend, (feature, why) for its picks). `architecture` None (not read): the picks of every override of
-    the release, which the model may or may not have (the caller judges them as unknown, not ok)."""
+    sets the backend on every GPU of the box, (feature, why) for its picks). With the architecture read, the first
+    entry of the release whose architectures and config_keys (keys of `keys`, the model's config.json) match is the
+    model's override: a flag of its unless_flags, or a GPU where no pick holds and `otherwise` is null, leaves the
+    backend to the defaults. `architecture` None (not read): the picks of every override of the release, which the
+    model may or may not have (the caller judges them as unknown, not ok)."""
     from stackcheck.facts.versions import version_in
 
     auto = ((mapping.get("refusals") or {}).get("auto") or {}).get("attention_backend") or {}
@@ -775,10 +779,15 @@ def _override_features(
         archs = [str(a) for a in entry.get("architectures") or []]
         if architecture is not None and architecture not in archs:
             continue
-        if any(str(f) in d.options for f in entry.get("unless_flags") or []):
+        wanted = [str(k) for k in entry.get("config_keys") or []]
+        if architecture is not None and wanted and not any(k in (keys or {}) for k in wanted):
             continue
-        applies = applies or architecture is not None
+        if any(str(f) in d.options for f in entry.get("unless_flags") or []):
+            if architecture is not None:
+                break  # the model's own override, turned off by a flag: the defaults decide
+            continue
         picked: set[str] = set()
+        falls = False  # a GPU of the box where the override sets nothing (otherwise null)
         for major in sorted(majors):
             for pick in entry.get("picks") or []:
                 if major not in {int(m) for m in pick.get("majors") or []}:
@@ -789,12 +798,17 @@ def _override_features(
                 if need is None or (cuda is not None and cuda >= need):
                     break  # the first pick that holds decides; an unknown CUDA may also fall through
             else:
-                picked.add(str(entry.get("otherwise")))
+                if entry.get("otherwise") is None:
+                    falls = True
+                else:
+                    picked.add(str(entry.get("otherwise")))
         who = architecture or " / ".join(archs)
         for backend in sorted(picked):
             for feature in choices.get(backend) or []:
                 why = f"without an attention flag SGLang {sglang_version}'s override for {who} picks {backend} here"
                 out.append((str(feature), why))
+        if architecture is not None:
+            return not falls, out  # the first entry that matches is the model's
     return applies, out
 
 
@@ -807,7 +821,9 @@ def auto_backend_unread(
     architecture: str | None,
 ) -> list[tuple[str, str]]:
     """Where the gate could not read the model's architecture: the attention features a model override of this
-    release would pick on the box (feature, why), which the gate judges as unknown where they are not ok."""
+    release would pick on the box, those of the defaults marked `"unread": "unknown"` (SGLang's pick for an MLA
+    model) and the DSA kernels SGLang would pick for a DSA model (dsa_defaults; only while no attention flag is
+    given, as for the overrides), (feature, why), which the gate judges as unknown where they are not ok."""
     if sglang_version is None or d.entrypoint is None or not majors or architecture is not None:
         return []
     if all(f in d.options for f in ("--prefill-attention-backend", "--decode-attention-backend")):
@@ -815,6 +831,13 @@ def auto_backend_unread(
     whys: dict[str, list[str]] = {}  # one entry per feature, naming every override that picks it
     for feature, why in _override_features(d, mapping, sglang_version, majors, torch_cuda, None)[1]:
         whys.setdefault(feature, []).append(why)
+    if "--attention-backend" not in d.options:  # the defaults that hold for one kind of model only (MLA)
+        for feature, why in _default_features(d, mapping, sglang_version, majors, torch_cuda, None, unread=True):
+            whys.setdefault(feature, []).append(why)
+        # and the DSA kernels, for a DSA model; like the overrides, judged only while the command leaves the
+        # attention choice to SGLang: with a backend named, every unread launch on SM11x/SM12x would be unknown
+        for feature, why in dsa_kernel_features(d, mapping, sglang_version, majors, None, None):
+            whys.setdefault(feature, []).append(why + " if the model is a DSA one")
     return [(feature, "; ".join(texts)) for feature, texts in whys.items()]
 
 
@@ -826,22 +849,134 @@ def auto_backend_features(
     torch_cuda: str | None,
     mla: bool | None,
     architecture: str | None = None,
+    keys: Mapping[str, Any] | None = None,
 ) -> list[tuple[str, str]]:
     """The attention features SGLang's own choice of backend needs on this box: a model override's pick where the
     model's first architecture has one (launch.json refusals.auto.attention_backend.model_overrides), else
     (refusals.auto.attention_backend.defaults) (feature, why) for each entry whose release, GPU majors, torch CUDA,
     model kind (`mla`: the model's attention, None when the gate could not read it) and speculative flags match a
-    launch that names no attention backend. What is unknown counts as a match (the requirement is then judged by
-    the feature's verdict: fail closed)."""
+    launch that names no attention backend; `keys`: the model's config.json keys the preflight read (the override
+    entries' config_keys). Where the override sets nothing on a GPU of the box, its picks and the defaults both
+    count. What is unknown counts as a match (the requirement is then judged by the feature's verdict: fail
+    closed)."""
     if sglang_version is None or d.entrypoint is None or not majors:
         return []
+    if architecture is not None:
+        architecture = _seen_architecture(mapping, sglang_version, architecture, keys)
+    dsa = [] if architecture is None else dsa_kernel_features(d, mapping, sglang_version, majors, architecture, keys)
     split = [f for f in ("--prefill-attention-backend", "--decode-attention-backend") if f in d.options]
     if "--attention-backend" in d.options or len(split) == 2:
-        return []  # every side has its flag: neither a model override's pick nor the default is used
+        return dsa  # every side has its flag: neither a model override's pick nor the default is used
+    picks: list[tuple[str, str]] = []
     if architecture is not None:
-        applies, picks = _override_features(d, mapping, sglang_version, majors, torch_cuda, architecture)
+        applies, picks = _override_features(d, mapping, sglang_version, majors, torch_cuda, architecture, keys)
         if applies:
-            return picks
+            return dsa + picks
+    return dsa + picks + _default_features(d, mapping, sglang_version, majors, torch_cuda, mla)
+
+
+def _given(d: Derived, flag: str) -> bool:
+    """Whether the command gives `flag` (a flag launch.json lists, or one it passes through unread)."""
+    return flag in d.options or any(a == flag or a.startswith(flag + "=") for a in d.sglang_args)
+
+
+def _is_dsa(mapping: Mapping[str, Any], sglang_version: str, architecture: str, keys: Mapping[str, Any] | None) -> bool:
+    """Whether SGLang takes the model for a DSA one: an entry of model_overrides with config_keys (index_topk)
+    matches its release, architecture (as SGLang sees it) and config.json keys."""
+    from stackcheck.facts.versions import version_in
+
+    auto = ((mapping.get("refusals") or {}).get("auto") or {}).get("attention_backend") or {}
+    for entry in auto.get("model_overrides") or []:
+        wanted = [str(k) for k in entry.get("config_keys") or []] if isinstance(entry, dict) else []
+        if not wanted or version_in(sglang_version, str(entry.get("versions") or "")) is not True:
+            continue
+        if architecture in (entry.get("architectures") or []) and any(k in (keys or {}) for k in wanted):
+            return True
+    return False
+
+
+def dsa_kernel_features(
+    d: Derived,
+    mapping: Mapping[str, Any],
+    sglang_version: str,
+    majors: set[int],
+    architecture: str | None,
+    keys: Mapping[str, Any] | None,
+) -> list[tuple[str, str]]:
+    """The DSA prefill/decode kernel SGLang picks itself (launch.json refusals.auto.attention_backend.dsa_defaults):
+    (feature, why) for each entry that holds for this launch and box. `architecture` (as SGLang sees it) None: the
+    model was not read, so whether it is a DSA model is not known: the entries whose flags and box hold count (the
+    caller judges them as unknown); otherwise they count only for a DSA model, less the except clauses."""
+    from stackcheck.facts.versions import version_in
+
+    auto = ((mapping.get("refusals") or {}).get("auto") or {}).get("attention_backend") or {}
+    if architecture is not None and not _is_dsa(mapping, sglang_version, architecture, keys):
+        return []
+    kv = str(d.options.get("--kv-cache-dtype", "auto"))
+
+    def holds(clause: Mapping[str, Any]) -> bool:
+        if any(_given(d, str(f)) for f in clause.get("flags_absent") or []):
+            return False
+        if "kv_cache_dtype_in" in clause and kv not in (clause.get("kv_cache_dtype_in") or []):
+            return False
+        return not ("kv_cache_dtype_not_in" in clause and kv in (clause.get("kv_cache_dtype_not_in") or []))
+
+    out: list[tuple[str, str]] = []
+    for entry in auto.get("dsa_defaults") or []:
+        if not isinstance(entry, dict) or version_in(sglang_version, str(entry.get("versions") or "")) is not True:
+            continue
+        if not majors <= {int(m) for m in entry.get("majors") or []}:
+            continue
+        if any(_given(d, str(f)) for f in entry.get("unless_flags") or []):
+            continue
+        if not any(holds(c) for c in entry.get("when_any") or [] if isinstance(c, dict)):
+            continue
+        if architecture is not None:
+            if any((keys or {}).get(str(k)) for k in entry.get("unless_config_true") or []):
+                continue
+            if any(
+                architecture in (x.get("architectures") or [])
+                and majors <= {int(m) for m in x.get("majors") or []}
+                and holds(x)
+                for x in entry.get("except") or []
+                if isinstance(x, dict)
+            ):
+                continue
+        why = str(entry.get("why") or "the DSA kernel SGLang picks here")
+        out.append((str(entry["feature"]), f"{why} (SGLang {sglang_version})"))
+    return out
+
+
+def _seen_architecture(
+    mapping: Mapping[str, Any], sglang_version: str, architecture: str, keys: Mapping[str, Any] | None
+) -> str:
+    """The architecture SGLang's backend choices see: config.json's, or the one it reloads a config of this
+    model_type as (launch.json refusals.auto.attention_backend.architecture_aliases: DeepSeek V3.2)."""
+    from stackcheck.facts.versions import version_in
+
+    auto = ((mapping.get("refusals") or {}).get("auto") or {}).get("attention_backend") or {}
+    model_type = (keys or {}).get("model_type")
+    for alias in auto.get("architecture_aliases") or []:
+        if not isinstance(alias, dict) or version_in(sglang_version, str(alias.get("versions") or "")) is not True:
+            continue
+        if model_type is not None and model_type == alias.get("model_type"):
+            return str(alias.get("architecture"))
+    return architecture
+
+
+def _default_features(
+    d: Derived,
+    mapping: Mapping[str, Any],
+    sglang_version: str,
+    majors: set[int],
+    torch_cuda: str | None,
+    mla: bool | None,
+    unread: bool = False,
+) -> list[tuple[str, str]]:
+    """(feature, why) for each entry of refusals.auto.attention_backend.defaults that matches the launch (see
+    auto_backend_features). An entry with `"unread": "unknown"` is left out when the model's kind is not known
+    (`mla` None): it is what auto_backend_unread judges as unknown instead (`unread` True: those entries only)."""
+    split = [f for f in ("--prefill-attention-backend", "--decode-attention-backend") if f in d.options]
     # one split flag alone: the other side is --attention-backend, which SGLang then picks as for a bare launch
     # (its default picker and model overrides key on attention_backend alone, read in 0.5.5-0.5.23)
     side = {"--prefill-attention-backend": "decode", "--decode-attention-backend": "prefill"}.get(
@@ -856,6 +991,8 @@ def auto_backend_features(
     out: list[tuple[str, str]] = []
     for entry in auto.get("defaults") or []:
         if not isinstance(entry, dict) or version_in(sglang_version, str(entry.get("versions") or "")) is not True:
+            continue
+        if (mla is None and entry.get("unread") == "unknown") is not unread:
             continue
         if not majors <= {int(m) for m in entry.get("majors") or []}:
             continue

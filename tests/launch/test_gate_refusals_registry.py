@@ -39,6 +39,8 @@ CHECK_TEXT = {
     "gpt-oss-attention-backend": "GptOssForCausalLM requires one of",
     # Olmo2's assertion against flashinfer (its message names Olmo3)
     "olmo2-attention-backend": "FlashInfer backend can significantly degrade the performance of Olmo3",
+    # the MLA list of 0.5.1-0.5.4, checked as the model runner starts (CHECK_FILE)
+    "mla-attention-backend": "Invalid attention backend for MLA",
     # the Llama 4 assertion from 0.5.6, after SGLang's own pick (its message goes on with ' but got ...')
     "llama4-listed-attention-backend": "is required for Llama4 model but got",
 }
@@ -46,6 +48,7 @@ CHECK_TEXT = {
 CHECK_FILE = {
     "trtllm-mha-page-128-heads": "sglang/srt/layers/attention/trtllm_mha_backend.py",
     "hybrid-gdn-blackwell-backend": "sglang/srt/layers/attention/attention_registry.py",
+    "mla-attention-backend": "sglang/srt/model_executor/model_runner.py",
 }
 # what a range's extra conditions (`also`) stand for in the wheel
 ALSO_TEXT = {
