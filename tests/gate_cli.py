@@ -36,9 +36,25 @@ LLAMA4: dict[str, Any] = {
     "architectures": ["Llama4ForConditionalGeneration"], "model_type": "llama4",
     "text_config": {"num_attention_heads": 40, "num_key_value_heads": 8, "head_dim": 128, "hidden_size": 5120},
 }  # fmt: skip
+DEEPSEEK_R1: dict[str, Any] = {
+    "architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3", "hidden_size": 7168,
+    "num_attention_heads": 128, "num_key_value_heads": 128, "kv_lora_rank": 512, "q_lora_rank": 1536,
+    "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
+}  # fmt: skip
+DEEPSEEK_V32: dict[str, Any] = {
+    **DEEPSEEK_R1, "architectures": ["DeepseekV32ForCausalLM"], "model_type": "deepseek_v32",
+    "index_topk": 2048, "index_head_dim": 128, "index_n_heads": 64,
+}  # fmt: skip
+# what SGLang makes of it where transformers does not know deepseek_v32 (hf_transformers_utils' rewrite)
+DSA_AS_V3: dict[str, Any] = {**DEEPSEEK_V32, "architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3"}
+EXAONE4: dict[str, Any] = {
+    "architectures": ["Exaone4ForCausalLM"], "model_type": "exaone4", "hidden_size": 5120,
+    "num_attention_heads": 40, "num_key_value_heads": 8, "head_dim": 128,
+}  # fmt: skip
 #: every model config above, by name (the property test of the gate's advice runs each)
 MODELS: dict[str, dict[str, Any]] = {
     "qwen3-next": QWEN3_NEXT, "llama3": LLAMA3, "gpt-oss": GPT_OSS, "olmo2": OLMO2, "llama4": LLAMA4,
+    "deepseek-r1": DEEPSEEK_R1, "deepseek-v3.2": DEEPSEEK_V32, "exaone4": EXAONE4,
 }  # fmt: skip
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gate_cli import LLAMA3, gate_json, model_dir
+from gate_cli import DEEPSEEK_R1, DEEPSEEK_V32, DSA_AS_V3, EXAONE4, LLAMA3, gate_json, model_dir
 
 from stackcheck.knowledge.loader import load
 from stackcheck.launch import gate
@@ -32,15 +32,6 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 RUBIN = ROOT / "tests" / "cases" / "rubin-sm107-sglang0523" / "facts.json"  # SM 10.7, SGLang 0.5.23
 GB10 = ROOT / "tests" / "cases" / "gb10-cu130-pypi-kernel" / "facts.json"  # SGLang 0.5.9, cc 12.1, Triton 3.5.1
 
-DEEPSEEK_R1 = {
-    "architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3", "hidden_size": 7168,
-    "num_attention_heads": 128, "num_key_value_heads": 128, "kv_lora_rank": 512, "q_lora_rank": 1536,
-    "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
-}  # fmt: skip
-DEEPSEEK_V32 = {**DEEPSEEK_R1, "architectures": ["DeepseekV32ForCausalLM"], "model_type": "deepseek_v32",
-                "index_topk": 2048, "index_head_dim": 128, "index_n_heads": 64}  # fmt: skip
-# what SGLang makes of it where transformers does not know deepseek_v32 (hf_transformers_utils' rewrite)
-DSA_AS_V3 = {**DEEPSEEK_V32, "architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3"}
 DEEPSEEK_V2_LITE = {
     "architectures": ["DeepseekV2ForCausalLM"], "model_type": "deepseek_v2", "hidden_size": 2048,
     "num_attention_heads": 16, "num_key_value_heads": 16, "kv_lora_rank": 512, "v_head_dim": 128,
@@ -289,20 +280,17 @@ def test_an_mla_model_on_a_backend_outside_the_mla_list_is_refused_in_0_5_1_to_0
     assert mla_rule(mapping, "0.5.2", DEEPSEEK_R1, "--attention-backend", "fa4") == "blocked"
     assert mla_rule(mapping, "0.5.3", DEEPSEEK_R1, "--attention-backend", "fa4") == "ok"
     assert mla_rule(mapping, "0.5.5", DEEPSEEK_R1, "--attention-backend", "trtllm_mha") == "ok"
-    # the split flags are not checked; an unread model is not judged (the GPT-OSS and Olmo2 rules' way)
+    # the split flags are not checked; an unread model is unknown on a backend outside the list, not ok (it may be
+    # MLA: fail closed, as the GPT-OSS, Olmo2 and Llama 4 assertion rules), and not judged on a listed one
     split = ["--prefill-attention-backend", "torch_native", "--decode-attention-backend", "torch_native"]
     assert mla_rule(mapping, "0.5.4", DEEPSEEK_R1, *split) == "ok"
-    assert mla_rule(mapping, "0.5.4", None, "--attention-backend", "trtllm_mha") == "ok"
+    assert mla_rule(mapping, "0.5.4", None, "--attention-backend", "trtllm_mha") == "unknown"
+    assert mla_rule(mapping, "0.5.4", None, "--attention-backend", "triton") == "ok"
     kimi_vl = {"architectures": ["KimiVLForConditionalGeneration"], "model_type": "kimi_vl"}
     assert mla_rule(mapping, "0.5.3", kimi_vl, "--attention-backend", "torch_native") == "blocked"
 
 
 # ---- Exaone 4 / Exaone MoE (0.5.22-0.5.23): Olmo2's picks, fa3 on Blackwell SM120/SM110 included ------------------
-
-EXAONE4 = {
-    "architectures": ["Exaone4ForCausalLM"], "model_type": "exaone4", "hidden_size": 5120,
-    "num_attention_heads": 40, "num_key_value_heads": 8, "head_dim": 128,
-}  # fmt: skip
 
 
 def test_the_exaone_override_per_gpu_and_release(mapping: dict[str, Any]) -> None:
