@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from stackcheck.record import field, record
+from stackcheck.record import Frozen, field, record, replace
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -135,3 +135,76 @@ def test_the_gate_path_imports_no_dataclasses(tmp_path: Path) -> None:
         "stackcheck.record",
     } <= set(mods)
     assert not set(mods) & {"dataclasses", "inspect", "stackcheck.plan"}
+
+
+# ---- Frozen: the planner's frozen values, as the frozen dataclasses they replace ---------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class FDC:
+    name: str
+    count: int = 0
+    extra: dict[str, Any] = dataclasses.field(default_factory=dict, compare=False, hash=False)
+
+
+class FRC(Frozen):
+    __slots__ = ("count", "extra", "name")
+    COMPARED = ("name", "count")
+    name: str
+    count: int
+    extra: dict[str, Any]
+
+    def __init__(self, name: str, count: int = 0, extra: dict[str, Any] | None = None) -> None:
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "count", count)
+        object.__setattr__(self, "extra", {} if extra is None else extra)
+
+
+@given(st.text(max_size=4), st.integers(-3, 3), st.dictionaries(st.text(max_size=2), st.integers(), max_size=2))
+def test_a_frozen_value_compares_hashes_and_prints_as_a_frozen_dataclass(
+    name: str, count: int, extra: dict[str, Any]
+) -> None:
+    dc, fr = FDC(name, count, extra), FRC(name, count, extra)
+    assert repr(fr) == repr(dc).replace("FDC(", "FRC(", 1)
+    assert hash(fr) == hash(dc)  # a tuple of the compared fields, both ways
+    assert fr == FRC(name, count) and dc == FDC(name, count)  # the uncompared field plays no part, in both
+    assert fr != FRC(name, count + 1) and dc != FDC(name, count + 1)
+    assert fr != dc
+    assert getattr(FRC, "__match_args__") == FDC.__match_args__  # noqa: B009  (mypy: set by Frozen)
+
+
+def test_a_frozen_value_refuses_assignment_and_copies() -> None:
+    import copy
+    import pickle
+
+    fr = FRC("a", 1, {"k": 1})
+    with pytest.raises(AttributeError):
+        fr.count = 2  # (mypy lets it be written: the refusal is Frozen.__setattr__'s)
+    with pytest.raises(AttributeError):
+        del fr.count
+    with pytest.raises(AttributeError):
+        fr.other = 1
+    assert not hasattr(fr, "__dict__")  # slots
+    for other in (copy.copy(fr), copy.deepcopy(fr), pickle.loads(pickle.dumps(fr))):
+        assert other == fr and other.extra == {"k": 1} and type(other) is FRC
+    changed = replace(fr, count=5)
+    assert (changed.name, changed.count, changed.extra) == ("a", 5, {"k": 1}) and fr.count == 1
+    with pytest.raises(TypeError, match="no field 'other'"):
+        replace(fr, other=1)
+    assert FRC("a").extra == {} and FRC("a").extra is not FRC("a").extra  # a fresh default for each
+
+
+def test_a_frozen_class_compares_fields_it_has() -> None:
+    with pytest.raises(TypeError, match="all of them fields"):
+
+        class Bad(Frozen):
+            __slots__ = ("a", "b")
+            COMPARED = ("a", "c")
+            a: int
+            b: int
+
+    with pytest.raises(TypeError, match="only them"):
+
+        class Bad2(Frozen):
+            __slots__ = ("a", "b")
+            a: int

@@ -100,6 +100,17 @@ def test_report_from_saved_facts_imports_nothing_heavy(argv: list[str]) -> None:
     assert "stackcheck.documents.types" not in mods  # the report's shapes, likewise
 
 
+def test_the_planner_imports_no_dataclasses_shlex_nor_difflib() -> None:
+    # `plan --want` of a feature no release fixes runs the planner (no kept plan answers it): its records are
+    # stackcheck.record.Frozen classes, not dataclasses (with inspect, ast, dis and tokenize: ~8 ms), and its
+    # installers quote words without shlex; a feature id spelled as the manifests spell it needs no difflib
+    rc, mods, out = _modules_after("plan", "--facts", FACTS, "--want", "torch-symm-mem")
+    assert rc in (0, 1) and out
+    assert {"stackcheck.plan.planner", "stackcheck.plan.steps", "stackcheck.plan.installers.pip"} <= mods
+    lean = ("dataclasses", "inspect", "ast", "dis", "tokenize", "shlex", "difflib")
+    assert sorted(m for m in lean if m in mods) == []
+
+
 def test_a_live_audit_imports_no_pathlib(tmp_path: Path) -> None:
     # pathlib (with urllib.parse and ipaddress) is ~5-7 ms of every start on Python 3.12; the probes spell
     # paths with os.path, and pathlib is imported only where a release is read (derive) or by --deep readers

@@ -16,7 +16,7 @@ if TYPE_CHECKING:  # the engine is imported lazily: see build_report()
     from stackcheck.documents.types import Report
     from stackcheck.facts.model import Facts, ProbeOutcome
     from stackcheck.knowledge.loader import Manifests
-    from stackcheck.plan.model import PlanJSON
+    from stackcheck.plan.json_shapes import PlanJSON
     from stackcheck.verdicts.context import Context
     from stackcheck.verdicts.types import CheckVerdict, FeatureVerdict
 

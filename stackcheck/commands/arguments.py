@@ -183,11 +183,11 @@ def emit(text: str, args: argparse.Namespace) -> None:
 def feature_id(name: str, known: list[str], option: str = "feature") -> str:
     """A feature id as the manifests spell it: `_` and `-` are the same, case does not matter; a near miss
     is a usage error that names the closest id ("did you mean torch-symm-mem?")."""
-    import difflib
-
     wanted = name.strip().lower().replace("_", "-")
     if wanted in known:
         return wanted
+    import difflib  # a near miss only (difflib with heapq is ~1 ms of a `plan --want`)
+
     close = difflib.get_close_matches(wanted, known, n=3, cutoff=0.6)
     close += [k for k in known if wanted and (k.startswith(wanted) or wanted in k) and k not in close][:3]
     from stackcheck.errors import UsageError

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from stackcheck.knowledge.types import Feature
-    from stackcheck.plan.model import PlanJSON
+    from stackcheck.plan.json_shapes import PlanJSON
     from stackcheck.verdicts.types import FeatureVerdict
 
 SCHEMA_VERSION = 1  # of the decision document (--format json; schemas/gate.schema.json)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 if TYPE_CHECKING:  # the facts' shapes are themselves type-level only (stackcheck.facts.model)
     from stackcheck.facts.model import Facts, ProbeOutcome
-    from stackcheck.plan.model import PlanJSON
+    from stackcheck.plan.json_shapes import PlanJSON
     from stackcheck.verdicts.types import CheckVerdict, FeatureVerdict
 
 

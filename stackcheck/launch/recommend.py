@@ -809,9 +809,8 @@ def recommend(
     plan: Plan | None = None
     facts_after: Facts = ctx.facts
     if request.plan:
-        from dataclasses import replace  # the plan's records are dataclasses; the planner imports it anyway
-
         from stackcheck.plan import plan_and_facts
+        from stackcheck.record import replace  # the plan's records are frozen values (stackcheck.record.Frozen)
 
         features = (
             features_now if features_now is not None else [evaluate_feature(f, ctx) for f in ctx.manifests.features]

@@ -1,7 +1,7 @@
 """The upgrade planner: a constraint solver over the manifests' releases, then ordered steps. Pure.
 
 - model.py: the typed values every consumer reads (`Plan`, `Step`, `Blocked`, `Alternative`, frozen) and
-  the JSON shapes their `to_json` gives (the report's `plan`);
+  json_shapes.py the JSON shapes their `to_json` gives (the report's `plan`; types only);
 - solver.py: the box as the planner reads it (`Box`), the candidate values of each component (`Space`),
   the consistent stacks (`enumerate_stacks`), why a stack does not hold together (`violations`);
 - hypothetical.py: the facts after a stack's changes (`apply_choice`, `stack_facts`) and the `Engine` that

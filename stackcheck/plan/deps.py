@@ -13,10 +13,13 @@ memoised planner with one that judges every stack from scratch, on generated box
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from stackcheck.facts.model import KERNEL_PACKAGES
 from stackcheck.knowledge.loader import Manifests
+from stackcheck.lean_typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
 
 #: every component apply_choice can replace
 EVERY = frozenset({"driver", "toolkit", "torch", "kernel", "flashinfer", "sglang"})

@@ -7,11 +7,11 @@ candidate stack, on the facts after a step), so that is the one place to memoise
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
 
 from stackcheck.facts.model import KERNEL_PACKAGES
 from stackcheck.facts.versions import public
 from stackcheck.knowledge.loader import Manifests
+from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.plan.deps import feature_components, predicate_components
 from stackcheck.plan.solver import Choice, Stack
 from stackcheck.verdicts.context import Context, SharedOutcomes
@@ -19,6 +19,8 @@ from stackcheck.verdicts.engine import evaluate_feature, feature_ok
 from stackcheck.verdicts.types import FeatureVerdict
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from stackcheck.facts.model import Facts
 
 

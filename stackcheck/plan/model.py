@@ -1,83 +1,46 @@
 """The plan as typed values: what `make_plan` returns and every consumer reads (the command line, the
 gate's fixes, the recommendation). Frozen: a consumer that wants a different plan makes one with
-`dataclasses.replace`. `to_json` gives the document of the report's `plan` (schemas/report.schema.json
-$defs/plan), keys in the order they have always been written."""
+`stackcheck.record.replace`. They are plain classes with slots on `stackcheck.record.Frozen`, not dataclasses
+(importing dataclasses brings inspect, ast, dis and tokenize: ~8 ms of a `plan --want`). `to_json` gives the
+document of the report's `plan` (schemas/report.schema.json $defs/plan; its shapes, for mypy, are in
+json_shapes.py), keys in the order they have always been written."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any, TypedDict
+from stackcheck.lean_typing import TYPE_CHECKING
+from stackcheck.record import Frozen
 
-# ---- the JSON shapes (what `to_json` returns; mypy follows them into the report) --------------------
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
 
-
-class AlternativeJSON(TypedDict):
-    note: str
-    commands: list[str]
-
-
-# "from" is a keyword: the functional form
-_StepJSONBase = TypedDict(
-    "_StepJSONBase",
-    {
-        "component": str,
-        "from": str | None,
-        "to": str,
-        "commands": list[str],
-        "unblocks": list[str],
-        "reason": str,
-        "warnings": list[str],
-    },
-)
-
-
-class StepJSON(_StepJSONBase, total=False):
-    alternatives: list[AlternativeJSON]
-
-
-class _BlockedJSONBase(TypedDict):
-    feature: str
-    why: str
-    upstream_supported: bool
-
-
-class BlockedJSON(_BlockedJSONBase, total=False):
-    workaround: dict[str, Any]
-
-
-class _PlanJSONBase(TypedDict):
-    target: dict[str, str]
-    steps: list[StepJSON]
-    still_blocked: list[BlockedJSON]
-
-
-class PlanJSON(_PlanJSONBase, total=False):
-    note: str
-    elsewhere: list[str]
-    error: str
-    request: dict[str, list[str]]  # added by `stackcheck plan`: what was asked (--want, --hold, --to)
+    # the JSON shapes (what `to_json` returns; mypy follows them into the report)
+    from stackcheck.plan.json_shapes import AlternativeJSON, BlockedJSON, PlanJSON, StepJSON
 
 
 # ---- the values ---------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Alternative:
+class Alternative(Frozen):
     """Another way to run a step's last command (a command is never written inside prose)."""
 
+    __slots__ = ("commands", "note")
     note: str
     commands: tuple[str, ...]
+
+    def __init__(self, note: str, commands: tuple[str, ...]) -> None:
+        object.__setattr__(self, "note", note)
+        object.__setattr__(self, "commands", commands)
 
     def to_json(self) -> AlternativeJSON:
         return {"note": self.note, "commands": list(self.commands)}
 
 
-@dataclass(frozen=True)
-class Step:
+class Step(Frozen):
     """One step of the plan: a component from one version to another, the commands that do it, the
     features blocked before the plan that are ok after this step and every earlier one."""
 
+    __slots__ = ("alternatives", "commands", "component", "from_", "reason", "to", "unblocks", "warnings")
     component: str  # "driver", "cuda-toolkit", a package name, or "patch:FEATURE"
     from_: str | None  # what is installed now (None: nothing)
     to: str
@@ -85,7 +48,28 @@ class Step:
     unblocks: tuple[str, ...]
     reason: str
     warnings: tuple[str, ...]
-    alternatives: tuple[Alternative, ...] = ()
+    alternatives: tuple[Alternative, ...]
+
+    def __init__(
+        self,
+        component: str,
+        from_: str | None,
+        to: str,
+        commands: tuple[str, ...],
+        unblocks: tuple[str, ...],
+        reason: str,
+        warnings: tuple[str, ...],
+        alternatives: tuple[Alternative, ...] = (),
+    ) -> None:
+        setter = object.__setattr__
+        setter(self, "component", component)
+        setter(self, "from_", from_)
+        setter(self, "to", to)
+        setter(self, "commands", commands)
+        setter(self, "unblocks", unblocks)
+        setter(self, "reason", reason)
+        setter(self, "warnings", warnings)
+        setter(self, "alternatives", alternatives)
 
     @property
     def is_patch(self) -> bool:
@@ -107,15 +91,23 @@ class Step:
         return out
 
 
-@dataclass(frozen=True)
-class Blocked:
+class Blocked(Frozen):
     """A feature still blocked after the plan: why, whether another stack of the manifests would unblock
     it, and its local workaround when that answers the failure."""
 
+    __slots__ = ("feature", "upstream_supported", "why", "workaround")
     feature: str
     why: str
     upstream_supported: bool
-    workaround: Mapping[str, Any] | None = None
+    workaround: Mapping[str, Any] | None
+
+    def __init__(
+        self, feature: str, why: str, upstream_supported: bool, workaround: Mapping[str, Any] | None = None
+    ) -> None:
+        object.__setattr__(self, "feature", feature)
+        object.__setattr__(self, "why", why)
+        object.__setattr__(self, "upstream_supported", upstream_supported)
+        object.__setattr__(self, "workaround", workaround)
 
     def to_json(self) -> BlockedJSON:
         out: BlockedJSON = {"feature": self.feature, "why": self.why, "upstream_supported": self.upstream_supported}
@@ -124,18 +116,35 @@ class Blocked:
         return out
 
 
-@dataclass(frozen=True)
-class Plan:
+class Plan(Frozen):
     """The target stack (component -> version), the ordered steps to it, the features still blocked after
     it; `note` says what the plan could not check, `elsewhere` lists the environments that serve instead
     of this one (no install is planned then), `error` why no stack satisfies the request."""
 
-    target: Mapping[str, str] = field(default_factory=dict)
-    steps: tuple[Step, ...] = ()
-    still_blocked: tuple[Blocked, ...] = ()
-    note: str | None = None
-    elsewhere: tuple[str, ...] | None = None
-    error: str | None = None
+    __slots__ = ("elsewhere", "error", "note", "steps", "still_blocked", "target")
+    target: Mapping[str, str]
+    steps: tuple[Step, ...]
+    still_blocked: tuple[Blocked, ...]
+    note: str | None
+    elsewhere: tuple[str, ...] | None
+    error: str | None
+
+    def __init__(
+        self,
+        target: Mapping[str, str] | None = None,
+        steps: tuple[Step, ...] = (),
+        still_blocked: tuple[Blocked, ...] = (),
+        note: str | None = None,
+        elsewhere: tuple[str, ...] | None = None,
+        error: str | None = None,
+    ) -> None:
+        setter = object.__setattr__
+        setter(self, "target", {} if target is None else target)  # a fresh dict for each plan, as the factory
+        setter(self, "steps", steps)
+        setter(self, "still_blocked", still_blocked)
+        setter(self, "note", note)
+        setter(self, "elsewhere", elsewhere)
+        setter(self, "error", error)
 
     def to_json(self) -> PlanJSON:
         out: PlanJSON = {

@@ -9,11 +9,10 @@ hypothetical facts) make the wanted features ok."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from stackcheck.errors import UsageError
 from stackcheck.facts.model import KERNEL_PACKAGES
 from stackcheck.facts.versions import cuda_from_tag, numeric_tuple, parse_version, public, variant_of
+from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.plan.hypothetical import Engine, first_failure
 from stackcheck.plan.model import Blocked, Plan, Step
 from stackcheck.plan.solver import (

@@ -19,18 +19,20 @@ suffices). `Stack.key` is the preference order (smallest: newest)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
 
 from stackcheck.errors import UsageError
 from stackcheck.facts.archs import coverage, expand_arch_list
 from stackcheck.facts.model import KERNEL_PACKAGES, cc_tuple
 from stackcheck.facts.versions import compare_numeric, numeric_tuple, parse_version, public, variant_of
 from stackcheck.facts.versions import version_in as _version_in
+from stackcheck.lean_typing import TYPE_CHECKING
+from stackcheck.record import Frozen, field, record
 from stackcheck.verdicts.context import Context
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from stackcheck.knowledge.types import Release
 
 
@@ -98,20 +100,44 @@ def component_name(text: str, option: str = "--hold") -> str:
     return name
 
 
-@dataclass(frozen=True)
-class Choice:
-    """One value of one component."""
+class Choice(Frozen):
+    """One value of one component. (Frozen, compared and hashed without its `release`.)"""
 
+    __slots__ = ("component", "cuda", "current", "index_only", "name", "rank", "release", "variant", "version")
+    COMPARED = ("component", "name", "version", "variant", "cuda", "rank", "current", "index_only")
     component: str
     name: str  # package name, or "driver"
     version: str  # public version; for the driver: the installed version or the branch
-    variant: str | None = None  # torch / kernel CUDA variant ("cu130")
-    cuda: str | None = None  # CUDA of the build (torch, kernel), or the highest CUDA the driver supports
-    rank: int = 0  # position in the component's preference order (0 = most preferred)
-    current: bool = False  # what is installed now
-    index_only: bool = False  # the variant is on the project's wheel index only, tagged +variant
+    variant: str | None  # torch / kernel CUDA variant ("cu130")
+    cuda: str | None  # CUDA of the build (torch, kernel), or the highest CUDA the driver supports
+    rank: int  # position in the component's preference order (0 = most preferred)
+    current: bool  # what is installed now
+    index_only: bool  # the variant is on the project's wheel index only, tagged +variant
     #: the manifest record of the choice: a components.json release, or a driver branch (`driver.branches`)
-    release: Release | dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    release: Release | dict[str, Any]
+
+    def __init__(
+        self,
+        component: str,
+        name: str,
+        version: str,
+        variant: str | None = None,
+        cuda: str | None = None,
+        rank: int = 0,
+        current: bool = False,
+        index_only: bool = False,
+        release: Release | dict[str, Any] | None = None,
+    ) -> None:
+        setter = object.__setattr__
+        setter(self, "component", component)
+        setter(self, "name", name)
+        setter(self, "version", version)
+        setter(self, "variant", variant)
+        setter(self, "cuda", cuda)
+        setter(self, "rank", rank)
+        setter(self, "current", current)
+        setter(self, "index_only", index_only)
+        setter(self, "release", {} if release is None else release)  # a fresh dict for each, as the factory
 
     @property
     def label(self) -> str:
@@ -124,13 +150,25 @@ class Choice:
         return self.version
 
 
-@dataclass(frozen=True)
-class Stack:
+class Stack(Frozen):
+    """A candidate stack: one choice of each component (no kernel package for an SGLang without one)."""
+
+    __slots__ = ("driver", "flashinfer", "kernel", "sglang", "torch")
     sglang: Choice
     torch: Choice
     kernel: Choice | None
     flashinfer: Choice
     driver: Choice
+
+    def __init__(
+        self, sglang: Choice, torch: Choice, kernel: Choice | None, flashinfer: Choice, driver: Choice
+    ) -> None:
+        setter = object.__setattr__
+        setter(self, "sglang", sglang)
+        setter(self, "torch", torch)
+        setter(self, "kernel", kernel)
+        setter(self, "flashinfer", flashinfer)
+        setter(self, "driver", driver)
 
     def get(self, component: str) -> Choice | None:
         value: Choice | None = getattr(self, component)
@@ -171,7 +209,7 @@ class Stack:
 # ---- the box as it is -----------------------------------------------------------------------------
 
 
-@dataclass
+@record
 class Box:
     """What the planner reads from the facts once."""
 
@@ -293,7 +331,7 @@ def same_version(a: str | None, b: str | None) -> bool:
     return pa is not None and pa == pb
 
 
-@dataclass
+@record
 class Restrict:
     """Holds and pins: a component kept where it is, or pinned to a version (and maybe a variant)."""
 

@@ -5,15 +5,14 @@ now and blocked after the plan is a warning on the step after which it stays blo
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
-
 from stackcheck.facts.versions import compare_numeric
+from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.plan.hypothetical import Engine, apply_choice, first_failure
 from stackcheck.plan.installers import INSTALLERS
 from stackcheck.plan.installers.interface import q
 from stackcheck.plan.model import Step
 from stackcheck.plan.solver import COMPONENTS, Box, Choice, Stack, cuda_key
+from stackcheck.record import Frozen, replace
 from stackcheck.verdicts.context import Context
 from stackcheck.verdicts.types import FeatureVerdict
 
@@ -23,13 +22,18 @@ if TYPE_CHECKING:
 STEP_ORDER = ("driver", "toolkit", "torch", "kernel", "flashinfer", "sglang", "patch")
 
 
-@dataclass(frozen=True)
-class Steps:
+class Steps(Frozen):
     """The ordered steps to a target, the facts after all of them, and every feature's verdict then."""
 
+    __slots__ = ("facts", "final", "steps")
     steps: list[Step]
     facts: Facts
     final: dict[str, FeatureVerdict]
+
+    def __init__(self, steps: list[Step], facts: Facts, final: dict[str, FeatureVerdict]) -> None:
+        object.__setattr__(self, "steps", steps)
+        object.__setattr__(self, "facts", facts)
+        object.__setattr__(self, "final", final)
 
 
 def toolkit_choice(ctx: Context, target: Stack) -> Choice | None:

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from stackcheck.documents.types import Report
-    from stackcheck.plan.model import BlockedJSON, StepJSON
+    from stackcheck.plan.json_shapes import BlockedJSON, StepJSON
     from stackcheck.verdicts.types import CheckVerdict, FeatureVerdict
 
 STATUS_ORDER = {"blocked": 0, "unknown": 1, "ok": 2, "not-applicable": 3}

@@ -1,4 +1,4 @@
-"""The TypedDicts mypy follows (plan/model.py, documents/types.py, knowledge/types.py) name the same keys as
+"""The TypedDicts mypy follows (plan/json_shapes.py, documents/types.py, knowledge/types.py) name the same keys as
 the schemas that describe the documents: a key added to one and not the other fails here, so the types
 cannot drift from what the JSON documents and the manifests hold."""
 
@@ -12,7 +12,7 @@ import pytest
 
 from stackcheck.documents import types as doc_types
 from stackcheck.knowledge import types as manifest_types
-from stackcheck.plan import model as plan_model
+from stackcheck.plan import json_shapes as plan_model
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"
 

@@ -411,16 +411,15 @@ def test_json_output_file_is_written_atomically(tmp_path: Path) -> None:
 
 
 def test_plan_steps_that_patch_a_package_are_never_recommended(monkeypatch: pytest.MonkeyPatch) -> None:
-    import dataclasses
-
     import stackcheck.plan as plan_mod
+    from stackcheck.record import replace
 
     real = plan_mod.plan_and_facts
 
     def with_patch(*args: Any, **kwargs: Any) -> Any:
         plan, after = real(*args, **kwargs)
         patch = plan_mod.Step("patch:torch-symm-mem", None, "patched", ("# manual edit",), (), "a workaround", ())
-        return dataclasses.replace(plan, steps=(*plan.steps, patch)), after
+        return replace(plan, steps=(*plan.steps, patch)), after
 
     monkeypatch.setattr(plan_mod, "plan_and_facts", with_patch)
     _, doc = recommend_json("--facts", str(SEED_BEFORE))

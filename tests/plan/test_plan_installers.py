@@ -10,11 +10,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from stackcheck.facts.model import load_facts_file
 from stackcheck.knowledge.loader import load as load_manifests
 from stackcheck.plan import Plan, Step, make_plan
 from stackcheck.plan.installers import INSTALLERS
+from stackcheck.plan.installers.interface import q
 from stackcheck.plan.steps import STEP_ORDER
 from stackcheck.verdicts.context import Context
 from stackcheck.verdicts.engine import evaluate_all
@@ -85,3 +88,9 @@ def test_flashinfer_cubin_kept_at_the_version_or_removed() -> None:
             assert any("removed rather than left mismatched" in w for w in step.warnings)
             outcomes.add("removed")
     assert outcomes == {"kept", "removed"}
+
+
+@given(st.text(max_size=12) | st.text(alphabet="ab'\" $@%+=:,./-_\t\né", max_size=12))
+def test_q_quotes_as_shlex_does(text: str) -> None:
+    # q writes a shell word as shlex.quote does, without importing shlex on the planner's path
+    assert q(text) == shlex.quote(text)

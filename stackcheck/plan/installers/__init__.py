@@ -15,10 +15,14 @@ Installer signature, registered here."""
 
 from __future__ import annotations
 
-from typing import Final
-
+from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.plan.installers import pip, system
-from stackcheck.plan.installers.interface import Install, Installer
+from stackcheck.plan.installers.interface import Install
+
+if TYPE_CHECKING:
+    from typing import Final
+
+    from stackcheck.plan.installers.interface import Installer
 
 INSTALLERS: Final[dict[str, Installer]] = {
     "driver": system.install_driver,
@@ -29,4 +33,4 @@ INSTALLERS: Final[dict[str, Installer]] = {
     "sglang": pip.install_sglang,
 }
 
-__all__ = ["INSTALLERS", "Install", "Installer"]
+__all__ = ["INSTALLERS", "Install"]  # (and the type `Installer`, from interface.py)

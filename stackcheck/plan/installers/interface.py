@@ -7,34 +7,57 @@ Commands are shell lines a user copies as they are: every value from the manifes
 
 from __future__ import annotations
 
-import shlex
-from dataclasses import dataclass
-from typing import Protocol
+import re
 
-from stackcheck.plan.model import Alternative
-from stackcheck.plan.solver import Box, Choice, Stack
-from stackcheck.verdicts.context import Context
+from stackcheck.lean_typing import TYPE_CHECKING
+from stackcheck.record import Frozen
+
+if TYPE_CHECKING:
+    from typing import Protocol
+
+    from stackcheck.plan.model import Alternative
+    from stackcheck.plan.solver import Box, Choice, Stack
+    from stackcheck.verdicts.context import Context
 
 
-@dataclass(frozen=True)
-class Install:
+class Install(Frozen):
     """A step's commands, its warnings, and the alternatives to its last command."""
 
+    __slots__ = ("alternatives", "commands", "warnings")
     commands: tuple[str, ...]
-    warnings: tuple[str, ...] = ()
-    alternatives: tuple[Alternative, ...] = ()
+    warnings: tuple[str, ...]
+    alternatives: tuple[Alternative, ...]
+
+    def __init__(
+        self, commands: tuple[str, ...], warnings: tuple[str, ...] = (), alternatives: tuple[Alternative, ...] = ()
+    ) -> None:
+        object.__setattr__(self, "commands", commands)
+        object.__setattr__(self, "warnings", warnings)
+        object.__setattr__(self, "alternatives", alternatives)
 
 
-class Installer(Protocol):
-    """How one component is installed: the box's context, the component's target, the box as it is and
-    the whole target stack (a package's extras come from SGLang's pins) in, the step's text out."""
+if TYPE_CHECKING:
 
-    def __call__(self, ctx: Context, choice: Choice, box: Box, stack: Stack, /) -> Install: ...
+    class Installer(Protocol):
+        """How one component is installed: the box's context, the component's target, the box as it is and
+        the whole target stack (a package's extras come from SGLang's pins) in, the step's text out. (A type
+        only: typing is not imported at run time.)"""
+
+        def __call__(self, ctx: Context, choice: Choice, box: Box, stack: Stack, /) -> Install: ...
+
+
+#: a character that makes a word need quoting in a POSIX shell (shlex.quote's set, without importing shlex)
+_UNSAFE = re.compile(r"[^\w@%+=:,./-]", re.ASCII)
 
 
 def q(text: str) -> str:
-    """One shell word."""
-    return shlex.quote(text)
+    """One shell word, as shlex.quote writes it: the text as it is when every character is safe, else in single
+    quotes with each single quote written as '"'"'."""
+    if not text:
+        return "''"
+    if _UNSAFE.search(text) is None:
+        return text
+    return "'" + text.replace("'", "'\"'\"'") + "'"
 
 
 def os_family(ctx: Context) -> str:
