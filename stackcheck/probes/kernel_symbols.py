@@ -4,9 +4,10 @@ files (stackcheck/readers/kernelsymbols.py); neither torch nor sgl_kernel is imp
 
 It costs a few milliseconds (the GNU hash tables answer each name with a few reads; 5-8 ms on the 2-core box
 for sgl-kernel 0.3.0 and 0.3.21 against torch 2.7.1-2.8.0, bench/bench_kernel_symbols.py), so it is part of
-every audit and gate, beside the packages probe it waits for. The driver's library is looked for only on a
-box read through a HostView (this host or --root): an image's libcuda is the host's at run time, so there
-the driver half is left out and the release-number rule of driver-api decides."""
+every audit and gate, beside the packages probe it waits for. It reads a box seen through a HostView (this
+host or --root) only: inside an image (--image) the files come out of compressed layers, and torch's dynamic
+string table sits at the end of a 1 GB library, so there it is skipped and the release-number checks decide
+(an image's libcuda is the host's at run time anyway)."""
 
 from __future__ import annotations
 
@@ -57,7 +58,11 @@ class KernelSymbolsProbe(Probe):
         from stackcheck.readers.kernelsymbols import probe_kernel_symbols
 
         view = view_of(ctx)
-        libcuda = find_libcuda(ctx.env, view) if isinstance(view, HostView) else None
+        if not isinstance(view, HostView):
+            # an image's files come out of compressed layers: torch's dynamic string table lies at the end of a
+            # 1 GB libtorch_cuda.so (patchelf moves it there), seconds of decompression on the audit's path
+            return ProbeResult({}, "skipped", "not read inside an image: the release-number checks decide")
+        libcuda = find_libcuda(ctx.env, view)
         section = probe_kernel_symbols(packages, view, libcuda)
         if section is None:
             return ProbeResult({}, "skipped", "no kernel package installed")

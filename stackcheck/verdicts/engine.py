@@ -1032,11 +1032,11 @@ def builtin_shared_libs(ctx: Context) -> list[Reason]:
 
 def builtin_kernel_torch_abi(ctx: Context) -> list[Reason]:
     """The kernel package's torch symbols looked up in torch's libraries (facts.kernel_symbols) when the probe
-    judged them; else the release pins, as sgl-kernel-torch-pair judges them."""
+    judged them; else nothing (the check is skipped): sgl-kernel-torch-pair's release pins decide, and the
+    gate does not list the same pin twice."""
     from stackcheck.verdicts.kernel_symbols import torch_abi_reasons
 
-    got = torch_abi_reasons(ctx)
-    return got if got is not None else [r for name in KERNEL_PACKAGES for r in builtin_pins(ctx, name)]
+    return torch_abi_reasons(ctx) or []
 
 
 def builtin_kernel_driver_symbols(ctx: Context) -> list[Reason]:

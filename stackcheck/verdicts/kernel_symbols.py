@@ -86,7 +86,9 @@ def torch_abi_reasons(ctx: Context) -> list[Reason] | None:
                     **base,
                     "result": "pass",
                     "message": f"all {f.get('torch_symbols')} torch symbols of {f.get('path')} resolve in torch "
-                    f"{torch}'s {', '.join(f.get('torch_libs') or []) or 'libraries'}",
+                    f"{torch}'s {', '.join(f.get('torch_libs') or []) or 'libraries'}"
+                    if f.get("torch_symbols")
+                    else f"{f.get('path')} needs no symbol of torch's C++ API",
                 }
             )
     for f in files:
@@ -150,7 +152,9 @@ def driver_api_reasons(ctx: Context) -> list[Reason]:
                     **base,
                     "result": "pass",
                     "message": f"all {f.get('driver_symbols')} driver API functions of {f.get('path')} are "
-                    f"exported by {where} ({lib})",
+                    f"exported by {where} ({lib})"
+                    if f.get("driver_symbols")
+                    else f"{f.get('path')} calls no CUDA driver API function directly",
                 }
             )
     return reasons

@@ -204,12 +204,14 @@ def test_torch_abi_fails_for_a_hand_built_kernel_without_version(tmp_path: Path)
     msg = check["reasons"][0]["message"]
     assert "torch 2.7.1" in msg and "c10::cuda::SetDevice" in msg and SET_DEVICE_NEW in msg
     assert check["fix"]["component"] == "sgl-kernel" and "rebuild" in check["fix"]["text"]
-    # the same box without the section: the kernel's version is unknown, so the release path says unknown
+    # the same box without the section: skipped; the release path (sgl-kernel-torch-pair) cannot tell
     del facts["kernel_symbols"]
-    assert _report(tmp_path, facts)["sgl-kernel-torch-abi"]["status"] == "unknown"
+    checks = _report(tmp_path, facts)
+    assert checks["sgl-kernel-torch-abi"]["status"] == "skipped"
+    assert checks["sgl-kernel-torch-pair"]["status"] == "unknown"
 
 
-def test_torch_abi_passes_when_every_symbol_resolves_and_falls_back_without_it(tmp_path: Path) -> None:
+def test_torch_abi_passes_when_every_symbol_resolves_and_is_skipped_without_it(tmp_path: Path) -> None:
     facts = {
         **BASE,
         "packages": {
@@ -221,10 +223,10 @@ def test_torch_abi_passes_when_every_symbol_resolves_and_falls_back_without_it(t
     checks = _report(tmp_path, facts)
     assert checks["sgl-kernel-torch-abi"]["status"] == "ok"
     assert checks["sgl-kernel-torch-pair"]["status"] == "failed"  # the release pins still say what SGLang pins
-    del facts["kernel_symbols"]
+    del facts["kernel_symbols"]  # without the section the release pins decide, in sgl-kernel-torch-pair only
     checks = _report(tmp_path, facts)
-    assert checks["sgl-kernel-torch-abi"]["status"] == "failed"
-    assert checks["sgl-kernel-torch-abi"]["reasons"] == checks["sgl-kernel-torch-pair"]["reasons"]
+    assert checks["sgl-kernel-torch-abi"]["status"] == "skipped" and checks["sgl-kernel-torch-abi"]["reasons"] == []
+    assert checks["sgl-kernel-torch-pair"]["status"] == "failed"
 
 
 @pytest.mark.parametrize(
@@ -264,3 +266,15 @@ def test_driver_api_symbol_path(tmp_path: Path, driver: str, kernel: str, file: 
     assert check["status"] == status, check
     text = " ".join(str(r.get("message")) for r in check["reasons"])
     assert all(w in text for w in words), text
+
+
+def test_probe_skips_an_image_view(tmp_path: Path) -> None:
+    """Inside an image the libraries come out of compressed layers (seconds for torch's): not read there."""
+    site = _box(tmp_path, torch_exports=[SET_DEVICE_NEW], kernel_needs=[SET_DEVICE_NEW], driver_exports=None)
+
+    class NotAHost:  # any FileView that is not a HostView (an ImageView)
+        pass
+
+    ctx = ProbeContext(env={}, view=NotAHost(), facts={"packages": _packages(site)})  # type: ignore[arg-type]
+    result = KernelSymbolsProbe().run(ctx)
+    assert result.status == "skipped" and "image" in str(result.reason) and result.facts == {}
