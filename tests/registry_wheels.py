@@ -72,3 +72,45 @@ def extract(wheel: Path, root: Path, keep: Callable[[str], bool]) -> Path:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_bytes(zf.read(name))
     return root
+
+
+def extract_dynamic(wheel: Path, member: str) -> Path:
+    """One ELF member of `wheel` as a sparse file of its full size holding only what the loader reads to bind
+    symbols (the ELF and program headers, PT_DYNAMIC, and every PT_LOAD segment that is neither executable nor
+    larger than 64 MiB: .dynsym, .dynstr and the hash tables, also where patchelf moved them to a segment of
+    their own at the end, as in torch's wheels); code, .rodata with the fatbins and the section headers are
+    holes. Cached beside the wheels, so a torch wheel's libraries (1.5 GB unpacked) cost some tens of MB of
+    disk and one streaming pass, once. A table left in a hole reads as zeros: the tests then fail, never pass."""
+    import struct
+    import zipfile
+
+    target = CACHE.parent / "dynamic" / wheel.name / member
+    if target.is_file():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(wheel) as zf, zf.open(member) as src:
+        size = zf.getinfo(member).file_size
+        head = src.read(1 << 16)
+        phoff, phentsize, phnum = struct.unpack_from("<Q", head, 32)[0], *struct.unpack_from("<HH", head, 54)
+        ranges = [(0, len(head))]
+        for i in range(phnum):
+            p_type, p_flags, p_offset, _, _, p_filesz, _, _ = struct.unpack_from(
+                "<IIQQQQQQ", head, phoff + i * phentsize
+            )
+            if p_type == 2 or (p_type == 1 and not p_flags & 1 and p_filesz <= 64 << 20):  # PT_DYNAMIC, PT_LOAD
+                ranges.append((p_offset, p_offset + p_filesz))
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".part-")
+        with os.fdopen(fd, "wb") as out:
+            out.truncate(size)
+            pos, chunk = 0, head
+            end = max(hi for _, hi in ranges)
+            while chunk and pos < end:
+                for lo, hi in ranges:
+                    a, b = max(lo, pos), min(hi, pos + len(chunk))
+                    if a < b:
+                        out.seek(a)
+                        out.write(chunk[a - pos : b - pos])
+                pos += len(chunk)
+                chunk = src.read(8 << 20)
+    os.replace(tmp, target)
+    return target

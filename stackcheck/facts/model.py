@@ -171,6 +171,9 @@ if TYPE_CHECKING:
         jit: dict[str, Any]  # the toolkit a JIT build uses, its headers, TRITON_PTXAS_* (stackcheck/probes/jit.py)
         cuda_libs: dict[str, Any]  # CUDA sonames the loader finds (stackcheck/probes/cudalibs.py)
         pcie: dict[str, Any]  # IOMMU mode and ACS redirect bits above the GPUs (stackcheck/probes/pcie.py)
+        kernel_symbols: dict[
+            str, Any
+        ]  # the kernel package's torch and driver symbols looked up (readers/kernelsymbols.py)
         assumed: list[str]  # which facts came from --assume-* options
         # `packages` names every package that matters, so one it leaves out is not installed: true for what the
         # packages probe wrote (it lists each package it looked for); a hand-written document leaves out what its
@@ -195,6 +198,7 @@ KNOWN_SECTIONS = frozenset(
         "gpus",
         "topology",
         "cuda_toolkits",
+        "kernel_symbols",
         "packages",
         "system",
         "python",

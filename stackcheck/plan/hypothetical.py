@@ -37,6 +37,9 @@ def apply_choice(facts: Facts, choice: Choice, ctx: Context) -> Facts:
     """A copy of the facts with one component replaced (shallow where nothing changes)."""
     out: dict[str, Any] = dict(facts)
     changed: list[str] = []
+    if choice.component in ("driver", "torch", "kernel"):
+        # the symbols were looked up in the installed torch and driver: after a change the release data decides
+        out.pop("kernel_symbols", None)
     if choice.component == "driver":
         first = choice.release.get("first_version") if choice.release else None
         out["driver"] = {

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 #: gets the interpreter lock before NVML's library loading does
 DEFAULT_PROBES: tuple[str, ...] = (
     "python", "nvml", "toolkits", "packages", "system", "source_tables", "derived", "environments", "jit",
-    "cuda_libs", "pcie",
+    "cuda_libs", "pcie", "kernel_symbols",
 )  # fmt: skip
 DEEP_PROBES: tuple[str, ...] = ("binaries", "libs")
 #: the probes that read the host itself whatever the view: the driver and the GPUs, and the PCIe path between
@@ -36,6 +36,7 @@ def _registry() -> dict[str, type[Probe]]:
     from stackcheck.probes.derived import DerivedProbe
     from stackcheck.probes.environments import EnvironmentsProbe
     from stackcheck.probes.jit import JitProbe
+    from stackcheck.probes.kernel_symbols import KernelSymbolsProbe
     from stackcheck.probes.nvml import NvmlProbe
     from stackcheck.probes.packages import PackagesProbe
     from stackcheck.probes.pcie import PcieProbe
@@ -56,6 +57,7 @@ def _registry() -> dict[str, type[Probe]]:
         "jit": JitProbe,
         "cuda_libs": CudaLibsProbe,
         "pcie": PcieProbe,
+        "kernel_symbols": KernelSymbolsProbe,
         "binaries": BinariesProbe,
         "libs": LibsProbe,
     }

@@ -51,7 +51,7 @@ DEFAULT_DIRS = (
 _CACHE_MAGICS = (b"glibc-ld.so.cache1.1", b"ld.so-1.7.0")
 
 
-def _ld_cache(view: FileView) -> tuple[dict[str, str], str]:
+def _ld_cache(view: FileView, sonames: tuple[str, ...] = SONAMES) -> tuple[dict[str, str], str]:
     """soname -> a path the ld.so cache records for it, and where the answer came from.
 
     The cache's string table holds every entry's path, and ldconfig points each entry's soname into the
@@ -64,7 +64,7 @@ def _ld_cache(view: FileView) -> tuple[dict[str, str], str]:
     if not data.startswith(_CACHE_MAGICS):
         return {}, f"unavailable: {LD_CACHE}: not an ld.so cache"
     found: dict[str, str] = {}
-    for soname in SONAMES:
+    for soname in sonames:
         at = data.find(b"/" + soname.encode() + b"\0")
         if at < 0:
             continue
@@ -73,10 +73,11 @@ def _ld_cache(view: FileView) -> tuple[dict[str, str], str]:
     return found, "file"
 
 
-def probe_cuda_libs(env: Mapping[str, str], view: FileView) -> dict[str, Any]:
-    """The `cuda_libs` facts section (see the module docstring)."""
+def probe_cuda_libs(env: Mapping[str, str], view: FileView, sonames: tuple[str, ...] = SONAMES) -> dict[str, Any]:
+    """The `cuda_libs` facts section (see the module docstring); `sonames` others than the section's (the
+    driver's libcuda.so.1 for the kernel symbol probe) are found the same way."""
     dirs = [d.rstrip("/") for d in (env.get("LD_LIBRARY_PATH") or "").split(":") if d.startswith("/")]
-    cache, how = _ld_cache(view)
+    cache, how = _ld_cache(view, sonames)
     listings: dict[str, set[str]] = {}
 
     def names_in(d: str) -> set[str]:
@@ -97,7 +98,7 @@ def probe_cuda_libs(env: Mapping[str, str], view: FileView) -> dict[str, Any]:
         return None
 
     out: dict[str, Any] = {}
-    for soname in SONAMES:
+    for soname in sonames:
         # the loader's order: LD_LIBRARY_PATH, the cache, the default directories (a library installed without
         # running ldconfig)
         out[soname] = first_in(dirs, soname) or cache.get(soname) or first_in(DEFAULT_DIRS, soname)

@@ -1030,6 +1030,32 @@ def builtin_shared_libs(ctx: Context) -> list[Reason]:
     ]
 
 
+def builtin_kernel_torch_abi(ctx: Context) -> list[Reason]:
+    """The kernel package's torch symbols looked up in torch's libraries (facts.kernel_symbols) when the probe
+    judged them; else nothing (the check is skipped): sgl-kernel-torch-pair's release pins decide, and the
+    gate does not list the same pin twice."""
+    from stackcheck.verdicts.kernel_symbols import torch_abi_reasons
+
+    return torch_abi_reasons(ctx) or []
+
+
+def builtin_kernel_driver_symbols(ctx: Context) -> list[Reason]:
+    """The kernel package's driver API calls looked up in the driver's libcuda.so.1 (facts.kernel_symbols)."""
+    from stackcheck.verdicts.kernel_symbols import driver_api_reasons
+
+    return driver_api_reasons(ctx)
+
+
+def _builtin_decides(builtin: str, ctx: Context) -> bool:
+    """Whether a builtin's facts decide its check alone (the check's rules, a release-number stand-in for
+    the same question, are then not evaluated)."""
+    if builtin == "kernel-driver-symbols":
+        from stackcheck.verdicts.kernel_symbols import driver_symbols_decide
+
+        return driver_symbols_decide(ctx)
+    return False
+
+
 #: the effects each builtin check gives its failing reasons (the gate and its tests read what can crash)
 BUILTIN_EFFECTS: dict[str, list[str]] = {
     "shared-libs": ["degraded"],
@@ -1037,6 +1063,8 @@ BUILTIN_EFFECTS: dict[str, list[str]] = {
     "pins": ["degraded"],
     "kernel-torch-pair": ["crash"],
     "flashinfer-packages-match": ["crash"],
+    "kernel-torch-abi": ["crash"],
+    "kernel-driver-symbols": ["crash"],
 }
 
 BUILTINS = {
@@ -1045,6 +1073,8 @@ BUILTINS = {
     "pins": lambda ctx: builtin_pins(ctx, "sglang", "degraded"),
     "kernel-torch-pair": lambda ctx: [r for name in KERNEL_PACKAGES for r in builtin_pins(ctx, name)],
     "flashinfer-packages-match": builtin_flashinfer_match,
+    "kernel-torch-abi": builtin_kernel_torch_abi,
+    "kernel-driver-symbols": builtin_kernel_driver_symbols,
 }
 
 
@@ -1082,7 +1112,8 @@ def evaluate_check(check: Check, ctx: Context) -> CheckVerdict:
             reasons.append({"rule": builtin, "result": "unknown", "message": f"unknown builtin check {builtin!r}"})
         else:
             reasons.extend(fn(ctx))
-    reasons.extend(evaluate_rules(check, ctx))
+    if builtin is None or not _builtin_decides(builtin, ctx):
+        reasons.extend(evaluate_rules(check, ctx))
     verdict = _check_from_reasons(check, reasons)
     if verdict.get("status") == "unknown" and "quantify" in check:
         swept = _blocked_in_every_release(check, ctx, needs, check=True)

@@ -218,7 +218,7 @@ def test_waves_of_the_real_registry_and_no_cycles() -> None:
     got = waves([*DEFAULT_PROBES, *DEEP_PROBES], PROBES)
     assert got[0] == ["python", "nvml", "cuda_libs", "pcie"]
     assert set(got[1]) == {"toolkits", "packages", "system"}
-    assert set(got[2]) == {"source_tables", "derived", "environments", "binaries", "libs", "jit"}
+    assert set(got[2]) == {"source_tables", "derived", "environments", "binaries", "libs", "jit", "kernel_symbols"}
     with pytest.raises(ValueError, match="depends on itself"):
         waves(["cycle_a", "cycle_b"], WAVES)
 

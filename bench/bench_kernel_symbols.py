@@ -1,0 +1,81 @@
+"""The kernel symbol probe's cost (stackcheck/readers/kernelsymbols.py), and the audit with and without it.
+
+    python3 bench/bench_kernel_symbols.py --python /path/to/venv/bin/python [--runs 21] [--libcuda PATH]
+
+The venv's site-packages must hold sgl_kernel and torch (a real install, or their wheels' libraries unpacked
+there). It prints (1) the kernel_symbols section, (2) the probe function's median wall and CPU time
+in-process (its files already in the page cache: what an audit after the first costs), and (3) the audit's
+median wall and CPU time in-process with the default probes and without kernel_symbols, alternated run by
+run. Nothing is written anywhere.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def _site_facts(python: str) -> dict[str, object]:
+    from stackcheck.assembly.options import Options
+    from stackcheck.assembly.pipeline import gather
+
+    facts, _, _ = gather(Options(python=python))
+    return dict(facts)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--python", required=True)
+    ap.add_argument("--runs", type=int, default=21)
+    ap.add_argument("--libcuda", default=None)
+    args = ap.parse_args()
+
+    from stackcheck import probes
+    from stackcheck.assembly.options import Options
+    from stackcheck.assembly.pipeline import gather
+    from stackcheck.readers.fsview import HostView
+    from stackcheck.readers.kernelsymbols import probe_kernel_symbols
+
+    facts = _site_facts(args.python)
+    packages = facts["packages"]
+    assert isinstance(packages, dict)
+    section = probe_kernel_symbols(packages, HostView("/"), args.libcuda)
+    print(json.dumps(section, indent=1))
+    wall, cpu = [], []
+    for _ in range(args.runs):
+        t0, c0 = time.perf_counter(), time.process_time()
+        probe_kernel_symbols(packages, HostView("/"), args.libcuda)
+        wall.append((time.perf_counter() - t0) * 1000)
+        cpu.append((time.process_time() - c0) * 1000)
+    print(
+        f"probe: median wall {statistics.median(wall):.2f} ms, CPU {statistics.median(cpu):.2f} ms ({args.runs} runs)"
+    )
+
+    full = probes.DEFAULT_PROBES
+    less = tuple(n for n in full if n != "kernel_symbols")
+    times: dict[str, tuple[list[float], list[float]]] = {"with": ([], []), "without": ([], [])}
+    for i in range(2 * args.runs):
+        label, names = ("with", full) if i % 2 == 0 else ("without", less)
+        probes.DEFAULT_PROBES = names
+        t0, c0 = time.perf_counter(), time.process_time()
+        with contextlib.redirect_stderr(io.StringIO()):
+            gather(Options(python=args.python))
+        times[label][0].append((time.perf_counter() - t0) * 1000)
+        times[label][1].append((time.process_time() - c0) * 1000)
+    probes.DEFAULT_PROBES = full
+    for label, (w, c) in times.items():
+        med_w, med_c = statistics.median(w), statistics.median(c)
+        print(f"probes (gather) {label} kernel_symbols: median wall {med_w:.1f} ms, CPU {med_c:.1f} ms")
+
+
+if __name__ == "__main__":
+    main()

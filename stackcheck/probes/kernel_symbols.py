@@ -1,0 +1,79 @@
+"""The kernel symbol probe (facts.kernel_symbols): the undefined dynamic symbols of the installed sgl-kernel's
+common_ops libraries looked up in the installed torch's libraries and the driver's libcuda.so.1, read from the
+files (stackcheck/readers/kernelsymbols.py); neither torch nor sgl_kernel is imported.
+
+It costs a few milliseconds (the GNU hash tables answer each name with a few reads; 5-8 ms on the 2-core box
+for sgl-kernel 0.3.0 and 0.3.21 against torch 2.7.1-2.8.0, bench/bench_kernel_symbols.py), so it is part of
+every audit and gate, beside the packages probe it waits for. It reads a box seen through a HostView (this
+host or --root) only: inside an image (--image) the files come out of compressed layers, and torch's dynamic
+string table sits at the end of a 1 GB library, so there it is skipped and the release-number checks decide
+(an image's libcuda is the host's at run time anyway)."""
+
+from __future__ import annotations
+
+from stackcheck.lean_typing import TYPE_CHECKING
+from stackcheck.probes.interface import Probe, ProbeContext, ProbeResult
+from stackcheck.probes.jit import view_of
+from stackcheck.readers.fsview import FileView, HostView
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import ClassVar
+
+LIBCUDA = "libcuda.so.1"
+
+
+def find_libcuda(env: Mapping[str, str], view: FileView) -> str | None:
+    """The libcuda.so.1 the loader would load (LD_LIBRARY_PATH, the ld.so cache, the default directories),
+    skipping a copy that is not a 64-bit library (the ld.so cache of a desktop lists the i386 one too)."""
+    from stackcheck.probes.cudalibs import DEFAULT_DIRS, probe_cuda_libs
+    from stackcheck.readers.elf import ElfError, ElfFile
+
+    first = probe_cuda_libs(env, view, (LIBCUDA,)).get(LIBCUDA)
+    candidates = [first] if isinstance(first, str) else []
+    candidates += [f"{d}/{LIBCUDA}" for d in DEFAULT_DIRS if f"{d}/{LIBCUDA}" != first]
+    for path in candidates:
+        try:
+            with ElfFile(path, view):
+                return path
+        except ElfError:
+            continue
+    return None
+
+
+class KernelSymbolsProbe(Probe):
+    name: ClassVar[str] = "kernel_symbols"
+    timeout_s: ClassVar[float] = 5.0
+    sections: ClassVar[tuple[str, ...]] = ("kernel_symbols",)
+    needs: ClassVar[tuple[str, ...]] = ("packages",)
+
+    def run(self, ctx: ProbeContext) -> ProbeResult:
+        from stackcheck.facts.model import KERNEL_PACKAGES
+
+        packages = ctx.facts.get("packages")
+        if not isinstance(packages, dict):
+            return ProbeResult({}, "skipped", "no package facts")
+        if not any(isinstance(packages.get(n), dict) and packages[n].get("installed") for n in KERNEL_PACKAGES):
+            return ProbeResult({}, "skipped", "no kernel package installed")  # the ELF reader is not imported
+        from stackcheck.readers.kernelsymbols import probe_kernel_symbols
+
+        view = view_of(ctx)
+        if not isinstance(view, HostView):
+            # an image's files come out of compressed layers: torch's dynamic string table lies at the end of a
+            # 1 GB libtorch_cuda.so (patchelf moves it there), seconds of decompression on the audit's path
+            return ProbeResult({}, "skipped", "not read inside an image: the release-number checks decide")
+        libcuda = find_libcuda(ctx.env, view)
+        section = probe_kernel_symbols(packages, view, libcuda)
+        if section is None:
+            return ProbeResult({}, "skipped", "no kernel package installed")
+        bad = section.get("error") or next(
+            (
+                f.get("error") or f.get("torch_error")
+                for f in section["files"]
+                if f.get("error") or f.get("torch_error")
+            ),
+            None,
+        )
+        if bad:
+            return ProbeResult({"kernel_symbols": section}, "partial", str(bad))
+        return ProbeResult({"kernel_symbols": section})

@@ -1,0 +1,268 @@
+"""The live symbol probe of the kernel package: does the installed torch (and the driver) export every symbol
+the installed sgl-kernel's common_ops asks the loader for? Read from the files, without importing either.
+
+Each common_ops library the package ships (`sgl_kernel/common_ops.*.so` and the per-architecture copies
+`sgl_kernel/sm90/`, `sgl_kernel/sm100/` of newer releases) is opened with readers/elf.py; its undefined
+dynamic symbols (weak ones left out) are split into torch's C++ API (the top-level namespaces c10, at, torch,
+caffe2) and the CUDA driver API (`cu` + an upper-case letter: cuGreenCtxCreate, never cudaMalloc). Each torch
+name is looked up in the torch libraries the file loads (its DT_NEEDED names found in torch/lib, and theirs
+in turn; the usual five when it names none), each driver name in the driver's libcuda.so.1, through the GNU
+hash tables: a few reads per name, never a whole symbol table. A name no library exports is what the
+import fails on ("undefined symbol: _ZN3c10...", "undefined symbol: cuGreenCtxCreate").
+
+The section (facts.kernel_symbols) says which files and libraries were read, how many names of each kind
+each file needs, and up to MAX_LISTED of the missing ones; every unreadable file is an `error` string.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Mapping
+
+from stackcheck.facts.model import KERNEL_MODULE, KERNEL_PACKAGES
+from stackcheck.lean_typing import TYPE_CHECKING
+from stackcheck.readers.elf import DynamicSymbols, ElfError, ElfFile
+from stackcheck.readers.fsview import FileView, GlobLimit, glob, kind_of
+
+if TYPE_CHECKING:
+    from typing import Any
+
+#: the kernel package's libraries whose load every CUDA launch needs, relative to site-packages
+KERNEL_GLOBS = (f"{KERNEL_MODULE}/common_ops.*so", f"{KERNEL_MODULE}/*/common_ops.*so")
+#: torch's libraries looked in when a file names none of them in DT_NEEDED (it then relies on torch's copies
+#: being loaded already, by soname)
+TORCH_DEFAULT_LIBS = ("libtorch.so", "libtorch_cpu.so", "libtorch_cuda.so", "libc10.so", "libc10_cuda.so")
+MAX_LISTED = 5
+MAX_FILES = 8
+
+#: a symbol of torch's C++ API: a nested name (or the vtable/typeinfo of one) whose first namespace is c10,
+#: at, torch or caffe2 (Itanium mangling: a length, then the name), operators of c10 (`_ZN3c10dvERKNS_6SymIntEi`) too
+_TORCH = re.compile(r"_Z(?:T[VIST])?N[rVKRO]*(?:3c10|2at|5torch|6caffe2)")
+_DRIVER = re.compile(r"cu[A-Z]\w*\Z")
+
+
+def is_torch_symbol(name: str) -> bool:
+    return _TORCH.match(name) is not None
+
+
+def is_driver_symbol(name: str) -> bool:
+    return _DRIVER.match(name) is not None
+
+
+def readable(name: str) -> str:
+    """A mangled C++ name demangled enough to read: `_ZN3c104cuda9SetDeviceEab` -> `c10::cuda::SetDevice`
+    (the nested name only; template arguments as `<…>`, parameters left out). Anything else unchanged."""
+    m = re.match(r"_Z(T[VIST])?N[rVKRO]*", name)
+    if m is None:
+        return name
+    i, depth = m.end(), 0
+    parts: list[str] = []
+    while i < len(name):
+        c = name[i]
+        if c == "E" and depth == 0:
+            break
+        if c == "I":  # template arguments: skip to the matching E (nested names inside have their own E)
+            depth, j = 1, i + 1
+            while j < len(name) and depth:
+                if name[j].isdigit():
+                    k = j
+                    while k < len(name) and name[k].isdigit():
+                        k += 1
+                    j = k + int(name[j:k])
+                    continue
+                if name[j] in "INL" or (name[j] == "Z"):
+                    depth += name[j] in "IN"
+                elif name[j] == "E":
+                    depth -= 1
+                j += 1
+            if parts:
+                parts[-1] += "<…>"
+            i = j
+            continue
+        if c.isdigit():
+            k = i
+            while k < len(name) and name[k].isdigit():
+                k += 1
+            n = int(name[i:k])
+            parts.append(name[k : k + n])
+            i = k + n
+            continue
+        if name.startswith(("C1", "C2", "C3"), i) and parts:
+            parts.append(parts[-1].split("<", 1)[0])
+            i += 2
+            continue
+        if name.startswith(("D0", "D1", "D2"), i) and parts:
+            parts.append("~" + parts[-1].split("<", 1)[0])
+            i += 2
+            continue
+        return name  # an operator name, a substitution: leave it mangled
+    if not parts:
+        return name
+    prefix = {"TV": "vtable for ", "TI": "typeinfo for ", "TS": "typeinfo name for ", "TT": "VTT for "}
+    return prefix.get(m.group(1) or "", "") + "::".join(parts)
+
+
+def _open(view: FileView, path: str) -> tuple[ElfFile, DynamicSymbols]:
+    elf = ElfFile(path, view)
+    try:
+        return elf, DynamicSymbols(elf)
+    except BaseException:
+        elf.close()
+        raise
+
+
+class _Libraries:
+    """Open libraries, each read once (a symbol looked up in several kernel files costs one lookup)."""
+
+    def __init__(self, view: FileView) -> None:
+        self.view = view
+        self.open: dict[str, tuple[ElfFile, DynamicSymbols] | str] = {}
+        self.answers: dict[tuple[str, str], bool] = {}
+
+    def get(self, path: str) -> tuple[ElfFile, DynamicSymbols] | str:
+        if path not in self.open:
+            try:
+                self.open[path] = _open(self.view, path)
+            except ElfError as exc:
+                self.open[path] = str(exc)
+        return self.open[path]
+
+    def defines(self, path: str, name: str) -> bool:
+        key = (path, name)
+        if key not in self.answers:
+            got = self.get(path)
+            self.answers[key] = not isinstance(got, str) and got[1].defines(name)
+        return self.answers[key]
+
+    def bytes_read(self) -> int:
+        return sum(v[0].bytes_read for v in self.open.values() if not isinstance(v, str))
+
+    def close(self) -> None:
+        for v in self.open.values():
+            if not isinstance(v, str):
+                v[0].close()
+
+
+def torch_closure(libs: _Libraries, torch_lib: str, needed: list[str]) -> list[str]:
+    """The torch libraries a file with DT_NEEDED `needed` loads (breadth first, as the loader searches),
+    keeping those found in `torch_lib`; the usual five when it names none."""
+    present = set()
+    try:
+        present = set(libs.view.listdir(torch_lib))
+    except OSError:
+        return []
+    queue = [n for n in needed if n in present] or [n for n in TORCH_DEFAULT_LIBS if n in present]
+    seen: list[str] = []
+    while queue:
+        name = queue.pop(0)
+        if name in seen:
+            continue
+        seen.append(name)
+        got = libs.get(f"{torch_lib}/{name}")
+        if not isinstance(got, str):
+            queue.extend(n for n in got[1].needed if n in present and n not in seen)
+    return [f"{torch_lib}/{n}" for n in seen]
+
+
+def _missing(libs: _Libraries, names: list[str], where: list[str]) -> list[str]:
+    return [n for n in names if not any(libs.defines(p, n) for p in where)]
+
+
+def probe_kernel_symbols(
+    packages: Mapping[str, Any], view: FileView, libcuda: str | None, libcuda_view: FileView | None = None
+) -> dict[str, Any] | None:
+    """The `kernel_symbols` facts section, or None when no kernel package is installed with a location."""
+    name = next(
+        (n for n in KERNEL_PACKAGES if isinstance(packages.get(n), Mapping) and packages[n].get("installed")), None
+    )
+    if name is None:
+        return None
+    start = time.perf_counter()
+    pkg = packages[name]
+    out: dict[str, Any] = {"package": name, "version": pkg.get("version"), "files": []}
+    loc = pkg.get("location")
+    torch = packages.get("torch")
+    torch_loc = torch.get("location") if isinstance(torch, Mapping) and torch.get("installed") else None
+    out["torch_version"] = torch.get("version") if isinstance(torch, Mapping) else None
+    if not isinstance(loc, str) or not loc:
+        out["error"] = f"{name}: no install location in the package facts"
+        return out
+    try:
+        found = sorted({p for g in KERNEL_GLOBS for p in glob(view, loc, g) if kind_of(view, p) == "file"})
+    except GlobLimit as exc:
+        out["error"] = str(exc)
+        return out
+    if not found:
+        out["error"] = f"{name}: no {KERNEL_MODULE}/common_ops library under {loc}"
+        return out
+    libs = _Libraries(view)
+    own = [0]
+    drivers = _Libraries(libcuda_view or view)
+    torch_lib = f"{torch_loc.rstrip('/')}/torch/lib" if isinstance(torch_loc, str) and torch_loc else None
+    out["torch_lib"] = torch_lib
+    out["libcuda"] = libcuda
+    try:
+        for path in found[:MAX_FILES]:
+            entry = _one_file(path, loc, libs, drivers, torch_lib, libcuda)
+            own[0] += int(entry.get("bytes_read") or 0)
+            out["files"].append(entry)
+        if len(found) > MAX_FILES:
+            out["files_skipped"] = len(found) - MAX_FILES
+        if libcuda is not None:
+            got = drivers.get(libcuda)
+            if isinstance(got, str):
+                out["libcuda_error"] = got
+    finally:
+        out["bytes_read"] = own[0] + libs.bytes_read() + drivers.bytes_read()
+        libs.close()
+        drivers.close()
+    out["ms"] = round((time.perf_counter() - start) * 1000, 2)
+    return out
+
+
+def _one_file(
+    path: str, loc: str, libs: _Libraries, drivers: _Libraries, torch_lib: str | None, libcuda: str | None
+) -> dict[str, Any]:
+    entry: dict[str, Any] = {"path": path[len(loc) :].lstrip("/") if path.startswith(loc) else path}
+    try:
+        elf, syms = _open(libs.view, path)
+    except ElfError as exc:
+        entry["error"] = str(exc)
+        return entry
+    try:
+        undefined = syms.undefined()
+        needed = list(syms.needed)
+        entry["bytes_read"] = elf.bytes_read
+    except ElfError as exc:
+        entry["error"] = str(exc)
+        return entry
+    finally:
+        elf.close()
+    torch_names = [n for n in undefined if is_torch_symbol(n)]
+    driver_names = [n for n in undefined if is_driver_symbol(n)]
+    entry["torch_symbols"] = len(torch_names)
+    entry["driver_symbols"] = len(driver_names)
+    if torch_lib is not None and torch_names:
+        where = torch_closure(libs, torch_lib, needed)
+        entry["torch_libs"] = [p.rsplit("/", 1)[-1] for p in where]
+        broken = [f"{p}: {got}" for p in where if isinstance(got := libs.get(p), str)]
+        if not where or broken:
+            entry["torch_error"] = broken[0] if broken else f"no torch library found in {torch_lib}"
+        else:
+            miss = _missing(libs, torch_names, where)
+            entry["torch_missing_count"] = len(miss)
+            entry["torch_missing"] = miss[:MAX_LISTED]
+    elif torch_names:
+        entry["torch_error"] = "torch is not installed with a location"
+    else:
+        entry["torch_missing_count"] = 0
+    if libcuda is not None:
+        got = drivers.get(libcuda)
+        if isinstance(got, str):
+            entry["driver_error"] = got
+        else:
+            miss = _missing(drivers, driver_names, [libcuda])
+            entry["driver_missing_count"] = len(miss)
+            entry["driver_missing"] = miss[:MAX_LISTED]
+    return entry

@@ -1,0 +1,160 @@
+"""Verdict reasons from the kernel symbol probe (facts.kernel_symbols, stackcheck/readers/kernelsymbols.py):
+the builtin halves of the checks sgl-kernel-torch-abi and driver-api.
+
+Each function returns None when the facts do not decide (no section, or no file of it was judged): the
+release-number path (components.json pins, the driver-api rules) then decides as it did before the probe."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from stackcheck.lean_typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
+
+    from stackcheck.verdicts.context import Context
+    from stackcheck.verdicts.types import Reason
+
+SOURCE = "ELF-DYNSYM"
+
+
+def _section(ctx: Context) -> Mapping[str, Any] | None:
+    ks = ctx.facts.get("kernel_symbols")
+    if not isinstance(ks, Mapping) or ks.get("error") or not isinstance(ks.get("files"), list):
+        return None
+    return ks
+
+
+def _files(ks: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    return [f for f in ks["files"] if isinstance(f, Mapping)]
+
+
+def _shown(names: Any) -> str:
+    from stackcheck.readers.kernelsymbols import readable
+
+    listed = [n for n in names if isinstance(n, str)][:2] if isinstance(names, list) else []
+    return ", ".join(f"{readable(n)} ({n})" if readable(n) != n else n for n in listed)
+
+
+def _package(ks: Mapping[str, Any]) -> str:
+    from stackcheck.facts.model import KERNEL_PACKAGES
+
+    name = str(ks.get("package") or KERNEL_PACKAGES[0])
+    version = ks.get("version")
+    return f"{name} {version}" if isinstance(version, str) and version else f"{name} (version unknown)"
+
+
+def torch_abi_reasons(ctx: Context) -> list[Reason] | None:
+    """A failing reason per common_ops file that needs a torch symbol torch's libraries do not export; a pass
+    when every judged file resolves; None when no file was judged (the release pins decide)."""
+    ks = _section(ctx)
+    if ks is None:
+        return None
+    files = _files(ks)
+    judged = [f for f in files if isinstance(f.get("torch_missing_count"), int)]
+    if not judged:
+        return None
+    torch = ks.get("torch_version") or ctx.installed_version("torch") or "(version unknown)"
+    pkg = _package(ks)
+    reasons: list[Reason] = []
+    for f in judged:
+        count = int(f["torch_missing_count"])
+        base: Reason = {
+            "rule": "torch-symbols",
+            "requirement": f"every torch symbol {f.get('path')} needs is exported by torch's libraries",
+            "observed": f"{count} of {f.get('torch_symbols')} missing",
+            "required": "0 missing",
+            "effect": "crash",
+            "source": SOURCE,
+        }
+        if count:
+            missing = f.get("torch_missing") or []
+            first = missing[0] if missing else "?"
+            reasons.append(
+                {
+                    **base,
+                    "result": "fail",
+                    "message": f"{pkg}'s {f.get('path')} needs {count} symbol{'s' if count > 1 else ''} of torch's "
+                    f"C++ API that torch {torch} does not export ({_shown(missing)}): importing sgl_kernel fails "
+                    f"with 'undefined symbol: {first}'; the kernel package was built against another torch",
+                }
+            )
+        else:
+            reasons.append(
+                {
+                    **base,
+                    "result": "pass",
+                    "message": f"all {f.get('torch_symbols')} torch symbols of {f.get('path')} resolve in torch "
+                    f"{torch}'s {', '.join(f.get('torch_libs') or []) or 'libraries'}"
+                    if f.get("torch_symbols")
+                    else f"{f.get('path')} needs no symbol of torch's C++ API",
+                }
+            )
+    for f in files:
+        why = f.get("error") or f.get("torch_error")
+        if why and f not in judged:
+            reasons.append({"rule": "torch-symbols", "result": "unknown", "message": f"{f.get('path')}: {why}"})
+    return reasons
+
+
+def driver_symbols_decide(ctx: Context) -> bool:
+    """Whether the probe's driver half decides driver-api: the driver's own libcuda.so.1 was read for at
+    least one file (not for an assumed or planned driver, whose library is not the one read)."""
+    driver = ctx.facts.get("driver")
+    if isinstance(driver, Mapping) and driver.get("source") in ("assumed", "plan"):
+        return False
+    ks = _section(ctx)
+    return ks is not None and any(isinstance(f.get("driver_missing_count"), int) for f in _files(ks))
+
+
+def driver_api_reasons(ctx: Context) -> list[Reason]:
+    """A failing reason per common_ops file that calls a driver API function the driver's libcuda.so.1 does
+    not export; a pass otherwise ([] when the driver half does not decide)."""
+    if not driver_symbols_decide(ctx):
+        return []
+    ks = _section(ctx)
+    assert ks is not None
+    driver = ctx.facts.get("driver")
+    version = driver.get("version") if isinstance(driver, Mapping) else None
+    where = f"driver {version}" if isinstance(version, str) and version else "the driver"
+    lib = ks.get("libcuda") or "libcuda.so.1"
+    pkg = _package(ks)
+    reasons: list[Reason] = []
+    for f in _files(ks):
+        if not isinstance(f.get("driver_missing_count"), int):
+            continue
+        count = int(f["driver_missing_count"])
+        base: Reason = {
+            "rule": "driver-symbols",
+            "requirement": f"every CUDA driver API function {f.get('path')} calls is exported by {lib}",
+            "observed": f"{count} of {f.get('driver_symbols')} missing",
+            "required": "0 missing",
+            "effect": "crash",
+            "source": SOURCE,
+        }
+        if count:
+            missing = f.get("driver_missing") or []
+            first = missing[0] if missing else "?"
+            reasons.append(
+                {
+                    **base,
+                    "result": "fail",
+                    "message": f"{pkg}'s {f.get('path')} calls {count} CUDA driver API function"
+                    f"{'s' if count > 1 else ''} that {where} ({lib}) does not export ({_shown(missing)}): "
+                    f"importing sgl_kernel fails with 'undefined symbol: {first}'; the driver is too old, "
+                    "torch's ABI is not the problem",
+                }
+            )
+        else:
+            reasons.append(
+                {
+                    **base,
+                    "result": "pass",
+                    "message": f"all {f.get('driver_symbols')} driver API functions of {f.get('path')} are "
+                    f"exported by {where} ({lib})"
+                    if f.get("driver_symbols")
+                    else f"{f.get('path')} calls no CUDA driver API function directly",
+                }
+            )
+    return reasons
