@@ -4,7 +4,8 @@ the installed sgl-kernel's common_ops asks the loader for? Read from the files, 
 Each common_ops library the package ships (`sgl_kernel/common_ops.*.so` and the per-architecture copies
 `sgl_kernel/sm90/`, `sgl_kernel/sm100/` of newer releases) is opened with readers/elf.py; its undefined
 dynamic symbols (weak ones left out) are split into torch's C++ API (the top-level namespaces c10, at, torch,
-caffe2) and the CUDA driver API (`cu` + an upper-case letter: cuGreenCtxCreate, never cudaMalloc). Each torch
+caffe2) and the CUDA driver API (`cu` + an upper-case letter: cuGreenCtxCreate, never cudaMalloc, nor
+GPUDirect Storage's cuFileBufRegister). Each torch
 name is looked up in the torch libraries the file loads (its DT_NEEDED names found in torch/lib, and theirs
 in turn; the usual five when it names none), each driver name in the driver's libcuda.so.1, through the GNU
 hash tables: a few reads per name, never a whole symbol table. A name no library exports is what the
@@ -39,7 +40,10 @@ MAX_FILES = 8
 #: a symbol of torch's C++ API: a nested name (or the vtable/typeinfo of one) whose first namespace is c10,
 #: at, torch or caffe2 (Itanium mangling: a length, then the name), operators of c10 (`_ZN3c10dvERKNS_6SymIntEi`) too
 _TORCH = re.compile(r"_Z(?:T[VIST])?N[rVKRO]*(?:3c10|2at|5torch|6caffe2)")
-_DRIVER = re.compile(r"cu[A-Z]\w*\Z")
+#: a CUDA driver API function: `cu` + an upper-case letter, less GPUDirect Storage's cuFile API (libcufile.so.0,
+#: not libcuda: torch 2.11.0+cu130's libtorch_python.so calls cuFileBufRegister and cuFileHandleDeregister, which
+#: the H200's driver 580 rightly does not export; seen by bench/h200_kernel_symbols.py there, 2026-12-02)
+_DRIVER = re.compile(r"cu(?!File)[A-Z]\w*\Z")
 
 
 def is_torch_symbol(name: str) -> bool:

@@ -78,6 +78,9 @@ def test_symbol_classes_and_readable_names() -> None:
     assert not is_torch_symbol("_ZN6atomic3getEv") and not is_torch_symbol("memcpy")
     assert is_driver_symbol("cuGreenCtxCreate") and is_driver_symbol("cuCtxPushCurrent_v2")
     assert not is_driver_symbol("cudaMalloc") and not is_driver_symbol("cublasCreate_v2")
+    # GPUDirect Storage's API (libcufile, not libcuda): torch 2.11's libtorch_python.so calls these, and a driver
+    # that lacks them is not too old (read on the H200, driver 580.159.04)
+    assert not is_driver_symbol("cuFileBufRegister") and not is_driver_symbol("cuFileHandleDeregister")
     assert readable(SET_DEVICE_NEW) == "c10::cuda::SetDevice"
     assert readable("_ZN5torch3jit17parseSchemaOrNameERKSsb") == "torch::jit::parseSchemaOrName"
     assert readable("_ZTVN3c1011StorageImplE") == "vtable for c10::StorageImpl"
