@@ -124,7 +124,9 @@ def test_auto_backend_per_gpu_model_and_speculation() -> None:
     assert _auto("0.5.20", {9}, None, cuda="12.1") == []  # SGLang wants torch CUDA >= 12.3 for its fa3 default
     assert _auto("0.5.6", {9}, False) == [] and _auto("0.5.6", {9}, True) == ["attention-fa3"]
     assert _auto("0.5.17", {10}, False) == ["attention-trtllm-mha"]
-    assert _auto("0.5.17", {10}, True) == []  # MLA on SM100: flashinfer
+    # MLA on SM100: flashinfer, named since stop 31 (igate3: the MLA branch of the default picker is data in
+    # launch.json, so the auto pick lists its feature instead of leaving the flags' default, also flashinfer)
+    assert _auto("0.5.17", {10}, True) == ["attention-flashinfer"]
     assert _auto("0.5.17", {10}, False, "--speculative-algorithm", "EAGLE3") == []  # no top-k given: not trtllm_mha
     assert _auto("0.5.17", {10}, None, "--attention-backend", "triton") == []
     assert _auto("0.5.17", {12}, False) == [] and _auto("0.5.17", {9, 10}, False) == []
