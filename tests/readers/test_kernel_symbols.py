@@ -281,3 +281,35 @@ def test_probe_skips_an_image_view(tmp_path: Path) -> None:
     ctx = ProbeContext(env={}, view=NotAHost(), facts={"packages": _packages(site)})  # type: ignore[arg-type]
     result = KernelSymbolsProbe().run(ctx)
     assert result.status == "skipped" and "image" in str(result.reason) and result.facts == {}
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        # a second common_ops copy the probe could not read: its driver calls are unknown
+        {"files": [{"path": "sgl_kernel/sm100/common_ops.abi3.so", "error": "truncated"}]},
+        # more copies than the probe reads
+        {"files_skipped": 1},
+    ],
+)
+def test_driver_api_release_rule_decides_when_a_file_was_not_read(tmp_path: Path, extra: dict[str, Any]) -> None:
+    """A symbol half that read only some of the kernel's files does not silence the release rule: sgl-kernel
+    0.2.7 on a CUDA 12.2 driver still fails driver-api (green-context) when one copy went unread."""
+    facts = {
+        **BASE,
+        "driver": {"version": "535.86.10", "cuda": "12.2"},
+        "packages": {
+            "sgl-kernel": {"installed": True, "version": "0.2.7"},
+            "torch": {"installed": True, "version": "2.8.0"},
+        },
+        "kernel_symbols": {
+            "package": "sgl-kernel",
+            "version": "0.2.7",
+            "libcuda": "/usr/lib/x86_64-linux-gnu/libcuda.so.1",
+            "files": [_file(torch_missing_count=0, driver_symbols=0, driver_missing_count=0), *extra.get("files", [])],
+            **{k: v for k, v in extra.items() if k != "files"},
+        },
+    }
+    check = _report(tmp_path, facts)["driver-api"]
+    assert check["status"] == "failed", check
+    assert "cuGreenCtxDestroy" in " ".join(str(r.get("message")) for r in check["reasons"])
