@@ -604,9 +604,10 @@ class DynamicSymbols:
         left out (an unresolved weak reference binds to null and the load goes on).
 
         With a GNU hash table these are among the first `symoffset` entries (the linker puts the unhashed
-        symbols first), so only those are read; the whole table is read otherwise."""
+        symbols first), so only those are read; the whole table is read otherwise. A file without DT_SYMTAB is
+        an error: its undefined symbols were not read, which is not the same as none."""
         if self._symtab is None:
-            return []
+            raise ElfError(f"{self.path_text}: no DT_SYMTAB: its undefined symbols cannot be read")
         n = self._gnu_header_read()[1] if self._gnu is not None else self.symbol_count()
         n = self._bounded_count(n)
         data = self.elf.read_at(self._symtab, n * _SYM.size, "dynamic symbol table")
