@@ -140,6 +140,30 @@ def test_broken_kernel_file_is_an_error_string(tmp_path: Path) -> None:
     assert "common_ops.abi3.so" in err and "\n" not in err
 
 
+@pytest.mark.parametrize("how", ["dangling", "loop", "fifo"])
+def test_unreadable_per_arch_copy_is_an_error_not_left_out(tmp_path: Path, how: str) -> None:
+    """A per-architecture copy that is a dangling symlink, a symlink loop or a FIFO is what sgl_kernel loads on
+    that GPU (and fails to): an error entry (the checks say unknown), not a file silently left out of the list
+    while the other copy passes."""
+    import os
+
+    site = _box(tmp_path, torch_exports=[SET_DEVICE_NEW], kernel_needs=[SET_DEVICE_NEW], driver_exports=None,
+                variants=("", "sm90"))  # fmt: skip
+    so = site / "sgl_kernel" / "sm90" / "common_ops.abi3.so"
+    so.unlink()
+    if how == "dangling":
+        os.symlink(tmp_path / "gone.so", so)
+    elif how == "loop":
+        os.symlink(so, so)
+    else:
+        os.mkfifo(so)
+    ks = probe_kernel_symbols(_packages(site), HostView("/"), None)
+    assert ks is not None
+    by_path = {f["path"]: f for f in ks["files"]}
+    assert "sgl_kernel/sm90/common_ops.abi3.so" in by_path, ks["files"]
+    assert "error" in by_path["sgl_kernel/sm90/common_ops.abi3.so"]
+
+
 def test_broken_torch_library_is_a_torch_error(tmp_path: Path) -> None:
     site = _box(tmp_path, torch_exports=[SET_DEVICE_NEW], kernel_needs=[SET_DEVICE_NEW], driver_exports=None)
     (site / "torch" / "lib" / "libc10_cuda.so").write_bytes(b"\x7fELF\x01" + b"\0" * 80)  # a 32-bit header
