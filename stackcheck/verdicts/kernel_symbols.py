@@ -95,6 +95,16 @@ def torch_abi_reasons(ctx: Context) -> list[Reason] | None:
         why = f.get("error") or f.get("torch_error")
         if why and f not in judged:
             reasons.append({"rule": "torch-symbols", "result": "unknown", "message": f"{f.get('path')}: {why}"})
+    skipped = ks.get("files_skipped")
+    if isinstance(skipped, int) and skipped > 0:
+        reasons.append(
+            {
+                "rule": "torch-symbols",
+                "result": "unknown",
+                "message": f"{skipped} more common_ops librar{'ies' if skipped > 1 else 'y'} of {pkg} not read "
+                "(past the probe's limit): one of them may be the copy that loads here",
+            }
+        )
     return reasons
 
 

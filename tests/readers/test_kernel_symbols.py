@@ -337,3 +337,23 @@ def test_driver_api_release_rule_decides_when_a_file_was_not_read(tmp_path: Path
     check = _report(tmp_path, facts)["driver-api"]
     assert check["status"] == "failed", check
     assert "cuGreenCtxDestroy" in " ".join(str(r.get("message")) for r in check["reasons"])
+
+
+def test_torch_abi_is_unknown_with_copies_past_the_limit(tmp_path: Path) -> None:
+    """Copies past MAX_FILES were not read: the judged ones passing does not make the check ok."""
+    facts = {
+        **BASE,
+        "packages": {
+            "sgl-kernel": {"installed": True, "version": "0.3.0"},
+            "torch": {"installed": True, "version": "2.8.0"},
+        },
+        "kernel_symbols": {
+            "package": "sgl-kernel",
+            "version": "0.3.0",
+            "files": [_file(torch_missing_count=0)],
+            "files_skipped": 2,
+        },
+    }
+    check = _report(tmp_path, facts)["sgl-kernel-torch-abi"]
+    assert check["status"] == "unknown", check
+    assert any("2" in str(r.get("message")) and "not read" in str(r.get("message")) for r in check["reasons"])
