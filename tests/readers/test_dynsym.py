@@ -190,3 +190,24 @@ def test_no_symbol_table_is_an_error_not_an_empty_list(tmp_path: Path) -> None:
     elf, syms = _syms(path)
     with elf, pytest.raises(ElfError, match="DT_SYMTAB"):
         syms.undefined()
+
+
+@pytest.mark.parametrize(("value", "info", "found"), [(0, 0x12, False), (0x1000, 0x13, False), (0x1000, 0x12, True)])
+def test_only_what_the_loader_binds_counts_as_defined(tmp_path: Path, value: int, info: int, found: bool) -> None:
+    """glibc's lookup skips a defined symbol with value 0 (not SHN_ABS, not TLS) and any type but NOTYPE, OBJECT,
+    FUNC, COMMON, TLS and GNU_IFUNC (a SECTION symbol, 0x13 here): those are not exports the import can bind."""
+    path = write_so(tmp_path / "lib.so", defined=["cuGreenCtxCreate", "other"])
+    elf, syms = _syms(path)
+    with elf:
+        data = bytearray(path.read_bytes())
+        for i in range(1, syms.symbol_count()):
+            at = syms._symtab + i * 24  # type: ignore[operator]
+            st_name = struct.unpack_from("<I", data, at)[0]
+            if syms.name_at(st_name) == "cuGreenCtxCreate":
+                data[at + 4] = info
+                struct.pack_into("<Q", data, at + 8, value)
+    path.write_bytes(bytes(data))
+    elf, syms = _syms(path)
+    with elf:
+        assert syms.defines("cuGreenCtxCreate") is found
+        assert syms.defines("other")
