@@ -90,6 +90,8 @@ def _code_stamp() -> list[Any]:
 #: binary probe's time per package; Context reads a package's sass, ptx, files and truncated), and they differ
 #: on every run, so an audit --deep would never find its plan again
 _PER_RUN = {"binaries": "duration_ms"}
+#: the same for whole sections: facts.kernel_symbols.ms is the symbol probe's time on every live audit
+_PER_RUN_SECTION = {"kernel_symbols": "ms"}
 
 
 def _described(facts: Any) -> Any:
@@ -106,6 +108,12 @@ def _described(facts: Any) -> Any:
                 k: {f: x for f, x in v.items() if f != measure} if isinstance(v, dict) else v
                 for k, v in packages.items()
             }
+    for section, measure in _PER_RUN_SECTION.items():
+        value = facts.get(section)
+        if isinstance(value, dict) and measure in value:
+            if out is facts:
+                out = dict(facts)
+            out[section] = {f: x for f, x in value.items() if f != measure}
     return out
 
 

@@ -65,12 +65,25 @@ def _ld_cache(view: FileView, sonames: tuple[str, ...] = SONAMES) -> tuple[dict[
         return {}, f"unavailable: {LD_CACHE}: not an ld.so cache"
     found: dict[str, str] = {}
     for soname in sonames:
-        at = data.find(b"/" + soname.encode() + b"\0")
-        if at < 0:
-            continue
-        start = data.rfind(b"\0", 0, at) + 1
-        found[soname] = data[start : at + 1 + len(soname)].decode("utf-8", "replace")
+        tail = b"/" + soname.encode() + b"\0"
+        at = data.find(tail)
+        while at >= 0:
+            start = data.rfind(b"\0", 0, at) + 1
+            path = data[start : at + 1 + len(soname)].decode("utf-8", "replace")
+            if not _is_elf32(view, path):  # a multiarch box's i386 copy: the 64-bit loader passes it over
+                found[soname] = path
+                break
+            at = data.find(tail, at + 1)
     return found, "file"
+
+
+def _is_elf32(view: FileView, path: str) -> bool:
+    """Whether `path` is a 32-bit ELF file (one small read; a file that cannot be read is not judged here)."""
+    try:
+        head = view.read_bytes(path, 5)
+    except (OSError, ValueError):
+        return False
+    return head[:4] == b"\x7fELF" and head[4:5] == b"\x01"
 
 
 def probe_cuda_libs(env: Mapping[str, str], view: FileView, sonames: tuple[str, ...] = SONAMES) -> dict[str, Any]:

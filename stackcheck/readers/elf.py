@@ -443,6 +443,10 @@ SHN_UNDEF = 0
 STB_GLOBAL = 1
 STB_WEAK = 2
 STB_GNU_UNIQUE = 10
+SHN_ABS = 0xFFF1
+STT_TLS = 6
+#: the symbol types glibc's lookup binds: NOTYPE, OBJECT, FUNC, COMMON, TLS, GNU_IFUNC
+_BINDABLE_TYPES = frozenset((0, 1, 2, 5, STT_TLS, 10))
 _SYM = struct.Struct("<IBBHQQ")  # 24 bytes: st_name, st_info, st_other, st_shndx, st_value, st_size
 
 #: Sanity limits of the symbol tables (a count past these is a corrupt header, not a library).
@@ -570,12 +574,17 @@ class DynamicSymbols:
         return self._strtab
 
     def _symbol(self, index: int) -> tuple[int, int, int]:
-        """(st_name, binding, st_shndx) of symbol `index`."""
+        """(st_name, binding, st_shndx) of symbol `index`; st_shndx reads SHN_UNDEF for a defined symbol that
+        glibc's lookup (do_lookup_x) passes over: value 0 (unless SHN_ABS or TLS), or a type other than NOTYPE,
+        OBJECT, FUNC, COMMON, TLS and GNU_IFUNC (a SECTION or FILE symbol binds nothing)."""
         if self._symtab is None:
             raise ElfError(f"{self.path_text}: no DT_SYMTAB")
-        st_name, st_info, _, st_shndx, _, _ = _SYM.unpack(
+        st_name, st_info, _, st_shndx, st_value, _ = _SYM.unpack(
             self.elf.read_at(self._symtab + index * _SYM.size, _SYM.size, f"dynamic symbol {index}")
         )
+        kind = st_info & 0xF
+        if kind not in _BINDABLE_TYPES or (st_value == 0 and st_shndx != SHN_ABS and kind != STT_TLS):
+            st_shndx = SHN_UNDEF
         return st_name, st_info >> 4, st_shndx
 
     # -- the undefined symbols --------------------------------------------------------------------------------
@@ -604,9 +613,10 @@ class DynamicSymbols:
         left out (an unresolved weak reference binds to null and the load goes on).
 
         With a GNU hash table these are among the first `symoffset` entries (the linker puts the unhashed
-        symbols first), so only those are read; the whole table is read otherwise."""
+        symbols first), so only those are read; the whole table is read otherwise. A file without DT_SYMTAB is
+        an error: its undefined symbols were not read, which is not the same as none."""
         if self._symtab is None:
-            return []
+            raise ElfError(f"{self.path_text}: no DT_SYMTAB: its undefined symbols cannot be read")
         n = self._gnu_header_read()[1] if self._gnu is not None else self.symbol_count()
         n = self._bounded_count(n)
         data = self.elf.read_at(self._symtab, n * _SYM.size, "dynamic symbol table")

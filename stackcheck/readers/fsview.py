@@ -262,8 +262,8 @@ def _entries(view: FileView, directory: str) -> list[tuple[str, bool, bool]]:
                         else:
                             follow = entry.is_dir()
                         out.append((entry.name, follow, entry.is_dir(follow_symlinks=False)))
-                    except OSError:
-                        continue
+                    except OSError:  # a symlink loop (ELOOP): a name that is there and is not a directory
+                        out.append((entry.name, False, False))
             return sorted(out)
         except (OSError, ValueError):
             return []

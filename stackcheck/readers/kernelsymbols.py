@@ -193,7 +193,9 @@ def probe_kernel_symbols(
         out["error"] = f"{name}: no install location in the package facts"
         return out
     try:
-        found = sorted({p for g in KERNEL_GLOBS for p in glob(view, loc, g) if kind_of(view, p) == "file"})
+        # a directory is not a library; anything else that matches (a dangling symlink, a loop, a FIFO) is what
+        # sgl_kernel would try to load: kept, so it becomes an error entry rather than silently left out
+        found = sorted({p for g in KERNEL_GLOBS for p in glob(view, loc, g) if kind_of(view, p) != "dir"})
     except GlobLimit as exc:
         out["error"] = str(exc)
         return out

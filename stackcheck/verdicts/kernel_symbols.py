@@ -95,24 +95,49 @@ def torch_abi_reasons(ctx: Context) -> list[Reason] | None:
         why = f.get("error") or f.get("torch_error")
         if why and f not in judged:
             reasons.append({"rule": "torch-symbols", "result": "unknown", "message": f"{f.get('path')}: {why}"})
+    skipped = ks.get("files_skipped")
+    if isinstance(skipped, int) and skipped > 0:
+        reasons.append(
+            {
+                "rule": "torch-symbols",
+                "result": "unknown",
+                "message": f"{skipped} more common_ops librar{'ies' if skipped > 1 else 'y'} of {pkg} not read "
+                "(past the probe's limit): one of them may be the copy that loads here",
+            }
+        )
     return reasons
 
 
-def driver_symbols_decide(ctx: Context) -> bool:
-    """Whether the probe's driver half decides driver-api: the driver's own libcuda.so.1 was read for at
-    least one file (not for an assumed or planned driver, whose library is not the one read)."""
+def _driver_read(ctx: Context) -> Mapping[str, Any] | None:
+    """The section when the driver's own libcuda.so.1 was read for at least one file (not for an assumed or
+    planned driver, whose library is not the one read)."""
     driver = ctx.facts.get("driver")
     if isinstance(driver, Mapping) and driver.get("source") in ("assumed", "plan"):
-        return False
+        return None
     ks = _section(ctx)
-    return ks is not None and any(isinstance(f.get("driver_missing_count"), int) for f in _files(ks))
+    if ks is None or not any(isinstance(f.get("driver_missing_count"), int) for f in _files(ks)):
+        return None
+    return ks
+
+
+def driver_symbols_decide(ctx: Context) -> bool:
+    """Whether the probe's driver half decides driver-api alone: the driver's libcuda.so.1 was read for every
+    common_ops file the package ships (one left unread, or past MAX_FILES, may be the copy that loads: the
+    release-number rule then decides as well)."""
+    ks = _driver_read(ctx)
+    if ks is None or ks.get("files_skipped"):
+        return False
+    files = _files(ks)
+    return len(files) == len(ks["files"]) and all(isinstance(f.get("driver_missing_count"), int) for f in files)
 
 
 def driver_api_reasons(ctx: Context) -> list[Reason]:
     """A failing reason per common_ops file that calls a driver API function the driver's libcuda.so.1 does
-    not export; a pass otherwise ([] when the driver half does not decide)."""
-    if not driver_symbols_decide(ctx):
+    not export; a pass otherwise where the driver half decides (only the failures where it read some files but
+    not all: the release-number rule decides the rest; [] without a driver half)."""
+    if _driver_read(ctx) is None:
         return []
+    decides = driver_symbols_decide(ctx)
     ks = _section(ctx)
     assert ks is not None
     driver = ctx.facts.get("driver")
@@ -146,7 +171,7 @@ def driver_api_reasons(ctx: Context) -> list[Reason]:
                     "torch's ABI is not the problem",
                 }
             )
-        else:
+        elif decides:
             reasons.append(
                 {
                     **base,

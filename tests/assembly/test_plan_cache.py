@@ -562,3 +562,23 @@ def test_a_live_audit_hashes_the_manifests_beside_the_probes(
     main(["gate", "--dry-run", *argv[:4], "--", "python", "-m", "sglang.launch_server", "--model-path", "m"])
     capsys.readouterr()
     assert where and "MainThread" not in where
+
+
+def test_the_kernel_symbol_probe_time_is_not_part_of_the_key() -> None:
+    """facts.kernel_symbols.ms (the probe's own time) differs on every live audit of a box with a kernel
+    package: with it in the key the plan cache never hit there. What the checks read (the files' counts and
+    missing names) still makes a new key."""
+    section = {
+        "package": "sgl-kernel",
+        "version": "0.3.0",
+        "files": [{"path": "sgl_kernel/common_ops.abi3.so", "torch_symbols": 3, "torch_missing_count": 0}],
+        "bytes_read": 4096,
+        "ms": 5.31,
+    }
+    facts: dict[str, Any] = {"packages": {}, "kernel_symbols": section}
+    key = plan_cache.key_of(facts, {}, [])
+    assert plan_cache.key_of({**facts, "kernel_symbols": {**section, "ms": 7.02}}, {}, []) == key
+    assert section["ms"] == 5.31  # the caller's facts are not changed
+    other = json.loads(json.dumps(facts))
+    other["kernel_symbols"]["files"][0]["torch_missing_count"] = 1
+    assert plan_cache.key_of(other, {}, []) != key

@@ -145,6 +145,33 @@ def test_cuda_libs_from_ld_library_path_cache_and_defaults(tmp_path: Path) -> No
     assert libs["libcudart.so.13"] is None and libs["ld_cache"] == "file"
 
 
+def test_cuda_libs_cache_skips_a_32_bit_copy(tmp_path: Path) -> None:
+    """The ld.so cache of a multiarch box lists the i386 library too; the 64-bit loader skips it. A box with only
+    libnuma1:i386 has no libnuma.so.1 for sgl_kernel's common_ops (the libnuma rule must not pass); with both,
+    the 64-bit one is the answer, whichever the cache's string table lists first."""
+    i386 = "/usr/lib/i386-linux-gnu/libnuma.so.1"
+    amd64 = "/usr/lib/x86_64-linux-gnu/libnuma.so.1"
+    (tmp_path / "usr/lib/i386-linux-gnu").mkdir(parents=True)
+    (tmp_path / i386.lstrip("/")).write_bytes(b"\x7fELF\x01\x01\x01" + bytes(57))  # ELFCLASS32
+    (tmp_path / "etc").mkdir()
+    (tmp_path / "etc/ld.so.cache").write_bytes(_build_cache([("libnuma.so.1", i386, 0x803)]))
+    view = HostView(str(tmp_path))
+    assert probe_cuda_libs({}, view)["libnuma.so.1"] is None
+    (tmp_path / "usr/lib/x86_64-linux-gnu").mkdir(parents=True)
+    (tmp_path / amd64.lstrip("/")).write_bytes(b"\x7fELF\x02\x01\x01" + bytes(57))
+    (tmp_path / "etc/ld.so.cache").write_bytes(
+        _build_cache([("libnuma.so.1", i386, 0x803), ("libnuma.so.1", amd64, 0x303)])
+    )
+    # (the default directory would find it too: moved out of them to see the cache's answer)
+    moved = tmp_path / "opt/lib64/libnuma.so.1"
+    moved.parent.mkdir(parents=True)
+    (tmp_path / amd64.lstrip("/")).rename(moved)
+    (tmp_path / "etc/ld.so.cache").write_bytes(
+        _build_cache([("libnuma.so.1", i386, 0x803), ("libnuma.so.1", "/opt/lib64/libnuma.so.1", 0x303)])
+    )
+    assert probe_cuda_libs({}, view)["libnuma.so.1"] == "/opt/lib64/libnuma.so.1"
+
+
 def test_cuda_libs_without_or_with_a_broken_cache(tmp_path: Path) -> None:
     result = CudaLibsProbe().run(ProbeContext(env={}, root=tmp_path))
     assert result.status == "ok" and result.facts["cuda_libs"]["ld_cache"].startswith("unavailable")

@@ -175,3 +175,39 @@ def test_random_corruption_never_escapes_as_another_exception(tmp_path: Path) ->
         for _ in range(rng.randint(1, 8)):
             bad[rng.randrange(len(bad))] = rng.randrange(256)
         _bad(tmp_path, bytes(bad))  # an ElfError or a result; any other exception fails the test
+
+
+def test_no_symbol_table_is_an_error_not_an_empty_list(tmp_path: Path) -> None:
+    """A library whose dynamic section has no DT_SYMTAB has undefined symbols nobody read: an error (the probe
+    then says unknown), never `[]`, which the checks took for 'needs no torch symbol' and passed."""
+    data = bytearray(build_so(undefined=["_ZN3c104cuda9SetDeviceEab", "cuGreenCtxCreate"], needed=["libc10.so"]))
+    tag = struct.pack("<q", 6)  # DT_SYMTAB in the dynamic table (the last entries of the file): made DT_DEBUG
+    at = data.rfind(tag, 0, len(data) - 16)
+    assert at > 0 and at % 8 == 0
+    data[at : at + 8] = struct.pack("<q", 21)
+    path = tmp_path / "nosymtab.so"
+    path.write_bytes(bytes(data))
+    elf, syms = _syms(path)
+    with elf, pytest.raises(ElfError, match="DT_SYMTAB"):
+        syms.undefined()
+
+
+@pytest.mark.parametrize(("value", "info", "found"), [(0, 0x12, False), (0x1000, 0x13, False), (0x1000, 0x12, True)])
+def test_only_what_the_loader_binds_counts_as_defined(tmp_path: Path, value: int, info: int, found: bool) -> None:
+    """glibc's lookup skips a defined symbol with value 0 (not SHN_ABS, not TLS) and any type but NOTYPE, OBJECT,
+    FUNC, COMMON, TLS and GNU_IFUNC (a SECTION symbol, 0x13 here): those are not exports the import can bind."""
+    path = write_so(tmp_path / "lib.so", defined=["cuGreenCtxCreate", "other"])
+    elf, syms = _syms(path)
+    with elf:
+        data = bytearray(path.read_bytes())
+        for i in range(1, syms.symbol_count()):
+            at = syms._symtab + i * 24  # type: ignore[operator]
+            st_name = struct.unpack_from("<I", data, at)[0]
+            if syms.name_at(st_name) == "cuGreenCtxCreate":
+                data[at + 4] = info
+                struct.pack_into("<Q", data, at + 8, value)
+    path.write_bytes(bytes(data))
+    elf, syms = _syms(path)
+    with elf:
+        assert syms.defines("cuGreenCtxCreate") is found
+        assert syms.defines("other")

@@ -140,6 +140,30 @@ def test_broken_kernel_file_is_an_error_string(tmp_path: Path) -> None:
     assert "common_ops.abi3.so" in err and "\n" not in err
 
 
+@pytest.mark.parametrize("how", ["dangling", "loop", "fifo"])
+def test_unreadable_per_arch_copy_is_an_error_not_left_out(tmp_path: Path, how: str) -> None:
+    """A per-architecture copy that is a dangling symlink, a symlink loop or a FIFO is what sgl_kernel loads on
+    that GPU (and fails to): an error entry (the checks say unknown), not a file silently left out of the list
+    while the other copy passes."""
+    import os
+
+    site = _box(tmp_path, torch_exports=[SET_DEVICE_NEW], kernel_needs=[SET_DEVICE_NEW], driver_exports=None,
+                variants=("", "sm90"))  # fmt: skip
+    so = site / "sgl_kernel" / "sm90" / "common_ops.abi3.so"
+    so.unlink()
+    if how == "dangling":
+        os.symlink(tmp_path / "gone.so", so)
+    elif how == "loop":
+        os.symlink(so, so)
+    else:
+        os.mkfifo(so)
+    ks = probe_kernel_symbols(_packages(site), HostView("/"), None)
+    assert ks is not None
+    by_path = {f["path"]: f for f in ks["files"]}
+    assert "sgl_kernel/sm90/common_ops.abi3.so" in by_path, ks["files"]
+    assert "error" in by_path["sgl_kernel/sm90/common_ops.abi3.so"]
+
+
 def test_broken_torch_library_is_a_torch_error(tmp_path: Path) -> None:
     site = _box(tmp_path, torch_exports=[SET_DEVICE_NEW], kernel_needs=[SET_DEVICE_NEW], driver_exports=None)
     (site / "torch" / "lib" / "libc10_cuda.so").write_bytes(b"\x7fELF\x01" + b"\0" * 80)  # a 32-bit header
@@ -281,3 +305,55 @@ def test_probe_skips_an_image_view(tmp_path: Path) -> None:
     ctx = ProbeContext(env={}, view=NotAHost(), facts={"packages": _packages(site)})  # type: ignore[arg-type]
     result = KernelSymbolsProbe().run(ctx)
     assert result.status == "skipped" and "image" in str(result.reason) and result.facts == {}
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        # a second common_ops copy the probe could not read: its driver calls are unknown
+        {"files": [{"path": "sgl_kernel/sm100/common_ops.abi3.so", "error": "truncated"}]},
+        # more copies than the probe reads
+        {"files_skipped": 1},
+    ],
+)
+def test_driver_api_release_rule_decides_when_a_file_was_not_read(tmp_path: Path, extra: dict[str, Any]) -> None:
+    """A symbol half that read only some of the kernel's files does not silence the release rule: sgl-kernel
+    0.2.7 on a CUDA 12.2 driver still fails driver-api (green-context) when one copy went unread."""
+    facts = {
+        **BASE,
+        "driver": {"version": "535.86.10", "cuda": "12.2"},
+        "packages": {
+            "sgl-kernel": {"installed": True, "version": "0.2.7"},
+            "torch": {"installed": True, "version": "2.8.0"},
+        },
+        "kernel_symbols": {
+            "package": "sgl-kernel",
+            "version": "0.2.7",
+            "libcuda": "/usr/lib/x86_64-linux-gnu/libcuda.so.1",
+            "files": [_file(torch_missing_count=0, driver_symbols=0, driver_missing_count=0), *extra.get("files", [])],
+            **{k: v for k, v in extra.items() if k != "files"},
+        },
+    }
+    check = _report(tmp_path, facts)["driver-api"]
+    assert check["status"] == "failed", check
+    assert "cuGreenCtxDestroy" in " ".join(str(r.get("message")) for r in check["reasons"])
+
+
+def test_torch_abi_is_unknown_with_copies_past_the_limit(tmp_path: Path) -> None:
+    """Copies past MAX_FILES were not read: the judged ones passing does not make the check ok."""
+    facts = {
+        **BASE,
+        "packages": {
+            "sgl-kernel": {"installed": True, "version": "0.3.0"},
+            "torch": {"installed": True, "version": "2.8.0"},
+        },
+        "kernel_symbols": {
+            "package": "sgl-kernel",
+            "version": "0.3.0",
+            "files": [_file(torch_missing_count=0)],
+            "files_skipped": 2,
+        },
+    }
+    check = _report(tmp_path, facts)["sgl-kernel-torch-abi"]
+    assert check["status"] == "unknown", check
+    assert any("2" in str(r.get("message")) and "not read" in str(r.get("message")) for r in check["reasons"])
