@@ -1109,9 +1109,16 @@ def _default_features(
     spec = "--speculative-algorithm" in d.options
     topk = numeric(d.options.get("--speculative-eagle-topk"))
     out: list[tuple[str, str]] = []
-    for entry in auto.get("defaults") or []:
-        if not isinstance(entry, dict) or version_in(sglang_version, str(entry.get("versions") or "")) is not True:
-            continue
+    entries = [
+        e
+        for e in auto.get("defaults") or []
+        if isinstance(e, dict) and version_in(sglang_version, str(e.get("versions") or "")) is True
+    ]
+    # an entry with when_flags holds only while the command gives all of them, and then it replaces the entries
+    # without when_flags (a step of SGLang that picks before its default picker: deterministic inference's fallback)
+    flagged = [e for e in entries if e.get("when_flags") and all(_given(d, str(f)) for f in e["when_flags"])]
+    entries = flagged or [e for e in entries if not e.get("when_flags")]
+    for entry in entries:
         if (mla is None and entry.get("unread") == "unknown") is not unread:
             continue
         if not majors <= {int(m) for m in entry.get("majors") or []}:

@@ -27,6 +27,10 @@ from stackcheck.launch.refusals import refusal_problems
 ROOT = Path(__file__).resolve().parent.parent.parent
 SEED_AFTER = ROOT / "tests" / "recommend" / "seed-after" / "facts.json"  # SM120, SGLang 0.5.23
 FLAG = "--enable-deterministic-inference"
+DEEPSEEK_V2_LITE = {
+    "architectures": ["DeepseekV2ForCausalLM"], "model_type": "deepseek_v2", "hidden_size": 2048,
+    "num_attention_heads": 16, "num_key_value_heads": 16, "kv_lora_rank": 512, "v_head_dim": 128,
+}  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -108,3 +112,33 @@ def test_the_gate_refuses_a_deterministic_launch_sglang_cannot_start(tmp_path: P
     assert "deterministic-attention-backend" in text
     good = gate_json(SEED_AFTER, "--model-path", str(model), FLAG, "--attention-backend", "triton", dry_run=True)
     assert "deterministic-attention-backend" not in str(good)
+
+
+def picks(
+    mapping: dict[str, Any], version: str, majors: set[int], config: dict[str, Any] | None, *flags: str
+) -> list[str]:
+    from stackcheck.launch.refusals import auto_backend_features
+
+    d = gate.derive(["python", "-m", "sglang.launch_server", "--model", "m", *flags], mapping, {})
+    arch = str(config["architectures"][0]) if config else None
+    keys = attention_keys(config) if config else None
+    mla = None if config is None else "kv_lora_rank" in config
+    return sorted(f for f, _ in auto_backend_features(d, mapping, version, majors, "12.9", mla, arch, keys))
+
+
+def test_the_fallback_pick_is_required_where_sglang_makes_it(mapping: dict[str, Any]) -> None:
+    """0.5.4 and 0.5.12 on: with the flag and no attention flag SGLang falls back to fa3 on every GPU that is neither
+    SM100 nor SM120 (SM110 Thor, Ampere, Hopper), flashinfer there (triton for DeepSeek from 0.5.12), before its
+    default picker: the gate now requires that backend instead of the default (Llama 3 on SM110 needed flashinfer,
+    which SGLang does not use there). 0.5.5-0.5.11 run the default picker first: the defaults stay."""
+    for version in ("0.5.4", "0.5.12", "0.5.17", "0.5.23"):
+        for major in (8, 9, 11):
+            assert picks(mapping, version, {major}, LLAMA3, FLAG) == ["attention-fa3"], (version, major)
+            assert picks(mapping, version, {major}, DEEPSEEK_V2_LITE, FLAG) == ["attention-fa3"], (version, major)
+        assert picks(mapping, version, {12}, LLAMA3, FLAG) == ["attention-flashinfer"], version
+        assert picks(mapping, version, {11}, LLAMA3, FLAG, "--attention-backend", "triton") == [], version
+    for version in ("0.5.12", "0.5.23"):
+        assert picks(mapping, version, {12}, DEEPSEEK_V2_LITE, FLAG) == ["attention-triton"], version
+        assert picks(mapping, version, {10}, DEEPSEEK_R1, FLAG) == ["attention-trtllm-mla"], version  # its override
+    assert picks(mapping, "0.5.23", {11}, LLAMA3) != ["attention-fa3"]  # without the flag: the default picker's
+    assert picks(mapping, "0.5.9", {11}, LLAMA3, FLAG) == picks(mapping, "0.5.9", {11}, LLAMA3)

@@ -113,3 +113,34 @@ def test_the_deterministic_check_of_each_release_is_the_data(version: str) -> No
         assert (spec.get("default_outside_majors") == [10]) is (sm100 is not None), version
     if _picks_default(code):  # the releases with equal split flags (0.5.5 on): set before the check or not
         assert bool(entry.get("before_equal_split")) is (not compat_first), version
+
+
+@pytest.mark.registry
+@pytest.mark.parametrize("version", _versions())
+def test_the_fallback_pick_of_each_release_is_the_data(version: str) -> None:
+    """refusals.auto.attention_backend.defaults' deterministic entries (when_flags): exactly the releases whose
+    fallback runs (0.5.4, 0.5.12 on), with fa3 off SM100/SM120, flashinfer there and triton for the DeepSeek list
+    (0.5.6 on) as the wheel's fallback branch writes them."""
+    code = _code(version)
+    entry = _entry(version)
+    defaults = load([], env={}).launch["refusals"]["auto"]["attention_backend"]["defaults"]
+    mine = sorted(
+        (d["feature"], tuple(d["majors"]))
+        for d in defaults
+        if d.get("when_flags") and version_in(version, d["versions"]) is True
+    )
+    runs = entry["applies"] and entry["backend_list"]["unset"] == "fallback"
+    if not runs:
+        assert mine == [], version
+        return
+    handler = _handler(code)
+    branch = handler[handler.index("attention_backend is None:") :]
+    branch = branch[: branch.index("DETERMINISTIC_ATTENTION_BACKEND_CHOICES")]
+    assert re.search(r"is_sm100(_supported\(\))? or (get_platform\(\)\.)?is_sm120", branch), version
+    assigned = re.findall(r'(?:backend|attention_backend) = "(\w+)"', branch)
+    deepseek = "triton" in assigned
+    assert assigned == (["triton", "flashinfer", "fa3"] if deepseek else ["flashinfer", "fa3"]), (version, assigned)
+    want = [("attention-fa3", (7, 8, 9, 11)), ("attention-flashinfer", (10, 12))]
+    if deepseek:
+        want.append(("attention-triton", (10, 12)))
+    assert mine == sorted(want), version
