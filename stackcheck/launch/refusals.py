@@ -466,6 +466,115 @@ def _model_backend_refused(values: Mapping[str, Any], spec: Mapping[str, Any], a
     return _Judged(holds, text, listed, missing)
 
 
+class _GivenFlags:
+    """The flags a command gives, for `given` conditions: a flag launch.json lists (in the parsed options) or one
+    the gate passes through unread, spelt in full or abbreviated as argparse takes it."""
+
+    def __init__(self, d: Derived, declared: set[str] | None) -> None:
+        self.d = d
+        self.declared = declared
+
+    def __contains__(self, flag: object) -> bool:
+        if not isinstance(flag, str):
+            return False
+        if flag in self.d.options:
+            return True
+        return any(_spells(a.split("=", 1)[0], flag, self.declared) for a in self.d.sglang_args if a != "--")
+
+    def __str__(self) -> str:
+        return "the command's flags"
+
+
+def _override_backends(
+    d: Derived,
+    mapping: Mapping[str, Any],
+    version: str,
+    majors: set[int] | None,
+    architecture: str | None,
+    keys: Mapping[str, Any] | None,
+) -> set[str | None]:
+    """The attention backends a model's own override (launch.json refusals.auto.attention_backend.model_overrides)
+    can set before SGLang's later checks run, None for a GPU (or model) where it sets none. `architecture` None
+    (not read): every override of the release may be the model's, and the model may have none. An unknown torch
+    CUDA or GPU keeps every pick that may hold."""
+    auto = ((mapping.get("refusals") or {}).get("auto") or {}).get("attention_backend") or {}
+    seen = _seen_architecture(mapping, version, architecture, keys) if architecture is not None else None
+    out: set[str | None] = set()
+    for entry in auto.get("model_overrides") or []:
+        if not isinstance(entry, dict) or _version_in(version, str(entry.get("versions") or "")) is not True:
+            continue
+        if seen is not None and seen not in [str(a) for a in entry.get("architectures") or []]:
+            continue
+        wanted = [str(k) for k in entry.get("config_keys") or []]
+        if seen is not None and wanted and not any(k in (keys or {}) for k in wanted):
+            continue
+        if any(_given(d, str(f)) for f in entry.get("unless_flags") or []):
+            if seen is not None:
+                return {None}  # the model's own override, turned off by a flag
+            continue
+        for major in sorted(majors) if majors else [None]:
+            stopped = False
+            for pick in entry.get("picks") or []:
+                if major is not None and major not in {int(m) for m in pick.get("majors") or []}:
+                    continue
+                out.add(str(pick["backend"]))
+                if major is not None and pick.get("torch_cuda_min") is None:
+                    stopped = True  # the first pick that holds decides (one with a CUDA minimum may fall through)
+                    break
+            if not stopped:
+                other = entry.get("otherwise")
+                out.add(None if other is None else str(other))
+        if seen is not None:
+            return out  # the first entry that matches is the model's
+    out.add(None)  # no override (or, unread, the model may have none)
+    return out
+
+
+def _backend_list_refused(
+    values: Mapping[str, Any],
+    spec: Mapping[str, Any],
+    d: Derived,
+    mapping: Mapping[str, Any],
+    version: str,
+    majors: set[int] | None,
+    architecture: str | None,
+    keys: Mapping[str, Any] | None,
+) -> _Judged:
+    """Whether SGLang's check of attention_backend against a list (launch.json `backend_list`: deterministic
+    inference's) refuses the launch: the backend given, else the one a model override set before the check, else
+    what the release holds there (`unset`: refused, the check raises on None; fallback, it picks one of its list;
+    default_pick, the default picker ran first: outside the list only on default_outside_majors)."""
+    allowed = {str(b) for b in spec.get("allowed") or []}
+    given = values.get("attention_backend")
+    if isinstance(given, str) and given != "unset":
+        return _Judged(given not in allowed, f"attention backend {given}", ", ".join(sorted(allowed)))
+    outside_on = {int(m) for m in spec.get("default_outside_majors") or []}
+    verdicts: set[bool | None] = set()
+    names: list[str] = []
+    for backend in sorted(_override_backends(d, mapping, version, majors, architecture, keys), key=str):
+        if backend is not None:
+            verdicts.add(backend not in allowed)
+            names.append(f"{backend} (a model override's pick)")
+        elif spec.get("unset") == "refused":
+            verdicts.add(True)
+            names.append("none (SGLang has picked none yet when it checks)")
+        elif spec.get("unset") == "default_pick" and (majors is None or majors & outside_on):
+            verdicts.add(None)
+            names.append("the default pick, which may be outside the list on this GPU")
+        else:
+            verdicts.add(False)
+            names.append("none given (SGLang falls back to one of its list)")
+    if architecture is None and True in verdicts:
+        verdicts = (verdicts - {True}) | {None}  # the model may or may not be one whose override picks it
+    holds = None if None in verdicts else True if verdicts == {True} else False if verdicts == {False} else None
+    read = "architecture not read" if architecture is None else f"architecture {architecture}"
+    text = f"{read}, attention backend at the check: {' or '.join(names)}"
+    missing = None
+    if holds is None:
+        missing = "the attention backend SGLang holds when it checks (give --attention-backend one of the list)"
+    return _Judged(holds, text, ", ".join(sorted(allowed)), missing)
+
+
 def _uses_xqa(majors: set[int] | None, xqa_majors: Sequence[int]) -> Any:
     """Whether trtllm_mha decodes with XQA on this box's GPUs (unknown: no GPU read, or GPUs of both kinds)."""
     if majors is None:
@@ -505,6 +614,7 @@ def launch_values(
         d.sglang_args, "--speculative-draft-attention-backend", declared
     )
     values["dp_attention"] = bool(opts.get("--enable-dp-attention"))
+    values["flags_given"] = _GivenFlags(d, declared)
     algorithm = values["speculative_algorithm"]
     # the attention backend when the check runs: given, or not yet chosen (0.5.2-0.5.4), or chosen at start
     if values["attention_backend"] is None:
@@ -541,6 +651,12 @@ def launch_values(
         archs = read.get("architectures") if isinstance(read, Mapping) else None
         first = str(archs[0]) if isinstance(archs, list) and archs and isinstance(archs[0], str) else None
         values["model_backend_refused"] = _model_backend_refused(values, backend_spec, architecture or first)
+    list_spec = entry.get("backend_list")
+    if isinstance(list_spec, dict):  # a check of --attention-backend against a list, after the model overrides
+        keys = (models or {}).get("model")
+        values["backend_list_refused"] = _backend_list_refused(
+            values, list_spec, d, mapping, version, majors, architecture, keys if isinstance(keys, Mapping) else None
+        )
     gdn_spec = entry.get("hybrid_gdn")
     if isinstance(gdn_spec, dict):  # the hybrid GDN model's attention backends on Blackwell GPUs
         values["hybrid_gdn_backend_refused"] = _hybrid_gdn_refused(values, gdn_spec, majors, architecture, models or {})
@@ -554,6 +670,9 @@ def _holds(cond: Mapping[str, Any], values: Mapping[str, Any], entry: Mapping[st
         if any(p is True for p in parts):
             return True
         return None if any(p is None for p in parts) else False
+    if "given" in cond:  # a flag the command gives (a boolean flag launch.json may not list)
+        given = values.get("flags_given")
+        return isinstance(given, _GivenFlags) and str(cond["given"]) in given
     value = values.get(str(cond.get("fact")))
     if isinstance(value, _AutoBackend):
         if "in" in cond and not any(value.can_be(str(x)) for x in cond.get("in") or []):
@@ -592,6 +711,7 @@ _OBSERVE_LABEL = {
     "trtllm_gen_heads_unsupported": "",
     "hybrid_gdn_backend_refused": "",
     "model_backend_refused": "",
+    "backend_list_refused": "",
 }
 _UNKNOWN_SHOWN = {
     "model_architecture": "not read (the model was not found)",
@@ -700,7 +820,7 @@ def refusal_problems(
             continue
         if isinstance(declared, _Unset):
             declared = _declared_in(mapping, sglang_version)
-        after = not rule.get("before_equal_split")
+        after = not entry.get("before_equal_split", rule.get("before_equal_split"))
         values = launch_values(d, mapping, sglang_version, entry, majors, architecture, models, declared, after)
         conds = [c for c in [*(rule.get("when") or []), *(entry.get("also") or [])] if isinstance(c, dict)]
         results = [_holds(c, values, entry) for c in conds]
@@ -989,9 +1109,16 @@ def _default_features(
     spec = "--speculative-algorithm" in d.options
     topk = numeric(d.options.get("--speculative-eagle-topk"))
     out: list[tuple[str, str]] = []
-    for entry in auto.get("defaults") or []:
-        if not isinstance(entry, dict) or version_in(sglang_version, str(entry.get("versions") or "")) is not True:
-            continue
+    entries = [
+        e
+        for e in auto.get("defaults") or []
+        if isinstance(e, dict) and version_in(sglang_version, str(e.get("versions") or "")) is True
+    ]
+    # an entry with when_flags holds only while the command gives all of them, and then it replaces the entries
+    # without when_flags (a step of SGLang that picks before its default picker: deterministic inference's fallback)
+    flagged = [e for e in entries if e.get("when_flags") and all(_given(d, str(f)) for f in e["when_flags"])]
+    entries = flagged or [e for e in entries if not e.get("when_flags")]
+    for entry in entries:
         if (mla is None and entry.get("unread") == "unknown") is not unread:
             continue
         if not majors <= {int(m) for m in entry.get("majors") or []}:

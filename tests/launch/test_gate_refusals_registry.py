@@ -43,6 +43,8 @@ CHECK_TEXT = {
     "mla-attention-backend": "Invalid attention backend for MLA",
     # the Llama 4 assertion from 0.5.6, after SGLang's own pick (its message goes on with ' but got ...')
     "llama4-listed-attention-backend": "is required for Llama4 model but got",
+    # deterministic inference's list (tests/launch/test_gate_deterministic_registry.py reads the rest)
+    "deterministic-attention-backend": "attention backends are supported for deterministic inference",
 }
 # a rule checked outside the argument handling: the module of the wheel that holds its check
 CHECK_FILE = {
