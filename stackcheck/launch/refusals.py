@@ -41,7 +41,7 @@ silent rather than guess: the flags themselves are judged by release_problems).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 from stackcheck.launch.gate import Derived, Problem, _declared_in
 from stackcheck.lean_typing import TYPE_CHECKING
@@ -485,6 +485,25 @@ class _GivenFlags:
         return "the command's flags"
 
 
+def _overrides_of(
+    mapping: Mapping[str, Any], version: str, architecture: str | None, keys: Mapping[str, Any] | None
+) -> Iterator[dict[str, Any]]:
+    """The entries of launch.json refusals.auto.attention_backend.model_overrides that may be the model's, in
+    order: those of the release whose architectures hold `architecture` (as SGLang sees it) and whose config_keys,
+    if any, the config.json keys `keys` have one of; `architecture` None (not read): every entry of the release."""
+    auto = ((mapping.get("refusals") or {}).get("auto") or {}).get("attention_backend") or {}
+    for entry in auto.get("model_overrides") or []:
+        if not isinstance(entry, dict) or _version_in(version, str(entry.get("versions") or "")) is not True:
+            continue
+        if architecture is not None:
+            if architecture not in [str(a) for a in entry.get("architectures") or []]:
+                continue
+            wanted = [str(k) for k in entry.get("config_keys") or []]
+            if wanted and not any(k in (keys or {}) for k in wanted):
+                continue
+        yield entry
+
+
 def _override_backends(
     d: Derived,
     mapping: Mapping[str, Any],
@@ -497,17 +516,9 @@ def _override_backends(
     can set before SGLang's later checks run, None for a GPU (or model) where it sets none. `architecture` None
     (not read): every override of the release may be the model's, and the model may have none. An unknown torch
     CUDA or GPU keeps every pick that may hold."""
-    auto = ((mapping.get("refusals") or {}).get("auto") or {}).get("attention_backend") or {}
     seen = _seen_architecture(mapping, version, architecture, keys) if architecture is not None else None
     out: set[str | None] = set()
-    for entry in auto.get("model_overrides") or []:
-        if not isinstance(entry, dict) or _version_in(version, str(entry.get("versions") or "")) is not True:
-            continue
-        if seen is not None and seen not in [str(a) for a in entry.get("architectures") or []]:
-            continue
-        wanted = [str(k) for k in entry.get("config_keys") or []]
-        if seen is not None and wanted and not any(k in (keys or {}) for k in wanted):
-            continue
+    for entry in _overrides_of(mapping, version, seen, keys):
         if any(_given(d, str(f)) for f in entry.get("unless_flags") or []):
             if seen is not None:
                 return {None}  # the model's own override, turned off by a flag
@@ -883,9 +894,6 @@ def _override_features(
     model's override: a flag of its unless_flags, or a GPU where no pick holds and `otherwise` is null, leaves the
     backend to the defaults. `architecture` None (not read): the picks of every override of the release, which the
     model may or may not have (the caller judges them as unknown, not ok)."""
-    from stackcheck.facts.versions import version_in
-
-    auto = ((mapping.get("refusals") or {}).get("auto") or {}).get("attention_backend") or {}
     option: Mapping[str, Any] = next(
         (o for o in mapping.get("options") or [] if o.get("flag") == "--attention-backend"), {}
     )
@@ -893,15 +901,7 @@ def _override_features(
     cuda = numeric(torch_cuda)
     applies = False
     out: list[tuple[str, str]] = []
-    for entry in auto.get("model_overrides") or []:
-        if not isinstance(entry, dict) or version_in(sglang_version, str(entry.get("versions") or "")) is not True:
-            continue
-        archs = [str(a) for a in entry.get("architectures") or []]
-        if architecture is not None and architecture not in archs:
-            continue
-        wanted = [str(k) for k in entry.get("config_keys") or []]
-        if architecture is not None and wanted and not any(k in (keys or {}) for k in wanted):
-            continue
+    for entry in _overrides_of(mapping, sglang_version, architecture, keys):
         if any(str(f) in d.options for f in entry.get("unless_flags") or []):
             if architecture is not None:
                 break  # the model's own override, turned off by a flag: the defaults decide
@@ -922,7 +922,7 @@ def _override_features(
                     falls = True
                 else:
                     picked.add(str(entry.get("otherwise")))
-        who = architecture or " / ".join(archs)
+        who = architecture or " / ".join(str(a) for a in entry.get("architectures") or [])
         for backend in sorted(picked):
             for feature in choices.get(backend) or []:
                 why = f"without an attention flag SGLang {sglang_version}'s override for {who} picks {backend} here"
@@ -1003,16 +1003,7 @@ def _given(d: Derived, flag: str) -> bool:
 def _is_dsa(mapping: Mapping[str, Any], sglang_version: str, architecture: str, keys: Mapping[str, Any] | None) -> bool:
     """Whether SGLang takes the model for a DSA one: an entry of model_overrides with config_keys (index_topk)
     matches its release, architecture (as SGLang sees it) and config.json keys."""
-    from stackcheck.facts.versions import version_in
-
-    auto = ((mapping.get("refusals") or {}).get("auto") or {}).get("attention_backend") or {}
-    for entry in auto.get("model_overrides") or []:
-        wanted = [str(k) for k in entry.get("config_keys") or []] if isinstance(entry, dict) else []
-        if not wanted or version_in(sglang_version, str(entry.get("versions") or "")) is not True:
-            continue
-        if architecture in (entry.get("architectures") or []) and any(k in (keys or {}) for k in wanted):
-            return True
-    return False
+    return any(entry.get("config_keys") for entry in _overrides_of(mapping, sglang_version, architecture, keys))
 
 
 def dsa_kernel_features(
