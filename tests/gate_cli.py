@@ -81,3 +81,22 @@ def model_dir(tmp_path: Path, name: str, config: dict[str, Any] | None) -> Path:
     if config is not None:
         (model / "config.json").write_text(json.dumps(config))
     return model
+
+
+def rule_status(
+    mapping: dict[str, Any],
+    rule_id: str,
+    version: str,
+    majors: set[int] | None,
+    arch: str | None,
+    models: dict[str, Any],
+    *flags: str,
+) -> str:
+    """The status of one refusal rule of launch.json (`rule_id`) for `python -m sglang.launch_server --model m FLAGS`
+    with that SGLang release, GPU majors, model architecture and model reading; "ok" when the rule says nothing."""
+    from stackcheck.launch import gate
+    from stackcheck.launch.refusals import refusal_problems
+
+    d = gate.derive(["python", "-m", "sglang.launch_server", "--model", "m", *flags], mapping, {})
+    got = [p for p in refusal_problems(d, mapping, version, majors, arch, models) if p.subject == f"refusal {rule_id}"]
+    return str(got[0].status) if got else "ok"

@@ -17,12 +17,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gate_cli import DEEPSEEK_R1, GPT_OSS, LLAMA3, gate_json, model_dir
+from gate_cli import DEEPSEEK_R1, GPT_OSS, LLAMA3, gate_json, model_dir, rule_status
 
 from stackcheck.knowledge.loader import load
 from stackcheck.launch import gate
 from stackcheck.launch.preflight.model import attention_keys
-from stackcheck.launch.refusals import refusal_problems
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 SEED_AFTER = ROOT / "tests" / "recommend" / "seed-after" / "facts.json"  # SM120, SGLang 0.5.23
@@ -41,12 +40,9 @@ def mapping() -> dict[str, Any]:
 def rule(
     mapping: dict[str, Any], version: str, majors: set[int] | None, config: dict[str, Any] | None, *flags: str
 ) -> str:
-    d = gate.derive(["python", "-m", "sglang.launch_server", "--model", "m", *flags], mapping, {})
     arch = str(config["architectures"][0]) if config else None
     models = {"model": attention_keys(config) if config is not None else None}
-    got = [p for p in refusal_problems(d, mapping, version, majors, arch, models)
-           if p.subject == "refusal deterministic-attention-backend"]  # fmt: skip
-    return str(got[0].status) if got else "ok"
+    return rule_status(mapping, "deterministic-attention-backend", version, majors, arch, models, *flags)
 
 
 def test_0_5_3_without_an_attention_backend_is_refused(mapping: dict[str, Any]) -> None:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gate_cli import DEEPSEEK_R1, DEEPSEEK_V32, DSA_AS_V3, EXAONE4, LLAMA3, gate_json, model_dir
+from gate_cli import DEEPSEEK_R1, DEEPSEEK_V32, DSA_AS_V3, EXAONE4, LLAMA3, gate_json, model_dir, rule_status
 
 from stackcheck.knowledge.loader import load
 from stackcheck.launch import gate
@@ -257,14 +257,9 @@ def test_an_unread_model_is_unknown_where_the_dsa_kernel_is_not_ok(tmp_path: Pat
 
 
 def mla_rule(mapping: dict[str, Any], version: str, config: dict[str, Any] | None, *flags: str) -> str:
-    from stackcheck.launch.refusals import refusal_problems
-
-    d = gate.derive(["python", "-m", "sglang.launch_server", "--model", "m", *flags], mapping, {})
     arch = str(config["architectures"][0]) if config else None
     models = {"model": attention_keys(config) if config is not None else None}
-    got = [p for p in refusal_problems(d, mapping, version, {10}, arch, models)
-           if p.subject == "refusal mla-attention-backend"]  # fmt: skip
-    return str(got[0].status) if got else "ok"
+    return rule_status(mapping, "mla-attention-backend", version, {10}, arch, models, *flags)
 
 
 def test_an_mla_model_on_a_backend_outside_the_mla_list_is_refused_in_0_5_1_to_0_5_4(mapping: dict[str, Any]) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gate_cli import GPT_OSS, LLAMA3, LLAMA4, OLMO2, gate_json, model_dir
+from gate_cli import GPT_OSS, LLAMA3, LLAMA4, OLMO2, gate_json, model_dir, rule_status
 
 from stackcheck.knowledge.loader import load
 from stackcheck.launch import gate
@@ -83,12 +83,7 @@ def test_the_gate_on_a_gb10_needs_triton_for_gpt_oss(tmp_path: Path) -> None:
 
 
 def gpt_oss_rule(mapping: dict[str, Any], version: str, arch: str | None, *flags: str) -> str:
-    from stackcheck.launch.refusals import refusal_problems
-
-    d = gate.derive(["python", "-m", "sglang.launch_server", "--model", "m", *flags], mapping, {})
-    got = [p for p in refusal_problems(d, mapping, version, {9}, arch, {"model": None})
-           if p.subject == "refusal gpt-oss-attention-backend"]  # fmt: skip
-    return str(got[0].status) if got else "ok"
+    return rule_status(mapping, "gpt-oss-attention-backend", version, {9}, arch, {"model": None}, *flags)
 
 
 def test_gpt_oss_on_a_backend_sglang_does_not_list_is_refused(mapping: dict[str, Any]) -> None:
@@ -158,12 +153,7 @@ def test_the_gate_refuses_a_default_olmo2_launch_on_sm120(tmp_path: Path) -> Non
 
 
 def olmo2_rule(mapping: dict[str, Any], version: str, arch: str | None, *flags: str) -> str:
-    from stackcheck.launch.refusals import refusal_problems
-
-    d = gate.derive(["python", "-m", "sglang.launch_server", "--model", "m", *flags], mapping, {})
-    got = [p for p in refusal_problems(d, mapping, version, {12}, arch, {"model": None})
-           if p.subject == "refusal olmo2-attention-backend"]  # fmt: skip
-    return str(got[0].status) if got else "ok"
+    return rule_status(mapping, "olmo2-attention-backend", version, {12}, arch, {"model": None}, *flags)
 
 
 def test_olmo2_on_flashinfer_is_refused(mapping: dict[str, Any]) -> None:
@@ -198,12 +188,7 @@ def test_the_gate_refuses_olmo2_on_flashinfer(tmp_path: Path) -> None:
 
 
 def llama4_rule(mapping: dict[str, Any], version: str, arch: str | None, *flags: str) -> str:
-    from stackcheck.launch.refusals import refusal_problems
-
-    d = gate.derive(["python", "-m", "sglang.launch_server", "--model", "m", *flags], mapping, {})
-    got = [p for p in refusal_problems(d, mapping, version, {12}, arch, {"model": None})
-           if p.subject == "refusal llama4-listed-attention-backend"]  # fmt: skip
-    return str(got[0].status) if got else "ok"
+    return rule_status(mapping, "llama4-listed-attention-backend", version, {12}, arch, {"model": None}, *flags)
 
 
 def test_the_llama4_override_and_its_list(mapping: dict[str, Any]) -> None:
