@@ -54,6 +54,14 @@ class _Pattern:
         return getattr(compiled, name)
 
 
+def compile_patterns() -> None:
+    """Compile every pattern of this module now (a caller with time to spare: the gate's loading thread, while
+    the probes wait on the driver), so that masking a decision after the facts arrive compiles none."""
+    for value in list(globals().values()):
+        if isinstance(value, _Pattern):
+            value.pattern  # noqa: B018 - the first attribute read compiles it
+
+
 def _lazy(pattern: str, flags: int = 0) -> re.Pattern[str]:
     """A pattern compiled on first use, typed as the compiled pattern it stands for."""
     return cast("re.Pattern[str]", _Pattern(pattern, flags))

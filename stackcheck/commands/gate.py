@@ -416,6 +416,7 @@ def _decide_with(
 
     def also() -> None:  # (in build_report's loading thread, while the probes wait on the driver)
         _import_later()
+        _prepare(manifests, advice=launch_command is not None and not args.quiet, implied=bool(opts.facts_file))
         if not opts.facts_file:  # the plan key's part that is not the facts, for a refusal's plan
             from stackcheck.assembly import plan_cache
 
@@ -583,6 +584,35 @@ def _import_later() -> None:
         try:
             import_module(name)
         except Exception:  # noqa: S112 - imported again, and the error raised, where it is used
+            continue
+
+
+#: the manifest documents the decision reads after the facts arrive (the verdicts: components, architectures,
+#: gates; the report: meta; the decision: sources) beside those read before (features, checks, launch, preflight)
+_LATER_DOCUMENTS = ("components.json", "architectures.json", "gates.json", "meta.json", "sources.json")
+
+
+def _prepare(manifests: Any, advice: bool, implied: bool) -> None:
+    """What the decision needs that does not depend on the facts, done in build_report's loading thread while the
+    probes wait on the driver (after _import_later): the manifest documents parsed (recommend.json with the
+    advice), the refusal rules' module imported (facts.implied with a facts file), every rule's shape worked out
+    (verdicts.engine.prepare), the masking's patterns compiled. Nothing here changes a result: each is the
+    memo or module the decision would fill or import itself. Anything that fails is skipped here, and fails
+    again where the decision reads it (a manifest that is not JSON: its error, as before)."""
+    from importlib import import_module
+
+    names = [*_LATER_DOCUMENTS, *(("recommend.json",) if advice else ())]
+    steps: list[Any] = [lambda name=name: manifests.doc(name) for name in names]
+    modules = ["stackcheck.launch.refusals", "stackcheck.verdicts.kernel_symbols"]
+    if implied:
+        modules.append("stackcheck.facts.implied")
+    steps += [lambda name=name: import_module(name) for name in modules]
+    steps.append(lambda: import_module("stackcheck.verdicts.engine").prepare(manifests))
+    steps.append(lambda: import_module("stackcheck.redact").compile_patterns())
+    for step in steps:
+        try:
+            step()
+        except Exception:  # noqa: S112 - done again, and the error raised, where the decision needs it
             continue
 
 
