@@ -595,10 +595,10 @@ _LATER_DOCUMENTS = ("components.json", "architectures.json", "gates.json", "meta
 def _prepare(manifests: Any, advice: bool, implied: bool) -> None:
     """What the decision needs that does not depend on the facts, done in build_report's loading thread while the
     probes wait on the driver (after _import_later): the manifest documents parsed (recommend.json with the
-    advice), the refusal rules' module imported (facts.implied with a facts file), every rule's shape worked out
-    (verdicts.engine.prepare), the masking's patterns compiled. Nothing here changes a result: each is the
-    memo or module the decision would fill or import itself. Anything that fails is skipped here, and fails
-    again where the decision reads it (a manifest that is not JSON: its error, as before)."""
+    advice), the refusal rules' module imported (facts.implied with a facts file), the shipped architecture rules
+    read, every rule's shape worked out (verdicts.engine.prepare), the masking's patterns compiled. Nothing here
+    changes a result: each is the memo or module the decision would fill or import itself. Anything that fails
+    is skipped here, and fails again where the decision reads it (a manifest that is not JSON: its error)."""
     from importlib import import_module
 
     names = [*_LATER_DOCUMENTS, *(("recommend.json",) if advice else ())]
@@ -607,6 +607,7 @@ def _prepare(manifests: Any, advice: bool, implied: bool) -> None:
     if implied:
         modules.append("stackcheck.facts.implied")
     steps += [lambda name=name: import_module(name) for name in modules]
+    steps.append(lambda: import_module("stackcheck.facts.archs").shipped_rules())
     steps.append(lambda: import_module("stackcheck.verdicts.engine").prepare(manifests))
     steps.append(lambda: import_module("stackcheck.redact").compile_patterns())
     for step in steps:
