@@ -54,11 +54,12 @@ class _Pattern:
         return getattr(compiled, name)
 
 
-def compile_patterns() -> None:
-    """Compile every pattern of this module now (a caller with time to spare: the gate's loading thread, while
-    the probes wait on the driver), so that masking a decision after the facts arrive compiles none."""
-    for value in list(globals().values()):
-        if isinstance(value, _Pattern):
+def compile_patterns(names: tuple[str, ...] | None = None) -> None:
+    """Compile this module's patterns named (by their names here; all when None) now: a caller with time to
+    spare (the gate's loading thread, while the probes wait on the driver) so that masking a decision after the
+    facts arrive compiles none. A name that is not a pattern here is skipped."""
+    for name, value in list(globals().items()):
+        if isinstance(value, _Pattern) and (names is None or name in names):
             value.pattern  # noqa: B018 - the first attribute read compiles it
 
 
