@@ -236,11 +236,31 @@ def run(args: argparse.Namespace) -> int:
             "facts": rec.facts_after,
         }
         write_atomic(args.plan_facts, json_document(after))
+    _mask_secrets(doc)
     from stackcheck.knowledge.sources import normalize
 
     doc = {"schema_version": SCHEMA_VERSION, **normalize(doc, manifests.sources)}  # every `source` and `evidence`
     emit(RECOMMEND_FORMATS[format_choice(args)](doc, render_options(args)), args)  # as [{id, title, url}]
     return EXIT_FINDING if rec.diff else EXIT_OK
+
+
+def _mask_secrets(doc: dict[str, Any]) -> None:
+    """Nothing secret from the given command line leaves the box: the values of secret flags (--api-key, ...),
+    credentials in URLs and secret assignments (HF_TOKEN=...) are masked in the given and the recommended
+    command, and in every message; a note says so, since the printed line then needs the value put back."""
+    from stackcheck.redact import MASK, redact_argv, redact_tree
+
+    masked = False
+    for key in ("given", "command"):
+        if isinstance(doc.get(key), list):
+            shown = redact_argv([str(a) for a in doc[key]])
+            masked = masked or shown != [str(a) for a in doc[key]]
+            doc[key] = shown
+    for key, value in list(doc.items()):
+        if key not in ("given", "command"):
+            doc[key] = redact_tree(value)
+    if masked and isinstance(doc.get("notes"), list):
+        doc["notes"].append(f"secret values of the given command are shown as {MASK}: put them back before running it")
 
 
 def box_summary(facts: Any) -> str:

@@ -511,3 +511,23 @@ def test_bad_recommend_manifest_is_reported_with_its_path(tmp_path: Path, change
     rc, text = run("manifests", "validate", str(tmp_path))
     assert rc == 2
     assert needle in text and "recommend.json: $." in text
+
+
+# ---- secrets of a given command line; a model in the Hugging Face cache ------------------------------------------
+
+
+def test_secrets_of_the_given_command_never_leave_the_box() -> None:
+    given = [
+        "--", "env", "HF_TOKEN=hf_abcdefghSECRET1234567", "python", "-m", "sglang.launch_server",
+        "--model-path", "https://user:pwSECRET@models.example/x", "--api-key", "sk-SECRET12345678", "--tp", "8",
+    ]  # fmt: skip
+    for fmt in ("json", "text", "shell"):
+        rc, text = run("recommend", "--facts", str(SEED_AFTER), "--format", fmt, *given)
+        assert rc in (0, 1), text
+        assert "SECRET" not in text, fmt
+    _, doc = recommend_json("--facts", str(SEED_AFTER), *given)
+    assert "--api-key" in doc["given"] and "***" in doc["given"]
+    assert doc["command"][doc["command"].index("--api-key") + 1] == "***"
+    assert any("put them back" in n for n in doc["notes"])
+    _, doc = recommend_json("--facts", str(SEED_AFTER), "--", "python", "-m", "sglang.launch_server", "--tp", "8")
+    assert not any("put them back" in n for n in doc["notes"])  # nothing masked: no note
