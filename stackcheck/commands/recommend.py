@@ -34,7 +34,11 @@ MAX_CONFIG_BYTES = 4 * 1024 * 1024
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_facts_options(p)
     add_output_options(p, RECOMMEND_FORMATS)
-    p.add_argument("--model-path", metavar="M", help="the model (a local directory's config.json is read)")
+    p.add_argument(
+        "--model-path",
+        metavar="M",
+        help="the model: a local directory, or a Hugging Face id in the hub cache (its config.json is read)",
+    )
     p.add_argument("--tp", type=int, metavar="N", help="tensor-parallel size (default: the number of GPUs)")
     p.add_argument("--goal", choices=["latency", "throughput"], default="latency", help="what to optimise")
     p.add_argument(
@@ -73,8 +77,25 @@ def _command(args: argparse.Namespace) -> list[str] | None:
     return cmd[1:]
 
 
+def find_model(spec: str | None, argv: list[str]) -> tuple[str | None, str | None]:
+    """The model directory to read for `spec` and how it was found, the gate's way (SGLang's order): a local
+    directory, else a Hugging Face repository id in the hub cache (--download-dir, HF_HUB_CACHE, HF_HOME, ...;
+    --revision), never the network. (None, why not) when there is nothing local to read."""
+    if not spec:
+        return None, None
+    from stackcheck.launch.preflight.model import home_dir, locate
+    from stackcheck.readers.fsview import HostView
+
+    env = dict(os.environ)
+    directory, how = locate(
+        HostView(), spec, env, _arg_value(argv, ("--download-dir",)), _arg_value(argv, ("--revision",)),
+        os.getcwd(), home_dir(env),
+    )  # fmt: skip
+    return directory, how
+
+
 def model_facts(path: str | None) -> tuple[dict[str, Any], str | None, dict[str, Any] | None]:
-    """Launch facts read from a local model directory's config.json: quantization, MLA, attention sinks,
+    """Launch facts read from a model directory's config.json: quantization, MLA, attention sinks,
     dtype. (facts, where they came from, the config itself) or ({}, None, None) when there is no local config to
     read."""
     if not path:
@@ -143,7 +164,11 @@ def launch_facts(
             assumptions.append(f"tensor-parallel size {launch['tp']}: every visible GPU (give --tp N)")
     if gpu_count and launch["tp"] > gpu_count:
         raise UsageError(f"tensor-parallel size {launch['tp']} is larger than the {gpu_count} GPU(s) of this box")
-    model, where, config = model_facts(model_path)
+    argv = list(derived.sglang_args) if derived is not None else []
+    directory, how = find_model(model_path, argv)
+    model, where, config = model_facts(directory)
+    if where is not None and how != "local directory":
+        assumptions.append(f"model {model_path}: config read from the {how}")
     for key, value in model.items():
         if key == "model_dtype":
             if launch["dtype"] == "auto":
@@ -156,8 +181,9 @@ def launch_facts(
     if where is None:
         launch.setdefault("mla", False)
         launch.setdefault("attention_sinks", False)
+        why = f" ({how})" if how else ""  # (not the spec itself: a URL may carry credentials)
         assumptions.append(
-            "a standard (MHA) model without attention sinks: no local model config was read "
+            f"a standard (MHA) model without attention sinks: no local model config was read{why} "
             "(give --model-path DIR with its config.json)"
         )
     if args.assume_p2p_hang:

@@ -531,3 +531,42 @@ def test_secrets_of_the_given_command_never_leave_the_box() -> None:
     assert any("put them back" in n for n in doc["notes"])
     _, doc = recommend_json("--facts", str(SEED_AFTER), "--", "python", "-m", "sglang.launch_server", "--tp", "8")
     assert not any("put them back" in n for n in doc["notes"])  # nothing masked: no note
+
+
+def _hub_model(hub: Path, repo: str, config: dict[str, Any], revision: str = "main") -> Path:
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    repo_dir = hub / ("models--" + repo.replace("/", "--"))
+    snap = repo_dir / "snapshots" / commit
+    snap.mkdir(parents=True)
+    (repo_dir / "refs").mkdir()
+    (repo_dir / "refs" / revision).write_text(commit)
+    (snap / "config.json").write_text(json.dumps(config))
+    return snap
+
+
+def test_model_id_is_read_from_the_hugging_face_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    hub = tmp_path / "hub"
+    _hub_model(hub, "openai/gpt-oss-120b", {"model_type": "gpt_oss", "quantization_config": {"quant_method": "mxfp4"}})
+    monkeypatch.setenv("HF_HUB_CACHE", str(hub))
+    monkeypatch.chdir(tmp_path)
+    _, doc = recommend_json("--facts", str(SEED_AFTER), "--model-path", "openai/gpt-oss-120b")
+    chosen = {c["decision"]: c["option"] for c in doc["choices"]}
+    assert chosen["attention"] == "triton-sm12x"  # attention sinks, read from the cached config
+    assert chosen["mxfp4-moe"] == "mxfp4-auto-sm12x"
+    assert any("config read from the Hugging Face cache" in a and "HF_HUB_CACHE" in a for a in doc["assumptions"])
+    assert not any("no local model config" in a for a in doc["assumptions"])
+    # the same id named in a given command, with --download-dir taking the place of HF_HUB_CACHE
+    monkeypatch.delenv("HF_HUB_CACHE")
+    other = tmp_path / "dl"
+    _hub_model(other, "org/mla", {"model_type": "deepseek_v3", "kv_lora_rank": 512})
+    _, doc = recommend_json(
+        "--facts", str(SEED_AFTER), "--", "python", "-m", "sglang.launch_server", "--tp", "8",
+        "--model-path", "org/mla", "--download-dir", str(other),
+    )  # fmt: skip
+    assert {c["decision"]: c["option"] for c in doc["choices"]}["attention"] == "triton-sm12x"
+    assert any("--download-dir" in a for a in doc["assumptions"])
+    # not cached: the assumption says where it was looked for
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty"))
+    _, doc = recommend_json("--facts", str(SEED_AFTER), "--model-path", "org/absent")
+    said = [a for a in doc["assumptions"] if "no local model config" in a]
+    assert said and "not in the Hugging Face cache" in said[0]
