@@ -94,10 +94,14 @@ def find_model(spec: str | None, argv: list[str]) -> tuple[str | None, str | Non
     return directory, how
 
 
-def model_facts(path: str | None) -> tuple[dict[str, Any], str | None, dict[str, Any] | None]:
+def model_facts(
+    path: str | None, mla_architectures: list[str] | None = None
+) -> tuple[dict[str, Any], str | None, dict[str, Any] | None]:
     """Launch facts read from a model directory's config.json: quantization, MLA, attention sinks,
     dtype. (facts, where they came from, the config itself) or ({}, None, None) when there is no local config to
-    read."""
+    read. MLA is decided as the gate's preflight and SGLang's ModelConfig decide it, by the architecture
+    (`mla_architectures`, manifests/preflight.json); a config that names no architecture falls back to the
+    presence of kv_lora_rank."""
     if not path:
         return {}, None, None
     config = Path(path) / "config.json"
@@ -121,7 +125,12 @@ def model_facts(path: str | None) -> tuple[dict[str, Any], str | None, dict[str,
             out["quantization"] = method
     else:
         out["quantization"] = "none"
-    out["mla"] = bool(text.get("kv_lora_rank"))
+    listed = data.get("architectures")
+    names = [a for a in listed if isinstance(a, str)] if isinstance(listed, list) else []
+    if names and mla_architectures is not None:
+        out["mla"] = bool(set(names) & set(mla_architectures))
+    else:
+        out["mla"] = bool(text.get("kv_lora_rank"))
     out["attention_sinks"] = str(text.get("model_type") or data.get("model_type")) == "gpt_oss"
     dtype = text.get("torch_dtype") or data.get("torch_dtype") or text.get("dtype")
     if isinstance(dtype, str):
@@ -139,7 +148,7 @@ def _arg_value(argv: list[str], names: tuple[str, ...]) -> str | None:
 
 
 def launch_facts(
-    args: argparse.Namespace, derived: Any, gpu_count: int
+    args: argparse.Namespace, derived: Any, gpu_count: int, mla_architectures: list[str] | None = None
 ) -> tuple[dict[str, Any], list[str], str | None, dict[str, Any] | None]:
     """The launch facts of the request, what was assumed, the model path, and the model's config.json (None: not
     read)."""
@@ -166,7 +175,7 @@ def launch_facts(
         raise UsageError(f"tensor-parallel size {launch['tp']} is larger than the {gpu_count} GPU(s) of this box")
     argv = list(derived.sglang_args) if derived is not None else []
     directory, how = find_model(model_path, argv)
-    model, where, config = model_facts(directory)
+    model, where, config = model_facts(directory, mla_architectures)
     if where is not None and how != "local directory":
         assumptions.append(f"model {model_path}: config read from the {how}")
     for key, value in model.items():
@@ -225,7 +234,10 @@ def run(args: argparse.Namespace) -> int:
         derived = gate.derive(command, manifests.launch, env)
         if derived.entrypoint is None:
             raise UsageError("the command after -- is not an SGLang launch (python -m sglang.launch_server ...)")
-    launch, assumptions, model_path, config = launch_facts(args, derived, len(facts.get("gpus") or []))
+    mla_list = ((manifests.preflight.get("model") or {}).get("mla_architectures") or {}).get("values")
+    launch, assumptions, model_path, config = launch_facts(
+        args, derived, len(facts.get("gpus") or []), [str(a) for a in mla_list] if isinstance(mla_list, list) else None
+    )
     from stackcheck.launch.preflight.model import attention_keys
 
     listed = config.get("architectures") if config is not None else None

@@ -570,3 +570,26 @@ def test_model_id_is_read_from_the_hugging_face_cache(tmp_path: Path, monkeypatc
     _, doc = recommend_json("--facts", str(SEED_AFTER), "--model-path", "org/absent")
     said = [a for a in doc["assumptions"] if "no local model config" in a]
     assert said and "not in the Hugging Face cache" in said[0]
+
+
+def test_mla_is_decided_by_the_architecture_as_the_gate_decides_it(tmp_path: Path) -> None:
+    from stackcheck.commands.recommend import model_facts
+    from stackcheck.knowledge.loader import load
+
+    mla_list = load([]).preflight["model"]["mla_architectures"]["values"]
+    assert "DeepseekV3ForCausalLM" in mla_list
+    cases = {
+        # SGLang's ModelConfig takes MLA by the architecture, not by the key: a kv_lora_rank on another
+        # architecture is not MLA there, and the gate's preflight says the same
+        "not-listed": ({"architectures": ["Qwen3ForCausalLM"], "kv_lora_rank": 512}, False),
+        "listed": ({"architectures": ["DeepseekV3ForCausalLM"], "kv_lora_rank": 512}, True),
+        "minicpm3": ({"architectures": ["MiniCPM3ForCausalLM"], "kv_lora_rank": 256}, True),
+        "no-architecture": ({"model_type": "deepseek_v3", "kv_lora_rank": 512}, True),  # the key, as before
+    }
+    for name, (config, mla) in cases.items():
+        d = tmp_path / name
+        d.mkdir()
+        (d / "config.json").write_text(json.dumps(config))
+        assert model_facts(str(d), mla_list)[0]["mla"] is mla, name
+    _, doc = recommend_json("--facts", str(SEED_AFTER), "--model-path", str(tmp_path / "not-listed"))
+    assert any(c["decision"] == "attention" for c in doc["choices"])
