@@ -28,7 +28,8 @@ import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 
-from stackcheck.lean_typing import TYPE_CHECKING, cast
+from stackcheck.lazy_re import lazy as _lazy
+from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.paths import home_dir
 
 if TYPE_CHECKING:
@@ -37,26 +38,8 @@ if TYPE_CHECKING:
 MASK = "***"
 
 
-class _Pattern:
-    """A regular expression compiled on first use: compiling this module's dozen patterns (some long, one
-    case-insensitive) at import cost ~10 ms of every start, and a report from saved facts uses few of them."""
-
-    __slots__ = ("_args", "_compiled")
-
-    def __init__(self, pattern: str, flags: int = 0) -> None:
-        self._args = (pattern, flags)
-        self._compiled: re.Pattern[str] | None = None
-
-    def __getattr__(self, name: str) -> Any:
-        compiled = self._compiled
-        if compiled is None:
-            compiled = self._compiled = re.compile(*self._args)
-        return getattr(compiled, name)
-
-
-def _lazy(pattern: str, flags: int = 0) -> re.Pattern[str]:
-    """A pattern compiled on first use, typed as the compiled pattern it stands for."""
-    return cast("re.Pattern[str]", _Pattern(pattern, flags))
+# (patterns compiled on first use: compiling this module's dozen patterns, some long, one case-insensitive, at
+# import cost ~10 ms of every start, and a report from saved facts uses few of them)
 
 
 # ---- what a secret looks like ---------------------------------------------------------------------
