@@ -554,17 +554,48 @@ def _backend_list_refused(
     """Whether SGLang's check of attention_backend against a list (launch.json `backend_list`: deterministic
     inference's) refuses the launch: the backend given, else the one a model override set before the check, else
     what the release holds there (`unset`: refused, the check raises on None; fallback, it picks one of its list;
-    default_pick, the default picker ran first: outside the list only on default_outside_majors)."""
+    default_pick, the default picker ran first: outside the list only on default_outside_majors). `models`: a second
+    check for the architectures it lists (SGLang's DeepSeek list), with its own allowed list, backends allowed on
+    some GPU majors only (`majors_only`) and the majors where the default pick is outside it."""
     allowed = {str(b) for b in spec.get("allowed") or []}
+    narrow = spec.get("models") if isinstance(spec.get("models"), dict) else {}
+    listed: bool | None = None  # whether the model is one of the second check's architectures
+    if narrow:
+        seen = _seen_architecture(mapping, version, architecture, keys) if architecture is not None else None
+        listed = None if seen is None else seen in [str(a) for a in narrow.get("architectures") or []]
+        if listed is False:
+            narrow = {}
+    own = {str(b) for b in narrow.get("allowed") or []} if narrow else allowed
+    only = {str(b): {int(m) for m in ms} for b, ms in (narrow.get("majors_only") or {}).items()} if narrow else {}
+
+    def refused(backend: str) -> bool | None:
+        if backend not in allowed:
+            return True
+        if not narrow:
+            return False
+        ok = backend in own and (backend not in only or (majors is not None and majors <= only[backend]))
+        if backend in own and backend in only and majors is None:
+            return None  # the GPU decides
+        return False if ok else listed
+
+    required = ", ".join(sorted(own))
     given = values.get("attention_backend")
     if isinstance(given, str) and given != "unset":
-        return _Judged(given not in allowed, f"attention backend {given}", ", ".join(sorted(allowed)))
+        holds = refused(given)
+        text = f"attention backend {given}"
+        if narrow and holds is not False:
+            who = "architecture not read" if listed is None else f"architecture {architecture}"
+            text += f" ({who}; SGLang's DeepSeek list takes {', '.join(sorted(own))} only)"
+        missing = None if holds is not None else "the model's architecture and the GPU (config.json, the box)"
+        return _Judged(holds, text, required, missing)
     outside_on = {int(m) for m in spec.get("default_outside_majors") or []}
+    if narrow:
+        outside_on |= {int(m) for m in narrow.get("default_outside_majors") or []}
     verdicts: set[bool | None] = set()
     names: list[str] = []
     for backend in sorted(_override_backends(d, mapping, version, majors, architecture, keys), key=str):
         if backend is not None:
-            verdicts.add(backend not in allowed)
+            verdicts.add(refused(backend))
             names.append(f"{backend} (a model override's pick)")
         elif spec.get("unset") == "refused":
             verdicts.add(True)
@@ -583,7 +614,7 @@ def _backend_list_refused(
     missing = None
     if holds is None:
         missing = "the attention backend SGLang holds when it checks (give --attention-backend one of the list)"
-    return _Judged(holds, text, ", ".join(sorted(allowed)), missing)
+    return _Judged(holds, text, required, missing)
 
 
 def _uses_xqa(majors: set[int] | None, xqa_majors: Sequence[int]) -> Any:
@@ -1105,9 +1136,14 @@ def _default_features(
         for e in auto.get("defaults") or []
         if isinstance(e, dict) and version_in(sglang_version, str(e.get("versions") or "")) is True
     ]
-    # an entry with when_flags holds only while the command gives all of them, and then it replaces the entries
-    # without when_flags (a step of SGLang that picks before its default picker: deterministic inference's fallback)
-    flagged = [e for e in entries if e.get("when_flags") and all(_given(d, str(f)) for f in e["when_flags"])]
+
+    # an entry with when_flags holds only while the command gives all of them (an item that is a list: one of its
+    # flags), and then it replaces the entries without when_flags (a step of SGLang that picks before its default
+    # picker: deterministic inference's fallback, which --rl-on-policy-target turns on too)
+    def gives(item: Any) -> bool:
+        return any(_given(d, str(f)) for f in item) if isinstance(item, list) else _given(d, str(item))
+
+    flagged = [e for e in entries if e.get("when_flags") and all(gives(f) for f in e["when_flags"])]
     entries = flagged or [e for e in entries if not e.get("when_flags")]
     for entry in entries:
         if (mla is None and entry.get("unread") == "unknown") is not unread:
