@@ -560,6 +560,7 @@ def _backend_list_refused(
     allowed = {str(b) for b in spec.get("allowed") or []}
     narrow = spec.get("models") if isinstance(spec.get("models"), dict) else {}
     listed: bool | None = None  # whether the model is one of the second check's architectures
+    seen: str | None = None
     if narrow:
         seen = _seen_architecture(mapping, version, architecture, keys) if architecture is not None else None
         listed = None if seen is None else seen in [str(a) for a in narrow.get("architectures") or []]
@@ -603,6 +604,9 @@ def _backend_list_refused(
         elif spec.get("unset") == "default_pick" and (majors is None or majors & outside_on):
             verdicts.add(None)
             names.append("the default pick, which may be outside the list on this GPU")
+        elif narrow and listed is not False and _fallback_outside(narrow, majors, seen):
+            verdicts.add(None)  # the fallback's own DeepSeek list lacks the model: flashinfer there (torch CUDA)
+            names.append("the fallback's pick, which may be outside the DeepSeek list on this GPU")
         else:
             verdicts.add(False)
             names.append("none given (SGLang falls back to one of its list)")
@@ -615,6 +619,18 @@ def _backend_list_refused(
     if holds is None:
         missing = "the attention backend SGLang holds when it checks (give --attention-backend one of the list)"
     return _Judged(holds, text, required, missing)
+
+
+def _fallback_outside(narrow: Mapping[str, Any], majors: set[int] | None, seen: str | None) -> bool:
+    """Whether deterministic inference's fallback may pick a backend outside the DeepSeek check's list for this
+    model and box (backend_list.models.fallback_outside: architectures of the check that the fallback's own list
+    lacks, on the majors where it then picks flashinfer); an unread model or GPU may be one of them."""
+    spec = narrow.get("fallback_outside")
+    if not isinstance(spec, dict):
+        return False
+    if seen is not None and seen not in [str(a) for a in spec.get("architectures") or []]:
+        return False
+    return majors is None or bool(majors & {int(m) for m in spec.get("majors") or []})
 
 
 def _uses_xqa(majors: set[int] | None, xqa_majors: Sequence[int]) -> Any:
@@ -1023,7 +1039,7 @@ def auto_backend_features(
         applies, picks = _override_features(d, mapping, sglang_version, majors, torch_cuda, architecture, keys)
         if applies:
             return dsa + picks
-    return dsa + picks + _default_features(d, mapping, sglang_version, majors, torch_cuda, mla)
+    return dsa + picks + _default_features(d, mapping, sglang_version, majors, torch_cuda, mla, False, architecture)
 
 
 def _given(d: Derived, flag: str) -> bool:
@@ -1114,10 +1130,13 @@ def _default_features(
     torch_cuda: str | None,
     mla: bool | None,
     unread: bool = False,
+    architecture: str | None = None,
 ) -> list[tuple[str, str]]:
     """(feature, why) for each entry of refusals.auto.attention_backend.defaults that matches the launch (see
     auto_backend_features). An entry with `"unread": "unknown"` is left out when the model's kind is not known
-    (`mla` None): it is what auto_backend_unread judges as unknown instead (`unread` True: those entries only)."""
+    (`mla` None): it is what auto_backend_unread judges as unknown instead (`unread` True: those entries only).
+    `architecture`: the model's, as SGLang sees it, for entries keyed on an architecture list (architectures,
+    except_architectures: deterministic inference's DeepSeek list); None (not read) matches both (fail closed)."""
     split = [f for f in ("--prefill-attention-backend", "--decode-attention-backend") if f in d.options]
     # one split flag alone: the other side is --attention-backend, which SGLang then picks as for a bare launch
     # (its default picker and model overrides key on attention_backend alone, read in 0.5.5-0.5.23)
@@ -1153,6 +1172,14 @@ def _default_features(
         need = numeric(entry.get("torch_cuda_min"))
         if cuda is not None and need is not None and cuda < need:
             continue
+        below = numeric(entry.get("torch_cuda_below"))
+        if cuda is not None and below is not None and cuda >= below:
+            continue
+        if architecture is not None:
+            if "architectures" in entry and architecture not in (entry.get("architectures") or []):
+                continue
+            if architecture in (entry.get("except_architectures") or []):
+                continue
         if mla is not None and entry.get("model") in ("mla", "mha") and (entry["model"] == "mla") is not mla:
             continue
         limit = entry.get("unless_topk_above")

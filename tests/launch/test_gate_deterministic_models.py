@@ -114,3 +114,55 @@ def test_rl_on_policy_target_gets_the_fallback_pick(mapping: dict[str, Any]) -> 
     """0.5.12 on: --rl-on-policy-target alone makes SGLang fall back to fa3 on SM110 (as the flag does)."""
     for version in ("0.5.12", "0.5.23"):
         assert picks(mapping, version, {11}, *RL) == picks(mapping, version, {11}, FLAG) == ["attention-fa3"]
+
+
+MINICPM3 = {
+    "architectures": ["MiniCPM3ForCausalLM"], "model_type": "minicpm3", "hidden_size": 2560,
+    "num_attention_heads": 40, "num_key_value_heads": 40, "kv_lora_rank": 256, "v_head_dim": 64,
+}  # fmt: skip
+GLM5_NEXT = {"architectures": ["Glm5NextForConditionalGeneration"], "model_type": "glm5_next", "hidden_size": 4096}
+
+
+def fallback(
+    mapping: dict[str, Any], version: str, majors: set[int], config: dict[str, Any], cuda: str | None, *flags: str
+) -> list[str]:
+    from stackcheck.launch.refusals import auto_backend_features
+
+    d = gate.derive(["python", "-m", "sglang.launch_server", "--model", "m", *flags], mapping, {})
+    arch = str(config["architectures"][0])
+    mla = "kv_lora_rank" in config
+    got = auto_backend_features(d, mapping, version, majors, cuda, mla, arch, attention_keys(config))
+    return sorted(f for f, _ in got)
+
+
+def test_the_fallback_keys_on_sglangs_deepseek_list_not_on_mla(mapping: dict[str, Any]) -> None:
+    """0.5.12 on, SM100/SM120: triton for a model of the fallback's DeepSeek list, flashinfer for every other model,
+    an MLA one (MiniCPM3) included (before: triton required, which SGLang does not use there); GLM-4.7-Flash joins
+    the fallback's list in 0.5.18."""
+    for version in ("0.5.12", "0.5.17", "0.5.23"):
+        assert fallback(mapping, version, {12}, MINICPM3, "12.9", FLAG) == ["attention-flashinfer"], version
+        assert fallback(mapping, version, {10}, DEEPSEEK_V2_LITE, "12.9", FLAG) == ["attention-triton"], version
+    assert fallback(mapping, "0.5.17", {12}, GLM_FLASH, "12.9", FLAG) == ["attention-flashinfer"]
+    assert fallback(mapping, "0.5.18", {12}, GLM_FLASH, "12.9", FLAG) == ["attention-triton"]
+
+
+def test_an_older_torch_cuda_on_sm100_or_sm120_gets_fa3(mapping: dict[str, Any]) -> None:
+    """is_sm100_supported / is_sm120_supported need torch CUDA >= 12.8: below it the fallback gives fa3 there
+    (0.5.4, 0.5.12 on), which the gate now requires (before: nothing); an unknown torch CUDA requires both picks."""
+    for version in ("0.5.4", "0.5.12", "0.5.23"):
+        assert fallback(mapping, version, {10}, LLAMA3, "12.6", FLAG) == ["attention-fa3"], version
+        assert fallback(mapping, version, {12}, LLAMA3, "12.9", FLAG) == ["attention-flashinfer"], version
+        both = fallback(mapping, version, {12}, LLAMA3, None, FLAG)
+        assert {"attention-fa3", "attention-flashinfer"} <= set(both), version
+    assert fallback(mapping, "0.5.23", {10}, LLAMA3, "12.6", *RL) == ["attention-fa3"]
+
+
+def test_a_model_the_check_lists_but_the_fallback_does_not(mapping: dict[str, Any]) -> None:
+    """0.5.20 on: Glm5NextForConditionalGeneration is in the check's DeepSeek list, not in the fallback's: on
+    SM100/SM120 (torch CUDA >= 12.8) the fallback gives it flashinfer, which the check refuses: unknown (the rules do
+    not read torch CUDA), never ok; Hopper's fa3 passes."""
+    for version in ("0.5.20", "0.5.23"):
+        assert rule(mapping, version, {10}, GLM5_NEXT, FLAG) == "unknown", version
+        assert rule(mapping, version, {12}, GLM5_NEXT, FLAG) == "unknown", version
+        assert rule(mapping, version, {9}, GLM5_NEXT, FLAG) == "ok", version
+        assert rule(mapping, version, {10}, DEEPSEEK_V2_LITE, FLAG) == "ok", version

@@ -98,3 +98,26 @@ def test_rl_on_policy_target_turns_the_flag_on_where_the_data_says(version: str)
         )
     )
     assert ("--rl-on-policy-target" in str(_entry(version).get("also"))) is turns_on, version
+
+
+@pytest.mark.registry
+@pytest.mark.parametrize("version", _versions())
+def test_the_models_the_fallback_does_not_list_are_the_data(version: str) -> None:
+    """From 0.5.15 the fallback tests its own list (_deterministic_is_deepseek_model); a model the check lists and
+    that list lacks gets flashinfer on SM100/SM120 and is then refused (models.fallback_outside)."""
+    with zipfile.ZipFile(fetch_wheel("sglang", version)) as z:
+        name = "sglang/srt/arg_groups/overrides.py"
+        text = z.read(name).decode("utf-8", "replace") if name in z.namelist() else ""
+    own = re.search(r"def _deterministic_is_deepseek_model\(.*?\n(?=def |@)", text, re.S)
+    found = _model_check(_sources(version))
+    spec = _entry(version)["backend_list"].get("models") or {}
+    outside = (spec.get("fallback_outside") or {}).get("architectures") or []
+    if own is None or found is None:
+        assert outside == [], version
+        return
+    listed = re.search(r"architectures\[0\] in (\[[^\]]*\])", own.group(0))
+    assert listed is not None, version
+    fallback = {str(a) for a in ast.literal_eval(listed.group(1))}
+    assert sorted(set(found[0]) - fallback) == sorted(outside), version
+    if outside:
+        assert spec["fallback_outside"]["majors"] == [10, 12]
