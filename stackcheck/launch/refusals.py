@@ -41,7 +41,7 @@ silent rather than guess: the flags themselves are judged by release_problems).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from stackcheck.launch.gate import Derived, Problem, _declared_in
 from stackcheck.lean_typing import TYPE_CHECKING
@@ -979,6 +979,22 @@ def _override_features(
     return applies, out
 
 
+def _per_major(judge: Callable[[set[int]], list[tuple[str, str]]], majors: set[int]) -> list[tuple[str, str]]:
+    """(feature, why) for a box with GPUs of several majors: what `judge` finds for each major alone, every major's
+    features together (one why per feature, naming each major it holds on). SGLang picks the attention backend
+    once, on the GPU the server starts on, and every GPU then runs that pick, so the pick of any major must run on
+    the whole box. Before, only entries covering every major counted: a major's own pick counted nowhere (fail
+    open). A major where no entry holds requires nothing, as on a box of that major alone."""
+    whys: dict[str, list[str]] = {}
+    for major in sorted(majors):
+        for feature, why in judge({major}):
+            texts = whys.setdefault(feature, [])
+            text = f"{why} (on the GPUs of major {major}, where the server may start)"
+            if text not in texts:
+                texts.append(text)
+    return [(feature, "; ".join(texts)) for feature, texts in whys.items()]
+
+
 def auto_backend_unread(
     d: Derived,
     mapping: Mapping[str, Any],
@@ -993,6 +1009,10 @@ def auto_backend_unread(
     given, as for the overrides), (feature, why), which the gate judges as unknown where they are not ok."""
     if sglang_version is None or d.entrypoint is None or not majors or architecture is not None:
         return []
+    if len(majors) > 1:  # GPUs of several majors: each major's own picks count
+        return _per_major(
+            lambda one: auto_backend_unread(d, mapping, sglang_version, one, torch_cuda, architecture), majors
+        )
     if all(f in d.options for f in ("--prefill-attention-backend", "--decode-attention-backend")):
         return []  # every side has its flag
     whys: dict[str, list[str]] = {}  # one entry per feature, naming every override that picks it
@@ -1028,6 +1048,11 @@ def auto_backend_features(
     closed)."""
     if sglang_version is None or d.entrypoint is None or not majors:
         return []
+    if len(majors) > 1:  # GPUs of several majors: each major's own pick counts (SGLang picks on one of them)
+        return _per_major(
+            lambda one: auto_backend_features(d, mapping, sglang_version, one, torch_cuda, mla, architecture, keys),
+            majors,
+        )
     if architecture is not None:
         architecture = _seen_architecture(mapping, sglang_version, architecture, keys)
     dsa = [] if architecture is None else dsa_kernel_features(d, mapping, sglang_version, majors, architecture, keys)
