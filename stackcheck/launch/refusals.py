@@ -579,14 +579,16 @@ def _backend_list_refused(
             return None  # the GPU decides
         return False if ok else listed
 
-    required = ", ".join(sorted(own))
+    # what to give: the list's backends that hold on this box (fa4 for a DeepSeek-list model only on SM100/SM110)
+    fits = {b for b in own if b not in only or majors is None or majors <= only[b]}
+    required = ", ".join(sorted(fits))
     given = values.get("attention_backend")
     if isinstance(given, str) and given != "unset":
         holds = refused(given)
         text = f"attention backend {given}"
         if narrow and holds is not False:
             who = "architecture not read" if listed is None else f"architecture {architecture}"
-            text += f" ({who}; SGLang's DeepSeek list takes {', '.join(sorted(own))} only)"
+            text += f" ({who}; SGLang's DeepSeek check takes {required} only here)"
         missing = None if holds is not None else "the model's architecture and the GPU (config.json, the box)"
         return _Judged(holds, text, required, missing)
     outside_on = {int(m) for m in spec.get("default_outside_majors") or []}

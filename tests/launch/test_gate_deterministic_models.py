@@ -166,3 +166,18 @@ def test_a_model_the_check_lists_but_the_fallback_does_not(mapping: dict[str, An
         assert rule(mapping, version, {12}, GLM5_NEXT, FLAG) == "unknown", version
         assert rule(mapping, version, {9}, GLM5_NEXT, FLAG) == "ok", version
         assert rule(mapping, version, {10}, DEEPSEEK_V2_LITE, FLAG) == "ok", version
+
+
+def test_the_backends_named_hold_on_the_box(mapping: dict[str, Any]) -> None:
+    """The refusal names what to give: for a DeepSeek-list model on SM120 fa4 is not among them (SM100/SM110 only)."""
+    from gate_cli import LAUNCH
+
+    from stackcheck.launch.refusals import refusal_problems
+
+    cmd = [*LAUNCH, "--model", "m", FLAG, "--attention-backend", "flashinfer"]
+    d = gate.derive(cmd, mapping, {})
+    models = {"model": attention_keys(DEEPSEEK_V2_LITE)}
+    for majors, want in (({12}, "ascend, fa3, triton"), ({10}, "ascend, fa3, fa4, triton")):
+        got = refusal_problems(d, mapping, "0.5.23", majors, "DeepseekV2ForCausalLM", models)
+        problem = next(p for p in got if p.subject == "refusal deterministic-attention-backend")
+        assert problem.required == want, (majors, problem.required)
