@@ -1027,13 +1027,16 @@ def dsa_kernel_features(
     """The DSA prefill/decode kernel SGLang picks itself (launch.json refusals.auto.attention_backend.dsa_defaults):
     (feature, why) for each entry that holds for this launch and box. `architecture` (as SGLang sees it) None: the
     model was not read, so whether it is a DSA model is not known: the entries whose flags and box hold count (the
-    caller judges them as unknown); otherwise they count only for a DSA model, less the except clauses."""
+    caller judges them as unknown); otherwise they count only for a DSA model, less the except clauses. An attention
+    flag that names none of an entry's `backends` (SGLang's DSA attention backend) keeps its kernels off."""
     from stackcheck.facts.versions import version_in
 
     auto = ((mapping.get("refusals") or {}).get("auto") or {}).get("attention_backend") or {}
     if architecture is not None and not _is_dsa(mapping, sglang_version, architecture, keys):
         return []
     kv = str(d.options.get("--kv-cache-dtype", "auto"))
+    flags = ("--attention-backend", "--prefill-attention-backend", "--decode-attention-backend")
+    named = {str(d.options[f]) for f in flags if d.options.get(f) is not None}  # the attention backends given
 
     def holds(clause: Mapping[str, Any]) -> bool:
         if any(_given(d, str(f)) for f in clause.get("flags_absent") or []):
@@ -1050,6 +1053,8 @@ def dsa_kernel_features(
             continue
         if any(_given(d, str(f)) for f in entry.get("unless_flags") or []):
             continue
+        if named and entry.get("backends") and not named & {str(b) for b in entry.get("backends") or []}:
+            continue  # an attention flag names another backend: SGLang does not pick the DSA one (these kernels)
         if not any(holds(c) for c in entry.get("when_any") or [] if isinstance(c, dict)):
             continue
         if architecture is not None:

@@ -128,3 +128,24 @@ def test_the_gate_and_its_advice_follow_the_exaone4_assertion(tmp_path: Path) ->
     rtx = ROOT / "tests" / "cases" / "rtxpro6000-pcie-iommu-translated" / "facts.json"
     advice = " ".join(gate_json(rtx, "--model-path", str(model), "--tp", "1", dry_run=True).get("advice") or [])
     assert "--attention-backend flashinfer" not in advice, advice
+
+
+def test_the_dsa_kernels_are_required_only_under_the_dsa_backend(mapping: dict[str, Any]) -> None:
+    """Row a3's false block: with --attention-backend triton SGLang keeps DeepSeek V3.2 on triton (the DSA pick
+    only fills an unset backend) and its DSA indexer returns None for a non-DSA backend (dense MLA), so the trtllm
+    DSA kernels (SM100 family only) are not needed; the gate required them, refusing the line on SM12x."""
+    from stackcheck.launch import gate
+    from stackcheck.launch.refusals import auto_backend_features
+
+    def needs(version: str, major: int, *flags: str) -> bool:
+        d = gate.derive(["python", "-m", "sglang.launch_server", "--model", "m", *flags], mapping, {})
+        keys = attention_keys(DEEPSEEK_V32)
+        got = auto_backend_features(d, mapping, version, {major}, "12.9", True, "DeepseekV32ForCausalLM", keys)
+        return "attention-dsa-trtllm" in [f for f, _ in got]
+
+    for version in ("0.5.10", "0.5.11", "0.5.14", "0.5.23"):
+        assert needs(version, 12)  # SGLang's own pick: dsa, whose decode/prefill kernel is trtllm there
+        assert not needs(version, 12, "--attention-backend", "triton"), version
+        assert not needs(version, 12, "--decode-attention-backend", "triton"), version
+    assert needs("0.5.23", 12, "--attention-backend", "dsa")
+    assert needs("0.5.23", 12, "--decode-attention-backend", "dsa")
