@@ -94,3 +94,23 @@ def test_the_exaone4_assertion_is_the_data(version: str) -> None:
         files.get("sglang/srt/arg_groups/pipeline.py", "") or files["sglang/srt/server_args.py"],
     )
     assert order[:2] == ["model_specific_adjustments", "attention_backend_compatibility"], (version, order)
+
+
+@pytest.mark.registry
+@pytest.mark.parametrize("version", _versions())
+def test_the_flashmla_dsa_defaults_are_where_the_wheel_picks_flashmla_on_blackwell(version: str) -> None:
+    """dsa_defaults' attention-flashmla entries (majors 11 and 12) hold exactly where the wheel's DSA default picks a
+    FlashMLA kernel on major >= 10 for the KV cache it defaults to there (FP8): 0.5.3-0.5.9; from 0.5.10 that cache
+    goes to trtllm."""
+    code = "\n".join(_code(version).values())
+    auto = load([], env={}).launch["refusals"]["auto"]["attention_backend"]
+    entries = [e for e in auto["dsa_defaults"] if e["feature"] == "attention-flashmla"]
+    entries = [e for e in entries if version_in(version, e["versions"]) is True]
+    # the FP8 branch of the DSA backend defaults: the first assignment after `kv_cache_dtype == "fp8_e4m3"`
+    fp8 = re.search(r'kv_cache_dtype == "fp8_e4m3":(.{0,900})', code, re.S)
+    picks = re.findall(r'(?:nsa_(?:prefill|decode)(?:_backend)?|dsa_(?:prefill|decode)_backend) = "([a-z_0-9]+)"',
+                       fp8.group(1) if fp8 else "")  # fmt: skip
+    flashmla = bool(picks) and all(p.startswith("flashmla") for p in picks[:2])
+    assert bool(entries) == flashmla, (version, picks)
+    for entry in entries:
+        assert entry["majors"] == [11, 12], version

@@ -149,3 +149,25 @@ def test_the_dsa_kernels_are_required_only_under_the_dsa_backend(mapping: dict[s
         assert not needs(version, 12, "--decode-attention-backend", "triton"), version
     assert needs("0.5.23", 12, "--attention-backend", "dsa")
     assert needs("0.5.23", 12, "--decode-attention-backend", "dsa")
+
+
+def test_a_dsa_model_on_sm12x_needs_flashmla_in_0_5_3_to_0_5_9(mapping: dict[str, Any]) -> None:
+    """Found on the way (population a: DeepSeek V3.2 with no attention flag allowed on the RTX PRO 6000 with
+    0.5.5-0.5.9): SGLang sends a DSA model to FlashMLA's sparse kernels itself on majors >= 10 there (FP8 KV cache),
+    and no kernel wheel has FlashMLA code for majors 11 or 12 (flashmla_ops: sm_90a, sm_100a)."""
+    from stackcheck.launch import gate
+    from stackcheck.launch.refusals import auto_backend_features
+
+    def needs(version: str, major: int, *flags: str) -> bool:
+        d = gate.derive(["python", "-m", "sglang.launch_server", "--model", "m", *flags], mapping, {})
+        keys = attention_keys(DEEPSEEK_V32)
+        got = auto_backend_features(d, mapping, version, {major}, "12.9", True, "DeepseekV32ForCausalLM", keys)
+        return "attention-flashmla" in [f for f, _ in got]
+
+    for version in ("0.5.3", "0.5.5", "0.5.8", "0.5.9"):
+        assert needs(version, 12) and needs(version, 11), version
+        assert not needs(version, 10) and not needs(version, 9), version  # FlashMLA has SM90/SM100 code
+    assert not needs("0.5.10", 12)  # trtllm from 0.5.10 (attention-dsa-trtllm)
+    assert not needs("0.5.9", 12, "--nsa-prefill-backend", "tilelang", "--nsa-decode-backend", "tilelang")
+    assert needs("0.5.5", 12, "--nsa-prefill-backend", "tilelang")  # 0.5.5-0.5.8 set them over the flags
+    assert needs("0.5.5", 12, "--attention-backend", "triton")  # FlashMLA's KV layout still: not passed
