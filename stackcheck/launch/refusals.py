@@ -422,13 +422,19 @@ def _hybrid_gdn_refused(
     return _Judged(holds, text, sets or None)
 
 
+#: the backend an assertion reads where the command gives no --attention-backend and nothing picked one before it
+_NO_BACKEND = "none (no --attention-backend, and SGLang has picked none when it asserts)"
+
+
 def _model_backend_refused(values: Mapping[str, Any], spec: Mapping[str, Any], architecture: str | None) -> _Judged:
     """Whether SGLang's assertion on a model architecture's attention backends (launch.json `model_backend`:
     GPT-OSS's list `allowed`, Olmo2's `refused` flashinfer) refuses the backends the command gives (True), cannot
     be known (None: a side SGLang holds no value for yet), or passes (False). With no attention flag the model's
-    own override picks a backend the assertion takes. Where the model's architecture is not read, a launch the
-    assertion would refuse for that model is unknown (fail closed: the model may be it), as the model overrides'
-    picks are (auto_backend_unread); one it would pass is not judged further."""
+    own override picks a backend the assertion takes, unless the range says `unset: refused` (SGLang asserts
+    before its default picker runs, so no attention flag reads as None, which the list refuses). Where the model's
+    architecture is not read, a launch the assertion would refuse for that model is unknown (fail closed: the
+    model may be it), as the model overrides' picks are (auto_backend_unread); one it would pass, or one with no
+    attention flag under `unset: refused`, is not judged further."""
     archs = [str(a) for a in spec.get("architectures") or []]
     allowed = {str(b) for b in spec.get("allowed") or []}
     rejected = {str(b) for b in spec.get("refused") or []}  # a list of backends SGLang rejects (Olmo2: flashinfer)
@@ -438,6 +444,8 @@ def _model_backend_refused(values: Mapping[str, Any], spec: Mapping[str, Any], a
     attn = attn if isinstance(attn, str) and attn != "unset" else None
     if spec.get("checks") == "attention_backend":
         sides: list[Any] = [attn] if attn is not None else []
+        if attn is None and spec.get("unset") == "refused":  # asserted before any pick fills it (Exaone 4)
+            sides = [_NO_BACKEND]
     elif attn is None and prefill is None and decode is None:
         sides = []  # the override fills the backend with one it lists
     else:
@@ -450,6 +458,8 @@ def _model_backend_refused(values: Mapping[str, Any], spec: Mapping[str, Any], a
     if architecture is None:  # not read: the model may be one of the rule's, so a refusal it would make is unknown
         read = "architecture not read"
         holds: bool | None = None if refused is not False else False
+        if sides == [_NO_BACKEND]:
+            holds = False  # no attention flag and the model not read: not judged (launch.json says why)
         if holds is None:
             missing = (
                 f"the model's architecture, which the gate could not read (SGLang asserts this for "
@@ -1091,13 +1101,16 @@ def dsa_kernel_features(
     """The DSA prefill/decode kernel SGLang picks itself (launch.json refusals.auto.attention_backend.dsa_defaults):
     (feature, why) for each entry that holds for this launch and box. `architecture` (as SGLang sees it) None: the
     model was not read, so whether it is a DSA model is not known: the entries whose flags and box hold count (the
-    caller judges them as unknown); otherwise they count only for a DSA model, less the except clauses."""
+    caller judges them as unknown); otherwise they count only for a DSA model, less the except clauses. An attention
+    flag that names none of an entry's `backends` (SGLang's DSA attention backend) keeps its kernels off."""
     from stackcheck.facts.versions import version_in
 
     auto = ((mapping.get("refusals") or {}).get("auto") or {}).get("attention_backend") or {}
     if architecture is not None and not _is_dsa(mapping, sglang_version, architecture, keys):
         return []
     kv = str(d.options.get("--kv-cache-dtype", "auto"))
+    flags = ("--attention-backend", "--prefill-attention-backend", "--decode-attention-backend")
+    named = {str(d.options[f]) for f in flags if d.options.get(f) is not None}  # the attention backends given
 
     def holds(clause: Mapping[str, Any]) -> bool:
         if any(_given(d, str(f)) for f in clause.get("flags_absent") or []):
@@ -1114,6 +1127,8 @@ def dsa_kernel_features(
             continue
         if any(_given(d, str(f)) for f in entry.get("unless_flags") or []):
             continue
+        if named and entry.get("backends") and not named & {str(b) for b in entry.get("backends") or []}:
+            continue  # an attention flag names another backend: SGLang does not pick the DSA one (these kernels)
         if not any(holds(c) for c in entry.get("when_any") or [] if isinstance(c, dict)):
             continue
         if architecture is not None:

@@ -89,7 +89,12 @@ def attn(
     mapping: dict[str, Any], version: str, majors: set[int], config: dict[str, Any] | None, *flags: str
 ) -> list[str]:
     """The attention backend's features alone (without the DSA kernel SGLang picks for a DSA model)."""
-    return [f for f in picks(mapping, version, majors, config, *flags) if f != "attention-dsa-trtllm"]
+    return [f for f in picks(mapping, version, majors, config, *flags) if f not in DSA_KERNELS]
+
+
+#: the features of the DSA kernels SGLang picks itself (launch.json dsa_defaults), checked below and in
+#: tests/verdicts/test_factcheck9.py: FlashMLA's on SM11x/SM12x with 0.5.3-0.5.9, trtllm's from 0.5.9
+DSA_KERNELS = ("attention-dsa-trtllm", "attention-flashmla")
 
 
 def test_a_dsa_model_takes_sglangs_sparse_backend(mapping: dict[str, Any]) -> None:
