@@ -45,6 +45,8 @@ CHECK_TEXT = {
     "llama4-listed-attention-backend": "is required for Llama4 model but got",
     # deterministic inference's list (tests/launch/test_gate_deterministic_registry.py reads the rest)
     "deterministic-attention-backend": "attention backends are supported for deterministic inference",
+    # Exaone 4's own list of attention backends, asserted in its model-specific adjustments (0.5.9 on)
+    "exaone4-attention-backend": "is required for {model_arch}, but got",
 }
 # a rule checked outside the argument handling: the module of the wheel that holds its check
 CHECK_FILE = {

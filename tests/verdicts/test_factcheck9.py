@@ -7,8 +7,8 @@ advice now judges its attention choice by that rule too.
 
 Found on the way (a false pass): SGLang 0.5.5-0.5.23 check a DeepSeek-family (absorbed-MLA) model's attention
 backend against a shorter list for deterministic inference (fa3/triton; 0.5.17 on ascend/fa3/fa4/triton) and raise
-ValueError outside it; the gate allowed DeepSeek R1 with --attention-backend flashinfer there. Rule
-deterministic-mla-attention-backend, read in every wheel 0.5.1-0.5.23."""
+ValueError outside it; the gate allowed DeepSeek R1 with --attention-backend flashinfer there. Judged by rule
+deterministic-attention-backend (igate5 closed the same gap there; this sample's own rule was folded into it)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 H200 = ROOT / "tests" / "cases" / "h200-newest" / "facts.json"  # 8x H200, SGLang 0.5.23
 B200 = ROOT / "tests" / "cases" / "b200-deepgemm-nvcc128" / "facts.json"  # 8x B200, SGLang 0.5.20
 FLAG = "--enable-deterministic-inference"
-RULE = "deterministic-mla-attention-backend"
+RULE = "deterministic-attention-backend"  # (igate5's rule: ifc9's own duplicate was folded into it)
 RELEASES = [f"0.5.{n}" for n in range(1, 24)]
 
 
