@@ -331,3 +331,15 @@ def test_the_gate_refuses_a_default_deepseek_v32_launch_on_sm120(tmp_path: Path)
     flags = ["--dsa-prefill-backend", "flashmla_sparse", "--dsa-decode-backend", "flashmla_sparse"]
     doc = gate_json(seed, "--model-path", str(v32), *flags, dry_run=True)
     assert not any(b["feature"] == "attention-dsa-trtllm" for b in doc["reasons"]), doc["reasons"]
+
+
+def test_0_5_6_post1_and_post2_pick_trtllm_mha_on_any_blackwell(mapping: dict[str, Any]) -> None:
+    """sglang 0.5.6.post1 and 0.5.6.post2 (wheels read, server_args.py 1352 / 1382) pick trtllm_mha for an MHA model
+    when is_blackwell() (majors 10 and 12), then refuse it off SM100 (sglang#14814, RTX 5090); 0.5.6 has no such
+    default and 0.5.7 asks is_sm100_supported() (major 10 only)."""
+    for version in ("0.5.6.post1", "0.5.6.post2"):
+        assert picks(mapping, version, {12}, LLAMA3, mla=False) == ["attention-trtllm-mha"], version
+        assert "attention-trtllm-mha" in picks(mapping, version, {10}, LLAMA3, mla=False), version
+        assert "attention-trtllm-mha" not in picks(mapping, version, {12}, DEEPSEEK_R1), version  # MLA: triton
+    for version in ("0.5.6", "0.5.7"):
+        assert "attention-trtllm-mha" not in picks(mapping, version, {12}, LLAMA3, mla=False), version
