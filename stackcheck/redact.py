@@ -28,7 +28,8 @@ import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 
-from stackcheck.lean_typing import TYPE_CHECKING, cast
+from stackcheck.lazy_re import lazy as _lazy
+from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.paths import home_dir
 
 if TYPE_CHECKING:
@@ -37,35 +38,19 @@ if TYPE_CHECKING:
 MASK = "***"
 
 
-class _Pattern:
-    """A regular expression compiled on first use: compiling this module's dozen patterns (some long, one
-    case-insensitive) at import cost ~10 ms of every start, and a report from saved facts uses few of them."""
-
-    __slots__ = ("_args", "_compiled")
-
-    def __init__(self, pattern: str, flags: int = 0) -> None:
-        self._args = (pattern, flags)
-        self._compiled: re.Pattern[str] | None = None
-
-    def __getattr__(self, name: str) -> Any:
-        compiled = self._compiled
-        if compiled is None:
-            compiled = self._compiled = re.compile(*self._args)
-        return getattr(compiled, name)
+# (patterns compiled on first use: compiling this module's dozen patterns, some long, one case-insensitive, at
+# import cost ~10 ms of every start, and a report from saved facts uses few of them)
 
 
 def compile_patterns(names: tuple[str, ...] | None = None) -> None:
     """Compile this module's patterns named (by their names here; all when None) now: a caller with time to
     spare (the gate's loading thread, while the probes wait on the driver) so that masking a decision after the
     facts arrive compiles none. A name that is not a pattern here is skipped."""
+    from stackcheck.lazy_re import _Pattern
+
     for name, value in list(globals().items()):
         if isinstance(value, _Pattern) and (names is None or name in names):
             value.pattern  # noqa: B018 - the first attribute read compiles it
-
-
-def _lazy(pattern: str, flags: int = 0) -> re.Pattern[str]:
-    """A pattern compiled on first use, typed as the compiled pattern it stands for."""
-    return cast("re.Pattern[str]", _Pattern(pattern, flags))
 
 
 # ---- what a secret looks like ---------------------------------------------------------------------

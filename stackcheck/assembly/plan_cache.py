@@ -3,9 +3,11 @@ again (the common case: nothing changed since the last audit) reads its plan ins
 
 The key is a BLAKE2b (256-bit) hash of everything the plan is a function of: the facts after the assumptions
 (less the measurements of the run itself: _PER_RUN), the launch facts, the text of every manifest read
-(shipped and the user's, in order), stackcheck's version and the size and modification time of each of its
-own source files (a changed stackcheck is a new key even at the
-same version), Python's and packaging's versions. `stackcheck audit` and `stackcheck gate` (the plan step
+(shipped and the user's, in order; for a shipped file in the package directory, its stamp in place of its
+text: size, modification and change times, inode and device, from a stat taken before it is read, as the
+code's own files are below: see knowledge.package_data.shipped_files), stackcheck's version and the size
+and modification time of each of its own source files (a changed stackcheck is a new key even at the same
+version), Python's and packaging's versions. `stackcheck audit` and `stackcheck gate` (the plan step
 that fixes a refused feature) use it. A plan is stored only when it is plain JSON (what is read back is
 then equal to what was computed, types included), so an audit from the cache prints what a fresh one would.
 The audit keeps the verdicts of the same stack beside its plan (`verdicts`: the features and checks as the

@@ -601,6 +601,19 @@ _MASKING = {
 }
 
 
+#: modules whose patterns (stackcheck.lazy_re, compiled on first use) the verdicts (facts.versions: version
+#: clauses and CUDA tags) and the sources' normalization compile after the facts: all of them are compiled first
+_LAZY_PATTERNS = ("stackcheck.facts.versions", "stackcheck.knowledge.sources")
+
+
+def _compile_lazy(module: Any) -> None:
+    from stackcheck.lazy_re import _Pattern
+
+    for value in list(vars(module).values()):
+        if isinstance(value, _Pattern):
+            value.pattern  # noqa: B018 - the first attribute read compiles it
+
+
 def _prepare(manifests: Any, advice: bool, implied: bool, fmt: str = "text") -> None:
     """What the decision needs that does not depend on the facts, done in build_report's loading thread while the
     probes wait on the driver (after _import_later): the manifest documents parsed (recommend.json with the
@@ -622,6 +635,7 @@ def _prepare(manifests: Any, advice: bool, implied: bool, fmt: str = "text") -> 
     steps.append(lambda: import_module("stackcheck.facts.archs").shipped_rules())
     steps.append(lambda: import_module("stackcheck.verdicts.engine").prepare(manifests))
     steps.append(lambda: import_module("stackcheck.redact").compile_patterns(_MASKING[fmt == "json"]))
+    steps += [lambda name=name: _compile_lazy(import_module(name)) for name in _LAZY_PATTERNS]
     for step in steps:
         try:
             step()

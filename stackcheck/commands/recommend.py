@@ -34,7 +34,11 @@ MAX_CONFIG_BYTES = 4 * 1024 * 1024
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_facts_options(p)
     add_output_options(p, RECOMMEND_FORMATS)
-    p.add_argument("--model-path", metavar="M", help="the model (a local directory's config.json is read)")
+    p.add_argument(
+        "--model-path",
+        metavar="M",
+        help="the model: a local directory, or a Hugging Face id in the hub cache (its config.json is read)",
+    )
     p.add_argument("--tp", type=int, metavar="N", help="tensor-parallel size (default: the number of GPUs)")
     p.add_argument("--goal", choices=["latency", "throughput"], default="latency", help="what to optimise")
     p.add_argument(
@@ -73,10 +77,31 @@ def _command(args: argparse.Namespace) -> list[str] | None:
     return cmd[1:]
 
 
-def model_facts(path: str | None) -> tuple[dict[str, Any], str | None, dict[str, Any] | None]:
-    """Launch facts read from a local model directory's config.json: quantization, MLA, attention sinks,
+def find_model(spec: str | None, argv: list[str]) -> tuple[str | None, str | None]:
+    """The model directory to read for `spec` and how it was found, the gate's way (SGLang's order): a local
+    directory, else a Hugging Face repository id in the hub cache (--download-dir, HF_HUB_CACHE, HF_HOME, ...;
+    --revision), never the network. (None, why not) when there is nothing local to read."""
+    if not spec:
+        return None, None
+    from stackcheck.launch.preflight.model import home_dir, locate
+    from stackcheck.readers.fsview import HostView
+
+    env = dict(os.environ)
+    directory, how = locate(
+        HostView(), spec, env, _arg_value(argv, ("--download-dir",)), _arg_value(argv, ("--revision",)),
+        os.getcwd(), home_dir(env),
+    )  # fmt: skip
+    return directory, how
+
+
+def model_facts(
+    path: str | None, mla_architectures: list[str] | None = None
+) -> tuple[dict[str, Any], str | None, dict[str, Any] | None]:
+    """Launch facts read from a model directory's config.json: quantization, MLA, attention sinks,
     dtype. (facts, where they came from, the config itself) or ({}, None, None) when there is no local config to
-    read."""
+    read. MLA is decided as the gate's preflight and SGLang's ModelConfig decide it, by the architecture
+    (`mla_architectures`, manifests/preflight.json); a config that names no architecture falls back to the
+    presence of kv_lora_rank."""
     if not path:
         return {}, None, None
     config = Path(path) / "config.json"
@@ -100,7 +125,12 @@ def model_facts(path: str | None) -> tuple[dict[str, Any], str | None, dict[str,
             out["quantization"] = method
     else:
         out["quantization"] = "none"
-    out["mla"] = bool(text.get("kv_lora_rank"))
+    listed = data.get("architectures")
+    names = [a for a in listed if isinstance(a, str)] if isinstance(listed, list) else []
+    if names and mla_architectures is not None:
+        out["mla"] = bool(set(names) & set(mla_architectures))
+    else:
+        out["mla"] = bool(text.get("kv_lora_rank"))
     out["attention_sinks"] = str(text.get("model_type") or data.get("model_type")) == "gpt_oss"
     dtype = text.get("torch_dtype") or data.get("torch_dtype") or text.get("dtype")
     if isinstance(dtype, str):
@@ -118,7 +148,7 @@ def _arg_value(argv: list[str], names: tuple[str, ...]) -> str | None:
 
 
 def launch_facts(
-    args: argparse.Namespace, derived: Any, gpu_count: int
+    args: argparse.Namespace, derived: Any, gpu_count: int, mla_architectures: list[str] | None = None
 ) -> tuple[dict[str, Any], list[str], str | None, dict[str, Any] | None]:
     """The launch facts of the request, what was assumed, the model path, and the model's config.json (None: not
     read)."""
@@ -143,7 +173,11 @@ def launch_facts(
             assumptions.append(f"tensor-parallel size {launch['tp']}: every visible GPU (give --tp N)")
     if gpu_count and launch["tp"] > gpu_count:
         raise UsageError(f"tensor-parallel size {launch['tp']} is larger than the {gpu_count} GPU(s) of this box")
-    model, where, config = model_facts(model_path)
+    argv = list(derived.sglang_args) if derived is not None else []
+    directory, how = find_model(model_path, argv)
+    model, where, config = model_facts(directory, mla_architectures)
+    if where is not None and how != "local directory":
+        assumptions.append(f"model {model_path}: config read from the {how}")
     for key, value in model.items():
         if key == "model_dtype":
             if launch["dtype"] == "auto":
@@ -156,8 +190,9 @@ def launch_facts(
     if where is None:
         launch.setdefault("mla", False)
         launch.setdefault("attention_sinks", False)
+        why = f" ({how})" if how else ""  # (not the spec itself: a URL may carry credentials)
         assumptions.append(
-            "a standard (MHA) model without attention sinks: no local model config was read "
+            f"a standard (MHA) model without attention sinks: no local model config was read{why} "
             "(give --model-path DIR with its config.json)"
         )
     if args.assume_p2p_hang:
@@ -199,7 +234,10 @@ def run(args: argparse.Namespace) -> int:
         derived = gate.derive(command, manifests.launch, env)
         if derived.entrypoint is None:
             raise UsageError("the command after -- is not an SGLang launch (python -m sglang.launch_server ...)")
-    launch, assumptions, model_path, config = launch_facts(args, derived, len(facts.get("gpus") or []))
+    mla_list = ((manifests.preflight.get("model") or {}).get("mla_architectures") or {}).get("values")
+    launch, assumptions, model_path, config = launch_facts(
+        args, derived, len(facts.get("gpus") or []), [str(a) for a in mla_list] if isinstance(mla_list, list) else None
+    )
     from stackcheck.launch.preflight.model import attention_keys
 
     listed = config.get("architectures") if config is not None else None
@@ -236,11 +274,31 @@ def run(args: argparse.Namespace) -> int:
             "facts": rec.facts_after,
         }
         write_atomic(args.plan_facts, json_document(after))
+    _mask_secrets(doc)
     from stackcheck.knowledge.sources import normalize
 
     doc = {"schema_version": SCHEMA_VERSION, **normalize(doc, manifests.sources)}  # every `source` and `evidence`
     emit(RECOMMEND_FORMATS[format_choice(args)](doc, render_options(args)), args)  # as [{id, title, url}]
     return EXIT_FINDING if rec.diff else EXIT_OK
+
+
+def _mask_secrets(doc: dict[str, Any]) -> None:
+    """Nothing secret from the given command line leaves the box: the values of secret flags (--api-key, ...),
+    credentials in URLs and secret assignments (HF_TOKEN=...) are masked in the given and the recommended
+    command, and in every message; a note says so, since the printed line then needs the value put back."""
+    from stackcheck.redact import MASK, redact_argv, redact_tree
+
+    masked = False
+    for key in ("given", "command"):
+        if isinstance(doc.get(key), list):
+            shown = redact_argv([str(a) for a in doc[key]])
+            masked = masked or shown != [str(a) for a in doc[key]]
+            doc[key] = shown
+    for key, value in list(doc.items()):
+        if key not in ("given", "command"):
+            doc[key] = redact_tree(value)
+    if masked and isinstance(doc.get("notes"), list):
+        doc["notes"].append(f"secret values of the given command are shown as {MASK}: put them back before running it")
 
 
 def box_summary(facts: Any) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from stackcheck.lazy_re import lazy
 from stackcheck.lean_typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -18,15 +19,15 @@ if TYPE_CHECKING:
 # packaging.tags and sysconfig, which costs tens of milliseconds at start-up (measured: 47 ms on the H200
 # machine), and the audit runs before every server launch. tests/facts/test_versions.py checks this against
 # packaging.specifiers.SpecifierSet.contains(..., prereleases=True) on generated versions and specifiers.
-_CLAUSE = re.compile(r"^\s*(~=|===|==|!=|<=|>=|<|>)\s*([^\s,;]+)\s*$")
+_CLAUSE = lazy(r"^\s*(~=|===|==|!=|<=|>=|<|>)\s*([^\s,;]+)\s*$")
 
-_CUDA_TAG = re.compile(r"^cu(\d{2,3})$")
-_NUMERIC = re.compile(r"^\d+(\.\d+)*$")
+_CUDA_TAG = lazy(r"^cu(\d{2,3})$")
+_NUMERIC = lazy(r"^\d+(\.\d+)*$")
 #: a version already written as packaging writes it, each part read as packaging reads it: release, an
 #: optional aN/bN/rcN, .postN and .devN, then a local tag of lowercase letters and digits joined by dots whose
 #: all-digit parts have no leading zero (so the tag is packaging's normalised one). `_plain` reads these
 #: without packaging (whose import costs ~3 ms of every `audit --facts`); anything else goes to packaging.
-_PLAIN = re.compile(
+_PLAIN = lazy(
     r"([0-9]+(?:\.[0-9]+)*)(?:(a|b|rc)([0-9]+))?(?:\.post([0-9]+))?(?:\.dev([0-9]+))?"
     r"(?:\+((?:[0-9]*[a-z][a-z0-9]*|0|[1-9][0-9]*)(?:\.(?:[0-9]*[a-z][a-z0-9]*|0|[1-9][0-9]*))*))?",
     re.ASCII,

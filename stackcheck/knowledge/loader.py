@@ -18,7 +18,7 @@ from _thread import allocate_lock
 from collections.abc import Iterable, Mapping
 
 from stackcheck.errors import ManifestError
-from stackcheck.knowledge.package_data import MANIFEST_FILES, shipped_texts
+from stackcheck.knowledge.package_data import MANIFEST_FILES, shipped_files, shipped_texts
 from stackcheck.lean_typing import TYPE_CHECKING, cast
 
 if TYPE_CHECKING:  # pathlib is imported where a user's directory is read: not on every start
@@ -54,9 +54,10 @@ class Manifests:
     """The merged manifest documents, as parsed JSON, and where each came from. (A plain class, not a
     dataclass: the dataclasses module imports inspect, ~8 ms of every start.)
 
-    The shipped documents are parsed when first read (`unparsed`: file name -> (origin, text)): an audit
-    whose verdicts and plan come from the plan cache reads three of the eleven files, and parsing the
-    others (the features, checks, signatures: ~4 ms) was most of its manifest time. `docs` gives them all,
+    The shipped documents are parsed when first read (`unparsed`: file name -> (origin, text); `unread`: file
+    name -> (origin, path), read then too): an audit whose verdicts and plan come from the plan cache reads
+    three of the eleven files, and parsing the others (the features, checks, signatures: ~4 ms) was most of
+    its manifest time. `docs` gives them all,
     parsed, in the order they were given; a text that is not JSON raises its ManifestError wherever it
     is first read, and again at every later read."""
 
@@ -79,10 +80,15 @@ class Manifests:
         docs: dict[str, Any] | None = None,
         origins: dict[str, list[str]] | None = None,
         unparsed: Mapping[str, tuple[str, str]] | None = None,
+        unread: Mapping[str, tuple[str, str]] | None = None,
     ) -> None:
         self._docs: dict[str, Any] = docs if docs is not None else {}  # file name -> document
-        # file name -> (origin, text) of a document not parsed yet; its place in _docs holds _UNPARSED
-        self._unparsed: dict[str, tuple[str, str]] = dict(unparsed or {})
+        # file name -> (origin, text, None), or (origin, None, path) of a file not read yet, of a document not
+        # parsed yet; its place in _docs holds _UNPARSED
+        self._unparsed: dict[str, tuple[str, str | None, str | None]] = {
+            **{k: (origin, text, None) for k, (origin, text) in (unparsed or {}).items()},
+            **{k: (origin, None, path) for k, (origin, path) in (unread or {}).items()},
+        }
         self._lock = allocate_lock()  # the probes' threads read documents too: each is parsed once
         for name in self._unparsed:
             self._docs[name] = _UNPARSED
@@ -110,7 +116,11 @@ class Manifests:
             with self._lock:
                 pending = self._unparsed.get(name)
                 if pending is not None:  # raises ManifestError, and then is parsed again next time
-                    self._docs[name] = _parse(pending[1], pending[0], check_depth=False)
+                    origin, text, path = pending
+                    if text is None:
+                        text = _read(origin, str(path))
+                        self._unparsed[name] = (origin, text, None)
+                    self._docs[name] = _parse(text, origin, check_depth=False)
                     del self._unparsed[name]
         return self._docs.get(name)
 
@@ -308,6 +318,15 @@ def pypi_variant(release: Mapping[str, Any] | None) -> str | None:
         if isinstance(v, dict) and v.get("pypi"):
             return str(v.get("variant"))
     return None
+
+
+def _read(origin: str, path: str) -> str:
+    """A shipped file's text, read when its document is first used (load() took its stamp before)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return fh.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ManifestError([f"{origin}: cannot be read: {exc}"]) from None
 
 
 def _parse(text: str, origin: str, check_depth: bool = True) -> Any:
@@ -520,19 +539,33 @@ def user_dirs(explicit: Iterable[str | Path] | None, env: Mapping[str, str] | No
     return dirs
 
 
-def load(
-    user: Iterable[str | Path] | None = None, env: Mapping[str, str] | None = None, texts_out: list[str] | None = None
-) -> Manifests:
-    """The shipped manifests merged with the user's directories (validated in full). `texts_out`, when
-    given, receives each file's origin and text in the order they were merged (the plan cache's key)."""
+def _loaded_texts(texts_out: list[str] | None) -> Manifests:
+    """The shipped manifests from their texts (importlib.resources: the package is not a directory)."""
     shipped = shipped_texts()
     if texts_out is not None:
         for origin, text in shipped.values():
             texts_out += (origin, text)
+    return Manifests(origins={k: [v[0]] for k, v in shipped.items()}, unparsed=shipped)
+
+
+def load(
+    user: Iterable[str | Path] | None = None, env: Mapping[str, str] | None = None, texts_out: list[str] | None = None
+) -> Manifests:
+    """The shipped manifests merged with the user's directories (validated in full). `texts_out`, when
+    given, receives each file's origin and text in the order they were merged (the plan cache's key); for a
+    shipped file in the package directory, its stamp (package_data.shipped_files) in place of its text, which
+    is read only when its document is first used."""
+    files = shipped_files()
+    if files is not None:
+        if texts_out is not None:
+            for origin, _path, stamp in files.values():
+                texts_out += (origin, stamp)
+        m = Manifests(origins={k: [v[0]] for k, v in files.items()}, unread={k: (v[0], v[1]) for k, v in files.items()})
+    else:
+        m = _loaded_texts(texts_out)
     # the shipped files' nesting is the tests' to check (test_manifests): walking ~550 kB of JSON for it at
     # every start cost more than parsing it. They are parsed when first read (Manifests.doc); one that is
     # not JSON (a broken installation) is still a manifest error, with the file, where it is read.
-    m = Manifests(origins={k: [v[0]] for k, v in shipped.items()}, unparsed=shipped)
     for directory in user_dirs(user, env):
         texts = user_texts(directory)
         if texts_out is not None:

@@ -56,6 +56,27 @@ def shipped_texts(names: Iterable[str] = MANIFEST_FILES) -> dict[str, tuple[str,
     return out
 
 
+def shipped_files(names: Iterable[str] = MANIFEST_FILES) -> dict[str, tuple[str, str, str]] | None:
+    """file name -> (origin, path, stamp) for every shipped manifest in the package directory, or None when the
+    package is not a directory on disk (a zip import: shipped_texts reads the texts then). Nothing is read: the
+    stamp names the file's state ("\\0file SIZE MTIME_NS CTIME_NS INODE DEVICE", from one stat taken before the
+    text is read), so that the plan cache's key need not hash ~1.4 MB of text on every run. An edit changes the
+    modification and change times (a change time cannot be set back), a replaced file its inode."""
+    base = _package_dir("manifests")
+    if base is None:
+        return None
+    out: dict[str, tuple[str, str, str]] = {}
+    for name in names:
+        path = os.path.join(base, name)
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            continue
+        stamp = f"\0file {st.st_size} {st.st_mtime_ns} {st.st_ctime_ns} {st.st_ino} {st.st_dev}"
+        out[name] = (f"manifests/{name}", path, stamp)
+    return out
+
+
 def schema_text(name: str) -> str:
     """One shipped schema's text (schemas/NAME)."""
     base = _package_dir("schemas")

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 
+from stackcheck.lazy_re import lazy
 from stackcheck.lean_typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # a source reference's shape, for the type checker (a plain dict at run time)
@@ -35,16 +36,16 @@ SOURCE_KEYS = ("source", "evidence")
 #: subtrees that are not manifest knowledge: the box's own facts ("source": "nvml") and probe outcomes
 SKIP_KEYS = frozenset({"facts", "probes"})
 
-_WHEEL = re.compile(
+_WHEEL = lazy(
     r"^(?P<pkg>[A-Za-z][\w.-]*) (?:wheels? )?(?P<ver>\d[\w.+]*(?:(?: \.\.\. |-)\d[\w.+]*)?)"
     r"(?: wheels?)?(?: from PyPI)?[,:]? (?P<path>[\w./-]+\.\w+)"
 )
-_WHEELS_RANGE = re.compile(
+_WHEELS_RANGE = lazy(
     r"^(?P<pkg>[A-Za-z][\w.-]*) wheels (?P<ver>\d[\w.]*-\d[\w.]*)(?: from PyPI)?, (?P<path>[\w./-]+\.\w+)"
 )
-_GITHUB_THREAD = re.compile(r"^https?://github\.com/[^/]+/(?P<repo>[^/]+)/(?:issues|pull)/(?P<n>\d+)")
-_GITHUB_FILE = re.compile(r"^https?://github\.com/[^/]+/(?P<repo>[^/]+)/blob/(?P<ref>[^/]+)/(?P<path>.+)$")
-_SLUG = re.compile(r"[^a-z0-9.]+")
+_GITHUB_THREAD = lazy(r"^https?://github\.com/[^/]+/(?P<repo>[^/]+)/(?:issues|pull)/(?P<n>\d+)")
+_GITHUB_FILE = lazy(r"^https?://github\.com/[^/]+/(?P<repo>[^/]+)/blob/(?P<ref>[^/]+)/(?P<path>.+)$")
+_SLUG = lazy(r"[^a-z0-9.]+")
 
 
 def _short_ref(ref: str) -> str:

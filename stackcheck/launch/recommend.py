@@ -81,8 +81,10 @@ _NOT_READ = object()
 
 #: the flags that set an attention backend, whose values SGLang asserts per model
 ATTENTION_FLAGS = ("--attention-backend", "--prefill-attention-backend", "--decode-attention-backend")
-#: the facts of launch.json's refusal rules that come from the model's own assertions on its attention backend
-_MODEL_FACTS = ("model_backend_refused", "hybrid_gdn_backend_refused")
+#: the facts of launch.json's refusal rules that come from the model's own assertions on its attention backend, and
+#: from SGLang's check of the attention backend against a list for a flag of the launch (backend_list_refused:
+#: --enable-deterministic-inference), which the advised backend must pass as well
+_MODEL_FACTS = ("model_backend_refused", "hybrid_gdn_backend_refused", "backend_list_refused")
 
 
 def _model_rule(rule: Mapping[str, Any]) -> bool:

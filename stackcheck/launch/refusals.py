@@ -41,7 +41,7 @@ silent rather than guess: the flags themselves are judged by release_problems).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from stackcheck.launch.gate import Derived, Problem, _declared_in
 from stackcheck.lean_typing import TYPE_CHECKING
@@ -422,13 +422,19 @@ def _hybrid_gdn_refused(
     return _Judged(holds, text, sets or None)
 
 
+#: the backend an assertion reads where the command gives no --attention-backend and nothing picked one before it
+_NO_BACKEND = "none (no --attention-backend, and SGLang has picked none when it asserts)"
+
+
 def _model_backend_refused(values: Mapping[str, Any], spec: Mapping[str, Any], architecture: str | None) -> _Judged:
     """Whether SGLang's assertion on a model architecture's attention backends (launch.json `model_backend`:
     GPT-OSS's list `allowed`, Olmo2's `refused` flashinfer) refuses the backends the command gives (True), cannot
     be known (None: a side SGLang holds no value for yet), or passes (False). With no attention flag the model's
-    own override picks a backend the assertion takes. Where the model's architecture is not read, a launch the
-    assertion would refuse for that model is unknown (fail closed: the model may be it), as the model overrides'
-    picks are (auto_backend_unread); one it would pass is not judged further."""
+    own override picks a backend the assertion takes, unless the range says `unset: refused` (SGLang asserts
+    before its default picker runs, so no attention flag reads as None, which the list refuses). Where the model's
+    architecture is not read, a launch the assertion would refuse for that model is unknown (fail closed: the
+    model may be it), as the model overrides' picks are (auto_backend_unread); one it would pass, or one with no
+    attention flag under `unset: refused`, is not judged further."""
     archs = [str(a) for a in spec.get("architectures") or []]
     allowed = {str(b) for b in spec.get("allowed") or []}
     rejected = {str(b) for b in spec.get("refused") or []}  # a list of backends SGLang rejects (Olmo2: flashinfer)
@@ -438,6 +444,8 @@ def _model_backend_refused(values: Mapping[str, Any], spec: Mapping[str, Any], a
     attn = attn if isinstance(attn, str) and attn != "unset" else None
     if spec.get("checks") == "attention_backend":
         sides: list[Any] = [attn] if attn is not None else []
+        if attn is None and spec.get("unset") == "refused":  # asserted before any pick fills it (Exaone 4)
+            sides = [_NO_BACKEND]
     elif attn is None and prefill is None and decode is None:
         sides = []  # the override fills the backend with one it lists
     else:
@@ -450,6 +458,8 @@ def _model_backend_refused(values: Mapping[str, Any], spec: Mapping[str, Any], a
     if architecture is None:  # not read: the model may be one of the rule's, so a refusal it would make is unknown
         read = "architecture not read"
         holds: bool | None = None if refused is not False else False
+        if sides == [_NO_BACKEND]:
+            holds = False  # no attention flag and the model not read: not judged (launch.json says why)
         if holds is None:
             missing = (
                 f"the model's architecture, which the gate could not read (SGLang asserts this for "
@@ -554,17 +564,51 @@ def _backend_list_refused(
     """Whether SGLang's check of attention_backend against a list (launch.json `backend_list`: deterministic
     inference's) refuses the launch: the backend given, else the one a model override set before the check, else
     what the release holds there (`unset`: refused, the check raises on None; fallback, it picks one of its list;
-    default_pick, the default picker ran first: outside the list only on default_outside_majors)."""
+    default_pick, the default picker ran first: outside the list only on default_outside_majors). `models`: a second
+    check for the architectures it lists (SGLang's DeepSeek list), with its own allowed list, backends allowed on
+    some GPU majors only (`majors_only`) and the majors where the default pick is outside it."""
     allowed = {str(b) for b in spec.get("allowed") or []}
+    narrow = spec.get("models") if isinstance(spec.get("models"), dict) else {}
+    listed: bool | None = None  # whether the model is one of the second check's architectures
+    seen: str | None = None
+    if narrow:
+        seen = _seen_architecture(mapping, version, architecture, keys) if architecture is not None else None
+        listed = None if seen is None else seen in [str(a) for a in narrow.get("architectures") or []]
+        if listed is False:
+            narrow = {}
+    own = {str(b) for b in narrow.get("allowed") or []} if narrow else allowed
+    only = {str(b): {int(m) for m in ms} for b, ms in (narrow.get("majors_only") or {}).items()} if narrow else {}
+
+    def refused(backend: str) -> bool | None:
+        if backend not in allowed:
+            return True
+        if not narrow:
+            return False
+        ok = backend in own and (backend not in only or (majors is not None and majors <= only[backend]))
+        if backend in own and backend in only and majors is None:
+            return None  # the GPU decides
+        return False if ok else listed
+
+    # what to give: the list's backends that hold on this box (fa4 for a DeepSeek-list model only on SM100/SM110)
+    fits = {b for b in own if b not in only or majors is None or majors <= only[b]}
+    required = ", ".join(sorted(fits))
     given = values.get("attention_backend")
     if isinstance(given, str) and given != "unset":
-        return _Judged(given not in allowed, f"attention backend {given}", ", ".join(sorted(allowed)))
+        holds = refused(given)
+        text = f"attention backend {given}"
+        if narrow and holds is not False:
+            who = "architecture not read" if listed is None else f"architecture {architecture}"
+            text += f" ({who}; SGLang's DeepSeek check takes {required} only here)"
+        missing = None if holds is not None else "the model's architecture and the GPU (config.json, the box)"
+        return _Judged(holds, text, required, missing)
     outside_on = {int(m) for m in spec.get("default_outside_majors") or []}
+    if narrow:
+        outside_on |= {int(m) for m in narrow.get("default_outside_majors") or []}
     verdicts: set[bool | None] = set()
     names: list[str] = []
     for backend in sorted(_override_backends(d, mapping, version, majors, architecture, keys), key=str):
         if backend is not None:
-            verdicts.add(backend not in allowed)
+            verdicts.add(refused(backend))
             names.append(f"{backend} (a model override's pick)")
         elif spec.get("unset") == "refused":
             verdicts.add(True)
@@ -572,6 +616,9 @@ def _backend_list_refused(
         elif spec.get("unset") == "default_pick" and (majors is None or majors & outside_on):
             verdicts.add(None)
             names.append("the default pick, which may be outside the list on this GPU")
+        elif narrow and listed is not False and _fallback_outside(narrow, majors, seen):
+            verdicts.add(None)  # the fallback's own DeepSeek list lacks the model: flashinfer there (torch CUDA)
+            names.append("the fallback's pick, which may be outside the DeepSeek list on this GPU")
         else:
             verdicts.add(False)
             names.append("none given (SGLang falls back to one of its list)")
@@ -583,7 +630,19 @@ def _backend_list_refused(
     missing = None
     if holds is None:
         missing = "the attention backend SGLang holds when it checks (give --attention-backend one of the list)"
-    return _Judged(holds, text, ", ".join(sorted(allowed)), missing)
+    return _Judged(holds, text, required, missing)
+
+
+def _fallback_outside(narrow: Mapping[str, Any], majors: set[int] | None, seen: str | None) -> bool:
+    """Whether deterministic inference's fallback may pick a backend outside the DeepSeek check's list for this
+    model and box (backend_list.models.fallback_outside: architectures of the check that the fallback's own list
+    lacks, on the majors where it then picks flashinfer); an unread model or GPU may be one of them."""
+    spec = narrow.get("fallback_outside")
+    if not isinstance(spec, dict):
+        return False
+    if seen is not None and seen not in [str(a) for a in spec.get("architectures") or []]:
+        return False
+    return majors is None or bool(majors & {int(m) for m in spec.get("majors") or []})
 
 
 def _uses_xqa(majors: set[int] | None, xqa_majors: Sequence[int]) -> Any:
@@ -932,6 +991,22 @@ def _override_features(
     return applies, out
 
 
+def _per_major(judge: Callable[[set[int]], list[tuple[str, str]]], majors: set[int]) -> list[tuple[str, str]]:
+    """(feature, why) for a box with GPUs of several majors: what `judge` finds for each major alone, every major's
+    features together (one why per feature, naming each major it holds on). SGLang picks the attention backend
+    once, on the GPU the server starts on, and every GPU then runs that pick, so the pick of any major must run on
+    the whole box. Before, only entries covering every major counted: a major's own pick counted nowhere (fail
+    open). A major where no entry holds requires nothing, as on a box of that major alone."""
+    whys: dict[str, list[str]] = {}
+    for major in sorted(majors):
+        for feature, why in judge({major}):
+            texts = whys.setdefault(feature, [])
+            text = f"{why} (on the GPUs of major {major}, where the server may start)"
+            if text not in texts:
+                texts.append(text)
+    return [(feature, "; ".join(texts)) for feature, texts in whys.items()]
+
+
 def auto_backend_unread(
     d: Derived,
     mapping: Mapping[str, Any],
@@ -946,6 +1021,10 @@ def auto_backend_unread(
     given, as for the overrides), (feature, why), which the gate judges as unknown where they are not ok."""
     if sglang_version is None or d.entrypoint is None or not majors or architecture is not None:
         return []
+    if len(majors) > 1:  # GPUs of several majors: each major's own picks count
+        return _per_major(
+            lambda one: auto_backend_unread(d, mapping, sglang_version, one, torch_cuda, architecture), majors
+        )
     if all(f in d.options for f in ("--prefill-attention-backend", "--decode-attention-backend")):
         return []  # every side has its flag
     whys: dict[str, list[str]] = {}  # one entry per feature, naming every override that picks it
@@ -981,6 +1060,11 @@ def auto_backend_features(
     closed)."""
     if sglang_version is None or d.entrypoint is None or not majors:
         return []
+    if len(majors) > 1:  # GPUs of several majors: each major's own pick counts (SGLang picks on one of them)
+        return _per_major(
+            lambda one: auto_backend_features(d, mapping, sglang_version, one, torch_cuda, mla, architecture, keys),
+            majors,
+        )
     if architecture is not None:
         architecture = _seen_architecture(mapping, sglang_version, architecture, keys)
     dsa = [] if architecture is None else dsa_kernel_features(d, mapping, sglang_version, majors, architecture, keys)
@@ -992,7 +1076,7 @@ def auto_backend_features(
         applies, picks = _override_features(d, mapping, sglang_version, majors, torch_cuda, architecture, keys)
         if applies:
             return dsa + picks
-    return dsa + picks + _default_features(d, mapping, sglang_version, majors, torch_cuda, mla)
+    return dsa + picks + _default_features(d, mapping, sglang_version, majors, torch_cuda, mla, False, architecture)
 
 
 def _given(d: Derived, flag: str) -> bool:
@@ -1017,13 +1101,16 @@ def dsa_kernel_features(
     """The DSA prefill/decode kernel SGLang picks itself (launch.json refusals.auto.attention_backend.dsa_defaults):
     (feature, why) for each entry that holds for this launch and box. `architecture` (as SGLang sees it) None: the
     model was not read, so whether it is a DSA model is not known: the entries whose flags and box hold count (the
-    caller judges them as unknown); otherwise they count only for a DSA model, less the except clauses."""
+    caller judges them as unknown); otherwise they count only for a DSA model, less the except clauses. An attention
+    flag that names none of an entry's `backends` (SGLang's DSA attention backend) keeps its kernels off."""
     from stackcheck.facts.versions import version_in
 
     auto = ((mapping.get("refusals") or {}).get("auto") or {}).get("attention_backend") or {}
     if architecture is not None and not _is_dsa(mapping, sglang_version, architecture, keys):
         return []
     kv = str(d.options.get("--kv-cache-dtype", "auto"))
+    flags = ("--attention-backend", "--prefill-attention-backend", "--decode-attention-backend")
+    named = {str(d.options[f]) for f in flags if d.options.get(f) is not None}  # the attention backends given
 
     def holds(clause: Mapping[str, Any]) -> bool:
         if any(_given(d, str(f)) for f in clause.get("flags_absent") or []):
@@ -1040,6 +1127,8 @@ def dsa_kernel_features(
             continue
         if any(_given(d, str(f)) for f in entry.get("unless_flags") or []):
             continue
+        if named and entry.get("backends") and not named & {str(b) for b in entry.get("backends") or []}:
+            continue  # an attention flag names another backend: SGLang does not pick the DSA one (these kernels)
         if not any(holds(c) for c in entry.get("when_any") or [] if isinstance(c, dict)):
             continue
         if architecture is not None:
@@ -1083,10 +1172,13 @@ def _default_features(
     torch_cuda: str | None,
     mla: bool | None,
     unread: bool = False,
+    architecture: str | None = None,
 ) -> list[tuple[str, str]]:
     """(feature, why) for each entry of refusals.auto.attention_backend.defaults that matches the launch (see
     auto_backend_features). An entry with `"unread": "unknown"` is left out when the model's kind is not known
-    (`mla` None): it is what auto_backend_unread judges as unknown instead (`unread` True: those entries only)."""
+    (`mla` None): it is what auto_backend_unread judges as unknown instead (`unread` True: those entries only).
+    `architecture`: the model's, as SGLang sees it, for entries keyed on an architecture list (architectures,
+    except_architectures: deterministic inference's DeepSeek list); None (not read) matches both (fail closed)."""
     split = [f for f in ("--prefill-attention-backend", "--decode-attention-backend") if f in d.options]
     # one split flag alone: the other side is --attention-backend, which SGLang then picks as for a bare launch
     # (its default picker and model overrides key on attention_backend alone, read in 0.5.5-0.5.23)
@@ -1105,9 +1197,14 @@ def _default_features(
         for e in auto.get("defaults") or []
         if isinstance(e, dict) and version_in(sglang_version, str(e.get("versions") or "")) is True
     ]
-    # an entry with when_flags holds only while the command gives all of them, and then it replaces the entries
-    # without when_flags (a step of SGLang that picks before its default picker: deterministic inference's fallback)
-    flagged = [e for e in entries if e.get("when_flags") and all(_given(d, str(f)) for f in e["when_flags"])]
+
+    # an entry with when_flags holds only while the command gives all of them (an item that is a list: one of its
+    # flags), and then it replaces the entries without when_flags (a step of SGLang that picks before its default
+    # picker: deterministic inference's fallback, which --rl-on-policy-target turns on too)
+    def gives(item: Any) -> bool:
+        return any(_given(d, str(f)) for f in item) if isinstance(item, list) else _given(d, str(item))
+
+    flagged = [e for e in entries if e.get("when_flags") and all(gives(f) for f in e["when_flags"])]
     entries = flagged or [e for e in entries if not e.get("when_flags")]
     for entry in entries:
         if (mla is None and entry.get("unread") == "unknown") is not unread:
@@ -1117,6 +1214,14 @@ def _default_features(
         need = numeric(entry.get("torch_cuda_min"))
         if cuda is not None and need is not None and cuda < need:
             continue
+        below = numeric(entry.get("torch_cuda_below"))
+        if cuda is not None and below is not None and cuda >= below:
+            continue
+        if architecture is not None:
+            if "architectures" in entry and architecture not in (entry.get("architectures") or []):
+                continue
+            if architecture in (entry.get("except_architectures") or []):
+                continue
         if mla is not None and entry.get("model") in ("mla", "mha") and (entry["model"] == "mla") is not mla:
             continue
         limit = entry.get("unless_topk_above")

@@ -582,3 +582,65 @@ def test_the_kernel_symbol_probe_time_is_not_part_of_the_key() -> None:
     other = json.loads(json.dumps(facts))
     other["kernel_symbols"]["files"][0]["torch_missing_count"] = 1
     assert plan_cache.key_of(other, {}, []) != key
+
+
+def _shipped_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of the shipped manifests, read by the loader as the package directory's."""
+    from stackcheck.knowledge import package_data
+
+    copy = tmp_path / "pkg-manifests"
+    copy.mkdir()
+    for name in package_data.MANIFEST_FILES:
+        (copy / name).write_bytes((ROOT / "manifests" / name).read_bytes())
+    real = package_data._package_dir
+    monkeypatch.setattr(package_data, "_package_dir", lambda n: str(copy) if n == "manifests" else real(n))
+    return copy
+
+
+def _key_and_manifests(facts: dict[str, Any]) -> tuple[str | None, Any]:
+    from stackcheck.knowledge.loader import load
+
+    texts: list[str] = []
+    m = load([], env={}, texts_out=texts)
+    return plan_cache.key_of(facts, {}, texts), m
+
+
+def test_a_shipped_manifest_edited_in_place_is_a_new_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The shipped files enter the key by their stamp (size, modification and change times, inode, device), not
+    their text: an unchanged set gives the same key (the cache still hits); an edit that keeps the size and
+    sets the modification time back still changes the key (the change time moves), as does a replaced file;
+    and the documents read later are the files' texts as they are."""
+    copy = _shipped_copy(tmp_path, monkeypatch)
+    facts = _facts()
+    base, m = _key_and_manifests(facts)
+    assert base is not None and base == _key_and_manifests(facts)[0]
+    assert m.doc("meta.json") == json.loads((copy / "meta.json").read_text())
+    meta = copy / "meta.json"
+    text = meta.read_text()
+    before = meta.stat()
+    date = json.loads(text)["date"]
+    edited = text.replace(f'"{date}"', f'"{date[:-1]}{"1" if date[-1] != "1" else "2"}"', 1)  # the same size
+    assert edited != text and len(edited) == len(text)
+    meta.write_text(edited)
+    os.utime(meta, ns=(before.st_atime_ns, before.st_mtime_ns))  # the same modification time as before
+    assert meta.stat().st_mtime_ns == before.st_mtime_ns
+    same_size_edit, m2 = _key_and_manifests(facts)
+    assert same_size_edit not in (None, base)
+    assert m2.date == json.loads(meta.read_text())["date"]
+    replaced = tmp_path / "meta.json.new"
+    replaced.write_text(text)
+    os.replace(replaced, meta)
+    assert _key_and_manifests(facts)[0] not in (None, base, same_size_edit)
+
+
+def test_shipped_documents_are_read_when_first_used_and_a_vanished_file_is_a_manifest_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from stackcheck.errors import ManifestError
+
+    copy = _shipped_copy(tmp_path, monkeypatch)
+    _key, m = _key_and_manifests(_facts())
+    (copy / "signatures.json").unlink()
+    assert m.doc("meta.json") is not None
+    with pytest.raises(ManifestError, match=r"manifests/signatures.json: cannot be read"):
+        m.doc("signatures.json")

@@ -10,7 +10,10 @@ from typing import Any
 
 import pytest
 
+import stackcheck.facts.versions as versions
+import stackcheck.knowledge.sources as sources
 import stackcheck.redact as redact
+from stackcheck import lazy_re
 from stackcheck.assembly import pipeline
 from stackcheck.cli import main
 from stackcheck.knowledge.loader import Manifests
@@ -40,17 +43,18 @@ def _after_the_facts(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[str]]:
         return real_doc(self, name)
 
     monkeypatch.setattr(Manifests, "doc", doc)
-    for value in list(vars(redact).values()):
-        if isinstance(value, redact._Pattern):
-            monkeypatch.setattr(value, "_compiled", None)  # as in a fresh process
-    real_getattr = redact._Pattern.__getattr__
+    for module in (redact, versions, sources):
+        for value in list(vars(module).values()):
+            if isinstance(value, lazy_re._Pattern):
+                monkeypatch.setattr(value, "_compiled", None)  # as in a fresh process
+    real_getattr = lazy_re._Pattern.__getattr__
 
     def getattr_(self: Any, attr: str) -> Any:
         if arrived[0] and self._compiled is None:
             seen["patterns"].append(self._args[0][:40])
         return real_getattr(self, attr)
 
-    monkeypatch.setattr(redact._Pattern, "__getattr__", getattr_)
+    monkeypatch.setattr(lazy_re._Pattern, "__getattr__", getattr_)
     return seen
 
 

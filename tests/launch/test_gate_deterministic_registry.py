@@ -140,7 +140,22 @@ def test_the_fallback_pick_of_each_release_is_the_data(version: str) -> None:
     assigned = re.findall(r'(?:backend|attention_backend) = "(\w+)"', branch)
     deepseek = "triton" in assigned
     assert assigned == (["triton", "flashinfer", "fa3"] if deepseek else ["flashinfer", "fa3"]), (version, assigned)
-    want = [("attention-fa3", (7, 8, 9, 11)), ("attention-flashinfer", (10, 12))]
+    want = [("attention-fa3", (7, 8, 9, 11)), ("attention-fa3", (10, 12)), ("attention-flashinfer", (10, 12))]
     if deepseek:
         want.append(("attention-triton", (10, 12)))
     assert mine == sorted(want), version
+    # the DeepSeek test of the fallback: the handler's is_deepseek_model (0.5.12-0.5.14), else its own function
+    names = re.search(r"def _deterministic_is_deepseek_model\(.*?\n(?=def )", "\n".join(code.values()), re.S)
+    text = names.group(0) if names else handler
+    listed = re.search(r"(?:model_arch|architectures\[0\]) in (\[[^\]]*\])", text)
+    keyed = [d for d in defaults if d.get("when_flags") and version_in(version, d["versions"]) is True]
+    if not deepseek:
+        assert not any(d.get("architectures") or d.get("except_architectures") for d in keyed), version
+        return
+    assert listed is not None, version
+    archs = [str(a) for a in ast.literal_eval(listed.group(1))]
+    for d in keyed:
+        if d["feature"] == "attention-triton":
+            assert d["architectures"] == archs, version
+        elif d["feature"] == "attention-flashinfer":
+            assert d["except_architectures"] == archs, version

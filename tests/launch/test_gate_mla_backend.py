@@ -89,7 +89,12 @@ def attn(
     mapping: dict[str, Any], version: str, majors: set[int], config: dict[str, Any] | None, *flags: str
 ) -> list[str]:
     """The attention backend's features alone (without the DSA kernel SGLang picks for a DSA model)."""
-    return [f for f in picks(mapping, version, majors, config, *flags) if f != "attention-dsa-trtllm"]
+    return [f for f in picks(mapping, version, majors, config, *flags) if f not in DSA_KERNELS]
+
+
+#: the features of the DSA kernels SGLang picks itself (launch.json dsa_defaults), checked below and in
+#: tests/verdicts/test_factcheck9.py: FlashMLA's on SM11x/SM12x with 0.5.3-0.5.9, trtllm's from 0.5.9
+DSA_KERNELS = ("attention-dsa-trtllm", "attention-flashmla")
 
 
 def test_a_dsa_model_takes_sglangs_sparse_backend(mapping: dict[str, Any]) -> None:
@@ -326,3 +331,15 @@ def test_the_gate_refuses_a_default_deepseek_v32_launch_on_sm120(tmp_path: Path)
     flags = ["--dsa-prefill-backend", "flashmla_sparse", "--dsa-decode-backend", "flashmla_sparse"]
     doc = gate_json(seed, "--model-path", str(v32), *flags, dry_run=True)
     assert not any(b["feature"] == "attention-dsa-trtllm" for b in doc["reasons"]), doc["reasons"]
+
+
+def test_0_5_6_post1_and_post2_pick_trtllm_mha_on_any_blackwell(mapping: dict[str, Any]) -> None:
+    """sglang 0.5.6.post1 and 0.5.6.post2 (wheels read, server_args.py 1352 / 1382) pick trtllm_mha for an MHA model
+    when is_blackwell() (majors 10 and 12), then refuse it off SM100 (sglang#14814, RTX 5090); 0.5.6 has no such
+    default and 0.5.7 asks is_sm100_supported() (major 10 only)."""
+    for version in ("0.5.6.post1", "0.5.6.post2"):
+        assert picks(mapping, version, {12}, LLAMA3, mla=False) == ["attention-trtllm-mha"], version
+        assert "attention-trtllm-mha" in picks(mapping, version, {10}, LLAMA3, mla=False), version
+        assert "attention-trtllm-mha" not in picks(mapping, version, {12}, DEEPSEEK_R1), version  # MLA: triton
+    for version in ("0.5.6", "0.5.7"):
+        assert "attention-trtllm-mha" not in picks(mapping, version, {12}, LLAMA3, mla=False), version

@@ -115,7 +115,10 @@ def test_a_backend_that_forces_its_page_size_counts_as_pages(mapping: dict[str, 
     # only on triton or trtllm_mha, nor from GPT-OSS or Llama 4, whose listed backends lack trtllm_mla: unknown, and
     # only those
     unread = judge(mapping, "0.5.9", R1_TRTLLM_MLA, {10})
-    model_rules = ["gpt-oss-attention-backend", "hybrid-gdn-blackwell-backend", "llama4-listed-attention-backend"]
+    model_rules = [
+        "exaone4-attention-backend", "gpt-oss-attention-backend", "hybrid-gdn-blackwell-backend",
+        "llama4-listed-attention-backend",
+    ]  # fmt: skip
     assert sorted(unread) == model_rules and {p.status for p in unread.values()} == {"unknown"}
     two = replace(R1_TRTLLM_MLA, "--page-size", "1")
     two = [a if a != "--speculative-eagle-topk=1" else "--speculative-eagle-topk=2" for a in two]

@@ -511,3 +511,85 @@ def test_bad_recommend_manifest_is_reported_with_its_path(tmp_path: Path, change
     rc, text = run("manifests", "validate", str(tmp_path))
     assert rc == 2
     assert needle in text and "recommend.json: $." in text
+
+
+# ---- secrets of a given command line; a model in the Hugging Face cache ------------------------------------------
+
+
+def test_secrets_of_the_given_command_never_leave_the_box() -> None:
+    given = [
+        "--", "env", "HF_TOKEN=hf_abcdefghSECRET1234567", "python", "-m", "sglang.launch_server",
+        "--model-path", "https://user:pwSECRET@models.example/x", "--api-key", "sk-SECRET12345678", "--tp", "8",
+    ]  # fmt: skip
+    for fmt in ("json", "text", "shell"):
+        rc, text = run("recommend", "--facts", str(SEED_AFTER), "--format", fmt, *given)
+        assert rc in (0, 1), text
+        assert "SECRET" not in text, fmt
+    _, doc = recommend_json("--facts", str(SEED_AFTER), *given)
+    assert "--api-key" in doc["given"] and "***" in doc["given"]
+    assert doc["command"][doc["command"].index("--api-key") + 1] == "***"
+    assert any("put them back" in n for n in doc["notes"])
+    _, doc = recommend_json("--facts", str(SEED_AFTER), "--", "python", "-m", "sglang.launch_server", "--tp", "8")
+    assert not any("put them back" in n for n in doc["notes"])  # nothing masked: no note
+
+
+def _hub_model(hub: Path, repo: str, config: dict[str, Any], revision: str = "main") -> Path:
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    repo_dir = hub / ("models--" + repo.replace("/", "--"))
+    snap = repo_dir / "snapshots" / commit
+    snap.mkdir(parents=True)
+    (repo_dir / "refs").mkdir()
+    (repo_dir / "refs" / revision).write_text(commit)
+    (snap / "config.json").write_text(json.dumps(config))
+    return snap
+
+
+def test_model_id_is_read_from_the_hugging_face_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    hub = tmp_path / "hub"
+    _hub_model(hub, "openai/gpt-oss-120b", {"model_type": "gpt_oss", "quantization_config": {"quant_method": "mxfp4"}})
+    monkeypatch.setenv("HF_HUB_CACHE", str(hub))
+    monkeypatch.chdir(tmp_path)
+    _, doc = recommend_json("--facts", str(SEED_AFTER), "--model-path", "openai/gpt-oss-120b")
+    chosen = {c["decision"]: c["option"] for c in doc["choices"]}
+    assert chosen["attention"] == "triton-sm12x"  # attention sinks, read from the cached config
+    assert chosen["mxfp4-moe"] == "mxfp4-auto-sm12x"
+    assert any("config read from the Hugging Face cache" in a and "HF_HUB_CACHE" in a for a in doc["assumptions"])
+    assert not any("no local model config" in a for a in doc["assumptions"])
+    # the same id named in a given command, with --download-dir taking the place of HF_HUB_CACHE
+    monkeypatch.delenv("HF_HUB_CACHE")
+    other = tmp_path / "dl"
+    _hub_model(other, "org/mla", {"model_type": "deepseek_v3", "kv_lora_rank": 512})
+    _, doc = recommend_json(
+        "--facts", str(SEED_AFTER), "--", "python", "-m", "sglang.launch_server", "--tp", "8",
+        "--model-path", "org/mla", "--download-dir", str(other),
+    )  # fmt: skip
+    assert {c["decision"]: c["option"] for c in doc["choices"]}["attention"] == "triton-sm12x"
+    assert any("--download-dir" in a for a in doc["assumptions"])
+    # not cached: the assumption says where it was looked for
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty"))
+    _, doc = recommend_json("--facts", str(SEED_AFTER), "--model-path", "org/absent")
+    said = [a for a in doc["assumptions"] if "no local model config" in a]
+    assert said and "not in the Hugging Face cache" in said[0]
+
+
+def test_mla_is_decided_by_the_architecture_as_the_gate_decides_it(tmp_path: Path) -> None:
+    from stackcheck.commands.recommend import model_facts
+    from stackcheck.knowledge.loader import load
+
+    mla_list = load([]).preflight["model"]["mla_architectures"]["values"]
+    assert "DeepseekV3ForCausalLM" in mla_list
+    cases = {
+        # SGLang's ModelConfig takes MLA by the architecture, not by the key: a kv_lora_rank on another
+        # architecture is not MLA there, and the gate's preflight says the same
+        "not-listed": ({"architectures": ["Qwen3ForCausalLM"], "kv_lora_rank": 512}, False),
+        "listed": ({"architectures": ["DeepseekV3ForCausalLM"], "kv_lora_rank": 512}, True),
+        "minicpm3": ({"architectures": ["MiniCPM3ForCausalLM"], "kv_lora_rank": 256}, True),
+        "no-architecture": ({"model_type": "deepseek_v3", "kv_lora_rank": 512}, True),  # the key, as before
+    }
+    for name, (config, mla) in cases.items():
+        d = tmp_path / name
+        d.mkdir()
+        (d / "config.json").write_text(json.dumps(config))
+        assert model_facts(str(d), mla_list)[0]["mla"] is mla, name
+    _, doc = recommend_json("--facts", str(SEED_AFTER), "--model-path", str(tmp_path / "not-listed"))
+    assert any(c["decision"] == "attention" for c in doc["choices"])

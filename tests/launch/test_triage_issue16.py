@@ -250,3 +250,23 @@ def test_torchs_missing_cuda_home_names_the_jit_toolchain(text: str) -> None:
     rc = _triage(text).root_cause  # type: ignore[attr-defined]
     assert rc is not None and rc.signature is not None
     assert (rc.signature.id, rc.signature.check) == ("jit-nvcc-missing", "jit-toolchain")
+
+
+_FA4_RANGE = (
+    "[TP0] Scheduler hit an exception: Traceback (most recent call last):\n"
+    '  File "/opt/sglang/srt/managers/scheduler.py", line 4000, in run_scheduler_process\n'
+    "  ...\n"
+    '  File "/usr/lib/python3/dist-packages/flash_attn/cute/flash_fwd_sm100.py", line 162, in __init__\n'
+    "AssertionError: Only SM 10.x and 11.x are supported\n"
+)
+
+
+def test_flash_attn_4s_architecture_assert_names_fa4() -> None:
+    """flash-attn-4 4.0.0b9-4.0.0b14 (wheels read) assert in FlashAttentionForwardSm100 that the GPU's arch lies in
+    the enum range sm_100 ... sm_110f; B300 (sm_103) fails it (sglang#25564). 4.0.0b15 checks the SM 10.x / 11.x
+    families."""
+    rc = _triage(_FA4_RANGE).root_cause  # type: ignore[attr-defined]
+    assert rc is not None and rc.signature is not None
+    assert (rc.signature.id, rc.signature.feature) == ("fa4-cute-arch-range", "attention-fa4")
+    text = f"{rc.signature.title} {rc.signature.explanation} {rc.signature.fix}"
+    assert "flash-attn-4" in text and "4.0.0b15" in text and "sm_103" in text
