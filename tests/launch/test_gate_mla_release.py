@@ -138,3 +138,49 @@ def test_an_mla_kind_not_known_fails_closed(tmp_path: Path) -> None:
     deepseek = model_dir(tmp_path, "deepseek", DEEPSEEK_R1)
     doc = gate_with(over, box, "--model-path", str(deepseek), "--attention-backend", "fa3")
     assert doc["derived"]["launch"]["model_mla"] is True and blockers(doc).get("attention-fa3") == "blocked"
+
+
+def recommend_choices(facts: Path, model: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, str], list[str]]:
+    """`stackcheck recommend --facts F --model-path M --format json`: (decision -> option, assumptions)."""
+    import contextlib
+    import io
+
+    from stackcheck.cli import main
+
+    for name in ("SGLANG_ENABLE_PCIE_IPC_ALLREDUCE", "SGLANG_ENABLE_JIT_DEEPGEMM", "NCCL_P2P_DISABLE",
+                 "STACKCHECK_MANIFESTS"):  # fmt: skip
+        monkeypatch.delenv(name, raising=False)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        main(["recommend", "--facts", str(facts), "--model-path", str(model), "--format", "json"])
+    doc = json.loads(out.getvalue())
+    return {c["decision"]: c["option"] for c in doc["choices"]}, list(doc["assumptions"])
+
+
+def test_recommend_judges_the_model_by_the_installed_release(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    seed = ROOT / "tests" / "recommend" / "seed-after" / "facts.json"  # 8x RTX PRO 6000 (SM120), SGLang 0.5.23
+    giga = model_dir(tmp_path, "giga", GIGACHAT35)
+    choices, _ = recommend_choices(seed, giga, monkeypatch)
+    assert choices["attention"] == "triton-sm12x"  # SGLang's MLA pick off Hopper/SM100; it said flashinfer before
+    # SGLang newer than the MLA data and an architecture no release names, with kv_lora_rank: MLA not known, said,
+    # and no option that holds for one kind of model only
+    doc = json.loads(seed.read_text())
+    doc["facts"]["packages"]["sglang"]["version"] = "0.5.30"
+    newer = tmp_path / "newer.json"
+    newer.write_text(json.dumps(doc))
+    choices, assumptions = recommend_choices(newer, model_dir(tmp_path, "foo", FOO_MLA), monkeypatch)
+    assert any("MLA not known" in a for a in assumptions)
+    assert choices["attention"] == "triton-sm12x"  # not flashinfer-sm12x, which holds for MHA models only
+
+
+def test_sglangs_mla_picks_are_unknown_where_the_kind_is_not_known() -> None:
+    from stackcheck.launch import gate
+    from stackcheck.launch.refusals import auto_backend_unread
+
+    mapping = dict(load([], env={}).launch)
+    bare = gate.derive(["python", "-m", "sglang.launch_server", "--model", "m"], mapping, {})
+    got = {f for f, _ in auto_backend_unread(bare, mapping, "0.5.23", {12}, "12.8", None, mla_only=True)}
+    assert got == {"attention-triton"}  # the MLA default on SM12x; no model override (the architecture is read)
+    named = gate.derive(["python", "-m", "sglang.launch_server", "--model", "m", "--attention-backend", "fa3"],
+                        mapping, {})  # fmt: skip
+    assert auto_backend_unread(named, mapping, "0.5.23", {12}, "12.8", None, mla_only=True) == []
