@@ -506,8 +506,8 @@ def _decide_with(
     # SGLang's picks for an MLA model are unknown where they are not ok on this box
     if pre is not None and (mla_why := gate_preflight.mla_unknown(pre)) is not None:
         for feature, why in auto_backend_unread(
-            derived, mapping, ctx.installed_version("sglang"), gpu_majors(ctx.facts), ctx.torch_cuda(), None,
-            mla_only=True,
+            derived, mapping, ctx.installed_version("sglang"), gpu_majors(ctx.facts), ctx.torch_cuda(),
+            model_architecture(pre), mla_only=True,
         ):  # fmt: skip
             status = str((verdicts.get(feature) or {}).get("status", "unknown"))
             if status != "ok" and not any(r.feature == feature for r in derived.required):

@@ -179,8 +179,12 @@ def test_sglangs_mla_picks_are_unknown_where_the_kind_is_not_known() -> None:
 
     mapping = dict(load([], env={}).launch)
     bare = gate.derive(["python", "-m", "sglang.launch_server", "--model", "m"], mapping, {})
-    got = {f for f, _ in auto_backend_unread(bare, mapping, "0.5.23", {12}, "12.8", None, mla_only=True)}
+    arch = "FooMLAForCausalLM"
+    got = {f for f, _ in auto_backend_unread(bare, mapping, "0.5.23", {12}, "12.8", arch, mla_only=True)}
     assert got == {"attention-triton"}  # the MLA default on SM12x; no model override (the architecture is read)
+    mixed = {f for f, _ in auto_backend_unread(bare, mapping, "0.5.23", {10, 12}, "12.8", arch, mla_only=True)}
+    assert mixed == {"attention-flashinfer", "attention-triton"}  # each major's MLA pick (flashinfer on SM100)
+    assert auto_backend_unread(bare, mapping, "0.5.23", {12}, "12.8", arch) == []  # read: not the unread case
     named = gate.derive(["python", "-m", "sglang.launch_server", "--model", "m", "--attention-backend", "fa3"],
                         mapping, {})  # fmt: skip
-    assert auto_backend_unread(named, mapping, "0.5.23", {12}, "12.8", None, mla_only=True) == []
+    assert auto_backend_unread(named, mapping, "0.5.23", {12}, "12.8", arch, mla_only=True) == []
