@@ -369,6 +369,43 @@ def reevaluate(report: Report, ctx: Context, opts: Options, launch: dict[str, An
     return again
 
 
+def reevaluate_unknown(report: Report, ctx: Context, opts: Options, key: str, why: str) -> None:
+    """The verdicts that hang on a boolean launch fact that is not known (the gate read the model's config.json but
+    cannot tell whether SGLang serves it as MLA: `mla`), in place in `report`: each feature or check whose verdict
+    with the fact true differs from its verdict with the fact false becomes unknown, its failing reasons those of
+    the true case marked unknown and prefixed with `why` (fail closed: never ok because the fact is missing)."""
+    import copy
+
+    from stackcheck.documents.report import summarize
+
+    judged: list[Any] = []
+    for value in (True, False):
+        again = copy.deepcopy(report)
+        reevaluate(again, ctx, opts, {key: value})
+        judged.append(again)
+    whole: Any = report
+    for part in ("features", "checks"):
+        true = {str(v.get("id")): v for v in judged[0].get(part) or []}
+        false = {str(v.get("id")): v for v in judged[1].get(part) or []}
+        out = []
+        for v in whole.get(part) or []:
+            vid = str(v.get("id"))
+            t, f = true.get(vid), false.get(vid)
+            if t is None or f is None or t.get("status") == "ok" or f.get("status") != "ok":
+                out.append(v)  # the same either way, or not ok without the fact: as judged
+                continue
+            kept = {(r.get("rule"), r.get("result")) for r in f.get("reasons") or []}
+            reasons = [
+                r if (r.get("rule"), r.get("result")) in kept
+                else {**r, "result": "unknown", "message": f"{why}; if it is, {r.get('message', '')}"}
+                for r in t.get("reasons") or []
+                if r.get("result") in ("fail", "unknown")
+            ]  # fmt: skip
+            out.append({**t, "status": "unknown", "effect": None, "reasons": reasons or list(t.get("reasons") or [])})
+        whole[part] = out
+    report["summary"] = summarize(report["features"], report["checks"])
+
+
 class _Kept:
     """The audit's entry in stackcheck.assembly.plan_cache for these facts, launch facts and manifest texts:
     looked up before the verdicts (`verdicts`: (features, checks) when the entry holds them, else None);
