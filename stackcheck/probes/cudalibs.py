@@ -182,7 +182,7 @@ class CudaLibsProbe(Probe):
     sections: ClassVar[tuple[str, ...]] = ("cuda_libs",)
 
     def run(self, ctx: ProbeContext) -> ProbeResult:
-        libs = probe_cuda_libs(ctx.env, view_of(ctx))
+        libs = probe_cuda_libs(ctx.loader_environ, view_of(ctx))
         how = str(libs.get("ld_cache"))
         if how != "file" and not how.startswith("unavailable: /etc/ld.so.cache: No such file"):
             return ProbeResult({"cuda_libs": libs}, "partial", f"ld.so cache {how}")

@@ -62,7 +62,7 @@ class KernelSymbolsProbe(Probe):
             # an image's files come out of compressed layers: torch's dynamic string table lies at the end of a
             # 1 GB libtorch_cuda.so (patchelf moves it there), seconds of decompression on the audit's path
             return ProbeResult({}, "skipped", "not read inside an image: the release-number checks decide")
-        libcuda = find_libcuda(ctx.env, view)
+        libcuda = find_libcuda(ctx.loader_environ, view)  # the launch's LD_LIBRARY_PATH, where a gate has one
         section = probe_kernel_symbols(packages, view, libcuda)
         if section is None:
             return ProbeResult({}, "skipped", "no kernel package installed")

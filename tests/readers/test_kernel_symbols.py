@@ -189,6 +189,51 @@ def test_probe_reads_the_driver_of_a_host_view(tmp_path: Path) -> None:
     assert f["torch_missing_count"] == 0
 
 
+def test_probe_reads_the_libcuda_of_the_launch_environment(tmp_path: Path) -> None:
+    """A gate whose command sets LD_LIBRARY_PATH (`env LD_LIBRARY_PATH=/usr/local/cuda/compat python -m
+    sglang.launch_server`, a CUDA forward-compat libcuda) is judged against the libcuda that launch loads, not
+    the audit's: before, an older driver in the default directory was read, and with the compat copy the launch
+    needs missing a symbol the check passed (or the other way round)."""
+    site = _box(tmp_path, torch_exports=[SET_DEVICE_NEW], kernel_needs=[SET_DEVICE_NEW, "cuGreenCtxCreate"],
+                driver_exports=["cuGreenCtxCreate"])  # fmt: skip
+    compat = tmp_path / "usr/local/cuda/compat"
+    compat.mkdir(parents=True)
+    write_so(compat / "libcuda.so.1", defined=["cuInit"])
+    box_site = "/" + str(site.relative_to(tmp_path))
+    facts = {"packages": _packages(Path(box_site))}
+    launch = {"LD_LIBRARY_PATH": "/usr/local/cuda/compat"}
+    ctx = ProbeContext(env={"LD_LIBRARY_PATH": ""}, launch_env=launch, root=str(tmp_path), facts=facts)
+    ks = KernelSymbolsProbe().run(ctx).facts["kernel_symbols"]
+    assert ks["libcuda"] == "/usr/local/cuda/compat/libcuda.so.1"
+    assert ks["files"][0]["driver_missing"] == ["cuGreenCtxCreate"]
+    audit = ProbeContext(env={"LD_LIBRARY_PATH": ""}, root=str(tmp_path), facts=facts)  # no launch: the audit's
+    assert (
+        KernelSymbolsProbe().run(audit).facts["kernel_symbols"]["libcuda"] == "/usr/lib/x86_64-linux-gnu/libcuda.so.1"
+    )
+
+
+def test_gather_gives_the_probes_the_gated_commands_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`stackcheck gate --python PY -- env LD_LIBRARY_PATH=/compat python -m sglang.launch_server ...`: the target
+    interpreter runs with the audit's environment (--python), the loader's probes see the launch's."""
+    from stackcheck.assembly import pipeline
+    from stackcheck.probes import runner
+
+    seen: list[ProbeContext] = []
+
+    def fake_run_probes(names: list[str], ctx: ProbeContext, budget_s: float | None = None) -> tuple[Any, Any]:
+        seen.append(ctx)
+        return {}, []
+
+    monkeypatch.setattr(runner, "run_probes", fake_run_probes)
+    monkeypatch.setenv("LD_LIBRARY_PATH", "/audit/lib")
+    command = ["env", "-u", "FOO", "LD_LIBRARY_PATH=/compat", "nohup", "python3", "-m", "sglang.launch_server"]
+    pipeline.gather(Options(python=sys.executable, command=command))
+    assert seen[-1].env["LD_LIBRARY_PATH"] == "/audit/lib"
+    assert seen[-1].loader_environ["LD_LIBRARY_PATH"] == "/compat"
+    pipeline.gather(Options(python=sys.executable))  # an audit: no launch, the audit's environment
+    assert seen[-1].loader_environ["LD_LIBRARY_PATH"] == "/audit/lib"
+
+
 def test_probe_without_kernel_package_is_skipped() -> None:
     ctx = ProbeContext(env={}, facts={"packages": {"torch": {"installed": True, "location": "/nowhere"}}})
     assert KernelSymbolsProbe().run(ctx).status == "skipped"
