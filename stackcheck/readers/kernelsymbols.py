@@ -3,13 +3,15 @@ the installed sgl-kernel's common_ops asks the loader for? Read from the files, 
 
 Each common_ops library the package ships (`sgl_kernel/common_ops.*.so` and the per-architecture copies
 `sgl_kernel/sm90/`, `sgl_kernel/sm100/` of newer releases) is opened with readers/elf.py; its undefined
-dynamic symbols (weak ones left out) are split into torch's C++ API (the top-level namespaces c10, at, torch,
-caffe2) and the CUDA driver API (`cu` + an upper-case letter: cuGreenCtxCreate, never cudaMalloc, nor
-GPUDirect Storage's cuFileBufRegister). Each torch
-name is looked up in the torch libraries the file loads (its DT_NEEDED names found in torch/lib, and theirs
-in turn; the usual five when it names none), each driver name in the driver's libcuda.so.1, through the GNU
-hash tables: a few reads per name, never a whole symbol table. A name no library exports is what the
-import fails on ("undefined symbol: _ZN3c10...", "undefined symbol: cuGreenCtxCreate").
+dynamic symbols (weak ones left out) are split into torch's (the C++ API's top-level namespaces c10, c10d, at,
+torch, caffe2, and the THP* names of torch's Python bindings) and the CUDA driver API (`cu` + an upper-case
+letter: cuGreenCtxCreate, never cudaMalloc, nor GPUDirect Storage's cuFileBufRegister). Each torch name is
+looked up in the torch libraries the file loads (its DT_NEEDED names found in torch/lib, and theirs in turn;
+the usual five when it names none; libtorch_python.so too when torch is imported with RTLD_GLOBAL), each
+driver name in the driver's libcuda.so.1, through the GNU hash tables: a few reads per name, never a whole
+symbol table. A name no library exports is what the import fails on ("undefined symbol: _ZN3c10...",
+"undefined symbol: cuGreenCtxCreate"); one none of those read exports while a torch library the file needs
+is not in torch/lib (not read) is unknown.
 
 The section (facts.kernel_symbols) says which files and libraries were read, how many names of each kind
 each file needs, and up to MAX_LISTED of the missing ones; every unreadable file is an `error` string.
@@ -38,8 +40,18 @@ MAX_LISTED = 5
 MAX_FILES = 8
 
 #: a symbol of torch's C++ API: a nested name (or the vtable/typeinfo of one) whose first namespace is c10,
-#: at, torch or caffe2 (Itanium mangling: a length, then the name), operators of c10 (`_ZN3c10dvERKNS_6SymIntEi`) too
-_TORCH = re.compile(r"_Z(?:T[VIST])?N[rVKRO]*(?:3c10|2at|5torch|6caffe2)")
+#: c10d (the distributed library, inside libtorch_cpu / libtorch_cuda), at, torch or caffe2 (Itanium mangling: a
+#: length, then the name), operators of c10 (`_ZN3c10dvERKNS_6SymIntEi`) too; and torch's Python bindings
+#: (libtorch_python.so): THP* variables (`THPVariableClass`, unmangled) and global functions
+#: (`_Z16THPVariable_WrapN2at10TensorBaseE`), the vtable/typeinfo of a THP class
+_TORCH = re.compile(r"_Z(?:T[VIST])?N[rVKRO]*(?:3c10|4c10d|2at|5torch|6caffe2)|(?:_Z(?:T[VIST])?\d+)?THP\w")
+#: a library name of torch's own (libtorch*.so, libc10*.so, libcaffe2*, libshm): one a file needs that is not in
+#: torch/lib was not read, so a torch name missing from those read is unknown, not missing
+_TORCH_LIBRARY = re.compile(r"lib(?:torch|c10|caffe2|shm)\w*\.so")
+#: the library of torch's Python bindings, loaded by torch._C: in an extension's scope only when the extension
+#: names it, or when torch is imported with RTLD_GLOBAL (TORCH_USE_RTLD_GLOBAL in the server's environment:
+#: torch/__init__.py of 2.8.0, read in the wheel)
+TORCH_PYTHON = "libtorch_python.so"
 #: a CUDA driver API function: `cu` + an upper-case letter, less GPUDirect Storage's cuFile API (libcufile.so.0,
 #: not libcuda: torch 2.11.0+cu130's libtorch_python.so calls cuFileBufRegister and cuFileHandleDeregister, which
 #: the H200's driver 580 rightly does not export; seen by bench/h200_kernel_symbols.py there, 2026-12-02)
@@ -148,16 +160,23 @@ class _Libraries:
                 v[0].close()
 
 
-def torch_closure(libs: _Libraries, torch_lib: str, needed: list[str]) -> list[str]:
+def torch_closure(
+    libs: _Libraries, torch_lib: str, needed: list[str], unread: list[str] | None = None, global_torch: bool = False
+) -> list[str]:
     """The torch libraries a file with DT_NEEDED `needed` loads (breadth first, as the loader searches),
-    keeping those found in `torch_lib`; the usual five when it names none."""
+    keeping those found in `torch_lib`; the usual five when it names none. With `global_torch` (torch imported
+    with RTLD_GLOBAL) torch._C's own library, libtorch_python.so, and its closure are in every scope too. The
+    names of torch's libraries needed on the way but not in `torch_lib` (not read) are added to `unread`."""
     present = set()
     try:
         present = set(libs.view.listdir(torch_lib))
     except OSError:
         return []
     queue = [n for n in needed if n in present] or [n for n in TORCH_DEFAULT_LIBS if n in present]
+    if global_torch and TORCH_PYTHON in present:
+        queue.append(TORCH_PYTHON)
     seen: list[str] = []
+    absent = [n for n in needed if n not in present and _TORCH_LIBRARY.fullmatch(n)]
     while queue:
         name = queue.pop(0)
         if name in seen:
@@ -166,6 +185,9 @@ def torch_closure(libs: _Libraries, torch_lib: str, needed: list[str]) -> list[s
         got = libs.get(f"{torch_lib}/{name}")
         if not isinstance(got, str):
             queue.extend(n for n in got[1].needed if n in present and n not in seen)
+            absent += [n for n in got[1].needed if n not in present and _TORCH_LIBRARY.fullmatch(n)]
+    if unread is not None:
+        unread.extend(n for n in dict.fromkeys(absent) if n not in unread)
     return [f"{torch_lib}/{n}" for n in seen]
 
 
@@ -174,9 +196,14 @@ def _missing(libs: _Libraries, names: list[str], where: list[str]) -> list[str]:
 
 
 def probe_kernel_symbols(
-    packages: Mapping[str, Any], view: FileView, libcuda: str | None, libcuda_view: FileView | None = None
+    packages: Mapping[str, Any],
+    view: FileView,
+    libcuda: str | None,
+    libcuda_view: FileView | None = None,
+    global_torch: bool = False,
 ) -> dict[str, Any] | None:
-    """The `kernel_symbols` facts section, or None when no kernel package is installed with a location."""
+    """The `kernel_symbols` facts section, or None when no kernel package is installed with a location.
+    `global_torch`: the server imports torch with RTLD_GLOBAL (libtorch_python.so is then in every scope)."""
     name = next(
         (n for n in KERNEL_PACKAGES if isinstance(packages.get(n), Mapping) and packages[n].get("installed")), None
     )
@@ -208,9 +235,11 @@ def probe_kernel_symbols(
     torch_lib = f"{torch_loc.rstrip('/')}/torch/lib" if isinstance(torch_loc, str) and torch_loc else None
     out["torch_lib"] = torch_lib
     out["libcuda"] = libcuda
+    if global_torch:
+        out["torch_global"] = True
     try:
         for path in found[:MAX_FILES]:
-            entry = _one_file(path, loc, libs, drivers, torch_lib, libcuda)
+            entry = _one_file(path, loc, libs, drivers, torch_lib, libcuda, global_torch)
             own[0] += int(entry.get("bytes_read") or 0)
             out["files"].append(entry)
         if len(found) > MAX_FILES:
@@ -228,7 +257,13 @@ def probe_kernel_symbols(
 
 
 def _one_file(
-    path: str, loc: str, libs: _Libraries, drivers: _Libraries, torch_lib: str | None, libcuda: str | None
+    path: str,
+    loc: str,
+    libs: _Libraries,
+    drivers: _Libraries,
+    torch_lib: str | None,
+    libcuda: str | None,
+    global_torch: bool = False,
 ) -> dict[str, Any]:
     entry: dict[str, Any] = {"path": path[len(loc) :].lstrip("/") if path.startswith(loc) else path}
     try:
@@ -250,13 +285,21 @@ def _one_file(
     entry["torch_symbols"] = len(torch_names)
     entry["driver_symbols"] = len(driver_names)
     if torch_lib is not None and torch_names:
-        where = torch_closure(libs, torch_lib, needed)
+        unread: list[str] = []
+        where = torch_closure(libs, torch_lib, needed, unread, global_torch)
         entry["torch_libs"] = [p.rsplit("/", 1)[-1] for p in where]
+        if unread:
+            entry["torch_unread"] = unread
         broken = [f"{p}: {got}" for p in where if isinstance(got := libs.get(p), str)]
+        miss = _missing(libs, torch_names, where) if where and not broken else []
         if not where or broken:
             entry["torch_error"] = broken[0] if broken else f"no torch library found in {torch_lib}"
+        elif miss and unread:  # a library the loader would search was not read: it may define them
+            entry["torch_error"] = (
+                f"{', '.join(unread)} needed but not in {torch_lib}, not read: whether the loader finds "
+                f"{readable(miss[0])} ({miss[0]}) is unknown"
+            )
         else:
-            miss = _missing(libs, torch_names, where)
             entry["torch_missing_count"] = len(miss)
             entry["torch_missing"] = miss[:MAX_LISTED]
     elif torch_names:

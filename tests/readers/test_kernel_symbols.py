@@ -130,6 +130,71 @@ def test_no_torch_library_named_uses_the_usual_ones(tmp_path: Path) -> None:
     }
 
 
+C10D = "_ZN4c10d16ProcessGroupNCCL14getBackendNameB5cxx11Ev"  # c10d:: (libtorch_cuda.so), shape of a real export
+WRAP = "_Z16THPVariable_WrapN2at10TensorBaseE"  # THPVariable_Wrap(at::TensorBase), libtorch_python.so
+CLASS = "THPVariableClass"  # a variable of torch's Python bindings: unmangled
+
+
+def test_c10d_and_python_binding_names_are_torch_names() -> None:
+    assert is_torch_symbol(C10D) and is_torch_symbol("_ZTVN4c10d7BackendE") and is_torch_symbol(WRAP)
+    assert is_torch_symbol(CLASS) and is_torch_symbol("_ZTI13THPObjectPtr")
+    assert (
+        not is_torch_symbol("_ZN4c10x3fooEv")
+        and not is_torch_symbol("THREAD_local")
+        and not is_torch_symbol("PyModule_Create2")
+    )
+
+
+def test_c10d_and_python_binding_names_are_looked_up(tmp_path: Path) -> None:
+    """A hand-built kernel needing c10d:: (libtorch_cpu / libtorch_cuda) and THP* names (libtorch_python.so) that
+    the installed torch does not export: before, these names were not torch's, so the check said ok."""
+    site = _box(tmp_path, torch_exports=[SET_DEVICE_NEW], kernel_needs=[SET_DEVICE_NEW, C10D, WRAP, CLASS],
+                driver_exports=None, kernel_needed=("libtorch.so", "libc10.so", "libtorch_python.so"))  # fmt: skip
+    write_so(site / "torch/lib/libtorch_python.so", defined=[CLASS], needed=["libtorch.so"])
+    ks = probe_kernel_symbols(_packages(site), HostView("/"), None)
+    assert ks is not None
+    (f,) = ks["files"]
+    assert f["torch_symbols"] == 6 and "libtorch_python.so" in f["torch_libs"]
+    assert f["torch_missing_count"] == 2 and f["torch_missing"] == [C10D, WRAP]
+    write_so(site / "torch/lib/libtorch_python.so", defined=[CLASS, WRAP], needed=["libtorch.so"])
+    write_so(site / "torch/lib/libtorch_cuda.so", defined=[C10D], needed=["libc10_cuda.so"])
+    ks = probe_kernel_symbols(_packages(site), HostView("/"), None)
+    assert ks is not None and ks["files"][0]["torch_missing_count"] == 0
+
+
+def test_python_bindings_are_in_scope_only_when_named_or_global(tmp_path: Path) -> None:
+    """torch._C loads libtorch_python.so with RTLD_LOCAL: a kernel that needs THPVariable_Wrap without naming the
+    library fails to import ('undefined symbol'), unless torch was imported with RTLD_GLOBAL
+    (TORCH_USE_RTLD_GLOBAL in the server's environment)."""
+    site = _box(tmp_path, torch_exports=[SET_DEVICE_NEW], kernel_needs=[SET_DEVICE_NEW, WRAP], driver_exports=None)
+    write_so(site / "torch/lib/libtorch_python.so", defined=[WRAP], needed=["libtorch.so"])
+    ks = probe_kernel_symbols(_packages(site), HostView("/"), None)
+    assert ks is not None and ks["files"][0]["torch_missing"] == [WRAP]
+    ks = probe_kernel_symbols(_packages(site), HostView("/"), None, global_torch=True)
+    assert ks is not None and ks["torch_global"] is True
+    assert ks["files"][0]["torch_missing_count"] == 0 and "libtorch_python.so" in ks["files"][0]["torch_libs"]
+    root_site = "/" + str(site.relative_to(tmp_path))
+    for env, missing in (({}, 1), ({"TORCH_USE_RTLD_GLOBAL": "1"}, 0)):
+        ctx = ProbeContext(env={}, launch_env=env, root=str(tmp_path), facts={"packages": _packages(Path(root_site))})
+        assert KernelSymbolsProbe().run(ctx).facts["kernel_symbols"]["files"][0]["torch_missing_count"] == missing
+
+
+def test_a_torch_library_not_read_leaves_a_name_unknown(tmp_path: Path) -> None:
+    """The kernel names libtorch_python.so, which is not in torch/lib (not read): a THP name none of the libraries
+    read exports may be its; unknown (torch_error), never missing. With every name found, nothing is unknown."""
+    site = _box(tmp_path, torch_exports=[SET_DEVICE_NEW], kernel_needs=[SET_DEVICE_NEW, WRAP], driver_exports=None,
+                kernel_needed=("libtorch.so", "libc10.so", "libtorch_python.so"))  # fmt: skip
+    ks = probe_kernel_symbols(_packages(site), HostView("/"), None)
+    assert ks is not None
+    (f,) = ks["files"]
+    assert "torch_missing_count" not in f and f["torch_unread"] == ["libtorch_python.so"]
+    assert "libtorch_python.so" in f["torch_error"] and WRAP in f["torch_error"]
+    site2 = _box(tmp_path / "b", torch_exports=[SET_DEVICE_NEW], kernel_needs=[SET_DEVICE_NEW], driver_exports=None,
+                 kernel_needed=("libtorch.so", "libc10.so", "libtorch_python.so"))  # fmt: skip
+    ks = probe_kernel_symbols(_packages(site2), HostView("/"), None)
+    assert ks is not None and ks["files"][0]["torch_missing_count"] == 0 and "torch_error" not in ks["files"][0]
+
+
 def test_broken_kernel_file_is_an_error_string(tmp_path: Path) -> None:
     site = _box(tmp_path, torch_exports=[], kernel_needs=[], driver_exports=None)
     so = site / "sgl_kernel" / "common_ops.abi3.so"
