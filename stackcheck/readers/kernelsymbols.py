@@ -13,6 +13,9 @@ symbol table. A name no library exports is what the import fails on ("undefined 
 "undefined symbol: cuGreenCtxCreate"); one none of those read exports while a torch library the file needs
 is not in torch/lib (not read) is unknown.
 
+The package's other extension modules (`sgl_kernel/*_ops.*so`: spatial_ops, flash_ops, flashmla_ops), which
+only the feature using each imports, are read the same way into `modules` (each entry also names its module).
+
 The section (facts.kernel_symbols) says which files and libraries were read, how many names of each kind
 each file needs, and up to MAX_LISTED of the missing ones; every unreadable file is an `error` string.
 """
@@ -36,6 +39,10 @@ KERNEL_GLOBS = (f"{KERNEL_MODULE}/common_ops.*so", f"{KERNEL_MODULE}/*/common_op
 #: torch's libraries looked in when a file names none of them in DT_NEEDED (it then relies on torch's copies
 #: being loaded already, by soname)
 TORCH_DEFAULT_LIBS = ("libtorch.so", "libtorch_cpu.so", "libtorch_cuda.so", "libc10.so", "libc10_cuda.so")
+#: the package's other extension modules (sgl-kernel 0.3.21: spatial_ops, flash_ops, flashmla_ops), each imported
+#: by the Python module of the feature that uses it, inside a try, not by `import sgl_kernel` (read in the wheel:
+#: sgl_kernel/spatial.py, flash_attn.py, flash_mla.py): a failed load breaks that feature at its first use
+MODULE_GLOB = f"{KERNEL_MODULE}/*_ops.*so"
 MAX_LISTED = 5
 MAX_FILES = 8
 
@@ -244,6 +251,15 @@ def probe_kernel_symbols(
             out["files"].append(entry)
         if len(found) > MAX_FILES:
             out["files_skipped"] = len(found) - MAX_FILES
+        modules = _modules(view, loc)
+        if isinstance(modules, str):
+            out["modules_error"] = modules
+        elif modules:
+            out["modules"] = []
+            for path in modules[:MAX_FILES]:
+                entry = _one_file(path, loc, libs, drivers, torch_lib, libcuda, global_torch)
+                own[0] += int(entry.get("bytes_read") or 0)
+                out["modules"].append({"module": path.rsplit("/", 1)[-1].split(".", 1)[0], **entry})
         if libcuda is not None:
             got = drivers.get(libcuda)
             if isinstance(got, str):
@@ -254,6 +270,15 @@ def probe_kernel_symbols(
         drivers.close()
     out["ms"] = round((time.perf_counter() - start) * 1000, 2)
     return out
+
+
+def _modules(view: FileView, loc: str) -> list[str] | str:
+    """The package's lazily imported extension modules (MODULE_GLOB, common_ops left out), or why not listed."""
+    try:
+        found = glob(view, loc, MODULE_GLOB)
+    except GlobLimit as exc:
+        return str(exc)
+    return sorted(p for p in found if not p.rsplit("/", 1)[-1].startswith("common_ops.") and kind_of(view, p) != "dir")
 
 
 def _one_file(

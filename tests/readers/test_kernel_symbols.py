@@ -467,3 +467,47 @@ def test_torch_abi_is_unknown_with_copies_past_the_limit(tmp_path: Path) -> None
     check = _report(tmp_path, facts)["sgl-kernel-torch-abi"]
     assert check["status"] == "unknown", check
     assert any("2" in str(r.get("message")) and "not read" in str(r.get("message")) for r in check["reasons"])
+
+
+# -- the lazily imported modules (spatial_ops, flash_ops, flashmla_ops) --------------------------------------------
+
+
+def test_lazily_imported_modules_are_read_too(tmp_path: Path) -> None:
+    """sgl-kernel 0.3.21 ships spatial_ops, flash_ops and flashmla_ops beside common_ops, each imported only by the
+    feature that uses it; before, they were not read at all (a torch or driver symbol missing there passed)."""
+    site = _box(tmp_path, torch_exports=[SET_DEVICE_NEW], kernel_needs=[SET_DEVICE_NEW], driver_exports=None)
+    write_so(site / "sgl_kernel/spatial_ops.abi3.so", undefined=[ALLOC, "cuGreenCtxCreate"], needed=["libc10.so"])
+    write_so(site / "sgl_kernel/flash_ops.abi3.so", undefined=[ALLOC, SET_DEVICE_OLD], needed=["libc10.so"])
+    (site / "sgl_kernel/common_ops.abi3.so.d").mkdir()  # not a library, nor a module
+    ks = probe_kernel_symbols(_packages(site), HostView("/"), str(site / "torch/lib/libc10.so"))
+    assert ks is not None
+    assert [f["path"] for f in ks["files"]] == ["sgl_kernel/common_ops.abi3.so"]
+    mods = {m["module"]: m for m in ks["modules"]}
+    assert set(mods) == {"flash_ops", "spatial_ops"}
+    assert mods["flash_ops"]["torch_missing"] == [SET_DEVICE_OLD] and mods["flash_ops"]["torch_libs"] == ["libc10.so"]
+    assert mods["spatial_ops"]["torch_missing_count"] == 0 and mods["spatial_ops"]["driver_missing"] == [
+        "cuGreenCtxCreate"
+    ]
+
+
+def test_a_module_missing_symbols_is_a_warning_not_a_crash(tmp_path: Path) -> None:
+    """A module's failed load breaks the feature that imports it, not `import sgl_kernel`: a degraded failure (the
+    check warns), while common_ops' own symbols still decide a crash."""
+    module = {"module": "flash_ops", "path": "sgl_kernel/flash_ops.abi3.so", "torch_symbols": 40, "driver_symbols": 2}
+    ks = {"package": "sgl-kernel", "version": "0.3.21", "torch_version": "2.9.1", "libcuda": "/x/libcuda.so.1"}
+    common = _file(torch_missing_count=0, torch_missing=[], driver_missing_count=0, driver_missing=[])
+    flash = {**module, "torch_missing_count": 1, "torch_missing": [SET_DEVICE_NEW], "driver_missing_count": 1}
+    flash["driver_missing"] = ["cuGreenCtxCreate"]
+    pkgs = {"sgl-kernel": {"installed": True, "version": "0.3.21"}, "torch": {"installed": True, "version": "2.9.1"}}
+    checks = _report(
+        tmp_path, {**BASE, "packages": pkgs, "kernel_symbols": {**ks, "files": [common], "modules": [flash]}}
+    )
+    for cid in ("sgl-kernel-torch-abi", "driver-api"):
+        assert checks[cid]["status"] == "warning", checks[cid]
+        (bad,) = [r for r in checks[cid]["reasons"] if r["result"] == "fail"]
+        assert bad["effect"] == "degraded" and "sgl_kernel.flash_ops" in bad["message"], bad
+    fine = {**flash, "torch_missing_count": 0, "torch_missing": [], "driver_missing_count": 0, "driver_missing": []}
+    checks = _report(
+        tmp_path, {**BASE, "packages": pkgs, "kernel_symbols": {**ks, "files": [common], "modules": [fine]}}
+    )
+    assert checks["sgl-kernel-torch-abi"]["status"] == "ok" and checks["driver-api"]["status"] == "ok"
