@@ -45,7 +45,7 @@ def _modules(ks: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
     return [m for m in mods if isinstance(m, Mapping) and isinstance(m.get(key), int) and m[key] > 0]
 
 
-def _module_reason(pkg: str, m: Mapping[str, Any], rule: str, what: str) -> Reason:
+def _module_reason(pkg: str, m: Mapping[str, Any], rule: str, what: str, provider: str) -> Reason:
     """A degraded failure: a module only the feature that uses it imports (import sgl_kernel itself succeeds)."""
     kind = "torch" if rule == "torch-symbols" else "driver"
     count = int(m[f"{kind}_missing_count"])
@@ -60,7 +60,7 @@ def _module_reason(pkg: str, m: Mapping[str, Any], rule: str, what: str) -> Reas
         "required": "0 missing",
         "source": SOURCE,
         "message": f"{pkg}'s {m.get('path')} needs {count} {what}{'s' if count > 1 else ''} that "
-        f"{'torch' if kind == 'torch' else 'the driver'} does not export ({_shown(missing)}): "
+        f"{provider} does not export ({_shown(missing)}): "
         f"sgl_kernel.{m.get('module')} is imported only by the feature that uses it, which then fails with "
         f"'undefined symbol: {first}'; importing sgl_kernel itself succeeds",
     }
@@ -124,7 +124,8 @@ def torch_abi_reasons(ctx: Context) -> list[Reason] | None:
         why = f.get("error") or f.get("torch_error")
         if why and f not in judged:
             reasons.append({"rule": "torch-symbols", "result": "unknown", "message": f"{f.get('path')}: {why}"})
-    reasons += [_module_reason(pkg, m, "torch-symbols", "torch symbol") for m in _modules(ks, "torch_missing_count")]
+    mods = _modules(ks, "torch_missing_count")
+    reasons += [_module_reason(pkg, m, "torch-symbols", "torch symbol", f"torch {torch}") for m in mods]
     skipped = ks.get("files_skipped")
     if isinstance(skipped, int) and skipped > 0:
         reasons.append(
@@ -213,5 +214,5 @@ def driver_api_reasons(ctx: Context) -> list[Reason]:
                 }
             )
     mods = _modules(ks, "driver_missing_count")
-    reasons += [_module_reason(pkg, m, "driver-symbols", "CUDA driver API function") for m in mods]
+    reasons += [_module_reason(pkg, m, "driver-symbols", "CUDA driver API function", f"{where} ({lib})") for m in mods]
     return reasons
