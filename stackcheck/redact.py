@@ -294,6 +294,66 @@ def redact_tree(value: Any, fn: Callable[[str], str] = redact_text) -> Any:
     return _map_strings(value, fn)
 
 
+def redact_labels(labels: Mapping[str, str]) -> dict[str, str]:
+    """An image's labels as a report may carry them: the value of a name with a secret's word masked (a build
+    argument baked into a label: `hf_token`, `api.key`; by whole words, as for a flag, so that
+    `org.opencontainers.image.authors` is kept), recognisable secrets masked in the others (a source URL with
+    a token)."""
+    return {redact_text(k): MASK if secret_flag(k) else redact_text(v) for k, v in labels.items()}
+
+
+def _saved_env(env: Mapping[Any, Any]) -> dict[Any, Any]:
+    """The `env` of a document read from a file, by the probe's rule for the box's own (redact_env) but for
+    the allow-list: a hand-written document may name what a rule reads (TRITON_PTXAS_PATH)."""
+    out: dict[Any, Any] = {}
+    for name, value in env.items():
+        if isinstance(name, str) and secret_name(name):
+            continue
+        shown = redact_urls(value) if isinstance(value, str) else value
+        if isinstance(shown, str) and looks_secret(shown):
+            continue
+        out[name] = shown
+    return out
+
+
+def redact_document(doc: Any) -> Any:
+    """A facts document or saved report read from a file (--facts, --host-facts, diff's inputs), as every
+    command may show or write it again: recognisable secrets masked in every string (redact_tree: a host
+    name, a tool's error, a version), the variables of `facts.system.env` and `facts.image.env` that the
+    probes never record (a secret-looking name or value) dropped, the image's command (redact_argv) and
+    labels (redact_labels) masked as the image reader masks them. A document written by stackcheck holds
+    none of these, and comes back unchanged."""
+    out = redact_tree(doc)
+    src = doc.get("facts") if isinstance(doc, dict) else None
+    facts = out.get("facts") if isinstance(out, dict) else None
+    if not isinstance(src, dict) or not isinstance(facts, dict):
+        return out
+    for section in ("system", "image"):
+        given, shown = src.get(section), facts.get(section)
+        if isinstance(given, dict) and isinstance(shown, dict) and isinstance(given.get("env"), dict):
+            shown["env"] = redact_tree(_saved_env(given["env"]))
+    given, shown = src.get("image"), facts.get("image")
+    if isinstance(given, dict) and isinstance(shown, dict):
+        labels, command = given.get("labels"), given.get("command")
+        if isinstance(labels, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in labels.items()):
+            shown["labels"] = redact_labels(labels)
+        if isinstance(command, list) and all(isinstance(a, str) for a in command):
+            shown["command"] = redact_argv(command)
+    return out
+
+
+def message_safe(text: str) -> str:
+    """One diagnostic line (an error, a warning, a note on stderr): recognisable secrets masked (a message
+    quotes the value it could not read, a path, a line of a file) and every control escaped, newlines too."""
+    return terminal_safe(redact_text(text), newlines=False)
+
+
+def shown_field(value: Any) -> str:
+    """One value of a line that came from a file (a host name, a version of a fleet's report): recognisable
+    secrets masked, every control escaped."""
+    return field_safe(redact_text(str(value)))
+
+
 # ---- environment and home directories ---------------------------------------------------------------
 
 ENV_NAMES = frozenset(
