@@ -195,7 +195,8 @@ def _run_main(argv: Sequence[str] | None) -> int:
         _say(f"stackcheck: internal error: {type(exc).__name__}: {exc}".splitlines()[0])
         _say("stackcheck: this is a bug; rerun with STACKCHECK_DEBUG=1 for the traceback")
         if os.environ.get("STACKCHECK_DEBUG"):
-            import traceback
+            from stackcheck.redact import traceback_lines
 
-            traceback.print_exc()
+            for line in traceback_lines():
+                _say(line)
         return EXIT_INTERNAL

@@ -348,6 +348,14 @@ def message_safe(text: str) -> str:
     return terminal_safe(redact_text(text), newlines=False)
 
 
+def traceback_lines() -> list[str]:
+    """The traceback of the exception being handled (STACKCHECK_DEBUG's), each line as message_safe shows it:
+    the exception's text and the source lines it quotes may hold a value of the command line or of the box."""
+    import traceback
+
+    return [message_safe(line) for line in traceback.format_exc().splitlines()]
+
+
 def shown_field(value: Any) -> str:
     """One value of a line that came from a file (a host name, a version of a fleet's report): recognisable
     secrets masked, every control escaped."""

@@ -230,6 +230,14 @@ def test_internal_error_lines_mask_the_exception_text(monkeypatch: pytest.Monkey
     err = capsys.readouterr().err
     assert err.count("internal error: ValueError") == 2
     assert_clean(err, "stderr")
+    # STACKCHECK_DEBUG's traceback quotes the same text, and the source line that raised it
+    monkeypatch.setenv("STACKCHECK_DEBUG", "1")
+    assert cli.main(["gate", "--facts", str(H200), "--dry-run", "--", *LAUNCH]) == 4
+    assert cli.main(["audit"]) == 4
+    err = capsys.readouterr().err
+    assert err.count("Traceback (most recent call last):") == 2 and "raise ValueError(" in err
+    assert err.count("ValueError: bad value") == 4  # each: the one line, and the traceback's last
+    assert_clean(err, "stderr")
 
 
 # ---- an image: its labels and working directory --------------------------------------------------------

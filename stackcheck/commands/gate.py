@@ -246,9 +246,9 @@ def run(args: argparse.Namespace) -> int:
         print(message_safe(line), file=sys.stderr)
         print("stackcheck gate: refused: the command was not run (exit 4)", file=sys.stderr)
         if os.environ.get("STACKCHECK_DEBUG"):
-            import traceback
+            from stackcheck.redact import traceback_lines
 
-            traceback.print_exc()
+            print("\n".join(traceback_lines()), file=sys.stderr)
         return EXIT_INTERNAL
     doc, command = outcome
     allow = doc["decision"] == "allow"
