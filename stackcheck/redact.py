@@ -96,7 +96,10 @@ _URL = _lazy(r"(?P<scheme>(?<![A-Za-z0-9+.\-])[A-Za-z][A-Za-z0-9+.\-]*://)(?P<re
 _ASSIGN = _lazy(
     r"(?P<key>(?:(?<![A-Za-z0-9])|(?<=[_\-.]))"
     r"(?:api[_\-]?key|token|secret|password|passwd|passphrase|pwd|credentials?|auth|access[_\-]?key|private[_\-]?key"
-    r"|client[_\-]?secret|session[_\-]?id|cookie)(?![A-Za-z0-9])[\"']?)"
+    r"|client[_\-]?secret|session[_\-]?id|cookie"
+    # a name ending in `_key` (`secret_key`, `OPENAI_KEY`, `signing-key`: one run of letters and digits before
+    # it, so each candidate start is tried once) and the camel-case tokens (`accessToken`, `refreshToken`)
+    r"|[A-Za-z0-9]+[_\-.]key|(?:access|refresh|auth|id|session)[_\-]?token)(?![A-Za-z0-9])[\"']?)"
     r"(?P<sep>\s*[=:]\s*)"
     r"(?P<value>\"[^\"\n]*\"|'[^'\n]*'|[^\s,;)\]}\"']+)",
     re.IGNORECASE,
@@ -106,6 +109,19 @@ _ASSIGN = _lazy(
 _ASSIGN_WORD = _lazy(r"key|token|secret|pass|pwd|credential|auth|session|cookie", re.IGNORECASE)
 _BEARER = _lazy(r"(?P<head>\b(?:Bearer|Basic|Token)\s+)(?P<value>[A-Za-z0-9_\-.~+/=]{8,})")
 _BEARER_MARKS = ("Bearer", "Basic", "Token")  # every match of _BEARER holds one (case as written)
+# an `Authorization:` header's credentials, whatever their scheme (`token ghp_...`, a raw key, `Digest ...`)
+_AUTH_HEADER = _lazy(
+    r"(?P<head>\bauthorization[\"']?\s*[:=]\s*[\"']?(?:(?:bearer|basic|token|digest|apikey|negotiate)\s+)?)"
+    r"(?P<value>[^\s\"',;]+)",
+    re.IGNORECASE,
+)
+_AUTH_MARKS = ("uthorization", "UTHORIZATION")  # every match of _AUTH_HEADER holds one of these
+# a secret flag and its value, space-separated, in free text (a log that echoes the launch command line):
+# `--api-key VALUE` (the `--api-key=VALUE` form is an assignment, above); secret_flag decides which flags
+_FLAG_VALUE = _lazy(
+    r"(?<![^\s\"'(\[,])(?P<flag>--[A-Za-z][A-Za-z0-9_.\-]*)(?P<sep>[ \t]+)"
+    r"(?P<value>\"[^\"\n]*\"|'[^'\n]*'|[^\s\"',)\]]+)"
+)
 _NOT_SECRET_VALUES = frozenset({"none", "null", "''", '""', "false", "true", "0", "", MASK, f"'{MASK}'", f'"{MASK}"'})
 
 _TOKEN_SPLIT = _lazy(r"[,;:=\s]+")
@@ -187,6 +203,20 @@ def _assign_masked(m: re.Match[str]) -> str:
     return f"{m.group('key')}{m.group('sep')}{quote}{MASK}{quote}"
 
 
+def _flag_value_masked(m: re.Match[str]) -> str:
+    value = m.group("value")
+    if not secret_flag(m.group("flag")) or value.startswith("-") or value.strip("'\"").lower() in _NOT_SECRET_VALUES:
+        return m.group(0)
+    return f"{m.group('flag')}{m.group('sep')}{MASK}"
+
+
+def _auth_masked(m: re.Match[str]) -> str:
+    value = m.group("value")
+    if value.lower() in _NOT_SECRET_VALUES or value.startswith(("<", "${", "$(")):
+        return m.group(0)
+    return m.group("head") + MASK
+
+
 def redact_text(text: str) -> str:
     """Mask the secrets that can be recognised in free text (a log line, a message, an argument)."""
     if not text:
@@ -196,6 +226,10 @@ def redact_text(text: str) -> str:
         out = _TOKEN.sub(lambda m: m.group(0)[: _prefix_len(m.group(0))] + MASK, out)
     if _may_assign(out):
         out = _ASSIGN.sub(_assign_masked, out)
+    if "--" in out:
+        out = _FLAG_VALUE.sub(_flag_value_masked, out)
+    if any(mark in out for mark in _AUTH_MARKS):
+        out = _AUTH_HEADER.sub(_auth_masked, out)
     if any(mark in out for mark in _BEARER_MARKS):
         out = _BEARER.sub(lambda m: m.group("head") + MASK, out)
     if _PRIVATE_KEY_MARK in out and _PRIVATE_KEY.search(out):

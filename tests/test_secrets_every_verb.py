@@ -272,3 +272,37 @@ def test_image_labels_and_workdir_never_show_a_secret(tmp_path: Path) -> None:
     assert labels["org.opencontainers.image.authors"] == "Ann"  # a label of no secret is kept as it was
     assert labels["hf_token"] == MASK
     assert labels["org.opencontainers.image.source"] == f"https://{MASK}@github.com/o/r"
+
+
+# ---- a server log: the secret shapes a log holds besides tokens of known shapes --------------------------
+
+
+def test_triage_masks_named_keys_auth_headers_and_echoed_flags(tmp_path: Path) -> None:
+    """The lines triage quotes (the error, the lines around it) with a key of no known shape: an echoed
+    launch command (`--api-key VALUE`), a settings dump (`SECRET_KEY=`, `openai_key:`), an HTTP client's
+    header (`Authorization: token ...`, a raw key) and a camel-case `accessToken=`."""
+    log = tmp_path / "server.log"
+    log.write_text(
+        "Traceback (most recent call last):\n"
+        '  File "/x/y.py", line 1, in <module>\n'
+        "RuntimeError: CUDA error: no kernel image is available for execution on the device (Authorization: token"
+        " SEKRITheader1, Authorization: SEKRITrawheader2, accessToken=SEKRITcamel3, SECRET_KEY=SEKRITsettings4,"
+        " openai_key: SEKRITsettings5, argv --model-path m --api-key SEKRITechoed6 --tp 2)\n"
+        "ERROR: launch failed: python -m sglang.launch_server --api-key SEKRITechoed7 --attention-backend fa3\n"
+    )
+    for fmt in ("text", "json"):
+        proc = run("triage", str(log), "--format", fmt)
+        assert proc.returncode == 0, proc.stderr
+        assert_run_clean(proc)
+        out = proc.stdout.decode()
+        assert "--tp 2" in out and "--attention-backend fa3" in out  # the flags of no secret are kept
+
+
+def test_free_text_masking_keeps_what_is_no_secret() -> None:
+    from stackcheck.redact import redact_text
+
+    for kept in ("kv_cache_key=None", "sort_key: true", "--attention-backend fa3 --tp 2", "--api-key --port 1",
+                 "Authorization: <redacted>", "give --attention-backend triton"):  # fmt: skip
+        assert redact_text(kept) == kept
+    assert redact_text("--api-key 'a b c' --tp 2") == f"--api-key {MASK} --tp 2"
+    assert redact_text('"Authorization": "Bearer abcdefghij"') == f'"Authorization": "Bearer {MASK}"'
