@@ -240,12 +240,15 @@ def run(args: argparse.Namespace) -> int:
     except StackcheckError:
         raise  # usage / bad input / probe failures: cli prints one line and exits 2 or 3; never exec
     except Exception as exc:  # a bug in the gate: refuse, never exec
-        print(f"stackcheck gate: internal error: {type(exc).__name__}: {exc}".splitlines()[0], file=sys.stderr)
+        from stackcheck.redact import message_safe
+
+        line = f"stackcheck gate: internal error: {type(exc).__name__}: {exc}".splitlines()[0]
+        print(message_safe(line), file=sys.stderr)
         print("stackcheck gate: refused: the command was not run (exit 4)", file=sys.stderr)
         if os.environ.get("STACKCHECK_DEBUG"):
-            import traceback
+            from stackcheck.redact import traceback_lines
 
-            traceback.print_exc()
+            print("\n".join(traceback_lines()), file=sys.stderr)
         return EXIT_INTERNAL
     doc, command = outcome
     allow = doc["decision"] == "allow"
