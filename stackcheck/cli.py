@@ -91,13 +91,14 @@ def main_inner(argv: Sequence[str]) -> int:
 
 
 def _say(text: str) -> None:
-    """One diagnostic line on stderr, terminal-safe (a file name or a value from the box may hold controls);
-    a closed or broken stderr loses the line, never the exit status."""
-    from stackcheck.redact import terminal_safe
+    """One diagnostic line on stderr, secrets masked and terminal-safe (a message quotes the value it could not
+    read: a file name, a value from the box or the command line may be a token or hold controls); a closed or
+    broken stderr loses the line, never the exit status."""
+    from stackcheck.redact import message_safe
 
     try:
         if sys.stderr is not None:
-            sys.stderr.write(terminal_safe(text, newlines=False) + "\n")
+            sys.stderr.write(message_safe(text) + "\n")
             sys.stderr.flush()
     except (OSError, ValueError):
         pass
@@ -194,7 +195,8 @@ def _run_main(argv: Sequence[str] | None) -> int:
         _say(f"stackcheck: internal error: {type(exc).__name__}: {exc}".splitlines()[0])
         _say("stackcheck: this is a bug; rerun with STACKCHECK_DEBUG=1 for the traceback")
         if os.environ.get("STACKCHECK_DEBUG"):
-            import traceback
+            from stackcheck.redact import traceback_lines
 
-            traceback.print_exc()
+            for line in traceback_lines():
+                _say(line)
         return EXIT_INTERNAL

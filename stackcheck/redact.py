@@ -90,7 +90,10 @@ _URL = _lazy(r"(?P<scheme>(?<![A-Za-z0-9+.\-])[A-Za-z][A-Za-z0-9+.\-]*://)(?P<re
 _ASSIGN = _lazy(
     r"(?P<key>(?:(?<![A-Za-z0-9])|(?<=[_\-.]))"
     r"(?:api[_\-]?key|token|secret|password|passwd|passphrase|pwd|credentials?|auth|access[_\-]?key|private[_\-]?key"
-    r"|client[_\-]?secret|session[_\-]?id|cookie)(?![A-Za-z0-9])[\"']?)"
+    r"|client[_\-]?secret|session[_\-]?id|cookie"
+    # a name ending in `_key` (`secret_key`, `OPENAI_KEY`, `signing-key`: one run of letters and digits before
+    # it, so each candidate start is tried once) and the camel-case tokens (`accessToken`, `refreshToken`)
+    r"|[A-Za-z0-9]+[_\-.]key|(?:access|refresh|auth|id|session)[_\-]?token)(?![A-Za-z0-9])[\"']?)"
     r"(?P<sep>\s*[=:]\s*)"
     r"(?P<value>\"[^\"\n]*\"|'[^'\n]*'|[^\s,;)\]}\"']+)",
     re.IGNORECASE,
@@ -100,6 +103,19 @@ _ASSIGN = _lazy(
 _ASSIGN_WORD = _lazy(r"key|token|secret|pass|pwd|credential|auth|session|cookie", re.IGNORECASE)
 _BEARER = _lazy(r"(?P<head>\b(?:Bearer|Basic|Token)\s+)(?P<value>[A-Za-z0-9_\-.~+/=]{8,})")
 _BEARER_MARKS = ("Bearer", "Basic", "Token")  # every match of _BEARER holds one (case as written)
+# an `Authorization:` header's credentials, whatever their scheme (`token ghp_...`, a raw key, `Digest ...`)
+_AUTH_HEADER = _lazy(
+    r"(?P<head>\bauthorization[\"']?\s*[:=]\s*[\"']?(?:(?:bearer|basic|token|digest|apikey|negotiate)\s+)?)"
+    r"(?P<value>[^\s\"',;]+)",
+    re.IGNORECASE,
+)
+_AUTH_MARKS = ("uthorization", "UTHORIZATION")  # every match of _AUTH_HEADER holds one of these
+# a secret flag and its value, space-separated, in free text (a log that echoes the launch command line):
+# `--api-key VALUE` (the `--api-key=VALUE` form is an assignment, above); secret_flag decides which flags
+_FLAG_VALUE = _lazy(
+    r"(?<![^\s\"'(\[,])(?P<flag>--[A-Za-z][A-Za-z0-9_.\-]*)(?P<sep>[ \t]+)"
+    r"(?P<value>\"[^\"\n]*\"|'[^'\n]*'|[^\s\"',)\]]+)"
+)
 _NOT_SECRET_VALUES = frozenset({"none", "null", "''", '""', "false", "true", "0", "", MASK, f"'{MASK}'", f'"{MASK}"'})
 
 _TOKEN_SPLIT = _lazy(r"[,;:=\s]+")
@@ -181,6 +197,20 @@ def _assign_masked(m: re.Match[str]) -> str:
     return f"{m.group('key')}{m.group('sep')}{quote}{MASK}{quote}"
 
 
+def _flag_value_masked(m: re.Match[str]) -> str:
+    value = m.group("value")
+    if not secret_flag(m.group("flag")) or value.startswith("-") or value.strip("'\"").lower() in _NOT_SECRET_VALUES:
+        return m.group(0)
+    return f"{m.group('flag')}{m.group('sep')}{MASK}"
+
+
+def _auth_masked(m: re.Match[str]) -> str:
+    value = m.group("value")
+    if value.lower() in _NOT_SECRET_VALUES or value.startswith(("<", "${", "$(")):
+        return m.group(0)
+    return m.group("head") + MASK
+
+
 def redact_text(text: str) -> str:
     """Mask the secrets that can be recognised in free text (a log line, a message, an argument)."""
     if not text:
@@ -190,6 +220,10 @@ def redact_text(text: str) -> str:
         out = _TOKEN.sub(lambda m: m.group(0)[: _prefix_len(m.group(0))] + MASK, out)
     if _may_assign(out):
         out = _ASSIGN.sub(_assign_masked, out)
+    if "--" in out:
+        out = _FLAG_VALUE.sub(_flag_value_masked, out)
+    if any(mark in out for mark in _AUTH_MARKS):
+        out = _AUTH_HEADER.sub(_auth_masked, out)
     if any(mark in out for mark in _BEARER_MARKS):
         out = _BEARER.sub(lambda m: m.group("head") + MASK, out)
     if _PRIVATE_KEY_MARK in out and _PRIVATE_KEY.search(out):
@@ -205,9 +239,21 @@ def _has_token(text: str) -> bool:
     return any(mark in text for mark in _TOKEN_MARKS)
 
 
+#: _ASSIGN_WORD's words, for ASCII text (where IGNORECASE is ASCII case folding, str.lower()'s)
+_ASSIGN_WORDS = ("key", "token", "secret", "pass", "pwd", "credential", "auth", "session", "cookie")
+
+
 def _may_assign(text: str) -> bool:
-    """Whether _ASSIGN can match `text` (a necessary condition: a separator and a key's word)."""
-    return ("=" in text or ":" in text) and _ASSIGN_WORD.search(text) is not None
+    """Whether _ASSIGN can match `text` (a necessary condition: a separator and a key's word). An ASCII text
+    is searched for the words in its lower case (~1 us where the case-insensitive pattern took ~8 us on a
+    30-character `path:line`: a fleet's CSV has one per host); any other text by the pattern itself, whose
+    Unicode case folding (`ſ`, `K`) str.lower() does not follow."""
+    if "=" not in text and ":" not in text:
+        return False
+    if text.isascii():
+        lower = text.lower()
+        return any(word in lower for word in _ASSIGN_WORDS)
+    return _ASSIGN_WORD.search(text) is not None
 
 
 def _prefix_len(token: str) -> int:
@@ -286,6 +332,74 @@ def redact_argv(argv: Sequence[str]) -> list[str]:
 def redact_tree(value: Any, fn: Callable[[str], str] = redact_text) -> Any:
     """A copy of a JSON-like document with `fn` applied to every string (keys too)."""
     return _map_strings(value, fn)
+
+
+def redact_labels(labels: Mapping[str, str]) -> dict[str, str]:
+    """An image's labels as a report may carry them: the value of a name with a secret's word masked (a build
+    argument baked into a label: `hf_token`, `api.key`; by whole words, as for a flag, so that
+    `org.opencontainers.image.authors` is kept), recognisable secrets masked in the others (a source URL with
+    a token)."""
+    return {redact_text(k): MASK if secret_flag(k) else redact_text(v) for k, v in labels.items()}
+
+
+def _saved_env(env: Mapping[Any, Any]) -> dict[Any, Any]:
+    """The `env` of a document read from a file, by the probe's rule for the box's own (redact_env) but for
+    the allow-list: a hand-written document may name what a rule reads (TRITON_PTXAS_PATH)."""
+    out: dict[Any, Any] = {}
+    for name, value in env.items():
+        if isinstance(name, str) and secret_name(name):
+            continue
+        shown = redact_urls(value) if isinstance(value, str) else value
+        if isinstance(shown, str) and looks_secret(shown):
+            continue
+        out[name] = shown
+    return out
+
+
+def redact_document(doc: Any) -> Any:
+    """A facts document or saved report read from a file (--facts, --host-facts, diff's inputs), as every
+    command may show or write it again: recognisable secrets masked in every string (redact_tree: a host
+    name, a tool's error, a version), the variables of `facts.system.env` and `facts.image.env` that the
+    probes never record (a secret-looking name or value) dropped, the image's command (redact_argv) and
+    labels (redact_labels) masked as the image reader masks them. A document written by stackcheck holds
+    none of these, and comes back unchanged."""
+    out = redact_tree(doc)
+    src = doc.get("facts") if isinstance(doc, dict) else None
+    facts = out.get("facts") if isinstance(out, dict) else None
+    if not isinstance(src, dict) or not isinstance(facts, dict):
+        return out
+    for section in ("system", "image"):
+        given, shown = src.get(section), facts.get(section)
+        if isinstance(given, dict) and isinstance(shown, dict) and isinstance(given.get("env"), dict):
+            shown["env"] = redact_tree(_saved_env(given["env"]))
+    given, shown = src.get("image"), facts.get("image")
+    if isinstance(given, dict) and isinstance(shown, dict):
+        labels, command = given.get("labels"), given.get("command")
+        if isinstance(labels, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in labels.items()):
+            shown["labels"] = redact_labels(labels)
+        if isinstance(command, list) and all(isinstance(a, str) for a in command):
+            shown["command"] = redact_argv(command)
+    return out
+
+
+def message_safe(text: str) -> str:
+    """One diagnostic line (an error, a warning, a note on stderr): recognisable secrets masked (a message
+    quotes the value it could not read, a path, a line of a file) and every control escaped, newlines too."""
+    return terminal_safe(redact_text(text), newlines=False)
+
+
+def traceback_lines() -> list[str]:
+    """The traceback of the exception being handled (STACKCHECK_DEBUG's), each line as message_safe shows it:
+    the exception's text and the source lines it quotes may hold a value of the command line or of the box."""
+    import traceback
+
+    return [message_safe(line) for line in traceback.format_exc().splitlines()]
+
+
+def shown_field(value: Any) -> str:
+    """One value of a line that came from a file (a host name, a version of a fleet's report): recognisable
+    secrets masked, every control escaped."""
+    return field_safe(redact_text(str(value)))
 
 
 # ---- environment and home directories ---------------------------------------------------------------

@@ -51,10 +51,17 @@ EXAONE4: dict[str, Any] = {
     "architectures": ["Exaone4ForCausalLM"], "model_type": "exaone4", "hidden_size": 5120,
     "num_attention_heads": 40, "num_key_value_heads": 8, "head_dim": 128,
 }  # fmt: skip
+# an MLA model that SGLang counts as MLA only from 0.5.21 (configs/model_config.py); the dims are written for the
+# tests in the DeepSeek shape (kv_lora_rank and the split head dims), not copied from a published checkpoint
+GIGACHAT35: dict[str, Any] = {
+    "architectures": ["GigaChat35ForCausalLM"], "model_type": "gigachat35", "hidden_size": 4096,
+    "num_attention_heads": 32, "num_key_value_heads": 32, "kv_lora_rank": 512, "q_lora_rank": 1536,
+    "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
+}  # fmt: skip
 #: every model config above, by name (the property test of the gate's advice runs each)
 MODELS: dict[str, dict[str, Any]] = {
     "qwen3-next": QWEN3_NEXT, "llama3": LLAMA3, "gpt-oss": GPT_OSS, "olmo2": OLMO2, "llama4": LLAMA4,
-    "deepseek-r1": DEEPSEEK_R1, "deepseek-v3.2": DEEPSEEK_V32, "exaone4": EXAONE4,
+    "deepseek-r1": DEEPSEEK_R1, "deepseek-v3.2": DEEPSEEK_V32, "exaone4": EXAONE4, "gigachat3.5": GIGACHAT35,
 }  # fmt: skip
 
 

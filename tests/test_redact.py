@@ -395,3 +395,17 @@ def test_terminal_safe_passes_printable_text_without_a_search() -> None:
     text = "torch 2.9.1+cu130 · sm_90 → ok ✓ (sglang-0.5.9:server_args.py +2)"
     assert redact.terminal_safe(text, newlines=False) is text
     assert redact.terminal_safe("a\x1b[31mb\u202ec") == "a\\x1b[31mb\\u202ec"
+
+
+def test_the_ascii_prefilter_of_assignments_agrees_with_the_pattern() -> None:
+    """_may_assign's lower-case search of an ASCII text answers as _ASSIGN_WORD's case-insensitive search."""
+    import random
+
+    from stackcheck import redact
+
+    rng = random.Random(7)
+    for _ in range(20000):
+        text = "".join(rng.choice("kKeEyYtToOnNsScCrRpPaAwWdDiIlLuUhH:=_- x") for _ in range(rng.randint(0, 16)))
+        expected = ("=" in text or ":" in text) and redact._ASSIGN_WORD.search(text) is not None
+        assert redact._may_assign(text) == expected, text
+    assert redact._may_assign("pa\u017fsword=x")  # a long s: not ASCII, the pattern decides (Unicode folding)

@@ -99,7 +99,7 @@ def gather(
         return facts, [{"name": "facts-file", "status": "ok", "reason": str(opts.facts_file), "duration_ms": 0.0}], host
     import os
 
-    from stackcheck.assembly.target import choose_target, open_view
+    from stackcheck.assembly.target import choose_target, command_environment, open_view
     from stackcheck.probes import DEEP_PROBES, DEFAULT_PROBES, HOST_PROBES
     from stackcheck.probes.interface import ProbeContext
     from stackcheck.probes.runner import run_probes
@@ -131,6 +131,8 @@ def gather(
         ctx = ProbeContext(
             env=target.env,
             host_env=None if is_host(view) else dict(os.environ),
+            # the loader's path of the launch itself, whichever interpreter is audited (--python: the audit's env)
+            launch_env=command_environment(command, environ) if command else None,
             view=view,
             target=target,
             gates=lambda: load().gates,
@@ -367,6 +369,43 @@ def reevaluate(report: Report, ctx: Context, opts: Options, launch: dict[str, An
         report["checks"] = [checks.get(str(v.get("id")), v) for v in report.get("checks") or []]
     report["summary"] = summarize(report["features"], report["checks"])
     return again
+
+
+def reevaluate_unknown(report: Report, ctx: Context, opts: Options, key: str, why: str) -> None:
+    """The verdicts that hang on a boolean launch fact that is not known (the gate read the model's config.json but
+    cannot tell whether SGLang serves it as MLA: `mla`), in place in `report`: each feature or check whose verdict
+    with the fact true differs from its verdict with the fact false becomes unknown, its failing reasons those of
+    the true case marked unknown and prefixed with `why` (fail closed: never ok because the fact is missing)."""
+    import copy
+
+    from stackcheck.documents.report import summarize
+
+    judged: list[Any] = []
+    for value in (True, False):
+        again = copy.deepcopy(report)
+        reevaluate(again, ctx, opts, {key: value})
+        judged.append(again)
+    whole: Any = report
+    for part in ("features", "checks"):
+        true = {str(v.get("id")): v for v in judged[0].get(part) or []}
+        false = {str(v.get("id")): v for v in judged[1].get(part) or []}
+        out = []
+        for v in whole.get(part) or []:
+            vid = str(v.get("id"))
+            t, f = true.get(vid), false.get(vid)
+            if t is None or f is None or t.get("status") == "ok" or f.get("status") != "ok":
+                out.append(v)  # the same either way, or not ok without the fact: as judged
+                continue
+            kept = {(r.get("rule"), r.get("result")) for r in f.get("reasons") or []}
+            reasons = [
+                r if (r.get("rule"), r.get("result")) in kept
+                else {**r, "result": "unknown", "message": f"{why}; if it is, {r.get('message', '')}"}
+                for r in t.get("reasons") or []
+                if r.get("result") in ("fail", "unknown")
+            ]  # fmt: skip
+            out.append({**t, "status": "unknown", "effect": None, "reasons": reasons or list(t.get("reasons") or [])})
+        whole[part] = out
+    report["summary"] = summarize(report["features"], report["checks"])
 
 
 class _Kept:

@@ -273,21 +273,12 @@ def interpreter_of_command(
     """(interpreter, rule, the command's environment) for a server command line, or None (with a note
     saying why) when the command does not name its environment without running it."""
     notes = notes if notes is not None else []
-    args = list(command)
     env = dict(environ)
     cwd = cwd or (os.getcwd() if is_host(view) else "/")
-    while args:
-        head = posixpath.basename(args[0])
-        if head == "env":
-            rest = _strip_env(args[1:], env, notes)
-            if rest is None:
-                return None
-            args = rest
-            continue
-        if head == "nohup":
-            args = args[1:]
-            continue
-        break
+    unwrapped = _unwrap(command, env, notes)
+    if unwrapped is None:
+        return None
+    args = unwrapped
     if not args:
         notes.append("the gated command has no program after its wrappers")
         return None
@@ -311,6 +302,33 @@ def interpreter_of_command(
         notes.append(f"the gated command's {prog} ({resolved}) does not name a Python interpreter on its first line")
         return None
     return exe, f"the gated command's script ({resolved})", env
+
+
+def command_environment(command: Sequence[str], environ: Mapping[str, str]) -> dict[str, str]:
+    """The environment the gated command's program starts with: `environ` with the command's leading `env
+    [-i] [-u NAME] [NAME=VALUE]...` and `nohup` wrappers applied (up to an `env` option not followed)."""
+    env = dict(environ)
+    _unwrap(command, env, [])
+    return env
+
+
+def _unwrap(command: Sequence[str], env: dict[str, str], notes: list[str]) -> list[str] | None:
+    """The command after its `env ...` and `nohup` wrappers, applying each `env`'s settings to `env`; None
+    (with a note) at an `env` option that is not followed."""
+    args = list(command)
+    while args:
+        head = posixpath.basename(args[0])
+        if head == "env":
+            rest = _strip_env(args[1:], env, notes)
+            if rest is None:
+                return None
+            args = rest
+            continue
+        if head == "nohup":
+            args = args[1:]
+            continue
+        break
+    return args
 
 
 def _absolute(path: str, cwd: str) -> str:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from stackcheck.commands.arguments import add_output_options, emit, format_choice, render_options
 from stackcheck.documents.fleet import Fleet, FleetReport, read_fleet
 from stackcheck.errors import EXIT_BAD_INPUT, EXIT_FINDING, EXIT_OK, BadInputError
-from stackcheck.redact import field_safe
+from stackcheck.redact import shown_field
 from stackcheck.render import FLEET_FORMATS
 
 if TYPE_CHECKING:
@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     summary = fleet.summary()
     if not fleet.hosts:
         for bad in summary["bad"][:20]:
-            print(f"stackcheck: skipped {field_safe(bad['input'])}: {field_safe(bad['reason'])}", file=sys.stderr)
+            print(f"stackcheck: skipped {shown_field(bad['input'])}: {shown_field(bad['reason'])}", file=sys.stderr)
         what = f"{len(fleet.bad)} input(s), none of them a readable report" if fleet.bad else "no input documents"
         raise BadInputError(f"fleet: {what}")
     if args.since:

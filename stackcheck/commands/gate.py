@@ -240,12 +240,15 @@ def run(args: argparse.Namespace) -> int:
     except StackcheckError:
         raise  # usage / bad input / probe failures: cli prints one line and exits 2 or 3; never exec
     except Exception as exc:  # a bug in the gate: refuse, never exec
-        print(f"stackcheck gate: internal error: {type(exc).__name__}: {exc}".splitlines()[0], file=sys.stderr)
+        from stackcheck.redact import message_safe
+
+        line = f"stackcheck gate: internal error: {type(exc).__name__}: {exc}".splitlines()[0]
+        print(message_safe(line), file=sys.stderr)
         print("stackcheck gate: refused: the command was not run (exit 4)", file=sys.stderr)
         if os.environ.get("STACKCHECK_DEBUG"):
-            import traceback
+            from stackcheck.redact import traceback_lines
 
-            traceback.print_exc()
+            print("\n".join(traceback_lines()), file=sys.stderr)
         return EXIT_INTERNAL
     doc, command = outcome
     allow = doc["decision"] == "allow"
@@ -459,6 +462,10 @@ def _decide_with(
             from stackcheck.assembly.pipeline import reevaluate
 
             ctx = reevaluate(report, ctx, opts, {"mla": pre.launch["model_mla"]})
+        elif (mla_why := gate_preflight.mla_unknown(pre)) is not None:  # read, but MLA or not is not known
+            from stackcheck.assembly.pipeline import reevaluate_unknown
+
+            reevaluate_unknown(report, ctx, opts, "mla", mla_why)
     from stackcheck.launch.refusals import (
         auto_backend_features,
         auto_backend_unread,
@@ -499,6 +506,21 @@ def _decide_with(
                     "make the model's config.json readable",
                 )
             )
+    # the architecture was read but whether SGLang serves it as MLA is not (a release newer than the MLA data):
+    # SGLang's picks for an MLA model are unknown where they are not ok on this box
+    if pre is not None and (mla_why := gate_preflight.mla_unknown(pre)) is not None:
+        for feature, why in auto_backend_unread(
+            derived, mapping, ctx.installed_version("sglang"), gpu_majors(ctx.facts), ctx.torch_cuda(),
+            model_architecture(pre), mla_only=True,
+        ):  # fmt: skip
+            status = str((verdicts.get(feature) or {}).get("status", "unknown"))
+            if status != "ok" and not any(r.feature == feature for r in derived.required):
+                extra.append(
+                    gate.Problem(
+                        feature, "unknown", None,
+                        f"{why} ({feature} is {status} on this box); {mla_why}: give --attention-backend",
+                    )
+                )  # fmt: skip
 
     # the flag combinations the installed SGLang refuses while it reads its arguments or starts its attention
     # backend: after the preflight, whose reading of the model's config.json gives the architecture SGLang's own

@@ -71,16 +71,17 @@ def run(args: argparse.Namespace) -> int:
         except ManifestError as exc:
             problems.extend(exc.problems)
     problems.extend(validate_documents(docs, partial=partial))
+    from stackcheck.redact import message_safe
+
     if problems:
         from stackcheck.atomic import write_stdout
-        from stackcheck.redact import field_safe
 
-        write_stdout("".join(field_safe(line) + "\n" for line in problems))
+        write_stdout("".join(message_safe(line) + "\n" for line in problems))
     where = args.dir or "shipped manifests"
     if problems:
-        print(f"{len(problems)} problem(s) in {where}", file=sys.stderr)
+        print(message_safe(f"{len(problems)} problem(s) in {where}"), file=sys.stderr)
         return EXIT_BAD_INPUT
-    print(f"ok: {len(docs)} file(s) in {where} are valid", file=sys.stderr)
+    print(message_safe(f"ok: {len(docs)} file(s) in {where} are valid"), file=sys.stderr)
     return EXIT_OK
 
 

@@ -13,6 +13,7 @@ from stackcheck.lean_typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
+    from typing import Any
 
 EPILOG = """exit codes:
   0  success: the stack is consistent (audit), every required feature is ok (gate), a plan exists (plan),
@@ -55,9 +56,22 @@ class _VersionAction(argparse.Action):
 
 
 class _Parser(argparse.ArgumentParser):
+    """argparse's parser whose errors never show a secret or a control character: a mistyped command line
+    (`stackcheck recommend --api-key sk-...` without the `--`) is quoted back masked (stackcheck.redact)."""
+
+    def parse_args(self, args: Any = None, namespace: Any = None) -> Any:
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            from stackcheck.redact import redact_argv
+
+            self.error(f"unrecognized arguments: {' '.join(redact_argv(extras))}")
+        return parsed
+
     def error(self, message: str) -> None:  # type: ignore[override]
+        from stackcheck.redact import message_safe
+
         self.print_usage(sys.stderr)
-        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message_safe(message)}\n")
 
 
 def _columns() -> int:

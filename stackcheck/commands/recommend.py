@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -95,13 +96,14 @@ def find_model(spec: str | None, argv: list[str]) -> tuple[str | None, str | Non
 
 
 def model_facts(
-    path: str | None, mla_architectures: list[str] | None = None
+    path: str | None, mla_table: Mapping[str, Any] | None = None, sglang_version: str | None = None
 ) -> tuple[dict[str, Any], str | None, dict[str, Any] | None]:
     """Launch facts read from a model directory's config.json: quantization, MLA, attention sinks,
     dtype. (facts, where they came from, the config itself) or ({}, None, None) when there is no local config to
-    read. MLA is decided as the gate's preflight and SGLang's ModelConfig decide it, by the architecture
-    (`mla_architectures`, manifests/preflight.json); a config that names no architecture falls back to the
-    presence of kv_lora_rank."""
+    read. MLA is decided as the gate's preflight and SGLang's ModelConfig decide it, by the architecture and the
+    release (`mla_table`: manifests/preflight.json model.mla_architectures; launch.preflight.model.mla_of), None
+    (with `mla_why`) where that is not known; a config that names no architecture falls back to the presence of
+    kv_lora_rank."""
     if not path:
         return {}, None, None
     config = Path(path) / "config.json"
@@ -127,8 +129,12 @@ def model_facts(
         out["quantization"] = "none"
     listed = data.get("architectures")
     names = [a for a in listed if isinstance(a, str)] if isinstance(listed, list) else []
-    if names and mla_architectures is not None:
-        out["mla"] = bool(set(names) & set(mla_architectures))
+    if names and mla_table is not None:
+        from stackcheck.launch.preflight.model import mla_of
+
+        out["mla"], why = mla_of(mla_table, names, data, sglang_version)
+        if out["mla"] is None:
+            out["mla_why"] = why
     else:
         out["mla"] = bool(text.get("kv_lora_rank"))
     out["attention_sinks"] = str(text.get("model_type") or data.get("model_type")) == "gpt_oss"
@@ -148,7 +154,11 @@ def _arg_value(argv: list[str], names: tuple[str, ...]) -> str | None:
 
 
 def launch_facts(
-    args: argparse.Namespace, derived: Any, gpu_count: int, mla_architectures: list[str] | None = None
+    args: argparse.Namespace,
+    derived: Any,
+    gpu_count: int,
+    mla_table: Mapping[str, Any] | None = None,
+    sglang_version: str | None = None,
 ) -> tuple[dict[str, Any], list[str], str | None, dict[str, Any] | None]:
     """The launch facts of the request, what was assumed, the model path, and the model's config.json (None: not
     read)."""
@@ -175,7 +185,11 @@ def launch_facts(
         raise UsageError(f"tensor-parallel size {launch['tp']} is larger than the {gpu_count} GPU(s) of this box")
     argv = list(derived.sglang_args) if derived is not None else []
     directory, how = find_model(model_path, argv)
-    model, where, config = model_facts(directory, mla_architectures)
+    model, where, config = model_facts(directory, mla_table, sglang_version)
+    mla_why = model.pop("mla_why", None)
+    if mla_why is not None:
+        model.pop("mla")  # not known: no choice that hangs on it is taken for granted
+        assumptions.append(f"model {model_path}: {mla_why}; the choices that differ for an MLA model are not made")
     if where is not None and how != "local directory":
         assumptions.append(f"model {model_path}: config read from the {how}")
     for key, value in model.items():
@@ -234,9 +248,13 @@ def run(args: argparse.Namespace) -> int:
         derived = gate.derive(command, manifests.launch, env)
         if derived.entrypoint is None:
             raise UsageError("the command after -- is not an SGLang launch (python -m sglang.launch_server ...)")
-    mla_list = ((manifests.preflight.get("model") or {}).get("mla_architectures") or {}).get("values")
+    mla_table = (manifests.preflight.get("model") or {}).get("mla_architectures")
     launch, assumptions, model_path, config = launch_facts(
-        args, derived, len(facts.get("gpus") or []), [str(a) for a in mla_list] if isinstance(mla_list, list) else None
+        args,
+        derived,
+        len(facts.get("gpus") or []),
+        mla_table if isinstance(mla_table, dict) else None,
+        Context(facts=facts, manifests=manifests).installed_version("sglang"),
     )
     from stackcheck.launch.preflight.model import attention_keys
 

@@ -313,8 +313,10 @@ def apply_handwritten_rules(facts: dict[str, Any], origin: str, warn: Any = None
     if warnings:
         import sys
 
+        from stackcheck.redact import message_safe
+
         for line in warnings:
-            (warn or (lambda text: print(f"stackcheck: warning: {text}", file=sys.stderr)))(line)
+            (warn or (lambda text: print(message_safe(f"stackcheck: warning: {text}"), file=sys.stderr)))(line)
     return warnings
 
 
@@ -383,7 +385,11 @@ def read_document(path: os.PathLike[str] | str) -> tuple[Any, str]:
     what = foreign_json(doc)
     if what:
         raise BadInputError(f"{origin}: {what}, not a stackcheck facts file; {MAKE_FACTS}")
-    return doc, origin
+    from stackcheck.redact import redact_document
+
+    # a document from a file may hold what a probe never records (a token in a hand-written env, a host name,
+    # a tool's error): every command shows, rejudges and writes it again only as the probes would have
+    return redact_document(doc), origin
 
 
 MAKE_FACTS = (

@@ -45,6 +45,7 @@ class ImageInfo:
     def to_facts(self) -> dict[str, Any]:
         """The `facts.image` section."""
         from stackcheck.image.require import parse_nvidia_require
+        from stackcheck.redact import redact_labels, redact_text
 
         return {
             "path": self.path,
@@ -61,9 +62,9 @@ class ImageInfo:
                 for x in self.layers
             ],
             "env": dict(self.env),
-            "labels": dict(self.labels),
+            "labels": redact_labels(self.labels),  # a build argument or a token in a source URL: masked
             "command": self.shown_command(),
-            "workdir": printable(self.workdir, 1000) if self.workdir else None,
+            "workdir": printable(redact_text(self.workdir), 1000) if self.workdir else None,
             "nvidia_require": parse_nvidia_require(self.raw_env).to_facts(),
             "warnings": list(self.warnings),
         }

@@ -141,6 +141,16 @@ def run_for_gate(
     return pre
 
 
+def mla_unknown(pre: Preflight) -> str | None:
+    """Why the served model's attention kind is not known where its config.json was read (model.mla_of gave
+    None: an architecture no SGLang release read makes MLA, with kv_lora_rank, on a release the data does not
+    cover); None when it is known or the model was not read (the unread paths judge that case)."""
+    for info in pre.models:
+        if info.role == "model" and info.attention is not None and info.mla is None:
+            return str(info.mla_why)
+    return None
+
+
 def blocker_of(result: CheckResult) -> Any:
     from stackcheck.assembly.pipeline import scrub_home
     from stackcheck.launch.gate import Blocker

@@ -1014,19 +1014,27 @@ def auto_backend_unread(
     majors: set[int] | None,
     torch_cuda: str | None,
     architecture: str | None,
+    mla_only: bool = False,
 ) -> list[tuple[str, str]]:
     """Where the gate could not read the model's architecture: the attention features a model override of this
     release would pick on the box, those of the defaults marked `"unread": "unknown"` (SGLang's pick for an MLA
     model) and the DSA kernels SGLang would pick for a DSA model (dsa_defaults; only while no attention flag is
-    given, as for the overrides), (feature, why), which the gate judges as unknown where they are not ok."""
-    if sglang_version is None or d.entrypoint is None or not majors or architecture is not None:
+    given, as for the overrides), (feature, why), which the gate judges as unknown where they are not ok.
+    `mla_only`: the architecture (`architecture`) was read but not whether SGLang serves it as MLA: the defaults'
+    MLA picks alone."""
+    if sglang_version is None or d.entrypoint is None or not majors or (architecture is not None and not mla_only):
         return []
     if len(majors) > 1:  # GPUs of several majors: each major's own picks count
         return _per_major(
-            lambda one: auto_backend_unread(d, mapping, sglang_version, one, torch_cuda, architecture), majors
+            lambda one: auto_backend_unread(d, mapping, sglang_version, one, torch_cuda, architecture, mla_only),
+            majors,
         )
     if all(f in d.options for f in ("--prefill-attention-backend", "--decode-attention-backend")):
         return []  # every side has its flag
+    if mla_only:
+        if "--attention-backend" in d.options:
+            return []
+        return _default_features(d, mapping, sglang_version, majors, torch_cuda, None, True, architecture)
     whys: dict[str, list[str]] = {}  # one entry per feature, naming every override that picks it
     for feature, why in _override_features(d, mapping, sglang_version, majors, torch_cuda, None)[1]:
         whys.setdefault(feature, []).append(why)

@@ -12,18 +12,24 @@ the `--deep` libs probe follows; the rules read the wheels from the packages sec
 library is looked for the same way: libnuma.so.1, which the kernel packages' common_ops links (no RPATH there
 either) and which no pip wheel brings.
 
+An ld.so cache entry counts only when its file is there and is a library of the box's class and machine
+(one 20-byte read each, as glibc's open_verify: a stale entry whose file was removed since ldconfig ran is not
+the loader's answer). One this process cannot read (permission denied: the server's user may) is neither
+found nor absent: it is listed in `unreadable`, and the rules on it are unknown.
+
 Facts: `cuda_libs: {"libcudart.so.12": "/usr/local/cuda-12.8/lib64/libcudart.so.12" | null, ...,
-"ld_cache": "file" | "unavailable: reason"}`.
+"ld_cache": "file" | "unavailable: reason", "unreadable"?: {"libnuma.so.1": "path: reason"}}`.
 """
 
 from __future__ import annotations
 
+import errno
 from collections.abc import Mapping
 
 from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.probes.interface import Probe, ProbeContext, ProbeResult
 from stackcheck.probes.jit import view_of
-from stackcheck.readers.fsview import FileView
+from stackcheck.readers.fsview import FileView, NotRegularFile
 
 if TYPE_CHECKING:
     from typing import Any, ClassVar
@@ -51,46 +57,90 @@ DEFAULT_DIRS = (
 _CACHE_MAGICS = (b"glibc-ld.so.cache1.1", b"ld.so-1.7.0")
 
 
-def _ld_cache(view: FileView, sonames: tuple[str, ...] = SONAMES) -> tuple[dict[str, str], str]:
-    """soname -> a path the ld.so cache records for it, and where the answer came from.
+def _ld_cache(view: FileView, sonames: tuple[str, ...] = SONAMES) -> tuple[dict[str, str | None], str, dict[str, str]]:
+    """soname -> the path the ld.so cache gives the loader for it (None: its entry is a file the load fails
+    on), where the answer came from, and soname -> why the cache's entry could not be judged (read by this
+    process, which is not the server's: unknown).
 
     The cache's string table holds every entry's path, and ldconfig points each entry's soname into the
     tail of its path, so a path ending in "/<soname>" NUL is looked up in the bytes directly: no full parse
-    (stackcheck.readers.libs has one, for --deep, but importing it costs start-up time here)."""
+    (stackcheck.readers.libs has one, for --deep, but importing it costs start-up time here). Each entry's
+    file is opened, as the loader does (glibc's open_verify): one of another class or machine (a multiarch
+    box's i386 copy) is passed over for the next entry; a stale entry (the file removed since ldconfig ran)
+    ends the cache's answer, the loader then trying the default directories; a file that is not ELF is no
+    library (the loader fails on it: "invalid ELF header")."""
     try:
         data = view.read_bytes(LD_CACHE, LD_CACHE_CAP)
     except OSError as exc:
-        return {}, f"unavailable: {LD_CACHE}: {exc.strerror or exc}"
+        return {}, f"unavailable: {LD_CACHE}: {exc.strerror or exc}", {}
     if not data.startswith(_CACHE_MAGICS):
-        return {}, f"unavailable: {LD_CACHE}: not an ld.so cache"
-    found: dict[str, str] = {}
+        return {}, f"unavailable: {LD_CACHE}: not an ld.so cache", {}
+    found: dict[str, str | None] = {}
+    unknown: dict[str, str] = {}
+    machine: list[int] = []  # the box's, read once at the first entry judged
     for soname in sonames:
         tail = b"/" + soname.encode() + b"\0"
         at = data.find(tail)
         while at >= 0:
             start = data.rfind(b"\0", 0, at) + 1
             path = data[start : at + 1 + len(soname)].decode("utf-8", "replace")
-            if not _is_elf32(view, path):  # a multiarch box's i386 copy: the 64-bit loader passes it over
-                found[soname] = path
+            if not machine:
+                machine.append(box_machine(view))
+            verdict = _library_kind(view, path, machine[0])
+            if verdict in ("ok", "bad"):
+                found[soname] = path if verdict == "ok" else None
+            elif verdict.startswith("unknown"):
+                unknown[soname] = f"{path}: {verdict.partition(': ')[2]}"
+            if verdict != "other":  # only another class or machine lets the loader look at the next entry
                 break
             at = data.find(tail, at + 1)
-    return found, "file"
+    return found, "file", unknown
 
 
-def _is_elf32(view: FileView, path: str) -> bool:
-    """Whether `path` is a 32-bit ELF file (one small read; a file that cannot be read is not judged here)."""
+#: e_machine of the loader's own architecture, by platform.machine()
+_MACHINES = {"x86_64": 62, "amd64": 62, "aarch64": 183, "arm64": 183}
+
+
+def box_machine(view: FileView) -> int:
+    """The box's ELF machine (62 x86-64, 183 AArch64): its /bin/sh's, else this host's."""
+    for probe in ("/bin/sh", "/usr/bin/env"):
+        try:
+            head = view.read_bytes(probe, 20)
+        except (OSError, ValueError):
+            continue
+        if len(head) == 20 and head[:4] == b"\x7fELF" and head[4] == 2:
+            return int.from_bytes(head[18:20], "little")
+    import platform
+
+    return _MACHINES.get(platform.machine().lower(), 0)
+
+
+def _library_kind(view: FileView, path: str, machine: int) -> str:
+    """What the 64-bit loader makes of `path` (one 20-byte read): "ok", "absent" (no such file), "other" (an
+    ELF of another class or machine: passed over), "bad" (not an ELF library: the load fails there), or
+    "unknown: why" (this process cannot read it; the server's user may)."""
     try:
-        head = view.read_bytes(path, 5)
-    except (OSError, ValueError):
-        return False
-    return head[:4] == b"\x7fELF" and head[4:5] == b"\x01"
+        head = view.read_bytes(path, 20)
+    except NotRegularFile:  # a directory, a FIFO: opened, then unreadable as a library
+        return "bad"
+    except OSError as exc:
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP):  # the loader's open fails: next place
+            return "absent"
+        return f"unknown: {exc.strerror or exc}"
+    except ValueError as exc:
+        return f"unknown: {exc}"
+    if len(head) < 20 or head[:4] != b"\x7fELF":
+        return "bad"
+    if head[4] != 2 or head[5] != 1 or (machine and int.from_bytes(head[18:20], "little") != machine):
+        return "other"
+    return "ok"
 
 
 def probe_cuda_libs(env: Mapping[str, str], view: FileView, sonames: tuple[str, ...] = SONAMES) -> dict[str, Any]:
     """The `cuda_libs` facts section (see the module docstring); `sonames` others than the section's (the
     driver's libcuda.so.1 for the kernel symbol probe) are found the same way."""
     dirs = [d.rstrip("/") for d in (env.get("LD_LIBRARY_PATH") or "").split(":") if d.startswith("/")]
-    cache, how = _ld_cache(view, sonames)
+    cache, how, unknown = _ld_cache(view, sonames)
     listings: dict[str, set[str]] = {}
 
     def names_in(d: str) -> set[str]:
@@ -114,7 +164,14 @@ def probe_cuda_libs(env: Mapping[str, str], view: FileView, sonames: tuple[str, 
     for soname in sonames:
         # the loader's order: LD_LIBRARY_PATH, the cache, the default directories (a library installed without
         # running ldconfig)
-        out[soname] = first_in(dirs, soname) or cache.get(soname) or first_in(DEFAULT_DIRS, soname)
+        in_path = first_in(dirs, soname)
+        if in_path is None and soname in unknown:  # not counted as found, nor as absent: the rules say unknown
+            out[soname] = None
+            out.setdefault("unreadable", {})[soname] = unknown[soname]
+        elif in_path is None and soname in cache:
+            out[soname] = cache[soname]
+        else:
+            out[soname] = in_path or first_in(DEFAULT_DIRS, soname)
     out["ld_cache"] = how
     return out
 
@@ -125,7 +182,7 @@ class CudaLibsProbe(Probe):
     sections: ClassVar[tuple[str, ...]] = ("cuda_libs",)
 
     def run(self, ctx: ProbeContext) -> ProbeResult:
-        libs = probe_cuda_libs(ctx.env, view_of(ctx))
+        libs = probe_cuda_libs(ctx.loader_environ, view_of(ctx))
         how = str(libs.get("ld_cache"))
         if how != "file" and not how.startswith("unavailable: /etc/ld.so.cache: No such file"):
             return ProbeResult({"cuda_libs": libs}, "partial", f"ld.so cache {how}")

@@ -40,18 +40,20 @@ class SearchPathUnknown(Exception):
 class ProbeContext:
     """Where and how probes look.
 
-    `view` is the box being audited (the host, a root directory, an image): probes read files only through
-    it, with box paths. `root` is the host's own root for what only the host has (the driver's /proc files);
-    a test fakes both with `root` (the view then defaults to that directory). `env` is the environment the
-    server starts with (the gated command's, or an image's config Env). The runner fills `facts` with the
-    sections of the probes a probe `needs`, and `deadline` with the end of the --timeout budget.
+        `view` is the box being audited (the host, a root directory, an image): probes read files only through
+        it, with box paths. `root` is the host's own root for what only the host has (the driver's /proc files);
+        a test fakes both with `root` (the view then defaults to that directory). `env` is the environment the
+        server starts with (the gated command's, or an image's config Env); `launch_env`, where a command is gated,
+    is that command's own (its `env NAME=VALUE` prefix applied), which the loader probes read even when the
+    audited interpreter was named otherwise (--python runs with `env`). The runner fills `facts` with the
+        sections of the probes a probe `needs`, and `deadline` with the end of the --timeout budget.
     """
 
     # a plain class, not a dataclass (the dataclasses module costs ~8 ms of imports at every start); the same
     # keyword arguments, equality, repr and `replace`
     FIELDS: ClassVar[tuple[str, ...]] = (
         "env", "root", "path_dirs", "subprocess_timeout_s", "nvml", "view", "target", "facts", "deadline", "gates",
-        "manifests", "cache_dir", "host_env",
+        "manifests", "cache_dir", "host_env", "launch_env",
     )  # fmt: skip
 
     def __init__(
@@ -69,6 +71,7 @@ class ProbeContext:
         manifests: Callable[[], Any] | None = None,  # the manifests the command loaded (derived); None: shipped
         cache_dir: str | None = None,  # interpreter answers; None: the user cache dir, "": no cache
         host_env: Mapping[str, str] | None = None,  # this host's environment, for the host probes; None: `env`
+        launch_env: Mapping[str, str] | None = None,  # the gated command's own (its `env X=Y` prefix); None: `env`
     ) -> None:
         self.env: Mapping[str, str] = env if env is not None else _environ_snapshot()
         self.root = root
@@ -83,6 +86,7 @@ class ProbeContext:
         self.manifests = manifests
         self.cache_dir = cache_dir
         self.host_env = host_env
+        self.launch_env = launch_env
 
     def replace(self, **changes: Any) -> ProbeContext:
         """A copy with `changes` (as dataclasses.replace did)."""
@@ -105,6 +109,12 @@ class ProbeContext:
         """The environment of the host probes (nvidia-smi's PATH): this host's, which differs from `env`
         when the box is an image whose config Env the server starts with."""
         return self.host_env if self.host_env is not None else self.env
+
+    @property
+    def loader_environ(self) -> Mapping[str, str]:
+        """The environment whose LD_LIBRARY_PATH the server's dynamic loader searches: the gated command's (a
+        `--python` or `--env` target runs with the audit's own `env`, the launch may not), else `env`."""
+        return self.launch_env if self.launch_env is not None else self.env
 
     @property
     def fs(self) -> FileView:

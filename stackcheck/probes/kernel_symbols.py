@@ -62,8 +62,11 @@ class KernelSymbolsProbe(Probe):
             # an image's files come out of compressed layers: torch's dynamic string table lies at the end of a
             # 1 GB libtorch_cuda.so (patchelf moves it there), seconds of decompression on the audit's path
             return ProbeResult({}, "skipped", "not read inside an image: the release-number checks decide")
-        libcuda = find_libcuda(ctx.env, view)
-        section = probe_kernel_symbols(packages, view, libcuda)
+        libcuda = find_libcuda(ctx.loader_environ, view)  # the launch's LD_LIBRARY_PATH, where a gate has one
+        # TORCH_USE_RTLD_GLOBAL (any value): torch/__init__.py imports torch._C with RTLD_GLOBAL, which puts
+        # libtorch_python.so in every later library's scope
+        global_torch = bool(ctx.loader_environ.get("TORCH_USE_RTLD_GLOBAL"))
+        section = probe_kernel_symbols(packages, view, libcuda, global_torch=global_torch)
         if section is None:
             return ProbeResult({}, "skipped", "no kernel package installed")
         bad = section.get("error") or next(

@@ -3,13 +3,18 @@ the installed sgl-kernel's common_ops asks the loader for? Read from the files, 
 
 Each common_ops library the package ships (`sgl_kernel/common_ops.*.so` and the per-architecture copies
 `sgl_kernel/sm90/`, `sgl_kernel/sm100/` of newer releases) is opened with readers/elf.py; its undefined
-dynamic symbols (weak ones left out) are split into torch's C++ API (the top-level namespaces c10, at, torch,
-caffe2) and the CUDA driver API (`cu` + an upper-case letter: cuGreenCtxCreate, never cudaMalloc, nor
-GPUDirect Storage's cuFileBufRegister). Each torch
-name is looked up in the torch libraries the file loads (its DT_NEEDED names found in torch/lib, and theirs
-in turn; the usual five when it names none), each driver name in the driver's libcuda.so.1, through the GNU
-hash tables: a few reads per name, never a whole symbol table. A name no library exports is what the
-import fails on ("undefined symbol: _ZN3c10...", "undefined symbol: cuGreenCtxCreate").
+dynamic symbols (weak ones left out) are split into torch's (the C++ API's top-level namespaces c10, c10d, at,
+torch, caffe2, and the THP* names of torch's Python bindings) and the CUDA driver API (`cu` + an upper-case
+letter: cuGreenCtxCreate, never cudaMalloc, nor GPUDirect Storage's cuFileBufRegister). Each torch name is
+looked up in the torch libraries the file loads (its DT_NEEDED names found in torch/lib, and theirs in turn;
+the usual five when it names none; libtorch_python.so too when torch is imported with RTLD_GLOBAL), each
+driver name in the driver's libcuda.so.1, through the GNU hash tables: a few reads per name, never a whole
+symbol table. A name no library exports is what the import fails on ("undefined symbol: _ZN3c10...",
+"undefined symbol: cuGreenCtxCreate"); one none of those read exports while a torch library the file needs
+is not in torch/lib (not read) is unknown.
+
+The package's other extension modules (`sgl_kernel/*_ops.*so`: spatial_ops, flash_ops, flashmla_ops), which
+only the feature using each imports, are read the same way into `modules` (each entry also names its module).
 
 The section (facts.kernel_symbols) says which files and libraries were read, how many names of each kind
 each file needs, and up to MAX_LISTED of the missing ones; every unreadable file is an `error` string.
@@ -34,12 +39,26 @@ KERNEL_GLOBS = (f"{KERNEL_MODULE}/common_ops.*so", f"{KERNEL_MODULE}/*/common_op
 #: torch's libraries looked in when a file names none of them in DT_NEEDED (it then relies on torch's copies
 #: being loaded already, by soname)
 TORCH_DEFAULT_LIBS = ("libtorch.so", "libtorch_cpu.so", "libtorch_cuda.so", "libc10.so", "libc10_cuda.so")
+#: the package's other extension modules (sgl-kernel 0.3.21: spatial_ops, flash_ops, flashmla_ops), each imported
+#: by the Python module of the feature that uses it, inside a try, not by `import sgl_kernel` (read in the wheel:
+#: sgl_kernel/spatial.py, flash_attn.py, flash_mla.py): a failed load breaks that feature at its first use
+MODULE_GLOB = f"{KERNEL_MODULE}/*_ops.*so"
 MAX_LISTED = 5
 MAX_FILES = 8
 
 #: a symbol of torch's C++ API: a nested name (or the vtable/typeinfo of one) whose first namespace is c10,
-#: at, torch or caffe2 (Itanium mangling: a length, then the name), operators of c10 (`_ZN3c10dvERKNS_6SymIntEi`) too
-_TORCH = re.compile(r"_Z(?:T[VIST])?N[rVKRO]*(?:3c10|2at|5torch|6caffe2)")
+#: c10d (the distributed library, inside libtorch_cpu / libtorch_cuda), at, torch or caffe2 (Itanium mangling: a
+#: length, then the name), operators of c10 (`_ZN3c10dvERKNS_6SymIntEi`) too; and torch's Python bindings
+#: (libtorch_python.so): THP* variables (`THPVariableClass`, unmangled) and global functions
+#: (`_Z16THPVariable_WrapN2at10TensorBaseE`), the vtable/typeinfo of a THP class
+_TORCH = re.compile(r"_Z(?:T[VIST])?N[rVKRO]*(?:3c10|4c10d|2at|5torch|6caffe2)|(?:_Z(?:T[VIST])?\d+)?THP\w")
+#: a library name of torch's own (libtorch*.so, libc10*.so, libcaffe2*, libshm): one a file needs that is not in
+#: torch/lib was not read, so a torch name missing from those read is unknown, not missing
+_TORCH_LIBRARY = re.compile(r"lib(?:torch|c10|caffe2|shm)\w*\.so")
+#: the library of torch's Python bindings, loaded by torch._C: in an extension's scope only when the extension
+#: names it, or when torch is imported with RTLD_GLOBAL (TORCH_USE_RTLD_GLOBAL in the server's environment:
+#: torch/__init__.py of 2.8.0, read in the wheel)
+TORCH_PYTHON = "libtorch_python.so"
 #: a CUDA driver API function: `cu` + an upper-case letter, less GPUDirect Storage's cuFile API (libcufile.so.0,
 #: not libcuda: torch 2.11.0+cu130's libtorch_python.so calls cuFileBufRegister and cuFileHandleDeregister, which
 #: the H200's driver 580 rightly does not export; seen by bench/h200_kernel_symbols.py there, 2026-12-02)
@@ -148,16 +167,23 @@ class _Libraries:
                 v[0].close()
 
 
-def torch_closure(libs: _Libraries, torch_lib: str, needed: list[str]) -> list[str]:
+def torch_closure(
+    libs: _Libraries, torch_lib: str, needed: list[str], unread: list[str] | None = None, global_torch: bool = False
+) -> list[str]:
     """The torch libraries a file with DT_NEEDED `needed` loads (breadth first, as the loader searches),
-    keeping those found in `torch_lib`; the usual five when it names none."""
+    keeping those found in `torch_lib`; the usual five when it names none. With `global_torch` (torch imported
+    with RTLD_GLOBAL) torch._C's own library, libtorch_python.so, and its closure are in every scope too. The
+    names of torch's libraries needed on the way but not in `torch_lib` (not read) are added to `unread`."""
     present = set()
     try:
         present = set(libs.view.listdir(torch_lib))
     except OSError:
         return []
     queue = [n for n in needed if n in present] or [n for n in TORCH_DEFAULT_LIBS if n in present]
+    if global_torch and TORCH_PYTHON in present:
+        queue.append(TORCH_PYTHON)
     seen: list[str] = []
+    absent = [n for n in needed if n not in present and _TORCH_LIBRARY.fullmatch(n)]
     while queue:
         name = queue.pop(0)
         if name in seen:
@@ -166,6 +192,9 @@ def torch_closure(libs: _Libraries, torch_lib: str, needed: list[str]) -> list[s
         got = libs.get(f"{torch_lib}/{name}")
         if not isinstance(got, str):
             queue.extend(n for n in got[1].needed if n in present and n not in seen)
+            absent += [n for n in got[1].needed if n not in present and _TORCH_LIBRARY.fullmatch(n)]
+    if unread is not None:
+        unread.extend(n for n in dict.fromkeys(absent) if n not in unread)
     return [f"{torch_lib}/{n}" for n in seen]
 
 
@@ -174,9 +203,14 @@ def _missing(libs: _Libraries, names: list[str], where: list[str]) -> list[str]:
 
 
 def probe_kernel_symbols(
-    packages: Mapping[str, Any], view: FileView, libcuda: str | None, libcuda_view: FileView | None = None
+    packages: Mapping[str, Any],
+    view: FileView,
+    libcuda: str | None,
+    libcuda_view: FileView | None = None,
+    global_torch: bool = False,
 ) -> dict[str, Any] | None:
-    """The `kernel_symbols` facts section, or None when no kernel package is installed with a location."""
+    """The `kernel_symbols` facts section, or None when no kernel package is installed with a location.
+    `global_torch`: the server imports torch with RTLD_GLOBAL (libtorch_python.so is then in every scope)."""
     name = next(
         (n for n in KERNEL_PACKAGES if isinstance(packages.get(n), Mapping) and packages[n].get("installed")), None
     )
@@ -208,13 +242,24 @@ def probe_kernel_symbols(
     torch_lib = f"{torch_loc.rstrip('/')}/torch/lib" if isinstance(torch_loc, str) and torch_loc else None
     out["torch_lib"] = torch_lib
     out["libcuda"] = libcuda
+    if global_torch:
+        out["torch_global"] = True
     try:
         for path in found[:MAX_FILES]:
-            entry = _one_file(path, loc, libs, drivers, torch_lib, libcuda)
+            entry = _one_file(path, loc, libs, drivers, torch_lib, libcuda, global_torch)
             own[0] += int(entry.get("bytes_read") or 0)
             out["files"].append(entry)
         if len(found) > MAX_FILES:
             out["files_skipped"] = len(found) - MAX_FILES
+        modules = _modules(view, loc)
+        if isinstance(modules, str):
+            out["modules_error"] = modules
+        elif modules:
+            out["modules"] = []
+            for path in modules[:MAX_FILES]:
+                entry = _one_file(path, loc, libs, drivers, torch_lib, libcuda, global_torch)
+                own[0] += int(entry.get("bytes_read") or 0)
+                out["modules"].append({"module": path.rsplit("/", 1)[-1].split(".", 1)[0], **entry})
         if libcuda is not None:
             got = drivers.get(libcuda)
             if isinstance(got, str):
@@ -227,8 +272,23 @@ def probe_kernel_symbols(
     return out
 
 
+def _modules(view: FileView, loc: str) -> list[str] | str:
+    """The package's lazily imported extension modules (MODULE_GLOB, common_ops left out), or why not listed."""
+    try:
+        found = glob(view, loc, MODULE_GLOB)
+    except GlobLimit as exc:
+        return str(exc)
+    return sorted(p for p in found if not p.rsplit("/", 1)[-1].startswith("common_ops.") and kind_of(view, p) != "dir")
+
+
 def _one_file(
-    path: str, loc: str, libs: _Libraries, drivers: _Libraries, torch_lib: str | None, libcuda: str | None
+    path: str,
+    loc: str,
+    libs: _Libraries,
+    drivers: _Libraries,
+    torch_lib: str | None,
+    libcuda: str | None,
+    global_torch: bool = False,
 ) -> dict[str, Any]:
     entry: dict[str, Any] = {"path": path[len(loc) :].lstrip("/") if path.startswith(loc) else path}
     try:
@@ -250,13 +310,21 @@ def _one_file(
     entry["torch_symbols"] = len(torch_names)
     entry["driver_symbols"] = len(driver_names)
     if torch_lib is not None and torch_names:
-        where = torch_closure(libs, torch_lib, needed)
+        unread: list[str] = []
+        where = torch_closure(libs, torch_lib, needed, unread, global_torch)
         entry["torch_libs"] = [p.rsplit("/", 1)[-1] for p in where]
+        if unread:
+            entry["torch_unread"] = unread
         broken = [f"{p}: {got}" for p in where if isinstance(got := libs.get(p), str)]
+        miss = _missing(libs, torch_names, where) if where and not broken else []
         if not where or broken:
             entry["torch_error"] = broken[0] if broken else f"no torch library found in {torch_lib}"
+        elif miss and unread:  # a library the loader would search was not read: it may define them
+            entry["torch_error"] = (
+                f"{', '.join(unread)} needed but not in {torch_lib}, not read: whether the loader finds "
+                f"{readable(miss[0])} ({miss[0]}) is unknown"
+            )
         else:
-            miss = _missing(libs, torch_names, where)
             entry["torch_missing_count"] = len(miss)
             entry["torch_missing"] = miss[:MAX_LISTED]
     elif torch_names:

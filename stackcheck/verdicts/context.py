@@ -758,6 +758,9 @@ class Context:
         soname = f"lib{name}.so.{major}"
         if soname not in libs:
             raise Missing(path, f"{soname} was not looked for")
+        unreadable = libs.get("unreadable")
+        if isinstance(unreadable, dict) and soname in unreadable:
+            raise Unknown(path, f"{soname}: the loader's copy could not be read ({unreadable[soname]})")
         return libs.get(soname) is not None
 
     def release_field(self, rest: str, path: str) -> Any:

@@ -1073,8 +1073,8 @@ BUILTIN_EFFECTS: dict[str, list[str]] = {
     "pins": ["degraded"],
     "kernel-torch-pair": ["crash"],
     "flashinfer-packages-match": ["crash"],
-    "kernel-torch-abi": ["crash"],
-    "kernel-driver-symbols": ["crash"],
+    "kernel-torch-abi": ["crash", "degraded"],
+    "kernel-driver-symbols": ["crash", "degraded"],
 }
 
 BUILTINS = {

@@ -37,6 +37,35 @@ def _shown(names: Any) -> str:
     return ", ".join(f"{readable(n)} ({n})" if readable(n) != n else n for n in listed)
 
 
+def _modules(ks: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
+    """The lazily imported modules (facts.kernel_symbols.modules) with a positive `key` count."""
+    mods = ks.get("modules")
+    if not isinstance(mods, list):
+        return []
+    return [m for m in mods if isinstance(m, Mapping) and isinstance(m.get(key), int) and m[key] > 0]
+
+
+def _module_reason(pkg: str, m: Mapping[str, Any], rule: str, what: str, provider: str) -> Reason:
+    """A degraded failure: a module only the feature that uses it imports (import sgl_kernel itself succeeds)."""
+    kind = "torch" if rule == "torch-symbols" else "driver"
+    count = int(m[f"{kind}_missing_count"])
+    missing = m.get(f"{kind}_missing") or []
+    first = missing[0] if missing else "?"
+    return {
+        "rule": rule,
+        "result": "fail",
+        "effect": "degraded",
+        "requirement": f"every {what} {m.get('path')} needs is exported",
+        "observed": f"{count} of {m.get(f'{kind}_symbols')} missing",
+        "required": "0 missing",
+        "source": SOURCE,
+        "message": f"{pkg}'s {m.get('path')} needs {count} {what}{'s' if count > 1 else ''} that "
+        f"{provider} does not export ({_shown(missing)}): "
+        f"sgl_kernel.{m.get('module')} is imported only by the feature that uses it, which then fails with "
+        f"'undefined symbol: {first}'; importing sgl_kernel itself succeeds",
+    }
+
+
 def _package(ks: Mapping[str, Any]) -> str:
     from stackcheck.facts.model import KERNEL_PACKAGES
 
@@ -95,6 +124,8 @@ def torch_abi_reasons(ctx: Context) -> list[Reason] | None:
         why = f.get("error") or f.get("torch_error")
         if why and f not in judged:
             reasons.append({"rule": "torch-symbols", "result": "unknown", "message": f"{f.get('path')}: {why}"})
+    mods = _modules(ks, "torch_missing_count")
+    reasons += [_module_reason(pkg, m, "torch-symbols", "torch symbol", f"torch {torch}") for m in mods]
     skipped = ks.get("files_skipped")
     if isinstance(skipped, int) and skipped > 0:
         reasons.append(
@@ -182,4 +213,6 @@ def driver_api_reasons(ctx: Context) -> list[Reason]:
                     else f"{f.get('path')} calls no CUDA driver API function directly",
                 }
             )
+    mods = _modules(ks, "driver_missing_count")
+    reasons += [_module_reason(pkg, m, "driver-symbols", "CUDA driver API function", f"{where} ({lib})") for m in mods]
     return reasons

@@ -55,8 +55,9 @@ def test_the_gpt_oss_override_per_gpu_and_release(mapping: dict[str, Any]) -> No
 def test_an_unread_model_gets_the_overrides_picks_to_judge(mapping: dict[str, Any]) -> None:
     d = gate.derive(["python", "-m", "sglang.launch_server", "--model", "m"], mapping, {})
     got = auto_backend_unread(d, mapping, "0.5.9", {12}, "13.0", None)
-    assert sorted({f for f, _ in got}) == ["attention-fa3", "attention-triton"]  # GPT-OSS, Llama 4: triton; Olmo2: fa3
-    assert len(got) == 2  # one entry per feature: the gate says each unknown once
+    # GPT-OSS, Llama 4: triton; Olmo2: fa3; a DSA model (DeepSeek V3.2) on SM12x in 0.5.3-0.5.9: FlashMLA (ifc9)
+    assert sorted({f for f, _ in got}) == ["attention-fa3", "attention-flashmla", "attention-triton"]
+    assert len(got) == 3  # one entry per feature: the gate says each unknown once
     triton = " ".join(w for f, w in got if f == "attention-triton")
     assert "GptOssForCausalLM" in triton and "Llama4ForCausalLM" in triton
     assert "Olmo2ForCausalLM" in " ".join(w for f, w in got if f == "attention-fa3")

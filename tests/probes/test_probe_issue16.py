@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from readers.test_libs import _build_cache
 
-from stackcheck.probes.cudalibs import CudaLibsProbe, probe_cuda_libs
+from stackcheck.probes.cudalibs import CudaLibsProbe, box_machine, probe_cuda_libs
 from stackcheck.probes.interface import ProbeContext
 from stackcheck.probes.jit import JitProbe, probe_jit
 from stackcheck.probes.pcie import PcieProbe, acs_control, probe_pcie
@@ -131,9 +131,19 @@ def test_jit_probe_class_needs_the_first_round(tmp_path: Path) -> None:
 # ---- cuda_libs ------------------------------------------------------------------------------------------
 
 
+def elf64(path: Path, machine: int | None = None, elf_class: int = 2) -> Path:
+    """A 64-byte ELF header of this box's machine (the loader's: the fake root has no /bin/sh, so this host's)."""
+    head = bytearray(b"\x7fELF" + bytes([elf_class, 1, 1]) + bytes(57))
+    head[18:20] = (box_machine(HostView("/nonexistent")) if machine is None else machine).to_bytes(2, "little")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(bytes(head))
+    return path
+
+
 def test_cuda_libs_from_ld_library_path_cache_and_defaults(tmp_path: Path) -> None:
     touch(tmp_path / "opt/cuda12/lib/libcudart.so.12")
     touch(tmp_path / "usr/lib/x86_64-linux-gnu/libnvrtc.so.13")
+    elf64(tmp_path / "usr/local/cuda-12.8/lib64/libcublas.so.12")  # the cache's entry, with its file
     view = HostView(str(tmp_path))
     cache = _build_cache([("libcublas.so.12", "/usr/local/cuda-12.8/lib64/libcublas.so.12", 0x303)])
     (tmp_path / "etc").mkdir()
@@ -158,7 +168,7 @@ def test_cuda_libs_cache_skips_a_32_bit_copy(tmp_path: Path) -> None:
     view = HostView(str(tmp_path))
     assert probe_cuda_libs({}, view)["libnuma.so.1"] is None
     (tmp_path / "usr/lib/x86_64-linux-gnu").mkdir(parents=True)
-    (tmp_path / amd64.lstrip("/")).write_bytes(b"\x7fELF\x02\x01\x01" + bytes(57))
+    elf64(tmp_path / amd64.lstrip("/"))
     (tmp_path / "etc/ld.so.cache").write_bytes(
         _build_cache([("libnuma.so.1", i386, 0x803), ("libnuma.so.1", amd64, 0x303)])
     )
@@ -170,6 +180,43 @@ def test_cuda_libs_cache_skips_a_32_bit_copy(tmp_path: Path) -> None:
         _build_cache([("libnuma.so.1", i386, 0x803), ("libnuma.so.1", "/opt/lib64/libnuma.so.1", 0x303)])
     )
     assert probe_cuda_libs({}, view)["libnuma.so.1"] == "/opt/lib64/libnuma.so.1"
+
+
+def test_cuda_libs_cache_entry_counts_only_with_a_library_behind_it(tmp_path: Path) -> None:
+    """A stale ld.so cache entry (the library removed, ldconfig not run since) is not the loader's answer: glibc
+    opens the file, fails, and tries the default directories; before, the entry alone counted as found (a false
+    pass of every rule on cudalib.*: libnuma.so.1 found, the launch fails with 'cannot open shared object file').
+    A file there that is no ELF library fails the load (no default directory tried); one of another machine or
+    class is passed over for the next entry; one this process cannot read is unknown, not found."""
+    opt = "/opt/numa/lib/libnuma.so.1"
+    (tmp_path / "etc").mkdir()
+    (tmp_path / "etc/ld.so.cache").write_bytes(_build_cache([("libnuma.so.1", opt, 0x303)]))
+    view = HostView(str(tmp_path))
+    assert probe_cuda_libs({}, view)["libnuma.so.1"] is None  # stale: no file behind the entry
+    default = elf64(tmp_path / "usr/lib/x86_64-linux-gnu/libnuma.so.1")
+    assert probe_cuda_libs({}, view)["libnuma.so.1"] == "/usr/lib/x86_64-linux-gnu/libnuma.so.1"
+    touch(tmp_path / opt.lstrip("/"), "INPUT(-lnuma)\n")  # not ELF: "invalid ELF header", the load stops there
+    assert probe_cuda_libs({}, view)["libnuma.so.1"] is None
+    default.unlink()
+    elf64(tmp_path / opt.lstrip("/"), machine=0xB7 if box_machine(view) != 0xB7 else 0x3E)  # another machine
+    assert probe_cuda_libs({}, view)["libnuma.so.1"] is None
+    elf64(tmp_path / opt.lstrip("/"))
+    assert probe_cuda_libs({}, view)["libnuma.so.1"] == opt
+    libs = probe_cuda_libs({}, _Unreadable(str(tmp_path), opt))
+    assert libs["libnuma.so.1"] is None and "Permission denied" in libs["unreadable"]["libnuma.so.1"]
+
+
+class _Unreadable(HostView):
+    """This box with one file this process may not read (the tests run as root, which chmod cannot stop)."""
+
+    def __init__(self, root: str, path: str) -> None:
+        super().__init__(root)
+        self.path = path
+
+    def read_bytes(self, path: str, limit: int, offset: int = 0) -> bytes:
+        if path == self.path:
+            raise PermissionError(13, "Permission denied")
+        return super().read_bytes(path, limit, offset)
 
 
 def test_cuda_libs_without_or_with_a_broken_cache(tmp_path: Path) -> None:

@@ -130,6 +130,71 @@ def test_no_torch_library_named_uses_the_usual_ones(tmp_path: Path) -> None:
     }
 
 
+C10D = "_ZN4c10d16ProcessGroupNCCL14getBackendNameB5cxx11Ev"  # c10d:: (libtorch_cuda.so), shape of a real export
+WRAP = "_Z16THPVariable_WrapN2at10TensorBaseE"  # THPVariable_Wrap(at::TensorBase), libtorch_python.so
+CLASS = "THPVariableClass"  # a variable of torch's Python bindings: unmangled
+
+
+def test_c10d_and_python_binding_names_are_torch_names() -> None:
+    assert is_torch_symbol(C10D) and is_torch_symbol("_ZTVN4c10d7BackendE") and is_torch_symbol(WRAP)
+    assert is_torch_symbol(CLASS) and is_torch_symbol("_ZTI13THPObjectPtr")
+    assert (
+        not is_torch_symbol("_ZN4c10x3fooEv")
+        and not is_torch_symbol("THREAD_local")
+        and not is_torch_symbol("PyModule_Create2")
+    )
+
+
+def test_c10d_and_python_binding_names_are_looked_up(tmp_path: Path) -> None:
+    """A hand-built kernel needing c10d:: (libtorch_cpu / libtorch_cuda) and THP* names (libtorch_python.so) that
+    the installed torch does not export: before, these names were not torch's, so the check said ok."""
+    site = _box(tmp_path, torch_exports=[SET_DEVICE_NEW], kernel_needs=[SET_DEVICE_NEW, C10D, WRAP, CLASS],
+                driver_exports=None, kernel_needed=("libtorch.so", "libc10.so", "libtorch_python.so"))  # fmt: skip
+    write_so(site / "torch/lib/libtorch_python.so", defined=[CLASS], needed=["libtorch.so"])
+    ks = probe_kernel_symbols(_packages(site), HostView("/"), None)
+    assert ks is not None
+    (f,) = ks["files"]
+    assert f["torch_symbols"] == 6 and "libtorch_python.so" in f["torch_libs"]
+    assert f["torch_missing_count"] == 2 and f["torch_missing"] == [C10D, WRAP]
+    write_so(site / "torch/lib/libtorch_python.so", defined=[CLASS, WRAP], needed=["libtorch.so"])
+    write_so(site / "torch/lib/libtorch_cuda.so", defined=[C10D], needed=["libc10_cuda.so"])
+    ks = probe_kernel_symbols(_packages(site), HostView("/"), None)
+    assert ks is not None and ks["files"][0]["torch_missing_count"] == 0
+
+
+def test_python_bindings_are_in_scope_only_when_named_or_global(tmp_path: Path) -> None:
+    """torch._C loads libtorch_python.so with RTLD_LOCAL: a kernel that needs THPVariable_Wrap without naming the
+    library fails to import ('undefined symbol'), unless torch was imported with RTLD_GLOBAL
+    (TORCH_USE_RTLD_GLOBAL in the server's environment)."""
+    site = _box(tmp_path, torch_exports=[SET_DEVICE_NEW], kernel_needs=[SET_DEVICE_NEW, WRAP], driver_exports=None)
+    write_so(site / "torch/lib/libtorch_python.so", defined=[WRAP], needed=["libtorch.so"])
+    ks = probe_kernel_symbols(_packages(site), HostView("/"), None)
+    assert ks is not None and ks["files"][0]["torch_missing"] == [WRAP]
+    ks = probe_kernel_symbols(_packages(site), HostView("/"), None, global_torch=True)
+    assert ks is not None and ks["torch_global"] is True
+    assert ks["files"][0]["torch_missing_count"] == 0 and "libtorch_python.so" in ks["files"][0]["torch_libs"]
+    root_site = "/" + str(site.relative_to(tmp_path))
+    for env, missing in (({}, 1), ({"TORCH_USE_RTLD_GLOBAL": "1"}, 0)):
+        ctx = ProbeContext(env={}, launch_env=env, root=str(tmp_path), facts={"packages": _packages(Path(root_site))})
+        assert KernelSymbolsProbe().run(ctx).facts["kernel_symbols"]["files"][0]["torch_missing_count"] == missing
+
+
+def test_a_torch_library_not_read_leaves_a_name_unknown(tmp_path: Path) -> None:
+    """The kernel names libtorch_python.so, which is not in torch/lib (not read): a THP name none of the libraries
+    read exports may be its; unknown (torch_error), never missing. With every name found, nothing is unknown."""
+    site = _box(tmp_path, torch_exports=[SET_DEVICE_NEW], kernel_needs=[SET_DEVICE_NEW, WRAP], driver_exports=None,
+                kernel_needed=("libtorch.so", "libc10.so", "libtorch_python.so"))  # fmt: skip
+    ks = probe_kernel_symbols(_packages(site), HostView("/"), None)
+    assert ks is not None
+    (f,) = ks["files"]
+    assert "torch_missing_count" not in f and f["torch_unread"] == ["libtorch_python.so"]
+    assert "libtorch_python.so" in f["torch_error"] and WRAP in f["torch_error"]
+    site2 = _box(tmp_path / "b", torch_exports=[SET_DEVICE_NEW], kernel_needs=[SET_DEVICE_NEW], driver_exports=None,
+                 kernel_needed=("libtorch.so", "libc10.so", "libtorch_python.so"))  # fmt: skip
+    ks = probe_kernel_symbols(_packages(site2), HostView("/"), None)
+    assert ks is not None and ks["files"][0]["torch_missing_count"] == 0 and "torch_error" not in ks["files"][0]
+
+
 def test_broken_kernel_file_is_an_error_string(tmp_path: Path) -> None:
     site = _box(tmp_path, torch_exports=[], kernel_needs=[], driver_exports=None)
     so = site / "sgl_kernel" / "common_ops.abi3.so"
@@ -187,6 +252,51 @@ def test_probe_reads_the_driver_of_a_host_view(tmp_path: Path) -> None:
     (f,) = ks["files"]
     assert f["driver_symbols"] == 2 and f["driver_missing_count"] == 1 and f["driver_missing"] == ["cuGreenCtxCreate"]
     assert f["torch_missing_count"] == 0
+
+
+def test_probe_reads_the_libcuda_of_the_launch_environment(tmp_path: Path) -> None:
+    """A gate whose command sets LD_LIBRARY_PATH (`env LD_LIBRARY_PATH=/usr/local/cuda/compat python -m
+    sglang.launch_server`, a CUDA forward-compat libcuda) is judged against the libcuda that launch loads, not
+    the audit's: before, an older driver in the default directory was read, and with the compat copy the launch
+    needs missing a symbol the check passed (or the other way round)."""
+    site = _box(tmp_path, torch_exports=[SET_DEVICE_NEW], kernel_needs=[SET_DEVICE_NEW, "cuGreenCtxCreate"],
+                driver_exports=["cuGreenCtxCreate"])  # fmt: skip
+    compat = tmp_path / "usr/local/cuda/compat"
+    compat.mkdir(parents=True)
+    write_so(compat / "libcuda.so.1", defined=["cuInit"])
+    box_site = "/" + str(site.relative_to(tmp_path))
+    facts = {"packages": _packages(Path(box_site))}
+    launch = {"LD_LIBRARY_PATH": "/usr/local/cuda/compat"}
+    ctx = ProbeContext(env={"LD_LIBRARY_PATH": ""}, launch_env=launch, root=str(tmp_path), facts=facts)
+    ks = KernelSymbolsProbe().run(ctx).facts["kernel_symbols"]
+    assert ks["libcuda"] == "/usr/local/cuda/compat/libcuda.so.1"
+    assert ks["files"][0]["driver_missing"] == ["cuGreenCtxCreate"]
+    audit = ProbeContext(env={"LD_LIBRARY_PATH": ""}, root=str(tmp_path), facts=facts)  # no launch: the audit's
+    assert (
+        KernelSymbolsProbe().run(audit).facts["kernel_symbols"]["libcuda"] == "/usr/lib/x86_64-linux-gnu/libcuda.so.1"
+    )
+
+
+def test_gather_gives_the_probes_the_gated_commands_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`stackcheck gate --python PY -- env LD_LIBRARY_PATH=/compat python -m sglang.launch_server ...`: the target
+    interpreter runs with the audit's environment (--python), the loader's probes see the launch's."""
+    from stackcheck.assembly import pipeline
+    from stackcheck.probes import runner
+
+    seen: list[ProbeContext] = []
+
+    def fake_run_probes(names: list[str], ctx: ProbeContext, budget_s: float | None = None) -> tuple[Any, Any]:
+        seen.append(ctx)
+        return {}, []
+
+    monkeypatch.setattr(runner, "run_probes", fake_run_probes)
+    monkeypatch.setenv("LD_LIBRARY_PATH", "/audit/lib")
+    command = ["env", "-u", "FOO", "LD_LIBRARY_PATH=/compat", "nohup", "python3", "-m", "sglang.launch_server"]
+    pipeline.gather(Options(python=sys.executable, command=command))
+    assert seen[-1].env["LD_LIBRARY_PATH"] == "/audit/lib"
+    assert seen[-1].loader_environ["LD_LIBRARY_PATH"] == "/compat"
+    pipeline.gather(Options(python=sys.executable))  # an audit: no launch, the audit's environment
+    assert seen[-1].loader_environ["LD_LIBRARY_PATH"] == "/audit/lib"
 
 
 def test_probe_without_kernel_package_is_skipped() -> None:
@@ -357,3 +467,47 @@ def test_torch_abi_is_unknown_with_copies_past_the_limit(tmp_path: Path) -> None
     check = _report(tmp_path, facts)["sgl-kernel-torch-abi"]
     assert check["status"] == "unknown", check
     assert any("2" in str(r.get("message")) and "not read" in str(r.get("message")) for r in check["reasons"])
+
+
+# -- the lazily imported modules (spatial_ops, flash_ops, flashmla_ops) --------------------------------------------
+
+
+def test_lazily_imported_modules_are_read_too(tmp_path: Path) -> None:
+    """sgl-kernel 0.3.21 ships spatial_ops, flash_ops and flashmla_ops beside common_ops, each imported only by the
+    feature that uses it; before, they were not read at all (a torch or driver symbol missing there passed)."""
+    site = _box(tmp_path, torch_exports=[SET_DEVICE_NEW], kernel_needs=[SET_DEVICE_NEW], driver_exports=None)
+    write_so(site / "sgl_kernel/spatial_ops.abi3.so", undefined=[ALLOC, "cuGreenCtxCreate"], needed=["libc10.so"])
+    write_so(site / "sgl_kernel/flash_ops.abi3.so", undefined=[ALLOC, SET_DEVICE_OLD], needed=["libc10.so"])
+    (site / "sgl_kernel/common_ops.abi3.so.d").mkdir()  # not a library, nor a module
+    ks = probe_kernel_symbols(_packages(site), HostView("/"), str(site / "torch/lib/libc10.so"))
+    assert ks is not None
+    assert [f["path"] for f in ks["files"]] == ["sgl_kernel/common_ops.abi3.so"]
+    mods = {m["module"]: m for m in ks["modules"]}
+    assert set(mods) == {"flash_ops", "spatial_ops"}
+    assert mods["flash_ops"]["torch_missing"] == [SET_DEVICE_OLD] and mods["flash_ops"]["torch_libs"] == ["libc10.so"]
+    assert mods["spatial_ops"]["torch_missing_count"] == 0 and mods["spatial_ops"]["driver_missing"] == [
+        "cuGreenCtxCreate"
+    ]
+
+
+def test_a_module_missing_symbols_is_a_warning_not_a_crash(tmp_path: Path) -> None:
+    """A module's failed load breaks the feature that imports it, not `import sgl_kernel`: a degraded failure (the
+    check warns), while common_ops' own symbols still decide a crash."""
+    module = {"module": "flash_ops", "path": "sgl_kernel/flash_ops.abi3.so", "torch_symbols": 40, "driver_symbols": 2}
+    ks = {"package": "sgl-kernel", "version": "0.3.21", "torch_version": "2.9.1", "libcuda": "/x/libcuda.so.1"}
+    common = _file(torch_missing_count=0, torch_missing=[], driver_missing_count=0, driver_missing=[])
+    flash = {**module, "torch_missing_count": 1, "torch_missing": [SET_DEVICE_NEW], "driver_missing_count": 1}
+    flash["driver_missing"] = ["cuGreenCtxCreate"]
+    pkgs = {"sgl-kernel": {"installed": True, "version": "0.3.21"}, "torch": {"installed": True, "version": "2.9.1"}}
+    checks = _report(
+        tmp_path, {**BASE, "packages": pkgs, "kernel_symbols": {**ks, "files": [common], "modules": [flash]}}
+    )
+    for cid in ("sgl-kernel-torch-abi", "driver-api"):
+        assert checks[cid]["status"] == "warning", checks[cid]
+        (bad,) = [r for r in checks[cid]["reasons"] if r["result"] == "fail"]
+        assert bad["effect"] == "degraded" and "sgl_kernel.flash_ops" in bad["message"], bad
+    fine = {**flash, "torch_missing_count": 0, "torch_missing": [], "driver_missing_count": 0, "driver_missing": []}
+    checks = _report(
+        tmp_path, {**BASE, "packages": pkgs, "kernel_symbols": {**ks, "files": [common], "modules": [fine]}}
+    )
+    assert checks["sgl-kernel-torch-abi"]["status"] == "ok" and checks["driver-api"]["status"] == "ok"

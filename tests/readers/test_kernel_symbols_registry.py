@@ -50,3 +50,37 @@ def test_sgl_kernel_030_against_real_torch(tmp_path: Path, torch: str, missing: 
     assert f["torch_libs"] == ["libtorch.so", "libc10.so", "libc10_cuda.so", "libtorch_cpu.so", "libtorch_cuda.so"]
     assert f["torch_missing"] == missing and f["torch_missing_count"] == len(missing)
     assert ks["bytes_read"] < 4_000_000, ks["bytes_read"]  # the tables are never read whole
+
+
+def _functorch_site(tmp_path: Path, with_python: bool) -> Path:
+    """torch 2.8.0's functorch/_C (a real extension: DT_NEEDED libtorch_python.so first, and THPVariableClass and
+    THPVariable_Wrap(at::TensorBase const&) undefined, both exported by that library, nm -D) standing in for
+    common_ops, beside torch 2.8.0's libraries, libtorch_python.so included or left out."""
+    site = tmp_path / f"site-functorch-{with_python}"
+    (site / "sgl_kernel").mkdir(parents=True)
+    (site / "torch" / "lib").mkdir(parents=True)
+    wheel = fetch_wheel("torch", "2.8.0")
+    ext = extract_dynamic(wheel, "functorch/_C.cpython-310-x86_64-linux-gnu.so")
+    (site / "sgl_kernel" / "common_ops.abi3.so").symlink_to(ext)
+    for name in (*TORCH_LIBS, "libshm.so", *(("libtorch_python.so",) if with_python else ())):
+        (site / "torch" / "lib" / name).symlink_to(extract_dynamic(wheel, f"torch/lib/{name}"))
+    return site
+
+
+def test_python_binding_names_of_a_real_extension(tmp_path: Path) -> None:
+    """Every THP* name of functorch/_C resolves in torch 2.8.0's libtorch_python.so (before, THP names were not
+    torch's and were never looked up); with that library not in torch/lib, they are unknown, not missing."""
+    for with_python in (True, False):
+        site = _functorch_site(tmp_path, with_python)
+        packages = {
+            "sgl-kernel": {"installed": True, "version": "0.0.0", "location": str(site)},
+            "torch": {"installed": True, "version": "2.8.0", "location": str(site)},
+        }
+        ks = probe_kernel_symbols(packages, HostView("/"), None)
+        assert ks is not None and "error" not in ks, ks
+        (f,) = ks["files"]
+        if with_python:
+            assert f["torch_libs"][0] == "libtorch_python.so" and f["torch_missing_count"] == 0, f
+        else:
+            assert f["torch_unread"] == ["libtorch_python.so"] and "torch_missing_count" not in f, f
+            assert "THPVariable" in f["torch_error"], f

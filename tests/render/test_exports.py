@@ -16,6 +16,7 @@ import pytest
 
 from stackcheck.cli import main
 from stackcheck.documents.types import Report
+from stackcheck.redact import terminal_safe
 from stackcheck.render import REPORT_FORMATS
 from stackcheck.render.nfd import nfd_labels, render_nfd, sanitize
 from stackcheck.render.prometheus import escape_label, render_prometheus
@@ -270,7 +271,10 @@ def test_nfd_hostile_versions_hypothesis() -> None:
             assert k8s_label_ok(name, value), (name, value)
         prom = render_prometheus(report)
         fams = parse_prom(prom)
-        assert fams["stackcheck_info"].samples[0].labels["torch"] == version
+        # the value round-trips, its controls as the visible escapes a terminal shows (never raw: the same
+        # text goes to a terminal without --output; tests/test_secrets_every_verb.py)
+        assert fams["stackcheck_info"].samples[0].labels["torch"] == terminal_safe(version)
+        assert not any(ch in prom for ch in "\x1b\x07\x9b\u202e")
 
     check()
 

@@ -129,7 +129,10 @@ def test_auto_backend_per_gpu_model_and_speculation() -> None:
     assert _auto("0.5.17", {10}, True) == ["attention-flashinfer"]
     assert _auto("0.5.17", {10}, False, "--speculative-algorithm", "EAGLE3") == []  # no top-k given: not trtllm_mha
     assert _auto("0.5.17", {10}, None, "--attention-backend", "triton") == []
-    assert _auto("0.5.17", {12}, False) == [] and _auto("0.5.17", {9, 10}, False) == []
+    assert _auto("0.5.17", {12}, False) == []
+    # a box of two majors: each major's pick must run on the whole box (igate5: SGLang picks once, on the GPU the
+    # server starts on)
+    assert _auto("0.5.17", {9, 10}, False) == ["attention-fa3", "attention-trtllm-mha"]
 
 
 def _explain_fa3(facts: Path) -> dict[str, str]:

@@ -91,6 +91,14 @@ def test_a_kernel_that_links_libnuma_passes_where_the_loader_finds_it(manifests:
     assert results(v)[RULE] == "pass" and v["status"] != "failed", v
 
 
+def test_a_library_the_probe_could_not_read_is_unknown_not_absent(manifests: Manifests) -> None:
+    """cuda_libs.unreadable (an ld.so cache entry this process may not read): neither found nor missing."""
+    facts = box("sgl-kernel", "0.3.21", None)
+    facts["cuda_libs"]["unreadable"] = {"libnuma.so.1": "/opt/numa/libnuma.so.1: Permission denied"}
+    v = runtime_libs(manifests, facts)
+    assert results(v)[RULE] == "unknown" and v["status"] == "unknown", v
+
+
 @pytest.mark.parametrize(("kernel", "version"), [("sgl-kernel", "0.1.5"), ("sglang-kernel", "0.4.4")])
 def test_a_kernel_that_does_not_link_it_needs_no_libnuma(manifests: Manifests, kernel: str, version: str) -> None:
     v = runtime_libs(manifests, box(kernel, version, None))

@@ -123,7 +123,7 @@ def run(inp: Inputs) -> Preflight:
         if not isinstance(spec, str) or not spec:
             continue
         this_box = inp.readings is not None
-        info = read_model(inp.view, spec, role, inp.env, options, data, inp.cwd, inp.home, this_box)
+        info = read_model(inp.view, spec, role, inp.env, options, data, inp.cwd, inp.home, this_box, inp.sglang_version)
         models.append(info)
         results.extend(info.results)
         requirements.extend(info.requirements)

@@ -54,6 +54,7 @@ class ModelInfo:
     found_by: str | None = None  # "local directory" | "Hugging Face cache (HF_HUB_CACHE)" | ...
     architectures: list[str] = field(default_factory=list)
     mla: bool | None = None
+    mla_why: str | None = None  # how `mla` was decided (preflight.json model.mla_architectures, mla_of)
     multimodal: bool | None = None  # SGLang serves it as multimodal (ModelConfig.is_multimodal); None: not read
     quant_method: str | None = None
     quant_why: str | None = None
@@ -278,11 +279,13 @@ def read_model(
     cwd: str,
     home: str,
     this_box: bool = True,
+    sglang_version: str | None = None,
 ) -> ModelInfo:
     """Find and read one model (the served model, or the draft model of speculative decoding).
 
     `this_box` False (the gate judges saved facts of another box): a model that is not here is a note, never
-    a refusal; the launch may well find it on the box the facts describe."""
+    a refusal; the launch may well find it on the box the facts describe. `sglang_version`: the release that will
+    serve it, which decides whether its architecture is MLA (mla_of)."""
     mdata = data.get("model") or {}
     cache_src = (mdata.get("hf_cache") or {}).get("source")
     cap = int(mdata.get("config_cap_bytes", 4 << 20))
@@ -356,8 +359,7 @@ def read_model(
     info.attention = attention_keys(config)
     arch = config.get("architectures")
     info.architectures = [str(a) for a in arch if isinstance(a, str)] if isinstance(arch, list) else []
-    mla_list = set((mdata.get("mla_architectures") or {}).get("values") or [])
-    info.mla = bool(mla_list & set(info.architectures))
+    info.mla, info.mla_why = mla_of(mdata.get("mla_architectures") or {}, info.architectures, config, sglang_version)
     info.multimodal = is_multimodal(info.architectures, options, mdata.get("multimodal_architectures") or {})
     info.quant_method, info.quant_why = quant_method, quant_why
     for entry in mdata.get("quantization") or []:
@@ -377,9 +379,11 @@ def read_model(
     if info.architectures:
         parts.append(
             f"architecture {', '.join(info.architectures)}"
-            + (" (MLA)" if info.mla else "")
+            + (" (MLA)" if info.mla else " (MLA not known)" if info.mla is None else "")
             + (" (multimodal)" if info.multimodal else "")
         )
+    if info.mla is None or info.mla_why.startswith("MLA:"):
+        parts.append(info.mla_why)  # decided without the release's own data
     parts.append(quant_why or "not quantized (no quantization_config, compression_config or hf_quant_config.json)")
     if info.weights:
         parts.append(f"weights {info.weights.total_bytes / (1 << 30):.1f} GiB in {info.weights.files} file(s)")
@@ -394,6 +398,56 @@ def read_model(
     }
     info.results.append(CheckResult(check, "ok", observed, "a readable model config", "; ".join(parts), cache_src))
     return info
+
+
+def _text_config(config: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The sub-config SGLang reads as hf_text_config (the first of TEXT_CONFIG_KEYS that is an object), else
+    config.json itself."""
+    for key in TEXT_CONFIG_KEYS:
+        sub = config.get(key)
+        if isinstance(sub, dict):
+            return sub
+    return config
+
+
+def _entry_holds(entry: Mapping[str, Any], text: Mapping[str, Any]) -> bool:
+    """Whether an MLA entry's condition on the text config holds (no condition: it does)."""
+    off = entry.get("unless_text_config_false")
+    if isinstance(off, str) and text.get(off) is False:
+        return False
+    need = entry.get("needs_text_config")
+    return not (isinstance(need, str) and text.get(need) is None)
+
+
+def mla_of(
+    table: Mapping[str, Any], architectures: list[str], config: Mapping[str, Any], sglang_version: str | None
+) -> tuple[bool | None, str]:
+    """Whether SGLang `sglang_version` serves the model as MLA (ModelConfig attention_arch), from preflight.json's
+    model.mla_architectures: (True/False/None, why). A release the data read: MLA exactly where an entry of that
+    release names one of config.json's architectures and its condition holds. A release newer (or older) than the
+    data, or none known: MLA where an entry of any release does; where none names the architecture but config.json
+    has kv_lora_rank (the MLA latent rank), None: the release may make it MLA, so the MLA rules must fail closed."""
+    from stackcheck.facts.versions import version_in
+
+    entries = [e for e in table.get("entries") or [] if isinstance(e, dict) and e.get("architecture") in architectures]
+    text = _text_config(config)
+    read = str((table.get("read") or {}).get("versions") or "")
+    if sglang_version is not None and read and version_in(sglang_version, read) is True:
+        for entry in entries:
+            if version_in(sglang_version, str(entry.get("versions") or "")) is True and _entry_holds(entry, text):
+                return True, f"MLA in SGLang {sglang_version} ({entry['architecture']}, versions {entry['versions']})"
+        return False, f"not MLA in SGLang {sglang_version}"
+    release = f"SGLang {sglang_version}" if sglang_version is not None else "the SGLang release (not known)"
+    where = f"{release} is not among the releases read ({read or 'none'})"
+    held = [e for e in entries if _entry_holds(e, text)]
+    if held:
+        return True, f"MLA: {where}, and SGLang {held[-1]['versions']} makes {held[-1]['architecture']} MLA"
+    if text.get("kv_lora_rank") is not None or config.get("kv_lora_rank") is not None:
+        return None, (
+            f"MLA not known: {where}, no release read makes {', '.join(architectures) or 'its architecture'} MLA, "
+            "and config.json has kv_lora_rank"
+        )
+    return False, f"not MLA: {where}, no release read makes it MLA and config.json has no kv_lora_rank"
 
 
 # the keys of config.json (and of a text sub-config) that SGLang's ModelConfig reads for the attention heads and
