@@ -618,8 +618,28 @@ _LATER_DOCUMENTS = ("components.json", "architectures.json", "gates.json", "meta
 #: and as JSON (traced on gate --dry-run of an SGLang command line; one a decision uses beyond these is compiled
 #: where it is first used, as before)
 _MASKING = {
-    False: ("_TOKEN", "_ASSIGN_WORD", "_URL", "_ENV_ASSIGN", "_TOKEN_SPLIT", "_TOKEN_CHARS", "_UUID", "_UNSAFE"),
-    True: ("_TOKEN", "_ASSIGN_WORD", "_URL", "_ENV_ASSIGN", "_TOKEN_SPLIT", "_TOKEN_CHARS", "_UUID", "_JSON_UNSAFE"),
+    False: (
+        "_TOKEN",
+        "_ASSIGN_WORD",
+        "_URL",
+        "_ENV_ASSIGN",
+        "_TOKEN_SPLIT",
+        "_TOKEN_CHARS",
+        "_UUID",
+        "_FLAG_VALUE",
+        "_UNSAFE",
+    ),
+    True: (
+        "_TOKEN",
+        "_ASSIGN_WORD",
+        "_URL",
+        "_ENV_ASSIGN",
+        "_TOKEN_SPLIT",
+        "_TOKEN_CHARS",
+        "_UUID",
+        "_FLAG_VALUE",
+        "_JSON_UNSAFE",
+    ),
 }
 
 
