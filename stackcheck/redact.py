@@ -42,6 +42,17 @@ MASK = "***"
 # import cost ~10 ms of every start, and a report from saved facts uses few of them)
 
 
+def compile_patterns(names: tuple[str, ...] | None = None) -> None:
+    """Compile this module's patterns named (by their names here; all when None) now: a caller with time to
+    spare (the gate's loading thread, while the probes wait on the driver) so that masking a decision after the
+    facts arrive compiles none. A name that is not a pattern here is skipped."""
+    from stackcheck.lazy_re import _Pattern
+
+    for name, value in list(globals().items()):
+        if isinstance(value, _Pattern) and (names is None or name in names):
+            value.pattern  # noqa: B018 - the first attribute read compiles it
+
+
 # ---- what a secret looks like ---------------------------------------------------------------------
 
 #: parts of an environment variable name that mark its value as a secret (matched as substrings)

@@ -29,7 +29,35 @@ def run(args: argparse.Namespace) -> int:
     from stackcheck.knowledge.sources import normalize
 
     fmt = format_choice(args)
-    report, ctx = build_report(options_from(args), plan_cache=True)
+    opts = options_from(args)
+
+    def also() -> None:  # (in build_report's loading thread, while the probes wait on the driver)
+        _prepare(fmt)
+
+    report, ctx = build_report(opts, plan_cache=True, also=None if opts.facts_file else also)
     report = normalize(report, ctx.manifests.sources)  # every `source` as [{id, title, url}]
     emit(REPORT_FORMATS[fmt](report, render_options(args)), args)
     return EXIT_OK if report["summary"]["consistent"] else EXIT_FINDING
+
+
+#: the modules each report format imports when it renders (stackcheck.render), and what writes it out
+_RENDERERS = {
+    "json": ("stackcheck.render.jsonout", "stackcheck.render.jsonindent"),
+    "text": ("stackcheck.render.text",),
+    "markdown": ("stackcheck.render.markdown",),
+    "prometheus": ("stackcheck.render.prometheus",),
+    "nfd": ("stackcheck.render.nfd",),
+}
+
+
+def _prepare(fmt: str) -> None:
+    """A probed audit imports its renderer and the atomic writer in build_report's loading thread, while the
+    probes wait on the driver, so that nothing is imported after the facts arrive. A module that cannot be
+    imported is skipped here: it fails again where it is used, as before."""
+    from importlib import import_module
+
+    for name in (*_RENDERERS.get(fmt, ()), "stackcheck.atomic"):
+        try:
+            import_module(name)
+        except Exception:  # noqa: S112 - imported again, and the error raised, where it is used
+            continue

@@ -419,6 +419,7 @@ def _decide_with(
 
     def also() -> None:  # (in build_report's loading thread, while the probes wait on the driver)
         _import_later()
+        _prepare(manifests, launch_command is not None and not args.quiet, bool(opts.facts_file), args.format)
         if not opts.facts_file:  # the plan key's part that is not the facts, for a refusal's plan
             from stackcheck.assembly import plan_cache
 
@@ -605,6 +606,82 @@ def _import_later() -> None:
         try:
             import_module(name)
         except Exception:  # noqa: S112 - imported again, and the error raised, where it is used
+            continue
+
+
+#: the manifest documents the decision reads after the facts arrive (the verdicts: components, architectures,
+#: gates; the report: meta; the decision: sources) beside those read before (features, checks, launch, preflight)
+_LATER_DOCUMENTS = ("components.json", "architectures.json", "gates.json", "meta.json", "sources.json")
+
+
+#: the stackcheck.redact patterns a decision compiles when it is masked (public_document) and rendered, as text
+#: and as JSON (traced on gate --dry-run of an SGLang command line; one a decision uses beyond these is compiled
+#: where it is first used, as before)
+_MASKING = {
+    False: (
+        "_TOKEN",
+        "_ASSIGN_WORD",
+        "_URL",
+        "_ENV_ASSIGN",
+        "_TOKEN_SPLIT",
+        "_TOKEN_CHARS",
+        "_UUID",
+        "_FLAG_VALUE",
+        "_UNSAFE",
+    ),
+    True: (
+        "_TOKEN",
+        "_ASSIGN_WORD",
+        "_URL",
+        "_ENV_ASSIGN",
+        "_TOKEN_SPLIT",
+        "_TOKEN_CHARS",
+        "_UUID",
+        "_FLAG_VALUE",
+        "_JSON_UNSAFE",
+    ),
+}
+
+
+#: modules whose patterns (stackcheck.lazy_re, compiled on first use) the verdicts (facts.versions: version
+#: clauses and CUDA tags) and the sources' normalization compile after the facts: all of them are compiled first
+_LAZY_PATTERNS = ("stackcheck.facts.versions", "stackcheck.knowledge.sources")
+
+
+def _compile_lazy(module: Any) -> None:
+    from stackcheck.lazy_re import _Pattern
+
+    for value in list(vars(module).values()):
+        if isinstance(value, _Pattern):
+            value.pattern  # noqa: B018 - the first attribute read compiles it
+
+
+def _prepare(manifests: Any, advice: bool, implied: bool, fmt: str = "text") -> None:
+    """What the decision needs that does not depend on the facts, done in build_report's loading thread while the
+    probes wait on the driver (after _import_later): the manifest documents parsed (recommend.json with the
+    advice), the refusal rules' module imported (facts.implied with a facts file), the shipped architecture rules
+    read, every rule's shape worked out (verdicts.engine.prepare), the masking's patterns compiled (_MASKING)
+    and the JSON renderer imported for --format json. Nothing here changes a result: each is the memo or module
+    the decision would fill or import itself. Anything that fails is skipped here, and fails again where the
+    decision reads it (a manifest that is not JSON: its error)."""
+    from importlib import import_module
+
+    names = [*_LATER_DOCUMENTS, *(("recommend.json",) if advice else ())]
+    steps: list[Any] = [lambda name=name: manifests.doc(name) for name in names]
+    modules = ["stackcheck.launch.refusals", "stackcheck.verdicts.kernel_symbols"]
+    if implied:
+        modules.append("stackcheck.facts.implied")
+    if fmt == "json":  # (the text renderer is in _LATER_MODULES)
+        modules += ["stackcheck.render.jsonout", "stackcheck.render.jsonindent"]
+    steps += [lambda name=name: import_module(name) for name in modules]
+    steps.append(lambda: import_module("stackcheck.facts.archs").shipped_rules())
+    steps.append(lambda: import_module("stackcheck.verdicts.engine").prepare(manifests))
+    steps.append(lambda: import_module("stackcheck.redact").compile_patterns(_MASKING[fmt == "json"]))
+    steps += [lambda name=name: _compile_lazy(import_module(name)) for name in _LAZY_PATTERNS]
+    for step in steps:
+        try:
+            step()
+        except Exception:  # noqa: S112 - done again, and the error raised, where the decision needs it
             continue
 
 

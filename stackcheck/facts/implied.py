@@ -329,10 +329,16 @@ def apply(report: Report, ctx: Context) -> None:
     facts, implied = imply(ctx.facts, ctx.manifests)
     if not implied:
         return
-    from stackcheck.verdicts.engine import evaluate_all
+    from stackcheck.verdicts.engine import evaluate_check, evaluate_feature
 
     with_implied = Context(facts=facts, manifests=ctx.manifests, launch=ctx.launch)
-    features, checks = evaluate_all(with_implied)
+    # evaluate_all's lists, less the items _merge never reads again: those the stated facts already make bad
+    skip_features = _bad_only(report.get("features") or [])
+    skip_checks = _bad_only(report.get("checks") or [])
+    features = [
+        evaluate_feature(f, with_implied) for f in ctx.manifests.features if str(f.get("id")) not in skip_features
+    ]
+    checks = [evaluate_check(c, with_implied) for c in ctx.manifests.checks if str(c.get("id")) not in skip_checks]
     blame = _Blame(ctx, implied)
     report["implied"] = [i.record() for i in implied]
     # _merge copies the verdicts (of either kind) and adds `implied` to them and their reasons: the same shape
@@ -340,6 +346,13 @@ def apply(report: Report, ctx: Context) -> None:
         "list[FeatureVerdict]", _merge(report.get("features") or [], features, implied, blame, "features")
     )
     report["checks"] = cast("list[CheckVerdict]", _merge(report.get("checks") or [], checks, implied, blame, "checks"))
+
+
+def _bad_only(stated: list[Any]) -> set[str]:
+    """The ids whose every stated verdict is bad: _merge keeps such a verdict as it is, whatever the implied
+    facts make of it, so judging it again with them would be thrown away."""
+    bad = {str(v.get("id")) for v in stated if v.get("status") in BAD}
+    return bad - {str(v.get("id")) for v in stated if v.get("status") not in BAD}
 
 
 def _key(reason: Mapping[str, Any]) -> tuple[str, str]:

@@ -282,6 +282,16 @@ def _rule_shape(rule: Rule) -> tuple[bool, str]:
     return per_gpu, requirement
 
 
+def prepare(manifests: Any) -> None:
+    """Work out every rule's shape (_rule_shape: whether it is judged per GPU, its requirement in words) now: it
+    reads the rule alone, never the facts, so the gate does it in its loading thread while the probes wait on
+    the driver, and the verdicts after the facts arrive find it done. The same memo the evaluation fills."""
+    for item in [*manifests.features, *manifests.checks]:
+        for rule in item.get("rules") or []:
+            if isinstance(rule, dict):
+                _rule_shape(cast("Rule", rule))
+
+
 class _NotOk(Exception):
     """A rule failed or is not known: the feature is not ok, whatever the other rules say (feature_ok)."""
 
