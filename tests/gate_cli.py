@@ -47,6 +47,11 @@ DEEPSEEK_V32: dict[str, Any] = {
 }  # fmt: skip
 # what SGLang makes of it where transformers does not know deepseek_v32 (hf_transformers_utils' rewrite)
 DSA_AS_V3: dict[str, Any] = {**DEEPSEEK_V32, "architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3"}
+# a small DeepSeek V2 (MLA; on SGLang's DeepSeek list for deterministic inference), written in the tests' shape
+DEEPSEEK_V2_LITE: dict[str, Any] = {
+    "architectures": ["DeepseekV2ForCausalLM"], "model_type": "deepseek_v2", "hidden_size": 2048,
+    "num_attention_heads": 16, "num_key_value_heads": 16, "kv_lora_rank": 512, "v_head_dim": 128,
+}  # fmt: skip
 EXAONE4: dict[str, Any] = {
     "architectures": ["Exaone4ForCausalLM"], "model_type": "exaone4", "hidden_size": 5120,
     "num_attention_heads": 40, "num_key_value_heads": 8, "head_dim": 128,
@@ -107,3 +112,20 @@ def rule_status(
     d = gate.derive(["python", "-m", "sglang.launch_server", "--model", "m", *flags], mapping, {})
     got = [p for p in refusal_problems(d, mapping, version, majors, arch, models) if p.subject == f"refusal {rule_id}"]
     return str(got[0].status) if got else "ok"
+
+
+def config_rule_status(
+    mapping: dict[str, Any],
+    rule_id: str,
+    version: str,
+    majors: set[int] | None,
+    config: dict[str, Any] | None,
+    *flags: str,
+) -> str:
+    """rule_status for a model given by its config.json (None: a model whose config was not read): the architecture
+    and attention keys are the ones the gate's preflight takes from it."""
+    from stackcheck.launch.preflight.model import attention_keys
+
+    arch = str(config["architectures"][0]) if config else None
+    models = {"model": attention_keys(config) if config is not None else None}
+    return rule_status(mapping, rule_id, version, majors, arch, models, *flags)

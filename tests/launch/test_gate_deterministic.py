@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gate_cli import DEEPSEEK_R1, GPT_OSS, LLAMA3, gate_json, model_dir, rule_status
+from gate_cli import DEEPSEEK_R1, DEEPSEEK_V2_LITE, GPT_OSS, LLAMA3, config_rule_status, gate_json, model_dir
 
 from stackcheck.knowledge.loader import load
 from stackcheck.launch import gate
@@ -26,10 +26,6 @@ from stackcheck.launch.preflight.model import attention_keys
 ROOT = Path(__file__).resolve().parent.parent.parent
 SEED_AFTER = ROOT / "tests" / "recommend" / "seed-after" / "facts.json"  # SM120, SGLang 0.5.23
 FLAG = "--enable-deterministic-inference"
-DEEPSEEK_V2_LITE = {
-    "architectures": ["DeepseekV2ForCausalLM"], "model_type": "deepseek_v2", "hidden_size": 2048,
-    "num_attention_heads": 16, "num_key_value_heads": 16, "kv_lora_rank": 512, "v_head_dim": 128,
-}  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -40,9 +36,7 @@ def mapping() -> dict[str, Any]:
 def rule(
     mapping: dict[str, Any], version: str, majors: set[int] | None, config: dict[str, Any] | None, *flags: str
 ) -> str:
-    arch = str(config["architectures"][0]) if config else None
-    models = {"model": attention_keys(config) if config is not None else None}
-    return rule_status(mapping, "deterministic-attention-backend", version, majors, arch, models, *flags)
+    return config_rule_status(mapping, "deterministic-attention-backend", version, majors, config, *flags)
 
 
 def test_0_5_3_without_an_attention_backend_is_refused(mapping: dict[str, Any]) -> None:

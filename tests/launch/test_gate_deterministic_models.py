@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from gate_cli import LLAMA3, rule_status
+from gate_cli import DEEPSEEK_V2_LITE, LLAMA3, config_rule_status
 
 from stackcheck.knowledge.loader import load
 from stackcheck.launch import gate
@@ -21,10 +21,6 @@ from stackcheck.launch.preflight.model import attention_keys
 
 FLAG = "--enable-deterministic-inference"
 RL = ("--rl-on-policy-target", "fsdp")
-DEEPSEEK_V2_LITE = {
-    "architectures": ["DeepseekV2ForCausalLM"], "model_type": "deepseek_v2", "hidden_size": 2048,
-    "num_attention_heads": 16, "num_key_value_heads": 16, "kv_lora_rank": 512, "v_head_dim": 128,
-}  # fmt: skip
 GLM_FLASH = {
     "architectures": ["Glm4MoeLiteForCausalLM"], "model_type": "glm4_moe_lite", "hidden_size": 2048,
     "num_attention_heads": 20, "num_key_value_heads": 20, "kv_lora_rank": 512, "v_head_dim": 256,
@@ -39,9 +35,7 @@ def mapping() -> dict[str, Any]:
 def rule(
     mapping: dict[str, Any], version: str, majors: set[int] | None, config: dict[str, Any] | None, *flags: str
 ) -> str:
-    arch = str(config["architectures"][0]) if config else None
-    models = {"model": attention_keys(config) if config is not None else None}
-    return rule_status(mapping, "deterministic-attention-backend", version, majors, arch, models, *flags)
+    return config_rule_status(mapping, "deterministic-attention-backend", version, majors, config, *flags)
 
 
 def test_a_deepseek_model_on_a_backend_outside_its_own_list_is_refused(mapping: dict[str, Any]) -> None:

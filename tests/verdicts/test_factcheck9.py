@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gate_cli import DEEPSEEK_R1, DEEPSEEK_V32, EXAONE4, GPT_OSS, LLAMA3, gate_json, model_dir, rule_status
+from gate_cli import DEEPSEEK_R1, DEEPSEEK_V32, EXAONE4, GPT_OSS, LLAMA3, config_rule_status, gate_json, model_dir
 
 from stackcheck.knowledge.loader import load
 from stackcheck.launch.preflight.model import attention_keys
@@ -36,9 +36,7 @@ def mapping() -> dict[str, Any]:
 
 
 def status(mapping: dict[str, Any], version: str, majors: set[int], config: dict[str, Any] | None, *flags: str) -> str:
-    arch = str(config["architectures"][0]) if config else None
-    models = {"model": attention_keys(config) if config is not None else None}
-    return rule_status(mapping, RULE, version, majors, arch, models, *flags)
+    return config_rule_status(mapping, RULE, version, majors, config, *flags)
 
 
 def test_a_deepseek_model_off_fa3_and_triton_is_refused_from_0_5_5(mapping: dict[str, Any]) -> None:
@@ -90,9 +88,7 @@ EXAONE = "exaone4-attention-backend"
 
 
 def exaone(mapping: dict[str, Any], version: str, config: dict[str, Any] | None, *flags: str) -> str:
-    arch = str(config["architectures"][0]) if config else None
-    models = {"model": attention_keys(config) if config is not None else None}
-    return rule_status(mapping, EXAONE, version, {9}, arch, models, *flags)
+    return config_rule_status(mapping, EXAONE, version, {9}, config, *flags)
 
 
 def test_exaone4_asserts_its_backends_from_0_5_9(mapping: dict[str, Any]) -> None:
