@@ -617,30 +617,8 @@ _LATER_DOCUMENTS = ("components.json", "architectures.json", "gates.json", "meta
 #: the stackcheck.redact patterns a decision compiles when it is masked (public_document) and rendered, as text
 #: and as JSON (traced on gate --dry-run of an SGLang command line; one a decision uses beyond these is compiled
 #: where it is first used, as before)
-_MASKING = {
-    False: (
-        "_TOKEN",
-        "_ASSIGN_WORD",
-        "_URL",
-        "_ENV_ASSIGN",
-        "_TOKEN_SPLIT",
-        "_TOKEN_CHARS",
-        "_UUID",
-        "_FLAG_VALUE",
-        "_UNSAFE",
-    ),
-    True: (
-        "_TOKEN",
-        "_ASSIGN_WORD",
-        "_URL",
-        "_ENV_ASSIGN",
-        "_TOKEN_SPLIT",
-        "_TOKEN_CHARS",
-        "_UUID",
-        "_FLAG_VALUE",
-        "_JSON_UNSAFE",
-    ),
-}
+_MASKED = ("_TOKEN", "_ASSIGN_WORD", "_URL", "_ENV_ASSIGN", "_TOKEN_SPLIT", "_TOKEN_CHARS", "_UUID", "_FLAG_VALUE")
+_MASKING = {False: (*_MASKED, "_UNSAFE"), True: (*_MASKED, "_JSON_UNSAFE")}  # text: _UNSAFE; JSON: _JSON_UNSAFE
 
 
 #: modules whose patterns (stackcheck.lazy_re, compiled on first use) the verdicts (facts.versions: version
