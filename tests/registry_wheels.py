@@ -114,3 +114,16 @@ def extract_dynamic(wheel: Path, member: str) -> Path:
                 chunk = src.read(8 << 20)
     os.replace(tmp, target)
     return target
+
+
+def read_texts(wheel: Path, keep: Callable[[str], bool]) -> dict[str, str]:
+    """The members of `wheel` that `keep` takes, by name, as text (undecodable bytes replaced)."""
+    import zipfile
+
+    with zipfile.ZipFile(wheel) as zf:
+        return {name: zf.read(name).decode("utf-8", "replace") for name in zf.namelist() if keep(name)}
+
+
+def is_argument_source(name: str) -> bool:
+    """An SGLang wheel's argument-handling sources: server_args.py and arg_groups/**.py."""
+    return name == "sglang/srt/server_args.py" or (name.startswith("sglang/srt/arg_groups/") and name.endswith(".py"))

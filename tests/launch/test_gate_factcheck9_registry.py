@@ -6,11 +6,10 @@ step runs before the default picker). A release that changes any of these fails 
 from __future__ import annotations
 
 import re
-import zipfile
 from typing import Any
 
 import pytest
-from registry_wheels import fetch_wheel, run_all
+from registry_wheels import fetch_wheel, is_argument_source, read_texts, run_all
 
 from stackcheck.facts.versions import version_in
 from stackcheck.knowledge.loader import load
@@ -25,14 +24,7 @@ def _versions() -> list[str]:
 
 
 def _code(version: str) -> dict[str, str]:
-    out: dict[str, str] = {}
-    with zipfile.ZipFile(fetch_wheel("sglang", version)) as z:
-        for name in z.namelist():
-            if name == "sglang/srt/server_args.py" or (
-                name.startswith("sglang/srt/arg_groups/") and name.endswith(".py")
-            ):
-                out[name] = z.read(name).decode("utf-8", "replace")
-    return out
+    return read_texts(fetch_wheel("sglang", version), is_argument_source)
 
 
 def _entry(rule_id: str, version: str) -> dict[str, Any]:

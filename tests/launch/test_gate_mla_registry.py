@@ -11,7 +11,7 @@ import zipfile
 from typing import Any
 
 import pytest
-from registry_wheels import fetch_wheel, run_all
+from registry_wheels import fetch_wheel, is_argument_source, read_texts, run_all
 
 from stackcheck.facts.versions import version_in
 from stackcheck.knowledge.loader import load
@@ -27,16 +27,8 @@ def _versions() -> list[str]:
 
 def _code(version: str) -> dict[str, str]:
     """server_args.py, arg_groups/**.py, model_runner.py and configs/model_config.py of the wheel."""
-    out: dict[str, str] = {}
-    with zipfile.ZipFile(fetch_wheel("sglang", version)) as z:
-        for name in z.namelist():
-            if name in (
-                "sglang/srt/server_args.py",
-                "sglang/srt/model_executor/model_runner.py",
-                "sglang/srt/configs/model_config.py",
-            ) or (name.startswith("sglang/srt/arg_groups/") and name.endswith(".py")):
-                out[name] = z.read(name).decode("utf-8", "replace")
-    return out
+    also = ("sglang/srt/model_executor/model_runner.py", "sglang/srt/configs/model_config.py")
+    return read_texts(fetch_wheel("sglang", version), lambda name: is_argument_source(name) or name in also)
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from registry_wheels import fetch_wheel, run_all
+from registry_wheels import fetch_wheel, is_argument_source, read_texts, run_all
 
 from stackcheck.facts.versions import version_in
 from stackcheck.knowledge.loader import load
@@ -77,14 +77,7 @@ def _versions() -> list[str]:
 
 def sources(wheel: Path) -> dict[str, str]:
     """The argument-handling sources of an SGLang wheel: server_args.py and arg_groups/*.py."""
-    out: dict[str, str] = {}
-    with zipfile.ZipFile(wheel) as z:
-        for name in z.namelist():
-            if name == "sglang/srt/server_args.py" or (
-                name.startswith("sglang/srt/arg_groups/") and name.endswith(".py")
-            ):
-                out[name] = z.read(name).decode("utf-8", "replace")
-    return out
+    return read_texts(wheel, is_argument_source)
 
 
 def module(version: str, name: str) -> dict[str, str]:
