@@ -410,7 +410,11 @@ def _preflight_problems(doc: dict[str, Any], origin: str, feature_ids: set[Any])
             if feature_ids and _h(feature) not in feature_ids:
                 out.append(f"{origin}: $.model.quantization[{i}].requires[{j}]: unknown feature {feature!r}")
     ranges = [(f"modelopt_algos[{i}]", r) for i, r in enumerate(model.get("modelopt_algos") or [])]
-    for where, entry in [*ranges, ("modelopt_quant_method", model.get("modelopt_quant_method"))]:
+    named = model.get("modelopt_quant_method")
+    kept = named.get("kept") if isinstance(named, dict) else None
+    mapped = kept.get("mapped_architectures") if isinstance(kept, dict) else None
+    ranges += [(f"modelopt_quant_method.kept.mapped_architectures[{i}]", r) for i, r in enumerate(mapped or [])]
+    for where, entry in [*ranges, ("modelopt_quant_method", named)]:
         versions = entry.get("versions") if isinstance(entry, dict) else None
         if isinstance(versions, str) and parse_specifier(versions) is None:
             out.append(f"{origin}: $.model.{where}.versions: invalid version specifier {versions!r}")

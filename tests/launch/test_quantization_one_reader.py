@@ -134,7 +134,7 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _model(tmp_path: Path, name: str) -> Path:
     d = tmp_path / name
-    d.mkdir()
+    d.mkdir(parents=True)
     for filename, body in MODELS[name][0].items():
         (d / filename).write_text(json.dumps(body))
     return d
@@ -161,7 +161,9 @@ def test_recommend_and_the_gate_read_one_quantization_as_sglang_does(name: str, 
     gate = _gate_quant_method(directory, release, tmp_path)
     recommended = _recommended_quantization(directory, release)
     assert gate == sglang, name
-    assert recommended == (sglang or "none"), name
+    # a quantization_config in text_config only is not 'none' to recommend: SGLang ignores it unless --quantization
+    # names the method, so the checkpoint's format is not known (an assumption says so)
+    assert recommended == (sglang or (None if name == "text-config-only" else "none")), name
 
 
 def test_modelopt_quant_method_with_no_release_known_is_mapped(tmp_path: Path) -> None:
@@ -195,3 +197,35 @@ def test_an_unreadable_hf_quant_config_is_one_line_exit_2(tmp_path: Path, capsys
     err = capsys.readouterr().err
     # (the file's name is shown masked, as a Hugging Face token's shape: redact.py's reading, left as it is)
     assert rc == 2 and len(err.strip().splitlines()) == 1 and "line 1 column 2: not valid JSON" in err
+
+
+def _gate_results(name: str, tmp_path: Path, options: dict[str, Any], architecture: str | None = None) -> list[Any]:
+    directory = _model(tmp_path, name)
+    if architecture is not None:
+        config = json.loads((directory / "config.json").read_text())
+        (directory / "config.json").write_text(json.dumps({**config, "architectures": [architecture]}))
+    data = load([]).preflight
+    info = read_model(HostView(), str(directory), "model", {}, options, data, str(tmp_path), str(tmp_path), True,
+                      MODELS[name][1])  # fmt: skip
+    return [r for r in info.results if r.status == "fail"]
+
+
+def test_a_kept_modelopt_nvfp4_checkpoint_fails_without_quantization(tmp_path: Path) -> None:
+    """SGLang 0.5.9 keeps quant_method modelopt and loads it as ModelOptFp8Config, which raises for NVFP4: the
+    gate refuses it unless --quantization names the format or the release maps the architecture itself."""
+    (fail,) = _gate_results("modelopt-nvfp4-0.5.9", tmp_path / "a", {})
+    assert "SGLang 0.5.9 keeps modelopt" in fail.message and "--quantization modelopt_fp4" in fail.message
+    assert not _gate_results("modelopt-nvfp4-0.5.9", tmp_path / "b", {"--quantization": "modelopt_fp4"})
+    assert not _gate_results("modelopt-nvfp4-0.5.9", tmp_path / "c", {}, "NemotronHForCausalLM")
+    assert not _gate_results("modelopt-nvfp4", tmp_path / "d", {})  # 0.5.23 maps it
+    assert not _gate_results("hf-quant-config-fp8-0.5.9", tmp_path / "e", {})
+
+
+def test_text_config_quantization_is_said(tmp_path: Path) -> None:
+    directory = _model(tmp_path, "text-config-only")
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        main(["recommend", "--format", "json", "--no-plan", "--facts", str(RELEASE_FACTS["0.5.23"]),
+              "--model-path", str(directory)])  # fmt: skip
+    said = [a for a in json.loads(out.getvalue())["assumptions"] if "quantization not known" in a]
+    assert said and "text_config only (quant_method fp8)" in said[0]

@@ -292,7 +292,7 @@ def read_quantization(
         return Quantization("compressed-tensors", "config.json: compression_config", dict(cc))
     path = posixpath.join(directory, "hf_quant_config.json")
     if view.stat(path) is None and view.stat(path, follow_symlinks=False) is None:
-        return Quantization(None, None, {})
+        return _text_config_quantization(config)
     cap = int(mdata.get("config_cap_bytes", 4 << 20))
     try:
         hq = _read_json(view, path, cap)
@@ -305,6 +305,58 @@ def read_quantization(
         return Quantization(derived, f"hf_quant_config.json: quantization.quant_algo = {algo}", dict(quant or {}))
     return Quantization(
         None, f"hf_quant_config.json: quantization.quant_algo = {algo!r} (not a format SGLang maps)", {}
+    )
+
+
+def _kept_modelopt(
+    mdata: Mapping[str, Any],
+    qcfg: Mapping[str, Any],
+    quant_method: str | None,
+    architectures: list[str],
+    options: Mapping[str, Any],
+    sglang_version: str | None,
+) -> str | None:
+    """Why the launch fails, where a release keeps config.json's quant_method 'modelopt' as written and so loads
+    the checkpoint as ModelOpt FP8, which refuses its quant_algo (preflight.json model.modelopt_quant_method.kept);
+    None where it loads: --quantization given, an FP8 quant_algo, an architecture the release maps itself, or the
+    release not known (the method is then mapped: read_quantization)."""
+    from stackcheck.facts.versions import version_in
+
+    named = mdata.get("modelopt_quant_method") or {}
+    kept = named.get("kept") or {}
+    algo = qcfg.get("quant_algo")
+    if sglang_version is None or quant_method != named.get("value") or not kept or not isinstance(algo, str):
+        return None
+    if options.get("--quantization") or any(c in algo for c in kept.get("accepts_contains") or []):
+        return None
+    for entry in kept.get("mapped_architectures") or []:
+        if entry.get("architecture") in architectures[:1] and version_in(sglang_version, str(entry.get("versions"))):
+            return None
+    table = [r for r in mdata.get("modelopt_algos") or [] if isinstance(r, dict)]
+    newer = _modelopt_method(algo, table, None)  # what the releases that map it make of it
+    fix = f"give --quantization {newer}" if newer and newer != named.get("value") else "it does not load"
+    return (
+        f"quantization_config.quant_method = {quant_method} with quant_algo {algo}: SGLang {sglang_version} keeps "
+        f"{quant_method} and loads it as {kept.get('loads_as')}, which refuses that quant_algo; {fix}"
+    )
+
+
+def _text_config_quantization(config: Mapping[str, Any]) -> Quantization:
+    """No quantization where SGLang looks for it. A quantization_config in text_config only is not how SGLang
+    chooses the method (ModelConfig reads hf_config's); its weight loader reads it (get_quant_config) only once
+    --quantization names the method, so without the flag the checkpoint loads as if not quantized: said, not
+    taken as 'none'."""
+    text = config.get("text_config")
+    sub = text.get("quantization_config") if isinstance(text, dict) else None
+    if not isinstance(sub, dict):
+        return Quantization(None, None, {})
+    method = sub.get("quant_method")
+    named = f" (quant_method {method})" if isinstance(method, str) else ""
+    return Quantization(
+        None,
+        f"config.json: quantization_config in text_config only{named}: SGLang does not choose a method from it; "
+        "its weight loader reads it when --quantization names the method",
+        {},
     )
 
 
@@ -433,6 +485,13 @@ def read_model(
                 info.requirements.append(ModelRequirement(req, why))
             elif isinstance(req, dict) and isinstance(req.get("feature"), str):
                 info.requirements.append(ModelRequirement(req["feature"], why, list(req.get("when") or [])))
+    kept = _kept_modelopt(mdata, qcfg, quant_method, info.architectures, options, sglang_version)
+    if kept is not None:
+        observed = {"quant_method": quant_method, "quant_algo": qcfg.get("quant_algo"), "sglang": sglang_version}
+        source = ((mdata.get("modelopt_quant_method") or {}).get("kept") or {}).get("source")
+        info.results.append(
+            CheckResult(check, "fail", observed, "--quantization naming the format", f"{role} {spec}: {kept}", source)
+        )
     info.weights, weights_note = _weights(view, directory, mdata)
     parts = [f"{role} {spec}: {how}, {directory}"]
     if info.architectures:
