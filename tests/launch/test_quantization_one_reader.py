@@ -161,9 +161,13 @@ def test_recommend_and_the_gate_read_one_quantization_as_sglang_does(name: str, 
     gate = _gate_quant_method(directory, release, tmp_path)
     recommended = _recommended_quantization(directory, release)
     assert gate == sglang, name
-    # a quantization_config in text_config only is not 'none' to recommend: SGLang ignores it unless --quantization
-    # names the method, so the checkpoint's format is not known (an assumption says so)
-    assert recommended == (sglang or (None if name == "text-config-only" else "none")), name
+    assert recommended == RECOMMENDED.get(name, sglang or "none"), name
+
+
+# where recommend's launch differs from the checkpoint's own reading: a quantization_config in text_config only is
+# not 'none' (SGLang ignores it unless --quantization names the method: the format is not known, an assumption
+# says so); a modelopt NVFP4 checkpoint on 0.5.9 gets --quantization modelopt_fp4 in the line, which serves it so
+RECOMMENDED: dict[str, str | None] = {"text-config-only": None, "modelopt-nvfp4-0.5.9": "modelopt_fp4"}
 
 
 def test_modelopt_quant_method_with_no_release_known_is_mapped(tmp_path: Path) -> None:
@@ -229,3 +233,30 @@ def test_text_config_quantization_is_said(tmp_path: Path) -> None:
               "--model-path", str(directory)])  # fmt: skip
     said = [a for a in json.loads(out.getvalue())["assumptions"] if "quantization not known" in a]
     assert said and "text_config only (quant_method fp8)" in said[0]
+
+
+def _recommend(*args: str) -> tuple[int, dict[str, Any]]:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        rc = main(["recommend", "--format", "json", "--no-plan", "--facts", str(RELEASE_FACTS["0.5.9"]), *args])
+    return rc, json.loads(out.getvalue())
+
+
+def test_recommend_names_the_quantization_a_kept_modelopt_checkpoint_needs(tmp_path: Path) -> None:
+    """On 0.5.9 the recommended line for a quant_method modelopt NVFP4 checkpoint carries --quantization
+    modelopt_fp4 (what the gate asks for), and the gate's model check passes that line."""
+    directory = _model(tmp_path, "modelopt-nvfp4-0.5.9")
+    _, doc = _recommend("--model-path", str(directory))
+    command = doc["command"]
+    assert command[command.index("--quantization") + 1] == "modelopt_fp4"
+    assert doc["launch"]["quantization"] == "modelopt_fp4"
+    options = {"--quantization": "modelopt_fp4"}
+    assert not _gate_results("modelopt-nvfp4-0.5.9", tmp_path / "gate", options)
+    # a given launch without it: the diff adds it (exit 1); with it, nothing is added
+    launch = ["--", "python", "-m", "sglang.launch_server", "--model-path", str(directory)]
+    rc, doc = _recommend(*launch)
+    added = [c for c in doc["diff"] if c["name"] == "--quantization"]
+    assert rc == 1 and added and added[0]["value"] == "modelopt_fp4" and added[0]["action"] == "add"
+    _, doc = _recommend(*launch, "--quantization", "modelopt_fp4")
+    assert not [c for c in doc["diff"] if c["name"] == "--quantization"]
+    assert doc["launch"]["quantization"] == "modelopt_fp4"

@@ -308,18 +308,23 @@ def read_quantization(
     )
 
 
-def _kept_modelopt(
+class KeptModelopt(NamedTuple):
+    message: str  # why the launch fails
+    flag: str | None  # the --quantization value that loads it (None: none does)
+
+
+def kept_modelopt(
     mdata: Mapping[str, Any],
     qcfg: Mapping[str, Any],
     quant_method: str | None,
     architectures: list[str],
     options: Mapping[str, Any],
     sglang_version: str | None,
-) -> str | None:
-    """Why the launch fails, where a release keeps config.json's quant_method 'modelopt' as written and so loads
-    the checkpoint as ModelOpt FP8, which refuses its quant_algo (preflight.json model.modelopt_quant_method.kept);
-    None where it loads: --quantization given, an FP8 quant_algo, an architecture the release maps itself, or the
-    release not known (the method is then mapped: read_quantization)."""
+) -> KeptModelopt | None:
+    """Why the launch fails, and the --quantization that loads it, where a release keeps config.json's quant_method
+    'modelopt' as written and so loads the checkpoint as ModelOpt FP8, which refuses its quant_algo (preflight.json
+    model.modelopt_quant_method.kept); None where it loads: --quantization given, an FP8 quant_algo, an
+    architecture the release maps itself, or the release not known (the method is then mapped: read_quantization)."""
     from stackcheck.facts.versions import version_in
 
     named = mdata.get("modelopt_quant_method") or {}
@@ -334,10 +339,12 @@ def _kept_modelopt(
             return None
     table = [r for r in mdata.get("modelopt_algos") or [] if isinstance(r, dict)]
     newer = _modelopt_method(algo, table, None)  # what the releases that map it make of it
-    fix = f"give --quantization {newer}" if newer and newer != named.get("value") else "it does not load"
-    return (
+    flag = newer if newer and newer != named.get("value") else None
+    return KeptModelopt(
         f"quantization_config.quant_method = {quant_method} with quant_algo {algo}: SGLang {sglang_version} keeps "
-        f"{quant_method} and loads it as {kept.get('loads_as')}, which refuses that quant_algo; {fix}"
+        f"{quant_method} and loads it as {kept.get('loads_as')}, which refuses that quant_algo; "
+        + (f"give --quantization {flag}" if flag else "it does not load"),
+        flag,
     )
 
 
@@ -485,12 +492,14 @@ def read_model(
                 info.requirements.append(ModelRequirement(req, why))
             elif isinstance(req, dict) and isinstance(req.get("feature"), str):
                 info.requirements.append(ModelRequirement(req["feature"], why, list(req.get("when") or [])))
-    kept = _kept_modelopt(mdata, qcfg, quant_method, info.architectures, options, sglang_version)
+    kept = kept_modelopt(mdata, qcfg, quant_method, info.architectures, options, sglang_version)
     if kept is not None:
         observed = {"quant_method": quant_method, "quant_algo": qcfg.get("quant_algo"), "sglang": sglang_version}
         source = ((mdata.get("modelopt_quant_method") or {}).get("kept") or {}).get("source")
         info.results.append(
-            CheckResult(check, "fail", observed, "--quantization naming the format", f"{role} {spec}: {kept}", source)
+            CheckResult(
+                check, "fail", observed, "--quantization naming the format", f"{role} {spec}: {kept.message}", source
+            )
         )
     info.weights, weights_note = _weights(view, directory, mdata)
     parts = [f"{role} {spec}: {how}, {directory}"]
