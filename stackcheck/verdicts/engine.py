@@ -534,8 +534,11 @@ def _blocked_in_every_release(
     name = str(quantify.get("package"))
     if not ctx.is_installed(name) or ctx.installed_version(name) is not None:
         return None
-    if needs and not any(name in n.split("|") for n in needs):
-        return None  # a check without `needs` (kernel-arch) runs on every box: its quantify package is what it judges
+    if needs and not any(name in n.split("|") for n in needs) and not _on_path(item, name):
+        # a check without `needs` (kernel-arch) runs on every box: its quantify package is what it judges; a
+        # feature judges a package it does not need only where that package is a hop of its path (flash-attn-4,
+        # which attention-fa4 reaches from SGLang 0.5.10-0.5.15 only)
+        return None
     day = collected_day(ctx)
     records = ctx.manifests.releases(name)
     later = [r for r in records if day is not None and isinstance(r.get("uploaded"), str) and r["uploaded"] > day]
@@ -627,6 +630,12 @@ def _blocked_in_every_release(
     reason["message"] = str(reason["message"]) + f". Later releases: {quantify.get('why')}"
     reason["source"] = [*_sources(newest_fail.get("source")), *_sources(quantify.get("source"))]
     return mildest, [reason]
+
+
+def _on_path(item: Feature | Check, name: str) -> bool:
+    """Whether `name` is the package of a hop of the item's path to the kernel (features.json `path`)."""
+    hops = cast("dict[str, Any]", item).get("path")  # a check has no path
+    return isinstance(hops, list) and any(isinstance(h, dict) and h.get("package") == name for h in hops)
 
 
 def _dev_builds(ctx: Context, name: str) -> bool:

@@ -123,9 +123,11 @@ def test_data_opts_in_and_says_why() -> None:
         assert set(q["rules"]) <= own, item["id"]
         assert len(q["why"]) > 40, item["id"]
         # the package is one the item needs, or the item is a check without `needs` (kernel-arch: it judges each
-        # kernel package installed, sgl-kernel among them, on every box)
+        # kernel package installed, sgl-kernel among them, on every box), or a feature reaches it as a hop of its
+        # path (attention-fa4: flash-attn-4, from SGLang 0.5.10-0.5.15 only)
         runs_everywhere = item in MANIFESTS.checks and not item["needs"]
-        assert runs_everywhere or any(q["package"] in n.split("|") for n in item["needs"]), item["id"]
+        on_path = any(h.get("package") == q["package"] for h in item.get("path") or [])
+        assert runs_everywhere or on_path or any(q["package"] in n.split("|") for n in item["needs"]), item["id"]
 
 
 def test_a_quantified_verdict_is_only_ever_blocked_and_names_the_releases() -> None:
