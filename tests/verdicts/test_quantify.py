@@ -103,7 +103,11 @@ def _changes() -> tuple[int, list[tuple[str, str, str, dict[str, Any], dict[str,
 def _swept(pkg: str, facts: Facts) -> list[str]:
     """The releases a box described by `facts` can hold, computed here from the data: every known release less
     those uploaded after facts.collected_at (one without `uploaded` always counts), and for a package run from
-    git checkouts (`dev_builds`) the first release after the day; none when no release is as old as the day."""
+    git checkouts (`dev_builds`) the first release after the day; none when no release is as old as the day. Where
+    the facts narrow the package to a few releases (`packages.NAME.candidates`), exactly those."""
+    candidates = dict((facts.get("packages") or {}).get(pkg) or {}).get("candidates")
+    if isinstance(candidates, list) and candidates:
+        return sorted({str(v) for v in candidates}, key=lambda v: cast(Any, parse_version(v)))
     day = str(facts.get("collected_at") or "9999-12-31")[:10]
     kept = [r for r in MANIFESTS.releases(pkg) if str(r.get("uploaded") or "0000-00-00") <= day]
     later = [r for r in MANIFESTS.releases(pkg) if r not in kept]
