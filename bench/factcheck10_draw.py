@@ -6,11 +6,9 @@ Fixed before any row was checked. Weighted toward what the stop before it (main 
 sample has drawn: the MLA architecture set per SGLang release (preflight.json model.mla_architectures) for models
 other than DeepSeek V3/V3.2, the attention backends no sample has drawn (trtllm_mha, fa4, flashmla, trtllm_mla),
 `--rl-on-policy-target` (the deterministic fallback's second switch) and the ok feature verdicts of the recorded
-boxes. Releases: the final SGLang releases whose wheels the package index reachable from this box serves
-(0.5.1-0.5.10 on 2026-12-03; 0.5.11-0.5.23 are not served here, so no row of theirs could be read), with their
-pins (factcheck7_draw.release_box), on the ninth sample's three boxes that can give an allow: 8x H200
-(h200-newest, `--tp 8`), 8x B200 with a CUDA 12.8 nvcc (b200-deepgemm-nvcc128, `--tp 8`), one RTX PRO 6000
-(rtxpro6000-pcie-iommu-translated, `--tp 1`). Four populations:
+boxes. Releases: the final SGLang releases 0.5.1-0.5.10, with their pins (factcheck7_draw.release_box), on the ninth
+sample's three boxes that can give an allow: 8x H200 (h200-newest, `--tp 8`), 8x B200 with a CUDA 12.8 nvcc
+(b200-deepgemm-nvcc128, `--tp 8`), one RTX PRO 6000 (rtxpro6000-pcie-iommu-translated, `--tp 1`). Four populations:
 
 (a) `gate --dry-run --format json` with a config.json in the DeepSeek MLA shape (kv_lora_rank and the split head
     dims) for MiniCPM3ForCausalLM, KimiVLForConditionalGeneration, LongcatFlashForCausalLM, DotsVLMForCausalLM and
@@ -24,6 +22,10 @@ pins (factcheck7_draw.release_box), on the ninth sample's three boxes that can g
 (d) `audit --facts tests/cases/CASE/facts.json --format json` of every recorded case: one row per (case, feature)
     whose status is ok.
 
+The range was chosen on the belief that the package index here serves no later SGLang wheel; that was a mistake
+of the download command (`--platform manylinux2014_x86_64` only: 0.5.11-0.5.23 are manylinux_2_34 wheels, served
+here, and read for the fix). It was kept as committed (6c00d48): the rows drawn are a sample of this population.
+
 Draw: random.Random(20261210); per population its rows sorted by their JSON text, shuffled, the first k
 (a: 9, b: 7, c: 4, d: 7), 27 rows. Nothing is replaced after the draw.
 """
@@ -35,9 +37,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "bench"))
-from factcheck_draw import ROOT, draw, gate, stackcheck_json, write_models  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from factcheck_draw import ROOT, draw, gate, stackcheck_json, write_models
 
 SEED = 20261210
 #: the last release whose wheel the index reachable from this box serves (2026-12-03)
