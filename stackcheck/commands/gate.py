@@ -434,6 +434,7 @@ def _decide_with(
         derived = derive(own)
     extra = gate.release_problems(derived, mapping, ctx.installed_version("sglang"), flags)
     extra += gate.own_flag_problems(derived, mapping, ctx.installed_version("sglang"), own)
+    extra += gate.release_choice_problems(derived, mapping, ctx.installed_version("sglang"))
     undeclared, covered = gate.undeclared_problems(derived, mapping, ctx.installed_version("sglang"), flags)
     extra += undeclared
     if covered:  # the flags it does not read were checked against the release's own list: say so
