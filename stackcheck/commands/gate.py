@@ -470,6 +470,7 @@ def _decide_with(
         auto_backend_features,
         auto_backend_unread,
         gpu_majors,
+        known_gpu_majors,
         model_architecture,
         model_attention,
         refusal_problems,
@@ -481,7 +482,7 @@ def _decide_with(
         derived,
         mapping,
         ctx.installed_version("sglang"),
-        gpu_majors(ctx.facts),
+        known_gpu_majors(ctx.facts),
         ctx.torch_cuda(),
         pre.launch.get("model_mla") if pre is not None and isinstance(pre.launch.get("model_mla"), bool) else None,
         model_architecture(pre),
@@ -491,7 +492,7 @@ def _decide_with(
     # a model override's pick where the model was not read: unknown where that feature is not ok on this box
     verdicts = {str(f.get("id")): f for f in report["features"] if isinstance(f, dict)}
     for feature, why in auto_backend_unread(
-        derived, mapping, ctx.installed_version("sglang"), gpu_majors(ctx.facts), ctx.torch_cuda(),
+        derived, mapping, ctx.installed_version("sglang"), known_gpu_majors(ctx.facts), ctx.torch_cuda(),
         model_architecture(pre),
     ):  # fmt: skip
         status = str((verdicts.get(feature) or {}).get("status", "unknown"))
@@ -510,7 +511,7 @@ def _decide_with(
     # SGLang's picks for an MLA model are unknown where they are not ok on this box
     if pre is not None and (mla_why := gate_preflight.mla_unknown(pre)) is not None:
         for feature, why in auto_backend_unread(
-            derived, mapping, ctx.installed_version("sglang"), gpu_majors(ctx.facts), ctx.torch_cuda(),
+            derived, mapping, ctx.installed_version("sglang"), known_gpu_majors(ctx.facts), ctx.torch_cuda(),
             model_architecture(pre), mla_only=True,
         ):  # fmt: skip
             status = str((verdicts.get(feature) or {}).get("status", "unknown"))

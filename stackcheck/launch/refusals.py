@@ -842,7 +842,22 @@ _AUTO_WORDS = {
 
 
 def gpu_majors(facts: Mapping[str, Any]) -> set[int] | None:
-    """The GPU majors of the box from its facts (None when no GPU's compute capability is known)."""
+    """The GPU majors of the box from its facts; None when they are not all known: no GPU listed, or a GPU whose
+    compute capability was not read (NVML or nvidia-smi failed on it). Such a GPU may be of any major, and the
+    rules judged on the majors say unknown then; before, it was dropped, and a box of H200s with one GPU not read
+    was judged as Hopper alone (a rule that refuses on SM120 passed: fail open)."""
+    from stackcheck.facts.model import cc_tuple
+
+    ccs = [cc_tuple(g.get("compute_capability")) if isinstance(g, dict) else None for g in facts.get("gpus") or []]
+    if not ccs or any(t is None for t in ccs):
+        return None
+    return {t[0] for t in ccs if t is not None}
+
+
+def known_gpu_majors(facts: Mapping[str, Any]) -> set[int] | None:
+    """The majors of the GPUs whose compute capability was read (None when none was): for the attention backends
+    SGLang picks on them (auto_backend_features, auto_backend_unread), where a pick is a requirement and requiring
+    the picks of the GPUs read never passes a launch; the GPUs not read make the verdicts' per-GPU rules unknown."""
     from stackcheck.facts.model import cc_tuple
 
     ccs = [cc_tuple(g.get("compute_capability")) for g in facts.get("gpus") or [] if isinstance(g, dict)]

@@ -130,6 +130,21 @@ class Context:
             models.setdefault((cc, g.get("name")), []).append(idx if isinstance(idx, int) else i)
         return [GpuModel(cc, name, tuple(ix)) for (cc, name), ix in sorted(models.items(), key=lambda kv: kv[1])]
 
+    def gpus_not_read(self) -> str | None:
+        """Why a GPU listed in the facts has no compute capability read (NVML or nvidia-smi failed on it, or the
+        value is not one), naming the first such GPU; None when every GPU listed has one. gpu_models leaves such
+        a GPU out, and a per-GPU rule is then unknown for it: it may be of any architecture."""
+        gpus = self.facts.get("gpus") or []
+        for i, g in enumerate(gpus):
+            cc = g.get("compute_capability") if isinstance(g, dict) else None
+            if isinstance(cc, str) and cc_tuple(cc) is not None:
+                continue
+            idx = g.get("index") if isinstance(g, dict) else None
+            error = g.get("error") if isinstance(g, dict) else None
+            why = f": {error}" if isinstance(error, str) and error else ""
+            return f"GPU {idx if isinstance(idx, int) else i}'s compute capability was not read{why}"
+        return None
+
     def gpus_unknown_reason(self) -> str:
         if "gpus" not in self.facts:
             return "GPUs not known (not probed, not in the facts file)"
