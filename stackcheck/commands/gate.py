@@ -528,8 +528,9 @@ def _decide_with(
     # EAGLE top-k depends on and the attention heads trtllm_mha's pages of 128 need
     version = ctx.installed_version("sglang")
     extra += refusal_problems(
-        derived, mapping, version, gpu_majors(ctx.facts), model_architecture(pre), model_attention(pre)
-    )
+        derived, mapping, version, gpu_majors(ctx.facts), model_architecture(pre), model_attention(pre),
+        torch_cuda=ctx.torch_cuda(),
+    )  # fmt: skip
     decision = gate.decide(
         derived, report["features"], manifests.features, args.allow_unknown, extra, report.get("checks") or []
     )
