@@ -469,6 +469,7 @@ def _decide_with(
     from stackcheck.launch.refusals import (
         auto_backend_features,
         auto_backend_unread,
+        backends_not_running,
         gpu_majors,
         known_gpu_majors,
         model_architecture,
@@ -527,9 +528,11 @@ def _decide_with(
     # backend: after the preflight, whose reading of the model's config.json gives the architecture SGLang's own
     # EAGLE top-k depends on and the attention heads trtllm_mha's pages of 128 need
     version = ctx.installed_version("sglang")
+    # a refusal's advice names only backends this box runs (fa3 is no advice on SM120, ascend on no NVIDIA GPU)
+    statuses = {name: str(v.get("status")) for name, v in verdicts.items()}
     extra += refusal_problems(
         derived, mapping, version, gpu_majors(ctx.facts), model_architecture(pre), model_attention(pre),
-        torch_cuda=ctx.torch_cuda(),
+        torch_cuda=ctx.torch_cuda(), unrunnable=backends_not_running(mapping, statuses),
     )  # fmt: skip
     decision = gate.decide(
         derived, report["features"], manifests.features, args.allow_unknown, extra, report.get("checks") or []

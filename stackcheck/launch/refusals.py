@@ -561,6 +561,7 @@ def _backend_list_refused(
     architecture: str | None,
     keys: Mapping[str, Any] | None,
     torch_cuda: str | None = None,
+    unrunnable: Mapping[str, str] | None = None,
 ) -> _Judged:
     """Whether SGLang's check of attention_backend against a list (launch.json `backend_list`: deterministic
     inference's) refuses the launch: the backend given, else the one a model override set before the check, else
@@ -569,7 +570,8 @@ def _backend_list_refused(
     check for the architectures it lists (SGLang's DeepSeek list), with its own allowed list, backends allowed on
     some GPU majors only (`majors_only`; with a torch CUDA build of at least `majors_only_torch_cuda_min`, which
     SGLang's platform test reads too: `torch_cuda`, None when not known, is then unknown) and the majors where
-    the default pick is outside it."""
+    the default pick is outside it. `unrunnable`: backends the box cannot run, with why (backends_not_running),
+    left out of what the refusal tells the user to give."""
     allowed = {str(b) for b in spec.get("allowed") or []}
     narrow = spec.get("models") if isinstance(spec.get("models"), dict) else {}
     listed: bool | None = None  # whether the model is one of the second check's architectures
@@ -611,7 +613,11 @@ def _backend_list_refused(
     # what to give: the list's backends that hold on this box (fa4 for a DeepSeek-list model only on SM100/SM110,
     # with a torch CUDA build of 12.8 or later)
     fits = {b for b in own if b not in only or majors is None or (majors <= only[b] and torch_short(b) is not True)}
-    required = ", ".join(sorted(fits))
+    runs = {b for b in fits if b not in (unrunnable or {})}
+    required = ", ".join(sorted(runs))
+    if fits and not runs:  # none of the list runs here: say so, with why, rather than name them
+        why = "; ".join(f"{b}: {(unrunnable or {})[b]}" for b in sorted(fits))
+        required = f"none that runs on this box ({why})"
     given = values.get("attention_backend")
     if isinstance(given, str) and given != "unset":
         holds = refused(given)
@@ -688,6 +694,7 @@ def launch_values(
     declared: set[str] | _Unset | None = _UNSET,
     after_equal_split: bool = True,
     torch_cuda: str | None = None,
+    unrunnable: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """The values SGLang's argument checks read, for the release range `entry`: known, derived or unknown (SGLang
     chooses it at start). `majors`: the GPU majors of the box (None: not known); `architecture`: the model's first
@@ -751,7 +758,7 @@ def launch_values(
         keys = (models or {}).get("model")
         values["backend_list_refused"] = _backend_list_refused(
             values, list_spec, d, mapping, version, majors, architecture,
-            keys if isinstance(keys, Mapping) else None, torch_cuda,
+            keys if isinstance(keys, Mapping) else None, torch_cuda, unrunnable,
         )  # fmt: skip
     gdn_spec = entry.get("hybrid_gdn")
     if isinstance(gdn_spec, dict):  # the hybrid GDN model's attention backends on Blackwell GPUs
@@ -890,6 +897,23 @@ def known_gpu_majors(facts: Mapping[str, Any]) -> set[int] | None:
     return {t[0] for t in ccs if t is not None} or None
 
 
+def backends_not_running(mapping: Mapping[str, Any], statuses: Mapping[str, str]) -> dict[str, str]:
+    """The attention backends this box cannot run, with why, for the advice of a refusal: those of another
+    platform (refusals.auto.attention_backend.other_platforms: Ascend NPU, Intel XPU) and those whose feature
+    (--attention-backend's choices) is blocked here by its verdict (`statuses`: feature id -> status), such as
+    fa3 outside SGLang's FA3 majors. A backend with no feature and no platform is not judged (left in)."""
+    auto = ((mapping.get("refusals") or {}).get("auto") or {}).get("attention_backend") or {}
+    out = {str(b): f"a backend for {p}, not this box's GPUs" for b, p in (auto.get("other_platforms") or {}).items()}
+    option: Mapping[str, Any] = next(
+        (o for o in mapping.get("options") or [] if o.get("flag") == "--attention-backend"), {}
+    )
+    for backend, features in (option.get("choices") or {}).items():
+        blocked = [str(f) for f in features or [] if statuses.get(str(f)) == "blocked"]
+        if blocked and str(backend) not in out:
+            out[str(backend)] = f"{', '.join(blocked)} blocked on this box"
+    return out
+
+
 def model_architecture(pre: Any) -> str | None:
     """The target model's first architecture (config.json `architectures[0]`, what SGLang's auto choices read), from
     the gate's preflight; None when it did not read the model."""
@@ -914,12 +938,14 @@ def refusal_problems(
     models: Mapping[str, Any] | None = None,
     release_flags: set[str] | _Unset | None = _UNSET,
     torch_cuda: str | None = None,
+    unrunnable: Mapping[str, str] | None = None,
 ) -> list[Problem]:
     """The launch's flag combinations that the installed SGLang refuses at argument parsing (blocked, effect
     crash), or may refuse depending on a value it chooses at start (unknown). Nothing without a release, for a
     command that is no SGLang launch, or for a release no range of a rule covers. `release_flags`:
     gate._declared_in(mapping, sglang_version), where the caller judges several launches of one release;
-    `torch_cuda`: torch's CUDA build ("12.9"; None: not known), which SGLang's platform tests read."""
+    `torch_cuda`: torch's CUDA build ("12.9"; None: not known), which SGLang's platform tests read; `unrunnable`:
+    the attention backends the box cannot run, with why (backends_not_running), which a refusal does not advise."""
     if sglang_version is None or d.entrypoint is None:
         return []
     table = mapping.get("refusals") or {}
@@ -935,7 +961,7 @@ def refusal_problems(
             declared = _declared_in(mapping, sglang_version)
         after = not entry.get("before_equal_split", rule.get("before_equal_split"))
         values = launch_values(
-            d, mapping, sglang_version, entry, majors, architecture, models, declared, after, torch_cuda
+            d, mapping, sglang_version, entry, majors, architecture, models, declared, after, torch_cuda, unrunnable
         )
         conds = [c for c in [*(rule.get("when") or []), *(entry.get("also") or [])] if isinstance(c, dict)]
         results = [_holds(c, values, entry) for c in conds]
