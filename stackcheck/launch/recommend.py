@@ -122,7 +122,7 @@ def model_refusal(ctx: Context, model: ModelSeen, flags: Mapping[str, str | bool
         model.release_flags[version] = _declared_in(mapping, version)  # read once for every option judged
     found = refusal_problems(
         d, mapping, version, gpu_majors(ctx.facts), model.architecture, {"model": model.config},
-        model.release_flags.get(version) if version is not None else None,
+        model.release_flags.get(version) if version is not None else None, ctx.torch_cuda(),
     )  # fmt: skip
     for p in found:
         if p.subject.removeprefix("refusal ") in rules and p.status in ("blocked", "unknown"):

@@ -302,9 +302,12 @@ def evaluate_rules(
     """The reasons of every rule that applies; `stop`: raise _NotOk at the first that fails or is unknown."""
     reasons: list[Reason] = []
     models = ctx.gpu_models()
+    not_read = ctx.gpus_not_read() if models else None
     for rule in item.get("rules") or []:
         per_gpu, requirement = _rule_shape(rule)
         targets: list[GpuModel | None] = list(models) if per_gpu and models else [None]
+        if per_gpu and models and not_read is not None:
+            targets.append(None)  # a GPU whose compute capability was not read: unknown for it (not_read)
         for gpu in targets:
             base: Reason = {
                 "rule": str(rule.get("id")),
@@ -316,6 +319,7 @@ def evaluate_rules(
                 base["inferred"] = True
             if gpu is not None and len(models) > 1:
                 base["gpu"] = gpu.label
+            unread = not_read if gpu is None and len(targets) > 1 else None  # the GPU not read, named
             w = evaluate_predicate(rule["when"], ctx, gpu) if "when" in rule else None
             if w is not None and w.value is False:
                 continue
@@ -328,13 +332,13 @@ def evaluate_rules(
                 if w.value is None:
                     if stop:
                         raise _NotOk
-                    reasons.append({**base, "result": "unknown", "message": str(w.missing)})
+                    reasons.append({**base, "result": "unknown", "message": unread or str(w.missing)})
                     continue
             r = evaluate_predicate(rule.get("require"), ctx, gpu)
             if r.value is None:
                 if stop:
                     raise _NotOk
-                reasons.append({**base, "result": "unknown", "message": str(r.missing)})
+                reasons.append({**base, "result": "unknown", "message": unread or str(r.missing)})
                 continue
             reason: Reason = {**base, "observed": r.observed, "required": r.required}
             if r.patched:
