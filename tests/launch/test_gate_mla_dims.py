@@ -178,15 +178,21 @@ def test_gate_fails_closed_where_it_reads_no_config(tmp_path: Path) -> None:
     assert _dims_reasons(doc) == [("attention-flashmla", "flashmla-mla-dims", "unknown", None)]
 
 
-def _allowing_unknown(facts: Path, model: Path, backend: str) -> str:
-    """The decision with --allow-unknown (the case boxes' facts files hold no JIT facts, which is unknown)."""
+def _gate_with(gate_options: list[str], facts: Path, *launch: str) -> dict[str, Any]:
+    """`stackcheck gate --facts F OPTIONS --dry-run --format json -- python -m sglang.launch_server LAUNCH`."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SGLANG_", "STACKCHECK_"))}
-    gate = ["gate", "--facts", str(facts), "--allow-unknown", "--dry-run", "--format", "json", "--"]
-    launch = ["python", "-m", "sglang.launch_server", "--model-path", str(model), "--tp", "8"]
-    cmd = [sys.executable, "-m", "stackcheck", *gate, *launch, "--attention-backend", backend]
+    gate = ["gate", "--facts", str(facts), *gate_options, "--dry-run", "--format", "json", "--"]
+    cmd = [sys.executable, "-m", "stackcheck", *gate, "python", "-m", "sglang.launch_server", *launch]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env, cwd=ROOT, check=False)
     assert r.returncode in (0, 1), r.stderr
-    return str(json.loads(r.stdout)["decision"])
+    doc: dict[str, Any] = json.loads(r.stdout)
+    return doc
+
+
+def _allowing_unknown(facts: Path, model: Path, backend: str) -> str:
+    """The decision with --allow-unknown (the case boxes' facts files hold no JIT facts, which is unknown)."""
+    launch = ("--model-path", str(model), "--tp", "8", "--attention-backend", backend)
+    return str(_gate_with(["--allow-unknown"], facts, *launch)["decision"])
 
 
 def test_the_false_pass_is_closed_and_deepseek_still_passes(tmp_path: Path) -> None:
@@ -196,3 +202,38 @@ def test_the_false_pass_is_closed_and_deepseek_still_passes(tmp_path: Path) -> N
     for facts, backend in ((B200, "trtllm_mla"), (H200, "flashmla")):
         assert _allowing_unknown(facts, minicpm3, backend) == "refuse", backend
         assert _allowing_unknown(facts, dsv3, backend) == "allow", backend
+
+
+def test_recommend_reads_the_dims_the_gate_reads(tmp_path: Path) -> None:
+    """recommend's launch facts carry the same dims, so the gate's verdicts and recommend's agree on them."""
+    from stackcheck.commands.recommend import model_facts
+
+    data = load([]).preflight["model"]
+    for name, config in (("minicpm3", MINICPM3), ("dsv3", DEEPSEEK_V3)):
+        facts = model_facts(str(model_dir(tmp_path, name, config)), data, "0.5.20")[0]
+        got = {k: facts[k] for k in ("mla_kv_rope", "mla_qk_nope_head_dim")}
+        assert got == mla_dims(config), name
+
+
+def test_an_mla_kind_not_known_leaves_bad_dims_unknown(tmp_path: Path) -> None:
+    """SGLang newer than the MLA data (a --manifests copy whose table stops at 0.5.20, as in
+    test_gate_mla_release): an architecture no release read names, with kv_lora_rank, may be MLA. Its dims are
+    still read: MiniCPM3's on flashmla make the verdict unknown (never ok), DeepSeek's leave the dims rule out."""
+    shipped = json.loads((ROOT / "manifests" / "preflight.json").read_text())
+    table = shipped["model"]["mla_architectures"]
+    table["read"] = {"versions": ">=0.5.1,<=0.5.20", "releases": table["read"]["releases"][:-3]}
+    table["entries"] = [e for e in table["entries"] if not e["versions"].startswith(">=0.5.21")]
+    for e in table["entries"]:
+        e["versions"] = e["versions"].replace("<=0.5.23", "<=0.5.20")
+    over = tmp_path / "manifests"
+    over.mkdir()
+    (over / "preflight.json").write_text(json.dumps(shipped))
+    foo = {"architectures": ["FooMLAForCausalLM"], "model_type": "foo"}
+    small = model_dir(tmp_path, "foo-small", {**MINICPM3, **foo})
+    doc = _gate_with(["--manifests", str(over)], H200, "--model-path", str(small), "--attention-backend", "flashmla")
+    assert "model_mla" not in doc["derived"]["launch"]
+    assert _dims_reasons(doc) == [("attention-flashmla", "flashmla-mla-dims", "unknown", "256/32")]
+    assert "MLA not known" in json.dumps(doc["reasons"])
+    big = model_dir(tmp_path, "foo-big", {**DEEPSEEK_V3, **foo})
+    doc = _gate_with(["--manifests", str(over)], H200, "--model-path", str(big), "--attention-backend", "flashmla")
+    assert _dims_reasons(doc) == []
