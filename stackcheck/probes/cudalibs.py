@@ -24,12 +24,14 @@ Facts: `cuda_libs: {"libcudart.so.12": "/usr/local/cuda-12.8/lib64/libcudart.so.
 from __future__ import annotations
 
 import errno
+import os
+import stat as stat_module
 from collections.abc import Mapping
 
 from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.probes.interface import Probe, ProbeContext, ProbeResult
 from stackcheck.probes.jit import view_of
-from stackcheck.readers.fsview import FileView, NotRegularFile
+from stackcheck.readers.fsview import FileView, NotRegularFile, is_host
 
 if TYPE_CHECKING:
     from typing import Any, ClassVar
@@ -70,7 +72,7 @@ def _ld_cache(view: FileView, sonames: tuple[str, ...] = SONAMES) -> tuple[dict[
     ends the cache's answer, the loader then trying the default directories; a file that is not ELF is no
     library (the loader fails on it: "invalid ELF header")."""
     try:
-        data = view.read_bytes(LD_CACHE, LD_CACHE_CAP)
+        data = _read(view, LD_CACHE, LD_CACHE_CAP)
     except OSError as exc:
         return {}, f"unavailable: {LD_CACHE}: {exc.strerror or exc}", {}
     if not data.startswith(_CACHE_MAGICS):
@@ -97,6 +99,53 @@ def _ld_cache(view: FileView, sonames: tuple[str, ...] = SONAMES) -> tuple[dict[
     return found, "file", unknown
 
 
+def _read(view: FileView, path: str, limit: int) -> bytes:
+    """`view.read_bytes(path, limit)`, the same bytes and the same errors. On this host seen from its own root
+    (is_host) the path is stat'ed and opened as it is: the kernel resolves its links as HostView's
+    os.path.realpath would (physically), without that walk's lstat of every component in Python. Each of those
+    system calls lets go of the interpreter lock and waits to take it back while the main thread loads the
+    manifests: measured on the H200, this probe's 2.6 ms of CPU took 69 ms of wall time in the audit."""
+    if not is_host(view):
+        return view.read_bytes(path, limit)
+    if not stat_module.S_ISREG(os.stat(path).st_mode):
+        raise NotRegularFile(f"{path}: not a regular file")
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        if not stat_module.S_ISREG(os.fstat(fd).st_mode):  # replaced between stat and open
+            raise NotRegularFile(f"{path}: not a regular file")
+        return os.pread(fd, max(0, limit), 0)
+    finally:
+        os.close(fd)
+
+
+def _listing(view: FileView, d: str, listings: dict[object, set[str]]) -> set[str]:
+    """The names in directory `d` (none when it cannot be listed), listed once per directory: on this host a
+    directory reached under two names (a merged /usr's /lib/x86_64-linux-gnu and /usr/lib/x86_64-linux-gnu,
+    /lib and /usr/lib) is listed once, known by its device and inode (one stat, no path walk)."""
+    if not (d and is_host(view)):  # ("" is HostView's working directory, not the kernel's ENOENT: as before)
+        if d not in listings:
+            try:
+                listings[d] = set(view.listdir(d))
+            except OSError:
+                listings[d] = set()
+        return listings[d]
+    if d in listings:
+        return listings[d]
+    try:
+        st = os.stat(d)
+    except (OSError, ValueError):
+        listings[d] = set()  # what its listing would give: the directory cannot be reached
+        return listings[d]
+    key = (st.st_dev, st.st_ino)
+    if key not in listings:
+        try:
+            listings[key] = set(os.listdir(d)) if stat_module.S_ISDIR(st.st_mode) else set()
+        except (OSError, ValueError):
+            listings[key] = set()
+    listings[d] = listings[key]
+    return listings[d]
+
+
 #: e_machine of the loader's own architecture, by platform.machine()
 _MACHINES = {"x86_64": 62, "amd64": 62, "aarch64": 183, "arm64": 183}
 
@@ -105,7 +154,7 @@ def box_machine(view: FileView) -> int:
     """The box's ELF machine (62 x86-64, 183 AArch64): its /bin/sh's, else this host's."""
     for probe in ("/bin/sh", "/usr/bin/env"):
         try:
-            head = view.read_bytes(probe, 20)
+            head = _read(view, probe, 20)
         except (OSError, ValueError):
             continue
         if len(head) == 20 and head[:4] == b"\x7fELF" and head[4] == 2:
@@ -120,7 +169,7 @@ def _library_kind(view: FileView, path: str, machine: int) -> str:
     ELF of another class or machine: passed over), "bad" (not an ELF library: the load fails there), or
     "unknown: why" (this process cannot read it; the server's user may)."""
     try:
-        head = view.read_bytes(path, 20)
+        head = _read(view, path, 20)
     except NotRegularFile:  # a directory, a FIFO: opened, then unreadable as a library
         return "bad"
     except OSError as exc:
@@ -141,20 +190,12 @@ def probe_cuda_libs(env: Mapping[str, str], view: FileView, sonames: tuple[str, 
     driver's libcuda.so.1 for the kernel symbol probe) are found the same way."""
     dirs = [d.rstrip("/") for d in (env.get("LD_LIBRARY_PATH") or "").split(":") if d.startswith("/")]
     cache, how, unknown = _ld_cache(view, sonames)
-    listings: dict[str, set[str]] = {}
-
-    def names_in(d: str) -> set[str]:
-        # one listing per directory (a stat per soname would resolve every path component again)
-        if d not in listings:
-            try:
-                listings[d] = set(view.listdir(d))
-            except OSError:
-                listings[d] = set()
-        return listings[d]
+    listings: dict[object, set[str]] = {}
 
     def first_in(candidates: list[str] | tuple[str, ...], soname: str) -> str | None:
         for d in candidates:
-            if soname in names_in(d):
+            # one listing per directory (a stat per soname would resolve every path component again)
+            if soname in _listing(view, d, listings):
                 st = view.stat(f"{d}/{soname}")
                 if st is not None and st.kind == "file":
                     return f"{d}/{soname}"
