@@ -23,7 +23,7 @@ import tempfile
 from typing import Any
 
 CHILD = r"""
-import contextlib, io, json, sys, time, resource
+import contextlib, io, json, sys, time
 t_start, c_start = time.perf_counter(), time.process_time()
 import stackcheck.probes.runner as runner
 seen = {}
@@ -75,19 +75,24 @@ def main() -> int:
                 for k, v in fig.items():
                     per.setdefault(k, []).append(v)
     names = sorted({n for t in trees for n in samples[t]}, key=lambda n: (n != "(command)", n))
-    print(f"{args.runs} runs of `stackcheck {args.args}`, medians in ms (cpu: thread CPU; wall: start to end of the "
-          "probe; end: since the process's start)")
-    header = "probe".ljust(16) + "".join(f"{f'T{j} cpu':>10}{f'T{j} wall':>10}{f'T{j} end':>10}" for j in range(len(trees)))
-    print(header)
+    print(
+        f"{args.runs} runs of `stackcheck {args.args}`, medians in ms (cpu: the probe thread's CPU; wall: its start "
+        "to its end; end: its end since the process started; (command): the process's CPU and wall)"
+    )
+    cols = [f"T{j} {k}" for j in range(len(trees)) for k in ("cpu", "wall", "end")]
+    cols += [f"T{j}-T0 {k}" for j in range(1, len(trees)) for k in ("cpu", "end")]
+    print("probe".ljust(16) + "".join(f"{c:>11}" for c in cols))
     table: dict[str, Any] = {"args": argv, "runs": args.runs, "trees": trees, "medians": {}}
     for name in names:
-        row = name.ljust(16)
-        for j, tree in enumerate(trees):
+        meds = []
+        for tree in trees:
             per = samples[tree].get(name, {})
             med = {k: statistics.median(v) for k, v in per.items()}
             table["medians"].setdefault(tree, {})[name] = med
-            row += "".join(f"{med.get(k, float('nan')):10.1f}" for k in ("cpu", "wall", "end"))
-        print(row)
+            meds.append(med)
+        cells = [m.get(k, float("nan")) for m in meds for k in ("cpu", "wall", "end")]
+        cells += [m.get(k, float("nan")) - meds[0].get(k, float("nan")) for m in meds[1:] for k in ("cpu", "end")]
+        print(name.ljust(16) + "".join(f"{c:11.1f}" for c in cells))
     for j, tree in enumerate(trees):
         print(f"T{j} = {tree}")
     if args.json:
