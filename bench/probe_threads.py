@@ -2,13 +2,14 @@
 
     python bench/probe_threads.py [--runs 21] [--json FILE] [--args "audit --format json"] TREE [TREE ...]
 
-Each run is a fresh process (`python -c CHILD ARGS...`, PYTHONPATH the tree, bytecode cached, each tree its own
-cache directory) that runs stackcheck.cli.main in process with the probe runner's thread body
-(stackcheck.probes.runner._Slot.run) wrapped: each probe's own thread CPU (time.thread_time over its run: what
-it spends holding or wanting the interpreter lock, not its waits) and its wall from start to end (the waits for
-the lock included: what makes a probe finish last), and the command's wall and process CPU. Trees are
-interleaved run by run, the first run of each only warms the bytecode and the caches. Prints medians per probe
-and tree, and each tree less the first. Standard library only; the product has no timing code."""
+Each run is a fresh process (`python -c CHILD ARGS...`, PYTHONPATH the tree then this script's own
+PYTHONPATH, bytecode cached, each tree its own cache directory) that runs stackcheck.cli.main in process with
+the probe runner's thread body (stackcheck.probes.runner._Slot.run) wrapped: each probe's own thread CPU
+(time.thread_time over its run: what it spends holding or wanting the interpreter lock, not its waits), its
+wall from start to end (the waits for the lock included: what makes a probe finish last) and its end since
+the process started, and the command's wall and CPU. Trees are interleaved run by run, the first run of each
+only warms the bytecode and the caches. Prints medians per probe and tree, and each tree less the first.
+Standard library only; the product has no timing code."""
 
 from __future__ import annotations
 
@@ -46,7 +47,9 @@ print(json.dumps({"rc": rc, "probes": seen}))
 
 
 def once(tree: str, cache: str, argv: list[str]) -> dict[str, Any]:
-    env = dict(os.environ, PYTHONPATH=tree, STACKCHECK_CACHE_DIR=cache)
+    # the tree first, then a PYTHONPATH given to this script (a directory of stand-in distributions, say)
+    path = os.pathsep.join(p for p in (tree, os.environ.get("PYTHONPATH", "")) if p)
+    env = dict(os.environ, PYTHONPATH=path, STACKCHECK_CACHE_DIR=cache)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     out = subprocess.run([sys.executable, "-c", CHILD, *argv], capture_output=True, text=True, env=env, cwd=tree,
                          check=True)  # fmt: skip

@@ -72,7 +72,7 @@ def _ld_cache(view: FileView, sonames: tuple[str, ...] = SONAMES) -> tuple[dict[
     ends the cache's answer, the loader then trying the default directories; a file that is not ELF is no
     library (the loader fails on it: "invalid ELF header")."""
     try:
-        data = _read(view, LD_CACHE, LD_CACHE_CAP)
+        data = view.read_bytes(LD_CACHE, LD_CACHE_CAP)
     except OSError as exc:
         return {}, f"unavailable: {LD_CACHE}: {exc.strerror or exc}", {}
     if not data.startswith(_CACHE_MAGICS):
@@ -99,29 +99,12 @@ def _ld_cache(view: FileView, sonames: tuple[str, ...] = SONAMES) -> tuple[dict[
     return found, "file", unknown
 
 
-def _read(view: FileView, path: str, limit: int) -> bytes:
-    """`view.read_bytes(path, limit)`, the same bytes and the same errors. On this host seen from its own root
-    (is_host) the path is stat'ed and opened as it is: the kernel resolves its links as HostView's
-    os.path.realpath would (physically), without that walk's lstat of every component in Python. Each of those
-    system calls lets go of the interpreter lock and waits to take it back while the main thread loads the
-    manifests: measured on the H200, this probe's 2.6 ms of CPU took 69 ms of wall time in the audit."""
-    if not is_host(view):
-        return view.read_bytes(path, limit)
-    if not stat_module.S_ISREG(os.stat(path).st_mode):
-        raise NotRegularFile(f"{path}: not a regular file")
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    try:
-        if not stat_module.S_ISREG(os.fstat(fd).st_mode):  # replaced between stat and open
-            raise NotRegularFile(f"{path}: not a regular file")
-        return os.pread(fd, max(0, limit), 0)
-    finally:
-        os.close(fd)
-
-
 def _listing(view: FileView, d: str, listings: dict[object, set[str]]) -> set[str]:
     """The names in directory `d` (none when it cannot be listed), listed once per directory: on this host a
     directory reached under two names (a merged /usr's /lib/x86_64-linux-gnu and /usr/lib/x86_64-linux-gnu,
-    /lib and /usr/lib) is listed once, known by its device and inode (one stat, no path walk)."""
+    /lib and /usr/lib: the default directories of every soname not found before) is listed once, known by its
+    device and inode (one stat). Each entry of a listing lets go of the interpreter lock, and a probe thread
+    that does waits to take it back while the main thread loads the manifests."""
     if not (d and is_host(view)):  # ("" is HostView's working directory, not the kernel's ENOENT: as before)
         if d not in listings:
             try:
@@ -139,7 +122,7 @@ def _listing(view: FileView, d: str, listings: dict[object, set[str]]) -> set[st
     key = (st.st_dev, st.st_ino)
     if key not in listings:
         try:
-            listings[key] = set(os.listdir(d)) if stat_module.S_ISDIR(st.st_mode) else set()
+            listings[key] = set(view.listdir(d)) if stat_module.S_ISDIR(st.st_mode) else set()
         except (OSError, ValueError):
             listings[key] = set()
     listings[d] = listings[key]
@@ -154,7 +137,7 @@ def box_machine(view: FileView) -> int:
     """The box's ELF machine (62 x86-64, 183 AArch64): its /bin/sh's, else this host's."""
     for probe in ("/bin/sh", "/usr/bin/env"):
         try:
-            head = _read(view, probe, 20)
+            head = view.read_bytes(probe, 20)
         except (OSError, ValueError):
             continue
         if len(head) == 20 and head[:4] == b"\x7fELF" and head[4] == 2:
@@ -169,7 +152,7 @@ def _library_kind(view: FileView, path: str, machine: int) -> str:
     ELF of another class or machine: passed over), "bad" (not an ELF library: the load fails there), or
     "unknown: why" (this process cannot read it; the server's user may)."""
     try:
-        head = _read(view, path, 20)
+        head = view.read_bytes(path, 20)
     except NotRegularFile:  # a directory, a FIFO: opened, then unreadable as a library
         return "bad"
     except OSError as exc:

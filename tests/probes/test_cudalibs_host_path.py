@@ -1,8 +1,8 @@
-"""cuda_libs reads this host (HostView at "/") through its own system calls, where the kernel resolves the
-links, and lists a directory reached under two names once; any other view goes through the FileView's
-methods as before. The two readings must give the same facts: compared here on generated layouts (aliased
-and repeated LD_LIBRARY_PATH entries, links, stale and foreign ld.so cache entries, files that are no
-library), with the same host default directories for both."""
+"""cuda_libs on this host (HostView at "/", which reads a path as the kernel resolves it) lists a directory
+reached under two names once; any other view lists each name, as before. This reading and the one before
+(each name listed, every path resolved by realpath first) must give the same facts: compared here on
+generated layouts (aliased and repeated LD_LIBRARY_PATH entries, links, stale and foreign ld.so cache entries,
+files that are no library), with the same host default directories for both."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from readers.test_fsview_host_reading import ResolvedHost
 from readers.test_libs import _build_cache
 
 from stackcheck.probes import cudalibs
@@ -20,10 +21,11 @@ from stackcheck.readers.fsview import FileStat, HostView, is_host
 
 
 class Plain:
-    """This host through HostView's own methods, but not a HostView: cuda_libs takes its generic path."""
+    """This host read as before (every path resolved by realpath first), through a view that is not a HostView:
+    cuda_libs takes its generic path (each directory listed under each of its names)."""
 
     def __init__(self) -> None:
-        self.host = HostView("/")
+        self.host = ResolvedHost("/")
 
     def stat(self, path: str, follow_symlinks: bool = True) -> FileStat | None:
         return self.host.stat(path, follow_symlinks)
