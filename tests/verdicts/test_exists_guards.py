@@ -15,7 +15,7 @@ import pytest
 
 from stackcheck.knowledge.loader import Manifests, load
 from stackcheck.verdicts.context import Context
-from stackcheck.verdicts.engine import evaluate_check
+from stackcheck.verdicts.engine import evaluate_check, evaluate_feature
 
 
 @pytest.fixture(scope="module")
@@ -27,6 +27,12 @@ def check(manifests: Manifests, cid: str, facts: dict[str, Any]) -> dict[str, An
     spec = next(c for c in manifests.checks if c["id"] == cid)
     ctx = Context(facts=copy.deepcopy(facts), manifests=manifests, launch={})  # type: ignore[arg-type]
     return dict(evaluate_check(spec, ctx))
+
+
+def feature(manifests: Manifests, fid: str, facts: dict[str, Any]) -> dict[str, Any]:
+    spec = next(f for f in manifests.features if f["id"] == fid)
+    ctx = Context(facts=copy.deepcopy(facts), manifests=manifests, launch={})  # type: ignore[arg-type]
+    return dict(evaluate_feature(spec, ctx))
 
 
 def results(v: dict[str, Any]) -> dict[str, str]:
@@ -76,3 +82,87 @@ def test_kernel_cuda_build_known_is_judged(manifests: Manifests, name: str, entr
 def test_kernel_cuda_not_installed_is_skipped(manifests: Manifests, name: str) -> None:
     v = check(manifests, f"{name}-cuda", kernel_box(name, {"installed": False}))
     assert v["status"] == "skipped"
+
+
+# ---- toolkit.cuda: driver-vs-toolkit and FlashInfer's JIT toolkit rules ---------------------------------------
+
+
+def toolkit_box(toolkits: Any, driver_cuda: str = "12.4") -> dict[str, Any]:
+    """One RTX 5090 whose driver supports CUDA `driver_cuda`; `toolkits` is facts.cuda_toolkits (None: not in the
+    facts, as in a report written by hand or a probe that did not run)."""
+    facts: dict[str, Any] = {
+        "gpus": [{"index": 0, "name": "NVIDIA GeForce RTX 5090", "compute_capability": "12.0"}],
+        "driver": {"version": "550.54.14", "cuda": driver_cuda},
+        "packages": {
+            "sglang": {"installed": True, "version": "0.5.9"},
+            "flashinfer-python": {"installed": True, "version": "0.6.7"},
+            "torch": {"installed": True, "version": "2.9.1+cu128"},
+        },
+    }
+    if toolkits is not None:
+        facts["cuda_toolkits"] = toolkits
+    return facts
+
+
+def tk(version: str | None, active: bool | None = True, **extra: Any) -> dict[str, Any]:
+    entry: dict[str, Any] = {"path": "/usr/local/cuda", "version": version, "source": "/usr/local/cuda", **extra}
+    if active is not None:
+        entry["active_for_build"] = active
+    return entry
+
+
+TOOLKIT_NOT_KNOWN = {
+    "not probed": None,
+    "listed, which one builds not stated": [tk("12.8", active=None)],
+    "the building one's version unread": [tk(None)],
+}
+TOOLKIT_ABSENT = {
+    "none found": [],
+    "only a pip toolkit, none for builds": [tk("12.8", active=False)],
+    "CUDA_HOME names a missing directory": [tk(None, error="/opt/cuda does not exist")],
+}
+
+
+@pytest.mark.parametrize("toolkits", TOOLKIT_NOT_KNOWN.values(), ids=TOOLKIT_NOT_KNOWN.keys())
+def test_driver_vs_toolkit_toolkit_not_known_is_unknown(manifests: Manifests, toolkits: Any) -> None:
+    # before: `toolkit.cuda exists` dropped all four rules and the check said skipped
+    v = check(manifests, "driver-vs-toolkit", toolkit_box(toolkits))
+    assert v["status"] == "unknown"
+    assert set(results(v).values()) == {"unknown"}
+
+
+@pytest.mark.parametrize("toolkits", TOOLKIT_ABSENT.values(), ids=TOOLKIT_ABSENT.keys())
+def test_driver_vs_toolkit_no_toolkit_for_builds_is_skipped(manifests: Manifests, toolkits: Any) -> None:
+    assert check(manifests, "driver-vs-toolkit", toolkit_box(toolkits))["status"] == "skipped"
+
+
+def test_driver_vs_toolkit_known_toolkit_is_judged(manifests: Manifests) -> None:
+    assert check(manifests, "driver-vs-toolkit", toolkit_box([tk("13.0")]))["status"] == "failed"
+    assert check(manifests, "driver-vs-toolkit", toolkit_box([tk("12.4")]))["status"] == "ok"
+    assert check(manifests, "driver-vs-toolkit", toolkit_box([tk("12.8")]))["status"] == "warning"
+
+
+@pytest.mark.parametrize("toolkits", TOOLKIT_NOT_KNOWN.values(), ids=TOOLKIT_NOT_KNOWN.keys())
+def test_flashinfer_jit_toolkit_not_known_is_unknown(manifests: Manifests, toolkits: Any) -> None:
+    # before: jit-toolkit-sm12x did not apply, so FlashInfer 0.6.7 on SM 12.0 read as if no toolkit mattered
+    v = feature(manifests, "attention-flashinfer", toolkit_box(toolkits, driver_cuda="12.9"))
+    assert v["status"] != "ok"
+    assert results(v).get("jit-toolkit-sm12x") == "unknown"
+
+
+@pytest.mark.parametrize("toolkits", TOOLKIT_ABSENT.values(), ids=TOOLKIT_ABSENT.keys())
+def test_flashinfer_jit_no_toolkit_for_builds_does_not_apply(manifests: Manifests, toolkits: Any) -> None:
+    v = feature(manifests, "attention-flashinfer", toolkit_box(toolkits, driver_cuda="12.9"))
+    assert "jit-toolkit-sm12x" not in results(v)
+
+
+def test_flashinfer_jit_known_toolkit_is_judged(manifests: Manifests) -> None:
+    old = feature(manifests, "attention-flashinfer", toolkit_box([tk("12.8")], driver_cuda="12.9"))
+    assert results(old).get("jit-toolkit-sm12x") == "fail"
+    new = feature(manifests, "attention-flashinfer", toolkit_box([tk("12.9")], driver_cuda="12.9"))
+    assert results(new).get("jit-toolkit-sm12x") == "pass"
+    knows = toolkit_box([tk("12.6")], driver_cuda="12.9")
+    knows["packages"]["flashinfer-python"]["version"] = "0.6.6"
+    assert results(feature(manifests, "attention-flashinfer", knows)).get("jit-toolkit-knows-gpu") == "fail"
+    knows["cuda_toolkits"] = None
+    assert results(feature(manifests, "attention-flashinfer", knows)).get("jit-toolkit-knows-gpu") == "unknown"
