@@ -166,3 +166,52 @@ def test_flashinfer_jit_known_toolkit_is_judged(manifests: Manifests) -> None:
     assert results(feature(manifests, "attention-flashinfer", knows)).get("jit-toolkit-knows-gpu") == "fail"
     knows["cuda_toolkits"] = None
     assert results(feature(manifests, "attention-flashinfer", knows)).get("jit-toolkit-knows-gpu") == "unknown"
+
+
+# ---- nccl: which NCCL an NVIDIA container build of torch loads ------------------------------------------------
+
+
+def nccl_box(torch_version: str, env: dict[str, str] | None, wheel: str | None = "2.27.5") -> dict[str, Any]:
+    """Two RTX 5090s; torch as given, with an nvidia-nccl-cu12 wheel of version `wheel` (None: no wheel);
+    `env` the recorded environment (None: not recorded, as in a report written by hand)."""
+    gpus = [{"index": i, "name": "NVIDIA GeForce RTX 5090", "compute_capability": "12.0"} for i in (0, 1)]
+    packages: dict[str, Any] = {
+        "torch": {"installed": True, "version": torch_version},
+        "nvidia-nccl-cu12": {"installed": wheel is not None, **({"version": wheel} if wheel else {})},
+        "nvidia-nccl-cu13": {"installed": False},
+    }
+    facts: dict[str, Any] = {"gpus": gpus, "packages": packages}
+    if env is not None:
+        facts["system"] = {"env": env}
+    return facts
+
+
+NGC_TORCH = "2.7.0a0+ecf3bae40a.nv25.02"
+
+
+@pytest.mark.parametrize("env", [{}, None], ids=["NCCL_VERSION not set", "environment not recorded"])
+def test_ngc_torch_with_a_wheel_and_no_nccl_version_is_unknown(manifests: Manifests, env: Any) -> None:
+    # before: the wheel rules judged nvidia-nccl-cu12 2.27.5, which an NGC torch does not load, and said ok
+    v = check(manifests, "nccl", nccl_box(NGC_TORCH, env))
+    assert v["status"] == "unknown"
+    assert results(v).get("nccl-in-use-unread") == "unknown"
+
+
+def test_ngc_torch_judged_by_nccl_version(manifests: Manifests) -> None:
+    v = check(manifests, "nccl", nccl_box(NGC_TORCH, {"NCCL_VERSION": "2.25.1"}))
+    assert v["status"] == "failed" and results(v).get("system-nccl-sm120-fixes") == "fail"
+    assert check(manifests, "nccl", nccl_box(NGC_TORCH, {"NCCL_VERSION": "2.27.3"}))["status"] == "ok"
+
+
+@pytest.mark.parametrize("env", [{}, None], ids=["NCCL_VERSION not set", "environment not recorded"])
+def test_pypi_torch_with_a_wheel_is_judged_by_the_wheel(manifests: Manifests, env: Any) -> None:
+    assert check(manifests, "nccl", nccl_box("2.8.0+cu128", env))["status"] == "ok"
+    v = check(manifests, "nccl", nccl_box("2.8.0+cu128", env, wheel="2.26.2"))
+    assert v["status"] == "failed" and "nccl-in-use-unread" not in results(v)
+
+
+def test_torch_of_unknown_version_with_a_wheel_is_unknown(manifests: Manifests) -> None:
+    # whether torch is an NGC build (and so which NCCL it loads) is not known without its version
+    facts = nccl_box("2.8.0", {})
+    facts["packages"]["torch"] = {"installed": True}
+    assert results(check(manifests, "nccl", facts)).get("nccl-in-use-unread") == "unknown"
