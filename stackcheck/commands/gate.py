@@ -471,7 +471,8 @@ def _decide_with(
             from stackcheck.assembly.pipeline import reevaluate
 
             ctx = reevaluate(report, ctx, opts, {"mla": pre.launch["model_mla"], **dims})
-        elif (mla_why := gate_preflight.mla_unknown(pre)) is not None:  # read, but MLA or not is not known
+        # read but MLA or not is not known, or not read at all: the rules on launch.mla are unknown, never dropped
+        elif (mla_why := gate_preflight.mla_unknown(pre) or gate_preflight.mla_unread(pre)) is not None:
             from stackcheck.assembly.pipeline import reevaluate, reevaluate_unknown
 
             ctx = reevaluate(report, ctx, opts, dims) if dims else ctx

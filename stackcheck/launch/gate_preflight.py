@@ -151,6 +151,17 @@ def mla_unknown(pre: Preflight) -> str | None:
     return None
 
 
+def mla_unread(pre: Preflight) -> str | None:
+    """Why the served model's attention kind is not known where its config.json was not read (a Hugging Face id
+    not in the cache, a path that is not there, facts from a file): the rules on launch.mla (attention-fa3's
+    mla-needs-hopper, attention-fa4's MLA rules) are then neither met nor not, never dropped as if the model
+    were not MLA; None when the model was read or no model is named."""
+    for info in pre.models:
+        if info.role == "model" and info.attention is None:
+            return f"the gate could not read the model {info.spec}'s config.json, so whether it is MLA is not known"
+    return None
+
+
 def blocker_of(result: CheckResult) -> Any:
     from stackcheck.assembly.pipeline import scrub_home
     from stackcheck.launch.gate import Blocker

@@ -188,3 +188,19 @@ def test_sglangs_mla_picks_are_unknown_where_the_kind_is_not_known() -> None:
     named = gate.derive(["python", "-m", "sglang.launch_server", "--model", "m", "--attention-backend", "fa3"],
                         mapping, {})  # fmt: skip
     assert auto_backend_unread(named, mapping, "0.5.23", {12}, "12.8", arch, mla_only=True) == []
+
+
+def test_an_unread_model_fails_closed_on_the_mla_rules(tmp_path: Path) -> None:
+    # before: a model the gate could not read had no launch.mla, `launch.mla exists` dropped mla-needs-hopper, and
+    # --attention-backend fa3 on an Ampere GPU was allowed for what may be an MLA model (SGLang asserts major 9)
+    box = ampere(tmp_path)
+    for model in (str(tmp_path / "absent"), str(model_dir(tmp_path, "no-config", None))):
+        doc = gate_json(box, "--model-path", model, "--attention-backend", "fa3", dry_run=True)
+        assert "model_mla" not in doc["derived"]["launch"], model
+        assert doc["decision"] == "refuse", model
+        assert blockers(doc).get("attention-fa3") == "unknown", model
+        fa3 = next(b for b in doc["reasons"] if b.get("feature") == "attention-fa3")
+        assert any("could not read the model" in str(r.get("message")) for r in fa3["reasons"]), model
+    # where the kind does not matter (Hopper: FA3 serves MLA and MHA models) an unread model is not refused for it
+    doc = gate_json(H200_0523, "--model-path", str(tmp_path / "absent"), "--attention-backend", "fa3", dry_run=True)
+    assert "attention-fa3" not in blockers(doc)

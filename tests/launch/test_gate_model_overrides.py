@@ -114,7 +114,17 @@ def test_gpt_oss_on_a_backend_sglang_does_not_list_is_refused(mapping: dict[str,
 
 # ---- Olmo2's override (0.5.4-0.5.23): fa3 on any GPU of SM >= 80 that is not SM100 with CUDA >= 12.8 ----------
 
-RTXPRO6000 = ROOT / "tests" / "cases" / "rtxpro6000-pcie-iommu-translated" / "facts.json"  # SGLang 0.5.11, SM120
+RTXPRO6000_CASE = ROOT / "tests" / "cases" / "rtxpro6000-pcie-iommu-translated" / "facts.json"  # SGLang 0.5.11, SM120
+
+
+def rtxpro6000(tmp_path: Path) -> Path:
+    """The case's facts with libnuma.so.1 found by the loader (its facts predate the cuda_libs probe, and its
+    sgl-kernel links libnuma: kernel-runtime-libs would be unknown, which is not what these tests are about)."""
+    doc = json.loads(RTXPRO6000_CASE.read_text())
+    doc["facts"]["cuda_libs"] = {"libnuma.so.1": "/usr/lib/x86_64-linux-gnu/libnuma.so.1"}
+    path = tmp_path / "rtxpro6000.json"
+    path.write_text(json.dumps(doc))
+    return path
 
 
 def test_the_olmo2_override_per_gpu_and_release(mapping: dict[str, Any]) -> None:
@@ -142,14 +152,14 @@ def test_the_gate_refuses_a_default_olmo2_launch_on_sm120(tmp_path: Path) -> Non
     """The false pass: SGLang 0.5.11 on an RTX PRO 6000 (SM120) picks fa3 for Olmo2, whose backend asserts SM 8.0-9.0;
     the gate allowed the launch (it judged the generic default, flashinfer)."""
     olmo = model_dir(tmp_path, "olmo2", OLMO2)
-    doc = gate_json(RTXPRO6000, "--model-path", str(olmo), dry_run=True)
+    doc = gate_json(rtxpro6000(tmp_path), "--model-path", str(olmo), dry_run=True)
     need = next((r for r in doc["derived"]["required"] if r["feature"] == "attention-fa3"), None)
     assert need is not None and "Olmo2ForCausalLM picks fa3" in json.dumps(need)
     assert any(b["feature"] == "attention-fa3" and b["status"] == "blocked" for b in doc["reasons"])
     assert doc["decision"] == "refuse"
     llama = model_dir(tmp_path, "llama", LLAMA3)
-    assert gate_json(RTXPRO6000, "--model-path", str(llama), dry_run=True)["decision"] == "allow"
-    doc = gate_json(RTXPRO6000, "--model-path", str(olmo), "--attention-backend", "triton", dry_run=True)
+    assert gate_json(rtxpro6000(tmp_path), "--model-path", str(llama), dry_run=True)["decision"] == "allow"
+    doc = gate_json(rtxpro6000(tmp_path), "--model-path", str(olmo), "--attention-backend", "triton", dry_run=True)
     assert not any(b["feature"] == "attention-fa3" for b in doc["reasons"])
 
 
@@ -176,12 +186,12 @@ def test_olmo2_on_flashinfer_is_refused(mapping: dict[str, Any]) -> None:
 
 def test_the_gate_refuses_olmo2_on_flashinfer(tmp_path: Path) -> None:
     olmo = model_dir(tmp_path, "olmo2", OLMO2)
-    doc = gate_json(RTXPRO6000, "--model-path", str(olmo), "--attention-backend", "flashinfer", dry_run=True)
+    doc = gate_json(rtxpro6000(tmp_path), "--model-path", str(olmo), "--attention-backend", "flashinfer", dry_run=True)
     assert doc["decision"] == "refuse"
     got = [b for b in doc["reasons"] if "olmo2-attention-backend" in json.dumps(b)]
     assert got and got[0]["status"] == "blocked"
     llama = model_dir(tmp_path, "llama", LLAMA3)
-    doc = gate_json(RTXPRO6000, "--model-path", str(llama), "--attention-backend", "flashinfer", dry_run=True)
+    doc = gate_json(rtxpro6000(tmp_path), "--model-path", str(llama), "--attention-backend", "flashinfer", dry_run=True)
     assert doc["decision"] == "allow"
 
 
@@ -220,9 +230,9 @@ def test_the_llama4_override_and_its_list(mapping: dict[str, Any]) -> None:
 
 def test_the_gate_refuses_llama4_on_flashinfer(tmp_path: Path) -> None:
     model = model_dir(tmp_path, "llama4", LLAMA4)
-    doc = gate_json(RTXPRO6000, "--model-path", str(model), "--attention-backend", "flashinfer", dry_run=True)
+    doc = gate_json(rtxpro6000(tmp_path), "--model-path", str(model), "--attention-backend", "flashinfer", dry_run=True)
     assert doc["decision"] == "refuse"
     got = [b for b in doc["reasons"] if "llama4-listed-attention-backend" in json.dumps(b)]
     assert got and got[0]["status"] == "blocked"
-    doc = gate_json(RTXPRO6000, "--model-path", str(model), dry_run=True)
+    doc = gate_json(rtxpro6000(tmp_path), "--model-path", str(model), dry_run=True)
     assert doc["decision"] == "allow"  # SGLang 0.5.11 picks triton on SM120, which this box runs

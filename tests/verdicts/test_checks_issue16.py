@@ -13,6 +13,9 @@ from stackcheck.verdicts.context import Context
 from stackcheck.verdicts.engine import evaluate_check
 from stackcheck.verdicts.types import CheckVerdict
 
+#: libnuma.so.1 as the loader finds it: the kernel-runtime-libs tests here are about the CUDA runtime libraries
+NUMA = "/usr/lib/x86_64-linux-gnu/libnuma.so.1"
+
 
 @pytest.fixture(scope="module")
 def manifests() -> Manifests:
@@ -177,7 +180,7 @@ def test_cuda12_kernel_on_cuda13_torch_needs_the_cuda12_runtime(manifests: Manif
     facts = box("12.1", torch=pkg("2.9.1+cu130", cuda="13.0", variant="cu130"), sgl_kernel=pkg("0.3.21"))
     facts["packages"]["nvidia-cuda-runtime-cu12"] = {"installed": False}
     facts["packages"]["nvidia-cuda-nvrtc-cu12"] = {"installed": False}
-    facts["cuda_libs"] = {"libcudart.so.12": None, "libnvrtc.so.12": None}
+    facts["cuda_libs"] = {"libcudart.so.12": None, "libnvrtc.so.12": None, "libnuma.so.1": NUMA}
     v = check(manifests, facts, "kernel-runtime-libs")
     assert failed(v) == ["cudart-12", "nvrtc-12"] and "libnvrtc.so.12: cannot open" in str(v["reasons"][1]["message"])
     facts["packages"]["nvidia-cuda-runtime-cu12"] = pkg("12.9.79")  # not on the loader's path next to a cu13 torch
@@ -186,7 +189,9 @@ def test_cuda12_kernel_on_cuda13_torch_needs_the_cuda12_runtime(manifests: Manif
     facts["cuda_libs"]["libcudart.so.12"] = "/usr/local/cuda-12.9/lib64/libcudart.so.12"
     assert check(manifests, facts, "kernel-runtime-libs")["status"] == "ok"
     cu12_torch = box("9.0", torch=pkg("2.9.1+cu128", cuda="12.8", variant="cu128"), sgl_kernel=pkg("0.3.21"))
-    assert check(manifests, cu12_torch, "kernel-runtime-libs")["status"] == "skipped"
+    cu12_torch["cuda_libs"] = {"libnuma.so.1": NUMA}
+    v = check(manifests, cu12_torch, "kernel-runtime-libs")  # a CUDA 12 torch: the cu12 runtime rules do not apply
+    assert v["status"] == "ok" and [r.get("rule") for r in v["reasons"]] == ["libnuma"]
 
 
 def test_sgl_kernel_0_3_11_to_0_3_18_needs_a_cuda_lib_directory(manifests: Manifests) -> None:
@@ -195,7 +200,7 @@ def test_sgl_kernel_0_3_11_to_0_3_18_needs_a_cuda_lib_directory(manifests: Manif
     toolkits probe's facts (toolkit.found); 0.3.10 and 0.3.19+ do not, nor does a CPU torch."""
     facts = box("9.0", torch=pkg("2.8.0+cu128", cuda="12.8", variant="cu128"), sgl_kernel=pkg("0.3.14.post1"))
     facts["cuda_toolkits"] = []  # probed: nothing a build could pick
-    facts["cuda_libs"] = {"libcudart.so.12": None, "libnvrtc.so.12": None}
+    facts["cuda_libs"] = {"libcudart.so.12": None, "libnvrtc.so.12": None, "libnuma.so.1": NUMA}
     v = check(manifests, facts, "kernel-runtime-libs")
     assert v["status"] == "failed" and failed(v) == ["cuda-lib-dir"]
     assert "Could not find CUDA lib directory" in str(v["reasons"][0]["message"])

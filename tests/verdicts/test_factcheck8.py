@@ -105,10 +105,16 @@ def test_a_kernel_that_does_not_link_it_needs_no_libnuma(manifests: Manifests, k
     assert RULE not in results(v) and v["status"] != "failed", v
 
 
-def test_facts_that_never_looked_for_libnuma_are_not_judged_by_the_rule(manifests: Manifests) -> None:
-    """The documented limit (the rule's note): a facts file from before the probe looked for libnuma.so.1."""
-    v = runtime_libs(manifests, box("sgl-kernel", "0.3.21", False))
-    assert RULE not in results(v), v
+@pytest.mark.parametrize("probed", [True, False], ids=["libnuma not looked for", "cuda_libs not probed"])
+def test_facts_that_never_looked_for_libnuma_are_unknown_not_skipped(manifests: Manifests, probed: bool) -> None:
+    """A facts file from before the probe looked for libnuma.so.1, or written by hand without cuda_libs: the
+    release links it, so the rule is unknown (it was skipped by a `cudalib.numa.1 exists` guard, and the check
+    with it: a fail-open)."""
+    facts = box("sgl-kernel", "0.3.21", False)
+    if not probed:
+        del facts["cuda_libs"]
+    v = runtime_libs(manifests, facts)
+    assert results(v)[RULE] == "unknown" and v["status"] == "unknown", v
 
 
 def test_the_probe_looks_for_libnuma_where_the_loader_does(tmp_path: Path) -> None:

@@ -34,7 +34,11 @@ def kernel_box(toolkits: list[dict[str, Any]] | None) -> dict[str, Any]:
             "sgl-kernel": pkg("0.3.14.post1"),
         },
         "system": {"env": {}},
-        "cuda_libs": {"libcudart.so.12": "/x/libcudart.so.12", "libnvrtc.so.12": "/x/libnvrtc.so.12"},
+        "cuda_libs": {
+            "libcudart.so.12": "/x/libcudart.so.12",
+            "libnvrtc.so.12": "/x/libnvrtc.so.12",
+            "libnuma.so.1": "/x/libnuma.so.1",
+        },
     }
     if toolkits is not None:
         facts["cuda_toolkits"] = toolkits
