@@ -130,7 +130,8 @@ def test_data_opts_in_and_says_why() -> None:
         # kernel package installed, sgl-kernel among them, on every box), or a feature reaches it as a hop of its
         # path (attention-fa4: flash-attn-4, from SGLang 0.5.10-0.5.15 only)
         runs_everywhere = item in MANIFESTS.checks and not item["needs"]
-        on_path = any(h.get("package") == q["package"] for h in item.get("path") or [])
+        hops = cast(list[dict[str, Any]], item.get("path") or [])
+        on_path = any(h.get("package") == q["package"] for h in hops)
         assert runs_everywhere or on_path or any(q["package"] in n.split("|") for n in item["needs"]), item["id"]
 
 
