@@ -13,7 +13,7 @@ from stackcheck.lazy_re import lazy
 from stackcheck.lean_typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from packaging.version import Version
+    from stackcheck.facts.pep440 import Version
 
 # Specifier sets are matched here rather than with packaging.specifiers: importing that module pulls in
 # packaging.tags and sysconfig, which costs tens of milliseconds at start-up (measured: 47 ms on the H200
@@ -26,7 +26,7 @@ _NUMERIC = lazy(r"^\d+(\.\d+)*$")
 #: a version already written as packaging writes it, each part read as packaging reads it: release, an
 #: optional aN/bN/rcN, .postN and .devN, then a local tag of lowercase letters and digits joined by dots whose
 #: all-digit parts have no leading zero (so the tag is packaging's normalised one). `_plain` reads these
-#: without packaging (whose import costs ~3 ms of every `audit --facts`); anything else goes to packaging.
+#: without building a Version; anything else goes to pep440.Version (packaging's reading, without its import).
 _PLAIN = lazy(
     r"([0-9]+(?:\.[0-9]+)*)(?:(a|b|rc)([0-9]+))?(?:\.post([0-9]+))?(?:\.dev([0-9]+))?"
     r"(?:\+((?:[0-9]*[a-z][a-z0-9]*|0|[1-9][0-9]*)(?:\.(?:[0-9]*[a-z][a-z0-9]*|0|[1-9][0-9]*))*))?",
@@ -39,7 +39,7 @@ def parse_version(text: str) -> Version | None:
     """A PEP 440 version, or None. '2.9.1+cu130' keeps its local tag; use `public()` to drop it."""
     if not isinstance(text, str) or len(text) > 200:
         return None
-    from packaging.version import InvalidVersion, Version
+    from stackcheck.facts.pep440 import InvalidVersion, Version  # (packaging's reading, without its import)
 
     try:
         return Version(text)
@@ -51,7 +51,7 @@ def parse_version(text: str) -> Version | None:
 def _plain(text: str) -> tuple[tuple[int, ...], tuple[str, int] | None, int | None, int | None, str | None] | None:
     """(release without trailing zeros, pre, post, dev, local tag) of a version in _PLAIN's form, read as
     packaging reads it (two of these are equal exactly when packaging's Versions are); None for any other text,
-    which the caller then gives to packaging."""
+    which the caller then gives to pep440.Version."""
     m = _PLAIN.fullmatch(text) if len(text) <= 200 else None
     if m is None:
         return None
@@ -69,12 +69,12 @@ def _plain(text: str) -> tuple[tuple[int, ...], tuple[str, int] | None, int | No
 
 
 def readable(text: str) -> bool:
-    """`parse_version(text) is not None`, without importing packaging for a version in _PLAIN's form."""
+    """`parse_version(text) is not None`, without building a Version for a version in _PLAIN's form."""
     return isinstance(text, str) and (_plain(text) is not None or parse_version(text) is not None)
 
 
 def same_public(a: str, b: str) -> bool:
-    """`public(a) == public(b)` (so also True when neither is a version), without importing packaging when
+    """`public(a) == public(b)` (so also True when neither is a version), without building Versions when
     both are written in _PLAIN's form."""
     pa = _plain(a) if isinstance(a, str) else None
     pb = _plain(b) if isinstance(b, str) and pa is not None else None
@@ -89,7 +89,7 @@ def public(text: str) -> Version | None:
     v = parse_version(text)
     if v is None:
         return None
-    from packaging.version import Version
+    from stackcheck.facts.pep440 import Version
 
     return Version(v.public)
 
@@ -134,7 +134,7 @@ def parse_specifier(text: str) -> tuple[tuple[str, str], ...] | None:
 
 
 def _prefix_match(v: Version, target: str) -> bool:
-    from packaging.version import Version
+    from stackcheck.facts.pep440 import Version
 
     t = Version(target[:-2])
     if v.epoch != t.epoch:
@@ -151,7 +151,7 @@ def _prefix_match(v: Version, target: str) -> bool:
 
 def _with(v: Version, **parts: int | None) -> Version:
     """A copy of a public version with some of its pre/post/dev parts replaced (None removes one)."""
-    from packaging.version import Version
+    from stackcheck.facts.pep440 import Version
 
     fields: dict[str, object] = {"pre": v.pre, "post": v.post, "dev": v.dev, **parts}
     text = (f"{v.epoch}!" if v.epoch else "") + ".".join(map(str, v.release))
