@@ -33,10 +33,10 @@ from stackcheck.plan.solver import (
 from stackcheck.plan.steps import patch_step, plan_steps
 from stackcheck.verdicts.context import Context
 from stackcheck.verdicts.engine import workaround_for
-from stackcheck.verdicts.types import FeatureVerdict
 
 if TYPE_CHECKING:
     from stackcheck.facts.model import Facts
+    from stackcheck.verdicts.types import FeatureVerdict  # (typing: ~3 ms, for annotations only)
 
 #: how many of the best stacks are tried for one that keeps every feature that is ok now
 REGRESSION_SEARCH = 10
