@@ -39,6 +39,8 @@ _FORM = re.compile(
 )
 _PRE = {"a": "a", "alpha": "a", "b": "b", "beta": "b", "c": "rc", "rc": "rc", "pre": "rc", "preview": "rc"}
 _LOCAL_SEP = re.compile(r"[-_.]")
+_DIGITS_AND_DOTS = frozenset(".0123456789")
+_NONE = (None, None, None, None)
 
 # the order's stand-ins for an absent part: below and above every value of the part they stand in for
 _LOW = (-1,)
@@ -63,6 +65,13 @@ class Version:
     _local: tuple[int | str, ...] | None
 
     def __init__(self, text: str) -> None:
+        self._key: tuple[Any, ...] | None = None
+        self._str: str | None = None
+        if _DIGITS_AND_DOTS.issuperset(text):  # "2.9.1": a release alone (a tenth of the full reading's time)
+            parts = text.split(".")
+            if "" not in parts:  # ("1..2", ".1", "": not a version, which the full reading says)
+                self.epoch, self.release, self.pre, self.post, self.dev, self._local = 0, tuple(map(int, parts)), *_NONE
+                return
         m = _FORM.fullmatch(text)
         if m is None:
             raise InvalidVersion(f"Invalid version: {text!r}")
@@ -77,8 +86,6 @@ class Version:
         self.dev = int(g("dev_n") or 0) if g("dev_l") else None
         local = g("local")
         self._local = tuple(int(p) if p.isdigit() else p.lower() for p in _LOCAL_SEP.split(local)) if local else None
-        self._key: tuple[Any, ...] | None = None
-        self._str: str | None = None
 
     # ---- what packaging's Version offers, as it gives it ----
 
