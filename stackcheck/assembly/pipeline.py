@@ -276,8 +276,9 @@ def build_report(
     needs after the verdicts there); the verdicts wait for it. The plan is made from the verdicts of the stated
     facts (the audit's); `plan_reported`: from the verdicts as reported, a facts file's implied versions merged
     in (`stackcheck plan`'s), which is the same plan, and the same cache entry, where the merge changed none.
-    `checks_shown` False: the caller shows no check (`stackcheck plan`'s text), so a facts file's implied versions
-    are merged into the features only (the checks stay as the stated facts judged them)."""
+    `checks_shown` False: the caller shows no check (`stackcheck plan`'s text), so the checks are not judged unless
+    the plan cache keeps them (`checks` then as the stated facts leave them, else empty), and a facts file's implied
+    versions are merged into the features only."""
     loaded = manifests
     texts: list[str] | None = [] if plan_cache and want_plan and manifests is None else None
 
@@ -321,6 +322,12 @@ def build_report(
     kept = _Kept(ctx, texts) if texts is not None else None
     if kept is not None and kept.verdicts is not None:
         features, checks = cast("tuple[list[FeatureVerdict], list[CheckVerdict]]", kept.verdicts)
+    elif not checks_shown and (kept is None or not (kept.directory and kept.key)):
+        # no check is shown nor kept in the plan cache (whose entry holds both kinds for a later audit): the
+        # features alone, as evaluate_all judges them; the plan reads no check
+        from stackcheck.verdicts.engine import evaluate_feature
+
+        features, checks = [evaluate_feature(f, ctx) for f in manifests.features], []
     else:
         from stackcheck.verdicts.engine import evaluate_all
 

@@ -441,5 +441,7 @@ class _Blame:
         return self._alone[index, kind]
 
     def of(self, kind: str, item: str, key: tuple[str, str], implied: list[Implied]) -> list[Implied]:
+        if len(implied) == 1:  # those named alone, else all of them: the one fact either way, nothing to judge
+            return list(implied)
         alone = [f for i, f in enumerate(implied) if key in self._failing_with(i, kind).get(item, set())]
         return alone or list(implied)
