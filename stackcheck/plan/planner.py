@@ -179,7 +179,8 @@ def _wanted_target(
     by_changes = sorted(free, key=lambda s: (s.changes(), s.key()))
     impossible = [fid for fid in wanted if not any(engine.ok(s, fid) for s in by_changes)]
     reachable = [f for f in wanted if f not in impossible]
-    for s in sorted(stacks, key=lambda s: (s.changes(), s.key())):
+    # (without holds or pins `free` is `stacks`: their order by changes is by_changes, not sorted again)
+    for s in by_changes if free is stacks else sorted(stacks, key=lambda s: (s.changes(), s.key())):
         if all(engine.ok(s, f) for f in reachable):
             return s, impossible, None
     return None, impossible, (_blame(space, engine, restrict, box, reachable) if stacks else None)
