@@ -87,6 +87,22 @@ class Version:
         local = g("local")
         self._local = tuple(int(p) if p.isdigit() else p.lower() for p in _LOCAL_SEP.split(local)) if local else None
 
+    @classmethod
+    def normal(
+        cls, release: str, pre: str | None, pre_n: str | None, post: str | None, dev: str | None, local: str | None
+    ) -> Version:
+        """The Version of a text already in normal form, from its parts as written (`versions._PLAIN`'s groups:
+        release digits and dots, a|b|rc and its number, the .post and .dev numbers, a local label of lowercase
+        letters and digits joined by dots): what `Version(text)` gives, without the full pattern."""
+        v = cls.__new__(cls)
+        v._key = v._str = None
+        v.epoch, v.release = 0, tuple(map(int, release.split(".")))
+        v.pre = (pre, int(pre_n)) if pre is not None and pre_n is not None else None
+        v.post = int(post) if post is not None else None
+        v.dev = int(dev) if dev is not None else None
+        v._local = tuple(int(p) if p.isdigit() else p for p in local.split(".")) if local else None
+        return v
+
     # ---- what packaging's Version offers, as it gives it ----
 
     @property

@@ -41,6 +41,9 @@ def parse_version(text: str) -> Version | None:
         return None
     from stackcheck.facts.pep440 import InvalidVersion, Version  # (packaging's reading, without its import)
 
+    m = _PLAIN.fullmatch(text)
+    if m is not None:  # written in normal form (most versions are): built from its parts, the full pattern unused
+        return Version.normal(*m.groups())
     try:
         return Version(text)
     except InvalidVersion:
@@ -89,9 +92,7 @@ def public(text: str) -> Version | None:
     v = parse_version(text)
     if v is None:
         return None
-    from stackcheck.facts.pep440 import Version
-
-    return Version(v.public)
+    return parse_version(v.public)  # (Version(v.public), built from its normal form's parts)
 
 
 def local_tag(text: str) -> str | None:
@@ -151,8 +152,6 @@ def _prefix_match(v: Version, target: str) -> bool:
 
 def _with(v: Version, **parts: int | None) -> Version:
     """A copy of a public version with some of its pre/post/dev parts replaced (None removes one)."""
-    from stackcheck.facts.pep440 import Version
-
     fields: dict[str, object] = {"pre": v.pre, "post": v.post, "dev": v.dev, **parts}
     text = (f"{v.epoch}!" if v.epoch else "") + ".".join(map(str, v.release))
     pre = fields["pre"]
@@ -162,7 +161,9 @@ def _with(v: Version, **parts: int | None) -> Version:
         text += f".post{fields['post']}"
     if fields["dev"] is not None:
         text += f".dev{fields['dev']}"
-    return Version(text)
+    parsed = parse_version(text)  # (Version(text); without an epoch, built from its parts)
+    assert parsed is not None
+    return parsed
 
 
 def _parsed(target: str) -> Version:

@@ -108,6 +108,35 @@ def test_a_version_reads_as_packaging_reads_it(text: str) -> None:
         assert getattr(ours, name) == getattr(ref, name), (text, name)
 
 
+_normal = st.builds(
+    lambda r, pre, post, dev, loc: r + pre + post + dev + loc,
+    _release,
+    st.sampled_from(["", "a0", "b1", "rc2", "rc01"]),
+    st.sampled_from(["", ".post0", ".post3"]),
+    st.sampled_from(["", ".dev0", ".dev10"]),
+    st.sampled_from(["", "+cu130", "+cpu", "+cu130.post1", "+0", "+1.2", "+nv25.02", "+a0b", "+01", "+CU130"]),
+)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.one_of(texts, _normal))
+@example("0.3.14.post1+cu128")
+@example("2.14.1+cu132")
+@example("0.6.17.dev0")
+def test_parse_version_builds_what_the_full_reading_gives(text: str) -> None:
+    # versions.parse_version builds a version in normal form from versions._PLAIN's parts (Version.normal)
+    from stackcheck.facts import versions
+
+    versions.parse_version.cache_clear()
+    ours, full = versions.parse_version(text), _read(Version, InvalidVersion, text)
+    assert (ours is None) is (full is None), text
+    if ours is None:
+        return
+    assert str(ours) == str(full) and ours.key() == full.key() and hash(ours) == hash(full), text
+    for name in ATTRIBUTES:
+        assert getattr(ours, name) == getattr(full, name), (text, name)
+
+
 @settings(max_examples=4000, deadline=None)
 @given(well_formed, well_formed)
 @example("1.0", "1.0.0")
