@@ -23,13 +23,13 @@ from __future__ import annotations
 
 import copy
 import json
-import random
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
 SEED = 20261207
 CHECKS = [
     "nccl",
@@ -156,19 +156,11 @@ def gate_rows(out: Path) -> list[dict[str, Any]]:
 
 
 def main() -> None:
+    from factcheck_draw import draw
+
     out = Path(sys.argv[1])
     out.mkdir(parents=True, exist_ok=True)
-    rng = random.Random(SEED)
-    drawn = []
-    for k, rows in ((8, stack_rows()), (4, recommend_rows()), (4, gate_rows(out))):
-        rows.sort(key=lambda r: json.dumps(r, sort_keys=True))
-        (out / f"population-{rows[0]['pop'] if rows else 'empty'}.json").write_text(json.dumps(rows, indent=1))
-        print(f"population {rows[0]['pop'] if rows else '?'}: {len(rows)} rows", flush=True)
-        rng.shuffle(rows)
-        drawn += rows[:k]
-    (out / "drawn.json").write_text(json.dumps(drawn, indent=1))
-    for row in drawn:
-        print(json.dumps({k: v for k, v in row.items() if k != "key"}))
+    draw(out, SEED, [(8, stack_rows()), (4, recommend_rows()), (4, gate_rows(out))])
 
 
 if __name__ == "__main__":

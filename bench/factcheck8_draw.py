@@ -29,10 +29,7 @@ Draw: random.Random(20261208); per population its rows sorted by their JSON text
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
-import random
 import sys
 from pathlib import Path
 from typing import Any
@@ -40,6 +37,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
+from factcheck_draw import draw, final_releases, gate, write_models  # noqa: E402
+
 SEED = 20261208
 
 MODELS: dict[str, dict[str, Any]] = {
@@ -73,16 +72,6 @@ BOXES = [("h200", "h200-newest"), ("b200", "b200"), ("rtxpro6000", "rtxpro6000-p
 OLD_KERNEL_FACTS = ["archs:common_ops", "archs:flash_ops", "torch", "driver-api", "cuda-libs"]
 
 
-def _stackcheck(args: list[str]) -> dict[str, Any]:
-    from stackcheck.cli import main
-
-    buf = io.StringIO()
-    with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(io.StringIO()):
-        main(args)
-    doc: dict[str, Any] = json.loads(buf.getvalue())
-    return doc
-
-
 def _gpus(facts: dict[str, Any]) -> int:
     gpus = facts.get("gpus")
     if isinstance(gpus, list):
@@ -105,12 +94,8 @@ def kernel_rows() -> list[dict[str, Any]]:
 def model_rows(out: Path) -> list[dict[str, Any]]:
     from factcheck7_draw import release_box
 
-    from stackcheck.knowledge.loader import load
-
-    for name, config in MODELS.items():
-        (out / "models" / name).mkdir(parents=True, exist_ok=True)
-        (out / "models" / name / "config.json").write_text(json.dumps(config))
-    releases = [r["version"] for r in load().releases("sglang") if "post" not in r["version"]]
+    write_models(out, MODELS)
+    releases = final_releases()
     rows = []
     for box, case in BOXES:
         for rel in releases:
@@ -121,9 +106,7 @@ def model_rows(out: Path) -> list[dict[str, Any]]:
             for model, flags in FLAGS.items():
                 for flag in flags:
                     line = ["--model-path", str(out / "models" / model), "--tp", tp, *flag.split()]
-                    gate = ["gate", "--facts", str(path), "--dry-run", "--format", "json", "--"]
-                    decision = _stackcheck([*gate, "python3", "-m", "sglang.launch_server", *line]).get("decision")
-                    if decision == "allow":
+                    if gate(path, line).get("decision") == "allow":
                         rows.append({"pop": "b", "box": box, "sglang": rel, "model": model, "flags": flag})
     return rows
 
@@ -168,8 +151,7 @@ def generated_rows(out: Path) -> list[dict[str, Any]]:
         path = out / f"generated-{i}.json"
         path.write_text(json.dumps({"schema_version": 1, "facts": facts}))
         line = ["--model-path", str(out / "models" / "llama3"), "--tp", str(_gpus(facts))]
-        gate = ["gate", "--facts", str(path), "--dry-run", "--format", "json", "--"]
-        if _stackcheck([*gate, "python3", "-m", "sglang.launch_server", *line]).get("decision") == "allow":
+        if gate(path, line).get("decision") == "allow":
             rows.append({"pop": "c", "report": i, "kind": "gate-allow", "id": "llama3-default"})
     return list(seen.values()) + rows
 
@@ -177,18 +159,7 @@ def generated_rows(out: Path) -> list[dict[str, Any]]:
 def main() -> None:
     out = Path(sys.argv[1])
     out.mkdir(parents=True, exist_ok=True)
-    rng = random.Random(SEED)
-    drawn = []
-    for k, rows in ((6, kernel_rows()), (5, model_rows(out)), (5, generated_rows(out))):
-        rows.sort(key=lambda r: json.dumps(r, sort_keys=True))
-        pop = rows[0]["pop"] if rows else "empty"
-        (out / f"population-{pop}.json").write_text(json.dumps(rows, indent=1))
-        print(f"population {pop}: {len(rows)} rows", flush=True)
-        rng.shuffle(rows)
-        drawn += rows[:k]
-    (out / "drawn.json").write_text(json.dumps(drawn, indent=1))
-    for row in drawn:
-        print(json.dumps({k: v for k, v in row.items() if k != "key"}))
+    draw(out, SEED, [(6, kernel_rows()), (5, model_rows(out)), (5, generated_rows(out))])
 
 
 if __name__ == "__main__":

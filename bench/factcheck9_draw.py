@@ -29,7 +29,6 @@ Draw: random.Random(20261209); per population its rows sorted by their JSON text
 from __future__ import annotations
 
 import json
-import random
 import sys
 from pathlib import Path
 from typing import Any
@@ -38,6 +37,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "tests"))
+from factcheck_draw import draw, final_releases, gate, write_models  # noqa: E402
+
 SEED = 20261209
 
 BOXES = [("h200", "h200-newest", "8"), ("b200", "b200-deepgemm-nvcc128", "8"),
@@ -53,15 +54,10 @@ DET_FLAGS = [DET, DET + " --attention-backend flashinfer", DET + " --attention-b
 
 def gate_rows(out: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
     from factcheck7_draw import release_box
-    from factcheck8_draw import _stackcheck
     from gate_cli import MODELS
 
-    from stackcheck.knowledge.loader import load
-
-    for name in NEW_MODELS + DET_MODELS:
-        (out / "models" / name).mkdir(parents=True, exist_ok=True)
-        (out / "models" / name / "config.json").write_text(json.dumps(MODELS[name]))
-    releases = [r["version"] for r in load().releases("sglang") if "post" not in r["version"]]
+    write_models(out, {name: MODELS[name] for name in NEW_MODELS + DET_MODELS})
+    releases = final_releases()
     a: list[dict[str, Any]] = []
     b: list[dict[str, Any]] = []
     c: list[dict[str, Any]] = []
@@ -73,8 +69,7 @@ def gate_rows(out: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]], li
                 for model in models:
                     for flag in flags:
                         line = ["--model-path", str(out / "models" / model), "--tp", tp, *flag.split()]
-                        gate = ["gate", "--facts", str(path), "--dry-run", "--format", "json", "--"]
-                        doc = _stackcheck([*gate, "python3", "-m", "sglang.launch_server", *line])
+                        doc = gate(path, line)
                         row = {"box": box, "sglang": rel, "model": model, "flags": flag}
                         if doc.get("decision") == "allow":
                             (a if pop == "a" else b).append({"pop": pop, **row})
@@ -103,19 +98,8 @@ def kernel_rows() -> list[dict[str, Any]]:
 def main() -> None:
     out = Path(sys.argv[1])
     out.mkdir(parents=True, exist_ok=True)
-    rng = random.Random(SEED)
     a, b, c = gate_rows(out)
-    drawn = []
-    for k, rows in ((6, a), (4, b), (3, c), (3, kernel_rows())):
-        rows.sort(key=lambda r: json.dumps(r, sort_keys=True))
-        pop = rows[0]["pop"] if rows else "empty"
-        (out / f"population-{pop}.json").write_text(json.dumps(rows, indent=1))
-        print(f"population {pop}: {len(rows)} rows", flush=True)
-        rng.shuffle(rows)
-        drawn += rows[:k]
-    (out / "drawn.json").write_text(json.dumps(drawn, indent=1))
-    for row in drawn:
-        print(json.dumps(row))
+    draw(out, SEED, [(6, a), (4, b), (3, c), (3, kernel_rows())])
 
 
 if __name__ == "__main__":

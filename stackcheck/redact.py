@@ -66,7 +66,10 @@ SECRET_FLAG_WORDS = frozenset(
 
 # known credential shapes (GitHub, Hugging Face, OpenAI/Anthropic-style, Slack, AWS, Google, GitLab, npm, PyPI)
 _CREDENTIAL_SHAPES = (
-    r"(?:hf_|ghp_|gho_|ghs_|ghu_|ghr_|github_pat_|glpat-|sk-|sk_live_|rk_live_|xox[abprs]-|npm_|AIza|ya29\.)"
+    # Hugging Face and GitHub's classic tokens are letters and digits after the prefix: a name that goes on with
+    # `_` (`hf_quant_config.json`, `hf_transformers_utils`) is a file or module, not a token
+    r"(?:hf_|ghp_|gho_|ghs_|ghu_|ghr_)[A-Za-z0-9]{6,}(?![A-Za-z0-9_])"
+    r"|(?:github_pat_|glpat-|sk-|sk_live_|rk_live_|xox[abprs]-|npm_|AIza|ya29\.)"
     r"[A-Za-z0-9_\-.]{6,}"
     # a PyPI token starts a word of its own (`=pypi-…`, `:pypi-…@`, a space before it): `pypi-` inside a
     # hyphenated name (a source id such as `sgl-kernel-0.3.5-pypi-wheel-…`) is not one; but one whose body is

@@ -103,14 +103,17 @@ def rule_status(
     arch: str | None,
     models: dict[str, Any],
     *flags: str,
+    torch_cuda: str | None = "12.9",
 ) -> str:
     """The status of one refusal rule of launch.json (`rule_id`) for `python -m sglang.launch_server --model m FLAGS`
-    with that SGLang release, GPU majors, model architecture and model reading; "ok" when the rule says nothing."""
+    with that SGLang release, GPU majors, model architecture and model reading, and torch's CUDA build (a CUDA
+    12.9 torch unless given; None: not known); "ok" when the rule says nothing."""
     from stackcheck.launch import gate
     from stackcheck.launch.refusals import refusal_problems
 
     d = gate.derive(["python", "-m", "sglang.launch_server", "--model", "m", *flags], mapping, {})
-    got = [p for p in refusal_problems(d, mapping, version, majors, arch, models) if p.subject == f"refusal {rule_id}"]
+    found = refusal_problems(d, mapping, version, majors, arch, models, torch_cuda=torch_cuda)
+    got = [p for p in found if p.subject == f"refusal {rule_id}"]
     return str(got[0].status) if got else "ok"
 
 
@@ -121,6 +124,7 @@ def config_rule_status(
     majors: set[int] | None,
     config: dict[str, Any] | None,
     *flags: str,
+    torch_cuda: str | None = "12.9",
 ) -> str:
     """rule_status for a model given by its config.json (None: a model whose config was not read): the architecture
     and attention keys are the ones the gate's preflight takes from it."""
@@ -128,4 +132,4 @@ def config_rule_status(
 
     arch = str(config["architectures"][0]) if config else None
     models = {"model": attention_keys(config) if config is not None else None}
-    return rule_status(mapping, rule_id, version, majors, arch, models, *flags)
+    return rule_status(mapping, rule_id, version, majors, arch, models, *flags, torch_cuda=torch_cuda)

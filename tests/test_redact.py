@@ -161,6 +161,10 @@ def test_secret_flags(flag: str, secret: bool) -> None:
         ("read token from cfg.pypi-AgEIcHlwaS5vcmcCJDEy", "AgEIcHlwaS5vcmcCJDEy"),
         ("PYPI_UPLOAD_pypi-AgEIcHlwaS5vcmcCJDEy", "AgEIcHlwaS5vcmcCJDEy"),
         ("--token -pypi-AgENdGVzdC5weXBpLm9yZwIkZj", "AgENdGVzdC5weXBpLm9yZwIkZj"),
+        # a Hugging Face or GitHub token is still one before `.`, `-`, `/` or the end of the text
+        ("cp /secrets/hf_SEKRITpath123456.json .", "SEKRITpath123456"),
+        ("HUB=hf_ABCDEFGHIJKLMNOP0123-old", "ABCDEFGHIJKLMNOP0123"),
+        ("git push https://x/ghp_abcdefghijklmnopqrstuvwxyz0123456789", "abcdefghijklmnopqrstuvwxyz0123456789"),
     ],
 )
 def test_text_secrets_are_masked(line: str, secret: str) -> None:
@@ -178,6 +182,11 @@ def test_text_secrets_are_masked(line: str, secret: str) -> None:
         "see https://docs.flashinfer.ai/installation.html",
         # source ids that hold `-pypi-` inside a hyphenated name (iold's report: printed as `...-pypi-***`)
         "sources: sgl-kernel-0.3.5-pypi-wheel-sgl-kernel, triton-wheels-from-pypi-cp311-manylinux",
+        # file and module names that start like a Hugging Face token but go on with `_` (iquant's report: the
+        # gate printed `hf_***` for hf_quant_config.json); real hf_ and ghp_ tokens are letters and digits only
+        "hf_quant_config.json: quantization.quant_algo = NVFP4",
+        "File sglang/srt/utils/hf_transformers_utils.py, line 412, in get_config",
+        "text_config read as hf_text_config (ghp_style_names_in_code)",
     ],
 )
 def test_ordinary_log_text_is_unchanged(line: str) -> None:

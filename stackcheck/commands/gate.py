@@ -434,6 +434,7 @@ def _decide_with(
         derived = derive(own)
     extra = gate.release_problems(derived, mapping, ctx.installed_version("sglang"), flags)
     extra += gate.own_flag_problems(derived, mapping, ctx.installed_version("sglang"), own)
+    extra += gate.release_choice_problems(derived, mapping, ctx.installed_version("sglang"))
     undeclared, covered = gate.undeclared_problems(derived, mapping, ctx.installed_version("sglang"), flags)
     extra += undeclared
     if covered:  # the flags it does not read were checked against the release's own list: say so
@@ -469,7 +470,9 @@ def _decide_with(
     from stackcheck.launch.refusals import (
         auto_backend_features,
         auto_backend_unread,
+        backends_not_running,
         gpu_majors,
+        known_gpu_majors,
         model_architecture,
         model_attention,
         refusal_problems,
@@ -481,7 +484,7 @@ def _decide_with(
         derived,
         mapping,
         ctx.installed_version("sglang"),
-        gpu_majors(ctx.facts),
+        known_gpu_majors(ctx.facts),
         ctx.torch_cuda(),
         pre.launch.get("model_mla") if pre is not None and isinstance(pre.launch.get("model_mla"), bool) else None,
         model_architecture(pre),
@@ -491,7 +494,7 @@ def _decide_with(
     # a model override's pick where the model was not read: unknown where that feature is not ok on this box
     verdicts = {str(f.get("id")): f for f in report["features"] if isinstance(f, dict)}
     for feature, why in auto_backend_unread(
-        derived, mapping, ctx.installed_version("sglang"), gpu_majors(ctx.facts), ctx.torch_cuda(),
+        derived, mapping, ctx.installed_version("sglang"), known_gpu_majors(ctx.facts), ctx.torch_cuda(),
         model_architecture(pre),
     ):  # fmt: skip
         status = str((verdicts.get(feature) or {}).get("status", "unknown"))
@@ -510,7 +513,7 @@ def _decide_with(
     # SGLang's picks for an MLA model are unknown where they are not ok on this box
     if pre is not None and (mla_why := gate_preflight.mla_unknown(pre)) is not None:
         for feature, why in auto_backend_unread(
-            derived, mapping, ctx.installed_version("sglang"), gpu_majors(ctx.facts), ctx.torch_cuda(),
+            derived, mapping, ctx.installed_version("sglang"), known_gpu_majors(ctx.facts), ctx.torch_cuda(),
             model_architecture(pre), mla_only=True,
         ):  # fmt: skip
             status = str((verdicts.get(feature) or {}).get("status", "unknown"))
@@ -526,9 +529,12 @@ def _decide_with(
     # backend: after the preflight, whose reading of the model's config.json gives the architecture SGLang's own
     # EAGLE top-k depends on and the attention heads trtllm_mha's pages of 128 need
     version = ctx.installed_version("sglang")
+    # a refusal's advice names only backends this box runs (fa3 is no advice on SM120, ascend on no NVIDIA GPU)
+    statuses = {name: str(v.get("status")) for name, v in verdicts.items()}
     extra += refusal_problems(
-        derived, mapping, version, gpu_majors(ctx.facts), model_architecture(pre), model_attention(pre)
-    )
+        derived, mapping, version, gpu_majors(ctx.facts), model_architecture(pre), model_attention(pre),
+        torch_cuda=ctx.torch_cuda(), unrunnable=backends_not_running(mapping, statuses),
+    )  # fmt: skip
     decision = gate.decide(
         derived, report["features"], manifests.features, args.allow_unknown, extra, report.get("checks") or []
     )

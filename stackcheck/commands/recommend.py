@@ -10,11 +10,10 @@ input; 3 a probe failed with --strict; 4 internal error."""
 from __future__ import annotations
 
 import argparse
-import json
 import os
+import posixpath
 from collections.abc import Mapping
-from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from stackcheck.commands.arguments import (
     add_facts_options,
@@ -96,40 +95,58 @@ def find_model(spec: str | None, argv: list[str]) -> tuple[str | None, str | Non
 
 
 def model_facts(
-    path: str | None, mla_table: Mapping[str, Any] | None = None, sglang_version: str | None = None
+    path: str | None,
+    model_data: Mapping[str, Any] | None = None,
+    sglang_version: str | None = None,
+    quantization_flag: str | None = None,
 ) -> tuple[dict[str, Any], str | None, dict[str, Any] | None]:
-    """Launch facts read from a model directory's config.json: quantization, MLA, attention sinks,
-    dtype. (facts, where they came from, the config itself) or ({}, None, None) when there is no local config to
-    read. MLA is decided as the gate's preflight and SGLang's ModelConfig decide it, by the architecture and the
-    release (`mla_table`: manifests/preflight.json model.mla_architectures; launch.preflight.model.mla_of), None
-    (with `mla_why`) where that is not known; a config that names no architecture falls back to the presence of
-    kv_lora_rank."""
+    """Launch facts read from a model directory: quantization, MLA, attention sinks, dtype. (facts, where they came
+    from, config.json itself) or ({}, None, None) when there is no config.json to read. config.json and the
+    quantization are read by the gate's own reader (launch.preflight.model read_config, read_quantization, with
+    `model_data`: manifests/preflight.json `model`), so that recommend and the gate's preflight say the same of one
+    model: `quantization` is SGLang's quant_method for the checkpoint in `sglang_version` ('none': not quantized),
+    absent (with `quantization_why`) where the checkpoint names one SGLang does not map. MLA is decided as the
+    gate's preflight and SGLang's ModelConfig decide it, by the architecture and the release (model_data's
+    mla_architectures; launch.preflight.model.mla_of), None (with `mla_why`) where that is not known; a config that
+    names no architecture falls back to the presence of kv_lora_rank. Where the release keeps a ModelOpt
+    checkpoint's quant_method 'modelopt' and so cannot load it without --quantization (`quantization_flag`: the
+    given launch's; launch.preflight.model.kept_modelopt, the gate's check), `quantization_flag` in the facts is
+    the value that loads it (and `quantization`), with `quantization_flag_why` and its source."""
     if not path:
         return {}, None, None
-    config = Path(path) / "config.json"
+    from stackcheck.launch.preflight.model import Unreadable, kept_modelopt, read_config, read_quantization
+    from stackcheck.readers.fsview import HostView
+
+    mdata: Mapping[str, Any] = model_data or {}
+    view = HostView()
     try:
-        if not config.is_file() or config.stat().st_size > MAX_CONFIG_BYTES:
-            return {}, None, None
-        data = json.loads(config.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise UsageError(f"--model-path {path}: {config.name} cannot be read: {exc}") from None
-    if not isinstance(data, dict):
-        raise UsageError(f"--model-path {path}: {config.name}: not a JSON object")
+        data = read_config(view, path, int(mdata.get("config_cap_bytes", MAX_CONFIG_BYTES)))
+        quant = read_quantization(view, path, data, mdata, sglang_version)
+    except FileNotFoundError:
+        return {}, None, None
+    except Unreadable as exc:
+        raise UsageError(f"--model-path {path}: {exc}") from None
     text: dict[str, Any] = data["text_config"] if isinstance(data.get("text_config"), dict) else data
     out: dict[str, Any] = {}
-    qc = text.get("quantization_config") or data.get("quantization_config")
-    if isinstance(qc, dict):
-        method = str(qc.get("quant_method") or "").lower()
-        algo = str(qc.get("quant_algo") or "").upper()
-        if method == "modelopt":
-            out["quantization"] = "modelopt_fp4" if algo == "NVFP4" else "modelopt_fp8"
-        elif method:
-            out["quantization"] = method
-    else:
+    if quant.method is not None:
+        out["quantization"] = quant.method
+    elif quant.why is None:
         out["quantization"] = "none"
+    else:
+        out["quantization_why"] = quant.why
     listed = data.get("architectures")
     names = [a for a in listed if isinstance(a, str)] if isinstance(listed, list) else []
-    if names and mla_table is not None:
+    given = {"--quantization": quantization_flag} if quantization_flag else {}
+    kept = kept_modelopt(mdata, quant.config, quant.method, names, given, sglang_version)
+    if kept is not None and kept.flag is not None:
+        out["quantization"] = out["quantization_flag"] = kept.flag
+        out["quantization_flag_why"] = kept.message
+        out["quantization_flag_source"] = ((mdata.get("modelopt_quant_method") or {}).get("kept") or {}).get("source")
+    elif kept is not None:
+        out.pop("quantization", None)
+        out["quantization_why"] = kept.message
+    mla_table = mdata.get("mla_architectures")
+    if names and isinstance(mla_table, dict):
         from stackcheck.launch.preflight.model import mla_of
 
         out["mla"], why = mla_of(mla_table, names, data, sglang_version)
@@ -141,7 +158,7 @@ def model_facts(
     dtype = text.get("torch_dtype") or data.get("torch_dtype") or text.get("dtype")
     if isinstance(dtype, str):
         out["model_dtype"] = dtype
-    return out, str(config), data
+    return out, posixpath.join(path, "config.json"), data
 
 
 def _arg_value(argv: list[str], names: tuple[str, ...]) -> str | None:
@@ -153,17 +170,26 @@ def _arg_value(argv: list[str], names: tuple[str, ...]) -> str | None:
     return value
 
 
+class LaunchFacts(NamedTuple):
+    launch: dict[str, Any]  # the launch facts of the request
+    assumptions: list[str]  # what was assumed
+    model_path: str | None
+    config: dict[str, Any] | None  # the model's config.json (None: not read)
+    model_flags: list[tuple[str, str, str, Any]]  # flags the model needs to load (recommend.Request.model_flags)
+
+
 def launch_facts(
     args: argparse.Namespace,
     derived: Any,
     gpu_count: int,
-    mla_table: Mapping[str, Any] | None = None,
+    model_data: Mapping[str, Any] | None = None,
     sglang_version: str | None = None,
-) -> tuple[dict[str, Any], list[str], str | None, dict[str, Any] | None]:
-    """The launch facts of the request, what was assumed, the model path, and the model's config.json (None: not
-    read)."""
+) -> LaunchFacts:
+    """The launch facts of the request, what was assumed, the model path, the model's config.json and the flags
+    the model needs."""
     launch: dict[str, Any] = {"goal": args.goal, "dtype": "auto", "deterministic": False}
     assumptions: list[str] = []
+    model_flags: list[tuple[str, str, str, Any]] = []
     model_path = args.model_path
     if derived is not None:
         launch.update({k: v for k, v in derived.launch.items() if v is not None})
@@ -185,7 +211,14 @@ def launch_facts(
         raise UsageError(f"tensor-parallel size {launch['tp']} is larger than the {gpu_count} GPU(s) of this box")
     argv = list(derived.sglang_args) if derived is not None else []
     directory, how = find_model(model_path, argv)
-    model, where, config = model_facts(directory, mla_table, sglang_version)
+    model, where, config = model_facts(directory, model_data, sglang_version, _arg_value(argv, ("--quantization",)))
+    flag = model.pop("quantization_flag", None)
+    flag_why, flag_source = model.pop("quantization_flag_why", None), model.pop("quantization_flag_source", None)
+    if flag is not None and not args.assume_quantization:
+        model_flags.append(("--quantization", flag, f"model {model_path}: {flag_why}", flag_source))
+    quant_why = model.pop("quantization_why", None)
+    if quant_why is not None and not args.assume_quantization:
+        assumptions.append(f"model {model_path}: quantization not known ({quant_why}; give --assume-quantization Q)")
     mla_why = model.pop("mla_why", None)
     if mla_why is not None:
         model.pop("mla")  # not known: no choice that hangs on it is taken for granted
@@ -214,7 +247,7 @@ def launch_facts(
         assumptions.append("GPU peer-to-peer hangs on this box (--assume-p2p-hang)")
     else:
         launch["p2p_hangs"] = False
-    return launch, assumptions, model_path, config
+    return LaunchFacts(launch, assumptions, model_path, config, model_flags)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -248,19 +281,20 @@ def run(args: argparse.Namespace) -> int:
         derived = gate.derive(command, manifests.launch, env)
         if derived.entrypoint is None:
             raise UsageError("the command after -- is not an SGLang launch (python -m sglang.launch_server ...)")
-    mla_table = (manifests.preflight.get("model") or {}).get("mla_architectures")
-    launch, assumptions, model_path, config = launch_facts(
+    model_data = manifests.preflight.get("model")
+    ctx = Context(facts=facts, manifests=manifests)
+    launch, assumptions, model_path, config, model_flags = launch_facts(
         args,
         derived,
         len(facts.get("gpus") or []),
-        mla_table if isinstance(mla_table, dict) else None,
-        Context(facts=facts, manifests=manifests).installed_version("sglang"),
+        model_data if isinstance(model_data, dict) else None,
+        ctx.installed_version("sglang"),  # the release that reads the model (the gate reads it the same way)
     )
     from stackcheck.launch.preflight.model import attention_keys
 
     listed = config.get("architectures") if config is not None else None
     first = listed[0] if isinstance(listed, list) and listed and isinstance(listed[0], str) else None
-    ctx = Context(facts=facts, manifests=manifests, launch=launch)
+    ctx.launch = launch
     features_now = [evaluate_feature(f, ctx) for f in manifests.features]
     request = Request(
         goal=args.goal,
@@ -274,6 +308,7 @@ def run(args: argparse.Namespace) -> int:
         pins=pins,
         architecture=first,  # what the gate reads of the model, so that no line is one it refuses for the model
         model_config=attention_keys(config) if config is not None else None,
+        model_flags=model_flags,
     )
     required = [(r.feature, r.why) for r in derived.required if r.kind == "explicit"] if derived else []
     rec = recommend(ctx, request, features_now, required)

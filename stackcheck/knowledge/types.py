@@ -431,6 +431,23 @@ class OwnFlagChoice(TypedDict, total=False):
     note: str
 
 
+class ReleaseChoiceRun(TypedDict, total=False):
+    """One run of releases of launch.json `release_choices`: the choices their parser offers."""
+
+    versions: str
+    choices: list[str]
+    source: Source
+    note: str
+
+
+class ReleaseChoices(TypedDict, total=False):
+    """launch.json `release_choices`: listed choice flags whose choices a release's parser narrows."""
+
+    flags: list[str]
+    runs: list[ReleaseChoiceRun]
+    note: str
+
+
 class Refusals(TypedDict, total=False):
     """launch.json `refusals`: flag combinations SGLang refuses while it reads its arguments (launch/refusals.py)."""
 
@@ -446,6 +463,7 @@ class Launch(TypedDict, total=False):
     defaults: list[LaunchDefault]
     release_flags: ReleaseFlags
     own_flag_choices: list[OwnFlagChoice]
+    release_choices: list[ReleaseChoices]
     refusals: Refusals
 
 

@@ -409,6 +409,15 @@ def _preflight_problems(doc: dict[str, Any], origin: str, feature_ids: set[Any])
             feature = req.get("feature") if isinstance(req, dict) else req
             if feature_ids and _h(feature) not in feature_ids:
                 out.append(f"{origin}: $.model.quantization[{i}].requires[{j}]: unknown feature {feature!r}")
+    ranges = [(f"modelopt_algos[{i}]", r) for i, r in enumerate(model.get("modelopt_algos") or [])]
+    named = model.get("modelopt_quant_method")
+    kept = named.get("kept") if isinstance(named, dict) else None
+    mapped = kept.get("mapped_architectures") if isinstance(kept, dict) else None
+    ranges += [(f"modelopt_quant_method.kept.mapped_architectures[{i}]", r) for i, r in enumerate(mapped or [])]
+    for where, entry in [*ranges, ("modelopt_quant_method", named)]:
+        versions = entry.get("versions") if isinstance(entry, dict) else None
+        if isinstance(versions, str) and parse_specifier(versions) is None:
+            out.append(f"{origin}: $.model.{where}.versions: invalid version specifier {versions!r}")
     memory: dict[str, Any] = doc["memory"] if isinstance(doc.get("memory"), dict) else {}
     layout: dict[str, Any] = doc["gpu_layout"] if isinstance(doc.get("gpu_layout"), dict) else {}
     ranged = [("memory", "default_mem_fraction", memory), ("gpu_layout", "dp_offset", layout)]

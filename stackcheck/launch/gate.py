@@ -978,6 +978,52 @@ def own_flag_problems(
     return out
 
 
+def release_choice_problems(d: Derived, mapping: Mapping[str, Any], sglang_version: str | None) -> list[Problem]:
+    """A value of a listed choice flag that the installed release's parser does not offer (launch.json
+    release_choices: SGLang's attention backend list per run of releases) ends the launch with argparse's 'invalid
+    choice' (exit status 2): blocked; from the releases whose launcher loads plugins first (release_flags
+    `plugins`), which may extend the list, unknown. Only values the option's choices know are judged here (any
+    other is parse_flags' unknown), and only releases a run names (a newer one is not guessed)."""
+    if sglang_version is None or d.entrypoint != "launch-server" or not mapping.get("release_choices"):
+        return []
+    from stackcheck.facts.versions import version_in
+
+    table: Mapping[str, Any] = mapping["release_flags"] if isinstance(mapping.get("release_flags"), dict) else {}
+    may_plugin = _in_runs(sglang_version, [str(r) for r in table.get("releases") or []], table.get("plugins"))
+    by_flag = {str(o["flag"]): o for o in _options(mapping)}
+    out: list[Problem] = []
+    for spec in mapping.get("release_choices") or []:
+        runs = spec.get("runs") if isinstance(spec, dict) else None
+        run = next(
+            (
+                r
+                for r in runs or []
+                if isinstance(r, dict) and version_in(sglang_version, str(r.get("versions"))) is True
+            ),
+            None,
+        )
+        if run is None:
+            continue
+        offered = [str(c) for c in run.get("choices") or []]
+        for flag in spec.get("flags") or []:
+            value = d.options.get(str(flag))
+            known = _choices(by_flag.get(str(flag)) or {}, by_flag) or {}
+            if not isinstance(value, str) or value in offered or value not in known:
+                continue
+            text = f"SGLang {sglang_version} does not offer {value!r} among the choices of {flag}"
+            if may_plugin:
+                message = (
+                    f"{text}: unless an installed SGLang plugin adds it (this release loads plugins before it reads "
+                    "the command line), the server exits at once with 'invalid choice' (exit status 2)"
+                )
+                sources = [*_as_list(run.get("source")), *_as_list(table.get("plugins_source"))]
+                out.append(Problem(str(flag), "unknown", None, message, sources, value, ", ".join(offered)))
+                continue
+            message = f"{text}: the server exits at once with 'invalid choice' (exit status 2)"
+            out.append(Problem(str(flag), "blocked", "crash", message, run.get("source"), value, ", ".join(offered)))
+    return out
+
+
 def _as_list(source: Any) -> list[Any]:
     return list(source) if isinstance(source, list) else [source] if source else []
 

@@ -63,6 +63,9 @@ class Request:
     # the model as the gate reads it: its first architecture and config.json's attention keys (None: not read)
     architecture: str | None = None
     model_config: dict[str, Any] | None = None
+    # flags the model itself needs to load on this release, each (flag, value, why, source): a ModelOpt checkpoint
+    # whose quant_method the release keeps as written needs --quantization (launch.preflight.model.kept_modelopt)
+    model_flags: list[tuple[str, str, str, Any]] = field(default_factory=list)
 
 
 @record
@@ -119,7 +122,7 @@ def model_refusal(ctx: Context, model: ModelSeen, flags: Mapping[str, str | bool
         model.release_flags[version] = _declared_in(mapping, version)  # read once for every option judged
     found = refusal_problems(
         d, mapping, version, gpu_majors(ctx.facts), model.architecture, {"model": model.config},
-        model.release_flags.get(version) if version is not None else None,
+        model.release_flags.get(version) if version is not None else None, ctx.torch_cuda(),
     )  # fmt: skip
     for p in found:
         if p.subject.removeprefix("refusal ") in rules and p.status in ("blocked", "unknown"):
@@ -843,6 +846,9 @@ def recommend(
     if request.command:
         blocked = blocked_command_flags(judge, required)
         command, env, diff = edit_command(request.command, request.env, picks, never, blocked, launch_map)
+        for flag, value, why, source in request.model_flags:  # only those the given launch lacks
+            command += [flag, value]
+            diff.append(Change("add", "flag", flag, value, None, why, source, "what the model needs to load"))
     else:
         tp = ctx.launch.get("tp")
         flags: list[tuple[str, str | bool]] = []
@@ -852,6 +858,7 @@ def recommend(
                 continue
             flags += list(p.flags.items())
             env.update(p.env)
+        flags += [(flag, value) for flag, value, _why, _source in request.model_flags]
         command = fresh_command(request.model_path, tp if isinstance(tp, int) else 1, flags)
     return Recommendation(
         goal=request.goal,

@@ -560,13 +560,18 @@ def _backend_list_refused(
     majors: set[int] | None,
     architecture: str | None,
     keys: Mapping[str, Any] | None,
+    torch_cuda: str | None = None,
+    unrunnable: Mapping[str, str] | None = None,
 ) -> _Judged:
     """Whether SGLang's check of attention_backend against a list (launch.json `backend_list`: deterministic
     inference's) refuses the launch: the backend given, else the one a model override set before the check, else
     what the release holds there (`unset`: refused, the check raises on None; fallback, it picks one of its list;
     default_pick, the default picker ran first: outside the list only on default_outside_majors). `models`: a second
     check for the architectures it lists (SGLang's DeepSeek list), with its own allowed list, backends allowed on
-    some GPU majors only (`majors_only`) and the majors where the default pick is outside it."""
+    some GPU majors only (`majors_only`; with a torch CUDA build of at least `majors_only_torch_cuda_min`, which
+    SGLang's platform test reads too: `torch_cuda`, None when not known, is then unknown) and the majors where
+    the default pick is outside it. `unrunnable`: backends the box cannot run, with why (backends_not_running),
+    left out of what the refusal tells the user to give."""
     allowed = {str(b) for b in spec.get("allowed") or []}
     narrow = spec.get("models") if isinstance(spec.get("models"), dict) else {}
     listed: bool | None = None  # whether the model is one of the second check's architectures
@@ -578,6 +583,17 @@ def _backend_list_refused(
             narrow = {}
     own = {str(b) for b in narrow.get("allowed") or []} if narrow else allowed
     only = {str(b): {int(m) for m in ms} for b, ms in (narrow.get("majors_only") or {}).items()} if narrow else {}
+    cuda_min = (
+        {str(b): numeric(v) for b, v in (narrow.get("majors_only_torch_cuda_min") or {}).items()} if narrow else {}
+    )
+    cuda = numeric(torch_cuda)
+
+    def torch_short(backend: str) -> bool | None:
+        """Whether the torch CUDA build is below what the platform test of `backend`'s majors asks for."""
+        need = cuda_min.get(backend)
+        if need is None:
+            return False
+        return None if cuda is None else cuda < need
 
     def refused(backend: str) -> bool | None:
         if backend not in allowed:
@@ -587,11 +603,21 @@ def _backend_list_refused(
         ok = backend in own and (backend not in only or (majors is not None and majors <= only[backend]))
         if backend in own and backend in only and majors is None:
             return None  # the GPU decides
+        if ok and backend in only:
+            short = torch_short(backend)
+            if short is None:
+                return None  # the torch CUDA build decides
+            ok = not short
         return False if ok else listed
 
-    # what to give: the list's backends that hold on this box (fa4 for a DeepSeek-list model only on SM100/SM110)
-    fits = {b for b in own if b not in only or majors is None or majors <= only[b]}
-    required = ", ".join(sorted(fits))
+    # what to give: the list's backends that hold on this box (fa4 for a DeepSeek-list model only on SM100/SM110,
+    # with a torch CUDA build of 12.8 or later)
+    fits = {b for b in own if b not in only or majors is None or (majors <= only[b] and torch_short(b) is not True)}
+    runs = {b for b in fits if b not in (unrunnable or {})}
+    required = ", ".join(sorted(runs))
+    if fits and not runs:  # none of the list runs here: say so, with why, rather than name them
+        why = "; ".join(f"{b}: {(unrunnable or {})[b]}" for b in sorted(fits))
+        required = f"none that runs on this box ({why})"
     given = values.get("attention_backend")
     if isinstance(given, str) and given != "unset":
         holds = refused(given)
@@ -599,7 +625,11 @@ def _backend_list_refused(
         if narrow and holds is not False:
             who = "architecture not read" if listed is None else f"architecture {architecture}"
             text += f" ({who}; SGLang's DeepSeek check takes {required} only here)"
-        missing = None if holds is not None else "the model's architecture and the GPU (config.json, the box)"
+            if given in own and given in only and torch_short(given) is not False:
+                need = ".".join(map(str, cuda_min[given] or ()))
+                seen_cuda = f"torch's CUDA build {torch_cuda}" if torch_cuda else "torch's CUDA build (not known)"
+                text += f"; {given} also needs a torch CUDA build of {need} or later there: {seen_cuda}"
+        missing = None if holds is not None else "the model's architecture, the GPU and torch's CUDA build"
         return _Judged(holds, text, required, missing)
     outside_on = {int(m) for m in spec.get("default_outside_majors") or []}
     if narrow:
@@ -663,6 +693,8 @@ def launch_values(
     models: Mapping[str, Any] | None = None,
     declared: set[str] | _Unset | None = _UNSET,
     after_equal_split: bool = True,
+    torch_cuda: str | None = None,
+    unrunnable: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """The values SGLang's argument checks read, for the release range `entry`: known, derived or unknown (SGLang
     chooses it at start). `majors`: the GPU majors of the box (None: not known); `architecture`: the model's first
@@ -725,8 +757,9 @@ def launch_values(
     if isinstance(list_spec, dict):  # a check of --attention-backend against a list, after the model overrides
         keys = (models or {}).get("model")
         values["backend_list_refused"] = _backend_list_refused(
-            values, list_spec, d, mapping, version, majors, architecture, keys if isinstance(keys, Mapping) else None
-        )
+            values, list_spec, d, mapping, version, majors, architecture,
+            keys if isinstance(keys, Mapping) else None, torch_cuda, unrunnable,
+        )  # fmt: skip
     gdn_spec = entry.get("hybrid_gdn")
     if isinstance(gdn_spec, dict):  # the hybrid GDN model's attention backends on Blackwell GPUs
         values["hybrid_gdn_backend_refused"] = _hybrid_gdn_refused(values, gdn_spec, majors, architecture, models or {})
@@ -842,11 +875,43 @@ _AUTO_WORDS = {
 
 
 def gpu_majors(facts: Mapping[str, Any]) -> set[int] | None:
-    """The GPU majors of the box from its facts (None when no GPU's compute capability is known)."""
+    """The GPU majors of the box from its facts; None when they are not all known: no GPU listed, or a GPU whose
+    compute capability was not read (NVML or nvidia-smi failed on it). Such a GPU may be of any major, and the
+    rules judged on the majors say unknown then; before, it was dropped, and a box of H200s with one GPU not read
+    was judged as Hopper alone (a rule that refuses on SM120 passed: fail open)."""
+    from stackcheck.facts.model import cc_tuple
+
+    ccs = [cc_tuple(g.get("compute_capability")) if isinstance(g, dict) else None for g in facts.get("gpus") or []]
+    if not ccs or any(t is None for t in ccs):
+        return None
+    return {t[0] for t in ccs if t is not None}
+
+
+def known_gpu_majors(facts: Mapping[str, Any]) -> set[int] | None:
+    """The majors of the GPUs whose compute capability was read (None when none was): for the attention backends
+    SGLang picks on them (auto_backend_features, auto_backend_unread), where a pick is a requirement and requiring
+    the picks of the GPUs read never passes a launch; the GPUs not read make the verdicts' per-GPU rules unknown."""
     from stackcheck.facts.model import cc_tuple
 
     ccs = [cc_tuple(g.get("compute_capability")) for g in facts.get("gpus") or [] if isinstance(g, dict)]
     return {t[0] for t in ccs if t is not None} or None
+
+
+def backends_not_running(mapping: Mapping[str, Any], statuses: Mapping[str, str]) -> dict[str, str]:
+    """The attention backends this box cannot run, with why, for the advice of a refusal: those of another
+    platform (refusals.auto.attention_backend.other_platforms: Ascend NPU, Intel XPU) and those whose feature
+    (--attention-backend's choices) is blocked here by its verdict (`statuses`: feature id -> status), such as
+    fa3 outside SGLang's FA3 majors. A backend with no feature and no platform is not judged (left in)."""
+    auto = ((mapping.get("refusals") or {}).get("auto") or {}).get("attention_backend") or {}
+    out = {str(b): f"a backend for {p}, not this box's GPUs" for b, p in (auto.get("other_platforms") or {}).items()}
+    option: Mapping[str, Any] = next(
+        (o for o in mapping.get("options") or [] if o.get("flag") == "--attention-backend"), {}
+    )
+    for backend, features in (option.get("choices") or {}).items():
+        blocked = [str(f) for f in features or [] if statuses.get(str(f)) == "blocked"]
+        if blocked and str(backend) not in out:
+            out[str(backend)] = f"{', '.join(blocked)} blocked on this box"
+    return out
 
 
 def model_architecture(pre: Any) -> str | None:
@@ -872,11 +937,15 @@ def refusal_problems(
     architecture: str | None = None,
     models: Mapping[str, Any] | None = None,
     release_flags: set[str] | _Unset | None = _UNSET,
+    torch_cuda: str | None = None,
+    unrunnable: Mapping[str, str] | None = None,
 ) -> list[Problem]:
     """The launch's flag combinations that the installed SGLang refuses at argument parsing (blocked, effect
     crash), or may refuse depending on a value it chooses at start (unknown). Nothing without a release, for a
     command that is no SGLang launch, or for a release no range of a rule covers. `release_flags`:
-    gate._declared_in(mapping, sglang_version), where the caller judges several launches of one release."""
+    gate._declared_in(mapping, sglang_version), where the caller judges several launches of one release;
+    `torch_cuda`: torch's CUDA build ("12.9"; None: not known), which SGLang's platform tests read; `unrunnable`:
+    the attention backends the box cannot run, with why (backends_not_running), which a refusal does not advise."""
     if sglang_version is None or d.entrypoint is None:
         return []
     table = mapping.get("refusals") or {}
@@ -891,7 +960,9 @@ def refusal_problems(
         if isinstance(declared, _Unset):
             declared = _declared_in(mapping, sglang_version)
         after = not entry.get("before_equal_split", rule.get("before_equal_split"))
-        values = launch_values(d, mapping, sglang_version, entry, majors, architecture, models, declared, after)
+        values = launch_values(
+            d, mapping, sglang_version, entry, majors, architecture, models, declared, after, torch_cuda, unrunnable
+        )
         conds = [c for c in [*(rule.get("when") or []), *(entry.get("also") or [])] if isinstance(c, dict)]
         results = [_holds(c, values, entry) for c in conds]
         if not results or any(r is False for r in results):

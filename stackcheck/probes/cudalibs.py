@@ -12,10 +12,12 @@ the `--deep` libs probe follows; the rules read the wheels from the packages sec
 library is looked for the same way: libnuma.so.1, which the kernel packages' common_ops links (no RPATH there
 either) and which no pip wheel brings.
 
-An ld.so cache entry counts only when its file is there and is a library of the box's class and machine
-(one 20-byte read each, as glibc's open_verify: a stale entry whose file was removed since ldconfig ran is not
-the loader's answer). One this process cannot read (permission denied: the server's user may) is neither
-found nor absent: it is listed in `unreadable`, and the rules on it are unknown.
+An ld.so cache entry, and a file on LD_LIBRARY_PATH or in a default directory, counts only when its file is
+there and is a library of the box's class and machine (one 20-byte read each, as glibc's open_verify: a stale
+entry whose file was removed since ldconfig ran is not the loader's answer, and a 32-bit copy, EI_CLASS 1, is
+passed over for the next place: a 64-bit Python cannot load it). One this process cannot read (permission
+denied: the server's user may) is neither found nor absent: it is listed in `unreadable`, and the rules on it
+are unknown.
 
 Facts: `cuda_libs: {"libcudart.so.12": "/usr/local/cuda-12.8/lib64/libcudart.so.12" | null, ...,
 "ld_cache": "file" | "unavailable: reason", "unreadable"?: {"libnuma.so.1": "path: reason"}}`.
@@ -142,6 +144,7 @@ def probe_cuda_libs(env: Mapping[str, str], view: FileView, sonames: tuple[str, 
     dirs = [d.rstrip("/") for d in (env.get("LD_LIBRARY_PATH") or "").split(":") if d.startswith("/")]
     cache, how, unknown = _ld_cache(view, sonames)
     listings: dict[str, set[str]] = {}
+    machine: list[int] = []  # the box's, read once at the first file judged
 
     def names_in(d: str) -> set[str]:
         # one listing per directory (a stat per soname would resolve every path component again)
@@ -152,26 +155,44 @@ def probe_cuda_libs(env: Mapping[str, str], view: FileView, sonames: tuple[str, 
                 listings[d] = set()
         return listings[d]
 
-    def first_in(candidates: list[str] | tuple[str, ...], soname: str) -> str | None:
+    def first_in(candidates: list[str] | tuple[str, ...], soname: str) -> tuple[str | None, bool]:
+        """The loader's answer in these directories: (the library, whether the search ends here). As glibc's
+        open_verify, an ELF of another class (a 32-bit copy, EI_CLASS 1) or machine is passed over for the next
+        directory; a file that is no ELF library ends the search with no library (the load fails on it); one
+        this process cannot read ends it too, listed in `unreadable` (neither found nor absent)."""
         for d in candidates:
-            if soname in names_in(d):
-                st = view.stat(f"{d}/{soname}")
-                if st is not None and st.kind == "file":
-                    return f"{d}/{soname}"
-        return None
+            if soname not in names_in(d):
+                continue
+            path = f"{d}/{soname}"
+            st = view.stat(path)
+            if st is None or st.kind != "file":
+                continue
+            if not machine:
+                machine.append(box_machine(view))
+            kind = _library_kind(view, path, machine[0])
+            if kind == "ok":
+                return path, True
+            if kind == "bad":
+                return None, True
+            if kind.startswith("unknown"):
+                out.setdefault("unreadable", {})[soname] = f"{path}: {kind.partition(': ')[2]}"
+                return None, True
+        return None, False
 
     out: dict[str, Any] = {}
     for soname in sonames:
         # the loader's order: LD_LIBRARY_PATH, the cache, the default directories (a library installed without
         # running ldconfig)
-        in_path = first_in(dirs, soname)
-        if in_path is None and soname in unknown:  # not counted as found, nor as absent: the rules say unknown
+        in_path, ends = first_in(dirs, soname)
+        if ends:
+            out[soname] = in_path
+        elif soname in unknown:  # not counted as found, nor as absent: the rules say unknown
             out[soname] = None
             out.setdefault("unreadable", {})[soname] = unknown[soname]
-        elif in_path is None and soname in cache:
+        elif soname in cache:
             out[soname] = cache[soname]
         else:
-            out[soname] = in_path or first_in(DEFAULT_DIRS, soname)
+            out[soname] = first_in(DEFAULT_DIRS, soname)[0]
     out["ld_cache"] = how
     return out
 

@@ -48,6 +48,7 @@ WANTED = (
     "nvidia-cuda-nvrtc",
     "nvidia-cublas-cu12",
     "nvidia-cublas",
+    "flash-attn-4",
 )
 #: the packages a serving environment has; an environment with none of them is "not this one" (see the
 #: environments probe, which then looks for one that has them)

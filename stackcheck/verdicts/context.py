@@ -130,6 +130,21 @@ class Context:
             models.setdefault((cc, g.get("name")), []).append(idx if isinstance(idx, int) else i)
         return [GpuModel(cc, name, tuple(ix)) for (cc, name), ix in sorted(models.items(), key=lambda kv: kv[1])]
 
+    def gpus_not_read(self) -> str | None:
+        """Why a GPU listed in the facts has no compute capability read (NVML or nvidia-smi failed on it, or the
+        value is not one), naming the first such GPU; None when every GPU listed has one. gpu_models leaves such
+        a GPU out, and a per-GPU rule is then unknown for it: it may be of any architecture."""
+        gpus = self.facts.get("gpus") or []
+        for i, g in enumerate(gpus):
+            cc = g.get("compute_capability") if isinstance(g, dict) else None
+            if isinstance(cc, str) and cc_tuple(cc) is not None:
+                continue
+            idx = g.get("index") if isinstance(g, dict) else None
+            error = g.get("error") if isinstance(g, dict) else None
+            why = f": {error}" if isinstance(error, str) and error else ""
+            return f"GPU {idx if isinstance(idx, int) else i}'s compute capability was not read{why}"
+        return None
+
     def gpus_unknown_reason(self) -> str:
         if "gpus" not in self.facts:
             return "GPUs not known (not probed, not in the facts file)"
@@ -310,6 +325,29 @@ class Context:
                 f"the installed {name} {entry.get('version')}'s binaries (newer than the data of {self.manifests.date})"
             )
         return None
+
+    def package_lib_missing_symbols(self, path: str, name: str, lib: str) -> int:
+        """How many of the symbols one extension module of the kernel package (`flash_ops`) needs the loader does
+        not find: its torch names missing from torch's libraries, and its driver API calls missing from the
+        driver's libcuda.so.1 (the kernel symbol probe's `modules`, readers/kernelsymbols.py). Missing (the rule
+        does not apply) without that section, for another package, without an entry for the module, or where
+        neither half was judged (an unreadable file, torch's libraries not found): the other rules decide then.
+        The driver half counts only for the box's own driver (not an assumed or planned one)."""
+        ks = self.facts.get("kernel_symbols")
+        if not isinstance(ks, dict) or ks.get("error") or not isinstance(ks.get("modules"), list):
+            raise Missing(path, "the kernel symbol probe did not read the package's extension modules")
+        if ks.get("package") not in (None, name):
+            raise Missing(path, f"the kernel symbol probe read {ks.get('package')}, not {name}")
+        entry = next((m for m in ks["modules"] if isinstance(m, dict) and m.get("module") == lib), None)
+        if entry is None:
+            raise Missing(path, f"the kernel symbol probe found no module {lib} in {name}")
+        driver = self.facts.get("driver")
+        own_driver = not (isinstance(driver, dict) and driver.get("source") in ("assumed", "plan"))
+        counts = [entry.get("torch_missing_count"), entry.get("driver_missing_count") if own_driver else None]
+        judged = [c for c in counts if isinstance(c, int) and not isinstance(c, bool)]
+        if not judged:
+            raise Missing(path, f"{entry.get('path')}: its symbols were not looked up")
+        return sum(judged)
 
     def package_lib_archs(self, name: str, lib: str) -> tuple[list[str], str]:
         """Compiled targets of one shared library of a package (`flashmla_ops` for sgl_kernel/flashmla_ops.abi3.so;
@@ -547,8 +585,10 @@ class Context:
         if ".lib." in rest:
             name, _, lib_attr = rest.partition(".lib.")
             lib, _, lib_field = lib_attr.rpartition(".")
-            if lib_field != "archs" or not lib:
+            if lib_field not in ("archs", "missing_symbols") or not lib:
                 raise Missing(path, f"unknown fact path {path}")
+            if lib_field == "missing_symbols":
+                return self.package_lib_missing_symbols(path, name, lib)
             if self.facts.get("packages") is None:
                 raise Missing(path, "installed packages not known")
             return self.package_lib_archs(name, lib)[0]

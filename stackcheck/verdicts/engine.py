@@ -302,9 +302,12 @@ def evaluate_rules(
     """The reasons of every rule that applies; `stop`: raise _NotOk at the first that fails or is unknown."""
     reasons: list[Reason] = []
     models = ctx.gpu_models()
+    not_read = ctx.gpus_not_read() if models else None
     for rule in item.get("rules") or []:
         per_gpu, requirement = _rule_shape(rule)
         targets: list[GpuModel | None] = list(models) if per_gpu and models else [None]
+        if per_gpu and models and not_read is not None:
+            targets.append(None)  # a GPU whose compute capability was not read: unknown for it (not_read)
         for gpu in targets:
             base: Reason = {
                 "rule": str(rule.get("id")),
@@ -316,6 +319,7 @@ def evaluate_rules(
                 base["inferred"] = True
             if gpu is not None and len(models) > 1:
                 base["gpu"] = gpu.label
+            unread = not_read if gpu is None and len(targets) > 1 else None  # the GPU not read, named
             w = evaluate_predicate(rule["when"], ctx, gpu) if "when" in rule else None
             if w is not None and w.value is False:
                 continue
@@ -328,13 +332,13 @@ def evaluate_rules(
                 if w.value is None:
                     if stop:
                         raise _NotOk
-                    reasons.append({**base, "result": "unknown", "message": str(w.missing)})
+                    reasons.append({**base, "result": "unknown", "message": unread or str(w.missing)})
                     continue
             r = evaluate_predicate(rule.get("require"), ctx, gpu)
             if r.value is None:
                 if stop:
                     raise _NotOk
-                reasons.append({**base, "result": "unknown", "message": str(r.missing)})
+                reasons.append({**base, "result": "unknown", "message": unread or str(r.missing)})
                 continue
             reason: Reason = {**base, "observed": r.observed, "required": r.required}
             if r.patched:
@@ -534,8 +538,11 @@ def _blocked_in_every_release(
     name = str(quantify.get("package"))
     if not ctx.is_installed(name) or ctx.installed_version(name) is not None:
         return None
-    if needs and not any(name in n.split("|") for n in needs):
-        return None  # a check without `needs` (kernel-arch) runs on every box: its quantify package is what it judges
+    if needs and not any(name in n.split("|") for n in needs) and not _on_path(item, name):
+        # a check without `needs` (kernel-arch) runs on every box: its quantify package is what it judges; a
+        # feature judges a package it does not need only where that package is a hop of its path (flash-attn-4,
+        # which attention-fa4 reaches from SGLang 0.5.10-0.5.15 only)
+        return None
     day = collected_day(ctx)
     records = ctx.manifests.releases(name)
     later = [r for r in records if day is not None and isinstance(r.get("uploaded"), str) and r["uploaded"] > day]
@@ -627,6 +634,12 @@ def _blocked_in_every_release(
     reason["message"] = str(reason["message"]) + f". Later releases: {quantify.get('why')}"
     reason["source"] = [*_sources(newest_fail.get("source")), *_sources(quantify.get("source"))]
     return mildest, [reason]
+
+
+def _on_path(item: Feature | Check, name: str) -> bool:
+    """Whether `name` is the package of a hop of the item's path to the kernel (features.json `path`)."""
+    hops = cast("dict[str, Any]", item).get("path")  # a check has no path
+    return isinstance(hops, list) and any(isinstance(h, dict) and h.get("package") == name for h in hops)
 
 
 def _dev_builds(ctx: Context, name: str) -> bool:

@@ -55,6 +55,12 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "`sgl_kernel/flashmla_ops.abi3.so`): the binary probe's files (`--deep`), else the variant's `libs` in "
             "components.json",
         ),
+        FactDoc(
+            ("pkg.NAME.lib.LIB.missing_symbols",),
+            "how many torch symbols and driver API functions an extension module of the kernel package "
+            "(`kernel.lib.flash_ops.missing_symbols`) needs that the loader does not find (the kernel symbol probe's "
+            "`modules`); absent where the probe did not look them up",
+        ),
     ),
     "kernel": (
         FactDoc(("kernel.*",), "`pkg.*` of whichever kernel package is installed (`sglang-kernel`, else `sgl-kernel`)"),

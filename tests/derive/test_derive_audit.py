@@ -80,7 +80,8 @@ def test_newer_release_judged_from_its_files(tmp_path: Path, manifests: Any, mon
     # hand-written knowledge: unknown, with the reason
     fa3 = features["attention-fa3"]
     assert fa3["status"] == "unknown"
-    assert "sglang.fa3_majors has no probe" in fa3["reasons"][0]["message"]
+    # (attention-fa3's flash-ops-loads reads the kernel package only, so the feature is judged rule by rule now)
+    assert any("sglang.fa3_majors has no probe" in str(r.get("message")) for r in fa3["reasons"]), fa3["reasons"]
     # features that hold for newer releases are judged as before
     assert (
         features["custom-allreduce"]["status"] == "ok" and "derived" not in features["custom-allreduce"]["reasons"][0]

@@ -33,9 +33,16 @@ def mapping() -> dict[str, Any]:
 
 
 def rule(
-    mapping: dict[str, Any], version: str, majors: set[int] | None, config: dict[str, Any] | None, *flags: str
+    mapping: dict[str, Any],
+    version: str,
+    majors: set[int] | None,
+    config: dict[str, Any] | None,
+    *flags: str,
+    torch_cuda: str | None = "12.9",
 ) -> str:
-    return config_rule_status(mapping, "deterministic-attention-backend", version, majors, config, *flags)
+    return config_rule_status(
+        mapping, "deterministic-attention-backend", version, majors, config, *flags, torch_cuda=torch_cuda
+    )
 
 
 def test_a_deepseek_model_on_a_backend_outside_its_own_list_is_refused(mapping: dict[str, Any]) -> None:
@@ -162,6 +169,43 @@ def test_a_model_the_check_lists_but_the_fallback_does_not(mapping: dict[str, An
         assert rule(mapping, version, {10}, DEEPSEEK_V2_LITE, FLAG) == "ok", version
 
 
+def test_fa4_for_a_deepseek_model_on_sm100_needs_a_torch_cuda_build_of_12_8(mapping: dict[str, Any]) -> None:
+    """SGLang's SM100/SM110 test of the fa4 clause (is_sm100_or_sm110_supported, utils/common.py 0.5.17-0.5.23) also
+    asks torch.version.cuda >= 12.8: with a CUDA 12.6 torch on a B200 it is False and the check raises ValueError.
+    Before, only the majors were read and the gate passed that launch (ok); an unknown torch CUDA build passed too."""
+    fa4 = (FLAG, "--attention-backend", "fa4")
+    for version in ("0.5.17", "0.5.20", "0.5.23"):
+        for majors in ({10}, {11}):
+            assert rule(mapping, version, majors, DEEPSEEK_V2_LITE, *fa4, torch_cuda="12.6") == "blocked", version
+            assert rule(mapping, version, majors, DEEPSEEK_V2_LITE, *fa4, torch_cuda="12.8") == "ok", version
+            assert rule(mapping, version, majors, DEEPSEEK_V2_LITE, *fa4, torch_cuda="13.0") == "ok", version
+            assert rule(mapping, version, majors, DEEPSEEK_V2_LITE, *fa4, torch_cuda=None) == "unknown", version
+        # a model outside SGLang's DeepSeek list is not checked again: torch's build does not matter
+        assert rule(mapping, version, {10}, LLAMA3, *fa4, torch_cuda="12.6") == "ok", version
+        # another backend of the list is not tied to the GPU
+        assert (
+            rule(mapping, version, {10}, DEEPSEEK_V2_LITE, FLAG, "--attention-backend", "triton", torch_cuda="12.6")
+            == "ok"
+        )
+    # the release before the clause: fa4 is refused for the model whatever torch is
+    assert rule(mapping, "0.5.16", {10}, DEEPSEEK_V2_LITE, *fa4, torch_cuda="12.9") == "blocked"
+
+
+def test_the_refusal_says_the_torch_cuda_build_and_leaves_fa4_out(mapping: dict[str, Any]) -> None:
+    from gate_cli import LAUNCH
+
+    from stackcheck.launch.refusals import refusal_problems
+
+    d = gate.derive([*LAUNCH, "--model", "m", FLAG, "--attention-backend", "fa4"], mapping, {})
+    models = {"model": attention_keys(DEEPSEEK_V2_LITE)}
+    got = refusal_problems(d, mapping, "0.5.23", {10}, "DeepseekV2ForCausalLM", models, torch_cuda="12.6")
+    problem = next(p for p in got if p.subject == "refusal deterministic-attention-backend")
+    assert problem.status == "blocked" and problem.effect == "crash"
+    assert "torch's CUDA build 12.6" in (problem.observed or "") and "12.8 or later" in (problem.observed or "")
+    assert problem.required == "ascend, fa3, triton"  # fa4 does not hold with this torch
+    assert any("utils/common.py" in str(s.get("title")) for s in problem.source)
+
+
 def test_the_backends_named_hold_on_the_box(mapping: dict[str, Any]) -> None:
     """The refusal names what to give: for a DeepSeek-list model on SM120 fa4 is not among them (SM100/SM110 only)."""
     from gate_cli import LAUNCH
@@ -175,3 +219,23 @@ def test_the_backends_named_hold_on_the_box(mapping: dict[str, Any]) -> None:
         got = refusal_problems(d, mapping, "0.5.23", majors, "DeepseekV2ForCausalLM", models)
         problem = next(p for p in got if p.subject == "refusal deterministic-attention-backend")
         assert problem.required == want, (majors, problem.required)
+
+
+def test_the_gate_refuses_fa4_for_a_deepseek_model_with_an_older_torch_cuda_build(tmp_path: Any) -> None:
+    """End to end: the b200 case (SGLang 0.5.20, cc 10.0) with its torch made a CUDA 12.6 build; DeepSeek-V2-Lite
+    with deterministic inference on fa4. Before, the refusal was not raised (the majors alone were read)."""
+    import json
+    from pathlib import Path
+
+    from gate_cli import ROOT, gate_json, model_dir
+
+    facts = json.loads((ROOT / "tests" / "cases" / "b200" / "facts.json").read_text())
+    torch = facts["facts"]["packages"]["torch"]
+    torch.update({"version": "2.7.1+cu126", "dist_version": "2.7.1", "cuda": "12.6", "variant": "cu126"})
+    path = Path(tmp_path) / "facts.json"
+    path.write_text(json.dumps(facts))
+    model = model_dir(Path(tmp_path), "dsv2", DEEPSEEK_V2_LITE)
+    doc = gate_json(path, "--model-path", str(model), FLAG, "--attention-backend", "fa4", dry_run=True)
+    refusals = [r for r in doc["reasons"] if "deterministic-attention-backend" in json.dumps(r)]
+    assert doc["decision"] != "allow" and refusals, doc["decision"]
+    assert "12.6" in json.dumps(refusals)

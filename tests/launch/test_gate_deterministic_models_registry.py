@@ -121,3 +121,28 @@ def test_the_models_the_fallback_does_not_list_are_the_data(version: str) -> Non
     assert sorted(set(found[0]) - fallback) == sorted(outside), version
     if outside:
         assert spec["fallback_outside"]["majors"] == [10, 12]
+
+
+def _platform_cuda_min(version: str, probe: str) -> str | None:
+    """The torch CUDA build `probe` (is_sm100_or_sm110_supported) of utils/common.py asks for, "12.8"; None without
+    one (its partial of _check_cuda_device_version with cuda_version=(major, minor))."""
+    with zipfile.ZipFile(fetch_wheel("sglang", version)) as z:
+        if "sglang/srt/utils/common.py" not in z.namelist():
+            return None
+        text = z.read("sglang/srt/utils/common.py").decode("utf-8", "replace")
+    m = re.search(rf"^{probe} = lru_cache\(maxsize=1\)\((.*?)^\)", text, re.M | re.S)
+    if m is None:
+        return None
+    want = re.search(r"cuda_version=\((\d+),\s*(\d+)\)", m.group(1))
+    return f"{want.group(1)}.{want.group(2)}" if want else None
+
+
+@pytest.mark.registry
+@pytest.mark.parametrize("version", _versions())
+def test_the_fa4_clause_asks_the_torch_cuda_build_the_data_says(version: str) -> None:
+    """The fa4 clause's SM100/SM110 test reads torch.version.cuda too (majors_only_torch_cuda_min)."""
+    spec = _entry(version)["backend_list"].get("models") or {}
+    if "fa4" not in (spec.get("majors_only") or {}):
+        assert "majors_only_torch_cuda_min" not in spec, version
+        return
+    assert spec.get("majors_only_torch_cuda_min") == {"fa4": _platform_cuda_min(version, "is_sm100_or_sm110_supported")}

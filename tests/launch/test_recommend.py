@@ -576,7 +576,7 @@ def test_mla_is_decided_by_the_architecture_as_the_gate_decides_it(tmp_path: Pat
     from stackcheck.commands.recommend import model_facts
     from stackcheck.knowledge.loader import load
 
-    table = load([]).preflight["model"]["mla_architectures"]
+    data = load([]).preflight["model"]
     cases = {
         # SGLang's ModelConfig takes MLA by the architecture, not by the key: a kv_lora_rank on another
         # architecture is not MLA there, and the gate's preflight says the same
@@ -589,9 +589,9 @@ def test_mla_is_decided_by_the_architecture_as_the_gate_decides_it(tmp_path: Pat
         d = tmp_path / name
         d.mkdir()
         (d / "config.json").write_text(json.dumps(config))
-        assert model_facts(str(d), table, "0.5.9")[0]["mla"] is mla, name
+        assert model_facts(str(d), data, "0.5.9")[0]["mla"] is mla, name
     # no SGLang release known: an architecture no release makes MLA, with kv_lora_rank, is not known either way
-    assert model_facts(str(tmp_path / "not-listed"), table, None)[0]["mla"] is None
-    assert model_facts(str(tmp_path / "listed"), table, None)[0]["mla"] is True
+    assert model_facts(str(tmp_path / "not-listed"), data, None)[0]["mla"] is None
+    assert model_facts(str(tmp_path / "listed"), data, None)[0]["mla"] is True
     _, doc = recommend_json("--facts", str(SEED_AFTER), "--model-path", str(tmp_path / "not-listed"))
     assert any(c["decision"] == "attention" for c in doc["choices"])

@@ -141,8 +141,8 @@ def elf64(path: Path, machine: int | None = None, elf_class: int = 2) -> Path:
 
 
 def test_cuda_libs_from_ld_library_path_cache_and_defaults(tmp_path: Path) -> None:
-    touch(tmp_path / "opt/cuda12/lib/libcudart.so.12")
-    touch(tmp_path / "usr/lib/x86_64-linux-gnu/libnvrtc.so.13")
+    elf64(tmp_path / "opt/cuda12/lib/libcudart.so.12")
+    elf64(tmp_path / "usr/lib/x86_64-linux-gnu/libnvrtc.so.13")
     elf64(tmp_path / "usr/local/cuda-12.8/lib64/libcublas.so.12")  # the cache's entry, with its file
     view = HostView(str(tmp_path))
     cache = _build_cache([("libcublas.so.12", "/usr/local/cuda-12.8/lib64/libcublas.so.12", 0x303)])
@@ -204,6 +204,35 @@ def test_cuda_libs_cache_entry_counts_only_with_a_library_behind_it(tmp_path: Pa
     assert probe_cuda_libs({}, view)["libnuma.so.1"] == opt
     libs = probe_cuda_libs({}, _Unreadable(str(tmp_path), opt))
     assert libs["libnuma.so.1"] is None and "Permission denied" in libs["unreadable"]["libnuma.so.1"]
+
+
+def test_cuda_libs_outside_the_cache_skip_a_32_bit_copy(tmp_path: Path) -> None:
+    """On LD_LIBRARY_PATH and in the default directories the 64-bit loader passes over an ELF of another class
+    (EI_CLASS 1, a 32-bit copy) or machine and looks in the next directory, as it does for the cache's entries
+    (glibc's open_verify). Before, any file of the soname there counted as found: a box whose only libcudart.so.12
+    is an i386 copy in /usr/lib passed the rules on cudalib.* while sgl_kernel fails with 'cannot open shared
+    object file'. A file there that is no ELF library stops the search (the load fails on it); one this process
+    cannot read is neither found nor absent."""
+    i386 = elf64(tmp_path / "opt/cuda32/lib/libcudart.so.12", elf_class=1)
+    elf64(tmp_path / "usr/lib/libcudart.so.12", elf_class=1)  # a default directory, 32-bit too
+    view = HostView(str(tmp_path))
+    env = {"LD_LIBRARY_PATH": "/opt/cuda32/lib"}
+    libs = probe_cuda_libs(env, view)
+    assert libs["libcudart.so.12"] is None and "unreadable" not in libs
+    # another machine is passed over the same way
+    other = 0xB7 if box_machine(view) != 0xB7 else 0x3E
+    elf64(tmp_path / "usr/lib/libcudart.so.12", machine=other)
+    assert probe_cuda_libs(env, view)["libcudart.so.12"] is None
+    # a 64-bit copy further along the loader's order is the answer
+    elf64(tmp_path / "usr/lib64/libcudart.so.12")
+    assert probe_cuda_libs(env, view)["libcudart.so.12"] == "/usr/lib64/libcudart.so.12"
+    elf64(i386)  # now the first directory's copy is a library of the box's class
+    assert probe_cuda_libs(env, view)["libcudart.so.12"] == "/opt/cuda32/lib/libcudart.so.12"
+    touch(i386, "not a library")  # no ELF: the load fails there, the search stops
+    assert probe_cuda_libs(env, view)["libcudart.so.12"] is None
+    elf64(i386)
+    libs = probe_cuda_libs(env, _Unreadable(str(tmp_path), "/opt/cuda32/lib/libcudart.so.12"))
+    assert libs["libcudart.so.12"] is None and "Permission denied" in libs["unreadable"]["libcudart.so.12"]
 
 
 class _Unreadable(HostView):

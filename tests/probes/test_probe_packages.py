@@ -228,3 +228,41 @@ def test_through_a_root_view_and_an_unknown_search_path(tmp_path: Path) -> None:
     unknown = PackagesProbe().run(ProbeContext(env={}, facts={"python": {"sys_path": None, "error": "hung"}}))
     assert unknown.status == "failed" and "sys.path is unknown: hung" in str(unknown.reason)
     assert all("installed" not in p and "hung" in p["error"] for p in unknown.facts["packages"].values())
+
+
+def test_flash_attn_4_version_from_metadata_without_import(tmp_path: Path) -> None:
+    """flash-attn-4 (SGLang 0.5.10-0.5.15 run FA4 from it) is read from its dist-info like every other package:
+    the wheel's directory is flash_attn_4-V.dist-info and its code flash_attn/cute/, which is never imported."""
+    sp = tmp_path / "site-packages"
+    dist(sp, "flash-attn-4", "4.0.0b13")
+    code = sp / "flash_attn" / "cute"
+    code.mkdir(parents=True)
+    (sp / "flash_attn" / "__init__.py").write_text("raise RuntimeError('stackcheck imported flash_attn')\n")
+    (code / "__init__.py").write_text("raise RuntimeError('stackcheck imported flash_attn.cute')\n")
+    packages = run([sp])
+    assert "flash_attn" not in sys.modules
+    assert packages["flash-attn-4"] == {
+        "installed": True,
+        "version": "4.0.0b13",
+        "dist_version": "4.0.0b13",
+        "location": str(sp),
+        "editable": False,
+        "copies": 1,
+    }
+    # FA2's flash-attn shares the import name but is another distribution: it is not taken for flash-attn-4
+    other = tmp_path / "fa2"
+    dist(other, "flash-attn", "2.8.3")
+    assert run([other])["flash-attn-4"] == {"installed": False}
+
+
+def test_flash_attn_4_in_the_target_environment(tmp_path: Path) -> None:
+    """In another interpreter's environment (facts.python.sys_path, read through a root view) flash-attn-4 is
+    found the same way as SGLang beside it."""
+    sp = tmp_path / "opt/venv/lib/python3.12/site-packages"
+    dist(sp, "sglang", "0.5.12")
+    dist(sp, "flash_attn_4", "4.0.0b15")  # the wheel's own spelling of the directory name
+    facts = {"python": {"sys_path": ["/opt/venv/lib/python3.12/site-packages"]}}
+    pkgs = PackagesProbe().run(ProbeContext(env={}, root=tmp_path, facts=facts)).facts["packages"]
+    assert pkgs["sglang"]["version"] == "0.5.12"
+    assert pkgs["flash-attn-4"]["version"] == "4.0.0b15"
+    assert pkgs["flash-attn-4"]["location"] == "/opt/venv/lib/python3.12/site-packages"

@@ -20,7 +20,7 @@ from registry_wheels import fetch_wheel, run_all
 
 from stackcheck.facts.versions import version_in
 from stackcheck.knowledge.loader import Manifests, load
-from stackcheck.probes.cudalibs import probe_cuda_libs
+from stackcheck.probes.cudalibs import box_machine, probe_cuda_libs
 from stackcheck.readers.elf import ElfFile
 from stackcheck.readers.fsview import HostView
 from stackcheck.verdicts.context import Context
@@ -116,7 +116,11 @@ def test_the_probe_looks_for_libnuma_where_the_loader_does(tmp_path: Path) -> No
     assert "libnuma.so.1" in libs and libs["libnuma.so.1"] is None
     lib = tmp_path / "usr/lib/x86_64-linux-gnu/libnuma.so.1"
     lib.parent.mkdir(parents=True)
-    lib.write_bytes(b"\x7fELF")
+    # a 64-bit ELF header of the box's machine (the probe passes over a 32-bit copy or a truncated file, as the
+    # loader does)
+    head = bytearray(b"\x7fELF\x02\x01\x01" + bytes(57))
+    head[18:20] = box_machine(HostView(str(tmp_path))).to_bytes(2, "little")
+    lib.write_bytes(bytes(head))
     found = probe_cuda_libs({}, HostView(str(tmp_path)))
     assert found["libnuma.so.1"] == "/usr/lib/x86_64-linux-gnu/libnuma.so.1"
 

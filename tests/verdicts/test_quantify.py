@@ -103,7 +103,11 @@ def _changes() -> tuple[int, list[tuple[str, str, str, dict[str, Any], dict[str,
 def _swept(pkg: str, facts: Facts) -> list[str]:
     """The releases a box described by `facts` can hold, computed here from the data: every known release less
     those uploaded after facts.collected_at (one without `uploaded` always counts), and for a package run from
-    git checkouts (`dev_builds`) the first release after the day; none when no release is as old as the day."""
+    git checkouts (`dev_builds`) the first release after the day; none when no release is as old as the day. Where
+    the facts narrow the package to a few releases (`packages.NAME.candidates`), exactly those."""
+    candidates = dict((facts.get("packages") or {}).get(pkg) or {}).get("candidates")
+    if isinstance(candidates, list) and candidates:
+        return sorted({str(v) for v in candidates}, key=lambda v: cast(Any, parse_version(v)))
     day = str(facts.get("collected_at") or "9999-12-31")[:10]
     kept = [r for r in MANIFESTS.releases(pkg) if str(r.get("uploaded") or "0000-00-00") <= day]
     later = [r for r in MANIFESTS.releases(pkg) if r not in kept]
@@ -123,9 +127,11 @@ def test_data_opts_in_and_says_why() -> None:
         assert set(q["rules"]) <= own, item["id"]
         assert len(q["why"]) > 40, item["id"]
         # the package is one the item needs, or the item is a check without `needs` (kernel-arch: it judges each
-        # kernel package installed, sgl-kernel among them, on every box)
+        # kernel package installed, sgl-kernel among them, on every box), or a feature reaches it as a hop of its
+        # path (attention-fa4: flash-attn-4, from SGLang 0.5.10-0.5.15 only)
         runs_everywhere = item in MANIFESTS.checks and not item["needs"]
-        assert runs_everywhere or any(q["package"] in n.split("|") for n in item["needs"]), item["id"]
+        on_path = any(h.get("package") == q["package"] for h in item.get("path") or [])
+        assert runs_everywhere or on_path or any(q["package"] in n.split("|") for n in item["needs"]), item["id"]
 
 
 def test_a_quantified_verdict_is_only_ever_blocked_and_names_the_releases() -> None:

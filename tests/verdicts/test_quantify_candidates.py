@@ -88,3 +88,50 @@ def test_candidates_are_deduplicated_in_order(manifests: Manifests) -> None:
     entry = {"installed": True, "candidates": ["0.6.12", "0.6.11.post1", "0.6.12"]}
     ctx = Context(facts=sm120_box(entry), manifests=manifests, launch={})  # type: ignore[arg-type]
     assert package_candidates(ctx, "flashinfer-python") == ["0.6.12", "0.6.11.post1"]
+
+
+def no_toolkit_box(kernel: dict[str, Any], torch_cuda: str | None = "12.8") -> dict[str, Any]:
+    """A hand-written report of a box with a CUDA build of torch and no CUDA toolkit (sglang-11333's shape)."""
+    torch: dict[str, Any] = {"installed": True, "version": "2.8.0"}
+    if torch_cuda is not None:
+        torch.update({"cuda": torch_cuda, "variant": "cu" + torch_cuda.replace(".", "")})
+    return {"cuda_toolkits": [], "packages": {"sgl-kernel": kernel, "torch": torch}, "collected_at": "2025-10-08"}
+
+
+def runtime_libs(manifests: Manifests, facts: dict[str, Any]) -> dict[str, Any]:
+    spec = next(c for c in manifests.checks if c["id"] == "kernel-runtime-libs")
+    ctx = Context(facts=copy.deepcopy(facts), manifests=manifests, launch={})  # type: ignore[arg-type]
+    return dict(evaluate_check(spec, ctx))
+
+
+def test_kernel_runtime_libs_sweeps_sgl_kernel_candidates(manifests: Manifests) -> None:
+    # every release with the raise at __init__.py line 217 uploaded by the day raises without a toolkit
+    facts = no_toolkit_box({"installed": True, "candidates": ["0.3.13", "0.3.14", "0.3.14.post1", "0.3.15"]})
+    v = runtime_libs(manifests, facts)
+    assert v["status"] == "failed" and failing(v) == ["cuda-lib-dir"]
+    assert "0.3.13-0.3.15" in str(v["reasons"][0]["required"]) and "toolkit" in str(v["reasons"][0]["message"])
+
+
+def test_kernel_runtime_libs_unknown_version_is_not_skipped(manifests: Manifests) -> None:
+    # an installed sgl-kernel of unknown version is judged unknown by cuda-lib-dir, never skipped as absent;
+    # the day alone leaves releases without the raise (0.3.10 and older), so the sweep does not conclude
+    v = runtime_libs(manifests, no_toolkit_box({"installed": True}))
+    assert v["status"] == "unknown"
+    assert any(r.get("rule") == "cuda-lib-dir" and r.get("result") == "unknown" for r in v["reasons"])
+
+
+def test_kernel_runtime_libs_candidate_without_the_raise_leaves_it_unknown(manifests: Manifests) -> None:
+    v = runtime_libs(manifests, no_toolkit_box({"installed": True, "candidates": ["0.3.10", "0.3.14.post1"]}))
+    assert v["status"] == "unknown"
+
+
+def test_kernel_runtime_libs_candidates_need_torch_cuda_build(manifests: Manifests) -> None:
+    # the raise sits under `if torch.version.cuda is not None`: a torch of unknown CUDA build stays unknown
+    facts = no_toolkit_box({"installed": True, "candidates": ["0.3.13", "0.3.15"]}, torch_cuda=None)
+    assert runtime_libs(manifests, facts)["status"] == "unknown"
+
+
+def test_kernel_runtime_libs_not_installed_sgl_kernel_is_not_judged(manifests: Manifests) -> None:
+    facts = no_toolkit_box({"installed": False})
+    facts["packages"]["sglang-kernel"] = {"installed": True, "version": "0.4.4"}
+    assert "cuda-lib-dir" not in [str(r.get("rule")) for r in runtime_libs(manifests, facts).get("reasons") or []]

@@ -81,7 +81,7 @@ class ModelInfo:
         }
 
 
-class _Unreadable(Exception):
+class Unreadable(Exception):
     """A model file that could not be used; the message names it and why."""
 
 
@@ -104,31 +104,31 @@ def _read_json(view: FileView, path: str, cap: int) -> Any:
         if st is None:
             # stat returns None for a missing file and for a link loop: tell them apart by the link itself
             if view.stat(path, follow_symlinks=False) is not None:
-                raise _Unreadable(f"{path}: a symbolic link that does not resolve (a loop, or a missing target)")
+                raise Unreadable(f"{path}: a symbolic link that does not resolve (a loop, or a missing target)")
             raise FileNotFoundError(path)
         if st.kind == "link":  # a link left unresolved: a loop, or too many levels
-            raise _Unreadable(f"{path}: a symbolic link that does not resolve (a loop, or a missing target)")
+            raise Unreadable(f"{path}: a symbolic link that does not resolve (a loop, or a missing target)")
         if st.kind != "file":
-            raise _Unreadable(f"{path}: not a regular file")
+            raise Unreadable(f"{path}: not a regular file")
         if st.size > cap:
-            raise _Unreadable(f"{path}: {st.size} bytes, larger than the {cap}-byte cap: not read")
+            raise Unreadable(f"{path}: {st.size} bytes, larger than the {cap}-byte cap: not read")
         data = view.read_bytes(path, cap + 1)
-    except (FileNotFoundError, _Unreadable):
+    except (FileNotFoundError, Unreadable):
         raise
     except OSError as exc:  # fsview.NotRegularFile too: a FIFO or a device swapped in after the stat
-        raise _Unreadable(f"{path}: cannot read: {exc.strerror or exc}") from None
+        raise Unreadable(f"{path}: cannot read: {exc.strerror or exc}") from None
     if len(data) > cap:
-        raise _Unreadable(f"{path}: larger than the {cap}-byte cap: not read")
+        raise Unreadable(f"{path}: larger than the {cap}-byte cap: not read")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise _Unreadable(f"{path}: byte {exc.start}: not UTF-8 text") from None
+        raise Unreadable(f"{path}: byte {exc.start}: not UTF-8 text") from None
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise _Unreadable(f"{path}: line {exc.lineno} column {exc.colno}: not valid JSON: {exc.msg}") from None
+        raise Unreadable(f"{path}: line {exc.lineno} column {exc.colno}: not valid JSON: {exc.msg}") from None
     except (ValueError, RecursionError) as exc:
-        raise _Unreadable(f"{path}: not valid JSON: {exc}") from None
+        raise Unreadable(f"{path}: not valid JSON: {exc}") from None
 
 
 def _snapshot(view: FileView, repo_dir: str, revision: str | None) -> tuple[str | None, str]:
@@ -203,10 +203,18 @@ def locate(
     return None, "; ".join(reasons)
 
 
-def _modelopt_method(algo: Any, table: list[dict[str, Any]]) -> str | None:
+def _modelopt_method(algo: Any, table: list[dict[str, Any]], sglang_version: str | None) -> str | None:
+    """The quant_method SGLang gives a ModelOpt quant_algo: the first row of preflight.json model.modelopt_algos that
+    holds for the release (a row without `versions` holds for every release; with the release not known, every row
+    holds, the newest first, so the newest reading is the one checked)."""
+    from stackcheck.facts.versions import version_in
+
     if not isinstance(algo, str):
         return None
     for row in table:
+        versions = row.get("versions")
+        if isinstance(versions, str) and sglang_version is not None and version_in(sglang_version, versions) is False:
+            continue
         if isinstance(row.get("equals"), str) and algo == row["equals"]:
             return str(row["quant_method"])
         if any(isinstance(c, str) and c in algo for c in row.get("contains") or []):
@@ -214,36 +222,149 @@ def _modelopt_method(algo: Any, table: list[dict[str, Any]]) -> str | None:
     return None
 
 
-def _quantization(
-    view: FileView, directory: str, config: Mapping[str, Any], mdata: Mapping[str, Any], cap: int
-) -> tuple[str | None, str | None, dict[str, Any]]:
-    """(quant_method, where it was read, the quantization config) as SGLang's ModelConfig reads them."""
+def read_config(view: FileView, directory: str, cap: int) -> dict[str, Any]:
+    """A model directory's config.json (size-capped, through the view). Raises FileNotFoundError when there is none,
+    Unreadable (the message names the file and the place) when it cannot be used."""
+    path = posixpath.join(directory, "config.json")
+    config = _read_json(view, path, cap)
+    if not isinstance(config, dict):
+        raise Unreadable(f"{path}: not a JSON object")
+    return config
+
+
+class Quantization(NamedTuple):
+    """A checkpoint's quantization as SGLang's ModelConfig reads it (_parse_quant_hf_config, _verify_quantization)."""
+
+    method: str | None  # SGLang's quant_method; None: not quantized (why None) or not one SGLang maps (why says)
+    why: str | None  # where it was read, for the output; None: no quantization found anywhere
+    config: dict[str, Any]  # the quantization config read (its keys decide some requirements: has_key)
+
+
+def read_quantization(
+    view: FileView,
+    directory: str,
+    config: Mapping[str, Any],
+    mdata: Mapping[str, Any],
+    sglang_version: str | None = None,
+) -> Quantization:
+    """The quantization of the model in `directory` whose config.json is `config`, the one reading the gate's
+    preflight and `stackcheck recommend` share. As SGLang's ModelConfig: config.json's top-level
+    quantization_config (never a text sub-config's: SGLang reads hf_config, not hf_text_config), else its
+    compression_config (compressed-tensors), else hf_quant_config.json beside it (ModelOpt). A ModelOpt quant_algo
+    is mapped by `mdata` (preflight.json model.modelopt_algos); a quantization_config whose quant_method is
+    model.modelopt_quant_method.value is mapped by its quant_algo too, in the releases that do so
+    (model.modelopt_quant_method.versions; the release not known: mapped, the stricter reading). Raises Unreadable
+    for an hf_quant_config.json that cannot be used (a missing one is no quantization, never FileNotFoundError)."""
+    from stackcheck.facts.versions import version_in
+
     table = [r for r in mdata.get("modelopt_algos") or [] if isinstance(r, dict)]
     qc = config.get("quantization_config")
     if isinstance(qc, dict):
         method = qc.get("quant_method")
+        named = mdata.get("modelopt_quant_method") or {}
+        if isinstance(method, str) and method == named.get("value"):
+            algo = qc.get("quant_algo")
+            releases = str(named.get("versions") or "")
+            mapped = sglang_version is None or version_in(sglang_version, releases) is True
+            derived = _modelopt_method(algo, table, sglang_version) if mapped else None
+            if derived:
+                release = f"SGLang {sglang_version}" if sglang_version else f"SGLang {releases} (release not known)"
+                return Quantization(
+                    derived,
+                    f"config.json: quantization_config.quant_method = {method}, quant_algo = {algo} "
+                    f"({release} maps it)",
+                    dict(qc),
+                )
         if isinstance(method, str):
             why = f"config.json: quantization_config.quant_method = {method}"
+            if method == named.get("value") and sglang_version is not None:
+                why += f" (kept as written by SGLang {sglang_version}; mapped by quant_algo in {named.get('versions')})"
             if "weight_block_size" in qc:
                 why += f", weight_block_size {json.dumps(qc['weight_block_size'])}"
-            return method.lower(), why, qc
-        derived = _modelopt_method(qc.get("quant_algo"), table)
+            return Quantization(method.lower(), why, dict(qc))
+        derived = _modelopt_method(qc.get("quant_algo"), table, sglang_version)
         if derived:
-            return derived, f"config.json: quantization_config.quant_algo = {qc.get('quant_algo')} (ModelOpt)", qc
-        return None, "config.json: quantization_config without quant_method", qc
+            why = f"config.json: quantization_config.quant_algo = {qc.get('quant_algo')} (ModelOpt)"
+            return Quantization(derived, why, dict(qc))
+        return Quantization(None, "config.json: quantization_config without quant_method", dict(qc))
     cc = config.get("compression_config")
     if isinstance(cc, dict):
-        return "compressed-tensors", "config.json: compression_config", cc
+        return Quantization("compressed-tensors", "config.json: compression_config", dict(cc))
     path = posixpath.join(directory, "hf_quant_config.json")
     if view.stat(path) is None and view.stat(path, follow_symlinks=False) is None:
-        return None, None, {}
-    hq = _read_json(view, path, cap)
+        return _text_config_quantization(config)
+    cap = int(mdata.get("config_cap_bytes", 4 << 20))
+    try:
+        hq = _read_json(view, path, cap)
+    except FileNotFoundError:  # gone between the stat and the read
+        return Quantization(None, None, {})
     quant = hq.get("quantization") if isinstance(hq, dict) else None
     algo = quant.get("quant_algo") if isinstance(quant, dict) else None
-    derived = _modelopt_method(algo, table)
+    derived = _modelopt_method(algo, table, sglang_version)
     if derived:
-        return derived, f"hf_quant_config.json: quantization.quant_algo = {algo}", dict(quant or {})
-    return None, f"hf_quant_config.json: quantization.quant_algo = {algo!r} (not a format SGLang maps)", {}
+        return Quantization(derived, f"hf_quant_config.json: quantization.quant_algo = {algo}", dict(quant or {}))
+    return Quantization(
+        None, f"hf_quant_config.json: quantization.quant_algo = {algo!r} (not a format SGLang maps)", {}
+    )
+
+
+class KeptModelopt(NamedTuple):
+    message: str  # why the launch fails
+    flag: str | None  # the --quantization value that loads it (None: none does)
+
+
+def kept_modelopt(
+    mdata: Mapping[str, Any],
+    qcfg: Mapping[str, Any],
+    quant_method: str | None,
+    architectures: list[str],
+    options: Mapping[str, Any],
+    sglang_version: str | None,
+) -> KeptModelopt | None:
+    """Why the launch fails, and the --quantization that loads it, where a release keeps config.json's quant_method
+    'modelopt' as written and so loads the checkpoint as ModelOpt FP8, which refuses its quant_algo (preflight.json
+    model.modelopt_quant_method.kept); None where it loads: --quantization given, an FP8 quant_algo, an
+    architecture the release maps itself, or the release not known (the method is then mapped: read_quantization)."""
+    from stackcheck.facts.versions import version_in
+
+    named = mdata.get("modelopt_quant_method") or {}
+    kept = named.get("kept") or {}
+    algo = qcfg.get("quant_algo")
+    if sglang_version is None or quant_method != named.get("value") or not kept or not isinstance(algo, str):
+        return None
+    if options.get("--quantization") or any(c in algo for c in kept.get("accepts_contains") or []):
+        return None
+    for entry in kept.get("mapped_architectures") or []:
+        if entry.get("architecture") in architectures[:1] and version_in(sglang_version, str(entry.get("versions"))):
+            return None
+    table = [r for r in mdata.get("modelopt_algos") or [] if isinstance(r, dict)]
+    newer = _modelopt_method(algo, table, None)  # what the releases that map it make of it
+    flag = newer if newer and newer != named.get("value") else None
+    return KeptModelopt(
+        f"quantization_config.quant_method = {quant_method} with quant_algo {algo}: SGLang {sglang_version} keeps "
+        f"{quant_method} and loads it as {kept.get('loads_as')}, which refuses that quant_algo; "
+        + (f"give --quantization {flag}" if flag else "it does not load"),
+        flag,
+    )
+
+
+def _text_config_quantization(config: Mapping[str, Any]) -> Quantization:
+    """No quantization where SGLang looks for it. A quantization_config in text_config only is not how SGLang
+    chooses the method (ModelConfig reads hf_config's); its weight loader reads it (get_quant_config) only once
+    --quantization names the method, so without the flag the checkpoint loads as if not quantized: said, not
+    taken as 'none'."""
+    text = config.get("text_config")
+    sub = text.get("quantization_config") if isinstance(text, dict) else None
+    if not isinstance(sub, dict):
+        return Quantization(None, None, {})
+    method = sub.get("quant_method")
+    named = f" (quant_method {method})" if isinstance(method, str) else ""
+    return Quantization(
+        None,
+        f"config.json: quantization_config in text_config only{named}: SGLang does not choose a method from it; "
+        "its weight loader reads it when --quantization names the method",
+        {},
+    )
 
 
 def _weights(view: FileView, directory: str, mdata: Mapping[str, Any]) -> tuple[Weights | None, str | None]:
@@ -334,12 +455,9 @@ def read_model(
         return info
     info.path, info.found_by = directory, how
     user_dir = how == "local directory"
-    config_path = posixpath.join(directory, "config.json")
     try:
-        config = _read_json(view, config_path, cap)
-        if not isinstance(config, dict):
-            raise _Unreadable(f"{config_path}: not a JSON object")
-        quant_method, quant_why, qcfg = _quantization(view, directory, config, mdata, cap)
+        config = read_config(view, directory, cap)
+        quant_method, quant_why, qcfg = read_quantization(view, directory, config, mdata, sglang_version)
     except FileNotFoundError:
         info.results.append(
             CheckResult(
@@ -348,7 +466,7 @@ def read_model(
             )
         )  # fmt: skip
         return info
-    except _Unreadable as exc:
+    except Unreadable as exc:
         if user_dir:
             raise BadInputError(f"{role} config: {exc}") from None
         info.results.append(
@@ -374,6 +492,15 @@ def read_model(
                 info.requirements.append(ModelRequirement(req, why))
             elif isinstance(req, dict) and isinstance(req.get("feature"), str):
                 info.requirements.append(ModelRequirement(req["feature"], why, list(req.get("when") or [])))
+    kept = kept_modelopt(mdata, qcfg, quant_method, info.architectures, options, sglang_version)
+    if kept is not None:
+        observed = {"quant_method": quant_method, "quant_algo": qcfg.get("quant_algo"), "sglang": sglang_version}
+        source = ((mdata.get("modelopt_quant_method") or {}).get("kept") or {}).get("source")
+        info.results.append(
+            CheckResult(
+                check, "fail", observed, "--quantization naming the format", f"{role} {spec}: {kept.message}", source
+            )
+        )
     info.weights, weights_note = _weights(view, directory, mdata)
     parts = [f"{role} {spec}: {how}, {directory}"]
     if info.architectures:
