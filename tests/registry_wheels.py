@@ -5,6 +5,7 @@ then renamed in), and skipped when the registry cannot be reached."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -25,20 +26,34 @@ def run_all() -> bool:
     return os.environ.get(ALL_ENV, "").lower() not in ("", "0", "false", "no")
 
 
-def cached(dist: str, version: str) -> Path | None:
-    stem = f"{dist.replace('-', '_')}-{version}-"
+def cached(dist: str, version: str, python: str | None = None) -> Path | None:
+    """The cached wheel of dist==version (of CPython `python`, "3.10", when given: an extension's file name and
+    its linking can differ between a release's cp310 and cp312 builds)."""
+    stem = f"{dist.replace('-', '_')}-{version}-" + (f"cp{python.replace('.', '')}-" if python else "")
     hits = sorted(p for p in CACHE.glob(f"{stem}*.whl") if not p.name.startswith("."))
+    if python is None:  # the 3.12 build fetch_wheel downloads, not another CPython's build cached beside it
+        hits = [p for p in hits if not re.search(r"-cp3\d+-cp3\d+-", p.name) or "-cp312-cp312-" in p.name]
     return hits[0] if hits else None
 
 
-def fetch_wheel(dist: str, version: str) -> Path:
-    """The cached wheel for dist==version, downloading it first; skips the test when that fails."""
-    hit = cached(dist, version)
+def fetch_wheel(dist: str, version: str, python: str | None = None) -> Path:
+    """The cached wheel for dist==version, downloading it first (for CPython `python`, default 3.12); skips the
+    test when that fails."""
+    hit = cached(dist, version, python)
     if hit is not None:
         return hit
     CACHE.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=CACHE, prefix=".download-") as tmp:
-        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--python-version", "3.12"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--only-binary=:all:",
+            "--python-version",
+            python or "3.12",
+        ]
         for platform in PLATFORMS:
             cmd += ["--platform", platform]
         cmd += ["--disable-pip-version-check", "-q", "-d", tmp, f"{dist}=={version}"]
@@ -54,7 +69,7 @@ def fetch_wheel(dist: str, version: str) -> Path:
             target = CACHE / wheel.name
             if not target.exists():
                 shutil.move(str(wheel), target)  # same file system: a rename
-    hit = cached(dist, version)
+    hit = cached(dist, version, python)
     if hit is None:
         pytest.skip(f"pip download {dist}=={version}: no wheel named {dist}-{version}-*")
     return hit

@@ -459,14 +459,27 @@ def _decide_with(
         # what the launch needs beyond its features (manifests' required_by), now that the model's needs and
         # facts (model_multimodal) are known: a scope on a fact still unknown is required (fail closed)
         gate.add_launch_requirements(derived, manifests.features, manifests.checks)
+        # the MLA dims config.json states (rules on launch.mla_kv_rope: trtllm_mla's and flashmla's kernels)
+        dims: dict[str, Any] = {
+            k: pre.launch[f"model_{k}"] for k in ("mla_kv_rope", "mla_qk_nope_head_dim") if f"model_{k}" in pre.launch
+        }
+        from stackcheck.launch.refusals import model_attention
+
+        if "model" in (read := model_attention(pre)):  # a model named: whether its config.json (its dims) was read
+            dims["model_config_read"] = read["model"] is not None
         if isinstance(pre.launch.get("model_mla"), bool):  # rules on launch.mla (attention-fa3, -fa4): judge again
             from stackcheck.assembly.pipeline import reevaluate
 
-            ctx = reevaluate(report, ctx, opts, {"mla": pre.launch["model_mla"]})
+            ctx = reevaluate(report, ctx, opts, {"mla": pre.launch["model_mla"], **dims})
         elif (mla_why := gate_preflight.mla_unknown(pre)) is not None:  # read, but MLA or not is not known
-            from stackcheck.assembly.pipeline import reevaluate_unknown
+            from stackcheck.assembly.pipeline import reevaluate, reevaluate_unknown
 
+            ctx = reevaluate(report, ctx, opts, dims) if dims else ctx
             reevaluate_unknown(report, ctx, opts, "mla", mla_why)
+        elif dims:  # not read: the rules on the model's MLA dims for a backend the command gives are unknown
+            from stackcheck.assembly.pipeline import reevaluate
+
+            ctx = reevaluate(report, ctx, opts, dims)
     from stackcheck.launch.refusals import (
         auto_backend_features,
         auto_backend_unread,

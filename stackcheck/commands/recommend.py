@@ -154,6 +154,9 @@ def model_facts(
             out["mla_why"] = why
     else:
         out["mla"] = bool(text.get("kv_lora_rank"))
+    from stackcheck.launch.preflight.model import mla_dims
+
+    out.update(mla_dims(data))  # the MLA dims the trtllm_mla and flashmla kernels check, as the gate reads them
     out["attention_sinks"] = str(text.get("model_type") or data.get("model_type")) == "gpt_oss"
     dtype = text.get("torch_dtype") or data.get("torch_dtype") or text.get("dtype")
     if isinstance(dtype, str):

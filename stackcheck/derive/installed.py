@@ -32,14 +32,11 @@ NEEDS: dict[str, tuple[str, ...]] = {
 
 
 def newer_than_data(manifests: Any, name: str, version: str | None) -> bool:
-    from stackcheck.facts.versions import parse_version, public
+    from stackcheck.facts.versions import newer_than_all
 
     if not version:
         return False
-    known = [parse_version(str(r.get("version", ""))) for r in manifests.releases(name)]
-    versions = [v for v in known if v is not None]
-    installed = public(version)
-    return bool(versions) and installed is not None and installed > max(versions)
+    return newer_than_all(version, [str(r.get("version", "")) for r in manifests.releases(name)])
 
 
 def _keys(release: Release, names: list[str]) -> list[FileKey]:

@@ -26,12 +26,14 @@ Facts: `cuda_libs: {"libcudart.so.12": "/usr/local/cuda-12.8/lib64/libcudart.so.
 from __future__ import annotations
 
 import errno
+import os
+import stat as stat_module
 from collections.abc import Mapping
 
 from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.probes.interface import Probe, ProbeContext, ProbeResult
 from stackcheck.probes.jit import view_of
-from stackcheck.readers.fsview import FileView, NotRegularFile
+from stackcheck.readers.fsview import FileView, NotRegularFile, is_host
 
 if TYPE_CHECKING:
     from typing import Any, ClassVar
@@ -99,6 +101,36 @@ def _ld_cache(view: FileView, sonames: tuple[str, ...] = SONAMES) -> tuple[dict[
     return found, "file", unknown
 
 
+def _listing(view: FileView, d: str, listings: dict[object, set[str]]) -> set[str]:
+    """The names in directory `d` (none when it cannot be listed), listed once per directory: on this host a
+    directory reached under two names (a merged /usr's /lib/x86_64-linux-gnu and /usr/lib/x86_64-linux-gnu,
+    /lib and /usr/lib: the default directories of every soname not found before) is listed once, known by its
+    device and inode (one stat). Each entry of a listing lets go of the interpreter lock, and a probe thread
+    that does waits to take it back while the main thread loads the manifests."""
+    if not (d and is_host(view)):  # ("" is HostView's working directory, not the kernel's ENOENT: as before)
+        if d not in listings:
+            try:
+                listings[d] = set(view.listdir(d))
+            except OSError:
+                listings[d] = set()
+        return listings[d]
+    if d in listings:
+        return listings[d]
+    try:
+        st = os.stat(d)
+    except (OSError, ValueError):
+        listings[d] = set()  # what its listing would give: the directory cannot be reached
+        return listings[d]
+    key = (st.st_dev, st.st_ino)
+    if key not in listings:
+        try:
+            listings[key] = set(view.listdir(d)) if stat_module.S_ISDIR(st.st_mode) else set()
+        except (OSError, ValueError):
+            listings[key] = set()
+    listings[d] = listings[key]
+    return listings[d]
+
+
 #: e_machine of the loader's own architecture, by platform.machine()
 _MACHINES = {"x86_64": 62, "amd64": 62, "aarch64": 183, "arm64": 183}
 
@@ -143,17 +175,8 @@ def probe_cuda_libs(env: Mapping[str, str], view: FileView, sonames: tuple[str, 
     driver's libcuda.so.1 for the kernel symbol probe) are found the same way."""
     dirs = [d.rstrip("/") for d in (env.get("LD_LIBRARY_PATH") or "").split(":") if d.startswith("/")]
     cache, how, unknown = _ld_cache(view, sonames)
-    listings: dict[str, set[str]] = {}
+    listings: dict[object, set[str]] = {}
     machine: list[int] = []  # the box's, read once at the first file judged
-
-    def names_in(d: str) -> set[str]:
-        # one listing per directory (a stat per soname would resolve every path component again)
-        if d not in listings:
-            try:
-                listings[d] = set(view.listdir(d))
-            except OSError:
-                listings[d] = set()
-        return listings[d]
 
     def first_in(candidates: list[str] | tuple[str, ...], soname: str) -> tuple[str | None, bool]:
         """The loader's answer in these directories: (the library, whether the search ends here). As glibc's
@@ -161,7 +184,8 @@ def probe_cuda_libs(env: Mapping[str, str], view: FileView, sonames: tuple[str, 
         directory; a file that is no ELF library ends the search with no library (the load fails on it); one
         this process cannot read ends it too, listed in `unreadable` (neither found nor absent)."""
         for d in candidates:
-            if soname not in names_in(d):
+            # one listing per directory (a stat per soname would resolve every path component again)
+            if soname not in _listing(view, d, listings):
                 continue
             path = f"{d}/{soname}"
             st = view.stat(path)

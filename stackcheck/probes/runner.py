@@ -93,6 +93,25 @@ def _dependencies(probes: list[type[Probe]]) -> list[set[int]]:
     return deps
 
 
+def _start_order(deps: list[set[int]]) -> list[tuple[int, int]]:
+    """Per probe, its place among the probes ready at the same time: more probes waiting on it (directly or
+    through others) first, then the order given."""
+    waiting_on: list[set[int]] = [set() for _ in deps]
+    for i, needs in enumerate(deps):
+        for j in needs:
+            waiting_on[j].add(i)
+    closure: dict[int, set[int]] = {}
+
+    def all_waiting(i: int) -> set[int]:
+        if i not in closure:
+            closure[i] = set()  # (no cycles: _dependencies refused them)
+            for k in waiting_on[i]:
+                closure[i] |= {k} | all_waiting(k)
+        return closure[i]
+
+    return [(-len(all_waiting(i)), i) for i in range(len(deps))]
+
+
 def run_probes(
     names: list[str],
     ctx: ProbeContext,
@@ -116,6 +135,10 @@ def run_probes(
     slots = [_Slot(registry[name]()) for name in names]
     for slot, deps in zip(slots, _dependencies([type(s.probe) for s in slots]), strict=True):
         slot.deps = deps
+    # among the probes ready together, those that more probes wait on start first (the packages before the
+    # toolkits: five probes need the packages, one the toolkits), so the next wave is not held behind a thread
+    # that nothing waits for; the facts still merge in `names` order
+    rank = _start_order([s.deps for s in slots])
     start = time.monotonic()
     end = start + budget_s
     done: queue.Queue[_Slot] = queue.Queue()
@@ -132,7 +155,7 @@ def run_probes(
         so_far.update(facts)
 
     def start_ready() -> None:
-        for i in sorted(waiting):
+        for i in sorted(waiting, key=rank.__getitem__):
             slot = slots[i]
             if not slot.deps <= closed:
                 continue

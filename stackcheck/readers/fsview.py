@@ -98,11 +98,32 @@ class HostView:
             kind = "other"
         return FileStat(kind, st.st_size, st.st_mtime, stat_module.S_IMODE(mode))
 
+    # On the host itself (root "/") a path is first listed or read as it is: the kernel resolves its links as
+    # `realpath` does (physically), without that walk's lstat of every component in Python, each of which lets
+    # go of the interpreter lock and waits to take it back while another thread works (the probes run beside
+    # the manifests' loading). Where that fails, the path goes the resolved way as before, so every error (its
+    # file name included) and every answer of a path the two resolve differently ("" is the working
+    # directory to realpath; "/missing/../etc" a path to it) stays what it was.
+
     def listdir(self, path: str) -> list[str]:
+        if self.root == "/" and path:
+            try:
+                return os.listdir(path)
+            except (OSError, ValueError):
+                pass
         return os.listdir(self.host_path(self.realpath(path)))
 
     def read_bytes(self, path: str, limit: int, offset: int = 0) -> bytes:
-        real = self.host_path(self.realpath(path))
+        if self.root == "/" and path:
+            try:
+                return self._read(path, path, limit, offset)
+            except NotRegularFile:
+                raise  # (the same file either way: the same answer)
+            except (OSError, ValueError):
+                pass
+        return self._read(path, self.host_path(self.realpath(path)), limit, offset)
+
+    def _read(self, path: str, real: str, limit: int, offset: int) -> bytes:
         st = os.stat(real)
         if not stat_module.S_ISREG(st.st_mode):
             raise NotRegularFile(f"{path}: not a regular file")

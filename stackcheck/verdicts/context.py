@@ -80,6 +80,15 @@ class SharedOutcomes:
         return answer
 
 
+#: launch facts read from the served model's config.json (launch.preflight.model.mla_dims): why one is missing
+_MODEL_DIMS = {
+    "mla_kv_rope": "the model's MLA dims (config.json kv_lora_rank and qk_rope_head_dim) were not read: its "
+    "config.json was not read or does not state them",
+    "mla_qk_nope_head_dim": "the model's qk_nope_head_dim was not read: its config.json was not read or does not "
+    "state it",
+}
+
+
 class Context:
     """The facts and manifests one evaluation reads, with the lookups the engine and the planner share."""
 
@@ -686,6 +695,8 @@ class Context:
         env_value = self.launch_env_fact(rest)
         if env_value is not None:
             return env_value
+        if rest in _MODEL_DIMS:  # read from the model's config.json, not from a flag
+            raise Missing(path, _MODEL_DIMS[rest])
         raise Missing(path, f"launch option {rest} not given")
 
     def _image_fact(self, path: str, rest: str, gpu: GpuModel | None) -> Any:

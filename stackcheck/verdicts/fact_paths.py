@@ -117,6 +117,18 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "by `recommend`, and by `gate` once the preflight has read the model; absent otherwise",
         ),
         FactDoc(
+            ("launch.mla_kv_rope", "launch.mla_qk_nope_head_dim"),
+            "the served model's MLA dims as its config.json states them (`mla_kv_rope`: "
+            "'kv_lora_rank/qk_rope_head_dim', e.g. '512/64'; `mla_qk_nope_head_dim`: an integer), which the trtllm_mla "
+            "and flashmla kernels check: read by `recommend`, and by `gate` once the preflight has read the model; "
+            "absent otherwise, or where the file does not state them",
+        ),
+        FactDoc(
+            ("launch.model_config_read",),
+            "whether `gate`'s preflight read the served model's config.json (false: it names a model whose config it "
+            "could not read, and the rules on the model's MLA dims are unknown); absent outside `gate`",
+        ),
+        FactDoc(
             ("launch.pcie_ipc_allreduce",),
             "whether SGLang's opt-in PCIe-IPC all-reduce is on (`SGLANG_ENABLE_PCIE_IPC_ALLREDUCE`, a launch.json "
             "`env` entry with a `fact`): the launch's environment in `gate`; in the audit the probed environment's "

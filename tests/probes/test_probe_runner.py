@@ -229,3 +229,43 @@ def test_rooted_text_is_rooted_as_a_string(tmp_path: Path, root: str, path: str)
     # rooted_text spells with os.path what rooted spells with pathlib (the nvml fallback opens it at start-up)
     ctx = ProbeContext(env={}, root=root.replace("ROOT", str(tmp_path)))
     assert os.path.normpath(ctx.rooted_text(path)) == os.path.normpath(str(ctx.rooted(path)))
+
+
+def test_ready_probes_that_others_wait_on_start_first_and_facts_merge_in_names_order(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The real registry's order of start: among the probes ready together, the one more probes need goes
+    first (packages before toolkits in the second wave); the facts and outcomes keep the order of `names`."""
+    from stackcheck.probes import DEEP_PROBES, DEFAULT_PROBES
+    from stackcheck.probes.runner import _dependencies, _start_order
+
+    names = [*DEFAULT_PROBES, *DEEP_PROBES]
+    rank = dict(zip(names, _start_order(_dependencies([PROBES[n] for n in names])), strict=True))
+    assert min(names, key=rank.__getitem__) == "python"
+    assert rank["packages"] < rank["toolkits"] < rank["system"]
+    assert rank["nvml"] < rank["cuda_libs"] < rank["pcie"]  # nothing waits on these: the order given
+
+    started: list[str] = []  # in the order the runner starts the threads (not the order they get the lock)
+
+    class Recording(threading.Thread):
+        def start(self) -> None:
+            if self.name.startswith("probe-"):
+                started.append(self.name.removeprefix("probe-"))
+            super().start()
+
+    monkeypatch.setattr(threading, "Thread", Recording)
+
+    def recording(name: str, sections: tuple[str, ...], needs: tuple[str, ...]) -> type[Probe]:
+        class Stub(Probe):
+            def run(self, ctx: ProbeContext) -> ProbeResult:
+                return ProbeResult({s: {"by": name} for s in sections})
+
+        Stub.name, Stub.sections, Stub.needs = name, sections, needs
+        return Stub
+
+    registry = {n: recording(n, PROBES[n].sections, PROBES[n].needs) for n in names}
+    facts, outcomes = run_probes(names, ProbeContext(env={}), 5, registry)
+    assert started.index("packages") < started.index("toolkits") < started.index("system")
+    assert [o["name"] for o in outcomes] == names
+    sections = [s for n in names for s in PROBES[n].sections]
+    assert [k for k in facts if k in sections] == list(dict.fromkeys(sections))

@@ -59,7 +59,8 @@ def _functorch_site(tmp_path: Path, with_python: bool) -> Path:
     site = tmp_path / f"site-functorch-{with_python}"
     (site / "sgl_kernel").mkdir(parents=True)
     (site / "torch" / "lib").mkdir(parents=True)
-    wheel = fetch_wheel("torch", "2.8.0")
+    # the cp310 build: its functorch/_C leaves the THP names undefined (the cp312 build's binds none of torch's)
+    wheel = fetch_wheel("torch", "2.8.0", python="3.10")
     ext = extract_dynamic(wheel, "functorch/_C.cpython-310-x86_64-linux-gnu.so")
     (site / "sgl_kernel" / "common_ops.abi3.so").symlink_to(ext)
     for name in (*TORCH_LIBS, "libshm.so", *(("libtorch_python.so",) if with_python else ())):

@@ -83,7 +83,7 @@ class Preflight:
     results: list[CheckResult]
     models: list[ModelInfo]
     requirements: list[ModelRequirement]
-    launch: dict[str, Any]  # launch facts the model adds (model_mla, model_multimodal, model_quant_method)
+    launch: dict[str, Any]  # launch facts the model adds (model_mla, model_mla_kv_rope, model_multimodal, ...)
     skipped: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
@@ -130,6 +130,7 @@ def run(inp: Inputs) -> Preflight:
         if role == "model":
             if info.mla is not None:
                 launch["model_mla"] = info.mla
+            launch.update({f"model_{k}": v for k, v in info.mla_dims.items()})
             if info.multimodal is not None:
                 launch["model_multimodal"] = info.multimodal
             if info.quant_method:

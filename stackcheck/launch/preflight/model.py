@@ -64,6 +64,8 @@ class ModelInfo:
     # config.json's attention keys as written (its text sub-configs too): what SGLang's attention backends read
     # for the head counts and dims (stackcheck/launch/refusals.py); None: config.json not read
     attention: dict[str, Any] | None = None
+    # the MLA dims the trtllm_mla and flashmla kernels check, as launch facts (mla_dims); empty: not read
+    mla_dims: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -478,6 +480,7 @@ def read_model(
     arch = config.get("architectures")
     info.architectures = [str(a) for a in arch if isinstance(a, str)] if isinstance(arch, list) else []
     info.mla, info.mla_why = mla_of(mdata.get("mla_architectures") or {}, info.architectures, config, sglang_version)
+    info.mla_dims = mla_dims(config)
     info.multimodal = is_multimodal(info.architectures, options, mdata.get("multimodal_architectures") or {})
     info.quant_method, info.quant_why = quant_method, quant_why
     for entry in mdata.get("quantization") or []:
@@ -575,6 +578,28 @@ def mla_of(
             "and config.json has kv_lora_rank"
         )
     return False, f"not MLA: {where}, no release read makes it MLA and config.json has no kv_lora_rank"
+
+
+def mla_dims(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The MLA dims the trtllm_mla and flashmla kernels check, as the launch facts features.json's rules read:
+    `mla_kv_rope` ("kv_lora_rank/qk_rope_head_dim", e.g. "512/64") and `mla_qk_nope_head_dim`. SGLang's
+    ModelConfig takes them from the text sub-config (hf_text_config) for the DeepSeek family and from config.json
+    itself for the others (MiniCPM3); the text sub-config is read where it has the key, else config.json. Only what
+    the file states, as an integer: a key it lacks (which the transformers config class might default) leaves its
+    fact out, and a rule that reads it is then unknown (fail closed)."""
+    text = _text_config(config)
+
+    def read(key: str) -> int | None:
+        value = text.get(key) if text.get(key) is not None else config.get(key)
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+    out: dict[str, Any] = {}
+    rank, rope, nope = read("kv_lora_rank"), read("qk_rope_head_dim"), read("qk_nope_head_dim")
+    if rank is not None and rope is not None:
+        out["mla_kv_rope"] = f"{rank}/{rope}"
+    if nope is not None:
+        out["mla_qk_nope_head_dim"] = nope
+    return out
 
 
 # the keys of config.json (and of a text sub-config) that SGLang's ModelConfig reads for the attention heads and
