@@ -172,7 +172,8 @@ def child(out_path: str, argv: list[str]) -> int:
         },
         "stackcheck.probes.runner": {"run_probes": "probes"},
         "stackcheck.facts.model": {"load_facts_document": "evaluation", "load_facts_file": "evaluation"},
-        "stackcheck.verdicts.engine": {"evaluate_all": "evaluation"},
+        # (evaluate_feature too: `plan` without shown checks judges the features alone, not through evaluate_all)
+        "stackcheck.verdicts.engine": {"evaluate_all": "evaluation", "evaluate_feature": "evaluation"},
         "stackcheck.documents.report": {"base_report": "evaluation", "summarize": "evaluation"},
         "stackcheck.launch.triage": {"triage_file": "evaluation", "triage_with_plan": "plan"},
         "stackcheck.commands.explain": {"_box_gpus": "evaluation", "_rows": "evaluation", "ranges": "evaluation"},
