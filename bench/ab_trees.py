@@ -39,6 +39,9 @@ ROWS: dict[str, list[str]] = {
     "plan": ["plan", "--facts", "tests/cases/writeup-after/facts.json"],
     # the 2-core goal's `--want` row: a feature no release fixes (the planner runs: no kept plan answers it)
     "plan --want": ["plan", "--facts", "tests/cases/writeup-after/facts.json", "--want", "torch-symm-mem"],
+    # the same two of the write-up's box before its upgrade (a six-step plan, eleven features still blocked)
+    "plan (before)": ["plan", "--facts", "tests/cases/writeup-before/facts.json"],
+    "plan --want (before)": ["plan", "--facts", "tests/cases/writeup-before/facts.json", "--want", "torch-symm-mem"],
     "audit": ["audit", "--format", "json"],
     "gate": ["gate", "--dry-run", "--", *SGLANG],
     "audit --deep": ["audit", "--deep", "--format", "json"],

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 # the child imports no more than this before its hooks are in (its own imports would count as start-up)
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FACTS = "tests/cases/writeup-after/facts.json"
+BEFORE = "tests/cases/writeup-before/facts.json"  # the write-up's box before its upgrade: facts its releases imply
 LOG = "tests/data/logs/no_kernel_image.log"
 GATE_FACTS = "tests/cases/h200-newest/facts.json"
 SGLANG_TP2 = ["python", "-m", "sglang.launch_server", "--model-path", "M", "--tp", "2"]
@@ -57,6 +58,9 @@ VERBS: dict[str, list[str]] = {
     "gate-facts": ["gate", "--dry-run", "--facts", GATE_FACTS, "--", *SGLANG_TP2],
     "plan": ["plan", "--facts", FACTS],
     "plan-want": ["plan", "--facts", FACTS, "--want", "attention-fa4"],
+    "plan-before": ["plan", "--facts", BEFORE],
+    # a feature no release fixes (issue 21's `--want` goal): the planner runs and finds no stack
+    "plan-want-none": ["plan", "--facts", BEFORE, "--want", "torch-symm-mem"],
     "explain": ["explain", "fp8-block-gemm", "--facts", FACTS],
     "triage": ["triage", LOG, "--facts", FACTS],
 }
@@ -168,7 +172,8 @@ def child(out_path: str, argv: list[str]) -> int:
         },
         "stackcheck.probes.runner": {"run_probes": "probes"},
         "stackcheck.facts.model": {"load_facts_document": "evaluation", "load_facts_file": "evaluation"},
-        "stackcheck.verdicts.engine": {"evaluate_all": "evaluation"},
+        # (evaluate_feature too: `plan` without shown checks judges the features alone, not through evaluate_all)
+        "stackcheck.verdicts.engine": {"evaluate_all": "evaluation", "evaluate_feature": "evaluation"},
         "stackcheck.documents.report": {"base_report": "evaluation", "summarize": "evaluation"},
         "stackcheck.launch.triage": {"triage_file": "evaluation", "triage_with_plan": "plan"},
         "stackcheck.commands.explain": {"_box_gpus": "evaluation", "_rows": "evaluation", "ranges": "evaluation"},

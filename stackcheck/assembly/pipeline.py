@@ -264,6 +264,7 @@ def build_report(
     plan_cache: bool = False,
     also: Callable[[], None] | None = None,
     plan_reported: bool = False,
+    checks_shown: bool = True,
 ) -> tuple[Report, Context]:
     """The whole audit: facts -> verdicts -> plan, as a report document. `manifests`, when the caller has
     loaded them already, are not read again; `gathered`, when the caller started the probes earlier (the
@@ -274,7 +275,10 @@ def build_report(
     given, runs in the same loading thread after the engine's imports (the gate imports the modules its decision
     needs after the verdicts there); the verdicts wait for it. The plan is made from the verdicts of the stated
     facts (the audit's); `plan_reported`: from the verdicts as reported, a facts file's implied versions merged
-    in (`stackcheck plan`'s), which is the same plan, and the same cache entry, where the merge changed none."""
+    in (`stackcheck plan`'s), which is the same plan, and the same cache entry, where the merge changed none.
+    `checks_shown` False: the caller shows no check (`stackcheck plan`'s text), so the checks are not judged unless
+    the plan cache keeps them (`checks` then as the stated facts leave them, else empty), and a facts file's implied
+    versions are merged into the features only."""
     loaded = manifests
     texts: list[str] | None = [] if plan_cache and want_plan and manifests is None else None
 
@@ -318,6 +322,12 @@ def build_report(
     kept = _Kept(ctx, texts) if texts is not None else None
     if kept is not None and kept.verdicts is not None:
         features, checks = cast("tuple[list[FeatureVerdict], list[CheckVerdict]]", kept.verdicts)
+    elif not checks_shown and (kept is None or not (kept.directory and kept.key)):
+        # no check is shown nor kept in the plan cache (whose entry holds both kinds for a later audit): the
+        # features alone, as evaluate_all judges them; the plan reads no check
+        from stackcheck.verdicts.engine import evaluate_feature
+
+        features, checks = [evaluate_feature(f, ctx) for f in manifests.features], []
     else:
         from stackcheck.verdicts.engine import evaluate_all
 
@@ -328,7 +338,7 @@ def build_report(
     if opts.facts_file:  # versions a partial facts file lacks that its releases pin: only ever to fail
         from stackcheck.facts.implied import apply as apply_implied
 
-        apply_implied(report, ctx)
+        apply_implied(report, ctx, checks=checks_shown)
     report["summary"] = summarize(report["features"], report["checks"])
     if want_plan and plan_reported and report["features"] != features:
         report["plan"] = _compute_plan(ctx, report["features"])  # the implied versions changed a verdict

@@ -600,7 +600,7 @@ def _decide_with(
 # (a locked-memory limit, a port bind), the command's shell words, the plan cache and its hash (a refusal's
 # fixes), the advice, the sources' normalization, the renderer and the masking
 _LATER_MODULES = (
-    "packaging.version",  # (the verdicts' release order and ranges: it was imported after the facts arrived)
+    "stackcheck.facts.pep440",  # (the verdicts' release order and ranges: it was imported after the facts arrived)
     "stackcheck.launch.preflight.deps",
     "resource",
     "_socket",

@@ -73,7 +73,11 @@ def run(args: argparse.Namespace) -> int:
     # the plan of the box as it is (no --want, --hold or --to) is the audit's: read from the plan cache when an
     # audit or an earlier plan kept it (the same key: facts, launch facts, manifest texts, stackcheck's code)
     plain = not (args.want or holds or pins)
-    report, ctx = build_report(options_from(args), want_plan=plain, plan_cache=plain, plan_reported=True)
+    # the text and markdown show the box and the plan, no check: a facts file's implied versions are not judged
+    # against the checks for them
+    report, ctx = build_report(
+        options_from(args), want_plan=plain, plan_cache=plain, plan_reported=True, checks_shown=fmt == "json"
+    )
     if plain:
         doc = report["plan"]
     else:

@@ -322,10 +322,12 @@ def marker_holds(marker: str, facts: Facts) -> bool:
 # ---- the verdicts with implied facts -----------------------------------------------------------------
 
 
-def apply(report: Report, ctx: Context) -> None:
+def apply(report: Report, ctx: Context, checks: bool = True) -> None:
     """Judge the stack again with the implied facts and merge into the report (features, checks, `implied`):
     a verdict the implied facts turn bad takes their reasons, each marked implied; every other verdict stays
-    as the stated facts leave it. `ctx` holds the stated facts."""
+    as the stated facts leave it. `ctx` holds the stated facts. `checks` False leaves the checks as the stated
+    facts judged them (for a caller that shows no checks: `stackcheck plan`'s text, whose plan reads only the
+    features), and their judging with the implied facts is not done."""
     facts, implied = imply(ctx.facts, ctx.manifests)
     if not implied:
         return
@@ -334,18 +336,20 @@ def apply(report: Report, ctx: Context) -> None:
     with_implied = Context(facts=facts, manifests=ctx.manifests, launch=ctx.launch)
     # evaluate_all's lists, less the items _merge never reads again: those the stated facts already make bad
     skip_features = _bad_only(report.get("features") or [])
-    skip_checks = _bad_only(report.get("checks") or [])
     features = [
         evaluate_feature(f, with_implied) for f in ctx.manifests.features if str(f.get("id")) not in skip_features
     ]
-    checks = [evaluate_check(c, with_implied) for c in ctx.manifests.checks if str(c.get("id")) not in skip_checks]
     blame = _Blame(ctx, implied)
     report["implied"] = [i.record() for i in implied]
     # _merge copies the verdicts (of either kind) and adds `implied` to them and their reasons: the same shape
     report["features"] = cast(
         "list[FeatureVerdict]", _merge(report.get("features") or [], features, implied, blame, "features")
     )
-    report["checks"] = cast("list[CheckVerdict]", _merge(report.get("checks") or [], checks, implied, blame, "checks"))
+    if not checks:
+        return
+    skip_checks = _bad_only(report.get("checks") or [])
+    judged = [evaluate_check(c, with_implied) for c in ctx.manifests.checks if str(c.get("id")) not in skip_checks]
+    report["checks"] = cast("list[CheckVerdict]", _merge(report.get("checks") or [], judged, implied, blame, "checks"))
 
 
 def _bad_only(stated: list[Any]) -> set[str]:
@@ -404,16 +408,17 @@ def _merge(
 
 class _Blame:
     """Which implied facts a newly failing reason rests on: the stack is judged with each implied fact alone
-    (on top of the stated facts); the facts whose addition alone fails the rule are named, else all of them."""
+    (on top of the stated facts); the facts whose addition alone fails the rule are named, else all of them.
+    Each kind (features, checks) is judged alone only when a reason of that kind asks."""
 
     def __init__(self, ctx: Context, implied: list[Implied]) -> None:
         self.ctx = ctx
         self.implied = implied
-        self._alone: dict[int, dict[str, dict[str, set[tuple[str, str]]]]] = {}
+        self._alone: dict[tuple[int, str], dict[str, set[tuple[str, str]]]] = {}
 
-    def _failing_with(self, index: int) -> dict[str, dict[str, set[tuple[str, str]]]]:
-        if index not in self._alone:
-            from stackcheck.verdicts.engine import evaluate_all
+    def _failing_with(self, index: int, kind: str) -> dict[str, set[tuple[str, str]]]:
+        if (index, kind) not in self._alone:
+            from stackcheck.verdicts.engine import evaluate_check, evaluate_feature
 
             fact = self.implied[index]
             packages: dict[str, Any] = _tree_copy(dict(self.ctx.facts.get("packages") or {}))
@@ -422,16 +427,21 @@ class _Blame:
             entry.update(installed=True, version=fact.version, implied=True)
             packages[fact.package] = entry
             facts = cast("Facts", {**self.ctx.facts, "packages": packages})
-            features, checks = evaluate_all(Context(facts=facts, manifests=self.ctx.manifests, launch=self.ctx.launch))
-            self._alone[index] = {
-                kind: {
-                    str(v.get("id")): {_key(r) for r in v.get("reasons") or [] if r.get("result") == "fail"}
-                    for v in verdicts
-                }
-                for kind, verdicts in (("features", features), ("checks", checks))
+            alone = Context(facts=facts, manifests=self.ctx.manifests, launch=self.ctx.launch)
+            # evaluate_all's verdicts of the one kind
+            verdicts: list[Any] = (
+                [evaluate_feature(f, alone) for f in self.ctx.manifests.features]
+                if kind == "features"
+                else [evaluate_check(c, alone) for c in self.ctx.manifests.checks]
+            )
+            self._alone[index, kind] = {
+                str(v.get("id")): {_key(r) for r in v.get("reasons") or [] if r.get("result") == "fail"}
+                for v in verdicts
             }
-        return self._alone[index]
+        return self._alone[index, kind]
 
     def of(self, kind: str, item: str, key: tuple[str, str], implied: list[Implied]) -> list[Implied]:
-        alone = [f for i, f in enumerate(implied) if key in self._failing_with(i)[kind].get(item, set())]
+        if len(implied) == 1:  # those named alone, else all of them: the one fact either way, nothing to judge
+            return list(implied)
+        alone = [f for i, f in enumerate(implied) if key in self._failing_with(i, kind).get(item, set())]
         return alone or list(implied)

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from typing import Any
 
-    from packaging.version import Version
+    from stackcheck.facts.pep440 import Version
 
     #: _plain's reading: (release without trailing zeros, pre, post, dev, local tag)
     _Plain = tuple[tuple[int, ...], tuple[str, int] | None, int | None, int | None, str | None]
@@ -32,7 +32,7 @@ _NUMERIC = lazy(r"^\d+(\.\d+)*$")
 #: a version already written as packaging writes it, each part read as packaging reads it: release, an
 #: optional aN/bN/rcN, .postN and .devN, then a local tag of lowercase letters and digits joined by dots whose
 #: all-digit parts have no leading zero (so the tag is packaging's normalised one). `_plain` reads these
-#: without packaging (whose import costs ~3 ms of every `audit --facts`); anything else goes to packaging.
+#: without building a Version; anything else goes to pep440.Version (packaging's reading, without its import).
 _PLAIN = lazy(
     r"([0-9]+(?:\.[0-9]+)*)(?:(a|b|rc)([0-9]+))?(?:\.post([0-9]+))?(?:\.dev([0-9]+))?"
     r"(?:\+((?:[0-9]*[a-z][a-z0-9]*|0|[1-9][0-9]*)(?:\.(?:[0-9]*[a-z][a-z0-9]*|0|[1-9][0-9]*))*))?",
@@ -45,8 +45,11 @@ def parse_version(text: str) -> Version | None:
     """A PEP 440 version, or None. '2.9.1+cu130' keeps its local tag; use `public()` to drop it."""
     if not isinstance(text, str) or len(text) > 200:
         return None
-    from packaging.version import InvalidVersion, Version
+    from stackcheck.facts.pep440 import InvalidVersion, Version  # (packaging's reading, without its import)
 
+    m = _PLAIN.fullmatch(text)
+    if m is not None:  # written in normal form (most versions are): built from its parts, the full pattern unused
+        return Version.normal(*m.groups())
     try:
         return Version(text)
     except InvalidVersion:
@@ -57,7 +60,7 @@ def parse_version(text: str) -> Version | None:
 def _plain(text: str) -> _Plain | None:
     """(release without trailing zeros, pre, post, dev, local tag) of a version in _PLAIN's form, read as
     packaging reads it (two of these are equal exactly when packaging's Versions are); None for any other text,
-    which the caller then gives to packaging."""
+    which the caller then gives to pep440.Version."""
     m = _PLAIN.fullmatch(text) if len(text) <= 200 else None
     if m is None:
         return None
@@ -75,12 +78,12 @@ def _plain(text: str) -> _Plain | None:
 
 
 def readable(text: str) -> bool:
-    """`parse_version(text) is not None`, without importing packaging for a version in _PLAIN's form."""
+    """`parse_version(text) is not None`, without building a Version for a version in _PLAIN's form."""
     return isinstance(text, str) and (_plain(text) is not None or parse_version(text) is not None)
 
 
 def same_public(a: str, b: str) -> bool:
-    """`public(a) == public(b)` (so also True when neither is a version), without importing packaging when
+    """`public(a) == public(b)` (so also True when neither is a version), without building Versions when
     both are written in _PLAIN's form."""
     pa = _plain(a) if isinstance(a, str) else None
     pb = _plain(b) if isinstance(b, str) and pa is not None else None
@@ -95,9 +98,7 @@ def public(text: str) -> Version | None:
     v = parse_version(text)
     if v is None:
         return None
-    from packaging.version import Version
-
-    return Version(v.public)
+    return parse_version(v.public)  # (Version(v.public), built from its normal form's parts)
 
 
 def _quick_plain(text: str) -> _Plain | None:
@@ -145,10 +146,10 @@ def _either_plain(text: object) -> _Plain | None:
 
 def newer_than_all(version: str, known: Iterable[str]) -> bool:
     """`public(version) > max(parse_version(k) for each readable k)`, False when none is readable or `version`
-    is not. Read without packaging (whose import, its version pattern compiled, costs ~10 ms of CPU in the
+    is not. Read without a Version (packaging's import, its version pattern compiled, cost ~10 ms of CPU in the
     thread of the probe that asks: measured on the 2-core box) when every text is in _PLAIN's form and no known
-    one has a local tag; otherwise packaging decides, as before. tests/facts/test_versions_newer.py compares
-    the two on generated versions."""
+    one has a local tag; otherwise parse_version's Versions (pep440.Version, packaging's reading) decide.
+    tests/facts/test_versions_newer.py compares the two with packaging on generated versions."""
     texts = list(known)
     mine = _either_plain(version)
     plains = [_either_plain(t) for t in texts]
@@ -200,7 +201,7 @@ def parse_specifier(text: str) -> tuple[tuple[str, str], ...] | None:
 
 
 def _prefix_match(v: Version, target: str) -> bool:
-    from packaging.version import Version
+    from stackcheck.facts.pep440 import Version
 
     t = Version(target[:-2])
     if v.epoch != t.epoch:
@@ -217,8 +218,6 @@ def _prefix_match(v: Version, target: str) -> bool:
 
 def _with(v: Version, **parts: int | None) -> Version:
     """A copy of a public version with some of its pre/post/dev parts replaced (None removes one)."""
-    from packaging.version import Version
-
     fields: dict[str, object] = {"pre": v.pre, "post": v.post, "dev": v.dev, **parts}
     text = (f"{v.epoch}!" if v.epoch else "") + ".".join(map(str, v.release))
     pre = fields["pre"]
@@ -228,7 +227,9 @@ def _with(v: Version, **parts: int | None) -> Version:
         text += f".post{fields['post']}"
     if fields["dev"] is not None:
         text += f".dev{fields['dev']}"
-    return Version(text)
+    parsed = parse_version(text)  # (Version(text); without an epoch, built from its parts)
+    assert parsed is not None
+    return parsed
 
 
 def _parsed(target: str) -> Version:

@@ -16,12 +16,12 @@ from stackcheck.plan.deps import feature_components, predicate_components
 from stackcheck.plan.solver import Choice, Stack
 from stackcheck.verdicts.context import Context, SharedOutcomes
 from stackcheck.verdicts.engine import evaluate_feature, feature_ok
-from stackcheck.verdicts.types import FeatureVerdict
 
 if TYPE_CHECKING:
     from typing import Any
 
     from stackcheck.facts.model import Facts
+    from stackcheck.verdicts.types import FeatureVerdict  # (typing: ~3 ms, for annotations only)
 
 
 def _pkg(version: str, variant: str | None, cuda: str | None) -> dict[str, Any]:

@@ -33,10 +33,10 @@ from stackcheck.plan.solver import (
 from stackcheck.plan.steps import patch_step, plan_steps
 from stackcheck.verdicts.context import Context
 from stackcheck.verdicts.engine import workaround_for
-from stackcheck.verdicts.types import FeatureVerdict
 
 if TYPE_CHECKING:
     from stackcheck.facts.model import Facts
+    from stackcheck.verdicts.types import FeatureVerdict  # (typing: ~3 ms, for annotations only)
 
 #: how many of the best stacks are tried for one that keeps every feature that is ok now
 REGRESSION_SEARCH = 10
@@ -179,7 +179,8 @@ def _wanted_target(
     by_changes = sorted(free, key=lambda s: (s.changes(), s.key()))
     impossible = [fid for fid in wanted if not any(engine.ok(s, fid) for s in by_changes)]
     reachable = [f for f in wanted if f not in impossible]
-    for s in sorted(stacks, key=lambda s: (s.changes(), s.key())):
+    # (without holds or pins `free` is `stacks`: their order by changes is by_changes, not sorted again)
+    for s in by_changes if free is stacks else sorted(stacks, key=lambda s: (s.changes(), s.key())):
         if all(engine.ok(s, f) for f in reachable):
             return s, impossible, None
     return None, impossible, (_blame(space, engine, restrict, box, reachable) if stacks else None)

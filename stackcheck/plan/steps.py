@@ -14,10 +14,10 @@ from stackcheck.plan.model import Step
 from stackcheck.plan.solver import COMPONENTS, Box, Choice, Stack, cuda_key
 from stackcheck.record import Frozen, replace
 from stackcheck.verdicts.context import Context
-from stackcheck.verdicts.types import FeatureVerdict
 
 if TYPE_CHECKING:
     from stackcheck.facts.model import Facts
+    from stackcheck.verdicts.types import FeatureVerdict  # (typing: ~3 ms, for annotations only)
 
 STEP_ORDER = ("driver", "toolkit", "torch", "kernel", "flashinfer", "sglang", "patch")
 

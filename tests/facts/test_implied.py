@@ -326,6 +326,37 @@ def test_unknown_that_only_implied_facts_would_make_ok_says_so() -> None:
     assert found > 0
 
 
+def test_the_shortcuts_give_the_straightforward_merge(monkeypatch: pytest.MonkeyPatch) -> None:
+    # apply(checks=False) (`stackcheck plan`'s text, which shows no check) merges the features as the full apply
+    # does and leaves the checks as stated; the blame of a single implied fact, which judges nothing, names what
+    # judging that fact alone names: on every generated input that implies something
+    from stackcheck.facts import implied as module
+
+    def judged_alone(self: Any, kind: str, item: str, key: tuple[str, str], implied: list[Any]) -> list[Any]:
+        alone = [f for i, f in enumerate(implied) if key in self._failing_with(i, kind).get(item, set())]
+        return alone or list(implied)
+
+    compared = singles = 0
+    for (name, facts), (_, stated, full) in zip(INPUTS, _judged(), strict=True):
+        if not full.get("implied"):
+            continue
+        compared += 1
+        singles += len(full["implied"]) == 1
+        ctx = Context(facts=facts, manifests=MANIFESTS)
+        features_only: Report = cast("Report", copy.deepcopy(stated))
+        apply(features_only, ctx, checks=False)
+        assert features_only["features"] == full["features"], name
+        assert features_only["checks"] == stated["checks"], name
+        assert features_only.get("implied") == full["implied"], name
+        with monkeypatch.context() as m:
+            m.setattr(module._Blame, "of", judged_alone)
+            reference: Report = cast("Report", copy.deepcopy(stated))
+            apply(reference, ctx)
+        for part in ("features", "checks", "implied"):
+            assert reference.get(part) == full[part], (name, part)
+    assert compared >= 50 and singles > 0, (compared, singles)
+
+
 # ---- the pipeline: --facts only, marked in the report and the text ---------------------------------------
 
 
