@@ -351,32 +351,34 @@ def reevaluate(report: Report, ctx: Context, opts: Options, launch: dict[str, An
     """The verdicts again with launch facts learnt after them (the gate's preflight reads the model's config.json
     after the report: `mla`), in place in `report`; the context they were judged in is returned. Only the
     features and checks whose rules read one of those facts are judged again (a few milliseconds, not the whole
-    stack); with a facts file, whose implied versions are merged into every verdict, all of them."""
+    stack); with a facts file, the implied versions are merged into those as into every verdict of the report."""
     if all(ctx.launch.get(k) == v for k, v in launch.items()):
         return ctx
     import json
 
     from stackcheck.documents.report import summarize
     from stackcheck.verdicts.context import Context
-    from stackcheck.verdicts.engine import evaluate_all, evaluate_check, evaluate_feature
+    from stackcheck.verdicts.engine import evaluate_check, evaluate_feature
 
     again = Context(facts=ctx.facts, manifests=ctx.manifests, launch={**ctx.launch, **launch})
-    if opts.facts_file:
-        report["features"], report["checks"] = evaluate_all(again)
+    names = tuple(f'"launch.{k}"' for k in launch)
+
+    def reads(item: Any) -> bool:
+        text = json.dumps(item.get("rules"))
+        return any(n in text for n in names)
+
+    part: Any = {
+        "features": [evaluate_feature(f, again) for f in ctx.manifests.features if reads(f)],
+        "checks": [evaluate_check(c, again) for c in ctx.manifests.checks if reads(c)],
+    }
+    if opts.facts_file:  # the implied versions, merged into the verdicts judged again as build_report merged them
         from stackcheck.facts.implied import apply as apply_implied
 
-        apply_implied(report, again)
-    else:
-        names = tuple(f'"launch.{k}"' for k in launch)
-
-        def reads(item: Any) -> bool:
-            text = json.dumps(item.get("rules"))
-            return any(n in text for n in names)
-
-        features = {str(f.get("id")): evaluate_feature(f, again) for f in ctx.manifests.features if reads(f)}
-        checks = {str(c.get("id")): evaluate_check(c, again) for c in ctx.manifests.checks if reads(c)}
-        report["features"] = [features.get(str(v.get("id")), v) for v in report.get("features") or []]
-        report["checks"] = [checks.get(str(v.get("id")), v) for v in report.get("checks") or []]
+        apply_implied(part, again)
+    features = {str(v.get("id")): v for v in part["features"]}
+    checks = {str(v.get("id")): v for v in part["checks"]}
+    report["features"] = [features.get(str(v.get("id")), v) for v in report.get("features") or []]
+    report["checks"] = [checks.get(str(v.get("id")), v) for v in report.get("checks") or []]
     report["summary"] = summarize(report["features"], report["checks"])
     return again
 

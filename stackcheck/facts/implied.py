@@ -334,10 +334,11 @@ def apply(report: Report, ctx: Context, checks: bool = True) -> None:
     from stackcheck.verdicts.engine import evaluate_check, evaluate_feature
 
     with_implied = Context(facts=facts, manifests=ctx.manifests, launch=ctx.launch)
-    # evaluate_all's lists, less the items _merge never reads again: those the stated facts already make bad
-    skip_features = _bad_only(report.get("features") or [])
+    # evaluate_all's lists, less the items _merge never reads again: those the stated facts already make bad, and
+    # those the report does not hold (a part of a report: pipeline.reevaluate's verdicts judged again)
+    stated_features = {str(v.get("id")) for v in report.get("features") or []} - _bad_only(report.get("features") or [])
     features = [
-        evaluate_feature(f, with_implied) for f in ctx.manifests.features if str(f.get("id")) not in skip_features
+        evaluate_feature(f, with_implied) for f in ctx.manifests.features if str(f.get("id")) in stated_features
     ]
     blame = _Blame(ctx, implied)
     report["implied"] = [i.record() for i in implied]
@@ -347,8 +348,8 @@ def apply(report: Report, ctx: Context, checks: bool = True) -> None:
     )
     if not checks:
         return
-    skip_checks = _bad_only(report.get("checks") or [])
-    judged = [evaluate_check(c, with_implied) for c in ctx.manifests.checks if str(c.get("id")) not in skip_checks]
+    stated_checks = {str(v.get("id")) for v in report.get("checks") or []} - _bad_only(report.get("checks") or [])
+    judged = [evaluate_check(c, with_implied) for c in ctx.manifests.checks if str(c.get("id")) in stated_checks]
     report["checks"] = cast("list[CheckVerdict]", _merge(report.get("checks") or [], judged, implied, blame, "checks"))
 
 
