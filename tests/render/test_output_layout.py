@@ -137,10 +137,12 @@ def test_the_seed_box_audit_above_the_plan_at_80_columns() -> None:
     (SGLang >= 0.5.21, FlashInfer >= 0.7.0, SGLANG_ENABLE_PCIE_IPC_ALLREDUCE=1: 3 lines), 131 once the stack
     check sglang-gpu-min-cc (SGLang refuses GPUs below sm75) joins the wrapped list of passing checks, 133 once
     fa3's message names `stackcheck gate --advise` instead of one backend (igate5: flashinfer was wrong advice for
-    GPT-OSS, Olmo2 and Llama 4)."""
+    GPT-OSS, Olmo2 and Llama 4), 137 once kernel-runtime-libs says unknown for saved facts that never looked for
+    the CUDA libraries (iskip: not read is unknown, not skipped; 2 lines, and its longer name widens the check
+    column: 2 more wrapped lines)."""
     text = render_plain(_report(AFTER), 80)
     above = text.split("\nplan", 1)[0].splitlines()
-    assert len(above) <= 133
+    assert len(above) <= 137
 
 
 def test_sources_lists_title_and_address_of_every_id_shown() -> None:
