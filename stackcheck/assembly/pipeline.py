@@ -362,10 +362,13 @@ def reevaluate(report: Report, ctx: Context, opts: Options, launch: dict[str, An
 
     again = Context(facts=ctx.facts, manifests=ctx.manifests, launch={**ctx.launch, **launch})
     names = tuple(f'"launch.{k}"' for k in launch)
+    texts = ctx.manifests.derived("rules-text")  # item id -> its rules as JSON text, written once per manifests
 
     def reads(item: Any) -> bool:
-        text = json.dumps(item.get("rules"))
-        return any(n in text for n in names)
+        key = (id(item), str(item.get("id")))
+        if key not in texts:
+            texts[key] = json.dumps(item.get("rules"))
+        return any(n in texts[key] for n in names)
 
     part: Any = {
         "features": [evaluate_feature(f, again) for f in ctx.manifests.features if reads(f)],
@@ -388,13 +391,11 @@ def reevaluate_unknown(report: Report, ctx: Context, opts: Options, key: str, wh
     cannot tell whether SGLang serves it as MLA: `mla`), in place in `report`: each feature or check whose verdict
     with the fact true differs from its verdict with the fact false becomes unknown, its failing reasons those of
     the true case marked unknown and prefixed with `why` (fail closed: never ok because the fact is missing)."""
-    import copy
-
     from stackcheck.documents.report import summarize
 
     judged: list[Any] = []
     for value in (True, False):
-        again = copy.deepcopy(report)
+        again = report.copy()  # reevaluate puts new lists and a new summary in it; no verdict is changed in place
         reevaluate(again, ctx, opts, {key: value})
         judged.append(again)
     whole: Any = report
