@@ -133,3 +133,19 @@ def config_rule_status(
     arch = str(config["architectures"][0]) if config else None
     models = {"model": attention_keys(config) if config is not None else None}
     return rule_status(mapping, rule_id, version, majors, arch, models, *flags, torch_cuda=torch_cuda)
+
+
+def mla_data_until_0_5_20(tmp_path: Path) -> Path:
+    """A --manifests directory whose preflight.json has the MLA architecture table as if it stopped at SGLang 0.5.20
+    (the releases read from 0.5.21 and the entries that start there dropped, ranges to 0.5.23 ending at 0.5.20):
+    a user's copy of the data when the installed SGLang is newer than it."""
+    shipped = json.loads((ROOT / "manifests" / "preflight.json").read_text())
+    table = shipped["model"]["mla_architectures"]
+    table["read"] = {"versions": ">=0.5.1,<=0.5.20", "releases": table["read"]["releases"][:-3]}
+    table["entries"] = [e for e in table["entries"] if not e["versions"].startswith(">=0.5.21")]
+    for e in table["entries"]:
+        e["versions"] = e["versions"].replace("<=0.5.23", "<=0.5.20")
+    over = tmp_path / "manifests"
+    over.mkdir()
+    (over / "preflight.json").write_text(json.dumps(shipped))
+    return over

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gate_cli import gate_json, model_dir
+from gate_cli import gate_json, mla_data_until_0_5_20, model_dir
 from release_box import judge, rules
 
 from stackcheck.knowledge.loader import Manifests, load
@@ -219,15 +219,7 @@ def test_an_mla_kind_not_known_leaves_bad_dims_unknown(tmp_path: Path) -> None:
     """SGLang newer than the MLA data (a --manifests copy whose table stops at 0.5.20, as in
     test_gate_mla_release): an architecture no release read names, with kv_lora_rank, may be MLA. Its dims are
     still read: MiniCPM3's on flashmla make the verdict unknown (never ok), DeepSeek's leave the dims rule out."""
-    shipped = json.loads((ROOT / "manifests" / "preflight.json").read_text())
-    table = shipped["model"]["mla_architectures"]
-    table["read"] = {"versions": ">=0.5.1,<=0.5.20", "releases": table["read"]["releases"][:-3]}
-    table["entries"] = [e for e in table["entries"] if not e["versions"].startswith(">=0.5.21")]
-    for e in table["entries"]:
-        e["versions"] = e["versions"].replace("<=0.5.23", "<=0.5.20")
-    over = tmp_path / "manifests"
-    over.mkdir()
-    (over / "preflight.json").write_text(json.dumps(shipped))
+    over = mla_data_until_0_5_20(tmp_path)
     foo = {"architectures": ["FooMLAForCausalLM"], "model_type": "foo"}
     small = model_dir(tmp_path, "foo-small", {**MINICPM3, **foo})
     doc = _gate_with(["--manifests", str(over)], H200, "--model-path", str(small), "--attention-backend", "flashmla")

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gate_cli import DEEPSEEK_R1, GIGACHAT35, LAUNCH, LLAMA3, gate_json, model_dir
+from gate_cli import DEEPSEEK_R1, GIGACHAT35, LAUNCH, LLAMA3, gate_json, mla_data_until_0_5_20, model_dir
 
 from stackcheck.knowledge.loader import load
 from stackcheck.launch.preflight.model import mla_of
@@ -116,15 +116,7 @@ def test_gigachat35_is_not_mla_to_a_release_before_0_5_21(tmp_path: Path) -> Non
 def test_an_mla_kind_not_known_fails_closed(tmp_path: Path) -> None:
     # the MLA data stops at 0.5.20 (a user's --manifests copy, as when SGLang is newer than the data): an
     # architecture no release read names, with kv_lora_rank, is not known to be MLA or not on 0.5.23
-    shipped = json.loads((ROOT / "manifests" / "preflight.json").read_text())
-    table = shipped["model"]["mla_architectures"]
-    table["read"] = {"versions": ">=0.5.1,<=0.5.20", "releases": table["read"]["releases"][:-3]}
-    table["entries"] = [e for e in table["entries"] if not e["versions"].startswith(">=0.5.21")]
-    for e in table["entries"]:
-        e["versions"] = e["versions"].replace("<=0.5.23", "<=0.5.20")
-    over = tmp_path / "manifests"
-    over.mkdir()
-    (over / "preflight.json").write_text(json.dumps(shipped))
+    over = mla_data_until_0_5_20(tmp_path)
     box = ampere(tmp_path)
     for name, config in (("foo", FOO_MLA), ("giga", GIGACHAT35)):
         model = model_dir(tmp_path, name, config)
