@@ -169,3 +169,38 @@ def test_sglang_not_in_the_target_is_unknown(tmp_path: Path, data: Any) -> None:
     )  # fmt: skip
     (r,) = [r for r in preflight.run(inp).results if r.check == "model-architecture"]
     assert r.status == "unknown" and "not installed" in r.message
+
+
+@pytest.mark.parametrize(
+    ("flags", "status"),
+    [
+        ([], "ok"),
+        (["--model-impl", "transformers"], "unknown"),
+        (["--model-impl=sglang"], "ok"),
+        (["--json-model-override-args", '{"architectures": ["NewArchForCausalLM"]}'], "unknown"),
+    ],
+)
+def test_the_flags_as_the_gate_parses_them(
+    tmp_path: Path, data: Any, monkeypatch: Any, flags: list[str], status: str
+) -> None:
+    """--model-impl and --json-model-override-args reach the check through launch.json's options (a flag the gate
+    did not parse would leave the check judging an auto launch)."""
+    from stackcheck.launch import gate
+
+    monkeypatch.setenv("STACKCHECK_CACHE_DIR", str(tmp_path / "cache"))
+    tree = site(tmp_path, OUR_TREE)
+    d = tmp_path / "m"
+    d.mkdir()
+    (d / "config.json").write_text(json.dumps({"architectures": ["OurForCausalLM"], "model_type": "x"}))
+    derived = gate.derive(
+        ["python", "-m", "sglang.launch_server", "--model-path", "m", *flags], load([], env={}).launch, {}
+    )
+    assert not derived.unlisted
+    facts = facts_of(load_doc("h200-1x.json"))
+    facts["packages"] = {"sglang": {"installed": True, "version": "0.5.9", "location": str(tree)}}
+    inp = preflight.Inputs(
+        options=derived.options, env={}, facts=facts, data=data, view=HostView(), cwd=str(tmp_path),
+        home=str(tmp_path), sglang_version="0.5.9", readings=preflight.Readings(search_dirs=[str(tree)]),
+    )  # fmt: skip
+    (r,) = [r for r in preflight.run(inp).results if r.check == "model-architecture"]
+    assert r.status == status, r.message
