@@ -204,3 +204,31 @@ def test_the_flags_as_the_gate_parses_them(
     )  # fmt: skip
     (r,) = [r for r in preflight.run(inp).results if r.check == "model-architecture"]
     assert r.status == status, r.message
+
+
+EMBEDDING_GEMMA = {
+    "architectures": ["Gemma3TextModel"],
+    "model_type": "gemma3_text",
+    "use_bidirectional_attention": True,
+}
+GEMMA_REG = Registry({"EmbeddingGemmaModel": "gemma3_embedding", "TransformersForCausalLM": "transformers"}, [], 2)
+
+
+@pytest.mark.parametrize(
+    ("version", "config", "status"),
+    [
+        ("0.5.17", EMBEDDING_GEMMA, "ok"),  # SGLang looks up EmbeddingGemmaModel instead
+        ("0.5.23", EMBEDDING_GEMMA, "ok"),
+        ("0.5.16", EMBEDDING_GEMMA, "unknown"),  # no rename yet: the Transformers fallback decides
+        (None, EMBEDDING_GEMMA, "unknown"),  # the release not known: not renamed, never ok
+        ("0.5.23", {**EMBEDDING_GEMMA, "use_bidirectional_attention": False}, "unknown"),
+        ("0.5.23", {**EMBEDDING_GEMMA, "model_type": "gemma3"}, "unknown"),
+    ],
+)
+def test_embedding_gemma_is_renamed_by_the_releases_that_do(
+    data: Any, version: str | None, config: dict[str, Any], status: str
+) -> None:
+    r = check_architecture("model", "m", ["Gemma3TextModel"], GEMMA_REG, None, {}, {}, version, data, config)
+    assert r.status == status, r.message
+    if status == "ok":
+        assert r.observed["architectures"] == ["EmbeddingGemmaModel"] and "renamed by SGLang" in r.observed["from"]

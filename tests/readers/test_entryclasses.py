@@ -6,6 +6,7 @@ cache (kept per file set, read again when a file changes)."""
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -29,7 +30,7 @@ MODULES = {
 }
 
 
-def write(root: Path, files: dict[str, str | bytes]) -> Path:
+def write(root: Path, files: Mapping[str, str | bytes]) -> Path:
     models = root / "sglang" / "srt" / "models"
     models.mkdir(parents=True, exist_ok=True)
     for name, text in files.items():

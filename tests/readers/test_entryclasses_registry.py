@@ -88,3 +88,17 @@ def test_verdicts_on_real_releases(version: str, arch: str, status: str) -> None
     r = check_architecture("model", "m", [arch], reg, None, {}, {}, version, data)
     assert r.status == status, r.message
     assert r.observed["architectures"] == [arch] and r.observed["sglang"] == version
+
+
+@pytest.mark.parametrize(("version", "status"), [("0.5.10", "unknown"), ("0.5.23", "ok")])
+def test_embedding_gemma_on_real_releases_with_the_shipped_data(version: str, status: str) -> None:
+    """EmbeddingGemma's config.json names Gemma3TextModel, which no release registers; 0.5.17 on look up
+    EmbeddingGemmaModel for it (preflight.json model.registry.renames), which 0.5.23 registers."""
+    from stackcheck.knowledge.loader import load
+
+    data = load([], env={}).preflight
+    config = {"architectures": ["Gemma3TextModel"], "model_type": "gemma3_text", "use_bidirectional_attention": True}
+    reg = read_registry(HostView(), str(site_of(version)))
+    assert "Gemma3TextModel" not in reg.names
+    r = check_architecture("model", "m", ["Gemma3TextModel"], reg, None, {}, {}, version, data, config)
+    assert r.status == status, r.message

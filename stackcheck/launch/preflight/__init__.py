@@ -153,7 +153,7 @@ def run(inp: Inputs) -> Preflight:
     if r.search_dirs is not None:  # the target environment is readable here (not an image read once already)
         arch_view = r.deps_view or inp.view
         results.extend(
-            check_models(models, inp.facts, arch_view, options, inp.env, inp.sglang_version, data, os.environ)
+            check_models(models, inp.facts, arch_view, options, inp.env, inp.sglang_version, data, os.environ, inp.view)
         )
     else:
         skipped.append("model-architecture")

@@ -59,8 +59,10 @@ def check_architecture(
     env: Mapping[str, str],
     sglang_version: str | None,
     data: Mapping[str, Any],
+    config: Mapping[str, Any] | None = None,
 ) -> CheckResult:
-    """The verdict for one model (see the module docstring). `registry` None: not read (`registry_why` says why)."""
+    """The verdict for one model (see the module docstring). `registry` None: not read (`registry_why` says why);
+    `config`: the model's config.json, for the renames SGLang makes by its values (model.registry.renames)."""
     reg_data = (data.get("model") or {}).get("registry") or {}
     source = reg_data.get("source")
     fallback = str(reg_data.get("fallback_class") or "TransformersForCausalLM")
@@ -70,6 +72,9 @@ def check_architecture(
     origin = "--json-model-override-args" if archs is not None else "config.json"
     if archs is None:
         archs = list(architectures)
+    renamed = rename(archs, config, sglang_version, reg_data.get("renames") or [])
+    if renamed is not None:
+        archs, origin = [renamed[0]], f"{origin}, renamed by SGLang ({renamed[1]})"
     impl = str(options.get("--model-impl") or "auto").lower()
     observed: dict[str, Any] = {"architectures": archs, "from": origin, "sglang": sglang_version, "model_impl": impl}
     required = "an architecture the SGLang release registers (sglang/srt/models EntryClass)"
@@ -132,6 +137,27 @@ def check_architecture(
     )
 
 
+def rename(
+    archs: list[str], config: Mapping[str, Any] | None, sglang_version: str | None, renames: list[Any]
+) -> tuple[str, str] | None:
+    """(the architecture SGLang looks up instead of config.json's, why) where a rename of model.registry.renames holds
+    for the release (known) and the config's text sub-config; None otherwise (a release not known: not renamed, so
+    an architecture only the rename makes servable stays unknown, never ok)."""
+    if config is None or sglang_version is None:
+        return None
+    from stackcheck.facts.versions import version_in
+    from stackcheck.launch.preflight.model import _text_config
+
+    text = _text_config(config)
+    for entry in renames:
+        if not isinstance(entry, Mapping) or version_in(sglang_version, str(entry.get("versions") or "")) is not True:
+            continue
+        if text.get("model_type") == entry.get("model_type") and bool(text.get(str(entry.get("config_true")))):
+            why = f"model_type {entry.get('model_type')} with {entry.get('config_true')}"
+            return str(entry.get("to")), why
+    return None
+
+
 def sglang_site(facts: Mapping[str, Any]) -> tuple[str | None, str | None]:
     """(the site directory SGLang is installed in, as the facts' packages probe found it; or None and why)."""
     pkgs = facts.get("packages") if isinstance(facts.get("packages"), Mapping) else None
@@ -155,9 +181,11 @@ def check_models(
     sglang_version: str | None,
     data: Mapping[str, Any],
     cache_env: Mapping[str, str],
+    model_view: Any = None,
 ) -> list[CheckResult]:
     """The check for each model whose config.json was read (ModelInfo.attention set), the registry read once from
-    the target environment's SGLang (through `view`, cached per file set in the user cache of `cache_env`)."""
+    the target environment's SGLang (through `view`, cached per file set in the user cache of `cache_env`); the
+    model's config.json is read again through `model_view` (where the preflight found it) for the renames."""
     read = [m for m in models if m.attention is not None]
     if not read:
         return []
@@ -167,7 +195,23 @@ def check_models(
         from stackcheck.readers.entryclasses import read_registry_cached
 
         registry = read_registry_cached(view, site, cache_env)
-    return [
-        check_architecture(m.role, m.spec, m.architectures, registry, why, options, env, sglang_version, data)
-        for m in read
-    ]
+    out = []
+    for m in read:
+        out.append(
+            check_architecture(
+                m.role, m.spec, m.architectures, registry, why, options, env, sglang_version, data,
+                _config(model_view if model_view is not None else view, m.path, data),
+            )
+        )  # fmt: skip
+    return out
+
+
+def _config(view: Any, directory: str | None, data: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    from stackcheck.launch.preflight.model import Unreadable, read_config
+
+    if directory is None:
+        return None
+    try:
+        return read_config(view, directory, int((data.get("model") or {}).get("config_cap_bytes", 4 << 20)))
+    except (OSError, Unreadable):  # read once already; gone or changed since: the renames are not applied
+        return None
