@@ -12,10 +12,12 @@ status ok|fail|unknown|warn, observed, required, message, source):
 | gpu-memory, gpu-memory-balance, gpu-compute-mode | free memory, processes and compute mode on those GPUs | memory.py |
 | model, draft-model | the model's config from a local path or the HF cache; the features it needs | model.py |
 | dependencies | SGLang's Requires-Dist in the target environment, as pip check judges them | deps.py |
+| model-architecture | config.json's architectures against the classes the target's SGLang registers | architecture.py |
 | shm, port, memlock | /dev/shm for NCCL, the server's port, ulimit -l across nodes | host.py |
 
-Live checks (memory, port, shm, memlock, dependencies) run only when the facts are this box's (not with
---facts FILE): a saved report says nothing about this moment.
+Live checks (memory, port, shm, memlock, dependencies; model-architecture, which reads the target environment's
+SGLang) run only when the facts are this box's (not with --facts FILE): a saved report says nothing about this
+moment.
 """
 
 from __future__ import annotations
@@ -47,7 +49,10 @@ if TYPE_CHECKING:  # the probes package is imported only where the box is read (
 
 __all__ = ["CheckResult", "Inputs", "Preflight", "Readings", "read_live", "run", "worst"]
 
-LIVE_CHECKS = ("gpu-memory", "gpu-memory-balance", "gpu-compute-mode", "dependencies", "shm", "port", "memlock")
+LIVE_CHECKS = (
+    "gpu-memory", "gpu-memory-balance", "gpu-compute-mode", "dependencies", "shm", "port", "memlock",
+    "model-architecture",
+)  # fmt: skip
 
 
 @record
@@ -141,6 +146,17 @@ def run(inp: Inputs) -> Preflight:
     if r is None:
         skipped = list(LIVE_CHECKS)
         return Preflight(results, models, requirements, launch, skipped)
+    import os
+
+    from stackcheck.launch.preflight.architecture import check_models
+
+    if r.search_dirs is not None:  # the target environment is readable here (not an image read once already)
+        arch_view = r.deps_view or inp.view
+        results.extend(
+            check_models(models, inp.facts, arch_view, options, inp.env, inp.sglang_version, data, os.environ, inp.view)
+        )
+    else:
+        skipped.append("model-architecture")
     weights = models[0].weights if models and models[0].role == "model" else None
     if options.get("--quantization") and models and models[0].quant_method is None:
         weights = None  # quantised while loading: the checkpoint's size overstates what the GPU holds

@@ -1,0 +1,217 @@
+"""model-architecture: does the installed SGLang implement the model's architecture (config.json `architectures`)?
+
+SGLang's path (manifests/preflight.json model.registry has the sources): config.json's architectures, after
+`--json-model-override-args` (ModelConfig updates the config with it before the architectures are read), are
+looked up in the model registry, the EntryClass names of sglang/srt/models/*.py (read here without importing
+SGLang: stackcheck/readers/entryclasses.py). The first registered one is loaded. Where none is registered:
+- a release that registers the fallback class (TransformersForCausalLM) loads the model through the Transformers
+  backend, which works only where the installed transformers implements the architecture (or config.json's
+  auto_map names custom code): not read here, so unknown (the gate refuses unless --allow-unknown);
+- a release without it raises "Model architectures [...] are not supported for now" at load: fail.
+`--model-impl transformers` always takes the Transformers backend (unknown), `mindspore` another runtime
+(unknown). SGLANG_EXTERNAL_MODEL_PACKAGE may register more classes, SGLANG_DISABLED_MODEL_ARCHS drops modules,
+and a module whose EntryClass could not be read may register anything: an architecture not found is then unknown,
+never fail. A module that fails to import at run time registers nothing; reading cannot see that (a false pass
+the check cannot rule out, said in the note).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+
+from stackcheck.launch.preflight.result import CheckResult
+from stackcheck.lean_typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
+
+    from stackcheck.readers.entryclasses import Registry
+
+CHECK = "model-architecture"
+
+
+def override_architectures(options: Mapping[str, Any]) -> tuple[list[str] | None, str | None]:
+    """config.json's architectures as --json-model-override-args replaces them: (the list, None), (None, None)
+    when the flag does not name them, (None, why) when it cannot be read."""
+    raw = options.get("--json-model-override-args")
+    if not isinstance(raw, str) or not raw.strip():
+        return None, None
+    try:
+        value = json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        return None, f"--json-model-override-args is not JSON ({str(exc)[:80]})"
+    if not isinstance(value, dict) or "architectures" not in value:
+        return None, None
+    arch = value["architectures"]
+    if isinstance(arch, list) and all(isinstance(a, str) for a in arch):
+        return list(arch), None
+    return None, "--json-model-override-args sets architectures to something other than a list of names"
+
+
+def check_architecture(
+    role: str,
+    spec: str,
+    architectures: list[str],
+    registry: Registry | None,
+    registry_why: str | None,
+    options: Mapping[str, Any],
+    env: Mapping[str, str],
+    sglang_version: str | None,
+    data: Mapping[str, Any],
+    config: Mapping[str, Any] | None = None,
+) -> CheckResult:
+    """The verdict for one model (see the module docstring). `registry` None: not read (`registry_why` says why);
+    `config`: the model's config.json, for the renames SGLang makes by its values (model.registry.renames)."""
+    reg_data = (data.get("model") or {}).get("registry") or {}
+    source = reg_data.get("source")
+    fallback = str(reg_data.get("fallback_class") or "TransformersForCausalLM")
+    subject = None if role == "model" else role
+    release = f"SGLang {sglang_version}" if sglang_version else "the installed SGLang"
+    archs, bad = override_architectures(options)
+    origin = "--json-model-override-args" if archs is not None else "config.json"
+    if archs is None:
+        archs = list(architectures)
+    renamed = rename(archs, config, sglang_version, reg_data.get("renames") or [])
+    if renamed is not None:
+        archs, origin = [renamed[0]], f"{origin}, renamed by SGLang ({renamed[1]})"
+    impl = str(options.get("--model-impl") or "auto").lower()
+    observed: dict[str, Any] = {"architectures": archs, "from": origin, "sglang": sglang_version, "model_impl": impl}
+    required = "an architecture the SGLang release registers (sglang/srt/models EntryClass)"
+
+    def result(status: Any, message: str, **more: Any) -> CheckResult:
+        observed.update(more)
+        return CheckResult(CHECK, status, dict(observed), required, f"{role} {spec}: {message}", source, subject)
+
+    if bad:
+        return result("unknown", bad)
+    if not archs:
+        return result("unknown", f"{origin} names no architectures: which class {release} loads is not known")
+    if registry is None or registry.error:
+        why = registry.error if registry is not None else registry_why
+        return result("unknown", f"the model registry of {release} was not read: {why}")
+    names = registry.names
+    disabled = {m.strip() for m in (env.get("SGLANG_DISABLED_MODEL_ARCHS") or "").split(",") if m.strip()}
+    hit = next((a for a in archs if a in names), None)
+    if impl == "transformers":
+        return result(
+            "unknown",
+            f"--model-impl transformers: {release} loads {', '.join(archs)} through the Transformers backend, which "
+            "works only where the installed transformers implements it (not read)",
+            registered=hit,
+        )
+    if impl == "mindspore":
+        return result("unknown", f"--model-impl mindspore: {release} loads it through MindSpore (not judged here)")
+    if hit is not None:
+        module = names[hit]
+        if module in disabled:
+            return result(
+                "unknown",
+                f"{hit} is registered by sglang/srt/models/{module}.py, which SGLANG_DISABLED_MODEL_ARCHS names",
+                registered=hit,
+            )
+        return result("ok", f"{release} implements {hit} (sglang/srt/models/{module}.py)", registered=hit)
+    listed = ", ".join(archs)
+    maybe = []
+    if registry.unresolved:
+        maybe.append(
+            f"{len(registry.unresolved)} model module(s) whose EntryClass was not read ({registry.unresolved[0]})"
+        )
+    if env.get("SGLANG_EXTERNAL_MODEL_PACKAGE"):
+        maybe.append("SGLANG_EXTERNAL_MODEL_PACKAGE names a package that may register it")
+    if fallback in names and names[fallback] not in disabled:
+        why = (
+            f"{release} registers none of {listed}: it falls back to the Transformers backend ({fallback}), which "
+            "loads only where the installed transformers implements the architecture, or config.json's auto_map "
+            "names custom code (with --trust-remote-code): not read here"
+        )
+        return result("unknown", "; ".join([why, *maybe]), registered=None, fallback=fallback)
+    if maybe:
+        return result("unknown", f"{release} registers none of {listed}; but " + "; ".join(maybe), registered=None)
+    return result(
+        "fail",
+        f"{release} registers none of {listed} and has no Transformers fallback ({fallback} not registered): "
+        "the launch fails at load ('Model architectures [...] are not supported for now')",
+        registered=None,
+        fallback=None,
+    )
+
+
+def rename(
+    archs: list[str], config: Mapping[str, Any] | None, sglang_version: str | None, renames: list[Any]
+) -> tuple[str, str] | None:
+    """(the architecture SGLang looks up instead of config.json's, why) where a rename of model.registry.renames holds
+    for the release (known) and the config's text sub-config; None otherwise (a release not known: not renamed, so
+    an architecture only the rename makes servable stays unknown, never ok)."""
+    if config is None or sglang_version is None:
+        return None
+    from stackcheck.facts.versions import version_in
+    from stackcheck.launch.preflight.model import _text_config
+
+    text = _text_config(config)
+    for entry in renames:
+        if not isinstance(entry, Mapping) or version_in(sglang_version, str(entry.get("versions") or "")) is not True:
+            continue
+        if text.get("model_type") == entry.get("model_type") and bool(text.get(str(entry.get("config_true")))):
+            why = f"model_type {entry.get('model_type')} with {entry.get('config_true')}"
+            return str(entry.get("to")), why
+    return None
+
+
+def sglang_site(facts: Mapping[str, Any]) -> tuple[str | None, str | None]:
+    """(the site directory SGLang is installed in, as the facts' packages probe found it; or None and why)."""
+    pkgs = facts.get("packages") if isinstance(facts.get("packages"), Mapping) else None
+    pkg = pkgs.get("sglang") if pkgs is not None else None
+    if not isinstance(pkg, Mapping):
+        return None, "the facts have no sglang package entry"
+    if pkg.get("installed") is not True:
+        return None, "SGLang is not installed in the target environment"
+    location = pkg.get("location")
+    if not isinstance(location, str) or not location:
+        return None, "the facts do not say where SGLang is installed"
+    return location, None
+
+
+def check_models(
+    models: list[Any],
+    facts: Mapping[str, Any],
+    view: Any,
+    options: Mapping[str, Any],
+    env: Mapping[str, str],
+    sglang_version: str | None,
+    data: Mapping[str, Any],
+    cache_env: Mapping[str, str],
+    model_view: Any = None,
+) -> list[CheckResult]:
+    """The check for each model whose config.json was read (ModelInfo.attention set), the registry read once from
+    the target environment's SGLang (through `view`, cached per file set in the user cache of `cache_env`); the
+    model's config.json is read again through `model_view` (where the preflight found it) for the renames."""
+    read = [m for m in models if m.attention is not None]
+    if not read:
+        return []
+    site, why = sglang_site(facts)
+    registry = None
+    if site is not None:
+        from stackcheck.readers.entryclasses import read_registry_cached
+
+        registry = read_registry_cached(view, site, cache_env)
+    out = []
+    for m in read:
+        out.append(
+            check_architecture(
+                m.role, m.spec, m.architectures, registry, why, options, env, sglang_version, data,
+                _config(model_view if model_view is not None else view, m.path, data),
+            )
+        )  # fmt: skip
+    return out
+
+
+def _config(view: Any, directory: str | None, data: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    from stackcheck.launch.preflight.model import Unreadable, read_config
+
+    if directory is None:
+        return None
+    try:
+        return read_config(view, directory, int((data.get("model") or {}).get("config_cap_bytes", 4 << 20)))
+    except (OSError, Unreadable):  # read once already; gone or changed since: the renames are not applied
+        return None
