@@ -154,9 +154,12 @@ def model_facts(
             out["mla_why"] = why
     else:
         out["mla"] = bool(text.get("kv_lora_rank"))
-    from stackcheck.launch.preflight.model import mla_dims
+    from stackcheck.launch.preflight.model import mla_dims, mla_prefill_dims, query_heads
 
     out.update(mla_dims(data))  # the MLA dims the trtllm_mla and flashmla kernels check, as the gate reads them
+    out.update(mla_prefill_dims(data))  # and those trtllm_mla's ragged prefill checks
+    if (heads := query_heads(data)) is not None:
+        out["query_heads"] = heads  # split by the attention TP size in launch_facts (launch.mla_heads_per_gpu)
     out["attention_sinks"] = str(text.get("model_type") or data.get("model_type")) == "gpt_oss"
     dtype = text.get("torch_dtype") or data.get("torch_dtype") or text.get("dtype")
     if isinstance(dtype, str):
@@ -187,9 +190,11 @@ def launch_facts(
     gpu_count: int,
     model_data: Mapping[str, Any] | None = None,
     sglang_version: str | None = None,
+    launch_map: Mapping[str, Any] | None = None,
 ) -> LaunchFacts:
     """The launch facts of the request, what was assumed, the model path, the model's config.json and the flags
-    the model needs."""
+    the model needs. `sglang_version`: the release that reads the model; `launch_map`: manifests/launch.json (the
+    flags that split attention, for the heads per GPU)."""
     launch: dict[str, Any] = {"goal": args.goal, "dtype": "auto", "deterministic": False}
     assumptions: list[str] = []
     model_flags: list[tuple[str, str, str, Any]] = []
@@ -222,6 +227,15 @@ def launch_facts(
     quant_why = model.pop("quantization_why", None)
     if quant_why is not None and not args.assume_quantization:
         assumptions.append(f"model {model_path}: quantization not known ({quant_why}; give --assume-quantization Q)")
+    heads = model.pop("query_heads", None)
+    if isinstance(heads, int):  # the query heads per GPU FlashInfer's trtllm-gen MLA decode checks, as the gate reads
+        from stackcheck.launch.gate_preflight import heads_per_gpu, split_flags
+
+        given = dict(derived.options) if derived is not None else {}
+        args_given = list(derived.sglang_args) if derived is not None else []
+        per_gpu = heads_per_gpu(heads, {**given, "--tp-size": launch["tp"]}, args_given, split_flags(launch_map or {}))
+        if per_gpu is not None:
+            model["mla_heads_per_gpu"] = per_gpu
     mla_why = model.pop("mla_why", None)
     if mla_why is not None:
         model.pop("mla")  # not known: no choice that hangs on it is taken for granted
@@ -292,6 +306,7 @@ def run(args: argparse.Namespace) -> int:
         len(facts.get("gpus") or []),
         model_data if isinstance(model_data, dict) else None,
         ctx.installed_version("sglang"),  # the release that reads the model (the gate reads it the same way)
+        manifests.launch,
     )
     from stackcheck.launch.preflight.model import attention_keys
 
