@@ -300,36 +300,61 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError("the command after -- is not an SGLang launch (python -m sglang.launch_server ...)")
     model_data = manifests.preflight.get("model")
     ctx = Context(facts=facts, manifests=manifests)
-    launch, assumptions, model_path, config, model_flags = launch_facts(
-        args,
-        derived,
-        len(facts.get("gpus") or []),
-        model_data if isinstance(model_data, dict) else None,
-        ctx.installed_version("sglang"),  # the release that reads the model (the gate reads it the same way)
-        manifests.launch,
-    )
-    from stackcheck.launch.preflight.model import attention_keys
-
-    listed = config.get("architectures") if config is not None else None
-    first = listed[0] if isinstance(listed, list) and listed and isinstance(listed[0], str) else None
-    ctx.launch = launch
-    features_now = [evaluate_feature(f, ctx) for f in manifests.features]
-    request = Request(
-        goal=args.goal,
-        model_path=model_path,
-        launch=launch,
-        assumptions=assumptions,
-        command=command,
-        env=env,
-        plan=not args.no_plan,
-        hold=list(args.hold or []),
-        pins=pins,
-        architecture=first,  # what the gate reads of the model, so that no line is one it refuses for the model
-        model_config=attention_keys(config) if config is not None else None,
-        model_flags=model_flags,
-    )
     required = [(r.feature, r.why) for r in derived.required if r.kind == "explicit"] if derived else []
-    rec = recommend(ctx, request, features_now, required)
+    installed = ctx.installed_version("sglang")
+
+    def advise(release: str | None, note: str | None = None) -> tuple[Any, LaunchFacts]:
+        """The recommendation with the model read as SGLang `release` reads it (MLA, quantization, the flags it
+        needs to load: each depends on the release; the gate reads the model the same way)."""
+        lf = launch_facts(
+            args,
+            derived,
+            len(facts.get("gpus") or []),
+            model_data if isinstance(model_data, dict) else None,
+            release,
+            manifests.launch,
+        )
+        if note is not None and lf.config is not None:
+            lf.assumptions.append(note)
+        from stackcheck.launch.preflight.model import attention_keys
+
+        listed = lf.config.get("architectures") if lf.config is not None else None
+        first = listed[0] if isinstance(listed, list) and listed and isinstance(listed[0], str) else None
+        ctx.launch = lf.launch
+        features_now = [evaluate_feature(f, ctx) for f in manifests.features]
+        request = Request(
+            goal=args.goal,
+            model_path=lf.model_path,
+            launch=lf.launch,
+            assumptions=lf.assumptions,
+            command=command,
+            env=env,
+            plan=not args.no_plan,
+            hold=list(args.hold or []),
+            pins=pins,
+            architecture=first,  # what the gate reads of the model, so that no line is one it refuses for the model
+            model_config=attention_keys(lf.config) if lf.config is not None else None,
+            model_flags=lf.model_flags,
+        )
+        return recommend(ctx, request, features_now, required), lf
+
+    rec, first_read = advise(installed)
+    # the plan may install another SGLang: the launch it proposes runs there, so the model is read again as that
+    # release reads it, and the recommendation made on that reading (said as an assumption)
+    planned = Context(facts=rec.facts_after, manifests=manifests).installed_version("sglang")
+    if first_read.config is not None and planned is not None and planned != installed:
+        note = (
+            f"model {first_read.model_path}: read as SGLang {planned} reads it (the release the plan installs), "
+            f"not as the installed {installed or 'release (not known)'}"
+        )
+        again, _ = advise(planned, note)
+        moved = Context(facts=again.facts_after, manifests=manifests).installed_version("sglang")
+        if moved != planned:  # the new reading moved the plan again: say which release the reading assumed
+            again.assumptions.append(
+                f"model {first_read.model_path}: the plan on that reading installs SGLang {moved or 'not known'}; "
+                f"the model was read as {planned} reads it"
+            )
+        rec = again
     doc = rec.to_json()
     doc["box"] = box_summary(facts)
     if derived is not None:
