@@ -143,6 +143,12 @@ def run_for_gate(
     return pre
 
 
+#: the speculative algorithms whose draft runs no attention backend of the target's kind: NGRAM has no draft model,
+#: DFLASH and DSPARK resolve the draft's backend from their own list, which has neither trtllm_mla nor flashmla
+#: (sglang 0.5.23 arg_groups/speculative_hook.py _resolve_dflash_draft_attention_backend, arg_groups/choices.py
+#: DRAFT_ATTENTION_BACKEND_CHOICES, speculative/draft_worker_common.py resolve_draft_worker_attention_backend)
+NO_DRAFT_BACKEND = ("NGRAM", "DFLASH", "DSPARK")
+
 #: the draft attention backends whose feature's rules judge the draft model (features.json draft-mla-*,
 #: draft-flashmla-*)
 DRAFT_JUDGED_BACKENDS = ("trtllm_mla", "flashmla")
@@ -152,13 +158,13 @@ def draft_backend_features(derived: Any, mapping: Mapping[str, Any]) -> list[tup
     """The features a speculative draft's own attention backend needs (--speculative-draft-attention-backend, a flag
     launch.json does not list, read as argparse takes it): the --attention-backend choice's features, for the
     backends whose rules judge the draft model (DRAFT_JUDGED_BACKENDS), so that a draft on trtllm_mla beside a target
-    on flashinfer is judged too. None with NGRAM or without speculative decoding."""
+    on flashinfer is judged too. None without speculative decoding or with an algorithm of NO_DRAFT_BACKEND."""
     from stackcheck.launch import gate
     from stackcheck.launch.refusals import _raw_flag
 
     algorithm = derived.options.get("--speculative-algorithm")
     backend = _raw_flag(derived.sglang_args, "--speculative-draft-attention-backend")
-    if algorithm is None or str(algorithm).upper() == "NGRAM" or backend not in DRAFT_JUDGED_BACKENDS:
+    if algorithm is None or str(algorithm).upper() in NO_DRAFT_BACKEND or backend not in DRAFT_JUDGED_BACKENDS:
         return []
     option: Mapping[str, Any] = next((o for o in gate._options(mapping) if o.get("flag") == "--attention-backend"), {})
     why = f"--speculative-draft-attention-backend {backend}: the draft model's attention"
@@ -298,7 +304,7 @@ def model_launch_facts(pre: Preflight, derived: Any, mapping: Mapping[str, Any])
         shape(target, "")
     draft_backend = _raw_flag(derived.sglang_args, "--speculative-draft-attention-backend")
     algorithm = derived.options.get("--speculative-algorithm")
-    if algorithm is None or str(algorithm).upper() == "NGRAM":
+    if algorithm is None or str(algorithm).upper() in NO_DRAFT_BACKEND:
         return out
     draft = infos.get("draft model")
     if draft is None and draft_backend is not None:

@@ -148,7 +148,8 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "the speculative draft model's side (`gate` only): whether SGLang runs it as MLA, its MLA dims and query "
             "heads per GPU as its config.json states them (--speculative-draft-model-path; the target's when only "
             "the draft backend is given), whether that config.json was read, and --speculative-draft-attention-backend "
-            "(absent: the draft runs on the target's backend); absent without speculative decoding or with NGRAM",
+            "(absent: the draft runs on the target's backend); absent without speculative decoding or with NGRAM, "
+            "DFLASH or DSPARK (their drafts never run trtllm_mla or flashmla)",
         ),
         FactDoc(
             ("launch.model_config_read",),

@@ -233,3 +233,29 @@ def test_recommend_reads_the_heads_and_prefill_dims_the_gate_reads(tmp_path: Pat
         assert r.returncode in (0, 1), r.stderr
         launch = json.loads(r.stdout)["launch"]
         assert launch["mla_heads_per_gpu"] == per_gpu and launch["mla_prefill_dims"] == "192/128", launch
+
+
+# an EAGLE3 draft in Llama's shape (MHA: no architecture SGLang runs as MLA), as drafts for MLA targets often are
+LLAMA_EAGLE3_DRAFT = {
+    "architectures": ["LlamaForCausalLMEagle3"], "model_type": "llama", "hidden_size": 7168,
+    "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 128,
+}  # fmt: skip
+
+
+def test_gate_refuses_a_non_mla_draft_on_trtllm_mla(tmp_path: Path) -> None:
+    """SGLang's draft worker builds trtllm_mla for the draft too and raises for a draft it does not run as MLA
+    (draft-mla-models-only), by the flag or SGLang's own pick on SM100; --speculative-draft-attention-backend
+    flashinfer keeps the draft off it, and DFLASH picks the draft's backend from its own list."""
+    target = model_dir(tmp_path, "target", DEEPSEEK_R1)
+    draft = model_dir(tmp_path, "eagle3", LLAMA_EAGLE3_DRAFT)
+    spec = ("--model-path", str(target), "--speculative-draft-model-path", str(draft), "--tp", "8")
+    for extra in (("--attention-backend", "trtllm_mla"), ()):
+        doc = gate_json(B200, *spec, "--speculative-algorithm", "EAGLE3", *extra, dry_run=True)
+        assert _reasons(doc, "draft-mla-models") == [("draft-mla-models-only", "fail", False)], extra
+        assert "trtllm_mla backend requires MLA model" in json.dumps(doc["reasons"])
+    off = gate_json(B200, *spec, "--speculative-algorithm", "EAGLE3", "--attention-backend", "trtllm_mla",
+                    "--speculative-draft-attention-backend", "flashinfer", dry_run=True)  # fmt: skip
+    assert _reasons(off, "draft-") == []
+    dflash = gate_json(B200, *spec, "--speculative-algorithm", "DFLASH", "--attention-backend", "trtllm_mla",
+                       dry_run=True)  # fmt: skip
+    assert _reasons(dflash, "draft-") == []

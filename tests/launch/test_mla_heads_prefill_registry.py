@@ -109,7 +109,7 @@ def test_draft_rules_mirror_the_targets() -> None:
             target = rules[rid.removeprefix("draft-")]
             draft = rules[rid]
             assert json.dumps(draft["require"]) == json.dumps(target["require"]).replace(
-                '"launch.mla_', '"launch.draft_mla_'
+                '"launch.mla', '"launch.draft_mla'
             ), rid
             pinned = ("pkg.", "gpu.")
             same = [json.dumps(leaf) for leaf in _leaves(target["when"]) if str(leaf.get("fact")).startswith(pinned)]
