@@ -303,19 +303,14 @@ def run(args: argparse.Namespace) -> int:
     required = [(r.feature, r.why) for r in derived.required if r.kind == "explicit"] if derived else []
     installed = ctx.installed_version("sglang")
 
-    def advise(release: str | None, note: str | None = None) -> tuple[Any, LaunchFacts]:
-        """The recommendation with the model read as SGLang `release` reads it (MLA, quantization, the flags it
-        needs to load: each depends on the release; the gate reads the model the same way)."""
-        lf = launch_facts(
-            args,
-            derived,
-            len(facts.get("gpus") or []),
-            model_data if isinstance(model_data, dict) else None,
-            release,
-            manifests.launch,
-        )
-        if note is not None and lf.config is not None:
-            lf.assumptions.append(note)
+    def read(release: str | None) -> LaunchFacts:
+        """The launch facts with the model read as SGLang `release` reads it (MLA, quantization, the flags it needs
+        to load: each depends on the release; the gate reads the model the same way)."""
+        gpus = len(facts.get("gpus") or [])
+        return launch_facts(args, derived, gpus, model_data if isinstance(model_data, dict) else None, release,
+                            manifests.launch)  # fmt: skip
+
+    def advise(lf: LaunchFacts) -> Any:
         from stackcheck.launch.preflight.model import attention_keys
 
         listed = lf.config.get("architectures") if lf.config is not None else None
@@ -336,25 +331,31 @@ def run(args: argparse.Namespace) -> int:
             model_config=attention_keys(lf.config) if lf.config is not None else None,
             model_flags=lf.model_flags,
         )
-        return recommend(ctx, request, features_now, required), lf
+        return recommend(ctx, request, features_now, required)
 
-    rec, first_read = advise(installed)
+    first_read = read(installed)
+    rec = advise(first_read)
     # the plan may install another SGLang: the launch it proposes runs there, so the model is read again as that
-    # release reads it, and the recommendation made on that reading (said as an assumption)
+    # release reads it, and, where that reading differs, the recommendation made again on it (said as an assumption)
     planned = Context(facts=rec.facts_after, manifests=manifests).installed_version("sglang")
     if first_read.config is not None and planned is not None and planned != installed:
         note = (
             f"model {first_read.model_path}: read as SGLang {planned} reads it (the release the plan installs), "
             f"not as the installed {installed or 'release (not known)'}"
         )
-        again, _ = advise(planned, note)
-        moved = Context(facts=again.facts_after, manifests=manifests).installed_version("sglang")
-        if moved != planned:  # the new reading moved the plan again: say which release the reading assumed
-            again.assumptions.append(
-                f"model {first_read.model_path}: the plan on that reading installs SGLang {moved or 'not known'}; "
-                f"the model was read as {planned} reads it"
-            )
-        rec = again
+        again = read(planned)
+        same = (again.launch, again.model_flags, again.assumptions)
+        if same == (first_read.launch, first_read.model_flags, first_read.assumptions):
+            rec.assumptions.append(note)  # the same reading: the recommendation stands (no second plan)
+        else:
+            again.assumptions.append(note)
+            rec = advise(again)
+            moved = Context(facts=rec.facts_after, manifests=manifests).installed_version("sglang")
+            if moved != planned:  # the new reading moved the plan again: say which release the reading assumed
+                rec.assumptions.append(
+                    f"model {first_read.model_path}: the plan on that reading installs SGLang "
+                    f"{moved or 'not known'}; the model was read as {planned} reads it"
+                )
     doc = rec.to_json()
     doc["box"] = box_summary(facts)
     if derived is not None:

@@ -68,3 +68,13 @@ def test_recommend_says_nothing_more_where_the_plan_keeps_the_release(tmp_path: 
     doc = _recommend(B200, "--model-path", str(model), "--no-plan")
     assert doc["launch"]["mla"] is False
     assert not [a for a in doc["assumptions"] if "the release the plan installs" in a]
+
+
+def test_recommend_says_the_release_where_the_reading_is_the_same(tmp_path: Path) -> None:
+    """DeepSeek V3 reads the same on 0.5.20 and 0.5.23: the recommendation stands (no second plan), and the
+    assumption still says which release read the model."""
+    from gate_cli import DEEPSEEK_R1
+
+    doc = _recommend(B200, "--model-path", str(model_dir(tmp_path, "dsv3", DEEPSEEK_R1)))
+    assert doc["launch"]["mla"] is True
+    assert [a for a in doc["assumptions"] if "the release the plan installs" in a]
