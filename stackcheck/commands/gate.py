@@ -459,14 +459,9 @@ def _decide_with(
         # what the launch needs beyond its features (manifests' required_by), now that the model's needs and
         # facts (model_multimodal) are known: a scope on a fact still unknown is required (fail closed)
         gate.add_launch_requirements(derived, manifests.features, manifests.checks)
-        # the MLA dims config.json states (rules on launch.mla_kv_rope: trtllm_mla's and flashmla's kernels)
-        dims: dict[str, Any] = {
-            k: pre.launch[f"model_{k}"] for k in ("mla_kv_rope", "mla_qk_nope_head_dim") if f"model_{k}" in pre.launch
-        }
-        from stackcheck.launch.refusals import model_attention
-
-        if "model" in (read := model_attention(pre)):  # a model named: whether its config.json (its dims) was read
-            dims["model_config_read"] = read["model"] is not None
+        # the MLA dims and heads per GPU config.json states, the draft model's too (rules on launch.mla_kv_rope,
+        # launch.mla_heads_per_gpu, launch.draft_*: trtllm_mla's and flashmla's kernels), and whether it was read
+        dims = gate_preflight.model_launch_facts(pre, derived, mapping)
         if isinstance(pre.launch.get("model_mla"), bool):  # rules on launch.mla (attention-fa3, -fa4): judge again
             from stackcheck.assembly.pipeline import reevaluate
 

@@ -154,9 +154,12 @@ def model_facts(
             out["mla_why"] = why
     else:
         out["mla"] = bool(text.get("kv_lora_rank"))
-    from stackcheck.launch.preflight.model import mla_dims
+    from stackcheck.launch.preflight.model import mla_dims, mla_prefill_dims, query_heads
 
     out.update(mla_dims(data))  # the MLA dims the trtllm_mla and flashmla kernels check, as the gate reads them
+    out.update(mla_prefill_dims(data))  # and those trtllm_mla's ragged prefill checks
+    if (heads := query_heads(data)) is not None:
+        out["query_heads"] = heads  # split by the attention TP size in launch_facts (launch.mla_heads_per_gpu)
     out["attention_sinks"] = str(text.get("model_type") or data.get("model_type")) == "gpt_oss"
     dtype = text.get("torch_dtype") or data.get("torch_dtype") or text.get("dtype")
     if isinstance(dtype, str):
@@ -187,9 +190,11 @@ def launch_facts(
     gpu_count: int,
     model_data: Mapping[str, Any] | None = None,
     sglang_version: str | None = None,
+    launch_map: Mapping[str, Any] | None = None,
 ) -> LaunchFacts:
     """The launch facts of the request, what was assumed, the model path, the model's config.json and the flags
-    the model needs."""
+    the model needs. `sglang_version`: the release that reads the model; `launch_map`: manifests/launch.json (the
+    flags that split attention, for the heads per GPU)."""
     launch: dict[str, Any] = {"goal": args.goal, "dtype": "auto", "deterministic": False}
     assumptions: list[str] = []
     model_flags: list[tuple[str, str, str, Any]] = []
@@ -222,6 +227,15 @@ def launch_facts(
     quant_why = model.pop("quantization_why", None)
     if quant_why is not None and not args.assume_quantization:
         assumptions.append(f"model {model_path}: quantization not known ({quant_why}; give --assume-quantization Q)")
+    heads = model.pop("query_heads", None)
+    if isinstance(heads, int):  # the query heads per GPU FlashInfer's trtllm-gen MLA decode checks, as the gate reads
+        from stackcheck.launch.gate_preflight import heads_per_gpu, split_flags
+
+        given = dict(derived.options) if derived is not None else {}
+        args_given = list(derived.sglang_args) if derived is not None else []
+        per_gpu = heads_per_gpu(heads, {**given, "--tp-size": launch["tp"]}, args_given, split_flags(launch_map or {}))
+        if per_gpu is not None:
+            model["mla_heads_per_gpu"] = per_gpu
     mla_why = model.pop("mla_why", None)
     if mla_why is not None:
         model.pop("mla")  # not known: no choice that hangs on it is taken for granted
@@ -286,35 +300,62 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError("the command after -- is not an SGLang launch (python -m sglang.launch_server ...)")
     model_data = manifests.preflight.get("model")
     ctx = Context(facts=facts, manifests=manifests)
-    launch, assumptions, model_path, config, model_flags = launch_facts(
-        args,
-        derived,
-        len(facts.get("gpus") or []),
-        model_data if isinstance(model_data, dict) else None,
-        ctx.installed_version("sglang"),  # the release that reads the model (the gate reads it the same way)
-    )
-    from stackcheck.launch.preflight.model import attention_keys
-
-    listed = config.get("architectures") if config is not None else None
-    first = listed[0] if isinstance(listed, list) and listed and isinstance(listed[0], str) else None
-    ctx.launch = launch
-    features_now = [evaluate_feature(f, ctx) for f in manifests.features]
-    request = Request(
-        goal=args.goal,
-        model_path=model_path,
-        launch=launch,
-        assumptions=assumptions,
-        command=command,
-        env=env,
-        plan=not args.no_plan,
-        hold=list(args.hold or []),
-        pins=pins,
-        architecture=first,  # what the gate reads of the model, so that no line is one it refuses for the model
-        model_config=attention_keys(config) if config is not None else None,
-        model_flags=model_flags,
-    )
     required = [(r.feature, r.why) for r in derived.required if r.kind == "explicit"] if derived else []
-    rec = recommend(ctx, request, features_now, required)
+    installed = ctx.installed_version("sglang")
+
+    def read(release: str | None) -> LaunchFacts:
+        """The launch facts with the model read as SGLang `release` reads it (MLA, quantization, the flags it needs
+        to load: each depends on the release; the gate reads the model the same way)."""
+        gpus = len(facts.get("gpus") or [])
+        return launch_facts(args, derived, gpus, model_data if isinstance(model_data, dict) else None, release,
+                            manifests.launch)  # fmt: skip
+
+    def advise(lf: LaunchFacts) -> Any:
+        from stackcheck.launch.preflight.model import attention_keys
+
+        listed = lf.config.get("architectures") if lf.config is not None else None
+        first = listed[0] if isinstance(listed, list) and listed and isinstance(listed[0], str) else None
+        ctx.launch = lf.launch
+        features_now = [evaluate_feature(f, ctx) for f in manifests.features]
+        request = Request(
+            goal=args.goal,
+            model_path=lf.model_path,
+            launch=lf.launch,
+            assumptions=lf.assumptions,
+            command=command,
+            env=env,
+            plan=not args.no_plan,
+            hold=list(args.hold or []),
+            pins=pins,
+            architecture=first,  # what the gate reads of the model, so that no line is one it refuses for the model
+            model_config=attention_keys(lf.config) if lf.config is not None else None,
+            model_flags=lf.model_flags,
+        )
+        return recommend(ctx, request, features_now, required)
+
+    first_read = read(installed)
+    rec = advise(first_read)
+    # the plan may install another SGLang: the launch it proposes runs there, so the model is read again as that
+    # release reads it, and, where that reading differs, the recommendation made again on it (said as an assumption)
+    planned = Context(facts=rec.facts_after, manifests=manifests).installed_version("sglang")
+    if first_read.config is not None and planned is not None and planned != installed:
+        note = (
+            f"model {first_read.model_path}: read as SGLang {planned} reads it (the release the plan installs), "
+            f"not as the installed {installed or 'release (not known)'}"
+        )
+        again = read(planned)
+        same = (again.launch, again.model_flags, again.assumptions)
+        if same == (first_read.launch, first_read.model_flags, first_read.assumptions):
+            rec.assumptions.append(note)  # the same reading: the recommendation stands (no second plan)
+        else:
+            again.assumptions.append(note)
+            rec = advise(again)
+            moved = Context(facts=rec.facts_after, manifests=manifests).installed_version("sglang")
+            if moved != planned:  # the new reading moved the plan again: say which release the reading assumed
+                rec.assumptions.append(
+                    f"model {first_read.model_path}: the plan on that reading installs SGLang "
+                    f"{moved or 'not known'}; the model was read as {planned} reads it"
+                )
     doc = rec.to_json()
     doc["box"] = box_summary(facts)
     if derived is not None:

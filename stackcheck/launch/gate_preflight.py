@@ -137,8 +137,38 @@ def run_for_gate(
     for req in pre.requirements:
         if gate._conds(req.when, derived, defaults):
             gate._add(derived, req.feature, "explicit", req.why)
+    for feature, why in draft_backend_features(derived, mapping):
+        gate._add(derived, feature, "explicit", why)
     derived.launch.update(pre.launch)
     return pre
+
+
+#: the speculative algorithms whose draft runs no attention backend of the target's kind: NGRAM has no draft model,
+#: DFLASH and DSPARK resolve the draft's backend from their own list, which has neither trtllm_mla nor flashmla
+#: (sglang 0.5.23 arg_groups/speculative_hook.py _resolve_dflash_draft_attention_backend, arg_groups/choices.py
+#: DRAFT_ATTENTION_BACKEND_CHOICES, speculative/draft_worker_common.py resolve_draft_worker_attention_backend)
+NO_DRAFT_BACKEND = ("NGRAM", "DFLASH", "DSPARK")
+
+#: the draft attention backends whose feature's rules judge the draft model (features.json draft-mla-*,
+#: draft-flashmla-*)
+DRAFT_JUDGED_BACKENDS = ("trtllm_mla", "flashmla")
+
+
+def draft_backend_features(derived: Any, mapping: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The features a speculative draft's own attention backend needs (--speculative-draft-attention-backend, a flag
+    launch.json does not list, read as argparse takes it): the --attention-backend choice's features, for the
+    backends whose rules judge the draft model (DRAFT_JUDGED_BACKENDS), so that a draft on trtllm_mla beside a target
+    on flashinfer is judged too. None without speculative decoding or with an algorithm of NO_DRAFT_BACKEND."""
+    from stackcheck.launch import gate
+    from stackcheck.launch.refusals import _raw_flag
+
+    algorithm = derived.options.get("--speculative-algorithm")
+    backend = _raw_flag(derived.sglang_args, "--speculative-draft-attention-backend")
+    if algorithm is None or str(algorithm).upper() in NO_DRAFT_BACKEND or backend not in DRAFT_JUDGED_BACKENDS:
+        return []
+    option: Mapping[str, Any] = next((o for o in gate._options(mapping) if o.get("flag") == "--attention-backend"), {})
+    why = f"--speculative-draft-attention-backend {backend}: the draft model's attention"
+    return [(str(f), why) for f in (option.get("choices") or {}).get(backend) or []]
 
 
 def mla_unknown(pre: Preflight) -> str | None:
@@ -209,4 +239,82 @@ def check_allow(
             f"--allow: unknown feature or check {', '.join(bad)} (features: {', '.join(sorted(ids))}; "
             f"checks: {', '.join(sorted(checks))})"
         )
+    return out
+
+
+#: FlashInfer's trtllm-gen MLA decode refuses this many query heads per GPU (64 < heads < 128, both ends out):
+#: features.json attention-trtllm-mla mla-heads-per-gpu says from which release, with the source
+_TRTLLM_GEN_HEADS_GAP = range(65, 128)
+
+
+def split_flags(mapping: Mapping[str, Any]) -> set[str]:
+    """The flags that split attention beyond tp // dp (attention CP, DCP, ...), as launch.json's refusals list them
+    for trtllm-gen's heads (refusals.rules[].releases[].trtllm_gen_heads.attention_split_flags), every release's."""
+    out: set[str] = set()
+    for rule in (mapping.get("refusals") or {}).get("rules") or []:
+        for entry in rule.get("releases") or [] if isinstance(rule, dict) else []:
+            heads = entry.get("trtllm_gen_heads") if isinstance(entry, dict) else None
+            if isinstance(heads, dict):
+                out.update(str(f) for f in heads.get("attention_split_flags") or [])
+    return out
+
+
+def heads_per_gpu(heads: int, options: Mapping[str, Any], args: Sequence[str], splitters: set[str]) -> int | None:
+    """The query heads TRTLLMMLABackend hands FlashInfer's MLA decode on each GPU: heads // attention TP size, that
+    being tp // dp with DP attention (refusals._attn_tp_sizes, as SGLang's dp_attention.py derives it; `options`:
+    the launch's canonical flags, `args` its SGLang arguments). With a flag that splits attention further
+    (attention CP; DCP, whose decode all-gathers the query across its group) the count at tp // dp is given only
+    where every split (each divisor t of tp, times each divisor of t for DCP) lands outside FlashInfer's 65-127
+    gap, else None (not known: the rule on it is unknown, never passed)."""
+    from stackcheck.launch.refusals import _attn_tp_sizes, _divisors
+
+    plain = _attn_tp_sizes(options, [], [])[0]
+    sizes = _attn_tp_sizes(options, args, sorted(splitters))
+    if sizes == [plain]:
+        return heads // plain
+    counts = {heads // t * d for t in sizes for d in _divisors(t)}
+    return heads // plain if not counts & set(_TRTLLM_GEN_HEADS_GAP) else None
+
+
+def model_launch_facts(pre: Preflight, derived: Any, mapping: Mapping[str, Any]) -> dict[str, Any]:
+    """The launch facts on the served models' MLA shapes that features.json's trtllm_mla and flashmla rules read,
+    from the config.json(s) the preflight read: the target's MLA dims (mla_kv_rope, mla_qk_nope_head_dim,
+    mla_prefill_dims) and query heads per GPU (mla_heads_per_gpu); whether its config.json was read
+    (model_config_read, where a model is named); and the same for a speculative draft model that SGLang builds its
+    own attention backend for (draft_*): the one --speculative-draft-model-path names, or the target's config when
+    only --speculative-draft-attention-backend is given (the draft worker reads the target's path then).
+    `draft_attention_backend` is that flag's value (the draft's backend; absent: the target's)."""
+    from stackcheck.launch.refusals import _raw_flag
+
+    split = split_flags(mapping)
+    infos = {str(i.role): i for i in pre.models}
+    out: dict[str, Any] = {}
+
+    def shape(info: Any, prefix: str) -> None:
+        for key, value in (info.mla_dims or {}).items():
+            out[f"{prefix}{key}"] = value
+        heads = info.query_heads
+        per_gpu = heads_per_gpu(heads, derived.options, derived.sglang_args, split) if isinstance(heads, int) else None
+        if per_gpu is not None:
+            out[f"{prefix}mla_heads_per_gpu"] = per_gpu
+
+    target = infos.get("model")
+    if target is not None:
+        out["model_config_read"] = target.attention is not None
+        shape(target, "")
+    draft_backend = _raw_flag(derived.sglang_args, "--speculative-draft-attention-backend")
+    algorithm = derived.options.get("--speculative-algorithm")
+    if algorithm is None or str(algorithm).upper() in NO_DRAFT_BACKEND:
+        return out
+    draft = infos.get("draft model")
+    if draft is None and draft_backend is not None:
+        draft = target  # no draft path: the draft worker loads the target's (NEXTN/MTP), on its own backend
+    if draft is None:
+        return out
+    if draft_backend is not None:
+        out["draft_attention_backend"] = draft_backend
+    out["draft_config_read"] = draft.attention is not None
+    if isinstance(draft.mla, bool):
+        out["draft_mla"] = draft.mla
+    shape(draft, "draft_")
     return out

@@ -86,6 +86,16 @@ _MODEL_DIMS = {
     "config.json was not read or does not state them",
     "mla_qk_nope_head_dim": "the model's qk_nope_head_dim was not read: its config.json was not read or does not "
     "state it",
+    "mla_prefill_dims": "the model's prefill head dims (config.json qk_nope_head_dim, qk_rope_head_dim and "
+    "v_head_dim) were not read: its config.json was not read or does not state them",
+    "mla_heads_per_gpu": "the model's query heads per GPU were not read: its config.json was not read or states no "
+    "num_attention_heads, or a flag that splits attention (attention CP, DCP) leaves the count open",
+    "draft_mla_kv_rope": "the speculative draft model's MLA dims (config.json kv_lora_rank and qk_rope_head_dim) "
+    "were not read: its config.json was not read or does not state them",
+    "draft_mla_qk_nope_head_dim": "the speculative draft model's qk_nope_head_dim was not read: its config.json was "
+    "not read or does not state it",
+    "draft_mla_heads_per_gpu": "the speculative draft model's query heads per GPU were not read: its config.json was "
+    "not read or states no num_attention_heads, or a flag that splits attention leaves the count open",
 }
 
 

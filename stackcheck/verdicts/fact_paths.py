@@ -124,6 +124,34 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "absent otherwise, or where the file does not state them",
         ),
         FactDoc(
+            ("launch.mla_prefill_dims",),
+            "the served model's prefill head dims as its config.json states them ('QK/V': qk_nope_head_dim + "
+            "qk_rope_head_dim, then v_head_dim, e.g. '192/128'), which trtllm_mla's ragged prefill kernel checks: read "
+            "by `recommend`, and by `gate` once the preflight has read the model; absent otherwise",
+        ),
+        FactDoc(
+            ("launch.mla_heads_per_gpu",),
+            "the served model's query heads per GPU (config.json num_attention_heads over the attention TP size, tp "
+            "// dp with DP attention), which FlashInfer's trtllm-gen MLA decode checks: read by `recommend`, and by "
+            "`gate` once the preflight has read the model; absent otherwise, or where a flag that splits attention "
+            "further leaves the count open",
+        ),
+        FactDoc(
+            (
+                "launch.draft_mla",
+                "launch.draft_mla_kv_rope",
+                "launch.draft_mla_qk_nope_head_dim",
+                "launch.draft_mla_heads_per_gpu",
+                "launch.draft_config_read",
+                "launch.draft_attention_backend",
+            ),
+            "the speculative draft model's side (`gate` only): whether SGLang runs it as MLA, its MLA dims and query "
+            "heads per GPU as its config.json states them (--speculative-draft-model-path; the target's when only "
+            "the draft backend is given), whether that config.json was read, and --speculative-draft-attention-backend "
+            "(absent: the draft runs on the target's backend); absent without speculative decoding or with NGRAM, "
+            "DFLASH or DSPARK (their drafts never run trtllm_mla or flashmla)",
+        ),
+        FactDoc(
             ("launch.model_config_read",),
             "whether `gate`'s preflight read the served model's config.json (false: it names a model whose config it "
             "could not read, and the rules on the model's MLA dims are unknown); absent outside `gate`",

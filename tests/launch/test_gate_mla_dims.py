@@ -100,7 +100,10 @@ def test_trtllm_mla_dims_unknown_where_the_config_does_not_state_them(manifests:
     unstated = {"attention_backend": "trtllm_mla", "mla": True}
     for launch in (unread, unstated):
         v = judge(manifests, "attention-trtllm-mla", "10.0", "0.5.20", launch)
-        assert rules(v, "unknown") == ["mla-dims-supported"], launch
+        unknown = rules(v, "unknown")
+        assert [r for r in unknown if r.startswith("mla-dims")] == ["mla-dims-supported"], launch
+        # the heads per GPU and the prefill dims come from the same config.json: unknown too (imla2)
+        assert {"mla-heads-per-gpu", "mla-prefill-dims-supported"} <= set(unknown), launch
         assert "not read" in json.dumps(v["reasons"])
     # read, and not MLA: the dims rules say nothing (mla-models-only judges the launch)
     v = judge(manifests, "attention-trtllm-mla", "10.0", "0.5.20", {**unread, "model_config_read": True})

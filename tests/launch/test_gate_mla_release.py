@@ -132,8 +132,10 @@ def test_an_mla_kind_not_known_fails_closed(tmp_path: Path) -> None:
     assert doc["derived"]["launch"]["model_mla"] is True and blockers(doc).get("attention-fa3") == "blocked"
 
 
-def recommend_choices(facts: Path, model: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, str], list[str]]:
-    """`stackcheck recommend --facts F --model-path M --format json`: (decision -> option, assumptions)."""
+def recommend_choices(
+    facts: Path, model: Path, monkeypatch: pytest.MonkeyPatch, *extra: str
+) -> tuple[dict[str, str], list[str]]:
+    """`stackcheck recommend --facts F --model-path M --format json EXTRA`: (decision -> option, assumptions)."""
     import contextlib
     import io
 
@@ -144,7 +146,7 @@ def recommend_choices(facts: Path, model: Path, monkeypatch: pytest.MonkeyPatch)
         monkeypatch.delenv(name, raising=False)
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        main(["recommend", "--facts", str(facts), "--model-path", str(model), "--format", "json"])
+        main(["recommend", "--facts", str(facts), "--model-path", str(model), "--format", "json", *extra])
     doc = json.loads(out.getvalue())
     return {c["decision"]: c["option"] for c in doc["choices"]}, list(doc["assumptions"])
 
@@ -160,9 +162,15 @@ def test_recommend_judges_the_model_by_the_installed_release(tmp_path: Path, mon
     doc["facts"]["packages"]["sglang"]["version"] = "0.5.30"
     newer = tmp_path / "newer.json"
     newer.write_text(json.dumps(doc))
-    choices, assumptions = recommend_choices(newer, model_dir(tmp_path, "foo", FOO_MLA), monkeypatch)
+    foo = model_dir(tmp_path, "foo", FOO_MLA)
+    choices, assumptions = recommend_choices(newer, foo, monkeypatch, "--no-plan")  # the stack as installed
     assert any("MLA not known" in a for a in assumptions)
     assert choices["attention"] == "triton-sm12x"  # not flashinfer-sm12x, which holds for MHA models only
+    # with the plan, which installs a release the data covers, the model is read as that release reads it (imla2):
+    # one that names no FooMLAForCausalLM does not run it as MLA, and the assumption says which release read it
+    _, assumptions = recommend_choices(newer, foo, monkeypatch)
+    assert not any("MLA not known" in a for a in assumptions)
+    assert any("(the release the plan installs), not as the installed 0.5.30" in a for a in assumptions)
 
 
 def test_sglangs_mla_picks_are_unknown_where_the_kind_is_not_known() -> None:

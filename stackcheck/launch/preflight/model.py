@@ -64,8 +64,11 @@ class ModelInfo:
     # config.json's attention keys as written (its text sub-configs too): what SGLang's attention backends read
     # for the head counts and dims (stackcheck/launch/refusals.py); None: config.json not read
     attention: dict[str, Any] | None = None
-    # the MLA dims the trtllm_mla and flashmla kernels check, as launch facts (mla_dims); empty: not read
+    # the MLA dims the trtllm_mla and flashmla kernels check, as launch facts (mla_dims, mla_prefill_dims); empty:
+    # not read
     mla_dims: dict[str, Any] = field(default_factory=dict)
+    # the query heads config.json states (query_heads), which the attention TP size splits; None: not read
+    query_heads: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -480,7 +483,8 @@ def read_model(
     arch = config.get("architectures")
     info.architectures = [str(a) for a in arch if isinstance(a, str)] if isinstance(arch, list) else []
     info.mla, info.mla_why = mla_of(mdata.get("mla_architectures") or {}, info.architectures, config, sglang_version)
-    info.mla_dims = mla_dims(config)
+    info.mla_dims = {**mla_dims(config), **mla_prefill_dims(config)}
+    info.query_heads = query_heads(config)
     info.multimodal = is_multimodal(info.architectures, options, mdata.get("multimodal_architectures") or {})
     info.quant_method, info.quant_why = quant_method, quant_why
     for entry in mdata.get("quantization") or []:
@@ -600,6 +604,33 @@ def mla_dims(config: Mapping[str, Any]) -> dict[str, Any]:
     if nope is not None:
         out["mla_qk_nope_head_dim"] = nope
     return out
+
+
+def _stated_int(config: Mapping[str, Any], key: str) -> int | None:
+    """`key` as an integer, from the text sub-config where it has the key, else from config.json itself (as
+    mla_dims reads it); None when neither states it as an integer."""
+    text = _text_config(config)
+    value = text.get(key) if text.get(key) is not None else config.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def mla_prefill_dims(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The head dims trtllm_mla's ragged prefill hands FlashInfer's trtllm_ragged_attention_deepseek, which checks
+    them: `mla_prefill_dims`, "QK/V" with QK = qk_nope_head_dim + qk_rope_head_dim (the key is the no-PE part and
+    the rope part concatenated, the query likewise) and V = v_head_dim (SGLang's DeepSeek attention views V with
+    v_head_dim). Only what config.json states: a dim it lacks leaves the fact out (unknown)."""
+    nope, rope, v = (_stated_int(config, k) for k in ("qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"))
+    if nope is None or rope is None or v is None:
+        return {}
+    return {"mla_prefill_dims": f"{nope + rope}/{v}"}
+
+
+def query_heads(config: Mapping[str, Any]) -> int | None:
+    """The model's query heads as SGLang's ModelConfig reads them (num_attention_heads of hf_text_config: the text
+    sub-config, else config.json), which TRTLLMMLABackend splits by the attention TP size; None when not stated as
+    a positive integer."""
+    heads = _stated_int(config, "num_attention_heads")
+    return heads if heads is not None and heads > 0 else None
 
 
 # the keys of config.json (and of a text sub-config) that SGLang's ModelConfig reads for the attention heads and
