@@ -58,7 +58,7 @@ def apply_choice(facts: Facts, choice: Choice, ctx: Context) -> Facts:
         old_jit = facts.get("jit")
         ptxas = old_jit.get("triton_ptxas") if isinstance(old_jit, dict) else None
         out["jit"] = {"toolkit": None, "chosen_by": "plan (CUDA_HOME)", "nvcc": None, "nvcc_found": True,
-                      "cuda": choice.version, "fp8_header": True, "fp4_header": True,
+                      "cuda": choice.version, "fp8_header": True, "fp4_header": True, "curand_header": True,
                       "triton_ptxas": dict(ptxas) if isinstance(ptxas, dict) else {}}  # fmt: skip
         return out  # type: ignore[return-value]
     pkgs: dict[str, Any] = dict(facts.get("packages") or {})

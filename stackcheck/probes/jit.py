@@ -17,6 +17,8 @@ assembler that a user put in place of Triton's bundled one:
   directories (FlashInfer's `vec_dtypes.cuh` includes cuda_fp8.h always and cuda_fp4.h when the toolkit is
   CUDA 12.8 or newer; a toolkit assembled from pip wheels or conda packages can lack them); null when nvcc is
   a wrapper script whose real toolkit is not known (`headers_reason`);
+- `curand_header`: the same for `curand_kernel.h` (FlashInfer's `sampling.cuh` and CUTLASS's `tensor_fill.h`,
+  reached through `cutlass_utils.cuh`, include it; a conda or pip toolkit without the cuRAND headers lacks it);
 - `triton_ptxas`: for each of TRITON_PTXAS_PATH / TRITON_PTXAS_BLACKWELL_PATH that is set, the file and its
   `--version` (run with the probe's timeout, only on this host's own filesystem).
 
@@ -38,7 +40,7 @@ if TYPE_CHECKING:
 #: the environment variables through which Triton takes another ptxas than its bundled one (knobs.py:
 #: TRITON_PTXAS_PATH for every release; TRITON_PTXAS_BLACKWELL_PATH for the ptxas-blackwell of 3.6+)
 TRITON_PTXAS_ENV = ("TRITON_PTXAS_PATH", "TRITON_PTXAS_BLACKWELL_PATH")
-HEADERS = {"fp8_header": "cuda_fp8.h", "fp4_header": "cuda_fp4.h"}
+HEADERS = {"fp8_header": "cuda_fp8.h", "fp4_header": "cuda_fp4.h", "curand_header": "curand_kernel.h"}
 _RELEASE = re.compile(r"release (\d+\.\d+), V(\d+\.\d+\.\d+)")
 
 Runner = Callable[[Sequence[str], float, Mapping[str, str] | None], tuple[int, str, str]]
@@ -138,6 +140,7 @@ def probe_jit(
         "cuda": None,
         "fp8_header": None,
         "fp4_header": None,
+        "curand_header": None,
         "triton_ptxas": {},
     }
     notes: list[str] = []

@@ -178,9 +178,18 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
     ),
     "jit": (
         FactDoc(
-            ("jit.cuda", "jit.nvcc_found", "jit.fp8_header", "jit.fp4_header", "jit.toolkit", "jit.chosen_by"),
+            (
+                "jit.cuda",
+                "jit.nvcc_found",
+                "jit.fp8_header",
+                "jit.fp4_header",
+                "jit.curand_header",
+                "jit.toolkit",
+                "jit.chosen_by",
+            ),
             "the toolkit a JIT build picks (CUDA_HOME, else the nvcc on PATH, else /usr/local/cuda), whether it has "
-            "`bin/nvcc`, `include/cuda_fp8.h`, `include/cuda_fp4.h` (stackcheck/probes/jit.py)",
+            "`bin/nvcc`, `include/cuda_fp8.h`, `include/cuda_fp4.h`, `include/curand_kernel.h` "
+            "(stackcheck/probes/jit.py)",
         ),
     ),
     "cudalib": (

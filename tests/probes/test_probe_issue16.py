@@ -58,7 +58,11 @@ def test_jit_reads_the_build_toolkit_and_its_headers(tmp_path: Path) -> None:
     assert jit["nvcc"] == "/usr/local/cuda-12.8/bin/nvcc" and jit["nvcc_found"] is True
     assert jit["cuda"] == "12.8"
     assert jit["fp8_header"] is True and jit["fp4_header"] is False
+    assert jit["curand_header"] is False  # no cuRAND headers in this toolkit either
     assert "error" not in jit
+    # a split toolkit (conda, pip) keeps curand_kernel.h under targets/<arch>-linux/include
+    touch(tmp_path / "usr/local/cuda-12.8/targets/x86_64-linux/include/curand_kernel.h")
+    assert probe_jit(facts, {}, HostView(str(tmp_path)))["curand_header"] is True
 
 
 def test_jit_distribution_nvcc_and_no_toolkit(tmp_path: Path) -> None:
@@ -77,6 +81,7 @@ def test_jit_headers_of_a_wrapper_or_a_linked_nvcc(tmp_path: Path) -> None:
     touch(tmp_path / "usr/local/bin/nvcc", '#!/bin/sh\nexec /usr/local/cuda-13.0/bin/nvcc "$@"\n')
     wrapped = probe_jit({"cuda_toolkits": [toolkit("/usr/local", "13.0.88", "nvcc")]}, {}, HostView(str(tmp_path)))
     assert wrapped["nvcc_found"] is True and wrapped["fp8_header"] is None and "wrapper" in wrapped["headers_reason"]
+    assert wrapped["curand_header"] is None
     # a link to the real compiler: nvcc adds its own toolkit's include directory, and so does the probe
     elf(tmp_path / "usr/local/cuda-13.0/bin/nvcc")
     touch(tmp_path / "usr/local/cuda-13.0/targets/x86_64-linux/include/cuda_fp8.h")

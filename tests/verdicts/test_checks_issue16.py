@@ -112,6 +112,22 @@ def test_headers_and_deepgemm_nvcc(manifests: Manifests) -> None:
     assert check(manifests, facts, "jit-toolchain")["status"] == "ok"
 
 
+def test_curand_header_of_the_jit_toolkit(manifests: Manifests) -> None:
+    # flashinfer-4410: a conda-forge nvcc whose include directory has no curand_kernel.h (FlashInfer's sampling.cuh
+    # and CUTLASS's tensor_fill.h include it); the rule is judged only where the probe recorded the header
+    facts = box("12.0", sglang=pkg("0.5.20"), torch=pkg("2.11.0+cu130", cuda="13.0"), flashinfer_python=pkg("0.6.14"))
+    facts["jit"] = dict(jit("13.1"), curand_header=False)
+    v = check(manifests, facts, "jit-toolchain")
+    assert v["status"] == "failed" and failed(v) == ["curand-header"]
+    assert "curand_kernel.h" in str(next(r["message"] for r in v["reasons"] if r.get("rule") == "curand-header"))
+    facts["jit"]["curand_header"] = True
+    assert check(manifests, facts, "jit-toolchain")["status"] == "ok"
+    del facts["jit"]["curand_header"]  # a facts file from before the probe recorded it: the rule is left out
+    assert check(manifests, facts, "jit-toolchain")["status"] == "ok"
+    facts["jit"] = dict(jit("13.1", nvcc=False), curand_header=False)  # no nvcc: nvcc-found fails, not the header
+    assert "curand-header" not in failed(check(manifests, facts, "jit-toolchain"))
+
+
 def test_jit_unknown_without_facts_is_not_a_pass(manifests: Manifests) -> None:
     v = check(manifests, box("9.0", sglang=pkg("0.5.9")), "jit-toolchain")
     assert v["status"] == "unknown" and "not probed" in str(v["reasons"][0]["message"])
