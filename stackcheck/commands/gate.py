@@ -388,8 +388,8 @@ def _decide_with(
             launch_command, mapping, manifests.preflight, server_env
         )
 
-        def derive(own: set[str] | None = None) -> Any:
-            d = gate.derive(to_derive, mapping, server_env, require, own or ())
+        def derive(own: set[str] | None = None, release: str | None = None) -> Any:
+            d = gate.derive(to_derive, mapping, server_env, require, own or (), release)
             d.command = list(launch_command or [])  # exec'd as given: the config file is SGLang's to read again
             if config_path:
                 d.problems.append(
@@ -430,8 +430,9 @@ def _decide_with(
     newer = (ctx.facts.get("derived") or {}).get("sglang") if ctx.newer_than_manifests("sglang") else None
     flags = newer.get("flags") if isinstance(newer, dict) and isinstance(newer.get("flags"), dict) else None
     own = gate.own_spellings(derived, mapping, ctx.installed_version("sglang"), flags)
-    if own and launch_command is not None:  # a flag of this release's own that derive took for an abbreviation
-        derived = derive(own)
+    # a flag of this release's own that derive took for an abbreviation, or a need that depends on the release
+    if (own or derived.reads_release) and launch_command is not None:
+        derived = derive(own, ctx.installed_version("sglang"))
     extra = gate.release_problems(derived, mapping, ctx.installed_version("sglang"), flags)
     extra += gate.own_flag_problems(derived, mapping, ctx.installed_version("sglang"), own)
     extra += gate.release_choice_problems(derived, mapping, ctx.installed_version("sglang"))

@@ -113,6 +113,8 @@ class Derived:
     problems: list[Problem] = field(default_factory=list)
     unlisted: list[str] = field(default_factory=list)  # flags launch.json does not list, in order, once each
     defaults: dict[str, Any] = field(default_factory=dict)  # launch.json flag -> its default value
+    release: str | None = None  # the installed SGLang release the conditions were read for (None: not known)
+    reads_release: bool = False  # a condition on the release was read: derive again once the release is known
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -438,6 +440,9 @@ def _cond(c: Mapping[str, Any], d: Derived, defaults: Mapping[str, Any]) -> bool
         return (str(c["flag"]) in d.options) is bool(c.get("present"))
     if "env" in c:
         return d.env.get(str(c["env"])) in (c.get("in") or [])
+    if "release" in c:  # a release not known is inside no range: write the condition so that this keeps a need
+        d.reads_release = True
+        return _release_inside(d.release, str(c["release"])) is bool(c.get("inside"))
     if "launch" in c:
         lhs = d.launch.get(str(c["launch"]))
         rhs = c.get("value")
@@ -453,6 +458,15 @@ def _cond(c: Mapping[str, Any], d: Derived, defaults: Mapping[str, Any]) -> bool
             ">=": lhs >= rhs,
         }.get(op, False)
     return False
+
+
+def _release_inside(release: str | None, spec: str) -> bool:
+    """Whether the installed SGLang release is known and inside `spec` (a release that does not parse: outside)."""
+    if release is None:
+        return False
+    from stackcheck.facts.versions import version_in
+
+    return version_in(release, spec) is True
 
 
 def _conds(conds: Any, d: Derived, defaults: Mapping[str, Any]) -> bool:
@@ -473,12 +487,23 @@ def _add(d: Derived, feature: str, kind: str, why: str, check: bool = False) -> 
 
 
 def _add_requirements(d: Derived, reqs: Any, why: str, defaults: Mapping[str, Any]) -> None:
+    """A flag's needs: a feature id, or {feature, when}; several entries for one feature are alternatives (it is
+    needed when any holds). A feature none of whose entries holds is listed as off, with each entry's reason."""
+    met: set[str] = set()
+    unmet: dict[str, list[str]] = {}
     for req in reqs or []:
         if isinstance(req, str):
             _add(d, req, "explicit", why)
-        elif isinstance(req, dict) and isinstance(req.get("feature"), str):
-            if _conds(req.get("when"), d, defaults):
-                _add(d, str(req["feature"]), "explicit", why)
+        elif isinstance(req, dict) and isinstance(req.get("feature"), str) and req["feature"] not in met:
+            feature = str(req["feature"])
+            if _conds(req.get("when"), d, defaults):  # (the later alternatives are not read: no release asked)
+                _add(d, feature, "explicit", why)
+                met.add(feature)
+            else:
+                unmet.setdefault(feature, []).append(_off_reason(req.get("when"), d, defaults))
+    for feature, reasons in unmet.items():
+        if feature not in met and not any(r.feature == feature and not r.check for r in d.required):
+            d.off.append(f"{feature}: off ({'; '.join(dict.fromkeys(reasons))})")
 
 
 def derive(
@@ -487,9 +512,12 @@ def derive(
     env: Mapping[str, str],
     require: Sequence[str] = (),
     own: Collection[str] = (),
+    release: str | None = None,
 ) -> Derived:
     """The features a command needs and its launch facts, from launch.json. Pure. `own`: names the installed
-    release declares as flags of their own (own_spellings), read as unlisted flags rather than abbreviations."""
+    release declares as flags of their own (own_spellings), read as unlisted flags rather than abbreviations.
+    `release`: the installed SGLang release, for the conditions on it (None: not known yet, so no condition on the
+    release holds inside a range; `reads_release` says whether one was read, to derive again once it is known)."""
     argv, cmd_env = split_env_prefix(command, env)
     if not argv:
         raise UsageError("missing command after -- (expected, e.g., -- python -m sglang.launch_server ...)")
@@ -498,7 +526,13 @@ def derive(
     if unlisted:
         problems.append(_unlisted_note(unlisted))
     d = Derived(
-        command=list(command), entrypoint=entry, sglang_args=args, options=found, problems=problems, unlisted=unlisted
+        command=list(command),
+        entrypoint=entry,
+        sglang_args=args,
+        options=found,
+        problems=problems,
+        unlisted=unlisted,
+        release=release,
     )
     for feature in require:
         _add(d, feature, "explicit", "--require")
@@ -754,6 +788,9 @@ def _off_reason(conds: Any, d: Derived, defaults: Mapping[str, Any]) -> str:
                 return f"launch.{c['launch']} = {d.launch.get(str(c['launch']))}"
             if "option" in c:
                 return f"{c['option']} = {d.options.get(str(c['option']))}"
+            if "release" in c:
+                where = "inside" if not c.get("inside") else "not inside"
+                return f"SGLang {d.release or 'release not known'}: {where} {c['release']}"
     return "condition not met"
 
 
