@@ -336,9 +336,18 @@ def build_report(
     report["features"] = features
     report["checks"] = checks
     if opts.facts_file:  # versions a partial facts file lacks that its releases pin: only ever to fail
-        from stackcheck.facts.implied import apply as apply_implied
+        way = "all" if checks_shown else "features"
+        merged = kept.merged.get(way) if kept is not None and kept.verdicts is not None else None
+        if merged is not None:  # the merge of these verdicts, kept with them (the same function of the same key)
+            for field, value in merged.items():
+                report[field] = value  # type: ignore[literal-required]
+        else:
+            from stackcheck.facts.implied import apply as apply_implied
 
-        apply_implied(report, ctx, checks=checks_shown)
+            before = {k: report.get(k) for k in ("features", "checks", "implied")}
+            apply_implied(report, ctx, checks=checks_shown)
+            if kept is not None:
+                kept.merged[way] = {k: report.get(k) for k, v in before.items() if report.get(k) is not v}
     report["summary"] = summarize(report["features"], report["checks"])
     if want_plan and plan_reported and report["features"] != features:
         report["plan"] = _compute_plan(ctx, report["features"])  # the implied versions changed a verdict
@@ -432,18 +441,23 @@ class _Kept:
         self.ctx = ctx
         self.directory, self.key, self.entry = plan_cache.lookup_entry(ctx.facts, ctx.launch, texts)
         self.verdicts = self.entry.verdicts if self.entry is not None else None
+        #: the implied versions' merges of the verdicts (plan_cache.Entry.merged): the entry's, and one made now
+        self.merged: dict[str, dict[str, Any]] = dict(self.entry.merged) if self.entry is not None else {}
 
     def plan(self, features: list[FeatureVerdict], checks: list[CheckVerdict]) -> PlanJSON:
         from stackcheck.assembly import plan_cache
 
         if self.entry is not None and self.verdicts is not None:
+            if self.merged.keys() != self.entry.merged.keys() and self.directory and self.key:
+                # a merge the entry did not hold: kept with it now
+                plan_cache.store(self.directory, self.key, self.entry.plan, self.verdicts, self.merged)
             return cast("PlanJSON", self.entry.plan)  # a plan this code stored (keyed by the code and the inputs)
         if self.entry is not None:  # kept by the gate, without verdicts: they are kept with it now
             plan = cast("PlanJSON", self.entry.plan)
         else:
             plan = _compute_plan(self.ctx, features)
         if self.directory and self.key:
-            plan_cache.store(self.directory, self.key, plan, (list(features), list(checks)))
+            plan_cache.store(self.directory, self.key, plan, (list(features), list(checks)), self.merged)
         return plan
 
 

@@ -175,13 +175,22 @@ def lookup(
 
 
 class Entry:
-    """A stored entry: its plan, and the verdicts kept with it ((features, checks), or None)."""
+    """A stored entry: its plan, the verdicts kept with it ((features, checks), or None), and `merged`: for a
+    facts file, what merging its implied versions into those verdicts made of the report (facts.implied.apply),
+    per way of merging ("all": features and checks; "features": the features alone), as the report's fields
+    that the merge set (none when nothing is implied)."""
 
-    __slots__ = ("plan", "verdicts")
+    __slots__ = ("merged", "plan", "verdicts")
 
-    def __init__(self, plan: dict[str, Any], verdicts: tuple[list[Any], list[Any]] | None) -> None:
+    def __init__(
+        self,
+        plan: dict[str, Any],
+        verdicts: tuple[list[Any], list[Any]] | None,
+        merged: dict[str, dict[str, Any]] | None = None,
+    ) -> None:
         self.plan = plan
         self.verdicts = verdicts
+        self.merged: dict[str, dict[str, Any]] = merged if merged is not None else {}
 
 
 def lookup_entry(facts: Any, launch: Any, manifest_texts: Iterable[str]) -> tuple[str | None, str | None, Entry | None]:
@@ -228,6 +237,25 @@ def _verdicts(value: Any) -> tuple[list[Any], list[Any]] | None:
     return features, checks
 
 
+#: the report fields facts.implied.apply sets, and the shape each has
+_MERGED_FIELDS = ("features", "checks", "implied")
+
+
+def _merged(value: Any) -> dict[str, dict[str, Any]]:
+    """The stored merges that have their shape ({way: {field: [{...}, ...]}}, fields of _MERGED_FIELDS); the
+    others are left out (and merged again by the caller)."""
+    out: dict[str, dict[str, Any]] = {}
+    if not isinstance(value, dict):
+        return out
+    for way, fields in value.items():
+        if isinstance(fields, dict) and all(
+            k in _MERGED_FIELDS and isinstance(v, list) and all(isinstance(x, dict) for x in v)
+            for k, v in fields.items()
+        ):
+            out[way] = fields
+    return out
+
+
 def load_entry(directory: str, key: str) -> Entry | None:
     """The entry stored under `key`, or None (none, unreadable, not ours, corrupt; its verdicts None when
     absent or not of their shape)."""
@@ -255,19 +283,30 @@ def load_entry(directory: str, key: str) -> Entry | None:
     if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("key") != key:
         return None
     plan = data.get("plan")
-    return Entry(plan, _verdicts(data.get("verdicts"))) if isinstance(plan, dict) else None
+    if not isinstance(plan, dict):
+        return None
+    verdicts = _verdicts(data.get("verdicts"))
+    return Entry(plan, verdicts, _merged(data.get("merged")) if verdicts is not None else None)
 
 
 def store(
-    directory: str, key: str, plan: Mapping[str, Any], verdicts: tuple[list[Any], list[Any]] | None = None
+    directory: str,
+    key: str,
+    plan: Mapping[str, Any],
+    verdicts: tuple[list[Any], list[Any]] | None = None,
+    merged: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> bool:
     """Keep `plan` under `key` (atomically, privately), with `verdicts` (features, checks) when given and
-    plain JSON; False when the plan is not plain JSON or not written."""
+    plain JSON, and with them the `merged` reports (Entry.merged) that are plain JSON; False when the plan is not
+    plain JSON or not written."""
     if not _plain(plan):
         return False
     entry: dict[str, Any] = {"format": FORMAT, "key": key, "plan": plan}
     if verdicts is not None and _plain(list(verdicts)):
         entry["verdicts"] = {"features": verdicts[0], "checks": verdicts[1]}
+        kept = {way: dict(fields) for way, fields in (merged or {}).items() if _plain(dict(fields))}
+        if kept:
+            entry["merged"] = kept
     # the plan's own key order is kept: the renderers print it as it comes
     text = json.dumps(entry, separators=(",", ":"))
     if len(text) > MAX_ENTRY_BYTES:

@@ -644,3 +644,47 @@ def test_shipped_documents_are_read_when_first_used_and_a_vanished_file_is_a_man
     assert m.doc("meta.json") is not None
     with pytest.raises(ManifestError, match=r"manifests/signatures.json: cannot be read"):
         m.doc("signatures.json")
+
+
+def count_merges(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Count the merges of a facts file's implied versions into the verdicts (facts.implied.apply)."""
+    import stackcheck.facts.implied as implied
+
+    calls = [0]
+    real = implied.apply
+
+    def counted(*a: Any, **k: Any) -> Any:
+        calls[0] += 1
+        return real(*a, **k)
+
+    monkeypatch.setattr(implied, "apply", counted)
+    return calls
+
+
+@pytest.mark.parametrize("verb", ["audit", "plan"])
+@pytest.mark.parametrize("fmt", ["json", "text", "markdown"])
+def test_the_implied_merge_is_kept_with_the_verdicts(
+    verb: str, fmt: str, cache: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A facts file's implied versions merged into the kept verdicts are kept in the entry (per way: features
+    and checks, or the features alone for a plan's text): a run that finds them merges nothing again (so reads
+    no release) and prints what a fresh run prints; a merge of the wrong shape is made again."""
+    facts = str(ROOT / "tests" / "cases" / "writeup-before" / "facts.json")
+    run = audit if verb == "audit" else plan
+    monkeypatch.setenv("STACKCHECK_PLAN_CACHE", "0")
+    fresh = run(capsys, "--facts", facts, "--format", fmt)
+    monkeypatch.setenv("STACKCHECK_PLAN_CACHE", "1")
+    calls = count_merges(monkeypatch)
+    assert run(capsys, "--facts", facts, "--format", fmt) == fresh  # a miss: merged and kept
+    assert calls[0] == 1
+    (entry,) = cache.iterdir()
+    kept = json.loads(entry.read_text())
+    assert kept["merged"] and all(ways.get("implied") for ways in kept["merged"].values())
+    assert run(capsys, "--facts", facts, "--format", fmt) == fresh  # a hit: nothing merged again
+    assert calls[0] == 1
+    kept["merged"] = {way: {"features": "not a list"} for way in kept["merged"]}
+    entry.write_text(json.dumps(kept))
+    assert run(capsys, "--facts", facts, "--format", fmt) == fresh  # the wrong shape: merged again, and kept
+    assert calls[0] == 2
+    assert run(capsys, "--facts", facts, "--format", fmt) == fresh
+    assert calls[0] == 2
