@@ -688,3 +688,28 @@ def test_the_implied_merge_is_kept_with_the_verdicts(
     assert calls[0] == 2
     assert run(capsys, "--facts", facts, "--format", fmt) == fresh
     assert calls[0] == 2
+
+
+@pytest.mark.parametrize("fmt", ["json", "text"])
+@pytest.mark.parametrize("case", [CASES[1], CASES[2]])
+def test_a_plan_with_a_request_judges_from_the_kept_verdicts(
+    case: str, fmt: str, cache: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`plan --want` plans again (no kept plan answers a request), from the verdicts (and the implied merge) of
+    the entry an audit kept: the stack is not judged again, and it prints what it prints without the cache. With
+    no entry it keeps none (nothing is kept without the plan of the box)."""
+    facts = str(ROOT / case)
+    want = ("--want", "torch-symm-mem")
+    monkeypatch.setenv("STACKCHECK_PLAN_CACHE", "0")
+    fresh = plan(capsys, "--facts", facts, "--format", fmt, *want)
+    monkeypatch.setenv("STACKCHECK_PLAN_CACHE", "1")
+    assert plan(capsys, "--facts", facts, "--format", fmt, *want) == fresh  # no entry: judged, nothing kept
+    assert not cache.exists() or not list(cache.glob("*.json"))
+    audit(capsys, "--facts", facts, "--format", "json")
+    judged = count_judgements(monkeypatch)
+    merges = count_merges(monkeypatch)
+    calls = count_plans(monkeypatch)
+    assert plan(capsys, "--facts", facts, "--format", fmt, *want) == fresh
+    assert plan(capsys, "--facts", facts, "--format", fmt, *want) == fresh
+    assert calls[0] == 2 and judged[0] == 0
+    assert merges[0] <= 1  # (text merges into the features alone: once, then kept with the entry)
