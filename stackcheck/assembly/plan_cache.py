@@ -241,18 +241,44 @@ def _verdicts(value: Any) -> tuple[list[Any], list[Any]] | None:
 _MERGED_FIELDS = ("features", "checks", "implied")
 
 
-def _merged(value: Any) -> dict[str, dict[str, Any]]:
-    """The stored merges that have their shape ({way: {field: [{...}, ...]}}, fields of _MERGED_FIELDS); the
-    others are left out (and merged again by the caller)."""
+def _merged(value: Any, verdicts: tuple[list[Any], list[Any]]) -> dict[str, dict[str, Any]]:
+    """The stored merges that have their shape ({way: {field: [{...} or null, ...]}}, fields of _MERGED_FIELDS; a
+    null in `features` or `checks` stands for a copy of the kept verdict at its place: _thin), each made whole;
+    the others are left out (and merged again by the caller)."""
     out: dict[str, dict[str, Any]] = {}
     if not isinstance(value, dict):
         return out
+    kept = dict(zip(("features", "checks"), verdicts, strict=True))
     for way, fields in value.items():
-        if isinstance(fields, dict) and all(
-            k in _MERGED_FIELDS and isinstance(v, list) and all(isinstance(x, dict) for x in v)
-            for k, v in fields.items()
-        ):
-            out[way] = fields
+        if not isinstance(fields, dict):
+            continue
+        whole: dict[str, Any] = {}
+        for k, stored in fields.items():
+            if k not in _MERGED_FIELDS or not isinstance(stored, list):
+                break
+            same = kept.get(k)
+            items = stored
+            if same is not None and len(stored) == len(same):
+                items = [dict(same[i]) if x is None else x for i, x in enumerate(stored)]
+            if not all(isinstance(x, dict) for x in items):
+                break
+            whole[k] = items
+        else:
+            out[way] = whole
+    return out
+
+
+def _thin(fields: Mapping[str, Any], verdicts: tuple[list[Any], list[Any]]) -> dict[str, Any]:
+    """A merge as it is stored: in `features` and `checks`, a verdict equal to the kept one at its place is a null
+    (the merge changes few verdicts: the entry is read on every hit, and its size is its parse time)."""
+    kept = dict(zip(("features", "checks"), verdicts, strict=True))
+    out: dict[str, Any] = {}
+    for k, value in fields.items():
+        same = kept.get(k)
+        if same is not None and isinstance(value, list) and len(value) == len(same):
+            out[k] = [None if x == same[i] else x for i, x in enumerate(value)]
+        else:
+            out[k] = value
     return out
 
 
@@ -286,7 +312,7 @@ def load_entry(directory: str, key: str) -> Entry | None:
     if not isinstance(plan, dict):
         return None
     verdicts = _verdicts(data.get("verdicts"))
-    return Entry(plan, verdicts, _merged(data.get("merged")) if verdicts is not None else None)
+    return Entry(plan, verdicts, _merged(data.get("merged"), verdicts) if verdicts is not None else None)
 
 
 def store(
@@ -304,7 +330,7 @@ def store(
     entry: dict[str, Any] = {"format": FORMAT, "key": key, "plan": plan}
     if verdicts is not None and _plain(list(verdicts)):
         entry["verdicts"] = {"features": verdicts[0], "checks": verdicts[1]}
-        kept = {way: dict(fields) for way, fields in (merged or {}).items() if _plain(dict(fields))}
+        kept = {way: _thin(fields, verdicts) for way, fields in (merged or {}).items() if _plain(dict(fields))}
         if kept:
             entry["merged"] = kept
     # the plan's own key order is kept: the renderers print it as it comes
