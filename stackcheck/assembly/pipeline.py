@@ -271,7 +271,9 @@ def build_report(
     gate starts them before it reads the command line), gives their result. `plan_cache`: the plan is read
     from, and kept in, stackcheck.assembly.plan_cache when the manifests are read here (the command line's audit;
     a caller's own manifests may have been edited in memory, and are never cached). The cache entry keeps the
-    verdicts too: an audit that finds it judges nothing again (the engine is not even imported). `also`, when
+    verdicts too: an audit that finds it judges nothing again (the engine is not even imported); without
+    `want_plan` (a plan with a request), the verdicts are read from an entry an audit or a plan kept, and nothing
+    new is kept (a merge of implied versions aside: Entry.merged). `also`, when
     given, runs in the same loading thread after the engine's imports (the gate imports the modules its decision
     needs after the verdicts there); the verdicts wait for it. The plan is made from the verdicts of the stated
     facts (the audit's); `plan_reported`: from the verdicts as reported, a facts file's implied versions merged
@@ -280,7 +282,7 @@ def build_report(
     the plan cache keeps them (`checks` then as the stated facts leave them, else empty), and a facts file's implied
     versions are merged into the features only."""
     loaded = manifests
-    texts: list[str] | None = [] if plan_cache and want_plan and manifests is None else None
+    texts: list[str] | None = [] if plan_cache and manifests is None else None
 
     def preload(beside: bool = False) -> Manifests:
         m = loaded if loaded is not None else load_manifests(opts.manifests_dirs, texts)
@@ -322,9 +324,9 @@ def build_report(
     kept = _Kept(ctx, texts) if texts is not None else None
     if kept is not None and kept.verdicts is not None:
         features, checks = cast("tuple[list[FeatureVerdict], list[CheckVerdict]]", kept.verdicts)
-    elif not checks_shown and (kept is None or not (kept.directory and kept.key)):
-        # no check is shown nor kept in the plan cache (whose entry holds both kinds for a later audit): the
-        # features alone, as evaluate_all judges them; the plan reads no check
+    elif not checks_shown and (kept is None or not (kept.directory and kept.key) or not want_plan):
+        # no check is shown nor kept in the plan cache (whose entry holds both kinds for a later audit; none is
+        # kept without the plan): the features alone, as evaluate_all judges them; the plan reads no check
         from stackcheck.verdicts.engine import evaluate_feature
 
         features, checks = [evaluate_feature(f, ctx) for f in manifests.features], []
@@ -336,14 +338,25 @@ def build_report(
     report["features"] = features
     report["checks"] = checks
     if opts.facts_file:  # versions a partial facts file lacks that its releases pin: only ever to fail
-        from stackcheck.facts.implied import apply as apply_implied
+        way = "all" if checks_shown else "features"
+        merged = kept.merged.get(way) if kept is not None and kept.verdicts is not None else None
+        if merged is not None:  # the merge of these verdicts, kept with them (the same function of the same key)
+            for field, value in merged.items():
+                report[field] = value  # type: ignore[literal-required]
+        else:
+            from stackcheck.facts.implied import apply as apply_implied
 
-        apply_implied(report, ctx, checks=checks_shown)
+            before = {k: report.get(k) for k in ("features", "checks", "implied")}
+            apply_implied(report, ctx, checks=checks_shown)
+            if kept is not None:
+                kept.merged[way] = {k: report.get(k) for k, v in before.items() if report.get(k) is not v}
     report["summary"] = summarize(report["features"], report["checks"])
     if want_plan and plan_reported and report["features"] != features:
         report["plan"] = _compute_plan(ctx, report["features"])  # the implied versions changed a verdict
     elif want_plan:
         report["plan"] = kept.plan(features, checks) if kept is not None else _compute_plan(ctx, features)
+    elif kept is not None:
+        kept.keep_merged()
     return report, ctx
 
 
@@ -432,18 +445,31 @@ class _Kept:
         self.ctx = ctx
         self.directory, self.key, self.entry = plan_cache.lookup_entry(ctx.facts, ctx.launch, texts)
         self.verdicts = self.entry.verdicts if self.entry is not None else None
+        #: the implied versions' merges of the verdicts (plan_cache.Entry.merged): the entry's, and one made now
+        self.merged: dict[str, dict[str, Any]] = dict(self.entry.merged) if self.entry is not None else {}
+
+    def keep_merged(self) -> None:
+        """A merge the entry (found with its verdicts) did not hold: kept with it now."""
+        from stackcheck.assembly import plan_cache
+
+        entry = self.entry
+        if entry is None or self.verdicts is None or self.merged.keys() == entry.merged.keys():
+            return
+        if self.directory and self.key:
+            plan_cache.store(self.directory, self.key, entry.plan, self.verdicts, self.merged)
 
     def plan(self, features: list[FeatureVerdict], checks: list[CheckVerdict]) -> PlanJSON:
         from stackcheck.assembly import plan_cache
 
         if self.entry is not None and self.verdicts is not None:
+            self.keep_merged()
             return cast("PlanJSON", self.entry.plan)  # a plan this code stored (keyed by the code and the inputs)
         if self.entry is not None:  # kept by the gate, without verdicts: they are kept with it now
             plan = cast("PlanJSON", self.entry.plan)
         else:
             plan = _compute_plan(self.ctx, features)
         if self.directory and self.key:
-            plan_cache.store(self.directory, self.key, plan, (list(features), list(checks)))
+            plan_cache.store(self.directory, self.key, plan, (list(features), list(checks)), self.merged)
         return plan
 
 

@@ -175,13 +175,22 @@ def lookup(
 
 
 class Entry:
-    """A stored entry: its plan, and the verdicts kept with it ((features, checks), or None)."""
+    """A stored entry: its plan, the verdicts kept with it ((features, checks), or None), and `merged`: for a
+    facts file, what merging its implied versions into those verdicts made of the report (facts.implied.apply),
+    per way of merging ("all": features and checks; "features": the features alone), as the report's fields
+    that the merge set (none when nothing is implied)."""
 
-    __slots__ = ("plan", "verdicts")
+    __slots__ = ("merged", "plan", "verdicts")
 
-    def __init__(self, plan: dict[str, Any], verdicts: tuple[list[Any], list[Any]] | None) -> None:
+    def __init__(
+        self,
+        plan: dict[str, Any],
+        verdicts: tuple[list[Any], list[Any]] | None,
+        merged: dict[str, dict[str, Any]] | None = None,
+    ) -> None:
         self.plan = plan
         self.verdicts = verdicts
+        self.merged: dict[str, dict[str, Any]] = merged if merged is not None else {}
 
 
 def lookup_entry(facts: Any, launch: Any, manifest_texts: Iterable[str]) -> tuple[str | None, str | None, Entry | None]:
@@ -228,6 +237,51 @@ def _verdicts(value: Any) -> tuple[list[Any], list[Any]] | None:
     return features, checks
 
 
+#: the report fields facts.implied.apply sets, and the shape each has
+_MERGED_FIELDS = ("features", "checks", "implied")
+
+
+def _merged(value: Any, verdicts: tuple[list[Any], list[Any]]) -> dict[str, dict[str, Any]]:
+    """The stored merges that have their shape ({way: {field: [{...} or null, ...]}}, fields of _MERGED_FIELDS; a
+    null in `features` or `checks` stands for a copy of the kept verdict at its place: _thin), each made whole;
+    the others are left out (and merged again by the caller)."""
+    out: dict[str, dict[str, Any]] = {}
+    if not isinstance(value, dict):
+        return out
+    kept = dict(zip(("features", "checks"), verdicts, strict=True))
+    for way, fields in value.items():
+        if not isinstance(fields, dict):
+            continue
+        whole: dict[str, Any] = {}
+        for k, stored in fields.items():
+            if k not in _MERGED_FIELDS or not isinstance(stored, list):
+                break
+            same = kept.get(k)
+            items = stored
+            if same is not None and len(stored) == len(same):
+                items = [dict(same[i]) if x is None else x for i, x in enumerate(stored)]
+            if not all(isinstance(x, dict) for x in items):
+                break
+            whole[k] = items
+        else:
+            out[way] = whole
+    return out
+
+
+def _thin(fields: Mapping[str, Any], verdicts: tuple[list[Any], list[Any]]) -> dict[str, Any]:
+    """A merge as it is stored: in `features` and `checks`, a verdict equal to the kept one at its place is a null
+    (the merge changes few verdicts: the entry is read on every hit, and its size is its parse time)."""
+    kept = dict(zip(("features", "checks"), verdicts, strict=True))
+    out: dict[str, Any] = {}
+    for k, value in fields.items():
+        same = kept.get(k)
+        if same is not None and isinstance(value, list) and len(value) == len(same):
+            out[k] = [None if x == same[i] else x for i, x in enumerate(value)]
+        else:
+            out[k] = value
+    return out
+
+
 def load_entry(directory: str, key: str) -> Entry | None:
     """The entry stored under `key`, or None (none, unreadable, not ours, corrupt; its verdicts None when
     absent or not of their shape)."""
@@ -255,19 +309,30 @@ def load_entry(directory: str, key: str) -> Entry | None:
     if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("key") != key:
         return None
     plan = data.get("plan")
-    return Entry(plan, _verdicts(data.get("verdicts"))) if isinstance(plan, dict) else None
+    if not isinstance(plan, dict):
+        return None
+    verdicts = _verdicts(data.get("verdicts"))
+    return Entry(plan, verdicts, _merged(data.get("merged"), verdicts) if verdicts is not None else None)
 
 
 def store(
-    directory: str, key: str, plan: Mapping[str, Any], verdicts: tuple[list[Any], list[Any]] | None = None
+    directory: str,
+    key: str,
+    plan: Mapping[str, Any],
+    verdicts: tuple[list[Any], list[Any]] | None = None,
+    merged: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> bool:
     """Keep `plan` under `key` (atomically, privately), with `verdicts` (features, checks) when given and
-    plain JSON; False when the plan is not plain JSON or not written."""
+    plain JSON, and with them the `merged` reports (Entry.merged) that are plain JSON; False when the plan is not
+    plain JSON or not written."""
     if not _plain(plan):
         return False
     entry: dict[str, Any] = {"format": FORMAT, "key": key, "plan": plan}
     if verdicts is not None and _plain(list(verdicts)):
         entry["verdicts"] = {"features": verdicts[0], "checks": verdicts[1]}
+        kept = {way: _thin(fields, verdicts) for way, fields in (merged or {}).items() if _plain(dict(fields))}
+        if kept:
+            entry["merged"] = kept
     # the plan's own key order is kept: the renderers print it as it comes
     text = json.dumps(entry, separators=(",", ":"))
     if len(text) > MAX_ENTRY_BYTES:

@@ -71,12 +71,13 @@ def run(args: argparse.Namespace) -> int:
         for name in pins:
             component_name(name, "--to")
     # the plan of the box as it is (no --want, --hold or --to) is the audit's: read from the plan cache when an
-    # audit or an earlier plan kept it (the same key: facts, launch facts, manifest texts, stackcheck's code)
+    # audit or an earlier plan kept it (the same key: facts, launch facts, manifest texts, stackcheck's code); a
+    # request plans again, from the verdicts the entry keeps when there is one
     plain = not (args.want or holds or pins)
     # the text and markdown show the box and the plan, no check: a facts file's implied versions are not judged
     # against the checks for them
     report, ctx = build_report(
-        options_from(args), want_plan=plain, plan_cache=plain, plan_reported=True, checks_shown=fmt == "json"
+        options_from(args), want_plan=plain, plan_cache=True, plan_reported=True, checks_shown=fmt == "json"
     )
     if plain:
         doc = report["plan"]

@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 
+from stackcheck.lazy_re import lazy
 from stackcheck.lean_typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
 
     Coverage = Literal["sass", "ptx", "none"]
 
-_TARGET = re.compile(r"^(sm|compute)_(\d+)(\d)([a-z]?)$")
+_TARGET = lazy(r"^(sm|compute)_(\d+)(\d)([a-z]?)$")
 
 
 class Target(NamedTuple):

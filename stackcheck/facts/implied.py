@@ -30,6 +30,7 @@ from collections.abc import Mapping
 
 from stackcheck.facts.versions import readable, same_public, variant_of
 from stackcheck.knowledge.loader import Manifests, pypi_variant
+from stackcheck.lazy_re import lazy
 from stackcheck.lean_typing import TYPE_CHECKING, NamedTuple, cast
 from stackcheck.verdicts.context import Context
 
@@ -58,7 +59,8 @@ _MARKER_NAMES = (
     "platform_version",
     "extra",
 )
-_EXACT = re.compile(r"^\s*===?\s*([A-Za-z0-9][A-Za-z0-9.+!_-]*)\s*$")
+_MARKER_WORDS = lazy(r"\b(" + "|".join(_MARKER_NAMES) + r")\b")
+_EXACT = lazy(r"^\s*===?\s*([A-Za-z0-9][A-Za-z0-9.+!_-]*)\s*$")
 
 
 class Implied(NamedTuple):
@@ -250,7 +252,7 @@ def _exact(spec: Any) -> str | None:
     return m.group(1) if m else None
 
 
-_CLAUSE = re.compile(r'^\s*([a-z_]+)\s*(==|!=|<=|>=|<|>)\s*"([^"\\]*)"\s*$')
+_CLAUSE = lazy(r'^\s*([a-z_]+)\s*(==|!=|<=|>=|<|>)\s*"([^"\\]*)"\s*$')
 _COMPARE: dict[str, Any] = {
     "==": lambda a, b: a == b,
     "!=": lambda a, b: a != b,
@@ -305,7 +307,7 @@ def marker_holds(marker: str, facts: Facts) -> bool:
     if isinstance(impl, str) and impl:
         env["platform_python_implementation"] = impl
         env["implementation_name"] = impl.lower()
-    used = {n for n in _MARKER_NAMES if re.search(rf"\b{n}\b", marker)}
+    used = set(_MARKER_WORDS.findall(marker))  # (one pattern: each name a whole word, as a search per name)
     if "extra" in used or used - set(env):
         return False
     simple = simple_marker(marker, env)

@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import re
 
+from stackcheck.lazy_re import lazy
 from stackcheck.lean_typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from typing import Any
 
 _SEP = r"[-_.]?"
-_FORM = re.compile(
+_FORM = lazy(
     r"\s*v?"
     r"(?a:"  # the version itself in ASCII only (as packaging 26 reads it), the space around it any
     r"(?:(?P<epoch>[0-9]+)!)?"
@@ -38,7 +39,7 @@ _FORM = re.compile(
     re.IGNORECASE,
 )
 _PRE = {"a": "a", "alpha": "a", "b": "b", "beta": "b", "c": "rc", "rc": "rc", "pre": "rc", "preview": "rc"}
-_LOCAL_SEP = re.compile(r"[-_.]")
+_LOCAL_SEP = lazy(r"[-_.]")
 _DIGITS_AND_DOTS = frozenset(".0123456789")
 _NONE = (None, None, None, None)
 

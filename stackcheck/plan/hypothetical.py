@@ -15,7 +15,7 @@ from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.plan.deps import feature_components, predicate_components
 from stackcheck.plan.solver import Choice, Stack
 from stackcheck.verdicts.context import Context, SharedOutcomes
-from stackcheck.verdicts.engine import evaluate_feature, feature_ok
+from stackcheck.verdicts.engine import evaluate_feature, feature_ok_or_rule, rules_hold
 
 if TYPE_CHECKING:
     from typing import Any
@@ -139,6 +139,24 @@ def _components(feature: Any, manifests: Manifests, has_gpus: bool) -> tuple[fro
     return answer
 
 
+def _fixed_rules(feature: Any, manifests: Manifests, has_gpus: bool) -> list[Any]:
+    """The feature's rules whose `when` and `require` read no component a choice replaces (_reads_no_component):
+    each has one outcome on every hypothetical facts of a plan. Remembered with the manifests like _components."""
+    memo = manifests.derived("plan.fixed_rules")
+    key = (id(feature), has_gpus)
+    got = memo.get(key)
+    if got is not None and got[0] is feature:
+        return got[1]  # type: ignore[no-any-return]
+    answer = [
+        rule
+        for rule in feature.get("rules") or []
+        if isinstance(rule, dict)
+        and all(_reads_no_component(rule[part], manifests, has_gpus) for part in ("when", "require") if part in rule)
+    ]
+    memo[key] = (feature, answer)
+    return answer
+
+
 class Engine:
     """Feature verdicts on hypothetical facts: the box with some components replaced by choices.
 
@@ -157,12 +175,52 @@ class Engine:
         self._cache: dict[tuple[Any, ...], FeatureVerdict] = {}
         self._facts: dict[tuple[Any, ...], Facts] = {}
         self._ok: dict[tuple[Any, ...], bool] = {}  # ok() of the keys judged only that far
+        self._has_gpus = has_gpus
+        self._never: dict[str, bool] = {}  # never_ok() of the features asked
+        self._as_stated: dict[str, bool] = {}  # _rules_as_stated() of the features asked
+        self._stopped_by: dict[str, Any] = {}  # feature -> the rule that last stopped its reading (ok_with)
+        self._contexts: dict[int, tuple[Facts, Context]] = {}  # facts by identity -> (them, their context)
         # predicates that read no component a choice replaces have one outcome on every hypothetical facts
         self._shared: SharedOutcomes | None = None
         if memo:
             manifests = ctx.manifests
             self._shared = SharedOutcomes(lambda p: _reads_no_component(p, manifests, has_gpus))
         self.evaluations = 0  # how many verdicts were computed (the benches and tests read it)
+
+    def never_ok(self, fid: str) -> bool:
+        """Whether no stack can make the feature ok, read from its rules without judging a stack: one of its rules
+        that reads no replaced component (plan/deps.py, the reading the memo and the shared outcomes rest on) fails
+        or is not known on the box, so it does on every hypothetical facts, and a failing or unknown rule makes a
+        feature blocked or unknown whatever its other rules say (engine.feature_ok). Not when a package it needs
+        is newer than the manifests on the box: derive then judges the rules from that release's own files, which
+        may read them otherwise. False means "not known", never "ok somewhere". Always False without the memo:
+        the reference judges every stack."""
+        if not self.memo:
+            return False
+        got = self._never.get(fid)
+        if got is None:
+            got = self._never[fid] = self._never_ok(fid)
+        return got
+
+    def _never_ok(self, fid: str) -> bool:
+        fixed = _fixed_rules(self.features[fid], self.ctx.manifests, self._has_gpus)
+        return bool(fixed) and self._rules_as_stated(fid) and not rules_hold(fixed, self.ctx)
+
+    def _rules_as_stated(self, fid: str) -> bool:
+        """Whether the feature's rules are read as the manifests state them on every hypothetical facts of the
+        box: no package it needs is newer than the manifests on the box (a replaced package is at a release they
+        record, one not replaced is the box's). Else derive may judge them from that release's own files
+        (engine._judge_newer), and a rule that fails as stated may not decide the verdict there."""
+        got = self._as_stated.get(fid)
+        if got is None:
+            feature = self.features[fid]
+            assume = set(feature.get("assume_newer") or [])
+            got = self._as_stated[fid] = not any(
+                a not in assume and self.ctx.newer_than_manifests(a)
+                for need in feature.get("needs") or []
+                for a in str(need).split("|")
+            )
+        return got
 
     def verdict_now(self, fid: str) -> FeatureVerdict:
         """The feature on the box as it is."""
@@ -175,10 +233,17 @@ class Engine:
         return evaluate_feature(self.features[fid], self._context(facts))
 
     def _context(self, facts: Facts) -> Context:
+        """A context on these facts: with the memo, one per facts object (the features judged on one stack share
+        it, and what it works out once: the GPU models, the indexed architecture rules)."""
+        got = self._contexts.get(id(facts)) if self.memo else None
+        if got is not None and got[0] is facts:
+            return got[1]
         ctx = Context(facts=facts, manifests=self.ctx.manifests, launch=self.ctx.launch)
         if facts.get("gpus") is self.ctx.facts.get("gpus"):
             ctx.share_gpu_models(self.ctx)  # the same GPUs: their models are not worked out again
             ctx.shared_outcomes = self._shared  # and what reads only the box's own facts is read once
+        if self.memo:
+            self._contexts[id(facts)] = (facts, ctx)  # (the facts kept alive with it: their id is not reused)
         return ctx
 
     def key(self, fid: str, choices: Mapping[str, Choice]) -> tuple[Any, ...]:
@@ -231,9 +296,18 @@ class Engine:
         known = self._ok.get(key)
         if known is None:
             self.evaluations += 1
-            verdict = feature_ok(self.features[fid], self._context(facts()))
+            ctx = self._context(facts())
+            # the rule that stopped this feature on the last stack asked is read first: when it fails or is not
+            # known here too, the feature is not ok here, whatever its other rules say (as in never_ok)
+            last = self._stopped_by.get(fid)
+            if last is not None and not rules_hold([last], ctx):
+                known = self._ok[key] = False
+                return known
+            verdict, stopped = feature_ok_or_rule(self.features[fid], ctx)
             if verdict is not None:
                 self._cache[key] = verdict
+            elif stopped is not None and self._rules_as_stated(fid):
+                self._stopped_by[fid] = stopped
             known = self._ok[key] = verdict is not None
         return known
 

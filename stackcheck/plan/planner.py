@@ -177,7 +177,7 @@ def _wanted_target(
         else sorted(enumerate_stacks(space, Restrict()), key=Stack.key)
     )
     by_changes = sorted(free, key=lambda s: (s.changes(), s.key()))
-    impossible = [fid for fid in wanted if not any(engine.ok(s, fid) for s in by_changes)]
+    impossible = [fid for fid in wanted if engine.never_ok(fid) or not any(engine.ok(s, fid) for s in by_changes)]
     reachable = [f for f in wanted if f not in impossible]
     # (without holds or pins `free` is `stacks`: their order by changes is by_changes, not sorted again)
     for s in by_changes if free is stacks else sorted(stacks, key=lambda s: (s.changes(), s.key())):
@@ -247,7 +247,7 @@ def _upstream_ok(
     for s in pool:
         best.setdefault(s.sglang.version, s)
     reps = list(best.values())
-    return {fid: next((s for s in reps if engine.ok(s, fid)), None) for fid in fids}
+    return {fid: None if engine.never_ok(fid) else next((s for s in reps if engine.ok(s, fid)), None) for fid in fids}
 
 
 def _blocked_entry(

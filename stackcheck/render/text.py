@@ -13,6 +13,7 @@ from collections.abc import Mapping
 
 from stackcheck.facts.model import KERNEL_PACKAGES, image_text, serving_elsewhere, target_text
 from stackcheck.knowledge.sources import collect, source_tag
+from stackcheck.lazy_re import lazy
 from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.render.interface import value_text
 from stackcheck.render.layout import UNLIMITED, Paint, output_width, shell_lines, wrap, wrap_items
@@ -179,7 +180,7 @@ def first_reason(item: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
-_OPERATOR = re.compile(r"^(one of |not one of |[!=<>]=? ?)")
+_OPERATOR = lazy(r"^(one of |not one of |[!=<>]=? ?)")
 
 
 def _mentions(message: str, value: Any) -> bool:

@@ -107,6 +107,7 @@ class Context:
         self.manifests = manifests
         self.launch: dict[str, Any] = launch if launch is not None else {}
         self._models: list[GpuModel] | None = None
+        self._not_read: list[str | None] = []  # gpus_not_read's answer, once worked out
         self._target_rules: TargetRules | None = None
         #: outcomes shared with other contexts (SharedOutcomes), set by the planner on the
         #: hypothetical contexts of one plan; None: every predicate is evaluated on these facts
@@ -133,6 +134,7 @@ class Context:
     def share_gpu_models(self, other: Context) -> None:
         """Take another context's GPU models (its facts hold the very same `gpus` list as these)."""
         self._models = other.gpu_models()
+        self._not_read = [other.gpus_not_read()]
 
     def gpu_models(self) -> list[GpuModel]:
         if self._models is None:
@@ -153,6 +155,11 @@ class Context:
         """Why a GPU listed in the facts has no compute capability read (NVML or nvidia-smi failed on it, or the
         value is not one), naming the first such GPU; None when every GPU listed has one. gpu_models leaves such
         a GPU out, and a per-GPU rule is then unknown for it: it may be of any architecture."""
+        if not self._not_read:
+            self._not_read.append(self._gpus_not_read())
+        return self._not_read[0]
+
+    def _gpus_not_read(self) -> str | None:
         gpus = self.facts.get("gpus") or []
         for i, g in enumerate(gpus):
             cc = g.get("compute_capability") if isinstance(g, dict) else None

@@ -295,6 +295,10 @@ def prepare(manifests: Any) -> None:
 class _NotOk(Exception):
     """A rule failed or is not known: the feature is not ok, whatever the other rules say (feature_ok)."""
 
+    def __init__(self, rule: Rule) -> None:
+        super().__init__()
+        self.rule = rule
+
 
 def evaluate_rules(
     item: Feature | Check, ctx: Context, hook: RuleHook | None = None, stop: bool = False
@@ -331,13 +335,13 @@ def evaluate_rules(
             if w is not None:
                 if w.value is None:
                     if stop:
-                        raise _NotOk
+                        raise _NotOk(rule)
                     reasons.append({**base, "result": "unknown", "message": unread or str(w.missing)})
                     continue
             r = evaluate_predicate(rule.get("require"), ctx, gpu)
             if r.value is None:
                 if stop:
-                    raise _NotOk
+                    raise _NotOk(rule)
                 reasons.append({**base, "result": "unknown", "message": unread or str(r.missing)})
                 continue
             reason: Reason = {**base, "observed": r.observed, "required": r.required}
@@ -348,7 +352,7 @@ def evaluate_rules(
                 reason["message"] = r.note or "requirement met"
             else:
                 if stop:
-                    raise _NotOk
+                    raise _NotOk(rule)
                 reason["result"] = "fail"
                 raw = r.raw_required if r.raw_required is not None else r.required
                 reason["message"] = _format(str(rule.get("message", "requirement not met")), r.observed, raw, gpu)
@@ -361,15 +365,31 @@ def _order(reasons: list[Reason]) -> list[Reason]:
     return sorted(reasons, key=lambda r: (rank[r.get("result", "pass")], -EFFECT_ORDER.get(r.get("effect", ""), 0)))
 
 
+def rules_hold(rules: list[Rule], ctx: Context) -> bool:
+    """Whether every one of these rules that applies passes on these facts (evaluate_rules' reading, stopped at
+    the first that fails or is not known): when one does not, a feature with these rules is not ok, whatever its
+    other rules say (plan.hypothetical.Engine.never_ok)."""
+    try:
+        evaluate_rules(cast("Feature", {"rules": rules}), ctx, stop=True)
+    except _NotOk:
+        return False
+    return True
+
+
 def feature_ok(feature: Feature, ctx: Context) -> FeatureVerdict | None:
     """The feature's verdict when it is ok (evaluate_feature's, in full), else None: the rules are read only up
     to the first that fails or is not known, which makes the verdict blocked or unknown whatever the rest say
     (the planner asks many stacks only whether a feature is ok on them)."""
+    return feature_ok_or_rule(feature, ctx)[0]
+
+
+def feature_ok_or_rule(feature: Feature, ctx: Context) -> tuple[FeatureVerdict | None, Rule | None]:
+    """feature_ok's answer, and the rule that stopped the reading when one did (it failed or is not known)."""
     try:
         verdict = evaluate_feature(feature, ctx, _stop=True)
-    except _NotOk:
-        return None
-    return verdict if verdict.get("status") == "ok" else None
+    except _NotOk as stop:
+        return None, stop.rule
+    return (verdict if verdict.get("status") == "ok" else None), None
 
 
 def evaluate_feature(feature: Feature, ctx: Context, _stop: bool = False) -> FeatureVerdict:

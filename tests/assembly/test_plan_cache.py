@@ -644,3 +644,72 @@ def test_shipped_documents_are_read_when_first_used_and_a_vanished_file_is_a_man
     assert m.doc("meta.json") is not None
     with pytest.raises(ManifestError, match=r"manifests/signatures.json: cannot be read"):
         m.doc("signatures.json")
+
+
+def count_merges(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Count the merges of a facts file's implied versions into the verdicts (facts.implied.apply)."""
+    import stackcheck.facts.implied as implied
+
+    calls = [0]
+    real = implied.apply
+
+    def counted(*a: Any, **k: Any) -> Any:
+        calls[0] += 1
+        return real(*a, **k)
+
+    monkeypatch.setattr(implied, "apply", counted)
+    return calls
+
+
+@pytest.mark.parametrize("verb", ["audit", "plan"])
+@pytest.mark.parametrize("fmt", ["json", "text", "markdown"])
+def test_the_implied_merge_is_kept_with_the_verdicts(
+    verb: str, fmt: str, cache: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A facts file's implied versions merged into the kept verdicts are kept in the entry (per way: features
+    and checks, or the features alone for a plan's text): a run that finds them merges nothing again (so reads
+    no release) and prints what a fresh run prints; a merge of the wrong shape is made again."""
+    facts = str(ROOT / "tests" / "cases" / "writeup-before" / "facts.json")
+    run = audit if verb == "audit" else plan
+    monkeypatch.setenv("STACKCHECK_PLAN_CACHE", "0")
+    fresh = run(capsys, "--facts", facts, "--format", fmt)
+    monkeypatch.setenv("STACKCHECK_PLAN_CACHE", "1")
+    calls = count_merges(monkeypatch)
+    assert run(capsys, "--facts", facts, "--format", fmt) == fresh  # a miss: merged and kept
+    assert calls[0] == 1
+    (entry,) = cache.iterdir()
+    kept = json.loads(entry.read_text())
+    assert kept["merged"] and all(ways.get("implied") for ways in kept["merged"].values())
+    assert run(capsys, "--facts", facts, "--format", fmt) == fresh  # a hit: nothing merged again
+    assert calls[0] == 1
+    kept["merged"] = {way: {"features": "not a list"} for way in kept["merged"]}
+    entry.write_text(json.dumps(kept))
+    assert run(capsys, "--facts", facts, "--format", fmt) == fresh  # the wrong shape: merged again, and kept
+    assert calls[0] == 2
+    assert run(capsys, "--facts", facts, "--format", fmt) == fresh
+    assert calls[0] == 2
+
+
+@pytest.mark.parametrize("fmt", ["json", "text"])
+@pytest.mark.parametrize("case", [CASES[1], CASES[2]])
+def test_a_plan_with_a_request_judges_from_the_kept_verdicts(
+    case: str, fmt: str, cache: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`plan --want` plans again (no kept plan answers a request), from the verdicts (and the implied merge) of
+    the entry an audit kept: the stack is not judged again, and it prints what it prints without the cache. With
+    no entry it keeps none (nothing is kept without the plan of the box)."""
+    facts = str(ROOT / case)
+    want = ("--want", "torch-symm-mem")
+    monkeypatch.setenv("STACKCHECK_PLAN_CACHE", "0")
+    fresh = plan(capsys, "--facts", facts, "--format", fmt, *want)
+    monkeypatch.setenv("STACKCHECK_PLAN_CACHE", "1")
+    assert plan(capsys, "--facts", facts, "--format", fmt, *want) == fresh  # no entry: judged, nothing kept
+    assert not cache.exists() or not list(cache.glob("*.json"))
+    audit(capsys, "--facts", facts, "--format", "json")
+    judged = count_judgements(monkeypatch)
+    merges = count_merges(monkeypatch)
+    calls = count_plans(monkeypatch)
+    assert plan(capsys, "--facts", facts, "--format", fmt, *want) == fresh
+    assert plan(capsys, "--facts", facts, "--format", fmt, *want) == fresh
+    assert calls[0] == 2 and judged[0] == 0
+    assert merges[0] <= 1  # (text merges into the features alone: once, then kept with the entry)

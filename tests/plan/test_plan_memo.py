@@ -183,6 +183,61 @@ def test_generated_boxes_plan_the_same_with_and_without_the_memo(box: tuple[dict
     assert fast == reference
 
 
+# ---- what the engine reads from the rules without judging a stack -----------------------------------------
+
+
+def _never_ok_and_ok_agree(facts: dict[str, Any]) -> int:
+    """Engine.never_ok (a rule that reads no replaced component fails or is not known on the box) and Engine.ok
+    (which reads first the rule that stopped the feature on the last stack asked) against the plain engine, on
+    the best stack of every SGLang release and a spread of the others: a feature never_ok names is ok on none,
+    and ok() answers as evaluate_feature does, with the stacks asked in one order and in the reverse order.
+    Returns how many features never_ok named."""
+    from stackcheck.plan.solver import Restrict, Space, Stack, enumerate_stacks, read_box
+
+    ctx = Context(facts=copy.deepcopy(facts), manifests=M)  # type: ignore[arg-type]
+    if ctx.facts.get("packages") is None:
+        return 0
+    stacks = sorted(enumerate_stacks(Space(ctx, read_box(ctx)), Restrict()), key=Stack.key)
+    best: dict[str, Stack] = {}
+    for s in stacks:
+        best.setdefault(s.sglang.version, s)
+    picked = list(dict.fromkeys([*best.values(), *stacks[:: max(1, len(stacks) // 8)]]))
+    plain = {(i, fid): _status_plain(ctx, s, fid) == "ok" for i, s in enumerate(picked) for fid in FEATURES}
+    for order in (list(enumerate(picked)), list(reversed(list(enumerate(picked))))):
+        engine = hypothetical.Engine(ctx)
+        for fid in FEATURES:
+            for i, s in order:
+                assert engine.ok(s, fid) is plain[(i, fid)], (fid, s.describe())
+    engine = hypothetical.Engine(ctx)
+    never = [fid for fid in FEATURES if engine.never_ok(fid)]
+    for fid in never:
+        assert not any(plain[(i, fid)] for i in range(len(picked))), fid
+    assert not any(hypothetical.Engine(ctx, memo=False).never_ok(fid) for fid in FEATURES)  # the reference
+    return len(never)
+
+
+def _status_plain(ctx: Context, stack: Any, fid: str) -> str:
+    """The feature's status on the stack, judged by the engine alone on a fresh context."""
+    from stackcheck.verdicts.engine import evaluate_feature
+
+    feature = next(f for f in M.features if str(f["id"]) == fid)
+    after = hypothetical.stack_facts(ctx, stack)
+    return str(evaluate_feature(feature, Context(facts=after, manifests=M)).get("status"))
+
+
+def test_never_ok_and_ok_agree_with_the_plain_engine_on_every_case() -> None:
+    named = sum(_never_ok_and_ok_agree(dict(load_facts_file(str(c / "facts.json")))) for c in BASES)
+    assert named > 0  # (the write-up box's nccl-nvls, custom-allreduce, attention-flashmla, ...)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(boxes())
+def test_generated_boxes_never_ok_and_ok_agree_with_the_plain_engine(
+    box: tuple[dict[str, Any], dict[str, Any]],
+) -> None:
+    _never_ok_and_ok_agree(box[0])
+
+
 # ---- the solver's pin index -----------------------------------------------------------------------------
 
 _VERSIONS = sorted(
