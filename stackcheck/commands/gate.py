@@ -419,7 +419,8 @@ def _decide_with(
 
     def also() -> None:  # (in build_report's loading thread, while the probes wait on the driver)
         _import_later()
-        _prepare(manifests, launch_command is not None and not args.quiet, bool(opts.facts_file), args.format)
+        _prepare(manifests, launch_command is not None and not args.quiet, bool(opts.facts_file), args.format,
+                 live=derived.entrypoint is not None and not opts.facts_file and not opts.image)  # fmt: skip
         if not opts.facts_file:  # the plan key's part that is not the facts, for a refusal's plan
             from stackcheck.assembly import plan_cache
 
@@ -654,12 +655,14 @@ def _compile_lazy(module: Any) -> None:
             value.pattern  # noqa: B018 - the first attribute read compiles it
 
 
-def _prepare(manifests: Any, advice: bool, implied: bool, fmt: str = "text") -> None:
+def _prepare(manifests: Any, advice: bool, implied: bool, fmt: str = "text", live: bool = False) -> None:
     """What the decision needs that does not depend on the facts, done in build_report's loading thread while the
     probes wait on the driver (after _import_later): the manifest documents parsed (recommend.json with the
-    advice), the refusal rules' module imported (facts.implied with a facts file), the shipped architecture rules
-    read, every rule's shape worked out (verdicts.engine.prepare), the masking's patterns compiled (_MASKING)
-    and the JSON renderer imported for --format json. Nothing here changes a result: each is the memo or module
+    advice), the refusal rules' module imported (facts.implied with a facts file; with `live`, an SGLang launch
+    whose preflight reads the target environment's dependencies, their lean reader and its patterns), the
+    shipped architecture rules read, every rule's shape worked out (verdicts.engine.prepare), the text of every
+    rule that reevaluate searches (pipeline.rules_texts), the masking's patterns compiled (_MASKING) and the
+    JSON renderer imported for --format json. Nothing here changes a result: each is the memo or module
     the decision would fill or import itself. Anything that fails is skipped here, and fails again where the
     decision reads it (a manifest that is not JSON: its error)."""
     from importlib import import_module
@@ -669,11 +672,14 @@ def _prepare(manifests: Any, advice: bool, implied: bool, fmt: str = "text") -> 
     modules = ["stackcheck.launch.refusals", "stackcheck.verdicts.kernel_symbols"]
     if implied:
         modules.append("stackcheck.facts.implied")
+    if live:
+        modules.append("stackcheck.launch.preflight.lean_req")
     if fmt == "json":  # (the text renderer is in _LATER_MODULES)
         modules += ["stackcheck.render.jsonout", "stackcheck.render.jsonindent"]
     steps += [lambda name=name: import_module(name) for name in modules]
     steps.append(lambda: import_module("stackcheck.facts.archs").shipped_rules())
     steps.append(lambda: import_module("stackcheck.verdicts.engine").prepare(manifests))
+    steps.append(lambda: import_module("stackcheck.assembly.pipeline").rules_texts(manifests))
     steps.append(lambda: import_module("stackcheck.redact").compile_patterns(_MASKING[fmt == "json"]))
     steps += [lambda name=name: _compile_lazy(import_module(name)) for name in _LAZY_PATTERNS]
     for step in steps:

@@ -84,3 +84,32 @@ def test_an_unimportable_later_module_still_refuses_the_launch(
     assert rc == 4, out  # an internal error: refused, never run
     assert "refused" in err and f"{name} is broken here" in err
     assert broken.tries >= 2  # the preload's failure was skipped; the decision's own import failed again
+
+
+def test_the_rules_texts_are_written_before_the_verdicts_and_are_reevaluates_own(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """gate's loading thread writes reevaluate's text of every rule (pipeline.rules_texts) before the verdicts come
+    back, as reevaluate itself writes it: the same keys and texts, so what reevaluate judges again is unchanged."""
+    import json
+
+    from stackcheck.assembly import pipeline
+
+    real = pipeline.build_report
+    seen: list[dict[Any, str]] = []
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        out = real(*args, **kwargs)
+        seen.append(dict(kwargs["manifests"].derived("rules-text")))
+        return out
+
+    monkeypatch.setattr(pipeline, "build_report", spy)
+    rc, out, _ = _gate(["--facts", str(FACTS), "--", *LAUNCH], capsys)
+    assert rc == 0, out
+    from stackcheck.knowledge.loader import load
+
+    manifests = load([])
+    items = [*manifests.features, *manifests.checks]
+    (texts,) = seen
+    assert sorted(k[1] for k in texts) == sorted(str(i.get("id")) for i in items)
+    assert sorted(texts.values()) == sorted(json.dumps(i.get("rules")) for i in items)
