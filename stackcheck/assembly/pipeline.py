@@ -347,11 +347,14 @@ def build_report(
     return report, ctx
 
 
-def reevaluate(report: Report, ctx: Context, opts: Options, launch: dict[str, Any]) -> Context:
+def reevaluate(
+    report: Report, ctx: Context, opts: Options, launch: dict[str, Any], only: set[str] | None = None
+) -> Context:
     """The verdicts again with launch facts learnt after them (the gate's preflight reads the model's config.json
     after the report: `mla`), in place in `report`; the context they were judged in is returned. Only the
     features and checks whose rules read one of those facts are judged again (a few milliseconds, not the whole
-    stack); with a facts file, the implied versions are merged into those as into every verdict of the report."""
+    stack), and of those, with `only`, the ids it holds; with a facts file, the implied versions are merged into
+    those as into every verdict of the report."""
     if all(ctx.launch.get(k) == v for k, v in launch.items()):
         return ctx
     import json
@@ -366,6 +369,8 @@ def reevaluate(report: Report, ctx: Context, opts: Options, launch: dict[str, An
 
     def reads(item: Any) -> bool:
         key = (id(item), str(item.get("id")))
+        if only is not None and key[1] not in only:
+            return False
         if key not in texts:
             texts[key] = json.dumps(item.get("rules"))
         return any(n in texts[key] for n in names)
@@ -406,11 +411,14 @@ def reevaluate_unknown(report: Report, ctx: Context, opts: Options, key: str, wh
     the true case marked unknown and prefixed with `why` (fail closed: never ok because the fact is missing)."""
     from stackcheck.documents.report import summarize
 
-    judged: list[Any] = []
-    for value in (True, False):
-        again = report.copy()  # reevaluate puts new lists and a new summary in it; no verdict is changed in place
-        reevaluate(again, ctx, opts, {key: value})
-        judged.append(again)
+    # reevaluate puts new lists and a new summary in a copy; no verdict is changed in place. Only a verdict that is
+    # ok with the fact false can become unknown: the fact true is judged for those alone
+    false: Any = report.copy()
+    reevaluate(false, ctx, opts, {key: False})
+    ok = {str(v.get("id")) for part in ("features", "checks") for v in false.get(part) or [] if v.get("status") == "ok"}
+    true: Any = report.copy()
+    reevaluate(true, ctx, opts, {key: True}, only=ok)
+    judged = [true, false]
     whole: Any = report
     for part in ("features", "checks"):
         true = {str(v.get("id")): v for v in judged[0].get(part) or []}
