@@ -2,7 +2,7 @@
 decision's output, with wall and CPU time per step, medians over fresh processes (issue 21's gate goal: what is
 left on the main thread once the facts are in).
 
-    PYTHONPATH=$PWD python bench/gate_timeline.py [--runs 9] [--facts] [--python PY] [-- GATE ARGS...]
+    python bench/gate_timeline.py [--runs 9] [--facts] [--python PY] [--tree DIR] [-- GATE ARGS...]
 
 Each run is a fresh process (this module imported, its bytecode cached) that wraps, from outside and as each module
 is imported, the functions the gate's decision calls (commands.gate's, launch.gate's, gate_preflight's,
@@ -69,6 +69,7 @@ def child() -> int:
     depth = [0]
     inside = [False]  # below _decide_with
     t0 = [perf()]
+    waited: list[float] = []  # [wall, thread CPU] when the main thread's last wait on a background thread ended
 
     def record(name: str, fn: Any, a: tuple[Any, ...], k: dict[str, Any], imp: bool = False) -> Any:
         if threading.current_thread() is not main_thread:
@@ -130,7 +131,11 @@ def child() -> int:
                 real_get = bg.get
 
                 def get(self: object, _real: object = real_get) -> object:
-                    return record("Background.get (wait)", _real, (self,), {})
+                    try:
+                        return record("Background.get (wait)", _real, (self,), {})
+                    finally:
+                        if threading.current_thread() is main_thread:
+                            waited[:] = [perf(), tcpu()]  # the main thread's last wait ended here
 
                 bg.get = get
 
@@ -161,6 +166,9 @@ def child() -> int:
     import contextlib
     import io
 
+    import gc
+
+    gc.disable()  # as the program runs the command (stackcheck.cli.run): no collection when main() turns it back on
     code = 0
     t0[0] = perf()
     c_start = tcpu()
@@ -168,10 +176,12 @@ def child() -> int:
         from stackcheck.cli import main
 
         code = main(argv)
-    total = (perf() - t0[0], tcpu() - c_start)
+    end = (perf(), tcpu())
+    total = (end[0] - t0[0], end[1] - c_start)
+    after = (end[0] - waited[0], end[1] - waited[1]) if waited else (0.0, 0.0)
     builtins.__import__ = real_import
     with open(out_path, "w", encoding="utf-8") as fh:
-        json.dump({"events": events, "total": total, "code": code}, fh)
+        json.dump({"events": events, "total": total, "after": after, "code": code}, fh)
     return 0
 
 
@@ -187,6 +197,7 @@ def main() -> int:
     ap.add_argument("--facts", action="store_true", help="the saved H200 box's facts, --model-path M --tp 2")
     ap.add_argument("--python", default=None, help="gate that interpreter's command (--python PY)")
     ap.add_argument("--min-ms", type=float, default=0.2, help="hide steps under this median wall (default 0.2)")
+    ap.add_argument("--tree", default=ROOT, help="the stackcheck source tree to run (default: this script's)")
     ap.add_argument("rest", nargs="*")
     args = ap.parse_args()
     if args.rest:
@@ -197,12 +208,12 @@ def main() -> int:
         argv = ["gate", "--dry-run", *(["--python", args.python] if args.python else []), "--", *SGLANG]
     env = dict(os.environ)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
-    env["PYTHONPATH"] = ROOT
+    env["PYTHONPATH"] = os.path.abspath(args.tree)
     runs: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "t.json")
         for i in range(args.runs + 1):
-            subprocess.run([sys.executable, "-c", CHILD, out, *argv], env=env, cwd=ROOT, check=True)
+            subprocess.run([sys.executable, "-c", CHILD, out, *argv], env=env, cwd=args.tree, check=True)
             if i:
                 with open(out, encoding="utf-8") as fh:
                     runs.append(json.load(fh))
@@ -237,10 +248,11 @@ def main() -> int:
     tc = statistics.median(r["total"][1] for r in runs) * 1e3
     imp = statistics.median(sum(e[4] for e in r["events"] if e[1].startswith("import ")) for r in runs) * 1e3
     print(f"cli.main: {tw:.1f} ms wall, {tc:.1f} ms main-thread CPU, of which imports {imp:.1f} ms CPU")
+    aw = statistics.median(r["after"][0] for r in runs) * 1e3
+    ac = statistics.median(r["after"][1] for r in runs) * 1e3
+    print(f"after the main thread's last wait (the facts in): {aw:.1f} ms wall, {ac:.1f} ms CPU")
     return 0
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 1 and not sys.argv[1].startswith("-") and sys.argv[1].endswith(".json"):
-        sys.exit(child())
     sys.exit(main())
