@@ -413,12 +413,13 @@ def reevaluate_unknown(report: Report, ctx: Context, opts: Options, key: str, wh
 
     # reevaluate puts new lists and a new summary in a copy; no verdict is changed in place. Only a verdict that is
     # ok with the fact false can become unknown: the fact true is judged for those alone
-    false: Any = report.copy()
-    reevaluate(false, ctx, opts, {key: False})
-    ok = {str(v.get("id")) for part in ("features", "checks") for v in false.get(part) or [] if v.get("status") == "ok"}
-    true: Any = report.copy()
-    reevaluate(true, ctx, opts, {key: True}, only=ok)
-    judged = [true, false]
+    if_false: Any = report.copy()
+    reevaluate(if_false, ctx, opts, {key: False})
+    verdicts = [v for part in ("features", "checks") for v in if_false.get(part) or []]
+    ok = {str(v.get("id")) for v in verdicts if v.get("status") == "ok"}
+    if_true: Any = report.copy()
+    reevaluate(if_true, ctx, opts, {key: True}, only=ok)
+    judged = [if_true, if_false]
     whole: Any = report
     for part in ("features", "checks"):
         true = {str(v.get("id")): v for v in judged[0].get(part) or []}
