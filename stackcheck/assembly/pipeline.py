@@ -360,11 +360,14 @@ def build_report(
     return report, ctx
 
 
-def reevaluate(report: Report, ctx: Context, opts: Options, launch: dict[str, Any]) -> Context:
+def reevaluate(
+    report: Report, ctx: Context, opts: Options, launch: dict[str, Any], only: set[str] | None = None
+) -> Context:
     """The verdicts again with launch facts learnt after them (the gate's preflight reads the model's config.json
     after the report: `mla`), in place in `report`; the context they were judged in is returned. Only the
     features and checks whose rules read one of those facts are judged again (a few milliseconds, not the whole
-    stack); with a facts file, the implied versions are merged into those as into every verdict of the report."""
+    stack), and of those, with `only`, the ids it holds; with a facts file, the implied versions are merged into
+    those as into every verdict of the report."""
     if all(ctx.launch.get(k) == v for k, v in launch.items()):
         return ctx
     import json
@@ -379,6 +382,8 @@ def reevaluate(report: Report, ctx: Context, opts: Options, launch: dict[str, An
 
     def reads(item: Any) -> bool:
         key = (id(item), str(item.get("id")))
+        if only is not None and key[1] not in only:
+            return False
         if key not in texts:
             texts[key] = json.dumps(item.get("rules"))
         return any(n in texts[key] for n in names)
@@ -399,6 +404,19 @@ def reevaluate(report: Report, ctx: Context, opts: Options, launch: dict[str, An
     return again
 
 
+def rules_texts(manifests: Manifests) -> None:
+    """Write reevaluate's text of every feature's and check's rules (what it searches for the launch facts they
+    read) into the manifests' memo now: the gate does it in its loading thread while the probes wait on the
+    driver, where reevaluate wrote ~2 ms of JSON on the main thread after the facts (2-core box)."""
+    import json
+
+    texts = manifests.derived("rules-text")
+    for item in (*manifests.features, *manifests.checks):
+        key = (id(item), str(item.get("id")))
+        if key not in texts:
+            texts[key] = json.dumps(item.get("rules"))
+
+
 def reevaluate_unknown(report: Report, ctx: Context, opts: Options, key: str, why: str) -> None:
     """The verdicts that hang on a boolean launch fact that is not known (the gate read the model's config.json but
     cannot tell whether SGLang serves it as MLA: `mla`), in place in `report`: each feature or check whose verdict
@@ -406,11 +424,15 @@ def reevaluate_unknown(report: Report, ctx: Context, opts: Options, key: str, wh
     the true case marked unknown and prefixed with `why` (fail closed: never ok because the fact is missing)."""
     from stackcheck.documents.report import summarize
 
-    judged: list[Any] = []
-    for value in (True, False):
-        again = report.copy()  # reevaluate puts new lists and a new summary in it; no verdict is changed in place
-        reevaluate(again, ctx, opts, {key: value})
-        judged.append(again)
+    # reevaluate puts new lists and a new summary in a copy; no verdict is changed in place. Only a verdict that is
+    # ok with the fact false can become unknown: the fact true is judged for those alone
+    if_false: Any = report.copy()
+    reevaluate(if_false, ctx, opts, {key: False})
+    verdicts = [v for part in ("features", "checks") for v in if_false.get(part) or []]
+    ok = {str(v.get("id")) for v in verdicts if v.get("status") == "ok"}
+    if_true: Any = report.copy()
+    reevaluate(if_true, ctx, opts, {key: True}, only=ok)
+    judged = [if_true, if_false]
     whole: Any = report
     for part in ("features", "checks"):
         true = {str(v.get("id")): v for v in judged[0].get(part) or []}

@@ -43,6 +43,8 @@ if TYPE_CHECKING:
     from stackcheck.verdicts.types import FeatureVerdict
 
 SCHEMA_VERSION = 1  # of the decision document (--format json; schemas/gate.schema.json)
+#: the interpreter's switch interval (sys.setswitchinterval) while the gate's probes run, in seconds
+PROBE_SWITCH_S = 0.0005
 
 HELP_EPILOG = """decision policy:
   explicit features (--require, or turned on by a flag or value in COMMAND) must be ok: blocked refuses,
@@ -349,15 +351,28 @@ def _decide(args: argparse.Namespace) -> tuple[dict[str, Any], list[str] | None]
 
     # the probes wait on the driver: start them now, while the manifests are read and the command derived
     texts: list[str] = []  # the manifests' texts: the plan cache's key
-    later_manifests = Background(lambda: load_manifests(opts.manifests_dirs, texts_out=texts))
-    later_facts = Background(lambda: gather(opts, later_manifests.get))
+    # while the probes run, a thread back from a system call (a file read, the driver's answer, a pipe) and a thread
+    # that starts another (Thread.start waits for the new one to run: the probe runner starts a dozen) wait for the
+    # interpreter lock until the thread holding it gives it up, at the latest after the switch interval (5 ms by
+    # default), which the imports and the manifests' parsing use in full: a shorter one for that while (the
+    # decision after the facts runs on the main thread alone, where the interval changes nothing). Not with a facts
+    # file: nothing waits on a system call there, and the threads' shorter turns only cost CPU (+4 ms of gate
+    # --facts on the 2-core box, 31 interleaved runs)
+    switch = sys.getswitchinterval()
+    if not opts.facts_file:
+        sys.setswitchinterval(min(switch, PROBE_SWITCH_S))
     try:
-        return _decide_with(args, opts, command, image_command, launch_command, server_env, require, later_manifests,
-                            later_facts, texts)  # fmt: skip
-    except Exception:  # (an interrupt does not wait)
-        later_facts.settle()  # never leave a probe thread running while the interpreter shuts down
-        later_manifests.settle()
-        raise
+        later_manifests = Background(lambda: load_manifests(opts.manifests_dirs, texts_out=texts))
+        later_facts = Background(lambda: gather(opts, later_manifests.get))
+        try:
+            return _decide_with(args, opts, command, image_command, launch_command, server_env, require,
+                                later_manifests, later_facts, texts)  # fmt: skip
+        except Exception:  # (an interrupt does not wait)
+            later_facts.settle()  # never leave a probe thread running while the interpreter shuts down
+            later_manifests.settle()
+            raise
+    finally:
+        sys.setswitchinterval(switch)
 
 
 def _decide_with(
@@ -419,7 +434,8 @@ def _decide_with(
 
     def also() -> None:  # (in build_report's loading thread, while the probes wait on the driver)
         _import_later()
-        _prepare(manifests, launch_command is not None and not args.quiet, bool(opts.facts_file), args.format)
+        _prepare(manifests, launch_command is not None and not args.quiet, bool(opts.facts_file), args.format,
+                 live=derived.entrypoint is not None and not opts.facts_file and not opts.image)  # fmt: skip
         if not opts.facts_file:  # the plan key's part that is not the facts, for a refusal's plan
             from stackcheck.assembly import plan_cache
 
@@ -650,12 +666,14 @@ def _compile_lazy(module: Any) -> None:
             value.pattern  # noqa: B018 - the first attribute read compiles it
 
 
-def _prepare(manifests: Any, advice: bool, implied: bool, fmt: str = "text") -> None:
+def _prepare(manifests: Any, advice: bool, implied: bool, fmt: str = "text", live: bool = False) -> None:
     """What the decision needs that does not depend on the facts, done in build_report's loading thread while the
     probes wait on the driver (after _import_later): the manifest documents parsed (recommend.json with the
-    advice), the refusal rules' module imported (facts.implied with a facts file), the shipped architecture rules
-    read, every rule's shape worked out (verdicts.engine.prepare), the masking's patterns compiled (_MASKING)
-    and the JSON renderer imported for --format json. Nothing here changes a result: each is the memo or module
+    advice), the refusal rules' module imported (facts.implied with a facts file; with `live`, an SGLang launch
+    whose preflight reads the target environment's dependencies, their lean reader and its patterns), the
+    shipped architecture rules read, every rule's shape worked out (verdicts.engine.prepare), the text of every
+    rule that reevaluate searches (pipeline.rules_texts), the masking's patterns compiled (_MASKING) and the
+    JSON renderer imported for --format json. Nothing here changes a result: each is the memo or module
     the decision would fill or import itself. Anything that fails is skipped here, and fails again where the
     decision reads it (a manifest that is not JSON: its error)."""
     from importlib import import_module
@@ -665,11 +683,14 @@ def _prepare(manifests: Any, advice: bool, implied: bool, fmt: str = "text") -> 
     modules = ["stackcheck.launch.refusals", "stackcheck.verdicts.kernel_symbols"]
     if implied:
         modules.append("stackcheck.facts.implied")
+    if live:
+        modules.append("stackcheck.launch.preflight.lean_req")
     if fmt == "json":  # (the text renderer is in _LATER_MODULES)
         modules += ["stackcheck.render.jsonout", "stackcheck.render.jsonindent"]
     steps += [lambda name=name: import_module(name) for name in modules]
     steps.append(lambda: import_module("stackcheck.facts.archs").shipped_rules())
     steps.append(lambda: import_module("stackcheck.verdicts.engine").prepare(manifests))
+    steps.append(lambda: import_module("stackcheck.assembly.pipeline").rules_texts(manifests))
     steps.append(lambda: import_module("stackcheck.redact").compile_patterns(_MASKING[fmt == "json"]))
     steps += [lambda name=name: _compile_lazy(import_module(name)) for name in _LAZY_PATTERNS]
     for step in steps:

@@ -84,3 +84,58 @@ def test_an_unimportable_later_module_still_refuses_the_launch(
     assert rc == 4, out  # an internal error: refused, never run
     assert "refused" in err and f"{name} is broken here" in err
     assert broken.tries >= 2  # the preload's failure was skipped; the decision's own import failed again
+
+
+def test_the_rules_texts_are_written_before_the_verdicts_and_are_reevaluates_own(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """gate's loading thread writes reevaluate's text of every rule (pipeline.rules_texts) before the verdicts come
+    back, as reevaluate itself writes it: the same keys and texts, so what reevaluate judges again is unchanged."""
+    import json
+
+    from stackcheck.assembly import pipeline
+
+    real = pipeline.build_report
+    seen: list[dict[Any, str]] = []
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        out = real(*args, **kwargs)
+        seen.append(dict(kwargs["manifests"].derived("rules-text")))
+        return out
+
+    monkeypatch.setattr(pipeline, "build_report", spy)
+    rc, out, _ = _gate(["--facts", str(FACTS), "--", *LAUNCH], capsys)
+    assert rc == 0, out
+    from stackcheck.knowledge.loader import load
+
+    manifests = load([])
+    items = [*manifests.features, *manifests.checks]
+    (texts,) = seen
+    assert sorted(k[1] for k in texts) == sorted(str(i.get("id")) for i in items)
+    assert sorted(texts.values()) == sorted(json.dumps(i.get("rules")) for i in items)
+
+
+def test_the_probes_run_under_the_short_switch_interval_and_it_is_restored(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from stackcheck.assembly import pipeline
+
+    real = pipeline.gather
+    seen: list[float] = []
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        seen.append(sys.getswitchinterval())
+        return real(*args, **kwargs)
+
+    before = sys.getswitchinterval()
+    monkeypatch.setattr(pipeline, "gather", spy)
+    monkeypatch.setenv("STACKCHECK_CACHE_DIR", str(tmp_path))
+    rc, out, _ = _gate(["--assume-gpu", "9.0", "--assume-driver", "580.82.07", "--", *LAUNCH], capsys)
+    assert rc in (0, 1), out
+    assert sys.getswitchinterval() == before
+    rc, out, _ = _gate(["--facts", str(FACTS), "--", *LAUNCH], capsys)  # nothing waits on the box: as it was
+    assert rc == 0, out
+    assert seen == [min(before, gate_command.PROBE_SWITCH_S), before]
+    assert sys.getswitchinterval() == before
+    rc, out, _ = _gate(["--python", str(tmp_path / "missing"), "--", *LAUNCH], capsys)  # an error restores it too
+    assert rc == 2 and sys.getswitchinterval() == before
