@@ -141,6 +141,7 @@ MUTATIONS: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     "no-nvcc": ("h200-newest", _jit(nvcc=None, nvcc_found=False, cuda=None, fp8_header=None, fp4_header=None)),
     "hopper-nvcc-11.8": ("h200-newest", _jit(cuda="11.8")),
     "no-fp4-header": ("h200-newest", _jit(fp4_header=False)),
+    "no-curand-header": ("h200-newest", _jit(curand_header=False)),
     "deepgemm-from-source-nvcc-12.8": ("b200-deepgemm-nvcc128", _packages(deep_gemm="2.1.1")),
     # flashinfer-trtllm-fmha-cuda133: FlashInfer 0.6.17's trtllm-gen FMHA with a CUDA 13.3 JIT toolkit on B200
     "b200-flashinfer-0617-cuda133": ("b200-deepgemm-nvcc128",
