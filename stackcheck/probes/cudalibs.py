@@ -43,6 +43,9 @@ SONAMES = (
     # not a CUDA library, but a system one the kernel packages link (common_ops of sgl-kernel 0.1.6 to sglang-kernel
     # 0.4.x, read in the wheels) and no pip wheel brings: a slim image without it fails `import sgl_kernel`
     "libnuma.so.1",
+    # a cuDNN engine that libcudnn_graph dlopens by soname and the nvidia-cudnn-cu13 9.20.0.48 wheel lacks (read in
+    # the wheel): where the loader finds one, it is another cuDNN's copy (check cudnn-libs)
+    "libcudnn_engines_tensor_ir.so.9",
 )
 LD_CACHE = "/etc/ld.so.cache"
 LD_CACHE_CAP = 8 << 20  # a real cache is a few hundred kilobytes

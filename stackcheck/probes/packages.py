@@ -49,6 +49,11 @@ WANTED = (
     "nvidia-cublas-cu12",
     "nvidia-cublas",
     "flash-attn-4",
+    # modules SGLang imports when its server starts that an install can leave out (check sglang-start-imports)
+    "pybase64",
+    "gguf",
+    "partial-json-parser",
+    "compressed-tensors",
 )
 #: the packages a serving environment has; an environment with none of them is "not this one" (see the
 #: environments probe, which then looks for one that has them)

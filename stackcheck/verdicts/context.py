@@ -622,6 +622,16 @@ class Context:
         if self.facts.get("packages") is None:
             raise Missing(path, "installed packages not known")
         p = self._entry(name)
+        if attr == "listed":
+            # whether the list names the package at all. The packages probe lists every package it looks for,
+            # installed or not, so a complete list without the entry was saved by a stackcheck that did not look for
+            # it (false: a rule on it does not apply, and the gate does not refuse every old report); a hand-written
+            # list that leaves it out says nothing (unknown)
+            if p is not None:
+                return True
+            if self.facts.get("packages_complete", True) is not False:
+                return False
+            raise Missing(path, f"{name} was not looked for (not in the packages list)")
         if self.package_state(name) == "unknown":
             raise Unknown(path, self.package_unknown_reason(name))
         if attr == "installed":

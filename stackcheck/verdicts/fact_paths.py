@@ -41,6 +41,11 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
         ),
         FactDoc(("pkg.NAME.installed",), "true or false"),
         FactDoc(
+            ("pkg.NAME.listed",),
+            "true when the packages list names the distribution (installed or not); false when a complete list (a "
+            "packages probe's) does not, which a probe that did not look for it saved; unknown for a hand-written list",
+        ),
+        FactDoc(
             ("pkg.NAME.cuda", "pkg.NAME.variant"),
             "the CUDA build of a package: its local tag (`+cu130`), else the PyPI build the manifests record for "
             "that release",
