@@ -64,7 +64,8 @@ class _AutoBackend:
     refusals.auto.attention_backend), for the conditions that ask whether it is one backend."""
 
     def __init__(self, spec: Mapping[str, Any], majors: set[int] | None) -> None:
-        self.never = {str(x) for x in spec.get("never_picks") or []}
+        # a backend of another accelerator (other_platforms) is never SGLang's pick on an NVIDIA GPU
+        self.never = {str(x) for x in [*(spec.get("never_picks") or []), *(spec.get("other_platforms") or {})]}
         self.only_on = {str(k): {int(m) for m in v} for k, v in (spec.get("picks_only_on_majors") or {}).items()}
         self.majors = majors
 

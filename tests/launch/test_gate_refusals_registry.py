@@ -47,12 +47,18 @@ CHECK_TEXT = {
     "deterministic-attention-backend": "attention backends are supported for deterministic inference",
     # Exaone 4's own list of attention backends, asserted in its model-specific adjustments (0.5.9 on)
     "exaone4-attention-backend": "is required for {model_arch}, but got",
+    # the CPU operator the Intel AMX backend reads as it is built, in its own module (CHECK_FILE)
+    "other-device-attention-backend": "torch.ops.sgl_kernel.decode_attention_cpu",
+    # the sgl-kernel-xpu name the Intel XPU backend imports from 0.5.11, in its own module (CHECK_FILE)
+    "intel-xpu-attention-backend": "flash_mla_decode",
 }
 # a rule checked outside the argument handling: the module of the wheel that holds its check
 CHECK_FILE = {
     "trtllm-mha-page-128-heads": "sglang/srt/layers/attention/trtllm_mha_backend.py",
     "hybrid-gdn-blackwell-backend": "sglang/srt/layers/attention/attention_registry.py",
     "mla-attention-backend": "sglang/srt/model_executor/model_runner.py",
+    "other-device-attention-backend": "sglang/srt/layers/attention/intel_amx_backend.py",
+    "intel-xpu-attention-backend": "sglang/srt/layers/attention/xpu_backend.py",
 }
 # what a range's extra conditions (`also`) stand for in the wheel
 ALSO_TEXT = {
