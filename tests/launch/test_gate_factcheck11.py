@@ -6,7 +6,9 @@ CUDA: IntelAMXAttnBackend reads torch.ops.sgl_kernel.decode_attention_cpu, which
 registers; the ascend backend imports torch_npu, wave imports wave_lang, aiter's kernels come from AMD's aiter
 package. The refusal rule other-device-attention-backend now blocks the four on every release 0.5.1-0.5.23, given
 to any of the three attention flags. Beside the draw, the same cause: intel_xpu from 0.5.11, whose xpu_backend.py
-imports flash_mla_decode from sgl_kernel, a name only Intel's sgl-kernel-xpu defines (rule intel-xpu-attention-backend).
+imports flash_mla_decode from sgl_kernel, a name only Intel's sgl-kernel-xpu defines (rule intel-xpu-attention-backend);
+and cutedsl_mla (0.5.13-0.5.23) and tokenspeed_mla (0.5.12-0.5.22), which raise ValueError for a model the release
+does not run as MLA, as trtllm_mla does (rules cutedsl-mla-mla-models-only, tokenspeed-mla-mla-models-only).
 
 Row f2 (right, a condition missing): `--attention-backend llada2_cfg_flashinfer` is FlashInfer's backend with a
 LLaDA mask added (LLaDA2CFGFlashInferAttnBackend subclasses FlashInferAttnBackend), and it mapped to no feature:
@@ -81,3 +83,34 @@ def test_llada2_cfg_flashinfer_needs_flashinfer(mapping: dict[str, Any]) -> None
     flags = ["--attention-backend", "llada2_cfg_flashinfer", "--sampling-backend", "pytorch"]
     d = gate.derive([*LAUNCH, *flags], mapping, {})
     assert "attention-flashinfer" in {r.feature for r in d.required}
+
+
+@pytest.mark.parametrize(
+    ("backend", "first", "last"), [("cutedsl_mla", "0.5.13", "0.5.23"), ("tokenspeed_mla", "0.5.12", "0.5.22")]
+)
+def test_the_mla_only_backends_refuse_a_model_not_run_as_mla(
+    mapping: dict[str, Any], backend: str, first: str, last: str
+) -> None:
+    rule = f"refusal {backend.replace('_', '-')}-mla-models-only"
+    d = gate.derive([*LAUNCH, "--attention-backend", backend], mapping, {})
+
+    def status(version: str, mla: bool | None) -> str | None:
+        got = refusal_problems(d, mapping, version, {9}, None, None, model_mla=mla)
+        return next((p.status for p in got if p.subject == rule), None)
+
+    assert status(first, False) == "blocked" and status(last, False) == "blocked"
+    assert status(first, True) is None  # an MLA model: not this rule
+    assert status(first, None) == "unknown"  # the model not read: fail closed
+    assert status("0.5.11", False) is None
+    assert rule not in _refusals(mapping, last)  # no attention flag: SGLang never picks it
+
+
+def test_the_gate_refuses_llama3_on_cutedsl_mla(tmp_path: Path) -> None:
+    doc = json.loads(H200.read_text())
+    doc["facts"]["packages"]["sglang"].update(version="0.5.20", dist_version="0.5.20")
+    facts = tmp_path / "h200-0.5.20.json"
+    facts.write_text(json.dumps(doc))
+    model = model_dir(tmp_path, "llama3", LLAMA3)
+    got = gate_json(facts, "--model-path", str(model), "--tp", "8", "--attention-backend", "cutedsl_mla", dry_run=True)
+    mine = [r for r in got["reasons"] if r.get("feature") == "refusal cutedsl-mla-mla-models-only"]
+    assert mine and mine[0]["status"] == "blocked", json.dumps(got["reasons"])[:800]

@@ -51,6 +51,9 @@ CHECK_TEXT = {
     "other-device-attention-backend": "torch.ops.sgl_kernel.decode_attention_cpu",
     # the sgl-kernel-xpu name the Intel XPU backend imports from 0.5.11, in its own module (CHECK_FILE)
     "intel-xpu-attention-backend": "flash_mla_decode",
+    # the MLA-only raises of two backends, in the attention registry (CHECK_FILE)
+    "cutedsl-mla-mla-models-only": "cutedsl_mla backend can only be used with MLA models",
+    "tokenspeed-mla-mla-models-only": "tokenspeed_mla backend can only be used with MLA models",
 }
 # a rule checked outside the argument handling: the module of the wheel that holds its check
 CHECK_FILE = {
@@ -59,6 +62,8 @@ CHECK_FILE = {
     "mla-attention-backend": "sglang/srt/model_executor/model_runner.py",
     "other-device-attention-backend": "sglang/srt/layers/attention/intel_amx_backend.py",
     "intel-xpu-attention-backend": "sglang/srt/layers/attention/xpu_backend.py",
+    "cutedsl-mla-mla-models-only": "sglang/srt/layers/attention/attention_registry.py",
+    "tokenspeed-mla-mla-models-only": "sglang/srt/layers/attention/attention_registry.py",
 }
 # what a range's extra conditions (`also`) stand for in the wheel
 ALSO_TEXT = {
