@@ -557,9 +557,11 @@ def _decide_with(
     version = ctx.installed_version("sglang")
     # a refusal's advice names only backends this box runs (fa3 is no advice on SM120, ascend on no NVIDIA GPU)
     statuses = {name: str(v.get("status")) for name, v in verdicts.items()}
+    mla = pre.launch.get("model_mla") if pre is not None else None
     extra += refusal_problems(
         derived, mapping, version, gpu_majors(ctx.facts), model_architecture(pre), model_attention(pre),
         torch_cuda=ctx.torch_cuda(), unrunnable=backends_not_running(mapping, statuses),
+        model_mla=mla if isinstance(mla, bool) else None,
     )  # fmt: skip
     decision = gate.decide(
         derived, report["features"], manifests.features, args.allow_unknown, extra, report.get("checks") or []

@@ -697,6 +697,7 @@ def launch_values(
     after_equal_split: bool = True,
     torch_cuda: str | None = None,
     unrunnable: Mapping[str, str] | None = None,
+    model_mla: bool | None = None,
 ) -> dict[str, Any]:
     """The values SGLang's argument checks read, for the release range `entry`: known, derived or unknown (SGLang
     chooses it at start). `majors`: the GPU majors of the box (None: not known); `architecture`: the model's first
@@ -741,6 +742,9 @@ def launch_values(
         values[flag.removeprefix("--").replace("-", "_") + "_given"] = flag in opts
     values["speculative_adaptive"] = bool(opts.get("--speculative-adaptive"))
     values["model_architecture"] = architecture if architecture is not None else _UNKNOWN
+    # whether this release runs the served model as MLA (the gate's preflight: config.json against the release's
+    # MLA architectures); not known for a model not read or a release newer than the MLA data
+    values["model_mla"] = model_mla if isinstance(model_mla, bool) else _UNKNOWN
     heads_spec = entry.get("trtllm_gen_heads")
     if isinstance(heads_spec, dict):  # the rules on trtllm_mha's pages of 128 (launch.json says which releases)
         others = [str(b) for b in heads_spec.get("other_page_backends") or []]
@@ -866,6 +870,8 @@ _AUTO_WORDS = {
     "--speculative-eagle-topk, or make the model's config.json readable)",
     "attention_backend": "the attention backend SGLang picks for the GPU and the model (give --attention-backend)",
     "model_architecture": "the model's architecture, which the gate could not read (make its config.json readable)",
+    "model_mla": "whether this SGLang runs the model as MLA, which the gate could not tell (its config.json not read, "
+    "or a release newer than the MLA data)",
     "trtllm_gen_heads_unsupported": "the model's attention heads, which the gate could not read from its config.json",
     "trtllm_mha_page_size": "the page size, which another backend of the command sets as well (give one backend)",
     "gpu_uses_xqa": "the GPU, which the gate could not read (SM90 and SM120 decode with XQA and take any page size)",
@@ -941,13 +947,15 @@ def refusal_problems(
     release_flags: set[str] | _Unset | None = _UNSET,
     torch_cuda: str | None = None,
     unrunnable: Mapping[str, str] | None = None,
+    model_mla: bool | None = None,
 ) -> list[Problem]:
     """The launch's flag combinations that the installed SGLang refuses at argument parsing (blocked, effect
     crash), or may refuse depending on a value it chooses at start (unknown). Nothing without a release, for a
     command that is no SGLang launch, or for a release no range of a rule covers. `release_flags`:
     gate._declared_in(mapping, sglang_version), where the caller judges several launches of one release;
     `torch_cuda`: torch's CUDA build ("12.9"; None: not known), which SGLang's platform tests read; `unrunnable`:
-    the attention backends the box cannot run, with why (backends_not_running), which a refusal does not advise."""
+    the attention backends the box cannot run, with why (backends_not_running), which a refusal does not advise;
+    `model_mla`: whether the release runs the served model as MLA (None: not known)."""
     if sglang_version is None or d.entrypoint is None:
         return []
     table = mapping.get("refusals") or {}
@@ -963,7 +971,18 @@ def refusal_problems(
             declared = _declared_in(mapping, sglang_version)
         after = not entry.get("before_equal_split", rule.get("before_equal_split"))
         values = launch_values(
-            d, mapping, sglang_version, entry, majors, architecture, models, declared, after, torch_cuda, unrunnable
+            d,
+            mapping,
+            sglang_version,
+            entry,
+            majors,
+            architecture,
+            models,
+            declared,
+            after,
+            torch_cuda,
+            unrunnable,
+            model_mla,
         )
         conds = [c for c in [*(rule.get("when") or []), *(entry.get("also") or [])] if isinstance(c, dict)]
         results = [_holds(c, values, entry) for c in conds]

@@ -2,9 +2,9 @@
 and wave-attention-backend-on-cuda). SGLang 0.5.1-0.5.23 accept both at argument parsing on CUDA and fail when the
 model runner creates the backend: IntelAMXAttnBackend looks up torch.ops.sgl_kernel.decode_attention_cpu, an op only
 sgl-kernel's CPU build registers (AttributeError); WaveAttnBackend imports its wave_ops kernels, which import the ROCm
-package wave_lang (ModuleNotFoundError). The gate let both through before. aiter is left unjudged: its module guards
-the aiter imports with try/except ImportError and its __init__ uses none of them (the failure, if any, comes at the
-first forward pass, which was not read)."""
+package wave_lang (ModuleNotFoundError). The gate let both through before. aiter has its own rule
+(aiter-attention-backend-on-cuda, from the eleventh fact-check sample): its module guards the aiter imports with
+try/except ImportError and its __init__ uses none of them, so it fails at the first forward pass (inferred)."""
 
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ def test_other_backends_and_sglangs_own_pick_are_not_touched(mapping: dict[str, 
 def test_advice_leaves_them_out(mapping: dict[str, Any]) -> None:
     out = backends_not_running(mapping, {})
     assert {"intel_amx", "wave"} <= set(out)
-    assert "aiter" not in out  # not judged
+    assert "aiter" in out  # a ROCm backend (other_platforms), refused by aiter-attention-backend-on-cuda
 
 
 def test_gate_end_to_end_refuses_with_the_source() -> None:

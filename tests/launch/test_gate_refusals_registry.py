@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import re
 import zipfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -47,12 +48,35 @@ CHECK_TEXT = {
     "deterministic-attention-backend": "attention backends are supported for deterministic inference",
     # Exaone 4's own list of attention backends, asserted in its model-specific adjustments (0.5.9 on)
     "exaone4-attention-backend": "is required for {model_arch}, but got",
+    # the aiter package the AMD backend imports (its failed import only printed), in its own module (CHECK_FILE)
+    "aiter-attention-backend-on-cuda": "from aiter import",
+    # the backends of other devices, each in its own module (CHECK_FILE): Ascend's torch_npu, the CPU operator the
+    # Intel AMX backend reads as it is built, the sgl-kernel-xpu name the Intel XPU backend imports from 0.5.11,
+    # and AMD's wave_lang that the wave kernels import
+    "ascend-attention-backend-on-cuda": "import torch_npu",
+    "intel-amx-attention-backend-on-cuda": "torch.ops.sgl_kernel.decode_attention_cpu",
+    "intel-xpu-attention-backend-on-cuda": "flash_mla_decode",
+    "wave-attention-backend-on-cuda": "from wave_lang",
+    # the MLA-only raises of two backends, in the attention registry (CHECK_FILE)
+    "cutedsl-mla-mla-models-only": "cutedsl_mla backend can only be used with MLA models",
+    "tokenspeed-mla-mla-models-only": "tokenspeed_mla backend can only be used with MLA models",
 }
 # a rule checked outside the argument handling: the module of the wheel that holds its check
 CHECK_FILE = {
     "trtllm-mha-page-128-heads": "sglang/srt/layers/attention/trtllm_mha_backend.py",
     "hybrid-gdn-blackwell-backend": "sglang/srt/layers/attention/attention_registry.py",
     "mla-attention-backend": "sglang/srt/model_executor/model_runner.py",
+    "aiter-attention-backend-on-cuda": "sglang/srt/layers/attention/aiter_backend.py",
+    # the module moved to hardware_backend/npu in 0.5.9 (0.5.1-0.5.3: layers/attention)
+    "ascend-attention-backend-on-cuda": (
+        "sglang/srt/layers/attention/ascend_backend.py",
+        "sglang/srt/hardware_backend/npu/attention/ascend_backend.py",
+    ),
+    "intel-amx-attention-backend-on-cuda": "sglang/srt/layers/attention/intel_amx_backend.py",
+    "intel-xpu-attention-backend-on-cuda": "sglang/srt/layers/attention/xpu_backend.py",
+    "wave-attention-backend-on-cuda": "sglang/srt/layers/attention/wave_ops/decode_attention.py",
+    "cutedsl-mla-mla-models-only": "sglang/srt/layers/attention/attention_registry.py",
+    "tokenspeed-mla-mla-models-only": "sglang/srt/layers/attention/attention_registry.py",
 }
 # what a range's extra conditions (`also`) stand for in the wheel
 ALSO_TEXT = {
@@ -80,10 +104,13 @@ def sources(wheel: Path) -> dict[str, str]:
     return read_texts(wheel, is_argument_source)
 
 
-def module(version: str, name: str) -> dict[str, str]:
-    """One module of an SGLang wheel, by its path in the wheel ({} when the wheel has none)."""
+def module(version: str, name: str | Sequence[str]) -> dict[str, str]:
+    """One module of an SGLang wheel, by its path in the wheel, or each of several paths it may have moved
+    between ({} when the wheel has none)."""
+    names = (name,) if isinstance(name, str) else tuple(name)
     with zipfile.ZipFile(fetch_wheel("sglang", version)) as z:
-        return {name: z.read(name).decode("utf-8", "replace")} if name in z.namelist() else {}
+        there = set(z.namelist())
+        return {n: z.read(n).decode("utf-8", "replace") for n in names if n in there}
 
 
 def allowed_backends(code: str, at: int) -> list[str] | None:
