@@ -164,9 +164,8 @@ def child() -> int:
     patch()
     out_path, argv = sys.argv[1], sys.argv[2:]
     import contextlib
-    import io
-
     import gc
+    import io
 
     gc.disable()  # as the program runs the command (stackcheck.cli.run): no collection when main() turns it back on
     code = 0
