@@ -501,6 +501,7 @@ def _decide_with(
         known_gpu_majors,
         model_architecture,
         model_attention,
+        model_kernel_features,
         refusal_problems,
     )
 
@@ -519,6 +520,23 @@ def _decide_with(
         gate._add(derived, feature, "default", why)
     # a model override's pick where the model was not read: unknown where that feature is not ok on this box
     verdicts = {str(f.get("id")): f for f in report["features"] if isinstance(f, dict)}
+    # a kernel path SGLang takes for the model whatever the flags (DeepSeek-V4's FlashMLA sparse prefill): required
+    # for that model; where the model was not read, unknown where that feature is blocked on this box (not where it
+    # is only unknown: every unread launch of the release would be unknown for a path of one model)
+    kernels, kernels_unread = model_kernel_features(mapping, ctx.installed_version("sglang"), model_architecture(pre))
+    for feature, why in kernels if derived.entrypoint is not None else []:
+        gate._add(derived, feature, "default", why)
+    for feature, why in kernels_unread if derived.entrypoint is not None else []:
+        status = str((verdicts.get(feature) or {}).get("status", "unknown"))
+        if status == "blocked" and not any(r.feature == feature for r in derived.required):
+            extra.append(
+                gate.Problem(
+                    feature, "unknown", None,
+                    f"{why} ({feature} is {status} on this box); the gate could not read the model's architecture "
+                    "(config.json), so whether the launch serves one of those models is not known: make the model's "
+                    "config.json readable",
+                )
+            )  # fmt: skip
     for feature, why in auto_backend_unread(
         derived, mapping, ctx.installed_version("sglang"), known_gpu_majors(ctx.facts), ctx.torch_cuda(),
         model_architecture(pre),

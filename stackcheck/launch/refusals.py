@@ -1190,6 +1190,33 @@ def _is_dsa(mapping: Mapping[str, Any], sglang_version: str, architecture: str, 
     return any(entry.get("config_keys") for entry in _overrides_of(mapping, sglang_version, architecture, keys))
 
 
+def model_kernel_features(
+    mapping: Mapping[str, Any], sglang_version: str | None, architecture: str | None
+) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """The kernel paths SGLang takes for a model by its first architecture whatever the flags (launch.json
+    refusals.auto.attention_backend.model_features: DeepSeek-V4's FlashMLA sparse prefill): (required, unread),
+    each (feature, why). `required`: the model was read and its architecture and the release match an entry;
+    `unread`: the model was not read (`architecture` None), so each entry of the release may hold (the caller
+    judges it as unknown where the feature is blocked). Nothing where the SGLang release is not known."""
+    from stackcheck.facts.versions import version_in
+
+    auto = ((mapping.get("refusals") or {}).get("auto") or {}).get("attention_backend") or {}
+    required: list[tuple[str, str]] = []
+    unread: list[tuple[str, str]] = []
+    if sglang_version is None:
+        return required, unread
+    for entry in auto.get("model_features") or []:
+        if not isinstance(entry, dict) or version_in(sglang_version, str(entry.get("versions") or "")) is not True:
+            continue
+        names = [str(a) for a in entry.get("architectures") or []]
+        why = f"{entry.get('why') or 'a kernel path SGLang takes for this model'} (SGLang {sglang_version})"
+        if architecture is None:
+            unread.append((str(entry["feature"]), f"{why}; models: {', '.join(names)}"))
+        elif architecture in names:
+            required.append((str(entry["feature"]), why))
+    return required, unread
+
+
 def dsa_kernel_features(
     d: Derived,
     mapping: Mapping[str, Any],

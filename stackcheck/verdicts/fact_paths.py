@@ -167,6 +167,12 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "`env` entry with a `fact`): the launch's environment in `gate`; in the audit the probed environment's "
             "value, else SGLang's default (off)",
         ),
+        FactDoc(
+            ("launch.flashmla_sparse_prefill",),
+            "whether SGLang sends every DeepSeek-V4 prefill to FlashMLA's sparse kernel "
+            "(`SGLANG_OPT_FLASHMLA_SPARSE_PREFILL`, a launch.json `env` entry with a `fact`): the launch's environment "
+            "in `gate`; in the audit the probed environment's value, else SGLang 0.5.15's default (on)",
+        ),
     ),
     "env": (FactDoc(("env.NAME",), "an allow-listed environment variable"),),
     "image": (

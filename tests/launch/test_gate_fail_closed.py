@@ -158,6 +158,8 @@ MUTATIONS: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     "sm120-system-nccl-2.26": ("h200-newest", _both(_two_sm120, _packages(**_NO_NCCL), _env(NCCL_VERSION="2.26.2"))),
     # sglang-gpu-min-cc: a GPU below sm75
     "v100-sm70": ("h200-newest", _v100),
+    # dsv4-flashmla-sparse-prefill: SGLang 0.5.15 (FlashMLA sparse prefill on by default) on an RTX PRO 6000 (SM120)
+    "sm120-sglang-0515": ("rtxpro6000-pcie-iommu-translated", _packages(sglang="0.5.15", sglang_kernel="0.4.4")),
 }  # fmt: skip
 
 
