@@ -355,12 +355,9 @@ def _decide(args: argparse.Namespace) -> tuple[dict[str, Any], list[str] | None]
     # that starts another (Thread.start waits for the new one to run: the probe runner starts a dozen) wait for the
     # interpreter lock until the thread holding it gives it up, at the latest after the switch interval (5 ms by
     # default), which the imports and the manifests' parsing use in full: a shorter one for that while (the
-    # decision after the facts runs on the main thread alone, where the interval changes nothing). Not with a facts
-    # file: nothing waits on a system call there, and the threads' shorter turns only cost CPU (+4 ms of gate
-    # --facts on the 2-core box, 31 interleaved runs)
+    # decision after the facts runs on the main thread alone, where the interval changes nothing)
     switch = sys.getswitchinterval()
-    if not opts.facts_file:
-        sys.setswitchinterval(min(switch, PROBE_SWITCH_S))
+    sys.setswitchinterval(min(switch, PROBE_SWITCH_S))
     try:
         later_manifests = Background(lambda: load_manifests(opts.manifests_dirs, texts_out=texts))
         later_facts = Background(lambda: gather(opts, later_manifests.get))

@@ -116,7 +116,7 @@ def test_the_rules_texts_are_written_before_the_verdicts_and_are_reevaluates_own
 
 
 def test_the_probes_run_under_the_short_switch_interval_and_it_is_restored(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from stackcheck.assembly import pipeline
 
@@ -129,13 +129,9 @@ def test_the_probes_run_under_the_short_switch_interval_and_it_is_restored(
 
     before = sys.getswitchinterval()
     monkeypatch.setattr(pipeline, "gather", spy)
-    monkeypatch.setenv("STACKCHECK_CACHE_DIR", str(tmp_path))
-    rc, out, _ = _gate(["--assume-gpu", "9.0", "--assume-driver", "580.82.07", "--", *LAUNCH], capsys)
-    assert rc in (0, 1), out
-    assert sys.getswitchinterval() == before
-    rc, out, _ = _gate(["--facts", str(FACTS), "--", *LAUNCH], capsys)  # nothing waits on the box: as it was
+    rc, out, _ = _gate(["--facts", str(FACTS), "--", *LAUNCH], capsys)
     assert rc == 0, out
-    assert seen == [min(before, gate_command.PROBE_SWITCH_S), before]
+    assert seen == [min(before, gate_command.PROBE_SWITCH_S)]
     assert sys.getswitchinterval() == before
-    rc, out, _ = _gate(["--python", str(tmp_path / "missing"), "--", *LAUNCH], capsys)  # an error restores it too
+    rc, out, _ = _gate(["--facts", str(FACTS / "missing"), "--", *LAUNCH], capsys)  # an error restores it too
     assert rc == 2 and sys.getswitchinterval() == before
