@@ -43,8 +43,6 @@ if TYPE_CHECKING:
     from stackcheck.verdicts.types import FeatureVerdict
 
 SCHEMA_VERSION = 1  # of the decision document (--format json; schemas/gate.schema.json)
-#: the interpreter's switch interval (sys.setswitchinterval) while the gate's probes run, in seconds
-PROBE_SWITCH_S = 0.0005
 
 HELP_EPILOG = """decision policy:
   explicit features (--require, or turned on by a flag or value in COMMAND) must be ok: blocked refuses,
@@ -351,25 +349,15 @@ def _decide(args: argparse.Namespace) -> tuple[dict[str, Any], list[str] | None]
 
     # the probes wait on the driver: start them now, while the manifests are read and the command derived
     texts: list[str] = []  # the manifests' texts: the plan cache's key
-    # while the probes run, a thread back from a system call (a file read, the driver's answer, a pipe) and a thread
-    # that starts another (Thread.start waits for the new one to run: the probe runner starts a dozen) wait for the
-    # interpreter lock until the thread holding it gives it up, at the latest after the switch interval (5 ms by
-    # default), which the imports and the manifests' parsing use in full: a shorter one for that while (the
-    # decision after the facts runs on the main thread alone, where the interval changes nothing)
-    switch = sys.getswitchinterval()
-    sys.setswitchinterval(min(switch, PROBE_SWITCH_S))
+    later_manifests = Background(lambda: load_manifests(opts.manifests_dirs, texts_out=texts))
+    later_facts = Background(lambda: gather(opts, later_manifests.get))
     try:
-        later_manifests = Background(lambda: load_manifests(opts.manifests_dirs, texts_out=texts))
-        later_facts = Background(lambda: gather(opts, later_manifests.get))
-        try:
-            return _decide_with(args, opts, command, image_command, launch_command, server_env, require,
-                                later_manifests, later_facts, texts)  # fmt: skip
-        except Exception:  # (an interrupt does not wait)
-            later_facts.settle()  # never leave a probe thread running while the interpreter shuts down
-            later_manifests.settle()
-            raise
-    finally:
-        sys.setswitchinterval(switch)
+        return _decide_with(args, opts, command, image_command, launch_command, server_env, require, later_manifests,
+                            later_facts, texts)  # fmt: skip
+    except Exception:  # (an interrupt does not wait)
+        later_facts.settle()  # never leave a probe thread running while the interpreter shuts down
+        later_manifests.settle()
+        raise
 
 
 def _decide_with(

@@ -113,25 +113,3 @@ def test_the_rules_texts_are_written_before_the_verdicts_and_are_reevaluates_own
     (texts,) = seen
     assert sorted(k[1] for k in texts) == sorted(str(i.get("id")) for i in items)
     assert sorted(texts.values()) == sorted(json.dumps(i.get("rules")) for i in items)
-
-
-def test_the_probes_run_under_the_short_switch_interval_and_it_is_restored(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    from stackcheck.assembly import pipeline
-
-    real = pipeline.gather
-    seen: list[float] = []
-
-    def spy(*args: Any, **kwargs: Any) -> Any:
-        seen.append(sys.getswitchinterval())
-        return real(*args, **kwargs)
-
-    before = sys.getswitchinterval()
-    monkeypatch.setattr(pipeline, "gather", spy)
-    rc, out, _ = _gate(["--facts", str(FACTS), "--", *LAUNCH], capsys)
-    assert rc == 0, out
-    assert seen == [min(before, gate_command.PROBE_SWITCH_S)]
-    assert sys.getswitchinterval() == before
-    rc, out, _ = _gate(["--facts", str(FACTS / "missing"), "--", *LAUNCH], capsys)  # an error restores it too
-    assert rc == 2 and sys.getswitchinterval() == before
