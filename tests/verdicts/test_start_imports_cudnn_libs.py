@@ -86,7 +86,7 @@ def test_a_list_that_does_not_name_the_package_is_never_failed() -> None:
     written = {"packages": {"sglang": {"installed": True, "version": "0.5.5"}}, "packages_complete": False}
     verdict = _judge("sglang-start-imports", written)
     assert verdict["status"] == "unknown"
-    assert "pybase64 was not looked for" in verdict["reasons"][0]["message"]
+    assert "pybase64: not known whether" in verdict["reasons"][0]["message"]
 
 
 def test_without_sglang_the_check_does_not_apply() -> None:
