@@ -631,7 +631,7 @@ class Context:
                 return True
             if self.facts.get("packages_complete", True) is not False:
                 return False
-            raise Missing(path, self.package_unknown_reason(name))  # "...: not known whether ... (not in the facts file)"
+            raise Missing(path, self.package_unknown_reason(name))  # "not known whether ... (not in the facts file)"
         if self.package_state(name) == "unknown":
             raise Unknown(path, self.package_unknown_reason(name))
         if attr == "installed":
