@@ -67,6 +67,11 @@ def test_the_later_modules_exist_and_are_imported_before_the_verdicts_are_return
     for name in gate_command._LATER_MODULES:
         if name.startswith("stackcheck."):
             monkeypatch.delitem(sys.modules, name, raising=False)
+            # the package's attribute too: the gate imports the module afresh and binds the new one there, which
+            # teardown must undo with sys.modules (else later tests patch one copy while the code reads the other)
+            parent, _, child = name.rpartition(".")
+            if parent in sys.modules and hasattr(sys.modules[parent], child):
+                monkeypatch.delattr(sys.modules[parent], child)
     monkeypatch.setattr(pipeline, "build_report", spy)
     rc, out, _ = _gate(["--facts", str(FACTS), "--", *LAUNCH], capsys)
     assert rc == 0, out
