@@ -4,6 +4,7 @@ pulls in urllib.parse and ipaddress: ~3 ms of every start). Probes that walk the
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 
 
 def path_text(path: str | os.PathLike[str]) -> str:
@@ -23,3 +24,17 @@ def home_dir() -> str:
     if home[:1] == "~":
         raise RuntimeError("Could not determine home directory.")
     return path_text(home)
+
+
+def user_cache_dir(env: Mapping[str, str], leaf: str) -> str | None:
+    """stackcheck's cache directory for one kind of entry: $STACKCHECK_CACHE_DIR/LEAF, else
+    $XDG_CACHE_HOME/stackcheck/LEAF, else ~/.cache/stackcheck/LEAF; None without a home directory."""
+    if env.get("STACKCHECK_CACHE_DIR"):
+        return os.path.join(env["STACKCHECK_CACHE_DIR"], leaf)
+    base = env.get("XDG_CACHE_HOME")
+    if not base:
+        home = env.get("HOME") or os.path.expanduser("~")
+        if not home or home == "~":
+            return None
+        base = os.path.join(home, ".cache")
+    return os.path.join(base, "stackcheck", leaf)

@@ -44,15 +44,9 @@ def cache_dir(env: Mapping[str, str] | None = None) -> str | None:
     env = os.environ if env is None else env
     if env.get("STACKCHECK_PLAN_CACHE", "").strip().lower() in ("0", "no", "off", "false"):
         return None
-    if env.get("STACKCHECK_CACHE_DIR"):
-        return os.path.join(env["STACKCHECK_CACHE_DIR"], "plan")
-    base = env.get("XDG_CACHE_HOME")
-    if not base:
-        home = env.get("HOME") or os.path.expanduser("~")
-        if not home or home == "~":
-            return None
-        base = os.path.join(home, ".cache")
-    return os.path.join(base, "stackcheck", "plan")
+    from stackcheck.paths import user_cache_dir
+
+    return user_cache_dir(env, "plan")
 
 
 def _code_stamp() -> list[Any]:

@@ -22,16 +22,10 @@ MAX_ENTRY_BYTES = 8 * 1024 * 1024
 
 
 def default_dir(env: Mapping[str, str] | None = None) -> Path | None:
-    env = os.environ if env is None else env
-    if env.get("STACKCHECK_CACHE_DIR"):
-        return Path(env["STACKCHECK_CACHE_DIR"]) / "derive"
-    base = env.get("XDG_CACHE_HOME")
-    if not base:
-        home = env.get("HOME") or os.path.expanduser("~")
-        if not home or home == "~":
-            return None
-        base = str(Path(home) / ".cache")
-    return Path(base) / "stackcheck" / "derive"
+    from stackcheck.paths import user_cache_dir
+
+    found = user_cache_dir(os.environ if env is None else env, "derive")
+    return None if found is None else Path(found)
 
 
 def current_key(path: str | Path) -> FileKey | None:

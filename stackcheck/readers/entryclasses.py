@@ -186,15 +186,9 @@ def read_registry(view: FileView, site_dir: str) -> Registry:
 
 
 def cache_dir(env: Mapping[str, str]) -> str | None:
-    if env.get("STACKCHECK_CACHE_DIR"):
-        return os.path.join(env["STACKCHECK_CACHE_DIR"], "registry")
-    base = env.get("XDG_CACHE_HOME")
-    if not base:
-        home = env.get("HOME") or os.path.expanduser("~")
-        if not home or home == "~":
-            return None
-        base = os.path.join(home, ".cache")
-    return os.path.join(base, "stackcheck", "registry")
+    from stackcheck.paths import user_cache_dir
+
+    return user_cache_dir(env, "registry")
 
 
 def _stamp(directory: str) -> str | None:
