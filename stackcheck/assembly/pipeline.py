@@ -460,6 +460,13 @@ def reevaluate_unknown(report: Report, ctx: Context, opts: Options, key: str, wh
                     for k, r in mine.items()
                     if k not in other
                 ]
+            # an earlier pass's unknowns (the target's kind, where the draft's is judged after it) are kept
+            named = {(r.get("rule"), r.get("result")) for r in reasons}
+            reasons += [
+                r
+                for r in v.get("reasons") or []
+                if r.get("result") == "unknown" and (r.get("rule"), "unknown") not in named
+            ]
             base = t if t.get("status") != "ok" else f
             status, effect = (base.get("status"), base.get("effect")) if same else ("unknown", None)
             out.append(

@@ -331,6 +331,12 @@ def test_a_draft_whose_mla_kind_is_not_known_is_unknown_on_trtllm_mla(tmp_path: 
     main = _gate_over(over, box, "--model-path", str(foo), "--attention-backend", "trtllm_mla", "--tp", "8")
     assert _status(main, "attention-trtllm-mla") == "unknown"
     assert ("mla-models-only", "unknown", False) in _reasons(main, "mla-")
+    # both of unknown kind: each named (the draft's pass keeps the target's unknowns)
+    both = _gate_over(over, box, "--model-path", str(foo), "--speculative-algorithm", "EAGLE", "--tp", "8",
+                      "--speculative-draft-model-path", str(foo), "--attention-backend", "trtllm_mla")  # fmt: skip
+    assert _status(both, "attention-trtllm-mla") == "unknown"
+    assert {r for r in _reasons(both, "") if r[0].endswith("mla-models-only")} == {
+        ("mla-models-only", "unknown", False), ("draft-mla-models-only", "unknown", False)}  # fmt: skip
     # a release the data covers, unchanged: a DeepSeek draft passes; the shipped data makes the Foo draft not MLA
     # on 0.5.23 (no release names it), refused as before
     ds = _gate_over(
