@@ -418,21 +418,23 @@ def rules_texts(manifests: Manifests) -> None:
 
 
 def reevaluate_unknown(report: Report, ctx: Context, opts: Options, key: str, why: str) -> None:
-    """The verdicts that hang on a boolean launch fact that is not known (the gate read the model's config.json but
-    cannot tell whether SGLang serves it as MLA: `mla`), in place in `report`: each feature or check whose verdict
-    with the fact true differs from its verdict with the fact false becomes unknown, its failing reasons those of
-    the true case marked unknown and prefixed with `why` (fail closed: never ok because the fact is missing)."""
+    """The verdicts that hang on a boolean launch fact that is not known (the gate read a model's config.json but
+    cannot tell whether SGLang serves it as MLA: `mla` for the served model, `draft_mla` for the speculative draft),
+    in place in `report`: each feature or check judged with the fact true and with it false (the rules guard the
+    fact with `exists`, so the verdict without it can be ok where both cases are not) becomes unknown where either
+    case is not ok and the two differ (not ok alike either way: that status, where the verdict without the fact
+    differs). Its reasons are the failing ones of both cases: those failing either way as they are, the others
+    marked unknown and prefixed with `why` and the case they belong to (fail closed: never ok because the fact is
+    missing; trtllm_mla refuses a model it does not run as MLA and checks an MLA model's dims, so a model of
+    unknown kind on it is neither: it was ok before, when only the verdicts ok with the fact false were looked at)."""
     from stackcheck.documents.report import summarize
 
-    # reevaluate puts new lists and a new summary in a copy; no verdict is changed in place. Only a verdict that is
-    # ok with the fact false can become unknown: the fact true is judged for those alone
-    if_false: Any = report.copy()
-    reevaluate(if_false, ctx, opts, {key: False})
-    verdicts = [v for part in ("features", "checks") for v in if_false.get(part) or []]
-    ok = {str(v.get("id")) for v in verdicts if v.get("status") == "ok"}
-    if_true: Any = report.copy()
-    reevaluate(if_true, ctx, opts, {key: True}, only=ok)
-    judged = [if_true, if_false]
+    # reevaluate puts new lists and a new summary in a copy; no verdict is changed in place
+    judged: list[Any] = []
+    for value in (True, False):
+        case: Any = report.copy()
+        reevaluate(case, ctx, opts, {key: value})
+        judged.append(case)
     whole: Any = report
     for part in ("features", "checks"):
         true = {str(v.get("id")): v for v in judged[0].get(part) or []}
@@ -441,17 +443,35 @@ def reevaluate_unknown(report: Report, ctx: Context, opts: Options, key: str, wh
         for v in whole.get(part) or []:
             vid = str(v.get("id"))
             t, f = true.get(vid), false.get(vid)
-            if t is None or f is None or t.get("status") == "ok" or f.get("status") != "ok":
-                out.append(v)  # the same either way, or not ok without the fact: as judged
+            if t is None or f is None or (t.get("status") == "ok" and f.get("status") == "ok"):
+                out.append(v)  # ok either way: as judged
                 continue
-            kept = {(r.get("rule"), r.get("result")) for r in f.get("reasons") or []}
-            reasons = [
-                r if (r.get("rule"), r.get("result")) in kept
-                else {**r, "result": "unknown", "message": f"{why}; if it is, {r.get('message', '')}"}
-                for r in t.get("reasons") or []
-                if r.get("result") in ("fail", "unknown")
-            ]  # fmt: skip
-            out.append({**t, "status": "unknown", "effect": None, "reasons": reasons or list(t.get("reasons") or [])})
+            same = t.get("status") == f.get("status")
+            if same and v.get("status") == t.get("status"):
+                out.append(v)  # not ok, alike either way and as judged
+                continue
+            bad = ("fail", "unknown")
+            failing = [{(r.get("rule"), r.get("result")): r for r in c.get("reasons") or [] if r.get("result") in bad}
+                       for c in (t, f)]  # fmt: skip
+            reasons = list(failing[0][k] for k in failing[0] if k in failing[1])  # failing either way: as they are
+            for side, mine, other in (("if it is", failing[0], failing[1]), ("if it is not", failing[1], failing[0])):
+                reasons += [
+                    {**r, "result": "unknown", "message": f"{why}; {side}, {r.get('message', '')}"}
+                    for k, r in mine.items()
+                    if k not in other
+                ]
+            # an earlier pass's unknowns (the target's kind, where the draft's is judged after it) are kept
+            named = {(r.get("rule"), r.get("result")) for r in reasons}
+            reasons += [
+                r
+                for r in v.get("reasons") or []
+                if r.get("result") == "unknown" and (r.get("rule"), "unknown") not in named
+            ]
+            base = t if t.get("status") != "ok" else f
+            status, effect = (base.get("status"), base.get("effect")) if same else ("unknown", None)
+            out.append(
+                {**base, "status": status, "effect": effect, "reasons": reasons or list(base.get("reasons") or [])}
+            )
         whole[part] = out
     report["summary"] = summarize(report["features"], report["checks"])
 

@@ -478,6 +478,11 @@ def _decide_with(
             from stackcheck.assembly.pipeline import reevaluate
 
             ctx = reevaluate(report, ctx, opts, dims)
+        # the draft read but MLA or not not known (a release newer than the MLA data): its draft-* rules are unknown
+        if (draft_why := gate_preflight.draft_mla_unknown(pre, dims)) is not None:
+            from stackcheck.assembly.pipeline import reevaluate_unknown
+
+            reevaluate_unknown(report, ctx, opts, "draft_mla", draft_why)
     from stackcheck.launch.refusals import (
         auto_backend_features,
         auto_backend_unread,

@@ -181,6 +181,20 @@ def mla_unknown(pre: Preflight) -> str | None:
     return None
 
 
+def draft_mla_unknown(pre: Preflight, facts: Mapping[str, Any]) -> str | None:
+    """Why the speculative draft model's attention kind is not known where its config.json was read (`facts`:
+    model_launch_facts' answer, which gives draft_config_read true and no draft_mla then: an architecture no
+    SGLang release read makes MLA, with kv_lora_rank, on a release the data does not cover). The draft-* rules on
+    launch.draft_mla are then unknown, as the target's are on launch.mla (mla_unknown); None otherwise."""
+    if facts.get("draft_config_read") is not True or "draft_mla" in facts:
+        return None
+    infos = {str(i.role): i for i in pre.models}
+    draft = infos.get("draft model") or infos.get("model")  # no draft path: the draft worker reads the target's
+    if draft is None or draft.mla is not None:
+        return None
+    return f"the speculative draft model {draft.spec}: {draft.mla_why}"
+
+
 def mla_unread(pre: Preflight) -> str | None:
     """Why the served model's attention kind is not known where its config.json was not read (a Hugging Face id
     not in the cache, a path that is not there, facts from a file): the rules on launch.mla (attention-fa3's

@@ -259,3 +259,91 @@ def test_gate_refuses_a_non_mla_draft_on_trtllm_mla(tmp_path: Path) -> None:
     dflash = gate_json(B200, *spec, "--speculative-algorithm", "DFLASH", "--attention-backend", "trtllm_mla",
                        dry_run=True)  # fmt: skip
     assert _reasons(dflash, "draft-") == []
+
+
+def _gate_over(manifests: Path, facts: Path, *args: str) -> dict[str, Any]:
+    """gate_json's run (--dry-run, JSON) with --manifests DIR over the shipped manifests."""
+    import os
+    import subprocess
+    import sys
+
+    from gate_cli import LAUNCH
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SGLANG_", "STACKCHECK_"))}
+    cmd = [sys.executable, "-m", "stackcheck", "gate", "--manifests", str(manifests), "--facts", str(facts),
+           "--dry-run", "--format", "json", "--", *LAUNCH, *args]  # fmt: skip
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env, cwd=ROOT, check=False)
+    assert r.returncode in (0, 1), r.stderr
+    doc: dict[str, Any] = json.loads(r.stdout)
+    return doc
+
+
+def _status(doc: dict[str, Any], feature: str) -> str | None:
+    """The feature's verdict in the gate's document (its features list: ok ones too)."""
+    return next((str(f.get("status")) for f in doc["features"] if f.get("feature") == feature), None)
+
+
+# an architecture no SGLang release names, in DeepSeek's MLA shape (kv_lora_rank): MLA or not is known only where
+# the MLA data covers the release (synthetic, as test_gate_mla_release's FooMLAForCausalLM)
+FOO_DRAFT = {**DEEPSEEK_R1, "architectures": ["FooMLAForCausalLM"], "model_type": "foo"}
+
+
+def test_a_draft_whose_mla_kind_is_not_known_is_unknown_on_trtllm_mla(tmp_path: Path) -> None:
+    """SGLang 0.5.23 on the 8x B200 box with MLA data that stops at 0.5.20 (a user's copy, as when SGLang is newer
+    than the data): a draft in an architecture no release read names may be run as MLA (its dims then judged) or
+    not (trtllm_mla then raises 'requires MLA model'), so attention-trtllm-mla is unknown, never ok. Before, the
+    draft-* rules read launch.draft_mla only where it existed and were silent: the launch was allowed. The target
+    of unknown kind on trtllm_mla is unknown the same way (before, reevaluate_unknown kept the verdict without the
+    fact, ok, because trtllm_mla refuses the model when it is not MLA)."""
+    from gate_cli import mla_data_until_0_5_20
+
+    over = mla_data_until_0_5_20(tmp_path)
+    doc = json.loads(B200.read_text())
+    doc["facts"]["packages"]["sglang"]["version"] = "0.5.23"
+    box = tmp_path / "b200-0523.json"
+    box.write_text(json.dumps(doc))
+    target = model_dir(tmp_path, "target", DEEPSEEK_R1)
+    foo = model_dir(tmp_path, "foo-draft", FOO_DRAFT)
+    small = model_dir(tmp_path, "foo-small-draft", {**SMALL_DRAFT, "architectures": ["FooMLAForCausalLM"]})
+    spec = ("--model-path", str(target), "--speculative-algorithm", "EAGLE", "--tp", "8")
+    for flags in (("--attention-backend", "trtllm_mla"), ("--attention-backend", "flashinfer",
+                  "--speculative-draft-attention-backend", "trtllm_mla")):  # fmt: skip
+        got = _gate_over(over, box, *spec, "--speculative-draft-model-path", str(foo), *flags)
+        assert "draft_mla" not in got["derived"]["launch"], flags
+        assert _status(got, "attention-trtllm-mla") == "unknown", flags
+        assert _reasons(got, "draft-") == [("draft-mla-models-only", "unknown", False)], flags
+        assert got["decision"] == "refuse", flags
+        text = json.dumps(got["reasons"])
+        assert "speculative draft model" in text and "MLA not known" in text and "if it is not" in text, flags
+        assert _reasons(got, "mla-") == [], flags  # the target (DeepSeek, MLA in every release read) passes
+    # smaller dims: failing if it is MLA, refused if it is not: blocked either way, both cases named
+    got = _gate_over(
+        over, box, *spec, "--speculative-draft-model-path", str(small), "--attention-backend", "trtllm_mla"
+    )
+    assert _status(got, "attention-trtllm-mla") == "blocked"
+    assert set(_reasons(got, "draft-")) == {("draft-mla-dims-supported", "unknown", "256/32"),
+                                            ("draft-mla-models-only", "unknown", False)}  # fmt: skip
+    # the draft kept off trtllm_mla: nothing to judge
+    off = _gate_over(over, box, *spec, "--speculative-draft-model-path", str(foo), "--attention-backend", "trtllm_mla",
+                     "--speculative-draft-attention-backend", "flashinfer")  # fmt: skip
+    assert _reasons(off, "draft-") == [] and _status(off, "attention-trtllm-mla") == "ok"
+    # the target of unknown kind on trtllm_mla (no draft): unknown too
+    main = _gate_over(over, box, "--model-path", str(foo), "--attention-backend", "trtllm_mla", "--tp", "8")
+    assert _status(main, "attention-trtllm-mla") == "unknown"
+    assert ("mla-models-only", "unknown", False) in _reasons(main, "mla-")
+    # both of unknown kind: each named (the draft's pass keeps the target's unknowns)
+    both = _gate_over(over, box, "--model-path", str(foo), "--speculative-algorithm", "EAGLE", "--tp", "8",
+                      "--speculative-draft-model-path", str(foo), "--attention-backend", "trtllm_mla")  # fmt: skip
+    assert _status(both, "attention-trtllm-mla") == "unknown"
+    assert {r for r in _reasons(both, "") if r[0].endswith("mla-models-only")} == {
+        ("mla-models-only", "unknown", False), ("draft-mla-models-only", "unknown", False)}  # fmt: skip
+    # a release the data covers, unchanged: a DeepSeek draft passes; the shipped data makes the Foo draft not MLA
+    # on 0.5.23 (no release names it), refused as before
+    ds = _gate_over(
+        over, box, *spec, "--speculative-draft-model-path", str(target), "--attention-backend", "trtllm_mla"
+    )
+    assert _reasons(ds, "draft-") == [] and _status(ds, "attention-trtllm-mla") == "ok"
+    shipped = gate_json(box, *spec, "--speculative-draft-model-path", str(foo), "--attention-backend", "trtllm_mla",
+                        dry_run=True)  # fmt: skip
+    assert _reasons(shipped, "draft-") == [("draft-mla-models-only", "fail", False)]
+    assert _status(shipped, "attention-trtllm-mla") == "blocked"
