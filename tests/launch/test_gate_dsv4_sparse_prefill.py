@@ -67,11 +67,15 @@ def _verdict(facts: Path) -> tuple[str, str | None, list[str]]:
         ("0.5.15", "9.0", None, ("ok", None, [])),
         ("0.5.16", "10.3", None, ("ok", None, [])),
         ("0.5.16", "8.6", None, ("blocked", "crash", ["sparse-prefill-skips-sm12x"])),
-        # not read: SM107 with this kernel, releases before 0.5.13, sgl-flash-mla (0.5.23 off SM12x)
+        # not read: SM107 with this kernel, releases before 0.5.13, 0.5.23's fused sgl-flash-mla paths on SM90
         ("0.5.16", "10.7", None, ("unknown", None, ["sparse-prefill-sm107"])),
         ("0.5.11", "12.0", None, ("unknown", None, ["dsv4-releases-read"])),
-        ("0.5.23", "9.0", None, ("unknown", None, ["sgl-flash-mla-unread"])),
+        ("0.5.23", "9.0", None, ("unknown", None, ["sgl-flash-mla-fused-sm90"])),
         ("0.5.23", "12.0", None, ("ok", None, [])),
+        # 0.5.23 off SM12x: sgl-flash-mla's legacy kernel (SM90a/SM100f), and its fused SM100f-only kernels
+        ("0.5.23", "10.0", None, ("ok", None, [])),
+        ("0.5.23", "10.3", None, ("ok", None, [])),
+        ("0.5.23", "8.6", None, ("blocked", "crash", ["sgl-flash-mla-legacy-arch"])),
     ],
 )  # fmt: skip
 def test_the_audit_verdict_by_release_gpu_and_variable(
