@@ -370,8 +370,6 @@ def reevaluate(
     those as into every verdict of the report."""
     if all(ctx.launch.get(k) == v for k, v in launch.items()):
         return ctx
-    import json
-
     from stackcheck.documents.report import summarize
     from stackcheck.verdicts.context import Context
     from stackcheck.verdicts.engine import evaluate_check, evaluate_feature
@@ -381,12 +379,9 @@ def reevaluate(
     texts = ctx.manifests.derived("rules-text")  # item id -> its rules as JSON text, written once per manifests
 
     def reads(item: Any) -> bool:
-        key = (id(item), str(item.get("id")))
-        if only is not None and key[1] not in only:
+        if only is not None and str(item.get("id")) not in only:
             return False
-        if key not in texts:
-            texts[key] = json.dumps(item.get("rules"))
-        return any(n in texts[key] for n in names)
+        return any(n in _rules_text(texts, item) for n in names)
 
     part: Any = {
         "features": [evaluate_feature(f, again) for f in ctx.manifests.features if reads(f)],
@@ -408,13 +403,20 @@ def rules_texts(manifests: Manifests) -> None:
     """Write reevaluate's text of every feature's and check's rules (what it searches for the launch facts they
     read) into the manifests' memo now: the gate does it in its loading thread while the probes wait on the
     driver, where reevaluate wrote ~2 ms of JSON on the main thread after the facts (2-core box)."""
-    import json
-
     texts = manifests.derived("rules-text")
     for item in (*manifests.features, *manifests.checks):
-        key = (id(item), str(item.get("id")))
-        if key not in texts:
-            texts[key] = json.dumps(item.get("rules"))
+        _rules_text(texts, item)
+
+
+def _rules_text(texts: dict[Any, str], item: Any) -> str:
+    """An item's rules as JSON text, from the manifests' memo (written there the first time)."""
+    key = (id(item), str(item.get("id")))
+    text = texts.get(key)
+    if text is None:
+        import json
+
+        text = texts[key] = json.dumps(item.get("rules"))
+    return text
 
 
 def reevaluate_unknown(report: Report, ctx: Context, opts: Options, key: str, why: str) -> None:

@@ -591,14 +591,8 @@ def mla_dims(config: Mapping[str, Any]) -> dict[str, Any]:
     itself for the others (MiniCPM3); the text sub-config is read where it has the key, else config.json. Only what
     the file states, as an integer: a key it lacks (which the transformers config class might default) leaves its
     fact out, and a rule that reads it is then unknown (fail closed)."""
-    text = _text_config(config)
-
-    def read(key: str) -> int | None:
-        value = text.get(key) if text.get(key) is not None else config.get(key)
-        return value if isinstance(value, int) and not isinstance(value, bool) else None
-
     out: dict[str, Any] = {}
-    rank, rope, nope = read("kv_lora_rank"), read("qk_rope_head_dim"), read("qk_nope_head_dim")
+    rank, rope, nope = (_stated_int(config, k) for k in ("kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim"))
     if rank is not None and rope is not None:
         out["mla_kv_rope"] = f"{rank}/{rope}"
     if nope is not None:
@@ -607,8 +601,8 @@ def mla_dims(config: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _stated_int(config: Mapping[str, Any], key: str) -> int | None:
-    """`key` as an integer, from the text sub-config where it has the key, else from config.json itself (as
-    mla_dims reads it); None when neither states it as an integer."""
+    """`key` as an integer, from the text sub-config where it has the key, else from config.json itself; None when
+    neither states it as an integer."""
     text = _text_config(config)
     value = text.get(key) if text.get(key) is not None else config.get(key)
     return value if isinstance(value, int) and not isinstance(value, bool) else None
