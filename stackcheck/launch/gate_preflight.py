@@ -154,17 +154,25 @@ NO_DRAFT_BACKEND = ("NGRAM", "DFLASH", "DSPARK")
 DRAFT_JUDGED_BACKENDS = ("trtllm_mla", "flashmla")
 
 
+def _draft_backend(derived: Any) -> tuple[bool, str | None]:
+    """(whether the launch's speculative decoding builds a draft attention backend of the target's kind: an algorithm
+    given and not one of NO_DRAFT_BACKEND; --speculative-draft-attention-backend as argparse takes it, None: absent)."""
+    from stackcheck.launch.refusals import _raw_flag
+
+    algorithm = derived.options.get("--speculative-algorithm")
+    drafts = algorithm is not None and str(algorithm).upper() not in NO_DRAFT_BACKEND
+    return drafts, _raw_flag(derived.sglang_args, "--speculative-draft-attention-backend")
+
+
 def draft_backend_features(derived: Any, mapping: Mapping[str, Any]) -> list[tuple[str, str]]:
     """The features a speculative draft's own attention backend needs (--speculative-draft-attention-backend, a flag
     launch.json does not list, read as argparse takes it): the --attention-backend choice's features, for the
     backends whose rules judge the draft model (DRAFT_JUDGED_BACKENDS), so that a draft on trtllm_mla beside a target
     on flashinfer is judged too. None without speculative decoding or with an algorithm of NO_DRAFT_BACKEND."""
     from stackcheck.launch import gate
-    from stackcheck.launch.refusals import _raw_flag
 
-    algorithm = derived.options.get("--speculative-algorithm")
-    backend = _raw_flag(derived.sglang_args, "--speculative-draft-attention-backend")
-    if algorithm is None or str(algorithm).upper() in NO_DRAFT_BACKEND or backend not in DRAFT_JUDGED_BACKENDS:
+    drafts, backend = _draft_backend(derived)
+    if not drafts or backend not in DRAFT_JUDGED_BACKENDS:
         return []
     option: Mapping[str, Any] = next((o for o in gate._options(mapping) if o.get("flag") == "--attention-backend"), {})
     why = f"--speculative-draft-attention-backend {backend}: the draft model's attention"
@@ -298,8 +306,6 @@ def model_launch_facts(pre: Preflight, derived: Any, mapping: Mapping[str, Any])
     own attention backend for (draft_*): the one --speculative-draft-model-path names, or the target's config when
     only --speculative-draft-attention-backend is given (the draft worker reads the target's path then).
     `draft_attention_backend` is that flag's value (the draft's backend; absent: the target's)."""
-    from stackcheck.launch.refusals import _raw_flag
-
     split = split_flags(mapping)
     infos = {str(i.role): i for i in pre.models}
     out: dict[str, Any] = {}
@@ -316,9 +322,8 @@ def model_launch_facts(pre: Preflight, derived: Any, mapping: Mapping[str, Any])
     if target is not None:
         out["model_config_read"] = target.attention is not None
         shape(target, "")
-    draft_backend = _raw_flag(derived.sglang_args, "--speculative-draft-attention-backend")
-    algorithm = derived.options.get("--speculative-algorithm")
-    if algorithm is None or str(algorithm).upper() in NO_DRAFT_BACKEND:
+    drafts, draft_backend = _draft_backend(derived)
+    if not drafts:
         return out
     draft = infos.get("draft model")
     if draft is None and draft_backend is not None:
