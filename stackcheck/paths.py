@@ -38,3 +38,9 @@ def user_cache_dir(env: Mapping[str, str], leaf: str) -> str | None:
             return None
         base = os.path.join(home, ".cache")
     return os.path.join(base, "stackcheck", leaf)
+
+
+def private_file(st: os.stat_result) -> bool:
+    """Whether a cache file is one this user wrote and no one else can change: owned by this user, not writable by
+    group or others (a cache entry that is not is not read)."""
+    return st.st_uid == os.getuid() and not st.st_mode & 0o022

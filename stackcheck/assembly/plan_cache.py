@@ -30,6 +30,7 @@ import os
 from collections.abc import Iterable, Mapping
 
 from stackcheck.lean_typing import TYPE_CHECKING
+from stackcheck.paths import private_file, user_cache_dir
 
 if TYPE_CHECKING:
     from typing import Any
@@ -44,8 +45,6 @@ def cache_dir(env: Mapping[str, str] | None = None) -> str | None:
     env = os.environ if env is None else env
     if env.get("STACKCHECK_PLAN_CACHE", "").strip().lower() in ("0", "no", "off", "false"):
         return None
-    from stackcheck.paths import user_cache_dir
-
     return user_cache_dir(env, "plan")
 
 
@@ -209,10 +208,6 @@ def _plain(value: Any) -> bool:
     return False
 
 
-def _private(st: os.stat_result) -> bool:
-    return st.st_uid == os.getuid() and not st.st_mode & 0o022
-
-
 def load(directory: str, key: str) -> dict[str, Any] | None:
     """The plan stored under `key`, or None (none, unreadable, not ours, corrupt)."""
     entry = load_entry(directory, key)
@@ -281,7 +276,7 @@ def load_entry(directory: str, key: str) -> Entry | None:
     absent or not of their shape)."""
     path = os.path.join(directory, key + ".json")
     try:
-        if not _private(os.stat(directory)):
+        if not private_file(os.stat(directory)):
             return None
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     except OSError:
@@ -290,7 +285,7 @@ def load_entry(directory: str, key: str) -> Entry | None:
         st = os.fstat(fd)
         import stat as stat_module
 
-        if not stat_module.S_ISREG(st.st_mode) or not _private(st) or st.st_size > MAX_ENTRY_BYTES:
+        if not stat_module.S_ISREG(st.st_mode) or not private_file(st) or st.st_size > MAX_ENTRY_BYTES:
             return None
         with os.fdopen(fd, "rb") as fh:
             fd = -1
@@ -334,7 +329,7 @@ def store(
     tmp = os.path.join(directory, f".{key}.{os.getpid()}.{os.urandom(6).hex()}.tmp")
     try:
         os.makedirs(directory, mode=0o700, exist_ok=True)
-        if not _private(os.stat(directory)):
+        if not private_file(os.stat(directory)):
             return False
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
         try:

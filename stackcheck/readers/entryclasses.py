@@ -208,6 +208,7 @@ def _stamp(directory: str) -> str | None:
 
 def read_registry_cached(view: FileView, site_dir: str, env: Mapping[str, str]) -> Registry:
     """read_registry, kept in the user cache for the host's own file system (see the module docstring)."""
+    from stackcheck.paths import private_file
     from stackcheck.readers.fsview import is_host
 
     root = cache_dir(env) if is_host(view) else None
@@ -217,7 +218,7 @@ def read_registry_cached(view: FileView, site_dir: str, env: Mapping[str, str]) 
     if path is not None:
         try:
             st = os.stat(path)
-            if st.st_uid == os.getuid() and not st.st_mode & 0o022 and st.st_size < MAX_FILE_BYTES:
+            if private_file(st) and st.st_size < MAX_FILE_BYTES:
                 with open(path, encoding="utf-8") as f:
                     entry = json.load(f)
                 if isinstance(entry, dict) and entry.get("key") == key and entry.get("directory") == directory:
