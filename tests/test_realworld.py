@@ -75,7 +75,12 @@ def test_case_is_well_formed(case: Any) -> None:
     assert (case.path / "server.log").read_text(encoding="utf-8").strip(), f"{case.id}: server.log is empty"
     exp = case.expected
     source = str(exp.get("source"))
-    assert re.fullmatch(r"https://github\.com/[\w.-]+/[\w.-]+/(issues|pull)/\d+", source), f"{case.id}: source {source}"
+    # a GitHub issue or pull request, or another public page (a forum thread, Q&A, a blog post: the `pages`
+    # rounds); a GitHub address must be an issue or pull request, not a repository or file
+    tracker = re.fullmatch(r"https://github\.com/[\w.-]+/[\w.-]+/(issues|pull)/\d+", source)
+    page = re.fullmatch(r"https://[\w.-]+\.[a-z]{2,}/\S*", source) and not source.startswith("https://github.com/")
+    assert tracker or page, f"{case.id}: source {source}"
+    assert BENCH.source_kind(source) == ("tracker" if tracker else "page"), f"{case.id}: source kind of {source}"
     assert exp.get("title") and exp.get("cause"), f"{case.id}: title and cause are required"
     assert case.klass in BENCH.CLASSES, f"{case.id}: class {case.klass!r}"
     known = _known_ids()
