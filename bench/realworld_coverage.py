@@ -333,8 +333,9 @@ def source_line(outcomes: list[Outcome]) -> str:
     for kind, label in SOURCES.items():
         sub = [o for o in outcomes if o.case.source == kind]
         if sub:
+            cases = f"{len(sub)} case" + ("" if len(sub) == 1 else "s")
             parts.append(
-                f"{label}: {len(sub)} case{'' if len(sub) == 1 else 's'}, {_pct(sum(o.caught for o in sub), len(sub))} caught, "
+                f"{label}: {cases}, {_pct(sum(o.caught for o in sub), len(sub))} caught, "
                 f"{_pct(sum(o.named for o in sub), len(sub))} named"
             )
     return "By source: " + "; ".join(parts) + ".\n\n"
