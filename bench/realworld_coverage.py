@@ -40,6 +40,7 @@ import argparse
 import contextlib
 import io
 import json
+import re
 import sys
 import tempfile
 from dataclasses import dataclass, field
@@ -64,6 +65,19 @@ CLASSES: dict[str, str] = {
 }
 
 
+SOURCES: dict[str, str] = {
+    "tracker": "issue trackers (GitHub issues and pull requests)",
+    "page": "web pages (forum threads, Q&A, blog posts)",
+}
+_TRACKER_URL = re.compile(r"https://github\.com/[\w.-]+/[\w.-]+/(?:issues|pull)/\d+")
+
+
+def source_kind(url: str) -> str:
+    """Where a case's report was read: a GitHub issue or pull request ("tracker"), or another public page
+    ("page": a forum thread, a Q&A answer, a blog post), which is what rounds on the `pages` corpus take."""
+    return "tracker" if _TRACKER_URL.fullmatch(url) else "page"
+
+
 @dataclass
 class Case:
     id: str
@@ -74,6 +88,10 @@ class Case:
     @property
     def klass(self) -> str:
         return str(self.expected.get("class"))
+
+    @property
+    def source(self) -> str:
+        return source_kind(str(self.expected.get("source", "")))
 
 
 @dataclass
@@ -306,7 +324,21 @@ def table(outcomes: list[Outcome]) -> str:
         f"| **total** | **{n}** | **{_pct(sum(o.caught for o in outcomes), n)}** | "
         f"**{_pct(sum(o.named for o in outcomes), n)}** | {sum(not o.auditable for o in outcomes)} |"
     )
-    return "\n".join(rows) + "\n\n" + inference_line(outcomes)
+    return "\n".join(rows) + "\n\n" + source_line(outcomes) + inference_line(outcomes)
+
+
+def source_line(outcomes: list[Outcome]) -> str:
+    """The caught and named figures per source (issue trackers, web pages), as one line under the table."""
+    parts = []
+    for kind, label in SOURCES.items():
+        sub = [o for o in outcomes if o.case.source == kind]
+        if sub:
+            cases = f"{len(sub)} case" + ("" if len(sub) == 1 else "s")
+            parts.append(
+                f"{label}: {cases}, {_pct(sum(o.caught for o in sub), len(sub))} caught, "
+                f"{_pct(sum(o.named for o in sub), len(sub))} named"
+            )
+    return "By source: " + "; ".join(parts) + ".\n\n"
 
 
 def inference_line(outcomes: list[Outcome]) -> str:
@@ -338,21 +370,21 @@ def _without(o: Outcome) -> str:
 
 def details(outcomes: list[Outcome]) -> str:
     lines = [
-        "| case | class | before launch | after the crash | inferred facts | caught without them |",
-        "|---|---|---|---|---|",
+        "| case | class | source | before launch | after the crash | inferred facts | caught without them |",
+        "|---|---|---|---|---|---|---|",
     ]
     for o in outcomes:
         a = "caught" if o.caught else f"no: {o.audit_why}"
         t = "named" if o.named else f"no: {o.triage_why}"
         lines.append(
-            f"| {o.case.id} | {o.case.klass} | {a.replace('|', '/')} | {t.replace('|', '/')} | "
+            f"| {o.case.id} | {o.case.klass} | {o.case.source} | {a.replace('|', '/')} | {t.replace('|', '/')} | "
             f"{inferred_facts(o.case)} | {_without(o)} |"
         )
     return "\n".join(lines) + "\n"
 
 
 def as_json(outcomes: list[Outcome]) -> str:
-    doc = [{"case": o.case.id, "class": o.case.klass, "caught": o.caught, "named": o.named,
+    doc = [{"case": o.case.id, "class": o.case.klass, "source": o.case.source, "caught": o.caught, "named": o.named,
             "auditable": o.auditable, "audit_why": o.audit_why, "triage_why": o.triage_why,
             "inferred_facts": inferred_facts(o.case), "caught_without_inference": o.without_inference,
             **o.details}

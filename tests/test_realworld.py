@@ -75,7 +75,12 @@ def test_case_is_well_formed(case: Any) -> None:
     assert (case.path / "server.log").read_text(encoding="utf-8").strip(), f"{case.id}: server.log is empty"
     exp = case.expected
     source = str(exp.get("source"))
-    assert re.fullmatch(r"https://github\.com/[\w.-]+/[\w.-]+/(issues|pull)/\d+", source), f"{case.id}: source {source}"
+    # a GitHub issue or pull request, or another public page (a forum thread, Q&A, a blog post: the `pages`
+    # rounds); a GitHub address must be an issue or pull request, not a repository or file
+    tracker = re.fullmatch(r"https://github\.com/[\w.-]+/[\w.-]+/(issues|pull)/\d+", source)
+    page = re.fullmatch(r"https://[\w.-]+\.[a-z]{2,}/\S*", source) and not source.startswith("https://github.com/")
+    assert tracker or page, f"{case.id}: source {source}"
+    assert BENCH.source_kind(source) == ("tracker" if tracker else "page"), f"{case.id}: source kind of {source}"
     assert exp.get("title") and exp.get("cause"), f"{case.id}: title and cause are required"
     assert case.klass in BENCH.CLASSES, f"{case.id}: class {case.klass!r}"
     known = _known_ids()
@@ -181,6 +186,32 @@ def test_inference_line_counts_caught_cases_with_inferred_facts() -> None:
     assert line in BENCH.table(outcomes)
     doc = json.loads(BENCH.as_json(outcomes))
     assert doc[0]["inferred_facts"] == 1 and doc[0]["caught_without_inference"] is False
+
+
+def test_source_kinds_and_the_by_source_line() -> None:
+    """A case's report is read on an issue tracker (a GitHub issue or pull request) or on another public page
+    (a forum thread, Q&A, a blog post: the `pages` rounds); the table says how each source fares."""
+    assert BENCH.source_kind("https://github.com/sgl-project/sglang/issues/8373") == "tracker"
+    assert BENCH.source_kind("https://github.com/triton-lang/triton/pull/9734") == "tracker"
+    assert BENCH.source_kind("https://forums.developer.nvidia.com/t/some-topic/350389") == "page"
+    assert BENCH.source_kind("https://al-engr.com/sglang-deepseek-spark-pivot.html") == "page"
+    # a GitHub repository or file is neither: test_case_is_well_formed refuses it as a source
+    assert BENCH.source_kind("https://github.com/sgl-project/sglang") == "page"
+
+    def outcome(cid: str, source: str, caught: bool, named: bool) -> Any:
+        case = BENCH.Case(cid, CORPUS / cid, {"class": "4", "source": source}, {})
+        return BENCH.Outcome(case, caught=caught, named=named)
+
+    outcomes = [
+        outcome("a", "https://github.com/o/r/issues/1", True, False),
+        outcome("b", "https://github.com/o/r/issues/2", False, True),
+        outcome("c", "https://example.org/thread/3", True, True),
+    ]
+    line = BENCH.source_line(outcomes)
+    assert "issue trackers (GitHub issues and pull requests): 2 cases, 1 (50 %) caught, 1 (50 %) named" in line
+    assert "web pages (forum threads, Q&A, blog posts): 1 case, 1 (100 %) caught, 1 (100 %) named" in line
+    assert line in BENCH.table(outcomes)
+    assert [d["source"] for d in json.loads(BENCH.as_json(outcomes))] == ["tracker", "tracker", "page"]
 
 
 def test_inferred_paths_are_removed_and_measured() -> None:
