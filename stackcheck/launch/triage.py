@@ -422,6 +422,7 @@ def _open_message(part: Part) -> bool:
 def _split_prefix(text: str) -> tuple[str, str | None, str | None, bool]:
     """-> (body, process tag or None, timestamp or None, whether a prefix was found)."""
     tags: list[str] = []
+    paren: list[str] = []
     ts: str | None = None
     pos = 0
     found = False
@@ -445,13 +446,18 @@ def _split_prefix(text: str) -> tuple[str, str | None, str | None, bool]:
             m = _PREFIX_PAREN.match(text, pos)
             if not m:
                 break
-            tags.append(f"{m.group(1)} pid={m.group(2)}")
+            paren.append(f"{m.group(1)} pid={m.group(2)}")
             pos = m.end()
             found = True
         else:
             break
     if not found:
         return text, None, None, False
+    if paren:
+        # "(Actor pid=N)" names the process itself (Ray, vLLM): a bracket tag after it ("[... DP1 TP0]", on the
+        # header line of SGLang's traceback record only) is that same process, so it does not split its lines
+        # into two streams (the frames and exception follow under the bare "(Actor pid=N)" prefix)
+        return text[pos:], " ".join(paren), ts, True
     return text[pos:], (" ".join(tags) if tags else None), ts, True
 
 

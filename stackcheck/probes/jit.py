@@ -19,6 +19,12 @@ assembler that a user put in place of Triton's bundled one:
   a wrapper script whose real toolkit is not known (`headers_reason`);
 - `curand_header`: the same for `curand_kernel.h` (FlashInfer's `sampling.cuh` and CUTLASS's `tensor_fill.h`,
   reached through `cutlass_utils.cuh`, include it; a conda or pip toolkit without the cuRAND headers lacks it);
+- `headers_cuda`: the CUDA version, major.minor, of the runtime headers a JIT compile includes: CUDART_VERSION
+  of the first `cuda_runtime_api.h` in those include directories (`<toolkit>/include` comes first, as FlashInfer
+  passes it). CCCL (vendored by FlashInfer from 0.6.10, and the toolkit's own) stops a compile whose nvcc
+  major.minor differs from it ("CUDA compiler and CUDA toolkit headers are incompatible"), which a toolkit
+  assembled from pip wheels of different CUDA releases (nvidia-cuda-nvcc 13.3, nvidia-cuda-runtime 13.0) has;
+  null where `fp8_header` is;
 - `triton_ptxas`: for each of TRITON_PTXAS_PATH / TRITON_PTXAS_BLACKWELL_PATH that is set, the file and its
   `--version` (run with the probe's timeout, only on this host's own filesystem).
 
@@ -42,6 +48,9 @@ if TYPE_CHECKING:
 TRITON_PTXAS_ENV = ("TRITON_PTXAS_PATH", "TRITON_PTXAS_BLACKWELL_PATH")
 HEADERS = {"fp8_header": "cuda_fp8.h", "fp4_header": "cuda_fp4.h", "curand_header": "curand_kernel.h"}
 _RELEASE = re.compile(r"release (\d+\.\d+), V(\d+\.\d+\.\d+)")
+_CUDART_VERSION = re.compile(rb"#define\s+CUDART_VERSION\s+(\d{4,6})\b")
+#: how much of cuda_runtime_api.h is read for its CUDART_VERSION (defined in its first few kilobytes)
+_CUDART_READ = 1 << 16
 
 Runner = Callable[[Sequence[str], float, Mapping[str, str] | None], tuple[int, str, str]]
 
@@ -93,6 +102,24 @@ def _include_dirs(view: FileView, home: str, nvcc: str | None) -> list[str]:
     return out
 
 
+def headers_cuda(view: FileView, includes: Sequence[str]) -> str | None:
+    """major.minor of CUDART_VERSION in the first cuda_runtime_api.h of `includes` (the one a compile takes)."""
+    for d in includes:
+        path = f"{d}/cuda_runtime_api.h"
+        if not _exists(view, path):
+            continue
+        try:
+            head = view.read_bytes(path, _CUDART_READ)
+        except OSError:
+            return None
+        m = _CUDART_VERSION.search(head)
+        if m is None:
+            return None
+        n = int(m.group(1))
+        return f"{n // 1000}.{n % 1000 // 10}"
+    return None
+
+
 def build_toolkit(facts: Mapping[str, Any]) -> dict[str, Any] | None:
     """The toolkit entry marked `active_for_build` by the toolkits probe, or None."""
     for tk in facts.get("cuda_toolkits") or []:
@@ -141,6 +168,7 @@ def probe_jit(
         "fp8_header": None,
         "fp4_header": None,
         "curand_header": None,
+        "headers_cuda": None,
         "triton_ptxas": {},
     }
     notes: list[str] = []
@@ -167,6 +195,8 @@ def probe_jit(
             for key, header in HEADERS.items():
                 found = any(_exists(view, f"{d}/{header}") for d in includes)
                 out[key] = True if found else (False if real_nvcc else None)
+            if real_nvcc:
+                out["headers_cuda"] = headers_cuda(view, includes)
             if out["nvcc"] is not None and not real_nvcc:
                 out["headers_reason"] = f"{out['nvcc']} is not the compiler itself (a wrapper script?)"
         else:

@@ -195,11 +195,13 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
                 "jit.fp8_header",
                 "jit.fp4_header",
                 "jit.curand_header",
+                "jit.headers_cuda",
                 "jit.toolkit",
                 "jit.chosen_by",
             ),
             "the toolkit a JIT build picks (CUDA_HOME, else the nvcc on PATH, else /usr/local/cuda), whether it has "
-            "`bin/nvcc`, `include/cuda_fp8.h`, `include/cuda_fp4.h`, `include/curand_kernel.h` "
+            "`bin/nvcc`, `include/cuda_fp8.h`, `include/cuda_fp4.h`, `include/curand_kernel.h`, and the CUDA "
+            "version of the runtime headers it compiles against (`headers_cuda`: CUDART_VERSION) "
             "(stackcheck/probes/jit.py)",
         ),
     ),

@@ -270,3 +270,59 @@ def test_flash_attn_4s_architecture_assert_names_fa4() -> None:
     assert (rc.signature.id, rc.signature.feature) == ("fa4-cute-arch-range", "attention-fa4")
     text = f"{rc.signature.title} {rc.signature.explanation} {rc.signature.fix}"
     assert "flash-attn-4" in text and "4.0.0b15" in text and "sm_103" in text
+
+
+_RAY_WRAPPED = (
+    "(Worker pid=77) [2025-09-18 11:02:13 DP1 TP0] Scheduler hit an exception: Traceback (most recent call last):\n"
+    '(Worker pid=77)   File "/opt/site-packages/triton/backends/nvidia/compiler.py", line 297, in make_cubin\n'
+    "(Worker pid=77)     raise RuntimeError(f'Internal Triton PTX codegen error: \\n{log}')\n"
+    "(Worker pid=77) RuntimeError: Internal Triton PTX codegen error:\n"
+    "(Worker pid=77) ptxas fatal   : Value 'sm_120' is not defined for option 'gpu-name'\n"
+)
+
+
+def test_a_ray_prefixed_scheduler_traceback_is_one_process() -> None:
+    """rlinf-92: Ray prefixes every line with "(Actor pid=N)"; SGLang's record puts "[... DP1 TP0]" on its first line
+    only. Both name one process, so the frames and the exception belong to the traceback the header opened."""
+    rc = _triage(_RAY_WRAPPED).root_cause  # type: ignore[attr-defined]
+    assert rc is not None and rc.stream == "Worker pid=77"
+    assert rc.exception_type == "RuntimeError" and rc.signature is not None
+    assert rc.signature.id == "triton-ptxas-unknown-arch"
+
+
+@pytest.mark.parametrize(
+    ("text", "sig", "words"),
+    [
+        (
+            "ValueError: The 'fa3' backend is not supported on Blackwell GPUs\n",
+            "sglang-vision-fa3-blackwell",
+            ("--mm-attention-backend", "Qwen3-VL", "major 10"),
+        ),
+        (
+            "AssertionError: FP8 is only supported on SM100 (compute capability 10.x) for FA4 CuTe.\n",
+            "fa4-cute-fp8-sm100-only",
+            ("FP8", "4.0.0b10", "--kv-cache-dtype"),
+        ),
+        (
+            '/x/cuda_toolkit.h:41:8: error: #error "CUDA compiler and CUDA toolkit headers are incompatible, please '
+            'check your include paths"\n',
+            "jit-nvcc-headers-mismatch",
+            ("CUDART_VERSION", "nvidia-cuda-nvcc"),
+        ),
+        (
+            "Exception: flashinfer with minimum required version 0.1.6 is not installed. Please reinstall.\n",
+            "sglang-old-flashinfer-dist-name",
+            ("flashinfer-python", "0.4.2.post2"),
+        ),
+        (
+            "Exception: flashinfer_python with minimum required version 0.2.5 is not installed. Reinstall it.\n",
+            "sglang-missing-pinned-package",
+            ("install",),
+        ),
+    ],
+)
+def test_round_three_signatures_name_their_cause(text: str, sig: str, words: tuple[str, ...]) -> None:
+    rc = _triage(text).root_cause  # type: ignore[attr-defined]
+    assert rc is not None and rc.signature is not None and rc.signature.id == sig
+    said = f"{rc.signature.title} {rc.signature.explanation} {rc.signature.fix}"
+    assert all(w in said for w in words), said

@@ -65,6 +65,20 @@ def test_jit_reads_the_build_toolkit_and_its_headers(tmp_path: Path) -> None:
     assert probe_jit(facts, {}, HostView(str(tmp_path)))["curand_header"] is True
 
 
+def test_jit_reads_the_runtime_headers_cuda_version(tmp_path: Path) -> None:
+    # a toolkit assembled from pip wheels: nvcc 13.3 (nvidia-cuda-nvcc) next to 13.0 runtime headers
+    home = "opt/venv/nvidia/cu13"
+    elf(tmp_path / home / "bin/nvcc")
+    touch(tmp_path / home / "include/cuda_runtime_api.h", "/* header */\n#define CUDART_VERSION 13000\n")
+    facts = {"cuda_toolkits": [toolkit("/" + home, "13.3.33", "CUDA_HOME")]}
+    jit = probe_jit(facts, {}, HostView(str(tmp_path)))
+    assert (jit["cuda"], jit["headers_cuda"]) == ("13.3", "13.0")
+    touch(tmp_path / home / "include/cuda_runtime_api.h", "#define CUDART_VERSION  12090\n")
+    assert probe_jit(facts, {}, HostView(str(tmp_path)))["headers_cuda"] == "12.9"
+    (tmp_path / home / "include/cuda_runtime_api.h").unlink()  # no runtime headers: not known
+    assert probe_jit(facts, {}, HostView(str(tmp_path)))["headers_cuda"] is None
+
+
 def test_jit_distribution_nvcc_and_no_toolkit(tmp_path: Path) -> None:
     elf(tmp_path / "usr/bin/nvcc")  # /usr/bin/nvcc from the distribution: the toolkit is /usr
     jit = probe_jit({"cuda_toolkits": [toolkit("/usr", "11.5.119", "nvcc")]}, {}, HostView(str(tmp_path)))

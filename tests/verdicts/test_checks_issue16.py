@@ -128,6 +128,51 @@ def test_curand_header_of_the_jit_toolkit(manifests: Manifests) -> None:
     assert "curand-header" not in failed(check(manifests, facts, "jit-toolchain"))
 
 
+def test_nvcc_against_runtime_headers_of_another_release(manifests: Manifests) -> None:
+    # flashinfer-3493: pip nvcc 13.3 compiling against the CUDA 13.0 runtime headers torch cu130 brought; FlashInfer
+    # 0.6.10+ vendors CCCL, whose cuda_toolkit.h #error stops such a compile (read in the 0.6.10/0.6.12 wheels)
+    facts = box("12.0", sglang=pkg("0.5.20"), torch=pkg("2.11.0+cu130", cuda="13.0"), flashinfer_python=pkg("0.6.12"))
+    facts["jit"] = dict(jit("13.3"), headers_cuda="13.0")
+    v = check(manifests, facts, "jit-toolchain")
+    assert v["status"] == "failed" and failed(v) == ["nvcc-headers-match"]
+    msg = str(next(r["message"] for r in v["reasons"] if r.get("rule") == "nvcc-headers-match"))
+    assert "13.3" in msg and "13.0" in msg and "headers are incompatible" in msg
+    facts["jit"]["headers_cuda"] = "13.3"  # nvcc and headers of one release
+    assert check(manifests, facts, "jit-toolchain")["status"] == "ok"
+    facts["jit"]["headers_cuda"] = "13.0"
+    facts["packages"]["flashinfer-python"] = pkg("0.6.9")  # no vendored CCCL: the toolkit's own, not read here
+    assert "nvcc-headers-match" not in failed(check(manifests, facts, "jit-toolchain"))
+    facts["packages"]["flashinfer-python"] = pkg("0.6.12")
+    del facts["jit"]["headers_cuda"]  # a facts file from before the probe recorded it: the rule is left out
+    assert check(manifests, facts, "jit-toolchain")["status"] == "ok"
+
+
+def test_triton_3_1_bundles_a_ptxas_too_old_for_sm120(manifests: Manifests) -> None:
+    # rlinf-92: the traceback's compiler.py lines narrow Triton to 3.0.0 / 3.1.0, whose bundled ptxas is CUDA 12.4
+    facts = box("12.0", sglang=pkg("0.5.9"), triton={"installed": True, "candidates": ["3.0.0", "3.1.0"]})
+    v = check(manifests, facts, "triton-ptxas")
+    assert v["status"] == "failed" and "ptxas-knows-gpu" in failed(v)
+    msg = str(next(r["message"] for r in v["reasons"] if r.get("rule") == "ptxas-knows-gpu"))
+    assert "12.4" in msg and "12.8" in msg
+    facts["gpus"][0]["compute_capability"] = "9.0"  # Hopper: CUDA 12.4's ptxas knows sm_90a
+    assert "ptxas-knows-gpu" not in failed(check(manifests, facts, "triton-ptxas"))
+
+
+def test_kernels_015_with_a_transformers_that_passes_no_version(manifests: Manifests) -> None:
+    # sglang-27654: kernels 0.15.1+ require a revision or version on LayerRepository; transformers 5.6.0 / 5.8.1
+    # build their hub-kernel table without one at import (wheels read), so importing SGLang fails
+    facts = box("9.0", sglang=pkg("0.5.12"), transformers=pkg("5.6.0"), kernels=pkg("0.15.2"))
+    v = check(manifests, facts, "sglang-start-imports")
+    assert "kernels-needs-version-transformers" in failed(v)
+    msg = str(next(r["message"] for r in v["reasons"] if r.get("rule") == "kernels-needs-version-transformers"))
+    assert "0.15.2" in msg and "transformers" in msg and "kernels<0.15" in msg
+    facts["packages"]["kernels"] = pkg("0.14.1")
+    assert "kernels-needs-version-transformers" not in failed(check(manifests, facts, "sglang-start-imports"))
+    facts["packages"]["kernels"] = pkg("0.15.2")
+    facts["packages"]["transformers"] = pkg("5.9.0")  # a release not read: the rule is left out
+    assert "kernels-needs-version-transformers" not in failed(check(manifests, facts, "sglang-start-imports"))
+
+
 def test_jit_unknown_without_facts_is_not_a_pass(manifests: Manifests) -> None:
     v = check(manifests, box("9.0", sglang=pkg("0.5.9")), "jit-toolchain")
     assert v["status"] == "unknown" and "not probed" in str(v["reasons"][0]["message"])
