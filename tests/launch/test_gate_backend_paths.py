@@ -213,3 +213,30 @@ def test_the_refusal_reads_index_topk_and_the_flags_as_given() -> None:
     assert _rule_status("0.5.23", None, None, "--attention-backend", "dsa") == "unknown"
     # before 0.5.3 there is no nsa backend (and no such rule)
     assert _rule_status("0.5.2", "LlamaForCausalLM", llama, "--attention-backend", "nsa") == "ok"
+
+
+# ---- a DSA model below major 10: FlashMLA's sparse prefill (dsa_defaults, attention-dsa-flashmla-sparse) --------
+
+
+@pytest.mark.parametrize(
+    ("cc", "flags", "status"),
+    [
+        ("8.0", [], "blocked"),  # SGLang's own pick: bfloat16 KV, flashmla_sparse prefill
+        ("8.0", ["--attention-backend", "dsa"], "blocked"),
+        ("8.6", ["--attention-backend", "nsa"], "blocked"),
+        ("8.0", ["--attention-backend", "dsa", "--dsa-prefill-backend", "tilelang"], None),  # given: not this kernel
+        ("8.0", ["--attention-backend", "triton"], None),  # another backend: SGLang does not build the DSA one
+        ("9.0", [], None),  # Hopper: the kernel runs; not required
+    ],
+)  # fmt: skip
+def test_a_dsa_model_on_ampere_meets_flashmla_sparse(
+    tmp_path: Path, cc: str, flags: list[str], status: str | None
+) -> None:
+    model = model_dir(tmp_path, "v32", DEEPSEEK_V32)
+    doc = gate_json(_facts(tmp_path, "0.5.23", cc), "--model-path", str(model), *flags, dry_run=True)
+    got = {f["feature"]: f["status"] for f in doc["features"]}.get("attention-dsa-flashmla-sparse")
+    assert got == status, doc["features"]
+    if status == "blocked":
+        assert doc["decision"] == "refuse"
+        msg = json.dumps(_reasons(doc, "attention-dsa-flashmla-sparse"))
+        assert "only supported on SM90a and SM100f" in msg and "dsa_backend.py" in msg
