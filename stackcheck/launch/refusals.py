@@ -1206,9 +1206,10 @@ def _given(d: Derived, flag: str) -> bool:
 
 
 def _is_dsa(mapping: Mapping[str, Any], sglang_version: str, architecture: str, keys: Mapping[str, Any] | None) -> bool:
-    """Whether SGLang takes the model for a DSA one: an entry of model_overrides with config_keys (index_topk)
+    """Whether SGLang takes the model for a DSA one: an entry of model_overrides whose config_keys name index_topk
     matches its release, architecture (as SGLang sees it) and config.json keys."""
-    return any(entry.get("config_keys") for entry in _overrides_of(mapping, sglang_version, architecture, keys))
+    entries = _overrides_of(mapping, sglang_version, architecture, keys)
+    return any("index_topk" in (entry.get("config_keys") or []) for entry in entries)
 
 
 def model_kernel_features(

@@ -240,3 +240,33 @@ def test_a_dsa_model_on_ampere_meets_flashmla_sparse(
         assert doc["decision"] == "refuse"
         msg = json.dumps(_reasons(doc, "attention-dsa-flashmla-sparse"))
         assert "only supported on SM90a and SM100f" in msg and "dsa_backend.py" in msg
+
+
+# ---- MiniCPM SALA: SGLang's own pick of its sparse backends (model_overrides) ------------------------------------
+
+# a MiniCPM SALA config in the shape of the published one (keys the gate reads; sparse_config's values made up)
+MINICPM_SALA: dict[str, Any] = {
+    "architectures": ["MiniCPMSALAForCausalLM"], "model_type": "minicpm_sala", "hidden_size": 4096,
+    "num_attention_heads": 32, "num_key_value_heads": 2, "head_dim": 128,
+    "sparse_config": {"kernel_size": 32, "kernel_stride": 16, "block_size": 64, "window_size": 2048, "topk": 64},
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("cc", "config", "flags", "status"),
+    [
+        ("12.0", MINICPM_SALA, [], "unknown"),  # minicpm_flashinfer on Blackwell: FA4 path not read
+        ("9.0", MINICPM_SALA, [], "ok"),  # minicpm_flashattn: FA3 on Hopper
+        ("12.0", MINICPM_SALA, ["--attention-backend", "triton"], None),  # a flag given: no override
+        ("12.0", {k: v for k, v in MINICPM_SALA.items() if k != "sparse_config"}, [], None),  # no sparse attention
+    ],
+)  # fmt: skip
+def test_minicpm_sala_runs_on_sglangs_own_sparse_pick(
+    tmp_path: Path, cc: str, config: dict[str, Any], flags: list[str], status: str | None
+) -> None:
+    model = model_dir(tmp_path, "sala", config)
+    doc = gate_json(_facts(tmp_path, "0.5.23", cc), "--model-path", str(model), *flags, dry_run=True)
+    got = {f["feature"]: f["status"] for f in doc["features"]}.get("attention-minicpm-sparse")
+    assert got == status, doc["features"]
+    if status == "unknown":
+        assert doc["decision"] == "refuse"
