@@ -411,7 +411,9 @@ def _decide_with(
     usage = gate_preflight.start_usage(opts.facts_file, command if derived.entrypoint and not opts.image else None)
     if derived.entrypoint is None and not derived.required and not derived.problems:
         doc = _document(derived, gate.Decision(True, [], [], []), [])
-        doc["note"] = "no SGLang launch or flag found in the command and no --require: nothing to check"
+        doc["note"] = (
+            derived.out_of_scope or "no SGLang launch or flag found in the command and no --require: nothing to check"
+        )
         return doc, None if opts.image else command
     from stackcheck.assembly.pipeline import build_report
 

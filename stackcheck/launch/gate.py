@@ -115,6 +115,7 @@ class Derived:
     defaults: dict[str, Any] = field(default_factory=dict)  # launch.json flag -> its default value
     release: str | None = None  # the installed SGLang release the conditions were read for (None: not known)
     reads_release: bool = False  # a condition on the release was read: derive again once the release is known
+    out_of_scope: str | None = None  # why the gate does not judge this launch (--device other than cuda)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -538,6 +539,17 @@ def derive(
         _add(d, feature, "explicit", "--require")
     if entry is None and not seen and not mentions_sglang(argv, mapping):
         return d
+    device = _device(args)
+    if device is not None and device.split(":", 1)[0] != "cuda":
+        # SGLang runs on the device --device names ('cuda', 'xpu', 'hpu', 'npu', 'cpu', 'musa': 0.5.1 server_args.py,
+        # 0.5.23 arg_groups/fields/device.py); the manifests judge CUDA launches, so another device is not judged
+        # here (no refusal of a CPU launch for what a CUDA one would need): only --require is checked
+        d.entrypoint, d.problems = None, []
+        d.out_of_scope = (
+            f"--device {device}: a launch on a device other than an NVIDIA GPU (cuda) is out of scope; the gate "
+            "judges SGLang's CUDA launches only, so nothing was checked for this one"
+        )
+        return d
     if entry is None:
         d.entrypoint = "wrapper"
     d.env, env_problems = parse_env(cmd_env, mapping)
@@ -596,6 +608,19 @@ def derive(
     needed = {r.feature for r in d.required}
     d.off = [o for o in d.off if o.split(":", 1)[0] not in needed]
     return d
+
+
+def _device(args: Sequence[str]) -> str | None:
+    """--device as the command gives it (`--device X` or `--device=X`, the last one; None: not given)."""
+    value: str | None = None
+    for i, arg in enumerate(args):
+        if arg == "--":
+            break
+        if arg.startswith("--device="):
+            value = arg.split("=", 1)[1]
+        elif arg == "--device" and i + 1 < len(args):
+            value = args[i + 1]
+    return value
 
 
 def add_launch_requirements(

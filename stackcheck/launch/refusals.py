@@ -745,6 +745,10 @@ def launch_values(
     # whether this release runs the served model as MLA (the gate's preflight: config.json against the release's
     # MLA architectures); not known for a model not read or a release newer than the MLA data
     values["model_mla"] = model_mla if isinstance(model_mla, bool) else _UNKNOWN
+    # --attention-backend as the command gives it (None: not given), for a rule on a backend SGLang picks itself only
+    # where the rule cannot fail (dsa: for DSA models alone), and whether SGLang's DSA backend takes the model
+    values["attention_backend_given"] = opts.get("--attention-backend")
+    values["model_dsa"] = _model_dsa(mapping, version, architecture, (models or {}).get("model"))
     heads_spec = entry.get("trtllm_gen_heads")
     if isinstance(heads_spec, dict):  # the rules on trtllm_mha's pages of 128 (launch.json says which releases)
         others = [str(b) for b in heads_spec.get("other_page_backends") or []]
@@ -770,6 +774,21 @@ def launch_values(
     if isinstance(gdn_spec, dict):  # the hybrid GDN model's attention backends on Blackwell GPUs
         values["hybrid_gdn_backend_refused"] = _hybrid_gdn_refused(values, gdn_spec, majors, architecture, models or {})
     return values
+
+
+def _model_dsa(mapping: Mapping[str, Any], version: str, architecture: str | None, keys: Any) -> Any:
+    """Whether SGLang's DSA (NSA) attention backend takes the served model: configs/model_config.py is_deepseek_dsa
+    (is_deepseek_nsa before 0.5.13) asks for one of its architectures and an index_topk in config.json. False where
+    the gate read config.json and it has no index_topk (nor a text sub-config one); True where the release's DSA
+    entry of model_overrides matches; unknown otherwise (not read, or an index_topk beside an architecture the data
+    does not list)."""
+    if architecture is None or not isinstance(keys, Mapping):
+        return _UNKNOWN
+    subs = [keys.get(k) for k in ("thinker_config", "llm_config", "language_config", "text_config")]
+    if all(c.get("index_topk") is None for c in [keys, *subs] if isinstance(c, Mapping)):
+        return False
+    seen = _seen_architecture(mapping, version, architecture, keys)
+    return True if _is_dsa(mapping, version, seen, keys) else _UNKNOWN
 
 
 def _holds(cond: Mapping[str, Any], values: Mapping[str, Any], entry: Mapping[str, Any]) -> bool | None:
@@ -872,6 +891,8 @@ _AUTO_WORDS = {
     "model_architecture": "the model's architecture, which the gate could not read (make its config.json readable)",
     "model_mla": "whether this SGLang runs the model as MLA, which the gate could not tell (its config.json not read, "
     "or a release newer than the MLA data)",
+    "model_dsa": "whether the model is one SGLang's DSA backend takes (an architecture it lists with index_topk in "
+    "config.json), which the gate could not tell (its config.json not read)",
     "trtllm_gen_heads_unsupported": "the model's attention heads, which the gate could not read from its config.json",
     "trtllm_mha_page_size": "the page size, which another backend of the command sets as well (give one backend)",
     "gpu_uses_xqa": "the GPU, which the gate could not read (SM90 and SM120 decode with XQA and take any page size)",
@@ -1185,9 +1206,10 @@ def _given(d: Derived, flag: str) -> bool:
 
 
 def _is_dsa(mapping: Mapping[str, Any], sglang_version: str, architecture: str, keys: Mapping[str, Any] | None) -> bool:
-    """Whether SGLang takes the model for a DSA one: an entry of model_overrides with config_keys (index_topk)
+    """Whether SGLang takes the model for a DSA one: an entry of model_overrides whose config_keys name index_topk
     matches its release, architecture (as SGLang sees it) and config.json keys."""
-    return any(entry.get("config_keys") for entry in _overrides_of(mapping, sglang_version, architecture, keys))
+    entries = _overrides_of(mapping, sglang_version, architecture, keys)
+    return any("index_topk" in (entry.get("config_keys") or []) for entry in entries)
 
 
 def model_kernel_features(

@@ -60,6 +60,8 @@ CHECK_TEXT = {
     # the MLA-only raises of two backends, in the attention registry (CHECK_FILE)
     "cutedsl-mla-mla-models-only": "cutedsl_mla backend can only be used with MLA models",
     "tokenspeed-mla-mla-models-only": "tokenspeed_mla backend can only be used with MLA models",
+    # the DSA (NSA before 0.5.13) backend's assertion on the model, as it is built (CHECK_FILE)
+    "dsa-attention-backend-dsa-models-only": "backend only supports DeepSeek",
 }
 # a rule checked outside the argument handling: the module of the wheel that holds its check
 CHECK_FILE = {
@@ -77,6 +79,10 @@ CHECK_FILE = {
     "wave-attention-backend-on-cuda": "sglang/srt/layers/attention/wave_ops/decode_attention.py",
     "cutedsl-mla-mla-models-only": "sglang/srt/layers/attention/attention_registry.py",
     "tokenspeed-mla-mla-models-only": "sglang/srt/layers/attention/attention_registry.py",
+    "dsa-attention-backend-dsa-models-only": (
+        "sglang/srt/layers/attention/nsa_backend.py",
+        "sglang/srt/layers/attention/dsa_backend.py",
+    ),
 }
 # what a range's extra conditions (`also`) stand for in the wheel
 ALSO_TEXT = {

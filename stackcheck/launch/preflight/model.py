@@ -631,11 +631,12 @@ def query_heads(config: Mapping[str, Any]) -> int | None:
 # their dims (configs/model_config.py _derive_model_shapes, get_total_num_kv_heads; hf_transformers get_hf_text_config),
 # and index_topk, whose presence makes a DeepSeek-family model a DSA one (configs/model_config.py is_deepseek_nsa/_dsa:
 # SGLang then sets the nsa/dsa attention backend itself, launch.json refusals.auto.attention_backend.model_overrides),
-# and learnable_sink, which keeps a DSA model off the trtllm kernel (dsa_defaults)
+# and learnable_sink, which keeps a DSA model off the trtllm kernel (dsa_defaults), and sparse_config, whose presence
+# makes a MiniCPM SALA model one SGLang serves on its MiniCPM sparse backends (arg_groups/model_overrides/minicpm.py)
 ATTENTION_KEYS = (
     "architectures", "model_type", "num_attention_heads", "n_head_kv", "num_kv_heads", "num_key_value_heads",
     "multi_query_group_num", "num_attention_groups", "multi_query", "head_dim", "v_head_dim", "hidden_size",
-    "index_topk", "learnable_sink",
+    "index_topk", "learnable_sink", "sparse_config",
 )  # fmt: skip
 TEXT_CONFIG_KEYS = ("thinker_config", "llm_config", "language_config", "text_config")
 
