@@ -103,3 +103,35 @@ def test_the_gate_refuses_gpt_oss_at_tp_2_on_sm120_without_the_flag(tmp_path: Pa
     assert got["decision"] == "refuse" and mine and mine[0]["status"] == "blocked", json.dumps(got["reasons"])[:900]
     tp1 = gate_json(facts, "--model-path", str(model), dry_run=True)
     assert not [r for r in tp1["reasons"] if r.get("feature") == FUSION]
+
+
+def test_from_0_5_8_the_fusion_is_required_on_sm90_and_sm100_only(mapping: dict[str, Any]) -> None:
+    lite = "Glm4MoeLiteForCausalLM"  # rows a1, a6, a7 (0.5.14-0.5.17)
+    assert _fusion(mapping, "0.5.15", lite, {9}, "--tp", "8")
+    assert _fusion(mapping, "0.5.14", lite, {10}, "--tp", "8")
+    assert not _fusion(mapping, "0.5.15", lite, {12}, "--tp", "8")  # SM12x: SGLang leaves it off
+    assert not _fusion(mapping, "0.5.15", lite, {9}, "--tp", "8", "--rl-on-policy-target", "fsdp")  # row b1
+    assert not _fusion(mapping, "0.5.15", lite, {9}, "--tp", "8", "--enforce-disable-flashinfer-allreduce-fusion")
+    assert not _fusion(mapping, "0.5.7", lite, {9}, "--tp", "8")  # not listed before 0.5.8
+    assert _fusion(mapping, "0.5.17", "Qwen3NextForCausalLM", {9}, "--tp", "8")  # row b6
+    assert not _fusion(mapping, "0.5.10", "Qwen3NextForCausalLM", {9}, "--tp", "8")  # listed from 0.5.11
+    assert _fusion(mapping, "0.5.16", "DeepseekV3ForCausalLM", {9}, "--tp", "8")  # row f3
+    assert _fusion(mapping, "0.5.23", "DeepseekV3ForCausalLM", {10}, "--tp", "8")
+    assert not _fusion(mapping, "0.5.23", "LlamaForCausalLM", {9}, "--tp", "8")
+    assert not _fusion(mapping, "0.5.24", "DeepseekV3ForCausalLM", {9}, "--tp", "8")  # newer than the data
+
+
+def test_row_f3_without_p2p_is_not_allowed(tmp_path: Path) -> None:
+    """Row f3's launch (DeepSeek R1 on flashinfer, tp 8, 0.5.16) judges the fusion SGLang turns on: on a box whose
+    GPU pairs lack P2P, whether it runs is not known (ipc-peer-access), so the gate no longer allows it."""
+    model = model_dir(tmp_path, "deepseek-r1", DEEPSEEK_R1)
+    facts = _box(tmp_path, "0.5.16")
+    args = ["--model-path", str(model), "--tp", "8", "--attention-backend", "flashinfer"]
+    ok = gate_json(facts, *args, dry_run=True)
+    assert [r for r in ok["features"] if r.get("feature") == FUSION] and ok["decision"] == "allow"
+    doc = json.loads(facts.read_text())
+    doc["facts"]["topology"]["p2p"] = "none"
+    facts.write_text(json.dumps(doc))
+    got = gate_json(facts, *args, dry_run=True)
+    mine = [r for r in got["reasons"] if r.get("feature") == FUSION]
+    assert got["decision"] != "allow" and mine and mine[0]["status"] == "unknown", json.dumps(got["reasons"])[:900]
