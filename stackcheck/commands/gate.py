@@ -515,7 +515,9 @@ def _decide_with(
     # a kernel path SGLang takes for the model whatever the flags (DeepSeek-V4's FlashMLA sparse prefill): required
     # for that model; where the model was not read, unknown where that feature is blocked on this box (not where it
     # is only unknown: every unread launch of the release would be unknown for a path of one model)
-    kernels, kernels_unread = model_kernel_features(mapping, ctx.installed_version("sglang"), model_architecture(pre))
+    kernels, kernels_unread = model_kernel_features(
+        mapping, ctx.installed_version("sglang"), model_architecture(pre), derived, known_gpu_majors(ctx.facts)
+    )
     for feature, why in kernels if derived.entrypoint is not None else []:
         gate._add(derived, feature, "default", why)
     for feature, why in kernels_unread if derived.entrypoint is not None else []:

@@ -1213,13 +1213,20 @@ def _is_dsa(mapping: Mapping[str, Any], sglang_version: str, architecture: str, 
 
 
 def model_kernel_features(
-    mapping: Mapping[str, Any], sglang_version: str | None, architecture: str | None
+    mapping: Mapping[str, Any],
+    sglang_version: str | None,
+    architecture: str | None,
+    d: Derived | None = None,
+    majors: set[int] | None = None,
 ) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     """The kernel paths SGLang takes for a model by its first architecture whatever the flags (launch.json
-    refusals.auto.attention_backend.model_features: DeepSeek-V4's FlashMLA sparse prefill): (required, unread),
-    each (feature, why). `required`: the model was read and its architecture and the release match an entry;
-    `unread`: the model was not read (`architecture` None), so each entry of the release may hold (the caller
-    judges it as unknown where the feature is blocked). Nothing where the SGLang release is not known."""
+    refusals.auto.attention_backend.model_features: DeepSeek-V4's FlashMLA sparse prefill, the FlashInfer all-reduce
+    fusion SGLang turns on by itself): (required, unread), each (feature, why). `required`: the model was read and
+    its architecture and the release match an entry; `unread`: the model was not read (`architecture` None), so
+    each entry of the release may hold (the caller judges it as unknown where the feature is blocked). Nothing where
+    the SGLang release is not known. An entry's launch conditions (`majors`, `tp_min`, `unless_flags`,
+    `unless_values`) are read from `d` and `majors` (the box's GPU majors; None: not known, so a condition on them
+    holds); without `d` an entry with launch conditions is left out."""
     from stackcheck.facts.versions import version_in
 
     auto = ((mapping.get("refusals") or {}).get("auto") or {}).get("attention_backend") or {}
@@ -1230,6 +1237,8 @@ def model_kernel_features(
     for entry in auto.get("model_features") or []:
         if not isinstance(entry, dict) or version_in(sglang_version, str(entry.get("versions") or "")) is not True:
             continue
+        if not _launch_holds(entry, d, majors):
+            continue
         names = [str(a) for a in entry.get("architectures") or []]
         why = f"{entry.get('why') or 'a kernel path SGLang takes for this model'} (SGLang {sglang_version})"
         if architecture is None:
@@ -1237,6 +1246,31 @@ def model_kernel_features(
         elif architecture in names:
             required.append((str(entry["feature"]), why))
     return required, unread
+
+
+def _launch_holds(entry: Mapping[str, Any], d: Derived | None, majors: set[int] | None) -> bool:
+    """Whether a model_features entry's launch conditions hold: a GPU major of the box among `majors` (the box's
+    majors not known: holds), tp at least `tp_min`, none of `unless_flags` given, and each flag of `unless_values`
+    absent or given one of its values (`--nnodes 1`, `--moe-a2a-backend none`). An entry without conditions holds."""
+    keys = ("majors", "tp_min", "unless_flags", "unless_values")
+    if not any(k in entry for k in keys):
+        return True
+    if d is None:
+        return False
+    wanted = entry.get("majors")
+    if isinstance(wanted, list) and majors is not None and not majors & {int(m) for m in wanted}:
+        return False
+    tp = d.launch.get("tp", 1)
+    if isinstance(entry.get("tp_min"), int) and not (isinstance(tp, int) and tp >= entry["tp_min"]):
+        return False
+    if any(_given(d, str(f)) for f in entry.get("unless_flags") or []):
+        return False
+    for flag, keep in (entry.get("unless_values") or {}).items():
+        value = d.options.get(flag)
+        value = _raw_flag(d.sglang_args, flag) if value is None and _given(d, flag) else value
+        if value is not None and str(value) not in [str(k) for k in keep or []]:
+            return False
+    return True
 
 
 def dsa_kernel_features(
