@@ -48,14 +48,16 @@ def private_file(st: os.stat_result) -> bool:
 
 def read_private(directory: str, name: str, limit: int) -> bytes | None:
     """The bytes of the cache entry `directory`/`name`, or None: absent, unreadable, larger than `limit`, not a regular
-    file, a symbolic link (not followed), or in a directory or a file that someone else owns or may write
-    (private_file; such an entry may have been planted or swapped, so it is not read)."""
+    file (a FIFO is not waited on), a symbolic link (not followed), or in a directory or a file that someone else
+    owns or may write (private_file; such an entry may have been planted or swapped, so it is not read)."""
     import stat
 
     try:
         if not private_file(os.stat(directory)):
             return None
-        fd = os.open(os.path.join(directory, name), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        # O_NONBLOCK: a FIFO at the name is opened at once (and then refused as not a regular file), never waited on
+        flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+        fd = os.open(os.path.join(directory, name), flags)
     except OSError:
         return None
     try:

@@ -178,3 +178,24 @@ def test_a_hostile_module_costs_linear_time() -> None:
     _, why = entry_names(data, "h.py")
     assert time.perf_counter() - start < 2.0
     assert why is not None and "neither defines nor imports" in why
+
+
+def test_a_fifo_at_an_entry_is_not_waited_on(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    site = write(tmp_path / "site", MODULES)
+    env = {"STACKCHECK_CACHE_DIR": str(tmp_path / "cache")}
+    read_registry_cached(HostView(), str(site), env)
+    (entry,) = (tmp_path / "cache" / "registry").glob("*.json")
+    entry.unlink()
+    os.mkfifo(entry)  # before: opened for reading, which waits for a writer forever
+    code = (
+        "import sys; from stackcheck.readers.entryclasses import read_registry_cached as r; "
+        "from stackcheck.readers.fsview import HostView; "
+        "print(sorted(r(HostView(), sys.argv[1], {'STACKCHECK_CACHE_DIR': sys.argv[2]}).names)[0])"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(site), str(tmp_path / "cache")], capture_output=True, text=True, timeout=20
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "AlphaForCausalLM", done.stderr
