@@ -807,7 +807,7 @@ def _() -> Result:
 def _fake_sglang(name: str, modules: dict[str, bytes]) -> tuple[str, Path, Path]:
     """(its python, its sglang/srt/models directory, a cache directory): bench/fake_sglang_env's venv with `modules`."""
     sys.path.insert(0, str(ROOT / "bench"))
-    from fake_sglang_env import build, site_packages
+    from fake_sglang_env import build, site_packages  # type: ignore[import-not-found]  # beside this script
 
     prefix = TMP / name
     python = build(str(prefix))
