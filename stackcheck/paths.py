@@ -28,11 +28,12 @@ def home_dir() -> str:
 
 def user_cache_dir(env: Mapping[str, str], leaf: str) -> str | None:
     """stackcheck's cache directory for one kind of entry: $STACKCHECK_CACHE_DIR/LEAF, else
-    $XDG_CACHE_HOME/stackcheck/LEAF, else ~/.cache/stackcheck/LEAF; None without a home directory."""
+    $XDG_CACHE_HOME/stackcheck/LEAF (an absolute one: the XDG spec has a relative value ignored, as the python
+    probe's cache does), else ~/.cache/stackcheck/LEAF; None without a home directory."""
     if env.get("STACKCHECK_CACHE_DIR"):
         return os.path.join(env["STACKCHECK_CACHE_DIR"], leaf)
     base = env.get("XDG_CACHE_HOME")
-    if not base:
+    if not base or not os.path.isabs(base):
         home = env.get("HOME") or os.path.expanduser("~")
         if not home or home == "~":
             return None

@@ -344,6 +344,8 @@ def test_turned_off_writes_nothing(
     assert plan_cache.cache_dir({"STACKCHECK_PLAN_CACHE": "0", "HOME": "/h"}) is None
     assert plan_cache.cache_dir({"HOME": "/h"}) == "/h/.cache/stackcheck/plan"
     assert plan_cache.cache_dir({"HOME": "/h", "XDG_CACHE_HOME": "/x"}) == "/x/stackcheck/plan"
+    # a relative XDG_CACHE_HOME is ignored (XDG spec): before, the cache landed under the working directory
+    assert plan_cache.cache_dir({"HOME": "/h", "XDG_CACHE_HOME": "."}) == "/h/.cache/stackcheck/plan"
 
 
 def test_only_plain_json_is_kept_and_old_entries_go(tmp_path: Path) -> None:
