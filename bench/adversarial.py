@@ -801,6 +801,113 @@ def _() -> Result:
     return rcs == [2, 2, 2], f"exits {rcs}"
 
 
+# -- the model-architecture pre-flight (stop 34): a live gate against a stand-in SGLang whose models it reads ------
+
+
+def _fake_sglang(name: str, modules: dict[str, bytes]) -> tuple[str, Path, Path]:
+    """(its python, its sglang/srt/models directory, a cache directory): bench/fake_sglang_env's venv with `modules`."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    from fake_sglang_env import build, site_packages  # type: ignore[import-not-found]  # beside this script
+
+    prefix = TMP / name
+    python = build(str(prefix))
+    models = Path(site_packages(str(prefix))) / "sglang" / "srt" / "models"
+    models.mkdir(parents=True, exist_ok=True)
+    (models.parent.parent / "__init__.py").write_text("")
+    for n, data in modules.items():
+        (models / n).write_bytes(data)
+    cache = TMP / f"{name}-cache"
+    cache.mkdir(mode=0o700, exist_ok=True)
+    return python, models, cache
+
+
+OUR_MODULE = b"class OurForCausalLM:\n    pass\n\n\nEntryClass = OurForCausalLM\n"
+
+
+def _model(name: str, architectures: object) -> Path:
+    d = TMP / name
+    d.mkdir(exist_ok=True)
+    (d / "config.json").write_text(json.dumps({"architectures": architectures, "model_type": "x"}))
+    return d
+
+
+def _live_gate(python: str, cache: Path, model: Path, *more: str, timeout: float = 30) -> tuple[int, str]:
+    p = sc(
+        "gate", "--dry-run", "--", python, "-m", "sglang.launch_server", "--model-path", str(model), *more,
+        env={"STACKCHECK_CACHE_DIR": str(cache)}, timeout=timeout,
+    )  # fmt: skip
+    return p.returncode, p.stdout.decode("utf-8", "replace") + p.stderr.decode("utf-8", "replace")
+
+
+def _arch_line(out: str) -> str:
+    return next((line for line in out.splitlines() if "preflight model-architecture:" in line), "")
+
+
+@attack("hang", "a 1 MiB model module of unclosed 'from m import (' lines (quadratic regex), live gate", "1")
+def _() -> Result:
+    hostile = b"EntryClass = X\n" + b"from a import (\n" * 65536
+    python, _, cache = _fake_sglang("arch-hostile", {"ours.py": OUR_MODULE, "hostile.py": hostile})
+    start = time.monotonic()
+    rc, out = _live_gate(python, cache, _model("arch-m1", ["OurForCausalLM"]), timeout=60)
+    took = time.monotonic() - start
+    return took < 20 and "model-architecture: ok" in _arch_line(out), f"exit {rc} in {took:.1f} s"
+
+
+@attack("hang", "a FIFO, then a link to the user's file, at the registry cache entry's name", "2")
+def _() -> Result:
+    python, _, cache = _fake_sglang("arch-cache", {"ours.py": OUR_MODULE})
+    model = _model("arch-m2", ["OurForCausalLM"])
+    _live_gate(python, cache, model)
+    (entry,) = (cache / "registry").glob("*.json")
+    entry.unlink()
+    os.mkfifo(entry)
+    try:
+        rc1, out1 = _live_gate(python, cache, model, timeout=20)
+    except subprocess.TimeoutExpired:
+        return False, "hung on the FIFO"
+    victim = TMP / "arch-victim"
+    victim.write_text("precious")
+    entry.unlink()
+    entry.symlink_to(victim)
+    rc2, out2 = _live_gate(python, cache, model)
+    ok = all("model-architecture: ok" in _arch_line(o) for o in (out1, out2)) and victim.read_text() == "precious"
+    return ok, f"exits {[rc1, rc2]}, victim {'kept' if victim.read_text() == 'precious' else 'overwritten'}"
+
+
+@attack("gate", "model-architecture: odd config.json architectures and a non-object override", "4")
+def _() -> Result:
+    python, _, cache = _fake_sglang("arch-odd", {"ours.py": OUR_MODULE})
+    lines = [
+        _arch_line(_live_gate(python, cache, _model("arch-m3", [1, None, "OurForCausalLM"]))[1]),
+        _arch_line(_live_gate(python, cache, _model("arch-m4", "OurForCausalLM"))[1]),
+        _arch_line(_live_gate(python, cache, _model("arch-m5", {"OurForCausalLM": 1}))[1]),
+        _arch_line(
+            _live_gate(python, cache, _model("arch-m6", ["OurForCausalLM"]), "--json-model-override-args", '["x"]')[1]
+        ),
+    ]
+    statuses = [line.rsplit(":", 1)[-1].strip() for line in lines]
+    return all(st in ("unknown", "fail") for st in statuses), f"statuses {statuses}"
+
+
+@attack("terminal", "model-architecture: escapes and a 1 MB name in config.json architectures", "1")
+def _() -> Result:
+    python, _, cache = _fake_sglang("arch-esc", {"ours.py": OUR_MODULE})
+    rc, out = _live_gate(python, cache, _model("arch-m7", [f"{''.join(CONTROLS)}Evil", "A" * 1_000_000]))
+    longest = max(len(line) for line in out.splitlines())
+    raw = [c for c in CONTROLS if c in out]
+    return not raw and longest < 5000, f"exit {rc}, raw controls {raw!r}, longest line {longest}"
+
+
+@attack("gate", "--speculative-draft-attention-backend with a value the data does not know", "2")
+def _() -> Result:
+    spec = ["--speculative-algorithm", "EAGLE", "--speculative-draft-attention-backend"]
+    rcs = [
+        sc("gate", "--facts", str(H200), "--dry-run", "--", *LAUNCH, *spec, v).returncode
+        for v in ("no_such_backend", "trtllm_mla\x1b[2J")
+    ]
+    return rcs == [1, 1], f"exits {rcs}"
+
+
 @attack("exit", "gate --watch --log to a link another user planted in /tmp")
 def _() -> Result:
     if os.geteuid() != 0:

@@ -28,11 +28,12 @@ def home_dir() -> str:
 
 def user_cache_dir(env: Mapping[str, str], leaf: str) -> str | None:
     """stackcheck's cache directory for one kind of entry: $STACKCHECK_CACHE_DIR/LEAF, else
-    $XDG_CACHE_HOME/stackcheck/LEAF, else ~/.cache/stackcheck/LEAF; None without a home directory."""
+    $XDG_CACHE_HOME/stackcheck/LEAF (an absolute one: the XDG spec has a relative value ignored, as the python
+    probe's cache does), else ~/.cache/stackcheck/LEAF; None without a home directory."""
     if env.get("STACKCHECK_CACHE_DIR"):
         return os.path.join(env["STACKCHECK_CACHE_DIR"], leaf)
     base = env.get("XDG_CACHE_HOME")
-    if not base:
+    if not base or not os.path.isabs(base):
         home = env.get("HOME") or os.path.expanduser("~")
         if not home or home == "~":
             return None
@@ -44,3 +45,56 @@ def private_file(st: os.stat_result) -> bool:
     """Whether a cache file is one this user wrote and no one else can change: owned by this user, not writable by
     group or others (a cache entry that is not is not read)."""
     return st.st_uid == os.getuid() and not st.st_mode & 0o022
+
+
+def read_private(directory: str, name: str, limit: int) -> bytes | None:
+    """The bytes of the cache entry `directory`/`name`, or None: absent, unreadable, larger than `limit`, not a regular
+    file (a FIFO is not waited on), a symbolic link (not followed), or in a directory or a file that someone else
+    owns or may write (private_file; such an entry may have been planted or swapped, so it is not read)."""
+    import stat
+
+    try:
+        if not private_file(os.stat(directory)):
+            return None
+        # O_NONBLOCK: a FIFO at the name is opened at once (and then refused as not a regular file), never waited on
+        flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+        fd = os.open(os.path.join(directory, name), flags)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or not private_file(st) or st.st_size > limit:
+            return None
+        with os.fdopen(fd, "rb") as fh:
+            fd = -1
+            return fh.read(limit + 1)
+    except OSError:
+        return None
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
+def write_private(directory: str, name: str, text: str) -> bool:
+    """Keep `text` as the cache entry `directory`/`name`: the directory made (mode 0700) where absent and used only
+    where private_file holds for it; a new file of mode 0600 (created exclusively, never through a link) renamed
+    over the entry, so a link planted at the entry's name is replaced, never followed. False when not written."""
+    import contextlib
+
+    tmp = os.path.join(directory, f".{name}.{os.getpid()}.{os.urandom(6).hex()}.tmp")
+    try:
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+        if not private_file(os.stat(directory)):
+            return False
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape") as fh:
+                fh.write(text)
+            os.replace(tmp, os.path.join(directory, name))
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+    except (OSError, ValueError):
+        return False
+    return True

@@ -278,7 +278,8 @@ def load_entry(directory: str, key: str) -> Entry | None:
     try:
         if not private_file(os.stat(directory)):
             return None
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        # O_NONBLOCK: a FIFO at the entry's name is opened at once (then refused: not a regular file), not waited on
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
     except OSError:
         return None
     try:

@@ -3,8 +3,10 @@ modification time: a file that changed (an upgrade, a local patch) is read again
 
 Entries live in the user cache directory ($STACKCHECK_CACHE_DIR, else $XDG_CACHE_HOME/stackcheck, else
 ~/.cache/stackcheck), under derive/, one JSON file per entry, written atomically (a temporary file and a
-rename: a reader never sees half an entry; two audits racing both write a whole one). A cache that cannot
-be read or written is no cache: derive reads the files again and the audit goes on."""
+rename: a reader never sees half an entry; two audits racing both write a whole one), read and written only in
+a directory and as files that are this user's and no one else may write, never through a link (paths.read_private,
+paths.write_private). A cache that cannot be read or written is no cache: derive reads the files again and the
+audit goes on."""
 
 from __future__ import annotations
 
@@ -55,11 +57,14 @@ class Cache:
         path = self._path(key)
         if path is None:
             return None
+        from stackcheck.paths import read_private
+
+        raw = read_private(str(path.parent), path.name, MAX_ENTRY_BYTES)  # ours, private, not through a link
         try:
-            if path.stat().st_size > MAX_ENTRY_BYTES:
-                raise OSError("entry too large")
-            entry = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            entry = json.loads(raw) if raw is not None else None
+        except (ValueError, RecursionError):
+            entry = None
+        if entry is None:
             self.misses += 1
             return None
         if not isinstance(entry, dict) or entry.get("format") != FORMAT or entry.get("key") != key:
@@ -82,12 +87,11 @@ class Cache:
         path = self._path(key)
         if path is None:
             return
-        from stackcheck.atomic import write_atomic
-        from stackcheck.errors import OutputError
+        from stackcheck.paths import write_private
 
         entry = {"format": FORMAT, "key": key, "files": [[f.path, f.size, f.mtime_ns] for f in files], "value": value}
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            write_atomic(path, json.dumps(entry, separators=(",", ":")), mode=0o600)
-        except (OSError, OutputError):
+            text = json.dumps(entry, separators=(",", ":"))
+        except (TypeError, ValueError):
             return
+        write_private(str(path.parent), path.name, text)  # a link at the name is replaced, never written through

@@ -139,6 +139,7 @@ def run_for_gate(
             gate._add(derived, req.feature, "explicit", req.why)
     for feature, why in draft_backend_features(derived, mapping):
         gate._add(derived, feature, "explicit", why)
+    derived.problems.extend(draft_backend_problems(derived, mapping))
     derived.launch.update(pre.launch)
     return pre
 
@@ -177,6 +178,33 @@ def draft_backend_features(derived: Any, mapping: Mapping[str, Any]) -> list[tup
     option: Mapping[str, Any] = next((o for o in gate._options(mapping) if o.get("flag") == "--attention-backend"), {})
     why = f"--speculative-draft-attention-backend {backend}: the draft model's attention"
     return [(str(f), why) for f in (option.get("choices") or {}).get(backend) or []]
+
+
+def draft_backend_problems(derived: Any, mapping: Mapping[str, Any]) -> list[Any]:
+    """A speculative draft's --speculative-draft-attention-backend whose value is none of the --attention-backend
+    choices the manifests know: unknown, as an unknown --attention-backend value is (it may be new, or SGLang
+    rejects it, or builds the draft on a backend whose needs were not judged); never passed silently. None
+    without a draft backend of the target's kind (_draft_backend)."""
+    from stackcheck.launch import gate
+
+    drafts, backend = _draft_backend(derived)
+    if not drafts or backend is None:
+        return []
+    option: Mapping[str, Any] = next((o for o in gate._options(mapping) if o.get("flag") == "--attention-backend"), {})
+    choices = option.get("choices") or {}
+    if not isinstance(choices, Mapping) or backend in choices:
+        return []
+    flag = "--speculative-draft-attention-backend"
+    return [
+        gate.Problem(
+            f"{flag}={backend}",
+            "unknown",
+            None,
+            f"{flag} {backend!r} is not an attention backend the manifests know (known: {', '.join(sorted(choices))}):"
+            " it may be new, or SGLang rejects it, and what the draft's backend needs is not judged",
+            option.get("source"),
+        )
+    ]
 
 
 def mla_unknown(pre: Preflight) -> str | None:

@@ -93,23 +93,43 @@ def _statement_text(data: bytes, start: int) -> bytes:
     return data[start:]
 
 
+#: `from M import (` at the start of a line: the parenthesised names run to the next ")" (found with str.find, so a
+#: file of unclosed brackets costs one pass, not one per bracket)
+_FROM_GROUP = re.compile(r"^[ \t]*from[ \t]+[\w.]+[ \t]+import[ \t]*\(", re.MULTILINE)
+
+
+def _in_import_group(text: str, name: re.Pattern[str]) -> bool:
+    """Whether `name` is among the names of a parenthesised `from M import (...)`; each bracket is searched once and
+    the next search starts after it (linear in the text, whatever it holds)."""
+    pos = 0
+    while (m := _FROM_GROUP.search(text, pos)) is not None:
+        close = text.find(")", m.end())
+        if close < 0:
+            return False
+        if name.search(text, m.end(), close):
+            return True
+        pos = close + 1
+    return False
+
+
 def _bound_name(text: str, name: str, depth: int = 0) -> str | None:
     """The __name__ of the class bound to module-level `name`: itself where the file defines `class name`;
     followed through `name = other` and `import x as name` / `from m import x as name`; the name itself where it
-    is imported plainly. None: not found as any of these."""
+    is imported plainly. None: not found as any of these. Every pattern stays within a line or is searched once
+    per bracket (_in_import_group): a hostile module costs time linear in its size, never quadratic."""
     if depth > 8:
         return None
     esc = re.escape(name)
-    if re.search(rf"^class\s+{esc}\b", text, re.MULTILINE):
+    if re.search(rf"^class[ \t]+{esc}\b", text, re.MULTILINE):
         return name
-    alias = re.search(rf"^{esc}\s*=\s*([A-Za-z_][A-Za-z0-9_]*)\s*$", text, re.MULTILINE)
+    alias = re.search(rf"^{esc}[ \t]*=[ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t\r]*$", text, re.MULTILINE)
     if alias:
         return _bound_name(text, alias.group(1), depth + 1)
     renamed = re.search(rf"\b([A-Za-z_][A-Za-z0-9_]*)\s+as\s+{esc}\b", text)
     if renamed and re.search(r"\bimport\b", text[: renamed.start()]):
         return renamed.group(1)
-    if re.search(rf"^\s*from\s+[\w.]+\s+import\s+[^\n]*\b{esc}\b", text, re.MULTILINE) or re.search(
-        rf"^\s*from\s+[\w.]+\s+import\s*\([^)]*\b{esc}\b[^)]*\)", text, re.MULTILINE
+    if re.search(rf"^[ \t]*from[ \t]+[\w.]+[ \t]+import[ \t]+[^\n]*\b{esc}\b", text, re.MULTILINE) or _in_import_group(
+        text, re.compile(rf"\b{esc}\b")
     ):
         return name
     return None
@@ -207,39 +227,34 @@ def _stamp(directory: str) -> str | None:
 
 
 def read_registry_cached(view: FileView, site_dir: str, env: Mapping[str, str]) -> Registry:
-    """read_registry, kept in the user cache for the host's own file system (see the module docstring)."""
-    from stackcheck.paths import private_file
+    """read_registry, kept in the user cache for the host's own file system (see the module docstring). An entry is
+    read and written only in a directory that is this user's and no one else can write, never through a link
+    (paths.read_private, paths.write_private): a link planted at an entry's name is neither read nor written
+    through, and a corrupt entry (truncated, not UTF-8, nested past the parser's depth) is no entry."""
+    from stackcheck.paths import read_private, write_private
     from stackcheck.readers.fsview import is_host
 
     root = cache_dir(env) if is_host(view) else None
     directory = posixpath.join(site_dir, MODELS_DIR)
     key = _stamp(directory) if root is not None else None
-    path = os.path.join(root, key + ".json") if root is not None and key is not None else None
-    if path is not None:
+    name = key + ".json" if key is not None else None
+    if root is not None and name is not None:
+        raw = read_private(root, name, MAX_FILE_BYTES)
         try:
-            st = os.stat(path)
-            if private_file(st) and st.st_size < MAX_FILE_BYTES:
-                with open(path, encoding="utf-8") as f:
-                    entry = json.load(f)
-                if isinstance(entry, dict) and entry.get("key") == key and entry.get("directory") == directory:
-                    v = entry.get("value") or {}
-                    names, unresolved = v.get("names"), v.get("unresolved")
-                    if isinstance(names, dict) and isinstance(unresolved, list):
-                        return Registry(
-                            {str(k): str(x) for k, x in names.items()},
-                            [str(u) for u in unresolved],
-                            int(v.get("files") or 0),
-                        )
-        except (OSError, ValueError, TypeError, AttributeError):
+            entry = json.loads(raw) if raw is not None else None
+            if isinstance(entry, dict) and entry.get("key") == key and entry.get("directory") == directory:
+                v = entry.get("value") or {}
+                names, unresolved = v.get("names"), v.get("unresolved")
+                if isinstance(names, dict) and isinstance(unresolved, list):
+                    return Registry(
+                        {str(k): str(x) for k, x in names.items()},
+                        [str(u) for u in unresolved],
+                        int(v.get("files") or 0),
+                    )
+        except (ValueError, TypeError, AttributeError, RecursionError, OverflowError):
             pass
     reg = read_registry(view, site_dir)
-    if path is not None and reg.error is None:
-        try:
-            from stackcheck.atomic import write_atomic
-
-            os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-            entry = {"key": key, "directory": directory, "value": reg.to_json()}
-            write_atomic(path, json.dumps(entry, separators=(",", ":")), mode=0o600)
-        except Exception:  # a cache that cannot be written is no cache
-            return reg
+    if root is not None and name is not None and reg.error is None:
+        entry = {"key": key, "directory": directory, "value": reg.to_json()}
+        write_private(root, name, json.dumps(entry, separators=(",", ":")))
     return reg

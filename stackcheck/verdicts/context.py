@@ -824,7 +824,12 @@ class Context:
                 or (data.get("headers_reason") if key.endswith("_header") else None)
                 or data.get("error")
             )
-            raise Missing(path, f"{section} {key} not known" + (f": {why}" if why else ""))
+            # a jit key the probe wrote as null was looked for and not made out (a wrapper nvcc, a failed
+            # probe): Unknown, which `exists` cannot read as absent; a key the facts lack (saved before the
+            # probe recorded it) stays Missing
+            raise (Unknown if section == "jit" and key in data else Missing)(
+                path, f"{section} {key} not known" + (f": {why}" if why else "")
+            )
         return value
 
     def cuda_lib_found(self, rest: str, path: str) -> bool:

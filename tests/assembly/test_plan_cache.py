@@ -344,6 +344,8 @@ def test_turned_off_writes_nothing(
     assert plan_cache.cache_dir({"STACKCHECK_PLAN_CACHE": "0", "HOME": "/h"}) is None
     assert plan_cache.cache_dir({"HOME": "/h"}) == "/h/.cache/stackcheck/plan"
     assert plan_cache.cache_dir({"HOME": "/h", "XDG_CACHE_HOME": "/x"}) == "/x/stackcheck/plan"
+    # a relative XDG_CACHE_HOME is ignored (XDG spec): before, the cache landed under the working directory
+    assert plan_cache.cache_dir({"HOME": "/h", "XDG_CACHE_HOME": "."}) == "/h/.cache/stackcheck/plan"
 
 
 def test_only_plain_json_is_kept_and_old_entries_go(tmp_path: Path) -> None:
@@ -713,3 +715,20 @@ def test_a_plan_with_a_request_judges_from_the_kept_verdicts(
     assert plan(capsys, "--facts", facts, "--format", fmt, *want) == fresh
     assert calls[0] == 2 and judged[0] == 0
     assert merges[0] <= 1  # (text merges into the features alone: once, then kept with the entry)
+
+
+def test_a_fifo_at_an_entry_is_not_waited_on(tmp_path: Path) -> None:
+    """A FIFO where an entry would be (made by hand, or a leftover): before, load_entry opened it for reading and
+    waited for a writer forever; now it is no entry (not a regular file)."""
+    directory = tmp_path / "plan"
+    directory.mkdir(mode=0o700)
+    os.mkfifo(directory / "k.json")
+    code = "import sys; from stackcheck.assembly import plan_cache; print(plan_cache.load_entry(sys.argv[1], 'k'))"
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(directory)],
+        capture_output=True,
+        text=True,
+        timeout=20,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "None", done.stderr

@@ -265,3 +265,33 @@ def test_two_newer_packages_and_an_unreadable_one(
     features, _ = verdicts(facts, manifests)
     assert features["torch-symm-mem"]["status"] == "unknown"
     assert "could not be read: cannot read METADATA" in features["torch-symm-mem"]["reasons"][0]["message"]
+
+
+def test_cache_entry_links_and_corrupt_entries(tmp_path: Path) -> None:
+    """A link planted at an entry's name is neither read nor written through (before: the entry was written over
+    the file it points to); a directory others may write is not used; an entry nested past the parser's depth is a
+    miss (before: RecursionError)."""
+    from stackcheck.derive.cache import current_key
+
+    f = tmp_path / "f"
+    f.write_text("x")
+    key = current_key(f)
+    assert key is not None
+    cache = Cache(tmp_path / "c")
+    cache.put("k", [key], {"v": 1})
+    (entry,) = (tmp_path / "c").iterdir()
+    entry.write_text("[" * 100_000)
+    assert cache.get("k", [key]) is None
+    victim = tmp_path / "victim"
+    victim.write_text("the user's own file\n")
+    entry.unlink()
+    entry.symlink_to(victim)
+    assert cache.get("k", [key]) is None
+    cache.put("k", [key], {"v": 2})
+    assert victim.read_text() == "the user's own file\n" and not entry.is_symlink()
+    assert cache.get("k", [key]) == {"v": 2}
+    (tmp_path / "c").chmod(0o777)
+    try:
+        assert cache.get("k", [key]) is None
+    finally:
+        (tmp_path / "c").chmod(0o700)

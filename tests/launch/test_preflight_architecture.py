@@ -232,3 +232,30 @@ def test_embedding_gemma_is_renamed_by_the_releases_that_do(
     assert r.status == status, r.message
     if status == "ok":
         assert r.observed["architectures"] == ["EmbeddingGemmaModel"] and "renamed by SGLang" in r.observed["from"]
+
+
+@pytest.mark.parametrize("value", ['["OurForCausalLM"]', '"OurForCausalLM"', "1", "true"])
+def test_an_override_that_is_not_an_object_is_unknown(data: Any, value: str) -> None:
+    # SGLang's get_config walks the override's items(): a list or a string ends the launch; before, the gate
+    # ignored it and judged config.json's architectures (ok)
+    r = verdict(data, ["OurForCausalLM"], WITHOUT, {"--json-model-override-args": value})
+    assert r.status == "unknown" and "not an object" in r.message, r.message
+    for empty in ("null", "[]", '""', "{}"):  # no override applied
+        assert verdict(data, ["OurForCausalLM"], WITHOUT, {"--json-model-override-args": empty}).status == "ok"
+
+
+def test_architectures_that_are_not_all_names_are_unknown(data: Any) -> None:
+    # config.json `architectures: [1, null, "OurForCausalLM"]`: the reader keeps the name; before, ok
+    config = {"architectures": [1, None, "OurForCausalLM"], "model_type": "x"}
+    r = check_architecture("model", "m", ["OurForCausalLM"], WITHOUT, None, {}, {}, "0.5.9", data, config)
+    assert r.status == "unknown" and "not names" in r.message
+    plain = {"architectures": ["OurForCausalLM"], "model_type": "x"}
+    r = check_architecture("model", "m", ["OurForCausalLM"], WITHOUT, None, {}, {}, "0.5.9", data, plain)
+    assert r.status == "ok"
+
+
+def test_many_or_huge_names_make_a_short_message(data: Any) -> None:
+    archs = ["A" * 1_000_000, *(f"Arch{i}" for i in range(100_000))]
+    r = verdict(data, archs, WITHOUT)
+    assert r.status == "fail" and len(r.message) < 2000 and "(+99996 more)" in r.message
+    assert len(r.observed["architectures"]) == 100_001  # JSON keeps them all

@@ -120,3 +120,82 @@ def test_another_root_is_read_without_the_cache(tmp_path: Path) -> None:
     reg = read_registry_cached(HostView(str(tmp_path / "root")), "/site", env)
     assert reg.names["BetaModel"] == "beta" and site.is_dir()
     assert not (tmp_path / "cache").exists()
+
+
+def test_a_link_planted_at_an_entry_is_neither_read_nor_written_through(tmp_path: Path) -> None:
+    site = write(tmp_path / "site", MODULES)
+    env = {"STACKCHECK_CACHE_DIR": str(tmp_path / "cache")}
+    read_registry_cached(HostView(), str(site), env)
+    (entry,) = (tmp_path / "cache" / "registry").glob("*.json")
+    victim = tmp_path / "victim.txt"
+    victim.write_text("the user's own file\n")
+    entry.unlink()
+    entry.symlink_to(victim)  # before: read (ours, not JSON), then the new entry written over the victim
+    assert read_registry_cached(HostView(), str(site), env).names["AlphaForCausalLM"] == "alpha"
+    assert victim.read_text() == "the user's own file\n"
+    assert not entry.is_symlink()  # the link itself was replaced by the entry
+
+
+def test_a_cache_directory_others_may_write_is_not_used(tmp_path: Path) -> None:
+    site = write(tmp_path / "site", MODULES)
+    env = {"STACKCHECK_CACHE_DIR": str(tmp_path / "cache")}
+    read_registry_cached(HostView(), str(site), env)
+    (entry,) = (tmp_path / "cache" / "registry").glob("*.json")
+    entry.write_text(entry.read_text().replace("AlphaForCausalLM", "ForgedForCausalLM"))
+    entry.chmod(0o600)
+    entry.parent.chmod(0o777)  # anyone could have swapped or linked the entry
+    try:
+        names = read_registry_cached(HostView(), str(site), env).names
+        assert "AlphaForCausalLM" in names and "ForgedForCausalLM" not in names
+        assert "ForgedForCausalLM" in entry.read_text()  # nor written there
+    finally:
+        entry.parent.chmod(0o700)
+
+
+@pytest.mark.parametrize(
+    "text", ["[" * 100_000, '{"key": ', b"\xff\xfe{}", '{"value": {"names": {}, "unresolved": [], "files": 1e999}}']
+)
+def test_a_corrupt_entry_is_no_entry(tmp_path: Path, text: str | bytes) -> None:
+    site = write(tmp_path / "site", MODULES)
+    env = {"STACKCHECK_CACHE_DIR": str(tmp_path / "cache")}
+    read_registry_cached(HostView(), str(site), env)
+    (entry,) = (tmp_path / "cache" / "registry").glob("*.json")
+    key = entry.name[:-5]
+    if isinstance(text, str) and text.startswith('{"value"'):
+        directory = str(site / "sglang" / "srt" / "models")
+        text = text.replace('{"value"', f'{{"key": "{key}", "directory": "{directory}", "value"')
+    entry.write_bytes(text if isinstance(text, bytes) else text.encode())
+    assert read_registry_cached(HostView(), str(site), env).names["AlphaForCausalLM"] == "alpha"
+
+
+def test_a_hostile_module_costs_linear_time() -> None:
+    import time
+
+    # unclosed `from m import (` lines: each bracket searched to the end of the file made this quadratic (128 KiB:
+    # ~15 s before, a 4 MiB module hours)
+    data = b"EntryClass = X\n" + b"from a import (\n" * 8000 + b"\n" * 8000
+    start = time.perf_counter()
+    _, why = entry_names(data, "h.py")
+    assert time.perf_counter() - start < 2.0
+    assert why is not None and "neither defines nor imports" in why
+
+
+def test_a_fifo_at_an_entry_is_not_waited_on(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    site = write(tmp_path / "site", MODULES)
+    env = {"STACKCHECK_CACHE_DIR": str(tmp_path / "cache")}
+    read_registry_cached(HostView(), str(site), env)
+    (entry,) = (tmp_path / "cache" / "registry").glob("*.json")
+    entry.unlink()
+    os.mkfifo(entry)  # before: opened for reading, which waits for a writer forever
+    code = (
+        "import sys; from stackcheck.readers.entryclasses import read_registry_cached as r; "
+        "from stackcheck.readers.fsview import HostView; "
+        "print(sorted(r(HostView(), sys.argv[1], {'STACKCHECK_CACHE_DIR': sys.argv[2]}).names)[0])"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(site), str(tmp_path / "cache")], capture_output=True, text=True, timeout=20
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "AlphaForCausalLM", done.stderr

@@ -173,6 +173,17 @@ def test_kernels_015_with_a_transformers_that_passes_no_version(manifests: Manif
     assert "kernels-needs-version-transformers" not in failed(check(manifests, facts, "sglang-start-imports"))
 
 
+def test_curand_header_the_probe_could_not_make_out_is_unknown(manifests: Manifests) -> None:
+    # a wrapper nvcc: the probe finds cuda_fp8.h in CUDA_HOME but cannot say the real toolkit lacks curand_kernel.h
+    # (null, headers_reason). Before, `exists` read the null as absent and left the rule out: jit-toolchain ok
+    facts = box("12.0", sglang=pkg("0.5.20"), torch=pkg("2.11.0+cu130", cuda="13.0"), flashinfer_python=pkg("0.6.14"))
+    facts["jit"] = dict(jit("13.1"), curand_header=None, headers_reason="/opt/cuda/bin/nvcc is not the compiler itself")
+    v = check(manifests, facts, "jit-toolchain")
+    assert v["status"] == "unknown"
+    (r,) = [r for r in v["reasons"] if r.get("rule") == "curand-header"]
+    assert r["result"] == "unknown" and "not the compiler itself" in str(r["message"])
+
+
 def test_jit_unknown_without_facts_is_not_a_pass(manifests: Manifests) -> None:
     v = check(manifests, box("9.0", sglang=pkg("0.5.9")), "jit-toolchain")
     assert v["status"] == "unknown" and "not probed" in str(v["reasons"][0]["message"])

@@ -41,7 +41,12 @@ def override_architectures(options: Mapping[str, Any]) -> tuple[list[str] | None
         value = json.loads(raw)
     except (ValueError, RecursionError) as exc:
         return None, f"--json-model-override-args is not JSON ({str(exc)[:80]})"
-    if not isinstance(value, dict) or "architectures" not in value:
+    if not isinstance(value, dict):
+        if not value:  # null, [], "", 0: SGLang's get_config applies no override (it tests the value first)
+            return None, None
+        # SGLang's get_config walks the value's items(): anything else ends the launch as the config loads
+        return None, f"--json-model-override-args is JSON but not an object ({type(value).__name__})"
+    if "architectures" not in value:
         return None, None
     arch = value["architectures"]
     if isinstance(arch, list) and all(isinstance(a, str) for a in arch):
@@ -72,6 +77,9 @@ def check_architecture(
     origin = "--json-model-override-args" if archs is not None else "config.json"
     if archs is None:
         archs = list(architectures)
+        raw = config.get("architectures") if config is not None else None
+        if bad is None and isinstance(raw, list) and len(raw) != len(archs):
+            bad = "config.json's architectures holds entries that are not names (what SGLang makes of them is not read)"
     renamed = rename(archs, config, sglang_version, reg_data.get("renames") or [])
     if renamed is not None:
         archs, origin = [renamed[0]], f"{origin}, renamed by SGLang ({renamed[1]})"
@@ -96,7 +104,7 @@ def check_architecture(
     if impl == "transformers":
         return result(
             "unknown",
-            f"--model-impl transformers: {release} loads {', '.join(archs)} through the Transformers backend, which "
+            f"--model-impl transformers: {release} loads {names_text(archs)} through the Transformers backend, which "
             "works only where the installed transformers implements it (not read)",
             registered=hit,
         )
@@ -111,7 +119,7 @@ def check_architecture(
                 registered=hit,
             )
         return result("ok", f"{release} implements {hit} (sglang/srt/models/{module}.py)", registered=hit)
-    listed = ", ".join(archs)
+    listed = names_text(archs)
     maybe = []
     if registry.unresolved:
         maybe.append(
@@ -135,6 +143,18 @@ def check_architecture(
         registered=None,
         fallback=None,
     )
+
+
+#: how many architecture names a message lists, and how much of each (config.json may hold any number, of any size)
+_NAMES_SHOWN = 5
+_NAME_CHARS = 120
+
+
+def names_text(archs: list[str]) -> str:
+    """The architectures for a message: the first few, each cut to a readable length, and how many more."""
+    shown = [a if len(a) <= _NAME_CHARS else a[:_NAME_CHARS] + "..." for a in archs[:_NAMES_SHOWN]]
+    more = len(archs) - len(shown)
+    return ", ".join(shown) + (f" (+{more} more)" if more > 0 else "")
 
 
 def rename(
