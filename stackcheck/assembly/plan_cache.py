@@ -120,7 +120,9 @@ def key_of(facts: Any, launch: Any, manifest_texts: Iterable[str]) -> str | None
     if isinstance(manifest_texts, list) and _PREPARED and _PREPARED[0] is manifest_texts:
         prepared = _PREPARED[2] if _PREPARED[1] == len(manifest_texts) else None
         _PREPARED.clear()  # (used once: the list it holds is not kept alive after)
-    stamp, texts_hash = prepared if prepared is not None else (_code_stamp(), _texts_hash(manifest_texts))
+    if prepared is None:  # (the code stamp of a plan whose answer is being made: taken for its key just before)
+        prepared = (PENDING[0].stamp if PENDING else _code_stamp()), _texts_hash(manifest_texts)
+    stamp, texts_hash = prepared
     import json
 
     try:
@@ -413,15 +415,17 @@ _ANSWER_MAGIC = b"stackcheck-answer"
 
 class Answer:
     """The answer slot of one `stackcheck plan` command line: its directory and key, the facts file and the
-    digest of the bytes the key was made from, and (set by `printed`) the text the command printed."""
+    digest of the bytes the key was made from, the code stamp in the key (key_of takes it while the slot's command
+    runs: one scan of stackcheck's files per command), and (set by `printed`) the text the command printed."""
 
-    __slots__ = ("digest", "directory", "facts", "key", "text")
+    __slots__ = ("digest", "directory", "facts", "key", "stamp", "text")
 
-    def __init__(self, directory: str, key: str, facts: str, digest: bytes) -> None:
+    def __init__(self, directory: str, key: str, facts: str, digest: bytes, stamp: list[Any]) -> None:
         self.directory = directory
         self.key = key
         self.facts = facts
         self.digest = digest
+        self.stamp = stamp
         self.text: str | None = None
 
 
@@ -525,10 +529,11 @@ def answer_for(argv: list[str], env: Mapping[str, str] | None = None) -> Answer 
     except OSError:
         return None
     digest = _blake2b(data).digest()
-    head = [ANSWER_FORMAT, _code_stamp(), sorted(shipped.items()), words, cwd, sorted(env.items()), output]
+    stamp = _code_stamp()
+    head = [ANSWER_FORMAT, stamp, sorted(shipped.items()), words, cwd, sorted(env.items()), output]
     h = _blake2b(repr(head).encode("utf-8", "surrogatepass"))
     h.update(digest)
-    return Answer(directory, str(h.hexdigest()), facts, digest)
+    return Answer(directory, str(h.hexdigest()), facts, digest, stamp)
 
 
 def read_answer(answer: Answer) -> tuple[str, int] | None:

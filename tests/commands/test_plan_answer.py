@@ -226,6 +226,23 @@ def test_a_corrupt_or_foreign_answer_is_no_answer(answers: Path, capsys: Any, mo
     assert plan(capsys, *argv) == first
 
 
+def test_a_miss_scans_the_code_once(answers: Path, capsys: Any, monkeypatch: Any) -> None:
+    real = plan_cache._code_stamp
+    scans: list[int] = []
+
+    def counted() -> list[Any]:
+        scans.append(1)
+        return real()
+
+    monkeypatch.setattr(plan_cache, "_code_stamp", counted)
+    first = plan(capsys, "--facts", FACTS)  # the answer's key and the plan entry's key: one stamp
+    assert len(scans) == 1 and len(list(answers.iterdir())) == 1
+    assert len(list((answers.parent / "plan").iterdir())) == 1
+    monkeypatch.setattr(plan_cache, "answer_for", lambda *a, **k: None)
+    assert plan(capsys, "--facts", FACTS) == first  # the plan entry kept under that stamp is found again
+    assert len(scans) == 2 and len(list((answers.parent / "plan").iterdir())) == 1
+
+
 def test_facts_changed_while_planning_are_not_kept(answers: Path, tmp_path: Path) -> None:
     path = tmp_path / "box.json"
     path.write_text(Path(FACTS).read_text(encoding="utf-8"), encoding="utf-8")
