@@ -14,13 +14,17 @@ floor's, and B less A. Where NVML is absent the floor fails fast (its row says s
 `--fake-sglang` adds the row `gate --python (fake SGLang)`: the gate of an SGLang command line whose target
 interpreter is a venv, built under a temporary directory by bench/fake_sglang_env.py, holding a stand-in
 `sglang` distribution with real-shaped Requires-Dist lines, so that the gate's `dependencies` check reads them
-on a box without SGLang. Standard library only."""
+on a box without SGLang. `--fresh-answers` removes each tree's kept answers of `plan` command lines (the
+answer/ directory of its cache, stackcheck.assembly.plan_cache.Answer) before every run: the plan rows then show
+the first run of each command line (the plan entry an earlier run kept is still read), not the answer served.
+Standard library only."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -70,6 +74,9 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=21)
     ap.add_argument("--json", default=None)
     ap.add_argument("--fake-sglang", action="store_true", help="add the gate row of a venv with a stand-in sglang")
+    ap.add_argument(
+        "--fresh-answers", action="store_true", help="remove the kept answers of plan command lines before every run"
+    )
     ap.add_argument("--rows", default=None, help=f"a comma-separated subset of: {', '.join(ROWS)} (default all)")
     args = ap.parse_args()
     if args.rows:
@@ -96,6 +103,8 @@ def main() -> int:
         order = [0, 1] if i % 2 else [1, 0]
         for row, argv in ROWS.items():
             for t in order:
+                if args.fresh_answers:
+                    shutil.rmtree(os.path.join(caches[t], "answer"), ignore_errors=True)
                 got[f"{row} [{'AB'[t]}]"] = once([sys.executable, "-m", "stackcheck", *argv], envs[t], trees[t])
         if i:
             for k, v in got.items():

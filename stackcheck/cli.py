@@ -14,7 +14,7 @@ from stackcheck.lean_typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import argparse
-    from typing import NoReturn
+    from typing import Any, NoReturn
 
 # verb -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -77,6 +77,62 @@ def main_inner(argv: Sequence[str]) -> int:
         from stackcheck.probes import nvml_early
 
         nvml_early.start(usage=verb == "gate")  # the gate's GPU-usage reading too, in the same session
+    elif verb == "plan":
+        return _plan(argv)
+    return _verb(argv, verb)
+
+
+def _plan(argv: list[str]) -> int:
+    """`stackcheck plan`: of saved facts, the answer kept for this command line when there is one (printed before
+    any parser is built or any manifest read: stackcheck.assembly.plan_cache, Answer), else the ordinary path,
+    whose answer is kept when it wrote nothing to standard error."""
+    from stackcheck.assembly import plan_cache
+
+    answer = plan_cache.answer_for(argv)
+    if answer is None:
+        return _verb(argv, "plan")
+    kept = plan_cache.read_answer(answer)
+    if kept is not None:
+        from stackcheck.atomic import write_stdout
+
+        write_stdout(kept[0])
+        return kept[1]
+    watched = _Watched(sys.stderr)
+    plan_cache.PENDING[:] = [answer]
+    sys.stderr = watched
+    try:
+        code = _verb(argv, "plan")
+    finally:
+        if sys.stderr is watched:
+            sys.stderr = watched.stream
+        plan_cache.PENDING.clear()
+    if not watched.used:
+        plan_cache.keep_answer(answer, code)
+    return code
+
+
+class _Watched:
+    """Standard error, noting whether anything may have been written to it (a write, or any other use than
+    asking what it is): an answer that wrote a warning or a note is not kept."""
+
+    _ASKED = frozenset({"encoding", "errors", "isatty", "closed", "flush"})
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+        self.used = False
+
+    def write(self, text: str) -> int:
+        self.used = True
+        return int(self.stream.write(text))
+
+    def __getattr__(self, name: str) -> Any:
+        if name not in self._ASKED:
+            self.used = True
+        return getattr(self.stream, name)
+
+
+def _verb(argv: list[str], verb: str | None) -> int:
+    """The ordinary path: the parser of the verb, its arguments, its module's run()."""
     parser = build_parser(verb if verb in COMMANDS else None)
     if verb == "gate":
         from stackcheck.commands.parser import gate_separator

@@ -25,7 +25,6 @@ cannot be written is no cache. STACKCHECK_PLAN_CACHE=0 turns it off. At most MAX
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Mapping
 
@@ -121,7 +120,11 @@ def key_of(facts: Any, launch: Any, manifest_texts: Iterable[str]) -> str | None
     if isinstance(manifest_texts, list) and _PREPARED and _PREPARED[0] is manifest_texts:
         prepared = _PREPARED[2] if _PREPARED[1] == len(manifest_texts) else None
         _PREPARED.clear()  # (used once: the list it holds is not kept alive after)
-    stamp, texts_hash = prepared if prepared is not None else (_code_stamp(), _texts_hash(manifest_texts))
+    if prepared is None:  # (the code stamp of a plan whose answer is being made: taken for its key just before)
+        prepared = (PENDING[0].stamp if PENDING else _code_stamp()), _texts_hash(manifest_texts)
+    stamp, texts_hash = prepared
+    import json
+
     try:
         head = json.dumps([FORMAT, stamp, _described(facts), launch], separators=(",", ":"))
     except (TypeError, ValueError):
@@ -274,7 +277,28 @@ def _thin(fields: Mapping[str, Any], verdicts: tuple[list[Any], list[Any]]) -> d
 def load_entry(directory: str, key: str) -> Entry | None:
     """The entry stored under `key`, or None (none, unreadable, not ours, corrupt; its verdicts None when
     absent or not of their shape)."""
-    path = os.path.join(directory, key + ".json")
+    raw = _read_private(directory, key + ".json", MAX_ENTRY_BYTES)
+    if raw is None:
+        return None
+    import json
+
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("key") != key:
+        return None
+    plan = data.get("plan")
+    if not isinstance(plan, dict):
+        return None
+    verdicts = _verdicts(data.get("verdicts"))
+    return Entry(plan, verdicts, _merged(data.get("merged"), verdicts) if verdicts is not None else None)
+
+
+def _read_private(directory: str, name: str, limit: int) -> bytes | None:
+    """The bytes of the cache file `name` in `directory`, or None: none, unreadable, not a regular file, larger
+    than `limit`, or the file or its directory not this user's alone (paths.private_file)."""
+    path = os.path.join(directory, name)
     try:
         if not private_file(os.stat(directory)):
             return None
@@ -286,23 +310,17 @@ def load_entry(directory: str, key: str) -> Entry | None:
         st = os.fstat(fd)
         import stat as stat_module
 
-        if not stat_module.S_ISREG(st.st_mode) or not private_file(st) or st.st_size > MAX_ENTRY_BYTES:
+        if not stat_module.S_ISREG(st.st_mode) or not private_file(st) or st.st_size > limit:
             return None
         with os.fdopen(fd, "rb") as fh:
             fd = -1
-            data = json.loads(fh.read(MAX_ENTRY_BYTES + 1))
-    except (OSError, ValueError, RecursionError):
+            data = fh.read(limit + 1)
+    except OSError:
         return None
     finally:
         if fd >= 0:
             os.close(fd)
-    if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("key") != key:
-        return None
-    plan = data.get("plan")
-    if not isinstance(plan, dict):
-        return None
-    verdicts = _verdicts(data.get("verdicts"))
-    return Entry(plan, verdicts, _merged(data.get("merged"), verdicts) if verdicts is not None else None)
+    return data if len(data) <= limit else None
 
 
 def store(
@@ -323,37 +341,249 @@ def store(
         kept = {way: _thin(fields, verdicts) for way, fields in (merged or {}).items() if _plain(dict(fields))}
         if kept:
             entry["merged"] = kept
+    import json
+
     # the plan's own key order is kept: the renderers print it as it comes
     text = json.dumps(entry, separators=(",", ":"))
     if len(text) > MAX_ENTRY_BYTES:
         return False
-    tmp = os.path.join(directory, f".{key}.{os.getpid()}.{os.urandom(6).hex()}.tmp")
+    if not _write_private(directory, key + ".json", text.encode("utf-8")):
+        return False
+    _prune(directory)
+    return True
+
+
+def _write_private(directory: str, name: str, data: bytes) -> bool:
+    """`data` as the cache file `name` in `directory`: written atomically (a temporary name, then a rename),
+    mode 0600 in a 0700 directory; False when the directory is not this user's alone or nothing was written."""
+    tmp = os.path.join(directory, f".{name}.{os.getpid()}.{os.urandom(6).hex()}.tmp")
     try:
         os.makedirs(directory, mode=0o700, exist_ok=True)
         if not private_file(os.stat(directory)):
             return False
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
         try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(text)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
         except BaseException:
             os.unlink(tmp)
             raise
-        os.replace(tmp, os.path.join(directory, key + ".json"))
+        os.replace(tmp, os.path.join(directory, name))
     except OSError:
         return False
-    _prune(directory)
     return True
 
 
-def _prune(directory: str) -> None:
-    """Keep the MAX_ENTRIES newest entries (a box's facts change rarely; old keys are never read again)."""
+def _prune(directory: str, suffix: str = ".json", keep: int = MAX_ENTRIES) -> None:
+    """Keep the `keep` newest entries (a box's facts change rarely; old keys are never read again)."""
     try:
-        entries = [e for e in os.scandir(directory) if e.name.endswith(".json") and not e.name.startswith(".")]
-        if len(entries) <= MAX_ENTRIES:
+        entries = [e for e in os.scandir(directory) if e.name.endswith(suffix) and not e.name.startswith(".")]
+        if len(entries) <= keep:
             return
         entries.sort(key=lambda e: e.stat().st_mtime_ns, reverse=True)
-        for e in entries[MAX_ENTRIES:]:
+        for e in entries[keep:]:
             os.unlink(e.path)
     except OSError:
         pass
+
+
+# ---- the answer of `stackcheck plan --facts FILE ...`, kept whole ------------------------------------------------
+#
+# A plan of saved facts prints the same text for the same inputs, and a box is planned again and again (the plan,
+# then each --want of it). Its answer (what it printed, and its exit status) is kept under a key of everything
+# the printed text is a function of, so that the command line serves it before it builds a parser or reads a
+# manifest (stackcheck.cli): the command line's words after `plan`, the facts file's bytes, the current
+# directory (a relative path in the words), every variable of the environment (NO_COLOR, COLUMNS, the locale,
+# STACKCHECK_*, HOME...: all of them, so that none is forgotten), whether standard output is a terminal and its
+# size there, its encoding, the code stamp (stackcheck's version and source files, Python's and packaging's
+# versions) and the shipped manifests' stamps (package_data.shipped_files). Only command lines whose options
+# read no file but the facts file and write nothing but standard output have an answer (_ANSWER_OPTIONS): no
+# --output, --manifests (nor $STACKCHECK_MANIFESTS), target options or --help. An answer is kept only when
+# the command exited 0 or 1, wrote nothing to standard error (a warning, a note), read the facts file as it was
+# when the key was made, and printed nothing that depends on the moment: a facts document with an empty
+# `host` block is shown with the host's name and the time of the run (documents.report.host_block). Answers
+# live beside the plans, under answer/, written and read as the plans are (privately, atomically); the
+# MAX_ANSWERS newest are kept.
+
+ANSWER_FORMAT = 1
+MAX_ANSWERS = 64
+#: the facts file read for a key: larger ones (a real report is tens of kilobytes) take the ordinary path
+MAX_ANSWER_FACTS = 4 * 1024 * 1024
+#: the options of `stackcheck plan` whose command lines have an answer, spelled in full
+_ANSWER_OPTIONS = frozenset({"--facts", "--want", "--hold", "--to", "--format", "--sources"})
+_ANSWER_MAGIC = b"stackcheck-answer"
+
+
+class Answer:
+    """The answer slot of one `stackcheck plan` command line: its directory and key, the facts file and the
+    digest of the bytes the key was made from, the code stamp in the key (key_of takes it while the slot's command
+    runs: one scan of stackcheck's files per command), and (set by `printed`) the text the command printed."""
+
+    __slots__ = ("digest", "directory", "facts", "key", "stamp", "text")
+
+    def __init__(self, directory: str, key: str, facts: str, digest: bytes, stamp: list[Any]) -> None:
+        self.directory = directory
+        self.key = key
+        self.facts = facts
+        self.digest = digest
+        self.stamp = stamp
+        self.text: str | None = None
+
+
+#: the slot of the command running now, while the ordinary path computes its answer (stackcheck.cli sets it)
+PENDING: list[Answer] = []
+
+
+def _facts_bytes(path: str) -> bytes | None:
+    """The bytes of a regular facts file of at most MAX_ANSWER_FACTS, else None (a pipe is never read here: the
+    ordinary path must still find what it holds)."""
+    import stat as stat_module
+
+    try:
+        if not stat_module.S_ISREG(os.stat(path).st_mode):
+            return None
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except (OSError, ValueError):
+        return None
+    try:
+        with os.fdopen(fd, "rb") as fh:
+            fd = -1
+            data = fh.read(MAX_ANSWER_FACTS + 1)
+    except OSError:
+        return None
+    finally:
+        if fd >= 0:
+            os.close(fd)
+    return data if len(data) <= MAX_ANSWER_FACTS else None
+
+
+def _blake2b(data: bytes) -> Any:
+    try:  # (see _texts_hash: no OpenSSL)
+        from _blake2 import blake2b
+    except ImportError:  # pragma: no cover - an interpreter built without it
+        from hashlib import blake2b
+    return blake2b(data, digest_size=32)
+
+
+def _output_state() -> list[Any] | None:
+    """What the text depends on of standard output: for sys.stdout and sys.__stdout__, whether each is a
+    terminal and its size there; sys.stdout's encoding and errors; UTF-8 mode. None without a standard output."""
+    import sys
+
+    state: list[Any] = [sys.flags.utf8_mode]
+    for stream in (sys.stdout, sys.__stdout__):
+        if stream is None:
+            return None
+        try:
+            tty = bool(stream.isatty())
+            size = list(os.get_terminal_size(stream.fileno())) if tty else None
+        except (AttributeError, OSError, ValueError):
+            return None
+        state += [tty, size]
+    state += [getattr(sys.stdout, "encoding", None), getattr(sys.stdout, "errors", None)]
+    return state
+
+
+def answer_for(argv: list[str], env: Mapping[str, str] | None = None) -> Answer | None:
+    """The answer slot of the command line `argv` (`plan` and its words), or None when it has none: not a plan
+    of a facts file, an option outside _ANSWER_OPTIONS, user manifests, no cache, a facts file that is not a
+    regular file, no standard output or standard error."""
+    import sys
+
+    if not argv or argv[0] != "plan" or sys.stderr is None:
+        return None
+    words = argv[1:]
+    facts: str | None = None
+    i = 0
+    while i < len(words):
+        name, eq, value = words[i].partition("=")
+        if name.startswith("-"):
+            if name not in _ANSWER_OPTIONS:
+                return None
+            if name == "--facts":
+                if facts is not None:
+                    return None
+                if not eq:
+                    if i + 1 >= len(words) or words[i + 1].startswith("-"):
+                        return None
+                    i += 1
+                    value = words[i]
+                facts = value
+        i += 1
+    env = os.environ if env is None else env
+    if not facts or env.get("STACKCHECK_MANIFESTS"):
+        return None
+    if env.get("STACKCHECK_PLAN_CACHE", "").strip().lower() in ("0", "no", "off", "false"):
+        return None
+    directory = user_cache_dir(env, "answer")
+    if directory is None:
+        return None
+    from stackcheck.knowledge.package_data import shipped_files
+
+    shipped = shipped_files()
+    output = _output_state()
+    data = _facts_bytes(facts)
+    if shipped is None or output is None or data is None:
+        return None
+    try:
+        cwd = os.getcwd()
+    except OSError:
+        return None
+    digest = _blake2b(data).digest()
+    stamp = _code_stamp()
+    head = [ANSWER_FORMAT, stamp, sorted(shipped.items()), words, cwd, sorted(env.items()), output]
+    h = _blake2b(repr(head).encode("utf-8", "surrogatepass"))
+    h.update(digest)
+    return Answer(directory, str(h.hexdigest()), facts, digest, stamp)
+
+
+def read_answer(answer: Answer) -> tuple[str, int] | None:
+    """(the text, the exit status) kept under the slot's key, or None (none, not ours, corrupt, another key)."""
+    raw = _read_private(answer.directory, answer.key, MAX_ENTRY_BYTES)
+    if raw is None:
+        return None
+    head, newline, body = raw.partition(b"\n")
+    parts = head.split(b" ")
+    if not newline or len(parts) != 5 or parts[0] != _ANSWER_MAGIC or parts[1] != str(ANSWER_FORMAT).encode():
+        return None
+    if parts[2] != answer.key.encode() or parts[3] not in (b"0", b"1") or parts[4] != str(len(body)).encode():
+        return None
+    try:
+        return body.decode("utf-8", "surrogatepass"), int(parts[3])
+    except UnicodeDecodeError:
+        return None
+
+
+def printed(text: str) -> None:
+    """The text a plan printed, for the slot of the running command (stackcheck.commands.plan calls it)."""
+    if PENDING:
+        PENDING[0].text = text
+
+
+def _timeless(data: bytes) -> bool:
+    """Whether a facts document's report shows nothing of the moment: a `host` block that is absent (shown as
+    the facts file) or that says when it was collected; an empty one is shown as this host now."""
+    import json
+
+    try:
+        doc = json.loads(data)
+    except (ValueError, RecursionError):
+        return False  # (a document with comments, say: the ordinary path reads it, and nothing is kept)
+    host = doc.get("host") if isinstance(doc, dict) else None
+    return not isinstance(host, dict) or bool(host.get("collected_at"))
+
+
+def keep_answer(answer: Answer, code: int) -> bool:
+    """Keep the slot's printed text with the exit status `code` (0 or 1), when the facts file still holds the
+    bytes its key was made from and the text is timeless; False when nothing was kept."""
+    if answer.text is None or code not in (0, 1):
+        return False
+    data = _facts_bytes(answer.facts)
+    if data is None or _blake2b(data).digest() != answer.digest or not _timeless(data):
+        return False
+    body = answer.text.encode("utf-8", "surrogatepass")
+    head = b" ".join([_ANSWER_MAGIC, str(ANSWER_FORMAT).encode(), answer.key.encode(), str(code).encode()])
+    if not _write_private(answer.directory, answer.key, head + b" " + str(len(body)).encode() + b"\n" + body):
+        return False
+    _prune(answer.directory, "", MAX_ANSWERS)
+    return True

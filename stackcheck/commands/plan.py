@@ -99,5 +99,9 @@ def run(args: argparse.Namespace) -> int:
     from stackcheck.knowledge.sources import normalize
 
     report = normalize(report, ctx.manifests.sources)  # every `source` as [{id, title, url}]
-    emit(PLAN_FORMATS[fmt](report, render_options(args)), args)
+    text = PLAN_FORMATS[fmt](report, render_options(args))
+    emit(text, args)
+    from stackcheck.assembly.plan_cache import printed
+
+    printed(text)  # the answer kept for this command line, when the command line has a slot (stackcheck.cli)
     return EXIT_FINDING if doc.get("error") else EXIT_OK
