@@ -127,10 +127,13 @@ def _evaluate_predicate(pred: Any, ctx: Context, gpu: GpuModel | None) -> Outcom
     if "all" in pred or "any" in pred:
         is_all = "all" in pred
         subs = pred.get("all" if is_all else "any") or []
-        parts = [evaluate_predicate(p, ctx, gpu) for p in subs]
-        decisive = [p for p in parts if p.value is (not is_all)]
-        if decisive:
-            return decisive[0]
+        decides = not is_all  # a part that is False decides an `all`, True an `any`: the first one is the outcome,
+        parts = []  # whatever the parts after it give, so they are not evaluated
+        for sub in subs:
+            part = evaluate_predicate(sub, ctx, gpu)
+            if part.value is decides:
+                return part
+            parts.append(part)
         missing = [p for p in parts if p.value is None]
         if missing:
             return missing[0]
