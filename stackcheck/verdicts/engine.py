@@ -127,10 +127,13 @@ def _evaluate_predicate(pred: Any, ctx: Context, gpu: GpuModel | None) -> Outcom
     if "all" in pred or "any" in pred:
         is_all = "all" in pred
         subs = pred.get("all" if is_all else "any") or []
-        parts = [evaluate_predicate(p, ctx, gpu) for p in subs]
-        decisive = [p for p in parts if p.value is (not is_all)]
-        if decisive:
-            return decisive[0]
+        decides = not is_all  # a part that is False decides an `all`, True an `any`: the first one is the outcome,
+        parts = []  # whatever the parts after it give, so they are not evaluated
+        for sub in subs:
+            part = evaluate_predicate(sub, ctx, gpu)
+            if part.value is decides:
+                return part
+            parts.append(part)
         missing = [p for p in parts if p.value is None]
         if missing:
             return missing[0]
@@ -210,9 +213,29 @@ def _describe_lhs(pred: Any) -> str:
     return str(pred)
 
 
+#: predicate (by identity, kept alive with its text: its id is not reused) -> its requirement in words. A failing
+#: `any` states its alternatives (_evaluate_predicate), and the same few predicates of a rule fail on every judging
+#: of it: the gate judges an MLA feature up to five times a run (pipeline.reevaluate), and _describe rebuilt the
+#: text, JSON and all, each time (~30% of a re-judging's CPU). A predicate is never changed once judged (the
+#: manifests' are read-only; _SHAPES and the planner's shared outcomes rest on the same)
+_TEXTS: dict[int, tuple[Any, str]] = {}
+#: False: every text is built anew (the reference tests/verdicts/test_describe_memo.py compares the memo with)
+MEMO_TEXTS = True
+
+
 def _describe(pred: Any) -> str:
     if not isinstance(pred, dict):
         return str(pred)
+    got = _TEXTS.get(id(pred)) if MEMO_TEXTS else None
+    if got is not None and got[0] is pred:
+        return got[1]
+    text = _describe_now(pred)
+    if MEMO_TEXTS and len(_TEXTS) < 65536:  # manifests hold a few thousand predicates; a hostile set is not memoised
+        _TEXTS[id(pred)] = (pred, text)
+    return text
+
+
+def _describe_now(pred: dict[str, Any]) -> str:
     if "all" in pred:
         return " and ".join(_describe(p) for p in pred["all"])
     if "any" in pred:
