@@ -142,6 +142,8 @@ MUTATIONS: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     "hopper-nvcc-11.8": ("h200-newest", _jit(cuda="11.8")),
     "no-fp4-header": ("h200-newest", _jit(fp4_header=False)),
     "no-curand-header": ("h200-newest", _jit(curand_header=False)),
+    # nvcc-headers-match: a pip nvcc 13.3 compiling against CUDA 13.0 runtime headers (FlashInfer 0.7.2's CCCL)
+    "nvcc-13.3-headers-13.0": ("h200-newest", _jit(cuda="13.3", headers_cuda="13.0")),
     "deepgemm-from-source-nvcc-12.8": ("b200-deepgemm-nvcc128", _packages(deep_gemm="2.1.1")),
     # flashinfer-trtllm-fmha-cuda133: FlashInfer 0.6.17's trtllm-gen FMHA with a CUDA 13.3 JIT toolkit on B200
     "b200-flashinfer-0617-cuda133": ("b200-deepgemm-nvcc128",
