@@ -347,10 +347,35 @@ def draft_backend_judged(
             )
         ]  # fmt: skip
     dims = model_launch_facts(pre, derived, mapping)
+    why = draft_mla_unknown(pre, dims)
+    return _judge_draft_features(derived, manifests, facts, spec, backend, features, dims, why, facts_file)
+
+
+def _judge_draft_features(
+    derived: Any,
+    manifests: Any,
+    facts: Mapping[str, Any],
+    spec: Mapping[str, Any],
+    backend: str,
+    features: list[str],
+    dims: Mapping[str, Any],
+    mla_why: str | None,
+    facts_file: bool,
+    condition: str | None = None,
+) -> list[Any]:
+    """draft_backend_judged's judging of the draft backend's features against the draft's view of the launch
+    (`dims`: the draft model's facts, draft_* keys; `mla_why`: why its MLA kind is not known where it was read).
+    With `condition` (SGLang builds the draft on this backend only where it holds, and the gate does not know
+    whether it does), what would be blocked is unknown, the condition said."""
+    from stackcheck.launch import gate
+
+    flag = "--speculative-draft-attention-backend"
+    subject = f"{flag}={backend}"
+    path_source = [src for hop in spec.get("path") or [] if isinstance(hop, dict) for src in hop.get("source") or []]
     view = draft_launch_view(derived.launch, backend, dims)
     unknown_why = None
     if not isinstance(view.get("mla"), bool):
-        unknown_why = draft_mla_unknown(pre, dims) or (
+        unknown_why = mla_why or (
             "the gate could not read the speculative draft model's config.json, so whether it is MLA is not known"
         )
     dropped: dict[str, set[str]] = {}
@@ -389,6 +414,8 @@ def draft_backend_judged(
                     continue  # a check on the target's flags only: the feature's other rules judge the draft
                 status = "unknown"
                 message = f"{message} (SGLang checks this on the target's backend only; for the draft it was not read)"
+            if condition is not None and status == "blocked":
+                status, message = "unknown", f"{condition}; if it does, {message}"
             effect = str(r.get("effect", "crash")) if status == "blocked" else None
             if status == "blocked" and effect != "crash":
                 status = "note"
