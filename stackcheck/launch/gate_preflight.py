@@ -153,6 +153,8 @@ def run_for_gate(
 #: DFLASH and DSPARK resolve the draft's backend from their own list, which has neither trtllm_mla nor flashmla
 #: (sglang 0.5.23 arg_groups/speculative_hook.py _resolve_dflash_draft_attention_backend, arg_groups/choices.py
 #: DRAFT_ATTENTION_BACKEND_CHOICES, speculative/draft_worker_common.py resolve_draft_worker_attention_backend)
+#: (a DFLASH or DSPARK draft on a value their list keeps as given is judged by draft_backend_judged: launch.json
+#: draft_attention_backend `own_list`)
 NO_DRAFT_BACKEND = ("NGRAM", "DFLASH", "DSPARK")
 
 #: the draft attention backends whose feature's own draft-* rules judge the draft model (features.json draft-mla-*,
@@ -292,18 +294,21 @@ def draft_backend_judged(
     is not known is judged both ways: a rule failing one way only is unknown. A known value with no feature is
     unknown (what it needs is not judged). The values whose own draft-* rules judge the draft (trtllm_mla,
     flashmla: DRAFT_JUDGED_BACKENDS, required by draft_backend_features) are only checked against the factory.
-    Each failing reason is one problem on the flag: blocked (crash), a note for an effect short of a crash, or
-    unknown; none where the draft's backend is ok."""
+    DFLASH and DSPARK, which resolve the draft's backend from their own list, are judged for the values they keep
+    as given (_own_list_judged). Each failing reason is one problem on the flag: blocked (crash), a note for an
+    effect short of a crash, or unknown; none where the draft's backend is ok."""
     from stackcheck.launch import gate
 
     drafts, backend = _draft_backend(derived)
-    if not drafts or backend is None:
+    if backend is None:
         return []
     option: Mapping[str, Any] = next((o for o in gate._options(mapping) if o.get("flag") == "--attention-backend"), {})
     choices = option.get("choices") or {}
     if not isinstance(choices, Mapping) or backend not in choices:
         return []  # draft_backend_problems: unknown
     spec: Mapping[str, Any] = mapping.get("draft_attention_backend") or {}
+    if not drafts:
+        return _own_list_judged(derived, manifests, facts, pre, sglang_version, facts_file, spec, backend, choices)
     flag = "--speculative-draft-attention-backend"
     subject = f"{flag}={backend}"
     path_source = [s for hop in spec.get("path") or [] if isinstance(hop, dict) for s in hop.get("source") or []]
@@ -349,6 +354,54 @@ def draft_backend_judged(
     dims = model_launch_facts(pre, derived, mapping)
     why = draft_mla_unknown(pre, dims)
     return _judge_draft_features(derived, manifests, facts, spec, backend, features, dims, why, facts_file)
+
+
+def _own_list_judged(
+    derived: Any,
+    manifests: Any,
+    facts: Mapping[str, Any],
+    pre: Preflight,
+    sglang_version: str | None,
+    facts_file: bool,
+    spec: Mapping[str, Any],
+    backend: str,
+    choices: Mapping[str, Any],
+) -> list[Any]:
+    """A draft backend of an algorithm that resolves it from its own list (DFLASH, DSPARK: launch.json
+    draft_attention_backend `own_list`): a value its draft runner builds as given in the installed release is
+    judged as draft_backend_judged judges it, on the model --speculative-draft-model-path names (with the entry's
+    `condition`, where it would be blocked it is unknown); other values, algorithms and releases are not judged
+    (they fall back, or depend on the draft's config)."""
+    from stackcheck.facts.versions import version_in
+
+    algorithm = str(derived.options.get("--speculative-algorithm") or "").upper()
+    entry: Mapping[str, Any] = next(
+        (
+            e
+            for e in spec.get("own_list") or []
+            if isinstance(e, dict)
+            and e.get("algorithm") == algorithm
+            and sglang_version
+            and version_in(sglang_version, str(e.get("versions"))) is True
+        ),
+        {},
+    )
+    if backend not in (entry.get("as_given") or []):
+        return []
+    draft = next((i for i in pre.models if str(i.role) == "draft model"), None)
+    dims: dict[str, Any] = {}
+    mla_why = None
+    if draft is not None:
+        dims["draft_config_read"] = draft.attention is not None
+        if isinstance(draft.mla, bool):
+            dims["draft_mla"] = draft.mla
+        elif draft.attention is not None:
+            mla_why = f"the speculative draft model {draft.spec}: {draft.mla_why}"
+    features = [str(f) for f in choices.get(backend) or []]
+    condition = str(entry["condition"]) if entry.get("condition") else None
+    return _judge_draft_features(
+        derived, manifests, facts, spec, backend, features, dims, mla_why, facts_file, condition
+    )
 
 
 def _judge_draft_features(
@@ -415,7 +468,7 @@ def _judge_draft_features(
                 status = "unknown"
                 message = f"{message} (SGLang checks this on the target's backend only; for the draft it was not read)"
             if condition is not None and status == "blocked":
-                status, message = "unknown", f"{condition}; if it does, {message}"
+                status, message = "unknown", f"{condition}; where it builds this backend, {message}"
             effect = str(r.get("effect", "crash")) if status == "blocked" else None
             if status == "blocked" and effect != "crash":
                 status = "note"

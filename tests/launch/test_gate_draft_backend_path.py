@@ -165,8 +165,33 @@ def test_the_draft_data_names_what_exists(manifests: Manifests) -> None:
         assert len(hits) == 1, release
         assert set(DRAFT_JUDGED_BACKENDS) <= set(hits[0]["backends"])
     assert all(hop.get("source") for hop in spec["path"])
+    for entry in spec["own_list"]:
+        assert entry["algorithm"] in ("DFLASH", "DSPARK") and set(entry["as_given"]) <= set(choices(manifests))
+
+
+def choices(manifests: Manifests) -> list[str]:
+    option = next(o for o in manifests.launch["options"] if o.get("flag") == "--attention-backend")
+    return list(option["choices"])
 
 
 def _in_run(release: str, run: str) -> bool:
     low, _, high = run.partition("-")
     return version_in(release, f">={low},<={high or low}") is True
+
+
+def test_dflash_and_dspark_drafts_on_a_value_they_keep(tmp_path: Path) -> None:
+    """DFLASH keeps fa3, fa4, flashinfer and triton as given in every release that has it (0.5.11-0.5.23) and its
+    draft runner builds them through the registry: fa3 on SM120 is refused, on H200 ok. DSPARK keeps them too,
+    except for a MoE draft (DSV4's backend), which the gate does not read: unknown, never ok. A value they replace
+    (trtllm_mla: flashinfer on CUDA) is not judged as that value."""
+
+    def launch(sub: str, algorithm: str, backend: str) -> list[str]:
+        args = _launch(tmp_path / sub, LLAMA3, LLAMA3, backend)
+        return [a if a != "EAGLE3" else algorithm for a in args]
+
+    (p,) = _draft(_gate_assumed(H200, "12.0x8", *launch("a", "DFLASH", "fa3")))
+    assert (p["status"], p["effect"]) == ("blocked", "crash") and "rule fa3-majors" in p["message"]
+    assert _draft(gate_json(H200, *launch("b", "DFLASH", "fa3"), dry_run=True)) == []
+    (d,) = _draft(_gate_assumed(H200, "12.0x8", *launch("c", "DSPARK", "fa3")))
+    assert d["status"] == "unknown" and "MoE" in d["message"]
+    assert _draft(_gate_assumed(H200, "12.0x8", *launch("d", "DFLASH", "trtllm_mla"))) == []
