@@ -300,10 +300,12 @@ def draft_backend_judged(
     from stackcheck.launch import gate
 
     drafts, backend = _draft_backend(derived)
-    if backend is None:
-        return []
     option: Mapping[str, Any] = next((o for o in gate._options(mapping) if o.get("flag") == "--attention-backend"), {})
     choices = option.get("choices") or {}
+    if backend is None:
+        if not drafts or not isinstance(choices, Mapping):
+            return []
+        return _inherited_judged(derived, mapping, manifests, facts, pre, sglang_version, facts_file, choices)
     if not isinstance(choices, Mapping) or backend not in choices:
         return []  # draft_backend_problems: unknown
     spec: Mapping[str, Any] = mapping.get("draft_attention_backend") or {}
@@ -354,6 +356,62 @@ def draft_backend_judged(
     dims = model_launch_facts(pre, derived, mapping)
     why = draft_mla_unknown(pre, dims)
     return _judge_draft_features(derived, manifests, facts, spec, backend, features, dims, why, facts_file)
+
+
+def _inherited_judged(
+    derived: Any,
+    mapping: Mapping[str, Any],
+    manifests: Any,
+    facts: Mapping[str, Any],
+    pre: Preflight,
+    sglang_version: str | None,
+    facts_file: bool,
+    choices: Mapping[str, Any],
+) -> list[Any]:
+    """An EAGLE-family draft without --speculative-draft-attention-backend takes the target's backend (its runner
+    the target's pair, the draft worker's factory its decode or prefill backend): where the command gives one
+    --attention-backend (no other prefill or decode backend), the factory must build it (else blocked), and the
+    rules of its features that fail for the draft model (--speculative-draft-model-path) but not for the target's
+    are said (an MLA draft on fa3 on an A100 beside a non-MLA target). Without an attention flag (SGLang picks)
+    nothing is judged here."""
+    from stackcheck.launch import gate
+
+    options = derived.options
+    backend = options.get("--attention-backend")
+    split = {options.get("--prefill-attention-backend"), options.get("--decode-attention-backend")} - {None}
+    if not isinstance(backend, str) or backend not in choices or split - {backend}:
+        return []
+    spec: Mapping[str, Any] = mapping.get("draft_attention_backend") or {}
+    subject = f"--attention-backend={backend} (the speculative draft's too)"
+    built, why = _factory_backends(spec, sglang_version)
+    if not built or why is not None:
+        return []  # not known, or a release without the factory read: the target's judgement stands
+    if backend not in built:
+        factory_source = [
+            src for hop in (spec.get("path") or [])[2:3] if isinstance(hop, dict) for src in hop.get("source") or []
+        ]
+        return [
+            gate.Problem(
+                subject, "blocked", "crash",
+                f"SGLang {sglang_version}'s speculative draft worker takes the target's attention backend {backend}"
+                f" and builds no draft backend for it (it builds {', '.join(sorted(built))}): ValueError 'EAGLE is"
+                f" not supported in attention backend {backend}' as the draft worker starts; give"
+                " --speculative-draft-attention-backend one of those that this GPU runs",
+                factory_source,
+            )
+        ]  # fmt: skip
+    dims = model_launch_facts(pre, derived, mapping)
+    if backend in DRAFT_JUDGED_BACKENDS or "draft_config_read" not in dims:
+        return []  # their draft-* rules judge the draft; no draft model: the draft is the target's model
+    target: dict[str, Any] = {"draft_config_read": dims.get("model_config_read")}
+    if isinstance(pre.launch.get("model_mla"), bool):
+        target["draft_mla"] = pre.launch["model_mla"]
+    target.update({f"draft_{k}": v for k, v in dims.items() if k in _MODEL_KEYS and k != "model_config_read"})
+    features = [str(f) for f in choices.get(backend) or []]
+    return _judge_draft_features(
+        derived, manifests, facts, spec, backend, features, dims, draft_mla_unknown(pre, dims), facts_file,
+        target=target, subject=subject,
+    )  # fmt: skip
 
 
 def _own_list_judged(
@@ -415,15 +473,19 @@ def _judge_draft_features(
     mla_why: str | None,
     facts_file: bool,
     condition: str | None = None,
+    target: Mapping[str, Any] | None = None,
+    subject: str | None = None,
 ) -> list[Any]:
     """draft_backend_judged's judging of the draft backend's features against the draft's view of the launch
     (`dims`: the draft model's facts, draft_* keys; `mla_why`: why its MLA kind is not known where it was read).
     With `condition` (SGLang builds the draft on this backend only where it holds, and the gate does not know
-    whether it does), what would be blocked is unknown, the condition said."""
+    whether it does), what would be blocked is unknown, the condition said. With `target` (the target model's
+    facts in the draft_* form: the draft takes the target's backend), only the rules that fail for the draft and
+    not for the target are said (the target's own verdict says the others)."""
     from stackcheck.launch import gate
 
     flag = "--speculative-draft-attention-backend"
-    subject = f"{flag}={backend}"
+    subject = subject or f"{flag}={backend}"
     path_source = [src for hop in spec.get("path") or [] if isinstance(hop, dict) for src in hop.get("source") or []]
     view = draft_launch_view(derived.launch, backend, dims)
     unknown_why = None
@@ -441,6 +503,7 @@ def _judge_draft_features(
             (dropped.setdefault(str(entry.get("feature")), set())).add(str(rule))
             if entry.get("draft") == "unknown":
                 unknown_rules.add(key)
+    hint = "" if target is not None else ", or leave it out"
     out: list[Any] = []
     by_id = {str(f.get("id")): f for f in manifests.features}
     for fid in features:
@@ -450,7 +513,13 @@ def _judge_draft_features(
             continue
         cases = [view] if unknown_why is None else [{**view, "mla": True}, {**view, "mla": False}]
         judged = [_judge_draft(feature, manifests, facts, case, facts_file) for case in cases]
-        failing = [_failing(v, set()) for v in judged]
+        skip: set[str] = set()
+        if target is not None:  # what fails for the target too: its own verdict says it
+            own = draft_launch_view(derived.launch, backend, target)
+            own_cases = [own] if isinstance(own.get("mla"), bool) else [{**own, "mla": True}, {**own, "mla": False}]
+            for case in own_cases:
+                skip |= set(_failing(_judge_draft(feature, manifests, facts, case, facts_file), set()))
+        failing = [_failing(v, skip) for v in judged]
         rules = dict(failing[0])
         for other in failing[1:]:
             for rid, r in other.items():
@@ -476,7 +545,7 @@ def _judge_draft_features(
                 gate.Problem(
                     subject, status, effect,
                     f"the speculative draft's attention backend {backend} ({fid}, rule {rid}): {message}; for the"
-                    f" draft, give {flag} a backend this GPU and the draft model take, or leave it out",
+                    f" draft, give {flag} a backend this GPU and the draft model take{hint}",
                     r.get("source") or path_source,
                     observed=None if r.get("observed") is None else str(r.get("observed")),
                     required=None if r.get("required") is None else str(r.get("required")),

@@ -195,3 +195,24 @@ def test_dflash_and_dspark_drafts_on_a_value_they_keep(tmp_path: Path) -> None:
     (d,) = _draft(_gate_assumed(H200, "12.0x8", *launch("c", "DSPARK", "fa3")))
     assert d["status"] == "unknown" and "MoE" in d["message"]
     assert _draft(_gate_assumed(H200, "12.0x8", *launch("d", "DFLASH", "trtllm_mla"))) == []
+
+
+def test_a_draft_that_takes_the_targets_backend(tmp_path: Path) -> None:
+    """Without the flag the draft takes the target's --attention-backend: the draft worker's factory must build it
+    (torch_native: ValueError), and the draft model is judged on it where it differs from the target (an MLA draft
+    on fa3 on an A100 beside a Llama target; a Llama draft beside a DeepSeek target adds nothing to the target's
+    own refusal)."""
+
+    def launch(sub: str, target: dict[str, Any], draft: dict[str, Any], backend: str) -> list[str]:
+        args = _launch(tmp_path / sub, target, draft, "x")[:-2]
+        return [*args, "--attention-backend", backend]
+
+    def inherited(doc: dict[str, Any]) -> list[dict[str, Any]]:
+        return [p for p in doc["derived"]["problems"] if "(the speculative draft's too)" in str(p.get("subject"))]
+
+    native = inherited(gate_json(H200, *launch("a", LLAMA3, LLAMA3, "torch_native"), dry_run=True))
+    assert [(p["status"], p["effect"]) for p in native] == [("blocked", "crash")]
+    assert inherited(gate_json(H200, *launch("b", LLAMA3, LLAMA3, "fa3"), dry_run=True)) == []
+    (p,) = inherited(_gate_assumed(H200, "8.0x8", *launch("c", LLAMA3, DEEPSEEK_R1, "fa3")))
+    assert p["status"] == "blocked" and "rule mla-needs-hopper" in p["message"]
+    assert inherited(_gate_assumed(H200, "8.0x8", *launch("d", DEEPSEEK_R1, LLAMA3, "fa3"))) == []
