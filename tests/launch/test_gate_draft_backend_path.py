@@ -216,3 +216,24 @@ def test_a_draft_that_takes_the_targets_backend(tmp_path: Path) -> None:
     (p,) = inherited(_gate_assumed(H200, "8.0x8", *launch("c", LLAMA3, DEEPSEEK_R1, "fa3")))
     assert p["status"] == "blocked" and "rule mla-needs-hopper" in p["message"]
     assert inherited(_gate_assumed(H200, "8.0x8", *launch("d", DEEPSEEK_R1, LLAMA3, "fa3"))) == []
+
+
+def test_a_draft_alone_on_trtllm_mla_or_flashmla_is_not_judged_on_the_targets_model(tmp_path: Path) -> None:
+    """The draft alone on trtllm_mla (the target on flashinfer) requires attention-trtllm-mla; its target-model rule
+    mla-models-only read the target's model (a Llama target refused with an MLA draft: a false refusal). Now it
+    holds only where the target's own backend flags give trtllm_mla (or none); the draft-* rule judges the draft."""
+    b200 = CASES / "b200" / "facts.json"  # 8x B200 (SM100), SGLang 0.5.20
+
+    def trtllm_mla(doc: dict[str, Any]) -> tuple[str, list[str]]:
+        verdict = next(f for f in doc["features"] if f["feature"] == "attention-trtllm-mla")
+        blockers = [b for b in doc["reasons"] if b.get("feature") == "attention-trtllm-mla"]
+        rules = [str(r.get("rule")) for b in blockers for r in b.get("reasons") or []]
+        return str(verdict["status"]), rules
+
+    mla_draft = [*_launch(tmp_path / "a", LLAMA3, DEEPSEEK_R1, "trtllm_mla"), "--attention-backend", "flashinfer"]
+    assert trtllm_mla(gate_json(b200, *mla_draft, dry_run=True)) == ("ok", [])
+    mha_draft = [*_launch(tmp_path / "b", LLAMA3, LLAMA3, "trtllm_mla"), "--attention-backend", "flashinfer"]
+    assert trtllm_mla(gate_json(b200, *mha_draft, dry_run=True)) == ("blocked", ["draft-mla-models-only"])
+    # the target itself on trtllm_mla: its own model is judged as before
+    own = [*_launch(tmp_path / "c", LLAMA3, DEEPSEEK_R1, "trtllm_mla"), "--attention-backend", "trtllm_mla"]
+    assert trtllm_mla(gate_json(b200, *own, dry_run=True)) == ("blocked", ["mla-models-only"])
