@@ -464,6 +464,7 @@ class Launch(TypedDict, total=False):
     release_flags: ReleaseFlags
     own_flag_choices: list[OwnFlagChoice]
     release_choices: list[ReleaseChoices]
+    draft_attention_backend: dict[str, Any]  # how a speculative draft's own backend is built (gate_preflight.py)
     refusals: Refusals
 
 

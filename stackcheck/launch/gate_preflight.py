@@ -140,6 +140,11 @@ def run_for_gate(
     for feature, why in draft_backend_features(derived, mapping):
         gate._add(derived, feature, "explicit", why)
     derived.problems.extend(draft_backend_problems(derived, mapping))
+    derived.problems.extend(
+        draft_backend_judged(
+            derived, mapping, manifests, facts, pre, sglang_version, bool(getattr(opts, "facts_file", None))
+        )
+    )
     derived.launch.update(pre.launch)
     return pre
 
@@ -148,10 +153,13 @@ def run_for_gate(
 #: DFLASH and DSPARK resolve the draft's backend from their own list, which has neither trtllm_mla nor flashmla
 #: (sglang 0.5.23 arg_groups/speculative_hook.py _resolve_dflash_draft_attention_backend, arg_groups/choices.py
 #: DRAFT_ATTENTION_BACKEND_CHOICES, speculative/draft_worker_common.py resolve_draft_worker_attention_backend)
+#: (a DFLASH or DSPARK draft on a value their list keeps as given is judged by draft_backend_judged: launch.json
+#: draft_attention_backend `own_list`)
 NO_DRAFT_BACKEND = ("NGRAM", "DFLASH", "DSPARK")
 
-#: the draft attention backends whose feature's rules judge the draft model (features.json draft-mla-*,
-#: draft-flashmla-*)
+#: the draft attention backends whose feature's own draft-* rules judge the draft model (features.json draft-mla-*,
+#: draft-flashmla-*): their features are required as they are (draft_backend_features); every other value's
+#: features are judged against the draft's view of the launch (draft_backend_judged)
 DRAFT_JUDGED_BACKENDS = ("trtllm_mla", "flashmla")
 
 
@@ -205,6 +213,365 @@ def draft_backend_problems(derived: Any, mapping: Mapping[str, Any]) -> list[Any
             option.get("source"),
         )
     ]
+
+
+#: the launch facts about the served model that the draft's view replaces with the draft model's (model_launch_facts)
+_MODEL_KEYS = (
+    "mla",
+    "mla_kv_rope",
+    "mla_qk_nope_head_dim",
+    "mla_prefill_dims",
+    "mla_heads_per_gpu",
+    "model_config_read",
+)
+_BACKEND_KEYS = ("attention_backend", "prefill_attention_backend", "decode_attention_backend")
+
+
+def _factory_backends(spec: Mapping[str, Any], version: str | None) -> tuple[list[str] | None, str | None]:
+    """The values the installed release's draft worker builds a backend for (launch.json draft_attention_backend
+    `factory`): (the list, None); for a release newer than the runs read, the newest run's list with a note; (None,
+    why) where it is not known; ([], None) for a release older than the flag (release_flags refuses the flag)."""
+    from stackcheck.facts.versions import parse_specifier, version_in
+
+    runs = [r for r in spec.get("factory") or [] if isinstance(r, dict)]
+    if not runs:
+        return None, "launch.json has no draft backend factory data"
+    if not version:
+        return None, "the installed SGLang release is not known"
+    hit = next((r for r in runs if version_in(version, str(r.get("versions"))) is True), None)
+    if hit is not None:
+        return [str(b) for b in hit.get("backends") or []], None
+    bounds = [t for r in runs for op, t in parse_specifier(str(r.get("versions"))) or () if op in ("==", "<=")]
+    lows = [t for r in runs for op, t in parse_specifier(str(r.get("versions"))) or () if op in (">=", "==")]
+    newest = max(bounds, key=lambda t: tuple(int(x) for x in t.split(".") if x.isdigit()), default=None)
+    oldest = min(lows, key=lambda t: tuple(int(x) for x in t.split(".") if x.isdigit()), default=None)
+    if oldest is not None and version_in(version, f"<{oldest}") is True:
+        return [], None
+    if newest is not None and version_in(version, f">{newest}") is True:
+        last = next(r for r in runs if newest in str(r.get("versions")))
+        return [str(b) for b in last.get("backends") or []], f"newer than {newest}, the newest release read"
+    return None, f"SGLang {version} is in no run of releases the draft backend factory was read for"
+
+
+def draft_launch_view(launch: Mapping[str, Any], backend: str, model: Mapping[str, Any]) -> dict[str, Any]:
+    """The launch facts as the speculative draft's runner sees them: `backend` for prefill and decode (SGLang's
+    draft runner builds that one backend for both, and the draft worker's factory the same for draft extend and
+    decode), and the draft model's MLA kind and dims in place of the target's (`model`: model_launch_facts'
+    answer, whose draft_* keys are the draft's; none: not known)."""
+    view = {k: v for k, v in launch.items() if k not in _MODEL_KEYS and k not in _BACKEND_KEYS}
+    view = {k: v for k, v in view.items() if not k.startswith("draft_")}
+    view.update({k: backend for k in _BACKEND_KEYS})
+    for key in _MODEL_KEYS:
+        draft_key = "draft_config_read" if key == "model_config_read" else f"draft_{key}"
+        if draft_key in model:
+            view[key] = model[draft_key]
+    return view
+
+
+def _failing(verdict: Mapping[str, Any], skip: set[str]) -> dict[str, dict[str, Any]]:
+    return {
+        str(r.get("rule")): dict(r)
+        for r in verdict.get("reasons") or []
+        if r.get("result") in ("fail", "unknown") and str(r.get("rule")) not in skip
+    }
+
+
+def draft_backend_judged(
+    derived: Any,
+    mapping: Mapping[str, Any],
+    manifests: Any,
+    facts: Mapping[str, Any],
+    pre: Preflight,
+    sglang_version: str | None,
+    facts_file: bool = False,
+) -> list[Any]:
+    """What a speculative draft's --speculative-draft-attention-backend needs, judged for the draft (launch.json
+    draft_attention_backend says the path): the installed release's draft worker must build that value (its
+    backend factory, else ValueError as the draft worker starts: blocked), and the value's features must hold for
+    the draft: each feature's rules judged against the draft's view of the launch (draft_launch_view: that backend
+    for prefill and decode, the draft model's MLA kind and dims), less the rules that are checks on the target's
+    flags only (`target_only_rules`: 'dropped', or 'unknown' where they would fail). A draft model whose MLA kind
+    is not known is judged both ways: a rule failing one way only is unknown. A known value with no feature is
+    unknown (what it needs is not judged). The values whose own draft-* rules judge the draft (trtllm_mla,
+    flashmla: DRAFT_JUDGED_BACKENDS, required by draft_backend_features) are only checked against the factory.
+    DFLASH and DSPARK, which resolve the draft's backend from their own list, are judged for the values they keep
+    as given (_own_list_judged). Each failing reason is one problem on the flag: blocked (crash), a note for an
+    effect short of a crash, or unknown; none where the draft's backend is ok."""
+    from stackcheck.launch import gate
+
+    drafts, backend = _draft_backend(derived)
+    option: Mapping[str, Any] = next((o for o in gate._options(mapping) if o.get("flag") == "--attention-backend"), {})
+    choices = option.get("choices") or {}
+    if backend is None:
+        if not drafts or not isinstance(choices, Mapping):
+            return []
+        return _inherited_judged(derived, mapping, manifests, facts, pre, sglang_version, facts_file, choices)
+    if not isinstance(choices, Mapping) or backend not in choices:
+        return []  # draft_backend_problems: unknown
+    spec: Mapping[str, Any] = mapping.get("draft_attention_backend") or {}
+    if not drafts:
+        return _own_list_judged(derived, manifests, facts, pre, sglang_version, facts_file, spec, backend, choices)
+    flag = "--speculative-draft-attention-backend"
+    subject = f"{flag}={backend}"
+    path_source = [s for hop in spec.get("path") or [] if isinstance(hop, dict) for s in hop.get("source") or []]
+    factory_source = [
+        s for hop in (spec.get("path") or [])[2:3] if isinstance(hop, dict) for s in hop.get("source") or []
+    ]
+    built, why = _factory_backends(spec, sglang_version)
+    if built == [] and why is None:
+        return []  # a release without the flag: release_problems refuses it
+    if built is None or (why is not None and backend not in built):
+        reason = why or "not known"
+        return [
+            gate.Problem(
+                subject, "unknown", None,
+                f"whether SGLang's draft worker builds a draft attention backend for {backend!r} is not known"
+                f" ({reason}), and what the draft's backend needs is not judged",
+                factory_source,
+            )
+        ]  # fmt: skip
+    if backend not in built:
+        return [
+            gate.Problem(
+                subject, "blocked", "crash",
+                f"SGLang {sglang_version}'s speculative draft worker builds no draft backend for {backend!r}"
+                f" (it builds {', '.join(sorted(built))}): ValueError 'EAGLE is not supported in attention backend"
+                f" {backend}' as the draft worker starts; give {flag} one of those that this GPU runs, or leave it"
+                " out (the draft then takes the target's backend)",
+                factory_source,
+            )
+        ]  # fmt: skip
+    if backend in DRAFT_JUDGED_BACKENDS:
+        return []  # draft_backend_features requires their features, whose draft-* rules judge the draft model
+    features = [str(f) for f in choices.get(backend) or []]
+    if not features:
+        return [
+            gate.Problem(
+                subject, "unknown", None,
+                f"the speculative draft's attention backend {backend!r} maps to no feature the manifests judge:"
+                " what it needs on this box is not known",
+                path_source,
+            )
+        ]  # fmt: skip
+    dims = model_launch_facts(pre, derived, mapping)
+    why = draft_mla_unknown(pre, dims)
+    return _judge_draft_features(derived, manifests, facts, spec, backend, features, dims, why, facts_file)
+
+
+def _inherited_judged(
+    derived: Any,
+    mapping: Mapping[str, Any],
+    manifests: Any,
+    facts: Mapping[str, Any],
+    pre: Preflight,
+    sglang_version: str | None,
+    facts_file: bool,
+    choices: Mapping[str, Any],
+) -> list[Any]:
+    """An EAGLE-family draft without --speculative-draft-attention-backend takes the target's backend (its runner
+    the target's pair, the draft worker's factory its decode or prefill backend): where the command gives one
+    --attention-backend (no other prefill or decode backend), the factory must build it (else blocked), and the
+    rules of its features that fail for the draft model (--speculative-draft-model-path) but not for the target's
+    are said (an MLA draft on fa3 on an A100 beside a non-MLA target). Without an attention flag (SGLang picks)
+    nothing is judged here."""
+    from stackcheck.launch import gate
+
+    options = derived.options
+    backend = options.get("--attention-backend")
+    split = {options.get("--prefill-attention-backend"), options.get("--decode-attention-backend")} - {None}
+    if not isinstance(backend, str) or backend not in choices or split - {backend}:
+        return []
+    spec: Mapping[str, Any] = mapping.get("draft_attention_backend") or {}
+    subject = f"--attention-backend={backend} (the speculative draft's too)"
+    built, why = _factory_backends(spec, sglang_version)
+    if not built or why is not None:
+        return []  # not known, or a release without the factory read: the target's judgement stands
+    if backend not in built:
+        factory_source = [
+            src for hop in (spec.get("path") or [])[2:3] if isinstance(hop, dict) for src in hop.get("source") or []
+        ]
+        return [
+            gate.Problem(
+                subject, "blocked", "crash",
+                f"SGLang {sglang_version}'s speculative draft worker takes the target's attention backend {backend}"
+                f" and builds no draft backend for it (it builds {', '.join(sorted(built))}): ValueError 'EAGLE is"
+                f" not supported in attention backend {backend}' as the draft worker starts; give"
+                " --speculative-draft-attention-backend one of those that this GPU runs",
+                factory_source,
+            )
+        ]  # fmt: skip
+    dims = model_launch_facts(pre, derived, mapping)
+    if backend in DRAFT_JUDGED_BACKENDS or "draft_config_read" not in dims:
+        return []  # their draft-* rules judge the draft; no draft model: the draft is the target's model
+    target: dict[str, Any] = {"draft_config_read": dims.get("model_config_read")}
+    if isinstance(pre.launch.get("model_mla"), bool):
+        target["draft_mla"] = pre.launch["model_mla"]
+    target.update({f"draft_{k}": v for k, v in dims.items() if k in _MODEL_KEYS and k != "model_config_read"})
+    features = [str(f) for f in choices.get(backend) or []]
+    return _judge_draft_features(
+        derived, manifests, facts, spec, backend, features, dims, draft_mla_unknown(pre, dims), facts_file,
+        target=target, subject=subject,
+    )  # fmt: skip
+
+
+def _own_list_judged(
+    derived: Any,
+    manifests: Any,
+    facts: Mapping[str, Any],
+    pre: Preflight,
+    sglang_version: str | None,
+    facts_file: bool,
+    spec: Mapping[str, Any],
+    backend: str,
+    choices: Mapping[str, Any],
+) -> list[Any]:
+    """A draft backend of an algorithm that resolves it from its own list (DFLASH, DSPARK: launch.json
+    draft_attention_backend `own_list`): a value its draft runner builds as given in the installed release is
+    judged as draft_backend_judged judges it, on the model --speculative-draft-model-path names (with the entry's
+    `condition`, where it would be blocked it is unknown); other values, algorithms and releases are not judged
+    (they fall back, or depend on the draft's config)."""
+    from stackcheck.facts.versions import version_in
+
+    algorithm = str(derived.options.get("--speculative-algorithm") or "").upper()
+    entry: Mapping[str, Any] = next(
+        (
+            e
+            for e in spec.get("own_list") or []
+            if isinstance(e, dict)
+            and e.get("algorithm") == algorithm
+            and sglang_version
+            and version_in(sglang_version, str(e.get("versions"))) is True
+        ),
+        {},
+    )
+    if backend not in (entry.get("as_given") or []):
+        return []
+    draft = next((i for i in pre.models if str(i.role) == "draft model"), None)
+    dims: dict[str, Any] = {}
+    mla_why = None
+    if draft is not None:
+        dims["draft_config_read"] = draft.attention is not None
+        if isinstance(draft.mla, bool):
+            dims["draft_mla"] = draft.mla
+        elif draft.attention is not None:
+            mla_why = f"the speculative draft model {draft.spec}: {draft.mla_why}"
+    features = [str(f) for f in choices.get(backend) or []]
+    condition = str(entry["condition"]) if entry.get("condition") else None
+    return _judge_draft_features(
+        derived, manifests, facts, spec, backend, features, dims, mla_why, facts_file, condition
+    )
+
+
+def _judge_draft_features(
+    derived: Any,
+    manifests: Any,
+    facts: Mapping[str, Any],
+    spec: Mapping[str, Any],
+    backend: str,
+    features: list[str],
+    dims: Mapping[str, Any],
+    mla_why: str | None,
+    facts_file: bool,
+    condition: str | None = None,
+    target: Mapping[str, Any] | None = None,
+    subject: str | None = None,
+) -> list[Any]:
+    """draft_backend_judged's judging of the draft backend's features against the draft's view of the launch
+    (`dims`: the draft model's facts, draft_* keys; `mla_why`: why its MLA kind is not known where it was read).
+    With `condition` (SGLang builds the draft on this backend only where it holds, and the gate does not know
+    whether it does), what would be blocked is unknown, the condition said. With `target` (the target model's
+    facts in the draft_* form: the draft takes the target's backend), only the rules that fail for the draft and
+    not for the target are said (the target's own verdict says the others)."""
+    from stackcheck.launch import gate
+
+    flag = "--speculative-draft-attention-backend"
+    subject = subject or f"{flag}={backend}"
+    path_source = [src for hop in spec.get("path") or [] if isinstance(hop, dict) for src in hop.get("source") or []]
+    view = draft_launch_view(derived.launch, backend, dims)
+    unknown_why = None
+    if not isinstance(view.get("mla"), bool):
+        unknown_why = mla_why or (
+            "the gate could not read the speculative draft model's config.json, so whether it is MLA is not known"
+        )
+    dropped: dict[str, set[str]] = {}
+    unknown_rules: set[str] = set()
+    for entry in spec.get("target_only_rules") or []:
+        if not isinstance(entry, dict):
+            continue
+        for rule in entry.get("rules") or []:
+            key = f"{entry.get('feature')}/{rule}"
+            (dropped.setdefault(str(entry.get("feature")), set())).add(str(rule))
+            if entry.get("draft") == "unknown":
+                unknown_rules.add(key)
+    hint = "" if target is not None else ", or leave it out"
+    out: list[Any] = []
+    by_id = {str(f.get("id")): f for f in manifests.features}
+    for fid in features:
+        feature = by_id.get(fid)
+        if feature is None:
+            out.append(gate.Problem(subject, "unknown", None, f"feature {fid} not in the manifests"))
+            continue
+        cases = [view] if unknown_why is None else [{**view, "mla": True}, {**view, "mla": False}]
+        judged = [_judge_draft(feature, manifests, facts, case, facts_file) for case in cases]
+        skip: set[str] = set()
+        if target is not None:  # what fails for the target too: its own verdict says it
+            own = draft_launch_view(derived.launch, backend, target)
+            own_cases = [own] if isinstance(own.get("mla"), bool) else [{**own, "mla": True}, {**own, "mla": False}]
+            for case in own_cases:
+                skip |= set(_failing(_judge_draft(feature, manifests, facts, case, facts_file), set()))
+        failing = [_failing(v, skip) for v in judged]
+        rules = dict(failing[0])
+        for other in failing[1:]:
+            for rid, r in other.items():
+                rules.setdefault(rid, r)
+        for rid, r in rules.items():
+            both = all(rid in f for f in failing)
+            message = str(r.get("message") or "")
+            status = "unknown" if r.get("result") == "unknown" or not both else "blocked"
+            if not both:
+                side = "if it is" if rid in failing[0] else "if it is not"
+                message = f"{unknown_why}; {side}, {message}"
+            if rid in dropped.get(fid, set()):
+                if f"{fid}/{rid}" not in unknown_rules:
+                    continue  # a check on the target's flags only: the feature's other rules judge the draft
+                status = "unknown"
+                message = f"{message} (SGLang checks this on the target's backend only; for the draft it was not read)"
+            if condition is not None and status == "blocked":
+                status, message = "unknown", f"{condition}; where it builds this backend, {message}"
+            effect = str(r.get("effect", "crash")) if status == "blocked" else None
+            if status == "blocked" and effect != "crash":
+                status = "note"
+            out.append(
+                gate.Problem(
+                    subject, status, effect,
+                    f"the speculative draft's attention backend {backend} ({fid}, rule {rid}): {message}; for the"
+                    f" draft, give {flag} a backend this GPU and the draft model take{hint}",
+                    r.get("source") or path_source,
+                    observed=None if r.get("observed") is None else str(r.get("observed")),
+                    required=None if r.get("required") is None else str(r.get("required")),
+                )
+            )  # fmt: skip
+    return out
+
+
+def _judge_draft(
+    feature: Any, manifests: Any, facts: Mapping[str, Any], launch: dict[str, Any], facts_file: bool
+) -> Mapping[str, Any]:
+    """The feature's verdict against the draft's view of the launch; with a facts file, the implied versions too
+    (as build_report merges them): the worse of the two."""
+    from stackcheck.verdicts.context import Context
+    from stackcheck.verdicts.engine import evaluate_feature
+
+    stated: Any = facts
+    verdict: Mapping[str, Any] = evaluate_feature(feature, Context(facts=stated, manifests=manifests, launch=launch))
+    if not facts_file or verdict.get("status") != "ok":
+        return verdict
+    from stackcheck.facts.implied import imply
+
+    implied_facts, implied = imply(stated, manifests)
+    if not implied:
+        return verdict
+    return evaluate_feature(feature, Context(facts=implied_facts, manifests=manifests, launch=launch))
 
 
 def mla_unknown(pre: Preflight) -> str | None:
