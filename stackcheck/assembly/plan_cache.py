@@ -375,16 +375,29 @@ def _write_private(directory: str, name: str, data: bytes) -> bool:
 
 
 def _prune(directory: str, suffix: str = ".json", keep: int = MAX_ENTRIES) -> None:
-    """Keep the `keep` newest entries (a box's facts change rarely; old keys are never read again)."""
+    """Keep the `keep` newest entries (a box's facts change rarely; old keys are never read again). The directory is
+    opened once, not through a link, and pruned only when it is this user's and no one else may write it
+    (paths.private_file on the open directory); entries are listed and removed relative to that open directory, so
+    a directory swapped for a link to another one (its parent writable by others) loses nothing."""
+    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
     try:
-        entries = [e for e in os.scandir(directory) if e.name.endswith(suffix) and not e.name.startswith(".")]
+        fd = os.open(directory, flags)
+    except OSError:
+        return
+    try:
+        if not private_file(os.fstat(fd)) or os.scandir not in os.supports_fd or os.unlink not in os.supports_dir_fd:
+            return
+        with os.scandir(fd) as listing:
+            entries = [e for e in listing if e.name.endswith(suffix) and not e.name.startswith(".")]
         if len(entries) <= keep:
             return
-        entries.sort(key=lambda e: e.stat().st_mtime_ns, reverse=True)
+        entries.sort(key=lambda e: e.stat(follow_symlinks=False).st_mtime_ns, reverse=True)
         for e in entries[keep:]:
-            os.unlink(e.path)
+            os.unlink(e.name, dir_fd=fd)
     except OSError:
         pass
+    finally:
+        os.close(fd)
 
 
 # ---- the answer of `stackcheck plan --facts FILE ...`, kept whole ------------------------------------------------

@@ -735,3 +735,39 @@ def test_a_fifo_at_an_entry_is_not_waited_on(tmp_path: Path) -> None:
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
     assert done.returncode == 0 and done.stdout.strip() == "None", done.stderr
+
+
+def _entries(directory: Path, count: int) -> list[str]:
+    names = []
+    for n in range(count):
+        path = directory / f"{n:04d}.json"
+        path.write_text("{}")
+        os.utime(path, ns=(n * 10**9, n * 10**9))  # 0000 oldest
+        names.append(path.name)
+    return names
+
+
+def test_prune_keeps_the_newest_entries_of_a_private_directory(tmp_path: Path) -> None:
+    cache = tmp_path / "plan"
+    cache.mkdir(mode=0o700)
+    names = _entries(cache, plan_cache.MAX_ENTRIES + 3)
+    plan_cache._prune(str(cache))
+    assert sorted(p.name for p in cache.iterdir()) == names[3:]
+
+
+def test_prune_removes_nothing_through_a_link_or_in_a_shared_directory(tmp_path: Path) -> None:
+    # a cache directory whose parent others may write can be swapped for a link to another directory of the user's:
+    # pruning it must not delete that directory's .json files (iadv: plan_cache's clean-up followed the link)
+    victim = tmp_path / "work"
+    victim.mkdir(mode=0o700)
+    names = _entries(victim, plan_cache.MAX_ENTRIES + 3)
+    link = tmp_path / "plan"
+    link.symlink_to(victim, target_is_directory=True)
+    plan_cache._prune(str(link))
+    assert sorted(p.name for p in victim.iterdir()) == names
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    names = _entries(shared, plan_cache.MAX_ENTRIES + 3)
+    plan_cache._prune(str(shared))
+    assert sorted(p.name for p in shared.iterdir()) == names
