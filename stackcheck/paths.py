@@ -67,16 +67,18 @@ def read_private(directory: str, name: str, limit: int) -> bytes | None:
             return None
         with os.fdopen(fd, "rb") as fh:
             fd = -1
-            return fh.read(limit + 1)
+            data = fh.read(limit + 1)
     except OSError:
         return None
     finally:
         if fd >= 0:
             os.close(fd)
+    return data if len(data) <= limit else None  # one that grew past `limit` since fstat is refused too
 
 
-def write_private(directory: str, name: str, text: str) -> bool:
-    """Keep `text` as the cache entry `directory`/`name`: the directory made (mode 0700) where absent and used only
+def write_private(directory: str, name: str, text: str | bytes) -> bool:
+    """Keep `text` (str: written as UTF-8, surrogates escaped; bytes: as they are) as the cache entry
+    `directory`/`name`: the directory made (mode 0700) where absent and used only
     where private_file holds for it; a new file of mode 0600 (created exclusively, never through a link) renamed
     over the entry, so a link planted at the entry's name is replaced, never followed. False when not written."""
     import contextlib
@@ -88,8 +90,8 @@ def write_private(directory: str, name: str, text: str) -> bool:
             return False
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
         try:
-            with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape") as fh:
-                fh.write(text)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(text.encode("utf-8", "surrogateescape") if isinstance(text, str) else text)
             os.replace(tmp, os.path.join(directory, name))
         except BaseException:
             with contextlib.suppress(OSError):

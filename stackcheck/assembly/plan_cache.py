@@ -29,7 +29,7 @@ import os
 from collections.abc import Iterable, Mapping
 
 from stackcheck.lean_typing import TYPE_CHECKING
-from stackcheck.paths import private_file, user_cache_dir
+from stackcheck.paths import private_file, read_private, user_cache_dir, write_private
 
 if TYPE_CHECKING:
     from typing import Any
@@ -277,7 +277,7 @@ def _thin(fields: Mapping[str, Any], verdicts: tuple[list[Any], list[Any]]) -> d
 def load_entry(directory: str, key: str) -> Entry | None:
     """The entry stored under `key`, or None (none, unreadable, not ours, corrupt; its verdicts None when
     absent or not of their shape)."""
-    raw = _read_private(directory, key + ".json", MAX_ENTRY_BYTES)
+    raw = read_private(directory, key + ".json", MAX_ENTRY_BYTES)
     if raw is None:
         return None
     import json
@@ -293,34 +293,6 @@ def load_entry(directory: str, key: str) -> Entry | None:
         return None
     verdicts = _verdicts(data.get("verdicts"))
     return Entry(plan, verdicts, _merged(data.get("merged"), verdicts) if verdicts is not None else None)
-
-
-def _read_private(directory: str, name: str, limit: int) -> bytes | None:
-    """The bytes of the cache file `name` in `directory`, or None: none, unreadable, not a regular file, larger
-    than `limit`, or the file or its directory not this user's alone (paths.private_file)."""
-    path = os.path.join(directory, name)
-    try:
-        if not private_file(os.stat(directory)):
-            return None
-        # O_NONBLOCK: a FIFO at the entry's name is opened at once (then refused: not a regular file), not waited on
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
-        return None
-    try:
-        st = os.fstat(fd)
-        import stat as stat_module
-
-        if not stat_module.S_ISREG(st.st_mode) or not private_file(st) or st.st_size > limit:
-            return None
-        with os.fdopen(fd, "rb") as fh:
-            fd = -1
-            data = fh.read(limit + 1)
-    except OSError:
-        return None
-    finally:
-        if fd >= 0:
-            os.close(fd)
-    return data if len(data) <= limit else None
 
 
 def store(
@@ -347,30 +319,9 @@ def store(
     text = json.dumps(entry, separators=(",", ":"))
     if len(text) > MAX_ENTRY_BYTES:
         return False
-    if not _write_private(directory, key + ".json", text.encode("utf-8")):
+    if not write_private(directory, key + ".json", text.encode("utf-8")):
         return False
     _prune(directory)
-    return True
-
-
-def _write_private(directory: str, name: str, data: bytes) -> bool:
-    """`data` as the cache file `name` in `directory`: written atomically (a temporary name, then a rename),
-    mode 0600 in a 0700 directory; False when the directory is not this user's alone or nothing was written."""
-    tmp = os.path.join(directory, f".{name}.{os.getpid()}.{os.urandom(6).hex()}.tmp")
-    try:
-        os.makedirs(directory, mode=0o700, exist_ok=True)
-        if not private_file(os.stat(directory)):
-            return False
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-        except BaseException:
-            os.unlink(tmp)
-            raise
-        os.replace(tmp, os.path.join(directory, name))
-    except OSError:
-        return False
     return True
 
 
@@ -552,7 +503,7 @@ def answer_for(argv: list[str], env: Mapping[str, str] | None = None) -> Answer 
 
 def read_answer(answer: Answer) -> tuple[str, int] | None:
     """(the text, the exit status) kept under the slot's key, or None (none, not ours, corrupt, another key)."""
-    raw = _read_private(answer.directory, answer.key, MAX_ENTRY_BYTES)
+    raw = read_private(answer.directory, answer.key, MAX_ENTRY_BYTES)
     if raw is None:
         return None
     head, newline, body = raw.partition(b"\n")
@@ -596,7 +547,7 @@ def keep_answer(answer: Answer, code: int) -> bool:
         return False
     body = answer.text.encode("utf-8", "surrogatepass")
     head = b" ".join([_ANSWER_MAGIC, str(ANSWER_FORMAT).encode(), answer.key.encode(), str(code).encode()])
-    if not _write_private(answer.directory, answer.key, head + b" " + str(len(body)).encode() + b"\n" + body):
+    if not write_private(answer.directory, answer.key, head + b" " + str(len(body)).encode() + b"\n" + body):
         return False
     _prune(answer.directory, "", MAX_ANSWERS)
     return True
