@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gate_cli import DEEPSEEK_V32, LLAMA3, gate_json, model_dir
+from gate_cli import DEEPSEEK_R1, DEEPSEEK_V32, LLAMA3, gate_json, model_dir
 
 from stackcheck.launch.preflight.model import attention_keys
 
@@ -192,3 +192,40 @@ def test_a_dsa_model_on_ampere_with_fp8_kv_meets_flashmla(
         assert doc["decision"] == "refuse"
         why = next(f["why"] for f in doc["features"] if f["feature"] == "attention-flashmla")
         assert "FP8 KV cache" in why and "flashmla_kv" in why
+
+
+# ---- a draft alone on trtllm_mla: the kernel rules tied to the target's flags, on the draft's view ----------------
+
+CASES = ROOT / "tests" / "cases"
+FLAG = "--speculative-draft-attention-backend"
+
+
+def _draft_launch(tmp_path: Path, target: dict[str, Any], draft: dict[str, Any], backend: str) -> list[str]:
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    return [
+        "--model-path", str(model_dir(tmp_path, "target", target)), "--speculative-algorithm", "EAGLE3",
+        "--speculative-draft-model-path", str(model_dir(tmp_path, "draft", draft)), FLAG, backend,
+    ]  # fmt: skip
+
+
+def _draft_problems(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    return [p for p in doc["derived"]["problems"] if str(p.get("subject", "")).startswith(FLAG)]
+
+
+def test_a_draft_alone_on_trtllm_mla_on_sm120_meets_the_trtllm_gen_rules(tmp_path: Path) -> None:
+    """attention-trtllm-mla holds on SM120 for its majors (blackwell-majors); its prefill-trtllm-gen and
+    decode-xqa-* rules select the launch by the target's backend flags, so a draft alone on trtllm_mla (target on
+    flashinfer) on an RTX PRO 6000 box was ok, while its extend goes to trtllm-gen ragged prefill (SM100 family)."""
+    sm120 = CASES / "writeup-after" / "facts.json"  # 8x RTX PRO 6000 (SM120), SGLang 0.5.9
+    args = [*_draft_launch(tmp_path / "a", LLAMA3, DEEPSEEK_R1, "trtllm_mla"), "--attention-backend", "flashinfer"]
+    doc = gate_json(sm120, *args, "--tp", "8", dry_run=True)
+    blocked = [p for p in _draft_problems(doc) if p["status"] == "blocked"]
+    assert blocked and "rule prefill-trtllm-gen" in blocked[0]["message"] and blocked[0]["effect"] == "crash"
+    assert doc["decision"] == "refuse"
+    # on B200 the same launch has nothing to say on the draft's kernels
+    b200 = gate_json(CASES / "b200" / "facts.json", *args, dry_run=True)
+    assert _draft_problems(b200) == []
+    # the target on trtllm_mla too: the feature's own verdict says it, the draft adds nothing
+    own = [*_draft_launch(tmp_path / "b", DEEPSEEK_R1, DEEPSEEK_R1, "trtllm_mla"), "--attention-backend", "trtllm_mla"]
+    doc = gate_json(sm120, *own, "--tp", "8", dry_run=True)
+    assert _draft_problems(doc) == [] and _feature(doc, "attention-trtllm-mla") == "blocked"
