@@ -229,3 +229,31 @@ def test_a_draft_alone_on_trtllm_mla_on_sm120_meets_the_trtllm_gen_rules(tmp_pat
     own = [*_draft_launch(tmp_path / "b", DEEPSEEK_R1, DEEPSEEK_R1, "trtllm_mla"), "--attention-backend", "trtllm_mla"]
     doc = gate_json(sm120, *own, "--tp", "8", dry_run=True)
     assert _draft_problems(doc) == [] and _feature(doc, "attention-trtllm-mla") == "blocked"
+
+
+# ---- the all-reduce fusion SGLang 0.5.14+ keep on for a multi-node SM100 launch ----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("version", "majors", "nnodes", "required"),
+    [
+        ("0.5.14", {10}, "2", True),  # (nnodes == 1 or SM100): kept on across nodes
+        ("0.5.23", {10}, "2", True),
+        ("0.5.23", {9}, "2", False),  # SM90: one node only
+        ("0.5.13", {10}, "2", False),  # before 0.5.14: one node only
+        ("0.5.23", {9}, "1", True),
+        ("0.5.23", None, "2", True),  # majors not known: fail closed
+    ],
+)  # fmt: skip
+def test_the_fusion_is_required_on_multi_node_sm100_from_0_5_14(
+    version: str, majors: set[int] | None, nnodes: str, required: bool
+) -> None:
+    from stackcheck.knowledge.loader import load
+    from stackcheck.launch import gate
+    from stackcheck.launch.refusals import model_kernel_features
+
+    mapping = dict(load([], env={}).launch)
+    argv = ["python", "-m", "sglang.launch_server", "--model", "m", "--tp", "8", "--nnodes", nnodes]
+    d = gate.derive(argv, mapping, {})
+    need, _ = model_kernel_features(mapping, version, "DeepseekV3ForCausalLM", d, majors)
+    assert ("flashinfer-allreduce-fusion" in {f for f, _ in need}) is required
