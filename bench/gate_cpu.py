@@ -39,9 +39,10 @@ ROWS = {
 
 CHILD = r"""
 import os, sys, time, threading, resource, json, io, contextlib
-out_path, tree = sys.argv[1], sys.argv[2]
+out_path, tree, variant = sys.argv[1], sys.argv[2], sys.argv[3]
 sys.path.insert(0, tree)
-sys.argv = [sys.argv[0], *sys.argv[3:]]
+sys.argv = [sys.argv[0], *sys.argv[4:]]
+W0 = time.perf_counter()
 rows = {}
 def add(key, ms):
     rows[key] = rows.get(key, 0.0) + ms
@@ -111,6 +112,32 @@ except ImportError:
     pass
 import stackcheck.assembly.plan_cache as plan_cache
 wrap(plan_cache, "prepare", "  in preload: plan_cache.prepare")
+if variant == "probes-first":  # the experiment: the gate's main thread lets the probes start before its own work
+    import stackcheck.probes.runner as runner
+    entered = threading.Event()
+    real_rp = runner.run_probes
+    def run_probes(*a, **k):
+        entered.set()
+        return real_rp(*a, **k)
+    runner.run_probes = run_probes
+    started = [0]
+    real_start = threading.Thread.start
+    def start(self):
+        if self.name.startswith("probe-"):
+            started[0] += 1
+        return real_start(self)
+    threading.Thread.start = start
+    gate_command = sys.modules.get("stackcheck.commands.gate")
+    real_dw = gate_command._decide_with
+    def decide_with(*a, **k):
+        entered.wait(1.0)
+        seen, still = -1, 0
+        while still < 2 and time.perf_counter() - W0 < 5:  # until no probe has started for two 0.5 ms looks
+            time.sleep(0.0005)
+            still = still + 1 if started[0] == seen else 0
+            seen = started[0]
+        return real_dw(*a, **k)
+    gate_command._decide_with = decide_with
 from stackcheck import cli
 buf = io.StringIO()
 with contextlib.redirect_stdout(buf):
@@ -118,6 +145,7 @@ with contextlib.redirect_stdout(buf):
     gc.disable()
     rc = cli.main(sys.argv[1:])
 end = time.thread_time() * 1e3
+add("wall: from this child's start to cli.main's end", (time.perf_counter() - W0) * 1e3)
 if state.get("after_from") is not None:
     add("main: after build_report returns", end - state["after_from"])
 if state["pre"] is not None:
@@ -134,10 +162,10 @@ os._exit(0)
 """
 
 
-def once(tree: str, args: list[str], env: dict[str, str]) -> dict[str, float]:
+def once(tree: str, args: list[str], env: dict[str, str], variant: str = "plain") -> dict[str, float]:
     with tempfile.NamedTemporaryFile("r", suffix=".json") as f:
         subprocess.run(
-            [sys.executable, "-c", CHILD, f.name, tree, *args],
+            [sys.executable, "-c", CHILD, f.name, tree, variant, *args],
             env={**env, "PYTHONPATH": tree},
             cwd=tree,
             capture_output=True,
@@ -153,31 +181,40 @@ def main() -> int:
     ap.add_argument("trees", nargs="*", default=[ROOT])
     ap.add_argument("--runs", type=int, default=11)
     ap.add_argument("--rows", default="gate,audit", help=f"comma-separated, from: {', '.join(ROWS)}")
+    ap.add_argument(
+        "--probes-first",
+        action="store_true",
+        help="an experiment on B (give the same tree twice to see it alone): the gate's main thread waits until the "
+        "probes' runner has started its probes before it imports, parses and derives (is the gate late because its "
+        "probes start late?)",
+    )
     ns = ap.parse_args()
     trees = [os.path.abspath(t) for t in ns.trees][:2]
     env = dict(os.environ)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     labels = [r.strip() for r in ns.rows.split(",") if r.strip()]
-    got: dict[tuple[str, str], list[dict[str, float]]] = {(r, t): [] for r in labels for t in trees}
+    got: dict[tuple[str, int], list[dict[str, float]]] = {(r, n): [] for r in labels for n in range(len(trees))}
     for i in range(ns.runs + 1):  # run 0: bytecode, page cache, the plan cache
         for row in labels:
-            for tree in trees:
-                rows = once(tree, ROWS[row], env)
+            order = list(enumerate(trees)) if i % 2 else list(enumerate(trees))[::-1]
+            for n, tree in order:
+                variant = "probes-first" if ns.probes_first and n == 1 else "plain"
+                rows = once(tree, ROWS[row], env, variant)
                 if i:
-                    got[(row, tree)].append(rows)
+                    got[(row, n)].append(rows)
     for row in labels:
         print(f"\n{row}: {' '.join(ROWS[row])}  (CPU ms, medians of {ns.runs} runs)")
-        keys = sorted({k for t in trees for r in got[(row, t)] for k in r})
+        keys = sorted({k for n in range(len(trees)) for r in got[(row, n)] for k in r})
         head = "".join(f"{'A' if n == 0 else 'B':>9}" for n in range(len(trees)))
         print(f"  {'':52}{head}" + ("      B-A" if len(trees) == 2 else ""))
         for key in sorted(keys, key=lambda k: (not k.startswith(("process", "children", "main")), k)):
-            meds = [statistics.median(r.get(key, 0.0) for r in got[(row, t)]) for t in trees]
+            meds = [statistics.median(r.get(key, 0.0) for r in got[(row, n)]) for n in range(len(trees))]
             line = f"  {key:52}" + "".join(f"{m:9.1f}" for m in meds)
             if len(meds) == 2:
                 line += f"{meds[1] - meds[0]:+9.1f}"
             print(line)
     for n, t in enumerate(trees):
-        print(f"{'A' if n == 0 else 'B'} = {t}")
+        print(f"{'A' if n == 0 else 'B'} = {t}" + (" (probes first)" if ns.probes_first and n == 1 else ""))
     return 0
 
 
