@@ -688,8 +688,10 @@ _MASKING = {False: (*_MASKED, "_UNSAFE"), True: (*_MASKED, "_JSON_UNSAFE")}  # t
 
 
 #: modules whose patterns (stackcheck.lazy_re, compiled on first use) the verdicts (facts.versions: version
-#: clauses and CUDA tags) and the sources' normalization compile after the facts: all of them are compiled first
-_LAZY_PATTERNS = ("stackcheck.facts.versions", "stackcheck.knowledge.sources")
+#: clauses and CUDA tags; facts.archs: an architecture target) and the sources' normalization compile after the
+#: facts: all of them are compiled first; with a facts file, the implied versions' too (facts.implied: an exact pin)
+_LAZY_PATTERNS = ("stackcheck.facts.versions", "stackcheck.facts.archs", "stackcheck.knowledge.sources")
+_IMPLIED_PATTERNS = ("stackcheck.facts.implied",)
 
 
 def _compile_lazy(module: Any) -> None:
@@ -726,7 +728,8 @@ def _prepare(manifests: Any, advice: bool, implied: bool, fmt: str = "text", liv
     steps.append(lambda: import_module("stackcheck.verdicts.engine").prepare(manifests))
     steps.append(lambda: import_module("stackcheck.assembly.pipeline").rules_texts(manifests))
     steps.append(lambda: import_module("stackcheck.redact").compile_patterns(_MASKING[fmt == "json"]))
-    steps += [lambda name=name: _compile_lazy(import_module(name)) for name in _LAZY_PATTERNS]
+    lazy = [*_LAZY_PATTERNS, *(_IMPLIED_PATTERNS if implied else ())]
+    steps += [lambda name=name: _compile_lazy(import_module(name)) for name in lazy]
     for step in steps:
         try:
             step()
