@@ -803,8 +803,10 @@ def _every_release_some_rule(
     partial = any(len(c) < len(slots) for c in covers.values())
     bad, whole = "failed", releases[0] if len(releases) == 1 else f"{releases[0]}-{releases[-1]}"
     out: list[Reason] = []
-    for rule, c in covers.items():
-        fail = newest_fail[rule]
+    # rules failing with every release first (in the newest's order), then the others by their oldest release
+    order = sorted(covers, key=lambda r: (len(covers[r]) < len(slots), slots.index(next(iter(covers[r])))))
+    for rule in order:
+        c, fail = covers[rule], newest_fail[rule]
         own = min(c.values(), key=lambda e: EFFECT_ORDER.get(e, 0))
         its = [s for s in c if s != LATER]
         each = (
