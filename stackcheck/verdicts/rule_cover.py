@@ -122,7 +122,7 @@ def rescope(reasons: list[Reason]) -> list[Reason]:
     reasons (`sweep`) still conclude only when every release swept fails some rule kept; where one fails none
     they turn unknown (their effect kept: the gate refuses an unknown that could crash unless --allow-unknown),
     else each takes the effect that holds whatever the release, among the rules kept."""
-    swept = [r for r in reasons if r.get("result") == "fail" and isinstance(r.get("sweep"), dict)]
+    swept = [r for r in reasons if r.get("result") == "fail" and _well_formed(r.get("sweep"))]
     if not swept:
         return reasons
     slots = [str(s) for s in swept[0]["sweep"].get("releases") or []]
@@ -151,3 +151,12 @@ def rescope(reasons: list[Reason]) -> list[Reason]:
         else:
             out.append(r)
     return out
+
+
+def _well_formed(sweep: Any) -> bool:
+    """A `sweep` as _every_release_some_rule writes it (a list of releases, a mapping of those it fails with)."""
+    return (
+        isinstance(sweep, dict)
+        and isinstance(sweep.get("releases"), list)
+        and isinstance(sweep.get("fails_with"), dict)
+    )

@@ -181,3 +181,8 @@ def test_effect_is_what_holds_whatever_the_release() -> None:
     out = rescope([a, b])
     assert [r["effect"] for r in out] == ["degraded", "degraded"] and all(r["result"] == "fail" for r in out)
     assert [r["result"] for r in rescope([a])] == ["unknown"]
+
+
+def test_rescope_ignores_a_sweep_it_did_not_write() -> None:
+    odd: list[Reason] = [{**_fail("a"), "sweep": {"releases": "1", "fails_with": []}}]
+    assert rescope(odd) == odd
