@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
     from stackcheck.facts.model import Facts
     from stackcheck.knowledge.types import Check, Feature, Rule, Workaround
+    from stackcheck.verdicts.sweep import Swept
     from stackcheck.verdicts.types import CheckVerdict, FeatureVerdict, Reason
 from stackcheck.facts.versions import compare_numeric, parse_version, public, version_in
 
@@ -493,6 +494,15 @@ def evaluate_feature(feature: Feature, ctx: Context, _stop: bool = False) -> Fea
         swept = _blocked_in_every_release(feature, ctx, needs)
         if swept is not None:
             return {**verdict, "status": "blocked", "effect": swept[0], "reasons": [*swept[1], *reasons]}
+        by_day = _swept_by_day(feature, ctx, needs)
+        if by_day is not None:
+            if by_day.outcome == "ok":
+                return {**verdict, "status": "ok", "effect": None, "reasons": by_day.reasons}
+            blocked = {**verdict, "status": "blocked", "effect": by_day.effect, "reasons": [*by_day.reasons, *reasons]}
+            workaround = workaround_for(feature, blocked)
+            if workaround is not None:
+                blocked["workaround"] = workaround
+            return blocked
         return {**verdict, "status": "unknown", "effect": None, "reasons": reasons}
     older = _older_than_manifests(ctx, needs)
     if older:
@@ -677,6 +687,27 @@ def _blocked_in_every_release(
     reason["message"] = str(reason["message"]) + f". Later releases: {quantify.get('why')}"
     reason["source"] = [*_sources(newest_fail.get("source")), *_sources(quantify.get("source"))]
     return mildest, [reason]
+
+
+def _swept_by_day(item: Feature | Check, ctx: Context, needs: list[str], check: bool = False) -> Swept | None:
+    """The item judged for every release of a package installed with its version not known that the facts'
+    day admits (stackcheck.verdicts.sweep); only where such a package is there, so a probed box pays nothing."""
+    if collected_day(ctx) is None and not any(
+        package_candidates(ctx, str(n)) is not None for n in (ctx.facts.get("packages") or {})
+    ):
+        return None
+    from stackcheck.verdicts.sweep import sweep
+
+    return sweep(item, ctx, needs, _evaluate_check_item if check else _evaluate_feature_item, collected_day(ctx),
+                 package_candidates, check)  # fmt: skip
+
+
+def _evaluate_feature_item(item: Feature | Check, ctx: Context) -> FeatureVerdict:
+    return evaluate_feature(cast("Feature", item), ctx)
+
+
+def _evaluate_check_item(item: Feature | Check, ctx: Context) -> CheckVerdict:
+    return evaluate_check(cast("Check", item), ctx)
 
 
 def _on_path(item: Feature | Check, name: str) -> bool:
@@ -1185,6 +1216,10 @@ def evaluate_check(check: Check, ctx: Context) -> CheckVerdict:
         swept = _blocked_in_every_release(check, ctx, needs, check=True)
         if swept is not None:
             return _check_from_reasons(check, [*swept[1], *reasons])
+    if verdict.get("status") == "unknown":
+        by_day = _swept_by_day(check, ctx, needs, check=True)
+        if by_day is not None:
+            return _check_from_reasons(check, by_day.reasons if by_day.outcome == "ok" else [*by_day.reasons, *reasons])
     return verdict
 
 
