@@ -221,13 +221,14 @@ def sweep(
     if window is None or not window.versions:
         return None
     judged: list[Judged] = []
-    for version in window.versions:
+    for version in reversed(window.versions):  # newest first: where releases differ, that is where most often
         j = _judge(item, ctx, name, version, judge, day)
         if j.status not in _BAD and not (j.status == "ok" and window.complete):
             return None  # unknown, not applicable, or ok where an unjudged release may be on the box
         if judged and (j.status == "ok") != (judged[0].status == "ok"):
             return None  # the releases disagree
         judged.append(j)
+    judged.reverse()
     head = _head(ctx, name, day, window)
     implied = [j.version for j in judged if j.implied]
     if implied:
