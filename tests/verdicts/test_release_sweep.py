@@ -277,3 +277,36 @@ def test_on_generated_boxes_the_sweep_never_makes_ok_and_moves_only_unknowns() -
             assert "inferred from the facts' date: sglang's version is not known" in first["message"], where
             assert f"up to {facts.get('collected_at')} (0.5.1-" in first["message"], where
     assert judged > 1000 and moved > 20, (judged, moved)
+
+
+def test_a_saved_report_re_audited_is_swept_by_its_own_collection_day(tmp_path: Path, capsys: Any) -> None:
+    """A saved report whose packages probe could not read SGLang's version (installed, no version), collected
+    on 2026-04-29 (host.collected_at), audited again with `--facts`: its day bounds the sweep, and the JSON
+    report carries the inferred reason."""
+    from stackcheck.cli import main
+
+    host = {"hostname": "box", "collected_at": "2026-04-29T10:00:00Z"}
+    doc = {
+        "schema_version": 1,
+        "host": host,
+        "facts": {
+            "gpus": [{"index": 0, "name": "NVIDIA GeForce RTX 5090", "compute_capability": "12.0"}],
+            "packages": {"sglang": {"installed": True, "version": None}},
+        },
+    }
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    assert main(["audit", "--facts", str(path), "--format", "json"]) in (0, 1)
+    report = json.loads(capsys.readouterr().out)
+    fa4 = next(f for f in report["features"] if f["id"] == "attention-fa4")
+    assert fa4["status"] == "blocked"
+    first = fa4["reasons"][0]
+    assert first["inferred"] is True and "up to 2026-04-29 (0.5.1-0.5.11" in first["message"]
+    host["collected_at"] = "2026-11-30T10:00:00Z"  # after SGLang 0.5.23: a newer release may be there
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    main(["audit", "--facts", str(path), "--format", "json"])
+    report = json.loads(capsys.readouterr().out)
+    assert next(f for f in report["features"] if f["id"] == "attention-fa4")["status"] != "ok"
+    assert not any(r.get("rule") == "release-sweep" for f in report["features"] for r in f.get("reasons") or []), (
+        "no sweep concludes after the newest known release"
+    )
