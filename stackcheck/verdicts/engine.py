@@ -633,6 +633,7 @@ def _blocked_in_every_release(
     if not releases:
         return None
     named = {str(x) for x in quantify.get("rules") or []}
+    narrowed = _narrowed(ctx, name) if candidates is not None else False
     effects: list[str] = []
     fails_of: list[list[Reason]] = []
     for version in releases:
@@ -656,7 +657,7 @@ def _blocked_in_every_release(
             effect = min(rule_effects, key=lambda e: EFFECT_ORDER.get(e, 0))
             out.append(
                 _every_release_reason(
-                    str(rule), fail, effect, name, span, releases[-1], bad, day, later, nearest, candidates is not None
+                    str(rule), fail, effect, name, span, releases[-1], bad, day, later, nearest, narrowed
                 )
             )
             out[-1]["source"] = [*_sources(fail.get("source")), *_sources(quantify.get("source"))]
@@ -682,7 +683,7 @@ def _blocked_in_every_release(
         day,
         later,
         nearest,
-        candidates is not None,
+        narrowed,
     )
     reason["message"] = str(reason["message"]) + f". Later releases: {quantify.get('why')}"
     reason["source"] = [*_sources(newest_fail.get("source")), *_sources(quantify.get("source"))]
@@ -792,12 +793,14 @@ def _every_release_reason(
     day: str | None,
     later: list[Any],
     nearest: Any = None,
-    narrowed: bool = False,
+    narrowed: bool | str = False,
 ) -> Reason:
     """The reason of a verdict that holds for every release swept (see _blocked_in_every_release); `nearest`
     is the first release after the day, swept for a development build of that day (`dev_builds`); `narrowed`:
-    the facts' own candidates were swept."""
-    if narrowed:
+    the facts' own candidates were swept (a text: the pin a release sweep filled them from, _narrowed)."""
+    if isinstance(narrowed, str):
+        which, after = f"every release {narrowed}", ""
+    elif narrowed:
         which, after = f"every release these facts allow it to be (packages.{name}.candidates)", ""
     elif later or nearest is not None:
         which = f"every release of it the manifests know that was uploaded by {day}, the day of these facts"
@@ -819,6 +822,14 @@ def _every_release_reason(
         "message": f"{name}'s version is not known, but this is {bad} with {which} ({span}; effect at least "
         f"{effect}{after}); with {newest}: " + str(fail.get("message", bad)),
     }
+
+
+def _narrowed(ctx: Context, name: str) -> bool | str:
+    """How the facts narrow `name` to candidates: True (the facts say so), or the text of the pin a release
+    sweep filled them from (stackcheck.verdicts.sweep: `candidates_from`)."""
+    entry = (ctx.facts.get("packages") or {}).get(name)
+    by = entry.get("candidates_from") if isinstance(entry, dict) else None
+    return by if isinstance(by, str) else True
 
 
 def package_candidates(ctx: Context, name: str) -> list[str] | None:

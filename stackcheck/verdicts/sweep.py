@@ -179,7 +179,8 @@ def _with_pins(ctx: Context, facts: Facts, name: str, version: str, day: str | N
             continue  # nothing known came after the day: a newer unknown release may be there
         inside = [str(r.get("version")) for r in by_day if version_in(str(r.get("version")), spec) is True]
         if inside:
-            packages[dep] = {"installed": True, "candidates": inside, "implied": True}
+            by = f"{name} {version} requires ({dep}{spec}) that was uploaded by {day}, the day of these facts"
+            packages[dep] = {"installed": True, "candidates": inside, "implied": True, "candidates_from": by}
             added = True
     return cast("Facts", {**facts, "packages": packages}) if added else None
 
@@ -316,6 +317,13 @@ def _head(ctx: Context, name: str, day: str | None, window: _Window) -> str:
     """What was swept, and that the verdict is inferred from the day (or the facts' candidates)."""
     span = _span(window.versions)
     if window.narrowed:
+        entry = (ctx.facts.get("packages") or {}).get(name)
+        by = entry.get("candidates_from") if isinstance(entry, dict) else None
+        if isinstance(by, str):
+            return (
+                f"inferred from a pin and the facts' date: {name}'s version is not known; for every {name} release "
+                f"{by} ({', '.join(window.versions)})"
+            )
         return (
             f"inferred from the releases the facts allow: {name}'s version is not known; for every {name} release "
             f"in packages.{name}.candidates ({', '.join(window.versions)})"
