@@ -1,9 +1,9 @@
-"""Snapshot every feature verdict the manifests give, and diff two snapshots.
+"""Snapshot every feature verdict (and, for the cases, every stack check) the manifests give, and diff two snapshots.
 
 Two sets are recorded:
 
 - `cases`: `audit --facts` on every scenario under tests/cases/* and tests/realworld/* (the facts file, or
-  the one options.json names), each feature's status (with its effect when blocked);
+  the one options.json names), each feature's status (with its effect when blocked) and each stack check's status;
 - `matrix`: every feature on every architecture of architectures.json (8 GPUs, TP 8 and TP 1) against every
   SGLang release of components.json with that release's pinned dependencies (as `stackcheck explain` builds
   them): the claims the manifests make about (architecture, release) pairs.
@@ -54,6 +54,8 @@ def case_verdicts(root: Path) -> dict[str, str]:
                 continue
             for f in report["features"]:
                 out[f"{name} {f['id']}"] = _label(f)
+            for c in report.get("checks") or []:
+                out[f"{name} check {c['id']}"] = str(c.get("status"))
     return out
 
 

@@ -222,6 +222,7 @@ class Package(TypedDict, total=False):
     tool_min_sm: dict[str, int]
     uploaded_source: Source
     dev_builds: dict[str, Any]
+    every_release: dict[str, Any]  # every release the index served, from its first: a sweep may conclude ok
 
 
 class CudaRelease(TypedDict, total=False):

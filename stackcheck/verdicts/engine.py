@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
     from stackcheck.facts.model import Facts
     from stackcheck.knowledge.types import Check, Feature, Rule, Workaround
+    from stackcheck.verdicts.sweep import Swept
     from stackcheck.verdicts.types import CheckVerdict, FeatureVerdict, Reason
 from stackcheck.facts.versions import compare_numeric, parse_version, public, version_in
 
@@ -493,6 +494,15 @@ def evaluate_feature(feature: Feature, ctx: Context, _stop: bool = False) -> Fea
         swept = _blocked_in_every_release(feature, ctx, needs)
         if swept is not None:
             return {**verdict, "status": "blocked", "effect": swept[0], "reasons": [*swept[1], *reasons]}
+        by_day = _swept_by_day(feature, ctx, needs)
+        if by_day is not None:
+            if by_day.outcome == "ok":
+                return {**verdict, "status": "ok", "effect": None, "reasons": by_day.reasons}
+            blocked = {**verdict, "status": "blocked", "effect": by_day.effect, "reasons": [*by_day.reasons, *reasons]}
+            workaround = workaround_for(feature, blocked)
+            if workaround is not None:
+                blocked["workaround"] = workaround
+            return blocked
         return {**verdict, "status": "unknown", "effect": None, "reasons": reasons}
     older = _older_than_manifests(ctx, needs)
     if older:
@@ -623,6 +633,7 @@ def _blocked_in_every_release(
     if not releases:
         return None
     named = {str(x) for x in quantify.get("rules") or []}
+    narrowed = _narrowed(ctx, name) if candidates is not None else False
     effects: list[str] = []
     fails_of: list[list[Reason]] = []
     for version in releases:
@@ -634,7 +645,7 @@ def _blocked_in_every_release(
     if check:
         # a check fails when every release fails some rule of it, each release its own (rule_cover)
         return _every_release_some_rule(
-            item, quantify, name, releases, fails_of, named, bounded, day, later, nearest, candidates is not None
+            item, quantify, name, releases, fails_of, named, bounded, day, later, nearest, narrowed
         )
     bad = "blocked"
     span = releases[0] if len(releases) == 1 else f"{releases[0]}-{releases[-1]}"
@@ -656,11 +667,32 @@ def _blocked_in_every_release(
         day,
         later,
         nearest,
-        candidates is not None,
+        narrowed,
     )
     reason["message"] = str(reason["message"]) + f". Later releases: {quantify.get('why')}"
     reason["source"] = [*_sources(newest_fail.get("source")), *_sources(quantify.get("source"))]
     return mildest, [reason]
+
+
+def _swept_by_day(item: Feature | Check, ctx: Context, needs: list[str], check: bool = False) -> Swept | None:
+    """The item judged for every release of a package installed with its version not known that the facts'
+    day admits (stackcheck.verdicts.sweep); only where such a package is there, so a probed box pays nothing."""
+    if collected_day(ctx) is None and not any(
+        package_candidates(ctx, str(n)) is not None for n in (ctx.facts.get("packages") or {})
+    ):
+        return None
+    from stackcheck.verdicts.sweep import sweep
+
+    return sweep(item, ctx, needs, _evaluate_check_item if check else _evaluate_feature_item, collected_day(ctx),
+                 package_candidates, check)  # fmt: skip
+
+
+def _evaluate_feature_item(item: Feature | Check, ctx: Context) -> FeatureVerdict:
+    return evaluate_feature(cast("Feature", item), ctx)
+
+
+def _evaluate_check_item(item: Feature | Check, ctx: Context) -> CheckVerdict:
+    return evaluate_check(cast("Check", item), ctx)
 
 
 def _on_path(item: Feature | Check, name: str) -> bool:
@@ -745,13 +777,15 @@ def _every_release_reason(
     day: str | None,
     later: list[Any],
     nearest: Any = None,
-    narrowed: bool = False,
+    narrowed: bool | str = False,
     each: str = "",
 ) -> Reason:
     """The reason of a verdict that holds for every release swept (see _blocked_in_every_release); `nearest`
     is the first release after the day, swept for a development build of that day (`dev_builds`); `narrowed`:
-    the facts' own candidates were swept."""
-    if narrowed:
+    the facts' own candidates were swept (a text: the pin a release sweep filled them from, _narrowed)."""
+    if isinstance(narrowed, str):
+        which, after = f"every release {narrowed}", ""
+    elif narrowed:
         which, after = f"every release these facts allow it to be (packages.{name}.candidates)", ""
     elif later or nearest is not None:
         which = f"every release of it the manifests know that was uploaded by {day}, the day of these facts"
@@ -786,7 +820,7 @@ def _every_release_some_rule(
     day: str | None,
     later: list[Any],
     nearest: Any,
-    narrowed: bool,
+    narrowed: bool | str,
 ) -> tuple[str, list[Reason]] | None:
     """A check swept over `releases` (their failing reasons `fails_of`): failed when every release fails some
     rule, and, unless `bounded`, the newest fails a rule `named` (quantify.rules: its failure holds for later
@@ -828,6 +862,14 @@ def _every_release_some_rule(
         out.append(reason)
     severe = [r for r in out if r.get("effect") != "degraded"]
     return (str(severe[0].get("effect")) if severe else "degraded"), out
+
+
+def _narrowed(ctx: Context, name: str) -> bool | str:
+    """How the facts narrow `name` to candidates: True (the facts say so), or the text of the pin a release
+    sweep filled them from (stackcheck.verdicts.sweep: `candidates_from`)."""
+    entry = (ctx.facts.get("packages") or {}).get(name)
+    by = entry.get("candidates_from") if isinstance(entry, dict) else None
+    return by if isinstance(by, str) else True
 
 
 def package_candidates(ctx: Context, name: str) -> list[str] | None:
@@ -1225,6 +1267,10 @@ def evaluate_check(check: Check, ctx: Context) -> CheckVerdict:
         swept = _blocked_in_every_release(check, ctx, needs, check=True)
         if swept is not None:
             return _check_from_reasons(check, [*swept[1], *reasons])
+    if verdict.get("status") == "unknown":
+        by_day = _swept_by_day(check, ctx, needs, check=True)
+        if by_day is not None:
+            return _check_from_reasons(check, by_day.reasons if by_day.outcome == "ok" else [*by_day.reasons, *reasons])
     return verdict
 
 

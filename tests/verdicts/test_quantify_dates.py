@@ -15,6 +15,7 @@ import functools
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
+from unittest import mock
 
 import pytest
 
@@ -22,6 +23,7 @@ from stackcheck.assembly.pipeline import load_manifests
 from stackcheck.errors import BadInputError
 from stackcheck.facts.model import facts_from_document
 from stackcheck.knowledge.loader import Manifests
+from stackcheck.verdicts import engine
 from stackcheck.verdicts.context import Context
 from stackcheck.verdicts.engine import collected_day, evaluate_check, evaluate_feature
 
@@ -81,12 +83,14 @@ def _judged() -> tuple[int, list[tuple[str, str, str, str, dict[str, Any], dict[
         for kind, item in _items():
             if item["quantify"]["package"] != pkg:
                 continue
-            stripped = _judge(kind, {k: v for k, v in item.items() if k != "quantify"}, facts)
-            wide = _judge(kind, item, facts)
-            for day in days:
-                dated = _judge(kind, item, cast("Facts", {**facts, "collected_at": day}))
-                judged += 1
-                rows.append((name, kind, str(item["id"]), day, stripped, wide, dated))
+            # the item's own sweep alone (the sweep by the day for every item: tests/verdicts/test_release_sweep)
+            with mock.patch.object(engine, "_swept_by_day", lambda *a, **k: None):
+                stripped = _judge(kind, {k: v for k, v in item.items() if k != "quantify"}, facts)
+                wide = _judge(kind, item, facts)
+                for day in days:
+                    dated = _judge(kind, item, cast("Facts", {**facts, "collected_at": day}))
+                    judged += 1
+                    rows.append((name, kind, str(item["id"]), day, stripped, wide, dated))
     return judged, rows
 
 
