@@ -62,6 +62,10 @@ CHECK_TEXT = {
     "tokenspeed-mla-mla-models-only": "tokenspeed_mla backend can only be used with MLA models",
     # the DSA (NSA before 0.5.13) backend's assertion on the model, as it is built (CHECK_FILE)
     "dsa-attention-backend-dsa-models-only": "backend only supports DeepSeek",
+    # the cute-dsl MLA path SGLang builds for cutedsl_mla (its SM100 checks are FlashInfer's), and MiniCPM's sparse
+    # backend's check of the model, each in its own module (CHECK_FILE)
+    "cutedsl-mla-sm100-family": 'backend="cute-dsl"',
+    "minicpm-sparse-backend-minicpm-models-only": "MiniCPM model must have sparse attention enabled",
 }
 # a rule checked outside the argument handling: the module of the wheel that holds its check
 CHECK_FILE = {
@@ -83,6 +87,12 @@ CHECK_FILE = {
         "sglang/srt/layers/attention/nsa_backend.py",
         "sglang/srt/layers/attention/dsa_backend.py",
     ),
+    # 0.5.13-0.5.16 build TRTLLMMLABackend(runner, backend="cute-dsl") in the registry, 0.5.17+ their own subclass
+    "cutedsl-mla-sm100-family": (
+        "sglang/srt/layers/attention/attention_registry.py",
+        "sglang/srt/layers/attention/cutedsl_mla_backend.py",
+    ),
+    "minicpm-sparse-backend-minicpm-models-only": "sglang/srt/layers/attention/minicpm/backend.py",
 }
 # what a range's extra conditions (`also`) stand for in the wheel
 ALSO_TEXT = {
