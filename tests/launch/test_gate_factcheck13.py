@@ -11,6 +11,12 @@ mapped cutedsl_mla to no feature). The backend is SGLang's TRT-LLM MLA backend w
 its decode raises ValueError 'cute-dsl backend (MLA decode kernel) requires SM100+' below SM100 and its prefill is
 trtllm-gen's, SM100/SM103 (SM107) only. New refusal cutedsl-mla-sm100-family, judged on the box's GPU major.
 
+Row e1: a ModelOpt MXFP8 checkpoint (config.json quantization_config quant_method modelopt, quant_algo MXFP8) with
+`--quantization modelopt_fp8` on 8x H200 and SGLang 0.5.17 passed the gate. Before 0.5.18 SGLang maps any quant_algo
+containing 'FP8' to modelopt_fp8 and ModelOptFp8Config accepts it, with per-tensor scales that the checkpoint's block
+scales do not fit (layers/parameter.py asserts a scale's first dimension is 1). New preflight.json
+model.modelopt_unloadable row: the preflight fails such a checkpoint in 0.5.1-0.5.17.
+
 Row f2: `--attention-backend dsv4` with DeepSeek R1 on 8x H200 and SGLang 0.5.14 passed the gate: the DeepSeek-V4
 backend asserts head_dim 512. The fix is ileft's (refusal dsv4-attention-backend-dsv4-models-only), not on this
 branch: the test is skipped until launch.json has that rule, and must refuse the row once it does.
@@ -113,6 +119,30 @@ def test_the_cutedsl_rule_passes_sm100_and_not_before_0_5_13(tmp_path: Path) -> 
     old = gate_json(_box(tmp_path, "0.5.12", "9.0"), "--model-path", str(model), "--tp", "8", "--attention-backend",
                     "cutedsl_mla")  # fmt: skip
     assert CUTEDSL not in _statuses(old)
+
+
+MXFP8 = {"quant_method": "modelopt", "quant_algo": "MXFP8"}
+
+
+@pytest.mark.parametrize("flags", [["--quantization", "modelopt_fp8"], [], ["--quantization", "modelopt"]])
+@pytest.mark.parametrize("version", ["0.5.17", "0.5.10"])
+def test_the_gate_does_not_allow_row_e1(tmp_path: Path, version: str, flags: list[str]) -> None:
+    model = model_dir(tmp_path, "mxfp8", {**LLAMA3, "quantization_config": MXFP8})
+    doc = gate_json(_box(tmp_path, version), "--model-path", str(model), "--tp", "8", *flags)
+    assert doc["decision"] != "allow"
+    assert _statuses(doc).get("model") == "fail", json.dumps(doc.get("reasons"))[:800]
+    assert "ModelOptFp8Config" in json.dumps(doc["reasons"])
+
+
+def test_the_mxfp8_row_spares_fp8_checkpoints_and_the_releases_that_map_mxfp8(tmp_path: Path) -> None:
+    fp8 = model_dir(
+        tmp_path, "fp8", {**LLAMA3, "quantization_config": {"quant_method": "modelopt", "quant_algo": "FP8"}}
+    )
+    doc = gate_json(_box(tmp_path, "0.5.17"), "--model-path", str(fp8), "--tp", "8", "--quantization", "modelopt_fp8")
+    assert _statuses(doc).get("model") != "fail"
+    mx = model_dir(tmp_path, "mx", {**LLAMA3, "quantization_config": MXFP8})
+    new = gate_json(_box(tmp_path, "0.5.18"), "--model-path", str(mx), "--tp", "8")
+    assert "ModelOptFp8Config" not in json.dumps(new.get("reasons"))  # 0.5.18 maps it to mxfp8 (judged there)
 
 
 @pytest.mark.skipif(
