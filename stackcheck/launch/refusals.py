@@ -94,6 +94,7 @@ _FLAG_FACTS = {
     "attention_backend": "--attention-backend",
     "decode_attention_backend": "--decode-attention-backend",
     "prefill_attention_backend": "--prefill-attention-backend",
+    "kv_cache_dtype": "--kv-cache-dtype",
 }
 
 

@@ -153,3 +153,50 @@ def test_the_gate_does_not_allow_row_f2(tmp_path: Path) -> None:
     model = model_dir(tmp_path, "deepseek-r1", DEEPSEEK_R1)
     doc = gate_json(_box(tmp_path, "0.5.14"), "--model-path", str(model), "--tp", "8", "--attention-backend", "dsv4")
     assert doc["decision"] != "allow", json.dumps(doc.get("reasons"))[:800]
+
+
+# ---- beside the draw: the other attention choices population (f) allowed that fail the same way ----------------
+
+
+def test_llada2_cfg_flashinfer_with_an_mla_model_is_refused(tmp_path: Path) -> None:
+    """0.5.22-0.5.23 attention_registry.py: ValueError 'LLaDA2 CFG attention does not use an MLA backend'."""
+    r1 = model_dir(tmp_path, "deepseek-r1", DEEPSEEK_R1)
+    rule = "refusal llada2-cfg-flashinfer-non-mla-models-only"
+    for version in ("0.5.22", "0.5.23"):
+        doc = gate_json(_box(tmp_path, version), "--model-path", str(r1), "--tp", "8", "--attention-backend",
+                        "llada2_cfg_flashinfer")  # fmt: skip
+        assert _statuses(doc).get(rule) == "blocked", json.dumps(doc.get("reasons"))[:800]
+    llama = model_dir(tmp_path, "llama3", LLAMA3)
+    ok = gate_json(_box(tmp_path, "0.5.23"), "--model-path", str(llama), "--tp", "8", "--attention-backend",
+                   "llada2_cfg_flashinfer")  # fmt: skip
+    assert rule not in _statuses(ok)
+
+
+@pytest.mark.parametrize(
+    ("version", "cc", "extra"),
+    [("0.5.19", "9.0", []), ("0.5.19", "9.0", ["--kv-cache-dtype", "fp8_e4m3"]), ("0.5.14", "12.0", []),
+     ("0.5.22", "10.0", ["--kv-cache-dtype", "auto"])],
+)  # fmt: skip
+def test_tokenspeed_mla_off_blackwell_or_without_fp8_kv_is_refused(
+    tmp_path: Path, version: str, cc: str, extra: list[str]
+) -> None:
+    """0.5.12-0.5.22 raise while reading the arguments: not Blackwell, or --kv-cache-dtype other than fp8_e4m3."""
+    r1 = model_dir(tmp_path, "deepseek-r1", DEEPSEEK_R1)
+    doc = gate_json(_box(tmp_path, version, cc), "--model-path", str(r1), "--tp", "8", "--attention-backend",
+                    "tokenspeed_mla", *extra)  # fmt: skip
+    assert _statuses(doc).get("refusal tokenspeed-mla-blackwell-fp8-kv") == "blocked"
+    good = gate_json(_box(tmp_path, version, "10.0"), "--model-path", str(r1), "--tp", "8", "--attention-backend",
+                     "tokenspeed_mla", "--kv-cache-dtype", "fp8_e4m3")  # fmt: skip
+    assert "refusal tokenspeed-mla-blackwell-fp8-kv" not in _statuses(good)
+
+
+def test_tokenspeed_mla_as_0_5_23_aliases_it_is_judged_as_cutedsl_mla(tmp_path: Path) -> None:
+    rule = "refusal tokenspeed-mla-alias-cutedsl-mla"
+    llama, r1 = model_dir(tmp_path, "llama3", LLAMA3), model_dir(tmp_path, "deepseek-r1", DEEPSEEK_R1)
+    for model, cc in ((llama, "10.0"), (r1, "9.0")):
+        doc = gate_json(_box(tmp_path, "0.5.23", cc), "--model-path", str(model), "--tp", "8", "--attention-backend",
+                        "tokenspeed_mla")  # fmt: skip
+        assert _statuses(doc).get(rule) == "blocked", json.dumps(doc.get("reasons"))[:800]
+    b200 = gate_json(_box(tmp_path, "0.5.23", "10.0"), "--model-path", str(r1), "--tp", "8", "--attention-backend",
+                     "tokenspeed_mla")  # fmt: skip
+    assert rule not in _statuses(b200)

@@ -66,6 +66,10 @@ CHECK_TEXT = {
     # backend's check of the model, each in its own module (CHECK_FILE)
     "cutedsl-mla-sm100-family": 'backend="cute-dsl"',
     "minicpm-sparse-backend-minicpm-models-only": "MiniCPM model must have sparse attention enabled",
+    "llada2-cfg-flashinfer-non-mla-models-only": "LLaDA2 CFG attention does not use an MLA backend",
+    # tokenspeed_mla's own argument checks (0.5.12-0.5.22), and 0.5.23's alias of it to cutedsl_mla
+    "tokenspeed-mla-blackwell-fp8-kv": "tokenspeed_mla backend is only supported on Blackwell GPUs",
+    "tokenspeed-mla-alias-cutedsl-mla": '"tokenspeed_mla": "cutedsl_mla"',
 }
 # a rule checked outside the argument handling: the module of the wheel that holds its check
 CHECK_FILE = {
@@ -93,6 +97,7 @@ CHECK_FILE = {
         "sglang/srt/layers/attention/cutedsl_mla_backend.py",
     ),
     "minicpm-sparse-backend-minicpm-models-only": "sglang/srt/layers/attention/minicpm/backend.py",
+    "llada2-cfg-flashinfer-non-mla-models-only": "sglang/srt/layers/attention/attention_registry.py",
 }
 # what a range's extra conditions (`also`) stand for in the wheel
 ALSO_TEXT = {
