@@ -18,8 +18,8 @@ scales do not fit (layers/parameter.py asserts a scale's first dimension is 1). 
 model.modelopt_unloadable row: the preflight fails such a checkpoint in 0.5.1-0.5.17.
 
 Row f2: `--attention-backend dsv4` with DeepSeek R1 on 8x H200 and SGLang 0.5.14 passed the gate: the DeepSeek-V4
-backend asserts head_dim 512. The fix is ileft's (refusal dsv4-attention-backend-dsv4-models-only), not on this
-branch: the test is skipped until launch.json has that rule, and must refuse the row once it does.
+backend asserts head_dim 512. The fix is ileft's (refusal dsv4-attention-backend-dsv4-models-only, merged at stop
+36); the test is skipped only where launch.json lacks that rule.
 """
 
 from __future__ import annotations
@@ -147,7 +147,7 @@ def test_the_mxfp8_row_spares_fp8_checkpoints_and_the_releases_that_map_mxfp8(tm
 
 @pytest.mark.skipif(
     not _has_rule("dsv4-attention-backend-dsv4-models-only"),
-    reason="dsv4 with a model that is no DeepSeek-V4 is ileft's refusal, not on this branch",
+    reason="dsv4 with a model that is no DeepSeek-V4 is ileft's refusal, absent here",
 )
 def test_the_gate_does_not_allow_row_f2(tmp_path: Path) -> None:
     model = model_dir(tmp_path, "deepseek-r1", DEEPSEEK_R1)
