@@ -94,6 +94,7 @@ _FLAG_FACTS = {
     "attention_backend": "--attention-backend",
     "decode_attention_backend": "--decode-attention-backend",
     "prefill_attention_backend": "--prefill-attention-backend",
+    "kv_cache_dtype": "--kv-cache-dtype",
 }
 
 
@@ -742,6 +743,8 @@ def launch_values(
         values[flag.removeprefix("--").replace("-", "_") + "_given"] = flag in opts
     values["speculative_adaptive"] = bool(opts.get("--speculative-adaptive"))
     values["model_architecture"] = architecture if architecture is not None else _UNKNOWN
+    # the box's GPU major when every GPU was read and all share one (a rule on a kernel's architecture); unknown else
+    values["gpu_major"] = next(iter(majors)) if majors is not None and len(majors) == 1 else _UNKNOWN
     # whether this release runs the served model as MLA (the gate's preflight: config.json against the release's
     # MLA architectures); not known for a model not read or a release newer than the MLA data
     values["model_mla"] = model_mla if isinstance(model_mla, bool) else _UNKNOWN

@@ -68,6 +68,14 @@ CHECK_TEXT = {
     # (CHECK_FILE); the default pick's order against it is in the rule's sources
     "dual-chunk-model-other-backend": "Dual chunk attention is enabled, but attention backend is set to",
     "dual-chunk-model-default-backend": "Dual chunk attention is enabled, but attention backend is set to",
+    # the cute-dsl MLA path SGLang builds for cutedsl_mla (its SM100 checks are FlashInfer's), and MiniCPM's sparse
+    # backend's check of the model, each in its own module (CHECK_FILE)
+    "cutedsl-mla-sm100-family": 'backend="cute-dsl"',
+    "minicpm-sparse-backend-minicpm-models-only": "MiniCPM model must have sparse attention enabled",
+    "llada2-cfg-flashinfer-non-mla-models-only": "LLaDA2 CFG attention does not use an MLA backend",
+    # tokenspeed_mla's own argument checks (0.5.12-0.5.22), and 0.5.23's alias of it to cutedsl_mla
+    "tokenspeed-mla-blackwell-fp8-kv": "tokenspeed_mla backend is only supported on Blackwell GPUs",
+    "tokenspeed-mla-alias-cutedsl-mla": '"tokenspeed_mla": "cutedsl_mla"',
 }
 # a rule checked outside the argument handling: the module of the wheel that holds its check
 CHECK_FILE = {
@@ -96,6 +104,13 @@ CHECK_FILE = {
         "sglang/srt/arg_groups/overrides.py",
     ),
     "dual-chunk-model-default-backend": ("sglang/srt/server_args.py", "sglang/srt/arg_groups/overrides.py"),
+    # 0.5.13-0.5.16 build TRTLLMMLABackend(runner, backend="cute-dsl") in the registry, 0.5.17+ their own subclass
+    "cutedsl-mla-sm100-family": (
+        "sglang/srt/layers/attention/attention_registry.py",
+        "sglang/srt/layers/attention/cutedsl_mla_backend.py",
+    ),
+    "minicpm-sparse-backend-minicpm-models-only": "sglang/srt/layers/attention/minicpm/backend.py",
+    "llada2-cfg-flashinfer-non-mla-models-only": "sglang/srt/layers/attention/attention_registry.py",
 }
 # what a range's extra conditions (`also`) stand for in the wheel
 ALSO_TEXT = {

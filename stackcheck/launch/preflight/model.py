@@ -353,6 +353,27 @@ def kept_modelopt(
     )
 
 
+def unloadable_modelopt(
+    mdata: Mapping[str, Any], qcfg: Mapping[str, Any], quant_method: str | None, sglang_version: str | None
+) -> list[Mapping[str, Any]]:
+    """The rows of preflight.json model.modelopt_unloadable that hold: the release maps the checkpoint's quant_algo to
+    a quant_method whose config class accepts it but cannot load its weights (a ModelOpt MXFP8 checkpoint loaded as
+    per-tensor FP8 before 0.5.18). None hold with the release not known."""
+    from stackcheck.facts.versions import version_in
+
+    algo = qcfg.get("quant_algo")
+    if sglang_version is None or not isinstance(algo, str) or quant_method is None:
+        return []
+    return [
+        row
+        for row in mdata.get("modelopt_unloadable") or []
+        if isinstance(row, dict)
+        and row.get("quant_algo") == algo
+        and quant_method in (row.get("quant_methods") or [])
+        and version_in(sglang_version, str(row.get("versions"))) is True
+    ]
+
+
 def _text_config_quantization(config: Mapping[str, Any]) -> Quantization:
     """No quantization where SGLang looks for it. A quantization_config in text_config only is not how SGLang
     chooses the method (ModelConfig reads hf_config's); its weight loader reads it (get_quant_config) only once
@@ -508,6 +529,13 @@ def read_model(
                 check, "fail", observed, "--quantization naming the format", f"{role} {spec}: {kept.message}", source
             )
         )
+    for row in unloadable_modelopt(mdata, qcfg, quant_method, sglang_version):
+        observed = {"quant_method": quant_method, "quant_algo": qcfg.get("quant_algo"), "sglang": sglang_version}
+        message = str(row.get("message") or "").replace("{sglang}", str(sglang_version))
+        info.results.append(
+            CheckResult(check, "fail", observed, "a format this release loads", f"{role} {spec}: {message}",
+                        row.get("source"))
+        )  # fmt: skip
     info.weights, weights_note = _weights(view, directory, mdata)
     parts = [f"{role} {spec}: {how}, {directory}"]
     if info.architectures:
