@@ -517,6 +517,11 @@ def evaluate_feature(feature: Feature, ctx: Context, _stop: bool = False) -> Fea
             "its path to the kernel was not read",
         }
         return {**verdict, "status": "unknown", "effect": None, "reasons": [reason, *reasons]}
+    if not ctx.gpu_models():
+        # every feature runs on a GPU: with none seen (a CPU build host, an image, GPUs not probed) its rules that
+        # read the GPU did not apply, which is no evidence that it runs on the GPUs it will meet (FACTCHECK d1)
+        gpu: Reason = {"rule": "gpu", "result": "unknown", "message": ctx.gpus_unknown_reason()}
+        return {**verdict, "status": "unknown", "effect": None, "reasons": [gpu, *reasons]}
     return {**verdict, "status": "ok", "effect": None, "reasons": reasons}
 
 

@@ -63,7 +63,11 @@ def _check(spec: str) -> Any:
 
 
 def _facts(day: str | None, **entry: Any) -> Facts:
-    facts: dict[str, Any] = {"packages": {"toypkg": {"installed": True, **entry}}}
+    # one GPU: a feature is never ok on a box with none seen (engine.evaluate_feature)
+    facts: dict[str, Any] = {
+        "packages": {"toypkg": {"installed": True, **entry}},
+        "gpus": [{"index": 0, "name": "NVIDIA H200", "compute_capability": "9.0"}],
+    }
     if day is not None:
         facts["collected_at"] = day
     return cast("Facts", facts)
