@@ -66,17 +66,53 @@ def path_components(path: str, has_gpus: bool = False) -> frozenset[str] | None:
     return None
 
 
-def predicate_components(pred: Any, manifests: Manifests, has_gpus: bool = False) -> frozenset[str] | None:
-    """The union over every fact path and gate a predicate (or a value reference in it) names; None: unknown."""
+def predicate_components(
+    pred: Any,
+    manifests: Manifests,
+    has_gpus: bool = False,
+    memo: dict[int, tuple[Any, frozenset[str] | None]] | None = None,
+) -> frozenset[str] | None:
+    """The union over every fact path and gate a predicate (or a value reference in it) names; None: unknown.
+
+    With `memo` (node identity -> (the node, its answer); the caller keeps the nodes alive) every node of the
+    tree is read once: a node's answer is its own fact path and gate with its children's answers, worked out
+    children first, and kept for each node on the way. The planner asks about every rule and then about every
+    predicate inside it (plan.hypothetical), so without it a nested predicate was walked again for each node
+    above it. The answer is the same either way (tests/plan/test_plan_memo.py)."""
+    if memo is None:
+        memo = {}
+    got = memo.get(id(pred))
+    if got is not None and got[0] is pred:
+        return got[1]
+    # children first, without recursion (a user's manifest may nest deep): each node is pushed, then its
+    # children, and answered when it comes back with every child answered
+    todo: list[tuple[Any, bool]] = [(pred, False)]
+    while todo:
+        item, ready = todo.pop()
+        if not isinstance(item, dict | list):
+            continue
+        seen = memo.get(id(item))
+        if seen is not None and seen[0] is item:
+            continue
+        children = item if isinstance(item, list) else [v for v in item.values() if isinstance(v, dict | list)]
+        if not ready:
+            todo.append((item, True))
+            todo.extend((c, False) for c in children if isinstance(c, dict | list))
+            continue
+        memo[id(item)] = (item, _node_components(item, children, memo, manifests, has_gpus))
+    return memo[id(pred)][1] if isinstance(pred, dict | list) else frozenset()
+
+
+def _node_components(
+    item: Any,
+    children: list[Any],
+    memo: dict[int, tuple[Any, frozenset[str] | None]],
+    manifests: Manifests,
+    has_gpus: bool,
+) -> frozenset[str] | None:
+    """One node's answer (predicate_components) from its own fact path and gate and its children's answers."""
     out: set[str] = set()
-    stack = [pred]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, list):
-            stack.extend(item)
-            continue
-        if not isinstance(item, dict):
-            continue
+    if isinstance(item, dict):
         if "fact" in item:
             got = path_components(str(item["fact"]), has_gpus)
             if got is None:
@@ -89,12 +125,20 @@ def predicate_components(pred: Any, manifests: Manifests, has_gpus: bool = False
                 out |= _package(package)
             elif spec is not None:
                 return None  # a gate of no package: not a shape this module knows
-        stack.extend(v for v in item.values() if isinstance(v, dict | list))
+    for child in children:
+        if isinstance(child, dict | list):
+            sub = memo[id(child)][1]
+            if sub is None:
+                return None
+            out |= sub
     return frozenset(out)
 
 
 def feature_components(
-    feature: Mapping[str, Any], manifests: Manifests, has_gpus: bool = False
+    feature: Mapping[str, Any],
+    manifests: Manifests,
+    has_gpus: bool = False,
+    memo: dict[int, tuple[Any, frozenset[str] | None]] | None = None,
 ) -> tuple[frozenset[str], frozenset[str]]:
     """(exact, presence): the components a feature's verdict (verdicts.evaluate_feature) can depend on.
 
@@ -102,14 +146,14 @@ def feature_components(
     chosen. `presence`: those only its `needs` name: the verdict can change only with whether the component
     is replaced at all, since a replaced package is installed, at a release the manifests record, never newer
     than them (apply_choice), so the `needs` check passes the same way for every choice. Every component is
-    exact when anything in the rules is not understood."""
+    exact when anything in the rules is not understood. `memo` as for predicate_components."""
     exact: set[str] = set()
     for rule in feature.get("rules") or []:
         if not isinstance(rule, dict):
             continue
         for part in ("when", "require"):
             if part in rule:
-                got = predicate_components(rule[part], manifests, has_gpus)
+                got = predicate_components(rule[part], manifests, has_gpus, memo)
                 if got is None:
                     return EVERY, frozenset()
                 exact |= got

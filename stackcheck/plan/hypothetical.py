@@ -114,27 +114,26 @@ def applied(stack: Stack) -> dict[str, Choice]:
     return out
 
 
+def _node_memo(manifests: Manifests, has_gpus: bool) -> dict[int, tuple[Any, frozenset[str] | None]]:
+    """deps.predicate_components' answers for every predicate node read so far, remembered with the manifests (by
+    the node's identity; the manifests keep it alive), since the planner asks about every predicate on every
+    plan."""
+    return manifests.derived(f"plan.node_components.{has_gpus}")
+
+
 def _reads_no_component(pred: Any, manifests: Manifests, has_gpus: bool) -> bool:
-    """deps.predicate_components(pred) is empty: remembered with the manifests (by the predicate's identity; the
-    manifests keep it alive), since the planner asks about every predicate on every plan."""
-    memo = manifests.derived("plan.reads_no_component")
-    key = (id(pred), has_gpus)
-    got = memo.get(key)
-    if got is not None and got[0] is pred:
-        return bool(got[1])
-    answer = predicate_components(pred, manifests, has_gpus) == frozenset()
-    memo[key] = (pred, answer)
-    return answer
+    """deps.predicate_components(pred) is empty (read from _node_memo)."""
+    return predicate_components(pred, manifests, has_gpus, _node_memo(manifests, has_gpus)) == frozenset()
 
 
 def _components(feature: Any, manifests: Manifests, has_gpus: bool) -> tuple[frozenset[str], frozenset[str]]:
-    """deps.feature_components, remembered with the manifests like _reads_no_component."""
+    """deps.feature_components, remembered with the manifests like _node_memo."""
     memo = manifests.derived("plan.feature_components")
     key = (id(feature), has_gpus)
     got = memo.get(key)
     if got is not None and got[0] is feature:
         return got[1]  # type: ignore[no-any-return]
-    answer = feature_components(feature, manifests, has_gpus)
+    answer = feature_components(feature, manifests, has_gpus, _node_memo(manifests, has_gpus))
     memo[key] = (feature, answer)
     return answer
 
