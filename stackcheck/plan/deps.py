@@ -74,64 +74,51 @@ def predicate_components(
 ) -> frozenset[str] | None:
     """The union over every fact path and gate a predicate (or a value reference in it) names; None: unknown.
 
-    With `memo` (node identity -> (the node, its answer); the caller keeps the nodes alive) every node of the
-    tree is read once: a node's answer is its own fact path and gate with its children's answers, worked out
-    children first, and kept for each node on the way. The planner asks about every rule and then about every
-    predicate inside it (plan.hypothetical), so without it a nested predicate was walked again for each node
-    above it. The answer is the same either way (tests/plan/test_plan_memo.py)."""
-    if memo is None:
-        memo = {}
-    got = memo.get(id(pred))
-    if got is not None and got[0] is pred:
-        return got[1]
-    # children first, without recursion (a user's manifest may nest deep): each node is pushed, then its
-    # children, and answered when it comes back with every child answered
-    todo: list[tuple[Any, bool]] = [(pred, False)]
-    while todo:
-        item, ready = todo.pop()
-        if not isinstance(item, dict | list):
-            continue
-        seen = memo.get(id(item))
-        if seen is not None and seen[0] is item:
-            continue
-        children = item if isinstance(item, list) else [v for v in item.values() if isinstance(v, dict | list)]
-        if not ready:
-            todo.append((item, True))
-            todo.extend((c, False) for c in children if isinstance(c, dict | list))
-            continue
-        memo[id(item)] = (item, _node_components(item, children, memo, manifests, has_gpus))
-    return memo[id(pred)][1] if isinstance(pred, dict | list) else frozenset()
+    With `memo` (node identity -> (the node, its answer); the caller keeps the nodes alive) each node of a tree
+    is read once: a node's answer is its own fact path and gate with its children's answers, kept for every
+    node read on the way. The planner asks about every rule and then about predicates inside it
+    (plan.hypothetical), so without it a nested predicate was walked again for each node above it. The answer
+    is the same either way (tests/plan/test_plan_first_run.py). (Recursive: the shipped manifests nest 11 levels
+    and a user's is refused past loader.MAX_MANIFEST_DEPTH.)"""
+    if not isinstance(pred, dict | list):
+        return frozenset()
+    return _node(pred, manifests, has_gpus, {} if memo is None else memo)
 
 
-def _node_components(
-    item: Any,
-    children: list[Any],
-    memo: dict[int, tuple[Any, frozenset[str] | None]],
-    manifests: Manifests,
-    has_gpus: bool,
+def _node(
+    item: Any, manifests: Manifests, has_gpus: bool, memo: dict[int, tuple[Any, frozenset[str] | None]]
 ) -> frozenset[str] | None:
-    """One node's answer (predicate_components) from its own fact path and gate and its children's answers."""
-    out: set[str] = set()
-    if isinstance(item, dict):
+    got = memo.get(id(item))
+    if got is not None and got[0] is item:
+        return got[1]
+    out: frozenset[str] | None = _EMPTY
+    if isinstance(item, list):
+        children: Any = item
+    else:
+        children = item.values()
         if "fact" in item:
-            got = path_components(str(item["fact"]), has_gpus)
-            if got is None:
-                return None
-            out |= got
-        if "gate" in item:
+            out = path_components(str(item["fact"]), has_gpus)
+        if out is not None and "gate" in item:
             spec = manifests.source_table(str(item["gate"]))
             package = spec.get("package") if spec is not None else None
             if isinstance(package, str):
-                out |= _package(package)
+                out = out | _package(package)
             elif spec is not None:
-                return None  # a gate of no package: not a shape this module knows
-    for child in children:
-        if isinstance(child, dict | list):
-            sub = memo[id(child)][1]
-            if sub is None:
-                return None
-            out |= sub
-    return frozenset(out)
+                out = None  # a gate of no package: not a shape this module knows
+    if out is not None:
+        for child in children:
+            if isinstance(child, dict | list):
+                sub = _node(child, manifests, has_gpus, memo)
+                if sub is None:
+                    out = None
+                    break
+                if sub:
+                    out = out | sub
+    memo[id(item)] = (item, out)
+    return out
+
+
+_EMPTY: frozenset[str] = frozenset()
 
 
 def feature_components(
