@@ -137,8 +137,14 @@ def run(args: argparse.Namespace) -> int:
     plain = not (args.want or holds or pins)
     # the text and markdown show the box and the plan, no check: a facts file's implied versions are not judged
     # against the checks for them
+    upstream: dict[str, str | None] = {}  # which stack unblocks a feature, as the entry keeps it (planner)
     report, ctx = build_report(
-        options_from(args), want_plan=plain, plan_cache=True, plan_reported=True, checks_shown=fmt == "json"
+        options_from(args),
+        want_plan=plain,
+        plan_cache=True,
+        plan_reported=True,
+        checks_shown=fmt == "json",
+        upstream_out=upstream,
     )
     if plain:
         doc = report["plan"]
@@ -148,7 +154,9 @@ def run(args: argparse.Namespace) -> int:
 
         known = [str(f.get("id")) for f in ctx.manifests.features]
         want = [feature_id(w, known, "--want") for w in args.want or []]  # `_` or `-`; a near miss names the id
-        doc = make_plan(ctx, list(report["features"]), want=want or None, hold=holds, pins=pins).to_json()
+        doc = make_plan(
+            ctx, list(report["features"]), want=want or None, hold=holds, pins=pins, upstream_kept=upstream
+        ).to_json()
         request = {"want": want, "hold": holds, "to": [f"{k}=={v}" for k, v in pins.items()]}
         if any(request.values()):
             doc["request"] = request

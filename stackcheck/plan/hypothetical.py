@@ -170,7 +170,9 @@ class Engine:
         self.features = {str(f.get("id")): f for f in ctx.manifests.features}
         self.memo = memo
         has_gpus = bool(ctx.gpu_models())
-        self._deps = {fid: _components(f, ctx.manifests, has_gpus) for fid, f in self.features.items()}
+        # fid -> the components its verdict reads, sorted (the key's order): worked out for a feature when first asked
+        self._deps: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+        self._applied: dict[int, tuple[Stack, dict[str, Choice]]] = {}  # stack by identity -> (it, applied(it))
         self._cache: dict[tuple[Any, ...], FeatureVerdict] = {}
         self._facts: dict[tuple[Any, ...], Facts] = {}
         self._ok: dict[tuple[Any, ...], bool] = {}  # ok() of the keys judged only that far
@@ -178,6 +180,8 @@ class Engine:
         self._never: dict[str, bool] = {}  # never_ok() of the features asked
         self._as_stated: dict[str, bool] = {}  # _rules_as_stated() of the features asked
         self._stopped_by: dict[str, Any] = {}  # feature -> the rule that last stopped its reading (ok_with)
+        # (rule by identity, the choices of the components it reads) -> (the rule, whether it holds): _rule_holds
+        self._rule_memo: dict[tuple[Any, ...], tuple[Any, bool]] = {}
         self._contexts: dict[int, tuple[Facts, Context]] = {}  # facts by identity -> (them, their context)
         # predicates that read no component a choice replaces have one outcome on every hypothetical facts
         self._shared: SharedOutcomes | None = None
@@ -247,12 +251,25 @@ class Engine:
 
     def key(self, fid: str, choices: Mapping[str, Choice]) -> tuple[Any, ...]:
         """What the verdict of `fid` on the box with `choices` applied can depend on (see the class)."""
-        exact, presence = self._deps[fid]
-        return (
-            fid,
-            *((c, choices.get(c)) for c in sorted(exact)),
-            *((c, c in choices) for c in sorted(presence)),
-        )
+        exact, presence = self.deps(fid)
+        return (fid, *((c, choices.get(c)) for c in exact), *((c, c in choices) for c in presence))
+
+    def deps(self, fid: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """deps.feature_components of the feature (exact, presence), each sorted; worked out when first asked."""
+        got = self._deps.get(fid)
+        if got is None:
+            exact, presence = _components(self.features[fid], self.ctx.manifests, self._has_gpus)
+            got = self._deps[fid] = (tuple(sorted(exact)), tuple(sorted(presence)))
+        return got
+
+    def applied(self, stack: Stack) -> dict[str, Choice]:
+        """applied(stack), worked out once per stack (by identity; the stack kept alive with it)."""
+        got = self._applied.get(id(stack))
+        if got is not None and got[0] is stack:
+            return got[1]
+        choices = applied(stack)
+        self._applied[id(stack)] = (stack, choices)
+        return choices
 
     def verdict_with(self, choices: Mapping[str, Choice], fid: str, facts: Callable[[], Facts]) -> FeatureVerdict:
         """The feature on the box with `choices` applied; `facts` builds those facts (called on a miss only)."""
@@ -265,7 +282,7 @@ class Engine:
         return got
 
     def verdict(self, stack: Stack, fid: str) -> FeatureVerdict:
-        choices = applied(stack)
+        choices = self.applied(stack)
         return self.verdict_with(choices, fid, lambda: self._stack_facts(choices, stack))
 
     def _stack_facts(self, choices: Mapping[str, Choice], stack: Stack) -> Facts:
@@ -281,8 +298,28 @@ class Engine:
     def ok(self, stack: Stack, fid: str) -> bool:
         """Whether the feature is ok on the stack. Memoised, a feature not ok there is judged only up to its
         first rule that fails or is not known (engine.feature_ok); an ok one is judged in full and kept."""
-        choices = applied(stack)
+        choices = self.applied(stack)
         return self.ok_with(choices, fid, lambda: self._stack_facts(choices, stack))
+
+    def any_ok(self, stacks: list[Stack], fid: str) -> bool:
+        """any(self.ok(s, fid) for s in stacks), asking one stack of each set that replace the components the
+        feature reads (deps: exact, and presence) with the same choices: those share one memo key, so one answer.
+        Telling them apart by the choices' identity costs a fraction of building each key (the planner asks this of
+        every stack for a wanted feature: ~300 of them); equal choices that are distinct objects are only asked
+        twice."""
+        if not self.memo:
+            return any(self.ok(s, fid) for s in stacks)
+        exact, presence = self.deps(fid)
+        seen: set[tuple[Any, ...]] = set()
+        for s in stacks:
+            replaced = self.applied(s)
+            sig = (*(id(replaced.get(c)) for c in exact), *(c in replaced for c in presence))
+            if sig in seen:
+                continue
+            seen.add(sig)
+            if self.ok(s, fid):
+                return True
+        return False
 
     def ok_with(self, choices: Mapping[str, Choice], fid: str, facts: Callable[[], Facts]) -> bool:
         """Whether the feature is ok on the box with `choices` applied (see ok; `facts` as for verdict_with)."""
@@ -295,13 +332,13 @@ class Engine:
         known = self._ok.get(key)
         if known is None:
             self.evaluations += 1
-            ctx = self._context(facts())
             # the rule that stopped this feature on the last stack asked is read first: when it fails or is not
             # known here too, the feature is not ok here, whatever its other rules say (as in never_ok)
             last = self._stopped_by.get(fid)
-            if last is not None and not rules_hold([last], ctx):
+            if last is not None and not self._rule_holds(last, choices, facts):
                 known = self._ok[key] = False
                 return known
+            ctx = self._context(facts())
             verdict, stopped = feature_ok_or_rule(self.features[fid], ctx)
             if verdict is not None:
                 self._cache[key] = verdict
@@ -309,6 +346,33 @@ class Engine:
                 self._stopped_by[fid] = stopped
             known = self._ok[key] = verdict is not None
         return known
+
+    def _rule_holds(self, rule: Any, choices: Mapping[str, Choice], facts: Callable[[], Facts]) -> bool:
+        """rules_hold([rule]) on the box with `choices` applied, judged once per choice of the components the rule's
+        `when` and `require` read (deps.predicate_components; every choice when one is not known): a feature's
+        stopping rule often reads fewer components than the feature (SGLang's release, where the feature also
+        needs torch), and the stacks that agree on those share its outcome, the facts of the others not built."""
+        comps = self._rule_components(rule)
+        if comps is None:
+            return rules_hold([rule], self._context(facts()))
+        key = (id(rule), *(choices.get(c) for c in comps))
+        got = self._rule_memo.get(key)
+        if got is not None and got[0] is rule:
+            return got[1]
+        holds = rules_hold([rule], self._context(facts()))
+        self._rule_memo[key] = (rule, holds)
+        return holds
+
+    def _rule_components(self, rule: Any) -> tuple[str, ...] | None:
+        out: set[str] = set()
+        memo = _node_memo(self.ctx.manifests, self._has_gpus)
+        for part in ("when", "require"):
+            if part in rule:
+                got = predicate_components(rule[part], self.ctx.manifests, self._has_gpus, memo)
+                if got is None:
+                    return None
+                out |= got
+        return tuple(sorted(out))
 
 
 def first_failure(v: FeatureVerdict) -> str:
