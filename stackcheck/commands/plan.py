@@ -22,6 +22,8 @@ from stackcheck.render import FORMAT_ALIASES, PLAN_FORMATS
 if TYPE_CHECKING:  # argparse is imported where the parser is built: a plan of saved facts needs none
     import argparse
 
+    from stackcheck.verdicts.types import FeatureVerdict
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_facts_options(p)
@@ -138,6 +140,7 @@ def run(args: argparse.Namespace) -> int:
     # the text and markdown show the box and the plan, no check: a facts file's implied versions are not judged
     # against the checks for them
     upstream: dict[str, str | None] = {}  # which stack unblocks a feature, as the entry keeps it (planner)
+    box: list[FeatureVerdict] = []  # the verdicts of the stated facts (planner: not judged again where unchanged)
     report, ctx = build_report(
         options_from(args),
         want_plan=plain,
@@ -145,6 +148,7 @@ def run(args: argparse.Namespace) -> int:
         plan_reported=True,
         checks_shown=fmt == "json",
         upstream_out=upstream,
+        verdicts_out=box,
     )
     if plain:
         doc = report["plan"]
@@ -155,7 +159,13 @@ def run(args: argparse.Namespace) -> int:
         known = [str(f.get("id")) for f in ctx.manifests.features]
         want = [feature_id(w, known, "--want") for w in args.want or []]  # `_` or `-`; a near miss names the id
         doc = make_plan(
-            ctx, list(report["features"]), want=want or None, hold=holds, pins=pins, upstream_kept=upstream
+            ctx,
+            list(report["features"]),
+            want=want or None,
+            hold=holds,
+            pins=pins,
+            upstream_kept=upstream,
+            box_verdicts=box,
         ).to_json()
         request = {"want": want, "hold": holds, "to": [f"{k}=={v}" for k, v in pins.items()]}
         if any(request.values()):

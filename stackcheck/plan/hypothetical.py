@@ -165,8 +165,12 @@ class Engine:
     and the facts of a stack are built only on a miss. `memo=False` judges every request from scratch (the
     straightforward reference the tests compare the planner with)."""
 
-    def __init__(self, ctx: Context, memo: bool = True) -> None:
+    def __init__(self, ctx: Context, memo: bool = True, box: Mapping[str, FeatureVerdict] | None = None) -> None:
         self.ctx = ctx
+        #: the verdicts of the features on the box as it is, as the engine judges them there (evaluate_feature on
+        #: ctx: the audit's, or the ones the plan cache keeps), when the caller has them: with the memo, a feature
+        #: on facts whose replaced components it does not read (deps) is the box's verdict, not judged again
+        self._box = box if memo and box is not None else {}
         self.features = {str(f.get("id")): f for f in ctx.manifests.features}
         self.memo = memo
         has_gpus = bool(ctx.gpu_models())
@@ -278,8 +282,20 @@ class Engine:
         key = self.key(fid, choices)
         got = self._cache.get(key)
         if got is None:
-            got = self._cache[key] = self.verdict_on(facts(), fid)
+            got = self._on_box(fid, choices)
+            if got is None:
+                got = self.verdict_on(facts(), fid)
+            self._cache[key] = got
         return got
+
+    def _on_box(self, fid: str, choices: Mapping[str, Choice]) -> FeatureVerdict | None:
+        """The box's verdict of the feature (the caller's, `box`) when `choices` replace no component it reads:
+        its memo key is then the box's own (key), so its verdict is."""
+        got = self._box.get(fid)
+        if got is None:
+            return None
+        exact, presence = self.deps(fid)
+        return None if any(c in choices for c in exact) or any(c in choices for c in presence) else got
 
     def verdict(self, stack: Stack, fid: str) -> FeatureVerdict:
         choices = self.applied(stack)
@@ -330,6 +346,9 @@ class Engine:
         if got is not None:
             return got.get("status") == "ok"
         known = self._ok.get(key)
+        if known is None and (on_box := self._on_box(fid, choices)) is not None:
+            self._cache[key] = on_box
+            return on_box.get("status") == "ok"
         if known is None:
             self.evaluations += 1
             # the rule that stopped this feature on the last stack asked is read first: when it fails or is not

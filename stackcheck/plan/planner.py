@@ -49,11 +49,12 @@ def make_plan(
     hold: list[str] | None = None,
     pins: dict[str, str] | None = None,
     upstream_kept: dict[str, str | None] | None = None,
+    box_verdicts: list[FeatureVerdict] | None = None,
 ) -> Plan:
     """The plan for this box: target stack, ordered steps, features still blocked; `error` when no stack
     satisfies the holds, pins and wanted features. Raises UsageError for unknown components/features.
-    `upstream_kept`: see plan_and_facts."""
-    return plan_and_facts(ctx, features, want, hold, pins, upstream_kept=upstream_kept)[0]
+    `upstream_kept`, `box_verdicts`: see plan_and_facts."""
+    return plan_and_facts(ctx, features, want, hold, pins, upstream_kept=upstream_kept, box_verdicts=box_verdicts)[0]
 
 
 def plan_and_facts(
@@ -65,6 +66,7 @@ def plan_and_facts(
     upstream: bool = True,
     memo: bool = True,
     upstream_kept: dict[str, str | None] | None = None,
+    box_verdicts: list[FeatureVerdict] | None = None,
 ) -> tuple[Plan, Facts | None]:
     """make_plan, and the hypothetical facts of the box after every step of the plan (None when no stack
     satisfies the request): what `stackcheck recommend` judges its launch against. With `upstream` False
@@ -76,10 +78,14 @@ def plan_and_facts(
     request, so the plan cache keeps the answers of a box's plain plan with its verdicts and a later request
     reads them from there (assembly.plan_cache.Entry.upstream). The answers given are used, and those worked
     out are added to it; a plan without a request also works out those of the features blocked on the box as
-    it is (what a request that changes little leaves blocked)."""
+    it is (what a request that changes little leaves blocked).
+
+    `box_verdicts`: the features as evaluate_feature judges them on `ctx` (the audit's verdicts before a facts file's
+    implied versions are merged in; `features` may be those merged): a feature whose rules read none of the
+    components a stack replaces is not judged again on it (hypothetical.Engine, `box`)."""
     box = read_box(ctx)
     space = Space(ctx, box)
-    engine = Engine(ctx, memo=memo)
+    engine = Engine(ctx, memo=memo, box={str(v.get("id")): v for v in box_verdicts or []})
     held = {component_name(h) for h in hold or []}
     pinned = parse_pins(pins, space)
     for c in held & set(pinned):

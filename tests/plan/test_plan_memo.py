@@ -35,7 +35,8 @@ FEATURES = [str(f["id"]) for f in M.features]
 def _both(facts: dict[str, Any], **kw: Any) -> tuple[Any, Any]:
     """(fast, reference): each the plan's JSON and the facts after it, or the error's text. The fast plan is made
     twice, and must be the same both times: from scratch, and with the upstream answers a plan without a request
-    kept (planner.plan_and_facts' `upstream_kept`, which the plan cache keeps with the verdicts)."""
+    kept (planner.plan_and_facts' `upstream_kept`, which the plan cache keeps with the verdicts) and the box's
+    verdicts given (`box_verdicts`: a feature is not judged again on a stack that replaces nothing it reads)."""
     out: list[tuple[Any, ...]] = []
     for memo, kept in ((True, False), (True, True), (False, False)):
         ctx = Context(facts=copy.deepcopy(facts), manifests=M)  # type: ignore[arg-type]
@@ -45,7 +46,8 @@ def _both(facts: dict[str, Any], **kw: Any) -> tuple[Any, Any]:
             upstream = {}
             plan_and_facts(Context(facts=copy.deepcopy(facts), manifests=M), list(features), upstream_kept=upstream)  # type: ignore[arg-type]
         try:
-            plan, after = plan_and_facts(ctx, list(features), memo=memo, upstream_kept=upstream, **kw)
+            box = list(features) if kept else None  # (then not judged again where a stack changes nothing read)
+            plan, after = plan_and_facts(ctx, list(features), memo=memo, upstream_kept=upstream, box_verdicts=box, **kw)
             out.append((plan.to_json(), after))
         except StackcheckError as exc:
             out.append(("error", type(exc).__name__, exc.message))
