@@ -122,8 +122,16 @@ def _node_memo(manifests: Manifests, has_gpus: bool) -> dict[int, tuple[Any, fro
 
 
 def _reads_no_component(pred: Any, manifests: Manifests, has_gpus: bool) -> bool:
-    """deps.predicate_components(pred) is empty (read from _node_memo)."""
-    return predicate_components(pred, manifests, has_gpus, _node_memo(manifests, has_gpus)) == frozenset()
+    """deps.predicate_components(pred) is empty (read from _node_memo): remembered with the manifests too (by the
+    predicate's identity), since the planner asks about every predicate on every plan."""
+    memo = manifests.derived("plan.reads_no_component")
+    key = (id(pred), has_gpus)
+    got = memo.get(key)
+    if got is not None and got[0] is pred:
+        return bool(got[1])
+    answer = predicate_components(pred, manifests, has_gpus, _node_memo(manifests, has_gpus)) == frozenset()
+    memo[key] = (pred, answer)
+    return answer
 
 
 def _components(feature: Any, manifests: Manifests, has_gpus: bool) -> tuple[frozenset[str], frozenset[str]]:
@@ -185,7 +193,10 @@ class Engine:
         self._as_stated: dict[str, bool] = {}  # _rules_as_stated() of the features asked
         self._stopped_by: dict[str, Any] = {}  # feature -> the rule that last stopped its reading (ok_with)
         # (rule by identity, the choices of the components it reads) -> (the rule, whether it holds): _rule_holds
-        self._rule_memo: dict[tuple[Any, ...], tuple[Any, bool]] = {}
+        self._rule_memo: dict[tuple[int, ...], tuple[Any, tuple[Choice | None, ...], bool]] = {}
+        self._rule_comps: dict[
+            int, tuple[Any, tuple[str, ...] | None]
+        ] = {}  # rule by identity -> (it, _rule_components)
         self._contexts: dict[int, tuple[Facts, Context]] = {}  # facts by identity -> (them, their context)
         # predicates that read no component a choice replaces have one outcome on every hypothetical facts
         self._shared: SharedOutcomes | None = None
@@ -374,24 +385,31 @@ class Engine:
         comps = self._rule_components(rule)
         if comps is None:
             return rules_hold([rule], self._context(facts()))
-        key = (id(rule), *(choices.get(c) for c in comps))
+        chosen = tuple(choices.get(c) for c in comps)
+        # (by identity, as Choice hashes in Python: the rule and the choices are kept with the answer, so no id in
+        # the key is reused while it is there; equal choices that are distinct objects are judged apart)
+        key = (id(rule), *map(id, chosen))
         got = self._rule_memo.get(key)
-        if got is not None and got[0] is rule:
-            return got[1]
+        if got is not None and got[0] is rule and all(a is b for a, b in zip(got[1], chosen, strict=True)):
+            return got[2]
         holds = rules_hold([rule], self._context(facts()))
-        self._rule_memo[key] = (rule, holds)
+        self._rule_memo[key] = (rule, chosen, holds)
         return holds
 
     def _rule_components(self, rule: Any) -> tuple[str, ...] | None:
-        out: set[str] = set()
+        """The components a rule's `when` and `require` read, sorted (None: not known); once per rule."""
+        got = self._rule_comps.get(id(rule))
+        if got is not None and got[0] is rule:
+            return got[1]
+        out: set[str] | None = set()
         memo = _node_memo(self.ctx.manifests, self._has_gpus)
         for part in ("when", "require"):
-            if part in rule:
-                got = predicate_components(rule[part], self.ctx.manifests, self._has_gpus, memo)
-                if got is None:
-                    return None
-                out |= got
-        return tuple(sorted(out))
+            if part in rule and out is not None:
+                read = predicate_components(rule[part], self.ctx.manifests, self._has_gpus, memo)
+                out = None if read is None else out | read
+        answer = None if out is None else tuple(sorted(out))
+        self._rule_comps[id(rule)] = (rule, answer)
+        return answer
 
 
 def first_failure(v: FeatureVerdict) -> str:
