@@ -192,11 +192,6 @@ class Engine:
         self._never: dict[str, bool] = {}  # never_ok() of the features asked
         self._as_stated: dict[str, bool] = {}  # _rules_as_stated() of the features asked
         self._stopped_by: dict[str, Any] = {}  # feature -> the rule that last stopped its reading (ok_with)
-        # (rule by identity, the choices of the components it reads) -> (the rule, whether it holds): _rule_holds
-        self._rule_memo: dict[tuple[int, ...], tuple[Any, tuple[Choice | None, ...], bool]] = {}
-        self._rule_comps: dict[
-            int, tuple[Any, tuple[str, ...] | None]
-        ] = {}  # rule by identity -> (it, _rule_components)
         self._contexts: dict[int, tuple[Facts, Context]] = {}  # facts by identity -> (them, their context)
         # predicates that read no component a choice replaces have one outcome on every hypothetical facts
         self._shared: SharedOutcomes | None = None
@@ -364,11 +359,11 @@ class Engine:
             self.evaluations += 1
             # the rule that stopped this feature on the last stack asked is read first: when it fails or is not
             # known here too, the feature is not ok here, whatever its other rules say (as in never_ok)
+            ctx = self._context(facts())
             last = self._stopped_by.get(fid)
-            if last is not None and not self._rule_holds(last, choices, facts):
+            if last is not None and not rules_hold([last], ctx):
                 known = self._ok[key] = False
                 return known
-            ctx = self._context(facts())
             verdict, stopped = feature_ok_or_rule(self.features[fid], ctx)
             if verdict is not None:
                 self._cache[key] = verdict
@@ -376,40 +371,6 @@ class Engine:
                 self._stopped_by[fid] = stopped
             known = self._ok[key] = verdict is not None
         return known
-
-    def _rule_holds(self, rule: Any, choices: Mapping[str, Choice], facts: Callable[[], Facts]) -> bool:
-        """rules_hold([rule]) on the box with `choices` applied, judged once per choice of the components the rule's
-        `when` and `require` read (deps.predicate_components; every choice when one is not known): a feature's
-        stopping rule often reads fewer components than the feature (SGLang's release, where the feature also
-        needs torch), and the stacks that agree on those share its outcome, the facts of the others not built."""
-        comps = self._rule_components(rule)
-        if comps is None:
-            return rules_hold([rule], self._context(facts()))
-        chosen = tuple(choices.get(c) for c in comps)
-        # (by identity, as Choice hashes in Python: the rule and the choices are kept with the answer, so no id in
-        # the key is reused while it is there; equal choices that are distinct objects are judged apart)
-        key = (id(rule), *map(id, chosen))
-        got = self._rule_memo.get(key)
-        if got is not None and got[0] is rule and all(a is b for a, b in zip(got[1], chosen, strict=True)):
-            return got[2]
-        holds = rules_hold([rule], self._context(facts()))
-        self._rule_memo[key] = (rule, chosen, holds)
-        return holds
-
-    def _rule_components(self, rule: Any) -> tuple[str, ...] | None:
-        """The components a rule's `when` and `require` read, sorted (None: not known); once per rule."""
-        got = self._rule_comps.get(id(rule))
-        if got is not None and got[0] is rule:
-            return got[1]
-        out: set[str] | None = set()
-        memo = _node_memo(self.ctx.manifests, self._has_gpus)
-        for part in ("when", "require"):
-            if part in rule and out is not None:
-                read = predicate_components(rule[part], self.ctx.manifests, self._has_gpus, memo)
-                out = None if read is None else out | read
-        answer = None if out is None else tuple(sorted(out))
-        self._rule_comps[id(rule)] = (rule, answer)
-        return answer
 
 
 def first_failure(v: FeatureVerdict) -> str:
