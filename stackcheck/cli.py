@@ -90,7 +90,7 @@ def _plan(argv: list[str]) -> int:
 
     answer = plan_cache.answer_for(argv)
     if answer is None:
-        return _verb(argv, "plan")
+        return _plan_verb(argv)
     kept = plan_cache.read_answer(answer)
     if kept is not None:
         from stackcheck.atomic import write_stdout
@@ -101,7 +101,7 @@ def _plan(argv: list[str]) -> int:
     plan_cache.PENDING[:] = [answer]
     sys.stderr = watched
     try:
-        code = _verb(argv, "plan")
+        code = _plan_verb(argv)
     finally:
         if sys.stderr is watched:
             sys.stderr = watched.stream
@@ -109,6 +109,15 @@ def _plan(argv: list[str]) -> int:
     if not watched.used:
         plan_cache.keep_answer(answer, code)
     return code
+
+
+def _plan_verb(argv: list[str]) -> int:
+    """The ordinary path of `plan`: its arguments read without the parser where they can be (commands.plan.args_of),
+    else by the parser."""
+    from stackcheck.commands import plan
+
+    args = plan.args_of(argv)
+    return _verb(argv, "plan") if args is None else int(plan.run(args))
 
 
 class _Watched:

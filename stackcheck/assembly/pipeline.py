@@ -265,6 +265,8 @@ def build_report(
     also: Callable[[], None] | None = None,
     plan_reported: bool = False,
     checks_shown: bool = True,
+    upstream_out: dict[str, str | None] | None = None,
+    verdicts_out: list[FeatureVerdict] | None = None,
 ) -> tuple[Report, Context]:
     """The whole audit: facts -> verdicts -> plan, as a report document. `manifests`, when the caller has
     loaded them already, are not read again; `gathered`, when the caller started the probes earlier (the
@@ -280,7 +282,10 @@ def build_report(
     in (`stackcheck plan`'s), which is the same plan, and the same cache entry, where the merge changed none.
     `checks_shown` False: the caller shows no check (`stackcheck plan`'s text), so the checks are not judged unless
     the plan cache keeps them (`checks` then as the stated facts leave them, else empty), and a facts file's implied
-    versions are merged into the features only."""
+    versions are merged into the features only. `upstream_out`: filled with the upstream answers the plan cache's
+    entry keeps with the verdicts (plan_cache.Entry.upstream), for a plan with a request to read; `verdicts_out`:
+    with the features as judged on the stated facts (before a facts file's implied versions are merged in: the
+    planner's `box_verdicts`)."""
     loaded = manifests
     texts: list[str] | None = [] if plan_cache and manifests is None else None
 
@@ -322,6 +327,8 @@ def build_report(
     facts = apply_assumptions(facts, opts, manifests)
     ctx = Context(facts=facts, manifests=manifests, launch=dict(opts.launch))
     kept = _Kept(ctx, texts) if texts is not None else None
+    if kept is not None and upstream_out is not None:
+        upstream_out.update(kept.upstream)
     if kept is not None and kept.verdicts is not None:
         features, checks = cast("tuple[list[FeatureVerdict], list[CheckVerdict]]", kept.verdicts)
     elif not checks_shown and (kept is None or not (kept.directory and kept.key) or not want_plan):
@@ -334,6 +341,8 @@ def build_report(
         from stackcheck.verdicts.engine import evaluate_all
 
         features, checks = evaluate_all(ctx)
+    if verdicts_out is not None:
+        verdicts_out.extend(features)
     report = base_report(facts, outcomes, manifests, host)
     report["features"] = features
     report["checks"] = checks
@@ -352,7 +361,7 @@ def build_report(
                 kept.merged[way] = {k: report.get(k) for k, v in before.items() if report.get(k) is not v}
     report["summary"] = summarize(report["features"], report["checks"])
     if want_plan and plan_reported and report["features"] != features:
-        report["plan"] = _compute_plan(ctx, report["features"])  # the implied versions changed a verdict
+        report["plan"] = _compute_plan(ctx, report["features"], box=features)  # the implied versions changed a verdict
     elif want_plan:
         report["plan"] = kept.plan(features, checks) if kept is not None else _compute_plan(ctx, features)
     elif kept is not None:
@@ -525,6 +534,8 @@ class _Kept:
         self.verdicts = self.entry.verdicts if self.entry is not None else None
         #: the implied versions' merges of the verdicts (plan_cache.Entry.merged): the entry's, and one made now
         self.merged: dict[str, dict[str, Any]] = dict(self.entry.merged) if self.entry is not None else {}
+        #: which stack unblocks each blocked feature (plan_cache.Entry.upstream): the entry's, or the plan's made now
+        self.upstream: dict[str, str | None] = dict(self.entry.upstream) if self.entry is not None else {}
 
     def keep_merged(self) -> None:
         """A merge the entry (found with its verdicts) did not hold: kept with it now."""
@@ -534,7 +545,7 @@ class _Kept:
         if entry is None or self.verdicts is None or self.merged.keys() == entry.merged.keys():
             return
         if self.directory and self.key:
-            plan_cache.store(self.directory, self.key, entry.plan, self.verdicts, self.merged)
+            plan_cache.store(self.directory, self.key, entry.plan, self.verdicts, self.merged, self.upstream)
 
     def plan(self, features: list[FeatureVerdict], checks: list[CheckVerdict]) -> PlanJSON:
         from stackcheck.assembly import plan_cache
@@ -545,13 +556,18 @@ class _Kept:
         if self.entry is not None:  # kept by the gate, without verdicts: they are kept with it now
             plan = cast("PlanJSON", self.entry.plan)
         else:
-            plan = _compute_plan(self.ctx, features)
+            plan = _compute_plan(self.ctx, features, self.upstream, features)
         if self.directory and self.key:
-            plan_cache.store(self.directory, self.key, plan, (list(features), list(checks)), self.merged)
+            plan_cache.store(self.directory, self.key, plan, (list(features), list(checks)), self.merged, self.upstream)
         return plan
 
 
-def _compute_plan(ctx: Context, features: list[FeatureVerdict]) -> PlanJSON:
+def _compute_plan(
+    ctx: Context,
+    features: list[FeatureVerdict],
+    upstream: dict[str, str | None] | None = None,
+    box: list[FeatureVerdict] | None = None,
+) -> PlanJSON:
     from stackcheck.plan import make_plan
 
-    return make_plan(ctx, features).to_json()
+    return make_plan(ctx, features, upstream_kept=upstream, box_verdicts=box).to_json()

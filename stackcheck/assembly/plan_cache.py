@@ -174,19 +174,24 @@ class Entry:
     """A stored entry: its plan, the verdicts kept with it ((features, checks), or None), and `merged`: for a
     facts file, what merging its implied versions into those verdicts made of the report (facts.implied.apply),
     per way of merging ("all": features and checks; "features": the features alone), as the report's fields
-    that the merge set (none when nothing is implied)."""
+    that the merge set (none when nothing is implied); and `upstream`: for features blocked on the box or after
+    its plan, the stack of the manifests that makes each ok (described), or None (plan.planner.plan_and_facts'
+    `upstream_kept`: a function of the facts and the manifests, as the verdicts are), read by a later `plan
+    --want/--hold/--to` of the same facts."""
 
-    __slots__ = ("merged", "plan", "verdicts")
+    __slots__ = ("merged", "plan", "upstream", "verdicts")
 
     def __init__(
         self,
         plan: dict[str, Any],
         verdicts: tuple[list[Any], list[Any]] | None,
         merged: dict[str, dict[str, Any]] | None = None,
+        upstream: dict[str, str | None] | None = None,
     ) -> None:
         self.plan = plan
         self.verdicts = verdicts
         self.merged: dict[str, dict[str, Any]] = merged if merged is not None else {}
+        self.upstream: dict[str, str | None] = upstream if upstream is not None else {}
 
 
 def lookup_entry(facts: Any, launch: Any, manifest_texts: Iterable[str]) -> tuple[str | None, str | None, Entry | None]:
@@ -260,6 +265,13 @@ def _merged(value: Any, verdicts: tuple[list[Any], list[Any]]) -> dict[str, dict
     return out
 
 
+def _upstream(value: Any) -> dict[str, str | None]:
+    """The stored upstream answers when they have their shape ({feature: text or null}), else none."""
+    if not isinstance(value, dict) or not all(isinstance(v, str | None) for v in value.values()):
+        return {}
+    return value
+
+
 def _thin(fields: Mapping[str, Any], verdicts: tuple[list[Any], list[Any]]) -> dict[str, Any]:
     """A merge as it is stored: in `features` and `checks`, a verdict equal to the kept one at its place is a null
     (the merge changes few verdicts: the entry is read on every hit, and its size is its parse time)."""
@@ -292,7 +304,8 @@ def load_entry(directory: str, key: str) -> Entry | None:
     if not isinstance(plan, dict):
         return None
     verdicts = _verdicts(data.get("verdicts"))
-    return Entry(plan, verdicts, _merged(data.get("merged"), verdicts) if verdicts is not None else None)
+    merged = _merged(data.get("merged"), verdicts) if verdicts is not None else None
+    return Entry(plan, verdicts, merged, _upstream(data.get("upstream")))
 
 
 def store(
@@ -301,13 +314,16 @@ def store(
     plan: Mapping[str, Any],
     verdicts: tuple[list[Any], list[Any]] | None = None,
     merged: Mapping[str, Mapping[str, Any]] | None = None,
+    upstream: Mapping[str, str | None] | None = None,
 ) -> bool:
     """Keep `plan` under `key` (atomically, privately), with `verdicts` (features, checks) when given and
-    plain JSON, and with them the `merged` reports (Entry.merged) that are plain JSON; False when the plan is not
-    plain JSON or not written."""
+    plain JSON, and with them the `merged` reports (Entry.merged) that are plain JSON and the `upstream` answers
+    (Entry.upstream); False when the plan is not plain JSON or not written."""
     if not _plain(plan):
         return False
     entry: dict[str, Any] = {"format": FORMAT, "key": key, "plan": plan}
+    if upstream and _plain(dict(upstream)):
+        entry["upstream"] = dict(upstream)
     if verdicts is not None and _plain(list(verdicts)):
         entry["verdicts"] = {"features": verdicts[0], "checks": verdicts[1]}
         kept = {way: _thin(fields, verdicts) for way, fields in (merged or {}).items() if _plain(dict(fields))}

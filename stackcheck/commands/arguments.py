@@ -3,14 +3,14 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from collections.abc import Mapping
 
 from stackcheck.lean_typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # (argparse where the parser is built: stackcheck.commands.plan.args_of reads a plan without it)
+    import argparse
     from typing import Any
 
     from stackcheck.assembly.options import Options
@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 def positive_seconds(text: str) -> float:
     """--timeout: a finite number of seconds above zero (argparse turns the ValueError into exit 2)."""
+    import argparse
     import math
 
     try:

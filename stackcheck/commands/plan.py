@@ -6,8 +6,6 @@ Exit 0 when a plan exists (even an empty one), 1 when no stack satisfies the req
 
 from __future__ import annotations
 
-import argparse
-
 from stackcheck.commands.arguments import (
     add_facts_options,
     add_output_options,
@@ -18,7 +16,13 @@ from stackcheck.commands.arguments import (
 )
 from stackcheck.errors import EXIT_FINDING, EXIT_OK, UsageError
 from stackcheck.facts.model import KERNEL_PACKAGES
-from stackcheck.render import PLAN_FORMATS
+from stackcheck.lean_typing import TYPE_CHECKING, cast
+from stackcheck.render import FORMAT_ALIASES, PLAN_FORMATS
+
+if TYPE_CHECKING:  # argparse is imported where the parser is built: a plan of saved facts needs none
+    import argparse
+
+    from stackcheck.verdicts.types import FeatureVerdict
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -42,6 +46,65 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=[],
         help="pin a target, e.g. --to torch==2.9.1+cu130, --to driver==580, --to sglang==0.5.9 (repeatable)",
     )
+
+
+#: what argparse gives `stackcheck plan` for every option not on the command line (tests/commands/
+#: test_plan_args.py compares the whole namespace with the parser's on generated command lines)
+_DEFAULTS: dict[str, object] = {
+    "version": None, "command": "plan", "facts": None, "manifests": [], "strict": False, "deep": False, "timeout": 8.0,
+    "python": None, "env_dir": None, "root": None, "image": None, "platform": None, "host_facts": None,
+    "assume_gpu": None, "assume_driver": None, "assume_interconnect": None, "format": None, "output": None,
+    "sources": False, "want": [], "hold": [], "to": [],
+}  # fmt: skip
+#: option -> (the namespace's name, how it takes values: "one", "many" (nargs +), "append", "flag")
+_READ = {"--facts": ("facts", "one"), "--format": ("format", "one"), "--want": ("want", "many"),
+         "--hold": ("hold", "append"), "--to": ("to", "append"), "--sources": ("sources", "flag")}  # fmt: skip
+
+
+def args_of(argv: list[str]) -> argparse.Namespace | None:
+    """The arguments the parser gives `stackcheck plan ...` (argv starts with `plan`), read without argparse
+    (its import and the parser's build are ~5 ms of a plan's first run) for the command lines a plan of saved
+    facts has: `--facts`, `--want`, `--hold`, `--to`, `--format` and `--sources`, spelled in full, each value a
+    word of its own or after `=`, no value that starts with `-` or is empty, `--facts`, `--want`, `--format`
+    and `--sources` once each, a known format. None for anything else: the parser reads it, and says what is
+    wrong with it."""
+    if not argv or argv[0] != "plan":
+        return None
+    out: dict[str, object] = {k: list(v) if isinstance(v, list) else v for k, v in _DEFAULTS.items()}
+    seen: set[str] = set()
+    words = argv[1:]
+    i = 0
+    while i < len(words):
+        name, eq, value = words[i].partition("=")
+        how = _READ.get(name)
+        if how is None or (name in seen and how[1] != "append"):
+            return None
+        seen.add(name)
+        dest, kind = how
+        i += 1
+        if kind == "flag":
+            if eq:
+                return None
+            out[dest] = True
+            continue
+        values = [value] if eq else []
+        if not eq:
+            while i < len(words) and not words[i].startswith("-") and (kind == "many" or not values):
+                values.append(words[i])
+                i += 1
+        if not values or any(not v or v.startswith("-") for v in values):
+            return None
+        if kind == "append":
+            cast("list[str]", out[dest]).append(values[0])
+        elif kind == "many":
+            out[dest] = values
+        elif dest == "format" and values[0] not in PLAN_FORMATS and FORMAT_ALIASES.get(values[0]) not in PLAN_FORMATS:
+            return None
+        else:
+            out[dest] = values[0]
+    from types import SimpleNamespace
+
+    return cast("argparse.Namespace", SimpleNamespace(**out))
 
 
 def parse_to(items: list[str]) -> dict[str, str]:
@@ -76,8 +139,16 @@ def run(args: argparse.Namespace) -> int:
     plain = not (args.want or holds or pins)
     # the text and markdown show the box and the plan, no check: a facts file's implied versions are not judged
     # against the checks for them
+    upstream: dict[str, str | None] = {}  # which stack unblocks a feature, as the entry keeps it (planner)
+    box: list[FeatureVerdict] = []  # the verdicts of the stated facts (planner: not judged again where unchanged)
     report, ctx = build_report(
-        options_from(args), want_plan=plain, plan_cache=True, plan_reported=True, checks_shown=fmt == "json"
+        options_from(args),
+        want_plan=plain,
+        plan_cache=True,
+        plan_reported=True,
+        checks_shown=fmt == "json",
+        upstream_out=upstream,
+        verdicts_out=box,
     )
     if plain:
         doc = report["plan"]
@@ -87,7 +158,15 @@ def run(args: argparse.Namespace) -> int:
 
         known = [str(f.get("id")) for f in ctx.manifests.features]
         want = [feature_id(w, known, "--want") for w in args.want or []]  # `_` or `-`; a near miss names the id
-        doc = make_plan(ctx, list(report["features"]), want=want or None, hold=holds, pins=pins).to_json()
+        doc = make_plan(
+            ctx,
+            list(report["features"]),
+            want=want or None,
+            hold=holds,
+            pins=pins,
+            upstream_kept=upstream,
+            box_verdicts=box,
+        ).to_json()
         request = {"want": want, "hold": holds, "to": [f"{k}=={v}" for k, v in pins.items()]}
         if any(request.values()):
             doc["request"] = request

@@ -66,35 +66,66 @@ def path_components(path: str, has_gpus: bool = False) -> frozenset[str] | None:
     return None
 
 
-def predicate_components(pred: Any, manifests: Manifests, has_gpus: bool = False) -> frozenset[str] | None:
-    """The union over every fact path and gate a predicate (or a value reference in it) names; None: unknown."""
-    out: set[str] = set()
-    stack = [pred]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, list):
-            stack.extend(item)
-            continue
-        if not isinstance(item, dict):
-            continue
+def predicate_components(
+    pred: Any,
+    manifests: Manifests,
+    has_gpus: bool = False,
+    memo: dict[int, tuple[Any, frozenset[str] | None]] | None = None,
+) -> frozenset[str] | None:
+    """The union over every fact path and gate a predicate (or a value reference in it) names; None: unknown.
+
+    With `memo` (node identity -> (the node, its answer); the caller keeps the nodes alive) each node of a tree
+    is read once: a node's answer is its own fact path and gate with its children's answers, kept for every
+    node read on the way. The planner asks about every rule and then about predicates inside it
+    (plan.hypothetical), so without it a nested predicate was walked again for each node above it. The answer
+    is the same either way (tests/plan/test_plan_first_run.py). (Recursive: the shipped manifests nest 11 levels
+    and a user's is refused past loader.MAX_MANIFEST_DEPTH.)"""
+    if not isinstance(pred, dict | list):
+        return frozenset()
+    return _node(pred, manifests, has_gpus, {} if memo is None else memo)
+
+
+def _node(
+    item: Any, manifests: Manifests, has_gpus: bool, memo: dict[int, tuple[Any, frozenset[str] | None]]
+) -> frozenset[str] | None:
+    got = memo.get(id(item))
+    if got is not None and got[0] is item:
+        return got[1]
+    out: frozenset[str] | None = _EMPTY
+    if isinstance(item, list):
+        children: Any = item
+    else:
+        children = item.values()
         if "fact" in item:
-            got = path_components(str(item["fact"]), has_gpus)
-            if got is None:
-                return None
-            out |= got
-        if "gate" in item:
+            out = path_components(str(item["fact"]), has_gpus)
+        if out is not None and "gate" in item:
             spec = manifests.source_table(str(item["gate"]))
             package = spec.get("package") if spec is not None else None
             if isinstance(package, str):
-                out |= _package(package)
+                out = out | _package(package)
             elif spec is not None:
-                return None  # a gate of no package: not a shape this module knows
-        stack.extend(v for v in item.values() if isinstance(v, dict | list))
-    return frozenset(out)
+                out = None  # a gate of no package: not a shape this module knows
+    if out is not None:
+        for child in children:
+            if isinstance(child, dict | list):
+                sub = _node(child, manifests, has_gpus, memo)
+                if sub is None:
+                    out = None
+                    break
+                if sub:
+                    out = out | sub
+    memo[id(item)] = (item, out)
+    return out
+
+
+_EMPTY: frozenset[str] = frozenset()
 
 
 def feature_components(
-    feature: Mapping[str, Any], manifests: Manifests, has_gpus: bool = False
+    feature: Mapping[str, Any],
+    manifests: Manifests,
+    has_gpus: bool = False,
+    memo: dict[int, tuple[Any, frozenset[str] | None]] | None = None,
 ) -> tuple[frozenset[str], frozenset[str]]:
     """(exact, presence): the components a feature's verdict (verdicts.evaluate_feature) can depend on.
 
@@ -102,14 +133,14 @@ def feature_components(
     chosen. `presence`: those only its `needs` name: the verdict can change only with whether the component
     is replaced at all, since a replaced package is installed, at a release the manifests record, never newer
     than them (apply_choice), so the `needs` check passes the same way for every choice. Every component is
-    exact when anything in the rules is not understood."""
+    exact when anything in the rules is not understood. `memo` as for predicate_components."""
     exact: set[str] = set()
     for rule in feature.get("rules") or []:
         if not isinstance(rule, dict):
             continue
         for part in ("when", "require"):
             if part in rule:
-                got = predicate_components(rule[part], manifests, has_gpus)
+                got = predicate_components(rule[part], manifests, has_gpus, memo)
                 if got is None:
                     return EVERY, frozenset()
                 exact |= got

@@ -114,27 +114,34 @@ def applied(stack: Stack) -> dict[str, Choice]:
     return out
 
 
+def _node_memo(manifests: Manifests, has_gpus: bool) -> dict[int, tuple[Any, frozenset[str] | None]]:
+    """deps.predicate_components' answers for every predicate node read so far, remembered with the manifests (by
+    the node's identity; the manifests keep it alive), since the planner asks about every predicate on every
+    plan."""
+    return manifests.derived(f"plan.node_components.{has_gpus}")
+
+
 def _reads_no_component(pred: Any, manifests: Manifests, has_gpus: bool) -> bool:
-    """deps.predicate_components(pred) is empty: remembered with the manifests (by the predicate's identity; the
-    manifests keep it alive), since the planner asks about every predicate on every plan."""
+    """deps.predicate_components(pred) is empty (read from _node_memo): remembered with the manifests too (by the
+    predicate's identity), since the planner asks about every predicate on every plan."""
     memo = manifests.derived("plan.reads_no_component")
     key = (id(pred), has_gpus)
     got = memo.get(key)
     if got is not None and got[0] is pred:
         return bool(got[1])
-    answer = predicate_components(pred, manifests, has_gpus) == frozenset()
+    answer = predicate_components(pred, manifests, has_gpus, _node_memo(manifests, has_gpus)) == frozenset()
     memo[key] = (pred, answer)
     return answer
 
 
 def _components(feature: Any, manifests: Manifests, has_gpus: bool) -> tuple[frozenset[str], frozenset[str]]:
-    """deps.feature_components, remembered with the manifests like _reads_no_component."""
+    """deps.feature_components, remembered with the manifests like _node_memo."""
     memo = manifests.derived("plan.feature_components")
     key = (id(feature), has_gpus)
     got = memo.get(key)
     if got is not None and got[0] is feature:
         return got[1]  # type: ignore[no-any-return]
-    answer = feature_components(feature, manifests, has_gpus)
+    answer = feature_components(feature, manifests, has_gpus, _node_memo(manifests, has_gpus))
     memo[key] = (feature, answer)
     return answer
 
@@ -166,12 +173,18 @@ class Engine:
     and the facts of a stack are built only on a miss. `memo=False` judges every request from scratch (the
     straightforward reference the tests compare the planner with)."""
 
-    def __init__(self, ctx: Context, memo: bool = True) -> None:
+    def __init__(self, ctx: Context, memo: bool = True, box: Mapping[str, FeatureVerdict] | None = None) -> None:
         self.ctx = ctx
+        #: the verdicts of the features on the box as it is, as the engine judges them there (evaluate_feature on
+        #: ctx: the audit's, or the ones the plan cache keeps), when the caller has them: with the memo, a feature
+        #: on facts whose replaced components it does not read (deps) is the box's verdict, not judged again
+        self._box = box if memo and box is not None else {}
         self.features = {str(f.get("id")): f for f in ctx.manifests.features}
         self.memo = memo
         has_gpus = bool(ctx.gpu_models())
-        self._deps = {fid: _components(f, ctx.manifests, has_gpus) for fid, f in self.features.items()}
+        # fid -> the components its verdict reads, sorted (the key's order): worked out for a feature when first asked
+        self._deps: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+        self._applied: dict[int, tuple[Stack, dict[str, Choice]]] = {}  # stack by identity -> (it, applied(it))
         self._cache: dict[tuple[Any, ...], FeatureVerdict] = {}
         self._facts: dict[tuple[Any, ...], Facts] = {}
         self._ok: dict[tuple[Any, ...], bool] = {}  # ok() of the keys judged only that far
@@ -248,12 +261,25 @@ class Engine:
 
     def key(self, fid: str, choices: Mapping[str, Choice]) -> tuple[Any, ...]:
         """What the verdict of `fid` on the box with `choices` applied can depend on (see the class)."""
-        exact, presence = self._deps[fid]
-        return (
-            fid,
-            *((c, choices.get(c)) for c in sorted(exact)),
-            *((c, c in choices) for c in sorted(presence)),
-        )
+        exact, presence = self.deps(fid)
+        return (fid, *((c, choices.get(c)) for c in exact), *((c, c in choices) for c in presence))
+
+    def deps(self, fid: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """deps.feature_components of the feature (exact, presence), each sorted; worked out when first asked."""
+        got = self._deps.get(fid)
+        if got is None:
+            exact, presence = _components(self.features[fid], self.ctx.manifests, self._has_gpus)
+            got = self._deps[fid] = (tuple(sorted(exact)), tuple(sorted(presence)))
+        return got
+
+    def applied(self, stack: Stack) -> dict[str, Choice]:
+        """applied(stack), worked out once per stack (by identity; the stack kept alive with it)."""
+        got = self._applied.get(id(stack))
+        if got is not None and got[0] is stack:
+            return got[1]
+        choices = applied(stack)
+        self._applied[id(stack)] = (stack, choices)
+        return choices
 
     def verdict_with(self, choices: Mapping[str, Choice], fid: str, facts: Callable[[], Facts]) -> FeatureVerdict:
         """The feature on the box with `choices` applied; `facts` builds those facts (called on a miss only)."""
@@ -262,11 +288,23 @@ class Engine:
         key = self.key(fid, choices)
         got = self._cache.get(key)
         if got is None:
-            got = self._cache[key] = self.verdict_on(facts(), fid)
+            got = self._on_box(fid, choices)
+            if got is None:
+                got = self.verdict_on(facts(), fid)
+            self._cache[key] = got
         return got
 
+    def _on_box(self, fid: str, choices: Mapping[str, Choice]) -> FeatureVerdict | None:
+        """The box's verdict of the feature (the caller's, `box`) when `choices` replace no component it reads:
+        its memo key is then the box's own (key), so its verdict is."""
+        got = self._box.get(fid)
+        if got is None:
+            return None
+        exact, presence = self.deps(fid)
+        return None if any(c in choices for c in exact) or any(c in choices for c in presence) else got
+
     def verdict(self, stack: Stack, fid: str) -> FeatureVerdict:
-        choices = applied(stack)
+        choices = self.applied(stack)
         return self.verdict_with(choices, fid, lambda: self._stack_facts(choices, stack))
 
     def _stack_facts(self, choices: Mapping[str, Choice], stack: Stack) -> Facts:
@@ -282,8 +320,28 @@ class Engine:
     def ok(self, stack: Stack, fid: str) -> bool:
         """Whether the feature is ok on the stack. Memoised, a feature not ok there is judged only up to its
         first rule that fails or is not known (engine.feature_ok); an ok one is judged in full and kept."""
-        choices = applied(stack)
+        choices = self.applied(stack)
         return self.ok_with(choices, fid, lambda: self._stack_facts(choices, stack))
+
+    def any_ok(self, stacks: list[Stack], fid: str) -> bool:
+        """any(self.ok(s, fid) for s in stacks), asking one stack of each set that replace the components the
+        feature reads (deps: exact, and presence) with the same choices: those share one memo key, so one answer.
+        Telling them apart by the choices' identity costs a fraction of building each key (the planner asks this of
+        every stack for a wanted feature: ~300 of them); equal choices that are distinct objects are only asked
+        twice."""
+        if not self.memo:
+            return any(self.ok(s, fid) for s in stacks)
+        exact, presence = self.deps(fid)
+        seen: set[tuple[Any, ...]] = set()
+        for s in stacks:
+            replaced = self.applied(s)
+            sig = (*(id(replaced.get(c)) for c in exact), *(c in replaced for c in presence))
+            if sig in seen:
+                continue
+            seen.add(sig)
+            if self.ok(s, fid):
+                return True
+        return False
 
     def ok_with(self, choices: Mapping[str, Choice], fid: str, facts: Callable[[], Facts]) -> bool:
         """Whether the feature is ok on the box with `choices` applied (see ok; `facts` as for verdict_with)."""
@@ -294,11 +352,14 @@ class Engine:
         if got is not None:
             return got.get("status") == "ok"
         known = self._ok.get(key)
+        if known is None and (on_box := self._on_box(fid, choices)) is not None:
+            self._cache[key] = on_box
+            return on_box.get("status") == "ok"
         if known is None:
             self.evaluations += 1
-            ctx = self._context(facts())
             # the rule that stopped this feature on the last stack asked is read first: when it fails or is not
             # known here too, the feature is not ok here, whatever its other rules say (as in never_ok)
+            ctx = self._context(facts())
             last = self._stopped_by.get(fid)
             if last is not None and not rules_hold([last], ctx):
                 known = self._ok[key] = False

@@ -48,10 +48,13 @@ def make_plan(
     want: list[str] | None = None,
     hold: list[str] | None = None,
     pins: dict[str, str] | None = None,
+    upstream_kept: dict[str, str | None] | None = None,
+    box_verdicts: list[FeatureVerdict] | None = None,
 ) -> Plan:
     """The plan for this box: target stack, ordered steps, features still blocked; `error` when no stack
-    satisfies the holds, pins and wanted features. Raises UsageError for unknown components/features."""
-    return plan_and_facts(ctx, features, want, hold, pins)[0]
+    satisfies the holds, pins and wanted features. Raises UsageError for unknown components/features.
+    `upstream_kept`, `box_verdicts`: see plan_and_facts."""
+    return plan_and_facts(ctx, features, want, hold, pins, upstream_kept=upstream_kept, box_verdicts=box_verdicts)[0]
 
 
 def plan_and_facts(
@@ -62,14 +65,27 @@ def plan_and_facts(
     pins: dict[str, str] | None = None,
     upstream: bool = True,
     memo: bool = True,
+    upstream_kept: dict[str, str | None] | None = None,
+    box_verdicts: list[FeatureVerdict] | None = None,
 ) -> tuple[Plan, Facts | None]:
     """make_plan, and the hypothetical facts of the box after every step of the plan (None when no stack
     satisfies the request): what `stackcheck recommend` judges its launch against. With `upstream` False
     the still-blocked features do not say which other stack would unblock them (half the planner's time).
-    `memo` False judges every feature on every stack from scratch (the reference the tests compare with)."""
+    `memo` False judges every feature on every stack from scratch (the reference the tests compare with).
+
+    `upstream_kept` (feature -> the stack of the manifests that makes it ok, described, or None): which stack
+    would unblock a feature (_upstream_ok) is a function of the box and the manifests alone, not of the
+    request, so the plan cache keeps the answers of a box's plain plan with its verdicts and a later request
+    reads them from there (assembly.plan_cache.Entry.upstream). The answers given are used, and those worked
+    out are added to it; a plan without a request also works out those of the features blocked on the box as
+    it is (what a request that changes little leaves blocked).
+
+    `box_verdicts`: the features as evaluate_feature judges them on `ctx` (the audit's verdicts before a facts file's
+    implied versions are merged in; `features` may be those merged): a feature whose rules read none of the
+    components a stack replaces is not judged again on it (hypothetical.Engine, `box`)."""
     box = read_box(ctx)
     space = Space(ctx, box)
-    engine = Engine(ctx, memo=memo)
+    engine = Engine(ctx, memo=memo, box={str(v.get("id")): v for v in box_verdicts or []})
     held = {component_name(h) for h in hold or []}
     pinned = parse_pins(pins, space)
     for c in held & set(pinned):
@@ -124,7 +140,12 @@ def plan_and_facts(
     planned = plan_steps(ctx, engine, target, box, before)
     steps: list[Step] = list(planned.steps)
     blocked_final = [fid for fid, v in planned.final.items() if v.get("status") == "blocked"]
-    ok_elsewhere = _upstream_ok(space, engine, restrict, stacks, blocked_final) if upstream else {}
+    ok_elsewhere: dict[str, str | None] = {}
+    if upstream:
+        asked = list(blocked_final)
+        if upstream_kept is not None and not wanted and not restrict.hold and not restrict.pins:
+            asked += [f for f, v in before.items() if v.get("status") == "blocked" and f not in blocked_final]
+        ok_elsewhere = _upstream_ok(space, engine, restrict, stacks, asked, upstream_kept)
     still = tuple(
         _blocked_entry(engine, planned.final, fid, ok_elsewhere.get(fid), fid in wanted) for fid in blocked_final
     )
@@ -177,7 +198,7 @@ def _wanted_target(
         else sorted(enumerate_stacks(space, Restrict()), key=Stack.key)
     )
     by_changes = sorted(free, key=lambda s: (s.changes(), s.key()))
-    impossible = [fid for fid in wanted if engine.never_ok(fid) or not any(engine.ok(s, fid) for s in by_changes)]
+    impossible = [fid for fid in wanted if engine.never_ok(fid) or not engine.any_ok(by_changes, fid)]
     reachable = [f for f in wanted if f not in impossible]
     # (without holds or pins `free` is `stacks`: their order by changes is by_changes, not sorted again)
     for s in by_changes if free is stacks else sorted(stacks, key=lambda s: (s.changes(), s.key())):
@@ -232,12 +253,20 @@ def _target_dict(stack: Stack) -> dict[str, str]:
 
 
 def _upstream_ok(
-    space: Space, engine: Engine, restrict: Restrict, stacks: list[Stack], fids: list[str]
-) -> dict[str, Stack | None]:
+    space: Space,
+    engine: Engine,
+    restrict: Restrict,
+    stacks: list[Stack],
+    fids: list[str],
+    kept: dict[str, str | None] | None = None,
+) -> dict[str, str | None]:
     """For each feature blocked after the plan: a stack of the manifests (best one per SGLang release,
-    ignoring holds and pins) where it is ok, or None."""
-    if not fids:
-        return {}
+    ignoring holds and pins) where it is ok, described, or None. `kept`: the answers known already (read from
+    it; those worked out here are added to it)."""
+    kept = {} if kept is None else kept
+    todo = [f for f in fids if f not in kept]
+    if not todo:
+        return {f: kept[f] for f in fids}
     pool = (
         stacks
         if not restrict.hold and not restrict.pins
@@ -247,16 +276,19 @@ def _upstream_ok(
     for s in pool:
         best.setdefault(s.sglang.version, s)
     reps = list(best.values())
-    return {fid: None if engine.never_ok(fid) else next((s for s in reps if engine.ok(s, fid)), None) for fid in fids}
+    for fid in todo:
+        ok = None if engine.never_ok(fid) else next((s for s in reps if engine.ok(s, fid)), None)
+        kept[fid] = ok.describe() if ok is not None else None
+    return {f: kept[f] for f in fids}
 
 
 def _blocked_entry(
-    engine: Engine, verdicts: dict[str, FeatureVerdict], fid: str, ok_stack: Stack | None, wanted: bool
+    engine: Engine, verdicts: dict[str, FeatureVerdict], fid: str, ok_stack: str | None, wanted: bool
 ) -> Blocked:
     v = verdicts.get(fid)
     why = first_failure(v) if v is not None else "blocked"
     if ok_stack is not None:
-        why = f"{why} (ok with {ok_stack.describe()}: stackcheck plan --want {fid})"
+        why = f"{why} (ok with {ok_stack}: stackcheck plan --want {fid})"
     workaround = workaround_for(engine.features[fid], v) if v is not None else None
     return Blocked(feature=fid, why=why, upstream_supported=ok_stack is not None, workaround=workaround or None)
 

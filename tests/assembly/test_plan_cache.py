@@ -771,3 +771,40 @@ def test_prune_removes_nothing_through_a_link_or_in_a_shared_directory(tmp_path:
     names = _entries(shared, plan_cache.MAX_ENTRIES + 3)
     plan_cache._prune(str(shared))
     assert sorted(p.name for p in shared.iterdir()) == names
+
+
+@pytest.mark.parametrize("want", [("torch-symm-mem",), ("attention-fa4",), ("deepgemm", "mxfp8")])
+def test_a_plan_with_a_request_reads_the_kept_upstream_answers(
+    want: tuple[str, ...], cache: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Which stack would unblock a feature is a function of the facts and the manifests: an audit keeps the answers
+    with its verdicts (plan_cache.Entry.upstream: the features blocked after its plan and on the box as it is),
+    and `plan --want` reads them instead of judging one stack per SGLang release again. It prints what it
+    prints without the cache; an entry whose answers are not of their shape is read without them."""
+    from stackcheck.plan import planner
+
+    facts = str(ROOT / "tests/cases/writeup-before/facts.json")
+    argv = ("--facts", facts, "--want", *want)
+    monkeypatch.setenv("STACKCHECK_PLAN_CACHE", "0")
+    fresh = plan(capsys, *argv)
+    monkeypatch.setenv("STACKCHECK_PLAN_CACHE", "1")
+    audit(capsys, "--facts", facts, "--format", "json")
+    (entry,) = cache.glob("*.json")
+    doc = json.loads(entry.read_text())
+    assert doc["upstream"].get("torch-symm-mem", "x") is None  # no release makes it ok
+    assert isinstance(doc["upstream"].get("attention-fa4"), str)  # blocked on the box, ok on a newer stack
+    asked: list[str] = []
+    real = planner._upstream_ok
+
+    def upstream_ok(*a: Any) -> Any:
+        asked.extend(f for f in a[4] if f not in (a[5] or {}))  # a feature whose answer the planner lacks
+        return real(*a)
+
+    monkeypatch.setattr(planner, "_upstream_ok", upstream_ok)
+    assert plan(capsys, *argv) == fresh
+    assert asked == []  # every blocked feature's answer was kept
+    bad: Any
+    for bad in ([], {"attention-fa4": 1}, "x"):
+        entry.write_text(json.dumps({**doc, "upstream": bad}))
+        assert plan_cache.load_entry(str(cache), entry.stem).upstream == {}  # type: ignore[union-attr]
+        assert plan(capsys, *argv) == fresh
