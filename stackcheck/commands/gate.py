@@ -36,6 +36,7 @@ from stackcheck.render import GATE_FORMATS
 from stackcheck.render.interface import RenderOptions
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from typing import Any
 
     from stackcheck.knowledge.types import Feature
@@ -419,10 +420,12 @@ def _decide_with(
 
     opts.launch = dict(derived.launch)
 
+    advice = launch_command is not None and not args.quiet
+    live = derived.entrypoint is not None and not opts.facts_file and not opts.image
+
     def also() -> None:  # (in build_report's loading thread, while the probes wait on the driver)
-        _import_later()
-        _prepare(manifests, launch_command is not None and not args.quiet, bool(opts.facts_file), args.format,
-                 live=derived.entrypoint is not None and not opts.facts_file and not opts.image)  # fmt: skip
+        _import_later(later_modules(live, advice, args.format))
+        _prepare(manifests, advice, bool(opts.facts_file), args.format, live=live)
         if not opts.facts_file:  # the plan key's part that is not the facts, for a refusal's plan
             from stackcheck.assembly import plan_cache
 
@@ -622,33 +625,50 @@ def _decide_with(
     return doc, command
 
 
-# what the decision imports after the verdicts: the preflight's dependency reader and host checks' C modules
-# (a locked-memory limit, a port bind), the command's shell words, the plan cache and its hash (a refusal's
-# fixes), the advice, the sources' normalization, the renderer and the masking
+# what the decision imports after the verdicts: the plan cache and its hash (a refusal's fixes), the command's shell
+# words, the sources' normalization, the masking and the output; with the advice (not --quiet), its module; for the
+# text format, its renderer and layout; for a live SGLang launch (this box's facts, no image), what the preflight's
+# live checks read after the facts: the dependency reader, the host checks' C modules (a locked-memory limit, a port
+# bind), the GPU-usage reading's module and the model-architecture check. One a command line does not use is not
+# imported (gate --facts reads no port, no locked-memory limit, no dependency)
 _LATER_MODULES = (
     "stackcheck.facts.pep440",  # (the verdicts' release order and ranges: it was imported after the facts arrived)
-    "stackcheck.launch.preflight.deps",
-    "resource",
-    "_socket",
     "shlex",
     "stackcheck.assembly.plan_cache",
     "_blake2",
-    "stackcheck.launch.recommend",
     "stackcheck.knowledge.sources",
-    "stackcheck.render.gate",
-    "stackcheck.render.layout",
     "stackcheck.redact",
     "stackcheck.atomic",
 )
+_ADVICE_MODULES = ("stackcheck.launch.recommend",)
+_TEXT_MODULES = ("stackcheck.render.gate", "stackcheck.render.layout")
+_LIVE_MODULES = (
+    "stackcheck.launch.preflight.deps",
+    "resource",
+    "_socket",
+    "stackcheck.probes.gpu_usage",
+    "stackcheck.launch.preflight.architecture",
+)
 
 
-def _import_later() -> None:
-    """Import _LATER_MODULES in build_report's loading thread, while the probes wait on the driver (NVML calls
-    release the GIL), so that the decision does not load them after the facts arrive. A module that cannot be
+def later_modules(live: bool, advice: bool, fmt: str) -> tuple[str, ...]:
+    """The modules _import_later loads for a decision: _LATER_MODULES, and those of the advice (`advice`), the text
+    format and a live SGLang launch (`live`: its preflight reads this box after the facts) where they apply."""
+    return (
+        *_LATER_MODULES,
+        *(_ADVICE_MODULES if advice else ()),
+        *(_TEXT_MODULES if fmt == "text" else ()),
+        *(_LIVE_MODULES if live else ()),
+    )
+
+
+def _import_later(names: Sequence[str]) -> None:
+    """Import `names` (later_modules) in build_report's loading thread, while the probes wait on the driver (NVML
+    calls release the GIL), so that the decision does not load them after the facts arrive. A module that cannot be
     imported is skipped here: it fails again where the decision uses it (refused, exit 4), as before."""
     from importlib import import_module
 
-    for name in _LATER_MODULES:
+    for name in names:
         try:
             import_module(name)
         except Exception:  # noqa: S112 - imported again, and the error raised, where it is used
@@ -668,8 +688,10 @@ _MASKING = {False: (*_MASKED, "_UNSAFE"), True: (*_MASKED, "_JSON_UNSAFE")}  # t
 
 
 #: modules whose patterns (stackcheck.lazy_re, compiled on first use) the verdicts (facts.versions: version
-#: clauses and CUDA tags) and the sources' normalization compile after the facts: all of them are compiled first
-_LAZY_PATTERNS = ("stackcheck.facts.versions", "stackcheck.knowledge.sources")
+#: clauses and CUDA tags; facts.archs: an architecture target) and the sources' normalization compile after the
+#: facts: all of them are compiled first; with a facts file, the implied versions' too (facts.implied: an exact pin)
+_LAZY_PATTERNS = ("stackcheck.facts.versions", "stackcheck.facts.archs", "stackcheck.knowledge.sources")
+_IMPLIED_PATTERNS = ("stackcheck.facts.implied",)
 
 
 def _compile_lazy(module: Any) -> None:
@@ -706,7 +728,8 @@ def _prepare(manifests: Any, advice: bool, implied: bool, fmt: str = "text", liv
     steps.append(lambda: import_module("stackcheck.verdicts.engine").prepare(manifests))
     steps.append(lambda: import_module("stackcheck.assembly.pipeline").rules_texts(manifests))
     steps.append(lambda: import_module("stackcheck.redact").compile_patterns(_MASKING[fmt == "json"]))
-    steps += [lambda name=name: _compile_lazy(import_module(name)) for name in _LAZY_PATTERNS]
+    lazy = [*_LAZY_PATTERNS, *(_IMPLIED_PATTERNS if implied else ())]
+    steps += [lambda name=name: _compile_lazy(import_module(name)) for name in lazy]
     for step in steps:
         try:
             step()

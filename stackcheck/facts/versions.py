@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 _CLAUSE = lazy(r"^\s*(~=|===|==|!=|<=|>=|<|>)\s*([^\s,;]+)\s*$")
 
 _CUDA_TAG = lazy(r"^cu(\d{2,3})$")
+_TORCH_BUILD_TAG = lazy(r"^cu\d{2,3}torch(\d+\.\d+)$")
 _NUMERIC = lazy(r"^\d+(\.\d+)*$")
 #: a version already written as packaging writes it, each part read as packaging reads it: release, an
 #: optional aN/bN/rcN, .postN and .devN, then a local tag of lowercase letters and digits joined by dots whose
@@ -355,6 +356,15 @@ def ngc_build(version: str | None) -> bool | None:
         return None
     parts = (local_tag(version) or "").split(".")
     return any(p.startswith("nv") and len(p) == 4 and p[2:].isdigit() for p in parts)
+
+
+def torch_build_of(tag: str | None) -> str | None:
+    """The torch release a wheel's local tag says the wheel was compiled against: 'cu124torch2.5' -> '2.5'
+    (FlashInfer's AOT wheels from its cuXXX/torchX.Y indexes carry such tags); None for any other tag."""
+    if not tag or len(tag) > 40:
+        return None
+    m = _TORCH_BUILD_TAG.match(tag)
+    return m.group(1) if m else None
 
 
 def variant_of(version: str | None) -> str | None:

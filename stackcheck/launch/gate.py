@@ -1371,6 +1371,10 @@ def scoped_verdict(v: Mapping[str, Any], rules: Mapping[str, str | None]) -> dic
     kept = [
         x for x in v.get("reasons") or [] if not (isinstance(x, dict) and rules.get(str(x.get("rule")), "") is None)
     ]
+    if any(isinstance(x, dict) and "sweep" in x for x in kept):
+        from stackcheck.verdicts.rule_cover import rescope  # only a report's swept check carries `sweep`
+
+        kept = rescope(kept)  # a release sweep's per-rule reasons conclude again on the rules kept
     out["reasons"] = kept
     fails = [x for x in kept if x.get("result") == "fail"]
     if fails:

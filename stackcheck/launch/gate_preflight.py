@@ -342,7 +342,21 @@ def draft_backend_judged(
             )
         ]  # fmt: skip
     if backend in DRAFT_JUDGED_BACKENDS:
-        return []  # draft_backend_features requires their features, whose draft-* rules judge the draft model
+        # draft_backend_features requires their features, whose draft-* rules judge the draft model; the kernel
+        # rules their features tie to the target's backend flags are judged on the draft's view (draft_view_rules)
+        only = {
+            str(e.get("feature")): {str(r) for r in e.get("rules") or []}
+            for e in spec.get("draft_view_rules") or []
+            if isinstance(e, dict)
+        }
+        if not only:
+            return []
+        dims = model_launch_facts(pre, derived, mapping)
+        features = [str(f) for f in choices.get(backend) or [] if str(f) in only]
+        return _judge_draft_features(
+            derived, manifests, facts, spec, backend, features, dims, draft_mla_unknown(pre, dims), facts_file,
+            only=only,
+        )  # fmt: skip
     features = [str(f) for f in choices.get(backend) or []]
     if not features:
         return [
@@ -475,13 +489,16 @@ def _judge_draft_features(
     condition: str | None = None,
     target: Mapping[str, Any] | None = None,
     subject: str | None = None,
+    only: Mapping[str, set[str]] | None = None,
 ) -> list[Any]:
     """draft_backend_judged's judging of the draft backend's features against the draft's view of the launch
     (`dims`: the draft model's facts, draft_* keys; `mla_why`: why its MLA kind is not known where it was read).
     With `condition` (SGLang builds the draft on this backend only where it holds, and the gate does not know
     whether it does), what would be blocked is unknown, the condition said. With `target` (the target model's
     facts in the draft_* form: the draft takes the target's backend), only the rules that fail for the draft and
-    not for the target are said (the target's own verdict says the others)."""
+    not for the target are said (the target's own verdict says the others). With `only` (feature -> rule ids), the
+    features' other rules are left out, and so is what fails on the launch as the target's flags give it (the
+    feature's own verdict says that; a feature blocked there is not judged again)."""
     from stackcheck.launch import gate
 
     flag = "--speculative-draft-attention-backend"
@@ -519,6 +536,12 @@ def _judge_draft_features(
             own_cases = [own] if isinstance(own.get("mla"), bool) else [{**own, "mla": True}, {**own, "mla": False}]
             for case in own_cases:
                 skip |= set(_failing(_judge_draft(feature, manifests, facts, case, facts_file), set()))
+        if only is not None:
+            own_failing = _failing(_judge_draft(feature, manifests, facts, dict(derived.launch), facts_file), set())
+            if any(r.get("result") == "fail" for r in own_failing.values()):
+                continue  # the feature is blocked on this box already: its own verdict refuses the launch
+            skip |= {str(r.get("id")) for r in feature.get("rules") or []} - only.get(fid, set())
+            skip |= set(own_failing)
         failing = [_failing(v, skip) for v in judged]
         rules = dict(failing[0])
         for other in failing[1:]:

@@ -749,6 +749,11 @@ def launch_values(
     # where the rule cannot fail (dsa: for DSA models alone), and whether SGLang's DSA backend takes the model
     values["attention_backend_given"] = opts.get("--attention-backend")
     values["model_dsa"] = _model_dsa(mapping, version, architecture, (models or {}).get("model"))
+    # whether config.json turns on dual chunk attention (Qwen2.5-1M), which SGLang 0.5.1-0.5.19 check against any
+    # attention backend, given or picked: judged only where the gate read config.json (an unread model taken for
+    # unknown would leave every launch of a model not yet downloaded unknown on those releases)
+    read = (models or {}).get("model")
+    values["model_dual_chunk"] = isinstance(read, Mapping) and read.get("dual_chunk_attention_config") is not None
     heads_spec = entry.get("trtllm_gen_heads")
     if isinstance(heads_spec, dict):  # the rules on trtllm_mha's pages of 128 (launch.json says which releases)
         others = [str(b) for b in heads_spec.get("other_page_backends") or []]

@@ -7,7 +7,15 @@ from collections.abc import Callable, Mapping
 
 from stackcheck.facts.archs import TargetRules, rules_of
 from stackcheck.facts.model import KERNEL_PACKAGES, cc_tuple
-from stackcheck.facts.versions import cuda_from_tag, ngc_build, parse_version, public, variant_of
+from stackcheck.facts.versions import (
+    cuda_from_tag,
+    local_tag,
+    ngc_build,
+    parse_version,
+    public,
+    torch_build_of,
+    variant_of,
+)
 from stackcheck.knowledge.loader import Manifests, pypi_variant
 from stackcheck.lean_typing import TYPE_CHECKING, NamedTuple
 
@@ -648,6 +656,15 @@ class Context:
                 return tag
         if attr == "archs":
             return self.package_archs(name)[0]
+        if attr == "torch_build":
+            # the torch release an AOT wheel was compiled against, from its local tag (0.2.2.post1+cu124torch2.5),
+            # else from a hand-written `variant` that states the tag; a build without one (PyPI's) has none
+            version = p.get("version")
+            built = torch_build_of(local_tag(version) if isinstance(version, str) else None)
+            built = built or torch_build_of(p.get("variant") if isinstance(p.get("variant"), str) else None)
+            if built is None:
+                raise Missing(path, f"{name} is not a build for one torch release (no +cuXXXtorchX.Y tag)")
+            return built
         attr_value = p.get(attr)
         if attr_value is None:
             raise Missing(path, f"{name} {attr} not known")
@@ -685,6 +702,11 @@ class Context:
             if v is None:
                 raise Missing(path, "torch's CUDA variant not known")
             return v
+        if rest == "minor":
+            pv = public(self.installed_version("torch") or "")
+            if pv is None:
+                raise Missing(path, "torch version not known")
+            return ".".join(str(n) for n in (*pv.release, 0)[:2])
         if rest == "ngc":
             ngc = ngc_build(self.installed_version("torch"))
             if ngc is None:

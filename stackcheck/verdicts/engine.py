@@ -631,30 +631,14 @@ def _blocked_in_every_release(
             return None
         effects.append(judged[0])
         fails_of.append(judged[1])
-    bad = "failed" if check else "blocked"
+    if check:
+        # a check fails when every release fails some rule of it, each release its own (rule_cover)
+        return _every_release_some_rule(
+            item, quantify, name, releases, fails_of, named, bounded, day, later, nearest, candidates is not None
+        )
+    bad = "blocked"
     span = releases[0] if len(releases) == 1 else f"{releases[0]}-{releases[-1]}"
     newest = fails_of[-1]
-    out: list[Reason] = []
-    if check:
-        # a check's rules may have different scopes (required_by): a rule counts when it fails with every release
-        common = [r for r in newest if all(any(f.get("rule") == r.get("rule") for f in fs) for fs in fails_of)]
-        for fail in common:
-            rule = fail.get("rule")
-            if not bounded and rule not in named:
-                continue  # a later release may pass this rule
-            rule_effects = [str(f.get("effect", "crash")) for fs in fails_of for f in fs if f.get("rule") == rule]
-            effect = min(rule_effects, key=lambda e: EFFECT_ORDER.get(e, 0))
-            out.append(
-                _every_release_reason(
-                    str(rule), fail, effect, name, span, releases[-1], bad, day, later, nearest, candidates is not None
-                )
-            )
-            out[-1]["source"] = [*_sources(fail.get("source")), *_sources(quantify.get("source"))]
-            out[-1]["message"] = str(out[-1]["message"]) + f". {quantify.get('why')}"
-        if not out:
-            return None
-        severe = [r for r in out if r.get("effect") != "degraded"]
-        return (str(severe[0].get("effect")) if severe else "degraded"), out
     newest_fail = next((r for r in newest if r.get("rule") in named), None)
     if newest_fail is None and bounded:
         newest_fail = next(iter(newest), None)
@@ -762,6 +746,7 @@ def _every_release_reason(
     later: list[Any],
     nearest: Any = None,
     narrowed: bool = False,
+    each: str = "",
 ) -> Reason:
     """The reason of a verdict that holds for every release swept (see _blocked_in_every_release); `nearest`
     is the first release after the day, swept for a development build of that day (`dev_builds`); `narrowed`:
@@ -786,8 +771,63 @@ def _every_release_reason(
         "observed": f"{name} version not known" + (f" (facts of {day})" if day else ""),
         "required": f"{name} {span} ({which})",
         "message": f"{name}'s version is not known, but this is {bad} with {which} ({span}; effect at least "
-        f"{effect}{after}); with {newest}: " + str(fail.get("message", bad)),
+        f"{effect}{after}){each}; with {newest}: " + str(fail.get("message", bad)),
     }
+
+
+def _every_release_some_rule(
+    item: Feature | Check,
+    quantify: Mapping[str, Any],
+    name: str,
+    releases: list[str],
+    fails_of: list[list[Reason]],
+    named: set[str],
+    bounded: bool,
+    day: str | None,
+    later: list[Any],
+    nearest: Any,
+    narrowed: bool,
+) -> tuple[str, list[Reason]] | None:
+    """A check swept over `releases` (their failing reasons `fails_of`): failed when every release fails some
+    rule, and, unless `bounded`, the newest fails a rule `named` (quantify.rules: its failure holds for later
+    releases too). One reason per rule that fails with any of them, keeping the rule's id (the gate's per-rule
+    scopes) and naming its releases; where no one rule fails with all, each carries `sweep` for the gate
+    (stackcheck.verdicts.rule_cover.rescope). None when a release fails no rule."""
+    from stackcheck.verdicts.rule_cover import LATER, cover, level, runs, scope_note
+
+    got = cover(releases, fails_of, named, bounded)
+    if got is None:
+        return None
+    slots, covers, newest_fail = got
+    floor = level(slots, covers)
+    partial = any(len(c) < len(slots) for c in covers.values())
+    bad, whole = "failed", releases[0] if len(releases) == 1 else f"{releases[0]}-{releases[-1]}"
+    out: list[Reason] = []
+    # rules failing with every release first (in the newest's order), then the others by their oldest release
+    order = sorted(covers, key=lambda r: (len(covers[r]) < len(slots), slots.index(next(iter(covers[r])))))
+    for rule in order:
+        c, fail = covers[rule], newest_fail[rule]
+        own = min(c.values(), key=lambda e: EFFECT_ORDER.get(e, 0))
+        its = [s for s in c if s != LATER]
+        each = (
+            f", each of them by some rule of this check; this rule fails with {runs(list(c), slots)}"
+            if len(c) < len(slots)
+            else ""
+        )
+        effect = own if not each else min(own, floor, key=lambda e: EFFECT_ORDER.get(e, 0))
+        reason = _every_release_reason(
+            rule, fail, effect, name, whole, its[-1], bad, day, later, nearest, narrowed, each
+        )
+        reason["source"] = [*_sources(fail.get("source")), *_sources(quantify.get("source"))]
+        reason["message"] = str(reason["message"]) + f". {quantify.get('why')}"
+        note = scope_note(rule, item, slots, covers)
+        if note:  # a rule of a narrower scope than the check's: which launches the conclusion is for
+            reason["message"] = str(reason["message"]).rstrip(".") + ". " + note
+        if partial:
+            reason["sweep"] = {"releases": slots, "fails_with": c}
+        out.append(reason)
+    severe = [r for r in out if r.get("effect") != "degraded"]
+    return (str(severe[0].get("effect")) if severe else "degraded"), out
 
 
 def package_candidates(ctx: Context, name: str) -> list[str] | None:

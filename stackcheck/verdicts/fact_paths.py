@@ -51,6 +51,11 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "that release",
         ),
         FactDoc(
+            ("pkg.NAME.torch_build",),
+            "the torch release (`2.5`) an AOT wheel was compiled against, from its local tag (`+cu124torch2.5`, "
+            "FlashInfer's cuXXX/torchX.Y indexes); absent for a build without such a tag (PyPI's)",
+        ),
+        FactDoc(
             ("pkg.NAME.archs",),
             "compiled targets of a package: the binary probe, else the manifest's variant (`archs_aarch64` on aarch64)",
         ),
@@ -76,6 +81,7 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "torch's own version (`2.11.0+cu130`), its CUDA build, `cu130`, the compiled targets (binary probe, else "
             "the manifest)",
         ),
+        FactDoc(("torch.minor",), "torch's release as major.minor (`2.5` for `2.5.0a0+872d972e41.nv24.08`)"),
         FactDoc(
             ("torch.ngc",),
             "true when torch is an NVIDIA container build (its local tag names the container release: "

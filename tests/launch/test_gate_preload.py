@@ -5,6 +5,9 @@ must change nothing: the decision fails where it uses the module, as it did with
 from __future__ import annotations
 
 import importlib.abc
+import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -49,33 +52,42 @@ def _gate(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str
     return rc, captured.out, captured.err
 
 
-def test_the_later_modules_exist_and_are_imported_before_the_verdicts_are_returned(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    for name in gate_command._LATER_MODULES:
+_SPY = """
+import json, sys
+from stackcheck.assembly import pipeline
+from stackcheck.cli import main
+from stackcheck.commands import gate as gate_command
+
+wanted = gate_command.later_modules(live=False, advice=True, fmt="json")
+seen = []
+real = pipeline.build_report
+
+def spy(*args, **kwargs):
+    out = real(*args, **kwargs)
+    seen.append(sorted(set(wanted) - set(sys.modules)))
+    return out
+
+pipeline.build_report = spy
+rc = main(["gate", "--dry-run", "--format", "json", "--facts", sys.argv[1], "--", *sys.argv[2:]])
+print(json.dumps({"rc": rc, "seen": seen}), file=sys.stderr)
+"""
+
+
+def test_the_later_modules_exist_and_are_imported_before_the_verdicts_are_returned() -> None:
+    every = gate_command.later_modules(live=True, advice=True, fmt="text")
+    for name in every:
         assert importlib.util.find_spec(name) is not None, name
-    seen: list[set[str]] = []
-    from stackcheck.assembly import pipeline
-
-    real = pipeline.build_report
-
-    def spy(*args: Any, **kwargs: Any) -> Any:
-        out = real(*args, **kwargs)
-        seen.append(set(gate_command._LATER_MODULES) - set(sys.modules))
-        return out
-
-    for name in gate_command._LATER_MODULES:
-        if name.startswith("stackcheck."):
-            monkeypatch.delitem(sys.modules, name, raising=False)
-            # the package's attribute too: the gate imports the module afresh and binds the new one there, which
-            # teardown must undo with sys.modules (else later tests patch one copy while the code reads the other)
-            parent, _, child = name.rpartition(".")
-            if parent in sys.modules and hasattr(sys.modules[parent], child):
-                monkeypatch.delattr(sys.modules[parent], child)
-    monkeypatch.setattr(pipeline, "build_report", spy)
-    rc, out, _ = _gate(["--facts", str(FACTS), "--", *LAUNCH], capsys)
-    assert rc == 0, out
-    assert seen == [set()]  # every one of them was loaded by the time the verdicts came back
+    wanted = gate_command.later_modules(live=False, advice=True, fmt="json")  # gate --facts --format json
+    assert set(every) - set(wanted) == {*gate_command._LIVE_MODULES, *gate_command._TEXT_MODULES}
+    # a fresh interpreter: removing modules from this one would leave two copies of classes such as pep440.Version,
+    # whose instances other tests' memos keep (a TypeError comparing them, which is this test's doing, not the gate's)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-c", _SPY, str(FACTS), *LAUNCH], capture_output=True, text=True, env=env, timeout=120
+    )
+    result = json.loads(done.stderr.strip().splitlines()[-1])
+    assert result["rc"] == 0, done.stderr
+    assert result["seen"] == [[]]  # every one of them was loaded by the time the verdicts came back
 
 
 @pytest.mark.parametrize("name", ["stackcheck.knowledge.sources", "stackcheck.launch.recommend"])
@@ -118,3 +130,59 @@ def test_the_rules_texts_are_written_before_the_verdicts_and_are_reevaluates_own
     (texts,) = seen
     assert sorted(k[1] for k in texts) == sorted(str(i.get("id")) for i in items)
     assert sorted(texts.values()) == sorted(json.dumps(i.get("rules")) for i in items)
+
+
+def test_a_gate_of_saved_facts_loads_none_of_the_live_checks_modules() -> None:
+    """gate --facts reads no port, no locked-memory limit, no dependency and no GPU usage: the modules of those
+    live checks are not imported for it, neither by the preload nor by the decision (a fresh interpreter)."""
+    import subprocess
+
+    live_only = [m for m in gate_command._LIVE_MODULES if m.startswith("stackcheck.")]
+    code = (
+        "import sys\n"
+        "from stackcheck.cli import main\n"
+        f"rc = main(['gate', '--dry-run', '--facts', {str(FACTS)!r}, '--', *{LAUNCH!r}])\n"
+        f"print('LOADED', sorted(m for m in {live_only!r} if m in sys.modules))\n"
+    )
+    env = {**__import__("os").environ, "PYTHONPATH": str(ROOT), "STACKCHECK_PLAN_CACHE": "0"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT, check=False)
+    line = next(x for x in out.stdout.splitlines() if x.startswith("LOADED"))
+    assert line == "LOADED []", out.stdout[-2000:] + out.stderr[-2000:]
+
+
+def test_a_live_gate_imports_nothing_after_the_facts_arrive(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A live gate of an SGLang launch (this box's probes) has loaded, by the time the verdicts come back, the
+    modules its decision imports afterwards on a box without SGLang (the H200 goal's row; with SGLang installed the
+    model-architecture check reads its registry then): the preload (later_modules) overlaps them with the driver's
+    start. At least those of later_modules are never imported late."""
+    from stackcheck.assembly import pipeline
+
+    real = pipeline.build_report
+    before: list[set[str]] = []
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        out = real(*args, **kwargs)
+        before.append(set(sys.modules))
+        return out
+
+    monkeypatch.setattr(pipeline, "build_report", spy)
+    for name in [*gate_command._LIVE_MODULES, *gate_command._TEXT_MODULES]:
+        if name.startswith("stackcheck."):
+            monkeypatch.delitem(sys.modules, name, raising=False)
+            parent, _, child = name.rpartition(".")
+            if parent in sys.modules and hasattr(sys.modules[parent], child):
+                monkeypatch.delattr(sys.modules[parent], child)
+    rc = main(["gate", "--dry-run", "--", "python3", "-m", "sglang.launch_server", "--model-path", "x", "--tp", "1"])
+    capsys.readouterr()
+    assert rc in (0, 1)
+    (loaded,) = before
+    late = set(sys.modules) - loaded
+    assert late & set(gate_command.later_modules(live=True, advice=True, fmt="text")) == set(), late
+    # beside those, only the planner (a refusal's plan where the plan cache does not hold this box's) and the derive
+    # registry (the model-architecture check, where the target has SGLang) may come after the facts
+    extra = {
+        m for m in late if m.startswith("stackcheck.") and not m.startswith(("stackcheck.plan", "stackcheck.derive"))
+    }
+    assert extra == set(), late

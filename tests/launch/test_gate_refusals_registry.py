@@ -62,6 +62,12 @@ CHECK_TEXT = {
     "tokenspeed-mla-mla-models-only": "tokenspeed_mla backend can only be used with MLA models",
     # the DSA (NSA before 0.5.13) backend's assertion on the model, as it is built (CHECK_FILE)
     "dsa-attention-backend-dsa-models-only": "backend only supports DeepSeek",
+    # the DeepSeek-V4 backend's assertion on the head size, as it is built (CHECK_FILE)
+    "dsv4-attention-backend-dsv4-models-only": "DSV4 MQA head_dim = qk_nope_head_dim(448)",
+    # the dual chunk check on the attention backend: in the model runner up to 0.5.4, then in the argument handling
+    # (CHECK_FILE); the default pick's order against it is in the rule's sources
+    "dual-chunk-model-other-backend": "Dual chunk attention is enabled, but attention backend is set to",
+    "dual-chunk-model-default-backend": "Dual chunk attention is enabled, but attention backend is set to",
 }
 # a rule checked outside the argument handling: the module of the wheel that holds its check
 CHECK_FILE = {
@@ -83,6 +89,13 @@ CHECK_FILE = {
         "sglang/srt/layers/attention/nsa_backend.py",
         "sglang/srt/layers/attention/dsa_backend.py",
     ),
+    "dsv4-attention-backend-dsv4-models-only": "sglang/srt/layers/attention/deepseek_v4_backend.py",
+    "dual-chunk-model-other-backend": (
+        "sglang/srt/model_executor/model_runner.py",
+        "sglang/srt/server_args.py",
+        "sglang/srt/arg_groups/overrides.py",
+    ),
+    "dual-chunk-model-default-backend": ("sglang/srt/server_args.py", "sglang/srt/arg_groups/overrides.py"),
 }
 # what a range's extra conditions (`also`) stand for in the wheel
 ALSO_TEXT = {

@@ -143,10 +143,11 @@ def test_the_seed_box_audit_above_the_plan_at_80_columns() -> None:
     the releases it read (its reason, 3 lines) and the checks sglang-start-imports and cudnn-libs in the wrapped
     list of skipped checks (2 lines), 190 at stop 35: five attention backends that mapped to no feature follow
     their path to the kernel, each blocked on this SM120 box with its reasons (attention-dsa-flashmla-sparse,
-    -dual-chunk, -hpc-ops, -minicpm-sparse, -qsa: 48 lines)."""
+    -dual-chunk, -hpc-ops, -minicpm-sparse, -qsa: 48 lines), 191 at stop 36: check flashinfer-torch-pair in the
+    wrapped list of skipped checks (1 line)."""
     text = render_plain(_report(AFTER), 80)
     above = text.split("\nplan", 1)[0].splitlines()
-    assert len(above) <= 190
+    assert len(above) <= 191
 
 
 def test_sources_lists_title_and_address_of_every_id_shown() -> None:
