@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 _TESTS = str(Path(__file__).parent)
@@ -14,13 +17,21 @@ if _TESTS not in sys.path:
 # process must see the planner run. tests/assembly/test_plan_cache.py turns it on, in a directory of its own.
 os.environ.setdefault("STACKCHECK_PLAN_CACHE", "0")
 
+# stackcheck's caches (the python probe's interpreter answers, derive's per-file readings, the model registry, plan
+# answers) are the suite's own, in a directory made for this run: before, tests that gate a venv they made wrote
+# their answers into the user's ~/.cache/stackcheck (156 python-*.json entries on the shared 2-core box after a day),
+# and what a run found there depended on every earlier run and on the user's STACKCHECK_CACHE_DIR/XDG_CACHE_HOME.
+# Tests that test the cache set their own directory. The downloaded wheels stay shared (tests/registry_wheels.py).
+_CACHE_HOME = tempfile.mkdtemp(prefix="stackcheck-tests-cache-")
+atexit.register(shutil.rmtree, _CACHE_HOME, True)
+os.environ["XDG_CACHE_HOME"] = _CACHE_HOME
+os.environ.pop("STACKCHECK_CACHE_DIR", None)
+
 
 # Property tests: in CI (CI set, as .ci/run does) every run draws the same examples, so a landing never fails
 # for a bug it did not touch; locally they explore at random. An example a random run finds goes into the
 # test as an explicit @example, so it is checked forever.
 try:
-    import os
-
     from hypothesis import settings as _settings
 
     _settings.register_profile("ci", derandomize=True, database=None, print_blob=True)

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from derive_fixtures import SERVER_ARGS, release_files, write_tree
+from unhurried import LIMIT_S, unhurried
 
 from stackcheck.derive.cache import Cache
 from stackcheck.derive.installed import derive_installed, newer_than_data
@@ -44,9 +45,11 @@ def box(site: Path, cc: str = "12.0", sglang: str = "0.5.24", **extra: Any) -> d
 
 def probe(facts: dict[str, Any], manifests: Any, cache: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     monkeypatch.setenv("STACKCHECK_CACHE_DIR", str(cache))
-    # the probes that read what the packages probe found, as the audit runs them (the runner, in waves)
+    # the probes that read what the packages probe found, as the audit runs them (the runner, in waves), without
+    # their own time limits: these tests check what is read, and under load the limits ran out (tests/unhurried.py)
     ctx = ProbeContext(facts=facts, manifests=lambda: manifests, gates=lambda: manifests.gates)
-    found, outcomes = run_probes(["source_tables", "derived"], ctx, budget_s=60)
+    names = ["source_tables", "derived"]
+    found, outcomes = run_probes(names, ctx, LIMIT_S, unhurried(names))
     assert all(o["status"] == "ok" for o in outcomes), outcomes
     facts.update(found)
     return facts

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from registry_wheels import fetch_wheel, run_all
+from unhurried import LIMIT_S, unhurried
 
 from stackcheck.derive.compare import KINDS, compare
 from stackcheck.derive.release import derive_release
@@ -184,7 +185,11 @@ def probe_site(site: Path, cc: str, manifests: Any, cache: Path, monkeypatch: py
     from stackcheck.probes.runner import run_probes
 
     monkeypatch.setenv("STACKCHECK_CACHE_DIR", str(cache))
-    facts, _ = run_probes(["packages"], ProbeContext(path_dirs=[str(site)]), budget_s=30)
+    # without the probes' own time limits (tests/unhurried.py): under load the 5 s of the gate-table probe ran out
+    # and torch-symm-mem was judged from no table (stop 35); an overrun is now a hang the budget still ends
+    budget = LIMIT_S
+    facts, outcomes = run_probes(["packages"], ProbeContext(path_dirs=[str(site)]), budget, unhurried(["packages"]))
+    assert all(o["status"] == "ok" for o in outcomes), outcomes
     facts["packages"].update(
         {
             "torch": {"installed": True, "version": "2.14.1+cu130", "cuda": "13.0", "variant": "cu130"},
@@ -198,7 +203,9 @@ def probe_site(site: Path, cc: str, manifests: Any, cache: Path, monkeypatch: py
     facts["gpus"] = [{"index": i, "name": "GPU", "compute_capability": cc} for i in range(8)]
     facts["topology"] = {"interconnect": "nvlink", "p2p": "all", "same_model": True, "gpu_count": 8}
     ctx = ProbeContext(facts=facts, manifests=lambda: manifests, gates=lambda: manifests.gates)
-    found, _ = run_probes(["source_tables", "derived"], ctx, budget_s=60)
+    names = ["source_tables", "derived"]
+    found, outcomes = run_probes(names, ctx, budget, unhurried(names))
+    assert all(o["status"] == "ok" for o in outcomes), outcomes
     facts.update(found)
     return facts
 
