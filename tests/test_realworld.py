@@ -208,8 +208,8 @@ def test_source_kinds_and_the_by_source_line() -> None:
         outcome("c", "https://example.org/thread/3", True, True),
     ]
     line = BENCH.source_line(outcomes)
-    assert "issue trackers (GitHub issues and pull requests): 2 cases, 1 (50 %) caught, 1 (50 %) named" in line
-    assert "web pages (forum threads, Q&A, blog posts): 1 case, 1 (100 %) caught, 1 (100 %) named" in line
+    assert "issue trackers (GitHub issues and pull requests): 2 cases, 1 (50.0 %) caught, 1 (50.0 %) named" in line
+    assert "web pages (forum threads, Q&A, blog posts): 1 case, 1 (100.0 %) caught, 1 (100.0 %) named" in line
     assert line in BENCH.table(outcomes)
     assert [d["source"] for d in json.loads(BENCH.as_json(outcomes))] == ["tracker", "tracker", "page"]
 
@@ -232,3 +232,10 @@ def test_inferred_paths_are_removed_and_measured() -> None:
     assert BENCH.caught_without_inference(case) is False
     unmeasured = BENCH.Case(case.id, case.path, case.expected, {"inferred": [{"fact": "x", "why": "y"}]})
     assert BENCH.caught_without_inference(unmeasured) is None
+
+
+def test_a_share_just_under_a_goal_is_not_rounded_up_to_it() -> None:
+    bench = _bench()
+    assert bench._pct(67, 84) == "67 (79.7 %)"  # 79.76 %: cut, never shown as 80 %
+    assert bench._pct(4, 5) == "4 (80.0 %)"
+    assert bench._pct(0, 0) == "–"
