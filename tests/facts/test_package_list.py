@@ -140,6 +140,12 @@ def test_partial_lists_never_read_better_than_complete_ones() -> None:
                 continue
             changed += 1
             where = f"{path.relative_to(REPO)}: {key}: {b[key]['status']} -> {v['status']}"
+            if b[key]["status"] == "unknown" and v["status"] in ("blocked", "failed"):
+                # the release sweep fills a package whose presence is not known with the release's own pin (a
+                # partial list's silence), which a complete list rules out: it may only conclude the worse way
+                assert v["reasons"][0].get("rule") == "release-sweep", where
+                assert v["reasons"][0].get("inferred") is True, where
+                continue
             assert v["status"] == "unknown", where
             assert b[key]["status"] != "unknown", where
             text = " ".join(str(r.get("message")) for r in v["reasons"] if r.get("result") == "unknown")
