@@ -162,6 +162,10 @@ def model_facts(
     if (heads := query_heads(data)) is not None:
         out["query_heads"] = heads  # split by the attention TP size in launch_facts (launch.mla_heads_per_gpu)
     out["attention_sinks"] = str(text.get("model_type") or data.get("model_type")) == "gpt_oss"
+    from stackcheck.launch.preflight.model import attention_keys
+
+    if attention_keys(data).get("dual_chunk_attention_config") is not None:  # the gate's reading (model_dual_chunk)
+        out["dual_chunk"] = True  # (absent otherwise: recommend.json's option for it asks whether it exists)
     dtype = text.get("torch_dtype") or data.get("torch_dtype") or text.get("dtype")
     if isinstance(dtype, str):
         out["model_dtype"] = dtype

@@ -131,21 +131,56 @@ def test_the_recommend_cases_propose_lines_the_gate_passes(tmp_path: Path, case:
     assert [r for r in _avoidable(after, rec) if r[1] == "blocked"] == [], rec["command"]
 
 
-def test_qwen_1m_on_a_release_that_checks_dual_chunk_gets_no_line(tmp_path: Path) -> None:
-    """ileft's find: SGLang 0.5.5-0.5.19 pick their default attention backend before the dual chunk check, which then
-    raises; every backend but dual_chunk_flash_attn raises too. recommend proposed `--attention-backend fa3` on an
-    H200 with 0.5.14 (refusal dual-chunk-model-other-backend). No recommend.json option sets dual_chunk_flash_attn:
-    recommend now proposes no line and names the refusal (whose message says which backend to give)."""
+def _qwen_1m_box(tmp_path: Path, cc: str, release: str) -> tuple[Path, Path]:
     model = tmp_path / "q"
-    model.mkdir()
+    model.mkdir(exist_ok=True)
     (model / "config.json").write_text(json.dumps(QWEN_1M))
     doc = json.loads(H200.read_text())
-    doc["facts"]["packages"]["sglang"].update(version="0.5.14", dist_version="0.5.14")
-    facts = tmp_path / "facts.json"
+    for gpu in doc["facts"]["gpus"]:
+        gpu["compute_capability"] = cc
+    doc["facts"]["packages"]["sglang"].update(version=release, dist_version=release)
+    facts = tmp_path / f"facts-{cc}.json"
     facts.write_text(json.dumps(doc))
+    return facts, model
+
+
+def test_qwen_1m_gets_dual_chunk_flash_attn_where_it_runs(tmp_path: Path) -> None:
+    """ileft's find: SGLang 0.5.5-0.5.19 pick their default attention backend before the dual chunk check, which then
+    raises; every backend but dual_chunk_flash_attn raises too. recommend proposed `--attention-backend fa3` on an
+    H200 with 0.5.14 (refusal dual-chunk-model-other-backend); it now proposes dual_chunk_flash_attn, which the gate
+    passes, and says why fa3 is out."""
+    facts, model = _qwen_1m_box(tmp_path, "9.0", "0.5.14")
     rec, avoidable = _judged(tmp_path, facts, ["--model-path", str(model), "--hold", "sglang"])
-    assert rec["command"] == [] and rec["env"] == {} and avoidable == []
-    assert [r["subject"] for r in rec["refused"]] == ["refusal dual-chunk-model-default-backend"]
-    assert "dual_chunk_flash_attn" in rec["refused"][0]["message"]
+    assert rec["command"][-2:] == ["--attention-backend", "dual_chunk_flash_attn"] and avoidable == []
+    assert rec["launch"]["dual_chunk"] is True and "refused" not in rec
     fa3 = next(a for a in rec["alternatives"] if a["option"] == "fa3-hopper")
-    assert fa3["status"] == "rejected" and "dual-chunk-model-other-backend" in fa3["why"]
+    assert fa3["status"] == "rejected" and "refusal dual-chunk-model-other-backend" in fa3["why"]
+    fa3_line = ["python3", "-m", "sglang.launch_server", "--model-path", str(model), "--attention-backend", "fa3"]
+    _, gate = _run(["gate", "--facts", str(tmp_path / "after.json"), "--dry-run", "--format", "json", "--", *fa3_line])
+    assert [r["feature"] for r in gate["reasons"]] == ["refusal dual-chunk-model-other-backend"]
+
+
+def test_qwen_1m_where_no_backend_runs_gets_no_line_and_the_refusal_named(tmp_path: Path) -> None:
+    """On SM120 (0.5.14) dual_chunk_flash_attn's FA3 kernels do not run (attention-dual-chunk: majors 8 and 9), every
+    other backend raises, and with none given the default pick raises: no line, the refusal named, exit 1."""
+    facts, model = _qwen_1m_box(tmp_path, "12.0", "0.5.14")
+    rc, rec = _run(["recommend", "--facts", str(facts), "--format", "json", "--model-path", str(model), "--hold",
+                    "sglang"])  # fmt: skip
+    assert rc == 1 and rec["command"] == [] and rec["env"] == {}
+    assert [r["subject"] for r in rec["refused"]] == ["refusal dual-chunk-model-default-backend"]
+    assert any(n.startswith("no launch proposed: ") and "dual-chunk-model-default-backend" in n for n in rec["notes"])
+    dual = next(a for a in rec["alternatives"] if a["option"] == "dual-chunk-qwen-1m")
+    assert dual["status"] == "rejected" and "attention-dual-chunk is blocked" in dual["why"]
+    flashinfer = next(a for a in rec["alternatives"] if a["option"] == "flashinfer-sm12x")
+    assert flashinfer["status"] == "rejected" and "dual-chunk-model-other-backend" in flashinfer["why"]
+    text = _text(["recommend", "--facts", str(facts), "--model-path", str(model), "--hold", "sglang"])
+    assert "refused by the gate: refusal dual-chunk-model-default-backend (blocked)" in text
+
+
+def _text(args: list[str]) -> str:
+    from stackcheck.cli import main
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        main(args)
+    return out.getvalue()
