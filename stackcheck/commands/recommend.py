@@ -4,8 +4,9 @@ source and the upstream measurement behind it; the alternatives rejected and why
 With `-- COMMAND`, what that launch misses or should drop, as a diff of flags and environment.
 
 Exit codes: 0 a recommendation was made (and, with a command, the command needs no change); 1 with a
-command: the command misses something or should drop something (the diff is printed); 2 usage error or bad
-input; 3 a probe failed with --strict; 4 internal error."""
+command: the command misses something or should drop something (the diff is printed), or no launch is proposed
+because the gate would refuse every line recommend can make on the target stack (`refused` names why); 2 usage
+error or bad input; 3 a probe failed with --strict; 4 internal error."""
 
 from __future__ import annotations
 
@@ -161,6 +162,10 @@ def model_facts(
     if (heads := query_heads(data)) is not None:
         out["query_heads"] = heads  # split by the attention TP size in launch_facts (launch.mla_heads_per_gpu)
     out["attention_sinks"] = str(text.get("model_type") or data.get("model_type")) == "gpt_oss"
+    from stackcheck.launch.preflight.model import attention_keys
+
+    if attention_keys(data).get("dual_chunk_attention_config") is not None:  # the gate's reading (model_dual_chunk)
+        out["dual_chunk"] = True  # (absent otherwise: recommend.json's option for it asks whether it exists)
     dtype = text.get("torch_dtype") or data.get("torch_dtype") or text.get("dtype")
     if isinstance(dtype, str):
         out["model_dtype"] = dtype
@@ -376,7 +381,7 @@ def run(args: argparse.Namespace) -> int:
 
     doc = {"schema_version": SCHEMA_VERSION, **normalize(doc, manifests.sources)}  # every `source` and `evidence`
     emit(RECOMMEND_FORMATS[format_choice(args)](doc, render_options(args)), args)  # as [{id, title, url}]
-    return EXIT_FINDING if rec.diff else EXIT_OK
+    return EXIT_FINDING if rec.diff or rec.refused else EXIT_OK
 
 
 def _mask_secrets(doc: dict[str, Any]) -> None:

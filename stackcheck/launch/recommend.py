@@ -66,6 +66,9 @@ class Request:
     # flags the model itself needs to load on this release, each (flag, value, why, source): a ModelOpt checkpoint
     # whose quant_method the release keeps as written needs --quantization (launch.preflight.model.kept_modelopt)
     model_flags: list[tuple[str, str, str, Any]] = field(default_factory=list)
+    # judge the line proposed as the gate judges it (gate_problems) and propose none the gate refuses; the gate's own
+    # advice leaves it out (the gate judges the given launch itself, and each attention option is judged anyway)
+    judge_line: bool = True
 
 
 @record
@@ -96,16 +99,8 @@ def _model_rule(rule: Mapping[str, Any]) -> bool:
     return bool(facts & set(_MODEL_FACTS)) or {"model_architecture", "attention_backend"} <= facts
 
 
-def model_refusal(ctx: Context, model: ModelSeen, flags: Mapping[str, str | bool]) -> str | None:
-    """Why the gate refuses these attention flags for this model on this release (its model assertions:
-    launch.json refusal rules on model_backend_refused, hybrid_gdn_backend_refused, or the architecture with an
-    attention backend), set in the model's given launch (model.args) or a fresh one; None when it does not. An
-    unread model is refused where any model's assertion would refuse the backend (the gate says unknown there)."""
-    from stackcheck.launch.gate import derive
-    from stackcheck.launch.refusals import gpu_majors, refusal_problems
-
-    mapping = ctx.manifests.launch
-    rules = {str(r.get("id")) for r in (mapping.get("refusals") or {}).get("rules") or [] if _model_rule(r)}
+def _argv_with(model: ModelSeen, flags: Mapping[str, str | bool]) -> list[str]:
+    """The model's given launch (model.args) or a fresh one, with `flags` set in place of any given value."""
     base = list(model.args)
     for flag in flags:
         base = _remove_flag(base, [flag], False)
@@ -114,21 +109,95 @@ def model_refusal(ctx: Context, model: ModelSeen, flags: Mapping[str, str | bool
         argv += ["--model-path", MODEL_PLACEHOLDER]
     for name, value in flags.items():
         argv += [name] if value is True else [name, str(value)]
-    d = derive(argv, mapping, {})
+    return argv
+
+
+def gate_problems(ctx: Context, model: ModelSeen, argv: Sequence[str]) -> list[Any]:
+    """What the gate's own judging finds against this SGLang launch on ctx's stack (its release, GPUs and torch), with
+    the model as the gate's preflight reads it: every launch.json refusal rule (launch.refusals.refusal_problems, all
+    of them, as `stackcheck gate` calls it), the attention kernels SGLang picks itself where no flag names one and the
+    kernel paths it takes for the model whatever the flags (auto_backend_features, model_kernel_features: the
+    gate's "default" requirements) whose feature is blocked on ctx's stack, the features the launch's own flags turn
+    on that are blocked there (its "explicit" requirements), and flags or values the release does not have
+    (gate.release_problems, release_choice_problems). Each a gate.Problem, blocked or unknown."""
+    from stackcheck.launch.gate import Problem, derive, release_choice_problems, release_problems, worst_rule_effect
+    from stackcheck.launch.refusals import (
+        auto_backend_features,
+        gpu_majors,
+        known_gpu_majors,
+        model_kernel_features,
+        refusal_problems,
+    )
+
+    mapping = ctx.manifests.launch
+    d = derive(list(argv), mapping, {})
     version = ctx.installed_version("sglang")
     if version is not None and model.release_flags.get(version, _NOT_READ) is _NOT_READ:
         from stackcheck.launch.gate import _declared_in
 
-        model.release_flags[version] = _declared_in(mapping, version)  # read once for every option judged
+        model.release_flags[version] = _declared_in(mapping, version)  # read once for every launch judged
+    mla = ctx.launch.get("mla") if model.architecture is not None else None
     found = refusal_problems(
         d, mapping, version, gpu_majors(ctx.facts), model.architecture, {"model": model.config},
         model.release_flags.get(version) if version is not None else None, ctx.torch_cuda(),
+        model_mla=mla if isinstance(mla, bool) else None,
     )  # fmt: skip
-    for p in found:
-        if p.subject.removeprefix("refusal ") in rules and p.status in ("blocked", "unknown"):
+    found += [p for p in release_problems(d, mapping, version) if p.status == "blocked"]
+    found += [p for p in release_choice_problems(d, mapping, version) if p.status == "blocked"]
+    majors = known_gpu_majors(ctx.facts)
+    needs = auto_backend_features(
+        d, mapping, version, majors, ctx.torch_cuda(), mla if isinstance(mla, bool) else None, model.architecture,
+        model.config,
+    )  # fmt: skip
+    needs += model_kernel_features(mapping, version, model.architecture, d, majors)[0]
+    explicit = [(r.feature, r.why) for r in d.required if r.kind == "explicit" and not r.check]
+    features = {str(f.get("id")): f for f in ctx.manifests.features}
+    seen: set[str] = set()
+    for fid, why in [*explicit, *needs]:
+        spec = features.get(fid)
+        if spec is None or fid in seen:
+            continue
+        seen.add(fid)
+        v = evaluate_feature(spec, ctx)
+        status, effect = v.get("status"), v.get("effect")
+        if status == "blocked" and effect == "crash":  # (a slower or no-op explicit feature only warns)
+            found.append(Problem(fid, "blocked", effect, f"{why}: {fid} is blocked ({effect}): {_first_failure(v)}"))
+        elif status == "unknown" and ((fid, why) in explicit or worst_rule_effect(spec) == "crash"):
+            found.append(Problem(fid, "unknown", None, f"{why}: {fid} is unknown: {_first_failure(v)}"))
+    return found
+
+
+def _refusing(problems: Sequence[Any], model: ModelSeen) -> list[Any]:
+    """The problems that make the gate refuse: blocked ones, and unknown ones where the model was read (for a model
+    not read, recommend says what it assumed)."""
+    return [p for p in problems if p.status == "blocked" or (p.status == "unknown" and model.architecture is not None)]
+
+
+def model_refusal(
+    ctx: Context, model: ModelSeen, flags: Mapping[str, str | bool], base: Sequence[Any] | None = None
+) -> str | None:
+    """Why the gate refuses these attention flags for this model on this release, set in the model's given launch
+    (model.args) or a fresh one; None when it does not. Every refusal rule of launch.json counts (gate_problems):
+    a model's own assertions on its attention backend (model_backend_refused, hybrid_gdn_backend_refused,
+    backend_list_refused, or the architecture with an attention backend) refuse blocked or unknown (an unread model
+    is refused where any model's assertion would refuse the backend: the gate says unknown there); any other rule
+    refuses where it is blocked, or unknown for a model read, unless `base` (gate_problems of the launch without
+    these flags) already holds it with the same status: the given launch's own, which no attention flag causes."""
+    mapping = ctx.manifests.launch
+    rules = {str(r.get("id")): r for r in (mapping.get("refusals") or {}).get("rules") or [] if isinstance(r, dict)}
+    before = {(p.subject, p.status) for p in base or []}
+    for p in gate_problems(ctx, model, _argv_with(model, flags)):
+        rid = p.subject.removeprefix("refusal ")
+        own = p.subject.startswith("refusal ") and rid in rules and _model_rule(rules[rid])
+        if own and p.status in ("blocked", "unknown"):
             if p.status == "blocked":
                 return f"the gate refuses it for {model.architecture}: {p.message}"
             return f"the gate cannot pass it for this model ({p.subject}: unknown): {p.message}"
+        if own or (p.subject, p.status) in before or p not in _refusing([p], model):
+            continue
+        if p.status == "blocked":
+            return f"the gate refuses it ({p.subject}): {p.message}"
+        return f"the gate cannot pass it ({p.subject}: unknown): {p.message}"
     return None
 
 
@@ -237,6 +306,8 @@ class Recommendation:
     undecided: list[dict[str, str]]
     diff: list[Change] | None = None
     notes: list[str] = field(default_factory=list)
+    # what the gate refuses in the line recommend would have proposed (then command is empty): subject, status, message
+    refused: list[dict[str, str]] = field(default_factory=list)
 
     @property
     def chosen(self) -> list[Pick]:
@@ -259,6 +330,8 @@ class Recommendation:
         }
         if self.diff is not None:
             doc["diff"] = [c.to_json() for c in self.diff]
+        if self.refused:
+            doc["refused"] = [dict(r) for r in self.refused]
         return doc
 
 
@@ -280,9 +353,17 @@ class Judge:
         self.model = model or ModelSeen()
         self.chosen: dict[str, str] = {}
         self._verdicts: dict[tuple[str, tuple[tuple[str, Any], ...]], FeatureVerdict] = {}
+        self._bases: dict[tuple[str, ...], list[Any]] = {}
 
     def model_refusal(self, flags: Mapping[str, str | bool]) -> str | None:
-        return model_refusal(self.ctx, self.model, flags)
+        names = tuple(sorted(flags))
+        if names not in self._bases:  # the launch without these flags: what the gate finds there no flag causes
+            args = list(self.model.args)
+            for flag in names:
+                args = _remove_flag(args, [flag], False)
+            without = ModelSeen(self.model.architecture, self.model.config, args, self.model.release_flags)
+            self._bases[names] = gate_problems(self.ctx, without, _argv_with(without, {}))
+        return model_refusal(self.ctx, self.model, flags, self._bases[names])
 
     def verdict(self, fid: str, extra_launch: Mapping[str, Any] | None = None) -> FeatureVerdict | None:
         spec = self.features.get(fid)
@@ -860,6 +941,22 @@ def recommend(
             env.update(p.env)
         flags += [(flag, value) for flag, value, _why, _source in request.model_flags]
         command = fresh_command(request.model_path, tp if isinstance(tp, int) else 1, flags)
+    # the line proposed, judged as the gate judges it on the target stack: a refusal the gate knows is never proposed
+    # (for a given launch, one it has already is its own: the gate says so of it)
+    refused = []
+    if request.judge_line:
+        given = (
+            _refusing(gate_problems(target, model, split_env_prefix(request.command)[2]), model)
+            if request.command
+            else []
+        )
+        known = {(p.subject, p.status) for p in given}
+        found = _refusing(gate_problems(target, model, split_env_prefix(command)[2]), model)
+        refused = [p for p in found if (p.subject, p.status) not in known]
+    if refused:
+        what = "; ".join(f"{p.subject} ({p.status}): {_short(p.message, 300)}" for p in refused)
+        notes.append(f"no launch proposed: the gate would refuse it on the target stack: {what}")
+        command, env = [], {}
     return Recommendation(
         goal=request.goal,
         launch=dict(ctx.launch),
@@ -874,6 +971,7 @@ def recommend(
         undecided=undecided,
         diff=diff,
         notes=notes,
+        refused=[{"subject": p.subject, "status": p.status, "message": p.message} for p in refused],
     )
 
 
@@ -911,7 +1009,7 @@ def gate_advice(
     launch["deterministic"] = "--enable-deterministic-inference" in args
     here = Context(facts=ctx.facts, manifests=ctx.manifests, launch=launch)
     request = Request(goal="latency", command=list(command), env=env, plan=False, architecture=architecture,
-                      model_config=model_config)  # fmt: skip
+                      model_config=model_config, judge_line=False)  # fmt: skip
     rec = recommend(here, request, None, required)
     lines = []
     for c in rec.diff or []:

@@ -99,14 +99,19 @@ def render_text(doc: dict[str, Any]) -> str:
     steps = (plan or {}).get("steps") or [] if isinstance(plan, dict) else []
     stack = ", ".join(f"{k} {v}" for k, v in (doc.get("stack") or {}).items())
     lines.append("")
+    refused = doc.get("refused") or []
     if steps:
         lines.append(f"first, the plan ({len(steps)} step{'s' if len(steps) != 1 else ''}, as `stackcheck plan`):")
         lines += plan_step_lines(plan)
         lines.append("")
-        lines.append(f"then launch (on {stack}):")
+        lines.append(f"then no launch (on {stack}):" if refused else f"then launch (on {stack}):")
     else:
-        lines.append(f"launch (on {stack}; no upgrade step needed):")
-    lines.append(f"  {launch_line(doc)}")
+        lines.append(f"no launch (on {stack}):" if refused else f"launch (on {stack}; no upgrade step needed):")
+    if refused:  # the gate would refuse the line: none is proposed, and what stands in its way is named
+        for r in refused:
+            lines.append(f"  refused by the gate: {r.get('subject')} ({r.get('status')}): {r.get('message')}")
+    else:
+        lines.append(f"  {launch_line(doc)}")
     diff = doc.get("diff")
     if diff is not None:
         lines.append("")
@@ -200,6 +205,9 @@ def render_shell(doc: dict[str, Any]) -> str:
         if not p.get("advice") and (p.get("flags") or p.get("env")):
             gain = gain_text(p.get("gain"), (doc.get("launch") or {}).get("tp"))
             out.append(f"# {_setting_text(p)}: {p.get('decision')}" + (f"; {gain}" if gain else ""))
-    out.append(launch_line(doc))
+    for r in doc.get("refused") or []:
+        out.append(f"# no launch: the gate would refuse it: {r.get('subject')} ({r.get('status')}): {r.get('message')}")
+    if not doc.get("refused"):
+        out.append(launch_line(doc))
     # comments are made printable; commands are quoted by shlex (plan commands are quoted by the planner)
     return "\n".join(printable(line) if line.startswith("#") else line for line in out) + "\n"

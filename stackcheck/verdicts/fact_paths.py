@@ -128,6 +128,11 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "by `recommend`, and by `gate` once the preflight has read the model; absent otherwise",
         ),
         FactDoc(
+            ("launch.dual_chunk",),
+            "true where the served model's config.json has dual_chunk_attention_config (Qwen2.5-1M), as `recommend` "
+            "reads it (the gate's launch value model_dual_chunk); absent otherwise",
+        ),
+        FactDoc(
             ("launch.mla_kv_rope", "launch.mla_qk_nope_head_dim"),
             "the served model's MLA dims as its config.json states them (`mla_kv_rope`: "
             "'kv_lora_rank/qk_rope_head_dim', e.g. '512/64'; `mla_qk_nope_head_dim`: an integer), which the trtllm_mla "
