@@ -757,6 +757,10 @@ def launch_values(
     # unknown would leave every launch of a model not yet downloaded unknown on those releases)
     read = (models or {}).get("model")
     values["model_dual_chunk"] = isinstance(read, Mapping) and read.get("dual_chunk_attention_config") is not None
+    for spec in mapping.get("env") or []:  # a variable that is a launch fact, where this release reads it
+        if isinstance(spec, dict) and isinstance(spec.get("fact"), str) and isinstance(spec.get("name"), str):
+            reads = "versions" not in spec or _version_in(version, str(spec["versions"])) is True
+            values.setdefault(spec["fact"], d.env.get(spec["name"], False) if reads else bool(spec.get("default")))
     heads_spec = entry.get("trtllm_gen_heads")
     if isinstance(heads_spec, dict):  # the rules on trtllm_mha's pages of 128 (launch.json says which releases)
         others = [str(b) for b in heads_spec.get("other_page_backends") or []]

@@ -76,6 +76,11 @@ CHECK_TEXT = {
     # tokenspeed_mla's own argument checks (0.5.12-0.5.22), and 0.5.23's alias of it to cutedsl_mla
     "tokenspeed-mla-blackwell-fp8-kv": "tokenspeed_mla backend is only supported on Blackwell GPUs",
     "tokenspeed-mla-alias-cutedsl-mla": '"tokenspeed_mla": "cutedsl_mla"',
+    # DeepSeek attention's fallback to triton's handler for a backend it has no handler for (CHECK_FILE), which
+    # prefills torch_native / flex_attention as MHA against the MLA cache
+    "torch-native-flex-attention-deepseek-mla": 'cls._handlers.get("triton")',
+    # the DSA indexer's DeepGEMM call on CUDA (CHECK_FILE); the kernel's architecture dispatch is in the rule's sources
+    "dsa-indexer-deepgemm-below-sm90": "paged_mqa_logits_metadata",
 }
 # a rule checked outside the argument handling: the module of the wheel that holds its check
 CHECK_FILE = {
@@ -111,6 +116,14 @@ CHECK_FILE = {
     ),
     "minicpm-sparse-backend-minicpm-models-only": "sglang/srt/layers/attention/minicpm/backend.py",
     "llada2-cfg-flashinfer-non-mla-models-only": "sglang/srt/layers/attention/attention_registry.py",
+    "torch-native-flex-attention-deepseek-mla": (
+        "sglang/srt/models/deepseek_v2.py",
+        "sglang/srt/models/deepseek_common/attention_backend_handler.py",
+    ),
+    "dsa-indexer-deepgemm-below-sm90": (
+        "sglang/srt/layers/attention/nsa/nsa_indexer.py",
+        "sglang/srt/layers/attention/dsa/dsa_indexer.py",
+    ),
 }
 # what a range's extra conditions (`also`) stand for in the wheel
 ALSO_TEXT = {
