@@ -17,10 +17,10 @@ written for the tests in the shape of the published ones."""
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import io
 import json
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -30,9 +30,11 @@ from gate_cli import DEEPSEEK_R1, DEEPSEEK_V32, GPT_OSS, LLAMA3
 ROOT = Path(__file__).resolve().parent.parent.parent
 H200 = ROOT / "tests" / "cases" / "h200-newest" / "facts.json"  # 8x H200, SGLang 0.5.23: its GPUs and release varied
 CASES = ROOT / "tests" / "recommend"
-sys.path.insert(0, str(CASES))
-
-from update_expected import case_dirs, cli_args  # noqa: E402  (tests/recommend's own reader of its cases)
+_spec = importlib.util.spec_from_file_location("recommend_cases", CASES / "update_expected.py")
+assert _spec is not None and _spec.loader is not None
+_cases = importlib.util.module_from_spec(_spec)  # tests/recommend's own reader of its cases
+_spec.loader.exec_module(_cases)
+case_dirs, cli_args = _cases.case_dirs, _cases.cli_args
 
 QWEN_1M: dict[str, Any] = {
     "architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_size": 3584, "num_attention_heads": 28,
