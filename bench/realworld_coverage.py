@@ -354,7 +354,7 @@ def inference_line(outcomes: list[Outcome]) -> str:
     line = (
         f"Inferred facts: {len(leaning)} of the {len(caught)} caught cases hold a fact that case.json records as "
         f"inferred. With those facts removed (case.json `paths`), {len(alone)} of {n} "
-        f"({100 * len(alone) / n if n else 0:.0f} %) are still caught and {len(relies)} rely on an inferred fact"
+        f"({_pct(len(alone), n).split('(', 1)[1]} are still caught and {len(relies)} rely on an inferred fact"
     )
     if unmeasured:
         line += (

@@ -181,7 +181,7 @@ def test_inference_line_counts_caught_cases_with_inferred_facts() -> None:
     assert [BENCH.leans_on_inference(o.case) for o in outcomes] == [True, False, False, True, True, False]
     line = BENCH.inference_line(outcomes)
     assert "2 of the 5 caught" in line
-    assert "3 of 6 (50 %) are still caught and 1 rely" in line
+    assert "3 of 6 (50.0 %) are still caught and 1 rely" in line
     assert "1 are not measured" in line and "between 3 and 4" in line
     assert line in BENCH.table(outcomes)
     doc = json.loads(BENCH.as_json(outcomes))
