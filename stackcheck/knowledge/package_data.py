@@ -72,9 +72,13 @@ def shipped_files(names: Iterable[str] = MANIFEST_FILES) -> dict[str, tuple[str,
             st = os.stat(path)
         except FileNotFoundError:
             continue
-        stamp = f"\0file {st.st_size} {st.st_mtime_ns} {st.st_ctime_ns} {st.st_ino} {st.st_dev}"
-        out[name] = (f"manifests/{name}", path, stamp)
+        out[name] = (f"manifests/{name}", path, file_stamp(st))
     return out
+
+
+def file_stamp(st: os.stat_result) -> str:
+    """shipped_files' stamp of a file from its stat."""
+    return f"\0file {st.st_size} {st.st_mtime_ns} {st.st_ctime_ns} {st.st_ino} {st.st_dev}"
 
 
 def schema_text(name: str) -> str:
