@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from stackcheck.derive.tree import ReleaseTree, TreeError
+from stackcheck.pyast import parse
 
 SERVER_ARGS = "sglang/srt/server_args.py"
 ARG_GROUPS = "sglang/srt/arg_groups/"
@@ -86,7 +87,7 @@ def flag_sources(tree: ReleaseTree) -> list[str]:
 def _parse(tree: ReleaseTree, rel: str) -> _Module:
     try:
         data = tree.read_bytes(rel, MAX_SOURCE)
-        module = ast.parse(data.decode("utf-8"), filename=rel)
+        module = parse(data.decode("utf-8"), rel)
     except (TreeError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError) as exc:
         raise TreeError(f"{tree.where(rel)}: cannot parse: {str(exc).splitlines()[0]}") from None
     mod = _Module(rel, module)

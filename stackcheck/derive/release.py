@@ -25,6 +25,7 @@ from typing import Any
 
 from stackcheck.derive.tree import Release, TreeError, normalise
 from stackcheck.facts.model import KERNEL_MODULE, KERNEL_PACKAGES
+from stackcheck.pyast import parse
 
 KINDS: dict[str, tuple[str, ...]] = {
     "sglang": ("pins", "gates", "flags"),
@@ -238,7 +239,7 @@ def derive_torch_cuda(release: Release) -> tuple[str | None, int | None]:
     """torch/version.py's `cuda = '13.0'` (read with ast, as the packages probe does) and its line."""
     try:
         text = release.tree.read_bytes("torch/version.py", 64 * 1024).decode("utf-8")
-        tree = ast.parse(text)
+        tree = parse(text)
     except (TreeError, UnicodeDecodeError, SyntaxError, ValueError):
         return None, None
     for stmt in tree.body:

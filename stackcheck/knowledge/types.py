@@ -397,6 +397,7 @@ class LaunchEnv(TypedDict, total=False):
     false: list[str]
     otherwise: bool
     fact: str
+    versions: str  # the SGLang releases that read it (a specifier); the fact is its default on another release
     source: Source
     inferred: bool
     note: str

@@ -247,8 +247,9 @@ def read_torch_version_py(location: str, view: FileView | None = None) -> dict[s
     data = fs.read_bytes(path, VERSION_PY_CAP + 1)
     if len(data) > VERSION_PY_CAP:
         raise ValueError(f"{path}: more than {VERSION_PY_CAP} bytes, too large for torch's version.py; not parsed")
-    tree = compile(data.decode("utf-8"), path, "exec", _ast.PyCF_ONLY_AST, dont_inherit=True)
-    assert isinstance(tree, _ast.Module)  # what "exec" mode gives
+    from stackcheck.pyast import parse  # (one parse at a time: CPython's AST converter is not thread-safe)
+
+    tree = parse(data.decode("utf-8"), path)
     values: dict[str, str | None] = {}
     for node in tree.body:
         target: _ast.expr | None = None

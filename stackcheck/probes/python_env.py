@@ -326,9 +326,9 @@ def parse_answer(text: str) -> dict[str, Any]:
         if last.startswith('{"'):  # a cached answer (JSON)
             data = json.loads(last)
         else:  # the one-liner's repr(): literals only, read without evaluating anything
-            import ast  # here, not at import: ~4 ms on Python 3.12, and an audit of this interpreter never reads
+            from stackcheck.pyast import literal_eval  # imports ast here, not at import: ~4 ms on Python 3.12
 
-            data = ast.literal_eval(last)
+            data = literal_eval(last)
     except (ValueError, SyntaxError, MemoryError, RecursionError):
         raise ValueError(f"printed {last[:60]!r}, not the expected answer") from None
     if not isinstance(data, dict) or data.get("stackcheck") != 1:

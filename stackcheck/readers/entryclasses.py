@@ -149,9 +149,11 @@ def entry_names(data: bytes, rel: str) -> tuple[list[str], str | None]:
         return [], f"{rel}: EntryClass assigned inside a block (indented)"
     import ast
 
+    from stackcheck.pyast import parse
+
     try:
         text = data.decode("utf-8-sig")
-        tree = ast.parse(_statement_text(data, m.start()).decode("utf-8"))
+        tree = parse(_statement_text(data, m.start()).decode("utf-8"))
     except UnicodeDecodeError:
         return [], f"{rel}: not UTF-8 text"
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:

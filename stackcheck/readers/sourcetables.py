@@ -135,10 +135,10 @@ def _decode(data: bytes, rel: str) -> tuple[str, str]:
 
 
 def _parse(text: str, rel: str, digest: str) -> ast.Module:
-    import ast
+    from stackcheck.pyast import parse
 
     try:
-        return ast.parse(text, filename=rel)
+        return parse(text, rel)
     except SyntaxError as exc:
         raise _Unreadable(f"{rel}: syntax error at line {exc.lineno}: {exc.msg}", digest) from None
     except (ValueError, RecursionError, MemoryError) as exc:  # null bytes, absurd nesting
@@ -574,6 +574,8 @@ def _read_python(reader: Any, text: str, spec: Mapping[str, Any], rel: str, dige
     module: a large module such as SGLang's vendored FA4 interface then costs a fraction of a full parse."""
     import ast
 
+    from stackcheck.pyast import parse
+
     anchor = _anchor(spec)
     if anchor is not None and anchor.startswith("def ") and anchor not in text:
         # no function of that name can be defined without this text: not here, and no parse needed
@@ -587,7 +589,7 @@ def _read_python(reader: Any, text: str, spec: Mapping[str, Any], rel: str, dige
         if part is None or len(part[0]) >= len(text):
             continue
         try:
-            tree = ast.parse(part[0], filename=rel)
+            tree = parse(part[0], rel)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue  # a part cut inside a string or a continued statement: try a larger one
         ast.increment_lineno(tree, part[1])
