@@ -17,7 +17,9 @@ import pytest
 from stackcheck import pyast
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCE = 'x: int = 1\ndef f(a, *b, c=2, **d):\n    return {"k": [a, (b, c)], **d}\nclass C(dict):\n    y = f"{x!r:>4}"\n'
+SOURCE = (
+    'x: int = 1\ndef f(a, *b, c=2, **d):\n    return {"k": [a, (b, c)], **d}\nclass C(dict):\n    y = f"{x!r:>4}"\n'
+)
 
 
 def test_parse_gives_what_ast_parse_gives() -> None:
