@@ -699,6 +699,7 @@ def launch_values(
     torch_cuda: str | None = None,
     unrunnable: Mapping[str, str] | None = None,
     model_mla: bool | None = None,
+    memo: dict[tuple[bool, bool], dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """The values SGLang's argument checks read, for the release range `entry`: known, derived or unknown (SGLang
     chooses it at start). `majors`: the GPU majors of the box (None: not known); `architecture`: the model's first
@@ -706,7 +707,63 @@ def launch_values(
     ("model", "draft model"), None for a model found whose config was not read (model_attention); `declared`:
     gate._declared_in(mapping, version), when the caller has it (refusal_problems reads it once for every rule);
     `after_equal_split`: the check runs after two equal split flags set attention_backend (launch.json
-    refusals.auto.attention_backend.equal_split), as every check but the model assertions does."""
+    refusals.auto.attention_backend.equal_split), as every check but the model assertions does. `memo`: a dict
+    the caller keeps while every other argument but `entry` stays the same (refusal_problems, over its rules): the
+    values that do not depend on the entry are worked out once per (after_equal_split, attention_backend_auto)."""
+    key = (after_equal_split, entry.get("attention_backend_auto") == "unset")
+    base = memo.get(key) if memo is not None else None
+    if base is None:
+        base = _entry_free_values(
+            d, mapping, version, key[1], majors, architecture, models, declared, after_equal_split, model_mla
+        )
+        if memo is not None:
+            memo[key] = base
+    values = dict(base)
+    if isinstance(declared, _Unset):
+        declared = _declared_in(mapping, version)
+    opts = d.options
+    page = ((mapping.get("refusals") or {}).get("auto") or {}).get("page_size") or {}
+    heads_spec = entry.get("trtllm_gen_heads")
+    if isinstance(heads_spec, dict):  # the rules on trtllm_mha's pages of 128 (launch.json says which releases)
+        others = [str(b) for b in heads_spec.get("other_page_backends") or []]
+        own = _model_page_size(heads_spec.get("model_page_size") or {}, architecture, majors)
+        values["trtllm_mha_page_size"] = _trtllm_mha_page_size(values, opts, page, version, others, own)
+        values["gpu_uses_xqa"] = _uses_xqa(majors, heads_spec.get("xqa_majors") or [])
+        tp_sizes = _attn_tp_sizes(opts, d.sglang_args, heads_spec.get("attention_split_flags") or [], declared)
+        values["trtllm_gen_heads_unsupported"] = _trtllm_gen_heads(values, models or {}, heads_spec, tp_sizes)
+    backend_spec = entry.get("model_backend")
+    if isinstance(backend_spec, dict):  # a model architecture's own list of attention backends (GPT-OSS)
+        read = (models or {}).get("model")
+        archs = read.get("architectures") if isinstance(read, Mapping) else None
+        first = str(archs[0]) if isinstance(archs, list) and archs and isinstance(archs[0], str) else None
+        values["model_backend_refused"] = _model_backend_refused(values, backend_spec, architecture or first)
+    list_spec = entry.get("backend_list")
+    if isinstance(list_spec, dict):  # a check of --attention-backend against a list, after the model overrides
+        keys = (models or {}).get("model")
+        values["backend_list_refused"] = _backend_list_refused(
+            values, list_spec, d, mapping, version, majors, architecture,
+            keys if isinstance(keys, Mapping) else None, torch_cuda, unrunnable,
+        )  # fmt: skip
+    gdn_spec = entry.get("hybrid_gdn")
+    if isinstance(gdn_spec, dict):  # the hybrid GDN model's attention backends on Blackwell GPUs
+        values["hybrid_gdn_backend_refused"] = _hybrid_gdn_refused(values, gdn_spec, majors, architecture, models or {})
+    return values
+
+
+def _entry_free_values(
+    d: Derived,
+    mapping: Mapping[str, Any],
+    version: str,
+    backend_unset: bool,
+    majors: set[int] | None,
+    architecture: str | None,
+    models: Mapping[str, Any] | None,
+    declared: set[str] | _Unset | None,
+    after_equal_split: bool,
+    model_mla: bool | None,
+) -> dict[str, Any]:
+    """launch_values' values that read no release entry but its attention_backend_auto (`backend_unset`: SGLang
+    0.5.2-0.5.4 check the backend before choosing one)."""
     auto = (mapping.get("refusals") or {}).get("auto") or {}
     opts = d.options
     values: dict[str, Any] = {fact: opts.get(flag) for fact, flag in _FLAG_FACTS.items()}
@@ -724,7 +781,7 @@ def launch_values(
     algorithm = values["speculative_algorithm"]
     # the attention backend when the check runs: given, or not yet chosen (0.5.2-0.5.4), or chosen at start
     if values["attention_backend"] is None:
-        if entry.get("attention_backend_auto") == "unset":
+        if backend_unset:
             values["attention_backend"] = "unset"
         else:
             values["attention_backend"] = _AutoBackend(auto.get("attention_backend") or {}, majors)
@@ -761,30 +818,6 @@ def launch_values(
         if isinstance(spec, dict) and isinstance(spec.get("fact"), str) and isinstance(spec.get("name"), str):
             reads = "versions" not in spec or _version_in(version, str(spec["versions"])) is True
             values.setdefault(spec["fact"], d.env.get(spec["name"], False) if reads else bool(spec.get("default")))
-    heads_spec = entry.get("trtllm_gen_heads")
-    if isinstance(heads_spec, dict):  # the rules on trtllm_mha's pages of 128 (launch.json says which releases)
-        others = [str(b) for b in heads_spec.get("other_page_backends") or []]
-        own = _model_page_size(heads_spec.get("model_page_size") or {}, architecture, majors)
-        values["trtllm_mha_page_size"] = _trtllm_mha_page_size(values, opts, page, version, others, own)
-        values["gpu_uses_xqa"] = _uses_xqa(majors, heads_spec.get("xqa_majors") or [])
-        tp_sizes = _attn_tp_sizes(opts, d.sglang_args, heads_spec.get("attention_split_flags") or [], declared)
-        values["trtllm_gen_heads_unsupported"] = _trtllm_gen_heads(values, models or {}, heads_spec, tp_sizes)
-    backend_spec = entry.get("model_backend")
-    if isinstance(backend_spec, dict):  # a model architecture's own list of attention backends (GPT-OSS)
-        read = (models or {}).get("model")
-        archs = read.get("architectures") if isinstance(read, Mapping) else None
-        first = str(archs[0]) if isinstance(archs, list) and archs and isinstance(archs[0], str) else None
-        values["model_backend_refused"] = _model_backend_refused(values, backend_spec, architecture or first)
-    list_spec = entry.get("backend_list")
-    if isinstance(list_spec, dict):  # a check of --attention-backend against a list, after the model overrides
-        keys = (models or {}).get("model")
-        values["backend_list_refused"] = _backend_list_refused(
-            values, list_spec, d, mapping, version, majors, architecture,
-            keys if isinstance(keys, Mapping) else None, torch_cuda, unrunnable,
-        )  # fmt: skip
-    gdn_spec = entry.get("hybrid_gdn")
-    if isinstance(gdn_spec, dict):  # the hybrid GDN model's attention backends on Blackwell GPUs
-        values["hybrid_gdn_backend_refused"] = _hybrid_gdn_refused(values, gdn_spec, majors, architecture, models or {})
     return values
 
 
@@ -994,6 +1027,7 @@ def refusal_problems(
     table = mapping.get("refusals") or {}
     out: list[Problem] = []
     declared = release_flags  # the release's flags, read when a rule first applies (unless given)
+    memo: dict[tuple[bool, bool], dict[str, Any]] = {}  # launch_values' entry-free values, the same for every rule
     for rule in table.get("rules") or []:
         if not isinstance(rule, dict):
             continue
@@ -1016,6 +1050,7 @@ def refusal_problems(
             torch_cuda,
             unrunnable,
             model_mla,
+            memo,
         )
         conds = [c for c in [*(rule.get("when") or []), *(entry.get("also") or [])] if isinstance(c, dict)]
         results = [_holds(c, values, entry) for c in conds]
