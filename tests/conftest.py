@@ -16,9 +16,6 @@ if _TESTS not in sys.path:
 # The audit's plan cache (stackcheck.assembly.plan_cache) is off for the suite: a test that patches the planner in
 # process must see the planner run. tests/assembly/test_plan_cache.py turns it on, in a directory of its own.
 os.environ.setdefault("STACKCHECK_PLAN_CACHE", "0")
-# The shipped manifests' kept form (stackcheck.knowledge.kept) too: tests that count the documents parsed must see
-# them parsed. tests/knowledge/test_kept_manifests.py turns it on, in a directory of its own.
-os.environ.setdefault("STACKCHECK_MANIFEST_CACHE", "0")
 
 # stackcheck's caches (the python probe's interpreter answers, derive's per-file readings, the model registry, plan
 # answers) are the suite's own, in a directory made for this run: before, tests that gate a venv they made wrote

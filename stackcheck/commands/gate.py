@@ -725,9 +725,8 @@ def _prepare(manifests: Any, advice: bool, implied: bool, fmt: str = "text", liv
         modules += ["stackcheck.render.jsonout", "stackcheck.render.jsonindent"]
     steps += [lambda name=name: import_module(name) for name in modules]
     steps.append(lambda: import_module("stackcheck.facts.archs").shipped_rules())
-    # every rule's shape (verdicts.engine.prepare) and the rules' index by launch fact (pipeline.rules_texts), restored
-    # from the shipped manifests' kept form where it is kept (assembly.kept_rules)
-    steps.append(lambda: import_module("stackcheck.assembly.kept_rules").prepare_rules(manifests))
+    steps.append(lambda: import_module("stackcheck.verdicts.engine").prepare(manifests))
+    steps.append(lambda: import_module("stackcheck.assembly.pipeline").rules_texts(manifests))
     steps.append(lambda: import_module("stackcheck.redact").compile_patterns(_MASKING[fmt == "json"]))
     lazy = [*_LAZY_PATTERNS, *(_IMPLIED_PATTERNS if implied else ())]
     steps += [lambda name=name: _compile_lazy(import_module(name)) for name in lazy]

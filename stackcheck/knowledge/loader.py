@@ -68,7 +68,6 @@ class Manifests:
         "_docs",
         "_gate_index",
         "_gate_rows",
-        "_kept",
         "_lock",
         "_newest",
         "_releases",
@@ -82,7 +81,6 @@ class Manifests:
         origins: dict[str, list[str]] | None = None,
         unparsed: Mapping[str, tuple[str, str]] | None = None,
         unread: Mapping[str, tuple[str, str]] | None = None,
-        stamps: Mapping[str, tuple[str, str]] | None = None,
     ) -> None:
         self._docs: dict[str, Any] = docs if docs is not None else {}  # file name -> document
         # file name -> (origin, text, None), or (origin, None, path) of a file not read yet, of a document not
@@ -92,9 +90,6 @@ class Manifests:
             **{k: (origin, None, path) for k, (origin, path) in (unread or {}).items()},
         }
         self._lock = allocate_lock()  # the probes' threads read documents too: each is parsed once
-        # file name -> (path, stamp) of a shipped file in the package directory (package_data.shipped_files): its
-        # document, when first read, may come from its kept form (knowledge.kept); None once `docs` was edited
-        self._kept: dict[str, tuple[str, str]] | None = dict(stamps) if stamps is not None else None
         for name in self._unparsed:
             self._docs[name] = _UNPARSED
         self.origins: dict[str, list[str]] = origins if origins is not None else {}  # file -> files merged into it
@@ -122,18 +117,10 @@ class Manifests:
                 pending = self._unparsed.get(name)
                 if pending is not None:  # raises ManifestError, and then is parsed again next time
                     origin, text, path = pending
-                    kept = self._kept.get(name) if self._kept is not None and text is None else None
-                    if kept is not None and (kept[0] != path or not _worth_keeping(kept[1])):
-                        kept = None
-                    doc = _kept_doc(name, *kept) if kept is not None else None
-                    if doc is None:
-                        if text is None:
-                            text = _read(origin, str(path))
-                            self._unparsed[name] = (origin, text, None)
-                        doc = _parse(text, origin, check_depth=False)
-                        if kept is not None:
-                            _keep_doc(name, *kept, doc)
-                    self._docs[name] = doc
+                    if text is None:
+                        text = _read(origin, str(path))
+                        self._unparsed[name] = (origin, text, None)
+                    self._docs[name] = _parse(text, origin, check_depth=False)
                     del self._unparsed[name]
         return self._docs.get(name)
 
@@ -142,18 +129,8 @@ class Manifests:
         each rule reads): kept with them, dropped with the indexes by forget_indexes."""
         return self._derived.setdefault(name, {})
 
-    def kept_parts(self) -> list[str] | None:
-        """The name, path and stamp of every document, in order, when these are the shipped manifests alone (no
-        user's document merged in), read from the package directory and not edited (knowledge.kept keeps their
-        rule work under these), else None."""
-        kept = self._kept
-        if kept is None or list(kept) != list(self._docs) or any(len(self.origins.get(n) or ()) != 1 for n in kept):
-            return None
-        return [part for name, (path, stamp) in kept.items() for part in (name, path, stamp)]
-
     def forget_indexes(self) -> None:
         """Drop the indexes built on first use: call it after editing `docs` in place."""
-        self._kept = None
         self._gate_index = None
         self._releases = {}
         self._newest = {}
@@ -341,29 +318,6 @@ def pypi_variant(release: Mapping[str, Any] | None) -> str | None:
         if isinstance(v, dict) and v.get("pypi"):
             return str(v.get("variant"))
     return None
-
-
-#: a shipped file smaller than this is parsed from its JSON: reading its kept form would cost as much
-KEPT_MIN_BYTES = 64 * 1024
-
-
-def _worth_keeping(stamp: str) -> bool:
-    """Whether a shipped file of this stamp (package_data.shipped_files: "\\0file SIZE ...") is big enough to keep."""
-    parts = stamp.split(" ", 2)
-    return len(parts) > 1 and parts[1].isdigit() and int(parts[1]) >= KEPT_MIN_BYTES
-
-
-def _kept_doc(name: str, path: str, stamp: str) -> Any:
-    """A shipped document from its kept form (knowledge.kept), or None."""
-    from stackcheck.knowledge.kept import load_doc
-
-    return load_doc(name, path, stamp)
-
-
-def _keep_doc(name: str, path: str, stamp: str, doc: Any) -> None:
-    from stackcheck.knowledge.kept import store_doc
-
-    store_doc(name, path, stamp, doc)
 
 
 def _read(origin: str, path: str) -> str:
@@ -606,11 +560,7 @@ def load(
         if texts_out is not None:
             for origin, _path, stamp in files.values():
                 texts_out += (origin, stamp)
-        m = Manifests(
-            origins={k: [v[0]] for k, v in files.items()},
-            unread={k: (v[0], v[1]) for k, v in files.items()},
-            stamps={k: (v[1], v[2]) for k, v in files.items()},
-        )
+        m = Manifests(origins={k: [v[0]] for k, v in files.items()}, unread={k: (v[0], v[1]) for k, v in files.items()})
     else:
         m = _loaded_texts(texts_out)
     # the shipped files' nesting is the tests' to check (test_manifests): walking ~550 kB of JSON for it at

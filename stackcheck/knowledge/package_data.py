@@ -72,13 +72,9 @@ def shipped_files(names: Iterable[str] = MANIFEST_FILES) -> dict[str, tuple[str,
             st = os.stat(path)
         except FileNotFoundError:
             continue
-        out[name] = (f"manifests/{name}", path, file_stamp(st))
+        stamp = f"\0file {st.st_size} {st.st_mtime_ns} {st.st_ctime_ns} {st.st_ino} {st.st_dev}"
+        out[name] = (f"manifests/{name}", path, stamp)
     return out
-
-
-def file_stamp(st: os.stat_result) -> str:
-    """shipped_files' stamp of a file from its stat."""
-    return f"\0file {st.st_size} {st.st_mtime_ns} {st.st_ctime_ns} {st.st_ino} {st.st_dev}"
 
 
 def schema_text(name: str) -> str:
