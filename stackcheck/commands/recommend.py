@@ -129,6 +129,11 @@ def model_facts(
         raise UsageError(f"--model-path {path}: {exc}") from None
     text: dict[str, Any] = data["text_config"] if isinstance(data.get("text_config"), dict) else data
     out: dict[str, Any] = {}
+    from stackcheck.launch.preflight.model import quantization_requirements
+
+    # the features the checkpoint's own quantization needs, as the gate's preflight adds them (launch_facts takes
+    # them out of the facts: recommend judges its line with them, launch.recommend.gate_problems)
+    out["model_requirements"] = quantization_requirements(mdata, quant.method, quant.config, f"model {quant.why}")
     if quant.method is not None:
         out["quantization"] = quant.method
     elif quant.why is None:
@@ -187,6 +192,7 @@ class LaunchFacts(NamedTuple):
     model_path: str | None
     config: dict[str, Any] | None  # the model's config.json (None: not read)
     model_flags: list[tuple[str, str, str, Any]]  # flags the model needs to load (recommend.Request.model_flags)
+    model_requirements: list[Any]  # the checkpoint's quantization needs (recommend.Request.model_requirements)
 
 
 def launch_facts(
@@ -225,6 +231,7 @@ def launch_facts(
     argv = list(derived.sglang_args) if derived is not None else []
     directory, how = find_model(model_path, argv)
     model, where, config = model_facts(directory, model_data, sglang_version, _arg_value(argv, ("--quantization",)))
+    model_requirements = model.pop("model_requirements", None) or []
     flag = model.pop("quantization_flag", None)
     flag_why, flag_source = model.pop("quantization_flag_why", None), model.pop("quantization_flag_source", None)
     if flag is not None and not args.assume_quantization:
@@ -269,7 +276,7 @@ def launch_facts(
         assumptions.append("GPU peer-to-peer hangs on this box (--assume-p2p-hang)")
     else:
         launch["p2p_hangs"] = False
-    return LaunchFacts(launch, assumptions, model_path, config, model_flags)
+    return LaunchFacts(launch, assumptions, model_path, config, model_flags, model_requirements)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -335,6 +342,7 @@ def run(args: argparse.Namespace) -> int:
             architecture=first,  # what the gate reads of the model, so that no line is one it refuses for the model
             model_config=attention_keys(lf.config) if lf.config is not None else None,
             model_flags=lf.model_flags,
+            model_requirements=lf.model_requirements,
         )
         return recommend(ctx, request, features_now, required)
 

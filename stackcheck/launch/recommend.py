@@ -66,6 +66,9 @@ class Request:
     # flags the model itself needs to load on this release, each (flag, value, why, source): a ModelOpt checkpoint
     # whose quant_method the release keeps as written needs --quantization (launch.preflight.model.kept_modelopt)
     model_flags: list[tuple[str, str, str, Any]] = field(default_factory=list)
+    # the features the checkpoint's own quantization needs on the target release, as the gate's preflight adds them
+    # (launch.preflight.model.quantization_requirements: ModelRequirement each), judged with the line
+    model_requirements: list[Any] = field(default_factory=list)
     # judge the line proposed as the gate judges it (gate_problems) and propose none the gate refuses; the gate's own
     # advice leaves it out (the gate judges the given launch itself, and each attention option is judged anyway)
     judge_line: bool = True
@@ -80,6 +83,7 @@ class ModelSeen:
     config: dict[str, Any] | None = None
     args: list[str] = field(default_factory=list)
     release_flags: dict[str, Any] = field(default_factory=dict)  # gate._declared_in by release, once read
+    requirements: list[Any] = field(default_factory=list)  # the checkpoint's quantization needs (Request's)
 
 
 _NOT_READ = object()
@@ -151,6 +155,11 @@ def gate_problems(ctx: Context, model: ModelSeen, argv: Sequence[str]) -> list[A
     )  # fmt: skip
     needs += model_kernel_features(mapping, version, model.architecture, d, majors)[0]
     explicit = [(r.feature, r.why) for r in d.required if r.kind == "explicit" and not r.check]
+    if model.requirements:  # the checkpoint's own quantization, as the gate's preflight requires it (explicit)
+        from stackcheck.launch.gate import _conds, _options
+
+        defaults = {str(o["flag"]): o.get("default") for o in _options(mapping) if "default" in o}
+        explicit += [(r.feature, r.why) for r in model.requirements if _conds(r.when, d, defaults)]
     features = {str(f.get("id")): f for f in ctx.manifests.features}
     seen: set[str] = set()
     for fid, why in [*explicit, *needs]:
@@ -361,7 +370,9 @@ class Judge:
             args = list(self.model.args)
             for flag in names:
                 args = _remove_flag(args, [flag], False)
-            without = ModelSeen(self.model.architecture, self.model.config, args, self.model.release_flags)
+            without = ModelSeen(
+                self.model.architecture, self.model.config, args, self.model.release_flags, self.model.requirements
+            )
             self._bases[names] = gate_problems(self.ctx, without, _argv_with(without, {}))
         return model_refusal(self.ctx, self.model, flags, self._bases[names])
 
@@ -919,7 +930,7 @@ def recommend(
         from stackcheck.launch.gate import derive
 
         args = list(derive(list(request.command), ctx.manifests.launch, dict(request.env)).sglang_args)
-    model = ModelSeen(request.architecture, request.model_config, args)
+    model = ModelSeen(request.architecture, request.model_config, args, requirements=request.model_requirements)
     picks, undecided, judge = decide(target, doc, request.goal, model)
     never = never_entries(judge, doc)
     launch_map = ctx.manifests.launch

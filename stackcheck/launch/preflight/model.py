@@ -46,6 +46,27 @@ class ModelRequirement(NamedTuple):
     when: list[dict[str, Any]] | None = None  # launch.json conditions; None: always
 
 
+def quantization_requirements(
+    mdata: Mapping[str, Any], quant_method: str | None, qcfg: Mapping[str, Any], why: str
+) -> list[ModelRequirement]:
+    """The features a checkpoint's own quantization needs (preflight.json model.quantization: its quant_method, and
+    the key of quantization_config an entry asks for), each with `why`; the gate's preflight and recommend's
+    judging of its line (launch.recommend.gate_problems) read them alike."""
+    out: list[ModelRequirement] = []
+    for entry in mdata.get("quantization") or []:
+        if not isinstance(entry, dict) or quant_method not in (entry.get("quant_method") or []):
+            continue
+        key = entry.get("has_key")
+        if isinstance(key, str) and key not in qcfg:
+            continue
+        for req in entry.get("requires") or []:
+            if isinstance(req, str):
+                out.append(ModelRequirement(req, why))
+            elif isinstance(req, dict) and isinstance(req.get("feature"), str):
+                out.append(ModelRequirement(req["feature"], why, list(req.get("when") or [])))
+    return out
+
+
 @record
 class ModelInfo:
     role: str  # "model" | "draft model"
@@ -508,18 +529,7 @@ def read_model(
     info.query_heads = query_heads(config)
     info.multimodal = is_multimodal(info.architectures, options, mdata.get("multimodal_architectures") or {})
     info.quant_method, info.quant_why = quant_method, quant_why
-    for entry in mdata.get("quantization") or []:
-        if not isinstance(entry, dict) or quant_method not in (entry.get("quant_method") or []):
-            continue
-        key = entry.get("has_key")
-        if isinstance(key, str) and key not in qcfg:
-            continue
-        why = f"{role} {quant_why}"
-        for req in entry.get("requires") or []:
-            if isinstance(req, str):
-                info.requirements.append(ModelRequirement(req, why))
-            elif isinstance(req, dict) and isinstance(req.get("feature"), str):
-                info.requirements.append(ModelRequirement(req["feature"], why, list(req.get("when") or [])))
+    info.requirements.extend(quantization_requirements(mdata, quant_method, qcfg, f"{role} {quant_why}"))
     kept = kept_modelopt(mdata, qcfg, quant_method, info.architectures, options, sglang_version)
     if kept is not None:
         observed = {"quant_method": quant_method, "quant_algo": qcfg.get("quant_algo"), "sglang": sglang_version}
