@@ -254,19 +254,28 @@ def sweep(
     mildest = min(effects, key=lambda e: EFFECT_ORDER.get(e, 0))
     newest = judged[-1]
     first = newest.reasons[0] if newest.reasons else {}
-    reason = {
-        "rule": "release-sweep",
+    reason = _swept_reason("release-sweep", mildest, "blocked", name, day, span, head, newest.version, first)
+    return Swept("bad", mildest, [reason])
+
+
+def _swept_reason(
+    rule: str, effect: str, verb: str, name: str, day: str | None, span: str, head: str, version: str, last: Reason
+) -> Reason:
+    """The inferred reason of a sweep that concludes the worse way: `rule` with its mildest `effect` among the releases
+    swept, the newest release's own reason (`last`) quoted with its source."""
+    reason: Reason = {
+        "rule": rule,
         "result": "fail",
-        "effect": mildest,
+        "effect": effect,
         "inferred": True,
         "observed": _observed(name, day),
         "required": f"{name} {span}",
-        "message": f"{head}: blocked with every one of them (effect at least {mildest}); with {newest.version}: "
-        + str(first.get("message", "blocked")),
+        "message": f"{head}: {verb} with every one of them (effect at least {effect}); with {version}: "
+        + str(last.get("message", verb)),
     }
-    if first.get("source") is not None:
-        reason["source"] = first["source"]
-    return Swept("bad", mildest, [reason])
+    if last.get("source") is not None:
+        reason["source"] = last["source"]
+    return reason
 
 
 def _check_reasons(name: str, day: str | None, span: str, head: str, judged: list[Judged]) -> Swept | None:
@@ -282,19 +291,7 @@ def _check_reasons(name: str, day: str | None, span: str, head: str, judged: lis
             continue
         effects = [str(f.get("effect", "crash")) for j in judged for f in j.reasons if f.get("rule") == rule]
         effect = min(effects, key=lambda e: EFFECT_ORDER.get(e, 0))
-        reason: Reason = {
-            "rule": str(rule),
-            "result": "fail",
-            "effect": effect,
-            "inferred": True,
-            "observed": _observed(name, day),
-            "required": f"{name} {span}",
-            "message": f"{head}: failed with every one of them (effect at least {effect}); with {newest.version}: "
-            + str(fail.get("message", "failed")),
-        }
-        if fail.get("source") is not None:
-            reason["source"] = fail["source"]
-        out.append(reason)
+        out.append(_swept_reason(str(rule), effect, "failed", name, day, span, head, newest.version, fail))
     if not out:
         return None
     severe = [r for r in out if r.get("effect") != "degraded"]
