@@ -710,6 +710,8 @@ def launch_values(
     refusals.auto.attention_backend.equal_split), as every check but the model assertions does. `memo`: a dict
     the caller keeps while every other argument but `entry` stays the same (refusal_problems, over its rules): the
     values that do not depend on the entry are worked out once per (after_equal_split, attention_backend_auto)."""
+    if isinstance(declared, _Unset):
+        declared = _declared_in(mapping, version)
     key = (after_equal_split, entry.get("attention_backend_auto") == "unset")
     base = memo.get(key) if memo is not None else None
     if base is None:
@@ -719,8 +721,6 @@ def launch_values(
         if memo is not None:
             memo[key] = base
     values = dict(base)
-    if isinstance(declared, _Unset):
-        declared = _declared_in(mapping, version)
     opts = d.options
     page = ((mapping.get("refusals") or {}).get("auto") or {}).get("page_size") or {}
     heads_spec = entry.get("trtllm_gen_heads")
@@ -758,7 +758,7 @@ def _entry_free_values(
     majors: set[int] | None,
     architecture: str | None,
     models: Mapping[str, Any] | None,
-    declared: set[str] | _Unset | None,
+    declared: set[str] | None,
     after_equal_split: bool,
     model_mla: bool | None,
 ) -> dict[str, Any]:
@@ -771,8 +771,6 @@ def _entry_free_values(
     if after_equal_split and prefill is not None and prefill == values["decode_attention_backend"]:
         if isinstance(hop, dict) and _version_in(version, str(hop.get("versions", ""))) is True:
             values["attention_backend"] = prefill  # --prefill-/--decode-attention-backend X: attention_backend X
-    if isinstance(declared, _Unset):
-        declared = _declared_in(mapping, version)
     values["speculative_draft_attention_backend"] = _raw_flag(
         d.sglang_args, "--speculative-draft-attention-backend", declared
     )
