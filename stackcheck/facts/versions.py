@@ -29,6 +29,7 @@ _CLAUSE = lazy(r"^\s*(~=|===|==|!=|<=|>=|<|>)\s*([^\s,;]+)\s*$")
 
 _CUDA_TAG = lazy(r"^cu(\d{2,3})$")
 _TORCH_BUILD_TAG = lazy(r"^cu\d{2,3}torch(\d+\.\d+)$")
+_PYTORCH_BUILD_TAG = lazy(r"^(?:cu\d{2,3}|cpu|rocm\d+(?:\.\d+)*|xpu)$")
 _NUMERIC = lazy(r"^\d+(\.\d+)*$")
 #: a version already written as packaging writes it, each part read as packaging reads it: release, an
 #: optional aN/bN/rcN, .postN and .devN, then a local tag of lowercase letters and digits joined by dots whose
@@ -356,6 +357,17 @@ def ngc_build(version: str | None) -> bool | None:
         return None
     parts = (local_tag(version) or "").split(".")
     return any(p.startswith("nv") and len(p) == 4 and p[2:].isdigit() for p in parts)
+
+
+def pytorch_build_tag(version: str | None) -> str | None:
+    """The build a torch version's local tag names the way PyTorch's own wheels write it in torch/version.py
+    ('2.11.0+cu130' -> 'cu130', also for PyPI's default build; '2.9.1+cpu' -> 'cpu'); '' when the version carries
+    no such tag (a conda or distribution build, an NVIDIA container's '2.7.0a0+ecf3bae40a.nv25.02', a version
+    written without its tag); None when the version is not readable."""
+    if not version or parse_version(version) is None:
+        return None
+    tag = (local_tag(version) or "").lower()
+    return tag if _PYTORCH_BUILD_TAG.match(tag) else ""
 
 
 def torch_build_of(tag: str | None) -> str | None:

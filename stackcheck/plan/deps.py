@@ -48,7 +48,7 @@ def path_components(path: str, has_gpus: bool = False) -> frozenset[str] | None:
         # the GPUs are the box's in every stack; with none, a GPU path says why in the driver's words
         # (Context.gpus_unknown_reason)
         return frozenset() if has_gpus else frozenset({"driver"})
-    if head in ("launch", "topology", "env", "pcie", "cudalib"):
+    if head in ("launch", "topology", "env", "pcie", "cudalib", "system"):
         return frozenset()
     if head in ("driver", "image"):  # image.nvidia_require is judged against the driver
         return frozenset({"driver"})

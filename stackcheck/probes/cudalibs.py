@@ -46,6 +46,10 @@ SONAMES = (
     # a cuDNN engine that libcudnn_graph dlopens by soname and the nvidia-cudnn-cu13 9.20.0.48 wheel lacks (read in
     # the wheel): where the loader finds one, it is another cuDNN's copy (check cudnn-libs)
     "libcudnn_engines_tensor_ir.so.9",
+    # cuDNN itself, which PyTorch's CUDA wheels link (libtorch_cuda.so NEEDED libcudnn.so.9, found through the
+    # RPATH in the nvidia-cudnn-cu12/-cu13 wheel, read in torch 2.8.0+cu128 and 2.11.0+cu130): without that wheel
+    # only a copy on the loader's path lets `import torch` succeed (check torch-cudnn-present)
+    "libcudnn.so.9",
 )
 LD_CACHE = "/etc/ld.so.cache"
 LD_CACHE_CAP = 8 << 20  # a real cache is a few hundred kilobytes

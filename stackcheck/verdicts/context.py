@@ -13,6 +13,7 @@ from stackcheck.facts.versions import (
     ngc_build,
     parse_version,
     public,
+    pytorch_build_tag,
     torch_build_of,
     variant_of,
 )
@@ -712,7 +713,20 @@ class Context:
             if ngc is None:
                 raise Missing(path, "torch version not known")
             return ngc
+        if rest == "build_tag":
+            tag = pytorch_build_tag(self.installed_version("torch"))
+            if tag is None:
+                raise Missing(path, "torch version not known")
+            return tag or "none"
         raise Missing(path, f"unknown fact path {path}")
+
+    def _system_fact(self, path: str, rest: str, gpu: GpuModel | None) -> Any:
+        if rest != "machine":
+            raise Missing(path, f"unknown fact path {path}")
+        machine = self.machine()
+        if machine is None:
+            raise Missing(path, "the machine (x86_64, aarch64) is not known")
+        return machine
 
     def _toolkit_fact(self, path: str, rest: str, gpu: GpuModel | None) -> Any:
         if rest == "found":
@@ -1051,4 +1065,5 @@ FACT_PREFIXES: Final[dict[str, Resolver]] = {
     "release": Context._release_fact,
     "known": Context._known_fact,
     "triton": Context._triton_fact,
+    "system": Context._system_fact,
 }

@@ -87,6 +87,12 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "true when torch is an NVIDIA container build (its local tag names the container release: "
             "`2.7.0a0+ecf3bae40a.nv25.02`), which links the container's libraries (NCCL) rather than nvidia-* wheels",
         ),
+        FactDoc(
+            ("torch.build_tag",),
+            "the build torch's version names in its local tag the way PyTorch's own wheels (PyPI's included) write "
+            "it in torch/version.py: `cu130` for `2.11.0+cu130`, `cpu`; `none` when the version carries no such tag "
+            "(a conda or distribution build, an NVIDIA container's)",
+        ),
     ),
     "toolkit": (
         FactDoc(("toolkit.cuda",), "the CUDA toolkit a build would use"),
@@ -257,6 +263,7 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "(ptxas-blackwell; components.json `tools`)",
         ),
     ),
+    "system": (FactDoc(("system.machine",), "the box's machine, `x86_64` or `aarch64` (facts.system.machine)"),),
 }
 
 

@@ -109,6 +109,12 @@ def _env(**values: str) -> Callable[[dict[str, Any]], None]:
 _NO_NCCL = {"nvidia_nccl_cu12": None, "nvidia_nccl_cu13": None}
 
 
+def _no_cudnn(doc: dict[str, Any]) -> None:
+    """Neither cuDNN wheel, and no libcudnn.so.9 on the loader's path (the cudalibs probe looked for it)."""
+    _packages(nvidia_cudnn_cu12=None, nvidia_cudnn_cu13=None)(doc)
+    doc["facts"]["cuda_libs"] = {**(doc["facts"].get("cuda_libs") or {}), "libcudnn.so.9": None}
+
+
 def _two_sm120(doc: dict[str, Any]) -> None:
     _sm120(doc, 2)
 
@@ -162,6 +168,8 @@ MUTATIONS: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     "v100-sm70": ("h200-newest", _v100),
     # dsv4-flashmla-sparse-prefill: SGLang 0.5.15 (FlashMLA sparse prefill on by default) on an RTX PRO 6000 (SM120)
     "sm120-sglang-0515": ("rtxpro6000-pcie-iommu-translated", _packages(sglang="0.5.15", sglang_kernel="0.4.4")),
+    # torch-cudnn-present: PyTorch's cu130 wheel without a cuDNN wheel or a libcudnn.so.9 the loader finds
+    "no-cudnn": ("h200-newest", _no_cudnn),
 }  # fmt: skip
 
 
@@ -361,6 +369,9 @@ def test_every_launch_items_are_data_not_code() -> None:
             "sglang-start-imports",
             # icorpG: a FlashInfer AOT wheel (+cuXXXtorchX.Y) under another torch fails import flashinfer
             "flashinfer-torch-pair",
+            # icorpJ: PyTorch's CUDA wheel without its cuDNN wheel (and no libcudnn.so.9 on the loader's path)
+            # fails import torch
+            "torch-cudnn-present",
         ]
     )
     rules = sorted(f"{c['id']}:{r['id']}" for c in MANIFESTS.checks for r in c.get("rules") or []
