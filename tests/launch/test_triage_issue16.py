@@ -326,3 +326,33 @@ def test_round_three_signatures_name_their_cause(text: str, sig: str, words: tup
     assert rc is not None and rc.signature is not None and rc.signature.id == sig
     said = f"{rc.signature.title} {rc.signature.explanation} {rc.signature.fix}"
     assert all(w in said for w in words), said
+
+
+# ---- ptxas's stderr line printed on its own, outside a traceback (icorpI, round six) -----------------------
+# vLLM prints Triton's codegen failure as a banner ("Internal Triton PTX codegen error", the ptxas stderr, the
+# repro command) without a traceback next to it; Inductor's logs can carry the ptxas line before the PTXASError
+# one-liner. The line holds none of the prefilter's base needles, so the signature's literal has to let it in.
+_PTXAS_BANNER = (
+    "(EngineCore_DP0 pid=88) ================================================================\n"
+    "(EngineCore_DP0 pid=88) Internal Triton PTX codegen error\n"
+    "(EngineCore_DP0 pid=88) `ptxas` stderr:\n"
+    "(EngineCore_DP0 pid=88) ptxas fatal   : Value 'sm_121a' is not defined for option 'gpu-name'\n"
+    "(EngineCore_DP0 pid=88)\n"
+    "(EngineCore_DP0 pid=88) Repro command: /venv/lib/python3.12/site-packages/triton/backends/nvidia/bin/ptxas"
+    " -lineinfo -v --gpu-name=sm_121a /tmp/t.ptx -o /tmp/t.ptx.o\n"
+)
+_PTXAS_BEFORE_EXC = (
+    "ptxas fatal   : Value 'sm_121a' is not defined for option 'gpu-name'\n"
+    "Internal Triton PTX codegen error\n"
+    "\n"
+    "triton.runtime.errors.PTXASError: PTXAS error: Internal Triton PTX codegen error\n"
+)
+
+
+@pytest.mark.parametrize("text", [_PTXAS_BANNER, _PTXAS_BEFORE_EXC], ids=["vllm-banner", "before-exception"])
+def test_a_bare_ptxas_unknown_arch_line_names_the_bundled_ptxas(text: str) -> None:
+    result = _triage(text)
+    rc = result.root_cause  # type: ignore[attr-defined]
+    assert rc is not None and rc.signature is not None, rc
+    assert rc.signature.id == "triton-ptxas-unknown-arch" and result.check == "triton-ptxas"  # type: ignore[attr-defined]
+    assert rc.text.startswith("ptxas fatal") or "ptxas fatal" in rc.text
