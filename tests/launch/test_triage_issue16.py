@@ -356,3 +356,33 @@ def test_a_bare_ptxas_unknown_arch_line_names_the_bundled_ptxas(text: str) -> No
     assert rc is not None and rc.signature is not None, rc
     assert rc.signature.id == "triton-ptxas-unknown-arch" and result.check == "triton-ptxas"  # type: ignore[attr-defined]
     assert rc.text.startswith("ptxas fatal") or "ptxas fatal" in rc.text
+
+
+# ---- a JIT build that ran hipcc on an NVIDIA box (sglang#30120; icorpI) -------------------------------------
+# tvm-ffi 0.1.9-0.1.12 take a stray ROCm home (/opt/rocm) for ROCm; SGLang 0.5.9-0.5.17 build their JIT kernels
+# through it, and its build_ninja raises RuntimeError('ninja exited with status N', then ninja's stdout).
+_HIPCC_ON_CUDA = (
+    "[2026-07-04 20:41:07] Scheduler hit an exception: Traceback (most recent call last):\n"
+    '  File "/opt/venv/lib/python3.12/site-packages/sglang/jit_kernel/utils.py", line 307, in load_jit\n'
+    "    return load_inline(\n"
+    '  File "/opt/venv/lib/python3.12/site-packages/tvm_ffi/cpp/extension.py", line 542, in build_ninja\n'
+    '    raise RuntimeError("\\n".join(msg))\n'
+    "RuntimeError: ninja exited with status 1\n"
+    "stdout:\n"
+    "[1/2] /opt/rocm/bin/hipcc -D__HIP_PLATFORM_AMD__=1 --offload-arch=gfx1036 -c cuda.cu -o cuda.o\n"
+    "FAILED: cuda.o\n"
+    "/opt/rocm/bin/hipcc -D__HIP_PLATFORM_AMD__=1 --offload-arch=gfx1036 -c cuda.cu -o cuda.o\n"
+    "/bin/sh: line 1: /opt/rocm/bin/hipcc: No such file or directory\n"
+    "ninja: build stopped: subcommand failed.\n"
+)
+
+
+def test_a_jit_build_that_ran_a_missing_hipcc_names_tvm_ffis_backend_choice() -> None:
+    for text in (_HIPCC_ON_CUDA, _HIPCC_ON_CUDA.replace("line 1: /opt/rocm/bin/hipcc: No such file or directory",
+                                                        "1: /opt/rocm/bin/hipcc: not found")):  # fmt: skip
+        result = _triage(text)
+        rc = result.root_cause  # type: ignore[attr-defined]
+        assert rc is not None and rc.signature is not None and rc.signature.id == "jit-hipcc-on-cuda", rc
+        assert result.check == "jit-toolchain"  # type: ignore[attr-defined]
+        words = f"{rc.signature.title} {rc.signature.explanation} {rc.signature.fix}"
+        assert "tvm-ffi" in words and "TVM_FFI_GPU_BACKEND=cuda" in words and "/opt/rocm" in words
