@@ -418,3 +418,10 @@ def test_the_ascii_prefilter_of_assignments_agrees_with_the_pattern() -> None:
         expected = ("=" in text or ":" in text) and redact._ASSIGN_WORD.search(text) is not None
         assert redact._may_assign(text) == expected, text
     assert redact._may_assign("pa\u017fsword=x")  # a long s: not ASCII, the pattern decides (Unicode folding)
+
+
+def test_tvm_ffis_backend_override_is_recorded() -> None:
+    """Check jit-toolchain (rule tvm-ffi-rocm-home) reads TVM_FFI_GPU_BACKEND: the probe must keep it."""
+    assert redact_env({"TVM_FFI_GPU_BACKEND": "cuda", "TVM_FFI_OTHER": "x"}, home=HOME) == {
+        "TVM_FFI_GPU_BACKEND": "cuda"
+    }

@@ -26,19 +26,26 @@ assembler that a user put in place of Triton's bundled one:
   assembled from pip wheels of different CUDA releases (nvidia-cuda-nvcc 13.3, nvidia-cuda-runtime 13.0) has;
   null where `fp8_header` is;
 - `triton_ptxas`: for each of TRITON_PTXAS_PATH / TRITON_PTXAS_BLACKWELL_PATH that is set, the file and its
-  `--version` (run with the probe's timeout, only on this host's own filesystem).
+  `--version` (run with the probe's timeout, only on this host's own filesystem);
+- `rocm_home`: the ROCm home that apache-tvm-ffi's `_find_rocm_home` finds on this box: $ROCM_HOME or
+  $ROCM_PATH, else two levels above the `hipcc` on PATH (its real path; one more when that is `hip/`), else
+  /opt/rocm when anything is there (tvm-ffi 0.1.9-0.1.12, tvm_ffi/cpp/extension.py). Those releases take any
+  ROCm home for a ROCm install and JIT-build with `<home>/bin/hipcc` and HIP flags, even on an NVIDIA box with
+  a CUDA torch (apache/tvm-ffi#651, fixed in 0.1.13 by PR #652), and SGLang's JIT kernels are built through
+  them. The key is left out when there is none (a rule reads it with `exists`; null would read as unknown).
 
 Files are read through a FileView (stackcheck/readers/fsview.py) with box paths; nothing is imported.
 """
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Callable, Mapping, Sequence
 
 from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.probes.interface import CommandTimeout, Probe, ProbeContext, ProbeResult, run_command
-from stackcheck.readers.fsview import FileView, HostView
+from stackcheck.readers.fsview import FileView, HostView, kind_of, which
 
 if TYPE_CHECKING:
     from typing import Any, ClassVar
@@ -151,6 +158,23 @@ def ptxas_version(
     return m.group(2), None
 
 
+def rocm_home(env: Mapping[str, str], view: FileView) -> str | None:
+    """The ROCm home apache-tvm-ffi 0.1.9-0.1.12 finds (`_find_rocm_home`), as a box path, or None."""
+    for var in ("ROCM_HOME", "ROCM_PATH"):
+        value = env.get(var)
+        if value:
+            return value
+    hipcc = which(view, "hipcc", env.get("PATH", ""))
+    if hipcc is not None:
+        try:
+            real = view.realpath(hipcc)
+        except OSError:
+            real = hipcc
+        home = posixpath.dirname(posixpath.dirname(real))
+        return posixpath.dirname(home) if posixpath.basename(home) == "hip" else home
+    return "/opt/rocm" if kind_of(view, "/opt/rocm") is not None else None
+
+
 def probe_jit(
     facts: Mapping[str, Any],
     env: Mapping[str, str],
@@ -172,6 +196,9 @@ def probe_jit(
         "triton_ptxas": {},
     }
     notes: list[str] = []
+    home_rocm = rocm_home(env, view)
+    if home_rocm is not None:
+        out["rocm_home"] = home_rocm
     toolkits = facts.get("cuda_toolkits")
     tk = build_toolkit(facts)
     if not isinstance(toolkits, list):

@@ -49,6 +49,9 @@ WANTED = (
     "nvidia-cublas-cu12",
     "nvidia-cublas",
     "flash-attn-4",
+    # SGLang 0.5.9-0.5.17 JIT-build their kernels through it; 0.1.9-0.1.12 take a stray ROCm home for ROCm
+    # (check jit-toolchain, rule tvm-ffi-rocm-home)
+    "apache-tvm-ffi",
     # modules SGLang imports when its server starts that an install can leave out (check sglang-start-imports)
     "pybase64",
     "gguf",

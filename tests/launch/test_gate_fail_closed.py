@@ -80,6 +80,15 @@ def _jit(**values: Any) -> Callable[[dict[str, Any]], None]:
     return mutate
 
 
+def _jit_section(**values: Any) -> Callable[[dict[str, Any]], None]:
+    """Values of the jit probe's section, for a case without one."""
+
+    def mutate(doc: dict[str, Any]) -> None:
+        doc["facts"]["jit"] = {**(doc["facts"].get("jit") or {}), **values}
+
+    return mutate
+
+
 def _packages(**versions: str | None) -> Callable[[dict[str, Any]], None]:
     """Packages installed at a version (None: not installed); `_` in a name stands for `-`."""
 
@@ -151,6 +160,9 @@ MUTATIONS: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     # nvcc-headers-match: a pip nvcc 13.3 compiling against CUDA 13.0 runtime headers (FlashInfer 0.7.2's CCCL)
     "nvcc-13.3-headers-13.0": ("h200-newest", _jit(cuda="13.3", headers_cuda="13.0")),
     "deepgemm-from-source-nvcc-12.8": ("b200-deepgemm-nvcc128", _packages(deep_gemm="2.1.1")),
+    # tvm-ffi-rocm-home: SGLang 0.5.9 with apache-tvm-ffi 0.1.9 and a stray /opt/rocm (sglang#30120)
+    "sglang-059-tvm-ffi-0.1.9-opt-rocm": ("writeup-after", _both(_packages(apache_tvm_ffi="0.1.9"),
+                                                                _jit_section(rocm_home="/opt/rocm"))),
     # flashinfer-trtllm-fmha-cuda133: FlashInfer 0.6.17's trtllm-gen FMHA with a CUDA 13.3 JIT toolkit on B200
     "b200-flashinfer-0617-cuda133": ("b200-deepgemm-nvcc128",
                                      _both(_packages(flashinfer_python="0.6.17"), _jit(cuda="13.3"))),
@@ -380,6 +392,8 @@ def test_every_launch_items_are_data_not_code() -> None:
         "jit-toolchain:sglang-jit-arch",
         "jit-toolchain:sglang-jit-cxx20",
         "jit-toolchain:sglang-jit-nvcc",
+        # icorpI: SGLang 0.5.9-0.5.17 JIT-build through tvm-ffi 0.1.9-0.1.12, which takes a stray ROCm home for ROCm
+        "jit-toolchain:tvm-ffi-rocm-home",
         "nccl:one-nccl-wheel",
     ]
 

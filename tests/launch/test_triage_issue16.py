@@ -326,3 +326,63 @@ def test_round_three_signatures_name_their_cause(text: str, sig: str, words: tup
     assert rc is not None and rc.signature is not None and rc.signature.id == sig
     said = f"{rc.signature.title} {rc.signature.explanation} {rc.signature.fix}"
     assert all(w in said for w in words), said
+
+
+# ---- ptxas's stderr line printed on its own, outside a traceback (icorpI, round six) -----------------------
+# vLLM prints Triton's codegen failure as a banner ("Internal Triton PTX codegen error", the ptxas stderr, the
+# repro command) without a traceback next to it; Inductor's logs can carry the ptxas line before the PTXASError
+# one-liner. The line holds none of the prefilter's base needles, so the signature's literal has to let it in.
+_PTXAS_BANNER = (
+    "(EngineCore_DP0 pid=88) ================================================================\n"
+    "(EngineCore_DP0 pid=88) Internal Triton PTX codegen error\n"
+    "(EngineCore_DP0 pid=88) `ptxas` stderr:\n"
+    "(EngineCore_DP0 pid=88) ptxas fatal   : Value 'sm_121a' is not defined for option 'gpu-name'\n"
+    "(EngineCore_DP0 pid=88)\n"
+    "(EngineCore_DP0 pid=88) Repro command: /venv/lib/python3.12/site-packages/triton/backends/nvidia/bin/ptxas"
+    " -lineinfo -v --gpu-name=sm_121a /tmp/t.ptx -o /tmp/t.ptx.o\n"
+)
+_PTXAS_BEFORE_EXC = (
+    "ptxas fatal   : Value 'sm_121a' is not defined for option 'gpu-name'\n"
+    "Internal Triton PTX codegen error\n"
+    "\n"
+    "triton.runtime.errors.PTXASError: PTXAS error: Internal Triton PTX codegen error\n"
+)
+
+
+@pytest.mark.parametrize("text", [_PTXAS_BANNER, _PTXAS_BEFORE_EXC], ids=["vllm-banner", "before-exception"])
+def test_a_bare_ptxas_unknown_arch_line_names_the_bundled_ptxas(text: str) -> None:
+    result = _triage(text)
+    rc = result.root_cause  # type: ignore[attr-defined]
+    assert rc is not None and rc.signature is not None, rc
+    assert rc.signature.id == "triton-ptxas-unknown-arch" and result.check == "triton-ptxas"  # type: ignore[attr-defined]
+    assert rc.text.startswith("ptxas fatal") or "ptxas fatal" in rc.text
+
+
+# ---- a JIT build that ran hipcc on an NVIDIA box (sglang#30120; icorpI) -------------------------------------
+# tvm-ffi 0.1.9-0.1.12 take a stray ROCm home (/opt/rocm) for ROCm; SGLang 0.5.9-0.5.17 build their JIT kernels
+# through it, and its build_ninja raises RuntimeError('ninja exited with status N', then ninja's stdout).
+_HIPCC_ON_CUDA = (
+    "[2026-07-04 20:41:07] Scheduler hit an exception: Traceback (most recent call last):\n"
+    '  File "/opt/venv/lib/python3.12/site-packages/sglang/jit_kernel/utils.py", line 307, in load_jit\n'
+    "    return load_inline(\n"
+    '  File "/opt/venv/lib/python3.12/site-packages/tvm_ffi/cpp/extension.py", line 542, in build_ninja\n'
+    '    raise RuntimeError("\\n".join(msg))\n'
+    "RuntimeError: ninja exited with status 1\n"
+    "stdout:\n"
+    "[1/2] /opt/rocm/bin/hipcc -D__HIP_PLATFORM_AMD__=1 --offload-arch=gfx1036 -c cuda.cu -o cuda.o\n"
+    "FAILED: cuda.o\n"
+    "/opt/rocm/bin/hipcc -D__HIP_PLATFORM_AMD__=1 --offload-arch=gfx1036 -c cuda.cu -o cuda.o\n"
+    "/bin/sh: line 1: /opt/rocm/bin/hipcc: No such file or directory\n"
+    "ninja: build stopped: subcommand failed.\n"
+)
+
+
+def test_a_jit_build_that_ran_a_missing_hipcc_names_tvm_ffis_backend_choice() -> None:
+    for text in (_HIPCC_ON_CUDA, _HIPCC_ON_CUDA.replace("line 1: /opt/rocm/bin/hipcc: No such file or directory",
+                                                        "1: /opt/rocm/bin/hipcc: not found")):  # fmt: skip
+        result = _triage(text)
+        rc = result.root_cause  # type: ignore[attr-defined]
+        assert rc is not None and rc.signature is not None and rc.signature.id == "jit-hipcc-on-cuda", rc
+        assert result.check == "jit-toolchain"  # type: ignore[attr-defined]
+        words = f"{rc.signature.title} {rc.signature.explanation} {rc.signature.fix}"
+        assert "tvm-ffi" in words and "TVM_FFI_GPU_BACKEND=cuda" in words and "/opt/rocm" in words

@@ -90,6 +90,22 @@ def test_jit_distribution_nvcc_and_no_toolkit(tmp_path: Path) -> None:
     assert unknown["nvcc_found"] is None and "not probed" in unknown["error"]
 
 
+def test_jit_rocm_home_as_tvm_ffi_finds_it(tmp_path: Path) -> None:
+    """apache-tvm-ffi 0.1.9-0.1.12 (_find_rocm_home): ROCM_HOME or ROCM_PATH, else two levels above the hipcc on
+    PATH (one more when that is hip/), else /opt/rocm when it exists; the key is left out when there is none."""
+    facts = {"cuda_toolkits": [toolkit("/usr/local/cuda", "13.0.88", "/usr/local/cuda")]}
+    view = HostView(str(tmp_path))
+    assert "rocm_home" not in probe_jit(facts, {"PATH": "/usr/bin"}, view)
+    (tmp_path / "opt/rocm").mkdir(parents=True)  # a stray /opt/rocm, no hipcc (sglang#30120)
+    assert probe_jit(facts, {"PATH": "/usr/bin"}, view)["rocm_home"] == "/opt/rocm"
+    assert probe_jit(facts, {"ROCM_PATH": "/srv/rocm-6.4"}, view)["rocm_home"] == "/srv/rocm-6.4"
+    assert probe_jit(facts, {"ROCM_HOME": "/a", "ROCM_PATH": "/b"}, view)["rocm_home"] == "/a"
+    make_exe(tmp_path / "opt/rocm-7.0/hip/bin/hipcc", "exit 0")
+    assert probe_jit(facts, {"PATH": "/opt/rocm-7.0/hip/bin"}, view)["rocm_home"] == "/opt/rocm-7.0"
+    make_exe(tmp_path / "opt/rocm-6.4/bin/hipcc", "exit 0")
+    assert probe_jit(facts, {"PATH": "/usr/bin:/opt/rocm-6.4/bin"}, view)["rocm_home"] == "/opt/rocm-6.4"
+
+
 def test_jit_headers_of_a_wrapper_or_a_linked_nvcc(tmp_path: Path) -> None:
     # /usr/local/bin/nvcc as a wrapper script: its toolkit's headers are not known, so neither missing nor there
     touch(tmp_path / "usr/local/bin/nvcc", '#!/bin/sh\nexec /usr/local/cuda-13.0/bin/nvcc "$@"\n')

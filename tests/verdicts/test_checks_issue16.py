@@ -147,6 +147,40 @@ def test_nvcc_against_runtime_headers_of_another_release(manifests: Manifests) -
     assert check(manifests, facts, "jit-toolchain")["status"] == "ok"
 
 
+def test_tvm_ffi_takes_a_stray_rocm_home_for_rocm(manifests: Manifests) -> None:
+    """sglang#30120: SGLang 0.5.14 builds its JIT kernels through apache-tvm-ffi 0.1.9, which picks HIP whenever
+    it finds a ROCm home (/opt/rocm merely existing is one) and runs /opt/rocm/bin/hipcc on an NVIDIA box."""
+    facts = box("12.0", sglang=pkg("0.5.14"), apache_tvm_ffi=pkg("0.1.9"), flashinfer_python=pkg("0.6.3"))
+    facts["jit"] = {**jit("13.0"), "curand_header": True, "rocm_home": "/opt/rocm"}
+    v = check(manifests, facts, "jit-toolchain")
+    assert v["status"] == "failed" and "tvm-ffi-rocm-home" in failed(v)
+    message = str(next(r for r in v["reasons"] if r.get("rule") == "tvm-ffi-rocm-home")["message"])
+    assert "hipcc" in message and "TVM_FFI_GPU_BACKEND=cuda" in message
+    for env in ({"TVM_FFI_GPU_BACKEND": "cuda"}, {"TVM_FFI_GPU_BACKEND": "CUDA"}):  # tvm-ffi lower-cases it
+        fixed = copy.deepcopy(facts)
+        fixed["system"]["env"] = env
+        assert "tvm-ffi-rocm-home" not in failed(check(manifests, fixed, "jit-toolchain"))
+    facts["system"]["env"] = {"TVM_FFI_GPU_BACKEND": "hip"}
+    assert "tvm-ffi-rocm-home" in failed(check(manifests, facts, "jit-toolchain"))
+    facts["system"]["env"] = {}
+    for sglang, tvm in (("0.5.14", "0.1.13"), ("0.5.17", "0.1.8"), ("0.5.18", "0.1.11"), ("0.5.8", "0.1.9")):
+        other = copy.deepcopy(facts)
+        other["packages"]["sglang"], other["packages"]["apache-tvm-ffi"] = pkg(sglang), pkg(tvm)
+        assert "tvm-ffi-rocm-home" not in failed(check(manifests, other, "jit-toolchain")), (sglang, tvm)
+    facts["packages"]["sglang"], facts["packages"]["apache-tvm-ffi"] = pkg("0.5.17"), pkg("0.1.11")
+    assert "tvm-ffi-rocm-home" in failed(check(manifests, facts, "jit-toolchain"))
+    # no ROCm home on the box: the rule does not apply, the check is as before
+    del facts["jit"]["rocm_home"]
+    assert check(manifests, facts, "jit-toolchain")["status"] == "ok"
+    # a ROCm home and no tvm-ffi version: not a pass
+    facts["jit"]["rocm_home"] = "/opt/rocm"
+    del facts["packages"]["apache-tvm-ffi"]
+    v = check(manifests, facts, "jit-toolchain")
+    assert v["status"] == "unknown" and [r["rule"] for r in v["reasons"] if r.get("result") == "unknown"] == [
+        "tvm-ffi-rocm-home"
+    ]
+
+
 def test_triton_3_1_bundles_a_ptxas_too_old_for_sm120(manifests: Manifests) -> None:
     # rlinf-92: the traceback's compiler.py lines narrow Triton to 3.0.0 / 3.1.0, whose bundled ptxas is CUDA 12.4
     facts = box("12.0", sglang=pkg("0.5.9"), triton={"installed": True, "candidates": ["3.0.0", "3.1.0"]})
