@@ -81,6 +81,9 @@ CHECK_TEXT = {
     "torch-native-flex-attention-deepseek-mla": 'cls._handlers.get("triton")',
     # the DSA indexer's DeepGEMM call on CUDA (CHECK_FILE); the kernel's architecture dispatch is in the rule's sources
     "dsa-indexer-deepgemm-below-sm90": "paged_mqa_logits_metadata",
+    # the MoE layer's reading of the runner flag (CHECK_FILE): FlashInfer's trtllm-gen MoE whenever it is chosen; the
+    # kernel's SM100-family-only cubins are in the rule's sources (the sixteenth fact-check sample)
+    "moe-runner-trtllm-gen-sm100-family": "flashinfer_trtllm",
 }
 # a rule checked outside the argument handling: the module of the wheel that holds its check
 CHECK_FILE = {
@@ -124,6 +127,7 @@ CHECK_FILE = {
         "sglang/srt/layers/attention/nsa/nsa_indexer.py",
         "sglang/srt/layers/attention/dsa/dsa_indexer.py",
     ),
+    "moe-runner-trtllm-gen-sm100-family": "sglang/srt/layers/moe/fused_moe_triton/layer.py",
 }
 # a rule no check of the wheel raises (the fifteenth fact-check sample): from 0.5.20 Qwen2 still builds the dual chunk
 # rotary embedding (five query copies) from config.json, and the only backend that read them is gone

@@ -1,0 +1,117 @@
+"""The sixteenth fact-check sample's false passes (tests/realworld/FACTCHECK.md, "Sixteenth sample"; the rows in
+bench/factcheck16_drawn.json), each read in the real wheels:
+
+- a11, a15: `--moe-runner-backend flashinfer_trtllm` with a BF16 MoE model on a GB10 (12.1), SGLang 0.5.15. The MoE
+  layers run FlashInfer's trtllm-gen fused MoE, whose kernels are SM100-family cubins only (refusal
+  moe-runner-trtllm-gen-sm100-family). The gate judged no feature for the runner flag and allowed it.
+
+The model configs are written for the tests in the shape of the published ones."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from gate_cli import LLAMA3
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+H200 = ROOT / "tests" / "cases" / "h200-newest" / "facts.json"
+TRTLLM = "refusal moe-runner-trtllm-gen-sm100-family"
+DEEPGEMM_OFF = "refusal moe-runner-deep-gemm-deepgemm-off"
+QWEN3_MOE: dict[str, Any] = {
+    "architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe", "hidden_size": 4096,
+    "num_attention_heads": 64, "num_key_value_heads": 4, "head_dim": 128, "num_experts": 128,
+    "num_experts_per_tok": 8, "moe_intermediate_size": 1536,
+}  # fmt: skip
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in list(os.environ):
+        if name.startswith(("SGLANG_", "STACKCHECK_")):
+            monkeypatch.delenv(name)
+
+
+def _run(args: list[str]) -> dict[str, Any]:
+    from stackcheck.cli import main
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        rc = main(args)
+    assert rc in (0, 1), args
+    doc: dict[str, Any] = json.loads(out.getvalue())
+    return doc
+
+
+def _box(tmp_path: Path, release: str, cc: str) -> Path:
+    doc = json.loads(H200.read_text())
+    for gpu in doc["facts"]["gpus"]:
+        gpu["compute_capability"] = cc
+    doc["facts"]["packages"]["sglang"].update(version=release, dist_version=release)
+    path = tmp_path / f"facts-{release}-{cc}.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def _model(tmp_path: Path, name: str, config: dict[str, Any]) -> Path:
+    path = tmp_path / name
+    path.mkdir(exist_ok=True)
+    (path / "config.json").write_text(json.dumps(config))
+    return path
+
+
+def _gate(facts: Path, model: Path, *flags: str) -> dict[str, Any]:
+    line = ["python3", "-m", "sglang.launch_server", "--model-path", str(model), "--tp", "8", *flags]
+    return _run(["gate", "--facts", str(facts), "--dry-run", "--format", "json", "--", *line])
+
+
+def _reasons(doc: dict[str, Any]) -> dict[str, tuple[str, Any]]:
+    return {str(r.get("feature")): (str(r.get("status")), r.get("effect")) for r in doc.get("reasons") or []}
+
+
+@pytest.mark.parametrize(
+    ("release", "cc", "runner"),
+    [
+        ("0.5.15", "12.1", "flashinfer_trtllm"),  # a11, a15 (GB10)
+        ("0.5.23", "12.0", "flashinfer_trtllm"),
+        ("0.5.23", "12.0", "flashinfer_trtllm_routed"),
+        ("0.5.23", "9.0", "flashinfer_trtllm"),
+        ("0.5.9", "8.0", "flashinfer_trtllm"),
+    ],
+)
+def test_trtllm_gen_moe_runner_off_sm100_family_refused(tmp_path: Path, release: str, cc: str, runner: str) -> None:
+    doc = _gate(_box(tmp_path, release, cc), _model(tmp_path, "qwen3moe", QWEN3_MOE), "--moe-runner-backend", runner)
+    assert doc["decision"] == "refuse"
+    assert _reasons(doc).get(TRTLLM) == ("blocked", "crash")
+
+
+def test_trtllm_gen_moe_runner_on_sm100_or_dense_model_not_refused(tmp_path: Path) -> None:
+    moe = _model(tmp_path, "qwen3moe", QWEN3_MOE)
+    doc = _gate(_box(tmp_path, "0.5.23", "10.0"), moe, "--moe-runner-backend", "flashinfer_trtllm")
+    assert doc["decision"] == "allow"
+    dense = _model(tmp_path, "llama3", LLAMA3)  # no MoE layer ever reaches the runner
+    doc = _gate(_box(tmp_path, "0.5.23", "12.0"), dense, "--moe-runner-backend", "flashinfer_trtllm")
+    assert TRTLLM not in _reasons(doc)
+    assert doc["decision"] == "allow"
+
+
+@pytest.mark.parametrize(
+    ("config", "moe"),
+    [
+        ({"architectures": ["DeepseekV3ForCausalLM"], "n_routed_experts": 256}, True),
+        ({"architectures": ["X"], "text_config": {"num_local_experts": 16}}, True),
+        ({"architectures": ["MixtralForCausalLM"], "num_local_experts": 8}, True),
+        ({"architectures": ["LlamaForCausalLM"], "num_experts": 1}, False),
+        (LLAMA3, False),
+    ],
+)
+def test_model_moe_reading(config: dict[str, Any], moe: bool) -> None:
+    from stackcheck.launch.preflight.model import attention_keys
+    from stackcheck.launch.refusals import _model_moe
+
+    assert _model_moe(attention_keys(config)) is moe
