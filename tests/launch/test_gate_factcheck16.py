@@ -4,6 +4,10 @@ bench/factcheck16_drawn.json), each read in the real wheels:
 - a11, a15: `--moe-runner-backend flashinfer_trtllm` with a BF16 MoE model on a GB10 (12.1), SGLang 0.5.15. The MoE
   layers run FlashInfer's trtllm-gen fused MoE, whose kernels are SM100-family cubins only (refusal
   moe-runner-trtllm-gen-sm100-family). The gate judged no feature for the runner flag and allowed it.
+- a7, a8, a12: `--moe-runner-backend deep_gemm` with a BF16 MoE model on the GB10, SGLang 0.5.14/0.5.15. The MoE
+  layers call DeepGEMM's grouped GEMMs whatever SGLang's own DeepGEMM switch says, and the pinned sgl-deep-gemm has
+  no SM12x kernels (the runner now needs the deepgemm feature; refusal moe-runner-deep-gemm-deepgemm-off where
+  SGLang keeps DeepGEMM off, which the feature reports as a no-op).
 
 The model configs are written for the tests in the shape of the published ones."""
 
@@ -98,6 +102,33 @@ def test_trtllm_gen_moe_runner_on_sm100_or_dense_model_not_refused(tmp_path: Pat
     doc = _gate(_box(tmp_path, "0.5.23", "12.0"), dense, "--moe-runner-backend", "flashinfer_trtllm")
     assert TRTLLM not in _reasons(doc)
     assert doc["decision"] == "allow"
+
+
+@pytest.mark.parametrize(
+    ("release", "cc", "why"),
+    [
+        ("0.5.15", "12.1", "deepgemm"),  # a7, a12 (GB10): DeepGEMM on, no SM12x kernels in sgl-deep-gemm 0.1.4
+        ("0.5.14", "12.1", "deepgemm"),  # a8
+        ("0.5.15", "12.0", DEEPGEMM_OFF),  # SGLang keeps DeepGEMM off on sm 120: deep_gemm never imported
+        ("0.5.15", "8.0", DEEPGEMM_OFF),
+        ("0.5.23", "8.0", DEEPGEMM_OFF),
+    ],
+)
+def test_deep_gemm_moe_runner_without_deepgemm_refused(tmp_path: Path, release: str, cc: str, why: str) -> None:
+    doc = _gate(
+        _box(tmp_path, release, cc), _model(tmp_path, "qwen3moe", QWEN3_MOE), "--moe-runner-backend", "deep_gemm"
+    )
+    assert doc["decision"] == "refuse"
+    assert _reasons(doc).get(why, ("", None))[0] == "blocked"
+
+
+@pytest.mark.parametrize("cc", ["9.0", "10.0"])
+def test_deep_gemm_moe_runner_on_hopper_and_blackwell_allowed(tmp_path: Path, cc: str) -> None:
+    doc = _gate(
+        _box(tmp_path, "0.5.23", cc), _model(tmp_path, "qwen3moe", QWEN3_MOE), "--moe-runner-backend", "deep_gemm"
+    )
+    assert doc["decision"] == "allow"
+    assert next(f for f in doc["features"] if f["feature"] == "deepgemm")["kind"] == "explicit"
 
 
 @pytest.mark.parametrize(
