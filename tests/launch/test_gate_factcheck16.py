@@ -8,6 +8,8 @@ bench/factcheck16_drawn.json), each read in the real wheels:
   layers call DeepGEMM's grouped GEMMs whatever SGLang's own DeepGEMM switch says, and the pinned sgl-deep-gemm has
   no SM12x kernels (the runner now needs the deepgemm feature; refusal moe-runner-deep-gemm-deepgemm-off where
   SGLang keeps DeepGEMM off, which the feature reports as a no-op).
+- found checking c3 (sglang-23985): FA4 with an FP8 KV cache off SM100. The FA4 CuTe forward asserts major 10 for
+  FP8 inputs in every release 0.5.14-0.5.23 (rule fa4-fp8-kv-sm100-only of attention-fa4); the gate allowed it.
 
 The model configs are written for the tests in the shape of the published ones."""
 
@@ -129,6 +131,23 @@ def test_deep_gemm_moe_runner_on_hopper_and_blackwell_allowed(tmp_path: Path, cc
     )
     assert doc["decision"] == "allow"
     assert next(f for f in doc["features"] if f["feature"] == "deepgemm")["kind"] == "explicit"
+
+
+@pytest.mark.parametrize(("cc", "kv"), [("12.0", "fp8_e4m3"), ("12.0", "fp8_e5m2"), ("9.0", "fp8_e4m3")])
+def test_fa4_with_fp8_kv_off_sm100_refused(tmp_path: Path, cc: str, kv: str) -> None:
+    llama = _model(tmp_path, "llama3", LLAMA3)
+    doc = _gate(_box(tmp_path, "0.5.23", cc), llama, "--attention-backend", "fa4", "--kv-cache-dtype", kv)
+    assert doc["decision"] == "refuse"
+    fa4 = next(r for r in doc["reasons"] if r["feature"] == "attention-fa4")
+    assert "fa4-fp8-kv-sm100-only" in {x.get("rule") for x in fa4["reasons"]}
+
+
+def test_fa4_with_fp8_kv_on_sm100_and_bf16_kv_on_sm120_allowed(tmp_path: Path) -> None:
+    llama = _model(tmp_path, "llama3", LLAMA3)
+    doc = _gate(_box(tmp_path, "0.5.23", "10.0"), llama, "--attention-backend", "fa4", "--kv-cache-dtype", "fp8_e4m3")
+    assert doc["decision"] == "allow"
+    doc = _gate(_box(tmp_path, "0.5.23", "12.0"), llama, "--attention-backend", "fa4")
+    assert doc["decision"] == "allow"
 
 
 @pytest.mark.parametrize(
