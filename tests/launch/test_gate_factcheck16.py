@@ -10,6 +10,8 @@ bench/factcheck16_drawn.json), each read in the real wheels:
   SGLang keeps DeepGEMM off, which the feature reports as a no-op).
 - found checking c3 (sglang-23985): FA4 with an FP8 KV cache off SM100. The FA4 CuTe forward asserts major 10 for
   FP8 inputs in every release 0.5.14-0.5.23 (rule fa4-fp8-kv-sm100-only of attention-fa4); the gate allowed it.
+- c3: triage's fix for that crash named the plan step that makes attention-fa4 ok on SM120 (SGLang 0.5.23), which
+  does not fix it (the signature's stack_fix false: the feature stays blocked).
 
 The model configs are written for the tests in the shape of the published ones."""
 
@@ -148,6 +150,14 @@ def test_fa4_with_fp8_kv_on_sm100_and_bf16_kv_on_sm120_allowed(tmp_path: Path) -
     assert doc["decision"] == "allow"
     doc = _gate(_box(tmp_path, "0.5.23", "12.0"), llama, "--attention-backend", "fa4")
     assert doc["decision"] == "allow"
+
+
+def test_triage_names_no_upgrade_for_fa4_fp8_off_sm100() -> None:
+    case = ROOT / "tests" / "realworld" / "sglang-23985-fa4-fp8-kv-sm120-5090"
+    doc = _run(["triage", str(case / "server.log"), "--facts", str(case / "facts.json"), "--format", "json"])
+    fix = doc["fix"]
+    assert fix["still_blocked"] is True and fix["feature"] == "attention-fa4"
+    assert "step" not in fix
 
 
 @pytest.mark.parametrize(
