@@ -12,6 +12,8 @@ bench/factcheck16_drawn.json), each read in the real wheels:
   FP8 inputs in every release 0.5.14-0.5.23 (rule fa4-fp8-kv-sm100-only of attention-fa4); the gate allowed it.
 - c3: triage's fix for that crash named the plan step that makes attention-fa4 ok on SM120 (SGLang 0.5.23), which
   does not fix it (the signature's stack_fix false: the feature stays blocked).
+- c4 (a missing condition): the fix line of attention-trtllm-mha-sm100 now says that trtllm_mha prefill on SM120
+  refuses an fp8_e4m3 KV cache in every release.
 
 The model configs are written for the tests in the shape of the published ones."""
 
@@ -158,6 +160,12 @@ def test_triage_names_no_upgrade_for_fa4_fp8_off_sm100() -> None:
     fix = doc["fix"]
     assert fix["still_blocked"] is True and fix["feature"] == "attention-fa4"
     assert "step" not in fix
+
+
+def test_trtllm_mha_signature_fix_says_fp8_prefill_on_sm120() -> None:
+    sigs = json.loads((ROOT / "manifests" / "signatures.json").read_text())["signatures"]
+    fix = next(s for s in sigs if s["id"] == "attention-trtllm-mha-sm100")["fix"]
+    assert "fp8_e4m3" in fix and "SM120" in fix
 
 
 @pytest.mark.parametrize(
