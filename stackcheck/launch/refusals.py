@@ -95,6 +95,7 @@ _FLAG_FACTS = {
     "decode_attention_backend": "--decode-attention-backend",
     "prefill_attention_backend": "--prefill-attention-backend",
     "kv_cache_dtype": "--kv-cache-dtype",
+    "moe_runner_backend": "--moe-runner-backend",
 }
 
 
@@ -812,11 +813,33 @@ def _entry_free_values(
     # unknown would leave every launch of a model not yet downloaded unknown on those releases)
     read = (models or {}).get("model")
     values["model_dual_chunk"] = isinstance(read, Mapping) and read.get("dual_chunk_attention_config") is not None
+    # whether the model has routed experts (config.json), for a rule on the MoE runner: unknown when not read
+    values["model_moe"] = _model_moe(read)
     for spec in mapping.get("env") or []:  # a variable that is a launch fact, where this release reads it
         if isinstance(spec, dict) and isinstance(spec.get("fact"), str) and isinstance(spec.get("name"), str):
             reads = "versions" not in spec or _version_in(version, str(spec["versions"])) is True
             values.setdefault(spec["fact"], d.env.get(spec["name"], False) if reads else bool(spec.get("default")))
     return values
+
+
+# config.json keys that count a model's routed experts (Qwen2/3-MoE num_experts, DeepSeek n_routed_experts,
+# Mixtral / GPT-OSS / Llama 4 num_local_experts, ERNIE / others moe_num_experts), in the file or a text sub-config
+_MOE_KEYS = ("num_experts", "n_routed_experts", "num_local_experts", "moe_num_experts")
+
+
+def _model_moe(read: Any) -> Any:
+    """Whether the served model has routed experts: True where config.json (or its text sub-config) gives more than
+    one expert under one of _MOE_KEYS, False where the gate read it and none does, unknown where it was not read."""
+    if not isinstance(read, Mapping):
+        return _UNKNOWN
+    subs = [read.get(k) for k in ("thinker_config", "llm_config", "language_config", "text_config")]
+    for conf in [read, *subs]:
+        if isinstance(conf, Mapping):
+            for key in _MOE_KEYS:
+                n = conf.get(key)
+                if isinstance(n, int) and not isinstance(n, bool) and n > 1:
+                    return True
+    return False
 
 
 def _model_dsa(mapping: Mapping[str, Any], version: str, architecture: str | None, keys: Any) -> Any:
@@ -943,6 +966,7 @@ _AUTO_WORDS = {
     "picks itself, which the gate could not read (give --attention-backend, make the model's config.json readable)",
     "model_backend_refused": "the backend of a side the command leaves open while giving another attention flag "
     "(give --attention-backend, or both --prefill- and --decode-attention-backend)",
+    "model_moe": "whether the model has routed experts, which the gate could not tell (its config.json not read)",
 }
 
 

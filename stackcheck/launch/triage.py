@@ -89,6 +89,8 @@ class Signature:
     # (a hang); `after_not`: a later line of that tail that shows the run went on rules it out
     at_end: bool = False
     after_not: re.Pattern[str] | None = None
+    # False: no upgrade removes this cause on the GPU the message names (triage names no plan step for it)
+    stack_fix: bool = True
 
     def as_json(self) -> SignatureJSON:
         return {
@@ -153,6 +155,7 @@ def parse_signatures(doc: Any, origin: str) -> list[Signature]:
                 check=item.get("check") if isinstance(item.get("check"), str) else None,
                 at_end=item.get("at_end") is True,
                 after_not=after_not,
+                stack_fix=item.get("stack_fix") is not False,
             )
         )
     if problems:
@@ -1022,13 +1025,19 @@ def triage_with_plan(
     """What fixes the root cause, from a plan (stackcheck.plan.make_plan) and the box's stack checks.
 
     A feature's signature: the first step whose `unblocks` names the feature ({"step": N, ...the step}), or
-    the plan's still-blocked entry for it ({"still_blocked": True, "why", "workaround"}). A check's
+    the plan's still-blocked entry for it ({"still_blocked": True, "why", "workaround"}); a signature with
+    `stack_fix: false` (no upgrade removes that cause on the GPU it names) is still blocked whatever the plan. A check's
     signature: {"check": id, "status", "message" (the check's first failing reason on this box), "fix" (the
     check's fix), and "step"/the step when a plan step changes the fix's component}. None when neither
     says anything about it."""
     feature = result.feature
     steps = plan.get("steps")
     numbered = list(enumerate(steps if isinstance(steps, list) else [], 1))
+    sig = result.root_cause.signature if result.root_cause is not None else None
+    if feature is not None and sig is not None and not sig.stack_fix:
+        # the cause is a launch choice no release runs on this GPU: a step that makes the feature ok in general
+        # (audit's default launch) does not fix it
+        return {"still_blocked": True, "feature": feature, "why": sig.explanation, "upstream_supported": False}
     if feature is not None:
         for n, step in numbered:
             if isinstance(step, dict) and feature in (step.get("unblocks") or []):

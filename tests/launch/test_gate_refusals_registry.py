@@ -6,6 +6,7 @@ STACKCHECK_REGISTRY_ALL=1."""
 from __future__ import annotations
 
 import ast
+import json
 import re
 import zipfile
 from collections.abc import Sequence
@@ -81,6 +82,12 @@ CHECK_TEXT = {
     "torch-native-flex-attention-deepseek-mla": 'cls._handlers.get("triton")',
     # the DSA indexer's DeepGEMM call on CUDA (CHECK_FILE); the kernel's architecture dispatch is in the rule's sources
     "dsa-indexer-deepgemm-below-sm90": "paged_mqa_logits_metadata",
+    # the MoE layer's reading of the runner flag (CHECK_FILE): FlashInfer's trtllm-gen MoE whenever it is chosen; the
+    # kernel's SM100-family-only cubins are in the rule's sources (the sixteenth fact-check sample)
+    "moe-runner-trtllm-gen-sm100-family": "flashinfer_trtllm",
+    # the unquantized MoE method's DeepGEMM path (CHECK_FILE), from 0.5.12; where SGLang keeps DeepGEMM off is
+    # DEEPGEMM_OFF_TEXT in the DeepGEMM configurer
+    "moe-runner-deep-gemm-deepgemm-off": "use_deep_gemm",
 }
 # a rule checked outside the argument handling: the module of the wheel that holds its check
 CHECK_FILE = {
@@ -124,7 +131,14 @@ CHECK_FILE = {
         "sglang/srt/layers/attention/nsa/nsa_indexer.py",
         "sglang/srt/layers/attention/dsa/dsa_indexer.py",
     ),
+    "moe-runner-trtllm-gen-sm100-family": "sglang/srt/layers/moe/fused_moe_triton/layer.py",
+    "moe-runner-deep-gemm-deepgemm-off": "sglang/srt/layers/quantization/unquant.py",
 }
+# moe-runner-deep-gemm-deepgemm-off's GPU conditions (`also` on gpu_major): SGLang turns DeepGEMM off below SM90 in
+# its configurer (and, 0.5.13-0.5.19, on sm 120), and imports deep_gemm only where it is on
+DEEPGEMM_CONFIGURER = "sglang/srt/layers/deep_gemm_wrapper/configurer.py"
+DEEPGEMM_ENTRYPOINT = "sglang/srt/layers/deep_gemm_wrapper/entrypoint.py"
+DEEPGEMM_OFF_TEXT = {"below_sm90": "sm_version < 90", "sm120_off": "if sm_version == 120:\n        return False"}
 # a rule no check of the wheel raises (the fifteenth fact-check sample): from 0.5.20 Qwen2 still builds the dual chunk
 # rotary embedding (five query copies) from config.json, and the only backend that read them is gone
 DUAL_CHUNK_NO_BACKEND = "dual-chunk-model-no-backend"
@@ -244,6 +258,14 @@ def test_the_refusal_rules_are_what_the_wheel_checks(version: str) -> None:
         where = code if rule["id"] not in CHECK_FILE else module(version, CHECK_FILE[rule["id"]])
         hits = [(name, body.index(text)) for name, body in where.items() if text in body]
         assert bool(hits) is bool(entry["applies"]), (rule["id"], version, [n for n, _ in hits])
+        if rule["id"] == "moe-runner-deep-gemm-deepgemm-off" and entry["applies"]:
+            configurer = "".join(module(version, DEEPGEMM_CONFIGURER).values())
+            assert DEEPGEMM_OFF_TEXT["below_sm90"] in configurer, version
+            guard = "".join(module(version, DEEPGEMM_ENTRYPOINT).values())
+            assert "if ENABLE_JIT_DEEPGEMM:\n    import deep_gemm" in guard, version
+            majors = json.dumps(entry.get("also"))
+            assert ('"in": [12]' in majors) is (DEEPGEMM_OFF_TEXT["sm120_off"] in configurer or version == "0.5.12")
+            continue
         for cond in entry.get("also") or []:
             if "fact" not in cond:
                 continue  # a flag the command gives: test_gate_deterministic_models_registry.py reads those

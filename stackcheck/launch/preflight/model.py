@@ -675,6 +675,7 @@ ATTENTION_KEYS = (
     "architectures", "model_type", "num_attention_heads", "n_head_kv", "num_kv_heads", "num_key_value_heads",
     "multi_query_group_num", "num_attention_groups", "multi_query", "head_dim", "v_head_dim", "hidden_size",
     "index_topk", "learnable_sink", "sparse_config", "dual_chunk_attention_config",
+    "num_experts", "n_routed_experts", "num_local_experts", "moe_num_experts",
 )  # fmt: skip
 TEXT_CONFIG_KEYS = ("thinker_config", "llm_config", "language_config", "text_config")
 
