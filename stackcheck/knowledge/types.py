@@ -312,6 +312,7 @@ class Meta(TypedDict, total=False):
 class SignatureExample(TypedDict, total=False):
     text: str
     file: str
+    function: str  # with where_function: the frame's function
 
 
 class Signature(TypedDict, total=False):
@@ -334,6 +335,8 @@ class Signature(TypedDict, total=False):
     note: str
     at_end: bool  # a run that stopped without an error (a hang): matched in the log's last lines only
     after_not: str  # with at_end: a later line of that tail that shows the run went on
+    where_function: str  # with where: the function of the frame whose file matches where
+    stack_fix: bool  # false: no upgrade the manifests know removes this cause on the GPU the message names
 
 
 # ---- launch.json (stackcheck gate reads an SGLang command line) -------------------------------------------

@@ -91,6 +91,8 @@ class Signature:
     after_not: re.Pattern[str] | None = None
     # False: no upgrade removes this cause on the GPU the message names (triage names no plan step for it)
     stack_fix: bool = True
+    # with `where`: the frame whose file matches must also be in a function this matches (one such frame)
+    where_function: re.Pattern[str] | None = None
 
     def as_json(self) -> SignatureJSON:
         return {
@@ -116,6 +118,14 @@ class SignatureJSON(TypedDict):
     source: Any
 
 
+def _frame_in(sig: Signature, f: Frame) -> bool:
+    """The frame is where the signature's error comes from: its file matches `where` and, when the
+    signature names one, its function matches `where_function`."""
+    if sig.where is None or not sig.where.search(f.file):
+        return False
+    return sig.where_function is None or bool(sig.where_function.search(f.function or ""))
+
+
 def parse_signatures(doc: Any, origin: str) -> list[Signature]:
     """Build the signatures from a parsed signatures.json; every problem is a ManifestError (file: $.path)."""
     problems: list[str] = []
@@ -136,6 +146,7 @@ def parse_signatures(doc: Any, origin: str) -> list[Signature]:
             pattern = re.compile(str(item["pattern"]))
             where_rx = re.compile(str(item["where"])) if item.get("where") else None
             after_not = re.compile(str(item["after_not"])) if item.get("after_not") else None
+            where_function = re.compile(str(item["where_function"])) if item.get("where_function") else None
         except re.error as exc:
             problems.append(f"{where}: invalid regular expression: {exc}")
             continue
@@ -156,6 +167,7 @@ def parse_signatures(doc: Any, origin: str) -> list[Signature]:
                 at_end=item.get("at_end") is True,
                 after_not=after_not,
                 stack_fix=item.get("stack_fix") is not False,
+                where_function=where_function,
             )
         )
     if problems:
@@ -685,7 +697,7 @@ class Analyzer:
             if sig.pattern.search(text):
                 if sig.where is None:
                     return sig
-                if any(sig.where.search(f.file) for f in frames) or (not frames and sig.where.search(text)):
+                if any(_frame_in(sig, f) for f in frames) or (not frames and sig.where.search(text)):
                     return sig
         return None
 

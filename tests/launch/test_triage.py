@@ -90,6 +90,8 @@ def test_every_signature_matches_its_examples_and_literal() -> None:
                 assert item["literal"] in ex["text"] or _BASE_NEEDLE.search(ex["text"]), item["id"]
             if item.get("where"):
                 assert re.search(item["where"], ex["file"]), item["id"]
+            if item.get("where_function"):
+                assert re.search(item["where_function"], ex["function"]), item["id"]
 
 
 def test_required_signatures_present() -> None:
