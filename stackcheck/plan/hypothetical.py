@@ -60,9 +60,10 @@ def apply_choice(facts: Facts, choice: Choice, ctx: Context) -> Facts:
         out["jit"] = {"toolkit": None, "chosen_by": "plan (CUDA_HOME)", "nvcc": None, "nvcc_found": True,
                       "cuda": choice.version, "fp8_header": True, "fp4_header": True, "curand_header": True,
                       "triton_ptxas": dict(ptxas) if isinstance(ptxas, dict) else {}}  # fmt: skip
-        if isinstance(old_jit, dict):  # a ROCm home on the box stays where it is
-            if "rocm_home" in old_jit:
-                out["jit"]["rocm_home"] = old_jit["rocm_home"]
+        if isinstance(old_jit, dict):  # a ROCm home and the ninja on PATH stay where they are
+            for key in ("rocm_home", "ninja_found", "ninja"):
+                if key in old_jit:
+                    out["jit"][key] = old_jit[key]
         return out  # type: ignore[return-value]
     pkgs: dict[str, Any] = dict(facts.get("packages") or {})
     if choice.component == "torch":

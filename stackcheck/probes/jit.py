@@ -32,7 +32,13 @@ assembler that a user put in place of Triton's bundled one:
   /opt/rocm when anything is there (tvm-ffi 0.1.9-0.1.12, tvm_ffi/cpp/extension.py). Those releases take any
   ROCm home for a ROCm install and JIT-build with `<home>/bin/hipcc` and HIP flags, even on an NVIDIA box with
   a CUDA torch (apache/tvm-ffi#651, fixed in 0.1.13 by PR #652), and SGLang's JIT kernels are built through
-  them. The key is left out when there is none (a rule reads it with `exists`; null would read as unknown).
+  them. The key is left out when there is none (a rule reads it with `exists`; null would read as unknown);
+- `ninja_found` / `ninja`: whether a `ninja` executable is on the PATH the server runs with (the target's
+  environment: the launch's for `gate`; Python's default /bin:/usr/bin when it sets no PATH, as subprocess
+  does), and its path (left out when there is none). FlashInfer's `run_ninja` (flashinfer/jit/cpp_ext.py),
+  apache-tvm-ffi's `build_ninja` (tvm_ffi/cpp/extension.py, SGLang 0.5.9-0.5.17's JIT kernels) and SGLang
+  0.5.18+'s own `ninja.build` run the bare name `ninja`, so a ninja wheel installed into a venv whose bin
+  directory is not on that PATH is not found either (FileNotFoundError: 'ninja').
 
 Files are read through a FileView (stackcheck/readers/fsview.py) with box paths; nothing is imported.
 """
@@ -175,6 +181,12 @@ def rocm_home(env: Mapping[str, str], view: FileView) -> str | None:
     return "/opt/rocm" if kind_of(view, "/opt/rocm") is not None else None
 
 
+def ninja_on_path(env: Mapping[str, str], view: FileView) -> str | None:
+    """The `ninja` a JIT build's subprocess finds on the environment's PATH (os.defpath when it has none)."""
+    path_value = env.get("PATH", posixpath.defpath)
+    return which(view, "ninja", path_value)
+
+
 def probe_jit(
     facts: Mapping[str, Any],
     env: Mapping[str, str],
@@ -199,6 +211,10 @@ def probe_jit(
     home_rocm = rocm_home(env, view)
     if home_rocm is not None:
         out["rocm_home"] = home_rocm
+    ninja = ninja_on_path(env, view)
+    out["ninja_found"] = ninja is not None
+    if ninja is not None:
+        out["ninja"] = ninja
     toolkits = facts.get("cuda_toolkits")
     tk = build_toolkit(facts)
     if not isinstance(toolkits, list):

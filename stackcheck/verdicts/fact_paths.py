@@ -216,12 +216,15 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
                 "jit.toolkit",
                 "jit.chosen_by",
                 "jit.rocm_home",
+                "jit.ninja_found",
+                "jit.ninja",
             ),
             "the toolkit a JIT build picks (CUDA_HOME, else the nvcc on PATH, else /usr/local/cuda), whether it has "
             "`bin/nvcc`, `include/cuda_fp8.h`, `include/cuda_fp4.h`, `include/curand_kernel.h`, and the CUDA "
             "version of the runtime headers it compiles against (`headers_cuda`: CUDART_VERSION); the ROCm home "
             "apache-tvm-ffi finds (`rocm_home`: ROCM_HOME, ROCM_PATH, the hipcc on PATH, or an existing /opt/rocm; "
-            "absent when there is none) (stackcheck/probes/jit.py)",
+            "absent when there is none); whether a `ninja` executable is on the PATH the server runs with "
+            "(`ninja_found`) and its path (`ninja`: absent when there is none) (stackcheck/probes/jit.py)",
         ),
     ),
     "cudalib": (

@@ -89,6 +89,11 @@ def _jit_section(**values: Any) -> Callable[[dict[str, Any]], None]:
     return mutate
 
 
+def _no_ninja(doc: dict[str, Any]) -> None:
+    """No `ninja` on the PATH the server runs with (fak-923): the jit probe records ninja_found false, no path."""
+    doc["facts"]["jit"] = {k: v for k, v in doc["facts"]["jit"].items() if k != "ninja"} | {"ninja_found": False}
+
+
 def _packages(**versions: str | None) -> Callable[[dict[str, Any]], None]:
     """Packages installed at a version (None: not installed); `_` in a name stands for `-`."""
 
@@ -157,6 +162,8 @@ MUTATIONS: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     "hopper-nvcc-11.8": ("h200-newest", _jit(cuda="11.8")),
     "no-fp4-header": ("h200-newest", _jit(fp4_header=False)),
     "no-curand-header": ("h200-newest", _jit(curand_header=False)),
+    # ninja-found and sglang-jit-ninja: FlashInfer 0.7.2 without its jit-cache and SGLang 0.5.23, no ninja on PATH
+    "no-ninja-on-path": ("h200-newest", _no_ninja),
     # nvcc-headers-match: a pip nvcc 13.3 compiling against CUDA 13.0 runtime headers (FlashInfer 0.7.2's CCCL)
     "nvcc-13.3-headers-13.0": ("h200-newest", _jit(cuda="13.3", headers_cuda="13.0")),
     "deepgemm-from-source-nvcc-12.8": ("b200-deepgemm-nvcc128", _packages(deep_gemm="2.1.1")),
@@ -391,6 +398,8 @@ def test_every_launch_items_are_data_not_code() -> None:
     assert rules == [
         "jit-toolchain:sglang-jit-arch",
         "jit-toolchain:sglang-jit-cxx20",
+        # ininja: SGLang 0.5.9+ build their JIT kernels by running ninja from PATH (fak-923)
+        "jit-toolchain:sglang-jit-ninja",
         "jit-toolchain:sglang-jit-nvcc",
         # icorpI: SGLang 0.5.9-0.5.17 JIT-build through tvm-ffi 0.1.9-0.1.12, which takes a stray ROCm home for ROCm
         "jit-toolchain:tvm-ffi-rocm-home",

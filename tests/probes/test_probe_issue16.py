@@ -106,6 +106,34 @@ def test_jit_rocm_home_as_tvm_ffi_finds_it(tmp_path: Path) -> None:
     assert probe_jit(facts, {"PATH": "/usr/bin:/opt/rocm-6.4/bin"}, view)["rocm_home"] == "/opt/rocm-6.4"
 
 
+def test_jit_ninja_on_the_path_the_server_runs_with(tmp_path: Path) -> None:
+    """FlashInfer's run_ninja, tvm-ffi's build_ninja and SGLang 0.5.18+'s ninja.build run the bare name `ninja`:
+    found only on the environment's PATH (a venv's bin directory off PATH hides its ninja wheel)."""
+    facts = {"cuda_toolkits": [toolkit("/usr/local/cuda", "13.0.88", "/usr/local/cuda")]}
+    view = HostView(str(tmp_path))
+    venv_ninja = make_exe(tmp_path / "root/sglang-stock/bin/ninja", "exit 0")
+    off = probe_jit(facts, {"PATH": "/usr/local/bin:/usr/bin"}, view)
+    assert off["ninja_found"] is False and "ninja" not in off
+    on = probe_jit(facts, {"PATH": "/usr/bin:/root/sglang-stock/bin"}, view)
+    assert on["ninja_found"] is True and on["ninja"] == "/root/sglang-stock/bin/ninja"
+    venv_ninja.chmod(0o644)  # not executable: subprocess cannot run it
+    assert probe_jit(facts, {"PATH": "/root/sglang-stock/bin"}, view)["ninja_found"] is False
+    make_exe(tmp_path / "usr/bin/ninja", "exit 0")  # no PATH at all: Python's default /bin:/usr/bin
+    assert probe_jit(facts, {}, view)["ninja"] == "/usr/bin/ninja"
+    assert probe_jit(facts, {"PATH": "relative/bin"}, view)["ninja_found"] is False
+
+
+def test_jit_probe_class_reads_ninja_on_the_target_env_path(tmp_path: Path) -> None:
+    """The probe reads the target's environment (ctx.env: the launch's for `gate`), not this process's."""
+    make_exe(tmp_path / "srv/venv/bin/ninja", "exit 0")
+    facts = {"cuda_toolkits": [toolkit("/usr/local/cuda", "13.0.88", "/usr/local/cuda")]}
+    view = HostView(str(tmp_path))
+    with_it = ProbeContext(env={"PATH": "/srv/venv/bin:/usr/bin"}, view=view, facts=facts)
+    assert JitProbe().run(with_it).facts["jit"]["ninja"] == "/srv/venv/bin/ninja"
+    without = ProbeContext(env={"PATH": "/usr/bin"}, view=view, facts=facts)
+    assert JitProbe().run(without).facts["jit"]["ninja_found"] is False
+
+
 def test_jit_headers_of_a_wrapper_or_a_linked_nvcc(tmp_path: Path) -> None:
     # /usr/local/bin/nvcc as a wrapper script: its toolkit's headers are not known, so neither missing nor there
     touch(tmp_path / "usr/local/bin/nvcc", '#!/bin/sh\nexec /usr/local/cuda-13.0/bin/nvcc "$@"\n')

@@ -47,7 +47,8 @@ def failed(v: CheckVerdict) -> list[str]:
 
 def jit(cuda: str, nvcc: bool = True, fp8: bool = True, fp4: bool = True, **kw: Any) -> dict[str, Any]:
     return {"toolkit": "/tk", "chosen_by": "CUDA_HOME", "nvcc": "/tk/bin/nvcc" if nvcc else None, "nvcc_found": nvcc,
-            "cuda": cuda, "fp8_header": fp8, "fp4_header": fp4, "triton_ptxas": kw.get("ptxas", {})}  # fmt: skip
+            "cuda": cuda, "fp8_header": fp8, "fp4_header": fp4, "triton_ptxas": kw.get("ptxas", {}),
+            "ninja_found": True, "ninja": "/usr/bin/ninja"}  # fmt: skip
 
 
 # ---- JIT toolchain --------------------------------------------------------------------------------------
@@ -179,6 +180,44 @@ def test_tvm_ffi_takes_a_stray_rocm_home_for_rocm(manifests: Manifests) -> None:
     assert v["status"] == "unknown" and [r["rule"] for r in v["reasons"] if r.get("result") == "unknown"] == [
         "tvm-ffi-rocm-home"
     ]
+
+
+def test_no_ninja_on_path_fails_flashinfers_and_sglangs_jit(manifests: Manifests) -> None:
+    """fak-923: FlashInfer's run_ninja (and SGLang 0.5.9+'s own JIT build) runs 'ninja' from PATH; without one on
+    the serving environment's PATH the first JIT build fails with FileNotFoundError: 'ninja'."""
+    facts = box("9.0", sglang=pkg("0.5.8"), flashinfer_python=pkg("0.6.3"), flashinfer_jit_cache={"installed": False})
+    facts["jit"] = {**jit("12.8"), "curand_header": True}
+    assert check(manifests, facts, "jit-toolchain")["status"] == "ok"
+    facts["jit"]["ninja_found"] = False
+    del facts["jit"]["ninja"]
+    v = check(manifests, facts, "jit-toolchain")
+    assert v["status"] == "failed" and failed(v) == ["ninja-found"]
+    message = str(next(r for r in v["reasons"] if r.get("rule") == "ninja-found")["message"])
+    assert "ninja" in message and "pip install ninja" in message and "flashinfer-jit-cache" in message
+    # FlashInfer with its jit-cache loads prebuilt modules: the rule does not apply (0.4.0 and later)
+    facts["packages"]["flashinfer-jit-cache"] = pkg("0.6.3")
+    assert check(manifests, facts, "jit-toolchain")["status"] == "ok"
+    facts["packages"]["flashinfer-python"] = pkg("0.3.1")  # before 0.4.0 the cache is never looked for
+    assert failed(check(manifests, facts, "jit-toolchain")) == ["ninja-found"]
+    # SGLang 0.5.9 and later build their own JIT kernels with ninja, whatever FlashInfer has prebuilt
+    facts["packages"]["flashinfer-python"] = pkg("0.6.3")
+    facts["packages"]["sglang"] = pkg("0.5.9")
+    v = check(manifests, facts, "jit-toolchain")
+    assert failed(v) == ["sglang-jit-ninja"]
+    assert "pip install ninja" in str(next(r for r in v["reasons"] if r.get("rule") == "sglang-jit-ninja")["message"])
+    facts["packages"]["sglang"] = pkg("0.5.23")
+    assert failed(check(manifests, facts, "jit-toolchain")) == ["sglang-jit-ninja"]
+
+
+def test_a_facts_file_without_the_ninja_fact_leaves_the_rules_unknown(manifests: Manifests) -> None:
+    """An older facts file (no jit.ninja_found): the ninja rules are unknown, never a pass or a fail."""
+    facts = box("9.0", sglang=pkg("0.5.9"), flashinfer_python=pkg("0.6.3"), flashinfer_jit_cache={"installed": False})
+    facts["jit"] = {**jit("12.8"), "curand_header": True}
+    del facts["jit"]["ninja_found"], facts["jit"]["ninja"]
+    v = check(manifests, facts, "jit-toolchain")
+    assert v["status"] == "unknown" and failed(v) == []
+    unknown = [r["rule"] for r in v["reasons"] if r.get("result") == "unknown"]
+    assert unknown == ["ninja-found", "sglang-jit-ninja"]
 
 
 def test_triton_3_1_bundles_a_ptxas_too_old_for_sm120(manifests: Manifests) -> None:
