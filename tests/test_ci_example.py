@@ -73,13 +73,18 @@ def _image(path: Path, torch: str, cuda: str, require_cuda: str) -> Path:
     version_py = f"__version__ = '{torch}'\ncuda = '{cuda}'\n".encode()
     base = [
         ("file", "etc/debian_version", b"12.5\n"),
-        ("file", "usr/bin/python3.12", b"\x7fELF", 0o755),
+        # an x86-64 ELF header: the system probe reads the image's machine from its interpreter
+        ("file", "usr/bin/python3.12", b"\x7fELF\x02\x01\x01" + bytes(9) + b"\x02\x00\x3e\x00", 0o755),
         ("symlink", "usr/bin/python3", "python3.12"),
         ("file", "usr/lib/python3.12/os.py", b""),
     ]
+    # the cuDNN wheel PyPI's torch requires (libtorch_cuda.so finds libcudnn.so.9 there: check torch-cudnn-present)
+    cudnn = f"nvidia-cudnn-cu{cuda.split('.', maxsplit=1)[0]}"
+    cudnn_meta = f"Metadata-Version: 2.1\nName: {cudnn}\nVersion: 9.13.0.50\n".encode()
     pip = [
         ("file", f"{SITE}/torch-{torch.split('+', maxsplit=1)[0]}.dist-info/METADATA", meta),
         ("file", f"{SITE}/torch/version.py", version_py),
+        ("file", f"{SITE}/{cudnn.replace('-', '_')}-9.13.0.50.dist-info/METADATA", cudnn_meta),
     ]
     env = ["PATH=/usr/local/bin:/usr/bin:/bin", f"CUDA_VERSION={cuda}.0", f"NVIDIA_REQUIRE_CUDA={require_cuda}"]
     return docker_save(path, [layer_tar(base), layer_tar(pip)], env=env)
