@@ -683,8 +683,9 @@ _LATER_DOCUMENTS = ("components.json", "architectures.json", "gates.json", "meta
 #: the stackcheck.redact patterns a decision compiles when it is masked (public_document) and rendered, as text
 #: and as JSON (traced on gate --dry-run of an SGLang command line; one a decision uses beyond these is compiled
 #: where it is first used, as before)
-_MASKED = ("_TOKEN", "_ASSIGN_WORD", "_URL", "_ENV_ASSIGN", "_TOKEN_SPLIT", "_TOKEN_CHARS", "_UUID", "_FLAG_VALUE")
-_MASKING = {False: (*_MASKED, "_UNSAFE"), True: (*_MASKED, "_JSON_UNSAFE")}  # text: _UNSAFE; JSON: _JSON_UNSAFE
+#: (the escaping's _UNSAFE and _JSON_UNSAFE are left out: ASCII output, which the shipped manifests make, never
+#: compiles them, redact.terminal_safe and json_safe; a decision with other characters compiles one where it is used)
+_MASKING = ("_TOKEN", "_ASSIGN_WORD", "_URL", "_ENV_ASSIGN", "_TOKEN_SPLIT", "_TOKEN_CHARS", "_UUID", "_FLAG_VALUE")
 
 
 #: modules whose patterns (stackcheck.lazy_re, compiled on first use) the verdicts (facts.versions: version
@@ -727,7 +728,7 @@ def _prepare(manifests: Any, advice: bool, implied: bool, fmt: str = "text", liv
     steps.append(lambda: import_module("stackcheck.facts.archs").shipped_rules())
     steps.append(lambda: import_module("stackcheck.verdicts.engine").prepare(manifests))
     steps.append(lambda: import_module("stackcheck.assembly.pipeline").rules_texts(manifests))
-    steps.append(lambda: import_module("stackcheck.redact").compile_patterns(_MASKING[fmt == "json"]))
+    steps.append(lambda: import_module("stackcheck.redact").compile_patterns(_MASKING))
     lazy = [*_LAZY_PATTERNS, *(_IMPLIED_PATTERNS if implied else ())]
     steps += [lambda name=name: _compile_lazy(import_module(name)) for name in lazy]
     for step in steps:
