@@ -30,3 +30,8 @@ class _Pattern:
 def lazy(pattern: str, flags: int = 0) -> re.Pattern[str]:
     """A pattern compiled on first use, typed as the compiled pattern it stands for."""
     return cast("re.Pattern[str]", _Pattern(pattern, flags))
+
+
+def lazy_bytes(pattern: bytes, flags: int = 0) -> re.Pattern[bytes]:
+    """lazy() of a bytes pattern."""
+    return cast("re.Pattern[bytes]", _Pattern(pattern, flags))  # type: ignore[arg-type]

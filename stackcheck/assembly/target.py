@@ -37,6 +37,7 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 
 from stackcheck.errors import UsageError
+from stackcheck.lazy_re import lazy as _lazy
 from stackcheck.lean_typing import TYPE_CHECKING, NamedTuple
 from stackcheck.readers.fsview import FileView, HostView, is_dir, is_file, is_host, kind_of, which
 
@@ -362,7 +363,7 @@ def _strip_env(args: list[str], env: dict[str, str], notes: list[str]) -> list[s
     return args[i:]
 
 
-_PIP_LAUNCHER = re.compile(r"""^'''exec' (?:"([^"]+)"|(\S+)) "\$0" "\$@"\s*$""")
+_PIP_LAUNCHER = _lazy(r"""^'''exec' (?:"([^"]+)"|(\S+)) "\$0" "\$@"\s*$""")
 
 
 def script_interpreter(view: FileView, script: str, env: Mapping[str, str]) -> str | None:

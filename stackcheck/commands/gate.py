@@ -425,7 +425,7 @@ def _decide_with(
 
     def also() -> None:  # (in build_report's loading thread, while the probes wait on the driver)
         _import_later(later_modules(live, advice, args.format))
-        _prepare(manifests, advice, bool(opts.facts_file), args.format, live=live)
+        _prepare(manifests, advice, bool(opts.facts_file), args.format)
         if not opts.facts_file:  # the plan key's part that is not the facts, for a refusal's plan
             from stackcheck.assembly import plan_cache
 
@@ -683,8 +683,9 @@ _LATER_DOCUMENTS = ("components.json", "architectures.json", "gates.json", "meta
 #: the stackcheck.redact patterns a decision compiles when it is masked (public_document) and rendered, as text
 #: and as JSON (traced on gate --dry-run of an SGLang command line; one a decision uses beyond these is compiled
 #: where it is first used, as before)
-_MASKED = ("_TOKEN", "_ASSIGN_WORD", "_URL", "_ENV_ASSIGN", "_TOKEN_SPLIT", "_TOKEN_CHARS", "_UUID", "_FLAG_VALUE")
-_MASKING = {False: (*_MASKED, "_UNSAFE"), True: (*_MASKED, "_JSON_UNSAFE")}  # text: _UNSAFE; JSON: _JSON_UNSAFE
+#: (the escaping's _UNSAFE and _JSON_UNSAFE are left out: ASCII output, which the shipped manifests make, never
+#: compiles them, redact.terminal_safe and json_safe; a decision with other characters compiles one where it is used)
+_MASKING = ("_TOKEN", "_ASSIGN_WORD", "_URL", "_ENV_ASSIGN", "_TOKEN_SPLIT", "_TOKEN_CHARS", "_UUID", "_FLAG_VALUE")
 
 
 #: modules whose patterns (stackcheck.lazy_re, compiled on first use) the verdicts (facts.versions: version
@@ -702,12 +703,11 @@ def _compile_lazy(module: Any) -> None:
             value.pattern  # noqa: B018 - the first attribute read compiles it
 
 
-def _prepare(manifests: Any, advice: bool, implied: bool, fmt: str = "text", live: bool = False) -> None:
+def _prepare(manifests: Any, advice: bool, implied: bool, fmt: str = "text") -> None:
     """What the decision needs that does not depend on the facts, done in build_report's loading thread while the
     probes wait on the driver (after _import_later): the manifest documents parsed (recommend.json with the
-    advice), the refusal rules' module imported (facts.implied with a facts file; with `live`, an SGLang launch
-    whose preflight reads the target environment's dependencies, their lean reader and its patterns), the
-    shipped architecture rules read, every rule's shape worked out (verdicts.engine.prepare), the text of every
+    advice), the refusal rules' module imported (facts.implied with a facts file), the shipped architecture rules
+    read, every rule's shape worked out (verdicts.engine.prepare), the text of every
     rule that reevaluate searches (pipeline.rules_texts), the masking's patterns compiled (_MASKING) and the
     JSON renderer imported for --format json. Nothing here changes a result: each is the memo or module
     the decision would fill or import itself. Anything that fails is skipped here, and fails again where the
@@ -719,15 +719,16 @@ def _prepare(manifests: Any, advice: bool, implied: bool, fmt: str = "text", liv
     modules = ["stackcheck.launch.refusals", "stackcheck.verdicts.kernel_symbols"]
     if implied:
         modules.append("stackcheck.facts.implied")
-    if live:
-        modules.append("stackcheck.launch.preflight.lean_req")
+    # (not the dependency check's lean Requires-Dist reader, preflight.lean_req, ~1.8 ms with its patterns on the
+    # 2-core box: it is imported only where the target has SGLang, once the facts say so; the live gate is CPU-bound
+    # on the H200, where removing this whole preparation moved its wall by +0.6 ms, within noise)
     if fmt == "json":  # (the text renderer is in _LATER_MODULES)
         modules += ["stackcheck.render.jsonout", "stackcheck.render.jsonindent"]
     steps += [lambda name=name: import_module(name) for name in modules]
     steps.append(lambda: import_module("stackcheck.facts.archs").shipped_rules())
     steps.append(lambda: import_module("stackcheck.verdicts.engine").prepare(manifests))
     steps.append(lambda: import_module("stackcheck.assembly.pipeline").rules_texts(manifests))
-    steps.append(lambda: import_module("stackcheck.redact").compile_patterns(_MASKING[fmt == "json"]))
+    steps.append(lambda: import_module("stackcheck.redact").compile_patterns(_MASKING))
     lazy = [*_LAZY_PATTERNS, *(_IMPLIED_PATTERNS if implied else ())]
     steps += [lambda name=name: _compile_lazy(import_module(name)) for name in lazy]
     for step in steps:

@@ -20,9 +20,9 @@ environments are looked at, within the runner's deadline.
 from __future__ import annotations
 
 import posixpath
-import re
 import time
 
+from stackcheck.lazy_re import lazy as _lazy
 from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.probes.interface import Probe, ProbeContext, ProbeResult
 from stackcheck.readers.fsview import FileView, is_dir, is_file, is_host, listdir_or_empty, read_text
@@ -36,7 +36,7 @@ MAX_OPT_ENTRIES = 200
 #: what is reported of another environment: the packages that make it a serving environment
 LOOK_FOR = ("sglang", "torch")
 _CONDA_INSTALLS = ("miniconda3", "anaconda3", "miniforge3", "mambaforge", "micromamba")
-_SYSTEM_SITE = re.compile(r"^python3\.\d+$")
+_SYSTEM_SITE = _lazy(r"^python3\.\d+$")
 
 
 def _interpreter(view: FileView, prefix: str) -> str | None:

@@ -46,9 +46,10 @@ Files are read through a FileView (stackcheck/readers/fsview.py) with box paths;
 from __future__ import annotations
 
 import posixpath
-import re
 from collections.abc import Callable, Mapping, Sequence
 
+from stackcheck.lazy_re import lazy as _lazy
+from stackcheck.lazy_re import lazy_bytes as _lazy_bytes
 from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.probes.interface import CommandTimeout, Probe, ProbeContext, ProbeResult, run_command
 from stackcheck.readers.fsview import FileView, HostView, kind_of, which
@@ -60,8 +61,8 @@ if TYPE_CHECKING:
 #: TRITON_PTXAS_PATH for every release; TRITON_PTXAS_BLACKWELL_PATH for the ptxas-blackwell of 3.6+)
 TRITON_PTXAS_ENV = ("TRITON_PTXAS_PATH", "TRITON_PTXAS_BLACKWELL_PATH")
 HEADERS = {"fp8_header": "cuda_fp8.h", "fp4_header": "cuda_fp4.h", "curand_header": "curand_kernel.h"}
-_RELEASE = re.compile(r"release (\d+\.\d+), V(\d+\.\d+\.\d+)")
-_CUDART_VERSION = re.compile(rb"#define\s+CUDART_VERSION\s+(\d{4,6})\b")
+_RELEASE = _lazy(r"release (\d+\.\d+), V(\d+\.\d+\.\d+)")
+_CUDART_VERSION = _lazy_bytes(rb"#define\s+CUDART_VERSION\s+(\d{4,6})\b")
 #: how much of cuda_runtime_api.h is read for its CUDART_VERSION (defined in its first few kilobytes)
 _CUDART_READ = 1 << 16
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import re
 
+from stackcheck.lazy_re import lazy as _lazy
 from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.probes.interface import (
     CommandTimeout,
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     from typing import Any, ClassVar
 
 SMI_FIELDS = "index,name,uuid,pci.bus_id,compute_cap,memory.total,persistence_mode,driver_version"
-_PROC_VERSION = re.compile(r"NVRM version:.*?\s(\d+\.\d+(?:\.\d+)?)\s")
+_PROC_VERSION = _lazy(r"NVRM version:.*?\s(\d+\.\d+(?:\.\d+)?)\s")
 
 
 class NvmlProbe(Probe):

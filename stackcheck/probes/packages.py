@@ -16,6 +16,7 @@ import posixpath
 import re
 
 from stackcheck.facts.model import KERNEL_PACKAGES, SERVING_PACKAGES
+from stackcheck.lazy_re import lazy as _lazy
 from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.probes.interface import Probe, ProbeContext, ProbeResult, ProbeStatus, SearchPathUnknown
 from stackcheck.readers.fsview import FileView, HostView, NotRegularFile, is_dir, is_file, listdir_or_empty, read_text
@@ -61,8 +62,8 @@ WANTED = (
 #: the packages a serving environment has; an environment with none of them is "not this one" (see the
 #: environments probe, which then looks for one that has them)
 SERVING = SERVING_PACKAGES
-LOCAL_VARIANT = re.compile(r"\+(cu\d+|cpu|rocm[\d.]+)", re.IGNORECASE)
-_NORMALISE = re.compile(r"[-_.]+")
+LOCAL_VARIANT = _lazy(r"\+(cu\d+|cpu|rocm[\d.]+)", re.IGNORECASE)
+_NORMALISE = _lazy(r"[-_.]+")
 _HOST = HostView()
 
 

@@ -20,9 +20,9 @@ Facts: `pcie: {"gpus": [bdf...], "iommu": "off"|"passthrough"|"translated"|"mixe
 
 from __future__ import annotations
 
-import re
 import struct
 
+from stackcheck.lazy_re import lazy as _lazy
 from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.probes.interface import Probe, ProbeContext, ProbeResult
 from stackcheck.readers.fsview import FileView, HostView
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 NVIDIA_DRIVER_DIR = "/sys/bus/pci/drivers/nvidia"
 PCI_DEVICES = "/sys/bus/pci/devices"
 IOMMU_GROUPS = "/sys/kernel/iommu_groups"
-_BDF = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
+_BDF = _lazy(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
 CONFIG_SIZE = 4096
 EXT_CAP_START = 0x100
 ACS_CAP_ID = 0x000D

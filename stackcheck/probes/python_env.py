@@ -37,6 +37,7 @@ import sys
 from collections.abc import Mapping
 
 from stackcheck.assembly.target import PATH_VARS, PY_NAME, Target
+from stackcheck.lazy_re import lazy as _lazy
 from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.probes.interface import CommandTimeout, Probe, ProbeContext, ProbeResult, ProbeStatus, run_command
 from stackcheck.readers.fsview import FileView, is_dir, is_file, is_host, kind_of, listdir_or_empty, read_text
@@ -64,8 +65,8 @@ PYVENV_CAP = 64 * 1024
 PTH_CAP = 64 * 1024
 MAX_PTH_FILES = 500
 RUN_TIMEOUT_S = 5.0
-_VERSION = re.compile(r"^\d+\.\d+(?:\.\d+)?")
-_PY_DIR = re.compile(r"^python(\d+\.\d+)t?$")
+_VERSION = _lazy(r"^\d+\.\d+(?:\.\d+)?")
+_PY_DIR = _lazy(r"^python(\d+\.\d+)t?$")
 
 
 class NotPython(Exception):

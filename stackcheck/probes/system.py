@@ -7,9 +7,9 @@ re-exported here for the callers that imported them from this probe.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 
+from stackcheck.lazy_re import lazy_bytes as _lazy_bytes
 from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.probes.interface import Probe, ProbeContext, ProbeResult
 from stackcheck.readers.fsview import FileView, exists, is_file, is_host, read_text
@@ -58,7 +58,7 @@ def uname_field(name: str) -> str:
     return "" if value == "unknown" else value
 
 
-_LIBC_BANNER = re.compile(rb"GNU C Library [^\n]*? release version (\d+\.\d+)")
+_LIBC_BANNER = _lazy_bytes(rb"GNU C Library [^\n]*? release version (\d+\.\d+)")
 _LIBC_PATHS = (
     "/lib/x86_64-linux-gnu/libc.so.6",
     "/usr/lib/x86_64-linux-gnu/libc.so.6",

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import json
 import posixpath
-import re
 
+from stackcheck.lazy_re import lazy as _lazy
 from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.probes.interface import (
     CommandTimeout,
@@ -47,9 +47,9 @@ PIP_TOOLKITS = (
     "cuda-toolkit",
 )
 _PIP_SUBDIRS = ("nvidia/cu13", "nvidia/cuda_runtime", "nvidia/cuda_nvcc")
-_NVCC_RELEASE = re.compile(r"release (\d+\.\d+), V(\d+\.\d+\.\d+)")
-_VERSION_TXT = re.compile(r"CUDA Version (\d+\.\d+(?:\.\d+)?)")
-_DIST_INFO = re.compile(r"^nvidia_cuda_(?:nvcc|cudart|runtime)-(\d+\.\d+\.\d+)")
+_NVCC_RELEASE = _lazy(r"release (\d+\.\d+), V(\d+\.\d+\.\d+)")
+_VERSION_TXT = _lazy(r"CUDA Version (\d+\.\d+(?:\.\d+)?)")
+_DIST_INFO = _lazy(r"^nvidia_cuda_(?:nvcc|cudart|runtime)-(\d+\.\d+\.\d+)")
 _VERSION_FILE_CAP = 1 << 20
 
 

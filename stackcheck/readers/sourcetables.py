@@ -34,6 +34,7 @@ import posixpath
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
+from stackcheck.lazy_re import lazy as _lazy
 from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.readers.fsview import FileView, HostView, is_file
 
@@ -145,7 +146,7 @@ def _parse(text: str, rel: str, digest: str) -> ast.Module:
         raise _Unreadable(f"{rel}: cannot parse: {type(exc).__name__}", digest) from None
 
 
-_TOP_LEVEL = re.compile(r"^(?:@|def |async def |class )", re.MULTILINE)
+_TOP_LEVEL = _lazy(r"^(?:@|def |async def |class )", re.MULTILINE)
 
 
 def _anchor(spec: Mapping[str, Any]) -> str | None:

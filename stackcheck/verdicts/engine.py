@@ -275,13 +275,20 @@ _PER_GPU_PATHS = frozenset({"gpu.cc", "gpu.cc_major", "gpu.sm", "gpu.name", "gpu
 
 
 def uses_gpu(pred: Any) -> bool:
-    """Rules that read a GPU's own facts are evaluated once per distinct GPU model."""
-    if isinstance(pred, dict):
-        if pred.get("fact") in _PER_GPU_PATHS:
-            return True
-        return any(uses_gpu(v) for v in pred.values() if isinstance(v, dict | list))
-    if isinstance(pred, list):
-        return any(uses_gpu(v) for v in pred)
+    """Rules that read a GPU's own facts are evaluated once per distinct GPU model. (A walk with its own stack, in
+    the order the recursive reading took: depth first, each container's members in order.)"""
+    stack = [pred]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node = pop()
+        if isinstance(node, dict):
+            if node.get("fact") in _PER_GPU_PATHS:
+                return True
+            for v in reversed(node.values()):
+                if isinstance(v, dict | list):
+                    push(v)
+        elif isinstance(node, list):
+            stack.extend(reversed(node))
     return False
 
 
@@ -290,30 +297,30 @@ RuleHook = Callable[["Rule", "GpuModel | None", "Reason", "Outcome | None"], "Re
 so far and the `when` outcome; a Reason it returns replaces the rule's own evaluation (derive.judge)."""
 
 
-#: rule (by identity, the rule kept alive with its entry) -> (per GPU?, its requirement in words): what a
-#: rule says does not change between evaluations, and the planner evaluates each rule on many stacks
-_SHAPES: dict[int, tuple[Rule, bool, str]] = {}
+#: rule (by identity, the rule kept alive with its entry) -> whether it is judged per GPU: what a rule says does
+#: not change between evaluations, and the planner evaluates each rule on many stacks (its requirement in words is
+#: _describe's memo, read where the rule applies: a rule whose `when` is false on every stack never needs it)
+_SHAPES: dict[int, tuple[Rule, bool]] = {}
 
 
-def _rule_shape(rule: Rule) -> tuple[bool, str]:
+def _rule_per_gpu(rule: Rule) -> bool:
     got = _SHAPES.get(id(rule))
     if got is not None and got[0] is rule:
-        return got[1], got[2]
+        return got[1]
     per_gpu = uses_gpu(rule.get("when")) or uses_gpu(rule.get("require"))
-    requirement = _describe(rule.get("require"))
     if len(_SHAPES) < 65536:  # manifests are a few hundred rules; a hostile set only stops being memoised
-        _SHAPES[id(rule)] = (rule, per_gpu, requirement)
-    return per_gpu, requirement
+        _SHAPES[id(rule)] = (rule, per_gpu)
+    return per_gpu
 
 
 def prepare(manifests: Any) -> None:
-    """Work out every rule's shape (_rule_shape: whether it is judged per GPU, its requirement in words) now: it
-    reads the rule alone, never the facts, so the gate does it in its loading thread while the probes wait on
-    the driver, and the verdicts after the facts arrive find it done. The same memo the evaluation fills."""
+    """Work out now whether each rule is judged per GPU (_rule_per_gpu): it reads the rule alone, never the facts,
+    so the gate does it in its loading thread while the probes wait on the driver, and the verdicts after the facts
+    arrive find it done. The same memo the evaluation fills."""
     for item in [*manifests.features, *manifests.checks]:
         for rule in item.get("rules") or []:
             if isinstance(rule, dict):
-                _rule_shape(cast("Rule", rule))
+                _rule_per_gpu(cast("Rule", rule))
 
 
 class _NotOk(Exception):
@@ -332,14 +339,18 @@ def evaluate_rules(
     models = ctx.gpu_models()
     not_read = ctx.gpus_not_read() if models else None
     for rule in item.get("rules") or []:
-        per_gpu, requirement = _rule_shape(rule)
+        per_gpu = _rule_per_gpu(rule)
         targets: list[GpuModel | None] = list(models) if per_gpu and models else [None]
         if per_gpu and models and not_read is not None:
             targets.append(None)  # a GPU whose compute capability was not read: unknown for it (not_read)
         for gpu in targets:
+            unread = not_read if gpu is None and len(targets) > 1 else None  # the GPU not read, named
+            w = evaluate_predicate(rule["when"], ctx, gpu) if "when" in rule else None
+            if w is not None and w.value is False:
+                continue
             base: Reason = {
                 "rule": str(rule.get("id")),
-                "requirement": requirement,
+                "requirement": _describe(rule.get("require")),
                 "effect": str(rule.get("effect", "crash")),
                 "source": rule.get("source"),
             }
@@ -347,10 +358,6 @@ def evaluate_rules(
                 base["inferred"] = True
             if gpu is not None and len(models) > 1:
                 base["gpu"] = gpu.label
-            unread = not_read if gpu is None and len(targets) > 1 else None  # the GPU not read, named
-            w = evaluate_predicate(rule["when"], ctx, gpu) if "when" in rule else None
-            if w is not None and w.value is False:
-                continue
             if hook is not None:
                 replaced = hook(rule, gpu, base, w)
                 if replaced is not None:

@@ -7,11 +7,11 @@ CUDA_VISIBLE_DEVICES over the GPUs NVML lists (`visible_devices`). Both are pure
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 
 from stackcheck.errors import UsageError
 from stackcheck.launch.preflight.result import CheckResult, int_option
+from stackcheck.lazy_re import lazy as _lazy
 from stackcheck.lean_typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
@@ -19,9 +19,9 @@ if TYPE_CHECKING:
 
     from stackcheck.launch.preflight.result import Status
 
-_INT = re.compile(r"^[+-]?\d+$")
-_UUID_PREFIX = re.compile(r"^GPU-[0-9a-fA-F-]+$")
-_MIG = re.compile(r"^MIG-[0-9A-Za-z/-]+$")
+_INT = _lazy(r"^[+-]?\d+$")
+_UUID_PREFIX = _lazy(r"^GPU-[0-9a-fA-F-]+$")
+_MIG = _lazy(r"^MIG-[0-9A-Za-z/-]+$")
 
 
 class Layout(NamedTuple):

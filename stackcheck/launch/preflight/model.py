@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from stackcheck.errors import BadInputError
 from stackcheck.launch.preflight.memory import Weights
 from stackcheck.launch.preflight.result import CheckResult, truthy
+from stackcheck.lazy_re import lazy as _lazy
 from stackcheck.lean_typing import TYPE_CHECKING, NamedTuple
 from stackcheck.record import field, record
 
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
     from stackcheck.readers.fsview import FileView
 
 _REPO_ID = re.compile(r"^(?:[A-Za-z0-9][A-Za-z0-9._-]*/)?[A-Za-z0-9][A-Za-z0-9._-]*$")
-_COMMIT = re.compile(r"^[0-9a-f]{40}$")
+_COMMIT = _lazy(r"^[0-9a-f]{40}$")
 
 
 class ModelRequirement(NamedTuple):
