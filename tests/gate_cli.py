@@ -89,7 +89,7 @@ def gate_json(facts: Path, *args: str, dry_run: bool = False) -> dict[str, Any]:
 def model_dir(tmp_path: Path, name: str, config: dict[str, Any] | None) -> Path:
     """A model directory the gate's preflight reads: `config` as its config.json (None: no config.json)."""
     model = tmp_path / name
-    model.mkdir()
+    model.mkdir(exist_ok=True)
     if config is not None:
         (model / "config.json").write_text(json.dumps(config))
     return model
@@ -149,3 +149,39 @@ def mla_data_until_0_5_20(tmp_path: Path) -> Path:
     over.mkdir()
     (over / "preflight.json").write_text(json.dumps(shipped))
     return over
+
+
+H200_NEWEST = ROOT / "tests" / "cases" / "h200-newest" / "facts.json"
+
+
+def release_box(tmp_path: Path, release: str, cc: str) -> Path:
+    """tests/cases/h200-newest with SGLang `release` and every GPU at compute capability `cc`, as a facts file."""
+    doc = json.loads(H200_NEWEST.read_text())
+    for gpu in doc["facts"]["gpus"]:
+        gpu["compute_capability"] = cc
+    doc["facts"]["packages"]["sglang"].update(version=release, dist_version=release)
+    path = tmp_path / f"facts-{release}-{cc}.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def cli_json(args: list[str]) -> tuple[int, dict[str, Any]]:
+    """`stackcheck ARGS` in this process (stackcheck.cli.main), its exit (0 or 1) and its JSON output."""
+    import contextlib
+    import io
+
+    from stackcheck.cli import main
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        rc = main(args)
+    assert rc in (0, 1), args
+    doc: dict[str, Any] = json.loads(out.getvalue())
+    return rc, doc
+
+
+def gate_tp8(facts: Path, model: Path, *flags: str) -> dict[str, Any]:
+    """In this process: `gate --facts FACTS --dry-run --format json -- python3 -m sglang.launch_server --model-path
+    MODEL --tp 8 FLAGS`, its JSON decision."""
+    line = ["python3", "-m", "sglang.launch_server", "--model-path", str(model), "--tp", "8", *flags]
+    return cli_json(["gate", "--facts", str(facts), "--dry-run", "--format", "json", "--", *line])[1]

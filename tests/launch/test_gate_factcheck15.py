@@ -13,18 +13,14 @@ The model configs are written for the tests in the shape of the published ones."
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 from pathlib import Path
 from typing import Any
 
 import pytest
-from gate_cli import LLAMA3
+from gate_cli import LLAMA3, cli_json, gate_tp8, model_dir, release_box
 
-ROOT = Path(__file__).resolve().parent.parent.parent
-H200 = ROOT / "tests" / "cases" / "h200-newest" / "facts.json"
 RULE = "refusal dual-chunk-model-no-backend"
 QWEN_1M: dict[str, Any] = {
     "architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_size": 5120, "num_attention_heads": 40,
@@ -44,36 +40,15 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _run(args: list[str]) -> tuple[int, dict[str, Any]]:
-    from stackcheck.cli import main
-
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
-        rc = main(args)
-    assert rc in (0, 1), args
-    doc: dict[str, Any] = json.loads(out.getvalue())
-    return rc, doc
+    return cli_json(args)
 
 
-def _box(tmp_path: Path, release: str, cc: str) -> Path:
-    doc = json.loads(H200.read_text())
-    for gpu in doc["facts"]["gpus"]:
-        gpu["compute_capability"] = cc
-    doc["facts"]["packages"]["sglang"].update(version=release, dist_version=release)
-    path = tmp_path / f"facts-{release}-{cc}.json"
-    path.write_text(json.dumps(doc))
-    return path
+_box = release_box
+_gate = gate_tp8
 
 
 def _model(tmp_path: Path, name: str, config: dict[str, Any]) -> Path:
-    path = tmp_path / name
-    path.mkdir(exist_ok=True)
-    (path / "config.json").write_text(json.dumps(config))
-    return path
-
-
-def _gate(facts: Path, model: Path, *flags: str) -> dict[str, Any]:
-    line = ["python3", "-m", "sglang.launch_server", "--model-path", str(model), "--tp", "8", *flags]
-    return _run(["gate", "--facts", str(facts), "--dry-run", "--format", "json", "--", *line])[1]
+    return model_dir(tmp_path, name, config)
 
 
 @pytest.mark.parametrize(
