@@ -171,7 +171,7 @@ def rocm_home(env: Mapping[str, str], view: FileView) -> str | None:
         value = env.get(var)
         if value:
             return value
-    hipcc = which(view, "hipcc", env.get("PATH", ""))
+    hipcc = which(view, "hipcc", env.get("PATH", posixpath.defpath))  # shutil.which's default, as tvm-ffi runs it
     if hipcc is not None:
         try:
             real = view.realpath(hipcc)

@@ -104,6 +104,9 @@ def test_jit_rocm_home_as_tvm_ffi_finds_it(tmp_path: Path) -> None:
     assert probe_jit(facts, {"PATH": "/opt/rocm-7.0/hip/bin"}, view)["rocm_home"] == "/opt/rocm-7.0"
     make_exe(tmp_path / "opt/rocm-6.4/bin/hipcc", "exit 0")
     assert probe_jit(facts, {"PATH": "/usr/bin:/opt/rocm-6.4/bin"}, view)["rocm_home"] == "/opt/rocm-6.4"
+    # no PATH in the environment: tvm-ffi's shutil.which falls back to os.defpath (/bin:/usr/bin), so a hipcc there
+    make_exe(tmp_path / "usr/bin/hipcc", "exit 0")
+    assert probe_jit(facts, {}, view)["rocm_home"] == "/usr"
 
 
 def test_jit_ninja_on_the_path_the_server_runs_with(tmp_path: Path) -> None:
