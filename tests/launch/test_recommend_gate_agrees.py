@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gate_cli import DEEPSEEK_R1, DEEPSEEK_V32, GPT_OSS, LLAMA3
+from gate_cli import DEEPSEEK_R1, DEEPSEEK_V32, GPT_OSS, LLAMA3, cli_json
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 H200 = ROOT / "tests" / "cases" / "h200-newest" / "facts.json"  # 8x H200, SGLang 0.5.23: its GPUs and release varied
@@ -67,14 +67,7 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _run(args: list[str]) -> tuple[int, dict[str, Any]]:
-    from stackcheck.cli import main
-
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
-        rc = main(args)
-    assert rc in (0, 1), args
-    doc: dict[str, Any] = json.loads(out.getvalue())
-    return rc, doc
+    return cli_json(args)
 
 
 def _releases() -> list[str]:
