@@ -456,6 +456,10 @@ def test_nccl_cu11_wheel_beside_a_newer_one(manifests: Manifests) -> None:
     v = check(manifests, unsaid, "nccl")
     assert v["status"] == "unknown"
     assert {str(r.get("rule")): r.get("result") for r in v["reasons"]}["one-nccl-wheel-cu11"] == "unknown"
+    # a probed list saved by a stackcheck that did not look for the cu11 wheel: the rule is left out, not passed
+    saved = box("9.0", 1, nvidia_nccl_cu12=pkg("2.27.3"), nvidia_nccl_cu13=no)
+    v = check(manifests, saved, "nccl")
+    assert v["status"] == "ok" and "one-nccl-wheel-cu11" not in {str(r.get("rule")) for r in v["reasons"]}
 
 
 def test_pcie_path_fails_where_nccl_would_use_p2p(manifests: Manifests) -> None:
