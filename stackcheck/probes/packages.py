@@ -37,6 +37,8 @@ WANTED = (
     "vllm",
     "nvidia-nccl-cu12",
     "nvidia-nccl-cu13",
+    # an old CUDA 11 NCCL wheel left beside them writes the same libnccl.so.2 (check nccl, rule one-nccl-wheel-cu11)
+    "nvidia-nccl-cu11",
     "nvidia-cuda-runtime",
     "nvidia-cuda-runtime-cu12",
     "nvidia-ml-py",

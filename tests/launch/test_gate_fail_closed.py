@@ -189,6 +189,8 @@ MUTATIONS: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     "sm120-sglang-0515": ("rtxpro6000-pcie-iommu-translated", _packages(sglang="0.5.15", sglang_kernel="0.4.4")),
     # torch-cudnn-present: PyTorch's cu130 wheel without a cuDNN wheel or a libcudnn.so.9 the loader finds
     "no-cudnn": ("h200-newest", _no_cudnn),
+    # one-nccl-wheel-cu11: an old nvidia-nccl-cu11 wheel beside the CUDA 13 torch's nvidia-nccl-cu13 (returnn#1802)
+    "nccl-cu11-beside-cu13": ("h200-newest", _packages(nvidia_nccl_cu11="2.14.3")),
 }  # fmt: skip
 
 
@@ -404,6 +406,8 @@ def test_every_launch_items_are_data_not_code() -> None:
         # icorpI: SGLang 0.5.9-0.5.17 JIT-build through tvm-ffi 0.1.9-0.1.12, which takes a stray ROCm home for ROCm
         "jit-toolchain:tvm-ffi-rocm-home",
         "nccl:one-nccl-wheel",
+        # icorpM: an nvidia-nccl-cu11 wheel beside the cu12 / cu13 one writes the same libnccl.so.2 (returnn#1802)
+        "nccl:one-nccl-wheel-cu11",
     ]
 
 

@@ -386,3 +386,20 @@ def test_a_jit_build_that_ran_a_missing_hipcc_names_tvm_ffis_backend_choice() ->
         assert result.check == "jit-toolchain"  # type: ignore[attr-defined]
         words = f"{rc.signature.title} {rc.signature.explanation} {rc.signature.fix}"
         assert "tvm-ffi" in words and "TVM_FFI_GPU_BACKEND=cuda" in words and "/opt/rocm" in words
+
+
+# ---- an old CUDA 11 NCCL wheel beside the newer one (icorpM, round eight; returnn#1802) ---------------------
+
+
+def test_an_undefined_nccl_symbol_names_the_cuda_11_wheel_too() -> None:
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "<string>", line 1, in <module>\n'
+        '  File "/v/lib/python3.10/site-packages/torch/__init__.py", line 416, in <module>\n'
+        "    from torch._C import *  # noqa: F403\n"
+        "ImportError: /v/lib/python3.10/site-packages/torch/lib/libtorch_cuda.so: undefined symbol: ncclMemFree\n"
+    )
+    rc = _triage(text).root_cause  # type: ignore[attr-defined]
+    assert rc is not None and rc.signature is not None and rc.signature.id == "nccl-undefined-symbol"
+    said = f"{rc.signature.explanation} {rc.signature.fix}"
+    assert "nvidia-nccl-cu11" in said and "uninstall" in said, said

@@ -72,6 +72,17 @@ def test_torch_read_without_import(tmp_path: Path) -> None:
     assert packages["sglang"] == {"installed": False}
 
 
+def test_the_cuda_11_nccl_wheel_is_read(tmp_path: Path) -> None:
+    """icorpM (returnn#1802): nvidia-nccl-cu11 writes the same nvidia/nccl/lib/libnccl.so.2 as the cu12 / cu13
+    wheels, so check nccl needs to know whether it is there (rule one-nccl-wheel-cu11)."""
+    sp = tmp_path / "site-packages"
+    dist(sp, "nvidia-nccl-cu11", "2.14.3")
+    dist(sp, "nvidia-nccl-cu12", "2.27.3")
+    packages = run([sp])
+    assert packages["nvidia-nccl-cu11"]["installed"] is True and packages["nvidia-nccl-cu11"]["version"] == "2.14.3"
+    assert packages["nvidia-nccl-cu12"]["version"] == "2.27.3"
+
+
 def test_torch_cpu_and_default_builds(tmp_path: Path) -> None:
     sp = tmp_path / "a"
     fake_torch(sp, "__version__ = '2.9.1+cpu'\ncuda = None\ngit_version = 'x'\n")

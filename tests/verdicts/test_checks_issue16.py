@@ -437,6 +437,31 @@ def test_nccl_two_wheels_and_old_nccl_on_blackwell(manifests: Manifests) -> None
     assert check(manifests, hopper, "nccl")["status"] == "ok"
 
 
+def test_nccl_cu11_wheel_beside_a_newer_one(manifests: Manifests) -> None:
+    """icorpM (returnn#1802): nvidia-nccl-cu11 2.14.3 beside nvidia-nccl-cu12 2.27.3; the three NCCL wheels
+    (cu11 2.14.3, cu12 2.27.3, cu13 2.28.9 read) each carry nvidia/nccl/lib/libnccl.so.2, and the cu11 copy has
+    no ncclMemFree, which torch 2.8.0 imports."""
+    no = {"installed": False}
+    returnn = box("9.0", 1, nvidia_nccl_cu11=pkg("2.14.3"), nvidia_nccl_cu12=pkg("2.27.3"), nvidia_nccl_cu13=no)
+    v = check(manifests, returnn, "nccl")
+    assert failed(v) == ["one-nccl-wheel-cu11"]
+    (fail,) = [r for r in v["reasons"] if r.get("result") == "fail"]
+    assert fail["effect"] == "crash" and "nvidia-nccl-cu11" in str(fail["message"])
+    with_cu13 = box("9.0", 1, nvidia_nccl_cu11=pkg("2.14.3"), nvidia_nccl_cu12=no, nvidia_nccl_cu13=pkg("2.28.9"))
+    assert failed(check(manifests, with_cu13, "nccl")) == ["one-nccl-wheel-cu11"]
+    alone = box("9.0", 1, nvidia_nccl_cu11=pkg("2.14.3"), nvidia_nccl_cu12=no, nvidia_nccl_cu13=no)
+    assert check(manifests, alone, "nccl")["status"] == "ok"
+    # a hand-written list that does not say whether the cu11 wheel is there: not known, never ok
+    unsaid = {**box("9.0", 1, nvidia_nccl_cu12=pkg("2.27.3"), nvidia_nccl_cu13=no), "packages_complete": False}
+    v = check(manifests, unsaid, "nccl")
+    assert v["status"] == "unknown"
+    assert {str(r.get("rule")): r.get("result") for r in v["reasons"]}["one-nccl-wheel-cu11"] == "unknown"
+    # a probed list saved by a stackcheck that did not look for the cu11 wheel: the rule is left out, not passed
+    saved = box("9.0", 1, nvidia_nccl_cu12=pkg("2.27.3"), nvidia_nccl_cu13=no)
+    v = check(manifests, saved, "nccl")
+    assert v["status"] == "ok" and "one-nccl-wheel-cu11" not in {str(r.get("rule")) for r in v["reasons"]}
+
+
 def test_pcie_path_fails_where_nccl_would_use_p2p(manifests: Manifests) -> None:
     facts = box("12.0", 2)
     facts["pcie"] = {"iommu": "translated", "acs": "unknown", "acs_reason": "got 64 of 4096 bytes: needs root"}
