@@ -231,6 +231,17 @@ def test_triton_3_1_bundles_a_ptxas_too_old_for_sm120(manifests: Manifests) -> N
     assert "ptxas-knows-gpu" not in failed(check(manifests, facts, "triton-ptxas"))
 
 
+def test_triton_ptxas_message_quotes_the_target_triton_asks_for(manifests: Manifests) -> None:
+    # lmdeploy-3410 / fish-speech-907: Triton 3.0.0-3.2.0 pass --gpu-name=sm_120 (the 'a' only for SM 9.0; read in
+    # the wheels' compiler.py), so their ptxas says "Value 'sm_120' is not defined"; 3.3.0 on ask for sm_120a.
+    # Before, the message quoted 'sm_120a' for every release, a line such a box never prints
+    for version, asked in (("3.2.0", "'sm_120'"), ("3.0.0", "'sm_120'")):
+        v = check(manifests, box("12.0", triton=pkg(version)), "triton-ptxas")
+        msg = str(next(r["message"] for r in v["reasons"] if r.get("rule") == "ptxas-knows-gpu"))
+        assert f"Value {asked} is not defined" in msg
+        assert "'sm_120a'" in msg and "3.3" in msg  # the later releases' spelling is named, as theirs
+
+
 def test_kernels_015_with_a_transformers_that_passes_no_version(manifests: Manifests) -> None:
     # sglang-27654: kernels 0.15.1+ require a revision or version on LayerRepository; transformers 5.6.0 / 5.8.1
     # build their hub-kernel table without one at import (wheels read), so importing SGLang fails
