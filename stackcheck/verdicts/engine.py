@@ -363,13 +363,15 @@ def evaluate_rules(
                 if replaced is not None:
                     reasons.append(replaced)
                     continue
-            if w is not None:
-                if w.value is None:
+            r = evaluate_predicate(rule.get("require"), ctx, gpu)
+            if w is not None and w.value is None:
+                # whether the rule applies is not known: it holds only where its requirement does (a rule says
+                # "where `when`, `require`": met whichever way `when` turns out); else it is unknown
+                if r.value is not True:
                     if stop:
                         raise _NotOk(rule)
                     reasons.append({**base, "result": "unknown", "message": unread or str(w.missing)})
                     continue
-            r = evaluate_predicate(rule.get("require"), ctx, gpu)
             if r.value is None:
                 if stop:
                     raise _NotOk(rule)

@@ -265,12 +265,14 @@ def test_a_day_before_every_known_release_concludes_only_through_earlier() -> No
 
 def test_deepgemm_before_0_5_1_is_off_at_best_on_sm120() -> None:
     """sglang #7227 (2025-06-19, RTX 5090): no DeepGEMM of the time has SM120 kernels and SGLang either keeps it
-    off or selects it and crashes: blocked with the mildest of the two; on an H100 it ran, so unknown."""
+    off or selects it and crashes: blocked with the mildest of the two; on an H100 it ran: every rule's requirement
+    holds there whichever release of the day it is, so ok (a rule whose `when` is not known holds where its
+    requirement does)."""
     dg = _feature("deepgemm")
     v = _judge("feature", dg, _sm("12.0", "2025-06-19"))
     assert (v["status"], v["effect"]) == ("blocked", "disabled")
     assert "DeepGEMM" in v["reasons"][0]["message"] and "SM120" in v["reasons"][0]["message"]
-    assert _judge("feature", dg, _sm("9.0", "2025-06-19"))["status"] == "unknown"
+    assert _judge("feature", dg, _sm("9.0", "2025-06-19"))["status"] == "ok"
 
 
 def test_a_known_release_on_the_day_is_swept_not_argued() -> None:
