@@ -96,6 +96,7 @@ _FLAG_FACTS = {
     "prefill_attention_backend": "--prefill-attention-backend",
     "kv_cache_dtype": "--kv-cache-dtype",
     "moe_runner_backend": "--moe-runner-backend",
+    "speculative_moe_runner_backend": "--speculative-moe-runner-backend",
 }
 
 
@@ -815,6 +816,10 @@ def _entry_free_values(
     values["model_dual_chunk"] = isinstance(read, Mapping) and read.get("dual_chunk_attention_config") is not None
     # whether the model has routed experts (config.json), for a rule on the MoE runner: unknown when not read
     values["model_moe"] = _model_moe(read)
+    # the same for the speculative draft model (the target's config.json when the command names no draft model, as
+    # SGLang loads it), for a rule on --speculative-moe-runner-backend
+    draft = (models or {}).get("draft model") if "draft model" in (models or {}) else read
+    values["draft_model_moe"] = _model_moe(draft)
     for spec in mapping.get("env") or []:  # a variable that is a launch fact, where this release reads it
         if isinstance(spec, dict) and isinstance(spec.get("fact"), str) and isinstance(spec.get("name"), str):
             reads = "versions" not in spec or _version_in(version, str(spec["versions"])) is True
@@ -967,6 +972,8 @@ _AUTO_WORDS = {
     "model_backend_refused": "the backend of a side the command leaves open while giving another attention flag "
     "(give --attention-backend, or both --prefill- and --decode-attention-backend)",
     "model_moe": "whether the model has routed experts, which the gate could not tell (its config.json not read)",
+    "draft_model_moe": "whether the speculative draft model has routed experts, which the gate could not tell (its "
+    "config.json not read)",
 }
 
 

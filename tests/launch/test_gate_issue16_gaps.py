@@ -1,0 +1,113 @@
+"""The gate's launch flags the sixteenth fact-check sample left 'not judged' (tests/realworld/FACTCHECK.md,
+"Sixteenth sample", noticed and left alone), each read in the sglang wheels:
+
+- `--speculative-moe-runner-backend` (0.5.5-0.5.23): SGLang builds and runs the draft model inside
+  speculative_moe_backend_context, which hands its MoE layers this runner in place of --moe-runner-backend; 0.5.7-0.5.11
+  assert at argument parsing that it is not flashinfer_trtllm. The gate passed the flag through unchecked.
+
+The model configs are written for the tests in the shape of the published ones."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from gate_cli import DEEPSEEK_R1, LLAMA3, gate_tp8, model_dir, release_box
+
+SPEC_ASSERT = "refusal spec-moe-runner-trtllm-asserted"
+SPEC_TRTLLM = "refusal spec-moe-runner-trtllm-gen-sm100-family"
+SPEC_DEEPGEMM_OFF = "refusal spec-moe-runner-deep-gemm-deepgemm-off"
+QWEN3_MOE: dict[str, Any] = {
+    "architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe", "hidden_size": 4096,
+    "num_attention_heads": 64, "num_key_value_heads": 4, "head_dim": 128, "num_experts": 128,
+    "num_experts_per_tok": 8, "moe_intermediate_size": 1536,
+}  # fmt: skip
+EAGLE3_DRAFT: dict[str, Any] = {
+    "architectures": ["LlamaForCausalLMEagle3"], "model_type": "llama", "hidden_size": 4096,
+    "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
+}  # fmt: skip
+DEEPSEEK_MOE: dict[str, Any] = {**DEEPSEEK_R1, "n_routed_experts": 256}
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in list(os.environ):
+        if name.startswith(("SGLANG_", "STACKCHECK_")):
+            monkeypatch.delenv(name)
+
+
+def _reasons(doc: dict[str, Any]) -> dict[str, tuple[str, Any]]:
+    return {str(r.get("feature")): (str(r.get("status")), r.get("effect")) for r in doc.get("reasons") or []}
+
+
+def _mtp(*extra: str) -> list[str]:
+    return ["--speculative-algorithm", "EAGLE", "--speculative-num-steps", "1", "--speculative-eagle-topk", "1",
+            "--speculative-num-draft-tokens", "2", *extra]  # fmt: skip
+
+
+@pytest.mark.parametrize("release", ["0.5.7", "0.5.9", "0.5.11"])
+@pytest.mark.parametrize("cc", ["10.0", "9.0"])
+def test_spec_moe_runner_flashinfer_trtllm_asserted_0_5_7_to_0_5_11(tmp_path: Path, release: str, cc: str) -> None:
+    # asserted at argument parsing on every GPU and model, with or without speculative decoding
+    dense = model_dir(tmp_path, "llama3", LLAMA3)
+    doc = gate_tp8(release_box(tmp_path, release, cc), dense, "--speculative-moe-runner-backend", "flashinfer_trtllm")
+    assert doc["decision"] == "refuse"
+    assert _reasons(doc).get(SPEC_ASSERT) == ("blocked", "crash")
+
+
+@pytest.mark.parametrize("release", ["0.5.6", "0.5.12", "0.5.23"])
+def test_spec_moe_runner_flashinfer_trtllm_not_asserted_elsewhere(tmp_path: Path, release: str) -> None:
+    moe = model_dir(tmp_path, "dsr1", DEEPSEEK_MOE)  # MTP: the draft is the target's checkpoint
+    doc = gate_tp8(
+        release_box(tmp_path, release, "10.0"), moe, *_mtp("--speculative-moe-runner-backend", "flashinfer_trtllm")
+    )
+    assert SPEC_ASSERT not in _reasons(doc) and SPEC_TRTLLM not in _reasons(doc)
+
+
+@pytest.mark.parametrize(
+    ("release", "runner"),
+    [
+        ("0.5.15", "flashinfer_trtllm"),
+        ("0.5.23", "flashinfer_trtllm"),
+        ("0.5.23", "flashinfer_trtllm_routed"),
+        ("0.5.6", "flashinfer_trtllm"),
+        ("0.5.10", "flashinfer_trtllm_routed"),  # passes 0.5.7-0.5.11's assertion, which tests flashinfer_trtllm
+    ],
+)
+def test_spec_moe_runner_trtllm_gen_moe_draft_off_sm100_refused(tmp_path: Path, release: str, runner: str) -> None:
+    moe = model_dir(tmp_path, "dsr1", DEEPSEEK_MOE)
+    doc = gate_tp8(release_box(tmp_path, release, "9.0"), moe, *_mtp("--speculative-moe-runner-backend", runner))
+    assert doc["decision"] == "refuse"
+    assert _reasons(doc).get(SPEC_TRTLLM) == ("blocked", "crash")
+
+
+def test_spec_moe_runner_trtllm_gen_dense_draft_or_no_speculation_not_refused(tmp_path: Path) -> None:
+    target = model_dir(tmp_path, "qwen3moe", QWEN3_MOE)
+    draft = model_dir(tmp_path, "eagle3", EAGLE3_DRAFT)  # a dense EAGLE-3 head: no MoE layer takes the runner
+    box = release_box(tmp_path, "0.5.23", "9.0")
+    args = ["--speculative-algorithm", "EAGLE3", "--speculative-draft-model-path", str(draft),
+            "--speculative-moe-runner-backend", "flashinfer_trtllm"]  # fmt: skip
+    assert SPEC_TRTLLM not in _reasons(gate_tp8(box, target, *args))
+    # no speculative decoding: no draft model runs the flag
+    doc = gate_tp8(box, target, "--speculative-moe-runner-backend", "flashinfer_trtllm")
+    assert SPEC_TRTLLM not in _reasons(doc)
+
+
+@pytest.mark.parametrize(
+    ("release", "cc", "why"),
+    [("0.5.15", "8.0", SPEC_DEEPGEMM_OFF), ("0.5.23", "8.0", SPEC_DEEPGEMM_OFF), ("0.5.15", "12.1", "deepgemm")],
+)
+def test_spec_moe_runner_deep_gemm_judged_as_the_target_flag(tmp_path: Path, release: str, cc: str, why: str) -> None:
+    moe = model_dir(tmp_path, "dsr1", DEEPSEEK_MOE)
+    doc = gate_tp8(release_box(tmp_path, release, cc), moe, *_mtp("--speculative-moe-runner-backend", "deep_gemm"))
+    assert doc["decision"] == "refuse"
+    assert _reasons(doc).get(why, ("", None))[0] == "blocked"
+
+
+def test_spec_moe_runner_deep_gemm_on_hopper_allowed(tmp_path: Path) -> None:
+    moe = model_dir(tmp_path, "qwen3moe", QWEN3_MOE)
+    doc = gate_tp8(release_box(tmp_path, "0.5.23", "9.0"), moe, "--speculative-moe-runner-backend", "deep_gemm")
+    assert doc["decision"] == "allow"
+    assert next(f for f in doc["features"] if f["feature"] == "deepgemm")["kind"] == "explicit"
