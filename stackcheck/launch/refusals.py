@@ -820,6 +820,8 @@ def _entry_free_values(
     # SGLang loads it), for a rule on --speculative-moe-runner-backend
     draft = (models or {}).get("draft model") if "draft model" in (models or {}) else read
     values["draft_model_moe"] = _model_moe(draft)
+    for name, on in d.env.items():  # each variable launch.json reads, parsed (its default where unset): env_<name>
+        values["env_" + name.lower()] = on
     for spec in mapping.get("env") or []:  # a variable that is a launch fact, where this release reads it
         if isinstance(spec, dict) and isinstance(spec.get("fact"), str) and isinstance(spec.get("name"), str):
             reads = "versions" not in spec or _version_in(version, str(spec["versions"])) is True

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gate_cli import DEEPSEEK_R1, LLAMA3, gate_tp8, model_dir, release_box
+from gate_cli import DEEPSEEK_R1, LLAMA3, cli_json, gate_tp8, model_dir, release_box
 
 SPEC_ASSERT = "refusal spec-moe-runner-trtllm-asserted"
 SPEC_TRTLLM = "refusal spec-moe-runner-trtllm-gen-sm100-family"
@@ -111,3 +111,39 @@ def test_spec_moe_runner_deep_gemm_on_hopper_allowed(tmp_path: Path) -> None:
     doc = gate_tp8(release_box(tmp_path, "0.5.23", "9.0"), moe, "--speculative-moe-runner-backend", "deep_gemm")
     assert doc["decision"] == "allow"
     assert next(f for f in doc["features"] if f["feature"] == "deepgemm")["kind"] == "explicit"
+
+
+JIT_OFF = "refusal moe-runner-deep-gemm-jit-off"
+
+
+@pytest.mark.parametrize(
+    ("release", "cc"), [("0.5.15", "9.0"), ("0.5.23", "10.0"), ("0.5.23", "9.0"), ("0.5.9", "9.0")]
+)
+@pytest.mark.parametrize("off", ["0", "false"])
+def test_deep_gemm_runner_with_jit_deepgemm_off_refused(tmp_path: Path, release: str, cc: str, off: str) -> None:
+    # SGLANG_ENABLE_JIT_DEEPGEMM off: deep_gemm never imported, the runner's grouped GEMMs fail by name
+    moe = model_dir(tmp_path, "qwen3moe", QWEN3_MOE)
+    line = [
+        "env",
+        f"SGLANG_ENABLE_JIT_DEEPGEMM={off}",
+        "python3",
+        "-m",
+        "sglang.launch_server",
+        "--model-path",
+        str(moe),
+    ]
+    args = ["gate", "--facts", str(release_box(tmp_path, release, cc)), "--dry-run", "--format", "json", "--"]
+    doc = cli_json([*args, *line, "--tp", "8", "--moe-runner-backend", "deep_gemm"])[1]
+    assert doc["decision"] == "refuse"
+    assert _reasons(doc).get(JIT_OFF) == ("blocked", "crash")
+
+
+def test_deep_gemm_runner_with_jit_deepgemm_on_or_dense_model_not_refused_by_it(tmp_path: Path) -> None:
+    box = release_box(tmp_path, "0.5.23", "9.0")
+    doc = gate_tp8(box, model_dir(tmp_path, "qwen3moe", QWEN3_MOE), "--moe-runner-backend", "deep_gemm")
+    assert JIT_OFF not in _reasons(doc) and doc["decision"] == "allow"
+    line = ["env", "SGLANG_ENABLE_JIT_DEEPGEMM=0", "python3", "-m", "sglang.launch_server"]
+    dense = model_dir(tmp_path, "llama3", LLAMA3)
+    args = ["gate", "--facts", str(box), "--dry-run", "--format", "json", "--", *line, "--model-path", str(dense)]
+    doc = cli_json([*args, "--tp", "8", "--moe-runner-backend", "deep_gemm"])[1]
+    assert JIT_OFF not in _reasons(doc)

@@ -93,6 +93,8 @@ CHECK_TEXT = {
     "spec-moe-runner-trtllm-asserted": "Currently speculative MoE runner backend",
     "spec-moe-runner-trtllm-gen-sm100-family": "def speculative_moe_backend_context",
     "spec-moe-runner-deep-gemm-deepgemm-off": "use_deep_gemm",
+    # the import of deep_gemm under SGLang's DeepGEMM switch, which SGLANG_ENABLE_JIT_DEEPGEMM turns off (CHECK_FILE)
+    "moe-runner-deep-gemm-jit-off": "if ENABLE_JIT_DEEPGEMM:\n    import deep_gemm",
 }
 # a rule checked outside the argument handling: the module of the wheel that holds its check
 CHECK_FILE = {
@@ -140,6 +142,7 @@ CHECK_FILE = {
     "moe-runner-deep-gemm-deepgemm-off": "sglang/srt/layers/quantization/unquant.py",
     "spec-moe-runner-trtllm-gen-sm100-family": "sglang/srt/layers/moe/utils.py",
     "spec-moe-runner-deep-gemm-deepgemm-off": "sglang/srt/layers/quantization/unquant.py",
+    "moe-runner-deep-gemm-jit-off": "sglang/srt/layers/deep_gemm_wrapper/entrypoint.py",
 }
 # moe-runner-deep-gemm-deepgemm-off's GPU conditions (`also` on gpu_major): SGLang turns DeepGEMM off below SM90 in
 # its configurer (and, 0.5.13-0.5.19, on sm 120), and imports deep_gemm only where it is on
