@@ -96,6 +96,7 @@ _FLAG_FACTS = {
     "prefill_attention_backend": "--prefill-attention-backend",
     "kv_cache_dtype": "--kv-cache-dtype",
     "moe_runner_backend": "--moe-runner-backend",
+    "quantization": "--quantization",
     "speculative_moe_runner_backend": "--speculative-moe-runner-backend",
 }
 
@@ -883,6 +884,8 @@ def _holds(cond: Mapping[str, Any], values: Mapping[str, Any], entry: Mapping[st
         return None if value.holds is None else value.holds is bool(cond.get("is", True))
     if value is _UNKNOWN:
         return None
+    if "unknown_in" in cond:  # holds, but for the values where SGLang decides from what the gate does not read
+        return None if value in (cond.get("unknown_in") or []) else True
     if "in" in cond:
         return value in (cond.get("in") or [])
     if "not_in" in cond:
@@ -955,6 +958,19 @@ def _mentions(cond: Any, fact: str) -> bool:
 
 def _unknown_facts(conds: Sequence[Any], values: Mapping[str, Any]) -> list[str]:
     return [f for f, v in values.items() if _unknown(v) and any(_mentions(c, f) for c in conds)]
+
+
+def _unknown_in_whys(conds: Sequence[Any], values: Mapping[str, Any], entry: Mapping[str, Any]) -> list[str]:
+    """The `why` of each `unknown_in` condition (inside `any` too) that is unknown for a value the gate read."""
+    out: list[str] = []
+    for c in conds:
+        if not isinstance(c, dict):
+            continue
+        if "any" in c:
+            out += _unknown_in_whys(c.get("any") or [], values, entry)
+        elif "unknown_in" in c and not _unknown(values.get(str(c.get("fact")))) and _holds(c, values, entry) is None:
+            out.append(str(c.get("why") or c.get("fact")))
+    return out
 
 
 _AUTO_WORDS = {
@@ -1111,7 +1127,10 @@ def refusal_problems(
             out.append(Problem(subject, "blocked", "crash", message, sources, observed, required))
             continue
         missing = "; ".join(
-            getattr(values[f], "missing", None) or _AUTO_WORDS.get(f, f) for f in _unknown_facts(conds, values)
+            [
+                *(getattr(values[f], "missing", None) or _AUTO_WORDS.get(f, f) for f in _unknown_facts(conds, values)),
+                *_unknown_in_whys(conds, values, entry),
+            ]
         )
         out.append(
             Problem(

@@ -147,3 +147,55 @@ def test_deep_gemm_runner_with_jit_deepgemm_on_or_dense_model_not_refused_by_it(
     args = ["gate", "--facts", str(box), "--dry-run", "--format", "json", "--", *line, "--model-path", str(dense)]
     doc = cli_json([*args, "--tp", "8", "--moe-runner-backend", "deep_gemm"])[1]
     assert JIT_OFF not in _reasons(doc)
+
+
+TRT_QUANT = "refusal moe-runner-trtllm-quantization"
+TRT_NO_QUANT = "refusal moe-runner-trtllm-no-quantization"
+NEMOTRON_H: dict[str, Any] = {
+    "architectures": ["NemotronHForCausalLM"], "model_type": "nemotron_h", "hidden_size": 4096,
+    "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("release", "cc", "config", "flags", "want"),
+    [
+        # 0.5.2-0.5.4: no --quantization is no quantization on any GPU, for a dense model too
+        ("0.5.4", "10.0", QWEN3_MOE, [], (TRT_NO_QUANT, "blocked")),
+        ("0.5.3", "10.0", LLAMA3, [], (TRT_NO_QUANT, "blocked")),
+        ("0.5.4", "10.0", QWEN3_MOE, ["--quantization", "modelopt_fp8"], (TRT_QUANT, "blocked")),
+        ("0.5.2", "10.0", DEEPSEEK_MOE, ["--quantization", "awq"], (TRT_QUANT, "blocked")),
+        # 0.5.5-0.5.6: an architecture whose quantization SGLang fills from the checkpoint on SM100 is unknown
+        ("0.5.5", "10.0", QWEN3_MOE, [], (TRT_NO_QUANT, "blocked")),  # Qwen3 MoE filled only from 0.5.6
+        ("0.5.6", "10.0", QWEN3_MOE, [], (TRT_NO_QUANT, "unknown")),
+        ("0.5.5", "10.0", DEEPSEEK_MOE, [], (TRT_NO_QUANT, "unknown")),
+        ("0.5.6", "9.0", DEEPSEEK_MOE, [], (TRT_NO_QUANT, "blocked")),  # no fill off SM100
+        ("0.5.6", "10.0", LLAMA3, [], (TRT_NO_QUANT, "blocked")),
+        ("0.5.6", "10.0", QWEN3_MOE, ["--quantization", "w8a8_fp8"], (TRT_QUANT, "blocked")),
+        ("0.5.6", "10.0", NEMOTRON_H, ["--quantization", "modelopt"], (TRT_QUANT, "unknown")),
+        ("0.5.5", "10.0", NEMOTRON_H, ["--quantization", "modelopt"], (TRT_QUANT, "blocked")),
+    ],
+)
+def test_flashinfer_trtllm_quantization_assertion_0_5_2_to_0_5_6(
+    tmp_path: Path, release: str, cc: str, config: dict[str, Any], flags: list[str], want: tuple[str, str]
+) -> None:
+    model = model_dir(tmp_path, "m", config)
+    doc = gate_tp8(release_box(tmp_path, release, cc), model, "--moe-runner-backend", "flashinfer_trtllm", *flags)
+    assert doc["decision"] == "refuse"
+    assert _reasons(doc).get(want[0], ("", None))[0] == want[1]
+
+
+@pytest.mark.parametrize(
+    ("release", "flags"),
+    [
+        ("0.5.4", ["--quantization", "fp8"]),
+        ("0.5.6", ["--quantization", "modelopt_fp8"]),
+        ("0.5.1", []),  # no assertion yet
+        ("0.5.7", []),  # BF16 (None) admitted from 0.5.7
+        ("0.5.23", []),
+    ],
+)
+def test_flashinfer_trtllm_quantization_admitted(tmp_path: Path, release: str, flags: list[str]) -> None:
+    model = model_dir(tmp_path, "qwen3moe", QWEN3_MOE)
+    doc = gate_tp8(release_box(tmp_path, release, "10.0"), model, "--moe-runner-backend", "flashinfer_trtllm", *flags)
+    assert TRT_QUANT not in _reasons(doc) and TRT_NO_QUANT not in _reasons(doc)

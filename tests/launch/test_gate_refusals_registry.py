@@ -95,7 +95,11 @@ CHECK_TEXT = {
     "spec-moe-runner-deep-gemm-deepgemm-off": "use_deep_gemm",
     # the import of deep_gemm under SGLang's DeepGEMM switch, which SGLANG_ENABLE_JIT_DEEPGEMM turns off (CHECK_FILE)
     "moe-runner-deep-gemm-jit-off": "if ENABLE_JIT_DEEPGEMM:\n    import deep_gemm",
+    # 0.5.2-0.5.6's assertion on the quantization for the trtllm-gen MoE runner (TRTLLM_QUANT_RULES: its list)
+    "moe-runner-trtllm-quantization": "quantization is required for Flashinfer TRTLLM MoE",
+    "moe-runner-trtllm-no-quantization": "quantization is required for Flashinfer TRTLLM MoE",
 }
+TRTLLM_QUANT_RULES = ("moe-runner-trtllm-quantization", "moe-runner-trtllm-no-quantization")
 # a rule checked outside the argument handling: the module of the wheel that holds its check
 CHECK_FILE = {
     "trtllm-mha-page-128-heads": "sglang/srt/layers/attention/trtllm_mha_backend.py",
@@ -278,6 +282,14 @@ def test_the_refusal_rules_are_what_the_wheel_checks(version: str) -> None:
             assert "if ENABLE_JIT_DEEPGEMM:\n    import deep_gemm" in guard, version
             majors = json.dumps(entry.get("also"))
             assert ('"in": [12]' in majors) is (DEEPGEMM_OFF_TEXT["sm120_off"] in configurer or version == "0.5.12")
+            continue
+        if rule["id"] in TRTLLM_QUANT_RULES and hits:  # the quantizations the assertion admits, as the rule says
+            name, at = hits[0]
+            admitted = sorted(re.findall(r'self\.quantization == "(\w+)"', code[name][max(0, at - 300) : at]))
+            said = re.split(r", | or ", str(entry["required_value"]))
+            assert admitted == sorted(said), (rule["id"], version, admitted)
+            lists = [c["not_in"] for c in entry.get("also") or [] if c.get("fact") == "quantization"]
+            assert all(sorted(x) == admitted for x in lists), (rule["id"], version)
             continue
         for cond in entry.get("also") or []:
             if "fact" not in cond:
