@@ -199,3 +199,31 @@ def test_flashinfer_trtllm_quantization_admitted(tmp_path: Path, release: str, f
     model = model_dir(tmp_path, "qwen3moe", QWEN3_MOE)
     doc = gate_tp8(release_box(tmp_path, release, "10.0"), model, "--moe-runner-backend", "flashinfer_trtllm", *flags)
     assert TRT_QUANT not in _reasons(doc) and TRT_NO_QUANT not in _reasons(doc)
+
+
+@pytest.mark.parametrize(("release", "cc"), [("0.5.3", "10.0"), ("0.5.6", "9.0"), ("0.5.8", "10.0"), ("0.5.9", "9.0")])
+@pytest.mark.parametrize("kv", ["fp8_e4m3", "fp8_e5m2"])
+def test_fa4_with_fp8_kv_on_0_5_3_to_0_5_9_refused_for_mha_models(
+    tmp_path: Path, release: str, cc: str, kv: str
+) -> None:
+    # sgl-kernel's FA4 (0.5.3-0.5.8) and 0.5.9's vendored copy assert q, k, v of one FP16/BF16 dtype; the backend
+    # keeps q in BF16 for FA4 and hands it the FP8 cache
+    llama = model_dir(tmp_path, "llama3", LLAMA3)
+    doc = gate_tp8(
+        release_box(tmp_path, release, cc), llama, "--prefill-attention-backend", "fa4", "--kv-cache-dtype", kv
+    )
+    assert doc["decision"] == "refuse"
+    fa4 = next(r for r in doc["reasons"] if r["feature"] == "attention-fa4")
+    assert "fa4-fp8-kv-dtype-mismatch" in {x.get("rule") for x in fa4["reasons"]}
+
+
+@pytest.mark.parametrize("release", ["0.5.5", "0.5.9"])
+def test_fa4_fp8_kv_dtype_rule_not_for_bf16_kv_or_mla_models(tmp_path: Path, release: str) -> None:
+    box = release_box(tmp_path, release, "10.0")
+    doc = gate_tp8(box, model_dir(tmp_path, "llama3", LLAMA3), "--prefill-attention-backend", "fa4")
+    fa4 = [r for r in doc.get("reasons") or [] if r["feature"] == "attention-fa4"]
+    assert "fa4-fp8-kv-dtype-mismatch" not in {x.get("rule") for r in fa4 for x in r.get("reasons") or []}
+    r1 = model_dir(tmp_path, "dsr1", DEEPSEEK_R1)
+    doc = gate_tp8(box, r1, "--prefill-attention-backend", "fa4", "--kv-cache-dtype", "fp8_e4m3")
+    fa4 = [r for r in doc.get("reasons") or [] if r["feature"] == "attention-fa4"]
+    assert "fa4-fp8-kv-dtype-mismatch" not in {x.get("rule") for r in fa4 for x in r.get("reasons") or []}
