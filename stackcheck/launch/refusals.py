@@ -96,6 +96,8 @@ _FLAG_FACTS = {
     "prefill_attention_backend": "--prefill-attention-backend",
     "kv_cache_dtype": "--kv-cache-dtype",
     "moe_runner_backend": "--moe-runner-backend",
+    "quantization": "--quantization",
+    "speculative_moe_runner_backend": "--speculative-moe-runner-backend",
 }
 
 
@@ -815,6 +817,12 @@ def _entry_free_values(
     values["model_dual_chunk"] = isinstance(read, Mapping) and read.get("dual_chunk_attention_config") is not None
     # whether the model has routed experts (config.json), for a rule on the MoE runner: unknown when not read
     values["model_moe"] = _model_moe(read)
+    # the same for the speculative draft model (the target's config.json when the command names no draft model, as
+    # SGLang loads it), for a rule on --speculative-moe-runner-backend
+    draft = (models or {}).get("draft model") if "draft model" in (models or {}) else read
+    values["draft_model_moe"] = _model_moe(draft)
+    for name, on in d.env.items():  # each variable launch.json reads, parsed (its default where unset): env_<name>
+        values["env_" + name.lower()] = on
     for spec in mapping.get("env") or []:  # a variable that is a launch fact, where this release reads it
         if isinstance(spec, dict) and isinstance(spec.get("fact"), str) and isinstance(spec.get("name"), str):
             reads = "versions" not in spec or _version_in(version, str(spec["versions"])) is True
@@ -876,6 +884,8 @@ def _holds(cond: Mapping[str, Any], values: Mapping[str, Any], entry: Mapping[st
         return None if value.holds is None else value.holds is bool(cond.get("is", True))
     if value is _UNKNOWN:
         return None
+    if "unknown_in" in cond:  # holds, but for the values where SGLang decides from what the gate does not read
+        return None if value in (cond.get("unknown_in") or []) else True
     if "in" in cond:
         return value in (cond.get("in") or [])
     if "not_in" in cond:
@@ -950,6 +960,19 @@ def _unknown_facts(conds: Sequence[Any], values: Mapping[str, Any]) -> list[str]
     return [f for f, v in values.items() if _unknown(v) and any(_mentions(c, f) for c in conds)]
 
 
+def _unknown_in_whys(conds: Sequence[Any], values: Mapping[str, Any], entry: Mapping[str, Any]) -> list[str]:
+    """The `why` of each `unknown_in` condition (inside `any` too) that is unknown for a value the gate read."""
+    out: list[str] = []
+    for c in conds:
+        if not isinstance(c, dict):
+            continue
+        if "any" in c:
+            out += _unknown_in_whys(c.get("any") or [], values, entry)
+        elif "unknown_in" in c and not _unknown(values.get(str(c.get("fact")))) and _holds(c, values, entry) is None:
+            out.append(str(c.get("why") or c.get("fact")))
+    return out
+
+
 _AUTO_WORDS = {
     "speculative_topk": "the top-k SGLang picks from the model's architecture, which the gate could not read (give "
     "--speculative-eagle-topk, or make the model's config.json readable)",
@@ -967,6 +990,8 @@ _AUTO_WORDS = {
     "model_backend_refused": "the backend of a side the command leaves open while giving another attention flag "
     "(give --attention-backend, or both --prefill- and --decode-attention-backend)",
     "model_moe": "whether the model has routed experts, which the gate could not tell (its config.json not read)",
+    "draft_model_moe": "whether the speculative draft model has routed experts, which the gate could not tell (its "
+    "config.json not read)",
 }
 
 
@@ -1102,7 +1127,10 @@ def refusal_problems(
             out.append(Problem(subject, "blocked", "crash", message, sources, observed, required))
             continue
         missing = "; ".join(
-            getattr(values[f], "missing", None) or _AUTO_WORDS.get(f, f) for f in _unknown_facts(conds, values)
+            [
+                *(getattr(values[f], "missing", None) or _AUTO_WORDS.get(f, f) for f in _unknown_facts(conds, values)),
+                *_unknown_in_whys(conds, values, entry),
+            ]
         )
         out.append(
             Problem(

@@ -88,7 +88,18 @@ CHECK_TEXT = {
     # the unquantized MoE method's DeepGEMM path (CHECK_FILE), from 0.5.12; where SGLang keeps DeepGEMM off is
     # DEEPGEMM_OFF_TEXT in the DeepGEMM configurer
     "moe-runner-deep-gemm-deepgemm-off": "use_deep_gemm",
+    # the draft model's runner: 0.5.7-0.5.11's assertion on the flag, the context that hands the draft's MoE layers
+    # the flag's runner (CHECK_FILE), and the same unquantized DeepGEMM path as the target's rule
+    "spec-moe-runner-trtllm-asserted": "Currently speculative MoE runner backend",
+    "spec-moe-runner-trtllm-gen-sm100-family": "def speculative_moe_backend_context",
+    "spec-moe-runner-deep-gemm-deepgemm-off": "use_deep_gemm",
+    # the import of deep_gemm under SGLang's DeepGEMM switch, which SGLANG_ENABLE_JIT_DEEPGEMM turns off (CHECK_FILE)
+    "moe-runner-deep-gemm-jit-off": "if ENABLE_JIT_DEEPGEMM:\n    import deep_gemm",
+    # 0.5.2-0.5.6's assertion on the quantization for the trtllm-gen MoE runner (TRTLLM_QUANT_RULES: its list)
+    "moe-runner-trtllm-quantization": "quantization is required for Flashinfer TRTLLM MoE",
+    "moe-runner-trtllm-no-quantization": "quantization is required for Flashinfer TRTLLM MoE",
 }
+TRTLLM_QUANT_RULES = ("moe-runner-trtllm-quantization", "moe-runner-trtllm-no-quantization")
 # a rule checked outside the argument handling: the module of the wheel that holds its check
 CHECK_FILE = {
     "trtllm-mha-page-128-heads": "sglang/srt/layers/attention/trtllm_mha_backend.py",
@@ -133,11 +144,15 @@ CHECK_FILE = {
     ),
     "moe-runner-trtllm-gen-sm100-family": "sglang/srt/layers/moe/fused_moe_triton/layer.py",
     "moe-runner-deep-gemm-deepgemm-off": "sglang/srt/layers/quantization/unquant.py",
+    "spec-moe-runner-trtllm-gen-sm100-family": "sglang/srt/layers/moe/utils.py",
+    "spec-moe-runner-deep-gemm-deepgemm-off": "sglang/srt/layers/quantization/unquant.py",
+    "moe-runner-deep-gemm-jit-off": "sglang/srt/layers/deep_gemm_wrapper/entrypoint.py",
 }
 # moe-runner-deep-gemm-deepgemm-off's GPU conditions (`also` on gpu_major): SGLang turns DeepGEMM off below SM90 in
 # its configurer (and, 0.5.13-0.5.19, on sm 120), and imports deep_gemm only where it is on
 DEEPGEMM_CONFIGURER = "sglang/srt/layers/deep_gemm_wrapper/configurer.py"
 DEEPGEMM_ENTRYPOINT = "sglang/srt/layers/deep_gemm_wrapper/entrypoint.py"
+DEEPGEMM_OFF_RULES = ("moe-runner-deep-gemm-deepgemm-off", "spec-moe-runner-deep-gemm-deepgemm-off")
 DEEPGEMM_OFF_TEXT = {"below_sm90": "sm_version < 90", "sm120_off": "if sm_version == 120:\n        return False"}
 # a rule no check of the wheel raises (the fifteenth fact-check sample): from 0.5.20 Qwen2 still builds the dual chunk
 # rotary embedding (five query copies) from config.json, and the only backend that read them is gone
@@ -149,6 +164,8 @@ ALSO_TEXT = {
     "speculative_adaptive": "not cfg.speculative_adaptive and cfg.speculative_num_steps is None|"
     "not server_args.speculative_adaptive",
     "model_architecture": "def _handle_iquest_q1_mtp_draft",
+    # flashinfer_trtllm_routed passes 0.5.7-0.5.11's assertion, which tests is_flashinfer_trtllm alone
+    "speculative_moe_runner_backend": r"\)\.is_flashinfer_trtllm\(\), \"Currently speculative MoE runner",
 }
 PAGE_TEXT = {  # the warning each backend logs when it forces its page size
     "flashmla": "FlashMLA only supports a page_size of 64",
@@ -258,13 +275,21 @@ def test_the_refusal_rules_are_what_the_wheel_checks(version: str) -> None:
         where = code if rule["id"] not in CHECK_FILE else module(version, CHECK_FILE[rule["id"]])
         hits = [(name, body.index(text)) for name, body in where.items() if text in body]
         assert bool(hits) is bool(entry["applies"]), (rule["id"], version, [n for n, _ in hits])
-        if rule["id"] == "moe-runner-deep-gemm-deepgemm-off" and entry["applies"]:
+        if rule["id"] in DEEPGEMM_OFF_RULES and entry["applies"]:
             configurer = "".join(module(version, DEEPGEMM_CONFIGURER).values())
             assert DEEPGEMM_OFF_TEXT["below_sm90"] in configurer, version
             guard = "".join(module(version, DEEPGEMM_ENTRYPOINT).values())
             assert "if ENABLE_JIT_DEEPGEMM:\n    import deep_gemm" in guard, version
             majors = json.dumps(entry.get("also"))
             assert ('"in": [12]' in majors) is (DEEPGEMM_OFF_TEXT["sm120_off"] in configurer or version == "0.5.12")
+            continue
+        if rule["id"] in TRTLLM_QUANT_RULES and hits:  # the quantizations the assertion admits, as the rule says
+            name, at = hits[0]
+            admitted = sorted(re.findall(r'self\.quantization == "(\w+)"', code[name][max(0, at - 300) : at]))
+            said = re.split(r", | or ", str(entry["required_value"]))
+            assert admitted == sorted(said), (rule["id"], version, admitted)
+            lists = [c["not_in"] for c in entry.get("also") or [] if c.get("fact") == "quantization"]
+            assert all(sorted(x) == admitted for x in lists), (rule["id"], version)
             continue
         for cond in entry.get("also") or []:
             if "fact" not in cond:
