@@ -1,0 +1,113 @@
+"""The seventeenth fact-check sample's false passes (tests/realworld/FACTCHECK.md, "Seventeenth sample"; the rows in
+bench/factcheck17_drawn.json), each read in the real wheels. The gate judged none of these flags and allowed them:
+
+- c5: `--enable-two-batch-overlap` with no MoE all-to-all backend and no DP attention (Llama 3, 0.5.17): ValueError
+  while SGLang reads its arguments (refusals two-batch-overlap-a2a-none, 0.5.7-0.5.14, and
+  two-batch-overlap-a2a-none-dp-attention, 0.5.15-0.5.23).
+- c9: `--enable-pdmux` without `--chunked-prefill-size -1 --disable-overlap-schedule` (0.5.23): AssertionError
+  (refusal pdmux-chunked-prefill-overlap-schedule).
+- c4: `--moe-a2a-backend flashinfer` without DP attention (0.5.16): AssertionError (refusal
+  moe-a2a-flashinfer-dp-attention).
+- c6, c8: `--moe-a2a-backend mooncake` with the default `--deepep-mode auto` (0.5.19, 0.5.23): the Mooncake
+  dispatcher raises NotImplementedError for normal dispatch (refusal moe-a2a-mooncake-normal-mode).
+- c1, c2, c3: `--quantization w4afp8` on a BF16 checkpoint: W4AFp8Config's defaults declare a serialized W4AFP8
+  checkpoint (preflight.json model.flag_checkpoint_conflicts w4afp8-unquantized-checkpoint); and on an FP8
+  checkpoint the model config's mismatch ValueError (w4afp8-fp8-checkpoint).
+- c7, c10: `--quantization modelopt_fp4` on a BF16 checkpoint (no hf_quant_config.json: ValueError) and on an FP8
+  checkpoint (the mismatch ValueError), 0.5.1-0.5.17.
+- found outside the draw: `--kv-cache-dtype fp4_e2m1` on 0.5.21-0.5.23 and `bf16` before 0.5.4, which those releases'
+  parsers do not offer (release_choices for --kv-cache-dtype).
+
+The model configs are written for the tests in the shape of the published ones."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from gate_cli import LLAMA3, gate_tp8, model_dir, release_box
+
+QWEN3_MOE: dict[str, Any] = {
+    "architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe", "hidden_size": 4096,
+    "num_attention_heads": 64, "num_key_value_heads": 4, "head_dim": 128, "num_experts": 128,
+    "num_experts_per_tok": 8, "moe_intermediate_size": 1536,
+}  # fmt: skip
+QWEN3_MOE_FP8: dict[str, Any] = {
+    **QWEN3_MOE,
+    "quantization_config": {"quant_method": "fp8", "fmt": "e4m3", "activation_scheme": "dynamic",
+                            "weight_block_size": [128, 128]},
+}  # fmt: skip
+W4AFP8_MOE: dict[str, Any] = {**QWEN3_MOE, "quantization_config": {"quant_method": "w4afp8"}}
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in list(os.environ):
+        if name.startswith(("SGLANG_", "STACKCHECK_")):
+            monkeypatch.delenv(name)
+
+
+def _reasons(doc: dict[str, Any]) -> dict[str, tuple[str, Any]]:
+    return {str(r.get("feature")): (str(r.get("status")), r.get("effect")) for r in doc.get("reasons") or []}
+
+
+def _refused_by(doc: dict[str, Any], rule: str) -> bool:
+    return doc["decision"] == "refuse" and _reasons(doc).get(f"refusal {rule}", ("", None))[0] == "blocked"
+
+
+def _preflight_fails(doc: dict[str, Any], text: str) -> bool:
+    checks = (doc.get("preflight") or {}).get("checks") or []
+    return doc["decision"] == "refuse" and any(
+        c.get("status") == "fail" and text in str(c.get("message")) for c in checks if isinstance(c, dict)
+    )
+
+
+@pytest.mark.parametrize(
+    ("release", "cc", "rule"),
+    [
+        ("0.5.17", "12.0", "two-batch-overlap-a2a-none-dp-attention"),  # c5
+        ("0.5.23", "9.0", "two-batch-overlap-a2a-none-dp-attention"),
+        ("0.5.12", "9.0", "two-batch-overlap-a2a-none"),
+    ],
+)
+def test_two_batch_overlap_without_a2a_refused(tmp_path: Path, release: str, cc: str, rule: str) -> None:
+    llama = model_dir(tmp_path, "llama3", LLAMA3)
+    assert _refused_by(gate_tp8(release_box(tmp_path, release, cc), llama, "--enable-two-batch-overlap"), rule)
+
+
+def test_two_batch_overlap_with_dp_attention_allowed(tmp_path: Path) -> None:
+    llama = model_dir(tmp_path, "llama3", LLAMA3)
+    box = release_box(tmp_path, "0.5.17", "12.0")
+    doc = gate_tp8(box, llama, "--enable-two-batch-overlap", "--enable-dp-attention", "--dp", "8")
+    assert doc["decision"] == "allow"
+
+
+def test_pdmux_needs_no_chunked_prefill_and_no_overlap_schedule(tmp_path: Path) -> None:  # c9
+    moe = model_dir(tmp_path, "qwen3moe-fp8", QWEN3_MOE_FP8)
+    box = release_box(tmp_path, "0.5.23", "10.0")
+    assert _refused_by(gate_tp8(box, moe, "--enable-pdmux"), "pdmux-chunked-prefill-overlap-schedule")
+    doc = gate_tp8(box, moe, "--enable-pdmux", "--chunked-prefill-size", "-1")
+    assert _refused_by(doc, "pdmux-chunked-prefill-overlap-schedule")
+    doc = gate_tp8(box, moe, "--enable-pdmux", "--chunked-prefill-size", "-1", "--disable-overlap-schedule")
+    assert doc["decision"] == "allow"
+
+
+def test_flashinfer_a2a_needs_dp_attention(tmp_path: Path) -> None:  # c4
+    moe = model_dir(tmp_path, "qwen3moe-fp8", QWEN3_MOE_FP8)
+    box = release_box(tmp_path, "0.5.16", "10.0")
+    assert _refused_by(gate_tp8(box, moe, "--moe-a2a-backend", "flashinfer"), "moe-a2a-flashinfer-dp-attention")
+    doc = gate_tp8(box, moe, "--moe-a2a-backend", "flashinfer", "--enable-dp-attention", "--dp", "8")
+    assert "refusal moe-a2a-flashinfer-dp-attention" not in _reasons(doc)
+
+
+@pytest.mark.parametrize("release", ["0.5.19", "0.5.23"])  # c6, c8
+def test_mooncake_a2a_needs_low_latency_mode(tmp_path: Path, release: str) -> None:
+    moe = model_dir(tmp_path, "qwen3moe", QWEN3_MOE)
+    box = release_box(tmp_path, release, "9.0")
+    assert _refused_by(gate_tp8(box, moe, "--moe-a2a-backend", "mooncake"), "moe-a2a-mooncake-normal-mode")
+    doc = gate_tp8(box, moe, "--moe-a2a-backend", "mooncake", "--deepep-mode", "normal")
+    assert _refused_by(doc, "moe-a2a-mooncake-normal-mode")
+    doc = gate_tp8(box, moe, "--moe-a2a-backend", "mooncake", "--deepep-mode", "low_latency")
+    assert doc["decision"] == "allow"
