@@ -111,3 +111,44 @@ def test_mooncake_a2a_needs_low_latency_mode(tmp_path: Path, release: str) -> No
     assert _refused_by(doc, "moe-a2a-mooncake-normal-mode")
     doc = gate_tp8(box, moe, "--moe-a2a-backend", "mooncake", "--deepep-mode", "low_latency")
     assert doc["decision"] == "allow"
+
+
+@pytest.mark.parametrize(
+    ("release", "cc", "model", "config"),
+    [
+        ("0.5.23", "10.0", "llama3", LLAMA3),  # c1
+        ("0.5.14", "9.0", "qwen3moe", QWEN3_MOE),  # c2
+        ("0.5.17", "12.0", "llama3", LLAMA3),  # c3
+    ],
+)
+def test_w4afp8_on_an_unquantized_checkpoint_refused(
+    tmp_path: Path, release: str, cc: str, model: str, config: dict[str, Any]
+) -> None:
+    doc = gate_tp8(release_box(tmp_path, release, cc), model_dir(tmp_path, model, config), "--quantization", "w4afp8")
+    assert _preflight_fails(doc, "--quantization w4afp8 on a checkpoint with no quantization")
+
+
+def test_w4afp8_on_fp8_and_w4afp8_checkpoints(tmp_path: Path) -> None:
+    box = release_box(tmp_path, "0.5.23", "9.0")
+    doc = gate_tp8(box, model_dir(tmp_path, "fp8", QWEN3_MOE_FP8), "--quantization", "w4afp8")
+    assert _preflight_fails(doc, "--quantization w4afp8 on an FP8 checkpoint")
+    doc = gate_tp8(box, model_dir(tmp_path, "w4afp8", W4AFP8_MOE), "--quantization", "w4afp8")
+    assert "w4afp8" not in str([c.get("message") for c in doc["preflight"]["checks"] if c.get("status") == "fail"])
+
+
+@pytest.mark.parametrize(
+    ("model", "config", "text"),
+    [
+        ("llama3", LLAMA3, "--quantization modelopt_fp4 on a checkpoint with no quantization"),  # c7
+        ("qwen3moe-fp8", QWEN3_MOE_FP8, "--quantization modelopt_fp4 on an FP8 checkpoint"),  # c10
+    ],
+)
+def test_modelopt_fp4_on_a_non_modelopt_checkpoint(
+    tmp_path: Path, model: str, config: dict[str, Any], text: str
+) -> None:
+    path = model_dir(tmp_path, model, config)
+    doc = gate_tp8(release_box(tmp_path, "0.5.17", "10.0"), path, "--quantization", "modelopt_fp4")
+    assert _preflight_fails(doc, text)
+    # 0.5.18 and later quantize (or requantize) the MoE experts online: not this failure
+    doc = gate_tp8(release_box(tmp_path, "0.5.18", "10.0"), path, "--quantization", "modelopt_fp4")
+    assert not _preflight_fails(doc, "modelopt_fp4 on")
