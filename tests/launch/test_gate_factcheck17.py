@@ -23,11 +23,16 @@ The model configs are written for the tests in the shape of the published ones."
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 from gate_cli import LLAMA3, gate_tp8, model_dir, release_box
+from registry_wheels import fetch_wheel, is_argument_source, read_texts, run_all
+
+from stackcheck.facts.versions import version_in
+from stackcheck.knowledge.loader import load
 
 QWEN3_MOE: dict[str, Any] = {
     "architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe", "hidden_size": 4096,
@@ -152,3 +157,45 @@ def test_modelopt_fp4_on_a_non_modelopt_checkpoint(
     # 0.5.18 and later quantize (or requantize) the MoE experts online: not this failure
     doc = gate_tp8(release_box(tmp_path, "0.5.18", "10.0"), path, "--quantization", "modelopt_fp4")
     assert not _preflight_fails(doc, "modelopt_fp4 on")
+
+
+@pytest.mark.parametrize(("release", "value"), [("0.5.23", "fp4_e2m1"), ("0.5.21", "fp4_e2m1"), ("0.5.3", "bf16")])
+def test_kv_cache_dtype_the_release_does_not_offer_refused(tmp_path: Path, release: str, value: str) -> None:
+    llama = model_dir(tmp_path, "llama3", LLAMA3)
+    doc = gate_tp8(release_box(tmp_path, release, "10.0"), llama, "--kv-cache-dtype", value)
+    assert _reasons(doc).get("--kv-cache-dtype") == ("blocked", "crash")
+
+
+def test_kv_cache_dtype_the_release_offers_not_refused_for_it(tmp_path: Path) -> None:
+    llama = model_dir(tmp_path, "llama3", LLAMA3)
+    doc = gate_tp8(release_box(tmp_path, "0.5.20", "10.0"), llama, "--kv-cache-dtype", "fp4_e2m1")
+    assert "--kv-cache-dtype" not in _reasons(doc)
+
+
+def _kv_versions() -> list[str]:
+    if not run_all():
+        return ["0.5.3", "0.5.9", "0.5.20", "0.5.23"]
+    return [str(v) for v in load([], env={}).launch["release_flags"]["releases"]]
+
+
+@pytest.mark.registry
+@pytest.mark.parametrize("version", _kv_versions())
+def test_the_kv_cache_dtype_choices_are_the_wheels(version: str) -> None:
+    """release_choices for --kv-cache-dtype: the choices list of the flag's declaration in the release's argument
+    sources (server_args.py's add_argument, or arg_groups/fields' A[...] field from 0.5.20)."""
+    code = read_texts(fetch_wheel("sglang", version), is_argument_source)
+    found = None
+    for body in code.values():
+        at = body.find('"--kv-cache-dtype"')
+        m = re.search(r"kv_cache_dtype: A\[", body) if at < 0 else None
+        at = m.start() if m else at
+        if at < 0:
+            continue
+        listed = re.search(r"choices=\[([^\]]*)\]", body[at : at + 2500])
+        if listed:
+            found = re.findall(r'"(\w+)"', listed.group(1))
+            break
+    assert found, version
+    spec = next(s for s in load([], env={}).launch["release_choices"] if s["flags"] == ["--kv-cache-dtype"])
+    run = next(r for r in spec["runs"] if version_in(version, r["versions"]) is True)
+    assert run["choices"] == found, version
