@@ -199,3 +199,37 @@ def test_the_kv_cache_dtype_choices_are_the_wheels(version: str) -> None:
     spec = next(s for s in load([], env={}).launch["release_choices"] if s["flags"] == ["--kv-cache-dtype"])
     run = next(r for r in spec["runs"] if version_in(version, r["versions"]) is True)
     assert run["choices"] == found, version
+
+
+def _wheel_text(version: str, path: str) -> str:
+    import zipfile
+
+    with zipfile.ZipFile(fetch_wheel("sglang", version)) as z:
+        return z.read(path).decode("utf-8", "replace") if path in z.namelist() else ""
+
+
+@pytest.mark.registry
+@pytest.mark.parametrize("version", _kv_versions())
+def test_the_flag_checkpoint_conflicts_are_the_wheels(version: str) -> None:
+    """preflight.json model.flag_checkpoint_conflicts against each wheel: W4AFp8Config's serialized defaults and its
+    empty config file list (with the loader's `quant_cls()` for such a method), the model config's mismatch
+    ValueError and its compatibility table (fp8 joins modelopt_fp4's list exactly where the fp8 row stops), and the
+    missing-config-file raise with modelopt_fp4's online path exactly where the unquantized row stops."""
+    rows = {r["id"]: r for r in load([], env={}).preflight["model"]["flag_checkpoint_conflicts"]}
+    w4 = _wheel_text(version, "sglang/srt/layers/quantization/w4afp8.py")
+    loader = _wheel_text(version, "sglang/srt/model_loader/weight_utils.py")
+    config = _wheel_text(version, "sglang/srt/configs/model_config.py")
+    assert "is_checkpoint_fp8_serialized: bool = True" in w4, version
+    assert re.search(r"def get_config_filenames\(cls\) -> List\[str\]:\s+return \[\]", w4), version
+    assert re.search(r"if not possible_config_filenames:.*?return quant_cls\(\)", loader, re.S), version
+    assert "does not match the quantization" in config and "Cannot find the config file" in loader, version
+    table = re.search(r"compatible_quantization_methods = \{(.*?)\}", config, re.S)
+    assert table and '"w4afp8"' not in table.group(1), version
+    fp4 = re.search(r'"modelopt_fp4": \[([^\]]*)\]', table.group(1))
+    assert fp4, version
+    takes_fp8 = '"fp8"' in fp4.group(1)
+    assert takes_fp8 is not bool(version_in(version, rows["modelopt-fp4-fp8-checkpoint"]["versions"])), version
+    online = "for_online_weight_quantization" in loader
+    assert online is not bool(version_in(version, rows["modelopt-fp4-unquantized-checkpoint"]["versions"])), version
+    for rid in ("w4afp8-unquantized-checkpoint", "w4afp8-fp8-checkpoint"):
+        assert version_in(version, rows[rid]["versions"]) is True, (rid, version)
