@@ -107,6 +107,17 @@ def test_flashinfer_a2a_needs_dp_attention(tmp_path: Path) -> None:  # c4
     assert "refusal moe-a2a-flashinfer-dp-attention" not in _reasons(doc)
 
 
+@pytest.mark.parametrize("release", ["0.5.12", "0.5.16"])
+def test_flashinfer_a2a_needs_a_flashinfer_runner_given(tmp_path: Path, release: str) -> None:
+    """Found checking c4: with DP attention given, the runner left auto fails SGLang's runner assertion."""
+    moe = model_dir(tmp_path, "qwen3moe-fp8", QWEN3_MOE_FP8)
+    box = release_box(tmp_path, release, "10.0")
+    flags = ["--moe-a2a-backend", "flashinfer", "--enable-dp-attention", "--dp", "8"]
+    assert _refused_by(gate_tp8(box, moe, *flags), "moe-a2a-flashinfer-moe-runner")
+    doc = gate_tp8(box, moe, *flags, "--moe-runner-backend", "flashinfer_cutlass")
+    assert "refusal moe-a2a-flashinfer-moe-runner" not in _reasons(doc)
+
+
 @pytest.mark.parametrize("release", ["0.5.19", "0.5.23"])  # c6, c8
 def test_mooncake_a2a_needs_low_latency_mode(tmp_path: Path, release: str) -> None:
     moe = model_dir(tmp_path, "qwen3moe", QWEN3_MOE)

@@ -96,6 +96,7 @@ CHECK_TEXT = {
     "pdmux-chunked-prefill-overlap-schedule": "PD-Multiplexing is not compatible with chunked prefill",
     "moe-a2a-flashinfer-dp-attention": "Flashinfer MoE A2A is only supported with dp_size == tp_size",
     "moe-a2a-mooncake-normal-mode": "if self.deepep_mode.enable_normal():\n            raise NotImplementedError",
+    "moe-a2a-flashinfer-moe-runner": "Flashinfer MoE A2A is only supported with flashinfer_cutlass",
 }
 # the later wordings of a rule's check (any one found counts): FlashInfer all-to-all's in 0.5.22 and in 0.5.23
 CHECK_TEXT_ALSO = {
