@@ -1042,9 +1042,10 @@ def own_flag_problems(
 
 def release_choice_problems(d: Derived, mapping: Mapping[str, Any], sglang_version: str | None) -> list[Problem]:
     """A value of a listed choice flag that the installed release's parser does not offer (launch.json
-    release_choices: SGLang's attention backend list per run of releases) ends the launch with argparse's 'invalid
-    choice' (exit status 2): blocked; from the releases whose launcher loads plugins first (release_flags
-    `plugins`), which may extend the list, unknown. Only values the option's choices know are judged here (any
+    release_choices: SGLang's attention backend list and --kv-cache-dtype's, per run of releases) ends the launch
+    with argparse's 'invalid choice' (exit status 2): blocked; from the releases whose launcher loads plugins first
+    (release_flags `plugins`), which may extend the list, unknown, unless the spec says no plugin extends it
+    (`plugins_extend` false). Only values the option's choices know are judged here (any
     other is parse_flags' unknown), and only releases a run names (a newer one is not guessed)."""
     if sglang_version is None or d.entrypoint != "launch-server" or not mapping.get("release_choices"):
         return []
@@ -1073,7 +1074,7 @@ def release_choice_problems(d: Derived, mapping: Mapping[str, Any], sglang_versi
             if not isinstance(value, str) or value in offered or value not in known:
                 continue
             text = f"SGLang {sglang_version} does not offer {value!r} among the choices of {flag}"
-            if may_plugin:
+            if may_plugin and spec.get("plugins_extend", True):
                 message = (
                     f"{text}: unless an installed SGLang plugin adds it (this release loads plugins before it reads "
                     "the command line), the server exits at once with 'invalid choice' (exit status 2)"

@@ -77,6 +77,18 @@ class _AutoBackend:
         return on is None or self.majors is None or bool(on & self.majors)
 
 
+class _AutoA2A(_AutoBackend):
+    """The MoE all-to-all backend where SGLang may set it itself (_a2a_values): its own settings are deepep
+    (waterfill, prefill context parallelism), megamoe (DeepGEMM's mega MoE, the megamoe runner alias, MiniMax M3)
+    or none, never another backend."""
+
+    def __init__(self) -> None:
+        super().__init__({}, None)
+
+    def can_be(self, backend: str) -> bool:
+        return backend in ("none", "deepep", "megamoe")
+
+
 class _Judged:
     """A condition the gate decides from what it read beyond the flags (the model's attention heads in its
     config.json): whether it holds (None: not read), and what was read, for the verdict's observed value."""
@@ -823,11 +835,46 @@ def _entry_free_values(
     values["draft_model_moe"] = _model_moe(draft)
     for name, on in d.env.items():  # each variable launch.json reads, parsed (its default where unset): env_<name>
         values["env_" + name.lower()] = on
+    values.update(_a2a_values(d, declared, architecture))
     for spec in mapping.get("env") or []:  # a variable that is a launch fact, where this release reads it
         if isinstance(spec, dict) and isinstance(spec.get("fact"), str) and isinstance(spec.get("name"), str):
             reads = "versions" not in spec or _version_in(version, str(spec["versions"])) is True
             values.setdefault(spec["fact"], d.env.get(spec["name"], False) if reads else bool(spec.get("default")))
     return values
+
+
+# the flags with which SGLang sets the MoE all-to-all backend (and DP attention) itself: waterfill (deepep), prefill
+# context parallelism (deepep, DP attention); read in 0.5.9-0.5.23. SGLANG_OPT_USE_DEEPGEMM_MEGA_MOE (megamoe, 0.5.14
+# on) is not read here: a launch that sets it and gives no --moe-a2a-backend is judged as none (refused, not passed)
+_A2A_SET_BY = ("--enable-waterfill", "--enable-deepep-waterfill", "--enable-prefill-cp",
+               "--enable-nsa-prefill-context-parallel")  # fmt: skip
+
+
+def _a2a_values(d: Derived, declared: set[str] | None, architecture: str | None) -> dict[str, Any]:
+    """The values SGLang's checks of two-batch overlap, PD multiplexing and the MoE all-to-all backends read
+    (launch.json refusals): --moe-a2a-backend as given, else SGLang's default none, unknown where a flag, the
+    megamoe runner alias or the model (not read, or a MiniMax one, whose override may set megamoe) may make SGLang
+    set it itself; whether attention runs data parallel (--enable-dp-attention or --attn-dp-size;
+    unknown where such a flag may set it); --deepep-mode (default auto); --chunked-prefill-size as written ("unset":
+    not given, SGLang then sizes it itself); whether --disable-overlap-schedule is given."""
+    given = _GivenFlags(d, declared)
+    args = d.sglang_args
+    sets_it = any(flag in given for flag in _A2A_SET_BY) or d.options.get("--moe-runner-backend") == "megamoe"
+    a2a: Any = _raw_flag(args, "--moe-a2a-backend", declared)
+    if a2a is None:
+        model_may = architecture is None or architecture.startswith("MiniMax")
+        a2a = _AutoA2A() if sets_it or model_may else "none"
+    dp: Any = bool(d.options.get("--enable-dp-attention")) or "--attn-dp-size" in given
+    if not dp and sets_it:
+        dp = _UNKNOWN
+    chunked = _raw_flag(args, "--chunked-prefill-size", declared)
+    return {
+        "moe_a2a_backend": a2a,
+        "deepep_mode": _raw_flag(args, "--deepep-mode", declared) or "auto",
+        "attention_dp_any": dp,
+        "chunked_prefill_size": chunked if chunked is not None else "unset",
+        "overlap_schedule_disabled": "--disable-overlap-schedule" in given,
+    }
 
 
 # config.json keys that count a model's routed experts (Qwen2/3-MoE num_experts, DeepSeek n_routed_experts,
@@ -992,6 +1039,9 @@ _AUTO_WORDS = {
     "model_moe": "whether the model has routed experts, which the gate could not tell (its config.json not read)",
     "draft_model_moe": "whether the speculative draft model has routed experts, which the gate could not tell (its "
     "config.json not read)",
+    "moe_a2a_backend": "the MoE all-to-all backend, which SGLang may set itself for this model or these flags (give "
+    "--moe-a2a-backend, or make the model's config.json readable)",
+    "attention_dp_any": "whether attention runs data parallel, which a flag of the command may make SGLang set itself",
 }
 
 

@@ -98,6 +98,22 @@ CHECK_TEXT = {
     # 0.5.2-0.5.6's assertion on the quantization for the trtllm-gen MoE runner (TRTLLM_QUANT_RULES: its list)
     "moe-runner-trtllm-quantization": "quantization is required for Flashinfer TRTLLM MoE",
     "moe-runner-trtllm-no-quantization": "quantization is required for Flashinfer TRTLLM MoE",
+    # the seventeenth fact-check sample: two-batch overlap's check against the all-to-all backend (0.5.7-0.5.14) and
+    # its DP attention escape (0.5.15 on), PD multiplexing's assertions, FlashInfer all-to-all's DP attention
+    # assertion (three wordings), and the Mooncake dispatcher's raise for normal dispatch (CHECK_FILE)
+    "two-batch-overlap-a2a-none": "When enabling two batch overlap, moe_a2a_backend cannot be 'none'",
+    "two-batch-overlap-a2a-none-dp-attention": "two batch overlap without an EP a2a backend",
+    "pdmux-chunked-prefill-overlap-schedule": "PD-Multiplexing is not compatible with chunked prefill",
+    "moe-a2a-flashinfer-dp-attention": "Flashinfer MoE A2A is only supported with dp_size == tp_size",
+    "moe-a2a-mooncake-normal-mode": "if self.deepep_mode.enable_normal():\n            raise NotImplementedError",
+    "moe-a2a-flashinfer-moe-runner": "Flashinfer MoE A2A is only supported with flashinfer_cutlass",
+}
+# the later wordings of a rule's check (any one found counts): FlashInfer all-to-all's in 0.5.22 and in 0.5.23
+CHECK_TEXT_ALSO = {
+    "moe-a2a-flashinfer-dp-attention": (
+        "Flashinfer MoE A2A is only supported with --attn-dp-size",
+        "Flashinfer MoE A2A requires --attn-dp-size",
+    ),
 }
 TRTLLM_QUANT_RULES = ("moe-runner-trtllm-quantization", "moe-runner-trtllm-no-quantization")
 # a rule checked outside the argument handling: the module of the wheel that holds its check
@@ -147,6 +163,7 @@ CHECK_FILE = {
     "spec-moe-runner-trtllm-gen-sm100-family": "sglang/srt/layers/moe/utils.py",
     "spec-moe-runner-deep-gemm-deepgemm-off": "sglang/srt/layers/quantization/unquant.py",
     "moe-runner-deep-gemm-jit-off": "sglang/srt/layers/deep_gemm_wrapper/entrypoint.py",
+    "moe-a2a-mooncake-normal-mode": "sglang/srt/layers/moe/token_dispatcher/mooncake.py",
 }
 # moe-runner-deep-gemm-deepgemm-off's GPU conditions (`also` on gpu_major): SGLang turns DeepGEMM off below SM90 in
 # its configurer (and, 0.5.13-0.5.19, on sm 120), and imports deep_gemm only where it is on
@@ -271,9 +288,9 @@ def test_the_refusal_rules_are_what_the_wheel_checks(version: str) -> None:
             gone = not module(version, DUAL_CHUNK_BACKEND)
             assert (gone and any("DualChunkRotaryEmbedding(" in b for b in rope.values())) is entry["applies"], version
             continue
-        text = CHECK_TEXT[rule["id"]]
+        texts = (CHECK_TEXT[rule["id"]], *CHECK_TEXT_ALSO.get(rule["id"], ()))
         where = code if rule["id"] not in CHECK_FILE else module(version, CHECK_FILE[rule["id"]])
-        hits = [(name, body.index(text)) for name, body in where.items() if text in body]
+        hits = [(name, body.index(text)) for text in texts for name, body in where.items() if text in body]
         assert bool(hits) is bool(entry["applies"]), (rule["id"], version, [n for n, _ in hits])
         if rule["id"] in DEEPGEMM_OFF_RULES and entry["applies"]:
             configurer = "".join(module(version, DEEPGEMM_CONFIGURER).values())

@@ -396,6 +396,34 @@ def unloadable_modelopt(
     ]
 
 
+def flag_checkpoint_conflicts(
+    mdata: Mapping[str, Any],
+    options: Mapping[str, Any],
+    qcfg: Mapping[str, Any],
+    quant_method: str | None,
+    sglang_version: str | None,
+) -> list[Mapping[str, Any]]:
+    """The rows of preflight.json model.flag_checkpoint_conflicts that hold: --quantization names the row's flag, the
+    checkpoint's quant_method (as read_quantization reads it; None only for a checkpoint with no quantization at
+    all, not for a quantization_config without quant_method) is one of the row's, and the release is in its
+    versions. None hold with the release not known, or without --quantization."""
+    from stackcheck.facts.versions import version_in
+
+    flag = options.get("--quantization")
+    if sglang_version is None or not isinstance(flag, str):
+        return []
+    if quant_method is None and qcfg:
+        return []  # quantized in a way read_quantization does not name: not judged
+    return [
+        row
+        for row in mdata.get("flag_checkpoint_conflicts") or []
+        if isinstance(row, dict)
+        and row.get("flag") == flag
+        and quant_method in (row.get("checkpoint") or [])
+        and version_in(sglang_version, str(row.get("versions"))) is True
+    ]
+
+
 def _text_config_quantization(config: Mapping[str, Any]) -> Quantization:
     """No quantization where SGLang looks for it. A quantization_config in text_config only is not how SGLang
     chooses the method (ModelConfig reads hf_config's); its weight loader reads it (get_quant_config) only once
@@ -546,6 +574,14 @@ def read_model(
         info.results.append(
             CheckResult(check, "fail", observed, "a format this release loads", f"{role} {spec}: {message}",
                         row.get("source"))
+        )  # fmt: skip
+    for row in flag_checkpoint_conflicts(mdata, options, qcfg, quant_method, sglang_version):
+        flag = options.get("--quantization")
+        observed = {"quantization": flag, "quant_method": quant_method, "sglang": sglang_version}
+        message = str(row.get("message") or "").replace("{sglang}", str(sglang_version))
+        info.results.append(
+            CheckResult(check, "fail", observed, "a --quantization this release serves on the checkpoint",
+                        f"{role} {spec}: {message}", row.get("source"))
         )  # fmt: skip
     info.weights, weights_note = _weights(view, directory, mdata)
     parts = [f"{role} {spec}: {how}, {directory}"]
