@@ -956,9 +956,19 @@ def _sources(value: Any) -> list[Any]:
 
 
 def _older_than_manifests(ctx: Context, needs: list[str]) -> tuple[str, str, str] | None:
-    """(name, installed version, oldest known) for the first needed package older than every known release."""
+    """(name, installed version, oldest known) for the first needed package older than every known release: its
+    version says so, or (installed, its version not known) the facts' day precedes the upload of every release the
+    manifests know of it, so what is installed is an older release (or a development build of that day), whose path
+    was not read either."""
+    day = collected_day(ctx)
     for name in needs:
         for alt in name.split("|"):
+            if day is not None and ctx.is_installed(alt) and ctx.installed_version(alt) is None:
+                releases = ctx.manifests.releases(alt)
+                uploaded = [str(r.get("uploaded") or "") for r in releases]
+                if releases and all(u > day for u in uploaded):  # a release without `uploaded` is never left out
+                    first = min(zip(uploaded, (str(r.get("version")) for r in releases), strict=True))[1]
+                    return alt, f"(version not known; facts of {day})", first
             try:
                 where = ctx.known_release(alt, f"known.{alt}")
             except Missing:

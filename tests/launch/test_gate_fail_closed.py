@@ -191,6 +191,8 @@ MUTATIONS: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     "no-cudnn": ("h200-newest", _no_cudnn),
     # one-nccl-wheel-cu11: an old nvidia-nccl-cu11 wheel beside the CUDA 13 torch's nvidia-nccl-cu13 (returnn#1802)
     "nccl-cu11-beside-cu13": ("h200-newest", _packages(nvidia_nccl_cu11="2.14.3")),
+    # nccl-cu11-wheel-alone: the cu11 wheel left alone, the CUDA 13 torch's nvidia-nccl-cu13 uninstalled (irev38)
+    "nccl-cu11-alone": ("h200-newest", _packages(nvidia_nccl_cu11="2.14.3", nvidia_nccl_cu13=None)),
 }  # fmt: skip
 
 
@@ -405,6 +407,8 @@ def test_every_launch_items_are_data_not_code() -> None:
         "jit-toolchain:sglang-jit-nvcc",
         # icorpI: SGLang 0.5.9-0.5.17 JIT-build through tvm-ffi 0.1.9-0.1.12, which takes a stray ROCm home for ROCm
         "jit-toolchain:tvm-ffi-rocm-home",
+        # irev38: the cu11 wheel alone under a CUDA 12 / 13 torch, whose RPATH takes libnccl.so.2 from nvidia/nccl/lib
+        "nccl:nccl-cu11-wheel-alone",
         "nccl:one-nccl-wheel",
         # icorpM: an nvidia-nccl-cu11 wheel beside the cu12 / cu13 one writes the same libnccl.so.2 (returnn#1802)
         "nccl:one-nccl-wheel-cu11",

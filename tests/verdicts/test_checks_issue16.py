@@ -575,3 +575,34 @@ def test_torch_ngc_fact_reads_the_local_tag(manifests: Manifests) -> None:
     assert ngc("2.9.1+cu128") is False and ngc("2.11.0") is False
     with pytest.raises(Missing):
         ngc(None)
+
+
+def test_nccl_cu11_wheel_alone_beside_a_cuda12_or_13_torch(manifests: Manifests) -> None:
+    """irev38: the nvidia-nccl-cu11 wheel with neither the cu12 nor the cu13 one (torch's own uninstalled, as the
+    advice for the duplicate wheels can leave it). libtorch_cuda.so of torch 2.7.1, 2.8.0 and 2.11.0 (read) takes
+    libnccl.so.2 from nvidia/nccl/lib through its RPATH and imports ncclMemFree, ncclCommSplit and more that the cu11
+    wheel's 2.14.3 library lacks: `import torch` fails. one-nccl-wheel-cu11 passed it (no newer wheel beside) and the
+    check said ok."""
+    no = {"installed": False}
+
+    def alone(torch: str, **more: Any) -> dict[str, Any]:
+        wheels = {"nvidia_nccl_cu11": pkg("2.14.3"), "nvidia_nccl_cu12": no, "nvidia_nccl_cu13": no, **more}
+        facts = box("9.0", 2, torch=pkg(torch), **wheels)
+        facts["system"]["machine"] = "x86_64"
+        return facts
+
+    for torch in ("2.8.0+cu128", "2.11.0+cu130", "2.14.1+cu130"):
+        v = check(manifests, alone(torch), "nccl")
+        assert failed(v) == ["nccl-cu11-wheel-alone"], torch
+        (fail,) = [r for r in v["reasons"] if r.get("result") == "fail"]
+        assert fail["effect"] == "crash" and "nvidia-nccl-cu11" in str(fail["message"]) and torch in fail["message"]
+    # a torch before 2.7 was not read: not known, never ok
+    v = check(manifests, alone("2.6.0+cu124"), "nccl")
+    assert v["status"] == "unknown"
+    assert {str(r.get("rule")): r.get("result") for r in v["reasons"]}["nccl-cu11-wheel-alone"] == "unknown"
+    # what the cu11 wheel serves: a CUDA 11 torch; an NVIDIA container's torch links the container's NCCL; with
+    # torch's own wheel beside it, one-nccl-wheel-cu11 judges the pair
+    assert check(manifests, alone("2.6.0+cu118"), "nccl")["status"] == "ok"
+    assert "nccl-cu11-wheel-alone" not in failed(check(manifests, alone("2.7.0a0+ecf3bae40a.nv25.02"), "nccl"))
+    pair = alone("2.8.0+cu128", nvidia_nccl_cu12=pkg("2.27.3"))
+    assert failed(check(manifests, pair, "nccl")) == ["one-nccl-wheel-cu11"]

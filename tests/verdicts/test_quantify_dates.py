@@ -102,6 +102,13 @@ def test_the_day_never_makes_a_verdict_ok_and_moves_only_unknowns() -> None:
         where = f"{name}: {kind} {item_id} on {day}"
         if dated["status"] == "ok":
             assert stripped["status"] == "ok", where  # only the stated facts make it ok, never the sweep
+        if (wide["status"], dated["status"]) == ("ok", "unknown"):
+            # a day before the upload of every release the data knows: what is installed is older, its path not
+            # read (irev38), as a stated older version is
+            first = dated["reasons"][0]
+            assert first["rule"] == "known-release" and day in first["message"], where
+            assert all(str(r.get("uploaded", "")) > day for r in MANIFESTS.releases(first["message"].split()[0])), where
+            continue
         if dated["status"] != wide["status"]:
             # the day moves an unknown to bad (fewer releases, all bad), or a swept bad back to unknown (the box
             # can only hold a release older than every one the data knows): nothing else
@@ -265,14 +272,35 @@ def test_a_day_before_every_known_release_concludes_only_through_earlier() -> No
 
 def test_deepgemm_before_0_5_1_is_off_at_best_on_sm120() -> None:
     """sglang #7227 (2025-06-19, RTX 5090): no DeepGEMM of the time has SM120 kernels and SGLang either keeps it
-    off or selects it and crashes: blocked with the mildest of the two; on an H100 it ran: every rule's requirement
-    holds there whichever release of the day it is, so ok (a rule whose `when` is not known holds where its
-    requirement does)."""
+    off or selects it and crashes: blocked with the mildest of the two. On an H100 every rule's requirement holds
+    (a rule whose `when` is not known holds where its requirement does), but the day precedes every SGLang release the
+    manifests know (0.5.1, 2025-08-23): what ran was an older release, whose path was not read, so unknown, as for a
+    box that states 0.4.7 (irev38: a849cee had made it ok)."""
     dg = _feature("deepgemm")
     v = _judge("feature", dg, _sm("12.0", "2025-06-19"))
     assert (v["status"], v["effect"]) == ("blocked", "disabled")
     assert "DeepGEMM" in v["reasons"][0]["message"] and "SM120" in v["reasons"][0]["message"]
-    assert _judge("feature", dg, _sm("9.0", "2025-06-19"))["status"] == "ok"
+    h100 = _judge("feature", dg, _sm("9.0", "2025-06-19"))
+    assert h100["status"] == "unknown"
+    first = h100["reasons"][0]
+    assert first["rule"] == "known-release" and "2025-06-19" in first["message"] and "0.5.1" in first["message"]
+    stated = {**_sm("9.0", None), "packages": {"sglang": {"installed": True, "version": "0.4.7"}}}
+    assert _judge("feature", dg, stated)["status"] == "unknown"  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("feature", ["deepgemm", "fp8-block-gemm", "cuda-graph", "custom-allreduce", "nccl-nvls"])
+def test_a_version_not_known_on_a_day_before_every_release_is_older_not_ok(feature: str) -> None:
+    """irev38: an installed SGLang whose version is not known, on a day before the upload of every release the
+    manifests know, is an older release (or a development build of that day): its path was not read, as for a stated
+    0.4.7 ("older than every release the manifests know"), so unknown, never ok. Before, the stated version was
+    unknown and the unstated one ok (cuda-graph, custom-allreduce and nccl-nvls, whose rules do not read the version;
+    deepgemm and fp8-block-gemm since a849cee). A day on or after a known release's upload, or no day, is unchanged."""
+    spec = _feature(feature)
+    v = _judge("feature", spec, _sm("9.0", "2025-06-19"))
+    assert v["status"] == "unknown", v["reasons"][:2]
+    assert v["reasons"][0]["rule"] == "known-release"
+    for day in ("2025-08-23", "2025-09-19", None):  # 0.5.1's upload day on: a known release may be installed
+        assert _judge("feature", spec, _sm("9.0", day))["status"] == "ok", day
 
 
 def test_a_known_release_on_the_day_is_swept_not_argued() -> None:

@@ -98,3 +98,18 @@ def test_fp8_block_gemm_below_sm80_is_blocked(manifests: Manifests, sglang: str 
     assert any("loader.py" in str(s.get("title")) for s in first["source"])
     a100 = judge(manifests, spec, box("8.0", sglang))
     assert all(r["rule"] != "fp8-min-capability" or r["result"] == "pass" for r in a100["reasons"])
+
+
+@pytest.mark.parametrize("sglang", [None, "0.5.1", "0.5.9", "0.5.23"])
+def test_mxfp4_moe_below_sm80_is_blocked(manifests: Manifests, sglang: str | None) -> None:
+    """irev38: the same admission hop for MXFP4 (GPT-OSS): Mxfp4Config.get_min_capability is 80 in every SGLang wheel
+    0.5.1-0.5.23, and the loader refuses below it. Before, the hop named no rule and a T4 read unknown."""
+    spec = next(f for f in manifests.features if f["id"] == "mxfp4-moe")
+    t4 = box("7.5", sglang)
+    t4["packages"]["flashinfer-python"] = {"installed": True, "version": "0.6.1"}
+    v = judge(manifests, spec, t4)
+    assert (v["status"], v["effect"]) == ("blocked", "crash")
+    first = v["reasons"][0]
+    assert first["rule"] == "mxfp4-min-capability" and "sm_75" in first["message"]
+    a100 = judge(manifests, spec, {**t4, "gpus": [{"index": 0, "name": "A100", "compute_capability": "8.0"}]})
+    assert all(r["rule"] != "mxfp4-min-capability" or r["result"] == "pass" for r in a100["reasons"])
