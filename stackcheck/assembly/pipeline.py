@@ -325,6 +325,10 @@ def build_report(
     from stackcheck.verdicts.context import Context
 
     facts = apply_assumptions(facts, opts, manifests)
+    if opts.facts_file:  # what a facts file leaves out that the manifests' tables decide exactly, marked where it lies
+        from stackcheck.facts.filled import fill
+
+        facts = fill(facts, manifests)[0]
     ctx = Context(facts=facts, manifests=manifests, launch=dict(opts.launch))
     kept = _Kept(ctx, texts) if texts is not None else None
     if kept is not None and upstream_out is not None:

@@ -94,11 +94,14 @@ def _box_gpus(args: argparse.Namespace, manifests: Any) -> tuple[list[dict[str, 
     base: dict[str, Any] = {}
     origin = "this box's"
     if args.facts:
+        from stackcheck.facts.filled import fill
         from stackcheck.facts.model import load_facts_file
 
-        saved = load_facts_file(args.facts)
+        saved, filled = fill(load_facts_file(args.facts), manifests)  # a name without its capability, as audit fills it
         base = {k: v for k, v in saved.items() if k in ("gpus", "topology", "driver")}
         origin = f"those of {args.facts}"
+        if filled:
+            origin += f" (filled from the manifests, not stated: {'; '.join(filled)})"
         machine = (saved.get("system") or {}).get("machine")
         if machine:  # an Arm box gets other kernel wheels (Context.machine); none named: each machine is judged
             base["system"] = {"machine": machine}

@@ -597,6 +597,11 @@ def _decide_with(
         doc["allowed"] = allowed
     if (report.get("facts") or {}).get("assumed"):
         doc["assumed"] = list(report["facts"]["assumed"])  # a what-if: said on every line that reports it
+    from stackcheck.facts.filled import filled_texts
+
+    filled = filled_texts(report.get("facts") or {})
+    if filled:  # what the facts file left out, filled from the manifests' tables: said once, as in the audit
+        doc["filled"] = filled
     driver = (report.get("facts") or {}).get("driver") or {}
     if driver.get("error") and not driver.get("version"):
         doc["driver_error"] = str(driver["error"])  # said once in the text, not in every reason

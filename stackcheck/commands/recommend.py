@@ -301,6 +301,10 @@ def run(args: argparse.Namespace) -> int:
     manifests = load(opts.manifests_dirs)
     facts, _outcomes, _host = gather(opts, lambda: manifests)
     facts = apply_assumptions(facts, opts, manifests)
+    if opts.facts_file:  # what the facts file leaves out that the manifests' tables decide, as the audit fills it
+        from stackcheck.facts.filled import fill
+
+        facts = fill(facts, manifests)[0]
     derived = None
     env: dict[str, str] = {}
     if command is not None:
@@ -371,6 +375,11 @@ def run(args: argparse.Namespace) -> int:
                 )
     doc = rec.to_json()
     doc["box"] = box_summary(facts)
+    from stackcheck.facts.filled import filled_texts
+
+    filled = filled_texts(facts)
+    if filled:
+        doc["notes"].append("filled from the manifests, not stated: " + "; ".join(filled))
     if derived is not None:
         doc["given"] = list(command or [])
         doc["notes"] += [p.message for p in derived.problems]

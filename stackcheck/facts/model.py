@@ -32,6 +32,7 @@ if TYPE_CHECKING:
         nvml_version: str | None
         source: str  # nvml | nvidia-smi | proc | assumed
         error: str
+        filled: dict[str, Any]  # {"cuda": {text, from, table, source}}: filled from the manifests (facts/filled.py)
 
     class GpuFacts(TypedDict, total=False):
         index: int
@@ -43,6 +44,9 @@ if TYPE_CHECKING:
         persistence_mode: bool | None
         mig_mode: bool | None
         error: str
+        # {"compute_capability": {text, from, table, source}}: absent from a facts file, filled from the GPU's name
+        # per architectures.json (stackcheck.facts.filled)
+        filled: dict[str, Any]
 
     class GpuPair(TypedDict, total=False):
         a: int

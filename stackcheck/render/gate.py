@@ -102,6 +102,8 @@ def _render_text(doc: dict[str, Any], warnings_only: bool = False, verbose: bool
     warnings = [b for b in doc["warnings"] if verbose or not _is_flags_note(b)]
     if doc.get("assumed"):
         lines.append(f"assumed (a what-if, not measured here): {', '.join(doc['assumed'])}")
+    if doc.get("filled"):
+        lines.append(f"filled from the manifests, not stated: {'; '.join(doc['filled'])}")
     if shared and (not warnings_only or any(b.get("status") != "note" for b in warnings)):
         lines.append(f"note: no GPU visible: {shared}")
     if not warnings_only:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from stackcheck.facts.filled import filled_texts
 from stackcheck.facts.model import KERNEL_PACKAGES, image_text, serving_elsewhere, target_text
 from stackcheck.knowledge.sources import collect, source_tag
 from stackcheck.lazy_re import lazy
@@ -163,6 +164,9 @@ def box_lines(report: Report, width: int = NO_WRAP) -> list[str]:
     elsewhere = serving_elsewhere(facts)
     if elsewhere:
         lines += wrap(elsewhere, width, "       ", "note:  ")
+    filled = filled_texts(facts)
+    if filled:  # values the facts file left out, filled from the manifests' tables: the rules reading them say inferred
+        lines += wrap("filled from the manifests, not stated: " + "; ".join(filled), width, "       ", "note:  ")
     if facts.get("assumed"):
         lines += wrap_items(
             [str(a) for a in facts["assumed"]], width, "assumed: ", "         ", sep=", "

@@ -118,6 +118,7 @@ class Context:
         self._models: list[GpuModel] | None = None
         self._not_read: list[str | None] = []  # gpus_not_read's answer, once worked out
         self._target_rules: TargetRules | None = None
+        self._filled: bool | None = None  # any_filled's answer, once worked out
         #: outcomes shared with other contexts (SharedOutcomes), set by the planner on the
         #: hypothetical contexts of one plan; None: every predicate is evaluated on these facts
         self.shared_outcomes: SharedOutcomes | None = None
@@ -159,6 +160,36 @@ class Context:
             idx = g.get("index")
             models.setdefault((cc, g.get("name")), []).append(idx if isinstance(idx, int) else i)
         return [GpuModel(cc, name, tuple(ix)) for (cc, name), ix in sorted(models.items(), key=lambda kv: kv[1])]
+
+    def filled_marks(self, gpu: GpuModel | None, driver_cuda: bool) -> list[str]:
+        """The texts of the filled facts (stackcheck.facts.filled: absent from a facts file, filled from the
+        manifests' tables) that a rule reads: the compute capability of `gpu` (a GPU model with a filled one), the
+        driver's CUDA where `driver_cuda` (the rule reads driver.cuda); empty for probed facts."""
+        texts: list[str] = []
+        if gpu is not None:
+            gpus = self.facts.get("gpus") or []
+            for i, g in enumerate(gpus):
+                idx = g.get("index") if isinstance(g, dict) else None
+                mark = g.get("filled") if isinstance(g, dict) else None
+                if (idx if isinstance(idx, int) else i) in gpu.indices and isinstance(mark, dict):
+                    record = mark.get("compute_capability")
+                    if isinstance(record, dict) and str(record.get("text")) not in texts:
+                        texts.append(str(record.get("text")))
+        if driver_cuda:
+            mark = (self.facts.get("driver") or {}).get("filled")
+            record = mark.get("cuda") if isinstance(mark, dict) else None
+            if isinstance(record, dict):
+                texts.append(str(record.get("text")))
+        return texts
+
+    def any_filled(self) -> bool:
+        """Whether these facts hold a filled value at all (the engine marks nothing otherwise)."""
+        if self._filled is None:
+            driver = self.facts.get("driver")
+            self._filled = (isinstance(driver, dict) and "filled" in driver) or any(
+                isinstance(g, dict) and "filled" in g for g in self.facts.get("gpus") or []
+            )
+        return self._filled
 
     def gpus_not_read(self) -> str | None:
         """Why a GPU listed in the facts has no compute capability read (NVML or nvidia-smi failed on it, or the

@@ -303,6 +303,28 @@ so far and the `when` outcome; a Reason it returns replaces the rule's own evalu
 _SHAPES: dict[int, tuple[Rule, bool]] = {}
 
 
+def mark_filled(reason: Reason, texts: list[str]) -> None:
+    """Mark a reason whose rule reads a filled fact (stackcheck.facts.filled: a value a facts file left out, filled
+    from the manifests' tables): inferred, naming what was filled."""
+    if texts:
+        reason["inferred"] = True
+        reason["filled"] = [f"filled: {t}" for t in texts]
+
+
+#: rule (by identity) -> whether it reads driver.cuda (mark_filled's question, asked only of filled facts)
+_DRIVER_CUDA: dict[int, tuple[Rule, bool]] = {}
+
+
+def _reads_driver_cuda(rule: Rule) -> bool:
+    got = _DRIVER_CUDA.get(id(rule))
+    if got is not None and got[0] is rule:
+        return got[1]
+    reads = '"driver.cuda"' in json.dumps(rule, default=str)
+    if len(_DRIVER_CUDA) < 65536:
+        _DRIVER_CUDA[id(rule)] = (rule, reads)
+    return reads
+
+
 def _rule_per_gpu(rule: Rule) -> bool:
     got = _SHAPES.get(id(rule))
     if got is not None and got[0] is rule:
@@ -338,6 +360,7 @@ def evaluate_rules(
     reasons: list[Reason] = []
     models = ctx.gpu_models()
     not_read = ctx.gpus_not_read() if models else None
+    filled = ctx.any_filled()
     for rule in item.get("rules") or []:
         per_gpu = _rule_per_gpu(rule)
         targets: list[GpuModel | None] = list(models) if per_gpu and models else [None]
@@ -356,6 +379,8 @@ def evaluate_rules(
             }
             if rule.get("inferred"):
                 base["inferred"] = True
+            if filled:
+                mark_filled(base, ctx.filled_marks(gpu if per_gpu else None, _reads_driver_cuda(rule)))
             if gpu is not None and len(models) > 1:
                 base["gpu"] = gpu.label
             if hook is not None:
@@ -812,7 +837,7 @@ def _every_release_reason(
         after = f"; {', '.join(left)} came later and cannot be installed here" if left else ""
     else:
         which, after = "every release of it the manifests know", ""
-    return {
+    reason: Reason = {
         "rule": rule,
         "result": "fail",
         "effect": effect,
@@ -821,6 +846,9 @@ def _every_release_reason(
         "message": f"{name}'s version is not known, but this is {bad} with {which} ({span}; effect at least "
         f"{effect}{after}){each}; with {newest}: " + str(fail.get("message", bad)),
     }
+    if fail.get("filled"):  # the newest release's reason read a value filled from the manifests' tables
+        mark_filled(reason, [str(t).removeprefix("filled: ") for t in fail["filled"]])
+    return reason
 
 
 def _every_release_some_rule(
@@ -1174,6 +1202,8 @@ def builtin_kernel_coverage(ctx: Context) -> list[Reason]:
                 "gpu": gpu.label,
                 "source": "BW-COMPAT",
             }
+            if ctx.any_filled():
+                mark_filled(reason, ctx.filled_marks(gpu, False))
             if cov == "none":
                 reason["result"] = "fail"
                 reason["message"] = (

@@ -275,6 +275,8 @@ def _swept_reason(
     }
     if last.get("source") is not None:
         reason["source"] = last["source"]
+    if last.get("filled"):  # the newest release's reason read a value filled from the manifests' tables
+        reason["filled"] = list(last["filled"])
     return reason
 
 

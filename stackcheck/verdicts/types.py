@@ -27,6 +27,7 @@ class Reason(TypedDict, total=False):
     patched: str  # the file that differs from the release, when a gate table was locally patched
     derived: str  # judged from an installed release newer than the data (stackcheck.derive.judge)
     implied: list[str]  # the implied facts it rests on (stackcheck.facts.implied, audit --facts)
+    filled: list[str]  # the filled facts its rule reads (stackcheck.facts.filled, audit --facts): it is inferred
     sweep: dict[str, Any]  # a check's release sweep, per rule: releases swept, those it fails with (rule_cover)
 
 
