@@ -64,6 +64,11 @@ GIGACHAT35: dict[str, Any] = {
     "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
 }  # fmt: skip
 #: every model config above, by name (the property test of the gate's advice runs each)
+QWEN3_MOE: dict[str, Any] = {
+    "architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe", "hidden_size": 4096,
+    "num_attention_heads": 64, "num_key_value_heads": 4, "head_dim": 128, "num_experts": 128,
+    "num_experts_per_tok": 8, "moe_intermediate_size": 1536,
+}  # fmt: skip
 MODELS: dict[str, dict[str, Any]] = {
     "qwen3-next": QWEN3_NEXT, "llama3": LLAMA3, "gpt-oss": GPT_OSS, "olmo2": OLMO2, "llama4": LLAMA4,
     "deepseek-r1": DEEPSEEK_R1, "deepseek-v3.2": DEEPSEEK_V32, "exaone4": EXAONE4, "gigachat3.5": GIGACHAT35,
@@ -185,3 +190,8 @@ def gate_tp8(facts: Path, model: Path, *flags: str) -> dict[str, Any]:
     MODEL --tp 8 FLAGS`, its JSON decision."""
     line = ["python3", "-m", "sglang.launch_server", "--model-path", str(model), "--tp", "8", *flags]
     return cli_json(["gate", "--facts", str(facts), "--dry-run", "--format", "json", "--", *line])[1]
+
+
+def reason_status(doc: dict[str, Any]) -> dict[str, tuple[str, Any]]:
+    """A gate decision's blocking reasons: subject -> (status, effect)."""
+    return {str(r.get("feature")): (str(r.get("status")), r.get("effect")) for r in doc.get("reasons") or []}

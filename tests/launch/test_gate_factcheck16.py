@@ -25,16 +25,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gate_cli import LLAMA3, cli_json, gate_tp8, model_dir, release_box
+from gate_cli import LLAMA3, QWEN3_MOE, cli_json, gate_tp8, model_dir, reason_status, release_box
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 TRTLLM = "refusal moe-runner-trtllm-gen-sm100-family"
 DEEPGEMM_OFF = "refusal moe-runner-deep-gemm-deepgemm-off"
-QWEN3_MOE: dict[str, Any] = {
-    "architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe", "hidden_size": 4096,
-    "num_attention_heads": 64, "num_key_value_heads": 4, "head_dim": 128, "num_experts": 128,
-    "num_experts_per_tok": 8, "moe_intermediate_size": 1536,
-}  # fmt: skip
 
 
 @pytest.fixture(autouse=True)
@@ -56,8 +51,7 @@ def _model(tmp_path: Path, name: str, config: dict[str, Any]) -> Path:
     return model_dir(tmp_path, name, config)
 
 
-def _reasons(doc: dict[str, Any]) -> dict[str, tuple[str, Any]]:
-    return {str(r.get("feature")): (str(r.get("status")), r.get("effect")) for r in doc.get("reasons") or []}
+_reasons = reason_status
 
 
 @pytest.mark.parametrize(

@@ -28,17 +28,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gate_cli import LLAMA3, gate_tp8, model_dir, release_box
+from gate_cli import LLAMA3, QWEN3_MOE, gate_tp8, model_dir, reason_status, release_box
 from registry_wheels import fetch_wheel, is_argument_source, read_texts, run_all
 
 from stackcheck.facts.versions import version_in
 from stackcheck.knowledge.loader import load
 
-QWEN3_MOE: dict[str, Any] = {
-    "architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe", "hidden_size": 4096,
-    "num_attention_heads": 64, "num_key_value_heads": 4, "head_dim": 128, "num_experts": 128,
-    "num_experts_per_tok": 8, "moe_intermediate_size": 1536,
-}  # fmt: skip
 QWEN3_MOE_FP8: dict[str, Any] = {
     **QWEN3_MOE,
     "quantization_config": {"quant_method": "fp8", "fmt": "e4m3", "activation_scheme": "dynamic",
@@ -54,8 +49,7 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
             monkeypatch.delenv(name)
 
 
-def _reasons(doc: dict[str, Any]) -> dict[str, tuple[str, Any]]:
-    return {str(r.get("feature")): (str(r.get("status")), r.get("effect")) for r in doc.get("reasons") or []}
+_reasons = reason_status
 
 
 def _refused_by(doc: dict[str, Any], rule: str) -> bool:

@@ -14,16 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gate_cli import DEEPSEEK_R1, LLAMA3, cli_json, gate_tp8, model_dir, release_box
+from gate_cli import DEEPSEEK_R1, LLAMA3, QWEN3_MOE, cli_json, gate_tp8, model_dir, reason_status, release_box
 
 SPEC_ASSERT = "refusal spec-moe-runner-trtllm-asserted"
 SPEC_TRTLLM = "refusal spec-moe-runner-trtllm-gen-sm100-family"
 SPEC_DEEPGEMM_OFF = "refusal spec-moe-runner-deep-gemm-deepgemm-off"
-QWEN3_MOE: dict[str, Any] = {
-    "architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe", "hidden_size": 4096,
-    "num_attention_heads": 64, "num_key_value_heads": 4, "head_dim": 128, "num_experts": 128,
-    "num_experts_per_tok": 8, "moe_intermediate_size": 1536,
-}  # fmt: skip
 EAGLE3_DRAFT: dict[str, Any] = {
     "architectures": ["LlamaForCausalLMEagle3"], "model_type": "llama", "hidden_size": 4096,
     "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
@@ -38,8 +33,7 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
             monkeypatch.delenv(name)
 
 
-def _reasons(doc: dict[str, Any]) -> dict[str, tuple[str, Any]]:
-    return {str(r.get("feature")): (str(r.get("status")), r.get("effect")) for r in doc.get("reasons") or []}
+_reasons = reason_status
 
 
 def _mtp(*extra: str) -> list[str]:
