@@ -275,14 +275,20 @@ _PER_GPU_PATHS = frozenset({"gpu.cc", "gpu.cc_major", "gpu.sm", "gpu.name", "gpu
 
 
 def uses_gpu(pred: Any) -> bool:
-    """Rules that read a GPU's own facts are evaluated once per distinct GPU model. (A walk with its own stack, in
-    the order the recursive reading took: depth first, each container's members in order.)"""
+    """Rules that read a GPU's own facts are evaluated once per distinct GPU model."""
+    return reads_any(pred, _PER_GPU_PATHS)
+
+
+def reads_any(pred: Any, paths: frozenset[str]) -> bool:
+    """Whether the predicate reads one of the fact `paths` anywhere (a comparison's fact, or a fact given as its
+    value). (A walk with its own stack, in the order a recursive reading takes: depth first, each container's
+    members in order.)"""
     stack = [pred]
     pop, push = stack.pop, stack.append
     while stack:
         node = pop()
         if isinstance(node, dict):
-            if node.get("fact") in _PER_GPU_PATHS:
+            if node.get("fact") in paths:
                 return True
             for v in reversed(node.values()):
                 if isinstance(v, dict | list):
@@ -312,6 +318,7 @@ def mark_filled(reason: Reason, texts: list[str]) -> None:
 
 
 #: rule (by identity) -> whether it reads driver.cuda (mark_filled's question, asked only of filled facts)
+_DRIVER_CUDA_PATH = frozenset({"driver.cuda"})
 _DRIVER_CUDA: dict[int, tuple[Rule, bool]] = {}
 
 
@@ -319,7 +326,7 @@ def _reads_driver_cuda(rule: Rule) -> bool:
     got = _DRIVER_CUDA.get(id(rule))
     if got is not None and got[0] is rule:
         return got[1]
-    reads = '"driver.cuda"' in json.dumps(rule, default=str)
+    reads = reads_any(rule.get("when"), _DRIVER_CUDA_PATH) or reads_any(rule.get("require"), _DRIVER_CUDA_PATH)
     if len(_DRIVER_CUDA) < 65536:
         _DRIVER_CUDA[id(rule)] = (rule, reads)
     return reads
