@@ -115,6 +115,8 @@ def plan_and_facts(
     for c in sorted(held):
         if c == "driver" and not box.driver_version:
             return Plan(note=note, error="--hold driver: no driver is installed (or its version was not read)"), None
+        if c in box.unversioned:
+            return Plan(note=note, error=f"--hold {c}: {c} is installed but its version is not known"), None
         if c != "driver" and box.installed_text(c) is None:
             return Plan(note=note, error=f"--hold {c}: {c} is not installed"), None
     before = {str(f.get("id")): f for f in features}

@@ -222,9 +222,14 @@ class Box:
     flashinfer: str | None
     sglang: str | None
     min_driver: str | None  # the newest min_driver of the GPUs' architectures
+    # components the facts say are installed without saying which version (torch, flashinfer, sglang): the
+    # planner reads them as it reads nothing installed, a step's `from` says what is there
+    unversioned: tuple[str, ...] = ()
 
     def installed_text(self, component: str) -> str | None:
         """What is installed of a component, as a step's `from` says it (None: nothing)."""
+        if component in self.unversioned:
+            return "installed, version not known"
         if component == "driver":
             return f"{self.driver_version} (CUDA {self.driver_cuda})" if self.driver_version else None
         if component == "torch":
@@ -234,6 +239,8 @@ class Box:
         if component == "kernel":
             if self.kernel is None:
                 return None
+            if not self.kernel[1]:
+                return f"{self.kernel[0]}, version not known"
             return f"{self.kernel[0]} {self.kernel[1]}" + (f" ({self.kernel[2]})" if self.kernel[2] else "")
         if component == "flashinfer":
             return self.flashinfer
@@ -307,6 +314,11 @@ def read_box(ctx: Context) -> Box:
         flashinfer=_public_text(ctx.installed_version("flashinfer-python")),
         sglang=_public_text(ctx.installed_version("sglang")),
         min_driver=min_driver,
+        unversioned=tuple(
+            component
+            for component, name in (("torch", "torch"), ("flashinfer", "flashinfer-python"), ("sglang", "sglang"))
+            if not ctx.installed_version(name) and (ctx.package(name) or {}).get("installed") is True
+        ),
     )
 
 

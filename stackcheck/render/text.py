@@ -137,7 +137,7 @@ def box_parts(report: Report) -> tuple[list[str], list[str]]:
     for name in PACKAGE_ORDER:
         p = pkgs.get(name)
         if isinstance(p, dict) and p.get("installed"):
-            stack.append(f"{name} {p.get('version')}")
+            stack.append(f"{name} {p.get('version') or '(version not known)'}")
     tk = [t for t in facts.get("cuda_toolkits") or [] if t.get("active_for_build")]
     if tk:
         stack.append(f"toolkit {tk[0].get('version')}")
