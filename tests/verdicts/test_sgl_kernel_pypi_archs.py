@@ -164,3 +164,76 @@ def test_the_real_world_cases(manifests: Manifests) -> None:
     assert "sgl-kernel" in text and "cc 12.0" in text
     # the RTX 2080 report cannot be narrowed to a release, and the 0.3.5 PyPI build has code for cc 7.5
     assert audit("sglang-24302-gemma-rmsnorm-sm75-2080")["status"] == "unknown"
+
+
+def arm_box(cc: str, version: str) -> dict[str, Any]:
+    doc = box(cc, {"installed": True, "version": version})
+    doc["system"] = {"machine": "aarch64"}
+    return doc
+
+
+@pytest.mark.parametrize(
+    ("cc", "status"),
+    [
+        ("8.0", "ok"),  # common_ops sm_80 SASS in the aarch64 wheel (A100 on an Arm host)
+        ("8.7", "ok"),  # sm_87
+        ("8.9", "ok"),  # sm_89 (L4 / L40S)
+        ("9.0", "ok"),
+        ("12.0", "ok"),
+        ("12.1", "failed"),  # GB10: sm_120a does not run on 12.1 (MEDS_EIC_AR#163)
+    ],
+)
+def test_the_aarch64_pypi_build_of_0_3_21_is_judged_by_its_wheel(manifests: Manifests, cc: str, status: str) -> None:
+    """The PyPI aarch64 wheel of sgl-kernel 0.3.21 carries sm_80, sm_87 and sm_89 as well (read with scan_file,
+    icorpO 2026-12-03); an Arm box of cc 8.x was failed from an older assumed list."""
+    v = kernel_arch(manifests, arm_box(cc, "0.3.21"))
+    assert v["status"] == status, v.get("reasons")
+
+
+def test_each_summary_target_list_serves_the_gpus_its_libraries_serve(manifests: Manifests) -> None:
+    """Where a kernel build records its libraries' targets (libs / libs_aarch64, read from the wheel), the summary
+    list that kernel-arch judges (archs / archs_aarch64) serves every GPU of architectures.json exactly as the
+    libraries together do: a summary written before the wheel was read must not disagree with it.
+
+    One known disagreement is left as it is and listed: sglang-kernel 0.4.6-0.4.10's aarch64 summary names sm_100a
+    and sm_103a, while their aarch64 wheels (0.4.10's read again by icorpO 2026-12-03) carry sm_100f, sm_103a and no
+    sm_100a. Both serve 10.0 and 10.3; they differ only on 10.7 (Rubin), where sm_100f runs by the family rule of
+    architectures.json. Making the summary follow the wheel would turn an Arm SM107 box from failed to ok on that
+    rule alone, which no thread read here establishes for 10.7: left for the lead, not changed."""
+    from stackcheck.facts.archs import coverage, expand_arch_list
+
+    archs = json.loads((Path(__file__).resolve().parents[2] / "manifests" / "architectures.json").read_text())
+    ccs = sorted({str(a["compute_capability"]) for a in archs["architectures"]})
+    assert ccs, "no compute capabilities read from architectures.json"
+    wrong = []
+    for name in ("sgl-kernel", "sglang-kernel"):
+        for rel in manifests.releases(name):
+            for variant in rel.get("variants") or []:
+                var: dict[str, Any] = dict(variant)
+                for summary, libs in (("archs", "libs"), ("archs_aarch64", "libs_aarch64")):
+                    if not var.get(summary) or not var.get(libs):
+                        continue
+                    union = sorted({t for targets in var[libs].values() for t in targets})
+                    for cc in ccs:
+                        major, minor = (int(x) for x in cc.split("."))
+                        a = coverage(expand_arch_list(list(var[summary])), (major, minor))
+                        b = coverage(expand_arch_list(union), (major, minor))
+                        if a != b:
+                            wrong.append((name, rel.get("version"), var.get("variant"), summary, cc, a, b))
+    known = {("sglang-kernel", v, "cu130", "archs_aarch64", "10.7") for v in ("0.4.6", "0.4.6.post1", "0.4.7", "0.4.8")}
+    known |= {("sglang-kernel", v, "cu130", "archs_aarch64", "10.7") for v in ("0.4.9", "0.4.10")}
+    assert not [w for w in wrong if w[:5] not in known], wrong
+
+
+def test_the_norm_signature_tells_a_gb10_user_which_build_has_sm_121a() -> None:
+    """The RMSNorm 'no kernel image' line of a GB10 (MEDS_EIC_AR#163) is named by sgl-kernel-norm-no-kernel-image;
+    its text says that no PyPI sgl-kernel 0.3.x has sm_121a and which builds do (SGLang 0.5.11+'s sglang-kernel
+    0.4.2+ aarch64 wheels, or the +cu130 builds of SGLang's index), not only the SM120 fix of 2025."""
+    from stackcheck.launch.triage import triage_file
+
+    result = triage_file(CORPUS / "meds-eic-ar-163-spark-pypi-sgl-kernel-no-sm121" / "server.log")
+    rc = result.root_cause
+    assert rc is not None and rc.signature is not None and rc.signature.id == "sgl-kernel-norm-no-kernel-image"
+    text = f"{rc.signature.explanation} {rc.signature.fix}"
+    assert "sm_121a" in text and "GB10" in text
+    assert "+cu130" in text and "0.4.2" in text
