@@ -12,10 +12,14 @@ with SGLang 0.5.15-0.5.23.
     with its GPUs set to 8.6 (an A10 / RTX 3090 class pair on PCIe), each with every final SGLang release
     0.5.1-0.5.23 and its pins (factcheck7_draw.release_box): one row per distinct (box, cc, feature, its reasons'
     rule / observed / result) whose status is ok, labelled with the first release that gives it;
-(b) `gate --dry-run --format json` on the recorded cases rtx5090-torch-cu126 (1x RTX 5090, 12.0, --tp 1),
-    rtxpro6000-pcie-iommu-translated (2x RTX PRO 6000, 12.0, --tp 2) and gb10-cu130-pypi-kernel (1x GB10, 12.1,
-    --tp 1), each with every final release 0.5.15-0.5.23 and its pins, for every combination of ATTENTION x KV x
-    QUANT x SPEC (QUANT names the model and the quantization flag): one row per allow.
+(b) `gate --dry-run --format json --tp 1` on the recorded cases rtxpro6000-pcie-iommu-translated (RTX PRO 6000,
+    12.0; one GPU: its two GPUs' IOMMU-translated P2P path is refused at tp 2) and gb10-cu130-pypi-kernel (1x GB10,
+    12.1, aarch64), each with every final release 0.5.15-0.5.23 and its pins and flashinfer-cubin at the pinned
+    flashinfer-python's version (the cases' own flashinfer-cubin would block every release box), for every
+    combination of ATTENTION x KV x QUANT x SPEC (QUANT names the model and the quantization flag): one row per
+    allow. (The first form of this rule, 6f99bfd, also took rtx5090-torch-cu126, which has no jit facts, and the
+    cases' own flashinfer-cubin: its run was stopped when its progress counts showed no allow on those boxes,
+    before any row was written or read.)
 
 Draw: random.Random(20261218); per population its rows sorted by their JSON text, shuffled, the first k (a: 14,
 b: 13), 27 rows. Nothing is replaced after the draw.
@@ -52,8 +56,7 @@ AUDIT_BOXES: list[tuple[str, str | None]] = [
     ("rtx4090-pcie-sglang044", "8.6"),
 ]
 GATE_BOXES: list[tuple[str, int]] = [
-    ("rtx5090-torch-cu126", 1),
-    ("rtxpro6000-pcie-iommu-translated", 2),
+    ("rtxpro6000-pcie-iommu-translated", 1),
     ("gb10-cu130-pypi-kernel", 1),
 ]
 ATTENTION = ["auto", "flashinfer", "triton", "fa3", "fa4", "trtllm_mha"]
@@ -75,10 +78,14 @@ def _releases(first: tuple[int, int, int]) -> list[str]:
     return [r for r in final_releases() if tuple(map(int, r.split("."))) >= first]
 
 
-def _box(out: Path, case: str, rel: str, cc: str | None) -> Path:
+def _box(out: Path, case: str, rel: str, cc: str | None, cubin: bool = False) -> Path:
     from factcheck7_draw import release_box
 
     doc = copy.deepcopy(release_box(case, rel))
+    pkgs = doc["facts"]["packages"]
+    if cubin and (pkgs.get("flashinfer-cubin") or {}).get("installed"):
+        version = pkgs["flashinfer-python"]["version"]
+        pkgs["flashinfer-cubin"].update(version=version, dist_version=version)
     if cc is not None:
         for g in doc["facts"]["gpus"]:
             g["compute_capability"] = cc
@@ -107,7 +114,7 @@ def gate_rows(out: Path) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for case, tp in GATE_BOXES:
         for rel in _releases((0, 5, 15)):
-            path = _box(out, case, rel, None)
+            path = _box(out, case, rel, None, cubin=True)
             for attn, kv, quant, spec in itertools.product(ATTENTION, KV, QUANT, SPEC):
                 model, qflag = QUANT[quant]
                 flags = [] if attn == "auto" else ["--attention-backend", attn]
