@@ -752,6 +752,11 @@ class Context:
         raise Missing(path, f"unknown fact path {path}")
 
     def _system_fact(self, path: str, rest: str, gpu: GpuModel | None) -> Any:
+        if rest == "python":
+            python = (self.facts.get("system") or {}).get("python")
+            if not isinstance(python, str) or not python:
+                raise Missing(path, "the Python version is not known (facts.system.python)")
+            return python
         if rest != "machine":
             raise Missing(path, f"unknown fact path {path}")
         machine = self.machine()

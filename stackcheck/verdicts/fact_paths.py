@@ -268,7 +268,10 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "(ptxas-blackwell; components.json `tools`)",
         ),
     ),
-    "system": (FactDoc(("system.machine",), "the box's machine, `x86_64` or `aarch64` (facts.system.machine)"),),
+    "system": (
+        FactDoc(("system.machine",), "the box's machine, `x86_64` or `aarch64` (facts.system.machine)"),
+        FactDoc(("system.python",), "the Python that runs SGLang, as `3.12.3` (facts.system.python)"),
+    ),
 }
 
 

@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 CASES = ROOT / "tests" / "cases"
 SM120 = CASES / "writeup-after" / "facts.json"
 H200 = CASES / "h200-newest" / "facts.json"
+LLAMA3 = str(Path(__file__).resolve().parents[1] / "data" / "models" / "llama3-8b")  # a model the gate reads
 LAUNCH = ["python", "-m", "sglang.launch_server", "--model-path", "m"]
 PRINT_ARGV = "import sys,os,json; print(json.dumps([os.getpid()] + sys.argv[1:]))"
 
@@ -408,7 +409,8 @@ def test_sm120_json_decision() -> None:
 
 def test_h200_dry_run_allows_and_runs_nothing(tmp_path: Path) -> None:
     marker = tmp_path / "ran"
-    r = run_gate("--facts", str(H200), "--dry-run", "--", "touch", str(marker), "--tp", "8", "--enable-torch-symm-mem")
+    r = run_gate("--facts", str(H200), "--dry-run", "--", "touch", str(marker), "--tp", "8", "--enable-torch-symm-mem",
+                 "--model-path", LLAMA3)  # fmt: skip
     assert r.returncode == 0, r.stdout + r.stderr
     assert "decision: allow (dry run" in r.stdout
     assert not marker.exists()
@@ -430,7 +432,7 @@ def test_h200_execs_the_real_sglang_command_line(tmp_path: Path) -> None:
     fake.mkdir()
     (fake / "__init__.py").write_text("")
     (fake / "launch_server.py").write_text(PRINT_ARGV + "\n")
-    argv = ["python3", "-m", "sglang.launch_server", "--model-path", "m m", "--tp", "8", "--enable-torch-symm-mem"]
+    argv = ["python3", "-m", "sglang.launch_server", "--model-path", LLAMA3, "--tp", "8", "--enable-torch-symm-mem"]
     cmd = [sys.executable, "-m", "stackcheck", "gate", "--facts", str(H200), "--", *argv]
     env = _env(PYTHONPATH=str(tmp_path))
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
@@ -442,7 +444,9 @@ def test_h200_execs_the_real_sglang_command_line(tmp_path: Path) -> None:
 
 
 def test_exit_status_is_the_commands() -> None:
-    r = run_gate("--facts", str(H200), "--", "python3", "-c", "import sys; sys.exit(7)", "--tp", "8")
+    r = run_gate(
+        "--facts", str(H200), "--", "python3", "-c", "import sys; sys.exit(7)", "--tp", "8", "--model-path", LLAMA3
+    )
     assert r.returncode == 7
     assert r.stdout == ""
 

@@ -20,7 +20,9 @@ from stackcheck.knowledge.loader import Manifests
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 FACTS = ROOT / "tests" / "cases" / "h200-newest" / "facts.json"
-LAUNCH = ["python", "-m", "sglang.launch_server", "--model-path", "M", "--tp", "2"]
+# a model the gate reads (tests/data/models/README.md)
+LLAMA3 = str(ROOT / "tests" / "data" / "models" / "llama3-8b")
+LAUNCH = ["python", "-m", "sglang.launch_server", "--model-path", LLAMA3, "--tp", "2"]
 
 
 def _after_the_facts(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[str]]:

@@ -36,15 +36,19 @@ H200 = ROOT / "tests" / "cases" / "h200-newest" / "facts.json"  # 8x H200, SGLan
 RULE = "dsa-attention-backend-dsa-models-only"
 
 
-def _facts(tmp_path: Path, sglang: str, cc: str, extra: dict[str, Any] | None = None) -> Path:
+def _facts(
+    tmp_path: Path, sglang: str, cc: str, extra: dict[str, Any] | None = None, python: str | None = None
+) -> Path:
     doc = json.loads(H200.read_text())
     facts = doc["facts"]
+    if python is not None:  # the case's own is 3.12.3
+        facts["system"]["python"] = python
     for g in facts["gpus"]:
         g["compute_capability"] = cc
     facts["packages"]["sglang"].update(version=sglang, dist_version=sglang)
     for name, record in (extra or {}).items():
         facts["packages"][name] = record
-    path = tmp_path / f"facts-{sglang}-{cc}-{len(extra or {})}.json"
+    path = tmp_path / f"facts-{sglang}-{cc}-{len(extra or {})}-{python}.json"
     path.write_text(json.dumps(doc))
     return path
 
@@ -85,11 +89,12 @@ def test_the_values_require_their_features() -> None:
         ("dual_chunk_flash_attn", "0.5.19", "12.0", None, "blocked", "dual-chunk-fa3-majors", "flash_attn.py"),
         ("dual_chunk_flash_attn", "0.5.9", "10.0", None, "blocked", "dual-chunk-fa3-majors", "flash_attn.py"),
         ("dual_chunk_flash_attn", "0.5.19", "9.0", None, "ok", None, None),
-        # MiniCPM sparse: FA3 off Blackwell, FA4 on it (not read)
-        ("minicpm_flashattn", "0.5.23", "12.0", None, "unknown", "minicpm-blackwell-fa4", None),
+        # MiniCPM sparse: FA3 off Blackwell, FA4 on it (not read); its InfLLM-V2 top-k library is a CPython 3.10
+        # extension in sglang-kernel 0.4.6.post1-0.4.10, and this box runs Python 3.12 (the eighteenth sample)
+        ("minicpm_flashattn", "0.5.23", "12.0", None, "blocked", "infllm-ops-python-310", "sglang-kernel 0.4.6"),
         ("minicpm_flashinfer", "0.5.23", "10.0", None, "unknown", "minicpm-blackwell-fa4", None),
-        ("minicpm_flashattn", "0.5.23", "9.0", None, "ok", None, None),
-        ("minicpm_flashattn", "0.5.19", "8.0", None, "ok", None, None),
+        ("minicpm_flashattn", "0.5.23", "9.0", None, "blocked", "infllm-ops-python-310", "infllm_ops"),
+        ("minicpm_flashattn", "0.5.19", "8.0", None, "blocked", "infllm-ops-python-310", "infllm_ops"),
         # qsa: never ok
         ("qsa", "0.5.23", "9.0", None, "unknown", "qsa-path-not-judged", None),
         ("qsa", "0.5.23", "12.0", None, "unknown", "qsa-path-not-judged", None),
@@ -256,7 +261,7 @@ MINICPM_SALA: dict[str, Any] = {
     ("cc", "config", "flags", "status"),
     [
         ("12.0", MINICPM_SALA, [], "unknown"),  # minicpm_flashinfer on Blackwell: FA4 path not read
-        ("9.0", MINICPM_SALA, [], "ok"),  # minicpm_flashattn: FA3 on Hopper
+        ("9.0", MINICPM_SALA, [], "blocked"),  # minicpm_flashattn: FA3 on Hopper, InfLLM-V2 on Python 3.10 only
         ("12.0", MINICPM_SALA, ["--attention-backend", "triton"], None),  # a flag given: no override
         ("12.0", {k: v for k, v in MINICPM_SALA.items() if k != "sparse_config"}, [], None),  # no sparse attention
     ],
@@ -270,3 +275,13 @@ def test_minicpm_sala_runs_on_sglangs_own_sparse_pick(
     assert got == status, doc["features"]
     if status == "unknown":
         assert doc["decision"] == "refuse"
+
+
+@pytest.mark.parametrize(("sglang", "cc"), [("0.5.23", "9.0"), ("0.5.19", "8.0")])
+def test_minicpm_flashattn_ok_with_python_310(tmp_path: Path, sglang: str, cc: str) -> None:
+    """The FA3 path of MiniCPM's sparse backend runs on majors 8 and 9 where sglang-kernel's cp310 InfLLM-V2
+    library loads: on Python 3.10."""
+    model = model_dir(tmp_path, "llama", LLAMA3)
+    facts = _facts(tmp_path, sglang, cc, python="3.10.14")
+    doc = gate_json(facts, "--model-path", str(model), "--attention-backend", "minicpm_flashattn", dry_run=True)
+    assert _feature(doc, "attention-minicpm-sparse")["status"] == "ok", doc["reasons"]

@@ -19,7 +19,8 @@ from stackcheck.commands import gate as gate_command
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 FACTS = ROOT / "tests" / "cases" / "h200-newest" / "facts.json"
-LAUNCH = ["python", "-m", "sglang.launch_server", "--model-path", "m"]
+# a model the gate reads (tests/data/models/README.md)
+LAUNCH = ["python", "-m", "sglang.launch_server", "--model-path", str(ROOT / "tests" / "data" / "models" / "llama3-8b")]
 
 
 class _Broken(importlib.abc.MetaPathFinder):

@@ -449,12 +449,18 @@ def test_gate_prints_the_advice_as_notes(tmp_path: Path) -> None:
     assert json.loads(text)["advice"][0].startswith("recommend: add SGLANG_ENABLE_PCIE_IPC_ALLREDUCE=1")
 
 
-def test_gate_advice_never_changes_the_decision() -> None:
+def test_gate_advice_never_changes_the_decision(tmp_path: Path) -> None:
     launch = ["--", "python", "-m", "sglang.launch_server", "--tp", "8", "--enable-flashinfer-allreduce-fusion"]
     rc, text = run("gate", "--facts", str(SEED_AFTER), "--dry-run", *launch)
     assert rc == 1 and "decision: refuse" in text
     assert "note: recommend: drop --enable-flashinfer-allreduce-fusion" in text
-    rc, text = run("gate", "--facts", str(H200), "--dry-run", "--", "python", "-m", "sglang.launch_server")
+    # a model the gate reads: with none, SGLang's MiniCPM SALA override (minicpm_flashattn, blocked on this
+    # Python 3.12 box: sglang-kernel's InfLLM-V2 library is a CPython 3.10 extension) might apply, and it refuses
+    model = tmp_path / "llama"
+    model.mkdir()
+    (model / "config.json").write_text(json.dumps({"architectures": ["LlamaForCausalLM"], "model_type": "llama"}))
+    rc, text = run("gate", "--facts", str(H200), "--dry-run", "--", "python", "-m", "sglang.launch_server",
+                   "--model-path", str(model))  # fmt: skip
     assert rc == 0 and "decision: allow" in text
 
 
