@@ -136,7 +136,7 @@ def run_for_gate(
     defaults = {str(o["flag"]): o.get("default") for o in gate._options(mapping) if "default" in o}
     for req in pre.requirements:
         if gate._conds(req.when, derived, defaults):
-            gate._add(derived, req.feature, "explicit", req.why)
+            gate._add(derived, req.feature, "explicit", req.why, rules=req.rules)
     for feature, why in draft_backend_features(derived, mapping):
         gate._add(derived, feature, "explicit", why)
     derived.problems.extend(draft_backend_problems(derived, mapping))
