@@ -110,6 +110,8 @@ CHECK_TEXT = {
 }
 # the later wordings of a rule's check (any one found counts): FlashInfer all-to-all's in 0.5.22 and in 0.5.23
 CHECK_TEXT_ALSO = {
+    # 0.5.7-0.5.23's wording of the trtllm-gen MoE runner's quantization assertion (a list that admits None)
+    "moe-runner-trtllm-quantization": ("FlashInfer TRTLLM MOE supports only",),
     "moe-a2a-flashinfer-dp-attention": (
         "Flashinfer MoE A2A is only supported with --attn-dp-size",
         "Flashinfer MoE A2A requires --attn-dp-size",
@@ -299,6 +301,14 @@ def test_the_refusal_rules_are_what_the_wheel_checks(version: str) -> None:
             assert "if ENABLE_JIT_DEEPGEMM:\n    import deep_gemm" in guard, version
             majors = json.dumps(entry.get("also"))
             assert ('"in": [12]' in majors) is (DEEPGEMM_OFF_TEXT["sm120_off"] in configurer or version == "0.5.12")
+            continue
+        if rule["id"] in TRTLLM_QUANT_RULES and hits and "supports only" in code[hits[0][0]][hits[0][1] :][:40]:
+            name, at = hits[0]  # 0.5.7 on: `assert <view>.quantization in [...]`, None (BF16) among them
+            window = code[name][max(0, at - 600) : at]
+            literal = window[window.rindex("quantization in [") :].split("]")[0]
+            listed = sorted(re.findall(r'"([\w-]+)"', literal)) + (["None"] if "None" in literal else [])
+            lists = [c["not_in"] for c in entry.get("also") or [] if c.get("fact") == "quantization"]
+            assert lists and all(sorted(str(x) for x in lst) == sorted(listed) for lst in lists), (version, listed)
             continue
         if rule["id"] in TRTLLM_QUANT_RULES and hits:  # the quantizations the assertion admits, as the rule says
             name, at = hits[0]

@@ -1,0 +1,90 @@
+"""Issue 16, the items the igap merge's closing note left open (igap2), each read in the sglang wheels:
+
+- `--moe-runner-backend flashinfer_trtllm` with a --quantization outside the list SGLang asserts (awq, gptq, ...)
+  from 0.5.7 on: the assertion stays in every release 0.5.7-0.5.23 (server_args.py, 0.5.19 on
+  arg_groups/moe_hook.py), its list growing (mxfp8 / modelopt_mixed from 0.5.10, nvfp4_online from 0.5.14) and
+  admitting None (BF16). Refusal moe-runner-trtllm-quantization judged only 0.5.2-0.5.6 before.
+
+The model configs are written for the tests in the shape of the published ones."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from gate_cli import QWEN3_MOE, gate_tp8, model_dir, reason_status, release_box
+
+TRT_QUANT = "refusal moe-runner-trtllm-quantization"
+NEMOTRON_H: dict[str, Any] = {
+    "architectures": ["NemotronHForCausalLM"], "model_type": "nemotron_h", "hidden_size": 4096,
+    "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
+}  # fmt: skip
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in list(os.environ):
+        if name.startswith(("SGLANG_", "STACKCHECK_")):
+            monkeypatch.delenv(name)
+
+
+@pytest.mark.parametrize("release", ["0.5.7", "0.5.9", "0.5.12", "0.5.16", "0.5.19", "0.5.23"])
+@pytest.mark.parametrize("quant", ["awq", "gptq", "w8a8_int8", "moe_wna16"])
+@pytest.mark.parametrize("cc", ["10.0", "9.0"])
+def test_flashinfer_trtllm_with_a_quantization_off_the_list_refused_0_5_7_on(
+    tmp_path: Path, release: str, quant: str, cc: str
+) -> None:
+    model = model_dir(tmp_path, "qwen3moe", QWEN3_MOE)
+    doc = gate_tp8(
+        release_box(tmp_path, release, cc), model, "--moe-runner-backend", "flashinfer_trtllm", "--quantization", quant
+    )
+    assert doc["decision"] == "refuse"
+    assert reason_status(doc).get(TRT_QUANT) == ("blocked", "crash")
+
+
+@pytest.mark.parametrize(
+    ("release", "quant"),
+    [
+        ("0.5.7", "fp8"),
+        ("0.5.9", "compressed-tensors"),
+        ("0.5.9", None),
+        ("0.5.12", "modelopt_mixed"),
+        ("0.5.16", "nvfp4_online"),
+        ("0.5.23", "modelopt_fp4"),
+        ("0.5.23", None),
+    ],
+)
+def test_flashinfer_trtllm_quantizations_the_list_admits(tmp_path: Path, release: str, quant: str | None) -> None:
+    model = model_dir(tmp_path, "qwen3moe", QWEN3_MOE)
+    flags = ["--quantization", quant] if quant else []
+    doc = gate_tp8(release_box(tmp_path, release, "10.0"), model, "--moe-runner-backend", "flashinfer_trtllm", *flags)
+    assert TRT_QUANT not in reason_status(doc)
+
+
+@pytest.mark.parametrize(("release", "quant"), [("0.5.9", "nvfp4_online"), ("0.5.12", "nvfp4_online")])
+def test_flashinfer_trtllm_list_grows_per_release(tmp_path: Path, release: str, quant: str) -> None:
+    model = model_dir(tmp_path, "qwen3moe", QWEN3_MOE)
+    doc = gate_tp8(
+        release_box(tmp_path, release, "10.0"),
+        model,
+        "--moe-runner-backend",
+        "flashinfer_trtllm",
+        "--quantization",
+        quant,
+    )
+    assert reason_status(doc).get(TRT_QUANT) == ("blocked", "crash")
+
+
+def test_flashinfer_trtllm_nemotron_h_replaces_the_quantization_unknown(tmp_path: Path) -> None:
+    model = model_dir(tmp_path, "nemotron", NEMOTRON_H)
+    doc = gate_tp8(
+        release_box(tmp_path, "0.5.9", "10.0"),
+        model,
+        "--moe-runner-backend",
+        "flashinfer_trtllm",
+        "--quantization",
+        "awq",
+    )
+    assert reason_status(doc).get(TRT_QUANT, ("", None))[0] == "unknown"
