@@ -88,3 +88,44 @@ def test_flashinfer_trtllm_nemotron_h_replaces_the_quantization_unknown(tmp_path
         "awq",
     )
     assert reason_status(doc).get(TRT_QUANT, ("", None))[0] == "unknown"
+
+
+# ---- --moe-a2a-backend flashinfer with the MoE runner auto, 0.5.19-0.5.23 (igap2 item 3) ---------------------------
+A2A_RUNNER = "refusal moe-a2a-flashinfer-runner-list"
+A2A_FLAGS = ["--moe-a2a-backend", "flashinfer", "--enable-dp-attention", "--dp", "8"]
+
+
+@pytest.mark.parametrize("release", ["0.5.19", "0.5.21", "0.5.23"])
+@pytest.mark.parametrize("cc", ["10.0", "9.0", "12.0"])
+@pytest.mark.parametrize("runner", [[], ["--moe-runner-backend", "auto"], ["--moe-runner-backend", "triton"]])
+def test_flashinfer_a2a_runner_auto_or_off_the_list_refused_0_5_19_on(
+    tmp_path: Path, release: str, cc: str, runner: list[str]
+) -> None:
+    moe = model_dir(tmp_path, "qwen3moe", QWEN3_MOE)
+    doc = gate_tp8(release_box(tmp_path, release, cc), moe, *A2A_FLAGS, *runner)
+    assert doc["decision"] == "refuse"
+    assert reason_status(doc).get(A2A_RUNNER) == ("blocked", "crash")
+
+
+@pytest.mark.parametrize("release", ["0.5.19", "0.5.23"])
+@pytest.mark.parametrize("runner", ["flashinfer_cutlass", "flashinfer_trtllm", "deep_gemm", "flashinfer_cutedsl"])
+def test_flashinfer_a2a_runners_the_list_admits(tmp_path: Path, release: str, runner: str) -> None:
+    moe = model_dir(tmp_path, "qwen3moe", QWEN3_MOE)
+    doc = gate_tp8(release_box(tmp_path, release, "10.0"), moe, *A2A_FLAGS, "--moe-runner-backend", runner)
+    assert A2A_RUNNER not in reason_status(doc)
+
+
+@pytest.mark.parametrize("quant", ["mxfp8", "nvfp4_online", "modelopt_fp4"])
+def test_flashinfer_a2a_runner_auto_resolved_by_the_quantization_unknown(tmp_path: Path, quant: str) -> None:
+    moe = model_dir(tmp_path, "qwen3moe", QWEN3_MOE)
+    doc = gate_tp8(release_box(tmp_path, "0.5.23", "10.0"), moe, *A2A_FLAGS, "--quantization", quant)
+    assert doc["decision"] == "refuse"
+    assert reason_status(doc).get(A2A_RUNNER, ("", None))[0] == "unknown"
+
+
+@pytest.mark.parametrize("release", ["0.5.16", "0.5.18"])
+def test_flashinfer_a2a_before_0_5_19_is_the_older_rule(tmp_path: Path, release: str) -> None:
+    moe = model_dir(tmp_path, "qwen3moe", QWEN3_MOE)
+    doc = gate_tp8(release_box(tmp_path, release, "10.0"), moe, *A2A_FLAGS)
+    assert A2A_RUNNER not in reason_status(doc)
+    assert reason_status(doc).get("refusal moe-a2a-flashinfer-moe-runner") == ("blocked", "crash")
