@@ -133,6 +133,13 @@ def run_for_gate(
         readings=readings,
     )
     pre = run(inputs)
+    from stackcheck.launch.preflight.a2a import check_a2a_package
+    from stackcheck.launch.refusals import _raw_flag
+
+    # the MoE all-to-all backend's own package (deep_ep, Mooncake EP), as the command gives the flag
+    a2a = check_a2a_package(_raw_flag(derived.sglang_args, "--moe-a2a-backend"), facts, data, sglang_version)
+    if a2a is not None:
+        pre.results.append(a2a)
     defaults = {str(o["flag"]): o.get("default") for o in gate._options(mapping) if "default" in o}
     for req in pre.requirements:
         if gate._conds(req.when, derived, defaults):

@@ -129,3 +129,60 @@ def test_flashinfer_a2a_before_0_5_19_is_the_older_rule(tmp_path: Path, release:
     doc = gate_tp8(release_box(tmp_path, release, "10.0"), moe, *A2A_FLAGS)
     assert A2A_RUNNER not in reason_status(doc)
     assert reason_status(doc).get("refusal moe-a2a-flashinfer-moe-runner") == ("blocked", "crash")
+
+
+# ---- --moe-a2a-backend deepep / mooncake and their packages (igap2 item 4) -----------------------------------------
+A2A_PACKAGE = "moe-a2a-package"
+
+
+def _box_with(tmp_path: Path, release: str, packages: dict[str, Any]) -> Path:
+    import json
+
+    box = release_box(tmp_path, release, "9.0")
+    doc = json.loads(box.read_text())
+    doc["facts"]["packages"].update(packages)
+    box.write_text(json.dumps(doc))
+    return box
+
+
+def _a2a_check(doc: dict[str, Any]) -> str | None:
+    found = [c for c in (doc.get("preflight") or {}).get("checks") or [] if c.get("check") == A2A_PACKAGE]
+    return str(found[0]["status"]) if found else None
+
+
+@pytest.mark.parametrize("release", ["0.5.4", "0.5.12", "0.5.23"])
+def test_deepep_without_deep_ep_installed_refused(tmp_path: Path, release: str) -> None:
+    moe = model_dir(tmp_path, "qwen3moe", QWEN3_MOE)
+    doc = gate_tp8(_box_with(tmp_path, release, {"deep-ep": {"installed": False}}), moe, "--moe-a2a-backend", "deepep")
+    assert doc["decision"] == "refuse" and _a2a_check(doc) == "fail"
+    assert reason_status(doc).get(f"{A2A_PACKAGE} (--moe-a2a-backend deepep)", ("", None))[0] == "fail"
+
+
+def test_deepep_with_deep_ep_installed_passes_the_check(tmp_path: Path) -> None:
+    moe = model_dir(tmp_path, "qwen3moe", QWEN3_MOE)
+    box = _box_with(tmp_path, "0.5.23", {"deep-ep": {"installed": True, "version": "1.2.1"}})
+    assert _a2a_check(gate_tp8(box, moe, "--moe-a2a-backend", "deepep")) == "ok"
+
+
+def test_deepep_with_the_package_not_listed_unknown(tmp_path: Path) -> None:
+    moe = model_dir(tmp_path, "qwen3moe", QWEN3_MOE)  # a report saved before the probe looked for deep-ep
+    doc = gate_tp8(release_box(tmp_path, "0.5.23", "9.0"), moe, "--moe-a2a-backend", "deepep")
+    assert doc["decision"] == "refuse" and _a2a_check(doc) == "unknown"
+
+
+def test_mooncake_package(tmp_path: Path) -> None:
+    moe = model_dir(tmp_path, "qwen3moe", QWEN3_MOE)
+    flags = ["--moe-a2a-backend", "mooncake", "--deepep-mode", "low_latency"]
+    absent = _box_with(tmp_path, "0.5.19", {"mooncake-transfer-engine": {"installed": False}})
+    assert _a2a_check(gate_tp8(absent, moe, *flags)) == "fail"
+    there = _box_with(tmp_path, "0.5.19", {"mooncake-transfer-engine": {"installed": True, "version": "0.3.7"}})
+    assert _a2a_check(gate_tp8(there, moe, *flags)) == "unknown"  # its EP module is not read
+
+
+def test_no_a2a_package_needed_without_the_flag_or_for_other_backends(tmp_path: Path) -> None:
+    moe = model_dir(tmp_path, "qwen3moe", QWEN3_MOE)
+    box = _box_with(tmp_path, "0.5.23", {"deep-ep": {"installed": False}})
+    assert _a2a_check(gate_tp8(box, moe)) is None
+    assert _a2a_check(gate_tp8(box, moe, "--moe-a2a-backend", "none")) is None
+    old = _box_with(tmp_path, "0.5.3", {"mooncake-transfer-engine": {"installed": False}})
+    assert _a2a_check(gate_tp8(old, moe, "--moe-a2a-backend", "mooncake")) is None  # no Mooncake dispatcher yet
