@@ -836,6 +836,16 @@ def _entry_free_values(
     for name, on in d.env.items():  # each variable launch.json reads, parsed (its default where unset): env_<name>
         values["env_" + name.lower()] = on
     values.update(_a2a_values(d, declared, architecture))
+    for spec in mapping.get("env") or []:  # a variable with which SGLang sets the all-to-all backend itself
+        sets = spec.get("sets_a2a") if isinstance(spec, dict) else None
+        if not isinstance(sets, dict) or d.env.get(str(spec.get("name"))) is not True:
+            continue
+        if _version_in(version, str(sets.get("versions", ""))) is True:
+            values["moe_a2a_backend"] = str(sets.get("value"))
+        elif _version_in(version, str(sets.get("unknown_versions", ""))) is True and (
+            _raw_flag(d.sglang_args, "--moe-a2a-backend", declared) is None
+        ):
+            values["moe_a2a_backend"] = _AutoA2A()  # set in an override whose order against the checks is not read
     for spec in mapping.get("env") or []:  # a variable that is a launch fact, where this release reads it
         if isinstance(spec, dict) and isinstance(spec.get("fact"), str) and isinstance(spec.get("name"), str):
             reads = "versions" not in spec or _version_in(version, str(spec["versions"])) is True
@@ -844,8 +854,8 @@ def _entry_free_values(
 
 
 # the flags with which SGLang sets the MoE all-to-all backend (and DP attention) itself: waterfill (deepep), prefill
-# context parallelism (deepep, DP attention); read in 0.5.9-0.5.23. SGLANG_OPT_USE_DEEPGEMM_MEGA_MOE (megamoe, 0.5.14
-# on) is not read here: a launch that sets it and gives no --moe-a2a-backend is judged as none (refused, not passed)
+# context parallelism (deepep, DP attention); read in 0.5.9-0.5.23. SGLANG_OPT_USE_DEEPGEMM_MEGA_MOE (megamoe, 0.5.13-
+# 0.5.17) is read from launch.json's env entry (sets_a2a) after these, in _entry_free_values
 _A2A_SET_BY = ("--enable-waterfill", "--enable-deepep-waterfill", "--enable-prefill-cp",
                "--enable-nsa-prefill-context-parallel")  # fmt: skip
 

@@ -186,3 +186,42 @@ def test_no_a2a_package_needed_without_the_flag_or_for_other_backends(tmp_path: 
     assert _a2a_check(gate_tp8(box, moe, "--moe-a2a-backend", "none")) is None
     old = _box_with(tmp_path, "0.5.3", {"mooncake-transfer-engine": {"installed": False}})
     assert _a2a_check(gate_tp8(old, moe, "--moe-a2a-backend", "mooncake")) is None  # no Mooncake dispatcher yet
+
+
+# ---- SGLANG_OPT_USE_DEEPGEMM_MEGA_MOE sets the all-to-all backend (igap2 item 5, an over-refusal lifted) -----------
+TBO_NONE = "refusal two-batch-overlap-a2a-none"
+
+
+@pytest.mark.parametrize("release", ["0.5.13", "0.5.14"])
+def test_mega_moe_variable_sets_megamoe_before_the_checks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, release: str
+) -> None:
+    moe = model_dir(tmp_path, "qwen3moe", QWEN3_MOE)
+    box = release_box(tmp_path, release, "10.0")
+    assert reason_status(gate_tp8(box, moe, "--enable-two-batch-overlap")).get(TBO_NONE) == ("blocked", "crash")
+    monkeypatch.setenv("SGLANG_OPT_USE_DEEPGEMM_MEGA_MOE", "1")
+    assert TBO_NONE not in reason_status(gate_tp8(box, moe, "--enable-two-batch-overlap"))
+    # a given flashinfer all-to-all backend is replaced too, before its checks
+    doc = gate_tp8(box, moe, "--moe-a2a-backend", "flashinfer")
+    assert not [k for k in reason_status(doc) if k.startswith("refusal moe-a2a-flashinfer")]
+
+
+@pytest.mark.parametrize("release", ["0.5.16", "0.5.17"])
+def test_mega_moe_variable_in_a_post_process_unknown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, release: str
+) -> None:
+    moe = model_dir(tmp_path, "qwen3moe", QWEN3_MOE)
+    box = release_box(tmp_path, release, "10.0")
+    monkeypatch.setenv("SGLANG_OPT_USE_DEEPGEMM_MEGA_MOE", "true")
+    rule = "refusal two-batch-overlap-a2a-none-dp-attention"
+    assert reason_status(gate_tp8(box, moe, "--enable-two-batch-overlap")).get(rule, ("", None))[0] == "unknown"
+    # a given backend is judged as given there
+    doc = gate_tp8(box, moe, "--moe-a2a-backend", "flashinfer", "--enable-dp-attention", "--dp", "8")
+    assert reason_status(doc).get("refusal moe-a2a-flashinfer-moe-runner") == ("blocked", "crash")
+
+
+def test_mega_moe_variable_not_read_from_0_5_18(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    moe = model_dir(tmp_path, "qwen3moe", QWEN3_MOE)
+    monkeypatch.setenv("SGLANG_OPT_USE_DEEPGEMM_MEGA_MOE", "1")
+    doc = gate_tp8(release_box(tmp_path, "0.5.19", "10.0"), moe, "--enable-two-batch-overlap")
+    assert reason_status(doc).get("refusal two-batch-overlap-a2a-none-dp-attention") == ("blocked", "crash")
