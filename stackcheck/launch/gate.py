@@ -695,7 +695,9 @@ def add_launch_requirements(
 
 
 def _wanted(d: Derived) -> dict[str, Requirement]:
-    return {r.feature: r for r in d.required if not r.check}
+    """The features the launch needs, for an item required `{"features": [...]}`: a feature needed for some of its
+    rules only (its loader admission) does not take the launch down the feature's path, so it is left out."""
+    return {r.feature: r for r in d.required if not r.check and r.rules is None}
 
 
 def _scope(

@@ -140,3 +140,22 @@ def test_a_scoped_rule_the_feature_lacks_is_a_manifest_problem() -> None:
     features = json.loads((root / "features.json").read_text())
     problems = semantic_problems({"launch.json": ("launch.json", launch), "features.json": ("features.json", features)})
     assert any("fp8-block-gemm has no rule 'no-such-rule'" in p for p in problems), problems
+
+
+def test_the_admission_alone_pulls_in_no_check_of_the_features_path(tmp_path: Path) -> None:
+    """A check required with fp8-block-gemm / mxfp4-moe (jit-toolchain's DeepGEMM nvcc rules, driver-vs-toolkit,
+    triton-ptxas's gather rule) is needed where the launch takes the feature's path, not for its admission alone."""
+    from stackcheck.knowledge.loader import load
+    from stackcheck.launch import gate
+
+    m = load([], env={})
+    cmd = ["python", "-m", "sglang.launch_server", "--model-path", "m"]
+    d = gate.derive([*cmd, "--quantization", "fp8", "--fp8-gemm-backend", "triton"], m.launch, {})
+    gate.add_launch_requirements(d, m.features, m.checks)
+    assert not [r for r in d.required if r.check and "fp8-block-gemm" in r.why]
+    d = gate.derive([*cmd, "--quantization", "mxfp4", "--moe-runner-backend", "triton_kernel"], m.launch, {})
+    gate.add_launch_requirements(d, m.features, m.checks)
+    assert not [r for r in d.required if r.check and "mxfp4-moe" in r.why]
+    d = gate.derive([*cmd, "--quantization", "fp8"], m.launch, {})  # the auto path: the whole feature and its checks
+    gate.add_launch_requirements(d, m.features, m.checks)
+    assert [r for r in d.required if r.check and "fp8-block-gemm" in r.why]
