@@ -829,6 +829,13 @@ def _entry_free_values(
     values["model_dual_chunk"] = isinstance(read, Mapping) and read.get("dual_chunk_attention_config") is not None
     # whether the model has routed experts (config.json), for a rule on the MoE runner: unknown when not read
     values["model_moe"] = _model_moe(read)
+    # the checkpoint's own quantization (the preflight's quant_method; a full config.json's quantization_config where
+    # a caller hands one), for a rule on a --quantization SGLang may fill from it: None for a model read without one
+    held = d.launch.get("model_quant_method")
+    qcfg = read.get("quantization_config") if isinstance(read, Mapping) else None
+    if held is None and isinstance(qcfg, Mapping) and isinstance(qcfg.get("quant_method"), str):
+        held = qcfg["quant_method"]
+    values["model_quant_method"] = held if held is not None or isinstance(read, Mapping) else _UNKNOWN
     # the same for the speculative draft model (the target's config.json when the command names no draft model, as
     # SGLang loads it), for a rule on --speculative-moe-runner-backend
     draft = (models or {}).get("draft model") if "draft model" in (models or {}) else read
@@ -1047,6 +1054,7 @@ _AUTO_WORDS = {
     "model_backend_refused": "the backend of a side the command leaves open while giving another attention flag "
     "(give --attention-backend, or both --prefill- and --decode-attention-backend)",
     "model_moe": "whether the model has routed experts, which the gate could not tell (its config.json not read)",
+    "model_quant_method": "the checkpoint's own quantization, which the gate could not tell (its config.json not read)",
     "draft_model_moe": "whether the speculative draft model has routed experts, which the gate could not tell (its "
     "config.json not read)",
     "moe_a2a_backend": "the MoE all-to-all backend, which SGLang may set itself for this model or these flags (give "

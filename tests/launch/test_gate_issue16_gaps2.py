@@ -225,3 +225,28 @@ def test_mega_moe_variable_not_read_from_0_5_18(tmp_path: Path, monkeypatch: pyt
     monkeypatch.setenv("SGLANG_OPT_USE_DEEPGEMM_MEGA_MOE", "1")
     doc = gate_tp8(release_box(tmp_path, "0.5.19", "10.0"), moe, "--enable-two-batch-overlap")
     assert reason_status(doc).get("refusal two-batch-overlap-a2a-none-dp-attention") == ("blocked", "crash")
+
+
+# ---- flashinfer_trtllm with no --quantization on a checkpoint off the list (igap2 item 2) --------------------------
+TRT_CKPT = "refusal moe-runner-trtllm-checkpoint-quantization"
+QWEN3_MOE_AWQ: dict[str, Any] = {**QWEN3_MOE, "quantization_config": {"quant_method": "awq", "bits": 4}}
+QWEN3_MOE_FP8: dict[str, Any] = {**QWEN3_MOE, "quantization_config": {"quant_method": "fp8"}}
+
+
+@pytest.mark.parametrize("release", ["0.5.7", "0.5.15", "0.5.23"])
+def test_flashinfer_trtllm_awq_checkpoint_without_the_flag_unknown_on_sm100(tmp_path: Path, release: str) -> None:
+    model = model_dir(tmp_path, "awq", QWEN3_MOE_AWQ)
+    doc = gate_tp8(release_box(tmp_path, release, "10.0"), model, "--moe-runner-backend", "flashinfer_trtllm")
+    assert doc["decision"] == "refuse"
+    assert reason_status(doc).get(TRT_CKPT, ("", None))[0] == "unknown"
+
+
+def test_flashinfer_trtllm_checkpoint_rule_not_for_admitted_checkpoints_or_a_given_flag(tmp_path: Path) -> None:
+    box = release_box(tmp_path, "0.5.23", "10.0")
+    for name, config, flags in (
+        ("fp8", QWEN3_MOE_FP8, []),
+        ("bf16", QWEN3_MOE, []),
+        ("awq-flag", QWEN3_MOE_AWQ, ["--quantization", "fp8"]),
+    ):
+        doc = gate_tp8(box, model_dir(tmp_path, name, config), "--moe-runner-backend", "flashinfer_trtllm", *flags)
+        assert TRT_CKPT not in reason_status(doc), name

@@ -109,6 +109,7 @@ CHECK_TEXT = {
     "moe-a2a-flashinfer-moe-runner": "Flashinfer MoE A2A is only supported with flashinfer_cutlass",
     # igap2: 0.5.19-0.5.23's FlashInfer all-to-all runner assertion (after the runner resolution)
     "moe-a2a-flashinfer-runner-list": '"FlashInfer MoE A2A is supported with flashinfer_cutlass, "',
+    "moe-runner-trtllm-checkpoint-quantization": "FlashInfer TRTLLM MOE supports only",
 }
 # the later wordings of a rule's check (any one found counts): FlashInfer all-to-all's in 0.5.22 and in 0.5.23
 CHECK_TEXT_ALSO = {
@@ -119,7 +120,9 @@ CHECK_TEXT_ALSO = {
         "Flashinfer MoE A2A requires --attn-dp-size",
     ),
 }
-TRTLLM_QUANT_RULES = ("moe-runner-trtllm-quantization", "moe-runner-trtllm-no-quantization")
+TRTLLM_QUANT_RULES = (
+    "moe-runner-trtllm-quantization", "moe-runner-trtllm-no-quantization", "moe-runner-trtllm-checkpoint-quantization"
+)  # fmt: skip
 # a rule checked outside the argument handling: the module of the wheel that holds its check
 CHECK_FILE = {
     "trtllm-mha-page-128-heads": "sglang/srt/layers/attention/trtllm_mha_backend.py",
@@ -311,7 +314,8 @@ def test_the_refusal_rules_are_what_the_wheel_checks(version: str) -> None:
             window = code[name][max(0, at - 600) : at]
             literal = window[window.rindex("quantization in [") :].split("]")[0]
             listed = sorted(re.findall(r'"([\w-]+)"', literal)) + (["None"] if "None" in literal else [])
-            lists = [c["not_in"] for c in entry.get("also") or [] if c.get("fact") == "quantization"]
+            facts = ("quantization", "model_quant_method")
+            lists = [c["not_in"] for c in entry.get("also") or [] if c.get("fact") in facts and "not_in" in c]
             assert lists and all(sorted(str(x) for x in lst) == sorted(listed) for lst in lists), (version, listed)
             continue
         if rule["id"] in TRTLLM_QUANT_RULES and hits:  # the quantizations the assertion admits, as the rule says
