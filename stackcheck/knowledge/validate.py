@@ -295,6 +295,14 @@ def semantic_problems(docs: Mapping[str, tuple[str, Any]], known: Mapping[str, A
                                         f"{origin}: {json_path([*path, 'requires', dep])}: "
                                         f"invalid version specifier {spec_text!r}"
                                     )
+    rules_of = {
+        _h(f.get("id")): {_h(r.get("id")) for r in f.get("rules") or [] if isinstance(r, dict)}
+        for f in get_list("features.json", "features")
+        if isinstance(f, dict)
+    }
+    for name, key in (("launch.json", "options"), ("preflight.json", "model")):
+        if name in docs and isinstance(full.get(name), dict):
+            problems += _scoped_rule_problems(full[name].get(key), docs[name][0], [key], rules_of)
     if "launch.json" in docs and isinstance(launch_doc, dict) and isinstance(launch_doc.get("release_flags"), dict):
         sglang = component_packages.get("sglang") if isinstance(component_packages, dict) else None
         known_releases = (
@@ -304,6 +312,25 @@ def semantic_problems(docs: Mapping[str, tuple[str, Any]], known: Mapping[str, A
         )
         problems += _release_flag_problems(launch_doc["release_flags"], docs["launch.json"][0], known_releases)
     return problems
+
+
+def _scoped_rule_problems(node: Any, origin: str, path: list[Any], rules_of: Mapping[Any, set[Any]]) -> list[str]:
+    """A requirement that needs a feature for some of its rules (`{feature, when, rules}`, launch.json's options
+    and preflight.json's model quantization) names rules the feature has."""
+    out: list[str] = []
+    if isinstance(node, dict):
+        named = node.get("rules")
+        if isinstance(node.get("feature"), str) and isinstance(named, list) and rules_of:
+            own = rules_of.get(_h(node["feature"]), set())
+            for j, rid in enumerate(named):
+                if _h(rid) not in own:
+                    out.append(f"{origin}: {json_path([*path, 'rules', j])}: {node['feature']} has no rule {rid!r}")
+        for k, v in node.items():
+            out += _scoped_rule_problems(v, origin, [*path, k], rules_of)
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            out += _scoped_rule_problems(v, origin, [*path, i], rules_of)
+    return out
 
 
 def _release_flag_problems(table: Mapping[str, Any], origin: str, known: set[str] | None) -> list[str]:

@@ -83,7 +83,9 @@ class Requirement:
     why: str  # the flag, value or rule that asks for it
     check: bool = False  # a stack check (checks.json) rather than a feature
     # a check whose rules have scopes of their own (a rule's `required_by`): the rules this launch needs, each
-    # with the kind it is needed as; None: every rule, as `kind`
+    # with the kind it is needed as; None: every rule, as `kind`. A feature needed for some of its rules only (a
+    # launch.json / preflight.json requirement with `rules`, e.g. SGLang's loader admission of FP8 weights): the
+    # rules named, each as `kind`; the feature's other rules are not needed (judged on those named alone)
     rules: dict[str, str | None] | None = None
 
 
@@ -478,13 +480,29 @@ def _conds(conds: Any, d: Derived, defaults: Mapping[str, Any]) -> bool:
 _KIND_RANK = {"default-warn": 0, "default": 1, "launch": 2, "explicit": 3}
 
 
-def _add(d: Derived, feature: str, kind: str, why: str, check: bool = False) -> None:
+def _add(
+    d: Derived, feature: str, kind: str, why: str, check: bool = False, rules: Sequence[str] | None = None
+) -> None:
+    """Require an item (the stronger kind wins). `rules`: a feature needed for those of its rules only; a
+    requirement of the whole feature, earlier or later, replaces it, and two such requirements add up."""
     for r in d.required:
         if r.feature == feature and r.check == check:
+            if not check:
+                if rules is None:
+                    r.rules = None
+                elif r.rules is not None:
+                    r.rules.update({x: kind for x in rules if x not in r.rules})
             if _KIND_RANK.get(kind, 0) > _KIND_RANK.get(r.kind, 0):
                 r.kind, r.why = kind, why
             return
-    d.required.append(Requirement(feature, kind, why, check))
+    scoped: dict[str, str | None] | None = None if check or rules is None else dict.fromkeys(rules, kind)
+    d.required.append(Requirement(feature, kind, why, check, scoped))
+
+
+def _rule_ids(req: Mapping[str, Any]) -> list[str] | None:
+    """A requirement's `rules` (the feature needed for those rules only), None when it names none (the whole)."""
+    rules = req.get("rules")
+    return [str(x) for x in rules if isinstance(x, str)] if isinstance(rules, list) else None
 
 
 def _add_requirements(d: Derived, reqs: Any, why: str, defaults: Mapping[str, Any]) -> None:
@@ -495,6 +513,10 @@ def _add_requirements(d: Derived, reqs: Any, why: str, defaults: Mapping[str, An
     for req in reqs or []:
         if isinstance(req, str):
             _add(d, req, "explicit", why)
+        elif isinstance(req, dict) and isinstance(req.get("feature"), str) and _rule_ids(req) is not None:
+            # the feature for some of its rules only: not an alternative of the whole, added wherever it holds
+            if _conds(req.get("when"), d, defaults):
+                _add(d, str(req["feature"]), "explicit", why, rules=_rule_ids(req))
         elif isinstance(req, dict) and isinstance(req.get("feature"), str) and req["feature"] not in met:
             feature = str(req["feature"])
             if _conds(req.get("when"), d, defaults):  # (the later alternatives are not read: no release asked)
@@ -673,7 +695,9 @@ def add_launch_requirements(
 
 
 def _wanted(d: Derived) -> dict[str, Requirement]:
-    return {r.feature: r for r in d.required if not r.check}
+    """The features the launch needs, for an item required `{"features": [...]}`: a feature needed for some of its
+    rules only (its loader admission) does not take the launch down the feature's path, so it is left out."""
+    return {r.feature: r for r in d.required if not r.check and r.rules is None}
 
 
 def _scope(
@@ -1259,6 +1283,8 @@ def decide(
             )
             checked.append({"feature": r.feature, "kind": r.kind, "status": "unknown", "effect": None})
             continue
+        if r.rules is not None:
+            v = scoped_feature_verdict(v, r.rules, spec.get(r.feature))
         status = str(v.get("status"))
         effect = v.get("effect")
         checked.append({"feature": r.feature, "kind": r.kind, "why": r.why, "status": status, "effect": effect})
@@ -1384,6 +1410,35 @@ def scoped_verdict(v: Mapping[str, Any], rules: Mapping[str, str | None]) -> dic
         out["status"] = "unknown"
     else:
         out["status"] = "ok"
+    return out
+
+
+def scoped_feature_verdict(
+    v: Mapping[str, Any], rules: Mapping[str, str | None], feature: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """A feature's verdict on the rules a launch needs of it (`Requirement.rules` of a feature): the reasons of
+    its other rules are dropped, every other reason stays (no rule, or one the engine adds: needs, known-release,
+    gpu, a sweep's or a newer release's head), and the status is worked out again from the rest (a failing rule:
+    blocked with the worst effect among the failing; an unknown one: unknown). A verdict other than ok / blocked /
+    unknown stays as it is."""
+    out = dict(v)
+    if v.get("status") not in ("ok", "blocked", "unknown"):
+        return out  # not-applicable (a needed package absent) and the like say nothing of one rule
+    own = {str(r.get("id")) for r in (feature or {}).get("rules") or [] if isinstance(r, dict)}
+    kept = [
+        x
+        for x in v.get("reasons") or []
+        if isinstance(x, dict) and (str(x.get("rule")) not in own or rules.get(str(x.get("rule"))) is not None)
+    ]
+    out["reasons"] = kept
+    fails = [x for x in kept if x.get("result") == "fail"]
+    if fails:
+        out["status"] = "blocked"
+        out["effect"] = max((str(x.get("effect", "crash")) for x in fails), key=lambda e: EFFECT_ORDER.get(e, 0))
+    elif any(x.get("result") == "unknown" for x in kept):
+        out["status"], out["effect"] = "unknown", None
+    else:
+        out["status"], out["effect"] = "ok", None
     return out
 
 

@@ -133,10 +133,17 @@ def run_for_gate(
         readings=readings,
     )
     pre = run(inputs)
+    from stackcheck.launch.preflight.a2a import check_a2a_package
+    from stackcheck.launch.refusals import _raw_flag
+
+    # the MoE all-to-all backend's own package (deep_ep, Mooncake EP), as the command gives the flag
+    a2a = check_a2a_package(_raw_flag(derived.sglang_args, "--moe-a2a-backend"), facts, data, sglang_version)
+    if a2a is not None:
+        pre.results.append(a2a)
     defaults = {str(o["flag"]): o.get("default") for o in gate._options(mapping) if "default" in o}
     for req in pre.requirements:
         if gate._conds(req.when, derived, defaults):
-            gate._add(derived, req.feature, "explicit", req.why)
+            gate._add(derived, req.feature, "explicit", req.why, rules=req.rules)
     for feature, why in draft_backend_features(derived, mapping):
         gate._add(derived, feature, "explicit", why)
     derived.problems.extend(draft_backend_problems(derived, mapping))

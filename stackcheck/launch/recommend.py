@@ -155,11 +155,22 @@ def gate_problems(ctx: Context, model: ModelSeen, argv: Sequence[str]) -> list[A
     )  # fmt: skip
     needs += model_kernel_features(mapping, version, model.architecture, d, majors)[0]
     explicit = [(r.feature, r.why) for r in d.required if r.kind == "explicit" and not r.check]
+    # a feature the launch needs for some of its rules only (gate.Requirement.rules), judged on those as the gate does
+    scoped = {r.feature: dict(r.rules) for r in d.required if not r.check and r.rules is not None}
     if model.requirements:  # the checkpoint's own quantization, as the gate's preflight requires it (explicit)
         from stackcheck.launch.gate import _conds, _options
 
         defaults = {str(o["flag"]): o.get("default") for o in _options(mapping) if "default" in o}
-        explicit += [(r.feature, r.why) for r in model.requirements if _conds(r.when, d, defaults)]
+        for r in model.requirements:
+            if not _conds(r.when, d, defaults):
+                continue
+            if r.rules is None:
+                scoped.pop(r.feature, None)  # the whole feature
+            elif r.feature not in scoped and r.feature not in {f for f, _ in explicit}:
+                scoped[r.feature] = dict.fromkeys(r.rules, "explicit")
+            elif r.feature in scoped:
+                scoped[r.feature].update(dict.fromkeys(r.rules, "explicit"))
+            explicit.append((r.feature, r.why))
     features = {str(f.get("id")): f for f in ctx.manifests.features}
     seen: set[str] = set()
     for fid, why in [*explicit, *needs]:
@@ -168,6 +179,10 @@ def gate_problems(ctx: Context, model: ModelSeen, argv: Sequence[str]) -> list[A
             continue
         seen.add(fid)
         v = evaluate_feature(spec, ctx)
+        if fid in scoped and fid not in {f for f, _ in needs}:
+            from stackcheck.launch.gate import scoped_feature_verdict
+
+            v = scoped_feature_verdict(v, scoped[fid], spec)  # type: ignore[assignment]
         status, effect = v.get("status"), v.get("effect")
         if status == "blocked" and effect == "crash":  # (a slower or no-op explicit feature only warns)
             found.append(Problem(fid, "blocked", effect, f"{why}: {fid} is blocked ({effect}): {_first_failure(v)}"))

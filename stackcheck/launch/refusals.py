@@ -829,6 +829,13 @@ def _entry_free_values(
     values["model_dual_chunk"] = isinstance(read, Mapping) and read.get("dual_chunk_attention_config") is not None
     # whether the model has routed experts (config.json), for a rule on the MoE runner: unknown when not read
     values["model_moe"] = _model_moe(read)
+    # the checkpoint's own quantization (the preflight's quant_method; a full config.json's quantization_config where
+    # a caller hands one), for a rule on a --quantization SGLang may fill from it: None for a model read without one
+    held = d.launch.get("model_quant_method")
+    qcfg = read.get("quantization_config") if isinstance(read, Mapping) else None
+    if held is None and isinstance(qcfg, Mapping) and isinstance(qcfg.get("quant_method"), str):
+        held = qcfg["quant_method"]
+    values["model_quant_method"] = held if held is not None or isinstance(read, Mapping) else _UNKNOWN
     # the same for the speculative draft model (the target's config.json when the command names no draft model, as
     # SGLang loads it), for a rule on --speculative-moe-runner-backend
     draft = (models or {}).get("draft model") if "draft model" in (models or {}) else read
@@ -836,6 +843,16 @@ def _entry_free_values(
     for name, on in d.env.items():  # each variable launch.json reads, parsed (its default where unset): env_<name>
         values["env_" + name.lower()] = on
     values.update(_a2a_values(d, declared, architecture))
+    for spec in mapping.get("env") or []:  # a variable with which SGLang sets the all-to-all backend itself
+        sets = spec.get("sets_a2a") if isinstance(spec, dict) else None
+        if not isinstance(sets, dict) or d.env.get(str(spec.get("name"))) is not True:
+            continue
+        if _version_in(version, str(sets.get("versions", ""))) is True:
+            values["moe_a2a_backend"] = str(sets.get("value"))
+        elif _version_in(version, str(sets.get("unknown_versions", ""))) is True and (
+            _raw_flag(d.sglang_args, "--moe-a2a-backend", declared) is None
+        ):
+            values["moe_a2a_backend"] = _AutoA2A()  # set in an override whose order against the checks is not read
     for spec in mapping.get("env") or []:  # a variable that is a launch fact, where this release reads it
         if isinstance(spec, dict) and isinstance(spec.get("fact"), str) and isinstance(spec.get("name"), str):
             reads = "versions" not in spec or _version_in(version, str(spec["versions"])) is True
@@ -844,8 +861,8 @@ def _entry_free_values(
 
 
 # the flags with which SGLang sets the MoE all-to-all backend (and DP attention) itself: waterfill (deepep), prefill
-# context parallelism (deepep, DP attention); read in 0.5.9-0.5.23. SGLANG_OPT_USE_DEEPGEMM_MEGA_MOE (megamoe, 0.5.14
-# on) is not read here: a launch that sets it and gives no --moe-a2a-backend is judged as none (refused, not passed)
+# context parallelism (deepep, DP attention); read in 0.5.9-0.5.23. SGLANG_OPT_USE_DEEPGEMM_MEGA_MOE (megamoe, 0.5.13-
+# 0.5.17) is read from launch.json's env entry (sets_a2a) after these, in _entry_free_values
 _A2A_SET_BY = ("--enable-waterfill", "--enable-deepep-waterfill", "--enable-prefill-cp",
                "--enable-nsa-prefill-context-parallel")  # fmt: skip
 
@@ -1037,6 +1054,7 @@ _AUTO_WORDS = {
     "model_backend_refused": "the backend of a side the command leaves open while giving another attention flag "
     "(give --attention-backend, or both --prefill- and --decode-attention-backend)",
     "model_moe": "whether the model has routed experts, which the gate could not tell (its config.json not read)",
+    "model_quant_method": "the checkpoint's own quantization, which the gate could not tell (its config.json not read)",
     "draft_model_moe": "whether the speculative draft model has routed experts, which the gate could not tell (its "
     "config.json not read)",
     "moe_a2a_backend": "the MoE all-to-all backend, which SGLang may set itself for this model or these flags (give "

@@ -60,6 +60,10 @@ WANTED = (
     "gguf",
     "partial-json-parser",
     "compressed-tensors",
+    # the MoE all-to-all backends' packages SGLang imports when --moe-a2a-backend deepep / mooncake builds its
+    # dispatcher (the gate's preflight check moe-a2a-package, preflight.json a2a_packages)
+    "deep-ep",
+    "mooncake-transfer-engine",
 )
 #: the packages a serving environment has; an environment with none of them is "not this one" (see the
 #: environments probe, which then looks for one that has them)

@@ -126,15 +126,25 @@ def test_bool_flags(mapping: dict[str, Any], flag: str, feature: str) -> None:
     assert features(gate.derive([*LAUNCH, flag], mapping, {}))[feature] == "explicit"
 
 
+def scoped(d: gate.Derived) -> dict[str, dict[str, str | None] | None]:
+    """The features required, each with the rules it is needed for (None: the whole feature)."""
+    return {r.feature: r.rules for r in d.required if not r.check}
+
+
 def test_conditional_values(mapping: dict[str, Any]) -> None:
-    # mxfp4 needs mxfp4-moe only while the MoE runner is auto; fp8 only while DeepGEMM can be picked
+    # mxfp4 needs the whole mxfp4-moe only while the MoE runner is auto; fp8 the whole fp8-block-gemm only while
+    # DeepGEMM can be picked; otherwise each needs only its loader admission rule (igap2: compute capability 8.0)
     d = gate.derive([*LAUNCH, "--quantization", "mxfp4", "--moe-runner-backend", "triton_kernel"], mapping, {})
-    assert "mxfp4-moe" not in features(d)
+    assert scoped(d)["mxfp4-moe"] == {"mxfp4-min-capability": "explicit"}
+    d = gate.derive([*LAUNCH, "--quantization", "mxfp4"], mapping, {})
+    assert scoped(d)["mxfp4-moe"] is None
     d = gate.derive([*LAUNCH, "--quantization", "fp8"], mapping, {"SGLANG_ENABLE_JIT_DEEPGEMM": "0"})
-    assert "fp8-block-gemm" not in features(d)
+    assert scoped(d)["fp8-block-gemm"] == {"fp8-min-capability": "explicit"}
     assert "deepgemm" not in features(d)
     d = gate.derive([*LAUNCH, "--quantization", "fp8", "--fp8-gemm-backend", "cutlass"], mapping, {})
-    assert "fp8-block-gemm" not in features(d)
+    assert scoped(d)["fp8-block-gemm"] == {"fp8-min-capability": "explicit"}
+    d = gate.derive([*LAUNCH, "--quantization", "fp8"], mapping, {})
+    assert scoped(d)["fp8-block-gemm"] is None
     d = gate.derive([*LAUNCH, "--fp8-gemm-backend", "deep_gemm"], mapping, {"SGLANG_ENABLE_JIT_DEEPGEMM": "false"})
     assert features(d)["deepgemm"] == "explicit"
 

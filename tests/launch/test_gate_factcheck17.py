@@ -120,7 +120,10 @@ def test_mooncake_a2a_needs_low_latency_mode(tmp_path: Path, release: str) -> No
     doc = gate_tp8(box, moe, "--moe-a2a-backend", "mooncake", "--deepep-mode", "normal")
     assert _refused_by(doc, "moe-a2a-mooncake-normal-mode")
     doc = gate_tp8(box, moe, "--moe-a2a-backend", "mooncake", "--deepep-mode", "low_latency")
-    assert doc["decision"] == "allow"
+    # not this rule; the box's facts do not say whether Mooncake (with EP) is installed: the preflight check
+    # moe-a2a-package leaves it unknown (igap2), the one thing that still refuses
+    assert "refusal moe-a2a-mooncake-normal-mode" not in _reasons(doc)
+    assert [r["feature"] for r in doc["reasons"]] == ["moe-a2a-package (--moe-a2a-backend mooncake)"]
 
 
 @pytest.mark.parametrize(

@@ -107,15 +107,22 @@ CHECK_TEXT = {
     "moe-a2a-flashinfer-dp-attention": "Flashinfer MoE A2A is only supported with dp_size == tp_size",
     "moe-a2a-mooncake-normal-mode": "if self.deepep_mode.enable_normal():\n            raise NotImplementedError",
     "moe-a2a-flashinfer-moe-runner": "Flashinfer MoE A2A is only supported with flashinfer_cutlass",
+    # igap2: 0.5.19-0.5.23's FlashInfer all-to-all runner assertion (after the runner resolution)
+    "moe-a2a-flashinfer-runner-list": '"FlashInfer MoE A2A is supported with flashinfer_cutlass, "',
+    "moe-runner-trtllm-checkpoint-quantization": "FlashInfer TRTLLM MOE supports only",
 }
 # the later wordings of a rule's check (any one found counts): FlashInfer all-to-all's in 0.5.22 and in 0.5.23
 CHECK_TEXT_ALSO = {
+    # 0.5.7-0.5.23's wording of the trtllm-gen MoE runner's quantization assertion (a list that admits None)
+    "moe-runner-trtllm-quantization": ("FlashInfer TRTLLM MOE supports only",),
     "moe-a2a-flashinfer-dp-attention": (
         "Flashinfer MoE A2A is only supported with --attn-dp-size",
         "Flashinfer MoE A2A requires --attn-dp-size",
     ),
 }
-TRTLLM_QUANT_RULES = ("moe-runner-trtllm-quantization", "moe-runner-trtllm-no-quantization")
+TRTLLM_QUANT_RULES = (
+    "moe-runner-trtllm-quantization", "moe-runner-trtllm-no-quantization", "moe-runner-trtllm-checkpoint-quantization"
+)  # fmt: skip
 # a rule checked outside the argument handling: the module of the wheel that holds its check
 CHECK_FILE = {
     "trtllm-mha-page-128-heads": "sglang/srt/layers/attention/trtllm_mha_backend.py",
@@ -183,6 +190,8 @@ ALSO_TEXT = {
     "model_architecture": "def _handle_iquest_q1_mtp_draft",
     # flashinfer_trtllm_routed passes 0.5.7-0.5.11's assertion, which tests is_flashinfer_trtllm alone
     "speculative_moe_runner_backend": r"\)\.is_flashinfer_trtllm\(\), \"Currently speculative MoE runner",
+    # igap2: the runner resolution by quantization that moe-a2a-flashinfer-runner-list leaves unknown (0.5.19 on)
+    "quantization": r'if view\.quantization == "mxfp8" and not get_platform\(\)\.is_npu',
 }
 PAGE_TEXT = {  # the warning each backend logs when it forces its page size
     "flashmla": "FlashMLA only supports a page_size of 64",
@@ -300,6 +309,15 @@ def test_the_refusal_rules_are_what_the_wheel_checks(version: str) -> None:
             majors = json.dumps(entry.get("also"))
             assert ('"in": [12]' in majors) is (DEEPGEMM_OFF_TEXT["sm120_off"] in configurer or version == "0.5.12")
             continue
+        if rule["id"] in TRTLLM_QUANT_RULES and hits and "supports only" in code[hits[0][0]][hits[0][1] :][:40]:
+            name, at = hits[0]  # 0.5.7 on: `assert <view>.quantization in [...]`, None (BF16) among them
+            window = code[name][max(0, at - 600) : at]
+            literal = window[window.rindex("quantization in [") :].split("]")[0]
+            listed = sorted(re.findall(r'"([\w-]+)"', literal)) + (["None"] if "None" in literal else [])
+            facts = ("quantization", "model_quant_method")
+            lists = [c["not_in"] for c in entry.get("also") or [] if c.get("fact") in facts and "not_in" in c]
+            assert lists and all(sorted(str(x) for x in lst) == sorted(listed) for lst in lists), (version, listed)
+            continue
         if rule["id"] in TRTLLM_QUANT_RULES and hits:  # the quantizations the assertion admits, as the rule says
             name, at = hits[0]
             admitted = sorted(re.findall(r'self\.quantization == "(\w+)"', code[name][max(0, at - 300) : at]))
@@ -318,6 +336,11 @@ def test_the_refusal_rules_are_what_the_wheel_checks(version: str) -> None:
             assert adaptive is any(c["fact"] == "speculative_adaptive" for c in entry.get("also") or []), version
             iquest = any(ALSO_TEXT["model_architecture"] in body for body in code.values())
             assert iquest is any(c["fact"] == "model_architecture" for c in entry.get("also") or []), version
+        if rule["id"] == "moe-a2a-flashinfer-runner-list" and hits:  # the runners the assertion admits
+            name, at = hits[0]
+            window = code[name][max(0, at - 400) : at]
+            literal = window[window.rindex("moe_runner_backend in [") :].split("]")[0]
+            assert re.findall(r'"(\w+)"', literal) == entry["allowed"], (version, name)
         if rule["id"] == "eagle-topk-page-size" and hits:
             name, at = hits[0]
             assert allowed_backends(code[name], at) == entry["allowed"], (version, name)

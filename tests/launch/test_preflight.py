@@ -304,7 +304,10 @@ def test_fp8_block_mla_model_in_hf_hub_cache(tmp_path: Path, data: dict[str, Any
     assert info.path and info.path.endswith("a" * 40)
     assert "HF_HUB_CACHE" in (info.found_by or "") and "refs/main" in (info.found_by or "")
     assert info.mla is True and info.quant_method == "fp8"
-    assert [r.feature for r in info.requirements] == ["fp8-block-gemm", "deepgemm"]
+    # the block GEMM path (the whole feature, with DeepGEMM), then the loader's admission of any FP8 checkpoint
+    assert [(r.feature, r.rules) for r in info.requirements] == [
+        ("fp8-block-gemm", None), ("deepgemm", None), ("fp8-block-gemm", ["fp8-min-capability"])
+    ]  # fmt: skip
     assert info.requirements[0].why == (
         "model config.json: quantization_config.quant_method = fp8, weight_block_size [128, 128]"
     )
@@ -316,15 +319,18 @@ def test_per_tensor_fp8_needs_no_block_gemm(tmp_path: Path, data: dict[str, Any]
     cfg = {"architectures": ["LlamaForCausalLM"], "quantization_config": {"quant_method": "fp8"}}
     hf_repo(tmp_path / "hub", "acme/l", {"config.json": cfg})
     info = model(tmp_path, "acme/l", {"HF_HUB_CACHE": str(tmp_path / "hub")}, data)
-    assert info.requirements == [] and info.mla is False
+    # only the loader's admission of Fp8Config (compute capability 8.0), not the block GEMM (igap2)
+    assert [(r.feature, r.rules) for r in info.requirements] == [("fp8-block-gemm", ["fp8-min-capability"])]
+    assert info.mla is False
 
 
 def test_mxfp4_model_under_hf_home(tmp_path: Path, data: dict[str, Any]) -> None:
     cfg = {"architectures": ["GptOssForCausalLM"], "quantization_config": {"quant_method": "mxfp4"}}
     hf_repo(tmp_path / "hfhome" / "hub", "openai/gpt-oss-20b", {"config.json": cfg})
     info = model(tmp_path, "openai/gpt-oss-20b", {"HF_HOME": str(tmp_path / "hfhome")}, data)
-    assert [(r.feature, r.when) for r in info.requirements] == [
-        ("mxfp4-moe", [{"option": "--moe-runner-backend", "in": ["auto"]}])
+    assert [(r.feature, r.when, r.rules) for r in info.requirements] == [
+        ("mxfp4-moe", [{"option": "--moe-runner-backend", "in": ["auto"]}], None),
+        ("mxfp4-moe", [], ["mxfp4-min-capability"]),  # the loader's admission, whatever the runner (igap2)
     ]
 
 
@@ -358,7 +364,7 @@ def test_draft_model_is_read_too(tmp_path: Path, data: dict[str, Any]) -> None:
     options = {"--model-path": "acme/main", "--speculative-draft-model-path": "acme/draft"}
     res = run_preflight(tmp_path, data, options, {"HF_HUB_CACHE": str(tmp_path / "hub")})
     assert [m.role for m in res.models] == ["model", "draft model"]
-    assert [r.feature for r in res.requirements] == ["fp8-block-gemm", "deepgemm"]
+    assert [r.feature for r in res.requirements] == ["fp8-block-gemm", "deepgemm", "fp8-block-gemm"]
     assert res.requirements[0].why.startswith("draft model config.json")
 
 

@@ -83,6 +83,17 @@ def test_the_cuda_11_nccl_wheel_is_read(tmp_path: Path) -> None:
     assert packages["nvidia-nccl-cu12"]["version"] == "2.27.3"
 
 
+def test_the_moe_all_to_all_packages_are_read(tmp_path: Path) -> None:
+    """igap2: --moe-a2a-backend deepep / mooncake import deep_ep / mooncake.mooncake_ep_buffer when the dispatcher is
+    built (the gate's preflight check moe-a2a-package): the probe says whether each distribution is installed, DeepEP
+    built from its repository (a dist-info named deep_ep) included."""
+    sp = tmp_path / "site-packages"
+    dist(sp, "deep_ep", "1.2.1")
+    packages = run([sp])
+    assert packages["deep-ep"]["installed"] is True and packages["deep-ep"]["version"] == "1.2.1"
+    assert packages["mooncake-transfer-engine"] == {"installed": False}
+
+
 def test_torch_cpu_and_default_builds(tmp_path: Path) -> None:
     sp = tmp_path / "a"
     fake_torch(sp, "__version__ = '2.9.1+cpu'\ncuda = None\ngit_version = 'x'\n")

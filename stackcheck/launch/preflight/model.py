@@ -45,6 +45,7 @@ class ModelRequirement(NamedTuple):
     feature: str
     why: str
     when: list[dict[str, Any]] | None = None  # launch.json conditions; None: always
+    rules: list[str] | None = None  # the feature needed for these rules only (launch.json's `rules`); None: whole
 
 
 def quantization_requirements(
@@ -64,7 +65,9 @@ def quantization_requirements(
             if isinstance(req, str):
                 out.append(ModelRequirement(req, why))
             elif isinstance(req, dict) and isinstance(req.get("feature"), str):
-                out.append(ModelRequirement(req["feature"], why, list(req.get("when") or [])))
+                named = req.get("rules")
+                rules = [str(x) for x in named if isinstance(x, str)] if isinstance(named, list) else None
+                out.append(ModelRequirement(req["feature"], why, list(req.get("when") or []), rules))
     return out
 
 
