@@ -18,8 +18,9 @@ on a box without SGLang. `--fresh-answers` removes each tree's kept answers of `
 answer/ directory of its cache, stackcheck.assembly.plan_cache.Answer) before every run: the plan rows then show
 the first run of each command line (the plan entry an earlier run kept is still read), not the answer served.
 A tree that keeps the gate's decisions (stackcheck.assembly.gate_cache) serves the gate rows from them after
-round 0 (the same launch on the same box: a hit); the rows named `(first run)` remove each tree's kept decisions
-(the gate/ directory of its cache) before every run: a miss, the plan the tree kept still read.
+round 0 (the same launch on the same box: a hit); the rows named `(first run)` run with a cache directory of their
+own per tree, whose kept decisions (its gate/ directory) are removed before every run: a miss, with the plan that
+round 0 kept there still read.
 Standard library only."""
 
 from __future__ import annotations
@@ -100,6 +101,9 @@ def main() -> int:
     trees = [os.path.abspath(t) for t in args.trees]
     caches = [tempfile.mkdtemp(prefix=f"stackcheck-ab-{i}-") for i in range(2)]
     envs = [tree_env(t, c) for t, c in zip(trees, caches, strict=True)]
+    # the `(first run)` rows: a cache of their own, so that removing their kept decisions leaves the other rows'
+    first_caches = [tempfile.mkdtemp(prefix=f"stackcheck-ab-first-{i}-") for i in range(2)]
+    first_envs = [tree_env(t, c) for t, c in zip(trees, first_caches, strict=True)]
     samples: dict[str, list[tuple[float, float, int]]] = {"floor": [], "python -c pass": []}
     for row in ROWS:
         for label in ("A", "B"):
@@ -112,9 +116,11 @@ def main() -> int:
             for t in order:
                 if args.fresh_answers:
                     shutil.rmtree(os.path.join(caches[t], "answer"), ignore_errors=True)
+                env = envs[t]
                 if row.endswith("(first run)"):  # (the decisions a tree keeps: gate_cache; none in an older tree)
-                    shutil.rmtree(os.path.join(caches[t], "gate"), ignore_errors=True)
-                got[f"{row} [{'AB'[t]}]"] = once([sys.executable, "-m", "stackcheck", *argv], envs[t], trees[t])
+                    env = first_envs[t]
+                    shutil.rmtree(os.path.join(first_caches[t], "gate"), ignore_errors=True)
+                got[f"{row} [{'AB'[t]}]"] = once([sys.executable, "-m", "stackcheck", *argv], env, trees[t])
         if i:
             for k, v in got.items():
                 samples[k].append(v)

@@ -12,9 +12,10 @@ that child: the child's own threads and the tools it runs). The rows:
 - audit: `stackcheck audit --format json`;
 - gate: `stackcheck gate --dry-run -- python3 -m sglang.launch_server --model-path x --tp 1`;
 - audit --deep;
-- gate (first run): the gate with the decisions kept between runs removed before every run (the plan kept by the
-  warm-up is read, as on a box gated once before with another command line): a miss; the gate row above reads
-  the decision the warm-up kept (stackcheck.assembly.gate_cache: the same launch on the same box): a hit;
+- gate (first run): the gate with a cache directory of its own, whose kept decisions are removed before every run
+  (the plan the warm-up kept there is read, as on a box gated once before with another command line): a miss;
+  the gate row above reads the decision kept in the shared one (stackcheck.assembly.gate_cache: the same launch on
+  the same box): a hit;
 - audit and gate with the plan cache off (the rows above read the plan the warm-up kept; it turns the gate's kept
   decisions off too);
 - audit --python /usr/bin/python3 (when present), with the interpreter answers cached (the warm-up fills the
@@ -52,8 +53,8 @@ SGLANG = ["python3", "-m", "sglang.launch_server", "--model-path", "x", "--tp", 
 
 def rows(py: str) -> list[tuple[str, list[str], str]]:
     """(label, argv, cache): cache 'warm' shares one cache directory, 'cold' gets an empty one every run,
-    'noplan' shares the warm one with the plan cache turned off (STACKCHECK_PLAN_CACHE=0), 'nogate' shares the
-    warm one less its kept gate decisions (removed before every run)."""
+    'noplan' shares the warm one with the plan cache turned off (STACKCHECK_PLAN_CACHE=0), 'nogate' has one of its
+    own whose kept gate decisions are removed before every run (the plan the warm-up kept there is read)."""
     sc = [py, "-m", "stackcheck"]
     out = [
         ("floor", [py, "-c", FLOOR], "warm"),
@@ -111,8 +112,9 @@ def measure(runs: int, deadline: float) -> dict[str, Any]:
                     env = {**base, "XDG_CACHE_HOME": tempfile.mkdtemp(dir=scratch, prefix="cold-")}
                 elif cache == "noplan":
                     env = {**warm_env, "STACKCHECK_PLAN_CACHE": "0"}
-                elif cache == "nogate":  # (the directory stackcheck.assembly.gate_cache keeps decisions in)
-                    shutil.rmtree(os.path.join(warm_env["XDG_CACHE_HOME"], "stackcheck", "gate"), ignore_errors=True)
+                elif cache == "nogate":  # (gate/: where stackcheck.assembly.gate_cache keeps decisions)
+                    env = {**base, "XDG_CACHE_HOME": os.path.join(scratch, "first-run-cache")}
+                    shutil.rmtree(os.path.join(env["XDG_CACHE_HOME"], "stackcheck", "gate"), ignore_errors=True)
                 wall, cpu, rc = once(argv, env)
                 if i:
                     got[label]["wall"].append(wall)
