@@ -502,3 +502,20 @@ def test_an_allowed_launch_is_run_again(cache: Path, tmp_path: Path, monkeypatch
     assert served.count == 1
     assert ran == [[*LAUNCH, "--model-path", "x", "--tp", "1"]] * 2
     assert errs[0] == errs[1]
+
+
+def test_the_output_state_reads_stderr_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An allowed launch's warnings go to stderr: its terminal, size and encoding are part of the key."""
+
+    class Stream:
+        def __init__(self, encoding: str) -> None:
+            self.encoding = encoding
+            self.errors = "strict"
+
+        def isatty(self) -> bool:
+            return False
+
+    monkeypatch.setattr(sys, "stderr", Stream("utf-8"))
+    utf8 = gate_cache._output_state()
+    monkeypatch.setattr(sys, "stderr", Stream("latin-1"))
+    assert utf8 is not None and gate_cache._output_state() != utf8
