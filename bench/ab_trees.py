@@ -17,6 +17,10 @@ interpreter is a venv, built under a temporary directory by bench/fake_sglang_en
 on a box without SGLang. `--fresh-answers` removes each tree's kept answers of `plan` command lines (the
 answer/ directory of its cache, stackcheck.assembly.plan_cache.Answer) before every run: the plan rows then show
 the first run of each command line (the plan entry an earlier run kept is still read), not the answer served.
+A tree that keeps the gate's decisions (stackcheck.assembly.gate_cache) serves the gate rows from them after
+round 0 (the same launch on the same box: a hit); the rows named `(first run)` run with a cache directory of their
+own per tree, whose kept decisions (its gate/ directory) are removed before every run: a miss, with the plan that
+round 0 kept there still read.
 Standard library only."""
 
 from __future__ import annotations
@@ -35,11 +39,13 @@ from floor import FLOOR, WRAPPER  # bench/floor.py, beside this script
 
 SGLANG = ["python3", "-m", "sglang.launch_server", "--model-path", "x", "--tp", "1"]
 SGLANG_TP2 = ["python", "-m", "sglang.launch_server", "--model-path", "M", "--tp", "2"]
+H200_FACTS = "tests/cases/h200-newest/facts.json"
 ROWS: dict[str, list[str]] = {
     # the 2-core goal's row: saved facts, nothing probed (relative to each tree: both hold the case)
     "audit --facts": ["audit", "--facts", "tests/cases/writeup-after/facts.json", "--format", "json"],
     # the gate's and the planner's own work, nothing probed: an H200 box's saved facts, the write-up box's
     "gate --facts": ["gate", "--dry-run", "--facts", "tests/cases/h200-newest/facts.json", "--", *SGLANG_TP2],
+    "gate --facts (first run)": ["gate", "--dry-run", "--facts", H200_FACTS, "--", *SGLANG_TP2],
     "plan": ["plan", "--facts", "tests/cases/writeup-after/facts.json"],
     # the 2-core goal's `--want` row: a feature no release fixes (the planner runs: no kept plan answers it)
     "plan --want": ["plan", "--facts", "tests/cases/writeup-after/facts.json", "--want", "torch-symm-mem"],
@@ -48,6 +54,7 @@ ROWS: dict[str, list[str]] = {
     "plan --want (before)": ["plan", "--facts", "tests/cases/writeup-before/facts.json", "--want", "torch-symm-mem"],
     "audit": ["audit", "--format", "json"],
     "gate": ["gate", "--dry-run", "--", *SGLANG],
+    "gate (first run)": ["gate", "--dry-run", "--", *SGLANG],
     "audit --deep": ["audit", "--deep", "--format", "json"],
 }
 
@@ -90,9 +97,13 @@ def main() -> int:
 
         python = build(os.path.join(tempfile.mkdtemp(prefix="stackcheck-ab-sglang-"), "venv"))
         ROWS["gate --python (fake SGLang)"] = ["gate", "--dry-run", "--python", python, "--", *SGLANG]
+        ROWS["gate --python (fake SGLang) (first run)"] = ROWS["gate --python (fake SGLang)"]
     trees = [os.path.abspath(t) for t in args.trees]
     caches = [tempfile.mkdtemp(prefix=f"stackcheck-ab-{i}-") for i in range(2)]
     envs = [tree_env(t, c) for t, c in zip(trees, caches, strict=True)]
+    # the `(first run)` rows: a cache of their own, so that removing their kept decisions leaves the other rows'
+    first_caches = [tempfile.mkdtemp(prefix=f"stackcheck-ab-first-{i}-") for i in range(2)]
+    first_envs = [tree_env(t, c) for t, c in zip(trees, first_caches, strict=True)]
     samples: dict[str, list[tuple[float, float, int]]] = {"floor": [], "python -c pass": []}
     for row in ROWS:
         for label in ("A", "B"):
@@ -105,7 +116,11 @@ def main() -> int:
             for t in order:
                 if args.fresh_answers:
                     shutil.rmtree(os.path.join(caches[t], "answer"), ignore_errors=True)
-                got[f"{row} [{'AB'[t]}]"] = once([sys.executable, "-m", "stackcheck", *argv], envs[t], trees[t])
+                env = envs[t]
+                if row.endswith("(first run)"):  # (the decisions a tree keeps: gate_cache; none in an older tree)
+                    env = first_envs[t]
+                    shutil.rmtree(os.path.join(first_caches[t], "gate"), ignore_errors=True)
+                got[f"{row} [{'AB'[t]}]"] = once([sys.executable, "-m", "stackcheck", *argv], env, trees[t])
         if i:
             for k, v in got.items():
                 samples[k].append(v)

@@ -12,7 +12,12 @@ that child: the child's own threads and the tools it runs). The rows:
 - audit: `stackcheck audit --format json`;
 - gate: `stackcheck gate --dry-run -- python3 -m sglang.launch_server --model-path x --tp 1`;
 - audit --deep;
-- audit and gate with the plan cache off (the rows above read the plan the warm-up kept);
+- gate (first run): the gate with a cache directory of its own, whose kept decisions are removed before every run
+  (the plan the warm-up kept there is read, as on a box gated once before with another command line): a miss;
+  the gate row above reads the decision kept in the shared one (stackcheck.assembly.gate_cache: the same launch on
+  the same box): a hit;
+- audit and gate with the plan cache off (the rows above read the plan the warm-up kept; it turns the gate's kept
+  decisions off too);
 - audit --python /usr/bin/python3 (when present), with the interpreter answers cached (the warm-up fills the
   cache) and cold (an empty cache directory every run: one interpreter start per audit).
 
@@ -48,13 +53,15 @@ SGLANG = ["python3", "-m", "sglang.launch_server", "--model-path", "x", "--tp", 
 
 def rows(py: str) -> list[tuple[str, list[str], str]]:
     """(label, argv, cache): cache 'warm' shares one cache directory, 'cold' gets an empty one every run,
-    'noplan' shares the warm one with the plan cache turned off (STACKCHECK_PLAN_CACHE=0)."""
+    'noplan' shares the warm one with the plan cache turned off (STACKCHECK_PLAN_CACHE=0), 'nogate' has one of its
+    own whose kept gate decisions are removed before every run (the plan the warm-up kept there is read)."""
     sc = [py, "-m", "stackcheck"]
     out = [
         ("floor", [py, "-c", FLOOR], "warm"),
         ("python -c pass", [py, "-c", "pass"], "warm"),
         ("audit", [*sc, "audit", "--format", "json"], "warm"),
         ("gate", [*sc, "gate", "--dry-run", "--", *SGLANG], "warm"),
+        ("gate (first run)", [*sc, "gate", "--dry-run", "--", *SGLANG], "nogate"),
         ("audit --deep", [*sc, "audit", "--deep", "--format", "json"], "warm"),
         # the plan is kept between runs (stackcheck.assembly.plan_cache): the rows above read it; these compute it
         ("audit (plan not cached)", [*sc, "audit", "--format", "json"], "noplan"),
@@ -105,6 +112,9 @@ def measure(runs: int, deadline: float) -> dict[str, Any]:
                     env = {**base, "XDG_CACHE_HOME": tempfile.mkdtemp(dir=scratch, prefix="cold-")}
                 elif cache == "noplan":
                     env = {**warm_env, "STACKCHECK_PLAN_CACHE": "0"}
+                elif cache == "nogate":  # (gate/: where stackcheck.assembly.gate_cache keeps decisions)
+                    env = {**base, "XDG_CACHE_HOME": os.path.join(scratch, "first-run-cache")}
+                    shutil.rmtree(os.path.join(env["XDG_CACHE_HOME"], "stackcheck", "gate"), ignore_errors=True)
                 wall, cpu, rc = once(argv, env)
                 if i:
                     got[label]["wall"].append(wall)

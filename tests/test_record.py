@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -125,6 +126,9 @@ def test_the_gate_path_imports_no_dataclasses(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "STACKCHECK_CACHE_DIR": str(tmp_path / "c")}
     env.pop("STACKCHECK_PLAN_CACHE", None)
     subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True, timeout=120)  # miss
+    # the decision kept by the first run is removed (stackcheck.assembly.gate_cache): the second judges the verdicts
+    # again and reads the plan back, which is what this test is about
+    shutil.rmtree(tmp_path / "c" / "gate")
     out = subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True, text=True)
     rc, *mods = out.stdout.split()
     assert rc == "1"  # refused: the blocked feature and the plan step were worked out

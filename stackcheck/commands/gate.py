@@ -236,8 +236,17 @@ def _command(args: argparse.Namespace) -> list[str] | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from stackcheck.assembly import gate_cache
+
+    slot = gate_cache.slot_for(args)  # the decision kept for this command line on this box, when one may be
+    watched = None
+    if slot is not None:
+        from stackcheck.cli import _Watched
+
+        gate_cache.ACTIVE[:] = [slot]  # what the decision reads is recorded (gate_cache.note, Recording)
+        watched = sys.stderr = _Watched(sys.stderr)
     try:
-        outcome = _decide(args)
+        outcome = _decide(args, slot)
     except StackcheckError:
         raise  # usage / bad input / probe failures: cli prints one line and exits 2 or 3; never exec
     except Exception as exc:  # a bug in the gate: refuse, never exec
@@ -251,17 +260,34 @@ def run(args: argparse.Namespace) -> int:
 
             print("\n".join(traceback_lines()), file=sys.stderr)
         return EXIT_INTERNAL
+    finally:
+        gate_cache.ACTIVE.clear()
+        if watched is not None and sys.stderr is watched:
+            sys.stderr = watched.stream
+    if slot is not None and watched is not None and watched.used:
+        slot.spoiled = True  # (something was written to stderr while deciding: not kept)
     doc, command = outcome
+    if isinstance(doc, Kept):  # the same launch on the same box, nothing it read changed: what was printed then
+        return doc.serve(command)
     allow = doc["decision"] == "allow"
     shown = public_document(doc)  # what is printed: secrets masked; the command that runs is unchanged
     render = GATE_FORMATS[args.format]
     if command is None or args.dry_run or not allow:
         from stackcheck.atomic import write_stdout
 
-        write_stdout(render(shown, RenderOptions(verbose=args.verbose)))
-        return EXIT_OK if allow else EXIT_FINDING
+        text = render(shown, RenderOptions(verbose=args.verbose))
+        code = EXIT_OK if allow else EXIT_FINDING
+        if slot is not None:
+            gate_cache.keep(slot, text, "", code, False)
+        write_stdout(text)
+        return code
+    warnings = ""
     if not args.quiet:  # the server's stdout is its own: the warnings (the JSON on one line) go to stderr
-        _err(render(shown, RenderOptions(verbose=args.verbose, warnings_only=True, compact=True)))
+        warnings = render(shown, RenderOptions(verbose=args.verbose, warnings_only=True, compact=True))
+    if slot is not None and not args.watch:
+        gate_cache.keep(slot, "", warnings, EXIT_OK, True)
+    if warnings:
+        _err(warnings)
     if args.watch:
         import gc
 
@@ -277,6 +303,26 @@ def run(args: argparse.Namespace) -> int:
             assumed=list(doc.get("assumed") or []) or None,
         )
     return _exec(command)
+
+
+class Kept:
+    """A decision kept by stackcheck.assembly.gate_cache: what it printed (stdout, stderr), its exit status and
+    whether the command was run."""
+
+    def __init__(self, entry: dict[str, Any]) -> None:
+        self.entry = entry
+
+    def serve(self, command: list[str] | None) -> int:
+        entry = self.entry
+        if entry["out"]:
+            from stackcheck.atomic import write_stdout
+
+            write_stdout(entry["out"])
+        if entry["err"]:
+            _err(entry["err"])
+        if entry["exec"] and command is not None:
+            return _exec(command)
+        return int(entry["code"])
 
 
 def public_document(doc: dict[str, Any]) -> dict[str, Any]:
@@ -324,7 +370,7 @@ def _exec(command: list[str]) -> int:
         return 126
 
 
-def _decide(args: argparse.Namespace) -> tuple[dict[str, Any], list[str] | None]:
+def _decide(args: argparse.Namespace, slot: Any = None) -> tuple[Any, list[str] | None]:
     from stackcheck.knowledge.loader import load as load_manifests
 
     command = _command(args)
@@ -354,7 +400,7 @@ def _decide(args: argparse.Namespace) -> tuple[dict[str, Any], list[str] | None]
     later_facts = Background(lambda: gather(opts, later_manifests.get))
     try:
         return _decide_with(args, opts, command, image_command, launch_command, server_env, require, later_manifests,
-                            later_facts, texts)  # fmt: skip
+                            later_facts, texts, slot)  # fmt: skip
     except Exception:  # (an interrupt does not wait)
         later_facts.settle()  # never leave a probe thread running while the interpreter shuts down
         later_manifests.settle()
@@ -372,7 +418,8 @@ def _decide_with(
     later_manifests: Any,
     later_facts: Any,
     texts: list[str],
-) -> tuple[dict[str, Any], list[str] | None]:
+    slot: Any = None,
+) -> tuple[Any, list[str] | None]:
     from stackcheck.launch import gate, gate_preflight
 
     manifests = later_manifests.get()
@@ -431,7 +478,24 @@ def _decide_with(
 
             plan_cache.prepare(texts)
 
-    report, ctx = build_report(opts, want_plan=False, manifests=manifests, gathered=later_facts.get, also=also)
+    gathered = later_facts.get
+    if slot is not None:
+        from stackcheck.assembly import gate_cache
+
+        if slot.entry is not None:  # a decision kept for this command line: served when the facts and reads agree
+            probed = later_facts.get()
+            kept = gate_cache.hit(slot, probed, {"usage": gate_cache.usage_reader(usage)})
+            if kept is not None:
+                return Kept(kept), command
+            gathered = lambda: probed  # noqa: E731 - a miss: today's decision, from these facts
+        else:
+
+            def gathered() -> Any:  # (the facts' digest, for the entry this decision makes)
+                probed = later_facts.get()
+                slot.facts = gate_cache.facts_digest(probed)
+                return probed
+
+    report, ctx = build_report(opts, want_plan=False, manifests=manifests, gathered=gathered, also=also)
     # an SGLang newer than the data: its flags are read from its own server arguments (facts.derived)
     newer = (ctx.facts.get("derived") or {}).get("sglang") if ctx.newer_than_manifests("sglang") else None
     flags = newer.get("flags") if isinstance(newer, dict) and isinstance(newer.get("flags"), dict) else None

@@ -70,11 +70,11 @@ def expand_config(
     entry, args = gate.find_entrypoint(argv, mapping)
     if entry is None or "--config" not in args:
         return command, None, None
+    from stackcheck.assembly.gate_cache import host_view
     from stackcheck.launch.preflight.configfile import expand_config as merge_config
-    from stackcheck.readers.fsview import HostView
 
     head = command[: len(command) - len(args)]
-    merged, path, problem = merge_config(args, HostView(), os.getcwd(), data)
+    merged, path, problem = merge_config(args, host_view(), os.getcwd(), data)
     return [*head, *merged], path, problem
 
 
@@ -96,8 +96,8 @@ def run_for_gate(
     opts: Any = None,
 ) -> Preflight:
     """Run the checks for a derived SGLang launch, and add the model's needs to its requirements."""
+    from stackcheck.assembly import gate_cache
     from stackcheck.launch import gate
-    from stackcheck.readers.fsview import HostView
 
     facts: dict[str, Any] = report["facts"] if isinstance(report.get("facts"), dict) else {}
     data = manifests.preflight
@@ -115,8 +115,12 @@ def run_for_gate(
             from stackcheck.assembly.target import open_view
 
             deps_view = open_view(opts)
-        readings = read_live(derived.options, data, usage.get() if usage is not None else None, search_dirs, facts)
+        reading = gate_cache.note("usage", (), usage.get) if usage is not None else None
+        readings = read_live(derived.options, data, reading, search_dirs, facts)
         readings.deps_view = deps_view
+        own = set(readings.own_pids)
+        if gate_cache.ACTIVE and any(p.pid in own for g in getattr(reading, "gpus", None) or [] for p in g.processes):
+            gate_cache.ACTIVE[0].spoiled = True  # (the memory check leaves this process out: a pid of this run)
     known = set((manifests.components.get("packages") or {}).keys())
     for pkg in list(known):
         known.update(str(n) for n in (manifests.package(pkg).get("names") or []))
@@ -125,7 +129,7 @@ def run_for_gate(
         env=env,
         facts=facts,
         data=data,
-        view=HostView(),
+        view=gate_cache.host_view(),  # (its reads recorded when the decision is kept: stackcheck.assembly.gate_cache)
         cwd=os.getcwd(),
         home=env.get("HOME") or os.path.expanduser("~"),
         sglang_version=sglang_version,

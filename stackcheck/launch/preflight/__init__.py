@@ -217,11 +217,13 @@ def read_live(
     host_value = str(options.get("--host") or port_spec.get("default_host", "127.0.0.1"))
     port_value = int(options.get("--port") or port_spec.get("default_port", 30000))
     system: Mapping[str, Any] = facts["system"] if isinstance(facts.get("system"), dict) else {}
+    from stackcheck.assembly.gate_cache import note  # (each reading recorded when the gate's decision is kept)
+
     return Readings(
         usage=usage,
-        shm=read_shm(str((host.get("shm") or {}).get("path", SHM_PATH))),
-        memlock=read_memlock(),
-        port=port_free(host_value, port_value),
+        shm=note("shm", (str((host.get("shm") or {}).get("path", SHM_PATH)),), read_shm),
+        memlock=note("memlock", (), read_memlock),
+        port=note("port", (host_value, port_value), port_free),
         search_dirs=list(search_dirs) if search_dirs is not None else None,
         target=(system.get("python"), system.get("machine")),
         own_pids=(os.getpid(),),

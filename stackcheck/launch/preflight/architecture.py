@@ -212,9 +212,15 @@ def check_models(
     site, why = sglang_site(facts)
     registry = None
     if site is not None:
+        from stackcheck.assembly.gate_cache import ACTIVE, note
         from stackcheck.readers.entryclasses import read_registry_cached
+        from stackcheck.readers.fsview import is_host
 
-        registry = read_registry_cached(view, site, cache_env)
+        if ACTIVE and not is_host(view):  # (a registry read elsewhere is not read again on lookup: nothing kept)
+            ACTIVE[0].spoiled = True
+
+        # (recorded whole when the gate's decision is kept: its cache's stamp reads the directory directly)
+        registry = note("registry", (site,), lambda s: read_registry_cached(view, s, cache_env))
     out = []
     for m in read:
         out.append(
