@@ -33,6 +33,9 @@ def cached(dist: str, version: str, python: str | None = None) -> Path | None:
     hits = sorted(p for p in CACHE.glob(f"{stem}*.whl") if not p.name.startswith("."))
     if python is None:  # the 3.12 build fetch_wheel downloads, not another CPython's build cached beside it
         hits = [p for p in hits if not re.search(r"-cp3\d+-cp3\d+-", p.name) or "-cp312-cp312-" in p.name]
+    # the x86_64 (or pure) build fetch_wheel downloads, not an Arm build another test or bench cached beside it
+    # (an aarch64 wheel sorts first and carries other libraries and target lists)
+    hits = [p for p in hits if not any(arm in p.name for arm in ("aarch64", "arm64"))]
     return hits[0] if hits else None
 
 
