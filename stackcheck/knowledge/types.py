@@ -390,6 +390,14 @@ class LaunchOption(TypedDict, total=False):
     note: str
 
 
+class LaunchEnvA2A(TypedDict, total=False):
+    """launch.json env `sets_a2a`: the MoE all-to-all backend SGLang sets where the variable is on."""
+
+    value: str
+    versions: str  # the releases where the override runs before the checks
+    unknown_versions: str  # releases where its order against the checks was not followed
+
+
 class LaunchEnv(TypedDict, total=False):
     """An environment variable SGLang reads as a bool: the values in `true` / `false`, else `otherwise`."""
 
@@ -404,6 +412,7 @@ class LaunchEnv(TypedDict, total=False):
     source: Source
     inferred: bool
     note: str
+    sets_a2a: LaunchEnvA2A  # where the variable is on, SGLang sets --moe-a2a-backend itself
 
 
 class LaunchDefault(TypedDict, total=False):
@@ -544,3 +553,4 @@ class Preflight(TypedDict, total=False):
     model: dict[str, Any]  # config_cap_bytes, weight_patterns, quantization[] ...: preflight/model.py
     config_file: dict[str, Any]  # suffixes, rule, cap_bytes: preflight/configfile.py
     host: dict[str, Any]  # shm, memlock, port: preflight/host.py
+    a2a_packages: dict[str, Any]  # the MoE all-to-all backends, modules, releases, messages: preflight/a2a.py
