@@ -14,7 +14,7 @@ from stackcheck.lean_typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import argparse
-    from typing import Any, NoReturn
+    from typing import NoReturn
 
 # verb -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -97,7 +97,7 @@ def _plan(argv: list[str]) -> int:
 
         write_stdout(kept[0])
         return kept[1]
-    watched = _Watched(sys.stderr)
+    watched = plan_cache.Watched(sys.stderr)
     plan_cache.PENDING[:] = [answer]
     sys.stderr = watched
     try:
@@ -118,26 +118,6 @@ def _plan_verb(argv: list[str]) -> int:
 
     args = plan.args_of(argv)
     return _verb(argv, "plan") if args is None else int(plan.run(args))
-
-
-class _Watched:
-    """Standard error, noting whether anything may have been written to it (a write, or any other use than
-    asking what it is): an answer that wrote a warning or a note is not kept."""
-
-    _ASKED = frozenset({"encoding", "errors", "isatty", "closed", "flush"})
-
-    def __init__(self, stream: Any) -> None:
-        self.stream = stream
-        self.used = False
-
-    def write(self, text: str) -> int:
-        self.used = True
-        return int(self.stream.write(text))
-
-    def __getattr__(self, name: str) -> Any:
-        if name not in self._ASKED:
-            self.used = True
-        return getattr(self.stream, name)
 
 
 def _verb(argv: list[str], verb: str | None) -> int:

@@ -164,14 +164,15 @@ def _read(op: str, args: list[Any], live: Mapping[str, Callable[[], Any]]) -> An
         return getattr(HostView(), op[5:])(*args)
     if op == "usage":
         return live["usage"]()
-    from stackcheck.launch.preflight import host
+    # the host readers' own module, not the preflight package (whose architecture check notes its reads here)
+    from stackcheck.launch.preflight.host import port_free, read_memlock, read_shm
 
     if op == "shm":
-        return host.read_shm(*args)
+        return read_shm(*args)
     if op == "memlock":
-        return host.read_memlock()
+        return read_memlock()
     if op == "port":
-        return host.port_free(*args)
+        return port_free(*args)
     if op == "registry":
         from stackcheck.readers.entryclasses import read_registry_cached
 

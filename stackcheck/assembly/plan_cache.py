@@ -567,3 +567,23 @@ def keep_answer(answer: Answer, code: int) -> bool:
         return False
     _prune(answer.directory, "", MAX_ANSWERS)
     return True
+
+
+class Watched:
+    """Standard error, noting whether anything may have been written to it (a write, or any other use than
+    asking what it is): an answer (a plan's, the gate's decision) that wrote a warning or a note is not kept."""
+
+    _ASKED = frozenset({"encoding", "errors", "isatty", "closed", "flush"})
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+        self.used = False
+
+    def write(self, text: str) -> int:
+        self.used = True
+        return int(self.stream.write(text))
+
+    def __getattr__(self, name: str) -> Any:
+        if name not in self._ASKED:
+            self.used = True
+        return getattr(self.stream, name)

@@ -241,10 +241,10 @@ def run(args: argparse.Namespace) -> int:
     slot = gate_cache.slot_for(args)  # the decision kept for this command line on this box, when one may be
     watched = None
     if slot is not None:
-        from stackcheck.cli import _Watched
+        from stackcheck.assembly.plan_cache import Watched
 
         gate_cache.ACTIVE[:] = [slot]  # what the decision reads is recorded (gate_cache.note, Recording)
-        watched = sys.stderr = _Watched(sys.stderr)
+        watched = sys.stderr = Watched(sys.stderr)
     try:
         outcome = _decide(args, slot)
     except StackcheckError:
