@@ -68,3 +68,57 @@ def test_a_kept_registry_read_misses_after_an_in_place_rewrite(tmp_path: Path, m
     assert gate_cache.unchanged(slot.reads, live)
     rewrite_in_place(site / "sglang/srt/models/llama.py", OMEGA)
     assert not gate_cache.unchanged(slot.reads, live)
+
+
+# ---- the derive cache (a release newer than the data, read from its files: part of the facts) --------------------
+
+
+def test_the_derive_cache_misses_after_an_in_place_rewrite(tmp_path: Path) -> None:
+    """Fails on the parent: derive's per-file cache served what it read before (its key: path, size, mtime)."""
+    from stackcheck.derive.cache import Cache, current_key
+
+    f = tmp_path / "server_args.py"
+    f.write_text("--enable-old-thing\n")
+    key = current_key(f)
+    assert key is not None
+    cache = Cache(tmp_path / "c")
+    cache.put("flags", [key], {"declared": ["--enable-old-thing"]})
+    assert cache.get("flags", [key]) == {"declared": ["--enable-old-thing"]}
+    rewrite_in_place(f, "--enable-new-thing\n")
+    now = current_key(f)
+    assert now is not None and cache.get("flags", [now]) is None
+    assert cache.get("other", [key]) is None  # (another key: a miss as before)
+
+
+# ---- the code stamp (a part of the gate cache's key and of the plan cache's) ---------------------------------------
+
+
+def test_the_code_stamp_sees_a_source_file_rewritten_in_place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fails on the parent: stackcheck's own source edited at the same size with its mtime put back (a checkout
+    tool or `cp -p` of a patched file) kept the code stamp, and with it every kept decision of the old code."""
+    import stackcheck
+    from stackcheck.assembly import plan_cache
+
+    package = tmp_path / "stackcheck"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "rule.py").write_text("ALLOW = True\n")
+    monkeypatch.setattr(stackcheck, "__file__", str(package / "__init__.py"))
+    before = plan_cache._code_stamp()
+    assert plan_cache._code_stamp() == before
+    rewrite_in_place(package / "rule.py", "ALLOW = 0000\n")
+    assert plan_cache._code_stamp() != before
+
+
+def test_the_python_answer_key_sees_an_interpreter_replaced_in_place(tmp_path: Path) -> None:
+    """Fails on the parent: the python probe's cached sys.path was kept for an interpreter rewritten at its size
+    with its mtime put back (its key: path, size, mtime)."""
+    from stackcheck.probes.python_env import cache_key
+
+    exe = tmp_path / "bin" / "python3"
+    exe.parent.mkdir()
+    exe.write_bytes(b"\x7fELF one build")
+    before = cache_key(str(exe), {})
+    assert before is not None and cache_key(str(exe), {}) == before
+    rewrite_in_place(exe, "\x7fELF two build")
+    assert cache_key(str(exe), {}) not in (None, before)
