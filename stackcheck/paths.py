@@ -100,3 +100,15 @@ def write_private(directory: str, name: str, text: str | bytes) -> bool:
     except (OSError, ValueError):
         return False
     return True
+
+
+def unscrub_home(path: str, home: str | None = None) -> str:
+    """The path a fact named before assembly.pipeline.scrub_home put "~" for this process's home directory in it
+    (facts.python.sys_path, facts.packages.*.location): what a check that reads the box again must open. A path
+    without that "~" is returned as it is."""
+    if path != "~" and not path.startswith("~/"):
+        return path
+    home = (home if home is not None else os.path.expanduser("~")).rstrip("/")
+    if not home or home[:1] == "~":
+        return path
+    return home + path[1:]

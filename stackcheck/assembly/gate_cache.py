@@ -16,8 +16,10 @@ then holds what the decision read beyond those, and is served only when all of i
   arguments and a digest of its answer or error): the files the preflight and the `--config` reading open, stat,
   list or resolve (through Recording, a HostView that records), the GPU usage reading (less its duration), the
   /dev/shm and locked-memory readings, the port's bind, and the SGLang model registry the architecture check
-  reads (as a whole: its own cache's stamp reads the directory directly). Each is made again on lookup, and
-  its answer compared.
+  reads (as a whole: its own cache's stamp reads the directory directly, each file's name, size, modification and
+  change times and inode, so a module rewritten in place at its size with its mtime put back is read again). Each
+  is made again on lookup, and its answer compared. The target environment's paths are read where they are: the
+  facts name the home directory "~" (pipeline.scrub_home), paths.unscrub_home maps them back.
 
 A run whose reads cannot be recorded keeps nothing: an argument that is not a plain value or that the
 output's masking would change (a token in a path: nothing secret is written; the key and the digests are

@@ -5,10 +5,11 @@ The key is a BLAKE2b (256-bit) hash of everything the plan is a function of: the
 (less the measurements of the run itself: _PER_RUN), the launch facts, the text of every manifest read
 (shipped and the user's, in order; for a shipped file in the package directory, its stamp in place of its
 text: size, modification and change times, inode and device, from a stat taken before it is read, as the
-code's own files are below: see knowledge.package_data.shipped_files), stackcheck's version and the size
-and modification time of each of its own source files (a changed stackcheck is a new key even at the same
-version), Python's and packaging's versions. `stackcheck audit` and `stackcheck gate` (the plan step
-that fixes a refused feature) use it. A plan is stored only when it is plain JSON (what is read back is
+code's own files are below: see knowledge.package_data.shipped_files), stackcheck's version and the size,
+modification and change times and inode of each of its own source files (a changed stackcheck is a new key even
+at the same version, and even where a file was written in place at its size with its mtime put back), Python's
+and packaging's versions. `stackcheck audit` and `stackcheck gate` (the plan step that fixes a refused feature)
+use it. A plan is stored only when it is plain JSON (what is read back is
 then equal to what was computed, types included), so an audit from the cache prints what a fresh one would.
 The audit keeps the verdicts of the same stack beside its plan (`verdicts`: the features and checks as the
 engine judged them from these facts, before a facts file's implied versions are merged in): they are the
@@ -48,8 +49,10 @@ def cache_dir(env: Mapping[str, str] | None = None) -> str | None:
 
 
 def _code_stamp() -> list[Any]:
-    """stackcheck's version and (name, size, mtime) of each of its source files: any edit is a new key; and
-    the versions of what the plan's comparisons run on (Python, packaging)."""
+    """stackcheck's version and (name, size, modification and change times, inode) of each of its source files:
+    any edit is a new key, one written in place at the same size with its mtime put back too (the kernel sets
+    ctime on every write; nobody can set it back); and the versions of what the plan's comparisons run on
+    (Python, packaging)."""
     import sys
 
     import packaging
@@ -74,7 +77,7 @@ def _code_stamp() -> list[Any]:
                         dirs.append(e.path)
                 elif e.name.endswith(".py"):
                     st = e.stat()
-                    out.append([e.path[skip:], st.st_size, st.st_mtime_ns])
+                    out.append([e.path[skip:], st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino])
             except OSError:
                 out.append([e.path, None])
     return out

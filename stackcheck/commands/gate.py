@@ -558,6 +558,7 @@ def _decide_with(
         backends_not_running,
         gpu_majors,
         known_gpu_majors,
+        lowest_gpu_sm,
         model_architecture,
         model_attention,
         model_kernel_features,
@@ -640,7 +641,7 @@ def _decide_with(
     extra += refusal_problems(
         derived, mapping, version, gpu_majors(ctx.facts), model_architecture(pre), model_attention(pre),
         torch_cuda=ctx.torch_cuda(), unrunnable=backends_not_running(mapping, statuses),
-        model_mla=mla if isinstance(mla, bool) else None,
+        model_mla=mla if isinstance(mla, bool) else None, gpu_sm=lowest_gpu_sm(ctx.facts),
     )  # fmt: skip
     decision = gate.decide(
         derived, report["features"], manifests.features, args.allow_unknown, extra, report.get("checks") or []

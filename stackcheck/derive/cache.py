@@ -1,5 +1,6 @@
-"""A small on-disk cache for what derive reads from installed files, keyed by each file's path, size and
-modification time: a file that changed (an upgrade, a local patch) is read again.
+"""A small on-disk cache for what derive reads from installed files, keyed by each file's path, size,
+modification and change times and inode: a file that changed (an upgrade, a local patch, a rewrite in place at the
+same size with its modification time put back) is read again.
 
 Entries live in the user cache directory ($STACKCHECK_CACHE_DIR, else $XDG_CACHE_HOME/stackcheck, else
 ~/.cache/stackcheck), under derive/, one JSON file per entry, written atomically (a temporary file and a
@@ -19,7 +20,7 @@ from typing import Any
 
 from stackcheck.derive.tree import FileKey
 
-FORMAT = 1
+FORMAT = 2  # 2: each file's change time and inode kept beside its size and modification time
 MAX_ENTRY_BYTES = 8 * 1024 * 1024
 
 
@@ -35,7 +36,7 @@ def current_key(path: str | Path) -> FileKey | None:
         st = os.stat(path)
     except OSError:
         return None
-    return FileKey(str(path), st.st_size, st.st_mtime_ns)
+    return FileKey.of(str(path), st)
 
 
 class Cache:
@@ -70,14 +71,14 @@ class Cache:
         if not isinstance(entry, dict) or entry.get("format") != FORMAT or entry.get("key") != key:
             self.misses += 1
             return None
-        recorded = {tuple(f) for f in entry.get("files") or [] if isinstance(f, list) and len(f) == 3}
-        wanted = {(f.path, f.size, f.mtime_ns) for f in files}
+        recorded = {tuple(f) for f in entry.get("files") or [] if isinstance(f, list) and len(f) == 5}
+        wanted = {f.stamp() for f in files}
         if not wanted <= recorded:
             self.misses += 1
             return None
-        for file_path, size, mtime in recorded - wanted:
-            now = current_key(file_path)
-            if now is None or (now.size, now.mtime_ns) != (size, mtime):
+        for kept in recorded - wanted:
+            now = current_key(str(kept[0]))
+            if now is None or now.stamp() != kept:
                 self.misses += 1
                 return None
         self.hits += 1
@@ -89,7 +90,7 @@ class Cache:
             return
         from stackcheck.paths import write_private
 
-        entry = {"format": FORMAT, "key": key, "files": [[f.path, f.size, f.mtime_ns] for f in files], "value": value}
+        entry = {"format": FORMAT, "key": key, "files": [list(f.stamp()) for f in files], "value": value}
         try:
             text = json.dumps(entry, separators=(",", ":"))
         except (TypeError, ValueError):

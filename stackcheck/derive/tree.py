@@ -50,11 +50,24 @@ def _safe(name: str) -> bool:
 
 @dataclass(frozen=True)
 class FileKey:
-    """What identifies an installed file for the cache: its path, size and modification time."""
+    """What identifies an installed file for the cache: its path, size and modification time, and its change
+    time and inode (a file rewritten in place at the same size with its modification time put back, by
+    `cp -p`, `rsync -a`, `touch -r` or an image layer with fixed timestamps, keeps the first three; the kernel
+    sets ctime on every write and nobody can set it back)."""
 
     path: str
     size: int
     mtime_ns: int
+    ctime_ns: int = 0
+    ino: int = 0
+
+    @classmethod
+    def of(cls, path: str, st: os.stat_result) -> FileKey:
+        return cls(path, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+
+    def stamp(self) -> tuple[str, int, int, int, int]:
+        """What an entry keeps and compares."""
+        return self.path, self.size, self.mtime_ns, self.ctime_ns, self.ino
 
 
 class ReleaseTree:
@@ -224,7 +237,7 @@ class DirTree(ReleaseTree):
             st = path.stat()
         except OSError:
             return None
-        return FileKey(str(path), st.st_size, st.st_mtime_ns)
+        return FileKey.of(str(path), st)
 
     def where(self, name: str) -> str:
         return str(self._path(name))

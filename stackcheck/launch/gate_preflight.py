@@ -107,7 +107,10 @@ def run_for_gate(
         search = py.get("sys_path") if isinstance(py.get("sys_path"), list) else None
         # the target environment's sys.path (the python probe: the gated command's interpreter, --python, a
         # venv) read through the same view as the packages: --root DIR; an image is not read again here
-        search_dirs: list[str] | None = [str(p) for p in search] if search else [p for p in sys.path if p]
+        # (the facts name the home directory "~": pipeline.scrub_home; the directories are read again here)
+        from stackcheck.paths import unscrub_home
+
+        search_dirs: list[str] | None = [unscrub_home(str(p)) for p in search] if search else [p for p in sys.path if p]
         deps_view = None
         if getattr(opts, "image", None):
             search_dirs = None

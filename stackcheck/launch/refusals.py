@@ -715,6 +715,7 @@ def launch_values(
     unrunnable: Mapping[str, str] | None = None,
     model_mla: bool | None = None,
     memo: dict[tuple[bool, bool], dict[str, Any]] | None = None,
+    gpu_sm: int | None = None,
 ) -> dict[str, Any]:
     """The values SGLang's argument checks read, for the release range `entry`: known, derived or unknown (SGLang
     chooses it at start). `majors`: the GPU majors of the box (None: not known); `architecture`: the model's first
@@ -736,6 +737,9 @@ def launch_values(
         if memo is not None:
             memo[key] = base
     values = dict(base)
+    # the lowest compute capability of the box's GPUs (major * 10 + minor, as SGLang's model loader compares it with a
+    # quantization's get_min_capability) when every GPU was read; unknown else
+    values["gpu_sm"] = gpu_sm if gpu_sm is not None else _UNKNOWN
     opts = d.options
     page = ((mapping.get("refusals") or {}).get("auto") or {}).get("page_size") or {}
     heads_spec = entry.get("trtllm_gen_heads")
@@ -836,6 +840,10 @@ def _entry_free_values(
     if held is None and isinstance(qcfg, Mapping) and isinstance(qcfg.get("quant_method"), str):
         held = qcfg["quant_method"]
     values["model_quant_method"] = held if held is not None or isinstance(read, Mapping) else _UNKNOWN
+    # the same where the gate read it, None where it did not: for a rule that judges a read checkpoint alone, as the
+    # preflight's checkpoint entries do (an unread model's quantization would leave every launch of a model not yet
+    # downloaded unknown on the GPUs the rule names)
+    values["model_quant_method_read"] = held
     # the same for the speculative draft model (the target's config.json when the command names no draft model, as
     # SGLang loads it), for a rule on --speculative-moe-runner-backend
     draft = (models or {}).get("draft model") if "draft model" in (models or {}) else read
@@ -1038,6 +1046,8 @@ def _unknown_in_whys(conds: Sequence[Any], values: Mapping[str, Any], entry: Map
 
 
 _AUTO_WORDS = {
+    "gpu_sm": "the compute capability of every GPU of the box, which was not read (a GPU NVML or nvidia-smi could not "
+    "read may be of any capability)",
     "speculative_topk": "the top-k SGLang picks from the model's architecture, which the gate could not read (give "
     "--speculative-eagle-topk, or make the model's config.json readable)",
     "attention_backend": "the attention backend SGLang picks for the GPU and the model (give --attention-backend)",
@@ -1074,6 +1084,18 @@ def gpu_majors(facts: Mapping[str, Any]) -> set[int] | None:
     if not ccs or any(t is None for t in ccs):
         return None
     return {t[0] for t in ccs if t is not None}
+
+
+def lowest_gpu_sm(facts: Mapping[str, Any]) -> int | None:
+    """The lowest compute capability among the box's GPUs as major * 10 + minor (SGLang's model loader compares that
+    number with the quantization's get_min_capability on each rank's GPU); None when a GPU's capability was not read
+    or no GPU is listed (gpu_majors' rule: such a GPU may be of any capability)."""
+    from stackcheck.facts.model import cc_tuple
+
+    ccs = [cc_tuple(g.get("compute_capability")) if isinstance(g, dict) else None for g in facts.get("gpus") or []]
+    if not ccs or any(t is None for t in ccs):
+        return None
+    return min(t[0] * 10 + t[1] for t in ccs if t is not None)
 
 
 def known_gpu_majors(facts: Mapping[str, Any]) -> set[int] | None:
@@ -1129,6 +1151,7 @@ def refusal_problems(
     torch_cuda: str | None = None,
     unrunnable: Mapping[str, str] | None = None,
     model_mla: bool | None = None,
+    gpu_sm: int | None = None,
 ) -> list[Problem]:
     """The launch's flag combinations that the installed SGLang refuses at argument parsing (blocked, effect
     crash), or may refuse depending on a value it chooses at start (unknown). Nothing without a release, for a
@@ -1136,7 +1159,8 @@ def refusal_problems(
     gate._declared_in(mapping, sglang_version), where the caller judges several launches of one release;
     `torch_cuda`: torch's CUDA build ("12.9"; None: not known), which SGLang's platform tests read; `unrunnable`:
     the attention backends the box cannot run, with why (backends_not_running), which a refusal does not advise;
-    `model_mla`: whether the release runs the served model as MLA (None: not known)."""
+    `model_mla`: whether the release runs the served model as MLA (None: not known); `gpu_sm`: the lowest compute
+    capability of the box's GPUs, major * 10 + minor (lowest_gpu_sm; None: not known)."""
     if sglang_version is None or d.entrypoint is None:
         return []
     table = mapping.get("refusals") or {}
@@ -1166,6 +1190,7 @@ def refusal_problems(
             unrunnable,
             model_mla,
             memo,
+            gpu_sm,
         )
         conds = [c for c in [*(rule.get("when") or []), *(entry.get("also") or [])] if isinstance(c, dict)]
         results = [_holds(c, values, entry) for c in conds]

@@ -410,10 +410,11 @@ def default_cache_dir(environ: Mapping[str, str] | None = None) -> str | None:
 
 
 def cache_key(exe: str, env: Mapping[str, str]) -> str | None:
-    """What the answer depends on: the interpreter path, the size and mtime of the file it resolves to, its
-    pyvenv.cfg, the path variables of the environment, the one-liner. None when the file cannot be stat'ed,
-    or is not a compiled program: a wrapper script (a pyenv shim, a launcher) picks its interpreter at run
-    time from things the key cannot see, so its answer is not cached."""
+    """What the answer depends on: the interpreter path, the size, modification and change times and inode of
+    the file it resolves to (ctime: an interpreter replaced in place at its size with its mtime put back is
+    another key), its pyvenv.cfg (the same four), the path variables of the environment, the one-liner. None
+    when the file cannot be stat'ed, or is not a compiled program: a wrapper script (a pyenv shim, a launcher)
+    picks its interpreter at run time from things the key cannot see, so its answer is not cached."""
     try:
         st = os.stat(exe)
         if not stat.S_ISREG(st.st_mode):  # checked before opening: opening a FIFO would block
@@ -428,14 +429,14 @@ def cache_key(exe: str, env: Mapping[str, str]) -> str | None:
         return None
     import hashlib  # only the cache pays for it (OpenSSL's start-up cost)
 
-    parts: list[Any] = [ONELINER, exe, os.path.realpath(exe), st.st_size, st.st_mtime_ns]
+    parts: list[Any] = [ONELINER, exe, os.path.realpath(exe), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
     for cfg in (
         os.path.join(os.path.dirname(exe), "pyvenv.cfg"),
         os.path.join(os.path.dirname(os.path.dirname(exe)), "pyvenv.cfg"),
     ):
         try:
             cst = os.stat(cfg)
-            parts.append([cfg, cst.st_size, cst.st_mtime_ns])
+            parts.append([cfg, cst.st_size, cst.st_mtime_ns, cst.st_ctime_ns, cst.st_ino])
         except OSError:
             parts.append(None)
     parts.append([env.get(v) for v in (*PATH_VARS, "HOME")])

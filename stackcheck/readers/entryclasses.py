@@ -16,8 +16,9 @@ What the import would also decide and reading cannot: a module whose import fail
 missing) registers nothing (the registry logs a warning and goes on); that is not seen here.
 
 The reading is kept in the user cache ($STACKCHECK_CACHE_DIR, else $XDG_CACHE_HOME/stackcheck, else
-~/.cache/stackcheck), under registry/, keyed by the directory and the name, size and modification time of every
-file in it (a changed file set is read again); only for the host's own file system (a --root or image view is
+~/.cache/stackcheck), under registry/, keyed by the directory and the name, size, modification and change times,
+inode and device of every file in it (a changed file set is read again, one rewritten in place at the same size
+and modification time too); only for the host's own file system (a --root or image view is
 read each time). A cache that cannot be read or written is no cache.
 """
 
@@ -214,18 +215,25 @@ def cache_dir(env: Mapping[str, str]) -> str | None:
 
 
 def _stamp(directory: str) -> str | None:
-    """A digest of the directory's file set (name, size, mtime of each entry), or None when it cannot be listed."""
+    """A digest of the directory's file set (name, size, modification and change times, inode and device of
+    each entry), or None when it cannot be listed. The change time and the inode are there because a file
+    rewritten in place at the same size with its modification time put back (`cp -p`, `rsync -a`, `touch -r`,
+    an image layer with fixed timestamps) keeps the other two: the kernel sets ctime on every write and
+    nobody can set it back, as knowledge.package_data.shipped_files stamps the manifests."""
     try:
-        items = sorted(
-            (e.name, e.stat().st_size, e.stat().st_mtime_ns) for e in os.scandir(directory) if e.name.endswith(_EXT)
-        )
+        items = sorted(_entry_stamp(e) for e in os.scandir(directory) if e.name.endswith(_EXT))
     except OSError:
         return None
     h = hashlib.blake2b(digest_size=20)
     h.update(f"{FORMAT}\0{directory}\0".encode("utf-8", "surrogateescape"))
-    for name, size, mtime in items:
-        h.update(f"{name}\0{size}\0{mtime}\n".encode("utf-8", "surrogateescape"))
+    for name, *stamp in items:
+        h.update(f"{name}\0{' '.join(map(str, stamp))}\n".encode("utf-8", "surrogateescape"))
     return h.hexdigest()
+
+
+def _entry_stamp(entry: os.DirEntry[str]) -> tuple[str, int, int, int, int, int]:
+    st = entry.stat()
+    return entry.name, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev
 
 
 def read_registry_cached(view: FileView, site_dir: str, env: Mapping[str, str]) -> Registry:

@@ -110,6 +110,10 @@ CHECK_TEXT = {
     # igap2: 0.5.19-0.5.23's FlashInfer all-to-all runner assertion (after the runner resolution)
     "moe-a2a-flashinfer-runner-list": '"FlashInfer MoE A2A is supported with flashinfer_cutlass, "',
     "moe-runner-trtllm-checkpoint-quantization": "FlashInfer TRTLLM MOE supports only",
+    # irev40: the model loader's comparison with the quantization config's minimum (model_loader/loader.py)
+    "quantization-min-capability-89": "if capability < quant_config.get_min_capability():",
+    "quantization-min-capability-90": "if capability < quant_config.get_min_capability():",
+    "checkpoint-quantization-min-capability-89": "if capability < quant_config.get_min_capability():",
 }
 # the later wordings of a rule's check (any one found counts): FlashInfer all-to-all's in 0.5.22 and in 0.5.23
 CHECK_TEXT_ALSO = {
@@ -125,6 +129,9 @@ TRTLLM_QUANT_RULES = (
 )  # fmt: skip
 # a rule checked outside the argument handling: the module of the wheel that holds its check
 CHECK_FILE = {
+    "quantization-min-capability-89": "sglang/srt/model_loader/loader.py",
+    "quantization-min-capability-90": "sglang/srt/model_loader/loader.py",
+    "checkpoint-quantization-min-capability-89": "sglang/srt/model_loader/loader.py",
     "trtllm-mha-page-128-heads": "sglang/srt/layers/attention/trtllm_mha_backend.py",
     "hybrid-gdn-blackwell-backend": "sglang/srt/layers/attention/attention_registry.py",
     "mla-attention-backend": "sglang/srt/model_executor/model_runner.py",

@@ -179,7 +179,8 @@ def run(inp: Inputs) -> Preflight:
 
         try:
             view = r.deps_view or inp.view
-            results.extend(check_dependencies(view, r.search_dirs, None, inp.known_packages, target=r.target))
+            deps = check_dependencies(view, r.search_dirs, None, inp.known_packages, target=r.target)
+            results.extend(deps or _dependencies_unread(inp.facts, r.search_dirs))
         except ImportError as exc:  # packaging is a dependency of stackcheck; a broken install says so
             results.append(CheckResult("dependencies", "unknown", None, "SGLang's Requires-Dist", f"packaging: {exc}"))
     if r.shm is not None:
@@ -198,6 +199,27 @@ def run(inp: Inputs) -> Preflight:
         port_value = int(options.get("--port") or port_spec.get("default_port", 30000))
         results.append(check_port(host_value, port_value, r.port, port_spec))
     return Preflight(results, models, requirements, launch, skipped)
+
+
+def _dependencies_unread(facts: Mapping[str, Any], search_dirs: Sequence[str]) -> list[CheckResult]:
+    """No dependency check where SGLang's dist-info is not in the search directories: none where the packages
+    probe says SGLang is not installed (the features' needs say so), unknown where it says it is (the check
+    read other directories than the probe did, as it did for every environment under the home directory
+    while those were named "~/..." in the facts: fail closed, never a silent pass)."""
+    packages = facts.get("packages") if isinstance(facts.get("packages"), Mapping) else {}
+    sglang = packages.get("sglang") if isinstance(packages, Mapping) else None
+    if not isinstance(sglang, Mapping) or sglang.get("installed") is not True:
+        return []
+    where = sglang.get("location")
+    return [
+        CheckResult(
+            "dependencies", "unknown", {"sglang_location": where, "search_directories": len(search_dirs)},
+            "SGLang's dist-info in the target environment's search directories",
+            f"SGLang is installed ({where}, the packages probe), but its dist-info is not in the "
+            f"{len(search_dirs)} search directories the dependency check lists: its requirements were not "
+            "checked", None,
+        )
+    ]  # fmt: skip
 
 
 def read_live(

@@ -189,7 +189,9 @@ def sglang_site(facts: Mapping[str, Any]) -> tuple[str | None, str | None]:
     location = pkg.get("location")
     if not isinstance(location, str) or not location:
         return None, "the facts do not say where SGLang is installed"
-    return location, None
+    from stackcheck.paths import unscrub_home
+
+    return unscrub_home(location), None  # (read again here: the facts name the home directory "~")
 
 
 def check_models(
