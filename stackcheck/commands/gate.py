@@ -417,25 +417,35 @@ def _kept(slot: Any, opts: Any, command: list[str] | None, later_facts: Any) -> 
     it made agree, found before the launch is read again: the entry's key holds all that reading depends on
     besides this box's files (the command line, the environment, the working directory, the shipped manifests,
     stackcheck's code), and the reads it made of those (a --config file) are made again by the replay. So a hit
-    parses no launch, feature or check table and imports no gate module. Returns the entry (or None: a miss,
+    parses no launch, feature or check table and imports no gate module, and its reads of this box other than the
+    GPU usage are made again before the facts are in. Returns the entry (or None: a miss,
     whose decision is made as usual, from the same facts) and the GPU usage reader started for the replay (the
     forked NVML reader's, taken once: the usual path reuses it)."""
     from stackcheck.assembly import gate_cache
 
-    ops = {r[0] for r in slot.entry["reads"]}
+    reads = slot.entry["reads"]
     usage = None
-    if "usage" in ops:  # (read only for an SGLang launch on this box: the usual path starts it with the command)
+    if any(r[0] == "usage" for r in reads):  # (an SGLang launch on this box: the usual path starts it likewise)
         from stackcheck.launch.gate_preflight import start_usage
 
         usage = start_usage(opts.facts_file, command)
-    if ops & {"shm", "memlock", "port", "registry"}:  # the replay's readers, imported while the probes run
-        from stackcheck.launch.preflight import host  # noqa: F401
+    import stackcheck.atomic  # noqa: F401 - (what a hit prints with: imported while the probes run)
+
+    # the reads that wait on nothing (all but the GPU usage, which the NVML reader takes with the driver's facts)
+    # are made again now, while the probes run; a changed one is a miss whatever the facts
+    same = gate_cache.unchanged([r for r in reads if r[0] != "usage"], {})
     try:
         probed = later_facts.get()
     except Exception:
         return None, usage  # (the usual path raises it again, after the errors it finds first)
-    entry = gate_cache.hit(slot, probed, {"usage": gate_cache.usage_reader(usage)})
-    return (Kept(entry) if entry is not None else None), usage
+    if not same:
+        slot.facts = gate_cache.facts_digest(probed)
+        return None, usage
+    # then the facts' digest and the usage reading, as gate_cache.hit checks an entry
+    rest = gate_cache.Slot(slot.directory, slot.key, {**slot.entry, "reads": [r for r in reads if r[0] == "usage"]})
+    entry = gate_cache.hit(rest, probed, {"usage": gate_cache.usage_reader(usage)})
+    slot.facts = rest.facts
+    return (Kept(slot.entry) if entry is not None else None), usage
 
 
 def _decide_with(
