@@ -1,6 +1,7 @@
 """A gate served from its kept decision (stackcheck.assembly.gate_cache) is found before the launch is read again
-(stackcheck.commands.gate._kept): a hit parses no launch, feature or check table and imports no gate module; a
-miss with an entry present decides as a gate without one does, from the same facts and with one GPU usage reader."""
+(stackcheck.commands.gate._kept): a hit parses no launch, feature or check table and imports no gate module nor
+the preflight's checks (only its host readers, for the replay); a miss with an entry present decides as a gate
+without one does, from the same facts and with one GPU usage reader."""
 
 from __future__ import annotations
 
@@ -29,7 +30,9 @@ CHILD = (
     "loader.Manifests.doc = spy\n"
     "from stackcheck.cli import main\n"
     "rc = main(sys.argv[1:])\n"
-    "mods = [m for m in ('stackcheck.launch.gate', 'stackcheck.verdicts.engine', 'hashlib') if m in sys.modules]\n"
+    "heavy = ('stackcheck.launch.gate', 'stackcheck.verdicts.engine', 'hashlib', 'stackcheck.launch.preflight.model',\n"
+    "         'stackcheck.launch.preflight.gpus', 'stackcheck.launch.preflight.memory')\n"
+    "mods = [m for m in heavy if m in sys.modules]\n"
     "print(rc, sorted(mods), sorted(parsed), file=sys.stderr)\n"
 )
 
@@ -49,7 +52,7 @@ def test_a_live_hit_reads_no_launch_table_and_no_gate_module(tmp_path: Path) -> 
     assert "launch.json" in first and "stackcheck.launch.gate" in first  # (the first run decides)
     rc, rest = hit.split(" ", 1)
     assert rc == runs[0].stderr.splitlines()[-1].split(" ", 1)[0]
-    assert rest.startswith("[] "), hit  # no gate module, no engine, no hashlib
+    assert rest.startswith("[] "), hit  # no gate module, no engine, no hashlib, no preflight check module
     parsed = rest[3:]
     for table in ("launch.json", "features.json", "checks.json", "preflight.json"):
         assert table not in parsed, hit
