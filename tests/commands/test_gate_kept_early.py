@@ -116,3 +116,15 @@ def test_a_miss_with_an_entry_decides_as_a_fresh_gate(
         m.setenv("STACKCHECK_PLAN_CACHE", "0")
         assert run() == missed  # what a gate without the cache prints from the same facts
     assert run() == missed and served == [1, 1]  # the miss kept its decision: served next time
+
+
+def test_the_probe_runner_imports_no_queue_module(tmp_path: Path) -> None:
+    # (fails on the parent, a0d01cf) the runner waits on _queue.SimpleQueue, the C queue: `queue` imports heapq
+    # and its pure-Python classes at every live audit and gate
+    code = "import sys\nfrom stackcheck.cli import main\nmain(sys.argv[1:])\n"
+    code += "print(sorted(m for m in ('queue', 'heapq') if m in sys.modules), file=sys.stderr)\n"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "STACKCHECK_CACHE_DIR": str(tmp_path / "c")}
+    argv = ["audit", "--root", str(tmp_path), "--format", "json"]
+    proc = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, env=env, timeout=300)
+    assert proc.stdout.startswith("{")
+    assert proc.stderr.splitlines()[-1] == "[]"
