@@ -128,3 +128,28 @@ def test_the_probe_runner_imports_no_queue_module(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, env=env, timeout=300)
     assert proc.stdout.startswith("{")
     assert proc.stderr.splitlines()[-1] == "[]"
+
+
+def test_the_registry_stamp_imports_no_hashlib(tmp_path: Path) -> None:
+    # (fails on the parent, a0d01cf) a kept gate of a box with SGLang replays its model-registry read, whose cache
+    # stamp is a BLAKE2b digest: taken from _blake2, not hashlib (OpenSSL's start-up); the same digest as before
+    # (a guard: the registry entries kept by the parent's code stay valid)
+    import hashlib
+
+    (tmp_path / "a.py").write_text("x = 1\n")
+    code = (
+        "import sys\nfrom stackcheck.readers.entryclasses import _stamp\n"
+        f"print(_stamp({str(tmp_path)!r}))\nprint('hashlib' in sys.modules)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60).stdout
+    stamp, imported = out.split()
+    assert imported == "False"
+    from stackcheck.readers.entryclasses import FORMAT, _stamp
+
+    assert stamp == _stamp(str(tmp_path))
+    st = (tmp_path / "a.py").stat()
+    h = hashlib.blake2b(digest_size=20)
+    h.update(f"{FORMAT}\0{tmp_path}\0".encode())
+    h.update(f"a.py\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    assert stamp == h.hexdigest()
