@@ -86,18 +86,21 @@ def main() -> int:
     )
     ap.add_argument("--rows", default=None, help=f"a comma-separated subset of: {', '.join(ROWS)} (default all)")
     args = ap.parse_args()
-    if args.rows:
-        unknown = [r for r in args.rows.split(",") if r not in ROWS]
+    fake = ("gate --python (fake SGLang)", "gate --python (fake SGLang) (first run)")  # (--fake-sglang's rows)
+    chosen = args.rows.split(",") if args.rows else None
+    if chosen:
+        unknown = [r for r in chosen if r not in ROWS and not (args.fake_sglang and r in fake)]
         if unknown:
             ap.error(f"unknown rows: {', '.join(unknown)}")
-        for row in [r for r in ROWS if r not in args.rows.split(",")]:
+        for row in [r for r in ROWS if r not in chosen]:
             del ROWS[row]
-    if args.fake_sglang:
+    if args.fake_sglang and (chosen is None or any(r in chosen for r in fake)):
         from fake_sglang_env import build  # bench/fake_sglang_env.py, beside this script
 
         python = build(os.path.join(tempfile.mkdtemp(prefix="stackcheck-ab-sglang-"), "venv"))
-        ROWS["gate --python (fake SGLang)"] = ["gate", "--dry-run", "--python", python, "--", *SGLANG]
-        ROWS["gate --python (fake SGLang) (first run)"] = ROWS["gate --python (fake SGLang)"]
+        for row in fake:
+            if chosen is None or row in chosen:
+                ROWS[row] = ["gate", "--dry-run", "--python", python, "--", *SGLANG]
     trees = [os.path.abspath(t) for t in args.trees]
     caches = [tempfile.mkdtemp(prefix=f"stackcheck-ab-{i}-") for i in range(2)]
     envs = [tree_env(t, c) for t, c in zip(trees, caches, strict=True)]

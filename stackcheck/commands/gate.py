@@ -399,12 +399,53 @@ def _decide(args: argparse.Namespace, slot: Any = None) -> tuple[Any, list[str] 
     later_manifests = Background(lambda: load_manifests(opts.manifests_dirs, texts_out=texts))
     later_facts = Background(lambda: gather(opts, later_manifests.get))
     try:
+        usage = None
+        if slot is not None and slot.entry is not None:  # a decision kept for this command line on this box
+            kept, usage = _kept(slot, opts, command, later_facts)
+            if kept is not None:
+                return kept, command
         return _decide_with(args, opts, command, image_command, launch_command, server_env, require, later_manifests,
-                            later_facts, texts, slot)  # fmt: skip
+                            later_facts, texts, slot, usage)  # fmt: skip
     except Exception:  # (an interrupt does not wait)
         later_facts.settle()  # never leave a probe thread running while the interpreter shuts down
         later_manifests.settle()
         raise
+
+
+def _kept(slot: Any, opts: Any, command: list[str] | None, later_facts: Any) -> tuple[Kept | None, Any]:
+    """The decision kept for this command line (stackcheck.assembly.gate_cache) when this run's facts and every read
+    it made agree, found before the launch is read again: the entry's key holds all that reading depends on
+    besides this box's files (the command line, the environment, the working directory, the shipped manifests,
+    stackcheck's code), and the reads it made of those (a --config file) are made again by the replay. So a hit
+    parses no launch, feature or check table and imports no gate module, and its reads of this box other than the
+    GPU usage are made again before the facts are in. Returns the entry (or None: a miss,
+    whose decision is made as usual, from the same facts) and the GPU usage reader started for the replay (the
+    forked NVML reader's, taken once: the usual path reuses it)."""
+    from stackcheck.assembly import gate_cache
+
+    reads = slot.entry["reads"]
+    usage = None
+    if any(r[0] == "usage" for r in reads):  # (an SGLang launch on this box: the usual path starts it likewise)
+        from stackcheck.launch.gate_preflight import start_usage
+
+        usage = start_usage(opts.facts_file, command)
+    import stackcheck.atomic  # noqa: F401 - (what a hit prints with: imported while the probes run)
+
+    # the reads that wait on nothing (all but the GPU usage, which the NVML reader takes with the driver's facts)
+    # are made again now, while the probes run; a changed one is a miss whatever the facts
+    same = gate_cache.unchanged([r for r in reads if r[0] != "usage"], {})
+    try:
+        probed = later_facts.get()
+    except Exception:
+        return None, usage  # (the usual path raises it again, after the errors it finds first)
+    if not same:
+        slot.facts = gate_cache.facts_digest(probed)
+        return None, usage
+    # then the facts' digest and the usage reading, as gate_cache.hit checks an entry
+    rest = gate_cache.Slot(slot.directory, slot.key, {**slot.entry, "reads": [r for r in reads if r[0] == "usage"]})
+    entry = gate_cache.hit(rest, probed, {"usage": gate_cache.usage_reader(usage)})
+    slot.facts = rest.facts
+    return (Kept(slot.entry) if entry is not None else None), usage
 
 
 def _decide_with(
@@ -419,6 +460,7 @@ def _decide_with(
     later_facts: Any,
     texts: list[str],
     slot: Any = None,
+    early_usage: Any = None,
 ) -> tuple[Any, list[str] | None]:
     from stackcheck.launch import gate, gate_preflight
 
@@ -456,7 +498,10 @@ def _decide_with(
             gate.add_image_requirements(derived, manifests.features, manifests.checks)
     # an SGLang launch here: read GPU usage in a thread now, while the probes wait on the driver (an image's
     # server runs elsewhere: this box's GPU usage says nothing about it)
-    usage = gate_preflight.start_usage(opts.facts_file, command if derived.entrypoint and not opts.image else None)
+    usage_command = command if derived.entrypoint and not opts.image else None
+    usage = early_usage if early_usage is not None and usage_command else None  # (_kept's, on a miss)
+    if usage is None:
+        usage = gate_preflight.start_usage(opts.facts_file, usage_command)
     if derived.entrypoint is None and not derived.required and not derived.problems:
         doc = _document(derived, gate.Decision(True, [], [], []), [])
         doc["note"] = (
@@ -482,13 +527,7 @@ def _decide_with(
     if slot is not None:
         from stackcheck.assembly import gate_cache
 
-        if slot.entry is not None:  # a decision kept for this command line: served when the facts and reads agree
-            probed = later_facts.get()
-            kept = gate_cache.hit(slot, probed, {"usage": gate_cache.usage_reader(usage)})
-            if kept is not None:
-                return Kept(kept), command
-            gathered = lambda: probed  # noqa: E731 - a miss: today's decision, from these facts
-        else:
+        if slot.entry is None:  # (with an entry, _kept found it a miss and kept these facts' digest in the slot)
 
             def gathered() -> Any:  # (the facts' digest, for the entry this decision makes)
                 probed = later_facts.get()

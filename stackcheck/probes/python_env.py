@@ -427,8 +427,6 @@ def cache_key(exe: str, env: Mapping[str, str]) -> str | None:
             os.close(fd)
     except OSError:
         return None
-    import hashlib  # only the cache pays for it (OpenSSL's start-up cost)
-
     parts: list[Any] = [ONELINER, exe, os.path.realpath(exe), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
     for cfg in (
         os.path.join(os.path.dirname(exe), "pyvenv.cfg"),
@@ -440,7 +438,11 @@ def cache_key(exe: str, env: Mapping[str, str]) -> str | None:
         except OSError:
             parts.append(None)
     parts.append([env.get(v) for v in (*PATH_VARS, "HOME")])
-    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:40]
+    try:  # BLAKE2b from its own module: hashlib would load OpenSSL (~4-6 ms of a gate or audit that reads this cache)
+        from _blake2 import blake2b
+    except ImportError:  # pragma: no cover - an interpreter built without it
+        from hashlib import blake2b
+    return str(blake2b(json.dumps(parts).encode(), digest_size=20).hexdigest())
 
 
 def cache_load(cache_dir: str, key: str) -> dict[str, Any] | None:

@@ -14,9 +14,9 @@ abandoned: the audit returns within its budget and the process can exit.
 
 from __future__ import annotations
 
-import queue
 import threading
 import time
+from _queue import Empty, SimpleQueue  # (the C queue: `queue` would import heapq and its pure-Python classes)
 from collections.abc import Mapping
 
 from stackcheck.errors import UsageError
@@ -42,7 +42,7 @@ class _Slot:
         self.facts: dict[str, Any] = {}
         self.deps: set[int] = set()
 
-    def run(self, ctx: ProbeContext, done: queue.Queue[_Slot]) -> None:
+    def run(self, ctx: ProbeContext, done: SimpleQueue[_Slot]) -> None:
         try:
             self.result = self.probe.run(ctx)
         except BaseException as exc:  # a probe must never take the audit down
@@ -141,7 +141,7 @@ def run_probes(
     rank = _start_order([s.deps for s in slots])
     start = time.monotonic()
     end = start + budget_s
-    done: queue.Queue[_Slot] = queue.Queue()
+    done: SimpleQueue[_Slot] = SimpleQueue()
     so_far: dict[str, Any] = dict(ctx.facts)  # sections of finished probes, handed to the probes that need them
     waiting = set(range(len(slots)))
     running: set[int] = set()
@@ -182,7 +182,7 @@ def run_probes(
         next_deadline = min(slots[i].deadline for i in running)
         try:
             finished = done.get(timeout=max(0.0, next_deadline - time.monotonic()))
-        except queue.Empty:
+        except Empty:
             finished = None
         if finished is not None:
             i = slots.index(finished)

@@ -24,18 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from stackcheck.launch.preflight.gpus import (
-    MAX_NODE_RANKS,
-    Layout,
-    check_gpu_count,
-    gpu_ordinals,
-    layout_problems,
-    ranks_on_node,
-    visible_devices,
-)
 from stackcheck.launch.preflight.host import ShmReading, check_memlock, check_port, check_shm
-from stackcheck.launch.preflight.memory import check_memory
-from stackcheck.launch.preflight.model import ModelInfo, ModelRequirement, read_model
 from stackcheck.launch.preflight.result import CheckResult, worst
 from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.record import field, record
@@ -43,6 +32,7 @@ from stackcheck.record import field, record
 if TYPE_CHECKING:  # the probes package is imported only where the box is read (not with --facts)
     from typing import Any
 
+    from stackcheck.launch.preflight.model import ModelInfo, ModelRequirement
     from stackcheck.launch.preflight.result import Status
     from stackcheck.probes.gpu_usage import UsageReading
     from stackcheck.readers.fsview import FileView
@@ -105,6 +95,20 @@ def _float_option(options: Mapping[str, Any], flag: str) -> float | None:
 
 
 def run(inp: Inputs) -> Preflight:
+    # (the checks' modules, imported here: a gate served from its kept decision imports this package for the
+    # host's readers only, stackcheck.assembly.gate_cache)
+    from stackcheck.launch.preflight.gpus import (
+        MAX_NODE_RANKS,
+        Layout,
+        check_gpu_count,
+        gpu_ordinals,
+        layout_problems,
+        ranks_on_node,
+        visible_devices,
+    )
+    from stackcheck.launch.preflight.memory import check_memory
+    from stackcheck.launch.preflight.model import read_model
+
     data = inp.data
     options = inp.options
     layout = Layout.from_options(options)
