@@ -132,8 +132,8 @@ def test_the_probe_runner_imports_no_queue_module(tmp_path: Path) -> None:
 
 def test_the_registry_stamp_imports_no_hashlib(tmp_path: Path) -> None:
     # (fails on the parent, a0d01cf) a kept gate of a box with SGLang replays its model-registry read, whose cache
-    # stamp is a BLAKE2b digest: taken from _blake2, not hashlib (OpenSSL's start-up); the same digest as before
-    # (a guard: the registry entries kept by the parent's code stay valid)
+    # stamp is a BLAKE2b digest: taken from _blake2, not hashlib (OpenSSL's start-up); the same digest hashlib's
+    # blake2b gives over the same stamp (a guard)
     import hashlib
 
     (tmp_path / "a.py").write_text("x = 1\n")
@@ -151,5 +151,6 @@ def test_the_registry_stamp_imports_no_hashlib(tmp_path: Path) -> None:
     st = (tmp_path / "a.py").stat()
     h = hashlib.blake2b(digest_size=20)
     h.update(f"{FORMAT}\0{tmp_path}\0".encode())
-    h.update(f"a.py\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    fields = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)  # (irev40: ctime, inode, device)
+    h.update(f"a.py\0{' '.join(map(str, fields))}\n".encode())
     assert stamp == h.hexdigest()
