@@ -557,6 +557,7 @@ def _decide_with(
         auto_backend_unread,
         backends_not_running,
         gpu_majors,
+        gpu_sms,
         known_gpu_majors,
         model_architecture,
         model_attention,
@@ -640,7 +641,7 @@ def _decide_with(
     extra += refusal_problems(
         derived, mapping, version, gpu_majors(ctx.facts), model_architecture(pre), model_attention(pre),
         torch_cuda=ctx.torch_cuda(), unrunnable=backends_not_running(mapping, statuses),
-        model_mla=mla if isinstance(mla, bool) else None,
+        model_mla=mla if isinstance(mla, bool) else None, gpu_sms=gpu_sms(ctx.facts),
     )  # fmt: skip
     decision = gate.decide(
         derived, report["features"], manifests.features, args.allow_unknown, extra, report.get("checks") or []

@@ -128,6 +128,7 @@ def gate_problems(ctx: Context, model: ModelSeen, argv: Sequence[str]) -> list[A
     from stackcheck.launch.refusals import (
         auto_backend_features,
         gpu_majors,
+        gpu_sms,
         known_gpu_majors,
         model_kernel_features,
         refusal_problems,
@@ -144,7 +145,7 @@ def gate_problems(ctx: Context, model: ModelSeen, argv: Sequence[str]) -> list[A
     found = refusal_problems(
         d, mapping, version, gpu_majors(ctx.facts), model.architecture, {"model": model.config},
         model.release_flags.get(version) if version is not None else None, ctx.torch_cuda(),
-        model_mla=mla if isinstance(mla, bool) else None,
+        model_mla=mla if isinstance(mla, bool) else None, gpu_sms=gpu_sms(ctx.facts),
     )  # fmt: skip
     found += [p for p in release_problems(d, mapping, version) if p.status == "blocked"]
     found += [p for p in release_choice_problems(d, mapping, version) if p.status == "blocked"]

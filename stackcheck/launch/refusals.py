@@ -305,6 +305,97 @@ def _trtllm_gen_heads(
     return _Judged(holds, "; ".join(parts) or "no model on trtllm_mha")
 
 
+def _fp8_config_moe(values: Mapping[str, Any], read: Any) -> _Judged:
+    """Whether SGLang loads the served model's experts through Fp8Config (Fp8MoEMethod): --quantization fp8, or no
+    --quantization on a checkpoint whose quant_method is fp8, on a model with routed experts. True: it does; None: a
+    --quantization fp8 launch whose config.json was not read (dense or MoE not known); False otherwise (a checkpoint
+    not read without the flag is not judged, as the preflight's checkpoint entries are not)."""
+    flag = values.get("quantization")
+    held = values.get("model_quant_method")
+    if flag not in (None, "fp8"):
+        return _Judged(False, f"--quantization {flag}")
+    if flag is None and held != "fp8":
+        return _Judged(False, "no FP8 checkpoint read")
+    moe = _model_moe(read)
+    what = "--quantization fp8" if flag == "fp8" else "an FP8 checkpoint (quant_method fp8)"
+    if moe is _UNKNOWN:
+        return _Judged(None, f"{what}, model not read", missing="whether the model has routed experts (config.json)")
+    return _Judged(bool(moe), f"{what} on {'an MoE' if moe else 'a dense'} model")
+
+
+def _fp8_block_moe_split(
+    values: Mapping[str, Any], d: Derived, read: Any, spec: Mapping[str, Any], majors: set[int] | None,
+    declared: set[str] | None,
+) -> _Judged:  # fmt: skip
+    """Whether Fp8MoEMethod.create_weights refuses the launch's split of a block-quantized FP8 checkpoint's experts:
+    the experts' intermediate size per MoE tensor-parallel rank (tp / ep) not a multiple of the weight block
+    (ValueError 'The output_size of gate's and up's weight = N is not divisible by weight quantization block_n').
+    True: it does at every expert parallel size the launch may get; None: not known (the model not read under
+    --quantization fp8, an expert size not in config.json, an all-to-all backend or MoE runner SGLang sets
+    itself); False otherwise. `spec`: the release entry's fp8_block_moe (ep_spanning_a2a: the all-to-all backends
+    that set ep to tp; padded_runners: the MoE runners that round the size per rank up to 128 first;
+    sm100_auto_runner: SGLang may pick such a runner itself on SM100 for some architectures, those of
+    sm100_auto_runner_architectures always)."""
+    flag = values.get("quantization")
+    if flag not in (None, "fp8"):
+        return _Judged(False, f"--quantization {flag}")
+    args = d.sglang_args
+    tp_opt = d.options.get("--tp-size")
+    tp = tp_opt if isinstance(tp_opt, int) and not isinstance(tp_opt, bool) and tp_opt > 0 else 1
+    raw_ep = _raw_flag(args, "--ep-size", declared) or _raw_flag(args, "--ep", declared)
+    ep_given: int | None = 1
+    if raw_ep is not None:
+        ep_given = int(raw_ep) if raw_ep.strip().isdigit() and int(raw_ep) > 0 else None
+    if not isinstance(read, Mapping):
+        if flag == "fp8" and tp > 1:
+            return _Judged(None, "--quantization fp8, model not read", missing="the checkpoint's expert size and "
+                           "weight block (config.json)")  # fmt: skip
+        return _Judged(False, "no block-FP8 checkpoint read")
+    qc = read.get("quantization_config")
+    block = qc.get("weight_block_size") if isinstance(qc, Mapping) and qc.get("quant_method") == "fp8" else None
+    if not (isinstance(block, list) and len(block) == 2 and all(isinstance(b, int) and b > 0 for b in block)):
+        return _Judged(False, "not a block-quantized FP8 checkpoint")
+    if _model_moe(read) is not True:
+        return _Judged(False, "a dense block-FP8 checkpoint")
+    size = read.get("moe_intermediate_size", read.get("intermediate_size"))
+    if not isinstance(size, int) or isinstance(size, bool) or size <= 0:
+        return _Judged(None, "the experts' intermediate size not in config.json", missing="the experts' size")
+    a2a = values.get("moe_a2a_backend")
+    spanning = [str(x) for x in spec.get("ep_spanning_a2a") or []]
+    enable_ep = "--enable-ep-moe" in _GivenFlags(d, declared)
+    if enable_ep or (isinstance(a2a, str) and a2a in spanning):
+        eps: set[int | None] = {tp}
+    elif isinstance(a2a, _AutoBackend):
+        eps = {ep_given, tp}
+    else:
+        eps = {ep_given}
+    bn, bk = block
+    outcomes: set[bool | None] = set()
+    for ep in eps:
+        if ep is None or tp % ep:
+            outcomes.add(None)
+            continue
+        moe_tp = tp // ep
+        per = size // moe_tp
+        outcomes.add(size % moe_tp != 0 or per % bn != 0 or (tp > 1 and per % bk != 0))
+    runner = values.get("moe_runner_backend")
+    padded = [str(x) for x in spec.get("padded_runners") or []]
+    ep_text = "/".join(sorted(str(e) for e in eps))
+    text = f"experts' intermediate size {size}, weight block {bn}x{bk}, tp {tp}, ep {ep_text}"
+    if True in outcomes and runner in padded:
+        return _Judged(False, f"{text}; --moe-runner-backend {runner} rounds the size per rank up to 128")
+    if True in outcomes and runner in (None, "auto") and spec.get("sm100_auto_runner") and a2a == "none":
+        archs = read.get("architectures")
+        first = archs[0] if isinstance(archs, list) and archs else None
+        if majors == {10} and first in (spec.get("sm100_auto_runner_architectures") or []):
+            return _Judged(False, f"{text}; on SM100 SGLang picks flashinfer_trtllm for {first}, which rounds it up")
+        if majors is None or 10 in majors:
+            return _Judged(None, f"{text}; on SM100 SGLang may pick flashinfer_trtllm itself, which rounds it up",
+                           missing="the MoE runner SGLang picks on SM100 for this architecture")  # fmt: skip
+    holds = True if outcomes == {True} else False if outcomes == {False} else None
+    return _Judged(holds, text, missing="the expert parallel size SGLang sets")
+
+
 def _trtllm_mha_page_size(
     values: Mapping[str, Any],
     opts: Mapping[str, Any],
@@ -715,6 +806,7 @@ def launch_values(
     unrunnable: Mapping[str, str] | None = None,
     model_mla: bool | None = None,
     memo: dict[tuple[bool, bool], dict[str, Any]] | None = None,
+    gpu_sms: set[int] | None = None,
 ) -> dict[str, Any]:
     """The values SGLang's argument checks read, for the release range `entry`: known, derived or unknown (SGLang
     chooses it at start). `majors`: the GPU majors of the box (None: not known); `architecture`: the model's first
@@ -724,7 +816,8 @@ def launch_values(
     `after_equal_split`: the check runs after two equal split flags set attention_backend (launch.json
     refusals.auto.attention_backend.equal_split), as every check but the model assertions does. `memo`: a dict
     the caller keeps while every other argument but `entry` stays the same (refusal_problems, over its rules): the
-    values that do not depend on the entry are worked out once per (after_equal_split, attention_backend_auto)."""
+    values that do not depend on the entry are worked out once per (after_equal_split, attention_backend_auto).
+    `gpu_sms`: the box's GPUs as major * 10 + minor (gpu_sms; None: not known)."""
     if isinstance(declared, _Unset):
         declared = _declared_in(mapping, version)
     key = (after_equal_split, entry.get("attention_backend_auto") == "unset")
@@ -762,6 +855,15 @@ def launch_values(
     gdn_spec = entry.get("hybrid_gdn")
     if isinstance(gdn_spec, dict):  # the hybrid GDN model's attention backends on Blackwell GPUs
         values["hybrid_gdn_backend_refused"] = _hybrid_gdn_refused(values, gdn_spec, majors, architecture, models or {})
+    split_spec = entry.get("fp8_block_moe")
+    if isinstance(split_spec, dict):  # a block-FP8 checkpoint's experts split across the MoE tensor-parallel ranks
+        values["fp8_block_moe_split_misaligned"] = _fp8_block_moe_split(
+            values, d, (models or {}).get("model"), split_spec, majors, declared
+        )
+    # the Fp8Config MoE method on the served model, and the box's GPU as major * 10 + minor when every GPU was read and
+    # all share one (a rule on a kernel's instruction set below a minor); unknown else
+    values["fp8_config_moe"] = _fp8_config_moe(values, (models or {}).get("model"))
+    values["gpu_sm"] = next(iter(gpu_sms)) if gpu_sms is not None and len(gpu_sms) == 1 else _UNKNOWN
     return values
 
 
@@ -1055,6 +1157,7 @@ _AUTO_WORDS = {
     "(give --attention-backend, or both --prefill- and --decode-attention-backend)",
     "model_moe": "whether the model has routed experts, which the gate could not tell (its config.json not read)",
     "model_quant_method": "the checkpoint's own quantization, which the gate could not tell (its config.json not read)",
+    "gpu_sm": "the GPU's compute capability (no GPU read, or GPUs of several kinds)",
     "draft_model_moe": "whether the speculative draft model has routed experts, which the gate could not tell (its "
     "config.json not read)",
     "moe_a2a_backend": "the MoE all-to-all backend, which SGLang may set itself for this model or these flags (give "
@@ -1074,6 +1177,17 @@ def gpu_majors(facts: Mapping[str, Any]) -> set[int] | None:
     if not ccs or any(t is None for t in ccs):
         return None
     return {t[0] for t in ccs if t is not None}
+
+
+def gpu_sms(facts: Mapping[str, Any]) -> set[int] | None:
+    """The box's GPUs as major * 10 + minor (89 for 8.9) from its facts; None when they are not all known (as
+    gpu_majors)."""
+    from stackcheck.facts.model import cc_tuple
+
+    ccs = [cc_tuple(g.get("compute_capability")) if isinstance(g, dict) else None for g in facts.get("gpus") or []]
+    if not ccs or any(t is None for t in ccs):
+        return None
+    return {t[0] * 10 + t[1] for t in ccs if t is not None}
 
 
 def known_gpu_majors(facts: Mapping[str, Any]) -> set[int] | None:
@@ -1129,6 +1243,7 @@ def refusal_problems(
     torch_cuda: str | None = None,
     unrunnable: Mapping[str, str] | None = None,
     model_mla: bool | None = None,
+    gpu_sms: set[int] | None = None,
 ) -> list[Problem]:
     """The launch's flag combinations that the installed SGLang refuses at argument parsing (blocked, effect
     crash), or may refuse depending on a value it chooses at start (unknown). Nothing without a release, for a
@@ -1136,7 +1251,8 @@ def refusal_problems(
     gate._declared_in(mapping, sglang_version), where the caller judges several launches of one release;
     `torch_cuda`: torch's CUDA build ("12.9"; None: not known), which SGLang's platform tests read; `unrunnable`:
     the attention backends the box cannot run, with why (backends_not_running), which a refusal does not advise;
-    `model_mla`: whether the release runs the served model as MLA (None: not known)."""
+    `model_mla`: whether the release runs the served model as MLA (None: not known); `gpu_sms`: the box's GPUs as
+    major * 10 + minor (gpu_sms(facts); None: not known)."""
     if sglang_version is None or d.entrypoint is None:
         return []
     table = mapping.get("refusals") or {}
@@ -1166,6 +1282,7 @@ def refusal_problems(
             unrunnable,
             model_mla,
             memo,
+            gpu_sms,
         )
         conds = [c for c in [*(rule.get("when") or []), *(entry.get("also") or [])] if isinstance(c, dict)]
         results = [_holds(c, values, entry) for c in conds]
