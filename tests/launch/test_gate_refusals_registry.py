@@ -110,6 +110,10 @@ CHECK_TEXT = {
     # igap2: 0.5.19-0.5.23's FlashInfer all-to-all runner assertion (after the runner resolution)
     "moe-a2a-flashinfer-runner-list": '"FlashInfer MoE A2A is supported with flashinfer_cutlass, "',
     "moe-runner-trtllm-checkpoint-quantization": "FlashInfer TRTLLM MOE supports only",
+    # the block check of the FP8 MoE method's weights (CHECK_FILE), the gate and up projections' wording
+    "fp8-block-moe-tp-split": "The output_size of gate's and up's weight = ",
+    # the MoE method whose Triton kernel fails below sm_89 (the failing check is Triton's, read in its wheels)
+    "fp8-moe-triton-below-sm89": "class Fp8MoEMethod(",
 }
 # the later wordings of a rule's check (any one found counts): FlashInfer all-to-all's in 0.5.22 and in 0.5.23
 CHECK_TEXT_ALSO = {
@@ -171,6 +175,8 @@ CHECK_FILE = {
     "spec-moe-runner-deep-gemm-deepgemm-off": "sglang/srt/layers/quantization/unquant.py",
     "moe-runner-deep-gemm-jit-off": "sglang/srt/layers/deep_gemm_wrapper/entrypoint.py",
     "moe-a2a-mooncake-normal-mode": "sglang/srt/layers/moe/token_dispatcher/mooncake.py",
+    "fp8-block-moe-tp-split": "sglang/srt/layers/quantization/fp8.py",
+    "fp8-moe-triton-below-sm89": "sglang/srt/layers/quantization/fp8.py",
 }
 # moe-runner-deep-gemm-deepgemm-off's GPU conditions (`also` on gpu_major): SGLang turns DeepGEMM off below SM90 in
 # its configurer (and, 0.5.13-0.5.19, on sm 120), and imports deep_gemm only where it is on
