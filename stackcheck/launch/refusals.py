@@ -357,8 +357,11 @@ def _fp8_block_moe_split(
         return _Judged(False, "not a block-quantized FP8 checkpoint")
     if _model_moe(read) is not True:
         return _Judged(False, "a dense block-FP8 checkpoint")
-    size = read.get("moe_intermediate_size", read.get("intermediate_size"))
-    if not isinstance(size, int) or isinstance(size, bool) or size <= 0:
+    subs = [read.get(k) for k in ("thinker_config", "llm_config", "language_config", "text_config")]
+    confs = [c for c in [read, *subs] if isinstance(c, Mapping)]
+    sizes = [c.get(k) for k in ("moe_intermediate_size", "intermediate_size") for c in confs]  # the MoE key first
+    size = next((n for n in sizes if isinstance(n, int) and not isinstance(n, bool) and n > 0), None)
+    if size is None:
         return _Judged(None, "the experts' intermediate size not in config.json", missing="the experts' size")
     a2a = values.get("moe_a2a_backend")
     spanning = [str(x) for x in spec.get("ep_spanning_a2a") or []]

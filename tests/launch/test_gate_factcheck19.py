@@ -65,6 +65,17 @@ def test_block_fp8_moe_split_unknown_on_sm100_for_an_architecture_sglang_may_pic
     assert reason_status(doc).get(SPLIT) == ("unknown", None), doc.get("reasons")
 
 
+def test_block_fp8_moe_split_read_in_a_text_sub_config(tmp_path: Path) -> None:
+    """A multimodal MoE checkpoint keeps its experts' size in text_config (the Qwen3-VL-MoE shape)."""
+    text = {k: v for k, v in QWEN3_MOE.items() if k not in ("architectures", "model_type")}
+    vl: dict[str, Any] = {
+        "architectures": ["Qwen3VLMoeForConditionalGeneration"], "model_type": "qwen3_vl_moe",
+        "text_config": text, "quantization_config": BLOCK_FP8,
+    }  # fmt: skip
+    doc = _gate(tmp_path, "0.5.20", "9.0", vl)
+    assert reason_status(doc).get(SPLIT) == ("blocked", "crash"), doc.get("reasons")
+
+
 def test_block_fp8_moe_split_unknown_for_fp8_flag_on_an_unread_model(tmp_path: Path) -> None:
     doc = gate_tp8(release_box(tmp_path, "0.5.20", "9.0"), model_dir(tmp_path, "m", None), "--quantization", "fp8")
     assert reason_status(doc).get(SPLIT) == ("unknown", None), doc.get("reasons")
