@@ -305,6 +305,100 @@ def _trtllm_gen_heads(
     return _Judged(holds, "; ".join(parts) or "no model on trtllm_mha")
 
 
+def _fp8_config_moe(values: Mapping[str, Any], read: Any) -> _Judged:
+    """Whether SGLang loads the served model's experts through Fp8Config (Fp8MoEMethod): --quantization fp8, or no
+    --quantization on a checkpoint whose quant_method is fp8, on a model with routed experts. True: it does; None: a
+    --quantization fp8 launch whose config.json was not read (dense or MoE not known); False otherwise (a checkpoint
+    not read without the flag is not judged, as the preflight's checkpoint entries are not)."""
+    flag = values.get("quantization")
+    held = values.get("model_quant_method")
+    if flag not in (None, "fp8"):
+        return _Judged(False, f"--quantization {flag}")
+    if flag is None and held != "fp8":
+        return _Judged(False, "no FP8 checkpoint read")
+    moe = _model_moe(read)
+    what = "--quantization fp8" if flag == "fp8" else "an FP8 checkpoint (quant_method fp8)"
+    if moe is _UNKNOWN:
+        return _Judged(None, f"{what}, model not read", missing="whether the model has routed experts (config.json)")
+    return _Judged(bool(moe), f"{what} on {'an MoE' if moe else 'a dense'} model")
+
+
+def _fp8_block_moe_split(
+    values: Mapping[str, Any], d: Derived, read: Any, spec: Mapping[str, Any], majors: set[int] | None,
+    declared: set[str] | None,
+) -> _Judged:  # fmt: skip
+    """Whether Fp8MoEMethod.create_weights refuses the launch's split of a block-quantized FP8 checkpoint's experts:
+    the experts' intermediate size per MoE tensor-parallel rank (tp / ep) not a multiple of the weight block
+    (ValueError 'The output_size of gate's and up's weight = N is not divisible by weight quantization block_n').
+    True: it does at every expert parallel size the launch may get; None: not known (the model not read under
+    --quantization fp8, an expert size not in config.json, an all-to-all backend or MoE runner SGLang sets
+    itself); False otherwise. `spec`: the release entry's fp8_block_moe (ep_spanning_a2a: the all-to-all backends
+    that set ep to tp; padded_runners: the MoE runners that round the size per rank up to 128 first;
+    sm100_auto_runner: SGLang may pick such a runner itself on SM100 for some architectures, those of
+    sm100_auto_runner_architectures always)."""
+    flag = values.get("quantization")
+    if flag not in (None, "fp8"):
+        return _Judged(False, f"--quantization {flag}")
+    args = d.sglang_args
+    tp_opt = d.options.get("--tp-size")
+    tp = tp_opt if isinstance(tp_opt, int) and not isinstance(tp_opt, bool) and tp_opt > 0 else 1
+    raw_ep = _raw_flag(args, "--ep-size", declared) or _raw_flag(args, "--ep", declared)
+    ep_given: int | None = 1
+    if raw_ep is not None:
+        ep_given = int(raw_ep) if raw_ep.strip().isdigit() and int(raw_ep) > 0 else None
+    if not isinstance(read, Mapping):
+        if flag == "fp8" and tp > 1:
+            return _Judged(None, "--quantization fp8, model not read", missing="the checkpoint's expert size and "
+                           "weight block (config.json)")  # fmt: skip
+        return _Judged(False, "no block-FP8 checkpoint read")
+    qc = read.get("quantization_config")
+    block = qc.get("weight_block_size") if isinstance(qc, Mapping) and qc.get("quant_method") == "fp8" else None
+    if not (isinstance(block, list) and len(block) == 2 and all(isinstance(b, int) and b > 0 for b in block)):
+        return _Judged(False, "not a block-quantized FP8 checkpoint")
+    if _model_moe(read) is not True:
+        return _Judged(False, "a dense block-FP8 checkpoint")
+    subs = [read.get(k) for k in ("thinker_config", "llm_config", "language_config", "text_config")]
+    confs = [c for c in [read, *subs] if isinstance(c, Mapping)]
+    sizes = [c.get(k) for k in ("moe_intermediate_size", "intermediate_size") for c in confs]  # the MoE key first
+    size = next((n for n in sizes if isinstance(n, int) and not isinstance(n, bool) and n > 0), None)
+    if size is None:
+        return _Judged(None, "the experts' intermediate size not in config.json", missing="the experts' size")
+    a2a = values.get("moe_a2a_backend")
+    spanning = [str(x) for x in spec.get("ep_spanning_a2a") or []]
+    enable_ep = "--enable-ep-moe" in _GivenFlags(d, declared)
+    if enable_ep or (isinstance(a2a, str) and a2a in spanning):
+        eps: set[int | None] = {tp}
+    elif isinstance(a2a, _AutoBackend):
+        eps = {ep_given, tp}
+    else:
+        eps = {ep_given}
+    bn, bk = block
+    outcomes: set[bool | None] = set()
+    for ep in eps:
+        if ep is None or tp % ep:
+            outcomes.add(None)
+            continue
+        moe_tp = tp // ep
+        per = size // moe_tp
+        outcomes.add(size % moe_tp != 0 or per % bn != 0 or (tp > 1 and per % bk != 0))
+    runner = values.get("moe_runner_backend")
+    padded = [str(x) for x in spec.get("padded_runners") or []]
+    ep_text = "/".join(sorted(str(e) for e in eps))
+    text = f"experts' intermediate size {size}, weight block {bn}x{bk}, tp {tp}, ep {ep_text}"
+    if True in outcomes and runner in padded:
+        return _Judged(False, f"{text}; --moe-runner-backend {runner} rounds the size per rank up to 128")
+    if True in outcomes and runner in (None, "auto") and spec.get("sm100_auto_runner") and a2a == "none":
+        archs = read.get("architectures")
+        first = archs[0] if isinstance(archs, list) and archs else None
+        if majors == {10} and first in (spec.get("sm100_auto_runner_architectures") or []):
+            return _Judged(False, f"{text}; on SM100 SGLang picks flashinfer_trtllm for {first}, which rounds it up")
+        if majors is None or 10 in majors:
+            return _Judged(None, f"{text}; on SM100 SGLang may pick flashinfer_trtllm itself, which rounds it up",
+                           missing="the MoE runner SGLang picks on SM100 for this architecture")  # fmt: skip
+    holds = True if outcomes == {True} else False if outcomes == {False} else None
+    return _Judged(holds, text, missing="the expert parallel size SGLang sets")
+
+
 def _trtllm_mha_page_size(
     values: Mapping[str, Any],
     opts: Mapping[str, Any],
@@ -725,7 +819,8 @@ def launch_values(
     `after_equal_split`: the check runs after two equal split flags set attention_backend (launch.json
     refusals.auto.attention_backend.equal_split), as every check but the model assertions does. `memo`: a dict
     the caller keeps while every other argument but `entry` stays the same (refusal_problems, over its rules): the
-    values that do not depend on the entry are worked out once per (after_equal_split, attention_backend_auto)."""
+    values that do not depend on the entry are worked out once per (after_equal_split, attention_backend_auto).
+    `gpu_sm`: the lowest compute capability of the box's GPUs, major * 10 + minor (None: not known)."""
     if isinstance(declared, _Unset):
         declared = _declared_in(mapping, version)
     key = (after_equal_split, entry.get("attention_backend_auto") == "unset")
@@ -766,6 +861,14 @@ def launch_values(
     gdn_spec = entry.get("hybrid_gdn")
     if isinstance(gdn_spec, dict):  # the hybrid GDN model's attention backends on Blackwell GPUs
         values["hybrid_gdn_backend_refused"] = _hybrid_gdn_refused(values, gdn_spec, majors, architecture, models or {})
+    split_spec = entry.get("fp8_block_moe")
+    if isinstance(split_spec, dict):  # a block-FP8 checkpoint's experts split across the MoE tensor-parallel ranks
+        values["fp8_block_moe_split_misaligned"] = _fp8_block_moe_split(
+            values, d, (models or {}).get("model"), split_spec, majors, declared
+        )
+    # the Fp8Config MoE method on the served model (gpu_sm, above, is the lowest GPU: a rule on a kernel's instruction
+    # set below a minor fails on that GPU's ranks)
+    values["fp8_config_moe"] = _fp8_config_moe(values, (models or {}).get("model"))
     return values
 
 

@@ -114,6 +114,10 @@ CHECK_TEXT = {
     "quantization-min-capability-89": "if capability < quant_config.get_min_capability():",
     "quantization-min-capability-90": "if capability < quant_config.get_min_capability():",
     "checkpoint-quantization-min-capability-89": "if capability < quant_config.get_min_capability():",
+    # the block check of the FP8 MoE method's weights (CHECK_FILE), the gate and up projections' wording
+    "fp8-block-moe-tp-split": "The output_size of gate's and up's weight = ",
+    # the MoE method whose Triton kernel fails below sm_89 (the failing check is Triton's, read in its wheels)
+    "fp8-moe-triton-below-sm89": "class Fp8MoEMethod(",
 }
 # the later wordings of a rule's check (any one found counts): FlashInfer all-to-all's in 0.5.22 and in 0.5.23
 CHECK_TEXT_ALSO = {
@@ -178,6 +182,8 @@ CHECK_FILE = {
     "spec-moe-runner-deep-gemm-deepgemm-off": "sglang/srt/layers/quantization/unquant.py",
     "moe-runner-deep-gemm-jit-off": "sglang/srt/layers/deep_gemm_wrapper/entrypoint.py",
     "moe-a2a-mooncake-normal-mode": "sglang/srt/layers/moe/token_dispatcher/mooncake.py",
+    "fp8-block-moe-tp-split": "sglang/srt/layers/quantization/fp8.py",
+    "fp8-moe-triton-below-sm89": "sglang/srt/layers/quantization/fp8.py",
 }
 # moe-runner-deep-gemm-deepgemm-off's GPU conditions (`also` on gpu_major): SGLang turns DeepGEMM off below SM90 in
 # its configurer (and, 0.5.13-0.5.19, on sm 120), and imports deep_gemm only where it is on
