@@ -199,3 +199,25 @@ def test_false_passes_of_the_parent_on_the_newest_release(
     doc = gate_tp8(release_box(tmp_path, "0.5.23", cc), model_dir(tmp_path, "m", config), *flags)
     assert doc["decision"] == "refuse"
     assert {str(r.get("feature")) for r in doc.get("reasons") or []} == {"sglang-gpu-min-cc"}, doc.get("reasons")
+
+
+def test_triage_names_the_loaders_refusal() -> None:
+    """A crash log with the loader's ValueError: triage names the signature and the check that sees it before
+    launch (sglang-gpu-min-cc), not an unknown error."""
+    import io
+
+    from stackcheck.launch.triage import triage_stream
+
+    log = (
+        "[2026-12-04 02:00:00 TP0] Scheduler hit an exception: Traceback (most recent call last):\n"
+        '  File "/usr/lib/python3/site-packages/sglang/srt/model_loader/loader.py", line 259, in '
+        "_get_quantization_config\n"
+        "    raise ValueError(\n"
+        "ValueError: The quantization method w8a8_fp8 is not supported for the current GPU. Minimum capability: 89. "
+        "Current capability: 86.\n"
+    )
+    r = triage_stream(io.BytesIO(log.encode()), "<mem>")
+    rc = r.root_cause
+    assert rc is not None and rc.signature is not None
+    assert rc.signature.id == "sglang-quant-below-min-capability"
+    assert rc.signature.check == "sglang-gpu-min-cc"
