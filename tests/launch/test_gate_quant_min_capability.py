@@ -221,3 +221,33 @@ def test_triage_names_the_loaders_refusal() -> None:
     assert rc is not None and rc.signature is not None
     assert rc.signature.id == "sglang-quant-below-min-capability"
     assert rc.signature.check == "sglang-gpu-min-cc"
+
+
+def _modelopt_model(tmp_path: Path, algo: str) -> Path:
+    model = model_dir(tmp_path, f"modelopt-{algo.lower()}", LLAMA3)
+    (model / "hf_quant_config.json").write_text(json.dumps({"quantization": {"quant_algo": algo}}))
+    return model
+
+
+@pytest.mark.parametrize(
+    ("release", "cc", "algo", "rule", "required"),
+    [
+        ("0.5.23", "8.0", "FP8", "quant-loader-sm89", 89),  # the flag becomes modelopt_fp8 (8.9)
+        ("0.5.9", "9.0", "NVFP4", "quant-loader-sm100", 100),  # modelopt_fp4 before 0.5.13 (10.0)
+    ],
+)
+def test_modelopt_flag_judged_by_the_checkpoint_it_becomes(
+    tmp_path: Path, release: str, cc: str, algo: str, rule: str, required: int
+) -> None:
+    """SGLang overrides --quantization modelopt by the checkpoint's quant_algo (base_config.py
+    _modelopt_override_quantization_method, 0.5.4 and later): the class it becomes decides the minimum."""
+    doc = gate_tp8(release_box(tmp_path, release, cc), _modelopt_model(tmp_path, algo), "--quantization", "modelopt")
+    assert _refused_by(doc, rule, int(cc.replace(".", "")), required), doc.get("reasons")
+
+
+def test_modelopt_flag_with_an_fp4_checkpoint_admitted_on_ampere(tmp_path: Path) -> None:
+    """0.5.23: ModelOptFp4Config asks 8.0, so the loader admits an A100 (the nvfp4 feature judges its kernels)."""
+    doc = gate_tp8(
+        release_box(tmp_path, "0.5.23", "8.0"), _modelopt_model(tmp_path, "NVFP4"), "--quantization", "modelopt"
+    )
+    assert _loader_reasons(doc) == [], doc.get("reasons")
