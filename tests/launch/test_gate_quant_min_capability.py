@@ -6,7 +6,7 @@ quant_method maps to). igap2 made the gate read it for Fp8Config and Mxfp4Config
 own floor (7.5) are rules of checks.json sglang-gpu-min-cc now: awq_marlin, gptq_marlin, blockwise_int8,
 fbgemm_fp8, qoq (8.0), modelopt / modelopt_fp8, w8a8_fp8 (8.9), w4afp8, petit_nvfp4, minimax_m3_nvfp4 (9.0),
 modelopt_fp4 before 0.5.13, modelopt_mixed 0.5.10-0.5.12, nvfp4_online (10.0), each from the flag or, without one,
-from the checkpoint. Where the minimum follows what is not read (the compressed-tensors scheme, the class
+from the checkpoint. Where the minimum follows what is not read (the compressed-tensors or Quark scheme, the class
 --quantization modelopt auto-detects), the GPUs below the most are unknown, never ok.
 
 The refusals fail on the parent (no such rules); the admitted cases and the audit's silence are guards."""
@@ -114,6 +114,8 @@ def test_modelopt_fp8_checkpoint_read_from_hf_quant_config_refused_on_ampere(tmp
         ("8.0", ["--quantization", "modelopt"], LLAMA3, "quant-loader-depends"),  # FP8 (8.9) or FP4 (8.0)
         ("7.5", ["--quantization", "compressed-tensors"], LLAMA3, "quant-loader-compressed-tensors"),
         ("7.5", [], _ckpt("compressed-tensors"), "quant-loader-compressed-tensors"),
+        ("8.0", ["--quantization", "quark"], LLAMA3, "quant-loader-quark-scheme"),  # W8A8 FP8 scheme 8.9, MXFP4 7.0
+        ("8.6", [], _ckpt("quark"), "quant-loader-quark-scheme"),
     ],
 )
 def test_minimum_that_follows_what_is_not_read_is_unknown(
@@ -138,6 +140,9 @@ def test_minimum_that_follows_what_is_not_read_is_unknown(
         ("0.5.9", "7.5", ["--quantization", "w8a8_int8"], LLAMA3),
         ("0.5.9", "7.5", ["--quantization", "moe_wna16"], LLAMA3),
         ("0.5.23", "10.0", ["--quantization", "nvfp4_online"], LLAMA3),
+        ("0.5.23", "8.9", ["--quantization", "quark"], LLAMA3),
+        ("0.5.9", "7.5", ["--quantization", "gguf"], LLAMA3),
+        ("0.5.9", "7.5", ["--quantization", "bitsandbytes"], LLAMA3),
     ],
 )
 def test_admitted_from_the_minimum(
