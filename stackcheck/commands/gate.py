@@ -572,6 +572,12 @@ def _decide_with(
         # the MLA dims and heads per GPU config.json states, the draft model's too (rules on launch.mla_kv_rope,
         # launch.mla_heads_per_gpu, launch.draft_*: trtllm_mla's and flashmla's kernels), and whether it was read
         dims = gate_preflight.model_launch_facts(pre, derived, mapping)
+        # the checkpoint's own quantization, read now (rules on launch.model_quant_method: the minimum compute
+        # capability of the config class SGLang's model loader builds for it, checks.json sglang-gpu-min-cc)
+        if isinstance(pre.launch.get("model_quant_method"), str):
+            from stackcheck.assembly.pipeline import reevaluate
+
+            ctx = reevaluate(report, ctx, opts, {"model_quant_method": pre.launch["model_quant_method"]})
         if isinstance(pre.launch.get("model_mla"), bool):  # rules on launch.mla (attention-fa3, -fa4): judge again
             from stackcheck.assembly.pipeline import reevaluate
 

@@ -179,6 +179,13 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "could not read, and the rules on the model's MLA dims are unknown); absent outside `gate`",
         ),
         FactDoc(
+            ("launch.model_quant_method",),
+            "the served model's own quantization as SGLang reads its checkpoint (config.json's quantization_config"
+            ".quant_method, or hf_quant_config.json's ModelOpt quant_algo mapped by preflight.json, e.g. `fp8`, "
+            "`modelopt_fp4`, `compressed-tensors`): read by `gate`'s preflight; absent otherwise, or where the "
+            "checkpoint states none",
+        ),
+        FactDoc(
             ("launch.pcie_ipc_allreduce",),
             "whether SGLang's opt-in PCIe-IPC all-reduce is on (`SGLANG_ENABLE_PCIE_IPC_ALLREDUCE`, a launch.json "
             "`env` entry with a `fact`): the launch's environment in `gate`; in the audit the probed environment's "

@@ -4,7 +4,11 @@ and ModelOptFp8Config ask 89, W4AFp8Config and PetitNvFp4Config 90 (read in the 
 0.5.15 and 0.5.23 wheels: launch.json refusals quantization-min-capability-89/-90 and
 checkpoint-quantization-min-capability-89 cite the lines). The gate allowed `--quantization w8a8_fp8` (or a ModelOpt
 FP8 checkpoint) on an A100 or an RTX 3090, which the loader refuses with ValueError. The refused cases fail on
-a0d01cf; the admitted ones (8.9 / 9.0, fp8 at 8.0) are guards."""
+a0d01cf; the admitted ones (8.9 / 9.0, fp8 at 8.0) are guards. At the merge with igap3, which read every
+quantization config's minimum into checks.json sglang-gpu-min-cc, irev40's three launch.json refusals were folded
+into that check (one reason per launch, not two): these tests now hold the check to irev40's cases.
+--quantization modelopt on a BF16 checkpoint is judged by the class SGLang takes from the checkpoint (igap3: from
+0.5.4 the checkpoint's quant_algo decides), so there it is unknown below 9.0 rather than blocked below 8.9."""
 
 from __future__ import annotations
 
@@ -25,7 +29,9 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def refusal(doc: dict[str, Any], rule: str) -> dict[str, Any] | None:
-    return next((r for r in doc.get("reasons") or [] if r.get("feature") == f"refusal {rule}"), None)
+    """The gate's reason from the loader-minimum check (`rule`: the minimum, kept as the case's label)."""
+    del rule
+    return next((r for r in doc.get("reasons") or [] if r.get("feature") == "sglang-gpu-min-cc"), None)
 
 
 @pytest.mark.parametrize("release", ["0.5.9", "0.5.23"])
@@ -40,11 +46,16 @@ def test_the_loader_minimum_of_each_quantization(
     tmp_path: Path, release: str, quant: str, rule: str, below: list[str], at: list[str]
 ) -> None:
     model = model_dir(tmp_path, "llama", LLAMA3)
+    status = "blocked"
+    if quant == "modelopt" and release == "0.5.23":  # the class follows the BF16 checkpoint's (absent) quant_algo
+        status, below, at = "unknown", [*below, "8.9"], ["9.0", "12.0"]
     for cc in below:
         doc = gate_tp8(release_box(tmp_path, release, cc), model, "--quantization", quant)
         found = refusal(doc, rule)
         assert doc["decision"] == "refuse" and found is not None, (cc, doc.get("reasons"))
-        assert found["status"] == "blocked" and "Minimum capability" in found["reasons"][0]["message"]
+        assert found["status"] == status, (cc, found)
+        if status == "blocked":
+            assert "not supported for the current GPU" in found["reasons"][0]["message"]
     for cc in at:
         doc = gate_tp8(release_box(tmp_path, release, cc), model, "--quantization", quant)
         assert refusal(doc, rule) is None, (cc, doc.get("reasons"))

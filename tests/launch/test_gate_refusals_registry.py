@@ -110,10 +110,6 @@ CHECK_TEXT = {
     # igap2: 0.5.19-0.5.23's FlashInfer all-to-all runner assertion (after the runner resolution)
     "moe-a2a-flashinfer-runner-list": '"FlashInfer MoE A2A is supported with flashinfer_cutlass, "',
     "moe-runner-trtllm-checkpoint-quantization": "FlashInfer TRTLLM MOE supports only",
-    # irev40: the model loader's comparison with the quantization config's minimum (model_loader/loader.py)
-    "quantization-min-capability-89": "if capability < quant_config.get_min_capability():",
-    "quantization-min-capability-90": "if capability < quant_config.get_min_capability():",
-    "checkpoint-quantization-min-capability-89": "if capability < quant_config.get_min_capability():",
     # the block check of the FP8 MoE method's weights (CHECK_FILE), the gate and up projections' wording
     "fp8-block-moe-tp-split": "The output_size of gate's and up's weight = ",
     # the MoE method whose Triton kernel fails below sm_89 (the failing check is Triton's, read in its wheels)
@@ -133,9 +129,6 @@ TRTLLM_QUANT_RULES = (
 )  # fmt: skip
 # a rule checked outside the argument handling: the module of the wheel that holds its check
 CHECK_FILE = {
-    "quantization-min-capability-89": "sglang/srt/model_loader/loader.py",
-    "quantization-min-capability-90": "sglang/srt/model_loader/loader.py",
-    "checkpoint-quantization-min-capability-89": "sglang/srt/model_loader/loader.py",
     "trtllm-mha-page-128-heads": "sglang/srt/layers/attention/trtllm_mha_backend.py",
     "hybrid-gdn-blackwell-backend": "sglang/srt/layers/attention/attention_registry.py",
     "mla-attention-backend": "sglang/srt/model_executor/model_runner.py",
