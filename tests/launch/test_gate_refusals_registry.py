@@ -110,6 +110,10 @@ CHECK_TEXT = {
     # igap2: 0.5.19-0.5.23's FlashInfer all-to-all runner assertion (after the runner resolution)
     "moe-a2a-flashinfer-runner-list": '"FlashInfer MoE A2A is supported with flashinfer_cutlass, "',
     "moe-runner-trtllm-checkpoint-quantization": "FlashInfer TRTLLM MOE supports only",
+    # igap4: the draft's runner where none is given (flashinfer_trtllm for flashinfer_megamoe, 0.5.22 on), and the
+    # FlashInfer MegaMoE all-to-all's SM100 check (0.5.20 on)
+    "spec-moe-runner-megamoe-draft-trtllm": 'if default == "flashinfer_megamoe":',
+    "moe-a2a-flashinfer-megamoe-sm100": "FlashInfer MegaMOE currently requires an SM100-family",
 }
 # the later wordings of a rule's check (any one found counts): FlashInfer all-to-all's in 0.5.22 and in 0.5.23
 CHECK_TEXT_ALSO = {
