@@ -527,6 +527,15 @@ def _decide_with(
             live=not opts.facts_file and not opts.image,
             opts=opts,
         )
+        # a MoE runner value the model never runs (a dense model; an unquantized MoE one on releases whose
+        # unquantized MoE method ignores it): its needs dropped before the launch's own needs are derived from them
+        from stackcheck.launch.refusals import drop_idle_needs, idle_moe_choice, model_architecture, model_attention
+
+        idle = idle_moe_choice(
+            derived, mapping, ctx.installed_version("sglang"), model_architecture(pre), model_attention(pre)
+        )
+        if idle is not None:
+            drop_idle_needs(derived, mapping, *idle)
         # what the launch needs beyond its features (manifests' required_by), now that the model's needs and
         # facts (model_multimodal) are known: a scope on a fact still unknown is required (fail closed)
         gate.add_launch_requirements(derived, manifests.features, manifests.checks)
