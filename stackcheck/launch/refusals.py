@@ -1163,6 +1163,33 @@ def drop_idle_needs(d: Derived, mapping: Mapping[str, Any], why: str, reason: st
             d.off.append(f"{feature}: off ({why}: {reason})")
 
 
+def checkpoint_quantized(pre: Any) -> bool | None:
+    """Whether the served model's checkpoint carries a quantization, as the gate's preflight read its config.json:
+    False where it was read and holds none (no quant_method, nothing SGLang would not map), True where it holds
+    one, None where it was not read."""
+    for info in getattr(pre, "models", None) or []:
+        if getattr(info, "role", None) == "model":
+            if getattr(info, "attention", None) is None:
+                return None
+            return getattr(info, "quant_method", None) is not None or getattr(info, "quant_why", None) is not None
+    return None
+
+
+def online_quantization_needs(d: Derived, mapping: Mapping[str, Any], quantized: bool | None) -> None:
+    """--quantization of a value launch.json's option lists under `checkpoint_unquantized`, on a checkpoint the
+    preflight read and found unquantized (SGLang quantizes it while loading): the choice's needs replaced by those."""
+    from stackcheck.launch import gate
+
+    option = next((o for o in mapping.get("options") or [] if o.get("flag") == "--quantization"), None)
+    spec = option.get("checkpoint_unquantized") if isinstance(option, Mapping) else None
+    value = d.options.get("--quantization")
+    if quantized is not False or not isinstance(spec, Mapping) or value not in (spec.get("choices") or {}):
+        return
+    why = f"--quantization {value}"
+    d.required = [r for r in d.required if r.check or r.why != why or r.kind != "explicit"]
+    gate._add_requirements(d, spec["choices"][value], f"{why} on a checkpoint without quantization", d.defaults)
+
+
 def model_architecture(pre: Any) -> str | None:
     """The target model's first architecture (config.json `architectures[0]`, what SGLang's auto choices read), from
     the gate's preflight; None when it did not read the model."""
