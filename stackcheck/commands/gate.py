@@ -566,6 +566,25 @@ def _decide_with(
             live=not opts.facts_file and not opts.image,
             opts=opts,
         )
+        # a MoE runner value the model never runs (a dense model; an unquantized MoE one on releases whose
+        # unquantized MoE method ignores it): its needs dropped before the launch's own needs are derived from them
+        from stackcheck.launch.refusals import (
+            checkpoint_quantized,
+            drop_idle_needs,
+            idle_moe_choice,
+            model_architecture,
+            model_attention,
+            online_quantization_needs,
+        )
+
+        idle = idle_moe_choice(
+            derived, mapping, ctx.installed_version("sglang"), model_architecture(pre), model_attention(pre)
+        )
+        if idle is not None:
+            drop_idle_needs(derived, mapping, *idle)
+        # --quantization on a checkpoint without quantization: SGLang quantizes while loading, another kernel path
+        quantized = checkpoint_quantized(pre)
+        online_quantization_needs(derived, mapping, quantized)
         # what the launch needs beyond its features (manifests' required_by), now that the model's needs and
         # facts (model_multimodal) are known: a scope on a fact still unknown is required (fail closed)
         gate.add_launch_requirements(derived, manifests.features, manifests.checks)
@@ -592,6 +611,10 @@ def _decide_with(
             from stackcheck.assembly.pipeline import reevaluate
 
             ctx = reevaluate(report, ctx, opts, dims)
+        if isinstance(quantized, bool):  # rules on launch.checkpoint_quantized (the online FP8 kernel): judge again
+            from stackcheck.assembly.pipeline import reevaluate
+
+            ctx = reevaluate(report, ctx, opts, {"checkpoint_quantized": quantized})
         # the draft read but MLA or not not known (a release newer than the MLA data): its draft-* rules are unknown
         if (draft_why := gate_preflight.draft_mla_unknown(pre, dims)) is not None:
             from stackcheck.assembly.pipeline import reevaluate_unknown

@@ -388,6 +388,8 @@ class LaunchOption(TypedDict, total=False):
     source: Source
     inferred: bool
     note: str
+    moe_only: dict[str, Any]  # choices that run only in MoE layers (choices, unquantized_idle, source, note)
+    checkpoint_unquantized: dict[str, Any]  # a choice's needs on a checkpoint without quantization (choices, source)
 
 
 class LaunchEnvA2A(TypedDict, total=False):

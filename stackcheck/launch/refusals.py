@@ -1228,6 +1228,93 @@ def backends_not_running(mapping: Mapping[str, Any], statuses: Mapping[str, str]
     return out
 
 
+def idle_moe_choice(
+    d: Derived, mapping: Mapping[str, Any], version: str | None, architecture: str | None, models: Mapping[str, Any]
+) -> tuple[str, str] | None:
+    """Where the command's --moe-runner-backend value runs only in MoE layers (launch.json option `moe_only`) and
+    this launch gives it none: (the requirement's `why`, the reason). A model whose config.json the preflight read
+    and which names no routed experts; or, on the releases of `unquantized_idle`, a MoE model loaded unquantized
+    (no --quantization, no quant_method in the checkpoint) with no MoE all-to-all backend, whose unquantized MoE
+    method builds a Triton runner whatever the flag. None otherwise (not read: the need stays, fail closed)."""
+    option = next((o for o in mapping.get("options") or [] if o.get("flag") == "--moe-runner-backend"), None)
+    spec = option.get("moe_only") if isinstance(option, Mapping) else None
+    value = d.options.get("--moe-runner-backend")
+    if not isinstance(spec, Mapping) or value not in (spec.get("choices") or []):
+        return None
+    why = f"--moe-runner-backend {value}"
+    read = models.get("model")
+    moe = _model_moe(read)
+    if moe is False:
+        return why, "the model's config.json names no routed experts, so no MoE layer runs this runner"
+    idle = spec.get("unquantized_idle")
+    if moe is not True or version is None or not isinstance(idle, str) or _version_in(version, idle) is not True:
+        return None
+    qcfg = read.get("quantization_config") if isinstance(read, Mapping) else None
+    quantized = d.options.get("--quantization") is not None or d.launch.get("model_quant_method") is not None
+    if quantized or qcfg is not None:
+        return None
+    if _a2a_values(d, _declared_in(mapping, version), architecture)["moe_a2a_backend"] != "none":
+        return None
+    return why, (
+        f"SGLang {version} runs an unquantized MoE model's MoE layers on Triton whatever this runner (its unquantized "
+        "MoE method has no DeepGEMM path), and the command gives no --quantization, the checkpoint no quant_method "
+        "and no MoE all-to-all backend"
+    )
+
+
+def drop_idle_needs(d: Derived, mapping: Mapping[str, Any], why: str, reason: str) -> None:
+    """Drop the features a flag value asked for (`why`: the requirement's flag and value) where it never runs for
+    this launch: each is needed then only as launch.json's defaults say (DeepGEMM's warning), else listed as off."""
+    from stackcheck.launch import gate
+
+    dropped = [r for r in d.required if not r.check and r.why == why and r.kind == "explicit"]
+    for r in dropped:
+        d.required.remove(r)
+    for feature in dict.fromkeys(r.feature for r in dropped):
+        kept = False
+        for spec in mapping.get("defaults") or []:
+            if (
+                isinstance(spec, dict)
+                and spec.get("feature") == feature
+                and gate._conds(spec.get("when"), d, d.defaults)
+            ):
+                kind = "default" if spec.get("refuse", True) else "default-warn"
+                text = (
+                    "on by default" if kind == "default" else "on by default; fails only with some models, so it warns"
+                )
+                gate._add(d, feature, kind, text)
+                kept = True
+        if not kept and not any(r.feature == feature and not r.check for r in d.required):
+            d.off.append(f"{feature}: off ({why}: {reason})")
+
+
+def checkpoint_quantized(pre: Any) -> bool | None:
+    """Whether the served model's checkpoint carries a quantization, as the gate's preflight read its config.json:
+    False where it was read and holds none (no quant_method, nothing SGLang would not map), True where it holds
+    one, None where it was not read."""
+    for info in getattr(pre, "models", None) or []:
+        if getattr(info, "role", None) == "model":
+            if getattr(info, "attention", None) is None:
+                return None
+            return getattr(info, "quant_method", None) is not None or getattr(info, "quant_why", None) is not None
+    return None
+
+
+def online_quantization_needs(d: Derived, mapping: Mapping[str, Any], quantized: bool | None) -> None:
+    """--quantization of a value launch.json's option lists under `checkpoint_unquantized`, on a checkpoint the
+    preflight read and found unquantized (SGLang quantizes it while loading): the choice's needs replaced by those."""
+    from stackcheck.launch import gate
+
+    option = next((o for o in mapping.get("options") or [] if o.get("flag") == "--quantization"), None)
+    spec = option.get("checkpoint_unquantized") if isinstance(option, Mapping) else None
+    value = d.options.get("--quantization")
+    if quantized is not False or not isinstance(spec, Mapping) or value not in (spec.get("choices") or {}):
+        return
+    why = f"--quantization {value}"
+    d.required = [r for r in d.required if r.check or r.why != why or r.kind != "explicit"]
+    gate._add_requirements(d, spec["choices"][value], f"{why} on a checkpoint without quantization", d.defaults)
+
+
 def model_architecture(pre: Any) -> str | None:
     """The target model's first architecture (config.json `architectures[0]`, what SGLang's auto choices read), from
     the gate's preflight; None when it did not read the model."""

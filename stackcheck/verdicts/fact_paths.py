@@ -197,6 +197,18 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "(`SGLANG_OPT_FLASHMLA_SPARSE_PREFILL`, a launch.json `env` entry with a `fact`): the launch's environment "
             "in `gate`; in the audit the probed environment's value, else SGLang 0.5.15's default (on)",
         ),
+        FactDoc(
+            ("launch.checkpoint_quantized",),
+            "whether the served model's checkpoint carries a quantization (`gate` only, once its preflight read "
+            "config.json: false where it holds none, so a --quantization is applied while loading); absent "
+            "otherwise",
+        ),
+        FactDoc(
+            ("launch.minicpm_fuse_topk",),
+            "whether SGLang's MiniCPM sparse backend takes its fused TileLang top-k on every GPU "
+            "(`SGLANG_MINICPM_FUSE_TOPK`, a launch.json `env` entry with a `fact`, read from 0.5.19): the launch's "
+            "environment in `gate`; in the audit the probed environment's value, else SGLang's default (off)",
+        ),
     ),
     "env": (FactDoc(("env.NAME",), "an allow-listed environment variable"),),
     "image": (

@@ -111,7 +111,7 @@ JIT_OFF = "refusal moe-runner-deep-gemm-jit-off"
 
 
 @pytest.mark.parametrize(
-    ("release", "cc"), [("0.5.15", "9.0"), ("0.5.23", "10.0"), ("0.5.23", "9.0"), ("0.5.9", "9.0")]
+    ("release", "cc"), [("0.5.15", "9.0"), ("0.5.23", "10.0"), ("0.5.23", "9.0"), ("0.5.12", "9.0")]
 )
 @pytest.mark.parametrize("off", ["0", "false"])
 def test_deep_gemm_runner_with_jit_deepgemm_off_refused(tmp_path: Path, release: str, cc: str, off: str) -> None:

@@ -101,7 +101,10 @@ def test_the_features_other_rules_are_not_needed_off_their_path(tmp_path: Path) 
     box = release_box(tmp_path, "0.5.9", "12.0")
     doc = gate_tp8(box, model_dir(tmp_path, "llama", LLAMA3), "--quantization", "fp8", "--fp8-gemm-backend", "triton")
     assert _blocker(doc, "fp8-block-gemm") is None
-    auto = gate_tp8(box, model_dir(tmp_path, "llama", LLAMA3), "--quantization", "fp8")
+    # the auto path of a block-FP8 checkpoint (a BF16 one is quantized while loading and never reaches DeepGEMM:
+    # tests/launch/test_gate_igap4_fp8_online.py)
+    block = {**FP8_CKPT, "quantization_config": {**FP8_CKPT["quantization_config"], "weight_block_size": [128, 128]}}
+    auto = gate_tp8(box, model_dir(tmp_path, "block", block), "--quantization", "fp8")
     b = _blocker(auto, "fp8-block-gemm")
     assert b is not None and any(x.get("rule") == "auto-picks-deepgemm-sm120" for x in b.get("reasons") or [])
 

@@ -114,6 +114,10 @@ CHECK_TEXT = {
     "fp8-block-moe-tp-split": "The output_size of gate's and up's weight = ",
     # the MoE method whose Triton kernel fails below sm_89 (the failing check is Triton's, read in its wheels)
     "fp8-moe-triton-below-sm89": "class Fp8MoEMethod(",
+    # igap4: the draft's runner where none is given (flashinfer_trtllm for flashinfer_megamoe, 0.5.22 on), and the
+    # FlashInfer MegaMoE all-to-all's SM100 check (0.5.20 on)
+    "spec-moe-runner-megamoe-draft-trtllm": 'if default == "flashinfer_megamoe":',
+    "moe-a2a-flashinfer-megamoe-sm100": "FlashInfer MegaMOE currently requires an SM100-family",
 }
 # the later wordings of a rule's check (any one found counts): FlashInfer all-to-all's in 0.5.22 and in 0.5.23
 CHECK_TEXT_ALSO = {
