@@ -144,7 +144,8 @@ def test_the_gate_modules_import_no_typing() -> None:
         f"for name in {GATE_MODULES!r}:\n"
         "    __import__(name)\n"
         "    assert 'typing' not in sys.modules, f'typing imported with {name}'\n"
-        "from stackcheck.launch.preflight import CheckResult, Layout\n"
+        "from stackcheck.launch.preflight import CheckResult\n"
+        "from stackcheck.launch.preflight.gpus import Layout\n"  # (the package imports its checks when they run)
         "r = CheckResult('gpu-count', 'ok', 2, 2, 'fine')\n"
         "assert r.to_json()['status'] == 'ok' and r.details is None and r._fields[0] == 'check'\n"
         "assert Layout._fields[:2] == ('tp', 'pp')\n"
