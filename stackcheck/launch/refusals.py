@@ -1256,6 +1256,12 @@ def idle_moe_choice(
     if not isinstance(spec, Mapping) or value not in (spec.get("choices") or []):
         return None
     why = f"--moe-runner-backend {value}"
+    # a draft model the command names runs its MoE layers on this runner too unless --speculative-moe-runner-backend
+    # says otherwise (sglang 0.5.9 layers/moe/utils.py:160-164, 0.5.23 :471-496; 0.5.4 has one runner for both):
+    # the need stays unless that draft is read as dense
+    if "draft model" in models and d.options.get("--speculative-moe-runner-backend") is None:
+        if _model_moe(models.get("draft model")) is not False:
+            return None
     read = models.get("model")
     moe = _model_moe(read)
     if moe is False:

@@ -77,3 +77,29 @@ def test_guard_dense_model_still_drops_the_need(tmp_path: Path) -> None:
     # guard (passes on bfbcc06 too)
     doc = _gate(tmp_path, "0.5.23", LLAMA3)
     assert doc["decision"] == "allow", doc["reasons"]
+
+
+def _gate_draft(tmp_path: Path, draft: dict[str, Any], *extra: str) -> Any:
+    model = model_dir(tmp_path, "target", LLAMA3)
+    drafted = model_dir(tmp_path, "draft", draft)
+    line = ["python3", "-m", "sglang.launch_server", "--model-path", str(model), "--tp", "8"]
+    line += ["--speculative-algorithm", "EAGLE", "--speculative-draft-model-path", str(drafted), *extra]
+    args = ["gate", "--facts", str(release_box(tmp_path, "0.5.23", "12.0")), "--dry-run", "--format", "json", "--"]
+    return cli_json([*args, *line, "--moe-runner-backend", "deep_gemm"])[1]
+
+
+def test_a_moe_draft_model_keeps_the_runner_need(tmp_path: Path) -> None:
+    # fails on bfbcc06: a dense target with a MoE draft model was allowed on SM 12.0 (the target alone read); the
+    # draft's MoE layers take the same runner (sglang 0.5.23 layers/moe/utils.py:471-496)
+    doc = _gate_draft(
+        tmp_path, QWEN3_OMNI["thinker_config"]["text_config"] | {"architectures": ["Qwen3MoeForCausalLM"]}
+    )
+    dg = _deepgemm(doc)
+    assert dg is not None and dg["kind"] == "explicit", doc["reasons"]
+
+
+def test_guard_a_dense_draft_model_drops_the_need(tmp_path: Path) -> None:
+    # guard (passes on bfbcc06 too)
+    doc = _gate_draft(tmp_path, LLAMA3)
+    dg = _deepgemm(doc)
+    assert dg is None or dg["kind"] != "explicit", doc["reasons"]
