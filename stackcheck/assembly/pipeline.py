@@ -186,7 +186,16 @@ def scrub_home(value: Any, home: str | None = None) -> Any:
         for i, v in enumerate(value):
             value[i] = scrub_home(v, home)
     elif isinstance(value, str) and home in value:
-        return value.replace(home + "/", "~/") if value != home else "~"
+        if value == home:
+            return "~"
+        # only where the home's path begins (the text's start, after a separator, a file:// URL's slashes): a path
+        # that holds it inside (/mnt/home/al/venv for /home/al) is another directory, and the gate opens these paths
+        # again (paths.unscrub_home), so "/mnt~/venv" would be read where the environment is not
+        if home + "/" not in value:
+            return value
+        import re
+
+        return re.sub(r"(?:(?<![^\s:=,;'\"(\[<>])|(?<=//))" + re.escape(home) + "/", "~/", value)
     return value
 
 

@@ -355,7 +355,10 @@ def _fp8_block_moe_split(
     block = qc.get("weight_block_size") if isinstance(qc, Mapping) and qc.get("quant_method") == "fp8" else None
     if not (isinstance(block, list) and len(block) == 2 and all(isinstance(b, int) and b > 0 for b in block)):
         return _Judged(False, "not a block-quantized FP8 checkpoint")
-    if _model_moe(read) is not True:
+    moe = _model_moe(read)
+    if moe is _UNKNOWN:
+        return _Judged(None, "a block-FP8 checkpoint, experts not read", missing="whether the model has routed experts")
+    if moe is not True:
         return _Judged(False, "a dense block-FP8 checkpoint")
     subs = [read.get(k) for k in ("thinker_config", "llm_config", "language_config", "text_config")]
     confs = [c for c in [read, *subs] if isinstance(c, Mapping)]
@@ -1011,18 +1014,29 @@ _MOE_KEYS = ("num_experts", "n_routed_experts", "num_local_experts", "moe_num_ex
 
 
 def _model_moe(read: Any) -> Any:
-    """Whether the served model has routed experts: True where config.json (or its text sub-config) gives more than
-    one expert under one of _MOE_KEYS, False where the gate read it and none does, unknown where it was not read."""
+    """Whether the served model has routed experts: True where config.json (or a text sub-config, at any depth:
+    Qwen3-Omni's thinker_config.text_config) gives more than one expert under one of _MOE_KEYS, as a number or a
+    list of numbers (ERNIE-4.5-VL's moe_num_experts [text, vision]: sglang 0.5.23 models/ernie45_moe_vl.py:169-170
+    takes max()); unknown where it was not read or such a key holds anything else; False otherwise."""
     if not isinstance(read, Mapping):
         return _UNKNOWN
-    subs = [read.get(k) for k in ("thinker_config", "llm_config", "language_config", "text_config")]
-    for conf in [read, *subs]:
-        if isinstance(conf, Mapping):
-            for key in _MOE_KEYS:
-                n = conf.get(key)
-                if isinstance(n, int) and not isinstance(n, bool) and n > 1:
-                    return True
-    return False
+    found: Any = False
+    for key in _MOE_KEYS:
+        if key not in read:
+            continue
+        n = read[key]
+        values = n if isinstance(n, list) else [n]
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+            found = _UNKNOWN  # a shape this reading does not know: fail closed
+        elif any(v > 1 for v in values):
+            return True
+    for sub in ("thinker_config", "llm_config", "language_config", "text_config"):
+        inner = _model_moe(read.get(sub)) if isinstance(read.get(sub), Mapping) else False
+        if inner is True:
+            return True
+        if inner is not False:
+            found = _UNKNOWN
+    return found
 
 
 def _model_dsa(mapping: Mapping[str, Any], version: str, architecture: str | None, keys: Any) -> Any:
@@ -1242,6 +1256,12 @@ def idle_moe_choice(
     if not isinstance(spec, Mapping) or value not in (spec.get("choices") or []):
         return None
     why = f"--moe-runner-backend {value}"
+    # a draft model the command names runs its MoE layers on this runner too unless --speculative-moe-runner-backend
+    # says otherwise (sglang 0.5.9 layers/moe/utils.py:160-164, 0.5.23 :471-496; 0.5.4 has one runner for both):
+    # the need stays unless that draft is read as dense
+    if "draft model" in models and d.options.get("--speculative-moe-runner-backend") is None:
+        if _model_moe(models.get("draft model")) is not False:
+            return None
     read = models.get("model")
     moe = _model_moe(read)
     if moe is False:

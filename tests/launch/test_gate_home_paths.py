@@ -90,3 +90,22 @@ def test_sglang_installed_but_not_in_the_search_directories_is_unknown() -> None
     assert result.check == "dependencies" and result.status == "unknown"
     assert _dependencies_unread({"packages": {"sglang": {"installed": False}}}, ["/nowhere"]) == []
     assert _dependencies_unread({}, []) == []
+
+
+def test_an_environment_whose_path_holds_the_home_inside_is_read_where_it_is(
+    home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """irev41: the facts' home scrub replaced the home's text anywhere in a path, so an environment under
+    /mnt/home/al with HOME=/home/al was named "/mnt~/..." and the gate looked for it there: the dependency check
+    said unknown (SGLang's dist-info not found) where a dependency is missing. Fails on bfbcc06."""
+    from stackcheck.assembly.pipeline import scrub_home
+
+    outer = tmp_path / "mnt" / str(home).lstrip("/")  # .../mnt/<the home's own path>: holds the home's text inside
+    outer.mkdir(parents=True)
+    venv = home_venv(outer, deps_installed=False)
+    found = checks(home, venv, model_dir(tmp_path, "m", LLAMA3), capsys)
+    assert found["dependencies"]["status"] == "fail", found["dependencies"]
+    assert scrub_home(f"{outer}/venv", str(home)) == f"{outer}/venv"
+    assert scrub_home(f"{home}ice/venv", str(home)) == f"{home}ice/venv"  # /home/alice beside /home/al: a guard
+    assert scrub_home(f"python at {home}/venv: x", str(home)) == "python at ~/venv: x"  # guard
+    assert scrub_home(f"/usr/bin:{home}/bin", str(home)) == "/usr/bin:~/bin"  # guard

@@ -77,3 +77,13 @@ def test_audit_reads_the_probed_environment() -> None:
     # on Python 3.10 the TileLang path, not the library, is what stays open
     assert _verdict({"SGLANG_MINICPM_FUSE_TOPK": "1"}, "3.10.14")["status"] == "unknown"
     assert _verdict({}, "3.10.14")["status"] == "ok"
+
+
+@pytest.mark.parametrize("value", ["on", "", "2"])
+def test_an_unparsed_value_is_the_default_off(tmp_path: Path, value: str) -> None:
+    # irev41: fails on bfbcc06 (the gate named the value unknown, "SGLang raises ValueError"): SGLang's EnvField.get
+    # catches EnvBool.parse's ValueError, warns and returns the default False (0.5.19 and 0.5.23 environ.py:79-86),
+    # so the launch is the one without the variable: the infllm refusal holds, and no unknown is added for it
+    doc = _gate(tmp_path, "0.5.23", "9.0", value)
+    assert doc["decision"] == "refuse" and _rules(doc).get(INFLLM) == "fail"
+    assert not any(str(r.get("feature", "")).startswith("SGLANG_MINICPM_FUSE_TOPK") for r in doc["reasons"])
