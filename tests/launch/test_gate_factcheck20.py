@@ -7,6 +7,8 @@ bench/factcheck20_drawn.json), each read in the real sglang wheels:
   model loads (preflight.json flag_checkpoint_conflicts *-unquantized-checkpoint).
 - a4, a7, a10: --quantization mlx_q4 / mlx_q8 on CUDA: SGLang registers them on MPS only, and its model config
   raises 'Unknown quantization method' (mlx-q4-on-cuda, mlx-q8-on-cuda).
+- beside the draw: modelopt / modelopt_fp8 / petit_nvfp4 / modelopt_mixed (hf_quant_config.json not found) and
+  compressed-tensors (its config class built with no arguments: TypeError) on a BF16 checkpoint.
 
 The model config is written for the tests in the shape of a published Llama 3 8B one."""
 
@@ -45,6 +47,12 @@ def _gate(tmp_path: Path, release: str, cc: str, config: dict[str, object] | Non
         ("0.5.16", "10.0", "mlx_q8", "Unknown quantization method: mlx_q8"),
         ("0.5.17", "12.0", "mlx_q4", "Unknown quantization method: mlx_q4"),
         ("0.5.20", "12.0", "mlx_q8", "Unknown quantization method: mlx_q8"),
+        # beside the draw
+        ("0.5.23", "9.0", "modelopt", "Cannot find the config file for modelopt"),
+        ("0.5.17", "10.0", "modelopt_fp8", "Cannot find the config file for modelopt_fp8"),
+        ("0.5.23", "9.0", "petit_nvfp4", "Cannot find the config file for petit_nvfp4"),
+        ("0.5.17", "10.0", "modelopt_mixed", "Cannot find the config file for modelopt_mixed"),
+        ("0.5.23", "9.0", "compressed-tensors", "TypeError as the model loads"),
     ],
 )
 def test_a_quantization_needing_its_checkpoint_is_refused_on_a_bf16_one(
