@@ -1,0 +1,71 @@
+"""The twentieth fact-check sample's false passes (tests/realworld/FACTCHECK.md, "Twentieth sample"; the rows in
+bench/factcheck20_drawn.json), each read in the real sglang wheels:
+
+- a1, a2, a3, a9: --quantization awq / gptq_marlin / moe_wna16 (and awq_marlin, gptq, auto-round, the same
+  loader path) on a checkpoint with no quantization: the method's config class names its own config file, none is
+  beside config.json, and SGLang's get_quant_config raises ValueError 'Cannot find the config file for ...' as the
+  model loads (preflight.json flag_checkpoint_conflicts *-unquantized-checkpoint).
+- a4, a7, a10: --quantization mlx_q4 / mlx_q8 on CUDA: SGLang registers them on MPS only, and its model config
+  raises 'Unknown quantization method' (mlx-q4-on-cuda, mlx-q8-on-cuda).
+- beside the draw: modelopt / modelopt_fp8 / petit_nvfp4 / modelopt_mixed (hf_quant_config.json not found) and
+  compressed-tensors (its config class built with no arguments: TypeError) on a BF16 checkpoint.
+
+The model config is written for the tests in the shape of a published Llama 3 8B one."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from gate_cli import LLAMA3, cli_json, model_dir, release_box
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in list(os.environ):
+        if name.startswith(("SGLANG_", "STACKCHECK_")):
+            monkeypatch.delenv(name)
+
+
+def _gate(tmp_path: Path, release: str, cc: str, config: dict[str, object] | None, *flags: str) -> dict[str, object]:
+    line = ["python3", "-m", "sglang.launch_server", "--model-path", str(model_dir(tmp_path, "m", config)),
+            "--tp", "1", *flags]  # fmt: skip
+    return cli_json(["gate", "--facts", str(release_box(tmp_path, release, cc)), "--dry-run", "--format", "json",
+                     "--", *line])[1]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("release", "cc", "flag", "needle"),
+    [
+        ("0.5.15", "10.0", "awq", "Cannot find the config file for awq"),
+        ("0.5.16", "8.0", "gptq_marlin", "Cannot find the config file for gptq_marlin"),
+        ("0.5.17", "8.6", "gptq_marlin", "Cannot find the config file for gptq_marlin"),
+        ("0.5.14", "9.0", "moe_wna16", "Cannot find the config file for moe_wna16"),
+        ("0.5.23", "9.0", "awq_marlin", "Cannot find the config file for awq_marlin"),
+        ("0.5.16", "10.0", "mlx_q8", "Unknown quantization method: mlx_q8"),
+        ("0.5.17", "12.0", "mlx_q4", "Unknown quantization method: mlx_q4"),
+        ("0.5.20", "12.0", "mlx_q8", "Unknown quantization method: mlx_q8"),
+        # beside the draw
+        ("0.5.23", "9.0", "modelopt", "Cannot find the config file for modelopt"),
+        ("0.5.17", "10.0", "modelopt_fp8", "Cannot find the config file for modelopt_fp8"),
+        ("0.5.23", "9.0", "petit_nvfp4", "Cannot find the config file for petit_nvfp4"),
+        ("0.5.17", "10.0", "modelopt_mixed", "Cannot find the config file for modelopt_mixed"),
+        ("0.5.23", "9.0", "compressed-tensors", "TypeError as the model loads"),
+    ],
+)
+def test_a_quantization_needing_its_checkpoint_is_refused_on_a_bf16_one(
+    tmp_path: Path, release: str, cc: str, flag: str, needle: str
+) -> None:
+    doc = _gate(tmp_path, release, cc, LLAMA3, "--quantization", flag)
+    assert doc["decision"] == "refuse"
+    assert needle in json.dumps(doc), doc.get("reasons")
+
+
+def test_guard_the_checkpoints_own_awq_and_online_fp8_still_pass_the_rows(tmp_path: Path) -> None:
+    awq = {**LLAMA3, "quantization_config": {"quant_method": "awq", "bits": 4, "group_size": 128,
+                                             "zero_point": True, "version": "gemm"}}  # fmt: skip
+    assert "Cannot find the config file" not in json.dumps(_gate(tmp_path, "0.5.22", "8.9", awq))
+    assert "Cannot find the config file" not in json.dumps(_gate(tmp_path, "0.5.22", "9.0", LLAMA3, "--quantization",
+                                                                 "fp8"))  # fmt: skip
