@@ -74,13 +74,19 @@ def test_guard_the_checkpoints_own_awq_and_online_fp8_still_pass_the_rows(tmp_pa
 # ---- quark_int4fp8_moe on a MoE model (ifc20 left it open; fixed at the merge) -----------------------------------
 
 
+def _quark_reasons(doc: dict[str, object]) -> list[dict[str, object]]:
+    reasons = doc.get("reasons")
+    rows = reasons if isinstance(reasons, list) else []
+    return [r for r in rows if isinstance(r, dict) and r.get("feature") == "refusal quark-int4fp8-moe-cuda"]
+
+
 @pytest.mark.parametrize(("release", "cc"), [("0.5.23", "9.0"), ("0.5.8", "10.0"), ("0.5.17", "12.0")])
 def test_quark_int4fp8_moe_on_a_moe_model_is_refused(tmp_path: Path, release: str, cc: str) -> None:
     # (fails on the parent, 99e0775) every MoE layer's QuarkInt4Fp8MoEMethod raises NotImplementedError off ROCm
     from gate_cli import QWEN3_MOE
 
     doc = _gate(tmp_path, release, cc, QWEN3_MOE, "--quantization", "quark_int4fp8_moe")
-    found = [r for r in doc.get("reasons") or [] if r.get("feature") == "refusal quark-int4fp8-moe-cuda"]
+    found = _quark_reasons(doc)
     assert doc["decision"] == "refuse" and found and found[0]["status"] == "blocked", doc.get("reasons")
 
 
@@ -93,5 +99,5 @@ def test_guard_quark_int4fp8_moe_on_a_dense_model(tmp_path: Path) -> None:
 def test_quark_int4fp8_moe_with_a_model_not_read_is_unknown(tmp_path: Path) -> None:
     # (fails on the parent) whether the model has routed experts is not known: refused as unknown, never allowed
     doc = _gate(tmp_path, "0.5.23", "9.0", None, "--quantization", "quark_int4fp8_moe")
-    found = [r for r in doc.get("reasons") or [] if r.get("feature") == "refusal quark-int4fp8-moe-cuda"]
+    found = _quark_reasons(doc)
     assert doc["decision"] == "refuse" and found and found[0]["status"] == "unknown", doc.get("reasons")
