@@ -50,7 +50,6 @@ if TYPE_CHECKING:
 FORMAT = 1
 MAX_ENTRIES = 64
 MAX_ENTRY_BYTES = 4 * 1024 * 1024
-_OFF = ("0", "no", "off", "false")
 
 
 class Slot:
@@ -253,7 +252,9 @@ def slot_for(args: Any, env: Mapping[str, str] | None = None) -> Slot | None:
     import sys
 
     env = os.environ if env is None else env
-    if env.get("STACKCHECK_PLAN_CACHE", "").strip().lower() in _OFF or env.get("STACKCHECK_MANIFESTS"):
+    from stackcheck.assembly.plan_cache import turned_off
+
+    if turned_off(env) or env.get("STACKCHECK_MANIFESTS"):
         return None
     if getattr(args, "watch", False) or getattr(args, "log", None) or getattr(args, "manifests", None):
         return None

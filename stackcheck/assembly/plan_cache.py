@@ -40,10 +40,15 @@ MAX_ENTRY_BYTES = 4 * 1024 * 1024
 MAX_ENTRIES = 64
 
 
+def turned_off(env: Mapping[str, str]) -> bool:
+    """Whether STACKCHECK_PLAN_CACHE turns the caches off (the plans, the plan answers and the gate's decisions)."""
+    return env.get("STACKCHECK_PLAN_CACHE", "").strip().lower() in ("0", "no", "off", "false")
+
+
 def cache_dir(env: Mapping[str, str] | None = None) -> str | None:
     """Where plans are kept, or None when there is no cache (turned off, or no home directory)."""
     env = os.environ if env is None else env
-    if env.get("STACKCHECK_PLAN_CACHE", "").strip().lower() in ("0", "no", "off", "false"):
+    if turned_off(env):
         return None
     return user_cache_dir(env, "plan")
 
@@ -496,7 +501,7 @@ def answer_for(argv: list[str], env: Mapping[str, str] | None = None) -> Answer 
     env = os.environ if env is None else env
     if not facts or env.get("STACKCHECK_MANIFESTS"):
         return None
-    if env.get("STACKCHECK_PLAN_CACHE", "").strip().lower() in ("0", "no", "off", "false"):
+    if turned_off(env):
         return None
     directory = user_cache_dir(env, "answer")
     if directory is None:
