@@ -60,6 +60,7 @@ WANTED = (
     "gguf",
     "partial-json-parser",
     "compressed-tensors",
+    "sentencepiece",
     # the MoE all-to-all backends' packages SGLang imports when --moe-a2a-backend deepep / mooncake builds its
     # dispatcher (the gate's preflight check moe-a2a-package, preflight.json a2a_packages)
     "deep-ep",

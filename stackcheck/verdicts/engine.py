@@ -1181,6 +1181,10 @@ def builtin_kernel_coverage(ctx: Context) -> list[Reason]:
     for name in (*KERNEL_PACKAGES[::-1], "flashinfer-jit-cache", "vllm"):
         if ctx.installed_version(name) is None:
             if ctx.facts.get("packages") is not None and ctx.version_unknown(name):
+                narrowed = _candidates_coverage(ctx, name, models)
+                if narrowed:
+                    reasons += narrowed
+                    continue
                 reasons.append(
                     {"rule": f"{name}-coverage", "result": "unknown", "message": ctx.package_unknown_reason(name)}
                 )
@@ -1222,6 +1226,56 @@ def builtin_kernel_coverage(ctx: Context) -> list[Reason]:
                 reason["message"] = "PTX JIT at first start (slow start)" if cov == "ptx" else "covered by SASS"
             reasons.append(reason)
     return reasons
+
+
+def _candidates_coverage(ctx: Context, name: str, models: list[GpuModel]) -> list[Reason] | None:
+    """A kernel package of unknown version that the facts narrow to a few releases (`packages.NAME.candidates`):
+    the GPUs that no candidate's PyPI build has code for, failed (inferred: the candidates and the PyPI build are
+    assumptions, as for the sweep of sgl-kernel by day). None (the check stays unknown, never ok) when a
+    candidate's build is not in the manifests or every GPU is covered by some candidate."""
+    candidates = package_candidates(ctx, name)
+    if not candidates or not models:
+        return None
+    builds: list[tuple[str, list[Any]]] = []
+    for version in candidates:
+        record = next((r for r in ctx.manifests.releases(name) if str(r.get("version")) == version), None)
+        pypi = record.get("pypi_variant") if record else None
+        variant = next((v for v in (record or {}).get("variants") or [] if v.get("variant") == pypi), None)
+        if variant is None:
+            return None
+        try:
+            found = ctx._machine_archs(f"pkg.{name}.archs", f"{name} {version} {pypi}", variant)
+        except Missing:
+            return None
+        if found is None:
+            return None
+        builds.append((f"{version} {pypi}: {', '.join(found[0])}", expand_arch_list(found[0])))
+    rules = ctx.target_rules()
+    out: list[Reason] = []
+    for gpu in models:
+        t = cc_tuple(gpu.cc)
+        assert t is not None
+        if any(coverage(targets, t, rules) != "none" for _, targets in builds):
+            continue
+        out.append(
+            {
+                "rule": f"{name}-coverage",
+                "result": "fail",
+                "requirement": f"{name} has code for cc {gpu.cc}",
+                "observed": "none in any release the facts allow (" + "; ".join(b for b, _ in builds) + ")",
+                "required": f"a target that runs on cc {gpu.cc}",
+                "effect": "crash",
+                "gpu": gpu.label,
+                "source": "BW-COMPAT",
+                "inferred": True,
+                "message": (
+                    f"{name} (one of {', '.join(candidates)}, the releases the facts narrow it to, each judged in "
+                    f"its PyPI build) has no code for cc {gpu.cc}: 'no kernel image is available for execution on "
+                    "the device'"
+                ),
+            }
+        )
+    return out or None
 
 
 def builtin_shared_libs(ctx: Context) -> list[Reason]:
