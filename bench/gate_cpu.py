@@ -2,7 +2,7 @@
 bench/breakdown.py's "other" (issue 21's gate goal), for one tree or two (A and B, interleaved), as medians of
 fresh processes.
 
-    python bench/gate_cpu.py [--runs 11] [--rows gate,audit] [TREE [TREE_B]]
+    python bench/gate_cpu.py [--runs 11] [--rows gate,audit] [--first-run] [TREE [TREE_B]]
 
 Each run is a fresh process (`python -c CHILD TREE ARGS...`, its bytecode cached) that wraps, from outside, the
 threads' run methods, the gate's loading-thread steps (commands.gate._import_later and _prepare, plan_cache.prepare)
@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -188,20 +189,31 @@ def main() -> int:
         "probes' runner has started its probes before it imports, parses and derives (is the gate late because its "
         "probes start late?)",
     )
+    ap.add_argument(
+        "--first-run",
+        action="store_true",
+        help="the gate's first run: each tree a cache directory of its own whose kept decisions (gate/) are removed "
+        "before every run (without it, the gate rows after run 0 are served from the decision run 0 kept)",
+    )
     ns = ap.parse_args()
     trees = [os.path.abspath(t) for t in ns.trees][:2]
     env = dict(os.environ)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     labels = [r.strip() for r in ns.rows.split(",") if r.strip()]
     got: dict[tuple[str, int], list[dict[str, float]]] = {(r, n): [] for r in labels for n in range(len(trees))}
-    for i in range(ns.runs + 1):  # run 0: bytecode, page cache, the plan cache
-        for row in labels:
-            order = list(enumerate(trees)) if i % 2 else list(enumerate(trees))[::-1]
-            for n, tree in order:
-                variant = "probes-first" if ns.probes_first and n == 1 else "plain"
-                rows = once(tree, ROWS[row], env, variant)
-                if i:
-                    got[(row, n)].append(rows)
+    with tempfile.TemporaryDirectory() as caches:
+        for i in range(ns.runs + 1):  # run 0: bytecode, page cache, the plan cache
+            for row in labels:
+                order = list(enumerate(trees)) if i % 2 else list(enumerate(trees))[::-1]
+                for n, tree in order:
+                    variant = "probes-first" if ns.probes_first and n == 1 else "plain"
+                    run_env = env
+                    if ns.first_run:  # (the plan run 0 kept is still read, as bench/ab_trees.py's first-run rows)
+                        run_env = {**env, "STACKCHECK_CACHE_DIR": os.path.join(caches, str(n))}
+                        shutil.rmtree(os.path.join(run_env["STACKCHECK_CACHE_DIR"], "gate"), ignore_errors=True)
+                    rows = once(tree, ROWS[row], run_env, variant)
+                    if i:
+                        got[(row, n)].append(rows)
     for row in labels:
         print(f"\n{row}: {' '.join(ROWS[row])}  (CPU ms, medians of {ns.runs} runs)")
         keys = sorted({k for n in range(len(trees)) for r in got[(row, n)] for k in r})

@@ -2,7 +2,7 @@
 decision's output, with wall and CPU time per step, medians over fresh processes (issue 21's gate goal: what is
 left on the main thread once the facts are in).
 
-    python bench/gate_timeline.py [--runs 9] [--facts] [--python PY] [--tree DIR] [-- GATE ARGS...]
+    python bench/gate_timeline.py [--runs 9] [--facts] [--python PY] [--tree DIR] [--first-run] [-- GATE ARGS...]
 
 Each run is a fresh process (this module imported, its bytecode cached) that wraps, from outside and as each module
 is imported, the functions the gate's decision calls (commands.gate's, launch.gate's, gate_preflight's,
@@ -187,6 +187,7 @@ def child() -> int:
 def main() -> int:
     import argparse
     import json
+    import shutil
     import statistics
     import subprocess
     import tempfile
@@ -197,6 +198,12 @@ def main() -> int:
     ap.add_argument("--python", default=None, help="gate that interpreter's command (--python PY)")
     ap.add_argument("--min-ms", type=float, default=0.2, help="hide steps under this median wall (default 0.2)")
     ap.add_argument("--tree", default=ROOT, help="the stackcheck source tree to run (default: this script's)")
+    ap.add_argument(
+        "--first-run",
+        action="store_true",
+        help="the gate's first run: a cache directory of its own whose kept decisions (gate/) are removed before "
+        "every run (without it, every run after the warm-up is served from the decision the warm-up kept)",
+    )
     ap.add_argument("rest", nargs="*")
     args = ap.parse_args()
     if args.rest:
@@ -211,7 +218,11 @@ def main() -> int:
     runs: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "t.json")
+        if args.first_run:
+            env["STACKCHECK_CACHE_DIR"] = os.path.join(tmp, "cache")
         for i in range(args.runs + 1):
+            if args.first_run:  # (the plan the warm-up kept is still read, as bench/ab_trees.py's first-run rows)
+                shutil.rmtree(os.path.join(env["STACKCHECK_CACHE_DIR"], "gate"), ignore_errors=True)
             subprocess.run([sys.executable, "-c", CHILD, out, *argv], env=env, cwd=args.tree, check=True)
             if i:
                 with open(out, encoding="utf-8") as fh:

@@ -516,7 +516,7 @@ def _decide_with(
     live = derived.entrypoint is not None and not opts.facts_file and not opts.image
 
     def also() -> None:  # (in build_report's loading thread, while the probes wait on the driver)
-        _import_later(later_modules(live, advice, args.format))
+        _import_later(later_modules(live, advice, args.format, preflight=derived.entrypoint is not None))
         _prepare(manifests, advice, bool(opts.facts_file), args.format)
         if not opts.facts_file:  # the plan key's part that is not the facts, for a refusal's plan
             from stackcheck.assembly import plan_cache
@@ -777,8 +777,19 @@ _LATER_MODULES = (
     "stackcheck.knowledge.sources",
     "stackcheck.redact",
     "stackcheck.atomic",
+    "stackcheck.facts.filled",  # (what a facts file left out, said in the decision: imported after the facts)
 )
 _ADVICE_MODULES = ("stackcheck.launch.recommend",)
+# the preflight's checks, which every decision on an SGLang launch runs (live or from a facts file: the GPU layout,
+# the memory estimate, the model's reading, the MoE all-to-all package); imported by preflight.run and run_for_gate
+# after the facts (~3 ms CPU on the 2-core box), now here. Not the Requires-Dist reader (preflight.lean_req: only
+# where the target has SGLang, which the facts say) nor the planner (only a refusal whose plan is not kept)
+_PREFLIGHT_MODULES = (
+    "stackcheck.launch.preflight.gpus",
+    "stackcheck.launch.preflight.memory",
+    "stackcheck.launch.preflight.model",
+    "stackcheck.launch.preflight.a2a",
+)
 _TEXT_MODULES = ("stackcheck.render.gate", "stackcheck.render.layout")
 _LIVE_MODULES = (
     "stackcheck.launch.preflight.deps",
@@ -789,12 +800,14 @@ _LIVE_MODULES = (
 )
 
 
-def later_modules(live: bool, advice: bool, fmt: str) -> tuple[str, ...]:
-    """The modules _import_later loads for a decision: _LATER_MODULES, and those of the advice (`advice`), the text
-    format and a live SGLang launch (`live`: its preflight reads this box after the facts) where they apply."""
+def later_modules(live: bool, advice: bool, fmt: str, preflight: bool = False) -> tuple[str, ...]:
+    """The modules _import_later loads for a decision: _LATER_MODULES, and those of the advice (`advice`), the
+    preflight of an SGLang launch (`preflight`), the text format and a live SGLang launch (`live`: its preflight
+    reads this box after the facts) where they apply."""
     return (
         *_LATER_MODULES,
         *(_ADVICE_MODULES if advice else ()),
+        *(_PREFLIGHT_MODULES if preflight else ()),
         *(_TEXT_MODULES if fmt == "text" else ()),
         *(_LIVE_MODULES if live else ()),
     )

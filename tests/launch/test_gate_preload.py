@@ -187,3 +187,43 @@ def test_a_live_gate_imports_nothing_after_the_facts_arrive(
     late_ok = ("stackcheck.plan", "stackcheck.derive", "stackcheck.launch.preflight.lean_req")
     extra = {m for m in late if m.startswith("stackcheck.") and not m.startswith(late_ok)}
     assert extra == set(), late
+
+
+_LATE = """
+import json, sys
+from stackcheck.assembly import pipeline
+from stackcheck.cli import main
+
+real = pipeline.build_report
+before = []
+
+def spy(*args, **kwargs):
+    out = real(*args, **kwargs)
+    before.append(set(sys.modules))
+    return out
+
+pipeline.build_report = spy
+rc = main(["gate", "--dry-run", *sys.argv[1:]])
+print(json.dumps({"rc": rc, "late": sorted(set(sys.modules) - before[0])}), file=sys.stderr)
+"""
+
+
+@pytest.mark.parametrize("facts", [True, False], ids=["facts-file", "live"])
+def test_a_fresh_gate_imports_none_of_the_preflights_checks_after_the_facts(facts: bool, tmp_path: Path) -> None:
+    """In a fresh interpreter (nothing a test imported before), a gate of an SGLang launch has loaded the preflight's
+    checks (preflight.gpus, memory, model, a2a: every such decision runs them) and the filled facts' module before
+    the verdicts come back: the preload imports them while the probes wait on the driver. Only the planner (a
+    refusal's plan, the plan cache off here), the derive registry and the lean Requires-Dist reader (where the
+    target has SGLang) may come after the facts."""
+    args = ["--facts", str(FACTS), "--", *LAUNCH] if facts else ["--", "python3", "-m", "sglang.launch_server",
+                                                                  "--model-path", "x", "--tp", "1"]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "STACKCHECK_PLAN_CACHE": "0", "XDG_CACHE_HOME": str(tmp_path)}
+    env.pop("STACKCHECK_CACHE_DIR", None)
+    done = subprocess.run(
+        [sys.executable, "-c", _LATE, *args], capture_output=True, text=True, env=env, cwd=ROOT, timeout=120
+    )
+    result = json.loads(done.stderr.strip().splitlines()[-1])
+    assert result["rc"] in ((0,) if facts else (0, 1)), done.stderr[-2000:]
+    late_ok = ("stackcheck.plan", "stackcheck.derive", "stackcheck.launch.preflight.lean_req")
+    late = [m for m in result["late"] if m.startswith("stackcheck.") and not m.startswith(late_ok)]
+    assert late == [], late
