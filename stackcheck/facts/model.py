@@ -87,6 +87,7 @@ if TYPE_CHECKING:
         variant: str | None  # torch: "cu130" | "cpu"; sgl-kernel: from the local version tag
         git_version: str | None
         error: str
+        extension_files: list[str]  # deep-ep: its deep_ep_cpp.*.so files in the location (probes/packages.py)
         # a hand-written report without a version: the releases it can be (a traceback read against each one);
         # a quantify sweep judges exactly these (stackcheck.verdicts.engine)
         candidates: list[str]

@@ -326,7 +326,27 @@ def package_facts(name: str, copies: list[DistRecord], view: FileView | None = N
             entry["variant"] = variant_from(entry["version"], entry["cuda"], tv.get("hip")) or "cpu"
     elif name in KERNEL_PACKAGES:
         entry["variant"] = variant_from(first.version)
+    module = EXTENSION_MODULES.get(name)
+    if module is not None:
+        try:
+            entry["extension_files"] = extension_files(first.location, module, view or _HOST)
+        except OSError as exc:
+            msg = f"{module}: {getattr(exc, 'strerror', None) or exc}"
+            entry["error"] = f"{entry['error']}; {msg}" if "error" in entry else msg
     return entry
+
+
+#: distributions whose import loads a compiled top-level module of another name beside the package (DeepEP's
+#: deep_ep/__init__.py imports deep_ep_cpp, built by its setup.py as a top-level extension): the files of that name
+#: in the distribution's location are listed (packages.NAME.extension_files; the gate's check moe-a2a-package)
+EXTENSION_MODULES: dict[str, str] = {"deep-ep": "deep_ep_cpp"}
+
+
+def extension_files(location: str, module: str, view: FileView) -> list[str]:
+    """The names in `location` of the compiled module `module` (`deep_ep_cpp.cpython-312-x86_64-linux-gnu.so`,
+    `deep_ep_cpp.abi3.so`, `deep_ep_cpp.so`), sorted; which of them a Python's import takes is the check's."""
+    prefix = module + "."
+    return sorted(n for n in view.listdir(location) if n.startswith(prefix) and n.endswith(".so"))
 
 
 class PackagesProbe(Probe):

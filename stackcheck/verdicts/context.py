@@ -931,6 +931,9 @@ class Context:
             rel = self._release_of("triton", version)
         if rel is None:
             newer = self.newer_than_manifests(name)
+            read = self.derived_pin(name, field_name) if newer else None
+            if read is not None:  # a pin the installed METADATA states (facts.derived), e.g. its Requires-Python
+                return read
             if newer:
                 raise Missing(path, f"{name} {version} is newer than the manifests (data of {self.manifests.date})")
             raise Missing(path, f"{name} {version} is not in the manifests")
@@ -938,6 +941,19 @@ class Context:
         if record.get(field_name) is None:
             raise Missing(path, f"the manifests record no {field_name} for {name} {rel.get('version')}")
         return record[field_name]
+
+    def derived_pin(self, name: str, field_name: str) -> str | None:
+        """A release field that the installed METADATA of a release newer than the data states, read by the derived
+        probe (facts.derived[name].pins): only `requires_python`, the one such field a rule reads as it is."""
+        if field_name != "requires_python":
+            return None
+        section = self.facts.get("derived")
+        entry = section.get(name) if isinstance(section, dict) else None
+        if not isinstance(entry, dict) or entry.get("error") or entry.get("version") != self.installed_version(name):
+            return None
+        pins = entry.get("pins")
+        value = pins.get(field_name) if isinstance(pins, dict) else None
+        return value if isinstance(value, str) and value else None
 
     def known_release(self, name: str, path: str) -> str:
         """`known.NAME`: where the installed release of NAME stands against the manifests' releases:

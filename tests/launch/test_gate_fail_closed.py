@@ -141,6 +141,13 @@ def _v100(doc: dict[str, Any]) -> None:
                                 "pairs": []}  # fmt: skip
 
 
+def _system_python(version: str) -> Callable[[dict[str, Any]], None]:
+    def mutate(doc: dict[str, Any]) -> None:
+        doc["facts"]["system"]["python"] = version
+
+    return mutate
+
+
 # facts beyond the case folders, for items (and rules of checks whose rules have scopes of their own) that no
 # case blocks: (case, mutation)
 MUTATIONS: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
@@ -171,6 +178,8 @@ MUTATIONS: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     "sglang-059-tvm-ffi-0.1.9-opt-rocm": ("writeup-after", _both(_packages(apache_tvm_ffi="0.1.9"),
                                                                 _jit_section(rocm_home="/opt/rocm"))),
     # flashinfer-trtllm-fmha-cuda133: FlashInfer 0.6.17's trtllm-gen FMHA with a CUDA 13.3 JIT toolkit on B200
+    # sglang-requires-python: SGLang 0.5.23 (Requires-Python >=3.11) run by a Python 3.10
+    "sglang-0523-python-3.10": ("h200-newest", _system_python("3.10.12")),
     "b200-flashinfer-0617-cuda133": ("b200-deepgemm-nvcc128",
                                      _both(_packages(flashinfer_python="0.6.17"), _jit(cuda="13.3"))),
     # nccl's rules for old releases (each with one NCCL wheel, or the container's NCCL_VERSION)
@@ -395,6 +404,8 @@ def test_every_launch_items_are_data_not_code() -> None:
             # icorpJ: PyTorch's CUDA wheel without its cuDNN wheel (and no libcudnn.so.9 on the loader's path)
             # fails import torch
             "torch-cudnn-present",
+            # igap5: the Python that runs SGLang below the release's Requires-Python
+            "sglang-requires-python",
         ]
     )
     rules = sorted(f"{c['id']}:{r['id']}" for c in MANIFESTS.checks for r in c.get("rules") or []

@@ -48,6 +48,9 @@ def check_a2a_package(
         unread = entry.get("installed_unknown")
         if isinstance(unread, str):
             return CheckResult(CHECK, "unknown", f"{installed[0]} installed", module, unread, source, subject)
+        ext = entry.get("extension")
+        if isinstance(ext, Mapping):
+            return _extension_result(ext, listed[installed[0]], installed[0], facts, subject)
         return CheckResult(CHECK, "ok", f"{installed[0]} installed", module, f"{installed[0]} is installed", source,
                            subject)  # fmt: skip
     names = " or ".join(dists)
@@ -63,3 +66,44 @@ def check_a2a_package(
         source,
         subject,
     )
+
+
+def import_suffixes(python: object, machine: object) -> list[str] | None:
+    """The file suffixes CPython's import takes for an extension module on Linux, in its order
+    (importlib.machinery.EXTENSION_SUFFIXES: `.cpython-312-x86_64-linux-gnu.so`, `.abi3.so`, `.so`); None where the
+    Python's version or the machine is not known."""
+    parts = python.split(".") if isinstance(python, str) else []
+    if len(parts) < 2 or not all(p.isdigit() for p in parts[:2]) or machine not in ("x86_64", "aarch64"):
+        return None
+    return [f".cpython-{parts[0]}{parts[1]}-{machine}-linux-gnu.so", ".abi3.so", ".so"]
+
+
+def _extension_result(
+    ext: Mapping[str, Any], package: Mapping[str, Any], dist: str, facts: Mapping[str, Any], subject: str
+) -> CheckResult:
+    """The a2a package's compiled module (preflight.json `extension`): fail where the packages probe listed the
+    distribution's location and no file there is one the target Python's import takes; unknown where the files were
+    not listed (an older or hand-written report) or the Python is not known; ok where one is there (its linked
+    libraries are not read: the entry's note)."""
+    module = str(ext.get("module"))
+    source = ext.get("source")
+    files = package.get("extension_files")
+    found = f"{dist} installed"
+    if not isinstance(files, list):
+        why = f"packages.{dist}.extension_files: the report does not list"
+        msg = f"{dist} is installed, but whether its compiled module {module} is there was not read ({why} it)"
+        return CheckResult(CHECK, "unknown", found, module, msg, source, subject)
+    raw = facts.get("system")
+    system: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
+    suffixes = import_suffixes(system.get("python"), system.get("machine"))
+    if suffixes is None or str(system.get("python_implementation") or "CPython").lower() != "cpython":
+        msg = f"{dist} is installed, but which file of {module} this Python's import takes is not known"
+        return CheckResult(CHECK, "unknown", found, module, f"{msg} (its CPython version and machine)", source, subject)
+    names = [f for f in files if isinstance(f, str)]
+    taken = [f for f in names if f.startswith(module) and f[len(module) :] in suffixes]
+    if taken:
+        msg = f"{dist} is installed with {taken[0]} (the libraries it links are not read)"
+        return CheckResult(CHECK, "ok", f"{found}, {taken[0]}", module, msg, source, subject)
+    seen = ", ".join(names) or "none"
+    observed = f"{module}{suffixes[0]} missing (found: {seen})"
+    return CheckResult(CHECK, "fail", observed, module, str(ext.get("message")), source, subject)
