@@ -1,5 +1,6 @@
 """A tiny writer of ELF64 little-endian shared objects for the tests: one PT_LOAD (file offset == address)
-holding .dynsym, .dynstr, a GNU and/or System V hash table and .dynamic, with PT_DYNAMIC over the last.
+holding .dynsym, .dynstr, a GNU and/or System V hash table and .dynamic, with PT_DYNAMIC over the last, and
+optionally symbol version records (version needs, version definitions) after it.
 No section headers (the loader needs none, and the symbol reader must not either). Lets the tests build
 a library that exports some names and one that needs others, without a compiler (CI has only Python)."""
 
@@ -17,6 +18,7 @@ _DYN = struct.Struct("<qQ")
 
 DT_NEEDED, DT_HASH, DT_STRTAB, DT_SYMTAB, DT_STRSZ, DT_SYMENT, DT_SONAME = 1, 4, 5, 6, 10, 11, 14
 DT_GNU_HASH = 0x6FFFFEF5
+DT_VERDEF, DT_VERDEFNUM, DT_VERNEED, DT_VERNEEDNUM = 0x6FFFFFFC, 0x6FFFFFFD, 0x6FFFFFFE, 0x6FFFFFFF
 
 
 def build_so(
@@ -28,8 +30,16 @@ def build_so(
     gnu: bool = True,
     sysv: bool = False,
     nbuckets: int = 3,
+    version_needs: dict[str, list[str]] | None = None,
+    version_defs: list[str] | None = None,
+    version_fault: str | None = None,
 ) -> bytes:
-    """The bytes of a shared object that exports `defined` (global functions) and needs `undefined`."""
+    """The bytes of a shared object that exports `defined` (global functions) and needs `undefined`.
+
+    `version_needs` ({needed file: [version names]}, a name ending in "?" is weak) and `version_defs`
+    (version names, the first one the base) add DT_VERNEED / DT_VERDEF records after the dynamic section;
+    `version_fault` corrupts them: "next" (a vn_next/vd_next past the file), "record" (record version 2),
+    "name" (a name past the string table), "long" (a chain of 5000 records)."""
     strtab = bytearray(b"\0")
 
     def add(s: str) -> int:
@@ -38,6 +48,11 @@ def build_so(
         return off
 
     needed_offs = [add(n) for n in needed]
+    vneed = [
+        (add(f), [(add(v.rstrip("?")), v.endswith("?"), v.rstrip("?")) for v in vs])
+        for f, vs in (version_needs or {}).items()
+    ]
+    vdef = [(add(v), v) for v in version_defs or []]
     soname_off = add(soname) if soname else None
     # symbol 0 is null; the undefined ones come first (unhashed), then the defined ones sorted by bucket
     und = [(add(n), (1 << 4) | 2, 0) for n in undefined] + [(add(n), (2 << 4) | 2, 0) for n in weak_undefined]
@@ -99,10 +114,15 @@ def build_so(
         dyn.append((DT_GNU_HASH, gnu_off))
     if sysv_off is not None:
         dyn.append((DT_HASH, sysv_off))
-    dyn.append((0, 0))
     dyn_off = pos
+    nver = (2 if vneed else 0) + (2 if vdef else 0)
+    ver_off = dyn_off + (len(dyn) + nver + 1) * _DYN.size
+    records, tags = _version_records(ver_off, vneed, vdef, len(strtab), version_fault)
+    dyn += tags
+    dyn.append((0, 0))
     dynamic = b"".join(_DYN.pack(t, v) for t, v in dyn)
-    total = dyn_off + len(dynamic)
+    assert dyn_off + len(dynamic) == ver_off
+    total = ver_off + len(records)
     ident = b"\x7fELF" + bytes([2, 1, 1, 0]) + b"\0" * 8
     ehdr = _EHDR.pack(ident, 3, 62, 1, 0, _EHDR.size, 0, 0, _EHDR.size, _PHDR.size, 2, 64, 0, 0)
     phdrs = _PHDR.pack(1, 4, 0, 0, 0, total, total, 0x1000) + _PHDR.pack(
@@ -114,7 +134,48 @@ def build_so(
     out += blob
     assert len(out) == dyn_off, (len(out), dyn_off)
     out += dynamic
+    out += records
     return bytes(out)
+
+
+def _version_records(
+    at: int,
+    vneed: list[tuple[int, list[tuple[int, bool, str]]]],
+    vdef: list[tuple[int, str]],
+    strsz: int,
+    fault: str | None,
+) -> tuple[bytes, list[tuple[int, int]]]:
+    """The Verneed/Vernaux and Verdef/Verdaux chains at file offset (== address) `at`, and their dynamic tags."""
+    out = bytearray()
+    tags: list[tuple[int, int]] = []
+    index = 2
+    if vneed:
+        tags += [(DT_VERNEED, at), (DT_VERNEEDNUM, len(vneed))]
+        for i, (file_off, versions) in enumerate(vneed):
+            last = i + 1 == len(vneed)
+            size = 16 + 16 * len(versions)
+            vn_next = 0 if last else size
+            if fault == "next" and last:
+                vn_next = 1 << 30
+            out += struct.pack("<HHIII", 2 if fault == "record" else 1, len(versions), file_off, 16, vn_next)
+            for j, (name_off, weak, name) in enumerate(versions):
+                if fault == "name":
+                    name_off = strsz + 100
+                nxt = 0 if j + 1 == len(versions) else 16
+                out += struct.pack("<IHHII", sysv_hash(name.encode()), 2 if weak else 0, index, name_off, nxt)
+                index += 1
+        if fault == "long":  # the last aux points at a run of 5000 more
+            out[-4:] = struct.pack("<I", 16)
+            tail = struct.pack("<IHHII", 0, 0, 2, vneed[0][1][0][0], 16)
+            out += tail * 4999 + struct.pack("<IHHII", 0, 0, 2, vneed[0][1][0][0], 0)
+    if vdef:
+        tags += [(DT_VERDEF, at + len(out)), (DT_VERDEFNUM, len(vdef))]
+        for i, (name_off, name) in enumerate(vdef):
+            nxt = 0 if i + 1 == len(vdef) else 28
+            flags = 1 if i == 0 else 0
+            out += struct.pack("<HHHHIII", 1, flags, i + 1, 1, sysv_hash(name.encode()), 20, nxt)
+            out += struct.pack("<II", name_off, 0)
+    return bytes(out), tags
 
 
 def write_so(path: Path, **kwargs: object) -> Path:

@@ -458,6 +458,28 @@ MAX_CHAIN_STEPS = 1 << 16  # symbols sharing one bucket (a real table has a hand
 UNDEFINED_NAMES_READ = 4 << 20  # the undefined names are read in one piece when they lie within this span
 
 
+DT_VERDEF = 0x6FFFFFFC
+DT_VERNEED = 0x6FFFFFFE
+VER_FLG_BASE = 0x1
+VER_FLG_WEAK = 0x2
+_VERNEED = struct.Struct("<HHIII")  # 16 bytes: vn_version, vn_cnt, vn_file, vn_aux, vn_next
+_VERNAUX = struct.Struct("<IHHII")  # 16 bytes: vna_hash, vna_flags, vna_other, vna_name, vna_next
+_VERDEF = struct.Struct("<HHHHIII")  # 20 bytes: vd_version, vd_flags, vd_ndx, vd_cnt, vd_hash, vd_aux, vd_next
+_VERDAUX = struct.Struct("<II")  # 8 bytes: vda_name, vda_next
+#: version records read per object at most (a real library has tens); more is a corrupt chain
+MAX_VERSION_RECORDS = 4096
+VERSION_READ = 1024  # the version records are read in windows of this many bytes (a real table is < 1 KiB)
+
+
+class VersionNeed(NamedTuple):
+    """One version an object needs (SHT_GNU_verneed / DT_VERNEED): `file` is the DT_NEEDED name it is asked
+    of, `name` the version node ("libnvJitLink.so.12.4", "GLIBCXX_3.4.32"); a weak need is not fatal."""
+
+    file: str
+    name: str
+    weak: bool
+
+
 def gnu_hash(name: bytes) -> int:
     """The DT_GNU_HASH hash of a symbol name (h = h * 33 + c, 32 bits)."""
     h = 5381
@@ -491,6 +513,29 @@ def sysv_hash(name: bytes) -> int:
     return h
 
 
+class _RecordReader:
+    """Fixed-size records at file offsets from `start` on (a version chain), read through one cached window of
+    VERSION_READ bytes; an offset outside the file or a chain past MAX_VERSION_RECORDS raises ElfError."""
+
+    def __init__(self, elf: ElfFile, start: int, what: str) -> None:
+        self.elf, self.start, self.what = elf, start, what
+        self.base = 0
+        self.data = b""
+        self.reads = 0
+
+    def __call__(self, off: int, shape: struct.Struct) -> tuple[int, ...]:
+        elf = self.elf
+        self.reads += 1
+        if self.reads > MAX_VERSION_RECORDS:
+            raise ElfError(f"{elf.path_text}: {self.what} chain of more than {MAX_VERSION_RECORDS} records: corrupt")
+        if off < self.start or off + shape.size > elf.size:
+            raise ElfError(f"{elf.path_text}: {self.what} record at offset {off} lies outside the file: corrupt")
+        if not (self.base <= off and off + shape.size <= self.base + len(self.data)):
+            self.data = elf.read_at(off, max(shape.size, min(VERSION_READ, elf.size - off)), self.what)
+            self.base = off
+        return shape.unpack_from(self.data, off - self.base)
+
+
 class DynamicSymbols:
     """The dynamic symbols of an open ElfFile, read through PT_DYNAMIC.
 
@@ -517,6 +562,55 @@ class DynamicSymbols:
         self._gnu = self._offset(first.get(DT_GNU_HASH), "DT_GNU_HASH")
         self._sysv = self._offset(first.get(DT_HASH), "DT_HASH")
         self.needed = [self.name_at(val, "DT_NEEDED") for tag, val in tags if tag == DT_NEEDED]
+        self._verneed = self._offset(first.get(DT_VERNEED), "DT_VERNEED")
+        self._verdef = self._offset(first.get(DT_VERDEF), "DT_VERDEF")
+
+    # -- symbol versions ----------------------------------------------------------------------------------
+    # What glibc's _dl_check_map_versions (elf/dl-version.c) walks when it maps an object: the DT_VERNEED
+    # chain (per needed file, its Vernaux names) and, in each needed library, the DT_VERDEF chain. The chains
+    # are followed through vn_next/vna_next/vd_next like the loader (the counts are not trusted), in small
+    # windows: only these records and their names are read, never the symbol table.
+    def version_needs(self) -> list[VersionNeed]:
+        """The versions this object needs, per needed file (empty when it has no DT_VERNEED)."""
+        if self._verneed is None:
+            return []
+        record = _RecordReader(self.elf, self._verneed, "version need")
+        out: list[VersionNeed] = []
+        ent = self._verneed
+        while True:
+            vn_version, _, vn_file, vn_aux, vn_next = record(ent, _VERNEED)
+            if vn_version != 1:
+                raise ElfError(f"{self.path_text}: version need record {vn_version} at offset {ent}: unsupported")
+            file = self.name_at(vn_file, "version need file")
+            aux = ent + vn_aux
+            while True:
+                _, flags, _, vna_name, vna_next = record(aux, _VERNAUX)
+                out.append(VersionNeed(file, self.name_at(vna_name, "version need name"), bool(flags & VER_FLG_WEAK)))
+                if vna_next == 0:
+                    break
+                aux += vna_next
+            if vn_next == 0:
+                return out
+            ent += vn_next
+
+    def version_defs(self) -> list[str] | None:
+        """The version nodes this object defines, the base one (its soname) included, as glibc's match_symbol
+        compares them; None when it has no DT_VERDEF (an unversioned library: the loader then binds without
+        comparing versions and only says "no version information available" when verbose)."""
+        if self._verdef is None:
+            return None
+        record = _RecordReader(self.elf, self._verdef, "version definition")
+        out: list[str] = []
+        ent = self._verdef
+        while True:
+            vd_version, _, _, _, _, vd_aux, vd_next = record(ent, _VERDEF)
+            if vd_version != 1:
+                raise ElfError(f"{self.path_text}: version definition record {vd_version} at offset {ent}: unsupported")
+            (vda_name, _) = record(ent + vd_aux, _VERDAUX)
+            out.append(self.name_at(vda_name, "version definition name"))
+            if vd_next == 0:
+                return out
+            ent += vd_next
 
     # -- the dynamic table ----------------------------------------------------------------------------------
     def _dynamic_tags(self) -> list[tuple[int, int]]:

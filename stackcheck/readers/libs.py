@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from stackcheck.facts.model import KERNEL_MODULE, KERNEL_PACKAGES
 from stackcheck.paths import path_text
-from stackcheck.readers.elf import EM_AARCH64, EM_X86_64, ElfError, ElfFile
+from stackcheck.readers.elf import EM_AARCH64, EM_X86_64, DynamicSymbols, ElfError, ElfFile
 from stackcheck.readers.fsview import FileView, GlobLimit, HostView, glob, is_dir, is_file, is_host
 
 if TYPE_CHECKING:
@@ -347,6 +347,64 @@ def nvidia_wheel_dirs(location: str, view: FileView | None = None) -> list[str]:
         return []
 
 
+# -- symbol versions ------------------------------------------------------------------------------------
+# glibc maps every needed library, then checks versions (elf/dl-version.c, _dl_check_map_versions): for each
+# DT_VERNEED entry of an object, every non-weak version name it lists must be one of the DT_VERDEF names of
+# the library loaded for that file (match_symbol), else the load fails with "version `X' not found (required
+# by Y)". A library without DT_VERDEF passes (the loader only says "no version information available" when
+# verbose), and so does a missing weak version.
+
+#: the version definitions of a library, by path (a library is read once per probe however many objects need it)
+VersionDefs = dict[str, "list[str] | str | None"]
+
+
+def _nonweak_needs(elf: ElfFile) -> dict[str, list[str]]:
+    """The non-weak versions an object needs, per needed file name (raises ElfError)."""
+    out: dict[str, list[str]] = {}
+    for need in DynamicSymbols(elf).version_needs():
+        if not need.weak:
+            out.setdefault(need.file, []).append(need.name)
+    return out
+
+
+def version_defs(path: str, view: FileView | None = None, cache: VersionDefs | None = None) -> list[str] | str | None:
+    """The version names a library defines; None when it defines none; an error message when unreadable."""
+    if cache is not None and path in cache:
+        return cache[path]
+    got: list[str] | str | None
+    try:
+        with ElfFile(path, view) as elf:
+            got = DynamicSymbols(elf).version_defs()
+    except ElfError as exc:
+        got = str(exc)
+    if cache is not None:
+        cache[path] = got
+    return got
+
+
+def check_versions(
+    obj_rel: str, res: Mapping[str, Any], needs: Mapping[str, list[str]], defs: list[str] | str | None
+) -> dict[str, Any] | None:
+    """A version failure of one resolved library (observed, required, source), else None."""
+    wanted = needs.get(str(res["needed"])) or []
+    if not wanted or res.get("winner") is None or defs is None:
+        return None
+    if isinstance(defs, str):
+        return {"object": obj_rel, "needed": res["needed"], "winner": res["winner"], "error": defs}
+    missing = [v for v in wanted if v not in defs]
+    if not missing:
+        return None
+    return {
+        "object": obj_rel,
+        "needed": res["needed"],
+        "winner": res["winner"],
+        "via": res.get("via"),
+        "missing": missing,
+        "defined": defs,
+        "source": f"{obj_rel}: its version needs (DT_VERNEED) for {res['needed']}",
+    }
+
+
 def resolve_object(
     path: str | Path,
     rel: str,
@@ -356,14 +414,25 @@ def resolve_object(
     already_loaded: Mapping[str, Mapping[str, Any]] | None = None,
     wanted: re.Pattern[str] = CUDA_LIBS,
     view: FileView | None = None,
+    defs_cache: VersionDefs | None = None,
 ) -> dict[str, Any]:
-    """The CUDA libraries of one object: {"path", "rpath", "runpath", "libs": [...], "warnings": [...]}."""
+    """The CUDA libraries of one object: {"path", "rpath", "runpath", "libs": [...], "warnings": [...],
+    "version_failures": [...]} (a library found that lacks a version the object needs from it)."""
     out: dict[str, Any] = {"path": rel}
+    needs: dict[str, list[str]] = {}
     try:
-        obj = read_object(path, view)
+        with ElfFile(path, view) as elf:
+            dyn = elf.dynamic()
+            obj = ObjectInfo(str(path), dyn.needed, dyn.rpath, dyn.runpath, elf.header.e_machine)
+            if any(wanted.match(name) for name in dyn.needed):  # only an object that needs a CUDA library
+                try:
+                    needs = _nonweak_needs(elf)
+                except ElfError as exc:
+                    out["versions_error"] = str(exc)
     except ElfError as exc:
         out["error"] = str(exc)
         return out
+    failures: list[dict[str, Any]] = []
     out.update(rpath=obj.rpath, runpath=obj.runpath)
     extra = list(extra_dirs)
     libs: list[dict[str, Any]] = []
@@ -390,9 +459,14 @@ def resolve_object(
             }
         warns += warnings_for(res, rel, view)
         res.pop("runpath", None)
+        if needs.get(name) and res.get("winner"):
+            failure = check_versions(rel, res, needs, version_defs(str(res["winner"]), view, defs_cache))
+            if failure is not None:
+                failures.append(failure)
         libs.append(res)
     out["libs"] = libs
     out["warnings"] = warns
+    out["version_failures"] = failures
     return out
 
 
@@ -403,7 +477,10 @@ def probe_libs(
     cache_source: str | None = None,
     view: FileView | None = None,
 ) -> dict[str, Any]:
-    """{"ld_cache": source, "packages": {pkg: {"objects": [...]}}, "warnings": [...]}.
+    """{"ld_cache": source, "packages": {pkg: {"objects": [...]}}, "warnings": [...], "version_failures": [...],
+    "version_errors": [...]}: a version failure names the package ("package"), the object, the library found,
+    the versions it lacks ("missing") and those it defines; a version error, an object or library whose version
+    records could not be read (the check cannot be decided there).
 
     torch is resolved first; the kernel packages' CUDA libraries whose soname torch already loaded are
     reported as reused from torch (with their own static resolution kept as own_winner/own_via).
@@ -422,7 +499,14 @@ def probe_libs(
             extra += [os.path.join(str(tk["path"]), "lib64"), os.path.join(str(tk["path"]), "lib")]
     extra = list(dict.fromkeys(extra))
     loaded: dict[str, dict[str, Any]] = {}
-    result: dict[str, Any] = {"ld_cache": cache_source or "given", "packages": {}, "warnings": []}
+    result: dict[str, Any] = {
+        "ld_cache": cache_source or "given",
+        "packages": {},
+        "warnings": [],
+        "version_failures": [],
+        "version_errors": [],
+    }
+    defs_cache: VersionDefs = {}
     for name, patterns in LIB_OBJECTS.items():
         pkg = packages.get(name)
         if not isinstance(pkg, Mapping) or not pkg.get("installed") or not pkg.get("location"):
@@ -441,9 +525,25 @@ def probe_libs(
             paths = paths[:MAX_OBJECTS_PER_PACKAGE]
         for p in paths:
             rel = posixpath.relpath(p, root)
-            obj = resolve_object(p, rel, env, cache, extra, already_loaded=None if name == "torch" else loaded, view=fs)
+            obj = resolve_object(
+                p,
+                rel,
+                env,
+                cache,
+                extra,
+                already_loaded=None if name == "torch" else loaded,
+                view=fs,
+                defs_cache=defs_cache,
+            )
             entry["objects"].append(obj)
             result["warnings"] += obj.get("warnings", [])
+            if obj.get("versions_error"):
+                result["version_errors"].append(f"{name}: {obj['versions_error']}")
+            for failure in obj.get("version_failures", []):
+                if "error" in failure:
+                    result["version_errors"].append(f"{name}: {failure['error']}")
+                else:
+                    result["version_failures"].append({"package": name, **failure})
             if name == "torch":
                 for lib in obj.get("libs", []):
                     if lib.get("winner"):

@@ -1285,12 +1285,16 @@ def builtin_shared_libs(ctx: Context) -> list[Reason]:
     if not isinstance(libs, dict):
         return []
     warnings = [w for w in libs.get("warnings") or [] if isinstance(w, str)]
-    if not warnings:
-        return [{"rule": "shared-libs", "result": "pass", "message": "every CUDA library resolves to its own copy"}]
-    return [
+    out: list[Reason] = [
         {"rule": "shared-libs", "result": "fail", "effect": "degraded", "message": w, "source": "LD-SO"}
         for w in warnings
     ]
+    from stackcheck.verdicts.libversions import version_reasons
+
+    out += version_reasons(libs)
+    if not out:
+        return [{"rule": "shared-libs", "result": "pass", "message": "every CUDA library resolves to its own copy"}]
+    return out
 
 
 def builtin_kernel_torch_abi(ctx: Context) -> list[Reason]:
@@ -1321,7 +1325,7 @@ def _builtin_decides(builtin: str, ctx: Context) -> bool:
 
 #: the effects each builtin check gives its failing reasons (the gate and its tests read what can crash)
 BUILTIN_EFFECTS: dict[str, list[str]] = {
-    "shared-libs": ["degraded"],
+    "shared-libs": ["crash", "degraded"],
     "kernel-coverage": ["crash"],
     "pins": ["degraded"],
     "kernel-torch-pair": ["crash"],

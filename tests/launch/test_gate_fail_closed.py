@@ -148,10 +148,26 @@ def _system_python(version: str) -> Callable[[dict[str, Any]], None]:
     return mutate
 
 
+def _old_cudart(doc: dict[str, Any]) -> None:
+    """audit --deep found a libcudart.so.12 for torch that lacks the version node torch needs from it."""
+    doc["facts"]["libs"] = {
+        "ld_cache": "test",
+        "packages": {},
+        "warnings": [],
+        "version_failures": [
+            {"package": "torch", "object": "torch/lib/libtorch_cuda.so", "needed": "libcudart.so.12",
+             "winner": "/usr/local/cuda-11.8/lib64/libcudart.so.12", "via": "LD_LIBRARY_PATH",
+             "missing": ["libcudart.so.12"], "defined": ["libcudart.so.11.0"]}
+        ],
+        "version_errors": [],
+    }  # fmt: skip
+
+
 # facts beyond the case folders, for items (and rules of checks whose rules have scopes of their own) that no
 # case blocks: (case, mutation)
 MUTATIONS: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     "old-driver": ("h200-newest", _old_driver),
+    "lib-version-too-old": ("h200-newest", _old_cudart),
     "kernel-for-other-torch": ("h200-newest", _kernel_for_other_torch),
     "stale-cubin": ("h200-newest", _stale_cubin),
     "sm120-old-toolkit": ("h200-newest", _sm120_old_toolkit),
@@ -406,6 +422,9 @@ def test_every_launch_items_are_data_not_code() -> None:
             "torch-cudnn-present",
             # igap5: the Python that runs SGLang below the release's Requires-Python
             "sglang-requires-python",
+            # ilibs: a CUDA library found for torch's or the kernel package's objects without a version they need
+            # ("version `X' not found") fails their import (audit --deep)
+            "shared-libs",
         ]
     )
     rules = sorted(f"{c['id']}:{r['id']}" for c in MANIFESTS.checks for r in c.get("rules") or []
