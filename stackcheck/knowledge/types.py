@@ -556,3 +556,4 @@ class Preflight(TypedDict, total=False):
     config_file: dict[str, Any]  # suffixes, rule, cap_bytes: preflight/configfile.py
     host: dict[str, Any]  # shm, memlock, port: preflight/host.py
     a2a_packages: dict[str, Any]  # the MoE all-to-all backends, modules, releases, messages: preflight/a2a.py
+    quant_packages: dict[str, Any]  # the --quantization methods' own packages (humming, bitsandbytes): preflight/a2a.py

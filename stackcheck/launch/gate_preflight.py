@@ -140,13 +140,19 @@ def run_for_gate(
         readings=readings,
     )
     pre = run(inputs)
-    from stackcheck.launch.preflight.a2a import check_a2a_package
+    from stackcheck.launch.preflight.a2a import check_a2a_package, check_quant_package
     from stackcheck.launch.refusals import _raw_flag
 
     # the MoE all-to-all backend's own package (deep_ep, Mooncake EP), as the command gives the flag
     a2a = check_a2a_package(_raw_flag(derived.sglang_args, "--moe-a2a-backend"), facts, data, sglang_version)
     if a2a is not None:
         pre.results.append(a2a)
+    # the quantization method's own package (humming-kernels, bitsandbytes): --quantization as the command gives it,
+    # else the checkpoint's own quant_method (SGLang builds that method's config at model load)
+    method = _raw_flag(derived.sglang_args, "--quantization") or pre.launch.get("model_quant_method")
+    quant = check_quant_package(method if isinstance(method, str) else None, facts, data, sglang_version)
+    if quant is not None:
+        pre.results.append(quant)
     defaults = {str(o["flag"]): o.get("default") for o in gate._options(mapping) if "default" in o}
     for req in pre.requirements:
         if gate._conds(req.when, derived, defaults):

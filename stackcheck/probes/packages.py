@@ -65,6 +65,10 @@ WANTED = (
     # dispatcher (the gate's preflight check moe-a2a-package, preflight.json a2a_packages)
     "deep-ep",
     "mooncake-transfer-engine",
+    # the packages SGLang imports when --quantization humming / bitsandbytes builds its config or linear method
+    # (the gate's preflight check quant-package, preflight.json quant_packages)
+    "humming-kernels",
+    "bitsandbytes",
 )
 #: the packages a serving environment has; an environment with none of them is "not this one" (see the
 #: environments probe, which then looks for one that has them)

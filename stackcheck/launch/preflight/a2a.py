@@ -1,8 +1,10 @@
 """The MoE all-to-all backend's own package (preflight.json a2a_packages): SGLang imports DeepEP (`deep_ep`) or
 Mooncake's EP buffer (`mooncake.mooncake_ep_buffer`) in a try block when its token dispatcher module loads and
 raises ImportError ('DeepEP is not installed', 'Mooncake EP is not installed') when a MoE layer builds the
-dispatcher (model load, before serving). The packages probe reads whether the distribution is installed; a list
-that does not name it (a hand-written or older report) leaves the check unknown. Pure."""
+dispatcher (model load, before serving). A --quantization method's own package (preflight.json quant_packages:
+humming-kernels, bitsandbytes) is judged the same way (check quant-package), with its minimum version where the entry
+gives one. The packages probe reads whether the distribution is installed; a list that does not name it (a
+hand-written or older report) leaves the check unknown. Pure."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 CHECK = "moe-a2a-package"
+QUANT_CHECK = "quant-package"
 
 
 def _version_in(version: str | None, spec: str) -> bool | None:
@@ -30,10 +33,34 @@ def check_a2a_package(
 ) -> CheckResult | None:
     """The result for `--moe-a2a-backend BACKEND` (as the command gives it; None: not given), None where no entry
     of a2a_packages names that backend or the installed release is known to be outside its range."""
-    table = data.get("a2a_packages")
+    subject = f"--moe-a2a-backend {backend}"
+    return _judge(CHECK, "a2a_packages", "backend", backend, subject, facts, data, sglang_version)
+
+
+def check_quant_package(
+    method: str | None, facts: Mapping[str, Any], data: Mapping[str, Any], sglang_version: str | None
+) -> CheckResult | None:
+    """The result for the launch's quantization method (`--quantization METHOD` as the command gives it, else the
+    checkpoint's own quant_method; None: neither), None where no entry of quant_packages names that method or the
+    installed release is known to be outside its range."""
+    return _judge(QUANT_CHECK, "quant_packages", "method", method, f"--quantization {method}", facts, data,
+                  sglang_version)  # fmt: skip
+
+
+def _judge(
+    check: str,
+    table_name: str,
+    key: str,
+    value: str | None,
+    subject: str,
+    facts: Mapping[str, Any],
+    data: Mapping[str, Any],
+    sglang_version: str | None,
+) -> CheckResult | None:
+    table = data.get(table_name)
     spec: Mapping[str, Any] = table if isinstance(table, Mapping) else {}
-    entry = next((e for e in spec.get("entries") or [] if isinstance(e, Mapping) and e.get("backend") == backend), None)
-    if backend is None or entry is None:
+    entry = next((e for e in spec.get("entries") or [] if isinstance(e, Mapping) and e.get(key) == value), None)
+    if value is None or entry is None:
         return None
     if _version_in(sglang_version, str(entry.get("versions", ""))) is False:
         return None
@@ -43,25 +70,36 @@ def check_a2a_package(
     packages = facts.get("packages") if isinstance(facts.get("packages"), Mapping) else None
     listed = {d: packages[d] for d in dists if packages is not None and isinstance(packages.get(d), Mapping)}
     installed = [d for d, p in listed.items() if p.get("installed") is True]
-    subject = f"--moe-a2a-backend {backend}"
     if installed:
+        name = installed[0]
+        floor = entry.get("min_version")
+        if isinstance(floor, str):
+            version = listed[name].get("version")
+            fits = _version_in(version if isinstance(version, str) else None, f">={floor}")
+            observed = f"{name} {version} installed" if isinstance(version, str) else f"{name} installed"
+            if fits is False:
+                return CheckResult(check, "fail", observed, f"{module}>={floor}", str(entry.get("version_message")),
+                                   source, subject)  # fmt: skip
+            if fits is None:
+                return CheckResult(check, "unknown", observed, f"{module}>={floor}",
+                                   f"{subject} needs {name} {floor} or newer, and the facts do not give the installed "
+                                   "version", source, subject)  # fmt: skip
         unread = entry.get("installed_unknown")
         if isinstance(unread, str):
-            return CheckResult(CHECK, "unknown", f"{installed[0]} installed", module, unread, source, subject)
+            return CheckResult(check, "unknown", f"{name} installed", module, unread, source, subject)
         ext = entry.get("extension")
         if isinstance(ext, Mapping):
-            return _extension_result(ext, listed[installed[0]], installed[0], facts, subject)
-        return CheckResult(CHECK, "ok", f"{installed[0]} installed", module, f"{installed[0]} is installed", source,
-                           subject)  # fmt: skip
+            return _extension_result(ext, listed[name], name, facts, subject)
+        return CheckResult(check, "ok", f"{name} installed", module, f"{name} is installed", source, subject)
     names = " or ".join(dists)
     if len(listed) == len(dists) and all(p.get("installed") is False for p in listed.values()):
-        return CheckResult(CHECK, "fail", "not installed", module, str(entry.get("message")), source, subject)
+        return CheckResult(check, "fail", "not installed", module, str(entry.get("message")), source, subject)
     return CheckResult(
-        CHECK,
+        check,
         "unknown",
         None,
         module,
-        f"--moe-a2a-backend {backend} needs {names} (SGLang imports {module}), and the facts do not say whether it "
+        f"{subject} needs {names} (SGLang imports {module}), and the facts do not say whether it "
         "is installed (a packages list that does not name it)",
         source,
         subject,
