@@ -92,8 +92,12 @@ def _code_stamp() -> list[Any]:
 #: binary probe's time per package; Context reads a package's sass, ptx, files and truncated), and they differ
 #: on every run, so an audit --deep would never find its plan again
 _PER_RUN = {"binaries": "duration_ms"}
-#: the same for whole sections: facts.kernel_symbols.ms is the symbol probe's time on every live audit
-_PER_RUN_SECTION = {"kernel_symbols": "ms"}
+#: the same for whole sections: facts.kernel_symbols.ms is the symbol probe's time on every live audit; and
+#: facts.python.learned, how this run learned the interpreter's answer ("ran" the first time, "cache" after): no
+#: rule reads it, and what the answer says (executable, version, prefix, sys_path) is compared as it is. A changed
+#: interpreter is a new answer: the python probe's own cache is keyed by its size, mtime, ctime and inode
+#: (python_env.cache_key), so a replaced interpreter is run again and its answer compared here.
+_PER_RUN_SECTION = {"kernel_symbols": "ms", "python": "learned"}
 
 
 def _described(facts: Any) -> Any:
