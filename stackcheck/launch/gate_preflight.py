@@ -110,7 +110,10 @@ def run_for_gate(
         # (the facts name the home directory "~": pipeline.scrub_home; the directories are read again here)
         from stackcheck.paths import unscrub_home
 
-        search_dirs: list[str] | None = [unscrub_home(str(p)) for p in search] if search else [p for p in sys.path if p]
+        # (a "~" this process did not scrub is not opened: unscrub_home gives None, and a check that needs the
+        # directory is then unknown, as for any directory the probe listed and the check did not)
+        here = [unscrub_home(str(p)) for p in search] if search else None
+        search_dirs: list[str] | None = [p for p in here if p is not None] if here else [p for p in sys.path if p]
         deps_view = None
         if getattr(opts, "image", None):
             search_dirs = None
