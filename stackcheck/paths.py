@@ -102,13 +102,23 @@ def write_private(directory: str, name: str, text: str | bytes) -> bool:
     return True
 
 
-def unscrub_home(path: str, home: str | None = None) -> str:
-    """The path a fact named before assembly.pipeline.scrub_home put "~" for this process's home directory in it
+#: the home directory this process's own probes were scrubbed of (assembly.pipeline: the facts it probed name it
+#: "~"), set when it scrubs them; empty until then
+SCRUBBED_HOME: list[str] = []
+
+
+def unscrub_home(path: str, home: str | None = None) -> str | None:
+    """The path a fact named before assembly.pipeline.scrub_home put "~" for the home directory in it
     (facts.python.sys_path, facts.packages.*.location): what a check that reads the box again must open. A path
-    without that "~" is returned as it is."""
+    without that "~" is returned as it is. The "~" is mapped back only to the home this process scrubbed from its
+    own probes (SCRUBBED_HOME; `home` to give it): in facts this process did not probe (a facts file, made by
+    another user or on another host) "~" is someone's home directory this process does not know, so such a path
+    is None, not openable: a check that would read it is unknown, never a read of the wrong user's directory."""
     if path != "~" and not path.startswith("~/"):
         return path
-    home = (home if home is not None else os.path.expanduser("~")).rstrip("/")
+    if home is None:
+        home = SCRUBBED_HOME[-1] if SCRUBBED_HOME else None
+    home = home.rstrip("/") if home is not None else None
     if not home or home[:1] == "~":
-        return path
+        return None
     return home + path[1:]

@@ -7,8 +7,9 @@ arguments and its raw command line, every variable of the environment, the worki
 directory, the interpreter's sys.path, the user and group ids, the kernel's uname (the dependency check's
 markers read it), what the output depends on (standard output and error: terminals and sizes, encoding: the
 plan answers' _output_state), the code stamp (stackcheck's version and source files, Python's and packaging's
-versions: plan_cache._code_stamp) and the shipped manifests' stamps (package_data.shipped_files). The entry
-then holds what the decision read beyond those, and is served only when all of it is the same now:
+versions, jsonschema's and rich's files: plan_cache._code_stamp) and the shipped manifests' stamps
+(package_data.shipped_files). The entry then holds what the decision read beyond those, and is served only
+when all of it is the same now:
 
 - the facts as probed this run (the probes still run on every gate): the digest of the facts (less the per-run
   measurements no rule reads: plan_cache._described), the probe outcomes less their durations, and the host block;

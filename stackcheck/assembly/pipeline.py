@@ -162,6 +162,9 @@ def gather(
         raise BadInputError(f"{target.chosen_by} {target.executable}: {python.get('error') or 'not readable'}")
     scrub_home(facts)
     scrub_home(outcomes)  # probes[].reason names files too (a broken dist-info in ~/.venv)
+    from stackcheck.paths import SCRUBBED_HOME
+
+    SCRUBBED_HOME[:] = [os.path.expanduser("~")]  # (paths.unscrub_home maps "~" back to this home only)
     if opts.strict:
         bad = [o for o in outcomes if o.get("status") in ("failed", "timeout")]
         if bad:

@@ -8,9 +8,10 @@ text: size, modification and change times, inode and device, from a stat taken b
 code's own files are below: see knowledge.package_data.shipped_files), stackcheck's version and the size,
 modification and change times and inode of each of its own source files (a changed stackcheck is a new key even
 at the same version, and even where a file was written in place at its size with its mtime put back), Python's
-and packaging's versions. `stackcheck audit` and `stackcheck gate` (the plan step that fixes a refused feature)
-use it. A plan is stored only when it is plain JSON (what is read back is
-then equal to what was computed, types included), so an audit from the cache prints what a fresh one would.
+and packaging's versions, and jsonschema's and rich's files (_library_stamp: an upgrade is a new key).
+`stackcheck audit` and `stackcheck gate` (the plan step that fixes a refused feature) use it. A plan is
+stored only when it is plain JSON (what is read back is then equal to what was computed, types included),
+so an audit from the cache prints what a fresh one would.
 The audit keeps the verdicts of the same stack beside its plan (`verdicts`: the features and checks as the
 engine judged them from these facts, before a facts file's implied versions are merged in): they are the
 same function of the same inputs, so an audit that finds its entry judges nothing again. An entry without
@@ -57,7 +58,9 @@ def _code_stamp() -> list[Any]:
     """stackcheck's version and (name, size, modification and change times, inode) of each of its source files:
     any edit is a new key, one written in place at the same size with its mtime put back too (the kernel sets
     ctime on every write; nobody can set it back); and the versions of what the plan's comparisons run on
-    (Python, packaging)."""
+    (Python, packaging); and the stamp of the libraries that shape what is printed without being imported on
+    this path (jsonschema: a facts file's and a user manifest's validation errors; rich: declared by the
+    package): _library_stamp, so an upgrade of either is a new key."""
     import sys
 
     import packaging
@@ -65,6 +68,7 @@ def _code_stamp() -> list[Any]:
     import stackcheck
 
     out: list[Any] = [stackcheck.__version__, list(sys.version_info[:3]), packaging.__version__]
+    out.extend(_library_stamp(name) for name in STAMPED_LIBRARIES)
     root = os.path.dirname(os.path.abspath(stackcheck.__file__))
     skip = len(root) + 1  # every path below is root + "/" + its name relative to root (os.path.relpath's answer)
     dirs = [root]
@@ -88,12 +92,45 @@ def _code_stamp() -> list[Any]:
     return out
 
 
+#: libraries in the code stamp by their files (never imported for it): _library_stamp
+STAMPED_LIBRARIES = ("jsonschema", "rich")
+
+
+def _library_stamp(name: str) -> list[Any]:
+    """[name, its package's __init__.py, that file's size, modification and change times and inode, its
+    directory's inode]: where the import system would find the regular package
+    `name` (its module's own file where it is imported already; else the first sys.path entry that holds
+    NAME/__init__.py, "" being the working directory), read with two stats and no import (importing jsonschema
+    costs ~100 ms; its import finder ~9 ms). An install or upgrade writes new files (a new inode and change time)
+    and a new directory, so a new release is a new stamp (the directory's own times are left out: they change
+    when its __pycache__ is first written); [name, None] where it is not found."""
+    import sys
+
+    module = sys.modules.get(name)
+    found = getattr(module, "__file__", None) if module is not None else None
+    candidates = [found] if isinstance(found, str) else []
+    candidates += [os.path.join(p or os.curdir, name, "__init__.py") for p in sys.path if isinstance(p, str)]
+    for path in candidates:
+        try:
+            st = os.stat(path)
+            dst = os.stat(os.path.dirname(path) or os.curdir)
+        except OSError:
+            continue
+        here = [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, dst.st_ino]
+        return [name, os.path.abspath(path), *here]
+    return [name, None]
+
+
 #: facts that measure the run rather than describe the box: no rule and no part of the plan reads them (the
 #: binary probe's time per package; Context reads a package's sass, ptx, files and truncated), and they differ
 #: on every run, so an audit --deep would never find its plan again
 _PER_RUN = {"binaries": "duration_ms"}
-#: the same for whole sections: facts.kernel_symbols.ms is the symbol probe's time on every live audit
-_PER_RUN_SECTION = {"kernel_symbols": "ms"}
+#: the same for whole sections: facts.kernel_symbols.ms is the symbol probe's time on every live audit; and
+#: facts.python.learned, how this run learned the interpreter's answer ("ran" the first time, "cache" after): no
+#: rule reads it, and what the answer says (executable, version, prefix, sys_path) is compared as it is. A changed
+#: interpreter is a new answer: the python probe's own cache is keyed by its size, mtime, ctime and inode
+#: (python_env.cache_key), so a replaced interpreter is run again and its answer compared here.
+_PER_RUN_SECTION = {"kernel_symbols": "ms", "python": "learned"}
 
 
 def _described(facts: Any) -> Any:

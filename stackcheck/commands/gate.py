@@ -663,8 +663,8 @@ def _decide_with(
                 gate.Problem(
                     feature, "unknown", None,
                     f"{why} ({feature} is {status} on this box); the gate could not read the model's architecture "
-                    "(config.json), so whether the launch serves one of those models is not known: make the model's "
-                    "config.json readable",
+                    "(config.json), so whether the launch serves one of those models is not known: "
+                    f"{gate_preflight.unread_hint(pre)}",
                 )
             )  # fmt: skip
     for feature, why in auto_backend_unread(
@@ -680,7 +680,7 @@ def _decide_with(
                     None,
                     f"{why} ({feature} is {status} on this box); the gate could not read the model's architecture "
                     "(config.json), so whether that override applies is not known: give --attention-backend, or "
-                    "make the model's config.json readable",
+                    f"{gate_preflight.unread_hint(pre)}",
                 )
             )
     # the architecture was read but whether SGLang serves it as MLA is not (a release newer than the MLA data):

@@ -110,7 +110,10 @@ def run_for_gate(
         # (the facts name the home directory "~": pipeline.scrub_home; the directories are read again here)
         from stackcheck.paths import unscrub_home
 
-        search_dirs: list[str] | None = [unscrub_home(str(p)) for p in search] if search else [p for p in sys.path if p]
+        # (a "~" this process did not scrub is not opened: unscrub_home gives None, and a check that needs the
+        # directory is then unknown, as for any directory the probe listed and the check did not)
+        here = [unscrub_home(str(p)) for p in search] if search else None
+        search_dirs: list[str] | None = [p for p in here if p is not None] if here else [p for p in sys.path if p]
         deps_view = None
         if getattr(opts, "image", None):
             search_dirs = None
@@ -648,8 +651,40 @@ def mla_unread(pre: Preflight) -> str | None:
     were not MLA; None when the model was read or no model is named."""
     for info in pre.models:
         if info.role == "model" and info.attention is None:
-            return f"the gate could not read the model {info.spec}'s config.json, so whether it is MLA is not known"
+            return (
+                f"the gate could not read the model {info.spec}'s config.json, so whether it is MLA is not known: "
+                f"{how_to_read(info)}"
+            )
     return None
+
+
+def unread_hint(pre: Preflight | None) -> str:
+    """How to make the served model readable to the gate (how_to_read), or the plain advice where no model is
+    named or it was read."""
+    for info in pre.models if pre is not None else []:
+        if info.role == "model" and info.attention is None:
+            return how_to_read(info)
+    return "make the model's config.json readable"
+
+
+def how_to_read(info: Any) -> str:
+    """What makes a model the gate did not read readable: on the box itself where the facts come from a file;
+    a Hugging Face id not in the hub cache the server reads (model.hub_cache_dirs) downloaded there; a directory
+    found without a usable config.json given one; else a local directory as --model-path."""
+    from stackcheck.launch.preflight.model import _REPO_ID
+
+    said = " ".join(str(getattr(r, "message", "")) for r in getattr(info, "results", []) or [])
+    spec = str(info.spec)
+    if "the facts come from a file" in said:
+        return "run the gate on the box that serves the model (a facts file's box is not searched for it)"
+    if info.path is not None:
+        return f"make {info.path}/config.json a readable JSON object (the model's own config, under the size cap)"
+    if "://" not in spec and _REPO_ID.match(spec) and "/" in spec:
+        return (
+            f"download it into the Hugging Face cache the server reads (`hf download {spec}`, run with the server's "
+            "HF_HUB_CACHE / HF_HOME; with --revision, that revision), or give --model-path its local directory"
+        )
+    return "give --model-path a local model directory that holds its config.json"
 
 
 def blocker_of(result: CheckResult) -> Any:

@@ -191,7 +191,10 @@ def sglang_site(facts: Mapping[str, Any]) -> tuple[str | None, str | None]:
         return None, "the facts do not say where SGLang is installed"
     from stackcheck.paths import unscrub_home
 
-    return unscrub_home(location), None  # (read again here: the facts name the home directory "~")
+    site = unscrub_home(location)  # (read again here: the facts name the home directory "~")
+    if site is None:
+        return None, f"the facts name SGLang's location {location} under a home directory this run did not probe"
+    return site, None
 
 
 def check_models(

@@ -115,17 +115,51 @@ class Unreadable(Exception):
     """A model file that could not be used; the message names it and why."""
 
 
-def hub_cache_dirs(env: Mapping[str, str], download_dir: str | None, home: str) -> list[tuple[str, str]]:
-    """The hub cache directory huggingface_hub would use, with the rule that chose it (the first that is set)."""
+def hub_cache_dirs(
+    env: Mapping[str, str], download_dir: str | None, home: str, cwd: str | None = None
+) -> list[tuple[str, str]]:
+    """The hub cache directory huggingface_hub would use, with the rule that chose it, as its constants module
+    computes it (huggingface_hub 2.4.0 constants.py:159-184): HF_HUB_CACHE, else the legacy HUGGINGFACE_HUB_CACHE,
+    else HF_HOME/hub, HF_HOME being $HF_HOME, else $XDG_CACHE_HOME/huggingface, else ~/.cache/huggingface; a
+    variable set to "" counts as set (os.getenv). HF_HOME and the hub cache are expanded as there (a leading "~"
+    to `home`, then $VAR and ${VAR} from `env`; HUGGINGFACE_HUB_CACHE through HF_HUB_CACHE's expansion); a
+    relative result is taken from `cwd` (the server's working directory). --download-dir (SGLang passes it as
+    cache_dir) comes first and is used as given."""
     if download_dir:
         return [(download_dir, "--download-dir")]
-    if env.get("HF_HUB_CACHE"):
-        return [(env["HF_HUB_CACHE"], "HF_HUB_CACHE")]
-    if env.get("HF_HOME"):
-        return [(posixpath.join(env["HF_HOME"], "hub"), "HF_HOME/hub")]
-    if env.get("XDG_CACHE_HOME"):
-        return [(posixpath.join(env["XDG_CACHE_HOME"], "huggingface", "hub"), "XDG_CACHE_HOME/huggingface/hub")]
-    return [(posixpath.join(home, ".cache", "huggingface", "hub"), "~/.cache/huggingface/hub")]
+    if "HF_HOME" in env:
+        hf_home, rule = env["HF_HOME"], "HF_HOME/hub"
+    elif "XDG_CACHE_HOME" in env:
+        hf_home, rule = posixpath.join(env["XDG_CACHE_HOME"], "huggingface"), "XDG_CACHE_HOME/huggingface/hub"
+    else:
+        hf_home, rule = posixpath.join(home, ".cache", "huggingface"), "~/.cache/huggingface/hub"
+    cache = posixpath.join(_expand(hf_home, env, home), "hub")
+    if "HF_HUB_CACHE" in env:
+        cache, rule = env["HF_HUB_CACHE"], "HF_HUB_CACHE"
+    elif "HUGGINGFACE_HUB_CACHE" in env:
+        cache, rule = env["HUGGINGFACE_HUB_CACHE"], "HUGGINGFACE_HUB_CACHE"
+    cache = _expand(cache, env, home)
+    if not cache.startswith("/"):
+        cache = posixpath.normpath(posixpath.join(cwd or "/", cache))
+    return [(cache, rule)]
+
+
+_ENV_VAR = _lazy(r"\$(\w+|\{[^}]*\})")
+
+
+def _expand(path: str, env: Mapping[str, str], home: str) -> str:
+    """os.path.expandvars(os.path.expanduser(path)) with `home` for "~" and `env` for the variables (a "~user"
+    or a variable not set is left as it is, as there)."""
+    if path == "~" or path.startswith("~/"):
+        path = home.rstrip("/") + path[1:] if home.rstrip("/") else path
+    if "$" not in path:
+        return path
+
+    def var(m: re.Match[str]) -> str:
+        name = m.group(1)[1:-1] if m.group(1).startswith("{") else m.group(1)
+        return env[name] if name in env else m.group(0)
+
+    return _ENV_VAR.sub(var, path)
 
 
 def _read_json(view: FileView, path: str, cap: int) -> Any:
@@ -164,6 +198,8 @@ def _read_json(view: FileView, path: str, cap: int) -> Any:
 def _snapshot(view: FileView, repo_dir: str, revision: str | None) -> tuple[str | None, str]:
     """The snapshot directory of a cached repository for the revision, or None and why not."""
     rev = revision or "main"
+    if rev.startswith("/") or ".." in rev.split("/") or "\x00" in rev:  # (never a path out of refs/)
+        return None, "a --revision that is not a ref name"
     if _COMMIT.match(rev):
         snap = posixpath.join(repo_dir, "snapshots", rev)
         return (snap, f"snapshot {rev}") if _is_dir(view, snap) else (None, f"no snapshot {rev}")
@@ -221,7 +257,7 @@ def locate(
     if not _REPO_ID.match(spec):
         return None, "no such directory, and not a Hugging Face repository id"
     reasons = []
-    for cache, rule in hub_cache_dirs(env, download_dir, home):
+    for cache, rule in hub_cache_dirs(env, download_dir, home, cwd):
         repo_dir = posixpath.join(cache, "models--" + spec.replace("/", "--"))
         if not _is_dir(view, repo_dir):
             reasons.append(f"not in the Hugging Face cache {cache} ({rule})")
