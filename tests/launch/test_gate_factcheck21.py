@@ -87,3 +87,51 @@ def test_the_release_lists_as_release_choice_problems() -> None:
     assert problems("0.5.11", "--moe-a2a-backend=megamoe") == [("--moe-a2a-backend", "blocked")]
     assert problems("0.5.22", "--moe-runner-backend", "lora_marlin") == [("--moe-runner-backend", "unknown")]
     assert problems("0.5.10", "--moe-runner-backend", "aiter") == [("--moe-runner-backend", "blocked")]
+
+
+LLAMA3_BF16: dict[str, Any] = {
+    "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32,
+    "num_key_value_heads": 8, "head_dim": 128, "torch_dtype": "bfloat16",
+}  # fmt: skip
+GPTQ = {"quant_method": "gptq", "bits": 4, "group_size": 128, "desc_act": False, "sym": True}
+AWQ = {"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": True, "version": "gemm"}
+DTYPE = "refusal quant-act-dtype-float16-only"
+
+
+def _gate1(tmp_path: Path, release: str, cc: str, config: dict[str, Any], *flags: str) -> dict[str, Any]:
+    from gate_cli import cli_json
+
+    line = ["python3", "-m", "sglang.launch_server", "--model-path", str(model_dir(tmp_path, "m", config)),
+            "--tp", "1", *flags]  # fmt: skip
+    args = ["gate", "--facts", str(release_box(tmp_path, release, cc)), "--dry-run", "--format", "json", "--"]
+    return cli_json([*args, *line])[1]
+
+
+@pytest.mark.parametrize(
+    ("release", "cc", "qcfg", "flags"),
+    [
+        ("0.5.14", "8.0", GPTQ, ["--quantization", "gptq"]),  # a8
+        ("0.5.23", "9.0", AWQ, ["--quantization", "awq"]),
+        ("0.5.5", "8.9", GPTQ, ["--quantization", "gptq", "--dtype", "bfloat16"]),
+    ],
+)
+def test_gptq_awq_with_bfloat16_activations_refused(
+    tmp_path: Path, release: str, cc: str, qcfg: dict[str, Any], flags: list[str]
+) -> None:
+    # fails on the parent: allowed; SGLang's loader raises 'torch.bfloat16 is not supported for quantization method'
+    doc = _gate1(tmp_path, release, cc, {**LLAMA3_BF16, "quantization_config": qcfg}, *flags)
+    assert doc["decision"] == "refuse" and reason_status(doc).get(DTYPE) == ("blocked", "crash"), doc["reasons"]
+
+
+def test_float16_and_marlin_are_not_refused_so(tmp_path: Path) -> None:
+    # guards (pass on the parent too): --dtype float16, a float16 checkpoint, the Marlin methods, no flag
+    gptq = {**LLAMA3_BF16, "quantization_config": GPTQ}
+    for config, flags in [
+        (gptq, ["--quantization", "gptq", "--dtype", "float16"]),
+        ({**gptq, "torch_dtype": "float16"}, ["--quantization", "gptq"]),
+        ({**gptq, "torch_dtype": "float32"}, ["--quantization", "gptq"]),
+        (gptq, ["--quantization", "gptq_marlin"]),
+        (gptq, []),
+        ({**LLAMA3_BF16, "quantization_config": AWQ}, ["--quantization", "awq_marlin"]),
+    ]:
+        assert DTYPE not in reason_status(_gate1(tmp_path, "0.5.14", "8.0", config, *flags)), (config, flags)
