@@ -1070,7 +1070,9 @@ def release_choice_problems(d: Derived, mapping: Mapping[str, Any], sglang_versi
     with argparse's 'invalid choice' (exit status 2): blocked; from the releases whose launcher loads plugins first
     (release_flags `plugins`), which may extend the list, unknown, unless the spec says no plugin extends it
     (`plugins_extend` false). Only values the option's choices know are judged here (any
-    other is parse_flags' unknown), and only releases a run names (a newer one is not guessed)."""
+    other is parse_flags' unknown), and only releases a run names (a newer one is not guessed). A flag no option
+    lists (--moe-a2a-backend, which the refusals read raw) is read as argparse takes it, its known values the union
+    of the spec's runs."""
     if sglang_version is None or d.entrypoint != "launch-server" or not mapping.get("release_choices"):
         return []
     from stackcheck.facts.versions import version_in
@@ -1095,6 +1097,11 @@ def release_choice_problems(d: Derived, mapping: Mapping[str, Any], sglang_versi
         for flag in spec.get("flags") or []:
             value = d.options.get(str(flag))
             known = _choices(by_flag.get(str(flag)) or {}, by_flag) or {}
+            if str(flag) not in by_flag:  # no option lists it (--moe-a2a-backend): read raw, the runs' union known
+                from stackcheck.launch.refusals import _raw_flag
+
+                value = _raw_flag(d.sglang_args, str(flag), _declared_in(mapping, sglang_version))
+                known = {str(c): [] for r in runs or [] if isinstance(r, dict) for c in r.get("choices") or []}
             if not isinstance(value, str) or value in offered or value not in known:
                 continue
             text = f"SGLang {sglang_version} does not offer {value!r} among the choices of {flag}"

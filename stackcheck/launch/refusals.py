@@ -165,6 +165,29 @@ def _spells(name: str, flag: str, declared: set[str] | None) -> bool:
     return len(name) > 2 and name.startswith("--") and flag.startswith(name) and name not in (declared or ())
 
 
+_DTYPE_NAMES = {"half": "float16", "float16": "float16", "bfloat16": "bfloat16", "float": "float32",
+                "float32": "float32"}  # fmt: skip
+_TEXT_SUBCONFIGS = ("thinker_config", "llm_config", "language_config", "text_config")
+
+
+def _model_dtype(flag: str | None, read: Any) -> Any:
+    """The dtype SGLang runs the model in (configs/model_config.py _get_and_verify_dtype): --dtype as given, else
+    config.json's dtype / torch_dtype, float32 or none of them becoming float16 (bfloat16 for a Gemma). Unknown
+    where config.json was not read, a name is not one of SGLang's, or the config nests a text config (whose dtype
+    a multimodal model's class may read instead)."""
+    if flag is not None and flag.lower() != "auto":
+        return _DTYPE_NAMES.get(flag.lower(), _UNKNOWN)
+    if not isinstance(read, Mapping) or any(key in read for key in _TEXT_SUBCONFIGS):
+        return _UNKNOWN
+    raw = read.get("dtype") or read.get("torch_dtype")
+    name = _DTYPE_NAMES.get(raw.removeprefix("torch.").lower(), _UNKNOWN) if isinstance(raw, str) else None
+    if raw is not None and not isinstance(raw, str):
+        return _UNKNOWN
+    if name in (None, "float32"):
+        return "bfloat16" if str(read.get("model_type") or "").startswith("gemma") else "float16"
+    return name
+
+
 def _raw_flag(args: Sequence[str], flag: str, declared: set[str] | None = None) -> str | None:
     """The value of a flag launch.json does not list (the parser keeps only its name), as argparse takes it: the
     last `--flag value` or `--flag=value`, the flag spelt in full or abbreviated (`--speculative-draft-attention`).
@@ -950,6 +973,8 @@ def _entry_free_values(
     # preflight's checkpoint entries do (an unread model's quantization would leave every launch of a model not yet
     # downloaded unknown on the GPUs the rule names)
     values["model_quant_method_read"] = held
+    # the dtype SGLang runs the model in, for a rule on a quantization's activation dtypes
+    values["model_dtype"] = _model_dtype(_raw_flag(d.sglang_args, "--dtype", declared), read)
     # the same for the speculative draft model (the target's config.json when the command names no draft model, as
     # SGLang loads it), for a rule on --speculative-moe-runner-backend
     draft = (models or {}).get("draft model") if "draft model" in (models or {}) else read
@@ -1182,6 +1207,8 @@ _AUTO_WORDS = {
     "(give --attention-backend, or both --prefill- and --decode-attention-backend)",
     "model_moe": "whether the model has routed experts, which the gate could not tell (its config.json not read)",
     "model_quant_method": "the checkpoint's own quantization, which the gate could not tell (its config.json not read)",
+    "model_dtype": "the dtype the model runs in, which the gate could not tell (give --dtype, or make the model's "
+    "config.json readable)",
     "draft_model_moe": "whether the speculative draft model has routed experts, which the gate could not tell (its "
     "config.json not read)",
     "moe_a2a_backend": "the MoE all-to-all backend, which SGLang may set itself for this model or these flags (give "

@@ -120,6 +120,7 @@ CHECK_TEXT = {
     "moe-a2a-flashinfer-megamoe-sm100": "FlashInfer MegaMOE currently requires an SM100-family",
     # the MoE method's constructor refusing a platform other than ROCm (CHECK_FILE)
     "quark-int4fp8-moe-cuda": "if not _is_hip:\n            raise NotImplementedError(",
+    "quant-act-dtype-float16-only": "supported_dtypes = quant_config.get_supported_act_dtypes()",
 }
 # the later wordings of a rule's check (any one found counts): FlashInfer all-to-all's in 0.5.22 and in 0.5.23
 CHECK_TEXT_ALSO = {
@@ -136,6 +137,7 @@ TRTLLM_QUANT_RULES = (
 # a rule checked outside the argument handling: the module of the wheel that holds its check
 CHECK_FILE = {
     "quark-int4fp8-moe-cuda": "sglang/srt/layers/quantization/quark_int4fp8_moe.py",
+    "quant-act-dtype-float16-only": "sglang/srt/model_loader/loader.py",
     "trtllm-mha-page-128-heads": "sglang/srt/layers/attention/trtllm_mha_backend.py",
     "hybrid-gdn-blackwell-backend": "sglang/srt/layers/attention/attention_registry.py",
     "mla-attention-backend": "sglang/srt/model_executor/model_runner.py",

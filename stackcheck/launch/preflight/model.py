@@ -754,7 +754,7 @@ ATTENTION_KEYS = (
     "multi_query_group_num", "num_attention_groups", "multi_query", "head_dim", "v_head_dim", "hidden_size",
     "index_topk", "learnable_sink", "sparse_config", "dual_chunk_attention_config",
     "num_experts", "n_routed_experts", "num_local_experts", "moe_num_experts",
-    "moe_intermediate_size", "intermediate_size", "quantization_config",
+    "moe_intermediate_size", "intermediate_size", "quantization_config", "torch_dtype", "dtype",
 )  # fmt: skip
 TEXT_CONFIG_KEYS = ("thinker_config", "llm_config", "language_config", "text_config")
 
