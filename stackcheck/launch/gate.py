@@ -1066,11 +1066,12 @@ def own_flag_problems(
 
 def release_choice_problems(d: Derived, mapping: Mapping[str, Any], sglang_version: str | None) -> list[Problem]:
     """A value of a listed choice flag that the installed release's parser does not offer (launch.json
-    release_choices: SGLang's attention backend list and --kv-cache-dtype's, per run of releases) ends the launch
-    with argparse's 'invalid choice' (exit status 2): blocked; from the releases whose launcher loads plugins first
-    (release_flags `plugins`), which may extend the list, unknown, unless the spec says no plugin extends it
-    (`plugins_extend` false). Only values the option's choices know are judged here (any
-    other is parse_flags' unknown), and only releases a run names (a newer one is not guessed)."""
+    release_choices: SGLang's attention backend list, --kv-cache-dtype's and --moe-a2a-backend's, per run of
+    releases) ends the launch with argparse's 'invalid choice' (exit status 2): blocked; from the releases whose
+    launcher loads plugins first (release_flags `plugins`), which may extend the list, unknown, unless the spec says
+    no plugin extends it (`plugins_extend` false). Only values the option's choices know are judged here (any other
+    is parse_flags' unknown; a flag launch.json lists without choices knows those of any run), and only releases a
+    run names (a newer one is not guessed)."""
     if sglang_version is None or d.entrypoint != "launch-server" or not mapping.get("release_choices"):
         return []
     from stackcheck.facts.versions import version_in
@@ -1092,9 +1093,15 @@ def release_choice_problems(d: Derived, mapping: Mapping[str, Any], sglang_versi
         if run is None:
             continue
         offered = [str(c) for c in run.get("choices") or []]
+        # a flag launch.json lists without choices (--moe-a2a-backend): the values any run offers are the known ones
+        every = {str(c): None for r in runs or [] if isinstance(r, dict) for c in r.get("choices") or []}
         for flag in spec.get("flags") or []:
             value = d.options.get(str(flag))
-            known = _choices(by_flag.get(str(flag)) or {}, by_flag) or {}
+            if str(flag) not in by_flag:  # not listed: the parser kept only its name
+                from stackcheck.launch.refusals import _raw_flag
+
+                value = _raw_flag(d.sglang_args, str(flag))
+            known = _choices(by_flag.get(str(flag)) or {}, by_flag) or every
             if not isinstance(value, str) or value in offered or value not in known:
                 continue
             text = f"SGLang {sglang_version} does not offer {value!r} among the choices of {flag}"
