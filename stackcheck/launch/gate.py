@@ -1070,7 +1070,8 @@ def release_choice_problems(d: Derived, mapping: Mapping[str, Any], sglang_versi
     releases) ends the launch with argparse's 'invalid choice' (exit status 2): blocked; from the releases whose
     launcher loads plugins first (release_flags `plugins`), which may extend the list, unknown, unless the spec says
     no plugin extends it (`plugins_extend` false). Only values the option's choices know are judged here (any other
-    is parse_flags' unknown; a flag launch.json lists without choices knows those of any run), and only releases a
+    is parse_flags' unknown; a flag launch.json lists without choices knows those of any run and the spec's `known`),
+    and only releases a
     run names (a newer one is not guessed)."""
     if sglang_version is None or d.entrypoint != "launch-server" or not mapping.get("release_choices"):
         return []
@@ -1095,6 +1096,7 @@ def release_choice_problems(d: Derived, mapping: Mapping[str, Any], sglang_versi
         offered = [str(c) for c in run.get("choices") or []]
         # a flag launch.json lists without choices (--moe-a2a-backend): the values any run offers are the known ones
         every = {str(c): None for r in runs or [] if isinstance(r, dict) for c in r.get("choices") or []}
+        every.update({str(c): None for c in spec.get("known") or []})
         for flag in spec.get("flags") or []:
             value = d.options.get(str(flag))
             if str(flag) not in by_flag:  # not listed: the parser kept only its name

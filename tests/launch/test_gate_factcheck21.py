@@ -5,6 +5,8 @@ in bench/factcheck21_drawn.json), each read in the real sglang wheels:
   release's parser before 0.5.20 (0.5.16 server_args.py:269 MOE_A2A_BACKEND_CHOICES; 0.5.19 server_args.py:2382;
   0.5.20 arg_groups/fields/exec_.py:635 adds it), so argparse ends the launch with 'invalid choice' (exit status 2).
   The gate judged only the refusals of 0.5.20-0.5.23 and allowed it (launch.json release_choices --moe-a2a-backend).
+- beside the draw: --speculative-moe-a2a-backend takes the same list through 0.5.19 and leaves flashinfer_megamoe
+  out in 0.5.20-0.5.23 (arg_groups/fields/spec.py 0.5.20:173, 0.5.23:181): its values were not judged per release.
 
 The model config is written for the tests in the shape of a published DeepSeek-V3 one."""
 
@@ -66,3 +68,28 @@ def test_a2a_value_the_release_offers_not_refused_by_name(tmp_path: Path, releas
     moe = model_dir(tmp_path, "dsv3", DEEPSEEK_MOE)
     doc = gate_tp8(release_box(tmp_path, release, "10.0"), moe, "--moe-a2a-backend", value, "--ep", "8")
     assert not [r for r in _a2a_reasons(doc) if "does not offer" in _messages(r)]
+
+
+@pytest.mark.parametrize(
+    ("release", "value"),
+    [("0.5.23", "flashinfer_megamoe"), ("0.5.20", "flashinfer_megamoe"), ("0.5.16", "pplx"), ("0.5.9", "nixl")],
+)
+def test_draft_a2a_value_the_release_does_not_offer_refused(tmp_path: Path, release: str, value: str) -> None:
+    # beside the draw; fails on the parent: --speculative-moe-a2a-backend's choices were not judged per release
+    moe = model_dir(tmp_path, "dsv3", DEEPSEEK_MOE)
+    mtp = ["--speculative-algorithm", "EAGLE", "--speculative-num-steps", "1", "--speculative-eagle-topk", "1",
+           "--speculative-num-draft-tokens", "2"]  # fmt: skip
+    doc = gate_tp8(release_box(tmp_path, release, "10.0"), moe, *mtp, "--speculative-moe-a2a-backend", value)
+    assert doc["decision"] == "refuse"
+    reasons = [r for r in doc.get("reasons") or [] if r.get("feature") == "--speculative-moe-a2a-backend"]
+    assert reasons and "does not offer" in _messages(reasons[0]) and f"'{value}'" in _messages(reasons[0])
+
+
+def test_draft_a2a_value_the_release_offers_not_refused_by_name(tmp_path: Path) -> None:
+    # guard (passes on the parent too)
+    moe = model_dir(tmp_path, "dsv3", DEEPSEEK_MOE)
+    for release, value in (("0.5.23", "none"), ("0.5.19", "deepep_v2"), ("0.5.17", "pplx"), ("0.5.7", "deepep")):
+        doc = gate_tp8(release_box(tmp_path, release, "10.0"), moe, "--speculative-algorithm", "EAGLE",
+                       "--speculative-moe-a2a-backend", value)  # fmt: skip
+        reasons = [r for r in doc.get("reasons") or [] if r.get("feature") == "--speculative-moe-a2a-backend"]
+        assert not [r for r in reasons if "does not offer" in _messages(r)]
