@@ -6,7 +6,9 @@ in bench/factcheck21_drawn.json), each read in the real sglang wheels:
   0.5.20 arg_groups/fields/exec_.py:635 adds it), so argparse ends the launch with 'invalid choice' (exit status 2).
   The gate judged only the refusals of 0.5.20-0.5.23 and allowed it (launch.json release_choices --moe-a2a-backend).
 - beside the draw: --speculative-moe-a2a-backend takes the same list through 0.5.19 and leaves flashinfer_megamoe
-  out in 0.5.20-0.5.23 (arg_groups/fields/spec.py 0.5.20:173, 0.5.23:181): its values were not judged per release.
+  out in 0.5.20-0.5.23 (arg_groups/fields/spec.py 0.5.20:173, 0.5.23:181): its values were not judged per release;
+  nor were --moe-runner-backend's and --speculative-moe-runner-backend's (MOE_RUNNER_BACKEND_CHOICES, which grew
+  from 0.5.4 to 0.5.23: megamoe in 0.5.18, flashinfer_megamoe in 0.5.20, ...).
 
 The model config is written for the tests in the shape of a published DeepSeek-V3 one."""
 
@@ -92,4 +94,36 @@ def test_draft_a2a_value_the_release_offers_not_refused_by_name(tmp_path: Path) 
         doc = gate_tp8(release_box(tmp_path, release, "10.0"), moe, "--speculative-algorithm", "EAGLE",
                        "--speculative-moe-a2a-backend", value)  # fmt: skip
         reasons = [r for r in doc.get("reasons") or [] if r.get("feature") == "--speculative-moe-a2a-backend"]
+        assert not [r for r in reasons if "does not offer" in _messages(r)]
+
+
+@pytest.mark.parametrize(
+    ("flag", "release", "value"),
+    [
+        ("--moe-runner-backend", "0.5.16", "flashinfer_megamoe"),
+        ("--moe-runner-backend", "0.5.11", "megamoe"),
+        ("--moe-runner-backend", "0.5.14", "hpc_ops"),
+        ("--moe-runner-backend", "0.5.22", "lora_triton"),
+        ("--speculative-moe-runner-backend", "0.5.19", "flashinfer_megamoe"),
+    ],
+)
+def test_moe_runner_value_the_release_does_not_offer_refused(
+    tmp_path: Path, flag: str, release: str, value: str
+) -> None:
+    # beside the draw; fails on the parent: the runner's choices were not judged per release
+    moe = model_dir(tmp_path, "dsv3", DEEPSEEK_MOE)
+    spec = ["--speculative-algorithm", "EAGLE"] if flag.startswith("--speculative") else []
+    doc = gate_tp8(release_box(tmp_path, release, "10.0"), moe, *spec, flag, value)
+    assert doc["decision"] == "refuse"
+    reasons = [r for r in doc.get("reasons") or [] if r.get("feature") == flag]
+    assert reasons and "does not offer" in _messages(reasons[0]) and f"'{value}'" in _messages(reasons[0])
+
+
+def test_moe_runner_value_the_release_offers_not_refused_by_name(tmp_path: Path) -> None:
+    # guard (passes on the parent too)
+    moe = model_dir(tmp_path, "dsv3", DEEPSEEK_MOE)
+    for release, value in (("0.5.20", "flashinfer_megamoe"), ("0.5.17", "hpc_ops"), ("0.5.23", "lora_triton"),
+                           ("0.5.4", "deep_gemm"), ("0.5.1", "flashinfer_trtllm")):  # fmt: skip
+        doc = gate_tp8(release_box(tmp_path, release, "10.0"), moe, "--moe-runner-backend", value)
+        reasons = [r for r in doc.get("reasons") or [] if r.get("feature") == "--moe-runner-backend"]
         assert not [r for r in reasons if "does not offer" in _messages(r)]
