@@ -461,6 +461,7 @@ class ReleaseChoices(TypedDict, total=False):
 
     flags: list[str]
     runs: list[ReleaseChoiceRun]
+    known: list[str]  # values no run offers that are still judged (for a flag launch.json lists without choices)
     note: str
 
 

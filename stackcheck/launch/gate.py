@@ -1072,7 +1072,7 @@ def release_choice_problems(d: Derived, mapping: Mapping[str, Any], sglang_versi
     (`plugins_extend` false). Only values the option's choices know are judged here (any
     other is parse_flags' unknown), and only releases a run names (a newer one is not guessed). A flag no option
     lists (--moe-a2a-backend, which the refusals read raw) is read as argparse takes it, its known values the union
-    of the spec's runs."""
+    of the spec's runs and its `known` values."""
     if sglang_version is None or d.entrypoint != "launch-server" or not mapping.get("release_choices"):
         return []
     from stackcheck.facts.versions import version_in
@@ -1102,6 +1102,7 @@ def release_choice_problems(d: Derived, mapping: Mapping[str, Any], sglang_versi
 
                 value = _raw_flag(d.sglang_args, str(flag), _declared_in(mapping, sglang_version))
                 known = {str(c): [] for r in runs or [] if isinstance(r, dict) for c in r.get("choices") or []}
+                known.update({str(c): [] for c in spec.get("known") or []})  # judged, offered by no run
             if not isinstance(value, str) or value in offered or value not in known:
                 continue
             text = f"SGLang {sglang_version} does not offer {value!r} among the choices of {flag}"
