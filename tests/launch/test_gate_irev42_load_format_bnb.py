@@ -77,3 +77,45 @@ def test_installed_or_other_formats_not_refused_so(tmp_path: Path) -> None:
     both = _gate(tmp_path / "c", "0.5.23", {"bitsandbytes": {"installed": True, "version": "0.45.0"}},
                  "--load-format", "bitsandbytes", "--quantization", "bitsandbytes")  # fmt: skip
     assert [c["status"] for c in _checks(both)] == ["fail"] and "0.46.1" in json.dumps(_checks(both))
+
+
+BNB_QCFG = {"quant_method": "bitsandbytes", "load_in_4bit": True, "bnb_4bit_quant_type": "nf4"}
+BNB_CKPT: dict[str, Any] = {**LLAMA3, "quantization_config": BNB_QCFG}
+TP_RULE = "refusal bnb-prequant-tp"
+INSTALLED = {"bitsandbytes": {"installed": True, "version": "0.48.0"}}
+
+
+def _gate_ckpt(tmp_path: Path, config: dict[str, Any], *flags: str) -> dict[str, Any]:
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    box = release_box(tmp_path, "0.5.23", "9.0")
+    doc = json.loads(box.read_text())
+    doc["facts"]["packages"].update(INSTALLED)
+    box.write_text(json.dumps(doc))
+    line = ["python3", "-m", "sglang.launch_server", "--model-path", str(model_dir(tmp_path, "m", config)), *flags]
+    return cli_json(["gate", "--facts", str(box), "--dry-run", "--format", "json", "--", *line])[1]
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [["--load-format", "bitsandbytes", "--tp", "2"], ["--load-format=bitsandbytes", "--tp-size=4"]],
+)
+def test_prequantized_bitsandbytes_under_tp_refused(tmp_path: Path, flags: list[str]) -> None:
+    # fails on the parent: allowed; the loader raises 'Prequant BitsAndBytes models with TP is not supported.'
+    from gate_cli import reason_status
+
+    doc = _gate_ckpt(tmp_path, BNB_CKPT, *flags)
+    assert doc["decision"] == "refuse" and reason_status(doc).get(TP_RULE) == ("blocked", "crash"), doc["reasons"]
+
+
+def test_tp1_or_an_unquantized_checkpoint_not_refused_so(tmp_path: Path) -> None:
+    # guards (pass on the parent too): TP 1, a BF16 checkpoint quantized on load, no bitsandbytes load format
+    from gate_cli import reason_status
+
+    for i, (config, flags) in enumerate(
+        [
+            (BNB_CKPT, ["--load-format", "bitsandbytes", "--tp", "1"]),
+            (LLAMA3, ["--load-format", "bitsandbytes", "--tp", "2"]),
+            (BNB_CKPT, ["--tp", "2"]),
+        ]
+    ):
+        assert TP_RULE not in reason_status(_gate_ckpt(tmp_path / str(i), config, *flags)), flags
