@@ -143,7 +143,7 @@ def run_for_gate(
         readings=readings,
     )
     pre = run(inputs)
-    from stackcheck.launch.preflight.a2a import check_a2a_package, check_quant_package
+    from stackcheck.launch.preflight.a2a import check_a2a_package, check_load_format_package, check_quant_package
     from stackcheck.launch.refusals import _raw_flag
 
     # the MoE all-to-all backend's own package (deep_ep, Mooncake EP), as the command gives the flag
@@ -156,6 +156,12 @@ def run_for_gate(
     quant = check_quant_package(method if isinstance(method, str) else None, facts, data, sglang_version)
     if quant is not None:
         pre.results.append(quant)
+    # the load format's own loader package (--load-format bitsandbytes imports bitsandbytes with or without
+    # --quantization), unless the method of that name was judged above (its floor is the higher one)
+    fmt = _raw_flag(derived.sglang_args, "--load-format")
+    loader = check_load_format_package(fmt, facts, data, sglang_version)
+    if loader is not None and not (quant is not None and method == fmt):
+        pre.results.append(loader)
     defaults = {str(o["flag"]): o.get("default") for o in gate._options(mapping) if "default" in o}
     for req in pre.requirements:
         if gate._conds(req.when, derived, defaults):

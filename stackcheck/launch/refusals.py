@@ -973,6 +973,10 @@ def _entry_free_values(
     # preflight's checkpoint entries do (an unread model's quantization would leave every launch of a model not yet
     # downloaded unknown on the GPUs the rule names)
     values["model_quant_method_read"] = held
+    # --load-format as argparse takes it (None: not given) and the TP size, for a rule on the bitsandbytes loader
+    values["load_format"] = _raw_flag(d.sglang_args, "--load-format", declared)
+    tp = d.options.get("--tp-size")
+    values["tp_size"] = tp if isinstance(tp, int) and not isinstance(tp, bool) else 1
     # the dtype SGLang runs the model in, for a rule on a quantization's activation dtypes
     values["model_dtype"] = _model_dtype(_raw_flag(d.sglang_args, "--dtype", declared), read)
     # the same for the speculative draft model (the target's config.json when the command names no draft model, as

@@ -47,6 +47,16 @@ def check_quant_package(
                   sglang_version)  # fmt: skip
 
 
+def check_load_format_package(
+    load_format: str | None, facts: Mapping[str, Any], data: Mapping[str, Any], sglang_version: str | None
+) -> CheckResult | None:
+    """The result for `--load-format FORMAT` (as the command gives it; None: not given) whose model loader imports
+    a package of its own (quant_packages entries with `load_format`: bitsandbytes), None where no entry names it or
+    the installed release is known to be outside its range."""
+    return _judge(QUANT_CHECK, "quant_packages", "load_format", load_format, f"--load-format {load_format}", facts,
+                  data, sglang_version)  # fmt: skip
+
+
 def _judge(
     check: str,
     table_name: str,
