@@ -97,6 +97,9 @@ def _judge(
         unread = entry.get("installed_unknown")
         if isinstance(unread, str):
             return CheckResult(check, "unknown", f"{name} installed", module, unread, source, subject)
+        jit = entry.get("jit_toolchain")
+        if isinstance(jit, Mapping):
+            return _jit_result(check, jit, name, facts, subject)
         ext = entry.get("extension")
         if isinstance(ext, Mapping):
             return _extension_result(ext, listed[name], name, facts, subject)
@@ -113,6 +116,65 @@ def _judge(
         "is installed (a packages list that does not name it)",
         source,
         subject,
+    )
+
+
+_SYSTEM_ROOT = "/usr/local/cuda"
+
+
+def _cuda_major(version: object) -> int | None:
+    head = version.split(".")[0] if isinstance(version, str) else ""
+    return int(head) if head.isdigit() else None
+
+
+def _jit_result(check: str, jit: Mapping[str, Any], dist: str, facts: Mapping[str, Any], subject: str) -> CheckResult:
+    """The quant package's run-time compiler (preflight.json `jit_toolchain`, humming-kernels): a CUDA environment of
+    torch's CUDA major among the toolkits it looks at ($CUDA_HOME, $CUDA_PATH, /usr/local/cuda, /usr/local/cuda-*,
+    the nvidia-* pip wheels; the cuda_toolkits facts, less one found only through the nvcc on PATH). ok where one is a
+    toolkit with its own nvcc, fail where every one it looks at is known to be another major, unknown otherwise."""
+    source = jit.get("source")
+    found = f"{dist} installed"
+    packages = facts.get("packages")
+    torch = packages.get("torch") if isinstance(packages, Mapping) else None
+    major = _cuda_major(torch.get("cuda") if isinstance(torch, Mapping) else None)
+    toolkits = facts.get("cuda_toolkits")
+
+    def unknown(why: str) -> CheckResult:
+        required = f"a CUDA {major} environment" if major is not None else "a CUDA environment of torch's major"
+        msg = str(jit.get("unknown_message")).replace("{why}", why)
+        return CheckResult(check, "unknown", found, required, msg, source, subject)
+
+    if major is None:
+        return unknown("torch's CUDA version is not known (packages.torch.cuda)")
+    if not isinstance(toolkits, list):
+        return unknown("the CUDA toolkits were not probed (cuda_toolkits)")
+    seen = []
+    for tk in toolkits:
+        if not isinstance(tk, Mapping) or "error" in tk:
+            continue
+        path = str(tk.get("path") or "").rstrip("/")
+        looked_at = tk.get("source") in ("CUDA_HOME", "CUDA_PATH", "pip") or (
+            path == _SYSTEM_ROOT or path.startswith(_SYSTEM_ROOT + "-")
+        )
+        if looked_at:
+            seen.append(tk)
+    required = f"a CUDA {major} environment (nvrtc.h or nvcc)"
+    majors = [_cuda_major(tk.get("version")) for tk in seen]
+    full = [
+        tk for tk, m in zip(seen, majors, strict=True) if m == major and tk.get("source") != "pip" and tk.get("nvcc")
+    ]
+    if full:
+        msg = f"{dist} is installed and the CUDA {major} toolkit {full[0].get('path')} has nvcc (its nvrtc.h assumed)"
+        return CheckResult(check, "ok", f"{found}, CUDA {major} toolkit {full[0].get('path')}", required, msg,
+                           source, subject)  # fmt: skip
+    if all(m is not None and m != major for m in majors):
+        listed = ", ".join(f"{tk.get('path')} ({tk.get('version')})" for tk in seen) or "none"
+        msg = str(jit.get("fail_message")).replace("{major}", str(major))
+        return CheckResult(check, "fail", f"{found}; CUDA environments: {listed}", required, msg, source, subject)
+    if any(m is None for m in majors):
+        return unknown("a toolkit's CUDA version was not read")
+    return unknown(
+        f"only pip wheels or toolkits without nvcc are CUDA {major}, and whether nvrtc.h is there is not read"
     )
 
 
