@@ -986,11 +986,16 @@ def _entry_free_values(
         sets = spec.get("sets_a2a") if isinstance(spec, dict) else None
         if not isinstance(sets, dict) or d.env.get(str(spec.get("name"))) is not True:
             continue
-        if _version_in(version, str(sets.get("versions", ""))) is True:
+        given_a2a = _raw_flag(d.sglang_args, "--moe-a2a-backend", declared)
+
+        def within(key: str, releases: dict[str, Any] = sets) -> bool:  # an absent key names no release
+            return key in releases and _version_in(version, str(releases[key])) is True
+
+        if within("versions"):
             values["moe_a2a_backend"] = str(sets.get("value"))
-        elif _version_in(version, str(sets.get("unknown_versions", ""))) is True and (
-            _raw_flag(d.sglang_args, "--moe-a2a-backend", declared) is None
-        ):
+        elif within("unset_versions") and given_a2a is None:
+            values["moe_a2a_backend"] = str(sets.get("value"))  # a given backend: the raw-field checks read it
+        elif within("unknown_versions") and given_a2a is None:
             values["moe_a2a_backend"] = _AutoA2A()  # set in an override whose order against the checks is not read
     for spec in mapping.get("env") or []:  # a variable that is a launch fact, where this release reads it
         if isinstance(spec, dict) and isinstance(spec.get("fact"), str) and isinstance(spec.get("name"), str):
