@@ -398,6 +398,7 @@ class LaunchEnvA2A(TypedDict, total=False):
     value: str
     versions: str  # the releases where the override runs before the checks
     unknown_versions: str  # releases where its order against the checks was not followed
+    unset_versions: str  # releases where it is set only when the command gives no --moe-a2a-backend
 
 
 class LaunchEnv(TypedDict, total=False):

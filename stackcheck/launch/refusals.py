@@ -923,6 +923,8 @@ def _entry_free_values(
         d.sglang_args, "--speculative-draft-attention-backend", declared
     )
     values["dp_attention"] = bool(opts.get("--enable-dp-attention"))
+    values["speculative_moe_a2a_backend"] = _raw_flag(d.sglang_args, "--speculative-moe-a2a-backend", declared)
+    values["moe_ep_below_tp"] = _ep_below_tp(d, declared)
     values["flags_given"] = _GivenFlags(d, declared)
     algorithm = values["speculative_algorithm"]
     # the attention backend when the check runs: given, or not yet chosen (0.5.2-0.5.4), or chosen at start
@@ -990,11 +992,16 @@ def _entry_free_values(
         sets = spec.get("sets_a2a") if isinstance(spec, dict) else None
         if not isinstance(sets, dict) or d.env.get(str(spec.get("name"))) is not True:
             continue
-        if _version_in(version, str(sets.get("versions", ""))) is True:
+        given_a2a = _raw_flag(d.sglang_args, "--moe-a2a-backend", declared)
+
+        def within(key: str, releases: dict[str, Any] = sets) -> bool:  # an absent key names no release
+            return key in releases and _version_in(version, str(releases[key])) is True
+
+        if within("versions"):
             values["moe_a2a_backend"] = str(sets.get("value"))
-        elif _version_in(version, str(sets.get("unknown_versions", ""))) is True and (
-            _raw_flag(d.sglang_args, "--moe-a2a-backend", declared) is None
-        ):
+        elif within("unset_versions") and given_a2a is None:
+            values["moe_a2a_backend"] = str(sets.get("value"))  # a given backend: the raw-field checks read it
+        elif within("unknown_versions") and given_a2a is None:
             values["moe_a2a_backend"] = _AutoA2A()  # set in an override whose order against the checks is not read
     for spec in mapping.get("env") or []:  # a variable that is a launch fact, where this release reads it
         if isinstance(spec, dict) and isinstance(spec.get("fact"), str) and isinstance(spec.get("name"), str):
@@ -1081,6 +1088,20 @@ def _model_dsa(mapping: Mapping[str, Any], version: str, architecture: str | Non
         return False
     seen = _seen_architecture(mapping, version, architecture, keys)
     return True if _is_dsa(mapping, version, seen, keys) else _UNKNOWN
+
+
+def _ep_below_tp(d: Derived, declared: set[str] | None) -> Any:
+    """Whether the command's expert parallel size (--ep-size / --ep, default 1) is below a --tp-size above 1, as
+    given (an all-to-all backend of the target may raise it to tp: not read here); unknown where --ep-size is not a
+    positive whole number."""
+    tp_opt = d.options.get("--tp-size")
+    tp = tp_opt if isinstance(tp_opt, int) and not isinstance(tp_opt, bool) and tp_opt > 0 else 1
+    raw = _raw_flag(d.sglang_args, "--ep-size", declared) or _raw_flag(d.sglang_args, "--ep", declared)
+    if raw is None:
+        return tp > 1
+    if not (raw.strip().isdigit() and int(raw) > 0):
+        return _UNKNOWN
+    return int(raw) < tp
 
 
 def _holds(cond: Mapping[str, Any], values: Mapping[str, Any], entry: Mapping[str, Any]) -> bool | None:
@@ -1198,6 +1219,7 @@ _AUTO_WORDS = {
     "--speculative-eagle-topk, or make the model's config.json readable)",
     "attention_backend": "the attention backend SGLang picks for the GPU and the model (give --attention-backend)",
     "model_architecture": "the model's architecture, which the gate could not read (make its config.json readable)",
+    "moe_ep_below_tp": "the expert parallel size, which the gate could not read (give --ep-size as a whole number)",
     "model_mla": "whether this SGLang runs the model as MLA, which the gate could not tell (its config.json not read, "
     "or a release newer than the MLA data)",
     "model_dsa": "whether the model is one SGLang's DSA backend takes (an architecture it lists with index_topk in "
