@@ -1066,7 +1066,7 @@ def own_flag_problems(
 
 def release_choice_problems(d: Derived, mapping: Mapping[str, Any], sglang_version: str | None) -> list[Problem]:
     """A value of a listed choice flag that the installed release's parser does not offer (launch.json
-    release_choices: SGLang's attention backend list and --kv-cache-dtype's, per run of releases) ends the launch
+    release_choices: each listed choice flag's list per run of releases, read from the wheels) ends the launch
     with argparse's 'invalid choice' (exit status 2): blocked; from the releases whose launcher loads plugins first
     (release_flags `plugins`), which may extend the list, unknown, unless the spec says no plugin extends it
     (`plugins_extend` false). Only values the option's choices know are judged here (any
