@@ -121,6 +121,19 @@ CHECK_TEXT = {
     # the MoE method's constructor refusing a platform other than ROCm (CHECK_FILE)
     "quark-int4fp8-moe-cuda": "if not _is_hip:\n            raise NotImplementedError(",
     "quant-act-dtype-float16-only": "supported_dtypes = quant_config.get_supported_act_dtypes()",
+    # irev42: the bitsandbytes loader's refusal of a pre-quantized checkpoint under tensor parallelism (CHECK_FILE)
+    "bnb-prequant-tp": "Prequant BitsAndBytes models with TP is not supported",
+    # igap10: the SM100 branch that sets the draft's MoE backends under SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE (0.5.7-0.5.9;
+    # from 0.5.10 the same block sits under is_hip()), and the MXFP8 MoE path's MegaMoE route (0.5.20 on, CHECK_FILE;
+    # the architecture check that fails is FlashInfer's validate_mega_arch, read in its wheels)
+    "spec-nvfp4-nextn-deepep-ep-below-tp": (
+        'on sm100 for DeepseekV3ForCausalLM"\n                    )\n\n                if (\n'
+        '                    self.quantization == "modelopt_fp4"\n'
+        '                    and self.speculative_algorithm == "EAGLE"'
+    ),
+    "moe-runner-flashinfer-megamoe-quantized-sm100": (
+        "elif self.use_mxfp8 and get_moe_a2a_backend().is_flashinfer_megamoe():"
+    ),
 }
 # the later wordings of a rule's check (any one found counts): FlashInfer all-to-all's in 0.5.22 and in 0.5.23
 CHECK_TEXT_ALSO = {
@@ -138,6 +151,8 @@ TRTLLM_QUANT_RULES = (
 CHECK_FILE = {
     "quark-int4fp8-moe-cuda": "sglang/srt/layers/quantization/quark_int4fp8_moe.py",
     "quant-act-dtype-float16-only": "sglang/srt/model_loader/loader.py",
+    "bnb-prequant-tp": "sglang/srt/model_loader/loader.py",
+    "moe-runner-flashinfer-megamoe-quantized-sm100": "sglang/srt/layers/quantization/fp8.py",
     "trtllm-mha-page-128-heads": "sglang/srt/layers/attention/trtllm_mha_backend.py",
     "hybrid-gdn-blackwell-backend": "sglang/srt/layers/attention/attention_registry.py",
     "mla-attention-backend": "sglang/srt/model_executor/model_runner.py",
