@@ -956,6 +956,34 @@ def _in_runs(version: str, releases: list[str], spans: Any, pos: Mapping[str, in
     return False
 
 
+def _spells(name: str, flag: str, declared: set[str] | None) -> bool:
+    """Whether argparse reads the option `name` as `flag`: the flag itself or a prefix of it (argparse's
+    abbreviations) that is no other flag of the release. A prefix several flags share makes SGLang exit as
+    ambiguous, which the gate refuses on its own (undeclared_problems), so taking it as `flag` never passes a
+    launch."""
+    if name == flag:
+        return True
+    return len(name) > 2 and name.startswith("--") and flag.startswith(name) and name not in (declared or ())
+
+
+def _raw_flag(args: Sequence[str], flag: str, declared: set[str] | None = None) -> str | None:
+    """The value of a flag launch.json does not list (the parser keeps only its name), as argparse takes it: the
+    last `--flag value` or `--flag=value`, the flag spelt in full or abbreviated (`--speculative-draft-attention`).
+    `declared`: the flags the release declares (None: not known)."""
+    value: str | None = None
+    for i, arg in enumerate(args):
+        if arg == "--":
+            break
+        name, eq, inline = arg.partition("=")
+        if not _spells(name, flag, declared):
+            continue
+        if eq:
+            value = inline
+        elif i + 1 < len(args):
+            value = args[i + 1]
+    return value
+
+
 def _declared_in(mapping: Mapping[str, Any], version: str) -> set[str] | None:
     """Every flag SGLang `version` declares, from launch.json's release_flags (None when the release is not one
     of its releases: a release between two listed ones is not taken as covered). ~630 flags' runs (~0.35 ms on
@@ -1098,8 +1126,6 @@ def release_choice_problems(d: Derived, mapping: Mapping[str, Any], sglang_versi
             value = d.options.get(str(flag))
             known = _choices(by_flag.get(str(flag)) or {}, by_flag) or {}
             if str(flag) not in by_flag:  # no option lists it (--moe-a2a-backend): read raw, the runs' union known
-                from stackcheck.launch.refusals import _raw_flag
-
                 value = _raw_flag(d.sglang_args, str(flag), _declared_in(mapping, sglang_version))
                 known = {str(c): [] for r in runs or [] if isinstance(r, dict) for c in r.get("choices") or []}
                 known.update({str(c): [] for c in spec.get("known") or []})  # judged, offered by no run

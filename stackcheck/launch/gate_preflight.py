@@ -143,8 +143,8 @@ def run_for_gate(
         readings=readings,
     )
     pre = run(inputs)
+    from stackcheck.launch.gate import _raw_flag
     from stackcheck.launch.preflight.a2a import check_a2a_package, check_load_format_package, check_quant_package
-    from stackcheck.launch.refusals import _raw_flag
 
     # the MoE all-to-all backend's own package (deep_ep, Mooncake EP), as the command gives the flag
     a2a = check_a2a_package(_raw_flag(derived.sglang_args, "--moe-a2a-backend"), facts, data, sglang_version)
@@ -195,7 +195,7 @@ DRAFT_JUDGED_BACKENDS = ("trtllm_mla", "flashmla")
 def _draft_backend(derived: Any) -> tuple[bool, str | None]:
     """(whether the launch's speculative decoding builds a draft attention backend of the target's kind: an algorithm
     given and not one of NO_DRAFT_BACKEND; --speculative-draft-attention-backend as argparse takes it, None: absent)."""
-    from stackcheck.launch.refusals import _raw_flag
+    from stackcheck.launch.gate import _raw_flag
 
     algorithm = derived.options.get("--speculative-algorithm")
     drafts = algorithm is not None and str(algorithm).upper() not in NO_DRAFT_BACKEND

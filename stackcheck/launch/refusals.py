@@ -43,7 +43,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
-from stackcheck.launch.gate import Derived, Problem, _declared_in
+from stackcheck.launch.gate import Derived, Problem, _declared_in, _raw_flag, _spells
 from stackcheck.lean_typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -155,16 +155,6 @@ def _auto_topk(spec: Mapping[str, Any], version: str, algorithm: Any, architectu
     return int(picked) if isinstance(picked, int) else _UNKNOWN
 
 
-def _spells(name: str, flag: str, declared: set[str] | None) -> bool:
-    """Whether argparse reads the option `name` as `flag`: the flag itself or a prefix of it (argparse's
-    abbreviations) that is no other flag of the release. A prefix several flags share makes SGLang exit as
-    ambiguous, which the gate refuses on its own (undeclared_problems), so taking it as `flag` never passes a
-    launch."""
-    if name == flag:
-        return True
-    return len(name) > 2 and name.startswith("--") and flag.startswith(name) and name not in (declared or ())
-
-
 _DTYPE_NAMES = {"half": "float16", "float16": "float16", "bfloat16": "bfloat16", "float": "float32",
                 "float32": "float32"}  # fmt: skip
 _TEXT_SUBCONFIGS = ("thinker_config", "llm_config", "language_config", "text_config")
@@ -186,24 +176,6 @@ def _model_dtype(flag: str | None, read: Any) -> Any:
     if name in (None, "float32"):
         return "bfloat16" if str(read.get("model_type") or "").startswith("gemma") else "float16"
     return name
-
-
-def _raw_flag(args: Sequence[str], flag: str, declared: set[str] | None = None) -> str | None:
-    """The value of a flag launch.json does not list (the parser keeps only its name), as argparse takes it: the
-    last `--flag value` or `--flag=value`, the flag spelt in full or abbreviated (`--speculative-draft-attention`).
-    `declared`: the flags the release declares (None: not known)."""
-    value: str | None = None
-    for i, arg in enumerate(args):
-        if arg == "--":
-            break
-        name, eq, inline = arg.partition("=")
-        if not _spells(name, flag, declared):
-            continue
-        if eq:
-            value = inline
-        elif i + 1 < len(args):
-            value = args[i + 1]
-    return value
 
 
 def _attn_tp_sizes(
