@@ -86,6 +86,14 @@ def test_registries_and_hooked_lists_are_unknown_once_plugins_load(mapping: dict
     ]
     assert _problems(mapping, "0.5.16", "--load-format", "presharded") == [("--load-format", "unknown", "presharded")]
     assert _problems(mapping, "0.5.20", "--grammar-backend", "xgramar") == [("--grammar-backend", "unknown", "xgramar")]
+    # add_linear_attn_kernel_backend_choices comes in 0.5.12: 0.5.11 loads plugins, but none can extend that list
+    assert _problems(mapping, "0.5.11", "--linear-attn-backend", "flashkda") == [
+        ("--linear-attn-backend", "blocked", "flashkda")
+    ]
+    assert _problems(mapping, "0.5.14", "--linear-attn-backend", "flashkda") == [
+        ("--linear-attn-backend", "unknown", "flashkda")
+    ]
+    assert _problems(mapping, "0.5.15", "--linear-attn-backend", "flashkda") == []
     # an option launch.json lists without choices (--rl-on-policy-target) is judged from the runs
     assert _problems(mapping, "0.5.9", "--rl-on-policy-target", "megatron") == [
         ("--rl-on-policy-target", "blocked", "megatron")
