@@ -1132,8 +1132,11 @@ def release_choice_problems(d: Derived, mapping: Mapping[str, Any], sglang_versi
                 continue
             else:
                 if not declared:
+                    # a release release_flags does not list (0.5.9+cu128): its flags are not known, so a shorter
+                    # name on the command line may be a flag of its own (--log-requests, --ep), not an abbreviation
+                    # of this one: only the flag spelt in full is read
                     declared.append(_declared_in(mapping, sglang_version))
-                value = _raw_flag(d.sglang_args, flag, declared[0])
+                value = _raw_flag(d.sglang_args, flag, names - {flag} if declared[0] is None else declared[0])
             if not isinstance(value, str):
                 continue
             if run is None:
