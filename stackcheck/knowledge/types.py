@@ -463,6 +463,8 @@ class ReleaseChoices(TypedDict, total=False):
     flags: list[str]
     runs: list[ReleaseChoiceRun]
     known: list[str]  # values no run offers that are still judged (for a flag launch.json lists without choices)
+    every_value: bool  # the runs name every value the parser accepts: any other value is judged too
+    plugins_extend: bool  # whether a plugin can add choices (default true)
     note: str
 
 
