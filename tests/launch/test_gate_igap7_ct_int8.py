@@ -78,7 +78,12 @@ def test_the_rule_judges_a_launch_whose_schemes_were_not_read() -> None:
     checks = json.loads((ROOT / "manifests" / "checks.json").read_text())
     rules = next(c for c in checks["checks"] if c["id"] == "sglang-gpu-min-cc")["rules"]
     rule = next(r for r in rules if r["id"] == RULE)
-    assert {"not": {"fact": "launch.model_quant_schemes", "op": "exists"}} in rule["when"]["all"]
+    read = [
+        {"fact": "launch.model_quant_method", "op": "exists"},
+        {"fact": "launch.model_quant_method", "op": "in", "value": ["compressed-tensors"]},
+        {"fact": "launch.model_quant_schemes", "op": "exists"},
+    ]
+    assert {"not": {"all": read}} in rule["when"]["all"]
 
 
 @pytest.mark.parametrize(

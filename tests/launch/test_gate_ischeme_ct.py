@@ -148,8 +148,9 @@ def test_the_flag_with_the_checkpoint_is_judged_by_its_schemes(tmp_path: Path) -
 # --- unknown where the shape is not read --------------------------------------------------------------------------
 
 
-def test_an_unknown_shape_is_unknown_never_ok(tmp_path: Path) -> None:
-    doc = _gate(tmp_path, "0.5.23", "9.0", mxfp4_weight_only())
+@pytest.mark.parametrize("cc", ["9.0", "10.0"])
+def test_an_unknown_shape_is_unknown_never_ok(tmp_path: Path, cc: str) -> None:
+    doc = _gate(tmp_path, "0.5.23", cc, mxfp4_weight_only())
     assert doc["decision"] == "refuse"
     assert _quant_rules(doc) == {"quant-ct-scheme-unread": "unknown"}, doc.get("reasons")
     assert doc["derived"]["launch"]["model_quant_schemes"] == ["unknown"]

@@ -1,9 +1,11 @@
-"""The schemes a compressed-tensors checkpoint's config_groups select (preflight.json model.compressed_tensors_schemes).
+"""The schemes a compressed-tensors or Quark checkpoint selects (preflight.json model.compressed_tensors_schemes,
+model.quark_schemes).
 
 SGLang's CompressedTensorsConfig picks a scheme class per linear layer from the config group that targets it
-(_get_scheme_from_parts); each scheme class has its own minimum compute capability, checked as the layers are
-built. The table says which group shapes select which scheme; this module only matches groups against it. A
-group it cannot match, or a config it cannot read, is `unknown` (the rules on it fail closed)."""
+(_get_scheme_from_parts), QuarkConfig from the layer's config (_get_scheme_from_config); each scheme class has its
+own minimum compute capability, checked as the layers are built. The tables say which shapes select which scheme;
+this module only matches against them. A group or config it cannot match, or a config it cannot read, is `unknown`
+(the rules on it fail closed)."""
 
 from __future__ import annotations
 
@@ -78,3 +80,35 @@ def compressed_tensors_schemes(qcfg: Mapping[str, Any], table: Mapping[str, Any]
         return [UNKNOWN]
     top = qcfg.get("format")
     return sorted({_group_scheme(g, top, table) for g in groups.values()})
+
+
+def quark_schemes(qcfg: Mapping[str, Any], table: Mapping[str, Any]) -> list[str]:
+    """The sorted scheme ids of a Quark quantization config `qcfg` by `table` (preflight.json model.quark_schemes):
+    one per config it gives (global_quant_config, each value of layer_quant_config and layer_type_quant_config,
+    the configs SGLang's _find_matched_config hands a layer); "unknown" for a config not read, or none at all."""
+    configs: list[Any] = []
+    if qcfg.get("global_quant_config") is not None:
+        configs.append(qcfg.get("global_quant_config"))
+    for key in ("layer_quant_config", "layer_type_quant_config"):
+        part = qcfg.get(key)
+        if isinstance(part, Mapping):
+            configs.extend(part.values())
+        elif part is not None:
+            configs.append(None)  # not a mapping: not read
+    if not configs:
+        return [UNKNOWN]
+    defaults = table.get("defaults") or {}
+    found: set[str] = set()
+    for cfg in configs:
+        scheme = UNKNOWN
+        if isinstance(cfg, Mapping) and not cfg.get("output_tensors") and not cfg.get("bias"):
+            for row in table.get("shapes") or []:
+                if not isinstance(row, Mapping):
+                    continue
+                if _fields_match(cfg.get("weight"), row.get("weight"), defaults) and _fields_match(
+                    cfg.get("input_tensors"), row.get("input_tensors"), defaults
+                ):
+                    scheme = str(row.get("id"))
+                    break
+        found.add(scheme)
+    return sorted(found)
