@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gate_cli import LLAMA3, ROOT, gate_tp8, model_dir, release_box
+from gate_cli import LLAMA3, QWEN3_MOE, ROOT, gate_tp8, model_dir, release_box
 from registry_wheels import fetch_wheel, read_texts
 
 CT = "sglang/srt/layers/quantization/compressed_tensors/"
@@ -163,6 +163,51 @@ def test_an_unknown_shape_is_unknown_never_ok(tmp_path: Path, cc: str) -> None:
 def test_a_release_without_the_scheme_is_unknown(tmp_path: Path, release: str, config: Any) -> None:
     got = _quant_rules(_gate(tmp_path, release, "9.0", config()))
     assert set(got.values()) == {"unknown"}, got
+
+
+# --- the MoE layers ---------------------------------------------------------------------------------------------
+
+
+def _moe(config: dict[str, Any]) -> dict[str, Any]:
+    """The same quantization on a Qwen3-MoE-shaped model (RedHatAI/Qwen3-30B-A3B-FP8-dynamic and -quantized.w8a8)."""
+    return {**QWEN3_MOE, "quantization_config": config["quantization_config"]}
+
+
+def _refusals(doc: dict[str, Any]) -> dict[str, str]:
+    return {
+        str(r.get("feature")): str(r.get("status"))
+        for r in doc.get("reasons") or []
+        if str(r.get("feature", "")).startswith("refusal ct-")
+    }
+
+
+@pytest.mark.parametrize(("release", "cc"), [("0.5.23", "8.0"), ("0.5.9", "8.6"), ("0.5.3", "8.0")])
+@pytest.mark.parametrize("config", [fp8_dynamic, fp8_block])
+def test_fp8_experts_below_8_9_are_refused(tmp_path: Path, release: str, cc: str, config: Any) -> None:
+    """The dense layers fall back to W8A16 FP8; the experts run Triton's FP8 MoE kernel, which has no fp8e4nv there."""
+    doc = _gate(tmp_path, release, cc, _moe(config()))
+    assert doc["decision"] == "refuse"
+    assert _refusals(doc) == {"refusal ct-fp8-moe-triton-below-sm89": "blocked"}, doc.get("reasons")
+
+
+@pytest.mark.parametrize("release", ["0.5.23", "0.5.8", "0.5.5"])
+def test_int8_experts_are_refused_on_any_nvidia_gpu(tmp_path: Path, release: str) -> None:
+    doc = _gate(tmp_path, release, "9.0", _moe(int8_w8a8()))
+    assert doc["decision"] == "refuse"
+    assert _refusals(doc) == {"refusal ct-int8-moe-cuda": "blocked"}, doc.get("reasons")
+
+
+def test_moe_guards(tmp_path: Path) -> None:
+    """FP8 experts on Hopper, int8 on a dense model and W4A16 experts on Ampere meet neither refusal."""
+    assert _refusals(_gate(tmp_path, "0.5.23", "9.0", _moe(fp8_dynamic()))) == {}
+    assert _refusals(_gate(tmp_path, "0.5.23", "8.0", int8_w8a8())) == {}
+    assert _refusals(_gate(tmp_path, "0.5.23", "8.0", _moe(w4a16()))) == {}
+
+
+def test_experts_in_the_ignore_list_are_not_read() -> None:
+    config = _moe(int8_w8a8())
+    config["quantization_config"]["ignore"] = ["lm_head", "re:.*mlp.experts.*"]
+    assert _schemes(config) == ["int8-w8a8", "unknown"]
 
 
 # --- the reader ---------------------------------------------------------------------------------------------------

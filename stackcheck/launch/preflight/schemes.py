@@ -79,7 +79,11 @@ def compressed_tensors_schemes(qcfg: Mapping[str, Any], table: Mapping[str, Any]
     if not isinstance(groups, Mapping):
         return [UNKNOWN]
     top = qcfg.get("format")
-    return sorted({_group_scheme(g, top, table) for g in groups.values()})
+    found = {_group_scheme(g, top, table) for g in groups.values()}
+    ignore = qcfg.get("ignore")
+    if isinstance(ignore, list) and any(isinstance(x, str) and "expert" in x.lower() for x in ignore):
+        found.add(UNKNOWN)  # the experts may take no scheme (an ignored MoE layer stays unquantized): not read
+    return sorted(found)
 
 
 def quark_schemes(qcfg: Mapping[str, Any], table: Mapping[str, Any]) -> list[str]:
