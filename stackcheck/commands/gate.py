@@ -596,7 +596,10 @@ def _decide_with(
         if isinstance(pre.launch.get("model_quant_method"), str):
             from stackcheck.assembly.pipeline import reevaluate
 
-            ctx = reevaluate(report, ctx, opts, {"model_quant_method": pre.launch["model_quant_method"]})
+            read: dict[str, Any] = {"model_quant_method": pre.launch["model_quant_method"]}
+            if isinstance(pre.launch.get("model_quant_schemes"), list):  # compressed-tensors: its groups' schemes
+                read["model_quant_schemes"] = pre.launch["model_quant_schemes"]
+            ctx = reevaluate(report, ctx, opts, read)
         if isinstance(pre.launch.get("model_mla"), bool):  # rules on launch.mla (attention-fa3, -fa4): judge again
             from stackcheck.assembly.pipeline import reevaluate
 

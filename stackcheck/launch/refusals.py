@@ -318,6 +318,27 @@ def _fp8_config_moe(values: Mapping[str, Any], read: Any) -> _Judged:
     return _Judged(bool(moe), f"{what} on {'an MoE' if moe else 'a dense'} model")
 
 
+def _ct_moe(values: Mapping[str, Any], d: Derived, read: Any, schemes: tuple[str, ...]) -> _Judged:
+    """Whether the served model's experts take a compressed-tensors MoE scheme for one of `schemes` (the ids of
+    launch.model_quant_schemes): no --quantization or --quantization compressed-tensors, a compressed-tensors
+    checkpoint whose groups the preflight read as one of them, on a model with routed experts. True: they do; None:
+    such a checkpoint on a model whose experts are not known; False otherwise (not read: not judged)."""
+    flag = values.get("quantization")
+    if flag not in (None, "compressed-tensors"):
+        return _Judged(False, f"--quantization {flag}")
+    got = d.launch.get("model_quant_schemes")
+    if d.launch.get("model_quant_method") != "compressed-tensors" or not isinstance(got, list):
+        return _Judged(False, "no compressed-tensors checkpoint read")
+    hit = sorted(set(schemes) & {str(x) for x in got})
+    if not hit:
+        return _Judged(False, f"a compressed-tensors checkpoint of schemes {', '.join(map(str, got)) or 'none'}")
+    what = f"a compressed-tensors {', '.join(hit)} checkpoint"
+    moe = _model_moe(read)
+    if moe is _UNKNOWN:
+        return _Judged(None, f"{what}, model not read", missing="whether the model has routed experts (config.json)")
+    return _Judged(bool(moe), f"{what} on {'an MoE' if moe else 'a dense'} model")
+
+
 def _fp8_block_moe_split(
     values: Mapping[str, Any], d: Derived, read: Any, spec: Mapping[str, Any], majors: set[int] | None,
     declared: set[str] | None,
@@ -867,6 +888,10 @@ def launch_values(
     # the Fp8Config MoE method on the served model (gpu_sm, above, is the lowest GPU: a rule on a kernel's instruction
     # set below a minor fails on that GPU's ranks)
     values["fp8_config_moe"] = _fp8_config_moe(values, (models or {}).get("model"))
+    # a compressed-tensors checkpoint's FP8 or int8 W8A8 experts (the schemes the preflight read from config_groups)
+    read = (models or {}).get("model")
+    values["ct_fp8_moe"] = _ct_moe(values, d, read, ("fp8-w8a8", "fp8-block"))
+    values["ct_int8_moe"] = _ct_moe(values, d, read, ("int8-w8a8",))
     return values
 
 

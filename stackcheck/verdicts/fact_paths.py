@@ -186,6 +186,14 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "checkpoint states none",
         ),
         FactDoc(
+            ("launch.model_quant_schemes",),
+            "the schemes a compressed-tensors checkpoint's config_groups select (preflight.json "
+            "model.compressed_tensors_schemes: `wna16`, `fp8-w8a8`, `fp8-block`, `fp8-w8a16`, `int8-w8a8`, "
+            "`nvfp4-w4a4`, `nvfp4-w4a16`), or a Quark checkpoint's configs (model.quark_schemes: `quark-fp8-w8a8`, "
+            "`quark-mxfp4`); `unknown` for a group or config the gate does not read; sorted: read by `gate`'s "
+            "preflight where the checkpoint's quant_method is compressed-tensors or quark; absent otherwise",
+        ),
+        FactDoc(
             ("launch.pcie_ipc_allreduce",),
             "whether SGLang's opt-in PCIe-IPC all-reduce is on (`SGLANG_ENABLE_PCIE_IPC_ALLREDUCE`, a launch.json "
             "`env` entry with a `fact`): the launch's environment in `gate`; in the audit the probed environment's "

@@ -42,13 +42,13 @@ def _int8_checkpoint() -> dict[str, Any]:
     return {**LLAMA3, "quantization_config": qc}
 
 
-def _rule_results(doc: dict[str, Any]) -> list[dict[str, Any]]:
+def _rule_results(doc: dict[str, Any], rule: str = RULE) -> list[dict[str, Any]]:
     return [
         x
         for r in doc.get("reasons") or []
         if r.get("feature") == "sglang-gpu-min-cc"
         for x in r.get("reasons") or []
-        if x.get("rule") == RULE
+        if x.get("rule") == rule
     ]
 
 
@@ -60,14 +60,30 @@ def _rule_results(doc: dict[str, Any]) -> list[dict[str, Any]]:
         ("0.5.6", "8.0", ["--quantization", "compressed-tensors"]),
     ],
 )
-def test_ampere_under_the_releases_whose_int8_scheme_asks_89_is_unknown(
+def test_ampere_under_the_releases_whose_int8_scheme_asks_89_is_refused(
     tmp_path: Path, release: str, cc: str, flags: list[str]
 ) -> None:
+    """ischeme: the checkpoint's groups are read now (launch.model_quant_schemes), so its int8 W8A8 scheme is
+    blocked by rule quant-ct-int8-w8a8-89 where it was unknown here; this rule judges only a launch whose schemes
+    were not read (test below)."""
     doc = gate_tp8(release_box(tmp_path, release, cc), model_dir(tmp_path, "m", _int8_checkpoint()), *flags)
     assert doc["decision"] == "refuse"
-    got = _rule_results(doc)
-    assert [x.get("result") for x in got] == ["unknown"], doc.get("reasons")
+    assert _rule_results(doc) == []
+    got = _rule_results(doc, "quant-ct-int8-w8a8-89")
+    assert [x.get("result") for x in got] == ["fail"], doc.get("reasons")
     assert "8.9" in json.dumps(got) and "compressed_tensors_w8a8_int8.py" in json.dumps(got)
+
+
+def test_the_rule_judges_a_launch_whose_schemes_were_not_read() -> None:
+    checks = json.loads((ROOT / "manifests" / "checks.json").read_text())
+    rules = next(c for c in checks["checks"] if c["id"] == "sglang-gpu-min-cc")["rules"]
+    rule = next(r for r in rules if r["id"] == RULE)
+    read = [
+        {"fact": "launch.model_quant_method", "op": "exists"},
+        {"fact": "launch.model_quant_method", "op": "in", "value": ["compressed-tensors"]},
+        {"fact": "launch.model_quant_schemes", "op": "exists"},
+    ]
+    assert {"not": {"all": read}} in rule["when"]["all"]
 
 
 @pytest.mark.parametrize(

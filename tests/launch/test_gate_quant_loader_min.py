@@ -30,13 +30,13 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _loader_reasons(doc: dict[str, Any]) -> list[dict[str, Any]]:
-    """The reasons of the gate's blocking item sglang-gpu-min-cc that come from a quant-loader rule."""
+    """The reasons of the gate's blocking item sglang-gpu-min-cc from a quant-loader, quant-ct or quant-quark rule."""
     return [
         x
         for r in doc.get("reasons") or []
         if r.get("feature") == "sglang-gpu-min-cc"
         for x in r.get("reasons") or []
-        if str(x.get("rule", "")).startswith("quant-loader")
+        if str(x.get("rule", "")).startswith(("quant-loader", "quant-ct-", "quant-quark-"))
     ]
 
 
@@ -59,6 +59,14 @@ def _refused_by(doc: dict[str, Any], rule: str, observed: int, required: int) ->
 
 def _ckpt(method: str) -> dict[str, Any]:
     return {**LLAMA3, "quantization_config": {"quant_method": method}}
+
+
+def _ct_unread() -> dict[str, Any]:
+    """A compressed-tensors checkpoint whose one group is of a shape the gate does not read (MXFP4 weights)."""
+    weights = {"num_bits": 4, "type": "float", "strategy": "group", "group_size": 32, "symmetric": True}
+    group = {"targets": ["Linear"], "weights": weights, "input_activations": None}
+    qc = {"quant_method": "compressed-tensors", "format": "mxfp4-pack-quantized", "config_groups": {"g": group}}
+    return {**LLAMA3, "quantization_config": qc}
 
 
 @pytest.mark.parametrize(
@@ -113,9 +121,10 @@ def test_modelopt_fp8_checkpoint_read_from_hf_quant_config_refused_on_ampere(tmp
     [
         ("8.0", ["--quantization", "modelopt"], LLAMA3, "quant-loader-depends"),  # FP8 (8.9) or FP4 (8.0)
         ("7.5", ["--quantization", "compressed-tensors"], LLAMA3, "quant-loader-compressed-tensors"),
-        ("7.5", [], _ckpt("compressed-tensors"), "quant-loader-compressed-tensors"),
+        # ischeme: the groups are read now; a group of a shape not read is unknown (no group: no scheme, admitted)
+        ("7.5", [], _ct_unread(), "quant-ct-scheme-unread"),
         ("8.0", ["--quantization", "quark"], LLAMA3, "quant-loader-quark-scheme"),  # W8A8 FP8 scheme 8.9, MXFP4 7.0
-        ("8.6", [], _ckpt("quark"), "quant-loader-quark-scheme"),
+        ("8.6", [], _ckpt("quark"), "quant-quark-scheme-unread"),  # ischeme: a Quark config with no scheme read
     ],
 )
 def test_minimum_that_follows_what_is_not_read_is_unknown(

@@ -114,6 +114,10 @@ CHECK_TEXT = {
     "fp8-block-moe-tp-split": "The output_size of gate's and up's weight = ",
     # the MoE method whose Triton kernel fails below sm_89 (the failing check is Triton's, read in its wheels)
     "fp8-moe-triton-below-sm89": "class Fp8MoEMethod(",
+    # ischeme: the compressed-tensors FP8 W8A8 MoE method's Triton call on FP8 operands, and the int8 MoE refusals
+    # (CHECK_FILE: the MoE module of 0.5.1-0.5.8, the config or the scheme's module from 0.5.9)
+    "ct-fp8-moe-triton-below-sm89": "use_fp8_w8a8=True",
+    "ct-int8-moe-cuda": "Unsupported FusedMoe scheme",
     # igap4: the draft's runner where none is given (flashinfer_trtllm for flashinfer_megamoe, 0.5.22 on), and the
     # FlashInfer MegaMoE all-to-all's SM100 check (0.5.20 on)
     "spec-moe-runner-megamoe-draft-trtllm": 'if default == "flashinfer_megamoe":',
@@ -201,6 +205,14 @@ CHECK_FILE = {
     "moe-a2a-mooncake-normal-mode": "sglang/srt/layers/moe/token_dispatcher/mooncake.py",
     "fp8-block-moe-tp-split": "sglang/srt/layers/quantization/fp8.py",
     "fp8-moe-triton-below-sm89": "sglang/srt/layers/quantization/fp8.py",
+    "ct-fp8-moe-triton-below-sm89": (
+        "sglang/srt/layers/quantization/compressed_tensors/compressed_tensors_moe.py",
+        "sglang/srt/layers/quantization/compressed_tensors/schemes/compressed_tensors_w8a8_fp8_moe.py",
+    ),
+    "ct-int8-moe-cuda": (
+        "sglang/srt/layers/quantization/compressed_tensors/compressed_tensors_moe.py",
+        "sglang/srt/layers/quantization/compressed_tensors/compressed_tensors.py",
+    ),
 }
 # moe-runner-deep-gemm-deepgemm-off's GPU conditions (`also` on gpu_major): SGLang turns DeepGEMM off below SM90 in
 # its configurer (and, 0.5.13-0.5.19, on sm 120), and imports deep_gemm only where it is on

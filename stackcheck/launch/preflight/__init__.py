@@ -144,6 +144,8 @@ def run(inp: Inputs) -> Preflight:
                 launch["model_multimodal"] = info.multimodal
             if info.quant_method:
                 launch["model_quant_method"] = info.quant_method
+            if info.quant_schemes is not None:
+                launch["model_quant_schemes"] = info.quant_schemes
 
     skipped: list[str] = []
     r = inp.readings

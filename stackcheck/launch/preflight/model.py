@@ -83,6 +83,9 @@ class ModelInfo:
     multimodal: bool | None = None  # SGLang serves it as multimodal (ModelConfig.is_multimodal); None: not read
     quant_method: str | None = None
     quant_why: str | None = None
+    # the schemes a compressed-tensors or Quark checkpoint's configs select (preflight.json
+    # model.compressed_tensors_schemes, quark_schemes; "unknown" for one not read); None: not such a checkpoint
+    quant_schemes: list[str] | None = None
     requirements: list[ModelRequirement] = field(default_factory=list)
     weights: Weights | None = None
     results: list[CheckResult] = field(default_factory=list)
@@ -106,6 +109,7 @@ class ModelInfo:
             "multimodal": self.multimodal,
             "quant_method": self.quant_method,
             "quant_why": self.quant_why,
+            "quant_schemes": self.quant_schemes,
             "requires": [{"feature": r.feature, "why": r.why} for r in self.requirements],
             "weights_bytes": self.weights.total_bytes if self.weights else None,
         }
@@ -597,6 +601,16 @@ def read_model(
     info.query_heads = query_heads(config)
     info.multimodal = is_multimodal(info.architectures, options, mdata.get("multimodal_architectures") or {})
     info.quant_method, info.quant_why = quant_method, quant_why
+    ct_table = mdata.get("compressed_tensors_schemes") or {}
+    quark_table = mdata.get("quark_schemes") or {}
+    if quant_method is not None and quant_method == ct_table.get("quant_method"):
+        from stackcheck.launch.preflight.schemes import compressed_tensors_schemes
+
+        info.quant_schemes = compressed_tensors_schemes(qcfg, ct_table)
+    elif quant_method is not None and quant_method == quark_table.get("quant_method"):
+        from stackcheck.launch.preflight.schemes import quark_schemes
+
+        info.quant_schemes = quark_schemes(qcfg, quark_table)
     info.requirements.extend(quantization_requirements(mdata, quant_method, qcfg, f"{role} {quant_why}"))
     kept = kept_modelopt(mdata, qcfg, quant_method, info.architectures, options, sglang_version)
     if kept is not None:

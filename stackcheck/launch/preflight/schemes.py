@@ -1,0 +1,118 @@
+"""The schemes a compressed-tensors or Quark checkpoint selects (preflight.json model.compressed_tensors_schemes,
+model.quark_schemes).
+
+SGLang's CompressedTensorsConfig picks a scheme class per linear layer from the config group that targets it
+(_get_scheme_from_parts), QuarkConfig from the layer's config (_get_scheme_from_config); each scheme class has its
+own minimum compute capability, checked as the layers are built. The tables say which shapes select which scheme;
+this module only matches against them. A group or config it cannot match, or a config it cannot read, is `unknown`
+(the rules on it fail closed)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+UNKNOWN = "unknown"
+
+
+def _same(value: Any, allowed: Any) -> bool:
+    """`value` is one of `allowed`, with its JSON type (true is not 1); strings compared without case."""
+    if not isinstance(allowed, list):
+        return False
+    for a in allowed:
+        if isinstance(value, str) and isinstance(a, str):
+            if value.lower() == a.lower():
+                return True
+        elif type(value) is type(a) and value == a:
+            return True
+    return False
+
+
+def _fields_match(args: Any, want: Any, defaults: Mapping[str, Any]) -> bool:
+    """A group's weights / input_activations (`args`) against a row's fields: null wants them absent."""
+    if want is None:
+        return args is None
+    if not isinstance(args, Mapping) or not isinstance(want, Mapping):
+        return False
+    return all(_same(args.get(k, defaults.get(k)), v) for k, v in want.items())
+
+
+def _group_scheme(group: Any, top_format: Any, table: Mapping[str, Any]) -> str:
+    if not isinstance(group, Mapping):
+        return UNKNOWN
+    targets = group.get("targets")
+    if not isinstance(targets, list) or "Linear" not in targets:
+        return UNKNOWN  # a group for named or regex modules only: which layers take it is not read
+    fmt = group.get("format")
+    if fmt is None:
+        fmt = top_format
+    elif top_format is not None and fmt != top_format:
+        return UNKNOWN  # releases differ in which of the two they read
+    if not isinstance(fmt, str):
+        return UNKNOWN
+    defaults = table.get("defaults") or {}
+    for row in table.get("shapes") or []:
+        if not isinstance(row, Mapping) or not _same(fmt, row.get("formats")):
+            continue
+        if _fields_match(group.get("weights"), row.get("weights"), defaults) and _fields_match(
+            group.get("input_activations"), row.get("input_activations"), defaults
+        ):
+            return str(row.get("id"))
+    return UNKNOWN
+
+
+def compressed_tensors_schemes(qcfg: Mapping[str, Any], table: Mapping[str, Any]) -> list[str]:
+    """The sorted scheme ids of the config groups of a compressed-tensors quantization config `qcfg`, by `table`
+    (preflight.json model.compressed_tensors_schemes); "unknown" among them for each group not read; empty where
+    there is no config group (SGLang reads config_groups with a default of none: compressed_tensors.py 0.5.1:204,
+    0.5.23:361)."""
+    groups = qcfg.get("config_groups")
+    sparsity = qcfg.get("sparsity_config")
+    if isinstance(sparsity, Mapping) and sparsity and sparsity.get("format") not in (None, "dense"):
+        return [UNKNOWN]  # a sparse (2:4) checkpoint takes other paths (CompressedTensors24)
+    if sparsity is not None and not isinstance(sparsity, Mapping):
+        return [UNKNOWN]
+    if "linear_fp8_config" in qcfg:
+        return [UNKNOWN]  # a second, FP8 config for some linear layers (SGLang 0.5.9+): not read
+    if groups is None or groups == {}:
+        return []  # no group: SGLang builds no scheme, every linear layer stays unquantized
+    if not isinstance(groups, Mapping):
+        return [UNKNOWN]
+    top = qcfg.get("format")
+    found = {_group_scheme(g, top, table) for g in groups.values()}
+    ignore = qcfg.get("ignore")
+    if isinstance(ignore, list) and any(isinstance(x, str) and "expert" in x.lower() for x in ignore):
+        found.add(UNKNOWN)  # the experts may take no scheme (an ignored MoE layer stays unquantized): not read
+    return sorted(found)
+
+
+def quark_schemes(qcfg: Mapping[str, Any], table: Mapping[str, Any]) -> list[str]:
+    """The sorted scheme ids of a Quark quantization config `qcfg` by `table` (preflight.json model.quark_schemes):
+    one per config it gives (global_quant_config, each value of layer_quant_config and layer_type_quant_config,
+    the configs SGLang's _find_matched_config hands a layer); "unknown" for a config not read, or none at all."""
+    configs: list[Any] = []
+    if qcfg.get("global_quant_config") is not None:
+        configs.append(qcfg.get("global_quant_config"))
+    for key in ("layer_quant_config", "layer_type_quant_config"):
+        part = qcfg.get(key)
+        if isinstance(part, Mapping):
+            configs.extend(part.values())
+        elif part is not None:
+            configs.append(None)  # not a mapping: not read
+    if not configs:
+        return [UNKNOWN]
+    defaults = table.get("defaults") or {}
+    found: set[str] = set()
+    for cfg in configs:
+        scheme = UNKNOWN
+        if isinstance(cfg, Mapping) and not cfg.get("output_tensors") and not cfg.get("bias"):
+            for row in table.get("shapes") or []:
+                if not isinstance(row, Mapping):
+                    continue
+                if _fields_match(cfg.get("weight"), row.get("weight"), defaults) and _fields_match(
+                    cfg.get("input_tensors"), row.get("input_tensors"), defaults
+                ):
+                    scheme = str(row.get("id"))
+                    break
+        found.add(scheme)
+    return sorted(found)
