@@ -415,15 +415,19 @@ def resolve_object(
     wanted: re.Pattern[str] = CUDA_LIBS,
     view: FileView | None = None,
     defs_cache: VersionDefs | None = None,
+    infos: dict[str, ObjectInfo] | None = None,
 ) -> dict[str, Any]:
     """The CUDA libraries of one object: {"path", "rpath", "runpath", "libs": [...], "warnings": [...],
-    "version_failures": [...]} (a library found that lacks a version the object needs from it)."""
+    "version_failures": [...]} (a library found that lacks a version the object needs from it). `infos`, when
+    given, keeps the object's ObjectInfo by path (the second hop reuses it instead of reading the file again)."""
     out: dict[str, Any] = {"path": rel}
     needs: dict[str, list[str]] = {}
     try:
         with ElfFile(path, view) as elf:
             dyn = elf.dynamic()
             obj = ObjectInfo(str(path), dyn.needed, dyn.rpath, dyn.runpath, elf.header.e_machine)
+            if infos is not None:
+                infos[str(path)] = obj
             if any(wanted.match(name) for name in dyn.needed):  # only an object that needs a CUDA library
                 try:
                     needs = _nonweak_needs(elf)
@@ -478,9 +482,11 @@ def probe_libs(
     view: FileView | None = None,
 ) -> dict[str, Any]:
     """{"ld_cache": source, "packages": {pkg: {"objects": [...]}}, "warnings": [...], "version_failures": [...],
-    "version_errors": [...]}: a version failure names the package ("package"), the object, the library found,
-    the versions it lacks ("missing") and those it defines; a version error, an object or library whose version
-    records could not be read (the check cannot be decided there).
+    "version_errors": [...], "torch_libraries": {...}, "symbol_failures": [...]}: a version failure names the
+    package ("package"), the object, the library found, the versions it lacks ("missing") and those it defines;
+    a version error, an object or library whose version records could not be read (the check cannot be decided
+    there); a symbol failure, a CUDA library torch loads whose own dependency is found without symbols it needs
+    (follow_torch_libraries, the second hop).
 
     torch is resolved first; the kernel packages' CUDA libraries whose soname torch already loaded are
     reported as reused from torch (with their own static resolution kept as own_winner/own_via).
@@ -505,8 +511,10 @@ def probe_libs(
         "warnings": [],
         "version_failures": [],
         "version_errors": [],
+        "symbol_failures": [],
     }
     defs_cache: VersionDefs = {}
+    infos: dict[str, ObjectInfo] = {}
     for name, patterns in LIB_OBJECTS.items():
         pkg = packages.get(name)
         if not isinstance(pkg, Mapping) or not pkg.get("installed") or not pkg.get("location"):
@@ -534,6 +542,7 @@ def probe_libs(
                 already_loaded=None if name == "torch" else loaded,
                 view=fs,
                 defs_cache=defs_cache,
+                infos=infos if name == "torch" else None,
             )
             entry["objects"].append(obj)
             result["warnings"] += obj.get("warnings", [])
@@ -549,4 +558,168 @@ def probe_libs(
                     if lib.get("winner"):
                         loaded.setdefault(lib["needed"], {"winner": lib["winner"], "loaded_by": "torch"})
         result["packages"][name] = entry
+        if name == "torch" and paths:
+            hop = follow_torch_libraries(paths, root, env, cache, fs, defs_cache, infos)
+            result["torch_libraries"] = {k: hop[k] for k in ("preloaded", "libraries")}
+            result["symbol_failures"] = hop["symbol_failures"]
+            result["version_failures"] += hop["version_failures"]
+            result["version_errors"] += [f"torch: {e}" for e in hop["errors"]]
     return result
+
+
+# -- the second hop: the CUDA libraries torch loads, and what they load ------------------------------------------
+# torch's objects need libcusparse, libcufft, libcublas, ... from the nvidia-* wheels (their RPATH); those
+# libraries need others in turn (libcusparse needs libnvJitLink.so.12) and find them through their OWN search
+# path: a wheel library has DT_RUNPATH ($ORIGIN:$ORIGIN/../../nvjitlink/lib for nvidia-cusparse-cu12 12.3.1.170),
+# so LD_LIBRARY_PATH comes first and torch's RPATH plays no part. An older copy first on LD_LIBRARY_PATH (a CUDA
+# toolkit's lib64) then wins; if it lacks a symbol the library needs, import torch fails with "undefined symbol:
+# __nvJitLinkComplete_12_4, version libnvJitLink.so.12". nvJitLink's version node is the same name in every 12.x
+# release, so DT_VERNEED against DT_VERDEF passes: only the symbols, looked up in the library found, decide.
+# Python imports torch._C with RTLD_NOW and ctypes loads with RTLD_NOW, so every non-weak undefined symbol is
+# bound at load time (glibc elf/dl-lookup.c _dl_lookup_symbol_x: "undefined symbol: X, version V").
+
+#: the CUDA libraries whose dependencies are followed one hop further, and the ones looked for there
+HOP_LIBS = re.compile(
+    r"^lib(cudart|nvrtc|cudnn|cublas|cublasLt|nccl|cusparse|cusparseLt|cufft|curand|cusolver|cufile|nvJitLink)"
+    r"\.so(\.\d+)*$"
+)
+#: torch/__init__.py's literal preload calls (_load_global_deps, success branch): (wheel folder, file glob)
+_PRELOAD_CALL = re.compile(r'_preload_cuda_deps\(\s*"(\w+)"\s*,\s*"([^"]+)"\s*\)')
+#: ... and the condition it checks first (the libcudart mapped must be the pip wheel's)
+_PRELOAD_GUARD = re.compile(r'"(nvidia/[\w/]+/libcudart\.so)"\s+not\s+in\s+_maps')
+MAX_INIT_BYTES = 1 << 20
+MAX_HOP_LIBRARIES = 40
+
+
+def torch_preloads(location: str, cudart: str | None, view: FileView) -> dict[str, str]:
+    """{soname: path} of the libraries torch/__init__.py loads with ctypes before torch._C, read from the file:
+    torch 2.6 and later preload nvidia-cuda-nvrtc and nvidia-nvjitlink when the libcudart torch loaded is the
+    pip wheel's (pytorch/pytorch#138460). Only a literal call behind the literal libcudart guard counts; anything
+    else (an older torch, a refactored file, libcudart from elsewhere) is no preload, and the loader's search
+    decides."""
+    init = posixpath.join(location, "torch", "__init__.py")
+    try:
+        text = view.read_bytes(init, MAX_INIT_BYTES).decode("utf-8", "replace")
+    except (OSError, ValueError):
+        return {}
+    guard = _PRELOAD_GUARD.search(text)
+    if guard is None or cudart is None or guard.group(1) not in cudart:
+        return {}
+    out: dict[str, str] = {}
+    for folder, pattern in _PRELOAD_CALL.findall(text):
+        base = posixpath.join(location, "nvidia", folder, "lib")
+        try:
+            found = sorted(p for p in glob(view, base, pattern) if is_file(view, p))
+        except GlobLimit:
+            continue
+        if found:
+            out.setdefault(posixpath.basename(found[0]), found[0])
+    return out
+
+
+def _symbols_missing(lib: str, needed: str, winner: str, view: FileView) -> tuple[list[tuple[str, str]], str | None]:
+    """The (symbol, version) pairs `lib` asks of `needed` that `winner` does not define, or an error."""
+    try:
+        with ElfFile(lib, view) as elf:
+            wanted = DynamicSymbols(elf).undefined_from({needed}).get(needed, [])
+        if not wanted:
+            return [], None
+        with ElfFile(winner, view) as elf:
+            dyn = DynamicSymbols(elf)
+            return [(name, ver) for name, ver in wanted if not dyn.defines(name)], None
+    except ElfError as exc:
+        return [], str(exc)
+
+
+def follow_torch_libraries(
+    objects: list[str],
+    location: str,
+    env: Mapping[str, str],
+    cache: list[CacheEntry],
+    view: FileView,
+    defs_cache: VersionDefs,
+    infos: Mapping[str, ObjectInfo] | None = None,
+) -> dict[str, Any]:
+    """The second hop for torch: {"preloaded": {soname: path}, "libraries": [{"library", "needed", "winner",
+    "via"}], "symbol_failures": [...], "version_failures": [...], "errors": [...]}. A symbol failure names the
+    library (a CUDA library torch loads), the library it needs, the copy found, how, and the symbols missing."""
+    loaded: dict[str, tuple[str, str]] = {}
+    first: list[tuple[str, str]] = []  # (library path, rpath dirs of the object that loads it)
+    out: dict[str, Any] = {"libraries": [], "symbol_failures": [], "version_failures": [], "errors": []}
+    is_f, compat = _view_is_file(view), _view_compatible(view)
+    for path in objects:
+        try:
+            obj = (infos or {}).get(path) or read_object(path, view)
+        except ElfError as exc:
+            out["errors"].append(str(exc))
+            continue
+        origin = posixpath.dirname(path)
+        chain = expand_dirs(obj.rpath, origin, obj.machine) if obj.rpath and not obj.runpath else []
+        for name in obj.needed:
+            if not HOP_LIBS.match(name):
+                continue
+            if name not in loaded:
+                res = resolve_needed(obj, name, env, cache, is_file=is_f, compatible=compat)
+                if res["winner"] is None:
+                    continue  # not found: the first-hop check reports what torch itself cannot find
+                loaded[name] = (str(res["winner"]), str(res["via"]))
+            first.append((loaded[name][0], ":".join(chain)))
+    cudart = next((w for n, (w, _) in loaded.items() if n.startswith("libcudart.so")), None)
+    preloaded = torch_preloads(location, cudart, view)
+    out["preloaded"] = preloaded
+    hop: dict[str, tuple[str, str]] = {n: (p, "preloaded by torch/__init__.py") for n, p in preloaded.items()}
+    hop.update(loaded)
+    seen: set[str] = set()
+    for lib, chain_rpath in first:
+        if lib in seen or len(seen) >= MAX_HOP_LIBRARIES:
+            continue
+        seen.add(lib)
+        try:
+            obj = read_object(lib, view)
+        except ElfError as exc:
+            out["errors"].append(str(exc))
+            continue
+        if not obj.runpath and chain_rpath:  # no RUNPATH: the loading object's RPATH is searched after its own
+            obj = obj._replace(rpath=":".join(x for x in (obj.rpath, chain_rpath) if x))
+        needs: dict[str, list[str]] = {}
+        for name in obj.needed:
+            if not HOP_LIBS.match(name):
+                continue
+            if name in hop:
+                winner, via = hop[name]
+            else:
+                res = resolve_needed(obj, name, env, cache, is_file=is_f, compatible=compat)
+                if res["winner"] is None:  # the load would fail unless something this model lacks loaded it
+                    out["errors"].append(f"{lib}: {name} is not found on its search path")
+                    continue
+                winner, via = str(res["winner"]), str(res["via"])
+                hop[name] = (winner, via)
+            out["libraries"].append({"library": lib, "needed": name, "winner": winner, "via": via})
+            missing, err = _symbols_missing(lib, name, winner, view)
+            if err:
+                out["errors"].append(err)
+            elif missing:
+                out["symbol_failures"].append(
+                    {
+                        "package": "torch",
+                        "library": lib,
+                        "needed": name,
+                        "winner": winner,
+                        "via": via,
+                        "missing": [f"{s}@{v}" for s, v in missing],
+                        "source": f"{lib}: its undefined symbols bound to {name} (DT_VERSYM, DT_VERNEED)",
+                    }
+                )
+            if not needs:
+                try:
+                    with ElfFile(lib, view) as elf:
+                        needs = _nonweak_needs(elf)
+                except ElfError as exc:
+                    out["errors"].append(str(exc))
+            failure = check_versions(lib, {"needed": name, "winner": winner, "via": via}, needs,
+                                     version_defs(winner, view, defs_cache))  # fmt: skip
+            if failure is not None and "error" in failure:
+                out["errors"].append(str(failure["error"]))
+            elif failure is not None:
+                out["version_failures"].append({"package": "torch", **failure})
+    return out

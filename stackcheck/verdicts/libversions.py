@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from stackcheck.verdicts.types import Reason
 
 SOURCE = "GLIBC-DL-VERSION"
+SYMBOL_SOURCE = "GLIBC-DL-LOOKUP"
 #: the packages whose objects every SGLang launch loads
 _EVERY_LAUNCH = frozenset(("torch", *KERNEL_PACKAGES))
 _SHOWN = 6  # version names listed in a message
@@ -58,6 +59,7 @@ def version_reasons(libs: Mapping[str, Any]) -> list[Reason]:
                 "source": SOURCE,
             }
         )
+    out += symbol_reasons(libs)
     for e in libs.get("version_errors") or []:
         if isinstance(e, str):
             out.append(
@@ -68,4 +70,39 @@ def version_reasons(libs: Mapping[str, Any]) -> list[Reason]:
                     "source": SOURCE,
                 }
             )
+    return out
+
+
+def symbol_reasons(libs: Mapping[str, Any]) -> list[Reason]:
+    """One failing reason per CUDA library torch loads whose own dependency is found without symbols it needs
+    (facts.libs.symbol_failures, the second hop of stackcheck/readers/libs.py): import torch fails with
+    "undefined symbol: X, version V" (Python and ctypes load with RTLD_NOW, so every non-weak symbol is bound at
+    load; glibc elf/dl-lookup.c _dl_lookup_symbol_x)."""
+    out: list[Reason] = []
+    for f in libs.get("symbol_failures") or []:
+        if not isinstance(f, Mapping):
+            continue
+        missing = _names(f.get("missing"))
+        if not missing:
+            continue
+        lib, needed, winner = (str(f.get(k, "?")) for k in ("library", "needed", "winner"))
+        via = f" ({f['via']})" if f.get("via") else ""
+        name, _, version = missing[0].partition("@")
+        shown = ", ".join(missing[:_SHOWN]) + (f" and {len(missing) - _SHOWN} more" if len(missing) > _SHOWN else "")
+        out.append(
+            {
+                "rule": "shared-libs-symbol",
+                "result": "fail",
+                "effect": "crash",
+                "message": (
+                    f"torch loads {lib}, which needs {shown} from {needed}; the loader finds {winner}{via}, an older "
+                    f"copy that does not define {'them' if len(missing) > 1 else 'it'}: import torch fails, "
+                    f'"undefined symbol: {name}{", version " + version if version else ""}" (put the copy torch '
+                    f"installed first, e.g. drop the directory of {winner} from LD_LIBRARY_PATH)"
+                ),
+                "observed": f"{winner}{via} does not define {shown}",
+                "required": f"{needed} defining {shown} (the undefined symbols of {lib} bound to it)",
+                "source": SYMBOL_SOURCE,
+            }
+        )
     return out

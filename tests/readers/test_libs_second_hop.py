@@ -1,0 +1,210 @@
+"""The second hop of audit --deep's shared-library check (stackcheck.readers.libs.follow_torch_libraries): the
+CUDA libraries torch loads find their own dependencies through their own search path (a wheel library's
+RUNPATH loses to LD_LIBRARY_PATH), and the symbols they ask of them are looked up in the copy found.
+
+With gcc, a site-packages in the wheels' shape is built (a stand-in libtorch_cuda.so with torch's RPATH, a
+libcusparse.so.12 with the cuSPARSE wheel's RUNPATH that calls a 12.4 nvJitLink entry point, a new and an old
+libnvJitLink.so.12 with one version node) and the real loader is asked too: it must refuse exactly where the
+check fails. The registry test does the same with the real nvidia-cusparse-cu12 12.3.1.170 (torch 2.5.1's pin)
+and nvidia-nvjitlink-cu12 12.4.127 / 12.2.140 wheels."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from stackcheck.readers import libs
+from stackcheck.readers.elf import DynamicSymbols, ElfFile
+
+GCC = shutil.which("gcc")
+JIT = "libnvJitLink.so.12"
+needs_gcc = pytest.mark.skipif(GCC is None, reason="gcc not installed")
+
+
+def _gcc(out: Path, src: str, *extra: str, script: str | None = None) -> Path:
+    assert GCC is not None
+    out.parent.mkdir(parents=True, exist_ok=True)
+    c = out.parent / (out.name + ".c")
+    c.write_text(src)
+    args = [GCC, "-shared", "-fPIC", "-o", str(out), str(c), *extra]
+    if script is not None:
+        (out.parent / (out.name + ".map")).write_text(script)
+        args.append(f"-Wl,--version-script,{out.parent / (out.name + '.map')}")
+    subprocess.run(args, check=True, timeout=60)
+    c.unlink()
+    return out
+
+
+def _jitlink(d: Path, minors: list[int]) -> Path:
+    """A libnvJitLink.so.12 exporting one entry point per minor release, all under the one version node."""
+    src = " ".join(f"int __nvJitLinkComplete_12_{m}(void){{return {m};}}" for m in minors)
+    script = f"{JIT} {{ global: __nvJitLinkComplete_*; local: *; }};"
+    return _gcc(d / JIT, src, f"-Wl,-soname,{JIT}", script=script)
+
+
+def _torch_stand_in(site: Path, cusparse_dir: Path, calls: bool = True) -> Path:
+    """torch/lib/libtorch_cuda.so needing libcudart and libcusparse through an RPATH like torch's (calling into
+    the stand-in libcusparse when `calls`; --no-as-needed keeps both DT_NEEDED entries either way)."""
+    cudart = _gcc(site / "nvidia/cuda_runtime/lib/libcudart.so.12", "int sct_rt(void){return 0;}",
+                  "-Wl,-soname,libcudart.so.12")  # fmt: skip
+    rpath = "$ORIGIN/../../nvidia/cuda_runtime/lib:$ORIGIN/../../nvidia/cusparse/lib"
+    src = "int sct_sp(void); int sct_torch(void){return sct_sp();}" if calls else "int sct_torch(void){return 0;}"
+    return _gcc(site / "torch/lib/libtorch_cuda.so", src,
+                "-Wl,--no-as-needed", "-Wl,--disable-new-dtags", f"-Wl,-rpath,{rpath}", f"-L{cusparse_dir}",
+                "-l:libcusparse.so.12", f"-L{cudart.parent}", "-l:libcudart.so.12")  # fmt: skip
+
+
+def _site(tmp: Path) -> tuple[Path, Path]:
+    """A site-packages in the wheels' shape, and a directory holding an older libnvJitLink.so.12."""
+    site = tmp / "site"
+    new = _jitlink(site / "nvidia/nvjitlink/lib", [0, 1, 2, 3, 4])
+    _gcc(site / "nvidia/cusparse/lib/libcusparse.so.12",
+         "int __nvJitLinkComplete_12_4(void); int sct_sp(void){return __nvJitLinkComplete_12_4();}",
+         "-Wl,-soname,libcusparse.so.12", "-Wl,--enable-new-dtags", "-Wl,-rpath,$ORIGIN:$ORIGIN/../../nvjitlink/lib",
+         f"-L{new.parent}", f"-l:{JIT}", script="SCT_SP { global: sct_sp; local: *; };")  # fmt: skip
+    _torch_stand_in(site, site / "nvidia/cusparse/lib")
+    _jitlink(tmp / "cuda-12.2/lib64", [0, 1, 2])
+    return site, tmp / "cuda-12.2/lib64"
+
+
+def _facts(site: Path) -> dict[str, Any]:
+    return {"packages": {"torch": {"installed": True, "version": "2.5.1", "location": str(site)}}}
+
+
+def _load(target: Path, env_dir: Path | None, preload: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """The real loader: ctypes (RTLD_NOW, like Python's import of torch._C) in a fresh interpreter."""
+    code = "import ctypes, sys\nif sys.argv[2]: ctypes.CDLL(sys.argv[2])\nctypes.CDLL(sys.argv[1])"
+    env = {k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"}
+    if env_dir is not None:
+        env["LD_LIBRARY_PATH"] = str(env_dir)
+    return subprocess.run(
+        [sys.executable, "-c", code, str(target), str(preload or "")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def _reasons(section: dict[str, Any]) -> list[Any]:
+    from stackcheck.verdicts.libversions import version_reasons
+
+    return version_reasons(section)
+
+
+def test_undefined_from_reads_the_symbols_bound_to_each_needed_file(tmp_path: Path) -> None:
+    if GCC is None:
+        pytest.skip("gcc not installed")
+    site, _ = _site(tmp_path)
+    with ElfFile(site / "nvidia/cusparse/lib/libcusparse.so.12") as elf:
+        got = DynamicSymbols(elf).undefined_from()
+        only = DynamicSymbols(elf).undefined_from({"libc.so.6"})
+    assert got[JIT] == [("__nvJitLinkComplete_12_4", JIT)]
+    assert JIT not in only
+
+
+@needs_gcc
+def test_an_older_nvjitlink_first_on_ld_library_path_fails_like_the_real_loader(tmp_path: Path) -> None:
+    site, old = _site(tmp_path)
+    torch_cuda = site / "torch/lib/libtorch_cuda.so"
+    refused = _load(torch_cuda, old)
+    assert refused.returncode != 0
+    assert "undefined symbol: __nvJitLinkComplete_12_4, version libnvJitLink.so.12" in refused.stderr
+    assert _load(torch_cuda, None).returncode == 0
+
+    section = libs.probe_libs(_facts(site), {"LD_LIBRARY_PATH": str(old)}, cache=[], cache_source="given")
+    (failure,) = section["symbol_failures"]
+    assert failure["needed"] == JIT and failure["winner"] == str(old / JIT) and failure["via"] == "LD_LIBRARY_PATH"
+    assert failure["missing"] == [f"__nvJitLinkComplete_12_4@{JIT}"]
+    assert section["version_failures"] == []  # one version node in every release: DT_VERDEF cannot tell them apart
+    (reason,) = _reasons(section)
+    assert (reason["rule"], reason["result"], reason["effect"]) == ("shared-libs-symbol", "fail", "crash")
+    assert "nvJitLink" in reason["message"] and "older" in reason["message"]
+    assert reason["observed"] and reason["required"] and reason["source"] == "GLIBC-DL-LOOKUP"
+
+    fine = libs.probe_libs(_facts(site), {"LD_LIBRARY_PATH": ""}, cache=[], cache_source="given")
+    assert fine["symbol_failures"] == [] and fine["version_errors"] == []
+    (lib,) = [x for x in fine["torch_libraries"]["libraries"] if x["needed"] == JIT]
+    assert lib["winner"] == str(site / "nvidia/nvjitlink/lib" / JIT) and lib["via"] == "runpath"
+
+
+INIT_WITH_PRELOAD = """
+def _load_global_deps():
+    try:
+        load_the_global_deps()
+        maps = read_maps()
+        if "nvidia/cuda_runtime/lib/libcudart.so" not in _maps:
+            return
+        _preload_cuda_deps("nvjitlink", "libnvJitLink.so.*[0-9]")
+    except Exception:
+        pass
+"""
+
+
+@needs_gcc
+def test_torch_preloading_the_wheels_nvjitlink_wins_over_ld_library_path(tmp_path: Path) -> None:
+    """torch 2.6+ loads nvidia/nvjitlink/lib/libnvJitLink.so.* itself when its libcudart is the wheel's; the
+    soname is then loaded and the older copy on LD_LIBRARY_PATH is never looked at (real loader: the same)."""
+    site, old = _site(tmp_path)
+    (site / "torch/__init__.py").write_text(INIT_WITH_PRELOAD)
+    wheel_copy = site / "nvidia/nvjitlink/lib" / JIT
+    assert _load(site / "torch/lib/libtorch_cuda.so", old, preload=wheel_copy).returncode == 0
+    section = libs.probe_libs(_facts(site), {"LD_LIBRARY_PATH": str(old)}, cache=[], cache_source="given")
+    assert section["torch_libraries"]["preloaded"] == {JIT: str(wheel_copy)}
+    assert section["symbol_failures"] == []
+    # the guard: a libcudart found elsewhere than the wheel means no preload, and the search decides again
+    (site / "torch/__init__.py").write_text(INIT_WITH_PRELOAD.replace("cuda_runtime/lib", "cu13/lib"))
+    again = libs.probe_libs(_facts(site), {"LD_LIBRARY_PATH": str(old)}, cache=[], cache_source="given")
+    assert again["torch_libraries"]["preloaded"] == {} and len(again["symbol_failures"]) == 1
+
+
+@needs_gcc
+def test_a_dependency_not_found_is_unknown_not_ok(tmp_path: Path) -> None:
+    site, _ = _site(tmp_path)
+    (site / "nvidia/nvjitlink/lib" / JIT).unlink()
+    section = libs.probe_libs(_facts(site), {"LD_LIBRARY_PATH": ""}, cache=[], cache_source="given")
+    assert section["symbol_failures"] == []
+    assert any(JIT in e for e in section["version_errors"])
+    assert [r["result"] for r in _reasons(section)] == ["unknown"]
+
+
+@pytest.mark.registry
+@needs_gcc
+def test_real_cusparse_wheel_against_an_older_real_nvjitlink(tmp_path: Path) -> None:
+    """nvidia-cusparse-cu12 12.3.1.170 (torch 2.5.1's pin) with nvidia-nvjitlink-cu12 12.4.127 beside it (as pip
+    installs them) and 12.2.140 on LD_LIBRARY_PATH: the real loader and the check both refuse; without it both
+    accept."""
+    from registry_wheels import fetch_wheel
+
+    site = tmp_path / "site"
+    for dist, version, dest in (
+        ("nvidia-cusparse-cu12", "12.3.1.170", site),
+        ("nvidia-nvjitlink-cu12", "12.4.127", site),
+        ("nvidia-nvjitlink-cu12", "12.2.140", tmp_path / "old"),
+    ):
+        with zipfile.ZipFile(fetch_wheel(dist, version)) as whl:
+            for member in whl.namelist():
+                if member.endswith(".so.12"):
+                    whl.extract(member, dest)
+    cusparse = site / "nvidia/cusparse/lib/libcusparse.so.12"
+    old = tmp_path / "old/nvidia/nvjitlink/lib"
+    torch_cuda = _torch_stand_in(site, cusparse.parent, calls=False)
+    refused = _load(torch_cuda, old)
+    assert refused.returncode != 0 and "undefined symbol: __nvJitLink" in refused.stderr
+    assert "version libnvJitLink.so.12" in refused.stderr
+    assert _load(torch_cuda, None).returncode == 0
+    section = libs.probe_libs(_facts(site), {"LD_LIBRARY_PATH": str(old)}, cache=[], cache_source="given")
+    (failure,) = section["symbol_failures"]
+    assert f"__nvJitLinkComplete_12_4@{JIT}" in failure["missing"] and failure["via"] == "LD_LIBRARY_PATH"
+    fine = libs.probe_libs(_facts(site), {"LD_LIBRARY_PATH": ""}, cache=[], cache_source="given")
+    assert fine["symbol_failures"] == [] and fine["version_errors"] == []
