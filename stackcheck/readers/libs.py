@@ -577,44 +577,60 @@ def probe_libs(
 # release, so DT_VERNEED against DT_VERDEF passes: only the symbols, looked up in the library found, decide.
 # Python imports torch._C with RTLD_NOW and ctypes loads with RTLD_NOW, so every non-weak undefined symbol is
 # bound at load time (glibc elf/dl-lookup.c _dl_lookup_symbol_x: "undefined symbol: X, version V").
+#
+# The load order is simulated: libtorch_global_deps (libcudart, torch's RPATH), then what torch/__init__.py
+# preloads with ctypes, then torch's CUDA objects; a soname loaded once is reused by every later object, and
+# each library's own dependencies are resolved when it is loaded.
 
 #: the CUDA libraries whose dependencies are followed one hop further, and the ones looked for there
 HOP_LIBS = re.compile(
     r"^lib(cudart|nvrtc|cudnn|cublas|cublasLt|nccl|cusparse|cusparseLt|cufft|curand|cusolver|cufile|nvJitLink)"
     r"\.so(\.\d+)*$"
 )
-#: torch/__init__.py's literal preload calls (_load_global_deps, success branch): (wheel folder, file glob)
-_PRELOAD_CALL = re.compile(r'_preload_cuda_deps\(\s*"(\w+)"\s*,\s*"([^"]+)"\s*\)')
-#: ... and the condition it checks first (the libcudart mapped must be the pip wheel's)
-_PRELOAD_GUARD = re.compile(r'"(nvidia/[\w/]+/libcudart\.so)"\s+not\s+in\s+_maps')
+#: torch/__init__.py's preload entries in file order, ("wheel folder", "file glob"): torch 2.6-2.8 call
+#: _preload_cuda_deps("nvjitlink", "libnvJitLink.so.*[0-9]") on the success branch of _load_global_deps; later
+#: releases list ("nvjitlink", "libnvJitLink.so.*[0-9]") tuples that _preload_cuda_deps() walks. The except
+#: branch's dict ("cublas": "libcublas.so.*[0-9]", torch 2.5-2.8) runs only when libtorch_global_deps fails
+#: to load and is not matched.
+_PRELOAD_ENTRY = re.compile(r'\(\s*"(\w+)"\s*,\s*"(lib[\w.+\-]*\.so[^"]*)"')
+#: ... and the guard before them: the libcudart mapped must match ("nvidia/cuda_runtime/lib/libcudart.so" in
+#: 2.6-2.8, "libcudart.so" later)
+_PRELOAD_GUARD = re.compile(r'"([\w/.\-]*libcudart\.so)"\s+not\s+in\s+_maps')
 MAX_INIT_BYTES = 1 << 20
 MAX_HOP_LIBRARIES = 40
 
 
-def torch_preloads(location: str, cudart: str | None, view: FileView) -> dict[str, str]:
-    """{soname: path} of the libraries torch/__init__.py loads with ctypes before torch._C, read from the file:
-    torch 2.6 and later preload nvidia-cuda-nvrtc and nvidia-nvjitlink when the libcudart torch loaded is the
-    pip wheel's (pytorch/pytorch#138460). Only a literal call behind the literal libcudart guard counts; anything
-    else (an older torch, a refactored file, libcudart from elsewhere) is no preload, and the loader's search
-    decides."""
+def torch_preloads(location: str, cudart: str | None, view: FileView) -> list[str]:
+    """The paths torch/__init__.py loads with ctypes before torch._C, in order, read from the file (torch 2.6
+    and later; pytorch/pytorch#138460): behind its libcudart guard, each preload entry's glob under the
+    site-packages' nvidia/<folder>/lib, nvidia/cu<major>/lib (CUDA 13 wheels) and <folder>/lib. The first entry
+    not found stops the list (the call raises, and the caller's `except Exception: pass` swallows it). A file
+    without the guard (torch 2.5 and older) or a libcudart that does not match it: no preload."""
     init = posixpath.join(location, "torch", "__init__.py")
     try:
         text = view.read_bytes(init, MAX_INIT_BYTES).decode("utf-8", "replace")
     except (OSError, ValueError):
-        return {}
+        return []
     guard = _PRELOAD_GUARD.search(text)
     if guard is None or cudart is None or guard.group(1) not in cudart:
-        return {}
-    out: dict[str, str] = {}
-    for folder, pattern in _PRELOAD_CALL.findall(text):
-        base = posixpath.join(location, "nvidia", folder, "lib")
-        try:
-            found = sorted(p for p in glob(view, base, pattern) if is_file(view, p))
-        except GlobLimit:
-            continue
-        if found:
-            out.setdefault(posixpath.basename(found[0]), found[0])
-    return out
+        return []
+    major = re.search(r"libcudart\.so\.(\d+)", cudart)
+    out: list[str] = []
+    for folder, pattern in _PRELOAD_ENTRY.findall(text[guard.end() :] + text[: guard.start()]):
+        bases = [posixpath.join(location, "nvidia", folder, "lib")]
+        if major:
+            bases.append(posixpath.join(location, "nvidia", f"cu{major.group(1)}", "lib"))
+        bases.append(posixpath.join(location, folder, "lib"))
+        found: list[str] = []
+        for base in bases:
+            try:
+                found += sorted(p for p in glob(view, base, pattern) if is_file(view, p))
+            except GlobLimit:
+                continue
+        if not found:
+            break
+        out.append(found[0])
+    return list(dict.fromkeys(out))
 
 
 def _symbols_missing(lib: str, needed: str, winner: str, view: FileView) -> tuple[list[tuple[str, str]], str | None]:
@@ -631,6 +647,81 @@ def _symbols_missing(lib: str, needed: str, winner: str, view: FileView) -> tupl
         return [], str(exc)
 
 
+class _Loader:
+    """The loader's state while torch is imported: which soname is loaded from where, and each library's own
+    dependencies checked when it is loaded (symbols and version nodes against the copy found)."""
+
+    def __init__(
+        self, env: Mapping[str, str], cache: list[CacheEntry], view: FileView, defs_cache: VersionDefs
+    ) -> None:
+        self.env, self.cache, self.view, self.defs_cache = env, cache, view, defs_cache
+        self.loaded: dict[str, tuple[str, str]] = {}  # soname -> (path, via)
+        self.followed: set[str] = set()
+        self.out: dict[str, Any] = {"libraries": [], "symbol_failures": [], "version_failures": [], "errors": []}
+
+    def find(self, obj: ObjectInfo, name: str) -> tuple[str, str] | None:
+        if name in self.loaded:
+            return self.loaded[name]
+        res = resolve_needed(
+            obj, name, self.env, self.cache, is_file=_view_is_file(self.view), compatible=_view_compatible(self.view)
+        )
+        if res["winner"] is None:
+            return None
+        self.loaded[name] = (str(res["winner"]), str(res["via"]))
+        return self.loaded[name]
+
+    def follow(self, lib: str, chain_rpath: str = "") -> None:
+        """Load `lib` (a CUDA library torch loads) and check what it needs, once."""
+        if lib in self.followed or len(self.followed) >= MAX_HOP_LIBRARIES:
+            return
+        self.followed.add(lib)
+        try:
+            obj = read_object(lib, self.view)
+        except ElfError as exc:
+            self.out["errors"].append(str(exc))
+            return
+        if not obj.runpath and chain_rpath:  # no RUNPATH: the loading object's RPATH is searched after its own
+            obj = obj._replace(rpath=":".join(x for x in (obj.rpath, chain_rpath) if x))
+        needs: dict[str, list[str]] | None = None
+        for name in obj.needed:
+            if not HOP_LIBS.match(name):
+                continue
+            got = self.find(obj, name)
+            if got is None:  # the load would fail unless something this model lacks loaded it first
+                self.out["errors"].append(f"{lib}: {name} is not found on its search path")
+                continue
+            winner, via = got
+            self.out["libraries"].append({"library": lib, "needed": name, "winner": winner, "via": via})
+            missing, err = _symbols_missing(lib, name, winner, self.view)
+            if err:
+                self.out["errors"].append(err)
+            elif missing:
+                self.out["symbol_failures"].append(
+                    {
+                        "package": "torch",
+                        "library": lib,
+                        "needed": name,
+                        "winner": winner,
+                        "via": via,
+                        "missing": [f"{sym}@{ver}" for sym, ver in missing],
+                        "source": f"{lib}: its undefined symbols bound to {name} (DT_VERSYM, DT_VERNEED)",
+                    }
+                )
+            if needs is None:
+                try:
+                    with ElfFile(lib, self.view) as elf:
+                        needs = _nonweak_needs(elf)
+                except ElfError as exc:
+                    self.out["errors"].append(str(exc))
+                    needs = {}
+            defs = version_defs(winner, self.view, self.defs_cache)
+            failure = check_versions(lib, {"needed": name, "winner": winner, "via": via}, needs, defs)
+            if failure is not None and "error" in failure:
+                self.out["errors"].append(str(failure["error"]))
+            elif failure is not None:
+                self.out["version_failures"].append({"package": "torch", **failure})
+
+
 def follow_torch_libraries(
     objects: list[str],
     location: str,
@@ -640,86 +731,50 @@ def follow_torch_libraries(
     defs_cache: VersionDefs,
     infos: Mapping[str, ObjectInfo] | None = None,
 ) -> dict[str, Any]:
-    """The second hop for torch: {"preloaded": {soname: path}, "libraries": [{"library", "needed", "winner",
-    "via"}], "symbol_failures": [...], "version_failures": [...], "errors": [...]}. A symbol failure names the
-    library (a CUDA library torch loads), the library it needs, the copy found, how, and the symbols missing."""
-    loaded: dict[str, tuple[str, str]] = {}
-    first: list[tuple[str, str]] = []  # (library path, rpath dirs of the object that loads it)
-    out: dict[str, Any] = {"libraries": [], "symbol_failures": [], "version_failures": [], "errors": []}
-    is_f, compat = _view_is_file(view), _view_compatible(view)
+    """The second hop for torch: {"preloaded": [paths], "libraries": [{"library", "needed", "winner", "via"}],
+    "symbol_failures": [...], "version_failures": [...], "errors": [...]}. A symbol failure names the library
+    (a CUDA library torch loads), the library it needs, the copy found, how, and the symbols missing."""
+    loader = _Loader(env, cache, view, defs_cache)
+    first: list[tuple[ObjectInfo, str]] = []  # torch's objects and their RPATH dirs
     for path in objects:
         try:
             obj = (infos or {}).get(path) or read_object(path, view)
         except ElfError as exc:
-            out["errors"].append(str(exc))
+            loader.out["errors"].append(str(exc))
             continue
-        origin = posixpath.dirname(path)
-        chain = expand_dirs(obj.rpath, origin, obj.machine) if obj.rpath and not obj.runpath else []
-        for name in obj.needed:
-            if not HOP_LIBS.match(name):
-                continue
-            if name not in loaded:
-                res = resolve_needed(obj, name, env, cache, is_file=is_f, compatible=compat)
-                if res["winner"] is None:
-                    continue  # not found: the first-hop check reports what torch itself cannot find
-                loaded[name] = (str(res["winner"]), str(res["via"]))
-            first.append((loaded[name][0], ":".join(chain)))
-    cudart = next((w for n, (w, _) in loaded.items() if n.startswith("libcudart.so")), None)
+        chain = expand_dirs(obj.rpath, posixpath.dirname(path), obj.machine) if obj.rpath and not obj.runpath else []
+        first.append((obj, ":".join(chain)))
+    # libtorch_global_deps.so: libcudart through torch's RPATH (the same RPATH as torch's CUDA objects)
+    cudart = None
+    for obj, _ in first:
+        name = next((n for n in obj.needed if n.startswith("libcudart.so")), None)
+        got = loader.find(obj, name) if name else None
+        if got is not None:
+            cudart = got[0]
+            break
     preloaded = torch_preloads(location, cudart, view)
-    out["preloaded"] = preloaded
-    hop: dict[str, tuple[str, str]] = {n: (p, "preloaded by torch/__init__.py") for n, p in preloaded.items()}
-    hop.update(loaded)
-    seen: set[str] = set()
-    for lib, chain_rpath in first:
-        if lib in seen or len(seen) >= MAX_HOP_LIBRARIES:
-            continue
-        seen.add(lib)
-        try:
-            obj = read_object(lib, view)
-        except ElfError as exc:
-            out["errors"].append(str(exc))
-            continue
-        if not obj.runpath and chain_rpath:  # no RUNPATH: the loading object's RPATH is searched after its own
-            obj = obj._replace(rpath=":".join(x for x in (obj.rpath, chain_rpath) if x))
-        needs: dict[str, list[str]] = {}
+    for path in preloaded:  # ctypes.CDLL(path): the file itself, whatever the search path says
+        loader.loaded.setdefault(posixpath.basename(path), (path, "preloaded by torch/__init__.py"))
+        soname = _soname(path, view)
+        if soname:
+            loader.loaded.setdefault(soname, (path, "preloaded by torch/__init__.py"))
+        loader.follow(path)
+    # import torch._C: torch's objects' CUDA libraries breadth-first, then what each of those needs
+    order: list[tuple[str, str]] = []
+    for obj, chain_rpath in first:
         for name in obj.needed:
-            if not HOP_LIBS.match(name):
-                continue
-            if name in hop:
-                winner, via = hop[name]
-            else:
-                res = resolve_needed(obj, name, env, cache, is_file=is_f, compatible=compat)
-                if res["winner"] is None:  # the load would fail unless something this model lacks loaded it
-                    out["errors"].append(f"{lib}: {name} is not found on its search path")
-                    continue
-                winner, via = str(res["winner"]), str(res["via"])
-                hop[name] = (winner, via)
-            out["libraries"].append({"library": lib, "needed": name, "winner": winner, "via": via})
-            missing, err = _symbols_missing(lib, name, winner, view)
-            if err:
-                out["errors"].append(err)
-            elif missing:
-                out["symbol_failures"].append(
-                    {
-                        "package": "torch",
-                        "library": lib,
-                        "needed": name,
-                        "winner": winner,
-                        "via": via,
-                        "missing": [f"{s}@{v}" for s, v in missing],
-                        "source": f"{lib}: its undefined symbols bound to {name} (DT_VERSYM, DT_VERNEED)",
-                    }
-                )
-            if not needs:
-                try:
-                    with ElfFile(lib, view) as elf:
-                        needs = _nonweak_needs(elf)
-                except ElfError as exc:
-                    out["errors"].append(str(exc))
-            failure = check_versions(lib, {"needed": name, "winner": winner, "via": via}, needs,
-                                     version_defs(winner, view, defs_cache))  # fmt: skip
-            if failure is not None and "error" in failure:
-                out["errors"].append(str(failure["error"]))
-            elif failure is not None:
-                out["version_failures"].append({"package": "torch", **failure})
-    return out
+            if HOP_LIBS.match(name):
+                got = loader.find(obj, name)
+                if got is not None:
+                    order.append((got[0], chain_rpath))
+    for lib, chain_rpath in order:
+        loader.follow(lib, chain_rpath)
+    return {"preloaded": preloaded, **loader.out}
+
+
+def _soname(path: str, view: FileView) -> str | None:
+    try:
+        with ElfFile(path, view) as elf:
+            return elf.dynamic().soname
+    except ElfError:
+        return None

@@ -10,6 +10,7 @@ imported, which not every launch does (degraded here, the message says what fail
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Mapping
 
 from stackcheck.facts.model import KERNEL_PACKAGES
@@ -88,6 +89,11 @@ def symbol_reasons(libs: Mapping[str, Any]) -> list[Reason]:
         lib, needed, winner = (str(f.get(k, "?")) for k in ("library", "needed", "winner"))
         via = f" ({f['via']})" if f.get("via") else ""
         name, _, version = missing[0].partition("@")
+        fix = (
+            f"drop {posixpath.dirname(winner)} from LD_LIBRARY_PATH so that the copy torch installed is found"
+            if f.get("via") == "LD_LIBRARY_PATH"
+            else f"make the {needed} found the release {lib} was built against"
+        )
         shown = ", ".join(missing[:_SHOWN]) + (f" and {len(missing) - _SHOWN} more" if len(missing) > _SHOWN else "")
         out.append(
             {
@@ -95,10 +101,10 @@ def symbol_reasons(libs: Mapping[str, Any]) -> list[Reason]:
                 "result": "fail",
                 "effect": "crash",
                 "message": (
-                    f"torch loads {lib}, which needs {shown} from {needed}; the loader finds {winner}{via}, an older "
-                    f"copy that does not define {'them' if len(missing) > 1 else 'it'}: import torch fails, "
-                    f'"undefined symbol: {name}{", version " + version if version else ""}" (put the copy torch '
-                    f"installed first, e.g. drop the directory of {winner} from LD_LIBRARY_PATH)"
+                    f"torch loads {lib}, which needs {shown} from {needed}; the loader finds {winner}{via}, which "
+                    f"does not define {'them' if len(missing) > 1 else 'it'} (an older release, or a build without "
+                    f'them): import torch fails, "undefined symbol: {name}{", version " + version if version else ""}"'
+                    f" ({fix})"
                 ),
                 "observed": f"{winner}{via} does not define {shown}",
                 "required": f"{needed} defining {shown} (the undefined symbols of {lib} bound to it)",

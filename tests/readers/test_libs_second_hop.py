@@ -160,12 +160,12 @@ def test_torch_preloading_the_wheels_nvjitlink_wins_over_ld_library_path(tmp_pat
     wheel_copy = site / "nvidia/nvjitlink/lib" / JIT
     assert _load(site / "torch/lib/libtorch_cuda.so", old, preload=wheel_copy).returncode == 0
     section = libs.probe_libs(_facts(site), {"LD_LIBRARY_PATH": str(old)}, cache=[], cache_source="given")
-    assert section["torch_libraries"]["preloaded"] == {JIT: str(wheel_copy)}
+    assert section["torch_libraries"]["preloaded"] == [str(wheel_copy)]
     assert section["symbol_failures"] == []
     # the guard: a libcudart found elsewhere than the wheel means no preload, and the search decides again
     (site / "torch/__init__.py").write_text(INIT_WITH_PRELOAD.replace("cuda_runtime/lib", "cu13/lib"))
     again = libs.probe_libs(_facts(site), {"LD_LIBRARY_PATH": str(old)}, cache=[], cache_source="given")
-    assert again["torch_libraries"]["preloaded"] == {} and len(again["symbol_failures"]) == 1
+    assert again["torch_libraries"]["preloaded"] == [] and len(again["symbol_failures"]) == 1
 
 
 @needs_gcc
@@ -208,3 +208,100 @@ def test_real_cusparse_wheel_against_an_older_real_nvjitlink(tmp_path: Path) -> 
     assert f"__nvJitLinkComplete_12_4@{JIT}" in failure["missing"] and failure["via"] == "LD_LIBRARY_PATH"
     fine = libs.probe_libs(_facts(site), {"LD_LIBRARY_PATH": ""}, cache=[], cache_source="given")
     assert fine["symbol_failures"] == [] and fine["version_errors"] == []
+
+
+@needs_gcc
+def test_audit_facts_judges_the_second_hop(tmp_path: Path) -> None:
+    """The facts document records the second hop (facts.libs), and `stackcheck audit --facts` judges it: the
+    shared-libs check fails and names nvJitLink, with the copy found and the symbol; with the copy torch
+    installed found instead, the check passes."""
+    import json
+
+    site, old = _site(tmp_path)
+    base = json.loads((Path(__file__).parents[1] / "cases/writeup-after/facts.json").read_text())
+    base["facts"]["packages"]["torch"]["location"] = str(site)
+
+    def audit(env: dict[str, str]) -> dict[str, Any]:
+        doc = {**base, "facts": {**base["facts"], "libs": libs.probe_libs(base["facts"], env, cache=[])}}
+        path = tmp_path / "facts.json"
+        path.write_text(json.dumps(doc))
+        proc = subprocess.run(
+            [sys.executable, "-m", "stackcheck", "audit", "--facts", str(path), "--format", "json"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd="/",
+            env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])},
+            check=False,
+        )
+        assert proc.stdout, proc.stderr
+        checks = {c["id"]: c for c in json.loads(proc.stdout)["checks"]}
+        return dict(checks["shared-libs"])
+
+    bad = audit({"LD_LIBRARY_PATH": str(old)})
+    assert bad["status"] == "failed"
+    text = json.dumps(bad)
+    assert "nvJitLink" in text and "__nvJitLinkComplete_12_4" in text and str(old) in text
+    good = audit({"LD_LIBRARY_PATH": ""})
+    assert good["status"] == "ok", good
+
+
+INIT_WITH_LIST = """
+def _preload_cuda_deps(err=None):
+    wanted = [
+        ("cuda_runtime", "libcudart.so.*[0-9]"),
+        ("nvjitlink", "libnvJitLink.so.*[0-9]"),
+    ]
+    for folder, name in wanted:
+        _preload_cuda_lib(folder, name)
+
+
+def _load_global_deps():
+    try:
+        load_the_global_deps()
+        if "libcudart.so" not in _maps:
+            return
+        _preload_cuda_deps()
+    except Exception:
+        pass
+"""
+
+
+@needs_gcc
+def test_the_later_preload_list_and_its_first_missing_entry(tmp_path: Path) -> None:
+    """Later torch lists (folder, glob) pairs that _preload_cuda_deps() walks behind a plain 'libcudart.so' guard;
+    an entry not found raises and ends the walk, so the entries after it are not preloaded."""
+    site, old = _site(tmp_path)
+    (site / "torch/__init__.py").write_text(INIT_WITH_LIST)
+    section = libs.probe_libs(_facts(site), {"LD_LIBRARY_PATH": str(old)}, cache=[], cache_source="given")
+    assert section["torch_libraries"]["preloaded"] == [
+        str(site / "nvidia/cuda_runtime/lib/libcudart.so.12"),
+        str(site / "nvidia/nvjitlink/lib" / JIT),
+    ]
+    assert section["symbol_failures"] == []
+    (site / "torch/__init__.py").write_text(
+        INIT_WITH_LIST.replace('("cuda_runtime"', '("cusparselt", "libcusparseLt.so.*[0-9]"),\n        ("cuda_runtime"')
+    )
+    stopped = libs.probe_libs(_facts(site), {"LD_LIBRARY_PATH": str(old)}, cache=[], cache_source="given")
+    assert stopped["torch_libraries"]["preloaded"] == [] and len(stopped["symbol_failures"]) == 1
+
+
+@pytest.mark.registry
+@needs_gcc
+@pytest.mark.parametrize(("version", "fails"), [("2.5.1", True), ("2.6.0", False), ("2.8.0", False)])
+def test_real_torch_init_decides_the_preload(tmp_path: Path, version: str, fails: bool) -> None:
+    """torch's own __init__.py (read from the real cp310 wheel at test time) beside the stand-in libraries and an
+    older libnvJitLink.so.12 on LD_LIBRARY_PATH: 2.5.1 preloads nothing (the failure of pytorch#144244); 2.6.0
+    and 2.8.0 preload the wheels' libnvrtc and libnvJitLink when libcudart is the wheel's (pytorch#138460)."""
+    from registry_wheels import fetch_wheel
+
+    site, old = _site(tmp_path)
+    _gcc(site / "nvidia/cuda_nvrtc/lib/libnvrtc.so.12", "int sct_rtc(void){return 0;}", "-Wl,-soname,libnvrtc.so.12")
+    with zipfile.ZipFile(fetch_wheel("torch", version, python="3.10")) as whl:
+        (site / "torch/__init__.py").write_bytes(whl.read("torch/__init__.py"))
+    section = libs.probe_libs(_facts(site), {"LD_LIBRARY_PATH": str(old)}, cache=[], cache_source="given")
+    assert bool(section["symbol_failures"]) is fails
+    preloaded = section["torch_libraries"]["preloaded"]
+    assert preloaded == (
+        [] if fails else [str(site / "nvidia/cuda_nvrtc/lib/libnvrtc.so.12"), str(site / "nvidia/nvjitlink/lib" / JIT)]
+    )
