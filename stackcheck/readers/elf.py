@@ -564,6 +564,10 @@ class DynamicSymbols:
         self._gnu = self._offset(first.get(DT_GNU_HASH), "DT_GNU_HASH")
         self._sysv = self._offset(first.get(DT_HASH), "DT_HASH")
         self.needed = [self.name_at(val, "DT_NEEDED") for tag, val in tags if tag == DT_NEEDED]
+        # the names the loader's search reads, each read alone (dynamic() reads the whole string table)
+        self.soname = self.name_at(first[DT_SONAME], "DT_SONAME") if DT_SONAME in first else None
+        self.rpath = self.name_at(first[DT_RPATH], "DT_RPATH") if DT_RPATH in first else None
+        self.runpath = self.name_at(first[DT_RUNPATH], "DT_RUNPATH") if DT_RUNPATH in first else None
         self._verneed = self._offset(first.get(DT_VERNEED), "DT_VERNEED")
         self._verdef = self._offset(first.get(DT_VERDEF), "DT_VERDEF")
         self._versym = self._offset(first.get(DT_VERSYM), "DT_VERSYM")

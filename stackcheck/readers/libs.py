@@ -633,20 +633,6 @@ def torch_preloads(location: str, cudart: str | None, view: FileView) -> list[st
     return list(dict.fromkeys(out))
 
 
-def _symbols_missing(lib: str, needed: str, winner: str, view: FileView) -> tuple[list[tuple[str, str]], str | None]:
-    """The (symbol, version) pairs `lib` asks of `needed` that `winner` does not define, or an error."""
-    try:
-        with ElfFile(lib, view) as elf:
-            wanted = DynamicSymbols(elf).undefined_from({needed}).get(needed, [])
-        if not wanted:
-            return [], None
-        with ElfFile(winner, view) as elf:
-            dyn = DynamicSymbols(elf)
-            return [(name, ver) for name, ver in wanted if not dyn.defines(name)], None
-    except ElfError as exc:
-        return [], str(exc)
-
-
 class _Loader:
     """The loader's state while torch is imported: which soname is loaded from where, and each library's own
     dependencies checked when it is loaded (symbols and version nodes against the copy found)."""
@@ -657,7 +643,13 @@ class _Loader:
         self.env, self.cache, self.view, self.defs_cache = env, cache, view, defs_cache
         self.loaded: dict[str, tuple[str, str]] = {}  # soname -> (path, via)
         self.followed: set[str] = set()
+        self.exports: dict[str, tuple[ElfFile, DynamicSymbols] | str] = {}  # a found library, opened once
         self.out: dict[str, Any] = {"libraries": [], "symbol_failures": [], "version_failures": [], "errors": []}
+
+    def close(self) -> None:
+        for got in self.exports.values():
+            if not isinstance(got, str):
+                got[0].close()
 
     def find(self, obj: ObjectInfo, name: str) -> tuple[str, str] | None:
         if name in self.loaded:
@@ -670,31 +662,57 @@ class _Loader:
         self.loaded[name] = (str(res["winner"]), str(res["via"]))
         return self.loaded[name]
 
+    def _missing(self, winner: str, wanted: list[tuple[str, str]]) -> list[tuple[str, str]] | str:
+        """The (symbol, version) pairs of `wanted` that the library at `winner` does not export, or an error."""
+        got = self.exports.get(winner)
+        if got is None:
+            try:
+                elf = ElfFile(winner, self.view)
+            except ElfError as exc:
+                got = str(exc)
+            else:
+                try:
+                    got = (elf, DynamicSymbols(elf))
+                except ElfError as exc:
+                    elf.close()
+                    got = str(exc)
+            self.exports[winner] = got
+        if isinstance(got, str):
+            return got
+        try:
+            return [(sym, ver) for sym, ver in wanted if not got[1].defines(sym)]
+        except ElfError as exc:
+            return str(exc)
+
     def follow(self, lib: str, chain_rpath: str = "") -> None:
         """Load `lib` (a CUDA library torch loads) and check what it needs, once."""
         if lib in self.followed or len(self.followed) >= MAX_HOP_LIBRARIES:
             return
         self.followed.add(lib)
         try:
-            obj = read_object(lib, self.view)
+            with ElfFile(lib, self.view) as elf:
+                syms = DynamicSymbols(elf)
+                obj = ObjectInfo(lib, syms.needed, syms.rpath, syms.runpath, elf.header.e_machine)
+                names = [n for n in obj.needed if HOP_LIBS.match(n)]
+                if not names:
+                    return
+                wanted = syms.undefined_from(set(names))
+                needs = _nonweak_needs(elf)
         except ElfError as exc:
             self.out["errors"].append(str(exc))
             return
         if not obj.runpath and chain_rpath:  # no RUNPATH: the loading object's RPATH is searched after its own
             obj = obj._replace(rpath=":".join(x for x in (obj.rpath, chain_rpath) if x))
-        needs: dict[str, list[str]] | None = None
-        for name in obj.needed:
-            if not HOP_LIBS.match(name):
-                continue
+        for name in names:
             got = self.find(obj, name)
             if got is None:  # the load would fail unless something this model lacks loaded it first
                 self.out["errors"].append(f"{lib}: {name} is not found on its search path")
                 continue
             winner, via = got
             self.out["libraries"].append({"library": lib, "needed": name, "winner": winner, "via": via})
-            missing, err = _symbols_missing(lib, name, winner, self.view)
-            if err:
-                self.out["errors"].append(err)
+            missing = self._missing(winner, wanted.get(name, [])) if wanted.get(name) else []
+            if isinstance(missing, str):
+                self.out["errors"].append(missing)
             elif missing:
                 self.out["symbol_failures"].append(
                     {
@@ -707,14 +725,7 @@ class _Loader:
                         "source": f"{lib}: its undefined symbols bound to {name} (DT_VERSYM, DT_VERNEED)",
                     }
                 )
-            if needs is None:
-                try:
-                    with ElfFile(lib, self.view) as elf:
-                        needs = _nonweak_needs(elf)
-                except ElfError as exc:
-                    self.out["errors"].append(str(exc))
-                    needs = {}
-            defs = version_defs(winner, self.view, self.defs_cache)
+            defs = version_defs(winner, self.view, self.defs_cache) if needs.get(name) else None
             failure = check_versions(lib, {"needed": name, "winner": winner, "via": via}, needs, defs)
             if failure is not None and "error" in failure:
                 self.out["errors"].append(str(failure["error"]))
@@ -753,28 +764,30 @@ def follow_torch_libraries(
             cudart = got[0]
             break
     preloaded = torch_preloads(location, cudart, view)
-    for path in preloaded:  # ctypes.CDLL(path): the file itself, whatever the search path says
-        loader.loaded.setdefault(posixpath.basename(path), (path, "preloaded by torch/__init__.py"))
-        soname = _soname(path, view)
-        if soname:
-            loader.loaded.setdefault(soname, (path, "preloaded by torch/__init__.py"))
-        loader.follow(path)
-    # import torch._C: torch's objects' CUDA libraries breadth-first, then what each of those needs
-    order: list[tuple[str, str]] = []
-    for obj, chain_rpath in first:
-        for name in obj.needed:
-            if HOP_LIBS.match(name):
-                got = loader.find(obj, name)
+    try:
+        for path in preloaded:  # ctypes.CDLL(path): the file itself, whatever the search path says
+            loader.loaded.setdefault(posixpath.basename(path), (path, "preloaded by torch/__init__.py"))
+            soname = _soname(path, view)
+            if soname:
+                loader.loaded.setdefault(soname, (path, "preloaded by torch/__init__.py"))
+            loader.follow(path)
+        # import torch._C: torch's objects' CUDA libraries breadth-first, then what each of those needs
+        order: list[tuple[str, str]] = []
+        for obj, chain_rpath in first:
+            for name in obj.needed:
+                got = loader.find(obj, name) if HOP_LIBS.match(name) else None
                 if got is not None:
                     order.append((got[0], chain_rpath))
-    for lib, chain_rpath in order:
-        loader.follow(lib, chain_rpath)
+        for lib, chain_rpath in order:
+            loader.follow(lib, chain_rpath)
+    finally:
+        loader.close()
     return {"preloaded": preloaded, **loader.out}
 
 
 def _soname(path: str, view: FileView) -> str | None:
     try:
         with ElfFile(path, view) as elf:
-            return elf.dynamic().soname
+            return DynamicSymbols(elf).soname
     except ElfError:
         return None
