@@ -559,7 +559,8 @@ def probe_libs(
                         loaded.setdefault(lib["needed"], {"winner": lib["winner"], "loaded_by": "torch"})
         result["packages"][name] = entry
         if name == "torch" and paths:
-            hop = follow_torch_libraries(paths, root, env, cache, fs, defs_cache, infos)
+            sites = [str(p["location"]) for p in packages.values() if isinstance(p, Mapping) and p.get("location")]
+            hop = follow_torch_libraries(paths, root, env, cache, fs, defs_cache, infos, sites)
             result["torch_libraries"] = {k: hop[k] for k in ("preloaded", "libraries")}
             result["symbol_failures"] = hop["symbol_failures"]
             result["version_failures"] += hop["version_failures"]
@@ -600,10 +601,11 @@ MAX_INIT_BYTES = 1 << 20
 MAX_HOP_LIBRARIES = 40
 
 
-def torch_preloads(location: str, cudart: str | None, view: FileView) -> list[str]:
+def torch_preloads(location: str, cudart: str | None, view: FileView, others: Iterable[str] = ()) -> list[str]:
     """The paths torch/__init__.py loads with ctypes before torch._C, in order, read from the file (torch 2.6
     and later; pytorch/pytorch#138460): behind its libcudart guard, each preload entry's glob under the
-    site-packages' nvidia/<folder>/lib, nvidia/cu<major>/lib (CUDA 13 wheels) and <folder>/lib. The first entry
+    site-packages' nvidia/<folder>/lib, nvidia/cu<major>/lib (CUDA 13 wheels) and <folder>/lib (torch's site
+    directory first, then `others`: the other packages' locations, standing for sys.path). The first entry
     not found stops the list (the call raises, and the caller's `except Exception: pass` swallows it). A file
     without the guard (torch 2.5 and older) or a libcudart that does not match it: no preload."""
     init = posixpath.join(location, "torch", "__init__.py")
@@ -617,16 +619,19 @@ def torch_preloads(location: str, cudart: str | None, view: FileView) -> list[st
     major = re.search(r"libcudart\.so\.(\d+)", cudart)
     out: list[str] = []
     for folder, pattern in _PRELOAD_ENTRY.findall(text[guard.end() :] + text[: guard.start()]):
-        bases = [posixpath.join(location, "nvidia", folder, "lib")]
-        if major:
-            bases.append(posixpath.join(location, "nvidia", f"cu{major.group(1)}", "lib"))
-        bases.append(posixpath.join(location, folder, "lib"))
         found: list[str] = []
-        for base in bases:
-            try:
-                found += sorted(p for p in glob(view, base, pattern) if is_file(view, p))
-            except GlobLimit:
-                continue
+        for root in dict.fromkeys((location, *others)):  # sys.path's site directories, torch's first
+            bases = [posixpath.join(root, "nvidia", folder, "lib")]
+            if major:
+                bases.append(posixpath.join(root, "nvidia", f"cu{major.group(1)}", "lib"))
+            bases.append(posixpath.join(root, folder, "lib"))
+            for base in bases:
+                try:
+                    found += sorted(p for p in glob(view, base, pattern) if is_file(view, p))
+                except GlobLimit:
+                    continue
+            if found:
+                break
         if not found:
             break
         out.append(found[0])
@@ -741,6 +746,7 @@ def follow_torch_libraries(
     view: FileView,
     defs_cache: VersionDefs,
     infos: Mapping[str, ObjectInfo] | None = None,
+    sites: Iterable[str] = (),
 ) -> dict[str, Any]:
     """The second hop for torch: {"preloaded": [paths], "libraries": [{"library", "needed", "winner", "via"}],
     "symbol_failures": [...], "version_failures": [...], "errors": [...]}. A symbol failure names the library
@@ -763,7 +769,7 @@ def follow_torch_libraries(
         if got is not None:
             cudart = got[0]
             break
-    preloaded = torch_preloads(location, cudart, view)
+    preloaded = torch_preloads(location, cudart, view, sites)
     try:
         for path in preloaded:  # ctypes.CDLL(path): the file itself, whatever the search path says
             loader.loaded.setdefault(posixpath.basename(path), (path, "preloaded by torch/__init__.py"))

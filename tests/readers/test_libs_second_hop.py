@@ -305,3 +305,21 @@ def test_real_torch_init_decides_the_preload(tmp_path: Path, version: str, fails
     assert preloaded == (
         [] if fails else [str(site / "nvidia/cuda_nvrtc/lib/libnvrtc.so.12"), str(site / "nvidia/nvjitlink/lib" / JIT)]
     )
+
+
+@needs_gcc
+def test_a_preload_found_in_another_site_directory(tmp_path: Path) -> None:
+    """torch searches every sys.path entry for the wheel it preloads: an nvidia-nvjitlink-cu12 installed in another
+    site directory (another package's location in the facts) is preloaded from there."""
+    site, old = _site(tmp_path)
+    (site / "torch/__init__.py").write_text(INIT_WITH_LIST)
+    other = tmp_path / "user-site"
+    (other / "nvidia/nvjitlink").mkdir(parents=True)
+    shutil.move(str(site / "nvidia/nvjitlink/lib"), str(other / "nvidia/nvjitlink/lib"))
+    facts = _facts(site)
+    facts["packages"]["nvidia-nvjitlink-cu12"] = {"installed": True, "version": "12.4.127", "location": str(other)}
+    section = libs.probe_libs(facts, {"LD_LIBRARY_PATH": str(old)}, cache=[], cache_source="given")
+    assert section["torch_libraries"]["preloaded"][-1] == str(other / "nvidia/nvjitlink/lib" / JIT)
+    assert section["symbol_failures"] == []
+    alone = libs.probe_libs(_facts(site), {"LD_LIBRARY_PATH": str(old)}, cache=[], cache_source="given")
+    assert len(alone["symbol_failures"]) == 1  # not preloaded: the older copy on LD_LIBRARY_PATH is found
