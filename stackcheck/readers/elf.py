@@ -570,7 +570,8 @@ class DynamicSymbols:
         self.runpath = self.name_at(first[DT_RUNPATH], "DT_RUNPATH") if DT_RUNPATH in first else None
         self._verneed = self._offset(first.get(DT_VERNEED), "DT_VERNEED")
         self._verdef = self._offset(first.get(DT_VERDEF), "DT_VERDEF")
-        self._versym = self._offset(first.get(DT_VERSYM), "DT_VERSYM")
+        self._versym_vaddr = first.get(DT_VERSYM)
+        self._versym = self._offset(self._versym_vaddr, "DT_VERSYM")
 
     # -- symbol versions ----------------------------------------------------------------------------------
     # What glibc's _dl_check_map_versions (elf/dl-version.c) walks when it maps an object: the DT_VERNEED
@@ -764,8 +765,9 @@ class DynamicSymbols:
         index = {other: need for other, need in self._indexed_needs() if not need.weak}
         n = self._gnu_header_read()[1] if self._gnu is not None else self.symbol_count()
         n = self._bounded_count(n)
-        if self._versym + n * 2 > self.elf.size:
-            raise ElfError(f"{self.path_text}: DT_VERSYM of {n} entries runs past the end of the file: corrupt")
+        last = self.elf.vaddr_to_offset((self._versym_vaddr or 0) + n * 2 - 1) if n else self._versym
+        if last != self._versym + max(n * 2 - 1, 0) or self._versym + n * 2 > self.elf.size:
+            raise ElfError(f"{self.path_text}: DT_VERSYM of {n} entries runs outside its segment: corrupt")
         data = self.elf.read_at(self._symtab, n * _SYM.size, "dynamic symbol table")
         versym = self.elf.read_at(self._versym, n * 2, "symbol version table")
         out: dict[str, list[tuple[str, str]]] = {}

@@ -323,3 +323,30 @@ def test_a_preload_found_in_another_site_directory(tmp_path: Path) -> None:
     assert section["symbol_failures"] == []
     alone = libs.probe_libs(_facts(site), {"LD_LIBRARY_PATH": str(old)}, cache=[], cache_source="given")
     assert len(alone["symbol_failures"]) == 1  # not preloaded: the older copy on LD_LIBRARY_PATH is found
+
+
+@needs_gcc
+@pytest.mark.parametrize("fault", ["versym-address", "versym-past-end"])
+def test_a_corrupt_symbol_version_table_is_unknown_with_a_one_line_reason(tmp_path: Path, fault: str) -> None:
+    """A library torch loads whose DT_VERSYM points outside its segments, or whose version table runs past the end
+    of the file: the check is unknown with the file named, never a pass and never a traceback."""
+    import struct
+
+    site, _ = _site(tmp_path)
+    path = site / "nvidia/cusparse/lib/libcusparse.so.12"
+    data = bytearray(path.read_bytes())
+    tag = struct.pack("<q", 0x6FFFFFF0)
+    at = data.find(tag)
+    assert at > 0 and at % 8 == 0
+    if fault == "versym-address":
+        data[at + 8 : at + 16] = struct.pack("<Q", 0x7FFF_FFFF_0000)
+    else:  # a table that starts at the last bytes of the file's loaded image: its entries run past the end
+        with ElfFile(path) as elf:
+            last = max(p.vaddr + p.filesz for p in elf.segments if p.type == 1)
+        data[at + 8 : at + 16] = struct.pack("<Q", last - 2)
+    path.write_bytes(bytes(data))
+    section = libs.probe_libs(_facts(site), {"LD_LIBRARY_PATH": ""}, cache=[], cache_source="given")
+    assert section["symbol_failures"] == []
+    (error,) = [e for e in section["version_errors"] if "libcusparse" in e]
+    assert "\n" not in error and str(path) in error and "corrupt" in error
+    assert [r["result"] for r in _reasons(section)] == ["unknown"]
