@@ -23,6 +23,7 @@ from stackcheck.readers.fsview import FileView, HostView
 from stackcheck.record import field, record
 
 if TYPE_CHECKING:
+    from collections.abc import Collection
     from pathlib import Path
     from types import TracebackType
 
@@ -460,6 +461,7 @@ UNDEFINED_NAMES_READ = 4 << 20  # the undefined names are read in one piece when
 
 DT_VERDEF = 0x6FFFFFFC
 DT_VERNEED = 0x6FFFFFFE
+DT_VERSYM = 0x6FFFFFF0
 VER_FLG_BASE = 0x1
 VER_FLG_WEAK = 0x2
 _VERNEED = struct.Struct("<HHIII")  # 16 bytes: vn_version, vn_cnt, vn_file, vn_aux, vn_next
@@ -562,8 +564,14 @@ class DynamicSymbols:
         self._gnu = self._offset(first.get(DT_GNU_HASH), "DT_GNU_HASH")
         self._sysv = self._offset(first.get(DT_HASH), "DT_HASH")
         self.needed = [self.name_at(val, "DT_NEEDED") for tag, val in tags if tag == DT_NEEDED]
+        # the names the loader's search reads, each read alone (dynamic() reads the whole string table)
+        self.soname = self.name_at(first[DT_SONAME], "DT_SONAME") if DT_SONAME in first else None
+        self.rpath = self.name_at(first[DT_RPATH], "DT_RPATH") if DT_RPATH in first else None
+        self.runpath = self.name_at(first[DT_RUNPATH], "DT_RUNPATH") if DT_RUNPATH in first else None
         self._verneed = self._offset(first.get(DT_VERNEED), "DT_VERNEED")
         self._verdef = self._offset(first.get(DT_VERDEF), "DT_VERDEF")
+        self._versym_vaddr = first.get(DT_VERSYM)
+        self._versym = self._offset(self._versym_vaddr, "DT_VERSYM")
 
     # -- symbol versions ----------------------------------------------------------------------------------
     # What glibc's _dl_check_map_versions (elf/dl-version.c) walks when it maps an object: the DT_VERNEED
@@ -572,10 +580,14 @@ class DynamicSymbols:
     # windows: only these records and their names are read, never the symbol table.
     def version_needs(self) -> list[VersionNeed]:
         """The versions this object needs, per needed file (empty when it has no DT_VERNEED)."""
+        return [need for _, need in self._indexed_needs()]
+
+    def _indexed_needs(self) -> list[tuple[int, VersionNeed]]:
+        """(vna_other, need) per Vernaux record: vna_other is the index DT_VERSYM gives a symbol bound to it."""
         if self._verneed is None:
             return []
         record = _RecordReader(self.elf, self._verneed, "version need")
-        out: list[VersionNeed] = []
+        out: list[tuple[int, VersionNeed]] = []
         ent = self._verneed
         while True:
             vn_version, _, vn_file, vn_aux, vn_next = record(ent, _VERNEED)
@@ -584,8 +596,9 @@ class DynamicSymbols:
             file = self.name_at(vn_file, "version need file")
             aux = ent + vn_aux
             while True:
-                _, flags, _, vna_name, vna_next = record(aux, _VERNAUX)
-                out.append(VersionNeed(file, self.name_at(vna_name, "version need name"), bool(flags & VER_FLG_WEAK)))
+                _, flags, other, vna_name, vna_next = record(aux, _VERNAUX)
+                name = self.name_at(vna_name, "version need name")
+                out.append((other, VersionNeed(file, name, bool(flags & VER_FLG_WEAK))))
                 if vna_next == 0:
                     break
                 aux += vna_next
@@ -734,6 +747,38 @@ class DynamicSymbols:
             stop = block.find(b"\0", off - lo)
             # a last name longer than the 4 KiB read past it: read on its own (name_at bounds it)
             out.append(block[off - lo : stop].decode("utf-8", "replace") if stop >= 0 else self.name_at(off))
+        return out
+
+    def undefined_from(self, files: Collection[str] | None = None) -> dict[str, list[tuple[str, str]]]:
+        """The non-weak undefined symbols bound to a version need, per needed file: {file: [(symbol, version)]}.
+
+        DT_VERSYM gives each dynamic symbol a version index; for an undefined symbol it is the vna_other of the
+        Vernaux record (file and version) the link bound it to, which is how the loader knows which library's
+        version to match (glibc elf/dl-lookup.c, the `version` argument of _dl_lookup_symbol_x). A symbol with
+        index 0 or 1 (local, global: unversioned) names no file and is left out. Without DT_VERSYM the object
+        has no per-symbol versions and the answer is {}. `files` limits the answer (and the names read) to
+        those needed files."""
+        if self._versym is None or self._verneed is None:
+            return {}
+        if self._symtab is None:
+            raise ElfError(f"{self.path_text}: no DT_SYMTAB: its undefined symbols cannot be read")
+        index = {other: need for other, need in self._indexed_needs() if not need.weak}
+        n = self._gnu_header_read()[1] if self._gnu is not None else self.symbol_count()
+        n = self._bounded_count(n)
+        last = self.elf.vaddr_to_offset((self._versym_vaddr or 0) + n * 2 - 1) if n else self._versym
+        if last != self._versym + max(n * 2 - 1, 0) or self._versym + n * 2 > self.elf.size:
+            raise ElfError(f"{self.path_text}: DT_VERSYM of {n} entries runs outside its segment: corrupt")
+        data = self.elf.read_at(self._symtab, n * _SYM.size, "dynamic symbol table")
+        versym = self.elf.read_at(self._versym, n * 2, "symbol version table")
+        out: dict[str, list[tuple[str, str]]] = {}
+        for i in range(1, n):
+            st_name, st_info, _, st_shndx, _, _ = _SYM.unpack_from(data, i * _SYM.size)
+            if st_shndx != SHN_UNDEF or not st_name or st_info >> 4 == STB_WEAK:
+                continue
+            (ver,) = struct.unpack_from("<H", versym, i * 2)
+            need = index.get(ver & 0x7FFF)
+            if need is not None and (files is None or need.file in files):
+                out.setdefault(need.file, []).append((self.name_at(st_name), need.name))
         return out
 
     # -- lookups ------------------------------------------------------------------------------------------------

@@ -415,15 +415,19 @@ def resolve_object(
     wanted: re.Pattern[str] = CUDA_LIBS,
     view: FileView | None = None,
     defs_cache: VersionDefs | None = None,
+    infos: dict[str, ObjectInfo] | None = None,
 ) -> dict[str, Any]:
     """The CUDA libraries of one object: {"path", "rpath", "runpath", "libs": [...], "warnings": [...],
-    "version_failures": [...]} (a library found that lacks a version the object needs from it)."""
+    "version_failures": [...]} (a library found that lacks a version the object needs from it). `infos`, when
+    given, keeps the object's ObjectInfo by path (the second hop reuses it instead of reading the file again)."""
     out: dict[str, Any] = {"path": rel}
     needs: dict[str, list[str]] = {}
     try:
         with ElfFile(path, view) as elf:
             dyn = elf.dynamic()
             obj = ObjectInfo(str(path), dyn.needed, dyn.rpath, dyn.runpath, elf.header.e_machine)
+            if infos is not None:
+                infos[str(path)] = obj
             if any(wanted.match(name) for name in dyn.needed):  # only an object that needs a CUDA library
                 try:
                     needs = _nonweak_needs(elf)
@@ -478,9 +482,11 @@ def probe_libs(
     view: FileView | None = None,
 ) -> dict[str, Any]:
     """{"ld_cache": source, "packages": {pkg: {"objects": [...]}}, "warnings": [...], "version_failures": [...],
-    "version_errors": [...]}: a version failure names the package ("package"), the object, the library found,
-    the versions it lacks ("missing") and those it defines; a version error, an object or library whose version
-    records could not be read (the check cannot be decided there).
+    "version_errors": [...], "torch_libraries": {...}, "symbol_failures": [...]}: a version failure names the
+    package ("package"), the object, the library found, the versions it lacks ("missing") and those it defines;
+    a version error, an object or library whose version records could not be read (the check cannot be decided
+    there); a symbol failure, a CUDA library torch loads whose own dependency is found without symbols it needs
+    (follow_torch_libraries, the second hop).
 
     torch is resolved first; the kernel packages' CUDA libraries whose soname torch already loaded are
     reported as reused from torch (with their own static resolution kept as own_winner/own_via).
@@ -505,8 +511,10 @@ def probe_libs(
         "warnings": [],
         "version_failures": [],
         "version_errors": [],
+        "symbol_failures": [],
     }
     defs_cache: VersionDefs = {}
+    infos: dict[str, ObjectInfo] = {}
     for name, patterns in LIB_OBJECTS.items():
         pkg = packages.get(name)
         if not isinstance(pkg, Mapping) or not pkg.get("installed") or not pkg.get("location"):
@@ -534,6 +542,7 @@ def probe_libs(
                 already_loaded=None if name == "torch" else loaded,
                 view=fs,
                 defs_cache=defs_cache,
+                infos=infos if name == "torch" else None,
             )
             entry["objects"].append(obj)
             result["warnings"] += obj.get("warnings", [])
@@ -549,4 +558,242 @@ def probe_libs(
                     if lib.get("winner"):
                         loaded.setdefault(lib["needed"], {"winner": lib["winner"], "loaded_by": "torch"})
         result["packages"][name] = entry
+        if name == "torch" and paths:
+            sites = [str(p["location"]) for p in packages.values() if isinstance(p, Mapping) and p.get("location")]
+            hop = follow_torch_libraries(paths, root, env, cache, fs, defs_cache, infos, sites)
+            result["torch_libraries"] = {k: hop[k] for k in ("preloaded", "libraries")}
+            result["symbol_failures"] = hop["symbol_failures"]
+            result["version_failures"] += hop["version_failures"]
+            result["version_errors"] += [f"torch: {e}" for e in hop["errors"]]
     return result
+
+
+# -- the second hop: the CUDA libraries torch loads, and what they load ------------------------------------------
+# torch's objects need libcusparse, libcufft, libcublas, ... from the nvidia-* wheels (their RPATH); those
+# libraries need others in turn (libcusparse needs libnvJitLink.so.12) and find them through their OWN search
+# path: a wheel library has DT_RUNPATH ($ORIGIN:$ORIGIN/../../nvjitlink/lib for nvidia-cusparse-cu12 12.3.1.170),
+# so LD_LIBRARY_PATH comes first and torch's RPATH plays no part. An older copy first on LD_LIBRARY_PATH (a CUDA
+# toolkit's lib64) then wins; if it lacks a symbol the library needs, import torch fails with "undefined symbol:
+# __nvJitLinkComplete_12_4, version libnvJitLink.so.12". nvJitLink's version node is the same name in every 12.x
+# release, so DT_VERNEED against DT_VERDEF passes: only the symbols, looked up in the library found, decide.
+# Python imports torch._C with RTLD_NOW and ctypes loads with RTLD_NOW, so every non-weak undefined symbol is
+# bound at load time (glibc elf/dl-lookup.c _dl_lookup_symbol_x: "undefined symbol: X, version V").
+#
+# The load order is simulated: libtorch_global_deps (libcudart, torch's RPATH), then what torch/__init__.py
+# preloads with ctypes, then torch's CUDA objects; a soname loaded once is reused by every later object, and
+# each library's own dependencies are resolved when it is loaded.
+
+#: the CUDA libraries whose dependencies are followed one hop further, and the ones looked for there
+HOP_LIBS = re.compile(
+    r"^lib(cudart|nvrtc|cudnn|cublas|cublasLt|nccl|cusparse|cusparseLt|cufft|curand|cusolver|cufile|nvJitLink)"
+    r"\.so(\.\d+)*$"
+)
+#: torch/__init__.py's preload entries in file order, ("wheel folder", "file glob"): torch 2.6-2.8 call
+#: _preload_cuda_deps("nvjitlink", "libnvJitLink.so.*[0-9]") on the success branch of _load_global_deps; later
+#: releases list ("nvjitlink", "libnvJitLink.so.*[0-9]") tuples that _preload_cuda_deps() walks. The except
+#: branch's dict ("cublas": "libcublas.so.*[0-9]", torch 2.5-2.8) runs only when libtorch_global_deps fails
+#: to load and is not matched.
+_PRELOAD_ENTRY = re.compile(r'\(\s*"(\w+)"\s*,\s*"(lib[\w.+\-]*\.so[^"]*)"')
+#: ... and the guard before them: the libcudart mapped must match ("nvidia/cuda_runtime/lib/libcudart.so" in
+#: 2.6-2.8, "libcudart.so" later)
+_PRELOAD_GUARD = re.compile(r'"([\w/.\-]*libcudart\.so)"\s+not\s+in\s+_maps')
+MAX_INIT_BYTES = 1 << 20
+MAX_HOP_LIBRARIES = 40
+
+
+def torch_preloads(location: str, cudart: str | None, view: FileView, others: Iterable[str] = ()) -> list[str]:
+    """The paths torch/__init__.py loads with ctypes before torch._C, in order, read from the file (torch 2.6
+    and later; pytorch/pytorch#138460): behind its libcudart guard, each preload entry's glob under the
+    site-packages' nvidia/<folder>/lib, nvidia/cu<major>/lib (CUDA 13 wheels) and <folder>/lib (torch's site
+    directory first, then `others`: the other packages' locations, standing for sys.path). The first entry
+    not found stops the list (the call raises, and the caller's `except Exception: pass` swallows it). A file
+    without the guard (torch 2.5 and older) or a libcudart that does not match it: no preload."""
+    init = posixpath.join(location, "torch", "__init__.py")
+    try:
+        text = view.read_bytes(init, MAX_INIT_BYTES).decode("utf-8", "replace")
+    except (OSError, ValueError):
+        return []
+    guard = _PRELOAD_GUARD.search(text)
+    if guard is None or cudart is None or guard.group(1) not in cudart:
+        return []
+    major = re.search(r"libcudart\.so\.(\d+)", cudart)
+    out: list[str] = []
+    for folder, pattern in _PRELOAD_ENTRY.findall(text[guard.end() :] + text[: guard.start()]):
+        found: list[str] = []
+        for root in dict.fromkeys((location, *others)):  # sys.path's site directories, torch's first
+            bases = [posixpath.join(root, "nvidia", folder, "lib")]
+            if major:
+                bases.append(posixpath.join(root, "nvidia", f"cu{major.group(1)}", "lib"))
+            bases.append(posixpath.join(root, folder, "lib"))
+            for base in bases:
+                try:
+                    found += sorted(p for p in glob(view, base, pattern) if is_file(view, p))
+                except GlobLimit:
+                    continue
+            if found:
+                break
+        if not found:
+            break
+        out.append(found[0])
+    return list(dict.fromkeys(out))
+
+
+class _Loader:
+    """The loader's state while torch is imported: which soname is loaded from where, and each library's own
+    dependencies checked when it is loaded (symbols and version nodes against the copy found)."""
+
+    def __init__(
+        self, env: Mapping[str, str], cache: list[CacheEntry], view: FileView, defs_cache: VersionDefs
+    ) -> None:
+        self.env, self.cache, self.view, self.defs_cache = env, cache, view, defs_cache
+        self.loaded: dict[str, tuple[str, str]] = {}  # soname -> (path, via)
+        self.followed: set[str] = set()
+        self.exports: dict[str, tuple[ElfFile, DynamicSymbols] | str] = {}  # a found library, opened once
+        self.out: dict[str, Any] = {"libraries": [], "symbol_failures": [], "version_failures": [], "errors": []}
+
+    def close(self) -> None:
+        for got in self.exports.values():
+            if not isinstance(got, str):
+                got[0].close()
+
+    def find(self, obj: ObjectInfo, name: str) -> tuple[str, str] | None:
+        if name in self.loaded:
+            return self.loaded[name]
+        res = resolve_needed(
+            obj, name, self.env, self.cache, is_file=_view_is_file(self.view), compatible=_view_compatible(self.view)
+        )
+        if res["winner"] is None:
+            return None
+        self.loaded[name] = (str(res["winner"]), str(res["via"]))
+        return self.loaded[name]
+
+    def _missing(self, winner: str, wanted: list[tuple[str, str]]) -> list[tuple[str, str]] | str:
+        """The (symbol, version) pairs of `wanted` that the library at `winner` does not export, or an error."""
+        got = self.exports.get(winner)
+        if got is None:
+            try:
+                elf = ElfFile(winner, self.view)
+            except ElfError as exc:
+                got = str(exc)
+            else:
+                try:
+                    got = (elf, DynamicSymbols(elf))
+                except ElfError as exc:
+                    elf.close()
+                    got = str(exc)
+            self.exports[winner] = got
+        if isinstance(got, str):
+            return got
+        try:
+            return [(sym, ver) for sym, ver in wanted if not got[1].defines(sym)]
+        except ElfError as exc:
+            return str(exc)
+
+    def follow(self, lib: str, chain_rpath: str = "") -> None:
+        """Load `lib` (a CUDA library torch loads) and check what it needs, once."""
+        if lib in self.followed or len(self.followed) >= MAX_HOP_LIBRARIES:
+            return
+        self.followed.add(lib)
+        try:
+            with ElfFile(lib, self.view) as elf:
+                syms = DynamicSymbols(elf)
+                obj = ObjectInfo(lib, syms.needed, syms.rpath, syms.runpath, elf.header.e_machine)
+                names = [n for n in obj.needed if HOP_LIBS.match(n)]
+                if not names:
+                    return
+                wanted = syms.undefined_from(set(names))
+                needs = _nonweak_needs(elf)
+        except ElfError as exc:
+            self.out["errors"].append(str(exc))
+            return
+        if not obj.runpath and chain_rpath:  # no RUNPATH: the loading object's RPATH is searched after its own
+            obj = obj._replace(rpath=":".join(x for x in (obj.rpath, chain_rpath) if x))
+        for name in names:
+            got = self.find(obj, name)
+            if got is None:  # the load would fail unless something this model lacks loaded it first
+                self.out["errors"].append(f"{lib}: {name} is not found on its search path")
+                continue
+            winner, via = got
+            self.out["libraries"].append({"library": lib, "needed": name, "winner": winner, "via": via})
+            missing = self._missing(winner, wanted.get(name, [])) if wanted.get(name) else []
+            if isinstance(missing, str):
+                self.out["errors"].append(missing)
+            elif missing:
+                self.out["symbol_failures"].append(
+                    {
+                        "package": "torch",
+                        "library": lib,
+                        "needed": name,
+                        "winner": winner,
+                        "via": via,
+                        "missing": [f"{sym}@{ver}" for sym, ver in missing],
+                        "source": f"{lib}: its undefined symbols bound to {name} (DT_VERSYM, DT_VERNEED)",
+                    }
+                )
+            defs = version_defs(winner, self.view, self.defs_cache) if needs.get(name) else None
+            failure = check_versions(lib, {"needed": name, "winner": winner, "via": via}, needs, defs)
+            if failure is not None and "error" in failure:
+                self.out["errors"].append(str(failure["error"]))
+            elif failure is not None:
+                self.out["version_failures"].append({"package": "torch", **failure})
+
+
+def follow_torch_libraries(
+    objects: list[str],
+    location: str,
+    env: Mapping[str, str],
+    cache: list[CacheEntry],
+    view: FileView,
+    defs_cache: VersionDefs,
+    infos: Mapping[str, ObjectInfo] | None = None,
+    sites: Iterable[str] = (),
+) -> dict[str, Any]:
+    """The second hop for torch: {"preloaded": [paths], "libraries": [{"library", "needed", "winner", "via"}],
+    "symbol_failures": [...], "version_failures": [...], "errors": [...]}. A symbol failure names the library
+    (a CUDA library torch loads), the library it needs, the copy found, how, and the symbols missing."""
+    loader = _Loader(env, cache, view, defs_cache)
+    first: list[tuple[ObjectInfo, str]] = []  # torch's objects and their RPATH dirs
+    for path in objects:
+        try:
+            obj = (infos or {}).get(path) or read_object(path, view)
+        except ElfError as exc:
+            loader.out["errors"].append(str(exc))
+            continue
+        chain = expand_dirs(obj.rpath, posixpath.dirname(path), obj.machine) if obj.rpath and not obj.runpath else []
+        first.append((obj, ":".join(chain)))
+    # libtorch_global_deps.so: libcudart through torch's RPATH (the same RPATH as torch's CUDA objects)
+    cudart = None
+    for obj, _ in first:
+        name = next((n for n in obj.needed if n.startswith("libcudart.so")), None)
+        got = loader.find(obj, name) if name else None
+        if got is not None:
+            cudart = got[0]
+            break
+    preloaded = torch_preloads(location, cudart, view, sites)
+    try:
+        for path in preloaded:  # ctypes.CDLL(path): the file itself, whatever the search path says
+            loader.loaded.setdefault(posixpath.basename(path), (path, "preloaded by torch/__init__.py"))
+            soname = _soname(path, view)
+            if soname:
+                loader.loaded.setdefault(soname, (path, "preloaded by torch/__init__.py"))
+            loader.follow(path)
+        # import torch._C: torch's objects' CUDA libraries breadth-first, then what each of those needs
+        order: list[tuple[str, str]] = []
+        for obj, chain_rpath in first:
+            for name in obj.needed:
+                got = loader.find(obj, name) if HOP_LIBS.match(name) else None
+                if got is not None:
+                    order.append((got[0], chain_rpath))
+        for lib, chain_rpath in order:
+            loader.follow(lib, chain_rpath)
+    finally:
+        loader.close()
+    return {"preloaded": preloaded, **loader.out}
+
+
+def _soname(path: str, view: FileView) -> str | None:
+    try:
+        with ElfFile(path, view) as elf:
+            return DynamicSymbols(elf).soname
+    except ElfError:
+        return None

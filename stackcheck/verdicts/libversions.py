@@ -10,6 +10,7 @@ imported, which not every launch does (degraded here, the message says what fail
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Mapping
 
 from stackcheck.facts.model import KERNEL_PACKAGES
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
     from stackcheck.verdicts.types import Reason
 
 SOURCE = "GLIBC-DL-VERSION"
+SYMBOL_SOURCE = "GLIBC-DL-LOOKUP"
 #: the packages whose objects every SGLang launch loads
 _EVERY_LAUNCH = frozenset(("torch", *KERNEL_PACKAGES))
 _SHOWN = 6  # version names listed in a message
@@ -58,6 +60,7 @@ def version_reasons(libs: Mapping[str, Any]) -> list[Reason]:
                 "source": SOURCE,
             }
         )
+    out += symbol_reasons(libs)
     for e in libs.get("version_errors") or []:
         if isinstance(e, str):
             out.append(
@@ -68,4 +71,44 @@ def version_reasons(libs: Mapping[str, Any]) -> list[Reason]:
                     "source": SOURCE,
                 }
             )
+    return out
+
+
+def symbol_reasons(libs: Mapping[str, Any]) -> list[Reason]:
+    """One failing reason per CUDA library torch loads whose own dependency is found without symbols it needs
+    (facts.libs.symbol_failures, the second hop of stackcheck/readers/libs.py): import torch fails with
+    "undefined symbol: X, version V" (Python and ctypes load with RTLD_NOW, so every non-weak symbol is bound at
+    load; glibc elf/dl-lookup.c _dl_lookup_symbol_x)."""
+    out: list[Reason] = []
+    for f in libs.get("symbol_failures") or []:
+        if not isinstance(f, Mapping):
+            continue
+        missing = _names(f.get("missing"))
+        if not missing:
+            continue
+        lib, needed, winner = (str(f.get(k, "?")) for k in ("library", "needed", "winner"))
+        via = f" ({f['via']})" if f.get("via") else ""
+        name, _, version = missing[0].partition("@")
+        fix = (
+            f"drop {posixpath.dirname(winner)} from LD_LIBRARY_PATH so that the copy torch installed is found"
+            if f.get("via") == "LD_LIBRARY_PATH"
+            else f"make the {needed} found the release {lib} was built against"
+        )
+        shown = ", ".join(missing[:_SHOWN]) + (f" and {len(missing) - _SHOWN} more" if len(missing) > _SHOWN else "")
+        out.append(
+            {
+                "rule": "shared-libs-symbol",
+                "result": "fail",
+                "effect": "crash",
+                "message": (
+                    f"torch loads {lib}, which needs {shown} from {needed}; the loader finds {winner}{via}, which "
+                    f"does not define {'them' if len(missing) > 1 else 'it'} (an older release, or a build without "
+                    f'them): import torch fails, "undefined symbol: {name}{", version " + version if version else ""}"'
+                    f" ({fix})"
+                ),
+                "observed": f"{winner}{via} does not define {shown}",
+                "required": f"{needed} defining {shown} (the undefined symbols of {lib} bound to it)",
+                "source": SYMBOL_SOURCE,
+            }
+        )
     return out
