@@ -69,11 +69,26 @@ def _judge(
 ) -> CheckResult | None:
     table = data.get(table_name)
     spec: Mapping[str, Any] = table if isinstance(table, Mapping) else {}
-    entry = next((e for e in spec.get("entries") or [] if isinstance(e, Mapping) and e.get(key) == value), None)
-    if value is None or entry is None:
+    named = [e for e in spec.get("entries") or [] if isinstance(e, Mapping) and e.get(key) == value]
+    # the entries whose release range may hold the installed release (every one where the release is not known)
+    entries = [e for e in named if _version_in(sglang_version, str(e.get("versions", ""))) is not False]
+    if value is None or not entries:
         return None
-    if _version_in(sglang_version, str(entry.get("versions", ""))) is False:
-        return None
+    results = [_judge_entry(check, e, subject, facts) for e in entries]
+    if len({r.status for r in results}) == 1:
+        return results[0]
+    ranges = ", ".join(str(e.get("versions")) for e in entries)
+    return CheckResult(check, "unknown", None, [r.required for r in results],
+                       f"{subject}: SGLang's release is not known, and the releases {ranges} judge it differently: "
+                       + "; ".join(f"{r.status}: {r.message}" for r in results), [r.source for r in results],
+                       subject)  # fmt: skip
+
+
+def _judge_entry(check: str, entry: Mapping[str, Any], subject: str, facts: Mapping[str, Any]) -> CheckResult:
+    unregistered = entry.get("unregistered")
+    if isinstance(unregistered, Mapping):
+        return CheckResult(check, "fail", unregistered.get("observed"), unregistered.get("required"),
+                           str(entry.get("message")), entry.get("source"), subject)  # fmt: skip
     dists = [str(d) for d in entry.get("distributions") or []]
     module = str(entry.get("module"))
     source = entry.get("source")
