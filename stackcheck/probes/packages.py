@@ -332,12 +332,62 @@ def package_facts(name: str, copies: list[DistRecord], view: FileView | None = N
         entry["variant"] = variant_from(first.version)
     module = EXTENSION_MODULES.get(name)
     if module is not None:
+        fs = view or _HOST
         try:
-            entry["extension_files"] = extension_files(first.location, module, view or _HOST)
+            where: str | None = first.location
+            if first.editable and first.meta_dir is not None and first.meta_dir.endswith(".dist-info"):
+                # a PEP 660 editable install: the dist-info sits in site-packages, the build in the project
+                where = editable_module_dir(first.location, name, module, fs)
+            if where is None:
+                msg = f"{module}: editable install whose project directory was not read"
+                entry["error"] = f"{entry['error']}; {msg}" if "error" in entry else msg
+            else:
+                entry["extension_files"] = extension_files(where, module, fs)
+                if where != first.location:
+                    entry["extension_dir"] = where
         except OSError as exc:
             msg = f"{module}: {getattr(exc, 'strerror', None) or exc}"
             entry["error"] = f"{entry['error']}; {msg}" if "error" in entry else msg
     return entry
+
+
+_FINDER_IMPORT = _lazy(r"^import\s+(__editable___[A-Za-z0-9_]+)\s*;")
+_FINDER_MAPPING = _lazy(r"^MAPPING\s*(?::[^=]*)?=\s*(\{.*\})\s*$", re.MULTILINE)
+
+
+def editable_module_dir(site: str, dist: str, module: str, view: FileView) -> str | None:
+    """Where a PEP 660 editable install of `dist` (setuptools' editable_wheel, `pip install -e`) keeps the
+    top-level module `module`: setuptools builds extensions in place, in the project directory, and puts in
+    site-packages either `__editable__.<name>-<version>.pth` listing that directory (a static path), or that .pth
+    importing `__editable___<name>_<version>_finder`, whose MAPPING names each top-level package and module with its
+    path in the project (a meta path finder). The directory of the module's entry, else the first directory a
+    static .pth lists; None where neither was read. The files are read, never run."""
+    for item in sorted(listdir_or_empty(view, site)):
+        if not (item.startswith("__editable__.") and item.endswith(".pth")):
+            continue
+        if normalise(item[len("__editable__.") : -len(".pth")].split("-")[0]) != dist:
+            continue
+        lines = [ln.strip() for ln in read_text(view, posixpath.join(site, item), SMALL_FILE_CAP).splitlines()]
+        for line in lines:
+            found = _FINDER_IMPORT.match(line)
+            if found is None:
+                continue
+            finder = read_text(view, posixpath.join(site, found.group(1) + ".py"), SMALL_FILE_CAP)
+            literal = _FINDER_MAPPING.search(finder)
+            if literal is None:
+                return None
+            from stackcheck.pyast import literal_eval
+
+            try:
+                mapping = literal_eval(literal.group(1))
+            except (ValueError, SyntaxError, MemoryError, RecursionError):
+                return None
+            path = mapping.get(module) if isinstance(mapping, dict) else None
+            return posixpath.dirname(path) if isinstance(path, str) and path.startswith("/") else None
+        paths = [ln for ln in lines if ln.startswith("/")]
+        if paths:
+            return paths[0]
+    return None
 
 
 #: distributions whose import loads a compiled top-level module of another name beside the package (DeepEP's
