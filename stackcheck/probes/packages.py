@@ -14,6 +14,7 @@ import _ast
 import json
 import posixpath
 import re
+from collections.abc import Mapping
 
 from stackcheck.facts.model import KERNEL_PACKAGES, SERVING_PACKAGES
 from stackcheck.lazy_re import lazy as _lazy
@@ -69,6 +70,10 @@ WANTED = (
     # (the gate's preflight check quant-package, preflight.json quant_packages)
     "humming-kernels",
     "bitsandbytes",
+    # the NVSHMEM wheels DeepEP's deep_ep_cpp links libnvshmem_host.so.N from (its RPATH {nvidia.nvshmem}/lib where
+    # its setup.py found the wheel): which CUDA major they are built for (the gate's check moe-a2a-package)
+    "nvidia-nvshmem-cu12",
+    "nvidia-nvshmem-cu13",
 )
 #: the packages a serving environment has; an environment with none of them is "not this one" (see the
 #: environments probe, which then looks for one that has them)
@@ -403,6 +408,63 @@ def extension_files(location: str, module: str, view: FileView) -> list[str]:
     return sorted(n for n in view.listdir(location) if n.startswith(prefix) and n.endswith(".so"))
 
 
+#: the libraries of an extension module whose place the gate judges (DeepEP's deep_ep_cpp: NVSHMEM's host library)
+EXTENSION_LINKED = _lazy(r"^libnvshmem[\w]*\.so(\.\d+)*$")
+MAX_EXTENSION_FILES = 8
+
+
+def extension_links(entry: Mapping[str, Any], env: Mapping[str, str], view: FileView) -> dict[str, Any]:
+    """For each listed file of the extension module (packages.NAME.extension_files), the NVSHMEM libraries it needs
+    (DT_NEEDED) and where the dynamic loader finds each, read, never loaded: {file: {"needed": [...], "rpath",
+    "runpath", "found": {soname: path | None}, "unreadable"?: {soname: why}}, or {"error": why}}. A library is
+    looked for in the file's own DT_RPATH / DT_RUNPATH ($ORIGIN expanded), then as the cudalibs probe looks
+    (LD_LIBRARY_PATH, the ld.so cache file, the default directories); `wheel_copies` lists the copies in the
+    nvidia-* wheels' lib directories beside the distribution, which torch may load first by their soname."""
+    from stackcheck.probes.cudalibs import _library_kind, box_machine, probe_cuda_libs
+    from stackcheck.readers.elf import ElfError, ElfFile
+    from stackcheck.readers.libs import expand_dirs, nvidia_wheel_dirs
+
+    where = str(entry.get("extension_dir") or entry.get("location") or "")
+    files = [f for f in entry.get("extension_files") or [] if isinstance(f, str)][:MAX_EXTENSION_FILES]
+    out: dict[str, Any] = {}
+    machine = 0
+    for name in files:
+        path = posixpath.join(where, name)
+        try:
+            with ElfFile(path, view) as elf:
+                dyn = elf.dynamic()
+                machine = machine or elf.header.e_machine
+        except (ElfError, OSError) as exc:
+            out[name] = {"error": str(exc)[:300]}
+            continue
+        needed = [n for n in dyn.needed if EXTENSION_LINKED.match(n)]
+        record: dict[str, Any] = {"needed": needed, "rpath": dyn.rpath, "runpath": dyn.runpath, "found": {}}
+        # the loader reads DT_RPATH only where there is no DT_RUNPATH
+        own = expand_dirs(dyn.runpath or dyn.rpath, where, machine or box_machine(view))
+        for soname in needed:
+            hit = None
+            for d in own:
+                kind = _library_kind(view, posixpath.join(d, soname), machine)
+                if kind == "ok":
+                    hit = posixpath.join(d, soname)
+                    break
+                if kind.startswith("unknown"):
+                    record.setdefault("unreadable", {})[soname] = f"{d}/{soname}: {kind.partition(': ')[2]}"
+                    break
+            if hit is None and soname not in record.get("unreadable", {}):
+                libs = probe_cuda_libs(env, view, (soname,))
+                hit = libs.get(soname)
+                if soname in (libs.get("unreadable") or {}):
+                    record.setdefault("unreadable", {})[soname] = libs["unreadable"][soname]
+            record["found"][soname] = hit
+            if hit is None:
+                site = str(entry.get("location") or "")
+                copies = [posixpath.join(d, soname) for d in nvidia_wheel_dirs(site, view) if site]
+                record["wheel_copies"] = [c for c in copies if _library_kind(view, c, machine) == "ok"]
+        out[name] = record
+    return out
+
+
 class PackagesProbe(Probe):
     name: ClassVar[str] = "packages"
     timeout_s: ClassVar[float] = 5.0
@@ -416,6 +478,11 @@ class PackagesProbe(Probe):
             return ProbeResult(self.failure_facts(str(exc)), "failed", str(exc))
         found = find_distributions(set(WANTED), search, ctx.fs)
         packages = {name: package_facts(name, found.get(name, []), ctx.fs) for name in WANTED}
+        for name, entry in packages.items():
+            if name in EXTENSION_MODULES and isinstance(entry.get("extension_files"), list):
+                links = extension_links(entry, ctx.env, ctx.fs)  # (only where DeepEP is installed)
+                if links:
+                    entry["extension_links"] = links
         errors = [f"{n}: {p['error']}" for n, p in packages.items() if "error" in p]
         status: ProbeStatus = "partial" if errors else "ok"
         reason = None

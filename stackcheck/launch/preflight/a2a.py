@@ -272,8 +272,7 @@ def _extension_result(
             msg = f"{dist} is installed with {first}{at}, a stable-ABI build that a free-threaded CPython imports " \
                   "but cannot run"  # fmt: skip
             return CheckResult(CHECK, "unknown", f"{found}, {first}", module, msg, source, subject)
-        msg = f"{dist} is installed with {first}{at} (the libraries it links are not read)"
-        return CheckResult(CHECK, "ok", f"{found}, {first}", module, msg, source, subject)
+        return _links_result(ext, package, dist, facts, subject, first, at)
     seen = ", ".join(names) or "none"
     if any(taken.values()):
         have = next(f for fs in taken.values() for f in fs)
@@ -284,3 +283,76 @@ def _extension_result(
     suffix = (by_build[builds[0]] or [""])[0]
     observed = f"{module}{suffix} missing{at} (found: {seen})"
     return CheckResult(CHECK, "fail", observed, module, str(ext.get("message")), source, subject)
+
+
+def _links_result(
+    ext: Mapping[str, Any], package: Mapping[str, Any], dist: str, facts: Mapping[str, Any], subject: str,
+    first: str, at: str,
+) -> CheckResult:  # fmt: skip
+    """The NVSHMEM libraries the module file the Python takes links (packages.NAME.extension_links, the packages
+    probe's reading of its DT_NEEDED and where the loader finds each): ok where every one is found and, for one in
+    an nvidia-nvshmem wheel, that wheel's CUDA major is torch's; fail where one is found nowhere the loader looks
+    (its RPATH / RUNPATH, LD_LIBRARY_PATH, the ld.so cache, the default directories) and no nvidia-* wheel beside
+    it has a copy torch could load first; unknown otherwise (not read, unreadable, a copy only torch may load, a
+    wheel of another CUDA major)."""
+    module = str(ext.get("module"))
+    links = ext.get("links")
+    spec: Mapping[str, Any] = links if isinstance(links, Mapping) else {}
+    source = spec.get("source") or ext.get("source")
+    raw = package.get("extension_links")
+    record = raw.get(first) if isinstance(raw, Mapping) else None
+    observed = f"{dist} installed, {first}{at}"
+
+    def unknown(why: str) -> CheckResult:
+        return CheckResult(CHECK, "unknown", observed, f"{module} and the libraries it links",
+                           f"{dist} is installed with {first}{at}, but {why}", source, subject)  # fmt: skip
+
+    if not isinstance(record, Mapping):
+        return unknown(f"the libraries it links (libnvshmem_host) were not read (packages.{dist}.extension_links)")
+    if "error" in record:
+        return unknown(f"its dynamic section could not be read ({record['error']})")
+    got, bad = record.get("found"), record.get("unreadable")
+    found: Mapping[str, Any] = got if isinstance(got, Mapping) else {}
+    unread: Mapping[str, Any] = bad if isinstance(bad, Mapping) else {}
+    needed = [str(n) for n in record.get("needed") or []]
+    for soname in needed:
+        if soname in unread:
+            return unknown(f"{soname} could not be read where the loader looks ({unread[soname]})")
+        if found.get(soname) is None:
+            copies = record.get("wheel_copies") or []
+            if copies:
+                return unknown(f"it links {soname}, which the loader finds nowhere it looks for this module; only "
+                               f"{copies[0]} is there, which torch may have loaded first (not read)")  # fmt: skip
+            where = record.get("runpath") or record.get("rpath") or "none"
+            message = str(spec.get("missing_message")).replace("{soname}", soname).replace("{rpath}", str(where))
+            return CheckResult(CHECK, "fail", f"{observed}; {soname} not found (RPATH/RUNPATH: {where})",
+                               f"{soname} where the loader finds it", message, source, subject)  # fmt: skip
+    majors = _nvshmem_majors(facts)
+    packages = facts.get("packages")
+    torch = packages.get("torch") if isinstance(packages, Mapping) else None
+    want = _cuda_major(torch.get("cuda") if isinstance(torch, Mapping) else None)
+    for soname in needed:
+        path = str(found.get(soname))
+        if "/nvidia/" not in path:
+            continue  # a toolkit's or the system's copy: its CUDA build is not read (its own note)
+        major = 13 if "/nvidia/cu13/" in path else (majors[0] if len(majors) == 1 else None)
+        if major is None or want is None:
+            return unknown(f"which CUDA major the nvidia-nvshmem wheel of {path} is built for, or torch's, is not "
+                           "known (packages nvidia-nvshmem-cu12 / -cu13, torch.cuda)")  # fmt: skip
+        if major != want:
+            return unknown(f"it links {path}, NVSHMEM's CUDA {major} wheel, under torch's CUDA {want}: whether that "
+                           "pairing runs is not read")  # fmt: skip
+    libs = ", ".join(f"{n} at {found.get(n)}" for n in needed) or "no NVSHMEM library"
+    return CheckResult(CHECK, "ok", observed, f"{module} and the libraries it links",
+                       f"{dist} is installed with {first}{at}, which links {libs}", source, subject)  # fmt: skip
+
+
+def _nvshmem_majors(facts: Mapping[str, Any]) -> list[int]:
+    packages = facts.get("packages")
+    pk: Mapping[str, Any] = packages if isinstance(packages, Mapping) else {}
+    out = []
+    for major in (12, 13):
+        p = pk.get(f"nvidia-nvshmem-cu{major}")
+        if isinstance(p, Mapping) and p.get("installed") is True:
+            out.append(major)
+    return out
