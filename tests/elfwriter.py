@@ -33,11 +33,14 @@ def build_so(
     version_needs: dict[str, list[str]] | None = None,
     version_defs: list[str] | None = None,
     version_fault: str | None = None,
+    rpath: str | None = None,
+    runpath: str | None = None,
 ) -> bytes:
     """The bytes of a shared object that exports `defined` (global functions) and needs `undefined`.
 
     `version_needs` ({needed file: [version names]}, a name ending in "?" is weak) and `version_defs`
     (version names, the first one the base) add DT_VERNEED / DT_VERDEF records after the dynamic section;
+    `rpath` / `runpath` add DT_RPATH / DT_RUNPATH strings;
     `version_fault` corrupts them: "next" (a vn_next/vd_next past the file), "record" (record version 2),
     "name" (a name past the string table), "long" (a chain of 5000 records)."""
     strtab = bytearray(b"\0")
@@ -48,6 +51,11 @@ def build_so(
         return off
 
     needed_offs = [add(n) for n in needed]
+    paths = []  # DT_RPATH (15), DT_RUNPATH (29)
+    if rpath is not None:
+        paths.append((15, add(rpath)))
+    if runpath is not None:
+        paths.append((29, add(runpath)))
     vneed = [
         (add(f), [(add(v.rstrip("?")), v.endswith("?"), v.rstrip("?")) for v in vs])
         for f, vs in (version_needs or {}).items()
@@ -109,6 +117,7 @@ def build_so(
     dyn = [(DT_NEEDED, off) for off in needed_offs]
     if soname_off is not None:
         dyn.append((DT_SONAME, soname_off))
+    dyn += paths
     dyn += [(DT_SYMTAB, symtab_off), (DT_STRTAB, strtab_off), (DT_STRSZ, len(strtab)), (DT_SYMENT, _SYM.size)]
     if gnu_off is not None:
         dyn.append((DT_GNU_HASH, gnu_off))

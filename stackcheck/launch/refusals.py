@@ -339,6 +339,42 @@ def _ct_moe(values: Mapping[str, Any], d: Derived, read: Any, schemes: tuple[str
     return _Judged(bool(moe), f"{what} on {'an MoE' if moe else 'a dense'} model")
 
 
+def _keeps_float16_class(values: Mapping[str, Any], read: Any, spec: Mapping[str, Any]) -> _Judged:
+    """Whether SGLang keeps the served GPTQ / AWQ checkpoint (no --quantization) on GPTQConfig / AWQConfig, whose
+    activations are float16 only, rather than converting it to gptq_marlin / awq_marlin: the conversion needs the
+    checkpoint's keys (GPTQ: bits, group_size, sym, desc_act, not already Marlin-format; AWQ: bits, group_size,
+    zero_point) to name a type and group size Marlin takes, and a GPU of compute capability `min_sm` or more
+    (`spec`: the release entry's marlin_conversion). True: it keeps it; None: a checkpoint Marlin takes on GPUs whose
+    capability was not read; False: it converts (or the checkpoint is no GPTQ / AWQ one read)."""
+    qc = read.get("quantization_config") if isinstance(read, Mapping) else None
+    if not isinstance(qc, Mapping):
+        return _Judged(False, "no quantization_config read")
+    method = str(qc.get("quant_method") or "").lower()
+    sizes = list(spec.get("group_sizes") or [])
+    group = qc.get("group_size")
+    if method == "gptq":
+        bits, sym, desc = qc.get("bits"), qc.get("sym"), qc.get("desc_act")
+        what = f"GPTQ bits={bits} group_size={group} sym={sym} desc_act={desc}"
+        marlin_format = qc.get("checkpoint_format") == "marlin" or bool(qc.get("is_marlin_format", False))
+        types = [list(t) for t in spec.get("gptq_types") or [] if isinstance(t, list)]
+        takes = not marlin_format and None not in (bits, group, sym, desc) and [bits, sym] in types
+        if marlin_format:
+            what += " (Marlin format)"
+    elif method == "awq":
+        bits, zero = qc.get("bits"), qc.get("zero_point")
+        what = f"AWQ bits={bits} group_size={group} zero_point={zero}"
+        allowed = spec.get("awq_bits_zero_point" if zero else "awq_bits_no_zero_point") or []
+        takes = None not in (bits, group, zero) and bits in allowed
+    else:
+        return _Judged(False, f"quant_method {method or 'none'}")
+    if not (takes and group in sizes):
+        return _Judged(True, f"{what}: not a checkpoint Marlin takes")
+    sm, floor = values.get("gpu_sm"), spec.get("min_sm")
+    if not isinstance(sm, int) or not isinstance(floor, int):
+        return _Judged(None, what, missing="the compute capability of the box's GPUs (Marlin needs 8.0)")
+    return _Judged(sm < floor, f"{what} on sm_{sm}")
+
+
 def _fp8_block_moe_split(
     values: Mapping[str, Any], d: Derived, read: Any, spec: Mapping[str, Any], majors: set[int] | None,
     declared: set[str] | None,
@@ -892,6 +928,11 @@ def launch_values(
     read = (models or {}).get("model")
     values["ct_fp8_moe"] = _ct_moe(values, d, read, ("fp8-w8a8", "fp8-block"))
     values["ct_int8_moe"] = _ct_moe(values, d, read, ("int8-w8a8",))
+    marlin_spec = entry.get("marlin_conversion")
+    if isinstance(marlin_spec, dict):  # a GPTQ / AWQ checkpoint SGLang converts to Marlin, or keeps float16-only
+        values["checkpoint_keeps_float16_class"] = _keeps_float16_class(
+            values, (models or {}).get("model"), marlin_spec
+        )
     return values
 
 

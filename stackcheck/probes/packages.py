@@ -14,6 +14,7 @@ import _ast
 import json
 import posixpath
 import re
+from collections.abc import Mapping
 
 from stackcheck.facts.model import KERNEL_PACKAGES, SERVING_PACKAGES
 from stackcheck.lazy_re import lazy as _lazy
@@ -69,6 +70,10 @@ WANTED = (
     # (the gate's preflight check quant-package, preflight.json quant_packages)
     "humming-kernels",
     "bitsandbytes",
+    # the NVSHMEM wheels DeepEP's deep_ep_cpp links libnvshmem_host.so.N from (its RPATH {nvidia.nvshmem}/lib where
+    # its setup.py found the wheel): which CUDA major they are built for (the gate's check moe-a2a-package)
+    "nvidia-nvshmem-cu12",
+    "nvidia-nvshmem-cu13",
 )
 #: the packages a serving environment has; an environment with none of them is "not this one" (see the
 #: environments probe, which then looks for one that has them)
@@ -332,12 +337,62 @@ def package_facts(name: str, copies: list[DistRecord], view: FileView | None = N
         entry["variant"] = variant_from(first.version)
     module = EXTENSION_MODULES.get(name)
     if module is not None:
+        fs = view or _HOST
         try:
-            entry["extension_files"] = extension_files(first.location, module, view or _HOST)
+            where: str | None = first.location
+            if first.editable and first.meta_dir is not None and first.meta_dir.endswith(".dist-info"):
+                # a PEP 660 editable install: the dist-info sits in site-packages, the build in the project
+                where = editable_module_dir(first.location, name, module, fs)
+            if where is None:
+                msg = f"{module}: editable install whose project directory was not read"
+                entry["error"] = f"{entry['error']}; {msg}" if "error" in entry else msg
+            else:
+                entry["extension_files"] = extension_files(where, module, fs)
+                if where != first.location:
+                    entry["extension_dir"] = where
         except OSError as exc:
             msg = f"{module}: {getattr(exc, 'strerror', None) or exc}"
             entry["error"] = f"{entry['error']}; {msg}" if "error" in entry else msg
     return entry
+
+
+_FINDER_IMPORT = _lazy(r"^import\s+(__editable___[A-Za-z0-9_]+)\s*;")
+_FINDER_MAPPING = _lazy(r"^MAPPING\s*(?::[^=]*)?=\s*(\{.*\})\s*$", re.MULTILINE)
+
+
+def editable_module_dir(site: str, dist: str, module: str, view: FileView) -> str | None:
+    """Where a PEP 660 editable install of `dist` (setuptools' editable_wheel, `pip install -e`) keeps the
+    top-level module `module`: setuptools builds extensions in place, in the project directory, and puts in
+    site-packages either `__editable__.<name>-<version>.pth` listing that directory (a static path), or that .pth
+    importing `__editable___<name>_<version>_finder`, whose MAPPING names each top-level package and module with its
+    path in the project (a meta path finder). The directory of the module's entry, else the first directory a
+    static .pth lists; None where neither was read. The files are read, never run."""
+    for item in sorted(listdir_or_empty(view, site)):
+        if not (item.startswith("__editable__.") and item.endswith(".pth")):
+            continue
+        if normalise(item[len("__editable__.") : -len(".pth")].split("-")[0]) != dist:
+            continue
+        lines = [ln.strip() for ln in read_text(view, posixpath.join(site, item), SMALL_FILE_CAP).splitlines()]
+        for line in lines:
+            found = _FINDER_IMPORT.match(line)
+            if found is None:
+                continue
+            finder = read_text(view, posixpath.join(site, found.group(1) + ".py"), SMALL_FILE_CAP)
+            literal = _FINDER_MAPPING.search(finder)
+            if literal is None:
+                return None
+            from stackcheck.pyast import literal_eval
+
+            try:
+                mapping = literal_eval(literal.group(1))
+            except (ValueError, SyntaxError, MemoryError, RecursionError):
+                return None
+            path = mapping.get(module) if isinstance(mapping, dict) else None
+            return posixpath.dirname(path) if isinstance(path, str) and path.startswith("/") else None
+        paths = [ln for ln in lines if ln.startswith("/")]
+        if paths:
+            return paths[0]
+    return None
 
 
 #: distributions whose import loads a compiled top-level module of another name beside the package (DeepEP's
@@ -353,6 +408,63 @@ def extension_files(location: str, module: str, view: FileView) -> list[str]:
     return sorted(n for n in view.listdir(location) if n.startswith(prefix) and n.endswith(".so"))
 
 
+#: the libraries of an extension module whose place the gate judges (DeepEP's deep_ep_cpp: NVSHMEM's host library)
+EXTENSION_LINKED = _lazy(r"^libnvshmem[\w]*\.so(\.\d+)*$")
+MAX_EXTENSION_FILES = 8
+
+
+def extension_links(entry: Mapping[str, Any], env: Mapping[str, str], view: FileView) -> dict[str, Any]:
+    """For each listed file of the extension module (packages.NAME.extension_files), the NVSHMEM libraries it needs
+    (DT_NEEDED) and where the dynamic loader finds each, read, never loaded: {file: {"needed": [...], "rpath",
+    "runpath", "found": {soname: path | None}, "unreadable"?: {soname: why}}, or {"error": why}}. A library is
+    looked for in the file's own DT_RPATH / DT_RUNPATH ($ORIGIN expanded), then as the cudalibs probe looks
+    (LD_LIBRARY_PATH, the ld.so cache file, the default directories); `wheel_copies` lists the copies in the
+    nvidia-* wheels' lib directories beside the distribution, which torch may load first by their soname."""
+    from stackcheck.probes.cudalibs import _library_kind, box_machine, probe_cuda_libs
+    from stackcheck.readers.elf import ElfError, ElfFile
+    from stackcheck.readers.libs import expand_dirs, nvidia_wheel_dirs
+
+    where = str(entry.get("extension_dir") or entry.get("location") or "")
+    files = [f for f in entry.get("extension_files") or [] if isinstance(f, str)][:MAX_EXTENSION_FILES]
+    out: dict[str, Any] = {}
+    machine = 0
+    for name in files:
+        path = posixpath.join(where, name)
+        try:
+            with ElfFile(path, view) as elf:
+                dyn = elf.dynamic()
+                machine = machine or elf.header.e_machine
+        except (ElfError, OSError) as exc:
+            out[name] = {"error": str(exc)[:300]}
+            continue
+        needed = [n for n in dyn.needed if EXTENSION_LINKED.match(n)]
+        record: dict[str, Any] = {"needed": needed, "rpath": dyn.rpath, "runpath": dyn.runpath, "found": {}}
+        # the loader reads DT_RPATH only where there is no DT_RUNPATH
+        own = expand_dirs(dyn.runpath or dyn.rpath, where, machine or box_machine(view))
+        for soname in needed:
+            hit = None
+            for d in own:
+                kind = _library_kind(view, posixpath.join(d, soname), machine)
+                if kind == "ok":
+                    hit = posixpath.join(d, soname)
+                    break
+                if kind.startswith("unknown"):
+                    record.setdefault("unreadable", {})[soname] = f"{d}/{soname}: {kind.partition(': ')[2]}"
+                    break
+            if hit is None and soname not in record.get("unreadable", {}):
+                libs = probe_cuda_libs(env, view, (soname,))
+                hit = libs.get(soname)
+                if soname in (libs.get("unreadable") or {}):
+                    record.setdefault("unreadable", {})[soname] = libs["unreadable"][soname]
+            record["found"][soname] = hit
+            if hit is None:
+                site = str(entry.get("location") or "")
+                copies = [posixpath.join(d, soname) for d in nvidia_wheel_dirs(site, view) if site]
+                record["wheel_copies"] = [c for c in copies if _library_kind(view, c, machine) == "ok"]
+        out[name] = record
+    return out
+
+
 class PackagesProbe(Probe):
     name: ClassVar[str] = "packages"
     timeout_s: ClassVar[float] = 5.0
@@ -366,6 +478,11 @@ class PackagesProbe(Probe):
             return ProbeResult(self.failure_facts(str(exc)), "failed", str(exc))
         found = find_distributions(set(WANTED), search, ctx.fs)
         packages = {name: package_facts(name, found.get(name, []), ctx.fs) for name in WANTED}
+        for name, entry in packages.items():
+            if name in EXTENSION_MODULES and isinstance(entry.get("extension_files"), list):
+                links = extension_links(entry, ctx.env, ctx.fs)  # (only where DeepEP is installed)
+                if links:
+                    entry["extension_links"] = links
         errors = [f"{n}: {p['error']}" for n, p in packages.items() if "error" in p]
         status: ProbeStatus = "partial" if errors else "ok"
         reason = None

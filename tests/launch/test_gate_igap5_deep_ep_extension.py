@@ -30,6 +30,8 @@ def _deepep(tmp_path: Path, files: list[str] | None, python: str = "3.12.3") -> 
     entry: dict[str, Any] = {"installed": True, "version": "1.2.1"}
     if files is not None:
         entry["extension_files"] = files
+        # the NVSHMEM libraries each file links, read (igap11; here builds that link none)
+        entry["extension_links"] = {f: {"needed": [], "rpath": None, "runpath": None, "found": {}} for f in files}
     doc["facts"]["packages"]["deep-ep"] = entry
     doc["facts"]["system"]["python"] = python
     box.write_text(json.dumps(doc))

@@ -131,11 +131,11 @@ def test_bitsandbytes_installed_allows(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("release", "flags"),
     [("0.5.23", []), ("0.5.23", ["--quantization", "fp8"]), ("0.5.15", ["--quantization", "humming"]),
-     ("0.5.7", ["--quantization", "bitsandbytes"])],
+     ("0.5.7", ["--quantization", "fp8"])],
 )  # fmt: skip
 def test_guard_no_check_outside_the_entries(tmp_path: Path, release: str, flags: list[str]) -> None:
-    """No quantization, another method, or a release outside the entry's range (0.5.15 has no humming; 0.5.7 takes
-    bitsandbytes from vllm): no quant-package check."""
+    """No quantization, another method, or a release outside the entry's range (0.5.15 has no humming): no
+    quant-package check. (bitsandbytes on 0.5.1-0.5.7 has entries of its own: test_gate_igap11_bnb_old.py.)"""
     box = _box(tmp_path, release, {**ABSENT_HUMMING, "bitsandbytes": {"installed": False}})
     assert _check(_gate(box, model_dir(tmp_path, "m", LLAMA3), *flags)) is None
 
@@ -143,9 +143,10 @@ def test_guard_no_check_outside_the_entries(tmp_path: Path, release: str, flags:
 # ---- registry: the wheels say what the entries say -------------------------------------------------------------
 
 
-def _entry(method: str) -> dict[str, Any]:
+def _entry(method: str, release: str = "0.5.23") -> dict[str, Any]:
+    # the entry for the method whose range holds the release (bitsandbytes has one per range of releases)
     entries = load().preflight["quant_packages"]["entries"]
-    return next(e for e in entries if e["method"] == method)
+    return next(e for e in entries if e.get("method") == method and version_in(release, e["versions"]))
 
 
 def _read(release: str, path: str) -> str | None:
@@ -169,6 +170,6 @@ def test_registry_humming_releases(release: str) -> None:
 @pytest.mark.parametrize("release", ["0.5.8", "0.5.12", "0.5.19", "0.5.23"])
 def test_registry_bitsandbytes_floor(release: str) -> None:
     text = _read(release, "sglang/srt/layers/quantization/bitsandbytes.py")
-    assert text is not None and version_in(release, _entry("bitsandbytes")["versions"])
-    assert f'version.parse("{_entry("bitsandbytes")["min_version"]}")' in text
+    assert text is not None and version_in(release, _entry("bitsandbytes", release)["versions"])
+    assert f'version.parse("{_entry("bitsandbytes", release)["min_version"]}")' in text
     assert "Please install bitsandbytes>=0.46.1" in text

@@ -160,9 +160,12 @@ def test_deepep_without_deep_ep_installed_refused(tmp_path: Path, release: str) 
 
 def test_deepep_with_deep_ep_installed_passes_the_check(tmp_path: Path) -> None:
     moe = model_dir(tmp_path, "qwen3moe", QWEN3_MOE)
-    # igap5: with its compiled module deep_ep_cpp for this Python (3.12.3, x86_64) listed by the packages probe
+    # igap5: with its compiled module deep_ep_cpp for this Python (3.12.3, x86_64) listed by the packages probe;
+    # igap11: and the NVSHMEM libraries it links read (here a build that links none)
     so = ["deep_ep_cpp.cpython-312-x86_64-linux-gnu.so"]
-    box = _box_with(tmp_path, "0.5.23", {"deep-ep": {"installed": True, "version": "1.2.1", "extension_files": so}})
+    links: dict[str, Any] = {so[0]: {"needed": [], "rpath": None, "runpath": None, "found": {}}}
+    entry = {"installed": True, "version": "1.2.1", "extension_files": so, "extension_links": links}
+    box = _box_with(tmp_path, "0.5.23", {"deep-ep": entry})
     assert _a2a_check(gate_tp8(box, moe, "--moe-a2a-backend", "deepep")) == "ok"
 
 

@@ -125,6 +125,7 @@ CHECK_TEXT = {
     # the MoE method's constructor refusing a platform other than ROCm (CHECK_FILE)
     "quark-int4fp8-moe-cuda": "if not _is_hip:\n            raise NotImplementedError(",
     "quant-act-dtype-float16-only": "supported_dtypes = quant_config.get_supported_act_dtypes()",
+    "quant-act-dtype-float16-only-no-marlin": "if device_capability < 80:",
     # irev42: the bitsandbytes loader's refusal of a pre-quantized checkpoint under tensor parallelism (CHECK_FILE)
     "bnb-prequant-tp": "Prequant BitsAndBytes models with TP is not supported",
     # igap10: the SM100 branch that sets the draft's MoE backends under SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE (0.5.7-0.5.9;
@@ -155,6 +156,7 @@ TRTLLM_QUANT_RULES = (
 CHECK_FILE = {
     "quark-int4fp8-moe-cuda": "sglang/srt/layers/quantization/quark_int4fp8_moe.py",
     "quant-act-dtype-float16-only": "sglang/srt/model_loader/loader.py",
+    "quant-act-dtype-float16-only-no-marlin": "sglang/srt/layers/quantization/marlin_utils.py",
     "bnb-prequant-tp": "sglang/srt/model_loader/loader.py",
     "moe-runner-flashinfer-megamoe-quantized-sm100": "sglang/srt/layers/quantization/fp8.py",
     "trtllm-mha-page-128-heads": "sglang/srt/layers/attention/trtllm_mha_backend.py",

@@ -69,11 +69,26 @@ def _judge(
 ) -> CheckResult | None:
     table = data.get(table_name)
     spec: Mapping[str, Any] = table if isinstance(table, Mapping) else {}
-    entry = next((e for e in spec.get("entries") or [] if isinstance(e, Mapping) and e.get(key) == value), None)
-    if value is None or entry is None:
+    named = [e for e in spec.get("entries") or [] if isinstance(e, Mapping) and e.get(key) == value]
+    # the entries whose release range may hold the installed release (every one where the release is not known)
+    entries = [e for e in named if _version_in(sglang_version, str(e.get("versions", ""))) is not False]
+    if value is None or not entries:
         return None
-    if _version_in(sglang_version, str(entry.get("versions", ""))) is False:
-        return None
+    results = [_judge_entry(check, e, subject, facts) for e in entries]
+    if len({r.status for r in results}) == 1:
+        return results[0]
+    ranges = ", ".join(str(e.get("versions")) for e in entries)
+    return CheckResult(check, "unknown", None, [r.required for r in results],
+                       f"{subject}: SGLang's release is not known, and the releases {ranges} judge it differently: "
+                       + "; ".join(f"{r.status}: {r.message}" for r in results), [r.source for r in results],
+                       subject)  # fmt: skip
+
+
+def _judge_entry(check: str, entry: Mapping[str, Any], subject: str, facts: Mapping[str, Any]) -> CheckResult:
+    unregistered = entry.get("unregistered")
+    if isinstance(unregistered, Mapping):
+        return CheckResult(check, "fail", unregistered.get("observed"), unregistered.get("required"),
+                           str(entry.get("message")), entry.get("source"), subject)  # fmt: skip
     dists = [str(d) for d in entry.get("distributions") or []]
     module = str(entry.get("module"))
     source = entry.get("source")
@@ -178,42 +193,166 @@ def _jit_result(check: str, jit: Mapping[str, Any], dist: str, facts: Mapping[st
     )
 
 
-def import_suffixes(python: object, machine: object) -> list[str] | None:
+def import_suffixes(python: object, machine: object, free_threaded: bool = False) -> list[str] | None:
     """The file suffixes CPython's import takes for an extension module on Linux, in its order
-    (importlib.machinery.EXTENSION_SUFFIXES: `.cpython-312-x86_64-linux-gnu.so`, `.abi3.so`, `.so`); None where the
-    Python's version or the machine is not known."""
+    (importlib.machinery.EXTENSION_SUFFIXES: `.cpython-312-x86_64-linux-gnu.so`, `.abi3.so`, `.so`); a free-threaded
+    build's own suffix carries its ABI flag t (`.cpython-313t-x86_64-linux-gnu.so`) and its stable-ABI suffix from
+    3.15 is `.abi3t.so`; None where the Python's version or the machine is not known."""
     parts = python.split(".") if isinstance(python, str) else []
     if len(parts) < 2 or not all(p.isdigit() for p in parts[:2]) or machine not in ("x86_64", "aarch64"):
         return None
-    return [f".cpython-{parts[0]}{parts[1]}-{machine}-linux-gnu.so", ".abi3.so", ".so"]
+    flag = "t" if free_threaded else ""
+    stable = ".abi3t.so" if free_threaded and (int(parts[0]), int(parts[1])) >= (3, 15) else ".abi3.so"
+    return [f".cpython-{parts[0]}{parts[1]}{flag}-{machine}-linux-gnu.so", stable, ".so"]
+
+
+_PY_LIB_DIR = r"/python(\d+)\.(\d+)(t?)(?:/|$)"
+
+
+def python_builds(python: object, paths: list[object]) -> list[bool]:
+    """Whether the target CPython is a free-threaded build, as the candidates [False] (GIL), [True] (free-threaded)
+    or [False, True] (not known). Free-threaded builds exist from 3.13 and keep their library directories under
+    lib/python3.XYt (sysconfig's abi_thread: the standard library and site-packages): the paths given (sys.path,
+    the distribution's location) decide where one names this version's directory; below 3.13 it is a GIL build."""
+    import re
+
+    parts = python.split(".") if isinstance(python, str) else []
+    version = (int(parts[0]), int(parts[1])) if len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit() else None
+    if version is not None and version < (3, 13):
+        return [False]
+    seen = set()
+    for path in paths:
+        for m in re.finditer(_PY_LIB_DIR, path if isinstance(path, str) else ""):
+            if version is None or (int(m.group(1)), int(m.group(2))) == version:
+                seen.add(m.group(3) == "t")
+    return sorted(seen) if len(seen) == 1 else [False, True]
 
 
 def _extension_result(
     ext: Mapping[str, Any], package: Mapping[str, Any], dist: str, facts: Mapping[str, Any], subject: str
 ) -> CheckResult:
     """The a2a package's compiled module (preflight.json `extension`): fail where the packages probe listed the
-    distribution's location and no file there is one the target Python's import takes; unknown where the files were
-    not listed (an older or hand-written report) or the Python is not known; ok where one is there (its linked
-    libraries are not read: the entry's note)."""
+    distribution's location (for a PEP 660 editable install, the project directory its finder or .pth names:
+    extension_dir) and no file there is one the target Python's import takes; unknown where the files were not
+    listed (an older or hand-written report, an editable install whose project was not found) or the Python is not
+    known, or a CPython 3.13+ not known to be free-threaded or not has a file only one of the two builds takes; ok
+    where one is there (its linked libraries are not read: the entry's note)."""
     module = str(ext.get("module"))
     source = ext.get("source")
     files = package.get("extension_files")
     found = f"{dist} installed"
+    where = package.get("extension_dir") or package.get("location")
     if not isinstance(files, list):
         why = f"packages.{dist}.extension_files: the report does not list"
+        if package.get("editable") is True:
+            why = f"an editable install whose project directory was not read; packages.{dist}.extension_files: " \
+                  "the report does not list"  # fmt: skip
         msg = f"{dist} is installed, but whether its compiled module {module} is there was not read ({why} it)"
         return CheckResult(CHECK, "unknown", found, module, msg, source, subject)
     raw = facts.get("system")
     system: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
-    suffixes = import_suffixes(system.get("python"), system.get("machine"))
-    if suffixes is None or str(system.get("python_implementation") or "CPython").lower() != "cpython":
+    py = facts.get("python")
+    listed = py.get("sys_path") if isinstance(py, Mapping) else None
+    sys_path: list[object] = list(listed) if isinstance(listed, list) else []
+    builds = python_builds(system.get("python"), [*sys_path, package.get("location"), where])
+    by_build = {b: import_suffixes(system.get("python"), system.get("machine"), b) for b in builds}
+    if (
+        any(v is None for v in by_build.values())
+        or str(system.get("python_implementation") or "CPython").lower() != "cpython"
+    ):
         msg = f"{dist} is installed, but which file of {module} this Python's import takes is not known"
         return CheckResult(CHECK, "unknown", found, module, f"{msg} (its CPython version and machine)", source, subject)
     names = [f for f in files if isinstance(f, str)]
-    taken = [f for f in names if f.startswith(module) and f[len(module) :] in suffixes]
-    if taken:
-        msg = f"{dist} is installed with {taken[0]} (the libraries it links are not read)"
-        return CheckResult(CHECK, "ok", f"{found}, {taken[0]}", module, msg, source, subject)
+    taken = {b: [f for f in names if f.startswith(module) and f[len(module) :] in (sfx or [])]
+             for b, sfx in by_build.items()}  # fmt: skip
+    at = f" in {where}" if package.get("extension_dir") else ""
+    if all(taken.values()):
+        first = taken[builds[0]][0]
+        if first.endswith(".abi3.so") and True in builds:  # 3.13t / 3.14t still list .abi3.so, whose ABI they lack
+            msg = f"{dist} is installed with {first}{at}, a stable-ABI build that a free-threaded CPython imports " \
+                  "but cannot run"  # fmt: skip
+            return CheckResult(CHECK, "unknown", f"{found}, {first}", module, msg, source, subject)
+        return _links_result(ext, package, dist, facts, subject, first, at)
     seen = ", ".join(names) or "none"
-    observed = f"{module}{suffixes[0]} missing (found: {seen})"
+    if any(taken.values()):
+        have = next(f for fs in taken.values() for f in fs)
+        msg = (f"{dist} is installed with {have}{at}, which only a {'free-threaded' if taken.get(True) else 'GIL'} "
+               f"build of CPython {system.get('python')} imports, and whether this one is free-threaded was not read "
+               "(no library directory python3.XYt or python3.XY among its paths)")  # fmt: skip
+        return CheckResult(CHECK, "unknown", f"{found}, {have}", module, msg, source, subject)
+    suffix = (by_build[builds[0]] or [""])[0]
+    observed = f"{module}{suffix} missing{at} (found: {seen})"
     return CheckResult(CHECK, "fail", observed, module, str(ext.get("message")), source, subject)
+
+
+def _links_result(
+    ext: Mapping[str, Any], package: Mapping[str, Any], dist: str, facts: Mapping[str, Any], subject: str,
+    first: str, at: str,
+) -> CheckResult:  # fmt: skip
+    """The NVSHMEM libraries the module file the Python takes links (packages.NAME.extension_links, the packages
+    probe's reading of its DT_NEEDED and where the loader finds each): ok where every one is found and, for one in
+    an nvidia-nvshmem wheel, that wheel's CUDA major is torch's; fail where one is found nowhere the loader looks
+    (its RPATH / RUNPATH, LD_LIBRARY_PATH, the ld.so cache, the default directories) and no nvidia-* wheel beside
+    it has a copy torch could load first; unknown otherwise (not read, unreadable, a copy only torch may load, a
+    wheel of another CUDA major)."""
+    module = str(ext.get("module"))
+    links = ext.get("links")
+    spec: Mapping[str, Any] = links if isinstance(links, Mapping) else {}
+    source = spec.get("source") or ext.get("source")
+    raw = package.get("extension_links")
+    record = raw.get(first) if isinstance(raw, Mapping) else None
+    observed = f"{dist} installed, {first}{at}"
+
+    def unknown(why: str) -> CheckResult:
+        return CheckResult(CHECK, "unknown", observed, f"{module} and the libraries it links",
+                           f"{dist} is installed with {first}{at}, but {why}", source, subject)  # fmt: skip
+
+    if not isinstance(record, Mapping):
+        return unknown(f"the libraries it links (libnvshmem_host) were not read (packages.{dist}.extension_links)")
+    if "error" in record:
+        return unknown(f"its dynamic section could not be read ({record['error']})")
+    got, bad = record.get("found"), record.get("unreadable")
+    found: Mapping[str, Any] = got if isinstance(got, Mapping) else {}
+    unread: Mapping[str, Any] = bad if isinstance(bad, Mapping) else {}
+    needed = [str(n) for n in record.get("needed") or []]
+    for soname in needed:
+        if soname in unread:
+            return unknown(f"{soname} could not be read where the loader looks ({unread[soname]})")
+        if found.get(soname) is None:
+            copies = record.get("wheel_copies") or []
+            if copies:
+                return unknown(f"it links {soname}, which the loader finds nowhere it looks for this module; only "
+                               f"{copies[0]} is there, which torch may have loaded first (not read)")  # fmt: skip
+            where = record.get("runpath") or record.get("rpath") or "none"
+            message = str(spec.get("missing_message")).replace("{soname}", soname).replace("{rpath}", str(where))
+            return CheckResult(CHECK, "fail", f"{observed}; {soname} not found (RPATH/RUNPATH: {where})",
+                               f"{soname} where the loader finds it", message, source, subject)  # fmt: skip
+    majors = _nvshmem_majors(facts)
+    packages = facts.get("packages")
+    torch = packages.get("torch") if isinstance(packages, Mapping) else None
+    want = _cuda_major(torch.get("cuda") if isinstance(torch, Mapping) else None)
+    for soname in needed:
+        path = str(found.get(soname))
+        if "/nvidia/" not in path:
+            continue  # a toolkit's or the system's copy: its CUDA build is not read (its own note)
+        major = 13 if "/nvidia/cu13/" in path else (majors[0] if len(majors) == 1 else None)
+        if major is None or want is None:
+            return unknown(f"which CUDA major the nvidia-nvshmem wheel of {path} is built for, or torch's, is not "
+                           "known (packages nvidia-nvshmem-cu12 / -cu13, torch.cuda)")  # fmt: skip
+        if major != want:
+            return unknown(f"it links {path}, NVSHMEM's CUDA {major} wheel, under torch's CUDA {want}: whether that "
+                           "pairing runs is not read")  # fmt: skip
+    libs = ", ".join(f"{n} at {found.get(n)}" for n in needed) or "no NVSHMEM library"
+    return CheckResult(CHECK, "ok", observed, f"{module} and the libraries it links",
+                       f"{dist} is installed with {first}{at}, which links {libs}", source, subject)  # fmt: skip
+
+
+def _nvshmem_majors(facts: Mapping[str, Any]) -> list[int]:
+    packages = facts.get("packages")
+    pk: Mapping[str, Any] = packages if isinstance(packages, Mapping) else {}
+    out = []
+    for major in (12, 13):
+        p = pk.get(f"nvidia-nvshmem-cu{major}")
+        if isinstance(p, Mapping) and p.get("installed") is True:
+            out.append(major)
+    return out
