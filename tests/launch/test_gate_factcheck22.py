@@ -9,6 +9,10 @@ in bench/factcheck22_drawn.json), each read in the real sglang wheels (not run o
 - a2: --nsa-prefill-backend / --nsa-decode-backend flashmla_sparse on a DSA model at 12.0 (0.5.15): the DSA backend
   calls FlashMLA's sparse kernel (dsa_backend.py 0.5.15:1970-1987, :2127-2130, :2232-2267), SM90a/SM100f only; the
   flag value mapped to no feature, so attention-dsa-flashmla-sparse (blocked at 12.0) was never asked.
+- a1: --moe-a2a-backend deepep with a BF16 Qwen3-MoE (0.5.15, 10.0): get_moe_impl_class gives DeepEPMoE
+  (ep_moe/layer.py 0.5.15:271-279), which hands an unquantized layer on the default runner to no runner
+  (deprecate_flag False, :86-118) and raises in run_moe_core (:207-221: NotImplementedError for normal dispatch,
+  AssertionError for low-latency); 0.5.5-0.5.23 alike (inferred, not run).
 - b16: audit on a major-11 box (Jetson Thor): deepgemm ok, though SGLang turns DeepGEMM on there (configurer: off only
   below sm_90 and on sm_120/121) and DeepGEMM's dispatch names majors 9 and 10: now unknown (inferred).
 
@@ -22,11 +26,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gate_cli import DEEPSEEK_V32, LLAMA3, cli_json, gate_tp8, model_dir, release_box
+from gate_cli import DEEPSEEK_R1, DEEPSEEK_V32, LLAMA3, cli_json, gate_tp8, model_dir, release_box
 
 FP8_BLOCK = {"quant_method": "fp8", "fmt": "e4m3", "activation_scheme": "dynamic", "weight_block_size": [128, 128]}
 LLAMA3_FP8: dict[str, Any] = {**LLAMA3, "quantization_config": FP8_BLOCK}
 DSV32_FP8: dict[str, Any] = {**DEEPSEEK_V32, "quantization_config": FP8_BLOCK}
+QWEN3_MOE_BF16: dict[str, Any] = {
+    "architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe", "hidden_size": 4096,
+    "num_attention_heads": 64, "num_key_value_heads": 4, "head_dim": 128, "num_experts": 128,
+    "num_experts_per_tok": 8, "moe_intermediate_size": 1536, "torch_dtype": "bfloat16",
+}  # fmt: skip
+DEEPEP = "refusal moe-a2a-deepep-unquantized-moe"
 
 
 @pytest.fixture(autouse=True)
@@ -135,3 +145,30 @@ def test_deepgemm_on_major_11_is_unknown(tmp_path: Path, release: str) -> None:
 def test_deepgemm_on_sm103_stays_ok(tmp_path: Path) -> None:
     # guard: a B300 (10.3) keeps DeepGEMM's SM100 path
     assert _audit_deepgemm(tmp_path, "0.5.13", "10.3")["status"] == "ok"
+
+
+def _deepep(tmp_path: Path, release: str, config: dict[str, Any], *flags: str) -> dict[str, Any]:
+    doc = _fp8_gate(tmp_path, release, "10.0", "--moe-a2a-backend", "deepep", "--ep", "8", *flags, config=config)
+    return {str(r["feature"]): str(r.get("status")) for r in doc.get("reasons") or []}
+
+
+@pytest.mark.parametrize(
+    ("release", "flags"), [("0.5.15", ()), ("0.5.9", ()), ("0.5.23", ("--moe-runner-backend", "triton"))]
+)
+def test_deepep_with_a_bf16_moe_is_refused(tmp_path: Path, release: str, flags: tuple[str, ...]) -> None:
+    # row a1; fails on the parent: allowed
+    assert _deepep(tmp_path, release, QWEN3_MOE_BF16, *flags).get(DEEPEP) == "blocked"
+
+
+@pytest.mark.parametrize(
+    ("release", "config", "flags"),
+    [
+        ("0.5.15", {**DEEPSEEK_R1, "n_routed_experts": 256, "quantization_config": FP8_BLOCK}, ()),
+        ("0.5.15", QWEN3_MOE_BF16, ("--moe-runner-backend", "deep_gemm")),
+        ("0.5.15", LLAMA3, ()),
+        ("0.5.3", QWEN3_MOE_BF16, ()),
+    ],
+)
+def test_deepep_left_alone(tmp_path: Path, release: str, config: dict[str, Any], flags: tuple[str, ...]) -> None:
+    # guards: an FP8 MoE, the BF16 DeepGEMM runner, a dense model, a release not read
+    assert DEEPEP not in _deepep(tmp_path, release, config, *flags)
