@@ -13,6 +13,8 @@ in bench/factcheck22_drawn.json), each read in the real sglang wheels (not run o
   (ep_moe/layer.py 0.5.15:271-279), which hands an unquantized layer on the default runner to no runner
   (deprecate_flag False, :86-118) and raises in run_moe_core (:207-221: NotImplementedError for normal dispatch,
   AssertionError for low-latency); 0.5.5-0.5.23 alike (inferred, not run).
+- a8: a w8a8_int8 checkpoint (with --quantization w8a8_int8) at 10.0 (0.5.17): W8A8Int8LinearMethod calls sgl-kernel's
+  int8_scaled_mm, whose dispatch covers SM75-SM90 only (no SM100+ kernel in sgl-kernel 0.3.x / sglang-kernel 0.4.10).
 - b16: audit on a major-11 box (Jetson Thor): deepgemm ok, though SGLang turns DeepGEMM on there (configurer: off only
   below sm_90 and on sm_120/121) and DeepGEMM's dispatch names majors 9 and 10: now unknown (inferred).
 
@@ -172,3 +174,24 @@ def test_deepep_with_a_bf16_moe_is_refused(tmp_path: Path, release: str, flags: 
 def test_deepep_left_alone(tmp_path: Path, release: str, config: dict[str, Any], flags: tuple[str, ...]) -> None:
     # guards: an FP8 MoE, the BF16 DeepGEMM runner, a dense model, a release not read
     assert DEEPEP not in _deepep(tmp_path, release, config, *flags)
+
+
+W8A8_INT8: dict[str, Any] = {**LLAMA3, "quantization_config": {"quant_method": "w8a8_int8"}}
+INT8 = "refusal w8a8-int8-gemm-sm100-plus"
+
+
+@pytest.mark.parametrize(
+    ("release", "cc", "flags"),
+    [("0.5.17", "10.0", ("--quantization", "w8a8_int8")), ("0.5.20", "12.0", ()), ("0.5.9", "10.3", ())],
+)
+def test_w8a8_int8_off_its_kernels_is_refused(tmp_path: Path, release: str, cc: str, flags: tuple[str, ...]) -> None:
+    # row a8; fails on the parent: allowed
+    doc = _fp8_gate(tmp_path, release, cc, *flags, config=W8A8_INT8)
+    assert {str(r["feature"]): r.get("status") for r in doc.get("reasons") or []}.get(INT8) == "blocked"
+
+
+@pytest.mark.parametrize("cc", ["8.0", "8.9", "9.0"])
+def test_w8a8_int8_on_its_kernels_is_not_refused(tmp_path: Path, cc: str) -> None:
+    # guard: rows a3, a4 (8.0)
+    doc = _fp8_gate(tmp_path, "0.5.17", cc, config=W8A8_INT8)
+    assert INT8 not in {str(r["feature"]) for r in doc.get("reasons") or []}

@@ -145,6 +145,8 @@ CHECK_TEXT = {
     # the DeepEP MoE layer's dead end for a layer it does not hand back to the fused runner (CHECK_FILE; from 0.5.12
     # the normal dispatch raises NotImplementedError first, the low-latency one keeps this assertion)
     "moe-a2a-deepep-unquantized-moe": 'assert False, "forward_deepgemm_masked is deprecated"',
+    # the W8A8 INT8 linear method's kernel (CHECK_FILE; the failing dispatch is sgl-kernel's, read in its binaries)
+    "w8a8-int8-gemm-sm100-plus": "from sgl_kernel import int8_scaled_mm",
 }
 # the later wordings of a rule's check (any one found counts): FlashInfer all-to-all's in 0.5.22 and in 0.5.23
 CHECK_TEXT_ALSO = {
@@ -171,6 +173,7 @@ CHECK_FILE = {
     "fp8-gemm-backend-cutlass-sm90-plus": "sglang/srt/layers/quantization/fp8_utils.py",
     "fp8-gemm-backend-cutlass-sm120": "sglang/srt/layers/quantization/fp8_utils.py",
     "moe-a2a-deepep-unquantized-moe": "sglang/srt/layers/moe/ep_moe/layer.py",
+    "w8a8-int8-gemm-sm100-plus": "sglang/srt/layers/quantization/w8a8_int8.py",
     "trtllm-mha-page-128-heads": "sglang/srt/layers/attention/trtllm_mha_backend.py",
     "hybrid-gdn-blackwell-backend": "sglang/srt/layers/attention/attention_registry.py",
     "mla-attention-backend": "sglang/srt/model_executor/model_runner.py",
