@@ -71,6 +71,8 @@ def _fp8_gate(
         ("0.5.12", "8.0", "cutlass", "fp8-gemm-backend-cutlass-sm90-plus"),
         ("0.5.20", "9.0", "flashinfer_cutlass", "fp8-gemm-backend-flashinfer-blackwell"),
         ("0.5.18", "10.0", "flashinfer_deepgemm", "fp8-gemm-backend-flashinfer-deepgemm-sm90"),
+        ("0.5.18", "10.0", "flashinfer_cutedsl", "fp8-gemm-backend-cutedsl-block-fp8"),
+        ("0.5.23", "12.0", "flashinfer_cutedsl", "fp8-gemm-backend-cutedsl-block-fp8"),
     ],
 )
 def test_backend_the_gpu_does_not_take_is_refused(

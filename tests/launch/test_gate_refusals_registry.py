@@ -142,6 +142,8 @@ CHECK_TEXT = {
     "fp8-gemm-backend-flashinfer-deepgemm-sm90": "This backend requires Hopper (SM90) GPUs",
     "fp8-gemm-backend-cutlass-sm90-plus": "if not _check_cutlass_block_fp8_hardware_support():",
     "fp8-gemm-backend-cutlass-sm120": "--fp8-gemm-backend=cutlass is deprecated on this hardware",
+    # the value the explicit dispatch has no branch for (it ends in 'Unknown FP8 GEMM backend')
+    "fp8-gemm-backend-cutedsl-block-fp8": 'FLASHINFER_CUTEDSL = "flashinfer_cutedsl"',
     # the DeepEP MoE layer's dead end for a layer it does not hand back to the fused runner (CHECK_FILE; from 0.5.12
     # the normal dispatch raises NotImplementedError first, the low-latency one keeps this assertion)
     "moe-a2a-deepep-unquantized-moe": 'assert False, "forward_deepgemm_masked is deprecated"',
@@ -172,6 +174,7 @@ CHECK_FILE = {
     "fp8-gemm-backend-flashinfer-deepgemm-sm90": "sglang/srt/layers/quantization/fp8_utils.py",
     "fp8-gemm-backend-cutlass-sm90-plus": "sglang/srt/layers/quantization/fp8_utils.py",
     "fp8-gemm-backend-cutlass-sm120": "sglang/srt/layers/quantization/fp8_utils.py",
+    "fp8-gemm-backend-cutedsl-block-fp8": "sglang/srt/layers/quantization/fp8_utils.py",
     "moe-a2a-deepep-unquantized-moe": "sglang/srt/layers/moe/ep_moe/layer.py",
     "w8a8-int8-gemm-sm100-plus": "sglang/srt/layers/quantization/w8a8_int8.py",
     "trtllm-mha-page-128-heads": "sglang/srt/layers/attention/trtllm_mha_backend.py",
