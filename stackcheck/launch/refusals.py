@@ -110,6 +110,7 @@ _FLAG_FACTS = {
     "moe_runner_backend": "--moe-runner-backend",
     "quantization": "--quantization",
     "speculative_moe_runner_backend": "--speculative-moe-runner-backend",
+    "fp8_gemm_backend": "--fp8-gemm-backend",
 }
 
 

@@ -139,11 +139,27 @@ CHECK_TEXT = {
     "moe-runner-flashinfer-megamoe-quantized-sm100": (
         "elif self.use_mxfp8 and get_moe_a2a_backend().is_flashinfer_megamoe():"
     ),
+    # the twenty-second fact-check sample: the explicit FP8 GEMM backends' GPU tests (CHECK_FILE), each range's
+    # wording (flashinfer_trtllm off SM100 from 0.5.10; the Blackwell test of flashinfer_trtllm 0.5.7-0.5.9 and of
+    # flashinfer_cutlass from 0.5.10, through get_platform() from 0.5.19; cutlass's two tests)
+    "fp8-gemm-backend-flashinfer-trtllm-sm100": "FlashInfer TRTLLM FP8 GEMM requires SM100/SM103",
+    "fp8-gemm-backend-flashinfer-blackwell": "is_blackwell_supported() and is_flashinfer_available()):",
+    "fp8-gemm-backend-flashinfer-deepgemm-sm90": "This backend requires Hopper (SM90) GPUs",
+    "fp8-gemm-backend-cutlass-sm90-plus": "if not _check_cutlass_block_fp8_hardware_support():",
+    "fp8-gemm-backend-cutlass-sm120": "--fp8-gemm-backend=cutlass is deprecated on this hardware",
+    # the value the explicit dispatch has no branch for (it ends in 'Unknown FP8 GEMM backend')
+    "fp8-gemm-backend-cutedsl-block-fp8": 'FLASHINFER_CUTEDSL = "flashinfer_cutedsl"',
+    # the DeepEP MoE layer's dead end for a layer it does not hand back to the fused runner (CHECK_FILE; from 0.5.12
+    # the normal dispatch raises NotImplementedError first, the low-latency one keeps this assertion)
+    "moe-a2a-deepep-unquantized-moe": 'assert False, "forward_deepgemm_masked is deprecated"',
+    # the W8A8 INT8 linear method's kernel (CHECK_FILE; the failing dispatch is sgl-kernel's, read in its binaries)
+    "w8a8-int8-gemm-sm100-plus": "from sgl_kernel import int8_scaled_mm",
 }
 # the later wordings of a rule's check (any one found counts): FlashInfer all-to-all's in 0.5.22 and in 0.5.23
 CHECK_TEXT_ALSO = {
     # 0.5.7-0.5.23's wording of the trtllm-gen MoE runner's quantization assertion (a list that admits None)
     "moe-runner-trtllm-quantization": ("FlashInfer TRTLLM MOE supports only",),
+    "fp8-gemm-backend-flashinfer-blackwell": ("get_platform().is_blackwell and is_flashinfer_available()):",),
     "moe-a2a-flashinfer-dp-attention": (
         "Flashinfer MoE A2A is only supported with --attn-dp-size",
         "Flashinfer MoE A2A requires --attn-dp-size",
@@ -159,6 +175,14 @@ CHECK_FILE = {
     "quant-act-dtype-float16-only-no-marlin": "sglang/srt/layers/quantization/marlin_utils.py",
     "bnb-prequant-tp": "sglang/srt/model_loader/loader.py",
     "moe-runner-flashinfer-megamoe-quantized-sm100": "sglang/srt/layers/quantization/fp8.py",
+    "fp8-gemm-backend-flashinfer-trtllm-sm100": "sglang/srt/layers/quantization/fp8_utils.py",
+    "fp8-gemm-backend-flashinfer-blackwell": "sglang/srt/layers/quantization/fp8_utils.py",
+    "fp8-gemm-backend-flashinfer-deepgemm-sm90": "sglang/srt/layers/quantization/fp8_utils.py",
+    "fp8-gemm-backend-cutlass-sm90-plus": "sglang/srt/layers/quantization/fp8_utils.py",
+    "fp8-gemm-backend-cutlass-sm120": "sglang/srt/layers/quantization/fp8_utils.py",
+    "fp8-gemm-backend-cutedsl-block-fp8": "sglang/srt/layers/quantization/fp8_utils.py",
+    "moe-a2a-deepep-unquantized-moe": "sglang/srt/layers/moe/ep_moe/layer.py",
+    "w8a8-int8-gemm-sm100-plus": "sglang/srt/layers/quantization/w8a8_int8.py",
     "trtllm-mha-page-128-heads": "sglang/srt/layers/attention/trtllm_mha_backend.py",
     "hybrid-gdn-blackwell-backend": "sglang/srt/layers/attention/attention_registry.py",
     "mla-attention-backend": "sglang/srt/model_executor/model_runner.py",
