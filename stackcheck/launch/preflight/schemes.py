@@ -46,13 +46,18 @@ def _group_scheme(group: Any, top_format: Any, table: Mapping[str, Any]) -> str:
     fmt = group.get("format")
     if fmt is None:
         fmt = top_format
-    elif top_format is not None and fmt != top_format:
-        return UNKNOWN  # releases differ in which of the two they read
+    elif fmt != top_format:
+        # releases differ in which of the two they read: up to 0.5.16 only the top-level one (a group's own
+        # format, the top-level one absent, reads as None there: no scheme, NotImplementedError), from 0.5.17
+        # the group's
+        return UNKNOWN
     if not isinstance(fmt, str):
         return UNKNOWN
     defaults = table.get("defaults") or {}
     for row in table.get("shapes") or []:
-        if not isinstance(row, Mapping) or not _same(fmt, row.get("formats")):
+        # the format is compared as written (is_activation_quantization_format and the pack-quantized tests
+        # compare the string: "Float-Quantized" selects no activation scheme)
+        if not isinstance(row, Mapping) or not isinstance(row.get("formats"), list) or fmt not in row["formats"]:
             continue
         if _fields_match(group.get("weights"), row.get("weights"), defaults) and _fields_match(
             group.get("input_activations"), row.get("input_activations"), defaults
