@@ -62,3 +62,23 @@ def test_a_group_format_without_a_top_level_one_is_not_read() -> None:
     # the same format in both places: every release reads it
     both = _qc("float-quantized", {**FP8_GROUP, "format": "float-quantized"})
     assert compressed_tensors_schemes(both, _table()) == ["fp8-w8a8"]
+
+
+def _quark_table() -> dict[str, Any]:
+    table: dict[str, Any] = json.loads((ROOT / "manifests" / "preflight.json").read_text())["model"]["quark_schemes"]
+    return table
+
+
+def test_quark_strings_are_compared_as_written() -> None:
+    """quark.py _is_fp8_w8a8 (0.5.6:180, 0.5.23:799) and _is_mx_fp4 compare dtype and qscheme with ==: an
+    upper-case "FP8_E4M3" selects no scheme (NotImplementedError at load), so it is not read as quark-fp8-w8a8."""
+    from stackcheck.launch.preflight.schemes import quark_schemes
+
+    def cfg(dtype: str, qscheme: str) -> dict[str, Any]:
+        weight = {"dtype": dtype, "qscheme": qscheme, "is_dynamic": False}
+        inputs = {"dtype": dtype, "qscheme": "per_tensor", "is_dynamic": False}
+        return {"quant_method": "quark", "global_quant_config": {"weight": weight, "input_tensors": inputs}}
+
+    assert quark_schemes(cfg("fp8_e4m3", "per_tensor"), _quark_table()) == ["quark-fp8-w8a8"]
+    assert quark_schemes(cfg("FP8_E4M3", "per_tensor"), _quark_table()) == ["unknown"]
+    assert quark_schemes(cfg("fp8_e4m3", "Per_Tensor"), _quark_table()) == ["unknown"]

@@ -15,26 +15,27 @@ from typing import Any
 UNKNOWN = "unknown"
 
 
-def _same(value: Any, allowed: Any) -> bool:
-    """`value` is one of `allowed`, with its JSON type (true is not 1); strings compared without case."""
+def _same(value: Any, allowed: Any, fold: bool = True) -> bool:
+    """`value` is one of `allowed`, with its JSON type (true is not 1); strings compared without case where
+    `fold` (compressed-tensors' QuantizationArgs lower-cases its fields), as written otherwise (Quark's)."""
     if not isinstance(allowed, list):
         return False
     for a in allowed:
         if isinstance(value, str) and isinstance(a, str):
-            if value.lower() == a.lower():
+            if (value.lower() == a.lower()) if fold else value == a:
                 return True
         elif type(value) is type(a) and value == a:
             return True
     return False
 
 
-def _fields_match(args: Any, want: Any, defaults: Mapping[str, Any]) -> bool:
+def _fields_match(args: Any, want: Any, defaults: Mapping[str, Any], fold: bool = True) -> bool:
     """A group's weights / input_activations (`args`) against a row's fields: null wants them absent."""
     if want is None:
         return args is None
     if not isinstance(args, Mapping) or not isinstance(want, Mapping):
         return False
-    return all(_same(args.get(k, defaults.get(k)), v) for k, v in want.items())
+    return all(_same(args.get(k, defaults.get(k)), v, fold) for k, v in want.items())
 
 
 def _group_scheme(group: Any, top_format: Any, table: Mapping[str, Any]) -> str:
@@ -114,8 +115,10 @@ def quark_schemes(qcfg: Mapping[str, Any], table: Mapping[str, Any]) -> list[str
             for row in table.get("shapes") or []:
                 if not isinstance(row, Mapping):
                     continue
-                if _fields_match(cfg.get("weight"), row.get("weight"), defaults) and _fields_match(
-                    cfg.get("input_tensors"), row.get("input_tensors"), defaults
+                # Quark's configs are plain dicts its predicates compare as written (quark.py _is_fp8_w8a8,
+                # _is_mx_fp4: `== "fp8_e4m3"`, `== "per_group"`)
+                if _fields_match(cfg.get("weight"), row.get("weight"), defaults, False) and _fields_match(
+                    cfg.get("input_tensors"), row.get("input_tensors"), defaults, False
                 ):
                     scheme = str(row.get("id"))
                     break
