@@ -97,3 +97,13 @@ def test_the_choice_flags_the_specs_missed_are_judged(
     a value the parser does not offer passed the gate; blocked now, from 0.5.11 too (nothing extends the list)."""
     assert _problems(mapping, version, flag, bad) == [(flag, "blocked", bad)]
     assert _problems(mapping, version, flag, good) == []
+
+
+def test_a_cuda_graph_backend_gone_in_the_release_is_blocked(mapping: dict[str, Any]) -> None:
+    """--cuda-graph-backend-decode/-prefill take Backend.ALL (sglang/srt/model_executor/cuda_graph_config.py):
+    tc_piecewise up to 0.5.21, gone from 0.5.22 (its type_parser rejects it: exit status 2). The gate passed it."""
+    for flag in ("--cuda-graph-backend-decode", "--cuda-graph-backend-prefill"):
+        assert _problems(mapping, "0.5.21", flag, "tc_piecewise") == []
+        assert _problems(mapping, "0.5.22", flag, "tc_piecewise") == [(flag, "blocked", "tc_piecewise")]
+        assert _problems(mapping, "0.5.14", flag, "piecewise") == [(flag, "blocked", "piecewise")]
+        assert _problems(mapping, "0.5.23", flag, "breakable") == []
