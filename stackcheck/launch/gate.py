@@ -984,6 +984,27 @@ def _raw_flag(args: Sequence[str], flag: str, declared: set[str] | None = None) 
     return value
 
 
+def _raw_values(
+    args: Sequence[str],
+    tokens: Sequence[tuple[int, str, str, str]],
+    spellings: Sequence[str],
+    seen: set[str],
+    declared: set[str] | None,
+) -> list[str]:
+    """Every value argparse reads for an option spelt `spellings` (its flag and aliases), in command-line order:
+    `--flag value` or `--flag=value`, in full or abbreviated. `tokens`: the command line's options before `--`
+    as (place, name, "=" or "", inline value); `seen`: their names, the abbreviations' guard where the release's
+    flags (`declared`) are not known (only full spellings are read)."""
+    out: list[str] = []
+    for i, name, eq, inline in tokens:
+        if not any(_spells(name, f, seen - {f} if declared is None else declared) for f in spellings):
+            continue
+        value = inline if eq else args[i + 1] if i + 1 < len(args) else None
+        if value is not None and value not in out:
+            out.append(value)
+    return out
+
+
 def _declared_in(mapping: Mapping[str, Any], version: str) -> set[str] | None:
     """Every flag SGLang `version` declares, from launch.json's release_flags (None when the release is not one
     of its releases: a release between two listed ones is not taken as covered). ~630 flags' runs (~0.35 ms on
@@ -1106,15 +1127,19 @@ def release_choice_problems(d: Derived, mapping: Mapping[str, Any], sglang_versi
     if sglang_version is None or d.entrypoint != "launch-server" or not mapping.get("release_choices"):
         return []
     names: set[str] = set()
-    for arg in d.sglang_args:
+    tokens: list[tuple[int, str, str, str]] = []  # (place, name, "=" or "", inline value) of each --option
+    for i, arg in enumerate(d.sglang_args):
         if arg == "--":
             break
         if arg.startswith("--") and len(arg) > 2:
-            names.add(arg.partition("=")[0])
+            name, eq, inline = arg.partition("=")
+            names.add(name)
+            tokens.append((i, name, eq, inline))
     table: Mapping[str, Any] = mapping["release_flags"] if isinstance(mapping.get("release_flags"), dict) else {}
     releases = [str(r) for r in table.get("releases") or []]
     pos = _positions(releases)
-    may_plugin = _in_runs(sglang_version, releases, table.get("plugins"), pos)
+    # a local build (0.5.11+cu128) runs its public release's launcher, which loads plugins from 0.5.11 on
+    may_plugin = _in_runs(sglang_version.partition("+")[0], releases, table.get("plugins"), pos)
     starts = tuple(names)
     by_flag = {str(o["flag"]): o for o in _options(mapping)}
     declared: list[set[str] | None] = []  # the release's flags, read once when a raw flag is met
@@ -1126,32 +1151,42 @@ def release_choice_problems(d: Derived, mapping: Mapping[str, Any], sglang_versi
         run: Mapping[str, Any] | None = None
         for flag in [str(f) for f in spec.get("flags") or []]:
             option = by_flag.get(flag)
-            if option is not None:
-                value = d.options.get(flag)
+            if option is not None:  # derive read it (in full, abbreviated or by an alias): its last value
+                last = d.options.get(flag)
+                if not isinstance(last, str):
+                    continue
+                spellings = _names(option)
             elif not flag.startswith(starts):  # not on the command line, not even abbreviated
                 continue
             else:
-                if not declared:
-                    # a release release_flags does not list (0.5.9+cu128): its flags are not known, so a shorter
-                    # name on the command line may be a flag of its own (--log-requests, --ep), not an abbreviation
-                    # of this one: only the flag spelt in full is read
-                    declared.append(_declared_in(mapping, sglang_version))
-                value = _raw_flag(d.sglang_args, flag, names - {flag} if declared[0] is None else declared[0])
-            if not isinstance(value, str):
+                last, spellings = None, [flag]
+            if not declared:
+                # a release release_flags does not list (0.5.9+cu128): its flags are not known, so a shorter
+                # name on the command line may be a flag of its own (--log-requests, --ep), not an abbreviation
+                # of this one: only the flag spelt in full is read
+                declared.append(_declared_in(mapping, sglang_version))
+            # argparse checks the choices of each occurrence as it meets it (the last one only wins when every
+            # one is offered): `--dtype bf16 --dtype bfloat16` exits at the first
+            values = _raw_values(d.sglang_args, tokens, spellings, names, declared[0])
+            if isinstance(last, str) and last not in values:
+                values.append(last)
+            if not values:
                 continue
             if run is None:
                 run = _choice_run(sglang_version, runs, pos)
                 if run is None:
                     break
             offered = [str(c) for c in run.get("choices") or []]
-            if value in offered:
+            if all(v in offered for v in values):
                 continue
             known = _choices(option, by_flag) if option is not None else None
             if known is None:  # no option lists it (--moe-a2a-backend) or lists no choices: the runs' union
                 known = {str(c): [] for r in runs or [] if isinstance(r, dict) for c in r.get("choices") or []}
                 known.update({str(c): [] for c in spec.get("known") or []})  # judged, offered by no run
-            if value not in known and spec.get("every_value") is not True:
+            judged = [v for v in values if v not in offered and (v in known or spec.get("every_value") is True)]
+            if not judged:
                 continue
+            value = judged[0]
             text = f"SGLang {sglang_version} does not offer {value!r} among the choices of {flag}"
             if may_plugin and spec.get("plugins_extend", True):
                 message = (

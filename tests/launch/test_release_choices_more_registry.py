@@ -38,6 +38,20 @@ def _is_registry_source(name: str) -> bool:
     ) and name.startswith("sglang/srt/")
 
 
+def _is_constants_source(name: str) -> bool:
+    return name == "sglang/srt/model_executor/cuda_graph_config.py"
+
+
+def _in_class(cls: str, node: ast.expr) -> ast.expr:
+    """`node` with each bare name read as the class's own (`ALL = (FULL, ...)` inside `class Backend`)."""
+
+    class Qualify(ast.NodeTransformer):
+        def visit_Name(self, name: ast.Name) -> ast.expr:
+            return ast.copy_location(ast.Attribute(ast.Name(cls, ast.Load()), name.id, ast.Load()), name)
+
+    return Qualify().visit(ast.parse(ast.unparse(node), mode="eval").body)  # type: ignore[no-any-return]
+
+
 class Reading:
     """One wheel's argument sources and parser registries."""
 
@@ -58,6 +72,16 @@ class Reading:
                     for sub in ast.walk(node):
                         if isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name):
                             self.hooked.add(sub.value.id)
+        # the class constants a choices expression names (`choices=Backend.ALL`, --cuda-graph-backend-*, 0.5.14+):
+        # "Class.NAME" -> its value, the names in it read in the class first
+        for text in read_texts(wheel, _is_constants_source).values():
+            for node in ast.parse(text).body:
+                if isinstance(node, ast.ClassDef):
+                    for line in node.body:
+                        if isinstance(line, ast.Assign) and len(line.targets) == 1:
+                            const = line.targets[0]
+                            if isinstance(const, ast.Name):
+                                self.names[f"{node.name}.{const.id}"] = _in_class(node.name, line.value)
         self.registry: dict[str, list[str]] = {}
         for text in read_texts(wheel, _is_registry_source).values():
             for item in ast.walk(ast.parse(text)):
@@ -106,6 +130,12 @@ class Reading:
             if node.id in self.names:
                 used.add(node.id)
                 return self.values(self.names[node.id], used, depth + 1)
+            return None
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            key = f"{node.value.id}.{node.attr}"
+            if key in self.names:
+                used.add(key)
+                return self.values(self.names[key], used, depth + 1)
             return None
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
             left, right = self.values(node.left, used, depth + 1), self.values(node.right, used, depth + 1)

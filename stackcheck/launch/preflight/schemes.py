@@ -15,26 +15,27 @@ from typing import Any
 UNKNOWN = "unknown"
 
 
-def _same(value: Any, allowed: Any) -> bool:
-    """`value` is one of `allowed`, with its JSON type (true is not 1); strings compared without case."""
+def _same(value: Any, allowed: Any, fold: bool = True) -> bool:
+    """`value` is one of `allowed`, with its JSON type (true is not 1); strings compared without case where
+    `fold` (compressed-tensors' QuantizationArgs lower-cases its fields), as written otherwise (Quark's)."""
     if not isinstance(allowed, list):
         return False
     for a in allowed:
         if isinstance(value, str) and isinstance(a, str):
-            if value.lower() == a.lower():
+            if (value.lower() == a.lower()) if fold else value == a:
                 return True
         elif type(value) is type(a) and value == a:
             return True
     return False
 
 
-def _fields_match(args: Any, want: Any, defaults: Mapping[str, Any]) -> bool:
+def _fields_match(args: Any, want: Any, defaults: Mapping[str, Any], fold: bool = True) -> bool:
     """A group's weights / input_activations (`args`) against a row's fields: null wants them absent."""
     if want is None:
         return args is None
     if not isinstance(args, Mapping) or not isinstance(want, Mapping):
         return False
-    return all(_same(args.get(k, defaults.get(k)), v) for k, v in want.items())
+    return all(_same(args.get(k, defaults.get(k)), v, fold) for k, v in want.items())
 
 
 def _group_scheme(group: Any, top_format: Any, table: Mapping[str, Any]) -> str:
@@ -46,13 +47,18 @@ def _group_scheme(group: Any, top_format: Any, table: Mapping[str, Any]) -> str:
     fmt = group.get("format")
     if fmt is None:
         fmt = top_format
-    elif top_format is not None and fmt != top_format:
-        return UNKNOWN  # releases differ in which of the two they read
+    elif fmt != top_format:
+        # releases differ in which of the two they read: up to 0.5.16 only the top-level one (a group's own
+        # format, the top-level one absent, reads as None there: no scheme, NotImplementedError), from 0.5.17
+        # the group's
+        return UNKNOWN
     if not isinstance(fmt, str):
         return UNKNOWN
     defaults = table.get("defaults") or {}
     for row in table.get("shapes") or []:
-        if not isinstance(row, Mapping) or not _same(fmt, row.get("formats")):
+        # the format is compared as written (is_activation_quantization_format and the pack-quantized tests
+        # compare the string: "Float-Quantized" selects no activation scheme)
+        if not isinstance(row, Mapping) or not isinstance(row.get("formats"), list) or fmt not in row["formats"]:
             continue
         if _fields_match(group.get("weights"), row.get("weights"), defaults) and _fields_match(
             group.get("input_activations"), row.get("input_activations"), defaults
@@ -109,8 +115,10 @@ def quark_schemes(qcfg: Mapping[str, Any], table: Mapping[str, Any]) -> list[str
             for row in table.get("shapes") or []:
                 if not isinstance(row, Mapping):
                     continue
-                if _fields_match(cfg.get("weight"), row.get("weight"), defaults) and _fields_match(
-                    cfg.get("input_tensors"), row.get("input_tensors"), defaults
+                # Quark's configs are plain dicts its predicates compare as written (quark.py _is_fp8_w8a8,
+                # _is_mx_fp4: `== "fp8_e4m3"`, `== "per_group"`)
+                if _fields_match(cfg.get("weight"), row.get("weight"), defaults, False) and _fields_match(
+                    cfg.get("input_tensors"), row.get("input_tensors"), defaults, False
                 ):
                     scheme = str(row.get("id"))
                     break
