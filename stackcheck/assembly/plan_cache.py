@@ -43,7 +43,9 @@ MAX_ENTRIES = 64
 
 def turned_off(env: Mapping[str, str]) -> bool:
     """Whether STACKCHECK_PLAN_CACHE turns the caches off (the plans, the plan answers and the gate's decisions)."""
-    return env.get("STACKCHECK_PLAN_CACHE", "").strip().lower() in ("0", "no", "off", "false")
+    from stackcheck.paths import caches_turned_off
+
+    return caches_turned_off(env)
 
 
 def cache_dir(env: Mapping[str, str] | None = None) -> str | None:
