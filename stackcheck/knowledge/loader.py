@@ -152,6 +152,13 @@ class Manifests:
         key = prepared.key_of(path, stamp, __file__)
         return where, key, prepared.load(where, name, key)
 
+    def shipped_stamp(self, name: str) -> str | None:
+        """The stamp (package_data.shipped_files) of the shipped file the document `name` is, as shipped: None when it
+        was not read from the package directory or a user's document was merged into it."""
+        if self.origins.get(name) != [f"manifests/{name}"]:
+            return None
+        return self._stamps.get(name)
+
     def derived(self, name: str) -> dict[Any, Any]:
         """A memo, under `name`, of what its user works out from these documents (the planner: which components
         each rule reads): kept with them, dropped with the indexes by forget_indexes."""

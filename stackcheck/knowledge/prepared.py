@@ -61,13 +61,15 @@ def _module_stamp(path: str) -> str:
     return f"{path} {st.st_size} {st.st_mtime_ns} {st.st_ctime_ns} {st.st_ino}"
 
 
-def key_of(path: str, stamp: str, reader: str) -> str:
+def key_of(path: str, stamp: str, *readers: str) -> str:
     """The key of the twin of the shipped manifest at `path` whose stamp (package_data.shipped_files) is `stamp`, as
-    the module at `reader` (knowledge/loader.py: it passes its own file) reads it."""
+    the modules at `readers` (knowledge/loader.py: it passes its own file) read it. (What is made of shipped
+    documents is kept under a name of its own as `path`, their stamps as `stamp`, the modules that make it as
+    `readers`: pipeline._kept_readers.)"""
     import marshal
     import sys
 
-    code = (_module_stamp(reader), _module_stamp(__file__))
+    code = (*(_module_stamp(r) for r in readers), _module_stamp(__file__))
     return "\n".join((str(FORMAT), sys.version, str(marshal.version), path, stamp, *code))
 
 
