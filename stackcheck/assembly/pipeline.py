@@ -481,18 +481,12 @@ def _kept_readers(manifests: Manifests) -> tuple[str, str, Any] | None:
     same shipped features.json and checks.json (knowledge/prepared.py: their stamps, this module's and Python's in
     the key; positions of items, mapped back to this run's items); None when it cannot be kept (a document not as
     shipped, the caches off)."""
-    stamps = [manifests.shipped_stamp(name) for name in _READER_DOCS]
-    if None in stamps:
-        return None
-    from stackcheck.knowledge import prepared
+    from stackcheck.knowledge import loader, prepared
 
-    where = prepared.directory()
-    if where is None:
+    kept = prepared.kept_for(manifests, "launch-readers", _READER_DOCS, __file__, loader.__file__ or "")
+    if kept is None:
         return None
-    from stackcheck.knowledge import loader
-
-    key = prepared.key_of("launch-readers", "\n".join(s or "" for s in stamps), __file__, loader.__file__ or "")
-    value = prepared.load(where, "launch-readers", key)
+    where, key, value = kept
     items = (*manifests.features, *manifests.checks)
     if value is None or value.get("items") != len(items) or type(value.get("index")) is not dict:
         return where, key, None

@@ -106,3 +106,18 @@ def keep(where: str, name: str, key: str, doc: Any) -> bool:
     from stackcheck.paths import write_private
 
     return write_private(where, name + SUFFIX, data)
+
+
+def kept_for(manifests: Any, name: str, docs: tuple[str, ...], *readers: str) -> tuple[str, str, Any] | None:
+    """(directory, key, the value kept or None) of what is made of the shipped documents `docs` of `manifests` (a
+    loader.Manifests) by the modules at `readers`, kept under `name`; None when it cannot be kept: a document not as
+    shipped (Manifests.shipped_stamp: a user's merged in, or not read from the package directory), the caches off."""
+    stamp_of = getattr(manifests, "shipped_stamp", None)  # (a stand-in for Manifests has none: nothing kept)
+    stamps = [stamp_of(doc) for doc in docs] if stamp_of is not None else [None]
+    if None in stamps:
+        return None
+    where = directory()
+    if where is None:
+        return None
+    key = key_of(name, "\n".join(str(s) for s in stamps), *readers)
+    return where, key, load(where, name, key)
