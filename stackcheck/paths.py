@@ -41,6 +41,12 @@ def user_cache_dir(env: Mapping[str, str], leaf: str) -> str | None:
     return os.path.join(base, "stackcheck", leaf)
 
 
+def caches_turned_off(env: Mapping[str, str]) -> bool:
+    """Whether STACKCHECK_PLAN_CACHE turns stackcheck's caches off (the plans, the plan answers, the gate's decisions
+    and the manifests kept parsed)."""
+    return env.get("STACKCHECK_PLAN_CACHE", "").strip().lower() in ("0", "no", "off", "false")
+
+
 def private_file(st: os.stat_result) -> bool:
     """Whether a cache file is one this user wrote and no one else can change: owned by this user, not writable by
     group or others (a cache entry that is not is not read)."""

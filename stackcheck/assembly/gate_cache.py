@@ -58,10 +58,11 @@ class Slot:
     what this run's decision read (`reads`), the digest of its facts (`facts`) and whether anything it did
     cannot be recorded (`spoiled`)."""
 
-    __slots__ = ("depth", "directory", "entry", "facts", "key", "reads", "spoiled")
+    __slots__ = ("depth", "directory", "entry", "facts", "key", "reads", "spoiled", "stamp")
 
-    def __init__(self, directory: str, key: str, entry: dict[str, Any] | None) -> None:
+    def __init__(self, directory: str, key: str, entry: dict[str, Any] | None, stamp: list[Any] | None = None) -> None:
         self.directory = directory
+        self.stamp = stamp  # the code stamp in the key (plan_cache._code_stamp): the plan key's, on a miss
         self.key = key
         self.entry = entry
         self.reads: list[list[Any]] = []
@@ -270,6 +271,7 @@ def slot_for(args: Any, env: Mapping[str, str] | None = None) -> Slot | None:
     from stackcheck.knowledge.package_data import shipped_files
 
     shipped = shipped_files()
+    stamp = _code_stamp()
     output = _output_state()
     words = _plain_args(args)
     if shipped is None or output is None or words is None:
@@ -281,11 +283,11 @@ def slot_for(args: Any, env: Mapping[str, str] | None = None) -> Slot | None:
     except (OSError, AttributeError):
         return None
     head = [
-        FORMAT, _code_stamp(), sorted(shipped.items()), words, list(sys.argv), cwd, os.path.expanduser("~"),
+        FORMAT, stamp, sorted(shipped.items()), words, list(sys.argv), cwd, os.path.expanduser("~"),
         sys.executable, list(sys.path), ids, uname, sorted(env.items()), output,
     ]  # fmt: skip
     key = _digest_text(repr(head))
-    return Slot(directory, key, load(directory, key))
+    return Slot(directory, key, load(directory, key), stamp)
 
 
 def load(directory: str, key: str) -> dict[str, Any] | None:

@@ -461,10 +461,55 @@ def rules_texts(manifests: Manifests) -> None:
     read), and the index of those texts by launch fact (_launch_readers), into the manifests' memo now: the gate does
     it in its loading thread while the probes wait on the driver, where reevaluate wrote ~2 ms of JSON on the main
     thread after the facts (2-core box)."""
+    kept = _kept_readers(manifests)
+    if kept is not None and kept[2] is not None:
+        return  # (the index as an earlier run made it of these very files: texts are written only where one is read)
     texts = manifests.derived("rules-text")
     for item in (*manifests.features, *manifests.checks):
         _rules_text(texts, item)
-    _launch_readers(manifests)
+    index = _launch_readers(manifests)
+    if kept is not None:
+        _keep_readers(manifests, kept[0], kept[1], index)
+
+
+#: the shipped documents the launch readers' index is made of, in its order of items
+_READER_DOCS = ("features.json", "checks.json")
+
+
+def _kept_readers(manifests: Manifests) -> tuple[str, str, Any] | None:
+    """(directory, key, the index put in the memo or None) of the launch readers' index an earlier run kept for the
+    same shipped features.json and checks.json (knowledge/prepared.py: their stamps, this module's and Python's in
+    the key; positions of items, mapped back to this run's items); None when it cannot be kept (a document not as
+    shipped, the caches off)."""
+    from stackcheck.knowledge import loader, prepared
+
+    kept = prepared.kept_for(manifests, "launch-readers", _READER_DOCS, __file__, loader.__file__ or "")
+    if kept is None:
+        return None
+    where, key, value = kept
+    items = (*manifests.features, *manifests.checks)
+    if value is None or value.get("items") != len(items) or type(value.get("index")) is not dict:
+        return where, key, None
+    index: dict[str, frozenset[int]] = {}
+    for k, positions in value["index"].items():
+        if type(k) is not str or type(positions) is not list:
+            return where, key, None  # (another shape: a miss, made again and kept anew)
+        if not all(type(i) is int and 0 <= i < len(items) for i in positions):
+            return where, key, None
+        index[k] = frozenset(id(items[i]) for i in positions)
+    memo = manifests.derived("launch-readers")
+    memo["index"], memo["items"] = index, items
+    return where, key, index
+
+
+def _keep_readers(manifests: Manifests, where: str, key: str, index: dict[str, frozenset[int]]) -> None:
+    """Keep the launch readers' index as positions of items (_kept_readers reads it)."""
+    from stackcheck.knowledge import prepared
+
+    items = (*manifests.features, *manifests.checks)
+    position = {id(item): n for n, item in enumerate(items)}
+    value = {"items": len(items), "index": {k: sorted(position[i] for i in v) for k, v in index.items()}}
+    prepared.keep(where, "launch-readers", key, value)
 
 
 def _rules_text(texts: dict[Any, str], item: Any) -> str:

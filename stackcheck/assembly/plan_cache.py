@@ -43,7 +43,9 @@ MAX_ENTRIES = 64
 
 def turned_off(env: Mapping[str, str]) -> bool:
     """Whether STACKCHECK_PLAN_CACHE turns the caches off (the plans, the plan answers and the gate's decisions)."""
-    return env.get("STACKCHECK_PLAN_CACHE", "").strip().lower() in ("0", "no", "off", "false")
+    from stackcheck.paths import caches_turned_off
+
+    return caches_turned_off(env)
 
 
 def cache_dir(env: Mapping[str, str] | None = None) -> str | None:
@@ -198,12 +200,14 @@ def _texts_hash(manifest_texts: Iterable[str]) -> Any:
 _PREPARED: list[Any] = []
 
 
-def prepare(manifest_texts: list[str]) -> None:
+def prepare(manifest_texts: list[str], stamp: list[Any] | None = None) -> None:
     """What key_of needs of the manifests and of stackcheck's files, done now for `manifest_texts` (the list the
     loader filled): called where the manifests are read in a thread beside the probes (a live audit, a live
     gate), so that the key costs only the facts' part once the facts arrive. key_of uses it when it is given
-    this same list object, as long as it is as long as it was (and once)."""
-    _PREPARED[:] = [manifest_texts, len(manifest_texts), (_code_stamp(), _texts_hash(manifest_texts))]
+    this same list object, as long as it is as long as it was (and once). `stamp`: the code stamp this run took
+    already (the gate's, for its own cache's key: gate_cache.Slot.stamp), else it is taken now."""
+    stamp = _code_stamp() if stamp is None else stamp
+    _PREPARED[:] = [manifest_texts, len(manifest_texts), (stamp, _texts_hash(manifest_texts))]
 
 
 def lookup(

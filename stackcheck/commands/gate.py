@@ -521,7 +521,7 @@ def _decide_with(
         if not opts.facts_file:  # the plan key's part that is not the facts, for a refusal's plan
             from stackcheck.assembly import plan_cache
 
-            plan_cache.prepare(texts)
+            plan_cache.prepare(texts, getattr(slot, "stamp", None))  # (the code stamp the gate's own key took)
 
     gathered = later_facts.get
     if slot is not None:

@@ -59,7 +59,9 @@ class Manifests:
     three of the eleven files, and parsing the others (the features, checks, signatures: ~4 ms) was most of
     its manifest time. `docs` gives them all,
     parsed, in the order they were given; a text that is not JSON raises its ManifestError wherever it
-    is first read, and again at every later read."""
+    is first read, and again at every later read. A shipped file's document is read from its twin (knowledge/
+    prepared.py: kept parsed by an earlier run, for the same file stamp) where there is one, and its twin is
+    written when it is parsed (`stamps`: file name -> the stamp of an unread shipped file)."""
 
     __slots__ = (
         "_by_public",
@@ -71,6 +73,7 @@ class Manifests:
         "_lock",
         "_newest",
         "_releases",
+        "_stamps",
         "_unparsed",
         "origins",
     )
@@ -81,6 +84,7 @@ class Manifests:
         origins: dict[str, list[str]] | None = None,
         unparsed: Mapping[str, tuple[str, str]] | None = None,
         unread: Mapping[str, tuple[str, str]] | None = None,
+        stamps: Mapping[str, str] | None = None,
     ) -> None:
         self._docs: dict[str, Any] = docs if docs is not None else {}  # file name -> document
         # file name -> (origin, text, None), or (origin, None, path) of a file not read yet, of a document not
@@ -89,6 +93,8 @@ class Manifests:
             **{k: (origin, text, None) for k, (origin, text) in (unparsed or {}).items()},
             **{k: (origin, None, path) for k, (origin, path) in (unread or {}).items()},
         }
+        # file name -> the stamp of an unread shipped file (package_data.shipped_files): its twin's key
+        self._stamps: dict[str, str] = dict(stamps or {})
         self._lock = allocate_lock()  # the probes' threads read documents too: each is parsed once
         for name in self._unparsed:
             self._docs[name] = _UNPARSED
@@ -117,12 +123,41 @@ class Manifests:
                 pending = self._unparsed.get(name)
                 if pending is not None:  # raises ManifestError, and then is parsed again next time
                     origin, text, path = pending
-                    if text is None:
-                        text = _read(origin, str(path))
-                        self._unparsed[name] = (origin, text, None)
-                    self._docs[name] = _parse(text, origin, check_depth=False)
+                    twin = self._twin(name, path) if text is None else None
+                    if twin is not None and twin[2] is not None:
+                        self._docs[name] = twin[2]  # (the document kept parsed: knowledge/prepared.py)
+                    else:
+                        if text is None:
+                            text = _read(origin, str(path))
+                            self._unparsed[name] = (origin, text, None)
+                        self._docs[name] = _parse(text, origin, check_depth=False)
+                        if twin is not None:
+                            from stackcheck.knowledge import prepared
+
+                            prepared.keep(twin[0], name, twin[1], self._docs[name])
                     del self._unparsed[name]
         return self._docs.get(name)
+
+    def _twin(self, name: str, path: str | None) -> tuple[str, str, Any] | None:
+        """(directory, key, document or None) of the twin of the shipped document `name` at `path` (read before its
+        text: knowledge/prepared.py), or None when it has none (the caches turned off, no stamp, no cache directory)."""
+        stamp = self._stamps.get(name)
+        if stamp is None or path is None:
+            return None
+        from stackcheck.knowledge import prepared
+
+        where = prepared.directory()
+        if where is None:
+            return None
+        key = prepared.key_of(path, stamp, __file__)
+        return where, key, prepared.load(where, name, key)
+
+    def shipped_stamp(self, name: str) -> str | None:
+        """The stamp (package_data.shipped_files) of the shipped file the document `name` is, as shipped: None when it
+        was not read from the package directory or a user's document was merged into it."""
+        if self.origins.get(name) != [f"manifests/{name}"]:
+            return None
+        return self._stamps.get(name)
 
     def derived(self, name: str) -> dict[Any, Any]:
         """A memo, under `name`, of what its user works out from these documents (the planner: which components
@@ -560,7 +595,11 @@ def load(
         if texts_out is not None:
             for origin, _path, stamp in files.values():
                 texts_out += (origin, stamp)
-        m = Manifests(origins={k: [v[0]] for k, v in files.items()}, unread={k: (v[0], v[1]) for k, v in files.items()})
+        m = Manifests(
+            origins={k: [v[0]] for k, v in files.items()},
+            unread={k: (v[0], v[1]) for k, v in files.items()},
+            stamps={k: v[2] for k, v in files.items()},
+        )
     else:
         m = _loaded_texts(texts_out)
     # the shipped files' nesting is the tests' to check (test_manifests): walking ~550 kB of JSON for it at

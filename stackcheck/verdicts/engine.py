@@ -345,11 +345,26 @@ def _rule_per_gpu(rule: Rule) -> bool:
 def prepare(manifests: Any) -> None:
     """Work out now whether each rule is judged per GPU (_rule_per_gpu): it reads the rule alone, never the facts,
     so the gate does it in its loading thread while the probes wait on the driver, and the verdicts after the facts
-    arrive find it done. The same memo the evaluation fills."""
-    for item in [*manifests.features, *manifests.checks]:
-        for rule in item.get("rules") or []:
-            if isinstance(rule, dict):
-                _rule_per_gpu(cast("Rule", rule))
+    arrive find it done. The same memo the evaluation fills. Of the shipped features.json and checks.json, the
+    answers an earlier run worked out are read back (knowledge/prepared.py, `rule-shapes`: one boolean per rule, in
+    order, under a key of the two files' stamps, this module's and the loader's), and kept when worked out here."""
+    items = [*manifests.features, *manifests.checks]
+    rules: list[Rule] = [cast("Rule", r) for item in items for r in item.get("rules") or [] if isinstance(r, dict)]
+    from stackcheck.knowledge import loader, prepared
+
+    kept = prepared.kept_for(
+        manifests, "rule-shapes", ("features.json", "checks.json"), __file__, loader.__file__ or ""
+    )
+    value = kept[2] if kept is not None else None
+    flags = value.get("per_gpu") if value is not None and value.get("rules") == len(rules) else None
+    if type(flags) is list and len(flags) == len(rules) and all(type(f) is bool for f in flags):
+        for rule, per_gpu in zip(rules, flags, strict=True):
+            if len(_SHAPES) < 65536:
+                _SHAPES[id(rule)] = (rule, per_gpu)
+        return
+    flags = [_rule_per_gpu(rule) for rule in rules]
+    if kept is not None:
+        prepared.keep(kept[0], "rule-shapes", kept[1], {"rules": len(rules), "per_gpu": flags})
 
 
 class _NotOk(Exception):

@@ -546,9 +546,9 @@ def test_a_live_audit_hashes_the_manifests_beside_the_probes(
     where: list[str] = []
     real = plan_cache.prepare
 
-    def noted(texts: list[str]) -> None:
+    def noted(texts: list[str], stamp: Any = None) -> None:
         where.append(threading.current_thread().name)
-        real(texts)
+        real(texts, stamp)
 
     monkeypatch.setattr(plan_cache, "prepare", noted)
     monkeypatch.setattr(plan_cache, "_PREPARED", [])

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 import stackcheck.knowledge.loader as loader
+import stackcheck.knowledge.prepared as prepared
 from stackcheck.cli import main
 from stackcheck.errors import ManifestError
 from stackcheck.knowledge.loader import Manifests, load
@@ -85,6 +86,15 @@ def test_an_audit_from_the_plan_cache_parses_only_what_it_reads(
         return real(text, origin, check_depth)
 
     monkeypatch.setattr(loader, "_parse", counted)
+    real_twin = prepared.load
+
+    def twin(where: str, name: str, key: str) -> Any:  # (a document read from its twin: knowledge/prepared.py)
+        doc = real_twin(where, name, key)
+        if doc is not None:
+            parsed.append(name)
+        return doc
+
+    monkeypatch.setattr(prepared, "load", twin)
     argv = ["audit", "--facts", str(ROOT / "tests/cases/writeup-after/facts.json"), "--format", "json"]
     outputs = []
     for _ in range(2):

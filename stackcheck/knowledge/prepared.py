@@ -1,0 +1,123 @@
+"""The shipped manifest documents kept parsed between runs (issue 21: the gate's first run of a new command line).
+
+Every run that judges anything parses some of the shipped manifests (~2.5 MB of JSON; the gate of an SGLang
+command line all eleven files: ~12 ms of CPU on the 2-core box), and the result is the same on every run until
+a file changes. So each document, once parsed, is also written as a twin, `NAME.marshal`, in the user cache
+directory ($STACKCHECK_CACHE_DIR, else $XDG_CACHE_HOME/stackcheck, else ~/.cache/stackcheck) under prepared/,
+and a later run reads the twin instead of the JSON (marshal's loads builds the same dicts and lists about twice as
+fast as json's, and reads a third fewer bytes).
+
+A twin is marshal's encoding of (FORMAT, key, document): plain data only (dicts, lists, strings, numbers, booleans,
+None), nothing that runs. The key names everything the document depends on: FORMAT, this interpreter's full
+version string and marshal's format version (json's parser and marshal's encoding both come with the interpreter),
+the manifest file's path and its stamp (package_data.shipped_files: size, modification and change times, inode
+and device, from the stat taken before its text is read: an edit, a reinstall or a file put back with its old
+mtime is a new key, as a change time cannot be set back), and the stamp (size, times, inode) of the two modules
+that make the document from the text (knowledge/loader.py and this one). A twin whose key is not this run's is
+never used, whatever it holds.
+
+Twins are written and read as the plan cache's entries are (stackcheck.paths.write_private and read_private): a new
+file of mode 0600 in a 0700 directory, renamed over the old one (atomic: a reader sees the old twin or the new
+one, never half of one); one that is not a regular file, is a symbolic link, is larger than MAX_TWIN_BYTES, or
+sits in a directory or file that another user owns or that group or others may write is not read at all (marshal's
+loads is not safe against data crafted to crash it: it is only given bytes this user wrote). One that does not
+decode, has another shape or names another key is a miss: the JSON is parsed, as without the cache, and the twin
+written again. An unwritable directory is no cache. STACKCHECK_PLAN_CACHE=0 (paths.caches_turned_off) turns it off
+with the other caches. Only the shipped files of an installed package directory have twins: a user's manifests
+(--manifests, $STACKCHECK_MANIFESTS) are read and validated in full on every run, as before, and merged over the
+shipped documents after they are parsed."""
+
+from __future__ import annotations
+
+import os
+
+from stackcheck.lean_typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+FORMAT = 1
+#: the largest twin read (the largest shipped document, launch.json, encodes to ~0.6 MB)
+MAX_TWIN_BYTES = 64 * 1024 * 1024
+SUFFIX = ".marshal"
+
+
+def directory(env: Mapping[str, str] | None = None) -> str | None:
+    """Where twins are kept, or None (the caches turned off, or no home directory)."""
+    from stackcheck.paths import caches_turned_off, user_cache_dir
+
+    env = os.environ if env is None else env
+    if caches_turned_off(env):
+        return None
+    return user_cache_dir(env, "prepared")
+
+
+def _module_stamp(path: str) -> str:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return f"{path} -"
+    return f"{path} {st.st_size} {st.st_mtime_ns} {st.st_ctime_ns} {st.st_ino}"
+
+
+def key_of(path: str, stamp: str, *readers: str) -> str:
+    """The key of the twin of the shipped manifest at `path` whose stamp (package_data.shipped_files) is `stamp`, as
+    the modules at `readers` (knowledge/loader.py: it passes its own file) read it. (What is made of shipped
+    documents is kept under a name of its own as `path`, their stamps as `stamp`, the modules that make it as
+    `readers`: pipeline._kept_readers.)"""
+    import marshal
+    import sys
+
+    code = (*(_module_stamp(r) for r in readers), _module_stamp(__file__))
+    return "\n".join((str(FORMAT), sys.version, str(marshal.version), path, stamp, *code))
+
+
+def load(where: str, name: str, key: str) -> Any:
+    """The document of the twin `name` in `where` when it holds `key`, else None (absent, not private, too large,
+    corrupt, another shape or another key)."""
+    from stackcheck.paths import read_private
+
+    raw = read_private(where, name + SUFFIX, MAX_TWIN_BYTES)
+    if raw is None:
+        return None
+    import marshal
+
+    try:
+        data = marshal.loads(raw)  # noqa: S302 - bytes this user wrote (read_private), decoded as data only
+    except (EOFError, ValueError, TypeError, MemoryError, RecursionError):
+        return None
+    if type(data) is not tuple or len(data) != 3 or data[0] != FORMAT or data[1] != key:
+        return None
+    doc = data[2]
+    return doc if type(doc) is dict else None
+
+
+def keep(where: str, name: str, key: str, doc: Any) -> bool:
+    """Write the twin of `doc` (a parsed shipped document) under `key`; False when it was not written."""
+    import marshal
+
+    try:
+        data = marshal.dumps((FORMAT, key, doc))
+    except ValueError:  # (something that is not plain data: never from json.loads)
+        return False
+    if len(data) > MAX_TWIN_BYTES:
+        return False
+    from stackcheck.paths import write_private
+
+    return write_private(where, name + SUFFIX, data)
+
+
+def kept_for(manifests: Any, name: str, docs: tuple[str, ...], *readers: str) -> tuple[str, str, Any] | None:
+    """(directory, key, the value kept or None) of what is made of the shipped documents `docs` of `manifests` (a
+    loader.Manifests) by the modules at `readers`, kept under `name`; None when it cannot be kept: a document not as
+    shipped (Manifests.shipped_stamp: a user's merged in, or not read from the package directory), the caches off."""
+    stamp_of = getattr(manifests, "shipped_stamp", None)  # (a stand-in for Manifests has none: nothing kept)
+    stamps = [stamp_of(doc) for doc in docs] if stamp_of is not None else [None]
+    if None in stamps:
+        return None
+    where = directory()
+    if where is None:
+        return None
+    key = key_of(name, "\n".join(str(s) for s in stamps), *readers)
+    return where, key, load(where, name, key)
