@@ -225,7 +225,8 @@ _TS = re.compile(
     r"|(\d{2}):(\d{2}):(\d{2})(?:[.,]\d+)?"
 )
 _TAG = re.compile(r"\b((?:(?:DP|TP|PP|EP|CP|ATTN_DP|MOE_EP)\d+ ?)+|rank\d+|Rank \d+)\b")
-_FRAME = re.compile(r'\s*File "(?P<file>[^"]*)", line (?P<line>\d+)(?:, in (?P<func>.*))?$')
+# `, line N` may be missing: tracebacks quoted in issue threads are often edited down to the file and function
+_FRAME = re.compile(r'\s*File "(?P<file>[^"]*)"(?:, line (?P<line>\d+))?(?:, in (?P<func>.*))?$')
 _EXC = re.compile(r"(?P<type>[A-Za-z_][\w.]*)(?::(?: (?P<msg>.*))?)?$")
 
 _CUDA = re.compile(
@@ -272,7 +273,7 @@ _SIGNAL_EXC = {"KeyboardInterrupt", "SystemExit"}
 @dataclass
 class Frame:
     file: str
-    line: int
+    line: int | None  # None: a quoted frame without its line number
     function: str | None
 
 
@@ -624,7 +625,8 @@ class Analyzer:
         if s.startswith("  File ") or s.startswith("File "):
             m = _FRAME.match(s)
             if m:
-                part.add_frame(Frame(m.group("file"), int(m.group("line")), m.group("func")))
+                line = m.group("line")
+                part.add_frame(Frame(m.group("file"), int(line) if line else None, m.group("func")))
                 return True
         if not s.strip() or s[:1] in (" ", "\t"):
             if st.open_lines > MAX_OPEN_LINES and st.event is not None:

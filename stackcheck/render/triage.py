@@ -76,7 +76,8 @@ def _render_text(result: TriageResult) -> str:
         inner = rc.innermost
         if inner is not None:
             func = f" in {inner.function}" if inner.function else ""
-            out.append(f"  at {inner.file}:{inner.line}{func}")
+            where = inner.file if inner.line is None else f"{inner.file}:{inner.line}"
+            out.append(f"  at {where}{func}")
         for p in rc.parts[1:]:
             how = "which caused" if p.relation == "cause" else "then, while handling it"
             out.append(f"  {how}: {_short(p.exception or '?')}")

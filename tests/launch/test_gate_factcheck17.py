@@ -90,6 +90,13 @@ def test_pdmux_needs_no_chunked_prefill_and_no_overlap_schedule(tmp_path: Path) 
     doc = gate_tp8(box, moe, "--enable-pdmux", "--chunked-prefill-size", "-1")
     assert _refused_by(doc, "pdmux-chunked-prefill-overlap-schedule")
     doc = gate_tp8(box, moe, "--enable-pdmux", "--chunked-prefill-size", "-1", "--disable-overlap-schedule")
+    # with the arguments right, SM100 still stops in the scheduler: pdmux_context.get_arch_constraints knows majors
+    # 6-9 only (feature pd-multiplexing, icorpQ); on an SM90 box the same flags are allowed (a dense model: the
+    # FP8 MoE at TP 8 meets another SM90 refusal, fp8-block-moe-tp-split)
+    assert doc["decision"] == "refuse" and _reasons(doc).get("pd-multiplexing", ("", None))[0] == "blocked"
+    hopper = release_box(tmp_path, "0.5.23", "9.0")
+    dense = model_dir(tmp_path, "llama3", LLAMA3)
+    doc = gate_tp8(hopper, dense, "--enable-pdmux", "--chunked-prefill-size", "-1", "--disable-overlap-schedule")
     assert doc["decision"] == "allow"
 
 
