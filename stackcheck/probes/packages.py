@@ -74,6 +74,9 @@ WANTED = (
     # its setup.py found the wheel): which CUDA major they are built for (the gate's check moe-a2a-package)
     "nvidia-nvshmem-cu12",
     "nvidia-nvshmem-cu13",
+    # SGLang's prebuilt DeepEP (sglang 0.5.18+ requires it): import deep_ep from a distribution of another name, its
+    # deep_ep/_build_info.py naming the CUDA major its import demands of torch (the gate's check moe-a2a-package)
+    "sgl-deep-ep",
 )
 #: the packages a serving environment has; an environment with none of them is "not this one" (see the
 #: environments probe, which then looks for one that has them)
@@ -335,6 +338,8 @@ def package_facts(name: str, copies: list[DistRecord], view: FileView | None = N
             entry["variant"] = variant_from(entry["version"], entry["cuda"], tv.get("hip")) or "cpu"
     elif name in KERNEL_PACKAGES:
         entry["variant"] = variant_from(first.version)
+    if name in BUILD_INFO:
+        build_cuda_major(name, entry, first.location, view or _HOST)
     module = EXTENSION_MODULES.get(name)
     if module is not None:
         fs = view or _HOST
@@ -354,6 +359,30 @@ def package_facts(name: str, copies: list[DistRecord], view: FileView | None = N
             msg = f"{module}: {getattr(exc, 'strerror', None) or exc}"
             entry["error"] = f"{entry['error']}; {msg}" if "error" in entry else msg
     return entry
+
+
+#: prebuilt distributions whose build-info file names the CUDA major their import checks torch's against
+#: (sgl-deep-ep: deep_ep/_build_info.py EXPECTED_CUDA_MAJOR, which deep_ep/__init__.py hands to check_prerequisites)
+BUILD_INFO: dict[str, str] = {"sgl-deep-ep": "deep_ep/_build_info.py"}
+_EXPECTED_CUDA_MAJOR = _lazy(r"^EXPECTED_CUDA_MAJOR\s*=\s*(\d+)\s*(?:#.*)?$", re.MULTILINE)
+
+
+def build_cuda_major(name: str, entry: dict[str, Any], location: str | None, view: FileView) -> None:
+    """packages.NAME.build_cuda_major: the CUDA major the prebuilt distribution's build-info file names (read as text,
+    never run); left out, with the reason in `error`, where the file is not there or names none."""
+    rel = BUILD_INFO[name]
+    try:
+        text = read_text(view, posixpath.join(location or "", rel), SMALL_FILE_CAP)
+    except (OSError, ValueError) as exc:
+        msg = f"{rel}: {getattr(exc, 'strerror', None) or exc or type(exc).__name__}"
+        entry["error"] = f"{entry['error']}; {msg}" if "error" in entry else msg
+        return
+    found = _EXPECTED_CUDA_MAJOR.search(text)
+    if found is None:
+        msg = f"{rel}: no EXPECTED_CUDA_MAJOR = N line"
+        entry["error"] = f"{entry['error']}; {msg}" if "error" in entry else msg
+        return
+    entry["build_cuda_major"] = int(found.group(1))
 
 
 _FINDER_IMPORT = _lazy(r"^import\s+(__editable___[A-Za-z0-9_]+)\s*;")

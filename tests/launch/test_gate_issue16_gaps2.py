@@ -153,7 +153,9 @@ def _a2a_check(doc: dict[str, Any]) -> str | None:
 @pytest.mark.parametrize("release", ["0.5.4", "0.5.12", "0.5.23"])
 def test_deepep_without_deep_ep_installed_refused(tmp_path: Path, release: str) -> None:
     moe = model_dir(tmp_path, "qwen3moe", QWEN3_MOE)
-    doc = gate_tp8(_box_with(tmp_path, release, {"deep-ep": {"installed": False}}), moe, "--moe-a2a-backend", "deepep")
+    # irev44: SGLang's prebuilt DeepEP (sgl-deep-ep) read as not installed either
+    neither = {"deep-ep": {"installed": False}, "sgl-deep-ep": {"installed": False}}
+    doc = gate_tp8(_box_with(tmp_path, release, neither), moe, "--moe-a2a-backend", "deepep")
     assert doc["decision"] == "refuse" and _a2a_check(doc) == "fail"
     assert reason_status(doc).get(f"{A2A_PACKAGE} (--moe-a2a-backend deepep)", ("", None))[0] == "fail"
 

@@ -115,8 +115,17 @@ def _judge_entry(check: str, entry: Mapping[str, Any], subject: str, facts: Mapp
         jit = entry.get("jit_toolchain")
         if isinstance(jit, Mapping):
             return _jit_result(check, jit, name, facts, subject)
+        pre = entry.get("prebuilt")
+        if isinstance(pre, Mapping) and len(installed) > 1 and pre.get("distribution") in installed:
+            both = " and ".join(installed)
+            return CheckResult(check, "unknown", f"{both} installed", module,
+                               f"{both} are both installed and both install {module}: which one the import takes is "
+                               "not read", source, subject)  # fmt: skip
+        if isinstance(pre, Mapping) and pre.get("distribution") == name:
+            return _prebuilt_result(check, pre, listed[name], name, facts, subject)
         ext = entry.get("extension")
-        if isinstance(ext, Mapping):
+        ext_dists = ext.get("distributions") if isinstance(ext, Mapping) else None
+        if isinstance(ext, Mapping) and (not isinstance(ext_dists, list) or name in ext_dists):
             return _extension_result(ext, listed[name], name, facts, subject)
         return CheckResult(check, "ok", f"{name} installed", module, f"{name} is installed", source, subject)
     names = " or ".join(dists)
@@ -132,6 +141,36 @@ def _judge_entry(check: str, entry: Mapping[str, Any], subject: str, facts: Mapp
         source,
         subject,
     )
+
+
+def _prebuilt_result(
+    check: str, pre: Mapping[str, Any], package: Mapping[str, Any], dist: str, facts: Mapping[str, Any], subject: str
+) -> CheckResult:
+    """A prebuilt distribution whose import demands torch's CUDA major equal its build's (preflight.json `prebuilt`,
+    sgl-deep-ep): fail where packages.NAME.build_cuda_major and torch.cuda's major differ, unknown where either was
+    not read, ok where they agree (the rest of its import is not read: the entry's note)."""
+    source = pre.get("source")
+    raw = package.get("build_cuda_major")
+    build = raw if isinstance(raw, int) and not isinstance(raw, bool) else None
+    packages = facts.get("packages")
+    torch = packages.get("torch") if isinstance(packages, Mapping) else None
+    want = _cuda_major(torch.get("cuda") if isinstance(torch, Mapping) else None)
+    version = package.get("version")
+    found = f"{dist} {version} installed" if isinstance(version, str) else f"{dist} installed"
+    required = f"torch of CUDA {build}" if build is not None else "torch of the CUDA major the build names"
+    if build is None or want is None:
+        what = f"the CUDA major its build names (packages.{dist}.build_cuda_major)" if build is None else \
+            "torch's CUDA version (packages.torch.cuda)"  # fmt: skip
+        return CheckResult(check, "unknown", found, required,
+                           f"{dist} is installed, but {what} is not read; its import refuses a torch of another CUDA "
+                           "major", source, subject)  # fmt: skip
+    observed = f"{found}, built for CUDA {build}; torch CUDA {want}"
+    if build != want:
+        msg = str(pre.get("mismatch_message")).replace("{build}", str(build)).replace("{torch}", str(want))
+        return CheckResult(check, "fail", observed, required, msg, source, subject)
+    return CheckResult(check, "ok", observed, required,
+                       f"{dist} is installed, built for CUDA {build} as torch is (the rest of its import-time checks "
+                       "are not read)", source, subject)  # fmt: skip
 
 
 _SYSTEM_ROOT = "/usr/local/cuda"
