@@ -457,6 +457,7 @@ MAX_BLOOM_BYTES = 8 << 20
 MAX_NAME_BYTES = 64 << 10
 MAX_CHAIN_STEPS = 1 << 16  # symbols sharing one bucket (a real table has a handful)
 UNDEFINED_NAMES_READ = 4 << 20  # the undefined names are read in one piece when they lie within this span
+NAMES_GAP = 4096  # ... and names at most this far apart are read together (names_at)
 
 
 DT_VERDEF = 0x6FFFFFFC
@@ -515,6 +516,10 @@ def sysv_hash(name: bytes) -> int:
     return h
 
 
+#: the single names of the dynamic table that the loader's search reads, in the order they are read
+_SEARCH_NAMES = ((DT_SONAME, "DT_SONAME"), (DT_RPATH, "DT_RPATH"), (DT_RUNPATH, "DT_RUNPATH"))
+
+
 class _RecordReader:
     """Fixed-size records at file offsets from `start` on (a version chain), read through one cached window of
     VERSION_READ bytes; an offset outside the file or a chain past MAX_VERSION_RECORDS raises ElfError."""
@@ -563,11 +568,16 @@ class DynamicSymbols:
         self._symtab = self._offset(first.get(DT_SYMTAB), "DT_SYMTAB")
         self._gnu = self._offset(first.get(DT_GNU_HASH), "DT_GNU_HASH")
         self._sysv = self._offset(first.get(DT_HASH), "DT_HASH")
-        self.needed = [self.name_at(val, "DT_NEEDED") for tag, val in tags if tag == DT_NEEDED]
-        # the names the loader's search reads, each read alone (dynamic() reads the whole string table)
-        self.soname = self.name_at(first[DT_SONAME], "DT_SONAME") if DT_SONAME in first else None
-        self.rpath = self.name_at(first[DT_RPATH], "DT_RPATH") if DT_RPATH in first else None
-        self.runpath = self.name_at(first[DT_RUNPATH], "DT_RUNPATH") if DT_RUNPATH in first else None
+        # the names the loader's search reads, together where they lie together (dynamic() reads the whole table)
+        asked = [(val, "DT_NEEDED") for tag, val in tags if tag == DT_NEEDED]
+        n_needed = len(asked)
+        asked += [(first[tag], what) for tag, what in _SEARCH_NAMES if tag in first]
+        got = self.names_at([off for off, _ in asked], [what for _, what in asked])
+        self.needed = got[:n_needed]
+        names = {what: name for (_, what), name in zip(asked[n_needed:], got[n_needed:], strict=True)}
+        self.soname = names.get("DT_SONAME")
+        self.rpath = names.get("DT_RPATH")
+        self.runpath = names.get("DT_RUNPATH")
         self._verneed = self._offset(first.get(DT_VERNEED), "DT_VERNEED")
         self._verdef = self._offset(first.get(DT_VERDEF), "DT_VERDEF")
         self._versym_vaddr = first.get(DT_VERSYM)
@@ -587,24 +597,39 @@ class DynamicSymbols:
         if self._verneed is None:
             return []
         record = _RecordReader(self.elf, self._verneed, "version need")
-        out: list[tuple[int, VersionNeed]] = []
+        # the records first, then their names in one names_at (the names of a chain lie together); a record
+        # error raises after the names read before it, as when each name was read in turn
+        asked: list[tuple[int, str]] = []
+        entries: list[tuple[int, int, int, int]] = []  # (index in asked of the file, of the name, flags, other)
+        broken: ElfError | None = None
         ent = self._verneed
-        while True:
-            vn_version, _, vn_file, vn_aux, vn_next = record(ent, _VERNEED)
-            if vn_version != 1:
-                raise ElfError(f"{self.path_text}: version need record {vn_version} at offset {ent}: unsupported")
-            file = self.name_at(vn_file, "version need file")
-            aux = ent + vn_aux
+        try:
             while True:
-                _, flags, other, vna_name, vna_next = record(aux, _VERNAUX)
-                name = self.name_at(vna_name, "version need name")
-                out.append((other, VersionNeed(file, name, bool(flags & VER_FLG_WEAK))))
-                if vna_next == 0:
+                vn_version, _, vn_file, vn_aux, vn_next = record(ent, _VERNEED)
+                if vn_version != 1:
+                    raise ElfError(f"{self.path_text}: version need record {vn_version} at offset {ent}: unsupported")
+                file_at = len(asked)
+                asked.append((vn_file, "version need file"))
+                aux = ent + vn_aux
+                while True:
+                    _, flags, other, vna_name, vna_next = record(aux, _VERNAUX)
+                    entries.append((file_at, len(asked), flags, other))
+                    asked.append((vna_name, "version need name"))
+                    if vna_next == 0:
+                        break
+                    aux += vna_next
+                if vn_next == 0:
                     break
-                aux += vna_next
-            if vn_next == 0:
-                return out
-            ent += vn_next
+                ent += vn_next
+        except ElfError as exc:
+            broken = exc
+        names = self.names_at([off for off, _ in asked], [what for _, what in asked])
+        if broken is not None:
+            raise broken
+        out: list[tuple[int, VersionNeed]] = []
+        for file_at, name_at, flags, other in entries:
+            out.append((other, VersionNeed(names[file_at], names[name_at], bool(flags & VER_FLG_WEAK))))
+        return out
 
     def version_defs(self) -> list[str] | None:
         """The version nodes this object defines, the base one (its soname) included, as glibc's match_symbol
@@ -676,6 +701,36 @@ class DynamicSymbols:
         self._names[offset] = name
         return name
 
+    def names_at(self, offsets: list[int], what: str | list[str] = "symbol name") -> list[str]:
+        """name_at for each of `offsets` (`what` names them, one for all or one each), in order, with the same
+        answers and errors. Names that lie together are read in one piece: the offsets sorted, a run goes on
+        while the next name starts within NAMES_GAP bytes of the last one and the run spans at most
+        UNDEFINED_NAMES_READ; each run is one read from its first name to NAMES_GAP past its last (a name runs
+        to its NUL; one longer than that is read on its own)."""
+        if not offsets:
+            return []
+        whats = [what] * len(offsets) if isinstance(what, str) else what
+        found = self._names  # name_at's cache: what is read here is not read again
+        todo = sorted({off for off in offsets if off < self._strsz and off not in found})
+        i = 0
+        while i < len(todo):
+            lo = todo[i]
+            j = i + 1
+            while j < len(todo) and todo[j] - todo[j - 1] <= NAMES_GAP and todo[j] - lo <= UNDEFINED_NAMES_READ:
+                j += 1
+            if j == i + 1:  # a name alone: name_at's small read
+                i = j
+                continue
+            end = min(self._strsz, todo[j - 1] + NAMES_GAP)
+            block = self.elf.read_at(self._strtab_or_fail() + lo, end - lo, "dynamic string table")
+            for off in todo[i:j]:
+                stop = block.find(b"\0", off - lo)
+                if 0 <= stop - (off - lo) < MAX_NAME_BYTES:  # else name_at decides (its limit, its error)
+                    found[off] = block[off - lo : stop].decode("utf-8", "replace")
+            i = j
+        # in order: the first name past the table or unterminated fails as name_at fails on it
+        return [found[off] if off in found else self.name_at(off, w) for off, w in zip(offsets, whats, strict=True)]
+
     def _strtab_or_fail(self) -> int:
         assert self._strtab is not None  # checked in __init__
         return self._strtab
@@ -734,20 +789,10 @@ class DynamicSymbols:
                 offsets.append(st_name)
         if not offsets:
             return []
-        lo, hi = min(offsets), max(offsets)
-        if hi - lo > UNDEFINED_NAMES_READ:  # names scattered over a big table: one read each
-            return [self.name_at(off) for off in offsets]
-        # the names usually lie together: one read from the first to past the last (a name runs to its NUL)
-        if hi >= self._strsz:
+        hi = max(offsets)
+        if hi - min(offsets) <= UNDEFINED_NAMES_READ and hi >= self._strsz:  # the names read together: the last
             raise ElfError(f"{self.path_text}: symbol name at string {hi} past the string table ({self._strsz} bytes)")
-        end = min(self._strsz, hi + 4096)
-        block = self.elf.read_at(self._strtab_or_fail() + lo, end - lo, "dynamic string table")
-        out: list[str] = []
-        for off in offsets:
-            stop = block.find(b"\0", off - lo)
-            # a last name longer than the 4 KiB read past it: read on its own (name_at bounds it)
-            out.append(block[off - lo : stop].decode("utf-8", "replace") if stop >= 0 else self.name_at(off))
-        return out
+        return self.names_at(offsets)
 
     def undefined_from(self, files: Collection[str] | None = None) -> dict[str, list[tuple[str, str]]]:
         """The non-weak undefined symbols bound to a version need, per needed file: {file: [(symbol, version)]}.
@@ -770,7 +815,7 @@ class DynamicSymbols:
             raise ElfError(f"{self.path_text}: DT_VERSYM of {n} entries runs outside its segment: corrupt")
         data = self.elf.read_at(self._symtab, n * _SYM.size, "dynamic symbol table")
         versym = self.elf.read_at(self._versym, n * 2, "symbol version table")
-        out: dict[str, list[tuple[str, str]]] = {}
+        bound: list[tuple[int, VersionNeed]] = []
         for i in range(1, n):
             st_name, st_info, _, st_shndx, _, _ = _SYM.unpack_from(data, i * _SYM.size)
             if st_shndx != SHN_UNDEF or not st_name or st_info >> 4 == STB_WEAK:
@@ -778,7 +823,11 @@ class DynamicSymbols:
             (ver,) = struct.unpack_from("<H", versym, i * 2)
             need = index.get(ver & 0x7FFF)
             if need is not None and (files is None or need.file in files):
-                out.setdefault(need.file, []).append((self.name_at(st_name), need.name))
+                bound.append((st_name, need))
+        out: dict[str, list[tuple[str, str]]] = {}
+        # the names in one read where they lie together (one pread per name cost a second hop most of its time)
+        for (_, need), name in zip(bound, self.names_at([off for off, _ in bound]), strict=True):
+            out.setdefault(need.file, []).append((name, need.name))
         return out
 
     # -- lookups ------------------------------------------------------------------------------------------------
