@@ -226,6 +226,50 @@ def search_path(obj: ObjectInfo, env: Mapping[str, str]) -> list[tuple[str, str]
     return steps
 
 
+def _search_order(
+    obj: ObjectInfo,
+    needed: str,
+    env: Mapping[str, str],
+    cache: Iterable[CacheEntry],
+    dirs_default: list[str] | None = None,
+) -> list[tuple[str, str]]:
+    """(path, via) of every place the loader tries for `needed` (no slash in it), in its order."""
+    dflt = dirs_default if dirs_default is not None else default_dirs(obj.machine)
+    arch_flag = _ARCH_FLAG.get(obj.machine)
+    order: list[tuple[str, str]] = [(os.path.join(d, needed), via) for d, via in search_path(obj, env)]
+    for e in cache:
+        if e.soname != needed:
+            continue
+        if arch_flag is not None and (e.flags & FLAG_REQUIRED_MASK) not in (0, arch_flag):
+            continue
+        order.append((e.path, "ld.so.cache"))
+    order += [(os.path.join(d, needed), "default") for d in dflt]
+    return order
+
+
+def loader_winner(
+    obj: ObjectInfo,
+    needed: str,
+    env: Mapping[str, str],
+    cache: Iterable[CacheEntry],
+    is_file: Callable[[str], bool] = os.path.isfile,
+    compatible: Callable[[str, int], bool] = _compatible,
+) -> tuple[str, str] | None:
+    """resolve_needed's (winner, via), or None when nothing is found: the search stops at the winner (no
+    candidates after it, no other copies, no built_for), which is all the second hop asks."""
+    if "/" in needed:
+        p = os.path.join(os.path.dirname(os.path.abspath(obj.path)), needed)
+        return (p, "path") if is_file(p) else None
+    seen: set[str] = set()
+    for path, step in _search_order(obj, needed, env, cache):
+        if path in seen or not is_file(path):
+            continue
+        seen.add(path)
+        if compatible(path, obj.machine):
+            return path, step
+    return None
+
+
 def resolve_needed(
     obj: ObjectInfo,
     needed: str,
@@ -254,16 +298,7 @@ def resolve_needed(
             "other_copies": [],
             "built_for": None,
         }
-    dflt = dirs_default if dirs_default is not None else default_dirs(obj.machine)
-    arch_flag = _ARCH_FLAG.get(obj.machine)
-    order: list[tuple[str, str]] = [(os.path.join(d, needed), via) for d, via in search_path(obj, env)]
-    for e in cache:
-        if e.soname != needed:
-            continue
-        if arch_flag is not None and (e.flags & FLAG_REQUIRED_MASK) not in (0, arch_flag):
-            continue
-        order.append((e.path, "ld.so.cache"))
-    order += [(os.path.join(d, needed), "default") for d in dflt]
+    order = _search_order(obj, needed, env, cache, dirs_default)
     candidates: list[dict[str, str]] = []
     winner: str | None = None
     via: str | None = None
@@ -647,6 +682,8 @@ class _Loader:
     ) -> None:
         self.env, self.cache, self.view, self.defs_cache = env, cache, view, defs_cache
         self.loaded: dict[str, tuple[str, str]] = {}  # soname -> (path, via)
+        self.by_soname: dict[str, list[CacheEntry]] | None = None
+        self.is_file = _view_is_file(view)
         self.followed: set[str] = set()
         self.exports: dict[str, tuple[ElfFile, DynamicSymbols] | str] = {}  # a found library, opened once
         self.out: dict[str, Any] = {"libraries": [], "symbol_failures": [], "version_failures": [], "errors": []}
@@ -659,13 +696,17 @@ class _Loader:
     def find(self, obj: ObjectInfo, name: str) -> tuple[str, str] | None:
         if name in self.loaded:
             return self.loaded[name]
-        res = resolve_needed(
-            obj, name, self.env, self.cache, is_file=_view_is_file(self.view), compatible=_view_compatible(self.view)
+        if self.by_soname is None:  # the ld.so cache's entries per soname: each search reads its own few
+            self.by_soname = {}
+            for e in self.cache:
+                self.by_soname.setdefault(e.soname, []).append(e)
+        got = loader_winner(
+            obj, name, self.env, self.by_soname.get(name, ()), self.is_file, _view_compatible(self.view)
         )
-        if res["winner"] is None:
+        if got is None:
             return None
-        self.loaded[name] = (str(res["winner"]), str(res["via"]))
-        return self.loaded[name]
+        self.loaded[name] = got
+        return got
 
     def _missing(self, winner: str, wanted: list[tuple[str, str]]) -> list[tuple[str, str]] | str:
         """The (symbol, version) pairs of `wanted` that the library at `winner` does not export, or an error."""
