@@ -232,11 +232,14 @@ def _search_order(
     env: Mapping[str, str],
     cache: Iterable[CacheEntry],
     dirs_default: list[str] | None = None,
+    steps: list[tuple[str, str]] | None = None,
 ) -> list[tuple[str, str]]:
-    """(path, via) of every place the loader tries for `needed` (no slash in it), in its order."""
+    """(path, via) of every place the loader tries for `needed` (no slash in it), in its order; `steps` is
+    search_path(obj, env) when the caller has it already."""
     dflt = dirs_default if dirs_default is not None else default_dirs(obj.machine)
     arch_flag = _ARCH_FLAG.get(obj.machine)
-    order: list[tuple[str, str]] = [(os.path.join(d, needed), via) for d, via in search_path(obj, env)]
+    steps = search_path(obj, env) if steps is None else steps
+    order: list[tuple[str, str]] = [(os.path.join(d, needed), via) for d, via in steps]
     for e in cache:
         if e.soname != needed:
             continue
@@ -254,14 +257,16 @@ def loader_winner(
     cache: Iterable[CacheEntry],
     is_file: Callable[[str], bool] = os.path.isfile,
     compatible: Callable[[str, int], bool] = _compatible,
+    steps: list[tuple[str, str]] | None = None,
 ) -> tuple[str, str] | None:
     """resolve_needed's (winner, via), or None when nothing is found: the search stops at the winner (no
-    candidates after it, no other copies, no built_for), which is all the second hop asks."""
+    candidates after it, no other copies, no built_for), which is all the second hop asks. `steps`: as in
+    _search_order."""
     if "/" in needed:
         p = os.path.join(os.path.dirname(os.path.abspath(obj.path)), needed)
         return (p, "path") if is_file(p) else None
     seen: set[str] = set()
-    for path, step in _search_order(obj, needed, env, cache):
+    for path, step in _search_order(obj, needed, env, cache, steps=steps):
         if path in seen or not is_file(path):
             continue
         seen.add(path)
@@ -683,6 +688,7 @@ class _Loader:
         self.env, self.cache, self.view, self.defs_cache = env, cache, view, defs_cache
         self.loaded: dict[str, tuple[str, str]] = {}  # soname -> (path, via)
         self.by_soname: dict[str, list[CacheEntry]] | None = None
+        self.steps: dict[tuple[str, str | None, str | None, int], list[tuple[str, str]]] = {}
         self.is_file = _view_is_file(view)
         self.followed: set[str] = set()
         self.exports: dict[str, tuple[ElfFile, DynamicSymbols] | str] = {}  # a found library, opened once
@@ -700,8 +706,12 @@ class _Loader:
             self.by_soname = {}
             for e in self.cache:
                 self.by_soname.setdefault(e.soname, []).append(e)
+        key = (obj.path, obj.rpath, obj.runpath, obj.machine)  # all search_path reads of the object
+        steps = self.steps.get(key)
+        if steps is None:  # expanded once per object, not once per library it needs
+            steps = self.steps[key] = search_path(obj, self.env)
         got = loader_winner(
-            obj, name, self.env, self.by_soname.get(name, ()), self.is_file, _view_compatible(self.view)
+            obj, name, self.env, self.by_soname.get(name, ()), self.is_file, _view_compatible(self.view), steps
         )
         if got is None:
             return None
