@@ -556,6 +556,7 @@ class DynamicSymbols:
         self.path_text = elf.path_text
         self._gnu_header: tuple[int, int, int, int, bytes, int, int] | None = None
         self._names: dict[int, str] = {}
+        self._needs_read: list[tuple[int, VersionNeed]] | None = None
         tags = self._dynamic_tags()
         first = {tag: val for tag, val in reversed(tags)}  # the first entry of each tag wins
         syment = first.get(DT_SYMENT, _SYM.size)
@@ -593,9 +594,12 @@ class DynamicSymbols:
         return [need for _, need in self._indexed_needs()]
 
     def _indexed_needs(self) -> list[tuple[int, VersionNeed]]:
-        """(vna_other, need) per Vernaux record: vna_other is the index DT_VERSYM gives a symbol bound to it."""
+        """(vna_other, need) per Vernaux record: vna_other is the index DT_VERSYM gives a symbol bound to it
+        (walked once: version_needs and undefined_from both ask)."""
         if self._verneed is None:
             return []
+        if self._needs_read is not None:
+            return list(self._needs_read)
         record = _RecordReader(self.elf, self._verneed, "version need")
         # the records first, then their names in one names_at (the names of a chain lie together); a record
         # error raises after the names read before it, as when each name was read in turn
@@ -629,7 +633,8 @@ class DynamicSymbols:
         out: list[tuple[int, VersionNeed]] = []
         for file_at, name_at, flags, other in entries:
             out.append((other, VersionNeed(names[file_at], names[name_at], bool(flags & VER_FLG_WEAK))))
-        return out
+        self._needs_read = out
+        return list(out)
 
     def version_defs(self) -> list[str] | None:
         """The version nodes this object defines, the base one (its soname) included, as glibc's match_symbol

@@ -398,10 +398,11 @@ def nvidia_wheel_dirs(location: str, view: FileView | None = None) -> list[str]:
 VersionDefs = dict[str, "list[str] | str | None"]
 
 
-def _nonweak_needs(elf: ElfFile) -> dict[str, list[str]]:
-    """The non-weak versions an object needs, per needed file name (raises ElfError)."""
+def _nonweak_needs(elf: ElfFile, syms: DynamicSymbols | None = None) -> dict[str, list[str]]:
+    """The non-weak versions an object needs, per needed file name (raises ElfError); `syms`, the file's
+    DynamicSymbols when the caller has them (its dynamic table is then not read again)."""
     out: dict[str, list[str]] = {}
-    for need in DynamicSymbols(elf).version_needs():
+    for need in (syms if syms is not None else DynamicSymbols(elf)).version_needs():
         if not need.weak:
             out.setdefault(need.file, []).append(need.name)
     return out
@@ -718,12 +719,13 @@ class _Loader:
         self.loaded[name] = got
         return got
 
-    def _missing(self, winner: str, wanted: list[tuple[str, str]]) -> list[tuple[str, str]] | str:
-        """The (symbol, version) pairs of `wanted` that the library at `winner` does not export, or an error."""
-        got = self.exports.get(winner)
+    def _open(self, path: str) -> tuple[ElfFile, DynamicSymbols] | str:
+        """The library at `path` and its dynamic symbols, or the error that opening them gave; opened once for
+        the hop (following it, looking symbols up in it and reading its version definitions share it)."""
+        got = self.exports.get(path)
         if got is None:
             try:
-                elf = ElfFile(winner, self.view)
+                elf = ElfFile(path, self.view)
             except ElfError as exc:
                 got = str(exc)
             else:
@@ -732,7 +734,28 @@ class _Loader:
                 except ElfError as exc:
                     elf.close()
                     got = str(exc)
-            self.exports[winner] = got
+            self.exports[path] = got
+        return got
+
+    def _version_defs(self, path: str) -> list[str] | str | None:
+        """version_defs(path) through the opened library, kept in the probe's defs_cache like version_defs."""
+        if path in self.defs_cache:
+            return self.defs_cache[path]
+        got = self._open(path)
+        defs: list[str] | str | None
+        if isinstance(got, str):
+            defs = got
+        else:
+            try:
+                defs = got[1].version_defs()
+            except ElfError as exc:
+                defs = str(exc)
+        self.defs_cache[path] = defs
+        return defs
+
+    def _missing(self, winner: str, wanted: list[tuple[str, str]]) -> list[tuple[str, str]] | str:
+        """The (symbol, version) pairs of `wanted` that the library at `winner` does not export, or an error."""
+        got = self._open(winner)
         if isinstance(got, str):
             return got
         try:
@@ -745,15 +768,18 @@ class _Loader:
         if lib in self.followed or len(self.followed) >= MAX_HOP_LIBRARIES:
             return
         self.followed.add(lib)
+        opened = self._open(lib)
+        if isinstance(opened, str):
+            self.out["errors"].append(opened)
+            return
+        elf, syms = opened
         try:
-            with ElfFile(lib, self.view) as elf:
-                syms = DynamicSymbols(elf)
-                obj = ObjectInfo(lib, syms.needed, syms.rpath, syms.runpath, elf.header.e_machine)
-                names = [n for n in obj.needed if HOP_LIBS.match(n)]
-                if not names:
-                    return
-                wanted = syms.undefined_from(set(names))
-                needs = _nonweak_needs(elf)
+            obj = ObjectInfo(lib, syms.needed, syms.rpath, syms.runpath, elf.header.e_machine)
+            names = [n for n in obj.needed if HOP_LIBS.match(n)]
+            if not names:
+                return
+            wanted = syms.undefined_from(set(names))
+            needs = _nonweak_needs(elf, syms)
         except ElfError as exc:
             self.out["errors"].append(str(exc))
             return
@@ -781,7 +807,7 @@ class _Loader:
                         "source": f"{lib}: its undefined symbols bound to {name} (DT_VERSYM, DT_VERNEED)",
                     }
                 )
-            defs = version_defs(winner, self.view, self.defs_cache) if needs.get(name) else None
+            defs = self._version_defs(winner) if needs.get(name) else None
             failure = check_versions(lib, {"needed": name, "winner": winner, "via": via}, needs, defs)
             if failure is not None and "error" in failure:
                 self.out["errors"].append(str(failure["error"]))
