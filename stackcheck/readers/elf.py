@@ -457,6 +457,13 @@ MAX_BLOOM_BYTES = 8 << 20
 MAX_NAME_BYTES = 64 << 10
 MAX_CHAIN_STEPS = 1 << 16  # symbols sharing one bucket (a real table has a handful)
 UNDEFINED_NAMES_READ = 4 << 20  # the undefined names are read in one piece when they lie within this span
+#: after this many lookups in one file (defines), its hash chains, symbols and names are read in aligned blocks
+#: of LOOKUP_BLOCK bytes kept for the next lookups (at most MAX_LOOKUP_BLOCKS), and a GNU hash bucket array of
+#: at most MAX_BUCKETS_READ bytes whole
+LOOKUPS_MANY = 8
+LOOKUP_BLOCK = 4096
+MAX_LOOKUP_BLOCKS = 1024
+MAX_BUCKETS_READ = 256 << 10
 NAMES_GAP = 4096  # ... and names at most this far apart are read together (names_at)
 
 
@@ -557,6 +564,9 @@ class DynamicSymbols:
         self._gnu_header: tuple[int, int, int, int, bytes, int, int] | None = None
         self._names: dict[int, str] = {}
         self._needs_read: list[tuple[int, VersionNeed]] | None = None
+        self._lookups = 0  # lookups so far; once they are many, the blocks read and the GNU bucket array
+        self._blocks: dict[int, bytes] | None = None
+        self._buckets: tuple[int, ...] | None = None
         tags = self._dynamic_tags()
         first = {tag: val for tag, val in reversed(tags)}  # the first entry of each tag wins
         syment = first.get(DT_SYMENT, _SYM.size)
@@ -747,7 +757,7 @@ class DynamicSymbols:
         if self._symtab is None:
             raise ElfError(f"{self.path_text}: no DT_SYMTAB")
         st_name, st_info, _, st_shndx, st_value, _ = _SYM.unpack(
-            self.elf.read_at(self._symtab + index * _SYM.size, _SYM.size, f"dynamic symbol {index}")
+            self._read(self._symtab + index * _SYM.size, _SYM.size, f"dynamic symbol {index}")
         )
         kind = st_info & 0xF
         if kind not in _BINDABLE_TYPES or (st_value == 0 and st_shndx != SHN_ABS and kind != STT_TLS):
@@ -881,13 +891,33 @@ class DynamicSymbols:
             return False
         if st_name + len(name) >= self._strsz:
             return False
-        raw = self.elf.read_at(self._strtab_or_fail() + st_name, len(name) + 1, "symbol name")
+        raw = self._read(self._strtab_or_fail() + st_name, len(name) + 1, "symbol name")
         return raw == name + b"\0"
+
+    def _read(self, offset: int, length: int, what: str) -> bytes:
+        """elf.read_at for a lookup's small reads; once lookups are many (self._blocks set), through aligned
+        blocks of LOOKUP_BLOCK bytes kept for the file's later lookups. A read that is not inside the file or
+        that spans two blocks goes to read_at as it is (the same bytes, the same error)."""
+        blocks = self._blocks
+        if blocks is None or offset < 0 or length < 0 or offset + length > self.elf.size:
+            return self.elf.read_at(offset, length, what)
+        base = offset - offset % LOOKUP_BLOCK
+        if offset + length > base + LOOKUP_BLOCK:
+            return self.elf.read_at(offset, length, what)
+        block = blocks.get(base)
+        if block is None:
+            if len(blocks) >= MAX_LOOKUP_BLOCKS:
+                blocks.clear()
+            block = blocks[base] = self.elf.read_at(base, min(LOOKUP_BLOCK, self.elf.size - base), what)
+        return block[offset - base : offset - base + length]
 
     def defines(self, name: str) -> bool:
         """Whether the file exports `name` as the loader would find it (a defined global, weak or unique
         dynamic symbol; symbol versions are not compared)."""
         raw = name.encode("utf-8")
+        self._lookups += 1
+        if self._lookups > LOOKUPS_MANY and self._blocks is None:
+            self._blocks = {}
         if self._gnu is not None:
             return self._gnu_defines(raw)
         if self._sysv is not None:
@@ -901,7 +931,13 @@ class DynamicSymbols:
             (word,) = struct.unpack_from("<Q", bloom, ((h >> 6) % bloom_size) * 8)
             if not (word >> (h & 63)) & 1 or not (word >> ((h >> (shift & 31)) & 63)) & 1:
                 return False
-        (index,) = struct.unpack("<I", self.elf.read_at(buckets + (h % nbuckets) * 4, 4, "GNU hash bucket"))
+        if self._buckets is None and self._blocks is not None and nbuckets * 4 <= MAX_BUCKETS_READ:
+            # many lookups in one file (the second hop's symbols): the bucket array in one read, not one each
+            self._buckets = struct.unpack(f"<{nbuckets}I", self.elf.read_at(buckets, nbuckets * 4, "GNU hash bucket"))
+        if self._buckets is not None:
+            index = self._buckets[h % nbuckets]
+        else:
+            (index,) = struct.unpack("<I", self.elf.read_at(buckets + (h % nbuckets) * 4, 4, "GNU hash bucket"))
         if index == 0:
             return False
         if index < symoffset:
@@ -913,7 +949,7 @@ class DynamicSymbols:
             if at * 4 >= len(block):  # the chain's values, 16 at a time (fewer at the end of the file)
                 start = index
                 off = chains + (index - symoffset) * 4
-                block = self.elf.read_at(off, min(64, self.elf.size - off) & ~3, "GNU hash chain")
+                block = self._read(off, min(64, self.elf.size - off) & ~3, "GNU hash chain")
                 if not block:
                     raise ElfError(f"{self.path_text}: GNU hash chain runs past the end of the file: corrupt")
                 at = 0
