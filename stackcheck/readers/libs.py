@@ -24,7 +24,7 @@ import posixpath
 import re
 import struct
 import subprocess
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from stackcheck.facts.model import KERNEL_MODULE, KERNEL_PACKAGES
@@ -236,18 +236,30 @@ def _search_order(
 ) -> list[tuple[str, str]]:
     """(path, via) of every place the loader tries for `needed` (no slash in it), in its order; `steps` is
     search_path(obj, env) when the caller has it already."""
-    dflt = dirs_default if dirs_default is not None else default_dirs(obj.machine)
-    arch_flag = _ARCH_FLAG.get(obj.machine)
+    return list(_search_places(obj, needed, env, cache, dirs_default, steps))
+
+
+def _search_places(
+    obj: ObjectInfo,
+    needed: str,
+    env: Mapping[str, str],
+    cache: Iterable[CacheEntry],
+    dirs_default: list[str] | None = None,
+    steps: list[tuple[str, str]] | None = None,
+) -> Iterator[tuple[str, str]]:
+    """_search_order one place at a time (a search that stops at its winner builds no path after it)."""
     steps = search_path(obj, env) if steps is None else steps
-    order: list[tuple[str, str]] = [(os.path.join(d, needed), via) for d, via in steps]
+    for d, via in steps:
+        yield os.path.join(d, needed), via
+    arch_flag = _ARCH_FLAG.get(obj.machine)
     for e in cache:
         if e.soname != needed:
             continue
         if arch_flag is not None and (e.flags & FLAG_REQUIRED_MASK) not in (0, arch_flag):
             continue
-        order.append((e.path, "ld.so.cache"))
-    order += [(os.path.join(d, needed), "default") for d in dflt]
-    return order
+        yield e.path, "ld.so.cache"
+    for d in dirs_default if dirs_default is not None else default_dirs(obj.machine):
+        yield os.path.join(d, needed), "default"
 
 
 def loader_winner(
@@ -266,7 +278,7 @@ def loader_winner(
         p = os.path.join(os.path.dirname(os.path.abspath(obj.path)), needed)
         return (p, "path") if is_file(p) else None
     seen: set[str] = set()
-    for path, step in _search_order(obj, needed, env, cache, steps=steps):
+    for path, step in _search_places(obj, needed, env, cache, steps=steps):
         if path in seen or not is_file(path):
             continue
         seen.add(path)
@@ -850,7 +862,8 @@ def follow_torch_libraries(
     try:
         for path in preloaded:  # ctypes.CDLL(path): the file itself, whatever the search path says
             loader.loaded.setdefault(posixpath.basename(path), (path, "preloaded by torch/__init__.py"))
-            soname = _soname(path, view)
+            opened = loader._open(path)  # the file follow() reads next: opened once
+            soname = None if isinstance(opened, str) else opened[1].soname
             if soname:
                 loader.loaded.setdefault(soname, (path, "preloaded by torch/__init__.py"))
             loader.follow(path)
@@ -866,11 +879,3 @@ def follow_torch_libraries(
     finally:
         loader.close()
     return {"preloaded": preloaded, **loader.out}
-
-
-def _soname(path: str, view: FileView) -> str | None:
-    try:
-        with ElfFile(path, view) as elf:
-            return DynamicSymbols(elf).soname
-    except ElfError:
-        return None
