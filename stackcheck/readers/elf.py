@@ -23,7 +23,7 @@ from stackcheck.readers.fsview import FileView, HostView
 from stackcheck.record import field, record
 
 if TYPE_CHECKING:
-    from collections.abc import Collection
+    from collections.abc import Callable, Collection
     from pathlib import Path
     from types import TracebackType
 
@@ -397,18 +397,38 @@ class ElfFile:
             raise ElfError(f"{self.path_text}: dynamic section without a readable string table")
         if strtab[1] > MAX_STRTAB_BYTES:
             raise ElfError(f"{self.path_text}: dynamic string table of {strtab[1]} bytes: corrupt")
-        strings = self.read_at(strtab[0], strtab[1], "dynamic string table")
+        wanted = [(tag, val) for tag, val in entries if tag in (DT_NEEDED, DT_SONAME, DT_RPATH, DT_RUNPATH)]
+        name = self._dynamic_names(strtab, [val for _, val in wanted])
         info = DynamicInfo()
-        for tag, val in entries:
+        for tag, val in wanted:
             if tag == DT_NEEDED:
-                info.needed.append(_cstr(strings, val))
+                info.needed.append(name(val))
             elif tag == DT_SONAME:
-                info.soname = _cstr(strings, val)
+                info.soname = name(val)
             elif tag == DT_RPATH:
-                info.rpath = _cstr(strings, val)
+                info.rpath = name(val)
             elif tag == DT_RUNPATH:
-                info.runpath = _cstr(strings, val)
+                info.runpath = name(val)
         return info
+
+    def _dynamic_names(self, strtab: tuple[int, int], offsets: list[int]) -> Callable[[int], str]:
+        """dynamic()'s names: _cstr over the whole string table (an offset past it reads "", a name without a
+        NUL runs to its end), read from the first name to NAMES_GAP past the last (libtorch_cuda.so's table
+        is 11 MB, its DT_NEEDED names a few hundred bytes), the whole table when a name runs past that piece."""
+        if strtab[0] < 0 or strtab[0] + strtab[1] > self.size:  # read_at's own error for the whole table
+            self.read_at(strtab[0], strtab[1], "dynamic string table")
+        inside = [off for off in offsets if off < strtab[1]]
+        if not inside:
+            return lambda off: ""
+        lo = min(inside)
+        end = min(strtab[1], max(inside) + NAMES_GAP)
+        if end - lo <= UNDEFINED_NAMES_READ:
+            piece = self.read_at(strtab[0] + lo, end - lo, "dynamic string table")
+            if end == strtab[1] or all(piece.find(b"\0", off - lo) >= 0 for off in inside):
+                # every name ends inside the piece, or the piece runs to the table's end: _cstr's answers
+                return lambda off: _cstr(piece, off - lo) if off >= lo else ""
+        strings = self.read_at(strtab[0], strtab[1], "dynamic string table")
+        return lambda off: _cstr(strings, off)
 
 
 def _cstr(table: bytes, offset: int) -> str:
