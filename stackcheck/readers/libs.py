@@ -19,6 +19,7 @@ The pure functions take the environment as a mapping: nothing here reads os.envi
 
 from __future__ import annotations
 
+import functools
 import os
 import posixpath
 import re
@@ -169,6 +170,12 @@ def expand_dirs(value: str | None, origin_dir: str, machine: int = EM_X86_64) ->
     """Split a colon-separated path list, expanding $ORIGIN, $LIB and $PLATFORM (also ${...})."""
     if not value:
         return []
+    return list(_expand_dirs(value, origin_dir, machine))
+
+
+@functools.lru_cache(maxsize=512)
+def _expand_dirs(value: str, origin_dir: str, machine: int) -> tuple[str, ...]:
+    """expand_dirs, kept per (value, origin, machine): a probe expands torch's RPATH for each library it needs."""
     lib = "lib64" if machine in _ARCH_FLAG else "lib"
     subst = {"ORIGIN": origin_dir, "LIB": lib, "PLATFORM": _PLATFORM.get(machine, "x86_64")}
     out = []
@@ -181,7 +188,7 @@ def expand_dirs(value: str | None, origin_dir: str, machine: int = EM_X86_64) ->
             return subst.get(name, m.group(0))
 
         out.append(os.path.normpath(re.sub(r"\$\{(\w+)\}|\$(\w+)", rep, raw)))
-    return out
+    return tuple(out)
 
 
 class ObjectInfo(NamedTuple):
@@ -315,29 +322,46 @@ def resolve_needed(
             "other_copies": [],
             "built_for": None,
         }
-    order = _search_order(obj, needed, env, cache, dirs_default)
+    steps = search_path(obj, env)
+    order = _search_order(obj, needed, env, cache, dirs_default, steps)
+    # a path is asked again for built_for and the extra copies: each stat and ELF header read once here
+    files: dict[str, bool] = {}
+    machines: dict[str, bool] = {}
+
+    def known_file(path: str) -> bool:
+        got = files.get(path)
+        if got is None:
+            got = files[path] = is_file(path)
+        return got
+
+    def known_compatible(path: str, machine: int) -> bool:
+        got = machines.get(path)
+        if got is None:
+            got = machines[path] = compatible(path, machine)
+        return got
+
     candidates: list[dict[str, str]] = []
     winner: str | None = None
     via: str | None = None
     seen: set[str] = set()
     for path, step in order:
-        if path in seen or not is_file(path):
+        if path in seen or not known_file(path):
             continue
         seen.add(path)
         cand = {"path": path, "via": step}
         if winner is None:
-            if compatible(path, obj.machine):
+            if known_compatible(path, obj.machine):
                 winner, via = path, step
             else:
                 cand["skipped"] = "not an ELF object for this machine"
         candidates.append(cand)
-    own_dirs = [d for d, step in search_path(obj, env) if step in ("rpath", "runpath")]
+    own_dirs = [d for d, step in steps if step in ("rpath", "runpath")]
     own = [os.path.join(d, needed) for d in own_dirs]
-    built_for = next((p for p in own if is_file(p) and compatible(p, obj.machine)), None)
+    built_for = next((p for p in own if known_file(p) and known_compatible(p, obj.machine)), None)
     others = [c["path"] for c in candidates if c["path"] != winner]
     for d in extra_dirs:
         p = os.path.join(d, needed)
-        if p not in seen and p not in others and is_file(p):
+        if p not in seen and p not in others and known_file(p):
             others.append(p)
     return {
         "needed": needed,
