@@ -729,6 +729,7 @@ class _Loader:
         self.is_file = _view_is_file(view)
         self.followed: set[str] = set()
         self.exports: dict[str, tuple[ElfFile, DynamicSymbols] | str] = {}  # a found library, opened once
+        self.defined: dict[str, dict[str, bool]] = {}  # per library, the names looked up in it and the answers
         self.out: dict[str, Any] = {"libraries": [], "symbol_failures": [], "version_failures": [], "errors": []}
 
     def close(self) -> None:
@@ -794,10 +795,20 @@ class _Loader:
         got = self._open(winner)
         if isinstance(got, str):
             return got
+        # a symbol several libraries need from the same copy (libcusolver and libcusolverMg from libcublas) is
+        # looked up once; an error is not kept, so a later ask fails the same way
+        known = self.defined.setdefault(winner, {})
+        out = []
         try:
-            return [(sym, ver) for sym, ver in wanted if not got[1].defines(sym)]
+            for sym, ver in wanted:
+                found = known.get(sym)
+                if found is None:
+                    found = known[sym] = got[1].defines(sym)
+                if not found:
+                    out.append((sym, ver))
         except ElfError as exc:
             return str(exc)
+        return out
 
     def follow(self, lib: str, chain_rpath: str = "") -> None:
         """Load `lib` (a CUDA library torch loads) and check what it needs, once."""
