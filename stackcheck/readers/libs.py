@@ -729,6 +729,7 @@ class _Loader:
         self.is_file = _view_is_file(view)
         self.followed: set[str] = set()
         self.exports: dict[str, tuple[ElfFile, DynamicSymbols] | str] = {}  # a found library, opened once
+        self.headers: dict[str, ElfFile] = {}  # a copy whose header was checked, kept open for _open
         self.defined: dict[str, dict[str, bool]] = {}  # per library, the names looked up in it and the answers
         self.out: dict[str, Any] = {"libraries": [], "symbol_failures": [], "version_failures": [], "errors": []}
 
@@ -736,6 +737,8 @@ class _Loader:
         for got in self.exports.values():
             if not isinstance(got, str):
                 got[0].close()
+        for elf in self.headers.values():
+            elf.close()
 
     def find(self, obj: ObjectInfo, name: str) -> tuple[str, str] | None:
         if name in self.loaded:
@@ -748,13 +751,27 @@ class _Loader:
         steps = self.steps.get(key)
         if steps is None:  # expanded once per object, not once per library it needs
             steps = self.steps[key] = search_path(obj, self.env)
-        got = loader_winner(
-            obj, name, self.env, self.by_soname.get(name, ()), self.is_file, _view_compatible(self.view), steps
-        )
+        got = loader_winner(obj, name, self.env, self.by_soname.get(name, ()), self.is_file, self._compatible, steps)
         if got is None:
             return None
         self.loaded[name] = got
         return got
+
+    def _compatible(self, path: str, machine: int) -> bool:
+        """_compatible(path, machine) through the file the hop opens next: a copy that wins is followed or
+        looked up in right after, so its ElfFile is kept for _open."""
+        got = self.exports.get(path)
+        if isinstance(got, str):  # its dynamic table failed, its header may not have: ask the file again
+            return _compatible(path, machine, self.view)
+        if got is not None:
+            return got[0].header.e_machine == machine
+        elf = self.headers.get(path)
+        if elf is None:
+            try:
+                elf = self.headers[path] = ElfFile(path, self.view)
+            except ElfError:
+                return False
+        return elf.header.e_machine == machine
 
     def _open(self, path: str) -> tuple[ElfFile, DynamicSymbols] | str:
         """The library at `path` and its dynamic symbols, or the error that opening them gave; opened once for
@@ -762,7 +779,7 @@ class _Loader:
         got = self.exports.get(path)
         if got is None:
             try:
-                elf = ElfFile(path, self.view)
+                elf = self.headers.pop(path, None) or ElfFile(path, self.view)
             except ElfError as exc:
                 got = str(exc)
             else:
