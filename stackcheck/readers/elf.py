@@ -23,7 +23,7 @@ from stackcheck.readers.fsview import FileView, HostView
 from stackcheck.record import field, record
 
 if TYPE_CHECKING:
-    from collections.abc import Collection
+    from collections.abc import Callable, Collection
     from pathlib import Path
     from types import TracebackType
 
@@ -397,18 +397,38 @@ class ElfFile:
             raise ElfError(f"{self.path_text}: dynamic section without a readable string table")
         if strtab[1] > MAX_STRTAB_BYTES:
             raise ElfError(f"{self.path_text}: dynamic string table of {strtab[1]} bytes: corrupt")
-        strings = self.read_at(strtab[0], strtab[1], "dynamic string table")
+        wanted = [(tag, val) for tag, val in entries if tag in (DT_NEEDED, DT_SONAME, DT_RPATH, DT_RUNPATH)]
+        name = self._dynamic_names(strtab, [val for _, val in wanted])
         info = DynamicInfo()
-        for tag, val in entries:
+        for tag, val in wanted:
             if tag == DT_NEEDED:
-                info.needed.append(_cstr(strings, val))
+                info.needed.append(name(val))
             elif tag == DT_SONAME:
-                info.soname = _cstr(strings, val)
+                info.soname = name(val)
             elif tag == DT_RPATH:
-                info.rpath = _cstr(strings, val)
+                info.rpath = name(val)
             elif tag == DT_RUNPATH:
-                info.runpath = _cstr(strings, val)
+                info.runpath = name(val)
         return info
+
+    def _dynamic_names(self, strtab: tuple[int, int], offsets: list[int]) -> Callable[[int], str]:
+        """dynamic()'s names: _cstr over the whole string table (an offset past it reads "", a name without a
+        NUL runs to its end), read from the first name to NAMES_GAP past the last (libtorch_cuda.so's table
+        is 11 MB, its DT_NEEDED names a few hundred bytes), the whole table when a name runs past that piece."""
+        if strtab[0] < 0 or strtab[0] + strtab[1] > self.size:  # read_at's own error for the whole table
+            self.read_at(strtab[0], strtab[1], "dynamic string table")
+        inside = [off for off in offsets if off < strtab[1]]
+        if not inside:
+            return lambda off: ""
+        lo = min(inside)
+        end = min(strtab[1], max(inside) + NAMES_GAP)
+        if end - lo <= UNDEFINED_NAMES_READ:
+            piece = self.read_at(strtab[0] + lo, end - lo, "dynamic string table")
+            if end == strtab[1] or all(piece.find(b"\0", off - lo) >= 0 for off in inside):
+                # every name ends inside the piece, or the piece runs to the table's end: _cstr's answers
+                return lambda off: _cstr(piece, off - lo) if off >= lo else ""
+        strings = self.read_at(strtab[0], strtab[1], "dynamic string table")
+        return lambda off: _cstr(strings, off)
 
 
 def _cstr(table: bytes, offset: int) -> str:
@@ -457,6 +477,14 @@ MAX_BLOOM_BYTES = 8 << 20
 MAX_NAME_BYTES = 64 << 10
 MAX_CHAIN_STEPS = 1 << 16  # symbols sharing one bucket (a real table has a handful)
 UNDEFINED_NAMES_READ = 4 << 20  # the undefined names are read in one piece when they lie within this span
+#: after this many lookups in one file (defines), its hash chains, symbols and names are read in aligned blocks
+#: of LOOKUP_BLOCK bytes kept for the next lookups (at most MAX_LOOKUP_BLOCKS), and a GNU hash bucket array of
+#: at most MAX_BUCKETS_READ bytes whole
+LOOKUPS_MANY = 8
+LOOKUP_BLOCK = 4096
+MAX_LOOKUP_BLOCKS = 1024
+MAX_BUCKETS_READ = 256 << 10
+NAMES_GAP = 4096  # ... and names at most this far apart are read together (names_at)
 
 
 DT_VERDEF = 0x6FFFFFFC
@@ -515,6 +543,10 @@ def sysv_hash(name: bytes) -> int:
     return h
 
 
+#: the single names of the dynamic table that the loader's search reads, in the order they are read
+_SEARCH_NAMES = ((DT_SONAME, "DT_SONAME"), (DT_RPATH, "DT_RPATH"), (DT_RUNPATH, "DT_RUNPATH"))
+
+
 class _RecordReader:
     """Fixed-size records at file offsets from `start` on (a version chain), read through one cached window of
     VERSION_READ bytes; an offset outside the file or a chain past MAX_VERSION_RECORDS raises ElfError."""
@@ -551,6 +583,10 @@ class DynamicSymbols:
         self.path_text = elf.path_text
         self._gnu_header: tuple[int, int, int, int, bytes, int, int] | None = None
         self._names: dict[int, str] = {}
+        self._needs_read: list[tuple[int, VersionNeed]] | None = None
+        self._lookups = 0  # lookups so far; once they are many, the blocks read and the GNU bucket array
+        self._blocks: dict[int, bytes] | None = None
+        self._buckets: tuple[int, ...] | None = None
         tags = self._dynamic_tags()
         first = {tag: val for tag, val in reversed(tags)}  # the first entry of each tag wins
         syment = first.get(DT_SYMENT, _SYM.size)
@@ -563,11 +599,16 @@ class DynamicSymbols:
         self._symtab = self._offset(first.get(DT_SYMTAB), "DT_SYMTAB")
         self._gnu = self._offset(first.get(DT_GNU_HASH), "DT_GNU_HASH")
         self._sysv = self._offset(first.get(DT_HASH), "DT_HASH")
-        self.needed = [self.name_at(val, "DT_NEEDED") for tag, val in tags if tag == DT_NEEDED]
-        # the names the loader's search reads, each read alone (dynamic() reads the whole string table)
-        self.soname = self.name_at(first[DT_SONAME], "DT_SONAME") if DT_SONAME in first else None
-        self.rpath = self.name_at(first[DT_RPATH], "DT_RPATH") if DT_RPATH in first else None
-        self.runpath = self.name_at(first[DT_RUNPATH], "DT_RUNPATH") if DT_RUNPATH in first else None
+        # the names the loader's search reads, together where they lie together (dynamic() reads the whole table)
+        asked = [(val, "DT_NEEDED") for tag, val in tags if tag == DT_NEEDED]
+        n_needed = len(asked)
+        asked += [(first[tag], what) for tag, what in _SEARCH_NAMES if tag in first]
+        got = self.names_at([off for off, _ in asked], [what for _, what in asked])
+        self.needed = got[:n_needed]
+        names = {what: name for (_, what), name in zip(asked[n_needed:], got[n_needed:], strict=True)}
+        self.soname = names.get("DT_SONAME")
+        self.rpath = names.get("DT_RPATH")
+        self.runpath = names.get("DT_RUNPATH")
         self._verneed = self._offset(first.get(DT_VERNEED), "DT_VERNEED")
         self._verdef = self._offset(first.get(DT_VERDEF), "DT_VERDEF")
         self._versym_vaddr = first.get(DT_VERSYM)
@@ -583,28 +624,47 @@ class DynamicSymbols:
         return [need for _, need in self._indexed_needs()]
 
     def _indexed_needs(self) -> list[tuple[int, VersionNeed]]:
-        """(vna_other, need) per Vernaux record: vna_other is the index DT_VERSYM gives a symbol bound to it."""
+        """(vna_other, need) per Vernaux record: vna_other is the index DT_VERSYM gives a symbol bound to it
+        (walked once: version_needs and undefined_from both ask)."""
         if self._verneed is None:
             return []
+        if self._needs_read is not None:
+            return list(self._needs_read)
         record = _RecordReader(self.elf, self._verneed, "version need")
-        out: list[tuple[int, VersionNeed]] = []
+        # the records first, then their names in one names_at (the names of a chain lie together); a record
+        # error raises after the names read before it, as when each name was read in turn
+        asked: list[tuple[int, str]] = []
+        entries: list[tuple[int, int, int, int]] = []  # (index in asked of the file, of the name, flags, other)
+        broken: ElfError | None = None
         ent = self._verneed
-        while True:
-            vn_version, _, vn_file, vn_aux, vn_next = record(ent, _VERNEED)
-            if vn_version != 1:
-                raise ElfError(f"{self.path_text}: version need record {vn_version} at offset {ent}: unsupported")
-            file = self.name_at(vn_file, "version need file")
-            aux = ent + vn_aux
+        try:
             while True:
-                _, flags, other, vna_name, vna_next = record(aux, _VERNAUX)
-                name = self.name_at(vna_name, "version need name")
-                out.append((other, VersionNeed(file, name, bool(flags & VER_FLG_WEAK))))
-                if vna_next == 0:
+                vn_version, _, vn_file, vn_aux, vn_next = record(ent, _VERNEED)
+                if vn_version != 1:
+                    raise ElfError(f"{self.path_text}: version need record {vn_version} at offset {ent}: unsupported")
+                file_at = len(asked)
+                asked.append((vn_file, "version need file"))
+                aux = ent + vn_aux
+                while True:
+                    _, flags, other, vna_name, vna_next = record(aux, _VERNAUX)
+                    entries.append((file_at, len(asked), flags, other))
+                    asked.append((vna_name, "version need name"))
+                    if vna_next == 0:
+                        break
+                    aux += vna_next
+                if vn_next == 0:
                     break
-                aux += vna_next
-            if vn_next == 0:
-                return out
-            ent += vn_next
+                ent += vn_next
+        except ElfError as exc:
+            broken = exc
+        names = self.names_at([off for off, _ in asked], [what for _, what in asked])
+        if broken is not None:
+            raise broken
+        out: list[tuple[int, VersionNeed]] = []
+        for file_at, name_at, flags, other in entries:
+            out.append((other, VersionNeed(names[file_at], names[name_at], bool(flags & VER_FLG_WEAK))))
+        self._needs_read = out
+        return list(out)
 
     def version_defs(self) -> list[str] | None:
         """The version nodes this object defines, the base one (its soname) included, as glibc's match_symbol
@@ -676,6 +736,36 @@ class DynamicSymbols:
         self._names[offset] = name
         return name
 
+    def names_at(self, offsets: list[int], what: str | list[str] = "symbol name") -> list[str]:
+        """name_at for each of `offsets` (`what` names them, one for all or one each), in order, with the same
+        answers and errors. Names that lie together are read in one piece: the offsets sorted, a run goes on
+        while the next name starts within NAMES_GAP bytes of the last one and the run spans at most
+        UNDEFINED_NAMES_READ; each run is one read from its first name to NAMES_GAP past its last (a name runs
+        to its NUL; one longer than that is read on its own)."""
+        if not offsets:
+            return []
+        whats = [what] * len(offsets) if isinstance(what, str) else what
+        found = self._names  # name_at's cache: what is read here is not read again
+        todo = sorted({off for off in offsets if off < self._strsz and off not in found})
+        i = 0
+        while i < len(todo):
+            lo = todo[i]
+            j = i + 1
+            while j < len(todo) and todo[j] - todo[j - 1] <= NAMES_GAP and todo[j] - lo <= UNDEFINED_NAMES_READ:
+                j += 1
+            if j == i + 1:  # a name alone: name_at's small read
+                i = j
+                continue
+            end = min(self._strsz, todo[j - 1] + NAMES_GAP)
+            block = self.elf.read_at(self._strtab_or_fail() + lo, end - lo, "dynamic string table")
+            for off in todo[i:j]:
+                stop = block.find(b"\0", off - lo)
+                if 0 <= stop - (off - lo) < MAX_NAME_BYTES:  # else name_at decides (its limit, its error)
+                    found[off] = block[off - lo : stop].decode("utf-8", "replace")
+            i = j
+        # in order: the first name past the table or unterminated fails as name_at fails on it
+        return [found[off] if off in found else self.name_at(off, w) for off, w in zip(offsets, whats, strict=True)]
+
     def _strtab_or_fail(self) -> int:
         assert self._strtab is not None  # checked in __init__
         return self._strtab
@@ -687,7 +777,7 @@ class DynamicSymbols:
         if self._symtab is None:
             raise ElfError(f"{self.path_text}: no DT_SYMTAB")
         st_name, st_info, _, st_shndx, st_value, _ = _SYM.unpack(
-            self.elf.read_at(self._symtab + index * _SYM.size, _SYM.size, f"dynamic symbol {index}")
+            self._read(self._symtab + index * _SYM.size, _SYM.size, f"dynamic symbol {index}")
         )
         kind = st_info & 0xF
         if kind not in _BINDABLE_TYPES or (st_value == 0 and st_shndx != SHN_ABS and kind != STT_TLS):
@@ -734,20 +824,10 @@ class DynamicSymbols:
                 offsets.append(st_name)
         if not offsets:
             return []
-        lo, hi = min(offsets), max(offsets)
-        if hi - lo > UNDEFINED_NAMES_READ:  # names scattered over a big table: one read each
-            return [self.name_at(off) for off in offsets]
-        # the names usually lie together: one read from the first to past the last (a name runs to its NUL)
-        if hi >= self._strsz:
+        hi = max(offsets)
+        if hi - min(offsets) <= UNDEFINED_NAMES_READ and hi >= self._strsz:  # the names read together: the last
             raise ElfError(f"{self.path_text}: symbol name at string {hi} past the string table ({self._strsz} bytes)")
-        end = min(self._strsz, hi + 4096)
-        block = self.elf.read_at(self._strtab_or_fail() + lo, end - lo, "dynamic string table")
-        out: list[str] = []
-        for off in offsets:
-            stop = block.find(b"\0", off - lo)
-            # a last name longer than the 4 KiB read past it: read on its own (name_at bounds it)
-            out.append(block[off - lo : stop].decode("utf-8", "replace") if stop >= 0 else self.name_at(off))
-        return out
+        return self.names_at(offsets)
 
     def undefined_from(self, files: Collection[str] | None = None) -> dict[str, list[tuple[str, str]]]:
         """The non-weak undefined symbols bound to a version need, per needed file: {file: [(symbol, version)]}.
@@ -770,15 +850,21 @@ class DynamicSymbols:
             raise ElfError(f"{self.path_text}: DT_VERSYM of {n} entries runs outside its segment: corrupt")
         data = self.elf.read_at(self._symtab, n * _SYM.size, "dynamic symbol table")
         versym = self.elf.read_at(self._versym, n * 2, "symbol version table")
+        if files is not None:
+            index = {other: need for other, need in index.items() if need.file in files}
+        bound: list[tuple[int, VersionNeed]] = []
+        if index and n > 1:  # the table unpacked in one pass (a loop of unpack_from per symbol cost 3x more)
+            vers = struct.unpack(f"<{n}H", versym)[1:]  # symbol 0, the null one, is passed over
+            rows = _SYM.iter_unpack(memoryview(data)[_SYM.size :])
+            for (st_name, st_info, _, st_shndx, _, _), ver in zip(rows, vers, strict=True):
+                if st_shndx == SHN_UNDEF and st_name and st_info >> 4 != STB_WEAK:
+                    need = index.get(ver & 0x7FFF)
+                    if need is not None:
+                        bound.append((st_name, need))
         out: dict[str, list[tuple[str, str]]] = {}
-        for i in range(1, n):
-            st_name, st_info, _, st_shndx, _, _ = _SYM.unpack_from(data, i * _SYM.size)
-            if st_shndx != SHN_UNDEF or not st_name or st_info >> 4 == STB_WEAK:
-                continue
-            (ver,) = struct.unpack_from("<H", versym, i * 2)
-            need = index.get(ver & 0x7FFF)
-            if need is not None and (files is None or need.file in files):
-                out.setdefault(need.file, []).append((self.name_at(st_name), need.name))
+        # the names in one read where they lie together (one pread per name cost a second hop most of its time)
+        for (_, need), name in zip(bound, self.names_at([off for off, _ in bound]), strict=True):
+            out.setdefault(need.file, []).append((name, need.name))
         return out
 
     # -- lookups ------------------------------------------------------------------------------------------------
@@ -825,13 +911,33 @@ class DynamicSymbols:
             return False
         if st_name + len(name) >= self._strsz:
             return False
-        raw = self.elf.read_at(self._strtab_or_fail() + st_name, len(name) + 1, "symbol name")
+        raw = self._read(self._strtab_or_fail() + st_name, len(name) + 1, "symbol name")
         return raw == name + b"\0"
+
+    def _read(self, offset: int, length: int, what: str) -> bytes:
+        """elf.read_at for a lookup's small reads; once lookups are many (self._blocks set), through aligned
+        blocks of LOOKUP_BLOCK bytes kept for the file's later lookups. A read that is not inside the file or
+        that spans two blocks goes to read_at as it is (the same bytes, the same error)."""
+        blocks = self._blocks
+        if blocks is None or offset < 0 or length < 0 or offset + length > self.elf.size:
+            return self.elf.read_at(offset, length, what)
+        base = offset - offset % LOOKUP_BLOCK
+        if offset + length > base + LOOKUP_BLOCK:
+            return self.elf.read_at(offset, length, what)
+        block = blocks.get(base)
+        if block is None:
+            if len(blocks) >= MAX_LOOKUP_BLOCKS:
+                blocks.clear()
+            block = blocks[base] = self.elf.read_at(base, min(LOOKUP_BLOCK, self.elf.size - base), what)
+        return block[offset - base : offset - base + length]
 
     def defines(self, name: str) -> bool:
         """Whether the file exports `name` as the loader would find it (a defined global, weak or unique
         dynamic symbol; symbol versions are not compared)."""
         raw = name.encode("utf-8")
+        self._lookups += 1
+        if self._lookups > LOOKUPS_MANY and self._blocks is None:
+            self._blocks = {}
         if self._gnu is not None:
             return self._gnu_defines(raw)
         if self._sysv is not None:
@@ -845,7 +951,13 @@ class DynamicSymbols:
             (word,) = struct.unpack_from("<Q", bloom, ((h >> 6) % bloom_size) * 8)
             if not (word >> (h & 63)) & 1 or not (word >> ((h >> (shift & 31)) & 63)) & 1:
                 return False
-        (index,) = struct.unpack("<I", self.elf.read_at(buckets + (h % nbuckets) * 4, 4, "GNU hash bucket"))
+        if self._buckets is None and self._blocks is not None and nbuckets * 4 <= MAX_BUCKETS_READ:
+            # many lookups in one file (the second hop's symbols): the bucket array in one read, not one each
+            self._buckets = struct.unpack(f"<{nbuckets}I", self.elf.read_at(buckets, nbuckets * 4, "GNU hash bucket"))
+        if self._buckets is not None:
+            index = self._buckets[h % nbuckets]
+        else:
+            (index,) = struct.unpack("<I", self.elf.read_at(buckets + (h % nbuckets) * 4, 4, "GNU hash bucket"))
         if index == 0:
             return False
         if index < symoffset:
@@ -857,7 +969,7 @@ class DynamicSymbols:
             if at * 4 >= len(block):  # the chain's values, 16 at a time (fewer at the end of the file)
                 start = index
                 off = chains + (index - symoffset) * 4
-                block = self.elf.read_at(off, min(64, self.elf.size - off) & ~3, "GNU hash chain")
+                block = self._read(off, min(64, self.elf.size - off) & ~3, "GNU hash chain")
                 if not block:
                     raise ElfError(f"{self.path_text}: GNU hash chain runs past the end of the file: corrupt")
                 at = 0

@@ -19,12 +19,13 @@ The pure functions take the environment as a mapping: nothing here reads os.envi
 
 from __future__ import annotations
 
+import functools
 import os
 import posixpath
 import re
 import struct
 import subprocess
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from stackcheck.facts.model import KERNEL_MODULE, KERNEL_PACKAGES
@@ -169,6 +170,12 @@ def expand_dirs(value: str | None, origin_dir: str, machine: int = EM_X86_64) ->
     """Split a colon-separated path list, expanding $ORIGIN, $LIB and $PLATFORM (also ${...})."""
     if not value:
         return []
+    return list(_expand_dirs(value, origin_dir, machine))
+
+
+@functools.lru_cache(maxsize=512)
+def _expand_dirs(value: str, origin_dir: str, machine: int) -> tuple[str, ...]:
+    """expand_dirs, kept per (value, origin, machine): a probe expands torch's RPATH for each library it needs."""
     lib = "lib64" if machine in _ARCH_FLAG else "lib"
     subst = {"ORIGIN": origin_dir, "LIB": lib, "PLATFORM": _PLATFORM.get(machine, "x86_64")}
     out = []
@@ -181,7 +188,7 @@ def expand_dirs(value: str | None, origin_dir: str, machine: int = EM_X86_64) ->
             return subst.get(name, m.group(0))
 
         out.append(os.path.normpath(re.sub(r"\$\{(\w+)\}|\$(\w+)", rep, raw)))
-    return out
+    return tuple(out)
 
 
 class ObjectInfo(NamedTuple):
@@ -226,6 +233,67 @@ def search_path(obj: ObjectInfo, env: Mapping[str, str]) -> list[tuple[str, str]
     return steps
 
 
+def _search_order(
+    obj: ObjectInfo,
+    needed: str,
+    env: Mapping[str, str],
+    cache: Iterable[CacheEntry],
+    dirs_default: list[str] | None = None,
+    steps: list[tuple[str, str]] | None = None,
+) -> list[tuple[str, str]]:
+    """(path, via) of every place the loader tries for `needed` (no slash in it), in its order; `steps` is
+    search_path(obj, env) when the caller has it already."""
+    return list(_search_places(obj, needed, env, cache, dirs_default, steps))
+
+
+def _search_places(
+    obj: ObjectInfo,
+    needed: str,
+    env: Mapping[str, str],
+    cache: Iterable[CacheEntry],
+    dirs_default: list[str] | None = None,
+    steps: list[tuple[str, str]] | None = None,
+) -> Iterator[tuple[str, str]]:
+    """_search_order one place at a time (a search that stops at its winner builds no path after it)."""
+    steps = search_path(obj, env) if steps is None else steps
+    for d, via in steps:
+        yield os.path.join(d, needed), via
+    arch_flag = _ARCH_FLAG.get(obj.machine)
+    for e in cache:
+        if e.soname != needed:
+            continue
+        if arch_flag is not None and (e.flags & FLAG_REQUIRED_MASK) not in (0, arch_flag):
+            continue
+        yield e.path, "ld.so.cache"
+    for d in dirs_default if dirs_default is not None else default_dirs(obj.machine):
+        yield os.path.join(d, needed), "default"
+
+
+def loader_winner(
+    obj: ObjectInfo,
+    needed: str,
+    env: Mapping[str, str],
+    cache: Iterable[CacheEntry],
+    is_file: Callable[[str], bool] = os.path.isfile,
+    compatible: Callable[[str, int], bool] = _compatible,
+    steps: list[tuple[str, str]] | None = None,
+) -> tuple[str, str] | None:
+    """resolve_needed's (winner, via), or None when nothing is found: the search stops at the winner (no
+    candidates after it, no other copies, no built_for), which is all the second hop asks. `steps`: as in
+    _search_order."""
+    if "/" in needed:
+        p = os.path.join(os.path.dirname(os.path.abspath(obj.path)), needed)
+        return (p, "path") if is_file(p) else None
+    seen: set[str] = set()
+    for path, step in _search_places(obj, needed, env, cache, steps=steps):
+        if path in seen or not is_file(path):
+            continue
+        seen.add(path)
+        if compatible(path, obj.machine):
+            return path, step
+    return None
+
+
 def resolve_needed(
     obj: ObjectInfo,
     needed: str,
@@ -254,38 +322,46 @@ def resolve_needed(
             "other_copies": [],
             "built_for": None,
         }
-    dflt = dirs_default if dirs_default is not None else default_dirs(obj.machine)
-    arch_flag = _ARCH_FLAG.get(obj.machine)
-    order: list[tuple[str, str]] = [(os.path.join(d, needed), via) for d, via in search_path(obj, env)]
-    for e in cache:
-        if e.soname != needed:
-            continue
-        if arch_flag is not None and (e.flags & FLAG_REQUIRED_MASK) not in (0, arch_flag):
-            continue
-        order.append((e.path, "ld.so.cache"))
-    order += [(os.path.join(d, needed), "default") for d in dflt]
+    steps = search_path(obj, env)
+    order = _search_order(obj, needed, env, cache, dirs_default, steps)
+    # a path is asked again for built_for and the extra copies: each stat and ELF header read once here
+    files: dict[str, bool] = {}
+    machines: dict[str, bool] = {}
+
+    def known_file(path: str) -> bool:
+        got = files.get(path)
+        if got is None:
+            got = files[path] = is_file(path)
+        return got
+
+    def known_compatible(path: str, machine: int) -> bool:
+        got = machines.get(path)
+        if got is None:
+            got = machines[path] = compatible(path, machine)
+        return got
+
     candidates: list[dict[str, str]] = []
     winner: str | None = None
     via: str | None = None
     seen: set[str] = set()
     for path, step in order:
-        if path in seen or not is_file(path):
+        if path in seen or not known_file(path):
             continue
         seen.add(path)
         cand = {"path": path, "via": step}
         if winner is None:
-            if compatible(path, obj.machine):
+            if known_compatible(path, obj.machine):
                 winner, via = path, step
             else:
                 cand["skipped"] = "not an ELF object for this machine"
         candidates.append(cand)
-    own_dirs = [d for d, step in search_path(obj, env) if step in ("rpath", "runpath")]
+    own_dirs = [d for d, step in steps if step in ("rpath", "runpath")]
     own = [os.path.join(d, needed) for d in own_dirs]
-    built_for = next((p for p in own if is_file(p) and compatible(p, obj.machine)), None)
+    built_for = next((p for p in own if known_file(p) and known_compatible(p, obj.machine)), None)
     others = [c["path"] for c in candidates if c["path"] != winner]
     for d in extra_dirs:
         p = os.path.join(d, needed)
-        if p not in seen and p not in others and is_file(p):
+        if p not in seen and p not in others and known_file(p):
             others.append(p)
     return {
         "needed": needed,
@@ -358,10 +434,11 @@ def nvidia_wheel_dirs(location: str, view: FileView | None = None) -> list[str]:
 VersionDefs = dict[str, "list[str] | str | None"]
 
 
-def _nonweak_needs(elf: ElfFile) -> dict[str, list[str]]:
-    """The non-weak versions an object needs, per needed file name (raises ElfError)."""
+def _nonweak_needs(elf: ElfFile, syms: DynamicSymbols | None = None) -> dict[str, list[str]]:
+    """The non-weak versions an object needs, per needed file name (raises ElfError); `syms`, the file's
+    DynamicSymbols when the caller has them (its dynamic table is then not read again)."""
     out: dict[str, list[str]] = {}
-    for need in DynamicSymbols(elf).version_needs():
+    for need in (syms if syms is not None else DynamicSymbols(elf)).version_needs():
         if not need.weak:
             out.setdefault(need.file, []).append(need.name)
     return out
@@ -647,32 +724,62 @@ class _Loader:
     ) -> None:
         self.env, self.cache, self.view, self.defs_cache = env, cache, view, defs_cache
         self.loaded: dict[str, tuple[str, str]] = {}  # soname -> (path, via)
+        self.by_soname: dict[str, list[CacheEntry]] | None = None
+        self.steps: dict[tuple[str, str | None, str | None, int], list[tuple[str, str]]] = {}
+        self.is_file = _view_is_file(view)
         self.followed: set[str] = set()
         self.exports: dict[str, tuple[ElfFile, DynamicSymbols] | str] = {}  # a found library, opened once
+        self.headers: dict[str, ElfFile] = {}  # a copy whose header was checked, kept open for _open
+        self.defined: dict[str, dict[str, bool]] = {}  # per library, the names looked up in it and the answers
         self.out: dict[str, Any] = {"libraries": [], "symbol_failures": [], "version_failures": [], "errors": []}
 
     def close(self) -> None:
         for got in self.exports.values():
             if not isinstance(got, str):
                 got[0].close()
+        for elf in self.headers.values():
+            elf.close()
 
     def find(self, obj: ObjectInfo, name: str) -> tuple[str, str] | None:
         if name in self.loaded:
             return self.loaded[name]
-        res = resolve_needed(
-            obj, name, self.env, self.cache, is_file=_view_is_file(self.view), compatible=_view_compatible(self.view)
-        )
-        if res["winner"] is None:
+        if self.by_soname is None:  # the ld.so cache's entries per soname: each search reads its own few
+            self.by_soname = {}
+            for e in self.cache:
+                self.by_soname.setdefault(e.soname, []).append(e)
+        key = (obj.path, obj.rpath, obj.runpath, obj.machine)  # all search_path reads of the object
+        steps = self.steps.get(key)
+        if steps is None:  # expanded once per object, not once per library it needs
+            steps = self.steps[key] = search_path(obj, self.env)
+        got = loader_winner(obj, name, self.env, self.by_soname.get(name, ()), self.is_file, self._compatible, steps)
+        if got is None:
             return None
-        self.loaded[name] = (str(res["winner"]), str(res["via"]))
-        return self.loaded[name]
+        self.loaded[name] = got
+        return got
 
-    def _missing(self, winner: str, wanted: list[tuple[str, str]]) -> list[tuple[str, str]] | str:
-        """The (symbol, version) pairs of `wanted` that the library at `winner` does not export, or an error."""
-        got = self.exports.get(winner)
+    def _compatible(self, path: str, machine: int) -> bool:
+        """_compatible(path, machine) through the file the hop opens next: a copy that wins is followed or
+        looked up in right after, so its ElfFile is kept for _open."""
+        got = self.exports.get(path)
+        if isinstance(got, str):  # its dynamic table failed, its header may not have: ask the file again
+            return _compatible(path, machine, self.view)
+        if got is not None:
+            return got[0].header.e_machine == machine
+        elf = self.headers.get(path)
+        if elf is None:
+            try:
+                elf = self.headers[path] = ElfFile(path, self.view)
+            except ElfError:
+                return False
+        return elf.header.e_machine == machine
+
+    def _open(self, path: str) -> tuple[ElfFile, DynamicSymbols] | str:
+        """The library at `path` and its dynamic symbols, or the error that opening them gave; opened once for
+        the hop (following it, looking symbols up in it and reading its version definitions share it)."""
+        got = self.exports.get(path)
         if got is None:
             try:
-                elf = ElfFile(winner, self.view)
+                elf = self.headers.pop(path, None) or ElfFile(path, self.view)
             except ElfError as exc:
                 got = str(exc)
             else:
@@ -681,28 +788,62 @@ class _Loader:
                 except ElfError as exc:
                     elf.close()
                     got = str(exc)
-            self.exports[winner] = got
+            self.exports[path] = got
+        return got
+
+    def _version_defs(self, path: str) -> list[str] | str | None:
+        """version_defs(path) through the opened library, kept in the probe's defs_cache like version_defs."""
+        if path in self.defs_cache:
+            return self.defs_cache[path]
+        got = self._open(path)
+        defs: list[str] | str | None
+        if isinstance(got, str):
+            defs = got
+        else:
+            try:
+                defs = got[1].version_defs()
+            except ElfError as exc:
+                defs = str(exc)
+        self.defs_cache[path] = defs
+        return defs
+
+    def _missing(self, winner: str, wanted: list[tuple[str, str]]) -> list[tuple[str, str]] | str:
+        """The (symbol, version) pairs of `wanted` that the library at `winner` does not export, or an error."""
+        got = self._open(winner)
         if isinstance(got, str):
             return got
+        # a symbol several libraries need from the same copy (libcusolver and libcusolverMg from libcublas) is
+        # looked up once; an error is not kept, so a later ask fails the same way
+        known = self.defined.setdefault(winner, {})
+        out = []
         try:
-            return [(sym, ver) for sym, ver in wanted if not got[1].defines(sym)]
+            for sym, ver in wanted:
+                found = known.get(sym)
+                if found is None:
+                    found = known[sym] = got[1].defines(sym)
+                if not found:
+                    out.append((sym, ver))
         except ElfError as exc:
             return str(exc)
+        return out
 
     def follow(self, lib: str, chain_rpath: str = "") -> None:
         """Load `lib` (a CUDA library torch loads) and check what it needs, once."""
         if lib in self.followed or len(self.followed) >= MAX_HOP_LIBRARIES:
             return
         self.followed.add(lib)
+        opened = self._open(lib)
+        if isinstance(opened, str):
+            self.out["errors"].append(opened)
+            return
+        elf, syms = opened
         try:
-            with ElfFile(lib, self.view) as elf:
-                syms = DynamicSymbols(elf)
-                obj = ObjectInfo(lib, syms.needed, syms.rpath, syms.runpath, elf.header.e_machine)
-                names = [n for n in obj.needed if HOP_LIBS.match(n)]
-                if not names:
-                    return
-                wanted = syms.undefined_from(set(names))
-                needs = _nonweak_needs(elf)
+            obj = ObjectInfo(lib, syms.needed, syms.rpath, syms.runpath, elf.header.e_machine)
+            names = [n for n in obj.needed if HOP_LIBS.match(n)]
+            if not names:
+                return
+            wanted = syms.undefined_from(set(names))
+            needs = _nonweak_needs(elf, syms)
         except ElfError as exc:
             self.out["errors"].append(str(exc))
             return
@@ -730,7 +871,7 @@ class _Loader:
                         "source": f"{lib}: its undefined symbols bound to {name} (DT_VERSYM, DT_VERNEED)",
                     }
                 )
-            defs = version_defs(winner, self.view, self.defs_cache) if needs.get(name) else None
+            defs = self._version_defs(winner) if needs.get(name) else None
             failure = check_versions(lib, {"needed": name, "winner": winner, "via": via}, needs, defs)
             if failure is not None and "error" in failure:
                 self.out["errors"].append(str(failure["error"]))
@@ -773,7 +914,8 @@ def follow_torch_libraries(
     try:
         for path in preloaded:  # ctypes.CDLL(path): the file itself, whatever the search path says
             loader.loaded.setdefault(posixpath.basename(path), (path, "preloaded by torch/__init__.py"))
-            soname = _soname(path, view)
+            opened = loader._open(path)  # the file follow() reads next: opened once
+            soname = None if isinstance(opened, str) else opened[1].soname
             if soname:
                 loader.loaded.setdefault(soname, (path, "preloaded by torch/__init__.py"))
             loader.follow(path)
@@ -789,11 +931,3 @@ def follow_torch_libraries(
     finally:
         loader.close()
     return {"preloaded": preloaded, **loader.out}
-
-
-def _soname(path: str, view: FileView) -> str | None:
-    try:
-        with ElfFile(path, view) as elf:
-            return DynamicSymbols(elf).soname
-    except ElfError:
-        return None

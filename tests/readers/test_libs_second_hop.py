@@ -350,3 +350,31 @@ def test_a_corrupt_symbol_version_table_is_unknown_with_a_one_line_reason(tmp_pa
     (error,) = [e for e in section["version_errors"] if "libcusparse" in e]
     assert "\n" not in error and str(path) in error and "corrupt" in error
     assert [r["result"] for r in _reasons(section)] == ["unknown"]
+
+
+@needs_gcc
+@pytest.mark.parametrize("old_first", [False, True])
+def test_the_hop_opens_each_library_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, old_first: bool) -> None:
+    """Checking a copy's machine, following it, looking symbols up in it and reading its version definitions
+    share one open of the file (each was an open of its own), with the same symbol failures."""
+    from collections import Counter
+
+    from stackcheck.readers.fsview import HostView
+
+    site, old = _site(tmp_path)
+    opens: Counter[str] = Counter()
+    real = ElfFile.__init__
+
+    def counting(self: ElfFile, path: Any, *args: Any, **kwargs: Any) -> None:
+        opens[str(path)] += 1
+        real(self, path, *args, **kwargs)
+
+    monkeypatch.setattr(ElfFile, "__init__", counting)
+    env = {"LD_LIBRARY_PATH": str(old)} if old_first else {}
+    torch_obj = str(site / "torch/lib/libtorch_cuda.so")
+    hop = libs.follow_torch_libraries([torch_obj], str(site), env, [], HostView(), {})
+    missing = [f["missing"] for f in hop["symbol_failures"]]
+    assert missing == ([["__nvJitLinkComplete_12_4@" + JIT]] if old_first else [])
+    assert hop["libraries"] and not hop["errors"]
+    libraries = {k: n for k, n in opens.items() if k != torch_obj}
+    assert libraries and max(libraries.values()) == 1, opens
