@@ -53,12 +53,23 @@ def directory(env: Mapping[str, str] | None = None) -> str | None:
     return user_cache_dir(env, "prepared")
 
 
+#: _module_stamp's answers in this process: every twin's key names the same two or three modules (loader.py, this
+#: one, pipeline.py), whose files are those this process already runs, so each is stat'ed once, not once per twin
+_MODULE_STAMPS: dict[str, str] = {}
+
+
 def _module_stamp(path: str) -> str:
+    got = _MODULE_STAMPS.get(path)
+    if got is not None:
+        return got
     try:
         st = os.stat(path)
     except OSError:
-        return f"{path} -"
-    return f"{path} {st.st_size} {st.st_mtime_ns} {st.st_ctime_ns} {st.st_ino}"
+        got = f"{path} -"
+    else:
+        got = f"{path} {st.st_size} {st.st_mtime_ns} {st.st_ctime_ns} {st.st_ino}"
+    _MODULE_STAMPS[path] = got
+    return got
 
 
 def key_of(path: str, stamp: str, *readers: str) -> str:
