@@ -195,3 +195,12 @@ def gate_tp8(facts: Path, model: Path, *flags: str) -> dict[str, Any]:
 def reason_status(doc: dict[str, Any]) -> dict[str, tuple[str, Any]]:
     """A gate decision's blocking reasons: subject -> (status, effect)."""
     return {str(r.get("feature")): (str(r.get("status")), r.get("effect")) for r in doc.get("reasons") or []}
+
+
+def choice_problems(mapping: dict[str, Any], version: str, *flags: str) -> list[tuple[str, str, str | None]]:
+    """gate.release_choice_problems of `python -m sglang.launch_server --model m FLAGS` on SGLang `version` with
+    launch.json `mapping`, as (subject, status, observed): the per-release choice tests' one reading."""
+    from stackcheck.launch import gate
+
+    d = gate.derive([*LAUNCH, "--model", "m", *flags], mapping, {})
+    return [(p.subject, p.status, p.observed) for p in gate.release_choice_problems(d, mapping, version)]

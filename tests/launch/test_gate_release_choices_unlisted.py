@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from gate_cli import LLAMA3, gate_json, model_dir
+from gate_cli import choice_problems as _problems
 
 from stackcheck.knowledge.loader import load
 from stackcheck.launch import gate
@@ -27,11 +28,6 @@ B200 = ROOT / "tests" / "cases" / "b200" / "facts.json"  # SGLang 0.5.20, cc 10.
 @pytest.fixture(scope="module")
 def mapping() -> dict[str, Any]:
     return dict(load([], env={}).launch)
-
-
-def _problems(mapping: dict[str, Any], version: str, *flags: str) -> list[tuple[str, str, str | None]]:
-    d = gate.derive(["python", "-m", "sglang.launch_server", "--model", "m", *flags], mapping, {})
-    return [(p.subject, p.status, p.observed) for p in gate.release_choice_problems(d, mapping, version)]
 
 
 @pytest.mark.parametrize(
