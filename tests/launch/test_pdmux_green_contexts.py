@@ -1,0 +1,93 @@
+"""--enable-pdmux on a driver older than CUDA 12.4 (irev45): SGLang's PD-multiplexing makes its SM partitions with
+CUDA green contexts through sgl_kernel.spatial, whose spatial_ops extension links the green-context driver API
+(cuGreenCtxCreate, cuDevSmResourceSplitByCount, cuCtxFromGreenCtx) from libcuda.so.1. On a driver of CUDA 12.2
+(R535, which still runs the CUDA 12.8 torch SGLang pins through minor-version compatibility) the extension does not
+load and the scheduler stops at start: the feature was ok on SM90 there (a false pass)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from registry_wheels import extract, fetch_wheel, read_texts
+
+from stackcheck.cli import main
+from stackcheck.readers.elf import DynamicSymbols, ElfFile
+
+RULE = "green-contexts-driver-cuda"
+
+
+def _facts(tmp_path: Path, driver: dict[str, str] | None, cc: str = "9.0", sglang: str = "0.5.18") -> Path:
+    facts: dict[str, Any] = {
+        "gpus": [{"index": 0, "name": "NVIDIA H100 80GB HBM3", "compute_capability": cc}],
+        "packages": {"sglang": {"installed": True, "version": sglang}},
+    }
+    if driver is not None:
+        facts["driver"] = {**driver, "source": "nvml"}
+    path = tmp_path / "facts.json"
+    path.write_text(json.dumps({"schema_version": 1, "facts": facts}))
+    return path
+
+
+def _feature(tmp_path: Path, capsys: pytest.CaptureFixture[str], **kw: Any) -> dict[str, Any]:
+    main(["audit", "--facts", str(_facts(tmp_path, **kw)), "--format", "json"])
+    report = json.loads(capsys.readouterr().out)
+    return next(f for f in report["features"] if f["id"] == "pd-multiplexing")
+
+
+R535 = {"version": "535.230.02", "cuda": "12.2"}
+R550 = {"version": "550.54.14", "cuda": "12.4"}
+R580 = {"version": "580.159.04", "cuda": "13.0"}
+
+
+@pytest.mark.parametrize("sglang", ["0.5.5", "0.5.18", "0.5.23"])
+def test_pdmux_on_a_cuda_12_2_driver_is_blocked_on_sm90(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], sglang: str
+) -> None:
+    feature = _feature(tmp_path, capsys, driver=R535, sglang=sglang)
+    assert feature["status"] == "blocked"
+    failed = [r for r in feature["reasons"] if r["result"] == "fail"]
+    assert [r["rule"] for r in failed] == [RULE]
+    assert "12.2" in failed[0]["message"] and "cuGreenCtxCreate" in failed[0]["message"]
+
+
+@pytest.mark.parametrize("driver", [R550, R580], ids=["r550-cuda12.4", "r580-cuda13.0"])
+def test_pdmux_on_a_driver_with_green_contexts_stays_ok_on_sm90(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], driver: dict[str, str]
+) -> None:
+    assert _feature(tmp_path, capsys, driver=driver)["status"] == "ok"
+
+
+def test_pdmux_without_the_drivers_cuda_is_never_ok(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert _feature(tmp_path, capsys, driver=None)["status"] == "unknown"
+
+
+def test_the_gate_refuses_pdmux_on_a_cuda_12_2_driver(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["python", "-m", "sglang.launch_server", "--model-path", "m", "--enable-pdmux"]
+    argv += ["--chunked-prefill-size", "-1", "--disable-overlap-schedule"]
+    code = main(["gate", "--facts", str(_facts(tmp_path, R535)), "--", *argv])
+    out = capsys.readouterr().out
+    assert code != 0 and "REFUSE pd-multiplexing" in out
+    code = main(["gate", "--dry-run", "--facts", str(_facts(tmp_path, R550)), "--", *argv])
+    assert "REFUSE pd-multiplexing" not in capsys.readouterr().out
+
+
+GREEN_CONTEXT_API = {"cuGreenCtxCreate", "cuDevSmResourceSplitByCount", "cuCtxFromGreenCtx"}
+
+
+@pytest.mark.registry
+@pytest.mark.parametrize(("dist", "version"), [("sgl-kernel", "0.3.21"), ("sglang-kernel", "0.4.10")])
+def test_the_kernel_packages_spatial_ops_link_the_green_context_driver_api(
+    tmp_path: Path, dist: str, version: str
+) -> None:
+    wheel = fetch_wheel(dist, version)
+    member = "sgl_kernel/spatial_ops.abi3.so"
+    extract(wheel, tmp_path, lambda n: n == member)
+    with ElfFile(tmp_path / member) as elf:
+        syms = DynamicSymbols(elf)
+        assert "libcuda.so.1" in syms.needed
+        assert set(syms.undefined()) >= GREEN_CONTEXT_API
+    (spatial,) = read_texts(wheel, lambda n: n == "sgl_kernel/spatial.py").values()
+    assert "spatial_ops" in spatial and "12.4" in spatial  # imported under try; the error names the driver
