@@ -23,6 +23,7 @@ import functools
 import os
 import posixpath
 import re
+import stat
 import struct
 import subprocess
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -222,12 +223,19 @@ def loader_stop(path: str, view: FileView | None = None) -> str | None:
     header or without the ELF magic is refused, and each of these is an error of the dlopen, not a reason to look
     further: a directory or an empty file put in the search path (a bind mount of a file missing on the host leaves a
     directory in its place) hides every later copy."""
-    fs = view if view is not None else HostView()
-    kind = kind_of(fs, path)
+    if view is None or is_host(view):  # (this machine: one os.stat, as is_file's own, not the view's lookup)
+        try:
+            mode = os.stat(path).st_mode
+        except (OSError, ValueError):
+            return None
+        kind = "dir" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) else None
+    else:
+        kind = kind_of(view, path)
     if kind == "dir":
         return "cannot read file data: Is a directory"
     if kind != "file":
         return None
+    fs = view if view is not None else HostView()
     try:
         head = fs.read_bytes(path, _EHDR_BYTES)
     except (OSError, ValueError):
