@@ -91,3 +91,30 @@ def test_the_kernel_packages_spatial_ops_link_the_green_context_driver_api(
         assert set(syms.undefined()) >= GREEN_CONTEXT_API
     (spatial,) = read_texts(wheel, lambda n: n == "sgl_kernel/spatial.py").values()
     assert "spatial_ops" in spatial and "12.4" in spatial  # imported under try; the error names the driver
+
+
+def _gate_sm120(tmp_path: Path, capsys: pytest.CaptureFixture[str], *flags: str) -> dict[str, Any]:
+    argv = ["python", "-m", "sglang.launch_server", "--model-path", "m", "--enable-pdmux"]
+    argv += ["--chunked-prefill-size", "-1", "--disable-overlap-schedule", *flags]
+    main(["gate", "--dry-run", "--format", "json", "--facts", str(_facts(tmp_path, R580, cc="12.0")), "--", *argv])
+    doc = json.loads(capsys.readouterr().out)
+    return next(r for r in doc["reasons"] if r["feature"] == "pd-multiplexing")
+
+
+def test_a_pdmux_config_on_sm120_is_unknown_not_blocked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """sm-division-majors' own message says a --pdmux-config-path YAML with manual_divisions avoids the table (SGLang
+    0.5.5-0.5.23 pdmux_context.initialize_stream_groups), yet with one given the gate said blocked all the same. The
+    YAML is not read, so the verdict is unknown there (never ok); without the flag it stays blocked."""
+    plain = _gate_sm120(tmp_path, capsys)
+    assert plain["status"] == "blocked" and [r["rule"] for r in plain["reasons"]] == ["sm-division-majors"]
+    given = _gate_sm120(tmp_path, capsys, "--pdmux-config-path", "/etc/pdmux.yaml")
+    assert given["status"] == "unknown"
+    assert [(r["rule"], r["result"]) for r in given["reasons"]] == [("sm-division-config-not-read", "unknown")]
+
+
+def test_a_pdmux_config_on_sm90_stays_ok(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["python", "-m", "sglang.launch_server", "--model-path", "m", "--enable-pdmux", "--pdmux-config-path"]
+    argv += ["/etc/pdmux.yaml", "--chunked-prefill-size", "-1", "--disable-overlap-schedule"]
+    main(["gate", "--dry-run", "--format", "json", "--facts", str(_facts(tmp_path, R580)), "--", *argv])
+    doc = json.loads(capsys.readouterr().out)
+    assert next(f for f in doc["features"] if f["feature"] == "pd-multiplexing")["status"] == "ok"
