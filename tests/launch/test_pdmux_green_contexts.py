@@ -118,3 +118,35 @@ def test_a_pdmux_config_on_sm90_stays_ok(tmp_path: Path, capsys: pytest.CaptureF
     main(["gate", "--dry-run", "--format", "json", "--facts", str(_facts(tmp_path, R580)), "--", *argv])
     doc = json.loads(capsys.readouterr().out)
     assert next(f for f in doc["features"] if f["feature"] == "pd-multiplexing")["status"] == "ok"
+
+
+def _refusals(tmp_path: Path, capsys: pytest.CaptureFixture[str], *flags: str) -> dict[str, str]:
+    argv = ["python", "-m", "sglang.launch_server", "--model-path", "m", "--attention-backend", "flashinfer"]
+    argv += ["--enable-pdmux", "--chunked-prefill-size", "-1", "--disable-overlap-schedule", *flags]
+    main(["gate", "--dry-run", "--format", "json", "--facts", str(_facts(tmp_path, R580)), "--", *argv])
+    doc = json.loads(capsys.readouterr().out)
+    problems = doc["derived"]["problems"]
+    return {p["subject"]: p["status"] for p in problems if str(p.get("subject", "")).startswith("refusal pdmux")}
+
+
+@pytest.mark.parametrize(
+    ("flags", "refused"),
+    [
+        ((), False),
+        (("--pp-size", "2"), True),
+        (("--pipeline-parallel-size", "2"), True),
+        (("--pp-size", "1"), False),
+        (("--disaggregation-mode", "prefill"), True),
+        (("--disaggregation-mode", "null"), False),
+    ],
+)
+def test_pdmux_with_pipeline_parallelism_or_disaggregation_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flags: tuple[str, ...], refused: bool
+) -> None:
+    """check_server_args asserts pp_size == 1 and disaggregation_mode == "null" beside the chunked-prefill and
+    overlap-schedule assertions (sglang 0.5.4 server_args.py:3390-3402, 0.5.23 validation_hook.py:249-261): the gate
+    judged only the latter two, so --enable-pdmux --pp-size 2 was allowed and the server stops while reading its
+    arguments."""
+    got = _refusals(tmp_path, capsys, *flags)
+    assert got.get("refusal pdmux-pipeline-or-disaggregation") == ("blocked" if refused else None)
+    assert "refusal pdmux-chunked-prefill-overlap-schedule" not in got
