@@ -150,3 +150,36 @@ def test_pdmux_with_pipeline_parallelism_or_disaggregation_is_refused(
     got = _refusals(tmp_path, capsys, *flags)
     assert got.get("refusal pdmux-pipeline-or-disaggregation") == ("blocked" if refused else None)
     assert "refusal pdmux-chunked-prefill-overlap-schedule" not in got
+
+
+SPATIAL_FRAMES = (
+    '  File "/opt/venv/lib/python3.12/site-packages/sglang/srt/multiplex/pdmux_context.py", line 115, in '
+    "initialize_stream_groups\n"
+    "    total_sm_count = spatial.get_sm_available(gpu_id)\n"
+    '  File "/opt/venv/lib/python3.12/site-packages/sgl_kernel/spatial.py", line 54, in get_sm_available\n'
+    "    raise _IMPORT_ERROR from _spatial_import_error\n"
+    "ImportError: Failed to load sgl_kernel.spatial_ops extension. Ensure CUDA Driver >= 12.4\n"
+)
+
+
+def _signature(text: str) -> str | None:
+    import io
+
+    from stackcheck.launch.triage import triage_stream
+
+    rc = triage_stream(io.BytesIO(text.encode())).root_cause
+    return rc.signature.id if rc is not None and rc.signature is not None else None
+
+
+def test_triage_names_the_spatial_ops_error_and_keeps_its_cause_first() -> None:
+    alone = "Scheduler hit an exception: Traceback (most recent call last):\n" + SPATIAL_FRAMES
+    assert _signature(alone) == "pdmux-spatial-ops-not-loaded"  # (a log cut to the last exception: none known before)
+    chained = (
+        "Traceback (most recent call last):\n"
+        '  File "/opt/venv/lib/python3.12/site-packages/sgl_kernel/spatial.py", line 5, in <module>\n'
+        "    from . import spatial_ops\n"
+        "ImportError: /opt/venv/lib/python3.12/site-packages/sgl_kernel/spatial_ops.abi3.so: undefined symbol: "
+        "cuGreenCtxCreate\n\nThe above exception was the direct cause of the following exception:\n\n"
+        "Traceback (most recent call last):\n" + SPATIAL_FRAMES
+    )
+    assert _signature(chained) == "driver-api-undefined-symbol"  # the chained cause names the driver itself
