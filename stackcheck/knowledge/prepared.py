@@ -104,8 +104,29 @@ def load(where: str, name: str, key: str) -> Any:
     return doc if type(doc) is dict else None
 
 
+#: directory -> whether this process may keep twins there (a read-only or full file system, a home it may not write,
+#: a directory that is not private: False, and not tried again, as each try encodes its document first: ~4 ms of CPU
+#: over the eleven shipped documents on the 2-core box, spent on every run where the cache cannot be written)
+_WRITABLE: dict[str, bool] = {}
+
+
+def _writable(where: str) -> bool:
+    """Whether a twin may be written in `where` (made now where absent, as write_private does), before encoding it."""
+    ok = _WRITABLE.get(where)
+    if ok is None:
+        try:
+            os.makedirs(where, mode=0o700, exist_ok=True)
+            ok = os.access(where, os.W_OK | os.X_OK)
+        except (OSError, ValueError):
+            ok = False
+        _WRITABLE[where] = ok
+    return ok
+
+
 def keep(where: str, name: str, key: str, doc: Any) -> bool:
     """Write the twin of `doc` (a parsed shipped document) under `key`; False when it was not written."""
+    if not _writable(where):
+        return False
     import marshal
 
     try:
@@ -116,7 +137,10 @@ def keep(where: str, name: str, key: str, doc: Any) -> bool:
         return False
     from stackcheck.paths import write_private
 
-    return write_private(where, name + SUFFIX, data)
+    if write_private(where, name + SUFFIX, data):
+        return True
+    _WRITABLE[where] = False  # (a full disk, a directory not private: the next documents are not encoded for it)
+    return False
 
 
 def kept_for(manifests: Any, name: str, docs: tuple[str, ...], *readers: str) -> tuple[str, str, Any] | None:

@@ -1062,7 +1062,8 @@ def _a2a_values(d: Derived, declared: set[str] | None, architecture: str | None)
     megamoe runner alias or the model (not read, or a MiniMax one, whose override may set megamoe) may make SGLang
     set it itself; whether attention runs data parallel (--enable-dp-attention or --attn-dp-size;
     unknown where such a flag may set it); --deepep-mode (default auto); --chunked-prefill-size as written ("unset":
-    not given, SGLang then sizes it itself); whether --disable-overlap-schedule is given."""
+    not given, SGLang then sizes it itself); whether --disable-overlap-schedule is given; --pp-size (default 1,
+    unknown where not a whole number) and --disaggregation-mode as written (default "null")."""
     given = _GivenFlags(d, declared)
     args = d.sglang_args
     sets_it = any(flag in given for flag in _A2A_SET_BY) or d.options.get("--moe-runner-backend") == "megamoe"
@@ -1074,12 +1075,16 @@ def _a2a_values(d: Derived, declared: set[str] | None, architecture: str | None)
     if not dp and sets_it:
         dp = _UNKNOWN
     chunked = _raw_flag(args, "--chunked-prefill-size", declared)
+    pp = d.options.get("--pp-size", 1)
     return {
         "moe_a2a_backend": a2a,
         "deepep_mode": _raw_flag(args, "--deepep-mode", declared) or "auto",
         "attention_dp_any": dp,
         "chunked_prefill_size": chunked if chunked is not None else "unset",
         "overlap_schedule_disabled": "--disable-overlap-schedule" in given,
+        # PD multiplexing's other two assertions: --pp-size (default 1) and --disaggregation-mode (default "null")
+        "pp_size": pp if isinstance(pp, int) and not isinstance(pp, bool) else _UNKNOWN,
+        "disaggregation_mode": _raw_flag(args, "--disaggregation-mode", declared) or "null",
     }
 
 

@@ -196,6 +196,8 @@ def probe_cuda_libs(env: Mapping[str, str], view: FileView, sonames: tuple[str, 
                 continue
             path = f"{d}/{soname}"
             st = view.stat(path)
+            if st is not None and st.kind == "dir":  # opened, its read fails: "cannot read file data: Is a
+                return None, True  # directory" ends the load (a bind mount of a file missing on the host)
             if st is None or st.kind != "file":
                 continue
             if not machine:

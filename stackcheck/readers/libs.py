@@ -23,6 +23,7 @@ import functools
 import os
 import posixpath
 import re
+import stat
 import struct
 import subprocess
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -31,7 +32,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from stackcheck.facts.model import KERNEL_MODULE, KERNEL_PACKAGES
 from stackcheck.paths import path_text
 from stackcheck.readers.elf import EM_AARCH64, EM_X86_64, DynamicSymbols, ElfError, ElfFile
-from stackcheck.readers.fsview import FileView, GlobLimit, HostView, glob, is_dir, is_file, is_host
+from stackcheck.readers.fsview import FileView, GlobLimit, HostView, glob, is_dir, is_file, is_host, kind_of
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -214,6 +215,41 @@ def _compatible(path: str, machine: int, view: FileView | None = None) -> bool:
         return False
 
 
+def loader_stop(path: str, view: FileView | None = None) -> str | None:
+    """The error with which glibc's loader ends the whole load at `path`, a place of its search for a library, or None
+    where it goes on to the next place (nothing there, a file it may not open, an ELF object of another class or
+    machine) or where the copy is one it may load. glibc opens each place and reads its ELF header before it judges the
+    file (elf/dl-load.c, open_path -> open_verify): a directory opens and its read fails, a file shorter than an ELF
+    header or without the ELF magic is refused, and each of these is an error of the dlopen, not a reason to look
+    further: a directory or an empty file put in the search path (a bind mount of a file missing on the host leaves a
+    directory in its place) hides every later copy."""
+    if view is None or is_host(view):  # (this machine: one os.stat, as is_file's own, not the view's lookup)
+        try:
+            mode = os.stat(path).st_mode
+        except (OSError, ValueError):
+            return None
+        kind = "dir" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) else None
+    else:
+        kind = kind_of(view, path)
+    if kind == "dir":
+        return "cannot read file data: Is a directory"
+    if kind != "file":
+        return None
+    fs = view if view is not None else HostView()
+    try:
+        head = fs.read_bytes(path, _EHDR_BYTES)
+    except (OSError, ValueError):
+        return None  # (EACCES: the search goes on)
+    if len(head) < _EHDR_BYTES:
+        return "file too short"
+    if head[:4] != b"\x7fELF":
+        return "invalid ELF header"
+    return None
+
+
+_EHDR_BYTES = 64  # an ELF64 header: glibc refuses a file shorter than its own class's header as "file too short"
+
+
 def _view_is_file(view: FileView) -> Callable[[str], bool]:
     return lambda path: is_file(view, path)
 
@@ -277,20 +313,30 @@ def loader_winner(
     is_file: Callable[[str], bool] = os.path.isfile,
     compatible: Callable[[str, int], bool] = _compatible,
     steps: list[tuple[str, str]] | None = None,
-) -> tuple[str, str] | None:
+    stop: Callable[[str], str | None] | None = None,
+) -> tuple[str, str] | str | None:
     """resolve_needed's (winner, via), or None when nothing is found: the search stops at the winner (no
     candidates after it, no other copies, no built_for), which is all the second hop asks. `steps`: as in
-    _search_order."""
+    _search_order. `stop` (loader_stop), when given, is asked of each place before the winner that is not a copy
+    that loads; where it answers, that is the answer: "PATH (VIA): ERROR", the load fails there."""
     if "/" in needed:
         p = os.path.join(os.path.dirname(os.path.abspath(obj.path)), needed)
         return (p, "path") if is_file(p) else None
     seen: set[str] = set()
     for path, step in _search_places(obj, needed, env, cache, steps=steps):
-        if path in seen or not is_file(path):
+        if path in seen:
+            continue
+        if not is_file(path):
+            why = stop(path) if stop is not None else None
+            if why is not None:
+                return f"{path} ({step}): {why}"
             continue
         seen.add(path)
         if compatible(path, obj.machine):
             return path, step
+        why = stop(path) if stop is not None else None
+        if why is not None:
+            return f"{path} ({step}): {why}"
     return None
 
 
@@ -303,8 +349,11 @@ def resolve_needed(
     extra_dirs: Iterable[str] = (),
     is_file: Callable[[str], bool] = os.path.isfile,
     compatible: Callable[[str, int], bool] = _compatible,
+    stop: Callable[[str], str | None] | None = None,
 ) -> dict[str, Any]:
-    """How the loader would resolve `needed` for `obj`.
+    """How the loader would resolve `needed` for `obj`. `stop` (loader_stop), when given, is asked of each place
+    before the winner that is not a copy that loads: where it answers, the load fails there ("winner" None,
+    "stopped": {"path", "via", "error"}), whatever copies come later.
 
     Returns {"needed", "winner": path|None, "via": rpath|LD_LIBRARY_PATH|runpath|ld.so.cache|default|path,
     "candidates": [{"path", "via"}] in search order (the first compatible one is the winner),
@@ -344,16 +393,27 @@ def resolve_needed(
     winner: str | None = None
     via: str | None = None
     seen: set[str] = set()
+    stopped: dict[str, str] | None = None
     for path, step in order:
-        if path in seen or not known_file(path):
+        if path in seen:
+            continue
+        if not known_file(path):
+            why = stop(path) if stop is not None and winner is None and stopped is None else None
+            if why is not None:
+                stopped = {"path": path, "via": step, "error": why}
             continue
         seen.add(path)
         cand = {"path": path, "via": step}
-        if winner is None:
+        if winner is None and stopped is None:
             if known_compatible(path, obj.machine):
                 winner, via = path, step
             else:
-                cand["skipped"] = "not an ELF object for this machine"
+                why = stop(path) if stop is not None else None
+                if why is not None:
+                    stopped = {"path": path, "via": step, "error": why}
+                    cand["stops"] = why
+                else:
+                    cand["skipped"] = "not an ELF object for this machine"
         candidates.append(cand)
     own_dirs = [d for d, step in steps if step in ("rpath", "runpath")]
     own = [os.path.join(d, needed) for d in own_dirs]
@@ -363,7 +423,7 @@ def resolve_needed(
         p = os.path.join(d, needed)
         if p not in seen and p not in others and known_file(p):
             others.append(p)
-    return {
+    out: dict[str, Any] = {
         "needed": needed,
         "winner": winner,
         "via": via,
@@ -371,6 +431,9 @@ def resolve_needed(
         "other_copies": others,
         "built_for": built_for,
     }
+    if stopped is not None:
+        out["stopped"] = stopped
+    return out
 
 
 def _same_file(a: str, b: str, view: FileView | None = None) -> bool:
@@ -388,7 +451,13 @@ def _same_file(a: str, b: str, view: FileView | None = None) -> bool:
 def warnings_for(res: Mapping[str, Any], obj_rel: str, view: FileView | None = None) -> list[str]:
     """Warnings for one resolution: not found, or a winner other than the copy the object was built for."""
     out = []
-    if res["winner"] is None:
+    stopped = res.get("stopped")
+    if res["winner"] is None and isinstance(stopped, Mapping):
+        out.append(
+            f"{obj_rel}: the loader's search for {res['needed']} ends at {stopped.get('path')} "
+            f"({stopped.get('via')}): '{stopped.get('error')}', and no later copy is tried: the load fails"
+        )
+    elif res["winner"] is None:
         out.append(f"{obj_rel}: {res['needed']} is not found on the loader's search path")
     elif res.get("built_for") and not _same_file(res["winner"], res["built_for"], view):
         out.append(
@@ -523,10 +592,17 @@ def resolve_object(
             continue
         if view is not None:
             res = resolve_needed(
-                obj, name, env, cache, extra_dirs=extra, is_file=_view_is_file(view), compatible=_view_compatible(view)
+                obj,
+                name,
+                env,
+                cache,
+                extra_dirs=extra,
+                is_file=_view_is_file(view),
+                compatible=_view_compatible(view),
+                stop=functools.partial(loader_stop, view=view),
             )
         else:
-            res = resolve_needed(obj, name, env, cache, extra_dirs=extra)
+            res = resolve_needed(obj, name, env, cache, extra_dirs=extra, stop=loader_stop)
         res["runpath"] = obj.runpath is not None
         prior = (already_loaded or {}).get(name)
         if prior is not None and prior.get("winner"):
@@ -731,6 +807,7 @@ class _Loader:
         self.exports: dict[str, tuple[ElfFile, DynamicSymbols] | str] = {}  # a found library, opened once
         self.headers: dict[str, ElfFile] = {}  # a copy whose header was checked, kept open for _open
         self.defined: dict[str, dict[str, bool]] = {}  # per library, the names looked up in it and the answers
+        self.stopped: dict[tuple[str, str], str] = {}  # (object, needed) -> where and why the search ended the load
         self.out: dict[str, Any] = {"libraries": [], "symbol_failures": [], "version_failures": [], "errors": []}
 
     def close(self) -> None:
@@ -751,11 +828,18 @@ class _Loader:
         steps = self.steps.get(key)
         if steps is None:  # expanded once per object, not once per library it needs
             steps = self.steps[key] = search_path(obj, self.env)
-        got = loader_winner(obj, name, self.env, self.by_soname.get(name, ()), self.is_file, self._compatible, steps)
-        if got is None:
+        got = loader_winner(
+            obj, name, self.env, self.by_soname.get(name, ()), self.is_file, self._compatible, steps, self._stop
+        )
+        if got is None or isinstance(got, str):
+            if got is not None:
+                self.stopped[(obj.path, name)] = got
             return None
         self.loaded[name] = got
         return got
+
+    def _stop(self, path: str) -> str | None:
+        return loader_stop(path, self.view)
 
     def _compatible(self, path: str, machine: int) -> bool:
         """_compatible(path, machine) through the file the hop opens next: a copy that wins is followed or
@@ -852,7 +936,9 @@ class _Loader:
         for name in names:
             got = self.find(obj, name)
             if got is None:  # the load would fail unless something this model lacks loaded it first
-                self.out["errors"].append(f"{lib}: {name} is not found on its search path")
+                where = self.stopped.get((obj.path, name))
+                why = f"its search ends at {where}" if where else "is not found on its search path"
+                self.out["errors"].append(f"{lib}: {name} {why}")
                 continue
             winner, via = got
             self.out["libraries"].append({"library": lib, "needed": name, "winner": winner, "via": via})

@@ -125,6 +125,7 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
                 "launch.speculative_algorithm",
                 "launch.moe_runner_backend",
                 "launch.fp8_gemm_backend",
+                "launch.pdmux_config_path",
             ),
             "from the launch command (`stackcheck gate`), as declared in launch.json",
         ),

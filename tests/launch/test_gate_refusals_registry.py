@@ -104,6 +104,7 @@ CHECK_TEXT = {
     "two-batch-overlap-a2a-none": "When enabling two batch overlap, moe_a2a_backend cannot be 'none'",
     "two-batch-overlap-a2a-none-dp-attention": "two batch overlap without an EP a2a backend",
     "pdmux-chunked-prefill-overlap-schedule": "PD-Multiplexing is not compatible with chunked prefill",
+    "pdmux-pipeline-or-disaggregation": "PD-Multiplexing is not compatible with disaggregation mode",
     "moe-a2a-flashinfer-dp-attention": "Flashinfer MoE A2A is only supported with dp_size == tp_size",
     "moe-a2a-mooncake-normal-mode": "if self.deepep_mode.enable_normal():\n            raise NotImplementedError",
     "moe-a2a-flashinfer-moe-runner": "Flashinfer MoE A2A is only supported with flashinfer_cutlass",

@@ -65,6 +65,8 @@ def _audit(
 ) -> dict[str, Any]:
     facts: dict[str, Any] = {"gpus": [{"index": 0, "name": "GPU", "compute_capability": cc}],
                              "packages": {"sglang": {"installed": True, **sglang}}}  # fmt: skip
+    # a driver with the green-context API (CUDA 12.4+): test_pdmux_green_contexts.py judges older ones
+    facts["driver"] = {"version": "580.159.04", "cuda": "13.0", "source": "nvml"}
     if day:
         facts["collected_at"] = day
     path = tmp_path / "facts.json"
