@@ -340,6 +340,22 @@ def _ct_moe(values: Mapping[str, Any], d: Derived, read: Any, schemes: tuple[str
     return _Judged(bool(moe), f"{what} on {'an MoE' if moe else 'a dense'} model")
 
 
+def _ct_mixed_packed_moe(values: Mapping[str, Any], d: Derived, read: Any) -> _Judged:
+    """Whether the served model's experts may take the pack-quantized (WNA16) group of a compressed-tensors
+    checkpoint whose top-level format is mixed-precision: SGLang's WNA16 MoE scheme tests the top-level format.
+    None where the model has routed experts or was not read (which group its experts take is not matched against
+    its modules), False for a dense model or another checkpoint."""
+    got = d.launch.get("model_quant_schemes")
+    if not isinstance(got, list) or "mixed-precision" not in got:
+        return _Judged(False, "no mixed-precision compressed-tensors checkpoint read")
+    judged = _ct_moe(values, d, read, ("wna16",))
+    if judged.holds is True:
+        return _Judged(None, judged.text.replace("a compressed-tensors", "a mixed-precision compressed-tensors"),
+                       missing="which config group the experts take (the groups' targets are not matched against "
+                       "the model's modules)")  # fmt: skip
+    return judged
+
+
 def _keeps_float16_class(values: Mapping[str, Any], read: Any, spec: Mapping[str, Any]) -> _Judged:
     """Whether SGLang keeps the served GPTQ / AWQ checkpoint (no --quantization) on GPTQConfig / AWQConfig, whose
     activations are float16 only, rather than converting it to gptq_marlin / awq_marlin: the conversion needs the
@@ -929,6 +945,7 @@ def launch_values(
     read = (models or {}).get("model")
     values["ct_fp8_moe"] = _ct_moe(values, d, read, ("fp8-w8a8", "fp8-block"))
     values["ct_int8_moe"] = _ct_moe(values, d, read, ("int8-w8a8",))
+    values["ct_mixed_packed_moe"] = _ct_mixed_packed_moe(values, d, read)
     marlin_spec = entry.get("marlin_conversion")
     if isinstance(marlin_spec, dict):  # a GPTQ / AWQ checkpoint SGLang converts to Marlin, or keeps float16-only
         values["checkpoint_keeps_float16_class"] = _keeps_float16_class(
