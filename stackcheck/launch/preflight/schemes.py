@@ -115,6 +115,25 @@ def compressed_tensors_schemes(qcfg: Mapping[str, Any], table: Mapping[str, Any]
     return sorted(found)
 
 
+def kv_cache_scheme_fp8(qcfg: Mapping[str, Any], table: Mapping[str, Any]) -> bool:
+    """Whether a compressed-tensors config's kv_cache_scheme is one SGLang's compressed-tensors KV-cache method
+    takes (table `kv_cache_scheme_fp8`: each `equals` key equal to its value, each `truthy` / `falsy` key, absent:
+    its default, true / false), compared as SGLang's is_supported_scheme compares them (Python equality and truth,
+    no case folding). False where there is no scheme, or it is not a mapping."""
+    scheme = qcfg.get("kv_cache_scheme")
+    spec = table.get("kv_cache_scheme_fp8")
+    if not isinstance(scheme, Mapping) or not isinstance(spec, Mapping):
+        return False
+    equals = spec.get("equals") or {}
+    truthy = spec.get("truthy") or {}
+    falsy = spec.get("falsy") or {}
+    return (
+        all(scheme.get(k) == v for k, v in equals.items())
+        and all(bool(scheme.get(k, d)) for k, d in truthy.items())
+        and not any(bool(scheme.get(k, d)) for k, d in falsy.items())
+    )
+
+
 def quark_schemes(qcfg: Mapping[str, Any], table: Mapping[str, Any]) -> list[str]:
     """The sorted scheme ids of a Quark quantization config `qcfg` by `table` (preflight.json model.quark_schemes):
     one per config it gives (global_quant_config, each value of layer_quant_config and layer_type_quant_config,
