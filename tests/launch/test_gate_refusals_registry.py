@@ -121,6 +121,7 @@ CHECK_TEXT = {
     # igap12: each config group's own format, read from 0.5.17 (before, a mixed-precision checkpoint's linear layers
     # stop first); test_gate_igap12_mixed_precision.py reads the WNA16 MoE scheme's test of the top-level one
     "ct-mixed-precision-packed-moe": 'group_format = quant_config.get("format")',
+    "ct-fp8-w8a16-moe": "Unsupported FusedMoe scheme",
     # igap4: the draft's runner where none is given (flashinfer_trtllm for flashinfer_megamoe, 0.5.22 on), and the
     # FlashInfer MegaMoE all-to-all's SM100 check (0.5.20 on)
     "spec-moe-runner-megamoe-draft-trtllm": 'if default == "flashinfer_megamoe":',
@@ -243,6 +244,10 @@ CHECK_FILE = {
         "sglang/srt/layers/quantization/compressed_tensors/compressed_tensors.py",
     ),
     "ct-mixed-precision-packed-moe": "sglang/srt/layers/quantization/compressed_tensors/compressed_tensors.py",
+    "ct-fp8-w8a16-moe": (
+        "sglang/srt/layers/quantization/compressed_tensors/compressed_tensors_moe.py",
+        "sglang/srt/layers/quantization/compressed_tensors/compressed_tensors.py",
+    ),
 }
 # moe-runner-deep-gemm-deepgemm-off's GPU conditions (`also` on gpu_major): SGLang turns DeepGEMM off below SM90 in
 # its configurer (and, 0.5.13-0.5.19, on sm 120), and imports deep_gemm only where it is on
