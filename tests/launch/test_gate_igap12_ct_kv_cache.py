@@ -113,3 +113,27 @@ def test_the_wheels_report_the_scheme_as_fp8_from_0_5_19(release: str, has: bool
     assert ("def kv_cache_quant_algo(self)" in texts[ct]) is has
     assert ('kv_cache_scheme.get("strategy") == "tensor"' in texts[ct]) is has
     assert 'getattr(quant_config, "kv_cache_quant_algo", None)' in texts[kv]
+
+
+def test_a_quark_kv_cache_config_stays_unknown_and_makes_no_fp8_kv_fact(tmp_path: Path) -> None:
+    """Quark: QuarkConfig has no kv_cache_quant_algo (quark.py 0.5.12-0.5.23), so auto keeps the model dtype; its
+    KV-cache configs quantize output_tensors, which _get_scheme_from_config refuses for a linear layer
+    (quark.py 0.5.23:999-1003) while the fused qkv_proj compares its shards' configs: not read, unknown (a guard:
+    the parent reads it the same way)."""
+    import json
+
+    from stackcheck.launch.preflight.schemes import quark_schemes
+
+    table = json.loads((ROOT / "manifests" / "preflight.json").read_text())["model"]["quark_schemes"]
+    fp8 = {"dtype": "fp8_e4m3", "qscheme": "per_tensor", "is_dynamic": False}
+    kv = {"weight": fp8, "input_tensors": fp8, "output_tensors": fp8}
+    qc = {
+        "quant_method": "quark",
+        "global_quant_config": {"weight": fp8, "input_tensors": fp8, "output_tensors": None, "bias": None},
+        "layer_quant_config": {"*k_proj": kv, "*v_proj": kv},
+        "export": {"kv_cache_group": ["*k_proj", "*v_proj"], "pack_method": "reorder"},
+    }
+    assert "unknown" in quark_schemes(qc, table)
+    doc = _gate(tmp_path, "0.5.23", "9.0", {**LLAMA3, "quantization_config": qc}, "--attention-backend", "fa4")
+    assert "model_kv_cache_fp8" not in doc["derived"]["launch"]
+    assert doc["decision"] != "allow"
