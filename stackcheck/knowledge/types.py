@@ -465,6 +465,8 @@ class ReleaseChoices(TypedDict, total=False):
     known: list[str]  # values no run offers that are still judged (for a flag launch.json lists without choices)
     every_value: bool  # the runs name every value the parser accepts: any other value is judged too
     plugins_extend: bool  # whether a plugin can add choices (default true)
+    type: str  # "int": argparse converts each value with int() before it looks it up (the choices written as text)
+    nargs: str  # "*": every token after the flag up to the next option is a value, each looked up
     note: str
 
 

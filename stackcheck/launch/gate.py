@@ -61,7 +61,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 
 from stackcheck.errors import UsageError
 from stackcheck.lean_typing import TYPE_CHECKING
@@ -990,19 +990,44 @@ def _raw_values(
     spellings: Sequence[str],
     seen: set[str],
     declared: set[str] | None,
+    many: bool = False,
 ) -> list[str]:
     """Every value argparse reads for an option spelt `spellings` (its flag and aliases), in command-line order:
-    `--flag value` or `--flag=value`, in full or abbreviated. `tokens`: the command line's options before `--`
-    as (place, name, "=" or "", inline value); `seen`: their names, the abbreviations' guard where the release's
-    flags (`declared`) are not known (only full spellings are read)."""
+    `--flag value` or `--flag=value`, in full or abbreviated; `many` (nargs='*'): every token after `--flag` up to
+    the next one that starts with '-' (SGLang declares no option that looks like a negative number, so argparse
+    takes none as a value) or `--`. `tokens`: the command line's options before `--` as (place, name, "=" or "",
+    inline value); `seen`: their names, the abbreviations' guard where the release's flags (`declared`) are not
+    known (only full spellings are read)."""
     out: list[str] = []
     for i, name, eq, inline in tokens:
         if not any(_spells(name, f, seen - {f} if declared is None else declared) for f in spellings):
             continue
-        value = inline if eq else args[i + 1] if i + 1 < len(args) else None
-        if value is not None and value not in out:
-            out.append(value)
+        if eq:
+            found = [inline]
+        elif many:
+            found = []
+            for a in args[i + 1 :]:
+                if a.startswith("-"):
+                    break
+                found.append(a)
+        else:
+            found = [args[i + 1]] if i + 1 < len(args) else []
+        out.extend(v for v in found if v not in out)
     return out
+
+
+def _int_or_none(value: str) -> int | None:
+    """`value` as argparse's type=int reads it (Python's int()), None where that raises."""
+    try:
+        return int(value)
+    except ValueError:
+        return None
+
+
+def _int_offered(offered: Sequence[str]) -> Callable[[str], bool]:
+    """Whether a value, read as an integer, is one of `offered` (a release_choices run of a `type` int spec)."""
+    numbers = {_int_or_none(c) for c in offered} - {None}
+    return lambda v: _int_or_none(v) in numbers
 
 
 def _declared_in(mapping: Mapping[str, Any], version: str) -> set[str] | None:
@@ -1167,7 +1192,7 @@ def release_choice_problems(d: Derived, mapping: Mapping[str, Any], sglang_versi
                 declared.append(_declared_in(mapping, sglang_version))
             # argparse checks the choices of each occurrence as it meets it (the last one only wins when every
             # one is offered): `--dtype bf16 --dtype bfloat16` exits at the first
-            values = _raw_values(d.sglang_args, tokens, spellings, names, declared[0])
+            values = _raw_values(d.sglang_args, tokens, spellings, names, declared[0], spec.get("nargs") == "*")
             if isinstance(last, str) and last not in values:
                 values.append(last)
             if not values:
@@ -1177,17 +1202,21 @@ def release_choice_problems(d: Derived, mapping: Mapping[str, Any], sglang_versi
                 if run is None:
                     break
             offered = [str(c) for c in run.get("choices") or []]
-            if all(v in offered for v in values):
+            number = spec.get("type") == "int"  # argparse converts with int() first, then looks the number up
+            takes = _int_offered(offered) if number else offered.__contains__
+            if all(takes(v) for v in values):
                 continue
             known = _choices(option, by_flag) if option is not None else None
             if known is None:  # no option lists it (--moe-a2a-backend) or lists no choices: the runs' union
                 known = {str(c): [] for r in runs or [] if isinstance(r, dict) for c in r.get("choices") or []}
                 known.update({str(c): [] for c in spec.get("known") or []})  # judged, offered by no run
-            judged = [v for v in values if v not in offered and (v in known or spec.get("every_value") is True)]
+            judged = [v for v in values if not takes(v) and (v in known or spec.get("every_value") is True)]
             if not judged:
                 continue
             value = judged[0]
             text = f"SGLang {sglang_version} does not offer {value!r} among the choices of {flag}"
+            if number and _int_or_none(value) is None:
+                text = f"SGLang {sglang_version} reads {flag} as an integer, and {value!r} is none"
             if may_plugin and spec.get("plugins_extend", True):
                 message = (
                     f"{text}: unless an installed SGLang plugin adds it (this release loads plugins before it reads "

@@ -323,7 +323,8 @@ def _ct_moe(values: Mapping[str, Any], d: Derived, read: Any, schemes: tuple[str
     """Whether the served model's experts take a compressed-tensors MoE scheme for one of `schemes` (the ids of
     launch.model_quant_schemes): no --quantization or --quantization compressed-tensors, a compressed-tensors
     checkpoint whose groups the preflight read as one of them, on a model with routed experts. True: they do; None:
-    such a checkpoint on a model whose experts are not known; False otherwise (not read: not judged)."""
+    such a checkpoint on a model whose experts are not known, or a mixed-precision one on an MoE model (its groups
+    name modules: which the experts take is not read); False otherwise (not read: not judged)."""
     flag = values.get("quantization")
     if flag not in (None, "compressed-tensors"):
         return _Judged(False, f"--quantization {flag}")
@@ -333,11 +334,26 @@ def _ct_moe(values: Mapping[str, Any], d: Derived, read: Any, schemes: tuple[str
     hit = sorted(set(schemes) & {str(x) for x in got})
     if not hit:
         return _Judged(False, f"a compressed-tensors checkpoint of schemes {', '.join(map(str, got)) or 'none'}")
-    what = f"a compressed-tensors {', '.join(hit)} checkpoint"
+    mixed = "mixed-precision" in got  # groups by module names or patterns: which one the experts take is not read
+    what = f"a {'mixed-precision ' if mixed else ''}compressed-tensors {', '.join(hit)} checkpoint"
     moe = _model_moe(read)
     if moe is _UNKNOWN:
         return _Judged(None, f"{what}, model not read", missing="whether the model has routed experts (config.json)")
+    if moe and mixed:
+        return _Judged(None, f"{what} on an MoE model", missing="which config group the experts take (the groups' "
+                       "targets are not matched against the model's modules)")  # fmt: skip
     return _Judged(bool(moe), f"{what} on {'an MoE' if moe else 'a dense'} model")
+
+
+def _ct_mixed_packed_moe(values: Mapping[str, Any], d: Derived, read: Any) -> _Judged:
+    """Whether the served model's experts may take the pack-quantized (WNA16) group of a compressed-tensors
+    checkpoint whose top-level format is mixed-precision: SGLang's WNA16 MoE scheme tests the top-level format.
+    None where the model has routed experts or was not read (which group its experts take is not matched against
+    its modules), False for a dense model or another checkpoint."""
+    got = d.launch.get("model_quant_schemes")
+    if not isinstance(got, list) or "mixed-precision" not in got:
+        return _Judged(False, "no mixed-precision compressed-tensors checkpoint read")
+    return _ct_moe(values, d, read, ("wna16",))  # never True for a mixed-precision checkpoint (unknown on an MoE)
 
 
 def _keeps_float16_class(values: Mapping[str, Any], read: Any, spec: Mapping[str, Any]) -> _Judged:
@@ -929,6 +945,8 @@ def launch_values(
     read = (models or {}).get("model")
     values["ct_fp8_moe"] = _ct_moe(values, d, read, ("fp8-w8a8", "fp8-block"))
     values["ct_int8_moe"] = _ct_moe(values, d, read, ("int8-w8a8",))
+    values["ct_mixed_packed_moe"] = _ct_mixed_packed_moe(values, d, read)
+    values["ct_fp8_w8a16_moe"] = _ct_moe(values, d, read, ("fp8-w8a16",))
     marlin_spec = entry.get("marlin_conversion")
     if isinstance(marlin_spec, dict):  # a GPTQ / AWQ checkpoint SGLang converts to Marlin, or keeps float16-only
         values["checkpoint_keeps_float16_class"] = _keeps_float16_class(

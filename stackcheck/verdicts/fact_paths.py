@@ -190,9 +190,18 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             ("launch.model_quant_schemes",),
             "the schemes a compressed-tensors checkpoint's config_groups select (preflight.json "
             "model.compressed_tensors_schemes: `wna16`, `fp8-w8a8`, `fp8-block`, `fp8-w8a16`, `int8-w8a8`, "
-            "`nvfp4-w4a4`, `nvfp4-w4a16`), or a Quark checkpoint's configs (model.quark_schemes: `quark-fp8-w8a8`, "
+            "`nvfp4-w4a4`, `nvfp4-w4a16`; `mixed-precision` beside a mixed-precision checkpoint's group schemes), "
+            "or a Quark checkpoint's configs (model.quark_schemes: `quark-fp8-w8a8`, "
             "`quark-mxfp4`); `unknown` for a group or config the gate does not read; sorted: read by `gate`'s "
             "preflight where the checkpoint's quant_method is compressed-tensors or quark; absent otherwise",
+        ),
+        FactDoc(
+            ("launch.model_kv_cache_fp8",),
+            "whether a compressed-tensors checkpoint's kv_cache_scheme is static symmetric per-tensor FP8, the one "
+            "SGLang's compressed-tensors KV-cache method takes (preflight.json model.compressed_tensors_schemes."
+            "kv_cache_scheme_fp8), so that --kv-cache-dtype auto makes the KV cache fp8_e4m3 on releases whose "
+            "config class reports it (0.5.19+): read by `gate`'s preflight where the quant_method is "
+            "compressed-tensors; absent otherwise",
         ),
         FactDoc(
             ("launch.pcie_ipc_allreduce",),

@@ -258,7 +258,7 @@ def test_every_scheme_rule_is_sourced() -> None:
     checks = json.loads((ROOT / "manifests" / "checks.json").read_text())
     rules = next(c for c in checks["checks"] if c["id"] == "sglang-gpu-min-cc")["rules"]
     ours = [r for r in rules if r["id"].startswith("quant-ct-")]
-    ids = {row["id"] for row in _table()["shapes"]} | {"unknown"}
+    ids = {row["id"] for row in _table()["shapes"]} | {"unknown", _table()["per_group_format"]["id"]}
     assert len(ours) >= 10
     for r in ours:
         assert r["source"] and all(s.get("title") and s.get("url") for s in r["source"]), r["id"]

@@ -119,6 +119,10 @@ CHECK_TEXT = {
     # (CHECK_FILE: the MoE module of 0.5.1-0.5.8, the config or the scheme's module from 0.5.9)
     "ct-fp8-moe-triton-below-sm89": "use_fp8_w8a8=True",
     "ct-int8-moe-cuda": "Unsupported FusedMoe scheme",
+    # igap12: each config group's own format, read from 0.5.17 (before, a mixed-precision checkpoint's linear layers
+    # stop first); test_gate_igap12_mixed_precision.py reads the WNA16 MoE scheme's test of the top-level one
+    "ct-mixed-precision-packed-moe": 'group_format = quant_config.get("format")',
+    "ct-fp8-w8a16-moe": "Unsupported FusedMoe scheme",
     # igap4: the draft's runner where none is given (flashinfer_trtllm for flashinfer_megamoe, 0.5.22 on), and the
     # FlashInfer MegaMoE all-to-all's SM100 check (0.5.20 on)
     "spec-moe-runner-megamoe-draft-trtllm": 'if default == "flashinfer_megamoe":',
@@ -237,6 +241,11 @@ CHECK_FILE = {
         "sglang/srt/layers/quantization/compressed_tensors/schemes/compressed_tensors_w8a8_fp8_moe.py",
     ),
     "ct-int8-moe-cuda": (
+        "sglang/srt/layers/quantization/compressed_tensors/compressed_tensors_moe.py",
+        "sglang/srt/layers/quantization/compressed_tensors/compressed_tensors.py",
+    ),
+    "ct-mixed-precision-packed-moe": "sglang/srt/layers/quantization/compressed_tensors/compressed_tensors.py",
+    "ct-fp8-w8a16-moe": (
         "sglang/srt/layers/quantization/compressed_tensors/compressed_tensors_moe.py",
         "sglang/srt/layers/quantization/compressed_tensors/compressed_tensors.py",
     ),

@@ -38,6 +38,10 @@ def _is_registry_source(name: str) -> bool:
     ) and name.startswith("sglang/srt/")
 
 
+def _is_lora_source(name: str) -> bool:
+    return name in ("sglang/srt/utils.py", "sglang/srt/utils/common.py")
+
+
 def _is_constants_source(name: str) -> bool:
     return name == "sglang/srt/model_executor/cuda_graph_config.py"
 
@@ -82,6 +86,13 @@ class Reading:
                             const = line.targets[0]
                             if isinstance(const, ast.Name):
                                 self.names[f"{node.name}.{const.id}"] = _in_class(node.name, line.value)
+        # the module-level lists of the LoRA target modules (--lora-target-modules' choices: utils.py up to 0.5.2,
+        # utils/common.py from 0.5.3), which server_args imports
+        for text in read_texts(wheel, _is_lora_source).values():
+            for node in ast.parse(text).body:
+                if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                    if node.targets[0].id in ("SUPPORTED_LORA_TARGET_MODULES", "LORA_TARGET_ALL_MODULES"):
+                        self.names.setdefault(node.targets[0].id, node.value)
         self.registry: dict[str, list[str]] = {}
         for text in read_texts(wheel, _is_registry_source).values():
             for item in ast.walk(ast.parse(text)):
@@ -113,6 +124,8 @@ class Reading:
         if isinstance(node, ast.Constant):
             if node.value is None and depth:
                 return []  # Literal[None, ...]: no command-line string equals None
+            if isinstance(node.value, int) and not isinstance(node.value, bool):  # a type=int flag's (igap12)
+                return [str(node.value)]
             return [node.value] if isinstance(node.value, str) else None
         if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
             out: list[str] = []

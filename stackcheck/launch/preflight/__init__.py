@@ -146,6 +146,8 @@ def run(inp: Inputs) -> Preflight:
                 launch["model_quant_method"] = info.quant_method
             if info.quant_schemes is not None:
                 launch["model_quant_schemes"] = info.quant_schemes
+            if info.kv_cache_fp8 is not None:
+                launch["model_kv_cache_fp8"] = info.kv_cache_fp8
 
     skipped: list[str] = []
     r = inp.readings

@@ -86,6 +86,10 @@ class ModelInfo:
     # the schemes a compressed-tensors or Quark checkpoint's configs select (preflight.json
     # model.compressed_tensors_schemes, quark_schemes; "unknown" for one not read); None: not such a checkpoint
     quant_schemes: list[str] | None = None
+    # whether a compressed-tensors checkpoint's kv_cache_scheme is one SGLang's KV-cache method takes (static
+    # per-tensor FP8: model.compressed_tensors_schemes.kv_cache_scheme_fp8), which --kv-cache-dtype auto turns into
+    # an FP8 KV cache on the releases whose config class says so; None: not such a checkpoint
+    kv_cache_fp8: bool | None = None
     requirements: list[ModelRequirement] = field(default_factory=list)
     weights: Weights | None = None
     results: list[CheckResult] = field(default_factory=list)
@@ -607,6 +611,9 @@ def read_model(
         from stackcheck.launch.preflight.schemes import compressed_tensors_schemes
 
         info.quant_schemes = compressed_tensors_schemes(qcfg, ct_table)
+        from stackcheck.launch.preflight.schemes import kv_cache_scheme_fp8
+
+        info.kv_cache_fp8 = kv_cache_scheme_fp8(qcfg, ct_table)
     elif quant_method is not None and quant_method == quark_table.get("quant_method"):
         from stackcheck.launch.preflight.schemes import quark_schemes
 

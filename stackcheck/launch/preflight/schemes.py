@@ -38,10 +38,21 @@ def _fields_match(args: Any, want: Any, defaults: Mapping[str, Any], fold: bool 
     return all(_same(args.get(k, defaults.get(k)), v, fold) for k, v in want.items())
 
 
-def _group_scheme(group: Any, top_format: Any, table: Mapping[str, Any]) -> str:
+def _group_scheme(group: Any, top_format: Any, table: Mapping[str, Any], per_group: bool = False) -> str:
+    """The scheme id of one config group. `per_group`: the config's top-level format is the one that says each group
+    carries its own (table `per_group_format`, "mixed-precision"): the group is read by its own format and its
+    targets may name modules or patterns (each group quantized the modules it names when the checkpoint was
+    written; which layers take it is not read, so the scheme counts as taken: a rule it fails blocks)."""
     if not isinstance(group, Mapping):
         return UNKNOWN
     targets = group.get("targets")
+    if per_group:
+        if not isinstance(targets, list) or not targets or not all(isinstance(t, str) and t for t in targets):
+            return UNKNOWN
+        fmt = group.get("format")  # none written: the top-level "mixed-precision", which selects no scheme
+        if not isinstance(fmt, str) or fmt == top_format:
+            return UNKNOWN
+        return _row_scheme(group, fmt, table)
     if not isinstance(targets, list) or "Linear" not in targets:
         return UNKNOWN  # a group for named or regex modules only: which layers take it is not read
     fmt = group.get("format")
@@ -54,6 +65,11 @@ def _group_scheme(group: Any, top_format: Any, table: Mapping[str, Any]) -> str:
         return UNKNOWN
     if not isinstance(fmt, str):
         return UNKNOWN
+    return _row_scheme(group, fmt, table)
+
+
+def _row_scheme(group: Mapping[str, Any], fmt: str, table: Mapping[str, Any]) -> str:
+    """The id of the table row a group read under format `fmt` matches, else unknown."""
     defaults = table.get("defaults") or {}
     for row in table.get("shapes") or []:
         # the format is compared as written (is_activation_quantization_format and the pack-quantized tests
@@ -85,11 +101,37 @@ def compressed_tensors_schemes(qcfg: Mapping[str, Any], table: Mapping[str, Any]
     if not isinstance(groups, Mapping):
         return [UNKNOWN]
     top = qcfg.get("format")
-    found = {_group_scheme(g, top, table) for g in groups.values()}
+    mixed = table.get("per_group_format")
+    mixed_id = (
+        mixed.get("id") if isinstance(mixed, Mapping) and isinstance(top, str) and top == mixed.get("value") else None
+    )
+    per_group = isinstance(mixed_id, str)
+    found = {_group_scheme(g, top, table, per_group) for g in groups.values()}
+    if isinstance(mixed_id, str):
+        found.add(mixed_id)  # the rules on the releases that read the top-level format only
     ignore = qcfg.get("ignore")
     if isinstance(ignore, list) and any(isinstance(x, str) and "expert" in x.lower() for x in ignore):
         found.add(UNKNOWN)  # the experts may take no scheme (an ignored MoE layer stays unquantized): not read
     return sorted(found)
+
+
+def kv_cache_scheme_fp8(qcfg: Mapping[str, Any], table: Mapping[str, Any]) -> bool:
+    """Whether a compressed-tensors config's kv_cache_scheme is one SGLang's compressed-tensors KV-cache method
+    takes (table `kv_cache_scheme_fp8`: each `equals` key equal to its value, each `truthy` / `falsy` key, absent:
+    its default, true / false), compared as SGLang's is_supported_scheme compares them (Python equality and truth,
+    no case folding). False where there is no scheme, or it is not a mapping."""
+    scheme = qcfg.get("kv_cache_scheme")
+    spec = table.get("kv_cache_scheme_fp8")
+    if not isinstance(scheme, Mapping) or not isinstance(spec, Mapping):
+        return False
+    equals = spec.get("equals") or {}
+    truthy = spec.get("truthy") or {}
+    falsy = spec.get("falsy") or {}
+    return (
+        all(scheme.get(k) == v for k, v in equals.items())
+        and all(bool(scheme.get(k, d)) for k, d in truthy.items())
+        and not any(bool(scheme.get(k, d)) for k, d in falsy.items())
+    )
 
 
 def quark_schemes(qcfg: Mapping[str, Any], table: Mapping[str, Any]) -> list[str]:
