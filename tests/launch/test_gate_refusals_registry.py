@@ -154,6 +154,11 @@ CHECK_TEXT = {
     "moe-a2a-deepep-unquantized-moe": 'assert False, "forward_deepgemm_masked is deprecated"',
     # the W8A8 INT8 linear method's kernel (CHECK_FILE; the failing dispatch is sgl-kernel's, read in its binaries)
     "w8a8-int8-gemm-sm100-plus": "from sgl_kernel import int8_scaled_mm",
+    # the twenty-third fact-check sample: the bitsandbytes loader's raise for a quant state with no parameter of its
+    # name (an unquantized checkpoint quantized on load into a model built without the bitsandbytes method), and its
+    # refusal of another checkpoint quantization (CHECK_FILE)
+    "bnb-loader-unquantized-checkpoint": "not found in the model.",
+    "bnb-loader-other-quantization": "BitsAndBytes loader does not support",
 }
 # the later wordings of a rule's check (any one found counts): FlashInfer all-to-all's in 0.5.22 and in 0.5.23
 CHECK_TEXT_ALSO = {
@@ -174,6 +179,8 @@ CHECK_FILE = {
     "quant-act-dtype-float16-only": "sglang/srt/model_loader/loader.py",
     "quant-act-dtype-float16-only-no-marlin": "sglang/srt/layers/quantization/marlin_utils.py",
     "bnb-prequant-tp": "sglang/srt/model_loader/loader.py",
+    "bnb-loader-unquantized-checkpoint": "sglang/srt/model_loader/loader.py",
+    "bnb-loader-other-quantization": "sglang/srt/model_loader/loader.py",
     "moe-runner-flashinfer-megamoe-quantized-sm100": "sglang/srt/layers/quantization/fp8.py",
     "fp8-gemm-backend-flashinfer-trtllm-sm100": "sglang/srt/layers/quantization/fp8_utils.py",
     "fp8-gemm-backend-flashinfer-blackwell": "sglang/srt/layers/quantization/fp8_utils.py",
