@@ -159,6 +159,7 @@ CHECK_TEXT = {
     # refusal of another checkpoint quantization (CHECK_FILE)
     "bnb-loader-unquantized-checkpoint": "not found in the model.",
     "bnb-loader-other-quantization": "BitsAndBytes loader does not support",
+    "fp8-gemm-backend-aiter-cuda": "AITER backend requested via --fp8-gemm-backend=aiter",
 }
 # the later wordings of a rule's check (any one found counts): FlashInfer all-to-all's in 0.5.22 and in 0.5.23
 CHECK_TEXT_ALSO = {
@@ -188,6 +189,7 @@ CHECK_FILE = {
     "fp8-gemm-backend-cutlass-sm90-plus": "sglang/srt/layers/quantization/fp8_utils.py",
     "fp8-gemm-backend-cutlass-sm120": "sglang/srt/layers/quantization/fp8_utils.py",
     "fp8-gemm-backend-cutedsl-block-fp8": "sglang/srt/layers/quantization/fp8_utils.py",
+    "fp8-gemm-backend-aiter-cuda": "sglang/srt/layers/quantization/fp8_utils.py",
     "moe-a2a-deepep-unquantized-moe": "sglang/srt/layers/moe/ep_moe/layer.py",
     "w8a8-int8-gemm-sm100-plus": "sglang/srt/layers/quantization/w8a8_int8.py",
     "trtllm-mha-page-128-heads": "sglang/srt/layers/attention/trtllm_mha_backend.py",
