@@ -356,6 +356,26 @@ def _ct_mixed_packed_moe(values: Mapping[str, Any], d: Derived, read: Any) -> _J
     return _ct_moe(values, d, read, ("wna16",))  # never True for a mixed-precision checkpoint (unknown on an MoE)
 
 
+def _ct_fp8_block_linear(values: Mapping[str, Any], d: Derived) -> _Judged:
+    """Whether the served model's linear layers take compressed-tensors' block FP8 scheme (CompressedTensorsW8A8Fp8
+    with a block_structure, whose constructor picks the block FP8 GEMM through the --fp8-gemm-backend dispatch): no
+    --quantization or --quantization compressed-tensors on a compressed-tensors checkpoint whose groups the preflight
+    read as fp8-block. True: they do; None: a group not read beside no fp8-block one; False otherwise (not read: not
+    judged, as the preflight's checkpoint entries are not)."""
+    flag = values.get("quantization")
+    if flag not in (None, "compressed-tensors"):
+        return _Judged(False, f"--quantization {flag}")
+    got = d.launch.get("model_quant_schemes")
+    if d.launch.get("model_quant_method") != "compressed-tensors" or not isinstance(got, list):
+        return _Judged(False, "no compressed-tensors checkpoint read")
+    schemes = {str(x) for x in got}
+    if "fp8-block" in schemes:
+        return _Judged(True, "a compressed-tensors fp8-block checkpoint")
+    if "unknown" in schemes:
+        return _Judged(None, "a compressed-tensors checkpoint with a group not read", missing="its groups' scheme")
+    return _Judged(False, f"a compressed-tensors checkpoint of schemes {', '.join(sorted(schemes)) or 'none'}")
+
+
 def _keeps_float16_class(values: Mapping[str, Any], read: Any, spec: Mapping[str, Any]) -> _Judged:
     """Whether SGLang keeps the served GPTQ / AWQ checkpoint (no --quantization) on GPTQConfig / AWQConfig, whose
     activations are float16 only, rather than converting it to gptq_marlin / awq_marlin: the conversion needs the
@@ -947,6 +967,8 @@ def launch_values(
     values["ct_int8_moe"] = _ct_moe(values, d, read, ("int8-w8a8",))
     values["ct_mixed_packed_moe"] = _ct_mixed_packed_moe(values, d, read)
     values["ct_fp8_w8a16_moe"] = _ct_moe(values, d, read, ("fp8-w8a16",))
+    # a compressed-tensors block FP8 checkpoint's linear layers (the explicit --fp8-gemm-backend dispatch they call)
+    values["ct_fp8_block_linear"] = _ct_fp8_block_linear(values, d)
     marlin_spec = entry.get("marlin_conversion")
     if isinstance(marlin_spec, dict):  # a GPTQ / AWQ checkpoint SGLang converts to Marlin, or keeps float16-only
         values["checkpoint_keeps_float16_class"] = _keeps_float16_class(

@@ -159,6 +159,12 @@ CHECK_TEXT = {
     "moe-a2a-deepep-unquantized-moe": 'assert False, "forward_deepgemm_masked is deprecated"',
     # the W8A8 INT8 linear method's kernel (CHECK_FILE; the failing dispatch is sgl-kernel's, read in its binaries)
     "w8a8-int8-gemm-sm100-plus": "from sgl_kernel import int8_scaled_mm",
+    # the twenty-third fact-check sample: the bitsandbytes loader's raise for a quant state with no parameter of its
+    # name (an unquantized checkpoint quantized on load into a model built without the bitsandbytes method), and its
+    # refusal of another checkpoint quantization (CHECK_FILE)
+    "bnb-loader-unquantized-checkpoint": "not found in the model.",
+    "bnb-loader-other-quantization": "BitsAndBytes loader does not support",
+    "fp8-gemm-backend-aiter-cuda": "AITER backend requested via --fp8-gemm-backend=aiter",
 }
 # the later wordings of a rule's check (any one found counts): FlashInfer all-to-all's in 0.5.22 and in 0.5.23
 CHECK_TEXT_ALSO = {
@@ -179,6 +185,8 @@ CHECK_FILE = {
     "quant-act-dtype-float16-only": "sglang/srt/model_loader/loader.py",
     "quant-act-dtype-float16-only-no-marlin": "sglang/srt/layers/quantization/marlin_utils.py",
     "bnb-prequant-tp": "sglang/srt/model_loader/loader.py",
+    "bnb-loader-unquantized-checkpoint": "sglang/srt/model_loader/loader.py",
+    "bnb-loader-other-quantization": "sglang/srt/model_loader/loader.py",
     "moe-runner-flashinfer-megamoe-quantized-sm100": "sglang/srt/layers/quantization/fp8.py",
     "fp8-gemm-backend-flashinfer-trtllm-sm100": "sglang/srt/layers/quantization/fp8_utils.py",
     "fp8-gemm-backend-flashinfer-blackwell": "sglang/srt/layers/quantization/fp8_utils.py",
@@ -186,6 +194,7 @@ CHECK_FILE = {
     "fp8-gemm-backend-cutlass-sm90-plus": "sglang/srt/layers/quantization/fp8_utils.py",
     "fp8-gemm-backend-cutlass-sm120": "sglang/srt/layers/quantization/fp8_utils.py",
     "fp8-gemm-backend-cutedsl-block-fp8": "sglang/srt/layers/quantization/fp8_utils.py",
+    "fp8-gemm-backend-aiter-cuda": "sglang/srt/layers/quantization/fp8_utils.py",
     "moe-a2a-deepep-unquantized-moe": "sglang/srt/layers/moe/ep_moe/layer.py",
     "w8a8-int8-gemm-sm100-plus": "sglang/srt/layers/quantization/w8a8_int8.py",
     "trtllm-mha-page-128-heads": "sglang/srt/layers/attention/trtllm_mha_backend.py",
