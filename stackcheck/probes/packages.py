@@ -77,6 +77,9 @@ WANTED = (
     # SGLang's prebuilt DeepEP (sglang 0.5.18+ requires it): import deep_ep from a distribution of another name, its
     # deep_ep/_build_info.py naming the CUDA major its import demands of torch (the gate's check moe-a2a-package)
     "sgl-deep-ep",
+    # the hook --enable-memory-saver preloads into every scheduler: its release says which libcudart.so.N the child's
+    # loader must find (feature memory-saver)
+    "torch-memory-saver",
 )
 #: the packages a serving environment has; an environment with none of them is "not this one" (see the
 #: environments probe, which then looks for one that has them)
