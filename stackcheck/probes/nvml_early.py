@@ -16,7 +16,10 @@ another core, not beside the main thread under the interpreter lock. The child a
 ends without an answer is an error of the NVML probe, and one still running when the command ends (a hung
 driver) is killed. Elsewhere (no fork, threads already running) the thread (Session) does the same work.
 
-This module imports only threading at import time: the thread or the child imports pynvml, and the NVML
+The child begins the driver's start itself, in a thread, as soon as it is forked (Warm: the call pynvml's nvmlInit
+makes, on the library it loads), and imports pynvml and the reader while the driver starts.
+
+This module imports only threading at import time: the thread or the child imports pynvml, and the thread the NVML
 probe's reader after nvmlInit has returned."""
 
 from __future__ import annotations
@@ -227,14 +230,15 @@ def _outcome(answer: dict[str, Any]) -> tuple[Any, str | None]:
     raise _as_raised(str(value))
 
 
-def _reading(usage: bool) -> dict[str, Any]:
+def _reading(usage: bool, warm: Warm | None = None) -> dict[str, Any]:
     """One NVML reading as plain data, for the thread and the child alike: {"nvml": (kind, value)}, kind "result"
     ((facts, status, reason) as the NVML probe reads them), "import" or "init" (the fallback's reason), or "error"
     (what the reading raised, as one line); with `usage`, also "usage" (reading_to_plain of the gate's GPU-usage
-    reading, taken in the same NVML session), which an error drops (the gate then reads usage itself)."""
+    reading, taken in the same NVML session), which an error drops (the gate then reads usage itself). `warm`: the
+    child's driver start begun beside the imports (see Warm), waited for before pynvml's own nvmlInit."""
     answer: dict[str, Any] = {}
     try:
-        _read(answer, usage)
+        _read(answer, usage, warm)
     except BaseException as exc:
         from stackcheck.probes.interface import one_line
 
@@ -242,7 +246,7 @@ def _reading(usage: bool) -> dict[str, Any]:
     return answer
 
 
-def _read(answer: dict[str, Any], usage: bool) -> None:
+def _read(answer: dict[str, Any], usage: bool, warm: Warm | None = None) -> None:
     try:
         import pynvml
     except ImportError as exc:
@@ -252,6 +256,12 @@ def _read(answer: dict[str, Any], usage: bool) -> None:
         nv = None
     else:
         nv = pynvml
+    if warm is not None and nv is not None:  # (the child: what it reads with comes in while the driver starts)
+        from stackcheck.probes import nvml_read  # noqa: F401
+
+        if usage:
+            from stackcheck.probes import gpu_usage  # noqa: F401
+        warm.wait()
     if nv is not None and _started(nv, answer):
         from stackcheck.probes.nvml_read import read_nvml
 
@@ -285,13 +295,69 @@ def _read_usage(answer: dict[str, Any], nv: Any) -> None:
     answer["usage"] = reading_to_plain(read_gpu_usage(nv))
 
 
+#: the library and the call pynvml's nvmlInit makes on Linux (nvidia-ml-py: CDLL("libnvidia-ml.so.1"), then
+#: nvmlInitWithFlags(0)), which the forked child makes first, beside its imports (Warm)
+DRIVER_LIBRARY = "libnvidia-ml.so.1"
+
+
+def _open_driver() -> Any:
+    import ctypes
+
+    return ctypes.CDLL(DRIVER_LIBRARY)
+
+
+class Warm:
+    """In the forked child: the driver's start (nvmlInitWithFlags(0) on DRIVER_LIBRARY, the call pynvml's nvmlInit
+    makes) begun in a thread at once, while the child imports pynvml and the NVML reader (~20 ms of interpreter work
+    on an H200, which the call, releasing the interpreter lock, runs beside). NVML counts its starts: pynvml's own
+    nvmlInit, made once this one has returned (`wait`), is then only counted, and every read is pynvml's as before;
+    `finish` balances the count (nvmlShutdown) where this start succeeded. A start that fails or cannot be made (no
+    library, no such function, an error code) is left alone: pynvml's nvmlInit then meets the failure itself and
+    reports it in its own words. Nothing here decides anything: it only moves the driver's start earlier."""
+
+    def __init__(self) -> None:
+        import _thread
+
+        self._done = _thread.allocate_lock()
+        self._done.acquire()
+        self._lib: Any = None
+        _thread.start_new_thread(self._run, ())
+
+    def _run(self) -> None:
+        try:
+            lib = _open_driver()
+            if lib.nvmlInitWithFlags(0) == 0:
+                self._lib = lib
+        except Exception:  # noqa: S110 - pynvml's nvmlInit meets the same failure and says it
+            pass
+        finally:
+            self._done.release()
+
+    def wait(self) -> None:
+        """Until the start has returned (a hung driver hangs here as it would in pynvml's nvmlInit)."""
+        self._done.acquire()
+        self._done.release()
+
+    def finish(self) -> None:
+        """The start's nvmlShutdown, where it succeeded and has returned (never waits: a child whose pynvml could
+        not be imported answers at once, and a start still hung ends with the child)."""
+        if self._done.acquire(blocking=False):
+            lib, self._lib = self._lib, None
+            if lib is not None:
+                with contextlib.suppress(Exception):
+                    lib.nvmlShutdown()
+            self._done.release()
+
+
 def _child(fd: int, usage: bool) -> None:
-    """The forked child's whole life: answer, write, leave (os._exit: no atexit, no buffered output of the
-    parent's flushed twice)."""
+    """The forked child's whole life: the driver's start begun (Warm), answer, write, leave (os._exit: no atexit,
+    no buffered output of the parent's flushed twice)."""
     try:
+        warm = Warm()
         import json
 
-        answer = _reading(usage)
+        answer = _reading(usage, warm)
+        warm.finish()
         try:
             data = json.dumps(answer, allow_nan=False).encode()
         except (TypeError, ValueError) as exc:

@@ -1,0 +1,173 @@
+"""The forked NVML reader starts the driver itself, beside its imports (issue 21, stackcheck.probes.nvml_early.Warm):
+the call pynvml's nvmlInit makes (nvmlInitWithFlags(0) on libnvidia-ml.so.1) is begun in a thread as soon as the
+child is forked, pynvml is imported meanwhile, pynvml's own nvmlInit comes after the early start has returned and
+the early start is shut down after pynvml's. What the NVML probe reports is unchanged, whatever the early start does
+(fails, returns an error, cannot load the library), and a child whose pynvml cannot be imported answers at once even
+while the early start hangs. The fake driver library and the fake pynvml write what they are called with to a log
+file, since they run in the forked child."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fake_nvml import FakeNVML, load_doc
+
+from stackcheck.probes import nvml_early
+from stackcheck.probes.interface import ProbeContext
+from stackcheck.probes.nvml import NvmlProbe
+
+TESTS = Path(__file__).resolve().parent.parent
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the forked reader is Linux's")
+
+
+@pytest.fixture(autouse=True)
+def forked(monkeypatch: pytest.MonkeyPatch) -> Any:
+    nvml_early.discard()
+    if threading.active_count() != 1:
+        pytest.skip("the forked reader needs a single-threaded test process")
+    monkeypatch.setattr(nvml_early, "MODE", "auto")
+    yield
+    nvml_early.discard()
+
+
+def bare_ctx(tmp_path: Path, nvml: Any = None) -> ProbeContext:
+    return ProbeContext(env={"PATH": ""}, root=tmp_path, path_dirs=[], subprocess_timeout_s=3.0, nvml=nvml)
+
+
+def _log(path: Path, line: str) -> None:
+    with path.open("a", encoding="utf-8") as fh:
+        fh.write(line + "\n")
+
+
+class FakeDriver:
+    """libnvidia-ml.so.1 as the child's early start sees it: nvmlInitWithFlags / nvmlShutdown, logged."""
+
+    def __init__(self, log: Path, code: int = 0, hold_s: float = 0.0, hang: bool = False) -> None:
+        self.log, self.code, self.hold_s, self.hang = log, code, hold_s, hang
+
+    def nvmlInitWithFlags(self, flags: int) -> int:
+        _log(self.log, f"driver init {flags}")
+        if self.hang:
+            time.sleep(60)
+        time.sleep(self.hold_s)
+        _log(self.log, "driver init returned")
+        return self.code
+
+    def nvmlShutdown(self) -> int:
+        _log(self.log, "driver shutdown")
+        return 0
+
+
+def _pynvml_file(tmp_path: Path, log: Path, monkeypatch: pytest.MonkeyPatch, wait_for_driver: bool = True) -> None:
+    """A `pynvml` first on the path (not imported here: the child imports it), the tests' fake H200 whose import
+    waits (at most 5 s) to see the early start begun, and whose nvmlInit / nvmlShutdown are logged."""
+    (tmp_path / "pynvml.py").write_text(
+        "import sys, time\n"
+        f"sys.path.insert(0, {str(TESTS)!r})\n"
+        "from fake_nvml import FakeNVML, load_doc\n"
+        f"LOG = {str(log)!r}\n"
+        "def log(line):\n"
+        "    with open(LOG, 'a', encoding='utf-8') as fh:\n"
+        "        fh.write(line + '\\n')\n"
+        "deadline = time.monotonic() + 5\n"
+        f"while {wait_for_driver!r} and time.monotonic() < deadline:\n"
+        "    with open(LOG, encoding='utf-8') as fh:\n"
+        "        if 'driver init 0' in fh.read():\n"
+        "            break\n"
+        "    time.sleep(0.005)\n"
+        "log('pynvml imported')\n"
+        "class Logged(FakeNVML):\n"
+        "    def nvmlInit(self):\n"
+        "        log('pynvml init')\n"
+        "        super().nvmlInit()\n"
+        "    def nvmlShutdown(self):\n"
+        "        log('pynvml shutdown')\n"
+        "        super().nvmlShutdown()\n"
+        "sys.modules[__name__] = Logged(load_doc('h200-1x.json'))\n",
+        encoding="utf-8",
+    )
+    log.write_text("", encoding="utf-8")
+    monkeypatch.delitem(sys.modules, "pynvml", raising=False)
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+
+def _adopted(tmp_path: Path) -> Any:
+    nvml_early.start()
+    session = nvml_early.take()
+    assert isinstance(session, nvml_early.ForkSession)
+    nvml_early._pending.append(session)
+    return NvmlProbe().run(bare_ctx(tmp_path))
+
+
+def _direct(tmp_path: Path) -> Any:
+    return NvmlProbe().run(bare_ctx(tmp_path, FakeNVML(load_doc("h200-1x.json"))))
+
+
+def _same(a: Any, b: Any) -> None:
+    assert (a.facts, a.status, a.reason) == (b.facts, b.status, b.reason)
+
+
+def test_the_driver_starts_beside_the_import_and_before_pynvmls_init(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = tmp_path / "calls.log"
+    _pynvml_file(tmp_path, log, monkeypatch)
+    monkeypatch.setattr(nvml_early, "_open_driver", lambda: FakeDriver(log, hold_s=0.2))
+    _same(_adopted(tmp_path), _direct(tmp_path))
+    calls = log.read_text(encoding="utf-8").splitlines()
+    # begun before pynvml's import ended (the import waited to see it), returned before pynvml's own start,
+    # and shut down after pynvml's: NVML's count of starts ends where it began
+    assert calls == [
+        "driver init 0",
+        "pynvml imported",
+        "driver init returned",
+        "pynvml init",
+        "pynvml shutdown",
+        "driver shutdown",
+    ]
+
+
+@pytest.mark.parametrize(
+    "driver",
+    [
+        pytest.param(lambda log: FakeDriver(log, code=9), id="an error code (driver not loaded)"),
+        pytest.param(lambda log: (_ for _ in ()).throw(OSError("libnvidia-ml.so.1: cannot open")), id="no library"),
+        pytest.param(lambda log: object(), id="no nvmlInitWithFlags"),
+    ],
+)
+def test_an_early_start_that_fails_is_left_to_pynvml(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, driver: Any
+) -> None:
+    log = tmp_path / "calls.log"
+    _pynvml_file(tmp_path, log, monkeypatch, wait_for_driver=False)
+    monkeypatch.setattr(nvml_early, "_open_driver", lambda: driver(log))
+    _same(_adopted(tmp_path), _direct(tmp_path))
+    calls = log.read_text(encoding="utf-8").splitlines()
+    assert "driver shutdown" not in calls  # nothing to balance: the start did not succeed
+    assert calls[-2:] == ["pynvml init", "pynvml shutdown"]
+
+
+def test_pynvmls_own_init_failure_is_reported_as_before(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The early start fails (no driver): pynvml's nvmlInit meets the failure and its words are the fallback's."""
+    failing = FakeNVML(load_doc("h200-1x.json")).fail("nvmlInit", "DriverNotLoaded")
+    direct = NvmlProbe().run(bare_ctx(tmp_path, failing))
+    monkeypatch.setitem(sys.modules, "pynvml", FakeNVML(load_doc("h200-1x.json")).fail("nvmlInit", "DriverNotLoaded"))
+    monkeypatch.setattr(nvml_early, "_open_driver", lambda: FakeDriver(tmp_path / "calls.log", code=9))
+    _same(_adopted(tmp_path), direct)
+
+
+def test_no_pynvml_answers_at_once_while_the_early_start_hangs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "pynvml", None)  # `import pynvml` raises ImportError
+    direct = NvmlProbe().run(bare_ctx(tmp_path))
+    monkeypatch.setattr(nvml_early, "_open_driver", lambda: FakeDriver(tmp_path / "calls.log", hang=True))
+    start = time.monotonic()
+    adopted = _adopted(tmp_path)
+    assert time.monotonic() - start < 10  # not the hung start's 60 s
+    _same(adopted, direct)
+    assert adopted.reason is not None and "pynvml" in adopted.reason
