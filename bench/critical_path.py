@@ -11,7 +11,8 @@ process, so they are measured from just before the spawn: `start` the CHILD's fi
 site), `fork` the NVML reader's fork, `ready` the reader's first write of its answer (in the child), `answer` its first
 bytes read in the command, `exit` os._exit's call, `end` the wait's return (the process torn down); `reader` is ready
 less fork, `after` exit less the later of ready and fork (what the command still does once the driver has answered),
-`pre` fork less start. By default the NVML is bench/sleepy_nvml
+`pre` fork less start; `forkcpu` the process's CPU time when it forks (the interpreter's start included), `cpu` the
+process's and its children's in all. By default the NVML is bench/sleepy_nvml
 (tests/fake_nvml.py's H200 whose nvmlInit sleeps --init-ms, lock released, as the driver's start); --real-nvml uses
 the box's pynvml. Trees interleaved run by run, each its own cache directory; run 0 warms. Medians; standard library
 only."""
@@ -45,6 +46,7 @@ _fork, _pipe, _read, _write, _exit = os.fork, os.pipe, os.read, os.write, os._ex
 _fds, _wfds = set(), set()
 def _f():
     _t.append(("fork", time.perf_counter()))
+    _t.append(("forkcpu", time.process_time()))
     return _fork()
 def _p():
     r, w = _pipe()
@@ -92,7 +94,7 @@ def once(args: list[str], env: dict[str, str], cwd: str) -> dict[str, float]:
             with open(path, encoding="utf-8") as fh:
                 for item in fh.read().split():
                     k, v = item.split("=")
-                    got[k] = (float(v) - t0) * 1e3
+                    got[k] = float(v) * 1e3 if k == "forkcpu" else (float(v) - t0) * 1e3
             os.unlink(path)
         except OSError:
             pass
@@ -151,7 +153,7 @@ def main() -> int:
         envs.append(env)
     bare = {"floor": [sys.executable, "-c", FLOOR], "python -c pass": [sys.executable, "-c", "pass"]}
     bare_samples: dict[str, list[dict[str, float]]] = {k: [] for k in bare}
-    keys = ("start", "pre", "fork", "reader", "ready", "answer", "exit", "after", "end", "cpu")
+    keys = ("start", "pre", "fork", "forkcpu", "reader", "ready", "answer", "exit", "after", "end", "cpu")
     samples: dict[tuple[str, int], list[dict[str, float]]] = {(r, t): [] for r in rows for t in range(len(trees))}
     for i in range(args.runs + 1):
         order = list(range(len(trees)))
@@ -171,7 +173,7 @@ def main() -> int:
     print(f"{'row':<20} {'tree':<4}" + "".join(f"{k:>8}" for k in keys))
     for label, runs in bare_samples.items():
         end, cpu = statistics.median(r["end"] for r in runs), statistics.median(r["cpu"] for r in runs)
-        print(f"{label:<20} {'':<4}" + " " * 8 * 8 + f"{end:8.1f}{cpu:8.1f}")
+        print(f"{label:<20} {'':<4}" + " " * 8 * 9 + f"{end:8.1f}{cpu:8.1f}")
     med: dict[tuple[str, int], dict[str, float]] = {}
     for (row, t), runs in samples.items():
         med[(row, t)] = {k: statistics.median(r[k] for r in runs if k in r) for k in keys if any(k in r for r in runs)}

@@ -19,15 +19,17 @@ driver) is killed. Elsewhere (no fork, threads already running) the thread (Sess
 The child begins the driver's start itself, in a thread, as soon as it is forked (Warm: the call pynvml's nvmlInit
 makes, on the library it loads), and imports pynvml and the reader while the driver starts.
 
-This module imports only threading at import time: the thread or the child imports pynvml, and the thread the NVML
-probe's reader after nvmlInit has returned."""
+The command line starts it from its words alone (stackcheck.driver_words), first of all: `python -m
+stackcheck` before even stackcheck.cli is imported (stackcheck.__main__). This module imports nothing at import
+time that the interpreter has not imported already (threading comes after the fork, with the session); the
+thread or the child imports pynvml, and the thread the NVML probe's reader after nvmlInit has returned."""
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import os
 import sys
-import threading
 
 from stackcheck.lean_typing import TYPE_CHECKING
 
@@ -44,6 +46,8 @@ class Session:
     """One early NVML start in a thread: `answer` is the reading as plain data (see `_reading`) once `done` is set."""
 
     def __init__(self) -> None:
+        import threading
+
         self.done = threading.Event()
         self.answer: dict[str, Any] = {}
         self.thread = threading.Thread(target=self._run, name="stackcheck-nvml-early", daemon=True)
@@ -79,6 +83,8 @@ class ForkSession:
     the read releases the interpreter lock) and reaps the child."""
 
     def __init__(self, pid: int, fd: int, usage: bool = False) -> None:
+        import threading  # (after the fork: the child is already at work)
+
         self.pid = pid
         self._fd = fd
         self.usage = usage  # the child also reads GPU usage (the gate's), in the same NVML session
@@ -257,10 +263,10 @@ def _read(answer: dict[str, Any], usage: bool, warm: Warm | None = None) -> None
     else:
         nv = pynvml
     if warm is not None and nv is not None:  # (the child: what it reads with comes in while the driver starts)
-        from stackcheck.probes import nvml_read  # noqa: F401
+        from stackcheck.probes.nvml_read import read_nvml
 
         if usage:
-            from stackcheck.probes import gpu_usage  # noqa: F401
+            from stackcheck.probes.gpu_usage import read_gpu_usage  # noqa: F401
         warm.wait()
     if nv is not None and _started(nv, answer):
         from stackcheck.probes.nvml_read import read_nvml
@@ -402,7 +408,7 @@ MODE = "auto"
 
 def _fork(usage: bool) -> ForkSession | None:
     """A forked reader, or None where forking is not safe or not possible (the caller starts a thread)."""
-    if MODE != "auto" or not sys.platform.startswith("linux") or threading.active_count() != 1:
+    if MODE != "auto" or not sys.platform.startswith("linux") or not _one_thread():
         return None
     try:
         read_fd, write_fd = os.pipe()
@@ -424,7 +430,15 @@ def _fork(usage: bool) -> ForkSession | None:
     return ForkSession(pid, read_fd, usage)
 
 
-_lock = threading.Lock()
+def _one_thread() -> bool:
+    """Whether this process runs only its main thread (so that a fork copies no lock another thread holds):
+    no thread started through _thread (threading's included), and none that threading knows of (a foreign
+    thread that called into Python); threading is not imported for this."""
+    threads = sys.modules.get("threading")
+    return _thread._count() == 0 and (threads is None or threads.active_count() == 1)
+
+
+_lock = _thread.allocate_lock()
 _pending: list[Session | ForkSession] = []  # the started session no probe has taken yet (at most one)
 _children: list[ForkSession] = []  # every forked reader of this process, stopped at the command's end
 _usage: list[ForkSession] = []  # the forked reader that also read GPU usage, until the gate takes it

@@ -171,3 +171,40 @@ def test_no_pynvml_answers_at_once_while_the_early_start_hangs(tmp_path: Path, m
     assert time.monotonic() - start < 10  # not the hung start's 60 s
     _same(adopted, direct)
     assert adopted.reason is not None and "pynvml" in adopted.reason
+
+
+@pytest.mark.parametrize(
+    "verb", [["audit", "--format", "json", "--output", "report.json"], ["gate", "--dry-run", "--", "/bin/true"]]
+)
+def test_python_m_stackcheck_forks_before_the_command_lines_imports(tmp_path: Path, verb: list[str]) -> None:
+    """`python -m stackcheck` starts the reader before stackcheck.cli (and threading) is imported: the child, a
+    copy of the command at its fork, says what it holds when it imports pynvml. The facts are the fake H200's."""
+    import json
+    import os
+    import subprocess
+
+    seen = tmp_path / "seen.json"
+    (tmp_path / "pynvml.py").write_text(
+        "import json, sys\n"
+        f"sys.path.insert(0, {str(TESTS)!r})\n"
+        f"with open({str(seen)!r}, 'w') as fh:\n"
+        "    json.dump(sorted(m for m in ('stackcheck.cli', 'threading', 'argparse') if m in sys.modules), fh)\n"
+        "from fake_nvml import FakeNVML, load_doc\n"
+        "sys.modules[__name__] = FakeNVML(load_doc('h200-1x.json'))\n",
+        encoding="utf-8",
+    )
+    root = TESTS.parent
+    env = {**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{root}", "STACKCHECK_CACHE_DIR": str(tmp_path / "c")}
+    proc = subprocess.run(
+        [sys.executable, "-m", "stackcheck", *verb],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert proc.returncode in (0, 1, 3), proc.stderr
+    assert json.loads(seen.read_text(encoding="utf-8")) == []
+    if verb[0] == "audit":
+        report = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+        assert report["facts"]["driver"]["version"] == "580.159.04"
