@@ -91,6 +91,7 @@ class ForkSession:
         self.done = threading.Event()  # set once the answer is in (or the child was stopped)
         self._reading = threading.Lock()
         self._answer: dict[str, Any] | None = None
+        self.reaped = False
 
     def _answered(self) -> dict[str, Any]:
         with self._reading:
@@ -134,40 +135,53 @@ class ForkSession:
                 chunks.append(chunk)
         finally:
             os.close(self._fd)
-        ended = self._reap(block=True)
-        self.done.set()
         try:
             answer = json.loads(b"".join(chunks))
         except ValueError:  # nothing, or not the whole of it: no answer
             answer = None
         if _well_formed(answer):
+            # the child closed its end once the answer was written and shuts NVML down after it: its shutdown and
+            # exit are not waited for here (reaped when it has ended: stop)
+            self._reap(block=False)
+            self.done.set()
             return answer  # type: ignore[no-any-return]
+        ended = self._reap(block=True)
+        self.done.set()
         return {"nvml": ("error", f"the NVML reader (process {self.pid}) ended without an answer ({ended})")}
 
     def _reap(self, block: bool) -> str:
+        if self.reaped:  # (stop and a probe's thread may both reap a stopped child: the first one does)
+            return "already reaped"
         try:
             pid, status = os.waitpid(self.pid, 0 if block else os.WNOHANG)
         except ChildProcessError:
+            self.reaped = True
             return "already reaped"
         if pid == 0:
             return "still running"
+        self.reaped = True
         if os.WIFSIGNALED(status):
             return f"killed by signal {os.WTERMSIG(status)}"
         return f"exit status {os.waitstatus_to_exitcode(status)}"
 
-    def _reap_killed(self) -> None:
-        """Reap the child just sent SIGKILL, waiting at most REAP_WAIT_S (a child stuck in the driver, in an
-        uninterruptible wait, dies only when the driver lets go: it is left to the system then)."""
+    def _reap_killed(self, wait_s: float = REAP_WAIT_S) -> None:
+        """Reap the child (just sent SIGKILL, or shutting NVML down after its answer), waiting at most `wait_s` (a
+        child stuck in the driver, in an uninterruptible wait, dies only when the driver lets go: it is left to the
+        system then)."""
         import time
 
-        deadline = time.monotonic() + REAP_WAIT_S
+        deadline = time.monotonic() + wait_s
         while self._reap(block=False) == "still running" and time.monotonic() < deadline:
             time.sleep(0.001)
 
-    def stop(self) -> None:
+    def stop(self, wait_s: float = 0.0) -> None:
         """At the command's end: a child still running (a hung driver, an abandoned probe) is killed and, where
-        it has ended, reaped; the pipe is closed unless a probe's thread is still reading it."""
+        it has ended, reaped; the pipe is closed unless a probe's thread is still reading it. A child that has
+        answered is reaped where it has ended, waited for at most `wait_s` (it shuts NVML down after its answer;
+        one still at it when the program leaves is the system's to reap)."""
         if self.done.is_set():
+            if not self.reaped:
+                self._reap_killed(wait_s)
             return
         with contextlib.suppress(OSError):
             os.kill(self.pid, 9)
@@ -181,6 +195,8 @@ class ForkSession:
                     self.done.set()
             finally:
                 self._reading.release()
+        if not self.reaped:  # a probe's thread still reads the pipe (it reaps too): reaped here all the same
+            self._reap_killed()
 
 
 def _as_raised(line: str) -> EarlyReadError:
@@ -277,8 +293,11 @@ def _read(answer: dict[str, Any], usage: bool, warm: Warm | None = None) -> None
             if usage:  # while NVML is up: no second start
                 _read_usage(answer, nv)
         finally:
-            with contextlib.suppress(Exception):  # shutting down is best effort (as in the probe)
-                nv.nvmlShutdown()
+            if warm is not None:  # (the child: after its answer is out)
+                warm.later(nv.nvmlShutdown)
+            else:
+                with contextlib.suppress(Exception):  # shutting down is best effort (as in the probe)
+                    nv.nvmlShutdown()
     elif usage:  # the same failure, in the usage reading's own words
         _read_usage(answer, nv)
 
@@ -327,6 +346,7 @@ class Warm:
         self._done = _thread.allocate_lock()
         self._done.acquire()
         self._lib: Any = None
+        self._later: list[Any] = []  # pynvml's nvmlShutdown, made after the answer is out (finish)
         _thread.start_new_thread(self._run, ())
 
     def _run(self) -> None:
@@ -344,9 +364,17 @@ class Warm:
         self._done.acquire()
         self._done.release()
 
+    def later(self, shutdown: Any) -> None:
+        """pynvml's nvmlShutdown, kept for `finish`: the child shuts NVML down once its answer is written."""
+        self._later.append(shutdown)
+
     def finish(self) -> None:
-        """The start's nvmlShutdown, where it succeeded and has returned (never waits: a child whose pynvml could
-        not be imported answers at once, and a start still hung ends with the child)."""
+        """pynvml's nvmlShutdown (kept by `later`), then this start's, where it succeeded and has returned (never
+        waits for it: a child whose pynvml could not be imported answers at once, and a start still hung ends
+        with the child)."""
+        for shutdown in self._later:
+            with contextlib.suppress(Exception):  # shutting down is best effort (as in the probe)
+                shutdown()
         if self._done.acquire(blocking=False):
             lib, self._lib = self._lib, None
             if lib is not None:
@@ -355,15 +383,17 @@ class Warm:
             self._done.release()
 
 
-def _child(fd: int, usage: bool) -> None:
-    """The forked child's whole life: the driver's start begun (Warm), answer, write, leave (os._exit: no atexit,
-    no buffered output of the parent's flushed twice)."""
+def _child(fd: int, usage: bool, parent: int) -> None:
+    """The forked child's whole life: the driver's start begun (Warm) before anything else, its standard streams
+    put aside and its life tied to the command's, answer, write, close the pipe (the command has its answer
+    then), NVML shut down, leave (os._exit: no atexit, no buffered output of the parent's flushed twice)."""
     try:
         warm = Warm()
+        _detach_stdio()
+        _die_with(parent)
         import json
 
         answer = _reading(usage, warm)
-        warm.finish()
         try:
             data = json.dumps(answer, allow_nan=False).encode()
         except (TypeError, ValueError) as exc:
@@ -371,6 +401,8 @@ def _child(fd: int, usage: bool) -> None:
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view) :]
+        os.close(fd)  # the answer is whole: the command reads its end now, not when this process has ended
+        warm.finish()  # NVML's shutdown, after the answer: off the command's path
     finally:
         os._exit(0)
 
@@ -423,9 +455,7 @@ def _fork(usage: bool) -> ForkSession | None:
         return None
     if pid == 0:  # the child
         os.close(read_fd)
-        _detach_stdio()
-        _die_with(parent)
-        _child(write_fd, usage)
+        _child(write_fd, usage, parent)
     os.close(write_fd)
     return ForkSession(pid, read_fd, usage)
 
@@ -473,9 +503,12 @@ def take_usage() -> ForkSession | None:
         return _usage.pop() if _usage else None
 
 
-def discard() -> None:
-    """Drop a session that no probe took (a thread is waited for a little, see the module's docstring), and
-    stop every forked reader still running (a hung driver that the NVML probe gave up on)."""
+def discard(wait_s: float = 0.0) -> None:
+    """Drop a session that no probe took (a thread is waited for a little, see the module's docstring), stop
+    every forked reader still running (a hung driver that the NVML probe gave up on), and reap those that
+    answered, waiting at most `wait_s` for one still shutting NVML down (the gate waits REAP_WAIT_S before it
+    replaces itself with the server, so that the server inherits no child of ours; the program's end waits
+    for none)."""
     session = take()
     if session is not None:
         session.stop()
@@ -484,4 +517,4 @@ def discard() -> None:
         _children.clear()
         _usage.clear()
     for child in children:
-        child.stop()
+        child.stop(wait_s)
