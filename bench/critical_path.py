@@ -1,21 +1,23 @@
 """What stands on the critical path of a probed `stackcheck audit` / `gate` beside the driver's start, tree A against
 tree B: the times, since the process was spawned, at which the interpreter hands over to `python -m stackcheck`, the
-forked NVML reader starts, its answer arrives, the output is written and the process leaves.
+forked NVML reader starts, it writes its answer, the answer is read and the process leaves.
 
     python bench/critical_path.py [--runs 21] [--init-ms 100] [--rows audit,gate] [--real-nvml] TREE_A [TREE_B]
 
 Each run is a fresh process, `python -c CHILD ARGS...` where CHILD wraps os.fork, os.pipe, os.read, os.write and
 os._exit (nothing of stackcheck is imported before `python -m stackcheck` would import it) and then runs the package
-as `-m` does (runpy._run_module_as_main). Times are CLOCK_MONOTONIC (time.perf_counter), the same clock in the spawning
-process, so they are measured from just before the spawn: `start` the CHILD's first line (the interpreter's start and
-site), `fork` the NVML reader's fork, `ready` the reader's first write of its answer (in the child), `answer` its first
-bytes read in the command, `exit` os._exit's call, `end` the wait's return (the process torn down); `reader` is ready
-less fork, `after` exit less the later of ready and fork (what the command still does once the driver has answered),
-`pre` fork less start; `forkcpu` the process's CPU time when it forks (the interpreter's start included), `cpu` the
-process's and its children's in all. By default the NVML is bench/sleepy_nvml
-(tests/fake_nvml.py's H200 whose nvmlInit sleeps --init-ms, lock released, as the driver's start); --real-nvml uses
-the box's pynvml. Trees interleaved run by run, each its own cache directory; run 0 warms. Medians; standard library
-only."""
+as `-m` does (runpy._run_module_as_main). Times are CLOCK_MONOTONIC (time.perf_counter), the same clock in the
+spawning process, so they are measured from just before the spawn:
+- `start` the CHILD's first line (the interpreter's start and site), `fork` the NVML reader's fork, `cstart` the
+  reader's first moment, `ready` its first write of its answer (both in the reader), `answer` the answer's first
+  bytes read in the command, `exit` os._exit's call, `end` the wait's return (the process torn down);
+- `pre` is fork less start, `reader` ready less fork, `after` exit less the later of ready and fork (what the
+  command still does once the driver has answered); `forkcpu` the process's CPU time when it forks (the
+  interpreter's start included), `cpu` the process's and its children's in all.
+By default the NVML is bench/sleepy_nvml: a stand-in pynvml (tests/fake_nvml.py's H200) whose nvmlInit calls a
+stand-in libnvidia-ml.so.1 (libnvml_stub.c, built here with the system C compiler) whose first start in a process
+takes --init-ms, as the driver's start; --real-nvml uses the box's pynvml and driver. Trees interleaved run by run,
+each its own cache directory; run 0 warms. Medians; standard library only."""
 
 from __future__ import annotations
 
@@ -43,11 +45,14 @@ import os, sys, time
 _t = [("start", time.perf_counter())]
 _pid = os.getpid()
 _fork, _pipe, _read, _write, _exit = os.fork, os.pipe, os.read, os.write, os._exit
-_fds, _wfds = set(), set()
+_fds, _wfds, _c = set(), set(), []
 def _f():
     _t.append(("fork", time.perf_counter()))
     _t.append(("forkcpu", time.process_time()))
-    return _fork()
+    pid = _fork()
+    if pid == 0:
+        _c.append(time.perf_counter())
+    return pid
 def _p():
     r, w = _pipe()
     _fds.add(r)
@@ -63,7 +68,7 @@ def _w(fd, data):
     if fd in _wfds and os.getpid() != _pid:
         _wfds.discard(fd)
         with open(os.environ["CRITICAL_PATH_OUT"] + ".child", "w") as fh:
-            fh.write(f"ready={time.perf_counter()!r}")
+            fh.write(f"ready={time.perf_counter()!r} cstart={_c[0]!r}")
     return _write(fd, data)
 def _x(code):
     if os.getpid() == _pid:
@@ -153,7 +158,7 @@ def main() -> int:
         envs.append(env)
     bare = {"floor": [sys.executable, "-c", FLOOR], "python -c pass": [sys.executable, "-c", "pass"]}
     bare_samples: dict[str, list[dict[str, float]]] = {k: [] for k in bare}
-    keys = ("start", "pre", "fork", "forkcpu", "reader", "ready", "answer", "exit", "after", "end", "cpu")
+    keys = ("start", "pre", "fork", "forkcpu", "cstart", "reader", "ready", "answer", "exit", "after", "end", "cpu")
     samples: dict[tuple[str, int], list[dict[str, float]]] = {(r, t): [] for r in rows for t in range(len(trees))}
     for i in range(args.runs + 1):
         order = list(range(len(trees)))
@@ -173,7 +178,7 @@ def main() -> int:
     print(f"{'row':<20} {'tree':<4}" + "".join(f"{k:>8}" for k in keys))
     for label, runs in bare_samples.items():
         end, cpu = statistics.median(r["end"] for r in runs), statistics.median(r["cpu"] for r in runs)
-        print(f"{label:<20} {'':<4}" + " " * 8 * 9 + f"{end:8.1f}{cpu:8.1f}")
+        print(f"{label:<20} {'':<4}" + " " * 8 * 10 + f"{end:8.1f}{cpu:8.1f}")
     med: dict[tuple[str, int], dict[str, float]] = {}
     for (row, t), runs in samples.items():
         med[(row, t)] = {k: statistics.median(r[k] for r in runs if k in r) for k in keys if any(k in r for r in runs)}
