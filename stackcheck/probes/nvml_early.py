@@ -40,6 +40,8 @@ if TYPE_CHECKING:
 DISCARD_WAIT_S = 2.0
 #: how long `discard` waits for a killed forked reader to end, so that it is reaped
 REAP_WAIT_S = 0.2
+#: how long the forked reader waits for its driver start's thread to be in the driver (Warm)
+BEGIN_WAIT_S = 0.05
 
 
 class Session:
@@ -326,9 +328,35 @@ DRIVER_LIBRARY = "libnvidia-ml.so.1"
 
 
 def _open_driver() -> Any:
-    import ctypes
+    """DRIVER_LIBRARY opened as ctypes.CDLL opens it (dlopen, RTLD_NOW | RTLD_LOCAL: the handle pynvml's own CDLL
+    then gets again), each function it is asked for callable with C ints and returning one: through _ctypes
+    itself, the start of the driver then ~0.8 ms after the fork on the 2-core box instead of ~2.6 ms with the
+    ctypes package imported first (pynvml imports it meanwhile, in the child's other thread). A library that
+    cannot be opened is the OSError; a _ctypes without what this uses, ctypes.CDLL."""
+    try:
+        import _ctypes
 
-    return ctypes.CDLL(DRIVER_LIBRARY)
+        class _Int(_ctypes._SimpleCData):  # type: ignore[type-arg]  # ctypes.c_int's own definition: a result comes back as an int
+            _type_ = "i"
+
+        class _Function(_ctypes.CFuncPtr):  # ctypes.CDLL's function class, C calling convention
+            _flags_ = _ctypes.FUNCFLAG_CDECL
+            _restype_ = _Int
+
+        class _Library:
+            def __init__(self, handle: int) -> None:
+                self._handle = handle  # (read by _Function, as from a CDLL)
+
+            def __getattr__(self, name: str) -> Any:
+                return _Function((name, self))  # type: ignore[arg-type]
+
+        return _Library(_ctypes.dlopen(DRIVER_LIBRARY, os.RTLD_NOW | os.RTLD_LOCAL))
+    except OSError:
+        raise
+    except Exception:  # another _ctypes: the public way
+        import ctypes
+
+        return ctypes.CDLL(DRIVER_LIBRARY)
 
 
 class Warm:
@@ -345,18 +373,28 @@ class Warm:
 
         self._done = _thread.allocate_lock()
         self._done.acquire()
+        self._begun = _thread.allocate_lock()  # held until the thread is about to call the driver
+        self._begun.acquire()
         self._lib: Any = None
         self._later: list[Any] = []  # pynvml's nvmlShutdown, made after the answer is out (finish)
         _thread.start_new_thread(self._run, ())
+        # the child's own thread waits (the interpreter lock released) until the call is under way: else the new
+        # thread waits for the lock up to a switch interval (5 ms) while this one imports, and the driver's start
+        # with it; bounded, should opening the library itself hang
+        self._begun.acquire(timeout=BEGIN_WAIT_S)
 
     def _run(self) -> None:
         try:
             lib = _open_driver()
-            if lib.nvmlInitWithFlags(0) == 0:
+            start = lib.nvmlInitWithFlags  # (the symbol looked up before the child's thread goes on)
+            self._begun.release()
+            if start(0) == 0:
                 self._lib = lib
         except Exception:  # noqa: S110 - pynvml's nvmlInit meets the same failure and says it
             pass
         finally:
+            if self._begun.locked():
+                self._begun.release()
             self._done.release()
 
     def wait(self) -> None:

@@ -270,3 +270,30 @@ def test_the_answer_does_not_wait_for_nvmls_shutdown(tmp_path: Path, monkeypatch
     child = nvml_early._children[0]
     nvml_early.discard(wait_s=10)  # reaped once its shutdown is over
     assert child.reaped
+
+
+def test_the_driver_library_is_opened_without_the_ctypes_package(tmp_path: Path) -> None:
+    """_open_driver goes through _ctypes itself (the driver's start begins ~2 ms sooner than after importing
+    ctypes): a function of the library it opens is called with C ints and gives an int back, as through
+    ctypes.CDLL; a library that cannot be opened is an OSError. Shown on the C library in a fresh interpreter."""
+    import os
+    import subprocess
+
+    if not os.path.exists("/lib/x86_64-linux-gnu/libc.so.6") and not os.path.exists("/lib64/libc.so.6"):
+        pytest.skip("no glibc here")
+    code = (
+        "import os, sys\n"
+        "from stackcheck.probes import nvml_early\n"
+        "nvml_early.DRIVER_LIBRARY = 'libc.so.6'\n"
+        "lib = nvml_early._open_driver()\n"
+        "assert lib.getpid() == os.getpid() and lib.abs(-7) == 7 and type(lib.abs(-7)) is int\n"
+        "assert 'ctypes' not in sys.modules, 'the ctypes package was imported'\n"
+        "nvml_early.DRIVER_LIBRARY = 'libstackcheck-absent.so.1'\n"
+        "try:\n"
+        "    nvml_early._open_driver()\n"
+        "except OSError:\n"
+        "    print('ok')\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(TESTS.parent)}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert (proc.returncode, proc.stdout) == (0, "ok\n"), proc.stderr
