@@ -187,6 +187,7 @@ class ForkSession:
             return
         with contextlib.suppress(OSError):
             os.kill(self.pid, 9)
+        waited = False
         if self._reading.acquire(blocking=False):
             try:
                 if self._answer is None:
@@ -194,10 +195,11 @@ class ForkSession:
                         os.close(self._fd)
                     self._answer = {"nvml": ("error", "the NVML reader was stopped before it answered")}
                     self._reap_killed()
+                    waited = True
                     self.done.set()
             finally:
                 self._reading.release()
-        if not self.reaped:  # a probe's thread still reads the pipe (it reaps too): reaped here all the same
+        if not waited:  # a probe's thread still reads the pipe (it reaps too): reaped here all the same
             self._reap_killed()
 
 
