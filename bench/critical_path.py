@@ -133,6 +133,16 @@ def floor_once(argv: list[str], env: dict[str, str], cwd: str) -> dict[str, floa
 
 
 def main() -> int:
+    scratch = tempfile.mkdtemp(prefix="stackcheck-cp-")
+    tempfile.tempdir = scratch  # (every directory and file made below: removed at the end)
+    try:
+        return measure()
+    finally:
+        tempfile.tempdir = None
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def measure() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("trees", nargs="+", metavar="TREE")
     ap.add_argument("--runs", type=int, default=21)
