@@ -13,7 +13,9 @@ spawning process, so they are measured from just before the spawn:
   bytes read in the command, `exit` os._exit's call, `end` the wait's return (the process torn down);
 - `pre` is fork less start, `reader` ready less fork, `after` exit less the later of ready and fork (what the
   command still does once the driver has answered); `forkcpu` the process's CPU time when it forks (the
-  interpreter's start included), `cpu` the process's and its children's in all.
+  interpreter's start included), `selfcpu` the process's own CPU time (its threads, not the reader) when it
+  leaves, `cpu` the process's and the children it reaped in all (a reader still shutting NVML down when the
+  command leaves is not reaped by it, and its CPU is not in that figure).
 By default the NVML is bench/sleepy_nvml: a stand-in pynvml (tests/fake_nvml.py's H200) whose nvmlInit calls a
 stand-in libnvidia-ml.so.1 (libnvml_stub.c, built here with the system C compiler) whose first start in a process
 takes --init-ms, as the driver's start; --real-nvml uses the box's pynvml and driver. Trees interleaved run by run,
@@ -73,6 +75,7 @@ def _w(fd, data):
 def _x(code):
     if os.getpid() == _pid:
         _t.append(("exit", time.perf_counter()))
+        _t.append(("selfcpu", time.process_time()))
         with open(os.environ["CRITICAL_PATH_OUT"], "w") as fh:
             fh.write(" ".join(f"{k}={v!r}" for k, v in _t))
     _exit(code)
@@ -99,7 +102,7 @@ def once(args: list[str], env: dict[str, str], cwd: str) -> dict[str, float]:
             with open(path, encoding="utf-8") as fh:
                 for item in fh.read().split():
                     k, v = item.split("=")
-                    got[k] = float(v) * 1e3 if k == "forkcpu" else (float(v) - t0) * 1e3
+                    got[k] = float(v) * 1e3 if k in ("forkcpu", "selfcpu") else (float(v) - t0) * 1e3
             os.unlink(path)
         except OSError:
             pass
@@ -168,7 +171,8 @@ def measure() -> int:
         envs.append(env)
     bare = {"floor": [sys.executable, "-c", FLOOR], "python -c pass": [sys.executable, "-c", "pass"]}
     bare_samples: dict[str, list[dict[str, float]]] = {k: [] for k in bare}
-    keys = ("start", "pre", "fork", "forkcpu", "cstart", "reader", "ready", "answer", "exit", "after", "end", "cpu")
+    keys = ("start", "pre", "fork", "forkcpu", "cstart", "reader", "ready", "answer", "exit", "after", "end")
+    keys += ("selfcpu", "cpu")
     samples: dict[tuple[str, int], list[dict[str, float]]] = {(r, t): [] for r in rows for t in range(len(trees))}
     for i in range(args.runs + 1):
         order = list(range(len(trees)))
@@ -188,7 +192,7 @@ def measure() -> int:
     print(f"{'row':<20} {'tree':<4}" + "".join(f"{k:>8}" for k in keys))
     for label, runs in bare_samples.items():
         end, cpu = statistics.median(r["end"] for r in runs), statistics.median(r["cpu"] for r in runs)
-        print(f"{label:<20} {'':<4}" + " " * 8 * 10 + f"{end:8.1f}{cpu:8.1f}")
+        print(f"{label:<20} {'':<4}" + " " * 8 * 11 + f"{end:8.1f}{cpu:8.1f}")
     med: dict[tuple[str, int], dict[str, float]] = {}
     for (row, t), runs in samples.items():
         med[(row, t)] = {k: statistics.median(r[k] for r in runs if k in r) for k in keys if any(k in r for r in runs)}
