@@ -9,6 +9,7 @@ import importlib
 import sys
 from collections.abc import Iterator, Sequence
 
+from stackcheck.driver_words import reads_driver, verb_of
 from stackcheck.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, StackcheckError
 from stackcheck.lean_typing import TYPE_CHECKING
 
@@ -45,35 +46,14 @@ def build_parser(only: str | None = None, full: bool = False) -> argparse.Argume
     return build(COMMANDS, only, full)
 
 
-#: the verbs that read this box's driver and GPUs unless told not to (see _reads_driver)
-DRIVER_VERBS = frozenset({"audit", "probe", "plan", "recommend", "gate", "explain"})
-
-
-def _reads_driver(verb: str | None, argv: list[str]) -> bool:
-    """Whether this command line will run the NVML probe, judged from the words alone before the parser is
-    built: a probing verb without --help, --facts, --host-facts, both --assume-gpu and --assume-driver
-    (or, for explain, --assume-gpu). The options may be abbreviated, as argparse allows; the server command
-    after `--` is not read. A wrong guess only costs a started NVML that nobody reads."""
-    if verb not in DRIVER_VERBS:
-        return False
-    words = argv[: argv.index("--")] if "--" in argv else argv
-
-    def given(option: str, shortest: int) -> bool:
-        return any(len(w.split("=", 1)[0]) >= shortest and option.startswith(w.split("=", 1)[0]) for w in words)
-
-    if "-h" in words or given("--help", 4) or given("--facts", 4) or given("--host-facts", 4):
-        return False
-    gpu, driver = given("--assume-gpu", 10), given("--assume-driver", 10)
-    return not (gpu and (driver or verb == "explain"))
-
-
 def main_inner(argv: Sequence[str]) -> int:
     argv = list(argv)
-    verb = next((a for a in argv if not a.startswith("-")), None)
-    if _reads_driver(verb, argv):
+    verb = verb_of(argv)
+    if reads_driver(verb, argv):
         # the driver's start is the longest wait of an audit and NVML calls release the interpreter lock: it
         # starts now, and everything else (imports, manifests, the other probes, the command line) runs
-        # while it does; the NVML probe adopts the result
+        # while it does; the NVML probe adopts the result (`python -m stackcheck` started it before this module
+        # was imported, stackcheck.__main__: a second start while one is pending does nothing)
         from stackcheck.probes import nvml_early
 
         nvml_early.start(usage=verb == "gate")  # the gate's GPU-usage reading too, in the same session

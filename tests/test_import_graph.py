@@ -146,7 +146,7 @@ FOUNDATION = frozenset(
     {"stackcheck", "errors", "paths", "record", "redact", "atomic", "lean_typing", "lazy_re", "pyast"}
 )
 #: the parts around the core: reading a box, assembling a command, launching, showing, the command line
-OUTER = frozenset({"probes", "image", "assembly", "launch", "render", "commands", "cli", "__main__"})
+OUTER = frozenset({"probes", "image", "assembly", "launch", "render", "commands", "cli", "__main__", "driver_words"})
 ENTRY = frozenset({"cli", "__main__"})
 
 #: (importers, groups they never import, why)

@@ -294,6 +294,7 @@ def run(args: argparse.Namespace) -> int:
         from stackcheck.launch.watch import watch
 
         gc.enable()  # the parent lives as long as the server: the collector cli.main paused for the decision runs
+        _settle_nvml()
         return watch(
             command,
             ready=args.ready_pattern.encode(),
@@ -346,9 +347,19 @@ def _err(text: str) -> None:
         pass
 
 
+def _settle_nvml() -> None:
+    """The forked NVML reader, which shuts NVML down after its answer, reaped (waited for a little; one still hung
+    is stopped) before the server replaces this process or starts under it: the server inherits no child of
+    ours (stackcheck.probes.nvml_early.discard)."""
+    early = sys.modules.get("stackcheck.probes.nvml_early")
+    if early is not None:
+        early.discard(early.REAP_WAIT_S)
+
+
 def _exec(command: list[str]) -> int:
     from stackcheck.redact import field_safe
 
+    _settle_nvml()
     name = field_safe(command[0])
     for stream in (sys.stdout, sys.stderr):
         try:

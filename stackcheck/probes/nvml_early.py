@@ -16,15 +16,20 @@ another core, not beside the main thread under the interpreter lock. The child a
 ends without an answer is an error of the NVML probe, and one still running when the command ends (a hung
 driver) is killed. Elsewhere (no fork, threads already running) the thread (Session) does the same work.
 
-This module imports only threading at import time: the thread or the child imports pynvml, and the NVML
-probe's reader after nvmlInit has returned."""
+The child begins the driver's start itself, in a thread, as soon as it is forked (Warm: the call pynvml's nvmlInit
+makes, on the library it loads), and imports pynvml and the reader while the driver starts.
+
+The command line starts it from its words alone (stackcheck.driver_words), first of all: `python -m
+stackcheck` before even stackcheck.cli is imported (stackcheck.__main__). This module imports nothing at import
+time that the interpreter has not imported already (threading comes after the fork, with the session); the
+thread or the child imports pynvml, and the thread the NVML probe's reader after nvmlInit has returned."""
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import os
 import sys
-import threading
 
 from stackcheck.lean_typing import TYPE_CHECKING
 
@@ -35,12 +40,16 @@ if TYPE_CHECKING:
 DISCARD_WAIT_S = 2.0
 #: how long `discard` waits for a killed forked reader to end, so that it is reaped
 REAP_WAIT_S = 0.2
+#: how long the forked reader waits for its driver start's thread to be in the driver (Warm)
+BEGIN_WAIT_S = 0.05
 
 
 class Session:
     """One early NVML start in a thread: `answer` is the reading as plain data (see `_reading`) once `done` is set."""
 
     def __init__(self) -> None:
+        import threading
+
         self.done = threading.Event()
         self.answer: dict[str, Any] = {}
         self.thread = threading.Thread(target=self._run, name="stackcheck-nvml-early", daemon=True)
@@ -76,12 +85,15 @@ class ForkSession:
     the read releases the interpreter lock) and reaps the child."""
 
     def __init__(self, pid: int, fd: int, usage: bool = False) -> None:
+        import threading  # (after the fork: the child is already at work)
+
         self.pid = pid
         self._fd = fd
         self.usage = usage  # the child also reads GPU usage (the gate's), in the same NVML session
         self.done = threading.Event()  # set once the answer is in (or the child was stopped)
         self._reading = threading.Lock()
         self._answer: dict[str, Any] | None = None
+        self.reaped = False
 
     def _answered(self) -> dict[str, Any]:
         with self._reading:
@@ -125,43 +137,57 @@ class ForkSession:
                 chunks.append(chunk)
         finally:
             os.close(self._fd)
-        ended = self._reap(block=True)
-        self.done.set()
         try:
             answer = json.loads(b"".join(chunks))
         except ValueError:  # nothing, or not the whole of it: no answer
             answer = None
         if _well_formed(answer):
+            # the child closed its end once the answer was written and shuts NVML down after it: its shutdown and
+            # exit are not waited for here (reaped when it has ended: stop)
+            self._reap(block=False)
+            self.done.set()
             return answer  # type: ignore[no-any-return]
+        ended = self._reap(block=True)
+        self.done.set()
         return {"nvml": ("error", f"the NVML reader (process {self.pid}) ended without an answer ({ended})")}
 
     def _reap(self, block: bool) -> str:
+        if self.reaped:  # (stop and a probe's thread may both reap a stopped child: the first one does)
+            return "already reaped"
         try:
             pid, status = os.waitpid(self.pid, 0 if block else os.WNOHANG)
         except ChildProcessError:
+            self.reaped = True
             return "already reaped"
         if pid == 0:
             return "still running"
+        self.reaped = True
         if os.WIFSIGNALED(status):
             return f"killed by signal {os.WTERMSIG(status)}"
         return f"exit status {os.waitstatus_to_exitcode(status)}"
 
-    def _reap_killed(self) -> None:
-        """Reap the child just sent SIGKILL, waiting at most REAP_WAIT_S (a child stuck in the driver, in an
-        uninterruptible wait, dies only when the driver lets go: it is left to the system then)."""
+    def _reap_killed(self, wait_s: float = REAP_WAIT_S) -> None:
+        """Reap the child (just sent SIGKILL, or shutting NVML down after its answer), waiting at most `wait_s` (a
+        child stuck in the driver, in an uninterruptible wait, dies only when the driver lets go: it is left to the
+        system then)."""
         import time
 
-        deadline = time.monotonic() + REAP_WAIT_S
+        deadline = time.monotonic() + wait_s
         while self._reap(block=False) == "still running" and time.monotonic() < deadline:
             time.sleep(0.001)
 
-    def stop(self) -> None:
+    def stop(self, wait_s: float = 0.0) -> None:
         """At the command's end: a child still running (a hung driver, an abandoned probe) is killed and, where
-        it has ended, reaped; the pipe is closed unless a probe's thread is still reading it."""
+        it has ended, reaped; the pipe is closed unless a probe's thread is still reading it. A child that has
+        answered is reaped where it has ended, waited for at most `wait_s` (it shuts NVML down after its answer;
+        one still at it when the program leaves is the system's to reap)."""
         if self.done.is_set():
+            if not self.reaped:
+                self._reap_killed(wait_s)
             return
         with contextlib.suppress(OSError):
             os.kill(self.pid, 9)
+        waited = False
         if self._reading.acquire(blocking=False):
             try:
                 if self._answer is None:
@@ -169,9 +195,12 @@ class ForkSession:
                         os.close(self._fd)
                     self._answer = {"nvml": ("error", "the NVML reader was stopped before it answered")}
                     self._reap_killed()
+                    waited = True
                     self.done.set()
             finally:
                 self._reading.release()
+        if not waited:  # a probe's thread still reads the pipe (it reaps too): reaped here all the same
+            self._reap_killed()
 
 
 def _as_raised(line: str) -> EarlyReadError:
@@ -227,14 +256,15 @@ def _outcome(answer: dict[str, Any]) -> tuple[Any, str | None]:
     raise _as_raised(str(value))
 
 
-def _reading(usage: bool) -> dict[str, Any]:
+def _reading(usage: bool, warm: Warm | None = None) -> dict[str, Any]:
     """One NVML reading as plain data, for the thread and the child alike: {"nvml": (kind, value)}, kind "result"
     ((facts, status, reason) as the NVML probe reads them), "import" or "init" (the fallback's reason), or "error"
     (what the reading raised, as one line); with `usage`, also "usage" (reading_to_plain of the gate's GPU-usage
-    reading, taken in the same NVML session), which an error drops (the gate then reads usage itself)."""
+    reading, taken in the same NVML session), which an error drops (the gate then reads usage itself). `warm`: the
+    child's driver start begun beside the imports (see Warm), waited for before pynvml's own nvmlInit."""
     answer: dict[str, Any] = {}
     try:
-        _read(answer, usage)
+        _read(answer, usage, warm)
     except BaseException as exc:
         from stackcheck.probes.interface import one_line
 
@@ -242,7 +272,7 @@ def _reading(usage: bool) -> dict[str, Any]:
     return answer
 
 
-def _read(answer: dict[str, Any], usage: bool) -> None:
+def _read(answer: dict[str, Any], usage: bool, warm: Warm | None = None) -> None:
     try:
         import pynvml
     except ImportError as exc:
@@ -252,6 +282,12 @@ def _read(answer: dict[str, Any], usage: bool) -> None:
         nv = None
     else:
         nv = pynvml
+    if warm is not None and nv is not None:  # (the child: what it reads with comes in while the driver starts)
+        from stackcheck.probes.nvml_read import read_nvml
+
+        if usage:
+            from stackcheck.probes.gpu_usage import read_gpu_usage  # noqa: F401
+        warm.wait()
     if nv is not None and _started(nv, answer):
         from stackcheck.probes.nvml_read import read_nvml
 
@@ -261,8 +297,11 @@ def _read(answer: dict[str, Any], usage: bool) -> None:
             if usage:  # while NVML is up: no second start
                 _read_usage(answer, nv)
         finally:
-            with contextlib.suppress(Exception):  # shutting down is best effort (as in the probe)
-                nv.nvmlShutdown()
+            if warm is not None:  # (the child: after its answer is out)
+                warm.later(nv.nvmlShutdown)
+            else:
+                with contextlib.suppress(Exception):  # shutting down is best effort (as in the probe)
+                    nv.nvmlShutdown()
     elif usage:  # the same failure, in the usage reading's own words
         _read_usage(answer, nv)
 
@@ -285,13 +324,116 @@ def _read_usage(answer: dict[str, Any], nv: Any) -> None:
     answer["usage"] = reading_to_plain(read_gpu_usage(nv))
 
 
-def _child(fd: int, usage: bool) -> None:
-    """The forked child's whole life: answer, write, leave (os._exit: no atexit, no buffered output of the
-    parent's flushed twice)."""
+#: the library and the call pynvml's nvmlInit makes on Linux (nvidia-ml-py: CDLL("libnvidia-ml.so.1"), then
+#: nvmlInitWithFlags(0)), which the forked child makes first, beside its imports (Warm)
+DRIVER_LIBRARY = "libnvidia-ml.so.1"
+
+
+def _open_driver() -> Any:
+    """DRIVER_LIBRARY opened as ctypes.CDLL opens it (dlopen, RTLD_NOW | RTLD_LOCAL: the handle pynvml's own CDLL
+    then gets again), each function it is asked for callable with C ints and returning one: through _ctypes
+    itself, the start of the driver then ~0.8 ms after the fork on the 2-core box instead of ~2.6 ms with the
+    ctypes package imported first (pynvml imports it meanwhile, in the child's other thread). A library that
+    cannot be opened is the OSError; a _ctypes without what this uses, ctypes.CDLL."""
     try:
+        import _ctypes
+
+        class _Int(_ctypes._SimpleCData):  # type: ignore[type-arg]  # ctypes.c_int's own definition: a result comes back as an int
+            _type_ = "i"
+
+        class _Function(_ctypes.CFuncPtr):  # ctypes.CDLL's function class, C calling convention
+            _flags_ = _ctypes.FUNCFLAG_CDECL
+            _restype_ = _Int
+
+        class _Library:
+            def __init__(self, handle: int) -> None:
+                self._handle = handle  # (read by _Function, as from a CDLL)
+
+            def __getattr__(self, name: str) -> Any:
+                return _Function((name, self))  # type: ignore[arg-type]
+
+        return _Library(_ctypes.dlopen(DRIVER_LIBRARY, os.RTLD_NOW | os.RTLD_LOCAL))
+    except OSError:
+        raise
+    except Exception:  # another _ctypes: the public way
+        import ctypes
+
+        return ctypes.CDLL(DRIVER_LIBRARY)
+
+
+class Warm:
+    """In the forked child: the driver's start (nvmlInitWithFlags(0) on DRIVER_LIBRARY, the call pynvml's nvmlInit
+    makes) begun in a thread at once, while the child imports pynvml and the NVML reader (~20 ms of interpreter work
+    on an H200, which the call, releasing the interpreter lock, runs beside). NVML counts its starts: pynvml's own
+    nvmlInit, made once this one has returned (`wait`), is then only counted, and every read is pynvml's as before;
+    `finish` balances the count (nvmlShutdown) where this start succeeded. A start that fails or cannot be made (no
+    library, no such function, an error code) is left alone: pynvml's nvmlInit then meets the failure itself and
+    reports it in its own words. Nothing here decides anything: it only moves the driver's start earlier."""
+
+    def __init__(self) -> None:
+        import _thread
+
+        self._done = _thread.allocate_lock()
+        self._done.acquire()
+        self._begun = _thread.allocate_lock()  # held until the thread is about to call the driver
+        self._begun.acquire()
+        self._lib: Any = None
+        self._later: list[Any] = []  # pynvml's nvmlShutdown, made after the answer is out (finish)
+        _thread.start_new_thread(self._run, ())
+        # the child's own thread waits (the interpreter lock released) until the call is under way: else the new
+        # thread waits for the lock up to a switch interval (5 ms) while this one imports, and the driver's start
+        # with it; bounded, should opening the library itself hang
+        self._begun.acquire(timeout=BEGIN_WAIT_S)
+
+    def _run(self) -> None:
+        try:
+            lib = _open_driver()
+            start = lib.nvmlInitWithFlags  # (the symbol looked up before the child's thread goes on)
+            self._begun.release()
+            if start(0) == 0:
+                self._lib = lib
+        except Exception:  # noqa: S110 - pynvml's nvmlInit meets the same failure and says it
+            pass
+        finally:
+            if self._begun.locked():
+                self._begun.release()
+            self._done.release()
+
+    def wait(self) -> None:
+        """Until the start has returned (a hung driver hangs here as it would in pynvml's nvmlInit)."""
+        self._done.acquire()
+        self._done.release()
+
+    def later(self, shutdown: Any) -> None:
+        """pynvml's nvmlShutdown, kept for `finish`: the child shuts NVML down once its answer is written."""
+        self._later.append(shutdown)
+
+    def finish(self) -> None:
+        """pynvml's nvmlShutdown (kept by `later`), then this start's, where it succeeded and has returned (never
+        waits for it: a child whose pynvml could not be imported answers at once, and a start still hung ends
+        with the child)."""
+        for shutdown in self._later:
+            with contextlib.suppress(Exception):  # shutting down is best effort (as in the probe)
+                shutdown()
+        if self._done.acquire(blocking=False):
+            lib, self._lib = self._lib, None
+            if lib is not None:
+                with contextlib.suppress(Exception):
+                    lib.nvmlShutdown()
+            self._done.release()
+
+
+def _child(fd: int, usage: bool, parent: int) -> None:
+    """The forked child's whole life: the driver's start begun (Warm) before anything else, its standard streams
+    put aside and its life tied to the command's, answer, write, close the pipe (the command has its answer
+    then), NVML shut down, leave (os._exit: no atexit, no buffered output of the parent's flushed twice)."""
+    try:
+        warm = Warm()
+        _detach_stdio()
+        _die_with(parent)
         import json
 
-        answer = _reading(usage)
+        answer = _reading(usage, warm)
         try:
             data = json.dumps(answer, allow_nan=False).encode()
         except (TypeError, ValueError) as exc:
@@ -299,6 +441,8 @@ def _child(fd: int, usage: bool) -> None:
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view) :]
+        os.close(fd)  # the answer is whole: the command reads its end now, not when this process has ended
+        warm.finish()  # NVML's shutdown, after the answer: off the command's path
     finally:
         os._exit(0)
 
@@ -336,7 +480,7 @@ MODE = "auto"
 
 def _fork(usage: bool) -> ForkSession | None:
     """A forked reader, or None where forking is not safe or not possible (the caller starts a thread)."""
-    if MODE != "auto" or not sys.platform.startswith("linux") or threading.active_count() != 1:
+    if MODE != "auto" or not sys.platform.startswith("linux") or not _one_thread():
         return None
     try:
         read_fd, write_fd = os.pipe()
@@ -351,14 +495,20 @@ def _fork(usage: bool) -> ForkSession | None:
         return None
     if pid == 0:  # the child
         os.close(read_fd)
-        _detach_stdio()
-        _die_with(parent)
-        _child(write_fd, usage)
+        _child(write_fd, usage, parent)
     os.close(write_fd)
     return ForkSession(pid, read_fd, usage)
 
 
-_lock = threading.Lock()
+def _one_thread() -> bool:
+    """Whether this process runs only its main thread (so that a fork copies no lock another thread holds):
+    no thread started through _thread (threading's included), and none that threading knows of (a foreign
+    thread that called into Python); threading is not imported for this."""
+    threads = sys.modules.get("threading")
+    return _thread._count() == 0 and (threads is None or threads.active_count() == 1)
+
+
+_lock = _thread.allocate_lock()
 _pending: list[Session | ForkSession] = []  # the started session no probe has taken yet (at most one)
 _children: list[ForkSession] = []  # every forked reader of this process, stopped at the command's end
 _usage: list[ForkSession] = []  # the forked reader that also read GPU usage, until the gate takes it
@@ -393,9 +543,12 @@ def take_usage() -> ForkSession | None:
         return _usage.pop() if _usage else None
 
 
-def discard() -> None:
-    """Drop a session that no probe took (a thread is waited for a little, see the module's docstring), and
-    stop every forked reader still running (a hung driver that the NVML probe gave up on)."""
+def discard(wait_s: float = 0.0) -> None:
+    """Drop a session that no probe took (a thread is waited for a little, see the module's docstring), stop
+    every forked reader still running (a hung driver that the NVML probe gave up on), and reap those that
+    answered, waiting at most `wait_s` for one still shutting NVML down (the gate waits REAP_WAIT_S before it
+    replaces itself with the server, so that the server inherits no child of ours; the program's end waits
+    for none)."""
     session = take()
     if session is not None:
         session.stop()
@@ -404,4 +557,4 @@ def discard() -> None:
         _children.clear()
         _usage.clear()
     for child in children:
-        child.stop()
+        child.stop(wait_s)

@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 from fake_nvml import FakeNVML, load_doc, synthetic_doc
 
-from stackcheck.cli import _reads_driver, main
+from stackcheck.cli import main
+from stackcheck.driver_words import reads_driver
 from stackcheck.probes import nvml_early
 from stackcheck.probes.interface import ProbeContext
 from stackcheck.probes.nvml import NvmlProbe
@@ -225,7 +226,7 @@ def test_a_command_that_stops_early_leaves_nothing_pending(monkeypatch: pytest.M
 )
 def test_the_command_line_starts_nvml_only_where_the_probe_runs(argv: list[str], reads: bool) -> None:
     verb = next((a for a in argv if not a.startswith("-")), None)
-    assert _reads_driver(verb, argv) is reads
+    assert reads_driver(verb, argv) is reads
 
 
 def _fake_pynvml_first(tmp_path: Path, cls: str, define: str = "") -> dict[str, str]:

@@ -1,0 +1,299 @@
+"""The forked NVML reader starts the driver itself, beside its imports (issue 21, stackcheck.probes.nvml_early.Warm):
+the call pynvml's nvmlInit makes (nvmlInitWithFlags(0) on libnvidia-ml.so.1) is begun in a thread as soon as the
+child is forked, pynvml is imported meanwhile, pynvml's own nvmlInit comes after the early start has returned and
+the early start is shut down after pynvml's. What the NVML probe reports is unchanged, whatever the early start does
+(fails, returns an error, cannot load the library), and a child whose pynvml cannot be imported answers at once even
+while the early start hangs. The fake driver library and the fake pynvml write what they are called with to a log
+file, since they run in the forked child."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fake_nvml import FakeNVML, load_doc
+
+from stackcheck.probes import nvml_early
+from stackcheck.probes.interface import ProbeContext
+from stackcheck.probes.nvml import NvmlProbe
+
+TESTS = Path(__file__).resolve().parent.parent
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the forked reader is Linux's")
+
+
+@pytest.fixture(autouse=True)
+def forked(monkeypatch: pytest.MonkeyPatch) -> Any:
+    nvml_early.discard()
+    if threading.active_count() != 1:
+        pytest.skip("the forked reader needs a single-threaded test process")
+    monkeypatch.setattr(nvml_early, "MODE", "auto")
+    yield
+    nvml_early.discard()
+
+
+def bare_ctx(tmp_path: Path, nvml: Any = None) -> ProbeContext:
+    return ProbeContext(env={"PATH": ""}, root=tmp_path, path_dirs=[], subprocess_timeout_s=3.0, nvml=nvml)
+
+
+def _log(path: Path, line: str) -> None:
+    with path.open("a", encoding="utf-8") as fh:
+        fh.write(line + "\n")
+
+
+class FakeDriver:
+    """libnvidia-ml.so.1 as the child's early start sees it: nvmlInitWithFlags / nvmlShutdown, logged."""
+
+    def __init__(self, log: Path, code: int = 0, hold_s: float = 0.0, hang: bool = False) -> None:
+        self.log, self.code, self.hold_s, self.hang = log, code, hold_s, hang
+
+    def nvmlInitWithFlags(self, flags: int) -> int:
+        _log(self.log, f"driver init {flags}")
+        if self.hang:
+            time.sleep(60)
+        time.sleep(self.hold_s)
+        _log(self.log, "driver init returned")
+        return self.code
+
+    def nvmlShutdown(self) -> int:
+        _log(self.log, "driver shutdown")
+        return 0
+
+
+def _pynvml_file(tmp_path: Path, log: Path, monkeypatch: pytest.MonkeyPatch, wait_for_driver: bool = True) -> None:
+    """A `pynvml` first on the path (not imported here: the child imports it), the tests' fake H200 whose import
+    waits (at most 5 s) to see the early start begun, and whose nvmlInit / nvmlShutdown are logged."""
+    (tmp_path / "pynvml.py").write_text(
+        "import sys, time\n"
+        f"sys.path.insert(0, {str(TESTS)!r})\n"
+        "from fake_nvml import FakeNVML, load_doc\n"
+        f"LOG = {str(log)!r}\n"
+        "def log(line):\n"
+        "    with open(LOG, 'a', encoding='utf-8') as fh:\n"
+        "        fh.write(line + '\\n')\n"
+        "deadline = time.monotonic() + 5\n"
+        f"while {wait_for_driver!r} and time.monotonic() < deadline:\n"
+        "    with open(LOG, encoding='utf-8') as fh:\n"
+        "        if 'driver init 0' in fh.read():\n"
+        "            break\n"
+        "    time.sleep(0.005)\n"
+        "log('pynvml imported')\n"
+        "class Logged(FakeNVML):\n"
+        "    def nvmlInit(self):\n"
+        "        log('pynvml init')\n"
+        "        super().nvmlInit()\n"
+        "    def nvmlShutdown(self):\n"
+        "        log('pynvml shutdown')\n"
+        "        super().nvmlShutdown()\n"
+        "sys.modules[__name__] = Logged(load_doc('h200-1x.json'))\n",
+        encoding="utf-8",
+    )
+    log.write_text("", encoding="utf-8")
+    monkeypatch.delitem(sys.modules, "pynvml", raising=False)
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+
+def _adopted(tmp_path: Path) -> Any:
+    nvml_early.start()
+    session = nvml_early.take()
+    assert isinstance(session, nvml_early.ForkSession)
+    nvml_early._pending.append(session)
+    result = NvmlProbe().run(bare_ctx(tmp_path))
+    nvml_early.discard(wait_s=10)  # the child has ended (it shuts NVML down after its answer): its log is whole
+    return result
+
+
+def _direct(tmp_path: Path) -> Any:
+    return NvmlProbe().run(bare_ctx(tmp_path, FakeNVML(load_doc("h200-1x.json"))))
+
+
+def _same(a: Any, b: Any) -> None:
+    assert (a.facts, a.status, a.reason) == (b.facts, b.status, b.reason)
+
+
+def test_the_driver_starts_beside_the_import_and_before_pynvmls_init(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = tmp_path / "calls.log"
+    _pynvml_file(tmp_path, log, monkeypatch)
+    monkeypatch.setattr(nvml_early, "_open_driver", lambda: FakeDriver(log, hold_s=0.2))
+    _same(_adopted(tmp_path), _direct(tmp_path))
+    calls = log.read_text(encoding="utf-8").splitlines()
+    # begun before pynvml's import ended (the import waited to see it), returned before pynvml's own start,
+    # and shut down after pynvml's: NVML's count of starts ends where it began
+    assert calls == [
+        "driver init 0",
+        "pynvml imported",
+        "driver init returned",
+        "pynvml init",
+        "pynvml shutdown",
+        "driver shutdown",
+    ]
+
+
+@pytest.mark.parametrize(
+    "driver",
+    [
+        pytest.param(lambda log: FakeDriver(log, code=9), id="an error code (driver not loaded)"),
+        pytest.param(lambda log: (_ for _ in ()).throw(OSError("libnvidia-ml.so.1: cannot open")), id="no library"),
+        pytest.param(lambda log: object(), id="no nvmlInitWithFlags"),
+    ],
+)
+def test_an_early_start_that_fails_is_left_to_pynvml(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, driver: Any
+) -> None:
+    log = tmp_path / "calls.log"
+    _pynvml_file(tmp_path, log, monkeypatch, wait_for_driver=False)
+    monkeypatch.setattr(nvml_early, "_open_driver", lambda: driver(log))
+    _same(_adopted(tmp_path), _direct(tmp_path))
+    calls = log.read_text(encoding="utf-8").splitlines()
+    assert "driver shutdown" not in calls  # nothing to balance: the start did not succeed
+    assert calls[-2:] == ["pynvml init", "pynvml shutdown"]
+
+
+def test_pynvmls_own_init_failure_is_reported_as_before(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The early start fails (no driver): pynvml's nvmlInit meets the failure and its words are the fallback's."""
+    failing = FakeNVML(load_doc("h200-1x.json")).fail("nvmlInit", "DriverNotLoaded")
+    direct = NvmlProbe().run(bare_ctx(tmp_path, failing))
+    monkeypatch.setitem(sys.modules, "pynvml", FakeNVML(load_doc("h200-1x.json")).fail("nvmlInit", "DriverNotLoaded"))
+    monkeypatch.setattr(nvml_early, "_open_driver", lambda: FakeDriver(tmp_path / "calls.log", code=9))
+    _same(_adopted(tmp_path), direct)
+
+
+def test_no_pynvml_answers_at_once_while_the_early_start_hangs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "pynvml", None)  # `import pynvml` raises ImportError
+    direct = NvmlProbe().run(bare_ctx(tmp_path))
+    monkeypatch.setattr(nvml_early, "_open_driver", lambda: FakeDriver(tmp_path / "calls.log", hang=True))
+    start = time.monotonic()
+    adopted = _adopted(tmp_path)
+    assert time.monotonic() - start < 10  # not the hung start's 60 s
+    _same(adopted, direct)
+    assert adopted.reason is not None and "pynvml" in adopted.reason
+
+
+@pytest.mark.parametrize(
+    "verb", [["audit", "--format", "json", "--output", "report.json"], ["gate", "--dry-run", "--", "/bin/true"]]
+)
+def test_python_m_stackcheck_forks_before_the_command_lines_imports(tmp_path: Path, verb: list[str]) -> None:
+    """`python -m stackcheck` starts the reader before stackcheck.cli (and threading) is imported: the child, a
+    copy of the command at its fork, says what it holds when it imports pynvml. The facts are the fake H200's."""
+    import json
+    import os
+    import subprocess
+
+    seen = tmp_path / "seen.json"
+    (tmp_path / "pynvml.py").write_text(
+        "import json, sys\n"
+        f"sys.path.insert(0, {str(TESTS)!r})\n"
+        f"with open({str(seen)!r}, 'w') as fh:\n"
+        "    json.dump(sorted(m for m in ('stackcheck.cli', 'threading', 'argparse') if m in sys.modules), fh)\n"
+        "from fake_nvml import FakeNVML, load_doc\n"
+        "sys.modules[__name__] = FakeNVML(load_doc('h200-1x.json'))\n",
+        encoding="utf-8",
+    )
+    root = TESTS.parent
+    env = {**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{root}", "STACKCHECK_CACHE_DIR": str(tmp_path / "c")}
+    proc = subprocess.run(
+        [sys.executable, "-m", "stackcheck", *verb],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert proc.returncode in (0, 1, 3), proc.stderr
+    assert json.loads(seen.read_text(encoding="utf-8")) == []
+    if verb[0] == "audit":
+        report = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+        assert report["facts"]["driver"]["version"] == "580.159.04"
+
+
+def test_the_gate_leaves_the_server_no_reader_of_ours(tmp_path: Path) -> None:
+    """The reader shuts NVML down after its answer (here slowly) and the command does not wait for that; the gate
+    reaps it (or stops and reaps one it did not need) before it replaces itself with the server, first run and
+    served from its kept decision alike: the server (same pid) has no Python child of ours, not even a zombie. (A
+    tool a probe runs, nvcc say, can still be running when a plain command is let through: not looked at here.)"""
+    import os
+    import subprocess
+
+    if not os.path.exists(f"/proc/{os.getpid()}/task/{os.getpid()}/children"):
+        pytest.skip("no /proc/PID/task/TID/children here")
+    (tmp_path / "pynvml.py").write_text(
+        "import sys, time\n"
+        f"sys.path.insert(0, {str(TESTS)!r})\n"
+        "from fake_nvml import FakeNVML, load_doc\n"
+        "class SlowShutdown(FakeNVML):\n"
+        "    def nvmlShutdown(self):\n"
+        "        time.sleep(0.1)\n"
+        "        super().nvmlShutdown()\n"
+        "sys.modules[__name__] = SlowShutdown(load_doc('h200-1x.json'))\n",
+        encoding="utf-8",
+    )
+    server = tmp_path / "server.py"
+    server.write_text(
+        "import os\n"
+        "me = os.getpid()\n"
+        "tasks = [f'/proc/{me}/task/{t}/children' for t in os.listdir(f'/proc/{me}/task')]\n"
+        "kids = [k for t in tasks for k in open(t).read().split()]\n"
+        "stats = [open(f'/proc/{k}/stat').read() for k in kids]\n"
+        "print([s for s in stats if s.split()[1].startswith('(python')])\n",
+        encoding="utf-8",
+    )
+    root = TESTS.parent
+    env = {**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{root}", "STACKCHECK_CACHE_DIR": str(tmp_path / "c")}
+    argv = [sys.executable, "-m", "stackcheck", "gate", "-q", "--", sys.executable, str(server)]
+    for _ in range(2):  # the first run, then the decision served from its entry
+        proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=120, cwd=tmp_path)
+        assert (proc.returncode, proc.stdout) == (0, "[]\n"), proc.stderr
+
+
+def test_the_answer_does_not_wait_for_nvmls_shutdown(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The child writes its answer and closes the pipe before it shuts NVML down: a shutdown that takes seconds
+    (a driver tearing its client down) is not on the command's path, and the facts are the same."""
+
+    class SlowShutdown(FakeNVML):
+        def nvmlShutdown(self) -> None:
+            time.sleep(3)
+            super().nvmlShutdown()
+
+    monkeypatch.setitem(sys.modules, "pynvml", SlowShutdown(load_doc("h200-1x.json")))
+    nvml_early.start()
+    start = time.monotonic()
+    adopted = NvmlProbe().run(bare_ctx(tmp_path))
+    took = time.monotonic() - start
+    _same(adopted, _direct(tmp_path))
+    assert took < 2.5, took
+    child = nvml_early._children[0]
+    nvml_early.discard(wait_s=10)  # reaped once its shutdown is over
+    assert child.reaped
+
+
+def test_the_driver_library_is_opened_without_the_ctypes_package(tmp_path: Path) -> None:
+    """_open_driver goes through _ctypes itself (the driver's start begins ~2 ms sooner than after importing
+    ctypes): a function of the library it opens is called with C ints and gives an int back, as through
+    ctypes.CDLL; a library that cannot be opened is an OSError. Shown on the C library in a fresh interpreter."""
+    import os
+    import subprocess
+
+    if not os.path.exists("/lib/x86_64-linux-gnu/libc.so.6") and not os.path.exists("/lib64/libc.so.6"):
+        pytest.skip("no glibc here")
+    code = (
+        "import os, sys\n"
+        "from stackcheck.probes import nvml_early\n"
+        "nvml_early.DRIVER_LIBRARY = 'libc.so.6'\n"
+        "lib = nvml_early._open_driver()\n"
+        "assert lib.getpid() == os.getpid() and lib.abs(-7) == 7 and type(lib.abs(-7)) is int\n"
+        "assert 'ctypes' not in sys.modules, 'the ctypes package was imported'\n"
+        "nvml_early.DRIVER_LIBRARY = 'libstackcheck-absent.so.1'\n"
+        "try:\n"
+        "    nvml_early._open_driver()\n"
+        "except OSError:\n"
+        "    print('ok')\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(TESTS.parent)}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert (proc.returncode, proc.stdout) == (0, "ok\n"), proc.stderr
