@@ -175,12 +175,34 @@ def test_no_pynvml_answers_at_once_while_the_early_start_hangs(tmp_path: Path, m
     assert adopted.reason is not None and "pynvml" in adopted.reason
 
 
+#: what pip writes for the installed `stackcheck` script (pyproject's [project.scripts] entry), in the same shape
+CONSOLE_SCRIPT = "import re, sys\nfrom {module} import {func}\nsys.argv[0] = 'stackcheck'\nsys.exit({func}())\n"
+
+
+def _script_entry() -> str:
+    import re
+
+    text = (TESTS.parent / "pyproject.toml").read_text(encoding="utf-8")  # tomllib is 3.11+; the tests run on 3.10
+    scripts = text.split("[project.scripts]", 1)[1].split("\n[", 1)[0]
+    found = re.search(r'^stackcheck\s*=\s*"([^"]+)"', scripts, re.M)
+    assert found, "pyproject.toml names no stackcheck script"
+    return found.group(1)
+
+
+def test_the_installed_script_enters_where_python_m_does() -> None:
+    """The console script's entry is the same function `python -m stackcheck` runs, so an installed stackcheck
+    (pip, pipx) forks the reader before the command line's imports too (it entered at stackcheck.cli:run before)."""
+    assert _script_entry() == "stackcheck.__main__:main"
+
+
+@pytest.mark.parametrize("how", ["python -m", "console script"])
 @pytest.mark.parametrize(
     "verb", [["audit", "--format", "json", "--output", "report.json"], ["gate", "--dry-run", "--", "/bin/true"]]
 )
-def test_python_m_stackcheck_forks_before_the_command_lines_imports(tmp_path: Path, verb: list[str]) -> None:
-    """`python -m stackcheck` starts the reader before stackcheck.cli (and threading) is imported: the child, a
-    copy of the command at its fork, says what it holds when it imports pynvml. The facts are the fake H200's."""
+def test_python_m_stackcheck_forks_before_the_command_lines_imports(tmp_path: Path, verb: list[str], how: str) -> None:
+    """`python -m stackcheck` and the installed script start the reader before stackcheck.cli (and threading) is
+    imported: the child, a copy of the command at its fork, says what it holds when it imports pynvml. The facts
+    are the fake H200's."""
     import json
     import os
     import subprocess
@@ -196,9 +218,12 @@ def test_python_m_stackcheck_forks_before_the_command_lines_imports(tmp_path: Pa
         encoding="utf-8",
     )
     root = TESTS.parent
+    module, func = _script_entry().split(":")
+    script = tmp_path / "stackcheck-script"
+    script.write_text(CONSOLE_SCRIPT.format(module=module, func=func), encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{root}", "STACKCHECK_CACHE_DIR": str(tmp_path / "c")}
     proc = subprocess.run(
-        [sys.executable, "-m", "stackcheck", *verb],
+        [sys.executable, "-m", "stackcheck", *verb] if how == "python -m" else [sys.executable, str(script), *verb],
         capture_output=True,
         text=True,
         env=env,
