@@ -11,16 +11,17 @@ from __future__ import annotations
 import posixpath
 import time
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
 
 from stackcheck.facts import archs
 from stackcheck.facts.model import KERNEL_MODULE, KERNEL_PACKAGES
+from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.readers.elf import EM_CUDA, ElfError, ElfFile
 from stackcheck.readers.fatbin import cubin_info, scan_fatbins, sort_targets
 from stackcheck.readers.fsview import FileView, GlobLimit, HostView, glob, is_dir, kind_of
 
 if TYPE_CHECKING:
     from pathlib import Path
+    from typing import Any
 
 #: Files scanned per package (globs relative to the package's `location`, i.e. site-packages).
 PACKAGE_GLOBS: dict[str, tuple[str, ...]] = {

@@ -41,9 +41,9 @@ from __future__ import annotations
 
 import re
 import struct
-from typing import NamedTuple
 
 from stackcheck.facts.archs import parse_target
+from stackcheck.lean_typing import NamedTuple
 from stackcheck.readers.elf import EM_CUDA, SHT_NOBITS, ElfError, ElfFile, Section
 from stackcheck.record import field, record
 

@@ -26,15 +26,16 @@ import re
 import struct
 import subprocess
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
 
 from stackcheck.facts.model import KERNEL_MODULE, KERNEL_PACKAGES
+from stackcheck.lean_typing import TYPE_CHECKING, NamedTuple
 from stackcheck.paths import path_text
 from stackcheck.readers.elf import EM_AARCH64, EM_X86_64, DynamicSymbols, ElfError, ElfFile
 from stackcheck.readers.fsview import FileView, GlobLimit, HostView, glob, is_dir, is_file, is_host
 
 if TYPE_CHECKING:
     from pathlib import Path
+    from typing import Any
 
 LD_CACHE_PATH = "/etc/ld.so.cache"
 _NEW_MAGIC = b"glibc-ld.so.cache1.1"
