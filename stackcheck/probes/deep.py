@@ -34,12 +34,15 @@ class BinariesProbe(Probe):
     def run(self, ctx: ProbeContext) -> ProbeResult:
         import time
 
-        from stackcheck.readers.binaries import DEFAULT_BUDGET_S, probe_binaries
+        from stackcheck.readers.binaries import DEFAULT_BUDGET_S, kept_binaries, probe_binaries
+        from stackcheck.readers.fsview import is_host
 
         budget = DEFAULT_BUDGET_S
         if ctx.deadline is not None:  # stop cleanly (marked truncated) before the runner gives up on us
             budget = max(0.0, min(budget, ctx.deadline - time.monotonic() - 0.2))
-        section = probe_binaries(ctx.facts, budget_s=budget, view=ctx.fs)
+        # what earlier runs read of this host's files, by file stamp (stackcheck.readers.kept)
+        kept = kept_binaries(ctx.cache_dir) if is_host(ctx.fs) else None
+        section = probe_binaries(ctx.facts, budget_s=budget, view=ctx.fs, kept=kept)
         status, reason = _status(section, "binaries")
         return ProbeResult({"binaries": section}, status, reason)
 
