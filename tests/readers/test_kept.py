@@ -213,3 +213,155 @@ def test_the_probe_keeps_and_reuses(tmp_path: Path, old_files: None, monkeypatch
         result.facts["binaries"]["torch"].pop("duration_ms")
     assert first.facts == again.facts == off.facts
     assert first.facts["binaries"]["torch"]["sass"] == ["sm_90", "sm_103f"]
+
+
+# -- the library probe (readers.libs.probe_libs): each ELF file's answers and the ld.so cache's entries ---------------
+
+GCC = shutil.which("gcc")
+JIT = "libnvJitLink.so.12"
+needs_gcc = pytest.mark.skipif(GCC is None, reason="gcc not installed")
+
+
+def _gcc(out: Path, src: str, *extra: str, script: str | None = None) -> Path:
+    import subprocess
+
+    assert GCC is not None
+    out.parent.mkdir(parents=True, exist_ok=True)
+    c = out.parent / (out.name + ".c")
+    c.write_text(src)
+    args = [GCC, "-shared", "-fPIC", "-o", str(out), str(c), *extra]
+    if script is not None:
+        (out.parent / (out.name + ".map")).write_text(script)
+        args.append(f"-Wl,--version-script,{out.parent / (out.name + '.map')}")
+    subprocess.run(args, check=True, timeout=60)
+    c.unlink()
+    return out
+
+
+def _jitlink(d: Path, minors: list[int]) -> Path:
+    src = " ".join(f"int __nvJitLinkComplete_12_{m}(void){{return {m};}}" for m in minors)
+    return _gcc(d / JIT, src, f"-Wl,-soname,{JIT}", script=f"{JIT} {{ global: __nvJitLinkComplete_*; local: *; }};")
+
+
+def _torch_site(tmp: Path) -> tuple[Path, dict[str, Any]]:
+    """torch/lib/libtorch_cuda.so (RPATH into the nvidia-* wheels) -> libcusparse.so.12 (RUNPATH to nvjitlink, needing
+    __nvJitLinkComplete_12_4 from it) -> libnvJitLink.so.12 with minors 0-4: the second hop's shape."""
+    site = tmp / "site"
+    new = _jitlink(site / "nvidia/nvjitlink/lib", [0, 1, 2, 3, 4])
+    _gcc(site / "nvidia/cusparse/lib/libcusparse.so.12",
+         "int __nvJitLinkComplete_12_4(void); int sct_sp(void){return __nvJitLinkComplete_12_4();}",
+         "-Wl,-soname,libcusparse.so.12", "-Wl,--enable-new-dtags", "-Wl,-rpath,$ORIGIN:$ORIGIN/../../nvjitlink/lib",
+         f"-L{new.parent}", f"-l:{JIT}", script="SCT_SP { global: sct_sp; local: *; };")  # fmt: skip
+    cudart = _gcc(site / "nvidia/cuda_runtime/lib/libcudart.so.12", "int sct_rt(void){return 0;}",
+                  "-Wl,-soname,libcudart.so.12")  # fmt: skip
+    rpath = "$ORIGIN/../../nvidia/cuda_runtime/lib:$ORIGIN/../../nvidia/cusparse/lib"
+    sparse = site / "nvidia/cusparse/lib"
+    _gcc(site / "torch/lib/libtorch_cuda.so", "int sct_sp(void); int sct_torch(void){return sct_sp();}",
+         "-Wl,--no-as-needed", "-Wl,--disable-new-dtags", f"-Wl,-rpath,{rpath}",
+         f"-L{sparse}", "-l:libcusparse.so.12", f"-L{cudart.parent}", "-l:libcudart.so.12")  # fmt: skip
+    return site, {"packages": {"torch": {"installed": True, "version": "2.5.1", "location": str(site)}}}
+
+
+def _libs(facts: dict[str, Any], cache: Path | None) -> tuple[dict[str, Any], kept.Kept | None]:
+    from stackcheck.readers import libs
+
+    got = libs.kept_libs(str(cache)) if cache is not None else None
+    assert cache is None or got is not None
+    return libs.probe_libs(facts, {"LD_LIBRARY_PATH": ""}, cache=[], cache_source="given", kept=got), got
+
+
+@needs_gcc
+def test_libs_kept_answers_are_what_reading_gives_and_no_file_is_read_again(
+    tmp_path: Path, old_files: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from stackcheck.readers import libs
+
+    _, facts = _torch_site(tmp_path)
+    plain, _ = _libs(facts, None)
+    assert [x["needed"] for x in plain["torch_libraries"]["libraries"]] == [JIT]
+    assert plain["symbol_failures"] == [] and plain["version_errors"] == []
+    first, k1 = _libs(facts, tmp_path / "cache")
+    assert first == plain and k1 is not None and k1.hits == 0
+    kept_doc = json.loads((tmp_path / "cache" / "deep" / "libs.json").read_bytes())
+    # libtorch_cuda.so, libcusparse.so.12, libnvJitLink.so.12 and libcudart.so.12 (its header's machine)
+    assert sorted(Path(p).name for p in kept_doc["files"]) == ["libcudart.so.12", "libcusparse.so.12", JIT,
+                                                               "libtorch_cuda.so"]  # fmt: skip
+
+    opened: list[str] = []
+    real = libs.ElfFile
+
+    def counted(path: Any, view: Any = None) -> Any:
+        opened.append(str(path))
+        return real(path, view)
+
+    monkeypatch.setattr(libs, "ElfFile", counted)
+    second, k2 = _libs(facts, tmp_path / "cache")
+    assert second == plain
+    assert opened == [] and k2 is not None and not k2.changed
+
+
+@needs_gcc
+def test_libs_a_library_rewritten_in_place_with_its_times_put_back_is_read_again(
+    tmp_path: Path, old_files: None
+) -> None:
+    """The false pass this must never give: nvJitLink replaced, in place, by a build of the same size that lacks the
+    symbol libcusparse takes from it, with its modification time put back; the kept answer (it defines the symbol)
+    is not used, and the symbol failure is reported as reading the file reports it."""
+    site, facts = _torch_site(tmp_path)
+    first, _ = _libs(facts, tmp_path / "cache")
+    assert first["symbol_failures"] == []
+    target = site / "nvidia/nvjitlink/lib" / JIT
+    other = _jitlink(tmp_path / "other", [0, 1, 2, 3, 5])  # __nvJitLinkComplete_12_5 where 12_4 was: same length
+    before = os.stat(target)
+    data = other.read_bytes()
+    assert len(data) == before.st_size
+    with open(target, "r+b") as fh:
+        fh.write(data)
+    os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = os.stat(target)
+    assert (after.st_size, after.st_mtime_ns, after.st_ino) == (before.st_size, before.st_mtime_ns, before.st_ino)
+    again, k = _libs(facts, tmp_path / "cache")
+    plain, _ = _libs(facts, None)
+    assert again == plain
+    (failure,) = again["symbol_failures"]
+    assert failure["missing"] == [f"__nvJitLinkComplete_12_4@{JIT}"]
+    assert k is not None and k.misses >= 1
+
+
+def test_ld_so_cache_entries_are_kept_by_the_files_stamp(
+    tmp_path: Path, old_files: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import struct
+
+    from stackcheck.readers import libs
+
+    def build(entries: list[tuple[str, str]]) -> bytes:
+        strings, offs = b"", []
+        end = 48 + 24 * len(entries)
+        for soname, path in entries:
+            k = end + len(strings)
+            strings += soname.encode() + b"\0"
+            offs.append((k, end + len(strings)))
+            strings += path.encode() + b"\0"
+        body = struct.pack("<20sIIB3xI12x", b"glibc-ld.so.cache1.1", len(entries), len(strings), 2, 0)
+        body += b"".join(struct.pack("<iIIIQ", 0x303, k, v, 0, 0) for k, v in offs)
+        return body + strings
+
+    cache_file = tmp_path / "ld.so.cache"
+    cache_file.write_bytes(build([("libcudart.so.12", "/a/libcudart.so.12")]))
+    k1 = libs.kept_libs(str(tmp_path / "cache"))
+    entries, source = libs.load_ld_so_cache(cache_file, kept=k1)
+    assert source == "file" and [e.path for e in entries] == ["/a/libcudart.so.12"]
+    assert k1 is not None and k1.save()
+    monkeypatch.setattr(libs, "parse_ld_so_cache", lambda data, origin="": pytest.fail("parsed again"))
+    k2 = libs.kept_libs(str(tmp_path / "cache"))
+    again, _ = libs.load_ld_so_cache(cache_file, kept=k2)
+    assert again == entries and isinstance(again[0], libs.CacheEntry)
+    monkeypatch.undo()
+    monkeypatch.setenv("STACKCHECK_PLAN_CACHE", "1")
+    monkeypatch.setattr(kept, "RACY_NS", 0)
+    before = os.stat(cache_file)
+    cache_file.write_bytes(build([("libcudart.so.12", "/b/libcudart.so.12")]))  # same size, mtime put back
+    os.utime(cache_file, ns=(before.st_atime_ns, before.st_mtime_ns))
+    changed, _ = libs.load_ld_so_cache(cache_file, kept=libs.kept_libs(str(tmp_path / "cache")))
+    assert [e.path for e in changed] == ["/b/libcudart.so.12"]
