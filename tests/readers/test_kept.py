@@ -288,7 +288,7 @@ def test_libs_kept_answers_are_what_reading_gives_and_no_file_is_read_again(
                                                                "libtorch_cuda.so"]  # fmt: skip
 
     opened: list[str] = []
-    real = libs.ElfFile
+    real = ElfFile
 
     def counted(path: Any, view: Any = None) -> Any:
         opened.append(str(path))
