@@ -28,6 +28,7 @@ import subprocess
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 
 from stackcheck.facts.model import KERNEL_MODULE, KERNEL_PACKAGES
+from stackcheck.lazy_re import lazy
 from stackcheck.lean_typing import TYPE_CHECKING, NamedTuple
 from stackcheck.paths import path_text
 from stackcheck.readers.elf import EM_AARCH64, EM_X86_64, DynamicSymbols, ElfError, ElfFile
@@ -105,7 +106,7 @@ def _cstr(data: bytes, off: int) -> str:
     return data[off : end if end >= 0 else len(data)].decode("utf-8", "replace")
 
 
-_LDCONFIG_LINE = re.compile(r"^\s*(\S+)\s+\(([^)]*)\)\s+=>\s+(\S.*)$")
+_LDCONFIG_LINE = lazy(r"^\s*(\S+)\s+\(([^)]*)\)\s+=>\s+(\S.*)$")  # (only where /etc/ld.so.cache is not read)
 
 
 def parse_ldconfig_p(text: str) -> list[CacheEntry]:
@@ -878,32 +879,60 @@ HOP_LIBS = re.compile(
 #: releases list ("nvjitlink", "libnvJitLink.so.*[0-9]") tuples that _preload_cuda_deps() walks. The except
 #: branch's dict ("cublas": "libcublas.so.*[0-9]", torch 2.5-2.8) runs only when libtorch_global_deps fails
 #: to load and is not matched.
-_PRELOAD_ENTRY = re.compile(r'\(\s*"(\w+)"\s*,\s*"(lib[\w.+\-]*\.so[^"]*)"')
+_PRELOAD_ENTRY = lazy(r'\(\s*"(\w+)"\s*,\s*"(lib[\w.+\-]*\.so[^"]*)"')
 #: ... and the guard before them: the libcudart mapped must match ("nvidia/cuda_runtime/lib/libcudart.so" in
 #: 2.6-2.8, "libcudart.so" later)
-_PRELOAD_GUARD = re.compile(r'"([\w/.\-]*libcudart\.so)"\s+not\s+in\s+_maps')
+_PRELOAD_GUARD = lazy(r'"([\w/.\-]*libcudart\.so)"\s+not\s+in\s+_maps')  # (both: unless kept)
 MAX_INIT_BYTES = 1 << 20
 MAX_HOP_LIBRARIES = 40
 
 
-def torch_preloads(location: str, cudart: str | None, view: FileView, others: Iterable[str] = ()) -> list[str]:
+def _preload_entries(init: str, view: FileView, kept: Kept | None) -> tuple[str | None, list[tuple[str, str]]] | None:
+    """What torch_preloads reads of torch/__init__.py: the libcudart its guard names (None: no guard) and the preload
+    entries (folder, file glob) in the order they are tried; None when the file cannot be read. `kept`: the answer an
+    earlier run read of this host's file, taken when the file's stamp is the same (stackcheck.readers.kept)."""
+    stamp = None
+    key = "torch/__init__.py\0" + init
+    if kept is not None:
+        from stackcheck.readers.kept import MISS, file_stamp
+
+        stamp = file_stamp(init)
+        got = kept.get(key, stamp)
+        if got is not MISS and type(got) is list and len(got) == 2:
+            return got[0], [(folder, pattern) for folder, pattern in got[1]]
+    try:
+        text = view.read_bytes(init, MAX_INIT_BYTES).decode("utf-8", "replace")
+    except (OSError, ValueError):
+        return None
+    guard = _PRELOAD_GUARD.search(text)
+    entries: list[tuple[str, str]] = []
+    if guard is not None:
+        entries = _PRELOAD_ENTRY.findall(text[guard.end() :] + text[: guard.start()])
+    named = guard.group(1) if guard is not None else None
+    if kept is not None:
+        kept.put(key, stamp, [named, [list(e) for e in entries]])
+    return named, entries
+
+
+def torch_preloads(
+    location: str, cudart: str | None, view: FileView, others: Iterable[str] = (), kept: Kept | None = None
+) -> list[str]:
     """The paths torch/__init__.py loads with ctypes before torch._C, in order, read from the file (torch 2.6
     and later; pytorch/pytorch#138460): behind its libcudart guard, each preload entry's glob under the
     site-packages' nvidia/<folder>/lib, nvidia/cu<major>/lib (CUDA 13 wheels) and <folder>/lib (torch's site
     directory first, then `others`: the other packages' locations, standing for sys.path). The first entry
     not found stops the list (the call raises, and the caller's `except Exception: pass` swallows it). A file
-    without the guard (torch 2.5 and older) or a libcudart that does not match it: no preload."""
-    init = posixpath.join(location, "torch", "__init__.py")
-    try:
-        text = view.read_bytes(init, MAX_INIT_BYTES).decode("utf-8", "replace")
-    except (OSError, ValueError):
+    without the guard (torch 2.5 and older) or a libcudart that does not match it: no preload. `kept`: this host's
+    file as an earlier run read it (_preload_entries)."""
+    read = _preload_entries(posixpath.join(location, "torch", "__init__.py"), view, kept)
+    if read is None:
         return []
-    guard = _PRELOAD_GUARD.search(text)
-    if guard is None or cudart is None or guard.group(1) not in cudart:
+    guard, entries = read
+    if guard is None or cudart is None or guard not in cudart:
         return []
     major = re.search(r"libcudart\.so\.(\d+)", cudart)
     out: list[str] = []
-    for folder, pattern in _PRELOAD_ENTRY.findall(text[guard.end() :] + text[: guard.start()]):
+    for folder, pattern in entries:
         found: list[str] = []
         for root in dict.fromkeys((location, *others)):  # sys.path's site directories, torch's first
             bases = [posixpath.join(root, "nvidia", folder, "lib")]
@@ -1085,7 +1114,7 @@ def follow_torch_libraries(
         if got is not None:
             cudart = got[0]
             break
-    preloaded = torch_preloads(location, cudart, view, sites)
+    preloaded = torch_preloads(location, cudart, view, sites, files.kept)
     for path in preloaded:  # ctypes.CDLL(path): the file itself, whatever the search path says
         loader.loaded.setdefault(posixpath.basename(path), (path, "preloaded by torch/__init__.py"))
         opened = loader._open(path)  # the file follow() reads next: read once

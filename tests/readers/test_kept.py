@@ -365,3 +365,45 @@ def test_ld_so_cache_entries_are_kept_by_the_files_stamp(
     os.utime(cache_file, ns=(before.st_atime_ns, before.st_mtime_ns))
     changed, _ = libs.load_ld_so_cache(cache_file, kept=libs.kept_libs(str(tmp_path / "cache")))
     assert [e.path for e in changed] == ["/b/libcudart.so.12"]
+
+
+def test_torch_init_preload_entries_are_kept_by_the_files_stamp(tmp_path: Path, old_files: None) -> None:
+    """torch/__init__.py's libcudart guard and preload entries (the shape torch 2.6+ has, written here) are read once;
+    the same text with another entry, in place at the same size with the modification time put back, is read again."""
+    from stackcheck.readers import libs
+
+    site = tmp_path / "site"
+    init = site / "torch" / "__init__.py"
+    init.parent.mkdir(parents=True)
+    text = (
+        'libs = [("cublas", "libcublas.so.*[0-9]"), ("nvjitlink", "libnvJitLink.so.*[0-9]")]\n'
+        'if "libcudart.so" not in _maps:\n    pass\n'
+    )
+    init.write_text(text)
+    for folder, name in (("cublas", "libcublas.so.12"), ("nvjitlink", JIT), ("curand", "libcurand.so.10")):
+        (site / "nvidia" / folder / "lib").mkdir(parents=True)
+        (site / "nvidia" / folder / "lib" / name).write_bytes(b"x")
+    cudart = str(site / "nvidia/cuda_runtime/lib/libcudart.so.12")
+    view = HostView()
+    plain = libs.torch_preloads(str(site), cudart, view)
+    assert [Path(p).name for p in plain] == ["libcublas.so.12", JIT]
+    k1 = libs.kept_libs(str(tmp_path / "cache"))
+    assert libs.torch_preloads(str(site), cudart, view, kept=k1) == plain
+    assert k1 is not None and k1.save()
+
+    class NoReads(HostView):
+        def read_bytes(self, path: str, limit: int, offset: int = 0) -> bytes:
+            raise AssertionError(f"{path} read again")
+
+    k2 = libs.kept_libs(str(tmp_path / "cache"))
+    assert libs.torch_preloads(str(site), cudart, NoReads(), kept=k2) == plain
+    before = os.stat(init)
+    init.write_text(text.replace('"cublas", "libcublas', '"curand", "libcurand'))  # same length
+    os.utime(init, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert os.stat(init).st_size == before.st_size
+    changed = libs.torch_preloads(str(site), cudart, view, kept=libs.kept_libs(str(tmp_path / "cache")))
+    assert (
+        [Path(p).name for p in changed]
+        == ["libcurand.so.10", JIT]
+        == [Path(p).name for p in libs.torch_preloads(str(site), cudart, view)]
+    )
