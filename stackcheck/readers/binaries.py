@@ -13,16 +13,16 @@ import time
 from collections.abc import Iterable, Mapping
 
 from stackcheck.facts import archs
+from stackcheck.facts.archs import sort_targets
 from stackcheck.facts.model import KERNEL_MODULE, KERNEL_PACKAGES
 from stackcheck.lean_typing import TYPE_CHECKING
-from stackcheck.readers.elf import EM_CUDA, ElfError, ElfFile
-from stackcheck.readers.fatbin import cubin_info, scan_fatbins, sort_targets
 from stackcheck.readers.fsview import FileView, GlobLimit, HostView, glob, is_dir, is_host, kind_of
 
 if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
+    from stackcheck.readers.elf import ElfFile
     from stackcheck.readers.kept import Kept
 
 #: Files scanned per package (globs relative to the package's `location`, i.e. site-packages).
@@ -54,6 +54,10 @@ def _expand(location: str, files_glob: str | Iterable[str], view: FileView) -> l
 
 def scan_file(path: str | Path, rel: str, view: FileView | None = None) -> dict[str, Any] | None:
     """One file's targets; None for a host ELF without GPU code. Errors become an entry with "error"."""
+    # (the readers are imported here: a run whose every file is kept (stackcheck.readers.kept) reads none)
+    from stackcheck.readers.elf import EM_CUDA, ElfError, ElfFile
+    from stackcheck.readers.fatbin import cubin_info, scan_fatbins
+
     entry: dict[str, Any] = {"path": rel, "sass": [], "ptx": [], "bytes_read": 0, "compressed_entries": 0}
     elf: ElfFile | None = None
     try:
