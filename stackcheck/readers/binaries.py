@@ -150,11 +150,11 @@ def scan_package_binaries(
 def _scan_kept(path: str, rel: str, view: FileView, kept: Kept) -> dict[str, Any] | None:
     """scan_file's answer, kept: taken from `kept` when the file's stamp (a stat before any read) is the one it was
     kept under, else read and kept (an answer with an error is not kept: the file is read again next time)."""
-    from stackcheck.readers.kept import MISS, file_stamp
+    from stackcheck.readers.kept import file_stamp
 
     stamp = file_stamp(path)
     got = kept.get(path, stamp)
-    if got is not MISS:
+    if got is None or type(got) is dict:  # (anything else in the document is not an answer: the file is read)
         return None if got is None else {**got, "path": rel}
     entry = scan_file(path, rel, view)
     if entry is None or "error" not in entry:

@@ -147,11 +147,11 @@ def load_ld_so_cache(
             return parse_ld_so_cache(data, name), "file"
         stamp = None
         if kept is not None:
-            from stackcheck.readers.kept import MISS, file_stamp
+            from stackcheck.readers.kept import file_stamp
 
             stamp = file_stamp(name)
             got = kept.get("ld.so.cache\0" + name, stamp)
-            if got is not MISS and type(got) is list:
+            if _rows(got, (str, str, int)):
                 return [CacheEntry(*e) for e in got], "file"
         with open(name, "rb") as fh:
             data = fh.read()
@@ -578,6 +578,41 @@ class _Answers:
         return bool(self._ask("defines\0" + name, lambda: self._symbols().defines(name)))
 
 
+def _rows(value: Any, types: tuple[type, ...]) -> bool:
+    """Whether a kept value is a list of rows of exactly these types (anything else in the user's cache document is
+    no answer: the file is read)."""
+    return type(value) is list and all(
+        type(row) is list and len(row) == len(types) and all(type(v) is t for v, t in zip(row, types, strict=True))
+        for row in value
+    )
+
+
+def _strs(value: Any) -> bool:
+    return type(value) is list and all(type(v) is str for v in value)
+
+
+def _answer_shaped(key: str, value: Any) -> bool:
+    """Whether a kept answer has the shape _Answers gives it (else it is asked of the file again)."""
+    if key == "machine":
+        return type(value) is int
+    if key in ("dynamic", "symbols"):
+        return (
+            type(value) is list
+            and len(value) == 4
+            and _strs(value[0])
+            and all(v is None or type(v) is str for v in value[1:])
+        )
+    if key == "needs":
+        return type(value) is dict and all(_strs(v) for v in value.values())
+    if key == "defs":
+        return value is None or _strs(value)
+    if key.startswith("undefined_from\0"):
+        return type(value) is dict and all(_rows(v, (str, str)) for v in value.values())
+    if key.startswith("defines\0"):
+        return type(value) is bool
+    return False
+
+
 class ElfAnswers:
     """The probe's _Answers by path (a file reached under two paths is two files here), with `kept` the answers kept
     between runs (this host's files only); close() closes every file and keeps what was learned of each file read
@@ -594,12 +629,12 @@ class ElfAnswers:
             known: dict[str, Any] = {}
             stamp = None
             if self.kept is not None:
-                from stackcheck.readers.kept import MISS, file_stamp
+                from stackcheck.readers.kept import file_stamp
 
                 stamp = file_stamp(path)
                 value = self.kept.get(path, stamp)
-                if value is not MISS and type(value) is dict:
-                    known = dict(value)
+                if type(value) is dict:
+                    known = {k: v for k, v in value.items() if _answer_shaped(k, v)}
             got = self.files[path] = _Answers(path, self.view, known, stamp)
         return got
 
@@ -894,11 +929,11 @@ def _preload_entries(init: str, view: FileView, kept: Kept | None) -> tuple[str 
     stamp = None
     key = "torch/__init__.py\0" + init
     if kept is not None:
-        from stackcheck.readers.kept import MISS, file_stamp
+        from stackcheck.readers.kept import file_stamp
 
         stamp = file_stamp(init)
         got = kept.get(key, stamp)
-        if got is not MISS and type(got) is list and len(got) == 2:
+        if type(got) is list and len(got) == 2 and type(got[0]) in (str, type(None)) and _rows(got[1], (str, str)):
             return got[0], [(folder, pattern) for folder, pattern in got[1]]
     try:
         text = view.read_bytes(init, MAX_INIT_BYTES).decode("utf-8", "replace")

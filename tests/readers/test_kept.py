@@ -407,3 +407,45 @@ def test_torch_init_preload_entries_are_kept_by_the_files_stamp(tmp_path: Path, 
         == ["libcurand.so.10", JIT]
         == [Path(p).name for p in libs.torch_preloads(str(site), cudart, view)]
     )
+
+
+def test_an_answer_of_another_shape_is_read_again(tmp_path: Path, old_files: None) -> None:
+    """The document is this user's own; a file's answer that is not what the probe keeps (a list, a number) is no
+    answer: the file is read, not a failed probe."""
+    site, facts = _site(tmp_path)
+    _run(facts, tmp_path / "cache")
+    path = tmp_path / "cache" / "deep" / "binaries.json"
+    doc = json.loads(path.read_bytes())
+    for item in doc["files"].values():
+        item[1] = [1, 2]
+    path.write_text(json.dumps(doc))
+    out, k = _run(facts, tmp_path / "cache")
+    assert out == _plain(facts) and k.hits == 2  # (found under the stamp, then not taken)
+    assert site.is_dir()
+
+
+@needs_gcc
+def test_libs_answers_of_another_shape_are_asked_of_the_file_again(tmp_path: Path, old_files: None) -> None:
+    """Every kept answer of the library probe (an ELF file's, the ld.so cache's rows, torch/__init__.py's entries)
+    that has not the shape the probe keeps is asked of the file again: the same result, no failed probe."""
+    from stackcheck.readers import libs
+
+    _, facts = _torch_site(tmp_path)
+    plain, _ = _libs(facts, None)
+    _libs(facts, tmp_path / "cache")
+    path = tmp_path / "cache" / "deep" / "libs.json"
+    doc = json.loads(path.read_bytes())
+    for item in doc["files"].values():
+        item[1] = {k: ("x" if k == "machine" else [[1]]) for k in item[1]}
+    path.write_text(json.dumps(doc))
+    again, _ = _libs(facts, tmp_path / "cache")
+    assert again == plain
+    rewritten = json.loads(path.read_bytes())["files"]  # (the answers read again were kept in their place)
+    assert all(type(item[1]["machine"]) is int for item in rewritten.values())
+    cache_file = tmp_path / "ld.so.cache"
+    cache_file.write_bytes(b"glibc-ld.so.cache1.1" + bytes(28))  # no entries
+    k1 = libs.kept_libs(str(tmp_path / "cache"))
+    assert libs.load_ld_so_cache(cache_file, kept=k1) == ([], "file")
+    assert k1 is not None
+    k1.files["ld.so.cache\0" + str(cache_file)][1] = [["a", "b", "not a number"]]
+    assert libs.load_ld_so_cache(cache_file, kept=k1) == ([], "file")
