@@ -151,13 +151,17 @@ def load_ld_so_cache(
 
             stamp = file_stamp(name)
             got = kept.get("ld.so.cache\0" + name, stamp)
-            if _rows(got, (str, str, int)):
-                return [CacheEntry(*e) for e in got], "file"
+            if type(got) is list and len(got) == 3 and _strs(got[0]) and _strs(got[1]) and _ints(got[2]):
+                sonames, paths, flags = got
+                if len(sonames) == len(paths) == len(flags):
+                    return list(map(CacheEntry, sonames, paths, flags)), "file"
         with open(name, "rb") as fh:
             data = fh.read()
         entries = parse_ld_so_cache(data, name)
         if kept is not None:
-            kept.put("ld.so.cache\0" + name, stamp, [list(e) for e in entries])
+            # (as three columns: a row per entry costs ~5x more to check when it is taken)
+            kept.put("ld.so.cache\0" + name, stamp, [[e.soname for e in entries], [e.path for e in entries],
+                                                     [e.flags for e in entries]])  # fmt: skip
         return entries, "file"
     except (OSError, LdCacheError) as exc:
         first = str(exc)
@@ -499,10 +503,12 @@ class _Answers:
     the answers, those kept from an earlier run under the file's stamp among them (stackcheck.readers.kept); an
     ElfError is raised as reading gives it and is never an answer, and a file that raised one is not kept."""
 
-    __slots__ = ("added", "elf", "failed", "known", "path", "stamp", "syms", "view")
+    __slots__ = ("added", "elf", "failed", "kept", "known", "path", "stamp", "syms", "view")
 
-    def __init__(self, path: str, view: FileView | None, known: dict[str, Any], stamp: list[int] | None) -> None:
-        self.path, self.view, self.known, self.stamp = path, view, known, stamp
+    def __init__(self, path: str, view: FileView | None, kept: dict[str, Any], stamp: list[int] | None) -> None:
+        self.path, self.view, self.stamp = path, view, stamp
+        self.kept = kept  # answers from an earlier run, each checked (_answer_shaped) when first asked
+        self.known: dict[str, Any] = {}  # answers of this run: read, or kept and checked
         self.elf: ElfFile | None = None
         self.syms: DynamicSymbols | None = None
         self.failed = self.added = False
@@ -512,6 +518,10 @@ class _Answers:
             return self.known[key]
         except KeyError:
             pass
+        got = self.kept.pop(key, _ABSENT)
+        if got is not _ABSENT and _answer_shaped(key, got):
+            self.known[key] = got
+            return got
         try:
             value = compute()
         except ElfError:
@@ -578,6 +588,9 @@ class _Answers:
         return bool(self._ask("defines\0" + name, lambda: self._symbols().defines(name)))
 
 
+_ABSENT: Any = object()
+
+
 def _rows(value: Any, types: tuple[type, ...]) -> bool:
     """Whether a kept value is a list of rows of exactly these types (anything else in the user's cache document is
     no answer: the file is read)."""
@@ -589,6 +602,10 @@ def _rows(value: Any, types: tuple[type, ...]) -> bool:
 
 def _strs(value: Any) -> bool:
     return type(value) is list and all(type(v) is str for v in value)
+
+
+def _ints(value: Any) -> bool:
+    return type(value) is list and all(type(v) is int for v in value)
 
 
 def _answer_shaped(key: str, value: Any) -> bool:
@@ -634,7 +651,7 @@ class ElfAnswers:
                 stamp = file_stamp(path)
                 value = self.kept.get(path, stamp)
                 if type(value) is dict:
-                    known = {k: v for k, v in value.items() if _answer_shaped(k, v)}
+                    known = dict(value)
             got = self.files[path] = _Answers(path, self.view, known, stamp)
         return got
 
@@ -642,7 +659,7 @@ class ElfAnswers:
         for path, answers in self.files.items():
             answers.release()
             if self.kept is not None and answers.added and not answers.failed:
-                self.kept.put(path, answers.stamp, answers.known)
+                self.kept.put(path, answers.stamp, {**answers.kept, **answers.known})
         self.files = {}
 
 
