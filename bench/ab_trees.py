@@ -20,7 +20,8 @@ the first run of each command line (the plan entry an earlier run kept is still 
 A tree that keeps the gate's decisions (stackcheck.assembly.gate_cache) serves the gate rows from them after
 round 0 (the same launch on the same box: a hit); the rows named `(first run)` run with a cache directory of their
 own per tree, whose kept decisions (its gate/ directory) are removed before every run: a miss, with the plan that
-round 0 kept there still read.
+round 0 kept there still read; for `audit --deep (first run)` its deep/ directory (what --deep learned of each file,
+stackcheck.readers.kept) is removed too: every file read, as after a change to the environment.
 Standard library only."""
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ ROWS: dict[str, list[str]] = {
     "gate": ["gate", "--dry-run", "--", *SGLANG],
     "gate (first run)": ["gate", "--dry-run", "--", *SGLANG],
     "audit --deep": ["audit", "--deep", "--format", "json"],
+    "audit --deep (first run)": ["audit", "--deep", "--format", "json"],
 }
 
 
@@ -123,6 +125,7 @@ def main() -> int:
                 if row.endswith("(first run)"):  # (the decisions a tree keeps: gate_cache; none in an older tree)
                     env = first_envs[t]
                     shutil.rmtree(os.path.join(first_caches[t], "gate"), ignore_errors=True)
+                    shutil.rmtree(os.path.join(first_caches[t], "deep"), ignore_errors=True)
                 got[f"{row} [{'AB'[t]}]"] = once([sys.executable, "-m", "stackcheck", *argv], env, trees[t])
         if i:
             for k, v in got.items():

@@ -11,11 +11,11 @@ that child: the child's own threads and the tools it runs). The rows:
 - python -c pass: the interpreter's own start;
 - audit: `stackcheck audit --format json`;
 - gate: `stackcheck gate --dry-run -- python3 -m sglang.launch_server --model-path x --tp 1`;
-- audit --deep;
+- audit --deep (what it learned of each file kept from the warm-up: stackcheck.readers.kept);
 - gate (first run): the gate with a cache directory of its own, whose kept decisions are removed before every run
   (the plan the warm-up kept there is read, as on a box gated once before with another command line): a miss;
   the gate row above reads the decision kept in the shared one (stackcheck.assembly.gate_cache: the same launch on
-  the same box): a hit;
+  the same box): a hit; audit --deep (first run) runs there too, its deep/ answers removed before every run;
 - audit and gate with the plan cache off (the rows above read the plan the warm-up kept; it turns the gate's kept
   decisions off too);
 - audit --python /usr/bin/python3 (when present), with the interpreter answers cached (the warm-up fills the
@@ -63,6 +63,9 @@ def rows(py: str) -> list[tuple[str, list[str], str]]:
         ("gate", [*sc, "gate", "--dry-run", "--", *SGLANG], "warm"),
         ("gate (first run)", [*sc, "gate", "--dry-run", "--", *SGLANG], "nogate"),
         ("audit --deep", [*sc, "audit", "--deep", "--format", "json"], "warm"),
+        # what --deep learned of each file is kept between runs (stackcheck.readers.kept): the row above reads it,
+        # this one reads every file again (its deep/ directory removed before every run, as after a new venv)
+        ("audit --deep (first run)", [*sc, "audit", "--deep", "--format", "json"], "nogate"),
         # the plan is kept between runs (stackcheck.assembly.plan_cache): the rows above read it; these compute it
         ("audit (plan not cached)", [*sc, "audit", "--format", "json"], "noplan"),
         ("gate (plan not cached)", [*sc, "gate", "--dry-run", "--", *SGLANG], "noplan"),
@@ -115,6 +118,7 @@ def measure(runs: int, deadline: float) -> dict[str, Any]:
                 elif cache == "nogate":  # (gate/: where stackcheck.assembly.gate_cache keeps decisions)
                     env = {**base, "XDG_CACHE_HOME": os.path.join(scratch, "first-run-cache")}
                     shutil.rmtree(os.path.join(env["XDG_CACHE_HOME"], "stackcheck", "gate"), ignore_errors=True)
+                    shutil.rmtree(os.path.join(env["XDG_CACHE_HOME"], "stackcheck", "deep"), ignore_errors=True)
                 wall, cpu, rc = once(argv, env)
                 if i:
                     got[label]["wall"].append(wall)

@@ -268,9 +268,19 @@ def test_a_deep_audit_imports_no_dataclasses_or_pathlib(tmp_path: Path) -> None:
     _modules_after(*argv, env=env)  # computes the plan (the planner's records are dataclasses) and keeps it
     rc, mods, out = _modules_after(*argv, env=env)
     assert rc in (0, 1) and out.startswith("{")
-    assert {"stackcheck.readers.binaries", "stackcheck.readers.fatbin", "stackcheck.readers.libs"} <= mods
+    assert {"stackcheck.readers.binaries", "stackcheck.readers.libs"} <= mods
     assert "stackcheck.plan.planner" not in mods  # the plan came from the cache
     assert sorted(m for m in ("dataclasses", "inspect", "pathlib") if m in mods) == []
+    # the fatbin reader is imported where a file is read (none under this root; an answer kept by readers.kept
+    # needs none): imported alone it brings none of them either
+    code = (
+        "import sys, stackcheck.readers.fatbin\n"
+        "print(sorted(m for m in ('dataclasses', 'inspect', 'pathlib') if m in sys.modules))"
+    )
+    got = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, **env}, check=True
+    )
+    assert got.stdout.strip() == "[]"
 
 
 def test_a_live_gate_binds_its_port_without_socket_or_ipaddress() -> None:

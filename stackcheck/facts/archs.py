@@ -58,6 +58,16 @@ def parse_target(text: str) -> Target | None:
     return None
 
 
+def sort_targets(names: set[str] | list[str]) -> list[str]:
+    """Target names in capability order (major, minor, suffix), names that are no target last; each once."""
+
+    def key(n: str) -> tuple[int, int, int, str, str]:
+        t = parse_target(n)
+        return (0, t.major, t.minor, t.suffix, n) if t else (1, 0, 0, "", n)
+
+    return sorted(set(names), key=key)
+
+
 def expand_arch_list(items: list[str]) -> list[Target]:
     """Parse a list of targets; 'X.Y+PTX' yields both sm_XY and compute_XY. Unknown items are skipped."""
     out: list[Target] = []

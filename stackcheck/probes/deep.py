@@ -34,12 +34,15 @@ class BinariesProbe(Probe):
     def run(self, ctx: ProbeContext) -> ProbeResult:
         import time
 
-        from stackcheck.readers.binaries import DEFAULT_BUDGET_S, probe_binaries
+        from stackcheck.readers.binaries import DEFAULT_BUDGET_S, kept_binaries, probe_binaries
+        from stackcheck.readers.fsview import is_host
 
         budget = DEFAULT_BUDGET_S
         if ctx.deadline is not None:  # stop cleanly (marked truncated) before the runner gives up on us
             budget = max(0.0, min(budget, ctx.deadline - time.monotonic() - 0.2))
-        section = probe_binaries(ctx.facts, budget_s=budget, view=ctx.fs)
+        # what earlier runs read of this host's files, by file stamp (stackcheck.readers.kept)
+        kept = kept_binaries(ctx.cache_dir) if is_host(ctx.fs) else None
+        section = probe_binaries(ctx.facts, budget_s=budget, view=ctx.fs, kept=kept)
         status, reason = _status(section, "binaries")
         return ProbeResult({"binaries": section}, status, reason)
 
@@ -54,11 +57,14 @@ class LibsProbe(Probe):
     needs: ClassVar[tuple[str, ...]] = ("packages", "cuda_toolkits")
 
     def run(self, ctx: ProbeContext) -> ProbeResult:
-        from stackcheck.readers.libs import probe_libs
+        from stackcheck.readers.fsview import is_host
+        from stackcheck.readers.libs import kept_libs, probe_libs
 
         # the loader's search follows the environment the server will be started from
         env = {"LD_LIBRARY_PATH": ctx.env.get("LD_LIBRARY_PATH", "")}
-        section = probe_libs(ctx.facts, env, view=ctx.fs)
+        # what earlier runs read of this host's files, by file stamp (stackcheck.readers.kept)
+        kept = kept_libs(ctx.cache_dir) if is_host(ctx.fs) else None
+        section = probe_libs(ctx.facts, env, view=ctx.fs, kept=kept)
         status, reason = _status(section.get("packages") or {}, "libraries")
         if str(section.get("ld_cache", "")).startswith("unavailable"):
             status, reason = "partial", f"ld.so.cache {section['ld_cache']}"

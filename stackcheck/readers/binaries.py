@@ -11,16 +11,19 @@ from __future__ import annotations
 import posixpath
 import time
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
 
 from stackcheck.facts import archs
+from stackcheck.facts.archs import sort_targets
 from stackcheck.facts.model import KERNEL_MODULE, KERNEL_PACKAGES
-from stackcheck.readers.elf import EM_CUDA, ElfError, ElfFile
-from stackcheck.readers.fatbin import cubin_info, scan_fatbins, sort_targets
-from stackcheck.readers.fsview import FileView, GlobLimit, HostView, glob, is_dir, kind_of
+from stackcheck.lean_typing import TYPE_CHECKING
+from stackcheck.readers.fsview import FileView, GlobLimit, HostView, glob, is_dir, is_host, kind_of
 
 if TYPE_CHECKING:
     from pathlib import Path
+    from typing import Any
+
+    from stackcheck.readers.elf import ElfFile
+    from stackcheck.readers.kept import Kept
 
 #: Files scanned per package (globs relative to the package's `location`, i.e. site-packages).
 PACKAGE_GLOBS: dict[str, tuple[str, ...]] = {
@@ -51,6 +54,10 @@ def _expand(location: str, files_glob: str | Iterable[str], view: FileView) -> l
 
 def scan_file(path: str | Path, rel: str, view: FileView | None = None) -> dict[str, Any] | None:
     """One file's targets; None for a host ELF without GPU code. Errors become an entry with "error"."""
+    # (the readers are imported here: a run whose every file is kept (stackcheck.readers.kept) reads none)
+    from stackcheck.readers.elf import EM_CUDA, ElfError, ElfFile
+    from stackcheck.readers.fatbin import cubin_info, scan_fatbins
+
     entry: dict[str, Any] = {"path": rel, "sass": [], "ptx": [], "bytes_read": 0, "compressed_entries": 0}
     elf: ElfFile | None = None
     try:
@@ -90,9 +97,11 @@ def scan_package_binaries(
     *,
     deadline: float | None = None,
     view: FileView | None = None,
+    kept: Kept | None = None,
 ) -> dict[str, Any]:
     """Scan one package's binaries. `files_glob` defaults to PACKAGE_GLOBS[name]; `location` is a box path
-    seen through `view` (this host by default).
+    seen through `view` (this host by default). With `kept` (this host's files only: stackcheck.readers.kept), a
+    file whose stamp is the one its answer was kept under is not read again, and a file read is kept.
 
     Returns {"files": [{"path", "sass", "ptx", "bytes_read", "compressed_entries", "error"?}], "sass",
     "ptx", "bytes_read", "files_scanned", "duration_ms"} and "truncated" (a reason) when `deadline`
@@ -120,7 +129,10 @@ def scan_package_binaries(
             out["truncated"] = f"time budget spent after {i} of {len(paths)} files"
             break
         rel = posixpath.relpath(p, root) if p.startswith(root.rstrip("/") + "/") else p
-        entry = scan_file(p, rel, fs)
+        if kept is None:
+            entry = scan_file(p, rel, fs)
+        else:
+            entry = _scan_kept(p, rel, fs, kept)
         out["files_scanned"] = i + 1
         if entry is None:
             # a host library without GPU code: only its headers were read (counted nowhere else)
@@ -135,16 +147,54 @@ def scan_package_binaries(
     return out
 
 
+def _scan_kept(path: str, rel: str, view: FileView, kept: Kept) -> dict[str, Any] | None:
+    """scan_file's answer, kept: taken from `kept` when the file's stamp (a stat before any read) is the one it was
+    kept under, else read and kept (an answer with an error is not kept: the file is read again next time)."""
+    from stackcheck.readers.kept import file_stamp
+
+    stamp = file_stamp(path)
+    got = kept.get(path, stamp)
+    if got is None or type(got) is dict:  # (anything else in the document is not an answer: the file is read)
+        return None if got is None else {**got, "path": rel}
+    entry = scan_file(path, rel, view)
+    if entry is None or "error" not in entry:
+        kept.put(path, stamp, entry)
+    return entry
+
+
+#: the modules whose code makes a file's kept answer (readers.kept adds itself), and the data they read: the
+#: shipped architectures.json names the targets (facts.archs.parse_target)
+_KEPT_READERS = ("readers/binaries.py", "readers/elf.py", "readers/fatbin.py", "facts/archs.py", "record.py")
+
+
+def kept_binaries(cache_dir: str | None = None) -> Kept | None:
+    """The answers probe_binaries keeps between runs (stackcheck.readers.kept), or None: the caches off, or the
+    manifests not shipped as files."""
+    import os
+
+    from stackcheck.knowledge.package_data import shipped_files
+    from stackcheck.readers.kept import Kept, directory
+
+    where = directory(cache_dir)
+    shipped = shipped_files(["architectures.json"])
+    if where is None or not shipped:
+        return None
+    base = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return Kept("binaries", where, [*(os.path.join(base, m) for m in _KEPT_READERS), shipped["architectures.json"][1]])
+
+
 def probe_binaries(
     facts: Mapping[str, Any],
     budget_s: float = DEFAULT_BUDGET_S,
     globs: Mapping[str, tuple[str, ...]] = PACKAGE_GLOBS,
     view: FileView | None = None,
+    kept: Kept | None = None,
 ) -> dict[str, Any]:
     """The value of facts["binaries"]: {package: scan result} for every installed known package.
 
     A package without a location gets {"skipped": reason}; once `budget_s` is spent the remaining
-    packages get {"skipped": "time budget ..."} and a package cut short carries "truncated".
+    packages get {"skipped": "time budget ..."} and a package cut short carries "truncated". `kept`: the answers
+    kept between runs (kept_binaries), used for this host's files only and saved at the end.
     """
     t0 = time.monotonic()
     deadline = t0 + budget_s
@@ -165,7 +215,10 @@ def probe_binaries(
         if not is_dir(fs, str(loc)):
             out[name] = {"skipped": f"install location {loc} is not a directory"}
             continue
-        out[name] = scan_package_binaries(name, loc, patterns, deadline=deadline, view=fs)
+        host_kept = kept if kept is not None and is_host(fs) else None
+        out[name] = scan_package_binaries(name, loc, patterns, deadline=deadline, view=fs, kept=host_kept)
+    if kept is not None:
+        kept.save()
     return out
 
 

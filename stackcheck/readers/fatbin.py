@@ -41,9 +41,10 @@ from __future__ import annotations
 
 import re
 import struct
-from typing import NamedTuple
 
+from stackcheck.facts import archs
 from stackcheck.facts.archs import parse_target
+from stackcheck.lean_typing import NamedTuple
 from stackcheck.readers.elf import EM_CUDA, SHT_NOBITS, ElfError, ElfFile, Section
 from stackcheck.record import field, record
 
@@ -192,11 +193,8 @@ class FatbinScan:
 
 
 def sort_targets(names: set[str] | list[str]) -> list[str]:
-    def key(n: str) -> tuple[int, int, int, str, str]:
-        t = parse_target(n)
-        return (0, t.major, t.minor, t.suffix, n) if t else (1, 0, 0, "", n)
-
-    return sorted(set(names), key=key)
+    """stackcheck.facts.archs.sort_targets (there: the binaries probe sorts its kept answers without this module)."""
+    return archs.sort_targets(names)
 
 
 def _walk_region(elf: ElfFile, start: int, size: int, scan: FatbinScan, where: str) -> None:

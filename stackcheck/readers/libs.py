@@ -26,16 +26,20 @@ import re
 import stat
 import struct
 import subprocess
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 
 from stackcheck.facts.model import KERNEL_MODULE, KERNEL_PACKAGES
+from stackcheck.lazy_re import lazy
+from stackcheck.lean_typing import TYPE_CHECKING, NamedTuple
 from stackcheck.paths import path_text
 from stackcheck.readers.elf import EM_AARCH64, EM_X86_64, DynamicSymbols, ElfError, ElfFile
 from stackcheck.readers.fsview import FileView, GlobLimit, HostView, glob, is_dir, is_file, is_host, kind_of
 
 if TYPE_CHECKING:
     from pathlib import Path
+    from typing import Any
+
+    from stackcheck.readers.kept import Kept
 
 LD_CACHE_PATH = "/etc/ld.so.cache"
 _NEW_MAGIC = b"glibc-ld.so.cache1.1"
@@ -103,7 +107,7 @@ def _cstr(data: bytes, off: int) -> str:
     return data[off : end if end >= 0 else len(data)].decode("utf-8", "replace")
 
 
-_LDCONFIG_LINE = re.compile(r"^\s*(\S+)\s+\(([^)]*)\)\s+=>\s+(\S.*)$")
+_LDCONFIG_LINE = lazy(r"^\s*(\S+)\s+\(([^)]*)\)\s+=>\s+(\S.*)$")  # (only where /etc/ld.so.cache is not read)
 
 
 def parse_ldconfig_p(text: str) -> list[CacheEntry]:
@@ -128,12 +132,13 @@ LD_CACHE_CAP = 64 << 20
 
 
 def load_ld_so_cache(
-    path: str | os.PathLike[str] = LD_CACHE_PATH, view: FileView | None = None
+    path: str | os.PathLike[str] = LD_CACHE_PATH, view: FileView | None = None, kept: Kept | None = None
 ) -> tuple[list[CacheEntry], str]:
     """The cache entries and where they came from ("file", "ldconfig -p" or "unavailable: reason").
 
     Through a view other than this host's (a root directory, an image) the box's own cache file is read
-    and `ldconfig -p` (which would describe this host) is not run."""
+    and `ldconfig -p` (which would describe this host) is not run. `kept`: this host's file's entries as an
+    earlier run parsed them, taken when the file's stamp is the same (stackcheck.readers.kept)."""
     name = path_text(path)  # as str(pathlib.Path(path)) names it
     try:
         if view is not None and not is_host(view):
@@ -141,9 +146,24 @@ def load_ld_so_cache(
             if len(data) > LD_CACHE_CAP:
                 raise LdCacheError(f"{name}: larger than {LD_CACHE_CAP} bytes")
             return parse_ld_so_cache(data, name), "file"
+        stamp = None
+        if kept is not None:
+            from stackcheck.readers.kept import file_stamp
+
+            stamp = file_stamp(name)
+            got = kept.get("ld.so.cache\0" + name, stamp)
+            if type(got) is list and len(got) == 3 and _strs(got[0]) and _strs(got[1]) and _ints(got[2]):
+                sonames, paths, flags = got
+                if len(sonames) == len(paths) == len(flags):
+                    return list(map(CacheEntry, sonames, paths, flags)), "file"
         with open(name, "rb") as fh:
             data = fh.read()
-        return parse_ld_so_cache(data, name), "file"
+        entries = parse_ld_so_cache(data, name)
+        if kept is not None:
+            # (as three columns: a row per entry costs ~5x more to check when it is taken)
+            kept.put("ld.so.cache\0" + name, stamp, [[e.soname for e in entries], [e.path for e in entries],
+                                                     [e.flags for e in entries]])  # fmt: skip
+        return entries, "file"
     except (OSError, LdCacheError) as exc:
         first = str(exc)
     if view is not None and not is_host(view):
@@ -200,19 +220,29 @@ class ObjectInfo(NamedTuple):
     machine: int
 
 
-def read_object(path: str | Path, view: FileView | None = None) -> ObjectInfo:
-    """DT_NEEDED, DT_RPATH and DT_RUNPATH of one ELF object (raises ElfError)."""
-    with ElfFile(path, view) as elf:
-        dyn = elf.dynamic()
-        return ObjectInfo(str(path), dyn.needed, dyn.rpath, dyn.runpath, elf.header.e_machine)
-
-
-def _compatible(path: str, machine: int, view: FileView | None = None) -> bool:
+def read_object(path: str | Path, view: FileView | None = None, files: ElfAnswers | None = None) -> ObjectInfo:
+    """DT_NEEDED, DT_RPATH and DT_RUNPATH of one ELF object (raises ElfError); `files`: the probe's answers."""
+    own = files is None
+    answers = ElfAnswers(view) if files is None else files
     try:
-        with ElfFile(path, view) as elf:
-            return elf.header.e_machine == machine
+        elf = answers.of(str(path))
+        needed, _, rpath, runpath = elf.dynamic()
+        return ObjectInfo(str(path), needed, rpath, runpath, elf.machine())
+    finally:
+        if own:
+            answers.close()
+
+
+def _compatible(path: str, machine: int, view: FileView | None = None, files: ElfAnswers | None = None) -> bool:
+    own = files is None
+    answers = ElfAnswers(view) if files is None else files
+    try:
+        return answers.of(path).machine() == machine
     except ElfError:
         return False
+    finally:
+        if own:
+            answers.close()
 
 
 def loader_stop(path: str, view: FileView | None = None) -> str | None:
@@ -254,8 +284,8 @@ def _view_is_file(view: FileView) -> Callable[[str], bool]:
     return lambda path: is_file(view, path)
 
 
-def _view_compatible(view: FileView) -> Callable[[str, int], bool]:
-    return lambda path, machine: _compatible(path, machine, view)
+def _view_compatible(view: FileView | None, files: ElfAnswers | None = None) -> Callable[[str, int], bool]:
+    return lambda path, machine: _compatible(path, machine, view, files)
 
 
 def search_path(obj: ObjectInfo, env: Mapping[str, str]) -> list[tuple[str, str]]:
@@ -513,19 +543,193 @@ def _nonweak_needs(elf: ElfFile, syms: DynamicSymbols | None = None) -> dict[str
     return out
 
 
-def version_defs(path: str, view: FileView | None = None, cache: VersionDefs | None = None) -> list[str] | str | None:
+def version_defs(
+    path: str, view: FileView | None = None, cache: VersionDefs | None = None, files: ElfAnswers | None = None
+) -> list[str] | str | None:
     """The version names a library defines; None when it defines none; an error message when unreadable."""
     if cache is not None and path in cache:
         return cache[path]
     got: list[str] | str | None
+    own = files is None
+    answers = ElfAnswers(view) if files is None else files
     try:
-        with ElfFile(path, view) as elf:
-            got = DynamicSymbols(elf).version_defs()
+        got = answers.of(path).defs()
     except ElfError as exc:
         got = str(exc)
+    finally:
+        if own:
+            answers.close()
     if cache is not None:
         cache[path] = got
     return got
+
+
+class _Answers:
+    """What the library probe asks of one ELF file (its header's machine, its dynamic section read through the
+    section headers, its dynamic symbols' search names, version needs and definitions, the symbols it takes from
+    given libraries, whether it defines a symbol), each answered once a run: the file is opened on the first question
+    not answered yet and kept open for the next (release() closes it; a later question opens it again). `known` holds
+    the answers, those kept from an earlier run under the file's stamp among them (stackcheck.readers.kept); an
+    ElfError is raised as reading gives it and is never an answer, and a file that raised one is not kept."""
+
+    __slots__ = ("added", "elf", "failed", "kept", "known", "path", "stamp", "syms", "view")
+
+    def __init__(self, path: str, view: FileView | None, kept: dict[str, Any], stamp: list[int] | None) -> None:
+        self.path, self.view, self.stamp = path, view, stamp
+        self.kept = kept  # answers from an earlier run, each checked (_answer_shaped) when first asked
+        self.known: dict[str, Any] = {}  # answers of this run: read, or kept and checked
+        self.elf: ElfFile | None = None
+        self.syms: DynamicSymbols | None = None
+        self.failed = self.added = False
+
+    def _ask(self, key: str, compute: Callable[[], Any]) -> Any:
+        try:
+            return self.known[key]
+        except KeyError:
+            pass
+        got = self.kept.pop(key, _ABSENT)
+        if got is not _ABSENT and _answer_shaped(key, got):
+            self.known[key] = got
+            return got
+        try:
+            value = compute()
+        except ElfError:
+            self.failed = True
+            raise
+        self.known[key] = value
+        self.added = True
+        return value
+
+    def _open(self) -> ElfFile:
+        if self.elf is None:
+            self.elf = ElfFile(self.path, self.view)
+        return self.elf
+
+    def _symbols(self) -> DynamicSymbols:
+        if self.syms is None:
+            self.syms = DynamicSymbols(self._open())
+        return self.syms
+
+    def release(self) -> None:
+        if self.elf is not None:
+            self.elf.close()
+        self.elf = self.syms = None
+
+    def machine(self) -> int:
+        return int(self._ask("machine", lambda: self._open().header.e_machine))
+
+    def dynamic(self) -> tuple[list[str], str | None, str | None, str | None]:
+        """ElfFile.dynamic(): (DT_NEEDED, DT_SONAME, DT_RPATH, DT_RUNPATH) through the section headers."""
+
+        def read() -> list[Any]:
+            dyn = self._open().dynamic()
+            return [dyn.needed, dyn.soname, dyn.rpath, dyn.runpath]
+
+        needed, soname, rpath, runpath = self._ask("dynamic", read)
+        return list(needed), soname, rpath, runpath
+
+    def symbols(self) -> tuple[list[str], str | None, str | None, str | None]:
+        """DynamicSymbols' (needed, soname, rpath, runpath), read through PT_DYNAMIC as the loader reads them."""
+
+        def read() -> list[Any]:
+            syms = self._symbols()
+            return [syms.needed, syms.soname, syms.rpath, syms.runpath]
+
+        needed, soname, rpath, runpath = self._ask("symbols", read)
+        return list(needed), soname, rpath, runpath
+
+    def needs(self) -> dict[str, list[str]]:
+        got: dict[str, list[str]] = self._ask("needs", lambda: _nonweak_needs(self._open(), self._symbols()))
+        return {k: list(v) for k, v in got.items()}
+
+    def defs(self) -> list[str] | None:
+        got: list[str] | None = self._ask("defs", lambda: self._symbols().version_defs())
+        return None if got is None else list(got)
+
+    def undefined_from(self, files: Collection[str]) -> dict[str, list[tuple[str, str]]]:
+        key = "undefined_from\0" + "\0".join(sorted(files))
+        got = self._ask(
+            key, lambda: {k: [list(p) for p in v] for k, v in self._symbols().undefined_from(files).items()}
+        )
+        return {k: [(sym, ver) for sym, ver in v] for k, v in got.items()}
+
+    def defines(self, name: str) -> bool:
+        return bool(self._ask("defines\0" + name, lambda: self._symbols().defines(name)))
+
+
+_ABSENT: Any = object()
+
+
+def _rows(value: Any, types: tuple[type, ...]) -> bool:
+    """Whether a kept value is a list of rows of exactly these types (anything else in the user's cache document is
+    no answer: the file is read)."""
+    return type(value) is list and all(
+        type(row) is list and len(row) == len(types) and all(type(v) is t for v, t in zip(row, types, strict=True))
+        for row in value
+    )
+
+
+def _strs(value: Any) -> bool:
+    return type(value) is list and all(type(v) is str for v in value)
+
+
+def _ints(value: Any) -> bool:
+    return type(value) is list and all(type(v) is int for v in value)
+
+
+def _answer_shaped(key: str, value: Any) -> bool:
+    """Whether a kept answer has the shape _Answers gives it (else it is asked of the file again)."""
+    if key == "machine":
+        return type(value) is int
+    if key in ("dynamic", "symbols"):
+        return (
+            type(value) is list
+            and len(value) == 4
+            and _strs(value[0])
+            and all(v is None or type(v) is str for v in value[1:])
+        )
+    if key == "needs":
+        return type(value) is dict and all(_strs(v) for v in value.values())
+    if key == "defs":
+        return value is None or _strs(value)
+    if key.startswith("undefined_from\0"):
+        return type(value) is dict and all(_rows(v, (str, str)) for v in value.values())
+    if key.startswith("defines\0"):
+        return type(value) is bool
+    return False
+
+
+class ElfAnswers:
+    """The probe's _Answers by path (a file reached under two paths is two files here), with `kept` the answers kept
+    between runs (this host's files only); close() closes every file and keeps what was learned of each file read
+    without an error."""
+
+    def __init__(self, view: FileView | None, kept: Kept | None = None) -> None:
+        self.view = view
+        self.kept = kept if kept is not None and (view is None or is_host(view)) else None
+        self.files: dict[str, _Answers] = {}
+
+    def of(self, path: str) -> _Answers:
+        got = self.files.get(path)
+        if got is None:
+            known: dict[str, Any] = {}
+            stamp = None
+            if self.kept is not None:
+                from stackcheck.readers.kept import file_stamp
+
+                stamp = file_stamp(path)
+                value = self.kept.get(path, stamp)
+                if type(value) is dict:
+                    known = dict(value)
+            got = self.files[path] = _Answers(path, self.view, known, stamp)
+        return got
+
+    def close(self) -> None:
+        for path, answers in self.files.items():
+            answers.release()
+            if self.kept is not None and answers.added and not answers.failed:
+                self.kept.put(path, answers.stamp, {**answers.kept, **answers.known})
+        self.files = {}
 
 
 def check_versions(
@@ -562,26 +766,38 @@ def resolve_object(
     view: FileView | None = None,
     defs_cache: VersionDefs | None = None,
     infos: dict[str, ObjectInfo] | None = None,
+    files: ElfAnswers | None = None,
 ) -> dict[str, Any]:
     """The CUDA libraries of one object: {"path", "rpath", "runpath", "libs": [...], "warnings": [...],
     "version_failures": [...]} (a library found that lacks a version the object needs from it). `infos`, when
-    given, keeps the object's ObjectInfo by path (the second hop reuses it instead of reading the file again)."""
+    given, keeps the object's ObjectInfo by path (the second hop reuses it instead of reading the file again);
+    `files`, the probe's answers of the files it reads (ElfAnswers)."""
+    if files is None:
+        answers = ElfAnswers(view)
+        try:
+            return resolve_object(
+                path, rel, env, cache, extra_dirs, already_loaded, wanted, view, defs_cache, infos, answers
+            )
+        finally:
+            answers.close()
     out: dict[str, Any] = {"path": rel}
     needs: dict[str, list[str]] = {}
+    elf = files.of(str(path))
     try:
-        with ElfFile(path, view) as elf:
-            dyn = elf.dynamic()
-            obj = ObjectInfo(str(path), dyn.needed, dyn.rpath, dyn.runpath, elf.header.e_machine)
-            if infos is not None:
-                infos[str(path)] = obj
-            if any(wanted.match(name) for name in dyn.needed):  # only an object that needs a CUDA library
-                try:
-                    needs = _nonweak_needs(elf)
-                except ElfError as exc:
-                    out["versions_error"] = str(exc)
+        needed, _, rpath, runpath = elf.dynamic()
+        obj = ObjectInfo(str(path), needed, rpath, runpath, elf.machine())
+        if infos is not None:
+            infos[str(path)] = obj
+        if any(wanted.match(name) for name in needed):  # only an object that needs a CUDA library
+            try:
+                needs = elf.needs()
+            except ElfError as exc:
+                out["versions_error"] = str(exc)
     except ElfError as exc:
         out["error"] = str(exc)
         return out
+    finally:
+        elf.release()
     failures: list[dict[str, Any]] = []
     out.update(rpath=obj.rpath, runpath=obj.runpath)
     extra = list(extra_dirs)
@@ -598,11 +814,13 @@ def resolve_object(
                 cache,
                 extra_dirs=extra,
                 is_file=_view_is_file(view),
-                compatible=_view_compatible(view),
+                compatible=_view_compatible(view, files),
                 stop=functools.partial(loader_stop, view=view),
             )
         else:
-            res = resolve_needed(obj, name, env, cache, extra_dirs=extra, stop=loader_stop)
+            res = resolve_needed(
+                obj, name, env, cache, extra_dirs=extra, compatible=_view_compatible(None, files), stop=loader_stop
+            )
         res["runpath"] = obj.runpath is not None
         prior = (already_loaded or {}).get(name)
         if prior is not None and prior.get("winner"):
@@ -617,7 +835,7 @@ def resolve_object(
         warns += warnings_for(res, rel, view)
         res.pop("runpath", None)
         if needs.get(name) and res.get("winner"):
-            failure = check_versions(rel, res, needs, version_defs(str(res["winner"]), view, defs_cache))
+            failure = check_versions(rel, res, needs, version_defs(str(res["winner"]), view, defs_cache, files))
             if failure is not None:
                 failures.append(failure)
         libs.append(res)
@@ -627,12 +845,28 @@ def resolve_object(
     return out
 
 
+#: the modules whose code makes a file's kept answers (readers.kept adds itself)
+_KEPT_READERS = ("readers/libs.py", "readers/elf.py", "readers/fsview.py", "record.py", "paths.py")
+
+
+def kept_libs(cache_dir: str | None = None) -> Kept | None:
+    """What probe_libs keeps between runs (stackcheck.readers.kept), or None: the caches off."""
+    from stackcheck.readers.kept import Kept, directory
+
+    where = directory(cache_dir)
+    if where is None:
+        return None
+    base = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return Kept("libs", where, [os.path.join(base, m) for m in _KEPT_READERS])
+
+
 def probe_libs(
     facts: Mapping[str, Any],
     env: Mapping[str, str],
     cache: list[CacheEntry] | None = None,
     cache_source: str | None = None,
     view: FileView | None = None,
+    kept: Kept | None = None,
 ) -> dict[str, Any]:
     """{"ld_cache": source, "packages": {pkg: {"objects": [...]}}, "warnings": [...], "version_failures": [...],
     "version_errors": [...], "torch_libraries": {...}, "symbol_failures": [...]}: a version failure names the
@@ -644,10 +878,32 @@ def probe_libs(
     torch is resolved first; the kernel packages' CUDA libraries whose soname torch already loaded are
     reported as reused from torch (with their own static resolution kept as own_winner/own_via).
     `env` is the environment of the process that will serve (e.g. facts["system"]["env"] or os.environ).
+    `kept`: what earlier runs learned of this host's files (kept_libs), used where a file's stamp is the same and
+    saved at the end.
     """
     fs = view if view is not None else HostView()
+    if kept is not None and not is_host(fs):
+        kept = None
+    files = ElfAnswers(fs, kept)
+    try:
+        return _probe_libs(facts, env, cache, cache_source, fs, files, kept)
+    finally:
+        files.close()
+        if kept is not None:
+            kept.save()
+
+
+def _probe_libs(
+    facts: Mapping[str, Any],
+    env: Mapping[str, str],
+    cache: list[CacheEntry] | None,
+    cache_source: str | None,
+    fs: FileView,
+    files: ElfAnswers,
+    kept: Kept | None,
+) -> dict[str, Any]:
     if cache is None:
-        cache, cache_source = load_ld_so_cache(view=fs)
+        cache, cache_source = load_ld_so_cache(view=fs, kept=kept)
     packages = facts.get("packages") or {}
     extra: list[str] = []
     for pkg in packages.values():
@@ -696,6 +952,7 @@ def probe_libs(
                 view=fs,
                 defs_cache=defs_cache,
                 infos=infos if name == "torch" else None,
+                files=files,
             )
             entry["objects"].append(obj)
             result["warnings"] += obj.get("warnings", [])
@@ -713,7 +970,7 @@ def probe_libs(
         result["packages"][name] = entry
         if name == "torch" and paths:
             sites = [str(p["location"]) for p in packages.values() if isinstance(p, Mapping) and p.get("location")]
-            hop = follow_torch_libraries(paths, root, env, cache, fs, defs_cache, infos, sites)
+            hop = follow_torch_libraries(paths, root, env, cache, fs, defs_cache, infos, sites, files)
             result["torch_libraries"] = {k: hop[k] for k in ("preloaded", "libraries")}
             result["symbol_failures"] = hop["symbol_failures"]
             result["version_failures"] += hop["version_failures"]
@@ -746,32 +1003,60 @@ HOP_LIBS = re.compile(
 #: releases list ("nvjitlink", "libnvJitLink.so.*[0-9]") tuples that _preload_cuda_deps() walks. The except
 #: branch's dict ("cublas": "libcublas.so.*[0-9]", torch 2.5-2.8) runs only when libtorch_global_deps fails
 #: to load and is not matched.
-_PRELOAD_ENTRY = re.compile(r'\(\s*"(\w+)"\s*,\s*"(lib[\w.+\-]*\.so[^"]*)"')
+_PRELOAD_ENTRY = lazy(r'\(\s*"(\w+)"\s*,\s*"(lib[\w.+\-]*\.so[^"]*)"')
 #: ... and the guard before them: the libcudart mapped must match ("nvidia/cuda_runtime/lib/libcudart.so" in
 #: 2.6-2.8, "libcudart.so" later)
-_PRELOAD_GUARD = re.compile(r'"([\w/.\-]*libcudart\.so)"\s+not\s+in\s+_maps')
+_PRELOAD_GUARD = lazy(r'"([\w/.\-]*libcudart\.so)"\s+not\s+in\s+_maps')  # (both: unless kept)
 MAX_INIT_BYTES = 1 << 20
 MAX_HOP_LIBRARIES = 40
 
 
-def torch_preloads(location: str, cudart: str | None, view: FileView, others: Iterable[str] = ()) -> list[str]:
+def _preload_entries(init: str, view: FileView, kept: Kept | None) -> tuple[str | None, list[tuple[str, str]]] | None:
+    """What torch_preloads reads of torch/__init__.py: the libcudart its guard names (None: no guard) and the preload
+    entries (folder, file glob) in the order they are tried; None when the file cannot be read. `kept`: the answer an
+    earlier run read of this host's file, taken when the file's stamp is the same (stackcheck.readers.kept)."""
+    stamp = None
+    key = "torch/__init__.py\0" + init
+    if kept is not None:
+        from stackcheck.readers.kept import file_stamp
+
+        stamp = file_stamp(init)
+        got = kept.get(key, stamp)
+        if type(got) is list and len(got) == 2 and type(got[0]) in (str, type(None)) and _rows(got[1], (str, str)):
+            return got[0], [(folder, pattern) for folder, pattern in got[1]]
+    try:
+        text = view.read_bytes(init, MAX_INIT_BYTES).decode("utf-8", "replace")
+    except (OSError, ValueError):
+        return None
+    guard = _PRELOAD_GUARD.search(text)
+    entries: list[tuple[str, str]] = []
+    if guard is not None:
+        entries = _PRELOAD_ENTRY.findall(text[guard.end() :] + text[: guard.start()])
+    named = guard.group(1) if guard is not None else None
+    if kept is not None:
+        kept.put(key, stamp, [named, [list(e) for e in entries]])
+    return named, entries
+
+
+def torch_preloads(
+    location: str, cudart: str | None, view: FileView, others: Iterable[str] = (), kept: Kept | None = None
+) -> list[str]:
     """The paths torch/__init__.py loads with ctypes before torch._C, in order, read from the file (torch 2.6
     and later; pytorch/pytorch#138460): behind its libcudart guard, each preload entry's glob under the
     site-packages' nvidia/<folder>/lib, nvidia/cu<major>/lib (CUDA 13 wheels) and <folder>/lib (torch's site
     directory first, then `others`: the other packages' locations, standing for sys.path). The first entry
     not found stops the list (the call raises, and the caller's `except Exception: pass` swallows it). A file
-    without the guard (torch 2.5 and older) or a libcudart that does not match it: no preload."""
-    init = posixpath.join(location, "torch", "__init__.py")
-    try:
-        text = view.read_bytes(init, MAX_INIT_BYTES).decode("utf-8", "replace")
-    except (OSError, ValueError):
+    without the guard (torch 2.5 and older) or a libcudart that does not match it: no preload. `kept`: this host's
+    file as an earlier run read it (_preload_entries)."""
+    read = _preload_entries(posixpath.join(location, "torch", "__init__.py"), view, kept)
+    if read is None:
         return []
-    guard = _PRELOAD_GUARD.search(text)
-    if guard is None or cudart is None or guard.group(1) not in cudart:
+    guard, entries = read
+    if guard is None or cudart is None or guard not in cudart:
         return []
     major = re.search(r"libcudart\.so\.(\d+)", cudart)
     out: list[str] = []
-    for folder, pattern in _PRELOAD_ENTRY.findall(text[guard.end() :] + text[: guard.start()]):
+    for folder, pattern in entries:
         found: list[str] = []
         for root in dict.fromkeys((location, *others)):  # sys.path's site directories, torch's first
             bases = [posixpath.join(root, "nvidia", folder, "lib")]
@@ -796,26 +1081,21 @@ class _Loader:
     dependencies checked when it is loaded (symbols and version nodes against the copy found)."""
 
     def __init__(
-        self, env: Mapping[str, str], cache: list[CacheEntry], view: FileView, defs_cache: VersionDefs
+        self,
+        env: Mapping[str, str],
+        cache: list[CacheEntry],
+        view: FileView,
+        defs_cache: VersionDefs,
+        files: ElfAnswers,
     ) -> None:
-        self.env, self.cache, self.view, self.defs_cache = env, cache, view, defs_cache
+        self.env, self.cache, self.view, self.defs_cache, self.files = env, cache, view, defs_cache, files
         self.loaded: dict[str, tuple[str, str]] = {}  # soname -> (path, via)
         self.by_soname: dict[str, list[CacheEntry]] | None = None
         self.steps: dict[tuple[str, str | None, str | None, int], list[tuple[str, str]]] = {}
         self.is_file = _view_is_file(view)
         self.followed: set[str] = set()
-        self.exports: dict[str, tuple[ElfFile, DynamicSymbols] | str] = {}  # a found library, opened once
-        self.headers: dict[str, ElfFile] = {}  # a copy whose header was checked, kept open for _open
-        self.defined: dict[str, dict[str, bool]] = {}  # per library, the names looked up in it and the answers
         self.stopped: dict[tuple[str, str], str] = {}  # (object, needed) -> where and why the search ended the load
         self.out: dict[str, Any] = {"libraries": [], "symbol_failures": [], "version_failures": [], "errors": []}
-
-    def close(self) -> None:
-        for got in self.exports.values():
-            if not isinstance(got, str):
-                got[0].close()
-        for elf in self.headers.values():
-            elf.close()
 
     def find(self, obj: ObjectInfo, name: str) -> tuple[str, str] | None:
         if name in self.loaded:
@@ -842,54 +1122,23 @@ class _Loader:
         return loader_stop(path, self.view)
 
     def _compatible(self, path: str, machine: int) -> bool:
-        """_compatible(path, machine) through the file the hop opens next: a copy that wins is followed or
-        looked up in right after, so its ElfFile is kept for _open."""
-        got = self.exports.get(path)
-        if isinstance(got, str):  # its dynamic table failed, its header may not have: ask the file again
-            return _compatible(path, machine, self.view)
-        if got is not None:
-            return got[0].header.e_machine == machine
-        elf = self.headers.get(path)
-        if elf is None:
-            try:
-                elf = self.headers[path] = ElfFile(path, self.view)
-            except ElfError:
-                return False
-        return elf.header.e_machine == machine
+        """_compatible(path, machine) through the probe's answers: a copy that wins is followed or looked up in right
+        after, and its file is kept open for that."""
+        return _compatible(path, machine, self.view, self.files)
 
-    def _open(self, path: str) -> tuple[ElfFile, DynamicSymbols] | str:
-        """The library at `path` and its dynamic symbols, or the error that opening them gave; opened once for
-        the hop (following it, looking symbols up in it and reading its version definitions share it)."""
-        got = self.exports.get(path)
-        if got is None:
-            try:
-                elf = self.headers.pop(path, None) or ElfFile(path, self.view)
-            except ElfError as exc:
-                got = str(exc)
-            else:
-                try:
-                    got = (elf, DynamicSymbols(elf))
-                except ElfError as exc:
-                    elf.close()
-                    got = str(exc)
-            self.exports[path] = got
+    def _open(self, path: str) -> _Answers | str:
+        """The library at `path`, its dynamic symbols read, or the error that reading them gave (following it,
+        looking symbols up in it and reading its version definitions share the one read)."""
+        got = self.files.of(path)
+        try:
+            got.symbols()
+        except ElfError as exc:
+            return str(exc)
         return got
 
     def _version_defs(self, path: str) -> list[str] | str | None:
-        """version_defs(path) through the opened library, kept in the probe's defs_cache like version_defs."""
-        if path in self.defs_cache:
-            return self.defs_cache[path]
-        got = self._open(path)
-        defs: list[str] | str | None
-        if isinstance(got, str):
-            defs = got
-        else:
-            try:
-                defs = got[1].version_defs()
-            except ElfError as exc:
-                defs = str(exc)
-        self.defs_cache[path] = defs
-        return defs
+        """version_defs(path) through the probe's answers, kept in the probe's defs_cache like version_defs."""
+        return version_defs(path, self.view, self.defs_cache, self.files)
 
     def _missing(self, winner: str, wanted: list[tuple[str, str]]) -> list[tuple[str, str]] | str:
         """The (symbol, version) pairs of `wanted` that the library at `winner` does not export, or an error."""
@@ -897,15 +1146,11 @@ class _Loader:
         if isinstance(got, str):
             return got
         # a symbol several libraries need from the same copy (libcusolver and libcusolverMg from libcublas) is
-        # looked up once; an error is not kept, so a later ask fails the same way
-        known = self.defined.setdefault(winner, {})
+        # looked up once (the file's answers); an error is not an answer, so a later ask fails the same way
         out = []
         try:
             for sym, ver in wanted:
-                found = known.get(sym)
-                if found is None:
-                    found = known[sym] = got[1].defines(sym)
-                if not found:
+                if not got.defines(sym):
                     out.append((sym, ver))
         except ElfError as exc:
             return str(exc)
@@ -920,14 +1165,14 @@ class _Loader:
         if isinstance(opened, str):
             self.out["errors"].append(opened)
             return
-        elf, syms = opened
         try:
-            obj = ObjectInfo(lib, syms.needed, syms.rpath, syms.runpath, elf.header.e_machine)
+            needed, _, rpath, runpath = opened.symbols()
+            obj = ObjectInfo(lib, needed, rpath, runpath, opened.machine())
             names = [n for n in obj.needed if HOP_LIBS.match(n)]
             if not names:
                 return
-            wanted = syms.undefined_from(set(names))
-            needs = _nonweak_needs(elf, syms)
+            wanted = opened.undefined_from(set(names))
+            needs = opened.needs()
         except ElfError as exc:
             self.out["errors"].append(str(exc))
             return
@@ -974,15 +1219,22 @@ def follow_torch_libraries(
     defs_cache: VersionDefs,
     infos: Mapping[str, ObjectInfo] | None = None,
     sites: Iterable[str] = (),
+    files: ElfAnswers | None = None,
 ) -> dict[str, Any]:
     """The second hop for torch: {"preloaded": [paths], "libraries": [{"library", "needed", "winner", "via"}],
     "symbol_failures": [...], "version_failures": [...], "errors": [...]}. A symbol failure names the library
     (a CUDA library torch loads), the library it needs, the copy found, how, and the symbols missing."""
-    loader = _Loader(env, cache, view, defs_cache)
+    if files is None:
+        answers = ElfAnswers(view)
+        try:
+            return follow_torch_libraries(objects, location, env, cache, view, defs_cache, infos, sites, answers)
+        finally:
+            answers.close()
+    loader = _Loader(env, cache, view, defs_cache, files)
     first: list[tuple[ObjectInfo, str]] = []  # torch's objects and their RPATH dirs
     for path in objects:
         try:
-            obj = (infos or {}).get(path) or read_object(path, view)
+            obj = (infos or {}).get(path) or read_object(path, view, files)
         except ElfError as exc:
             loader.out["errors"].append(str(exc))
             continue
@@ -996,24 +1248,21 @@ def follow_torch_libraries(
         if got is not None:
             cudart = got[0]
             break
-    preloaded = torch_preloads(location, cudart, view, sites)
-    try:
-        for path in preloaded:  # ctypes.CDLL(path): the file itself, whatever the search path says
-            loader.loaded.setdefault(posixpath.basename(path), (path, "preloaded by torch/__init__.py"))
-            opened = loader._open(path)  # the file follow() reads next: opened once
-            soname = None if isinstance(opened, str) else opened[1].soname
-            if soname:
-                loader.loaded.setdefault(soname, (path, "preloaded by torch/__init__.py"))
-            loader.follow(path)
-        # import torch._C: torch's objects' CUDA libraries breadth-first, then what each of those needs
-        order: list[tuple[str, str]] = []
-        for obj, chain_rpath in first:
-            for name in obj.needed:
-                got = loader.find(obj, name) if HOP_LIBS.match(name) else None
-                if got is not None:
-                    order.append((got[0], chain_rpath))
-        for lib, chain_rpath in order:
-            loader.follow(lib, chain_rpath)
-    finally:
-        loader.close()
+    preloaded = torch_preloads(location, cudart, view, sites, files.kept)
+    for path in preloaded:  # ctypes.CDLL(path): the file itself, whatever the search path says
+        loader.loaded.setdefault(posixpath.basename(path), (path, "preloaded by torch/__init__.py"))
+        opened = loader._open(path)  # the file follow() reads next: read once
+        soname = None if isinstance(opened, str) else opened.symbols()[1]
+        if soname:
+            loader.loaded.setdefault(soname, (path, "preloaded by torch/__init__.py"))
+        loader.follow(path)
+    # import torch._C: torch's objects' CUDA libraries breadth-first, then what each of those needs
+    order: list[tuple[str, str]] = []
+    for obj, chain_rpath in first:
+        for name in obj.needed:
+            got = loader.find(obj, name) if HOP_LIBS.match(name) else None
+            if got is not None:
+                order.append((got[0], chain_rpath))
+    for lib, chain_rpath in order:
+        loader.follow(lib, chain_rpath)
     return {"preloaded": preloaded, **loader.out}
