@@ -143,22 +143,24 @@ def run_for_gate(
         readings=readings,
     )
     pre = run(inputs)
-    from stackcheck.launch.gate import _raw_flag
+    from stackcheck.launch.gate import option_value
     from stackcheck.launch.preflight.a2a import check_a2a_package, check_load_format_package, check_quant_package
 
     # the MoE all-to-all backend's own package (deep_ep, Mooncake EP), as the command gives the flag
-    a2a = check_a2a_package(_raw_flag(derived.sglang_args, "--moe-a2a-backend"), facts, data, sglang_version)
+    a2a = check_a2a_package(
+        option_value(derived.sglang_args, ("--moe-a2a-backend",), None), facts, data, sglang_version
+    )
     if a2a is not None:
         pre.results.append(a2a)
     # the quantization method's own package (humming-kernels, bitsandbytes): --quantization as the command gives it,
     # else the checkpoint's own quant_method (SGLang builds that method's config at model load)
-    method = _raw_flag(derived.sglang_args, "--quantization") or pre.launch.get("model_quant_method")
+    method = option_value(derived.sglang_args, ("--quantization",), None) or pre.launch.get("model_quant_method")
     quant = check_quant_package(method if isinstance(method, str) else None, facts, data, sglang_version)
     if quant is not None:
         pre.results.append(quant)
     # the load format's own loader package (--load-format bitsandbytes imports bitsandbytes with or without
     # --quantization), unless the method of that name was judged above (its floor is the higher one)
-    fmt = _raw_flag(derived.sglang_args, "--load-format")
+    fmt = option_value(derived.sglang_args, ("--load-format",), None)
     loader = check_load_format_package(fmt, facts, data, sglang_version)
     if loader is not None and not (quant is not None and method == fmt):
         pre.results.append(loader)
@@ -195,11 +197,11 @@ DRAFT_JUDGED_BACKENDS = ("trtllm_mla", "flashmla")
 def _draft_backend(derived: Any) -> tuple[bool, str | None]:
     """(whether the launch's speculative decoding builds a draft attention backend of the target's kind: an algorithm
     given and not one of NO_DRAFT_BACKEND; --speculative-draft-attention-backend as argparse takes it, None: absent)."""
-    from stackcheck.launch.gate import _raw_flag
+    from stackcheck.launch.gate import option_value
 
     algorithm = derived.options.get("--speculative-algorithm")
     drafts = algorithm is not None and str(algorithm).upper() not in NO_DRAFT_BACKEND
-    return drafts, _raw_flag(derived.sglang_args, "--speculative-draft-attention-backend")
+    return drafts, option_value(derived.sglang_args, ("--speculative-draft-attention-backend",), None)
 
 
 def draft_backend_features(derived: Any, mapping: Mapping[str, Any]) -> list[tuple[str, str]]:

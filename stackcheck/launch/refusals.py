@@ -43,7 +43,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
-from stackcheck.launch.gate import Derived, Problem, _declared_in, _raw_flag, _spells
+from stackcheck.launch.gate import Derived, Problem, _declared_in, option_given, option_value
 from stackcheck.lean_typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -186,7 +186,7 @@ def _attn_tp_sizes(
     splits attention further (`split_flags`, values the gate does not read) every divisor of tp."""
     tp = opts.get("--tp-size")
     tp = tp if isinstance(tp, int) and not isinstance(tp, bool) and tp > 0 else 1
-    if any(_spells(a.split("=", 1)[0], f, declared) for a in args for f in split_flags):
+    if any(option_given(args, (f,), declared) for f in split_flags):
         return _divisors(tp)
     dp = opts.get("--dp-size") if opts.get("--enable-dp-attention") else 1
     dp = dp if isinstance(dp, int) and not isinstance(dp, bool) and dp > 0 else 1
@@ -395,7 +395,7 @@ def _fp8_block_moe_split(
     args = d.sglang_args
     tp_opt = d.options.get("--tp-size")
     tp = tp_opt if isinstance(tp_opt, int) and not isinstance(tp_opt, bool) and tp_opt > 0 else 1
-    raw_ep = _raw_flag(args, "--ep-size", declared) or _raw_flag(args, "--ep", declared)
+    raw_ep = option_value(args, ("--ep-size",), declared) or option_value(args, ("--ep",), declared)
     ep_given: int | None = 1
     if raw_ep is not None:
         ep_given = int(raw_ep) if raw_ep.strip().isdigit() and int(raw_ep) > 0 else None
@@ -657,7 +657,7 @@ class _GivenFlags:
             return False
         if flag in self.d.options:
             return True
-        return any(_spells(a.split("=", 1)[0], flag, self.declared) for a in self.d.sglang_args if a != "--")
+        return option_given(self.d.sglang_args, (flag,), self.declared)
 
     def __str__(self) -> str:
         return "the command's flags"
@@ -958,11 +958,11 @@ def _entry_free_values(
     if after_equal_split and prefill is not None and prefill == values["decode_attention_backend"]:
         if isinstance(hop, dict) and _version_in(version, str(hop.get("versions", ""))) is True:
             values["attention_backend"] = prefill  # --prefill-/--decode-attention-backend X: attention_backend X
-    values["speculative_draft_attention_backend"] = _raw_flag(
-        d.sglang_args, "--speculative-draft-attention-backend", declared
+    values["speculative_draft_attention_backend"] = option_value(
+        d.sglang_args, ("--speculative-draft-attention-backend",), declared
     )
     values["dp_attention"] = bool(opts.get("--enable-dp-attention"))
-    values["speculative_moe_a2a_backend"] = _raw_flag(d.sglang_args, "--speculative-moe-a2a-backend", declared)
+    values["speculative_moe_a2a_backend"] = option_value(d.sglang_args, ("--speculative-moe-a2a-backend",), declared)
     values["moe_ep_below_tp"] = _ep_below_tp(d, declared)
     values["flags_given"] = _GivenFlags(d, declared)
     algorithm = values["speculative_algorithm"]
@@ -1015,11 +1015,11 @@ def _entry_free_values(
     # downloaded unknown on the GPUs the rule names)
     values["model_quant_method_read"] = held
     # --load-format as argparse takes it (None: not given) and the TP size, for a rule on the bitsandbytes loader
-    values["load_format"] = _raw_flag(d.sglang_args, "--load-format", declared)
+    values["load_format"] = option_value(d.sglang_args, ("--load-format",), declared)
     tp = d.options.get("--tp-size")
     values["tp_size"] = tp if isinstance(tp, int) and not isinstance(tp, bool) else 1
     # the dtype SGLang runs the model in, for a rule on a quantization's activation dtypes
-    values["model_dtype"] = _model_dtype(_raw_flag(d.sglang_args, "--dtype", declared), read)
+    values["model_dtype"] = _model_dtype(option_value(d.sglang_args, ("--dtype",), declared), read)
     # the same for the speculative draft model (the target's config.json when the command names no draft model, as
     # SGLang loads it), for a rule on --speculative-moe-runner-backend
     draft = (models or {}).get("draft model") if "draft model" in (models or {}) else read
@@ -1031,7 +1031,7 @@ def _entry_free_values(
         sets = spec.get("sets_a2a") if isinstance(spec, dict) else None
         if not isinstance(sets, dict) or d.env.get(str(spec.get("name"))) is not True:
             continue
-        given_a2a = _raw_flag(d.sglang_args, "--moe-a2a-backend", declared)
+        given_a2a = option_value(d.sglang_args, ("--moe-a2a-backend",), declared)
 
         def within(key: str, releases: dict[str, Any] = sets) -> bool:  # an absent key names no release
             return key in releases and _version_in(version, str(releases[key])) is True
@@ -1066,17 +1066,17 @@ def _a2a_values(d: Derived, declared: set[str] | None, architecture: str | None)
     given = _GivenFlags(d, declared)
     args = d.sglang_args
     sets_it = any(flag in given for flag in _A2A_SET_BY) or d.options.get("--moe-runner-backend") == "megamoe"
-    a2a: Any = _raw_flag(args, "--moe-a2a-backend", declared)
+    a2a: Any = option_value(args, ("--moe-a2a-backend",), declared)
     if a2a is None:
         model_may = architecture is None or architecture.startswith("MiniMax")
         a2a = _AutoA2A() if sets_it or model_may else "none"
     dp: Any = bool(d.options.get("--enable-dp-attention")) or "--attn-dp-size" in given
     if not dp and sets_it:
         dp = _UNKNOWN
-    chunked = _raw_flag(args, "--chunked-prefill-size", declared)
+    chunked = option_value(args, ("--chunked-prefill-size",), declared)
     return {
         "moe_a2a_backend": a2a,
-        "deepep_mode": _raw_flag(args, "--deepep-mode", declared) or "auto",
+        "deepep_mode": option_value(args, ("--deepep-mode",), declared) or "auto",
         "attention_dp_any": dp,
         "chunked_prefill_size": chunked if chunked is not None else "unset",
         "overlap_schedule_disabled": "--disable-overlap-schedule" in given,
@@ -1135,7 +1135,7 @@ def _ep_below_tp(d: Derived, declared: set[str] | None) -> Any:
     positive whole number."""
     tp_opt = d.options.get("--tp-size")
     tp = tp_opt if isinstance(tp_opt, int) and not isinstance(tp_opt, bool) and tp_opt > 0 else 1
-    raw = _raw_flag(d.sglang_args, "--ep-size", declared) or _raw_flag(d.sglang_args, "--ep", declared)
+    raw = option_value(d.sglang_args, ("--ep-size",), declared) or option_value(d.sglang_args, ("--ep",), declared)
     if raw is None:
         return tp > 1
     if not (raw.strip().isdigit() and int(raw) > 0):
@@ -1759,7 +1759,7 @@ def _launch_holds(entry: Mapping[str, Any], d: Derived | None, majors: set[int] 
         return False
     for flag, keep in (entry.get("unless_values") or {}).items():
         value = d.options.get(flag)
-        value = _raw_flag(d.sglang_args, flag) if value is None and _given(d, flag) else value
+        value = option_value(d.sglang_args, (flag,), None) if value is None and _given(d, flag) else value
         if value is not None and str(value) not in [str(k) for k in keep or []]:
             return False
     return True

@@ -1,0 +1,125 @@
+"""The gate's one reader of an SGLang command line's options (gate.option_values / option_value / option_given),
+checked against Python's own argparse: a small parser declared in the shape of SGLang's (allow_abbrev left at its
+default, aliases of one action, a store_true flag that is a prefix of a choice flag, an old alias that is a prefix of
+another flag) parses each odd spelling, and the reader must give what argparse keeps. The flags and their aliases
+follow sglang 0.5.1 server_args.py (--expert-parallel-size / --ep-size / --ep at :1477-1479) and 0.5.23
+arg_groups/fields/parallel.py:285; the parser is written here, not copied."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from stackcheck.launch import gate
+
+EP = ("--ep-size", "--expert-parallel-size", "--ep")
+A2A = ("--moe-a2a-backend",)
+CHUNKED = ("--chunked-prefill-size",)
+LOG_FORMAT = ("--log-requests-format",)
+DRAFT_QUANT = ("--speculative-draft-model-quantization",)
+DTYPE = ("--dtype",)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="launch_server")
+    p.add_argument("--model-path")
+    p.add_argument("--tp-size", "--tensor-parallel-size", type=int, default=1)
+    p.add_argument("--expert-parallel-size", "--ep-size", "--ep", dest="ep_size", default=None)
+    p.add_argument("--ep-dispatch-algorithm", default=None)
+    p.add_argument("--moe-a2a-backend", default=None)
+    p.add_argument("--chunked-prefill-size", default=None)
+    p.add_argument("--log-requests", action="store_true")
+    p.add_argument("--log-requests-format", default=None)
+    p.add_argument("--speculative-draft-model-path", "--speculative-draft-model", default=None)
+    p.add_argument("--speculative-draft-model-quantization", default=None)
+    p.add_argument("--dtype", default=None)
+    p.add_argument("--device", default=None)
+    return p
+
+
+PARSER = _parser()
+FLAGS = set(PARSER._option_string_actions)  # every name the parser declares, as release_flags lists a release's
+DEST = {EP: "ep_size", A2A: "moe_a2a_backend", CHUNKED: "chunked_prefill_size", LOG_FORMAT: "log_requests_format",
+        DRAFT_QUANT: "speculative_draft_model_quantization", DTYPE: "dtype"}  # fmt: skip
+
+CASES: list[tuple[list[str], tuple[str, ...]]] = [
+    (["--ep-size", "4"], EP),
+    (["--ep=4"], EP),
+    (["--expert-parallel-size", "8"], EP),  # the long alias
+    (["--expert-p", "8"], EP),  # an abbreviation of the long alias
+    (["--ep-s", "2"], EP),  # an abbreviation of --ep-size, though --ep is a flag of its own
+    (["--ep-size", "8", "--ep", "1"], EP),  # the last occurrence of any alias wins
+    (["--ep", "1", "--expert-parallel-size=8"], EP),
+    (["--ep-size", "8", "--ep-d", "static"], EP),  # --ep-d abbreviates --ep-dispatch-algorithm only
+    (["--ep-size", "2", "--", "--ep-size", "4"], EP),  # after '--' every token is an argument
+    (["--moe-a2a", "deepep"], A2A),
+    (["--moe-a2a=deepep", "--moe-a2a-backend", "none"], A2A),
+    (["--moe-a2a-backend=", "--dtype", "half"], A2A),  # an empty value after '='
+    (["--chunked-prefill-size", "-1"], CHUNKED),  # a negative number is an argument
+    (["--chunked", "-1"], CHUNKED),
+    (["--chunked-prefill-size", "-1.5"], CHUNKED),
+    (["--log-requests", "--log-requests-format", "json"], LOG_FORMAT),
+    (["--log-requests", "--dtype", "half"], LOG_FORMAT),  # a store_true flag is no abbreviation of a longer one
+    (["--log-requests-f", "text"], LOG_FORMAT),
+    (["--speculative-draft-model", "/m", "--dtype", "half"], DRAFT_QUANT),  # an alias of its own, not a prefix
+    (["--speculative-draft-model-q", "fp8"], DRAFT_QUANT),
+    (["--dtype", "bfloat16", "--dtype=half"], DTYPE),
+    (["--dtype", "a b"], DTYPE),  # a token with a space is an argument even after --
+    (["--device", "cuda", "--dtype", "-"], DTYPE),  # '-' alone is an argument
+    (["--model-path", "m"], EP),  # absent
+]
+
+
+@pytest.mark.parametrize(("argv", "spellings"), CASES, ids=[" ".join(a) for a, _ in CASES])
+def test_the_reader_keeps_what_argparse_keeps(argv: list[str], spellings: tuple[str, ...]) -> None:
+    namespace, _ = PARSER.parse_known_args(argv)
+    expected = getattr(namespace, DEST[spellings])
+    assert gate.option_value(argv, spellings, FLAGS) == expected
+    assert gate.option_given(argv, spellings, FLAGS) is (expected is not None)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--log-requests"],
+        ["--log-req", "--dtype", "half"],  # ambiguous for argparse (--log-requests, --log-requests-format)
+        ["--log-requests-format", "json"],
+    ],
+)
+def test_a_store_true_flag_is_given_as_argparse_reads_it(argv: list[str]) -> None:
+    """A flag that takes no value: given when argparse sets it (an ambiguous prefix is read as each flag it may be:
+    SGLang exits on it, and the gate refuses that on its own, undeclared_problems)."""
+    try:
+        expected: bool | None = PARSER.parse_known_args(argv)[0].log_requests
+    except SystemExit:
+        expected = None  # ambiguous: argparse exits
+    given = gate.option_given(argv, ("--log-requests",), FLAGS)
+    assert given is (expected is not False)
+
+
+def test_every_occurrence_in_order_for_the_choice_checks() -> None:
+    """argparse checks each occurrence's choices as it meets it: the choice checks read them all."""
+    argv = ["--dtype", "bf16", "--dt=half", "--model-path", "m", "--dtype", "--tp-size", "2"]
+    assert gate.option_values(argv, DTYPE, FLAGS) == ["bf16", "half", None]  # the last has no value: argparse exits
+    assert gate.option_value(argv, DTYPE, FLAGS) is None
+
+
+def test_flags_not_known_read_any_prefix_and_abbreviations_off_reads_full_spellings() -> None:
+    argv = ["--moe-a2a", "deepep", "--devi", "cpu"]
+    assert gate.option_value(argv, A2A, None) == "deepep"
+    assert gate.option_value(argv, ("--device",), FLAGS, abbreviations=False) is None
+    assert gate.option_value(argv, ("--device",), FLAGS) == "cpu"
+
+
+def test_reading_flags_for_a_release_the_data_does_not_list_are_every_listed_releases() -> None:
+    from stackcheck.knowledge.loader import load
+
+    mapping = dict(load([], env={}).launch)
+    known = gate.reading_flags(mapping, "0.5.9")
+    local = gate.reading_flags(mapping, "0.5.9+cu128")
+    assert known and known < local
+    assert "--speculative-draft-model" in local and "--nsa-decode" in local  # 0.5.3's own flag: not an abbreviation
+    assert gate.reading_flags(mapping, None) == local
+    args = ["--speculative-draft-model", "/m"]
+    assert gate.option_value(args, DRAFT_QUANT, local) is None
