@@ -43,13 +43,20 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
-from stackcheck.launch.gate import Derived, Problem, _declared_in, option_given, option_value
+from stackcheck.launch.gate import Derived, Problem, option_given, option_value, reading_flags
 from stackcheck.lean_typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from typing import Any
 
 _UNKNOWN = object()  # a value SGLang chooses at start that the command does not give
+
+
+#: the spellings of SGLang's expert parallel size, one argparse action (dest ep_size): sglang 0.5.1
+#: server_args.py:1477-1479 and 0.5.10 :4901-4903 ("--expert-parallel-size", "--ep-size", "--ep"), 0.5.19
+#: server_args.py:2361 and 0.5.23 arg_groups/fields/parallel.py:285 (--ep-size with aliases --expert-parallel-size
+#: and --ep); the last occurrence of any of them wins
+EP_SPELLINGS = ("--ep-size", "--expert-parallel-size", "--ep")
 
 
 class _Unset:
@@ -395,7 +402,7 @@ def _fp8_block_moe_split(
     args = d.sglang_args
     tp_opt = d.options.get("--tp-size")
     tp = tp_opt if isinstance(tp_opt, int) and not isinstance(tp_opt, bool) and tp_opt > 0 else 1
-    raw_ep = option_value(args, ("--ep-size",), declared) or option_value(args, ("--ep",), declared)
+    raw_ep = option_value(args, EP_SPELLINGS, declared)
     ep_given: int | None = 1
     if raw_ep is not None:
         ep_given = int(raw_ep) if raw_ep.strip().isdigit() and int(raw_ep) > 0 else None
@@ -877,8 +884,8 @@ def launch_values(
     the caller keeps while every other argument but `entry` stays the same (refusal_problems, over its rules): the
     values that do not depend on the entry are worked out once per (after_equal_split, attention_backend_auto).
     `gpu_sm`: the lowest compute capability of the box's GPUs, major * 10 + minor (None: not known)."""
-    if isinstance(declared, _Unset):
-        declared = _declared_in(mapping, version)
+    if isinstance(declared, _Unset) or declared is None:
+        declared = reading_flags(mapping, version)
     key = (after_equal_split, entry.get("attention_backend_auto") == "unset")
     base = memo.get(key) if memo is not None else None
     if base is None:
@@ -1135,7 +1142,7 @@ def _ep_below_tp(d: Derived, declared: set[str] | None) -> Any:
     positive whole number."""
     tp_opt = d.options.get("--tp-size")
     tp = tp_opt if isinstance(tp_opt, int) and not isinstance(tp_opt, bool) and tp_opt > 0 else 1
-    raw = option_value(d.sglang_args, ("--ep-size",), declared) or option_value(d.sglang_args, ("--ep",), declared)
+    raw = option_value(d.sglang_args, EP_SPELLINGS, declared)
     if raw is None:
         return tp > 1
     if not (raw.strip().isdigit() and int(raw) > 0):
@@ -1365,7 +1372,7 @@ def idle_moe_choice(
     quantized = d.options.get("--quantization") is not None or d.launch.get("model_quant_method") is not None
     if quantized or qcfg is not None:
         return None
-    if _a2a_values(d, _declared_in(mapping, version), architecture)["moe_a2a_backend"] != "none":
+    if _a2a_values(d, reading_flags(mapping, version), architecture)["moe_a2a_backend"] != "none":
         return None
     return why, (
         f"SGLang {version} runs an unquantized MoE model's MoE layers on Triton whatever this runner (its unquantized "
@@ -1475,8 +1482,8 @@ def refusal_problems(
         entry = _for_release(rule.get("releases"), sglang_version)
         if entry is None or not entry.get("applies"):
             continue
-        if isinstance(declared, _Unset):
-            declared = _declared_in(mapping, sglang_version)
+        if isinstance(declared, _Unset) or declared is None:
+            declared = reading_flags(mapping, sglang_version)
         after = not entry.get("before_equal_split", rule.get("before_equal_split"))
         values = launch_values(
             d,
@@ -1694,7 +1701,7 @@ def auto_backend_features(
 
 def _given(d: Derived, flag: str) -> bool:
     """Whether the command gives `flag` (a flag launch.json lists, or one it passes through unread)."""
-    return flag in d.options or any(a == flag or a.startswith(flag + "=") for a in d.sglang_args)
+    return flag in d.options or option_given(d.sglang_args, (flag,), None, abbreviations=False)
 
 
 def _is_dsa(mapping: Mapping[str, Any], sglang_version: str, architecture: str, keys: Mapping[str, Any] | None) -> bool:
@@ -1726,10 +1733,13 @@ def model_kernel_features(
     unread: list[tuple[str, str]] = []
     if sglang_version is None:
         return required, unread
+    flags: list[set[str]] = []  # the names that are flags of their own, read once where an entry reads a value
     for entry in auto.get("model_features") or []:
         if not isinstance(entry, dict) or version_in(sglang_version, str(entry.get("versions") or "")) is not True:
             continue
-        if not _launch_holds(entry, d, majors):
+        if d is not None and entry.get("unless_values") and not flags:
+            flags.append(reading_flags(mapping, sglang_version))
+        if not _launch_holds(entry, d, majors, flags[0] if flags else None):
             continue
         names = [str(a) for a in entry.get("architectures") or []]
         why = f"{entry.get('why') or 'a kernel path SGLang takes for this model'} (SGLang {sglang_version})"
@@ -1740,10 +1750,13 @@ def model_kernel_features(
     return required, unread
 
 
-def _launch_holds(entry: Mapping[str, Any], d: Derived | None, majors: set[int] | None) -> bool:
+def _launch_holds(
+    entry: Mapping[str, Any], d: Derived | None, majors: set[int] | None, flags: set[str] | None = None
+) -> bool:
     """Whether a model_features entry's launch conditions hold: a GPU major of the box among `majors` (the box's
     majors not known: holds), tp at least `tp_min`, none of `unless_flags` given, and each flag of `unless_values`
-    absent or given one of its values (`--nnodes 1`, `--moe-a2a-backend none`). An entry without conditions holds."""
+    absent or given one of its values (`--nnodes 1`, `--moe-a2a-backend none`; a flag given in full is read at its
+    last occurrence, abbreviated ones included: `flags`, gate.reading_flags). An entry without conditions holds."""
     keys = ("majors", "tp_min", "unless_flags", "unless_values")
     if not any(k in entry for k in keys):
         return True
@@ -1759,7 +1772,7 @@ def _launch_holds(entry: Mapping[str, Any], d: Derived | None, majors: set[int] 
         return False
     for flag, keep in (entry.get("unless_values") or {}).items():
         value = d.options.get(flag)
-        value = option_value(d.sglang_args, (flag,), None) if value is None and _given(d, flag) else value
+        value = option_value(d.sglang_args, (flag,), flags) if value is None and _given(d, flag) else value
         if value is not None and str(value) not in [str(k) for k in keep or []]:
             return False
     return True

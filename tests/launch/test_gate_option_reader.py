@@ -8,8 +8,12 @@ arg_groups/fields/parallel.py:285; the parser is written here, not copied."""
 from __future__ import annotations
 
 import argparse
+import os
+from pathlib import Path
+from typing import Any
 
 import pytest
+from gate_cli import QWEN3_MOE, gate_tp8, model_dir, reason_status, release_box
 
 from stackcheck.launch import gate
 
@@ -123,3 +127,69 @@ def test_reading_flags_for_a_release_the_data_does_not_list_are_every_listed_rel
     assert gate.reading_flags(mapping, None) == local
     args = ["--speculative-draft-model", "/m"]
     assert gate.option_value(args, DRAFT_QUANT, local) is None
+
+
+# ---- the gate: the expert parallel size as SGLang reads it --------------------------------------------------------
+
+SPLIT = "refusal fp8-block-moe-tp-split"
+BLOCK_FP8 = {"quant_method": "fp8", "fmt": "e4m3", "activation_scheme": "dynamic", "weight_block_size": [128, 128]}
+QWEN3_MOE_FP8: dict[str, Any] = {**QWEN3_MOE, "quantization_config": BLOCK_FP8}  # experts of 1536: 192 per rank at tp 8
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in list(os.environ):
+        if name.startswith(("SGLANG_", "STACKCHECK_")):
+            monkeypatch.delenv(name)
+
+
+@pytest.mark.parametrize(
+    ("flags", "refused"),
+    [
+        (["--ep-size", "8"], False),
+        (["--ep-size", "8", "--ep", "1"], True),  # the last wins: ep 1, 192 per rank (the parent read 8: a false pass)
+        (["--ep", "8", "--ep-size", "1"], True),
+        (["--expert-parallel-size", "8"], False),  # the long alias (the parent read ep 1 and refused)
+        (["--expert-p", "8"], False),
+        (["--ep", "1", "--expert-parallel-size=8"], False),
+    ],
+)
+def test_the_block_split_reads_the_expert_parallel_size_as_sglang_does(
+    tmp_path: Path, flags: list[str], refused: bool
+) -> None:
+    box = release_box(tmp_path, "0.5.20", "9.0")
+    doc = gate_tp8(box, model_dir(tmp_path, "model", QWEN3_MOE_FP8), *flags)
+    assert (reason_status(doc).get(SPLIT) == ("blocked", "crash")) is refused, doc.get("reasons")
+
+
+# ---- the gate's advice: --dtype as SGLang reads it ----------------------------------------------------------------
+
+SEED_AFTER = Path(__file__).resolve().parent.parent / "recommend" / "seed-after" / "facts.json"  # PCIe, 4 GPUs
+PCIE_IPC = "SGLANG_ENABLE_PCIE_IPC_ALLREDUCE=1"
+
+
+@pytest.mark.parametrize(
+    ("flags", "advised"),
+    [
+        ([], True),
+        (["--dtype", "float16"], False),  # recommend.json: the PCIe-IPC path is for bf16 reductions
+        (["--dtype", "float16", "--dtype", "bfloat16"], True),  # the last wins (the parent read the first)
+        (["--dtype", "bfloat16", "--dtype", "float16"], False),
+        (["--dtype=float16"], False),  # (the parent read only `--dtype VALUE`)
+        (["--dt", "half"], False),  # an abbreviation
+    ],
+)
+def test_the_advice_reads_the_dtype_as_sglang_does(flags: list[str], advised: bool) -> None:
+    import json
+
+    from stackcheck.knowledge.loader import load
+    from stackcheck.launch.recommend import gate_advice
+    from stackcheck.verdicts.context import Context
+
+    manifests = load([], env={})
+    doc = json.loads(SEED_AFTER.read_text())
+    command = ["python", "-m", "sglang.launch_server", "--model-path", "m", "--tp", "4", *flags]
+    d = gate.derive(command, manifests.launch, {})
+    ctx = Context(facts=doc.get("facts", doc), manifests=manifests, launch={"tp": 4})
+    lines = gate_advice(ctx, command, d.sglang_args, [], {}, False, None, None)
+    assert any(PCIE_IPC in line for line in lines) is advised, lines
