@@ -1120,12 +1120,25 @@ def own_flag_problems(
         hits = [name] if name in names else sorted(n for n in names if n.startswith(name))
         value = _value_at(args, i, eq, inline)
         for spec in mapping.get("own_flag_choices") or []:
-            if not isinstance(spec, dict) or hits != [spec.get("flag")] or value is None:
+            if not isinstance(spec, dict) or hits != [spec.get("flag")]:
                 continue
             if version_in(sglang_version, str(spec.get("versions") or "")) is not True:
                 continue
             choices = [str(c) for c in spec.get("choices") or []]
-            if value not in choices:
+            if value is None:  # a choice flag takes one value: argparse exits with 'expected one argument'
+                out.append(
+                    Problem(
+                        name,
+                        "blocked",
+                        "crash",
+                        f"SGLang {sglang_version} reads {name} as its own {spec['flag']}, which takes one value: none "
+                        "follows it here, and the server exits at once with 'expected one argument' (exit status 2)",
+                        spec.get("source"),
+                        None,
+                        ", ".join(choices),
+                    )
+                )
+            elif value not in choices:
                 out.append(
                     Problem(
                         name,
@@ -1187,16 +1200,24 @@ def release_choice_problems(d: Derived, mapping: Mapping[str, Any], sglang_versi
                 flags.append(reading_flags(mapping, sglang_version))
             # argparse checks the choices of each occurrence as it meets it (the last one only wins when every
             # one is offered): `--dtype bf16 --dtype bfloat16` exits at the first
-            values = [v for v in dict.fromkeys(option_values(d.sglang_args, spellings, flags[0])) if v is not None]
+            occurrences = option_values(d.sglang_args, spellings, flags[0])
+            values = [v for v in dict.fromkeys(occurrences) if v is not None]
             if isinstance(last, str) and last not in values:
                 values.append(last)
-            if not values:
+            if not occurrences and not values:
                 continue
             if run is None:
                 run = _choice_run(sglang_version, runs, pos)
                 if run is None:
                     break
             offered = [str(c) for c in run.get("choices") or []]
+            if None in occurrences:  # a choice flag of this release takes one value: none follows it here
+                message = (
+                    f"{flag} is given without a value (the end of the command, or another option, follows it): "
+                    "the server exits at once with 'expected one argument' (exit status 2)"
+                )
+                out.append(Problem(flag, "blocked", "crash", message, run.get("source"), None, ", ".join(offered)))
+                continue
             if all(v in offered for v in values):
                 continue
             known = _choices(option, by_flag) if option is not None else None

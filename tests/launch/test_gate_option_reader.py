@@ -193,3 +193,40 @@ def test_the_advice_reads_the_dtype_as_sglang_does(flags: list[str], advised: bo
     ctx = Context(facts=doc.get("facts", doc), manifests=manifests, launch={"tp": 4})
     lines = gate_advice(ctx, command, d.sglang_args, [], {}, False, None, None)
     assert any(PCIE_IPC in line for line in lines) is advised, lines
+
+
+# ---- a choice flag given without its value ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("version", "flags"),
+    [
+        ("0.5.9", ["--tool-call-parser"]),  # the end of the command follows (the parent passed it)
+        ("0.5.12", ["--moe-a2a-backend"]),
+        ("0.5.9", ["--tool-call", "--dtype", "half"]),  # abbreviated, another option follows
+        ("0.5.9", ["--tool-call-parser", "--tp", "2"]),  # (the parent refused it, taking '--tp' for the value)
+    ],
+)
+def test_a_choice_flag_without_its_value_is_refused(version: str, flags: list[str]) -> None:
+    """argparse exits with 'expected one argument' (exit status 2) when a flag that takes one value has none."""
+    from gate_cli import choice_problems
+
+    from stackcheck.knowledge.loader import load
+
+    got = choice_problems(dict(load([], env={}).launch), version, *flags)
+    flag = next(f for f in ("--tool-call-parser", "--moe-a2a-backend") if f.startswith(flags[0]))
+    assert [(subject, status) for subject, status, _ in got] == [(flag, "blocked")]
+
+
+def test_an_own_choice_flag_without_its_value_is_refused() -> None:
+    """SGLang 0.5.3's own --nsa-decode (launch.json own_flag_choices) at the end of the command, derived as the gate
+    derives it once the release is known (derive's `own`; before that, derive reads it as an abbreviation of
+    --nsa-decode-backend and stops with a usage error)."""
+    from stackcheck.knowledge.loader import load
+
+    mapping = dict(load([], env={}).launch)
+    own = {"--nsa-decode"}
+    d = gate.derive(["python", "-m", "sglang.launch_server", "--model", "m", "--nsa-decode"], mapping, {}, own=own)
+    got = gate.own_flag_problems(d, mapping, "0.5.3", own)
+    assert [(p.subject, p.status, p.effect) for p in got] == [("--nsa-decode", "blocked", "crash")]
+    assert "expected one argument" in got[0].message
