@@ -939,7 +939,10 @@ def _in_runs(version: str, releases: list[str], spans: Any, pos: Mapping[str, in
 
 
 #: the tokens argparse takes for negative numbers, so for arguments though they start with '-' (its
-#: _negative_number_matcher; SGLang declares no option that looks like a negative number)
+#: _negative_number_matcher as Python 3.10-3.11 have it; SGLang declares no option that looks like a negative
+#: number). Later interpreters take more: underscores (cpython gh-123945, 3.12/3.13 backports) and from 3.14
+#: scientific notation (gh-155339): there '--x -2.5e-6' gives a value, which this reading calls missing (a usage
+#: error for a listed flag, a refusal for a choice flag: never a value made up)
 _NEGATIVE = re.compile(r"^-\d+$|^-\d*\.\d+$")
 
 
