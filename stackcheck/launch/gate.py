@@ -314,7 +314,7 @@ def parse_flags(
     problems: list[Problem] = []
     unlisted: list[str] = []
     seen = False
-    for i, name, eq, inline in _option_tokens(args):
+    for i, name, eq, inline in _tokens(args):
         tok = args[i]
         opt = exact.get(name)
         how = name
@@ -967,6 +967,23 @@ def _option_tokens(args: Sequence[str]) -> Iterator[tuple[int, str, str, str]]:
                 yield i, name, eq, inline
 
 
+def _tokens(args: Sequence[str]) -> tuple[tuple[int, str, str, str], ...]:
+    """_option_tokens of `args`, kept for the last command line read: the refusals ask the reader about a dozen
+    flags of the same command for each of their ~60 rules (the parent's readers walked it each time too)."""
+    key = tuple(args)
+    kept = _TOKENS_KEPT
+    if kept and kept[0] == key:
+        got: tuple[tuple[int, str, str, str], ...] = kept[1]
+        return got
+    got = tuple(_option_tokens(key))
+    _TOKENS_KEPT[:] = [key, got]
+    return got
+
+
+#: _tokens' last reading: [the command line as a tuple, its option tokens]
+_TOKENS_KEPT: list[Any] = []
+
+
 def _value_at(args: Sequence[str], i: int, eq: str, inline: str) -> str | None:
     """The value argparse gives the option at `i` (an _option_tokens entry) if it takes one: the text after '=', else
     the next token when argparse takes it as an argument; None where none follows (argparse then exits with
@@ -998,7 +1015,7 @@ def option_values(
     _is_argument), None where none follows (a flag that takes none, or argparse's 'expected one argument').
     argparse checks each occurrence's choices as it meets it; for a store action the last one wins
     (option_value)."""
-    return [_value_at(args, i, eq, inline) for i, name, eq, inline in _option_tokens(args)
+    return [_value_at(args, i, eq, inline) for i, name, eq, inline in _tokens(args)
             if _spelt(name, spellings, flags, abbreviations)]  # fmt: skip
 
 
@@ -1015,7 +1032,7 @@ def option_given(
     args: Sequence[str], spellings: Collection[str], flags: Collection[str] | None, abbreviations: bool = True
 ) -> bool:
     """Whether the command gives the option spelt `spellings` at all (as option_values reads it)."""
-    return any(_spelt(name, spellings, flags, abbreviations) for _, name, _, _ in _option_tokens(args))
+    return any(_spelt(name, spellings, flags, abbreviations) for _, name, _, _ in _tokens(args))
 
 
 def reading_flags(mapping: Mapping[str, Any], version: str | None) -> set[str]:
@@ -1096,7 +1113,7 @@ def own_spellings(
     )
     listed = {n for o in _options(mapping) for n in _names(o)}
     out: set[str] = set()
-    for _, name, _, _ in _option_tokens(d.sglang_args):
+    for _, name, _, _ in _tokens(d.sglang_args):
         if name in listed:
             continue
         took = {n for n in listed if n.startswith(name)}  # what derive read it as (one listed flag's names)
@@ -1117,7 +1134,7 @@ def own_flag_problems(
     names = _declared_in(mapping, sglang_version) or set()
     out: list[Problem] = []
     args = d.sglang_args
-    for i, name, eq, inline in _option_tokens(args):
+    for i, name, eq, inline in _tokens(args):
         if name not in own:
             continue
         hits = [name] if name in names else sorted(n for n in names if n.startswith(name))
@@ -1170,7 +1187,7 @@ def release_choice_problems(d: Derived, mapping: Mapping[str, Any], sglang_versi
     Only the specs whose flags the command line names (in full or abbreviated) look up their run."""
     if sglang_version is None or d.entrypoint != "launch-server" or not mapping.get("release_choices"):
         return []
-    names = {name for _, name, _, _ in _option_tokens(d.sglang_args)}
+    names = {name for _, name, _, _ in _tokens(d.sglang_args)}
     table: Mapping[str, Any] = mapping["release_flags"] if isinstance(mapping.get("release_flags"), dict) else {}
     releases = [str(r) for r in table.get("releases") or []]
     pos = _positions(releases)
@@ -1309,7 +1326,7 @@ def undeclared_problems(
     listed = {n for o in _options(mapping) for n in _names(o)} | set(CONFIG_FLAGS)
     out: list[Problem] = []
     seen: set[str] = set()
-    for _, name, _, _ in _option_tokens(d.sglang_args):
+    for _, name, _, _ in _tokens(d.sglang_args):
         if name in names or name in listed or name in seen:
             continue
         seen.add(name)
