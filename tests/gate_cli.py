@@ -204,3 +204,31 @@ def choice_problems(mapping: dict[str, Any], version: str, *flags: str) -> list[
 
     d = gate.derive([*LAUNCH, "--model", "m", *flags], mapping, {})
     return [(p.subject, p.status, p.observed) for p in gate.release_choice_problems(d, mapping, version)]
+
+
+def quantized(qc: dict[str, Any], base: dict[str, Any] = LLAMA3) -> dict[str, Any]:
+    """A checkpoint's config.json: `base` with `qc` as its quantization_config (the quantization scheme tests)."""
+    return {**base, "quantization_config": qc}
+
+
+def gate_checkpoint(tmp_path: Path, release: str, cc: str, config: dict[str, Any], *flags: str) -> dict[str, Any]:
+    """gate_tp8 of a model directory whose config.json is `config`, on tests/cases/h200-newest with SGLang `release`
+    and every GPU at compute capability `cc` (release_box)."""
+    return gate_tp8(release_box(tmp_path, release, cc), model_dir(tmp_path, "m", config), *flags)
+
+
+def quant_rules(doc: dict[str, Any]) -> dict[str, str]:
+    """The sglang-gpu-min-cc rules on quantization (ids quant-*) that did not pass in a gate decision: id -> result."""
+    return {
+        str(x.get("rule")): str(x.get("result"))
+        for r in doc.get("reasons") or []
+        if r.get("feature") == "sglang-gpu-min-cc"
+        for x in r.get("reasons") or []
+        if str(x.get("rule", "")).startswith("quant-")
+    }
+
+
+def scheme_table(key: str) -> dict[str, Any]:
+    """manifests/preflight.json model.KEY: a quantization method's scheme table (compressed_tensors_schemes, ...)."""
+    table: dict[str, Any] = json.loads((ROOT / "manifests" / "preflight.json").read_text())["model"][key]
+    return table

@@ -2,7 +2,7 @@
 
 Every run that judges anything parses some of the shipped manifests (~2.5 MB of JSON; the gate of an SGLang
 command line all eleven files: ~12 ms of CPU on the 2-core box), and the result is the same on every run until
-a file changes. So each document, once parsed, is also written as a twin, `NAME.marshal`, in the user cache
+a file changes. So each document, once parsed, is also written as a twin, `NAME-TAG.marshal`, in the user cache
 directory ($STACKCHECK_CACHE_DIR, else $XDG_CACHE_HOME/stackcheck, else ~/.cache/stackcheck) under prepared/,
 and a later run reads the twin instead of the JSON (marshal's loads builds the same dicts and lists about twice as
 fast as json's, and reads a third fewer bytes).
@@ -25,7 +25,14 @@ decode, has another shape or names another key is a miss: the JSON is parsed, as
 written again. An unwritable directory is no cache. STACKCHECK_PLAN_CACHE=0 (paths.caches_turned_off) turns it off
 with the other caches. Only the shipped files of an installed package directory have twins: a user's manifests
 (--manifests, $STACKCHECK_MANIFESTS) are read and validated in full on every run, as before, and merged over the
-shipped documents after they are parsed."""
+shipped documents after they are parsed.
+
+TAG (file_name) is a short hash of the shipped manifests directory's real path and this interpreter's version: two
+checkouts, two installations or two interpreters used in turn each keep twins of their own, where one name per
+document made each run of the other a miss (and a rewrite). The directory is kept bounded: after a twin is
+written, the twins of all but the MAX_TAGS tags written most recently are removed (prune: only regular files of
+this user named as twins, in a directory that passes the same private check as reading, links never followed;
+twins named before the tags, `NAME.marshal`, are removed too)."""
 
 from __future__ import annotations
 
@@ -41,6 +48,40 @@ FORMAT = 1
 #: the largest twin read (the largest shipped document, launch.json, encodes to ~0.6 MB)
 MAX_TWIN_BYTES = 64 * 1024 * 1024
 SUFFIX = ".marshal"
+#: the manifests directories (with interpreters) whose twins are kept (~14 twins each, ~2.5 MB); older ones are pruned
+MAX_TAGS = 16
+#: the length of a tag: hex digits of a 64-bit FNV-1a hash
+TAG_DIGITS = 12
+
+
+#: _tag's answer in this process: [the package's manifests directory as found, its tag] (the package a process
+#: runs does not move under it)
+_TAG: list[str] = []
+
+
+def _tag() -> str:
+    """The tag of this process's twins: a short hash of the real path of the shipped manifests directory (the
+    package's, where every twinned document comes from: package_data.shipped_files) and of this interpreter's
+    version. Worked out once per process (a realpath: a few lstat calls); no hash module imported (FNV-1a)."""
+    if _TAG:
+        return _TAG[1]
+    import sys
+
+    from stackcheck.knowledge.package_data import _package_dir
+
+    where = _package_dir("manifests") or ""
+
+    h = 0xCBF29CE484222325
+    for byte in f"{os.path.realpath(where) if where else ''}\n{sys.version}".encode("utf-8", "surrogateescape"):
+        h = ((h ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    _TAG[:] = [where, f"{h:016x}"[:TAG_DIGITS]]
+    return _TAG[1]
+
+
+def file_name(name: str) -> str:
+    """The file of the twin `name` (a manifest file name, or the name of what is kept of them) in this process:
+    NAME-TAG.marshal."""
+    return f"{name}-{_tag()}{SUFFIX}"
 
 
 def directory(env: Mapping[str, str] | None = None) -> str | None:
@@ -89,7 +130,7 @@ def load(where: str, name: str, key: str) -> Any:
     corrupt, another shape or another key)."""
     from stackcheck.paths import read_private
 
-    raw = read_private(where, name + SUFFIX, MAX_TWIN_BYTES)
+    raw = read_private(where, file_name(name), MAX_TWIN_BYTES)
     if raw is None:
         return None
     import marshal
@@ -137,10 +178,64 @@ def keep(where: str, name: str, key: str, doc: Any) -> bool:
         return False
     from stackcheck.paths import write_private
 
-    if write_private(where, name + SUFFIX, data):
-        return True
-    _WRITABLE[where] = False  # (a full disk, a directory not private: the next documents are not encoded for it)
-    return False
+    if not write_private(where, file_name(name), data):
+        _WRITABLE[where] = False  # (a full disk, a directory not private: the next documents are not encoded for it)
+        return False
+    if not _PRUNED:
+        _PRUNED.append(where)
+        prune(where)
+    return True
+
+
+#: the directories prune ran on in this process (once: a run that writes twins writes several)
+_PRUNED: list[str] = []
+
+
+def prune(where: str, keep_tags: int = MAX_TAGS) -> int:
+    """Remove the twins of all but the `keep_tags` tags written most recently (this process's tag always kept), and
+    twins named before the tags (NAME.marshal); the number of files removed. Only where the directory is private
+    (paths.private_file, as read_private asks), and only regular files of this user whose names are twins' (a link,
+    a directory, a temporary file of write_private or anything else is left alone; links are never followed)."""
+    import stat
+
+    from stackcheck.paths import private_file
+
+    mine = _tag()
+    try:
+        if not private_file(os.stat(where)):
+            return 0
+        entries = list(os.scandir(where))
+    except OSError:
+        return 0
+    newest: dict[str, int] = {}  # tag ("" for an untagged twin) -> its newest file's modification time
+    twins: list[tuple[str, str]] = []  # (tag, path)
+    for entry in entries:
+        if not entry.name.endswith(SUFFIX) or entry.name.startswith("."):
+            continue
+        stem = entry.name[: -len(SUFFIX)]
+        head, dash, tag = stem.rpartition("-")
+        if not (dash and head and len(tag) == TAG_DIGITS and all(c in "0123456789abcdef" for c in tag)):
+            tag = ""
+        try:
+            st = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid():
+            continue
+        twins.append((tag, entry.path))
+        newest[tag] = max(newest.get(tag, 0), st.st_mtime_ns)
+    ranked = sorted((t for t in newest if t and t != mine), key=lambda t: newest[t], reverse=True)
+    kept = {mine, *ranked[: max(keep_tags - 1, 0)]}
+    removed = 0
+    for tag, path in twins:
+        if tag in kept:
+            continue
+        try:
+            os.unlink(path)
+        except OSError:
+            continue
+        removed += 1
+    return removed
 
 
 def kept_for(manifests: Any, name: str, docs: tuple[str, ...], *readers: str) -> tuple[str, str, Any] | None:

@@ -61,7 +61,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 
 from stackcheck.errors import UsageError
 from stackcheck.lean_typing import TYPE_CHECKING
@@ -314,15 +314,8 @@ def parse_flags(
     problems: list[Problem] = []
     unlisted: list[str] = []
     seen = False
-    i = 0
-    while i < len(args):
+    for i, name, eq, inline in _tokens(args):
         tok = args[i]
-        i += 1
-        if tok == "--":
-            break
-        if not tok.startswith("--") or tok == "--":
-            continue
-        name, eq, inline = tok.partition("=")
         opt = exact.get(name)
         how = name
         if opt is None and name in own:  # the release's own flag, not an abbreviation: argparse takes it exactly
@@ -359,12 +352,8 @@ def parse_flags(
                 raise UsageError(f"server command: {how} takes no value (got {tok!r})")
             found[flag] = True
             continue
-        if eq:
-            value = inline
-        elif i < len(args) and not (args[i].startswith("--") and len(args[i]) > 2):
-            value = args[i]
-            i += 1
-        else:
+        value = _value_at(args, i, eq, inline)
+        if value is None:
             raise UsageError(f"server command: {how} needs a value")
         if kind == "int":
             try:
@@ -633,16 +622,9 @@ def derive(
 
 
 def _device(args: Sequence[str]) -> str | None:
-    """--device as the command gives it (`--device X` or `--device=X`, the last one; None: not given)."""
-    value: str | None = None
-    for i, arg in enumerate(args):
-        if arg == "--":
-            break
-        if arg.startswith("--device="):
-            value = arg.split("=", 1)[1]
-        elif arg == "--device" and i + 1 < len(args):
-            value = args[i + 1]
-    return value
+    """--device as the command gives it (`--device X` or `--device=X`, the last one; None: not given), spelt in full:
+    derive reads it before the release's flags are known."""
+    return option_value(args, ("--device",), None, abbreviations=False)
 
 
 def add_launch_requirements(
@@ -956,64 +938,144 @@ def _in_runs(version: str, releases: list[str], spans: Any, pos: Mapping[str, in
     return False
 
 
-def _spells(name: str, flag: str, declared: set[str] | None) -> bool:
-    """Whether argparse reads the option `name` as `flag`: the flag itself or a prefix of it (argparse's
-    abbreviations) that is no other flag of the release. A prefix several flags share makes SGLang exit as
-    ambiguous, which the gate refuses on its own (undeclared_problems), so taking it as `flag` never passes a
-    launch."""
-    if name == flag:
+#: the tokens argparse takes for negative numbers, so for arguments though they start with '-' (its
+#: _negative_number_matcher as Python 3.10-3.11 have it; SGLang declares no option that looks like a negative
+#: number). Later interpreters take more: underscores (cpython gh-123945, 3.12/3.13 backports) and from 3.14
+#: scientific notation (gh-155339): there '--x -2.5e-6' gives a value, which this reading calls missing (a usage
+#: error for a listed flag, a refusal for a choice flag: never a value made up)
+_NEGATIVE = re.compile(r"^-\d+$|^-\d*\.\d+$")
+
+
+def _is_argument(tok: str) -> bool:
+    """Whether SGLang's argparse takes the token `tok` as an argument (a value), never as an option: it does not
+    start with '-', is '-' alone, is a negative number, or has a space before any '=' (argparse's _parse_optional).
+    '--' is neither: it ends the options."""
+    if not tok.startswith("-") or tok == "-":
         return True
-    return len(name) > 2 and name.startswith("--") and flag.startswith(name) and name not in (declared or ())
+    return tok != "--" and (bool(_NEGATIVE.match(tok)) or " " in tok.partition("=")[0])
 
 
-def _raw_flag(args: Sequence[str], flag: str, declared: set[str] | None = None) -> str | None:
-    """The value of a flag launch.json does not list (the parser keeps only its name), as argparse takes it: the
-    last `--flag value` or `--flag=value`, the flag spelt in full or abbreviated (`--speculative-draft-attention`).
-    `declared`: the flags the release declares (None: not known)."""
-    value: str | None = None
-    for i, arg in enumerate(args):
-        if arg == "--":
-            break
-        name, eq, inline = arg.partition("=")
-        if not _spells(name, flag, declared):
+def _option_tokens(args: Sequence[str]) -> Iterator[tuple[int, str, str, str]]:
+    """The tokens of an SGLang command line that argparse takes as long options, before '--' (after it every token
+    is an argument): (place, name, "=" or "", the value after '=')."""
+    for i, tok in enumerate(args):
+        if tok == "--":
+            return
+        if tok.startswith("--") and not _is_argument(tok):
+            name, eq, inline = tok.partition("=")
+            if len(name) > 2:
+                yield i, name, eq, inline
+
+
+def _tokens(args: Sequence[str]) -> tuple[tuple[int, str, str, str], ...]:
+    """_option_tokens of `args`, kept for the last command line read: the refusals ask the reader about a dozen
+    flags of the same command for each of their ~60 rules (the parent's readers walked it each time too)."""
+    key = tuple(args)
+    kept = _TOKENS_KEPT
+    if kept and kept[0] == key:
+        got: tuple[tuple[int, str, str, str], ...] = kept[1]
+        return got
+    got = tuple(_option_tokens(key))
+    _TOKENS_KEPT[:] = [key, got]
+    return got
+
+
+#: _tokens' last reading: [the command line as a tuple, its option tokens]
+_TOKENS_KEPT: list[Any] = []
+
+
+def _value_at(args: Sequence[str], i: int, eq: str, inline: str) -> str | None:
+    """The value argparse gives the option at `i` (an _option_tokens entry) if it takes one: the text after '=', else
+    the next token when argparse takes it as an argument; None where none follows (argparse then exits with
+    'expected one argument', or the flag takes none)."""
+    if eq:
+        return inline
+    return args[i + 1] if i + 1 < len(args) and _is_argument(args[i + 1]) else None
+
+
+def _spelt(name: str, spellings: Collection[str], flags: Collection[str] | None, abbreviations: bool = True) -> bool:
+    """Whether argparse reads the option `name` as the one spelt `spellings` (its flag and aliases): one of them,
+    or (allow_abbrev, argparse's default, which SGLang keeps) a prefix of one that is no flag of its own. `flags`:
+    the names that are flags of their own (reading_flags); None: not known, so any prefix is read. A prefix several
+    flags share makes SGLang exit as ambiguous, which the gate refuses on its own (undeclared_problems), so reading
+    it as this option passes no launch. `abbreviations` False: only the full spellings."""
+    if name in spellings:
+        return True
+    if not abbreviations or (flags is not None and name in flags):
+        return False
+    return any(s.startswith(name) for s in spellings)
+
+
+def option_values(
+    args: Sequence[str], spellings: Collection[str], flags: Collection[str] | None, abbreviations: bool = True
+) -> list[str | None]:
+    """The one reader of an SGLang command line's options, as its argparse reads them: each occurrence of the option
+    spelt `spellings` (its flag and every alias; abbreviated as _spelt allows), in command-line order, before
+    '--': its value (`--flag=value`, or `--flag value` when argparse takes the next token as an argument:
+    _is_argument), None where none follows (a flag that takes none, or argparse's 'expected one argument').
+    argparse checks each occurrence's choices as it meets it; for a store action the last one wins
+    (option_value)."""
+    return [_value_at(args, i, eq, inline) for i, name, eq, inline in _tokens(args)
+            if _spelt(name, spellings, flags, abbreviations)]  # fmt: skip
+
+
+def option_lists(args: Sequence[str], spellings: Collection[str], flags: Collection[str] | None) -> list[list[str]]:
+    """option_values for an option of nargs='*': each occurrence's values, `--flag=value` one, else every token after
+    it that argparse takes as an argument (_is_argument), up to the next option or '--': none at all is allowed."""
+    out: list[list[str]] = []
+    for i, name, eq, inline in _tokens(args):
+        if not _spelt(name, spellings, flags):
             continue
         if eq:
-            value = inline
-        elif i + 1 < len(args):
-            value = args[i + 1]
-    return value
-
-
-def _raw_values(
-    args: Sequence[str],
-    tokens: Sequence[tuple[int, str, str, str]],
-    spellings: Sequence[str],
-    seen: set[str],
-    declared: set[str] | None,
-    many: bool = False,
-) -> list[str]:
-    """Every value argparse reads for an option spelt `spellings` (its flag and aliases), in command-line order:
-    `--flag value` or `--flag=value`, in full or abbreviated; `many` (nargs='*'): every token after `--flag` up to
-    the next one that starts with '-' (SGLang declares no option that looks like a negative number, so argparse
-    takes none as a value) or `--`. `tokens`: the command line's options before `--` as (place, name, "=" or "",
-    inline value); `seen`: their names, the abbreviations' guard where the release's flags (`declared`) are not
-    known (only full spellings are read)."""
-    out: list[str] = []
-    for i, name, eq, inline in tokens:
-        if not any(_spells(name, f, seen - {f} if declared is None else declared) for f in spellings):
+            out.append([inline])
             continue
-        if eq:
-            found = [inline]
-        elif many:
-            found = []
-            for a in args[i + 1 :]:
-                if a.startswith("-"):
-                    break
-                found.append(a)
-        else:
-            found = [args[i + 1]] if i + 1 < len(args) else []
-        out.extend(v for v in found if v not in out)
+        got: list[str] = []
+        for tok in args[i + 1 :]:
+            if not _is_argument(tok):
+                break
+            got.append(tok)
+        out.append(got)
     return out
+
+
+def option_value(
+    args: Sequence[str], spellings: Collection[str], flags: Collection[str] | None, abbreviations: bool = True
+) -> str | None:
+    """The value argparse keeps for a store option (the last occurrence wins); None: not given, or its last
+    occurrence has no value (argparse exits)."""
+    values = option_values(args, spellings, flags, abbreviations)
+    return values[-1] if values else None
+
+
+def option_given(
+    args: Sequence[str], spellings: Collection[str], flags: Collection[str] | None, abbreviations: bool = True
+) -> bool:
+    """Whether the command gives the option spelt `spellings` at all (as option_values reads it)."""
+    return any(_spelt(name, spellings, flags, abbreviations) for _, name, _, _ in _tokens(args))
+
+
+def reading_flags(mapping: Mapping[str, Any], version: str | None) -> set[str]:
+    """The names the readers above take as flags of their own, never as abbreviations: the flags the installed
+    release declares (launch.json release_flags), or where they are not known (a release the data does not list,
+    a local build, no release) every flag some listed release declares, so that a name which is a flag anywhere
+    is not read as another's abbreviation (0.5.2's --speculative-draft-model is not
+    --speculative-draft-model-quantization). Each caller gets its own copy."""
+    declared = _declared_in(mapping, version) if version is not None else None
+    if declared is not None:
+        return declared
+    table = mapping.get("release_flags")
+    if not isinstance(table, dict):
+        return set()
+    parts = (table, table.get("builtin"), table.get("flags"))
+    kept = _ANY_KEPT
+    if not (kept and all(a is b for a, b in zip(kept[0], parts, strict=True))):
+        names = frozenset([*(str(b) for b in table.get("builtin") or []), *(str(f) for f in table.get("flags") or {})])
+        _ANY_KEPT[:] = [parts, names]
+    return set(_ANY_KEPT[1])
+
+
+#: reading_flags' last union: [(the table and its two parts, as objects), the flags]
+_ANY_KEPT: list[Any] = []
 
 
 def _int_or_none(value: str) -> int | None:
@@ -1084,11 +1146,8 @@ def own_spellings(
     )
     listed = {n for o in _options(mapping) for n in _names(o)}
     out: set[str] = set()
-    for tok in d.sglang_args:
-        if tok == "--":
-            break
-        name = tok.partition("=")[0]
-        if not tok.startswith("--") or len(name) <= 2 or name in listed:
+    for _, name, _, _ in _tokens(d.sglang_args):
+        if name in listed:
             continue
         took = {n for n in listed if n.startswith(name)}  # what derive read it as (one listed flag's names)
         if took and (name in names or (any(n.startswith(name) for n in names) and not took & names)):
@@ -1108,21 +1167,31 @@ def own_flag_problems(
     names = _declared_in(mapping, sglang_version) or set()
     out: list[Problem] = []
     args = d.sglang_args
-    for i, tok in enumerate(args):
-        if tok == "--":
-            break
-        name, eq, inline = tok.partition("=")
+    for i, name, eq, inline in _tokens(args):
         if name not in own:
             continue
         hits = [name] if name in names else sorted(n for n in names if n.startswith(name))
-        value = inline if eq else args[i + 1] if i + 1 < len(args) else None
+        value = _value_at(args, i, eq, inline)
         for spec in mapping.get("own_flag_choices") or []:
-            if not isinstance(spec, dict) or hits != [spec.get("flag")] or value is None:
+            if not isinstance(spec, dict) or hits != [spec.get("flag")]:
                 continue
             if version_in(sglang_version, str(spec.get("versions") or "")) is not True:
                 continue
             choices = [str(c) for c in spec.get("choices") or []]
-            if value not in choices:
+            if value is None:  # a choice flag takes one value: argparse exits with 'expected one argument'
+                out.append(
+                    Problem(
+                        name,
+                        "blocked",
+                        "crash",
+                        f"SGLang {sglang_version} reads {name} as its own {spec['flag']}, which takes one value: none "
+                        "follows it here, and the server exits at once with 'expected one argument' (exit status 2)",
+                        spec.get("source"),
+                        None,
+                        ", ".join(choices),
+                    )
+                )
+            elif value not in choices:
                 out.append(
                     Problem(
                         name,
@@ -1151,15 +1220,7 @@ def release_choice_problems(d: Derived, mapping: Mapping[str, Any], sglang_versi
     Only the specs whose flags the command line names (in full or abbreviated) look up their run."""
     if sglang_version is None or d.entrypoint != "launch-server" or not mapping.get("release_choices"):
         return []
-    names: set[str] = set()
-    tokens: list[tuple[int, str, str, str]] = []  # (place, name, "=" or "", inline value) of each --option
-    for i, arg in enumerate(d.sglang_args):
-        if arg == "--":
-            break
-        if arg.startswith("--") and len(arg) > 2:
-            name, eq, inline = arg.partition("=")
-            names.add(name)
-            tokens.append((i, name, eq, inline))
+    names = {name for _, name, _, _ in _tokens(d.sglang_args)}
     table: Mapping[str, Any] = mapping["release_flags"] if isinstance(mapping.get("release_flags"), dict) else {}
     releases = [str(r) for r in table.get("releases") or []]
     pos = _positions(releases)
@@ -1167,7 +1228,7 @@ def release_choice_problems(d: Derived, mapping: Mapping[str, Any], sglang_versi
     may_plugin = _in_runs(sglang_version.partition("+")[0], releases, table.get("plugins"), pos)
     starts = tuple(names)
     by_flag = {str(o["flag"]): o for o in _options(mapping)}
-    declared: list[set[str] | None] = []  # the release's flags, read once when a raw flag is met
+    flags: list[set[str]] = []  # the names that are flags of their own, read once when a flag is met
     out: list[Problem] = []
     for spec in mapping.get("release_choices") or []:
         if not isinstance(spec, dict):
@@ -1185,23 +1246,36 @@ def release_choice_problems(d: Derived, mapping: Mapping[str, Any], sglang_versi
                 continue
             else:
                 last, spellings = None, [flag]
-            if not declared:
+            if not flags:
                 # a release release_flags does not list (0.5.9+cu128): its flags are not known, so a shorter
-                # name on the command line may be a flag of its own (--log-requests, --ep), not an abbreviation
-                # of this one: only the flag spelt in full is read
-                declared.append(_declared_in(mapping, sglang_version))
+                # name that is a flag of any listed release (--log-requests, --speculative-draft-model) is not
+                # read as an abbreviation of this one (reading_flags)
+                flags.append(reading_flags(mapping, sglang_version))
             # argparse checks the choices of each occurrence as it meets it (the last one only wins when every
             # one is offered): `--dtype bf16 --dtype bfloat16` exits at the first
-            values = _raw_values(d.sglang_args, tokens, spellings, names, declared[0], spec.get("nargs") == "*")
+            if spec.get("nargs") == "*":  # zero or more values each time: never 'expected one argument'
+                occurrences: list[str | None] = [
+                    v for got in option_lists(d.sglang_args, spellings, flags[0]) for v in got
+                ]
+            else:
+                occurrences = option_values(d.sglang_args, spellings, flags[0])
+            values = [v for v in dict.fromkeys(occurrences) if v is not None]
             if isinstance(last, str) and last not in values:
                 values.append(last)
-            if not values:
+            if not occurrences and not values:
                 continue
             if run is None:
                 run = _choice_run(sglang_version, runs, pos)
                 if run is None:
                     break
             offered = [str(c) for c in run.get("choices") or []]
+            if None in occurrences:  # a choice flag of this release takes one value: none follows it here
+                message = (
+                    f"{flag} is given without a value (the end of the command, or another option, follows it): "
+                    "the server exits at once with 'expected one argument' (exit status 2)"
+                )
+                out.append(Problem(flag, "blocked", "crash", message, run.get("source"), None, ", ".join(offered)))
+                continue
             number = spec.get("type") == "int"  # argparse converts with int() first, then looks the number up
             takes = _int_offered(offered) if number else offered.__contains__
             if all(takes(v) for v in values):
@@ -1294,12 +1368,7 @@ def undeclared_problems(
     listed = {n for o in _options(mapping) for n in _names(o)} | set(CONFIG_FLAGS)
     out: list[Problem] = []
     seen: set[str] = set()
-    for tok in d.sglang_args:
-        if tok == "--":
-            break
-        if not tok.startswith("--") or len(tok) <= 2 or " " in tok:
-            continue  # argparse takes a token with a space as a value, not an option
-        name = tok.partition("=")[0]
+    for _, name, _, _ in _tokens(d.sglang_args):
         if name in names or name in listed or name in seen:
             continue
         seen.add(name)

@@ -143,22 +143,25 @@ def run_for_gate(
         readings=readings,
     )
     pre = run(inputs)
-    from stackcheck.launch.gate import _raw_flag
     from stackcheck.launch.preflight.a2a import check_a2a_package, check_load_format_package, check_quant_package
 
+    # the flags below as argparse reads them, abbreviated too (gate.option_value), the release's flags not taken
+    # for abbreviations (gate.reading_flags)
+    flags = gate.reading_flags(mapping, sglang_version)
+    args = derived.sglang_args
     # the MoE all-to-all backend's own package (deep_ep, Mooncake EP), as the command gives the flag
-    a2a = check_a2a_package(_raw_flag(derived.sglang_args, "--moe-a2a-backend"), facts, data, sglang_version)
+    a2a = check_a2a_package(gate.option_value(args, ("--moe-a2a-backend",), flags), facts, data, sglang_version)
     if a2a is not None:
         pre.results.append(a2a)
     # the quantization method's own package (humming-kernels, bitsandbytes): --quantization as the command gives it,
     # else the checkpoint's own quant_method (SGLang builds that method's config at model load)
-    method = _raw_flag(derived.sglang_args, "--quantization") or pre.launch.get("model_quant_method")
+    method = gate.option_value(args, ("--quantization",), flags) or pre.launch.get("model_quant_method")
     quant = check_quant_package(method if isinstance(method, str) else None, facts, data, sglang_version)
     if quant is not None:
         pre.results.append(quant)
     # the load format's own loader package (--load-format bitsandbytes imports bitsandbytes with or without
     # --quantization), unless the method of that name was judged above (its floor is the higher one)
-    fmt = _raw_flag(derived.sglang_args, "--load-format")
+    fmt = gate.option_value(args, ("--load-format",), flags)
     loader = check_load_format_package(fmt, facts, data, sglang_version)
     if loader is not None and not (quant is not None and method == fmt):
         pre.results.append(loader)
@@ -192,14 +195,15 @@ NO_DRAFT_BACKEND = ("NGRAM", "DFLASH", "DSPARK")
 DRAFT_JUDGED_BACKENDS = ("trtllm_mla", "flashmla")
 
 
-def _draft_backend(derived: Any) -> tuple[bool, str | None]:
+def _draft_backend(derived: Any, mapping: Mapping[str, Any]) -> tuple[bool, str | None]:
     """(whether the launch's speculative decoding builds a draft attention backend of the target's kind: an algorithm
     given and not one of NO_DRAFT_BACKEND; --speculative-draft-attention-backend as argparse takes it, None: absent)."""
-    from stackcheck.launch.gate import _raw_flag
+    from stackcheck.launch.gate import option_value, reading_flags
 
     algorithm = derived.options.get("--speculative-algorithm")
     drafts = algorithm is not None and str(algorithm).upper() not in NO_DRAFT_BACKEND
-    return drafts, _raw_flag(derived.sglang_args, "--speculative-draft-attention-backend")
+    flags = reading_flags(mapping, derived.release)
+    return drafts, option_value(derived.sglang_args, ("--speculative-draft-attention-backend",), flags)
 
 
 def draft_backend_features(derived: Any, mapping: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -209,7 +213,7 @@ def draft_backend_features(derived: Any, mapping: Mapping[str, Any]) -> list[tup
     on flashinfer is judged too. None without speculative decoding or with an algorithm of NO_DRAFT_BACKEND."""
     from stackcheck.launch import gate
 
-    drafts, backend = _draft_backend(derived)
+    drafts, backend = _draft_backend(derived, mapping)
     if not drafts or backend not in DRAFT_JUDGED_BACKENDS:
         return []
     option: Mapping[str, Any] = next((o for o in gate._options(mapping) if o.get("flag") == "--attention-backend"), {})
@@ -224,7 +228,7 @@ def draft_backend_problems(derived: Any, mapping: Mapping[str, Any]) -> list[Any
     without a draft backend of the target's kind (_draft_backend)."""
     from stackcheck.launch import gate
 
-    drafts, backend = _draft_backend(derived)
+    drafts, backend = _draft_backend(derived, mapping)
     if not drafts or backend is None:
         return []
     option: Mapping[str, Any] = next((o for o in gate._options(mapping) if o.get("flag") == "--attention-backend"), {})
@@ -328,7 +332,7 @@ def draft_backend_judged(
     effect short of a crash, or unknown; none where the draft's backend is ok."""
     from stackcheck.launch import gate
 
-    drafts, backend = _draft_backend(derived)
+    drafts, backend = _draft_backend(derived, mapping)
     option: Mapping[str, Any] = next((o for o in gate._options(mapping) if o.get("flag") == "--attention-backend"), {})
     choices = option.get("choices") or {}
     if backend is None:
@@ -801,7 +805,7 @@ def model_launch_facts(pre: Preflight, derived: Any, mapping: Mapping[str, Any])
     if target is not None:
         out["model_config_read"] = target.attention is not None
         shape(target, "")
-    drafts, draft_backend = _draft_backend(derived)
+    drafts, draft_backend = _draft_backend(derived, mapping)
     if not drafts:
         return out
     draft = infos.get("draft model")

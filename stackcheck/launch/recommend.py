@@ -1030,10 +1030,14 @@ def gate_advice(
     `model_config`: the model as the gate's preflight read it (None: not read), so that no note suggests a line
     the gate refuses for that model; where the model rules every option of a decision out, a note says so."""
     launch = {**GATE_DEFAULTS, **{k: v for k, v in ctx.launch.items() if v is not None}}
-    args = list(sglang_args)
-    if "--dtype" in args[:-1]:
-        launch["dtype"] = args[args.index("--dtype") + 1]
-    launch["deterministic"] = "--enable-deterministic-inference" in args
+    from stackcheck.launch.gate import option_given, option_value, reading_flags
+
+    # as SGLang's argparse reads them: the last --dtype, abbreviated or not (the parent read the first one)
+    flags = reading_flags(ctx.manifests.launch, None)
+    dtype = option_value(sglang_args, ("--dtype",), flags)
+    if dtype is not None:
+        launch["dtype"] = dtype
+    launch["deterministic"] = option_given(sglang_args, ("--enable-deterministic-inference",), flags)
     here = Context(facts=ctx.facts, manifests=ctx.manifests, launch=launch)
     request = Request(goal="latency", command=list(command), env=env, plan=False, architecture=architecture,
                       model_config=model_config, judge_line=False)  # fmt: skip

@@ -43,13 +43,20 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
-from stackcheck.launch.gate import Derived, Problem, _declared_in, _raw_flag, _spells
+from stackcheck.launch.gate import Derived, Problem, option_given, option_value, reading_flags
 from stackcheck.lean_typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from typing import Any
 
 _UNKNOWN = object()  # a value SGLang chooses at start that the command does not give
+
+
+#: the spellings of SGLang's expert parallel size, one argparse action (dest ep_size): sglang 0.5.1
+#: server_args.py:1477-1479 and 0.5.10 :4901-4903 ("--expert-parallel-size", "--ep-size", "--ep"), 0.5.19
+#: server_args.py:2361 and 0.5.23 arg_groups/fields/parallel.py:285 (--ep-size with aliases --expert-parallel-size
+#: and --ep); the last occurrence of any of them wins
+EP_SPELLINGS = ("--ep-size", "--expert-parallel-size", "--ep")
 
 
 class _Unset:
@@ -186,7 +193,7 @@ def _attn_tp_sizes(
     splits attention further (`split_flags`, values the gate does not read) every divisor of tp."""
     tp = opts.get("--tp-size")
     tp = tp if isinstance(tp, int) and not isinstance(tp, bool) and tp > 0 else 1
-    if any(_spells(a.split("=", 1)[0], f, declared) for a in args for f in split_flags):
+    if any(option_given(args, (f,), declared) for f in split_flags):
         return _divisors(tp)
     dp = opts.get("--dp-size") if opts.get("--enable-dp-attention") else 1
     dp = dp if isinstance(dp, int) and not isinstance(dp, bool) and dp > 0 else 1
@@ -431,7 +438,7 @@ def _fp8_block_moe_split(
     args = d.sglang_args
     tp_opt = d.options.get("--tp-size")
     tp = tp_opt if isinstance(tp_opt, int) and not isinstance(tp_opt, bool) and tp_opt > 0 else 1
-    raw_ep = _raw_flag(args, "--ep-size", declared) or _raw_flag(args, "--ep", declared)
+    raw_ep = option_value(args, EP_SPELLINGS, declared)
     ep_given: int | None = 1
     if raw_ep is not None:
         ep_given = int(raw_ep) if raw_ep.strip().isdigit() and int(raw_ep) > 0 else None
@@ -693,7 +700,7 @@ class _GivenFlags:
             return False
         if flag in self.d.options:
             return True
-        return any(_spells(a.split("=", 1)[0], flag, self.declared) for a in self.d.sglang_args if a != "--")
+        return option_given(self.d.sglang_args, (flag,), self.declared)
 
     def __str__(self) -> str:
         return "the command's flags"
@@ -913,8 +920,8 @@ def launch_values(
     the caller keeps while every other argument but `entry` stays the same (refusal_problems, over its rules): the
     values that do not depend on the entry are worked out once per (after_equal_split, attention_backend_auto).
     `gpu_sm`: the lowest compute capability of the box's GPUs, major * 10 + minor (None: not known)."""
-    if isinstance(declared, _Unset):
-        declared = _declared_in(mapping, version)
+    if isinstance(declared, _Unset) or declared is None:
+        declared = reading_flags(mapping, version)
     key = (after_equal_split, entry.get("attention_backend_auto") == "unset")
     base = memo.get(key) if memo is not None else None
     if base is None:
@@ -998,11 +1005,11 @@ def _entry_free_values(
     if after_equal_split and prefill is not None and prefill == values["decode_attention_backend"]:
         if isinstance(hop, dict) and _version_in(version, str(hop.get("versions", ""))) is True:
             values["attention_backend"] = prefill  # --prefill-/--decode-attention-backend X: attention_backend X
-    values["speculative_draft_attention_backend"] = _raw_flag(
-        d.sglang_args, "--speculative-draft-attention-backend", declared
+    values["speculative_draft_attention_backend"] = option_value(
+        d.sglang_args, ("--speculative-draft-attention-backend",), declared
     )
     values["dp_attention"] = bool(opts.get("--enable-dp-attention"))
-    values["speculative_moe_a2a_backend"] = _raw_flag(d.sglang_args, "--speculative-moe-a2a-backend", declared)
+    values["speculative_moe_a2a_backend"] = option_value(d.sglang_args, ("--speculative-moe-a2a-backend",), declared)
     values["moe_ep_below_tp"] = _ep_below_tp(d, declared)
     values["flags_given"] = _GivenFlags(d, declared)
     algorithm = values["speculative_algorithm"]
@@ -1055,11 +1062,11 @@ def _entry_free_values(
     # downloaded unknown on the GPUs the rule names)
     values["model_quant_method_read"] = held
     # --load-format as argparse takes it (None: not given) and the TP size, for a rule on the bitsandbytes loader
-    values["load_format"] = _raw_flag(d.sglang_args, "--load-format", declared)
+    values["load_format"] = option_value(d.sglang_args, ("--load-format",), declared)
     tp = d.options.get("--tp-size")
     values["tp_size"] = tp if isinstance(tp, int) and not isinstance(tp, bool) else 1
     # the dtype SGLang runs the model in, for a rule on a quantization's activation dtypes
-    values["model_dtype"] = _model_dtype(_raw_flag(d.sglang_args, "--dtype", declared), read)
+    values["model_dtype"] = _model_dtype(option_value(d.sglang_args, ("--dtype",), declared), read)
     # the same for the speculative draft model (the target's config.json when the command names no draft model, as
     # SGLang loads it), for a rule on --speculative-moe-runner-backend
     draft = (models or {}).get("draft model") if "draft model" in (models or {}) else read
@@ -1071,7 +1078,7 @@ def _entry_free_values(
         sets = spec.get("sets_a2a") if isinstance(spec, dict) else None
         if not isinstance(sets, dict) or d.env.get(str(spec.get("name"))) is not True:
             continue
-        given_a2a = _raw_flag(d.sglang_args, "--moe-a2a-backend", declared)
+        given_a2a = option_value(d.sglang_args, ("--moe-a2a-backend",), declared)
 
         def within(key: str, releases: dict[str, Any] = sets) -> bool:  # an absent key names no release
             return key in releases and _version_in(version, str(releases[key])) is True
@@ -1107,24 +1114,24 @@ def _a2a_values(d: Derived, declared: set[str] | None, architecture: str | None)
     given = _GivenFlags(d, declared)
     args = d.sglang_args
     sets_it = any(flag in given for flag in _A2A_SET_BY) or d.options.get("--moe-runner-backend") == "megamoe"
-    a2a: Any = _raw_flag(args, "--moe-a2a-backend", declared)
+    a2a: Any = option_value(args, ("--moe-a2a-backend",), declared)
     if a2a is None:
         model_may = architecture is None or architecture.startswith("MiniMax")
         a2a = _AutoA2A() if sets_it or model_may else "none"
     dp: Any = bool(d.options.get("--enable-dp-attention")) or "--attn-dp-size" in given
     if not dp and sets_it:
         dp = _UNKNOWN
-    chunked = _raw_flag(args, "--chunked-prefill-size", declared)
+    chunked = option_value(args, ("--chunked-prefill-size",), declared)
     pp = d.options.get("--pp-size", 1)
     return {
         "moe_a2a_backend": a2a,
-        "deepep_mode": _raw_flag(args, "--deepep-mode", declared) or "auto",
+        "deepep_mode": option_value(args, ("--deepep-mode",), declared) or "auto",
         "attention_dp_any": dp,
         "chunked_prefill_size": chunked if chunked is not None else "unset",
         "overlap_schedule_disabled": "--disable-overlap-schedule" in given,
         # PD multiplexing's other two assertions: --pp-size (default 1) and --disaggregation-mode (default "null")
         "pp_size": pp if isinstance(pp, int) and not isinstance(pp, bool) else _UNKNOWN,
-        "disaggregation_mode": _raw_flag(args, "--disaggregation-mode", declared) or "null",
+        "disaggregation_mode": option_value(args, ("--disaggregation-mode",), declared) or "null",
     }
 
 
@@ -1180,7 +1187,7 @@ def _ep_below_tp(d: Derived, declared: set[str] | None) -> Any:
     positive whole number."""
     tp_opt = d.options.get("--tp-size")
     tp = tp_opt if isinstance(tp_opt, int) and not isinstance(tp_opt, bool) and tp_opt > 0 else 1
-    raw = _raw_flag(d.sglang_args, "--ep-size", declared) or _raw_flag(d.sglang_args, "--ep", declared)
+    raw = option_value(d.sglang_args, EP_SPELLINGS, declared)
     if raw is None:
         return tp > 1
     if not (raw.strip().isdigit() and int(raw) > 0):
@@ -1410,7 +1417,7 @@ def idle_moe_choice(
     quantized = d.options.get("--quantization") is not None or d.launch.get("model_quant_method") is not None
     if quantized or qcfg is not None:
         return None
-    if _a2a_values(d, _declared_in(mapping, version), architecture)["moe_a2a_backend"] != "none":
+    if _a2a_values(d, reading_flags(mapping, version), architecture)["moe_a2a_backend"] != "none":
         return None
     return why, (
         f"SGLang {version} runs an unquantized MoE model's MoE layers on Triton whatever this runner (its unquantized "
@@ -1520,8 +1527,8 @@ def refusal_problems(
         entry = _for_release(rule.get("releases"), sglang_version)
         if entry is None or not entry.get("applies"):
             continue
-        if isinstance(declared, _Unset):
-            declared = _declared_in(mapping, sglang_version)
+        if isinstance(declared, _Unset) or declared is None:
+            declared = reading_flags(mapping, sglang_version)
         after = not entry.get("before_equal_split", rule.get("before_equal_split"))
         values = launch_values(
             d,
@@ -1739,7 +1746,7 @@ def auto_backend_features(
 
 def _given(d: Derived, flag: str) -> bool:
     """Whether the command gives `flag` (a flag launch.json lists, or one it passes through unread)."""
-    return flag in d.options or any(a == flag or a.startswith(flag + "=") for a in d.sglang_args)
+    return flag in d.options or option_given(d.sglang_args, (flag,), None, abbreviations=False)
 
 
 def _is_dsa(mapping: Mapping[str, Any], sglang_version: str, architecture: str, keys: Mapping[str, Any] | None) -> bool:
@@ -1771,10 +1778,13 @@ def model_kernel_features(
     unread: list[tuple[str, str]] = []
     if sglang_version is None:
         return required, unread
+    flags: list[set[str]] = []  # the names that are flags of their own, read once where an entry reads a value
     for entry in auto.get("model_features") or []:
         if not isinstance(entry, dict) or version_in(sglang_version, str(entry.get("versions") or "")) is not True:
             continue
-        if not _launch_holds(entry, d, majors):
+        if d is not None and entry.get("unless_values") and not flags:
+            flags.append(reading_flags(mapping, sglang_version))
+        if not _launch_holds(entry, d, majors, flags[0] if flags else None):
             continue
         names = [str(a) for a in entry.get("architectures") or []]
         why = f"{entry.get('why') or 'a kernel path SGLang takes for this model'} (SGLang {sglang_version})"
@@ -1785,10 +1795,13 @@ def model_kernel_features(
     return required, unread
 
 
-def _launch_holds(entry: Mapping[str, Any], d: Derived | None, majors: set[int] | None) -> bool:
+def _launch_holds(
+    entry: Mapping[str, Any], d: Derived | None, majors: set[int] | None, flags: set[str] | None = None
+) -> bool:
     """Whether a model_features entry's launch conditions hold: a GPU major of the box among `majors` (the box's
     majors not known: holds), tp at least `tp_min`, none of `unless_flags` given, and each flag of `unless_values`
-    absent or given one of its values (`--nnodes 1`, `--moe-a2a-backend none`). An entry without conditions holds."""
+    absent or given one of its values (`--nnodes 1`, `--moe-a2a-backend none`; a flag given in full is read at its
+    last occurrence, abbreviated ones included: `flags`, gate.reading_flags). An entry without conditions holds."""
     keys = ("majors", "tp_min", "unless_flags", "unless_values")
     if not any(k in entry for k in keys):
         return True
@@ -1804,7 +1817,7 @@ def _launch_holds(entry: Mapping[str, Any], d: Derived | None, majors: set[int] 
         return False
     for flag, keep in (entry.get("unless_values") or {}).items():
         value = d.options.get(flag)
-        value = _raw_flag(d.sglang_args, flag) if value is None and _given(d, flag) else value
+        value = option_value(d.sglang_args, (flag,), flags) if value is None and _given(d, flag) else value
         if value is not None and str(value) not in [str(k) for k in keep or []]:
             return False
     return True

@@ -299,19 +299,6 @@ def search_path(obj: ObjectInfo, env: Mapping[str, str]) -> list[tuple[str, str]
     return steps
 
 
-def _search_order(
-    obj: ObjectInfo,
-    needed: str,
-    env: Mapping[str, str],
-    cache: Iterable[CacheEntry],
-    dirs_default: list[str] | None = None,
-    steps: list[tuple[str, str]] | None = None,
-) -> list[tuple[str, str]]:
-    """(path, via) of every place the loader tries for `needed` (no slash in it), in its order; `steps` is
-    search_path(obj, env) when the caller has it already."""
-    return list(_search_places(obj, needed, env, cache, dirs_default, steps))
-
-
 def _search_places(
     obj: ObjectInfo,
     needed: str,
@@ -320,7 +307,10 @@ def _search_places(
     dirs_default: list[str] | None = None,
     steps: list[tuple[str, str]] | None = None,
 ) -> Iterator[tuple[str, str]]:
-    """_search_order one place at a time (a search that stops at its winner builds no path after it)."""
+    """(path, via) of every place the loader tries for `needed` (no slash in it), in its order, one place at a time
+    (a search that stops at its winner builds no path after it): the object's RPATH (without a RUNPATH),
+    LD_LIBRARY_PATH, its RUNPATH, the ld.so cache (entries of this machine), the default directories. `steps` is
+    search_path(obj, env) when the caller has it already."""
     steps = search_path(obj, env) if steps is None else steps
     for d, via in steps:
         yield os.path.join(d, needed), via
@@ -335,6 +325,52 @@ def _search_places(
         yield os.path.join(d, needed), "default"
 
 
+def _found(
+    obj: ObjectInfo,
+    needed: str,
+    env: Mapping[str, str],
+    cache: Iterable[CacheEntry],
+    is_file: Callable[[str], bool],
+    compatible: Callable[[str, int], bool],
+    dirs_default: list[str] | None = None,
+    steps: list[tuple[str, str]] | None = None,
+    stop: Callable[[str], str | None] | None = None,
+) -> Iterator[tuple[str, str, bool | None, str | None]]:
+    """The one reading of which copy the loader takes for `needed` (no slash in it): each file found along
+    _search_places, once, in its order, as (path, via, winner, stops): winner True for the first one built for the
+    object's machine, False for a file before it that is not, None for the files after it (their machine not read).
+    `stop` (loader_stop), when given, is asked of each place before the winner that is not a copy that loads; where
+    it answers, the load fails there: that place comes with its error as `stops` (winner None for a place that is no
+    file: a directory, which is no candidate; False for a file) and every later file as after a winner. A caller that
+    wants the winner alone stops at it (loader_winner); resolve_needed reads them all."""
+    seen: set[str] = set()
+    done = False  # the winner was found, or the load failed at a place
+    for path, via in _search_places(obj, needed, env, cache, dirs_default, steps):
+        if path in seen:
+            continue
+        if not is_file(path):
+            why = stop(path) if stop is not None and not done else None
+            if why is not None:
+                done = True
+                yield path, via, None, why
+            continue
+        seen.add(path)
+        if done:
+            yield path, via, None, None
+        elif compatible(path, obj.machine):
+            done = True
+            yield path, via, True, None
+        else:
+            why = stop(path) if stop is not None else None
+            done = why is not None
+            yield path, via, False, why
+
+
+def _beside(obj: ObjectInfo, needed: str) -> str:
+    """Where the loader looks for a DT_NEEDED with a slash in it: that path, relative to the object's directory."""
+    return os.path.join(os.path.dirname(os.path.abspath(obj.path)), needed)
+
+
 def loader_winner(
     obj: ObjectInfo,
     needed: str,
@@ -345,28 +381,18 @@ def loader_winner(
     steps: list[tuple[str, str]] | None = None,
     stop: Callable[[str], str | None] | None = None,
 ) -> tuple[str, str] | str | None:
-    """resolve_needed's (winner, via), or None when nothing is found: the search stops at the winner (no
+    """resolve_needed's (winner, via), or None when nothing is found: the search (_found) stops at the winner (no
     candidates after it, no other copies, no built_for), which is all the second hop asks. `steps`: as in
-    _search_order. `stop` (loader_stop), when given, is asked of each place before the winner that is not a copy
+    _search_places. `stop` (loader_stop), when given, is asked of each place before the winner that is not a copy
     that loads; where it answers, that is the answer: "PATH (VIA): ERROR", the load fails there."""
     if "/" in needed:
-        p = os.path.join(os.path.dirname(os.path.abspath(obj.path)), needed)
+        p = _beside(obj, needed)
         return (p, "path") if is_file(p) else None
-    seen: set[str] = set()
-    for path, step in _search_places(obj, needed, env, cache, steps=steps):
-        if path in seen:
-            continue
-        if not is_file(path):
-            why = stop(path) if stop is not None else None
-            if why is not None:
-                return f"{path} ({step}): {why}"
-            continue
-        seen.add(path)
-        if compatible(path, obj.machine):
-            return path, step
-        why = stop(path) if stop is not None else None
+    for path, via, won, why in _found(obj, needed, env, cache, is_file, compatible, None, steps, stop):
+        if won:
+            return path, via
         if why is not None:
-            return f"{path} ({step}): {why}"
+            return f"{path} ({via}): {why}"
     return None
 
 
@@ -391,7 +417,7 @@ def resolve_needed(
     "built_for": the first copy in the object's own RPATH/RUNPATH or None}.
     """
     if "/" in needed:
-        p = os.path.join(os.path.dirname(os.path.abspath(obj.path)), needed)
+        p = _beside(obj, needed)
         ok = is_file(p)
         return {
             "needed": needed,
@@ -402,7 +428,6 @@ def resolve_needed(
             "built_for": None,
         }
     steps = search_path(obj, env)
-    order = _search_order(obj, needed, env, cache, dirs_default, steps)
     # a path is asked again for built_for and the extra copies: each stat and ELF header read once here
     files: dict[str, bool] = {}
     machines: dict[str, bool] = {}
@@ -422,33 +447,27 @@ def resolve_needed(
     candidates: list[dict[str, str]] = []
     winner: str | None = None
     via: str | None = None
-    seen: set[str] = set()
     stopped: dict[str, str] | None = None
-    for path, step in order:
-        if path in seen:
-            continue
-        if not known_file(path):
-            why = stop(path) if stop is not None and winner is None and stopped is None else None
-            if why is not None:
-                stopped = {"path": path, "via": step, "error": why}
-            continue
-        seen.add(path)
+    for path, step, won, why in _found(
+        obj, needed, env, cache, known_file, known_compatible, dirs_default, steps, stop
+    ):
+        if why is not None:
+            stopped = {"path": path, "via": step, "error": why}
+            if won is None:  # a place that is no file (a directory): no candidate
+                continue
         cand = {"path": path, "via": step}
-        if winner is None and stopped is None:
-            if known_compatible(path, obj.machine):
-                winner, via = path, step
-            else:
-                why = stop(path) if stop is not None else None
-                if why is not None:
-                    stopped = {"path": path, "via": step, "error": why}
-                    cand["stops"] = why
-                else:
-                    cand["skipped"] = "not an ELF object for this machine"
+        if won:
+            winner, via = path, step
+        elif why is not None:
+            cand["stops"] = why
+        elif won is False:
+            cand["skipped"] = "not an ELF object for this machine"
         candidates.append(cand)
     own_dirs = [d for d, step in steps if step in ("rpath", "runpath")]
     own = [os.path.join(d, needed) for d in own_dirs]
     built_for = next((p for p in own if known_file(p) and known_compatible(p, obj.machine)), None)
     others = [c["path"] for c in candidates if c["path"] != winner]
+    seen = {c["path"] for c in candidates}
     for d in extra_dirs:
         p = os.path.join(d, needed)
         if p not in seen and p not in others and known_file(p):

@@ -41,7 +41,7 @@ def test_the_kept_index_names_the_items_a_fresh_reading_names(cache: Path, monke
     assert len(reference) > 20
     first = load()
     pipeline.rules_texts(first)
-    assert (cache / "launch-readers.marshal").is_file()
+    assert (cache / prepared.file_name("launch-readers")).is_file()
     assert _by_id(first) == reference
     second = load()
     pipeline.rules_texts(second)
@@ -67,7 +67,7 @@ def test_a_kept_index_of_another_shape_is_a_miss(cache: Path, monkeypatch: pytes
     reference = _reference(monkeypatch)
     m = load()
     pipeline.rules_texts(m)  # (keeps it)
-    path = cache / "launch-readers.marshal"
+    path = cache / prepared.file_name("launch-readers")
     fmt, key, _ = marshal.loads(path.read_bytes())
     if value.get("items") == "N":
         value = {**value, "items": len((*m.features, *m.checks))}
@@ -84,7 +84,7 @@ def test_no_kept_index_for_manifests_a_user_merged_into(
 ) -> None:
     m = load()
     pipeline.rules_texts(m)
-    assert (cache / "launch-readers.marshal").is_file()
+    assert (cache / prepared.file_name("launch-readers")).is_file()
     m.origins["features.json"].append(str(tmp_path / "features.json"))  # (as load() records a user's document)
     assert m.shipped_stamp("features.json") is None
     assert pipeline._kept_readers(m) is None

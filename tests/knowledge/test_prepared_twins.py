@@ -54,7 +54,7 @@ def test_every_shipped_document_from_its_twin_is_the_json_document(
     assert files is not None and len(files) >= 10
     first = loader.load()
     parsed = {name: _exact(first.doc(name)) for name in files}
-    assert sorted(p.name for p in cache.iterdir()) == sorted(name + ".marshal" for name in files)
+    assert sorted(p.name for p in cache.iterdir()) == sorted(prepared.file_name(name) for name in files)
     for p in cache.iterdir():
         assert p.stat().st_mode & 0o777 == 0o600
     assert cache.stat().st_mode & 0o777 == 0o700
@@ -90,7 +90,7 @@ def _planted(tmp_path: Path, cache: Path) -> tuple[Path, Path]:
     key = prepared.key_of(str(path), _stamp(path), loader.__file__)
     assert prepared.keep(str(cache), "meta.json", key, {"data_version": "planted"})
     assert _one(path).doc("meta.json") == {"data_version": "planted"}  # (the plant is a valid twin)
-    return path, cache / "meta.json.marshal"
+    return path, cache / prepared.file_name("meta.json")
 
 
 def test_a_twin_others_may_write_is_not_read(tmp_path: Path, cache: Path) -> None:
@@ -151,7 +151,7 @@ def test_no_twin_when_the_caches_are_off(tmp_path: Path, cache: Path, monkeypatc
     other.parent.mkdir()
     other.write_text("{}", encoding="utf-8")
     _one(other).doc("meta.json")
-    assert sorted(p.name for p in cache.iterdir()) == ["meta.json.marshal"]  # nor written
+    assert sorted(p.name for p in cache.iterdir()) == [prepared.file_name("meta.json")]  # nor written
 
 
 def test_a_broken_manifest_is_still_its_error_with_a_twin_of_another_stamp(tmp_path: Path, cache: Path) -> None:
@@ -172,3 +172,109 @@ def test_an_unwritable_cache_is_no_cache(tmp_path: Path, monkeypatch: pytest.Mon
     path.write_text('{"a": 1.0, "b": 1, "c": true}', encoding="utf-8")
     assert _exact(_one(path).doc("meta.json")) == '{"a": 1.0, "b": 1, "c": true}'
     assert _exact(_one(path).doc("meta.json")) == '{"a": 1.0, "b": 1, "c": true}'
+
+
+# ---- one cache for several manifests directories (two checkouts, two installations, two interpreters) -------------
+
+
+def _as_package(monkeypatch: pytest.MonkeyPatch, manifests: Path) -> None:
+    """Make `manifests` the package's shipped manifests directory (package_data._package_dir) in this process."""
+    from stackcheck.knowledge import package_data
+
+    real = package_data._package_dir
+    monkeypatch.setattr(
+        package_data, "_package_dir", lambda name: str(manifests) if name == "manifests" else real(name)
+    )
+    # (worked out once per process: the package does not move under it)
+    monkeypatch.setattr(prepared, "_TAG", [], raising=False)
+
+
+def _checkout(tmp_path: Path, name: str, version: str) -> Path:
+    manifests = tmp_path / name / "manifests"
+    manifests.mkdir(parents=True)
+    (manifests / "meta.json").write_text(json.dumps({"data_version": version}), encoding="utf-8")
+    return manifests
+
+
+def test_two_manifest_directories_used_in_turn_both_hit(
+    tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two checkouts used in turn: each keeps its own twin (the parent kept one per name, so each run of one was a
+    miss after a run of the other, and wrote the twin again)."""
+    a, b = _checkout(tmp_path, "a", "1"), _checkout(tmp_path, "b", "2")
+    for manifests in (a, b):  # the first run of each: parsed, twin written
+        _as_package(monkeypatch, manifests)
+        assert loader.load().doc("meta.json") == {"data_version": "1" if manifests == a else "2"}
+    for manifests, version in ((a, "1"), (b, "2"), (a, "1"), (b, "2")):
+        _as_package(monkeypatch, manifests)
+        with monkeypatch.context() as m:
+            _no_json(m)  # every later run of either reads its twin
+            assert loader.load().doc("meta.json") == {"data_version": version}
+    assert len(list(cache.iterdir())) == 2
+
+
+def test_a_link_to_the_manifests_is_the_directory_it_names(
+    tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The tag is the directory's real path: a checkout's stackcheck/manifests link shares its target's twins."""
+    real = _checkout(tmp_path, "a", "1")
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    _as_package(monkeypatch, real)
+    first = prepared._tag()
+    _as_package(monkeypatch, link)
+    assert prepared._tag() == first
+
+
+def _twin_file(cache: Path, name: str, tag: str, age: int) -> Path:
+    path = cache / f"{name}-{tag}{prepared.SUFFIX}"
+    path.write_bytes(b"x")
+    path.chmod(0o600)
+    os.utime(path, ns=(age, age))
+    return path
+
+
+def test_the_directory_is_kept_to_the_newest_tags(tmp_path: Path, cache: Path) -> None:
+    cache.mkdir(parents=True, mode=0o700)
+    mine = prepared._tag()
+    old = [_twin_file(cache, "meta.json", f"{n:012x}", 10**18 + n * 10**9) for n in range(prepared.MAX_TAGS + 3)]
+    current = _twin_file(cache, "meta.json", mine, 1)  # the oldest file of all, but this process's own tag
+    legacy = cache / "meta.json.marshal"  # a twin named before the tags
+    legacy.write_bytes(b"x")
+    other = cache / "notes.txt"  # not a twin
+    other.write_text("keep", encoding="utf-8")
+    target = tmp_path / "target.marshal"
+    target.write_bytes(b"kept")
+    link = cache / f"link-{'f' * prepared.TAG_DIGITS}{prepared.SUFFIX}"  # a link named as a twin: left, not followed
+    link.symlink_to(target)
+    os.utime(link, ns=(1, 1), follow_symlinks=False)
+    temp = cache / f".meta.json{prepared.SUFFIX}.1.abc.tmp"  # write_private's temporary file
+    temp.write_bytes(b"x")
+    assert prepared.prune(str(cache)) == 4 + 1  # the four oldest tags, the untagged twin
+    left = {p.name for p in cache.iterdir()}
+    assert current.name in left and other.name in left and link.name in left and temp.name in left
+    assert {p.name for p in old[4:]} <= left and not {p.name for p in old[:4]} & left
+    assert legacy.name not in left and target.read_bytes() == b"kept"
+    assert len([n for n in left if n.endswith(prepared.SUFFIX) and not n.startswith("link-")]) == prepared.MAX_TAGS
+
+
+def test_nothing_is_pruned_in_a_directory_others_may_write(tmp_path: Path, cache: Path) -> None:
+    cache.mkdir(parents=True, mode=0o700)
+    for n in range(prepared.MAX_TAGS + 2):
+        _twin_file(cache, "meta.json", f"{n:012x}", 10**18 + n)
+    cache.chmod(0o777)
+    try:
+        assert prepared.prune(str(cache)) == 0
+    finally:
+        cache.chmod(0o700)
+    assert prepared.prune(str(cache)) == 3  # this process's tag and the 15 newest others kept
+
+
+def test_a_run_that_writes_twins_prunes_once(tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(prepared, "_PRUNED", [])
+    cache.mkdir(parents=True, mode=0o700)
+    for n in range(prepared.MAX_TAGS + 2):
+        _twin_file(cache, "meta.json", f"{n:012x}", 10**18 + n)
+    loader.load().doc("meta.json")  # a miss: the twin written, the directory pruned
+    names = [p.name for p in cache.iterdir()]
+    assert prepared.file_name("meta.json") in names and len(names) == prepared.MAX_TAGS

@@ -64,4 +64,4 @@ def test_a_writable_cache_still_keeps_every_twin(tmp_path: Path, monkeypatch: py
     assert files is not None
     _documents()
     where = tmp_path / "c" / "prepared"
-    assert sorted(p.name for p in where.iterdir()) == sorted(n + prepared.SUFFIX for n in files)
+    assert sorted(p.name for p in where.iterdir()) == sorted(prepared.file_name(n) for n in files)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gate_cli import LLAMA3, QWEN3_MOE, ROOT, gate_tp8, model_dir, release_box
+from gate_cli import QWEN3_MOE, ROOT, gate_checkpoint, quant_rules, quantized, scheme_table
 from registry_wheels import fetch_wheel, read_texts
 
 CT = "sglang/srt/layers/quantization/compressed_tensors/"
@@ -36,7 +36,7 @@ def _args(num_bits: int, kind: str, strategy: str, dynamic: Any = False, **more:
 def _ckpt(fmt: str, weights: dict[str, Any], inputs: dict[str, Any] | None, **extra: Any) -> dict[str, Any]:
     group: dict[str, Any] = {"targets": ["Linear"], "weights": weights, "input_activations": inputs}
     qc = {"quant_method": "compressed-tensors", "format": fmt, "config_groups": {"group_0": group}}
-    return {**LLAMA3, "quantization_config": {**qc, "ignore": ["lm_head"], "kv_cache_scheme": None, **extra}}
+    return quantized({**qc, "ignore": ["lm_head"], "kv_cache_scheme": None, **extra})
 
 
 def fp8_dynamic() -> dict[str, Any]:
@@ -71,21 +71,6 @@ def mxfp4_weight_only() -> dict[str, Any]:
     return _ckpt("mxfp4-pack-quantized", _args(4, "float", "group", group_size=32), None)
 
 
-def _quant_rules(doc: dict[str, Any]) -> dict[str, str]:
-    """The sglang-gpu-min-cc rules on quantization that did not pass: rule id -> result."""
-    return {
-        str(x.get("rule")): str(x.get("result"))
-        for r in doc.get("reasons") or []
-        if r.get("feature") == "sglang-gpu-min-cc"
-        for x in r.get("reasons") or []
-        if str(x.get("rule", "")).startswith("quant-")
-    }
-
-
-def _gate(tmp_path: Path, release: str, cc: str, config: dict[str, Any], *flags: str) -> dict[str, Any]:
-    return gate_tp8(release_box(tmp_path, release, cc), model_dir(tmp_path, "m", config), *flags)
-
-
 # --- refused where SGLang refuses ---------------------------------------------------------------------------------
 
 
@@ -103,13 +88,13 @@ def _gate(tmp_path: Path, release: str, cc: str, config: dict[str, Any], *flags:
 def test_a_scheme_sglang_refuses_on_this_gpu_is_blocked(
     tmp_path: Path, release: str, cc: str, config: Any, rule: str
 ) -> None:
-    doc = _gate(tmp_path, release, cc, config())
+    doc = gate_checkpoint(tmp_path, release, cc, config())
     assert doc["decision"] == "refuse"
-    assert _quant_rules(doc) == {rule: "fail"}, doc.get("reasons")
+    assert quant_rules(doc) == {rule: "fail"}, doc.get("reasons")
 
 
 def test_the_refusal_names_observed_required_and_source(tmp_path: Path) -> None:
-    doc = _gate(tmp_path, "0.5.23", "8.0", fp8_block())
+    doc = gate_checkpoint(tmp_path, "0.5.23", "8.0", fp8_block())
     got = [x for r in doc.get("reasons") or [] for x in r.get("reasons") or [] if x.get("rule") == "quant-ct-fp8-block"]
     text = json.dumps(got)
     assert "80" in text and "89" in text, got
@@ -121,8 +106,8 @@ def test_the_refusal_names_observed_required_and_source(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("config", [fp8_dynamic, w4a16, int8_w8a8])
 def test_a_scheme_that_runs_on_ampere_is_admitted_under_0_5_23(tmp_path: Path, config: Any) -> None:
-    doc = _gate(tmp_path, "0.5.23", "8.0", config())
-    assert _quant_rules(doc) == {}, doc.get("reasons")
+    doc = gate_checkpoint(tmp_path, "0.5.23", "8.0", config())
+    assert quant_rules(doc) == {}, doc.get("reasons")
     assert doc["decision"] == "allow", doc.get("reasons")
 
 
@@ -131,18 +116,18 @@ def test_w4a16_and_fp8_on_ampere_under_0_5_3_to_0_5_6_are_no_longer_unknown(
     tmp_path: Path, release: str, config: Any
 ) -> None:
     """The parent's int8 rule made every compressed-tensors checkpoint unknown below 8.9 there; these load."""
-    assert _quant_rules(_gate(tmp_path, release, "8.0", config())) == {}
+    assert quant_rules(gate_checkpoint(tmp_path, release, "8.0", config())) == {}
 
 
 @pytest.mark.parametrize(("release", "cc"), [("0.5.23", "9.0"), ("0.5.22", "8.0"), ("0.5.15", "10.0")])
 def test_nvfp4_where_it_loads(tmp_path: Path, release: str, cc: str) -> None:
     """From 0.5.22 NVFP4 W4A4 falls back to weight-only FP4 Marlin (80); 10.0 takes the W4A4 scheme."""
-    assert _quant_rules(_gate(tmp_path, release, cc, nvfp4())) == {}
+    assert quant_rules(gate_checkpoint(tmp_path, release, cc, nvfp4())) == {}
 
 
 def test_the_flag_with_the_checkpoint_is_judged_by_its_schemes(tmp_path: Path) -> None:
-    doc = _gate(tmp_path, "0.5.23", "8.0", fp8_block(), "--quantization", "compressed-tensors")
-    assert _quant_rules(doc) == {"quant-ct-fp8-block": "fail"}
+    doc = gate_checkpoint(tmp_path, "0.5.23", "8.0", fp8_block(), "--quantization", "compressed-tensors")
+    assert quant_rules(doc) == {"quant-ct-fp8-block": "fail"}
 
 
 # --- unknown where the shape is not read --------------------------------------------------------------------------
@@ -150,9 +135,9 @@ def test_the_flag_with_the_checkpoint_is_judged_by_its_schemes(tmp_path: Path) -
 
 @pytest.mark.parametrize("cc", ["9.0", "10.0"])
 def test_an_unknown_shape_is_unknown_never_ok(tmp_path: Path, cc: str) -> None:
-    doc = _gate(tmp_path, "0.5.23", cc, mxfp4_weight_only())
+    doc = gate_checkpoint(tmp_path, "0.5.23", cc, mxfp4_weight_only())
     assert doc["decision"] == "refuse"
-    assert _quant_rules(doc) == {"quant-ct-scheme-unread": "unknown"}, doc.get("reasons")
+    assert quant_rules(doc) == {"quant-ct-scheme-unread": "unknown"}, doc.get("reasons")
     assert doc["derived"]["launch"]["model_quant_schemes"] == ["unknown"]
 
 
@@ -161,7 +146,7 @@ def test_an_unknown_shape_is_unknown_never_ok(tmp_path: Path, cc: str) -> None:
     [("0.5.5", fp8_block), ("0.5.2", int8_w8a8), ("0.5.6", nvfp4)],
 )
 def test_a_release_without_the_scheme_is_unknown(tmp_path: Path, release: str, config: Any) -> None:
-    got = _quant_rules(_gate(tmp_path, release, "9.0", config()))
+    got = quant_rules(gate_checkpoint(tmp_path, release, "9.0", config()))
     assert set(got.values()) == {"unknown"}, got
 
 
@@ -170,7 +155,7 @@ def test_a_release_without_the_scheme_is_unknown(tmp_path: Path, release: str, c
 
 def _moe(config: dict[str, Any]) -> dict[str, Any]:
     """The same quantization on a Qwen3-MoE-shaped model (RedHatAI/Qwen3-30B-A3B-FP8-dynamic and -quantized.w8a8)."""
-    return {**QWEN3_MOE, "quantization_config": config["quantization_config"]}
+    return quantized(config["quantization_config"], QWEN3_MOE)
 
 
 def _refusals(doc: dict[str, Any]) -> dict[str, str]:
@@ -185,23 +170,23 @@ def _refusals(doc: dict[str, Any]) -> dict[str, str]:
 @pytest.mark.parametrize("config", [fp8_dynamic, fp8_block])
 def test_fp8_experts_below_8_9_are_refused(tmp_path: Path, release: str, cc: str, config: Any) -> None:
     """The dense layers fall back to W8A16 FP8; the experts run Triton's FP8 MoE kernel, which has no fp8e4nv there."""
-    doc = _gate(tmp_path, release, cc, _moe(config()))
+    doc = gate_checkpoint(tmp_path, release, cc, _moe(config()))
     assert doc["decision"] == "refuse"
     assert _refusals(doc) == {"refusal ct-fp8-moe-triton-below-sm89": "blocked"}, doc.get("reasons")
 
 
 @pytest.mark.parametrize("release", ["0.5.23", "0.5.8", "0.5.5"])
 def test_int8_experts_are_refused_on_any_nvidia_gpu(tmp_path: Path, release: str) -> None:
-    doc = _gate(tmp_path, release, "9.0", _moe(int8_w8a8()))
+    doc = gate_checkpoint(tmp_path, release, "9.0", _moe(int8_w8a8()))
     assert doc["decision"] == "refuse"
     assert _refusals(doc) == {"refusal ct-int8-moe-cuda": "blocked"}, doc.get("reasons")
 
 
 def test_moe_guards(tmp_path: Path) -> None:
     """FP8 experts on Hopper, int8 on a dense model and W4A16 experts on Ampere meet neither refusal."""
-    assert _refusals(_gate(tmp_path, "0.5.23", "9.0", _moe(fp8_dynamic()))) == {}
-    assert _refusals(_gate(tmp_path, "0.5.23", "8.0", int8_w8a8())) == {}
-    assert _refusals(_gate(tmp_path, "0.5.23", "8.0", _moe(w4a16()))) == {}
+    assert _refusals(gate_checkpoint(tmp_path, "0.5.23", "9.0", _moe(fp8_dynamic()))) == {}
+    assert _refusals(gate_checkpoint(tmp_path, "0.5.23", "8.0", int8_w8a8())) == {}
+    assert _refusals(gate_checkpoint(tmp_path, "0.5.23", "8.0", _moe(w4a16()))) == {}
 
 
 def test_experts_in_the_ignore_list_are_not_read() -> None:
@@ -213,16 +198,10 @@ def test_experts_in_the_ignore_list_are_not_read() -> None:
 # --- the reader ---------------------------------------------------------------------------------------------------
 
 
-def _table() -> dict[str, Any]:
-    data = json.loads((ROOT / "manifests" / "preflight.json").read_text())
-    table: dict[str, Any] = data["model"]["compressed_tensors_schemes"]
-    return table
-
-
 def _schemes(config: dict[str, Any]) -> list[str]:
     from stackcheck.launch.preflight.schemes import compressed_tensors_schemes
 
-    return compressed_tensors_schemes(config["quantization_config"], _table())
+    return compressed_tensors_schemes(config["quantization_config"], scheme_table("compressed_tensors_schemes"))
 
 
 def test_the_reader_names_each_shape() -> None:
@@ -258,7 +237,8 @@ def test_every_scheme_rule_is_sourced() -> None:
     checks = json.loads((ROOT / "manifests" / "checks.json").read_text())
     rules = next(c for c in checks["checks"] if c["id"] == "sglang-gpu-min-cc")["rules"]
     ours = [r for r in rules if r["id"].startswith("quant-ct-")]
-    ids = {row["id"] for row in _table()["shapes"]} | {"unknown", _table()["per_group_format"]["id"]}
+    table = scheme_table("compressed_tensors_schemes")
+    ids = {row["id"] for row in table["shapes"]} | {"unknown", table["per_group_format"]["id"]}
     assert len(ours) >= 10
     for r in ours:
         assert r["source"] and all(s.get("title") and s.get("url") for s in r["source"]), r["id"]

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gate_cli import LLAMA3, ROOT, gate_tp8, model_dir, release_box
+from gate_cli import gate_checkpoint, quant_rules, quantized, scheme_table
 from registry_wheels import fetch_wheel, read_texts
 
 QUARK = "sglang/srt/layers/quantization/quark/"
@@ -41,7 +41,7 @@ def _ckpt(global_cfg: dict[str, Any] | None, **extra: Any) -> dict[str, Any]:
         "quant_mode": "eager_mode",
         **extra,
     }
-    return {**LLAMA3, "quantization_config": qc}
+    return quantized(qc)
 
 
 def fp8_kv() -> dict[str, Any]:
@@ -74,39 +74,24 @@ def int8_unread() -> dict[str, Any]:
     return _ckpt(cfg)
 
 
-def _quant_rules(doc: dict[str, Any]) -> dict[str, str]:
-    """The sglang-gpu-min-cc rules on quantization that did not pass: rule id -> result."""
-    return {
-        str(x.get("rule")): str(x.get("result"))
-        for r in doc.get("reasons") or []
-        if r.get("feature") == "sglang-gpu-min-cc"
-        for x in r.get("reasons") or []
-        if str(x.get("rule", "")).startswith("quant-")
-    }
-
-
-def _gate(tmp_path: Path, release: str, cc: str, config: dict[str, Any], *flags: str) -> dict[str, Any]:
-    return gate_tp8(release_box(tmp_path, release, cc), model_dir(tmp_path, "m", config), *flags)
-
-
 @pytest.mark.parametrize(("release", "cc"), [("0.5.23", "8.0"), ("0.5.13", "8.6"), ("0.5.6", "8.0")])
 def test_fp8_quark_below_8_9_is_blocked(tmp_path: Path, release: str, cc: str) -> None:
-    doc = _gate(tmp_path, release, cc, fp8_kv())
+    doc = gate_checkpoint(tmp_path, release, cc, fp8_kv())
     assert doc["decision"] == "refuse"
-    assert _quant_rules(doc) == {"quant-quark-fp8-w8a8": "fail"}, doc.get("reasons")
+    assert quant_rules(doc) == {"quant-quark-fp8-w8a8": "fail"}, doc.get("reasons")
     text = json.dumps(doc.get("reasons"))
     assert "quark_w8a8_fp8.py" in text and "No quark compatible scheme was found" in text
 
 
 def test_fp8_quark_on_hopper_is_admitted(tmp_path: Path) -> None:
-    assert _quant_rules(_gate(tmp_path, "0.5.23", "9.0", fp8_kv())) == {}
+    assert quant_rules(gate_checkpoint(tmp_path, "0.5.23", "9.0", fp8_kv())) == {}
 
 
 @pytest.mark.parametrize(("config", "rule"), [(mxfp4, "quant-quark-mxfp4"), (int8_unread, "quant-quark-scheme-unread")])
 def test_mxfp4_and_a_shape_not_read_are_unknown_on_any_gpu(tmp_path: Path, config: Any, rule: str) -> None:
-    doc = _gate(tmp_path, "0.5.23", "9.0", config())
+    doc = gate_checkpoint(tmp_path, "0.5.23", "9.0", config())
     assert doc["decision"] == "refuse"
-    assert _quant_rules(doc) == {rule: "unknown"}, doc.get("reasons")
+    assert quant_rules(doc) == {rule: "unknown"}, doc.get("reasons")
 
 
 def test_the_quark_flag_on_another_methods_checkpoint_keeps_the_method_rule(tmp_path: Path) -> None:
@@ -117,20 +102,14 @@ def test_the_quark_flag_on_another_methods_checkpoint_keeps_the_method_rule(tmp_
         "input_activations": None,
     }
     qc = {"quant_method": "compressed-tensors", "format": "pack-quantized", "config_groups": {"g": group}}
-    doc = _gate(tmp_path, "0.5.23", "8.0", {**LLAMA3, "quantization_config": qc}, "--quantization", "quark")
-    assert _quant_rules(doc).get("quant-loader-quark-scheme") == "unknown", doc.get("reasons")
-
-
-def _table() -> dict[str, Any]:
-    data = json.loads((ROOT / "manifests" / "preflight.json").read_text())
-    table: dict[str, Any] = data["model"]["quark_schemes"]
-    return table
+    doc = gate_checkpoint(tmp_path, "0.5.23", "8.0", quantized(qc), "--quantization", "quark")
+    assert quant_rules(doc).get("quant-loader-quark-scheme") == "unknown", doc.get("reasons")
 
 
 def _schemes(config: dict[str, Any]) -> list[str]:
     from stackcheck.launch.preflight.schemes import quark_schemes
 
-    return quark_schemes(config["quantization_config"], _table())
+    return quark_schemes(config["quantization_config"], scheme_table("quark_schemes"))
 
 
 def test_the_reader() -> None:

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from stackcheck.knowledge import prepared
 from stackcheck.knowledge.loader import Manifests, load
 from stackcheck.verdicts import engine
 
@@ -18,7 +19,7 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("STACKCHECK_PLAN_CACHE", "1")
     monkeypatch.setenv("STACKCHECK_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(engine, "_SHAPES", {})
-    return tmp_path / "cache" / "prepared" / "rule-shapes.marshal"
+    return tmp_path / "cache" / "prepared" / prepared.file_name("rule-shapes")
 
 
 def _rules(m: Manifests) -> list[Any]:
