@@ -151,8 +151,9 @@ def test_plain_text_when_piped_and_no_color() -> None:
     proc = run_cli("audit", "--facts", AFTER, env={"NO_COLOR": "1"})
     assert "\x1b[" not in proc.stdout
     # dsv4-flashmla-sparse-prefill: SGLang 0.5.9 not read; attention-dsa-flashmla-sparse, -dual-chunk, -hpc-ops,
-    # -minicpm-sparse and -qsa (stop 35), pd-multiplexing (round eleven): blocked on this SM120 box with SGLang 0.5.9
-    assert "features: 22 blocked, 2 unknown, 4 ok" in proc.stdout
+    # -minicpm-sparse and -qsa (stop 35), pd-multiplexing (round eleven): blocked on this SM120 box with SGLang 0.5.9;
+    # moe-a2a-deepep (round twelve): ok, every GPU pair of this box has peer access
+    assert "features: 22 blocked, 2 unknown, 5 ok" in proc.stdout
     assert re.search(r"^✗ torch-symm-mem +crash ", proc.stdout, re.M)
     # blocked features come first
     features = proc.stdout.split("features:", 1)[1].split("stack checks:", 1)[0]
