@@ -126,6 +126,7 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
                 "launch.moe_runner_backend",
                 "launch.fp8_gemm_backend",
                 "launch.pdmux_config_path",
+                "launch.deepep_mode",
             ),
             "from the launch command (`stackcheck gate`), as declared in launch.json",
         ),

@@ -81,3 +81,38 @@ def test_the_gate_asks_for_deepep_with_the_flag_only() -> None:
     assert "moe-a2a-deepep" not in needed([])
     assert "moe-a2a-deepep" not in needed(["--moe-a2a-backend", "none"])
     assert "moe-a2a-deepep" not in needed(["--moe-a2a-backend", "mooncake"])
+
+
+# ---- the mode: low_latency gives DeepEP no NVLink buffer (launch.deepep_mode, from the gate) -------------
+
+
+def _gate_deepep(tmp_path: Path, p2p: str, *flags: str) -> dict[str, Any]:
+    import contextlib
+    import io
+
+    from stackcheck.cli import main
+
+    path = tmp_path / f"box-{p2p}.json"
+    path.write_text(json.dumps({"schema_version": 1, "facts": box(8, p2p)}))
+    argv = [*LAUNCH, "--moe-a2a-backend", "deepep", *flags]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        main(["gate", "--dry-run", "--format", "json", "--facts", str(path), "--", *argv])
+    doc = json.loads(out.getvalue())
+    got: dict[str, Any] = next(f for f in doc["features"] if f["feature"] == "moe-a2a-deepep")
+    return got
+
+
+def test_the_default_and_normal_modes_are_blocked_on_partial_p2p(tmp_path: Path) -> None:
+    assert _gate_deepep(tmp_path, "some")["status"] == "blocked"  # auto, SGLang's default: the NVLink buffer
+    assert _gate_deepep(tmp_path, "some", "--deepep-mode", "normal")["status"] == "blocked"
+    assert _gate_deepep(tmp_path, "some", "--deepep-mode=auto")["status"] == "blocked"
+
+
+def test_low_latency_on_partial_p2p_is_unknown_not_blocked(tmp_path: Path) -> None:
+    """SGLang 0.5.8 token_dispatcher/deepep.py:160-181 sizes DeepEP's NVLink bytes only for normal and auto modes, so
+    with --deepep-mode low_latency Buffer::sync opens no peer's IPC handle: the rule that blocked it (a false block)
+    is unknown there, never ok; with P2P between every pair it is ok."""
+    got = _gate_deepep(tmp_path, "some", "--deepep-mode", "low_latency")
+    assert got["status"] == "unknown"
+    assert _gate_deepep(tmp_path, "all", "--deepep-mode", "low_latency")["status"] == "ok"
