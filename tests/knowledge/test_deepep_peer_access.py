@@ -30,7 +30,7 @@ def box(gpus: int, p2p: str | None) -> dict[str, Any]:
             {"index": i, "name": "NVIDIA RTX PRO 6000 Blackwell Server Edition", "compute_capability": "12.0"}
             for i in range(gpus)
         ],
-        "packages": {"sglang": {"installed": True, "version": "0.5.8"}},
+        "packages": {"sglang": {"installed": True, "version": "0.5.8"}, "deep-ep": {"installed": True}},
     }
     if p2p is not None:
         facts["topology"] = {"gpu_count": gpus, "p2p": p2p}
@@ -56,6 +56,12 @@ def test_peer_access_between_every_pair_is_ok(tmp_path: Path) -> None:
 
 def test_one_gpu_has_no_intranode_peers(tmp_path: Path) -> None:
     assert verdict(tmp_path, box(1, None))["status"] == "ok"
+
+
+def test_without_deepep_installed_there_is_nothing_to_judge(tmp_path: Path) -> None:
+    facts = box(8, "some")
+    facts["packages"]["deep-ep"] = facts["packages"]["sgl-deep-ep"] = {"installed": False}
+    assert verdict(tmp_path, facts)["status"] == "not-applicable"  # the gate's moe-a2a-package says the import fails
 
 
 def test_unread_topology_on_several_gpus_is_unknown_not_ok(tmp_path: Path) -> None:
