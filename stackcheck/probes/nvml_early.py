@@ -424,12 +424,15 @@ class Warm:
 
 
 def _child(fd: int, usage: bool, parent: int) -> None:
-    """The forked child's whole life: the driver's start begun (Warm) before anything else, its standard streams
-    put aside and its life tied to the command's, answer, write, close the pipe (the command has its answer
+    """The forked child's whole life: its standard streams put aside, the driver's start begun (Warm) before
+    anything else, its life tied to the command's, answer, write, close the pipe (the command has its answer
     then), NVML shut down, leave (os._exit: no atexit, no buffered output of the parent's flushed twice)."""
     try:
-        warm = Warm()
+        # the standard streams' slots filled first (a few system calls): the driver's start opens its device files,
+        # which would land in a slot the command was started without and then be covered by /dev/null
+        fd = _above_stdio(fd)
         _detach_stdio()
+        warm = Warm()
         _die_with(parent)
         import json
 
@@ -445,6 +448,18 @@ def _child(fd: int, usage: bool, parent: int) -> None:
         warm.finish()  # NVML's shutdown, after the answer: off the command's path
     finally:
         os._exit(0)
+
+
+def _above_stdio(fd: int) -> int:
+    """In the child: the answer's pipe moved above the standard streams' slots. A command started with some of them
+    closed (`<&- >&-`, a daemon's supervisor) gets the pipe in one of those slots, where `_detach_stdio` would put
+    /dev/null over it and the answer would be lost (the NVML probe then failed on a healthy box)."""
+    while fd <= 2:
+        try:
+            fd = os.dup(fd)  # the lowest free number: a slot still free is taken (and then covered by /dev/null)
+        except OSError:
+            os._exit(0)  # no answer: the NVML probe says so
+    return fd
 
 
 def _detach_stdio() -> None:

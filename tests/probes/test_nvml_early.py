@@ -411,3 +411,28 @@ def test_gpu_usage_of_a_hung_driver_waits_the_timeout_once(monkeypatch: pytest.M
     release.set()
     assert got.error == "NVML: no answer within 1 s"
     assert 0.9 < took < 1.7, took  # twice the timeout before
+
+
+@pytest.mark.parametrize("mode", ["fork"], indirect=True)  # the pipe is the forked reader's
+@pytest.mark.parametrize("closed", ["<&- >&-", ">&- 2>&-", "<&- >&- 2>&-"])
+def test_a_command_started_without_its_standard_streams_still_reads_the_driver(
+    tmp_path: Path, mode: str, closed: str
+) -> None:
+    """Review irev46: a command started with standard streams closed (a supervisor's `<&- >&-`) got the reader's pipe
+    in one of those slots; the child put /dev/null over it with its own streams and its answer was lost: the NVML
+    probe failed ("ended without an answer") on a healthy box, and the gate saw no GPU."""
+    env = _fake_pynvml_first(tmp_path, "FakeNVML")
+    out = tmp_path / "audit.json"
+    proc = subprocess.run(
+        ["sh", "-c", f'exec "$0" -m stackcheck audit --format json --output "$1" {closed}', sys.executable, str(out)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(out.read_text())
+    nvml = [p for p in doc["probes"] if p["name"] == "nvml"]
+    assert nvml and nvml[0]["status"] == "ok", nvml
+    assert [g["name"] for g in doc["facts"]["gpus"]] == ["NVIDIA H200"]
