@@ -86,7 +86,9 @@ class ForkSession:
 
     def __init__(self, pid: int, fd: int, usage: bool = False) -> None:
         import threading  # (after the fork: the child is already at work)
+        import time
 
+        self.started = time.monotonic()  # (just after the fork: the reader's waits are counted from here)
         self.pid = pid
         self._fd = fd
         self.usage = usage  # the child also reads GPU usage (the gate's), in the same NVML session
@@ -106,13 +108,15 @@ class ForkSession:
 
     def usage_reading(self, timeout_s: float) -> Any:
         """The GPU-usage reading the child took (stackcheck.probes.gpu_usage.UsageReading), or None where it
-        took none (it died, it was stopped); waits at most `timeout_s` in all for the answer (a hung driver)."""
+        took none (it died, it was stopped); waits for the answer until `timeout_s` after the child was forked (a
+        hung driver: the NVML probe, which waited for the same answer, has given up by then; a second full wait
+        here made the gate's refusal take twice the timeout)."""
         import time
 
-        deadline = time.monotonic() + timeout_s
+        deadline = self.started + timeout_s
         if not self.done.is_set() and self._reading.acquire(blocking=False):
             try:  # no probe is reading the answer (it was read already, or no NVML probe ran): read it here
-                if self._answer is None and _readable(self._fd, timeout_s):
+                if self._answer is None and _readable(self._fd, max(0.0, deadline - time.monotonic())):
                     self._answer = self._collect()
             finally:
                 self._reading.release()

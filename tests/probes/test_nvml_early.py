@@ -5,6 +5,7 @@ is still bounded by the probe's timeout; the command line starts it only when th
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -436,3 +437,35 @@ def test_a_command_started_without_its_standard_streams_still_reads_the_driver(
     nvml = [p for p in doc["probes"] if p["name"] == "nvml"]
     assert nvml and nvml[0]["status"] == "ok", nvml
     assert [g["name"] for g in doc["facts"]["gpus"]] == ["NVIDIA H200"]
+
+
+@pytest.mark.parametrize("mode", ["fork"], indirect=True)  # the thread reads no usage
+def test_gpu_usage_after_the_probe_gave_up_on_a_hung_driver_waits_no_second_timeout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
+    """Review irev46: on a hung driver the gate's NVML probe waited its timeout for the reader's answer (and was
+    abandoned), then the gate's GPU-usage reading waited a whole timeout again: `stackcheck gate` took 12.5 s to
+    refuse where the reason says 6 s. The usage reading now waits until the timeout since the reader was forked."""
+    from stackcheck.launch.gate_preflight import start_usage
+    from stackcheck.probes.nvml import NvmlProbe as Probe
+
+    release = threading.Event()
+    monkeypatch.setitem(sys.modules, "pynvml", _Hung(load_doc("h200-1x.json"), release))
+    monkeypatch.setattr(Probe, "timeout_s", 1.0)
+    nvml_early.start(usage=True)
+    usage = start_usage(None, ["python3", "-m", "sglang.launch_server"])
+    session = nvml_early.take()  # what the NVML probe adopts; its thread is abandoned at the timeout
+    assert session is not None
+
+    def probe() -> None:
+        with contextlib.suppress(Exception):  # (the reader is killed at the test's end: no answer)
+            session.outcome()
+
+    threading.Thread(target=probe, daemon=True).start()
+    time.sleep(1.0)  # the probe's timeout, spent
+    start = time.monotonic()
+    got = usage.get()
+    took = time.monotonic() - start
+    release.set()
+    assert got.error == "NVML: no answer within 1 s"
+    assert took < 0.5, took  # a second timeout (1 s) before
