@@ -96,6 +96,9 @@ class ForkSession:
         self._reading = threading.Lock()
         self._answer: dict[str, Any] | None = None
         self.reaped = False
+        #: why the child gave no answer (it died, was killed, was stopped); None while it may still answer or once
+        #: it has answered
+        self.failure: str | None = None
 
     def _answered(self) -> dict[str, Any]:
         with self._reading:
@@ -152,8 +155,9 @@ class ForkSession:
             self.done.set()
             return answer  # type: ignore[no-any-return]
         ended = self._reap(block=True)
+        self.failure = f"the NVML reader (process {self.pid}) ended without an answer ({ended})"
         self.done.set()
-        return {"nvml": ("error", f"the NVML reader (process {self.pid}) ended without an answer ({ended})")}
+        return {"nvml": ("error", self.failure)}
 
     def _reap(self, block: bool) -> str:
         if self.reaped:  # (stop and a probe's thread may both reap a stopped child: the first one does)
@@ -197,7 +201,8 @@ class ForkSession:
                 if self._answer is None:
                     with contextlib.suppress(OSError):
                         os.close(self._fd)
-                    self._answer = {"nvml": ("error", "the NVML reader was stopped before it answered")}
+                    self.failure = "the NVML reader was stopped before it answered"
+                    self._answer = {"nvml": ("error", self.failure)}
                     self._reap_killed()
                     waited = True
                     self.done.set()

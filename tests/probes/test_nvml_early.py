@@ -320,15 +320,22 @@ def test_gpu_usage_of_a_hung_driver_is_bounded(monkeypatch: pytest.MonkeyPatch, 
 
 
 @pytest.mark.parametrize("mode", ["fork"], indirect=True)  # only a forked reader can die on its own
-def test_gpu_usage_is_read_here_when_the_child_died(monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
+def test_gpu_usage_is_not_read_again_here_when_the_driver_killed_the_child(
+    monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
+    """Review irev46: a reader the driver killed (a crash in libnvidia-ml) made the gate read GPU usage itself, in
+    its own process, where the same crash ended the gate without a word (no decision, no message; shown with a
+    pynvml that kills the process that reads it). The gate now says why it has no usage reading; its NVML probe
+    failed on the same answer, so the GPUs are unknown to the decision already (fail closed)."""
     from stackcheck.launch.gate_preflight import start_usage
-    from stackcheck.probes.gpu_usage import read_gpu_usage
 
     parent = os.getpid()
     fake = _busy()
     real_init = fake.nvmlInit
+    calls: list[int] = []
 
     def init() -> None:
+        calls.append(os.getpid())
         if os.getpid() != parent:
             os.kill(os.getpid(), 9)
         real_init()
@@ -337,7 +344,34 @@ def test_gpu_usage_is_read_here_when_the_child_died(monkeypatch: pytest.MonkeyPa
     monkeypatch.setitem(sys.modules, "pynvml", fake)
     nvml_early.start(usage=True)
     got = start_usage(None, ["python3", "-m", "sglang.launch_server"]).get()
-    assert _plain(got) == _plain(read_gpu_usage(_busy()))  # read here: the child died before it answered
+    assert calls == []  # (the child's calls are its own): the driver was not started again here
+    assert got.gpus == []
+    assert got.error is not None and re.fullmatch(
+        r"NVML: the NVML reader \(process \d+\) ended without an answer \(killed by signal 9\)", got.error
+    ), got.error
+
+
+@pytest.mark.parametrize("mode", ["fork"], indirect=True)
+def test_gpu_usage_is_read_here_when_the_child_answered_without_it(monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
+    """A reader that answered with NVML's own failure (no usage reading in its answer) leaves the usage to the
+    gate, as without a forked reader: the reason is then NVML's, in the gate's words."""
+    from stackcheck.launch.gate_preflight import start_usage
+    from stackcheck.probes.gpu_usage import read_gpu_usage
+
+    parent = os.getpid()
+    fake = _busy()
+    real_count = fake.nvmlDeviceGetCount
+
+    def count() -> int:
+        if os.getpid() != parent:
+            raise RuntimeError("the reader's own failure")
+        return real_count()
+
+    fake.nvmlDeviceGetCount = count  # type: ignore[method-assign]
+    monkeypatch.setitem(sys.modules, "pynvml", fake)
+    nvml_early.start(usage=True)
+    got = start_usage(None, ["python3", "-m", "sglang.launch_server"]).get()
+    assert _plain(got) == _plain(read_gpu_usage(_busy()))
 
 
 def test_a_hung_child_does_not_hold_the_commands_output_open(tmp_path: Path) -> None:
