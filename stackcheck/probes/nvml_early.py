@@ -441,7 +441,7 @@ def _child(fd: int, usage: bool, parent: int) -> None:
         # which would land in a slot the command was started without and then be covered by /dev/null
         fd = _above_stdio(fd)
         _detach_stdio()
-        warm = Warm()
+        warm = _warm()
         _die_with(parent)
         import json
 
@@ -454,9 +454,20 @@ def _child(fd: int, usage: bool, parent: int) -> None:
         while view:
             view = view[os.write(fd, view) :]
         os.close(fd)  # the answer is whole: the command reads its end now, not when this process has ended
-        warm.finish()  # NVML's shutdown, after the answer: off the command's path
+        if warm is not None:
+            warm.finish()  # NVML's shutdown, after the answer: off the command's path
     finally:
         os._exit(0)
+
+
+def _warm() -> Warm | None:
+    """The driver's start begun beside the imports (Warm), or None where no thread can be started (a container's
+    pids limit, RLIMIT_NPROC: threads count as processes there): the child then reads as the thread reader does,
+    starting the driver itself, rather than ending without an answer."""
+    try:
+        return Warm()
+    except RuntimeError:  # "can't start new thread"
+        return None
 
 
 def _above_stdio(fd: int) -> int:

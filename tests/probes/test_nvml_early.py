@@ -503,3 +503,24 @@ def test_gpu_usage_after_the_probe_gave_up_on_a_hung_driver_waits_no_second_time
     release.set()
     assert got.error == "NVML: no answer within 1 s"
     assert took < 0.5, took  # a second timeout (1 s) before
+
+
+@pytest.mark.parametrize("mode", ["fork"], indirect=True)  # the driver's early start is the forked reader's
+def test_a_reader_that_cannot_start_a_thread_still_answers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
+    """Review irev46: the forked reader starts the driver in a thread (Warm); where no thread can be started (a
+    container's pids limit, RLIMIT_NPROC, which count threads), the reader ended without an answer and the NVML
+    probe failed on a box the thread reader reads. It now reads without the early start."""
+
+    class NoThread:
+        def __init__(self) -> None:
+            raise RuntimeError("can't start new thread")
+
+    direct = NvmlProbe().run(bare_ctx(tmp_path, FakeNVML(load_doc("h200-1x.json"))))
+    monkeypatch.setattr(nvml_early, "Warm", NoThread)
+    monkeypatch.setitem(sys.modules, "pynvml", FakeNVML(load_doc("h200-1x.json")))
+    nvml_early.start()
+    _started_as(mode)
+    adopted = NvmlProbe().run(bare_ctx(tmp_path))
+    _same(adopted, direct)
