@@ -370,15 +370,53 @@ def _exec(command: list[str]) -> int:
     if not command[0]:
         _err("stackcheck gate: '': command not found (the command is an empty string)\n")
         return 127
+    ignored = _default_signals()
     try:
         os.execvp(command[0], command)  # noqa: S606 - the point of the gate: argv exactly, no shell
     except FileNotFoundError:
+        _restore_handlers(ignored)
         _err(f"stackcheck gate: {name}: command not found\n")
         return 127
     except (OSError, ValueError) as exc:  # ValueError: a NUL byte in an argument
+        _restore_handlers(ignored)
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         _err(f"stackcheck gate: {name}: cannot execute: {field_safe(why)}\n")
         return 126
+
+
+#: the signals the interpreter ignores at its start (SIGPIPE, SIGXFSZ; Python's own pylifecycle), which an ignored
+#: disposition would pass on through exec: the server gets them at their default, as from a shell (and as
+#: subprocess.Popen's restore_signals gives the server `--watch` starts)
+INTERPRETER_IGNORED = ("SIGPIPE", "SIGXFSZ", "SIGXFZ")
+
+
+def _default_signals() -> dict[int, Any]:
+    """Before the exec: the interpreter's ignored signals back at their default; what they were, for a failed exec."""
+    import signal
+
+    before: dict[int, Any] = {}
+    for name in INTERPRETER_IGNORED:
+        number = getattr(signal, name, None)
+        if number is None:
+            continue
+        try:
+            if signal.getsignal(number) == signal.SIG_IGN:
+                before[number] = signal.signal(number, signal.SIG_DFL)
+        except (OSError, ValueError):  # not settable here (not the main thread): left as it is
+            continue
+    return before
+
+
+def _restore_handlers(before: dict[int, Any]) -> None:
+    """After an exec that failed: this process's signal dispositions as they were (its own error lines must not
+    end it by SIGPIPE on a closed stderr)."""
+    import signal
+
+    for number, handler in before.items():
+        try:
+            signal.signal(number, handler)
+        except (OSError, ValueError):
+            continue
 
 
 def _decide(args: argparse.Namespace, slot: Any = None) -> tuple[Any, list[str] | None]:

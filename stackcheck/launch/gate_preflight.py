@@ -41,8 +41,11 @@ def start_usage(facts_file: str | None, command: Sequence[str] | None) -> Any:
 
 
 class EarlyUsage:
-    """GPU usage as the forked NVML reader read it (stackcheck.probes.nvml_early); where it has none (it
-    died, or gave no answer within the NVML probe's timeout), a reading made here, or the reason why not."""
+    """GPU usage as the forked NVML reader read it (stackcheck.probes.nvml_early); where it has none, the reason
+    why not: it gave no answer within the NVML probe's timeout (a hung driver), or it ended without an answer (the
+    driver killed it: a crash in libnvidia-ml, which a reading here would repeat in the gate itself, ending it
+    without a word). Only where it answered without a usage reading (NVML failed to start or to read, in its
+    own words) is usage read here, as the gate reads it without a forked reader."""
 
     def __init__(self, early: Any) -> None:
         self._early = early
@@ -57,6 +60,9 @@ class EarlyUsage:
             return reading
         if not self._early.done.is_set():  # still no answer: a hung driver; reading it here would hang too
             return UsageReading([], f"NVML: no answer within {timeout_s:g} s")
+        failure = getattr(self._early, "failure", None)
+        if failure:  # (the NVML probe failed on the same answer: the GPUs are unknown to the gate already)
+            return UsageReading([], f"NVML: {failure}")
         return read_gpu_usage()
 
 

@@ -86,7 +86,9 @@ class ForkSession:
 
     def __init__(self, pid: int, fd: int, usage: bool = False) -> None:
         import threading  # (after the fork: the child is already at work)
+        import time
 
+        self.started = time.monotonic()  # (just after the fork: the reader's waits are counted from here)
         self.pid = pid
         self._fd = fd
         self.usage = usage  # the child also reads GPU usage (the gate's), in the same NVML session
@@ -94,6 +96,9 @@ class ForkSession:
         self._reading = threading.Lock()
         self._answer: dict[str, Any] | None = None
         self.reaped = False
+        #: why the child gave no answer (it died, was killed, was stopped); None while it may still answer or once
+        #: it has answered
+        self.failure: str | None = None
 
     def _answered(self) -> dict[str, Any]:
         with self._reading:
@@ -106,13 +111,15 @@ class ForkSession:
 
     def usage_reading(self, timeout_s: float) -> Any:
         """The GPU-usage reading the child took (stackcheck.probes.gpu_usage.UsageReading), or None where it
-        took none (it died, it was stopped); waits at most `timeout_s` in all for the answer (a hung driver)."""
+        took none (it died, it was stopped); waits for the answer until `timeout_s` after the child was forked (a
+        hung driver: the NVML probe, which waited for the same answer, has given up by then; a second full wait
+        here made the gate's refusal take twice the timeout)."""
         import time
 
-        deadline = time.monotonic() + timeout_s
+        deadline = self.started + timeout_s
         if not self.done.is_set() and self._reading.acquire(blocking=False):
             try:  # no probe is reading the answer (it was read already, or no NVML probe ran): read it here
-                if self._answer is None and _readable(self._fd, timeout_s):
+                if self._answer is None and _readable(self._fd, max(0.0, deadline - time.monotonic())):
                     self._answer = self._collect()
             finally:
                 self._reading.release()
@@ -148,8 +155,9 @@ class ForkSession:
             self.done.set()
             return answer  # type: ignore[no-any-return]
         ended = self._reap(block=True)
+        self.failure = f"the NVML reader (process {self.pid}) ended without an answer ({ended})"
         self.done.set()
-        return {"nvml": ("error", f"the NVML reader (process {self.pid}) ended without an answer ({ended})")}
+        return {"nvml": ("error", self.failure)}
 
     def _reap(self, block: bool) -> str:
         if self.reaped:  # (stop and a probe's thread may both reap a stopped child: the first one does)
@@ -193,7 +201,8 @@ class ForkSession:
                 if self._answer is None:
                     with contextlib.suppress(OSError):
                         os.close(self._fd)
-                    self._answer = {"nvml": ("error", "the NVML reader was stopped before it answered")}
+                    self.failure = "the NVML reader was stopped before it answered"
+                    self._answer = {"nvml": ("error", self.failure)}
                     self._reap_killed()
                     waited = True
                     self.done.set()
@@ -424,12 +433,15 @@ class Warm:
 
 
 def _child(fd: int, usage: bool, parent: int) -> None:
-    """The forked child's whole life: the driver's start begun (Warm) before anything else, its standard streams
-    put aside and its life tied to the command's, answer, write, close the pipe (the command has its answer
+    """The forked child's whole life: its standard streams put aside, the driver's start begun (Warm) before
+    anything else, its life tied to the command's, answer, write, close the pipe (the command has its answer
     then), NVML shut down, leave (os._exit: no atexit, no buffered output of the parent's flushed twice)."""
     try:
-        warm = Warm()
+        # the standard streams' slots filled first (a few system calls): the driver's start opens its device files,
+        # which would land in a slot the command was started without and then be covered by /dev/null
+        fd = _above_stdio(fd)
         _detach_stdio()
+        warm = _warm()
         _die_with(parent)
         import json
 
@@ -442,9 +454,32 @@ def _child(fd: int, usage: bool, parent: int) -> None:
         while view:
             view = view[os.write(fd, view) :]
         os.close(fd)  # the answer is whole: the command reads its end now, not when this process has ended
-        warm.finish()  # NVML's shutdown, after the answer: off the command's path
+        if warm is not None:
+            warm.finish()  # NVML's shutdown, after the answer: off the command's path
     finally:
         os._exit(0)
+
+
+def _warm() -> Warm | None:
+    """The driver's start begun beside the imports (Warm), or None where no thread can be started (a container's
+    pids limit, RLIMIT_NPROC: threads count as processes there): the child then reads as the thread reader does,
+    starting the driver itself, rather than ending without an answer."""
+    try:
+        return Warm()
+    except RuntimeError:  # "can't start new thread"
+        return None
+
+
+def _above_stdio(fd: int) -> int:
+    """In the child: the answer's pipe moved above the standard streams' slots. A command started with some of them
+    closed (`<&- >&-`, a daemon's supervisor) gets the pipe in one of those slots, where `_detach_stdio` would put
+    /dev/null over it and the answer would be lost (the NVML probe then failed on a healthy box)."""
+    while fd <= 2:
+        try:
+            fd = os.dup(fd)  # the lowest free number: a slot still free is taken (and then covered by /dev/null)
+        except OSError:
+            os._exit(0)  # no answer: the NVML probe says so
+    return fd
 
 
 def _detach_stdio() -> None:

@@ -574,3 +574,15 @@ def test_flashinfer_default_sampler_refuses_an_sm12x_box_whose_jit_toolkit_is_to
     ok = run_gate("--facts", str(facts), "--dry-run", "--", "python", "-m", "sglang.launch_server",
                   "--attention-backend", "triton", "--sampling-backend", "pytorch", "--model-path", "M")  # fmt: skip
     assert "REFUSE attention-flashinfer" not in ok.stdout + ok.stderr
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").is_file(), reason="reads the server's /proc/self/status")
+def test_the_server_gets_the_signals_python_ignores_at_their_default() -> None:
+    """The interpreter ignores SIGPIPE and SIGXFSZ at its start, and an ignored disposition survives exec: the server
+    the gate replaces itself with gets them at their default, as from a shell (a wrapper script's `cmd | head` then
+    ends cmd, and a server over its file size limit is stopped, not handed EFBIG)."""
+    r = run_gate("--facts", str(H200), "--", "sh", "-c", "grep -E '^SigIgn' /proc/self/status", "--model-path", LLAMA3)
+    assert r.returncode == 0, r.stderr
+    ignored = int(r.stdout.split()[1], 16)
+    assert not ignored & (1 << (13 - 1)), r.stdout  # SIGPIPE
+    assert not ignored & (1 << (25 - 1)), r.stdout  # SIGXFSZ

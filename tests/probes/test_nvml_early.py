@@ -5,6 +5,7 @@ is still bounded by the probe's timeout; the command line starts it only when th
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -319,15 +320,22 @@ def test_gpu_usage_of_a_hung_driver_is_bounded(monkeypatch: pytest.MonkeyPatch, 
 
 
 @pytest.mark.parametrize("mode", ["fork"], indirect=True)  # only a forked reader can die on its own
-def test_gpu_usage_is_read_here_when_the_child_died(monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
+def test_gpu_usage_is_not_read_again_here_when_the_driver_killed_the_child(
+    monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
+    """Review irev46: a reader the driver killed (a crash in libnvidia-ml) made the gate read GPU usage itself, in
+    its own process, where the same crash ended the gate without a word (no decision, no message; shown with a
+    pynvml that kills the process that reads it). The gate now says why it has no usage reading; its NVML probe
+    failed on the same answer, so the GPUs are unknown to the decision already (fail closed)."""
     from stackcheck.launch.gate_preflight import start_usage
-    from stackcheck.probes.gpu_usage import read_gpu_usage
 
     parent = os.getpid()
     fake = _busy()
     real_init = fake.nvmlInit
+    calls: list[int] = []
 
     def init() -> None:
+        calls.append(os.getpid())
         if os.getpid() != parent:
             os.kill(os.getpid(), 9)
         real_init()
@@ -336,7 +344,34 @@ def test_gpu_usage_is_read_here_when_the_child_died(monkeypatch: pytest.MonkeyPa
     monkeypatch.setitem(sys.modules, "pynvml", fake)
     nvml_early.start(usage=True)
     got = start_usage(None, ["python3", "-m", "sglang.launch_server"]).get()
-    assert _plain(got) == _plain(read_gpu_usage(_busy()))  # read here: the child died before it answered
+    assert calls == []  # (the child's calls are its own): the driver was not started again here
+    assert got.gpus == []
+    assert got.error is not None and re.fullmatch(
+        r"NVML: the NVML reader \(process \d+\) ended without an answer \(killed by signal 9\)", got.error
+    ), got.error
+
+
+@pytest.mark.parametrize("mode", ["fork"], indirect=True)
+def test_gpu_usage_is_read_here_when_the_child_answered_without_it(monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
+    """A reader that answered with NVML's own failure (no usage reading in its answer) leaves the usage to the
+    gate, as without a forked reader: the reason is then NVML's, in the gate's words."""
+    from stackcheck.launch.gate_preflight import start_usage
+    from stackcheck.probes.gpu_usage import read_gpu_usage
+
+    parent = os.getpid()
+    fake = _busy()
+    real_count = fake.nvmlDeviceGetCount
+
+    def count() -> int:
+        if os.getpid() != parent:
+            raise RuntimeError("the reader's own failure")
+        return real_count()
+
+    fake.nvmlDeviceGetCount = count  # type: ignore[method-assign]
+    monkeypatch.setitem(sys.modules, "pynvml", fake)
+    nvml_early.start(usage=True)
+    got = start_usage(None, ["python3", "-m", "sglang.launch_server"]).get()
+    assert _plain(got) == _plain(read_gpu_usage(_busy()))
 
 
 def test_a_hung_child_does_not_hold_the_commands_output_open(tmp_path: Path) -> None:
@@ -411,3 +446,81 @@ def test_gpu_usage_of_a_hung_driver_waits_the_timeout_once(monkeypatch: pytest.M
     release.set()
     assert got.error == "NVML: no answer within 1 s"
     assert 0.9 < took < 1.7, took  # twice the timeout before
+
+
+@pytest.mark.parametrize("mode", ["fork"], indirect=True)  # the pipe is the forked reader's
+@pytest.mark.parametrize("closed", ["<&- >&-", ">&- 2>&-", "<&- >&- 2>&-"])
+def test_a_command_started_without_its_standard_streams_still_reads_the_driver(
+    tmp_path: Path, mode: str, closed: str
+) -> None:
+    """Review irev46: a command started with standard streams closed (a supervisor's `<&- >&-`) got the reader's pipe
+    in one of those slots; the child put /dev/null over it with its own streams and its answer was lost: the NVML
+    probe failed ("ended without an answer") on a healthy box, and the gate saw no GPU."""
+    env = _fake_pynvml_first(tmp_path, "FakeNVML")
+    out = tmp_path / "audit.json"
+    proc = subprocess.run(
+        ["sh", "-c", f'exec "$0" -m stackcheck audit --format json --output "$1" {closed}', sys.executable, str(out)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(out.read_text())
+    nvml = [p for p in doc["probes"] if p["name"] == "nvml"]
+    assert nvml and nvml[0]["status"] == "ok", nvml
+    assert [g["name"] for g in doc["facts"]["gpus"]] == ["NVIDIA H200"]
+
+
+@pytest.mark.parametrize("mode", ["fork"], indirect=True)  # the thread reads no usage
+def test_gpu_usage_after_the_probe_gave_up_on_a_hung_driver_waits_no_second_timeout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
+    """Review irev46: on a hung driver the gate's NVML probe waited its timeout for the reader's answer (and was
+    abandoned), then the gate's GPU-usage reading waited a whole timeout again: `stackcheck gate` took 12.5 s to
+    refuse where the reason says 6 s. The usage reading now waits until the timeout since the reader was forked."""
+    from stackcheck.launch.gate_preflight import start_usage
+    from stackcheck.probes.nvml import NvmlProbe as Probe
+
+    release = threading.Event()
+    monkeypatch.setitem(sys.modules, "pynvml", _Hung(load_doc("h200-1x.json"), release))
+    monkeypatch.setattr(Probe, "timeout_s", 1.0)
+    nvml_early.start(usage=True)
+    usage = start_usage(None, ["python3", "-m", "sglang.launch_server"])
+    session = nvml_early.take()  # what the NVML probe adopts; its thread is abandoned at the timeout
+    assert session is not None
+
+    def probe() -> None:
+        with contextlib.suppress(Exception):  # (the reader is killed at the test's end: no answer)
+            session.outcome()
+
+    threading.Thread(target=probe, daemon=True).start()
+    time.sleep(1.0)  # the probe's timeout, spent
+    start = time.monotonic()
+    got = usage.get()
+    took = time.monotonic() - start
+    release.set()
+    assert got.error == "NVML: no answer within 1 s"
+    assert took < 0.5, took  # a second timeout (1 s) before
+
+
+@pytest.mark.parametrize("mode", ["fork"], indirect=True)  # the driver's early start is the forked reader's
+def test_a_reader_that_cannot_start_a_thread_still_answers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
+    """Review irev46: the forked reader starts the driver in a thread (Warm); where no thread can be started (a
+    container's pids limit, RLIMIT_NPROC, which count threads), the reader ended without an answer and the NVML
+    probe failed on a box the thread reader reads. It now reads without the early start."""
+
+    class NoThread:
+        def __init__(self) -> None:
+            raise RuntimeError("can't start new thread")
+
+    direct = NvmlProbe().run(bare_ctx(tmp_path, FakeNVML(load_doc("h200-1x.json"))))
+    monkeypatch.setattr(nvml_early, "Warm", NoThread)
+    monkeypatch.setitem(sys.modules, "pynvml", FakeNVML(load_doc("h200-1x.json")))
+    nvml_early.start()
+    _started_as(mode)
+    adopted = NvmlProbe().run(bare_ctx(tmp_path))
+    _same(adopted, direct)
