@@ -2,7 +2,8 @@
 decoding (0.5.20-0.5.23 speculative_hook.py) or Elastic EP scale-up with decode CUDA graphs (0.5.21-0.5.23
 parallel_hook.py): SGLang raises while it reads its arguments, and the gate allowed each (a false pass). Refusals
 pdmux-lora-triton-v2, pdmux-uno-tree (blocked) and pdmux-elastic-ep-scale-up (unknown unless --disable-cuda-graph:
-the decode CUDA graph backend SGLang resolves is not read). On the parent (bffe516) 5 of these 15 fail (the registry tests read the wheels only)."""
+the decode CUDA graph backend SGLang resolves is not read). On the parent (bffe516) 5 of these 15 fail (the
+registry tests read the wheels only)."""
 
 from __future__ import annotations
 
