@@ -984,6 +984,17 @@ def launch_values(
     return values
 
 
+def _elastic_ep_scaling(d: Derived, declared: set[str] | None, tp_size: int) -> Any:
+    """Whether SGLang's Elastic EP scale-up is on (an --elastic-ep-backend other than none and an --max-ep-size
+    larger than the TP size: its parallel hook's scaling_active); unknown for an --max-ep-size not a whole number."""
+    backend = option_value(d.sglang_args, ("--elastic-ep-backend",), declared)
+    raw = option_value(d.sglang_args, ("--max-ep-size",), declared)
+    if backend is None or backend == "none" or raw is None:
+        return False
+    size = int(raw.strip()) if raw.strip().isdigit() else None
+    return _UNKNOWN if size is None else size > tp_size
+
+
 def _entry_free_values(
     d: Derived,
     mapping: Mapping[str, Any],
@@ -1065,6 +1076,12 @@ def _entry_free_values(
     values["load_format"] = option_value(d.sglang_args, ("--load-format",), declared)
     tp = d.options.get("--tp-size")
     values["tp_size"] = tp if isinstance(tp, int) and not isinstance(tp, bool) else 1
+    # --lora-backend as given (None: not given, SGLang's default), for a rule on the triton_v2 LoRA path's modes
+    values["lora_backend"] = option_value(d.sglang_args, ("--lora-backend",), declared)
+    values["elastic_ep_scaling"] = _elastic_ep_scaling(d, declared, values["tp_size"])
+    # whether SGLang captures decode CUDA graphs: not with --disable-cuda-graph; else the backend it resolves (its
+    # attention and parallel hooks may turn it off) is not read
+    values["decode_cuda_graph"] = False if "--disable-cuda-graph" in values["flags_given"] else _UNKNOWN
     # the dtype SGLang runs the model in, for a rule on a quantization's activation dtypes
     values["model_dtype"] = _model_dtype(option_value(d.sglang_args, ("--dtype",), declared), read)
     # the same for the speculative draft model (the target's config.json when the command names no draft model, as
@@ -1331,6 +1348,9 @@ _AUTO_WORDS = {
     "moe_a2a_backend": "the MoE all-to-all backend, which SGLang may set itself for this model or these flags (give "
     "--moe-a2a-backend, or make the model's config.json readable)",
     "attention_dp_any": "whether attention runs data parallel, which a flag of the command may make SGLang set itself",
+    "elastic_ep_scaling": "whether Elastic EP scale-up is on, which needs --max-ep-size as a whole number",
+    "decode_cuda_graph": "whether SGLang captures decode CUDA graphs (the backend its hooks resolve, which the gate "
+    "does not read; --disable-cuda-graph turns them off)",
 }
 
 

@@ -611,13 +611,19 @@ def read_model(
         from stackcheck.launch.preflight.schemes import compressed_tensors_schemes
 
         info.quant_schemes = compressed_tensors_schemes(qcfg, ct_table)
-        from stackcheck.launch.preflight.schemes import kv_cache_scheme_fp8
+        from stackcheck.launch.preflight.schemes import checkpoint_kv_cache_fp8
 
-        info.kv_cache_fp8 = kv_cache_scheme_fp8(qcfg, ct_table)
+        info.kv_cache_fp8 = checkpoint_kv_cache_fp8(qcfg, ct_table, sglang_version)
     elif quant_method is not None and quant_method == quark_table.get("quant_method"):
         from stackcheck.launch.preflight.schemes import quark_schemes
 
         info.quant_schemes = quark_schemes(qcfg, quark_table)
+    mo_kv = mdata.get("modelopt_kv_cache_fp8")
+    if quant_method is not None and isinstance(mo_kv, Mapping) and info.kv_cache_fp8 is None:
+        from stackcheck.launch.preflight.schemes import modelopt_kv_cache_fp8
+
+        nested = bool(quant_why and quant_why.startswith("hf_quant_config.json"))
+        info.kv_cache_fp8 = modelopt_kv_cache_fp8(qcfg, quant_method, nested, mo_kv, sglang_version)
     info.requirements.extend(quantization_requirements(mdata, quant_method, qcfg, f"{role} {quant_why}"))
     kept = kept_modelopt(mdata, qcfg, quant_method, info.architectures, options, sglang_version)
     if kept is not None:

@@ -134,6 +134,62 @@ def kv_cache_scheme_fp8(qcfg: Mapping[str, Any], table: Mapping[str, Any]) -> bo
     )
 
 
+def _in_releases(sglang_version: str | None, releases: Any) -> bool:
+    """Whether the release is in `releases`; an unknown release (or one not read) counts as in them (the stricter
+    reading: the checkpoint's FP8 KV cache is judged)."""
+    from stackcheck.facts.versions import version_in
+
+    if sglang_version is None:
+        return True
+    return version_in(sglang_version, str(releases or "")) is not False
+
+
+def checkpoint_kv_cache_fp8(qcfg: Mapping[str, Any], table: Mapping[str, Any], sglang_version: str | None) -> bool:
+    """A compressed-tensors kv_cache_scheme_fp8 (table: preflight.json model.compressed_tensors_schemes) in the
+    releases whose config class reports it (kv_cache_scheme_fp8.versions)."""
+    spec = table.get("kv_cache_scheme_fp8")
+    if not isinstance(spec, Mapping) or not _in_releases(sglang_version, spec.get("versions")):
+        return False
+    return kv_cache_scheme_fp8(qcfg, table)
+
+
+def modelopt_kv_cache_fp8(
+    qcfg: Mapping[str, Any],
+    quant_method: str,
+    nested: bool,
+    table: Mapping[str, Any],
+    sglang_version: str | None,
+) -> bool | None:
+    """Whether SGLang's ModelOpt config class for `quant_method` reports kv_cache_quant_algo FP8 for the checkpoint
+    (table: preflight.json model.modelopt_kv_cache_fp8), which turns --kv-cache-dtype auto into an FP8 KV cache.
+    `qcfg` is hf_quant_config.json's quantization section (`nested`) or config.json's quantization_config (flat).
+    None where no class of the table is the quant_method's (not modelled); False in a release before the class
+    reports it. The KV algorithm is compared as the runner compares it (a string whose upper() is the value)."""
+    row = next(
+        (
+            r
+            for r in table.get("classes") or []
+            if isinstance(r, Mapping) and quant_method in (r.get("quant_methods") or [])
+        ),
+        None,
+    )
+    if row is None:
+        return None
+    if not _in_releases(sglang_version, row.get("versions")):
+        return False
+    want = str(table.get("algo_value") or "FP8")
+    algo = qcfg.get(str(table.get("algo_key") or "kv_cache_quant_algo"))
+    algo_fp8 = isinstance(algo, str) and algo.upper() == want
+    if nested:
+        return algo_fp8
+    scheme = qcfg.get(str(table.get("scheme_key") or "kv_cache_scheme"))
+    if isinstance(scheme, Mapping):
+        return all(scheme.get(k) == v for k, v in (table.get("scheme_equals") or {}).items())
+    if isinstance(scheme, str) and scheme.strip().upper() in (row.get("scheme_strings") or []):
+        return True
+    return algo_fp8 and _in_releases(sglang_version, row.get("flat_algo_versions"))
+
+
 def quark_schemes(qcfg: Mapping[str, Any], table: Mapping[str, Any]) -> list[str]:
     """The sorted scheme ids of a Quark quantization config `qcfg` by `table` (preflight.json model.quark_schemes):
     one per config it gives (global_quant_config, each value of layer_quant_config and layer_type_quant_config,
