@@ -647,10 +647,12 @@ class Context:
         not completed, or completed with an error status: `in-progress (GPU 0)`, `completed, status
         no-permission (GPU 1)`); else Missing where a Hopper-or-newer GPU's state was not read; else `completed`
         where one GPU is registered, `not-supported` where none has a fabric (NVML says so, or the GPU is older
-        than Hopper: NVML's fabric info is for Hopper and newer)."""
+        than Hopper: NVML's fabric info is for Hopper and newer); `assumed` for --assume-gpu's GPUs."""
         gpus = self.facts.get("gpus")
         if not isinstance(gpus, list) or not gpus:
             raise Missing(path, self.gpus_unknown_reason() if not gpus else "GPUs not known")
+        if any(str(a).startswith("gpus=") for a in self.facts.get("assumed") or []):
+            return "assumed"  # --assume-gpu: GPUs that are not here have no fabric state to read
         unread: list[str] = []
         states: set[str] = set()
         for item in gpus:

@@ -151,3 +151,14 @@ def test_check_fix_is_the_fabric_manager_not_a_driver_install(manifests: Manifes
     assert spec["fix"]["component"] == "system"  # "driver" made triage's plan propose a driver install
     sig = next(s for s in manifests.signatures if s["id"] == "cuda-system-not-ready-fabric")
     assert sig.get("check") == "gpu-fabric-state"
+
+
+def test_check_assumed_gpus_are_not_concerned(manifests: Manifests) -> None:
+    spec = next(c for c in manifests.checks if c["id"] == "gpu-fabric-state")
+    facts: dict[str, Any] = {
+        "gpus": [{"index": 0, "name": "NVIDIA H200", "compute_capability": "9.0"}],
+        "assumed": ["gpus=9.0x1 (NVIDIA H200)"],
+        "system": {"env": {}},
+    }
+    v = evaluate_check(spec, Context(facts=facts, manifests=manifests, launch={}))  # type: ignore[arg-type]
+    assert v["status"] == "skipped"  # --assume-gpu: the fabric is the serving host's state, read there
