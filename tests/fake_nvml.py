@@ -8,6 +8,7 @@ a GPU. Optional test-only hints live under the document's top-level "fake" key:
 
 from __future__ import annotations
 
+import ctypes
 import json
 from collections import Counter
 from dataclasses import dataclass
@@ -68,6 +69,19 @@ P2P_CODES = {
     "unknown": 6,
 }
 SWITCH_BUS_ID = b"00000000:FE:00.0"
+FABRIC_STATE_CODES = {"not-supported": 0, "not-started": 1, "in-progress": 2, "completed": 3}
+FABRIC_STATUS_CODES = {"success": 0, "not-supported": 3, "unknown": 999, None: 0}
+
+
+class FabricInfo(ctypes.Structure):
+    """The fields of nvidia-ml-py's c_nvmlGpuFabricInfo_t that the probe reads (written here, same shape)."""
+
+    _fields_ = [
+        ("clusterUuid", ctypes.c_uint8 * 16),
+        ("status", ctypes.c_uint),
+        ("cliqueId", ctypes.c_uint32),
+        ("state", ctypes.c_uint),
+    ]
 
 
 @dataclass(frozen=True)
@@ -97,6 +111,7 @@ class FakeNVML:
 
     NVML_NVLINK_MAX_LINKS = 18
     NVMLError = NVMLError
+    c_nvmlGpuFabricInfo_t = FabricInfo
 
     def __init__(self, doc: dict[str, Any]) -> None:
         for name, cls in ERRORS.items():
@@ -280,6 +295,18 @@ class FakeNVML:
         if value is None:
             raise NVMLError_NotSupported()
         return [1, 1] if value else [0, 0]
+
+    def nvmlDeviceGetGpuFabricInfo(self, h: Handle, ref: Any) -> int:
+        """Fills the struct behind `ref` (ctypes.byref) from the GPU's `fabric` {state, status}; no `fabric` in the
+        document: NOT_SUPPORTED, as NVML answers on a PCIe GPU."""
+        self._enter("nvmlDeviceGetGpuFabricInfo", h)
+        fabric = self._gpu(h).get("fabric")
+        if not isinstance(fabric, dict):
+            raise NVMLError_NotSupported()
+        info = ref._obj
+        info.state = FABRIC_STATE_CODES[str(fabric["state"])]
+        info.status = FABRIC_STATUS_CODES[fabric.get("status")]
+        return 0
 
     def _link(self, h: Handle, link: int) -> tuple[bytes, bool]:
         links = self.links[h.index]

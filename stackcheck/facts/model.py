@@ -43,6 +43,7 @@ if TYPE_CHECKING:
         memory_bytes: int | None
         persistence_mode: bool | None
         mig_mode: bool | None
+        fabric: dict[str, Any] | None  # {state, status}: NVML's NVSwitch fabric registration (Hopper and newer)
         error: str
         # {"compute_capability": {text, from, table, source}}: absent from a facts file, filled from the GPU's name
         # per architectures.json (stackcheck.facts.filled)

@@ -40,6 +40,14 @@ P2P_STATUS = {
 LINK_RANK = {"cross-socket": 0, "pcie-host-bridge": 1, "pcie-switch": 2, "nvlink": 3}
 NVLINK_DEVICE_TYPE_SWITCH = 2  # NVML_NVLINK_DEVICE_TYPE_SWITCH
 P2P_CAPS_INDEX_READ = 0  # the literal: nvidia-ml-py's NVML_P2P_CAPS_INDEX_READ is the tuple (0,)
+# nvmlGpuFabricState_t (NVML_GPU_FABRIC_STATE_*: nvidia-ml-py 13.615.71 pynvml.py:7193-7196; NVML API reference,
+# "Fabric definitions"): where the Fabric Manager is in registering the GPU with the NVSwitch fabric.
+FABRIC_STATES = {0: "not-supported", 1: "not-started", 2: "in-progress", 3: "completed"}
+# nvmlReturn_t values a fabric probe's `status` may hold (NVML_SUCCESS = 0, NVML_ERROR_*: pynvml.py)
+FABRIC_STATUS = {0: "success", 2: "invalid-argument", 3: "not-supported", 4: "no-permission", 999: "unknown"}
+#: the fabric info is for Hopper or newer (the NVML API reference, nvmlDeviceGetGpuFabricInfoV): older GPUs are
+#: not asked (one NVML call fewer per GPU on PCIe boxes of older cards)
+FABRIC_MIN_CC_MAJOR = 9
 
 REASONS = {
     "NVMLError_LibraryNotFound": "NVML library not found (libnvidia-ml.so.1 cannot be loaded)",
@@ -213,6 +221,8 @@ def _read_gpu(r: _Reader, index: int) -> tuple[dict[str, Any], Any]:
         mig = r.call(f"{label} mig mode", "nvmlDeviceGetMigMode", handle, quiet=("NVMLError_NotSupported",))
         if isinstance(mig, tuple | list) and mig:
             gpu["mig_mode"] = bool(mig[0] == 1)
+        if isinstance(cc, tuple | list) and len(cc) == 2 and int(cc[0]) >= FABRIC_MIN_CC_MAJOR:
+            gpu["fabric"] = _read_fabric(r, label, handle)
     except _GpuLost as exc:
         r.notes.append(f"{label}: {exc}")
         gpu["error"] = str(exc)
@@ -220,6 +230,39 @@ def _read_gpu(r: _Reader, index: int) -> tuple[dict[str, Any], Any]:
     if len(r.notes) > before:
         gpu["error"] = "; ".join(r.notes[before:])
     return gpu, handle
+
+
+def _read_fabric(r: _Reader, label: str, handle: Any) -> dict[str, Any] | None:
+    """The GPU's NVSwitch fabric registration (nvmlDeviceGetGpuFabricInfo, one call): {state, status}; state
+    not-supported where NVML answers NOT_SUPPORTED (a PCIe GPU, no fabric); None where it could not be read (the
+    call missing from this driver or nvidia-ml-py, another error: noted). `status` counts only once the state is
+    completed (NVML API reference, nvmlGpuFabricInfo_t: checked only when the state is complete)."""
+    struct = getattr(r.nv, "c_nvmlGpuFabricInfo_t", None)
+    fn = getattr(r.nv, "nvmlDeviceGetGpuFabricInfo", None)
+    if struct is None or fn is None:
+        return None  # an nvidia-ml-py older than the call: not read
+    import ctypes  # (pynvml imported it already)
+
+    info = struct()
+    try:
+        fn(handle, ctypes.byref(info))
+    except r.error_base as exc:
+        name = _ename(exc)
+        if name == "NVMLError_GpuIsLost":
+            raise _GpuLost(exc) from None
+        if name == "NVMLError_NotSupported":
+            return {"state": "not-supported", "status": None}
+        if name != "NVMLError_FunctionNotFound":  # a driver older than the call: not read, quietly
+            r.notes.append(f"{label} fabric: {describe(exc)}")
+        return None
+    state_code = int(getattr(info, "state", -1))
+    state = FABRIC_STATES.get(state_code)
+    if state is None:
+        r.notes.append(f"{label} fabric: unknown state {state_code}")
+        return None
+    status_code = int(getattr(info, "status", -1))
+    status = FABRIC_STATUS.get(status_code, f"nvml-error-{status_code}") if state == "completed" else None
+    return {"state": state, "status": status}
 
 
 def _nvlinks(r: _Reader, index: int, handle: Any) -> tuple[Counter[str], int]:

@@ -624,6 +624,8 @@ class Context:
             if "gpus" not in self.facts:
                 raise Missing(path, self.gpus_unknown_reason())
             return len(self.facts.get("gpus") or [])
+        if rest == "fabric":
+            return self.gpu_fabric(path)
         if gpu is None:
             raise Missing(path, self.gpus_unknown_reason())
         t = cc_tuple(gpu.cc)
@@ -639,6 +641,29 @@ class Context:
         if rest == "min_cuda":
             return self.gpu_min_cuda(gpu)
         raise Missing(path, f"unknown fact path {path}")
+
+    def gpu_fabric(self, path: str) -> str:
+        """`gpu.fabric`, the box's NVSwitch fabric registration, worst GPU first: a GPU not registered (its state
+        not completed, or completed with an error status: `in-progress (GPU 0)`, `completed, status
+        no-permission (GPU 1)`); else Missing where a Hopper-or-newer GPU's state was not read; else `completed`
+        where one GPU is registered, `not-supported` where none has a fabric (NVML says so, or the GPU is older
+        than Hopper: NVML's fabric info is for Hopper and newer); `assumed` for --assume-gpu's GPUs."""
+        gpus = self.facts.get("gpus")
+        if not isinstance(gpus, list) or not gpus:
+            raise Missing(path, self.gpus_unknown_reason() if not gpus else "GPUs not known")
+        if any(str(a).startswith("gpus=") for a in self.facts.get("assumed") or []):
+            return "assumed"  # --assume-gpu: GPUs that are not here have no fabric state to read
+        unread: list[str] = []
+        states: set[str] = set()
+        for item in gpus:
+            g = item if isinstance(item, dict) else {}
+            kind, value = _fabric_of(g)
+            if kind == "bad":
+                return value
+            (states.add if kind == "state" else unread.append)(value)
+        if unread:
+            raise Missing(path, "the GPU fabric state was not read (" + "; ".join(unread) + ")")
+        return "completed" if "completed" in states else "not-supported"
 
     def _driver_fact(self, path: str, rest: str, gpu: GpuModel | None) -> Any:
         d = self.facts.get("driver") or {}
@@ -1066,6 +1091,26 @@ def _differs(a: Any, b: Any) -> bool:
         except TypeError:
             return a != b
     return bool(a != b)
+
+
+def _fabric_of(g: Mapping[str, Any]) -> tuple[str, str]:
+    """One GPU's fabric registration for `gpu.fabric`: ("bad", what is wrong), ("state", completed or
+    not-supported), or ("unread", why)."""
+    label = f"GPU {g.get('index', '?')}"
+    fabric = g.get("fabric")
+    if isinstance(fabric, dict) and isinstance(fabric.get("state"), str):
+        state, status = str(fabric["state"]), fabric.get("status")
+        if state not in ("completed", "not-supported"):
+            return "bad", f"{state} ({label})"
+        if state == "completed" and status is None:
+            return "unread", f"{label}: completed without a status"
+        if state == "completed" and status != "success":
+            return "bad", f"completed, status {status} ({label})"
+        return "state", state
+    t = cc_tuple(str(g.get("compute_capability") or ""))
+    if t is not None and t[0] < 9:  # NVML's fabric info is for Hopper and newer: no fabric state to read
+        return "state", "not-supported"
+    return "unread", f"{label}: {g.get('error') if isinstance(g.get('error'), str) else 'not read'}"
 
 
 def gpu_name_for_cc(manifests: Manifests, cc: str) -> str | None:

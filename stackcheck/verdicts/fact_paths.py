@@ -30,6 +30,13 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
         ),
         FactDoc(("gpu.count",), "number of visible GPUs"),
         FactDoc(
+            ("gpu.fabric",),
+            "the box's NVSwitch fabric registration (NVML's per-GPU `fabric`), worst GPU first: `completed`, "
+            "`not-supported` (no GPU has a fabric: PCIe, or older than Hopper), else the GPU that is not registered, "
+            "`in-progress (GPU 0)`; `assumed` for --assume-gpu; unknown where a Hopper-or-newer GPU's state was not "
+            "read",
+        ),
+        FactDoc(
             ("gpu.min_cuda",),
             "the first CUDA toolkit that compiles for this GPU's architecture (architectures.json `min_cuda`)",
         ),

@@ -92,6 +92,8 @@ def test_every_error_from_every_call_is_data(tmp_path: Path, function: str, erro
     quiet = {
         ("nvmlDeviceGetMigMode", "NVMLError_NotSupported"),
         ("nvmlDeviceGetPersistenceMode", "NVMLError_NotSupported"),
+        ("nvmlDeviceGetGpuFabricInfo", "NVMLError_NotSupported"),  # no fabric: state not-supported
+        ("nvmlDeviceGetGpuFabricInfo", "NVMLError_FunctionNotFound"),  # a driver older than the call: not read
         ("nvmlSystemGetCudaDriverVersion_v2", "NVMLError_FunctionNotFound"),
         ("nvmlSystemGetCudaDriverVersion_v2", "NVMLError_LibraryNotFound"),
         ("nvmlSystemGetCudaDriverVersion", "NVMLError_FunctionNotFound"),  # v2 answered, v1 not called
