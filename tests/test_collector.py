@@ -81,3 +81,26 @@ def test_gate_watch_turns_the_collector_back_on(monkeypatch: pytest.MonkeyPatch)
         assert seen == [True]
     finally:
         (gc.enable if was else gc.disable)()
+
+
+def test_the_entry_point_pauses_before_the_early_nvml_start() -> None:
+    """`python -m stackcheck` and the `stackcheck` script start the NVML reader before stackcheck.cli is imported
+    (stackcheck.__main__): the collector is paused by then, so that the forked reader, which inherits its state,
+    and the imports before run() collect nothing (they did before run() paused it, in cli.main_inner)."""
+    code = (
+        "import gc, sys\n"
+        "import stackcheck.probes.nvml_early as early\n"
+        "import stackcheck.cli as cli\n"
+        "seen = []\n"
+        "early.start = lambda usage=False: seen.append(('start', gc.isenabled()))\n"
+        "cli.run = lambda: seen.append(('run', gc.isenabled()))\n"
+        "gc.enable()\n"
+        "sys.argv = ['stackcheck', 'gate', '--dry-run', '--', 'python3', '-m', 'sglang.launch_server']\n"
+        "import stackcheck.__main__ as entry\n"
+        "entry.main()\n"
+        "print(seen)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "[('start', False), ('run', False)]\n"
