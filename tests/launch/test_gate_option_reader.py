@@ -202,7 +202,7 @@ def test_the_advice_reads_the_dtype_as_sglang_does(flags: list[str], advised: bo
     ("version", "flags"),
     [
         ("0.5.9", ["--tool-call-parser"]),  # the end of the command follows (the parent passed it)
-        ("0.5.12", ["--moe-a2a-backend"]),
+        ("0.5.12", ["--speculative-moe-a2a-backend"]),
         ("0.5.9", ["--tool-call", "--dtype", "half"]),  # abbreviated, another option follows
         ("0.5.9", ["--tool-call-parser", "--tp", "2"]),  # (the parent refused it, taking '--tp' for the value)
     ],
@@ -214,8 +214,20 @@ def test_a_choice_flag_without_its_value_is_refused(version: str, flags: list[st
     from stackcheck.knowledge.loader import load
 
     got = choice_problems(dict(load([], env={}).launch), version, *flags)
-    flag = next(f for f in ("--tool-call-parser", "--moe-a2a-backend") if f.startswith(flags[0]))
+    flag = next(f for f in ("--tool-call-parser", "--speculative-moe-a2a-backend") if f.startswith(flags[0]))
     assert [(subject, status) for subject, status, _ in got] == [(flag, "blocked")]
+
+
+def test_a_listed_choice_flag_without_its_value_stops_the_gate() -> None:
+    """--moe-a2a-backend is a launch.json option since round twelve (its deepep choice asks for moe-a2a-deepep): the
+    gate's own parse stops at it with a usage error naming the flag, as for every listed flag, before any rule."""
+    from stackcheck.errors import UsageError
+    from stackcheck.knowledge.loader import load
+    from stackcheck.launch import gate
+
+    argv = ["python", "-m", "sglang.launch_server", "--model-path", "m", "--moe-a2a-backend"]
+    with pytest.raises(UsageError, match="--moe-a2a-backend needs a value"):
+        gate.derive(argv, load([], env={}).launch, {})
 
 
 def test_an_own_choice_flag_without_its_value_is_refused() -> None:
