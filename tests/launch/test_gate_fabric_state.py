@@ -1,6 +1,9 @@
-"""The gate and the GPU fabric state (check gpu-fabric-state, required by every launch): an HGX H200 box whose
-Fabric Manager has not registered a GPU is refused (CUDA error 802 at the first CUDA call), one whose GPUs are all
-registered is not refused for it, and one whose state was not read is refused as unknown (fail closed)."""
+"""The gate and the GPU fabric state (check gpu-fabric-state, its rule fabric-completed required by every launch): an
+HGX H200 box whose Fabric Manager has not registered a GPU is refused (CUDA error 802 at the first CUDA call), one whose
+GPUs are all registered is not refused for it, and one whose state was not read is not refused for it either: the
+audit says unknown (rule fabric-not-read), while the gate would otherwise refuse every saved inventory of a Hopper box
+recorded before the probe read the state (the fresh-clone CI of the first version: the recommend cases, the gate's
+fail-closed, mixed-majors and model-override tests all refused)."""
 
 from __future__ import annotations
 
@@ -29,7 +32,7 @@ def box(tmp_path: Path, fabric: Any) -> Path:
     [
         ({"state": "in-progress", "status": None}, ("blocked", "crash")),
         ({"state": "completed", "status": "success"}, None),
-        (None, ("unknown", None)),
+        (None, None),
     ],
 )
 def test_gate_reads_the_fabric_state(tmp_path: Path, fabric: Any, expected: Any) -> None:
@@ -38,3 +41,13 @@ def test_gate_reads_the_fabric_state(tmp_path: Path, fabric: Any, expected: Any)
     assert reasons.get("gpu-fabric-state") == expected, reasons
     if expected is not None:
         assert doc["decision"] == "refuse"
+
+
+def test_an_unread_fabric_state_is_unknown_in_the_audit(tmp_path: Path) -> None:
+    from stackcheck.assembly.options import Options
+    from stackcheck.assembly.pipeline import build_report
+
+    report, _ = build_report(Options(facts_file=str(box(tmp_path, None))))
+    check = next(c for c in report["checks"] if c["id"] == "gpu-fabric-state")
+    assert check["status"] == "unknown"
+    assert [r["rule"] for r in check["reasons"] if r.get("result") == "unknown"] == ["fabric-not-read"]
