@@ -217,6 +217,16 @@ def gate_checkpoint(tmp_path: Path, release: str, cc: str, config: dict[str, Any
     return gate_tp8(release_box(tmp_path, release, cc), model_dir(tmp_path, "m", config), *flags)
 
 
+def feature_rules(doc: dict[str, Any], feature: str) -> dict[str, str]:
+    """The rules of one feature's reasons in a gate decision: id -> result."""
+    return {
+        str(x.get("rule")): str(x.get("result"))
+        for r in doc.get("reasons") or []
+        if r.get("feature") == feature
+        for x in r.get("reasons") or []
+    }
+
+
 def quant_rules(doc: dict[str, Any]) -> dict[str, str]:
     """The sglang-gpu-min-cc rules on quantization (ids quant-*) that did not pass in a gate decision: id -> result."""
     return {

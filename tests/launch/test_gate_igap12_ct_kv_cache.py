@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gate_cli import LLAMA3, ROOT, gate_tp8, model_dir, release_box
+from gate_cli import LLAMA3, ROOT, feature_rules, gate_checkpoint
 from registry_wheels import fetch_wheel, read_texts
 
 
@@ -46,30 +46,17 @@ def fp8_kv(kv: Any = STATIC_KV) -> dict[str, Any]:
     return {**LLAMA3, "quantization_config": qc}
 
 
-def _gate(tmp_path: Path, release: str, cc: str, config: dict[str, Any], *flags: str) -> dict[str, Any]:
-    return gate_tp8(release_box(tmp_path, release, cc), model_dir(tmp_path, "m", config), *flags)
-
-
-def _rules(doc: dict[str, Any], feature: str) -> dict[str, str]:
-    return {
-        str(x.get("rule")): str(x.get("result"))
-        for r in doc.get("reasons") or []
-        if r.get("feature") == feature
-        for x in r.get("reasons") or []
-    }
-
-
 @pytest.mark.parametrize(("release", "cc"), [("0.5.23", "9.0"), ("0.5.19", "12.0"), ("0.5.21", "8.0")])
 def test_fa4_off_sm100_with_a_checkpoint_fp8_kv_cache_is_refused(tmp_path: Path, release: str, cc: str) -> None:
-    doc = _gate(tmp_path, release, cc, fp8_kv(), "--attention-backend", "fa4")
+    doc = gate_checkpoint(tmp_path, release, cc, fp8_kv(), "--attention-backend", "fa4")
     assert doc["decision"] == "refuse"
-    assert _rules(doc, "attention-fa4").get("fa4-fp8-kv-checkpoint-sm100-only") == "fail", doc.get("reasons")
+    assert feature_rules(doc, "attention-fa4").get("fa4-fp8-kv-checkpoint-sm100-only") == "fail", doc.get("reasons")
 
 
 def test_trtllm_mha_prefill_on_sm120_with_it_is_unknown(tmp_path: Path) -> None:
-    doc = _gate(tmp_path, "0.5.23", "12.0", fp8_kv(), "--attention-backend", "trtllm_mha")
+    doc = gate_checkpoint(tmp_path, "0.5.23", "12.0", fp8_kv(), "--attention-backend", "trtllm_mha")
     assert doc["decision"] == "refuse"
-    assert _rules(doc, "attention-trtllm-mha").get("sm120-prefill-fp8-kv-checkpoint") == "unknown"
+    assert feature_rules(doc, "attention-trtllm-mha").get("sm120-prefill-fp8-kv-checkpoint") == "unknown"
 
 
 @pytest.mark.parametrize(
@@ -86,7 +73,7 @@ def test_trtllm_mha_prefill_on_sm120_with_it_is_unknown(tmp_path: Path) -> None:
 def test_where_the_kv_cache_stays_bf16_or_fa4_takes_fp8_it_is_allowed(
     tmp_path: Path, release: str, cc: str, config: dict[str, Any], flags: tuple[str, ...]
 ) -> None:
-    doc = _gate(tmp_path, release, cc, config, "--attention-backend", "fa4", *flags)
+    doc = gate_checkpoint(tmp_path, release, cc, config, "--attention-backend", "fa4", *flags)
     assert doc["decision"] == "allow", doc.get("reasons")
 
 
@@ -134,6 +121,8 @@ def test_a_quark_kv_cache_config_stays_unknown_and_makes_no_fp8_kv_fact(tmp_path
         "export": {"kv_cache_group": ["*k_proj", "*v_proj"], "pack_method": "reorder"},
     }
     assert "unknown" in quark_schemes(qc, table)
-    doc = _gate(tmp_path, "0.5.23", "9.0", {**LLAMA3, "quantization_config": qc}, "--attention-backend", "fa4")
+    doc = gate_checkpoint(
+        tmp_path, "0.5.23", "9.0", {**LLAMA3, "quantization_config": qc}, "--attention-backend", "fa4"
+    )
     assert "model_kv_cache_fp8" not in doc["derived"]["launch"]
     assert doc["decision"] != "allow"

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gate_cli import LLAMA3, QWEN3_MOE, ROOT, gate_tp8, model_dir, release_box
+from gate_cli import LLAMA3, QWEN3_MOE, ROOT, gate_checkpoint, quant_rules
 from registry_wheels import fetch_wheel, read_texts
 
 CT = "sglang/srt/layers/quantization/compressed_tensors/"
@@ -83,20 +83,6 @@ def _schemes(config: dict[str, Any]) -> list[str]:
     return compressed_tensors_schemes(config["quantization_config"], _table())
 
 
-def _gate(tmp_path: Path, release: str, cc: str, config: dict[str, Any], *flags: str) -> dict[str, Any]:
-    return gate_tp8(release_box(tmp_path, release, cc), model_dir(tmp_path, "m", config), *flags)
-
-
-def _quant_rules(doc: dict[str, Any]) -> dict[str, str]:
-    return {
-        str(x.get("rule")): str(x.get("result"))
-        for r in doc.get("reasons") or []
-        if r.get("feature") == "sglang-gpu-min-cc"
-        for x in r.get("reasons") or []
-        if str(x.get("rule", "")).startswith("quant-")
-    }
-
-
 def _refusals(doc: dict[str, Any]) -> dict[str, str]:
     return {
         str(r.get("feature")): str(r.get("status"))
@@ -131,21 +117,21 @@ def test_the_reader_still_fails_closed_on_a_mixed_precision_config() -> None:
 def test_a_dense_mixed_precision_checkpoint_is_allowed_where_its_schemes_run(
     tmp_path: Path, release: str, cc: str
 ) -> None:
-    doc = _gate(tmp_path, release, cc, mixed(FP8_ATTN, W4A16_MLP))
-    assert _quant_rules(doc) == {}, doc.get("reasons")
+    doc = gate_checkpoint(tmp_path, release, cc, mixed(FP8_ATTN, W4A16_MLP))
+    assert quant_rules(doc) == {}, doc.get("reasons")
     assert doc["decision"] == "allow", doc.get("reasons")
 
 
 def test_a_group_scheme_the_gpu_cannot_take_is_refused(tmp_path: Path) -> None:
     """A100: the block-FP8 group falls back to W8A16 FP8, which has no block strategy (quant-ct-fp8-block)."""
-    doc = _gate(tmp_path, "0.5.23", "8.0", mixed(BLOCK_ATTN, W4A16_MLP))
+    doc = gate_checkpoint(tmp_path, "0.5.23", "8.0", mixed(BLOCK_ATTN, W4A16_MLP))
     assert doc["decision"] == "refuse"
-    assert _quant_rules(doc) == {"quant-ct-fp8-block": "fail"}, doc.get("reasons")
+    assert quant_rules(doc) == {"quant-ct-fp8-block": "fail"}, doc.get("reasons")
 
 
 def test_nvfp4_group_below_blackwell_before_0_5_22_is_refused(tmp_path: Path) -> None:
-    doc = _gate(tmp_path, "0.5.19", "9.0", mixed(FP8_ATTN, NVFP4_MLP))
-    assert _quant_rules(doc) == {"quant-ct-nvfp4-w4a4-100": "fail"}, doc.get("reasons")
+    doc = gate_checkpoint(tmp_path, "0.5.19", "9.0", mixed(FP8_ATTN, NVFP4_MLP))
+    assert quant_rules(doc) == {"quant-ct-nvfp4-w4a4-100": "fail"}, doc.get("reasons")
 
 
 # --- up to 0.5.16: the top-level format only ----------------------------------------------------------------------
@@ -153,9 +139,9 @@ def test_nvfp4_group_below_blackwell_before_0_5_22_is_refused(tmp_path: Path) ->
 
 @pytest.mark.parametrize("release", ["0.5.16", "0.5.9"])
 def test_up_to_0_5_16_a_mixed_precision_checkpoint_is_refused(tmp_path: Path, release: str) -> None:
-    doc = _gate(tmp_path, release, "9.0", mixed(FP8_ATTN, W4A16_MLP))
+    doc = gate_checkpoint(tmp_path, release, "9.0", mixed(FP8_ATTN, W4A16_MLP))
     assert doc["decision"] == "refuse"
-    assert _quant_rules(doc).get("quant-ct-mixed-precision-top-format") == "fail", doc.get("reasons")
+    assert quant_rules(doc).get("quant-ct-mixed-precision-top-format") == "fail", doc.get("reasons")
     text = json.dumps(doc["reasons"])
     assert "0.5.17" in text and "compressed_tensors.py" in text
 
@@ -164,15 +150,15 @@ def test_up_to_0_5_16_a_mixed_precision_checkpoint_is_refused(tmp_path: Path, re
 
 
 def test_a_pack_quantized_group_on_an_moe_model_is_unknown(tmp_path: Path) -> None:
-    doc = _gate(tmp_path, "0.5.23", "9.0", mixed(FP8_ATTN, W4A16_MLP, model=QWEN3_MOE))
+    doc = gate_checkpoint(tmp_path, "0.5.23", "9.0", mixed(FP8_ATTN, W4A16_MLP, model=QWEN3_MOE))
     assert doc["decision"] == "refuse"
     assert _refusals(doc) == {"refusal ct-mixed-precision-packed-moe": "unknown"}, doc.get("reasons")
 
 
 def test_moe_guards(tmp_path: Path) -> None:
     """NVFP4 experts on Blackwell with FP8 attention, and a dense model, meet no expert refusal."""
-    assert _refusals(_gate(tmp_path, "0.5.23", "10.0", mixed(FP8_ATTN, NVFP4_MLP, model=QWEN3_MOE))) == {}
-    assert _refusals(_gate(tmp_path, "0.5.23", "9.0", mixed(FP8_ATTN, W4A16_MLP))) == {}
+    assert _refusals(gate_checkpoint(tmp_path, "0.5.23", "10.0", mixed(FP8_ATTN, NVFP4_MLP, model=QWEN3_MOE))) == {}
+    assert _refusals(gate_checkpoint(tmp_path, "0.5.23", "9.0", mixed(FP8_ATTN, W4A16_MLP))) == {}
 
 
 # --- the wheels ---------------------------------------------------------------------------------------------------

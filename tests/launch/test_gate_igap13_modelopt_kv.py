@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gate_cli import LLAMA3, ROOT, gate_tp8, model_dir, release_box
+from gate_cli import LLAMA3, ROOT, feature_rules, gate_tp8, model_dir, release_box
 from registry_wheels import fetch_wheel, read_texts
 
 
@@ -49,39 +49,30 @@ def flat(tmp_path: Path, scheme: Any) -> Path:
 FP8_SCHEME = {"type": "float", "num_bits": 8, "dynamic": False}
 
 
-def _rules(doc: dict[str, Any], feature: str) -> dict[str, str]:
-    return {
-        str(x.get("rule")): str(x.get("result"))
-        for r in doc.get("reasons") or []
-        if r.get("feature") == feature
-        for x in r.get("reasons") or []
-    }
-
-
 @pytest.mark.parametrize(("release", "cc"), [("0.5.23", "9.0"), ("0.5.12", "9.0"), ("0.5.19", "12.0")])
 def test_fa4_off_sm100_with_a_modelopt_fp8_kv_cache_is_refused(tmp_path: Path, release: str, cc: str) -> None:
     doc = gate_tp8(release_box(tmp_path, release, cc), nested(tmp_path), "--attention-backend", "fa4")
     assert doc["decision"] == "refuse"
     assert doc["derived"]["launch"].get("model_kv_cache_fp8") is True
-    assert _rules(doc, "attention-fa4").get("fa4-fp8-kv-checkpoint-sm100-only") == "fail", doc.get("reasons")
+    assert feature_rules(doc, "attention-fa4").get("fa4-fp8-kv-checkpoint-sm100-only") == "fail", doc.get("reasons")
 
 
 def test_the_flat_config_json_form_is_read_too(tmp_path: Path) -> None:
     doc = gate_tp8(release_box(tmp_path, "0.5.23", "9.0"), flat(tmp_path, FP8_SCHEME), "--attention-backend", "fa4")
     assert doc["decision"] == "refuse"
-    assert _rules(doc, "attention-fa4").get("fa4-fp8-kv-checkpoint-sm100-only") == "fail", doc.get("reasons")
+    assert feature_rules(doc, "attention-fa4").get("fa4-fp8-kv-checkpoint-sm100-only") == "fail", doc.get("reasons")
 
 
 def test_before_0_5_10_fa4_fails_the_dtype_assert_on_any_gpu(tmp_path: Path) -> None:
     doc = gate_tp8(release_box(tmp_path, "0.5.5", "10.0"), nested(tmp_path), "--attention-backend", "fa4")
     assert doc["decision"] == "refuse"
-    assert _rules(doc, "attention-fa4").get("fa4-fp8-kv-checkpoint-dtype-mismatch") == "fail", doc.get("reasons")
+    assert feature_rules(doc, "attention-fa4").get("fa4-fp8-kv-checkpoint-dtype-mismatch") == "fail", doc.get("reasons")
 
 
 def test_trtllm_mha_prefill_on_sm120_with_it_is_unknown(tmp_path: Path) -> None:
     doc = gate_tp8(release_box(tmp_path, "0.5.23", "12.0"), nested(tmp_path), "--attention-backend", "trtllm_mha")
     assert doc["decision"] == "refuse"
-    assert _rules(doc, "attention-trtllm-mha").get("sm120-prefill-fp8-kv-checkpoint") == "unknown"
+    assert feature_rules(doc, "attention-trtllm-mha").get("sm120-prefill-fp8-kv-checkpoint") == "unknown"
 
 
 @pytest.mark.parametrize(
@@ -97,7 +88,7 @@ def test_where_the_kv_cache_stays_bf16_or_fa4_takes_fp8_no_checkpoint_rule_fires
     tmp_path: Path, release: str, cc: str, kv: Any, flags: tuple[str, ...]
 ) -> None:
     doc = gate_tp8(release_box(tmp_path, release, cc), nested(tmp_path, kv=kv), "--attention-backend", "fa4", *flags)
-    fired = {k for k, v in _rules(doc, "attention-fa4").items() if "checkpoint" in k and v != "ok"}
+    fired = {k for k, v in feature_rules(doc, "attention-fa4").items() if "checkpoint" in k and v != "ok"}
     assert not fired, doc.get("reasons")
     if release == "0.5.23":
         assert doc["decision"] == "allow", doc.get("reasons")
