@@ -168,6 +168,12 @@ CHECK_TEXT = {
     "bnb-loader-unquantized-checkpoint": "not found in the model.",
     "bnb-loader-other-quantization": "BitsAndBytes loader does not support",
     "fp8-gemm-backend-aiter-cuda": "AITER backend requested via --fp8-gemm-backend=aiter",
+    # the twenty-fourth fact-check sample: the same dead end of the DeepEP MoE layer for a quantized layer it keeps (a
+    # method other than fp8 / w4afp8, or fp8 with DeepGEMM off), and the SM120 test of the DeepGEMM configurer
+    # (0.5.13-0.5.19; 0.5.20 probes deep_gemm instead) (CHECK_FILE)
+    "moe-a2a-deepep-quantized-moe-method": 'assert False, "forward_deepgemm_masked is deprecated"',
+    "moe-a2a-deepep-fp8-moe-below-sm90": 'assert False, "forward_deepgemm_masked is deprecated"',
+    "moe-a2a-deepep-fp8-moe-sm120": "if sm_version == 120:\n        return False",
 }
 # the later wordings of a rule's check (any one found counts): FlashInfer all-to-all's in 0.5.22 and in 0.5.23
 CHECK_TEXT_ALSO = {
@@ -199,6 +205,9 @@ CHECK_FILE = {
     "fp8-gemm-backend-cutedsl-block-fp8": "sglang/srt/layers/quantization/fp8_utils.py",
     "fp8-gemm-backend-aiter-cuda": "sglang/srt/layers/quantization/fp8_utils.py",
     "moe-a2a-deepep-unquantized-moe": "sglang/srt/layers/moe/ep_moe/layer.py",
+    "moe-a2a-deepep-quantized-moe-method": "sglang/srt/layers/moe/ep_moe/layer.py",
+    "moe-a2a-deepep-fp8-moe-below-sm90": "sglang/srt/layers/moe/ep_moe/layer.py",
+    "moe-a2a-deepep-fp8-moe-sm120": "sglang/srt/layers/deep_gemm_wrapper/configurer.py",
     "w8a8-int8-gemm-sm100-plus": "sglang/srt/layers/quantization/w8a8_int8.py",
     "trtllm-mha-page-128-heads": "sglang/srt/layers/attention/trtllm_mha_backend.py",
     "hybrid-gdn-blackwell-backend": "sglang/srt/layers/attention/attention_registry.py",
