@@ -135,6 +135,27 @@ def test_a_new_reader_or_new_architectures_data_is_a_new_key(tmp_path: Path, old
     assert "architectures.json" in k1.key and "readers/fatbin.py" in k1.key and "readers/kept.py" in k1.key
 
 
+def test_a_reader_rewritten_in_place_is_a_new_key_in_the_next_run(tmp_path: Path, old_files: None) -> None:
+    """A reader's source edited at its size with its modification time put back (the change time moved): the next
+    run's key is another, and nothing the document holds is used."""
+    from stackcheck.paths import forget_code_stamps
+
+    reader = tmp_path / "reader.py"
+    reader.write_text("ANSWER = 1\n")
+    where = str(tmp_path / "cache" / "deep")
+    first = kept.Kept("binaries", where, [str(reader)])
+    first.put("/lib/libk.so", [1, 2, 3, 4, 5], ["sm_90"])
+    assert first.save()
+    assert kept.Kept("binaries", where, [str(reader)]).files == first.files  # (the same code: the document used)
+    before = reader.stat()
+    reader.write_text("ANSWER = 2\n")
+    os.utime(reader, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert kept.Kept("binaries", where, [str(reader)]).key == first.key  # (this process: each file stat'ed once)
+    forget_code_stamps()  # the next run
+    again = kept.Kept("binaries", where, [str(reader)])
+    assert again.key != first.key and again.files == {}
+
+
 @pytest.mark.parametrize("spoil", ["not-json", "other-key", "bad-shape", "group-writable", "symlink"])
 def test_a_document_not_ours_is_not_used(tmp_path: Path, old_files: None, spoil: str) -> None:
     _, facts = _site(tmp_path)
