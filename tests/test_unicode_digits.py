@@ -71,3 +71,23 @@ def test_an_image_whose_sparse_size_is_a_superscript(tmp_path: Path) -> None:
     with open_image(image) as view:
         st = view.stat("/d/sparse.bin")
         assert st is not None and st.kind == "file" and st.size == 4
+
+
+def test_box_and_image_words_read_as_not_numbers() -> None:
+    """Words from the box's files and an image's config: a compute capability, a version, a mangled symbol name
+    (a library's dynamic symbols), a container's CUDA requirement."""
+    from stackcheck.facts.model import cc_tuple
+    from stackcheck.image.require import parse_requirement
+    from stackcheck.probes.jit import _major_minor
+    from stackcheck.readers.binaries import _cc_tuple
+    from stackcheck.readers.kernelsymbols import readable
+
+    assert cc_tuple("9." + SQUARED) is None and cc_tuple("9.0") == (9, 0)
+    assert _cc_tuple(SQUARED + ".0") is None and _cc_tuple("9.0") == (9, 0)
+    assert _major_minor("12." + SQUARED) is None and _major_minor("12.8.1") == "12.8"
+    assert isinstance(readable("_ZN3c10" + SQUARED + "xE"), str)  # (no ValueError)
+    assert readable("_ZN3c104cuda9SetDeviceEab") == "c10::cuda::SetDevice"
+    req, errors = parse_requirement("NVIDIA_REQUIRE_CUDA", "cuda>=" + SQUARED + ".1")
+    assert req.alternatives == () and errors == [
+        f"NVIDIA_REQUIRE_CUDA: 'cuda>={SQUARED}.1': '{SQUARED}.1' is not a version"
+    ]
