@@ -54,8 +54,7 @@ MAX_TAGS = 16
 TAG_DIGITS = 12
 
 
-#: _tag's answer in this process: [the package's manifests directory as found, its tag] (the package a process
-#: runs does not move under it)
+#: _tag's answer in this process (the package a process runs does not move under it)
 _TAG: list[str] = []
 
 
@@ -64,7 +63,7 @@ def _tag() -> str:
     package's, where every twinned document comes from: package_data.shipped_files) and of this interpreter's
     version. Worked out once per process (a realpath: a few lstat calls); no hash module imported (FNV-1a)."""
     if _TAG:
-        return _TAG[1]
+        return _TAG[0]
     import sys
 
     from stackcheck.knowledge.package_data import _package_dir
@@ -74,8 +73,8 @@ def _tag() -> str:
     h = 0xCBF29CE484222325
     for byte in f"{os.path.realpath(where) if where else ''}\n{sys.version}".encode("utf-8", "surrogateescape"):
         h = ((h ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
-    _TAG[:] = [where, f"{h:016x}"[:TAG_DIGITS]]
-    return _TAG[1]
+    _TAG[:] = [f"{h:016x}"[:TAG_DIGITS]]
+    return _TAG[0]
 
 
 def file_name(name: str) -> str:
