@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from stat import S_ISREG  # (os imports stat: nothing more is loaded)
 
 
 def path_text(path: str | os.PathLike[str]) -> str:
@@ -128,3 +129,40 @@ def unscrub_home(path: str, home: str | None = None) -> str | None:
     if not home or home[:1] == "~":
         return None
     return home + path[1:]
+
+
+#: code_stamp's answers in this process, by path (forget_code_stamps empties it: a new run, as tests model one)
+_CODE_STAMPS: dict[str, tuple[int, int, int, int, int] | None] = {}
+
+
+def code_stamp(path: str) -> tuple[int, int, int, int, int] | None:
+    """(size, modification time, change time, inode, device) of the regular file at `path` (links followed; times
+    in nanoseconds), None where it is absent, unreadable or not a regular file: the stamp of a file of code or data
+    whose contents make what a cache keeps (stackcheck's own source files in the plan, plan answer and gate caches'
+    key; the readers and their data in readers.kept's; the loader in knowledge.prepared's). An edit is a new stamp,
+    one written in place at the same size with its modification time put back too (the kernel sets the change time
+    on every write; nobody can set it back), a file replaced by a rename a new inode. Each file is stat'ed once per
+    process: the code a process runs is the code it imported, and the three caches name the same files."""
+    if path in _CODE_STAMPS:
+        return _CODE_STAMPS[path]
+    stamp = None
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        pass
+    else:
+        if S_ISREG(st.st_mode):
+            stamp = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
+    _CODE_STAMPS[path] = stamp
+    return stamp
+
+
+def code_stamp_text(path: str) -> str:
+    """`path` and its code_stamp as one line of a cache's key ("PATH -" without one)."""
+    got = code_stamp(path)
+    return f"{path} {' '.join(map(str, got)) if got is not None else '-'}"
+
+
+def forget_code_stamps() -> None:
+    """Empty code_stamp's memory (what a new process starts with)."""
+    _CODE_STAMPS.clear()

@@ -28,7 +28,7 @@ HOST_SECTIONS = ("driver", "gpus", "topology", "pcie")
 def parse_assume_gpu(spec: str, default_count: int = 1) -> tuple[str, int]:
     """'12.0x8' -> ('12.0', 8); without xN, `default_count` (the box's own GPU count when it has GPUs)."""
     cc, _, count = spec.strip().lower().partition("x")
-    if cc_tuple(cc) is None or (count and (not count.isdigit() or not 0 < int(count) <= 4096)):
+    if cc_tuple(cc) is None or (count and (not count.isdecimal() or not 0 < int(count) <= 4096)):
         raise UsageError(f"--assume-gpu {spec!r}: expected CAPABILITY[xCOUNT], for example 12.0x8 or 9.0")
     return cc, int(count) if count else max(1, default_count)
 

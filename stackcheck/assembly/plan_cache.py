@@ -5,8 +5,8 @@ The key is a BLAKE2b (256-bit) hash of everything the plan is a function of: the
 (less the measurements of the run itself: _PER_RUN), the launch facts, the text of every manifest read
 (shipped and the user's, in order; for a shipped file in the package directory, its stamp in place of its
 text: size, modification and change times, inode and device, from a stat taken before it is read, as the
-code's own files are below: see knowledge.package_data.shipped_files), stackcheck's version and the size,
-modification and change times and inode of each of its own source files (a changed stackcheck is a new key even
+code's own files are below: see knowledge.package_data.shipped_files), stackcheck's version and the stamp of
+each of its own source files (paths.code_stamp: a changed stackcheck is a new key even
 at the same version, and even where a file was written in place at its size with its mtime put back), Python's
 and packaging's versions, and jsonschema's and rich's files (_library_stamp: an upgrade is a new key).
 `stackcheck audit` and `stackcheck gate` (the plan step that fixes a refused feature) use it. A plan is
@@ -31,7 +31,7 @@ import os
 from collections.abc import Iterable, Mapping
 
 from stackcheck.lean_typing import TYPE_CHECKING
-from stackcheck.paths import private_file, read_private, user_cache_dir, write_private
+from stackcheck.paths import code_stamp, private_file, read_private, user_cache_dir, write_private
 
 if TYPE_CHECKING:
     from typing import Any
@@ -57,12 +57,12 @@ def cache_dir(env: Mapping[str, str] | None = None) -> str | None:
 
 
 def _code_stamp() -> list[Any]:
-    """stackcheck's version and (name, size, modification and change times, inode) of each of its source files:
-    any edit is a new key, one written in place at the same size with its mtime put back too (the kernel sets
-    ctime on every write; nobody can set it back); and the versions of what the plan's comparisons run on
-    (Python, packaging); and the stamp of the libraries that shape what is printed without being imported on
-    this path (jsonschema: a facts file's and a user manifest's validation errors; rich: declared by the
-    package): _library_stamp, so an upgrade of either is a new key."""
+    """stackcheck's version and (name, then paths.code_stamp: size, modification and change times, inode, device) of
+    each of its source files: any edit is a new key, one written in place at the same size with its mtime put back
+    too (the kernel sets ctime on every write; nobody can set it back); and the versions of what the plan's
+    comparisons run on (Python, packaging); and the stamp of the libraries that shape what is printed without being
+    imported on this path (jsonschema: a facts file's and a user manifest's validation errors; rich: declared by
+    the package): _library_stamp, so an upgrade of either is a new key."""
     import sys
 
     import packaging
@@ -86,11 +86,13 @@ def _code_stamp() -> list[Any]:
                 if e.is_dir(follow_symlinks=False):
                     if e.name != "__pycache__":
                         dirs.append(e.path)
-                elif e.name.endswith(".py"):
-                    st = e.stat()
-                    out.append([e.path[skip:], st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino])
+                    continue
             except OSError:
                 out.append([e.path, None])
+                continue
+            if e.name.endswith(".py"):
+                stamp = code_stamp(e.path)
+                out.append([e.path[skip:], *stamp] if stamp is not None else [e.path, None])
     return out
 
 

@@ -235,7 +235,7 @@ def variant_of_release(derived: Mapping[str, Any], rel: dict[str, Any] | None) -
 
 def _compare_archs(derived: Mapping[str, Any], rel: dict[str, Any] | None, out: list[Finding]) -> None:
     archs = derived.get("archs") or {}
-    from stackcheck.readers.fatbin import sort_targets
+    from stackcheck.facts.archs import sort_targets
 
     got = sort_targets({*archs.get("sass", []), *archs.get("ptx", [])})
     aarch64 = "aarch64" in str(derived.get("origin", ""))

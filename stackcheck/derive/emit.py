@@ -110,7 +110,7 @@ def apply(docs: dict[str, Any], derived: Mapping[str, Any], manifests: Any) -> l
         entry_new["requires_python"] = pins["requires_python"]
     sources = list(pins.get("sources") or [])
     archs = derived.get("archs") or {}
-    from stackcheck.readers.fatbin import sort_targets
+    from stackcheck.facts.archs import sort_targets
 
     targets = sort_targets({*archs.get("sass", []), *archs.get("ptx", [])})
     variant = variant_of_release(derived, rel) if targets else None

@@ -112,7 +112,7 @@ def _archs(release: Release, cache: Cache, globs: tuple[str, ...]) -> Any:
         files.append({"path": name, "sass": entry.get("sass", []), "ptx": entry.get("ptx", [])})
         sass.update(entry.get("sass", []))
         ptx.update(entry.get("ptx", []))
-    from stackcheck.readers.fatbin import sort_targets
+    from stackcheck.facts.archs import sort_targets
 
     return {"sass": sort_targets(sass), "ptx": sort_targets(ptx), "files": files, "errors": errors[:5]}
 

@@ -10,8 +10,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from stackcheck.derive.tree import ReleaseTree, TreeError
+from stackcheck.facts.archs import sort_targets
 from stackcheck.readers.elf import EM_CUDA, ElfError, ElfFile
-from stackcheck.readers.fatbin import cubin_info, scan_fatbins, sort_targets
+from stackcheck.readers.fatbin import cubin_info, scan_fatbins
 
 _CUDART = re.compile(rb"libcudart\.so\.(\d+)")
 MAX_DYNSTR = 1 << 20

@@ -481,7 +481,7 @@ def cc_tuple(cc: str | None) -> tuple[int, int] | None:
     if not isinstance(cc, str):
         return None
     major, sep, minor = cc.partition(".")
-    if not sep or not major.isdigit() or not minor.isdigit():
+    if not sep or not major.isdecimal() or not minor.isdecimal():
         return None
     return int(major), int(minor)
 

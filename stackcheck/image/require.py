@@ -108,7 +108,8 @@ def _parse_bool(text: str) -> bool:
 
 
 def _is_version(text: str) -> bool:
-    return bool(text) and all(ch.isdigit() or ch == "." for ch in text) and any(ch.isdigit() for ch in text)
+    # (ASCII digits: what Go's strconv reads; a Unicode digit is no number there, and int() refuses '²')
+    return bool(text) and all(ch in "0123456789." for ch in text) and any(ch != "." for ch in text)
 
 
 def parse_constraint(expr: str) -> Constraint | str:
@@ -172,7 +173,7 @@ def parse_nvidia_require(env: Mapping[str, str]) -> RequireSet:
     cuda_version = env.get("CUDA_VERSION", "")
     if cuda_version and not env.get("NVIDIA_REQUIRE_CUDA"):
         parts = cuda_version.lstrip("v").split(".")
-        if len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit():
+        if len(parts) >= 2 and parts[0].isdecimal() and parts[1].isdecimal():
             out.legacy = True
             req, errors = parse_requirement("CUDA_VERSION", f"cuda>={int(parts[0])}.{int(parts[1])}")
             out.requirements.append(req)

@@ -12,7 +12,7 @@ None), nothing that runs. The key names everything the document depends on: FORM
 version string and marshal's format version (json's parser and marshal's encoding both come with the interpreter),
 the manifest file's path and its stamp (package_data.shipped_files: size, modification and change times, inode
 and device, from the stat taken before its text is read: an edit, a reinstall or a file put back with its old
-mtime is a new key, as a change time cannot be set back), and the stamp (size, times, inode) of the two modules
+mtime is a new key, as a change time cannot be set back), and the stamp (paths.code_stamp) of the two modules
 that make the document from the text (knowledge/loader.py and this one). A twin whose key is not this run's is
 never used, whatever it holds.
 
@@ -54,8 +54,7 @@ MAX_TAGS = 16
 TAG_DIGITS = 12
 
 
-#: _tag's answer in this process: [the package's manifests directory as found, its tag] (the package a process
-#: runs does not move under it)
+#: _tag's answer in this process (the package a process runs does not move under it)
 _TAG: list[str] = []
 
 
@@ -64,7 +63,7 @@ def _tag() -> str:
     package's, where every twinned document comes from: package_data.shipped_files) and of this interpreter's
     version. Worked out once per process (a realpath: a few lstat calls); no hash module imported (FNV-1a)."""
     if _TAG:
-        return _TAG[1]
+        return _TAG[0]
     import sys
 
     from stackcheck.knowledge.package_data import _package_dir
@@ -74,8 +73,8 @@ def _tag() -> str:
     h = 0xCBF29CE484222325
     for byte in f"{os.path.realpath(where) if where else ''}\n{sys.version}".encode("utf-8", "surrogateescape"):
         h = ((h ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
-    _TAG[:] = [where, f"{h:016x}"[:TAG_DIGITS]]
-    return _TAG[1]
+    _TAG[:] = [f"{h:016x}"[:TAG_DIGITS]]
+    return _TAG[0]
 
 
 def file_name(name: str) -> str:
@@ -94,25 +93,6 @@ def directory(env: Mapping[str, str] | None = None) -> str | None:
     return user_cache_dir(env, "prepared")
 
 
-#: _module_stamp's answers in this process: every twin's key names the same two or three modules (loader.py, this
-#: one, pipeline.py), whose files are those this process already runs, so each is stat'ed once, not once per twin
-_MODULE_STAMPS: dict[str, str] = {}
-
-
-def _module_stamp(path: str) -> str:
-    got = _MODULE_STAMPS.get(path)
-    if got is not None:
-        return got
-    try:
-        st = os.stat(path)
-    except OSError:
-        got = f"{path} -"
-    else:
-        got = f"{path} {st.st_size} {st.st_mtime_ns} {st.st_ctime_ns} {st.st_ino}"
-    _MODULE_STAMPS[path] = got
-    return got
-
-
 def key_of(path: str, stamp: str, *readers: str) -> str:
     """The key of the twin of the shipped manifest at `path` whose stamp (package_data.shipped_files) is `stamp`, as
     the modules at `readers` (knowledge/loader.py: it passes its own file) read it. (What is made of shipped
@@ -121,7 +101,10 @@ def key_of(path: str, stamp: str, *readers: str) -> str:
     import marshal
     import sys
 
-    code = (*(_module_stamp(r) for r in readers), _module_stamp(__file__))
+    from stackcheck.paths import code_stamp_text
+
+    # (each module stat'ed once per process: every twin's key names the same ones, loader.py, this one, pipeline.py)
+    code = (*(code_stamp_text(r) for r in readers), code_stamp_text(__file__))
     return "\n".join((str(FORMAT), sys.version, str(marshal.version), path, stamp, *code))
 
 

@@ -352,7 +352,7 @@ def parse_flags(
                 raise UsageError(f"server command: {how} takes no value (got {tok!r})")
             found[flag] = True
             continue
-        value = _value_at(args, i, eq, inline)
+        value = _values_at(args, i, eq, inline)[0]
         if value is None:
             raise UsageError(f"server command: {how} needs a value")
         if kind == "int":
@@ -984,13 +984,17 @@ def _tokens(args: Sequence[str]) -> tuple[tuple[int, str, str, str], ...]:
 _TOKENS_KEPT: list[Any] = []
 
 
-def _value_at(args: Sequence[str], i: int, eq: str, inline: str) -> str | None:
-    """The value argparse gives the option at `i` (an _option_tokens entry) if it takes one: the text after '=', else
-    the next token when argparse takes it as an argument; None where none follows (argparse then exits with
-    'expected one argument', or the flag takes none)."""
+def _values_at(args: Sequence[str], i: int, eq: str, inline: str, many: bool = False) -> list[str | None]:
+    """The values argparse gives the option at `i` (an _option_tokens entry): the text after '=' (one value, either
+    way); else the next token when argparse takes it as an argument (_is_argument), [None] where none follows
+    (argparse then exits with 'expected one argument', or the flag takes none); with `many` (nargs='*') every such
+    token up to the next option or '--', none at all allowed ([])."""
     if eq:
-        return inline
-    return args[i + 1] if i + 1 < len(args) and _is_argument(args[i + 1]) else None
+        return [inline]
+    j = i + 1
+    while j < len(args) and (many or j == i + 1) and _is_argument(args[j]):
+        j += 1
+    return list(args[i + 1 : j]) if j > i + 1 or many else [None]
 
 
 def _spelt(name: str, spellings: Collection[str], flags: Collection[str] | None, abbreviations: bool = True) -> bool:
@@ -1007,35 +1011,21 @@ def _spelt(name: str, spellings: Collection[str], flags: Collection[str] | None,
 
 
 def option_values(
-    args: Sequence[str], spellings: Collection[str], flags: Collection[str] | None, abbreviations: bool = True
+    args: Sequence[str],
+    spellings: Collection[str],
+    flags: Collection[str] | None,
+    abbreviations: bool = True,
+    many: bool = False,
 ) -> list[str | None]:
     """The one reader of an SGLang command line's options, as its argparse reads them: each occurrence of the option
     spelt `spellings` (its flag and every alias; abbreviated as _spelt allows), in command-line order, before
     '--': its value (`--flag=value`, or `--flag value` when argparse takes the next token as an argument:
     _is_argument), None where none follows (a flag that takes none, or argparse's 'expected one argument').
     argparse checks each occurrence's choices as it meets it; for a store action the last one wins
-    (option_value)."""
-    return [_value_at(args, i, eq, inline) for i, name, eq, inline in _tokens(args)
-            if _spelt(name, spellings, flags, abbreviations)]  # fmt: skip
-
-
-def option_lists(args: Sequence[str], spellings: Collection[str], flags: Collection[str] | None) -> list[list[str]]:
-    """option_values for an option of nargs='*': each occurrence's values, `--flag=value` one, else every token after
-    it that argparse takes as an argument (_is_argument), up to the next option or '--': none at all is allowed."""
-    out: list[list[str]] = []
-    for i, name, eq, inline in _tokens(args):
-        if not _spelt(name, spellings, flags):
-            continue
-        if eq:
-            out.append([inline])
-            continue
-        got: list[str] = []
-        for tok in args[i + 1 :]:
-            if not _is_argument(tok):
-                break
-            got.append(tok)
-        out.append(got)
-    return out
+    (option_value). `many`: an option of nargs='*', each occurrence's values in turn (`--flag=value` one, else
+    every argument up to the next option or '--'; an occurrence with none adds nothing, and nothing is None)."""
+    return [v for i, name, eq, inline in _tokens(args) if _spelt(name, spellings, flags, abbreviations)
+            for v in _values_at(args, i, eq, inline, many)]  # fmt: skip
 
 
 def option_value(
@@ -1171,7 +1161,7 @@ def own_flag_problems(
         if name not in own:
             continue
         hits = [name] if name in names else sorted(n for n in names if n.startswith(name))
-        value = _value_at(args, i, eq, inline)
+        value = _values_at(args, i, eq, inline)[0]
         for spec in mapping.get("own_flag_choices") or []:
             if not isinstance(spec, dict) or hits != [spec.get("flag")]:
                 continue
@@ -1253,12 +1243,8 @@ def release_choice_problems(d: Derived, mapping: Mapping[str, Any], sglang_versi
                 flags.append(reading_flags(mapping, sglang_version))
             # argparse checks the choices of each occurrence as it meets it (the last one only wins when every
             # one is offered): `--dtype bf16 --dtype bfloat16` exits at the first
-            if spec.get("nargs") == "*":  # zero or more values each time: never 'expected one argument'
-                occurrences: list[str | None] = [
-                    v for got in option_lists(d.sglang_args, spellings, flags[0]) for v in got
-                ]
-            else:
-                occurrences = option_values(d.sglang_args, spellings, flags[0])
+            # (nargs='*': zero or more values each time, never 'expected one argument')
+            occurrences = option_values(d.sglang_args, spellings, flags[0], many=spec.get("nargs") == "*")
             values = [v for v in dict.fromkeys(occurrences) if v is not None]
             if isinstance(last, str) and last not in values:
                 values.append(last)

@@ -282,8 +282,8 @@ def _factory_backends(spec: Mapping[str, Any], version: str | None) -> tuple[lis
         return [str(b) for b in hit.get("backends") or []], None
     bounds = [t for r in runs for op, t in parse_specifier(str(r.get("versions"))) or () if op in ("==", "<=")]
     lows = [t for r in runs for op, t in parse_specifier(str(r.get("versions"))) or () if op in (">=", "==")]
-    newest = max(bounds, key=lambda t: tuple(int(x) for x in t.split(".") if x.isdigit()), default=None)
-    oldest = min(lows, key=lambda t: tuple(int(x) for x in t.split(".") if x.isdigit()), default=None)
+    newest = max(bounds, key=lambda t: tuple(int(x) for x in t.split(".") if x.isdecimal()), default=None)
+    oldest = min(lows, key=lambda t: tuple(int(x) for x in t.split(".") if x.isdecimal()), default=None)
     if oldest is not None and version_in(version, f"<{oldest}") is True:
         return [], None
     if newest is not None and version_in(version, f">{newest}") is True:

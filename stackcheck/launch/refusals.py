@@ -441,7 +441,7 @@ def _fp8_block_moe_split(
     raw_ep = option_value(args, EP_SPELLINGS, declared)
     ep_given: int | None = 1
     if raw_ep is not None:
-        ep_given = int(raw_ep) if raw_ep.strip().isdigit() and int(raw_ep) > 0 else None
+        ep_given = int(raw_ep) if raw_ep.strip().isdecimal() and int(raw_ep) > 0 else None
     if not isinstance(read, Mapping):
         if flag == "fp8" and tp > 1:
             return _Judged(None, "--quantization fp8, model not read", missing="the checkpoint's expert size and "
@@ -991,7 +991,7 @@ def _elastic_ep_scaling(d: Derived, declared: set[str] | None, tp_size: int) -> 
     raw = option_value(d.sglang_args, ("--max-ep-size",), declared)
     if backend is None or backend == "none" or raw is None:
         return False
-    size = int(raw.strip()) if raw.strip().isdigit() else None
+    size = int(raw.strip()) if raw.strip().isdecimal() else None
     return _UNKNOWN if size is None else size > tp_size
 
 
@@ -1207,7 +1207,7 @@ def _ep_below_tp(d: Derived, declared: set[str] | None) -> Any:
     raw = option_value(d.sglang_args, EP_SPELLINGS, declared)
     if raw is None:
         return tp > 1
-    if not (raw.strip().isdigit() and int(raw) > 0):
+    if not (raw.strip().isdecimal() and int(raw) > 0):
         return _UNKNOWN
     return int(raw) < tp
 
@@ -1992,4 +1992,4 @@ def _default_features(
 def numeric(text: Any) -> tuple[int, ...] | None:
     """'12.3' -> (12, 3); '4' -> (4,); None for anything else."""
     parts = str(text).split(".")[:2] if text is not None else []
-    return tuple(int(x) for x in parts) if parts and all(x.isdigit() for x in parts) else None
+    return tuple(int(x) for x in parts) if parts and all(x.isdecimal() for x in parts) else None

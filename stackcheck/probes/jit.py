@@ -79,7 +79,7 @@ def _major_minor(version: Any) -> str | None:
     if not isinstance(version, str):
         return None
     parts = version.split(".")
-    if len(parts) < 2 or not parts[0].isdigit() or not parts[1].isdigit():
+    if len(parts) < 2 or not parts[0].isdecimal() or not parts[1].isdecimal():
         return None
     return f"{int(parts[0])}.{int(parts[1])}"
 

@@ -150,7 +150,7 @@ def _from_nvidia_smi(ctx: ProbeContext) -> tuple[list[dict[str, Any]], str | Non
                 "uuid": uuid or None,
                 "pci_bus_id": bus or None,
                 "compute_capability": cc if re.fullmatch(r"\d+\.\d+", cc) else None,
-                "memory_bytes": int(mem) * 1024 * 1024 if mem.isdigit() else None,
+                "memory_bytes": int(mem) * 1024 * 1024 if mem.isdecimal() else None,
                 "persistence_mode": {"enabled": True, "disabled": False}.get(pm.lower()),
                 "mig_mode": None,
             }

@@ -380,8 +380,6 @@ class Warm:
     reports it in its own words. Nothing here decides anything: it only moves the driver's start earlier."""
 
     def __init__(self) -> None:
-        import _thread
-
         self._done = _thread.allocate_lock()
         self._done.acquire()
         self._begun = _thread.allocate_lock()  # held until the thread is about to call the driver

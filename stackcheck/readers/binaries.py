@@ -226,7 +226,7 @@ def _cc_tuple(cc: str | tuple[int, int]) -> tuple[int, int] | None:
     if isinstance(cc, tuple):
         return cc
     major, _, minor = cc.strip().partition(".")
-    if not (major.isdigit() and minor.isdigit()):
+    if not (major.isdecimal() and minor.isdecimal()):
         return None
     return int(major), int(minor)
 

@@ -42,8 +42,7 @@ from __future__ import annotations
 import re
 import struct
 
-from stackcheck.facts import archs
-from stackcheck.facts.archs import parse_target
+from stackcheck.facts.archs import parse_target, sort_targets
 from stackcheck.lean_typing import NamedTuple
 from stackcheck.readers.elf import EM_CUDA, SHT_NOBITS, ElfError, ElfFile, Section
 from stackcheck.record import field, record
@@ -190,11 +189,6 @@ class FatbinScan:
     @property
     def compressed_entries(self) -> int:
         return sum(1 for e in self.entries if e.flags & _COMPRESSED_FLAGS)  # e.compressed, without two calls
-
-
-def sort_targets(names: set[str] | list[str]) -> list[str]:
-    """stackcheck.facts.archs.sort_targets (there: the binaries probe sorts its kept answers without this module)."""
-    return archs.sort_targets(names)
 
 
 def _walk_region(elf: ElfFile, start: int, size: int, scan: FatbinScan, where: str) -> None:

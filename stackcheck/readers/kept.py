@@ -75,12 +75,11 @@ def file_stamp(path: str) -> list[int] | None:
 
 
 def code_stamp(paths: Iterable[str]) -> list[str]:
-    """The stamps of the modules (and data files) whose contents make the answers: a changed reader is a new key."""
-    out = []
-    for path in paths:
-        got = file_stamp(path)
-        out.append(f"{path} {' '.join(map(str, got)) if got is not None else '-'}")
-    return out
+    """The stamps of the modules (and data files) whose contents make the answers (paths.code_stamp): a changed
+    reader is a new key."""
+    from stackcheck.paths import code_stamp_text
+
+    return [code_stamp_text(path) for path in paths]
 
 
 class Kept:

@@ -88,9 +88,9 @@ def readable(name: str) -> str:
         if c == "I":  # template arguments: skip to the matching E (nested names inside have their own E)
             depth, j = 1, i + 1
             while j < len(name) and depth:
-                if name[j].isdigit():
+                if name[j].isdecimal():
                     k = j
-                    while k < len(name) and name[k].isdigit():
+                    while k < len(name) and name[k].isdecimal():
                         k += 1
                     j = k + int(name[j:k])
                     continue
@@ -103,9 +103,9 @@ def readable(name: str) -> str:
                 parts[-1] += "<…>"
             i = j
             continue
-        if c.isdigit():
+        if c.isdecimal():
             k = i
-            while k < len(name) and name[k].isdigit():
+            while k < len(name) and name[k].isdecimal():
                 k += 1
             n = int(name[i:k])
             parts.append(name[k : k + n])

@@ -108,6 +108,7 @@ def test_the_code_stamp_sees_a_source_file_rewritten_in_place(tmp_path: Path, mo
     tool or `cp -p` of a patched file) kept the code stamp, and with it every kept decision of the old code."""
     import stackcheck
     from stackcheck.assembly import plan_cache
+    from stackcheck.paths import forget_code_stamps
 
     package = tmp_path / "stackcheck"
     package.mkdir()
@@ -117,6 +118,8 @@ def test_the_code_stamp_sees_a_source_file_rewritten_in_place(tmp_path: Path, mo
     before = plan_cache._code_stamp()
     assert plan_cache._code_stamp() == before
     rewrite_in_place(package / "rule.py", "ALLOW = 0000\n")
+    assert plan_cache._code_stamp() == before  # (this process runs the code it stamped: each file stat'ed once)
+    forget_code_stamps()  # the next run
     assert plan_cache._code_stamp() != before
 
 

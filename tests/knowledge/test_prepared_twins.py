@@ -83,6 +83,27 @@ def test_a_twin_is_used_only_for_the_stamp_it_was_made_for(
     assert _one(path).doc("meta.json") == {"data_version": "2"}  # and the twin was written again for it
 
 
+def test_a_reader_rewritten_in_place_is_a_new_key_in_the_next_run(tmp_path: Path, cache: Path) -> None:
+    """The module that makes a document from its text edited at its size with its modification time put back (the
+    change time moved): the next run's key is another, and the twin kept under the old one is not used."""
+    from stackcheck.paths import forget_code_stamps
+
+    path = tmp_path / "meta.json"
+    path.write_text('{"data_version": "1"}', encoding="utf-8")
+    reader = tmp_path / "reader.py"
+    reader.write_text("ANSWER = 1\n")
+    key = prepared.key_of(str(path), _stamp(path), str(reader))
+    assert prepared.keep(str(cache), "meta.json", key, {"data_version": "1"})
+    assert prepared.load(str(cache), "meta.json", key) == {"data_version": "1"}
+    before = reader.stat()
+    reader.write_text("ANSWER = 2\n")
+    os.utime(reader, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert prepared.key_of(str(path), _stamp(path), str(reader)) == key  # (this process: each file stat'ed once)
+    forget_code_stamps()  # the next run
+    again = prepared.key_of(str(path), _stamp(path), str(reader))
+    assert again != key and prepared.load(str(cache), "meta.json", again) is None
+
+
 def _planted(tmp_path: Path, cache: Path) -> tuple[Path, Path]:
     """A manifest and a twin under its very key holding another document: used, it would show."""
     path = tmp_path / "meta.json"

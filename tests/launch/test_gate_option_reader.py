@@ -242,3 +242,31 @@ def test_an_own_choice_flag_without_its_value_is_refused() -> None:
     got = gate.own_flag_problems(d, mapping, "0.5.3", own)
     assert [(p.subject, p.status, p.effect) for p in got] == [("--nsa-decode", "blocked", "crash")]
     assert "expected one argument" in got[0].message
+
+
+LORA = ("--lora-target-modules",)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--lora-target-modules", "q_proj", "v_proj", "--dtype", "half"],  # up to the next option
+        ["--lora-target-modules", "q_proj", "--", "k_proj"],  # up to '--'
+        ["--lora-target-modules", "--dtype", "half"],  # none at all
+        ["--lora-target-modules", "--", "q_proj"],
+        ["--lora-target-modules=q_proj", "v_proj"],  # one after '='
+        ["--lora-target", "q_proj", "-1", "--dtype", "half", "--lora-target-modules", "o_proj"],  # each occurrence
+        ["--dtype", "half"],  # absent
+    ],
+)
+def test_an_option_of_nargs_star_gives_each_occurrences_values(argv: list[str]) -> None:
+    """nargs='*' (SGLang's --lora-target-modules): every argument after the option up to the next option or '--'
+    (argparse checks each value's choices), none at all allowed: option_values(many=True), every occurrence's
+    values in turn, as argparse appends them."""
+    parser = _parser()
+    parser.add_argument("--lora-target-modules", nargs="*", action="append", default=None)
+    appended = parser.parse_known_args(argv)[0].lora_target_modules or []
+    expected = [value for occurrence in appended for value in occurrence]
+    flags = set(parser._option_string_actions)
+    assert gate.option_values(argv, LORA, flags, many=True) == expected
+    assert None not in gate.option_values(argv, LORA, flags, many=True)

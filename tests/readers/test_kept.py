@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from torch_cuda_tree import JIT, jitlink, needs_gcc, torch_cuda_site, torch_facts
 
 from stackcheck.readers import binaries, kept
 from stackcheck.readers.elf import ElfFile
@@ -135,6 +136,27 @@ def test_a_new_reader_or_new_architectures_data_is_a_new_key(tmp_path: Path, old
     assert "architectures.json" in k1.key and "readers/fatbin.py" in k1.key and "readers/kept.py" in k1.key
 
 
+def test_a_reader_rewritten_in_place_is_a_new_key_in_the_next_run(tmp_path: Path, old_files: None) -> None:
+    """A reader's source edited at its size with its modification time put back (the change time moved): the next
+    run's key is another, and nothing the document holds is used."""
+    from stackcheck.paths import forget_code_stamps
+
+    reader = tmp_path / "reader.py"
+    reader.write_text("ANSWER = 1\n")
+    where = str(tmp_path / "cache" / "deep")
+    first = kept.Kept("binaries", where, [str(reader)])
+    first.put("/lib/libk.so", [1, 2, 3, 4, 5], ["sm_90"])
+    assert first.save()
+    assert kept.Kept("binaries", where, [str(reader)]).files == first.files  # (the same code: the document used)
+    before = reader.stat()
+    reader.write_text("ANSWER = 2\n")
+    os.utime(reader, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert kept.Kept("binaries", where, [str(reader)]).key == first.key  # (this process: each file stat'ed once)
+    forget_code_stamps()  # the next run
+    again = kept.Kept("binaries", where, [str(reader)])
+    assert again.key != first.key and again.files == {}
+
+
 @pytest.mark.parametrize("spoil", ["not-json", "other-key", "bad-shape", "group-writable", "symlink"])
 def test_a_document_not_ours_is_not_used(tmp_path: Path, old_files: None, spoil: str) -> None:
     _, facts = _site(tmp_path)
@@ -217,49 +239,11 @@ def test_the_probe_keeps_and_reuses(tmp_path: Path, old_files: None, monkeypatch
 
 # -- the library probe (readers.libs.probe_libs): each ELF file's answers and the ld.so cache's entries ---------------
 
-GCC = shutil.which("gcc")
-JIT = "libnvJitLink.so.12"
-needs_gcc = pytest.mark.skipif(GCC is None, reason="gcc not installed")
-
-
-def _gcc(out: Path, src: str, *extra: str, script: str | None = None) -> Path:
-    import subprocess
-
-    assert GCC is not None
-    out.parent.mkdir(parents=True, exist_ok=True)
-    c = out.parent / (out.name + ".c")
-    c.write_text(src)
-    args = [GCC, "-shared", "-fPIC", "-o", str(out), str(c), *extra]
-    if script is not None:
-        (out.parent / (out.name + ".map")).write_text(script)
-        args.append(f"-Wl,--version-script,{out.parent / (out.name + '.map')}")
-    subprocess.run(args, check=True, timeout=60)
-    c.unlink()
-    return out
-
-
-def _jitlink(d: Path, minors: list[int]) -> Path:
-    src = " ".join(f"int __nvJitLinkComplete_12_{m}(void){{return {m};}}" for m in minors)
-    return _gcc(d / JIT, src, f"-Wl,-soname,{JIT}", script=f"{JIT} {{ global: __nvJitLinkComplete_*; local: *; }};")
-
 
 def _torch_site(tmp: Path) -> tuple[Path, dict[str, Any]]:
-    """torch/lib/libtorch_cuda.so (RPATH into the nvidia-* wheels) -> libcusparse.so.12 (RUNPATH to nvjitlink, needing
-    __nvJitLinkComplete_12_4 from it) -> libnvJitLink.so.12 with minors 0-4: the second hop's shape."""
-    site = tmp / "site"
-    new = _jitlink(site / "nvidia/nvjitlink/lib", [0, 1, 2, 3, 4])
-    _gcc(site / "nvidia/cusparse/lib/libcusparse.so.12",
-         "int __nvJitLinkComplete_12_4(void); int sct_sp(void){return __nvJitLinkComplete_12_4();}",
-         "-Wl,-soname,libcusparse.so.12", "-Wl,--enable-new-dtags", "-Wl,-rpath,$ORIGIN:$ORIGIN/../../nvjitlink/lib",
-         f"-L{new.parent}", f"-l:{JIT}", script="SCT_SP { global: sct_sp; local: *; };")  # fmt: skip
-    cudart = _gcc(site / "nvidia/cuda_runtime/lib/libcudart.so.12", "int sct_rt(void){return 0;}",
-                  "-Wl,-soname,libcudart.so.12")  # fmt: skip
-    rpath = "$ORIGIN/../../nvidia/cuda_runtime/lib:$ORIGIN/../../nvidia/cusparse/lib"
-    sparse = site / "nvidia/cusparse/lib"
-    _gcc(site / "torch/lib/libtorch_cuda.so", "int sct_sp(void); int sct_torch(void){return sct_sp();}",
-         "-Wl,--no-as-needed", "-Wl,--disable-new-dtags", f"-Wl,-rpath,{rpath}",
-         f"-L{sparse}", "-l:libcusparse.so.12", f"-L{cudart.parent}", "-l:libcudart.so.12")  # fmt: skip
-    return site, {"packages": {"torch": {"installed": True, "version": "2.5.1", "location": str(site)}}}
+    """The second hop's shape (tests/torch_cuda_tree.py) and its facts."""
+    site = torch_cuda_site(tmp)
+    return site, torch_facts(site)
 
 
 def _libs(facts: dict[str, Any], cache: Path | None) -> tuple[dict[str, Any], kept.Kept | None]:
@@ -311,7 +295,7 @@ def test_libs_a_library_rewritten_in_place_with_its_times_put_back_is_read_again
     first, _ = _libs(facts, tmp_path / "cache")
     assert first["symbol_failures"] == []
     target = site / "nvidia/nvjitlink/lib" / JIT
-    other = _jitlink(tmp_path / "other", [0, 1, 2, 3, 5])  # __nvJitLinkComplete_12_5 where 12_4 was: same length
+    other = jitlink(tmp_path / "other", [0, 1, 2, 3, 5])  # __nvJitLinkComplete_12_5 where 12_4 was: same length
     before = os.stat(target)
     data = other.read_bytes()
     assert len(data) == before.st_size

@@ -22,62 +22,16 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from torch_cuda_tree import GCC, JIT, build_library, jitlink, needs_gcc, torch_cuda_site, torch_facts, torch_stand_in
+
 from stackcheck.readers import libs
 from stackcheck.readers.elf import DynamicSymbols, ElfFile
 
-GCC = shutil.which("gcc")
-JIT = "libnvJitLink.so.12"
-needs_gcc = pytest.mark.skipif(GCC is None, reason="gcc not installed")
-
-
-def _gcc(out: Path, src: str, *extra: str, script: str | None = None) -> Path:
-    assert GCC is not None
-    out.parent.mkdir(parents=True, exist_ok=True)
-    c = out.parent / (out.name + ".c")
-    c.write_text(src)
-    args = [GCC, "-shared", "-fPIC", "-o", str(out), str(c), *extra]
-    if script is not None:
-        (out.parent / (out.name + ".map")).write_text(script)
-        args.append(f"-Wl,--version-script,{out.parent / (out.name + '.map')}")
-    subprocess.run(args, check=True, timeout=60)
-    c.unlink()
-    return out
-
-
-def _jitlink(d: Path, minors: list[int]) -> Path:
-    """A libnvJitLink.so.12 exporting one entry point per minor release, all under the one version node."""
-    src = " ".join(f"int __nvJitLinkComplete_12_{m}(void){{return {m};}}" for m in minors)
-    script = f"{JIT} {{ global: __nvJitLinkComplete_*; local: *; }};"
-    return _gcc(d / JIT, src, f"-Wl,-soname,{JIT}", script=script)
-
-
-def _torch_stand_in(site: Path, cusparse_dir: Path, calls: bool = True) -> Path:
-    """torch/lib/libtorch_cuda.so needing libcudart and libcusparse through an RPATH like torch's (calling into
-    the stand-in libcusparse when `calls`; --no-as-needed keeps both DT_NEEDED entries either way)."""
-    cudart = _gcc(site / "nvidia/cuda_runtime/lib/libcudart.so.12", "int sct_rt(void){return 0;}",
-                  "-Wl,-soname,libcudart.so.12")  # fmt: skip
-    rpath = "$ORIGIN/../../nvidia/cuda_runtime/lib:$ORIGIN/../../nvidia/cusparse/lib"
-    src = "int sct_sp(void); int sct_torch(void){return sct_sp();}" if calls else "int sct_torch(void){return 0;}"
-    return _gcc(site / "torch/lib/libtorch_cuda.so", src,
-                "-Wl,--no-as-needed", "-Wl,--disable-new-dtags", f"-Wl,-rpath,{rpath}", f"-L{cusparse_dir}",
-                "-l:libcusparse.so.12", f"-L{cudart.parent}", "-l:libcudart.so.12")  # fmt: skip
-
 
 def _site(tmp: Path) -> tuple[Path, Path]:
-    """A site-packages in the wheels' shape, and a directory holding an older libnvJitLink.so.12."""
-    site = tmp / "site"
-    new = _jitlink(site / "nvidia/nvjitlink/lib", [0, 1, 2, 3, 4])
-    _gcc(site / "nvidia/cusparse/lib/libcusparse.so.12",
-         "int __nvJitLinkComplete_12_4(void); int sct_sp(void){return __nvJitLinkComplete_12_4();}",
-         "-Wl,-soname,libcusparse.so.12", "-Wl,--enable-new-dtags", "-Wl,-rpath,$ORIGIN:$ORIGIN/../../nvjitlink/lib",
-         f"-L{new.parent}", f"-l:{JIT}", script="SCT_SP { global: sct_sp; local: *; };")  # fmt: skip
-    _torch_stand_in(site, site / "nvidia/cusparse/lib")
-    _jitlink(tmp / "cuda-12.2/lib64", [0, 1, 2])
-    return site, tmp / "cuda-12.2/lib64"
-
-
-def _facts(site: Path) -> dict[str, Any]:
-    return {"packages": {"torch": {"installed": True, "version": "2.5.1", "location": str(site)}}}
+    """A site-packages in the wheels' shape (torch_cuda_site), and a directory holding an older libnvJitLink.so.12."""
+    site = torch_cuda_site(tmp)
+    return site, jitlink(tmp / "cuda-12.2/lib64", [0, 1, 2]).parent
 
 
 def _load(target: Path, env_dir: Path | None, preload: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -122,7 +76,7 @@ def test_an_older_nvjitlink_first_on_ld_library_path_fails_like_the_real_loader(
     assert "undefined symbol: __nvJitLinkComplete_12_4, version libnvJitLink.so.12" in refused.stderr
     assert _load(torch_cuda, None).returncode == 0
 
-    section = libs.probe_libs(_facts(site), {"LD_LIBRARY_PATH": str(old)}, cache=[], cache_source="given")
+    section = libs.probe_libs(torch_facts(site), {"LD_LIBRARY_PATH": str(old)}, cache=[], cache_source="given")
     (failure,) = section["symbol_failures"]
     assert failure["needed"] == JIT and failure["winner"] == str(old / JIT) and failure["via"] == "LD_LIBRARY_PATH"
     assert failure["missing"] == [f"__nvJitLinkComplete_12_4@{JIT}"]
@@ -132,7 +86,7 @@ def test_an_older_nvjitlink_first_on_ld_library_path_fails_like_the_real_loader(
     assert "nvJitLink" in reason["message"] and "older" in reason["message"]
     assert reason["observed"] and reason["required"] and reason["source"] == "GLIBC-DL-LOOKUP"
 
-    fine = libs.probe_libs(_facts(site), {"LD_LIBRARY_PATH": ""}, cache=[], cache_source="given")
+    fine = libs.probe_libs(torch_facts(site), {"LD_LIBRARY_PATH": ""}, cache=[], cache_source="given")
     assert fine["symbol_failures"] == [] and fine["version_errors"] == []
     (lib,) = [x for x in fine["torch_libraries"]["libraries"] if x["needed"] == JIT]
     assert lib["winner"] == str(site / "nvidia/nvjitlink/lib" / JIT) and lib["via"] == "runpath"
@@ -159,12 +113,12 @@ def test_torch_preloading_the_wheels_nvjitlink_wins_over_ld_library_path(tmp_pat
     (site / "torch/__init__.py").write_text(INIT_WITH_PRELOAD)
     wheel_copy = site / "nvidia/nvjitlink/lib" / JIT
     assert _load(site / "torch/lib/libtorch_cuda.so", old, preload=wheel_copy).returncode == 0
-    section = libs.probe_libs(_facts(site), {"LD_LIBRARY_PATH": str(old)}, cache=[], cache_source="given")
+    section = libs.probe_libs(torch_facts(site), {"LD_LIBRARY_PATH": str(old)}, cache=[], cache_source="given")
     assert section["torch_libraries"]["preloaded"] == [str(wheel_copy)]
     assert section["symbol_failures"] == []
     # the guard: a libcudart found elsewhere than the wheel means no preload, and the search decides again
     (site / "torch/__init__.py").write_text(INIT_WITH_PRELOAD.replace("cuda_runtime/lib", "cu13/lib"))
-    again = libs.probe_libs(_facts(site), {"LD_LIBRARY_PATH": str(old)}, cache=[], cache_source="given")
+    again = libs.probe_libs(torch_facts(site), {"LD_LIBRARY_PATH": str(old)}, cache=[], cache_source="given")
     assert again["torch_libraries"]["preloaded"] == [] and len(again["symbol_failures"]) == 1
 
 
@@ -172,7 +126,7 @@ def test_torch_preloading_the_wheels_nvjitlink_wins_over_ld_library_path(tmp_pat
 def test_a_dependency_not_found_is_unknown_not_ok(tmp_path: Path) -> None:
     site, _ = _site(tmp_path)
     (site / "nvidia/nvjitlink/lib" / JIT).unlink()
-    section = libs.probe_libs(_facts(site), {"LD_LIBRARY_PATH": ""}, cache=[], cache_source="given")
+    section = libs.probe_libs(torch_facts(site), {"LD_LIBRARY_PATH": ""}, cache=[], cache_source="given")
     assert section["symbol_failures"] == []
     assert any(JIT in e for e in section["version_errors"])
     assert [r["result"] for r in _reasons(section)] == ["unknown"]
@@ -198,15 +152,15 @@ def test_real_cusparse_wheel_against_an_older_real_nvjitlink(tmp_path: Path) -> 
                     whl.extract(member, dest)
     cusparse = site / "nvidia/cusparse/lib/libcusparse.so.12"
     old = tmp_path / "old/nvidia/nvjitlink/lib"
-    torch_cuda = _torch_stand_in(site, cusparse.parent, calls=False)
+    torch_cuda = torch_stand_in(site, cusparse.parent, calls=False)
     refused = _load(torch_cuda, old)
     assert refused.returncode != 0 and "undefined symbol: __nvJitLink" in refused.stderr
     assert "version libnvJitLink.so.12" in refused.stderr
     assert _load(torch_cuda, None).returncode == 0
-    section = libs.probe_libs(_facts(site), {"LD_LIBRARY_PATH": str(old)}, cache=[], cache_source="given")
+    section = libs.probe_libs(torch_facts(site), {"LD_LIBRARY_PATH": str(old)}, cache=[], cache_source="given")
     (failure,) = section["symbol_failures"]
     assert f"__nvJitLinkComplete_12_4@{JIT}" in failure["missing"] and failure["via"] == "LD_LIBRARY_PATH"
-    fine = libs.probe_libs(_facts(site), {"LD_LIBRARY_PATH": ""}, cache=[], cache_source="given")
+    fine = libs.probe_libs(torch_facts(site), {"LD_LIBRARY_PATH": ""}, cache=[], cache_source="given")
     assert fine["symbol_failures"] == [] and fine["version_errors"] == []
 
 
@@ -273,7 +227,7 @@ def test_the_later_preload_list_and_its_first_missing_entry(tmp_path: Path) -> N
     an entry not found raises and ends the walk, so the entries after it are not preloaded."""
     site, old = _site(tmp_path)
     (site / "torch/__init__.py").write_text(INIT_WITH_LIST)
-    section = libs.probe_libs(_facts(site), {"LD_LIBRARY_PATH": str(old)}, cache=[], cache_source="given")
+    section = libs.probe_libs(torch_facts(site), {"LD_LIBRARY_PATH": str(old)}, cache=[], cache_source="given")
     assert section["torch_libraries"]["preloaded"] == [
         str(site / "nvidia/cuda_runtime/lib/libcudart.so.12"),
         str(site / "nvidia/nvjitlink/lib" / JIT),
@@ -282,7 +236,7 @@ def test_the_later_preload_list_and_its_first_missing_entry(tmp_path: Path) -> N
     (site / "torch/__init__.py").write_text(
         INIT_WITH_LIST.replace('("cuda_runtime"', '("cusparselt", "libcusparseLt.so.*[0-9]"),\n        ("cuda_runtime"')
     )
-    stopped = libs.probe_libs(_facts(site), {"LD_LIBRARY_PATH": str(old)}, cache=[], cache_source="given")
+    stopped = libs.probe_libs(torch_facts(site), {"LD_LIBRARY_PATH": str(old)}, cache=[], cache_source="given")
     assert stopped["torch_libraries"]["preloaded"] == [] and len(stopped["symbol_failures"]) == 1
 
 
@@ -296,10 +250,12 @@ def test_real_torch_init_decides_the_preload(tmp_path: Path, version: str, fails
     from registry_wheels import fetch_wheel
 
     site, old = _site(tmp_path)
-    _gcc(site / "nvidia/cuda_nvrtc/lib/libnvrtc.so.12", "int sct_rtc(void){return 0;}", "-Wl,-soname,libnvrtc.so.12")
+    build_library(
+        site / "nvidia/cuda_nvrtc/lib/libnvrtc.so.12", "int sct_rtc(void){return 0;}", "-Wl,-soname,libnvrtc.so.12"
+    )
     with zipfile.ZipFile(fetch_wheel("torch", version, python="3.10")) as whl:
         (site / "torch/__init__.py").write_bytes(whl.read("torch/__init__.py"))
-    section = libs.probe_libs(_facts(site), {"LD_LIBRARY_PATH": str(old)}, cache=[], cache_source="given")
+    section = libs.probe_libs(torch_facts(site), {"LD_LIBRARY_PATH": str(old)}, cache=[], cache_source="given")
     assert bool(section["symbol_failures"]) is fails
     preloaded = section["torch_libraries"]["preloaded"]
     assert preloaded == (
@@ -316,12 +272,12 @@ def test_a_preload_found_in_another_site_directory(tmp_path: Path) -> None:
     other = tmp_path / "user-site"
     (other / "nvidia/nvjitlink").mkdir(parents=True)
     shutil.move(str(site / "nvidia/nvjitlink/lib"), str(other / "nvidia/nvjitlink/lib"))
-    facts = _facts(site)
+    facts = torch_facts(site)
     facts["packages"]["nvidia-nvjitlink-cu12"] = {"installed": True, "version": "12.4.127", "location": str(other)}
     section = libs.probe_libs(facts, {"LD_LIBRARY_PATH": str(old)}, cache=[], cache_source="given")
     assert section["torch_libraries"]["preloaded"][-1] == str(other / "nvidia/nvjitlink/lib" / JIT)
     assert section["symbol_failures"] == []
-    alone = libs.probe_libs(_facts(site), {"LD_LIBRARY_PATH": str(old)}, cache=[], cache_source="given")
+    alone = libs.probe_libs(torch_facts(site), {"LD_LIBRARY_PATH": str(old)}, cache=[], cache_source="given")
     assert len(alone["symbol_failures"]) == 1  # not preloaded: the older copy on LD_LIBRARY_PATH is found
 
 
@@ -345,7 +301,7 @@ def test_a_corrupt_symbol_version_table_is_unknown_with_a_one_line_reason(tmp_pa
             last = max(p.vaddr + p.filesz for p in elf.segments if p.type == 1)
         data[at + 8 : at + 16] = struct.pack("<Q", last - 2)
     path.write_bytes(bytes(data))
-    section = libs.probe_libs(_facts(site), {"LD_LIBRARY_PATH": ""}, cache=[], cache_source="given")
+    section = libs.probe_libs(torch_facts(site), {"LD_LIBRARY_PATH": ""}, cache=[], cache_source="given")
     assert section["symbol_failures"] == []
     (error,) = [e for e in section["version_errors"] if "libcusparse" in e]
     assert "\n" not in error and str(path) in error and "corrupt" in error

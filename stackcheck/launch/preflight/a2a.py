@@ -178,7 +178,7 @@ _SYSTEM_ROOT = "/usr/local/cuda"
 
 def _cuda_major(version: object) -> int | None:
     head = version.split(".")[0] if isinstance(version, str) else ""
-    return int(head) if head.isdigit() else None
+    return int(head) if head.isdecimal() else None
 
 
 def _jit_result(check: str, jit: Mapping[str, Any], dist: str, facts: Mapping[str, Any], subject: str) -> CheckResult:
@@ -256,7 +256,8 @@ def python_builds(python: object, paths: list[object]) -> list[bool]:
     import re
 
     parts = python.split(".") if isinstance(python, str) else []
-    version = (int(parts[0]), int(parts[1])) if len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit() else None
+    whole = len(parts) >= 2 and parts[0].isdecimal() and parts[1].isdecimal()
+    version = (int(parts[0]), int(parts[1])) if whole else None
     if version is not None and version < (3, 13):
         return [False]
     seen = set()
