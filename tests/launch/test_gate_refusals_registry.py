@@ -168,6 +168,9 @@ CHECK_TEXT = {
     "bnb-loader-unquantized-checkpoint": "not found in the model.",
     "bnb-loader-other-quantization": "BitsAndBytes loader does not support",
     "fp8-gemm-backend-aiter-cuda": "AITER backend requested via --fp8-gemm-backend=aiter",
+    # igap14: the bitsandbytes method reads the quant states only BitsAndBytesModelLoader sets; 0.5.1-0.5.4 take the
+    # method from vllm (their quantization registry's import, CHECK_TEXT_ALSO), 0.5.5-0.5.7 have none
+    "bnb-quantization-without-bnb-loader": "qweight.bnb_quant_state",
 }
 # the later wordings of a rule's check (any one found counts): FlashInfer all-to-all's in 0.5.22 and in 0.5.23
 CHECK_TEXT_ALSO = {
@@ -178,6 +181,7 @@ CHECK_TEXT_ALSO = {
         "Flashinfer MoE A2A is only supported with --attn-dp-size",
         "Flashinfer MoE A2A requires --attn-dp-size",
     ),
+    "bnb-quantization-without-bnb-loader": ("quantization.bitsandbytes import BitsAndBytesConfig",),
 }
 TRTLLM_QUANT_RULES = (
     "moe-runner-trtllm-quantization", "moe-runner-trtllm-no-quantization", "moe-runner-trtllm-checkpoint-quantization"
@@ -190,6 +194,10 @@ CHECK_FILE = {
     "bnb-prequant-tp": "sglang/srt/model_loader/loader.py",
     "bnb-loader-unquantized-checkpoint": "sglang/srt/model_loader/loader.py",
     "bnb-loader-other-quantization": "sglang/srt/model_loader/loader.py",
+    "bnb-quantization-without-bnb-loader": (
+        "sglang/srt/layers/quantization/bitsandbytes.py",
+        "sglang/srt/layers/quantization/__init__.py",
+    ),
     "moe-runner-flashinfer-megamoe-quantized-sm100": "sglang/srt/layers/quantization/fp8.py",
     "fp8-gemm-backend-flashinfer-trtllm-sm100": "sglang/srt/layers/quantization/fp8_utils.py",
     "fp8-gemm-backend-flashinfer-blackwell": "sglang/srt/layers/quantization/fp8_utils.py",
