@@ -1054,6 +1054,12 @@ def _entry_free_values(
     # where the rule cannot fail (dsa: for DSA models alone), and whether SGLang's DSA backend takes the model
     values["attention_backend_given"] = opts.get("--attention-backend")
     values["model_dsa"] = _model_dsa(mapping, version, architecture, (models or {}).get("model"))
+    # the DSA split backends as given (--nsa-* the older spelling; None: not given, SGLang picks them for a DSA
+    # model) and whether HiSparse is on, for a rule on the backend/KV-cache checks SGLang's DSA overrides run
+    for side in ("prefill", "decode"):
+        spellings = (f"--dsa-{side}-backend", f"--nsa-{side}-backend")
+        values[f"dsa_{side}_backend"] = option_value(d.sglang_args, spellings, declared)
+    values["hisparse"] = "--enable-hisparse" in values["flags_given"]
     # whether config.json turns on dual chunk attention (Qwen2.5-1M), which SGLang 0.5.1-0.5.19 check against any
     # attention backend, given or picked: judged only where the gate read config.json (an unread model taken for
     # unknown would leave every launch of a model not yet downloaded unknown on those releases)

@@ -171,6 +171,9 @@ CHECK_TEXT = {
     # igap14: the bitsandbytes method reads the quant states only BitsAndBytesModelLoader sets; 0.5.1-0.5.4 take the
     # method from vllm (their quantization registry's import, CHECK_TEXT_ALSO), 0.5.5-0.5.7 have none
     "bnb-quantization-without-bnb-loader": "qweight.bnb_quant_state",
+    # igap14: the DSA overrides' tilelang checks against an FP8 KV cache on CUDA (0.5.17-0.5.21, then 0.5.22 on)
+    "dsa-tilelang-fp8-kv-cuda": "only support an fp8_e4m3 KV",
+    "dsa-tilelang-fp8-kv-mixed": "CUDA TileLang FP8 KV requires both DSA backends to be tilelang",
 }
 # the later wordings of a rule's check (any one found counts): FlashInfer all-to-all's in 0.5.22 and in 0.5.23
 CHECK_TEXT_ALSO = {
