@@ -4,7 +4,8 @@ DT_RPATH for every library the process loads whose requesting object has no DT_R
 $ORIGIN/../lib there, so torch_memory_saver's preload hook (no RPATH/RUNPATH of its own) finds a conda
 libcudart.so.12 in the scheduler process, and --enable-memory-saver must not be refused. An executable's DT_RUNPATH
 serves only its own DT_NEEDED and does not count. The ELF files are written by tests/elfwriter.py, and one is
-linked by the C compiler where there is one. On the parent 9 of these fail (no interpreter argument)."""
+linked by the C compiler where there is one, and run under the real loader with a preloaded object. On the parent 9
+of these fail (no interpreter argument)."""
 
 from __future__ import annotations
 
@@ -110,21 +111,39 @@ def test_memory_saver_is_not_refused_under_a_conda_interpreter(
     assert feature["status"] == "ok", feature["reasons"]
 
 
-def test_a_linked_executable(tmp_path: Path) -> None:
-    """A real executable linked with -rpath and --disable-new-dtags (DT_RPATH, as conda-build's python carries),
-    and one with --enable-new-dtags (DT_RUNPATH)."""
+def _cc(cc: str, out: Path, source: str, *args: str) -> None:
+    cmd = [cc, "-x", "c", "-", "-x", "none", "-o", str(out), *args]
+    proc = subprocess.run(cmd, input=source.encode(), capture_output=True, timeout=60)
+    if proc.returncode != 0:
+        pytest.skip(f"the C compiler failed: {proc.stderr[-200:]!r}")
+
+
+def test_a_linked_executable_and_the_real_loader_agree(tmp_path: Path) -> None:
+    """Real executables linked with -rpath under --disable-new-dtags (DT_RPATH, as conda-build's python carries)
+    and --enable-new-dtags (DT_RUNPATH), run with a preloaded object that needs libcudart.so.12 and carries no
+    RPATH (torch_memory_saver's hook's shape): the probe's answer is the loader's (exit 0, or 127)."""
     cc = shutil.which("cc") or shutil.which("gcc")
-    if cc is None:
-        pytest.skip("no C compiler on this machine")
-    found = {}
+    if cc is None or os.uname().sysname != "Linux":
+        pytest.skip("no C compiler, or not Linux")
+    lib = tmp_path / "build" / CUDART
+    lib.parent.mkdir()
+    _cc(cc, lib, "int cudart_probe(void){return 7;}\n", "-shared", "-fPIC", f"-Wl,-soname,{CUDART}")
+    hook = tmp_path / "build" / "hook.so"
+    source = "int cudart_probe(void); __attribute__((constructor)) static void init(void){ cudart_probe(); }\n"
+    _cc(cc, hook, source, "-shared", "-fPIC", str(lib))
+    found, ran = {}, {}
     for dtags in ("--disable-new-dtags", "--enable-new-dtags"):
         root = tmp_path / dtags.strip("-")
-        _conda(root, rpath=None)
-        exe = root / "opt" / "conda" / "bin" / "python3.12"
+        _conda(root, rpath=None, lib=False)
+        prefix = root / "opt" / "conda"
+        shutil.copy(lib, prefix / "lib" / CUDART)
+        exe = prefix / "bin" / "python3.12"
         exe.unlink()
-        cmd = [cc, "-x", "c", "-", "-o", str(exe), f"-Wl,{dtags}", "-Wl,-rpath,$ORIGIN/../lib"]
-        proc = subprocess.run(cmd, input=b"int main(void){return 0;}\n", capture_output=True, timeout=60)
-        if proc.returncode != 0:
-            pytest.skip(f"the C compiler failed: {proc.stderr[-200:]!r}")
+        _cc(cc, exe, "int main(void){return 0;}\n", f"-Wl,{dtags}", "-Wl,-rpath,$ORIGIN/../lib")
         found[dtags] = probe_cuda_libs({}, HostView(str(root)), interpreter="/opt/conda/bin/python")[CUDART]
+        env = {"PATH": "/usr/bin:/bin", "LD_PRELOAD": str(hook)}
+        ran[dtags] = subprocess.run(
+            [str(prefix / "bin" / "python")], env=env, capture_output=True, timeout=30
+        ).returncode
     assert found == {"--disable-new-dtags": "/opt/conda/lib/libcudart.so.12", "--enable-new-dtags": None}
+    assert ran == {"--disable-new-dtags": 0, "--enable-new-dtags": 127}
