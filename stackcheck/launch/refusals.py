@@ -1060,6 +1060,11 @@ def _entry_free_values(
         spellings = (f"--dsa-{side}-backend", f"--nsa-{side}-backend")
         values[f"dsa_{side}_backend"] = option_value(d.sglang_args, spellings, declared)
     values["hisparse"] = "--enable-hisparse" in values["flags_given"]
+    # DeepEP v2's ElasticBuffer topology as given (None: SGLang's default, direct in 0.5.19-0.5.23) and the node
+    # count, for the rule on direct mode across nodes
+    values["deepep_v2_mode"] = option_value(d.sglang_args, ("--deepep-v2-mode",), declared)
+    nnodes = opts.get("--nnodes")
+    values["nnodes"] = nnodes if isinstance(nnodes, int) and not isinstance(nnodes, bool) else 1
     # whether config.json turns on dual chunk attention (Qwen2.5-1M), which SGLang 0.5.1-0.5.19 check against any
     # attention backend, given or picked: judged only where the gate read config.json (an unread model taken for
     # unknown would leave every launch of a model not yet downloaded unknown on those releases)

@@ -174,6 +174,13 @@ CHECK_TEXT = {
     # igap14: the DSA overrides' tilelang checks against an FP8 KV cache on CUDA (0.5.17-0.5.21, then 0.5.22 on)
     "dsa-tilelang-fp8-kv-cuda": "only support an fp8_e4m3 KV",
     "dsa-tilelang-fp8-kv-mixed": "CUDA TileLang FP8 KV requires both DSA backends to be tilelang",
+    # igap14: the deepep_v2 branch of the MoE hook (0.5.19 on)
+    "deepep-v2-moe-runner": "DeepEP v2 MoE currently supports only",
+    "deepep-v2-overlap": "DeepEP v2 MoE has not implemented the TBO/SBO overlap hooks",
+    "deepep-v2-shared-experts-fusion": "DeepEP v2 MoE has not validated fused shared experts",
+    "deepep-v2-deterministic": "DeepEP v2 does not forward deterministic=True",
+    "deepep-v2-model-architecture": "DeepEP v2 MoE is not validated for",
+    "deepep-v2-direct-multinode": "is NVLink-only and cannot run across",
 }
 # the later wordings of a rule's check (any one found counts): FlashInfer all-to-all's in 0.5.22 and in 0.5.23
 CHECK_TEXT_ALSO = {
