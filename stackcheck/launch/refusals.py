@@ -1065,6 +1065,9 @@ def _entry_free_values(
     values["deepep_v2_mode"] = option_value(d.sglang_args, ("--deepep-v2-mode",), declared)
     nnodes = opts.get("--nnodes")
     values["nnodes"] = nnodes if isinstance(nnodes, int) and not isinstance(nnodes, bool) else 1
+    # whether a flag with which SGLang sets the all-to-all backend itself is given (waterfill moves deepep_v2 to
+    # deepep: 0.5.23 arg_groups/overrides.py _a2a_backend_overrides), for the rules on a given backend alone
+    values["a2a_set_by_flags"] = any(flag in values["flags_given"] for flag in _A2A_SET_BY)
     # whether config.json turns on dual chunk attention (Qwen2.5-1M), which SGLang 0.5.1-0.5.19 check against any
     # attention backend, given or picked: judged only where the gate read config.json (an unread model taken for
     # unknown would leave every launch of a model not yet downloaded unknown on those releases)

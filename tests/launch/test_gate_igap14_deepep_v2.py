@@ -64,6 +64,7 @@ def test_deepep_v2_checks_refused(
         ("0.5.21", DEEPSEEK_R1, [*V2, "--nnodes", "2", "--node-rank", "0"]),  # no such check before 0.5.22
         ("0.5.21", QWEN3_MOE, [*V2, "--enable-deterministic-inference"]),  # gone from 0.5.21
         ("0.5.23", DEEPSEEK_R1, ["--moe-a2a-backend", "deepep", "--enable-two-batch-overlap"]),  # v1: not these
+        ("0.5.23", LLAMA3, [*V2, "--enable-waterfill"]),  # SGLang moves deepep_v2 to deepep first: not judged here
     ],
 )
 def test_other_launches_not_these_rules(tmp_path: Path, release: str, config: dict[str, Any], flags: list[str]) -> None:
