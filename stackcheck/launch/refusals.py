@@ -1054,6 +1054,20 @@ def _entry_free_values(
     # where the rule cannot fail (dsa: for DSA models alone), and whether SGLang's DSA backend takes the model
     values["attention_backend_given"] = opts.get("--attention-backend")
     values["model_dsa"] = _model_dsa(mapping, version, architecture, (models or {}).get("model"))
+    # the DSA split backends as given (--nsa-* the older spelling; None: not given, SGLang picks them for a DSA
+    # model) and whether HiSparse is on, for a rule on the backend/KV-cache checks SGLang's DSA overrides run
+    for side in ("prefill", "decode"):
+        spellings = (f"--dsa-{side}-backend", f"--nsa-{side}-backend")
+        values[f"dsa_{side}_backend"] = option_value(d.sglang_args, spellings, declared)
+    values["hisparse"] = "--enable-hisparse" in values["flags_given"]
+    # DeepEP v2's ElasticBuffer topology as given (None: SGLang's default, direct in 0.5.19-0.5.23) and the node
+    # count, for the rule on direct mode across nodes
+    values["deepep_v2_mode"] = option_value(d.sglang_args, ("--deepep-v2-mode",), declared)
+    nnodes = opts.get("--nnodes")
+    values["nnodes"] = nnodes if isinstance(nnodes, int) and not isinstance(nnodes, bool) else 1
+    # whether a flag with which SGLang sets the all-to-all backend itself is given (waterfill moves deepep_v2 to
+    # deepep: 0.5.23 arg_groups/overrides.py _a2a_backend_overrides), for the rules on a given backend alone
+    values["a2a_set_by_flags"] = any(flag in values["flags_given"] for flag in _A2A_SET_BY)
     # whether config.json turns on dual chunk attention (Qwen2.5-1M), which SGLang 0.5.1-0.5.19 check against any
     # attention backend, given or picked: judged only where the gate read config.json (an unread model taken for
     # unknown would leave every launch of a model not yet downloaded unknown on those releases)

@@ -19,14 +19,21 @@ passed over for the next place: a 64-bit Python cannot load it). One this proces
 denied: the server's user may) is neither found nor absent: it is listed in `unreadable`, and the rules on it
 are unknown.
 
+The audited interpreter's own DT_RPATH (a conda Python's $ORIGIN/../lib) comes first: glibc's loader searches the
+executable's DT_RPATH for every library the process loads whose requesting object has no DT_RUNPATH (an LD_PRELOAD
+hook's, an extension's that carries none), before LD_LIBRARY_PATH; an executable's DT_RUNPATH serves only its own
+DT_NEEDED entries and does not count (glibc elf/dl-load.c _dl_map_object; ld.so(8)).
+
 Facts: `cuda_libs: {"libcudart.so.12": "/usr/local/cuda-12.8/lib64/libcudart.so.12" | null, ...,
-"ld_cache": "file" | "unavailable: reason", "unreadable"?: {"libnuma.so.1": "path: reason"}}`.
+"ld_cache": "file" | "unavailable: reason", "unreadable"?: {"libnuma.so.1": "path: reason"},
+"interpreter_rpath"?: {"interpreter": path, "rpath": raw, "dirs": [...]} | {"interpreter": path, "error": why}}`.
 """
 
 from __future__ import annotations
 
 import errno
 import os
+import posixpath
 import stat as stat_module
 from collections.abc import Mapping
 
@@ -177,10 +184,41 @@ def _library_kind(view: FileView, path: str, machine: int) -> str:
     return "ok"
 
 
-def probe_cuda_libs(env: Mapping[str, str], view: FileView, sonames: tuple[str, ...] = SONAMES) -> dict[str, Any]:
+def interpreter_rpath(view: FileView, interpreter: str) -> dict[str, Any]:
+    """The directories the loader takes from the interpreter's DT_RPATH for every library its process loads (the
+    module docstring): {"interpreter", "rpath", "dirs"}, "dirs" empty where it has none or has a DT_RUNPATH (then
+    "runpath" says so), or {"interpreter", "error"} where its ELF could not be read. $ORIGIN is the directory of
+    the executable's real path, as the loader takes it from /proc/self/exe."""
+    from stackcheck.readers.elf import ElfError, ElfFile
+
+    out: dict[str, Any] = {"interpreter": interpreter}
+    try:
+        real = view.realpath(interpreter)
+        with ElfFile(real, view) as elf:
+            dyn = elf.dynamic()
+            machine = elf.header.e_machine
+    except (ElfError, OSError, ValueError) as exc:
+        out["error"] = str(exc)[:300]
+        return out
+    out["rpath"], out["dirs"] = dyn.rpath, []
+    if dyn.runpath is not None:
+        out["runpath"] = dyn.runpath  # the loader then ignores DT_RPATH, and RUNPATH is not inherited
+    elif dyn.rpath:
+        from stackcheck.readers.libs import expand_dirs
+
+        out["dirs"] = [d.rstrip("/") or "/" for d in expand_dirs(dyn.rpath, posixpath.dirname(real), machine)]
+    return out
+
+
+def probe_cuda_libs(
+    env: Mapping[str, str], view: FileView, sonames: tuple[str, ...] = SONAMES, interpreter: str | None = None
+) -> dict[str, Any]:
     """The `cuda_libs` facts section (see the module docstring); `sonames` others than the section's (the
-    driver's libcuda.so.1 for the kernel symbol probe) are found the same way."""
+    driver's libcuda.so.1 for the kernel symbol probe) are found the same way. `interpreter`: the audited Python's
+    box path, whose DT_RPATH the loader searches first."""
     dirs = [d.rstrip("/") for d in (env.get("LD_LIBRARY_PATH") or "").split(":") if d.startswith("/")]
+    own: dict[str, Any] | None = interpreter_rpath(view, interpreter) if interpreter else None
+    rpath_dirs = [d for d in (own or {}).get("dirs") or [] if d.startswith("/")]
     cache, how, unknown = _ld_cache(view, sonames)
     listings: dict[object, set[str]] = {}
     machine: list[int] = []  # the box's, read once at the first file judged
@@ -214,9 +252,11 @@ def probe_cuda_libs(env: Mapping[str, str], view: FileView, sonames: tuple[str, 
 
     out: dict[str, Any] = {}
     for soname in sonames:
-        # the loader's order: LD_LIBRARY_PATH, the cache, the default directories (a library installed without
-        # running ldconfig)
-        in_path, ends = first_in(dirs, soname)
+        # the loader's order: the executable's DT_RPATH, LD_LIBRARY_PATH, the cache, the default directories (a
+        # library installed without running ldconfig)
+        in_path, ends = first_in(rpath_dirs, soname) if rpath_dirs else (None, False)
+        if not ends:
+            in_path, ends = first_in(dirs, soname)
         if ends:
             out[soname] = in_path
         elif soname in unknown:  # not counted as found, nor as absent: the rules say unknown
@@ -227,7 +267,22 @@ def probe_cuda_libs(env: Mapping[str, str], view: FileView, sonames: tuple[str, 
         else:
             out[soname] = first_in(DEFAULT_DIRS, soname)[0]
     out["ld_cache"] = how
+    if own is not None:
+        out["interpreter_rpath"] = own
     return out
+
+
+def _interpreter(ctx: ProbeContext) -> str | None:
+    """The audited interpreter's box path: the target's, else (stackcheck's own, on this host) sys.executable."""
+    target = getattr(ctx, "target", None)
+    if target is not None and not target.own:
+        executable = target.executable
+        return executable if isinstance(executable, str) and executable else None
+    if is_host(view_of(ctx)):
+        import sys
+
+        return sys.executable or None
+    return None
 
 
 class CudaLibsProbe(Probe):
@@ -236,7 +291,7 @@ class CudaLibsProbe(Probe):
     sections: ClassVar[tuple[str, ...]] = ("cuda_libs",)
 
     def run(self, ctx: ProbeContext) -> ProbeResult:
-        libs = probe_cuda_libs(ctx.loader_environ, view_of(ctx))
+        libs = probe_cuda_libs(ctx.loader_environ, view_of(ctx), interpreter=_interpreter(ctx))
         how = str(libs.get("ld_cache"))
         if how != "file" and not how.startswith("unavailable: /etc/ld.so.cache: No such file"):
             return ProbeResult({"cuda_libs": libs}, "partial", f"ld.so cache {how}")

@@ -124,8 +124,10 @@ def test_bitsandbytes_checkpoint_without_bitsandbytes_refused(tmp_path: Path) ->
 
 
 def test_bitsandbytes_installed_allows(tmp_path: Path) -> None:
+    # with its loader: without it the launch is refusal bnb-quantization-without-bnb-loader's (igap14)
     box = _box(tmp_path, "0.5.23", {"bitsandbytes": {"installed": True, "version": "0.48.2"}})
-    assert _gate(box, model_dir(tmp_path, "m", LLAMA3), "--quantization", "bitsandbytes")["decision"] == "allow"
+    flags = ("--quantization", "bitsandbytes", "--load-format", "bitsandbytes")
+    assert _gate(box, model_dir(tmp_path, "m", LLAMA3), *flags)["decision"] == "allow"
 
 
 @pytest.mark.parametrize(

@@ -174,6 +174,19 @@ CHECK_TEXT = {
     "moe-a2a-deepep-quantized-moe-method": 'assert False, "forward_deepgemm_masked is deprecated"',
     "moe-a2a-deepep-fp8-moe-below-sm90": 'assert False, "forward_deepgemm_masked is deprecated"',
     "moe-a2a-deepep-fp8-moe-sm120": "if sm_version == 120:\n        return False",
+    # igap14: the bitsandbytes method reads the quant states only BitsAndBytesModelLoader sets; 0.5.1-0.5.4 take the
+    # method from vllm (their quantization registry's import, CHECK_TEXT_ALSO), 0.5.5-0.5.7 have none
+    "bnb-quantization-without-bnb-loader": "qweight.bnb_quant_state",
+    # igap14: the DSA overrides' tilelang checks against an FP8 KV cache on CUDA (0.5.17-0.5.21, then 0.5.22 on)
+    "dsa-tilelang-fp8-kv-cuda": "only support an fp8_e4m3 KV",
+    "dsa-tilelang-fp8-kv-mixed": "CUDA TileLang FP8 KV requires both DSA backends to be tilelang",
+    # igap14: the deepep_v2 branch of the MoE hook (0.5.19 on)
+    "deepep-v2-moe-runner": "DeepEP v2 MoE currently supports only",
+    "deepep-v2-overlap": "DeepEP v2 MoE has not implemented the TBO/SBO overlap hooks",
+    "deepep-v2-shared-experts-fusion": "DeepEP v2 MoE has not validated fused shared experts",
+    "deepep-v2-deterministic": "DeepEP v2 does not forward deterministic=True",
+    "deepep-v2-model-architecture": "DeepEP v2 MoE is not validated for",
+    "deepep-v2-direct-multinode": "is NVLink-only and cannot run across",
 }
 # the later wordings of a rule's check (any one found counts): FlashInfer all-to-all's in 0.5.22 and in 0.5.23
 CHECK_TEXT_ALSO = {
@@ -184,6 +197,7 @@ CHECK_TEXT_ALSO = {
         "Flashinfer MoE A2A is only supported with --attn-dp-size",
         "Flashinfer MoE A2A requires --attn-dp-size",
     ),
+    "bnb-quantization-without-bnb-loader": ("quantization.bitsandbytes import BitsAndBytesConfig",),
 }
 TRTLLM_QUANT_RULES = (
     "moe-runner-trtllm-quantization", "moe-runner-trtllm-no-quantization", "moe-runner-trtllm-checkpoint-quantization"
@@ -196,6 +210,10 @@ CHECK_FILE = {
     "bnb-prequant-tp": "sglang/srt/model_loader/loader.py",
     "bnb-loader-unquantized-checkpoint": "sglang/srt/model_loader/loader.py",
     "bnb-loader-other-quantization": "sglang/srt/model_loader/loader.py",
+    "bnb-quantization-without-bnb-loader": (
+        "sglang/srt/layers/quantization/bitsandbytes.py",
+        "sglang/srt/layers/quantization/__init__.py",
+    ),
     "moe-runner-flashinfer-megamoe-quantized-sm100": "sglang/srt/layers/quantization/fp8.py",
     "fp8-gemm-backend-flashinfer-trtllm-sm100": "sglang/srt/layers/quantization/fp8_utils.py",
     "fp8-gemm-backend-flashinfer-blackwell": "sglang/srt/layers/quantization/fp8_utils.py",
