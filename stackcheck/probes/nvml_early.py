@@ -254,7 +254,7 @@ def _outcome(answer: dict[str, Any]) -> tuple[Any, str | None]:
     nvml: Any = answer.get("nvml") or ("error", "the NVML reading gave no answer")
     kind, value = nvml
     if kind == "result":
-        from stackcheck.probes.interface import ProbeResult
+        from stackcheck.probes.result import ProbeResult
 
         facts, status, reason = value
         return ProbeResult(facts, status, reason), None
@@ -275,7 +275,7 @@ def _reading(usage: bool, warm: Warm | None = None) -> dict[str, Any]:
     try:
         _read(answer, usage, warm)
     except BaseException as exc:
-        from stackcheck.probes.interface import one_line
+        from stackcheck.probes.result import one_line
 
         answer = {"nvml": answer.get("nvml") or ("error", one_line(exc))}
     return answer
@@ -287,7 +287,7 @@ def _read(answer: dict[str, Any], usage: bool, warm: Warm | None = None) -> None
     try:
         import pynvml
     except ImportError as exc:
-        from stackcheck.probes.interface import one_line
+        from stackcheck.probes.result import one_line
 
         answer["nvml"] = ("import", one_line(exc))
         nv = None
