@@ -5,10 +5,10 @@ forked NVML reader starts, it writes its answer, the answer is read and the proc
     python bench/critical_path.py [--runs 21] [--init-ms 100] [--rows audit,gate] [--real-nvml] [--python3 PY]
                                   TREE_A [TREE_B]
 
-Each run is a fresh process, `python -c CHILD ARGS...` where CHILD wraps os.fork, os.pipe, os.read, os.write and
-os._exit (nothing of stackcheck is imported before `python -m stackcheck` would import it) and then runs the package
-as `-m` does (runpy._run_module_as_main). Times are CLOCK_MONOTONIC (time.perf_counter), the same clock in the
-spawning process, so they are measured from just before the spawn:
+Each run is a fresh process, `python -c CHILD ARGS...` where CHILD wraps os.fork, os.pipe, os.read, os.write,
+os._exit and sys.exit (nothing of stackcheck is imported before `python -m stackcheck` would import it) and then
+runs the package as `-m` does (runpy._run_module_as_main). Times are CLOCK_MONOTONIC (time.perf_counter), the same
+clock in the spawning process, so they are measured from just before the spawn:
 - `start` the CHILD's first line (the interpreter's start and site), `fork` the NVML reader's fork, `cstart` the
   reader's first moment, `ready` its first write of its answer (both in the reader), `answer` the answer's first
   bytes read in the command, `exit` os._exit's call, `end` the wait's return (the process torn down);
@@ -73,14 +73,20 @@ def _w(fd, data):
         with open(os.environ["CRITICAL_PATH_OUT"] + ".child", "w") as fh:
             fh.write(f"ready={time.perf_counter()!r} cstart={_c[0]!r}")
     return _write(fd, data)
-def _x(code):
-    if os.getpid() == _pid:
+def _mark():
+    if os.getpid() == _pid and not any(k == "exit" for k, _ in _t):
         _t.append(("exit", time.perf_counter()))
         _t.append(("selfcpu", time.process_time()))
         with open(os.environ["CRITICAL_PATH_OUT"], "w") as fh:
             fh.write(" ".join(f"{k}={v!r}" for k, v in _t))
+def _x(code):
+    _mark()
     _exit(code)
-os.fork, os.pipe, os.read, os.write, os._exit = _f, _p, _r, _w, _x
+_sysexit = sys.exit
+def _sx(code=None):
+    _mark()  # (the ordinary exit, which cli.run takes where a thread or an atexit callback waits: no NVML here)
+    _sysexit(code)
+os.fork, os.pipe, os.read, os.write, os._exit, sys.exit = _f, _p, _r, _w, _x, _sx
 sys.argv = ["stackcheck", *sys.argv[1:]]
 import runpy
 runpy._run_module_as_main("stackcheck")
