@@ -2,12 +2,13 @@
 tree B: the times, since the process was spawned, at which the interpreter hands over to `python -m stackcheck`, the
 forked NVML reader starts, it writes its answer, the answer is read and the process leaves.
 
-    python bench/critical_path.py [--runs 21] [--init-ms 100] [--rows audit,gate] [--real-nvml] TREE_A [TREE_B]
+    python bench/critical_path.py [--runs 21] [--init-ms 100] [--rows audit,gate] [--real-nvml] [--python3 PY]
+                                  TREE_A [TREE_B]
 
-Each run is a fresh process, `python -c CHILD ARGS...` where CHILD wraps os.fork, os.pipe, os.read, os.write and
-os._exit (nothing of stackcheck is imported before `python -m stackcheck` would import it) and then runs the package
-as `-m` does (runpy._run_module_as_main). Times are CLOCK_MONOTONIC (time.perf_counter), the same clock in the
-spawning process, so they are measured from just before the spawn:
+Each run is a fresh process, `python -c CHILD ARGS...` where CHILD wraps os.fork, os.pipe, os.read, os.write,
+os._exit and sys.exit (nothing of stackcheck is imported before `python -m stackcheck` would import it) and then
+runs the package as `-m` does (runpy._run_module_as_main). Times are CLOCK_MONOTONIC (time.perf_counter), the same
+clock in the spawning process, so they are measured from just before the spawn:
 - `start` the CHILD's first line (the interpreter's start and site), `fork` the NVML reader's fork, `cstart` the
   reader's first moment, `ready` its first write of its answer (both in the reader), `answer` the answer's first
   bytes read in the command, `exit` os._exit's call, `end` the wait's return (the process torn down);
@@ -72,14 +73,20 @@ def _w(fd, data):
         with open(os.environ["CRITICAL_PATH_OUT"] + ".child", "w") as fh:
             fh.write(f"ready={time.perf_counter()!r} cstart={_c[0]!r}")
     return _write(fd, data)
-def _x(code):
-    if os.getpid() == _pid:
+def _mark():
+    if os.getpid() == _pid and not any(k == "exit" for k, _ in _t):
         _t.append(("exit", time.perf_counter()))
         _t.append(("selfcpu", time.process_time()))
         with open(os.environ["CRITICAL_PATH_OUT"], "w") as fh:
             fh.write(" ".join(f"{k}={v!r}" for k, v in _t))
+def _x(code):
+    _mark()
     _exit(code)
-os.fork, os.pipe, os.read, os.write, os._exit = _f, _p, _r, _w, _x
+_sysexit = sys.exit
+def _sx(code=None):
+    _mark()  # (the ordinary exit, which cli.run takes where a thread or an atexit callback waits: no NVML here)
+    _sysexit(code)
+os.fork, os.pipe, os.read, os.write, os._exit, sys.exit = _f, _p, _r, _w, _x, _sx
 sys.argv = ["stackcheck", *sys.argv[1:]]
 import runpy
 runpy._run_module_as_main("stackcheck")
@@ -87,8 +94,8 @@ runpy._run_module_as_main("stackcheck")
 
 
 def once(args: list[str], env: dict[str, str], cwd: str) -> dict[str, float]:
-    out = tempfile.mktemp(prefix="critical-path-")
-    env = {**env, "CRITICAL_PATH_OUT": out}
+    out = env["CRITICAL_PATH_OUT"]  # (the same path every run of a tree: the gate keys its kept decision on the
+    # whole environment, so a name that changed from run to run made every gate a first run, never one served)
     t0 = time.perf_counter()
     proc = subprocess.Popen(
         [sys.executable, "-c", CHILD, *args], env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
@@ -152,9 +159,19 @@ def measure() -> int:
     ap.add_argument("--init-ms", type=float, default=100.0)
     ap.add_argument("--rows", default="audit,gate")
     ap.add_argument("--real-nvml", action="store_true")
+    ap.add_argument(
+        "--python3",
+        metavar="PY",
+        help="the gate row's `python3` is this interpreter (a directory holding it first on PATH): where `python3` is "
+        "a shim (pyenv's runs bash and pyenv each time, ~100 ms beside the probes), the plain interpreter an H200 has",
+    )
     ap.add_argument("--no-stub", action="store_true", help="no stand-in libnvidia-ml.so.1: the fake sleeps in Python")
     args = ap.parse_args()
     lib_dir = None if args.real_nvml or args.no_stub else stub_library()
+    python3_dir = None
+    if args.python3:
+        python3_dir = tempfile.mkdtemp(prefix="stackcheck-cp-python3-")
+        os.symlink(os.path.realpath(args.python3), os.path.join(python3_dir, "python3"))
     rows = {r: ROWS[r] for r in args.rows.split(",")}
     trees = [os.path.abspath(t) for t in args.trees]
     envs = []
@@ -164,6 +181,9 @@ def measure() -> int:
         env["PYTHONPATH"] = tree if args.real_nvml else os.path.join(HERE, "sleepy_nvml") + os.pathsep + tree
         env["STACKCHECK_BENCH_NVML_INIT_MS"] = str(args.init_ms)
         env["STACKCHECK_CACHE_DIR"] = tempfile.mkdtemp(prefix=f"stackcheck-cp-{i}-")
+        env["CRITICAL_PATH_OUT"] = os.path.join(tempfile.mkdtemp(prefix=f"stackcheck-cp-out-{i}-"), "marks")
+        if python3_dir is not None:
+            env["PATH"] = python3_dir + os.pathsep + env.get("PATH", "")
         if lib_dir is not None:
             env["LD_LIBRARY_PATH"] = lib_dir + (
                 os.pathsep + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else ""

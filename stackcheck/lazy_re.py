@@ -35,3 +35,11 @@ def lazy(pattern: str, flags: int = 0) -> re.Pattern[str]:
 def lazy_bytes(pattern: bytes, flags: int = 0) -> re.Pattern[bytes]:
     """lazy() of a bytes pattern."""
     return cast("re.Pattern[bytes]", _Pattern(pattern, flags))  # type: ignore[arg-type]
+
+
+def compile_all(module: Any) -> None:
+    """Every lazy pattern a module holds at its top level compiled now (the gate and a probed audit do it in their
+    loading thread, while the probes wait on the driver, for the patterns their output needs after the facts)."""
+    for value in list(vars(module).values()):
+        if isinstance(value, _Pattern):
+            value.pattern  # noqa: B018 - the first attribute read compiles it

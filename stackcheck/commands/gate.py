@@ -900,14 +900,6 @@ _LAZY_PATTERNS = ("stackcheck.facts.versions", "stackcheck.facts.archs", "stackc
 _IMPLIED_PATTERNS = ("stackcheck.facts.implied",)
 
 
-def _compile_lazy(module: Any) -> None:
-    from stackcheck.lazy_re import _Pattern
-
-    for value in list(vars(module).values()):
-        if isinstance(value, _Pattern):
-            value.pattern  # noqa: B018 - the first attribute read compiles it
-
-
 def _prepare(manifests: Any, advice: bool, implied: bool, fmt: str = "text") -> None:
     """What the decision needs that does not depend on the facts, done in build_report's loading thread while the
     probes wait on the driver (after _import_later): the manifest documents parsed (recommend.json with the
@@ -935,7 +927,9 @@ def _prepare(manifests: Any, advice: bool, implied: bool, fmt: str = "text") -> 
     steps.append(lambda: import_module("stackcheck.assembly.pipeline").rules_texts(manifests))
     steps.append(lambda: import_module("stackcheck.redact").compile_patterns(_MASKING))
     lazy = [*_LAZY_PATTERNS, *(_IMPLIED_PATTERNS if implied else ())]
-    steps += [lambda name=name: _compile_lazy(import_module(name)) for name in lazy]
+    from stackcheck.lazy_re import compile_all
+
+    steps += [lambda name=name: compile_all(import_module(name)) for name in lazy]
     for step in steps:
         try:
             step()

@@ -13,19 +13,28 @@ import sys
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 
-from stackcheck.lean_typing import TYPE_CHECKING, NamedTuple
+from stackcheck.lean_typing import TYPE_CHECKING
+from stackcheck.probes.result import ProbeResult, ProbeStatus, one_line
 from stackcheck.readers.fsview import FileView, HostView
 
 if TYPE_CHECKING:
     from pathlib import Path
-    from typing import Any, ClassVar, Literal
+    from typing import Any, ClassVar
 
     from stackcheck.assembly.target import Target
 
-if TYPE_CHECKING:
-    ProbeStatus = Literal["ok", "partial", "failed", "skipped"]
-else:  # (typing is not imported at run time)
-    ProbeStatus = str
+#: ProbeResult, ProbeStatus and one_line are stackcheck.probes.result's, named here for the probes that import them
+__all__ = [
+    "OUTPUT_CAP",
+    "CommandTimeout",
+    "Probe",
+    "ProbeContext",
+    "ProbeResult",
+    "ProbeStatus",
+    "SearchPathUnknown",
+    "one_line",
+    "run_command",
+]
 
 
 def _environ_snapshot() -> dict[str, str]:
@@ -170,14 +179,6 @@ class ProbeContext:
         return list(sys.path)
 
 
-class ProbeResult(NamedTuple):
-    """What a probe found: top-level facts sections, a status and, unless ok, a one-line reason."""
-
-    facts: dict[str, Any]
-    status: ProbeStatus = "ok"
-    reason: str | None = None
-
-
 class Probe(ABC):
     """One probe. Subclasses set `name`, `timeout_s`, `sections` (the facts sections they set) and `needs`
     (the sections they read from `ctx.facts`: the runner starts a probe once the probes that produce its
@@ -282,14 +283,3 @@ def run_command(argv: Sequence[str], timeout_s: float, env: Mapping[str, str] | 
         bytes(bufs[0]).decode("utf-8", errors="replace"),
         bytes(bufs[1]).decode("utf-8", errors="replace"),
     )
-
-
-def one_line(exc: BaseException) -> str:
-    """An exception as one line: "ClassName: first line of its message"."""
-    try:
-        text = str(exc)
-    except Exception:
-        text = ""
-    first = text.strip().splitlines()[0] if text.strip() else ""
-    name = type(exc).__name__
-    return f"{name}: {first}" if first else name

@@ -254,7 +254,7 @@ def _outcome(answer: dict[str, Any]) -> tuple[Any, str | None]:
     nvml: Any = answer.get("nvml") or ("error", "the NVML reading gave no answer")
     kind, value = nvml
     if kind == "result":
-        from stackcheck.probes.interface import ProbeResult
+        from stackcheck.probes.result import ProbeResult
 
         facts, status, reason = value
         return ProbeResult(facts, status, reason), None
@@ -275,17 +275,19 @@ def _reading(usage: bool, warm: Warm | None = None) -> dict[str, Any]:
     try:
         _read(answer, usage, warm)
     except BaseException as exc:
-        from stackcheck.probes.interface import one_line
+        from stackcheck.probes.result import one_line
 
         answer = {"nvml": answer.get("nvml") or ("error", one_line(exc))}
     return answer
 
 
 def _read(answer: dict[str, Any], usage: bool, warm: Warm | None = None) -> None:
+    if warm is not None:  # (the forked child, which ends after its answer: nothing else imports there)
+        _defer_ctypes_util()
     try:
         import pynvml
     except ImportError as exc:
-        from stackcheck.probes.interface import one_line
+        from stackcheck.probes.result import one_line
 
         answer["nvml"] = ("import", one_line(exc))
         nv = None
@@ -313,6 +315,42 @@ def _read(answer: dict[str, Any], usage: bool, warm: Warm | None = None) -> None
                     nv.nvmlShutdown()
     elif usage:  # the same failure, in the usage reading's own words
         _read_usage(answer, nv)
+
+
+def _defer_ctypes_util() -> None:
+    """In the forked child, before pynvml is imported: `ctypes.util` stands in until something of it is used.
+    nvidia-ml-py imports find_library from it at its top (13.615.71: pynvml.py line 33) and calls it nowhere
+    (it loads CDLL("libnvidia-ml.so.1") by name on Linux, line 3190), and ctypes.util imports shutil, subprocess
+    and tempfile (and they bz2, lzma, random, selectors, ...): about a third of the child's instructions before its
+    first NVML call (2-core box, callgrind). The stand-in's find_library, and any other public name read from it,
+    import the real module then and answer from it, so a pynvml that does call it gets the real answer. Only the child,
+    which ends after its answer, ever holds the stand-in; a ctypes.util already imported is left alone."""
+    if "ctypes.util" in sys.modules:
+        return
+    import ctypes
+
+    stand_in = type(sys)("ctypes.util")
+
+    def real() -> Any:
+        if sys.modules.get("ctypes.util") is stand_in:
+            del sys.modules["ctypes.util"]
+        import ctypes.util as module
+
+        ctypes.util = module
+        return module
+
+    def find_library(name: str) -> Any:
+        return real().find_library(name)
+
+    def other(name: str) -> Any:
+        if name.startswith("__"):  # (the import system asks for __path__ on every `from ctypes.util import`)
+            raise AttributeError(name)
+        return getattr(real(), name)
+
+    stand_in.find_library = find_library  # type: ignore[attr-defined]
+    stand_in.__getattr__ = other  # type: ignore[method-assign]
+    sys.modules["ctypes.util"] = stand_in
+    ctypes.util = stand_in  # (as an import of it would set it)
 
 
 def _started(nv: Any, answer: dict[str, Any]) -> bool:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 
 from stackcheck.lean_typing import TYPE_CHECKING
-from stackcheck.probes.interface import ProbeResult, ProbeStatus, one_line
+from stackcheck.probes.result import ProbeResult, ProbeStatus, one_line
 
 if TYPE_CHECKING:
     from typing import Any

@@ -322,3 +322,94 @@ def test_the_driver_library_is_opened_without_the_ctypes_package(tmp_path: Path)
     env = {**os.environ, "PYTHONPATH": str(TESTS.parent)}
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
     assert (proc.returncode, proc.stdout) == (0, "ok\n"), proc.stderr
+
+
+#: what the forked reader never imports, up to its NVML shutdown: ctypes.util's imports (shutil, subprocess, tempfile)
+#: and the probe interface's (its context, the file view), which the reader does not use (stackcheck.probes.result)
+LATER = ("shutil", "subprocess", "tempfile", "stackcheck.probes.interface", "stackcheck.readers.fsview")
+
+
+def test_the_reader_imports_pynvml_without_ctypes_util_behind_it(tmp_path: Path) -> None:
+    """The forked child puts a stand-in for ctypes.util before it imports pynvml (nvidia-ml-py imports find_library
+    from it and never calls it on Linux): the child's pynvml import then brings in neither shutil nor subprocess nor
+    tempfile, a find_library it does call answers as the real one does, and the facts are the fake H200's. Nor does
+    the rest of its reading, to its NVML shutdown, import them or the probe interface."""
+    import ctypes.util
+    import json
+    import os
+    import subprocess
+
+    seen, later = tmp_path / "seen.json", tmp_path / "later.json"
+    (tmp_path / "pynvml.py").write_text(
+        "import json, os, sys\n"
+        "from ctypes.util import find_library\n"
+        f"sys.path.insert(0, {str(TESTS)!r})\n"
+        "heavy = sorted(m for m in ('shutil', 'subprocess', 'tempfile') if m in sys.modules)\n"
+        f"with open({str(seen)!r}, 'w') as fh:\n"
+        "    json.dump({'heavy': heavy}, fh)\n"
+        "from fake_nvml import FakeNVML, load_doc\n"
+        "class Seen(FakeNVML):\n"
+        "    def nvmlShutdown(self):\n"  # (in the child, after its answer: what the whole reading imported)
+        "        super().nvmlShutdown()\n"
+        "        loaded = sorted(m for m in LATER if m in sys.modules)\n"
+        f"        with open({str(later) + '.part'!r}, 'w') as fh:\n"
+        "            json.dump({'loaded': loaded, 'libc': find_library('c')}, fh)\n"
+        f"        os.replace({str(later) + '.part'!r}, {str(later)!r})\n"
+        f"LATER = {LATER!r}\n"
+        "sys.modules[__name__] = Seen(load_doc('h200-1x.json'))\n",
+        encoding="utf-8",
+    )
+    env = {**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{TESTS.parent}", "STACKCHECK_CACHE_DIR": str(tmp_path)}
+    proc = subprocess.run(
+        [sys.executable, "-m", "stackcheck", "audit", "--format", "json", "--output", "report.json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert proc.returncode in (0, 1), proc.stderr
+    assert json.loads(seen.read_text(encoding="utf-8")) == {"heavy": []}
+    deadline = time.monotonic() + 10  # (written by the child after its answer)
+    while not later.exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert json.loads(later.read_text(encoding="utf-8")) == {"loaded": [], "libc": ctypes.util.find_library("c")}
+    report = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+    assert report["facts"]["driver"]["version"] == "580.159.04"
+
+
+def test_the_ctypes_util_stand_in_serves_the_real_module() -> None:
+    """In a fresh interpreter: after the stand-in, nvidia-ml-py (where installed) imports without shutil or
+    subprocess; its find_library, `import ctypes.util` and any public name of the module then answer from the real
+    ctypes.util; dunder lookups (the import system's) do not load it; a ctypes.util already imported is kept."""
+    import os
+    import subprocess
+
+    code = (
+        "import sys\n"
+        "from stackcheck.probes import nvml_early\n"
+        "nvml_early._defer_ctypes_util()\n"
+        "stand_in = sys.modules['ctypes.util']\n"
+        "try:\n"
+        "    import pynvml\n"
+        "except ImportError:\n"
+        "    from ctypes.util import find_library\n"
+        "else:\n"
+        "    find_library = pynvml.find_library\n"
+        "assert not hasattr(stand_in, '__path__')\n"
+        "assert 'shutil' not in sys.modules and 'subprocess' not in sys.modules, 'loaded early'\n"
+        "libc = find_library('c')\n"
+        "import ctypes.util\n"
+        "assert ctypes.util is not stand_in and sys.modules['ctypes.util'] is ctypes.util\n"
+        "assert ctypes.util.__file__.endswith('util.py') and libc == ctypes.util.find_library('c')\n"
+        "assert stand_in.find_library('c') == libc and stand_in.find_library is not ctypes.util.find_library\n"
+        "nvml_early._defer_ctypes_util()\n"
+        "assert sys.modules['ctypes.util'] is ctypes.util\n"
+        "print(libc)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(TESTS.parent)}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    import ctypes.util
+
+    assert proc.stdout == f"{ctypes.util.find_library('c')}\n"
