@@ -33,6 +33,9 @@ PACKAGE_GLOBS: dict[str, tuple[str, ...]] = {
     "flashinfer-jit-cache": ("flashinfer_jit_cache/**/*.so", "flashinfer_jit_cache/**/*.cubin"),
     "flashinfer-cubin": ("flashinfer_cubin/**/*.cubin", "flashinfer_cubin/**/*.so"),
     "vllm": ("vllm/**/*.so",),
+    # DeepEP: a source build's top-level deep_ep_cpp (its setup.py's extension name), SGLang's prebuilt sgl-deep-ep's
+    # deep_ep/_C (0.1.1+; 0.1.0 ships deep_ep_cpp): every DeepEP kernel is in that one extension
+    **dict.fromkeys(("deep-ep", "sgl-deep-ep"), ("deep_ep_cpp.*so", "deep_ep/**/*.so")),
 }
 
 #: Default wall-clock budget for `probe_binaries()` over all packages.
