@@ -114,6 +114,18 @@ def test_the_binary_probe_reads_a_source_builds_top_level_deep_ep_cpp(tmp_path: 
     assert [f["path"] for f in got["deep-ep"]["files"]] == ["deep_ep_cpp.cpython-312-x86_64-linux-gnu.so"]
 
 
+def test_the_binary_probe_reads_an_editable_source_builds_project_directory(tmp_path: Path) -> None:
+    """pip install -e: setuptools builds deep_ep_cpp in the project directory (packages.deep-ep.extension_dir)."""
+    site, project = tmp_path / "site", tmp_path / "DeepEP"
+    site.mkdir()
+    write_extension(project / "deep_ep_cpp.cpython-312-x86_64-linux-gnu.so", [(2, 90), (2, 100)], [])
+    packages = _packages(site, **{"deep-ep": "1.2.1"})
+    packages["deep-ep"]["extension_dir"] = str(project)
+    got = probe_binaries({"packages": packages})["deep-ep"]
+    assert got["sass"] == ["sm_90", "sm_100"]
+    assert [f["path"] for f in got["files"]] == [str(project / "deep_ep_cpp.cpython-312-x86_64-linux-gnu.so")]
+
+
 # ---- the feature's verdict ---------------------------------------------------------------------------------
 
 
@@ -177,7 +189,8 @@ def test_a_source_build_without_deep_is_unknown_not_ok(tmp_path: Path) -> None:
     """Its targets are TORCH_CUDA_ARCH_LIST at build time: only the binary says them."""
     v = verdict(tmp_path, box("9.0", source=True))
     assert v["status"] == "unknown"
-    assert any(r.get("rule") == "deepep-kernel-image-source-build" for r in v["reasons"])
+    reason = next(r for r in v["reasons"] if r.get("rule") == "deepep-kernel-image-source-build")
+    assert reason["result"] == "unknown" and "--deep reads the installed binaries" in reason["message"]
 
 
 def test_a_source_build_read_with_deep(tmp_path: Path) -> None:
