@@ -458,7 +458,7 @@ class Context:
         variant = self.package_variant(name)
         rel = self.release(name)
         if rel is None or variant is None:
-            raise Missing(path, f"the manifests do not know the build of {name} {version}")
+            raise Missing(path, f"the manifests do not know the build of {name} {version}{self._unread(name)}")
         # an aarch64 wheel is another build: it can lack a library the x86_64 wheel has (sglang-kernel 0.4.4+
         # ship no flash_ops on aarch64), so an aarch64 box is judged only by the libraries read from that wheel
         machine = self.machine()

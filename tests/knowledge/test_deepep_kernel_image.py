@@ -160,7 +160,7 @@ def test_prebuilt_deepep_has_no_image_off_sm90_sm100_sm103(tmp_path: Path, cc: s
     v = verdict(tmp_path, box(cc, sgl=release))
     assert (v["status"], v["effect"]) == ("blocked", "crash")
     fail = failing(v)
-    assert fail["rule"] == "deepep-kernel-image"
+    assert fail["rule"] == ("deepep-kernel-image-top-level-module" if release == "0.1.0" else "deepep-kernel-image")
     assert fail["observed"] == "no target runs on it"
     assert f"compute capability {cc}, sm_{cc.replace('.', '')}" in fail["message"]
     assert "no kernel image" in fail["message"]
@@ -195,20 +195,36 @@ def test_a_source_build_without_deep_is_unknown_not_ok(tmp_path: Path) -> None:
 
 def test_a_source_build_read_with_deep(tmp_path: Path) -> None:
     facts = box("12.0", source=True)
-    facts["binaries"] = {"deep-ep": {"sass": ["sm_90"], "ptx": [], "files": [{"path": "deep_ep_cpp.so"}]}}
+    so = {"path": "deep_ep_cpp.cpython-312-x86_64-linux-gnu.so", "sass": ["sm_90"], "ptx": []}
+    facts["binaries"] = {"deep-ep": {"sass": ["sm_90"], "ptx": [], "files": [so]}}
     v = verdict(tmp_path, facts)
     assert v["status"] == "blocked"
     fail = failing(v)
     assert fail["rule"] == "deepep-kernel-image-source-build"
     assert "sm_120" in fail["message"] and fail["required"] == "a target for 12.0 in ['sm_90']"
-    facts["binaries"]["deep-ep"]["sass"] = ["sm_90", "sm_120"]
+    so["sass"] = facts["binaries"]["deep-ep"]["sass"] = ["sm_90", "sm_120"]
     assert verdict(tmp_path, facts)["status"] == "ok"
+
+
+def test_only_the_extension_deep_ep_imports_is_judged(tmp_path: Path) -> None:
+    """sgl-deep-ep 0.1.1+ imports deep_ep._C (deep_ep/buffers/legacy.py:7); a deep_ep_cpp a source build left in
+    site-packages is not imported, so its sm_120 code does not make the prebuilt kernels run on 12.0."""
+    facts = box("12.0", sgl="0.1.2.post1")
+    files = [
+        {"path": "deep_ep/_C.cpython-312-x86_64-linux-gnu.so", "sass": ["sm_90", "sm_100", "sm_103"], "ptx": []},
+        {"path": "deep_ep_cpp.cpython-312-x86_64-linux-gnu.so", "sass": ["sm_120"], "ptx": []},
+    ]
+    facts["binaries"] = {"sgl-deep-ep": {"sass": ["sm_90", "sm_100", "sm_103", "sm_120"], "ptx": [], "files": files}}
+    v = verdict(tmp_path, facts)
+    assert v["status"] == "blocked"
+    assert failing(v)["rule"] == "deepep-kernel-image"
 
 
 def test_the_installed_binary_comes_before_the_release_record(tmp_path: Path) -> None:
     """A local sgl-deep-ep build of a listed version with sm_120 code (--deep read it) is not blocked by PyPI's."""
     facts = box("12.0", sgl="0.1.2.post1")
-    facts["binaries"] = {"sgl-deep-ep": {"sass": ["sm_120"], "ptx": [], "files": [{"path": "deep_ep/_C.so"}]}}
+    so = {"path": "deep_ep/_C.cpython-312-x86_64-linux-gnu.so", "sass": ["sm_120"], "ptx": []}
+    facts["binaries"] = {"sgl-deep-ep": {"sass": ["sm_120"], "ptx": [], "files": [so]}}
     assert verdict(tmp_path, facts)["status"] == "ok"
 
 
@@ -267,4 +283,7 @@ def test_real_wheels_match_the_release_record(tmp_path: Path, release: str, pyth
     assert rel is not None
     variant = next(v for v in rel["variants"] if v["variant"] == rel["pypi_variant"])
     assert sorted(got["sass"] + got["ptx"]) == sorted(variant["archs"])
+    lib = "deep_ep_cpp" if release == "0.1.0" else "_C"
+    assert Path(got["files"][0]["path"]).name.split(".")[0] == lib
+    assert sorted(got["files"][0]["sass"]) == sorted(variant["libs"][lib])
     assert got["files"][0]["relocatable"]  # the device-link inputs beside the image, left out of the targets

@@ -36,7 +36,9 @@ def box(gpus: int, p2p: str | None) -> dict[str, Any]:
             "sgl-deep-ep": {"installed": False},
         },
         # a source build for this GPU (TORCH_CUDA_ARCH_LIST=12.0), read by --deep: DeepEP's kernels have an image here
-        "binaries": {"deep-ep": {"sass": ["sm_120"], "ptx": [], "files": [{"path": "deep_ep_cpp.so"}]}},
+        "binaries": {
+            "deep-ep": {"sass": ["sm_120"], "ptx": [], "files": [{"path": "deep_ep_cpp.so", "sass": ["sm_120"]}]}
+        },
     }
     if p2p is not None:
         facts["topology"] = {"gpu_count": gpus, "p2p": p2p}
