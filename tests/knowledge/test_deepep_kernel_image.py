@@ -287,3 +287,27 @@ def test_real_wheels_match_the_release_record(tmp_path: Path, release: str, pyth
     assert Path(got["files"][0]["path"]).name.split(".")[0] == lib
     assert sorted(got["files"][0]["sass"]) == sorted(variant["libs"][lib])
     assert got["files"][0]["relocatable"]  # the device-link inputs beside the image, left out of the targets
+
+
+@pytest.mark.registry
+@pytest.mark.parametrize(("release", "unlisted"), [("0.1.0", "0.1.0.post9"), ("0.1.2.post1", "0.1.1.post9")])
+def test_real_wheel_installed_read_by_the_probes_and_judged(tmp_path: Path, release: str, unlisted: str) -> None:
+    """The installed wheel as the probes see it: the packages probe finds the distribution and its location, --deep's
+    binary probe reads the extension deep_ep imports, and the verdict follows it (12.0 blocked, 9.0 ok). The facts
+    then name a release the data does not list (between two it lists), so only the binary can decide (unknown
+    without it)."""
+    from registry_wheels import extract, fetch_wheel
+
+    from stackcheck.probes.packages import find_distributions, package_facts
+    from stackcheck.readers.fsview import HostView
+
+    site = extract(fetch_wheel("sgl-deep-ep", release), tmp_path / "site-packages", lambda name: True)
+    entry = package_facts("sgl-deep-ep", find_distributions({"sgl-deep-ep"}, [str(site)])["sgl-deep-ep"], HostView())
+    assert entry["installed"] and entry["version"] == release and entry["location"] == str(site)
+    binaries = probe_binaries({"packages": {"sgl-deep-ep": entry}})
+    for cc, status in (("12.0", "blocked"), ("9.0", "ok")):
+        facts = box(cc, sgl=unlisted)
+        facts["packages"]["sgl-deep-ep"] = {**entry, "version": unlisted}
+        assert verdict(tmp_path, facts)["status"] == "unknown"
+        facts["binaries"] = binaries
+        assert verdict(tmp_path, facts)["status"] == status, cc
