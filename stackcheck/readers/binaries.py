@@ -33,7 +33,14 @@ PACKAGE_GLOBS: dict[str, tuple[str, ...]] = {
     "flashinfer-jit-cache": ("flashinfer_jit_cache/**/*.so", "flashinfer_jit_cache/**/*.cubin"),
     "flashinfer-cubin": ("flashinfer_cubin/**/*.cubin", "flashinfer_cubin/**/*.so"),
     "vllm": ("vllm/**/*.so",),
+    # DeepEP: a source build's top-level deep_ep_cpp (its setup.py's extension name), SGLang's prebuilt sgl-deep-ep's
+    # deep_ep/_C (0.1.1+; 0.1.0 ships deep_ep_cpp): every DeepEP kernel is in that one extension
+    **dict.fromkeys(("deep-ep", "sgl-deep-ep"), ("deep_ep_cpp.*so", "deep_ep/**/*.so")),
 }
+
+#: Files scanned in a package's `extension_dir` (the packages probe: a PEP 660 editable install keeps its compiled
+#: top-level module in the project directory, not in site-packages), relative to that directory.
+EXTENSION_DIR_GLOBS: dict[str, tuple[str, ...]] = {"deep-ep": ("deep_ep_cpp.*so",)}
 
 #: Default wall-clock budget for `probe_binaries()` over all packages.
 DEFAULT_BUDGET_S = 20.0
@@ -217,9 +224,29 @@ def probe_binaries(
             continue
         host_kept = kept if kept is not None and is_host(fs) else None
         out[name] = scan_package_binaries(name, loc, patterns, deadline=deadline, view=fs, kept=host_kept)
+        extra = pkg.get("extension_dir")
+        if name in EXTENSION_DIR_GLOBS and isinstance(extra, str) and extra and extra != loc and is_dir(fs, extra):
+            more = scan_package_binaries(
+                name, extra, EXTENSION_DIR_GLOBS[name], deadline=deadline, view=fs, kept=host_kept
+            )
+            _merge_scan(out[name], more, extra)
     if kept is not None:
         kept.save()
     return out
+
+
+def _merge_scan(into: dict[str, Any], more: Mapping[str, Any], where: str) -> None:
+    """Add a second directory's scan (an editable install's project directory) to a package's result: its files
+    under their full path, its targets, bytes and counts; a truncation reason carried over."""
+    for entry in more.get("files") or []:
+        into["files"].append({**entry, "path": posixpath.join(where, str(entry.get("path")))})
+    into["sass"] = sort_targets({*into.get("sass", []), *(more.get("sass") or [])})
+    into["ptx"] = sort_targets({*into.get("ptx", []), *(more.get("ptx") or [])})
+    for key in ("bytes_read", "files_scanned"):
+        into[key] = int(into.get(key) or 0) + int(more.get(key) or 0)
+    into["duration_ms"] = round(float(into.get("duration_ms") or 0) + float(more.get("duration_ms") or 0), 3)
+    if "truncated" in more and "truncated" not in into:
+        into["truncated"] = f"{where}: {more['truncated']}"
 
 
 def _cc_tuple(cc: str | tuple[int, int]) -> tuple[int, int] | None:

@@ -371,13 +371,28 @@ class Context:
         variant = self.package_variant(name)
         rel = self.release(name)
         if rel is None or variant is None:
-            raise Missing(f"pkg.{name}.archs", f"the manifests do not know the build of {name} {version}")
+            raise Missing(
+                f"pkg.{name}.archs", f"the manifests do not know the build of {name} {version}{self._unread(name)}"
+            )
         for v in rel.get("variants") or []:
             if v.get("variant") == variant:
                 found = self._machine_archs(f"pkg.{name}.archs", f"{name} {rel.get('version')} {variant}", v)
                 if found is not None:
                     return found
         raise Missing(f"pkg.{name}.archs", f"the manifests list no {variant} build of {name} {rel.get('version')}")
+
+    def _unread(self, name: str) -> str:
+        """Why the binary probe gave no targets of `name`, as a clause for a reason: not run (--deep), skipped, or
+        no GPU code in the files it read."""
+        section = self.facts.get("binaries")
+        if not isinstance(section, dict):
+            return " (--deep reads the installed binaries)"
+        entry = section.get(name)
+        if not isinstance(entry, dict):
+            return ""
+        if entry.get("skipped"):
+            return f" (its binaries were not read: {entry['skipped']})"
+        return " (the binary probe found no GPU code in its files)"
 
     def derived_archs(self, name: str) -> tuple[list[str], str] | None:
         """The targets read from the installed binaries of a release newer than the data (facts.derived)."""
@@ -443,7 +458,7 @@ class Context:
         variant = self.package_variant(name)
         rel = self.release(name)
         if rel is None or variant is None:
-            raise Missing(path, f"the manifests do not know the build of {name} {version}")
+            raise Missing(path, f"the manifests do not know the build of {name} {version}{self._unread(name)}")
         # an aarch64 wheel is another build: it can lack a library the x86_64 wheel has (sglang-kernel 0.4.4+
         # ship no flash_ops on aarch64), so an aarch64 box is judged only by the libraries read from that wheel
         machine = self.machine()

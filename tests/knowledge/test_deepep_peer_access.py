@@ -30,7 +30,15 @@ def box(gpus: int, p2p: str | None) -> dict[str, Any]:
             {"index": i, "name": "NVIDIA RTX PRO 6000 Blackwell Server Edition", "compute_capability": "12.0"}
             for i in range(gpus)
         ],
-        "packages": {"sglang": {"installed": True, "version": "0.5.8"}, "deep-ep": {"installed": True}},
+        "packages": {
+            "sglang": {"installed": True, "version": "0.5.8"},
+            "deep-ep": {"installed": True},
+            "sgl-deep-ep": {"installed": False},
+        },
+        # a source build for this GPU (TORCH_CUDA_ARCH_LIST=12.0), read by --deep: DeepEP's kernels have an image here
+        "binaries": {
+            "deep-ep": {"sass": ["sm_120"], "ptx": [], "files": [{"path": "deep_ep_cpp.so", "sass": ["sm_120"]}]}
+        },
     }
     if p2p is not None:
         facts["topology"] = {"gpu_count": gpus, "p2p": p2p}
