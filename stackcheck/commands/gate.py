@@ -882,7 +882,17 @@ _LATER_DOCUMENTS = ("components.json", "architectures.json", "gates.json", "meta
 #: where it is first used, as before)
 #: (the escaping's _UNSAFE and _JSON_UNSAFE are left out: ASCII output, which the shipped manifests make, never
 #: compiles them, redact.terminal_safe and json_safe; a decision with other characters compiles one where it is used)
-_MASKING = ("_TOKEN", "_ASSIGN_WORD", "_URL", "_ENV_ASSIGN", "_TOKEN_SPLIT", "_TOKEN_CHARS", "_UUID", "_FLAG_VALUE")
+_MASKING = (
+    "_TOKEN",
+    "_ASSIGN_WORD",
+    "_URL",
+    "_ENV_ASSIGN",
+    "_TOKEN_SPLIT",
+    "_TOKEN_CHARS",
+    "_UUID",
+    "_FLAG_VALUE",
+    "_FLAG_AHEAD",
+)
 
 
 #: modules whose patterns (stackcheck.lazy_re, compiled on first use) the verdicts (facts.versions: version
