@@ -359,14 +359,15 @@ def _saved_env(env: Mapping[Any, Any]) -> dict[Any, Any]:
     return out
 
 
-def redact_document(doc: Any) -> Any:
+def redact_document(doc: Any, texts: Callable[[str], str] = redact_text) -> Any:
     """A facts document or saved report read from a file (--facts, --host-facts, diff's inputs), as every
     command may show or write it again: recognisable secrets masked in every string (redact_tree: a host
     name, a tool's error, a version), the variables of `facts.system.env` and `facts.image.env` that the
     probes never record (a secret-looking name or value) dropped, the image's command (redact_argv) and
     labels (redact_labels) masked as the image reader masks them. A document written by stackcheck holds
-    none of these, and comes back unchanged."""
-    out = redact_tree(doc)
+    none of these, and comes back unchanged. `texts`: redact_text, or a function with its answers for the
+    document's strings (public_document's)."""
+    out = redact_tree(doc, texts)
     src = doc.get("facts") if isinstance(doc, dict) else None
     facts = out.get("facts") if isinstance(out, dict) else None
     if not isinstance(src, dict) or not isinstance(facts, dict):
@@ -383,6 +384,132 @@ def redact_document(doc: Any) -> Any:
         if isinstance(command, list) and all(isinstance(a, str) for a in command):
             shown["command"] = redact_argv(command)
     return out
+
+
+#: text that every change redact_text makes to an ASCII text needs (a necessary condition, case as written): a URL
+#: (`://`), a flag (`--`), the start of every credential shape of _TOKEN (finer than _TOKEN_MARKS: `sk-` and `sk_`
+#: where that has `sk`, which "skipped" and "disk" hold), an Authorization header, a bearer's scheme, a private key
+#: (tests/test_redact.py checks public_document against redact_text over hostile and generated texts)
+_CHANGE_MARKS = ("://", "--", "hf_", "ghp_", "gho_", "ghs_", "ghu_", "ghr_", "github_pat_", "glpat-", "sk-", "sk_",
+                 "rk_live_", "xox", "npm_", "pypi-", "AIza", "ya29.", "AKIA", "ASIA", "eyJ", "uthorization",
+                 "UTHORIZATION", "Bearer", "Basic", "Token", _PRIVATE_KEY_MARK)  # fmt: skip
+
+
+_FLAG_AHEAD = _lazy(r"(--[A-Za-z][A-Za-z0-9_.\-]*)[ \t]")  # _FLAG_VALUE's flag, and what must follow it
+
+
+def _strings(value: Any) -> set[str]:
+    """Every distinct string of a JSON-like value (keys too), iteratively."""
+    out: set[str] = set()
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            out.add(item)
+        elif isinstance(item, dict):
+            for k, v in item.items():
+                if isinstance(k, str):
+                    out.add(k)
+                if isinstance(v, str):
+                    out.add(v)
+                elif isinstance(v, dict | list | tuple):
+                    stack.append(v)
+        elif isinstance(item, list | tuple):
+            for v in item:
+                if isinstance(v, str):
+                    out.add(v)
+                elif isinstance(v, dict | list | tuple):
+                    stack.append(v)
+    return out
+
+
+def masked_texts(texts: set[str]) -> dict[str, str]:
+    """redact_text of each text that it changes, the others left out: the same answers as calling it on each, at a
+    fraction of the cost for a document's ~1,000 distinct strings (a report's: ~6 ms on the 2-core box), most of
+    which hold nothing to mask. The ASCII texts are joined and searched once per mark (_CHANGE_MARKS, and
+    _ASSIGN_WORDS in the joined text's lower case): only a text holding one is passed to redact_text; every other
+    text (not ASCII: Unicode case folding) is passed as it is."""
+    from bisect import bisect_right
+
+    plain = [t for t in texts if t.isascii()]
+    candidates = {t for t in texts if not t.isascii()}
+    joined = "\x00".join(plain)
+    starts: list[int] = []
+    at = 0
+    for text in plain:
+        starts.append(at)
+        at += len(text) + 1
+
+    def holding(haystack: str, mark: str, also: tuple[str, ...] = ()) -> None:
+        i = haystack.find(mark)
+        while i >= 0:
+            n = bisect_right(starts, i) - 1
+            if not also or any(more in plain[n] for more in also):
+                candidates.add(plain[n])
+            i = haystack.find(mark, starts[n + 1] if n + 1 < len(starts) else len(haystack))
+
+    for mark in _CHANGE_MARKS:
+        if mark != "--":  # (a URL is masked where it has a user: an `@`)
+            holding(joined, mark, ("@",) if mark == "://" else ())
+    if "--" in joined:  # a flag's value is masked where the flag is a secret one and a space or tab follows it
+        for m in _FLAG_AHEAD.finditer(joined):
+            if secret_flag(m.group(1)):
+                candidates.add(plain[bisect_right(starts, m.start()) - 1])
+    lower = joined.lower()
+    for word in _ASSIGN_WORDS:  # (_ASSIGN needs a separator: `=` or `:`)
+        holding(lower, word, ("=", ":"))
+    out: dict[str, str] = {}
+    for text in candidates:
+        shown = redact_text(text)
+        if shown != text:
+            out[text] = shown
+    return out
+
+
+def public_document(doc: Any) -> Any:
+    """A document as it may leave the process: every format of every document goes through this (stackcheck.render's
+    registries), and the files a verb writes besides its output. redact_document's masking (every string: a probe's
+    reason quoting a path, a tool's message, an environment value, a log line, a package's metadata; the facts' env,
+    image labels and command) and a top-level `command` / `given` argument list masked as a command line
+    (redact_argv: the value after `--api-key`). Never changes its argument; where nothing is masked, the argument
+    itself is the answer (no copy: a report's ~1,000 strings), so a caller never changes the answer either."""
+    masked = masked_texts(_strings(doc))
+    if not masked and not _parts_masked(doc):
+        return doc
+    out = redact_document(doc, lambda text: masked.get(text, text))
+    if isinstance(doc, dict) and isinstance(out, dict):
+        for key in ("command", "given"):
+            argv = doc.get(key)
+            if isinstance(argv, list):
+                out[key] = redact_argv([str(a) for a in argv])
+    return out
+
+
+def _parts_masked(doc: Any) -> bool:
+    """Whether public_document masks more of `doc` than its strings one by one: a top-level command line, the facts'
+    env (a secret-looking name or value dropped) or an image's labels and command."""
+    if not isinstance(doc, dict):
+        return False
+    for key in ("command", "given"):
+        argv = doc.get(key)
+        if isinstance(argv, list) and redact_argv([str(a) for a in argv]) != argv:
+            return True
+    facts = doc.get("facts")
+    if not isinstance(facts, dict):
+        return False
+    for section in ("system", "image"):
+        part = facts.get(section)
+        if isinstance(part, dict) and isinstance(part.get("env"), dict) and _saved_env(part["env"]) != part["env"]:
+            return True
+    image = facts.get("image")
+    if isinstance(image, dict):
+        labels, command = image.get("labels"), image.get("command")
+        if isinstance(labels, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in labels.items()):
+            if redact_labels(labels) != labels:
+                return True
+        if isinstance(command, list) and all(isinstance(a, str) for a in command) and redact_argv(command) != command:
+            return True
+    return False
 
 
 def message_safe(text: str) -> str:

@@ -425,3 +425,45 @@ def test_tvm_ffis_backend_override_is_recorded() -> None:
     assert redact_env({"TVM_FFI_GPU_BACKEND": "cuda", "TVM_FFI_OTHER": "x"}, home=HOME) == {
         "TVM_FFI_GPU_BACKEND": "cuda"
     }
+
+
+def test_public_document_masks_what_redact_text_masks_in_every_string() -> None:
+    """masked_texts joins a document's strings and searches each mark once: a text it leaves out is one redact_text
+    leaves as it is, over generated texts built from the pieces secrets are made of (secret flags among other
+    flags, URLs with and without a user, assignments, shapes), in one document, as keys and as values."""
+    import random
+
+    from stackcheck import redact
+
+    pieces = [*redact._TOKEN_MARKS, *redact._CHANGE_MARKS, *_examples(redact._CREDENTIAL_SHAPES)[::3], "sk", "gh",
+              "--api-key ", "--api-k\t", "--hf-token ", "--admin ", "--tokenizer-path ", "--quantization ", "--pat ",
+              "--", "---", "api_key", "token", "PassWord", "secret", "ſecret", "=", ": ", "https://u:p@h/",
+              "https://h/x@y", " ", "\t", "/", "_", "-", ".", "'", '"', "\n", "\x00", "é"]  # fmt: skip
+    rng = random.Random(5)
+    alphabet = "aZ9_-.+/=~xkAIyJ "
+    texts = set()
+    for _ in range(6000):
+        parts = [rng.choice(pieces) if rng.random() < 0.5 else "".join(rng.choices(alphabet, k=rng.randint(1, 24)))
+                 for _ in range(rng.randint(1, 6))]  # fmt: skip
+        texts.add("".join(parts))
+    expected = {t: redact_text(t) for t in texts}
+    assert any(expected[t] != t for t in texts) and any(expected[t] == t for t in texts)
+    assert redact.masked_texts(texts) == {t: shown for t, shown in expected.items() if shown != t}
+    listed = sorted(texts)
+    doc = {"facts": {"values": listed, "keys": dict.fromkeys(listed, 1)}}
+    shown = redact.public_document(doc)
+    assert shown["facts"]["values"] == [expected[t] for t in listed]
+    assert list(shown["facts"]["keys"]) == list(dict.fromkeys(expected[t] for t in listed))
+    clean = {"facts": {"values": [t for t in listed if expected[t] == t]}, "command": ["python", "-m", "x"]}
+    assert redact.public_document(clean) is clean  # nothing masked: no copy
+
+
+def test_public_document_masks_a_command_line_and_the_facts_env() -> None:
+    from stackcheck import redact
+
+    env = {"MY_TOKEN": "x"}
+    doc: dict[str, Any] = {"command": ["sglang", "--api-key", "plainvalue"], "facts": {"system": {"env": env}}}
+    shown = redact.public_document(doc)
+    assert shown["command"] == ["sglang", "--api-key", MASK]
+    assert shown["facts"]["system"]["env"] == {}
+    assert doc["command"][-1] == "plainvalue" and doc["facts"]["system"]["env"] == {"MY_TOKEN": "x"}

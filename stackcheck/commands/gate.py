@@ -270,7 +270,10 @@ def run(args: argparse.Namespace) -> int:
     if isinstance(doc, Kept):  # the same launch on the same box, nothing it read changed: what was printed then
         return doc.serve(command)
     allow = doc["decision"] == "allow"
-    shown = public_document(doc)  # what is printed: secrets masked; the command that runs is unchanged
+    # what is printed is masked by the format's renderer (stackcheck.render, redact.public_document: the values of
+    # secret-looking flags of the command line, credentials in URLs, token-shaped values); the command that runs is
+    # unchanged
+    shown = doc
     render = GATE_FORMATS[args.format]
     if command is None or args.dry_run or not allow:
         from stackcheck.atomic import write_stdout
@@ -324,17 +327,6 @@ class Kept:
         if entry["exec"] and command is not None:
             return _exec(command)
         return int(entry["code"])
-
-
-def public_document(doc: dict[str, Any]) -> dict[str, Any]:
-    """The decision as it may be printed (stdout, stderr, a pod's log, a decision file): the command line
-    with the values of secret-looking flags masked (`--api-key`, `--hf-token`, ...), credentials in URLs
-    and token-shaped values masked everywhere in the document (stackcheck.redact)."""
-    from stackcheck.redact import redact_argv, redact_tree
-
-    shown: dict[str, Any] = redact_tree(doc)
-    shown["command"] = redact_argv([str(a) for a in doc.get("command") or []])
-    return shown
 
 
 def _err(text: str) -> None:
@@ -885,12 +877,22 @@ def _import_later(names: Sequence[str]) -> None:
 _LATER_DOCUMENTS = ("components.json", "architectures.json", "gates.json", "meta.json", "sources.json")
 
 
-#: the stackcheck.redact patterns a decision compiles when it is masked (public_document) and rendered, as text
+#: the stackcheck.redact patterns a decision compiles when it is masked (redact.public_document) and rendered, as text
 #: and as JSON (traced on gate --dry-run of an SGLang command line; one a decision uses beyond these is compiled
 #: where it is first used, as before)
 #: (the escaping's _UNSAFE and _JSON_UNSAFE are left out: ASCII output, which the shipped manifests make, never
 #: compiles them, redact.terminal_safe and json_safe; a decision with other characters compiles one where it is used)
-_MASKING = ("_TOKEN", "_ASSIGN_WORD", "_URL", "_ENV_ASSIGN", "_TOKEN_SPLIT", "_TOKEN_CHARS", "_UUID", "_FLAG_VALUE")
+_MASKING = (
+    "_TOKEN",
+    "_ASSIGN_WORD",
+    "_URL",
+    "_ENV_ASSIGN",
+    "_TOKEN_SPLIT",
+    "_TOKEN_CHARS",
+    "_UUID",
+    "_FLAG_VALUE",
+    "_FLAG_AHEAD",
+)
 
 
 #: modules whose patterns (stackcheck.lazy_re, compiled on first use) the verdicts (facts.versions: version

@@ -392,7 +392,9 @@ def run(args: argparse.Namespace) -> int:
             "note": "the facts of this box as `stackcheck recommend`'s plan leaves it (hypothetical: nothing was run)",
             "facts": rec.facts_after,
         }
-        write_atomic(args.plan_facts, json_document(after))
+        from stackcheck.redact import public_document
+
+        write_atomic(args.plan_facts, json_document(public_document(after)))  # the box's facts: masked as shown
     _mask_secrets(doc)
     from stackcheck.knowledge.sources import normalize
 

@@ -56,15 +56,35 @@ def shipped_texts(names: Iterable[str] = MANIFEST_FILES) -> dict[str, tuple[str,
     return out
 
 
+#: the coarsest granularity of a file's modification and change times on a common file system (FAT's 2 s; ext3,
+#: HFS+ and many NFS servers: 1 s; ext4, XFS, Btrfs: the kernel's coarse clock, a few ms)
+TICK_NS = 2_000_000_000
+
+
+def _now_ns() -> int:
+    import time
+
+    return time.time_ns()
+
+
 def shipped_files(names: Iterable[str] = MANIFEST_FILES) -> dict[str, tuple[str, str, str]] | None:
     """file name -> (origin, path, stamp) for every shipped manifest in the package directory, or None when the
     package is not a directory on disk (a zip import: shipped_texts reads the texts then). Nothing is read: the
     stamp names the file's state ("\\0file SIZE MTIME_NS CTIME_NS INODE DEVICE", from one stat taken before the
     text is read), so that the plan cache's key need not hash ~1.4 MB of text on every run. An edit changes the
-    modification and change times (a change time cannot be set back), a replaced file its inode."""
+    modification and change times (a change time cannot be set back), a replaced file its inode.
+
+    Except within one tick of the file system's clock: an edit of the same size made in the tick of the last one
+    leaves both times as they were on a file system whose times are coarse (a 1 s or 2 s granularity). So a file
+    changed less than TICK_NS before this stat (or "later": a clock ahead of ours) gets a stamp that names this
+    moment too ("\\0file ... racy NOW_NS"), which no later run repeats: nothing kept under it (the parsed twins,
+    the plan cache, the gate's decisions) is ever served, and knowledge/prepared.py writes no twin for it. Once the
+    tick has passed, any later write moves the times past the stamped ones, so the plain stamp names the content
+    again (git's "racily clean" index entries, the same reasoning)."""
     base = _package_dir("manifests")
     if base is None:
         return None
+    now = _now_ns()  # (before the stats: the texts are read after them)
     out: dict[str, tuple[str, str, str]] = {}
     for name in names:
         path = os.path.join(base, name)
@@ -73,8 +93,19 @@ def shipped_files(names: Iterable[str] = MANIFEST_FILES) -> dict[str, tuple[str,
         except FileNotFoundError:
             continue
         stamp = f"\0file {st.st_size} {st.st_mtime_ns} {st.st_ctime_ns} {st.st_ino} {st.st_dev}"
+        if now - max(st.st_mtime_ns, st.st_ctime_ns) < TICK_NS:
+            stamp += f" {RACY} {now}"
         out[name] = (f"manifests/{name}", path, stamp)
     return out
+
+
+#: the word a stamp taken within a tick of its file's last change carries (shipped_files)
+RACY = "racy"
+
+
+def racy(stamp: str) -> bool:
+    """Whether `stamp` (shipped_files': one, or several in a key) was taken within a tick of a file's last change."""
+    return f" {RACY} " in stamp
 
 
 def schema_text(name: str) -> str:

@@ -12,7 +12,9 @@ None), nothing that runs. The key names everything the document depends on: FORM
 version string and marshal's format version (json's parser and marshal's encoding both come with the interpreter),
 the manifest file's path and its stamp (package_data.shipped_files: size, modification and change times, inode
 and device, from the stat taken before its text is read: an edit, a reinstall or a file put back with its old
-mtime is a new key, as a change time cannot be set back), and the stamp (paths.code_stamp) of the two modules
+mtime is a new key, as a change time cannot be set back; a file changed within a tick of the file system's clock
+before the stat, where a same-size edit can leave both times as they were, gets a stamp no later run repeats, and
+no twin is written for it), and the stamp (paths.code_stamp) of the two modules
 that make the document from the text (knowledge/loader.py and this one). A twin whose key is not this run's is
 never used, whatever it holds.
 
@@ -148,8 +150,11 @@ def _writable(where: str) -> bool:
 
 
 def keep(where: str, name: str, key: str, doc: Any) -> bool:
-    """Write the twin of `doc` (a parsed shipped document) under `key`; False when it was not written."""
-    if not _writable(where):
+    """Write the twin of `doc` (a parsed shipped document) under `key`; False when it was not written: also where the
+    key names a stamp taken within a tick of its file's change (package_data.racy), which no later run repeats."""
+    from stackcheck.knowledge.package_data import racy
+
+    if racy(key) or not _writable(where):
         return False
     import marshal
 

@@ -148,16 +148,21 @@ class ForkSession:
             answer = json.loads(b"".join(chunks))
         except ValueError:  # nothing, or not the whole of it: no answer
             answer = None
+        # the answer is in place before `done` says so: the gate's usage_reading, waiting on `done` in another thread
+        # while the NVML probe's thread reads here, took a `done` without an answer for no reading and read GPU usage
+        # again in the command itself (pynvml imported there, a second NVML start on a GPU box)
         if _well_formed(answer):
             # the child closed its end once the answer was written and shuts NVML down after it: its shutdown and
             # exit are not waited for here (reaped when it has ended: stop)
             self._reap(block=False)
+            self._answer = answer
             self.done.set()
             return answer  # type: ignore[no-any-return]
         ended = self._reap(block=True)
         self.failure = f"the NVML reader (process {self.pid}) ended without an answer ({ended})"
+        self._answer = failed = {"nvml": ("error", self.failure)}
         self.done.set()
-        return {"nvml": ("error", self.failure)}
+        return failed
 
     def _reap(self, block: bool) -> str:
         if self.reaped:  # (stop and a probe's thread may both reap a stopped child: the first one does)

@@ -234,9 +234,11 @@ def _read_gpu(r: _Reader, index: int) -> tuple[dict[str, Any], Any]:
 
 def _read_fabric(r: _Reader, label: str, handle: Any) -> dict[str, Any] | None:
     """The GPU's NVSwitch fabric registration (nvmlDeviceGetGpuFabricInfo, one call): {state, status}; state
-    not-supported where NVML answers NOT_SUPPORTED (a PCIe GPU, no fabric); None where it could not be read (the
-    call missing from this driver or nvidia-ml-py, another error: noted). `status` counts only once the state is
-    completed (NVML API reference, nvmlGpuFabricInfo_t: checked only when the state is complete)."""
+    not-supported where NVML answers NOT_SUPPORTED (a PCIe GPU, no fabric); None where it was not read (the call
+    missing from this driver or nvidia-ml-py: nothing was asked); {state: None, status: None, error} where the
+    read failed (another NVML error, a state this reader does not know: noted too), which the gate refuses as
+    unknown, unlike a state not read (context.gpu_fabric). `status` counts only once the state is completed (NVML
+    API reference, nvmlGpuFabricInfo_t: checked only when the state is complete)."""
     struct = getattr(r.nv, "c_nvmlGpuFabricInfo_t", None)
     fn = getattr(r.nv, "nvmlDeviceGetGpuFabricInfo", None)
     if struct is None or fn is None:
@@ -252,14 +254,15 @@ def _read_fabric(r: _Reader, label: str, handle: Any) -> dict[str, Any] | None:
             raise _GpuLost(exc) from None
         if name == "NVMLError_NotSupported":
             return {"state": "not-supported", "status": None}
-        if name != "NVMLError_FunctionNotFound":  # a driver older than the call: not read, quietly
-            r.notes.append(f"{label} fabric: {describe(exc)}")
-        return None
+        if name == "NVMLError_FunctionNotFound":  # a driver older than the call: not read, quietly
+            return None
+        r.notes.append(f"{label} fabric: {describe(exc)}")
+        return {"state": None, "status": None, "error": describe(exc)}
     state_code = int(getattr(info, "state", -1))
     state = FABRIC_STATES.get(state_code)
     if state is None:
         r.notes.append(f"{label} fabric: unknown state {state_code}")
-        return None
+        return {"state": None, "status": None, "error": f"unknown state {state_code}"}
     status_code = int(getattr(info, "status", -1))
     status = FABRIC_STATUS.get(status_code, f"nvml-error-{status_code}") if state == "completed" else None
     return {"state": state, "status": status}

@@ -19,6 +19,8 @@ Every JSON format is the one JSON writer, jsonout.py. layout.py lays text out at
 cutting, hanging indents, shell commands one line or a `\\` continuation, ANSI colour) for every human format.
 The renderers are imported when they run, not with this module (start-up time).
 
+Every renderer here shows its document through `stackcheck.redact.public_document` (one masking for every
+format of every document: a secret a probe's reason, a path or a package's metadata quotes never leaves the box).
 The human formats render text from the box terminal-safe: the report's text and markdown render a copy whose
 strings went through `stackcheck.redact.safe_tree` (GPU names, tool errors, versions, host names never
 bring a control character or an escape sequence to a terminal); JSON escapes them (`redact.json_text`).
@@ -44,10 +46,18 @@ if TYPE_CHECKING:
     Document = dict[str, Any]
 
 
+def _public(document: Any) -> Any:
+    """The document as it may be shown (stackcheck.redact.public_document: the one masking of every format of every
+    document: a secret quoted by a probe's reason, a tool's message, a path, a package's metadata is masked)."""
+    from stackcheck.redact import public_document
+
+    return public_document(document)
+
+
 def _json(document: Mapping[str, Any], options: RenderOptions) -> str:
     from stackcheck.render.jsonout import json_document
 
-    return json_document(document, compact=options.compact)
+    return json_document(_public(document), compact=options.compact)
 
 
 # ---- the report (audit, probe, plan) ---------------------------------------------------------------------
@@ -58,26 +68,27 @@ def _report_text(report: Report, options: RenderOptions) -> str:
     from stackcheck.render.text import render_plain
 
     # safe_tree copies the document with its strings made terminal-safe: the same shape
-    return render_plain(cast("Report", safe_tree(report)), options.width, color=options.color, sources=options.sources)
+    shown = cast("Report", safe_tree(_public(report)))
+    return render_plain(shown, options.width, color=options.color, sources=options.sources)
 
 
 def _report_markdown(report: Report, options: RenderOptions) -> str:
     from stackcheck.redact import safe_tree
     from stackcheck.render.markdown import render_markdown
 
-    return render_markdown(cast("Report", safe_tree(report)), sources=options.sources)
+    return render_markdown(cast("Report", safe_tree(_public(report))), sources=options.sources)
 
 
 def _report_prometheus(report: Report, options: RenderOptions) -> str:
     from stackcheck.render.prometheus import render_prometheus
 
-    return render_prometheus(report)
+    return render_prometheus(cast("Report", _public(report)))
 
 
 def _report_nfd(report: Report, options: RenderOptions) -> str:
     from stackcheck.render.nfd import render_nfd
 
-    return render_nfd(report)
+    return render_nfd(cast("Report", _public(report)))
 
 
 REPORT_FORMATS: Final[dict[str, Renderer[Report]]] = {
@@ -107,7 +118,7 @@ PLAN_FORMATS: Final[dict[str, Renderer[Report]]] = {
 def _gate_text(decision: Document, options: RenderOptions) -> str:
     from stackcheck.render.gate import render_text
 
-    return render_text(decision, options.warnings_only, options.verbose, options.width)
+    return render_text(_public(decision), options.warnings_only, options.verbose, options.width)
 
 
 GATE_FORMATS: Final[dict[str, Renderer[Document]]] = {"text": _gate_text, "json": _json}
@@ -161,9 +172,7 @@ def _fleet_csv(report: FleetReport, options: RenderOptions) -> str:
 def _fleet_summary(report: FleetReport) -> Any:
     """The summary as it may be shown: the host names, GPU names and versions come from files that stackcheck
     did not necessarily write, and a secret in one is masked (stackcheck.redact)."""
-    from stackcheck.redact import redact_tree
-
-    return redact_tree(report.summary)
+    return _public(report.summary)
 
 
 FLEET_FORMATS: Final[dict[str, Renderer[FleetReport]]] = {
@@ -180,7 +189,7 @@ FLEET_FORMATS: Final[dict[str, Renderer[FleetReport]]] = {
 def _explain_text(doc: Document, options: RenderOptions) -> str:
     from stackcheck.render.explain import render_text
 
-    return render_text(doc, options.width, options.sources)
+    return render_text(_public(doc), options.width, options.sources)
 
 
 EXPLAIN_FORMATS: Final[dict[str, Renderer[Document]]] = {"text": _explain_text, "json": _json}
@@ -190,14 +199,14 @@ def _diff_text(doc: Document, options: RenderOptions) -> str:
     from stackcheck.redact import safe_tree
     from stackcheck.render.diff import render_text
 
-    return render_text(safe_tree(doc), options.width)
+    return render_text(safe_tree(_public(doc)), options.width)
 
 
 def _diff_markdown(doc: Document, options: RenderOptions) -> str:
     from stackcheck.redact import safe_tree
     from stackcheck.render.diff import render_markdown
 
-    return render_markdown(safe_tree(doc))
+    return render_markdown(safe_tree(_public(doc)))
 
 
 DIFF_FORMATS: Final[dict[str, Renderer[Document]]] = {"text": _diff_text, "json": _json, "markdown": _diff_markdown}
@@ -206,13 +215,13 @@ DIFF_FORMATS: Final[dict[str, Renderer[Document]]] = {"text": _diff_text, "json"
 def _recommend_text(doc: Document, options: RenderOptions) -> str:
     from stackcheck.render.recommend import render_text
 
-    return render_text(doc)
+    return render_text(_public(doc))
 
 
 def _recommend_shell(doc: Document, options: RenderOptions) -> str:
     from stackcheck.render.recommend import render_shell
 
-    return render_shell(doc)
+    return render_shell(_public(doc))
 
 
 RECOMMEND_FORMATS: Final[dict[str, Renderer[Document]]] = {

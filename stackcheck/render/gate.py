@@ -66,8 +66,9 @@ def _line(prefix: str, b: dict[str, Any], shared: str | None = None) -> list[str
 def render_text(
     doc: dict[str, Any], warnings_only: bool = False, verbose: bool = False, width: int | None = None
 ) -> str:
-    """The decision for a reader (pass it `commands.gate.public_document(doc)`); every control character from the
-    box (a GPU name, a version, an argument) is shown as an escape, never sent to the terminal. The note that
+    """The decision for a reader (stackcheck.render's GATE_FORMATS mask it first: redact.public_document); every
+    control character from the box (a GPU name, a version, an argument) is shown as an escape, never sent to the
+    terminal. The note that
     lists the flags the gate does not read is printed with `verbose` only (it is in the JSON always)."""
     from stackcheck.redact import terminal_safe
 

@@ -662,20 +662,27 @@ class Context:
         not completed, or completed with an error status: `in-progress (GPU 0)`, `completed, status
         no-permission (GPU 1)`); else Missing where a Hopper-or-newer GPU's state was not read; else `completed`
         where one GPU is registered, `not-supported` where none has a fabric (NVML says so, or the GPU is older
-        than Hopper: NVML's fabric info is for Hopper and newer); `assumed` for --assume-gpu's GPUs."""
+        than Hopper: NVML's fabric info is for Hopper and newer); `assumed` for --assume-gpu's GPUs. A GPU whose
+        read failed (the probe asked NVML and got an error: `fabric.error`) raises Unknown, before a state not read
+        (Missing: a facts file from before the probe read it, an nvidia-ml-py or driver without the call): an
+        `exists` is then unknown, not false, so rule fabric-completed is unknown and the gate refuses (fail closed),
+        where a state not read is rule fabric-not-read's unknown, which the gate does not require."""
         gpus = self.facts.get("gpus")
         if not isinstance(gpus, list) or not gpus:
             raise Missing(path, self.gpus_unknown_reason() if not gpus else "GPUs not known")
         if any(str(a).startswith("gpus=") for a in self.facts.get("assumed") or []):
             return "assumed"  # --assume-gpu: GPUs that are not here have no fabric state to read
         unread: list[str] = []
+        failed: list[str] = []
         states: set[str] = set()
         for item in gpus:
             g = item if isinstance(item, dict) else {}
             kind, value = _fabric_of(g)
             if kind == "bad":
                 return value
-            (states.add if kind == "state" else unread.append)(value)
+            (states.add if kind == "state" else failed.append if kind == "failed" else unread.append)(value)
+        if failed:
+            raise Unknown(path, "the GPU fabric state could not be read (" + "; ".join(failed) + ")")
         if unread:
             raise Missing(path, "the GPU fabric state was not read (" + "; ".join(unread) + ")")
         return "completed" if "completed" in states else "not-supported"
@@ -1110,9 +1117,11 @@ def _differs(a: Any, b: Any) -> bool:
 
 def _fabric_of(g: Mapping[str, Any]) -> tuple[str, str]:
     """One GPU's fabric registration for `gpu.fabric`: ("bad", what is wrong), ("state", completed or
-    not-supported), or ("unread", why)."""
+    not-supported), ("failed", why: the probe's read failed), or ("unread", why)."""
     label = f"GPU {g.get('index', '?')}"
     fabric = g.get("fabric")
+    if isinstance(fabric, dict) and fabric.get("state") is None and isinstance(fabric.get("error"), str):
+        return "failed", f"{label}: {fabric['error']}"
     if isinstance(fabric, dict) and isinstance(fabric.get("state"), str):
         state, status = str(fabric["state"]), fabric.get("status")
         if state not in ("completed", "not-supported"):

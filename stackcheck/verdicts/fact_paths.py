@@ -33,8 +33,8 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             ("gpu.fabric",),
             "the box's NVSwitch fabric registration (NVML's per-GPU `fabric`), worst GPU first: `completed`, "
             "`not-supported` (no GPU has a fabric: PCIe, or older than Hopper), else the GPU that is not registered, "
-            "`in-progress (GPU 0)`; `assumed` for --assume-gpu; unknown where a Hopper-or-newer GPU's state was not "
-            "read",
+            "`in-progress (GPU 0)`; `assumed` for --assume-gpu; absent where a Hopper-or-newer GPU's state was not "
+            "read, unknown (`exists` too) where the probe's read of it failed",
         ),
         FactDoc(
             ("gpu.min_cuda",),

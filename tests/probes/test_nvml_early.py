@@ -524,3 +524,32 @@ def test_a_reader_that_cannot_start_a_thread_still_answers(
     _started_as(mode)
     adopted = NvmlProbe().run(bare_ctx(tmp_path))
     _same(adopted, direct)
+
+
+@pytest.mark.parametrize("mode", ["fork"], indirect=True)  # (a forked reader's session; no start is made here)
+def test_a_usage_reading_woken_by_the_answer_finds_it(monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
+    """The NVML probe's thread reads the child's answer (holding the reading lock) and sets `done`; the gate's
+    usage reading, waiting on `done` in another thread, wakes at that moment. It must find the answer there: it
+    took the answer not yet handed over for no reading, and read GPU usage again in the gate itself (pynvml imported
+    into the command, a second NVML start on a GPU box). Here the waking reader runs inside `done.set()` itself, so
+    the moment is not left to the scheduler."""
+    from stackcheck.probes.gpu_usage import read_gpu_usage
+
+    monkeypatch.setitem(sys.modules, "pynvml", _busy())
+    answer = nvml_early._reading(usage=True)
+    read_fd, write_fd = os.pipe()
+    os.write(write_fd, json.dumps(answer).encode())
+    os.close(write_fd)
+    session = nvml_early.ForkSession(os.getpid(), read_fd, usage=True)  # (no child of that pid: "already reaped")
+    woken: list[Any] = []
+
+    class Handing(threading.Event):
+        def set(self) -> None:
+            super().set()
+            woken.append(session.usage_reading(0.0))  # the gate's thread, woken by this very set()
+
+    session.done = Handing()
+    result, reason = session.outcome()  # the NVML probe's thread
+    assert reason is None and result.facts["gpus"]
+    assert woken and woken[0] is not None, "the usage reading woke to no answer"
+    assert _plain(woken[0]) == _plain(read_gpu_usage(_busy()))

@@ -77,7 +77,7 @@ def test_other_errors_are_noted(tmp_path: Path) -> None:
     fake = hgx("completed", "success").fail("nvmlDeviceGetGpuFabricInfo", "NoPermission", index=2)
     result = run(tmp_path, fake)
     assert result.status == "partial"
-    assert result.facts["gpus"][2]["fabric"] is None
+    assert result.facts["gpus"][2]["fabric"] == {"state": None, "status": None, "error": "no permission to query NVML"}
     assert "fabric" in result.facts["gpus"][2]["error"]
 
 
@@ -124,6 +124,7 @@ NS = {"state": "not-supported", "status": None}
         ([OK, None], "unknown", None),
         (["absent"], "unknown", None),
         ([{"state": "completed"}], "unknown", None),
+        ([OK, {"state": None, "status": None, "error": "no permission to query NVML"}], "unknown", None),
     ],
 )
 def test_check(manifests: Manifests, fabrics: list[Any], status: str, observed: str | None) -> None:

@@ -197,12 +197,25 @@ def test_the_installed_script_enters_where_python_m_does() -> None:
 
 @pytest.mark.parametrize("how", ["python -m", "console script"])
 @pytest.mark.parametrize(
-    "verb", [["audit", "--format", "json", "--output", "report.json"], ["gate", "--dry-run", "--", "/bin/true"]]
+    "verb",
+    [
+        ["audit", "--format", "json", "--output", "report.json"],
+        ["gate", "--dry-run", "--", "python", "-m", "sglang.launch_server", "--model-path", "m"],
+    ],
 )
 def test_python_m_stackcheck_forks_before_the_command_lines_imports(tmp_path: Path, verb: list[str], how: str) -> None:
     """`python -m stackcheck` and the installed script start the reader before stackcheck.cli (and threading) is
     imported: the child, a copy of the command at its fork, says what it holds when it imports pynvml. The facts
-    are the fake H200's."""
+    are the fake H200's. Every process that imports pynvml appends a line (the file was overwritten before: a
+    second import hid the first, or was hidden by it), and the command itself never does: the
+    gate's GPU usage comes from the child's answer (nvml_early.ForkSession._collect hands it over before `done`).
+
+    The gate gates an SGLang launch, whose decision waits for the facts: the NVML probe adopts the child's answer
+    before the command ends (bounded by the probe's own timeout). It gated /bin/true before, a decision made
+    without the facts: the command could end while its probes still ran in the background, drop the NVML start
+    (killing a child that had not imported pynvml yet: no line), and the NVML probe, finding no start to adopt,
+    started NVML in the command itself (a second line, after stackcheck.cli): 2 runs in 40 and 1 in 80 under two
+    busy loops on the 2-core box."""
     import json
     import os
     import subprocess
@@ -211,8 +224,10 @@ def test_python_m_stackcheck_forks_before_the_command_lines_imports(tmp_path: Pa
     (tmp_path / "pynvml.py").write_text(
         "import json, sys\n"
         f"sys.path.insert(0, {str(TESTS)!r})\n"
-        f"with open({str(seen)!r}, 'w') as fh:\n"
-        "    json.dump(sorted(m for m in ('stackcheck.cli', 'threading', 'argparse') if m in sys.modules), fh)\n"
+        "import os\n"
+        f"with open({str(seen)!r}, 'a') as fh:\n"
+        "    mods = sorted(m for m in ('stackcheck.cli', 'threading', 'argparse') if m in sys.modules)\n"
+        "    fh.write(json.dumps([os.getpid(), mods]) + '\\n')\n"
         "from fake_nvml import FakeNVML, load_doc\n"
         "sys.modules[__name__] = FakeNVML(load_doc('h200-1x.json'))\n",
         encoding="utf-8",
@@ -231,7 +246,8 @@ def test_python_m_stackcheck_forks_before_the_command_lines_imports(tmp_path: Pa
         cwd=tmp_path,
     )
     assert proc.returncode in (0, 1, 3), proc.stderr
-    assert json.loads(seen.read_text(encoding="utf-8")) == []
+    lines = [json.loads(line) for line in seen.read_text(encoding="utf-8").splitlines()]
+    assert len(lines) == 1 and lines[0][1] == [], lines  # one import (pid, modules), in the forked reader
     if verb[0] == "audit":
         report = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
         assert report["facts"]["driver"]["version"] == "580.159.04"
