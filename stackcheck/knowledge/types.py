@@ -192,6 +192,7 @@ class Release(TypedDict, total=False):
     requires_extras: dict[str, Any]
     optional_requires: dict[str, Any]
     requires_python: str
+    wheel_glibc: dict[str, Any]  # {min, source}: no file of the release installs on an older glibc
     renamed_to: str
     notes: list[str]
     source: Source

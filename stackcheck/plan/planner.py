@@ -26,6 +26,7 @@ from stackcheck.plan.solver import (
     component_name,
     enumerate_stacks,
     find_release,
+    not_installable,
     read_box,
     same_version,
     violations,
@@ -307,6 +308,10 @@ def _no_stack_error(space: Space, restrict: Restrict, box: Box) -> str:
         if best is None:
             continue
         label = _held_text(c, box) if c in restrict.hold else f"--to {c}=={restrict.pins[c][0]}"
+        if c == "sglang" and c in restrict.pins and not same_version(box.sglang, restrict.pins[c][0]):
+            pinned = [r for r in space.sglang if same_version(str(r.get("version")), restrict.pins[c][0])]
+            refused = next((t for r in pinned if (t := not_installable(r, box)) is not None), None)
+            label += f" ({refused})" if refused else ""
         problems = _problems_if_kept(space, best, c, box, restrict)
         return f"{label}; the closest consistent stack is {best.describe()}" + (
             f", and with {c} kept: {'; '.join(problems)}" if problems else ""

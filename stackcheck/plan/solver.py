@@ -9,7 +9,9 @@ or a branch). A stack is consistent when
   driver) and every GPU's architecture (architectures.json min_driver);
 - the kernel release pins the chosen torch (`requires`) and its variant is built for torch's CUDA major
   (an exact CUDA match is preferred);
-- SGLang's pins (`requires`) hold for torch, the kernel package and flashinfer-python.
+- SGLang's pins (`requires`) hold for torch, the kernel package and flashinfer-python;
+- an SGLang release to install has a file pip installs here: its Requires-Python admits the box's Python and
+  its wheels' glibc floor (`wheel_glibc`) is not above the box's glibc (where the facts say them).
 
 Search: backtracking in dependency order (SGLang, whose pins bound everything else, then torch, kernel,
 flashinfer, driver); each level's domain is pruned by the constraints with the levels already chosen, and
@@ -222,6 +224,8 @@ class Box:
     flashinfer: str | None
     sglang: str | None
     min_driver: str | None  # the newest min_driver of the GPUs' architectures
+    python: str | None = None  # system.python (the interpreter that runs SGLang)
+    glibc: str | None = None  # system.glibc
     # components the facts say are installed without saying which version (torch, flashinfer, sglang): the
     # planner reads them as it reads nothing installed, a step's `from` says what is there
     unversioned: tuple[str, ...] = ()
@@ -314,12 +318,32 @@ def read_box(ctx: Context) -> Box:
         flashinfer=_public_text(ctx.installed_version("flashinfer-python")),
         sglang=_public_text(ctx.installed_version("sglang")),
         min_driver=min_driver,
+        python=_text((ctx.facts.get("system") or {}).get("python")),
+        glibc=_text((ctx.facts.get("system") or {}).get("glibc")),
         unversioned=tuple(
             component
             for component, name in (("torch", "torch"), ("flashinfer", "flashinfer-python"), ("sglang", "sglang"))
             if not ctx.installed_version(name) and (ctx.package(name) or {}).get("installed") is True
         ),
     )
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def not_installable(rel: Release, box: Box) -> str | None:
+    """Why pip finds no file of this SGLang release for the box (its Requires-Python, its wheels' glibc floor),
+    or None. A fact the box does not say decides nothing here."""
+    sv = str(rel.get("version"))
+    spec = rel.get("requires_python")
+    if isinstance(spec, str) and box.python and version_in(box.python, spec) is False:
+        return f"sglang {sv} declares Requires-Python {spec}: pip finds no distribution of it for Python {box.python}"
+    floor = (rel.get("wheel_glibc") or {}).get("min")
+    if isinstance(floor, str) and box.glibc and (compare_numeric(box.glibc, floor) or 0) < 0:
+        tag = "manylinux_" + floor.replace(".", "_")
+        return f"sglang {sv} ships {tag} wheels only: pip finds none for glibc {box.glibc}"
+    return None
 
 
 # ---- domains ----------------------------------------------------------------------------------------
@@ -557,6 +581,10 @@ def enumerate_stacks(space: Space, restrict: Restrict, why: list[str] | None = N
         sv = str(rel.get("version"))
         sg = Choice("sglang", "sglang", sv, rank=s_i, current=same_version(space.box.sglang, sv), release=rel)
         if not allowed(sg, restrict):
+            continue
+        if not sg.current and (refused := not_installable(rel, space.box)) is not None:
+            if why is not None:
+                why.append(refused)
             continue
         req = {k: str(v) for k, v in (rel.get("requires") or {}).items()}
         kname = next((k for k in KERNEL_PACKAGES if k in req), None)

@@ -1,7 +1,8 @@
 """Step ordering: the target stack's changes as ordered steps (driver, CUDA toolkit, torch, kernel,
 flashinfer, SGLang, then manual patches), each with its installer's commands, why it is there, and the
-features blocked before the plan that are ok after it and every earlier step (`unblocks`); a feature ok
-now and blocked after the plan is a warning on the step after which it stays blocked."""
+features blocked before the plan that are ok after the whole plan, each on the step after which it stays ok
+(`unblocks`: a feature ok only between two steps, blocked again by a later one, is unblocked by none); a
+feature ok now and blocked after the plan is a warning on the step after which it stays blocked."""
 
 from __future__ import annotations
 
@@ -64,27 +65,14 @@ def plan_steps(ctx: Context, engine: Engine, target: Stack, box: Box, before: di
         ch = target.get(comp) if comp in COMPONENTS else None
         if ch is not None and not ch.current:
             order.append(ch)
-    unblocked: set[str] = set()
     final: dict[str, FeatureVerdict] = dict(before)
     drafts: list[tuple[Step, list[str]]] = []  # a step and its warnings, which the regressions extend
     for n, ch in enumerate(order):
         facts = apply_choice(facts, ch, ctx)
         choices = {**choices, ch.component: ch}
         states.append((choices, facts))
-        now = facts  # (bound for the lambdas below: this step's facts)
-
-        def judge(fid: str, choices: dict[str, Choice] = choices, now: Facts = now) -> FeatureVerdict:
-            return engine.verdict_with(choices, fid, lambda: now)
-
-        def ok_after(fid: str, choices: dict[str, Choice] = choices, now: Facts = now) -> bool:
-            return engine.ok_with(choices, fid, lambda: now)
-
         if n == len(order) - 1:
-            final = {fid: judge(fid) for fid in engine.features}
-            newly = sorted(fid for fid in blocked0 - unblocked if final[fid].get("status") == "ok")
-        else:  # only whether each is ok after this step (engine.ok_with reads no further than it must)
-            newly = sorted(fid for fid in blocked0 - unblocked if ok_after(fid))
-        unblocked.update(newly)
+            final = _verdicts(engine, (choices, facts))
         install = INSTALLERS[ch.component](ctx, ch, box, target)
         if ch.component == "driver":
             component, frm, to = "driver", box.installed_text("driver"), f"{ch.version} branch (CUDA {ch.cuda})"
@@ -98,12 +86,24 @@ def plan_steps(ctx: Context, engine: Engine, target: Stack, box: Box, before: di
             from_=frm,
             to=to,
             commands=install.commands,
-            unblocks=tuple(newly),
+            unblocks=(),
             reason=_reason(ctx, ch, target, box),
             warnings=(),
             alternatives=install.alternatives,
         )
         drafts.append((step, list(install.warnings)))
+    # unblocked: blocked before the plan, ok after it; told at the step after which it stays ok (an earlier
+    # step's stack can be ok and a later one block it again: SGLang 0.5.19 with sgl-kernel 0.3.21 between
+    # the kernel step and the SGLang step of a plan to 0.5.9)
+    newly: list[list[str]] = [[] for _ in drafts]
+    for fid in sorted(blocked0):
+        if not states or final[fid].get("status") != "ok":
+            continue
+        at = len(states) - 1
+        while at > 0 and _ok_at(engine, states[at - 1], fid):
+            at -= 1
+        newly[at].append(fid)
+    drafts = [(replace(step, unblocks=tuple(newly[i])), warnings) for i, (step, warnings) in enumerate(drafts)]
     # regressions: ok before the plan, blocked after it; told at the step after which it stays blocked
     if states:
         for fid in sorted(ok0):
@@ -115,6 +115,16 @@ def plan_steps(ctx: Context, engine: Engine, target: Stack, box: Box, before: di
             drafts[at][1].append(f"{fid} is ok now and blocked after this plan: {first_failure(final[fid])}")
     steps = [replace(step, warnings=tuple(warnings)) for step, warnings in drafts]
     return Steps(steps, facts, final)
+
+
+def _verdicts(engine: Engine, state: tuple[dict[str, Choice], Facts]) -> dict[str, FeatureVerdict]:
+    choices, facts = state
+    return {fid: engine.verdict_with(choices, fid, lambda: facts) for fid in engine.features}
+
+
+def _ok_at(engine: Engine, state: tuple[dict[str, Choice], Facts], fid: str) -> bool:
+    choices, facts = state
+    return engine.ok_with(choices, fid, lambda: facts)
 
 
 def _status_at(engine: Engine, state: tuple[dict[str, Choice], Facts], fid: str) -> str:
