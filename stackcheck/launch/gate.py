@@ -1287,6 +1287,86 @@ def release_choice_problems(d: Derived, mapping: Mapping[str, Any], sglang_versi
                 continue
             message = f"{text}: the server exits at once with 'invalid choice' (exit status 2)"
             out.append(Problem(flag, "blocked", "crash", message, run.get("source"), value, ", ".join(offered)))
+    return out + typed_value_problems(d, mapping, sglang_version, {p.subject for p in out})
+
+
+def _converts(kind: str, value: str) -> bool | None:
+    """Whether argparse's type=int or type=float (Python's int() and float()) takes `value`: int() takes an
+    optional sign, decimal digits (any script's), underscores between digits and surrounding whitespace, never
+    '2.5' or '1e3'; float() also takes '1e3', 'inf' and 'nan'. None where this Python's answer may not be the
+    server's: int()'s limit on the digits of a string (4300 from 3.11 and 3.10.7; none before)."""
+    try:
+        (int if kind == "int" else float)(value)
+    except ValueError as exc:
+        return None if "limit" in str(exc) else False
+    return True
+
+
+def typed_value_problems(
+    d: Derived, mapping: Mapping[str, Any], sglang_version: str | None, judged: Collection[str] = ()
+) -> list[Problem]:
+    """A value that the installed release's parser converts with type=int or type=float (launch.json
+    release_types, read from the wheels by tools/sglang_types.py) and that int() or float() rejects (`--tp 2.5`,
+    `--ep-size abc`, `--mem-fraction-static 0.8x`) ends the launch with argparse's 'invalid int value' / 'invalid
+    float value' (exit status 2): blocked. Each occurrence is converted as argparse meets it (nargs '+' and '*':
+    each value). Only releases release_types lists (a local build, 0.5.9+cu128, is its public release); flags
+    `judged` already names (release_choice_problems' int choices) are left to it. SGLang offers plugins no way to
+    change a declared flag's type, so a release that loads plugins first is judged the same."""
+    table = mapping.get("release_types")
+    if sglang_version is None or d.entrypoint != "launch-server" or not isinstance(table, dict):
+        return []
+    tokens = _tokens(d.sglang_args)
+    if not tokens:
+        return []
+    releases = [str(r) for r in table.get("releases") or []]
+    pos = _positions(releases)
+    version = sglang_version.partition("+")[0]
+    if version not in pos:
+        return []
+    starts = tuple({name for _, name, _, _ in tokens})
+    flags: set[str] | None = None
+    out: list[Problem] = []
+    for flag, entries in (table.get("flags") or {}).items():
+        for entry in entries if isinstance(entries, list) else []:
+            if not isinstance(entry, dict):
+                continue
+            names = [str(n) for n in entry.get("names") or [flag]]
+            if not any(n.startswith(starts) for n in names) or (judged and set(names) & set(judged)):
+                continue  # not on the command line, not even abbreviated (the cheap test first)
+            if not _in_runs(version, releases, entry.get("releases"), pos):
+                continue
+            if flags is None:
+                flags = reading_flags(mapping, version)
+            many = entry.get("nargs") not in (None, "?")
+            kind = str(entry.get("type"))
+            for value in option_values(d.sglang_args, names, flags, many=many):
+                if value is None:
+                    continue  # no value: another check's (argparse's 'expected one argument')
+                took = _converts(kind, value)
+                if took is True:
+                    continue
+                source = [
+                    {
+                        "title": f"sglang {version} wheel, {entry.get('file')}: {flag} is declared with "
+                        f"type={kind} (launch.json release_types, read by tools/sglang_types.py)",
+                        "url": f"https://pypi.org/project/sglang/{version}/",
+                    },
+                    *_as_list(table.get("source")),
+                ]
+                word = "an integer" if kind == "int" else "a number (float)"
+                if took is None:
+                    message = (
+                        f"SGLang {sglang_version} reads {flag} as {word}; {value[:40]!r}... has more digits than this "
+                        "Python's int() converts, and the server's Python may differ: not decided"
+                    )
+                    out.append(Problem(flag, "unknown", None, message, source, value[:80], f"type={kind}"))
+                else:
+                    message = (
+                        f"SGLang {sglang_version} reads {flag} as {word} (argparse type={kind}), and {value!r} is "
+                        f"none: the server exits at once with 'invalid {kind} value' (exit status 2)"
+                    )
+                    out.append(Problem(flag, "blocked", "crash", message, source, value, f"type={kind}"))
+                break  # argparse stops at the first value it cannot convert
     return out
 
 
