@@ -101,3 +101,39 @@ def test_registry_which_sgl_deep_ep_exports_elastic_buffer(version: str, has: bo
     with zipfile.ZipFile(fetch_wheel("sgl-deep-ep", version)) as zf:
         init = zf.read("deep_ep/__init__.py").decode()
     assert ("import ElasticBuffer" in init) is has
+
+
+# ---- --moe-a2a-backend deepep with DeepEP 2.x: no deep_ep_cpp to look for -------------------------------------
+# DeepEP's setup.py builds the top-level deep_ep_cpp up to 1.2.1 and deep_ep._C from 2.0.0 (b306af0), whose
+# deep_ep/__init__.py imports deep_ep._C; the check failed DeepEP 2.x for its missing deep_ep_cpp (an over-refusal).
+# On the parent (5e61616) the first and the third fail (fail: an over-refusal; fail where it is not decided); the
+# second is a guard (fails there too, as here).
+
+
+def _v1(version: str | None) -> Any:
+    from stackcheck.launch.preflight.a2a import check_a2a_package
+
+    data = json.loads((Path(__file__).resolve().parents[2] / "manifests" / "preflight.json").read_text())
+    deep_ep: dict[str, Any] = {"installed": True, "location": "/sp", "extension_files": []}
+    if version is not None:
+        deep_ep["version"] = version
+    facts = {
+        "packages": {"deep-ep": deep_ep, "sgl-deep-ep": {"installed": False}},
+        "system": {"python": "3.12.3", "machine": "x86_64"},
+    }
+    return check_a2a_package("deepep", facts, data, "0.5.23")
+
+
+def test_deep_ep_2_is_not_failed_for_deep_ep_cpp() -> None:
+    got = _v1("2.1.0+dd758ca")
+    assert got.status == "ok" and "builds no deep_ep_cpp" in got.message, got
+
+
+def test_deep_ep_1_without_deep_ep_cpp_still_fails() -> None:
+    got = _v1("1.2.1")
+    assert got.status == "fail" and "deep_ep_cpp" in got.observed, got
+
+
+def test_deep_ep_of_unknown_version_without_deep_ep_cpp_is_unknown() -> None:
+    got = _v1(None)
+    assert got.status == "unknown" and "does not build it" in got.message, got

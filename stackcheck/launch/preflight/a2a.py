@@ -140,7 +140,22 @@ def _judge_entry(check: str, entry: Mapping[str, Any], subject: str, facts: Mapp
         ext = entry.get("extension")
         ext_dists = ext.get("distributions") if isinstance(ext, Mapping) else None
         if isinstance(ext, Mapping) and (not isinstance(ext_dists, list) or name in ext_dists):
-            return _extension_result(ext, listed[name], name, facts, subject)
+            # the releases of the distribution that build the module (DeepEP 2.0.0 on build deep_ep._C instead of
+            # deep_ep_cpp); a version the facts do not give is judged as one that builds it
+            built = ext.get("versions")
+            have = listed[name].get("version")
+            builds = _version_in(have if isinstance(have, str) else None, built) if isinstance(built, str) else True
+            if builds is not False:
+                got = _extension_result(ext, listed[name], name, facts, subject)
+                if builds is None and got.status == "fail":  # a release that builds another module may be installed
+                    return CheckResult(check, "unknown", got.observed, got.required,
+                                       f"{got.message} (unless it is a release that does not build it: its versions "
+                                       f"{built} do, and the facts do not give the installed version)", got.source,
+                                       subject)  # fmt: skip
+                return got
+            return CheckResult(check, "ok", f"{name} {have} installed", module,
+                               f"{name} {have} is installed; it builds no {ext.get('module')} (its versions {built} "
+                               "do), and its own compiled module is not read", source, subject)  # fmt: skip
         return CheckResult(check, "ok", f"{name} installed", module, f"{name} is installed", source, subject)
     names = " or ".join(dists)
     if len(listed) == len(dists) and all(p.get("installed") is False for p in listed.values()):
