@@ -4,7 +4,7 @@ SGLang 0.5.19-0.5.23 import ElasticBuffer from deep_ep in a try block (token_dis
 ImportError 'DeepEP v2 (ElasticBuffer) is not available' when the dispatcher first builds its buffer, before serving.
 sgl-deep-ep 0.1.0 has no ElasticBuffer, 0.1.1 on export it (read in the wheels); DeepEP built from its repository has
 it from version 2.0.0 (deepseek-ai/DeepEP b306af0). preflight.json a2a_packages gains a deepep_v2 entry with a floor
-per distribution. On the parent (5e61616) 8 of these 11 fail (no entry for deepep_v2: the check was not run at all;
+per distribution. On the parent (5e61616) 8 of the first 11 fail (no entry for deepep_v2: the check was not run at all;
 the three registry readings of the wheels pass).
 """
 
