@@ -59,6 +59,7 @@ Decision policy:
 
 from __future__ import annotations
 
+import bisect
 import os
 import re
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
@@ -1290,6 +1291,32 @@ def release_choice_problems(d: Derived, mapping: Mapping[str, Any], sglang_versi
     return out + typed_value_problems(d, mapping, sglang_version, {p.subject for p in out})
 
 
+def _typed_index(table: Mapping[str, Any]) -> tuple[list[str], list[int], list[tuple[str, dict[str, Any]]]]:
+    """release_types' entries by name, for prefix look-ups: (every name sorted, the entry of each, the entries
+    as (flag, entry)). Built once for the last table read (~320 entries; a look-up is a bisection per name of the
+    command rather than a prefix test per entry)."""
+    kept = _TYPED_KEPT
+    if kept and kept[0] is table:
+        got: tuple[list[str], list[int], list[tuple[str, dict[str, Any]]]] = kept[1]
+        return got
+    entries: list[tuple[str, dict[str, Any]]] = []
+    pairs: list[tuple[str, int]] = []
+    for flag, listed in (table.get("flags") or {}).items():
+        for entry in listed if isinstance(listed, list) else []:
+            if isinstance(entry, dict):
+                for name in entry.get("names") or [flag]:
+                    pairs.append((str(name), len(entries)))
+                entries.append((str(flag), entry))
+    pairs.sort()
+    got = ([n for n, _ in pairs], [i for _, i in pairs], entries)
+    _TYPED_KEPT[:] = [table, got]
+    return got
+
+
+#: _typed_index's last index: [the release_types table, its index]
+_TYPED_KEPT: list[Any] = []
+
+
 def _converts(kind: str, value: str) -> bool | None:
     """Whether argparse's type=int or type=float (Python's int() and float()) takes `value`: int() takes an
     optional sign, decimal digits (any script's), underscores between digits and surrounding whitespace, never
@@ -1323,50 +1350,54 @@ def typed_value_problems(
     version = sglang_version.partition("+")[0]
     if version not in pos:
         return []
-    starts = tuple({name for _, name, _, _ in tokens})
+    index = _typed_index(table)
+    hit: dict[int, tuple[str, dict[str, Any]]] = {}  # the entries a name of the command spells, in full or abbreviated
+    for _, name, _, _ in tokens:
+        at = bisect.bisect_left(index[0], name)
+        while at < len(index[0]) and index[0][at].startswith(name):
+            hit.setdefault(index[1][at], index[2][index[1][at]])
+            at += 1
     flags: set[str] | None = None
     out: list[Problem] = []
-    for flag, entries in (table.get("flags") or {}).items():
-        for entry in entries if isinstance(entries, list) else []:
-            if not isinstance(entry, dict):
+    for _, (flag, entry) in sorted(hit.items()):
+        names = [str(n) for n in entry.get("names") or [flag]]
+        if judged and set(names) & set(judged):
+            continue
+        if not _in_runs(version, releases, entry.get("releases"), pos):
+            continue
+        if flags is None:
+            flags = reading_flags(mapping, version)
+        many = entry.get("nargs") not in (None, "?")
+        kind = str(entry.get("type"))
+        for value in option_values(d.sglang_args, names, flags, many=many):
+            if value is None:
+                continue  # no value: another check's (argparse's 'expected one argument')
+            took = _converts(kind, value)
+            if took is True:
                 continue
-            names = [str(n) for n in entry.get("names") or [flag]]
-            if not any(n.startswith(starts) for n in names) or (judged and set(names) & set(judged)):
-                continue  # not on the command line, not even abbreviated (the cheap test first)
-            if not _in_runs(version, releases, entry.get("releases"), pos):
-                continue
-            if flags is None:
-                flags = reading_flags(mapping, version)
-            many = entry.get("nargs") not in (None, "?")
-            kind = str(entry.get("type"))
-            for value in option_values(d.sglang_args, names, flags, many=many):
-                if value is None:
-                    continue  # no value: another check's (argparse's 'expected one argument')
-                took = _converts(kind, value)
-                if took is True:
-                    continue
-                source = [
-                    {
-                        "title": f"sglang {version} wheel, {entry.get('file')}: {flag} is declared with "
-                        f"type={kind} (launch.json release_types, read by tools/sglang_types.py)",
-                        "url": f"https://pypi.org/project/sglang/{version}/",
-                    },
-                    *_as_list(table.get("source")),
-                ]
-                word = "an integer" if kind == "int" else "a number (float)"
-                if took is None:
-                    message = (
-                        f"SGLang {sglang_version} reads {flag} as {word}; {value[:40]!r}... has more digits than this "
-                        "Python's int() converts, and the server's Python may differ: not decided"
-                    )
-                    out.append(Problem(flag, "unknown", None, message, source, value[:80], f"type={kind}"))
-                else:
-                    message = (
-                        f"SGLang {sglang_version} reads {flag} as {word} (argparse type={kind}), and {value!r} is "
-                        f"none: the server exits at once with 'invalid {kind} value' (exit status 2)"
-                    )
-                    out.append(Problem(flag, "blocked", "crash", message, source, value, f"type={kind}"))
-                break  # argparse stops at the first value it cannot convert
+            source = [
+                {
+                    "title": f"sglang {version} wheel, {entry.get('file')}: {flag} is declared with "
+                    f"type={kind} (launch.json release_types, read by tools/sglang_types.py)",
+                    "url": f"https://pypi.org/project/sglang/{version}/",
+                },
+                *_as_list(table.get("source")),
+            ]
+            word = "an integer" if kind == "int" else "a number (float)"
+            if took is None:
+                message = (
+                    f"SGLang {sglang_version} reads {flag} as {word}; {value[:40]!r}... has more digits than this "
+                    "Python's int() converts, and the server's Python may differ: not decided"
+                )
+                out.append(Problem(flag, "unknown", None, message, source, value[:80], f"type={kind}"))
+            else:
+                message = (
+                    f"SGLang {sglang_version} reads {flag} as {word} (argparse type={kind}), and "
+                    f"{value[:80]!r}{'...' if len(value) > 80 else ''} is none: the server exits at once with "
+                    f"'invalid {kind} value' (exit status 2)"
+                )
+                out.append(Problem(flag, "blocked", "crash", message, source, value, f"type={kind}"))
+            break  # argparse stops at the first value it cannot convert
     return out
 
 

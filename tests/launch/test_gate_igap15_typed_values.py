@@ -4,9 +4,10 @@ the launch with 'invalid int value' / 'invalid float value' (exit status 2); the
 does not list as an option with value int or float. launch.json release_types (tools/sglang_types.py, read from the
 wheels 0.5.1-0.5.23) names each typed flag per run of releases; the registry test reads it again.
 
-On the parent (5e61616) 18 of these 27 fail: the nine blocked values, the refusal, the gate and the seven registry
-readings (no typed-value check, no release_types). The options launch.json lists with value int or float (--tp,
---port, --mem-fraction-static, ...) were already refused by derive (a usage error) and are not read here."""
+On the parent (5e61616) 19 of these 28 fail: the nine blocked values, the refusal, the gate, the long values and
+the seven registry readings (no typed-value check, no release_types). The options launch.json lists with value int or
+float (--tp, --port, --mem-fraction-static, ...) were already refused by derive (a usage error) and are not read
+here."""
 
 from __future__ import annotations
 
@@ -129,3 +130,17 @@ def test_release_types_is_what_the_wheel_declares(release: str) -> None:
     }
     assert stored == {f: (v["type"], v["nargs"], v["names"], v["file"]) for f, v in read.items()}
     assert read["--ep-size" if Version(release) >= Version("0.5.14") else "--expert-parallel-size"]["type"] == "int"
+
+
+def test_a_long_value_is_cut_in_the_message_and_an_int_over_the_digit_limit_is_unknown() -> None:
+    from stackcheck.launch import gate
+
+    mapping = _mapping()
+    d = gate.derive(["python", "-m", "sglang.launch_server", "--model", "m", "--ep-size", "x" * 5000], mapping, {})
+    (problem,) = gate.release_choice_problems(d, mapping, "0.5.23")
+    assert problem.status == "blocked" and len(problem.message) < 400
+    if not hasattr(sys, "get_int_max_str_digits"):
+        pytest.skip("this Python's int() has no digit limit")
+    d = gate.derive(["python", "-m", "sglang.launch_server", "--model", "m", "--ep-size", "1" * 5000], mapping, {})
+    (problem,) = gate.release_choice_problems(d, mapping, "0.5.23")
+    assert problem.status == "unknown" and len(problem.message) < 400
