@@ -471,6 +471,15 @@ class ReleaseChoices(TypedDict, total=False):
     note: str
 
 
+class ReleaseTypes(TypedDict, total=False):
+    """launch.json `release_types`: the flags each release's parser converts with type=int or type=float."""
+
+    description: str
+    releases: list[str]
+    source: Source
+    flags: dict[str, list[dict[str, Any]]]  # flag -> [{type, releases (runs), file, nargs?, names?}]
+
+
 class Refusals(TypedDict, total=False):
     """launch.json `refusals`: flag combinations SGLang refuses while it reads its arguments (launch/refusals.py)."""
 
@@ -487,6 +496,7 @@ class Launch(TypedDict, total=False):
     release_flags: ReleaseFlags
     own_flag_choices: list[OwnFlagChoice]
     release_choices: list[ReleaseChoices]
+    release_types: ReleaseTypes
     draft_attention_backend: dict[str, Any]  # how a speculative draft's own backend is built (gate_preflight.py)
     refusals: Refusals
 

@@ -59,6 +59,7 @@ Decision policy:
 
 from __future__ import annotations
 
+import bisect
 import os
 import re
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
@@ -1287,6 +1288,116 @@ def release_choice_problems(d: Derived, mapping: Mapping[str, Any], sglang_versi
                 continue
             message = f"{text}: the server exits at once with 'invalid choice' (exit status 2)"
             out.append(Problem(flag, "blocked", "crash", message, run.get("source"), value, ", ".join(offered)))
+    return out + typed_value_problems(d, mapping, sglang_version, {p.subject for p in out})
+
+
+def _typed_index(table: Mapping[str, Any]) -> tuple[list[str], list[int], list[tuple[str, dict[str, Any]]]]:
+    """release_types' entries by name, for prefix look-ups: (every name sorted, the entry of each, the entries
+    as (flag, entry)). Built once for the last table read (~320 entries; a look-up is a bisection per name of the
+    command rather than a prefix test per entry)."""
+    kept = _TYPED_KEPT
+    if kept and kept[0] is table:
+        got: tuple[list[str], list[int], list[tuple[str, dict[str, Any]]]] = kept[1]
+        return got
+    entries: list[tuple[str, dict[str, Any]]] = []
+    pairs: list[tuple[str, int]] = []
+    for flag, listed in (table.get("flags") or {}).items():
+        for entry in listed if isinstance(listed, list) else []:
+            if isinstance(entry, dict):
+                for name in entry.get("names") or [flag]:
+                    pairs.append((str(name), len(entries)))
+                entries.append((str(flag), entry))
+    pairs.sort()
+    got = ([n for n, _ in pairs], [i for _, i in pairs], entries)
+    _TYPED_KEPT[:] = [table, got]
+    return got
+
+
+#: _typed_index's last index: [the release_types table, its index]
+_TYPED_KEPT: list[Any] = []
+
+
+def _converts(kind: str, value: str) -> bool | None:
+    """Whether argparse's type=int or type=float (Python's int() and float()) takes `value`: int() takes an
+    optional sign, decimal digits (any script's), underscores between digits and surrounding whitespace, never
+    '2.5' or '1e3'; float() also takes '1e3', 'inf' and 'nan'. None where this Python's answer may not be the
+    server's: int()'s limit on the digits of a string (4300 from 3.11 and 3.10.7; none before)."""
+    try:
+        (int if kind == "int" else float)(value)
+    except ValueError as exc:
+        return None if "limit" in str(exc) else False
+    return True
+
+
+def typed_value_problems(
+    d: Derived, mapping: Mapping[str, Any], sglang_version: str | None, judged: Collection[str] = ()
+) -> list[Problem]:
+    """A value that the installed release's parser converts with type=int or type=float (launch.json
+    release_types, read from the wheels by tools/sglang_types.py) and that int() or float() rejects (`--tp 2.5`,
+    `--ep-size abc`, `--mem-fraction-static 0.8x`) ends the launch with argparse's 'invalid int value' / 'invalid
+    float value' (exit status 2): blocked. Each occurrence is converted as argparse meets it (nargs '+' and '*':
+    each value). Only releases release_types lists (a local build, 0.5.9+cu128, is its public release); flags
+    `judged` already names (release_choice_problems' int choices) are left to it. SGLang offers plugins no way to
+    change a declared flag's type, so a release that loads plugins first is judged the same."""
+    table = mapping.get("release_types")
+    if sglang_version is None or d.entrypoint != "launch-server" or not isinstance(table, dict):
+        return []
+    tokens = _tokens(d.sglang_args)
+    if not tokens:
+        return []
+    releases = [str(r) for r in table.get("releases") or []]
+    pos = _positions(releases)
+    version = sglang_version.partition("+")[0]
+    if version not in pos:
+        return []
+    index = _typed_index(table)
+    hit: dict[int, tuple[str, dict[str, Any]]] = {}  # the entries a name of the command spells, in full or abbreviated
+    for _, name, _, _ in tokens:
+        at = bisect.bisect_left(index[0], name)
+        while at < len(index[0]) and index[0][at].startswith(name):
+            hit.setdefault(index[1][at], index[2][index[1][at]])
+            at += 1
+    flags: set[str] | None = None
+    out: list[Problem] = []
+    for _, (flag, entry) in sorted(hit.items()):
+        names = [str(n) for n in entry.get("names") or [flag]]
+        if judged and set(names) & set(judged):
+            continue
+        if not _in_runs(version, releases, entry.get("releases"), pos):
+            continue
+        if flags is None:
+            flags = reading_flags(mapping, version)
+        many = entry.get("nargs") not in (None, "?")
+        kind = str(entry.get("type"))
+        for value in option_values(d.sglang_args, names, flags, many=many):
+            if value is None:
+                continue  # no value: another check's (argparse's 'expected one argument')
+            took = _converts(kind, value)
+            if took is True:
+                continue
+            source = [
+                {
+                    "title": f"sglang {version} wheel, {entry.get('file')}: {flag} is declared with "
+                    f"type={kind} (launch.json release_types, read by tools/sglang_types.py)",
+                    "url": f"https://pypi.org/project/sglang/{version}/",
+                },
+                *_as_list(table.get("source")),
+            ]
+            word = "an integer" if kind == "int" else "a number (float)"
+            if took is None:
+                message = (
+                    f"SGLang {sglang_version} reads {flag} as {word}; {value[:40]!r}... has more digits than this "
+                    "Python's int() converts, and the server's Python may differ: not decided"
+                )
+                out.append(Problem(flag, "unknown", None, message, source, value[:80], f"type={kind}"))
+            else:
+                message = (
+                    f"SGLang {sglang_version} reads {flag} as {word} (argparse type={kind}), and "
+                    f"{value[:80]!r}{'...' if len(value) > 80 else ''} is none: the server exits at once with "
+                    f"'invalid {kind} value' (exit status 2)"
+                )
+                out.append(Problem(flag, "blocked", "crash", message, source, value, f"type={kind}"))
+            break  # argparse stops at the first value it cannot convert
     return out
 
 

@@ -171,6 +171,15 @@ def run_for_gate(
     loader = check_load_format_package(fmt, facts, data, sglang_version)
     if loader is not None and not (quant is not None and method == fmt):
         pre.results.append(loader)
+    # a W4AFP8 MoE layer off Hopper: sgl-kernel's cutlass_w4a8_moe_mm runs its SM90 kernel only (unknown there)
+    w4_table = (data.get("model") or {}).get("w4afp8_moe")
+    if isinstance(w4_table, dict) and any(info.w4afp8_moe is not False for info in pre.models):
+        from stackcheck.launch.preflight.w4afp8 import check_w4afp8_moe
+
+        for info in pre.models:
+            w4 = check_w4afp8_moe(info.w4afp8_moe, facts, w4_table, f"{info.role} {info.spec}")
+            if w4 is not None:
+                pre.results.append(w4)
     defaults = {str(o["flag"]): o.get("default") for o in gate._options(mapping) if "default" in o}
     for req in pre.requirements:
         if gate._conds(req.when, derived, defaults):

@@ -445,13 +445,18 @@ EXTENSION_LINKED = _lazy(r"^libnvshmem[\w]*\.so(\.\d+)*$")
 MAX_EXTENSION_FILES = 8
 
 
-def extension_links(entry: Mapping[str, Any], env: Mapping[str, str], view: FileView) -> dict[str, Any]:
+def extension_links(
+    entry: Mapping[str, Any], env: Mapping[str, str], view: FileView, interpreter: str | None = None
+) -> dict[str, Any]:
     """For each listed file of the extension module (packages.NAME.extension_files), the NVSHMEM libraries it needs
     (DT_NEEDED) and where the dynamic loader finds each, read, never loaded: {file: {"needed": [...], "rpath",
     "runpath", "found": {soname: path | None}, "unreadable"?: {soname: why}}, or {"error": why}}. A library is
-    looked for in the file's own DT_RPATH / DT_RUNPATH ($ORIGIN expanded), then as the cudalibs probe looks
-    (LD_LIBRARY_PATH, the ld.so cache file, the default directories); `wheel_copies` lists the copies in the
-    nvidia-* wheels' lib directories beside the distribution, which torch may load first by their soname."""
+    looked for in glibc's loader order (elf/dl-load.c _dl_map_object; ld.so(8)): for a file without DT_RUNPATH, its
+    DT_RPATH ($ORIGIN expanded), then as the cudalibs probe looks with the audited `interpreter`'s DT_RPATH first (the
+    executable's RPATH serves every object without a RUNPATH: a conda Python's $ORIGIN/../lib), LD_LIBRARY_PATH, the
+    ld.so cache file, the default directories; for a file with DT_RUNPATH, LD_LIBRARY_PATH, then its RUNPATH, then
+    the cache and the default directories (no RPATH counts). `wheel_copies` lists the copies in the nvidia-* wheels'
+    lib directories beside the distribution, which torch may load first by their soname."""
     from stackcheck.probes.cudalibs import _library_kind, box_machine, probe_cuda_libs
     from stackcheck.readers.elf import ElfError, ElfFile
     from stackcheck.readers.libs import expand_dirs, nvidia_wheel_dirs
@@ -473,6 +478,9 @@ def extension_links(entry: Mapping[str, Any], env: Mapping[str, str], view: File
         record: dict[str, Any] = {"needed": needed, "rpath": dyn.rpath, "runpath": dyn.runpath, "found": {}}
         # the loader reads DT_RPATH only where there is no DT_RUNPATH
         own = expand_dirs(dyn.runpath or dyn.rpath, where, machine or box_machine(view))
+        if dyn.runpath:  # LD_LIBRARY_PATH comes before a RUNPATH
+            ld = [d.rstrip("/") for d in (env.get("LD_LIBRARY_PATH") or "").split(":") if d.startswith("/")]
+            own = [*ld, *own]
         for soname in needed:
             hit = None
             for d in own:
@@ -484,7 +492,7 @@ def extension_links(entry: Mapping[str, Any], env: Mapping[str, str], view: File
                     record.setdefault("unreadable", {})[soname] = f"{d}/{soname}: {kind.partition(': ')[2]}"
                     break
             if hit is None and soname not in record.get("unreadable", {}):
-                libs = probe_cuda_libs(env, view, (soname,))
+                libs = probe_cuda_libs(env, view, (soname,), None if dyn.runpath else interpreter)
                 hit = libs.get(soname)
                 if soname in (libs.get("unreadable") or {}):
                     record.setdefault("unreadable", {})[soname] = libs["unreadable"][soname]
@@ -512,7 +520,10 @@ class PackagesProbe(Probe):
         packages = {name: package_facts(name, found.get(name, []), ctx.fs) for name in WANTED}
         for name, entry in packages.items():
             if name in EXTENSION_MODULES and isinstance(entry.get("extension_files"), list):
-                links = extension_links(entry, ctx.env, ctx.fs)  # (only where DeepEP is installed)
+                from stackcheck.probes.cudalibs import _interpreter
+
+                # (only where DeepEP is installed)
+                links = extension_links(entry, ctx.env, ctx.fs, _interpreter(ctx))
                 if links:
                     entry["extension_links"] = links
         errors = [f"{n}: {p['error']}" for n, p in packages.items() if "error" in p]

@@ -3,8 +3,9 @@ Mooncake's EP buffer (`mooncake.mooncake_ep_buffer`) in a try block when its tok
 raises ImportError ('DeepEP is not installed', 'Mooncake EP is not installed') when a MoE layer builds the
 dispatcher (model load, before serving). A --quantization method's own package (preflight.json quant_packages:
 humming-kernels, bitsandbytes) is judged the same way (check quant-package), with its minimum version where the entry
-gives one. The packages probe reads whether the distribution is installed; a list that does not name it (a
-hand-written or older report) leaves the check unknown. Pure."""
+gives one (`min_versions`: one per distribution, the first release whose deep_ep exports --moe-a2a-backend
+deepep_v2's ElasticBuffer). The packages probe reads whether the distribution is installed; a list that does not name
+it (a hand-written or older report) leaves the check unknown. Pure."""
 
 from __future__ import annotations
 
@@ -95,16 +96,29 @@ def _judge_entry(check: str, entry: Mapping[str, Any], subject: str, facts: Mapp
     packages = facts.get("packages") if isinstance(facts.get("packages"), Mapping) else None
     listed = {d: packages[d] for d in dists if packages is not None and isinstance(packages.get(d), Mapping)}
     installed = [d for d, p in listed.items() if p.get("installed") is True]
+    floors = entry.get("min_versions")
+    if len(installed) > 1 and isinstance(floors, Mapping):
+        # two distributions install the same import package: which one `import deep_ep` takes is not read, so
+        # their floors decide only where every one is below its own
+        below = [d for d in installed if _floor_fits(listed[d], floors.get(d)) is False]
+        if below and len(below) < len(installed):
+            both = " and ".join(installed)
+            return CheckResult(check, "unknown", f"{both} installed", module,
+                               f"{both} are both installed and both install {module}; "
+                               f"{', '.join(below)} is older than the release that has what {subject} imports, "
+                               "and which one the import takes is not read", source, subject)  # fmt: skip
     if installed:
         name = installed[0]
-        floor = entry.get("min_version")
+        floor = entry.get("min_version") or (floors.get(name) if isinstance(floors, Mapping) else None)
         if isinstance(floor, str):
             version = listed[name].get("version")
             fits = _version_in(version if isinstance(version, str) else None, f">={floor}")
             observed = f"{name} {version} installed" if isinstance(version, str) else f"{name} installed"
             if fits is False:
-                return CheckResult(check, "fail", observed, f"{module}>={floor}", str(entry.get("version_message")),
-                                   source, subject)  # fmt: skip
+                msg = str(entry.get("version_message")).replace("{dist}", name).replace("{floor}", floor)
+                return CheckResult(check, "fail", observed, f"{name}>={floor}" if isinstance(floors, Mapping) else
+                                   f"{module}>={floor}", msg.replace("{version}", str(version)), source,
+                                   subject)  # fmt: skip
             if fits is None:
                 return CheckResult(check, "unknown", observed, f"{module}>={floor}",
                                    f"{subject} needs {name} {floor} or newer, and the facts do not give the installed "
@@ -126,7 +140,22 @@ def _judge_entry(check: str, entry: Mapping[str, Any], subject: str, facts: Mapp
         ext = entry.get("extension")
         ext_dists = ext.get("distributions") if isinstance(ext, Mapping) else None
         if isinstance(ext, Mapping) and (not isinstance(ext_dists, list) or name in ext_dists):
-            return _extension_result(ext, listed[name], name, facts, subject)
+            # the releases of the distribution that build the module (DeepEP 2.0.0 on build deep_ep._C instead of
+            # deep_ep_cpp); a version the facts do not give is judged as one that builds it
+            built = ext.get("versions")
+            have = listed[name].get("version")
+            builds = _version_in(have if isinstance(have, str) else None, built) if isinstance(built, str) else True
+            if builds is not False:
+                got = _extension_result(ext, listed[name], name, facts, subject)
+                if builds is None and got.status == "fail":  # a release that builds another module may be installed
+                    return CheckResult(check, "unknown", got.observed, got.required,
+                                       f"{got.message} (unless it is a release that does not build it: its versions "
+                                       f"{built} do, and the facts do not give the installed version)", got.source,
+                                       subject)  # fmt: skip
+                return got
+            return CheckResult(check, "ok", f"{name} {have} installed", module,
+                               f"{name} {have} is installed; it builds no {ext.get('module')} (its versions {built} "
+                               "do), and its own compiled module is not read", source, subject)  # fmt: skip
         return CheckResult(check, "ok", f"{name} installed", module, f"{name} is installed", source, subject)
     names = " or ".join(dists)
     if len(listed) == len(dists) and all(p.get("installed") is False for p in listed.values()):
@@ -141,6 +170,14 @@ def _judge_entry(check: str, entry: Mapping[str, Any], subject: str, facts: Mapp
         source,
         subject,
     )
+
+
+def _floor_fits(package: Mapping[str, Any], floor: object) -> bool | None:
+    """Whether the installed distribution's version is at least `floor` (True where there is no floor)."""
+    if not isinstance(floor, str):
+        return True
+    version = package.get("version")
+    return _version_in(version if isinstance(version, str) else None, f">={floor}")
 
 
 def _prebuilt_result(

@@ -101,6 +101,8 @@ class ModelInfo:
     mla_dims: dict[str, Any] = field(default_factory=dict)
     # the query heads config.json states (query_heads), which the attention TP size splits; None: not read
     query_heads: int | None = None
+    # whether its MoE layers run W4AFp8MoEMethod (preflight/w4afp8.py runs_w4afp8_moe); None: not decided
+    w4afp8_moe: bool | None = False
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -605,6 +607,13 @@ def read_model(
     info.query_heads = query_heads(config)
     info.multimodal = is_multimodal(info.architectures, options, mdata.get("multimodal_architectures") or {})
     info.quant_method, info.quant_why = quant_method, quant_why
+    w4_table = mdata.get("w4afp8_moe")
+    if isinstance(w4_table, Mapping) and "w4afp8" in (quant_method, options.get("--quantization")):
+        from stackcheck.launch.preflight.w4afp8 import runs_w4afp8_moe
+        from stackcheck.launch.refusals import _model_moe
+
+        info.w4afp8_moe = runs_w4afp8_moe(w4_table, options.get("--quantization"), quant_method, qcfg, config,
+                                          info.architectures, _model_moe(config), sglang_version)  # fmt: skip
     ct_table = mdata.get("compressed_tensors_schemes") or {}
     quark_table = mdata.get("quark_schemes") or {}
     if quant_method is not None and quant_method == ct_table.get("quant_method"):

@@ -1,0 +1,104 @@
+"""W4AFP8 MoE layers off Hopper (preflight.json model.w4afp8_moe; check w4afp8-moe-gpu).
+
+SGLang's W4AFp8 config (min capability 90) runs a MoE layer through W4AFp8MoEMethod, whose forward calls
+sgl-kernel's cutlass_w4a8_moe_mm, and that entry point runs its SM90 kernel whatever the GPU: on a GPU of another
+major (Blackwell, 10 and 12) no source read says what happens, so the check is unknown there, never ok.
+
+Which checkpoints run it: `--quantization w4afp8`, or a ModelOpt MIXED_PRECISION checkpoint that the release maps to
+w4afp8 rather than modelopt_mixed (0.5.10-0.5.14: a NemotronH model is modelopt_mixed; 0.5.15 on: one whose
+hf_quant_config.json `quantized_layers` name an NVFP4 layer is). Pure."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from stackcheck.launch.preflight.result import CheckResult
+from stackcheck.lean_typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
+
+CHECK = "w4afp8-moe-gpu"
+
+
+def _mixed(rule: Mapping[str, Any], qcfg: Mapping[str, Any], config: Mapping[str, Any], archs: Sequence[str]) -> bool:
+    """Whether one modelopt_mixed rule of the table takes the checkpoint as modelopt_mixed."""
+    model_type = rule.get("model_type")
+    prefix = rule.get("architecture_prefix")
+    if isinstance(model_type, str) and config.get("model_type") == model_type:
+        return True
+    if isinstance(prefix, str) and any(a.startswith(prefix) for a in archs):
+        return True
+    algos = {str(a).upper() for a in rule.get("quantized_layer_algos") or []}
+    layers = qcfg.get("quantized_layers")
+    if algos and isinstance(layers, Mapping):
+        return any(isinstance(v, Mapping) and str(v.get("quant_algo", "")).upper() in algos for v in layers.values())
+    return False
+
+
+def runs_w4afp8_moe(
+    table: Mapping[str, Any],
+    flag: object,
+    quant_method: str | None,
+    qcfg: Mapping[str, Any],
+    config: Mapping[str, Any],
+    archs: Sequence[str],
+    moe: object,
+    version: str | None,
+) -> bool | None:
+    """Whether the model's MoE layers run W4AFp8MoEMethod: `flag` is --quantization as given (None: not given),
+    `quant_method` the checkpoint's as the preflight reads it (a MIXED_PRECISION one reads w4afp8), `moe` whether
+    the model has routed experts (refusals._model_moe: True, False or unknown). None where it is not decided (the
+    release not known and its rules disagree, the experts not read)."""
+    if flag == "w4afp8":
+        mixed: bool | None = False
+    elif flag is None and quant_method == "w4afp8" and str(qcfg.get("quant_algo")) == "MIXED_PRECISION":
+        from stackcheck.facts.versions import version_in
+
+        answers = set()
+        for rule in table.get("modelopt_mixed") or []:
+            if not isinstance(rule, Mapping):
+                continue
+            held = version_in(version, str(rule.get("versions"))) if version is not None else None
+            if held is False:
+                continue
+            answers.add(_mixed(rule, qcfg, config, archs))
+            if held is None:
+                answers.add(False)  # the release may be one that no rule covers (w4afp8 then)
+        mixed = None if len(answers) > 1 else (answers.pop() if answers else False)
+    elif flag is None and quant_method == "w4afp8":
+        mixed = False
+    else:
+        return False
+    if mixed is True or moe is False:
+        return False
+    if mixed is None or moe is not True:
+        return None
+    return True
+
+
+def check_w4afp8_moe(
+    runs: bool | None, facts: Mapping[str, Any], table: Mapping[str, Any], subject: str
+) -> CheckResult | None:
+    """unknown where the model's MoE layers run (or may run) W4AFp8MoEMethod on a GPU of a major the kernel's
+    source does not decide (table `majors`: 9), or whose major was not read; None otherwise (GPUs below 9 are the
+    config's minimum capability's: refused by the quantization method's own rule)."""
+    if runs is False or not table:
+        return None
+    from stackcheck.launch.refusals import gpu_majors
+
+    decided = {int(m) for m in table.get("majors") or []}
+    majors = gpu_majors(facts)
+    source = table.get("source")
+    required = f"a GPU of major {', '.join(str(m) for m in sorted(decided))}"
+    if majors is None:
+        why = "the GPUs' compute capability was not all read"
+    else:
+        other = sorted(m for m in majors if m not in decided and m >= min(decided, default=9))
+        if not other:
+            return None
+        why = f"this box has major {', '.join(str(m) for m in other)}"
+    what = "run" if runs else "may run (not decided: see the message)"
+    observed = {"majors": sorted(majors) if majors is not None else None, "w4afp8_moe": runs}
+    message = str(table.get("message") or "").replace("{why}", why).replace("{what}", what)
+    return CheckResult(CHECK, "unknown", observed, required, f"{subject}: {message}", source, subject)
