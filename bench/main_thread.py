@@ -11,7 +11,8 @@ stackcheck.cli.run. Times are milliseconds since the CHILD's first line (the int
 (gate_cache.slot_for's return), `probes start` (the first pipeline.Background), `kept reads` (gate_cache.unchanged's
 first return: the entry's reads made again), `wait` / `facts` (the main thread's first Background.get of the facts:
 its call and return), `served` (commands.gate.Kept.serve's return), `exit` (os._exit). Marks of other threads (wall
-only): `answer` (ForkSession._collect's return: the forked reader's answer read), `probes done` (run_probes's
+only): `begin probe-NAME` (each probe thread's start; the NVML probe's takes the forked reader's answer), `answer`
+(ForkSession._collect's return: the forked reader's answer read), `probes done` (run_probes's
 return), `end probe-NAME` (each probe thread's end, latest last: the probes still running after the answer). The
 gate row is served from the decision run 0 kept (its own cache directory). NVML is bench/sleepy_nvml with the
 stand-in libnvidia-ml.so.1 of bench/critical_path.py (--init-ms) unless --real-nvml; --python3 puts that
@@ -77,6 +78,8 @@ wrap("stackcheck.probes.runner", "run_probes", after="probes done", anywhere=Tru
 real_run = threading.Thread.run
 def thread_run(self):
     name = self.name
+    if name.startswith("probe-"):
+        mark("begin " + name, cpu=False)
     try:
         real_run(self)
     finally:
@@ -93,7 +96,8 @@ os._exit = leave
 from stackcheck.cli import run
 run()
 """
-ORDER = ["parser", "slot", "probes start", "kept reads", "wait", "answer", "probes done", "facts", "served", "exit"]
+ORDER = ["parser", "slot", "probes start", "kept reads", "wait", "answer", "probes done", "facts"]
+ORDER += ["served", "exit"]
 
 
 def once(tree: str, args: list[str], env: dict[str, str]) -> dict[str, list[float | None]]:
@@ -145,7 +149,7 @@ def main() -> int:
     for row in labels:
         print(f"\n{row}: {' '.join(ROWS[row])}")
         print(f"  {'mark':14}{'wall':>8}{'main CPU':>10}{'runs':>6}")
-        ends = {n for m in got[row] for n in m if n.startswith("end ")}
+        ends = {n for m in got[row] for n in m if n.startswith(("begin ", "end "))}
         ends_by = sorted(ends, key=lambda n: statistics.median(float(m[n][0] or 0.0) for m in got[row] if n in m))
         for name in [*ORDER, *ends_by]:
             seen = [m[name] for m in got[row] if name in m]
