@@ -21,7 +21,7 @@ audit must not pass what it did not see.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 SOURCES = (
@@ -86,17 +86,28 @@ def from_facts(section: Mapping[str, Any]) -> RequireSet:
     return out
 
 
-def judge_facts(image: Mapping[str, Any], driver: Mapping[str, Any], gpus: Sequence[Mapping[str, Any]]) -> Judgement:
-    """`judge` over facts sections: facts.image, facts.driver, facts.gpus (brand read when a GPU has one)."""
+def judge_facts(
+    image: Mapping[str, Any],
+    driver: Mapping[str, Any],
+    gpus: Sequence[Mapping[str, Any]],
+    brand_table: Mapping[str, Any] | None = None,
+) -> Judgement:
+    """`judge` over facts sections: facts.image, facts.driver, facts.gpus. A GPU's `brand` (NVML's name, read by
+    the NVML probe) becomes the word each libnvidia-container release compares (`brand_table`: components.json
+    driver.container_brands, the shipped one when not given); no brand: the brand terms are unknown."""
     section = image.get("nvidia_require")
     reqs = from_facts(section) if isinstance(section, Mapping) else RequireSet()
-    devices = [
-        Device(
-            g.get("compute_capability") if isinstance(g.get("compute_capability"), str) else None,
-            g.get("brand") if isinstance(g.get("brand"), str) else None,
-        )
-        for g in gpus
-    ]
+    devices: list[Device] = []
+    for g in gpus:
+        arch = g.get("compute_capability") if isinstance(g.get("compute_capability"), str) else None
+        name = g.get("brand") if isinstance(g.get("brand"), str) else None
+        if name is None:
+            devices.append(Device(arch, None))
+            continue
+        if brand_table is None:
+            brand_table = shipped_brand_table()
+        words = brand_words(name, brand_table)
+        devices.append(Device(arch, words[0] if len(words) == 1 else None, words if len(words) > 1 else (), name))
     version = driver.get("version") if isinstance(driver.get("version"), str) else None
     cuda = driver.get("cuda") if isinstance(driver.get("cuda"), str) else None
     return judge(reqs, version, cuda, devices)
@@ -208,7 +219,44 @@ class Device:
     """One visible GPU as the requirement language sees it."""
 
     arch: str | None  # compute capability, "9.0"
-    brand: str | None  # NVML brand name ("tesla", "nvidia", ...); None when not known
+    brand: str | None  # the brand word the toolkit compares ("Tesla", "GeForce", ...); None when not known
+    # where the word depends on the libnvidia-container release (not read on the box): each release's word,
+    # None for a release whose word was not read; judged with each, the outcome counts only when they agree
+    words: tuple[str | None, ...] = ()
+    label: str = ""  # the brand as NVML names it (GEFORCE), for messages
+
+
+def brand_words(nvml_name: str | None, table: Mapping[str, Any]) -> tuple[str | None, ...]:
+    """The words libnvidia-container's releases give a GPU of NVML brand `nvml_name` (components.json
+    driver.container_brands): one per release range, deduplicated; None where not known (no brand read, a
+    name NVML's enum table does not hold, or a code the newest switch read does not name, which a later
+    release may)."""
+    if not nvml_name:
+        return (None,)
+    name = nvml_name.upper()
+    known = {str(v) for v in ((table.get("nvml_enum") or {}).get("codes") or {}).values()}
+    entries = [e for e in table.get("toolkit_words") or [] if isinstance(e, Mapping)]
+    if name not in known or not entries:
+        return (None,)
+    out: list[str | None] = []
+    for n, entry in enumerate(entries):
+        words = entry.get("words") or {}
+        word = words.get(name, entry.get("default"))
+        for w in (word if isinstance(word, str) else None,) + (
+            (None,) if n == len(entries) - 1 and name not in words and name != "UNKNOWN" else ()
+        ):
+            if w not in out:
+                out.append(w)
+    return tuple(out)
+
+
+def shipped_brand_table() -> Mapping[str, Any]:
+    """components.json driver.container_brands of the manifests in use (shipped, with the user's)."""
+    from stackcheck.knowledge.loader import load
+
+    driver = load().components.get("driver") or {}
+    table = driver.get("container_brands") if isinstance(driver, Mapping) else None
+    return table if isinstance(table, Mapping) else {}
 
 
 def _check(c: Constraint, driver: str | None, cuda: str | None, device: Device | None) -> bool | None:
@@ -238,6 +286,20 @@ def _any(values: Sequence[bool | None]) -> bool | None:
     return None if any(v is None for v in values) else False
 
 
+def _where(device: Device | None) -> str:
+    if device is None:
+        return ""
+    parts = [f"cc {device.arch}"] if device.arch else []
+    if device.label or device.brand:
+        word = f" (toolkit word {device.brand})" if device.brand and device.label else ""
+        parts.append(f"brand {device.label or device.brand}{word}")
+    return f" on a GPU of {', '.join(parts)}" if parts else ""
+
+
+def _driver(version: str | None, cuda: str | None) -> str:
+    return f"driver {version or '?'} (CUDA {cuda or '?'})"
+
+
 @dataclass(frozen=True)
 class Judgement:
     satisfied: bool | None  # None: unknown (a value the constraints need was not known)
@@ -260,23 +322,30 @@ def judge(
         return Judgement(True, reason="the image states no NVIDIA_REQUIRE_* requirement")
     targets: list[Device | None] = list(devices) or [None]
     results: list[bool | None] = []
+    undecided_brand = False
     for device in targets:
+        variants = [replace(device, brand=w) for w in device.words] if device is not None and device.words else [device]
         for req in reqs.requirements:
             if not req.alternatives:
                 continue  # an empty requirement holds (dsl_evaluate starts from true)
-            value = _any(
-                [_all([_check(c, driver_version, driver_cuda, device) for c in alt]) for alt in req.alternatives]
-            )
+            values = [
+                _any([_all([_check(c, driver_version, driver_cuda, v) for c in alt]) for alt in req.alternatives])
+                for v in variants
+            ]
+            value = values[0] if all(x is values[0] for x in values) else None
             if value is False:
-                where = f" on a GPU of cc {device.arch}" if device is not None and device.arch else ""
                 return Judgement(
-                    False,
-                    req.text,
-                    f"unsatisfied condition{where}: driver {driver_version or '?'} (CUDA {driver_cuda or '?'})",
+                    False, req.text, f"unsatisfied condition{_where(device)}: {_driver(driver_version, driver_cuda)}"
                 )
+            undecided_brand = undecided_brand or (value is None and len(set(values)) > 1)
             results.append(value)
     if any(v is None for v in results):
         missing = [n for n, v in (("driver version", driver_version), ("driver CUDA version", driver_cuda)) if not v]
-        what = ", ".join(missing) or "the GPU brand"
+        what = ", ".join(missing) or (
+            "the GPU brand's word: libnvidia-container releases before and from 1.9.0 name it differently, and the "
+            "release on this box is not read"
+            if undecided_brand
+            else "the GPU brand"
+        )
         return Judgement(None, reason=f"not known: {what}")
     return Judgement(True, reason=f"driver {driver_version} (CUDA {driver_cuda}) meets every requirement")

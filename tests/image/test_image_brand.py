@@ -1,0 +1,138 @@
+"""The GPU's brand in NVIDIA_REQUIRE_* (issue 16): read by the NVML probe, named as libnvidia-container names it
+per release (components.json driver.container_brands), judged; unknown where the release on the box decides."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from fake_nvml import FakeNVML, synthetic_doc
+
+from stackcheck.image.require import brand_words, judge_facts, parse_nvidia_require, shipped_brand_table
+from stackcheck.probes.nvml_read import _Reader, read_nvml
+
+# The brand words NVIDIA's CUDA base images list, and the driver branches of two releases' images (the shape of
+# dist/12.8.1/ubuntu2004/base and dist/13.0.0/ubuntu2204/base; the strings are built here, not copied).
+WORDS = [
+    "unknown",
+    "grid",
+    "tesla",
+    "nvidia",
+    "quadro",
+    "quadrortx",
+    "nvidiartx",
+    "vapps",
+    "vpc",
+    "vcs",
+    "vws",
+    "cloudgaming",
+]
+
+
+def shaped(cuda: str, branches: tuple[int, ...]) -> str:
+    terms = [f"cuda>={cuda}"]
+    terms += [f"brand={w},driver>={b},driver<{b + 1}" for b in branches for w in WORDS]
+    return " ".join(terms)
+
+
+CUDA_12_8 = shaped("12.8", (470, 535, 550, 560, 565))
+CUDA_13_0 = shaped("13.0", (535, 550, 565, 570, 575))
+
+
+def image(text: str) -> dict[str, Any]:
+    return {"nvidia_require": parse_nvidia_require({"NVIDIA_REQUIRE_CUDA": text}).to_facts()}
+
+
+def gpu(brand: str | None, cc: str = "9.0") -> dict[str, Any]:
+    g: dict[str, Any] = {"index": 0, "compute_capability": cc}
+    if brand is not None:
+        g["brand"] = brand
+    return g
+
+
+R550 = {"version": "550.163.01", "cuda": "12.4"}
+R535 = {"version": "535.247.01", "cuda": "12.2"}
+
+
+@pytest.mark.parametrize("brand", ["NVIDIA", "TESLA"])
+def test_datacenter_gpu_on_r550_starts_a_cuda13_image(brand: str) -> None:
+    # H100/H200 report NVML_BRAND_NVIDIA: "Unknown" before libnvidia-container 1.9.0, "Nvidia" from it; the image
+    # lists both words for 550, so every release starts it
+    j = judge_facts(image(CUDA_13_0), R550, [gpu(brand)])
+    assert j.satisfied is True, j.reason
+
+
+def test_geforce_on_535_fails_a_cuda_12_8_image_naming_requirement_driver_and_brand() -> None:
+    j = judge_facts(image(CUDA_12_8), R535, [gpu("GEFORCE", "8.9")])
+    assert j.satisfied is False
+    assert j.failed == CUDA_12_8
+    assert "535.247.01" in j.reason and "GEFORCE" in j.reason and "GeForce" in j.reason
+
+
+def test_brand_absent_is_unknown() -> None:
+    j = judge_facts(image(CUDA_12_8), R535, [gpu(None, "8.9")])
+    assert j.satisfied is None and "brand" in j.reason
+
+
+def test_cuda_met_decides_without_the_brand() -> None:
+    assert judge_facts(image(CUDA_12_8), {"version": "570.86.10", "cuda": "12.8"}, [gpu(None)]).satisfied is True
+
+
+def test_release_dependent_word_is_unknown() -> None:
+    # QUADRO_RTX is "Unknown" before 1.9.0 and "QuadroRTX" from it: a requirement naming only one of them depends on
+    # the libnvidia-container on the box, which is not read
+    j = judge_facts(image("cuda>=12.8 brand=quadrortx,driver>=535,driver<536"), R535, [gpu("QUADRO_RTX", "7.5")])
+    assert j.satisfied is None and "1.9.0" in j.reason
+    # where the image lists both words, every release agrees
+    assert judge_facts(image(CUDA_12_8), R535, [gpu("QUADRO_RTX", "7.5")]).satisfied is True
+
+
+def test_brand_the_newest_switch_read_does_not_name_stays_unknown() -> None:
+    # NVIDIA_NPU (19) is "Unknown" in every release read; a later one may name it
+    assert judge_facts(image(CUDA_12_8), R535, [gpu("NVIDIA_NPU")]).satisfied is None
+    assert judge_facts(image(CUDA_12_8), R535, [gpu("CODE-42")]).satisfied is None
+
+
+def test_every_gpu_must_meet_it() -> None:
+    j = judge_facts(image(CUDA_13_0), R550, [gpu("TESLA"), gpu("GEFORCE", "8.9")])
+    assert j.satisfied is False and "GEFORCE" in j.reason
+
+
+def test_brand_words_per_release() -> None:
+    table = shipped_brand_table()
+    assert brand_words("GEFORCE", table) == ("GeForce",)
+    assert brand_words("Tesla", table) == ("Tesla",)  # NVML's name, any case
+    assert brand_words("NVIDIA", table) == ("Unknown", "Nvidia")
+    assert brand_words("UNKNOWN", table) == ("Unknown",)
+    assert brand_words("NVIDIA_VGAMEDEV", table) == ("Unknown", None)
+    assert brand_words(None, table) == (None,)
+
+
+def test_table_names_match_nvidia_ml_py() -> None:
+    pynvml = pytest.importorskip("pynvml")
+    table = shipped_brand_table()
+    codes = {int(k): v for k, v in table["nvml_enum"]["codes"].items()}
+    for code, name in codes.items():
+        assert getattr(pynvml, f"NVML_BRAND_{name}") == code
+    for entry in table["toolkit_words"]:
+        assert set(entry["words"]) <= set(codes.values())
+
+
+def test_reader_names_codes_from_the_module() -> None:
+    pynvml = pytest.importorskip("pynvml")
+    r = _Reader(pynvml)
+    assert [r.brand_name(c) for c in (2, 5, 11, 14)] == ["TESLA", "GEFORCE", "NVIDIA_CLOUD_GAMING", "NVIDIA"]
+    assert r.brand_name(99) == "CODE-99"
+
+
+def test_nvml_probe_reads_the_brand() -> None:
+    doc = synthetic_doc(2, nvswitch=False, name="NVIDIA H200", cc="9.0")
+    doc["facts"]["gpus"][0]["brand_code"] = 14
+    fake = FakeNVML(doc)
+    fake.nvmlInit()
+    result = read_nvml(fake)
+    gpus = result.facts["gpus"]
+    assert gpus[0]["brand"] == "NVIDIA" and gpus[0]["brand_code"] == 14
+    assert "brand" not in gpus[1]  # NotSupported: absent, quietly
+    assert fake.calls["nvmlDeviceGetBrand"] == 2
+    assert result.status == "ok"
