@@ -320,7 +320,7 @@ def judge(
         return Judgement(False, reqs.errors[0], "invalid expression: the toolkit refuses to start the container")
     if not reqs.requirements:
         return Judgement(True, reason="the image states no NVIDIA_REQUIRE_* requirement")
-    targets: list[Device | None] = list(devices) or [None]
+    targets: list[Device | None] = list(dict.fromkeys(devices)) or [None]  # identical GPUs judged once
     results: list[bool | None] = []
     undecided_brand = False
     for device in targets:

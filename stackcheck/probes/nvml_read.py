@@ -9,6 +9,7 @@ injected NVML-shaped module works the same as the real one.
 from __future__ import annotations
 
 from collections import Counter
+from types import ModuleType
 
 from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.probes.result import ProbeResult, ProbeStatus, one_line
@@ -121,11 +122,13 @@ class _Reader:
 
     def brand_name(self, code: int) -> str:
         """NVML's name of a brand code ("TESLA" for 2) from the module's NVML_BRAND_* constants; of two names
-        for one code (NVML_BRAND_NVIDIA_CLOUD_GAMING and its deprecated alias NVML_BRAND_NVIDIA_VGAMING) the
-        first in order of name; "CODE-<n>" for a code this nvidia-ml-py does not name."""
+        for one code (NVML_BRAND_NVIDIA_CLOUD_GAMING and its deprecated alias NVML_BRAND_NVIDIA_VGAMING, defined
+        after it) the first; "CODE-<n>" for a code this nvidia-ml-py does not name."""
         if self._brands is None:
             self._brands = {}
-            for key in dir(self.nv):
+            # a module's own names (in order of definition, no sort: ~10x cheaper than dir()); else its attributes
+            names = vars(self.nv) if isinstance(self.nv, ModuleType) else dir(self.nv)
+            for key in names:
                 value = getattr(self.nv, key, None) if key.startswith(BRAND_PREFIX) else None
                 if key != "NVML_BRAND_COUNT" and isinstance(value, int):
                     self._brands.setdefault(value, key[len(BRAND_PREFIX) :])

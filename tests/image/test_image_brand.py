@@ -3,6 +3,8 @@ per release (components.json driver.container_brands), judged; unknown where the
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -136,3 +138,32 @@ def test_nvml_probe_reads_the_brand() -> None:
     assert "brand" not in gpus[1]  # NotSupported: absent, quietly
     assert fake.calls["nvmlDeviceGetBrand"] == 2
     assert result.status == "ok"
+
+
+CASE = Path(__file__).resolve().parent.parent / "cases" / "image-driver-too-old" / "facts.json"
+
+
+def audit_check(tmp_path: Path, text: str, driver: dict[str, str], brand: str | None) -> dict[str, Any]:
+    """The image-nvidia-require check of a whole audit (the pipeline, the shipped manifests' brand words)."""
+    from stackcheck.assembly.options import Options
+    from stackcheck.assembly.pipeline import build_report
+
+    doc = json.loads(CASE.read_text())
+    facts = doc["facts"]
+    facts["driver"].update(driver)
+    facts["image"]["nvidia_require"] = image(text)["nvidia_require"]
+    for g in facts["gpus"]:
+        g.pop("brand", None)
+        if brand is not None:
+            g["brand"] = brand
+    path = tmp_path / "facts.json"
+    path.write_text(json.dumps(doc))
+    report, _ = build_report(Options(facts_file=str(path)))
+    return dict(next(c for c in report["checks"] if c["id"] == "image-nvidia-require"))
+
+
+def test_audit_fails_geforce_on_535_and_passes_datacenter_on_550(tmp_path: Path) -> None:
+    failed = audit_check(tmp_path, CUDA_12_8, R535, "GEFORCE")
+    assert failed["status"] == "failed" and "GEFORCE" in json.dumps(failed) and "535.247.01" in json.dumps(failed)
+    assert audit_check(tmp_path, CUDA_13_0, R550, "NVIDIA")["status"] == "ok"
+    assert audit_check(tmp_path, CUDA_12_8, R535, None)["status"] == "unknown"
