@@ -106,8 +106,8 @@ def judge_facts(
             continue
         if brand_table is None:
             brand_table = shipped_brand_table()
-        words = brand_words(name, brand_table)
-        devices.append(Device(arch, words[0] if len(words) == 1 else None, words if len(words) > 1 else (), name))
+        first = g.get("index") == 0 if isinstance(g.get("index"), int) else not devices
+        devices.append(Device(arch, None, brand_words(name, brand_table), name, first=first))
     version = driver.get("version") if isinstance(driver.get("version"), str) else None
     cuda = driver.get("cuda") if isinstance(driver.get("cuda"), str) else None
     return judge(reqs, version, cuda, devices)
@@ -215,38 +215,57 @@ def compare_versions(a: str, op: str, b: str) -> bool:
 
 
 @dataclass(frozen=True)
+class BrandWord:
+    """The word one toolkit (release range or mode) compares for a GPU's brand."""
+
+    word: str | None  # None: not known (a later release, not read, may name this brand)
+    exact: bool = False  # compared case-sensitively (nvidia-container-toolkit's Go check), else case-insensitively
+    first_only: bool = False  # that toolkit reads the brand of GPU 0 only; the other GPUs' brands are not checked
+
+
+@dataclass(frozen=True)
 class Device:
     """One visible GPU as the requirement language sees it."""
 
     arch: str | None  # compute capability, "9.0"
     brand: str | None  # the brand word the toolkit compares ("Tesla", "GeForce", ...); None when not known
-    # where the word depends on the libnvidia-container release (not read on the box): each release's word,
-    # None for a release whose word was not read; judged with each, the outcome counts only when they agree
-    words: tuple[str | None, ...] = ()
+    # where the word depends on the toolkit on the box (not read): each toolkit's word; judged with each, the
+    # outcome counts only when they agree
+    words: tuple[BrandWord, ...] = ()
     label: str = ""  # the brand as NVML names it (GEFORCE), for messages
+    exact: bool = False  # `brand` compares case-sensitively
+    first: bool = True  # GPU 0 (the one a first_only toolkit reads)
+
+    def variants(self) -> list[Device | None]:
+        """This GPU as each toolkit sees it; None where that toolkit does not check this GPU's brand or arch."""
+        if not self.words:
+            return [self]
+        return [
+            None if w.first_only and not self.first else replace(self, brand=w.word, exact=w.exact, words=())
+            for w in self.words
+        ]
 
 
-def brand_words(nvml_name: str | None, table: Mapping[str, Any]) -> tuple[str | None, ...]:
-    """The words libnvidia-container's releases give a GPU of NVML brand `nvml_name` (components.json
-    driver.container_brands): one per release range, deduplicated; None where not known (no brand read, a
-    name NVML's enum table does not hold, or a code the newest switch read does not name, which a later
-    release may)."""
+def brand_words(nvml_name: str | None, table: Mapping[str, Any]) -> tuple[BrandWord, ...]:
+    """The words the toolkits give a GPU of NVML brand `nvml_name` (components.json driver.container_brands):
+    one per toolkit entry, deduplicated; a word None where not known (no brand read, a name NVML's enum table does
+    not hold, or a brand an entry with `later_unread` does not name, which a later release may)."""
     if not nvml_name:
-        return (None,)
+        return (BrandWord(None),)
     name = nvml_name.upper()
     known = {str(v) for v in ((table.get("nvml_enum") or {}).get("codes") or {}).values()}
     entries = [e for e in table.get("toolkit_words") or [] if isinstance(e, Mapping)]
     if name not in known or not entries:
-        return (None,)
-    out: list[str | None] = []
-    for n, entry in enumerate(entries):
+        return (BrandWord(None),)
+    out: list[BrandWord] = []
+    for entry in entries:
         words = entry.get("words") or {}
         word = words.get(name, entry.get("default"))
-        for w in (word if isinstance(word, str) else None,) + (
-            (None,) if n == len(entries) - 1 and name not in words and name != "UNKNOWN" else ()
-        ):
-            if w not in out:
-                out.append(w)
+        exact, first = bool(entry.get("case_sensitive")), entry.get("gpus") == "first"
+        found = [BrandWord(word if isinstance(word, str) else None, exact, first)]
+        if entry.get("later_unread") and name not in words and name != "UNKNOWN":
+            found.append(BrandWord(None, exact, first))
+        out += [w for w in found if w not in out]
     return tuple(out)
 
 
@@ -270,7 +289,7 @@ def _check(c: Constraint, driver: str | None, cuda: str | None, device: Device |
         return None if not device.arch or not _is_version(device.arch) else compare_versions(device.arch, c.op, c.value)
     if device.brand is None:
         return None
-    same = device.brand.lower() == c.value.lower()
+    same = device.brand == c.value if device.exact else device.brand.lower() == c.value.lower()
     return same if c.op == "=" else not same
 
 
@@ -291,8 +310,9 @@ def _where(device: Device | None) -> str:
         return ""
     parts = [f"cc {device.arch}"] if device.arch else []
     if device.label or device.brand:
-        word = f" (toolkit word {device.brand})" if device.brand and device.label else ""
-        parts.append(f"brand {device.label or device.brand}{word}")
+        words = sorted({w.word for w in device.words if w.word}) or ([device.brand] if device.brand else [])
+        said = f" (toolkit word {' / '.join(words)})" if words and device.label else ""
+        parts.append(f"brand {device.label or device.brand}{said}")
     return f" on a GPU of {', '.join(parts)}" if parts else ""
 
 
@@ -324,7 +344,7 @@ def judge(
     results: list[bool | None] = []
     undecided_brand = False
     for device in targets:
-        variants = [replace(device, brand=w) for w in device.words] if device is not None and device.words else [device]
+        variants = device.variants() if device is not None else [None]
         for req in reqs.requirements:
             if not req.alternatives:
                 continue  # an empty requirement holds (dsl_evaluate starts from true)
@@ -342,8 +362,8 @@ def judge(
     if any(v is None for v in results):
         missing = [n for n, v in (("driver version", driver_version), ("driver CUDA version", driver_cuda)) if not v]
         what = ", ".join(missing) or (
-            "the GPU brand's word: libnvidia-container releases before and from 1.9.0 name it differently, and the "
-            "release on this box is not read"
+            "the GPU brand's word: the toolkits name it differently (libnvidia-container before and from 1.9.0, "
+            "nvidia-container-toolkit's own check in CDI/CSV mode), and which one runs on this box is not read"
             if undecided_brand
             else "the GPU brand"
         )

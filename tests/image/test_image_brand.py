@@ -95,19 +95,36 @@ def test_brand_the_newest_switch_read_does_not_name_stays_unknown() -> None:
     assert judge_facts(image(CUDA_12_8), R535, [gpu("CODE-42")]).satisfied is None
 
 
-def test_every_gpu_must_meet_it() -> None:
-    j = judge_facts(image(CUDA_13_0), R550, [gpu("TESLA"), gpu("GEFORCE", "8.9")])
+def test_every_gpu_must_meet_it_in_legacy_mode_gpu0_only_in_cdi_mode() -> None:
+    geforce_first = [gpu("GEFORCE", "8.9"), {**gpu("TESLA"), "index": 1}]
+    j = judge_facts(image(CUDA_13_0), R550, geforce_first)
     assert j.satisfied is False and "GEFORCE" in j.reason
+    # nvidia-container-cli checks every GPU (fails on the GeForce); the toolkit's CDI/CSV check reads GPU 0 only
+    # (starts): which one runs is not read
+    tesla_first = [gpu("TESLA"), {**gpu("GEFORCE", "8.9"), "index": 1}]
+    assert judge_facts(image(CUDA_13_0), R550, tesla_first).satisfied is None
 
 
-def test_brand_words_per_release() -> None:
+def test_unknown_brand_differs_between_cli_and_cdi_mode() -> None:
+    # libnvidia-container says "Unknown" (listed); the CDI/CSV check leaves the brand empty (matches nothing)
+    assert judge_facts(image(CUDA_13_0), R550, [gpu("UNKNOWN")]).satisfied is None
+    assert judge_facts(image("cuda>=13.0"), {"version": "580.95.05", "cuda": "13.0"}, [gpu("UNKNOWN")]).satisfied
+
+
+def test_brand_words_per_toolkit() -> None:
     table = shipped_brand_table()
-    assert brand_words("GEFORCE", table) == ("GeForce",)
-    assert brand_words("Tesla", table) == ("Tesla",)  # NVML's name, any case
-    assert brand_words("NVIDIA", table) == ("Unknown", "Nvidia")
-    assert brand_words("UNKNOWN", table) == ("Unknown",)
-    assert brand_words("NVIDIA_VGAMEDEV", table) == ("Unknown", None)
-    assert brand_words(None, table) == (None,)
+
+    def words(name: str | None) -> list[str | None]:
+        return [w.word for w in brand_words(name, table)]
+
+    assert words("GEFORCE") == ["GeForce", "geforce"]
+    assert words("Tesla") == ["Tesla", "tesla"]  # NVML's name, any case
+    assert words("NVIDIA") == ["Unknown", "Nvidia", "nvidia"]
+    assert words("UNKNOWN") == ["Unknown", ""]
+    assert words("NVIDIA_VGAMEDEV") == ["Unknown", None, "", None]
+    assert words(None) == [None]
+    cdi = brand_words("TESLA", table)[-1]
+    assert cdi.exact and cdi.first_only
 
 
 def test_table_names_match_nvidia_ml_py() -> None:
