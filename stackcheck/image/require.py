@@ -107,7 +107,8 @@ def judge_facts(
         if brand_table is None:
             brand_table = shipped_brand_table()
         first = g.get("index") == 0 if isinstance(g.get("index"), int) else not devices
-        devices.append(Device(arch, None, brand_words(name, brand_table), name, first=first))
+        label = name if len(name) <= 40 and all(ch.isascii() and (ch.isalnum() or ch in "_-") for ch in name) else "?"
+        devices.append(Device(arch, None, brand_words(name, brand_table), label, first=first))
     version = driver.get("version") if isinstance(driver.get("version"), str) else None
     cuda = driver.get("cuda") if isinstance(driver.get("cuda"), str) else None
     return judge(reqs, version, cuda, devices)

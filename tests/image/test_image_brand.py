@@ -111,6 +111,13 @@ def test_unknown_brand_differs_between_cli_and_cdi_mode() -> None:
     assert judge_facts(image("cuda>=13.0"), {"version": "580.95.05", "cuda": "13.0"}, [gpu("UNKNOWN")]).satisfied
 
 
+def test_a_hostile_brand_is_unknown_and_not_echoed() -> None:
+    j = judge_facts(image(CUDA_12_8), R535, [gpu("GEFORCE\x1b[2J")])
+    assert j.satisfied is None and "\x1b" not in j.reason
+    j = judge_facts(image("cuda>=12.8"), R535, [gpu("\x1b[31mX")])
+    assert j.satisfied is False and "\x1b" not in j.reason and "brand ?" in j.reason
+
+
 def test_brand_words_per_toolkit() -> None:
     table = shipped_brand_table()
 
