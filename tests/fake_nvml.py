@@ -110,6 +110,16 @@ class FakeNVML:
     """pynvml-shaped: module-level names of pynvml are attributes of an instance."""
 
     NVML_NVLINK_MAX_LINKS = 18
+    # nvmlBrandType_t codes (NVML's enum, as nvidia-ml-py 13.615.71 names them)
+    NVML_BRAND_UNKNOWN = 0
+    NVML_BRAND_QUADRO = 1
+    NVML_BRAND_TESLA = 2
+    NVML_BRAND_GEFORCE = 5
+    NVML_BRAND_NVIDIA_CLOUD_GAMING = 11
+    NVML_BRAND_NVIDIA_VGAMING = 11
+    NVML_BRAND_QUADRO_RTX = 12
+    NVML_BRAND_NVIDIA = 14
+    NVML_BRAND_COUNT = 20
     NVMLError = NVMLError
     c_nvmlGpuFabricInfo_t = FabricInfo
 
@@ -288,6 +298,14 @@ class FakeNVML:
         if value is None:
             raise NVMLError_NotSupported()
         return 1 if value else 0
+
+    def nvmlDeviceGetBrand(self, h: Handle) -> int:
+        """The GPU's `brand_code` (nvmlBrandType_t); NotSupported where the document gives none."""
+        self._enter("nvmlDeviceGetBrand", h)
+        value = self._gpu(h).get("brand_code")
+        if not isinstance(value, int):
+            raise NVMLError_NotSupported()
+        return value
 
     def nvmlDeviceGetMigMode(self, h: Handle) -> list[int]:
         self._enter("nvmlDeviceGetMigMode", h)

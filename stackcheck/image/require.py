@@ -21,7 +21,7 @@ audit must not pass what it did not see.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 SOURCES = (
@@ -86,17 +86,29 @@ def from_facts(section: Mapping[str, Any]) -> RequireSet:
     return out
 
 
-def judge_facts(image: Mapping[str, Any], driver: Mapping[str, Any], gpus: Sequence[Mapping[str, Any]]) -> Judgement:
-    """`judge` over facts sections: facts.image, facts.driver, facts.gpus (brand read when a GPU has one)."""
+def judge_facts(
+    image: Mapping[str, Any],
+    driver: Mapping[str, Any],
+    gpus: Sequence[Mapping[str, Any]],
+    brand_table: Mapping[str, Any] | None = None,
+) -> Judgement:
+    """`judge` over facts sections: facts.image, facts.driver, facts.gpus. A GPU's `brand` (NVML's name, read by
+    the NVML probe) becomes the word each libnvidia-container release compares (`brand_table`: components.json
+    driver.container_brands, the shipped one when not given); no brand: the brand terms are unknown."""
     section = image.get("nvidia_require")
     reqs = from_facts(section) if isinstance(section, Mapping) else RequireSet()
-    devices = [
-        Device(
-            g.get("compute_capability") if isinstance(g.get("compute_capability"), str) else None,
-            g.get("brand") if isinstance(g.get("brand"), str) else None,
-        )
-        for g in gpus
-    ]
+    devices: list[Device] = []
+    for g in gpus:
+        arch = g.get("compute_capability") if isinstance(g.get("compute_capability"), str) else None
+        name = g.get("brand") if isinstance(g.get("brand"), str) else None
+        if name is None:
+            devices.append(Device(arch, None))
+            continue
+        if brand_table is None:
+            brand_table = shipped_brand_table()
+        first = g.get("index") == 0 if isinstance(g.get("index"), int) else not devices
+        label = name if len(name) <= 40 and all(ch.isascii() and (ch.isalnum() or ch in "_-") for ch in name) else "?"
+        devices.append(Device(arch, None, brand_words(name, brand_table), label, first=first))
     version = driver.get("version") if isinstance(driver.get("version"), str) else None
     cuda = driver.get("cuda") if isinstance(driver.get("cuda"), str) else None
     return judge(reqs, version, cuda, devices)
@@ -204,11 +216,67 @@ def compare_versions(a: str, op: str, b: str) -> bool:
 
 
 @dataclass(frozen=True)
+class BrandWord:
+    """The word one toolkit (release range or mode) compares for a GPU's brand."""
+
+    word: str | None  # None: not known (a later release, not read, may name this brand)
+    exact: bool = False  # compared case-sensitively (nvidia-container-toolkit's Go check), else case-insensitively
+    first_only: bool = False  # that toolkit reads the brand of GPU 0 only; the other GPUs' brands are not checked
+
+
+@dataclass(frozen=True)
 class Device:
     """One visible GPU as the requirement language sees it."""
 
     arch: str | None  # compute capability, "9.0"
-    brand: str | None  # NVML brand name ("tesla", "nvidia", ...); None when not known
+    brand: str | None  # the brand word the toolkit compares ("Tesla", "GeForce", ...); None when not known
+    # where the word depends on the toolkit on the box (not read): each toolkit's word; judged with each, the
+    # outcome counts only when they agree
+    words: tuple[BrandWord, ...] = ()
+    label: str = ""  # the brand as NVML names it (GEFORCE), for messages
+    exact: bool = False  # `brand` compares case-sensitively
+    first: bool = True  # GPU 0 (the one a first_only toolkit reads)
+
+    def variants(self) -> list[Device | None]:
+        """This GPU as each toolkit sees it; None where that toolkit does not check this GPU's brand or arch."""
+        if not self.words:
+            return [self]
+        return [
+            None if w.first_only and not self.first else replace(self, brand=w.word, exact=w.exact, words=())
+            for w in self.words
+        ]
+
+
+def brand_words(nvml_name: str | None, table: Mapping[str, Any]) -> tuple[BrandWord, ...]:
+    """The words the toolkits give a GPU of NVML brand `nvml_name` (components.json driver.container_brands):
+    one per toolkit entry, deduplicated; a word None where not known (no brand read, a name NVML's enum table does
+    not hold, or a brand an entry with `later_unread` does not name, which a later release may)."""
+    if not nvml_name:
+        return (BrandWord(None),)
+    name = nvml_name.upper()
+    known = {str(v) for v in ((table.get("nvml_enum") or {}).get("codes") or {}).values()}
+    entries = [e for e in table.get("toolkit_words") or [] if isinstance(e, Mapping)]
+    if name not in known or not entries:
+        return (BrandWord(None),)
+    out: list[BrandWord] = []
+    for entry in entries:
+        words = entry.get("words") or {}
+        word = words.get(name, entry.get("default"))
+        exact, first = bool(entry.get("case_sensitive")), entry.get("gpus") == "first"
+        found = [BrandWord(word if isinstance(word, str) else None, exact, first)]
+        if entry.get("later_unread") and name not in words and name != "UNKNOWN":
+            found.append(BrandWord(None, exact, first))
+        out += [w for w in found if w not in out]
+    return tuple(out)
+
+
+def shipped_brand_table() -> Mapping[str, Any]:
+    """components.json driver.container_brands of the manifests in use (shipped, with the user's)."""
+    from stackcheck.knowledge.loader import load
+
+    driver = load().components.get("driver") or {}
+    table = driver.get("container_brands") if isinstance(driver, Mapping) else None
+    return table if isinstance(table, Mapping) else {}
 
 
 def _check(c: Constraint, driver: str | None, cuda: str | None, device: Device | None) -> bool | None:
@@ -222,7 +290,7 @@ def _check(c: Constraint, driver: str | None, cuda: str | None, device: Device |
         return None if not device.arch or not _is_version(device.arch) else compare_versions(device.arch, c.op, c.value)
     if device.brand is None:
         return None
-    same = device.brand.lower() == c.value.lower()
+    same = device.brand == c.value if device.exact else device.brand.lower() == c.value.lower()
     return same if c.op == "=" else not same
 
 
@@ -236,6 +304,21 @@ def _any(values: Sequence[bool | None]) -> bool | None:
     if any(v is True for v in values):
         return True
     return None if any(v is None for v in values) else False
+
+
+def _where(device: Device | None) -> str:
+    if device is None:
+        return ""
+    parts = [f"cc {device.arch}"] if device.arch else []
+    if device.label or device.brand:
+        words = sorted({w.word for w in device.words if w.word}) or ([device.brand] if device.brand else [])
+        said = f" (toolkit word {' / '.join(words)})" if words and device.label else ""
+        parts.append(f"brand {device.label or device.brand}{said}")
+    return f" on a GPU of {', '.join(parts)}" if parts else ""
+
+
+def _driver(version: str | None, cuda: str | None) -> str:
+    return f"driver {version or '?'} (CUDA {cuda or '?'})"
 
 
 @dataclass(frozen=True)
@@ -258,25 +341,32 @@ def judge(
         return Judgement(False, reqs.errors[0], "invalid expression: the toolkit refuses to start the container")
     if not reqs.requirements:
         return Judgement(True, reason="the image states no NVIDIA_REQUIRE_* requirement")
-    targets: list[Device | None] = list(devices) or [None]
+    targets: list[Device | None] = list(dict.fromkeys(devices)) or [None]  # identical GPUs judged once
     results: list[bool | None] = []
+    undecided_brand = False
     for device in targets:
+        variants = device.variants() if device is not None else [None]
         for req in reqs.requirements:
             if not req.alternatives:
                 continue  # an empty requirement holds (dsl_evaluate starts from true)
-            value = _any(
-                [_all([_check(c, driver_version, driver_cuda, device) for c in alt]) for alt in req.alternatives]
-            )
+            values = [
+                _any([_all([_check(c, driver_version, driver_cuda, v) for c in alt]) for alt in req.alternatives])
+                for v in variants
+            ]
+            value = values[0] if all(x is values[0] for x in values) else None
             if value is False:
-                where = f" on a GPU of cc {device.arch}" if device is not None and device.arch else ""
                 return Judgement(
-                    False,
-                    req.text,
-                    f"unsatisfied condition{where}: driver {driver_version or '?'} (CUDA {driver_cuda or '?'})",
+                    False, req.text, f"unsatisfied condition{_where(device)}: {_driver(driver_version, driver_cuda)}"
                 )
+            undecided_brand = undecided_brand or (value is None and len(set(values)) > 1)
             results.append(value)
     if any(v is None for v in results):
         missing = [n for n, v in (("driver version", driver_version), ("driver CUDA version", driver_cuda)) if not v]
-        what = ", ".join(missing) or "the GPU brand"
+        what = ", ".join(missing) or (
+            "the GPU brand's word: the toolkits name it differently (libnvidia-container before and from 1.9.0, "
+            "nvidia-container-toolkit's own check in CDI/CSV mode), and which one runs on this box is not read"
+            if undecided_brand
+            else "the GPU brand"
+        )
         return Judgement(None, reason=f"not known: {what}")
     return Judgement(True, reason=f"driver {driver_version} (CUDA {driver_cuda}) meets every requirement")

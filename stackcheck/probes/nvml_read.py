@@ -9,6 +9,7 @@ injected NVML-shaped module works the same as the real one.
 from __future__ import annotations
 
 from collections import Counter
+from types import ModuleType
 
 from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.probes.result import ProbeResult, ProbeStatus, one_line
@@ -48,6 +49,10 @@ FABRIC_STATUS = {0: "success", 2: "invalid-argument", 3: "not-supported", 4: "no
 #: the fabric info is for Hopper or newer (the NVML API reference, nvmlDeviceGetGpuFabricInfoV): older GPUs are
 #: not asked (one NVML call fewer per GPU on PCIe boxes of older cards)
 FABRIC_MIN_CC_MAJOR = 9
+#: the prefix of NVML's nvmlBrandType_t names in nvidia-ml-py (NVML_BRAND_UNKNOWN = 0 ... NVML_BRAND_NVIDIA_NPU = 19 in
+#: 13.615.71, pynvml.py:47-68); a GPU's `brand` is the name after it ("TESLA", "GEFORCE", "NVIDIA"), read from the
+#: module's own constants, so the enum is nvidia-ml-py's and no table of it lives here
+BRAND_PREFIX = "NVML_BRAND_"
 
 REASONS = {
     "NVMLError_LibraryNotFound": "NVML library not found (libnvidia-ml.so.1 cannot be loaded)",
@@ -113,6 +118,21 @@ class _Reader:
         self.nv = nv
         self.error_base: type[BaseException] = getattr(nv, "NVMLError", Exception)
         self.notes: list[str] = []
+        self._brands: dict[int, str] | None = None
+
+    def brand_name(self, code: int) -> str:
+        """NVML's name of a brand code ("TESLA" for 2) from the module's NVML_BRAND_* constants; of two names
+        for one code (NVML_BRAND_NVIDIA_CLOUD_GAMING and its deprecated alias NVML_BRAND_NVIDIA_VGAMING, defined
+        after it) the first; "CODE-<n>" for a code this nvidia-ml-py does not name."""
+        if self._brands is None:
+            self._brands = {}
+            # a module's own names (in order of definition, no sort: ~10x cheaper than dir()); else its attributes
+            names = vars(self.nv) if isinstance(self.nv, ModuleType) else dir(self.nv)
+            for key in names:
+                value = getattr(self.nv, key, None) if key.startswith(BRAND_PREFIX) else None
+                if key != "NVML_BRAND_COUNT" and isinstance(value, int):
+                    self._brands.setdefault(value, key[len(BRAND_PREFIX) :])
+        return self._brands.get(code, f"CODE-{code}")
 
     def call(self, label: str, fn_name: str, *args: Any, quiet: tuple[str, ...] = ()) -> Any:
         fn = getattr(self.nv, fn_name, None)
@@ -207,6 +227,15 @@ def _read_gpu(r: _Reader, index: int) -> tuple[dict[str, Any], Any]:
             return gpu, None
         gpu["name"] = _text(r.call(f"{label} name", "nvmlDeviceGetName", handle))
         gpu["uuid"] = _text(r.call(f"{label} uuid", "nvmlDeviceGetUUID", handle))
+        brand = getattr(r.nv, "nvmlDeviceGetBrand", None) and r.call(
+            f"{label} brand",
+            "nvmlDeviceGetBrand",
+            handle,
+            quiet=("NVMLError_NotSupported", "NVMLError_FunctionNotFound"),
+        )
+        if isinstance(brand, int):  # absent where not read: the image check then says unknown
+            gpu["brand"] = r.brand_name(brand)
+            gpu["brand_code"] = brand
         pci = r.call(f"{label} pci", "nvmlDeviceGetPciInfo", handle)
         gpu["pci_bus_id"] = _text(getattr(pci, "busId", None)) if pci is not None else None
         cc = r.call(f"{label} compute capability", "nvmlDeviceGetCudaComputeCapability", handle)

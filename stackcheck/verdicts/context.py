@@ -916,7 +916,14 @@ class Context:
         if rest == "nvidia_require":
             from stackcheck.image.require import judge_facts
 
-            verdict = judge_facts(image, dict(self.facts.get("driver") or {}), list(self.facts.get("gpus") or []))
+            drv = self.manifests.components.get("driver") or {}
+            brands = drv.get("container_brands") if isinstance(drv, dict) else None
+            verdict = judge_facts(
+                image,
+                dict(self.facts.get("driver") or {}),
+                list(self.facts.get("gpus") or []),
+                brands if isinstance(brands, dict) else {},
+            )
             if verdict.satisfied is None:
                 raise Missing(path, f"NVIDIA_REQUIRE_* cannot be judged: {verdict.reason}")
             return "met" if verdict.satisfied else f"unmet: {verdict.failed} ({verdict.reason})"

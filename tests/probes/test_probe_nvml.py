@@ -92,6 +92,8 @@ def test_every_error_from_every_call_is_data(tmp_path: Path, function: str, erro
     quiet = {
         ("nvmlDeviceGetMigMode", "NVMLError_NotSupported"),
         ("nvmlDeviceGetPersistenceMode", "NVMLError_NotSupported"),
+        ("nvmlDeviceGetBrand", "NVMLError_NotSupported"),  # brand absent: the image check's brand terms unknown
+        ("nvmlDeviceGetBrand", "NVMLError_FunctionNotFound"),
         ("nvmlDeviceGetGpuFabricInfo", "NVMLError_NotSupported"),  # no fabric: state not-supported
         ("nvmlDeviceGetGpuFabricInfo", "NVMLError_FunctionNotFound"),  # a driver older than the call: not read
         ("nvmlSystemGetCudaDriverVersion_v2", "NVMLError_FunctionNotFound"),
