@@ -126,7 +126,9 @@ def main() -> int:
     ns = ap.parse_args()
     tree = os.path.abspath(ns.tree)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env["PYTHONPATH"] = tree if ns.real_nvml else os.path.join(HERE, "sleepy_nvml") + os.pathsep + tree
+    inherited = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]  # e.g. jsonschema's --target dir
+    first = [tree] if ns.real_nvml else [os.path.join(HERE, "sleepy_nvml"), tree]
+    env["PYTHONPATH"] = os.pathsep.join([*first, *inherited])
     env["STACKCHECK_BENCH_NVML_INIT_MS"] = str(ns.init_ms)
     if not ns.real_nvml:
         lib = stub_library()
