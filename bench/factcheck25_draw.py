@@ -1,4 +1,5 @@
-"""The twenty-fifth fact-check sample's population and seeded draw (tests/realworld/FACTCHECK-25.md).
+"""The twenty-fifth fact-check sample's population and seeded draw (tests/realworld/FACTCHECK.md,
+"Twenty-fifth sample").
 
     PYTHONPATH=. python bench/factcheck25_draw.py OUT_DIR
 

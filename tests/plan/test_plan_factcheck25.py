@@ -1,4 +1,5 @@
-"""The twenty-fifth fact-check sample's findings in `plan` / `recommend` (tests/realworld/FACTCHECK-25.md; the rows in
+"""The twenty-fifth fact-check sample's findings in `plan` / `recommend` (tests/realworld/FACTCHECK.md,
+"Twenty-fifth sample"; the rows in
 bench/factcheck25_drawn.json):
 
 - p7 (drawn): `plan --to sglang==0.5.9` on an H100 box with SGLang 0.5.19 said its sgl-kernel step unblocks
