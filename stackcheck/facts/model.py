@@ -179,6 +179,7 @@ if TYPE_CHECKING:
         jit: dict[str, Any]  # the toolkit a JIT build uses, its headers, TRITON_PTXAS_* (stackcheck/probes/jit.py)
         cuda_libs: dict[str, Any]  # CUDA sonames the loader finds (stackcheck/probes/cudalibs.py)
         pcie: dict[str, Any]  # IOMMU mode and ACS redirect bits above the GPUs (stackcheck/probes/pcie.py)
+        container_toolkit: dict[str, Any]  # the host's container toolkit mode (stackcheck/probes/container_toolkit.py)
         kernel_symbols: dict[
             str, Any
         ]  # the kernel package's torch and driver symbols looked up (readers/kernelsymbols.py)
@@ -219,6 +220,7 @@ KNOWN_SECTIONS = frozenset(
         "jit",
         "cuda_libs",
         "pcie",
+        "container_toolkit",
         "assumed",
         "packages_complete",
         "collected_at",

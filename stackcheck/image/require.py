@@ -16,6 +16,13 @@ What the toolkit does (read from the code that runs):
   checked for every visible GPU, or once without a GPU (then arch and brand hold).
 Where the toolkit would assume "true" for a value it cannot read, this module says unknown (None): the
 audit must not pass what it did not see.
+
+Which checker runs depends on the host's toolkit (facts.container_toolkit, stackcheck/probes/container_toolkit.py;
+components.json driver.container_brands runtime_modes): nvidia-container-cli in legacy mode, with the brand words of
+its libnvidia-container release; no check at all in cdi / jit-cdi mode (nvidia-container-toolkit up to 1.20.0 calls
+its own check in csv mode only, internal/modifier/csv.go); auto resolves per release (jit-cdi for the runtime from
+1.18.0, legacy for the hook). `select_checkers` keeps the checkers the facts leave possible; an outcome counts only
+where they agree.
 """
 
 from __future__ import annotations
@@ -91,12 +98,30 @@ def judge_facts(
     driver: Mapping[str, Any],
     gpus: Sequence[Mapping[str, Any]],
     brand_table: Mapping[str, Any] | None = None,
+    toolkit: Mapping[str, Any] | None = None,
 ) -> Judgement:
-    """`judge` over facts sections: facts.image, facts.driver, facts.gpus. A GPU's `brand` (NVML's name, read by
-    the NVML probe) becomes the word each libnvidia-container release compares (`brand_table`: components.json
-    driver.container_brands, the shipped one when not given); no brand: the brand terms are unknown."""
+    """`judge` over facts sections: facts.image, facts.driver, facts.gpus, facts.container_toolkit. A GPU's `brand`
+    (NVML's name, read by the NVML probe) becomes the word each checker that may run on the box compares
+    (`brand_table`: components.json driver.container_brands, the shipped one when not given; `select_checkers`
+    picks the checkers from the toolkit's mode and libnvidia-container's version); no brand: the brand terms are
+    unknown. Where one possible checker refuses the container and another does not check, the answer is unknown."""
     section = image.get("nvidia_require")
     reqs = from_facts(section) if isinstance(section, Mapping) else RequireSet()
+    if brand_table is None:
+        brand_table = shipped_brand_table()
+    chosen = select_checkers(brand_table, toolkit)
+    read = f" ({chosen.read})" if chosen.read else ""
+    if chosen.invalid:
+        return Judgement(
+            None, reason=f"not known: the container toolkit's mode {chosen.invalid} is not one it knows{read}"
+        )
+    if reqs.disabled or (not reqs.requirements and not reqs.errors):
+        return judge(reqs, None, None, [])
+    if chosen.unmodelled:
+        return Judgement(None, reason=f"not known: {'; '.join(chosen.unmodelled)}{read}")
+    if not chosen.entries and chosen.unchecked:
+        return Judgement(True, reason=f"{chosen.unchecked[0]}: NVIDIA_REQUIRE_* is not evaluated{read}")
+    table = {**brand_table, "toolkit_words": list(chosen.entries)}
     devices: list[Device] = []
     for g in gpus:
         arch = g.get("compute_capability") if isinstance(g.get("compute_capability"), str) else None
@@ -104,14 +129,94 @@ def judge_facts(
         if name is None:
             devices.append(Device(arch, None))
             continue
-        if brand_table is None:
-            brand_table = shipped_brand_table()
         first = g.get("index") == 0 if isinstance(g.get("index"), int) else not devices
         label = name if len(name) <= 40 and all(ch.isascii() and (ch.isalnum() or ch in "_-") for ch in name) else "?"
-        devices.append(Device(arch, None, brand_words(name, brand_table), label, first=first))
+        devices.append(Device(arch, None, brand_words(name, table), label, first=first))
     version = driver.get("version") if isinstance(driver.get("version"), str) else None
     cuda = driver.get("cuda") if isinstance(driver.get("cuda"), str) else None
-    return judge(reqs, version, cuda, devices)
+    verdict = judge(reqs, version, cuda, devices)
+    if verdict.satisfied is False and chosen.unchecked:
+        return Judgement(
+            None,
+            verdict.failed,
+            f"not known: {verdict.reason}, where nvidia-container-cli or the toolkit checks it; "
+            f"{chosen.unchecked[0]} does not check it, and which one starts the container is not read{read}",
+        )
+    return replace(verdict, reason=verdict.reason + read) if read else verdict
+
+
+@dataclass(frozen=True)
+class Checkers:
+    """The entries of driver.container_brands.toolkit_words that may check an image's requirements on the box."""
+
+    entries: tuple[Mapping[str, Any], ...]  # checkers that evaluate NVIDIA_REQUIRE_* (their brand words)
+    unchecked: tuple[str, ...] = ()  # checkers that may run and evaluate nothing (the container starts)
+    unmodelled: tuple[str, ...] = ()  # checks that may run and stackcheck does not model (unknown)
+    read: str = ""  # what was read of the toolkit, for reasons ("" when nothing)
+    invalid: str = ""  # a mode the toolkit does not know
+
+
+def _version_in(version: str, spec: str) -> bool:
+    op, bound = (">=", spec[2:]) if spec.startswith(">=") else ("<", spec[1:])
+    return compare_versions(version, op, bound)
+
+
+def _mode_label(mode: str) -> str:
+    return mode if len(mode) <= 32 and all(ch.isascii() and (ch.isalnum() or ch == "-") for ch in mode) else "?"
+
+
+def select_checkers(table: Mapping[str, Any], toolkit: Mapping[str, Any] | None) -> Checkers:
+    """The checkers that may run where facts.container_toolkit (`toolkit`) was read: the runtime mode in
+    config.toml (auto resolved per components.json runtime_modes) and libnvidia-container's version, which bounds
+    the toolkit's (its packages require libnvidia-container-tools of its own version or newer). Without a mode
+    read (no section, a second toolkit installed, an unreadable config), every checker that evaluates the
+    requirements and is modelled: the judgement is unknown where their words disagree."""
+    entries = [e for e in table.get("toolkit_words") or [] if isinstance(e, Mapping)]
+    not_read = Checkers(tuple(e for e in entries if e.get("checks") is not False and e.get("modelled") is not False))
+    if not isinstance(toolkit, Mapping):
+        return not_read
+    mode, lib = toolkit.get("mode"), toolkit.get("libnvidia_container")
+    lib = lib if isinstance(lib, str) and _is_version(lib) else None
+    if not isinstance(mode, str) or toolkit.get("other_installs"):
+        return not_read
+    modes = table.get("runtime_modes")
+    modes = modes if isinstance(modes, Mapping) else {}
+    version = f", libnvidia-container {lib}" if lib else ""
+    read = f"container toolkit mode {_mode_label(mode)}{version}"
+    if mode not in (modes.get("known") or ()):
+        return Checkers((), read=read, invalid=_mode_label(mode))
+
+    def possible(spec: Any) -> bool:  # a toolkit in `spec` may be installed beside libnvidia-container `lib`
+        return not isinstance(spec, str) or lib is None or spec.startswith("<") or _version_in(lib, spec)
+
+    resolved: set[str] = {mode}
+    if mode == "auto":
+        resolved = set()
+        for rule in modes.get("auto") or ():
+            if isinstance(rule, Mapping) and possible(rule.get("toolkit")):
+                resolved |= set(rule.get("tegra" if toolkit.get("tegra") is True else "resolves") or ())
+        if not resolved:
+            return not_read
+        read = f"container toolkit mode auto, here {' or '.join(sorted(resolved))}{version}"
+    chosen = [
+        e
+        for e in entries
+        if resolved & set(e.get("modes") or ())
+        and possible(e.get("toolkit"))
+        and (
+            lib is None
+            or not isinstance(e.get("libnvidia_container"), str)
+            or _version_in(lib, e["libnvidia_container"])
+        )
+    ]
+    return Checkers(
+        tuple(e for e in chosen if e.get("checks") is not False and e.get("modelled") is not False),
+        tuple(str(e.get("checker")) for e in chosen if e.get("checks") is False),
+        tuple(
+            f"{e.get('checker')} may run, and its check is not modelled" for e in chosen if e.get("modelled") is False
+        ),
+        read,
+    )
 
 
 def _parse_bool(text: str) -> bool:
@@ -255,7 +360,11 @@ def brand_words(nvml_name: str | None, table: Mapping[str, Any]) -> tuple[BrandW
         return (BrandWord(None),)
     name = nvml_name.upper()
     known = {str(v) for v in ((table.get("nvml_enum") or {}).get("codes") or {}).values()}
-    entries = [e for e in table.get("toolkit_words") or [] if isinstance(e, Mapping)]
+    entries = [
+        e
+        for e in table.get("toolkit_words") or []
+        if isinstance(e, Mapping) and e.get("checks") is not False and e.get("modelled") is not False
+    ]  # a mode that checks nothing, or a check not modelled, has no words (select_checkers decides about them)
     if name not in known or not entries:
         return (BrandWord(None),)
     out: list[BrandWord] = []

@@ -22,15 +22,16 @@ if TYPE_CHECKING:
 #: gets the interpreter lock before NVML's library loading does
 DEFAULT_PROBES: tuple[str, ...] = (
     "python", "nvml", "toolkits", "packages", "system", "source_tables", "derived", "environments", "jit",
-    "cuda_libs", "pcie", "kernel_symbols",
+    "cuda_libs", "pcie", "kernel_symbols", "container_toolkit",
 )  # fmt: skip
 DEEP_PROBES: tuple[str, ...] = ("binaries", "libs")
 #: the probes that read the host itself whatever the view: the driver and the GPUs, and the PCIe path between
 #: them (--host-facts replaces them)
-HOST_PROBES: tuple[str, ...] = ("nvml", "pcie")
+HOST_PROBES: tuple[str, ...] = ("nvml", "pcie", "container_toolkit")
 
 
 def _registry() -> dict[str, type[Probe]]:
+    from stackcheck.probes.container_toolkit import ContainerToolkitProbe
     from stackcheck.probes.cudalibs import CudaLibsProbe
     from stackcheck.probes.deep import BinariesProbe, LibsProbe
     from stackcheck.probes.derived import DerivedProbe
@@ -60,6 +61,7 @@ def _registry() -> dict[str, type[Probe]]:
         "kernel_symbols": KernelSymbolsProbe,
         "binaries": BinariesProbe,
         "libs": LibsProbe,
+        "container_toolkit": ContainerToolkitProbe,
     }
 
 

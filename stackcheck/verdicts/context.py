@@ -923,6 +923,7 @@ class Context:
                 dict(self.facts.get("driver") or {}),
                 list(self.facts.get("gpus") or []),
                 brands if isinstance(brands, dict) else {},
+                self.facts.get("container_toolkit"),
             )
             if verdict.satisfied is None:
                 raise Missing(path, f"NVIDIA_REQUIRE_* cannot be judged: {verdict.reason}")
