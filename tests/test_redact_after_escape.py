@@ -5,7 +5,8 @@ repr() and terminal_safe write a control character as `\\x07`, `\\u202e`, `\\n`:
 letter or digit, and the token shapes (which start a word) missed it. typed_value_problems quotes the rejected value
 with repr() in its message and raw as `observed`: `--ep-size $'\\x07hf_...'` showed the token in the message, and a
 random-looking value (a password given to the wrong flag), masked in the decision's command, was shown in both.
-On the parent (7e0220f) 8 of these 9 fail (the word test passes)."""
+A usage error quoting such a value with repr() (`--tp $'\\x07hf_...'`) showed the token on stderr too.
+On the parent (7e0220f) 9 of these 10 fail (the word test passes)."""
 
 from __future__ import annotations
 
@@ -62,3 +63,14 @@ def test_the_typed_value_refusal_masks_the_value(
     doc = gate_tp8(release_box(tmp_path, "0.5.23", "9.0"), model_dir(tmp_path, "m", LLAMA3), *flags)
     assert reason_status(doc).get(flags[0]) == ("blocked", "crash"), reason_status(doc)  # still refused
     assert secret not in json.dumps(doc)
+
+
+def test_a_usage_error_quoting_the_value_masks_it(capsys: pytest.CaptureFixture[str]) -> None:
+    from gate_cli import H200_NEWEST
+
+    from stackcheck.cli import main
+
+    line = ["python", "-m", "sglang.launch_server", "--model-path", "m", "--tp", "\x07" + TOKEN]
+    assert main(["gate", "--facts", str(H200_NEWEST), "--dry-run", "--", *line]) == 2
+    err = capsys.readouterr().err
+    assert "--tp" in err and "ABCDEFGH12345678" not in err and "\x07" not in err, err
