@@ -107,11 +107,12 @@ _ASSIGN = _lazy(
 #: a word every key of _ASSIGN holds, matched under the same IGNORECASE (so with the same case folding): a text
 #: with no `=` or `:`, or none of these words, is not searched by _ASSIGN (tests/test_redact.py checks each key)
 _ASSIGN_WORD = _lazy(r"key|token|secret|pass|pwd|credential|auth|session|cookie", re.IGNORECASE)
-_BEARER = _lazy(r"(?P<head>\b(?:Bearer|Basic|Token)\s+)(?P<value>[A-Za-z0-9_\-.~+/=]{8,})")
+_BEARER = _lazy(r"(?P<head>(?:\b|" + _AFTER_ESCAPE + r")(?:Bearer|Basic|Token)\s+)(?P<value>[A-Za-z0-9_\-.~+/=]{8,})")
 _BEARER_MARKS = ("Bearer", "Basic", "Token")  # every match of _BEARER holds one (case as written)
 # an `Authorization:` header's credentials, whatever their scheme (`token ghp_...`, a raw key, `Digest ...`)
 _AUTH_HEADER = _lazy(
-    r"(?P<head>\bauthorization[\"']?\s*[:=]\s*[\"']?(?:(?:bearer|basic|token|digest|apikey|negotiate)\s+)?)"
+    r"(?P<head>(?:\b|" + _AFTER_ESCAPE + r")authorization[\"']?\s*[:=]\s*[\"']?"
+    r"(?:(?:bearer|basic|token|digest|apikey|negotiate)\s+)?)"
     r"(?P<value>[^\s\"',;]+)",
     re.IGNORECASE,
 )
