@@ -79,7 +79,10 @@ _CREDENTIAL_SHAPES = (
     r"|(?:AKIA|ASIA)[A-Z0-9]{12,}"
     r"|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"  # a JSON Web Token
 )
-_TOKEN = _lazy(r"(?<![A-Za-z0-9])(?:" + _CREDENTIAL_SHAPES + r")")
+#: the end of a backslash escape as repr() and terminal_safe write a control character (`\\x07`, `\\u202e`, `\\n`): a
+#: word starts after one (`'\\x07hf_...'`, a refusal quoting a value from the command line with a control in it)
+_AFTER_ESCAPE = r"(?<=\\x[0-9A-Fa-f]{2})|(?<=\\u[0-9A-Fa-f]{4})|(?<=\\U[0-9A-Fa-f]{8})|(?<=\\[abfnrtv])"
+_TOKEN = _lazy(r"(?:(?<![A-Za-z0-9])|" + _AFTER_ESCAPE + r")(?:" + _CREDENTIAL_SHAPES + r")")
 #: text every match of _TOKEN contains (each shape starts with one of these, case as written): a text with none of
 #: them is not searched (nor the pattern compiled); tests/test_redact.py checks each shape against this list
 _TOKEN_MARKS = ("hf_", "gh", "github_pat_", "glpat-", "sk", "rk_live_", "xox", "npm_", "pypi-", "AIza", "ya29.",
@@ -91,7 +94,7 @@ _URL = _lazy(r"(?P<scheme>(?<![A-Za-z0-9+.\-])[A-Za-z][A-Za-z0-9+.\-]*://)(?P<re
 # (the key word starts at a word boundary or right after a `_`, `-` or `.`: `hf_token`, `aws_secret_access_key`;
 # no quantified prefix before it, which made a 64 KB line of `a_a_a_...` take minutes: quadratic backtracking)
 _ASSIGN = _lazy(
-    r"(?P<key>(?:(?<![A-Za-z0-9])|(?<=[_\-.]))"
+    r"(?P<key>(?:(?<![A-Za-z0-9])|(?<=[_\-.])|" + _AFTER_ESCAPE + r")"
     r"(?:api[_\-]?key|token|secret|password|passwd|passphrase|pwd|credentials?|auth|access[_\-]?key|private[_\-]?key"
     r"|client[_\-]?secret|session[_\-]?id|cookie"
     # a name ending in `_key` (`secret_key`, `OPENAI_KEY`, `signing-key`: one run of letters and digits before
@@ -104,11 +107,12 @@ _ASSIGN = _lazy(
 #: a word every key of _ASSIGN holds, matched under the same IGNORECASE (so with the same case folding): a text
 #: with no `=` or `:`, or none of these words, is not searched by _ASSIGN (tests/test_redact.py checks each key)
 _ASSIGN_WORD = _lazy(r"key|token|secret|pass|pwd|credential|auth|session|cookie", re.IGNORECASE)
-_BEARER = _lazy(r"(?P<head>\b(?:Bearer|Basic|Token)\s+)(?P<value>[A-Za-z0-9_\-.~+/=]{8,})")
+_BEARER = _lazy(r"(?P<head>(?:\b|" + _AFTER_ESCAPE + r")(?:Bearer|Basic|Token)\s+)(?P<value>[A-Za-z0-9_\-.~+/=]{8,})")
 _BEARER_MARKS = ("Bearer", "Basic", "Token")  # every match of _BEARER holds one (case as written)
 # an `Authorization:` header's credentials, whatever their scheme (`token ghp_...`, a raw key, `Digest ...`)
 _AUTH_HEADER = _lazy(
-    r"(?P<head>\bauthorization[\"']?\s*[:=]\s*[\"']?(?:(?:bearer|basic|token|digest|apikey|negotiate)\s+)?)"
+    r"(?P<head>(?:\b|" + _AFTER_ESCAPE + r")authorization[\"']?\s*[:=]\s*[\"']?"
+    r"(?:(?:bearer|basic|token|digest|apikey|negotiate)\s+)?)"
     r"(?P<value>[^\s\"',;]+)",
     re.IGNORECASE,
 )

@@ -1369,12 +1369,17 @@ def typed_value_problems(
             flags = reading_flags(mapping, version)
         many = entry.get("nargs") not in (None, "?")
         kind = str(entry.get("type"))
-        for value in option_values(d.sglang_args, names, flags, many=many):
-            if value is None:
+        for given in option_values(d.sglang_args, names, flags, many=many):
+            if given is None:
                 continue  # no value: another check's (argparse's 'expected one argument')
-            took = _converts(kind, value)
+            took = _converts(kind, given)
             if took is True:
                 continue
+            # the value as the decision's command line shows it (redact_argv: a token or a random-looking value, a
+            # password given to the wrong flag, masked): the refusal quotes it in its message and observed value
+            from stackcheck.redact import redact_value
+
+            value = redact_value(given)
             source = [
                 {
                     "title": f"sglang {version} wheel, {entry.get('file')}: {flag} is declared with "
