@@ -306,3 +306,16 @@ def test_free_text_masking_keeps_what_is_no_secret() -> None:
         assert redact_text(kept) == kept
     assert redact_text("--api-key 'a b c' --tp 2") == f"--api-key {MASK} --tp 2"
     assert redact_text('"Authorization": "Bearer abcdefghij"') == f'"Authorization": "Bearer {MASK}"'
+
+
+def test_facts_check_masks_the_file_name_and_what_the_file_says(tmp_path: Path) -> None:
+    """`facts check FILE` echoes the file's name, its packages' versions and its host name: each masked as the
+    other verbs mask them (before, the name and a version were only escaped, never masked)."""
+    doc = json.loads(H200.read_text())
+    doc["facts"]["packages"]["torch"]["version"] = "2.9.1+hf_SEKRITversion12345"
+    saved = tmp_path / ("box-sk-SEKRITfilename123456" + OSC + ".json")
+    saved.write_text(json.dumps(doc))
+    proc = run("facts", "check", str(saved))
+    assert proc.returncode == 0, proc.stderr
+    assert b"a stackcheck facts document" in proc.stdout and MASK.encode() in proc.stdout
+    assert_run_clean(proc)

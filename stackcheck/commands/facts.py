@@ -31,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
         emit(template_text(), args)
         return EXIT_OK
     from stackcheck.facts.model import load_facts_document
-    from stackcheck.redact import terminal_safe
+    from stackcheck.redact import redact_text, terminal_safe
 
     facts, host = load_facts_document(args.file)
     sections = ", ".join(sorted(k for k in facts if k != "assumed")) or "nothing"
@@ -45,5 +45,5 @@ def run(args: argparse.Namespace) -> int:
         f"  packages: {', '.join(installed) or 'none installed'}" if "packages" in facts else "  packages: unknown",
         f"  host: {(host or {}).get('hostname') or 'unknown'}",
     ]
-    emit(terminal_safe("\n".join(lines) + "\n"), args)
+    emit(terminal_safe(redact_text("\n".join(lines)) + "\n"), args)  # the name, a version, a host: from the file
     return EXIT_OK
