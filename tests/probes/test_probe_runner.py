@@ -269,3 +269,51 @@ def test_ready_probes_that_others_wait_on_start_first_and_facts_merge_in_names_o
     assert [o["name"] for o in outcomes] == names
     sections = [s for n in names for s in PROBES[n].sections]
     assert [k for k in facts if k in sections] == list(dict.fromkeys(sections))
+
+
+def test_the_lazy_table_agrees_with_the_probe_classes() -> None:
+    """The runner orders the waves from stackcheck.probes' table, without the classes: the table must say what
+    each class says (its name, sections and needs)."""
+    from stackcheck.probes import lazy_registry
+
+    lazy = lazy_registry()
+    assert set(lazy) == set(PROBES)
+    for name, spec in lazy.items():
+        cls = spec.load()
+        assert cls is PROBES[name]
+        assert (spec.name, spec.sections, spec.needs) == (cls.name, cls.sections, cls.needs), name
+
+
+def test_the_first_wave_starts_before_the_later_waves_modules_are_imported(tmp_path: Path) -> None:
+    """Issue 21: the runner imports a probe's module when it starts the probe, so the first wave (the target's
+    Python, NVML) is not held behind importing every probe module. In a fresh interpreter, when the first probe
+    thread starts, no module of a later wave (packages, toolkits, jit, ...) is imported yet."""
+    import subprocess
+    import sys
+
+    code = r"""
+import sys, threading
+from stackcheck.probes.interface import ProbeContext
+from stackcheck.probes.runner import run_probes
+from stackcheck.probes import DEFAULT_PROBES
+seen = {}
+real_start = threading.Thread.start
+def start(self):
+    if self.name.startswith("probe-") and not seen:
+        seen["at"] = sorted(m for m in sys.modules if m.startswith("stackcheck.probes."))
+    real_start(self)
+threading.Thread.start = start
+root = sys.argv[1]
+run_probes([n for n in DEFAULT_PROBES if n != "nvml"], ProbeContext(env={"PATH": ""}, root=root, path_dirs=[root]))
+print("\n".join(seen["at"]))
+"""
+    import stackcheck
+
+    tree = os.path.dirname(os.path.dirname(stackcheck.__file__))
+    env = {**os.environ, "PYTHONPATH": tree}
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)], env=env, capture_output=True, text=True, timeout=60, check=True
+    ).stdout.split()
+    later = {"packages", "toolkits", "system", "source_tables", "derived", "environments", "jit", "kernel_symbols"}
+    assert "stackcheck.probes.python_env" in out
+    assert not {f"stackcheck.probes.{m}" for m in later} & set(out), out
