@@ -9,6 +9,7 @@ toolkit's dist-info directories (toolkits assembled from wheels), or `nvcc --ver
 from __future__ import annotations
 
 import json
+import os
 import posixpath
 
 from stackcheck.lazy_re import lazy as _lazy
@@ -36,6 +37,8 @@ from stackcheck.readers.fsview import (
 
 if TYPE_CHECKING:
     from typing import Any, ClassVar
+
+    from stackcheck.readers.kept import Kept
 
 PIP_TOOLKITS = (
     "nvidia-cuda-runtime",
@@ -209,6 +212,25 @@ class ToolkitsProbe(Probe):
 
     @staticmethod
     def _nvcc_version(nvcc: str, ctx: ProbeContext) -> tuple[str | None, str | None]:
+        """`nvcc --version`'s release, kept between runs by the stamp of the nvcc file (issue 21: ~17 ms of child
+        CPU on every gate and audit of a toolkit without a version file). Only a compiled nvcc's answer is kept:
+        its release is in its own bytes; a wrapper script (`exec /usr/local/cuda-X/bin/nvcc`) runs whatever its
+        text or the environment names at run time, so it is run every time, as python_env does for shims."""
+        kept, stamp = _kept_nvcc(nvcc, ctx.cache_dir)
+        if kept is not None:
+            from stackcheck.readers.kept import MISS
+
+            got = kept.get(nvcc, stamp)
+            if got is not MISS and type(got) is str and all(part.isdigit() for part in got.split(".")):
+                return got, None
+        version, why = ToolkitsProbe._run_nvcc(nvcc, ctx)
+        if kept is not None and version is not None:
+            kept.put(nvcc, stamp, version)
+            kept.save()
+        return version, why
+
+    @staticmethod
+    def _run_nvcc(nvcc: str, ctx: ProbeContext) -> tuple[str | None, str | None]:
         try:
             rc, out, _err = run_command([nvcc, "--version"], ctx.subprocess_timeout_s, ctx.env)
         except CommandTimeout as exc:
@@ -219,3 +241,24 @@ class ToolkitsProbe(Probe):
         if version is None:
             return None, f"{nvcc} --version: exited {rc}, no 'release X.Y, VX.Y.Z' in its output"
         return version, None
+
+
+def _kept_nvcc(nvcc: str, cache_dir: str | None) -> tuple[Kept | None, list[int] | None]:
+    """The kept nvcc answers (stackcheck.readers.kept, keyed by this module's code) and the stamp of the nvcc file
+    (taken before it runs), or (None, None): the caches off, no stamp, or the file not an ELF program."""
+    from stackcheck.readers.kept import Kept, directory, file_stamp
+
+    where = directory(cache_dir)
+    stamp = file_stamp(nvcc) if where is not None else None
+    if where is None or stamp is None:
+        return None, None
+    try:
+        fd = os.open(nvcc, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        try:
+            if os.pread(fd, 4, 0) != b"\x7fELF":
+                return None, None
+        finally:
+            os.close(fd)
+    except OSError:
+        return None, None
+    return Kept("nvcc", where, [os.path.abspath(__file__)]), stamp
