@@ -8,7 +8,6 @@ reason. The runner (runner.py) still guards against the unexpected.
 from __future__ import annotations
 
 import os
-import signal
 import sys
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
@@ -267,6 +266,8 @@ def run_command(argv: Sequence[str], timeout_s: float, env: Mapping[str, str] | 
     threading.Thread(target=reap, daemon=True).start()
     try:
         if not exited.wait(timeout_s):
+            import signal  # (here, not at the top: it imports enum, ~0.5 ms of every start; subprocess has it)
+
             try:
                 os.killpg(proc.pid, signal.SIGKILL)
             except OSError:
