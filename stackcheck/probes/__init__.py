@@ -53,14 +53,20 @@ _TABLE: tuple[tuple[str, str, str, tuple[str, ...], tuple[str, ...]], ...] = (
 )  # fmt: skip
 
 
+#: the probes started before the others ready at the same time (Probe.starts_first): the NVML probe takes the forked
+#: reader's answer (nvml_early) and only waits on its pipe, so it goes first and reads the answer as soon as it is there
+_STARTS_FIRST = frozenset({"nvml"})
+
+
 class LazyProbe:
     """A probe named by the table above: its sections and needs without its module; `load` imports the class."""
 
-    __slots__ = ("cls_name", "module", "name", "needs", "sections")
+    __slots__ = ("cls_name", "module", "name", "needs", "sections", "starts_first")
 
     def __init__(self, name: str, module: str, cls_name: str, sections: tuple[str, ...], needs: tuple[str, ...]):
         self.name, self.module, self.cls_name = name, f"stackcheck.probes.{module}", cls_name
         self.sections, self.needs = sections, needs
+        self.starts_first = name in _STARTS_FIRST
 
     def load(self) -> type[Probe]:
         from importlib import import_module

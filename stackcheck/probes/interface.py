@@ -187,6 +187,9 @@ class Probe(ABC):
     timeout_s: ClassVar[float] = 5.0
     sections: ClassVar[tuple[str, ...]] = ()
     needs: ClassVar[tuple[str, ...]] = ()
+    #: started before the other probes ready at the same time (the NVML probe: it takes the forked reader's answer,
+    #: stackcheck.probes.nvml_early, and waits on a pipe, not on the interpreter lock)
+    starts_first: ClassVar[bool] = False
     list_sections: ClassVar[frozenset[str]] = frozenset({"gpus", "cuda_toolkits"})
 
     @abstractmethod

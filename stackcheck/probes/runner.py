@@ -146,7 +146,11 @@ def run_probes(
     # among the probes ready together, those that more probes wait on start first (the packages before the
     # toolkits: five probes need the packages, one the toolkits), so the next wave is not held behind a thread
     # that nothing waits for; the facts still merge in `names` order
-    rank = _start_order([s.deps for s in slots])
+    # (and before them the probe that starts first: NVML, which only waits for the forked reader's answer)
+    rank = [
+        (not slot.kind.starts_first, *order)
+        for slot, order in zip(slots, _start_order([s.deps for s in slots]), strict=True)
+    ]
     start = time.monotonic()
     end = start + budget_s
     done: SimpleQueue[_Slot] = SimpleQueue()

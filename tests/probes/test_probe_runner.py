@@ -282,6 +282,37 @@ def test_the_lazy_table_agrees_with_the_probe_classes() -> None:
         cls = spec.load()
         assert cls is PROBES[name]
         assert (spec.name, spec.sections, spec.needs) == (cls.name, cls.sections, cls.needs), name
+        assert spec.starts_first == cls.starts_first, name
+
+
+def test_the_nvml_probe_starts_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 21: the NVML probe only waits for the forked reader's answer: it starts before the other first-wave
+    probes (then the target's Python, which the most probes wait on), so the answer is read as soon as it is there."""
+    from stackcheck.probes import DEFAULT_PROBES, lazy_registry
+
+    started: list[str] = []
+
+    class Recording(threading.Thread):
+        def start(self) -> None:
+            if self.name.startswith("probe-"):
+                started.append(self.name.removeprefix("probe-"))
+            super().start()
+
+    monkeypatch.setattr(threading, "Thread", Recording)
+    lazy = lazy_registry()
+
+    def stub(name: str) -> type[Probe]:
+        class Stub(Probe):
+            def run(self, ctx: ProbeContext) -> ProbeResult:
+                return ProbeResult({s: {"by": name} for s in lazy[name].sections})
+
+        Stub.name, Stub.sections, Stub.needs = name, lazy[name].sections, lazy[name].needs
+        Stub.starts_first = lazy[name].starts_first
+        return Stub
+
+    names = list(DEFAULT_PROBES)
+    run_probes(names, ProbeContext(env={}), 5, {n: stub(n) for n in names})
+    assert started[:4] == ["nvml", "python", "cuda_libs", "pcie"]
 
 
 def test_the_first_wave_starts_before_the_later_waves_modules_are_imported(tmp_path: Path) -> None:
