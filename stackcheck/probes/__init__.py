@@ -56,17 +56,20 @@ _TABLE: tuple[tuple[str, str, str, tuple[str, ...], tuple[str, ...]], ...] = (
 #: the probes started before the others ready at the same time (Probe.starts_first): the NVML probe takes the forked
 #: reader's answer (nvml_early) and only waits on its pipe, so it goes first and reads the answer as soon as it is there
 _STARTS_FIRST = frozenset({"nvml"})
+#: the probes whose `prepare` the runner calls when the first wave starts (Probe.prepares): the toolkits probe runs
+#: `nvcc --version` then, while the target's Python is read, instead of after it
+_PREPARES = frozenset({"toolkits"})
 
 
 class LazyProbe:
     """A probe named by the table above: its sections and needs without its module; `load` imports the class."""
 
-    __slots__ = ("cls_name", "module", "name", "needs", "sections", "starts_first")
+    __slots__ = ("cls_name", "module", "name", "needs", "prepares", "sections", "starts_first")
 
     def __init__(self, name: str, module: str, cls_name: str, sections: tuple[str, ...], needs: tuple[str, ...]):
         self.name, self.module, self.cls_name = name, f"stackcheck.probes.{module}", cls_name
         self.sections, self.needs = sections, needs
-        self.starts_first = name in _STARTS_FIRST
+        self.starts_first, self.prepares = name in _STARTS_FIRST, name in _PREPARES
 
     def load(self) -> type[Probe]:
         from importlib import import_module

@@ -43,6 +43,7 @@ class _Slot:
         self.outcome: ProbeOutcome | None = None
         self.facts: dict[str, Any] = {}
         self.deps: set[int] = set()
+        self.prepare_error: str | None = None  # (what Probe.prepare raised, for a debugger: nothing reports it)
 
     @property
     def probe(self) -> Probe:
@@ -51,6 +52,12 @@ class _Slot:
             kind = self.kind
             self._probe = (kind.load() if isinstance(kind, LazyProbe) else kind)()
         return self._probe
+
+    def prepare(self, ctx: ProbeContext) -> None:
+        try:
+            self.probe.prepare(ctx)
+        except Exception as exc:  # never the audit's failure: the probe's run does the work itself
+            self.prepare_error = one_line(exc)
 
     def run(self, ctx: ProbeContext, done: SimpleQueue[_Slot]) -> None:
         try:
@@ -188,6 +195,11 @@ def run_probes(
             thread.start()
 
     start_ready()
+    # the probes that start later but have slow work needing nothing (the toolkits probe's `nvcc --version`) start it
+    # now, beside the first wave; a prepare that fails leaves the work to the probe's run
+    for i in sorted(waiting, key=rank.__getitem__):
+        if slots[i].kind.prepares:
+            slots[i].prepare(ctx)
     while running or waiting:
         if not running:  # nothing can start and nothing runs: only a dependency cycle gets here
             break

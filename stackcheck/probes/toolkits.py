@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import posixpath
+import threading
 
 from stackcheck.lazy_re import lazy as _lazy
 from stackcheck.lean_typing import TYPE_CHECKING
@@ -109,6 +110,41 @@ class ToolkitsProbe(Probe):
     timeout_s: ClassVar[float] = 5.0
     sections: ClassVar[tuple[str, ...]] = ("cuda_toolkits",)
     needs: ClassVar[tuple[str, ...]] = ("python",)
+    prepares: ClassVar[bool] = True
+
+    def __init__(self) -> None:
+        self._early: tuple[str, threading.Event, list[tuple[str | None, str | None]]] | None = None
+
+    def prepare(self, ctx: ProbeContext) -> None:
+        """Run the $PATH nvcc's `--version` in a thread now, when run() will want it (on this host, its toolkit
+        folder without a version file): it needs only the environment, not the target's Python this probe waits for
+        (issue 21: it was the last step of the audit's python -> toolkits -> jit chain)."""
+        view = ctx.fs
+        if not is_host(view):
+            return
+        nvcc_path = which(view, "nvcc", ctx.env.get("PATH", ""))
+        if nvcc_path is None:
+            return
+        home = posixpath.dirname(posixpath.dirname(nvcc_path))
+        if kind_of(view, home) == "dir" and read_toolkit_version(view, home) is not None:
+            return  # the version file answers: nvcc is not run
+        done, answer = threading.Event(), []
+
+        def work() -> None:
+            try:
+                answer.append(self._nvcc_version(nvcc_path, ctx))
+            finally:
+                done.set()
+
+        self._early = (nvcc_path, done, answer)
+        threading.Thread(target=work, name="probe-toolkits-nvcc", daemon=True).start()
+
+    def _version_of(self, nvcc: str, ctx: ProbeContext) -> tuple[str | None, str | None]:
+        """`nvcc --version`'s answer: the one prepare() started for this nvcc, else run now."""
+        early = self._early
+        if early is not None and early[0] == nvcc and early[1].wait(ctx.subprocess_timeout_s + 1.0) and early[2]:
+            return early[2][0]
+        return self._nvcc_version(nvcc, ctx)
 
     def run(self, ctx: ProbeContext) -> ProbeResult:
         view = ctx.fs
@@ -155,7 +191,7 @@ class ToolkitsProbe(Probe):
                 entry["nvcc"] = nvcc_path
             if entry["version"] is None:
                 if is_host(view):
-                    version, why = self._nvcc_version(nvcc_path, ctx)
+                    version, why = self._version_of(nvcc_path, ctx)
                 else:
                     version, why = None, f"{nvcc_path}: not run (it is not on this host)"
                 if version is not None:

@@ -282,7 +282,7 @@ def test_the_lazy_table_agrees_with_the_probe_classes() -> None:
         cls = spec.load()
         assert cls is PROBES[name]
         assert (spec.name, spec.sections, spec.needs) == (cls.name, cls.sections, cls.needs), name
-        assert spec.starts_first == cls.starts_first, name
+        assert (spec.starts_first, spec.prepares) == (cls.starts_first, cls.prepares), name
 
 
 def test_the_nvml_probe_starts_first(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -348,3 +348,46 @@ print("\n".join(seen["at"]))
     later = {"packages", "toolkits", "system", "source_tables", "derived", "environments", "jit", "kernel_symbols"}
     assert "stackcheck.probes.python_env" in out
     assert not {f"stackcheck.probes.{m}" for m in later} & set(out), out
+
+
+def test_prepare_runs_when_the_first_wave_starts() -> None:
+    """Issue 21: a probe with `prepares` (the toolkits probe) has its prepare() called beside the first wave, before
+    the probe it needs is done, on the same object whose run() comes later; a prepare that raises changes nothing."""
+    import threading as th
+
+    release = th.Event()
+    log: list[str] = []
+
+    class Slow(Probe):
+        name, sections = "slow", ("python",)
+
+        def run(self, ctx: ProbeContext) -> ProbeResult:
+            release.wait(5)
+            return ProbeResult({"python": {}})
+
+    class Later(Probe):
+        name, sections, needs, prepares = "later", ("cuda_toolkits",), ("python",), True
+
+        def prepare(self, ctx: ProbeContext) -> None:
+            log.append("prepare")
+            self.prepared = True
+            release.set()
+
+        def run(self, ctx: ProbeContext) -> ProbeResult:
+            log.append(f"run prepared={getattr(self, 'prepared', False)}")
+            return ProbeResult({"cuda_toolkits": []})
+
+    class Broken(Later):
+        name, sections = "broken", ("jit",)
+
+        def prepare(self, ctx: ProbeContext) -> None:
+            raise RuntimeError("no")
+
+        def run(self, ctx: ProbeContext) -> ProbeResult:
+            return ProbeResult({"jit": {"ok": True}})
+
+    reg: dict[str, type[Probe]] = {"slow": Slow, "later": Later, "broken": Broken}
+    facts, outcomes = run_probes(["slow", "later", "broken"], ProbeContext(env={}), 5, reg)
+    assert log == ["prepare", "run prepared=True"]
+    assert [o["status"] for o in outcomes] == ["ok", "ok", "ok"]
+    assert facts["jit"] == {"ok": True}

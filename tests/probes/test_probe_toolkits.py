@@ -168,3 +168,32 @@ def test_nvcc_answer_is_kept_by_the_stamp_of_a_compiled_nvcc(tmp_path: Path, mon
     monkeypatch.setenv("STACKCHECK_PLAN_CACHE", "0")  # the caches off: run every time
     nvcc.write_bytes(b"\x7fELF compiled nvcc 13")
     assert (version(), version(), len(ran)) == ("13.0.88", "13.0.88", 6)
+
+
+def test_prepare_runs_nvcc_early_and_run_takes_its_answer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 21: prepare() (called by the runner beside the first wave) runs the $PATH nvcc's --version once; run()
+    takes that answer, and the facts are those of a run without prepare."""
+    from stackcheck.probes import toolkits
+
+    ran: list[str] = []
+
+    def fake_run(argv: list[str], timeout_s: float, env: object = None) -> tuple[int, str, str]:
+        ran.append(argv[0])
+        return 0, NVCC_13, ""
+
+    monkeypatch.setattr(toolkits, "run_command", fake_run)
+    nvcc = tmp_path / "opt/cuda-x/bin/nvcc"
+    make_exe(nvcc, "exit 1")
+    path = f"{nvcc.parent}{os.pathsep}/usr/bin{os.pathsep}/bin"
+    ctx = ProbeContext(env={"PATH": path}, root=Path("/"), path_dirs=[])
+    plain = ToolkitsProbe().run(ctx)
+    assert ran == [str(nvcc)]
+    probe = ToolkitsProbe()
+    probe.prepare(ctx)
+    prepared = probe.run(ctx)
+    assert ran == [str(nvcc)] * 2  # once by prepare, not again by run
+    assert (prepared.facts, prepared.status, prepared.reason) == (plain.facts, plain.status, plain.reason)
+    # a toolkit folder with a version file: nothing to run early
+    (tmp_path / "opt/cuda-x/version.json").write_text(json.dumps({"cuda": {"version": "13.0.2"}}), encoding="utf-8")
+    ToolkitsProbe().prepare(ctx)
+    assert len(ran) == 2
