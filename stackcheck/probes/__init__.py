@@ -4,8 +4,9 @@
 needs, and the runner starts it once those are there (see runner.py). The probe modules import only the
 standard library at module level (pynvml is imported inside NvmlProbe.run, the ELF and fatbin readers inside
 the deep probes), and the registry itself is built on first use (PEP 562): importing one module of this package
-(gpu_usage) does not import every probe. The filesystem view the probes read through is
-stackcheck/readers/fsview.py, below the probes, so the readers and `gate --facts FILE` use it without this package.
+(gpu_usage) does not import every probe, and the runner imports each probe's module only when it starts it. The
+filesystem view the probes read through is stackcheck/readers/fsview.py, below the probes, so the readers and
+`gate --facts FILE` use it without this package.
 """
 
 from __future__ import annotations
@@ -30,39 +31,61 @@ DEEP_PROBES: tuple[str, ...] = ("binaries", "libs")
 HOST_PROBES: tuple[str, ...] = ("nvml", "pcie", "container_toolkit")
 
 
-def _registry() -> dict[str, type[Probe]]:
-    from stackcheck.probes.container_toolkit import ContainerToolkitProbe
-    from stackcheck.probes.cudalibs import CudaLibsProbe
-    from stackcheck.probes.deep import BinariesProbe, LibsProbe
-    from stackcheck.probes.derived import DerivedProbe
-    from stackcheck.probes.environments import EnvironmentsProbe
-    from stackcheck.probes.jit import JitProbe
-    from stackcheck.probes.kernel_symbols import KernelSymbolsProbe
-    from stackcheck.probes.nvml import NvmlProbe
-    from stackcheck.probes.packages import PackagesProbe
-    from stackcheck.probes.pcie import PcieProbe
-    from stackcheck.probes.python_env import PythonProbe
-    from stackcheck.probes.source_tables import SourceTablesProbe
-    from stackcheck.probes.system import SystemProbe
-    from stackcheck.probes.toolkits import ToolkitsProbe
+#: where each probe's class lives, the sections it sets and the sections it reads: the runner orders the waves from
+#: this table and imports a probe's module only when the probe starts, so the first wave (the target's Python, NVML)
+#: starts before the later waves' modules are imported (tests/probes/test_probe_runner.py checks it against the
+#: classes' own `sections` and `needs`)
+_TABLE: tuple[tuple[str, str, str, tuple[str, ...], tuple[str, ...]], ...] = (
+    ("nvml", "nvml", "NvmlProbe", ("driver", "gpus", "topology"), ()),
+    ("python", "python_env", "PythonProbe", ("python",), ()),
+    ("toolkits", "toolkits", "ToolkitsProbe", ("cuda_toolkits",), ("python",)),
+    ("packages", "packages", "PackagesProbe", ("packages",), ("python",)),
+    ("system", "system", "SystemProbe", ("system",), ("python",)),
+    ("source_tables", "source_tables", "SourceTablesProbe", ("source_tables",), ("packages",)),
+    ("derived", "derived", "DerivedProbe", ("derived",), ("packages",)),
+    ("environments", "environments", "EnvironmentsProbe", ("other_environments",), ("python", "packages")),
+    ("jit", "jit", "JitProbe", ("jit",), ("cuda_toolkits",)),
+    ("cuda_libs", "cudalibs", "CudaLibsProbe", ("cuda_libs",), ()),
+    ("pcie", "pcie", "PcieProbe", ("pcie",), ()),
+    ("kernel_symbols", "kernel_symbols", "KernelSymbolsProbe", ("kernel_symbols",), ("packages",)),
+    ("binaries", "deep", "BinariesProbe", ("binaries",), ("packages",)),
+    ("libs", "deep", "LibsProbe", ("libs",), ("packages", "cuda_toolkits")),
+    ("container_toolkit", "container_toolkit", "ContainerToolkitProbe", ("container_toolkit",), ()),
+)  # fmt: skip
 
-    return {
-        "nvml": NvmlProbe,
-        "python": PythonProbe,
-        "toolkits": ToolkitsProbe,
-        "packages": PackagesProbe,
-        "system": SystemProbe,
-        "source_tables": SourceTablesProbe,
-        "derived": DerivedProbe,
-        "environments": EnvironmentsProbe,
-        "jit": JitProbe,
-        "cuda_libs": CudaLibsProbe,
-        "pcie": PcieProbe,
-        "kernel_symbols": KernelSymbolsProbe,
-        "binaries": BinariesProbe,
-        "libs": LibsProbe,
-        "container_toolkit": ContainerToolkitProbe,
-    }
+
+#: the probes started before the others ready at the same time (Probe.starts_first): the NVML probe takes the forked
+#: reader's answer (nvml_early) and only waits on its pipe, so it goes first and reads the answer as soon as it is there
+_STARTS_FIRST = frozenset({"nvml"})
+#: the probes whose `prepare` the runner calls when the first wave starts (Probe.prepares): the toolkits probe runs
+#: `nvcc --version` then, while the target's Python is read, instead of after it
+_PREPARES = frozenset({"toolkits"})
+
+
+class LazyProbe:
+    """A probe named by the table above: its sections and needs without its module; `load` imports the class."""
+
+    __slots__ = ("cls_name", "module", "name", "needs", "prepares", "sections", "starts_first")
+
+    def __init__(self, name: str, module: str, cls_name: str, sections: tuple[str, ...], needs: tuple[str, ...]):
+        self.name, self.module, self.cls_name = name, f"stackcheck.probes.{module}", cls_name
+        self.sections, self.needs = sections, needs
+        self.starts_first, self.prepares = name in _STARTS_FIRST, name in _PREPARES
+
+    def load(self) -> type[Probe]:
+        from importlib import import_module
+
+        cls: type[Probe] = getattr(import_module(self.module), self.cls_name)
+        return cls
+
+
+def lazy_registry() -> dict[str, LazyProbe]:
+    """The registry the runner uses by default: every probe, none of their modules imported yet."""
+    return {row[0]: LazyProbe(*row) for row in _TABLE}
+
+
+def _registry() -> dict[str, type[Probe]]:
+    return {name: spec.load() for name, spec in lazy_registry().items()}
 
 
 def __getattr__(name: str) -> Any:
@@ -78,4 +101,7 @@ def __getattr__(name: str) -> Any:
     return value
 
 
-__all__ = ["DEEP_PROBES", "DEFAULT_PROBES", "HOST_PROBES", "PROBES", "Probe", "ProbeContext", "ProbeResult"]
+__all__ = [
+    "DEEP_PROBES", "DEFAULT_PROBES", "HOST_PROBES", "PROBES", "LazyProbe", "Probe", "ProbeContext", "ProbeResult",
+    "lazy_registry",
+]  # fmt: skip

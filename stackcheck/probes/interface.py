@@ -8,7 +8,6 @@ reason. The runner (runner.py) still guards against the unexpected.
 from __future__ import annotations
 
 import os
-import signal
 import sys
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
@@ -188,11 +187,22 @@ class Probe(ABC):
     timeout_s: ClassVar[float] = 5.0
     sections: ClassVar[tuple[str, ...]] = ()
     needs: ClassVar[tuple[str, ...]] = ()
+    #: started before the other probes ready at the same time (the NVML probe: it takes the forked reader's answer,
+    #: stackcheck.probes.nvml_early, and waits on a pipe, not on the interpreter lock)
+    starts_first: ClassVar[bool] = False
+    #: the runner calls `prepare` when it starts the first wave (the toolkits probe: `nvcc --version`)
+    prepares: ClassVar[bool] = False
     list_sections: ClassVar[frozenset[str]] = frozenset({"gpus", "cuda_toolkits"})
 
     @abstractmethod
     def run(self, ctx: ProbeContext) -> ProbeResult:
         """Read the box; never raise on purpose."""
+
+    def prepare(self, ctx: ProbeContext) -> None:
+        """Start, in the background, slow work that needs none of `needs` (a command to run), when the runner starts
+        the first wave; `run`, started later on this same object, takes its answer. Returns at once (called
+        only where `prepares` is set; what it raises is ignored and `run` does the work itself)."""
+        return None
 
     def failure_facts(self, reason: str) -> dict[str, Any]:
         """The sections this probe would have set, each present with `error` (used when it fails or hangs).
@@ -267,6 +277,8 @@ def run_command(argv: Sequence[str], timeout_s: float, env: Mapping[str, str] | 
     threading.Thread(target=reap, daemon=True).start()
     try:
         if not exited.wait(timeout_s):
+            import signal  # (here, not at the top: it imports enum, ~0.5 ms of every start; subprocess has it)
+
             try:
                 os.killpg(proc.pid, signal.SIGKILL)
             except OSError:

@@ -35,6 +35,7 @@ class NvmlProbe(Probe):
     name: ClassVar[str] = "nvml"
     timeout_s: ClassVar[float] = 6.0
     sections: ClassVar[tuple[str, ...]] = ("driver", "gpus", "topology")
+    starts_first: ClassVar[bool] = True  # (the forked reader's answer is read as soon as it is ready)
 
     def run(self, ctx: ProbeContext) -> ProbeResult:
         nv = ctx.nvml

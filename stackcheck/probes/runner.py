@@ -17,10 +17,11 @@ from __future__ import annotations
 import threading
 import time
 from _queue import Empty, SimpleQueue  # (the C queue: `queue` would import heapq and its pure-Python classes)
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from stackcheck.errors import UsageError
 from stackcheck.lean_typing import TYPE_CHECKING, cast
+from stackcheck.probes import LazyProbe, lazy_registry
 from stackcheck.probes.interface import Probe, ProbeContext, ProbeResult, one_line
 
 if TYPE_CHECKING:
@@ -30,8 +31,9 @@ if TYPE_CHECKING:
 
 
 class _Slot:
-    def __init__(self, probe: Probe) -> None:
-        self.probe = probe
+    def __init__(self, kind: type[Probe] | LazyProbe) -> None:
+        self.kind = kind
+        self._probe: Probe | None = None
         self.result: ProbeResult | None = None
         self.error: str | None = None
         self.started: float | None = None
@@ -41,6 +43,21 @@ class _Slot:
         self.outcome: ProbeOutcome | None = None
         self.facts: dict[str, Any] = {}
         self.deps: set[int] = set()
+        self.prepare_error: str | None = None  # (what Probe.prepare raised, for a debugger: nothing reports it)
+
+    @property
+    def probe(self) -> Probe:
+        """The probe itself, its module imported on first use (in the main thread, when the probe starts)."""
+        if self._probe is None:
+            kind = self.kind
+            self._probe = (kind.load() if isinstance(kind, LazyProbe) else kind)()
+        return self._probe
+
+    def prepare(self, ctx: ProbeContext) -> None:
+        try:
+            self.probe.prepare(ctx)
+        except Exception as exc:  # never the audit's failure: the probe's run does the work itself
+            self.prepare_error = one_line(exc)
 
     def run(self, ctx: ProbeContext, done: SimpleQueue[_Slot]) -> None:
         try:
@@ -52,7 +69,7 @@ class _Slot:
             done.put(self)
 
 
-def waves(names: list[str], registry: Mapping[str, type[Probe]]) -> list[list[str]]:
+def waves(names: list[str], registry: Mapping[str, type[Probe] | LazyProbe]) -> list[list[str]]:
     """The probes grouped by the wave they start in when none is slow (for documentation and tests):
     wave 0 needs nothing another selected probe produces; wave n needs something from wave n-1."""
     deps = _dependencies([registry[n] for n in names])
@@ -69,7 +86,7 @@ def waves(names: list[str], registry: Mapping[str, type[Probe]]) -> list[list[st
     return [out[k] for k in sorted(out)]
 
 
-def _dependencies(probes: list[type[Probe]]) -> list[set[int]]:
+def _dependencies(probes: Sequence[type[Probe] | LazyProbe]) -> list[set[int]]:
     producers: dict[str, list[int]] = {}
     for i, cls in enumerate(probes):
         for section in cls.sections:
@@ -116,7 +133,7 @@ def run_probes(
     names: list[str],
     ctx: ProbeContext,
     budget_s: float = 8.0,
-    registry: Mapping[str, type[Probe]] | None = None,
+    registry: Mapping[str, type[Probe] | LazyProbe] | None = None,
 ) -> tuple[Facts, list[ProbeOutcome]]:
     """Run the named probes in waves; return the merged facts and one outcome per probe, in `names` order.
 
@@ -124,21 +141,23 @@ def run_probes(
     one that could not start before the budget ended is "timeout" too. Either way the sections it should
     have set are present with "error". Facts are merged in `names` order, whatever order probes end in.
     """
-    if registry is None:
-        from stackcheck.probes import PROBES
-
-        registry = PROBES
+    if registry is None:  # each probe's module is imported when the probe starts (the first wave's first)
+        registry = lazy_registry()
     unknown = [n for n in names if n not in registry]
     if unknown:
         raise UsageError(f"unknown probe {unknown[0]!r}; known probes: {', '.join(sorted(registry))}")
 
-    slots = [_Slot(registry[name]()) for name in names]
-    for slot, deps in zip(slots, _dependencies([type(s.probe) for s in slots]), strict=True):
+    slots = [_Slot(registry[name]) for name in names]
+    for slot, deps in zip(slots, _dependencies([s.kind for s in slots]), strict=True):
         slot.deps = deps
     # among the probes ready together, those that more probes wait on start first (the packages before the
     # toolkits: five probes need the packages, one the toolkits), so the next wave is not held behind a thread
     # that nothing waits for; the facts still merge in `names` order
-    rank = _start_order([s.deps for s in slots])
+    # (and before them the probe that starts first: NVML, which only waits for the forked reader's answer)
+    rank = [
+        (not slot.kind.starts_first, *order)
+        for slot, order in zip(slots, _start_order([s.deps for s in slots]), strict=True)
+    ]
     start = time.monotonic()
     end = start + budget_s
     done: SimpleQueue[_Slot] = SimpleQueue()
@@ -176,6 +195,11 @@ def run_probes(
             thread.start()
 
     start_ready()
+    # the probes that start later but have slow work needing nothing (the toolkits probe's `nvcc --version`) start it
+    # now, beside the first wave; a prepare that fails leaves the work to the probe's run
+    for i in sorted(waiting, key=rank.__getitem__):
+        if slots[i].kind.prepares:
+            slots[i].prepare(ctx)
     while running or waiting:
         if not running:  # nothing can start and nothing runs: only a dependency cycle gets here
             break

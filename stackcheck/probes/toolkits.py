@@ -9,7 +9,9 @@ toolkit's dist-info directories (toolkits assembled from wheels), or `nvcc --ver
 from __future__ import annotations
 
 import json
+import os
 import posixpath
+import threading
 
 from stackcheck.lazy_re import lazy as _lazy
 from stackcheck.lean_typing import TYPE_CHECKING
@@ -36,6 +38,8 @@ from stackcheck.readers.fsview import (
 
 if TYPE_CHECKING:
     from typing import Any, ClassVar
+
+    from stackcheck.readers.kept import Kept
 
 PIP_TOOLKITS = (
     "nvidia-cuda-runtime",
@@ -106,6 +110,41 @@ class ToolkitsProbe(Probe):
     timeout_s: ClassVar[float] = 5.0
     sections: ClassVar[tuple[str, ...]] = ("cuda_toolkits",)
     needs: ClassVar[tuple[str, ...]] = ("python",)
+    prepares: ClassVar[bool] = True
+
+    def __init__(self) -> None:
+        self._early: tuple[str, threading.Event, list[tuple[str | None, str | None]]] | None = None
+
+    def prepare(self, ctx: ProbeContext) -> None:
+        """Run the $PATH nvcc's `--version` in a thread now, when run() will want it (on this host, its toolkit
+        folder without a version file): it needs only the environment, not the target's Python this probe waits for
+        (issue 21: it was the last step of the audit's python -> toolkits -> jit chain)."""
+        view = ctx.fs
+        if not is_host(view):
+            return
+        nvcc_path = which(view, "nvcc", ctx.env.get("PATH", ""))
+        if nvcc_path is None:
+            return
+        home = posixpath.dirname(posixpath.dirname(nvcc_path))
+        if kind_of(view, home) == "dir" and read_toolkit_version(view, home) is not None:
+            return  # the version file answers: nvcc is not run
+        done, answer = threading.Event(), []
+
+        def work() -> None:
+            try:
+                answer.append(self._nvcc_version(nvcc_path, ctx))
+            finally:
+                done.set()
+
+        self._early = (nvcc_path, done, answer)
+        threading.Thread(target=work, name="probe-toolkits-nvcc", daemon=True).start()
+
+    def _version_of(self, nvcc: str, ctx: ProbeContext) -> tuple[str | None, str | None]:
+        """`nvcc --version`'s answer: the one prepare() started for this nvcc, else run now."""
+        early = self._early
+        if early is not None and early[0] == nvcc and early[1].wait(ctx.subprocess_timeout_s + 1.0) and early[2]:
+            return early[2][0]
+        return self._nvcc_version(nvcc, ctx)
 
     def run(self, ctx: ProbeContext) -> ProbeResult:
         view = ctx.fs
@@ -152,7 +191,7 @@ class ToolkitsProbe(Probe):
                 entry["nvcc"] = nvcc_path
             if entry["version"] is None:
                 if is_host(view):
-                    version, why = self._nvcc_version(nvcc_path, ctx)
+                    version, why = self._version_of(nvcc_path, ctx)
                 else:
                     version, why = None, f"{nvcc_path}: not run (it is not on this host)"
                 if version is not None:
@@ -209,6 +248,25 @@ class ToolkitsProbe(Probe):
 
     @staticmethod
     def _nvcc_version(nvcc: str, ctx: ProbeContext) -> tuple[str | None, str | None]:
+        """`nvcc --version`'s release, kept between runs by the stamp of the nvcc file (issue 21: ~17 ms of child
+        CPU on every gate and audit of a toolkit without a version file). Only a compiled nvcc's answer is kept:
+        its release is in its own bytes; a wrapper script (`exec /usr/local/cuda-X/bin/nvcc`) runs whatever its
+        text or the environment names at run time, so it is run every time, as python_env does for shims."""
+        kept, stamp = _kept_nvcc(nvcc, ctx.cache_dir)
+        if kept is not None:
+            from stackcheck.readers.kept import MISS
+
+            got = kept.get(nvcc, stamp)
+            if got is not MISS and type(got) is str and all(part.isdigit() for part in got.split(".")):
+                return got, None
+        version, why = ToolkitsProbe._run_nvcc(nvcc, ctx)
+        if kept is not None and version is not None:
+            kept.put(nvcc, stamp, version)
+            kept.save()
+        return version, why
+
+    @staticmethod
+    def _run_nvcc(nvcc: str, ctx: ProbeContext) -> tuple[str | None, str | None]:
         try:
             rc, out, _err = run_command([nvcc, "--version"], ctx.subprocess_timeout_s, ctx.env)
         except CommandTimeout as exc:
@@ -219,3 +277,24 @@ class ToolkitsProbe(Probe):
         if version is None:
             return None, f"{nvcc} --version: exited {rc}, no 'release X.Y, VX.Y.Z' in its output"
         return version, None
+
+
+def _kept_nvcc(nvcc: str, cache_dir: str | None) -> tuple[Kept | None, list[int] | None]:
+    """The kept nvcc answers (stackcheck.readers.kept, keyed by this module's code) and the stamp of the nvcc file
+    (taken before it runs), or (None, None): the caches off, no stamp, or the file not an ELF program."""
+    from stackcheck.readers.kept import Kept, directory, file_stamp
+
+    where = directory(cache_dir)
+    stamp = file_stamp(nvcc) if where is not None else None
+    if where is None or stamp is None:
+        return None, None
+    try:
+        fd = os.open(nvcc, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        try:
+            if os.pread(fd, 4, 0) != b"\x7fELF":
+                return None, None
+        finally:
+            os.close(fd)
+    except OSError:
+        return None, None
+    return Kept("nvcc", where, [os.path.abspath(__file__)]), stamp

@@ -269,3 +269,125 @@ def test_ready_probes_that_others_wait_on_start_first_and_facts_merge_in_names_o
     assert [o["name"] for o in outcomes] == names
     sections = [s for n in names for s in PROBES[n].sections]
     assert [k for k in facts if k in sections] == list(dict.fromkeys(sections))
+
+
+def test_the_lazy_table_agrees_with_the_probe_classes() -> None:
+    """The runner orders the waves from stackcheck.probes' table, without the classes: the table must say what
+    each class says (its name, sections and needs)."""
+    from stackcheck.probes import lazy_registry
+
+    lazy = lazy_registry()
+    assert set(lazy) == set(PROBES)
+    for name, spec in lazy.items():
+        cls = spec.load()
+        assert cls is PROBES[name]
+        assert (spec.name, spec.sections, spec.needs) == (cls.name, cls.sections, cls.needs), name
+        assert (spec.starts_first, spec.prepares) == (cls.starts_first, cls.prepares), name
+
+
+def test_the_nvml_probe_starts_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 21: the NVML probe only waits for the forked reader's answer: it starts before the other first-wave
+    probes (then the target's Python, which the most probes wait on), so the answer is read as soon as it is there."""
+    from stackcheck.probes import DEFAULT_PROBES, lazy_registry
+
+    started: list[str] = []
+
+    class Recording(threading.Thread):
+        def start(self) -> None:
+            if self.name.startswith("probe-"):
+                started.append(self.name.removeprefix("probe-"))
+            super().start()
+
+    monkeypatch.setattr(threading, "Thread", Recording)
+    lazy = lazy_registry()
+
+    def stub(name: str) -> type[Probe]:
+        class Stub(Probe):
+            def run(self, ctx: ProbeContext) -> ProbeResult:
+                return ProbeResult({s: {"by": name} for s in lazy[name].sections})
+
+        Stub.name, Stub.sections, Stub.needs = name, lazy[name].sections, lazy[name].needs
+        Stub.starts_first = lazy[name].starts_first
+        return Stub
+
+    names = list(DEFAULT_PROBES)
+    run_probes(names, ProbeContext(env={}), 5, {n: stub(n) for n in names})
+    assert started[:4] == ["nvml", "python", "cuda_libs", "pcie"]
+
+
+def test_the_first_wave_starts_before_the_later_waves_modules_are_imported(tmp_path: Path) -> None:
+    """Issue 21: the runner imports a probe's module when it starts the probe, so the first wave (the target's
+    Python, NVML) is not held behind importing every probe module. In a fresh interpreter, when the first probe
+    thread starts, no module of a later wave (packages, toolkits, jit, ...) is imported yet."""
+    import subprocess
+    import sys
+
+    code = r"""
+import sys, threading
+from stackcheck.probes.interface import ProbeContext
+from stackcheck.probes.runner import run_probes
+from stackcheck.probes import DEFAULT_PROBES
+seen = {}
+real_start = threading.Thread.start
+def start(self):
+    if self.name.startswith("probe-") and not seen:
+        seen["at"] = sorted(m for m in sys.modules if m.startswith("stackcheck.probes."))
+    real_start(self)
+threading.Thread.start = start
+root = sys.argv[1]
+run_probes([n for n in DEFAULT_PROBES if n != "nvml"], ProbeContext(env={"PATH": ""}, root=root, path_dirs=[root]))
+print("\n".join(seen["at"]))
+"""
+    import stackcheck
+
+    tree = os.path.dirname(os.path.dirname(stackcheck.__file__))
+    env = {**os.environ, "PYTHONPATH": tree}
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)], env=env, capture_output=True, text=True, timeout=60, check=True
+    ).stdout.split()
+    later = {"packages", "toolkits", "system", "source_tables", "derived", "environments", "jit", "kernel_symbols"}
+    assert "stackcheck.probes.python_env" in out
+    assert not {f"stackcheck.probes.{m}" for m in later} & set(out), out
+
+
+def test_prepare_runs_when_the_first_wave_starts() -> None:
+    """Issue 21: a probe with `prepares` (the toolkits probe) has its prepare() called beside the first wave, before
+    the probe it needs is done, on the same object whose run() comes later; a prepare that raises changes nothing."""
+    import threading as th
+
+    release = th.Event()
+    log: list[str] = []
+
+    class Slow(Probe):
+        name, sections = "slow", ("python",)
+
+        def run(self, ctx: ProbeContext) -> ProbeResult:
+            release.wait(5)
+            return ProbeResult({"python": {}})
+
+    class Later(Probe):
+        name, sections, needs, prepares = "later", ("cuda_toolkits",), ("python",), True
+
+        def prepare(self, ctx: ProbeContext) -> None:
+            log.append("prepare")
+            self.prepared = True
+            release.set()
+
+        def run(self, ctx: ProbeContext) -> ProbeResult:
+            log.append(f"run prepared={getattr(self, 'prepared', False)}")
+            return ProbeResult({"cuda_toolkits": []})
+
+    class Broken(Later):
+        name, sections = "broken", ("jit",)
+
+        def prepare(self, ctx: ProbeContext) -> None:
+            raise RuntimeError("no")
+
+        def run(self, ctx: ProbeContext) -> ProbeResult:
+            return ProbeResult({"jit": {"ok": True}})
+
+    reg: dict[str, type[Probe]] = {"slow": Slow, "later": Later, "broken": Broken}
+    facts, outcomes = run_probes(["slow", "later", "broken"], ProbeContext(env={}), 5, reg)
+    assert log == ["prepare", "run prepared=True"]
+    assert [o["status"] for o in outcomes] == ["ok", "ok", "ok"]
+    assert facts["jit"] == {"ok": True}

@@ -7,6 +7,8 @@ import os
 import stat
 from pathlib import Path
 
+import pytest
+
 from stackcheck.probes.interface import ProbeContext
 from stackcheck.probes.toolkits import ToolkitsProbe, parse_nvcc_version, read_toolkit_version
 from stackcheck.readers.fsview import HostView
@@ -128,3 +130,70 @@ def test_parsers(tmp_path: Path) -> None:
     assert parse_nvcc_version(NVCC_13) == "13.0.88"
     assert parse_nvcc_version("garbage") is None
     assert read_toolkit_version(HostView(), str(tmp_path)) is None
+
+
+def test_nvcc_answer_is_kept_by_the_stamp_of_a_compiled_nvcc(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 21: `nvcc --version` (a toolkit without a version file) runs once per state of a compiled nvcc; a
+    changed nvcc runs again; a wrapper script runs every time (its target can change without it)."""
+    from stackcheck.probes import toolkits
+    from stackcheck.readers import kept
+
+    monkeypatch.setenv("STACKCHECK_PLAN_CACHE", "1")
+    monkeypatch.setattr(kept, "RACY_NS", 0)  # (the files are made now: old enough for the test)
+    ran: list[str] = []
+
+    def fake_run(argv: list[str], timeout_s: float, env: object = None) -> tuple[int, str, str]:
+        ran.append(argv[0])
+        return 0, NVCC_13 if b"13" in Path(argv[0]).read_bytes() else NVCC_13.replace("13.0", "12.9"), ""
+
+    monkeypatch.setattr(toolkits, "run_command", fake_run)
+    nvcc = tmp_path / "opt/cuda-x/bin/nvcc"
+    nvcc.parent.mkdir(parents=True)
+    nvcc.write_bytes(b"\x7fELF compiled nvcc 13")
+    nvcc.chmod(0o755)
+    path = f"{nvcc.parent}{os.pathsep}/usr/bin{os.pathsep}/bin"
+    ctx = ProbeContext(env={"PATH": path}, root=Path("/"), path_dirs=[], cache_dir=str(tmp_path / "cache"))
+
+    def version() -> object:
+        return ToolkitsProbe().run(ctx).facts["cuda_toolkits"][0]["version"]
+
+    assert (version(), len(ran)) == ("13.0.88", 1)
+    assert (version(), len(ran)) == ("13.0.88", 1)  # kept: not run again
+    nvcc.write_bytes(b"\x7fELF compiled nvcc 12.9 (another size)")
+    assert (version(), len(ran)) == ("12.9.88", 2)  # changed: run again
+    assert (version(), len(ran)) == ("12.9.88", 2)
+    nvcc.write_text('#!/bin/sh\nexec /opt/cuda-13/bin/nvcc "$@"\n', encoding="utf-8")  # a wrapper: never kept
+    assert (version(), len(ran)) == ("13.0.88", 3)
+    assert (version(), len(ran)) == ("13.0.88", 4)
+    monkeypatch.setenv("STACKCHECK_PLAN_CACHE", "0")  # the caches off: run every time
+    nvcc.write_bytes(b"\x7fELF compiled nvcc 13")
+    assert (version(), version(), len(ran)) == ("13.0.88", "13.0.88", 6)
+
+
+def test_prepare_runs_nvcc_early_and_run_takes_its_answer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 21: prepare() (called by the runner beside the first wave) runs the $PATH nvcc's --version once; run()
+    takes that answer, and the facts are those of a run without prepare."""
+    from stackcheck.probes import toolkits
+
+    ran: list[str] = []
+
+    def fake_run(argv: list[str], timeout_s: float, env: object = None) -> tuple[int, str, str]:
+        ran.append(argv[0])
+        return 0, NVCC_13, ""
+
+    monkeypatch.setattr(toolkits, "run_command", fake_run)
+    nvcc = tmp_path / "opt/cuda-x/bin/nvcc"
+    make_exe(nvcc, "exit 1")
+    path = f"{nvcc.parent}{os.pathsep}/usr/bin{os.pathsep}/bin"
+    ctx = ProbeContext(env={"PATH": path}, root=Path("/"), path_dirs=[])
+    plain = ToolkitsProbe().run(ctx)
+    assert ran == [str(nvcc)]
+    probe = ToolkitsProbe()
+    probe.prepare(ctx)
+    prepared = probe.run(ctx)
+    assert ran == [str(nvcc)] * 2  # once by prepare, not again by run
+    assert (prepared.facts, prepared.status, prepared.reason) == (plain.facts, plain.status, plain.reason)
+    # a toolkit folder with a version file: nothing to run early
+    (tmp_path / "opt/cuda-x/version.json").write_text(json.dumps({"cuda": {"version": "13.0.2"}}), encoding="utf-8")
+    ToolkitsProbe().prepare(ctx)
+    assert len(ran) == 2
