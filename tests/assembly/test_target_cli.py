@@ -256,3 +256,20 @@ def test_bad_targets_are_one_line_errors(tmp_path: Path) -> None:
         assert len(lines) == 1 and lines[0].startswith("stackcheck: error:") and needle in lines[0], (args, lines)
     proc = run_cli("audit", "--format", "json", env={"STACKCHECK_PYTHON": str(junk)})
     assert proc.returncode == 2 and "STACKCHECK_PYTHON" in proc.stderr
+
+
+def test_host_facts_bring_the_hosts_container_toolkit(tmp_path: Path) -> None:
+    """The container toolkit is the host's, like its driver (a host probe): `--host-facts` takes it from the file,
+    and the auditing machine's own toolkit is not read in its place."""
+    root = make_root(tmp_path / "root")
+    doc = json.loads((CASES / "writeup-after" / "facts.json").read_text())
+    toolkit = {"mode": "legacy", "mode_source": "config", "libnvidia_container": "1.17.8"}
+    doc["facts"]["container_toolkit"] = toolkit
+    host_file = tmp_path / "host.json"
+    host_file.write_text(json.dumps(doc))
+    proc = run_cli("probe", "--root", str(root), "--host-facts", str(host_file), "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    out = report(proc)
+    assert out["facts"].get("container_toolkit") == toolkit
+    assert "container_toolkit" not in [p["name"] for p in out["probes"]]
+    assert "container_toolkit" in next(p for p in out["probes"] if p["name"] == "host-facts")["reason"]
