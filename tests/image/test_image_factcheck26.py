@@ -1,5 +1,5 @@
 """The twenty-sixth fact-check sample's image false pass (tests/realworld/FACTCHECK.md, "Twenty-sixth sample"; row
-i3 of bench/factcheck26_drawn.json): config.toml's mode jit-cdi with libnvidia-container 1.17.8 was judged "no
+i14 of bench/factcheck26_drawn.json): config.toml's mode jit-cdi with libnvidia-container 1.17.8 was judged "no
 requirement check, the container starts". nvidia-container-toolkit knows jit-cdi from 1.18.0 only (v1.17.8
 internal/runtime/runtime_factory.go:110-121: legacy, csv, cdi, else 'invalid runtime mode'; v1.18.0
 internal/info/auto.go:46), and before 1.18.0 the toolkit is never newer than libnvidia-container, so no container

@@ -1,7 +1,7 @@
-"""The twenty-sixth fact-check sample's false pass (tests/realworld/FACTCHECK.md, "Twenty-sixth sample"; row a2 of
+"""The twenty-sixth fact-check sample's false pass (tests/realworld/FACTCHECK.md, "Twenty-sixth sample"; row a1 of
 bench/factcheck26_drawn.json), read in the real wheels:
 
-- a2: `--moe-a2a-backend deepep_v2` with a BF16 MoE model on an RTX PRO 6000 (12.0), SGLang 0.5.21. SGLang's MoE
+- a1: `--moe-a2a-backend deepep_v2` with a BF16 MoE model on an RTX PRO 6000 (12.0), SGLang 0.5.21. SGLang's MoE
   hook resolves an auto --moe-runner-backend to deep_gemm for deepep_v2 and raises for any other runner (sglang 0.5.21
   wheel, arg_groups/moe_hook.py:331-349), so the MoE layers run DeepGEMM's grouped GEMMs exactly as with
   `--moe-runner-backend deep_gemm`, which the gate refused there (deepgemm unknown on SM 12.0) and refuses below SM90
