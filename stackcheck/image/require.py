@@ -185,6 +185,10 @@ def select_checkers(table: Mapping[str, Any], toolkit: Mapping[str, Any] | None)
     read = f"container toolkit mode {_mode_label(mode)}{version}"
     if mode not in (modes.get("known") or ()):
         return Checkers((), read=read, invalid=_mode_label(mode))
+    first = (modes.get("known_from") or {}).get(mode) if isinstance(modes.get("known_from"), Mapping) else None
+    if isinstance(first, str) and lib is not None and not _version_in(lib, f">={first}"):
+        # the toolkit is never newer than libnvidia-container here, so it does not know this mode yet
+        return Checkers((), read=read, invalid=f"{_mode_label(mode)} (known from toolkit {first})")
 
     def possible(spec: Any) -> bool:  # a toolkit in `spec` may be installed beside libnvidia-container `lib`
         return not isinstance(spec, str) or lib is None or spec.startswith("<") or _version_in(lib, spec)
