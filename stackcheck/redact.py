@@ -406,18 +406,25 @@ _FLAG_AHEAD = _lazy(r"(--[A-Za-z][A-Za-z0-9_.\-]*)[ \t]")  # _FLAG_VALUE's flag,
 #: also hold, as written, to be passed to redact_text (any of the value). Every mark of _CHANGE_MARKS but `--` (found
 #: by _FLAG_AHEAD) holds a key in lower case and is in its value (`gh` for the five classic GitHub prefixes, `sk` for
 #: `sk-` and `sk_`); `://` needs an `@` (a URL is masked where it has a user); every word of _ASSIGN_WORDS is a key
-#: whose value holds `=` and `:` (_ASSIGN needs a separator); `pypi-` is tested as _TOKEN's shape reads it
-#: (_pypi_word). So a text redact_text changes is passed (tests/test_redact_fast.py checks the cover). 28 searches of
-#: a report's ~60 KB of text where there were 36, and the few texts holding a key tested for what that key needs alone
+#: whose value holds `=`, which stands for _ASSIGN_TAIL (a key's last word and its separator: `token:`, `id =`);
+#: `pypi-` is tested as _TOKEN's shape reads it (_pypi_word). So a text redact_text changes is passed
+#: (tests/test_redact_fast.py checks the cover). 28 searches of a report's ~60 KB of text where there were 36, and
+#: the few texts holding a key tested for what that key needs alone
 _LOWER_MARKS: dict[str, tuple[str, ...]] = {
     "://": ("@",), "hf_": ("hf_",), "gh": ("ghp_", "gho_", "ghs_", "ghu_", "ghr_"), "github_pat_": ("github_pat_",),
     "glpat-": ("glpat-",), "sk": ("sk-", "sk_"), "rk_live_": ("rk_live_",), "xox": ("xox",), "npm_": ("npm_",),
     "pypi-": ("pypi-",), "aiza": ("AIza",), "ya29.": ("ya29.",), "akia": ("AKIA",), "asia": ("ASIA",),
     "eyj": ("eyJ",), "uthorization": ("uthorization", "UTHORIZATION"), "bearer": ("Bearer",), "basic": ("Basic",),
-    "token": ("Token", "=", ":"), "-----begin ": (_PRIVATE_KEY_MARK,), "key": ("=", ":"), "secret": ("=", ":"),
-    "pass": ("=", ":"), "pwd": ("=", ":"), "credential": ("=", ":"), "auth": ("=", ":"), "session": ("=", ":"),
-    "cookie": ("=", ":"),
+    "token": ("Token", "="), "-----begin ": (_PRIVATE_KEY_MARK,), "key": ("=",), "secret": ("=",), "pass": ("=",),
+    "pwd": ("=",), "credential": ("=",), "auth": ("=",), "session": ("=",), "cookie": ("=",),
 }  # fmt: skip
+
+
+#: how every match of _ASSIGN goes on from the last word of its key (each alternative of its key ends with one of
+#: these words), in lower case: the word, an optional quote, the separator. An ASCII text holding a word of
+#: _ASSIGN_WORDS but no match of this is one _ASSIGN leaves (a report's `to_token_pool` beside a `path:line`: ~60 us
+#: of redact_text each, eight of them, where this search takes ~2 us)
+_ASSIGN_TAIL = _lazy(r"(?:key|token|secret|password|passwd|passphrase|pwd|credentials?|auth|id|cookie)[\"']?\s*[=:]")
 
 
 def _pypi_word(text: str) -> bool:
@@ -488,7 +495,12 @@ def masked_texts(texts: set[str]) -> dict[str, str]:
         while i >= 0:
             n = bisect_right(starts, i) - 1
             text = plain[n]
-            if _pypi_word(text) if mark == "pypi-" else any(need in text for need in needs):
+            if mark == "pypi-":
+                if _pypi_word(text):
+                    add(text)
+            elif any(need in text for need in needs if need != "=") or (
+                "=" in needs and _ASSIGN_TAIL.search(text.lower())
+            ):
                 add(text)
             i = find(mark, starts[n + 1] if n + 1 < len(starts) else ends)
     if "--" in joined:  # a flag's value is masked where the flag is a secret one and a space or tab follows it
