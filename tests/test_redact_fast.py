@@ -147,14 +147,18 @@ def test_the_pypi_word_reads_as_the_token_shape() -> None:
 
     rng = random.Random(3)
     pieces = ["pypi-", "AgE", "_", "-", ".", "/", " ", "=", "a", "Z9", "wheel", "\x07", "é"]
+    checked = 0
     for _ in range(20000):
-        text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 6))) + "abcdefgh"
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 6))) + "abcdefxy"  # (no other mark: `gh`)
         if (
             redact._TOKEN.search(text)
             and "pypi-" in text
             and not any(m in text for m in redact._TOKEN_MARKS if m != "pypi-")
         ):
+            checked += 1
             assert redact._pypi_word(text), text
+    assert checked > 1000
+    assert not redact._pypi_word("sglang-0.5.9-wheel-pypi-sglang-srt") and redact._pypi_word("x-pypi-AgEabcdefgh")
 
 
 def test_every_assignment_ends_as_the_tail_reads_it() -> None:
