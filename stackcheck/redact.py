@@ -116,7 +116,6 @@ _AUTH_HEADER = _lazy(
     r"(?P<value>[^\s\"',;]+)",
     re.IGNORECASE,
 )
-_AUTH_MARKS = ("uthorization", "UTHORIZATION")  # every match of _AUTH_HEADER holds one of these
 # a secret flag and its value, space-separated, in free text (a log that echoes the launch command line):
 # `--api-key VALUE` (the `--api-key=VALUE` form is an assignment, above); secret_flag decides which flags
 _FLAG_VALUE = _lazy(
@@ -229,7 +228,7 @@ def redact_text(text: str) -> str:
         out = _ASSIGN.sub(_assign_masked, out)
     if "--" in out:
         out = _FLAG_VALUE.sub(_flag_value_masked, out)
-    if any(mark in out for mark in _AUTH_MARKS):
+    if "uthorization" in out.lower():  # _AUTH_HEADER ignores case: `AuThOrIzAtIoN:` is a header too
         out = _AUTH_HEADER.sub(_auth_masked, out)
     if any(mark in out for mark in _BEARER_MARKS):
         out = _BEARER.sub(lambda m: m.group("head") + MASK, out)
@@ -498,8 +497,10 @@ def masked_texts(texts: set[str]) -> dict[str, str]:
             if mark == "pypi-":
                 if _pypi_word(text):
                     add(text)
-            elif any(need in text for need in needs if need != "=") or (
-                "=" in needs and _ASSIGN_TAIL.search(text.lower())
+            elif (
+                mark == "uthorization"  # found in the lower case: _AUTH_HEADER ignores case, so any case is one
+                or any(need in text for need in needs if need != "=")
+                or ("=" in needs and _ASSIGN_TAIL.search(text.lower()))
             ):
                 add(text)
             i = find(mark, starts[n + 1] if n + 1 < len(starts) else ends)

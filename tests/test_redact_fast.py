@@ -6,6 +6,7 @@ Derandomized in CI (tests/conftest.py)."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -174,3 +175,12 @@ def test_every_assignment_ends_as_the_tail_reads_it() -> None:
         text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 7)))
         if redact._ASSIGN.search(text):
             assert redact._ASSIGN_TAIL.search(text.lower()), text
+
+
+def test_an_authorization_header_in_any_case_is_masked() -> None:
+    """_AUTH_HEADER ignores case, and so must the checks in front of it (redact_text's and masked_texts'): a header
+    written `AuThOrIzAtIoN:` was shown as written."""
+    for text in ("AuThOrIzAtIoN: s3cretvalue99", "curl -H 'aUTHORIZATION: Bearer s3cretvalue99'"):
+        assert "s3cretvalue99" not in redact.redact_text(text), text
+        shown = redact.public_document({"reasons": [{"message": text}], text: 1})
+        assert "s3cretvalue99" not in json.dumps(shown), text
