@@ -196,6 +196,10 @@ class Engine:
         self._never: dict[str, bool] = {}  # never_ok() of the features asked
         self._as_stated: dict[str, bool] = {}  # _rules_as_stated() of the features asked
         self._stopped_by: dict[str, Any] = {}  # feature -> the rule that last stopped its reading (ok_with)
+        # a stopping rule with the choices it reads, where it failed or was not known (by identity: _rule_key)
+        self._failed: dict[tuple[int, ...], tuple[tuple[int, ...], tuple[Any, ...]]] = {}
+        self._stoppers: dict[str, list[Any]] = {}  # feature -> every rule that stopped its reading (_failed holds it)
+        self._rule_reads: dict[int, tuple[Any, tuple[str, ...] | None]] = {}  # rule by identity -> it, what it reads
         self._contexts: dict[int, tuple[Facts, Context]] = {}  # facts by identity -> (them, their context)
         # predicates that read no component a choice replaces have one outcome on every hypothetical facts
         self._shared: SharedOutcomes | None = None
@@ -360,12 +364,23 @@ class Engine:
             self._cache[key] = on_box
             return on_box.get("status") == "ok"
         if known is None:
-            self.evaluations += 1
             # the rule that stopped this feature on the last stack asked is read first: when it fails or is not
-            # known here too, the feature is not ok here, whatever its other rules say (as in never_ok)
-            ctx = self._context(facts())
+            # known here too, the feature is not ok here, whatever its other rules say (as in never_ok); and where
+            # it failed already under the same choices of the components it reads, it fails here without the
+            # facts of this stack being built (the premise of the memo, plan/deps.py, for one rule); so does every
+            # rule that stopped it before
+            for rule in self._stoppers.get(fid, ()):
+                seen = self._rule_key(rule, choices)
+                if seen is not None and seen[0] in self._failed:
+                    known = self._ok[key] = False
+                    return known
             last = self._stopped_by.get(fid)
+            where = self._rule_key(last, choices) if last is not None else None
+            self.evaluations += 1
+            ctx = self._context(facts())
             if last is not None and not rules_hold([last], ctx):
+                if where is not None:
+                    self._failed[where[0]] = where
                 known = self._ok[key] = False
                 return known
             verdict, stopped = feature_ok_or_rule(self.features[fid], ctx)
@@ -373,8 +388,34 @@ class Engine:
                 self._cache[key] = verdict
             elif stopped is not None and self._rules_as_stated(fid):
                 self._stopped_by[fid] = stopped
+                found = self._rule_key(stopped, choices)
+                if found is not None:
+                    self._failed[found[0]] = found
+                    stoppers = self._stoppers.setdefault(fid, [])
+                    if not any(r is stopped for r in stoppers):
+                        stoppers.append(stopped)
             known = self._ok[key] = verdict is not None
         return known
+
+    def _rule_key(self, rule: Any, choices: Mapping[str, Choice]) -> tuple[tuple[int, ...], tuple[Any, ...]] | None:
+        """(ids, objects) of the rule and of the choices of the components it reads (its `when` and `require`,
+        deps.predicate_components; a component not replaced is None): the rule's outcome on a hypothetical facts
+        of the box is a function of these. None when what it reads is not known. The objects are kept with the
+        ids in _failed, so no id there is reused while it is there."""
+        got = self._rule_reads.get(id(rule))
+        if got is None or got[0] is not rule:
+            reads: frozenset[str] | None = frozenset()
+            for part in ("when", "require"):
+                if reads is not None and part in rule:
+                    sub = predicate_components(
+                        rule[part], self.ctx.manifests, self._has_gpus, _node_memo(self.ctx.manifests, self._has_gpus)
+                    )
+                    reads = None if sub is None else reads | sub
+            got = self._rule_reads[id(rule)] = (rule, None if reads is None else tuple(sorted(reads)))
+        if got[1] is None:
+            return None
+        objects = (rule, *(choices.get(c) for c in got[1]))
+        return tuple(id(o) for o in objects), objects
 
 
 def first_failure(v: FeatureVerdict) -> str:

@@ -31,7 +31,7 @@ from stackcheck.plan.solver import (
     same_version,
     violations,
 )
-from stackcheck.plan.steps import patch_step, plan_steps
+from stackcheck.plan.steps import Steps, patch_step, plan_steps
 from stackcheck.verdicts.context import Context
 from stackcheck.verdicts.engine import workaround_for
 
@@ -160,10 +160,18 @@ def plan_and_facts(
         prefix = "; ".join(_held_text(c, box) for c in sorted(held))
         error = (prefix + "; " if prefix else "") + (
             f"{names}: no release in the manifests makes {'it' if len(impossible) == 1 else 'them'} ok on this box "
-            f"({'; '.join(first_failure(engine.verdict_on(planned.facts, f)) for f in impossible)})"
+            f"({'; '.join(first_failure(_after(engine, planned, f)) for f in impossible)})"
         )
     plan = Plan(target=_target_dict(target), steps=tuple(steps), still_blocked=still, note=note, error=error)
     return plan, planned.facts
+
+
+def _after(engine: Engine, planned: Steps, fid: str) -> FeatureVerdict:
+    """The feature on the facts after the plan: its verdict among the plan's final ones (judged on those facts,
+    under the same choices) when the plan has steps; else judged on them (the final verdicts of a plan without a
+    step are the caller's, which a facts file's implied versions may have changed)."""
+    got = planned.final.get(fid) if planned.steps else None
+    return got if got is not None else engine.verdict_on(planned.facts, fid)
 
 
 def _default_target(
