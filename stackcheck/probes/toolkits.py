@@ -113,37 +113,42 @@ class ToolkitsProbe(Probe):
     prepares: ClassVar[bool] = True
 
     def __init__(self) -> None:
-        self._early: tuple[str, threading.Event, list[tuple[str | None, str | None]]] | None = None
+        self._early: tuple[threading.Event, list[tuple[str, tuple[str | None, str | None]]]] | None = None
 
     def prepare(self, ctx: ProbeContext) -> None:
         """Run the $PATH nvcc's `--version` in a thread now, when run() will want it (on this host, its toolkit
         folder without a version file): it needs only the environment, not the target's Python this probe waits for
-        (issue 21: it was the last step of the audit's python -> toolkits -> jit chain)."""
-        view = ctx.fs
-        if not is_host(view):
+        (issue 21: it was the last step of the audit's python -> toolkits -> jit chain). Returns at once: the $PATH
+        search and the version files are read in that thread too (the runner calls this in its main thread, outside
+        every probe's timeout: a hung directory on $PATH must not hold the audit past --timeout)."""
+        if not is_host(ctx.fs):
             return
-        nvcc_path = which(view, "nvcc", ctx.env.get("PATH", ""))
-        if nvcc_path is None:
-            return
-        home = posixpath.dirname(posixpath.dirname(nvcc_path))
-        if kind_of(view, home) == "dir" and read_toolkit_version(view, home) is not None:
-            return  # the version file answers: nvcc is not run
-        done, answer = threading.Event(), []
+        done: threading.Event = threading.Event()
+        answer: list[tuple[str, tuple[str | None, str | None]]] = []
 
         def work() -> None:
             try:
-                answer.append(self._nvcc_version(nvcc_path, ctx))
+                view = ctx.fs
+                nvcc_path = which(view, "nvcc", ctx.env.get("PATH", ""))
+                if nvcc_path is None:
+                    return
+                home = posixpath.dirname(posixpath.dirname(nvcc_path))
+                if kind_of(view, home) == "dir" and read_toolkit_version(view, home) is not None:
+                    return  # the version file answers: nvcc is not run
+                answer.append((nvcc_path, self._nvcc_version(nvcc_path, ctx)))
+            except Exception:  # (never a traceback from this thread: run() does the work itself)
+                answer.clear()
             finally:
                 done.set()
 
-        self._early = (nvcc_path, done, answer)
+        self._early = (done, answer)
         threading.Thread(target=work, name="probe-toolkits-nvcc", daemon=True).start()
 
     def _version_of(self, nvcc: str, ctx: ProbeContext) -> tuple[str | None, str | None]:
-        """`nvcc --version`'s answer: the one prepare() started for this nvcc, else run now."""
+        """`nvcc --version`'s answer: the one prepare() got for this nvcc, else run now."""
         early = self._early
-        if early is not None and early[0] == nvcc and early[1].wait(ctx.subprocess_timeout_s + 1.0) and early[2]:
-            return early[2][0]
+        if early is not None and early[0].wait(ctx.subprocess_timeout_s + 1.0) and early[1] and early[1][0][0] == nvcc:
+            return early[1][0][1]
         return self._nvcc_version(nvcc, ctx)
 
     def run(self, ctx: ProbeContext) -> ProbeResult:

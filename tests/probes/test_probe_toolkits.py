@@ -197,3 +197,66 @@ def test_prepare_runs_nvcc_early_and_run_takes_its_answer(tmp_path: Path, monkey
     (tmp_path / "opt/cuda-x/version.json").write_text(json.dumps({"cuda": {"version": "13.0.2"}}), encoding="utf-8")
     ToolkitsProbe().prepare(ctx)
     assert len(ran) == 2
+
+
+def test_prepare_returns_at_once_and_a_hung_path_search_stays_inside_the_budget(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The runner calls prepare() in its main thread, outside every probe's timeout: prepare must return at once even
+    when the $PATH search hangs (a hung mount on $PATH), so that --timeout still bounds the audit (iperf11 searched
+    $PATH and read the version files in the caller's thread); an error in its thread is no traceback, and run() then
+    does the work itself."""
+    import threading
+    import time
+
+    from stackcheck.probes import toolkits
+    from stackcheck.probes.interface import Probe, ProbeResult
+    from stackcheck.probes.runner import run_probes
+
+    hung = threading.Event()
+    real_which = getattr(toolkits, "which")  # noqa: B009  (imported there from fsview)
+
+    def hanging_which(view: object, name: str, path: str) -> str | None:
+        hung.wait(20)
+        return None
+
+    class QuickPython(Probe):
+        name, sections = "python", ("python",)
+
+        def run(self, ctx: ProbeContext) -> ProbeResult:
+            return ProbeResult({"python": {}})
+
+    monkeypatch.setattr(toolkits, "which", hanging_which)
+    ctx = ProbeContext(env={"PATH": str(tmp_path)}, root=Path("/"), path_dirs=[])
+    try:
+        start = time.monotonic()
+        ToolkitsProbe().prepare(ctx)
+        assert time.monotonic() - start < 1.0
+        start = time.monotonic()
+        registry: dict[str, type[Probe]] = {"python": QuickPython, "toolkits": ToolkitsProbe}
+        _, outcomes = run_probes(["python", "toolkits"], ctx, budget_s=0.5, registry=registry)
+        assert time.monotonic() - start < 5.0
+        assert [o["status"] for o in outcomes] == ["ok", "timeout"]
+    finally:
+        hung.set()
+
+    def failing_which(view: object, name: str, path: str) -> str | None:
+        raise RuntimeError("a search that fails")
+
+    ran: list[str] = []
+
+    def fake_run(argv: list[str], timeout_s: float, env: object = None) -> tuple[int, str, str]:
+        ran.append(argv[0])
+        return 0, NVCC_13, ""
+
+    monkeypatch.setattr(toolkits, "run_command", fake_run)
+    nvcc = tmp_path / "opt/cuda-x/bin/nvcc"
+    make_exe(nvcc, "exit 1")
+    ctx = ProbeContext(env={"PATH": str(nvcc.parent)}, root=Path("/"), path_dirs=[])
+    probe = ToolkitsProbe()
+    monkeypatch.setattr(toolkits, "which", failing_which)
+    probe.prepare(ctx)
+    assert probe._early is not None and probe._early[0].wait(5)  # (the thread ended without a traceback)
+    monkeypatch.setattr(toolkits, "which", real_which)
+    assert probe.run(ctx).facts["cuda_toolkits"][0]["version"] == "13.0.88"
+    assert ran == [str(nvcc)]
