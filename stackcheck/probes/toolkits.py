@@ -286,13 +286,17 @@ class ToolkitsProbe(Probe):
 
 def _kept_nvcc(nvcc: str, cache_dir: str | None) -> tuple[Kept | None, list[int] | None]:
     """The kept nvcc answers (stackcheck.readers.kept, keyed by this module's code) and the stamp of the nvcc file
-    (taken before it runs), or (None, None): the caches off, no stamp, or the file not an ELF program."""
+    (taken before it runs), or (None, None): the caches off, no stamp, the file not an ELF program, or not a file named
+    nvcc once its links are followed (a compiled program linked as nvcc, as ccache is to masquerade, answers with
+    whatever nvcc comes after it on $PATH: its own stamp does not change when that one does)."""
     from stackcheck.readers.kept import Kept, directory, file_stamp
 
     where = directory(cache_dir)
     stamp = file_stamp(nvcc) if where is not None else None
     if where is None or stamp is None:
         return None, None
+    if posixpath.basename(os.path.realpath(nvcc)) != "nvcc":
+        return None, None  # a compiled wrapper linked as nvcc (ccache's masquerade): it runs the next nvcc on $PATH
     try:
         fd = os.open(nvcc, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
         try:

@@ -260,3 +260,59 @@ def test_prepare_returns_at_once_and_a_hung_path_search_stays_inside_the_budget(
     monkeypatch.setattr(toolkits, "which", real_which)
     assert probe.run(ctx).facts["cuda_toolkits"][0]["version"] == "13.0.88"
     assert ran == [str(nvcc)]
+
+
+def test_a_compiled_wrapper_linked_as_nvcc_is_run_every_time_and_a_switched_link_is_a_new_answer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The kept nvcc answer is the answer of the file itself: a compiled wrapper linked as nvcc (ccache's masquerade:
+    `nvcc -> ccache`, which runs the next nvcc on $PATH) keeps the same stamp when that nvcc changes, so it is never
+    kept (iperf11 kept it: the first toolkit's version was served after an upgrade); a /usr/local/cuda-style link
+    switched to another toolkit's nvcc is a new stamp, so it is run again."""
+    from stackcheck.probes import toolkits
+    from stackcheck.readers import kept
+
+    monkeypatch.setenv("STACKCHECK_PLAN_CACHE", "1")
+    monkeypatch.setattr(kept, "RACY_NS", 0)
+    answers = {"v": NVCC_13}
+    ran: list[str] = []
+
+    def fake_run(argv: list[str], timeout_s: float, env: object = None) -> tuple[int, str, str]:
+        ran.append(argv[0])
+        return 0, answers["v"], ""
+
+    monkeypatch.setattr(toolkits, "run_command", fake_run)
+    wrapper_dir = tmp_path / "usr/lib/ccache"
+    wrapper_dir.mkdir(parents=True)
+    (tmp_path / "usr/bin").mkdir(parents=True)
+    ccache = tmp_path / "usr/bin/ccache"
+    ccache.write_bytes(b"\x7fELF a compiler cache")
+    ccache.chmod(0o755)
+    (wrapper_dir / "nvcc").symlink_to(ccache)
+    ctx = ProbeContext(env={"PATH": str(wrapper_dir)}, root=Path("/"), path_dirs=[], cache_dir=str(tmp_path / "cache"))
+
+    def version() -> object:
+        return ToolkitsProbe().run(ctx).facts["cuda_toolkits"][0]["version"]
+
+    assert (version(), len(ran)) == ("13.0.88", 1)
+    answers["v"] = NVCC_13.replace("13.0", "12.9")  # the nvcc after it on $PATH changed; ccache did not
+    assert (version(), len(ran)) == ("12.9.88", 2)
+    assert (version(), len(ran)) == ("12.9.88", 3)
+
+    for release in ("13.0", "12.9"):
+        real = tmp_path / f"opt/cuda-{release}/bin/nvcc"
+        real.parent.mkdir(parents=True)
+        real.write_bytes(b"\x7fELF compiled nvcc, same size")
+        real.chmod(0o755)
+        os.utime(real, ns=(1_000_000_000, 1_000_000_000))
+    (tmp_path / "opt/cuda").symlink_to("cuda-13.0")
+    ctx = ProbeContext(
+        env={"PATH": str(tmp_path / "opt/cuda/bin")}, root=Path("/"), path_dirs=[], cache_dir=str(tmp_path / "cache")
+    )
+    answers["v"] = NVCC_13
+    assert (version(), len(ran)) == ("13.0.88", 4)
+    assert (version(), len(ran)) == ("13.0.88", 4)  # kept
+    (tmp_path / "opt/cuda").unlink()
+    (tmp_path / "opt/cuda").symlink_to("cuda-12.9")
+    answers["v"] = NVCC_13.replace("13.0", "12.9")
+    assert (version(), len(ran)) == ("12.9.88", 5)
