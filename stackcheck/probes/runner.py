@@ -46,6 +46,17 @@ class _Slot:
         self.prepare_error: str | None = None  # (what Probe.prepare raised, for a debugger: nothing reports it)
 
     @property
+    def name(self) -> str:
+        """The probe's name, known without its module (a module that fails to import still has one)."""
+        return self.kind.name
+
+    def failure_facts(self, reason: str) -> dict[str, Any]:
+        """The probe's failure facts (Probe.failure_facts); from the table's sections when its module never loaded."""
+        if self._probe is not None:
+            return self._probe.failure_facts(reason)
+        return {s: [] if s in Probe.list_sections else {"error": reason} for s in self.kind.sections}
+
+    @property
     def probe(self) -> Probe:
         """The probe itself, its module imported on first use (in the main thread, when the probe starts)."""
         if self._probe is None:
@@ -179,11 +190,17 @@ def run_probes(
             if not slot.deps <= closed:
                 continue
             waiting.discard(i)
+            try:  # (its module is imported here: one that fails to import is a failed probe, never a traceback)
+                slot.probe  # noqa: B018
+            except Exception as exc:
+                reason = f"probe could not be loaded: {one_line(exc)}"
+                close(i, _outcome(slot.name, "failed", reason, 0.0), slot.failure_facts(reason))
+                continue
             now = time.monotonic()
             slot.limit = max(0.0, min(slot.probe.timeout_s, end - now))
             if slot.limit <= 0.0:
                 reason = f"no time left in the {budget_s:g}s budget to start this probe"
-                close(i, _outcome(slot.probe.name, "timeout", reason, 0.0), slot.probe.failure_facts(reason))
+                close(i, _outcome(slot.name, "timeout", reason, 0.0), slot.failure_facts(reason))
                 continue
             slot.started = now
             slot.deadline = now + slot.limit
@@ -219,8 +236,8 @@ def run_probes(
                 reason = f"probe timed out after {round(slot.limit, 2):g}s"
                 close(
                     i,
-                    _outcome(slot.probe.name, "timeout", reason, _ms(slot.limit * 1000)),
-                    slot.probe.failure_facts(reason),
+                    _outcome(slot.name, "timeout", reason, _ms(slot.limit * 1000)),
+                    slot.failure_facts(reason),
                 )
         start_ready()
 
@@ -229,8 +246,8 @@ def run_probes(
     for slot in slots:
         if slot.outcome is None:  # never started (a dependency cycle): say so rather than lose it
             reason = "probe never started: its needs are never produced"
-            slot.outcome = _outcome(slot.probe.name, "failed", reason, 0.0)
-            slot.facts = slot.probe.failure_facts(reason)
+            slot.outcome = _outcome(slot.name, "failed", reason, 0.0)
+            slot.facts = slot.failure_facts(reason)
         merged.update(slot.facts)
         outcomes.append(slot.outcome)
     facts_out = cast("Facts", merged)
@@ -239,17 +256,17 @@ def run_probes(
 
 
 def _finish(slot: _Slot) -> tuple[ProbeOutcome, dict[str, Any]]:
-    probe = slot.probe
+    name = slot.name
     duration = _ms(((slot.finished or time.monotonic()) - (slot.started or 0.0)) * 1000)
     if slot.result is None:
         reason = slot.error or "probe returned nothing"
-        return _outcome(probe.name, "failed", reason, duration), probe.failure_facts(reason)
+        return _outcome(name, "failed", reason, duration), slot.failure_facts(reason)
     result = slot.result
     facts = dict(result.facts)
     if result.status == "failed":
-        for section, value in probe.failure_facts(result.reason or "probe failed").items():
+        for section, value in slot.failure_facts(result.reason or "probe failed").items():
             facts.setdefault(section, value)
-    return _outcome(probe.name, result.status, result.reason, duration), facts
+    return _outcome(name, result.status, result.reason, duration), facts
 
 
 def _outcome(name: str, status: Any, reason: str | None, duration_ms: float) -> ProbeOutcome:

@@ -113,37 +113,42 @@ class ToolkitsProbe(Probe):
     prepares: ClassVar[bool] = True
 
     def __init__(self) -> None:
-        self._early: tuple[str, threading.Event, list[tuple[str | None, str | None]]] | None = None
+        self._early: tuple[threading.Event, list[tuple[str, tuple[str | None, str | None]]]] | None = None
 
     def prepare(self, ctx: ProbeContext) -> None:
         """Run the $PATH nvcc's `--version` in a thread now, when run() will want it (on this host, its toolkit
         folder without a version file): it needs only the environment, not the target's Python this probe waits for
-        (issue 21: it was the last step of the audit's python -> toolkits -> jit chain)."""
-        view = ctx.fs
-        if not is_host(view):
+        (issue 21: it was the last step of the audit's python -> toolkits -> jit chain). Returns at once: the $PATH
+        search and the version files are read in that thread too (the runner calls this in its main thread, outside
+        every probe's timeout: a hung directory on $PATH must not hold the audit past --timeout)."""
+        if not is_host(ctx.fs):
             return
-        nvcc_path = which(view, "nvcc", ctx.env.get("PATH", ""))
-        if nvcc_path is None:
-            return
-        home = posixpath.dirname(posixpath.dirname(nvcc_path))
-        if kind_of(view, home) == "dir" and read_toolkit_version(view, home) is not None:
-            return  # the version file answers: nvcc is not run
-        done, answer = threading.Event(), []
+        done: threading.Event = threading.Event()
+        answer: list[tuple[str, tuple[str | None, str | None]]] = []
 
         def work() -> None:
             try:
-                answer.append(self._nvcc_version(nvcc_path, ctx))
+                view = ctx.fs
+                nvcc_path = which(view, "nvcc", ctx.env.get("PATH", ""))
+                if nvcc_path is None:
+                    return
+                home = posixpath.dirname(posixpath.dirname(nvcc_path))
+                if kind_of(view, home) == "dir" and read_toolkit_version(view, home) is not None:
+                    return  # the version file answers: nvcc is not run
+                answer.append((nvcc_path, self._nvcc_version(nvcc_path, ctx)))
+            except Exception:  # (never a traceback from this thread: run() does the work itself)
+                answer.clear()
             finally:
                 done.set()
 
-        self._early = (nvcc_path, done, answer)
+        self._early = (done, answer)
         threading.Thread(target=work, name="probe-toolkits-nvcc", daemon=True).start()
 
     def _version_of(self, nvcc: str, ctx: ProbeContext) -> tuple[str | None, str | None]:
-        """`nvcc --version`'s answer: the one prepare() started for this nvcc, else run now."""
+        """`nvcc --version`'s answer: the one prepare() got for this nvcc, else run now."""
         early = self._early
-        if early is not None and early[0] == nvcc and early[1].wait(ctx.subprocess_timeout_s + 1.0) and early[2]:
-            return early[2][0]
+        if early is not None and early[0].wait(ctx.subprocess_timeout_s + 1.0) and early[1] and early[1][0][0] == nvcc:
+            return early[1][0][1]
         return self._nvcc_version(nvcc, ctx)
 
     def run(self, ctx: ProbeContext) -> ProbeResult:
@@ -281,13 +286,17 @@ class ToolkitsProbe(Probe):
 
 def _kept_nvcc(nvcc: str, cache_dir: str | None) -> tuple[Kept | None, list[int] | None]:
     """The kept nvcc answers (stackcheck.readers.kept, keyed by this module's code) and the stamp of the nvcc file
-    (taken before it runs), or (None, None): the caches off, no stamp, or the file not an ELF program."""
+    (taken before it runs), or (None, None): the caches off, no stamp, the file not an ELF program, or not a file named
+    nvcc once its links are followed (a compiled program linked as nvcc, as ccache is to masquerade, answers with
+    whatever nvcc comes after it on $PATH: its own stamp does not change when that one does)."""
     from stackcheck.readers.kept import Kept, directory, file_stamp
 
     where = directory(cache_dir)
     stamp = file_stamp(nvcc) if where is not None else None
     if where is None or stamp is None:
         return None, None
+    if posixpath.basename(os.path.realpath(nvcc)) != "nvcc":
+        return None, None  # a compiled wrapper linked as nvcc (ccache's masquerade): it runs the next nvcc on $PATH
     try:
         fd = os.open(nvcc, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
         try:

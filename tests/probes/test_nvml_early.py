@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from fake_nvml import FakeNVML, load_doc, synthetic_doc
+from one_thread import wait_for_one_thread
 
 from stackcheck.cli import main
 from stackcheck.driver_words import reads_driver
@@ -39,8 +40,9 @@ def bare_ctx(tmp_path: Path, nvml: Any = None) -> ProbeContext:
 def mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Any:
     """Every test twice: the forked reader (Linux, one thread: what a command line gets) and the thread."""
     nvml_early.discard()
+    left = wait_for_one_thread() if request.param == "fork" else None
     if request.param == "fork" and (not sys.platform.startswith("linux") or threading.active_count() != 1):
-        pytest.skip("the forked reader needs Linux and a single-threaded test process")
+        pytest.skip(f"the forked reader needs Linux and a single-threaded test process (still running: {left})")
     monkeypatch.setattr(nvml_early, "MODE", "auto" if request.param == "fork" else "thread")
     yield request.param
     nvml_early.discard()

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from fake_nvml import FakeNVML, load_doc
+from one_thread import wait_for_one_thread
 
 from stackcheck.probes import nvml_early
 from stackcheck.probes.interface import ProbeContext
@@ -29,8 +30,9 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="th
 @pytest.fixture(autouse=True)
 def forked(monkeypatch: pytest.MonkeyPatch) -> Any:
     nvml_early.discard()
-    if threading.active_count() != 1:
-        pytest.skip("the forked reader needs a single-threaded test process")
+    left = wait_for_one_thread()
+    if left is not None or threading.active_count() != 1:
+        pytest.skip(f"the forked reader needs a single-threaded test process (still running: {left})")
     monkeypatch.setattr(nvml_early, "MODE", "auto")
     yield
     nvml_early.discard()

@@ -16,6 +16,8 @@ from stackcheck.probes.interface import Probe, ProbeContext, ProbeResult
 from stackcheck.probes.runner import mark_torch_toolkit, run_probes
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from stackcheck.facts.model import Facts
 
 _release = threading.Event()
@@ -51,11 +53,22 @@ class OkProbe(Probe):
 REGISTRY: dict[str, type[Probe]] = {"hang": HangProbe, "raise": RaiseProbe, "ok": OkProbe}
 
 
+@pytest.fixture
+def hang() -> Iterator[None]:
+    """HangProbe hangs during the test (the event cleared: a test run before it that released its own hung thread
+    left it set, and the probe then answered at once, whatever the order) and is released after it."""
+    _release.clear()
+    try:
+        yield
+    finally:
+        _release.set()
+
+
+@pytest.mark.usefixtures("hang")
 def test_hang_raise_ok() -> None:
     start = time.monotonic()
     facts, outcomes = run_probes(["hang", "raise", "ok"], ProbeContext(env={}), budget_s=5, registry=REGISTRY)
     elapsed = time.monotonic() - start
-    _release.set()
     assert elapsed < 2
     by_name = {o["name"]: o for o in outcomes}
     assert [o["name"] for o in outcomes] == ["hang", "raise", "ok"]
@@ -71,11 +84,10 @@ def test_hang_raise_ok() -> None:
     assert by_name["ok"]["duration_ms"] >= 40
 
 
+@pytest.mark.usefixtures("hang")
 def test_budget_caps_probe_timeout() -> None:
-    _release.clear()
     start = time.monotonic()
     _, outcomes = run_probes(["hang"], ProbeContext(env={}), budget_s=0.1, registry=REGISTRY)
-    _release.set()
     assert time.monotonic() - start < 1
     assert outcomes[0]["reason"] == "probe timed out after 0.1s"
 
@@ -391,3 +403,43 @@ def test_prepare_runs_when_the_first_wave_starts() -> None:
     assert log == ["prepare", "run prepared=True"]
     assert [o["status"] for o in outcomes] == ["ok", "ok", "ok"]
     assert facts["jit"] == {"ok": True}
+
+
+def test_a_probe_whose_module_fails_to_import_is_a_failed_probe_with_a_reason() -> None:
+    """iperf11 imports each probe's module when the probe starts, in the runner's own thread: a module that fails to
+    import (or a probe class that fails to build) is a failed probe whose sections carry the reason, never a traceback
+    out of the audit; the probes that need its sections still run."""
+    from stackcheck.probes import LazyProbe
+
+    class NoBuild(Probe):
+        name, sections = "nobuild", ("gpus",)
+
+        def __init__(self) -> None:
+            raise RuntimeError("cannot build\nsecond line")
+
+        def run(self, ctx: ProbeContext) -> ProbeResult:
+            return ProbeResult({})
+
+    class After(Probe):
+        name, sections, needs = "after", ("jit",), ("system",)
+
+        def run(self, ctx: ProbeContext) -> ProbeResult:
+            return ProbeResult({"jit": {"system": ctx.facts.get("system")}})
+
+    reg: dict[str, type[Probe] | LazyProbe] = {
+        "missing": LazyProbe("missing", "no_such_probe_module", "Missing", ("system",), ()),
+        "nobuild": NoBuild,
+        "after": After,
+    }
+    facts, outcomes = run_probes(["missing", "nobuild", "after"], ProbeContext(env={}), 5, reg)
+    by_name = {o["name"]: o for o in outcomes}
+    assert [o["name"] for o in outcomes] == ["missing", "nobuild", "after"]
+    assert by_name["missing"]["status"] == "failed"
+    assert "could not be loaded" in str(by_name["missing"]["reason"])
+    assert "no_such_probe_module" in str(by_name["missing"]["reason"])
+    assert by_name["nobuild"]["status"] == "failed"
+    assert by_name["nobuild"]["reason"] == "probe could not be loaded: RuntimeError: cannot build"
+    assert facts["system"] == {"error": by_name["missing"]["reason"]}
+    assert facts["gpus"] == []  # (a list section: no sentinel entry)
+    assert by_name["after"]["status"] == "ok"
+    assert facts["jit"] == {"system": {"error": by_name["missing"]["reason"]}}

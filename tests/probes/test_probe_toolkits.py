@@ -197,3 +197,122 @@ def test_prepare_runs_nvcc_early_and_run_takes_its_answer(tmp_path: Path, monkey
     (tmp_path / "opt/cuda-x/version.json").write_text(json.dumps({"cuda": {"version": "13.0.2"}}), encoding="utf-8")
     ToolkitsProbe().prepare(ctx)
     assert len(ran) == 2
+
+
+def test_prepare_returns_at_once_and_a_hung_path_search_stays_inside_the_budget(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The runner calls prepare() in its main thread, outside every probe's timeout: prepare must return at once even
+    when the $PATH search hangs (a hung mount on $PATH), so that --timeout still bounds the audit (iperf11 searched
+    $PATH and read the version files in the caller's thread); an error in its thread is no traceback, and run() then
+    does the work itself."""
+    import threading
+    import time
+
+    from stackcheck.probes import toolkits
+    from stackcheck.probes.interface import Probe, ProbeResult
+    from stackcheck.probes.runner import run_probes
+
+    hung = threading.Event()
+    real_which = getattr(toolkits, "which")  # noqa: B009  (imported there from fsview)
+
+    def hanging_which(view: object, name: str, path: str) -> str | None:
+        hung.wait(20)
+        return None
+
+    class QuickPython(Probe):
+        name, sections = "python", ("python",)
+
+        def run(self, ctx: ProbeContext) -> ProbeResult:
+            return ProbeResult({"python": {}})
+
+    monkeypatch.setattr(toolkits, "which", hanging_which)
+    ctx = ProbeContext(env={"PATH": str(tmp_path)}, root=Path("/"), path_dirs=[])
+    try:
+        start = time.monotonic()
+        ToolkitsProbe().prepare(ctx)
+        assert time.monotonic() - start < 1.0
+        start = time.monotonic()
+        registry: dict[str, type[Probe]] = {"python": QuickPython, "toolkits": ToolkitsProbe}
+        _, outcomes = run_probes(["python", "toolkits"], ctx, budget_s=0.5, registry=registry)
+        assert time.monotonic() - start < 5.0
+        assert [o["status"] for o in outcomes] == ["ok", "timeout"]
+    finally:
+        hung.set()
+
+    def failing_which(view: object, name: str, path: str) -> str | None:
+        raise RuntimeError("a search that fails")
+
+    ran: list[str] = []
+
+    def fake_run(argv: list[str], timeout_s: float, env: object = None) -> tuple[int, str, str]:
+        ran.append(argv[0])
+        return 0, NVCC_13, ""
+
+    monkeypatch.setattr(toolkits, "run_command", fake_run)
+    nvcc = tmp_path / "opt/cuda-x/bin/nvcc"
+    make_exe(nvcc, "exit 1")
+    ctx = ProbeContext(env={"PATH": str(nvcc.parent)}, root=Path("/"), path_dirs=[])
+    probe = ToolkitsProbe()
+    monkeypatch.setattr(toolkits, "which", failing_which)
+    probe.prepare(ctx)
+    assert probe._early is not None and probe._early[0].wait(5)  # (the thread ended without a traceback)
+    monkeypatch.setattr(toolkits, "which", real_which)
+    assert probe.run(ctx).facts["cuda_toolkits"][0]["version"] == "13.0.88"
+    assert ran == [str(nvcc)]
+
+
+def test_a_compiled_wrapper_linked_as_nvcc_is_run_every_time_and_a_switched_link_is_a_new_answer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The kept nvcc answer is the answer of the file itself: a compiled wrapper linked as nvcc (ccache's masquerade:
+    `nvcc -> ccache`, which runs the next nvcc on $PATH) keeps the same stamp when that nvcc changes, so it is never
+    kept (iperf11 kept it: the first toolkit's version was served after an upgrade); a /usr/local/cuda-style link
+    switched to another toolkit's nvcc is a new stamp, so it is run again."""
+    from stackcheck.probes import toolkits
+    from stackcheck.readers import kept
+
+    monkeypatch.setenv("STACKCHECK_PLAN_CACHE", "1")
+    monkeypatch.setattr(kept, "RACY_NS", 0)
+    answers = {"v": NVCC_13}
+    ran: list[str] = []
+
+    def fake_run(argv: list[str], timeout_s: float, env: object = None) -> tuple[int, str, str]:
+        ran.append(argv[0])
+        return 0, answers["v"], ""
+
+    monkeypatch.setattr(toolkits, "run_command", fake_run)
+    wrapper_dir = tmp_path / "usr/lib/ccache"
+    wrapper_dir.mkdir(parents=True)
+    (tmp_path / "usr/bin").mkdir(parents=True)
+    ccache = tmp_path / "usr/bin/ccache"
+    ccache.write_bytes(b"\x7fELF a compiler cache")
+    ccache.chmod(0o755)
+    (wrapper_dir / "nvcc").symlink_to(ccache)
+    ctx = ProbeContext(env={"PATH": str(wrapper_dir)}, root=Path("/"), path_dirs=[], cache_dir=str(tmp_path / "cache"))
+
+    def version() -> object:
+        return ToolkitsProbe().run(ctx).facts["cuda_toolkits"][0]["version"]
+
+    assert (version(), len(ran)) == ("13.0.88", 1)
+    answers["v"] = NVCC_13.replace("13.0", "12.9")  # the nvcc after it on $PATH changed; ccache did not
+    assert (version(), len(ran)) == ("12.9.88", 2)
+    assert (version(), len(ran)) == ("12.9.88", 3)
+
+    for release in ("13.0", "12.9"):
+        real = tmp_path / f"opt/cuda-{release}/bin/nvcc"
+        real.parent.mkdir(parents=True)
+        real.write_bytes(b"\x7fELF compiled nvcc, same size")
+        real.chmod(0o755)
+        os.utime(real, ns=(1_000_000_000, 1_000_000_000))
+    (tmp_path / "opt/cuda").symlink_to("cuda-13.0")
+    ctx = ProbeContext(
+        env={"PATH": str(tmp_path / "opt/cuda/bin")}, root=Path("/"), path_dirs=[], cache_dir=str(tmp_path / "cache")
+    )
+    answers["v"] = NVCC_13
+    assert (version(), len(ran)) == ("13.0.88", 4)
+    assert (version(), len(ran)) == ("13.0.88", 4)  # kept
+    (tmp_path / "opt/cuda").unlink()
+    (tmp_path / "opt/cuda").symlink_to("cuda-12.9")
+    answers["v"] = NVCC_13.replace("13.0", "12.9")
+    assert (version(), len(ran)) == ("12.9.88", 5)
