@@ -34,16 +34,10 @@ from packaging.version import Version  # noqa: E402
 from stackcheck.derive.flags import Flag, scan_flags  # noqa: E402
 from stackcheck.derive.tree import WheelTree  # noqa: E402
 from stackcheck.pyast import parse  # noqa: E402
+from tools.sglang_flags import release_of, runs  # noqa: E402  (the flag table's own: one wheel name, one range)
 
 LAUNCH = ROOT / "manifests" / "launch.json"
 TYPES = ("int", "float")
-
-
-def release_of(wheel: Path) -> str:
-    parts = wheel.name.split("-")
-    if len(parts) < 3 or parts[0] != "sglang":
-        raise SystemExit(f"{wheel}: not an sglang wheel (sglang-VERSION-...whl)")
-    return parts[1]
 
 
 def _kw(call: ast.Call, name: str) -> ast.expr | None:
@@ -133,19 +127,6 @@ def _declaration(module: ast.Module, flag: Flag) -> tuple[str, str | None] | Non
         if flag.how == "field" and isinstance(node, ast.AnnAssign):
             return _field_type(node)
     return None
-
-
-def runs(present: list[bool], releases: list[str]) -> list[str]:
-    out: list[str] = []
-    start: int | None = None
-    for i, here in enumerate([*present, False]):
-        if here and start is None:
-            start = i
-        elif not here and start is not None:
-            last = i - 1
-            out.append(releases[start] if start == last else f"{releases[start]}-{releases[last]}")
-            start = None
-    return out
 
 
 def section(wheels: list[Path], day: str) -> dict[str, Any]:
