@@ -144,7 +144,10 @@ def normalise_integers(value: Any, schema: Any, root: dict[str, Any]) -> Any:
         for branch in schema["anyOf"]:
             try:
                 if is_valid(value, branch, root):
-                    return normalise_integers(value, branch, root)
+                    # the branch first, then this schema's own properties (an anyOf that only names the keys
+                    # required beside them, as facts.image does, must not end the walk)
+                    value = normalise_integers(value, branch, root)
+                    break
             except Unsupported:
                 continue
     if isinstance(value, dict):

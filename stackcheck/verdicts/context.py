@@ -902,11 +902,20 @@ class Context:
     def image_fact(self, path: str, rest: str) -> Any:
         """image.nvidia_require_text: the image's NVIDIA_REQUIRE_* texts (absent: it states none);
         image.nvidia_require: "met", or "unmet: <requirement> (<why>)", as nvidia-container-toolkit judges it
-        against facts.driver and facts.gpus (stackcheck/image/require.py)."""
-        image = self.facts.get("image")
-        if not isinstance(image, dict):
+        against facts.driver and facts.gpus (stackcheck/image/require.py). A section without `nvidia_require`
+        (hand-written: the image's Env only) has its requirements read from `env`."""
+        given = self.facts.get("image")
+        if not isinstance(given, dict):
             raise Missing(path, "not an image audit (no facts.image)")
-        raw = image.get("nvidia_require")
+        image: dict[str, Any] = dict(given)
+        raw: Any = image.get("nvidia_require")
+        env = image.get("env")
+        if raw is None and isinstance(env, dict):
+            # a hand-written image section states the Env only (`docker inspect`): read its requirements as
+            # the image audit does (stackcheck/image/info.py)
+            from stackcheck.image.require import parse_nvidia_require
+
+            raw = image["nvidia_require"] = parse_nvidia_require({str(k): str(v) for k, v in env.items()}).to_facts()
         section: Mapping[str, Any] = raw if isinstance(raw, dict) else {}
         texts = [str(r.get("text")) for r in section.get("requirements") or [] if isinstance(r, dict)]
         if rest == "nvidia_require_text":
