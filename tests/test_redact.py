@@ -246,11 +246,11 @@ def test_redaction_is_linear_on_a_64_kib_line(text: str) -> None:
     line of `a_a_a_...` take minutes (quadratic backtracking), hanging triage and --watch's report."""
     import time
 
-    start = time.monotonic()
+    start = time.process_time()  # CPU time: backtracking is work, which a loaded box does not inflate
     redact_text(text)
     looks_secret(text)
     redact_argv([text])
-    assert time.monotonic() - start < 2.0
+    assert time.process_time() - start < 2.0
 
 
 def test_a_tree_is_masked_once_per_distinct_string_with_the_answer_of_each() -> None:
