@@ -99,16 +99,43 @@ _ASSIGN = _lazy(
     r"|client[_\-]?secret|session[_\-]?id|cookie"
     # a name ending in `_key` (`secret_key`, `OPENAI_KEY`, `signing-key`: one run of letters and digits before
     # it, so each candidate start is tried once) and the camel-case tokens (`accessToken`, `refreshToken`)
-    r"|[A-Za-z0-9]+[_\-.]key|(?:access|refresh|auth|id|session)[_\-]?token)(?![A-Za-z0-9])[\"']?)"
+    # (a key and its value may be quoted with escaped quotes: a JSON text inside a JSON string, `{\"HF_TOKEN\": \"v\"}`)
+    r"|[A-Za-z0-9]+[_\-.]key|(?:access|refresh|auth|id|session)[_\-]?token)(?![A-Za-z0-9])\\?[\"']?)"
     r"(?P<sep>\s*[=:]\s*)"
-    r"(?P<value>\"[^\"\n]*\"|'[^'\n]*'|[^\s,;)\]}\"']+)",
+    r"(?P<value>\\\"[^\"\n]*\\\"|\"[^\"\n]*\"|'[^'\n]*'|[^\s,;)\]}\"']+)",
     re.IGNORECASE,
 )
 #: a word every key of _ASSIGN holds, matched under the same IGNORECASE (so with the same case folding): a text
 #: with no `=` or `:`, or none of these words, is not searched by _ASSIGN (tests/test_redact.py checks each key)
 _ASSIGN_WORD = _lazy(r"key|token|secret|pass|pwd|credential|auth|session|cookie", re.IGNORECASE)
-_BEARER = _lazy(r"(?P<head>(?:\b|" + _AFTER_ESCAPE + r")(?:Bearer|Basic|Token)\s+)(?P<value>[A-Za-z0-9_\-.~+/=]{8,})")
-_BEARER_MARKS = ("Bearer", "Basic", "Token")  # every match of _BEARER holds one (case as written)
+# a scheme and its credentials in any case and spacing (`bearer  abc`, `BASIC dXNl...`), escapes as terminal_safe and
+# repr() write them kept between the two (`Bearer \x1b[0mabc...`: the value after them is the secret)
+_BEARER = _lazy(
+    r"(?P<head>(?:\b|" + _AFTER_ESCAPE + r")(?P<scheme>bearer|basic|token)\s+"
+    r"(?:\\x1[bB]\[[0-9;?]*[A-Za-z]|\\x[0-9A-Fa-f]{2}|\\u[0-9A-Fa-f]{4})*)(?P<value>[A-Za-z0-9_\-.~+/=]{3,})",
+    re.IGNORECASE,
+)
+_BEARER_MARKS = ("bearer", "basic", "token")  # every match of _BEARER holds one in its lower case
+#: what \s matches in an ASCII text: a scheme of _BEARER_MARKS followed by one may start a match
+_SPACES = frozenset(" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f")
+
+
+def _bearer_masked(m: re.Match[str]) -> str:
+    """`Bearer` (any case) names a credential: its value is masked from 3 characters. `Basic` and `Token` are also
+    words of prose (`basic checks`, `Token indices`): 8 characters or more, and where not written as a scheme is
+    (`Basic`, `Token`) a value that reads like a credential (a digit, a symbol, or both cases)."""
+    scheme, value = m.group("scheme"), m.group("value")
+    if value.lower() in _NOT_SECRET_VALUES:
+        return m.group(0)
+    if scheme.lower() != "bearer":
+        if len(value) < 8:
+            return m.group(0)
+        plain = value.isalpha() and (value.islower() or value.isupper())
+        if scheme not in ("Basic", "Token") and plain:
+            return m.group(0)
+    return m.group("head") + MASK
+
+
 # an `Authorization:` header's credentials, whatever their scheme (`token ghp_...`, a raw key, `Digest ...`)
 _AUTH_HEADER = _lazy(
     r"(?P<head>(?:\b|" + _AFTER_ESCAPE + r")authorization[\"']?\s*[:=]\s*[\"']?"
@@ -197,9 +224,10 @@ def redact_urls(text: str) -> str:
 
 def _assign_masked(m: re.Match[str]) -> str:
     value = m.group("value")
-    if value.strip("'\"").lower() in _NOT_SECRET_VALUES or value.strip("'\"").startswith(("<", "${", "$(")):
+    bare = value.strip("'\"\\")  # (`\"none\"`: a value quoted with escaped quotes)
+    if bare.lower() in _NOT_SECRET_VALUES or bare.startswith(("<", "${", "$(")):
         return m.group(0)
-    quote = value[0] if value[:1] in ("'", '"') else ""
+    quote = value[:2] if value.startswith('\\"') else value[0] if value[:1] in ("'", '"') else ""
     return f"{m.group('key')}{m.group('sep')}{quote}{MASK}{quote}"
 
 
@@ -228,10 +256,11 @@ def redact_text(text: str) -> str:
         out = _ASSIGN.sub(_assign_masked, out)
     if "--" in out:
         out = _FLAG_VALUE.sub(_flag_value_masked, out)
-    if "uthorization" in out.lower():  # _AUTH_HEADER ignores case: `AuThOrIzAtIoN:` is a header too
+    low = out.lower()  # (_AUTH_HEADER and _BEARER ignore case: `AuThOrIzAtIoN:`, `BEARER` are theirs too)
+    if "uthorization" in low:
         out = _AUTH_HEADER.sub(_auth_masked, out)
-    if any(mark in out for mark in _BEARER_MARKS):
-        out = _BEARER.sub(lambda m: m.group("head") + MASK, out)
+    if any(mark in low for mark in _BEARER_MARKS):
+        out = _BEARER.sub(_bearer_masked, out)
     if _PRIVATE_KEY_MARK in out and _PRIVATE_KEY.search(out):
         out = _PRIVATE_KEY.sub("-----BEGIN PRIVATE KEY----- " + MASK, out)
     return out
@@ -423,7 +452,7 @@ _LOWER_MARKS: dict[str, tuple[str, ...]] = {
 #: these words), in lower case: the word, an optional quote, the separator. An ASCII text holding a word of
 #: _ASSIGN_WORDS but no match of this is one _ASSIGN leaves (a report's `to_token_pool` beside a `path:line`: ~60 us
 #: of redact_text each, eight of them, where this search takes ~2 us)
-_ASSIGN_TAIL = _lazy(r"(?:key|token|secret|password|passwd|passphrase|pwd|credentials?|auth|id|cookie)[\"']?\s*[=:]")
+_ASSIGN_TAIL = _lazy(r"(?:key|token|secret|password|passwd|passphrase|pwd|credentials?|auth|id|cookie)\\?[\"']?\s*[=:]")
 
 
 def _pypi_word(text: str) -> bool:
@@ -499,6 +528,7 @@ def masked_texts(texts: set[str]) -> dict[str, str]:
                     add(text)
             elif (
                 mark == "uthorization"  # found in the lower case: _AUTH_HEADER ignores case, so any case is one
+                or (mark in _BEARER_MARKS and lower[i + len(mark) : i + len(mark) + 1] in _SPACES)  # `bearer  x`
                 or any(need in text for need in needs if need != "=")
                 or ("=" in needs and _ASSIGN_TAIL.search(text.lower()))
             ):

@@ -246,11 +246,11 @@ def test_redaction_is_linear_on_a_64_kib_line(text: str) -> None:
     line of `a_a_a_...` take minutes (quadratic backtracking), hanging triage and --watch's report."""
     import time
 
-    start = time.monotonic()
+    start = time.process_time()  # CPU time: backtracking is work, which a loaded box does not inflate
     redact_text(text)
     looks_secret(text)
     redact_argv([text])
-    assert time.monotonic() - start < 2.0
+    assert time.process_time() - start < 2.0
 
 
 def test_a_tree_is_masked_once_per_distinct_string_with_the_answer_of_each() -> None:
@@ -351,7 +351,7 @@ def _reference_redact_text(text: str) -> str:
     out = redact.redact_urls(text)
     out = redact._TOKEN.sub(lambda m: m.group(0)[: redact._prefix_len(m.group(0))] + MASK, out)
     out = redact._ASSIGN.sub(redact._assign_masked, out)
-    out = redact._BEARER.sub(lambda m: m.group("head") + MASK, out)
+    out = redact._BEARER.sub(redact._bearer_masked, out)
     if redact._PRIVATE_KEY.search(out):
         out = redact._PRIVATE_KEY.sub("-----BEGIN PRIVATE KEY----- " + MASK, out)
     return out
@@ -378,7 +378,8 @@ def test_the_marks_change_nothing_against_the_patterns_applied_to_every_text() -
     from stackcheck import redact
 
     pieces = [*redact._TOKEN_MARKS, *_examples(redact._CREDENTIAL_SHAPES)[::3], "ghp", "sk", "Sk-", "hf-", "AKI",
-              "eyj", "Bearer ", "bearer ", "Basic  ", "Token\t", "-----BEGIN RSA PRIVATE KEY-----", "-----BEGIN ",
+              "eyj", "Bearer ", "bearer ", "Basic  ", "Token\t", "BEARER\x0c", "basic ", "TOKEN ", "\\x1b[0m",
+              "-----BEGIN RSA PRIVATE KEY-----", "-----BEGIN ",
               "api_key", "token", "PassWord", "secret", "Session-ID", "cookie", "ſecret", "\u212aey",
               "=", ": ", "https://u:p@h/", " ", "/", "_", "-", ".", "'", '"', "\n"]  # fmt: skip
     rng = random.Random(21)

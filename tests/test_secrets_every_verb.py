@@ -68,7 +68,12 @@ def hostile_facts(tmp_path: Path) -> Path:
         "NCCL_SOCKET_IFNAME": "eth0",
     }
     facts["gpus"][0]["name"] = "NVIDIA H200" + OSC
-    facts["driver"]["error"] = "Authorization: Bearer SEKRITbearer0123456789 api_key=SEKRITdriverkey"
+    facts["driver"]["error"] = (
+        "Authorization: Bearer SEKRITbearer0123456789 api_key=SEKRITdriverkey"
+        # irel4: a scheme in any case and spacing, an escaped JSON text, a value after a terminal escape
+        ' bearer  SEKRITlow1 BASIC SEKRITbasic2x9 token SEKRITtok3x9 {\\"HF_TOKEN\\": \\"SEKRITjson4\\"}'
+        " Bearer \\x1b[0mSEKRITescaped5 https://u:SEKRITurl6@h/x"
+    )
     facts["packages"]["flashinfer-python"]["version"] = "0.5.3+ghp_SEKRITversion012345"
     doc["host"] = {"hostname": "node-ghp_SEKRIThostname012345" + OSC, "collected_at": "2026-12-01T00:00:00Z"}
     path = tmp_path / "facts.json"
@@ -298,6 +303,25 @@ def test_triage_masks_named_keys_auth_headers_and_echoed_flags(tmp_path: Path) -
         assert "--tp 2" in out and "--attention-backend fa3" in out  # the flags of no secret are kept
 
 
+def test_triage_masks_schemes_in_any_case_escaped_json_and_env_lines(tmp_path: Path) -> None:
+    """irel4: `bearer  x`, `BASIC x`, `Token x` as a client logs them, an assignment inside an escaped JSON text (a
+    structured log quoting a settings dump), HF_TOKEN= / HUGGING_FACE_HUB_TOKEN= / OPENAI_API_KEY= lines, --hf-token
+    and URL userinfo: masked in every format of triage (each line is one triage quotes around the error)."""
+    log = tmp_path / "server.log"
+    log.write_text(
+        "HF_TOKEN=SEKRITenv1 HUGGING_FACE_HUB_TOKEN=SEKRITenv2 OPENAI_API_KEY=SEKRITenv3\n"
+        'request headers {\\"authorization\\": \\"bearer  SEKRITjsonhdr4\\"} BASIC SEKRITbasic5x9\n'
+        '{"msg": "{\\"HF_TOKEN\\": \\"SEKRITnested6\\", \\"openai_api_key\\": \\"SEKRITnested7\\"}"}\n'
+        "argv --hf-token SEKRITflag8 --api-key=SEKRITflag9 pull https://user:SEKRITurl10@hf.example/m\n"
+        "Traceback (most recent call last):\n"
+        "RuntimeError: CUDA error: no kernel image is available for execution on the device (token SEKRITtok11x)\n"
+    )
+    for fmt in ("text", "json"):
+        proc = run("triage", str(log), "--format", fmt)
+        assert proc.returncode == 0, proc.stderr
+        assert_run_clean(proc)
+
+
 def test_free_text_masking_keeps_what_is_no_secret() -> None:
     from stackcheck.redact import redact_text
 
@@ -306,6 +330,13 @@ def test_free_text_masking_keeps_what_is_no_secret() -> None:
         assert redact_text(kept) == kept
     assert redact_text("--api-key 'a b c' --tp 2") == f"--api-key {MASK} --tp 2"
     assert redact_text('"Authorization": "Bearer abcdefghij"') == f'"Authorization": "Bearer {MASK}"'
+    # irel4: prose around the scheme words is kept (a value that reads like a word: `basic checks`, `Token indices`)
+    for kept in ("Token indices sequence length is longer", "basic checks passed", "TOKEN LIMIT REACHED",
+                 "token generation throughput", 'api_key=\\"none\\"'):  # fmt: skip
+        assert redact_text(kept) == kept, kept
+    assert redact_text("bearer  abc") == f"bearer  {MASK}"
+    assert redact_text("BASIC dXNlcjpwYXNz") == f"BASIC {MASK}"
+    assert redact_text('{\\"HF_TOKEN\\": \\"v1\\"}') == f'{{\\"HF_TOKEN\\": \\"{MASK}\\"}}'
 
 
 def test_facts_check_masks_the_file_name_and_what_the_file_says(tmp_path: Path) -> None:

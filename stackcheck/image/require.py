@@ -119,9 +119,41 @@ def judge_facts(
         return judge(reqs, None, None, [])
     if chosen.unmodelled:
         return Judgement(None, reason=f"not known: {'; '.join(chosen.unmodelled)}{read}")
+    if chosen.unread:
+        # which checker runs decides: legacy mode checks (nvidia-container-cli), cdi / jit-cdi of the releases read
+        # start the container unchecked: a refusal is not certain (unknown, never failed); met by every modelled
+        # checker stands, saying so (csv mode, a Tegra host's, is not modelled)
+        verdict = judge(reqs, *_judge_args(driver, gpus, {**brand_table, "toolkit_words": list(chosen.entries)}))
+        if verdict.satisfied is True:
+            return replace(
+                verdict,
+                reason=f"{verdict.reason} by every checker modelled ({chosen.unread}; csv mode, a Tegra host's, is "
+                f"not modelled): to judge the host's own, {PROVIDE_TOOLKIT}",
+            )
+        outcome = (
+            f"unmet where nvidia-container-cli checks it ({verdict.reason}), and cdi / jit-cdi mode start the "
+            "container without checking"
+            if verdict.satisfied is False
+            else verdict.reason.removeprefix("not known: ")
+        )
+        return Judgement(None, verdict.failed, f"not known: {outcome}; {chosen.unread}: {PROVIDE_TOOLKIT}")
     if not chosen.entries and chosen.unchecked:
         return Judgement(True, reason=f"{chosen.unchecked[0]}: NVIDIA_REQUIRE_* is not evaluated{read}")
-    table = {**brand_table, "toolkit_words": list(chosen.entries)}
+    verdict = judge(reqs, *_judge_args(driver, gpus, {**brand_table, "toolkit_words": list(chosen.entries)}))
+    if verdict.satisfied is False and chosen.unchecked:
+        return Judgement(
+            None,
+            verdict.failed,
+            f"not known: {verdict.reason}, where nvidia-container-cli or the toolkit checks it; "
+            f"{chosen.unchecked[0]} does not check it, and which one starts the container is not read{read}",
+        )
+    return replace(verdict, reason=verdict.reason + read) if read else verdict
+
+
+def _judge_args(
+    driver: Mapping[str, Any], gpus: Sequence[Mapping[str, Any]], table: Mapping[str, Any]
+) -> tuple[str | None, str | None, list[Device]]:
+    """judge's driver version, driver CUDA and devices from facts.driver and facts.gpus, with `table`'s words."""
     devices: list[Device] = []
     for g in gpus:
         arch = g.get("compute_capability") if isinstance(g.get("compute_capability"), str) else None
@@ -134,15 +166,7 @@ def judge_facts(
         devices.append(Device(arch, None, brand_words(name, table), label, first=first))
     version = driver.get("version") if isinstance(driver.get("version"), str) else None
     cuda = driver.get("cuda") if isinstance(driver.get("cuda"), str) else None
-    verdict = judge(reqs, version, cuda, devices)
-    if verdict.satisfied is False and chosen.unchecked:
-        return Judgement(
-            None,
-            verdict.failed,
-            f"not known: {verdict.reason}, where nvidia-container-cli or the toolkit checks it; "
-            f"{chosen.unchecked[0]} does not check it, and which one starts the container is not read{read}",
-        )
-    return replace(verdict, reason=verdict.reason + read) if read else verdict
+    return version, cuda, devices
 
 
 @dataclass(frozen=True)
@@ -154,6 +178,15 @@ class Checkers:
     unmodelled: tuple[str, ...] = ()  # checks that may run and stackcheck does not model (unknown)
     read: str = ""  # what was read of the toolkit, for reasons ("" when nothing)
     invalid: str = ""  # a mode the toolkit does not know
+    unread: str = ""  # why the checker that runs is not known (the toolkit's mode not read); "" when it is
+
+
+#: what to give where the toolkit was not read (reasons of judge_facts)
+PROVIDE_TOOLKIT = (
+    "audit the image on the host that starts its containers (`stackcheck audit --image IMAGE` there reads the "
+    "toolkit's /etc/nvidia-container-runtime/config.toml), or give --host-facts a JSON report of such an audit of "
+    "that host (its container_toolkit section)"
+)
 
 
 def _version_in(version: str, spec: str) -> bool:
@@ -170,15 +203,25 @@ def select_checkers(table: Mapping[str, Any], toolkit: Mapping[str, Any] | None)
     config.toml (auto resolved per components.json runtime_modes) and libnvidia-container's version, which bounds
     the toolkit's (its packages require libnvidia-container-tools of its own version or newer). Without a mode
     read (no section, a second toolkit installed, an unreadable config), every checker that evaluates the
-    requirements and is modelled: the judgement is unknown where their words disagree."""
+    requirements and is modelled, with `unread` saying why: judge_facts then leaves a refusal unknown (cdi /
+    jit-cdi start the container unchecked) and says what to provide. A top-level
+    `disable-require = true` (facts `disable_require`) turns the legacy hook's check off; not read (null, absent),
+    the hook may check nothing."""
     entries = [e for e in table.get("toolkit_words") or [] if isinstance(e, Mapping)]
-    not_read = Checkers(tuple(e for e in entries if e.get("checks") is not False and e.get("modelled") is not False))
+    checking = tuple(e for e in entries if e.get("checks") is not False and e.get("modelled") is not False)
+
+    def not_read(why: str) -> Checkers:
+        return Checkers(checking, unread=why)
+
     if not isinstance(toolkit, Mapping):
-        return not_read
+        return not_read("the host's container toolkit was not read (no container_toolkit facts)")
     mode, lib = toolkit.get("mode"), toolkit.get("libnvidia_container")
     lib = lib if isinstance(lib, str) and _is_version(lib) else None
-    if not isinstance(mode, str) or toolkit.get("other_installs"):
-        return not_read
+    if toolkit.get("other_installs"):
+        return not_read("a second container toolkit is installed (the GPU operator's), whose config is not read")
+    if not isinstance(mode, str):
+        said = toolkit.get("mode_error") or toolkit.get("error")
+        return not_read(f"the container toolkit's mode was not read{f' ({said})' if isinstance(said, str) else ''}")
     modes = table.get("runtime_modes")
     modes = modes if isinstance(modes, Mapping) else {}
     version = f", libnvidia-container {lib}" if lib else ""
@@ -200,7 +243,7 @@ def select_checkers(table: Mapping[str, Any], toolkit: Mapping[str, Any] | None)
             if isinstance(rule, Mapping) and possible(rule.get("toolkit")):
                 resolved |= set(rule.get("tegra" if toolkit.get("tegra") is True else "resolves") or ())
         if not resolved:
-            return not_read
+            return not_read(f"mode auto does not resolve to a mode read for libnvidia-container {lib or '?'}")
         read = f"container toolkit mode auto, here {' or '.join(sorted(resolved))}{version}"
     chosen = [
         e
@@ -213,9 +256,21 @@ def select_checkers(table: Mapping[str, Any], toolkit: Mapping[str, Any] | None)
             or _version_in(lib, e["libnvidia_container"])
         )
     ]
+    # `disable-require = true` at config.toml's top level: the hook (legacy mode) sets NVIDIA_DISABLE_REQUIRE and
+    # nvidia-container-cli checks nothing (cmd/nvidia-container-runtime-hook/container_config.go); not read (facts of
+    # an older probe, an unreadable file): it may be set, so legacy mode may check nothing either
+    disabled = toolkit.get("disable_require")
+    hook = f"nvidia-container-runtime-hook with disable-require {'= true' if disabled is True else 'not read'}"
+
+    def hook_skips(e: Mapping[str, Any]) -> bool:
+        return disabled is not False and list(e.get("modes") or ()) == ["legacy"] and e.get("checks") is not False
+
+    skipped = [hook] if any(hook_skips(e) for e in chosen) else []
+    if disabled is True:  # the hook checks nothing: its checkers are gone, not merely possibly absent
+        chosen = [e for e in chosen if not hook_skips(e)]
     return Checkers(
         tuple(e for e in chosen if e.get("checks") is not False and e.get("modelled") is not False),
-        tuple(str(e.get("checker")) for e in chosen if e.get("checks") is False),
+        tuple(str(e.get("checker")) for e in chosen if e.get("checks") is False) + tuple(skipped),
         tuple(
             f"{e.get('checker')} may run, and its check is not modelled" for e in chosen if e.get("modelled") is False
         ),

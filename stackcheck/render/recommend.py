@@ -210,4 +210,20 @@ def render_shell(doc: dict[str, Any]) -> str:
     if not doc.get("refused"):
         out.append(launch_line(doc))
     # comments are made printable; commands are quoted by shlex (plan commands are quoted by the planner)
-    return "\n".join(printable(line) if line.startswith("#") else line for line in out) + "\n"
+    return "\n".join(printable(line) if line.startswith("#") else _command_line(line) for line in out) + "\n"
+
+
+def _command_line(line: str) -> str:
+    """A plan command as it is (the planner quoted it), or, where it holds a character a terminal would act on (a
+    user manifest's text), its words each quoted by shell_word ($'...' escapes: the same words to bash, nothing
+    raw on the terminal); a line shlex cannot split is shown as a comment with its controls escaped."""
+    if line.isprintable():
+        return line
+    try:
+        words = shlex.split(line)
+    except ValueError:
+        return "# " + printable(line)
+    return " ".join(w if w in _OPERATORS else shell_word(w) for w in words)
+
+
+_OPERATORS = frozenset({"&&", "||", "|", ";"})

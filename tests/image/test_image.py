@@ -372,12 +372,12 @@ def test_ten_gigabyte_layer_is_not_read_for_nothing(tmp_path: Path) -> None:
     _sparse_layer_image(image, size)
     if os.stat(image).st_blocks * 512 > 64 << 20:
         pytest.skip("this filesystem does not keep holes")
-    t0 = time.monotonic()
+    t0 = time.process_time()  # CPU time (user and system): reading 10 GB of holes is work, a loaded box's wait is not
     with open_image(image) as view:
         assert view.stat("/huge.bin").size == size  # type: ignore[union-attr]
         assert view.read_bytes("/huge.bin", 8, offset=size - 8) == bytes(8)
         assert view.read_bytes("/huge.bin", 8, offset=size) == b""
-    assert time.monotonic() - t0 < 5.0
+    assert time.process_time() - t0 < 5.0
 
 
 def test_image_directory_with_escaping_blob_link(tmp_path: Path) -> None:

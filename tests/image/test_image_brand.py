@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from fake_nvml import FakeNVML, synthetic_doc
 
-from stackcheck.image.require import brand_words, judge_facts, parse_nvidia_require, shipped_brand_table
+from stackcheck.image.require import Judgement, brand_words, judge_facts, parse_nvidia_require, shipped_brand_table
 from stackcheck.probes.nvml_read import _Reader, read_nvml
 
 # The brand words NVIDIA's CUDA base images list, and the driver branches of two releases' images (the shape of
@@ -56,65 +56,75 @@ R550 = {"version": "550.163.01", "cuda": "12.4"}
 R535 = {"version": "535.247.01", "cuda": "12.2"}
 
 
+def every_checker(image_facts: dict[str, Any], driver: dict[str, str], gpus: list[dict[str, Any]]) -> Judgement:
+    """The outcome over every checker that evaluates NVIDIA_REQUIRE_* and is modelled (libnvidia-container's words of
+    every release, the toolkit's own check of a later release): judge_facts with the toolkit not read, which says
+    a refusal in its reason and is itself unknown there (cdi / jit-cdi start the container unchecked)."""
+    j = judge_facts(image_facts, driver, gpus)
+    assert "--host-facts" in j.reason and j.satisfied is not False, j.reason
+    unmet = j.satisfied is None and j.reason.startswith("not known: unmet where")
+    return Judgement(False if unmet else j.satisfied, j.failed, j.reason)
+
+
 @pytest.mark.parametrize("brand", ["NVIDIA", "TESLA"])
 def test_datacenter_gpu_on_r550_starts_a_cuda13_image(brand: str) -> None:
     # H100/H200 report NVML_BRAND_NVIDIA: "Unknown" before libnvidia-container 1.9.0, "Nvidia" from it; the image
     # lists both words for 550, so every release starts it
-    j = judge_facts(image(CUDA_13_0), R550, [gpu(brand)])
+    j = every_checker(image(CUDA_13_0), R550, [gpu(brand)])
     assert j.satisfied is True, j.reason
 
 
 def test_geforce_on_535_fails_a_cuda_12_8_image_naming_requirement_driver_and_brand() -> None:
-    j = judge_facts(image(CUDA_12_8), R535, [gpu("GEFORCE", "8.9")])
+    j = every_checker(image(CUDA_12_8), R535, [gpu("GEFORCE", "8.9")])
     assert j.satisfied is False
     assert j.failed == CUDA_12_8
     assert "535.247.01" in j.reason and "GEFORCE" in j.reason and "GeForce" in j.reason
 
 
 def test_brand_absent_is_unknown() -> None:
-    j = judge_facts(image(CUDA_12_8), R535, [gpu(None, "8.9")])
+    j = every_checker(image(CUDA_12_8), R535, [gpu(None, "8.9")])
     assert j.satisfied is None and "brand" in j.reason
 
 
 def test_cuda_met_decides_without_the_brand() -> None:
-    assert judge_facts(image(CUDA_12_8), {"version": "570.86.10", "cuda": "12.8"}, [gpu(None)]).satisfied is True
+    assert every_checker(image(CUDA_12_8), {"version": "570.86.10", "cuda": "12.8"}, [gpu(None)]).satisfied is True
 
 
 def test_release_dependent_word_is_unknown() -> None:
     # QUADRO_RTX is "Unknown" before 1.9.0 and "QuadroRTX" from it: a requirement naming only one of them depends on
     # the libnvidia-container on the box, which is not read
-    j = judge_facts(image("cuda>=12.8 brand=quadrortx,driver>=535,driver<536"), R535, [gpu("QUADRO_RTX", "7.5")])
+    j = every_checker(image("cuda>=12.8 brand=quadrortx,driver>=535,driver<536"), R535, [gpu("QUADRO_RTX", "7.5")])
     assert j.satisfied is None and "1.9.0" in j.reason
     # where the image lists both words, every release agrees
-    assert judge_facts(image(CUDA_12_8), R535, [gpu("QUADRO_RTX", "7.5")]).satisfied is True
+    assert every_checker(image(CUDA_12_8), R535, [gpu("QUADRO_RTX", "7.5")]).satisfied is True
 
 
 def test_brand_the_newest_switch_read_does_not_name_stays_unknown() -> None:
     # NVIDIA_NPU (19) is "Unknown" in every release read; a later one may name it
-    assert judge_facts(image(CUDA_12_8), R535, [gpu("NVIDIA_NPU")]).satisfied is None
-    assert judge_facts(image(CUDA_12_8), R535, [gpu("CODE-42")]).satisfied is None
+    assert every_checker(image(CUDA_12_8), R535, [gpu("NVIDIA_NPU")]).satisfied is None
+    assert every_checker(image(CUDA_12_8), R535, [gpu("CODE-42")]).satisfied is None
 
 
 def test_every_gpu_must_meet_it_in_legacy_mode_gpu0_only_in_cdi_mode() -> None:
     geforce_first = [gpu("GEFORCE", "8.9"), {**gpu("TESLA"), "index": 1}]
-    j = judge_facts(image(CUDA_13_0), R550, geforce_first)
+    j = every_checker(image(CUDA_13_0), R550, geforce_first)
     assert j.satisfied is False and "GEFORCE" in j.reason
     # nvidia-container-cli checks every GPU (fails on the GeForce); the toolkit's CDI/CSV check reads GPU 0 only
     # (starts): which one runs is not read
     tesla_first = [gpu("TESLA"), {**gpu("GEFORCE", "8.9"), "index": 1}]
-    assert judge_facts(image(CUDA_13_0), R550, tesla_first).satisfied is None
+    assert every_checker(image(CUDA_13_0), R550, tesla_first).satisfied is None
 
 
 def test_unknown_brand_differs_between_cli_and_cdi_mode() -> None:
     # libnvidia-container says "Unknown" (listed); the CDI/CSV check leaves the brand empty (matches nothing)
-    assert judge_facts(image(CUDA_13_0), R550, [gpu("UNKNOWN")]).satisfied is None
-    assert judge_facts(image("cuda>=13.0"), {"version": "580.95.05", "cuda": "13.0"}, [gpu("UNKNOWN")]).satisfied
+    assert every_checker(image(CUDA_13_0), R550, [gpu("UNKNOWN")]).satisfied is None
+    assert every_checker(image("cuda>=13.0"), {"version": "580.95.05", "cuda": "13.0"}, [gpu("UNKNOWN")]).satisfied
 
 
 def test_a_hostile_brand_is_unknown_and_not_echoed() -> None:
-    j = judge_facts(image(CUDA_12_8), R535, [gpu("GEFORCE\x1b[2J")])
+    j = every_checker(image(CUDA_12_8), R535, [gpu("GEFORCE\x1b[2J")])
     assert j.satisfied is None and "\x1b" not in j.reason
-    j = judge_facts(image("cuda>=12.8"), R535, [gpu("\x1b[31mX")])
+    j = every_checker(image("cuda>=12.8"), R535, [gpu("\x1b[31mX")])
     assert j.satisfied is False and "\x1b" not in j.reason and "brand ?" in j.reason
 
 
@@ -167,8 +177,14 @@ def test_nvml_probe_reads_the_brand() -> None:
 CASE = Path(__file__).resolve().parent.parent / "cases" / "image-driver-too-old" / "facts.json"
 
 
-def audit_check(tmp_path: Path, text: str, driver: dict[str, str], brand: str | None) -> dict[str, Any]:
-    """The image-nvidia-require check of a whole audit (the pipeline, the shipped manifests' brand words)."""
+LEGACY = {"mode": "legacy", "mode_source": "config", "libnvidia_container": "1.17.8", "disable_require": False}
+
+
+def audit_check(
+    tmp_path: Path, text: str, driver: dict[str, str], brand: str | None, toolkit: dict[str, Any] | None = LEGACY
+) -> dict[str, Any]:
+    """The image-nvidia-require check of a whole audit (the pipeline, the shipped manifests' brand words) on a host
+    whose toolkit is `toolkit` (None: not read)."""
     from stackcheck.assembly.options import Options
     from stackcheck.assembly.pipeline import build_report
 
@@ -180,6 +196,9 @@ def audit_check(tmp_path: Path, text: str, driver: dict[str, str], brand: str | 
         g.pop("brand", None)
         if brand is not None:
             g["brand"] = brand
+    facts.pop("container_toolkit", None)
+    if toolkit is not None:
+        facts["container_toolkit"] = toolkit
     path = tmp_path / "facts.json"
     path.write_text(json.dumps(doc))
     report, _ = build_report(Options(facts_file=str(path)))
@@ -191,3 +210,12 @@ def test_audit_fails_geforce_on_535_and_passes_datacenter_on_550(tmp_path: Path)
     assert failed["status"] == "failed" and "GEFORCE" in json.dumps(failed) and "535.247.01" in json.dumps(failed)
     assert audit_check(tmp_path, CUDA_13_0, R550, "NVIDIA")["status"] == "ok"
     assert audit_check(tmp_path, CUDA_12_8, R535, None)["status"] == "unknown"
+
+
+def test_audit_without_the_hosts_toolkit_does_not_fail_and_says_what_to_give(tmp_path: Path) -> None:
+    # irel4: legacy mode refuses it, cdi / jit-cdi start it unchecked: not failed (a false block where the host runs
+    # CDI) but unknown, the reason naming what to give; met by every modelled checker stays ok, saying the same
+    check = audit_check(tmp_path, CUDA_12_8, R535, "GEFORCE", toolkit=None)
+    said = json.dumps(check)
+    assert check["status"] == "unknown", said
+    assert "container toolkit was not read" in said and "--host-facts" in said and "audit --image" in said

@@ -98,9 +98,13 @@ def test_image_nvidia_require_check(tmp_path, env, driver, status, text) -> None
         "image": _image_facts(tmp_path, env),
         "driver": driver,
         "gpus": [{"index": 0, "compute_capability": "9.0"}],
+        "container_toolkit": {"mode": "legacy", "libnvidia_container": "1.17.8", "disable_require": False},
     }
     verdict = evaluate_check(check, Context(facts, manifests, {}))  # type: ignore[arg-type]
     assert verdict["status"] == status
+    del facts["container_toolkit"]  # the host's toolkit not read: a refusal is not certain (cdi does not check)
+    unread = evaluate_check(check, Context(facts, manifests, {}))  # type: ignore[arg-type]
+    assert unread["status"] == ("unknown" if status == "failed" else status)
     if text:
         assert any(text in str(r.get("observed", "")) + str(r.get("message", "")) for r in verdict["reasons"])
     host_only = evaluate_check(check, Context({"driver": driver}, manifests, {}))

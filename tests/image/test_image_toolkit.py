@@ -30,7 +30,7 @@ def gpu(brand: str, cc: str = "9.0") -> dict[str, Any]:
 
 
 def toolkit(mode: str | None, lib: str | None = None, **more: Any) -> dict[str, Any]:
-    return {"mode": mode, "mode_source": "config", "libnvidia_container": lib, **more}
+    return {"mode": mode, "mode_source": "config", "libnvidia_container": lib, "disable_require": False, **more}
 
 
 def test_library_version_picks_its_words() -> None:
@@ -114,6 +114,7 @@ def test_audit_reads_the_toolkit_facts(tmp_path: Path) -> None:
         for g in facts["gpus"]:
             g["brand"] = "QUADRO_RTX"
             g["compute_capability"] = "7.5"
+        facts.pop("container_toolkit", None)
         if tk is not None:
             facts["container_toolkit"] = tk
         path = tmp_path / "facts.json"
@@ -124,3 +125,42 @@ def test_audit_reads_the_toolkit_facts(tmp_path: Path) -> None:
     assert status(None) == "unknown"
     assert status(toolkit("legacy", "1.17.8")) == "ok"
     assert status(toolkit("legacy", "1.8.1")) == "failed"
+
+
+def test_disable_require_turns_the_hooks_check_off() -> None:
+    # config.toml's top-level disable-require = true: the hook sets NVIDIA_DISABLE_REQUIRE, nvidia-container-cli
+    # checks nothing; not read (facts without the key, an unreadable file): it may, so a refusal is not certain
+    req, dev = image(GEFORCE_FAILS), [gpu("GEFORCE", "8.9")]
+    off = judge_facts(req, R535, dev, toolkit=toolkit("legacy", "1.17.8", disable_require=True))
+    assert off.satisfied is True and "disable-require = true" in off.reason and "not evaluated" in off.reason
+    unread = toolkit("legacy", "1.17.8")
+    del unread["disable_require"]
+    maybe = judge_facts(req, R535, dev, toolkit=unread)
+    assert maybe.satisfied is None and "disable-require not read" in maybe.reason
+    assert judge_facts(req, R535, dev, toolkit=toolkit("legacy", "1.17.8")).satisfied is False
+    # an outcome that holds either way stands
+    assert judge_facts(image("cuda>=12.0"), R535, dev, toolkit=unread).satisfied is True
+
+
+@pytest.mark.parametrize(
+    ("tk", "why"),
+    [
+        (None, "no container_toolkit facts"),
+        ({"mode": None, "mode_error": "/etc/nvidia-container-runtime/config.toml: larger than 262144 bytes"}, "larger"),
+        ({"mode": None, "error": "no NVIDIA container toolkit found"}, "no NVIDIA container toolkit found"),
+        (toolkit("legacy", "1.17.8", other_installs=["/usr/local/nvidia/toolkit"]), "second container toolkit"),
+    ],
+)
+def test_toolkit_not_read_never_refuses_and_says_what_to_give(tk: dict[str, Any] | None, why: str) -> None:
+    dev = [gpu("GEFORCE", "8.9")]
+    refused = judge_facts(image(GEFORCE_FAILS), R535, dev, toolkit=tk)  # legacy refuses; cdi starts it unchecked
+    assert refused.satisfied is None and refused.failed == GEFORCE_FAILS and "unmet where" in refused.reason
+    met = judge_facts(image("cuda>=12.0"), R535, dev, toolkit=tk)  # every modelled checker starts it: it stands
+    assert met.satisfied is True and "by every checker modelled" in met.reason and "not modelled" in met.reason
+    for j in (refused, met):
+        assert why in j.reason and "--host-facts" in j.reason and "stackcheck audit --image" in j.reason
+    # what the image does not ask for holds whatever the toolkit
+    none = {"nvidia_require": parse_nvidia_require({"PATH": "/usr/bin"}).to_facts()}
+    assert judge_facts(none, R535, dev, toolkit=tk).satisfied is True
+    disabled = {"nvidia_require": parse_nvidia_require({"NVIDIA_DISABLE_REQUIRE": "true"}).to_facts()}
+    assert judge_facts(disabled, R535, dev, toolkit=tk).satisfied is True

@@ -77,8 +77,8 @@ def test_a_huge_tp_with_an_attention_split_flag_is_judged_at_once(mapping: dict[
     assert _divisors(12) == [1, 2, 3, 4, 6, 12] and _divisors(1) == [1] and _divisors(97) == [1, 97]
     assert _divisors(10**18) == [1, 10**18]
     base = ["--model-path", "/m", "--attention-backend", "trtllm_mha", "--page-size", "128", "--attn-cp-size", "2"]
-    start = time.monotonic()
+    start = time.process_time()  # CPU time: O(tp) divisor search is work, a loaded box's wait is not
     for tp in ("100000000", str(10**12), str(10**30)):
         got = judge(mapping, [*base, "--tp", tp], models={"model": MHA})
         assert got.get("trtllm-mha-page-128-heads") == "blocked", (tp, got)  # 8/8 heads fail at every size
-    assert time.monotonic() - start < 10
+    assert time.process_time() - start < 10

@@ -440,14 +440,14 @@ def test_gpu_usage_of_a_hung_driver_waits_the_timeout_once(monkeypatch: pytest.M
     release = threading.Event()
     monkeypatch.setitem(sys.modules, "pynvml", _Hung(load_doc("h200-1x.json"), release))
     monkeypatch.setattr(Probe, "timeout_s", 1.0)
+    start = time.monotonic()  # (before the fork: the reading waits until 1 s after it, whatever the load before get)
     nvml_early.start(usage=True)
     usage = start_usage(None, ["python3", "-m", "sglang.launch_server"])
-    start = time.monotonic()
     got = usage.get()
     took = time.monotonic() - start
     release.set()
     assert got.error == "NVML: no answer within 1 s"
-    assert 0.9 < took < 1.7, took  # twice the timeout before
+    assert 0.9 < took < 1.95, took  # twice the timeout before: 2 s is the failure's floor, so any load below it
 
 
 @pytest.mark.parametrize("mode", ["fork"], indirect=True)  # the pipe is the forked reader's
@@ -504,7 +504,7 @@ def test_gpu_usage_after_the_probe_gave_up_on_a_hung_driver_waits_no_second_time
     took = time.monotonic() - start
     release.set()
     assert got.error == "NVML: no answer within 1 s"
-    assert took < 0.5, took  # a second timeout (1 s) before
+    assert took < 0.95, took  # a second timeout (1 s) before: the failure's floor
 
 
 @pytest.mark.parametrize("mode", ["fork"], indirect=True)  # the driver's early start is the forked reader's

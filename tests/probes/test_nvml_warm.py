@@ -309,7 +309,7 @@ def test_the_answer_does_not_wait_for_nvmls_shutdown(tmp_path: Path, monkeypatch
     adopted = NvmlProbe().run(bare_ctx(tmp_path))
     took = time.monotonic() - start
     _same(adopted, _direct(tmp_path))
-    assert took < 2.5, took
+    assert took < 2.95, took  # the failure waits for the 3 s shutdown
     child = nvml_early._children[0]
     nvml_early.discard(wait_s=10)  # reaped once its shutdown is over
     assert child.reaped

@@ -164,3 +164,80 @@ def test_registered_as_a_host_probe() -> None:
 
     assert PROBES["container_toolkit"] is ContainerToolkitProbe
     assert "container_toolkit" in DEFAULT_PROBES and "container_toolkit" in HOST_PROBES
+
+
+# -- irel4: the file is read whole or not at all; the keys the hook reads beside `mode`; the files the env names --
+
+
+def test_a_mode_past_the_read_limit_is_unknown_not_the_default(tmp_path: Path) -> None:
+    from stackcheck.probes.container_toolkit import CONFIG_LIMIT
+
+    padding = "# " + "x" * 78 + "\n"
+    text = "[nvidia-container-runtime]\n" + padding * (CONFIG_LIMIT // len(padding) + 1) + 'mode = "cdi"\n'
+    got = read(host(tmp_path, config=text))  # (the runtime is installed: a part read would say `auto`, default)
+    assert got["mode"] is None and got["mode_source"] is None and got["disable_require"] is None
+    assert "larger than" in got["mode_error"] and got["mode_error"].startswith("/etc/nvidia-container-runtime/")
+
+
+def test_a_config_not_utf8_is_unknown(tmp_path: Path) -> None:
+    root = host(tmp_path, config="")
+    (root / "etc/nvidia-container-runtime/config.toml").write_bytes(
+        b'# r\xe9glages\n[nvidia-container-runtime]\nmode = "legacy"\n'
+    )
+    got = read(root)
+    assert got["mode"] is None and "not UTF-8" in got["mode_error"]
+
+
+def test_lines_end_where_toml_ends_them() -> None:
+    # a line separator or a form feed inside a comment is comment text to TOML, not a new `mode` line
+    for sep in ("\u2028", "\x0c", "\x1c", "\x85"):
+        assert config_mode(f'[nvidia-container-runtime]\n# was{sep}mode = "cdi"\n') is None
+    assert config_mode('[nvidia-container-runtime]\r\nmode = "cdi"\r\n') == "cdi"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'nvidia-container-runtime = { mode = "cdi" }\n',  # an inline table
+        '[nvidia-container-runtime]\nlog-level = """\nx"""\nmode = "cdi"\n',  # a multi-line string
+        "disable-require = yes\n",  # not a TOML boolean
+    ],
+)
+def test_shapes_not_read_are_unknown(tmp_path: Path, text: str) -> None:
+    got = read(host(tmp_path, config=text))
+    assert got["mode"] is None and got["mode_error"].startswith("/etc/nvidia-container-runtime/config.toml: line ")
+
+
+def test_disable_require_is_read_at_the_top_level_only(tmp_path: Path) -> None:
+    from stackcheck.probes.container_toolkit import config_values
+
+    assert config_values('disable-require = true\n[nvidia-container-runtime]\nmode = "legacy"\n') == ("legacy", True)
+    assert config_values("[nvidia-container-cli]\ndisable-require = true\n") == (None, False)
+    got = read(
+        host(tmp_path, config=CONFIG.replace("disable-require = false", "disable-require = true").format(mode="legacy"))
+    )
+    assert got["disable_require"] is True and got["mode"] == "legacy"
+    assert read(host(tmp_path / "b"))["disable_require"] is False
+    assert read(host(tmp_path / "c", mode=None))["disable_require"] is False  # no file: the default
+
+
+def test_config_files_the_environment_names(tmp_path: Path) -> None:
+    root = host(tmp_path)
+    user = root / "home/u/.config/nvidia-container-runtime"
+    user.mkdir(parents=True)
+    (user / "config.toml").write_text(CONFIG.format(mode="legacy"))
+    env = {"XDG_CONFIG_HOME": "/home/u/.config"}
+    same = probe_container_toolkit(HostView(str(root)), env)
+    assert same["mode"] == "legacy" and same["config_overrides"] == [
+        "/home/u/.config/nvidia-container-runtime/config.toml"
+    ]
+    (user / "config.toml").write_text(CONFIG.format(mode="cdi"))
+    differ = probe_container_toolkit(HostView(str(root)), env)
+    assert differ["mode"] is None and "XDG_CONFIG_HOME" in differ["mode_error"] and "mode cdi" in differ["mode_error"]
+    direct = probe_container_toolkit(
+        HostView(str(root)), {"NVIDIA_CTK_CONFIG_FILE_PATH": "/home/u/.config/nvidia-container-runtime/config.toml"}
+    )
+    assert direct["mode"] is None
+    # a variable naming no file, or /etc's own, changes nothing
+    assert probe_container_toolkit(HostView(str(root)), {"XDG_CONFIG_HOME": "/nowhere"})["mode"] == "legacy"
+    assert probe_container_toolkit(HostView(str(root)), {"XDG_CONFIG_HOME": "/etc/"})["config_overrides"] == []

@@ -60,9 +60,11 @@ def test_nvlink_direct_and_worst_pair(tmp_path: Path) -> None:
 
 def test_nvswitch_72_gpus(tmp_path: Path) -> None:
     fake = FakeNVML(synthetic_doc(72))
-    start = time.perf_counter()
+    start = (
+        time.process_time()
+    )  # CPU time of this process (its threads too): the work done, which a loaded box does not inflate
     result = NvmlProbe().run(bare_ctx(tmp_path, fake))
-    assert time.perf_counter() - start < 5
+    assert time.process_time() - start < 5
     assert result.status == "ok", result.reason
     topo = result.facts["topology"]
     assert topo["gpu_count"] == 72

@@ -229,9 +229,11 @@ def test_missing_and_unreadable_dirs(tmp_path: Path) -> None:
 
 
 def test_real_path_is_fast() -> None:
-    start = time.perf_counter()
+    start = (
+        time.process_time()
+    )  # CPU time of this process (its threads too): the work done, which a loaded box does not inflate
     result = PackagesProbe().run(ProbeContext(env={}))
-    assert time.perf_counter() - start < 1.0
+    assert time.process_time() - start < 1.0
     assert result.facts["packages"]["nvidia-ml-py"]["installed"] is True
 
 

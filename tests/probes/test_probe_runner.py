@@ -69,7 +69,7 @@ def test_hang_raise_ok() -> None:
     start = time.monotonic()
     facts, outcomes = run_probes(["hang", "raise", "ok"], ProbeContext(env={}), budget_s=5, registry=REGISTRY)
     elapsed = time.monotonic() - start
-    assert elapsed < 2
+    assert elapsed < 4.5  # the failure waits for the 5 s budget (or the hung probe's 30 s); 0.3 s when right
     by_name = {o["name"]: o for o in outcomes}
     assert [o["name"] for o in outcomes] == ["hang", "raise", "ok"]
     assert by_name["hang"]["status"] == "timeout"
@@ -88,7 +88,7 @@ def test_hang_raise_ok() -> None:
 def test_budget_caps_probe_timeout() -> None:
     start = time.monotonic()
     _, outcomes = run_probes(["hang"], ProbeContext(env={}), budget_s=0.1, registry=REGISTRY)
-    assert time.monotonic() - start < 1
+    assert time.monotonic() - start < 10  # the failure waits for the hung probe (30 s); the cap: the reason
     assert outcomes[0]["reason"] == "probe timed out after 0.1s"
 
 
@@ -203,7 +203,7 @@ def test_a_probe_waits_for_its_needs_and_not_for_a_slow_driver() -> None:
     assert [o["name"] for o in outcomes] == ["slowdriver", "consume", "produce"]
     assert facts["packages"] == {"seen": {"sys_path": ["/x"]}, "deadline_set": True}
     assert by["consume"]["status"] == "ok" and by["slowdriver"]["status"] == "timeout"
-    assert 1.4 < time.monotonic() - start < 3  # the driver's own timeout, not the 5 s budget
+    assert 1.4 < time.monotonic() - start < 4.5  # the driver's own timeout (1.5 s), not the 5 s budget
 
 
 def test_a_producer_that_eats_the_budget_leaves_no_time_to_its_consumers() -> None:
@@ -211,7 +211,7 @@ def test_a_producer_that_eats_the_budget_leaves_no_time_to_its_consumers() -> No
     start = time.monotonic()
     facts, outcomes = run_probes(["hangproducer", "consume"], ProbeContext(env={}), 0.4, WAVES)
     _hold.set()
-    assert time.monotonic() - start < 2
+    assert time.monotonic() - start < 10  # not the producer's own 30 s timeout (the 0.4 s budget: the reasons)
     by = {o["name"]: o for o in outcomes}
     assert by["hangproducer"]["status"] == "timeout"
     assert by["consume"]["status"] == "timeout" and "no time left" in str(by["consume"]["reason"])

@@ -95,7 +95,7 @@ def test_agrees_with_nm_on_a_compiled_library(tmp_path: Path, style: str) -> Non
 def _bad(tmp_path: Path, data: bytes) -> str:
     p = tmp_path / "bad.so"
     p.write_bytes(data)
-    start = time.perf_counter()
+    start = time.process_time()  # CPU time: a walk of a hostile table is work, a loaded box's wait is not
     try:
         with ElfFile(p) as elf:
             syms = DynamicSymbols(elf)
@@ -107,7 +107,7 @@ def _bad(tmp_path: Path, data: bytes) -> str:
         assert "\n" not in msg and str(p) in msg
         return msg
     finally:
-        assert time.perf_counter() - start < 5
+        assert time.process_time() - start < 5
     return ""
 
 
