@@ -187,6 +187,10 @@ CHECK_TEXT = {
     "deepep-v2-deterministic": "DeepEP v2 does not forward deterministic=True",
     "deepep-v2-model-architecture": "DeepEP v2 MoE is not validated for",
     "deepep-v2-direct-multinode": "is NVLink-only and cannot run across",
+    # the twenty-seventh fact-check sample: FusedMoE's check of its MoE method for deepep_v2 (CHECK_FILE); 0.5.19-0.5.20
+    # word it without the MXFP8 / BF16 forms that 0.5.21 on accept
+    "deepep-v2-unquantized-moe": '"--moe-a2a-backend deepep_v2 requires 128x128 blockwise FP8 "',
+    "deepep-v2-quantized-moe-method": '"--moe-a2a-backend deepep_v2 requires 128x128 blockwise FP8',
 }
 # the later wordings of a rule's check (any one found counts): FlashInfer all-to-all's in 0.5.22 and in 0.5.23
 CHECK_TEXT_ALSO = {
@@ -226,6 +230,8 @@ CHECK_FILE = {
     "moe-a2a-deepep-quantized-moe-method": "sglang/srt/layers/moe/ep_moe/layer.py",
     "moe-a2a-deepep-fp8-moe-below-sm90": "sglang/srt/layers/moe/ep_moe/layer.py",
     "moe-a2a-deepep-fp8-moe-sm120": "sglang/srt/layers/deep_gemm_wrapper/configurer.py",
+    "deepep-v2-unquantized-moe": "sglang/srt/layers/moe/fused_moe_triton/layer.py",
+    "deepep-v2-quantized-moe-method": "sglang/srt/layers/moe/fused_moe_triton/layer.py",
     "w8a8-int8-gemm-sm100-plus": "sglang/srt/layers/quantization/w8a8_int8.py",
     "trtllm-mha-page-128-heads": "sglang/srt/layers/attention/trtllm_mha_backend.py",
     "hybrid-gdn-blackwell-backend": "sglang/srt/layers/attention/attention_registry.py",
