@@ -26,13 +26,17 @@ def requirement(cuda: str, branches: tuple[int, ...]) -> str:
     return " ".join([f"cuda>={cuda}"] + [f"brand={w},driver>={b},driver<{b + 1}" for b in branches for w in BRANDS])
 
 
-def facts(brand: str | None, env: dict[str, str] | None, driver: str = "535.247.01") -> dict[str, Any]:
+def facts(
+    brand: str | None, env: dict[str, str] | None, driver: str = "535.247.01", started_by: str | None = None
+) -> dict[str, Any]:
     gpu: dict[str, Any] = {"index": 0, "name": "NVIDIA GeForce RTX 4050 Laptop GPU", "compute_capability": "8.9"}
     if brand is not None:
         gpu["brand"] = brand
     doc: dict[str, Any] = {"gpus": [gpu], "driver": {"version": driver}}
     if env is not None:
         doc["image"] = {"reference": "example/serve:cuda12.8", "env": env}
+        if started_by is not None:
+            doc["image"]["started_by"] = started_by
     return {"schema_version": 1, "facts": doc}
 
 
@@ -57,7 +61,10 @@ def test_an_image_stated_by_its_env_is_read(tmp_path: Path) -> None:
 
 
 def test_geforce_on_r535_is_refused_by_a_cuda_12_8_image(tmp_path: Path) -> None:
-    check = audit(tmp_path, facts("GEFORCE", ENV_12_8))
+    # started by Docker's device request, the hook checks it whatever the mode; how it starts not stated, a cdi host
+    # would start it unchecked: unknown (irel4)
+    assert audit(tmp_path, facts("GEFORCE", ENV_12_8))["status"] == "unknown"
+    check = audit(tmp_path, facts("GEFORCE", ENV_12_8, started_by="docker-gpus"))
     assert check["status"] == "failed"
     (reason,) = [r for r in check["reasons"] if r["result"] == "fail"]
     assert "cuda>=12.8" in reason["message"]
@@ -87,7 +94,7 @@ def test_disable_require_in_the_env_turns_the_check_off(tmp_path: Path) -> None:
 
 
 def test_cuda_version_alone_is_the_legacy_requirement(tmp_path: Path) -> None:
-    check = audit(tmp_path, facts("GEFORCE", {"CUDA_VERSION": "12.8.1"}))
+    check = audit(tmp_path, facts("GEFORCE", {"CUDA_VERSION": "12.8.1"}, started_by="docker-gpus"))
     assert check["status"] == "failed"
     assert "cuda>=12.8" in json.dumps(check["reasons"])
 
