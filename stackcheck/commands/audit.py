@@ -15,13 +15,59 @@ from stackcheck.commands.arguments import (
     options_from,
     render_options,
 )
-from stackcheck.errors import EXIT_FINDING, EXIT_OK
+from stackcheck.errors import EXIT_FINDING, EXIT_OK, UsageError
+from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.render import REPORT_FORMATS
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+#: how an image's containers are started (facts.image.started_by; stackcheck/image/require.py STARTED_BY holds what
+#: each runs and its sources: the same names, kept here so that parsing the command line imports no image code)
+STARTED_BY_CHOICES = ("docker-gpus", "nvidia-runtime", "cdi-device")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_facts_options(p)
+    add_started_by(p)
     add_output_options(p, REPORT_FORMATS, sources=True)
+
+
+def add_started_by(p: argparse.ArgumentParser) -> None:
+    """--started-by: how the audited image's containers are started on the host (audit and gate)."""
+    p.add_argument(
+        "--started-by",
+        choices=STARTED_BY_CHOICES,
+        metavar="HOW",
+        help="with --image (or a facts document's image): how its containers start, which decides what checks "
+        "NVIDIA_REQUIRE_*: docker-gpus (docker run --gpus, compose deploy.resources.reservations.devices) | "
+        "nvidia-runtime (--runtime=nvidia, compose runtime: nvidia, default-runtime nvidia) | cdi-device "
+        "(--device nvidia.com/gpu=..., Kubernetes CDI)",
+    )
+
+
+def started_by_gather(args: argparse.Namespace, gather: Callable[[], Any]) -> Callable[[], Any] | None:
+    """`gather` (the facts, the probes' outcomes, the host block) with facts.image.started_by set from --started-by;
+    None when the option is not given. Without an image to audit it is a usage error, before anything is probed;
+    a facts document without an image section, when the facts are read."""
+    how = getattr(args, "started_by", None)
+    if how is None:
+        return None
+    if not getattr(args, "image", None) and not getattr(args, "facts", None):
+        raise UsageError("--started-by: no image is audited (give --image, or --facts with an image section)")
+
+    def gathered() -> Any:
+        facts, outcomes, host = gather()
+        image = facts.get("image")
+        if not isinstance(image, dict):
+            raise UsageError(
+                "--started-by: the facts hold no image section (give --image, or a facts document with one)"
+            )
+        image["started_by"] = how
+        return facts, outcomes, host
+
+    return gathered
 
 
 def run(args: argparse.Namespace) -> int:
@@ -34,7 +80,10 @@ def run(args: argparse.Namespace) -> int:
     def also() -> None:  # (in build_report's loading thread, while the probes wait on the driver)
         _prepare(fmt)
 
-    report, ctx = build_report(opts, plan_cache=True, also=None if opts.facts_file else also)
+    from stackcheck.assembly.pipeline import gather
+
+    gathered = started_by_gather(args, lambda: gather(opts))
+    report, ctx = build_report(opts, plan_cache=True, also=None if opts.facts_file else also, gathered=gathered)
     report = normalize(report, ctx.manifests.sources)  # every `source` as [{id, title, url}]
     emit(REPORT_FORMATS[fmt](report, render_options(args)), args)
     return EXIT_OK if report["summary"]["consistent"] else EXIT_FINDING

@@ -23,6 +23,12 @@ its libnvidia-container release; no check at all in cdi / jit-cdi mode (nvidia-c
 its own check in csv mode only, internal/modifier/csv.go); auto resolves per release (jit-cdi for the runtime from
 1.18.0, legacy for the hook). `select_checkers` keeps the checkers the facts leave possible; an outcome counts only
 where they agree.
+
+How the container is started (facts.image.started_by, STARTED_BY) may decide the checker whatever the mode:
+Docker's device request (`docker run --gpus`, compose `deploy.resources.reservations.devices` with driver nvidia)
+under runc runs nvidia-container-runtime-hook itself, which checks in legacy mode and refuses to run in any other
+(`docker-gpus`); nvidia-container-runtime as the OCI runtime resolves the mode itself (`nvidia-runtime`); CDI
+devices the engine injects are not checked by anything (`cdi-device`).
 """
 
 from __future__ import annotations
@@ -36,6 +42,83 @@ SOURCES = (
     {"repo": "NVIDIA/libnvidia-container", "path": "src/cli/dsl.c", "ref": "main"},
     {"repo": "NVIDIA/libnvidia-container", "path": "src/cli/configure.c", "ref": "main"},
 )
+#: how the container is started (facts.image.started_by): what runs on the host, read from the code that runs
+STARTED_BY: dict[str, dict[str, Any]] = {
+    "docker-gpus": {
+        "what": "Docker's device request (docker run --gpus, compose deploy.resources.reservations.devices with "
+        "driver nvidia) under Docker's own runtime (runc)",
+        "runs": "nvidia-container-runtime-hook as a prestart hook, which checks with nvidia-container-cli in legacy "
+        "mode and refuses to run in any other mode (unless its skip-mode-detection = true, then it checks as in "
+        "legacy): an unmet requirement never starts the container, whatever the mode",
+        "source": [
+            {
+                "repo": "moby/moby",
+                "path": "daemon/nvidia_linux.go (setNvidiaGPUs: the prestart hook "
+                "nvidia-container-runtime-hook prestart for a device request of driver nvidia)",
+                "ref": "18a2f3f0",
+            },
+            {
+                "repo": "NVIDIA/nvidia-container-toolkit",
+                "path": "cmd/nvidia-container-toolkit/main.go:77-78 at "
+                "v1.10.0; cmd/nvidia-container-runtime-hook/main.go:77-78 at v1.11.0-v1.13.5 (skip-mode-detection "
+                "from v1.13.0, internal/config/hook.go), :85-86 at v1.14.0-v1.17.8 (mode resolved with the image: "
+                "CDI device names in NVIDIA_VISIBLE_DEVICES are cdi); hook_config.go:127-143 assertModeIsLegacy at "
+                "v1.18.0 (auto resolves to legacy: WithDefaultMode), :115-131 at v1.19.0, v1.20.0 and main d34b3046; "
+                "main.go:80-87 (the check runs for a GPU container)",
+                "ref": "v1.10.0..d34b3046",
+            },
+            {
+                "repo": "NVIDIA/nvidia-container-toolkit",
+                "path": "cmd/nvidia-container-runtime-hook/main.go:136-138 "
+                "at v1.11.0 and v1.13.5 (--require per requirement unless disable-require or NVIDIA_DISABLE_REQUIRE)",
+                "ref": "v1.11.0",
+            },
+        ],
+    },
+    "nvidia-runtime": {
+        "what": "nvidia-container-runtime as the OCI runtime (docker run --runtime=nvidia, compose runtime: nvidia, "
+        "daemon.json default-runtime nvidia, Kubernetes runtimeClass nvidia), with or without a device request",
+        "runs": "the runtime's mode: legacy injects the hook (checked by nvidia-container-cli); auto resolves to "
+        "legacy before 1.18.0 and to jit-cdi from 1.18.0 (csv on Tegra); cdi / jit-cdi / csv remove a device "
+        "request's hook (from 1.17.5; csv always)",
+        "source": [
+            {
+                "repo": "NVIDIA/nvidia-container-toolkit",
+                "path": "internal/info/auto.go:87-90 NewRuntimeModeResolver "
+                "(default mode jit-cdi), :132-133 (Tegra: csv) and internal/runtime/runtime_factory.go:85-86, 163-171 "
+                "(the hook remover in cdi / jit-cdi / csv mode) at v1.18.0",
+                "ref": "v1.18.0",
+            },
+            {
+                "repo": "NVIDIA/nvidia-container-toolkit",
+                "path": "internal/runtime/runtime_factory.go:128 at v1.17.5 "
+                "(cdi mode removes the hook; not at v1.17.0-v1.17.4, where only csv.go's modifier does)",
+                "ref": "v1.17.5",
+            },
+        ],
+    },
+    "cdi-device": {
+        "what": "CDI devices injected by the container engine under its own runtime (docker or podman --device "
+        "nvidia.com/gpu=..., containerd or CRI-O from the Kubernetes device plugin's CDI names)",
+        "runs": "nothing of the NVIDIA toolkit that evaluates NVIDIA_REQUIRE_*: the CDI spec's edits and hooks "
+        "(nvidia-ctk / nvidia-cdi-hook) mount devices and libraries only",
+        "source": [
+            {
+                "repo": "moby/moby",
+                "path": "daemon/cdi.go (injectCDIDevices: the CDI registry's edits only)",
+                "ref": "01c4288c",
+            },
+            {
+                "repo": "NVIDIA/nvidia-container-toolkit",
+                "path": "internal/modifier/csv.go:39 at v1.20.0 (the only "
+                "call of checkRequirements, in the runtime's csv mode)",
+                "ref": "v1.20.0",
+            },
+        ],
+    },
+}
+#: the runtime's own resolution of `auto` from 1.18.0 (the manifest's rule holds the hook's legacy beside it)
+RUNTIME_AUTO_FROM = "1.18.0"
 OPERATORS = ("=", "!=", "<", "<=", ">", ">=")
 NAMES = ("cuda", "driver", "arch", "brand")
 _OP_CHARS = "<>=!"
@@ -109,7 +192,18 @@ def judge_facts(
     reqs = from_facts(section) if isinstance(section, Mapping) else RequireSet()
     if brand_table is None:
         brand_table = shipped_brand_table()
-    chosen = select_checkers(brand_table, toolkit)
+    started = image.get("started_by")
+    if started == "cdi-device":
+        if reqs.disabled or (not reqs.requirements and not reqs.errors):
+            return judge(reqs, None, None, [])
+        return Judgement(
+            True,
+            reason="started with CDI devices the container engine injects (image.started_by cdi-device): nothing "
+            "evaluates NVIDIA_REQUIRE_*, the container starts",
+        )
+    if started == "docker-gpus":
+        return _judge_hook(reqs, driver, gpus, brand_table, toolkit)
+    chosen = select_checkers(brand_table, toolkit, runtime=started == "nvidia-runtime")
     read = f" ({chosen.read})" if chosen.read else ""
     if chosen.invalid:
         return Judgement(
@@ -148,6 +242,82 @@ def judge_facts(
             f"{chosen.unchecked[0]} does not check it, and which one starts the container is not read{read}",
         )
     return replace(verdict, reason=verdict.reason + read) if read else verdict
+
+
+def _judge_hook(
+    reqs: RequireSet,
+    driver: Mapping[str, Any],
+    gpus: Sequence[Mapping[str, Any]],
+    table: Mapping[str, Any],
+    toolkit: Mapping[str, Any] | None,
+) -> Judgement:
+    """Docker's device request (image.started_by docker-gpus): nvidia-container-runtime-hook runs whatever the mode.
+    In legacy mode (auto resolves to legacy for the hook, Tegra aside) it runs nvidia-container-cli --require; in
+    any other mode it refuses to run (unless skip-mode-detection = true, not read, then it checks as in legacy). So
+    an unmet requirement never starts the container; a met one starts it in legacy mode only. disable-require =
+    true (config.toml) turns the check off: not read (no toolkit facts) it is taken at its default, false, and the
+    reason says so; read as unknown (null), a refusal is not certain."""
+    via = "started by Docker's device request (image.started_by docker-gpus): nvidia-container-runtime-hook"
+    if reqs.disabled or (not reqs.requirements and not reqs.errors):
+        return judge(reqs, None, None, [])
+    entries = [e for e in table.get("toolkit_words") or [] if isinstance(e, Mapping)]
+    legacy = [e for e in entries if list(e.get("modes") or ()) == ["legacy"] and e.get("checks") is not False]
+    read = isinstance(toolkit, Mapping) and isinstance(toolkit.get("mode"), str) and not toolkit.get("other_installs")
+    tk: Mapping[str, Any] = toolkit if isinstance(toolkit, Mapping) else {}
+    lib = tk.get("libnvidia_container") if read else None
+    lib = lib if isinstance(lib, str) and _is_version(lib) else None
+    if lib is not None:
+        legacy = [
+            e
+            for e in legacy
+            if not isinstance(e.get("libnvidia_container"), str) or _version_in(lib, e["libnvidia_container"])
+        ]
+    mode = str(tk.get("mode")) if read else None
+    modes = table.get("runtime_modes") if isinstance(table.get("runtime_modes"), Mapping) else {}
+    if mode is not None and mode not in ((modes or {}).get("known") or ()):
+        return Judgement(None, reason=f"not known: the container toolkit's mode {_mode_label(mode)} is not one known")
+    # the hook resolves auto to legacy (csv on Tegra); another mode makes it refuse to run
+    refuses = mode is not None and mode != "legacy" and not (mode == "auto" and tk.get("tegra") is not True)
+    # no toolkit facts: the default (false); facts without the key (an older probe) or null (not read): unknown
+    disabled = tk.get("disable_require") if isinstance(toolkit, Mapping) else False
+    where = f"container toolkit mode {_mode_label(mode)}" if mode is not None else "the toolkit not read"
+    if lib is not None:
+        where += f", libnvidia-container {lib}"
+    verdict = judge(reqs, *_judge_args(driver, gpus, {**table, "toolkit_words": legacy}))
+    assumed = (
+        ""
+        if isinstance(toolkit, Mapping)
+        else "; config.toml's disable-require not read, taken at its default, false (--host-facts with a report of "
+        "that host's audit reads it)"
+    )
+    refusal = (
+        f"in mode {_mode_label(str(mode))} the hook refuses to run (a device request is not supported there) unless "
+        "its skip-mode-detection = true (not read), when it checks as in legacy mode"
+    )
+    if disabled is True:
+        if refuses:
+            return Judgement(None, reason=f"not known: {via}; disable-require = true, and {refusal} ({where})")
+        return Judgement(True, reason=f"{via} with disable-require = true: NVIDIA_REQUIRE_* is not evaluated ({where})")
+    if verdict.satisfied is False:
+        if disabled is None:
+            return Judgement(
+                None,
+                verdict.failed,
+                f"not known: {verdict.reason}, where {via} checks it; config.toml's disable-require was not read "
+                f"(it may turn the check off) ({where})",
+            )
+        also = f"; {refusal}" if refuses else ""
+        return Judgement(
+            False,
+            verdict.failed,
+            f"{verdict.reason}; {via} checks it in legacy mode and refuses to run in any other: the container does "
+            f"not start whatever the mode ({where}{also}){assumed}",
+        )
+    if verdict.satisfied is True and refuses:
+        return Judgement(None, reason=f"not known: met where nvidia-container-cli checks; {via}: {refusal} ({where})")
+    if verdict.satisfied is True:
+        return replace(verdict, reason=f"{verdict.reason} ({via}, {where}){assumed}")
+    return replace(verdict, reason=f"{verdict.reason} ({via}, {where})")
 
 
 def _judge_args(
@@ -198,13 +368,15 @@ def _mode_label(mode: str) -> str:
     return mode if len(mode) <= 32 and all(ch.isascii() and (ch.isalnum() or ch == "-") for ch in mode) else "?"
 
 
-def select_checkers(table: Mapping[str, Any], toolkit: Mapping[str, Any] | None) -> Checkers:
+def select_checkers(table: Mapping[str, Any], toolkit: Mapping[str, Any] | None, runtime: bool = False) -> Checkers:
     """The checkers that may run where facts.container_toolkit (`toolkit`) was read: the runtime mode in
     config.toml (auto resolved per components.json runtime_modes) and libnvidia-container's version, which bounds
     the toolkit's (its packages require libnvidia-container-tools of its own version or newer). Without a mode
     read (no section, a second toolkit installed, an unreadable config), every checker that evaluates the
     requirements and is modelled, with `unread` saying why: judge_facts then leaves a refusal unknown (cdi /
-    jit-cdi start the container unchecked) and says what to provide. A top-level
+    jit-cdi start the container unchecked) and says what to provide. `runtime`: the container is started by
+    nvidia-container-runtime (image.started_by nvidia-runtime), whose own `auto` from RUNTIME_AUTO_FROM is jit-cdi
+    (csv on Tegra), not the hook's legacy. A top-level
     `disable-require = true` (facts `disable_require`) turns the legacy hook's check off; not read (null, absent),
     the hook may check nothing."""
     entries = [e for e in table.get("toolkit_words") or [] if isinstance(e, Mapping)]
@@ -241,7 +413,10 @@ def select_checkers(table: Mapping[str, Any], toolkit: Mapping[str, Any] | None)
         resolved = set()
         for rule in modes.get("auto") or ():
             if isinstance(rule, Mapping) and possible(rule.get("toolkit")):
-                resolved |= set(rule.get("tegra" if toolkit.get("tegra") is True else "resolves") or ())
+                found = set(rule.get("tegra" if toolkit.get("tegra") is True else "resolves") or ())
+                if runtime and rule.get("toolkit") == f">={RUNTIME_AUTO_FROM}":
+                    found = {"csv" if toolkit.get("tegra") is True else "jit-cdi"}  # the runtime's own default
+                resolved |= found
         if not resolved:
             return not_read(f"mode auto does not resolve to a mode read for libnvidia-container {lib or '?'}")
         read = f"container toolkit mode auto, here {' or '.join(sorted(resolved))}{version}"

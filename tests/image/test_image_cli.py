@@ -366,3 +366,43 @@ def test_an_image_without_python_fails_closed(tmp_path: Path) -> None:
     assert "stack: packages unknown" in text and "no python3 or python on the image's PATH (/bin)" in text
     proc = run_cli("gate", "--image", str(image), *HOST, "--require", "cuda-graph")
     assert proc.returncode == 1 and "decision: refuse" in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_started_by_decides_the_checker(images: dict[str, Path], tmp_path: Path) -> None:
+    # --started-by: Docker's device request runs the hook, which refuses an unmet requirement whatever the mode
+    # (failed without toolkit facts); CDI devices the engine injects: nothing checks, the container starts
+    old = ["--assume-gpu", "9.0x8", "--assume-driver", "550.54.15"]
+
+    def check(*more: str) -> dict[str, Any]:
+        out = report_of(run_cli("audit", "--image", str(images["docker-save"]), *old, *more, "--format", "json"))
+        return dict(next(c for c in out["checks"] if c["id"] == "image-nvidia-require"))
+
+    gpus = check("--started-by", "docker-gpus")
+    assert gpus["status"] == "failed" and "docker-gpus" in json.dumps(gpus)
+    assert check("--started-by", "cdi-device")["status"] == "ok"
+    assert check("--started-by", "nvidia-runtime")["status"] == "unknown"  # the runtime's mode: not read
+    marker = tmp_path / "ran"
+    gate = ["gate", "--image", str(images["docker-save"]), *old, "--require", "torch-symm-mem"]
+    proc = run_cli(*gate, "--started-by", "cdi-device", "--", "touch", str(marker))
+    assert "check image-nvidia-require: ok" in proc.stdout and not marker.exists()
+    proc = run_cli(*gate, "--started-by", "docker-gpus", "--", "touch", str(marker))
+    assert proc.returncode == 1 and "REFUSE image-nvidia-require" in proc.stdout and not marker.exists()
+
+
+def test_started_by_bad_or_without_an_image_is_exit_2(images: dict[str, Path]) -> None:
+    bad = run_cli("audit", "--image", str(images["docker-save"]), *HOST, "--started-by", "docker-gpu")
+    assert bad.returncode == 2 and bad.stdout == "" and "--started-by: invalid choice: 'docker-gpu'" in bad.stderr
+    for verb in (["audit"], ["gate", "--require", "cuda-graph"]):
+        alone = run_cli(*verb, "--started-by", "docker-gpus")
+        assert alone.returncode == 2 and alone.stdout == ""
+        assert alone.stderr.strip().count("\n") == 0 and "--started-by: no image is audited" in alone.stderr
+
+
+def test_started_by_choices_are_require_py_s() -> None:
+    from stackcheck.commands import audit, gate
+    from stackcheck.image.require import STARTED_BY
+
+    assert tuple(STARTED_BY) == audit.STARTED_BY_CHOICES == gate.STARTED_BY_CHOICES
+    schema = json.loads((REPO / "schemas" / "report.schema.json").read_text())
+    image = schema["$defs"]["facts"]["properties"]["image"]
+    assert image["properties"]["started_by"]["enum"] == list(STARTED_BY)
