@@ -454,7 +454,7 @@ def _decide(args: argparse.Namespace, slot: Any = None) -> tuple[Any, list[str] 
         facts, outcomes, host = gather(opts, later_manifests.get)
         how = getattr(args, "started_by", None)
         if how is not None:
-            image: Any = facts.get("image")  # (ImageFacts does not name started_by: facts/model.py is shared)
+            image = facts.get("image")
             if not isinstance(image, dict):
                 raise UsageError("--started-by: the facts hold no image section (give --image, or a facts document "
                                  "with one)")  # fmt: skip

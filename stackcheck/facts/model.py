@@ -160,6 +160,7 @@ if TYPE_CHECKING:
         command: list[str] | None  # Entrypoint + Cmd, secrets masked
         workdir: str | None
         nvidia_require: NvidiaRequire
+        started_by: str  # docker-gpus | nvidia-runtime | cdi-device (--started-by; stackcheck/image/require.py)
         warnings: list[str]
 
     class Facts(TypedDict, total=False):
