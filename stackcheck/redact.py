@@ -420,10 +420,15 @@ _LOWER_MARKS: dict[str, tuple[str, ...]] = {
 
 
 #: how every match of _ASSIGN goes on from the last word of its key (each alternative of its key ends with one of
-#: these words), in lower case: the word, an optional quote, the separator. An ASCII text holding a word of
-#: _ASSIGN_WORDS but no match of this is one _ASSIGN leaves (a report's `to_token_pool` beside a `path:line`: ~60 us
-#: of redact_text each, eight of them, where this search takes ~2 us)
-_ASSIGN_TAIL = _lazy(r"(?:key|token|secret|password|passwd|passphrase|pwd|credentials?|auth|id|cookie)[\"']?\s*[=:]")
+#: these words; a `key` comes after `api`, `access`, `private` or a letter or digit and one of `_-.`, an `id` after
+#: `session`), in lower case: the word, an optional quote, the separator, the first character of a value. An ASCII
+#: text holding a word of _ASSIGN_WORDS but no match of this is one _ASSIGN leaves (a report's `to_token_pool` beside
+#: a `path:line`: ~60 us of redact_text each, eight of them, where this search takes ~2 us; a plan's "No SGLang release
+#: has this key: ..." no longer compiles _ASSIGN, ~0.8 ms of a first run on the 2-core box)
+_ASSIGN_TAIL = _lazy(
+    r"(?:(?:(?:api|access|private)[_\-]?|[a-z0-9][_\-.])key|token|secret|password|passwd|passphrase|pwd|credentials?"
+    r"|auth|session[_\-]?id|cookie)[\"']?\s*[=:]\s*[^\s,;)\]}]"
+)
 
 
 def _pypi_word(text: str) -> bool:
@@ -538,6 +543,19 @@ def public_document(doc: Any) -> Any:
             if isinstance(argv, list):
                 out[key] = redact_argv([str(a) for a in argv])
     return out
+
+
+def read_document_masked(doc: Any) -> Any:
+    """redact_document(doc) of a document just parsed from a file (--facts, --host-facts, diff's inputs: a value the
+    caller owns and may change), by public_document's search (masked_texts: the same answer per string as redact_text,
+    ~0.07 ms where calling it on each of a facts file's ~120 distinct strings took ~0.3 ms on the 2-core box). Where
+    nothing is masked (every string as redact_text leaves it, the facts' env, labels and command as redact_document
+    leaves them), the document itself is the answer: redact_document's copy would be equal to it, and a parsed JSON
+    document has no tuple or key that is not a string for the copy to turn into another value."""
+    masked = masked_texts(_strings(doc))
+    if not masked and not _parts_masked(doc):
+        return doc
+    return redact_document(doc, lambda text: masked.get(text, text))
 
 
 def _parts_masked(doc: Any) -> bool:
@@ -714,6 +732,12 @@ def json_safe(text: str) -> str:
     """JSON text written with `ensure_ascii=False`, its C1 controls, DEL, lone surrogates, bidi overrides and
     U+2028/U+2029 written as `\\uNNNN` escapes (json_text's second half, for a text written elsewhere)."""
     if text.isascii() and "\x7f" not in text:  # the pattern's one ASCII character: not compiled for ASCII text
+        return text
+    # every character the pattern escapes is one str.isprintable() refuses (a control, a surrogate, a format character,
+    # a line or paragraph separator), and JSON text's only raw control is its indentation's newline: text that is
+    # printable without its newlines (a report with a `→` or a `×`) has nothing to escape, and the pattern (~0.35 ms to
+    # compile on the 2-core box, its class reaching U+2069) is not compiled for it (tests/test_redact.py)
+    if text.replace("\n", "").isprintable():
         return text
     if not _JSON_UNSAFE.search(text):
         return text
