@@ -176,8 +176,25 @@ def test_every_assignment_ends_as_the_tail_reads_it() -> None:
         text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 7)))
         if redact._ASSIGN.search(text):
             matched += 1
-            assert redact._ASSIGN_TAIL.search(text.lower()), text
+            assert redact._ASSIGN_TAIL.search(text.lower()) and redact._assign_tail(text.lower()), text
     assert matched > 200
+
+
+def test_the_tail_by_string_methods_is_the_pattern() -> None:
+    """_assign_tail (masked_texts' reading, no pattern compiled) answers as _ASSIGN_TAIL's search on lower-case text."""
+    import random
+
+    rng = random.Random(13)
+    pieces = ["api", "_", "-", ".", "key", "token", "secret", "pass", "word", "wd", "phrase", "pwd", "credential",
+              "s", "auth", "access", "private", "session", "id", "cookie", "x9", "'", '"', " ", "\t", "\n",
+              "\u00a0", "=", ":", ",", ")", "]", "}", ";", "v", "this ", "é", "0"]  # fmt: skip
+    matched = 0
+    for _ in range(60000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 8)))
+        expected = redact._ASSIGN_TAIL.search(text) is not None
+        assert redact._assign_tail(text) == expected, text
+        matched += expected
+    assert matched > 800
 
 
 def test_the_tail_leaves_a_key_that_is_no_assignment() -> None:
@@ -186,9 +203,9 @@ def test_the_tail_leaves_a_key_that_is_no_assignment() -> None:
     _ASSIGN (nor the pattern compiled); the same words as an assignment still are."""
     for text in ("No SGLang release has this key: the result is unknown", "pid: 42", "token=", "a key = , b"):
         assert not redact._ASSIGN.search(text), text
-        assert not redact._ASSIGN_TAIL.search(text.lower()), text
+        assert not redact._ASSIGN_TAIL.search(text.lower()) and not redact._assign_tail(text.lower()), text
     for text in ("api_key: x", "apikey: x", "access-key=x", "private.key=x", "my_key: x", "session_id=x", "token: 'x'"):
-        assert redact._ASSIGN_TAIL.search(text.lower()), text
+        assert redact._ASSIGN_TAIL.search(text.lower()) and redact._assign_tail(text.lower()), text
 
 
 def test_an_authorization_header_in_any_case_is_masked() -> None:
@@ -222,3 +239,20 @@ def test_a_read_document_with_nothing_to_mask_is_the_document_itself() -> None:
     )
     shown = redact.read_document_masked(planted)
     assert "hf_abcdefgh12345" not in json.dumps(shown) and shown["facts"]["system"]["env"] == {}
+
+
+def test_a_flags_words_are_the_splits() -> None:
+    """secret_flag reads a flag's words as re.split(r"[-_.]+") would: the same answer on generated flags."""
+    import random
+    import re
+
+    rng = random.Random(17)
+    pieces = ["-", "_", ".", "api", "key", "token", "hf", "admin", "x", "KEY", "pat", "ı", "ß", "tokenizer"]
+    for _ in range(20000):
+        flag = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 6)))
+        words = [w for w in re.split(r"[-_.]+", flag.lstrip("-").upper()) if w]
+        expected = any(w in redact.SECRET_FLAG_WORDS for w in words) or "APIKEY" in "".join(words)
+        expected = expected or (
+            flag.startswith("--") and len(flag) >= 4 and any(k.startswith(flag) for k in redact.KNOWN_SECRET_FLAGS)
+        )
+        assert redact.secret_flag(flag) == expected, flag
