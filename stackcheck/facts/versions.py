@@ -388,11 +388,21 @@ def cuda_from_tag(tag: str | None) -> str | None:
     """'cu130' -> '13.0', 'cu128' -> '12.8', 'cu92' -> '9.2'; None for 'cpu', 'rocm6.2' or garbage."""
     if not tag:
         return None
-    m = _CUDA_TAG.match(tag.strip().lower())
-    if not m:
+    digits = _cuda_tag_digits(tag.strip().lower())
+    if digits is None:
         return None
-    digits = m.group(1)
     return f"{int(digits[:-1])}.{digits[-1]}"
+
+
+def _cuda_tag_digits(text: str) -> str | None:
+    """`_CUDA_TAG.match(text).group(1)` (its `$` also before a last newline; its `\\d` Unicode's Nd, str.isdecimal's),
+    None where it does not match, by string methods: no pattern compiled for a report (tests/facts/
+    test_string_readings.py holds the two equal on generated texts)."""
+    body = text[:-1] if text.endswith("\n") else text
+    digits = body[2:]
+    if not body.startswith("cu") or not 2 <= len(digits) <= 3 or not digits.isdecimal():
+        return None
+    return digits
 
 
 def tag_from_cuda(cuda: str | None) -> str | None:
@@ -449,6 +459,6 @@ def variant_of(version: str | None) -> str | None:
     if not tag:
         return None
     first = tag.split(".")[0]
-    if _CUDA_TAG.match(first) or first == "cpu" or first.startswith("rocm"):
+    if _cuda_tag_digits(first) is not None or first == "cpu" or first.startswith("rocm"):
         return first
     return None

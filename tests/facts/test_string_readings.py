@@ -128,3 +128,17 @@ def test_exact_group_is_the_pattern() -> None:
         assert implied._exact_group(text) == (m.group(1) if m else None), repr(text)
         matched += m is not None
     assert matched > 1000
+
+
+def test_cuda_tag_digits_are_the_patterns() -> None:
+    rng = random.Random(8)
+    pieces = ["cu", "c", "u", "CU", "1", "3", "0", "12", "\u0669", "\u00b2", "\n", " ", "x", "cpu", "torch2.9"]
+    matched = 0
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 5))) for _ in range(40000)]
+    texts += ["cu" + "".join(rng.choice(["1", "3", "0", "\u0669", "\u00b2"]) for _ in range(rng.randint(1, 4)))
+              + rng.choice(["", "", "\n", "\n\n", " "]) for _ in range(5000)]  # fmt: skip
+    for text in texts:
+        m = versions._CUDA_TAG.match(text)
+        assert versions._cuda_tag_digits(text) == (m.group(1) if m else None), repr(text)
+        matched += m is not None
+    assert matched > 500
