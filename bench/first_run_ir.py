@@ -3,11 +3,12 @@ that the load of a shared 2-core machine does not move, unlike its CPU ms): each
 (the plan cache's entry, as ab_trees.py's rows do in round 0), then its kept answer (the answer/ directory) is
 removed and the row runs under `valgrind --tool=callgrind`; `python -c pass` is counted beside.
 
-    python bench/first_run_ir.py [--runs 1] TREE_A TREE_B
+    python bench/first_run_ir.py [--runs 1] [--rows "plan,audit --facts"] TREE_A TREE_B
 
 Each tree has a cache directory of its own (STACKCHECK_CACHE_DIR under a temporary directory), its bytecode
 written as an installed copy has it. Prints per row and tree the instructions (millions; the median of --runs),
-those over `python -c pass`, and B less A. Needs valgrind. Standard library only."""
+those over `python -c pass`, and B less A. `audit --facts` (the 2-core goal's row, kept by no answer cache) counts
+the audit of the same saved facts after its warming run. Needs valgrind. Standard library only."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ ROWS: dict[str, list[str]] = {
     "plan --want": ["plan", "--facts", "tests/cases/writeup-after/facts.json", "--want", "torch-symm-mem"],
     "plan (before)": ["plan", "--facts", "tests/cases/writeup-before/facts.json"],
     "plan --want (before)": ["plan", "--facts", "tests/cases/writeup-before/facts.json", "--want", "torch-symm-mem"],
+    "audit --facts": ["audit", "--facts", "tests/cases/writeup-after/facts.json", "--format", "json"],
 }
 COLLECTED = re.compile(r"Collected : (\d+)")
 
@@ -49,6 +51,7 @@ def count(argv: list[str], env: dict[str, str], cwd: str, out_dir: str) -> float
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument("--rows", default=",".join(ROWS), help="the rows to count, by name, comma-separated")
     parser.add_argument("trees", nargs=2)
     args = parser.parse_args()
     if shutil.which("valgrind") is None:
@@ -60,7 +63,13 @@ def main() -> int:
         floor = statistics.median(count([sys.executable, "-c", "pass"], base, tmp, tmp) for _ in range(args.runs))
         print(f"python -c pass: {floor:.1f} M instructions")
         print(f"{'row':<22} {'A (M)':>9} {'B (M)':>9} {'A-pass':>9} {'B-pass':>9} {'B-A':>8}")
-        for name, row in ROWS.items():
+        names = [n.strip() for n in args.rows.split(",") if n.strip()]
+        unknown = [n for n in names if n not in ROWS]
+        if unknown:
+            print(f"unknown rows: {', '.join(unknown)} (known: {', '.join(ROWS)})", file=sys.stderr)
+            return 2
+        for name in names:
+            row = ROWS[name]
             got: list[float] = []
             for n, tree in enumerate(args.trees):
                 cache = os.path.join(tmp, f"cache{n}")

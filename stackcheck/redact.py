@@ -308,7 +308,8 @@ KNOWN_SECRET_FLAGS = ("--api-key", "--admin-api-key", "--hf-token", "--ssl-keyfi
 def secret_flag(flag: str) -> bool:
     """`--api-key`, `--admin-api-key`, `--hf-token`, `--ssl-keyfile-password`: a flag whose value is a secret;
     also an abbreviation argparse would expand to one of the known ones (`--api-k`, `--admin`)."""
-    words = [w for w in re.split(r"[-_.]+", flag.lstrip("-").upper()) if w]
+    # (the words between runs of `-`, `_` and `.`: re.split(r"[-_.]+")'s, without compiling it on a plan's first run)
+    words = [w for w in flag.lstrip("-").upper().replace("_", "-").replace(".", "-").split("-") if w]
     if any(w in SECRET_FLAG_WORDS for w in words) or "APIKEY" in "".join(words):
         return True
     return flag.startswith("--") and len(flag) >= 4 and any(k.startswith(flag) for k in KNOWN_SECRET_FLAGS)
@@ -448,11 +449,74 @@ _LOWER_MARKS: dict[str, tuple[str, ...]] = {
 }  # fmt: skip
 
 
-#: how every match of _ASSIGN goes on from the last word of its key (each alternative of its key ends with one of
-#: these words), in lower case: the word, an optional quote, the separator. An ASCII text holding a word of
-#: _ASSIGN_WORDS but no match of this is one _ASSIGN leaves (a report's `to_token_pool` beside a `path:line`: ~60 us
-#: of redact_text each, eight of them, where this search takes ~2 us)
-_ASSIGN_TAIL = _lazy(r"(?:key|token|secret|password|passwd|passphrase|pwd|credentials?|auth|id|cookie)\\?[\"']?\s*[=:]")
+#: how every match of _ASSIGN goes on from the last word of its key (each alternative of its key ends with one of these
+#: words; a `key` comes after `api`, `access`, `private` or a letter or digit and one of `_-.`, an `id` after
+#: `session`), in lower case: the word, an optional backslash and quote, the separator, the first character of a value.
+#: An ASCII text holding a word of _ASSIGN_WORDS but no match of this is one _ASSIGN leaves (a report's `to_token_pool`
+#: beside a `path:line`: ~60 us of redact_text each, eight of them, where this search takes ~2 us; a plan's "No SGLang
+#: release has this key: ..." no longer compiles _ASSIGN, ~0.8 ms of a first run on the 2-core box)
+_ASSIGN_TAIL = _lazy(
+    r"(?:(?:(?:api|access|private)[_\-]?|[a-z0-9][_\-.])key|token|secret|password|passwd|passphrase|pwd|credentials?"
+    r"|auth|session[_\-]?id|cookie)\\?[\"']?\s*[=:]\s*[^\s,;)\]}]"
+)
+
+
+#: the last words of _ASSIGN_TAIL's alternatives (`credentials?` as its two), and what must come before `key` and `id`
+_TAIL_WORDS = ("key", "token", "secret", "password", "passwd", "passphrase", "pwd", "credential", "credentials",
+               "auth", "id", "cookie")  # fmt: skip
+_KEY_HEADS = ("api", "access", "private")
+
+
+def _assign_tail(lower: str) -> bool:
+    """`_ASSIGN_TAIL.search(lower) is not None`, by string methods (the pattern, ~0.2 ms to compile on the 2-core box,
+    is then compiled by no plan): a word of _TAIL_WORDS (a `key` after `api`, `access` or `private` and an optional
+    `_` or `-`, or after a letter or digit and one of `_-.`; an `id` after `session` and an optional `_` or `-`), an
+    optional backslash, an optional quote, whitespace, `=` or `:`, whitespace, a character that is none of whitespace
+    and `,;)]}`. tests/test_redact_fast.py holds the two equal on generated texts."""
+    for word in _TAIL_WORDS:
+        at = lower.find(word)
+        while at >= 0:
+            if _tail_head(lower, at, word) and _tail_rest(lower, at + len(word)):
+                return True
+            at = lower.find(word, at + 1)
+    return False
+
+
+def _tail_head(lower: str, at: int, word: str) -> bool:
+    """Whether what stands before `word` at `at` is what _ASSIGN_TAIL's alternative ending with it needs there."""
+    if word == "key":
+        before = lower[:at]
+        if before.endswith(_KEY_HEADS) or (before[-1:] in ("_", "-") and before[:-1].endswith(_KEY_HEADS)):
+            return True
+        return len(before) >= 2 and before[-1] in "_-." and _tail_alnum(before[-2])
+    if word == "id":
+        before = lower[:at]
+        return before.endswith("session") or (before[-1:] in ("_", "-") and before[:-1].endswith("session"))
+    return True
+
+
+def _tail_alnum(ch: str) -> bool:
+    return ch.isascii() and (ch.isdigit() or "a" <= ch <= "z")
+
+
+def _tail_rest(lower: str, i: int) -> bool:
+    """Whether _ASSIGN_TAIL's part after the word matches at `i`: an optional backslash, an optional quote,
+    whitespace, `=` or `:`, whitespace, one character that is none of whitespace and `,;)]}`. (The optional backslash
+    and quote tried first, then without them: each stands where the whitespace or separator would, so without it
+    nothing can follow.)"""
+    n = len(lower)
+    if i < n and lower[i] == "\\":  # an escaped quote: a JSON text inside a JSON string (`{\"hf_token\": \"v\"}`)
+        i += 1
+    if i < n and lower[i] in "\"'":
+        i += 1
+    while i < n and lower[i].isspace():
+        i += 1
+    if i >= n or lower[i] not in "=:":
+        return False
+    i += 1
+    while i < n and lower[i].isspace():
+        i += 1
+    return i < n and lower[i] not in ",;)]}"
 
 
 def _pypi_word(text: str) -> bool:
@@ -530,7 +594,7 @@ def masked_texts(texts: set[str]) -> dict[str, str]:
                 mark == "uthorization"  # found in the lower case: _AUTH_HEADER ignores case, so any case is one
                 or (mark in _BEARER_MARKS and lower[i + len(mark) : i + len(mark) + 1] in _SPACES)  # `bearer  x`
                 or any(need in text for need in needs if need != "=")
-                or ("=" in needs and _ASSIGN_TAIL.search(text.lower()))
+                or ("=" in needs and _assign_tail(text.lower()))
             ):
                 add(text)
             i = find(mark, starts[n + 1] if n + 1 < len(starts) else ends)
@@ -568,6 +632,19 @@ def public_document(doc: Any) -> Any:
             if isinstance(argv, list):
                 out[key] = redact_argv([str(a) for a in argv])
     return out
+
+
+def read_document_masked(doc: Any) -> Any:
+    """redact_document(doc) of a document just parsed from a file (--facts, --host-facts, diff's inputs: a value the
+    caller owns and may change), by public_document's search (masked_texts: the same answer per string as redact_text,
+    ~0.07 ms where calling it on each of a facts file's ~120 distinct strings took ~0.3 ms on the 2-core box). Where
+    nothing is masked (every string as redact_text leaves it, the facts' env, labels and command as redact_document
+    leaves them), the document itself is the answer: redact_document's copy would be equal to it, and a parsed JSON
+    document has no tuple or key that is not a string for the copy to turn into another value."""
+    masked = masked_texts(_strings(doc))
+    if not masked and not _parts_masked(doc):
+        return doc
+    return redact_document(doc, lambda text: masked.get(text, text))
 
 
 def _parts_masked(doc: Any) -> bool:
@@ -744,6 +821,12 @@ def json_safe(text: str) -> str:
     """JSON text written with `ensure_ascii=False`, its C1 controls, DEL, lone surrogates, bidi overrides and
     U+2028/U+2029 written as `\\uNNNN` escapes (json_text's second half, for a text written elsewhere)."""
     if text.isascii() and "\x7f" not in text:  # the pattern's one ASCII character: not compiled for ASCII text
+        return text
+    # every character the pattern escapes is one str.isprintable() refuses (a control, a surrogate, a format character,
+    # a line or paragraph separator), and JSON text's only raw control is its indentation's newline: text that is
+    # printable without its newlines (a report with a `→` or a `×`) has nothing to escape, and the pattern (~0.35 ms to
+    # compile on the 2-core box, its class reaching U+2069) is not compiled for it (tests/test_redact.py)
+    if text.replace("\n", "").isprintable():
         return text
     if not _JSON_UNSAFE.search(text):
         return text

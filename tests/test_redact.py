@@ -397,7 +397,7 @@ def test_terminal_safe_passes_printable_text_without_a_search() -> None:
     # code point, and a text of printable characters comes back as the same object
     from stackcheck import redact
 
-    unsafe = [redact._UNSAFE_NL, redact._UNSAFE]
+    unsafe = [redact._UNSAFE_NL, redact._UNSAFE, redact._JSON_UNSAFE]  # (json_safe's fast path too)
     for code in range(0x110000):
         ch = chr(code)
         if ch.isprintable():
@@ -405,6 +405,9 @@ def test_terminal_safe_passes_printable_text_without_a_search() -> None:
     text = "torch 2.9.1+cu130 · sm_90 → ok ✓ (sglang-0.5.9:server_args.py +2)"
     assert redact.terminal_safe(text, newlines=False) is text
     assert redact.terminal_safe("a\x1b[31mb\u202ec") == "a\\x1b[31mb\\u202ec"
+    json = '{\n  "box": "8\u00d7 GPU \u2192 ok"\n}'
+    assert redact.json_safe(json) is json
+    assert redact.json_safe('{"a": "x\u202ey\x85"}\n') == '{"a": "x\\u202ey\\u0085"}\n'
 
 
 def test_the_ascii_prefilter_of_assignments_agrees_with_the_pattern() -> None:

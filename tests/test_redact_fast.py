@@ -170,11 +170,42 @@ def test_every_assignment_ends_as_the_tail_reads_it() -> None:
     rng = random.Random(11)
     pieces = ["api", "_", "-", ".", "key", "KEY", "Token", "secret", "pass", "word", "wd", "phrase", "pwd",
               "credential", "s", "auth", "access", "private", "client", "session", "id", "cookie", "refresh", "my",
-              "x9", "'", '"', " ", "\t", "=", ":", "\\x07", "v"]  # fmt: skip
+              "x9", "'", '"', " ", "\t", "=", ":", "\\x07", "v", "this ", ",", ")", "}", "0"]  # fmt: skip
+    matched = 0
     for _ in range(30000):
         text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 7)))
         if redact._ASSIGN.search(text):
-            assert redact._ASSIGN_TAIL.search(text.lower()), text
+            matched += 1
+            assert redact._ASSIGN_TAIL.search(text.lower()) and redact._assign_tail(text.lower()), text
+    assert matched > 200
+
+
+def test_the_tail_by_string_methods_is_the_pattern() -> None:
+    """_assign_tail (masked_texts' reading, no pattern compiled) answers as _ASSIGN_TAIL's search on lower-case text."""
+    import random
+
+    rng = random.Random(13)
+    pieces = ["api", "_", "-", ".", "key", "token", "secret", "pass", "word", "wd", "phrase", "pwd", "credential",
+              "s", "auth", "access", "private", "session", "id", "cookie", "x9", "'", '"', " ", "\t", "\n",
+              "\u00a0", "=", ":", ",", ")", "]", "}", ";", "v", "this ", "é", "0"]  # fmt: skip
+    matched = 0
+    for _ in range(60000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 8)))
+        expected = redact._ASSIGN_TAIL.search(text) is not None
+        assert redact._assign_tail(text) == expected, text
+        matched += expected
+    assert matched > 800
+
+
+def test_the_tail_leaves_a_key_that_is_no_assignment() -> None:
+    """A plain `key` (no `api`, `access`, `private` or `name_` before it), an `id` not after `session`, or a separator
+    with no value after it is no match of _ASSIGN, and _ASSIGN_TAIL leaves it too: such a text is not searched by
+    _ASSIGN (nor the pattern compiled); the same words as an assignment still are."""
+    for text in ("No SGLang release has this key: the result is unknown", "pid: 42", "token=", "a key = , b"):
+        assert not redact._ASSIGN.search(text), text
+        assert not redact._ASSIGN_TAIL.search(text.lower()) and not redact._assign_tail(text.lower()), text
+    for text in ("api_key: x", "apikey: x", "access-key=x", "private.key=x", "my_key: x", "session_id=x", "token: 'x'"):
+        assert redact._ASSIGN_TAIL.search(text.lower()) and redact._assign_tail(text.lower()), text
 
 
 def test_an_authorization_header_in_any_case_is_masked() -> None:
@@ -184,3 +215,44 @@ def test_an_authorization_header_in_any_case_is_masked() -> None:
         assert "s3cretvalue99" not in redact.redact_text(text), text
         shown = redact.public_document({"reasons": [{"message": text}], text: 1})
         assert "s3cretvalue99" not in json.dumps(shown), text
+
+
+@_SETTINGS
+@given(reports)
+def test_a_read_document_is_masked_as_redact_document_masks_it(doc: dict[str, Any]) -> None:
+    """read_document_masked (a facts file or saved report just parsed: facts.model.read_document) gives what
+    redact_document gives, planted secrets and all: the facts' env, labels and image command, every string; a top-level
+    command line is left as redact_document leaves it."""
+    parsed = json.loads(json.dumps(doc))  # (as parsed from a file: lists, string keys)
+    expected = redact.redact_document(parsed)
+    shown = redact.read_document_masked(parsed)
+    assert _same(shown, expected)
+    # the document itself where nothing was masked (a top-level command line that only public_document masks aside)
+    assert shown is parsed or not _same(parsed, expected) or "command" in parsed or "given" in parsed
+
+
+def test_a_read_document_with_nothing_to_mask_is_the_document_itself() -> None:
+    doc = json.loads('{"schema_version": 1, "facts": {"system": {"env": {"CUDA_HOME": "/usr/local/cuda"}}}}')
+    assert redact.read_document_masked(doc) is doc
+    planted = json.loads(
+        '{"facts": {"host": "h", "note": "HF_TOKEN=hf_abcdefgh12345", "system": {"env": {"HF_TOKEN": "x"}}}}'
+    )
+    shown = redact.read_document_masked(planted)
+    assert "hf_abcdefgh12345" not in json.dumps(shown) and shown["facts"]["system"]["env"] == {}
+
+
+def test_a_flags_words_are_the_splits() -> None:
+    """secret_flag reads a flag's words as re.split(r"[-_.]+") would: the same answer on generated flags."""
+    import random
+    import re
+
+    rng = random.Random(17)
+    pieces = ["-", "_", ".", "api", "key", "token", "hf", "admin", "x", "KEY", "pat", "ı", "ß", "tokenizer"]
+    for _ in range(20000):
+        flag = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 6)))
+        words = [w for w in re.split(r"[-_.]+", flag.lstrip("-").upper()) if w]
+        expected = any(w in redact.SECRET_FLAG_WORDS for w in words) or "APIKEY" in "".join(words)
+        expected = expected or (
+            flag.startswith("--") and len(flag) >= 4 and any(k.startswith(flag) for k in redact.KNOWN_SECRET_FLAGS)
+        )
+        assert redact.secret_flag(flag) == expected, flag

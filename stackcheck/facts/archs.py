@@ -45,17 +45,32 @@ def parse_target(text: str) -> Target | None:
     """'sm_120a' -> Target(12, 0, 'a', 'sass'); 'compute_90' -> PTX; also accepts '12.0', '12.0a', '9.0+PTX'.
     Memoised (a Target is immutable): the engine reads the same arch lists for every candidate stack."""
     t = text.strip().lower()
-    m = _TARGET.match(t)
+    m = _target_groups(t)
     if m:
-        if m.group(4) not in shipped_rules().suffixes:
+        if m[3] not in shipped_rules().suffixes:
             return None
-        kind: Literal["sass", "ptx"] = "sass" if m.group(1) == "sm" else "ptx"
-        return Target(int(m.group(2)), int(m.group(3)), m.group(4), kind)
+        kind: Literal["sass", "ptx"] = "sass" if m[0] == "sm" else "ptx"
+        return Target(int(m[1]), int(m[2]), m[3], kind)
     # TORCH_CUDA_ARCH_LIST style: "12.0", "9.0a", "8.6+PTX" (the +PTX part is handled by expand_arch_list)
     m2 = re.match(r"^(\d+)\.(\d)([a-z]?)$", t)
     if m2 and m2.group(3) in shipped_rules().suffixes:
         return Target(int(m2.group(1)), int(m2.group(2)), m2.group(3), "sass")
     return None
+
+
+def _target_groups(t: str) -> tuple[str, str, str, str] | None:
+    """_TARGET's groups of `t` (stripped: no newline for its `$` to stop before), by string methods: `sm` or `compute`,
+    `_`, two or more decimal digits (Unicode's Nd, as `\\d` reads them) of which the last is the minor, an optional
+    letter a-z; None where _TARGET does not match (tests/facts/test_string_readings.py holds the two equal). No pattern
+    compiled: the planner reads targets on a plan's first run."""
+    kind, sep, rest = t.partition("_")
+    if not sep or kind not in ("sm", "compute"):
+        return None
+    suffix = rest[-1:] if rest[-1:] and "a" <= rest[-1] <= "z" else ""
+    digits = rest[: len(rest) - len(suffix)]
+    if len(digits) < 2 or not digits.isdecimal():
+        return None
+    return kind, digits[:-1], digits[-1], suffix
 
 
 def sort_targets(names: set[str] | list[str]) -> list[str]:

@@ -248,8 +248,25 @@ def _pins_usable(rel: Release, entry: Any, version: str) -> bool:
 
 
 def _exact(spec: Any) -> str | None:
-    m = _EXACT.match(str(spec)) if isinstance(spec, str) and "," not in spec and "*" not in spec else None
-    return m.group(1) if m else None
+    return _exact_group(spec) if isinstance(spec, str) and "," not in spec and "*" not in spec else None
+
+
+#: what follows the first character of _EXACT's version (ASCII letters and digits, then these too)
+_EXACT_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.+!_-")
+
+
+def _exact_group(spec: str) -> str | None:
+    """`_EXACT.match(spec).group(1)`, None where it does not match, by string methods: `==` or `===` (the longer
+    first, as the pattern tries it; the shorter leaves a `=` no version starts with), whitespace, a version of
+    _EXACT_CHARS starting with a letter or digit. No pattern compiled on a plan's first run
+    (tests/facts/test_string_readings.py holds the two equal on generated texts)."""
+    t = spec.strip()
+    for op in ("===", "=="):
+        if t.startswith(op):
+            rest = t[len(op) :].lstrip()
+            if rest and rest[0].isascii() and rest[0].isalnum() and all(c in _EXACT_CHARS for c in rest):
+                return rest
+    return None
 
 
 _CLAUSE = lazy(r'^\s*([a-z_]+)\s*(==|!=|<=|>=|<|>)\s*"([^"\\]*)"\s*$')

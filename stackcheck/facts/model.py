@@ -396,11 +396,12 @@ def read_document(path: os.PathLike[str] | str) -> tuple[Any, str]:
     what = foreign_json(doc)
     if what:
         raise BadInputError(f"{origin}: {what}, not a stackcheck facts file; {MAKE_FACTS}")
-    from stackcheck.redact import redact_document
+    from stackcheck.redact import read_document_masked
 
     # a document from a file may hold what a probe never records (a token in a hand-written env, a host name,
     # a tool's error): every command shows, rejudges and writes it again only as the probes would have
-    return redact_document(doc), origin
+    # (redact.redact_document, by its faster search: redact.read_document_masked)
+    return read_document_masked(doc), origin
 
 
 MAKE_FACTS = (

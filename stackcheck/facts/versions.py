@@ -49,13 +49,54 @@ def parse_version(text: str) -> Version | None:
         return None
     from stackcheck.facts.pep440 import InvalidVersion, Version  # (packaging's reading, without its import)
 
-    m = _PLAIN.fullmatch(text)
-    if m is not None:  # written in normal form (most versions are): built from its parts, the full pattern unused
-        return Version.normal(*m.groups())
+    groups = _plain_groups(text)
+    if groups is not None:  # written in normal form (most versions are): built from its parts, the full pattern unused
+        return Version.normal(*groups)
     try:
         return Version(text)
     except InvalidVersion:
         return None
+
+
+def _ascii_digits(text: str) -> bool:
+    return text.isascii() and text.isdigit()
+
+
+def _plain_groups(text: str) -> tuple[str, str | None, str | None, str | None, str | None, str | None] | None:
+    """`_PLAIN.fullmatch(text).groups()` (release, a|b|rc, its number, post, dev, local tag), None where it does not
+    match, read by string methods from the right (each part starts with a mark no part before it can hold: `+`,
+    `.dev`, `.post`, a pre-release's letters), so that neither the pattern (~0.25 ms to compile on the 2-core box: the
+    manifests' `4.0.0b10` and `0.6.4.post1` on a plan's first run) nor a Version's full pattern is compiled
+    (tests/facts/test_string_readings.py holds the two equal on generated texts)."""
+    head, plus, local = text.partition("+")
+    if plus:
+        for seg in local.split("."):  # lowercase letters and digits: one with a letter, or digits without a leading 0
+            if not (seg.isascii() and seg.isalnum() and seg == seg.lower()):
+                return None
+            if seg.isdigit() and len(seg) > 1 and seg[0] == "0":
+                return None
+    parts: list[str | None] = []
+    for mark in (".dev", ".post"):
+        at = head.rfind(mark)
+        number = head[at + len(mark) :] if at >= 0 else None
+        if number is not None and not _ascii_digits(number):
+            return None
+        parts.append(number)
+        if at >= 0:
+            head = head[:at]
+    dev, post = parts
+    end = len(head)
+    while end and head[end - 1].isascii() and head[end - 1].isdigit():
+        end -= 1
+    pre = pre_n = None
+    if end < len(head):  # digits at the end: a pre-release's number where its letters come before them
+        for letters in ("rc", "a", "b"):
+            if head.endswith(letters, 0, end):
+                pre, pre_n, head = letters, head[end:], head[: end - len(letters)]
+                break
+    if not all(_ascii_digits(n) for n in head.split(".")):
+        return None
+    return head, pre, pre_n, post, dev, local if plus else None
 
 
 @lru_cache(maxsize=4096)
@@ -63,16 +104,16 @@ def _plain(text: str) -> _Plain | None:
     """(release without trailing zeros, pre, post, dev, local tag) of a version in _PLAIN's form, read as
     packaging reads it (two of these are equal exactly when packaging's Versions are); None for any other text,
     which the caller then gives to pep440.Version."""
-    m = _PLAIN.fullmatch(text) if len(text) <= 200 else None
-    if m is None:
+    groups = _plain_groups(text) if len(text) <= 200 else None
+    if groups is None:
         return None
-    release, pre, pre_n, post, dev, local = m.groups()
+    release, pre, pre_n, post, dev, local = groups
     parts = [int(p) for p in release.split(".")]
     while parts and parts[-1] == 0:
         parts.pop()
     return (
         tuple(parts),
-        (pre, int(pre_n)) if pre else None,
+        (pre, int(pre_n)) if pre and pre_n is not None else None,
         int(post) if post is not None else None,
         int(dev) if dev is not None else None,
         local,
@@ -171,6 +212,24 @@ def local_tag(text: str) -> str | None:
     return v.local if v is not None else None
 
 
+#: _CLAUSE's operators, in its alternation's order
+_OPERATORS = ("~=", "===", "==", "!=", "<=", ">=", "<", ">")
+
+
+def _clause_groups(part: str) -> tuple[str, str] | None:
+    """`_CLAUSE.match(part).groups()` (operator, version), None where it does not match, by string methods: the
+    operators tried in the pattern's order, the first whose rest is one word of no whitespace, `,` or `;` (the
+    pattern's backtracking: `<= ` with nothing after it is `<` and `=`). No pattern compiled on a plan's first run
+    (tests/facts/test_string_readings.py holds the two equal on generated texts)."""
+    t = part.strip()
+    for op in _OPERATORS:
+        if t.startswith(op):
+            rest = t[len(op) :].lstrip()
+            if rest and not any(c.isspace() or c in ",;" for c in rest):
+                return op, rest
+    return None
+
+
 @lru_cache(maxsize=1024)
 def parse_specifier(text: str) -> tuple[tuple[str, str], ...] | None:
     """A PEP 440 specifier set as (operator, version) clauses; None if it is not valid. '' admits anything."""
@@ -180,10 +239,10 @@ def parse_specifier(text: str) -> tuple[tuple[str, str], ...] | None:
         return ()
     clauses = []
     for part in text.split(","):
-        m = _CLAUSE.match(part)
+        m = _clause_groups(part)
         if not m:
             return None
-        op, target = m.groups()
+        op, target = m
         if op == "===":
             clauses.append((op, target))
             continue
@@ -307,9 +366,12 @@ def numeric_tuple(text: object) -> tuple[int, ...] | None:
 def _numeric_tuple(text: str) -> tuple[int, ...] | None:
     # memoised: the planner compares the same driver and CUDA versions for every candidate stack
     t = text.strip()
-    if not _NUMERIC.match(t) or len(t) > 50:
+    # _NUMERIC's reading by string methods (its `\d` is a character of Unicode's Nd, which str.isdecimal is; stripped,
+    # the text has no newline for its `$` to stop before): no pattern compiled on a plan's first run
+    parts = t.split(".")
+    if len(t) > 50 or not all(p.isdecimal() for p in parts):
         return None
-    return tuple(int(p) for p in t.split("."))
+    return tuple(int(p) for p in parts)
 
 
 def compare_numeric(a: str, b: str) -> int | None:
@@ -326,11 +388,21 @@ def cuda_from_tag(tag: str | None) -> str | None:
     """'cu130' -> '13.0', 'cu128' -> '12.8', 'cu92' -> '9.2'; None for 'cpu', 'rocm6.2' or garbage."""
     if not tag:
         return None
-    m = _CUDA_TAG.match(tag.strip().lower())
-    if not m:
+    digits = _cuda_tag_digits(tag.strip().lower())
+    if digits is None:
         return None
-    digits = m.group(1)
     return f"{int(digits[:-1])}.{digits[-1]}"
+
+
+def _cuda_tag_digits(text: str) -> str | None:
+    """`_CUDA_TAG.match(text).group(1)` (its `$` also before a last newline; its `\\d` Unicode's Nd, str.isdecimal's),
+    None where it does not match, by string methods: no pattern compiled for a report (tests/facts/
+    test_string_readings.py holds the two equal on generated texts)."""
+    body = text[:-1] if text.endswith("\n") else text
+    digits = body[2:]
+    if not body.startswith("cu") or not 2 <= len(digits) <= 3 or not digits.isdecimal():
+        return None
+    return digits
 
 
 def tag_from_cuda(cuda: str | None) -> str | None:
@@ -387,6 +459,6 @@ def variant_of(version: str | None) -> str | None:
     if not tag:
         return None
     first = tag.split(".")[0]
-    if _CUDA_TAG.match(first) or first == "cpu" or first.startswith("rocm"):
+    if _cuda_tag_digits(first) is not None or first == "cpu" or first.startswith("rocm"):
         return first
     return None

@@ -233,6 +233,40 @@ class Manifests:
         doc = self.doc("launch.json")
         return cast("Launch", doc if isinstance(doc, dict) else {})
 
+    def launch_env(self) -> list[Any]:
+        """launch.json's `env` entries (the variables that set a launch fact: verdicts.context.launch_env_fact), the
+        one part of it a plan or an audit reads. While the shipped launch.json is not parsed, from a twin of that list
+        alone (knowledge/prepared.py, `launch-env`, under launch.json's stamp and this module's: ~7 KB where the
+        document's twin is ~0.85 MB, ~16 M instructions of marshal to read on the first run of `plan --want`), kept
+        when it is made; else (parsed already, perhaps edited in memory, a user's document merged in, the caches off)
+        from the document itself."""
+        if "launch.json" in self._unparsed:
+            memo = self.derived("launch-env")
+            env = memo.get("env")
+            if env is None:
+                env = memo["env"] = self._kept_launch_env()
+            if env is not None:
+                return cast("list[Any]", env)
+        env = self.launch.get("env")
+        return env if isinstance(env, list) else []
+
+    def _kept_launch_env(self) -> list[Any] | None:
+        """launch.json's `env` entries from their twin, made and kept from the document where there is none yet;
+        None when no twin can be kept (the document not as shipped, the caches off)."""
+        from stackcheck.knowledge import prepared
+
+        kept = prepared.kept_for(self, "launch-env", ("launch.json",), __file__)
+        if kept is None:
+            return None
+        where, key, value = kept
+        env = value.get("env") if value is not None else None
+        if type(env) is list:
+            return env
+        env = self.launch.get("env")
+        env = env if isinstance(env, list) else []
+        prepared.keep(where, "launch-env", key, {"env": env})
+        return env
+
     @property
     def recommend(self) -> Recommend:
         """recommend.json: the launch settings `stackcheck recommend` chooses from (empty when not shipped)."""

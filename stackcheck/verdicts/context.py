@@ -885,7 +885,7 @@ class Context:
         """A launch fact that an environment variable sets (launch.json `env` entries with a `fact`), outside a
         launch command: the server inherits the environment it is started from, so this (probed) environment's
         value, else SGLang's default. None when no variable sets that fact."""
-        for spec in self.manifests.launch.get("env") or []:
+        for spec in self.manifests.launch_env():  # (not the whole of launch.json: Manifests.launch_env)
             if not isinstance(spec, dict) or spec.get("fact") != fact or not isinstance(spec.get("name"), str):
                 continue
             env = (self.facts.get("system") or {}).get("env") or {}
