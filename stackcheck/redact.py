@@ -342,7 +342,7 @@ def redact_argv(argv: Sequence[str]) -> list[str]:
             if not arg.startswith("--"):
                 out.append(MASK)
                 continue
-        if arg.startswith("-") and len(arg) > 1:
+        if arg.startswith("-") and len(arg) > 1 and not any(c.isspace() for c in arg.partition("=")[0]):
             name, eq, value = arg.partition("=")
             if secret_flag(name):
                 if eq:

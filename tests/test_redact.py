@@ -471,3 +471,16 @@ def test_public_document_masks_a_command_line_and_the_facts_env() -> None:
     assert shown["command"] == ["sglang", "--api-key", MASK]
     assert shown["facts"]["system"]["env"] == {}
     assert doc["command"][-1] == "plainvalue" and doc["facts"]["system"]["env"] == {"MY_TOKEN": "x"}
+
+
+def test_an_argument_holding_a_flag_and_its_value_is_masked_as_text() -> None:
+    """One argv element holding a secret flag, a space and its value (an image's Cmd written as one string, a
+    wrapper's `"--api-key 000000"`) is masked as the text it is; before, it was read as one flag named
+    `--api-key 000000` whose value was the next argument, and printed as it was."""
+    from stackcheck import redact as _redact
+
+    assert _redact.redact_argv(["python", "--api-key 000000"]) == ["python", f"--api-key {_redact.MASK}"]
+    masked = _redact.redact_argv(["--api-key 000000", "--port", "30000"])
+    assert masked == [f"--api-key {_redact.MASK}", "--port", "30000"]
+    doc = {"facts": {"image": {"command": ["--model-path /m --api-key sk-abc12345678"]}}}
+    assert "sk-abc12345678" not in str(_redact.public_document(doc))
