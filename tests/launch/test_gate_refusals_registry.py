@@ -187,6 +187,13 @@ CHECK_TEXT = {
     "deepep-v2-deterministic": "DeepEP v2 does not forward deterministic=True",
     "deepep-v2-model-architecture": "DeepEP v2 MoE is not validated for",
     "deepep-v2-direct-multinode": "is NVLink-only and cannot run across",
+    # igap16: the DeepSeek family's DSA decode-context-parallel override (0.5.22 on), the tilelang FP8 KV check's
+    # --dcp-size branch (0.5.22 on) and the HYV4 branch of the same model override (0.5.20 on)
+    "dsa-dcp-hisparse-hicache": "DSA DCP does not support HiSparse or HiCache",
+    "dsa-dcp-disaggregation": "DSA DCP does not support PD disaggregation",
+    "dsa-dcp-eagle-topk": "DSA DCP requires --speculative-eagle-topk 1",
+    "dsa-tilelang-fp8-kv-dcp": "CUDA TileLang FP8 KV does not support --dcp-size > 1",
+    "hyv4-dcp": "is not supported for HYV4 because decode context",
 }
 # the later wordings of a rule's check (any one found counts): FlashInfer all-to-all's in 0.5.22 and in 0.5.23
 CHECK_TEXT_ALSO = {
