@@ -307,6 +307,15 @@ DEEPGEMM_OFF_TEXT = {"below_sm90": "sm_version < 90", "sm120_off": "if sm_versio
 DUAL_CHUNK_NO_BACKEND = "dual-chunk-model-no-backend"
 DUAL_CHUNK_ROPE = ("sglang/srt/layers/rotary_embedding.py", "sglang/srt/layers/rotary_embedding/factory.py")
 DUAL_CHUNK_BACKEND = "sglang/srt/layers/attention/dual_chunk_flashattention_backend.py"
+# a rule on a kernel with no check of its own (igap16): before SGLang 0.5.17 checked it, the tilelang DSA kernel's CUDA
+# branch (tilelang_sparse_fwd without _is_hip) built the bfloat16-only kernel; the module moved twice
+TILELANG_CUDA_KERNEL = "dsa-tilelang-fp8-kv-cuda-kernel"
+TILELANG_KERNEL = (
+    "sglang/srt/layers/attention/nsa/tilelang_kernel.py",
+    "sglang/srt/layers/attention/dsa/tilelang_kernel.py",
+    "sglang/kernels/ops/attention/dsa/tilelang_kernel.py",
+)
+TILELANG_ARG_CHECKS = ("only support an fp8_e4m3 KV", "CUDA TileLang FP8 KV requires both DSA backends to be tilelang")
 # what a range's extra conditions (`also`) stand for in the wheel
 ALSO_TEXT = {
     "speculative_adaptive": "not cfg.speculative_adaptive and cfg.speculative_num_steps is None|"
@@ -403,6 +412,22 @@ def auto_topk(code: dict[str, str]) -> dict[str, Any]:
     return out
 
 
+def tilelang_cuda_bf16_only(version: str) -> bool:
+    """Whether the wheel's tilelang_sparse_fwd builds sparse_attention_fwd_kernel_v2 outside its _is_hip branch and that
+    kernel's dtype is bfloat16 (FP8 kernels only on ROCm)."""
+    for body in module(version, TILELANG_KERNEL).values():
+        tree = ast.parse(body)
+        fns = {n.name: n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
+        fwd, v2 = fns.get("tilelang_sparse_fwd"), fns.get("sparse_attention_fwd_kernel_v2")
+        if fwd is None or v2 is None:
+            continue
+        hip = next((n for n in fwd.body if isinstance(n, ast.If) and "_is_hip" in ast.unparse(n.test)), None)
+        cuda = "\n".join(ast.unparse(n) for n in (hip.orelse if hip is not None else []))
+        if "sparse_attention_fwd_kernel_v2(" in cuda and "dtype = 'bfloat16'" in ast.unparse(v2):
+            return True
+    return False
+
+
 def entry_for(rule: dict[str, Any], version: str) -> dict[str, Any] | None:
     return next((e for e in rule["releases"] if version_in(version, e["versions"]) is True), None)
 
@@ -420,6 +445,13 @@ def test_the_refusal_rules_are_what_the_wheel_checks(version: str) -> None:
             rope = module(version, DUAL_CHUNK_ROPE)
             gone = not module(version, DUAL_CHUNK_BACKEND)
             assert (gone and any("DualChunkRotaryEmbedding(" in b for b in rope.values())) is entry["applies"], version
+            continue
+        if rule["id"] == TILELANG_CUDA_KERNEL:  # the kernel's CUDA branch, and no argument check before it
+            checked = any(text in body for text in TILELANG_ARG_CHECKS for body in code.values())
+            if entry["applies"]:
+                assert tilelang_cuda_bf16_only(version) and not checked, version
+            elif version_in(version, ">=0.5.17") is True:
+                assert checked, version  # the argument checks refuse it first
             continue
         texts = (CHECK_TEXT[rule["id"]], *CHECK_TEXT_ALSO.get(rule["id"], ()))
         where = code if rule["id"] not in CHECK_FILE else module(version, CHECK_FILE[rule["id"]])
