@@ -1064,6 +1064,11 @@ def _entry_free_values(
     # int refuses it), for the rules on what SGLang's DSA and HYV4 overrides refuse beside --dcp-size > 1
     values["dcp_size"] = _dcp_size(d, declared)
     values["hierarchical_cache"] = "--enable-hierarchical-cache" in values["flags_given"]
+    # the flags as given that keep or turn off the radix cache (SGLang also turns it off itself for multi-item scoring,
+    # deterministic inference on some backends and a PD decode server), for the rule on HiSparse's radix-cache check
+    values["disable_radix_cache"] = "--disable-radix-cache" in values["flags_given"]
+    values["enable_mis"] = "--enable-mis" in values["flags_given"]
+    values["deterministic_inference"] = "--enable-deterministic-inference" in values["flags_given"]
     # DeepEP v2's ElasticBuffer topology as given (None: SGLang's default, direct in 0.5.19-0.5.23) and the node
     # count, for the rule on direct mode across nodes
     values["deepep_v2_mode"] = option_value(d.sglang_args, ("--deepep-v2-mode",), declared)

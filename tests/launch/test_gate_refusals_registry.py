@@ -194,6 +194,8 @@ CHECK_TEXT = {
     "dsa-dcp-eagle-topk": "DSA DCP requires --speculative-eagle-topk 1",
     "dsa-tilelang-fp8-kv-dcp": "CUDA TileLang FP8 KV does not support --dcp-size > 1",
     "hyv4-dcp": "is not supported for HYV4 because decode context",
+    # igap16: HiSparse's radix-cache assertion (0.5.10-0.5.11 server_args, then arg_groups/hisparse_hook.py)
+    "hisparse-radix-cache": "sparse attention currently requires --disable-radix-cache",
 }
 # the later wordings of a rule's check (any one found counts): FlashInfer all-to-all's in 0.5.22 and in 0.5.23
 CHECK_TEXT_ALSO = {
