@@ -196,6 +196,9 @@ CHECK_TEXT = {
     "hyv4-dcp": "is not supported for HYV4 because decode context",
     # igap16: HiSparse's radix-cache assertion (0.5.10-0.5.11 server_args, then arg_groups/hisparse_hook.py)
     "hisparse-radix-cache": "sparse attention currently requires --disable-radix-cache",
+    # igap16: the DSA backend's flashinfer_sparse_mla validation (0.5.17 on, in its own module: CHECK_FILE)
+    "dsa-flashinfer-sparse-mla-glm-sm12-fp8-only": "flashinfer_sparse_mla supports only GLM DSA with FP8 KV cache",
+    "dsa-glm-sm12-fp8-backends": "GLM DSA with FP8 KV cache on NVIDIA SM120/SM121 supports",
 }
 # the later wordings of a rule's check (any one found counts): FlashInfer all-to-all's in 0.5.22 and in 0.5.23
 CHECK_TEXT_ALSO = {
@@ -297,6 +300,8 @@ CHECK_FILE = {
         "sglang/srt/layers/quantization/compressed_tensors/compressed_tensors_moe.py",
         "sglang/srt/layers/quantization/compressed_tensors/compressed_tensors.py",
     ),
+    "dsa-flashinfer-sparse-mla-glm-sm12-fp8-only": "sglang/kernels/ops/attention/flash_mla_sm120.py",
+    "dsa-glm-sm12-fp8-backends": "sglang/kernels/ops/attention/flash_mla_sm120.py",
 }
 # moe-runner-deep-gemm-deepgemm-off's GPU conditions (`also` on gpu_major): SGLang turns DeepGEMM off below SM90 in
 # its configurer (and, 0.5.13-0.5.19, on sm 120), and imports deep_gemm only where it is on
@@ -459,6 +464,9 @@ def test_the_refusal_rules_are_what_the_wheel_checks(version: str) -> None:
         where = code if rule["id"] not in CHECK_FILE else module(version, CHECK_FILE[rule["id"]])
         hits = [(name, body.index(text)) for text in texts for name, body in where.items() if text in body]
         assert bool(hits) is bool(entry["applies"]), (rule["id"], version, [n for n, _ in hits])
+        if rule["id"] == "dsa-glm-sm12-fp8-backends" and entry["applies"]:  # the backends its GLM case keeps
+            kept = re.search(r"unsupported = selected - \{([^}]*)\}", next(iter(where.values())))
+            assert kept and sorted(re.findall(r'"(\w+)"', kept.group(1))) == sorted(entry["allowed"]), version
         if rule["id"] in DEEPGEMM_OFF_RULES and entry["applies"]:
             configurer = "".join(module(version, DEEPGEMM_CONFIGURER).values())
             assert DEEPGEMM_OFF_TEXT["below_sm90"] in configurer, version
