@@ -322,6 +322,10 @@ TILELANG_KERNEL = (
     "sglang/srt/layers/attention/dsa/tilelang_kernel.py",
     "sglang/kernels/ops/attention/dsa/tilelang_kernel.py",
 )
+# a rule judged unknown (igap16): deepep_v2's direct mode across nodes where the help text calls direct single-node
+# NVLink and no check refuses it yet (0.5.19-0.5.21)
+DIRECT_UNREAD = "deepep-v2-direct-multinode-unread"
+DIRECT_HELP = "`direct` (single-node NVLink)"
 TILELANG_ARG_CHECKS = ("only support an fp8_e4m3 KV", "CUDA TileLang FP8 KV requires both DSA backends to be tilelang")
 # what a range's extra conditions (`also`) stand for in the wheel
 ALSO_TEXT = {
@@ -452,6 +456,11 @@ def test_the_refusal_rules_are_what_the_wheel_checks(version: str) -> None:
             rope = module(version, DUAL_CHUNK_ROPE)
             gone = not module(version, DUAL_CHUNK_BACKEND)
             assert (gone and any("DualChunkRotaryEmbedding(" in b for b in rope.values())) is entry["applies"], version
+            continue
+        if rule["id"] == DIRECT_UNREAD:  # documented single-node, with no check of its own
+            help_text = any(DIRECT_HELP in body for body in code.values())
+            checked = any(CHECK_TEXT["deepep-v2-direct-multinode"] in body for body in code.values())
+            assert (help_text and not checked) is bool(entry["applies"]), version
             continue
         if rule["id"] == TILELANG_CUDA_KERNEL:  # the kernel's CUDA branch, and no argument check before it
             checked = any(text in body for text in TILELANG_ARG_CHECKS for body in code.values())
