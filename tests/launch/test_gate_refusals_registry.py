@@ -196,6 +196,9 @@ CHECK_TEXT = {
     "hyv4-dcp": "is not supported for HYV4 because decode context",
     # igap16: HiSparse's radix-cache assertion (0.5.10-0.5.11 server_args, then arg_groups/hisparse_hook.py)
     "hisparse-radix-cache": "sparse attention currently requires --disable-radix-cache",
+    # igap16: HiSparse's DSA backend lists by KV cache dtype (0.5.14 on; the lists checked against the wheel's dict)
+    "hisparse-dsa-backend-bf16-kv": "HiSparse supports DSA",
+    "hisparse-dsa-backend-fp8-kv": "HiSparse supports DSA",
     # igap16: the DSA backend's flashinfer_sparse_mla validation (0.5.17 on, in its own module: CHECK_FILE)
     "dsa-flashinfer-sparse-mla-glm-sm12-fp8-only": "flashinfer_sparse_mla supports only GLM DSA with FP8 KV cache",
     "dsa-glm-sm12-fp8-backends": "GLM DSA with FP8 KV cache on NVIDIA SM120/SM121 supports",
@@ -473,6 +476,13 @@ def test_the_refusal_rules_are_what_the_wheel_checks(version: str) -> None:
         where = code if rule["id"] not in CHECK_FILE else module(version, CHECK_FILE[rule["id"]])
         hits = [(name, body.index(text)) for text in texts for name, body in where.items() if text in body]
         assert bool(hits) is bool(entry["applies"]), (rule["id"], version, [n for n, _ in hits])
+        hisparse_kv = {"hisparse-dsa-backend-bf16-kv": "bfloat16", "hisparse-dsa-backend-fp8-kv": "fp8_e4m3"}
+        if rule["id"] in hisparse_kv and entry["applies"]:  # the CUDA list of the KV cache dtype
+            body = code["sglang/srt/arg_groups/hisparse_hook.py"]
+            by_dtype = re.search(r"HISPARSE_CUDA_DSA_BACKENDS_BY_DTYPE = \{(.*?)\n\}", body, re.S)
+            assert by_dtype, version
+            row = re.search(rf'"{hisparse_kv[rule["id"]]}": \{{([^}}]*)\}}', by_dtype.group(1))
+            assert row and sorted(re.findall(r'"(\w+)"', row.group(1))) == sorted(entry["allowed"]), version
         if rule["id"] == "dsa-glm-sm12-fp8-backends" and entry["applies"]:  # the backends its GLM case keeps
             kept = re.search(r"unsupported = selected - \{([^}]*)\}", next(iter(where.values())))
             assert kept and sorted(re.findall(r'"(\w+)"', kept.group(1))) == sorted(entry["allowed"]), version
