@@ -1060,6 +1060,15 @@ def _entry_free_values(
         spellings = (f"--dsa-{side}-backend", f"--nsa-{side}-backend")
         values[f"dsa_{side}_backend"] = option_value(d.sglang_args, spellings, declared)
     values["hisparse"] = "--enable-hisparse" in values["flags_given"]
+    # the decode context parallel size as given (1 where not given, unknown where it is no whole number: argparse's
+    # int refuses it), for the rules on what SGLang's DSA and HYV4 overrides refuse beside --dcp-size > 1
+    values["dcp_size"] = _dcp_size(d, declared)
+    values["hierarchical_cache"] = "--enable-hierarchical-cache" in values["flags_given"]
+    # the flags as given that keep or turn off the radix cache (SGLang also turns it off itself for multi-item scoring,
+    # deterministic inference on some backends and a PD decode server), for the rule on HiSparse's radix-cache check
+    values["disable_radix_cache"] = "--disable-radix-cache" in values["flags_given"]
+    values["enable_mis"] = "--enable-mis" in values["flags_given"]
+    values["deterministic_inference"] = "--enable-deterministic-inference" in values["flags_given"]
     # DeepEP v2's ElasticBuffer topology as given (None: SGLang's default, direct in 0.5.19-0.5.23) and the node
     # count, for the rule on direct mode across nodes
     values["deepep_v2_mode"] = option_value(d.sglang_args, ("--deepep-v2-mode",), declared)
@@ -1210,6 +1219,19 @@ def _model_dsa(mapping: Mapping[str, Any], version: str, architecture: str | Non
         return False
     seen = _seen_architecture(mapping, version, architecture, keys)
     return True if _is_dsa(mapping, version, seen, keys) else _UNKNOWN
+
+
+def _dcp_size(d: Derived, declared: set[str] | None) -> Any:
+    """--dcp-size (--decode-context-parallel-size) as argparse keeps it: 1 where not given, unknown where the value
+    is no whole number."""
+    raw = option_value(d.sglang_args, ("--dcp-size", "--decode-context-parallel-size"), declared)
+    if raw is None:
+        return 1
+    text = raw.strip()
+    digits = text.removeprefix("-").removeprefix("+")
+    if not (digits.isascii() and digits.isdecimal()):
+        return _UNKNOWN
+    return int(text)
 
 
 def _ep_below_tp(d: Derived, declared: set[str] | None) -> Any:

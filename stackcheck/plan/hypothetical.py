@@ -13,7 +13,7 @@ from stackcheck.facts.versions import public
 from stackcheck.knowledge.loader import Manifests
 from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.plan.deps import feature_components, predicate_components
-from stackcheck.plan.solver import Choice, Stack
+from stackcheck.plan.solver import Choice, Stack, pinned_companions
 from stackcheck.verdicts.context import Context, SharedOutcomes
 from stackcheck.verdicts.engine import evaluate_feature, feature_ok_or_rule, rules_hold
 
@@ -88,6 +88,11 @@ def apply_choice(facts: Facts, choice: Choice, ctx: Context) -> Facts:
     elif choice.component == "sglang":
         pkgs["sglang"] = _pkg(choice.version, None, None)
         changed.append("sglang")
+        # pip install sglang==R also brings each installed package R pins exactly (sgl-deep-ep, sgl-deep-gemm) to
+        # its pin: after the step the box has the pinned one, never the old one beside the new SGLang
+        for name, version in pinned_companions(choice.release, pkgs).items():
+            pkgs[name] = _pkg(version, None, None)
+            changed.append(name)
     out["packages"] = pkgs
     binaries = facts.get("binaries")
     if isinstance(binaries, dict) and any(n in binaries for n in changed):

@@ -20,13 +20,13 @@ suffices). `Stack.key` is the preference order (smallest: newest)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from functools import lru_cache
 
 from stackcheck.errors import UsageError
 from stackcheck.facts.archs import coverage, expand_arch_list
 from stackcheck.facts.model import KERNEL_PACKAGES, cc_tuple
-from stackcheck.facts.versions import compare_numeric, numeric_tuple, parse_version, public, variant_of
+from stackcheck.facts.versions import compare_numeric, numeric_tuple, parse_version, public, same_public, variant_of
 from stackcheck.facts.versions import version_in as _version_in
 from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.record import Frozen, field, record
@@ -637,4 +637,29 @@ def violations(stack: Stack, box: Box) -> list[str]:
     fspec = req.get("flashinfer-python")
     if fspec and not version_in(stack.flashinfer.version, fspec):
         out.append(f"sglang {sv} pins flashinfer-python{fspec}")
+    return out
+
+
+#: SGLang's pins the planner's own components hold (their steps set them): the rest follow pip's resolution
+_OWN_PINS = frozenset(
+    {"torch", "sglang", "flashinfer-python", "flashinfer-cubin", "flashinfer-jit-cache", *KERNEL_PACKAGES}
+)
+
+
+def pinned_companions(release: Mapping[str, Any], packages: Mapping[str, Any]) -> dict[str, str]:
+    """The installed packages an SGLang release pins exactly (components.json `requires`, '==V') at another
+    version, other than the planner's own components: name -> the pinned version, which `pip install sglang==R`
+    installs in their place (SGLang's Requires-Dist)."""
+    out: dict[str, str] = {}
+    for name, spec in (release.get("requires") or {}).items():
+        text = str(spec).strip()
+        if name in _OWN_PINS or not text.startswith("==") or "," in text or "*" in text:
+            continue
+        version = text[2:].strip()
+        have = packages.get(name)
+        if not version or not isinstance(have, Mapping) or not have.get("installed"):
+            continue
+        installed = str(have.get("dist_version") or have.get("version") or "")
+        if not same_public(installed, version):
+            out[str(name)] = version
     return out

@@ -191,6 +191,21 @@ CHECK_TEXT = {
     # word it without the MXFP8 / BF16 forms that 0.5.21 on accept
     "deepep-v2-unquantized-moe": '"--moe-a2a-backend deepep_v2 requires 128x128 blockwise FP8 "',
     "deepep-v2-quantized-moe-method": '"--moe-a2a-backend deepep_v2 requires 128x128 blockwise FP8',
+    # igap16: the DeepSeek family's DSA decode-context-parallel override (0.5.22 on), the tilelang FP8 KV check's
+    # --dcp-size branch (0.5.22 on) and the HYV4 branch of the same model override (0.5.20 on)
+    "dsa-dcp-hisparse-hicache": "DSA DCP does not support HiSparse or HiCache",
+    "dsa-dcp-disaggregation": "DSA DCP does not support PD disaggregation",
+    "dsa-dcp-eagle-topk": "DSA DCP requires --speculative-eagle-topk 1",
+    "dsa-tilelang-fp8-kv-dcp": "CUDA TileLang FP8 KV does not support --dcp-size > 1",
+    "hyv4-dcp": "is not supported for HYV4 because decode context",
+    # igap16: HiSparse's radix-cache assertion (0.5.10-0.5.11 server_args, then arg_groups/hisparse_hook.py)
+    "hisparse-radix-cache": "sparse attention currently requires --disable-radix-cache",
+    # igap16: HiSparse's DSA backend lists by KV cache dtype (0.5.14 on; the lists checked against the wheel's dict)
+    "hisparse-dsa-backend-bf16-kv": "HiSparse supports DSA",
+    "hisparse-dsa-backend-fp8-kv": "HiSparse supports DSA",
+    # igap16: the DSA backend's flashinfer_sparse_mla validation (0.5.17 on, in its own module: CHECK_FILE)
+    "dsa-flashinfer-sparse-mla-glm-sm12-fp8-only": "flashinfer_sparse_mla supports only GLM DSA with FP8 KV cache",
+    "dsa-glm-sm12-fp8-backends": "GLM DSA with FP8 KV cache on NVIDIA SM120/SM121 supports",
 }
 # the later wordings of a rule's check (any one found counts): FlashInfer all-to-all's in 0.5.22 and in 0.5.23
 CHECK_TEXT_ALSO = {
@@ -294,6 +309,8 @@ CHECK_FILE = {
         "sglang/srt/layers/quantization/compressed_tensors/compressed_tensors_moe.py",
         "sglang/srt/layers/quantization/compressed_tensors/compressed_tensors.py",
     ),
+    "dsa-flashinfer-sparse-mla-glm-sm12-fp8-only": "sglang/kernels/ops/attention/flash_mla_sm120.py",
+    "dsa-glm-sm12-fp8-backends": "sglang/kernels/ops/attention/flash_mla_sm120.py",
 }
 # moe-runner-deep-gemm-deepgemm-off's GPU conditions (`also` on gpu_major): SGLang turns DeepGEMM off below SM90 in
 # its configurer (and, 0.5.13-0.5.19, on sm 120), and imports deep_gemm only where it is on
@@ -306,6 +323,19 @@ DEEPGEMM_OFF_TEXT = {"below_sm90": "sm_version < 90", "sm120_off": "if sm_versio
 DUAL_CHUNK_NO_BACKEND = "dual-chunk-model-no-backend"
 DUAL_CHUNK_ROPE = ("sglang/srt/layers/rotary_embedding.py", "sglang/srt/layers/rotary_embedding/factory.py")
 DUAL_CHUNK_BACKEND = "sglang/srt/layers/attention/dual_chunk_flashattention_backend.py"
+# a rule on a kernel with no check of its own (igap16): before SGLang 0.5.17 checked it, the tilelang DSA kernel's CUDA
+# branch (tilelang_sparse_fwd without _is_hip) built the bfloat16-only kernel; the module moved twice
+TILELANG_CUDA_KERNEL = "dsa-tilelang-fp8-kv-cuda-kernel"
+TILELANG_KERNEL = (
+    "sglang/srt/layers/attention/nsa/tilelang_kernel.py",
+    "sglang/srt/layers/attention/dsa/tilelang_kernel.py",
+    "sglang/kernels/ops/attention/dsa/tilelang_kernel.py",
+)
+# a rule judged unknown (igap16): deepep_v2's direct mode across nodes where the help text calls direct single-node
+# NVLink and no check refuses it yet (0.5.19-0.5.21)
+DIRECT_UNREAD = "deepep-v2-direct-multinode-unread"
+DIRECT_HELP = "`direct` (single-node NVLink)"
+TILELANG_ARG_CHECKS = ("only support an fp8_e4m3 KV", "CUDA TileLang FP8 KV requires both DSA backends to be tilelang")
 # what a range's extra conditions (`also`) stand for in the wheel
 ALSO_TEXT = {
     "speculative_adaptive": "not cfg.speculative_adaptive and cfg.speculative_num_steps is None|"
@@ -402,6 +432,22 @@ def auto_topk(code: dict[str, str]) -> dict[str, Any]:
     return out
 
 
+def tilelang_cuda_bf16_only(version: str) -> bool:
+    """Whether the wheel's tilelang_sparse_fwd builds sparse_attention_fwd_kernel_v2 outside its _is_hip branch and that
+    kernel's dtype is bfloat16 (FP8 kernels only on ROCm)."""
+    for body in module(version, TILELANG_KERNEL).values():
+        tree = ast.parse(body)
+        fns = {n.name: n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
+        fwd, v2 = fns.get("tilelang_sparse_fwd"), fns.get("sparse_attention_fwd_kernel_v2")
+        if fwd is None or v2 is None:
+            continue
+        hip = next((n for n in fwd.body if isinstance(n, ast.If) and "_is_hip" in ast.unparse(n.test)), None)
+        cuda = "\n".join(ast.unparse(n) for n in (hip.orelse if hip is not None else []))
+        if "sparse_attention_fwd_kernel_v2(" in cuda and "dtype = 'bfloat16'" in ast.unparse(v2):
+            return True
+    return False
+
+
 def entry_for(rule: dict[str, Any], version: str) -> dict[str, Any] | None:
     return next((e for e in rule["releases"] if version_in(version, e["versions"]) is True), None)
 
@@ -420,10 +466,32 @@ def test_the_refusal_rules_are_what_the_wheel_checks(version: str) -> None:
             gone = not module(version, DUAL_CHUNK_BACKEND)
             assert (gone and any("DualChunkRotaryEmbedding(" in b for b in rope.values())) is entry["applies"], version
             continue
+        if rule["id"] == DIRECT_UNREAD:  # documented single-node, with no check of its own
+            help_text = any(DIRECT_HELP in body for body in code.values())
+            checked = any(CHECK_TEXT["deepep-v2-direct-multinode"] in body for body in code.values())
+            assert (help_text and not checked) is bool(entry["applies"]), version
+            continue
+        if rule["id"] == TILELANG_CUDA_KERNEL:  # the kernel's CUDA branch, and no argument check before it
+            checked = any(text in body for text in TILELANG_ARG_CHECKS for body in code.values())
+            if entry["applies"]:
+                assert tilelang_cuda_bf16_only(version) and not checked, version
+            elif version_in(version, ">=0.5.17") is True:
+                assert checked, version  # the argument checks refuse it first
+            continue
         texts = (CHECK_TEXT[rule["id"]], *CHECK_TEXT_ALSO.get(rule["id"], ()))
         where = code if rule["id"] not in CHECK_FILE else module(version, CHECK_FILE[rule["id"]])
         hits = [(name, body.index(text)) for text in texts for name, body in where.items() if text in body]
         assert bool(hits) is bool(entry["applies"]), (rule["id"], version, [n for n, _ in hits])
+        hisparse_kv = {"hisparse-dsa-backend-bf16-kv": "bfloat16", "hisparse-dsa-backend-fp8-kv": "fp8_e4m3"}
+        if rule["id"] in hisparse_kv and entry["applies"]:  # the CUDA list of the KV cache dtype
+            body = code["sglang/srt/arg_groups/hisparse_hook.py"]
+            by_dtype = re.search(r"HISPARSE_CUDA_DSA_BACKENDS_BY_DTYPE = \{(.*?)\n\}", body, re.S)
+            assert by_dtype, version
+            row = re.search(rf'"{hisparse_kv[rule["id"]]}": \{{([^}}]*)\}}', by_dtype.group(1))
+            assert row and sorted(re.findall(r'"(\w+)"', row.group(1))) == sorted(entry["allowed"]), version
+        if rule["id"] == "dsa-glm-sm12-fp8-backends" and entry["applies"]:  # the backends its GLM case keeps
+            kept = re.search(r"unsupported = selected - \{([^}]*)\}", next(iter(where.values())))
+            assert kept and sorted(re.findall(r'"(\w+)"', kept.group(1))) == sorted(entry["allowed"]), version
         if rule["id"] in DEEPGEMM_OFF_RULES and entry["applies"]:
             configurer = "".join(module(version, DEEPGEMM_CONFIGURER).values())
             assert DEEPGEMM_OFF_TEXT["below_sm90"] in configurer, version

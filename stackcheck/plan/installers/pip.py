@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from stackcheck.facts.model import KERNEL_MODULE
 from stackcheck.plan.installers.interface import Install, q
-from stackcheck.plan.solver import Box, Choice, Stack, find_release
+from stackcheck.plan.solver import Box, Choice, Stack, find_release, pinned_companions
 from stackcheck.verdicts.context import Context
 
 
@@ -75,4 +75,13 @@ def install_flashinfer(ctx: Context, choice: Choice, box: Box, stack: Stack) -> 
 
 
 def install_sglang(ctx: Context, choice: Choice, box: Box, stack: Stack) -> Install:
-    return Install((f"pip install {q(f'sglang=={choice.version}')}",))
+    """SGLang; pip brings each installed package the release pins exactly to its pin (told, with the version it
+    replaces: a local build of it is replaced too)."""
+    packages = ctx.facts.get("packages") or {}
+    warnings = []
+    for name, version in sorted(pinned_companions(choice.release, packages).items()):
+        have = packages.get(name) or {}
+        old = str(have.get("version") or have.get("dist_version") or "an unread version")
+        pin = f"sglang {choice.version} pins {name}=={version}"
+        warnings.append(f"pip also replaces {name} {old} with {version} ({pin})")
+    return Install((f"pip install {q(f'sglang=={choice.version}')}",), tuple(warnings))
