@@ -191,6 +191,13 @@ CHECK_TEXT = {
     # word it without the MXFP8 / BF16 forms that 0.5.21 on accept
     "deepep-v2-unquantized-moe": '"--moe-a2a-backend deepep_v2 requires 128x128 blockwise FP8 "',
     "deepep-v2-quantized-moe-method": '"--moe-a2a-backend deepep_v2 requires 128x128 blockwise FP8',
+    # igap17, the same check (CHECK_FILE): its weight-block test (every deepep_v2 release), its MXFP8 refusal and
+    # 0.5.19-0.5.20's wording (Quark's QuarkFusedMoEMethod there), 0.5.21 on's wording (Quark's block FP8 layers)
+    "deepep-v2-fp8-moe-block-size": "weight_block_size={quant_method.weight_block_size}",
+    "deepep-v2-mxfp8-moe": '"selected MXFP8 weights"',
+    "deepep-v2-modelopt-moe-method": '"--moe-a2a-backend deepep_v2 requires 128x128 blockwise FP8',
+    "deepep-v2-quark-moe-method": '"--moe-a2a-backend deepep_v2 requires 128x128 blockwise FP8 "',
+    "deepep-v2-quark-moe-block": '"--moe-a2a-backend deepep_v2 requires 128x128 blockwise FP8 or 1x32 MXFP8 "',
 }
 # the later wordings of a rule's check (any one found counts): FlashInfer all-to-all's in 0.5.22 and in 0.5.23
 CHECK_TEXT_ALSO = {
@@ -232,6 +239,11 @@ CHECK_FILE = {
     "moe-a2a-deepep-fp8-moe-sm120": "sglang/srt/layers/deep_gemm_wrapper/configurer.py",
     "deepep-v2-unquantized-moe": "sglang/srt/layers/moe/fused_moe_triton/layer.py",
     "deepep-v2-quantized-moe-method": "sglang/srt/layers/moe/fused_moe_triton/layer.py",
+    "deepep-v2-fp8-moe-block-size": "sglang/srt/layers/moe/fused_moe_triton/layer.py",
+    "deepep-v2-mxfp8-moe": "sglang/srt/layers/moe/fused_moe_triton/layer.py",
+    "deepep-v2-modelopt-moe-method": "sglang/srt/layers/moe/fused_moe_triton/layer.py",
+    "deepep-v2-quark-moe-method": "sglang/srt/layers/moe/fused_moe_triton/layer.py",
+    "deepep-v2-quark-moe-block": "sglang/srt/layers/moe/fused_moe_triton/layer.py",
     "w8a8-int8-gemm-sm100-plus": "sglang/srt/layers/quantization/w8a8_int8.py",
     "trtllm-mha-page-128-heads": "sglang/srt/layers/attention/trtllm_mha_backend.py",
     "hybrid-gdn-blackwell-backend": "sglang/srt/layers/attention/attention_registry.py",
