@@ -1206,6 +1206,13 @@ def _entry_free_values(
     # preflight's checkpoint entries do (an unread model's quantization would leave every launch of a model not yet
     # downloaded unknown on the GPUs the rule names)
     values["model_quant_method_read"] = held
+    # the checkpoint's quantization_config.routed_experts_quant_method (None: read without one), by which SGLang's
+    # ModelConfig marks MXFP4-packed routed experts in an FP8 checkpoint (is_fp4_experts)
+    routed = qcfg.get("routed_experts_quant_method") if isinstance(qcfg, Mapping) else None
+    values["routed_experts_quant_method"] = routed if isinstance(read, Mapping) else _UNKNOWN
+    # and its store_dtype, lower-cased (None: none), by which ModelConfig marks a MiMo-V2 checkpoint's MXFP4 experts
+    store = str(qcfg.get("store_dtype") or "").lower() if isinstance(qcfg, Mapping) else ""
+    values["quant_store_dtype"] = (store or None) if isinstance(read, Mapping) else _UNKNOWN
     # --load-format as argparse takes it (None: not given) and the TP size, for a rule on the bitsandbytes loader
     values["load_format"] = option_value(d.sglang_args, ("--load-format",), declared)
     tp = d.options.get("--tp-size")
