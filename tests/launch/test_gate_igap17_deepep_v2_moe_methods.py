@@ -165,3 +165,40 @@ def test_what_the_wheel_takes_is_not_these_rules(
 def test_a_dense_model_is_not_these_rules(tmp_path: Path, flags: tuple[str, ...]) -> None:
     status = reason_status(gate_checkpoint(tmp_path, "0.5.20", "10.0", LLAMA3, *V2, *flags))
     assert not set(OURS) & set(status), status
+
+
+DSV3 = {**QWEN3_MOE, "architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3"}
+FP8_MXFP4_EXPERTS = {"routed_experts_quant_method": "mxfp4"}
+FP4 = "refusal deepep-v2-fp4-routed-experts"
+DSV4_FP4 = "refusal deepep-v2-dsv4-fp4-experts"
+MIMO_FP4 = "refusal deepep-v2-mimo-fp4-experts"
+
+
+@pytest.mark.parametrize("release", ["0.5.19", "0.5.21", "0.5.23"])
+def test_mxfp4_packed_routed_experts_refused(tmp_path: Path, release: str) -> None:
+    # ModelConfig.is_fp4_experts from routed_experts_quant_method: 'this layer selected FP4 experts'
+    doc = gate_checkpoint(tmp_path, release, "10.0", fp8([128, 128], **FP8_MXFP4_EXPERTS), *V2)
+    assert doc["decision"] == "refuse"
+    assert reason_status(doc).get(FP4) == ("blocked", "crash")
+
+
+def test_dsv4_routed_expert_layout_not_in_config_is_unknown(tmp_path: Path) -> None:
+    # SGLANG_DSV4_FP4_EXPERTS (default on) or the weight files' dtype decide: not config.json
+    dsv4 = {**fp8([128, 128]), "architectures": ["DeepseekV4ForCausalLM"], "model_type": "deepseek_v4"}
+    doc = gate_checkpoint(tmp_path, "0.5.23", "10.0", dsv4, *V2)
+    assert reason_status(doc).get(DSV4_FP4, ("",))[0] == "unknown", reason_status(doc)
+    said = {**dsv4, "quantization_config": {**dsv4["quantization_config"], **FP8_MXFP4_EXPERTS}}
+    status = reason_status(gate_checkpoint(tmp_path, "0.5.23", "10.0", said, *V2))
+    assert DSV4_FP4 not in status and status.get(FP4) == ("blocked", "crash"), status
+
+
+def test_mimo_v2_mxfp4_store_dtype_refused_from_0_5_20(tmp_path: Path) -> None:
+    mimo = {**fp8([128, 128], store_dtype="MXFP4"), "architectures": ["MiMoV2FlashForCausalLM"]}
+    assert reason_status(gate_checkpoint(tmp_path, "0.5.23", "10.0", mimo, *V2)).get(MIMO_FP4) == ("blocked", "crash")
+    assert MIMO_FP4 not in reason_status(gate_checkpoint(tmp_path, "0.5.19", "10.0", mimo, *V2))
+
+
+def test_fp8_routed_experts_not_these_rules(tmp_path: Path) -> None:
+    # a DeepSeek-V3 block-FP8 checkpoint: no FP4 marker, not DeepSeek-V4
+    status = reason_status(gate_checkpoint(tmp_path, "0.5.23", "10.0", {**fp8([128, 128]), **DSV3}, *V2))
+    assert not {FP4, DSV4_FP4, MIMO_FP4, *OURS} & set(status), status

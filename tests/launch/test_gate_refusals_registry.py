@@ -198,6 +198,10 @@ CHECK_TEXT = {
     "deepep-v2-modelopt-moe-method": '"--moe-a2a-backend deepep_v2 requires 128x128 blockwise FP8',
     "deepep-v2-quark-moe-method": '"--moe-a2a-backend deepep_v2 requires 128x128 blockwise FP8 "',
     "deepep-v2-quark-moe-block": '"--moe-a2a-backend deepep_v2 requires 128x128 blockwise FP8 or 1x32 MXFP8 "',
+    # its FP4-experts refusal (CHECK_FILE), and ModelConfig's reading of MiMo-V2's store_dtype (0.5.20 on)
+    "deepep-v2-fp4-routed-experts": '"selected FP4 experts"',
+    "deepep-v2-dsv4-fp4-experts": '"selected FP4 experts"',
+    "deepep-v2-mimo-fp4-experts": 'quantization_config.get("store_dtype")',
 }
 # the later wordings of a rule's check (any one found counts): FlashInfer all-to-all's in 0.5.22 and in 0.5.23
 CHECK_TEXT_ALSO = {
@@ -244,6 +248,9 @@ CHECK_FILE = {
     "deepep-v2-modelopt-moe-method": "sglang/srt/layers/moe/fused_moe_triton/layer.py",
     "deepep-v2-quark-moe-method": "sglang/srt/layers/moe/fused_moe_triton/layer.py",
     "deepep-v2-quark-moe-block": "sglang/srt/layers/moe/fused_moe_triton/layer.py",
+    "deepep-v2-fp4-routed-experts": "sglang/srt/layers/moe/fused_moe_triton/layer.py",
+    "deepep-v2-dsv4-fp4-experts": "sglang/srt/layers/moe/fused_moe_triton/layer.py",
+    "deepep-v2-mimo-fp4-experts": "sglang/srt/configs/model_config.py",
     "w8a8-int8-gemm-sm100-plus": "sglang/srt/layers/quantization/w8a8_int8.py",
     "trtllm-mha-page-128-heads": "sglang/srt/layers/attention/trtllm_mha_backend.py",
     "hybrid-gdn-blackwell-backend": "sglang/srt/layers/attention/attention_registry.py",
