@@ -326,6 +326,121 @@ def _fp8_config_moe(values: Mapping[str, Any], read: Any) -> _Judged:
     return _Judged(bool(moe), f"{what} on {'an MoE' if moe else 'a dense'} model")
 
 
+def _deepep_v2_fp8_block(values: Mapping[str, Any], read: Any) -> _Judged:
+    """Whether the served model's experts take Fp8MoEMethod (Fp8Config, not MXFP8) with a weight block other than
+    128x128, which DeepEP v2's check of the MoE method refuses: --quantization fp8 on an unquantized checkpoint (the
+    online Fp8Config() has no weight block), or an FP8 checkpoint (quant_method fp8, no --quantization or
+    --quantization fp8) whose quantization_config.weight_block_size is not [128, 128] (per-tensor: none). True: it
+    does; None: the checkpoint or its experts not read, or an ignore list that may name the experts; False
+    otherwise."""
+    flag = values.get("quantization")
+    held = values.get("model_quant_method")
+    if flag not in (None, "fp8"):
+        return _Judged(False, f"--quantization {flag}")
+    if flag is None and held != "fp8":
+        return _Judged(False, "no FP8 checkpoint read")
+    if held not in (None, "fp8", _UNKNOWN):
+        return _Judged(False, f"--quantization fp8 on a {held} checkpoint")
+    moe = _model_moe(read)
+    if held is _UNKNOWN or not isinstance(read, Mapping) or moe is _UNKNOWN:
+        return _Judged(None, "--quantization fp8, model not read", missing="the checkpoint's quantization_config "
+                       "(weight_block_size) and whether the model has routed experts (config.json)")  # fmt: skip
+    if moe is not True:
+        return _Judged(False, "FP8 on a dense model")
+    if held is None:
+        return _Judged(True, "--quantization fp8 on an unquantized MoE checkpoint (online FP8: no weight block)")
+    qc = read.get("quantization_config")
+    if not isinstance(qc, Mapping):
+        return _Judged(None, "an FP8 checkpoint", missing="its quantization_config (weight_block_size)")
+    block, act = qc.get("weight_block_size"), qc.get("activation_scheme")
+    shown = ["none" if v is None else str(v) for v in (block, act)]
+    what = f"an FP8 MoE checkpoint, weight_block_size {shown[0]}, activation_scheme {shown[1]}"
+    if isinstance(block, list) and block == [128, 128]:
+        return _Judged(False, what)
+    ignored = qc.get("ignored_layers") or qc.get("modules_to_not_convert")
+    if isinstance(ignored, list) and any("expert" in str(x) for x in ignored):
+        return _Judged(None, what, missing="whether its ignored layers cover every MoE layer (those get "
+                       "UnquantizedFusedMoEMethod)")  # fmt: skip
+    return _Judged(True, what)
+
+
+def _mxfp8_moe(values: Mapping[str, Any], read: Any) -> _Judged:
+    """Whether the served model's experts take Fp8MoEMethod with MXFP8 weights: --quantization mxfp8 on an
+    unquantized or MXFP8 checkpoint, or an MXFP8 checkpoint (quant_method mxfp8, a ModelOpt MXFP8 export included)
+    without --quantization, on a model with routed experts. True: they do; None: the model not read; False
+    otherwise."""
+    flag = values.get("quantization")
+    held = values.get("model_quant_method")
+    if flag not in (None, "mxfp8"):
+        return _Judged(False, f"--quantization {flag}")
+    if flag is None and held != "mxfp8":
+        return _Judged(False, "no MXFP8 checkpoint read")
+    if held not in (None, "mxfp8", _UNKNOWN):
+        return _Judged(False, f"--quantization mxfp8 on a {held} checkpoint")
+    moe = _model_moe(read)
+    what = "--quantization mxfp8" if flag == "mxfp8" else "an MXFP8 checkpoint (quant_method mxfp8)"
+    if held is _UNKNOWN or moe is _UNKNOWN:
+        return _Judged(None, f"{what}, model not read", missing="the checkpoint's quantization and whether the "
+                       "model has routed experts (config.json)")  # fmt: skip
+    return _Judged(bool(moe), f"{what} on {'an MoE' if moe else 'a dense'} model")
+
+
+def _quark_block_fp8(layer: Any) -> list[Any] | None:
+    """The weight block of a Quark layer config that SGLang's QuarkConfig hands to Fp8MoEMethod (FP8 weights per
+    block with a two-number block_size, FP8 dynamic input, no output or bias quantization); None for any other."""
+    if not isinstance(layer, Mapping):
+        return None
+    weight, inputs = layer.get("weight") or {}, layer.get("input_tensors") or {}
+    if not isinstance(weight, Mapping) or not isinstance(inputs, Mapping):
+        return None
+    block = weight.get("block_size")
+    fp8 = {"fp8_e4m3", "fp8_e4m3fn"}
+    if (
+        not layer.get("output_tensors") and not layer.get("bias") and weight.get("dtype") in fp8
+        and weight.get("qscheme") == "per_block" and weight.get("is_dynamic") is False
+        and isinstance(block, list) and len(block) == 2 and inputs.get("dtype") in fp8
+        and inputs.get("is_dynamic") is True
+    ):  # fmt: skip
+        return list(block)
+    return None
+
+
+def _quark_moe(values: Mapping[str, Any], read: Any, *, block_fp8: bool) -> _Judged:
+    """Whether SGLang's QuarkConfig gives the served model's experts a MoE method other than Fp8MoEMethod with a
+    128x128 block, which DeepEP v2's check refuses: --quantization quark / quark_mxfp4, or a Quark checkpoint
+    (quant_method quark) without --quantization, on a model with routed experts. `block_fp8`: as the releases
+    that hand a block-FP8 layer config Fp8MoEMethod (0.5.21 on) do, judged from a checkpoint whose quantization_config
+    has only a global_quant_config (no per-layer or per-type entries, no exclude naming experts); else every Quark
+    MoE layer gets QuarkFusedMoEMethod. True: refused; None: not read, or the layer config of the experts not known."""
+    flag = values.get("quantization")
+    held = values.get("model_quant_method")
+    if flag not in (None, "quark", "quark_mxfp4"):
+        return _Judged(False, f"--quantization {flag}")
+    if flag is None and held != "quark":
+        return _Judged(False, "no Quark checkpoint read")
+    what = f"--quantization {flag}" if flag else "a Quark checkpoint (quant_method quark)"
+    moe = _model_moe(read)
+    if moe is _UNKNOWN:
+        return _Judged(None, f"{what}, model not read", missing="whether the model has routed experts (config.json)")
+    if moe is not True:
+        return _Judged(False, f"{what} on a dense model")
+    if not block_fp8:
+        return _Judged(True, f"{what} on an MoE model (QuarkFusedMoEMethod)")
+    qc = read.get("quantization_config") if isinstance(read, Mapping) else None
+    if flag == "quark_mxfp4" or not isinstance(qc, Mapping):
+        return _Judged(None, f"{what} on an MoE model", missing="the Quark layer config the experts take")
+    per_layer = qc.get("layer_quant_config") or qc.get("layer_type_quant_config")
+    exclude = qc.get("exclude")
+    if per_layer or (isinstance(exclude, list) and any("expert" in str(x) or "mlp" in str(x) for x in exclude)):
+        return _Judged(None, f"{what} with per-layer configs on an MoE model",
+                       missing="which Quark layer config the experts take")  # fmt: skip
+    block = _quark_block_fp8(qc.get("global_quant_config"))
+    if block is None:
+        return _Judged(True, f"{what} on an MoE model, not block FP8 (QuarkFusedMoEMethod)")
+    shown = f"{what} on an MoE model, block FP8 {block}"
+    return _Judged(block != [128, 128], shown)
+
+
 def _ct_moe(values: Mapping[str, Any], d: Derived, read: Any, schemes: tuple[str, ...]) -> _Judged:
     """Whether the served model's experts take a compressed-tensors MoE scheme for one of `schemes` (the ids of
     launch.model_quant_schemes): no --quantization or --quantization compressed-tensors, a compressed-tensors
@@ -970,6 +1085,11 @@ def launch_values(
     values["fp8_config_moe"] = _fp8_config_moe(values, (models or {}).get("model"))
     # a compressed-tensors checkpoint's FP8 or int8 W8A8 experts (the schemes the preflight read from config_groups)
     read = (models or {}).get("model")
+    # the experts' Fp8MoEMethod block, MXFP8 and Quark methods, for the rules on DeepEP v2's check of the MoE method
+    values["deepep_v2_fp8_block"] = _deepep_v2_fp8_block(values, read)
+    values["mxfp8_moe"] = _mxfp8_moe(values, read)
+    values["deepep_v2_quark_moe"] = _quark_moe(values, read, block_fp8=False)  # QuarkFusedMoEMethod for every layer
+    values["deepep_v2_quark_fp8_moe"] = _quark_moe(values, read, block_fp8=True)  # block FP8 layers: Fp8MoEMethod
     values["ct_fp8_moe"] = _ct_moe(values, d, read, ("fp8-w8a8", "fp8-block"))
     values["ct_int8_moe"] = _ct_moe(values, d, read, ("int8-w8a8",))
     values["ct_mixed_packed_moe"] = _ct_mixed_packed_moe(values, d, read)
@@ -1095,6 +1215,13 @@ def _entry_free_values(
     # preflight's checkpoint entries do (an unread model's quantization would leave every launch of a model not yet
     # downloaded unknown on the GPUs the rule names)
     values["model_quant_method_read"] = held
+    # the checkpoint's quantization_config.routed_experts_quant_method (None: read without one), by which SGLang's
+    # ModelConfig marks MXFP4-packed routed experts in an FP8 checkpoint (is_fp4_experts)
+    routed = qcfg.get("routed_experts_quant_method") if isinstance(qcfg, Mapping) else None
+    values["routed_experts_quant_method"] = routed if isinstance(read, Mapping) else _UNKNOWN
+    # and its store_dtype, lower-cased (None: none), by which ModelConfig marks a MiMo-V2 checkpoint's MXFP4 experts
+    store = str(qcfg.get("store_dtype") or "").lower() if isinstance(qcfg, Mapping) else ""
+    values["quant_store_dtype"] = (store or None) if isinstance(read, Mapping) else _UNKNOWN
     # --load-format as argparse takes it (None: not given) and the TP size, for a rule on the bitsandbytes loader
     values["load_format"] = option_value(d.sglang_args, ("--load-format",), declared)
     tp = d.options.get("--tp-size")

@@ -206,6 +206,17 @@ CHECK_TEXT = {
     # igap16: the DSA backend's flashinfer_sparse_mla validation (0.5.17 on, in its own module: CHECK_FILE)
     "dsa-flashinfer-sparse-mla-glm-sm12-fp8-only": "flashinfer_sparse_mla supports only GLM DSA with FP8 KV cache",
     "dsa-glm-sm12-fp8-backends": "GLM DSA with FP8 KV cache on NVIDIA SM120/SM121 supports",
+    # igap17, the same check (CHECK_FILE): its weight-block test (every deepep_v2 release), its MXFP8 refusal and
+    # 0.5.19-0.5.20's wording (Quark's QuarkFusedMoEMethod there), 0.5.21 on's wording (Quark's block FP8 layers)
+    "deepep-v2-fp8-moe-block-size": "weight_block_size={quant_method.weight_block_size}",
+    "deepep-v2-mxfp8-moe": '"selected MXFP8 weights"',
+    "deepep-v2-modelopt-moe-method": '"--moe-a2a-backend deepep_v2 requires 128x128 blockwise FP8',
+    "deepep-v2-quark-moe-method": '"--moe-a2a-backend deepep_v2 requires 128x128 blockwise FP8 "',
+    "deepep-v2-quark-moe-block": '"--moe-a2a-backend deepep_v2 requires 128x128 blockwise FP8 or 1x32 MXFP8 "',
+    # its FP4-experts refusal (CHECK_FILE), and ModelConfig's reading of MiMo-V2's store_dtype (0.5.20 on)
+    "deepep-v2-fp4-routed-experts": '"selected FP4 experts"',
+    "deepep-v2-dsv4-fp4-experts": '"selected FP4 experts"',
+    "deepep-v2-mimo-fp4-experts": 'quantization_config.get("store_dtype")',
 }
 # the later wordings of a rule's check (any one found counts): FlashInfer all-to-all's in 0.5.22 and in 0.5.23
 CHECK_TEXT_ALSO = {
@@ -247,6 +258,14 @@ CHECK_FILE = {
     "moe-a2a-deepep-fp8-moe-sm120": "sglang/srt/layers/deep_gemm_wrapper/configurer.py",
     "deepep-v2-unquantized-moe": "sglang/srt/layers/moe/fused_moe_triton/layer.py",
     "deepep-v2-quantized-moe-method": "sglang/srt/layers/moe/fused_moe_triton/layer.py",
+    "deepep-v2-fp8-moe-block-size": "sglang/srt/layers/moe/fused_moe_triton/layer.py",
+    "deepep-v2-mxfp8-moe": "sglang/srt/layers/moe/fused_moe_triton/layer.py",
+    "deepep-v2-modelopt-moe-method": "sglang/srt/layers/moe/fused_moe_triton/layer.py",
+    "deepep-v2-quark-moe-method": "sglang/srt/layers/moe/fused_moe_triton/layer.py",
+    "deepep-v2-quark-moe-block": "sglang/srt/layers/moe/fused_moe_triton/layer.py",
+    "deepep-v2-fp4-routed-experts": "sglang/srt/layers/moe/fused_moe_triton/layer.py",
+    "deepep-v2-dsv4-fp4-experts": "sglang/srt/layers/moe/fused_moe_triton/layer.py",
+    "deepep-v2-mimo-fp4-experts": "sglang/srt/configs/model_config.py",
     "w8a8-int8-gemm-sm100-plus": "sglang/srt/layers/quantization/w8a8_int8.py",
     "trtllm-mha-page-128-heads": "sglang/srt/layers/attention/trtllm_mha_backend.py",
     "hybrid-gdn-blackwell-backend": "sglang/srt/layers/attention/attention_registry.py",
