@@ -101,3 +101,23 @@ def test_other_launches_pass_or_not_judged(tmp_path: Path, mooncake: dict[str, A
     assert check is None or check["status"] == "ok", check
     if mooncake is INSTALLED:
         assert check is not None
+
+
+@pytest.mark.registry
+@pytest.mark.parametrize("release", ["0.5.1", "0.5.11", "0.5.23"])
+def test_wheels_import_mooncake_where_the_entries_say(release: str) -> None:
+    """Each transfer_packages entry's module is imported by the release's own code (the transfer engine's and the
+    store's `from MODULE import`), and no release's METADATA requires the distribution."""
+    from registry_wheels import fetch_wheel, read_texts
+
+    from stackcheck.knowledge.loader import load
+
+    wheel = fetch_wheel("sglang", release)
+    texts = read_texts(wheel, lambda n: (n.endswith(".py") and "mooncake" in n) or n.endswith("METADATA"))
+    entries = load().preflight["transfer_packages"]["entries"]
+    assert entries
+    for entry in entries:
+        needle = f"from {entry['module']} import"
+        assert any(needle in t for n, t in texts.items() if n.endswith(".py")), (release, needle)
+        meta = "".join(t for n, t in texts.items() if n.endswith("METADATA"))
+        assert meta and not any(f"Requires-Dist: {d}" in meta for d in entry["distributions"]), release
