@@ -574,3 +574,4 @@ class Preflight(TypedDict, total=False):
     host: dict[str, Any]  # shm, memlock, port: preflight/host.py
     a2a_packages: dict[str, Any]  # the MoE all-to-all backends, modules, releases, messages: preflight/a2a.py
     quant_packages: dict[str, Any]  # the --quantization methods' own packages (humming, bitsandbytes): preflight/a2a.py
+    transfer_packages: dict[str, Any]  # disaggregation transfer / HiCache storage backends' packages: preflight/a2a.py

@@ -149,7 +149,12 @@ def run_for_gate(
         readings=readings,
     )
     pre = run(inputs)
-    from stackcheck.launch.preflight.a2a import check_a2a_package, check_load_format_package, check_quant_package
+    from stackcheck.launch.preflight.a2a import (
+        check_a2a_package,
+        check_load_format_package,
+        check_quant_package,
+        check_transfer_package,
+    )
 
     # the flags below as argparse reads them, abbreviated too (gate.option_value), the release's flags not taken
     # for abbreviations (gate.reading_flags)
@@ -159,6 +164,21 @@ def run_for_gate(
     a2a = check_a2a_package(gate.option_value(args, ("--moe-a2a-backend",), flags), facts, data, sglang_version)
     if a2a is not None:
         pre.results.append(a2a)
+    # the disaggregation transfer backend's package (--disaggregation-mode prefill / decode; SGLang's default backend
+    # mooncake) and the HiCache storage backend's (--enable-hierarchical-cache --hicache-storage-backend)
+    mode = gate.option_value(args, ("--disaggregation-mode",), flags)
+    if mode in ("prefill", "decode"):
+        backend = gate.option_value(args, ("--disaggregation-transfer-backend",), flags) or "mooncake"
+        subject = f"--disaggregation-mode {mode} --disaggregation-transfer-backend {backend}"
+        got = check_transfer_package("transfer_backend", backend, subject, facts, data, sglang_version)
+        if got is not None:
+            pre.results.append(got)
+    if gate.option_values(args, ("--enable-hierarchical-cache",), flags):
+        storage = gate.option_value(args, ("--hicache-storage-backend",), flags)
+        subject = f"--hicache-storage-backend {storage}"
+        got = check_transfer_package("storage_backend", storage, subject, facts, data, sglang_version)
+        if got is not None:
+            pre.results.append(got)
     # the quantization method's own package (humming-kernels, bitsandbytes): --quantization as the command gives it,
     # else the checkpoint's own quant_method (SGLang builds that method's config at model load)
     method = gate.option_value(args, ("--quantization",), flags) or pre.launch.get("model_quant_method")

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 CHECK = "moe-a2a-package"
 QUANT_CHECK = "quant-package"
+TRANSFER_CHECK = "transfer-package"
 
 
 def _version_in(version: str | None, spec: str) -> bool | None:
@@ -56,6 +57,20 @@ def check_load_format_package(
     the installed release is known to be outside its range."""
     return _judge(QUANT_CHECK, "quant_packages", "load_format", load_format, f"--load-format {load_format}", facts,
                   data, sglang_version)  # fmt: skip
+
+
+def check_transfer_package(
+    key: str,
+    backend: str | None,
+    subject: str,
+    facts: Mapping[str, Any],
+    data: Mapping[str, Any],
+    sglang_version: str | None,
+) -> CheckResult | None:
+    """The result for a disaggregation transfer backend (key "transfer_backend") or a HiCache storage backend (key
+    "storage_backend") the launch uses (None: none), from preflight.json transfer_packages; None where no entry names
+    it or the installed release is known to be outside its range."""
+    return _judge(TRANSFER_CHECK, "transfer_packages", key, backend, subject, facts, data, sglang_version)
 
 
 def _judge(
