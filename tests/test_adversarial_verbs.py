@@ -5,6 +5,9 @@ its docstring names."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -64,3 +67,67 @@ def test_a_pre_release_far_from_every_bound_is_judged_as_before(
     fa4 = next(f for f in doc["features"] if f["id"] == "attention-fa4")
     choice = next(r for r in fa4["reasons"] if r["rule"] == "fa4-choice")
     assert choice["result"] == "pass"
+
+
+def run(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SGLANG_", "STACKCHECK_"))}
+    env["PYTHONPATH"] = str(ROOT)
+    return subprocess.run(
+        [sys.executable, "-m", "stackcheck", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("audit", "--facts", "/dev/zero"),
+        ("facts", "check", "/dev/zero"),
+        ("diff", str(SM120), "/dev/zero"),
+        ("audit", "--host-facts", "/dev/zero"),
+        ("gate", "--facts", "/dev/zero", "--dry-run", "--", "python", "-m", "sglang.launch_server"),
+    ],
+)
+def test_a_device_as_a_facts_file_is_bad_input_not_a_hang(args: tuple[str, ...]) -> None:
+    """/dev/zero has no size to stat: facts/model.read_text_file checked st_size (0) and then read to the end,
+    which never comes (each of these ran past 40 s, memory growing)."""
+    proc = run(*args, timeout=30)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip() == "stackcheck: error: /dev/zero: larger than 64 MiB: not a stackcheck facts file"
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
+def test_a_device_named_to_fleet_is_skipped_not_read_forever() -> None:
+    """fleet reads a named pipe as a stream of reports; /dev/zero was read as one too: an endless line, skipped
+    a MiB at a time, forever. A character device is skipped as bad input; the other reports are summarised."""
+    proc = run("fleet", "/dev/zero", str(SM120), timeout=30)
+    assert proc.returncode == 0, proc.stderr
+    assert "/dev/zero: a character device" in proc.stdout + proc.stderr
+    assert "1 hosts from 1 reports" in proc.stdout
+    alone = run("fleet", "--strict", "/dev/zero", timeout=30)
+    assert alone.returncode == 2
+
+
+@pytest.mark.parametrize("bad", ["missing.json", "binary.json"])
+@pytest.mark.parametrize("flag", ["--facts", "--host-facts"])
+def test_gate_reads_a_named_facts_file_even_when_the_command_checks_nothing(
+    tmp_path: Path, bad: str, flag: str
+) -> None:
+    """`gate --facts TYPO.json -- ./serve.sh` (a command in which no SGLang launch is found) returned before the
+    facts were read: the command ran (exit 0) with the user's facts file never opened, where every other path
+    says a bad facts file is bad input (exit 2) and runs nothing."""
+    (tmp_path / "binary.json").write_bytes(b"\xff\xfe\x00garbage")
+    marker = tmp_path / "ran"
+    proc = run("gate", flag, str(tmp_path / bad), "--", "touch", str(marker))
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert str(tmp_path / bad) in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    assert not marker.exists(), "the command must not run"
+    good = run("gate", "--facts", str(SM120), "--", "touch", str(marker))
+    assert good.returncode == 0 and marker.exists(), good.stderr

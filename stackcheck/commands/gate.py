@@ -544,6 +544,11 @@ def _decide_with(
     if usage is None:
         usage = gate_preflight.start_usage(opts.facts_file, usage_command)
     if derived.entrypoint is None and not derived.required and not derived.problems:
+        from stackcheck.facts.model import load_facts_file
+
+        for named in (opts.facts_file, opts.host_facts):
+            if named:  # nothing reads it here, but a facts file that cannot be read is bad input (exit 2) all the same
+                load_facts_file(named)
         doc = _document(derived, gate.Decision(True, [], [], []), [])
         doc["note"] = (
             derived.out_of_scope or "no SGLang launch or flag found in the command and no --require: nothing to check"

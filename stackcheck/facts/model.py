@@ -252,7 +252,9 @@ def read_text_file(path: str | os.PathLike[str], limit: int = MAX_FACTS_BYTES) -
         if os.stat(path).st_size > limit:
             raise BadInputError(f"{path}: larger than {limit // 2**20} MiB: not a stackcheck facts file")
         with open(path, "rb") as fh:
-            data = fh.read()
+            data = fh.read(limit + 1)  # bounded: a device or a pipe (/dev/zero, /dev/urandom) has no size to stat
+        if len(data) > limit:
+            raise BadInputError(f"{path}: larger than {limit // 2**20} MiB: not a stackcheck facts file")
     except FileNotFoundError:
         raise BadInputError(f"{path}: no such file") from None
     except IsADirectoryError:
