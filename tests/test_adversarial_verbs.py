@@ -131,3 +131,25 @@ def test_gate_reads_a_named_facts_file_even_when_the_command_checks_nothing(
     assert not marker.exists(), "the command must not run"
     good = run("gate", "--facts", str(SM120), "--", "touch", str(marker))
     assert good.returncode == 0 and marker.exists(), good.stderr
+
+
+@pytest.mark.parametrize("where", ["first", "last"])
+def test_diff_never_lets_an_ok_entry_hide_a_blocked_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], where: str
+) -> None:
+    """A report listing one feature twice (edited by hand, two concatenated) was read last-entry-wins: with the
+    blocked entry first, `diff before.json after.json` said "features: no change" and exited 0 (a regression
+    hidden from a CI gate); with it last, exit 1. Now a non-ok entry wins, wherever it is."""
+    main(["audit", "--facts", str(CASES / "h200-newest" / "facts.json"), "--format", "json"])
+    before = json.loads(capsys.readouterr().out)
+    ok = next(f for f in before["features"] if f["status"] == "ok")
+    after = json.loads(json.dumps(before))
+    blocked = {**ok, "status": "blocked", "effect": "crash"}
+    after["features"].insert(0 if where == "first" else len(after["features"]), blocked)
+    a, b = tmp_path / "before.json", tmp_path / "after.json"
+    a.write_text(json.dumps(before))
+    b.write_text(json.dumps(after))
+    assert main(["diff", str(a), str(b), "--format", "json"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["regressions"] == [ok["id"]]
+    assert main(["diff", str(a), str(a)]) == 0
