@@ -153,3 +153,35 @@ def test_diff_never_lets_an_ok_entry_hide_a_blocked_one(
     doc = json.loads(capsys.readouterr().out)
     assert doc["regressions"] == [ok["id"]]
     assert main(["diff", str(a), str(a)]) == 0
+
+
+@pytest.mark.parametrize("args", [("diff", "", str(SM120)), ("facts", "check", "")])
+def test_an_empty_file_name_is_named_as_given(capsys: pytest.CaptureFixture[str], args: tuple[str, ...]) -> None:
+    """`diff "" B` and `facts check ""` said ".: is a directory, expected a file": the error named the working
+    directory, not what was given."""
+    assert main(list(args)) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("stackcheck: error: '': an empty file name"), err
+    assert len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("audit", "--facts", ""),
+        ("audit", "--facts="),
+        ("audit", "--host-facts", ""),
+        ("plan", "--facts", ""),
+        ("recommend", "--facts", ""),
+        ("explain", "cuda-graph", "--facts", ""),
+        ("gate", "--facts", "", "--", "true"),
+    ],
+)
+def test_an_empty_facts_option_is_a_usage_error_not_this_box(args: tuple[str, ...]) -> None:
+    """`--facts "$FACTS"` with the variable unset read as no --facts at all: audit and plan probed this box and
+    judged it (exit 0 or 1, as if the file had been read), and the gate probed the box it runs on and ran the
+    command (exit 0). Now argparse refuses the empty FILE: exit 2, the option named, nothing run."""
+    proc = run(*args)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.stderr.strip().splitlines()[-1].endswith(": '': an empty file name"), proc.stderr
+    assert proc.stdout == ""

@@ -31,9 +31,22 @@ def positive_seconds(text: str) -> float:
     return value
 
 
+def file_name(text: str) -> str:
+    """A FILE argument: an empty one (`--facts "$FACTS"` with the variable unset) is a usage error; it read as no
+    --facts at all, and this box was probed instead of the file the user meant."""
+    if not text:
+        import argparse
+
+        raise argparse.ArgumentTypeError("'': an empty file name")
+    return text
+
+
 def add_facts_options(p: argparse.ArgumentParser, assume: bool = True) -> None:
     p.add_argument(
-        "--facts", metavar="FILE", help="read a saved report or facts document instead of probing ('-' for stdin)"
+        "--facts",
+        metavar="FILE",
+        type=file_name,
+        help="read a saved report or facts document instead of probing ('-' for stdin)",
     )
     p.add_argument(
         "--manifests",
@@ -75,6 +88,7 @@ def add_facts_options(p: argparse.ArgumentParser, assume: bool = True) -> None:
     target.add_argument(
         "--host-facts",
         metavar="FILE",
+        type=file_name,
         help="take the driver and GPUs from a saved report (another host) and the packages from the target",
     )
     if assume:

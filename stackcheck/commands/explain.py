@@ -13,7 +13,14 @@ import argparse
 import os
 from typing import TYPE_CHECKING, Any
 
-from stackcheck.commands.arguments import add_output_options, emit, feature_id, format_choice, render_options
+from stackcheck.commands.arguments import (
+    add_output_options,
+    emit,
+    feature_id,
+    file_name,
+    format_choice,
+    render_options,
+)
 from stackcheck.errors import EXIT_OK, UsageError
 from stackcheck.render import EXPLAIN_FORMATS
 
@@ -39,7 +46,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="nvswitch | nvlink | pcie-switch | pcie-host-bridge | cross-socket | pcie "
         "(default: the box's, else unknown)",
     )
-    p.add_argument("--facts", metavar="FILE", help="take the GPUs and topology from a saved report")
+    p.add_argument("--facts", metavar="FILE", type=file_name, help="take the GPUs and topology from a saved report")
     p.add_argument("--manifests", metavar="DIR", action="append", default=[])
     p.add_argument("--tp", type=int, default=None, help="tensor-parallel size (default: the number of GPUs)")
     add_output_options(p, EXPLAIN_FORMATS, sources=True)

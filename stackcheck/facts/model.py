@@ -369,6 +369,8 @@ def read_document(path: os.PathLike[str] | str) -> tuple[Any, str]:
     """The parsed JSON of a facts file or report, and its name for messages. `//` comments are allowed (the
     template of `stackcheck facts template` has them); another tool's output is named, with the command
     that makes a facts file."""
+    if not str(path):  # pathlib spells "" as ".", which named the working directory in the error
+        raise BadInputError("'': an empty file name: give a facts file or report, or '-' for standard input")
     if str(path) == "-":
         import sys
 
