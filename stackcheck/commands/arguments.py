@@ -123,7 +123,10 @@ def add_output_options(p: argparse.ArgumentParser, registry: Mapping[str, Any], 
         + (f"; {', '.join(aliases)}: old name{'s' if len(aliases) > 1 else ''} of text" if aliases else ""),
     )
     p.add_argument(
-        "--output", metavar="FILE", help="write to FILE atomically (temporary file, then rename) instead of stdout"
+        "--output",
+        metavar="FILE",
+        type=file_name,
+        help="write to FILE atomically (temporary file, then rename) instead of stdout",
     )
     if sources:
         p.add_argument(

@@ -29,7 +29,7 @@ import argparse
 import os
 import sys
 
-from stackcheck.commands.arguments import add_facts_options, options_from
+from stackcheck.commands.arguments import add_facts_options, file_name, options_from
 from stackcheck.errors import EXIT_FINDING, EXIT_INTERNAL, EXIT_OK, StackcheckError, UsageError
 from stackcheck.lean_typing import TYPE_CHECKING, cast
 from stackcheck.render import GATE_FORMATS
@@ -140,6 +140,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--log",
         metavar="FILE",
+        type=file_name,
         help="with --watch: also append the server's whole output to FILE (a writer that never slows the "
         "server down: what the disk cannot take is dropped and counted)",
     )

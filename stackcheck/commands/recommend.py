@@ -20,6 +20,7 @@ from stackcheck.commands.arguments import (
     add_facts_options,
     add_output_options,
     emit,
+    file_name,
     format_choice,
     options_from,
     render_options,
@@ -61,6 +62,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--plan-facts",
         metavar="FILE",
+        type=file_name,
         help="also write the facts of this box as the plan leaves it (a facts document: check the launch before "
         "upgrading with `stackcheck gate --facts FILE --dry-run -- COMMAND`)",
     )

@@ -31,7 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     which.add_argument("--probe", action="store_true", help="probe this box to name the plan step that fixes it")
     parser.add_argument("--manifests", metavar="DIR", action="append", default=[])
-    parser.add_argument("--output", metavar="FILE", help="write to FILE atomically instead of stdout")
+    parser.add_argument("--output", metavar="FILE", type=file_name, help="write to FILE atomically instead of stdout")
 
 
 def plan_fix(args: argparse.Namespace, result: Any) -> tuple[bool, dict[str, Any] | None]:
