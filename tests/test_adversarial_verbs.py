@@ -180,14 +180,25 @@ def test_an_empty_file_name_is_named_as_given(capsys: pytest.CaptureFixture[str]
         ("gate", "--facts", str(SM120), "--watch", "--log", "", "--", "true"),
         ("facts", "template", "--output", ""),
         ("fleet", str(SM120), "--output", ""),
+        ("audit", "--image", ""),
+        ("gate", "--image", "", "--dry-run", "--", "true"),
+        ("audit", "--python", ""),
+        ("audit", "--root", ""),
+        ("audit", "--env", ""),
+        ("audit", "--facts", str(SM120), "--manifests", ""),
+        ("audit", "--facts", str(SM120), "--assume-gpu", ""),
+        ("audit", "--facts", str(SM120), "--assume-driver", ""),
     ],
 )
 def test_an_empty_facts_option_is_a_usage_error_not_this_box(args: tuple[str, ...]) -> None:
     """`--facts "$FACTS"` with the variable unset read as no --facts at all: audit and plan probed this box and
     judged it (exit 0 or 1, as if the file had been read), and the gate probed the box it runs on and ran the
-    command (exit 0); an empty --output, --plan-facts or --log wrote to stdout or nowhere. Now argparse refuses
-    the empty FILE: exit 2, the option named, nothing run."""
+    command (exit 0); an empty --output, --plan-facts or --log wrote to stdout or nowhere; an empty --image,
+    --root, --python or --env audited this host instead of the target named, an empty --assume-gpu or
+    --assume-driver judged the facts as they are. Now argparse refuses the empty value: exit 2, the option named,
+    nothing run."""
     proc = run(*args)
     assert proc.returncode == 2, proc.stdout + proc.stderr
-    assert proc.stderr.strip().splitlines()[-1].endswith(": '': an empty file name"), proc.stderr
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.endswith((": '': an empty file name", ": '': an empty value")), proc.stderr
     assert proc.stdout == ""

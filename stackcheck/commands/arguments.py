@@ -41,6 +41,16 @@ def file_name(text: str) -> str:
     return text
 
 
+def given(text: str) -> str:
+    """A value that must not be empty (`--image "$IMAGE"`, `--assume-gpu "$GPU"` with the variable unset): an
+    empty one read as the option not given, and this box was judged instead of what was named."""
+    if not text:
+        import argparse
+
+        raise argparse.ArgumentTypeError("'': an empty value")
+    return text
+
+
 def add_facts_options(p: argparse.ArgumentParser, assume: bool = True) -> None:
     p.add_argument(
         "--facts",
@@ -53,6 +63,7 @@ def add_facts_options(p: argparse.ArgumentParser, assume: bool = True) -> None:
         metavar="DIR",
         action="append",
         default=[],
+        type=file_name,
         help="add or override manifest entries from DIR (repeatable; also $STACKCHECK_MANIFESTS)",
     )
     p.add_argument("--strict", action="store_true", help="exit 3 when a probe fails or times out")
@@ -72,16 +83,23 @@ def add_facts_options(p: argparse.ArgumentParser, assume: bool = True) -> None:
         "CONDA_PREFIX that is not stackcheck's own, else stackcheck's own interpreter; $STACKCHECK_PYTHON)",
     )
     target.add_argument(
-        "--python", metavar="PATH", help="audit this interpreter's packages, e.g. /opt/serve/bin/python"
+        "--python",
+        metavar="PATH",
+        type=file_name,
+        help="audit this interpreter's packages, e.g. /opt/serve/bin/python",
     )
-    target.add_argument("--env", metavar="DIR", dest="env_dir", help="audit this venv or conda prefix")
-    target.add_argument("--root", metavar="DIR", help="audit an unpacked or mounted root filesystem")
+    target.add_argument("--env", metavar="DIR", dest="env_dir", type=file_name, help="audit this venv or conda prefix")
+    target.add_argument("--root", metavar="DIR", type=file_name, help="audit an unpacked or mounted root filesystem")
     target.add_argument(
-        "--image", metavar="PATH", help="audit a container image without running it (docker save tarball, OCI layout)"
+        "--image",
+        metavar="PATH",
+        type=file_name,
+        help="audit a container image without running it (docker save tarball, OCI layout)",
     )
     target.add_argument(
         "--platform",
         metavar="OS/ARCH",
+        type=given,
         help="with --image: the image of a multi-platform file to read, e.g. linux/arm64 (default: the only "
         "one, else this host's)",
     )
@@ -92,13 +110,19 @@ def add_facts_options(p: argparse.ArgumentParser, assume: bool = True) -> None:
         help="take the driver and GPUs from a saved report (another host) and the packages from the target",
     )
     if assume:
-        p.add_argument("--assume-gpu", metavar="CC[xN]", help="evaluate for GPUs that are not here, e.g. 12.0x8")
         p.add_argument(
-            "--assume-driver", metavar="VERSION", help="evaluate for a driver that is not here, e.g. 580.95.05"
+            "--assume-gpu", metavar="CC[xN]", type=given, help="evaluate for GPUs that are not here, e.g. 12.0x8"
+        )
+        p.add_argument(
+            "--assume-driver",
+            metavar="VERSION",
+            type=given,
+            help="evaluate for a driver that is not here, e.g. 580.95.05",
         )
         p.add_argument(
             "--assume-interconnect",
             metavar="KIND",
+            type=given,
             help="nvswitch (NVLink through NVSwitch) | nvlink | pcie-switch | pcie-host-bridge | cross-socket | pcie",
         )
 
