@@ -188,6 +188,9 @@ def test_an_empty_file_name_is_named_as_given(capsys: pytest.CaptureFixture[str]
         ("audit", "--facts", str(SM120), "--manifests", ""),
         ("audit", "--facts", str(SM120), "--assume-gpu", ""),
         ("audit", "--facts", str(SM120), "--assume-driver", ""),
+        ("explain", "cuda-graph", "--assume-gpu", ""),
+        ("recommend", "--facts", str(SM120), "--no-plan", "--model-path", ""),
+        ("fleet", str(SM120), "--since", ""),
     ],
 )
 def test_an_empty_facts_option_is_a_usage_error_not_this_box(args: tuple[str, ...]) -> None:

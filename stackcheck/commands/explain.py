@@ -19,6 +19,7 @@ from stackcheck.commands.arguments import (
     feature_id,
     file_name,
     format_choice,
+    given,
     render_options,
 )
 from stackcheck.errors import EXIT_OK, UsageError
@@ -36,6 +37,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--assume-gpu",
         metavar="GPU",
+        type=given,
         default=None,
         help="the GPUs to explain for: 12.0, 12.0x8, 8x12.0, sm_120, 120, or a GPU name ('RTX 5090', B200) "
         "(default: this box's GPUs, or those of --facts; without a count, 8 or --tp)",
@@ -43,6 +45,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--assume-interconnect",
         metavar="KIND",
+        type=given,
         help="nvswitch | nvlink | pcie-switch | pcie-host-bridge | cross-socket | pcie "
         "(default: the box's, else unknown)",
     )

@@ -22,6 +22,7 @@ from stackcheck.commands.arguments import (
     emit,
     file_name,
     format_choice,
+    given,
     options_from,
     render_options,
 )
@@ -39,6 +40,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--model-path",
         metavar="M",
+        type=given,
         help="the model: a local directory, or a Hugging Face id in the hub cache (its config.json is read)",
     )
     p.add_argument("--tp", type=int, metavar="N", help="tensor-parallel size (default: the number of GPUs)")
