@@ -205,3 +205,28 @@ def test_an_empty_facts_option_is_a_usage_error_not_this_box(args: tuple[str, ..
     last = proc.stderr.strip().splitlines()[-1]
     assert last.endswith((": '': an empty file name", ": '': an empty value")), proc.stderr
     assert proc.stdout == ""
+
+
+LLAMA = str(ROOT / "tests" / "data" / "models" / "llama3-8b")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="open finding for stackcheck/launch/gate.py (igap16's file, not edited here): find_entrypoint reads "
+    "a shell's command string only after a bare `-c` and only when argv[0] is the shell",
+)
+@pytest.mark.parametrize(
+    "shell",
+    [("bash", "-lc"), ("sh", "-ec"), ("sh", "-xc"), ("sudo", "bash", "-c"), ("docker", "exec", "c", "bash", "-c")],
+)
+def test_a_launch_inside_a_shell_string_is_read_behind_any_option_spelling(shell: tuple[str, ...]) -> None:
+    """`bash -lc "python -m sglang.launch_server ... --attention-backend fa3"` (the usual Kubernetes `command:`)
+    and `sudo bash -c "..."`: the string was not read, the command counted as a wrapper, and with --allow-unknown
+    the gate allowed a launch whose explicit feature is known blocked (crash) on this sm_120 box: a false pass.
+    `bash -c`, `bash -l -c`, `env bash -c` are read (the same launch is refused)."""
+    launch = f"python -m sglang.launch_server --model-path {LLAMA} --tp 2 --attention-backend fa3"
+    bare = run("gate", "--facts", str(SM120), "--dry-run", "--allow-unknown", "--", "bash", "-c", launch)
+    assert bare.returncode == 1 and "REFUSE attention-fa3: blocked (crash)" in bare.stdout, bare.stdout
+    proc = run("gate", "--facts", str(SM120), "--dry-run", "--allow-unknown", "--", *shell, launch)
+    assert proc.returncode == 1, proc.stdout
+    assert "REFUSE attention-fa3: blocked (crash)" in proc.stdout
