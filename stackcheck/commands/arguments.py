@@ -31,15 +31,39 @@ def positive_seconds(text: str) -> float:
     return value
 
 
+def file_name(text: str) -> str:
+    """A FILE argument: an empty one (`--facts "$FACTS"` with the variable unset) is a usage error; it read as no
+    --facts at all, and this box was probed instead of the file the user meant."""
+    if not text:
+        import argparse
+
+        raise argparse.ArgumentTypeError("'': an empty file name")
+    return text
+
+
+def given(text: str) -> str:
+    """A value that must not be empty (`--image "$IMAGE"`, `--assume-gpu "$GPU"` with the variable unset): an
+    empty one read as the option not given, and this box was judged instead of what was named."""
+    if not text:
+        import argparse
+
+        raise argparse.ArgumentTypeError("'': an empty value")
+    return text
+
+
 def add_facts_options(p: argparse.ArgumentParser, assume: bool = True) -> None:
     p.add_argument(
-        "--facts", metavar="FILE", help="read a saved report or facts document instead of probing ('-' for stdin)"
+        "--facts",
+        metavar="FILE",
+        type=file_name,
+        help="read a saved report or facts document instead of probing ('-' for stdin)",
     )
     p.add_argument(
         "--manifests",
         metavar="DIR",
         action="append",
         default=[],
+        type=file_name,
         help="add or override manifest entries from DIR (repeatable; also $STACKCHECK_MANIFESTS)",
     )
     p.add_argument("--strict", action="store_true", help="exit 3 when a probe fails or times out")
@@ -59,32 +83,46 @@ def add_facts_options(p: argparse.ArgumentParser, assume: bool = True) -> None:
         "CONDA_PREFIX that is not stackcheck's own, else stackcheck's own interpreter; $STACKCHECK_PYTHON)",
     )
     target.add_argument(
-        "--python", metavar="PATH", help="audit this interpreter's packages, e.g. /opt/serve/bin/python"
+        "--python",
+        metavar="PATH",
+        type=file_name,
+        help="audit this interpreter's packages, e.g. /opt/serve/bin/python",
     )
-    target.add_argument("--env", metavar="DIR", dest="env_dir", help="audit this venv or conda prefix")
-    target.add_argument("--root", metavar="DIR", help="audit an unpacked or mounted root filesystem")
+    target.add_argument("--env", metavar="DIR", dest="env_dir", type=file_name, help="audit this venv or conda prefix")
+    target.add_argument("--root", metavar="DIR", type=file_name, help="audit an unpacked or mounted root filesystem")
     target.add_argument(
-        "--image", metavar="PATH", help="audit a container image without running it (docker save tarball, OCI layout)"
+        "--image",
+        metavar="PATH",
+        type=file_name,
+        help="audit a container image without running it (docker save tarball, OCI layout)",
     )
     target.add_argument(
         "--platform",
         metavar="OS/ARCH",
+        type=given,
         help="with --image: the image of a multi-platform file to read, e.g. linux/arm64 (default: the only "
         "one, else this host's)",
     )
     target.add_argument(
         "--host-facts",
         metavar="FILE",
+        type=file_name,
         help="take the driver and GPUs from a saved report (another host) and the packages from the target",
     )
     if assume:
-        p.add_argument("--assume-gpu", metavar="CC[xN]", help="evaluate for GPUs that are not here, e.g. 12.0x8")
         p.add_argument(
-            "--assume-driver", metavar="VERSION", help="evaluate for a driver that is not here, e.g. 580.95.05"
+            "--assume-gpu", metavar="CC[xN]", type=given, help="evaluate for GPUs that are not here, e.g. 12.0x8"
+        )
+        p.add_argument(
+            "--assume-driver",
+            metavar="VERSION",
+            type=given,
+            help="evaluate for a driver that is not here, e.g. 580.95.05",
         )
         p.add_argument(
             "--assume-interconnect",
             metavar="KIND",
+            type=given,
             help="nvswitch (NVLink through NVSwitch) | nvlink | pcie-switch | pcie-host-bridge | cross-socket | pcie",
         )
 
@@ -109,7 +147,10 @@ def add_output_options(p: argparse.ArgumentParser, registry: Mapping[str, Any], 
         + (f"; {', '.join(aliases)}: old name{'s' if len(aliases) > 1 else ''} of text" if aliases else ""),
     )
     p.add_argument(
-        "--output", metavar="FILE", help="write to FILE atomically (temporary file, then rename) instead of stdout"
+        "--output",
+        metavar="FILE",
+        type=file_name,
+        help="write to FILE atomically (temporary file, then rename) instead of stdout",
     )
     if sources:
         p.add_argument(

@@ -13,7 +13,15 @@ import argparse
 import os
 from typing import TYPE_CHECKING, Any
 
-from stackcheck.commands.arguments import add_output_options, emit, feature_id, format_choice, render_options
+from stackcheck.commands.arguments import (
+    add_output_options,
+    emit,
+    feature_id,
+    file_name,
+    format_choice,
+    given,
+    render_options,
+)
 from stackcheck.errors import EXIT_OK, UsageError
 from stackcheck.render import EXPLAIN_FORMATS
 
@@ -29,6 +37,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--assume-gpu",
         metavar="GPU",
+        type=given,
         default=None,
         help="the GPUs to explain for: 12.0, 12.0x8, 8x12.0, sm_120, 120, or a GPU name ('RTX 5090', B200) "
         "(default: this box's GPUs, or those of --facts; without a count, 8 or --tp)",
@@ -36,10 +45,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--assume-interconnect",
         metavar="KIND",
+        type=given,
         help="nvswitch | nvlink | pcie-switch | pcie-host-bridge | cross-socket | pcie "
         "(default: the box's, else unknown)",
     )
-    p.add_argument("--facts", metavar="FILE", help="take the GPUs and topology from a saved report")
+    p.add_argument("--facts", metavar="FILE", type=file_name, help="take the GPUs and topology from a saved report")
     p.add_argument("--manifests", metavar="DIR", action="append", default=[])
     p.add_argument("--tp", type=int, default=None, help="tensor-parallel size (default: the number of GPUs)")
     add_output_options(p, EXPLAIN_FORMATS, sources=True)

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import argparse
 
-from stackcheck.commands.arguments import emit
+from stackcheck.commands.arguments import emit, file_name
 from stackcheck.errors import EXIT_OK
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     sub = p.add_subparsers(dest="facts_command", metavar="ACTION", required=True)
     t = sub.add_parser("template", help="print a commented facts document to start from")
-    t.add_argument("--output", metavar="FILE", help="write to FILE atomically instead of stdout")
+    t.add_argument("--output", metavar="FILE", type=file_name, help="write to FILE atomically instead of stdout")
     c = sub.add_parser("check", help="read a facts file as --facts does; say what it holds or what is wrong")
     c.add_argument("file", help="the facts file ('-' for standard input)")
 

@@ -21,7 +21,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from stackcheck.commands.arguments import add_output_options, emit, format_choice, render_options
+from stackcheck.commands.arguments import add_output_options, emit, file_name, format_choice, render_options
 from stackcheck.documents.fleet import Fleet, FleetReport, read_fleet
 from stackcheck.errors import EXIT_BAD_INPUT, EXIT_FINDING, EXIT_OK, BadInputError
 from stackcheck.redact import shown_field
@@ -37,6 +37,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--since",
         metavar="PATH",
+        type=file_name,
         action="append",
         default=[],
         help="an older collection (directory, file, *.jsonl; repeatable): list the hosts whose feature "

@@ -29,7 +29,7 @@ import argparse
 import os
 import sys
 
-from stackcheck.commands.arguments import add_facts_options, options_from
+from stackcheck.commands.arguments import add_facts_options, file_name, options_from
 from stackcheck.errors import EXIT_FINDING, EXIT_INTERNAL, EXIT_OK, StackcheckError, UsageError
 from stackcheck.lean_typing import TYPE_CHECKING, cast
 from stackcheck.render import GATE_FORMATS
@@ -151,6 +151,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--log",
         metavar="FILE",
+        type=file_name,
         help="with --watch: also append the server's whole output to FILE (a writer that never slows the "
         "server down: what the disk cannot take is dropped and counted)",
     )
@@ -569,6 +570,11 @@ def _decide_with(
     if usage is None:
         usage = gate_preflight.start_usage(opts.facts_file, usage_command)
     if derived.entrypoint is None and not derived.required and not derived.problems:
+        from stackcheck.facts.model import load_facts_file
+
+        for named in (opts.facts_file, opts.host_facts):
+            if named:  # nothing reads it here, but a facts file that cannot be read is bad input (exit 2) all the same
+                load_facts_file(named)
         doc = _document(derived, gate.Decision(True, [], [], []), [])
         doc["note"] = (
             derived.out_of_scope or "no SGLang launch or flag found in the command and no --require: nothing to check"

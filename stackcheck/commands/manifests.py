@@ -8,6 +8,7 @@ import argparse
 import sys
 from typing import Any
 
+from stackcheck.commands.arguments import file_name
 from stackcheck.errors import EXIT_BAD_INPUT, EXIT_FINDING, EXIT_OK, ManifestError
 
 
@@ -36,6 +37,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     d.add_argument(
         "--output",
         metavar="DIR",
+        type=file_name,
         help="write components.json, gates.json and launch.json with the derived entries merged in",
     )
     d.add_argument("--format", choices=("text", "json"), default="text")

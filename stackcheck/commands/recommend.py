@@ -20,7 +20,9 @@ from stackcheck.commands.arguments import (
     add_facts_options,
     add_output_options,
     emit,
+    file_name,
     format_choice,
+    given,
     options_from,
     render_options,
 )
@@ -38,6 +40,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--model-path",
         metavar="M",
+        type=given,
         help="the model: a local directory, or a Hugging Face id in the hub cache (its config.json is read)",
     )
     p.add_argument("--tp", type=int, metavar="N", help="tensor-parallel size (default: the number of GPUs)")
@@ -61,6 +64,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--plan-facts",
         metavar="FILE",
+        type=file_name,
         help="also write the facts of this box as the plan leaves it (a facts document: check the launch before "
         "upgrading with `stackcheck gate --facts FILE --dry-run -- COMMAND`)",
     )

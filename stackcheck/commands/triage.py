@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from stackcheck.commands.arguments import emit
+from stackcheck.commands.arguments import emit, file_name
 from stackcheck.launch.triage import TriageReport, triage_file, triage_with_plan
 from stackcheck.render import TRIAGE_FORMATS
 from stackcheck.render.interface import RenderOptions
@@ -23,11 +23,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=list(TRIAGE_FORMATS), default="text", help="output format (default: text)")
     which = parser.add_mutually_exclusive_group()
     which.add_argument(
-        "--facts", metavar="FILE", default=None, help="the crashed box's saved report: name the plan step"
+        "--facts",
+        metavar="FILE",
+        type=file_name,
+        default=None,
+        help="the crashed box's saved report: name the plan step",
     )
     which.add_argument("--probe", action="store_true", help="probe this box to name the plan step that fixes it")
     parser.add_argument("--manifests", metavar="DIR", action="append", default=[])
-    parser.add_argument("--output", metavar="FILE", help="write to FILE atomically instead of stdout")
+    parser.add_argument("--output", metavar="FILE", type=file_name, help="write to FILE atomically instead of stdout")
 
 
 def plan_fix(args: argparse.Namespace, result: Any) -> tuple[bool, dict[str, Any] | None]:

@@ -75,13 +75,24 @@ def _verdict(item: Mapping[str, Any] | None) -> dict[str, Any] | None:
     return out
 
 
+def _by_id(items: Iterable[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
+    """Verdicts by id; an id listed twice (a report edited by hand, or two merged) keeps an entry that is not
+    ok, so a later ok entry never hides a blocked one (that hid a regression: exit 0)."""
+    out: dict[str, Mapping[str, Any]] = {}
+    for x in items:
+        fid = str(x.get("id"))
+        kept = out.get(fid)
+        if kept is None or (kept.get("status") == "ok" and x.get("status") != "ok"):
+            out[fid] = x
+    return out
+
+
 def verdict_changes(
     before: Iterable[Mapping[str, Any]], after: Iterable[Mapping[str, Any]], feature: bool = True
 ) -> list[dict[str, Any]]:
     """Every id whose status (or effect) differs, in id order; a feature ok before and not after is a
     regression. A feature new in B (or gone) counts as a change from (or to) nothing."""
-    a = {str(x.get("id")): x for x in before}
-    b = {str(x.get("id")): x for x in after}
+    a, b = _by_id(before), _by_id(after)
     out = []
     for fid in sorted(set(a) | set(b)):
         va, vb = _verdict(a.get(fid)), _verdict(b.get(fid))

@@ -365,8 +365,14 @@ def _jsonl_ranges(path: str) -> Iterator[Unit]:
 def _stream_units(path: str) -> Iterator[Unit]:
     """A path named on the command line that is a pipe or a device (`<(zcat reports.jsonl.gz)`): read as
     JSON Lines, like standard input, with the same per-document cap."""
+    import stat
+
     try:
         with open(path, "rb") as fh:
+            if stat.S_ISCHR(os.fstat(fh.fileno()).st_mode):
+                # a device (/dev/zero, /dev/urandom) never ends: a stream of reports is a pipe or a socket
+                yield ("bad-input", path, "a character device, not a file or a pipe of reports")
+                return
             yield from _stdin_units(fh, path)
     except OSError as exc:
         yield ("bad-input", path, f"cannot read: {exc.strerror or exc}")

@@ -253,7 +253,9 @@ def read_text_file(path: str | os.PathLike[str], limit: int = MAX_FACTS_BYTES) -
         if os.stat(path).st_size > limit:
             raise BadInputError(f"{path}: larger than {limit // 2**20} MiB: not a stackcheck facts file")
         with open(path, "rb") as fh:
-            data = fh.read()
+            data = fh.read(limit + 1)  # bounded: a device or a pipe (/dev/zero, /dev/urandom) has no size to stat
+        if len(data) > limit:
+            raise BadInputError(f"{path}: larger than {limit // 2**20} MiB: not a stackcheck facts file")
     except FileNotFoundError:
         raise BadInputError(f"{path}: no such file") from None
     except IsADirectoryError:
@@ -368,6 +370,8 @@ def read_document(path: os.PathLike[str] | str) -> tuple[Any, str]:
     """The parsed JSON of a facts file or report, and its name for messages. `//` comments are allowed (the
     template of `stackcheck facts template` has them); another tool's output is named, with the command
     that makes a facts file."""
+    if not str(path):  # pathlib spells "" as ".", which named the working directory in the error
+        raise BadInputError("'': an empty file name: give a facts file or report, or '-' for standard input")
     if str(path) == "-":
         import sys
 

@@ -355,6 +355,15 @@ def _version_in(version: str, spec: str) -> bool | None:
     return all(_clause_holds(op, target, v) for op, target in clauses)
 
 
+def final_release(text: str) -> str | None:
+    """The release a pre-release or dev release leads to ('0.5.9.dev0', '0.5.9rc1+g12ab' -> '0.5.9';
+    '0.5.9.post1.dev2' -> '0.5.9.post1'), or None for a final or post release and an unreadable version."""
+    v = public(text)
+    if v is None or not v.is_prerelease:
+        return None
+    return str(_with(v, pre=None, dev=None))
+
+
 def numeric_tuple(text: object) -> tuple[int, ...] | None:
     """'580.159.04' -> (580, 159, 4); '13.0' -> (13, 0). Driver and CUDA versions are not PEP 440."""
     if not isinstance(text, str):
