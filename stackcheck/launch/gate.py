@@ -188,23 +188,34 @@ def find_entrypoint(argv: Sequence[str], mapping: Mapping[str, Any]) -> tuple[st
     entry, args = _entrypoint_at(argv, mapping)
     if entry is not None:
         return entry, args
+    shell = os.path.basename(argv[0]) in _SHELLS if argv else False
     for i in range(1, len(argv)):
         prog = os.path.basename(argv[i])
         if _PYTHON.match(prog) or any(e.get("program") == prog for e in _entries(mapping)):
             found, rest = _entrypoint_at(argv[i:], mapping)
             if found is not None:
                 return found, rest
-        if argv[i] == "-c" and i + 1 < len(argv) and os.path.basename(argv[0]) in _SHELLS:
-            inner = _shell_words(argv[i + 1])  # `bash -c "python -m sglang.launch_server ..."`
+        if shell and _shell_c(argv[i]) and i + 1 < len(argv):
+            # `bash -c "python -m sglang.launch_server ..."`, and the spellings a shell takes as -c: an option cluster
+            # (`bash -lc`, `sh -ec`), options before it (`bash -o pipefail -c`), the shell behind a launcher
+            # (`sudo bash -c`, `docker exec c bash -c`): its command string is the next argument
+            inner = _shell_words(argv[i + 1])
             if inner:
                 found, rest = find_entrypoint(inner, mapping)
                 if found is not None:
                     return found, rest
             break
+        shell = shell or prog in _SHELLS
     return None, list(argv[1:])
 
 
 _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh"})
+
+
+def _shell_c(arg: str) -> bool:
+    """Whether `arg` is a shell's short-option cluster holding -c (`-c`, `-lc`, `-ec`, `-xec`), not a long option."""
+    opts = arg[1:]
+    return arg[:1] == "-" and "c" in opts and opts.isascii() and opts.isalpha()
 
 
 def _shell_words(text: str) -> list[str]:
