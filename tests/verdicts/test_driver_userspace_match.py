@@ -152,3 +152,13 @@ def test_the_audit_of_the_source_case(capsys: pytest.CaptureFixture[str]) -> Non
     checks = {c["id"]: c for c in json.loads(capsys.readouterr().out)["checks"]}
     assert rc == 1 and checks[ID]["status"] == "failed"
     assert "570.124.04" in json.dumps(checks[ID]) and "570.124.06" in json.dumps(checks[ID])
+
+
+def test_a_bad_user_space_release_in_a_facts_file_is_bad_input(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A number where the release's text belongs: exit 2 with one line naming the file and the place."""
+    path = _facts(tmp_path, userspace_version=570.124)
+    assert main(["audit", "--facts", path]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "facts.json" in err[0] and "userspace_version" in err[0], err
