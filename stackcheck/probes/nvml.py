@@ -3,7 +3,10 @@
 Every NVML situation becomes data. NVML errors are recognised by class *name* (pynvml generates
 `NVMLError_<Name>` classes), so an injected NVML-shaped module works the same as the real one.
 When NVML cannot start, `nvidia-smi` and then /proc/driver/nvidia/version are tried; facts.driver.source
-says which answered.
+says which answered, and facts.driver.nvml_init_error names NVML's error where it is one of nvml_read.REASONS
+(`LibRmVersionMismatch`: the kernel module and libnvidia-ml come from different releases). Whatever answered,
+the user-space driver's release is read from the files the loader would load (stackcheck.probes.driver_libs:
+facts.driver.userspace_version and friends), for the check driver-userspace-match.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from stackcheck.probes.interface import (
     one_line,
     run_command,
 )
-from stackcheck.probes.nvml_read import describe, read_nvml, unknown_topology
+from stackcheck.probes.nvml_read import REASONS, describe, read_nvml, unknown_topology
 
 if TYPE_CHECKING:
     from typing import Any, ClassVar
@@ -38,6 +41,16 @@ class NvmlProbe(Probe):
     starts_first: ClassVar[bool] = True  # (the forked reader's answer is read as soon as it is ready)
 
     def run(self, ctx: ProbeContext) -> ProbeResult:
+        result = self._read(ctx)
+        driver = result.facts.get("driver")
+        if isinstance(driver, dict):
+            from stackcheck.probes.driver_libs import read_userspace
+            from stackcheck.probes.jit import view_of
+
+            driver.update(read_userspace(ctx.loader_environ, view_of(ctx)))
+        return result
+
+    def _read(self, ctx: ProbeContext) -> ProbeResult:
         nv = ctx.nvml
         if nv is None:
             from stackcheck.probes.nvml_early import take
@@ -97,6 +110,9 @@ def _fallback(ctx: ProbeContext, nvml_reason: str) -> ProbeResult:
             reasons.append(proc_reason)
     reason = "; ".join(reasons)
     driver["error"] = reason
+    known = next((name for name, text in REASONS.items() if text == nvml_reason), None)
+    if known is not None:  # NVML's own error, not the import's: its name is the observation (driver-userspace-match)
+        driver["nvml_init_error"] = known.removeprefix("NVMLError_")
     if gpus_from_smi is not None:
         names = {g.get("name") for g in gpus_from_smi}
         count = len(gpus_from_smi)

@@ -41,7 +41,24 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "the first CUDA toolkit that compiles for this GPU's architecture (architectures.json `min_cuda`)",
         ),
     ),
-    "driver": (FactDoc(("driver.version", "driver.cuda"), '`"580.159.04"`, `"13.0"`'),),
+    "driver": (
+        FactDoc(("driver.version", "driver.cuda"), '`"580.159.04"`, `"13.0"`'),
+        FactDoc(
+            ("driver.source",),
+            "who answered for the driver: `nvml`, `nvidia-smi`, `proc` (the kernel module's "
+            "/proc/driver/nvidia/version), `assumed` (--assume-driver), `plan` (a planned driver)",
+        ),
+        FactDoc(
+            ("driver.userspace_version",),
+            "the user-space driver's release: the version in the name of the real file behind the libnvidia-ml.so.1 "
+            "the loader finds (`570.124.04`; stackcheck/probes/driver_libs.py)",
+        ),
+        FactDoc(
+            ("driver.nvml_init_error",),
+            "NVML's error when it could not start, nvidia-ml-py's class name without `NVMLError_` "
+            "(`LibRmVersionMismatch`); absent where NVML started or the error is not one the probe knows",
+        ),
+    ),
     "pkg": (
         FactDoc(
             ("pkg.NAME.version",), "installed version of a distribution (normalised name), e.g. `pkg.sglang.version`"

@@ -171,7 +171,14 @@ def _fabric_in_progress(doc: dict[str, Any]) -> None:
     doc["facts"]["gpus"][0]["fabric"] = {"state": "in-progress", "status": None}
 
 
+def _nvml_refused_files_unread(doc: dict[str, Any]) -> None:
+    """driver-userspace-match's nvml-init-version-mismatch: NVML's init refused with LibRmVersionMismatch and the
+    user-space release not read from the files (the /proc fallback's driver section)."""
+    doc["facts"]["driver"].update(source="proc", userspace_version=None, nvml_init_error="LibRmVersionMismatch")
+
+
 MUTATIONS: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
+    "nvml-refused-files-unread": ("h200-newest", _nvml_refused_files_unread),
     # gpu-fabric-state: an HGX H200 whose Fabric Manager has not registered GPU 0 (CUDA error 802)
     "fabric-in-progress": ("h200-newest", _fabric_in_progress),
     "old-driver": ("h200-newest", _old_driver),
@@ -439,6 +446,9 @@ def test_every_launch_items_are_data_not_code() -> None:
             # ifabric: on an NVSwitch system CUDA refuses every call (error 802) until the Fabric Manager has
             # registered every GPU (its rule fabric-not-read, a state not read, is scoped to no launch)
             "gpu-fabric-state",
+            # idrvmatch: the kernel module refuses a user-space driver of another release (NVML and CUDA fail to
+            # start; its rule userspace-not-read, a release not read, is scoped to no launch)
+            "driver-userspace-match",
         ]
     )
     rules = sorted(f"{c['id']}:{r['id']}" for c in MANIFESTS.checks for r in c.get("rules") or []
