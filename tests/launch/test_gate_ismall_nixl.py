@@ -67,11 +67,41 @@ def test_nixl_backend_wheel_alone_is_not_nixl(tmp_path: Path) -> None:
     assert check is not None and check["status"] == "fail", check
 
 
-def test_nixl_installed_allowed(tmp_path: Path) -> None:
-    doc = _gate(tmp_path, "0.5.23", {"nixl": INSTALLED, "mooncake-transfer-engine": MISSING}, *NIXL)
-    check = _check(doc)
+@pytest.mark.parametrize(
+    ("nixl", "cu12", "cu13"),
+    [
+        (INSTALLED, INSTALLED, INSTALLED),  # pip install nixl (1.5.2 requires both)
+        ({"installed": True, "version": "0.7.1"}, INSTALLED, MISSING),  # 0.7.1 requires nixl-cu12
+        ({"installed": True, "version": "0.6.1"}, MISSING, MISSING),  # before 0.7.1 nixl ships nixl._api itself
+        ({"installed": True, "version": "0.6.1"}, None, None),
+    ],
+)
+def test_nixl_installed_allowed(tmp_path: Path, nixl: Any, cu12: Any, cu13: Any) -> None:
+    packages = {"nixl": nixl, "nixl-cu12": cu12, "nixl-cu13": cu13, "mooncake-transfer-engine": MISSING}
+    check = _check(_gate(tmp_path, "0.5.23", packages, *NIXL))
     assert check is not None and check["status"] == "ok", check
     assert check["observed"] == "nixl installed"
+
+
+def test_nixl_meta_without_its_cuda_wheel_refused(tmp_path: Path) -> None:
+    # nixl 0.7.1+ only forwards to nixl_cu12 / nixl_cu13 (pip install --no-deps nixl): its import raises ImportError
+    doc = _gate(tmp_path, "0.5.23", {"nixl": INSTALLED, "nixl-cu12": MISSING, "nixl-cu13": MISSING}, *NIXL)
+    check = _check(doc)
+    assert check is not None and check["status"] == "fail", check
+    assert check["observed"] == "nixl 1.5.2 installed; nixl-cu12 or nixl-cu13 not installed"
+    assert doc["decision"] == "refuse"
+
+
+@pytest.mark.parametrize(
+    "packages",
+    [
+        {"nixl": INSTALLED, "nixl-cu12": None, "nixl-cu13": None},  # the backend wheels not read (an older report)
+        {"nixl": {"installed": True}, "nixl-cu12": MISSING, "nixl-cu13": MISSING},  # nixl's version not given
+    ],
+)
+def test_nixl_meta_unread_is_unknown(tmp_path: Path, packages: dict[str, dict[str, Any] | None]) -> None:
+    check = _check(_gate(tmp_path, "0.5.23", packages, *NIXL))
+    assert check is not None and check["status"] == "unknown", check
 
 
 def test_nixl_not_listed_is_unknown(tmp_path: Path) -> None:
@@ -116,3 +146,21 @@ def test_wheels_import_nixl_api_in_the_kv_manager(release: str) -> None:
     (conn,) = texts.values()
     at = conn.index(f"from {entry['module']} import")
     assert "class NixlKVManager" in conn[:at] and "raise ImportError" in conn[at : at + 400]
+
+
+@pytest.mark.registry
+def test_nixl_wheels_are_what_the_entry_says() -> None:
+    """nixl 0.7.1 ships no nixl/_api.py of its own: its nixl/__init__.py imports nixl_cu13 / nixl_cu12 and its
+    METADATA requires nixl-cu12 (the entry's `backends`, from_version 0.7.1)."""
+    from registry_wheels import fetch_wheel, read_texts
+
+    from stackcheck.knowledge.loader import load
+
+    entry = next(e for e in load().preflight["transfer_packages"]["entries"] if e.get("transfer_backend") == "nixl")
+    since = entry["backends"]["from_version"]
+    texts = read_texts(fetch_wheel("nixl", since), lambda n: n.startswith("nixl") and n.endswith((".py", "METADATA")))
+    assert "nixl/_api.py" not in texts and "nixl/__init__.py" in texts
+    init = texts["nixl/__init__.py"]
+    assert all(f'"{d.replace("-", "_")}"' in init for d in entry["backends"]["distributions"])
+    meta = next(t for n, t in texts.items() if n.endswith("METADATA"))
+    assert "Requires-Dist: nixl-cu12" in meta
