@@ -75,6 +75,50 @@ def resolve_target(path: str) -> str:
 
 def write_atomic(path: str | os.PathLike[str], text: str, mode: int = 0o644) -> None:
     data = text.encode("utf-8", errors="backslashreplace")
+    name, target, st, mode = _prepare(path, mode)
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        _write_in_place(name, target, st, data)
+        return
+    _stage(name, target, mode, data).commit()
+
+
+class Staged:
+    """A file written in full to a temporary file beside its target and not yet renamed over it: `commit()`
+    renames it (an OutputError where that fails, the temporary file removed), `abort()` removes it. Two outputs
+    of one command (recommend's --output and --plan-facts) are staged so that neither replaces its file unless
+    both could be written."""
+
+    def __init__(self, name: str, tmp: str, target: str) -> None:
+        self.name = name
+        self._tmp = tmp
+        self._target = target
+
+    def commit(self) -> None:
+        try:
+            os.replace(self._tmp, self._target)
+        except BaseException as exc:
+            self.abort()
+            if isinstance(exc, OSError):
+                raise OutputError(f"{self.name}: cannot write: {_why(exc)}") from None
+            raise
+
+    def abort(self) -> None:
+        with contextlib.suppress(OSError):
+            os.unlink(self._tmp)
+
+
+def stage_atomic(path: str | os.PathLike[str], text: str, mode: int = 0o644) -> Staged | None:
+    """`text` staged for `path` as write_atomic would write it (the same checks, the same errors), None where the
+    target is not a regular file (a device, a FIFO): that cannot be staged, write_atomic writes it in place."""
+    data = text.encode("utf-8", errors="backslashreplace")
+    name, target, st, mode = _prepare(path, mode)
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        return None
+    return _stage(name, target, mode, data)
+
+
+def _prepare(path: str | os.PathLike[str], mode: int) -> tuple[str, str, os.stat_result | None, int]:
+    """(the name as given, the file it lands on, that file's stat (None: new), the mode to write it with)."""
     name = os.fspath(path)
     target = resolve_target(name)
     try:
@@ -85,11 +129,12 @@ def write_atomic(path: str | os.PathLike[str], text: str, mode: int = 0o644) -> 
         raise OutputError(f"{name}: cannot write: {_why(exc)}") from None
     if st is not None and stat.S_ISDIR(st.st_mode):
         raise OutputError(f"{name}: is a directory")
-    if st is not None and not stat.S_ISREG(st.st_mode):
-        _write_in_place(name, target, st, data)
-        return
-    if st is not None:
+    if st is not None and stat.S_ISREG(st.st_mode):
         mode = stat.S_IMODE(st.st_mode)
+    return name, target, st, mode
+
+
+def _stage(name: str, target: str, mode: int, data: bytes) -> Staged:
     directory = os.path.dirname(target) or "."
     base = os.path.basename(target)
     try:
@@ -104,13 +149,13 @@ def write_atomic(path: str | os.PathLike[str], text: str, mode: int = 0o644) -> 
             fh.flush()
             os.fsync(fh.fileno())
         os.chmod(tmp, mode)
-        os.replace(tmp, target)
     except BaseException as exc:  # whatever happens (a full disk, an interrupt), no .tmp file is left
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         if isinstance(exc, OSError):
             raise OutputError(f"{name}: cannot write: {_why(exc)}") from None
         raise
+    return Staged(name, tmp, target)
 
 
 def _write_in_place(name: str, target: str, st: os.stat_result, data: bytes) -> None:

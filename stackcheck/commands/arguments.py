@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from stackcheck.lean_typing import TYPE_CHECKING
 
@@ -220,6 +220,24 @@ def emit(text: str, args: argparse.Namespace) -> None:
 
 
 # ---- input that forgives: near misses named, equivalent spellings accepted ------------------------------
+
+
+def allow_ids(values: list[str], check: Callable[[list[str]], list[str]]) -> list[str]:
+    """`--allow` values read as `--require`'s are (feature_id): comma-separated, and a value whose spelling with
+    `-` for `_` and in lower case is a known id (`check` accepts it) is that id; `check` (the gate's check_allow)
+    then judges them all, naming a value it does not know as the user wrote it."""
+    from stackcheck.errors import UsageError
+
+    out = []
+    for value in (x.strip() for item in values for x in item.split(",") if x.strip()):
+        spelled = value.lower().replace("_", "-")
+        if spelled != value:
+            try:
+                check([spelled])
+            except UsageError:
+                spelled = value
+        out.append(spelled)
+    return check(out)
 
 
 def feature_id(name: str, known: list[str], option: str = "feature") -> str:

@@ -532,11 +532,13 @@ def _decide_with(
     from stackcheck.launch import gate, gate_preflight
 
     manifests = later_manifests.get()
-    from stackcheck.commands.arguments import feature_id
+    from stackcheck.commands.arguments import allow_ids, feature_id
 
     known = [str(f.get("id")) for f in manifests.features]
     require = [feature_id(f, known, "--require") for f in require]  # `_` or `-`; a near miss names the id
-    allow = gate_preflight.check_allow(args.allow or [], manifests.features, manifests.checks)
+    # --allow reads ids as --require does (`_` or `-`, any case)
+    allow = allow_ids(args.allow or [], lambda ids: gate_preflight.check_allow(ids, manifests.features,
+                                                                               manifests.checks))  # fmt: skip
     mapping = manifests.launch
     config_problem = None
     config_path = None

@@ -387,8 +387,8 @@ def run(args: argparse.Namespace) -> int:
     if derived is not None:
         doc["given"] = list(command or [])
         doc["notes"] += [p.message for p in derived.problems]
+    plan_text = None
     if args.plan_facts:
-        from stackcheck.atomic import write_atomic
         from stackcheck.render.jsonout import json_document
 
         after = {
@@ -398,13 +398,39 @@ def run(args: argparse.Namespace) -> int:
         }
         from stackcheck.redact import public_document
 
-        write_atomic(args.plan_facts, json_document(public_document(after)))  # the box's facts: masked as shown
+        plan_text = json_document(public_document(after))  # the box's facts: masked as shown
     _mask_secrets(doc)
     from stackcheck.knowledge.sources import normalize
 
     doc = {"schema_version": SCHEMA_VERSION, **normalize(doc, manifests.sources)}  # every `source` and `evidence`
-    emit(RECOMMEND_FORMATS[format_choice(args)](doc, render_options(args)), args)  # as [{id, title, url}]
+    _write(args, RECOMMEND_FORMATS[format_choice(args)](doc, render_options(args)), plan_text)  # as [{id, ...}]
     return EXIT_FINDING if rec.diff or rec.refused else EXIT_OK
+
+
+def _write(args: argparse.Namespace, text: str, plan_text: str | None) -> None:
+    """The recommendation (stdout or --output) and the --plan-facts file: both rendered first, the plan facts
+    staged beside their file, then the recommendation written, then the plan facts renamed into place. A
+    recommendation that cannot be written (exit 2) leaves the plan-facts file as it was; a plan-facts file that
+    is a FIFO or a device cannot be staged and is written last."""
+    if plan_text is None:
+        emit(text, args)
+        return
+    from stackcheck.atomic import stage_atomic, write_atomic
+
+    output = getattr(args, "output", None)
+    if output and os.path.realpath(output) == os.path.realpath(args.plan_facts):
+        raise UsageError(f"--output and --plan-facts name the same file ({output}): one would replace the other")
+    staged = stage_atomic(args.plan_facts, plan_text)
+    try:
+        emit(text, args)
+    except BaseException:
+        if staged is not None:
+            staged.abort()
+        raise
+    if staged is None:
+        write_atomic(args.plan_facts, plan_text)
+    else:
+        staged.commit()
 
 
 def _mask_secrets(doc: dict[str, Any]) -> None:

@@ -921,7 +921,11 @@ def _tail_lines(tail: bytes, last_line: int) -> list[tuple[int, str]]:
 
 
 def triage_file(path: Path | str, signatures: Sequence[Signature] | None = None) -> TriageResult:
-    """Triage a log file; `-` reads standard input. Unreadable input is a BadInputError (exit 2)."""
+    """Triage a log file; `-` reads standard input. Unreadable input is a BadInputError (exit 2).
+
+    Never a hang on what a path can name besides a file: a character device (/dev/zero, /dev/urandom, a tty) never
+    ends and is refused; a named pipe is opened without waiting for a writer and read as standard input is (to
+    its writer's end) once something was written to it, refused where nothing was and no writer has it open."""
     if str(path) == "-":
         import sys
 
@@ -933,7 +937,7 @@ def triage_file(path: Path | str, signatures: Sequence[Signature] | None = None)
             raise BadInputError(f"<stdin>: cannot read: {exc.strerror or exc}") from None
     p = Path(path)
     try:
-        with p.open("rb") as f:
+        with _open_log(p) as f:
             if f.read(2) == b"\x1f\x8b":  # a gzip-compressed log (rotated logs often are): read it streamed
                 import gzip
 
@@ -951,6 +955,77 @@ def triage_file(path: Path | str, signatures: Sequence[Signature] | None = None)
         raise BadInputError(f"{p}: is a directory, expected a log file") from None
     except OSError as exc:
         raise BadInputError(f"{p}: cannot read: {exc.strerror or exc}") from None
+
+
+class _PipeLog:
+    """A named pipe's bytes, seekable back to its start until the first seek (the gzip sniff): the bytes read
+    before that seek are kept and read again, the rest comes from the pipe."""
+
+    def __init__(self, raw: IO[bytes], first: bytes) -> None:
+        self._raw = raw
+        self._kept = first
+        self._pos = 0
+        self._seeked = False
+
+    def read(self, n: int = -1) -> bytes:
+        if self._pos < len(self._kept):
+            end = len(self._kept) if n < 0 else min(len(self._kept), self._pos + n)
+            out = self._kept[self._pos : end]
+            self._pos = end
+            return out
+        data = self._raw.read(n)
+        if not self._seeked:
+            self._kept += data
+            self._pos += len(data)
+        return data
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        if self._seeked or whence != 0 or not 0 <= offset <= self._pos:
+            raise OSError(f"cannot seek a pipe to {offset}")
+        self._seeked = True
+        self._pos = offset
+        return offset
+
+    def close(self) -> None:
+        self._raw.close()
+
+    def __enter__(self) -> _PipeLog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _open_log(p: Path) -> IO[bytes]:
+    """The log at `p`, opened for reading bytes; a character device or a writerless empty named pipe is a
+    BadInputError, a named pipe is read from its first bytes on (no seek)."""
+    import os
+    import stat
+
+    fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(21, "Is a directory")
+        if stat.S_ISCHR(mode):
+            raise BadInputError(f"{p}: a character device, not a log file (a device such as /dev/zero never ends)")
+        if not stat.S_ISFIFO(mode):
+            return os.fdopen(fd, "rb")
+        try:
+            first = os.read(fd, CHUNK_SIZE)
+        except BlockingIOError:
+            first = b""  # a writer has it open and has written nothing yet
+        else:
+            if not first:
+                raise BadInputError(f"{p}: a named pipe with nothing in it and no writer: start the writer first, "
+                                    "or pipe the log to `stackcheck triage -`")  # fmt: skip
+        import fcntl
+
+        fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
+        return _PipeLog(os.fdopen(fd, "rb"), first)  # type: ignore[return-value]
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 # ----------------------------------------------------------------------------------------------------------

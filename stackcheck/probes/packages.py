@@ -66,6 +66,12 @@ WANTED = (
     # dispatcher (the gate's preflight check moe-a2a-package, preflight.json a2a_packages)
     "deep-ep",
     "mooncake-transfer-engine",
+    # NIXL, which SGLang's --disaggregation-transfer-backend nixl imports (nixl._api) as the scheduler starts (the
+    # gate's preflight check transfer-package); from nixl 0.7.1 on `nixl` only forwards to the wheel of torch's CUDA
+    # major, nixl-cu12 / nixl-cu13 (their own modules nixl_cu12 / nixl_cu13)
+    "nixl",
+    "nixl-cu12",
+    "nixl-cu13",
     # the packages SGLang imports when --quantization humming / bitsandbytes builds its config or linear method
     # (the gate's preflight check quant-package, preflight.json quant_packages)
     "humming-kernels",

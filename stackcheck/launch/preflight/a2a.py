@@ -124,6 +124,11 @@ def _judge_entry(check: str, entry: Mapping[str, Any], subject: str, facts: Mapp
                                "and which one the import takes is not read", source, subject)  # fmt: skip
     if installed:
         name = installed[0]
+        forward = entry.get("backends")
+        if isinstance(forward, Mapping):
+            got = _backends_result(check, forward, listed[name], name, packages, module, subject)
+            if got is not None:
+                return got
         floor = entry.get("min_version") or (floors.get(name) if isinstance(floors, Mapping) else None)
         if isinstance(floor, str):
             version = listed[name].get("version")
@@ -185,6 +190,42 @@ def _judge_entry(check: str, entry: Mapping[str, Any], subject: str, facts: Mapp
         source,
         subject,
     )
+
+
+def _backends_result(
+    check: str,
+    forward: Mapping[str, Any],
+    package: Mapping[str, Any],
+    dist: str,
+    packages: Mapping[str, Any] | None,
+    module: str,
+    subject: str,
+) -> CheckResult | None:
+    """A distribution that only forwards its import to one of `forward`'s distributions from `from_version` on (nixl
+    0.7.1+: nixl-cu12 / nixl-cu13): fail where it is that version or newer and none of them is installed, unknown
+    where its version or theirs is not read, None (judged on as installed) where one is there or it is older."""
+    since = str(forward.get("from_version"))
+    raw = package.get("version")
+    version = raw if isinstance(raw, str) else None
+    newer = _version_in(version, f">={since}")
+    if newer is False:
+        return None
+    names = [str(d) for d in forward.get("distributions") or []]
+    seen = {d: packages.get(d) for d in names} if packages is not None else {}
+    if any(isinstance(p, Mapping) and p.get("installed") is True for p in seen.values()):
+        return None
+    source = forward.get("source")
+    found = f"{dist} {version} installed" if version else f"{dist} installed"
+    either = " or ".join(names)
+    required = f"{module} through {either}"
+    known = len(seen) == len(names) and all(isinstance(p, Mapping) and p.get("installed") is False
+                                            for p in seen.values())  # fmt: skip
+    if known and newer:
+        msg = str(forward.get("message")).replace("{version}", str(version))
+        return CheckResult(check, "fail", f"{found}; {either} not installed", required, msg, source, subject)
+    why = (f"its version is not given, and from {since} on it needs {either}, neither installed" if known else
+           f"from {since} on it needs {either}, and the facts do not say whether either is installed")  # fmt: skip
+    return CheckResult(check, "unknown", found, required, f"{subject}: {found}, but {why}", source, subject)
 
 
 def _floor_fits(package: Mapping[str, Any], floor: object) -> bool | None:
