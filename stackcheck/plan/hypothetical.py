@@ -15,13 +15,13 @@ from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.plan.deps import feature_components, predicate_components
 from stackcheck.plan.solver import Choice, Stack, pinned_companions
 from stackcheck.verdicts.context import Context, SharedOutcomes
-from stackcheck.verdicts.engine import evaluate_feature, feature_ok_or_rule, rules_hold
+from stackcheck.verdicts.engine import evaluate_check, evaluate_feature, feature_ok_or_rule, rules_hold
 
 if TYPE_CHECKING:
     from typing import Any
 
     from stackcheck.facts.model import Facts
-    from stackcheck.verdicts.types import FeatureVerdict  # (typing: ~3 ms, for annotations only)
+    from stackcheck.verdicts.types import CheckVerdict, FeatureVerdict  # (typing: ~3 ms, for annotations only)
 
 
 def _pkg(version: str, variant: str | None, cuda: str | None) -> dict[str, Any]:
@@ -257,6 +257,19 @@ class Engine:
         """The feature on any facts (not memoised)."""
         self.evaluations += 1
         return evaluate_feature(self.features[fid], self._context(facts))
+
+    def checks_failing_on(self, facts: Facts) -> list[CheckVerdict]:
+        """The stack checks (manifests/checks.json) that fail on these facts, each as the audit judges it
+        (verdicts.engine.evaluate_check), in the order of the manifests: status `failed` (a failing rule that
+        crashes or disables; a `warning`, which only degrades, is left out). Judged on the context the features
+        of these facts share (the GPU models and what reads only the box's own facts worked out once)."""
+        ctx = self._context(facts)
+        out = []
+        for check in self.ctx.manifests.checks:
+            v = evaluate_check(check, ctx)
+            if v.get("status") == "failed":
+                out.append(v)
+        return out
 
     def _context(self, facts: Facts) -> Context:
         """A context on these facts: with the memo, one per facts object (the features judged on one stack share
