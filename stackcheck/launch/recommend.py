@@ -192,12 +192,16 @@ def gate_problems(ctx: Context, model: ModelSeen, argv: Sequence[str]) -> list[A
     return found
 
 
-def check_problems(ctx: Context, argv: Sequence[str], env: Mapping[str, str]) -> list[Any]:
+def check_problems(
+    ctx: Context, argv: Sequence[str], env: Mapping[str, str], failing: set[str] | None = None
+) -> list[Any]:
     """The stack checks (checks.json) this SGLang launch needs, as the gate adds them (gate.add_launch_requirements:
     the manifests' `required_by`, per rule where a rule has its own), that fail on ctx's stack so that the gate
     refuses the launch (gate._decide_check: a needed rule that fails with effect crash): each a gate.Problem,
     blocked, naming the rule's observed and required values and the check's fix. A check that is unknown is not
-    one (recommend does not propose for a box the gate cannot read; the gate says so of the launch itself)."""
+    one (recommend does not propose for a box the gate cannot read; the gate says so of the launch itself).
+    `failing`: the ids of the checks known to fail on ctx's facts (the plan's still_failing_checks, judged on the
+    same facts); only those are judged again (None: every check the launch needs)."""
     from stackcheck.launch.gate import Blocker, Problem, _decide_check, add_launch_requirements, derive
     from stackcheck.verdicts.engine import evaluate_check
 
@@ -207,7 +211,7 @@ def check_problems(ctx: Context, argv: Sequence[str], env: Mapping[str, str]) ->
     out: list[Any] = []
     for r in d.required:
         spec = checks.get(r.feature) if r.check else None
-        if spec is None:
+        if spec is None or (failing is not None and r.feature not in failing):
             continue
         v = evaluate_check(spec, ctx)
         if v.get("status") != "failed":
@@ -968,6 +972,7 @@ def recommend(
     notes: list[str] = []
     plan: Plan | None = None
     facts_after: Facts = ctx.facts
+    failing: set[str] | None = None  # the checks that fail on the target stack, when the plan has judged them
     if request.plan:
         from stackcheck.plan import plan_and_facts
         from stackcheck.record import replace  # the plan's records are frozen values (stackcheck.record.Frozen)
@@ -984,6 +989,7 @@ def recommend(
             notes.append(f"no plan: {plan.error}; the launch is for the stack as installed")
         elif after is not None:
             facts_after = after
+            failing = {c.id for c in plan.still_failing_checks}  # judged on these facts: no other check fails
     target = Context(facts=facts_after, manifests=ctx.manifests, launch=dict(ctx.launch))
     if not target.gpu_models():
         notes.append("no GPU visible: the choices that depend on the GPU stay open; give --assume-gpu CC[xN]")
@@ -1027,12 +1033,12 @@ def recommend(
         known = {(p.subject, p.status) for p in given}
         found = _refusing(gate_problems(target, model, split_env_prefix(command)[2]), model)
         refused = [p for p in found if (p.subject, p.status) not in known]
-    if request.judge_line and command:
+    if request.judge_line and command and (failing is None or failing):
         # the stack checks the line needs that still fail on the target stack (the plan's still_failing_checks
         # among them): the gate refuses the launch for them whatever its flags, so no line is proposed either
         _options, assigns, line = split_env_prefix(command)
         seen = {**(request.env if request.command else {}), **env, **assigns}  # what the line's SGLang sees
-        refused += check_problems(target, line, seen)
+        refused += check_problems(target, line, seen, failing)
     if refused:
         what = "; ".join(f"{p.subject} ({p.status}): {_short(p.message, 300)}" for p in refused)
         notes.append(f"no launch proposed: the gate would refuse it on the target stack: {what}")
