@@ -14,6 +14,8 @@ How a recommendation is made:
 3. The "never" entries whose conditions hold, each with its evidence.
 4. The command line and environment: a fresh `python3 -m sglang.launch_server` launch, or, with a given
    command, that command with what it misses added and what it should drop removed (the diff).
+5. The line judged as the gate judges it on the target stack (gate_problems; check_problems: the stack checks it
+   needs that still fail after the plan): where the gate would refuse it, no line is proposed (`refused`).
 
 Conditions use the rule language of features.json (stackcheck.verdicts.engine.evaluate_predicate) plus two predicates of
 this file's own: {"verdict": F, "in": [...], "effect": [...]} and {"chosen": DECISION, "in": [OPTION...]}.
