@@ -110,3 +110,39 @@ def test_plan_json_carries_the_failing_checks(tmp_path: Path) -> None:
     out2 = tmp_path / "plan2.json"
     assert main(["plan", "--facts", str(_without_cu12(tmp_path)), "--format", "json", "--output", str(out2)]) == 0
     assert "still_failing_checks" not in json.loads(out2.read_text(encoding="utf-8"))["plan"]
+
+
+WRITEUP_BEFORE = ROOT / "tests" / "cases" / "writeup-before" / "facts.json"
+
+
+def test_a_torch_step_brings_triton_to_torchs_pin_so_its_ptxas_check_is_judged_on_the_new_one() -> None:
+    """writeup-before (SM 12.0, Triton 3.5.1: sm12x-tma-gather fails on the box); the plan installs torch 2.14.1,
+    whose Requires-Dist pins triton ~=3.8.0: pip brings Triton there, so the facts after the plan hold a 3.8 Triton
+    and the check is not named (before, the box's Triton stayed in every hypothetical stack: a false 'still
+    failing')."""
+    from stackcheck.facts.versions import version_in
+    from stackcheck.plan import plan_and_facts
+
+    ctx = Context(facts=load_facts_file(str(WRITEUP_BEFORE)), manifests=_MANIFESTS)
+    features, checks = evaluate_all(ctx)
+    assert {str(c.get("id")): c.get("status") for c in checks}["triton-ptxas"] == "failed"
+    plan, after = plan_and_facts(ctx, features)
+    assert after is not None
+    torch = plan.target["torch"].split("+")[0]
+    release = next(r for r in _MANIFESTS.releases("torch") if r.get("version") == torch)
+    pin = str((release.get("requires") or {})["triton"])
+    assert version_in(str(after["packages"]["triton"]["version"]), pin)
+    assert "triton-ptxas" not in {c.id for c in plan.still_failing_checks}
+
+
+def test_torch_triton_keeps_a_triton_that_meets_the_pin_and_says_unknown_where_none_is_known() -> None:
+    from stackcheck.plan.hypothetical import torch_triton
+
+    ctx = Context(facts=load_facts_file(str(WRITEUP_BEFORE)), manifests=_MANIFESTS)
+    have = {"installed": True, "version": "3.8.0", "dist_version": "3.8.0"}
+    assert torch_triton({"requires": {"triton": "~=3.8.0"}}, have, ctx) is None
+    assert torch_triton({"requires": {}}, have, ctx) is None
+    assert torch_triton({"requires": {"triton": "==3.9.0"}}, {"installed": False}, ctx) is None
+    assert torch_triton({"requires": {"triton": "==99.0.0"}}, have, ctx) == {"installed": True, "version": None}
+    got = torch_triton({"requires": {"triton": "==3.7.1"}}, have, ctx)
+    assert got is not None and got["version"] == "3.7.1"
