@@ -111,3 +111,20 @@ def test_a_failing_check_the_line_is_scoped_out_of_does_not_refuse_it() -> None:
     assert doc["env"].get("NCCL_P2P_DISABLE") == "1"
     assert "refused" not in doc
     assert "pcie-p2p-path" in [c["check"] for c in doc["plan"]["still_failing_checks"]]
+
+
+IOMMU = ROOT / "tests" / "cases" / "rtxpro6000-pcie-iommu-translated" / "facts.json"
+
+
+def test_a_translating_iommu_refuses_the_custom_all_reduce_line_and_takes_the_p2p_off_one() -> None:
+    """pcie-p2p-path fails (the IOMMU translates the GPUs' DMA: P2P hangs). Before, recommend proposed a tp 2 line
+    with custom all-reduce and P2P on, which the gate refuses; now none is proposed, and with --assume-p2p-hang the
+    line that turns both off is."""
+    rc, doc = recommend_json("--facts", str(IOMMU))
+    assert rc == 1
+    assert doc["command"] == []
+    assert [r["subject"] for r in doc["refused"]] == ["check pcie-p2p-path"]
+    rc, doc = recommend_json("--facts", str(IOMMU), "--assume-p2p-hang")
+    assert rc == 0
+    assert "--disable-custom-all-reduce" in doc["command"]
+    assert doc["env"]["NCCL_P2P_DISABLE"] == "1"
