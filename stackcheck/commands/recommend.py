@@ -5,7 +5,8 @@ With `-- COMMAND`, what that launch misses or should drop, as a diff of flags an
 
 Exit codes: 0 a recommendation was made (and, with a command, the command needs no change); 1 with a
 command: the command misses something or should drop something (the diff is printed), or no launch is proposed
-because the gate would refuse every line recommend can make on the target stack (`refused` names why); 2 usage
+because the gate would refuse every line recommend can make on the target stack (`refused` names why: a refusal
+rule, a needed feature, or a stack check the line needs that still fails after the plan); 2 usage
 error or bad input; 3 a probe failed with --strict; 4 internal error."""
 
 from __future__ import annotations

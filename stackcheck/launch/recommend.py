@@ -14,6 +14,8 @@ How a recommendation is made:
 3. The "never" entries whose conditions hold, each with its evidence.
 4. The command line and environment: a fresh `python3 -m sglang.launch_server` launch, or, with a given
    command, that command with what it misses added and what it should drop removed (the diff).
+5. The line judged as the gate judges it on the target stack (gate_problems; check_problems: the stack checks it
+   needs that still fail after the plan): where the gate would refuse it, no line is proposed (`refused`).
 
 Conditions use the rule language of features.json (stackcheck.verdicts.engine.evaluate_predicate) plus two predicates of
 this file's own: {"verdict": F, "in": [...], "effect": [...]} and {"chosen": DECISION, "in": [OPTION...]}.
@@ -190,6 +192,57 @@ def gate_problems(ctx: Context, model: ModelSeen, argv: Sequence[str]) -> list[A
         elif status == "unknown" and ((fid, why) in explicit or worst_rule_effect(spec) == "crash"):
             found.append(Problem(fid, "unknown", None, f"{why}: {fid} is unknown: {_first_failure(v)}"))
     return found
+
+
+def check_problems(
+    ctx: Context, argv: Sequence[str], env: Mapping[str, str], failing: set[str] | None = None
+) -> list[Any]:
+    """The stack checks (checks.json) this SGLang launch needs, as the gate adds them (gate.add_launch_requirements:
+    the manifests' `required_by`, per rule where a rule has its own), that fail on ctx's stack so that the gate
+    refuses the launch (gate._decide_check: a needed rule that fails with effect crash): each a gate.Problem,
+    blocked, naming the rule's observed and required values and the check's fix. A check that is unknown is not
+    one (recommend does not propose for a box the gate cannot read; the gate says so of the launch itself).
+    `failing`: the ids of the checks known to fail on ctx's facts (the plan's still_failing_checks, judged on the
+    same facts); only those are judged again (None: every check the launch needs)."""
+    from stackcheck.launch.gate import Blocker, Problem, _decide_check, add_launch_requirements, derive
+    from stackcheck.verdicts.engine import evaluate_check
+
+    d = derive(list(argv), ctx.manifests.launch, dict(env))  # (env: NCCL_P2P_DISABLE=1 scopes pcie-p2p-path out)
+    add_launch_requirements(d, ctx.manifests.features, ctx.manifests.checks)
+    checks = {str(c.get("id")): c for c in ctx.manifests.checks}
+    out: list[Any] = []
+    for r in d.required:
+        spec = checks.get(r.feature) if r.check else None
+        if spec is None or (failing is not None and r.feature not in failing):
+            continue
+        v = evaluate_check(spec, ctx)
+        if v.get("status") != "failed":
+            continue
+        blocking: list[Blocker] = []
+        _decide_check(r, v, True, blocking, [], [])
+        for b in blocking:
+            if b.status != "blocked":
+                continue
+            fails = [x for x in b.reasons if x.get("result") == "fail" and x.get("effect", "crash") == "crash"]
+            first = fails[0] if fails else (b.reasons[0] if b.reasons else {})
+            seen = (
+                f" (observed {first.get('observed')}, required {first.get('required')})"
+                if "observed" in first and "required" in first
+                else ""
+            )
+            fix = (v.get("fix") or {}).get("text")
+            message = f"{r.why}: check {r.feature} fails ({b.effect}): {first.get('message', '')}{seen}" + (
+                f"; fix: {fix}" if fix else ""
+            )
+            out.append(
+                Problem(f"check {r.feature}", "blocked", b.effect, message, first.get("source"),
+                        _text_or_none(first.get("observed")), _text_or_none(first.get("required")))
+            )  # fmt: skip
+    return out
+
+
+def _text_or_none(value: Any) -> str | None:
+    return None if value is None else str(value)
 
 
 def _refusing(problems: Sequence[Any], model: ModelSeen) -> list[Any]:
@@ -921,6 +974,7 @@ def recommend(
     notes: list[str] = []
     plan: Plan | None = None
     facts_after: Facts = ctx.facts
+    failing: set[str] | None = None  # the checks that fail on the target stack, when the plan has judged them
     if request.plan:
         from stackcheck.plan import plan_and_facts
         from stackcheck.record import replace  # the plan's records are frozen values (stackcheck.record.Frozen)
@@ -937,6 +991,7 @@ def recommend(
             notes.append(f"no plan: {plan.error}; the launch is for the stack as installed")
         elif after is not None:
             facts_after = after
+            failing = {c.id for c in plan.still_failing_checks}  # judged on these facts: no other check fails
     target = Context(facts=facts_after, manifests=ctx.manifests, launch=dict(ctx.launch))
     if not target.gpu_models():
         notes.append("no GPU visible: the choices that depend on the GPU stay open; give --assume-gpu CC[xN]")
@@ -980,6 +1035,12 @@ def recommend(
         known = {(p.subject, p.status) for p in given}
         found = _refusing(gate_problems(target, model, split_env_prefix(command)[2]), model)
         refused = [p for p in found if (p.subject, p.status) not in known]
+    if request.judge_line and command and (failing is None or failing):
+        # the stack checks the line needs that still fail on the target stack (the plan's still_failing_checks
+        # among them): the gate refuses the launch for them whatever its flags, so no line is proposed either
+        _options, assigns, line = split_env_prefix(command)
+        seen = {**(request.env if request.command else {}), **env, **assigns}  # what the line's SGLang sees
+        refused += check_problems(target, line, seen, failing)
     if refused:
         what = "; ".join(f"{p.subject} ({p.status}): {_short(p.message, 300)}" for p in refused)
         notes.append(f"no launch proposed: the gate would refuse it on the target stack: {what}")

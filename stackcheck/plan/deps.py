@@ -25,9 +25,11 @@ if TYPE_CHECKING:
 EVERY = frozenset({"driver", "toolkit", "torch", "kernel", "flashinfer", "sglang"})
 
 #: package -> the component whose choice rewrites its entry (and its binaries and gate tables); the other
-#: packages (triton, nccl, ...) are the box's in every hypothetical stack
+#: packages (nccl, ...) are the box's in every hypothetical stack. Triton follows torch's pin (a torch step
+#: brings it there: hypothetical.torch_triton)
 PACKAGE_COMPONENT: Mapping[str, str] = {
     "torch": "torch",
+    "triton": "torch",
     **dict.fromkeys(KERNEL_PACKAGES, "kernel"),
     "flashinfer-python": "flashinfer",
     "flashinfer-cubin": "flashinfer",
@@ -52,8 +54,10 @@ def path_components(path: str, has_gpus: bool = False) -> frozenset[str] | None:
         return frozenset()
     if head in ("driver", "image"):  # image.nvidia_require is judged against the driver
         return frozenset({"driver"})
-    if head in ("toolkit", "jit", "triton"):  # the toolkit step rewrites cuda_toolkits and jit
+    if head in ("toolkit", "jit"):  # the toolkit step rewrites cuda_toolkits and jit
         return frozenset({"toolkit"})
+    if head == "triton":  # Triton's ptxas: the toolkit's (jit) and Triton's own, which a torch step replaces
+        return frozenset({"toolkit", "torch"})
     if head == "torch":
         return frozenset({"torch"})
     if head == "kernel":

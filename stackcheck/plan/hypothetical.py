@@ -9,19 +9,19 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from stackcheck.facts.model import KERNEL_PACKAGES
-from stackcheck.facts.versions import public
+from stackcheck.facts.versions import parse_version, public, version_in
 from stackcheck.knowledge.loader import Manifests
 from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.plan.deps import feature_components, predicate_components
 from stackcheck.plan.solver import Choice, Stack, pinned_companions
 from stackcheck.verdicts.context import Context, SharedOutcomes
-from stackcheck.verdicts.engine import evaluate_feature, feature_ok_or_rule, rules_hold
+from stackcheck.verdicts.engine import evaluate_check, evaluate_feature, feature_ok_or_rule, rules_hold
 
 if TYPE_CHECKING:
     from typing import Any
 
     from stackcheck.facts.model import Facts
-    from stackcheck.verdicts.types import FeatureVerdict  # (typing: ~3 ms, for annotations only)
+    from stackcheck.verdicts.types import CheckVerdict, FeatureVerdict  # (typing: ~3 ms, for annotations only)
 
 
 def _pkg(version: str, variant: str | None, cuda: str | None) -> dict[str, Any]:
@@ -69,6 +69,10 @@ def apply_choice(facts: Facts, choice: Choice, ctx: Context) -> Facts:
     if choice.component == "torch":
         pkgs["torch"] = _pkg(f"{choice.version}+{choice.variant}", choice.variant, choice.cuda)
         changed.append("torch")
+        triton = torch_triton(choice.release, pkgs.get("triton"), ctx)
+        if triton is not None:  # pip install torch==V brings Triton to V's pin (Requires-Dist): Triton's ptxas
+            pkgs["triton"] = triton
+            changed.append("triton")
     elif choice.component == "kernel":
         for other in KERNEL_PACKAGES:
             if other != choice.name and isinstance(pkgs.get(other), dict) and pkgs[other].get("installed"):
@@ -102,6 +106,27 @@ def apply_choice(facts: Facts, choice: Choice, ctx: Context) -> Facts:
         gate_pkg = {str(g.get("id")): g.get("package") for g in ctx.manifests.gates}
         out["source_tables"] = {k: v for k, v in tables.items() if gate_pkg.get(k) not in changed}
     return out  # type: ignore[return-value]
+
+
+def torch_triton(release: Mapping[str, Any], have: Any, ctx: Context) -> dict[str, Any] | None:
+    """The triton entry after `pip install torch==V` (V's `requires.triton`, components.json), or None when it does
+    not change: no pin, triton not installed (not probed, or another install), or the installed one meets the pin
+    (pip keeps it). Otherwise the newest triton the manifests know that meets the pin; none known: installed with
+    its version not known (what reads it is unknown, never judged on the old one)."""
+    spec = (release.get("requires") or {}).get("triton") if isinstance(release, Mapping) else None
+    if not isinstance(spec, str) or not isinstance(have, Mapping) or not have.get("installed"):
+        return None
+    installed = str(have.get("dist_version") or have.get("version") or "")
+    if installed and version_in(installed, spec):
+        return None
+    known = [
+        (parsed, str(r.get("version")))
+        for r in ctx.manifests.releases("triton")
+        if version_in(str(r.get("version")), spec) and (parsed := parse_version(str(r.get("version")))) is not None
+    ]
+    if not known:
+        return {"installed": True, "version": None}
+    return _pkg(max(known)[1], None, None)
 
 
 def stack_facts(ctx: Context, stack: Stack) -> Facts:
@@ -257,6 +282,19 @@ class Engine:
         """The feature on any facts (not memoised)."""
         self.evaluations += 1
         return evaluate_feature(self.features[fid], self._context(facts))
+
+    def checks_failing_on(self, facts: Facts) -> list[CheckVerdict]:
+        """The stack checks (manifests/checks.json) that fail on these facts, each as the audit judges it
+        (verdicts.engine.evaluate_check), in the order of the manifests: status `failed` (a failing rule that
+        crashes or disables; a `warning`, which only degrades, is left out). Judged on the context the features
+        of these facts share (the GPU models and what reads only the box's own facts worked out once)."""
+        ctx = self._context(facts)
+        out = []
+        for check in self.ctx.manifests.checks:
+            v = evaluate_check(check, ctx)
+            if v.get("status") == "failed":
+                out.append(v)
+        return out
 
     def _context(self, facts: Facts) -> Context:
         """A context on these facts: with the memo, one per facts object (the features judged on one stack share

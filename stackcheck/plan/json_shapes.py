@@ -42,6 +42,29 @@ class BlockedJSON(_BlockedJSONBase, total=False):
     workaround: dict[str, Any]
 
 
+class _FailureJSONBase(TypedDict):
+    rule: str
+    message: str
+
+
+class FailureJSON(_FailureJSONBase, total=False):
+    observed: Any
+    required: Any
+    source: Any
+    inferred: bool
+
+
+class _FailingCheckJSONBase(TypedDict):
+    check: str
+    title: str
+    effect: str
+    failures: list[FailureJSON]
+
+
+class FailingCheckJSON(_FailingCheckJSONBase, total=False):
+    fix: dict[str, Any]
+
+
 class _PlanJSONBase(TypedDict):
     target: dict[str, str]
     steps: list[StepJSON]
@@ -52,4 +75,5 @@ class PlanJSON(_PlanJSONBase, total=False):
     note: str
     elsewhere: list[str]
     error: str
+    still_failing_checks: list[FailingCheckJSON]
     request: dict[str, list[str]]  # added by `stackcheck plan`: what was asked (--want, --hold, --to)

@@ -15,7 +15,14 @@ if TYPE_CHECKING:
     from typing import Any
 
     # the JSON shapes (what `to_json` returns; mypy follows them into the report)
-    from stackcheck.plan.json_shapes import AlternativeJSON, BlockedJSON, PlanJSON, StepJSON
+    from stackcheck.plan.json_shapes import (
+        AlternativeJSON,
+        BlockedJSON,
+        FailingCheckJSON,
+        FailureJSON,
+        PlanJSON,
+        StepJSON,
+    )
 
 
 # ---- the values ---------------------------------------------------------------------------------------
@@ -116,18 +123,63 @@ class Blocked(Frozen):
         return out
 
 
+class FailingCheck(Frozen):
+    """A stack check (manifests/checks.json) that still fails on the facts after the plan (a failing rule that
+    crashes or disables, not one that only degrades): the plan alone does not make the box launch. `failures` are
+    the check's failing reasons as the engine gives them (rule, observed, required, message, source); `fix` the
+    check's own fix (text, and commands when it names them)."""
+
+    __slots__ = ("effect", "failures", "fix", "id", "title")
+    id: str
+    title: str
+    effect: str
+    failures: tuple[Mapping[str, Any], ...]
+    fix: Mapping[str, Any] | None
+
+    def __init__(
+        self, id: str, title: str, effect: str, failures: tuple[Mapping[str, Any], ...], fix: Mapping[str, Any] | None
+    ) -> None:
+        setter = object.__setattr__
+        setter(self, "id", id)
+        setter(self, "title", title)
+        setter(self, "effect", effect)
+        setter(self, "failures", failures)
+        setter(self, "fix", fix)
+
+    def to_json(self) -> FailingCheckJSON:
+        out: FailingCheckJSON = {
+            "check": self.id,
+            "title": self.title,
+            "effect": self.effect,
+            "failures": [_failure_json(r) for r in self.failures],
+        }
+        if self.fix:
+            out["fix"] = dict(self.fix)
+        return out
+
+
+def _failure_json(r: Mapping[str, Any]) -> FailureJSON:
+    out: FailureJSON = {"rule": str(r.get("rule")), "message": str(r.get("message", ""))}
+    for key in ("observed", "required", "source", "inferred"):
+        if key in r:
+            out[key] = r[key]
+    return out
+
+
 class Plan(Frozen):
     """The target stack (component -> version), the ordered steps to it, the features still blocked after
     it; `note` says what the plan could not check, `elsewhere` lists the environments that serve instead
-    of this one (no install is planned then), `error` why no stack satisfies the request."""
+    of this one (no install is planned then), `error` why no stack satisfies the request; `still_failing_checks`
+    the stack checks that still fail (crash or disable) on the facts after it."""
 
-    __slots__ = ("elsewhere", "error", "note", "steps", "still_blocked", "target")
+    __slots__ = ("elsewhere", "error", "note", "steps", "still_blocked", "still_failing_checks", "target")
     target: Mapping[str, str]
     steps: tuple[Step, ...]
     still_blocked: tuple[Blocked, ...]
     note: str | None
     elsewhere: tuple[str, ...] | None
     error: str | None
+    still_failing_checks: tuple[FailingCheck, ...]
 
     def __init__(
         self,
@@ -137,6 +189,7 @@ class Plan(Frozen):
         note: str | None = None,
         elsewhere: tuple[str, ...] | None = None,
         error: str | None = None,
+        still_failing_checks: tuple[FailingCheck, ...] = (),
     ) -> None:
         setter = object.__setattr__
         setter(self, "target", {} if target is None else target)  # a fresh dict for each plan, as the factory
@@ -145,6 +198,7 @@ class Plan(Frozen):
         setter(self, "note", note)
         setter(self, "elsewhere", elsewhere)
         setter(self, "error", error)
+        setter(self, "still_failing_checks", still_failing_checks)
 
     def to_json(self) -> PlanJSON:
         out: PlanJSON = {
@@ -152,6 +206,8 @@ class Plan(Frozen):
             "steps": [s.to_json() for s in self.steps],
             "still_blocked": [b.to_json() for b in self.still_blocked],
         }
+        if self.still_failing_checks:  # (absent when none: the plans that leave no check failing read as before)
+            out["still_failing_checks"] = [c.to_json() for c in self.still_failing_checks]
         if self.note is not None:
             out["note"] = self.note
         if self.elsewhere is not None:

@@ -14,7 +14,7 @@ from stackcheck.facts.model import KERNEL_PACKAGES
 from stackcheck.facts.versions import cuda_from_tag, numeric_tuple, parse_version, public, variant_of
 from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.plan.hypothetical import Engine, first_failure
-from stackcheck.plan.model import Blocked, Plan, Step
+from stackcheck.plan.model import Blocked, FailingCheck, Plan, Step
 from stackcheck.plan.solver import (
     COMPONENTS,
     Box,
@@ -37,7 +37,7 @@ from stackcheck.verdicts.engine import workaround_for
 
 if TYPE_CHECKING:
     from stackcheck.facts.model import Facts
-    from stackcheck.verdicts.types import FeatureVerdict  # (typing: ~3 ms, for annotations only)
+    from stackcheck.verdicts.types import CheckVerdict, FeatureVerdict  # (typing: ~3 ms, for annotations only)
 
 #: how many of the best stacks are tried for one that keeps every feature that is ok now
 REGRESSION_SEARCH = 10
@@ -162,8 +162,25 @@ def plan_and_facts(
             f"{names}: no release in the manifests makes {'it' if len(impossible) == 1 else 'them'} ok on this box "
             f"({'; '.join(first_failure(_after(engine, planned, f)) for f in impossible)})"
         )
-    plan = Plan(target=_target_dict(target), steps=tuple(steps), still_blocked=still, note=note, error=error)
+    failing = tuple(_failing_entry(v) for v in engine.checks_failing_on(planned.facts))
+    plan = Plan(
+        target=_target_dict(target),
+        steps=tuple(steps),
+        still_blocked=still,
+        note=note,
+        error=error,
+        still_failing_checks=failing,
+    )
     return plan, planned.facts
+
+
+def _failing_entry(v: CheckVerdict) -> FailingCheck:
+    """A stack check that fails after the plan: its failing reasons, the worst effect among them, its fix."""
+    fails = tuple(r for r in v.get("reasons") or [] if r.get("result") == "fail")
+    effects = [str(r.get("effect", "crash")) for r in fails]
+    effect = "crash" if "crash" in effects or not effects else next(e for e in effects if e != "degraded")
+    fix = v.get("fix")
+    return FailingCheck(str(v.get("id")), str(v.get("title", v.get("id"))), effect, fails, fix or None)
 
 
 def _after(engine: Engine, planned: Steps, fid: str) -> FeatureVerdict:

@@ -104,6 +104,12 @@ def render_text(doc: dict[str, Any]) -> str:
         lines.append(f"first, the plan ({len(steps)} step{'s' if len(steps) != 1 else ''}, as `stackcheck plan`):")
         lines += plan_step_lines(plan)
         lines.append("")
+    if isinstance(plan, dict) and plan.get("still_failing_checks"):  # what the plan leaves failing, and its fix
+        from stackcheck.render.text import failing_check_lines
+
+        lines += failing_check_lines(plan)
+        lines.append("")
+    if steps:
         lines.append(f"then no launch (on {stack}):" if refused else f"then launch (on {stack}):")
     else:
         lines.append(f"no launch (on {stack}):" if refused else f"launch (on {stack}; no upgrade step needed):")

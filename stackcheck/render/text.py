@@ -515,6 +515,31 @@ def plan_lines(report: Report, width: int = NO_WRAP, shown: dict[str, set[str]] 
                     "        ",
                     "      ",
                 )
+    lines += failing_check_lines(plan, width)
+    return lines
+
+
+def failing_check_lines(plan: Mapping[str, Any], width: int = NO_WRAP, indent: str = "  ") -> list[str]:
+    """The plan's `still_failing_checks` as text: each check that still fails after the plan, its failing rules
+    (observed against required) and its own fix; none of its lines is a command line of the plan (plan_commands)."""
+    failing = [c for c in plan.get("still_failing_checks") or [] if isinstance(c, dict)]
+    if not failing:
+        return []
+    head = "still failing after the plan (stack checks: the plan alone does not make the box launch):"
+    lines = wrap(head, width, indent + "  ", indent)
+    for c in failing:
+        lines += wrap(f"{c.get('check')} ({c.get('effect')}): {c.get('title')}", width, indent + "    ", indent + "  ")
+        for r in c.get("failures") or []:
+            seen = ""
+            if isinstance(r, dict) and "observed" in r and "required" in r:
+                seen = f" (observed {r.get('observed')}, required {r.get('required')})"
+            text = f"{r.get('rule')}: {r.get('message')}{seen}" if isinstance(r, dict) else str(r)
+            lines += wrap(text, width, indent + "      ", indent + "    ")
+        fix = c.get("fix")
+        if isinstance(fix, dict) and fix.get("text"):
+            lines += wrap(f"fix: {fix.get('text')}", width, indent + "      ", indent + "    ")
+            for cmd in fix.get("commands") or []:
+                lines += wrap(f"run: {cmd}", width, indent + "      ", indent + "    ")
     return lines
 
 
