@@ -54,6 +54,7 @@ def test_a_check_that_still_fails_after_the_plan_is_named_with_its_rule_values_s
     assert "ncclCommResume" in rule["message"]
     assert any("pytorch/pytorch/issues/186591" in str(s.get("url")) for s in rule["source"])
     assert "pip uninstall nvidia-nccl-cu12" in nccl["fix"]["text"]
+    assert "--force-reinstall --no-deps nvidia-nccl-cu13" in nccl["fix"]["text"]  # the shared libnccl.so.2 back
 
 
 def test_a_check_the_plan_fixes_is_not_named() -> None:
