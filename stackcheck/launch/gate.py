@@ -1282,11 +1282,20 @@ def release_choice_problems(d: Derived, mapping: Mapping[str, Any], sglang_versi
             if known is None:  # no option lists it (--moe-a2a-backend) or lists no choices: the runs' union
                 known = {str(c): [] for r in runs or [] if isinstance(r, dict) for c in r.get("choices") or []}
                 known.update({str(c): [] for c in spec.get("known") or []})  # judged, offered by no run
-            judged = [v for v in values if not takes(v) and (v in known or spec.get("every_value") is True)]
+            # argparse compares a value with the choices exactly: a known choice in another case ('FA3' for 'fa3')
+            # is not offered, whatever the run lists besides
+            folded = {c.casefold(): c for c in offered} if not number else {}
+            judged = [
+                v
+                for v in values
+                if not takes(v) and (v in known or spec.get("every_value") is True or v.casefold() in folded)
+            ]
             if not judged:
                 continue
             value = judged[0]
             text = f"SGLang {sglang_version} does not offer {value!r} among the choices of {flag}"
+            if value.casefold() in folded:
+                text += f" (argparse compares choices exactly, case included: {folded[value.casefold()]!r} is offered)"
             if number and _int_or_none(value) is None:
                 text = f"SGLang {sglang_version} reads {flag} as an integer, and {value!r} is none"
             if may_plugin and spec.get("plugins_extend", True):

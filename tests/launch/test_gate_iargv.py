@@ -122,3 +122,17 @@ def test_the_gate_refuses_exactly_what_real_argparse_rejects(shipped: dict[str, 
         assert code in (0, 2)
         refused = bool(_refused(shipped, "0.5.9", case))
         assert refused == (code == 2), (case, code)
+
+
+def test_a_choice_in_another_case_is_not_offered(shipped: dict[str, Any]) -> None:
+    """argparse compares choices exactly: --attention-backend FA3 is an 'invalid choice' where fa3 is offered
+    (blocked on 0.5.9; unknown from 0.5.11, where a plugin may add choices); before, it was only the unknown of a
+    value the manifests do not know, which --allow-unknown let through."""
+    d = gate.derive([*SERVER, "--attention-backend", "FA3"], shipped, {})
+    got = [p for p in gate.release_choice_problems(d, shipped, "0.5.9") if p.subject == "--attention-backend"]
+    assert [(p.status, p.effect, p.observed) for p in got] == [("blocked", "crash", "FA3")]
+    assert "'fa3' is offered" in got[0].message and "fa3" in str(got[0].required).split(", ")
+    later = [p for p in gate.release_choice_problems(d, shipped, "0.5.23") if p.subject == "--attention-backend"]
+    assert [p.status for p in later] == ["unknown"]
+    exact = gate.derive([*SERVER, "--attention-backend", "fa3"], shipped, {})
+    assert not [p for p in gate.release_choice_problems(exact, shipped, "0.5.9") if p.subject == "--attention-backend"]
