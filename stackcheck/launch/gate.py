@@ -1593,6 +1593,13 @@ def argv_problems(d: Derived, mapping: Mapping[str, Any], sglang_version: str | 
     state, effect = ("unknown", None) if plugin else ("blocked", "crash")
     loose = [*source, *_as_list(table.get("plugins_source"))] if plugin else source
     args = list(d.sglang_args)
+    # a missing value of a flag launch.json reads is parse_flags' and release_choice_problems' to report
+    elsewhere = {n for o in _options(mapping) for n in _names(o)} | {
+        str(f)
+        for spec in mapping.get("release_choices") or []
+        if isinstance(spec, dict)
+        for f in spec.get("flags") or []
+    }
     out: list[Problem] = []
     left: list[str] = []  # the words no option takes
     i = 0
@@ -1657,6 +1664,7 @@ def argv_problems(d: Derived, mapping: Mapping[str, Any], sglang_version: str | 
             continue
         if eq:
             continue
+        start = i
         if kind in ("*", "+", "unknown"):
             while i < len(args) and args[i] != "--" and _is_argument(args[i]):
                 i += 1
@@ -1664,6 +1672,22 @@ def argv_problems(d: Derived, mapping: Mapping[str, Any], sglang_version: str | 
             for _ in range(int(kind) if kind.isdigit() else 1):
                 if i < len(args) and args[i] != "--" and _is_argument(args[i]):
                     i += 1
+        needed = 1 if kind in ("1", "+") else int(kind) if kind.isdigit() else 0
+        if i - start < needed and flag not in elsewhere:
+            words = "one argument" if kind == "1" else "at least one argument" if kind == "+" else f"{kind} arguments"
+            out.append(
+                Problem(
+                    flag,
+                    "blocked",
+                    "crash",
+                    f"{flag} takes {words} in SGLang {sglang_version} and {i - start} follow it here (the end of the "
+                    "command, another option or '--' does): the server exits at once with 'expected "
+                    f"{words}' (exit status 2)",
+                    source,
+                    str(i - start),
+                    words,
+                )
+            )
     if left:
         shown = " ".join(redact_value(w)[:80] for w in left[:6]) + (" ..." if len(left) > 6 else "")
         message = (

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from stackcheck.errors import UsageError
 from stackcheck.knowledge.loader import load
 from stackcheck.launch import gate
 
@@ -33,6 +34,15 @@ CASES = [
     ["--lora-paths", "--tp", "2"],
     ["--disable-cuda-graph", "1"],
     ["-t", "8"],
+    ["--enable-torch-compile="],
+    ["--lora-paths=a", "b"],
+    ["--cuda-graph-bs=1", "2"],
+    ["--tp", "8", "-"],
+    ["--enable-torch-compile", "-5"],
+    ["--served-model-name", "a b", "c d"],
+    ["--tp 8"],
+    ["--tensor-parallel=8", "--enable-torch-compil"],
+    ["--cuda-graph-bs"],
 ]
 
 
@@ -44,12 +54,22 @@ def shipped() -> dict[str, Any]:
 def _refused(shipped: dict[str, Any], version: str, args: list[str]) -> list[gate.Problem]:
     d = gate.derive([*SERVER, *args], shipped, {})
     problems, covered = gate.undeclared_problems(d, shipped, version)
+    problems += gate.release_choice_problems(d, shipped, version)
     assert covered
     return [p for p in problems if p.status in ("blocked", "unknown")]
 
 
+def _gate_refuses(shipped: dict[str, Any], version: str, args: list[str]) -> bool:
+    """Whether the gate lets the launch through its reading of the command: a usage error of the server command
+    (a listed flag's value it cannot read: `--tp -5`) stops it too (exit 2, nothing run)."""
+    try:
+        return bool(_refused(shipped, version, args))
+    except UsageError:
+        return True
+
+
 def test_the_brief_cases_on_a_release_without_plugins(shipped: dict[str, Any]) -> None:
-    got = {" ".join(a): _refused(shipped, "0.5.9", a) for a in CASES}
+    got = {" ".join(a): _refused(shipped, "0.5.9", a) for a in CASES if a != ["--tp 8"]}  # (one word: its own key)
     assert got["--tp 8"] == [] and got["--tensor-parallel 8"] == []
     assert [(p.subject, p.status, p.effect) for p in got["-tp 8"]] == [("-tp", "blocked", "crash")]
     assert "single-dash" in got["-tp 8"][0].message
@@ -66,6 +86,9 @@ def test_the_brief_cases_on_a_release_without_plugins(shipped: dict[str, Any]) -
     assert "ignored explicit argument" in switch.message
     assert any("argparse.py" in str(s.get("title")) for s in switch.source)
     assert got["--cuda-graph-bs 1 2 4 --tp 2"] == [] and got["--lora-paths a b --tp 2"] == []
+    missing = got["--cuda-graph-bs"][0]
+    assert (missing.subject, missing.observed, missing.required) == ("--cuda-graph-bs", "0", "at least one argument")
+    assert "'expected at least one argument'" in missing.message
 
 
 def test_a_release_that_loads_plugins_makes_a_leftover_unknown(shipped: dict[str, Any]) -> None:
@@ -120,7 +143,7 @@ def test_the_gate_refuses_exactly_what_real_argparse_rejects(shipped: dict[str, 
     assert len(codes) == len(CASES)
     for case, code in zip(CASES, codes, strict=True):
         assert code in (0, 2)
-        refused = bool(_refused(shipped, "0.5.9", case))
+        refused = _gate_refuses(shipped, "0.5.9", case)
         assert refused == (code == 2), (case, code)
 
 
