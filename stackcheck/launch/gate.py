@@ -18,7 +18,11 @@ How a command line is read (all of it data, manifests/launch.json):
   release declares, read from its wheel), or newer than the data (its own server arguments), a flag the
   release neither declares nor abbreviates uniquely is refused (argparse exits with 'unrecognized arguments'
   or 'ambiguous option'; from 0.5.11, which loads plugins first, an undeclared flag is unknown: it may be a
-  plugin's); `--config FILE` makes the launch facts unknown (its settings are not read).
+  plugin's); `--config FILE` makes the launch facts unknown (its settings are not read). With how many values
+  each declared flag takes (release_flags `nargs`), the rest of argparse's reading is followed too
+  (argv_problems): a single-dash option (`-tp 8`), a switch given a value (`--flag=false`, `--flag false`), a
+  word no option takes, anything after '--', a flag left without its value, and a choice in another case
+  (`FA3` for `fa3`) end the launch with exit status 2 and are refused (unknown where a plugin may add them).
 - deepgemm, on by default, fails only with FP8 block-quantized models: its default entry says
   `"refuse": false`, so a blocked deepgemm warns; `--quantization fp8` requires fp8-block-gemm, which refuses.
 - per SGLang release, an option says whether the installed release has the flag at all; a flag the
