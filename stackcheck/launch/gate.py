@@ -1565,6 +1565,32 @@ def _release_nargs(table: Mapping[str, Any], version: str) -> dict[str, str] | N
 _NARGS_KEPT: list[Any] = []
 
 
+#: a word of a shell's command string that ends the launch's own arguments: a control operator (`|`, `&&`, `;`,
+#: `&`) or a redirection (`>`, `2>&1`, `>log`, `&>log`, `<in`); from a word the shell expands (`$@`, `$X`, a
+#: command substitution) on, the server's arguments are not known to the gate, so none is judged there
+_SHELL_END = re.compile(r"^(\|\|?|&&|;;?|&|\d*(>>?|<<?<?|>&|<&|>\|)|&>>?)")
+
+
+def _shell_cut(command: Sequence[str], args: list[str]) -> list[str]:
+    """The launch's arguments as its argparse gets them where the launch sits in a shell's command string (`bash
+    -c "python -m sglang.launch_server ... > log 2>&1"`): up to the first operator, redirection or expanded word
+    (_SHELL_END); a command run without a shell is its own argv, every word as given."""
+    shell = False
+    inside = False
+    for i, word in enumerate(command):
+        prog = os.path.basename(word)
+        if shell and _shell_c(word) and i + 1 < len(command):
+            inside = True
+            break
+        shell = shell or prog in _SHELLS
+    if not inside:
+        return args
+    for i, word in enumerate(args):
+        if _SHELL_END.match(word) or "$" in word or "`" in word:
+            return args[:i]
+    return args
+
+
 def argv_problems(d: Derived, mapping: Mapping[str, Any], sglang_version: str | None) -> list[Problem]:
     """What SGLang's argparse leaves over or rejects in a `python -m sglang.launch_server` command, read with the
     installed release's flags and how many values each takes (launch.json release_flags `flags` and `nargs`):
@@ -1596,7 +1622,7 @@ def argv_problems(d: Derived, mapping: Mapping[str, Any], sglang_version: str | 
     )
     state, effect = ("unknown", None) if plugin else ("blocked", "crash")
     loose = [*source, *_as_list(table.get("plugins_source"))] if plugin else source
-    args = list(d.sglang_args)
+    args = _shell_cut(d.command, list(d.sglang_args))
     # a missing value of a flag launch.json reads is parse_flags' and release_choice_problems' to report
     elsewhere = {n for o in _options(mapping) for n in _names(o)} | {
         str(f)

@@ -159,3 +159,22 @@ def test_a_choice_in_another_case_is_not_offered(shipped: dict[str, Any]) -> Non
     assert [p.status for p in later] == ["unknown"]
     exact = gate.derive([*SERVER, "--attention-backend", "fa3"], shipped, {})
     assert not [p for p in gate.release_choice_problems(exact, shipped, "0.5.9") if p.subject == "--attention-backend"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "python -m sglang.launch_server --model-path m --tp 2 > log 2>&1",
+        "python -m sglang.launch_server --model-path m --tp 2 && echo done",
+        "python -m sglang.launch_server --model-path m --tp 2 | tee log",
+        "python -m sglang.launch_server --model-path m --tp 2 >log",
+        'exec python -m sglang.launch_server --model-path m --tp 2 "$@"',
+    ],
+)
+def test_a_shell_string_ends_the_arguments_at_its_operators(shipped: dict[str, Any], text: str) -> None:
+    """In `bash -c "..."` the shell takes its operators and redirections: they are no argument of the server."""
+    d = gate.derive(["bash", "-c", text], shipped, {})
+    assert d.entrypoint == "launch-server"
+    assert gate.argv_problems(d, shipped, "0.5.9") == []
+    stray = gate.derive(["bash", "-lc", text.replace("--tp 2", "--tp 2 stray")], shipped, {})
+    assert [p.observed for p in gate.argv_problems(stray, shipped, "0.5.9")] == ["stray"]
