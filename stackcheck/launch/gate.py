@@ -1676,6 +1676,15 @@ def argv_problems(d: Derived, mapping: Mapping[str, Any], sglang_version: str | 
             continue
         kind = nargs.get(flag, "1")
         if kind == "0":
+            if eq and flag == "-h":  # -hX: CPython 3.10-3.12 exit 2 ('ignored explicit argument'), 3.13.0 prints help
+                shown_h = redact_value(tok)[:80]
+                text = (
+                    f"argparse reads {shown_h} as -h (help) given {shown_h[2:]!r}: CPython 3.10-3.12 exit with "
+                    "'ignored explicit argument' (exit status 2), 3.13.0 prints the help and exits 0; the server "
+                    "never starts"
+                )
+                out.append(Problem(shown_h, "blocked", "crash", text, source, shown_h, "a --flag the release declares"))
+                continue
             if eq:
                 out.append(
                     Problem(

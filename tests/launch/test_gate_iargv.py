@@ -178,3 +178,9 @@ def test_a_shell_string_ends_the_arguments_at_its_operators(shipped: dict[str, A
     assert gate.argv_problems(d, shipped, "0.5.9") == []
     stray = gate.derive(["bash", "-lc", text.replace("--tp 2", "--tp 2 stray")], shipped, {})
     assert [p.observed for p in gate.argv_problems(stray, shipped, "0.5.9")] == ["stray"]
+
+
+def test_a_help_cluster_never_starts_the_server(shipped: dict[str, Any]) -> None:
+    got = _refused(shipped, "0.5.9", ["-hx"])
+    assert [(p.subject, p.status) for p in got] == [("-hx", "blocked")]
+    assert "3.13.0 prints the help" in got[0].message
