@@ -23,10 +23,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import ast  # noqa: E402
+
 from packaging.version import Version  # noqa: E402
 
-from stackcheck.derive.flags import scan_flags  # noqa: E402
+from stackcheck.derive.flags import Flag, scan_flags  # noqa: E402
 from stackcheck.derive.tree import WheelTree  # noqa: E402
+from stackcheck.pyast import parse  # noqa: E402
 
 LAUNCH = ROOT / "manifests" / "launch.json"
 
@@ -56,6 +59,127 @@ def declared(wheel: Path) -> tuple[set[str], list[str], bool]:
     return {name for f in scan.flags.values() for name in [f.flag, *f.aliases]}, scan.files, plugins
 
 
+#: argparse actions (given by name) that take no value: nargs=0
+NO_VALUE = {"store_true", "store_false", "store_const", "append_const", "count", "help", "version"}
+
+
+def _kw(call: ast.Call, name: str) -> ast.expr | None:
+    return next((k.value for k in call.keywords if k.arg == name), None)
+
+
+def _nargs_text(node: ast.expr | None) -> str:
+    """A `nargs=` value as argparse reads it: absent or None is one value ("1"), else the constant ("0", "?", "*",
+    "+", "2"); an expression not read statically is "unknown"."""
+    if node is None or (isinstance(node, ast.Constant) and node.value is None):
+        return "1"
+    if isinstance(node, ast.Constant) and isinstance(node.value, (str, int)) and not isinstance(node.value, bool):
+        return str(node.value)
+    return "unknown"
+
+
+def _class_nargs(classes: dict[str, ast.ClassDef], name: str) -> str:
+    """The nargs a custom argparse.Action class of the release gives when the declaration names none: its
+    __init__'s `nargs` default (SGLang's DeprecatedAction: 0), else one value; "unknown" where the class is not
+    found in the release's files."""
+    cls = classes.get(name)
+    if cls is None:
+        return "unknown"
+    for fn in cls.body:
+        if isinstance(fn, ast.FunctionDef) and fn.name == "__init__":
+            args = fn.args
+            positional = [*args.posonlyargs, *args.args]
+            defaults = dict(
+                zip([a.arg for a in positional[len(positional) - len(args.defaults) :]], args.defaults, strict=True)
+            )
+            defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None})
+            if "nargs" in defaults:
+                return _nargs_text(defaults["nargs"])
+    return "1"
+
+
+def _action_nargs(action: ast.expr | None, nargs: ast.expr | None, classes: dict[str, ast.ClassDef]) -> str:
+    if nargs is not None:
+        return _nargs_text(nargs)
+    if action is None:
+        return "1"
+    if isinstance(action, ast.Constant) and isinstance(action.value, str):
+        return "0" if action.value in NO_VALUE else "1" if action.value in ("store", "append", "extend") else "unknown"
+    text = ast.unparse(action)
+    if "BooleanOptionalAction" in text:
+        return "0"
+    name = action.id if isinstance(action, ast.Name) else action.attr if isinstance(action, ast.Attribute) else ""
+    return _class_nargs(classes, name) if name else "unknown"
+
+
+def _field_nargs(stmt: ast.AnnAssign, flag: Flag, classes: dict[str, ast.ClassDef]) -> str:
+    """As sglang/srt/arg_groups/arg_utils.py add_cli_args_from_dataclass builds the argument of an annotated field
+    (0.5.14 on): Arg(action=...) that action (with its action_kwargs' nargs); a bool a switch; Literal[...] one
+    value; list[X] Arg(nargs) or '+' (unless Arg(type_parser) reads the whole value); else Arg(nargs) or one."""
+    ann = stmt.annotation
+    metas = ann.slice.elts[1:] if isinstance(ann, ast.Subscript) and isinstance(ann.slice, ast.Tuple) else []
+    arg = next((m for m in metas if isinstance(m, ast.Call) and getattr(m.func, "id", "") == "Arg"), None)
+    if arg is not None and _kw(arg, "action") is not None:
+        extra = _kw(arg, "action_kwargs")
+        given = None
+        if isinstance(extra, ast.Dict):
+            given = next(
+                (
+                    v
+                    for k, v in zip(extra.keys, extra.values, strict=True)
+                    if isinstance(k, ast.Constant) and k.value == "nargs"
+                ),
+                None,
+            )
+        elif extra is not None:
+            return "unknown"
+        return _action_nargs(_kw(arg, "action"), given, classes)
+    if flag.kind == "bool":
+        return "0"
+    nargs = _kw(arg, "nargs") if arg is not None else None
+    inner = ann.slice.elts[0] if isinstance(ann, ast.Subscript) and isinstance(ann.slice, ast.Tuple) else None
+    text = ast.unparse(inner) if inner is not None else ""
+    if "Literal[" in text:
+        return "1"
+    listed = text.startswith(("list[", "List[", "Optional[list[", "Optional[List[")) or (
+        "list[" in text and "| None" in text
+    )
+    if listed and (arg is None or _kw(arg, "type_parser") is None):
+        return "+" if nargs is None else _nargs_text(nargs)
+    return _nargs_text(nargs) if nargs is not None else "1"
+
+
+def arities(wheel: Path) -> dict[str, str]:
+    """How many values each flag of the release takes, as argparse reads its nargs ("0" a switch, "1" one value,
+    "?", "*", "+", a number; "unknown" where it is not read statically), by every name of the flag."""
+    tree = WheelTree(wheel)
+    try:
+        scan = scan_flags(tree)
+        extra = [n for n in tree.names_under("sglang/srt/arg_groups/") if n.endswith(".py")]  # the action classes
+        parsed = {rel: parse(tree.read_bytes(rel), rel) for rel in dict.fromkeys([*scan.files, *extra])}
+    finally:
+        tree.close()
+    classes = {n.name: n for module in parsed.values() for n in ast.walk(module) if isinstance(n, ast.ClassDef)}
+    out: dict[str, str] = {}
+    for flag in scan.flags.values():
+        found = "unknown"
+        for node in ast.walk(parsed[flag.file]):
+            if getattr(node, "lineno", None) != flag.line:
+                continue
+            if (
+                flag.how == "add_argument"
+                and isinstance(node, ast.Call)
+                and getattr(node.func, "attr", "") == "add_argument"
+            ):
+                found = _action_nargs(_kw(node, "action"), _kw(node, "nargs"), classes)
+                break
+            if flag.how == "field" and isinstance(node, ast.AnnAssign):
+                found = _field_nargs(node, flag, classes)
+                break
+        for name in [flag.flag, *flag.aliases]:
+            out[name] = found
+    return out
+
+
 def runs(present: list[bool], releases: list[str]) -> list[str]:
     out: list[str] = []
     start: int | None = None
@@ -73,15 +197,28 @@ def section(wheels: list[Path], day: str) -> dict[str, object]:
     by_release: dict[str, set[str]] = {}
     files: set[str] = set()
     with_plugins: set[str] = set()
+    takes: dict[str, dict[str, str]] = {}
     for wheel in wheels:
         names, read, plugins = declared(wheel)
         by_release[release_of(wheel)] = names
+        takes[release_of(wheel)] = arities(wheel)
         files.update(read)
         if plugins:
             with_plugins.add(release_of(wheel))
     releases = sorted(by_release, key=Version)
     every = sorted(set().union(*by_release.values()))
     flags = {flag: runs([flag in by_release[r] for r in releases], releases) for flag in every}
+    nargs: dict[str, list[dict[str, object]]] = {}
+    for flag in every:
+        kinds = sorted({takes[r].get(flag, "1") for r in releases if flag in by_release[r]} - {"1"})
+        nargs[flag] = [
+            {
+                "nargs": k,
+                "releases": runs([takes[r].get(flag, "1") == k and flag in by_release[r] for r in releases], releases),
+            }
+            for k in kinds
+        ]
+    nargs = {f: v for f, v in nargs.items() if v}
     arg_files = sorted(f for f in files if f != "sglang/srt/server_args.py")
     return {
         "description": (
@@ -104,6 +241,7 @@ def section(wheels: list[Path], day: str) -> dict[str, object]:
             }
         ],
         "flags": flags,
+        "nargs": nargs,
         "plugins": runs([r in with_plugins for r in releases], releases),
         "plugins_source": [
             {

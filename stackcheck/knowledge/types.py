@@ -435,6 +435,7 @@ class ReleaseFlags(TypedDict, total=False):
     builtin: list[str]  # argparse's own (--help)
     source: Source
     flags: dict[str, list[str]]  # flag -> runs of consecutive releases ("0.5.1-0.5.9", "0.5.4")
+    nargs: dict[str, list[dict[str, Any]]]  # flag -> [{nargs: "0" | "?" | "*" | "+" | N, releases}] (not one value)
     plugins: list[str]  # runs of releases whose launcher loads plugins before parsing (they may add flags)
     plugins_source: Source
 

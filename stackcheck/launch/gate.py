@@ -18,7 +18,11 @@ How a command line is read (all of it data, manifests/launch.json):
   release declares, read from its wheel), or newer than the data (its own server arguments), a flag the
   release neither declares nor abbreviates uniquely is refused (argparse exits with 'unrecognized arguments'
   or 'ambiguous option'; from 0.5.11, which loads plugins first, an undeclared flag is unknown: it may be a
-  plugin's); `--config FILE` makes the launch facts unknown (its settings are not read).
+  plugin's); `--config FILE` makes the launch facts unknown (its settings are not read). With how many values
+  each declared flag takes (release_flags `nargs`), the rest of argparse's reading is followed too
+  (argv_problems): a single-dash option (`-tp 8`), a switch given a value (`--flag=false`, `--flag false`), a
+  word no option takes, anything after '--', a flag left without its value, and a choice in another case
+  (`FA3` for `fa3`) end the launch with exit status 2 and are refused (unknown where a plugin may add them).
 - deepgemm, on by default, fails only with FP8 block-quantized models: its default entry says
   `"refuse": false`, so a blocked deepgemm warns; `--quantization fp8` requires fp8-block-gemm, which refuses.
 - per SGLang release, an option says whether the installed release has the flag at all; a flag the
@@ -1282,11 +1286,20 @@ def release_choice_problems(d: Derived, mapping: Mapping[str, Any], sglang_versi
             if known is None:  # no option lists it (--moe-a2a-backend) or lists no choices: the runs' union
                 known = {str(c): [] for r in runs or [] if isinstance(r, dict) for c in r.get("choices") or []}
                 known.update({str(c): [] for c in spec.get("known") or []})  # judged, offered by no run
-            judged = [v for v in values if not takes(v) and (v in known or spec.get("every_value") is True)]
+            # argparse compares a value with the choices exactly: a known choice in another case ('FA3' for 'fa3')
+            # is not offered, whatever the run lists besides
+            folded = {c.casefold(): c for c in offered} if not number else {}
+            judged = [
+                v
+                for v in values
+                if not takes(v) and (v in known or spec.get("every_value") is True or v.casefold() in folded)
+            ]
             if not judged:
                 continue
             value = judged[0]
             text = f"SGLang {sglang_version} does not offer {value!r} among the choices of {flag}"
+            if value.casefold() in folded:
+                text += f" (argparse compares choices exactly, case included: {folded[value.casefold()]!r} is offered)"
             if number and _int_or_none(value) is None:
                 text = f"SGLang {sglang_version} reads {flag} as an integer, and {value!r} is none"
             if may_plugin and spec.get("plugins_extend", True):
@@ -1512,7 +1525,218 @@ def undeclared_problems(
                 f"arguments' (exit status 2){hint}"
             )
         out.append(Problem(name, "blocked", "crash", message, source))
+    if declared is None:
+        out += argv_problems(d, mapping, sglang_version)
     return out, True
+
+
+#: CPython argparse, the one reading of an option and what is left over (3.10-3.13 agree on every case read here)
+ARGPARSE_SOURCE = {
+    "title": "CPython Lib/argparse.py (3.10-3.13): _parse_optional (exact name, name=value, unique prefix, else an "
+    "unknown option), consume_optional (a switch given '=value': 'ignored explicit argument'; nargs decides the "
+    "arguments taken), '--' ends the options, parse_args exits 2 with 'unrecognized arguments' for what is left",
+    "url": "https://github.com/python/cpython/blob/3.12/Lib/argparse.py",
+}
+
+
+def _release_nargs(table: Mapping[str, Any], version: str) -> dict[str, str] | None:
+    """release_flags `nargs` for `version`: each flag that does not take exactly one value -> its nargs; None where
+    the table has no nargs (an older manifest) or the release is not listed."""
+    nargs = table.get("nargs")
+    releases = [str(r) for r in table.get("releases") or []]
+    if not isinstance(nargs, dict) or version not in releases:
+        return None
+    kept = _NARGS_KEPT
+    if kept and kept[0] is nargs and kept[1] == version:
+        got: dict[str, str] = kept[2]
+        return got
+    pos = _positions(releases)
+    out = {
+        str(flag): str(e.get("nargs"))
+        for flag, entries in nargs.items()
+        for e in (entries if isinstance(entries, list) else [])
+        if isinstance(e, dict) and _in_runs(version, releases, e.get("releases"), pos)
+    }
+    _NARGS_KEPT[:] = [nargs, version, out]
+    return out
+
+
+#: _release_nargs' last reading: [the nargs table, the release, its reading]
+_NARGS_KEPT: list[Any] = []
+
+
+#: a word of a shell's command string that ends the launch's own arguments: a control operator (`|`, `&&`, `;`,
+#: `&`) or a redirection (`>`, `2>&1`, `>log`, `&>log`, `<in`); from a word the shell expands (`$@`, `$X`, a
+#: command substitution) on, the server's arguments are not known to the gate, so none is judged there
+_SHELL_END = re.compile(r"^(\|\|?|&&|;;?|&|\d*(>>?|<<?<?|>&|<&|>\|)|&>>?)")
+
+
+def _shell_cut(command: Sequence[str], args: list[str]) -> list[str]:
+    """The launch's arguments as its argparse gets them where the launch sits in a shell's command string (`bash
+    -c "python -m sglang.launch_server ... > log 2>&1"`): up to the first operator, redirection or expanded word
+    (_SHELL_END); a command run without a shell is its own argv, every word as given."""
+    shell = False
+    inside = False
+    for i, word in enumerate(command):
+        prog = os.path.basename(word)
+        if shell and _shell_c(word) and i + 1 < len(command):
+            inside = True
+            break
+        shell = shell or prog in _SHELLS
+    if not inside:
+        return args
+    for i, word in enumerate(args):
+        if _SHELL_END.match(word) or "$" in word or "`" in word:
+            return args[:i]
+    return args
+
+
+def argv_problems(d: Derived, mapping: Mapping[str, Any], sglang_version: str | None) -> list[Problem]:
+    """What SGLang's argparse leaves over or rejects in a `python -m sglang.launch_server` command, read with the
+    installed release's flags and how many values each takes (launch.json release_flags `flags` and `nargs`):
+    a single-dash option (`-tp 8`: SGLang declares only -h and --long names, and argparse matches a prefix of a
+    long name only when it starts with '--'), a switch given a value (`--enable-torch-symm-mem=false`: 'ignored
+    explicit argument'; `--enable-torch-symm-mem false`: 'false' is left over), a word no option takes
+    (`--tp 8 stray`), anything after '--' (`-- --x`; the launcher's parser has no positional argument): each
+    ends the launch at once with exit status 2. Double-dash names the release does not declare are
+    undeclared_problems'. A word after such a name is not judged (in a release that loads plugins it may be the
+    plugin flag's value). Not judged: a release release_flags does not list, or a table without `nargs`."""
+    if sglang_version is None or d.entrypoint != "launch-server":
+        return []
+    table: Mapping[str, Any] = mapping["release_flags"] if isinstance(mapping.get("release_flags"), dict) else {}
+    version = sglang_version.partition("+")[0]
+    nargs = _release_nargs(table, version)
+    names = _declared_in(mapping, version)
+    if nargs is None or not names:
+        return []
+    from stackcheck.redact import redact_value
+
+    names = names | {"--help", "-h"}
+    nargs = {**nargs, "--help": "0", "-h": "0"}
+    source = [*_as_list(table.get("source")), ARGPARSE_SOURCE]
+    # from the releases that load plugins before they parse, a plugin may add an option (or an argument) of its
+    # own: what only such an addition would take is unknown (refused unless --allow-unknown), as an undeclared flag
+    plugin = _in_runs(version, [str(r) for r in table.get("releases") or []], table.get("plugins"))
+    unless = (
+        "unless an installed SGLang plugin adds it (this release loads plugins before it parses), " if plugin else ""
+    )
+    state, effect = ("unknown", None) if plugin else ("blocked", "crash")
+    loose = [*source, *_as_list(table.get("plugins_source"))] if plugin else source
+    args = _shell_cut(d.command, list(d.sglang_args))
+    # a missing value of a flag launch.json reads is parse_flags' and release_choice_problems' to report
+    elsewhere = {n for o in _options(mapping) for n in _names(o)} | {
+        str(f)
+        for spec in mapping.get("release_choices") or []
+        if isinstance(spec, dict)
+        for f in spec.get("flags") or []
+    }
+    out: list[Problem] = []
+    left: list[str] = []  # the words no option takes
+    i = 0
+    while i < len(args):
+        tok = args[i]
+        i += 1
+        if tok == "--":
+            left += ["--", *args[i:]]
+            break
+        if _is_argument(tok):
+            left.append(tok)
+            continue
+        name, eq, inline = tok.partition("=")
+        if tok.startswith("--"):
+            if name in names:
+                flag = name
+            else:
+                hits = [n for n in names if n.startswith(name)]
+                if len(hits) != 1:  # undeclared or ambiguous: undeclared_problems'; its words are not judged
+                    while i < len(args) and args[i] != "--" and _is_argument(args[i]):
+                        i += 1
+                    continue
+                flag = hits[0]
+        elif tok.startswith("-h"):
+            flag, eq, inline = "-h", "=" if len(tok) > 2 else "", tok[2:]  # -hX: -h given X ('ignored explicit')
+        else:
+            shown_tok = redact_value(tok)[:80]
+            out.append(
+                Problem(
+                    shown_tok,
+                    state,
+                    effect,
+                    f"SGLang {sglang_version} declares no {shown_tok}: its flags are --long names (argparse reads a "
+                    f"single-dash {shown_tok} as an unknown option, never as an abbreviation of a --name), so "
+                    f"{unless}the server exits at once with 'unrecognized arguments' (exit status 2); spell the flag "
+                    "with '--'",
+                    loose,
+                    shown_tok,
+                    "a --flag the release declares",
+                )
+            )
+            while i < len(args) and args[i] != "--" and _is_argument(args[i]):
+                i += 1  # its words go with it in argparse's message
+            continue
+        kind = nargs.get(flag, "1")
+        if kind == "0":
+            if eq and flag == "-h":  # -hX: CPython 3.10-3.12 exit 2 ('ignored explicit argument'), 3.13.0 prints help
+                shown_h = redact_value(tok)[:80]
+                text = (
+                    f"argparse reads {shown_h} as -h (help) given {shown_h[2:]!r}: CPython 3.10-3.12 exit with "
+                    "'ignored explicit argument' (exit status 2), 3.13.0 prints the help and exits 0; the server "
+                    "never starts"
+                )
+                out.append(Problem(shown_h, "blocked", "crash", text, source, shown_h, "a --flag the release declares"))
+                continue
+            if eq:
+                out.append(
+                    Problem(
+                        flag,
+                        "blocked",
+                        "crash",
+                        f"{flag} is a switch in SGLang {sglang_version} (it takes no value): "
+                        f"{flag + '=' + redact_value(inline)[:80]!r} ends the launch "
+                        "with 'ignored explicit argument' (exit status 2); give the flag alone to turn it on, leave "
+                        "it out to keep it off",
+                        source,
+                        flag + "=" + redact_value(inline)[:80],
+                        f"{flag} alone",
+                    )
+                )
+            continue
+        if eq:
+            continue
+        start = i
+        if kind in ("*", "+", "unknown"):
+            while i < len(args) and args[i] != "--" and _is_argument(args[i]):
+                i += 1
+        elif kind in {"?", "1"} or kind.isdigit():
+            for _ in range(int(kind) if kind.isdigit() else 1):
+                if i < len(args) and args[i] != "--" and _is_argument(args[i]):
+                    i += 1
+        needed = 1 if kind in ("1", "+") else int(kind) if kind.isdigit() else 0
+        if i - start < needed and flag not in elsewhere:
+            words = "one argument" if kind == "1" else "at least one argument" if kind == "+" else f"{kind} arguments"
+            out.append(
+                Problem(
+                    flag,
+                    "blocked",
+                    "crash",
+                    f"{flag} takes {words} in SGLang {sglang_version} and {i - start} follow it here (the end of the "
+                    "command, another option or '--' does): the server exits at once with 'expected "
+                    f"{words}' (exit status 2)",
+                    source,
+                    str(i - start),
+                    words,
+                )
+            )
+    if left:
+        shown = " ".join(redact_value(w)[:80] for w in left[:6]) + (" ..." if len(left) > 6 else "")
+        message = (
+            f"SGLang {sglang_version}'s launcher takes no positional argument and no option takes {shown!r} here "
+            f"(a switch takes no value; after '--' nothing is an option): {unless}the server exits at once with "
+            "'unrecognized arguments' (exit status 2)"
+        )
+        required = "every word a value of the option before it"
+        out.append(Problem("unrecognized arguments", state, effect, message, loose, shown, required))
+    return out
 
 
 def relabel_unlisted(d: Derived, refused: set[str], sglang_version: str) -> None:
