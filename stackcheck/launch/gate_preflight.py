@@ -76,6 +76,11 @@ def expand_config(
     entry, args = gate.find_entrypoint(argv, mapping)
     if entry is None or "--config" not in args:
         return command, None, None
+    if not args or list(command[len(command) - len(args) :]) != args:
+        # the launch is a simple command of a shell's command string (`bash -c "cd /x && python -m ... --config
+        # c.yaml"`): its words are no tail of the command to merge into, and a relative path is the shell's `cd`'s;
+        # left unread, the --config makes the launch facts unknown (derive), never guessed
+        return command, None, None
     from stackcheck.assembly.gate_cache import host_view
     from stackcheck.launch.preflight.configfile import expand_config as merge_config
 

@@ -5,12 +5,13 @@ found, and the exports and `A=1` prefixes before it are the environment it sees.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from stackcheck.knowledge.loader import load
-from stackcheck.launch import gate
+from stackcheck.launch import gate, gate_preflight
 
 LAUNCH = "python -m sglang.launch_server --model-path m"
 
@@ -148,3 +149,21 @@ def test_quoted_operators_are_words(shipped: dict[str, Any]) -> None:
 )
 def test_shell_commands(text: str, commands: list[list[str]] | None) -> None:
     assert gate.shell_commands(text) == commands
+
+
+def test_a_config_file_inside_a_shell_string_is_left_unknown(
+    shipped: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`bash -c "cd /x && python -m sglang.launch_server --config c.yaml"`: the file is the shell's cd's, and the
+    launch no tail of the command to merge into: not read, the launch facts are unknown (never merged elsewhere)."""
+    (tmp_path / "c.yaml").write_text("attention-backend: fa3\n")
+    monkeypatch.chdir(tmp_path)
+    data = dict(load([], env={}).preflight)
+    command = ["bash", "-c", f"cd /x && {LAUNCH} --config c.yaml --tp 2 2>&1 | tee log"]
+    to_derive, path, problem = gate_preflight.expand_config(command, shipped, data, {})
+    assert (to_derive, path, problem) == (command, None, None)
+    d = gate.derive(to_derive, shipped, {})
+    assert d.entrypoint == "launch-server" and ("--config", "unknown") in [(p.subject, p.status) for p in d.problems]
+    plain = [*LAUNCH.split(), "--config", "c.yaml", "--tp", "2"]
+    merged, path, _ = gate_preflight.expand_config(plain, shipped, data, {})
+    assert path == str(tmp_path / "c.yaml") and "fa3" in merged  # (a plain launch's file is read, as before)
