@@ -141,6 +141,9 @@ def run_for_gate(
     known = set((manifests.components.get("packages") or {}).keys())
     for pkg in list(known):
         known.update(str(n) for n in (manifests.package(pkg).get("names") or []))
+    if derived.command:  # the environment the launch itself sees: a shell string's exports before it too
+        argv, prefixed = gate.split_env_prefix(derived.command, env)
+        env = gate.find_launch(argv, mapping, prefixed)[2]
     inputs = Inputs(
         options=derived.options,
         env=env,

@@ -5,6 +5,9 @@ found, and the exports and `A=1` prefixes before it are the environment it sees.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -167,3 +170,31 @@ def test_a_config_file_inside_a_shell_string_is_left_unknown(
     plain = [*LAUNCH.split(), "--config", "c.yaml", "--tp", "2"]
     merged, path, _ = gate_preflight.expand_config(plain, shipped, data, {})
     assert path == str(tmp_path / "c.yaml") and "fa3" in merged  # (a plain launch's file is read, as before)
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize("before", ["export CUDA_VISIBLE_DEVICES=0,1 && ", "CUDA_VISIBLE_DEVICES=0,1 exec ", ""])
+def test_the_preflight_reads_the_shell_s_environment(before: str) -> None:
+    """The preflight (gpu-count) reads the launch's own environment: a CUDA_VISIBLE_DEVICES exported in the shell
+    string leaves 2 of the 8 GPUs to a --tp 8 launch, which was passed before (the gate read its own environment)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SGLANG_", "STACKCHECK_", "HF_", "CUDA_"))}
+    env["PYTHONPATH"] = str(ROOT)
+    model = ROOT / "tests" / "data" / "models" / "llama3-8b"
+    text = f"{before}python -m sglang.launch_server --tp 8 --model-path {model} 2>&1 | tee log"
+    facts = ROOT / "tests" / "cases" / "h200-newest" / "facts.json"
+    p = subprocess.run(
+        [sys.executable, "-m", "stackcheck", "gate", "--facts", str(facts), "--dry-run", "--", "bash", "-c", text],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    refused = "REFUSE gpu-count [preflight]" in p.stdout
+    assert refused is bool(before), p.stdout + p.stderr
+    if before:
+        assert p.returncode == 1 and "CUDA_VISIBLE_DEVICES '0,1'" in p.stdout
