@@ -235,6 +235,9 @@ def _shell_c(arg: str) -> bool:
 #: control operators end a simple command, the redirection operators take the next word as their target
 _CONTROL_OPS = ("&&", "||", ";;", "|&", ";", "&", "|", "(", ")")
 _REDIRECT_OPS = ("&>>", "<<-", "<<<", "&>", ">>", "<<", ">&", "<&", "<>", ">|", "<", ">")
+_OP_CHARS = frozenset("&|;()<>")
+#: what ends a run of plain characters in a word: blanks, newlines, quotes, escapes, expansions and operators
+_WORD_ENDS = frozenset(" \t\n'\"\\$`#&|;()<>")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 #: reserved words and builtins that may stand before a command without being it (`if`, `then`, `{`, `exec`)
 _SHELL_PREFIX = frozenset({"!", "{", "if", "then", "else", "elif", "do", "while", "until", "time", "exec"})
@@ -353,6 +356,14 @@ def shell_commands(text: str) -> list[list[str]] | None:
             raw.append(text[i : k + 1])
             i = k + 1
             continue
+        if c not in _OP_CHARS:
+            j = i + 1
+            while j < n and text[j] not in _WORD_ENDS:  # (a run of plain characters at once)
+                j += 1
+            word.append(text[i:j])
+            raw.append(text[i:j])
+            i = j
+            continue
         redirect = next((op for op in _REDIRECT_OPS if text.startswith(op, i)), None)
         control = next((op for op in _CONTROL_OPS if text.startswith(op, i)), None)
         if redirect is not None and (control is None or len(redirect) > len(control)):
@@ -378,7 +389,7 @@ def shell_commands(text: str) -> list[list[str]] | None:
             end_command()
             i += len(control)
             continue
-        word.append(c)
+        word.append(c)  # (`&` alone is a control operator: not reached)
         raw.append(c)
         i += 1
     if target and not raw:

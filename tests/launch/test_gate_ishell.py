@@ -145,6 +145,8 @@ def test_quoted_operators_are_words(shipped: dict[str, Any]) -> None:
         ("a\\ b c\\\nd", [["a b", "cd"]]),
         ("cat <<EOF\nlaunch --x\nEOF\nb", [["cat"], ["b"]]),
         ("( a ) && { b; }", [["a"], ["{", "b"], ["}"]]),
+        ("a#b c $x d$y #e f", [["a#b", "c", "$x", "d$y"]]),
+        ("a&b 12x>y", [["a"], ["b", "12x"]]),
         ("a 'open", None),
         ('a "open', None),
         ("a >", None),
