@@ -189,28 +189,37 @@ def find_entrypoint(argv: Sequence[str], mapping: Mapping[str, Any]) -> tuple[st
     The launch may sit behind a launcher (`uv run python -m sglang.launch_server`, `srun -n1 python3 -m ...`,
     `docker exec c sglang serve ...`): each later argument that is a Python interpreter or an entrypoint's
     program is tried too, so a launcher never hides the launch from the gate (it would then need nothing)."""
+    entry, args, _ = find_launch(argv, mapping, {})
+    return entry, args
+
+
+def find_launch(
+    argv: Sequence[str], mapping: Mapping[str, Any], env: Mapping[str, str]
+) -> tuple[str | None, list[str], dict[str, str]]:
+    """find_entrypoint with the environment the launch sees: `env` (the command's own, its `env` prefix applied),
+    and where the launch is a simple command of a shell's command string (`bash -c "cd /x && export A=1 &&
+    B=2 python -m sglang.launch_server ... 2>&1 | tee log"`) what the string does to it before (shell_commands):
+    then the launch's arguments are its own words only, up to the next control operator, redirections left out."""
     entry, args = _entrypoint_at(argv, mapping)
     if entry is not None:
-        return entry, args
+        return entry, args, dict(env)
     shell = os.path.basename(argv[0]) in _SHELLS if argv else False
     for i in range(1, len(argv)):
         prog = os.path.basename(argv[i])
         if _PYTHON.match(prog) or any(e.get("program") == prog for e in _entries(mapping)):
             found, rest = _entrypoint_at(argv[i:], mapping)
             if found is not None:
-                return found, rest
+                return found, rest, dict(env)
         if shell and _shell_c(argv[i]) and i + 1 < len(argv):
             # `bash -c "python -m sglang.launch_server ..."`, and the spellings a shell takes as -c: an option cluster
             # (`bash -lc`, `sh -ec`), options before it (`bash -o pipefail -c`), the shell behind a launcher
             # (`sudo bash -c`, `docker exec c bash -c`): its command string is the next argument
-            inner = _shell_words(argv[i + 1])
-            if inner:
-                found, rest = find_entrypoint(inner, mapping)
-                if found is not None:
-                    return found, rest
+            inner = _shell_launch(argv[i + 1], mapping, env)
+            if inner is not None:
+                return inner
             break
         shell = shell or prog in _SHELLS
-    return None, list(argv[1:])
+    return None, list(argv[1:]), dict(env)
 
 
 _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh"})
@@ -222,13 +231,236 @@ def _shell_c(arg: str) -> bool:
     return arg[:1] == "-" and "c" in opts and opts.isascii() and opts.isalpha()
 
 
-def _shell_words(text: str) -> list[str]:
-    import shlex
+#: a shell's operators (POSIX sh grammar, XCU 2.9/2.10, with bash's `|&`, `&>`, `&>>`, `<<<`), longest first: the
+#: control operators end a simple command, the redirection operators take the next word as their target
+_CONTROL_OPS = ("&&", "||", ";;", "|&", ";", "&", "|", "(", ")")
+_REDIRECT_OPS = ("&>>", "<<-", "<<<", "&>", ">>", "<<", ">&", "<&", "<>", ">|", "<", ">")
+_OP_CHARS = frozenset("&|;()<>")
+#: what ends a run of plain characters in a word: blanks, newlines, quotes, escapes, expansions and operators
+_WORD_ENDS = frozenset(" \t\n'\"\\$`#&|;()<>")
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+#: reserved words and builtins that may stand before a command without being it (`if`, `then`, `{`, `exec`)
+_SHELL_PREFIX = frozenset({"!", "{", "if", "then", "else", "elif", "do", "while", "until", "time", "exec"})
 
-    try:
-        return shlex.split(text)
-    except ValueError:
-        return []
+
+def shell_commands(text: str) -> list[list[str]] | None:
+    """A shell's command string as its simple commands, each the words it runs, quotes removed (the words left
+    unexpanded: `$X` stays `$X`), its redirections with their targets left out (`2>&1`, `> log`, `8>log`); the
+    control operators (`&&`, `||`, `;`, `|`, `&`, newlines, parentheses) end a command, spaced or not; a comment
+    ends the line; a here-document's body is no command. None where the string is not complete (a quote left
+    open): the shell refuses it, the gate reads no command from it."""
+    commands: list[list[str]] = []
+    words: list[str] = []
+    word: list[str] = []
+    raw: list[str] = []  # the word as written, to tell `8>` (a redirection's fd) from `"8">`
+    target = False  # the next word is a redirection's target
+    heredoc: list[str] = []  # here-document delimiters whose bodies start at the next newline
+    i, n = 0, len(text)
+
+    def end_word() -> None:
+        nonlocal target
+        if raw:
+            if target:
+                target = False
+            else:
+                words.append("".join(word))
+        word.clear()
+        raw.clear()
+
+    def end_command() -> None:
+        end_word()
+        if words:
+            commands.append(list(words))
+        words.clear()
+
+    while i < n:
+        c = text[i]
+        if c == "\\" and i + 1 < n:
+            if text[i + 1] != "\n":  # (a backslash-newline joins lines)
+                word.append(text[i + 1])
+                raw.append(text[i : i + 2])
+            i += 2
+            continue
+        if c in " \t":
+            end_word()
+            i += 1
+            continue
+        if c == "\n":
+            end_command()
+            i += 1
+            for delim in heredoc:  # the here-document bodies: lines up to each delimiter
+                while i < n:
+                    j = text.find("\n", i)
+                    line = text[i : n if j < 0 else j]
+                    i = n if j < 0 else j + 1
+                    if line.strip("\t") == delim:
+                        break
+            heredoc.clear()
+            continue
+        if c == "#" and not raw:
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+            continue
+        if c == "'":
+            j = text.find("'", i + 1)
+            if j < 0:
+                return None
+            word.append(text[i + 1 : j])
+            raw.append(text[i : j + 1])
+            i = j + 1
+            continue
+        if c == '"':
+            j = i + 1
+            part: list[str] = []
+            while j < n and text[j] != '"':
+                if text[j] == "\\" and j + 1 < n and text[j + 1] in '$`"\\\n':
+                    if text[j + 1] != "\n":
+                        part.append(text[j + 1])
+                    j += 2
+                    continue
+                if text[j] == "$" and text[j + 1 : j + 2] in ("(", "{"):
+                    k = _balanced(text, j + 1)
+                    if k < 0:
+                        return None
+                    part.append(text[j:k])
+                    j = k
+                    continue
+                if text[j] == "`":
+                    k = text.find("`", j + 1)
+                    if k < 0:
+                        return None
+                    part.append(text[j : k + 1])
+                    j = k + 1
+                    continue
+                part.append(text[j])
+                j += 1
+            if j >= n:
+                return None
+            word.extend(part)
+            raw.append(text[i : j + 1])
+            i = j + 1
+            continue
+        if c == "$" and text[i + 1 : i + 2] in ("(", "{"):
+            k = _balanced(text, i + 1)
+            if k < 0:
+                return None
+            word.append(text[i:k])
+            raw.append(text[i:k])
+            i = k
+            continue
+        if c == "`":
+            k = text.find("`", i + 1)
+            if k < 0:
+                return None
+            word.append(text[i : k + 1])
+            raw.append(text[i : k + 1])
+            i = k + 1
+            continue
+        if c not in _OP_CHARS:
+            j = i + 1
+            while j < n and text[j] not in _WORD_ENDS:  # (a run of plain characters at once)
+                j += 1
+            word.append(text[i:j])
+            raw.append(text[i:j])
+            i = j
+            continue
+        redirect = next((op for op in _REDIRECT_OPS if text.startswith(op, i)), None)
+        control = next((op for op in _CONTROL_OPS if text.startswith(op, i)), None)
+        if redirect is not None and (control is None or len(redirect) > len(control)):
+            if raw and "".join(raw).isdigit():  # `2>&1`, `8>log`: the digits name the redirected fd
+                word.clear()
+                raw.clear()
+            end_word()
+            i += len(redirect)
+            if redirect in (">&", "<&"):  # `2>&1`, `>&2`: the fd or `-` is the target
+                while i < n and text[i] in " \t":
+                    i += 1
+            target = True
+            if redirect in ("<<", "<<-"):
+                j = i
+                while j < n and text[j] in " \t":
+                    j += 1
+                k = j
+                while k < n and text[k] not in " \t\n;&|<>()":
+                    k += 1
+                heredoc.append(text[j:k].strip("'\"\\"))
+            continue
+        if control is not None:
+            end_command()
+            i += len(control)
+            continue
+        word.append(c)  # (`&` alone is a control operator: not reached)
+        raw.append(c)
+        i += 1
+    if target and not raw:
+        return None  # (a redirection without its target: a syntax error)
+    end_command()
+    return commands
+
+
+def _balanced(text: str, start: int) -> int:
+    """The index after the bracket closing the one at `start` (`$(...)`, `${...}`), nesting counted; -1 if none."""
+    pair = {"(": ")", "{": "}"}[text[start]]
+    depth = 0
+    for j in range(start, len(text)):
+        if text[j] == text[start]:
+            depth += 1
+        elif text[j] == pair:
+            depth -= 1
+            if depth == 0:
+                return j + 1
+    return -1
+
+
+def _shell_launch(
+    text: str, mapping: Mapping[str, Any], env: Mapping[str, str]
+) -> tuple[str | None, list[str], dict[str, str]] | None:
+    """The first simple command of a shell's command string that is an SGLang launch (find_launch), with the
+    environment it sees: the shell's exports before it (`export A=1`, `declare -x A=1`, `unset A`, an assignment to
+    a variable already exported) and its own `A=1` prefix and `env` prefix. None where none is a launch."""
+    commands = shell_commands(text)
+    if not commands:
+        return None
+    exported = dict(env)
+    shell_vars: dict[str, str] = {}
+    for words in commands:
+        cmd_env = dict(exported)
+        k = 0
+        while k < len(words) and (words[k] in _SHELL_PREFIX or _ASSIGNMENT.match(words[k])):
+            if words[k] == "exec":  # `exec -a NAME`, `exec -cl`: exec's own options
+                while k + 1 < len(words) and words[k + 1].startswith("-") and words[k + 1] != "--":
+                    k += 2 if words[k + 1] == "-a" else 1
+            elif _ASSIGNMENT.match(words[k]):
+                name, _, value = words[k].partition("=")
+                cmd_env[name] = value
+            k += 1
+        rest = words[k:]
+        if not rest:  # assignments alone set shell variables: what is already exported takes the new value
+            for name, value in cmd_env.items():
+                shell_vars[name] = value
+                if name in exported:
+                    exported[name] = value
+            continue
+        if rest[0] in ("export", "declare", "typeset") and (rest[0] == "export" or "-x" in rest[1:]):
+            for w in rest[1:]:
+                if _ASSIGNMENT.match(w):
+                    name, _, value = w.partition("=")
+                    exported[name] = shell_vars[name] = value
+                elif w in shell_vars:
+                    exported[w] = shell_vars[w]
+            continue
+        if rest[0] == "unset":
+            for w in rest[1:]:
+                exported.pop(w, None)
+                shell_vars.pop(w, None)
+            continue
+        argv, cmd_env = split_env_prefix(rest, cmd_env)
+        if not argv:
+            continue
+        found = find_launch(argv, mapping, cmd_env)
+        if found[0] is not None:
+            return found
+    return None
 
 
 def mentions_sglang(argv: Sequence[str], mapping: Mapping[str, Any]) -> bool:
@@ -549,7 +781,7 @@ def derive(
     argv, cmd_env = split_env_prefix(command, env)
     if not argv:
         raise UsageError("missing command after -- (expected, e.g., -- python -m sglang.launch_server ...)")
-    entry, args = find_entrypoint(argv, mapping)
+    entry, args, cmd_env = find_launch(argv, mapping, cmd_env)
     found, problems, seen, unlisted = parse_flags(args, mapping, own)
     if unlisted:
         problems.append(_unlisted_note(unlisted))
@@ -1565,16 +1797,11 @@ def _release_nargs(table: Mapping[str, Any], version: str) -> dict[str, str] | N
 _NARGS_KEPT: list[Any] = []
 
 
-#: a word of a shell's command string that ends the launch's own arguments: a control operator (`|`, `&&`, `;`,
-#: `&`) or a redirection (`>`, `2>&1`, `>log`, `&>log`, `<in`); from a word the shell expands (`$@`, `$X`, a
-#: command substitution) on, the server's arguments are not known to the gate, so none is judged there
-_SHELL_END = re.compile(r"^(\|\|?|&&|;;?|&|\d*(>>?|<<?<?|>&|<&|>\|)|&>>?)")
-
-
 def _shell_cut(command: Sequence[str], args: list[str]) -> list[str]:
     """The launch's arguments as its argparse gets them where the launch sits in a shell's command string (`bash
-    -c "python -m sglang.launch_server ... > log 2>&1"`): up to the first operator, redirection or expanded word
-    (_SHELL_END); a command run without a shell is its own argv, every word as given."""
+    -c "python -m sglang.launch_server ... \"$@\""`): up to the first word the shell expands (`$@`, `$X`, a command
+    substitution), whose words the gate does not know (the string's operators and redirections are no argument
+    already: shell_commands); a command run without a shell is its own argv, every word as given."""
     shell = False
     inside = False
     for i, word in enumerate(command):
@@ -1586,7 +1813,7 @@ def _shell_cut(command: Sequence[str], args: list[str]) -> list[str]:
     if not inside:
         return args
     for i, word in enumerate(args):
-        if _SHELL_END.match(word) or "$" in word or "`" in word:
+        if "$" in word or "`" in word:
             return args[:i]
     return args
 

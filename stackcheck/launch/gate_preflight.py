@@ -76,6 +76,11 @@ def expand_config(
     entry, args = gate.find_entrypoint(argv, mapping)
     if entry is None or "--config" not in args:
         return command, None, None
+    if not args or list(command[len(command) - len(args) :]) != args:
+        # the launch is a simple command of a shell's command string (`bash -c "cd /x && python -m ... --config
+        # c.yaml"`): its words are no tail of the command to merge into, and a relative path is the shell's `cd`'s;
+        # left unread, the --config makes the launch facts unknown (derive), never guessed
+        return command, None, None
     from stackcheck.assembly.gate_cache import host_view
     from stackcheck.launch.preflight.configfile import expand_config as merge_config
 
@@ -136,6 +141,9 @@ def run_for_gate(
     known = set((manifests.components.get("packages") or {}).keys())
     for pkg in list(known):
         known.update(str(n) for n in (manifests.package(pkg).get("names") or []))
+    if derived.command:  # the environment the launch itself sees: a shell string's exports before it too
+        argv, prefixed = gate.split_env_prefix(derived.command, env)
+        env = gate.find_launch(argv, mapping, prefixed)[2]
     inputs = Inputs(
         options=derived.options,
         env=env,
@@ -762,22 +770,32 @@ def merge(decision: Any, pre: Preflight, allow_unknown: bool) -> None:
     decision.allow = not decision.blocking
 
 
+def preflight_checks() -> tuple[str, ...]:
+    """Every check id a preflight result (and so a refusal the gate prints as `CHECK (subject)`) can carry: the live
+    checks, the ones read from the command and the models, and the package checks (a2a.py, w4afp8.py)."""
+    from stackcheck.launch.preflight import LIVE_CHECKS, a2a, w4afp8
+
+    fixed = ("gpu-count", "parallel-layout", "model", "draft-model")
+    packages = (a2a.CHECK, a2a.QUANT_CHECK, a2a.TRANSFER_CHECK, w4afp8.CHECK)
+    return tuple(dict.fromkeys((*LIVE_CHECKS, *fixed, *packages)))
+
+
 def check_allow(
     allow: Sequence[str], features: Sequence[Mapping[str, Any]], stack_checks: Sequence[Mapping[str, Any]] = ()
 ) -> list[str]:
-    """--allow values: feature ids, stack check ids (checks.json) or preflight check ids; anything else is a
-    usage error."""
-    from stackcheck.launch.preflight import LIVE_CHECKS
-
+    """--allow values: feature ids, stack check ids (checks.json) or preflight check ids (preflight_checks), every id
+    a refusal of the gate names; anything else is a usage error that lists the valid ids. A refusal of the command's
+    own reading (`-tp`, `--attention-backend=x`, `SGLANG_X=maybe`: the server would not start, or the gate cannot
+    read it) names no id and is not allowed: the command is fixed instead (an unknown one: --allow-unknown)."""
     ids = {str(f.get("id")) for f in features}
-    checks = {*LIVE_CHECKS, "gpu-count", "parallel-layout", "model", "draft-model"}
-    checks |= {str(c.get("id")) for c in stack_checks}
+    stack = {str(c.get("id")) for c in stack_checks}
+    pre = set(preflight_checks())
     out = [x.strip() for item in allow for x in item.split(",") if x.strip()]
-    bad = [x for x in out if x not in ids and x not in checks]
+    bad = [x for x in out if x not in ids and x not in stack and x not in pre]
     if bad:
         raise UsageError(
-            f"--allow: unknown feature or check {', '.join(bad)} (features: {', '.join(sorted(ids))}; "
-            f"checks: {', '.join(sorted(checks))})"
+            f"--allow: unknown feature or check {', '.join(bad)} (features: {', '.join(sorted(ids)) or 'none'}; "
+            f"stack checks: {', '.join(sorted(stack)) or 'none'}; preflight checks: {', '.join(sorted(pre))})"
         )
     return out
 
