@@ -161,6 +161,7 @@ def run_for_gate(
         check_a2a_package,
         check_load_format_package,
         check_quant_package,
+        check_storage_config,
         check_transfer_package,
     )
 
@@ -187,6 +188,11 @@ def run_for_gate(
         got = check_transfer_package("storage_backend", storage, subject, facts, data, sglang_version)
         if got is not None:
             pre.results.append(got)
+        # the configuration that backend reads as it is built (the Mooncake store: extra config or environment)
+        extra = gate.option_value(args, ("--hicache-storage-backend-extra-config",), flags)
+        config = check_storage_config(storage, extra if isinstance(extra, str) else None, env, data, sglang_version)
+        if config is not None:
+            pre.results.append(config)
     # the quantization method's own package (humming-kernels, bitsandbytes): --quantization as the command gives it,
     # else the checkpoint's own quant_method (SGLang builds that method's config at model load)
     method = gate.option_value(args, ("--quantization",), flags) or pre.launch.get("model_quant_method")

@@ -2043,6 +2043,8 @@ def dsa_kernel_features(
             continue
         if any(_given(d, str(f)) for f in entry.get("unless_flags") or []):
             continue
+        if not all(_given(d, str(f)) for f in entry.get("only_with_flags") or []):
+            continue  # an entry for a mode a flag turns on (--enable-hisparse's own DSA backends)
         if named and entry.get("backends") and not named & {str(b) for b in entry.get("backends") or []}:
             continue  # an attention flag names another backend: SGLang does not pick the DSA one (these kernels)
         if not any(holds(c) for c in entry.get("when_any") or [] if isinstance(c, dict)):

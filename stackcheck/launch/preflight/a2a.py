@@ -489,3 +489,63 @@ def _nvshmem_majors(facts: Mapping[str, Any]) -> list[int]:
         if isinstance(p, Mapping) and p.get("installed") is True:
             out.append(major)
     return out
+
+
+STORAGE_CONFIG_CHECK = "storage-config"
+
+
+def check_storage_config(
+    storage: str | None,
+    extra_config: str | None,
+    env: Mapping[str, str],
+    data: Mapping[str, Any],
+    sglang_version: str | None,
+) -> CheckResult | None:
+    """Whether a HiCache storage backend finds the configuration it reads as it is built (preflight.json
+    storage_configs): `extra_config` the --hicache-storage-backend-extra-config text as given (None: not given),
+    `env` the server's environment. None where no entry names the backend or the release is outside its range;
+    unknown where the release is not known or the extra config is not a JSON object the check can read."""
+    table = data.get("storage_configs")
+    spec: Mapping[str, Any] = table if isinstance(table, Mapping) else {}
+    entries = [e for e in spec.get("entries") or [] if isinstance(e, Mapping) and e.get("storage_backend") == storage]
+    entries = [e for e in entries if _version_in(sglang_version, str(e.get("versions", ""))) is not False]
+    if storage is None or not entries:
+        return None
+    entry = entries[0]
+    subject = f"--hicache-storage-backend {storage}"
+    keys = [str(k) for k in entry.get("extra_config_keys") or []]
+    names = [str(n) for n in entry.get("env_any") or []]
+    source = entry.get("source")
+    required = f"one of {', '.join(names)} set, or --hicache-storage-backend-extra-config with {' or '.join(keys)}"
+    given = [n for n in names if n in env]
+    if given:
+        return CheckResult(STORAGE_CONFIG_CHECK, "ok", f"{given[0]} set", required,
+                           f"{subject}: its configuration is named by {given[0]} (what it names is not read)", source,
+                           subject)  # fmt: skip
+    if extra_config is not None:
+        import json
+
+        try:
+            parsed = json.loads(extra_config)
+        except ValueError:
+            parsed = None
+        if not isinstance(parsed, dict):
+            return CheckResult(STORAGE_CONFIG_CHECK, "unknown", "--hicache-storage-backend-extra-config not read",
+                               required, f"{subject}: the extra config is not a JSON object this check reads (a file "
+                               "or other text): whether it names the store is not known", source, subject)  # fmt: skip
+        if any(parsed.get(k) is not None for k in keys):
+            return CheckResult(STORAGE_CONFIG_CHECK, "ok", "extra config names the store", required,
+                               f"{subject}: --hicache-storage-backend-extra-config names the store", source,
+                               subject)  # fmt: skip
+    if _version_in(sglang_version, str(entry.get("versions", ""))) is not True:
+        return CheckResult(
+            STORAGE_CONFIG_CHECK,
+            "unknown",
+            "no configuration given",
+            required,
+            f"{subject}: SGLang's release is not known; {entry.get('message')}",
+            source,
+            subject,
+        )
+    return CheckResult(STORAGE_CONFIG_CHECK, "fail", "no configuration given", required, str(entry.get("message")),
+                       source, subject)  # fmt: skip
