@@ -782,7 +782,7 @@ def preflight_checks() -> tuple[str, ...]:
     from stackcheck.launch.preflight import LIVE_CHECKS, a2a, w4afp8
 
     fixed = ("gpu-count", "parallel-layout", "model", "draft-model")
-    packages = (a2a.CHECK, a2a.QUANT_CHECK, a2a.TRANSFER_CHECK, w4afp8.CHECK)
+    packages = (a2a.CHECK, a2a.QUANT_CHECK, a2a.TRANSFER_CHECK, a2a.STORAGE_CONFIG_CHECK, w4afp8.CHECK)
     return tuple(dict.fromkeys((*LIVE_CHECKS, *fixed, *packages)))
 
 
