@@ -191,6 +191,8 @@ def test_an_empty_file_name_is_named_as_given(capsys: pytest.CaptureFixture[str]
         ("explain", "cuda-graph", "--assume-gpu", ""),
         ("recommend", "--facts", str(SM120), "--no-plan", "--model-path", ""),
         ("fleet", str(SM120), "--since", ""),
+        ("gate", "--facts", str(SM120), "--require", "", "--dry-run", "--", "./serve.sh"),
+        ("gate", "--facts", str(SM120), "--require=", "--dry-run", "--", "true"),
     ],
 )
 def test_an_empty_facts_option_is_a_usage_error_not_this_box(args: tuple[str, ...]) -> None:
@@ -204,6 +206,16 @@ def test_an_empty_facts_option_is_a_usage_error_not_this_box(args: tuple[str, ..
     assert proc.returncode == 2, proc.stdout + proc.stderr
     last = proc.stderr.strip().splitlines()[-1]
     assert last.endswith((": '': an empty file name", ": '': an empty value")), proc.stderr
+    assert proc.stdout == ""
+
+
+def test_a_require_of_only_commas_is_a_usage_error() -> None:
+    """`gate --require "$FEATURES" -- ./serve.sh` with the variable unset required nothing and allowed (exit 0,
+    "nothing to check"): the gate failed open. `--require ','` (a list that names no feature) is refused as an
+    empty --require is."""
+    proc = run("gate", "--facts", str(SM120), "--require", " , ", "--dry-run", "--", "./serve.sh")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and "--require" in proc.stderr, proc.stderr
     assert proc.stdout == ""
 
 
