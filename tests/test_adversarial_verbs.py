@@ -103,6 +103,51 @@ def test_a_device_as_a_facts_file_is_bad_input_not_a_hang(args: tuple[str, ...])
     assert proc.stderr.strip() == "stackcheck: error: /dev/zero: larger than 64 MiB: not a stackcheck facts file"
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("audit", "--facts", "{fifo}"),
+        ("facts", "check", "{fifo}"),
+        ("gate", "--facts", "{fifo}", "--dry-run", "--", "python", "-m", "sglang.launch_server"),
+    ],
+)
+def test_a_named_pipe_without_a_writer_is_bad_input_not_a_hang(tmp_path: Path, args: tuple[str, ...]) -> None:
+    """`--facts FIFO` with no writer: open() waited for a writer forever (the gate hung, its command never judged
+    nor refused; triage refuses the same pipe since ismall). Now one line, exit 2, as triage says it."""
+    fifo = tmp_path / "facts.fifo"
+    os.mkfifo(fifo)
+    try:
+        proc = run(*(a.replace("{fifo}", str(fifo)) for a in args), timeout=20)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{args[0]} waited for a writer on {fifo}")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    err = proc.stderr.strip()
+    assert len(err.splitlines()) == 1 and f"{fifo}: a named pipe with nothing in it and no writer" in err, err
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+def test_a_named_pipe_with_a_writer_is_read_to_its_end(tmp_path: Path) -> None:
+    """A facts document written into a named pipe (a writer that opens it after stackcheck does) is read whole."""
+    import threading
+
+    fifo = tmp_path / "facts.fifo"
+    os.mkfifo(fifo)
+    data = (SM120).read_bytes()
+
+    def write() -> None:
+        with open(fifo, "wb") as fh:  # waits for the reader
+            fh.write(data[:100])
+            fh.flush()
+            fh.write(data[100:])
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    proc = run("facts", "check", str(fifo), timeout=30)
+    writer.join(5)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
 @pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
 def test_a_device_named_to_fleet_is_skipped_not_read_forever() -> None:
     """fleet reads a named pipe as a stream of reports; /dev/zero was read as one too: an endless line, skipped
