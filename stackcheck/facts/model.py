@@ -277,7 +277,7 @@ def _read_bounded(path: str | os.PathLike[str], limit: int) -> bytes:
                     if not poller.poll(int(FIFO_WRITER_WAIT_S * 1000)):
                         raise BadInputError(
                             f"{path_text(path)}: a named pipe with nothing in it and no writer: start the writer "
-                            "first, or give the document on standard input (--facts -)"
+                            "first, or give the document on standard input ('-')"
                         )
             import fcntl
 
