@@ -146,7 +146,8 @@ _AUTH_HEADER = _lazy(
 # a secret flag and its value, space-separated, in free text (a log that echoes the launch command line):
 # `--api-key VALUE` (the `--api-key=VALUE` form is an assignment, above); secret_flag decides which flags
 _FLAG_VALUE = _lazy(
-    r"(?<![^\s\"'(\[,])(?P<flag>--[A-Za-z][A-Za-z0-9_.\-]*)(?P<sep>[ \t]+)"
+    # (spaces, tabs and a shell's line continuations: `--api-key \` and the value on the next line of a script)
+    r"(?<![^\s\"'(\[,])(?P<flag>--[A-Za-z][A-Za-z0-9_.\-]*)(?P<sep>(?:[ \t]|\\\r?\n)+)"
     r"(?P<value>\"[^\"\n]*\"|'[^'\n]*'|[^\s\"',)\]]+)"
 )
 _NOT_SECRET_VALUES = frozenset({"none", "null", "''", '""', "false", "true", "0", "", MASK, f"'{MASK}'", f'"{MASK}"'})
@@ -428,7 +429,8 @@ _CHANGE_MARKS = ("://", "--", "hf_", "ghp_", "gho_", "ghs_", "ghu_", "ghr_", "gi
                  "UTHORIZATION", "Bearer", "Basic", "Token", _PRIVATE_KEY_MARK)  # fmt: skip
 
 
-_FLAG_AHEAD = _lazy(r"(--[A-Za-z][A-Za-z0-9_.\-]*)[ \t]")  # _FLAG_VALUE's flag, and what must follow it
+#: _FLAG_VALUE's flag, and what must follow it (a space, a tab or a line continuation)
+_FLAG_AHEAD = _lazy(r"(--[A-Za-z][A-Za-z0-9_.\-]*)(?:[ \t]|\\\r?\n)")
 
 
 #: what masked_texts searches the joined texts' lower case for, once each (the key), and what a text holding it must
@@ -519,6 +521,18 @@ def _tail_rest(lower: str, i: int) -> bool:
     return i < n and lower[i] not in ",;)]}"
 
 
+def _spaced_after(lower: str, mark: str, at: int, end: int) -> bool:
+    """Whether `mark` is followed by a character of _SPACES at `at` or at any later place before `end` (one text of
+    masked_texts' joined ones): every place, not only the first (`tokenizer ...; TOKEN abcdefgh12` was not passed
+    to redact_text, which masks it)."""
+    n = len(mark)
+    while 0 <= at < end:
+        if lower[at + n : at + n + 1] in _SPACES:
+            return True
+        at = lower.find(mark, at + 1, end)
+    return False
+
+
 def _pypi_word(text: str) -> bool:
     """Whether `text` holds _TOKEN's PyPI shape's start: `pypi-` starting a word (not after `_`, `-`, `.` or `/`: a
     source id's `-pypi-wheel`), or a macaroon's `pypi-AgE` anywhere."""
@@ -592,7 +606,7 @@ def masked_texts(texts: set[str]) -> dict[str, str]:
                     add(text)
             elif (
                 mark == "uthorization"  # found in the lower case: _AUTH_HEADER ignores case, so any case is one
-                or (mark in _BEARER_MARKS and lower[i + len(mark) : i + len(mark) + 1] in _SPACES)  # `bearer  x`
+                or (mark in _BEARER_MARKS and _spaced_after(lower, mark, i, starts[n] + len(text)))  # `bearer  x`
                 or any(need in text for need in needs if need != "=")
                 or ("=" in needs and _assign_tail(text.lower()))
             ):

@@ -484,3 +484,37 @@ def test_an_argument_holding_a_flag_and_its_value_is_masked_as_text() -> None:
     assert masked == [f"--api-key {_redact.MASK}", "--port", "30000"]
     doc = {"facts": {"image": {"command": ["--model-path /m --api-key sk-abc12345678"]}}}
     assert "sk-abc12345678" not in str(_redact.public_document(doc))
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        "python -m sglang.launch_server --model-path /m --api-key \\\n  s3cretvalue123 --tp 8",
+        "python -m sglang.launch_server \\\n  --api-key \\\n  s3cretvalue123 \\\n  --tp 8",
+        "python -m sglang.launch_server --admin-api-key\t\\\r\n\ts3cretvalue123",
+        "python -m sglang.launch_server --api-key\\\ns3cretvalue123",
+    ],
+)
+def test_a_secret_flag_continued_on_the_next_line_is_masked(script: str) -> None:
+    """A shell script's line continuation between a secret flag and its value (`bash -c` or an image's Cmd written
+    as a script, `--api-key \\` then the value on the next line): the mask took the backslash for the value and the
+    secret on the next line was printed as it was."""
+    from stackcheck import redact as _redact
+
+    assert "s3cretvalue123" not in _redact.redact_text(script)
+    assert "s3cretvalue123" not in str(_redact.redact_argv(["bash", "-c", script]))
+    assert "s3cretvalue123" not in str(_redact.public_document({"command": ["bash", "-c", script], "x": [script]}))
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["tokenizer loaded; TOKEN abcdefgh12", "basically: basic dXNlcjpwYXNzd29yZA==", "bearers, then bearer abc123"],
+)
+def test_a_scheme_after_the_same_word_elsewhere_is_masked_in_a_document(text: str) -> None:
+    """public_document (masked_texts) passed a text to redact_text where the first `token`, `basic` or `bearer` in
+    it was followed by a space: a later one that is a credential's scheme was printed as it was, though redact_text
+    masks it (irel4's scheme in any case beside iperf13's one search per mark)."""
+    from stackcheck import redact as _redact
+
+    assert _redact.redact_text(text) != text
+    assert _redact.public_document({"x": [text]}) == {"x": [_redact.redact_text(text)]}

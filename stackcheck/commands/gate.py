@@ -29,7 +29,7 @@ import argparse
 import os
 import sys
 
-from stackcheck.commands.arguments import add_facts_options, file_name, options_from
+from stackcheck.commands.arguments import add_facts_options, file_name, given, options_from
 from stackcheck.errors import EXIT_FINDING, EXIT_INTERNAL, EXIT_OK, StackcheckError, UsageError
 from stackcheck.lean_typing import TYPE_CHECKING, cast
 from stackcheck.render import GATE_FORMATS
@@ -111,6 +111,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--require",
         metavar="FEATURE",
+        type=given,  # `--require "$FEATURES"` unset: required nothing, and the gate allowed (fail closed: exit 2)
         nargs="+",
         action="extend",
         default=[],
@@ -428,6 +429,8 @@ def _decide(args: argparse.Namespace, slot: Any = None) -> tuple[Any, list[str] 
 
     command = _command(args)
     require = [x.strip() for item in args.require or [] for x in item.split(",") if x.strip()]
+    if args.require and not require:  # `--require ','`: a list naming no feature, refused as an empty one is
+        raise UsageError(f"--require {args.require[0]!r}: names no feature")
     opts = options_from(args)
     # the server's environment: this one, or in an image the one its containers start with; an image's
     # server is never started here (it runs in a container): the gate decides, as with --dry-run

@@ -248,12 +248,56 @@ def parse_json_text(text: str, origin: str) -> Any:
 MAX_FACTS_BYTES = 64 * 1024 * 1024  # a real report is tens of kilobytes
 
 
+#: how long a named pipe no writer has open is waited on for one (a writer started just after stackcheck)
+FIFO_WRITER_WAIT_S = 2.0
+
+
+def _read_bounded(path: str | os.PathLike[str], limit: int) -> bytes:
+    """Up to `limit` + 1 bytes of `path`. A named pipe is opened without waiting for a writer (open() waits forever
+    for one: `gate --facts FIFO` hung): one a writer has open is read to that writer's end, however slow; where none
+    has, it is waited on FIFO_WRITER_WAIT_S for one to come, then refused as triage refuses it (BadInputError)."""
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb", buffering=0) as fh:
+        first = b""
+        if stat.S_ISFIFO(os.fstat(fd).st_mode):
+            try:
+                first = os.read(fd, 1 << 16)  # b"": no writer has it open (and nothing is in it)
+            except BlockingIOError:
+                pass  # a writer has it open and has written nothing yet
+            else:
+                if not first:
+                    import select
+
+                    # a reader opened before any writer sees no hang-up until one came (Linux): poll waits for a
+                    # writer to write or to leave, and times out where none came
+                    poller = select.poll()
+                    poller.register(fd, select.POLLIN)
+                    if not poller.poll(int(FIFO_WRITER_WAIT_S * 1000)):
+                        raise BadInputError(
+                            f"{path_text(path)}: a named pipe with nothing in it and no writer: start the writer "
+                            "first, or give the document on standard input ('-')"
+                        )
+            import fcntl
+
+            fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
+        chunks = [first]
+        size = len(first)
+        while size <= limit:
+            chunk = fh.read(limit + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks)
+
+
 def read_text_file(path: str | os.PathLike[str], limit: int = MAX_FACTS_BYTES) -> str:
     try:
         if os.stat(path).st_size > limit:
             raise BadInputError(f"{path}: larger than {limit // 2**20} MiB: not a stackcheck facts file")
-        with open(path, "rb") as fh:
-            data = fh.read(limit + 1)  # bounded: a device or a pipe (/dev/zero, /dev/urandom) has no size to stat
+        data = _read_bounded(path, limit)  # bounded: a device or a pipe (/dev/zero, /dev/urandom) has no size to stat
         if len(data) > limit:
             raise BadInputError(f"{path}: larger than {limit // 2**20} MiB: not a stackcheck facts file")
     except FileNotFoundError:
