@@ -284,13 +284,16 @@ def test_a_launch_inside_a_shell_string_is_read_behind_any_option_spelling(shell
     assert "REFUSE attention-fa3: blocked (crash)" in proc.stdout
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="irev49's finding, left to the shell reader's owner (stackcheck/launch/gate.py find_entrypoint): the "
-    "command string is taken as the word right after the -c cluster, so `--` or an option after it is read as the "
-    "string and the launch counts as a wrapper",
+@pytest.mark.parametrize(
+    "shell",
+    [
+        ("bash", "-c", "--"),
+        ("sh", "-c", "-e"),
+        ("bash", "-c", "-x"),
+        ("bash", "-c", "-o", "pipefail"),
+        ("bash", "-ec", "-"),
+    ],
 )
-@pytest.mark.parametrize("shell", [("bash", "-c", "--"), ("sh", "-c", "-e"), ("bash", "-c", "-x")])
 def test_a_launch_behind_options_after_dash_c_is_read(shell: tuple[str, ...]) -> None:
     """bash and dash take options after -c too (`bash -c -- STRING`, `sh -c -e STRING`: the command string is the
     first word that is no option), and run the launch. The gate read `--` or `-e` as the string: the launch counted

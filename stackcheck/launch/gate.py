@@ -210,11 +210,12 @@ def find_launch(
             found, rest = _entrypoint_at(argv[i:], mapping)
             if found is not None:
                 return found, rest, dict(env)
-        if shell and _shell_c(argv[i]) and i + 1 < len(argv):
+        at = _shell_string_at(argv, i) if shell and _shell_c(argv[i]) else None
+        if at is not None:
             # `bash -c "python -m sglang.launch_server ..."`, and the spellings a shell takes as -c: an option cluster
-            # (`bash -lc`, `sh -ec`), options before it (`bash -o pipefail -c`), the shell behind a launcher
-            # (`sudo bash -c`, `docker exec c bash -c`): its command string is the next argument
-            inner = _shell_launch(argv[i + 1], mapping, env)
+            # (`bash -lc`, `sh -ec`), options before it (`bash -o pipefail -c`) or after it (`bash -c -- STRING`, `sh
+            # -c -e STRING`), the shell behind a launcher (`sudo bash -c`, `docker exec c bash -c`)
+            inner = _shell_launch(argv[at], mapping, env)
             if inner is not None:
                 return inner
             break
@@ -229,6 +230,27 @@ def _shell_c(arg: str) -> bool:
     """Whether `arg` is a shell's short-option cluster holding -c (`-c`, `-lc`, `-ec`, `-xec`), not a long option."""
     opts = arg[1:]
     return arg[:1] == "-" and "c" in opts and opts.isascii() and opts.isalpha()
+
+
+def _shell_string_at(argv: Sequence[str], i: int) -> int | None:
+    """Where the command string of the shell whose -c cluster is argv[i] stands: the first word after the cluster that
+    is no option (POSIX sh: `sh -c [-abCefhimnuvx] [-o option]... [--] command_string`; bash's `-O shopt` and `+o` /
+    `+O` alike; `--` or `-` ends the options), None where there is none. An option cluster ending in o or O takes the
+    next word as its argument (`-o pipefail`, `-eo pipefail`)."""
+    j = i + 1
+    takes_arg = argv[i][-1:] in ("o", "O")
+    if takes_arg:
+        j += 1
+    while j < len(argv):
+        word = argv[j]
+        if word in ("--", "-"):
+            j += 1
+            break
+        if len(word) > 1 and word[0] in "-+" and word[1:].isascii() and word[1:].isalpha():
+            j += 2 if word[-1] in ("o", "O") else 1
+            continue
+        break
+    return j if j < len(argv) else None
 
 
 #: a shell's operators (POSIX sh grammar, XCU 2.9/2.10, with bash's `|&`, `&>`, `&>>`, `<<<`), longest first: the
@@ -1806,7 +1828,7 @@ def _shell_cut(command: Sequence[str], args: list[str]) -> list[str]:
     inside = False
     for i, word in enumerate(command):
         prog = os.path.basename(word)
-        if shell and _shell_c(word) and i + 1 < len(command):
+        if shell and _shell_c(word) and _shell_string_at(command, i) is not None:
             inside = True
             break
         shell = shell or prog in _SHELLS
