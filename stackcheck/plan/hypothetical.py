@@ -116,6 +116,12 @@ def torch_triton(release: Mapping[str, Any], have: Any, ctx: Context) -> dict[st
     spec = (release.get("requires") or {}).get("triton") if isinstance(release, Mapping) else None
     if not isinstance(spec, str) or not isinstance(have, Mapping) or not have.get("installed"):
         return None
+    marker = ((release.get("requires_read") or {}).get("markers") or {}).get("triton")
+    applies = _marker_holds(marker, ctx.facts.get("system") or {}) if isinstance(marker, str) else True
+    if applies is False:  # the pin's environment marker leaves this box out (torch 2.9 pins Triton on x86_64 only)
+        return None
+    if applies is None:  # a marker this reader does not follow, or a box fact it needs not read: Triton not known
+        return {"installed": True, "version": None}
     installed = str(have.get("dist_version") or have.get("version") or "")
     if installed and version_in(installed, spec):
         return None
@@ -127,6 +133,45 @@ def torch_triton(release: Mapping[str, Any], have: Any, ctx: Context) -> dict[st
     if not known:
         return {"installed": True, "version": None}
     return _pkg(max(known)[1], None, None)
+
+
+#: the marker variables torch's Requires-Dist on triton uses (components.json requires_read.markers), read from the
+#: box's facts: PEP 508's platform_system, platform_machine and python_version
+_MARKER_OPS = ("==", "!=", "<=", ">=", "<", ">")
+
+
+def _marker_holds(marker: str, system: Mapping[str, Any]) -> bool | None:
+    """Whether a PEP 508 marker of `A op "V" and B op "V" ...` over platform_system, platform_machine and
+    python_version holds for the box (system.os read as Linux where it names a Linux distribution, system.machine,
+    system.python); None where a term is of another shape or the fact it needs is not known."""
+    machine, python = system.get("machine"), system.get("python")
+    values: dict[str, str | None] = {
+        "platform_system": "Linux" if isinstance(system.get("os"), str) and system.get("os") else None,
+        "platform_machine": machine if isinstance(machine, str) else None,
+        "python_version": ".".join(python.split(".")[:2]) if isinstance(python, str) and python else None,
+    }
+    result = True
+    for term in marker.split(" and "):
+        words = term.strip().split(None, 2)
+        if len(words) != 3 or words[0] not in values or words[1] not in _MARKER_OPS:
+            return None
+        name, op, quoted = words
+        if len(quoted) < 2 or quoted[0] not in "\"'" or quoted[-1] != quoted[0] or quoted.count(quoted[0]) != 2:
+            return None  # one quoted string, nothing after it (`... or ...`, parentheses: not followed)
+        value, want = values[name], quoted[1:-1]
+        if value is None:
+            return None
+        if name == "python_version":
+            a, b = parse_version(value), parse_version(want)
+            if a is None or b is None:
+                return None
+            holds = {"==": a == b, "!=": a != b, "<=": a <= b, ">=": a >= b, "<": a < b, ">": a > b}[op]
+        elif op in ("==", "!="):
+            holds = (value == want) == (op == "==")
+        else:
+            return None
+        result = result and holds
+    return result
 
 
 def stack_facts(ctx: Context, stack: Stack) -> Facts:

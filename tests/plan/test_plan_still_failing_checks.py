@@ -147,3 +147,21 @@ def test_torch_triton_keeps_a_triton_that_meets_the_pin_and_says_unknown_where_n
     assert torch_triton({"requires": {"triton": "==99.0.0"}}, have, ctx) == {"installed": True, "version": None}
     got = torch_triton({"requires": {"triton": "==3.7.1"}}, have, ctx)
     assert got is not None and got["version"] == "3.7.1"
+
+
+def test_torch_triton_follows_the_pins_environment_marker() -> None:
+    """torch 2.9.x's Requires-Dist pins triton only where `platform_machine == "x86_64"`: on an aarch64 box pip
+    leaves the box's Triton, so the facts after a torch step keep it; a pin for any Linux machine moves it; a marker
+    the reader does not follow, or a box fact it needs not read, makes Triton's version unknown (never the old one)."""
+    from stackcheck.plan.hypothetical import _marker_holds
+
+    arm = {"os": "Ubuntu 22.04.5 LTS", "machine": "aarch64", "python": "3.12.3"}
+    x86 = {**arm, "machine": "x86_64"}
+    only_x86 = 'platform_system == "Linux" and platform_machine == "x86_64"'
+    assert _marker_holds(only_x86, arm) is False
+    assert _marker_holds(only_x86, x86) is True
+    assert _marker_holds('platform_system == "Linux" and python_version < "3.15"', arm) is True
+    assert _marker_holds('python_version < "3.12"', arm) is False
+    assert _marker_holds('python_version < "3.13"', {"os": "Ubuntu"}) is None  # no Python read
+    assert _marker_holds('sys_platform == "linux"', arm) is None  # not followed
+    assert _marker_holds('platform_machine == "x86_64" or platform_machine == "aarch64"', arm) is None

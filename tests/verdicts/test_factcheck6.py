@@ -84,19 +84,25 @@ def test_older_release_and_other_majors_are_not_given_fa3(tmp_path: Path) -> Non
     assert not _needs(gb10, "attention-fa3")
 
 
-def _plan(facts: Path) -> dict[str, Any]:
+def _plan(facts: Path, *more: str) -> dict[str, Any]:
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        main(["plan", "--facts", str(facts), "--want", "eagle3", "--format", "json"])
+        main(["plan", "--facts", str(facts), "--want", "eagle3", "--format", "json", *more])
     return dict(json.loads(out.getvalue())["plan"])
 
 
 def test_plan_for_eagle3_on_gb10_needs_a_ptxas_that_knows_sm121(tmp_path: Path) -> None:
     # the GB10 case: SGLang 0.5.9, sgl-kernel 0.3.21 (cu129 aarch64: sm_120a, no 12.1 code), Triton 3.5.1 (ptxas
-    # 12.8). EAGLE's draft steps are Triton kernels, so swapping the kernel build alone does not make it run
-    plan = _plan(GB10)
+    # 12.8). EAGLE's draft steps are Triton kernels, so swapping the kernel build alone does not make it run: with
+    # torch held at 2.9.1 (whose Requires-Dist pins Triton on x86_64 only, so pip leaves this aarch64 box's 3.5.1)
+    # no plan reaches eagle3
+    plan = _plan(GB10, "--hold", "torch")
     assert not any("eagle3" in s["unblocks"] for s in plan["steps"])
     assert "eagle3" in str(plan.get("error"))
+    # the plan that moves torch to 2.14.1 (triton ~=3.8.0 on any Linux machine) brings Triton's ptxas along: eagle3
+    plan = _plan(GB10)
+    assert any(s["component"] == "torch" for s in plan["steps"])
+    assert any("eagle3" in s["unblocks"] for s in plan["steps"])
     doc = json.loads(GB10.read_text(encoding="utf-8"))
     doc["facts"]["packages"]["triton"].update(version="3.6.0", dist_version="3.6.0")  # ptxas-blackwell 12.9
     newer = tmp_path / "triton360.json"
