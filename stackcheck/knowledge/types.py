@@ -31,7 +31,7 @@ class RequiredBy(TypedDict, total=False):
     """Which launches need an item or a rule, and why (`required_by`): every launch, the launches that use
     `features`, or those whose launch facts meet `when`."""
 
-    launches: str  # "every"
+    launches: str  # "every", or "none" on a rule no launch needs
     features: list[str]
     when: list[Pred]
     why: str
@@ -576,3 +576,4 @@ class Preflight(TypedDict, total=False):
     a2a_packages: dict[str, Any]  # the MoE all-to-all backends, modules, releases, messages: preflight/a2a.py
     quant_packages: dict[str, Any]  # the --quantization methods' own packages (humming, bitsandbytes): preflight/a2a.py
     transfer_packages: dict[str, Any]  # disaggregation transfer / HiCache storage backends' packages: preflight/a2a.py
+    storage_configs: dict[str, Any]  # HiCache storage backends' required configuration: preflight/a2a.py

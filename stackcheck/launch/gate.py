@@ -960,6 +960,8 @@ def _scope(
         return None
     if rb.get("launches") == "every":
         return "launch", "every SGLang launch needs it"
+    if rb.get("launches") == "none":  # a rule the audit says and no launch needs (a fact not read)
+        return None
     feats = rb.get("features")
     if isinstance(feats, list):
         triggers = [wanted[f] for f in feats if isinstance(f, str) and f in wanted]
@@ -1051,7 +1053,16 @@ def add_image_requirements(
     for item, is_check in [(f, False) for f in features] + [(c, True) for c in checks]:
         rb = item.get("required_by")
         if isinstance(rb, dict) and rb.get("launches") == "every" and isinstance(item.get("id"), str):
-            _add(d, str(item["id"]), "launch", "every SGLang launch in the image needs it", is_check)
+            why = "every SGLang launch in the image needs it"
+            rules = [r for r in item.get("rules") or [] if isinstance(r, dict) and isinstance(r.get("id"), str)]
+            per_rule: dict[str, str | None] = {
+                str(r["id"]): None if (r.get("required_by") or {}).get("launches") == "none" else "launch"
+                for r in rules
+            }
+            if is_check and None in per_rule.values():  # a rule no launch needs (a fact not read): left out
+                _add_scoped(d, str(item["id"]), per_rule, why)
+            else:
+                _add(d, str(item["id"]), "launch", why, is_check)
 
 
 #: probes whose facts the decision reads: one that failed or timed out makes the launch unknown

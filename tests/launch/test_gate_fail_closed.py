@@ -342,6 +342,8 @@ def _launch_for(kind: str, item: str, tp: int, rule: str | None) -> list[str] | 
     rb = _scope(kind, item, rule)
     if rb.get("launches") == "every":
         return argv
+    if rb.get("launches") == "none":  # a rule no launch needs (a fact not read): the audit says it, the gate not
+        return None
     if "when" in rb:
         derived = gate.derive(argv, MANIFESTS.launch, {}, [])
         met = [gate._cond3(c, derived, derived.defaults) for c in rb["when"]]

@@ -76,12 +76,11 @@ def test_a_kernel_module_not_known_is_unknown(manifests: Manifests) -> None:
         None,
         {"version": "580.95.05", "cuda": "13.0"},
         {"version": "580.95.05", "source": "nvml", "userspace_version": None, "userspace_reason": "not found"},
-        {"version": "580.95.05", "source": "assumed"},
         {"version": "570.124.06", "source": "proc", "nvml_init_error": "DriverNotLoaded"},
         # a hand-written driver.error is prose: it never decides (only the probe's nvml_init_error does)
         {"version": "570.124.06", "source": "proc", "error": "NVML: driver/library version mismatch: reboot"},
     ],
-    ids=["no-driver", "hand-written", "probed-not-found", "assumed", "other-nvml-error", "error-text"],
+    ids=["no-driver", "hand-written", "probed-not-found", "other-nvml-error", "error-text"],
 )
 def test_not_read_is_unknown_never_ok(manifests: Manifests, driver: dict[str, Any] | None) -> None:
     v = verdict(manifests, driver)
@@ -101,6 +100,17 @@ def test_nvml_refusing_at_init_fails_where_the_files_did_not_say(manifests: Mani
 def test_a_planned_driver_brings_its_own_libraries(manifests: Manifests) -> None:
     v = verdict(manifests, {"version": "580.95.05", "cuda": "13.0", "source": "plan"})
     assert v["status"] == "skipped"
+
+
+def test_an_assumed_driver_has_no_files_to_compare(manifests: Manifests) -> None:
+    """--assume-driver (a fleet's driver, no box read; an image gets the host's user-space driver mounted): skipped.
+    As unknown, `gate --image --assume-driver ... --require F` refused it, since with no launch read the gate cannot
+    decide the rule's no-launch condition (examples/ci/image-audit.sh's passing path, CI of ba9be04)."""
+    v = verdict(manifests, {"version": "580.95.05", "cuda": "13.0", "source": "assumed"})
+    assert v["status"] == "skipped"
+    # a user-space release stated beside an assumed driver is still compared
+    v = verdict(manifests, {"version": "580.95.05", "cuda": "13.0", "source": "assumed", "userspace_version": "570.1"})
+    assert v["status"] == "failed"
 
 
 def test_a_live_probe_of_the_source_case_fails(manifests: Manifests, tmp_path: Path) -> None:
