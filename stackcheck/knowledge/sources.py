@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from stackcheck.lazy_re import lazy
 from stackcheck.lean_typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # a source reference's shape, for the type checker (a plain dict at run time)
@@ -47,6 +48,27 @@ GITHUB_FILE = r"^https?://github\.com/[^/]+/(?P<repo>[^/]+)/blob/(?P<ref>[^/]+)/
 SLUG = r"[^a-z0-9.]+"
 COMMIT = r"[0-9a-f]{12,40}"
 
+#: the same patterns compiled on first use: derived_id reads by them once they are compiled (a probed audit compiles
+#: them in its loading thread: commands/audit.py) or once _STRING_READS ids were read by string methods in this
+#: process (a reading costs ~0.05M instructions more than a match, a compiled pattern ~1M: an audit derives some 200
+#: ids, a plan 1-11)
+_WHEELS_RANGE = lazy(WHEELS_RANGE)
+_WHEEL = lazy(WHEEL)
+_GITHUB_THREAD = lazy(GITHUB_THREAD)
+_GITHUB_FILE = lazy(GITHUB_FILE)
+_SLUG = lazy(SLUG)
+_STRING_READS = 12
+_READ_BY_STRINGS = [0]  # ids derived by the string readings in this process
+
+
+def _by_patterns() -> bool:
+    """Whether derived_id reads by the compiled patterns now (see _STRING_READS); else it counts one string read."""
+    if getattr(_WHEEL, "_compiled", True) is not None or _READ_BY_STRINGS[0] >= _STRING_READS:
+        return True
+    _READ_BY_STRINGS[0] += 1
+    return False
+
+
 _ASCII_LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 _SLUG_KEPT = frozenset("abcdefghijklmnopqrstuvwxyz0123456789.")
 _HEX = frozenset("0123456789abcdef")
@@ -57,21 +79,39 @@ def _word(c: str) -> bool:
     return c.isalnum() or c == "_"
 
 
+def _in_class(text: str, extra: str) -> bool:
+    """Every character of a non-empty text is one of `[\\w<extra>]` (the underscore and extra read as letters, so
+    that str.isalnum, one C call, answers)."""
+    text = text.replace("_", "a")
+    for c in extra:
+        text = text.replace(c, "a")
+    return text.isalnum()
+
+
 def _run(text: str, i: int, extra: str) -> int:
     """The end of the run of `[\\w<extra>]` characters from i."""
     end = len(text)
-    while i < end and (_word(text[i]) or text[i] in extra):
-        i += 1
-    return i
+    for stop in (" ", ",", ":"):  # (the usual ends of a run, none of them in a class: checked in one C call)
+        at = text.find(stop, i)
+        if i <= at < end:
+            end = at
+    if i >= end or _in_class(text[i:end], extra):
+        return end
+    j = i
+    while j < end and (_word(text[j]) or text[j] in extra):
+        j += 1
+    return j
 
 
 def _path_at(text: str, i: int) -> str | None:
     """`[\\w./-]+\\.\\w+` matched at i (the longest head before a dot that a word follows, as the pattern's
     backtracking finds it), or None."""
     end = _run(text, i, "./-")
-    for k in range(end - 2, i, -1):
-        if text[k] == "." and _word(text[k + 1]):
+    k = text.rfind(".", i + 1, end - 1)
+    while k > i:
+        if _word(text[k + 1]):
             return text[i : _run(text, k + 1, "")]
+        k = text.rfind(".", i + 1, k)
     return None
 
 
@@ -181,18 +221,25 @@ def _github_file(url: str) -> tuple[str, str, str] | None:
     return (repo, ref, path) if path and "\n" not in path else None
 
 
+class _SlugTable(dict[int, str]):
+    """str.translate's table for `_slug`: a kept character stands for itself, any other for a dash (learned on
+    its first lookup)."""
+
+    def __missing__(self, key: int) -> str:
+        got = self[key] = chr(key) if chr(key) in _SLUG_KEPT else "-"
+        return got
+
+
+_SLUG_TABLE = _SlugTable()
+
+
 def _slug(text: str) -> str:
     """`SLUG`'s substitution by a dash: each run of characters outside [a-z0-9.] becomes one dash."""
-    out: list[str] = []
-    dash = False
-    for c in text:
-        if c in _SLUG_KEPT:
-            out.append(c)
-            dash = False
-        elif not dash:
-            out.append("-")
-            dash = True
-    return "".join(out)
+    dashed = text.translate(_SLUG_TABLE)
+    core = "-".join(p for p in dashed.split("-") if p)
+    if not core:
+        return "-" if dashed else ""
+    return ("-" if dashed[0] == "-" else "") + core + ("-" if dashed[-1] == "-" else "")
 
 
 def _is_commit(ref: str) -> bool:
@@ -213,19 +260,36 @@ def derived_id(src: Mapping[str, Any]) -> str:
         base = str(src.get("path") or "").rsplit("/", 1)[-1]
         ref = _short_ref(str(src.get("ref") or ""))
         return f"{repo}:{base}" + (f"@{ref}" if ref else "") if base else f"{repo}@{ref}"
-    for reading in (_wheels_range, _wheel):
-        m = reading(title)
+    if _by_patterns():
+        for pattern in (_WHEELS_RANGE, _WHEEL):
+            m = pattern.match(title)
+            if m:
+                ver = m.group("ver").replace(" ... ", "..")
+                return f"{m.group('pkg').lower()}-{ver}:{m.group('path').rsplit('/', 1)[-1]}"
+        m = _GITHUB_THREAD.match(url)
         if m:
-            pkg, ver, path = m
-            ver = ver.replace(" ... ", "..")
-            return f"{pkg.lower()}-{ver}:{path.rsplit('/', 1)[-1]}"
+            return f"{m.group('repo')}#{m.group('n')}"
+        m = _GITHUB_FILE.match(url)
+        if m:
+            return f"{m.group('repo')}:{m.group('path').rsplit('/', 1)[-1]}@{_short_ref(m.group('ref'))}"
+        return _slug_id(_SLUG.sub("-", title.lower()), url)
+    for reading in (_wheels_range, _wheel):
+        got = reading(title)
+        if got:
+            pkg, ver, path = got
+            return f"{pkg.lower()}-{ver.replace(' ... ', '..')}:{path.rsplit('/', 1)[-1]}"
     thread = _github_thread(url)
     if thread:
         return f"{thread[0]}#{thread[1]}"
     file = _github_file(url)
     if file:
         return f"{file[0]}:{file[2].rsplit('/', 1)[-1]}@{_short_ref(file[1])}"
-    words = _slug(title.lower()).strip("-.").split("-")
+    return _slug_id(_slug(title.lower()), url)
+
+
+def _slug_id(slugged: str, url: str) -> str:
+    """The id of a source no other shape matched: the first words of its title (SLUG's dashes), else its address."""
+    words = slugged.strip("-.").split("-")
     slug = ""
     for w in words:
         if slug and len(slug) + len(w) + 1 > 40:

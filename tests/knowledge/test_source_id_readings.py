@@ -1,7 +1,9 @@
 """sources.derived_id reads an inline source's title and address by string methods (a plan's first run compiles
 none of its patterns): each reading answers as its pattern did (WHEELS_RANGE, WHEEL, GITHUB_THREAD, GITHUB_FILE,
 SLUG, COMMIT) over generated titles and addresses with Unicode digits and letters, separators, line breaks and
-near-misses of every literal, and derived_id gives every inline source of the manifests the id the patterns gave."""
+near-misses of every literal; derived_id gives every inline source of the manifests the id the patterns gave, read by
+strings (its first _STRING_READS ids in a process) or by the compiled patterns (after them, or once a probed audit
+compiled them), and changes from the one to the other where it says."""
 
 from __future__ import annotations
 
@@ -9,6 +11,8 @@ import random
 import re
 from collections.abc import Iterator, Mapping
 from typing import Any
+
+import pytest
 
 from stackcheck.assembly.pipeline import load_manifests
 from stackcheck.knowledge import sources
@@ -150,7 +154,13 @@ def _inline_sources(node: Any) -> Iterator[Mapping[str, Any]]:
             yield from _inline_sources(item)
 
 
-def test_every_manifest_source_keeps_its_id() -> None:
+@pytest.mark.parametrize("mode", ["strings", "patterns"])
+def test_every_manifest_source_keeps_its_id(monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
+    if mode == "strings":
+        monkeypatch.setattr(sources, "_READ_BY_STRINGS", [-(10**9)])
+        monkeypatch.setattr(sources._WHEEL, "_compiled", None)
+    else:
+        monkeypatch.setattr(sources, "_READ_BY_STRINGS", [sources._STRING_READS])
     manifests = load_manifests([])
     seen = 0
     for name in ("features", "checks", "sources"):
@@ -162,3 +172,26 @@ def test_every_manifest_source_keeps_its_id() -> None:
         src = {"title": title, "url": url} if rng.random() < 0.7 else {"url": url}
         assert sources.derived_id(src) == _reference_id(src), src
     assert seen > 100, seen
+    assert (sources._READ_BY_STRINGS[0] < 0) == (mode == "strings")
+
+
+def test_the_patterns_take_over_after_the_string_reads(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sources, "_READ_BY_STRINGS", [0])
+    monkeypatch.setattr(sources._WHEEL, "_compiled", None)
+    reads: list[bool] = []
+    real = sources._by_patterns
+
+    def by_patterns() -> bool:
+        reads.append(real())
+        return reads[-1]
+
+    monkeypatch.setattr(sources, "_by_patterns", by_patterns)
+    src = {"title": "sglang 0.5.9 wheel, sglang/srt/x.py", "url": None}
+    for _ in range(sources._STRING_READS + 3):
+        assert sources.derived_id(src) == "sglang-0.5.9:x.py"
+    assert reads == [False] * sources._STRING_READS + [True] * 3
+    monkeypatch.setattr(sources, "_READ_BY_STRINGS", [0])
+    sources._WHEEL.pattern  # noqa: B018 - compiled (as commands/audit.py's compile_all does)
+    reads.clear()
+    sources.derived_id(src)
+    assert reads == [True]
