@@ -16,7 +16,6 @@ Pure: no I/O. The catalogue (Manifests.sources) is passed in where ids are to be
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 
 from stackcheck.lazy_re import lazy
@@ -36,20 +35,220 @@ SOURCE_KEYS = ("source", "evidence")
 #: subtrees that are not manifest knowledge: the box's own facts ("source": "nvml") and probe outcomes
 SKIP_KEYS = frozenset({"facts", "probes"})
 
-_WHEEL = lazy(
+#: the patterns an inline source's id is derived by; each is read by string methods below (`_wheels_range`,
+#: `_wheel`, `_github_thread`, `_github_file`, `_slug`, `_is_commit`), held equal to its pattern in tests: compiling
+#: them cost a first run about 0.5 ms
+WHEEL = (
     r"^(?P<pkg>[A-Za-z][\w.-]*) (?:wheels? )?(?P<ver>\d[\w.+]*(?:(?: \.\.\. |-)\d[\w.+]*)?)"
     r"(?: wheels?)?(?: from PyPI)?[,:]? (?P<path>[\w./-]+\.\w+)"
 )
-_WHEELS_RANGE = lazy(
-    r"^(?P<pkg>[A-Za-z][\w.-]*) wheels (?P<ver>\d[\w.]*-\d[\w.]*)(?: from PyPI)?, (?P<path>[\w./-]+\.\w+)"
-)
-_GITHUB_THREAD = lazy(r"^https?://github\.com/[^/]+/(?P<repo>[^/]+)/(?:issues|pull)/(?P<n>\d+)")
-_GITHUB_FILE = lazy(r"^https?://github\.com/[^/]+/(?P<repo>[^/]+)/blob/(?P<ref>[^/]+)/(?P<path>.+)$")
-_SLUG = lazy(r"[^a-z0-9.]+")
+WHEELS_RANGE = r"^(?P<pkg>[A-Za-z][\w.-]*) wheels (?P<ver>\d[\w.]*-\d[\w.]*)(?: from PyPI)?, (?P<path>[\w./-]+\.\w+)"
+GITHUB_THREAD = r"^https?://github\.com/[^/]+/(?P<repo>[^/]+)/(?:issues|pull)/(?P<n>\d+)"
+GITHUB_FILE = r"^https?://github\.com/[^/]+/(?P<repo>[^/]+)/blob/(?P<ref>[^/]+)/(?P<path>.+)$"
+SLUG = r"[^a-z0-9.]+"
+COMMIT = r"[0-9a-f]{12,40}"
+
+#: the same patterns compiled on first use: derived_id reads by them once they are compiled (a probed audit compiles
+#: them in its loading thread: commands/audit.py) or once _STRING_READS ids were read by string methods in this
+#: process (a reading costs ~0.05M instructions more than a match, a compiled pattern ~1M: an audit derives some 200
+#: ids, a plan 1-11)
+_WHEELS_RANGE = lazy(WHEELS_RANGE)
+_WHEEL = lazy(WHEEL)
+_GITHUB_THREAD = lazy(GITHUB_THREAD)
+_GITHUB_FILE = lazy(GITHUB_FILE)
+_SLUG = lazy(SLUG)
+_STRING_READS = 12
+_READ_BY_STRINGS = [0]  # ids derived by the string readings in this process
+
+
+def _by_patterns() -> bool:
+    """Whether derived_id reads by the compiled patterns now (see _STRING_READS); else it counts one string read."""
+    if getattr(_WHEEL, "_compiled", True) is not None or _READ_BY_STRINGS[0] >= _STRING_READS:
+        return True
+    _READ_BY_STRINGS[0] += 1
+    return False
+
+
+_ASCII_LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+_SLUG_KEPT = frozenset("abcdefghijklmnopqrstuvwxyz0123456789.")
+_HEX = frozenset("0123456789abcdef")
+
+
+def _word(c: str) -> bool:
+    """`\\w` of a str pattern: a Unicode letter, digit or number, or the underscore."""
+    return c.isalnum() or c == "_"
+
+
+def _in_class(text: str, extra: str) -> bool:
+    """Every character of a non-empty text is one of `[\\w<extra>]` (the underscore and extra read as letters, so
+    that str.isalnum, one C call, answers)."""
+    text = text.replace("_", "a")
+    for c in extra:
+        text = text.replace(c, "a")
+    return text.isalnum()
+
+
+def _run(text: str, i: int, extra: str) -> int:
+    """The end of the run of `[\\w<extra>]` characters from i."""
+    end = len(text)
+    for stop in (" ", ",", ":"):  # (the usual ends of a run, none of them in a class: checked in one C call)
+        at = text.find(stop, i)
+        if i <= at < end:
+            end = at
+    if i >= end or _in_class(text[i:end], extra):
+        return end
+    j = i
+    while j < end and (_word(text[j]) or text[j] in extra):
+        j += 1
+    return j
+
+
+def _path_at(text: str, i: int) -> str | None:
+    """`[\\w./-]+\\.\\w+` matched at i (the longest head before a dot that a word follows, as the pattern's
+    backtracking finds it), or None."""
+    end = _run(text, i, "./-")
+    k = text.rfind(".", i + 1, end - 1)
+    while k > i:
+        if _word(text[k + 1]):
+            return text[i : _run(text, k + 1, "")]
+        k = text.rfind(".", i + 1, k)
+    return None
+
+
+def _package_at(title: str) -> int:
+    """The end of `^[A-Za-z][\\w.-]*` followed by a space (the space's index), or -1."""
+    if not title or title[0] not in _ASCII_LETTERS:
+        return -1
+    i = _run(title, 1, ".-")
+    return i if title[i : i + 1] == " " else -1
+
+
+def _version_at(title: str, i: int, extra: str, joins: tuple[str, ...], joined: bool) -> list[int]:
+    """Where `\\d[\\w<extra>]*` then a join (one of joins) and another such run may end from i, in the order the
+    pattern tries them (joined: the second run is required, else optional and tried first)."""
+    if not title[i : i + 1].isdecimal():
+        return []
+    first = _run(title, i + 1, extra)
+    ends = []
+    for join in joins:
+        j = first + len(join)
+        if title.startswith(join, first) and title[j : j + 1].isdecimal():
+            ends.append(_run(title, j + 1, extra))
+            break
+    return ends if joined else [*ends, first]
+
+
+def _wheels_range(title: str) -> tuple[str, str, str] | None:
+    """`WHEELS_RANGE`'s match of title: (pkg, ver, path), or None."""
+    p = _package_at(title)
+    if p < 0 or not title.startswith(" wheels ", p):
+        return None
+    v = p + len(" wheels ")
+    for end in _version_at(title, v, ".", ("-",), True):
+        for tail in (" from PyPI, ", ", "):
+            if title.startswith(tail, end):
+                path = _path_at(title, end + len(tail))
+                if path is not None:
+                    return title[:p], title[v:end], path
+    return None
+
+
+def _wheel(title: str) -> tuple[str, str, str] | None:
+    """`WHEEL`'s match of title: (pkg, ver, path), or None."""
+    p = _package_at(title)
+    if p < 0:
+        return None
+    for head in ("wheels ", "wheel ", ""):
+        if not title.startswith(head, p + 1):
+            continue
+        v = p + 1 + len(head)
+        for end in _version_at(title, v, ".+", (" ... ", "-"), False):
+            for word in (" wheels", " wheel", ""):
+                if not title.startswith(word, end):
+                    continue
+                for pypi in (" from PyPI", ""):
+                    at = end + len(word)
+                    if not title.startswith(pypi, at):
+                        continue
+                    at += len(pypi)
+                    for sep in ((title[at],) if title[at : at + 1] in (",", ":") else ()) + ("",):
+                        if title.startswith(sep + " ", at):
+                            path = _path_at(title, at + len(sep) + 1)
+                            if path is not None:
+                                return title[:p], title[v:end], path
+    return None
+
+
+def _github_rest(url: str) -> str | None:
+    """What follows `^https?://github\\.com/[^/]+/`, or None."""
+    for scheme in ("https://github.com/", "http://github.com/"):
+        if url.startswith(scheme):
+            owner_end = url.find("/", len(scheme))
+            return url[owner_end + 1 :] if owner_end > len(scheme) else None
+    return None
+
+
+def _github_thread(url: str) -> tuple[str, str] | None:
+    """`GITHUB_THREAD`'s match of url: (repo, n), or None."""
+    rest = _github_rest(url)
+    if rest is None:
+        return None
+    repo, _, tail = rest.partition("/")
+    if not repo or not _:
+        return None
+    for kind in ("issues/", "pull/"):
+        if tail.startswith(kind):
+            i = j = len(kind)
+            while j < len(tail) and tail[j].isdecimal():
+                j += 1
+            return (repo, tail[i:j]) if j > i else None
+    return None
+
+
+def _github_file(url: str) -> tuple[str, str, str] | None:
+    """`GITHUB_FILE`'s match of url: (repo, ref, path), or None (`.+$`: no line break but one at the very end)."""
+    rest = _github_rest(url)
+    if rest is None:
+        return None
+    repo, _, tail = rest.partition("/")
+    if not repo or not tail.startswith("blob/"):
+        return None
+    ref, _, path = tail[len("blob/") :].partition("/")
+    if not ref or not _:
+        return None
+    if path.endswith("\n"):
+        path = path[:-1]
+    return (repo, ref, path) if path and "\n" not in path else None
+
+
+class _SlugTable(dict[int, str]):
+    """str.translate's table for `_slug`: a kept character stands for itself, any other for a dash (learned on
+    its first lookup)."""
+
+    def __missing__(self, key: int) -> str:
+        got = self[key] = chr(key) if chr(key) in _SLUG_KEPT else "-"
+        return got
+
+
+_SLUG_TABLE = _SlugTable()
+
+
+def _slug(text: str) -> str:
+    """`SLUG`'s substitution by a dash: each run of characters outside [a-z0-9.] becomes one dash."""
+    dashed = text.translate(_SLUG_TABLE)
+    core = "-".join(p for p in dashed.split("-") if p)
+    if not core:
+        return "-" if dashed else ""
+    return ("-" if dashed[0] == "-" else "") + core + ("-" if dashed[-1] == "-" else "")
+
+
+def _is_commit(ref: str) -> bool:
+    """`COMMIT`'s fullmatch: 12 to 40 lowercase hexadecimal digits."""
+    return 12 <= len(ref) <= 40 and all(c in _HEX for c in ref)
 
 
 def _short_ref(ref: str) -> str:
-    return ref[:10] if re.fullmatch(r"[0-9a-f]{12,40}", ref) else ref
+    return ref[:10] if _is_commit(ref) else ref
 
 
 def derived_id(src: Mapping[str, Any]) -> str:
@@ -61,18 +260,36 @@ def derived_id(src: Mapping[str, Any]) -> str:
         base = str(src.get("path") or "").rsplit("/", 1)[-1]
         ref = _short_ref(str(src.get("ref") or ""))
         return f"{repo}:{base}" + (f"@{ref}" if ref else "") if base else f"{repo}@{ref}"
-    for pattern in (_WHEELS_RANGE, _WHEEL):
-        m = pattern.match(title)
+    if _by_patterns():
+        for pattern in (_WHEELS_RANGE, _WHEEL):
+            m = pattern.match(title)
+            if m:
+                ver = m.group("ver").replace(" ... ", "..")
+                return f"{m.group('pkg').lower()}-{ver}:{m.group('path').rsplit('/', 1)[-1]}"
+        m = _GITHUB_THREAD.match(url)
         if m:
-            ver = m.group("ver").replace(" ... ", "..")
-            return f"{m.group('pkg').lower()}-{ver}:{m.group('path').rsplit('/', 1)[-1]}"
-    m = _GITHUB_THREAD.match(url)
-    if m:
-        return f"{m.group('repo')}#{m.group('n')}"
-    m = _GITHUB_FILE.match(url)
-    if m:
-        return f"{m.group('repo')}:{m.group('path').rsplit('/', 1)[-1]}@{_short_ref(m.group('ref'))}"
-    words = _SLUG.sub("-", title.lower()).strip("-.").split("-")
+            return f"{m.group('repo')}#{m.group('n')}"
+        m = _GITHUB_FILE.match(url)
+        if m:
+            return f"{m.group('repo')}:{m.group('path').rsplit('/', 1)[-1]}@{_short_ref(m.group('ref'))}"
+        return _slug_id(_SLUG.sub("-", title.lower()), url)
+    for reading in (_wheels_range, _wheel):
+        got = reading(title)
+        if got:
+            pkg, ver, path = got
+            return f"{pkg.lower()}-{ver.replace(' ... ', '..')}:{path.rsplit('/', 1)[-1]}"
+    thread = _github_thread(url)
+    if thread:
+        return f"{thread[0]}#{thread[1]}"
+    file = _github_file(url)
+    if file:
+        return f"{file[0]}:{file[2].rsplit('/', 1)[-1]}@{_short_ref(file[1])}"
+    return _slug_id(_slug(title.lower()), url)
+
+
+def _slug_id(slugged: str, url: str) -> str:
+    """The id of a source no other shape matched: the first words of its title (SLUG's dashes), else its address."""
+    words = slugged.strip("-.").split("-")
     slug = ""
     for w in words:
         if slug and len(slug) + len(w) + 1 > 40:

@@ -958,11 +958,52 @@ def package_candidates(ctx: Context, name: str) -> list[str] | None:
     return [str(v) for v in dict.fromkeys(values)]
 
 
-#: what may follow the day in `collected_at`: a time, and its offset from UTC (none: UTC, as the schema says)
+#: what may follow the day in `collected_at`: a time, and its offset from UTC (none: UTC, as the schema says); read
+#: by `_time_of_day`, held equal to this pattern's fullmatch in tests (compiling it cost 0.2 ms of a first run)
 _TIME_OF_DAY = (
     r"[Tt ]([01][0-9]|2[0-3]):([0-5][0-9])(:[0-5][0-9](\.[0-9]+)?)?"
     r"([Zz]|([+-])([01][0-9]|2[0-3]):?([0-5][0-9]))?"
 )
+_DIGITS = "0123456789"
+
+
+def _hour(text: str) -> bool:
+    """Two characters of `[01][0-9]|2[0-3]`."""
+    return len(text) == 2 and ((text[0] in "01" and text[1] in _DIGITS) or (text[0] == "2" and text[1] in "0123"))
+
+
+def _minute(text: str) -> bool:
+    """Two characters of `[0-5][0-9]`."""
+    return len(text) == 2 and text[0] in "012345" and text[1] in _DIGITS
+
+
+def _time_of_day(text: str) -> tuple[int, int, int] | None:
+    """`_TIME_OF_DAY`'s fullmatch of text read by string methods: (hours, minutes, the offset from UTC in minutes,
+    east positive), or None where the pattern does not match."""
+    if len(text) < 6 or text[0] not in "Tt " or not _hour(text[1:3]) or text[3] != ":" or not _minute(text[4:6]):
+        return None
+    i, end = 6, len(text)
+    if i < end and text[i] == ":":
+        if not _minute(text[i + 1 : i + 3]):
+            return None
+        i += 3
+        if i < end and text[i] == ".":
+            j = i + 1
+            while j < end and text[j] in _DIGITS:
+                j += 1
+            if j == i + 1:
+                return None
+            i = j
+    rest = text[i:]
+    if rest in ("", "Z", "z"):
+        return int(text[1:3]), int(text[4:6]), 0
+    if rest[0] not in "+-" or not _hour(rest[1:3]):
+        return None
+    tail = rest[4:] if rest[3:4] == ":" else rest[3:]
+    if not _minute(tail):
+        return None
+    offset = int(rest[1:3]) * 60 + int(tail)
+    return int(text[1:3]), int(text[4:6]), offset if rest[0] == "+" else -offset
 
 
 def collected_day(ctx: Context) -> str | None:
@@ -978,15 +1019,10 @@ def collected_day(ctx: Context) -> str | None:
         return None
     if len(value) == 10:
         return day
-    import re  # compiled once, on the first report with a time (re caches it)
-
-    t = re.fullmatch(_TIME_OF_DAY, value[10:])
+    t = _time_of_day(value[10:])
     if t is None:
         return None  # a time that cannot be read may be another day in UTC
-    if t.group(6) is None:
-        return day  # UTC
-    sign = -1 if t.group(6) == "+" else 1  # 09:00+09:00 is 00:00 UTC
-    minutes = int(t.group(1)) * 60 + int(t.group(2)) + sign * (int(t.group(7)) * 60 + int(t.group(8)))
+    minutes = t[0] * 60 + t[1] - t[2]  # 09:00+09:00 is 00:00 UTC
     shift = -1 if minutes < 0 else 1 if minutes >= 24 * 60 else 0
     return _shift_day(int(y), int(m), int(d), shift) if shift else day
 
