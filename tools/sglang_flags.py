@@ -155,7 +155,7 @@ def arities(wheel: Path) -> dict[str, str]:
     try:
         scan = scan_flags(tree)
         extra = [n for n in tree.names_under("sglang/srt/arg_groups/") if n.endswith(".py")]  # the action classes
-        parsed = {rel: parse(tree.read_bytes(rel), rel) for rel in dict.fromkeys([*scan.files, *extra])}
+        parsed = {rel: parse(tree.read_bytes(rel).decode("utf-8"), rel) for rel in dict.fromkeys([*scan.files, *extra])}
     finally:
         tree.close()
     classes = {n.name: n for module in parsed.values() for n in ast.walk(module) if isinstance(n, ast.ClassDef)}
@@ -264,15 +264,16 @@ def main(argv: list[str] | None = None) -> int:
     new = section(args.wheels, args.date)
     doc = json.loads(LAUNCH.read_text(encoding="utf-8"))
     old = doc.get("release_flags") or {}
+    new_flags = new["flags"]
+    new_releases = new["releases"]
+    assert isinstance(new_flags, dict) and isinstance(new_releases, list)  # section's shape
     changed = sorted(
-        f
-        for f in set(old.get("flags") or {}) | set(new["flags"])
-        if (old.get("flags") or {}).get(f) != new["flags"].get(f)
-    )  # type: ignore[union-attr]
+        f for f in set(old.get("flags") or {}) | set(new_flags) if (old.get("flags") or {}).get(f) != new_flags.get(f)
+    )
     print(
-        f"{len(new['releases'])} releases, {len(new['flags'])} flags; {len(changed)} differ from launch.json",
+        f"{len(new_releases)} releases, {len(new_flags)} flags; {len(changed)} differ from launch.json",
         file=sys.stderr,
-    )  # type: ignore[arg-type]
+    )
     if not args.write:
         json.dump(new, sys.stdout, indent=1)
         print()
