@@ -73,14 +73,13 @@ def test_a_kernel_module_not_known_is_unknown(manifests: Manifests) -> None:
 @pytest.mark.parametrize(
     "driver",
     [
-        None,
         {"version": "580.95.05", "cuda": "13.0"},
         {"version": "580.95.05", "source": "nvml", "userspace_version": None, "userspace_reason": "not found"},
         {"version": "570.124.06", "source": "proc", "nvml_init_error": "DriverNotLoaded"},
         # a hand-written driver.error is prose: it never decides (only the probe's nvml_init_error does)
         {"version": "570.124.06", "source": "proc", "error": "NVML: driver/library version mismatch: reboot"},
     ],
-    ids=["no-driver", "hand-written", "probed-not-found", "other-nvml-error", "error-text"],
+    ids=["hand-written", "probed-not-found", "other-nvml-error", "error-text"],
 )
 def test_not_read_is_unknown_never_ok(manifests: Manifests, driver: dict[str, Any] | None) -> None:
     v = verdict(manifests, driver)
@@ -100,6 +99,13 @@ def test_nvml_refusing_at_init_fails_where_the_files_did_not_say(manifests: Mani
 def test_a_planned_driver_brings_its_own_libraries(manifests: Manifests) -> None:
     v = verdict(manifests, {"version": "580.95.05", "cuda": "13.0", "source": "plan"})
     assert v["status"] == "skipped"
+
+
+def test_no_driver_has_nothing_to_compare(manifests: Manifests) -> None:
+    """No kernel module's release known (no driver on a CPU build host; driver-vs-toolkit says so): skipped, not an
+    unknown in every audit of a box without a GPU."""
+    assert verdict(manifests, None)["status"] == "skipped"
+    assert verdict(manifests, {"error": "NVML: NVML library not found"})["status"] == "skipped"
 
 
 def test_an_assumed_driver_has_no_files_to_compare(manifests: Manifests) -> None:
