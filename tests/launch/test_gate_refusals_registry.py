@@ -342,6 +342,11 @@ DEEPGEMM_OFF_TEXT = {"below_sm90": "sm_version < 90", "sm120_off": "if sm_versio
 DUAL_CHUNK_NO_BACKEND = "dual-chunk-model-no-backend"
 DUAL_CHUNK_ROPE = ("sglang/srt/layers/rotary_embedding.py", "sglang/srt/layers/rotary_embedding/factory.py")
 DUAL_CHUNK_BACKEND = "sglang/srt/layers/attention/dual_chunk_flashattention_backend.py"
+# a rule on a path the wheel lacks (ifc29): the DeepSeek MLA forward asks the decode attention for its output and LSE
+# under decode context parallel, and SGLang's DSA backend has no DCP path (dsa/dsa_dcp.py) before 0.5.22
+DSA_DCP_NO_PATH = "dsa-dcp-before-dsa-dcp-path"
+DSA_DCP_FORWARD = "sglang/srt/models/deepseek_common/attention_forward_methods/forward_mla.py"
+DSA_DCP_MODULE = "sglang/srt/layers/attention/dsa/dsa_dcp.py"
 # a rule on a kernel with no check of its own (igap16): before SGLang 0.5.17 checked it, the tilelang DSA kernel's CUDA
 # branch (tilelang_sparse_fwd without _is_hip) built the bfloat16-only kernel; the module moved twice
 TILELANG_CUDA_KERNEL = "dsa-tilelang-fp8-kv-cuda-kernel"
@@ -484,6 +489,12 @@ def test_the_refusal_rules_are_what_the_wheel_checks(version: str) -> None:
             rope = module(version, DUAL_CHUNK_ROPE)
             gone = not module(version, DUAL_CHUNK_BACKEND)
             assert (gone and any("DualChunkRotaryEmbedding(" in b for b in rope.values())) is entry["applies"], version
+            continue
+        if rule["id"] == DSA_DCP_NO_PATH:  # --dcp-size declared, the forward's DCP decode, no DSA DCP path
+            declared = any("dcp_size" in body for body in code.values())
+            forward = any("for_dcp" in body for body in module(version, DSA_DCP_FORWARD).values())
+            no_path = not module(version, DSA_DCP_MODULE)
+            assert (declared and forward and no_path) is bool(entry["applies"]), version
             continue
         if rule["id"] == DIRECT_UNREAD:  # documented single-node, with no check of its own
             help_text = any(DIRECT_HELP in body for body in code.values())
