@@ -308,17 +308,26 @@ def _trtllm_gen_heads(
     return _Judged(holds, "; ".join(parts) or "no model on trtllm_mha")
 
 
+def _method_named(values: Mapping[str, Any], method: str) -> tuple[Any, Any, _Judged | None]:
+    """(the --quantization flag, the checkpoint's quant_method, a False verdict where neither names `method`: another
+    --quantization, or none on a checkpoint not of that method); the verdict None where one of them does."""
+    flag = values.get("quantization")
+    held = values.get("model_quant_method")
+    if flag not in (None, method):
+        return flag, held, _Judged(False, f"--quantization {flag}")
+    if flag is None and held != method:
+        return flag, held, _Judged(False, f"no {method.upper()} checkpoint read")
+    return flag, held, None
+
+
 def _fp8_config_moe(values: Mapping[str, Any], read: Any) -> _Judged:
     """Whether SGLang loads the served model's experts through Fp8Config (Fp8MoEMethod): --quantization fp8, or no
     --quantization on a checkpoint whose quant_method is fp8, on a model with routed experts. True: it does; None: a
     --quantization fp8 launch whose config.json was not read (dense or MoE not known); False otherwise (a checkpoint
     not read without the flag is not judged, as the preflight's checkpoint entries are not)."""
-    flag = values.get("quantization")
-    held = values.get("model_quant_method")
-    if flag not in (None, "fp8"):
-        return _Judged(False, f"--quantization {flag}")
-    if flag is None and held != "fp8":
-        return _Judged(False, "no FP8 checkpoint read")
+    flag, _held, judged = _method_named(values, "fp8")
+    if judged is not None:
+        return judged
     moe = _model_moe(read)
     what = "--quantization fp8" if flag == "fp8" else "an FP8 checkpoint (quant_method fp8)"
     if moe is _UNKNOWN:
@@ -333,12 +342,9 @@ def _deepep_v2_fp8_block(values: Mapping[str, Any], read: Any) -> _Judged:
     --quantization fp8) whose quantization_config.weight_block_size is not [128, 128] (per-tensor: none). True: it
     does; None: the checkpoint or its experts not read, or an ignore list that may name the experts; False
     otherwise."""
-    flag = values.get("quantization")
-    held = values.get("model_quant_method")
-    if flag not in (None, "fp8"):
-        return _Judged(False, f"--quantization {flag}")
-    if flag is None and held != "fp8":
-        return _Judged(False, "no FP8 checkpoint read")
+    _flag, held, judged = _method_named(values, "fp8")
+    if judged is not None:
+        return judged
     if held not in (None, "fp8", _UNKNOWN):
         return _Judged(False, f"--quantization fp8 on a {held} checkpoint")
     moe = _model_moe(read)
@@ -369,12 +375,9 @@ def _mxfp8_moe(values: Mapping[str, Any], read: Any) -> _Judged:
     unquantized or MXFP8 checkpoint, or an MXFP8 checkpoint (quant_method mxfp8, a ModelOpt MXFP8 export included)
     without --quantization, on a model with routed experts. True: they do; None: the model not read; False
     otherwise."""
-    flag = values.get("quantization")
-    held = values.get("model_quant_method")
-    if flag not in (None, "mxfp8"):
-        return _Judged(False, f"--quantization {flag}")
-    if flag is None and held != "mxfp8":
-        return _Judged(False, "no MXFP8 checkpoint read")
+    flag, held, judged = _method_named(values, "mxfp8")
+    if judged is not None:
+        return judged
     if held not in (None, "mxfp8", _UNKNOWN):
         return _Judged(False, f"--quantization mxfp8 on a {held} checkpoint")
     moe = _model_moe(read)
