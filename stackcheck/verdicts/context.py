@@ -916,6 +916,11 @@ class Context:
             from stackcheck.image.require import parse_nvidia_require
 
             raw = image["nvidia_require"] = parse_nvidia_require({str(k): str(v) for k, v in env.items()}).to_facts()
+        if rest == "started_by":
+            how = image.get("started_by")
+            if not isinstance(how, str) or not how:
+                raise Missing(path, "how the image's container starts is not stated (--started-by)")
+            return how
         section: Mapping[str, Any] = raw if isinstance(raw, dict) else {}
         texts = [str(r.get("text")) for r in section.get("requirements") or [] if isinstance(r, dict)]
         if rest == "nvidia_require_text":
@@ -937,6 +942,67 @@ class Context:
             if verdict.satisfied is None:
                 raise Missing(path, f"NVIDIA_REQUIRE_* cannot be judged: {verdict.reason}")
             return "met" if verdict.satisfied else f"unmet: {verdict.failed} ({verdict.reason})"
+        raise Missing(path, f"unknown fact path {path}")
+
+    # ---- the host's Docker daemon (stackcheck/probes/docker_daemon.py) -------------------------------
+    def _docker_fact(self, path: str, rest: str, gpu: GpuModel | None) -> Any:
+        return self.docker_fact(path, rest)
+
+    def docker_fact(self, path: str, rest: str) -> str:
+        """docker.runtime.NAME: "registered" where the host's dockerd has an OCI runtime NAME (stock, its config
+        file's `runtimes`, an --add-runtime flag), "not registered: ..." where the list read is the daemon's whole
+        list (runtimes_complete), else Unknown naming what was not read. docker.cdi_kind.VENDOR.CLASS: "found" where a
+        CDI spec of the spec directories names device kind VENDOR/CLASS, "none: ..." where every spec directory was read
+        (cdi_complete), else Unknown."""
+        daemon = self.facts.get("docker_daemon")
+        if not isinstance(daemon, dict):
+            raise Missing(
+                path,
+                "the host's Docker daemon was not read (no docker_daemon facts: audit the image on the host that "
+                "starts it, or give --host-facts a report of such an audit)",
+            )
+
+        def names(key: str) -> list[str]:
+            value = daemon.get(key)
+            return [str(v) for v in value] if isinstance(value, list) else []
+
+        kind, _, name = rest.partition(".")
+        if kind == "runtime" and name:
+            flags = names("flag_runtimes")
+            config_error = daemon.get("config_error")
+            if name in flags or name in ("runc", "io.containerd.runc.v2"):
+                return "registered"
+            if isinstance(config_error, str) and config_error:
+                raise Unknown(path, f"the Docker daemon's config file was not read: {config_error}")
+            listed = sorted({*names("runtimes"), *names("registered"), "runc", "io.containerd.runc.v2"})
+            config = daemon.get("config") if isinstance(daemon.get("config"), str) else "its config file"
+            if name in listed:
+                if daemon.get("config_newer_than_daemon") is True:
+                    raise Unknown(
+                        path,
+                        f"{config} names runtime {name} but changed after dockerd started: the running daemon has "
+                        "it only after a restart or reload, which is not visible here",
+                    )
+                return "registered"
+            if daemon.get("runtimes_complete") is True:
+                where = [str(w) for w in (daemon.get("sources") or {}).values()] if daemon.get("sources") else []
+                return f"not registered: the daemon registers {', '.join(listed)}" + (
+                    f" ({'; '.join(where)})" if where else ""
+                )
+            why = daemon.get("runtimes_reason") or daemon.get("error") or "the daemon's whole list was not read"
+            raise Unknown(path, f"runtime {name} is not among those read ({', '.join(listed)}), but {why}")
+        if kind == "cdi_kind" and "." in name:
+            vendor, _, device_class = name.rpartition(".")
+            name = f"{vendor}/{device_class}"  # docker.cdi_kind.nvidia.com.gpu: kind nvidia.com/gpu
+            specs = [s for s in daemon.get("cdi_specs") or [] if isinstance(s, dict)]
+            if any(s.get("kind") == name for s in specs):
+                return "found"
+            dirs = names("cdi_spec_dirs") or ["/etc/cdi", "/var/run/cdi"]
+            held = sorted({str(s.get("kind")) for s in specs})
+            if daemon.get("cdi_complete") is True:
+                return f"none in {', '.join(dirs)}" + (f" (kinds there: {', '.join(held)})" if held else "")
+            why = daemon.get("cdi_reason") or "the spec directories were not all read"
+            raise Unknown(path, f"no CDI spec read names {name} ({', '.join(dirs)}), but {why}")
         raise Missing(path, f"unknown fact path {path}")
 
     # ---- probes of issue 16: JIT toolchain, CUDA libraries, PCIe, release records -------------------
@@ -1197,6 +1263,7 @@ FACT_PREFIXES: Final[dict[str, Resolver]] = {
     "launch": Context._launch_fact,
     "env": Context._env_fact,
     "image": Context._image_fact,
+    "docker": Context._docker_fact,
     "jit": Context._jit_fact,
     "cudalib": Context._cudalib_fact,
     "pcie": Context._pcie_fact,
