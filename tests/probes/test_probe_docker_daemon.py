@@ -304,3 +304,43 @@ def test_a_hand_written_section_against_the_schema(tmp_path: Path) -> None:
     assert code == 2 and not report
     line = err.strip()
     assert "\n" not in line and "facts.json" in line and "docker_daemon" in line
+
+
+def test_host_facts_bring_the_hosts_docker_daemon(tmp_path: Path) -> None:
+    """The Docker daemon is the host's, like its driver (a host probe): `--host-facts` takes it from the file, and
+    the auditing machine's own daemon is not read in its place."""
+    from assembly.test_target_cli import CASES, make_root, report, run_cli
+
+    doc = json.loads((CASES / "writeup-after" / "facts.json").read_text())
+    daemon = probe(host(tmp_path, WITHOUT, DOCKERD))
+    doc["facts"]["docker_daemon"] = daemon
+    host_file = tmp_path / "host.json"
+    host_file.write_text(json.dumps(doc))
+    proc = run_cli(
+        "probe", "--root", str(make_root(tmp_path / "root")), "--host-facts", str(host_file), "--format", "json"
+    )
+    assert proc.returncode == 0, proc.stderr
+    out = report(proc)
+    assert out["facts"].get("docker_daemon") == daemon
+    assert "docker_daemon" not in [p["name"] for p in out["probes"]]
+    assert "docker_daemon" in next(p for p in out["probes"] if p["name"] == "host-facts")["reason"]
+
+
+class _ImageView(HostView):
+    """An image's view (it has image_facts): the probe reads the host's root, not this view."""
+
+    def image_facts(self) -> dict[str, Any]:
+        return {}
+
+
+def test_in_an_image_audit_the_probe_reads_the_hosts_root(tmp_path: Path) -> None:
+    root = host(tmp_path, "{not json", DOCKERD)
+    image = tmp_path / "image"
+    image.mkdir()
+    result = DockerDaemonProbe().run(ProbeContext(root=root, env={}, view=_ImageView(str(image))))
+    assert result.status == "partial" and result.reason is not None and "line 1 column 2" in result.reason
+    assert result.facts["docker_daemon"]["pid"] == PID
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = DockerDaemonProbe().run(ProbeContext(root=empty, env={}, view=_ImageView(str(image))))
+    assert result.status == "skipped" and result.facts["docker_daemon"]["installed"] is False
