@@ -22,6 +22,11 @@ container-engine-gpu-path):
   generate`). Podman, containerd and CRI-O read the same default directories; their own `cdi_spec_dirs` setting is
   only looked for (`other_cdi_configs`), never read.
 
+`docker run --gpus` is served where dockerd found nvidia-container-runtime-hook (every release) or nvidia-cdi-hook
+(from Docker 29.2.0, through CDI) on its PATH when it started (daemon/devices_nvidia_linux.go); otherwise it refuses
+with 'could not select device driver "" with capabilities: [[gpu]]'. Its PATH is /proc/PID/environ's (root only),
+else systemd's service default, and `gpu_hooks_path` says which.
+
 dockerd's flags come from /proc/PID/cmdline of the process the default pid file (/var/run/docker.pid) names. A
 runtime named in no file read is not proof that the daemon lacks it while those flags are not read: `runtimes_complete`
 says whether the list is the daemon's whole list, `runtimes_reason` why not. A rootless daemon
@@ -33,6 +38,7 @@ Facts: `docker_daemon: {"installed": bool, "config": path|null, "config_source":
 "config_newer_than_daemon": bool|null, "rootless_pidfile": path|null, "registered": [name...],
 "runtimes_complete": bool, "runtimes_reason": str, "cdi_spec_dirs": [dir...], "cdi_specs": [{"file", "kind"}],
 "cdi_unread": [str...], "other_cdi_configs": [path...], "cdi_complete": bool, "cdi_reason": str,
+"gpu_hooks": {hook: path|null}, "gpu_hooks_path": where the PATH came from, "gpu_hooks_newer_than_daemon": [hook...],
 "sources": {fact: where it was read}, "error": str (no Docker found)}`.
 """
 
@@ -65,6 +71,12 @@ OTHER_CDI_CONFIGS = (
 )
 OTHER_CDI_CONFIG_DIRS = ("/etc/containers/containers.conf.d", "/etc/crio/crio.conf.d")
 BIN_DIRS = ("/usr/bin", "/usr/local/bin", "/usr/sbin", "/bin", "/snap/bin")
+#: what serves `docker run --gpus` (a device request of driver nvidia): dockerd looks these up on its PATH once, as
+#: it starts (daemon/devices_nvidia_linux.go getNVIDIADeviceDrivers: the CDI hook from Docker 29.2.0, the runtime
+#: hook in every release)
+GPU_HOOKS = ("nvidia-container-runtime-hook", "nvidia-cdi-hook")
+#: systemd's PATH for a system service (the directories dockerd.service runs with where its environ is not read)
+SERVICE_PATH = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin")
 CONFIG_LIMIT = 1024 * 1024
 CMDLINE_LIMIT = 256 * 1024
 SPEC_LIMIT = 4 * 1024 * 1024
@@ -202,6 +214,33 @@ def _dockerd_process(view: FileView, out: dict[str, Any]) -> list[str] | None:
     return None
 
 
+def _gpu_hooks(view: FileView, out: dict[str, Any], start: float | None) -> None:
+    """Where dockerd finds GPU_HOOKS: on its own PATH (/proc/PID/environ, root only), else on systemd's service
+    PATH (`gpu_hooks_path`: which was used); a hook newer than dockerd is named in `gpu_hooks_newer_than_daemon`."""
+    dirs: list[str] = list(SERVICE_PATH)
+    out["gpu_hooks_path"] = "systemd service default"
+    if out["pid"] is not None:
+        try:
+            environ = view.read_bytes(f"/proc/{out['pid']}/environ", CMDLINE_LIMIT)
+        except OSError:
+            environ = None
+        for item in (environ or b"").split(b"\0"):
+            if item.startswith(b"PATH="):
+                dirs = [d for d in item[5:].decode("utf-8", "replace").split(":") if d.startswith("/")]
+                out["gpu_hooks_path"] = f"/proc/{out['pid']}/environ"
+                break
+    for hook in GPU_HOOKS:
+        found = None
+        for directory in dirs:
+            st = view.stat(f"{directory.rstrip('/')}/{hook}")
+            if st is not None and st.kind == "file" and st.mode & 0o111:
+                found = f"{directory.rstrip('/')}/{hook}"
+                if start is not None and st.mtime > start:
+                    out["gpu_hooks_newer_than_daemon"].append(hook)
+                break
+        out["gpu_hooks"][hook] = found
+
+
 def _spec_kind(view: FileView, path: str) -> str:
     """The `kind` of the CDI spec at `path` (a YAML file's top-level `kind:` line, a JSON file's "kind"); raises
     ValueError where it cannot be read."""
@@ -307,6 +346,9 @@ def probe_docker_daemon(view: FileView, env: Mapping[str, str] | None = None) ->
         "cdi_unread": [],
         "other_cdi_configs": [],
         "cdi_complete": False,
+        "gpu_hooks": {},
+        "gpu_hooks_path": None,
+        "gpu_hooks_newer_than_daemon": [],
         "sources": {},
     }
     argv = _dockerd_process(view, out)
@@ -344,6 +386,9 @@ def probe_docker_daemon(view: FileView, env: Mapping[str, str] | None = None) ->
         start = _process_start(view, out["pid"])
         if st is not None and start is not None:
             out["config_newer_than_daemon"] = st.mtime > start
+        _gpu_hooks(view, out, start)
+    elif out["installed"]:
+        _gpu_hooks(view, out, None)
     registered = set(STOCK_RUNTIMES) | set(out["flag_runtimes"])
     if out["config_state"] == "read":
         registered |= set(out["runtimes"])

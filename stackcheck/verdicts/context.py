@@ -991,6 +991,8 @@ class Context:
                 )
             why = daemon.get("runtimes_reason") or daemon.get("error") or "the daemon's whole list was not read"
             raise Unknown(path, f"runtime {name} is not among those read ({', '.join(listed)}), but {why}")
+        if kind == "gpu_request" and not name:
+            return self._docker_gpu_request(path, daemon)
         if kind == "cdi_kind" and "." in name:
             vendor, _, device_class = name.rpartition(".")
             name = f"{vendor}/{device_class}"  # docker.cdi_kind.nvidia.com.gpu: kind nvidia.com/gpu
@@ -1004,6 +1006,36 @@ class Context:
             why = daemon.get("cdi_reason") or "the spec directories were not all read"
             raise Unknown(path, f"no CDI spec read names {name} ({', '.join(dirs)}), but {why}")
         raise Missing(path, f"unknown fact path {path}")
+
+    @staticmethod
+    def _docker_gpu_request(path: str, daemon: Mapping[str, Any]) -> str:
+        """docker.gpu_request: "served" where dockerd found nvidia-container-runtime-hook on its PATH as it started;
+        "not served: ..." where neither that hook nor nvidia-cdi-hook is on its PATH read from /proc/PID/environ;
+        else Unknown (the CDI hook alone serves it from Docker 29.2.0 only, whose release is not read; a hook newer
+        than dockerd; the PATH not read and no hook in systemd's service PATH)."""
+        hooks = daemon.get("gpu_hooks")
+        if not isinstance(hooks, dict):
+            raise Missing(path, "dockerd's GPU hooks were not looked for (docker_daemon.gpu_hooks)")
+        newer = [str(h) for h in daemon.get("gpu_hooks_newer_than_daemon") or []]
+        where = str(daemon.get("gpu_hooks_path") or "a PATH not named")
+        runtime_hook, cdi_hook = hooks.get("nvidia-container-runtime-hook"), hooks.get("nvidia-cdi-hook")
+        if isinstance(runtime_hook, str) and "nvidia-container-runtime-hook" not in newer:
+            return "served"
+        if newer:
+            raise Unknown(path, f"{', '.join(newer)} installed after dockerd started (it looks hooks up as it starts)")
+        if isinstance(cdi_hook, str):
+            raise Unknown(
+                path,
+                f"only nvidia-cdi-hook is on dockerd's PATH ({cdi_hook}): it serves --gpus from Docker 29.2.0 only, "
+                "and dockerd's release is not read",
+            )
+        if where.startswith("/proc/"):
+            return f"not served: neither nvidia-container-runtime-hook nor nvidia-cdi-hook on dockerd's PATH ({where})"
+        raise Unknown(
+            path,
+            "neither nvidia-container-runtime-hook nor nvidia-cdi-hook in systemd's service PATH, but dockerd's own "
+            f"PATH was not read ({where})",
+        )
 
     # ---- probes of issue 16: JIT toolchain, CUDA libraries, PCIe, release records -------------------
     def _section_value(self, section: str, key: str, path: str) -> Any:

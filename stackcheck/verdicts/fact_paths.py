@@ -279,6 +279,12 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "or its config file were not read (stackcheck/probes/docker_daemon.py)",
         ),
         FactDoc(
+            ("docker.gpu_request",),
+            '`"served"` where dockerd found nvidia-container-runtime-hook on its PATH as it started (`docker run '
+            '--gpus`), `"not served: ..."` where neither it nor nvidia-cdi-hook is on the PATH read from its '
+            "/proc/PID/environ; else unknown (stackcheck/probes/docker_daemon.py)",
+        ),
+        FactDoc(
             ("docker.cdi_kind.VENDOR.CLASS",),
             '`"found"` where a CDI spec in the spec directories (/etc/cdi, /var/run/cdi, or those configured) names '
             "the device kind VENDOR/CLASS (`docker.cdi_kind.nvidia.com.gpu`: the part after the last dot is the "

@@ -274,10 +274,22 @@ def test_cdi_device_without_a_gpu_spec_fails_and_with_one_passes(tmp_path: Path)
     assert run_check(probe(host(tmp_path / "c", WITHOUT, None)), "cdi-device")["status"] == "unknown"
 
 
-@pytest.mark.parametrize("started_by", [None, "docker-gpus"])
-def test_a_box_that_does_not_say_how_it_starts_is_unchanged(tmp_path: Path, started_by: str | None) -> None:
-    assert run_check(probe(host(tmp_path, WITHOUT, DOCKERD)), started_by)["status"] == "skipped"
-    assert run_check(None, started_by)["status"] == "skipped"
+def test_a_box_that_does_not_say_how_it_starts_is_unchanged(tmp_path: Path) -> None:
+    assert run_check(probe(host(tmp_path, WITHOUT, DOCKERD)), None)["status"] == "skipped"
+    assert run_check(None, None)["status"] == "skipped"
+
+
+@pytest.mark.parametrize(
+    ("started_by", "applies"),
+    [
+        ("docker-gpus", "docker-gpus-request-served"),
+        ("nvidia-runtime", "docker-nvidia-runtime-registered"),
+        ("cdi-device", "cdi-spec-names-nvidia-gpu"),
+    ],
+)
+def test_each_way_of_starting_reads_its_own_rule(tmp_path: Path, started_by: str, applies: str) -> None:
+    check = run_check(probe(host(tmp_path, WITHOUT, DOCKERD)), started_by)
+    assert [r["rule"] for r in check["reasons"]] == [applies]
 
 
 def test_without_docker_daemon_facts_it_is_unknown() -> None:
@@ -344,3 +356,58 @@ def test_in_an_image_audit_the_probe_reads_the_hosts_root(tmp_path: Path) -> Non
     empty.mkdir()
     result = DockerDaemonProbe().run(ProbeContext(root=empty, env={}, view=_ImageView(str(image))))
     assert result.status == "skipped" and result.facts["docker_daemon"]["installed"] is False
+
+
+# ---- docker run --gpus: the hooks dockerd finds on its PATH as it starts --------------------------------------
+
+
+def with_hooks(root: Path, hooks: dict[str, str], environ_path: str | None, age_s: float = 3600.0) -> Path:
+    """`hooks`: name -> directory (executable files, `age_s` old); `environ_path`: dockerd's PATH in its
+    /proc/PID/environ (None: no environ file, as for a user who cannot read it)."""
+    now = time.time()
+    for name, directory in hooks.items():
+        target = root / directory.lstrip("/") / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(b"\x7fELF")
+        target.chmod(0o755)
+        os.utime(target, (now - age_s, now - age_s))
+    if environ_path is not None:
+        (root / f"proc/{PID}/environ").write_bytes(f"LANG=C\0PATH={environ_path}\0NOTIFY_SOCKET=/x\0".encode())
+    return root
+
+
+@pytest.mark.parametrize(
+    ("hooks", "environ_path", "age", "status"),
+    [
+        ({"nvidia-container-runtime-hook": "/usr/bin"}, None, 3600.0, "ok"),  # systemd's service PATH
+        ({"nvidia-container-runtime-hook": "/usr/bin"}, "/usr/bin:/bin", 3600.0, "ok"),
+        ({"nvidia-container-runtime-hook": "/usr/bin"}, "/opt/tools/bin", 3600.0, "failed"),  # not on its PATH
+        ({}, "/usr/local/bin:/usr/bin", 3600.0, "failed"),
+        ({}, None, 3600.0, "unknown"),  # its own PATH not read
+        ({"nvidia-container-runtime-hook": "/opt/nvidia"}, None, 3600.0, "unknown"),
+        ({"nvidia-cdi-hook": "/usr/bin"}, "/usr/bin", 3600.0, "unknown"),  # serves --gpus from Docker 29.2.0 only
+        ({"nvidia-container-runtime-hook": "/usr/bin"}, "/usr/bin", 60.0, "unknown"),  # installed after dockerd started
+    ],
+)
+def test_docker_gpus_verdicts(
+    tmp_path: Path, hooks: dict[str, str], environ_path: str | None, age: float, status: str
+) -> None:
+    facts = probe(with_hooks(host(tmp_path, WITH_NVIDIA, DOCKERD), hooks, environ_path, age))
+    check = run_check(facts, "docker-gpus")
+    assert check["status"] == status, check
+    if status == "failed":
+        reason = rule(check)
+        assert reason["rule"] == "docker-gpus-request-served" and reason["required"] == "served"
+        assert reason["observed"].startswith("not served: neither") and f"/proc/{PID}/environ" in reason["observed"]
+
+
+def test_the_hooks_facts(tmp_path: Path) -> None:
+    root = with_hooks(host(tmp_path, WITH_NVIDIA, DOCKERD), {"nvidia-container-runtime-hook": "/usr/bin"}, None)
+    facts = probe(root)
+    assert facts["gpu_hooks"] == {
+        "nvidia-container-runtime-hook": "/usr/bin/nvidia-container-runtime-hook",
+        "nvidia-cdi-hook": None,
+    }
+    assert facts["gpu_hooks_path"] == "systemd service default" and facts["gpu_hooks_newer_than_daemon"] == []
+    (root / "usr/bin/nvidia-container-runtime-hook").chmod(0o644)  # not executable: LookPath skips it
+    assert probe(root)["gpu_hooks"]["nvidia-container-runtime-hook"] is None
