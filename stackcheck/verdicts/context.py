@@ -950,8 +950,10 @@ class Context:
 
     def docker_fact(self, path: str, rest: str) -> str:
         """docker.runtime.NAME: "registered" where the host's dockerd has an OCI runtime NAME (stock, its config
-        file's `runtimes`, an --add-runtime flag), "not registered: ..." where the list read is the daemon's whole
-        list (runtimes_complete), else Unknown naming what was not read. docker.cdi_kind.VENDOR.CLASS: "found" where a
+        file's `runtimes`, an --add-runtime flag; a name from the file only where dockerd's flags were read, since a
+        --config-file names another file, or where a hand-written section does not say they were not), "not
+        registered: ..." where the list read is the daemon's whole list (runtimes_complete), else Unknown naming
+        what was not read. docker.cdi_kind.VENDOR.CLASS: "found" where a
         CDI spec of the spec directories names device kind VENDOR/CLASS, "none: ..." where every spec directory was read
         (cdi_complete), else Unknown."""
         daemon = self.facts.get("docker_daemon")
@@ -977,6 +979,12 @@ class Context:
             listed = sorted({*names("runtimes"), *names("registered"), "runc", "io.containerd.runc.v2"})
             config = daemon.get("config") if isinstance(daemon.get("config"), str) else "its config file"
             if name in listed:
+                if daemon.get("flags_read") is False:
+                    raise Unknown(
+                        path,
+                        f"{config} names runtime {name}, but dockerd's flags were not read "
+                        f"({daemon.get('flags_reason') or 'no reason given'}): a --config-file may name another file",
+                    )
                 if daemon.get("config_newer_than_daemon") is True:
                     raise Unknown(
                         path,

@@ -254,7 +254,7 @@ def test_nvidia_runtime_provably_absent_fails_with_observed_required_source(tmp_
     ("config", "argv", "age", "status"),
     [
         (WITH_NVIDIA, DOCKERD, 3600.0, "ok"),
-        (WITH_NVIDIA, None, 3600.0, "ok"),  # named in daemon.json: registered whatever the flags add
+        (WITH_NVIDIA, None, 3600.0, "unknown"),  # flags not read: a --config-file may name another file
         (WITHOUT, None, 3600.0, "unknown"),  # flags not read: an --add-runtime may register it
         (WITH_NVIDIA, DOCKERD, 60.0, "unknown"),  # changed after dockerd started
         (WITHOUT, DOCKERD, 60.0, "unknown"),  # the running daemon may still have an older file's nvidia
@@ -302,7 +302,8 @@ def test_without_docker_daemon_facts_it_is_unknown() -> None:
     [
         ({"runtimes": [], "runtimes_complete": True}, "failed"),
         ({"runtimes": []}, "unknown"),
-        ({"runtimes": ["nvidia"]}, "ok"),
+        ({"runtimes": ["nvidia"]}, "ok"),  # as `docker info` lists them
+        ({"runtimes": ["nvidia"], "flags_read": False}, "unknown"),
         ({"flag_runtimes": ["nvidia"], "config_error": "x: line 1 column 1: not JSON (y)"}, "ok"),
         ({"runtimes": ["nvidia"], "config_newer_than_daemon": True}, "unknown"),
     ],
