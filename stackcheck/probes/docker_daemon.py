@@ -34,7 +34,8 @@ says whether the list is the daemon's whole list, `runtimes_reason` why not. A r
 
 Facts: `docker_daemon: {"installed": bool, "config": path|null, "config_source": "default"|"flag",
 "config_state": "read"|"absent"|"error", "config_error": str, "runtimes": [name...] (the config file's),
-"default_runtime": str|null, "flag_runtimes": [name...], "flags_read": bool, "flags_reason": str, "pid": int|null,
+"default_runtime": str|null, "features_cdi": bool|null, "flag_runtimes": [name...], "flags_read": bool,
+"flags_reason": str, "pid": int|null,
 "config_newer_than_daemon": bool|null, "rootless_pidfile": path|null, "registered": [name...],
 "runtimes_complete": bool, "runtimes_reason": str, "cdi_spec_dirs": [dir...], "cdi_specs": [{"file", "kind"}],
 "cdi_unread": [str...], "other_cdi_configs": [path...], "cdi_complete": bool, "cdi_reason": str,
@@ -334,6 +335,7 @@ def probe_docker_daemon(view: FileView, env: Mapping[str, str] | None = None) ->
         "config_state": "absent",
         "runtimes": [],
         "default_runtime": None,
+        "features_cdi": None,
         "flag_runtimes": [],
         "flags_read": False,
         "pid": None,
@@ -375,6 +377,7 @@ def probe_docker_daemon(view: FileView, env: Mapping[str, str] | None = None) ->
         else:
             out["config_state"] = "read"
             out["runtimes"], out["default_runtime"] = config["runtimes"], config["default_runtime"]
+            out["features_cdi"] = config["features_cdi"]
             out["sources"]["runtimes"] = config_path
     else:
         config = {"runtimes": [], "default_runtime": None, "cdi_spec_dirs": None, "features_cdi": None}

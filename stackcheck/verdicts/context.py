@@ -1005,7 +1005,17 @@ class Context:
             vendor, _, device_class = name.rpartition(".")
             name = f"{vendor}/{device_class}"  # docker.cdi_kind.nvidia.com.gpu: kind nvidia.com/gpu
             specs = [s for s in daemon.get("cdi_specs") or [] if isinstance(s, dict)]
-            if any(s.get("kind") == name for s in specs):
+            if daemon.get("features_cdi") is False:
+                raise Unknown(path, "daemon.json turns CDI off (features.cdi false): Docker injects no CDI device")
+            found = [str(s.get("file") or "a spec") for s in specs if s.get("kind") == name]
+            if found and daemon.get("installed") is True and daemon.get("flags_read") is False:
+                raise Unknown(
+                    path,
+                    f"{found[0]} names {name}, but dockerd's flags were not read "
+                    f"({daemon.get('flags_reason') or 'no reason given'}): a --cdi-spec-dir may replace the "
+                    "directories",
+                )
+            if found:
                 return "found"
             dirs = names("cdi_spec_dirs") or ["/etc/cdi", "/var/run/cdi"]
             held = sorted({str(s.get("kind")) for s in specs})

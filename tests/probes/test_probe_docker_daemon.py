@@ -270,8 +270,20 @@ def test_cdi_device_without_a_gpu_spec_fails_and_with_one_passes(tmp_path: Path)
     assert none["status"] == "failed" and rule(none)["observed"] == "none in /etc/cdi, /var/run/cdi"
     specs = {"/var/run/cdi/nvidia.yaml": SPEC_YAML.format(kind="nvidia.com/gpu")}
     assert run_check(probe(host(tmp_path / "b", WITHOUT, DOCKERD, specs=specs)), "cdi-device")["status"] == "ok"
-    # dockerd's flags not read: a --cdi-spec-dir may name another directory
+    # dockerd's flags not read: a --cdi-spec-dir may name another directory, with or without the spec
     assert run_check(probe(host(tmp_path / "c", WITHOUT, None)), "cdi-device")["status"] == "unknown"
+    assert run_check(probe(host(tmp_path / "d", WITHOUT, None, specs=specs)), "cdi-device")["status"] == "unknown"
+    # CDI turned off in daemon.json: Docker injects none, another engine may
+    off = {**WITHOUT, "features": {"cdi": False}}
+    facts = probe(host(tmp_path / "e", off, DOCKERD, specs=specs))
+    assert facts["features_cdi"] is False and run_check(facts, "cdi-device")["status"] == "unknown"
+    # no Docker at all (Podman): the default directories are all there is
+    nodocker = tmp_path / "f"
+    (nodocker / "var/run/cdi").mkdir(parents=True)
+    (nodocker / "var/run/cdi/nvidia.yaml").write_text(SPEC_YAML.format(kind="nvidia.com/gpu"))
+    assert run_check(probe(nodocker), "cdi-device")["status"] == "ok"
+    (nodocker / "var/run/cdi/nvidia.yaml").unlink()
+    assert run_check(probe(nodocker), "cdi-device")["status"] == "failed"
 
 
 def test_a_box_that_does_not_say_how_it_starts_is_unchanged(tmp_path: Path) -> None:
