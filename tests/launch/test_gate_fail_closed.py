@@ -422,6 +422,9 @@ def test_every_launch_items_are_data_not_code() -> None:
             "sglang-startup-versions",
             "flashinfer-cubin-match",
             "image-nvidia-require",  # skipped outside an image audit: never refuses a host launch
+            # idock: the container engine has no runtime / CDI device / --gpus driver of the name --started-by gives
+            # (skipped where the facts do not say how the container starts)
+            "container-engine-gpu-path",
             # issue 16's checks: what an import or every prefill batch runs into
             "triton-ptxas",
             "kernel-runtime-libs",
