@@ -949,7 +949,8 @@ class Context:
         return self.docker_fact(path, rest)
 
     def docker_fact(self, path: str, rest: str) -> str:
-        """docker.runtime.NAME: "registered" where the host's dockerd has an OCI runtime NAME (stock, its config
+        """docker.read: "read" where the section holds a Docker daemon (Missing where there is none or no section).
+        docker.runtime.NAME: "registered" where the host's dockerd has an OCI runtime NAME (stock, its config
         file's `runtimes`, an --add-runtime flag; a name from the file only where dockerd's flags were read, since a
         --config-file names another file, or where a hand-written section does not say they were not), "not
         registered: ..." where the list read is the daemon's whole list (runtimes_complete), else Unknown naming
@@ -969,6 +970,10 @@ class Context:
             return [str(v) for v in value] if isinstance(value, list) else []
 
         kind, _, name = rest.partition(".")
+        if rest == "read":
+            if daemon.get("installed") is False or daemon.get("error"):
+                raise Missing(path, str(daemon.get("error") or "no Docker daemon found on the box audited"))
+            return "read"
         if kind == "runtime" and name:
             flags = names("flag_runtimes")
             config_error = daemon.get("config_error")

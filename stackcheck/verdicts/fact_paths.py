@@ -273,6 +273,11 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
     ),
     "docker": (
         FactDoc(
+            ("docker.read",),
+            '`"read"` where the docker_daemon facts hold the host\'s Docker daemon; absent where there are none or the '
+            "box audited has no Docker (stackcheck/probes/docker_daemon.py)",
+        ),
+        FactDoc(
             ("docker.runtime.NAME",),
             '`"registered"` where the host\'s dockerd has the OCI runtime NAME (stock, daemon.json `runtimes`, '
             '`--add-runtime`), `"not registered: ..."` where its whole list was read; unknown where dockerd\'s flags '

@@ -277,13 +277,11 @@ def test_cdi_device_without_a_gpu_spec_fails_and_with_one_passes(tmp_path: Path)
     off = {**WITHOUT, "features": {"cdi": False}}
     facts = probe(host(tmp_path / "e", off, DOCKERD, specs=specs))
     assert facts["features_cdi"] is False and run_check(facts, "cdi-device")["status"] == "unknown"
-    # no Docker at all (Podman): the default directories are all there is
+    # no Docker on the box audited (a build machine, or a Podman host): not judged, and no launch needs it
     nodocker = tmp_path / "f"
-    (nodocker / "var/run/cdi").mkdir(parents=True)
-    (nodocker / "var/run/cdi/nvidia.yaml").write_text(SPEC_YAML.format(kind="nvidia.com/gpu"))
-    assert run_check(probe(nodocker), "cdi-device")["status"] == "ok"
-    (nodocker / "var/run/cdi/nvidia.yaml").unlink()
-    assert run_check(probe(nodocker), "cdi-device")["status"] == "failed"
+    nodocker.mkdir()
+    check = run_check(probe(nodocker), "cdi-device")
+    assert check["status"] == "unknown" and [r["rule"] for r in check["reasons"]] == ["docker-daemon-not-read"]
 
 
 def test_a_box_that_does_not_say_how_it_starts_is_unchanged(tmp_path: Path) -> None:
@@ -304,9 +302,32 @@ def test_each_way_of_starting_reads_its_own_rule(tmp_path: Path, started_by: str
     assert [r["rule"] for r in check["reasons"]] == [applies]
 
 
-def test_without_docker_daemon_facts_it_is_unknown() -> None:
-    check = run_check(None, "nvidia-runtime")
-    assert check["status"] == "unknown" and "Docker daemon was not read" in rule(check)["message"]
+@pytest.mark.parametrize("started_by", ["docker-gpus", "nvidia-runtime", "cdi-device"])
+def test_without_docker_daemon_facts_it_is_unknown(started_by: str) -> None:
+    check = run_check(None, started_by)
+    reason = rule(check)
+    assert check["status"] == "unknown" and reason["rule"] == "docker-daemon-not-read"
+    assert "Docker daemon of the host that starts the container was not read" in reason["message"]
+
+
+def test_the_gate_refuses_what_the_daemon_lacks_and_not_a_daemon_not_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A launch needs the check where the daemon was read (refused: no runtime nvidia); where it was not (an image
+    gated on a build machine), the audit says unknown and the gate does not refuse for it."""
+    case = Path(__file__).resolve().parent.parent / "cases" / "image-docker-no-nvidia-runtime" / "facts.json"
+    doc = json.loads(case.read_text())
+    launch = ["--", "python3", "-m", "sglang.launch_server", "--model-path", "/models/m"]
+
+    def blamed(document: dict[str, Any]) -> set[str]:
+        path = tmp_path / "facts.json"
+        path.write_text(json.dumps(document))
+        main(["gate", "--dry-run", "--format", "json", "--facts", str(path), *launch])
+        return {r["feature"] for r in json.loads(capsys.readouterr().out)["reasons"]}
+
+    assert "container-engine-gpu-path" in blamed(doc)
+    del doc["facts"]["docker_daemon"]
+    assert "container-engine-gpu-path" not in blamed(doc)
 
 
 @pytest.mark.parametrize(
