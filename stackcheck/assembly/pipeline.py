@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # the engine is imported lazily: see build_report()
 
 INTERCONNECTS = ("nvswitch", "nvlink", "pcie-switch", "pcie-host-bridge", "cross-socket", "pcie")
 #: the facts sections --host-facts takes from a saved report: what belongs to the host, not the environment
-HOST_SECTIONS = ("driver", "gpus", "topology", "pcie", "container_toolkit")
+HOST_SECTIONS = ("driver", "gpus", "topology", "pcie", "container_toolkit", "docker_daemon")
 
 
 def parse_assume_gpu(spec: str, default_count: int = 1) -> tuple[str, int]:

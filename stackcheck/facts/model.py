@@ -181,6 +181,7 @@ if TYPE_CHECKING:
         cuda_libs: dict[str, Any]  # CUDA sonames the loader finds (stackcheck/probes/cudalibs.py)
         pcie: dict[str, Any]  # IOMMU mode and ACS redirect bits above the GPUs (stackcheck/probes/pcie.py)
         container_toolkit: dict[str, Any]  # the host's container toolkit mode (stackcheck/probes/container_toolkit.py)
+        docker_daemon: dict[str, Any]  # the host dockerd's runtimes and CDI specs (stackcheck/probes/docker_daemon.py)
         kernel_symbols: dict[
             str, Any
         ]  # the kernel package's torch and driver symbols looked up (readers/kernelsymbols.py)
@@ -222,6 +223,7 @@ KNOWN_SECTIONS = frozenset(
         "cuda_libs",
         "pcie",
         "container_toolkit",
+        "docker_daemon",
         "assumed",
         "packages_complete",
         "collected_at",

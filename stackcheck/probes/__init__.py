@@ -23,12 +23,12 @@ if TYPE_CHECKING:
 #: gets the interpreter lock before NVML's library loading does
 DEFAULT_PROBES: tuple[str, ...] = (
     "python", "nvml", "toolkits", "packages", "system", "source_tables", "derived", "environments", "jit",
-    "cuda_libs", "pcie", "kernel_symbols", "container_toolkit",
+    "cuda_libs", "pcie", "kernel_symbols", "container_toolkit", "docker_daemon",
 )  # fmt: skip
 DEEP_PROBES: tuple[str, ...] = ("binaries", "libs")
 #: the probes that read the host itself whatever the view: the driver and the GPUs, and the PCIe path between
 #: them (--host-facts replaces them)
-HOST_PROBES: tuple[str, ...] = ("nvml", "pcie", "container_toolkit")
+HOST_PROBES: tuple[str, ...] = ("nvml", "pcie", "container_toolkit", "docker_daemon")
 
 
 #: where each probe's class lives, the sections it sets and the sections it reads: the runner orders the waves from
@@ -51,6 +51,7 @@ _TABLE: tuple[tuple[str, str, str, tuple[str, ...], tuple[str, ...]], ...] = (
     ("binaries", "deep", "BinariesProbe", ("binaries",), ("packages",)),
     ("libs", "deep", "LibsProbe", ("libs",), ("packages", "cuda_toolkits")),
     ("container_toolkit", "container_toolkit", "ContainerToolkitProbe", ("container_toolkit",), ()),
+    ("docker_daemon", "docker_daemon", "DockerDaemonProbe", ("docker_daemon",), ()),
 )  # fmt: skip
 
 

@@ -916,6 +916,11 @@ class Context:
             from stackcheck.image.require import parse_nvidia_require
 
             raw = image["nvidia_require"] = parse_nvidia_require({str(k): str(v) for k, v in env.items()}).to_facts()
+        if rest == "started_by":
+            how = image.get("started_by")
+            if not isinstance(how, str) or not how:
+                raise Missing(path, "how the image's container starts is not stated (--started-by)")
+            return how
         section: Mapping[str, Any] = raw if isinstance(raw, dict) else {}
         texts = [str(r.get("text")) for r in section.get("requirements") or [] if isinstance(r, dict)]
         if rest == "nvidia_require_text":
@@ -938,6 +943,122 @@ class Context:
                 raise Missing(path, f"NVIDIA_REQUIRE_* cannot be judged: {verdict.reason}")
             return "met" if verdict.satisfied else f"unmet: {verdict.failed} ({verdict.reason})"
         raise Missing(path, f"unknown fact path {path}")
+
+    # ---- the host's Docker daemon (stackcheck/probes/docker_daemon.py) -------------------------------
+    def _docker_fact(self, path: str, rest: str, gpu: GpuModel | None) -> Any:
+        return self.docker_fact(path, rest)
+
+    def docker_fact(self, path: str, rest: str) -> str:
+        """docker.read: "read" where the section holds a Docker daemon (Missing where there is none or no section).
+        docker.runtime.NAME: "registered" where the host's dockerd has an OCI runtime NAME (stock, its config
+        file's `runtimes`, an --add-runtime flag; a name from the file only where dockerd's flags were read, since a
+        --config-file names another file, or where a hand-written section does not say they were not), "not
+        registered: ..." where the list read is the daemon's whole list (runtimes_complete), else Unknown naming
+        what was not read. docker.cdi_kind.VENDOR.CLASS: "found" where a
+        CDI spec of the spec directories names device kind VENDOR/CLASS, "none: ..." where every spec directory was read
+        (cdi_complete), else Unknown."""
+        daemon = self.facts.get("docker_daemon")
+        if not isinstance(daemon, dict):
+            raise Missing(
+                path,
+                "the host's Docker daemon was not read (no docker_daemon facts: audit the image on the host that "
+                "starts it, or give --host-facts a report of such an audit)",
+            )
+
+        def names(key: str) -> list[str]:
+            value = daemon.get(key)
+            return [str(v) for v in value] if isinstance(value, list) else []
+
+        kind, _, name = rest.partition(".")
+        if rest == "read":
+            if daemon.get("installed") is False or daemon.get("error"):
+                raise Missing(path, str(daemon.get("error") or "no Docker daemon found on the box audited"))
+            return "read"
+        if kind == "runtime" and name:
+            flags = names("flag_runtimes")
+            config_error = daemon.get("config_error")
+            if name in flags or name in ("runc", "io.containerd.runc.v2"):
+                return "registered"
+            if isinstance(config_error, str) and config_error:
+                raise Unknown(path, f"the Docker daemon's config file was not read: {config_error}")
+            listed = sorted({*names("runtimes"), *names("registered"), "runc", "io.containerd.runc.v2"})
+            config = daemon.get("config") if isinstance(daemon.get("config"), str) else "its config file"
+            if name in listed:
+                if daemon.get("flags_read") is False:
+                    raise Unknown(
+                        path,
+                        f"{config} names runtime {name}, but dockerd's flags were not read "
+                        f"({daemon.get('flags_reason') or 'no reason given'}): a --config-file may name another file",
+                    )
+                if daemon.get("config_newer_than_daemon") is True:
+                    raise Unknown(
+                        path,
+                        f"{config} names runtime {name} but changed after dockerd started: the running daemon has "
+                        "it only after a restart or reload, which is not visible here",
+                    )
+                return "registered"
+            if daemon.get("runtimes_complete") is True:
+                where = [str(w) for w in (daemon.get("sources") or {}).values()] if daemon.get("sources") else []
+                return f"not registered: the daemon registers {', '.join(listed)}" + (
+                    f" ({'; '.join(where)})" if where else ""
+                )
+            why = daemon.get("runtimes_reason") or daemon.get("error") or "the daemon's whole list was not read"
+            raise Unknown(path, f"runtime {name} is not among those read ({', '.join(listed)}), but {why}")
+        if kind == "gpu_request" and not name:
+            return self._docker_gpu_request(path, daemon)
+        if kind == "cdi_kind" and "." in name:
+            vendor, _, device_class = name.rpartition(".")
+            name = f"{vendor}/{device_class}"  # docker.cdi_kind.nvidia.com.gpu: kind nvidia.com/gpu
+            specs = [s for s in daemon.get("cdi_specs") or [] if isinstance(s, dict)]
+            if daemon.get("features_cdi") is False:
+                raise Unknown(path, "daemon.json turns CDI off (features.cdi false): Docker injects no CDI device")
+            found = [str(s.get("file") or "a spec") for s in specs if s.get("kind") == name]
+            if found and daemon.get("installed") is True and daemon.get("flags_read") is False:
+                raise Unknown(
+                    path,
+                    f"{found[0]} names {name}, but dockerd's flags were not read "
+                    f"({daemon.get('flags_reason') or 'no reason given'}): a --cdi-spec-dir may replace the "
+                    "directories",
+                )
+            if found:
+                return "found"
+            dirs = names("cdi_spec_dirs") or ["/etc/cdi", "/var/run/cdi"]
+            held = sorted({str(s.get("kind")) for s in specs})
+            if daemon.get("cdi_complete") is True:
+                return f"none in {', '.join(dirs)}" + (f" (kinds there: {', '.join(held)})" if held else "")
+            why = daemon.get("cdi_reason") or "the spec directories were not all read"
+            raise Unknown(path, f"no CDI spec read names {name} ({', '.join(dirs)}), but {why}")
+        raise Missing(path, f"unknown fact path {path}")
+
+    @staticmethod
+    def _docker_gpu_request(path: str, daemon: Mapping[str, Any]) -> str:
+        """docker.gpu_request: "served" where dockerd found nvidia-container-runtime-hook on its PATH as it started;
+        "not served: ..." where neither that hook nor nvidia-cdi-hook is on its PATH read from /proc/PID/environ;
+        else Unknown (the CDI hook alone serves it from Docker 29.2.0 only, whose release is not read; a hook newer
+        than dockerd; the PATH not read and no hook in systemd's service PATH)."""
+        hooks = daemon.get("gpu_hooks")
+        if not isinstance(hooks, dict):
+            raise Missing(path, "dockerd's GPU hooks were not looked for (docker_daemon.gpu_hooks)")
+        newer = [str(h) for h in daemon.get("gpu_hooks_newer_than_daemon") or []]
+        where = str(daemon.get("gpu_hooks_path") or "a PATH not named")
+        runtime_hook, cdi_hook = hooks.get("nvidia-container-runtime-hook"), hooks.get("nvidia-cdi-hook")
+        if isinstance(runtime_hook, str) and "nvidia-container-runtime-hook" not in newer:
+            return "served"
+        if newer:
+            raise Unknown(path, f"{', '.join(newer)} installed after dockerd started (it looks hooks up as it starts)")
+        if isinstance(cdi_hook, str):
+            raise Unknown(
+                path,
+                f"only nvidia-cdi-hook is on dockerd's PATH ({cdi_hook}): it serves --gpus from Docker 29.2.0 only, "
+                "and dockerd's release is not read",
+            )
+        if where.startswith("/proc/"):
+            return f"not served: neither nvidia-container-runtime-hook nor nvidia-cdi-hook on dockerd's PATH ({where})"
+        raise Unknown(
+            path,
+            "neither nvidia-container-runtime-hook nor nvidia-cdi-hook in systemd's service PATH, but dockerd's own "
+            f"PATH was not read ({where})",
+        )
 
     # ---- probes of issue 16: JIT toolchain, CUDA libraries, PCIe, release records -------------------
     def _section_value(self, section: str, key: str, path: str) -> Any:
@@ -1197,6 +1318,7 @@ FACT_PREFIXES: Final[dict[str, Resolver]] = {
     "launch": Context._launch_fact,
     "env": Context._env_fact,
     "image": Context._image_fact,
+    "docker": Context._docker_fact,
     "jit": Context._jit_fact,
     "cudalib": Context._cudalib_fact,
     "pcie": Context._pcie_fact,

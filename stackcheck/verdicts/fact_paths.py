@@ -265,6 +265,36 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             '`--image`: `"met"`, or `"unmet: <requirement> (<why>)"`, as nvidia-container-toolkit judges those texts '
             "against `driver.*` and the GPUs (stackcheck/image/require.py); unknown when the driver is not known",
         ),
+        FactDoc(
+            ("image.started_by",),
+            "how the audited image's container is started (`--started-by`: `docker-gpus`, `nvidia-runtime`, "
+            "`cdi-device`); absent when not stated",
+        ),
+    ),
+    "docker": (
+        FactDoc(
+            ("docker.read",),
+            '`"read"` where the docker_daemon facts hold the host\'s Docker daemon; absent where there are none or the '
+            "box audited has no Docker (stackcheck/probes/docker_daemon.py)",
+        ),
+        FactDoc(
+            ("docker.runtime.NAME",),
+            '`"registered"` where the host\'s dockerd has the OCI runtime NAME (stock, daemon.json `runtimes`, '
+            '`--add-runtime`), `"not registered: ..."` where its whole list was read; unknown where dockerd\'s flags '
+            "or its config file were not read (stackcheck/probes/docker_daemon.py)",
+        ),
+        FactDoc(
+            ("docker.gpu_request",),
+            '`"served"` where dockerd found nvidia-container-runtime-hook on its PATH as it started (`docker run '
+            '--gpus`), `"not served: ..."` where neither it nor nvidia-cdi-hook is on the PATH read from its '
+            "/proc/PID/environ; else unknown (stackcheck/probes/docker_daemon.py)",
+        ),
+        FactDoc(
+            ("docker.cdi_kind.VENDOR.CLASS",),
+            '`"found"` where a CDI spec in the spec directories (/etc/cdi, /var/run/cdi, or those configured) names '
+            "the device kind VENDOR/CLASS (`docker.cdi_kind.nvidia.com.gpu`: the part after the last dot is the "
+            'class), `"none in ..."` where all were read; else unknown (stackcheck/probes/docker_daemon.py)',
+        ),
     ),
     "jit": (
         FactDoc(

@@ -177,7 +177,23 @@ def _nvml_refused_files_unread(doc: dict[str, Any]) -> None:
     doc["facts"]["driver"].update(source="proc", userspace_version=None, nvml_init_error="LibRmVersionMismatch")
 
 
+def _started_by(how: str) -> Callable[[dict[str, Any]], None]:
+    """container-engine-gpu-path's other rules on the image case whose daemon was read: started by Docker's device
+    request with neither GPU hook on dockerd's PATH (read from its environ), or with CDI devices no spec names."""
+
+    def mutate(doc: dict[str, Any]) -> None:
+        doc["facts"]["image"]["started_by"] = how
+        doc["facts"]["docker_daemon"].update(
+            gpu_hooks={"nvidia-container-runtime-hook": None, "nvidia-cdi-hook": None},
+            gpu_hooks_path="/proc/1234/environ",
+        )
+
+    return mutate
+
+
 MUTATIONS: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
+    "docker-gpus-no-hook": ("image-docker-no-nvidia-runtime", _started_by("docker-gpus")),
+    "cdi-device-no-spec": ("image-docker-no-nvidia-runtime", _started_by("cdi-device")),
     "nvml-refused-files-unread": ("h200-newest", _nvml_refused_files_unread),
     # gpu-fabric-state: an HGX H200 whose Fabric Manager has not registered GPU 0 (CUDA error 802)
     "fabric-in-progress": ("h200-newest", _fabric_in_progress),
@@ -422,6 +438,9 @@ def test_every_launch_items_are_data_not_code() -> None:
             "sglang-startup-versions",
             "flashinfer-cubin-match",
             "image-nvidia-require",  # skipped outside an image audit: never refuses a host launch
+            # idock: the container engine has no runtime / CDI device / --gpus driver of the name --started-by gives
+            # (skipped where the facts do not say how the container starts)
+            "container-engine-gpu-path",
             # issue 16's checks: what an import or every prefill batch runs into
             "triton-ptxas",
             "kernel-runtime-libs",

@@ -228,7 +228,7 @@ def test_waves_of_the_real_registry_and_no_cycles() -> None:
         assert not set(cls.needs) & set(cls.sections), name
     assert set(DEFAULT_PROBES) | set(DEEP_PROBES) == set(PROBES)  # nothing registered and never run
     got = waves([*DEFAULT_PROBES, *DEEP_PROBES], PROBES)
-    assert got[0] == ["python", "nvml", "cuda_libs", "pcie", "container_toolkit"]
+    assert got[0] == ["python", "nvml", "cuda_libs", "pcie", "container_toolkit", "docker_daemon"]
     assert set(got[1]) == {"toolkits", "packages", "system"}
     assert set(got[2]) == {"source_tables", "derived", "environments", "binaries", "libs", "jit", "kernel_symbols"}
     with pytest.raises(ValueError, match="depends on itself"):

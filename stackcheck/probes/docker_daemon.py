@@ -1,0 +1,431 @@
+"""Docker daemon probe: which OCI runtimes the host's dockerd registers, and which CDI device kinds its spec
+directories hold, read from files only (no `docker` command, no call to the daemon).
+
+What decides, read in the code that runs (moby/moby; the commits are in manifests/checks.json, check
+container-engine-gpu-path):
+
+- a container started with `--runtime NAME` (or the daemon's `default-runtime`) runs only where the daemon knows
+  NAME: the stock `runc` and `io.containerd.runc.v2`, the `runtimes` object of its config file, or a dockerd
+  `--add-runtime NAME=PATH` flag; any other name without a dot is refused with 'unknown or invalid runtime name:
+  NAME' (daemon/runtime_unix.go `runtimes.Get`, `isPermissibleC8dRuntimeName`; a name with a dot goes to
+  containerd as a shim name, which this probe does not judge);
+- the config file is `--config-file FILE`, else /etc/docker/daemon.json (daemon/command/daemon_unix.go
+  getDefaultDaemonConfigFile); a key given both in the file and as a flag stops dockerd (daemon/config/config.go
+  findConfigurationConflicts), so the runtimes are the file's plus the flags';
+- `nvidia-ctk runtime configure --runtime=docker` writes `runtimes.nvidia` into /etc/docker/daemon.json and asks for
+  a restart (NVIDIA/nvidia-container-toolkit cmd/nvidia-ctk/runtime/configure/configure.go,
+  pkg/config/engine/docker/docker.go AddRuntime): a file changed after dockerd started says nothing sure about the
+  running daemon (a restart or a SIGHUP reload reads it; neither is visible here);
+- CDI specs are the `.yaml` / `.json` files of the spec directories, /etc/cdi and /var/run/cdi unless daemon.json's
+  `cdi-spec-dirs` or `--cdi-spec-dir` names others (tags.cncf.io/container-device-interface pkg/cdi/spec-dirs.go,
+  daemon/command/daemon.go); each names its device `kind` (`nvidia.com/gpu` for the toolkit's `nvidia-ctk cdi
+  generate`). Podman, containerd and CRI-O read the same default directories; their own `cdi_spec_dirs` setting is
+  only looked for (`other_cdi_configs`), never read.
+
+`docker run --gpus` is served where dockerd found nvidia-container-runtime-hook (every release) or nvidia-cdi-hook
+(from Docker 29.2.0, through CDI) on its PATH when it started (daemon/devices_nvidia_linux.go); otherwise it refuses
+with 'could not select device driver "" with capabilities: [[gpu]]'. Its PATH is /proc/PID/environ's (root only),
+else systemd's service default, and `gpu_hooks_path` says which.
+
+dockerd's flags come from /proc/PID/cmdline of the process the default pid file (/var/run/docker.pid) names. A
+runtime named in no file read is not proof that the daemon lacks it while those flags are not read: `runtimes_complete`
+says whether the list is the daemon's whole list, `runtimes_reason` why not. A rootless daemon
+($XDG_RUNTIME_DIR/docker.pid) beside it leaves the list incomplete (which daemon `docker` talks to is not read).
+
+Facts: `docker_daemon: {"installed": bool, "config": path|null, "config_source": "default"|"flag",
+"config_state": "read"|"absent"|"error", "config_error": str, "runtimes": [name...] (the config file's),
+"default_runtime": str|null, "features_cdi": bool|null, "flag_runtimes": [name...], "flags_read": bool,
+"flags_reason": str, "pid": int|null,
+"config_newer_than_daemon": bool|null, "rootless_pidfile": path|null, "registered": [name...],
+"runtimes_complete": bool, "runtimes_reason": str, "cdi_spec_dirs": [dir...], "cdi_specs": [{"file", "kind"}],
+"cdi_unread": [str...], "other_cdi_configs": [path...], "cdi_complete": bool, "cdi_reason": str,
+"gpu_hooks": {hook: path|null}, "gpu_hooks_path": where the PATH came from, "gpu_hooks_newer_than_daemon": [hook...],
+"sources": {fact: where it was read}, "error": str (no Docker found)}`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import posixpath
+
+from stackcheck.lazy_re import lazy as _lazy
+from stackcheck.lean_typing import TYPE_CHECKING
+from stackcheck.probes.interface import Probe, ProbeContext, ProbeResult
+from stackcheck.readers.fsview import FileView, HostView
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any, ClassVar
+
+DEFAULT_CONFIG = "/etc/docker/daemon.json"
+PIDFILES = ("/var/run/docker.pid", "/run/docker.pid")
+#: the runtimes every daemon registers (daemon/runtime_unix.go stockRuntimes)
+STOCK_RUNTIMES = ("io.containerd.runc.v2", "runc")
+CDI_DEFAULT_DIRS = ("/etc/cdi", "/var/run/cdi")
+#: the other engines' files whose `cdi_spec_dirs` would name spec directories this probe does not read
+OTHER_CDI_CONFIGS = (
+    "/etc/containers/containers.conf",
+    "/usr/share/containers/containers.conf",
+    "/etc/containerd/config.toml",
+    "/etc/crio/crio.conf",
+)
+OTHER_CDI_CONFIG_DIRS = ("/etc/containers/containers.conf.d", "/etc/crio/crio.conf.d")
+BIN_DIRS = ("/usr/bin", "/usr/local/bin", "/usr/sbin", "/bin", "/snap/bin")
+#: what serves `docker run --gpus` (a device request of driver nvidia): dockerd looks these up on its PATH once, as
+#: it starts (daemon/devices_nvidia_linux.go getNVIDIADeviceDrivers: the CDI hook from Docker 29.2.0, the runtime
+#: hook in every release)
+GPU_HOOKS = ("nvidia-container-runtime-hook", "nvidia-cdi-hook")
+#: systemd's PATH for a system service (the directories dockerd.service runs with where its environ is not read)
+SERVICE_PATH = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin")
+CONFIG_LIMIT = 1024 * 1024
+CMDLINE_LIMIT = 256 * 1024
+SPEC_LIMIT = 4 * 1024 * 1024
+SPEC_FILES_LIMIT = 256
+_NAME = _lazy(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$")
+_KIND = _lazy(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}/[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")
+_YAML_KIND = _lazy(r"""^kind:[ \t]*(?:"([^"\n]*)"|'([^'\n]*)'|([^\s#'"][^\s#]*))[ \t]*(?:#.*)?$""")
+_CDI_KEY = _lazy(r"(?m)^[ \t]*cdi_spec_dirs[ \t]*=")
+
+
+class DaemonConfigError(ValueError):
+    """The daemon's config file cannot be read as dockerd reads it (one line: where and why)."""
+
+
+def _safe(name: str) -> str:
+    return name if _NAME.match(name) else "?"
+
+
+def read_daemon_config(view: FileView, path: str) -> dict[str, Any]:
+    """The keys of daemon.json at `path` this probe uses: `runtimes` (names), `default-runtime`, `cdi-spec-dirs`,
+    `features.cdi`. DaemonConfigError for a file that is too large, not UTF-8, not JSON or not an object, or whose
+    keys have another type than dockerd takes (it would not start); OSError where it cannot be read."""
+    data = view.read_bytes(path, CONFIG_LIMIT + 1)
+    if len(data) > CONFIG_LIMIT:
+        raise DaemonConfigError(f"{path}: larger than {CONFIG_LIMIT} bytes, not read")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DaemonConfigError(f"{path}: byte {exc.start}: not UTF-8") from None
+    try:
+        doc = json.loads(text) if text.strip() else {}
+    except json.JSONDecodeError as exc:
+        raise DaemonConfigError(f"{path}: line {exc.lineno} column {exc.colno}: not JSON ({exc.msg})") from None
+    except RecursionError:
+        raise DaemonConfigError(f"{path}: nested too deep, not read") from None
+    if not isinstance(doc, dict):
+        raise DaemonConfigError(f"{path}: $: not a JSON object")
+    out: dict[str, Any] = {"runtimes": [], "default_runtime": None, "cdi_spec_dirs": None, "features_cdi": None}
+    runtimes = doc.get("runtimes")
+    if runtimes is not None:
+        if not isinstance(runtimes, dict):
+            raise DaemonConfigError(f"{path}: $.runtimes: not an object")
+        out["runtimes"] = sorted({_safe(str(name)) for name in runtimes})
+    default = doc.get("default-runtime")
+    if default is not None:
+        if not isinstance(default, str):
+            raise DaemonConfigError(f"{path}: $.default-runtime: not a string")
+        out["default_runtime"] = _safe(default) if default else None
+    dirs = doc.get("cdi-spec-dirs")
+    if dirs is not None:
+        if not isinstance(dirs, list) or not all(isinstance(d, str) for d in dirs):
+            raise DaemonConfigError(f"{path}: $.cdi-spec-dirs: not a list of strings")
+        out["cdi_spec_dirs"] = list(dirs)
+    features = doc.get("features")
+    if isinstance(features, dict) and isinstance(features.get("cdi"), bool):
+        out["features_cdi"] = features["cdi"]
+    return out
+
+
+def parse_dockerd_flags(argv: list[str]) -> dict[str, Any]:
+    """The dockerd flags this probe uses, as pflag reads them (`--flag value`, `--flag=value`): `--add-runtime
+    NAME=PATH` (names), `--default-runtime`, `--config-file`, `--cdi-spec-dir`; the last one given wins where the
+    flag takes one value."""
+    out: dict[str, Any] = {"add_runtimes": [], "default_runtime": None, "config_file": None, "cdi_spec_dirs": []}
+    i = 1
+    while i < len(argv):
+        arg = argv[i]
+        i += 1
+        if arg == "--":
+            break
+        name, eq, value = arg.partition("=")
+        if name not in ("--add-runtime", "--default-runtime", "--config-file", "--cdi-spec-dir"):
+            continue
+        if not eq:
+            if i >= len(argv):
+                break
+            value = argv[i]
+            i += 1
+        if name == "--add-runtime":
+            out["add_runtimes"].append(_safe(value.partition("=")[0]))
+        elif name == "--default-runtime":
+            out["default_runtime"] = _safe(value) if value else None
+        elif name == "--config-file":
+            out["config_file"] = value
+        else:
+            out["cdi_spec_dirs"].append(value)
+    return out
+
+
+def _process_start(view: FileView, pid: int) -> float | None:
+    """The wall-clock start of process `pid` (/proc/PID/stat's starttime after /proc/stat's btime); None unread."""
+    try:
+        stat = view.read_bytes(f"/proc/{pid}/stat", 4096).decode("ascii", "replace")
+        boot = view.read_bytes("/proc/stat", 64 * 1024).decode("ascii", "replace")
+    except OSError:
+        return None
+    fields = stat.rpartition(")")[2].split()
+    btime = next((line.split()[1] for line in boot.splitlines() if line.startswith("btime ")), None)
+    if len(fields) < 20 or not fields[19].isdecimal() or btime is None or not btime.isdecimal():
+        return None
+    try:
+        ticks = os.sysconf("SC_CLK_TCK")
+    except (ValueError, OSError, AttributeError):
+        ticks = 100
+    return int(btime) + int(fields[19]) / max(1, ticks)
+
+
+def _dockerd_process(view: FileView, out: dict[str, Any]) -> list[str] | None:
+    """dockerd's argv from the pid file's process; None (with out["flags_reason"]) where it is not read."""
+    for pidfile in PIDFILES:
+        try:
+            raw = view.read_bytes(pidfile, 32)
+        except OSError:
+            continue
+        text = raw.decode("ascii", "replace").strip()
+        if not text.isdecimal() or not 0 < int(text) < 1 << 22:
+            out["flags_reason"] = f"{pidfile} holds no process id"
+            return None
+        pid = int(text)
+        try:
+            cmdline = view.read_bytes(f"/proc/{pid}/cmdline", CMDLINE_LIMIT)
+        except OSError as exc:
+            out["flags_reason"] = f"/proc/{pid}/cmdline (the process {pidfile} names): {exc.strerror or 'unreadable'}"
+            return None
+        argv = [a.decode("utf-8", "replace") for a in cmdline.split(b"\0")]
+        if argv and argv[-1] == "":
+            argv.pop()
+        if not argv or posixpath.basename(argv[0]) != "dockerd":
+            out["flags_reason"] = f"the process {pidfile} names ({pid}) is not dockerd (a stale pid file)"
+            return None
+        out["pid"] = pid
+        out["sources"]["flags"] = f"/proc/{pid}/cmdline"
+        return argv
+    out["flags_reason"] = f"no pid file ({', '.join(PIDFILES)}): no dockerd runs with the default pid file here"
+    return None
+
+
+def _gpu_hooks(view: FileView, out: dict[str, Any], start: float | None) -> None:
+    """Where dockerd finds GPU_HOOKS: on its own PATH (/proc/PID/environ, root only), else on systemd's service
+    PATH (`gpu_hooks_path`: which was used); a hook newer than dockerd is named in `gpu_hooks_newer_than_daemon`."""
+    dirs: list[str] = list(SERVICE_PATH)
+    out["gpu_hooks_path"] = "systemd service default"
+    if out["pid"] is not None:
+        try:
+            environ = view.read_bytes(f"/proc/{out['pid']}/environ", CMDLINE_LIMIT)
+        except OSError:
+            environ = None
+        for item in (environ or b"").split(b"\0"):
+            if item.startswith(b"PATH="):
+                dirs = [d for d in item[5:].decode("utf-8", "replace").split(":") if d.startswith("/")]
+                out["gpu_hooks_path"] = f"/proc/{out['pid']}/environ"
+                break
+    for hook in GPU_HOOKS:
+        found = None
+        for directory in dirs:
+            st = view.stat(f"{directory.rstrip('/')}/{hook}")
+            if st is not None and st.kind == "file" and st.mode & 0o111:
+                found = f"{directory.rstrip('/')}/{hook}"
+                if start is not None and st.mtime > start:
+                    out["gpu_hooks_newer_than_daemon"].append(hook)
+                break
+        out["gpu_hooks"][hook] = found
+
+
+def _spec_kind(view: FileView, path: str) -> str:
+    """The `kind` of the CDI spec at `path` (a YAML file's top-level `kind:` line, a JSON file's "kind"); raises
+    ValueError where it cannot be read."""
+    data = view.read_bytes(path, SPEC_LIMIT + 1)
+    if len(data) > SPEC_LIMIT:
+        raise ValueError(f"larger than {SPEC_LIMIT} bytes")
+    text = data.decode("utf-8")
+    kind: Any = None
+    if path.endswith(".json"):
+        doc = json.loads(text)
+        kind = doc.get("kind") if isinstance(doc, dict) else None
+    else:
+        for line in text.split("\n"):
+            found = _YAML_KIND.match(line.rstrip("\r"))
+            if found:
+                kind = next(g for g in found.groups() if g is not None)
+                break
+    if not isinstance(kind, str) or not _KIND.match(kind):
+        raise ValueError("no device kind read")
+    return kind
+
+
+def _cdi(view: FileView, out: dict[str, Any], config: dict[str, Any] | None, flags: dict[str, Any] | None) -> None:
+    """The CDI spec directories dockerd reads, the kinds of their specs, and whether that is all there is."""
+    dirs: list[str] = list(CDI_DEFAULT_DIRS)
+    why: list[str] = []
+    if flags is not None and flags["cdi_spec_dirs"]:
+        dirs = list(flags["cdi_spec_dirs"])
+    elif config is not None and config.get("cdi_spec_dirs") is not None:
+        dirs = list(config["cdi_spec_dirs"])
+    if config is None and out["installed"]:
+        why.append("daemon.json not read (it may name cdi-spec-dirs)")
+    if flags is None and out["installed"]:
+        why.append(f"dockerd's flags not read (a --cdi-spec-dir may name others: {out['flags_reason']})")
+    out["cdi_spec_dirs"] = dirs
+    for directory in dirs:
+        if not directory.startswith("/"):
+            continue
+        try:
+            names = sorted(view.listdir(directory))
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            out["cdi_unread"].append(f"{directory}: {exc.strerror or 'unreadable'}")
+            continue
+        for name in names[:SPEC_FILES_LIMIT]:
+            if not name.endswith((".yaml", ".json")):
+                continue
+            path = f"{directory}/{name}"
+            try:
+                out["cdi_specs"].append({"file": path, "kind": _spec_kind(view, path)})
+            except (OSError, ValueError) as exc:
+                said = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc).split("\n")[0][:80]
+                out["cdi_unread"].append(f"{path}: {said}")
+        if len(names) > SPEC_FILES_LIMIT:
+            out["cdi_unread"].append(f"{directory}: more than {SPEC_FILES_LIMIT} entries, the rest not read")
+    for path in _other_cdi_files(view):
+        try:
+            text = view.read_bytes(path, CONFIG_LIMIT).decode("utf-8", "replace")
+        except OSError:
+            continue
+        if _CDI_KEY.search(text):
+            out["other_cdi_configs"].append(path)
+    if out["cdi_unread"]:
+        why.append("spec files not read: " + "; ".join(out["cdi_unread"][:3]))
+    if out["other_cdi_configs"]:
+        why.append(f"another engine's cdi_spec_dirs is set, not read ({', '.join(out['other_cdi_configs'])})")
+    out["cdi_complete"] = not why
+    if why:
+        out["cdi_reason"] = "; ".join(why)
+
+
+def _other_cdi_files(view: FileView) -> list[str]:
+    files = [p for p in OTHER_CDI_CONFIGS if view.stat(p) is not None]
+    for directory in OTHER_CDI_CONFIG_DIRS:
+        try:
+            files += [f"{directory}/{n}" for n in sorted(view.listdir(directory)) if n.endswith(".conf")]
+        except OSError:
+            continue
+    return files
+
+
+def probe_docker_daemon(view: FileView, env: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The `docker_daemon` facts section of the host `view` shows (see the module docstring); `env`: the audit's
+    environment, whose XDG_RUNTIME_DIR locates a rootless daemon's pid file."""
+    env = env or {}
+    out: dict[str, Any] = {
+        "installed": False,
+        "config": None,
+        "config_source": "default",
+        "config_state": "absent",
+        "runtimes": [],
+        "default_runtime": None,
+        "features_cdi": None,
+        "flag_runtimes": [],
+        "flags_read": False,
+        "pid": None,
+        "config_newer_than_daemon": None,
+        "rootless_pidfile": None,
+        "registered": list(STOCK_RUNTIMES),
+        "runtimes_complete": False,
+        "cdi_spec_dirs": [],
+        "cdi_specs": [],
+        "cdi_unread": [],
+        "other_cdi_configs": [],
+        "cdi_complete": False,
+        "gpu_hooks": {},
+        "gpu_hooks_path": None,
+        "gpu_hooks_newer_than_daemon": [],
+        "sources": {},
+    }
+    argv = _dockerd_process(view, out)
+    flags = parse_dockerd_flags(argv) if argv is not None else None
+    binary = next((f"{d}/dockerd" for d in BIN_DIRS if view.stat(f"{d}/dockerd") is not None), None)
+    config_path = DEFAULT_CONFIG
+    if flags is not None and flags["config_file"]:
+        config_path, out["config_source"] = flags["config_file"], "flag"
+    out["installed"] = argv is not None or binary is not None or view.stat(config_path) is not None
+    runtime_dir = env.get("XDG_RUNTIME_DIR") or ""
+    if runtime_dir.startswith("/") and view.stat(f"{runtime_dir.rstrip('/')}/docker.pid") is not None:
+        out["rootless_pidfile"] = f"{runtime_dir.rstrip('/')}/docker.pid"
+        out["installed"] = True
+    config: dict[str, Any] | None = None
+    st = view.stat(config_path)
+    if st is not None:
+        out["config"] = config_path
+        try:
+            config = read_daemon_config(view, config_path)
+        except DaemonConfigError as exc:
+            out["config_state"], out["config_error"] = "error", str(exc)
+        except OSError as exc:
+            out["config_state"], out["config_error"] = "error", f"{config_path}: {exc.strerror or 'cannot read'}"
+        else:
+            out["config_state"] = "read"
+            out["runtimes"], out["default_runtime"] = config["runtimes"], config["default_runtime"]
+            out["features_cdi"] = config["features_cdi"]
+            out["sources"]["runtimes"] = config_path
+    else:
+        config = {"runtimes": [], "default_runtime": None, "cdi_spec_dirs": None, "features_cdi": None}
+        out["sources"]["runtimes"] = f"{config_path} absent"
+    if flags is not None:
+        out["flags_read"] = True
+        out["flag_runtimes"] = sorted(set(flags["add_runtimes"]))
+        out["default_runtime"] = flags["default_runtime"] or out["default_runtime"]
+        start = _process_start(view, out["pid"])
+        if st is not None and start is not None:
+            out["config_newer_than_daemon"] = st.mtime > start
+        _gpu_hooks(view, out, start)
+    elif out["installed"]:
+        _gpu_hooks(view, out, None)
+    registered = set(STOCK_RUNTIMES) | set(out["flag_runtimes"])
+    if out["config_state"] == "read":
+        registered |= set(out["runtimes"])
+    out["registered"] = sorted(registered)
+    why = []
+    if out["config_state"] == "error":
+        why.append(f"the config file was not read ({out['config_error']})")
+    if not out["flags_read"]:
+        why.append(f"dockerd's flags were not read ({out['flags_reason']})")
+    if out["config_newer_than_daemon"]:
+        why.append(f"{config_path} changed after dockerd started (a restart or reload reads it; not visible here)")
+    if out["rootless_pidfile"]:
+        why.append(f"a rootless dockerd also runs ({out['rootless_pidfile']}); which daemon docker uses is not read")
+    out["runtimes_complete"] = not why
+    if why:
+        out["runtimes_reason"] = "; ".join(why)
+    _cdi(view, out, config if out["config_state"] != "error" else None, flags)
+    if not out["installed"]:
+        out["error"] = f"no Docker daemon found ({PIDFILES[0]}, {DEFAULT_CONFIG}, dockerd in {', '.join(BIN_DIRS)})"
+    return out
+
+
+class DockerDaemonProbe(Probe):
+    name: ClassVar[str] = "docker_daemon"
+    timeout_s: ClassVar[float] = 2.0
+    sections: ClassVar[tuple[str, ...]] = ("docker_daemon",)
+
+    def run(self, ctx: ProbeContext) -> ProbeResult:
+        if not callable(getattr(ctx.view, "image_facts", None)):
+            return ProbeResult({}, "skipped", "only an image audit (--image) judges how its container starts")
+        # the host's daemon, whatever the view: the image's container is started by the host
+        found = probe_docker_daemon(HostView(str(ctx.root)), ctx.host_environ)
+        if found.get("config_error"):
+            return ProbeResult({"docker_daemon": found}, "partial", str(found["config_error"]))
+        if found.get("error"):
+            return ProbeResult({"docker_daemon": found}, "skipped", str(found["error"]))
+        return ProbeResult({"docker_daemon": found})
