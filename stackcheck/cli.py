@@ -11,7 +11,7 @@ from collections.abc import Iterator, Sequence
 
 from stackcheck.driver_words import reads_driver, verb_of
 from stackcheck.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, StackcheckError
-from stackcheck.lean_typing import TYPE_CHECKING
+from stackcheck.lean_typing import TYPE_CHECKING, cast
 
 if TYPE_CHECKING:
     import argparse
@@ -59,7 +59,70 @@ def main_inner(argv: Sequence[str]) -> int:
         nvml_early.start(usage=verb == "gate")  # the gate's GPU-usage reading too, in the same session
     elif verb == "plan":
         return _plan(argv)
+    if verb == "audit":
+        args = _audit_args(argv)
+        if args is not None:
+            from stackcheck.commands import audit
+
+            return int(audit.run(args))
     return _verb(argv, verb)
+
+
+#: what argparse gives `stackcheck audit` for every option not on the command line (tests/test_cli_audit_args.py
+#: compares the whole namespace with the parser's, on listed and generated command lines)
+_AUDIT_DEFAULTS: dict[str, object] = {
+    "version": None, "command": "audit", "facts": None, "manifests": [], "strict": False, "deep": False,
+    "timeout": 8.0, "python": None, "env_dir": None, "root": None, "image": None, "platform": None, "host_facts": None,
+    "assume_gpu": None, "assume_driver": None, "assume_interconnect": None, "started_by": None, "format": None,
+    "output": None, "sources": False,
+}  # fmt: skip
+#: option -> (the namespace's name, whether it takes a value)
+_AUDIT_READ = {"--format": ("format", True), "--facts": ("facts", True), "--deep": ("deep", False),
+               "--sources": ("sources", False), "--strict": ("strict", False)}  # fmt: skip
+
+
+def _audit_args(argv: list[str]) -> argparse.Namespace | None:
+    """The arguments the parser gives `stackcheck audit ...` (argv starts with `audit`), read without building the
+    parser (~2 ms of the main thread's CPU on the 2-core box, which a probed audit spent while the probes ran beside
+    it, on the interpreter lock they need) for the command lines an audit mostly has: `--format`, `--facts`,
+    `--deep`, `--sources` and `--strict`, spelled in full, once each, a value a word of its own or after `=`, neither
+    empty nor starting with `-`, a format of the report's own (not an old name: the parser warns of those). None for
+    anything else: the parser reads it, and says what is wrong with it."""
+    if not argv or argv[0] != "audit":
+        return None
+    out: dict[str, object] = {k: list(v) if isinstance(v, list) else v for k, v in _AUDIT_DEFAULTS.items()}
+    seen: set[str] = set()
+    words = argv[1:]
+    i = 0
+    while i < len(words):
+        name, eq, value = words[i].partition("=")
+        how = _AUDIT_READ.get(name)
+        if how is None or name in seen:
+            return None
+        seen.add(name)
+        dest, takes = how
+        i += 1
+        if not takes:
+            if eq:
+                return None
+            out[dest] = True
+            continue
+        if not eq:
+            if i >= len(words):
+                return None
+            value = words[i]
+            i += 1
+        if not value or value.startswith("-"):
+            return None
+        if dest == "format":
+            from stackcheck.render import REPORT_FORMATS
+
+            if value not in REPORT_FORMATS:
+                return None
+        out[dest] = value
+    from types import SimpleNamespace
+
+    return cast("argparse.Namespace", SimpleNamespace(**out))
 
 
 def _plan(argv: list[str]) -> int:
