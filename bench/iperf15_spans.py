@@ -4,14 +4,15 @@ gathered, step by step, and what every thread of the process spends: tree A agai
     python bench/iperf15_spans.py [--runs 15] [--init-ms 20] [--rows audit,gate] [--python3 PY] TREE [TREE ...]
 
 Each run is a fresh process (`python -c CHILD ARGS...`, bytecode cached, each tree its own cache directory, run 0
-warms) that wraps, from outside, the functions named in SPANS (the entry `NAME>` and return `NAME<` of the first
-outermost call of each: a recursive call is inside its caller's span) and threading.Thread.run (each thread's CPU
-when it ends), then runs the package as `python -m stackcheck` does. The NVML is bench/critical_path.py's stand-in
-(bench/sleepy_nvml and its libnvidia-ml.so.1, whose start takes --init-ms: 20 is about what the H200's forked
-reader takes from its fork to its answer, bench/critical_path.py --real-nvml there, so that the main thread, not the
-driver, is the critical path as on the H200). Printed per row and tree, medians: each mark's main-thread wall and
-CPU (time.thread_time) since gather's return (the facts are there), then the CPU of the main thread and of each
-other thread for the whole run (the main thread's includes the interpreter's start). Standard library only."""
+warms) that wraps, from outside, as their modules are imported (none earlier than the run imports it), the functions
+named in SPANS (the entry `NAME>` and return `NAME<` of the first outermost call of each: a recursive call is inside
+its caller's span) and threading.Thread.run (each thread's CPU when it ends), then runs the package as `python -m
+stackcheck` does. The NVML is bench/critical_path.py's stand-in (bench/sleepy_nvml and its libnvidia-ml.so.1, whose
+start takes --init-ms: 20 is about what the H200's forked reader takes from its fork to its answer, critical_path.py
+--real-nvml there, so that the main thread, not the driver, is the critical path as on the H200). Printed per row
+and tree, medians: each mark's main-thread wall and CPU (time.thread_time) since the facts (gather's return: the
+audit's; the main thread's first Background.get: the gate's), then the CPU of the main thread and of each other
+thread for the whole run (the main thread's includes the interpreter's start). Standard library only."""
 
 from __future__ import annotations
 
@@ -41,9 +42,13 @@ SPANS = [
     ("stackcheck.redact", "masked_texts", "masked_texts"),
     ("stackcheck.render.jsonout", "json_document", "json_document"),
     ("stackcheck.commands.arguments", "emit", "emit"),
+    # the served gate: its probes' facts (the main thread's first Background.get), their digest, the kept decision
+    ("stackcheck.assembly.pipeline", "Background.get", "facts"),
+    ("stackcheck.assembly.gate_cache", "facts_digest", "facts_digest"),
+    ("stackcheck.commands.gate", "Kept.serve", "serve"),
 ]
 CHILD = r"""
-import importlib, json, os, sys, threading, time
+import json, os, sys, threading, time
 spans = json.loads(os.environ["SPANS_JSON"])
 marks, threads = [], {}
 def mark(k):
@@ -65,11 +70,29 @@ def wrap(mod, attr, label):
             if not depth[label]:
                 mark(label + "<")
     setattr(mod, attr, w)
+wanted = {}
 for modname, attr, label in spans:
-    try:
-        wrap(importlib.import_module(modname), attr, label)
-    except (ImportError, AttributeError):
-        pass
+    wanted.setdefault(modname, []).append((attr, label))
+class Finder:  # wraps a module's functions once it is imported, where the run imports it (nothing imported early)
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if name not in wanted:
+            return None
+        from importlib.machinery import PathFinder
+        spec = PathFinder.find_spec(name, path, target)
+        if spec is None or spec.loader is None:
+            return spec
+        run_module = spec.loader.exec_module
+        def exec_module(module):
+            run_module(module)
+            for attr, label in wanted[name]:
+                owner, _, attr = attr.rpartition(".")
+                where = getattr(module, owner, None) if owner else module
+                if where is not None and hasattr(where, attr):
+                    wrap(where, attr, label)
+        spec.loader.exec_module = exec_module
+        return spec
+sys.meta_path.insert(0, Finder)
 run = threading.Thread.run
 def trun(self):
     try:
@@ -152,7 +175,7 @@ def main() -> int:
             f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, {args.runs} runs, NVML stand-in {args.init_ms} ms"
         )
         for row in rows:
-            print(f"\n{row}: marks since gather's return, main thread, medians (wall / CPU ms)")
+            print(f"\n{row}: main-thread marks since the facts (gather's, else the first Background.get's return)")
             table: dict[str, dict[int, tuple[float, float]]] = defaultdict(dict)
             cpu: dict[str, dict[int, float]] = defaultdict(dict)
             for t in range(len(trees)):
@@ -160,9 +183,10 @@ def main() -> int:
                 thr: dict[str, list[float]] = defaultdict(list)
                 for data in got[(row, t)]:
                     first = {k: (w, c) for k, w, c in data["marks"]}
-                    if "gather<" not in first:
+                    ref = "gather<" if "gather<" in first else "facts<"  # (the gate gathers in a thread of its own)
+                    if ref not in first:
                         continue
-                    w0, c0 = first["gather<"]
+                    w0, c0 = first[ref]
                     for k, (w, c) in first.items():
                         per[k].append((w - w0, c - c0))
                     for k, v in data["threads"].items():
