@@ -145,7 +145,8 @@ WHOLE = {
 @pytest.mark.parametrize("case", sorted(WHOLE))
 def test_a_command_read_without_the_parser_prints_what_the_parsers_prints(tmp_path: Path, case: str) -> None:
     """The whole command: the same output, stderr and exit status with and without the fast reading (the parser
-    forced by an argument only it reads, --timeout at its default), and the fast one builds no parser."""
+    forced by an argument only it reads, --timeout at its default), and the fast one builds no parser and imports
+    gettext where the parser's path does not either."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "STACKCHECK_CACHE_DIR": str(tmp_path), "COLUMNS": "100"}
     code = (
         "import sys, io\n"
@@ -154,7 +155,7 @@ def test_a_command_read_without_the_parser_prints_what_the_parsers_prints(tmp_pa
         "code = cli.main(sys.argv[1:])\n"
         "out = sys.stdout.getvalue()\n"
         "sys.stdout = sys.__stdout__\n"
-        "print(code, 'stackcheck.commands.parser' in sys.modules)\n"
+        "print(code, 'stackcheck.commands.parser' in sys.modules, 'gettext' in sys.modules)\n"
         "print(out, end='')\n"
     )
     options, command = WHOLE[case]
@@ -167,8 +168,9 @@ def test_a_command_read_without_the_parser_prints_what_the_parsers_prints(tmp_pa
         assert done.returncode == 0, done.stderr
         first, out = done.stdout.split("\n", 1)
         runs.append((first.split(), out, done.stderr))
-    (fast_status, fast_parser), fast_out, fast_err = runs[0]
-    (status, parser), out, err = runs[1]
+    (fast_status, fast_parser, fast_gettext), fast_out, fast_err = runs[0]
+    (status, parser, gettext), out, err = runs[1]
     assert (fast_parser, parser) == ("False", "True")  # no parser built, then the parser's path
+    assert fast_gettext == gettext  # argparse imported without gettext either way (commands.lean_gettext)
     assert (fast_status, fast_out, fast_err) == (status, out, err)
     assert status in ("0", "1") and out
