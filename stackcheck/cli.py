@@ -11,7 +11,7 @@ from collections.abc import Iterator, Sequence
 
 from stackcheck.driver_words import reads_driver, verb_of
 from stackcheck.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, StackcheckError
-from stackcheck.lean_typing import TYPE_CHECKING
+from stackcheck.lean_typing import TYPE_CHECKING, cast
 
 if TYPE_CHECKING:
     import argparse
@@ -59,7 +59,106 @@ def main_inner(argv: Sequence[str]) -> int:
         nvml_early.start(usage=verb == "gate")  # the gate's GPU-usage reading too, in the same session
     elif verb == "plan":
         return _plan(argv)
+    if verb in _FAST:
+        args = _fast_args(argv)
+        if args is not None:
+            from stackcheck.commands.lean_gettext import import_argparse
+
+            import_argparse()  # (the verb's module imports argparse: without gettext and locale, as build_parser does)
+            module = importlib.import_module(COMMANDS[verb][0])
+            return int(module.run(args))
     return _verb(argv, verb)
+
+
+#: what argparse gives `stackcheck audit` and `stackcheck gate` for every option not on the command line
+#: (tests/test_cli_fast_args.py compares the whole namespace with the parser's, on listed and generated command lines)
+_FACTS_DEFAULTS: dict[str, object] = {
+    "version": None, "facts": None, "manifests": [], "strict": False, "deep": False, "timeout": 8.0, "python": None,
+    "env_dir": None, "root": None, "image": None, "platform": None, "host_facts": None, "assume_gpu": None,
+    "assume_driver": None, "assume_interconnect": None, "started_by": None,
+}  # fmt: skip
+_AUDIT_DEFAULTS: dict[str, object] = {
+    **_FACTS_DEFAULTS, "command": "audit", "format": None, "output": None, "sources": False,
+}  # fmt: skip
+_GATE_DEFAULTS: dict[str, object] = {
+    **_FACTS_DEFAULTS, "command": "gate", "require": [], "allow_unknown": False, "allow": [], "strict_features": False,
+    "dry_run": False, "format": "text", "quiet": False, "verbose": False, "advise": False, "watch": False, "log": None,
+    "log_keep": 8.0, "drain": 2.0, "ready_pattern": "The server is fired up", "server_command": [],
+}  # fmt: skip
+#: verb -> (its defaults, option -> (the namespace's name, whether it takes a value), the registry of its formats
+#: in stackcheck.render, whether a server command follows `--`)
+_FAST: dict[str, tuple[dict[str, object], dict[str, tuple[str, bool]], str, bool]] = {
+    "audit": (
+        _AUDIT_DEFAULTS,
+        {"--format": ("format", True), "--facts": ("facts", True), "--deep": ("deep", False),
+         "--sources": ("sources", False), "--strict": ("strict", False)},
+        "REPORT_FORMATS",
+        False,
+    ),
+    "gate": (
+        _GATE_DEFAULTS,
+        {"--format": ("format", True), "--facts": ("facts", True), "--dry-run": ("dry_run", False),
+         "--deep": ("deep", False), "--strict": ("strict", False), "--allow-unknown": ("allow_unknown", False),
+         "--strict-features": ("strict_features", False), "--quiet": ("quiet", False),
+         "--verbose": ("verbose", False), "--advise": ("advise", False)},
+        "GATE_FORMATS",
+        True,
+    ),
+}  # fmt: skip
+
+
+def _fast_args(argv: list[str]) -> argparse.Namespace | None:
+    """The arguments the parser gives `stackcheck audit ...` or `stackcheck gate ... -- COMMAND` (argv starts with the
+    verb), read without building the parser (~2-3 ms of the main thread's CPU on the 2-core box, which a probed audit
+    or gate spent while the probes ran beside it, on the interpreter lock they need) for the command lines they mostly
+    have: the options of _FAST (a format of the verb's own, not an old name: the parser warns of those; --facts; the
+    flags), spelled in full, once each, a value a word of its own or after `=`, neither empty nor starting with `-`;
+    for the gate, all of them before a `--` that a command follows (the parser keeps the `--` and every word after it
+    as the server command). None for anything else: the parser reads it, and says what is wrong with it."""
+    fast = _FAST.get(argv[0]) if argv else None
+    if fast is None:
+        return None
+    defaults, read, registry, command = fast
+    out: dict[str, object] = {k: list(v) if isinstance(v, list) else v for k, v in defaults.items()}
+    words = argv[1:]
+    if command:
+        if "--" not in words:
+            return None
+        at = words.index("--")
+        if at == len(words) - 1:
+            return None  # (nothing after the `--`: the parser's answer, and the gate's error)
+        words, out["server_command"] = words[:at], words[at:]
+    seen: set[str] = set()
+    i = 0
+    while i < len(words):
+        name, eq, value = words[i].partition("=")
+        how = read.get(name)
+        if how is None or name in seen:
+            return None
+        seen.add(name)
+        dest, takes = how
+        i += 1
+        if not takes:
+            if eq:
+                return None
+            out[dest] = True
+            continue
+        if not eq:
+            if i >= len(words):
+                return None
+            value = words[i]
+            i += 1
+        if not value or value.startswith("-"):
+            return None
+        if dest == "format":
+            import stackcheck.render
+
+            if value not in getattr(stackcheck.render, registry):
+                return None
+        out[dest] = value
+    from types import SimpleNamespace
+
+    return cast("argparse.Namespace", SimpleNamespace(**out))
 
 
 def _plan(argv: list[str]) -> int:

@@ -307,6 +307,10 @@ def build_report(
             from stackcheck.assembly import plan_cache
 
             plan_cache.prepare(texts)  # the key's part that is not the facts
+        if beside:  # every report is masked as it is rendered (stackcheck.render: redact.public_document)
+            from stackcheck.redact import prepare_public
+
+            prepare_public()
         import stackcheck.documents.report
         import stackcheck.verdicts.context
 

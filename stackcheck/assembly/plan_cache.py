@@ -162,25 +162,35 @@ def _described(facts: Any) -> Any:
 
 def key_of(facts: Any, launch: Any, manifest_texts: Iterable[str]) -> str | None:
     """The key of a plan, or None when the facts are not plain JSON (then there is no cache). The hash reads the
-    number of manifest texts, each text's length and bytes, then the rest ([FORMAT, the code stamp, the facts,
-    the launch facts] as JSON): the texts part is the same for every audit of the same manifests, and
-    `prepare` hashes it (and takes the code stamp) ahead, in a thread that waits on nothing else."""
+    number of manifest texts, each text's length and bytes, [FORMAT, the code stamp] as JSON, then [the facts, the
+    launch facts] as JSON (two JSON texts, each complete: one reading of the bytes): the part before the facts is the
+    same for every audit of the same manifests and code, and `prepare` hashes it (and takes the code stamp) ahead, in
+    a thread that waits on nothing else, where the facts' arrival found ~0.2 ms of writing the stamp's JSON (2-core
+    box)."""
     prepared = None
     if isinstance(manifest_texts, list) and _PREPARED and _PREPARED[0] is manifest_texts:
         prepared = _PREPARED[2] if _PREPARED[1] == len(manifest_texts) else None
         _PREPARED.clear()  # (used once: the list it holds is not kept alive after)
     if prepared is None:  # (the code stamp of a plan whose answer is being made: taken for its key just before)
-        prepared = (PENDING[0].stamp if PENDING else _code_stamp()), _texts_hash(manifest_texts)
-    stamp, texts_hash = prepared
+        prepared = _head_hash(PENDING[0].stamp if PENDING else _code_stamp(), manifest_texts)
     import json
 
     try:
-        head = json.dumps([FORMAT, stamp, _described(facts), launch], separators=(",", ":"))
+        tail = json.dumps([_described(facts), launch], separators=(",", ":"))
     except (TypeError, ValueError):
         return None
-    h = texts_hash.copy()
-    h.update(head.encode("utf-8", "surrogatepass"))
+    h = prepared.copy()
+    h.update(tail.encode("utf-8", "surrogatepass"))
     return str(h.hexdigest())
+
+
+def _head_hash(stamp: list[Any], manifest_texts: Iterable[str]) -> Any:
+    """key_of's hash fed everything but the facts: the manifests' texts (_texts_hash), then [FORMAT, stamp] as JSON."""
+    import json
+
+    h = _texts_hash(manifest_texts)
+    h.update(json.dumps([FORMAT, stamp], separators=(",", ":")).encode("utf-8", "surrogatepass"))
+    return h
 
 
 def _texts_hash(manifest_texts: Iterable[str]) -> Any:
@@ -198,7 +208,7 @@ def _texts_hash(manifest_texts: Iterable[str]) -> Any:
     return h
 
 
-#: prepare()'s work for one list of manifest texts: [that list, its length, (code stamp, hash of the texts)]
+#: prepare()'s work for one list of manifest texts: [that list, its length, key_of's hash of all but the facts]
 _PREPARED: list[Any] = []
 
 
@@ -209,7 +219,7 @@ def prepare(manifest_texts: list[str], stamp: list[Any] | None = None) -> None:
     this same list object, as long as it is as long as it was (and once). `stamp`: the code stamp this run took
     already (the gate's, for its own cache's key: gate_cache.Slot.stamp), else it is taken now."""
     stamp = _code_stamp() if stamp is None else stamp
-    _PREPARED[:] = [manifest_texts, len(manifest_texts), (stamp, _texts_hash(manifest_texts))]
+    _PREPARED[:] = [manifest_texts, len(manifest_texts), _head_hash(stamp, manifest_texts)]
 
 
 def lookup(
