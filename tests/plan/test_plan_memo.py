@@ -23,7 +23,7 @@ from stackcheck.plan import hypothetical
 from stackcheck.plan.deps import EVERY, feature_components, path_components
 from stackcheck.plan.planner import plan_and_facts
 from stackcheck.verdicts.context import Context
-from stackcheck.verdicts.engine import evaluate_all
+from stackcheck.verdicts.engine import evaluate_all, evaluate_check
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 M = load([], env={})
@@ -36,12 +36,12 @@ def _both(facts: dict[str, Any], **kw: Any) -> tuple[Any, Any]:
     """(fast, reference): each the plan's JSON and the facts after it, or the error's text. The fast plan is made
     twice, and must be the same both times: from scratch, and with the upstream answers a plan without a request
     kept (planner.plan_and_facts' `upstream_kept`, which the plan cache keeps with the verdicts) and the box's
-    verdicts given (`box_verdicts`: a feature is not judged again on a stack that replaces nothing it reads).
-    Compared as JSON text, byte for byte."""
+    verdicts given (`box_verdicts`: a feature is not judged again on a stack that replaces nothing it reads;
+    `box_checks`: nor a stack check on the facts after the plan). Compared as JSON text, byte for byte."""
     out: list[tuple[Any, ...]] = []
     for memo, kept in ((True, False), (True, True), (False, False)):
         ctx = Context(facts=copy.deepcopy(facts), manifests=M)  # type: ignore[arg-type]
-        features, _ = evaluate_all(ctx)
+        features, checks = evaluate_all(ctx)
         upstream: dict[str, str | None] | None = None
         if kept:
             upstream = {}
@@ -54,6 +54,7 @@ def _both(facts: dict[str, Any], **kw: Any) -> tuple[Any, Any]:
                 memo=memo,
                 upstream_kept=upstream,
                 box_verdicts=box,
+                box_checks=list(checks) if kept else None,
                 **kw,
             )
             out.append((json.dumps(plan.to_json(), sort_keys=True), json.dumps(after, sort_keys=True)))
@@ -338,3 +339,36 @@ def test_extension_module_paths_read_their_package_and_the_symbol_probe() -> Non
     )
     assert path_components("pkg.nccl.lib.x.archs") == frozenset()
     assert path_components("pkg..lib.x.archs") is None
+
+
+def test_checks_after_the_plan_reuse_the_box_verdicts_where_nothing_they_read_moved(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The write-up box's --want torch-symm-mem (a FlashInfer step): with the box's check verdicts given, only the
+    checks that read FlashInfer (or are builtin) are judged again on the facts after the plan, and the plan is the
+    same as with every check judged."""
+    facts = dict(load_facts_file(str(ROOT / "tests" / "cases" / "writeup-after" / "facts.json")))
+    judged: list[str] = []
+
+    def counted(check: Any, ctx: Context) -> Any:
+        judged.append(str(check["id"]))
+        return evaluate_check(check, ctx)
+
+    monkeypatch.setattr("stackcheck.plan.hypothetical.evaluate_check", counted)
+    docs = []
+    for given_checks in (False, True):
+        ctx = Context(facts=copy.deepcopy(facts), manifests=M)  # type: ignore[arg-type]
+        features, checks = evaluate_all(ctx)
+        judged.clear()
+        plan, _ = plan_and_facts(
+            ctx, list(features), want=["torch-symm-mem"], box_verdicts=list(features),
+            box_checks=list(checks) if given_checks else None,
+        )  # fmt: skip
+        docs.append(json.dumps(plan.to_json(), sort_keys=True))
+        if not given_checks:
+            assert len(judged) == len(M.checks)
+    assert docs[0] == docs[1]
+    assert 0 < len(judged) < len(M.checks) // 2
+    for cid in judged:
+        check = next(c for c in M.checks if c["id"] == cid)
+        assert "flashinfer" in hypothetical._check_reads(check, M, True)
