@@ -166,6 +166,10 @@ def run(args: argparse.Namespace) -> int:
             pins=pins,
             upstream_kept=upstream,
             box_verdicts=box,
+            # the checks as judged on the stated facts: a text plan's (build_report merges no implied version into
+            # them then, facts.implied.apply `checks` False), when it has them (the plan cache's entry); JSON's may
+            # be merged, so they are judged again
+            box_checks=list(report["checks"]) if fmt != "json" else None,
         ).to_json()
         request = {"want": want, "hold": holds, "to": [f"{k}=={v}" for k, v in pins.items()]}
         if any(request.values()):

@@ -38,13 +38,39 @@ PACKAGE_COMPONENT: Mapping[str, str] = {
 }
 
 
-def _package(name: str) -> frozenset[str]:
+_SGLANG = frozenset({"sglang"})
+
+
+def _package(name: str, companions: frozenset[str] = frozenset()) -> frozenset[str]:
     comp = PACKAGE_COMPONENT.get(name)
-    return frozenset({comp}) if comp else frozenset()
+    if comp:
+        return frozenset({comp})
+    return _SGLANG if name in companions else frozenset()
 
 
-def path_components(path: str, has_gpus: bool = False) -> frozenset[str] | None:
-    """The components a fact path (Context.lookup) can read; None when the path is not known here."""
+def companions(manifests: Manifests) -> frozenset[str]:
+    """The packages outside PACKAGE_COMPONENT that an SGLang release of the manifests requires (components.json
+    `requires`): an SGLang step brings one it pins exactly to that pin (solver.pinned_companions, which
+    hypothetical.apply_choice installs with its binaries and gate tables dropped), so what reads one of them reads
+    the SGLang choice. All of them, not only the exact pins of the releases: a superset is only less sharing.
+    Remembered with the manifests."""
+    memo = manifests.derived("plan.companions")
+    got = memo.get(None)
+    if got is None:
+        names: set[str] = set()
+        for release in manifests.releases("sglang"):
+            requires = release.get("requires")
+            if isinstance(requires, Mapping):
+                names.update(n for n in map(str, requires) if n not in PACKAGE_COMPONENT)
+        got = memo[None] = frozenset(names)
+    return got
+
+
+def path_components(
+    path: str, has_gpus: bool = False, companions: frozenset[str] = frozenset()
+) -> frozenset[str] | None:
+    """The components a fact path (Context.lookup) can read; None when the path is not known here. `companions`:
+    the packages an SGLang step can move (companions(manifests)): they read SGLang's choice."""
     head, _, rest = path.partition(".")
     if head == "gpu":
         # the GPUs are the box's in every stack; with none, a GPU path says why in the driver's words
@@ -62,11 +88,20 @@ def path_components(path: str, has_gpus: bool = False) -> frozenset[str] | None:
         return frozenset({"torch"})
     if head == "kernel":
         return frozenset({"kernel"})
+    if head == "pkg" and ".lib." in rest:  # one extension module of a package (Context._pkg_fact)
+        name, _, lib_field = rest.partition(".lib.")
+        lib, _, field = lib_field.rpartition(".")
+        if not name or not lib:
+            return None
+        got = _package(name, companions)  # its binaries, which a step that replaces the package drops
+        if field == "missing_symbols":  # the kernel symbol probe's section: a driver, torch or kernel step drops it
+            got = got | {"driver", "torch", "kernel"}
+        return got
     if head in ("pkg", "release"):
         name = rest.rpartition(".")[0]
-        return _package(name) if name else None
+        return _package(name, companions) if name else None
     if head == "known":
-        return _package(rest) if rest else None
+        return _package(rest, companions) if rest else None
     return None
 
 
@@ -84,13 +119,20 @@ def predicate_components(
     (plan.hypothetical), so without it a nested predicate was walked again for each node above it. The answer
     is the same either way (tests/plan/test_plan_first_run.py). (Recursive: the shipped manifests nest 11 levels
     and a user's is refused past loader.MAX_MANIFEST_DEPTH.)"""
-    if not isinstance(pred, dict | list):
+    if not isinstance(pred, _CONTAINERS):
         return frozenset()
-    return _node(pred, manifests, has_gpus, {} if memo is None else memo)
+    return _node(pred, manifests, has_gpus, {} if memo is None else memo, companions(manifests))
+
+
+_CONTAINERS = (dict, list)
 
 
 def _node(
-    item: Any, manifests: Manifests, has_gpus: bool, memo: dict[int, tuple[Any, frozenset[str] | None]]
+    item: Any,
+    manifests: Manifests,
+    has_gpus: bool,
+    memo: dict[int, tuple[Any, frozenset[str] | None]],
+    comps: frozenset[str],
 ) -> frozenset[str] | None:
     got = memo.get(id(item))
     if got is not None and got[0] is item:
@@ -101,18 +143,18 @@ def _node(
     else:
         children = item.values()
         if "fact" in item:
-            out = path_components(str(item["fact"]), has_gpus)
+            out = path_components(str(item["fact"]), has_gpus, comps)
         if out is not None and "gate" in item:
             spec = manifests.source_table(str(item["gate"]))
             package = spec.get("package") if spec is not None else None
             if isinstance(package, str):
-                out = out | _package(package)
+                out = out | _package(package, comps)
             elif spec is not None:
                 out = None  # a gate of no package: not a shape this module knows
     if out is not None:
         for child in children:
-            if isinstance(child, dict | list):
-                sub = _node(child, manifests, has_gpus, memo)
+            if isinstance(child, _CONTAINERS):
+                sub = _node(child, manifests, has_gpus, memo, comps)
                 if sub is None:
                     out = None
                     break
@@ -149,8 +191,9 @@ def feature_components(
                     return EVERY, frozenset()
                 exact |= got
     presence: set[str] = set()
+    comps = companions(manifests)
     for need in feature.get("needs") or []:
         if isinstance(need, str):
             for alt in need.split("|"):
-                presence |= _package(alt)
+                presence |= _package(alt, comps)
     return frozenset(exact), frozenset(presence - exact)

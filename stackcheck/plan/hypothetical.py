@@ -12,7 +12,7 @@ from stackcheck.facts.model import KERNEL_PACKAGES
 from stackcheck.facts.versions import parse_version, public, version_in
 from stackcheck.knowledge.loader import Manifests
 from stackcheck.lean_typing import TYPE_CHECKING
-from stackcheck.plan.deps import feature_components, predicate_components
+from stackcheck.plan.deps import EVERY, feature_components, predicate_components
 from stackcheck.plan.solver import Choice, Stack, pinned_companions
 from stackcheck.verdicts.context import Context, SharedOutcomes
 from stackcheck.verdicts.engine import evaluate_check, evaluate_feature, feature_ok_or_rule, rules_hold
@@ -243,6 +243,24 @@ def _fixed_rules(feature: Any, manifests: Manifests, has_gpus: bool) -> list[Any
     return answer
 
 
+def _check_reads(check: Any, manifests: Manifests, has_gpus: bool) -> frozenset[str]:
+    """The components a stack check's verdict (verdicts.evaluate_check) can depend on: those its rules read and
+    those its `needs` name (deps.feature_components, exact and presence together: either way a replaced one may
+    change the verdict); every component for a builtin check (code, not rules: the shared libraries, the kernel's
+    coverage, pins, the kernel symbol probe). Remembered with the manifests like _components."""
+    memo = manifests.derived("plan.check_reads")
+    key = (id(check), has_gpus)
+    got = memo.get(key)
+    if got is not None and got[0] is check:
+        return got[1]  # type: ignore[no-any-return]
+    answer = EVERY
+    if check.get("builtin") is None:
+        exact, presence = feature_components(check, manifests, has_gpus, _node_memo(manifests, has_gpus))
+        answer = exact | presence
+    memo[key] = (check, answer)
+    return answer
+
+
 class Engine:
     """Feature verdicts on hypothetical facts: the box with some components replaced by choices.
 
@@ -252,8 +270,24 @@ class Engine:
     and the facts of a stack are built only on a miss. `memo=False` judges every request from scratch (the
     straightforward reference the tests compare the planner with)."""
 
-    def __init__(self, ctx: Context, memo: bool = True, box: Mapping[str, FeatureVerdict] | None = None) -> None:
+    def __init__(
+        self,
+        ctx: Context,
+        memo: bool = True,
+        box: Mapping[str, FeatureVerdict] | None = None,
+        box_checks: list[CheckVerdict] | None = None,
+    ) -> None:
         self.ctx = ctx
+        #: the stack checks on the box as it is, as evaluate_check judges them on ctx (the audit's, or the ones the
+        #: plan cache keeps), by id, when the caller has one for every check of the manifests, in their order: with
+        #: the memo, a check on facts whose replaced components it does not read (_check_reads) is the box's
+        self._box_checks: dict[str, CheckVerdict] = {}
+        if (
+            memo
+            and box_checks
+            and [str(v.get("id")) for v in box_checks] == [str(c.get("id")) for c in ctx.manifests.checks]
+        ):
+            self._box_checks = {str(v.get("id")): v for v in box_checks}
         #: the verdicts of the features on the box as it is, as the engine judges them there (evaluate_feature on
         #: ctx: the audit's, or the ones the plan cache keeps), when the caller has them: with the memo, a feature
         #: on facts whose replaced components it does not read (deps) is the box's verdict, not judged again
@@ -328,18 +362,35 @@ class Engine:
         self.evaluations += 1
         return evaluate_feature(self.features[fid], self._context(facts))
 
-    def checks_failing_on(self, facts: Facts) -> list[CheckVerdict]:
+    def checks_failing_on(self, facts: Facts, choices: Mapping[str, Choice] | None = None) -> list[CheckVerdict]:
         """The stack checks (manifests/checks.json) that fail on these facts, each as the audit judges it
         (verdicts.engine.evaluate_check), in the order of the manifests: status `failed` (a failing rule that
         crashes or disables; a `warning`, which only degrades, is left out). Judged on the context the features
-        of these facts share (the GPU models and what reads only the box's own facts worked out once)."""
-        ctx = self._context(facts)
+        of these facts share (the GPU models and what reads only the box's own facts worked out once).
+
+        `choices`: what these facts replace on the box (hypothetical.apply_choice, by component; steps.Steps.choices).
+        Given, a check that reads none of those components (_check_reads) is the box's verdict (`box_checks`) when
+        the engine has it: the premise of the memo (plan/deps.py), for checks."""
+        reuse = choices is not None and bool(self._box_checks)
+        ctx: Context | None = None
         out = []
         for check in self.ctx.manifests.checks:
-            v = evaluate_check(check, ctx)
+            v = self._box_check(check, choices) if reuse and choices is not None else None
+            if v is None:
+                if ctx is None:
+                    ctx = self._context(facts)
+                v = evaluate_check(check, ctx)
             if v.get("status") == "failed":
                 out.append(v)
         return out
+
+    def _box_check(self, check: Any, choices: Mapping[str, Choice]) -> CheckVerdict | None:
+        """The box's verdict of the check when `choices` replace no component it reads, else None."""
+        got = self._box_checks.get(str(check.get("id")))
+        if got is None:
+            return None
+        reads = _check_reads(check, self.ctx.manifests, self._has_gpus)
+        return None if any(c in reads for c in choices) else got
 
     def _context(self, facts: Facts) -> Context:
         """A context on these facts: with the memo, one per facts object (the features judged on one stack share

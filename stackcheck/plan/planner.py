@@ -51,11 +51,14 @@ def make_plan(
     pins: dict[str, str] | None = None,
     upstream_kept: dict[str, str | None] | None = None,
     box_verdicts: list[FeatureVerdict] | None = None,
+    box_checks: list[CheckVerdict] | None = None,
 ) -> Plan:
     """The plan for this box: target stack, ordered steps, features still blocked; `error` when no stack
     satisfies the holds, pins and wanted features. Raises UsageError for unknown components/features.
-    `upstream_kept`, `box_verdicts`: see plan_and_facts."""
-    return plan_and_facts(ctx, features, want, hold, pins, upstream_kept=upstream_kept, box_verdicts=box_verdicts)[0]
+    `upstream_kept`, `box_verdicts`, `box_checks`: see plan_and_facts."""
+    return plan_and_facts(
+        ctx, features, want, hold, pins, upstream_kept=upstream_kept, box_verdicts=box_verdicts, box_checks=box_checks
+    )[0]
 
 
 def plan_and_facts(
@@ -68,6 +71,7 @@ def plan_and_facts(
     memo: bool = True,
     upstream_kept: dict[str, str | None] | None = None,
     box_verdicts: list[FeatureVerdict] | None = None,
+    box_checks: list[CheckVerdict] | None = None,
 ) -> tuple[Plan, Facts | None]:
     """make_plan, and the hypothetical facts of the box after every step of the plan (None when no stack
     satisfies the request): what `stackcheck recommend` judges its launch against. With `upstream` False
@@ -83,10 +87,14 @@ def plan_and_facts(
 
     `box_verdicts`: the features as evaluate_feature judges them on `ctx` (the audit's verdicts before a facts file's
     implied versions are merged in; `features` may be those merged): a feature whose rules read none of the
-    components a stack replaces is not judged again on it (hypothetical.Engine, `box`)."""
+    components a stack replaces is not judged again on it (hypothetical.Engine, `box`).
+
+    `box_checks`: the stack checks as evaluate_check judges them on `ctx`, one per check of the manifests in their
+    order (else not used): a check that reads none of the components the plan replaces is not judged again on the
+    facts after it (the plan's still_failing_checks; hypothetical.Engine.checks_failing_on)."""
     box = read_box(ctx)
     space = Space(ctx, box)
-    engine = Engine(ctx, memo=memo, box={str(v.get("id")): v for v in box_verdicts or []})
+    engine = Engine(ctx, memo=memo, box={str(v.get("id")): v for v in box_verdicts or []}, box_checks=box_checks)
     held = {component_name(h) for h in hold or []}
     pinned = parse_pins(pins, space)
     for c in held & set(pinned):
@@ -162,7 +170,7 @@ def plan_and_facts(
             f"{names}: no release in the manifests makes {'it' if len(impossible) == 1 else 'them'} ok on this box "
             f"({'; '.join(first_failure(_after(engine, planned, f)) for f in impossible)})"
         )
-    failing = tuple(_failing_entry(v) for v in engine.checks_failing_on(planned.facts))
+    failing = tuple(_failing_entry(v) for v in engine.checks_failing_on(planned.facts, planned.choices))
     plan = Plan(
         target=_target_dict(target),
         steps=tuple(steps),

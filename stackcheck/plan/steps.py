@@ -24,17 +24,22 @@ STEP_ORDER = ("driver", "toolkit", "torch", "kernel", "flashinfer", "sglang", "p
 
 
 class Steps(Frozen):
-    """The ordered steps to a target, the facts after all of them, and every feature's verdict then."""
+    """The ordered steps to a target, the facts after all of them, every feature's verdict then, and the choices
+    those facts apply to the box (by component, the toolkit's included; empty without a step)."""
 
-    __slots__ = ("facts", "final", "steps")
+    __slots__ = ("choices", "facts", "final", "steps")
     steps: list[Step]
     facts: Facts
     final: dict[str, FeatureVerdict]
+    choices: dict[str, Choice]
 
-    def __init__(self, steps: list[Step], facts: Facts, final: dict[str, FeatureVerdict]) -> None:
+    def __init__(
+        self, steps: list[Step], facts: Facts, final: dict[str, FeatureVerdict], choices: dict[str, Choice]
+    ) -> None:
         object.__setattr__(self, "steps", steps)
         object.__setattr__(self, "facts", facts)
         object.__setattr__(self, "final", final)
+        object.__setattr__(self, "choices", choices)
 
 
 def toolkit_choice(ctx: Context, target: Stack) -> Choice | None:
@@ -114,7 +119,7 @@ def plan_steps(ctx: Context, engine: Engine, target: Stack, box: Box, before: di
                 at -= 1
             drafts[at][1].append(f"{fid} is ok now and blocked after this plan: {first_failure(final[fid])}")
     steps = [replace(step, warnings=tuple(warnings)) for step, warnings in drafts]
-    return Steps(steps, facts, final)
+    return Steps(steps, facts, final, choices)
 
 
 def _verdicts(engine: Engine, state: tuple[dict[str, Choice], Facts]) -> dict[str, FeatureVerdict]:

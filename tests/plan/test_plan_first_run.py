@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stackcheck.knowledge.loader import load
-from stackcheck.plan.deps import _package, path_components, predicate_components
+from stackcheck.plan.deps import _package, companions, path_components, predicate_components
 
 M = load([], env={})
 
@@ -29,7 +29,7 @@ def _walk(pred: Any, has_gpus: bool) -> frozenset[str] | None:
         if not isinstance(item, dict):
             continue
         if "fact" in item:
-            got = path_components(str(item["fact"]), has_gpus)
+            got = path_components(str(item["fact"]), has_gpus, companions(M))
             if got is None:
                 return None
             out |= got
@@ -37,7 +37,7 @@ def _walk(pred: Any, has_gpus: bool) -> frozenset[str] | None:
             spec = M.source_table(str(item["gate"]))
             package = spec.get("package") if spec is not None else None
             if isinstance(package, str):
-                out |= _package(package)
+                out |= _package(package, companions(M))
             elif spec is not None:
                 return None
         todo.extend(v for v in item.values() if isinstance(v, dict | list))

@@ -23,7 +23,7 @@ from stackcheck.plan import hypothetical
 from stackcheck.plan.deps import EVERY, feature_components, path_components
 from stackcheck.plan.planner import plan_and_facts
 from stackcheck.verdicts.context import Context
-from stackcheck.verdicts.engine import evaluate_all
+from stackcheck.verdicts.engine import evaluate_all, evaluate_check
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 M = load([], env={})
@@ -36,19 +36,28 @@ def _both(facts: dict[str, Any], **kw: Any) -> tuple[Any, Any]:
     """(fast, reference): each the plan's JSON and the facts after it, or the error's text. The fast plan is made
     twice, and must be the same both times: from scratch, and with the upstream answers a plan without a request
     kept (planner.plan_and_facts' `upstream_kept`, which the plan cache keeps with the verdicts) and the box's
-    verdicts given (`box_verdicts`: a feature is not judged again on a stack that replaces nothing it reads)."""
+    verdicts given (`box_verdicts`: a feature is not judged again on a stack that replaces nothing it reads;
+    `box_checks`: nor a stack check on the facts after the plan). Compared as JSON text, byte for byte."""
     out: list[tuple[Any, ...]] = []
     for memo, kept in ((True, False), (True, True), (False, False)):
         ctx = Context(facts=copy.deepcopy(facts), manifests=M)  # type: ignore[arg-type]
-        features, _ = evaluate_all(ctx)
+        features, checks = evaluate_all(ctx)
         upstream: dict[str, str | None] | None = None
         if kept:
             upstream = {}
             plan_and_facts(Context(facts=copy.deepcopy(facts), manifests=M), list(features), upstream_kept=upstream)  # type: ignore[arg-type]
         try:
             box = list(features) if kept else None  # (then not judged again where a stack changes nothing read)
-            plan, after = plan_and_facts(ctx, list(features), memo=memo, upstream_kept=upstream, box_verdicts=box, **kw)
-            out.append((plan.to_json(), after))
+            plan, after = plan_and_facts(
+                ctx,
+                list(features),
+                memo=memo,
+                upstream_kept=upstream,
+                box_verdicts=box,
+                box_checks=list(checks) if kept else None,
+                **kw,
+            )
+            out.append((json.dumps(plan.to_json(), sort_keys=True), json.dumps(after, sort_keys=True)))
         except StackcheckError as exc:
             out.append(("error", type(exc).__name__, exc.message))
     assert out[0] == out[1], "a plan with the kept upstream answers differs"
@@ -136,6 +145,19 @@ def _variants(rel: dict[str, Any]) -> list[str]:
 
 
 ARCHS = [(str(a["compute_capability"]), str(a.get("name"))) for a in M.architectures]
+#: packages an SGLang release pins exactly (an SGLang step brings them to the pin: solver.pinned_companions)
+COMPANIONS = sorted(
+    {str(n) for r in M.releases("sglang") for n, v in (r.get("requires") or {}).items() if str(v).startswith("==")}
+    - {
+        "torch",
+        "sglang",
+        "flashinfer-python",
+        "flashinfer-cubin",
+        "flashinfer-jit-cache",
+        "sgl-kernel",
+        "sglang-kernel",
+    }
+)
 BRANCHES = [b for b in (M.components.get("driver") or {}).get("branches") or [] if isinstance(b, dict)]
 
 
@@ -173,6 +195,21 @@ def boxes(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Any]]:
                 variant = draw(st.sampled_from(variants))
                 entry.update(version=f"{version}+{variant}", variant=variant)
             pkgs[name] = entry
+    if draw(st.booleans()):  # a package an SGLang release pins exactly, at another version (sgl-deep-ep)
+        name = draw(st.sampled_from(COMPANIONS))
+        version = draw(
+            st.sampled_from(
+                [
+                    "0.0.1",
+                    *{
+                        v[2:]
+                        for r in M.releases("sglang")
+                        if isinstance(v := (r.get("requires") or {}).get(name), str) and v.startswith("==")
+                    },
+                ]
+            )
+        )
+        pkgs[name] = {"installed": True, "version": version, "dist_version": version}
     facts["packages"] = pkgs
     request: dict[str, Any] = {}
     wanted = draw(st.lists(st.sampled_from(FEATURES), max_size=2, unique=True))
@@ -270,3 +307,68 @@ def test_an_exact_pin_admits_what_version_in_admits(version: str, op: str, wildc
     if pinned is None:  # not an exact pin: the solver scans with version_in
         return
     assert [v for _, v in pinned] == [v for v in _VERSIONS if version_in(v, spec)]
+
+
+# ---- the companions an SGLang step moves, and the checks after the plan ------------------------------------
+
+
+@pytest.mark.parametrize("sglang", ["0.5.9", "0.5.21"])
+def test_a_companion_an_sglang_step_moves_is_read_with_the_sglang_choice(sglang: str) -> None:
+    """sgl-deep-ep installed at a version no SGLang release pins, --want moe-a2a-deepep (whose rules read
+    sgl-deep-ep's version): an SGLang step brings sgl-deep-ep to its pin, so the rules that read it read the SGLang
+    choice (deps.companions). On the parent the memo read them as the box's own facts: never_ok said no release
+    makes the feature ok (error "... (ok)") where the reference planned it."""
+    facts: dict[str, Any] = copy.deepcopy(
+        dict(load_facts_file(str(ROOT / "tests" / "cases" / "h200-newest" / "facts.json")))
+    )
+    pkgs: dict[str, Any] = facts["packages"]
+    pkgs["sglang"] = {**pkgs["sglang"], "version": sglang, "dist_version": sglang}
+    pkgs["sgl-deep-ep"] = {"installed": True, "version": "0.0.9", "dist_version": "0.0.9"}
+    fast, reference = _both(facts, want=["moe-a2a-deepep"])
+    assert fast == reference
+    assert "sglang" in feature_components(next(f for f in M.features if f["id"] == "moe-a2a-deepep"), M)[0]
+
+
+def test_extension_module_paths_read_their_package_and_the_symbol_probe() -> None:
+    """pkg.NAME.lib.MODULE.archs reads NAME's binaries (dropped by a step that replaces NAME); .missing_symbols
+    reads the kernel symbol probe's section too, which a driver, torch or kernel step drops."""
+    assert path_components("pkg.sgl-kernel.lib.common_ops.archs") == frozenset({"kernel"})
+    assert path_components("pkg.sgl-kernel.lib.flash_ops.missing_symbols") == frozenset({"driver", "torch", "kernel"})
+    assert path_components("pkg.sgl-deep-ep.lib._C.archs", companions=frozenset({"sgl-deep-ep"})) == frozenset(
+        {"sglang"}
+    )
+    assert path_components("pkg.nccl.lib.x.archs") == frozenset()
+    assert path_components("pkg..lib.x.archs") is None
+
+
+def test_checks_after_the_plan_reuse_the_box_verdicts_where_nothing_they_read_moved(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The write-up box's --want torch-symm-mem (a FlashInfer step): with the box's check verdicts given, only the
+    checks that read FlashInfer (or are builtin) are judged again on the facts after the plan, and the plan is the
+    same as with every check judged."""
+    facts = dict(load_facts_file(str(ROOT / "tests" / "cases" / "writeup-after" / "facts.json")))
+    judged: list[str] = []
+
+    def counted(check: Any, ctx: Context) -> Any:
+        judged.append(str(check["id"]))
+        return evaluate_check(check, ctx)
+
+    monkeypatch.setattr("stackcheck.plan.hypothetical.evaluate_check", counted)
+    docs = []
+    for given_checks in (False, True):
+        ctx = Context(facts=copy.deepcopy(facts), manifests=M)  # type: ignore[arg-type]
+        features, checks = evaluate_all(ctx)
+        judged.clear()
+        plan, _ = plan_and_facts(
+            ctx, list(features), want=["torch-symm-mem"], box_verdicts=list(features),
+            box_checks=list(checks) if given_checks else None,
+        )  # fmt: skip
+        docs.append(json.dumps(plan.to_json(), sort_keys=True))
+        if not given_checks:
+            assert len(judged) == len(M.checks)
+    assert docs[0] == docs[1]
+    assert 0 < len(judged) < len(M.checks) // 2
+    for cid in judged:
+        check = next(c for c in M.checks if c["id"] == cid)
+        assert "flashinfer" in hypothetical._check_reads(check, M, True)
