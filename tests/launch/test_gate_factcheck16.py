@@ -116,10 +116,13 @@ def test_fa4_with_fp8_kv_off_sm100_refused(tmp_path: Path, cc: str, kv: str) -> 
     assert "fa4-fp8-kv-sm100-only" in {x.get("rule") for x in fa4["reasons"]}
 
 
-def test_fa4_with_fp8_kv_on_sm100_and_bf16_kv_on_sm120_allowed(tmp_path: Path) -> None:
+def test_fa4_with_fp8_kv_on_sm100_refused_by_the_prefill_and_bf16_kv_on_sm120_allowed(tmp_path: Path) -> None:
     llama = _model(tmp_path, "llama3", LLAMA3)
     doc = _gate(_box(tmp_path, "0.5.23", "10.0"), llama, "--attention-backend", "fa4", "--kv-cache-dtype", "fp8_e4m3")
-    assert doc["decision"] == "allow"
+    # the thirtieth sample: the decode casts the query to FP8, the prefill does not (fa4-fp8-kv-dtype-mismatch)
+    assert doc["decision"] == "refuse"
+    fa4 = next(r for r in doc["reasons"] if r["feature"] == "attention-fa4")
+    assert {x.get("rule"): x.get("result") for x in fa4["reasons"]}.get("fa4-fp8-kv-dtype-mismatch") == "fail"
     doc = _gate(_box(tmp_path, "0.5.23", "12.0"), llama, "--attention-backend", "fa4")
     assert doc["decision"] == "allow"
 

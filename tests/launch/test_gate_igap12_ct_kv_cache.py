@@ -62,7 +62,6 @@ def test_trtllm_mha_prefill_on_sm120_with_it_is_unknown(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("release", "cc", "config", "flags"),
     [
-        ("0.5.23", "10.0", fp8_kv(), ()),  # SM100: FA4 takes FP8
         ("0.5.18", "9.0", fp8_kv(), ()),  # no kv_cache_quant_algo on the config class: the KV cache stays BF16
         ("0.5.23", "9.0", fp8_kv(), ("--kv-cache-dtype", "bf16")),  # the flag keeps it BF16
         ("0.5.23", "9.0", fp8_kv({**STATIC_KV, "dynamic": True}), ()),  # ignored with a warning: BF16

@@ -78,7 +78,6 @@ def test_trtllm_mha_prefill_on_sm120_with_it_is_unknown(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("release", "cc", "kv", "flags"),
     [
-        ("0.5.23", "10.0", "FP8", ()),  # SM100: FA4 takes FP8
         ("0.5.23", "9.0", None, ()),  # no KV algorithm: the model dtype
         ("0.5.23", "9.0", "FP8", ("--kv-cache-dtype", "bf16")),  # the flag keeps it BF16
         ("0.5.3", "9.0", "FP8", ()),  # ModelOptFp8Config keeps it as kv_cache_quant_method: not read by the runner
