@@ -4,11 +4,11 @@ tests/realworld/FACTCHECK.md names it), so the stackcheck code, manifests and ca
 commit and the draw scripts (bench/factcheck_draw.py's shared populations included) from this checkout. A script
 edited since (a shared loop moved, a helper renamed) that changes a drawn row fails here. The samples whose drawing
 commit is known and was checked are listed; the others (before the seventeenth, the twentieth, twenty-first,
-twenty-third to twenty-fifth, the twenty-ninth) are not regenerated here.
+twenty-third, twenty-fifth, twenty-ninth) are not regenerated here.
 
 One sample by default (the twenty-seventh: audit's ok verdicts and plan rows, the two populations
 bench/factcheck_draw.py builds for several samples; 20 s on the 2-core box alone, 2-3 min while it is shared); every
-listed sample with STACKCHECK_FACTCHECK_ALL=1 (about 30 min there). Needs git and the commits in this clone's
+listed sample with STACKCHECK_FACTCHECK_ALL=1 (about 40 min there). Needs git and the commits in this clone's
 history (skipped otherwise)."""
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ DRAWN_FROM: dict[str, tuple[str, str | None]] = {
     "18": ("1a8926af11e0c452f0570672342bbf0f2430bff3", None),  # "factcheck18_draw.py at 1a8926a run from its archive"
     "19": ("7861f5dd39d86f3dd5d83c309df38ffb16acd6e7", None),  # "from a git archive of 7861f5d"
     "22": ("47b2322de0f031a9286fb94b787767e7d89ea1c9", None),  # the script's commit, the drawn file's parent
+    "24": ("0eee4c8e28dca51a5a87696f5f535a38fa0f2f43", None),  # the script's commit, the drawn file's parent
     "26": ("9ece2a8246bf6571238285d30b5263ba82fd85ff", None),  # drawn in the commit that added the script
     "27": ("3214975fea9b5a62720f93b9e053a1cc4dbaa681", None),  # drawn in the commit that added the script
     "28": ("bd76e8554c5926baa8a6bd8976ae38a9e365a574", None),  # drawn in the commit that added the script
