@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from factcheck_draw import draw, final_releases, gate, stackcheck_json, write_models
+from factcheck_draw import audit_ok_rows, draw, final_releases, gate, stackcheck_json, write_models
 
 SEED = 20261217
 _QWEN3MOE = {"architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe", "hidden_size": 4096,
@@ -108,19 +108,13 @@ def recommend_rows(out: Path) -> list[dict[str, Any]]:
 
 
 def audit_rows(out: Path) -> list[dict[str, Any]]:
-    seen: dict[str, dict[str, Any]] = {}
-    for case, cc in _boxes(["10.0", "10.3"], ["b200"]):
-        for rel in _releases((0, 5, 15)):
-            path, _ = _box(out, case, rel, cc)
-            doc = stackcheck_json(["audit", "--facts", str(path), "--format", "json"])
-            for f in doc.get("features") or []:
-                if f.get("status") != "ok":
-                    continue
-                reasons = [[r.get("rule"), r.get("observed"), r.get("result")] for r in f.get("reasons") or []]
-                row = {"pop": "b", "box": case, "cc": cc, "feature": f.get("id"), "reasons": reasons}
-                seen.setdefault(json.dumps(row, sort_keys=True), {**row, "sglang": rel})
-        print(f"b {case} {cc}: {len(seen)}", file=sys.stderr, flush=True)
-    return list(seen.values())
+    def labels(box: tuple[str, str]) -> dict[str, Any]:
+        return {"box": box[0], "cc": box[1]}
+
+    def facts(box: tuple[str, str], rel: str) -> Path:
+        return _box(out, box[0], rel, box[1])[0]
+
+    return audit_ok_rows(_boxes(["10.0", "10.3"], ["b200"]), _releases((0, 5, 15)), facts, labels=labels)
 
 
 def gate_rows(out: Path) -> list[dict[str, Any]]:

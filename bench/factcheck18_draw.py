@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from factcheck_draw import draw, final_releases, gate, stackcheck_json, write_models
+from factcheck_draw import audit_ok_rows, draw, final_releases, gate, write_models
 
 SEED = 20261218
 _QWEN3MOE = {"architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe", "hidden_size": 4096,
@@ -95,18 +95,13 @@ def _box(out: Path, case: str, rel: str, cc: str | None, cubin: bool = False) ->
 
 
 def audit_rows(out: Path) -> list[dict[str, Any]]:
-    seen: dict[str, dict[str, Any]] = {}
-    for case, cc in AUDIT_BOXES:
-        for rel in _releases((0, 5, 1)):
-            doc = stackcheck_json(["audit", "--facts", str(_box(out, case, rel, cc)), "--format", "json"])
-            for f in doc.get("features") or []:
-                if f.get("status") != "ok":
-                    continue
-                reasons = [[r.get("rule"), r.get("observed"), r.get("result")] for r in f.get("reasons") or []]
-                row = {"pop": "a", "box": case, "cc": cc, "feature": f.get("id"), "reasons": reasons}
-                seen.setdefault(json.dumps(row, sort_keys=True), {**row, "sglang": rel})
-        print(f"a {case} {cc}: {len(seen)}", file=sys.stderr, flush=True)
-    return list(seen.values())
+    def labels(box: tuple[str, str]) -> dict[str, Any]:
+        return {"box": box[0], "cc": box[1]}
+
+    def facts(box: tuple[str, str], rel: str) -> Path:
+        return _box(out, box[0], rel, box[1])
+
+    return audit_ok_rows(AUDIT_BOXES, _releases((0, 5, 1)), facts, pop="a", labels=labels)
 
 
 def gate_rows(out: Path) -> list[dict[str, Any]]:

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from factcheck_draw import draw, final_releases, stackcheck_json, write_models
+from factcheck_draw import audit_ok_rows, draw, final_releases, stackcheck_json, write_models
 
 SEED = 20261222
 _LLAMA3 = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
@@ -153,19 +153,11 @@ def gate_rows(out: Path) -> list[dict[str, Any]]:
 
 
 def audit_rows(out: Path) -> list[dict[str, Any]]:
-    seen: dict[str, dict[str, Any]] = {}
-    for box, (name, cc, machine, python) in AUDIT_BOXES.items():
-        for rel in [r for r in final_releases() if _v(r) >= (0, 5, 9)]:
-            path = _box(out, rel, cc, python, name, machine, extra=False)
-            doc = stackcheck_json(["audit", "--facts", str(path), "--format", "json"])
-            for f in doc.get("features") or []:
-                if f.get("status") != "ok":
-                    continue
-                reasons = [[r.get("rule"), r.get("observed"), r.get("result")] for r in f.get("reasons") or []]
-                row = {"pop": "b", "box": box, "feature": f.get("id"), "reasons": reasons}
-                seen.setdefault(json.dumps(row, sort_keys=True), {**row, "sglang": rel})
-        print(f"b {box}: {len(seen)}", file=sys.stderr, flush=True)
-    return list(seen.values())
+    def facts(box: str, rel: str) -> Path:
+        name, cc, machine, python = AUDIT_BOXES[box]
+        return _box(out, rel, cc, python, name, machine, extra=False)
+
+    return audit_ok_rows(AUDIT_BOXES, [r for r in final_releases() if _v(r) >= (0, 5, 9)], facts)
 
 
 def main() -> None:

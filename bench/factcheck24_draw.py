@@ -42,7 +42,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from factcheck23_draw import _CT, _DSV32, _FP8_BLOCK, _FP8_TENSOR, _LLAMA3, _QWEN3MOE, _ct, _extra
-from factcheck_draw import draw, final_releases, stackcheck_json, write_models
+from factcheck_draw import audit_ok_rows, draw, final_releases, stackcheck_json, write_models
 
 SEED = 20261224
 _KV_FP8 = {"type": "float", "num_bits": 8, "strategy": "tensor", "symmetric": True, "dynamic": False}
@@ -233,19 +233,11 @@ def choice_rows(out: Path) -> list[dict[str, Any]]:
 
 
 def audit_rows(out: Path) -> list[dict[str, Any]]:
-    seen: dict[str, dict[str, Any]] = {}
-    for box, (name, cc, machine) in AUDIT_BOXES.items():
-        for rel in [r for r in final_releases() if _v(r) >= (0, 5, 10)]:
-            path = _box(out, rel, cc, name, machine, extra=machine == "x86_64")
-            doc = stackcheck_json(["audit", "--facts", str(path), "--format", "json"])
-            for f in doc.get("features") or []:
-                if f.get("status") != "ok":
-                    continue
-                reasons = [[r.get("rule"), r.get("observed"), r.get("result")] for r in f.get("reasons") or []]
-                row = {"pop": "b", "box": box, "feature": f.get("id"), "reasons": reasons}
-                seen.setdefault(json.dumps(row, sort_keys=True), {**row, "sglang": rel})
-        print(f"b {box}: {len(seen)}", file=sys.stderr, flush=True)
-    return list(seen.values())
+    def facts(box: str, rel: str) -> Path:
+        name, cc, machine = AUDIT_BOXES[box]
+        return _box(out, rel, cc, name, machine, extra=machine == "x86_64")
+
+    return audit_ok_rows(AUDIT_BOXES, [r for r in final_releases() if _v(r) >= (0, 5, 10)], facts)
 
 
 def main() -> None:

@@ -41,7 +41,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from factcheck23_draw import MODELS as _MODELS23
 from factcheck23_draw import _extra, _v
-from factcheck_draw import draw, final_releases, stackcheck_json, write_models
+from factcheck_draw import audit_ok_rows, draw, final_releases, stackcheck_json, write_models
+from factcheck_draw import plan_rows as draw_plan_rows
 
 SEED = 20261226
 _W4AFP8 = {"quant_method": "w4afp8", "activation_scheme": "dynamic", "linear_activation_scheme": "dynamic",
@@ -163,31 +164,11 @@ def gate_rows(out: Path) -> list[dict[str, Any]]:
 
 
 def audit_rows(out: Path) -> list[dict[str, Any]]:
-    seen: dict[str, dict[str, Any]] = {}
-    for box in BOXES:
-        for rel in _releases():
-            doc = stackcheck_json(["audit", "--facts", str(_box(out, rel, box)), "--format", "json"])
-            for f in doc.get("features") or []:
-                if f.get("status") != "ok":
-                    continue
-                reasons = [[r.get("rule"), r.get("observed"), r.get("result")] for r in f.get("reasons") or []]
-                row = {"pop": "b", "box": box, "feature": f.get("id"), "reasons": reasons}
-                seen.setdefault(json.dumps(row, sort_keys=True), {**row, "sglang": rel})
-        print(f"b {box}: {len(seen)}", file=sys.stderr, flush=True)
-    return list(seen.values())
+    return audit_ok_rows(BOXES, _releases(), lambda box, rel: _box(out, rel, box))
 
 
 def plan_rows(out: Path) -> list[dict[str, Any]]:
-    seen: dict[str, dict[str, Any]] = {}
-    for box in BOXES:
-        path = _box(out, "0.5.18", box)
-        for opt in [[]] + [["--to", f"sglang=={r}"] for r in _releases()]:
-            plan = stackcheck_json(["plan", "--facts", str(path), *opt, "--format", "json"]).get("plan") or {}
-            steps = [[s.get("component"), s.get("to"), s.get("commands")] for s in plan.get("steps") or []]
-            row = {"pop": "p", "box": box, "option": " ".join(opt), "target": plan.get("target"), "steps": steps}
-            seen.setdefault(json.dumps(row, sort_keys=True), row)
-    print(f"p: {len(seen)}", file=sys.stderr, flush=True)
-    return list(seen.values())
+    return draw_plan_rows((({"box": box}, _box(out, "0.5.18", box)) for box in BOXES), _releases())
 
 
 def image_rows() -> list[dict[str, Any]]:

@@ -34,9 +34,7 @@ p: 4, r: 2, w: 2), 15 rows. Nothing is replaced after the draw.
 
 from __future__ import annotations
 
-import contextlib
 import copy
-import io
 import json
 import sys
 from pathlib import Path
@@ -45,7 +43,16 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from factcheck23_draw import _extra, _v
 from factcheck26_draw import MODELS as _MODELS26
-from factcheck_draw import draw, final_releases, stackcheck_json, write_models
+from factcheck_draw import (
+    audit_ok_rows,
+    draw,
+    final_releases,
+    plan_steps,
+    stackcheck_json,
+    stackcheck_json_or_error,
+    write_models,
+)
+from factcheck_draw import plan_rows as draw_plan_rows
 
 SEED = 20261227
 MODELS = {k: _MODELS26[k] for k in ("qwen3moe", "qwen3moe-fp8-block", "dsv3-fp8", "qwen3moe-w4afp8")}
@@ -116,26 +123,14 @@ def _box(out: Path, rel: str, box: tuple[str, str, str, int] | None, python: str
     return path
 
 
-def _run(args: list[str]) -> dict[str, Any]:
-    """stackcheck_json, or {"error": its one-line message} where the verb answered an error instead of JSON."""
-    from stackcheck.cli import main
-
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        main(args)
-    try:
-        doc: dict[str, Any] = json.loads(out.getvalue())
-    except json.JSONDecodeError:
-        return {"error": err.getvalue().strip().splitlines()[-1:] or [""]}
-    return doc
+_run = stackcheck_json_or_error  # the name factcheck28_draw.py imports
 
 
 def _releases(first: tuple[int, ...]) -> list[str]:
     return [r for r in final_releases() if _v(r) >= first]
 
 
-def _steps(plan: dict[str, Any]) -> list[list[Any]]:
-    return [[s.get("component"), s.get("to"), s.get("commands")] for s in plan.get("steps") or []]
+_steps = plan_steps
 
 
 def gate_rows(out: Path) -> list[dict[str, Any]]:
@@ -154,18 +149,7 @@ def gate_rows(out: Path) -> list[dict[str, Any]]:
 
 
 def audit_rows(out: Path) -> list[dict[str, Any]]:
-    seen: dict[str, dict[str, Any]] = {}
-    for box, spec in AUDIT_BOXES.items():
-        for rel in _releases((0, 5, 20)):
-            doc = stackcheck_json(["audit", "--facts", str(_box(out, rel, spec)), "--format", "json"])
-            for f in doc.get("features") or []:
-                if f.get("status") != "ok":
-                    continue
-                reasons = [[r.get("rule"), r.get("observed"), r.get("result")] for r in f.get("reasons") or []]
-                row = {"pop": "b", "box": box, "feature": f.get("id"), "reasons": reasons}
-                seen.setdefault(json.dumps(row, sort_keys=True), {**row, "sglang": rel})
-        print(f"b {box}: {len(seen)}", file=sys.stderr, flush=True)
-    return list(seen.values())
+    return audit_ok_rows(AUDIT_BOXES, _releases((0, 5, 20)), lambda box, rel: _box(out, rel, AUDIT_BOXES[box]))
 
 
 def _grid(out: Path) -> list[tuple[str, str, Path]]:
@@ -173,17 +157,8 @@ def _grid(out: Path) -> list[tuple[str, str, Path]]:
 
 
 def plan_rows(out: Path) -> list[dict[str, Any]]:
-    seen: dict[str, dict[str, Any]] = {}
-    for py, gl, path in _grid(out):
-        options: list[list[str]] = [[]] + [["--to", f"sglang=={r}"] for r in _releases((0, 5, 10))]
-        for opt in options:
-            doc = _run(["plan", "--facts", str(path), *opt, "--format", "json"])
-            plan = doc.get("plan") or {}
-            row = {"pop": "p", "python": py, "glibc": gl, "option": " ".join(opt), "target": plan.get("target"),
-                   "steps": _steps(plan), "error": doc.get("error")}  # fmt: skip
-            seen.setdefault(json.dumps(row, sort_keys=True), row)
-    print(f"p: {len(seen)}", file=sys.stderr, flush=True)
-    return list(seen.values())
+    boxes = [({"python": py, "glibc": gl}, path) for py, gl, path in _grid(out)]
+    return draw_plan_rows(boxes, _releases((0, 5, 10)), errors=True)
 
 
 def recommend_rows(out: Path) -> list[dict[str, Any]]:

@@ -29,7 +29,6 @@ b: 5), 16 rows. Nothing is replaced after the draw.
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -38,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from factcheck20_draw import _LLAMA3
 from factcheck23_draw import _v
 from factcheck27_draw import _box, _run
-from factcheck_draw import draw, final_releases, stackcheck_json, write_models
+from factcheck_draw import audit_ok_rows, draw, final_releases, write_models
 
 SEED = 20261228
 _QWEN25_VL = {"architectures": ["Qwen2_5_VLForConditionalGeneration"], "model_type": "qwen2_5_vl",
@@ -97,18 +96,7 @@ def gate_rows(out: Path) -> list[dict[str, Any]]:
 
 
 def audit_rows(out: Path) -> list[dict[str, Any]]:
-    seen: dict[str, dict[str, Any]] = {}
-    for box in AUDIT_BOXES:
-        for rel in _releases((0, 5, 1), (0, 5, 9)):
-            doc = stackcheck_json(["audit", "--facts", str(_box(out, rel, GPU_BOXES[box])), "--format", "json"])
-            for f in doc.get("features") or []:
-                if f.get("status") != "ok":
-                    continue
-                reasons = [[r.get("rule"), r.get("observed"), r.get("result")] for r in f.get("reasons") or []]
-                row = {"pop": "b", "box": box, "feature": f.get("id"), "reasons": reasons}
-                seen.setdefault(json.dumps(row, sort_keys=True), {**row, "sglang": rel})
-        print(f"b {box}: {len(seen)}", file=sys.stderr, flush=True)
-    return list(seen.values())
+    return audit_ok_rows(AUDIT_BOXES, _releases((0, 5, 1), (0, 5, 9)), lambda box, rel: _box(out, rel, GPU_BOXES[box]))
 
 
 def main() -> None:

@@ -2,7 +2,9 @@
 
 Each sample's script builds its populations and hands them to `draw`, which fixes the draw: per population its rows
 sorted by their JSON text, written out, shuffled with one `random.Random(seed)` in the order given, the first k kept.
-`gate` runs `stackcheck gate --dry-run --format json` in this process on a saved facts file.
+`gate` runs `stackcheck gate --dry-run --format json` in this process on a saved facts file. Two populations that
+several samples draw are built here: `audit_ok_rows` (audit's ok feature verdicts, one row per distinct box, feature
+and reasons) and `plan_rows` (plan's target and steps, one row per distinct box, option and plan).
 """
 
 from __future__ import annotations
@@ -12,8 +14,9 @@ import io
 import json
 import random
 import sys
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 ROOT = Path(__file__).resolve().parent.parent
 for _path in (ROOT, ROOT / "bench", ROOT / "tests"):
@@ -29,6 +32,20 @@ def stackcheck_json(args: list[str]) -> dict[str, Any]:
     with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(io.StringIO()):
         main(args)
     doc: dict[str, Any] = json.loads(buf.getvalue())
+    return doc
+
+
+def stackcheck_json_or_error(args: list[str]) -> dict[str, Any]:
+    """stackcheck_json, or {"error": [its one-line message]} where the verb answered an error instead of JSON."""
+    from stackcheck.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        main(args)
+    try:
+        doc: dict[str, Any] = json.loads(out.getvalue())
+    except json.JSONDecodeError:
+        return {"error": err.getvalue().strip().splitlines()[-1:] or [""]}
     return doc
 
 
@@ -68,3 +85,57 @@ def draw(out: Path, seed: int, populations: list[tuple[int, list[dict[str, Any]]
     for row in drawn:
         print(json.dumps({k: v for k, v in row.items() if k != "key"}))
     return drawn
+
+
+Box = TypeVar("Box")
+
+
+def audit_ok_rows(
+    boxes: Iterable[Box],
+    releases: Sequence[str],
+    facts: Callable[[Box, str], Path],
+    *,
+    pop: str = "b",
+    labels: Callable[[Box], dict[str, Any]] | None = None,
+) -> list[dict[str, Any]]:
+    """`audit --facts F --format json` of FACTS(box, release) for each box and release in order: one row per distinct
+    (box's LABELS ({"box": box} unless given), feature, its reasons' rule / observed / result) whose status is ok,
+    labelled with the first release that gives it; each box's running count printed to stderr."""
+    seen: dict[str, dict[str, Any]] = {}
+    for box in boxes:
+        tags = labels(box) if labels is not None else {"box": box}
+        for rel in releases:
+            doc = stackcheck_json(["audit", "--facts", str(facts(box, rel)), "--format", "json"])
+            for f in doc.get("features") or []:
+                if f.get("status") != "ok":
+                    continue
+                reasons = [[r.get("rule"), r.get("observed"), r.get("result")] for r in f.get("reasons") or []]
+                row = {"pop": pop, **tags, "feature": f.get("id"), "reasons": reasons}
+                seen.setdefault(json.dumps(row, sort_keys=True), {**row, "sglang": rel})
+        print(f"{pop} {' '.join(str(v) for v in tags.values())}: {len(seen)}", file=sys.stderr, flush=True)
+    return list(seen.values())
+
+
+def plan_steps(plan: dict[str, Any]) -> list[list[Any]]:
+    """A plan's steps as [component, to, commands]."""
+    return [[s.get("component"), s.get("to"), s.get("commands")] for s in plan.get("steps") or []]
+
+
+def plan_rows(
+    boxes: Iterable[tuple[dict[str, Any], Path]], releases: Sequence[str], *, errors: bool = False
+) -> list[dict[str, Any]]:
+    """`plan --facts F [--to sglang==R] --format json` for each (labels, facts file) of BOXES in order, with no option
+    and with each of RELEASES: one row per distinct (labels, option, target, steps); with ERRORS the verb's one-line
+    error too (stackcheck_json_or_error: an error is a row, not a stop)."""
+    run = stackcheck_json_or_error if errors else stackcheck_json
+    seen: dict[str, dict[str, Any]] = {}
+    for tags, path in boxes:
+        for opt in [[]] + [["--to", f"sglang=={r}"] for r in releases]:
+            doc = run(["plan", "--facts", str(path), *opt, "--format", "json"])
+            plan = doc.get("plan") or {}
+            row = {"pop": "p", **tags, "option": " ".join(opt), "target": plan.get("target"), "steps": plan_steps(plan)}
+            if errors:
+                row["error"] = doc.get("error")
+            seen.setdefault(json.dumps(row, sort_keys=True), row)
+    print(f"p: {len(seen)}", file=sys.stderr, flush=True)
+    return list(seen.values())

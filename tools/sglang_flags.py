@@ -67,6 +67,11 @@ def _kw(call: ast.Call, name: str) -> ast.expr | None:
     return next((k.value for k in call.keywords if k.arg == name), None)
 
 
+def _name(node: ast.expr) -> str:
+    """A name or an attribute's last part (`Arg`, `argparse.BooleanOptionalAction` -> its `attr`); else ""."""
+    return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+
+
 def _nargs_text(node: ast.expr | None) -> str:
     """A `nargs=` value as argparse reads it: absent or None is one value ("1"), else the constant ("0", "?", "*",
     "+", "2"); an expression not read statically is "unknown"."""
@@ -107,7 +112,7 @@ def _action_nargs(action: ast.expr | None, nargs: ast.expr | None, classes: dict
     text = ast.unparse(action)
     if "BooleanOptionalAction" in text:
         return "0"
-    name = action.id if isinstance(action, ast.Name) else action.attr if isinstance(action, ast.Attribute) else ""
+    name = _name(action)
     return _class_nargs(classes, name) if name else "unknown"
 
 

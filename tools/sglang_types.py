@@ -34,24 +34,16 @@ from packaging.version import Version  # noqa: E402
 from stackcheck.derive.flags import Flag, scan_flags  # noqa: E402
 from stackcheck.derive.tree import WheelTree  # noqa: E402
 from stackcheck.pyast import parse  # noqa: E402
-from tools.sglang_flags import release_of, runs  # noqa: E402  (the flag table's own: one wheel name, one range)
+from tools.sglang_flags import _kw, _name, release_of, runs  # noqa: E402  (the flag table's own readers)
 
 LAUNCH = ROOT / "manifests" / "launch.json"
 TYPES = ("int", "float")
-
-
-def _kw(call: ast.Call, name: str) -> ast.expr | None:
-    return next((k.value for k in call.keywords if k.arg == name), None)
 
 
 def _nargs(node: ast.expr | None) -> str | None:
     if isinstance(node, ast.Constant) and isinstance(node.value, (str, int)):
         return str(node.value)
     return None if node is None else "?expr"
-
-
-def _name(node: ast.expr) -> str:
-    return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
 
 
 def _optional_inner(node: ast.expr) -> ast.expr:

@@ -174,7 +174,7 @@ def split_env_prefix(argv: Sequence[str], env: Mapping[str, str]) -> tuple[list[
             i += 1
         elif a.startswith("--unset="):
             out.pop(a.partition("=")[2], None)
-        elif "=" in a and not a.startswith("-") and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", a):
+        elif "=" in a and not a.startswith("-") and _ASSIGNMENT.match(a):
             name, _, value = a.partition("=")
             out[name] = value
         else:

@@ -308,15 +308,18 @@ def _trtllm_gen_heads(
     return _Judged(holds, "; ".join(parts) or "no model on trtllm_mha")
 
 
-def _method_named(values: Mapping[str, Any], method: str) -> tuple[Any, Any, _Judged | None]:
-    """(the --quantization flag, the checkpoint's quant_method, a False verdict where neither names `method`: another
-    --quantization, or none on a checkpoint not of that method); the verdict None where one of them does."""
+def _method_named(
+    values: Mapping[str, Any], method: str, flags: tuple[str, ...] = (), name: str = ""
+) -> tuple[Any, Any, _Judged | None]:
+    """(the --quantization flag, the checkpoint's quant_method, a False verdict where neither names `method`: a
+    --quantization other than FLAGS (default: the method alone), or none on a checkpoint not of that method, shown as
+    NAME (default: the method upper-cased)); the verdict None where one of them does."""
     flag = values.get("quantization")
     held = values.get("model_quant_method")
-    if flag not in (None, method):
+    if flag is not None and flag not in (flags or (method,)):
         return flag, held, _Judged(False, f"--quantization {flag}")
     if flag is None and held != method:
-        return flag, held, _Judged(False, f"no {method.upper()} checkpoint read")
+        return flag, held, _Judged(False, f"no {name or method.upper()} checkpoint read")
     return flag, held, None
 
 
@@ -415,12 +418,9 @@ def _quark_moe(values: Mapping[str, Any], read: Any, *, block_fp8: bool) -> _Jud
     that hand a block-FP8 layer config Fp8MoEMethod (0.5.21 on) do, judged from a checkpoint whose quantization_config
     has only a global_quant_config (no per-layer or per-type entries, no exclude naming experts); else every Quark
     MoE layer gets QuarkFusedMoEMethod. True: refused; None: not read, or the layer config of the experts not known."""
-    flag = values.get("quantization")
-    held = values.get("model_quant_method")
-    if flag not in (None, "quark", "quark_mxfp4"):
-        return _Judged(False, f"--quantization {flag}")
-    if flag is None and held != "quark":
-        return _Judged(False, "no Quark checkpoint read")
+    flag, _held, judged = _method_named(values, "quark", ("quark", "quark_mxfp4"), "Quark")
+    if judged is not None:
+        return judged
     what = f"--quantization {flag}" if flag else "a Quark checkpoint (quant_method quark)"
     moe = _model_moe(read)
     if moe is _UNKNOWN:

@@ -4,17 +4,14 @@ given launch, the shell format, the gate's advice, the knowledge file's own cons
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
-import io
 import json
 import shlex
 from pathlib import Path
 from typing import Any
 
 import pytest
-
-from stackcheck.cli import main
+from recommend_cli import clean_recommend_env, recommend_json, run  # noqa: F401 (the autouse fixture)
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 CASES = ROOT / "tests" / "recommend"
@@ -26,27 +23,6 @@ _spec = importlib.util.spec_from_file_location("recommend_cases", CASES / "updat
 assert _spec is not None and _spec.loader is not None
 cases_mod = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(cases_mod)
-
-# environment variables a recommendation may set: cleared around every test so the runner's own do not leak
-RECOMMEND_ENV = ("SGLANG_ENABLE_PCIE_IPC_ALLREDUCE", "SGLANG_ENABLE_JIT_DEEPGEMM", "NCCL_P2P_DISABLE")
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in (*RECOMMEND_ENV, "SGLANG_PCIE_IPC_MAX_NUMEL", "STACKCHECK_MANIFESTS"):
-        monkeypatch.delenv(name, raising=False)
-
-
-def run(*args: str) -> tuple[int, str]:
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        rc = main(list(args))
-    return rc, out.getvalue()
-
-
-def recommend_json(*args: str) -> tuple[int, dict[str, Any]]:
-    rc, text = run("recommend", "--format", "json", *args)
-    return rc, json.loads(text)
 
 
 def gate_allows(facts: Path, command: list[str], env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> Any:

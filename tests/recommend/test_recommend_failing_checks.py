@@ -6,38 +6,14 @@ symbol: ncclCommResume'), which no upgrade step removes; `stackcheck gate` refus
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 from pathlib import Path
-from typing import Any
 
-import pytest
-
-from stackcheck.cli import main
+from recommend_cli import clean_recommend_env, recommend_json, run  # noqa: F401 (the autouse fixture)
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 NCCL_BOTH = ROOT / "tests" / "cases" / "b200-deepgemm-nvcc128" / "facts.json"
 P2P_HANG = ROOT / "tests" / "recommend" / "seed-after-p2p-hang" / "facts.json"
-RECOMMEND_ENV = ("SGLANG_ENABLE_PCIE_IPC_ALLREDUCE", "SGLANG_ENABLE_JIT_DEEPGEMM", "NCCL_P2P_DISABLE")
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in (*RECOMMEND_ENV, "SGLANG_PCIE_IPC_MAX_NUMEL", "STACKCHECK_MANIFESTS"):
-        monkeypatch.delenv(name, raising=False)
-
-
-def run(*args: str) -> tuple[int, str]:
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        rc = main(list(args))
-    return rc, out.getvalue()
-
-
-def recommend_json(*args: str) -> tuple[int, dict[str, Any]]:
-    rc, text = run("recommend", "--format", "json", *args)
-    return rc, json.loads(text)
 
 
 def _without_cu12(tmp_path: Path) -> Path:
