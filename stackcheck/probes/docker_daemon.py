@@ -251,7 +251,10 @@ def _spec_kind(view: FileView, path: str) -> str:
     text = data.decode("utf-8")
     kind: Any = None
     if path.endswith(".json"):
-        doc = json.loads(text)
+        try:
+            doc = json.loads(text)
+        except RecursionError:  # not a ValueError: it would take the whole daemon read down with it
+            raise ValueError("nested too deep, not read") from None
         kind = doc.get("kind") if isinstance(doc, dict) else None
     else:
         for line in text.split("\n"):
