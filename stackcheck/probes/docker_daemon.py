@@ -48,6 +48,7 @@ from __future__ import annotations
 import json
 import os
 import posixpath
+import time
 
 from stackcheck.lazy_re import lazy as _lazy
 from stackcheck.lean_typing import TYPE_CHECKING
@@ -82,6 +83,9 @@ CONFIG_LIMIT = 1024 * 1024
 CMDLINE_LIMIT = 256 * 1024
 SPEC_LIMIT = 4 * 1024 * 1024
 SPEC_FILES_LIMIT = 256
+#: all spec files together (a toolkit's spec is tens of kB): past it, or past SPEC_SECONDS, the rest is unread
+SPEC_BYTES_BUDGET = 16 * 1024 * 1024
+SPEC_SECONDS = 0.5
 _NAME = _lazy(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$")
 _KIND = _lazy(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}/[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")
 _YAML_KIND = _lazy(r"""^kind:[ \t]*(?:"([^"\n]*)"|'([^'\n]*)'|([^\s#'"][^\s#]*))[ \t]*(?:#.*)?$""")
@@ -280,8 +284,12 @@ def _cdi(view: FileView, out: dict[str, Any], config: dict[str, Any] | None, fla
     if flags is None and out["installed"]:
         why.append(f"dockerd's flags not read (a --cdi-spec-dir may name others: {out['flags_reason']})")
     out["cdi_spec_dirs"] = dirs
+    spent, deadline = 0, time.monotonic() + SPEC_SECONDS
     for directory in dirs:
         if not directory.startswith("/"):
+            continue
+        if spent >= SPEC_BYTES_BUDGET or time.monotonic() > deadline:
+            out["cdi_unread"].append(f"{directory}: past the read budget ({SPEC_BYTES_BUDGET} bytes, {SPEC_SECONDS} s)")
             continue
         try:
             names = sorted(view.listdir(directory))
@@ -294,6 +302,11 @@ def _cdi(view: FileView, out: dict[str, Any], config: dict[str, Any] | None, fla
             if not name.endswith((".yaml", ".json")):
                 continue
             path = f"{directory}/{name}"
+            if spent >= SPEC_BYTES_BUDGET or time.monotonic() > deadline:
+                out["cdi_unread"].append(f"{directory}: past the read budget, {path} and the rest not read")
+                break
+            st = view.stat(path)
+            spent += min(st.size, SPEC_LIMIT + 1) if st is not None else 0
             try:
                 out["cdi_specs"].append({"file": path, "kind": _spec_kind(view, path)})
             except (OSError, ValueError) as exc:
