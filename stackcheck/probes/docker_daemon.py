@@ -10,8 +10,9 @@ container-engine-gpu-path):
   NAME' (daemon/runtime_unix.go `runtimes.Get`, `isPermissibleC8dRuntimeName`; a name with a dot goes to
   containerd as a shim name, which this probe does not judge);
 - the config file is `--config-file FILE`, else /etc/docker/daemon.json (daemon/command/daemon_unix.go
-  getDefaultDaemonConfigFile); a key given both in the file and as a flag stops dockerd (daemon/config/config.go
-  findConfigurationConflicts), so the runtimes are the file's plus the flags';
+  getDefaultDaemonConfigFile; a relative FILE is opened from dockerd's working directory, /proc/PID/cwd here, and
+  is not read where that is not readable); a key given both in the file and as a flag stops dockerd
+  (daemon/config/config.go findConfigurationConflicts), so the runtimes are the file's plus the flags';
 - `nvidia-ctk runtime configure --runtime=docker` writes `runtimes.nvidia` into /etc/docker/daemon.json and asks for
   a restart (NVIDIA/nvidia-container-toolkit cmd/nvidia-ctk/runtime/configure/configure.go,
   pkg/config/engine/docker/docker.go AddRuntime): a file changed after dockerd started says nothing sure about the
@@ -286,7 +287,8 @@ def _cdi(view: FileView, out: dict[str, Any], config: dict[str, Any] | None, fla
     out["cdi_spec_dirs"] = dirs
     spent, deadline = 0, time.monotonic() + SPEC_SECONDS
     for directory in dirs:
-        if not directory.startswith("/"):
+        if not directory.startswith("/"):  # read from dockerd's working directory, which is not read here
+            out["cdi_unread"].append(f"{_safe(directory)}: a relative spec directory, not read")
             continue
         if spent >= SPEC_BYTES_BUDGET or time.monotonic() > deadline:
             out["cdi_unread"].append(f"{directory}: past the read budget ({SPEC_BYTES_BUDGET} bytes, {SPEC_SECONDS} s)")
@@ -373,16 +375,31 @@ def probe_docker_daemon(view: FileView, env: Mapping[str, str] | None = None) ->
     flags = parse_dockerd_flags(argv) if argv is not None else None
     binary = next((f"{d}/dockerd" for d in BIN_DIRS if view.stat(f"{d}/dockerd") is not None), None)
     config_path = DEFAULT_CONFIG
+    relative_error = None
     if flags is not None and flags["config_file"]:
         config_path, out["config_source"] = flags["config_file"], "flag"
+        if not config_path.startswith("/"):  # dockerd opens it from its own working directory, not ours
+            try:
+                cwd = view.readlink(f"/proc/{out['pid']}/cwd")
+            except (OSError, ValueError):
+                cwd = ""
+            if cwd.startswith("/"):
+                config_path = posixpath.normpath(posixpath.join(cwd, config_path))
+            else:
+                relative_error = (
+                    f"--config-file {config_path[:120]!a}: a relative path, and dockerd's working directory "
+                    f"(/proc/{out['pid']}/cwd) was not read"
+                )
     out["installed"] = argv is not None or binary is not None or view.stat(config_path) is not None
     runtime_dir = env.get("XDG_RUNTIME_DIR") or ""
     if runtime_dir.startswith("/") and view.stat(f"{runtime_dir.rstrip('/')}/docker.pid") is not None:
         out["rootless_pidfile"] = f"{runtime_dir.rstrip('/')}/docker.pid"
         out["installed"] = True
     config: dict[str, Any] | None = None
-    st = view.stat(config_path)
-    if st is not None:
+    st = view.stat(config_path) if relative_error is None else None
+    if relative_error is not None:
+        out["config_state"], out["config_error"] = "error", relative_error
+    elif st is not None:
         out["config"] = config_path
         try:
             config = read_daemon_config(view, config_path)

@@ -5,11 +5,22 @@ the probe's time budget, or a verdict read from another file than dockerd's."""
 
 from __future__ import annotations
 
+import json
+import os
 import time
 from pathlib import Path
 from typing import Any
 
-from probes.test_probe_docker_daemon import DOCKERD, WITHOUT, _ImageView, host, probe, run_check
+from probes.test_probe_docker_daemon import (
+    DOCKERD,
+    PID,
+    WITH_NVIDIA,
+    WITHOUT,
+    _ImageView,
+    host,
+    probe,
+    run_check,
+)
 
 from stackcheck.probes.docker_daemon import DockerDaemonProbe
 from stackcheck.probes.interface import ProbeContext
@@ -44,3 +55,32 @@ def test_spec_files_are_read_within_a_total_budget(tmp_path: Path) -> None:
     assert any("past the read budget" in u for u in facts["cdi_unread"]) and facts["cdi_complete"] is False
     assert run_check(facts, "cdi-device")["status"] == "unknown"
     assert run_check(facts, "nvidia-runtime")["status"] == "failed"
+
+
+def test_a_relative_config_file_is_dockerds_working_directorys(tmp_path: Path) -> None:
+    """Attack: dockerd started with `--config-file daemon.json` from /srv (its /srv/daemon.json has no nvidia), and a
+    daemon.json with nvidia wherever stackcheck resolves a relative path (the root's /, or on the host the auditor's
+    own working directory). Before: that other file was read and runtime nvidia said registered (a false pass).
+    After: the path is taken from dockerd's /proc/PID/cwd; where that is not readable, the config is unread."""
+    root = host(tmp_path, WITH_NVIDIA, [*DOCKERD, "--config-file", "daemon.json"])
+    (root / "daemon.json").write_text(json.dumps(WITH_NVIDIA))
+    (root / "srv").mkdir()
+    (root / "srv/daemon.json").write_text(json.dumps(WITHOUT))
+    for written in ("daemon.json", "srv/daemon.json"):  # both older than dockerd
+        os.utime(root / written, (time.time() - 3600, time.time() - 3600))
+    (root / f"proc/{PID}/cwd").symlink_to("/srv")
+    facts = probe(root)
+    assert facts["config"] == "/srv/daemon.json" and facts["runtimes"] == ["runsc"]
+    assert run_check(facts, "nvidia-runtime")["status"] == "failed"
+    (root / f"proc/{PID}/cwd").unlink()  # not readable (another user's dockerd)
+    facts = probe(root)
+    assert facts["config_state"] == "error" and "relative" in facts["config_error"]
+    assert run_check(facts, "nvidia-runtime")["status"] == "unknown"
+
+
+def test_a_relative_cdi_spec_dir_is_unread_not_empty(tmp_path: Path) -> None:
+    """Attack: daemon.json `cdi-spec-dirs: ["cdi"]` (relative: dockerd reads it from its working directory). Before:
+    skipped without a word, the directories called complete and cdi-device failed for a spec that may be there."""
+    facts = probe(host(tmp_path, {**WITHOUT, "cdi-spec-dirs": ["cdi"]}, DOCKERD))
+    assert facts["cdi_complete"] is False and facts["cdi_unread"] == ["cdi: a relative spec directory, not read"]
+    assert run_check(facts, "cdi-device")["status"] == "unknown"
