@@ -101,6 +101,16 @@ def _safe(name: str) -> str:
     return name if _NAME.match(name) else "?"
 
 
+def _go_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object as Go's encoding/json decodes a repeated key into dockerd's Config: an object into the value an
+    earlier one made (a map or struct keeps its entries: both `runtimes` objects count), anything else replaced."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        before = out.get(key)
+        out[key] = {**before, **value} if isinstance(before, dict) and isinstance(value, dict) else value
+    return out
+
+
 def read_daemon_config(view: FileView, path: str) -> dict[str, Any]:
     """The keys of daemon.json at `path` this probe uses: `runtimes` (names), `default-runtime`, `cdi-spec-dirs`,
     `features.cdi`. DaemonConfigError for a file that is too large, not UTF-8, not JSON or not an object, or whose
@@ -113,7 +123,7 @@ def read_daemon_config(view: FileView, path: str) -> dict[str, Any]:
     except UnicodeDecodeError as exc:
         raise DaemonConfigError(f"{path}: byte {exc.start}: not UTF-8") from None
     try:
-        doc = json.loads(text) if text.strip() else {}
+        doc = json.loads(text, object_pairs_hook=_go_object) if text.strip() else {}
     except json.JSONDecodeError as exc:
         raise DaemonConfigError(f"{path}: line {exc.lineno} column {exc.colno}: not JSON ({exc.msg})") from None
     except RecursionError:

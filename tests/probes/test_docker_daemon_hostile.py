@@ -84,3 +84,16 @@ def test_a_relative_cdi_spec_dir_is_unread_not_empty(tmp_path: Path) -> None:
     facts = probe(host(tmp_path, {**WITHOUT, "cdi-spec-dirs": ["cdi"]}, DOCKERD))
     assert facts["cdi_complete"] is False and facts["cdi_unread"] == ["cdi: a relative spec directory, not read"]
     assert run_check(facts, "cdi-device")["status"] == "unknown"
+
+
+def test_a_repeated_runtimes_key_is_read_as_dockerd_reads_it(tmp_path: Path) -> None:
+    """Attack: daemon.json with `runtimes` twice, nvidia in the first. Go's encoding/json decodes the second object
+    into the map the first made (dockerd registers both); Python's json kept the last only. Before: runtime nvidia
+    'not registered' and the gate refused a launch dockerd serves."""
+    text = '{"runtimes": {"nvidia": {"path": "nvidia-container-runtime"}}, "runtimes": {"runsc": {"path": "runsc"}}}'
+    root = host(tmp_path, text, DOCKERD)
+    facts = probe(root)
+    assert facts["runtimes"] == ["nvidia", "runsc"]
+    assert run_check(facts, "nvidia-runtime")["status"] == "ok"
+    (root / "etc/docker/daemon.json").write_text('{"default-runtime": "nvidia", "default-runtime": "runc"}')
+    assert probe(root)["default_runtime"] == "runc"  # a string: the last one, in Go as here
