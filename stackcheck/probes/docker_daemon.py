@@ -213,9 +213,12 @@ def _dockerd_process(view: FileView, out: dict[str, Any]) -> list[str] | None:
             return None
         pid = int(text)
         try:
-            cmdline = view.read_bytes(f"/proc/{pid}/cmdline", CMDLINE_LIMIT)
+            cmdline = view.read_bytes(f"/proc/{pid}/cmdline", CMDLINE_LIMIT + 1)
         except OSError as exc:
             out["flags_reason"] = f"/proc/{pid}/cmdline (the process {pidfile} names): {exc.strerror or 'unreadable'}"
+            return None
+        if len(cmdline) > CMDLINE_LIMIT:  # a flag past the cut (--config-file, --add-runtime) would be lost
+            out["flags_reason"] = f"/proc/{pid}/cmdline is longer than {CMDLINE_LIMIT} bytes, not read"
             return None
         argv = [a.decode("utf-8", "replace") for a in cmdline.split(b"\0")]
         if argv and argv[-1] == "":

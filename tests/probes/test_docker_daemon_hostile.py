@@ -97,3 +97,16 @@ def test_a_repeated_runtimes_key_is_read_as_dockerd_reads_it(tmp_path: Path) -> 
     assert run_check(facts, "nvidia-runtime")["status"] == "ok"
     (root / "etc/docker/daemon.json").write_text('{"default-runtime": "nvidia", "default-runtime": "runc"}')
     assert probe(root)["default_runtime"] == "runc"  # a string: the last one, in Go as here
+
+
+def test_a_dockerd_command_line_past_the_read_limit_is_not_read(tmp_path: Path) -> None:
+    """Attack: dockerd started with 300 kB of --label flags and then `--config-file /srv/docker.json` (no nvidia),
+    /etc/docker/daemon.json naming nvidia. Before: the command line was cut at 256 KiB, the --config-file lost, the
+    default file read and runtime nvidia said ok (a false pass). After: the flags are not read, nvidia unknown."""
+    labels = [f"--label=team{k}={'x' * 90}" for k in range(3000)]
+    root = host(tmp_path, WITH_NVIDIA, [*DOCKERD, *labels, "--config-file", "/srv/docker.json"])
+    (root / "srv").mkdir()
+    (root / "srv/docker.json").write_text(json.dumps(WITHOUT))
+    facts = probe(root)
+    assert facts["flags_read"] is False and "longer than" in facts["flags_reason"]
+    assert run_check(facts, "nvidia-runtime")["status"] == "unknown"
