@@ -240,9 +240,14 @@ def _gpu_hooks(view: FileView, out: dict[str, Any], start: float | None) -> None
     out["gpu_hooks_path"] = "systemd service default"
     if out["pid"] is not None:
         try:
-            environ = view.read_bytes(f"/proc/{out['pid']}/environ", CMDLINE_LIMIT)
+            environ = view.read_bytes(f"/proc/{out['pid']}/environ", CMDLINE_LIMIT + 1)
         except OSError:
             environ = None
+        if environ is not None and len(environ) > CMDLINE_LIMIT:
+            environ = None  # the cut may fall inside PATH or before it: not read
+        if environ is not None:
+            # the first PATH= is Go's os.Getenv("PATH"); none at all is an empty PATH, where LookPath finds nothing
+            dirs, out["gpu_hooks_path"] = [], f"/proc/{out['pid']}/environ (no PATH)"
         for item in (environ or b"").split(b"\0"):
             if item.startswith(b"PATH="):
                 dirs = [d for d in item[5:].decode("utf-8", "replace").split(":") if d.startswith("/")]

@@ -20,6 +20,7 @@ from probes.test_probe_docker_daemon import (
     host,
     probe,
     run_check,
+    with_hooks,
 )
 
 from stackcheck.probes.docker_daemon import DockerDaemonProbe
@@ -110,3 +111,21 @@ def test_a_dockerd_command_line_past_the_read_limit_is_not_read(tmp_path: Path) 
     facts = probe(root)
     assert facts["flags_read"] is False and "longer than" in facts["flags_reason"]
     assert run_check(facts, "nvidia-runtime")["status"] == "unknown"
+
+
+def test_dockerds_environ_without_path_or_past_the_limit(tmp_path: Path) -> None:
+    """Attack 1: dockerd started with an empty environment (`env -i dockerd`): its /proc/PID/environ has no PATH, so
+    Go's LookPath finds no hook, while nvidia-container-runtime-hook sits in /usr/bin. Before: systemd's service PATH
+    was assumed and `docker run --gpus` said ok (a false pass). Attack 2: an environ longer than the read limit with
+    PATH cut short: it is not read (systemd's default then, as for an unreadable environ)."""
+    root = with_hooks(host(tmp_path, WITH_NVIDIA, DOCKERD), {"nvidia-container-runtime-hook": "/usr/bin"}, None)
+    (root / f"proc/{PID}/environ").write_bytes(b"LANG=C\0NOTIFY_SOCKET=/x\0")
+    facts = probe(root)
+    assert facts["gpu_hooks"]["nvidia-container-runtime-hook"] is None
+    assert facts["gpu_hooks_path"] == f"/proc/{PID}/environ (no PATH)"
+    assert run_check(facts, "docker-gpus")["status"] == "failed"
+    big = b"X=" + b"y" * (300 * 1024) + b"\0PATH=/opt/bin:/usr/bin\0"
+    (root / f"proc/{PID}/environ").write_bytes(b"PATH=/opt/bin:/usr/" + big)  # a PATH cut at the limit
+    facts = probe(root)
+    assert facts["gpu_hooks_path"] == "systemd service default"
+    assert run_check(facts, "docker-gpus")["status"] == "ok"
