@@ -87,6 +87,7 @@ SPEC_FILES_LIMIT = 256
 #: all spec files together (a toolkit's spec is tens of kB): past it, or past SPEC_SECONDS, the rest is unread
 SPEC_BYTES_BUDGET = 16 * 1024 * 1024
 SPEC_SECONDS = 0.5
+_BOMS = ((b"\xef\xbb\xbf", "utf-8"), (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be"))
 _NAME = _lazy(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$")
 _KIND = _lazy(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}/[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")
 _YAML_KIND = _lazy(r"""^kind:[ \t]*(?:"([^"\n]*)"|'([^'\n]*)'|([^\s#'"][^\s#]*))[ \t]*(?:#.*)?$""")
@@ -118,10 +119,16 @@ def read_daemon_config(view: FileView, path: str) -> dict[str, Any]:
     data = view.read_bytes(path, CONFIG_LIMIT + 1)
     if len(data) > CONFIG_LIMIT:
         raise DaemonConfigError(f"{path}: larger than {CONFIG_LIMIT} bytes, not read")
+    # dockerd takes a byte order mark's encoding (UTF-8, UTF-16 LE or BE: Notepad's and PowerShell's), else UTF-8
+    # (daemon/config/config.go getConflictFreeConfiguration, unicode.BOMOverride)
+    encoding, skip = next(
+        ((e, len(bom)) for bom, e in _BOMS if data.startswith(bom)),
+        ("utf-8", 0),
+    )
     try:
-        text = data.decode("utf-8")
+        text = data[skip:].decode(encoding)
     except UnicodeDecodeError as exc:
-        raise DaemonConfigError(f"{path}: byte {exc.start}: not UTF-8") from None
+        raise DaemonConfigError(f"{path}: byte {exc.start + skip}: not {encoding.upper()}") from None
     try:
         doc = json.loads(text, object_pairs_hook=_go_object) if text.strip() else {}
     except json.JSONDecodeError as exc:

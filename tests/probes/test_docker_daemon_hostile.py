@@ -129,3 +129,21 @@ def test_dockerds_environ_without_path_or_past_the_limit(tmp_path: Path) -> None
     facts = probe(root)
     assert facts["gpu_hooks_path"] == "systemd service default"
     assert run_check(facts, "docker-gpus")["status"] == "ok"
+
+
+def test_a_daemon_json_with_a_byte_order_mark_is_read_as_dockerd_reads_it(tmp_path: Path) -> None:
+    """Attack (a careless editor, not a hostile one): daemon.json saved by Notepad (UTF-8 with a BOM) or PowerShell
+    (UTF-16 LE with a BOM), both taken by dockerd. Before: 'not UTF-8' / 'not JSON', so runtime nvidia was unknown
+    where it is registered. Bytes that are not UTF-8 stay one-line errors."""
+    text = json.dumps(WITH_NVIDIA)
+    for data in (b"\xef\xbb\xbf" + text.encode(), b"\xff\xfe" + text.encode("utf-16-le")):
+        root = host(tmp_path / str(len(data)), WITH_NVIDIA, DOCKERD)
+        (root / "etc/docker/daemon.json").write_bytes(data)
+        os.utime(root / "etc/docker/daemon.json", (time.time() - 3600, time.time() - 3600))
+        facts = probe(root)
+        assert facts["config_state"] == "read" and facts["runtimes"] == ["nvidia"], facts.get("config_error")
+        assert run_check(facts, "nvidia-runtime")["status"] == "ok"
+    root = host(tmp_path / "bad", WITH_NVIDIA, DOCKERD)
+    (root / "etc/docker/daemon.json").write_bytes(b'{"runtimes": {"nv\xffidia": {}}}')
+    facts = probe(root)
+    assert facts["config_state"] == "error" and facts["config_error"].endswith("byte 17: not UTF-8")
