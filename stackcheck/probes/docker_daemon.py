@@ -309,7 +309,8 @@ def _cdi(view: FileView, out: dict[str, Any], config: dict[str, Any] | None, fla
         why.append("daemon.json not read (it may name cdi-spec-dirs)")
     if flags is None and out["installed"]:
         why.append(f"dockerd's flags not read (a --cdi-spec-dir may name others: {out['flags_reason']})")
-    out["cdi_spec_dirs"] = dirs
+    # "" names no directory to dockerd (alone it turns CDI off, daemon/command/daemon.go; else its ReadDir fails)
+    out["cdi_spec_dirs"] = dirs = [d for d in dirs if d]
     spent, deadline = 0, time.monotonic() + SPEC_SECONDS
     for directory in dirs:
         if not directory.startswith("/"):  # read from dockerd's working directory, which is not read here

@@ -1022,12 +1022,16 @@ class Context:
                 )
             if found:
                 return "found"
-            dirs = names("cdi_spec_dirs") or ["/etc/cdi", "/var/run/cdi"]
+            # an empty list is dockerd's (cdi-spec-dirs [] or --cdi-spec-dir ""): no directory at all
+            listed_dirs = daemon.get("cdi_spec_dirs")
+            where = ", ".join(names("cdi_spec_dirs") if isinstance(listed_dirs, list) else ["/etc/cdi", "/var/run/cdi"])
             held = sorted({str(s.get("kind")) for s in specs})
             if daemon.get("cdi_complete") is True:
-                return f"none in {', '.join(dirs)}" + (f" (kinds there: {', '.join(held)})" if held else "")
+                if not where:
+                    return "none: dockerd reads no CDI spec directory (cdi-spec-dirs empty)"
+                return f"none in {where}" + (f" (kinds there: {', '.join(held)})" if held else "")
             why = daemon.get("cdi_reason") or "the spec directories were not all read"
-            raise Unknown(path, f"no CDI spec read names {name} ({', '.join(dirs)}), but {why}")
+            raise Unknown(path, f"no CDI spec read names {name} ({where or 'no spec directory'}), but {why}")
         raise Missing(path, f"unknown fact path {path}")
 
     @staticmethod

@@ -147,3 +147,16 @@ def test_a_daemon_json_with_a_byte_order_mark_is_read_as_dockerd_reads_it(tmp_pa
     (root / "etc/docker/daemon.json").write_bytes(b'{"runtimes": {"nv\xffidia": {}}}')
     facts = probe(root)
     assert facts["config_state"] == "error" and facts["config_error"].endswith("byte 17: not UTF-8")
+
+
+def test_no_cdi_spec_directory_at_all_is_said_as_it_is(tmp_path: Path) -> None:
+    """Attack: daemon.json `cdi-spec-dirs: []`, or dockerd `--cdi-spec-dir ""` (dockerd then reads no spec directory:
+    moby daemon/command/daemon.go, TestCDISpecDirs). Before: the observed value said 'none in /etc/cdi, /var/run/cdi'
+    (directories dockerd does not read; a spec there changes nothing), and "" was called a relative directory."""
+    specs = {"/etc/cdi/nvidia.yaml": "kind: nvidia.com/gpu\n"}
+    for config, argv in (({**WITHOUT, "cdi-spec-dirs": []}, DOCKERD), (WITHOUT, [*DOCKERD, "--cdi-spec-dir", ""])):
+        facts = probe(host(tmp_path / str(len(argv)), config, argv, specs=specs))
+        assert facts["cdi_spec_dirs"] == [] and facts["cdi_specs"] == [] and facts["cdi_complete"] is True
+        check = run_check(facts, "cdi-device")
+        assert check["status"] == "failed"
+        assert check["reasons"][0]["observed"] == "none: dockerd reads no CDI spec directory (cdi-spec-dirs empty)"
