@@ -1024,14 +1024,16 @@ class Context:
                 return "found"
             # an empty list is dockerd's (cdi-spec-dirs [] or --cdi-spec-dir ""): no directory at all
             listed_dirs = daemon.get("cdi_spec_dirs")
-            where = ", ".join(names("cdi_spec_dirs") if isinstance(listed_dirs, list) else ["/etc/cdi", "/var/run/cdi"])
+            spec_dirs = ", ".join(
+                names("cdi_spec_dirs") if isinstance(listed_dirs, list) else ["/etc/cdi", "/var/run/cdi"]
+            )
             held = sorted({str(s.get("kind")) for s in specs})
             if daemon.get("cdi_complete") is True:
-                if not where:
+                if not spec_dirs:
                     return "none: dockerd reads no CDI spec directory (cdi-spec-dirs empty)"
-                return f"none in {where}" + (f" (kinds there: {', '.join(held)})" if held else "")
+                return f"none in {spec_dirs}" + (f" (kinds there: {', '.join(held)})" if held else "")
             why = daemon.get("cdi_reason") or "the spec directories were not all read"
-            raise Unknown(path, f"no CDI spec read names {name} ({where or 'no spec directory'}), but {why}")
+            raise Unknown(path, f"no CDI spec read names {name} ({spec_dirs or 'no spec directory'}), but {why}")
         raise Missing(path, f"unknown fact path {path}")
 
     @staticmethod
