@@ -342,17 +342,25 @@ def _cdi(view: FileView, out: dict[str, Any], config: dict[str, Any] | None, fla
                 out["cdi_unread"].append(f"{path}: {said}")
         if len(names) > SPEC_FILES_LIMIT:
             out["cdi_unread"].append(f"{directory}: more than {SPEC_FILES_LIMIT} entries, the rest not read")
+    others_unread = 0
     for path in _other_cdi_files(view):
+        if spent >= SPEC_BYTES_BUDGET or time.monotonic() > deadline:
+            others_unread += 1
+            continue
         try:
-            text = view.read_bytes(path, CONFIG_LIMIT).decode("utf-8", "replace")
+            data = view.read_bytes(path, CONFIG_LIMIT)
         except OSError:
             continue
-        if _CDI_KEY.search(text):
+        spent += len(data)
+        if _CDI_KEY.search(data.decode("utf-8", "replace")):
             out["other_cdi_configs"].append(path)
+    if others_unread:
+        why.append(f"{others_unread} other engines' config files past the read budget, not read (cdi_spec_dirs)")
     if out["cdi_unread"]:
         why.append("spec files not read: " + "; ".join(out["cdi_unread"][:3]))
     if out["other_cdi_configs"]:
-        why.append(f"another engine's cdi_spec_dirs is set, not read ({', '.join(out['other_cdi_configs'])})")
+        named = ", ".join(out["other_cdi_configs"][:3]) + (", ..." if len(out["other_cdi_configs"]) > 3 else "")
+        why.append(f"another engine's cdi_spec_dirs is set, not read ({named})")
     out["cdi_complete"] = not why
     if why:
         out["cdi_reason"] = "; ".join(why)
