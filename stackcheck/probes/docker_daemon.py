@@ -209,10 +209,14 @@ def _process_start(view: FileView, pid: int) -> float | None:
 
 def _dockerd_process(view: FileView, out: dict[str, Any]) -> list[str] | None:
     """dockerd's argv from the pid file's process; None (with out["flags_reason"]) where it is not read."""
+    unread: list[str] = []
     for pidfile in PIDFILES:
         try:
             raw = view.read_bytes(pidfile, 32)
-        except OSError:
+        except FileNotFoundError:
+            continue
+        except OSError as exc:  # there, but not read: not the same as no pid file
+            unread.append(f"{pidfile}: {exc.strerror or 'not a regular file'}")
             continue
         text = raw.decode("ascii", "replace").strip()
         if not text.isdecimal() or not 0 < int(text) < 1 << 22:
@@ -236,6 +240,9 @@ def _dockerd_process(view: FileView, out: dict[str, Any]) -> list[str] | None:
         out["pid"] = pid
         out["sources"]["flags"] = f"/proc/{pid}/cmdline"
         return argv
+    if unread:
+        out["flags_reason"] = f"the pid file was not read ({'; '.join(unread)})"
+        return None
     out["flags_reason"] = f"no pid file ({', '.join(PIDFILES)}): no dockerd runs with the default pid file here"
     return None
 

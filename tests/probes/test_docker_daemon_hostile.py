@@ -177,3 +177,16 @@ def test_other_engines_config_files_are_read_within_the_budget(tmp_path: Path) -
     assert time.monotonic() - started < 1.5
     assert facts["cdi_complete"] is False and "past the read budget" in facts["cdi_reason"]
     assert run_check(facts, "cdi-device")["status"] == "unknown"
+
+
+def test_a_pid_file_there_but_not_read_is_not_called_absent(tmp_path: Path) -> None:
+    """Attack: /var/run/docker.pid a FIFO, or a directory. Before: the reason said 'no pid file ...: no dockerd runs
+    with the default pid file here', a false statement in the verdict's text (the verdict, unknown, stood)."""
+    for make in (os.mkfifo, os.mkdir):
+        root = host(tmp_path / make.__name__, WITHOUT, None)
+        (root / "var/run").mkdir(parents=True)
+        make(root / "var/run/docker.pid")
+        facts = probe(root)
+        assert facts["flags_read"] is False and "no pid file" not in facts["flags_reason"]
+        assert facts["flags_reason"].startswith("the pid file was not read (/var/run/docker.pid: ")
+        assert run_check(facts, "nvidia-runtime")["status"] == "unknown"
