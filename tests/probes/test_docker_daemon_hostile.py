@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from probes.test_probe_docker_daemon import (
     DOCKERD,
     PID,
@@ -25,6 +27,7 @@ from probes.test_probe_docker_daemon import (
 
 from stackcheck.probes.docker_daemon import DockerDaemonProbe
 from stackcheck.probes.interface import ProbeContext
+from stackcheck.readers.fsview import HostView
 
 
 def test_a_deeply_nested_json_cdi_spec_does_not_take_the_daemon_read_down(tmp_path: Path) -> None:
@@ -190,3 +193,34 @@ def test_a_pid_file_there_but_not_read_is_not_called_absent(tmp_path: Path) -> N
         assert facts["flags_read"] is False and "no pid file" not in facts["flags_reason"]
         assert facts["flags_reason"].startswith("the pid file was not read (/var/run/docker.pid: ")
         assert run_check(facts, "nvidia-runtime")["status"] == "unknown"
+
+
+def test_a_hung_filesystem_does_not_hang_the_audit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Attack: /etc/docker on a filesystem that does not answer (a hung NFS mount: every read of it blocks). The
+    probe runs under its 2 s timeout: the audit goes on without the section (its facts say why), and the check is
+    unknown (the daemon was not read), not a pass and not a refusal."""
+    from stackcheck.probes.runner import run_probes
+
+    root = host(tmp_path, WITH_NVIDIA, DOCKERD)
+    image = tmp_path / "image"
+    image.mkdir()
+    release = threading.Event()
+    real_read = HostView.read_bytes
+
+    def hung(self: HostView, path: str, limit: int, offset: int = 0) -> bytes:
+        if path.startswith("/etc/docker"):
+            release.wait(30)
+        return real_read(self, path, limit, offset)
+
+    monkeypatch.setattr(HostView, "read_bytes", hung)
+    try:
+        started = time.monotonic()
+        facts, outcomes = run_probes(["docker_daemon"], ProbeContext(root=root, env={}, view=_ImageView(str(image))))
+        assert time.monotonic() - started < 3.0
+    finally:
+        release.set()
+    assert [(o.get("name"), o.get("status")) for o in outcomes] == [("docker_daemon", "timeout")]
+    section = facts.get("docker_daemon")
+    assert isinstance(section, dict) and section.get("error")
+    check = run_check(section, "nvidia-runtime")
+    assert check["status"] == "unknown" and [r["rule"] for r in check["reasons"]] == ["docker-daemon-not-read"]
