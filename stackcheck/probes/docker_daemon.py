@@ -477,6 +477,10 @@ def probe_docker_daemon(view: FileView, env: Mapping[str, str] | None = None) ->
         why.append(f"dockerd's flags were not read ({out['flags_reason']})")
     if out["config_newer_than_daemon"]:
         why.append(f"{config_path} changed after dockerd started (a restart or reload reads it; not visible here)")
+    elif out["flags_read"] and out["config_state"] == "read" and out["config_newer_than_daemon"] is None:
+        why.append(
+            f"dockerd's start (/proc/{out['pid']}/stat) was not read: a change to {config_path} since is not seen"
+        )
     if out["rootless_pidfile"]:
         why.append(f"a rootless dockerd also runs ({out['rootless_pidfile']}); which daemon docker uses is not read")
     out["runtimes_complete"] = not why

@@ -996,6 +996,17 @@ class Context:
                         f"{config} names runtime {name} but changed after dockerd started: the running daemon has "
                         "it only after a restart or reload, which is not visible here",
                     )
+                if (
+                    daemon.get("flags_read") is True
+                    and daemon.get("config_state") == "read"
+                    and "config_newer_than_daemon" in daemon
+                    and daemon.get("config_newer_than_daemon") is None
+                ):
+                    raise Unknown(
+                        path,
+                        f"{config} names runtime {name}, but when dockerd started was not read: a file changed since "
+                        "(nvidia-ctk runtime configure without a restart) is not the running daemon's",
+                    )
                 return "registered"
             if daemon.get("runtimes_complete") is True:
                 where = [str(w) for w in (daemon.get("sources") or {}).values()] if daemon.get("sources") else []

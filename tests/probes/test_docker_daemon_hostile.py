@@ -21,6 +21,7 @@ from probes.test_probe_docker_daemon import (
     _ImageView,
     host,
     probe,
+    rule,
     run_check,
     with_hooks,
 )
@@ -224,3 +225,19 @@ def test_a_hung_filesystem_does_not_hang_the_audit(tmp_path: Path, monkeypatch: 
     assert isinstance(section, dict) and section.get("error")
     check = run_check(section, "nvidia-runtime")
     assert check["status"] == "unknown" and [r["rule"] for r in check["reasons"]] == ["docker-daemon-not-read"]
+
+
+def test_dockerds_start_not_read_leaves_a_config_runtime_unknown(tmp_path: Path) -> None:
+    """Attack: `nvidia-ctk runtime configure` just run (daemon.json names nvidia, 60 s old; dockerd started 1800 s
+    ago, not restarted) and /proc/PID/stat not readable (malformed, or gone). Before: with no start time the file
+    was taken as the running daemon's and runtime nvidia said ok (a false pass). A runtime from dockerd's own
+    --add-runtime flag (fixed when it started) stays registered."""
+    root = host(tmp_path, WITH_NVIDIA, DOCKERD, config_age_s=60)
+    (root / f"proc/{PID}/stat").write_text("garbage\n")
+    facts = probe(root)
+    assert facts["config_newer_than_daemon"] is None and facts["runtimes_complete"] is False
+    check = run_check(facts, "nvidia-runtime")
+    assert check["status"] == "unknown" and "when dockerd started was not read" in rule(check)["message"]
+    root = host(tmp_path / "flag", WITH_NVIDIA, [*DOCKERD, "--add-runtime", "nvidia=/usr/bin/nvidia-container-runtime"])
+    (root / f"proc/{PID}/stat").unlink()
+    assert run_check(probe(root), "nvidia-runtime")["status"] == "ok"
