@@ -36,7 +36,7 @@ says whether the list is the daemon's whole list, `runtimes_reason` why not. A r
 Facts: `docker_daemon: {"installed": bool, "config": path|null, "config_source": "default"|"flag",
 "config_state": "read"|"absent"|"error", "config_error": str, "runtimes": [name...] (the config file's),
 "default_runtime": str|null, "features_cdi": bool|null, "flag_runtimes": [name...], "flags_read": bool,
-"flags_reason": str, "pid": int|null,
+"flags_reason": str, "pid": int|null, "started_at": epoch s|null (null where the process's start was not read),
 "config_newer_than_daemon": bool|null, "rootless_pidfile": path|null, "registered": [name...],
 "runtimes_complete": bool, "runtimes_reason": str, "cdi_spec_dirs": [dir...], "cdi_specs": [{"file", "kind"}],
 "cdi_unread": [str...], "other_cdi_configs": [path...], "cdi_complete": bool, "cdi_reason": str,
@@ -398,6 +398,7 @@ def probe_docker_daemon(view: FileView, env: Mapping[str, str] | None = None) ->
         "flag_runtimes": [],
         "flags_read": False,
         "pid": None,
+        "started_at": None,
         "config_newer_than_daemon": None,
         "rootless_pidfile": None,
         "registered": list(STOCK_RUNTIMES),
@@ -460,7 +461,7 @@ def probe_docker_daemon(view: FileView, env: Mapping[str, str] | None = None) ->
         out["flags_read"] = True
         out["flag_runtimes"] = sorted(set(flags["add_runtimes"]))
         out["default_runtime"] = flags["default_runtime"] or out["default_runtime"]
-        start = _process_start(view, out["pid"])
+        start = out["started_at"] = _process_start(view, out["pid"])
         if st is not None and start is not None:
             out["config_newer_than_daemon"] = st.mtime > start
         _gpu_hooks(view, out, start)

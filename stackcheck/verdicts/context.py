@@ -1060,6 +1060,12 @@ class Context:
         where = str(daemon.get("gpu_hooks_path") or "a PATH not named")
         runtime_hook, cdi_hook = hooks.get("nvidia-container-runtime-hook"), hooks.get("nvidia-cdi-hook")
         if isinstance(runtime_hook, str) and "nvidia-container-runtime-hook" not in newer:
+            if isinstance(daemon.get("pid"), int) and "started_at" in daemon and daemon.get("started_at") is None:
+                raise Unknown(
+                    path,
+                    f"{runtime_hook} is on dockerd's PATH, but when dockerd started was not read: a hook installed "
+                    "since is not the running daemon's (it looks hooks up as it starts)",
+                )
             return "served"
         if newer:
             raise Unknown(path, f"{', '.join(newer)} installed after dockerd started (it looks hooks up as it starts)")

@@ -241,3 +241,22 @@ def test_dockerds_start_not_read_leaves_a_config_runtime_unknown(tmp_path: Path)
     root = host(tmp_path / "flag", WITH_NVIDIA, [*DOCKERD, "--add-runtime", "nvidia=/usr/bin/nvidia-container-runtime"])
     (root / f"proc/{PID}/stat").unlink()
     assert run_check(probe(root), "nvidia-runtime")["status"] == "ok"
+
+
+def test_dockerds_start_not_read_leaves_a_gpu_hook_unknown(tmp_path: Path) -> None:
+    """Attack: the NVIDIA Container Toolkit installed 60 s ago (dockerd, started 1800 s ago, looked its hooks up
+    before) and /proc/PID/stat not readable. Before: the hook on dockerd's PATH said docker run --gpus ok (a false
+    pass: the running daemon registered no nvidia driver)."""
+    hook = {"nvidia-container-runtime-hook": "/usr/bin"}
+    root = with_hooks(host(tmp_path, WITH_NVIDIA, DOCKERD), hook, "/usr/bin", age_s=60)
+    (root / f"proc/{PID}/stat").unlink()
+    facts = probe(root)
+    assert facts["started_at"] is None and facts["gpu_hooks"]["nvidia-container-runtime-hook"] == (
+        "/usr/bin/nvidia-container-runtime-hook"
+    )
+    check = run_check(facts, "docker-gpus")
+    assert check["status"] == "unknown" and "when dockerd started was not read" in rule(check)["message"]
+    # its start read (and the hook older than it): served, as before
+    old = with_hooks(host(tmp_path / "old", WITH_NVIDIA, DOCKERD), hook, "/usr/bin", age_s=3600)
+    facts = probe(old)
+    assert isinstance(facts["started_at"], float) and run_check(facts, "docker-gpus")["status"] == "ok"
