@@ -10,8 +10,9 @@ container-engine-gpu-path):
   NAME' (daemon/runtime_unix.go `runtimes.Get`, `isPermissibleC8dRuntimeName`; a name with a dot goes to
   containerd as a shim name, which this probe does not judge);
 - the config file is `--config-file FILE`, else /etc/docker/daemon.json (daemon/command/daemon_unix.go
-  getDefaultDaemonConfigFile); a key given both in the file and as a flag stops dockerd (daemon/config/config.go
-  findConfigurationConflicts), so the runtimes are the file's plus the flags';
+  getDefaultDaemonConfigFile; a relative FILE is opened from dockerd's working directory, /proc/PID/cwd here, and
+  is not read where that is not readable); a key given both in the file and as a flag stops dockerd
+  (daemon/config/config.go findConfigurationConflicts), so the runtimes are the file's plus the flags';
 - `nvidia-ctk runtime configure --runtime=docker` writes `runtimes.nvidia` into /etc/docker/daemon.json and asks for
   a restart (NVIDIA/nvidia-container-toolkit cmd/nvidia-ctk/runtime/configure/configure.go,
   pkg/config/engine/docker/docker.go AddRuntime): a file changed after dockerd started says nothing sure about the
@@ -35,7 +36,7 @@ says whether the list is the daemon's whole list, `runtimes_reason` why not. A r
 Facts: `docker_daemon: {"installed": bool, "config": path|null, "config_source": "default"|"flag",
 "config_state": "read"|"absent"|"error", "config_error": str, "runtimes": [name...] (the config file's),
 "default_runtime": str|null, "features_cdi": bool|null, "flag_runtimes": [name...], "flags_read": bool,
-"flags_reason": str, "pid": int|null,
+"flags_reason": str, "pid": int|null, "started_at": epoch s|null (null where the process's start was not read),
 "config_newer_than_daemon": bool|null, "rootless_pidfile": path|null, "registered": [name...],
 "runtimes_complete": bool, "runtimes_reason": str, "cdi_spec_dirs": [dir...], "cdi_specs": [{"file", "kind"}],
 "cdi_unread": [str...], "other_cdi_configs": [path...], "cdi_complete": bool, "cdi_reason": str,
@@ -48,6 +49,7 @@ from __future__ import annotations
 import json
 import os
 import posixpath
+import time
 
 from stackcheck.lazy_re import lazy as _lazy
 from stackcheck.lean_typing import TYPE_CHECKING
@@ -82,6 +84,10 @@ CONFIG_LIMIT = 1024 * 1024
 CMDLINE_LIMIT = 256 * 1024
 SPEC_LIMIT = 4 * 1024 * 1024
 SPEC_FILES_LIMIT = 256
+#: all spec files together (a toolkit's spec is tens of kB): past it, or past SPEC_SECONDS, the rest is unread
+SPEC_BYTES_BUDGET = 16 * 1024 * 1024
+SPEC_SECONDS = 0.5
+_BOMS = ((b"\xef\xbb\xbf", "utf-8"), (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be"))
 _NAME = _lazy(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$")
 _KIND = _lazy(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}/[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")
 _YAML_KIND = _lazy(r"""^kind:[ \t]*(?:"([^"\n]*)"|'([^'\n]*)'|([^\s#'"][^\s#]*))[ \t]*(?:#.*)?$""")
@@ -96,6 +102,16 @@ def _safe(name: str) -> str:
     return name if _NAME.match(name) else "?"
 
 
+def _go_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object as Go's encoding/json decodes a repeated key into dockerd's Config: an object into the value an
+    earlier one made (a map or struct keeps its entries: both `runtimes` objects count), anything else replaced."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        before = out.get(key)
+        out[key] = {**before, **value} if isinstance(before, dict) and isinstance(value, dict) else value
+    return out
+
+
 def read_daemon_config(view: FileView, path: str) -> dict[str, Any]:
     """The keys of daemon.json at `path` this probe uses: `runtimes` (names), `default-runtime`, `cdi-spec-dirs`,
     `features.cdi`. DaemonConfigError for a file that is too large, not UTF-8, not JSON or not an object, or whose
@@ -103,12 +119,18 @@ def read_daemon_config(view: FileView, path: str) -> dict[str, Any]:
     data = view.read_bytes(path, CONFIG_LIMIT + 1)
     if len(data) > CONFIG_LIMIT:
         raise DaemonConfigError(f"{path}: larger than {CONFIG_LIMIT} bytes, not read")
+    # dockerd takes a byte order mark's encoding (UTF-8, UTF-16 LE or BE: Notepad's and PowerShell's), else UTF-8
+    # (daemon/config/config.go getConflictFreeConfiguration, unicode.BOMOverride)
+    encoding, skip = next(
+        ((e, len(bom)) for bom, e in _BOMS if data.startswith(bom)),
+        ("utf-8", 0),
+    )
     try:
-        text = data.decode("utf-8")
+        text = data[skip:].decode(encoding)
     except UnicodeDecodeError as exc:
-        raise DaemonConfigError(f"{path}: byte {exc.start}: not UTF-8") from None
+        raise DaemonConfigError(f"{path}: byte {exc.start + skip}: not {encoding.upper()}") from None
     try:
-        doc = json.loads(text) if text.strip() else {}
+        doc = json.loads(text, object_pairs_hook=_go_object) if text.strip() else {}
     except json.JSONDecodeError as exc:
         raise DaemonConfigError(f"{path}: line {exc.lineno} column {exc.colno}: not JSON ({exc.msg})") from None
     except RecursionError:
@@ -187,10 +209,14 @@ def _process_start(view: FileView, pid: int) -> float | None:
 
 def _dockerd_process(view: FileView, out: dict[str, Any]) -> list[str] | None:
     """dockerd's argv from the pid file's process; None (with out["flags_reason"]) where it is not read."""
+    unread: list[str] = []
     for pidfile in PIDFILES:
         try:
             raw = view.read_bytes(pidfile, 32)
-        except OSError:
+        except FileNotFoundError:
+            continue
+        except OSError as exc:  # there, but not read: not the same as no pid file
+            unread.append(f"{pidfile}: {exc.strerror or 'not a regular file'}")
             continue
         text = raw.decode("ascii", "replace").strip()
         if not text.isdecimal() or not 0 < int(text) < 1 << 22:
@@ -198,9 +224,12 @@ def _dockerd_process(view: FileView, out: dict[str, Any]) -> list[str] | None:
             return None
         pid = int(text)
         try:
-            cmdline = view.read_bytes(f"/proc/{pid}/cmdline", CMDLINE_LIMIT)
+            cmdline = view.read_bytes(f"/proc/{pid}/cmdline", CMDLINE_LIMIT + 1)
         except OSError as exc:
             out["flags_reason"] = f"/proc/{pid}/cmdline (the process {pidfile} names): {exc.strerror or 'unreadable'}"
+            return None
+        if len(cmdline) > CMDLINE_LIMIT:  # a flag past the cut (--config-file, --add-runtime) would be lost
+            out["flags_reason"] = f"/proc/{pid}/cmdline is longer than {CMDLINE_LIMIT} bytes, not read"
             return None
         argv = [a.decode("utf-8", "replace") for a in cmdline.split(b"\0")]
         if argv and argv[-1] == "":
@@ -211,6 +240,9 @@ def _dockerd_process(view: FileView, out: dict[str, Any]) -> list[str] | None:
         out["pid"] = pid
         out["sources"]["flags"] = f"/proc/{pid}/cmdline"
         return argv
+    if unread:
+        out["flags_reason"] = f"the pid file was not read ({'; '.join(unread)})"
+        return None
     out["flags_reason"] = f"no pid file ({', '.join(PIDFILES)}): no dockerd runs with the default pid file here"
     return None
 
@@ -222,9 +254,14 @@ def _gpu_hooks(view: FileView, out: dict[str, Any], start: float | None) -> None
     out["gpu_hooks_path"] = "systemd service default"
     if out["pid"] is not None:
         try:
-            environ = view.read_bytes(f"/proc/{out['pid']}/environ", CMDLINE_LIMIT)
+            environ = view.read_bytes(f"/proc/{out['pid']}/environ", CMDLINE_LIMIT + 1)
         except OSError:
             environ = None
+        if environ is not None and len(environ) > CMDLINE_LIMIT:
+            environ = None  # the cut may fall inside PATH or before it: not read
+        if environ is not None:
+            # the first PATH= is Go's os.Getenv("PATH"); none at all is an empty PATH, where LookPath finds nothing
+            dirs, out["gpu_hooks_path"] = [], f"/proc/{out['pid']}/environ (no PATH)"
         for item in (environ or b"").split(b"\0"):
             if item.startswith(b"PATH="):
                 dirs = [d for d in item[5:].decode("utf-8", "replace").split(":") if d.startswith("/")]
@@ -251,7 +288,10 @@ def _spec_kind(view: FileView, path: str) -> str:
     text = data.decode("utf-8")
     kind: Any = None
     if path.endswith(".json"):
-        doc = json.loads(text)
+        try:
+            doc = json.loads(text)
+        except RecursionError:  # not a ValueError: it would take the whole daemon read down with it
+            raise ValueError("nested too deep, not read") from None
         kind = doc.get("kind") if isinstance(doc, dict) else None
     else:
         for line in text.split("\n"):
@@ -276,9 +316,15 @@ def _cdi(view: FileView, out: dict[str, Any], config: dict[str, Any] | None, fla
         why.append("daemon.json not read (it may name cdi-spec-dirs)")
     if flags is None and out["installed"]:
         why.append(f"dockerd's flags not read (a --cdi-spec-dir may name others: {out['flags_reason']})")
-    out["cdi_spec_dirs"] = dirs
+    # "" names no directory to dockerd (alone it turns CDI off, daemon/command/daemon.go; else its ReadDir fails)
+    out["cdi_spec_dirs"] = dirs = [d for d in dirs if d]
+    spent, deadline = 0, time.monotonic() + SPEC_SECONDS
     for directory in dirs:
-        if not directory.startswith("/"):
+        if not directory.startswith("/"):  # read from dockerd's working directory, which is not read here
+            out["cdi_unread"].append(f"{_safe(directory)}: a relative spec directory, not read")
+            continue
+        if spent >= SPEC_BYTES_BUDGET or time.monotonic() > deadline:
+            out["cdi_unread"].append(f"{directory}: past the read budget ({SPEC_BYTES_BUDGET} bytes, {SPEC_SECONDS} s)")
             continue
         try:
             names = sorted(view.listdir(directory))
@@ -291,6 +337,11 @@ def _cdi(view: FileView, out: dict[str, Any], config: dict[str, Any] | None, fla
             if not name.endswith((".yaml", ".json")):
                 continue
             path = f"{directory}/{name}"
+            if spent >= SPEC_BYTES_BUDGET or time.monotonic() > deadline:
+                out["cdi_unread"].append(f"{directory}: past the read budget, {path} and the rest not read")
+                break
+            st = view.stat(path)
+            spent += min(st.size, SPEC_LIMIT + 1) if st is not None else 0
             try:
                 out["cdi_specs"].append({"file": path, "kind": _spec_kind(view, path)})
             except (OSError, ValueError) as exc:
@@ -298,17 +349,25 @@ def _cdi(view: FileView, out: dict[str, Any], config: dict[str, Any] | None, fla
                 out["cdi_unread"].append(f"{path}: {said}")
         if len(names) > SPEC_FILES_LIMIT:
             out["cdi_unread"].append(f"{directory}: more than {SPEC_FILES_LIMIT} entries, the rest not read")
+    others_unread = 0
     for path in _other_cdi_files(view):
+        if spent >= SPEC_BYTES_BUDGET or time.monotonic() > deadline:
+            others_unread += 1
+            continue
         try:
-            text = view.read_bytes(path, CONFIG_LIMIT).decode("utf-8", "replace")
+            data = view.read_bytes(path, CONFIG_LIMIT)
         except OSError:
             continue
-        if _CDI_KEY.search(text):
+        spent += len(data)
+        if _CDI_KEY.search(data.decode("utf-8", "replace")):
             out["other_cdi_configs"].append(path)
+    if others_unread:
+        why.append(f"{others_unread} other engines' config files past the read budget, not read (cdi_spec_dirs)")
     if out["cdi_unread"]:
         why.append("spec files not read: " + "; ".join(out["cdi_unread"][:3]))
     if out["other_cdi_configs"]:
-        why.append(f"another engine's cdi_spec_dirs is set, not read ({', '.join(out['other_cdi_configs'])})")
+        named = ", ".join(out["other_cdi_configs"][:3]) + (", ..." if len(out["other_cdi_configs"]) > 3 else "")
+        why.append(f"another engine's cdi_spec_dirs is set, not read ({named})")
     out["cdi_complete"] = not why
     if why:
         out["cdi_reason"] = "; ".join(why)
@@ -339,6 +398,7 @@ def probe_docker_daemon(view: FileView, env: Mapping[str, str] | None = None) ->
         "flag_runtimes": [],
         "flags_read": False,
         "pid": None,
+        "started_at": None,
         "config_newer_than_daemon": None,
         "rootless_pidfile": None,
         "registered": list(STOCK_RUNTIMES),
@@ -357,16 +417,31 @@ def probe_docker_daemon(view: FileView, env: Mapping[str, str] | None = None) ->
     flags = parse_dockerd_flags(argv) if argv is not None else None
     binary = next((f"{d}/dockerd" for d in BIN_DIRS if view.stat(f"{d}/dockerd") is not None), None)
     config_path = DEFAULT_CONFIG
+    relative_error = None
     if flags is not None and flags["config_file"]:
         config_path, out["config_source"] = flags["config_file"], "flag"
+        if not config_path.startswith("/"):  # dockerd opens it from its own working directory, not ours
+            try:
+                cwd = view.readlink(f"/proc/{out['pid']}/cwd")
+            except (OSError, ValueError):
+                cwd = ""
+            if cwd.startswith("/"):
+                config_path = posixpath.normpath(posixpath.join(cwd, config_path))
+            else:
+                relative_error = (
+                    f"--config-file {config_path[:120]!a}: a relative path, and dockerd's working directory "
+                    f"(/proc/{out['pid']}/cwd) was not read"
+                )
     out["installed"] = argv is not None or binary is not None or view.stat(config_path) is not None
     runtime_dir = env.get("XDG_RUNTIME_DIR") or ""
     if runtime_dir.startswith("/") and view.stat(f"{runtime_dir.rstrip('/')}/docker.pid") is not None:
         out["rootless_pidfile"] = f"{runtime_dir.rstrip('/')}/docker.pid"
         out["installed"] = True
     config: dict[str, Any] | None = None
-    st = view.stat(config_path)
-    if st is not None:
+    st = view.stat(config_path) if relative_error is None else None
+    if relative_error is not None:
+        out["config_state"], out["config_error"] = "error", relative_error
+    elif st is not None:
         out["config"] = config_path
         try:
             config = read_daemon_config(view, config_path)
@@ -386,7 +461,7 @@ def probe_docker_daemon(view: FileView, env: Mapping[str, str] | None = None) ->
         out["flags_read"] = True
         out["flag_runtimes"] = sorted(set(flags["add_runtimes"]))
         out["default_runtime"] = flags["default_runtime"] or out["default_runtime"]
-        start = _process_start(view, out["pid"])
+        start = out["started_at"] = _process_start(view, out["pid"])
         if st is not None and start is not None:
             out["config_newer_than_daemon"] = st.mtime > start
         _gpu_hooks(view, out, start)
@@ -403,6 +478,10 @@ def probe_docker_daemon(view: FileView, env: Mapping[str, str] | None = None) ->
         why.append(f"dockerd's flags were not read ({out['flags_reason']})")
     if out["config_newer_than_daemon"]:
         why.append(f"{config_path} changed after dockerd started (a restart or reload reads it; not visible here)")
+    elif out["flags_read"] and out["config_state"] == "read" and out["config_newer_than_daemon"] is None:
+        why.append(
+            f"dockerd's start (/proc/{out['pid']}/stat) was not read: a change to {config_path} since is not seen"
+        )
     if out["rootless_pidfile"]:
         why.append(f"a rootless dockerd also runs ({out['rootless_pidfile']}); which daemon docker uses is not read")
     out["runtimes_complete"] = not why

@@ -996,6 +996,17 @@ class Context:
                         f"{config} names runtime {name} but changed after dockerd started: the running daemon has "
                         "it only after a restart or reload, which is not visible here",
                     )
+                if (
+                    daemon.get("flags_read") is True
+                    and daemon.get("config_state") == "read"
+                    and "config_newer_than_daemon" in daemon
+                    and daemon.get("config_newer_than_daemon") is None
+                ):
+                    raise Unknown(
+                        path,
+                        f"{config} names runtime {name}, but when dockerd started was not read: a file changed since "
+                        "(nvidia-ctk runtime configure without a restart) is not the running daemon's",
+                    )
                 return "registered"
             if daemon.get("runtimes_complete") is True:
                 where = [str(w) for w in (daemon.get("sources") or {}).values()] if daemon.get("sources") else []
@@ -1022,12 +1033,18 @@ class Context:
                 )
             if found:
                 return "found"
-            dirs = names("cdi_spec_dirs") or ["/etc/cdi", "/var/run/cdi"]
+            # an empty list is dockerd's (cdi-spec-dirs [] or --cdi-spec-dir ""): no directory at all
+            listed_dirs = daemon.get("cdi_spec_dirs")
+            spec_dirs = ", ".join(
+                names("cdi_spec_dirs") if isinstance(listed_dirs, list) else ["/etc/cdi", "/var/run/cdi"]
+            )
             held = sorted({str(s.get("kind")) for s in specs})
             if daemon.get("cdi_complete") is True:
-                return f"none in {', '.join(dirs)}" + (f" (kinds there: {', '.join(held)})" if held else "")
+                if not spec_dirs:
+                    return "none: dockerd reads no CDI spec directory (cdi-spec-dirs empty)"
+                return f"none in {spec_dirs}" + (f" (kinds there: {', '.join(held)})" if held else "")
             why = daemon.get("cdi_reason") or "the spec directories were not all read"
-            raise Unknown(path, f"no CDI spec read names {name} ({', '.join(dirs)}), but {why}")
+            raise Unknown(path, f"no CDI spec read names {name} ({spec_dirs or 'no spec directory'}), but {why}")
         raise Missing(path, f"unknown fact path {path}")
 
     @staticmethod
@@ -1043,6 +1060,12 @@ class Context:
         where = str(daemon.get("gpu_hooks_path") or "a PATH not named")
         runtime_hook, cdi_hook = hooks.get("nvidia-container-runtime-hook"), hooks.get("nvidia-cdi-hook")
         if isinstance(runtime_hook, str) and "nvidia-container-runtime-hook" not in newer:
+            if isinstance(daemon.get("pid"), int) and "started_at" in daemon and daemon.get("started_at") is None:
+                raise Unknown(
+                    path,
+                    f"{runtime_hook} is on dockerd's PATH, but when dockerd started was not read: a hook installed "
+                    "since is not the running daemon's (it looks hooks up as it starts)",
+                )
             return "served"
         if newer:
             raise Unknown(path, f"{', '.join(newer)} installed after dockerd started (it looks hooks up as it starts)")

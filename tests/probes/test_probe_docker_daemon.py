@@ -141,7 +141,7 @@ def test_a_rootless_daemon_beside_it_leaves_the_list_incomplete(tmp_path: Path) 
         ('{\n  "runtimes": {\n    "nvidia": \n}', "line 4 column 1: not JSON"),
         ("[]", "$: not a JSON object"),
         ('{"runtimes": ["nvidia"]}', "$.runtimes: not an object"),
-        (b"\xff\xfe{}".decode("latin-1"), "not UTF-8"),
+        (b"{\xff}".decode("latin-1"), "byte 1: not UTF-8"),  # (\xff\xfe first: a UTF-16 byte order mark)
     ],
 )
 def test_a_daemon_json_that_cannot_be_read_is_one_line_and_unknown(tmp_path: Path, text: str, where: str) -> None:
