@@ -388,6 +388,71 @@ def _mxfp8_moe(values: Mapping[str, Any], read: Any) -> _Judged:
     return _Judged(bool(moe), f"{what} on {'an MoE' if moe else 'a dense'} model")
 
 
+def _modelopt_mixed_moe(values: Mapping[str, Any], d: Derived, read: Any, spec: Mapping[str, Any]) -> _Judged:
+    """Whether DeepEP v2's check of the MoE method refuses the experts of a W4AFP8 launch: --quantization w4afp8, or
+    a checkpoint read as w4afp8 (a ModelOpt MIXED_PRECISION one included), on a model with routed experts. Where the
+    release maps the MIXED_PRECISION checkpoint to modelopt_mixed (an NVFP4 layer; --quantization w4afp8 is then
+    overridden to modelopt_mixed too), each MoE layer's method follows its experts' quant_algo (launch fact
+    model_mixed_precision) as the release entry's `spec` says: `methods` (algo -> refused, taken, or unquantized:
+    SGLang returns no method), `unquantized` (whether UnquantizedFusedMoEMethod is refused or taken: also the method
+    of a MoE layer with no entry), `block_algos` whose group_size must be `block` (None: the release fixes the block
+    itself). Else every MoE layer gets W4AFp8MoEMethod, which the check refuses. True: refused; None: not decided."""
+    flag, held = values.get("quantization"), values.get("model_quant_method")
+    if flag not in (None, "w4afp8"):
+        return _Judged(False, f"--quantization {flag}")
+    if flag is None and held != "w4afp8":
+        return _Judged(False, "no W4AFP8 (ModelOpt MIXED_PRECISION) checkpoint read")
+    info = d.launch.get("model_mixed_precision")
+    what = "--quantization w4afp8" if flag else "a W4AFP8 checkpoint (quant_method w4afp8)"
+    if isinstance(info, Mapping):
+        what = ("--quantization w4afp8 on " if flag else "") + "a ModelOpt MIXED_PRECISION checkpoint"
+    moe = _model_moe(read)
+    if moe is _UNKNOWN:
+        return _Judged(None, f"{what}, model not read", missing="whether the model has routed experts (config.json)")
+    if moe is not True:
+        return _Judged(False, f"{what} on a dense model")
+    mapped = info.get("modelopt_mixed") if isinstance(info, Mapping) else False
+    if mapped is None:
+        return _Judged(None, f"{what} on an MoE model", missing="whether this SGLang release maps the checkpoint to "
+                       "modelopt_mixed (per-layer methods) or w4afp8 (W4AFp8MoEMethod)")  # fmt: skip
+    if mapped is not True:
+        return _Judged(True, f"{what} on an MoE model, loaded as w4afp8: W4AFp8MoEMethod on every MoE layer")
+    assert isinstance(info, Mapping)
+    algos = [str(a) for a in info.get("expert_algos") or []]
+    methods = spec.get("methods") or {}
+    block_algos = [str(a) for a in spec.get("block_algos") or []]
+    unquantized = str(spec.get("unquantized"))
+    shown = ", ".join(algos) or "none listed"
+    what = f"{what} (modelopt_mixed, an NVFP4 layer) on an MoE model, experts' quant_algo {shown}"
+    verdicts: list[bool | None] = []
+    missing: list[str] = []
+    for algo in algos:
+        method = methods.get(algo)
+        if method == "unquantized":
+            method = unquantized
+        if method == "refused":
+            verdicts.append(True)
+        elif method != "taken":
+            verdicts.append(None)
+            missing.append(f"the MoE method SGLang builds for {algo} experts (not read)")
+        elif algo in block_algos and spec.get("block") is not None:
+            # one weight block for every block-FP8 layer: their group_size, 128 where none is given (two: ValueError)
+            groups = info.get("group_sizes") or {}
+            sizes = {"128" if x == "null" else str(x) for a in block_algos for x in groups.get(a) or []}
+            verdicts.append(sizes != {str(spec["block"])})
+            if verdicts[-1]:
+                what += f" (block-FP8 group_size {', '.join(sorted(sizes))}, not {spec['block']})"
+    if unquantized == "refused":  # a MoE layer with no entry, or one the checkpoint excludes, is unquantized
+        if not algos:
+            verdicts.append(True)
+        else:
+            verdicts.append(None)
+            missing.append("whether quantized_layers name the experts of every MoE layer (one without an entry gets "
+                           "UnquantizedFusedMoEMethod, which this release refuses)")  # fmt: skip
+    holds = True if True in verdicts else None if None in verdicts else False
+    return _Judged(holds, what, missing="; ".join(missing) if holds is None else None)
+
+
 def _quark_block_fp8(layer: Any) -> list[Any] | None:
     """The weight block of a Quark layer config that SGLang's QuarkConfig hands to Fp8MoEMethod (FP8 weights per
     block with a two-number block_size, FP8 dynamic input, no output or bias quantization); None for any other."""
@@ -1093,6 +1158,9 @@ def launch_values(
     values["mxfp8_moe"] = _mxfp8_moe(values, read)
     values["deepep_v2_quark_moe"] = _quark_moe(values, read, block_fp8=False)  # QuarkFusedMoEMethod for every layer
     values["deepep_v2_quark_fp8_moe"] = _quark_moe(values, read, block_fp8=True)  # block FP8 layers: Fp8MoEMethod
+    mixed_spec = entry.get("modelopt_mixed_moe")
+    if isinstance(mixed_spec, dict):  # a W4AFP8 / ModelOpt MIXED_PRECISION checkpoint's experts, layer by layer
+        values["deepep_v2_mixed_moe"] = _modelopt_mixed_moe(values, d, read, mixed_spec)
     values["ct_fp8_moe"] = _ct_moe(values, d, read, ("fp8-w8a8", "fp8-block"))
     values["ct_int8_moe"] = _ct_moe(values, d, read, ("int8-w8a8",))
     values["ct_mixed_packed_moe"] = _ct_mixed_packed_moe(values, d, read)

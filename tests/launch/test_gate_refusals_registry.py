@@ -211,6 +211,8 @@ CHECK_TEXT = {
     "deepep-v2-fp8-moe-block-size": "weight_block_size={quant_method.weight_block_size}",
     "deepep-v2-mxfp8-moe": '"selected MXFP8 weights"',
     "deepep-v2-modelopt-moe-method": '"--moe-a2a-backend deepep_v2 requires 128x128 blockwise FP8',
+    # igap18: W4AFP8 and ModelOpt MIXED_PRECISION experts, by the release's modelopt_mixed mapping (same check)
+    "deepep-v2-w4afp8-moe": '"--moe-a2a-backend deepep_v2 requires 128x128 blockwise FP8',
     "deepep-v2-quark-moe-method": '"--moe-a2a-backend deepep_v2 requires 128x128 blockwise FP8 "',
     "deepep-v2-quark-moe-block": '"--moe-a2a-backend deepep_v2 requires 128x128 blockwise FP8 or 1x32 MXFP8 "',
     # its FP4-experts refusal (CHECK_FILE), and ModelConfig's reading of MiMo-V2's store_dtype (0.5.20 on)
@@ -261,6 +263,7 @@ CHECK_FILE = {
     "deepep-v2-fp8-moe-block-size": "sglang/srt/layers/moe/fused_moe_triton/layer.py",
     "deepep-v2-mxfp8-moe": "sglang/srt/layers/moe/fused_moe_triton/layer.py",
     "deepep-v2-modelopt-moe-method": "sglang/srt/layers/moe/fused_moe_triton/layer.py",
+    "deepep-v2-w4afp8-moe": "sglang/srt/layers/moe/fused_moe_triton/layer.py",
     "deepep-v2-quark-moe-method": "sglang/srt/layers/moe/fused_moe_triton/layer.py",
     "deepep-v2-quark-moe-block": "sglang/srt/layers/moe/fused_moe_triton/layer.py",
     "deepep-v2-fp4-routed-experts": "sglang/srt/layers/moe/fused_moe_triton/layer.py",

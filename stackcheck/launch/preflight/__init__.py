@@ -148,6 +148,8 @@ def run(inp: Inputs) -> Preflight:
                 launch["model_quant_schemes"] = info.quant_schemes
             if info.kv_cache_fp8 is not None:
                 launch["model_kv_cache_fp8"] = info.kv_cache_fp8
+            if info.mixed_precision is not None:
+                launch["model_mixed_precision"] = info.mixed_precision
 
     skipped: list[str] = []
     r = inp.readings

@@ -103,6 +103,8 @@ class ModelInfo:
     query_heads: int | None = None
     # whether its MoE layers run W4AFp8MoEMethod (preflight/w4afp8.py runs_w4afp8_moe); None: not decided
     w4afp8_moe: bool | None = False
+    # a ModelOpt MIXED_PRECISION checkpoint's experts (preflight/w4afp8.py mixed_precision_experts); None: not one
+    mixed_precision: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -614,6 +616,10 @@ def read_model(
 
         info.w4afp8_moe = runs_w4afp8_moe(w4_table, options.get("--quantization"), quant_method, qcfg, config,
                                           info.architectures, _model_moe(config), sglang_version)  # fmt: skip
+    if isinstance(w4_table, Mapping) and quant_method == "w4afp8":  # a MIXED_PRECISION checkpoint's experts
+        from stackcheck.launch.preflight.w4afp8 import mixed_precision_experts
+
+        info.mixed_precision = mixed_precision_experts(w4_table, qcfg, config, info.architectures, sglang_version)
     ct_table = mdata.get("compressed_tensors_schemes") or {}
     quark_table = mdata.get("quark_schemes") or {}
     if quant_method is not None and quant_method == ct_table.get("quant_method"):
