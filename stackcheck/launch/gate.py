@@ -532,6 +532,8 @@ def _shell_launch(
             continue
         if rest[0] in ("cd", "pushd", "popd") and trace is not None:
             trace["cwd"] = _cd(rest, trace.get("cwd", ""), {**shell_vars, **exported})
+            if re.search(r"(?<!\$)\(", text):  # `(cd /x); ...`: a subshell's cd is not the launch's (no grouping kept)
+                trace["cwd"] = CwdUnknown(f"`{' '.join(rest)}` in a string with a subshell (its scope is not followed)")
             continue
         argv, cmd_env = split_env_prefix(rest, cmd_env)
         if not argv:

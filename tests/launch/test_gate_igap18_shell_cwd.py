@@ -79,7 +79,7 @@ def test_an_absolute_model_path_and_a_repo_id_need_no_cwd(tmp_path: Path, monkey
         (["bash", "-lc", f"cd && {LAUNCH}"], "/home/u"),  # no operand: $HOME
         (["bash", "-c", f"cd ~/w && {LAUNCH}"], "/home/u/w"),
         (["bash", "-c", f"cd -P -- /data; {LAUNCH}"], "/data"),
-        (["bash", "-c", f"(cd /x && ls); cd /y && {LAUNCH}"], "/y"),
+        (["bash", "-c", f"cd /y && {LAUNCH} --port $(cat port)"], "/y"),  # a command substitution is no subshell cd
         (["bash", "-c", f"cd /x && echo hi; bash -c 'cd y && {LAUNCH}'"], "/x/y"),  # an inner shell inherits it
         (["python3", "-m", "sglang.launch_server", "--model-path", "./m"], "/start"),  # no shell string
         (["bash", "-c", "cd /x && echo no launch"], "/start"),
@@ -90,7 +90,8 @@ def test_launch_cwd(argv: list[str], want: str) -> None:
     assert gate.launch_cwd(argv, mapping, {"HOME": "/home/u"}, "/start") == want
 
 
-def test_launch_cwd_unknown_says_why() -> None:
+@pytest.mark.parametrize(("string", "said"), [(f"cd - && {LAUNCH}", "cd -"), (f"(cd /x && ls); {LAUNCH}", "subshell")])
+def test_launch_cwd_unknown_says_why(string: str, said: str) -> None:
     mapping = load([], env={}).launch
-    got = gate.launch_cwd(["sh", "-c", f"cd - && {LAUNCH}"], mapping, {}, "/start")
-    assert isinstance(got, gate.CwdUnknown) and "cd -" in got.why
+    got = gate.launch_cwd(["sh", "-c", string], mapping, {}, "/start")
+    assert isinstance(got, gate.CwdUnknown) and said in got.why
