@@ -14,6 +14,7 @@ import ast
 import os
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 from gate_cli import QWEN3_MOE, gate_tp8, model_dir, reason_status, release_box
@@ -29,7 +30,7 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
             monkeypatch.delenv(name)
 
 
-def gate(tmp_path: Path, release: str, cc: str, *flags: str) -> dict:
+def gate(tmp_path: Path, release: str, cc: str, *flags: str) -> dict[str, Any]:
     return gate_tp8(release_box(tmp_path, release, cc), model_dir(tmp_path, "m", QWEN3_MOE), *flags)
 
 
