@@ -65,6 +65,7 @@ from __future__ import annotations
 
 import bisect
 import os
+import posixpath
 import re
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 
@@ -194,12 +195,14 @@ def find_entrypoint(argv: Sequence[str], mapping: Mapping[str, Any]) -> tuple[st
 
 
 def find_launch(
-    argv: Sequence[str], mapping: Mapping[str, Any], env: Mapping[str, str]
+    argv: Sequence[str], mapping: Mapping[str, Any], env: Mapping[str, str], trace: dict[str, Any] | None = None
 ) -> tuple[str | None, list[str], dict[str, str]]:
     """find_entrypoint with the environment the launch sees: `env` (the command's own, its `env` prefix applied),
     and where the launch is a simple command of a shell's command string (`bash -c "cd /x && export A=1 &&
     B=2 python -m sglang.launch_server ... 2>&1 | tee log"`) what the string does to it before (shell_commands):
-    then the launch's arguments are its own words only, up to the next control operator, redirections left out."""
+    then the launch's arguments are its own words only, up to the next control operator, redirections left out.
+    `trace`: where given, its "cwd" (the directory the command starts in) follows the string's `cd`s before the
+    launch (launch_cwd)."""
     entry, args = _entrypoint_at(argv, mapping)
     if entry is not None:
         return entry, args, dict(env)
@@ -215,7 +218,7 @@ def find_launch(
             # `bash -c "python -m sglang.launch_server ..."`, and the spellings a shell takes as -c: an option cluster
             # (`bash -lc`, `sh -ec`), options before it (`bash -o pipefail -c`) or after it (`bash -c -- STRING`, `sh
             # -c -e STRING`), the shell behind a launcher (`sudo bash -c`, `docker exec c bash -c`)
-            inner = _shell_launch(argv[at], mapping, env)
+            inner = _shell_launch(argv[at], mapping, env, trace)
             if inner is not None:
                 return inner
             break
@@ -434,17 +437,68 @@ def _balanced(text: str, start: int) -> int:
     return -1
 
 
+class CwdUnknown:
+    """A working directory the gate cannot resolve from a shell string (`cd $DIR`, `cd -`, a relative `cd` after
+    one of those): why."""
+
+    def __init__(self, why: str) -> None:
+        self.why = why
+
+
+def _cd(words: Sequence[str], cwd: str | CwdUnknown, env: Mapping[str, str]) -> str | CwdUnknown:
+    """The working directory after the shell's `cd` / `pushd` / `popd` command `words` run in `cwd` (POSIX cd:
+    options -L / -P, `--`; no operand: $HOME; `-`: $OLDPWD, not followed; a word with an expansion is not expanded
+    here). The directory is not checked to exist (a failing cd stops an `&&` list: then there is no launch)."""
+    if words[0] == "popd":
+        return CwdUnknown("`popd` (the directory stack is not followed)")
+    operands = list(words[1:])
+    while operands and operands[0] in ("-L", "-P", "-e", "-LP", "-PL"):
+        operands.pop(0)
+    if operands and operands[0] == "--":
+        operands.pop(0)
+    target = operands[0] if operands else env.get("HOME")
+    if target is None:
+        return CwdUnknown("`cd` with no directory and no HOME")
+    if target == "-":
+        return CwdUnknown("`cd -` (the previous directory is not followed)")
+    if target.startswith("~"):
+        home = env.get("HOME")
+        if home is None or not (target == "~" or target.startswith("~/")):
+            return CwdUnknown(f"`cd {target}` (a home directory the gate does not resolve)")
+        target = home + target[1:]
+    if any(c in target for c in "$`*?["):
+        return CwdUnknown(f"`cd {target}` (a shell expansion the gate does not evaluate)")
+    if target.startswith("/"):
+        return posixpath.normpath(target)
+    if isinstance(cwd, CwdUnknown):
+        return CwdUnknown(f"`cd {target}`, relative to a directory not known ({cwd.why})")
+    return posixpath.normpath(posixpath.join(cwd, target))
+
+
+def launch_cwd(argv: Sequence[str], mapping: Mapping[str, Any], env: Mapping[str, str], start: str) -> str | CwdUnknown:
+    """The directory the launch runs in where the command starts in `start`: the directory a shell's command string
+    `cd`s to before the launch (`bash -c "cd /models && python -m sglang.launch_server --model-path ./m"`), else
+    `start`; CwdUnknown where a `cd` before it cannot be resolved."""
+    trace: dict[str, Any] = {"cwd": start}
+    argv, prefixed = split_env_prefix(argv, env)
+    find_launch(argv, mapping, prefixed, trace)
+    got = trace["cwd"]
+    return got if isinstance(got, (str, CwdUnknown)) else start
+
+
 def _shell_launch(
-    text: str, mapping: Mapping[str, Any], env: Mapping[str, str]
+    text: str, mapping: Mapping[str, Any], env: Mapping[str, str], trace: dict[str, Any] | None = None
 ) -> tuple[str | None, list[str], dict[str, str]] | None:
     """The first simple command of a shell's command string that is an SGLang launch (find_launch), with the
     environment it sees: the shell's exports before it (`export A=1`, `declare -x A=1`, `unset A`, an assignment to
-    a variable already exported) and its own `A=1` prefix and `env` prefix. None where none is a launch."""
+    a variable already exported) and its own `A=1` prefix and `env` prefix. None where none is a launch. `trace`:
+    its "cwd" follows the `cd`s before the launch (the string's own; launch_cwd)."""
     commands = shell_commands(text)
     if not commands:
         return None
     exported = dict(env)
     shell_vars: dict[str, str] = {}
+    start = trace.get("cwd") if trace is not None else None
     for words in commands:
         cmd_env = dict(exported)
         k = 0
@@ -476,12 +530,19 @@ def _shell_launch(
                 exported.pop(w, None)
                 shell_vars.pop(w, None)
             continue
+        if rest[0] in ("cd", "pushd", "popd") and trace is not None:
+            trace["cwd"] = _cd(rest, trace.get("cwd", ""), {**shell_vars, **exported})
+            if re.search(r"(?<!\$)\(", text):  # `(cd /x); ...`: a subshell's cd is not the launch's (no grouping kept)
+                trace["cwd"] = CwdUnknown(f"`{' '.join(rest)}` in a string with a subshell (its scope is not followed)")
+            continue
         argv, cmd_env = split_env_prefix(rest, cmd_env)
         if not argv:
             continue
-        found = find_launch(argv, mapping, cmd_env)
+        found = find_launch(argv, mapping, cmd_env, trace)
         if found[0] is not None:
             return found
+    if trace is not None:
+        trace["cwd"] = start  # no launch in this string: its cds are not the launch's
     return None
 
 

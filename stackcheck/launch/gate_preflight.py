@@ -141,8 +141,11 @@ def run_for_gate(
     known = set((manifests.components.get("packages") or {}).keys())
     for pkg in list(known):
         known.update(str(n) for n in (manifests.package(pkg).get("names") or []))
+    cwd: str | gate.CwdUnknown = os.getcwd()
     if derived.command:  # the environment the launch itself sees: a shell string's exports before it too
         argv, prefixed = gate.split_env_prefix(derived.command, env)
+        # and the directory it runs in: a shell string's `cd` before it (a relative --model-path is read from there)
+        cwd = gate.launch_cwd(derived.command, mapping, env, os.getcwd())
         env = gate.find_launch(argv, mapping, prefixed)[2]
     inputs = Inputs(
         options=derived.options,
@@ -150,7 +153,8 @@ def run_for_gate(
         facts=facts,
         data=data,
         view=gate_cache.host_view(),  # (its reads recorded when the decision is kept: stackcheck.assembly.gate_cache)
-        cwd=os.getcwd(),
+        cwd=cwd if isinstance(cwd, str) else os.getcwd(),
+        cwd_unknown=cwd.why if isinstance(cwd, gate.CwdUnknown) else None,
         home=env.get("HOME") or os.path.expanduser("~"),
         sglang_version=sglang_version,
         known_packages=known,

@@ -23,6 +23,7 @@ this file's own: {"verdict": F, "in": [...], "effect": [...]} and {"chosen": DEC
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 
 from stackcheck.facts.model import KERNEL_PACKAGES
@@ -816,6 +817,105 @@ def _is_bool(flag: str, specs: Mapping[str, dict[str, Any]], value: Any = None) 
     return value is True
 
 
+class CannotEdit(Exception):
+    """The launch stands in a shell's command string that the changes cannot be written into (a string the reader
+    cannot follow back to its words): the command is not proposed, the changes are listed to make by hand."""
+
+    def __init__(self, why: str, changes: Sequence[Change] = ()) -> None:
+        super().__init__(why)
+        self.changes = list(changes)
+
+
+def _shell_site(argv: Sequence[str], launch_map: Mapping[str, Any]) -> tuple[int, list[str]] | None:
+    """Where the launch of `argv` is a simple command inside a shell's command string (`bash -c "cd /x && python -m
+    sglang.launch_server ..."`), as the gate reads it (gate.find_launch): (the index of the string in argv, the
+    launch's SGLang arguments). None for a launch whose arguments are argv's own tail."""
+    from stackcheck.launch import gate
+
+    if gate._entrypoint_at(argv, launch_map)[0] is not None:
+        return None
+    shell = os.path.basename(argv[0]) in gate._SHELLS if argv else False
+    for i in range(1, len(argv)):
+        prog = os.path.basename(argv[i])
+        if gate._PYTHON.match(prog) or any(e.get("program") == prog for e in gate._entries(launch_map)):
+            if gate._entrypoint_at(argv[i:], launch_map)[0] is not None:
+                return None
+        at = gate._shell_string_at(argv, i) if shell and gate._shell_c(argv[i]) else None
+        if at is not None:
+            inner = gate._shell_launch(argv[at], launch_map, {})
+            return (at, list(inner[1])) if inner is not None else None
+        shell = shell or prog in gate._SHELLS
+    return None
+
+
+def _word_span(text: str, word: str, start: int) -> tuple[int, int] | None:
+    """The first place at or after `start` where `word` is written as one whole shell word (as is, shlex-quoted, or
+    double-quoted): (begin, end); None where it is not."""
+    import shlex
+
+    best: tuple[int, int] | None = None
+    for form in dict.fromkeys((word, shlex.quote(word), f'"{word}"')):
+        at = start
+        while (at := text.find(form, at)) >= 0:
+            end = at + len(form)
+            if (at == 0 or text[at - 1] in " \t\n") and (end == len(text) or text[end] in " \t\n;&|)<>"):
+                if best is None or at < best[0]:
+                    best = (at, end)
+                break
+            at += 1
+    return best
+
+
+def _rewrite_string(
+    argv: Sequence[str], at: int, old: Sequence[str], new: Sequence[str], launch_map: Mapping[str, Any]
+) -> list[str]:
+    """argv with its shell string argv[at] rewritten so that the launch inside reads `new` (its arguments `old`
+    with some removed and some appended, as edit_command changes them): the removed words cut out where they are
+    written, the appended ones (shlex-quoted) after the launch's last word, before any redirection or operator.
+    Read back with the gate's reader: raises CannotEdit where the launch's arguments are not exactly `new`."""
+    import shlex
+
+    from stackcheck.launch import gate
+
+    text = argv[at]
+    keep, j = [], 0
+    for word in old:  # the words of `old` kept, in order (edit_command only removes and appends)
+        if j < len(new) and word == new[j]:
+            keep.append(True)
+            j += 1
+        else:
+            keep.append(False)
+    added = list(new[j:])
+    module = next(
+        (str(e[k]) for e in gate._entries(launch_map) for k in ("python_module", "subcommand", "program")
+         if isinstance(e.get(k), str) and str(e[k]) in text),
+        None,
+    )  # fmt: skip
+    cursor = text.find(module) + len(module) if module else -1
+    if cursor < 0:
+        raise CannotEdit("the launch's entrypoint is not written as one word in the string")
+    spans = []
+    for word in old:
+        span = _word_span(text, word, cursor)
+        if span is None:
+            raise CannotEdit(f"the argument {word!r} is not written as one word in the string")
+        spans.append(span)
+        cursor = span[1]
+    point = spans[-1][1] if spans else cursor  # the launch's last word ends here
+    rewritten = text[:point] + ((" " + shlex.join(added)) if added else "") + text[point:]
+    for (first, stop), kept in reversed(list(zip(spans, keep, strict=True))):  # right to left: offsets stay valid
+        if not kept:
+            cut = first
+            while cut > 0 and text[cut - 1] in " \t":
+                cut -= 1
+            rewritten = rewritten[:cut] + rewritten[stop:]
+    line = [*argv[:at], rewritten, *argv[at + 1 :]]
+    read = _shell_site(line, launch_map)
+    if read is None or read[1] != list(new):
+        raise CannotEdit("the rewritten string does not read back as the launch (the gate's reader)")
+    return line
+
+
 def edit_command(
     command: Sequence[str],
     env: Mapping[str, str],
@@ -823,14 +923,22 @@ def edit_command(
     never: Sequence[dict[str, Any]],
     blocked_flags: Mapping[str, str],
     launch_map: Mapping[str, Any],
+    extra: Sequence[tuple[str, str, str, Any]] = (),
 ) -> tuple[list[str], dict[str, str], list[Change]]:
-    """The given launch with what it misses added and what it should drop removed.
+    """The given launch with what it misses added and what it should drop removed (and `extra`: flag, value, why,
+    source of what the model needs that the launch lacks, added last).
 
     `env` is the environment the command would see (the caller's, with the command's `env` prefix applied);
     only the prefix's own assignments are written back. Returns (argv with the env prefix, env to export in
-    front of it, the diff)."""
+    front of it, the diff). A launch inside a shell's command string (`bash -c "..."`) is edited inside the string
+    (its words after the string would be the shell's $0, $1, ...); CannotEdit, with the diff, where the string
+    cannot be rewritten so that the gate's reader finds the edited launch in it."""
     specs = _option_specs(launch_map)
     options, assigns, argv = split_env_prefix(command)
+    outer: list[str] | None = None
+    site = _shell_site(argv, launch_map)
+    if site is not None:  # edit the launch's own arguments, then write them back into the string
+        outer, argv = argv, list(site[1])
     out_env = dict(assigns)
     seen_env = {**env, **assigns}
     changes: list[Change] = []
@@ -921,6 +1029,14 @@ def edit_command(
                 Change(action, "env", name, value, seen_env.get(name), p.why, p.source, p.title, _gain_short(p.gain))
             )
             out_env[name] = value
+    for flag, value, why, source in extra:  # only those the given launch lacks
+        argv += [flag, value]
+        changes.append(Change("add", "flag", flag, value, None, why, source, "what the model needs to load"))
+    if outer is not None and site is not None:
+        try:
+            argv = _rewrite_string(outer, site[0], site[1], argv, launch_map) if changes else outer
+        except CannotEdit as exc:
+            raise CannotEdit(str(exc), changes) from None
     # a dropped variable the command inherits (not one of its own assignments) is unset with `env -u`
     inherited = [c.name for c in changes if c.kind == "env" and c.action == "drop" and c.name not in assigns]
     if inherited and not options:
@@ -1008,10 +1124,16 @@ def recommend(
     diff: list[Change] | None = None
     if request.command:
         blocked = blocked_command_flags(judge, required)
-        command, env, diff = edit_command(request.command, request.env, picks, never, blocked, launch_map)
-        for flag, value, why, source in request.model_flags:  # only those the given launch lacks
-            command += [flag, value]
-            diff.append(Change("add", "flag", flag, value, None, why, source, "what the model needs to load"))
+        try:
+            command, env, diff = edit_command(
+                request.command, request.env, picks, never, blocked, launch_map, request.model_flags
+            )
+        except CannotEdit as exc:  # never a wrong command: the changes are listed, to make by hand
+            command, env, diff = [], {}, exc.changes
+            notes.append(
+                f"no launch written: the launch stands in a shell's command string the changes cannot be written "
+                f"into ({exc}); make the changes below in that string by hand"
+            )
     else:
         tp = ctx.launch.get("tp")
         flags: list[tuple[str, str | bool]] = []
@@ -1033,7 +1155,7 @@ def recommend(
             else []
         )
         known = {(p.subject, p.status) for p in given}
-        found = _refusing(gate_problems(target, model, split_env_prefix(command)[2]), model)
+        found = _refusing(gate_problems(target, model, split_env_prefix(command)[2]), model) if command else []
         refused = [p for p in found if (p.subject, p.status) not in known]
     if request.judge_line and command and (failing is None or failing):
         # the stack checks the line needs that still fail on the target stack (the plan's still_failing_checks

@@ -391,6 +391,71 @@ def _mxfp8_moe(values: Mapping[str, Any], read: Any) -> _Judged:
     return _Judged(bool(moe), f"{what} on {'an MoE' if moe else 'a dense'} model")
 
 
+def _modelopt_mixed_moe(values: Mapping[str, Any], d: Derived, read: Any, spec: Mapping[str, Any]) -> _Judged:
+    """Whether DeepEP v2's check of the MoE method refuses the experts of a W4AFP8 launch: --quantization w4afp8, or
+    a checkpoint read as w4afp8 (a ModelOpt MIXED_PRECISION one included), on a model with routed experts. Where the
+    release maps the MIXED_PRECISION checkpoint to modelopt_mixed (an NVFP4 layer; --quantization w4afp8 is then
+    overridden to modelopt_mixed too), each MoE layer's method follows its experts' quant_algo (launch fact
+    model_mixed_precision) as the release entry's `spec` says: `methods` (algo -> refused, taken, or unquantized:
+    SGLang returns no method), `unquantized` (whether UnquantizedFusedMoEMethod is refused or taken: also the method
+    of a MoE layer with no entry), `block_algos` whose group_size must be `block` (None: the release fixes the block
+    itself). Else every MoE layer gets W4AFp8MoEMethod, which the check refuses. True: refused; None: not decided."""
+    flag, held = values.get("quantization"), values.get("model_quant_method")
+    if flag not in (None, "w4afp8"):
+        return _Judged(False, f"--quantization {flag}")
+    if flag is None and held != "w4afp8":
+        return _Judged(False, "no W4AFP8 (ModelOpt MIXED_PRECISION) checkpoint read")
+    info = d.launch.get("model_mixed_precision")
+    what = "--quantization w4afp8" if flag else "a W4AFP8 checkpoint (quant_method w4afp8)"
+    if isinstance(info, Mapping):
+        what = ("--quantization w4afp8 on " if flag else "") + "a ModelOpt MIXED_PRECISION checkpoint"
+    moe = _model_moe(read)
+    if moe is _UNKNOWN:
+        return _Judged(None, f"{what}, model not read", missing="whether the model has routed experts (config.json)")
+    if moe is not True:
+        return _Judged(False, f"{what} on a dense model")
+    mapped = info.get("modelopt_mixed") if isinstance(info, Mapping) else False
+    if mapped is None:
+        return _Judged(None, f"{what} on an MoE model", missing="whether this SGLang release maps the checkpoint to "
+                       "modelopt_mixed (per-layer methods) or w4afp8 (W4AFp8MoEMethod)")  # fmt: skip
+    if mapped is not True:
+        return _Judged(True, f"{what} on an MoE model, loaded as w4afp8: W4AFp8MoEMethod on every MoE layer")
+    assert isinstance(info, Mapping)
+    algos = [str(a) for a in info.get("expert_algos") or []]
+    methods = spec.get("methods") or {}
+    block_algos = [str(a) for a in spec.get("block_algos") or []]
+    unquantized = str(spec.get("unquantized"))
+    shown = ", ".join(algos) or "none listed"
+    what = f"{what} (modelopt_mixed, an NVFP4 layer) on an MoE model, experts' quant_algo {shown}"
+    verdicts: list[bool | None] = []
+    missing: list[str] = []
+    for algo in algos:
+        method = methods.get(algo)
+        if method == "unquantized":
+            method = unquantized
+        if method == "refused":
+            verdicts.append(True)
+        elif method != "taken":
+            verdicts.append(None)
+            missing.append(f"the MoE method SGLang builds for {algo} experts (not read)")
+        elif algo in block_algos and spec.get("block") is not None:
+            # one weight block for every block-FP8 layer: their group_size, 128 where none is given (two: ValueError)
+            groups = info.get("group_sizes") or {}
+            sizes = {"128" if x == "null" else str(x) for a in block_algos for x in groups.get(a) or []}
+            verdicts.append(sizes != {str(spec["block"])})
+            if verdicts[-1]:
+                what += f" (block-FP8 group_size {', '.join(sorted(sizes))}, not {spec['block']})"
+    if unquantized == "refused":  # a MoE layer with no entry, or one the checkpoint excludes, is unquantized
+        if not algos:
+            verdicts.append(True)
+        else:
+            verdicts.append(None)
+            missing.append("whether quantized_layers name the experts of every MoE layer (one without an entry gets "
+                           "UnquantizedFusedMoEMethod, which this release refuses)")  # fmt: skip
+    holds = True if True in verdicts else None if None in verdicts else False
+    return _Judged(holds, what, missing="; ".join(missing) if holds is None else None)
+
+
 def _quark_block_fp8(layer: Any) -> list[Any] | None:
     """The weight block of a Quark layer config that SGLang's QuarkConfig hands to Fp8MoEMethod (FP8 weights per
     block with a two-number block_size, FP8 dynamic input, no output or bias quantization); None for any other."""
@@ -1093,6 +1158,9 @@ def launch_values(
     values["mxfp8_moe"] = _mxfp8_moe(values, read)
     values["deepep_v2_quark_moe"] = _quark_moe(values, read, block_fp8=False)  # QuarkFusedMoEMethod for every layer
     values["deepep_v2_quark_fp8_moe"] = _quark_moe(values, read, block_fp8=True)  # block FP8 layers: Fp8MoEMethod
+    mixed_spec = entry.get("modelopt_mixed_moe")
+    if isinstance(mixed_spec, dict):  # a W4AFP8 / ModelOpt MIXED_PRECISION checkpoint's experts, layer by layer
+        values["deepep_v2_mixed_moe"] = _modelopt_mixed_moe(values, d, read, mixed_spec)
     values["ct_fp8_moe"] = _ct_moe(values, d, read, ("fp8-w8a8", "fp8-block"))
     values["ct_int8_moe"] = _ct_moe(values, d, read, ("int8-w8a8",))
     values["ct_mixed_packed_moe"] = _ct_mixed_packed_moe(values, d, read)
@@ -1105,6 +1173,35 @@ def launch_values(
             values, (models or {}).get("model"), marlin_spec
         )
     return values
+
+
+def _dsa_dcp_phase(values: Mapping[str, Any], d: Derived, declared: set[str] | None) -> _Judged:
+    """Whether SGLang's DSA backend runs a DCP decode phase of a DSA model (decode, or speculative target verify) as
+    SGLang 0.5.15-0.5.21 resolve the backends: the DSA model override sets attention_backend dsa only where none of
+    --attention-backend, --prefill- and --decode-attention-backend is given; two equal split flags are the
+    attention backend; otherwise SGLang's default pick, never dsa. Decode runs --decode-attention-backend or that
+    backend, target verify the prefill side (--speculative-attention-mode decode: the decode side). True: it does;
+    None: target verify on split sides, one DSA, with the mode not given (SGLang may resolve it); False otherwise."""
+    dsa = ("dsa", "nsa")
+    given = values.get("attention_backend_given")
+    prefill, decode = values.get("prefill_attention_backend"), values.get("decode_attention_backend")
+    if given is None and prefill is None and decode is None:
+        base: Any = "dsa"  # the DSA model override
+    elif given is not None:
+        base = given
+    else:
+        base = prefill if prefill is not None and prefill == decode else None  # None: the default pick, never dsa
+    decode_side, prefill_side = decode or base, prefill or base
+    shown = f"decode on {decode_side or 'SGLang default (not dsa)'}, prefill on {prefill_side or 'its default'}"
+    if decode_side in dsa:
+        return _Judged(True, f"{shown}: the DSA backend decodes")
+    if values.get("speculative_algorithm") is None or prefill_side not in dsa:
+        return _Judged(False, shown)
+    mode = option_value(d.sglang_args, ("--speculative-attention-mode",), declared)
+    if mode is None:
+        why = "which side runs target verify (--speculative-attention-mode not given: prefill by default, SGLang may "
+        return _Judged(None, f"{shown}, speculative decoding", missing=why + "resolve it)")
+    return _Judged(mode != "decode", f"{shown}, target verify on the {mode} side")
 
 
 def _elastic_ep_scaling(d: Derived, declared: set[str] | None, tp_size: int) -> Any:
@@ -1186,6 +1283,8 @@ def _entry_free_values(
     # the decode context parallel size as given (1 where not given, unknown where it is no whole number: argparse's
     # int refuses it), for the rules on what SGLang's DSA and HYV4 overrides refuse beside --dcp-size > 1
     values["dcp_size"] = _dcp_size(d, declared)
+    # whether the DSA backend serves a DCP decode phase (decode, target verify), from the three attention flags
+    values["dsa_dcp_on_dsa"] = _dsa_dcp_phase(values, d, declared)
     values["hierarchical_cache"] = "--enable-hierarchical-cache" in values["flags_given"]
     # the flags as given that keep or turn off the radix cache (SGLang also turns it off itself for multi-item scoring,
     # deterministic inference on some backends and a PD decode server), for the rule on HiSparse's radix-cache check

@@ -186,6 +186,8 @@ def _evaluate_predicate(pred: Any, ctx: Context, gpu: GpuModel | None) -> Outcom
         rhs, rhs_gate = _ref(ctx, pred.get("value"), gpu)
         gate = lhs_gate or rhs_gate
         patched = gate.detail if gate is not None and gate.origin == "patched" else None
+        if op == "same_release":
+            return _same_release(lhs, rhs, subject=str(pred.get("fact")))
         if op == "covered_by":
             t = cc_tuple(str(lhs))
             if t is None:
@@ -206,6 +208,23 @@ def _evaluate_predicate(pred: Any, ctx: Context, gpu: GpuModel | None) -> Outcom
 
 
 _OP_WORDS = {"in": "one of", "not_in": "none of", "contains": "contains", "version": "version"}
+
+
+def _same_release(lhs: Any, rhs: Any, subject: str) -> Outcome:
+    """`same_release`: two driver releases (`570.124.06`) equal on the dot-separated parts both give, at least two
+    (a hand-written `570.124` against a library's `570.124.06`); where one gives fewer parts, the observed value says
+    which parts were compared. Fewer than two common parts, or a part that is not a number: not decided."""
+    left, right = str(lhs).strip().split("."), str(rhs).strip().split(".")
+    n = min(len(left), len(right))
+    if n < 2 or not all(p.isdigit() for p in (*left, *right)):
+        why = f"cannot compare driver releases {lhs!r} and {rhs!r} (two numeric parts at least)"
+        raise Missing(f"{lhs} vs {rhs}", why)
+    same = left[:n] == right[:n]  # as written: the kernel module compares the strings
+    observed: Any = lhs
+    if len(left) != len(right):
+        shorter = str(rhs) if len(right) < len(left) else str(lhs)
+        observed = f"{lhs} (compared on {'.'.join(left[:n])}: {shorter} gives {n} parts)"
+    return Outcome(same, observed, rhs, subject=subject)
 
 
 def _required_text(op: str, value: Any) -> Any:

@@ -211,6 +211,12 @@ CHECK_TEXT = {
     "deepep-v2-fp8-moe-block-size": "weight_block_size={quant_method.weight_block_size}",
     "deepep-v2-mxfp8-moe": '"selected MXFP8 weights"',
     "deepep-v2-modelopt-moe-method": '"--moe-a2a-backend deepep_v2 requires 128x128 blockwise FP8',
+    # igap18: W4AFP8 and ModelOpt MIXED_PRECISION experts, by the release's modelopt_mixed mapping (same check)
+    "deepep-v2-w4afp8-moe": '"--moe-a2a-backend deepep_v2 requires 128x128 blockwise FP8',
+    # igap18: nvfp4_online off SM100 (the argument hook's raise), quark_mxfp4's online loader (CHECK_FILE; its MXFP4
+    # functions are ROCm-only: tests/launch/test_gate_igap18_online_quantization.py reads that in each wheel)
+    "nvfp4-online-sm100": "--quantization nvfp4_online is supported only on",
+    "quark-mxfp4-online-cuda": 'model_config.quantization == "quark_mxfp4"',
     "deepep-v2-quark-moe-method": '"--moe-a2a-backend deepep_v2 requires 128x128 blockwise FP8 "',
     "deepep-v2-quark-moe-block": '"--moe-a2a-backend deepep_v2 requires 128x128 blockwise FP8 or 1x32 MXFP8 "',
     # its FP4-experts refusal (CHECK_FILE), and ModelConfig's reading of MiMo-V2's store_dtype (0.5.20 on)
@@ -261,6 +267,8 @@ CHECK_FILE = {
     "deepep-v2-fp8-moe-block-size": "sglang/srt/layers/moe/fused_moe_triton/layer.py",
     "deepep-v2-mxfp8-moe": "sglang/srt/layers/moe/fused_moe_triton/layer.py",
     "deepep-v2-modelopt-moe-method": "sglang/srt/layers/moe/fused_moe_triton/layer.py",
+    "deepep-v2-w4afp8-moe": "sglang/srt/layers/moe/fused_moe_triton/layer.py",
+    "quark-mxfp4-online-cuda": "sglang/srt/model_loader/weight_utils.py",
     "deepep-v2-quark-moe-method": "sglang/srt/layers/moe/fused_moe_triton/layer.py",
     "deepep-v2-quark-moe-block": "sglang/srt/layers/moe/fused_moe_triton/layer.py",
     "deepep-v2-fp4-routed-experts": "sglang/srt/layers/moe/fused_moe_triton/layer.py",

@@ -71,6 +71,9 @@ class Inputs:
     sglang_version: str | None = None
     known_packages: set[str] = field(default_factory=set)
     readings: Readings | None = None  # None: facts from a file, live checks not run
+    # why the launch's working directory is not known (a shell string's `cd $DIR`, `cd -`: gate.launch_cwd); then
+    # `cwd` is the gate's own and a relative model path is not read
+    cwd_unknown: str | None = None
 
 
 @record
@@ -132,7 +135,10 @@ def run(inp: Inputs) -> Preflight:
         if not isinstance(spec, str) or not spec:
             continue
         this_box = inp.readings is not None
-        info = read_model(inp.view, spec, role, inp.env, options, data, inp.cwd, inp.home, this_box, inp.sglang_version)
+        info = read_model(
+            inp.view, spec, role, inp.env, options, data, inp.cwd, inp.home, this_box, inp.sglang_version,
+            inp.cwd_unknown,
+        )  # fmt: skip
         models.append(info)
         results.extend(info.results)
         requirements.extend(info.requirements)
@@ -148,6 +154,8 @@ def run(inp: Inputs) -> Preflight:
                 launch["model_quant_schemes"] = info.quant_schemes
             if info.kv_cache_fp8 is not None:
                 launch["model_kv_cache_fp8"] = info.kv_cache_fp8
+            if info.mixed_precision is not None:
+                launch["model_mixed_precision"] = info.mixed_precision
 
     skipped: list[str] = []
     r = inp.readings

@@ -103,6 +103,8 @@ class ModelInfo:
     query_heads: int | None = None
     # whether its MoE layers run W4AFp8MoEMethod (preflight/w4afp8.py runs_w4afp8_moe); None: not decided
     w4afp8_moe: bool | None = False
+    # a ModelOpt MIXED_PRECISION checkpoint's experts (preflight/w4afp8.py mixed_precision_experts); None: not one
+    mixed_precision: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -526,12 +528,15 @@ def read_model(
     home: str,
     this_box: bool = True,
     sglang_version: str | None = None,
+    cwd_unknown: str | None = None,
 ) -> ModelInfo:
     """Find and read one model (the served model, or the draft model of speculative decoding).
 
     `this_box` False (the gate judges saved facts of another box): a model that is not here is a note, never
     a refusal; the launch may well find it on the box the facts describe. `sglang_version`: the release that will
-    serve it, which decides whether its architecture is MLA (mla_of)."""
+    serve it, which decides whether its architecture is MLA (mla_of). `cwd_unknown`: why the server's working
+    directory is not known (a shell string's `cd` the gate cannot resolve): a path relative to it is unknown, and
+    a Hugging Face repository id is looked up in the caches alone."""
     mdata = data.get("model") or {}
     cache_src = (mdata.get("hf_cache") or {}).get("source")
     cap = int(mdata.get("config_cap_bytes", 4 << 20))
@@ -548,6 +553,18 @@ def read_model(
         return info
     download_dir = options.get("--download-dir") if isinstance(options.get("--download-dir"), str) else None
     revision = options.get("--revision") if isinstance(options.get("--revision"), str) else None
+    if cwd_unknown is not None and not spec.startswith(("/", "~")) and "://" not in spec:
+        if spec.startswith(("./", "../")) or not _REPO_ID.match(spec):
+            info.results.append(
+                CheckResult(
+                    check, "unknown", {"path": spec, "cwd": None}, "a model directory the gate can find",
+                    f"{role} {spec}: a path relative to the server's working directory, which the gate cannot tell: "
+                    f"the command's shell string changes it with {cwd_unknown}; the model's needs are not derived",
+                    cache_src,
+                )
+            )  # fmt: skip
+            return info
+        cwd = "/"  # a repository id: the caches only (a directory of that name in the unknown cwd is not looked for)
     directory, how = locate(view, spec, env, download_dir, revision, cwd, home)
     offline_env = str((mdata.get("hf_cache") or {}).get("offline_env", "HF_HUB_OFFLINE"))
     if directory is None:
@@ -614,6 +631,10 @@ def read_model(
 
         info.w4afp8_moe = runs_w4afp8_moe(w4_table, options.get("--quantization"), quant_method, qcfg, config,
                                           info.architectures, _model_moe(config), sglang_version)  # fmt: skip
+    if isinstance(w4_table, Mapping) and quant_method == "w4afp8":  # a MIXED_PRECISION checkpoint's experts
+        from stackcheck.launch.preflight.w4afp8 import mixed_precision_experts
+
+        info.mixed_precision = mixed_precision_experts(w4_table, qcfg, config, info.architectures, sglang_version)
     ct_table = mdata.get("compressed_tensors_schemes") or {}
     quark_table = mdata.get("quark_schemes") or {}
     if quant_method is not None and quant_method == ct_table.get("quant_method"):

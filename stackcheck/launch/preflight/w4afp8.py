@@ -10,6 +10,7 @@ hf_quant_config.json `quantized_layers` name an NVFP4 layer is). Pure."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 
 from stackcheck.launch.preflight.result import CheckResult
@@ -36,6 +37,63 @@ def _mixed(rule: Mapping[str, Any], qcfg: Mapping[str, Any], config: Mapping[str
     return False
 
 
+def maps_to_modelopt_mixed(
+    table: Mapping[str, Any],
+    qcfg: Mapping[str, Any],
+    config: Mapping[str, Any],
+    archs: Sequence[str],
+    version: str | None,
+) -> bool | None:
+    """Whether the release maps a ModelOpt MIXED_PRECISION checkpoint to modelopt_mixed (True) rather than w4afp8
+    (False), by the table's modelopt_mixed rules; None where the release is not known and its rules disagree."""
+    from stackcheck.facts.versions import version_in
+
+    answers = set()
+    for rule in table.get("modelopt_mixed") or []:
+        if not isinstance(rule, Mapping):
+            continue
+        held = version_in(version, str(rule.get("versions"))) if version is not None else None
+        if held is False:
+            continue
+        answers.add(_mixed(rule, qcfg, config, archs))
+        if held is None:
+            answers.add(False)  # the release may be one that no rule covers (w4afp8 then)
+    return None if len(answers) > 1 else (answers.pop() if answers else False)
+
+
+def mixed_precision_experts(
+    table: Mapping[str, Any],
+    qcfg: Mapping[str, Any],
+    config: Mapping[str, Any],
+    archs: Sequence[str],
+    version: str | None,
+) -> dict[str, Any] | None:
+    """A ModelOpt MIXED_PRECISION checkpoint's experts as SGLang's ModelOptMixedPrecisionConfig resolves them (the
+    launch fact model_mixed_precision): whether the release maps it to modelopt_mixed (`modelopt_mixed`: True,
+    False: w4afp8, None: not decided), the upper-cased quant_algo of every quantized_layers entry under an
+    `experts` module (`expert_algos`; a FusedMoE layer takes the algo of an entry under its prefix, and one with
+    none is left unquantized) and the group_size values of the entries of each algo as JSON text (`group_sizes`,
+    "null" where an entry has none: a block-FP8 layer's weight block from 0.5.21). None for any other checkpoint."""
+    if str(qcfg.get("quant_algo", "")).upper() != "MIXED_PRECISION":
+        return None
+    layers = qcfg.get("quantized_layers")
+    entries = layers.items() if isinstance(layers, Mapping) else ()
+    algos: set[str] = set()
+    sizes: dict[str, set[str]] = {}
+    for name, info in entries:
+        if not isinstance(info, Mapping):
+            continue
+        algo = str(info.get("quant_algo", "")).upper()
+        if "experts" in str(name).split("."):
+            algos.add(algo)
+        sizes.setdefault(algo, set()).add(json.dumps(info.get("group_size")))
+    return {
+        "modelopt_mixed": maps_to_modelopt_mixed(table, qcfg, config, archs, version),
+        "expert_algos": sorted(algos),
+        "group_sizes": {algo: sorted(got) for algo, got in sorted(sizes.items())},
+    }
+
+
 def runs_w4afp8_moe(
     table: Mapping[str, Any],
     flag: object,
@@ -53,19 +111,7 @@ def runs_w4afp8_moe(
     if flag == "w4afp8":
         mixed: bool | None = False
     elif flag is None and quant_method == "w4afp8" and str(qcfg.get("quant_algo")) == "MIXED_PRECISION":
-        from stackcheck.facts.versions import version_in
-
-        answers = set()
-        for rule in table.get("modelopt_mixed") or []:
-            if not isinstance(rule, Mapping):
-                continue
-            held = version_in(version, str(rule.get("versions"))) if version is not None else None
-            if held is False:
-                continue
-            answers.add(_mixed(rule, qcfg, config, archs))
-            if held is None:
-                answers.add(False)  # the release may be one that no rule covers (w4afp8 then)
-        mixed = None if len(answers) > 1 else (answers.pop() if answers else False)
+        mixed = maps_to_modelopt_mixed(table, qcfg, config, archs, version)
     elif flag is None and quant_method == "w4afp8":
         mixed = False
     else:
