@@ -155,9 +155,9 @@ def test_open_flavour_with_a_volta_gpu_fails(manifests: Manifests) -> None:
 @pytest.mark.parametrize("source", ["nvml", "nvidia-smi"])
 @pytest.mark.parametrize("gpu", [RTXPRO, B200, GB10, GH200])
 def test_a_gpu_the_box_lists_is_never_failed(manifests: Manifests, gpu: tuple[str, str], source: str) -> None:
-    """NVML (or nvidia-smi) listing the GPU means the loaded modules initialised it: ok, whatever its chip."""
+    """NVML (or nvidia-smi) listing the GPU means the loaded modules initialised it: not judged, whatever its chip."""
     v = verdict(manifests, gpu, "proprietary", source=source)
-    assert v["status"] == "ok" and rules(v, "pass") == ["listed-gpu-initialised"]
+    assert v["status"] == "skipped" and not rules(v, "fail") and not rules(v, "unknown")
 
 
 @pytest.mark.parametrize("gpu", [RTXPRO, GB10])
