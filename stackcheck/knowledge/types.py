@@ -276,6 +276,7 @@ class Architecture(TypedDict, total=False):
     min_cuda: str
     min_driver: str
     kernel_modules: dict[str, Any]
+    proprietary_kernel_modules: dict[str, Any]
     targets: list[ArchTarget]
     incompatible_targets: list[Any]
     notes: list[str]

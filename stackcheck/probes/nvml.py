@@ -6,7 +6,9 @@ When NVML cannot start, `nvidia-smi` and then /proc/driver/nvidia/version are tr
 says which answered, and facts.driver.nvml_init_error names NVML's error where it is one of nvml_read.REASONS
 (`LibRmVersionMismatch`: the kernel module and libnvidia-ml come from different releases). Whatever answered,
 the user-space driver's release is read from the files the loader would load (stackcheck.probes.driver_libs:
-facts.driver.userspace_version and friends), for the check driver-userspace-match.
+facts.driver.userspace_version and friends), for the check driver-userspace-match, and the flavour of the loaded
+kernel modules from /proc/driver/nvidia/version (facts.driver.kernel_modules: open / proprietary), for the check
+driver-kernel-modules.
 """
 
 from __future__ import annotations
@@ -48,6 +50,9 @@ class NvmlProbe(Probe):
             from stackcheck.probes.jit import view_of
 
             driver.update(read_userspace(ctx.loader_environ, view_of(ctx)))
+            flavour = read_kernel_modules(ctx)
+            if flavour is not None:
+                driver["kernel_modules"] = flavour
         return result
 
     def _read(self, ctx: ProbeContext) -> ProbeResult:
@@ -176,6 +181,32 @@ def _from_nvidia_smi(ctx: ProbeContext) -> tuple[list[dict[str, Any]], str | Non
     if not gpus:
         return "no GPUs listed"
     return gpus, driver
+
+
+def kernel_modules_flavour(text: str) -> str | None:
+    """The flavour of the loaded NVIDIA kernel modules from the NVRM line of /proc/driver/nvidia/version:
+    `open` where it names the 'Open Kernel Module' (the open flavour's line: 'NVIDIA UNIX Open Kernel Module for
+    x86_64  <version>  Release Build ...'), `proprietary` where it names a 'Kernel Module' without 'Open' (the
+    proprietary flavour's: 'NVIDIA UNIX x86_64 Kernel Module  <version>  <date>'), else None (not read)."""
+    for line in text.splitlines():
+        if line.startswith("NVRM version:"):
+            if "Open Kernel Module" in line:
+                return "open"
+            if "Kernel Module" in line:
+                return "proprietary"
+            return None
+    return None
+
+
+def read_kernel_modules(ctx: ProbeContext) -> str | None:
+    """facts.driver.kernel_modules: the loaded modules' flavour (kernel_modules_flavour), None where the file
+    is absent or unreadable (no module loaded: the fact is left out)."""
+    try:
+        with open(ctx.rooted_text("/proc/driver/nvidia/version"), encoding="utf-8", errors="replace") as fh:
+            text = fh.read(4096)
+    except OSError:
+        return None
+    return kernel_modules_flavour(text)
 
 
 def _from_proc(ctx: ProbeContext) -> tuple[str | None, str | None]:

@@ -655,6 +655,8 @@ class Context:
             return gpu.name
         if rest == "min_cuda":
             return self.gpu_min_cuda(gpu)
+        if rest == "proprietary_kmod":
+            return self.gpu_proprietary_kmod(gpu)
         raise Missing(path, f"unknown fact path {path}")
 
     def gpu_fabric(self, path: str) -> str:
@@ -1190,6 +1192,25 @@ class Context:
             if arch.get("compute_capability") == gpu.cc and "min_cuda" in arch:
                 return arch["min_cuda"]
         raise Missing("gpu.min_cuda", f"the manifests record no architecture for compute capability {gpu.cc}")
+
+    def gpu_proprietary_kmod(self, gpu: GpuModel) -> str:
+        """Whether NVIDIA's proprietary kernel modules run this GPU: `yes`, `no` or `unknown`
+        (architectures.json `proprietary_kernel_modules`: the architecture's `runs`, `no` for a GPU whose name
+        holds one of its `gpus_open_only`); Missing where the architecture or its entry is not recorded."""
+        for arch in self.manifests.architectures:
+            if arch.get("compute_capability") != gpu.cc:
+                continue
+            entry = arch.get("proprietary_kernel_modules")
+            if not isinstance(entry, dict):
+                break
+            name = gpu.name or ""
+            if any(part in name for part in entry.get("gpus_open_only") or ()):
+                return "no"
+            return str(entry["runs"])
+        raise Missing(
+            "gpu.proprietary_kmod",
+            f"the manifests record no proprietary-kernel-module support for compute capability {gpu.cc}",
+        )
 
     def triton_ptxas_cuda(self, gpu: GpuModel | None, path: str) -> str:
         """The CUDA release of the ptxas that Triton runs for this GPU: the file a TRITON_*_PTXAS variable

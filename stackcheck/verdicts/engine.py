@@ -299,7 +299,9 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-_PER_GPU_PATHS = frozenset({"gpu.cc", "gpu.cc_major", "gpu.sm", "gpu.name", "gpu.min_cuda", "triton.ptxas_cuda"})
+_PER_GPU_PATHS = frozenset(
+    {"gpu.cc", "gpu.cc_major", "gpu.sm", "gpu.name", "gpu.min_cuda", "gpu.proprietary_kmod", "triton.ptxas_cuda"}
+)
 
 
 def uses_gpu(pred: Any) -> bool:

@@ -40,6 +40,11 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             ("gpu.min_cuda",),
             "the first CUDA toolkit that compiles for this GPU's architecture (architectures.json `min_cuda`)",
         ),
+        FactDoc(
+            ("gpu.proprietary_kmod",),
+            "whether NVIDIA's proprietary kernel modules run this GPU: `yes`, `no` (open flavour required), "
+            "`unknown` (architectures.json `proprietary_kernel_modules`)",
+        ),
     ),
     "driver": (
         FactDoc(("driver.version", "driver.cuda"), '`"580.159.04"`, `"13.0"`'),
@@ -47,6 +52,11 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             ("driver.source",),
             "who answered for the driver: `nvml`, `nvidia-smi`, `proc` (the kernel module's "
             "/proc/driver/nvidia/version), `assumed` (--assume-driver), `plan` (a planned driver)",
+        ),
+        FactDoc(
+            ("driver.kernel_modules",),
+            "the loaded kernel modules' flavour from /proc/driver/nvidia/version: `open` (its line names the "
+            "'Open Kernel Module') or `proprietary`; absent where not read",
         ),
         FactDoc(
             ("driver.userspace_version",),
@@ -332,6 +342,11 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "the IOMMU mode of the GPUs' groups (`off`, `passthrough`, `translated`, `mixed`) and whether ACS "
             "redirects peer traffic on the bridges above them (`enabled`, `disabled`, `unknown`: needs root) "
             "(stackcheck/probes/pcie.py)",
+        ),
+        FactDoc(
+            ("pcie.gpus",),
+            "the PCI addresses bound to the `nvidia` kernel module (/sys/bus/pci/drivers/nvidia/), seen even where "
+            "NVML lists no GPU",
         ),
     ),
     "release": (

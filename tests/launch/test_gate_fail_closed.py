@@ -177,6 +177,13 @@ def _nvml_refused_files_unread(doc: dict[str, Any]) -> None:
     doc["facts"]["driver"].update(source="proc", userspace_version=None, nvml_init_error="LibRmVersionMismatch")
 
 
+def _volta_under_open(doc: dict[str, Any]) -> None:
+    """driver-kernel-modules' open-runs-turing-or-newer: a hand-written V100 (cc 7.0) under the open flavour (the
+    open kernel modules need the GSP, Turing and newer)."""
+    doc["facts"]["driver"] = {"version": "580.95.05", "cuda": "13.0", "kernel_modules": "open"}
+    doc["facts"]["gpus"] = [{"index": 0, "name": "Tesla V100-SXM2-32GB", "compute_capability": "7.0"}]
+
+
 def _started_by(how: str) -> Callable[[dict[str, Any]], None]:
     """container-engine-gpu-path's other rules on the image case whose daemon was read: started by Docker's device
     request with neither GPU hook on dockerd's PATH (read from its environ), or with CDI devices no spec names."""
@@ -195,6 +202,7 @@ MUTATIONS: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     "docker-gpus-no-hook": ("image-docker-no-nvidia-runtime", _started_by("docker-gpus")),
     "cdi-device-no-spec": ("image-docker-no-nvidia-runtime", _started_by("cdi-device")),
     "nvml-refused-files-unread": ("h200-newest", _nvml_refused_files_unread),
+    "volta-under-open": ("h200-newest", _volta_under_open),
     # gpu-fabric-state: an HGX H200 whose Fabric Manager has not registered GPU 0 (CUDA error 802)
     "fabric-in-progress": ("h200-newest", _fabric_in_progress),
     "old-driver": ("h200-newest", _old_driver),
@@ -470,6 +478,9 @@ def test_every_launch_items_are_data_not_code() -> None:
             # idrvmatch: the kernel module refuses a user-space driver of another release (NVML and CUDA fail to
             # start; its rule userspace-not-read, a release not read, is scoped to no launch)
             "driver-userspace-match",
+            # idkm: a GPU the loaded kernel-module flavour cannot initialise (Blackwell under the proprietary
+            # flavour) is no device to CUDA (its rule flavour-not-read, a flavour not read, is scoped to no launch)
+            "driver-kernel-modules",
         ]
     )
     rules = sorted(f"{c['id']}:{r['id']}" for c in MANIFESTS.checks for r in c.get("rules") or []
