@@ -38,7 +38,20 @@ assembler that a user put in place of Triton's bundled one:
   does), and its path (left out when there is none). FlashInfer's `run_ninja` (flashinfer/jit/cpp_ext.py),
   apache-tvm-ffi's `build_ninja` (tvm_ffi/cpp/extension.py, SGLang 0.5.9-0.5.17's JIT kernels) and SGLang
   0.5.18+'s own `ninja.build` run the bare name `ninja`, so a ninja wheel installed into a venv whose bin
-  directory is not on that PATH is not found either (FileNotFoundError: 'ninja').
+  directory is not on that PATH is not found either (FileNotFoundError: 'ninja');
+- `libnccl_so_found` / `libnccl_so` / `libnccl_so_dirs`: whether the link of SGLang's symmetric-memory allocator
+  (`--enable-symm-mem`: pynccl_allocator.py builds it with torch.utils.cpp_extension.load_inline and
+  `extra_ldflags=["-lnccl"]`) finds an unversioned `libnccl.so` (or `libnccl.a`): in the directories that link
+  searches, in its order: `<CUDA home>/lib64` (`lib` where only that exists: torch's _prepare_ldflags, with the
+  toolkit the toolkits probe chose as torch's _find_cuda_home does), `$CUDNN_HOME/lib64` (or $CUDNN_PATH), each
+  absolute `LIBRARY_PATH` entry (gcc passes them to ld), then GNU ld's built-in SEARCH_DIRs and GCC's own
+  `/usr/lib/gcc/<triplet>/<version>` directories (a fixed list, `DEFAULT_LINK_DIRS`: Debian/Ubuntu multiarch
+  and the lib64 layout, x86_64 and aarch64). The pip wheel nvidia-nccl-cu12/cu13 ships only
+  `nvidia/nccl/lib/libnccl.so.2`, which `-lnccl` never finds. `libnccl_so` is the first file found (left out
+  when none), `libnccl_so_dirs` the directories read. null (`libnccl_so_reason`) when not found and some
+  directory could not be read: the toolkit not probed, a relative or empty LIBRARY_PATH entry, or a CXX that is
+  no plain c++/g++/clang++ (its own default directories are not known). torch's own lib directory (the link's
+  first -L) is not read: torch's pip wheels hold no libnccl.so.
 
 Files are read through a FileView (stackcheck/readers/fsview.py) with box paths; nothing is imported.
 """
@@ -52,7 +65,7 @@ from stackcheck.lazy_re import lazy as _lazy
 from stackcheck.lazy_re import lazy_bytes as _lazy_bytes
 from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.probes.interface import CommandTimeout, Probe, ProbeContext, ProbeResult, run_command
-from stackcheck.readers.fsview import FileView, HostView, kind_of, which
+from stackcheck.readers.fsview import FileView, HostView, kind_of, listdir_or_empty, which
 
 if TYPE_CHECKING:
     from typing import Any, ClassVar
@@ -65,6 +78,34 @@ _RELEASE = _lazy(r"release (\d+\.\d+), V(\d+\.\d+\.\d+)")
 _CUDART_VERSION = _lazy_bytes(rb"#define\s+CUDART_VERSION\s+(\d{4,6})\b")
 #: how much of cuda_runtime_api.h is read for its CUDART_VERSION (defined in its first few kilobytes)
 _CUDART_READ = 1 << 16
+
+#: GNU ld's built-in SEARCH_DIRs (binutils on Debian 12, `ld --verbose`; the same list with the other triplet
+#: on aarch64) and the lib64 directories of RHEL-like systems: where a link finds `-lnccl` without any -L
+_TRIPLETS = ("x86_64-linux-gnu", "aarch64-linux-gnu")
+DEFAULT_LINK_DIRS = (
+    *(f"/usr/local/lib/{t}" for t in _TRIPLETS),
+    *(f"/lib/{t}" for t in _TRIPLETS),
+    *(f"/usr/lib/{t}" for t in _TRIPLETS),
+    "/usr/local/lib64",
+    "/lib64",
+    "/usr/lib64",
+    "/usr/local/lib",
+    "/lib",
+    "/usr/lib",
+    *(f"/usr/{t}/lib64" for t in _TRIPLETS),
+    *(f"/usr/{t}/lib" for t in _TRIPLETS),
+)
+#: GCC's own library directories (`gcc -print-search-dirs`: /usr/lib/gcc/<triplet>/<version>/), one per version
+GCC_LIB_ROOTS = (
+    "/usr/lib/gcc/x86_64-linux-gnu",
+    "/usr/lib/gcc/x86_64-redhat-linux",
+    "/usr/lib/gcc/aarch64-linux-gnu",
+    "/usr/lib/gcc/aarch64-redhat-linux",
+)
+#: what `-lnccl` takes in a directory: the shared library, else the static archive of that name
+NCCL_LINK_NAMES = ("libnccl.so", "libnccl.a")
+#: a CXX whose default library directories are the system's (torch's get_cxx_compiler: $CXX, else c++)
+_PLAIN_CXX = _lazy(r"(?:c\+\+|g\+\+|gcc|cc|clang\+\+|clang)(?:-\d+(?:\.\d+)*)?")
 
 Runner = Callable[[Sequence[str], float, Mapping[str, str] | None], tuple[int, str, str]]
 
@@ -188,6 +229,61 @@ def ninja_on_path(env: Mapping[str, str], view: FileView) -> str | None:
     return which(view, "ninja", path_value)
 
 
+def _cuda_lib_dir(view: FileView, home: str) -> str:
+    """torch's _prepare_ldflags: <home>/lib64, or <home>/lib where lib64 does not exist and lib does."""
+    lib64 = f"{home}/lib64"
+    if kind_of(view, lib64) is None and kind_of(view, f"{home}/lib") is not None:
+        return f"{home}/lib"
+    return lib64
+
+
+def nccl_link_dirs(
+    env: Mapping[str, str], view: FileView, home: str | None, home_known: bool
+) -> tuple[list[str], list[str]]:
+    """(the directories a `-lnccl` link of torch's load_inline searches, in order; why that list is not complete).
+    `home`: the CUDA home torch picks (None: none, so load_inline fails before linking); `home_known`: whether the
+    toolkits were probed at all."""
+    dirs: list[str] = []
+    gaps: list[str] = []
+    if home is not None:
+        dirs.append(_cuda_lib_dir(view, home.rstrip("/") or "/"))
+    elif not home_known:
+        gaps.append("the CUDA home was not probed (cuda_toolkits)")
+    cudnn = env.get("CUDNN_HOME") or env.get("CUDNN_PATH")
+    if cudnn:
+        dirs.append(posixpath.join(cudnn, "lib64"))
+    for entry in (env.get("LIBRARY_PATH") or "").split(":") if "LIBRARY_PATH" in env else []:
+        if entry.startswith("/"):
+            dirs.append(entry)
+        else:
+            gaps.append(f"LIBRARY_PATH entry {entry!r} is relative to the build directory")
+    cxx = env.get("CXX")
+    if cxx and not _PLAIN_CXX.fullmatch(posixpath.basename(cxx.split()[0] if cxx.split() else cxx)):
+        gaps.append(f"CXX={cxx}: that compiler's own default library directories are not known")
+    dirs += DEFAULT_LINK_DIRS
+    for root in GCC_LIB_ROOTS:
+        for version in sorted(listdir_or_empty(view, root)):
+            dirs.append(f"{root}/{version}")
+    return list(dict.fromkeys(dirs)), gaps
+
+
+def nccl_link(env: Mapping[str, str], view: FileView, home: str | None, home_known: bool) -> dict[str, Any]:
+    """The `libnccl_so*` keys of the jit section (see the module docstring)."""
+    dirs, gaps = nccl_link_dirs(env, view, home, home_known)
+    out: dict[str, Any] = {"libnccl_so_found": None, "libnccl_so_dirs": dirs}
+    for d in dirs:
+        for name in NCCL_LINK_NAMES:
+            if _exists(view, f"{d}/{name}"):
+                out["libnccl_so_found"] = True
+                out["libnccl_so"] = f"{d}/{name}"
+                return out
+    if gaps:
+        out["libnccl_so_reason"] = "; ".join(gaps)
+    else:
+        out["libnccl_so_found"] = False
+    return out
+
+
 def probe_jit(
     facts: Mapping[str, Any],
     env: Mapping[str, str],
@@ -257,6 +353,8 @@ def probe_jit(
             entry["error"] = why
             notes.append(f"{name}: {why}")
         out["triton_ptxas"][name] = entry
+    home_for_link = out["toolkit"] if isinstance(out["toolkit"], str) else None
+    out.update(nccl_link(env, view, home_for_link, isinstance(toolkits, list)))
     if notes:
         out["error"] = "; ".join(notes)
     return out

@@ -161,8 +161,10 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
                 "launch.fp8_gemm_backend",
                 "launch.pdmux_config_path",
                 "launch.deepep_mode",
+                "launch.symm_mem",
             ),
-            "from the launch command (`stackcheck gate`), as declared in launch.json",
+            "from the launch command (`stackcheck gate`), as declared in launch.json (`symm_mem`: true where "
+            "--enable-symm-mem is given, absent otherwise)",
         ),
         FactDoc(
             ("launch.mla",),
@@ -320,13 +322,19 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
                 "jit.rocm_home",
                 "jit.ninja_found",
                 "jit.ninja",
+                "jit.libnccl_so_found",
+                "jit.libnccl_so",
+                "jit.libnccl_so_dirs",
             ),
             "the toolkit a JIT build picks (CUDA_HOME, else the nvcc on PATH, else /usr/local/cuda), whether it has "
             "`bin/nvcc`, `include/cuda_fp8.h`, `include/cuda_fp4.h`, `include/curand_kernel.h`, and the CUDA "
             "version of the runtime headers it compiles against (`headers_cuda`: CUDART_VERSION); the ROCm home "
             "apache-tvm-ffi finds (`rocm_home`: ROCM_HOME, ROCM_PATH, the hipcc on PATH, or an existing /opt/rocm; "
             "absent when there is none); whether a `ninja` executable is on the PATH the server runs with "
-            "(`ninja_found`) and its path (`ninja`: absent when there is none) (stackcheck/probes/jit.py)",
+            "(`ninja_found`) and its path (`ninja`: absent when there is none); whether a `-lnccl` link finds "
+            "libnccl.so (or libnccl.a) in the directories torch's load_inline link searches (`libnccl_so_found`: "
+            "null where one of them could not be read), the file (`libnccl_so`) and the directories read "
+            "(`libnccl_so_dirs`) (stackcheck/probes/jit.py)",
         ),
     ),
     "cudalib": (

@@ -16,7 +16,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -257,6 +257,8 @@ MUTATIONS: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     "nccl-cu11-beside-cu13": ("h200-newest", _packages(nvidia_nccl_cu11="2.14.3")),
     # nccl-cu11-wheel-alone: the cu11 wheel left alone, the CUDA 13 torch's nvidia-nccl-cu13 uninstalled (irev38)
     "nccl-cu11-alone": ("h200-newest", _packages(nvidia_nccl_cu11="2.14.3", nvidia_nccl_cu13=None)),
+    # symm-mem-allocator-link (isymm): no libnccl.so where a -lnccl link looks (the pip NCCL wheel's libnccl.so.2 only)
+    "no-libnccl-so": ("h200-newest", _jit(libnccl_so_found=False)),
 }  # fmt: skip
 
 
@@ -334,35 +336,52 @@ def facts_files(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
 #: The report of each (facts file, tp), built once for the module: every walked item searched the same files from
 #: the first, rebuilding the same reports (3,471 builds in the module, now 240); a report is a function of its facts and
 #: launch, and the walk only reads it. The gate itself still runs once per item.
-_REPORTS: dict[tuple[Path, int], Report] = {}
+_REPORTS: dict[tuple[Path, int, tuple[tuple[str, Any], ...]], Report] = {}
 
 
-def _report(path: Path, tp: int) -> Report:
-    if (path, tp) not in _REPORTS:
-        _REPORTS[path, tp] = build_report(Options(facts_file=str(path), launch={"tp": tp}), want_plan=False)[0]
-    return _REPORTS[path, tp]
+def _report(path: Path, tp: int, extra: tuple[tuple[str, Any], ...] = ()) -> Report:
+    """The audit report of these facts for a launch of this tp (and the launch facts `extra` a flag gives)."""
+    key = (path, tp, extra)
+    if key not in _REPORTS:
+        launch = {"tp": tp, **dict(extra)}
+        _REPORTS[key] = build_report(Options(facts_file=str(path), launch=launch), want_plan=False)[0]
+    return _REPORTS[key]
+
+
+def _flag_launch(kind: str, item: str, rule: str | None) -> tuple[list[str], tuple[tuple[str, Any], ...]]:
+    """The flags a rule's own scope asks for ({"flag": F, "present": true}: --enable-symm-mem) and the launch facts
+    they give (launch.json options' `fact`), so the walk reads the rule where such a launch would."""
+    if rule is None:
+        return [], ()
+    rb = _scope(kind, item, rule)
+    flags = [str(c["flag"]) for c in rb.get("when") or [] if isinstance(c, dict) and "flag" in c and c.get("present")]
+    facts = tuple((str(o["fact"]), True) for o in MANIFESTS.launch["options"]
+                  if o.get("flag") in flags and o.get("value") == "bool" and o.get("fact"))  # fmt: skip
+    return flags, facts
 
 
 def _blocking_launch(facts_files: list[Path], kind: str, item: str, rule: str | None = None) -> tuple[Path, list[str]]:
     """Facts that block the item (or that one rule of it) with effect crash, and a launch that needs what
     blocks it (the scope of the failing rule)."""
+    flags, extra = _flag_launch(kind, item, rule)
     for path in facts_files:
         for tp in (1, 2, 8):  # the gate reads tp from the command (default 1)
-            report = _report(path, tp)
+            report = _report(path, tp, extra)
             for failing in _failing_rules(report, kind, item):
                 if rule is not None and failing != rule:
                     continue
-                command = _launch_for(kind, item, tp, failing)
+                command = _launch_for(kind, item, tp, failing, flags)
                 if command is not None:
                     return path, command
     what = f"{kind} {item}" + (f" (rule {rule})" if rule else "")
     raise AssertionError(f"no case or mutation blocks {what} with effect crash: add one to MUTATIONS")
 
 
-def _launch_for(kind: str, item: str, tp: int, rule: str | None) -> list[str] | None:
+def _launch_for(kind: str, item: str, tp: int, rule: str | None, flags: Sequence[str] = ()) -> list[str] | None:
     """A launch that needs the item's failing rule: the bare launch for what every launch needs; the flags of
-    a feature of its scope (or --require); a launch that meets its conditions (None when this tp cannot)."""
-    argv = [*LAUNCH, "--tp", str(tp)]
+    a feature of its scope (or --require); a launch that meets its conditions (None when this tp cannot), with the
+    flags its rule's scope asks for (`flags`: _flag_launch)."""
+    argv = [*LAUNCH, "--tp", str(tp), *flags]
     rb = _scope(kind, item, rule)
     if rb.get("launches") == "every":
         return argv
