@@ -9,7 +9,8 @@ from __future__ import annotations
 import shlex
 
 import pytest
-from launch.test_recommend import BAD_LAUNCH, SEED_AFTER, recommend_json
+from launch.test_recommend import BAD_LAUNCH, SEED_AFTER
+from recommend_cli import clean_recommend_env, recommend_json  # noqa: F401 (the autouse fixture)
 
 from stackcheck.knowledge.loader import load
 from stackcheck.launch import gate
