@@ -417,7 +417,7 @@ def probe_docker_daemon(view: FileView, env: Mapping[str, str] | None = None) ->
     flags = parse_dockerd_flags(argv) if argv is not None else None
     binary = next((f"{d}/dockerd" for d in BIN_DIRS if view.stat(f"{d}/dockerd") is not None), None)
     config_path = DEFAULT_CONFIG
-    relative_error = None
+    config_unread = None
     if flags is not None and flags["config_file"]:
         config_path, out["config_source"] = flags["config_file"], "flag"
         if not config_path.startswith("/"):  # dockerd opens it from its own working directory, not ours
@@ -428,7 +428,7 @@ def probe_docker_daemon(view: FileView, env: Mapping[str, str] | None = None) ->
             if cwd.startswith("/"):
                 config_path = posixpath.normpath(posixpath.join(cwd, config_path))
             else:
-                relative_error = (
+                config_unread = (
                     f"--config-file {config_path[:120]!a}: a relative path, and dockerd's working directory "
                     f"(/proc/{out['pid']}/cwd) was not read"
                 )
@@ -438,9 +438,18 @@ def probe_docker_daemon(view: FileView, env: Mapping[str, str] | None = None) ->
         out["rootless_pidfile"] = f"{runtime_dir.rstrip('/')}/docker.pid"
         out["installed"] = True
     config: dict[str, Any] | None = None
-    st = view.stat(config_path) if relative_error is None else None
-    if relative_error is not None:
-        out["config_state"], out["config_error"] = "error", relative_error
+    st = view.stat(config_path) if config_unread is None else None
+    if st is None and config_unread is None:  # not there, or not reachable (/etc/docker 0700): only absent is absent
+        try:
+            view.read_bytes(config_path, 1)
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            config_unread = f"{config_path}: {exc.strerror or 'cannot read'}"
+        else:
+            config_unread = f"{config_path}: read, but its status (stat) was not"
+    if config_unread is not None:
+        out["config_state"], out["config_error"] = "error", config_unread
     elif st is not None:
         out["config"] = config_path
         try:
