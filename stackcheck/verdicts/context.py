@@ -1033,6 +1033,13 @@ class Context:
                     f"({daemon.get('flags_reason') or 'no reason given'}): a --cdi-spec-dir may replace the "
                     "directories",
                 )
+            if found and daemon.get("installed") is not False and daemon.get("features_cdi") is not True:
+                raise Unknown(
+                    path,
+                    f"{found[0]} names {name}, but daemon.json does not set features.cdi true: a Docker before "
+                    "28.2.0 injects no CDI device without it (on by default from 28.2.0), and dockerd's release is "
+                    "not read",
+                )
             if found:
                 return "found"
             # an empty list is dockerd's (cdi-spec-dirs [] or --cdi-spec-dir ""): no directory at all
