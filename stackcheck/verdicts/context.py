@@ -976,6 +976,9 @@ class Context:
             if daemon.get("installed") is False or daemon.get("error"):
                 raise Missing(path, str(daemon.get("error") or "no Docker daemon found on the box audited"))
             return "read"
+        other = daemon.get("other_daemon")
+        if isinstance(other, str) and other and kind in ("runtime", "gpu_request", "cdi_kind"):
+            raise Unknown(path, f"docker talks to another daemon than the one read ({other}), which is not read")
         if kind == "runtime" and name:
             flags = names("flag_runtimes")
             config_error = daemon.get("config_error")
