@@ -196,4 +196,6 @@ def feature_components(
         if isinstance(need, str):
             for alt in need.split("|"):
                 presence |= _package(alt, comps)
+    if not has_gpus:  # no GPU: every verdict says why in the driver's words (engine's rule gpu, gpus_unknown_reason)
+        exact.add("driver")
     return frozenset(exact), frozenset(presence - exact)

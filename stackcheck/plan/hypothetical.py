@@ -33,6 +33,24 @@ def _pkg(version: str, variant: str | None, cuda: str | None) -> dict[str, Any]:
     return p
 
 
+def _nccl_link_after_toolkit(old_jit: dict[str, Any]) -> dict[str, Any]:
+    """The jit probe's `libnccl_so_found` / `libnccl_so` after a toolkit step: a `-lnccl` link searches the same
+    directories but the CUDA home's lib directory, which becomes the new toolkit's (a complete CUDA toolkit holds no
+    libnccl.so: NCCL is a package of its own; inferred). So none found stays none, one found outside a CUDA home
+    stays found, one found in a CUDA home (the old one, or /usr/local/cuda*, which the step may repoint) is left
+    out: unknown, as a facts document without the key."""
+    found = old_jit.get("libnccl_so_found")
+    if found is False:
+        return {"libnccl_so_found": False}
+    so, home = old_jit.get("libnccl_so"), old_jit.get("toolkit")
+    if found is not True or not isinstance(so, str):
+        return {}
+    homes = ["/usr/local/cuda"] + ([home.rstrip("/")] if isinstance(home, str) and home.rstrip("/") else [])
+    if any(so.startswith(h) for h in homes):
+        return {}
+    return {"libnccl_so_found": True, "libnccl_so": so}
+
+
 def apply_choice(facts: Facts, choice: Choice, ctx: Context) -> Facts:
     """A copy of the facts with one component replaced (shallow where nothing changes)."""
     out: dict[str, Any] = dict(facts)
@@ -64,6 +82,7 @@ def apply_choice(facts: Facts, choice: Choice, ctx: Context) -> Facts:
             for key in ("rocm_home", "ninja_found", "ninja"):
                 if key in old_jit:
                     out["jit"][key] = old_jit[key]
+            out["jit"].update(_nccl_link_after_toolkit(old_jit))
         return out  # type: ignore[return-value]
     pkgs: dict[str, Any] = dict(facts.get("packages") or {})
     if choice.component == "torch":

@@ -37,7 +37,9 @@ Facts: `docker_daemon: {"installed": bool, "config": path|null, "config_source":
 "config_state": "read"|"absent"|"error", "config_error": str, "runtimes": [name...] (the config file's),
 "default_runtime": str|null, "features_cdi": bool|null, "flag_runtimes": [name...], "flags_read": bool,
 "flags_reason": str, "pid": int|null, "started_at": epoch s|null (null where the process's start was not read),
-"config_newer_than_daemon": bool|null, "rootless_pidfile": path|null, "registered": [name...],
+"config_newer_than_daemon": bool|null, "rootless_pidfile": path|null, "other_daemon": str|null (DOCKER_HOST or
+a docker context naming another daemon than the pid file's: every answer below is then not that daemon's),
+"registered": [name...],
 "runtimes_complete": bool, "runtimes_reason": str, "cdi_spec_dirs": [dir...], "cdi_specs": [{"file", "kind"}],
 "cdi_unread": [str...], "other_cdi_configs": [path...], "cdi_complete": bool, "cdi_reason": str,
 "gpu_hooks": {hook: path|null}, "gpu_hooks_path": where the PATH came from, "gpu_hooks_newer_than_daemon": [hook...],
@@ -383,6 +385,39 @@ def _other_cdi_files(view: FileView) -> list[str]:
     return files
 
 
+#: the sockets docker/cli's default context uses: DOCKER_HOST naming one of them is the daemon read here
+DEFAULT_HOSTS = ("unix:///var/run/docker.sock", "unix:///run/docker.sock")
+
+
+def _other_daemon(view: FileView, env: Mapping[str, str]) -> str | None:
+    """What makes `docker` (the CLI that starts the container) talk to another daemon than the pid file's: DOCKER_HOST,
+    else DOCKER_CONTEXT, else the CLI config's currentContext ($DOCKER_CONFIG or $HOME/.docker: config.json); None
+    where it uses the default socket. A config.json there but not read is said too (its context is not known)."""
+    host = env.get("DOCKER_HOST") or ""
+    if host and host.rstrip("/") not in DEFAULT_HOSTS:
+        return f"DOCKER_HOST={host[:120]!a}"
+    if host:
+        return None  # DOCKER_HOST wins over any context
+    context = env.get("DOCKER_CONTEXT")
+    if context is None:
+        directory = env.get("DOCKER_CONFIG") or (f"{env['HOME'].rstrip('/')}/.docker" if env.get("HOME") else "")
+        if not directory.startswith("/"):
+            return None
+        path = f"{directory}/config.json"
+        try:
+            doc = json.loads(view.read_bytes(path, CONFIG_LIMIT).decode("utf-8", "replace") or "{}")
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, RecursionError):
+            return f"{path} (its currentContext) not read"
+        context = doc.get("currentContext") if isinstance(doc, dict) else None
+        if not isinstance(context, str):
+            return None
+    if context and context != "default":
+        return f"docker context {context[:64]!a}"
+    return None
+
+
 def probe_docker_daemon(view: FileView, env: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The `docker_daemon` facts section of the host `view` shows (see the module docstring); `env`: the audit's
     environment, whose XDG_RUNTIME_DIR locates a rootless daemon's pid file."""
@@ -417,7 +452,7 @@ def probe_docker_daemon(view: FileView, env: Mapping[str, str] | None = None) ->
     flags = parse_dockerd_flags(argv) if argv is not None else None
     binary = next((f"{d}/dockerd" for d in BIN_DIRS if view.stat(f"{d}/dockerd") is not None), None)
     config_path = DEFAULT_CONFIG
-    relative_error = None
+    config_unread = None
     if flags is not None and flags["config_file"]:
         config_path, out["config_source"] = flags["config_file"], "flag"
         if not config_path.startswith("/"):  # dockerd opens it from its own working directory, not ours
@@ -428,7 +463,7 @@ def probe_docker_daemon(view: FileView, env: Mapping[str, str] | None = None) ->
             if cwd.startswith("/"):
                 config_path = posixpath.normpath(posixpath.join(cwd, config_path))
             else:
-                relative_error = (
+                config_unread = (
                     f"--config-file {config_path[:120]!a}: a relative path, and dockerd's working directory "
                     f"(/proc/{out['pid']}/cwd) was not read"
                 )
@@ -437,10 +472,20 @@ def probe_docker_daemon(view: FileView, env: Mapping[str, str] | None = None) ->
     if runtime_dir.startswith("/") and view.stat(f"{runtime_dir.rstrip('/')}/docker.pid") is not None:
         out["rootless_pidfile"] = f"{runtime_dir.rstrip('/')}/docker.pid"
         out["installed"] = True
+    out["other_daemon"] = _other_daemon(view, env)
     config: dict[str, Any] | None = None
-    st = view.stat(config_path) if relative_error is None else None
-    if relative_error is not None:
-        out["config_state"], out["config_error"] = "error", relative_error
+    st = view.stat(config_path) if config_unread is None else None
+    if st is None and config_unread is None:  # not there, or not reachable (/etc/docker 0700): only absent is absent
+        try:
+            view.read_bytes(config_path, 1)
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            config_unread = f"{config_path}: {exc.strerror or 'cannot read'}"
+        else:
+            config_unread = f"{config_path}: read, but its status (stat) was not"
+    if config_unread is not None:
+        out["config_state"], out["config_error"] = "error", config_unread
     elif st is not None:
         out["config"] = config_path
         try:
@@ -482,6 +527,8 @@ def probe_docker_daemon(view: FileView, env: Mapping[str, str] | None = None) ->
         why.append(
             f"dockerd's start (/proc/{out['pid']}/stat) was not read: a change to {config_path} since is not seen"
         )
+    if out["other_daemon"]:
+        why.append(f"docker talks to another daemon than this one ({out['other_daemon']})")
     if out["rootless_pidfile"]:
         why.append(f"a rootless dockerd also runs ({out['rootless_pidfile']}); which daemon docker uses is not read")
     out["runtimes_complete"] = not why

@@ -250,8 +250,10 @@ def nccl_link_dirs(
     elif not home_known:
         gaps.append("the CUDA home was not probed (cuda_toolkits)")
     cudnn = env.get("CUDNN_HOME") or env.get("CUDNN_PATH")
-    if cudnn:
+    if cudnn and cudnn.startswith("/"):
         dirs.append(posixpath.join(cudnn, "lib64"))
+    elif cudnn:  # (read from the extension's build directory, as a relative LIBRARY_PATH entry)
+        gaps.append(f"CUDNN_HOME/CUDNN_PATH {cudnn!r} is relative to the build directory")
     for entry in (env.get("LIBRARY_PATH") or "").split(":") if "LIBRARY_PATH" in env else []:
         if entry.startswith("/"):
             dirs.append(entry)

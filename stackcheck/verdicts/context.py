@@ -976,6 +976,9 @@ class Context:
             if daemon.get("installed") is False or daemon.get("error"):
                 raise Missing(path, str(daemon.get("error") or "no Docker daemon found on the box audited"))
             return "read"
+        other = daemon.get("other_daemon")
+        if isinstance(other, str) and other and kind in ("runtime", "gpu_request", "cdi_kind"):
+            raise Unknown(path, f"docker talks to another daemon than the one read ({other}), which is not read")
         if kind == "runtime" and name:
             flags = names("flag_runtimes")
             config_error = daemon.get("config_error")
@@ -1032,6 +1035,13 @@ class Context:
                     f"{found[0]} names {name}, but dockerd's flags were not read "
                     f"({daemon.get('flags_reason') or 'no reason given'}): a --cdi-spec-dir may replace the "
                     "directories",
+                )
+            if found and daemon.get("installed") is not False and daemon.get("features_cdi") is not True:
+                raise Unknown(
+                    path,
+                    f"{found[0]} names {name}, but daemon.json does not set features.cdi true: a Docker before "
+                    "28.2.0 injects no CDI device without it (on by default from 28.2.0), and dockerd's release is "
+                    "not read",
                 )
             if found:
                 return "found"

@@ -305,7 +305,9 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             ("docker.cdi_kind.VENDOR.CLASS",),
             '`"found"` where a CDI spec in the spec directories (/etc/cdi, /var/run/cdi, or those configured) names '
             "the device kind VENDOR/CLASS (`docker.cdi_kind.nvidia.com.gpu`: the part after the last dot is the "
-            'class), `"none in ..."` where all were read; else unknown (stackcheck/probes/docker_daemon.py)',
+            "class) and daemon.json sets features.cdi true (a Docker before 28.2.0 injects no CDI device without it; "
+            'its release is not read), `"none in ..."` where all were read; else unknown '
+            "(stackcheck/probes/docker_daemon.py)",
         ),
     ),
     "jit": (

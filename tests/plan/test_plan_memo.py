@@ -127,7 +127,9 @@ def test_unknown_paths_make_a_feature_depend_on_everything() -> None:
     weird = {"id": "x", "needs": ["sglang"], "rules": [{"require": {"fact": "mystery.value", "op": "==", "value": 1}}]}
     assert feature_components(weird, M) == (EVERY, frozenset())
     ok = {"id": "y", "needs": ["sglang", "torch"], "rules": [{"require": {"fact": "pkg.sglang.version"}}]}
-    assert feature_components(ok, M) == (frozenset({"sglang"}), frozenset({"torch"}))
+    assert feature_components(ok, M, has_gpus=True) == (frozenset({"sglang"}), frozenset({"torch"}))
+    # with no GPU the verdict says why in the driver's words (rule gpu: driver.error), whatever the rules read
+    assert feature_components(ok, M) == (frozenset({"sglang", "driver"}), frozenset({"torch"}))
     gpu_rule = {"id": "z", "rules": [{"when": {"fact": "gpu.cc_major"}, "require": {"fact": "topology.p2p"}}]}
     assert feature_components(gpu_rule, M, has_gpus=True) == (frozenset(), frozenset())
     assert feature_components(gpu_rule, M, has_gpus=False) == (frozenset({"driver"}), frozenset())

@@ -260,3 +260,59 @@ def test_dockerds_start_not_read_leaves_a_gpu_hook_unknown(tmp_path: Path) -> No
     old = with_hooks(host(tmp_path / "old", WITH_NVIDIA, DOCKERD), hook, "/usr/bin", age_s=3600)
     facts = probe(old)
     assert isinstance(facts["started_at"], float) and run_check(facts, "docker-gpus")["status"] == "ok"
+
+
+def test_a_config_file_that_cannot_be_reached_is_not_called_absent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Attack (irev50): /etc/docker not searchable by the auditing user (mode 0700: stat and open of daemon.json
+    both fail with EACCES; simulated here, the tests run as root). Before: a failed stat was taken for an absent file,
+    the runtimes list called complete, and runtime nvidia, which that file registers, said provably missing (a
+    refusal the daemon would not make)."""
+    root = host(tmp_path, WITH_NVIDIA, DOCKERD)
+    real_stat, real_read = HostView.stat, HostView.read_bytes
+
+    def stat(self: HostView, path: str, follow_symlinks: bool = True) -> Any:
+        return None if path.startswith("/etc/docker/") else real_stat(self, path, follow_symlinks)
+
+    def read(self: HostView, path: str, limit: int, offset: int = 0) -> bytes:
+        if path.startswith("/etc/docker/"):
+            raise PermissionError(13, "Permission denied", path)
+        return real_read(self, path, limit, offset)
+
+    monkeypatch.setattr(HostView, "stat", stat)
+    monkeypatch.setattr(HostView, "read_bytes", read)
+    facts = probe(root)
+    assert facts["config_state"] == "error" and "Permission denied" in facts["config_error"]
+    assert facts["runtimes_complete"] is False
+    assert run_check(facts, "nvidia-runtime")["status"] == "unknown"
+
+
+@pytest.mark.parametrize(
+    ("env", "config", "other"),
+    [
+        ({"DOCKER_HOST": "unix:///run/user/1000/docker.sock"}, None, True),
+        ({"DOCKER_HOST": "unix:///var/run/docker.sock"}, None, False),
+        ({"DOCKER_CONTEXT": "rootless"}, None, True),
+        ({"DOCKER_CONTEXT": "default"}, None, False),
+        ({"HOME": "/home/u"}, {"currentContext": "remote"}, True),
+        ({"HOME": "/home/u"}, {"auths": {}}, False),
+        ({"HOME": "/home/u", "DOCKER_HOST": "unix:///var/run/docker.sock"}, {"currentContext": "remote"}, False),
+    ],
+)
+def test_docker_talking_to_another_daemon_is_not_this_ones_answer(
+    tmp_path: Path, env: dict[str, str], config: Any, other: bool
+) -> None:
+    """Attack (irev50): DOCKER_HOST, DOCKER_CONTEXT or the CLI config's currentContext sends `docker run` to another
+    daemon (a rootless one, a remote one) than the pid file's. Before: the system daemon's runtime nvidia said ok
+    (a false pass where the daemon docker uses has none)."""
+    root = host(tmp_path, WITH_NVIDIA, DOCKERD)
+    if config is not None:
+        (root / "home/u/.docker").mkdir(parents=True)
+        (root / "home/u/.docker/config.json").write_text(json.dumps(config))
+    facts = probe(root, env)
+    assert bool(facts["other_daemon"]) is other
+    check = run_check(facts, "nvidia-runtime")
+    assert check["status"] == ("unknown" if other else "ok")
+    if other:
+        assert "another daemon" in rule(check)["message"] and facts["runtimes_complete"] is False

@@ -269,7 +269,11 @@ def test_cdi_device_without_a_gpu_spec_fails_and_with_one_passes(tmp_path: Path)
     none = run_check(probe(host(tmp_path / "a", WITHOUT, DOCKERD)), "cdi-device")
     assert none["status"] == "failed" and rule(none)["observed"] == "none in /etc/cdi, /var/run/cdi"
     specs = {"/var/run/cdi/nvidia.yaml": SPEC_YAML.format(kind="nvidia.com/gpu")}
-    assert run_check(probe(host(tmp_path / "b", WITHOUT, DOCKERD, specs=specs)), "cdi-device")["status"] == "ok"
+    on = {**WITHOUT, "features": {"cdi": True}}
+    assert run_check(probe(host(tmp_path / "b", on, DOCKERD, specs=specs)), "cdi-device")["status"] == "ok"
+    # features.cdi not set (irev50): a Docker before 28.2.0 injects no CDI device, and dockerd's release is not read
+    unset = run_check(probe(host(tmp_path / "b2", WITHOUT, DOCKERD, specs=specs)), "cdi-device")
+    assert unset["status"] == "unknown" and "features.cdi" in rule(unset)["message"]
     # dockerd's flags not read: a --cdi-spec-dir may name another directory, with or without the spec
     assert run_check(probe(host(tmp_path / "c", WITHOUT, None)), "cdi-device")["status"] == "unknown"
     assert run_check(probe(host(tmp_path / "d", WITHOUT, None, specs=specs)), "cdi-device")["status"] == "unknown"

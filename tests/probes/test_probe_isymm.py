@@ -104,3 +104,12 @@ def test_probe_class_reads_the_target_environment(tmp_path: Path) -> None:
     ctx = ProbeContext(env={"LIBRARY_PATH": "/srv/nccl/lib"}, view=view, facts=_facts())
     assert JitProbe().run(ctx).facts["jit"]["libnccl_so_found"] is True
     assert JitProbe().run(ProbeContext(env={}, view=view, facts=_facts())).facts["jit"]["libnccl_so_found"] is False
+
+
+def test_a_relative_cudnn_home_is_not_read_from_stackchecks_directory(tmp_path: Path) -> None:
+    """irev50: torch's -L$CUDNN_HOME/lib64 with a relative CUDNN_HOME is read from the extension's build directory.
+    Before: it was looked up relative to the audit's own directory (here: a libnccl.so there said found)."""
+    _pip_only(tmp_path)
+    _touch(tmp_path / "cudnn/lib64/libnccl.so")
+    jit = probe_jit(_facts(), {"CUDNN_HOME": "cudnn"}, HostView(str(tmp_path)))
+    assert jit["libnccl_so_found"] is None and "CUDNN_HOME" in jit["libnccl_so_reason"]
