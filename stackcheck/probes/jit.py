@@ -58,6 +58,7 @@ Files are read through a FileView (stackcheck/readers/fsview.py) with box paths;
 
 from __future__ import annotations
 
+import os
 import posixpath
 from collections.abc import Callable, Mapping, Sequence
 
@@ -102,6 +103,14 @@ GCC_LIB_ROOTS = (
     "/usr/lib/gcc/aarch64-linux-gnu",
     "/usr/lib/gcc/aarch64-redhat-linux",
 )
+#: the architecture whose libraries a triplet directory holds: ld's search for one architecture skips another's
+#: libnccl.so there as incompatible, so a hit in such a directory counts only for its own architecture
+_TRIPLET_ARCH = {
+    "x86_64-linux-gnu": "x86_64",
+    "x86_64-redhat-linux": "x86_64",
+    "aarch64-linux-gnu": "aarch64",
+    "aarch64-redhat-linux": "aarch64",
+}
 #: what `-lnccl` takes in a directory: the shared library, else the static archive of that name
 NCCL_LINK_NAMES = ("libnccl.so", "libnccl.a")
 #: a CXX whose default library directories are the system's (torch's get_cxx_compiler: $CXX, else c++)
@@ -269,11 +278,25 @@ def nccl_link_dirs(
     return list(dict.fromkeys(dirs)), gaps
 
 
-def nccl_link(env: Mapping[str, str], view: FileView, home: str | None, home_known: bool) -> dict[str, Any]:
-    """The `libnccl_so*` keys of the jit section (see the module docstring)."""
+def _dir_arch(directory: str) -> str | None:
+    """The architecture a directory's path names by its triplet (/usr/lib/aarch64-linux-gnu: aarch64), else None."""
+    parts = directory.split("/")
+    return next((arch for triplet, arch in _TRIPLET_ARCH.items() if triplet in parts), None)
+
+
+def nccl_link(
+    env: Mapping[str, str], view: FileView, home: str | None, home_known: bool, machine: str | None = None
+) -> dict[str, Any]:
+    """The `libnccl_so*` keys of the jit section (see the module docstring). `machine`: the architecture the link is
+    for (None: not known, so a library in another triplet's directory decides nothing)."""
     dirs, gaps = nccl_link_dirs(env, view, home, home_known)
     out: dict[str, Any] = {"libnccl_so_found": None, "libnccl_so_dirs": dirs}
     for d in dirs:
+        arch = _dir_arch(d)
+        if arch is not None and arch != machine:
+            if machine is None and any(_exists(view, f"{d}/{name}") for name in NCCL_LINK_NAMES):
+                gaps.append(f"{d} holds a libnccl for {arch}, and the link's architecture was not read")
+            continue
         for name in NCCL_LINK_NAMES:
             if _exists(view, f"{d}/{name}"):
                 out["libnccl_so_found"] = True
@@ -356,10 +379,22 @@ def probe_jit(
             notes.append(f"{name}: {why}")
         out["triton_ptxas"][name] = entry
     home_for_link = out["toolkit"] if isinstance(out["toolkit"], str) else None
-    out.update(nccl_link(env, view, home_for_link, isinstance(toolkits, list)))
+    out.update(nccl_link(env, view, home_for_link, isinstance(toolkits, list), _link_machine(facts, view)))
     if notes:
         out["error"] = "; ".join(notes)
     return out
+
+
+def _link_machine(facts: Mapping[str, Any], view: FileView) -> str | None:
+    """The architecture a link on this view is for: the system probe's machine when it is in, else this host's own
+    for a host view (an image's, not read here, is None)."""
+    system = facts.get("system")
+    machine = system.get("machine") if isinstance(system, Mapping) else None
+    if isinstance(machine, str) and machine:
+        return machine
+    if isinstance(view, HostView):
+        return os.uname().machine or None
+    return None
 
 
 class JitProbe(Probe):

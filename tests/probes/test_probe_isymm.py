@@ -113,3 +113,28 @@ def test_a_relative_cudnn_home_is_not_read_from_stackchecks_directory(tmp_path: 
     _touch(tmp_path / "cudnn/lib64/libnccl.so")
     jit = probe_jit(_facts(), {"CUDNN_HOME": "cudnn"}, HostView(str(tmp_path)))
     assert jit["libnccl_so_found"] is None and "CUDNN_HOME" in jit["libnccl_so_reason"]
+
+
+def test_a_libnccl_so_of_the_other_architecture_is_not_found(tmp_path: Path) -> None:
+    """ld's search for x86_64 skips an aarch64 libnccl.so (multiarch cross packages) as incompatible: only a hit in a
+    directory of the link's own architecture, or of none, counts."""
+    _pip_only(tmp_path)
+    _touch(tmp_path / "usr/lib/aarch64-linux-gnu/libnccl.so")
+    facts = {**_facts(), "system": {"machine": "x86_64"}}
+    jit = probe_jit(facts, {}, HostView(str(tmp_path)))
+    assert jit["libnccl_so_found"] is False and "libnccl_so" not in jit
+    facts["system"] = {"machine": "aarch64"}
+    jit = probe_jit(facts, {}, HostView(str(tmp_path)))
+    assert jit["libnccl_so_found"] is True and jit["libnccl_so"] == "/usr/lib/aarch64-linux-gnu/libnccl.so"
+    _touch(tmp_path / "usr/lib64/libnccl.so")  # a directory of no triplet counts for any architecture
+    facts["system"] = {"machine": "x86_64"}
+    assert probe_jit(facts, {}, HostView(str(tmp_path)))["libnccl_so"] == "/usr/lib64/libnccl.so"
+
+
+def test_the_other_architectures_libnccl_so_is_unknown_where_the_machine_is_not_read(tmp_path: Path) -> None:
+    from stackcheck.probes.jit import nccl_link
+
+    _pip_only(tmp_path)
+    _touch(tmp_path / "usr/lib/aarch64-linux-gnu/libnccl.so")
+    out = nccl_link({}, HostView(str(tmp_path)), "/usr/local/cuda-13.0", True, None)
+    assert out["libnccl_so_found"] is None and "aarch64" in out["libnccl_so_reason"]
