@@ -211,9 +211,11 @@ _OP_WORDS = {"in": "one of", "not_in": "none of", "contains": "contains", "versi
 
 
 def _same_release(lhs: Any, rhs: Any, subject: str) -> Outcome:
-    """`same_release`: two driver releases (`570.124.06`) equal on the dot-separated parts both give, at least two
-    (a hand-written `570.124` against a library's `570.124.06`); where one gives fewer parts, the observed value says
-    which parts were compared. Fewer than two common parts, or a part that is not a number: not decided."""
+    """`same_release`: two driver releases (`570.124.06`) compared on the dot-separated parts both give, at least
+    two. A difference there is a mismatch (a hand-written `570.124` against a library's `570.133.07`); equal there
+    but one gives more parts (`570.124` against `570.124.06`) is not decided: the part one leaves out may differ
+    (570.124.04 and 570.124.06 are two releases, and the module compares whole strings), so a truncated version is
+    never read as a match. Fewer than two common parts, or a part that is not a number: not decided."""
     left, right = str(lhs).strip().split("."), str(rhs).strip().split(".")
     n = min(len(left), len(right))
     if n < 2 or not all(p.isdigit() for p in (*left, *right)):
@@ -224,6 +226,9 @@ def _same_release(lhs: Any, rhs: Any, subject: str) -> Outcome:
     if len(left) != len(right):
         shorter = str(rhs) if len(right) < len(left) else str(lhs)
         observed = f"{lhs} (compared on {'.'.join(left[:n])}: {shorter} gives {n} parts)"
+        if same:
+            why = f"{shorter} gives {n} parts: equal on {'.'.join(left[:n])}, the rest not known"
+            raise Missing(f"{lhs} vs {rhs}", why)
     return Outcome(same, observed, rhs, subject=subject)
 
 
