@@ -56,7 +56,7 @@ import time
 from stackcheck.lazy_re import lazy as _lazy
 from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.probes.interface import Probe, ProbeContext, ProbeResult
-from stackcheck.readers.fsview import FileView, HostView
+from stackcheck.readers.fsview import FileView, HostView, which
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -270,14 +270,11 @@ def _gpu_hooks(view: FileView, out: dict[str, Any], start: float | None) -> None
                 out["gpu_hooks_path"] = f"/proc/{out['pid']}/environ"
                 break
     for hook in GPU_HOOKS:
-        found = None
-        for directory in dirs:
-            st = view.stat(f"{directory.rstrip('/')}/{hook}")
-            if st is not None and st.kind == "file" and st.mode & 0o111:
-                found = f"{directory.rstrip('/')}/{hook}"
-                if start is not None and st.mtime > start:
-                    out["gpu_hooks_newer_than_daemon"].append(hook)
-                break
+        found = which(view, hook, ":".join(dirs))  # Go's LookPath: the first executable regular file on the PATH
+        if found is not None and start is not None:
+            st = view.stat(found)
+            if st is not None and st.mtime > start:
+                out["gpu_hooks_newer_than_daemon"].append(hook)
         out["gpu_hooks"][hook] = found
 
 
