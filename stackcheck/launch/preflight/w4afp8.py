@@ -4,9 +4,10 @@ SGLang's W4AFp8 config (min capability 90) runs a MoE layer through W4AFp8MoEMet
 sgl-kernel's cutlass_w4a8_moe_mm, and that entry point runs its SM90 kernel whatever the GPU: on a GPU of another
 major (Blackwell, 10 and 12) no source read says what happens, so the check is unknown there, never ok.
 
-Which checkpoints run it: `--quantization w4afp8`, or a ModelOpt MIXED_PRECISION checkpoint that the release maps to
-w4afp8 rather than modelopt_mixed (0.5.10-0.5.14: a NemotronH model is modelopt_mixed; 0.5.15 on: one whose
-hf_quant_config.json `quantized_layers` name an NVFP4 layer is). Pure."""
+Which checkpoints run it: `--quantization w4afp8` on a checkpoint that is not ModelOpt MIXED_PRECISION, or a
+MIXED_PRECISION one that the release maps to w4afp8 rather than modelopt_mixed (0.5.10-0.5.14: a NemotronH model is
+modelopt_mixed; 0.5.15 on: one whose hf_quant_config.json `quantized_layers` name an NVFP4 layer is), the flag given
+or not: SGLang overrides --quantization w4afp8 with modelopt_mixed for a checkpoint it maps there. Pure."""
 
 from __future__ import annotations
 
@@ -105,17 +106,17 @@ def runs_w4afp8_moe(
     version: str | None,
 ) -> bool | None:
     """Whether the model's MoE layers run W4AFp8MoEMethod: `flag` is --quantization as given (None: not given),
-    `quant_method` the checkpoint's as the preflight reads it (a MIXED_PRECISION one reads w4afp8), `moe` whether
+    `quant_method` the checkpoint's as the preflight reads it (a MIXED_PRECISION one reads w4afp8: the release's
+    mapping decides it, --quantization w4afp8 or not, since the release overrides the flag), `moe` whether
     the model has routed experts (refusals._model_moe: True, False or unknown). None where it is not decided (the
     release not known and its rules disagree, the experts not read)."""
-    if flag == "w4afp8":
-        mixed: bool | None = False
-    elif flag is None and quant_method == "w4afp8" and str(qcfg.get("quant_algo")) == "MIXED_PRECISION":
-        mixed = maps_to_modelopt_mixed(table, qcfg, config, archs, version)
-    elif flag is None and quant_method == "w4afp8":
-        mixed = False
-    else:
+    if flag not in (None, "w4afp8") or (flag is None and quant_method != "w4afp8"):
         return False
+    mixed: bool | None = False
+    if quant_method == "w4afp8" and str(qcfg.get("quant_algo")) == "MIXED_PRECISION":
+        # the flag given or not: ModelOptMixedPrecisionConfig.override_quantization_method turns it into
+        # modelopt_mixed where the release maps the checkpoint there (preflight.json model.w4afp8_moe source)
+        mixed = maps_to_modelopt_mixed(table, qcfg, config, archs, version)
     if mixed is True or moe is False:
         return False
     if mixed is None or moe is not True:
