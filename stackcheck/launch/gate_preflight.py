@@ -230,8 +230,50 @@ def run_for_gate(
             derived, mapping, manifests, facts, pre, sglang_version, bool(getattr(opts, "facts_file", None))
         )
     )
+    pre.launch.update(ignored_flag_facts(derived, mapping, sglang_version, pre))
     derived.launch.update(pre.launch)
     return pre
+
+
+def ignored_flag_facts(derived: Any, mapping: Mapping[str, Any], version: str | None, pre: Preflight) -> dict[str, str]:
+    """The launch facts `<fact>_ignored` (why, as text) of the flags the installed SGLang turns back off for the model
+    the preflight read (launch.json option `ignored_for_models`: the releases, the model's first architecture, as
+    config.json names it, the flags that keep it (kept_where_given) and the CUDA-graph phases, one of which must
+    have none of its flags given; a flag given counts whatever its value, so a value that keeps graphs on is
+    judged as the flag kept). None where the release or the model was not read: the flag is kept (fail closed)."""
+    from stackcheck.facts.versions import version_in
+    from stackcheck.launch import gate
+    from stackcheck.launch.refusals import model_architecture
+
+    architecture = model_architecture(pre)
+    if version is None or architecture is None:
+        return {}
+    flags = gate.reading_flags(mapping, version)
+    args = derived.sglang_args
+    out: dict[str, str] = {}
+    for option in mapping.get("options") or []:
+        fact = option.get("fact") if isinstance(option, Mapping) else None
+        if not fact or not derived.launch.get(fact):
+            continue
+        for entry in option.get("ignored_for_models") or []:
+            if version_in(version, str(entry.get("versions"))) is not True:
+                continue
+            if architecture not in [str(a) for a in entry.get("architectures") or []]:
+                continue
+            if any(gate.option_given(args, (str(f),), flags) for f in entry.get("kept_where_given") or []):
+                continue
+            phases = entry.get("graph_phases") or {}
+            eager = [p for p, fs in phases.items() if any(gate.option_given(args, (str(f),), flags) for f in fs)]
+            if phases and len(eager) == len(phases):
+                continue  # every phase's graph may be off: the flag kept
+            why = (
+                f"SGLang {version} turns {option['flag']} back off for {architecture} with CUDA graphs on "
+                f"({', '.join(sorted(set(phases) - set(eager)))} not disabled by the command)"
+            )
+            out[f"{fact}_ignored"] = why
+            derived.off.append(f"{option['flag']}: ignored ({why})")
+            break
+    return out
 
 
 #: the speculative algorithms whose draft runs no attention backend of the target's kind: NGRAM has no draft model,
@@ -868,6 +910,8 @@ def model_launch_facts(pre: Preflight, derived: Any, mapping: Mapping[str, Any])
     if target is not None:
         out["model_config_read"] = target.attention is not None
         shape(target, "")
+    # the flags SGLang turns back off for this model (ignored_flag_facts), judged again with the model's facts
+    out.update({k: v for k, v in pre.launch.items() if k.endswith("_ignored")})
     drafts, draft_backend = _draft_backend(derived, mapping)
     if not drafts:
         return out
