@@ -231,8 +231,41 @@ def run_for_gate(
         )
     )
     pre.launch.update(ignored_flag_facts(derived, mapping, sglang_version, pre))
+    idle_flag_needs(derived, mapping, sglang_version, pre)
     derived.launch.update(pre.launch)
     return pre
+
+
+def idle_flag_needs(derived: Any, mapping: Mapping[str, Any], version: str | None, pre: Preflight) -> None:
+    """Drop the needs of a flag (launch.json option `idle_for_models`) where the installed SGLang's model never runs
+    the path it turns on: every architecture of the served model's config.json listed for the release, and no flag of
+    `kept_where_given` given (refusals.drop_idle_needs: the feature listed as off, or needed as launch.json's
+    defaults say). Kept where the release or the model was not read (fail closed)."""
+    from stackcheck.facts.versions import version_in
+    from stackcheck.launch import gate
+    from stackcheck.launch.refusals import drop_idle_needs
+
+    model = next((i for i in pre.models if i.role == "model"), None)
+    archs = [str(a) for a in getattr(model, "architectures", None) or []]
+    if version is None or not archs:
+        return
+    flags = gate.reading_flags(mapping, version)
+    for option in mapping.get("options") or []:
+        flag = str(option.get("flag")) if isinstance(option, Mapping) else ""
+        if not flag or flag not in derived.options:
+            continue
+        for entry in option.get("idle_for_models") or []:
+            if version_in(version, str(entry.get("versions"))) is not True:
+                continue
+            if not set(archs) <= {str(a) for a in entry.get("architectures") or []}:
+                continue
+            if any(
+                gate.option_given(derived.sglang_args, (str(f),), flags) for f in entry.get("kept_where_given") or []
+            ):
+                continue
+            reason = f"SGLang {version}'s {', '.join(archs)} never runs the path {flag} turns on"
+            drop_idle_needs(derived, mapping, flag, reason)
+            break
 
 
 def ignored_flag_facts(derived: Any, mapping: Mapping[str, Any], version: str | None, pre: Preflight) -> dict[str, str]:
