@@ -218,6 +218,18 @@ def run_for_gate(
             w4 = check_w4afp8_moe(info.w4afp8_moe, facts, w4_table, f"{info.role} {info.spec}")
             if w4 is not None:
                 pre.results.append(w4)
+    # a MIXED_PRECISION checkpoint the release loads as modelopt_mixed below that config's minimum capability
+    if isinstance(w4_table, dict):
+        from stackcheck.launch.preflight.w4afp8 import check_modelopt_mixed_min_cc
+
+        flag = gate.option_value(args, ("--quantization",), flags)
+        for info in pre.models:
+            if info.role == "model":
+                got = check_modelopt_mixed_min_cc(
+                    info.mixed_precision, flag, facts, w4_table, sglang_version, f"{info.role} {info.spec}"
+                )
+                if got is not None:
+                    pre.results.append(got)
     defaults = {str(o["flag"]): o.get("default") for o in gate._options(mapping) if "default" in o}
     for req in pre.requirements:
         if gate._conds(req.when, derived, defaults):
@@ -861,7 +873,14 @@ def preflight_checks() -> tuple[str, ...]:
     from stackcheck.launch.preflight import LIVE_CHECKS, a2a, w4afp8
 
     fixed = ("gpu-count", "parallel-layout", "model", "draft-model")
-    packages = (a2a.CHECK, a2a.QUANT_CHECK, a2a.TRANSFER_CHECK, a2a.STORAGE_CONFIG_CHECK, w4afp8.CHECK)
+    packages = (
+        a2a.CHECK,
+        a2a.QUANT_CHECK,
+        a2a.TRANSFER_CHECK,
+        a2a.STORAGE_CONFIG_CHECK,
+        w4afp8.CHECK,
+        w4afp8.MIXED_CC_CHECK,
+    )
     return tuple(dict.fromkeys((*LIVE_CHECKS, *fixed, *packages)))
 
 

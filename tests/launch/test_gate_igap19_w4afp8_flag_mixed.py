@@ -80,3 +80,41 @@ def test_the_pure_reading_follows_the_release_mapping_with_the_flag() -> None:
     assert runs_w4afp8_moe(table, "w4afp8", "w4afp8", qcfg, {}, [], True, "0.5.9") is True
     assert runs_w4afp8_moe(table, "w4afp8", "w4afp8", qcfg, {}, [], True, None) is None
     assert runs_w4afp8_moe(table, "w4afp8", "fp8", {"quant_algo": "FP8"}, {}, [], True, "0.5.23") is True
+
+
+MIXED_CC = "modelopt-mixed-min-cc"
+
+
+def _mixed_check(tmp_path: Path, release: str, cc: str, config: dict[str, Any], *flags: str) -> Any:
+    model = tmp_path / "ckpt"
+    model.mkdir()
+    (model / "config.json").write_text(json.dumps(config))
+    quant = {"quant_algo": "MIXED_PRECISION", "kv_cache_quant_algo": None, "quantized_layers": W4A8_ONLY}
+    (model / "hf_quant_config.json").write_text(json.dumps({"producer": {"name": "modelopt"}, "quantization": quant}))
+    doc = gate_tp8(release_box(tmp_path, release, cc), model, *flags)
+    checks = (doc.get("preflight") or {}).get("checks") or []
+    return doc["decision"], next((c for c in checks if c.get("check") == MIXED_CC), None)
+
+
+@pytest.mark.parametrize("flags", [(), ("--quantization", "w4afp8")])
+def test_a_checkpoint_loaded_as_modelopt_mixed_below_its_loaders_minimum_fails(
+    tmp_path: Path, flags: tuple[str, ...]
+) -> None:
+    """0.5.10-0.5.12: ModelOptMixedPrecisionConfig asks for ModelOptFp4Config's 100, and a NemotronH
+    MIXED_PRECISION checkpoint loads as modelopt_mixed: the loader raises on a Hopper GPU (allowed on 4b195b7)."""
+    decision, check = _mixed_check(tmp_path, "0.5.12", "9.0", NEMOTRON, *flags)
+    assert check is not None and check["status"] == "fail", check
+    assert decision == "refuse"
+
+
+@pytest.mark.parametrize(
+    ("release", "cc", "config"),
+    [
+        ("0.5.12", "10.0", NEMOTRON),  # at its minimum
+        ("0.5.13", "9.0", NEMOTRON),  # 80 from 0.5.13
+        ("0.5.12", "9.0", QWEN3_MOE),  # loaded as w4afp8 (90)
+        ("0.5.9", "9.0", NEMOTRON),  # no modelopt_mixed before 0.5.10
+    ],
+)
+def test_no_such_failure_where_it_loads(tmp_path: Path, release: str, cc: str, config: dict[str, Any]) -> None:
+    assert _mixed_check(tmp_path, release, cc, config)[1] is None
