@@ -392,6 +392,8 @@ class LaunchOption(TypedDict, total=False):
     note: str
     moe_only: dict[str, Any]  # choices that run only in MoE layers (choices, unquantized_idle, source, note)
     checkpoint_unquantized: dict[str, Any]  # a choice's needs on a checkpoint without quantization (choices, source)
+    ignored_for_models: list[dict[str, Any]]  # releases that turn the flag back off for some models (versions, ...)
+    idle_for_models: list[dict[str, Any]]  # releases whose listed models never run the flag's path (versions, ...)
 
 
 class LaunchEnvA2A(TypedDict, total=False):

@@ -218,6 +218,18 @@ def run_for_gate(
             w4 = check_w4afp8_moe(info.w4afp8_moe, facts, w4_table, f"{info.role} {info.spec}")
             if w4 is not None:
                 pre.results.append(w4)
+    # a MIXED_PRECISION checkpoint the release loads as modelopt_mixed below that config's minimum capability
+    if isinstance(w4_table, dict):
+        from stackcheck.launch.preflight.w4afp8 import check_modelopt_mixed_min_cc
+
+        flag = gate.option_value(args, ("--quantization",), flags)
+        for info in pre.models:
+            if info.role == "model":
+                got = check_modelopt_mixed_min_cc(
+                    info.mixed_precision, flag, facts, w4_table, sglang_version, f"{info.role} {info.spec}"
+                )
+                if got is not None:
+                    pre.results.append(got)
     defaults = {str(o["flag"]): o.get("default") for o in gate._options(mapping) if "default" in o}
     for req in pre.requirements:
         if gate._conds(req.when, derived, defaults):
@@ -230,8 +242,83 @@ def run_for_gate(
             derived, mapping, manifests, facts, pre, sglang_version, bool(getattr(opts, "facts_file", None))
         )
     )
+    pre.launch.update(ignored_flag_facts(derived, mapping, sglang_version, pre))
+    idle_flag_needs(derived, mapping, sglang_version, pre)
     derived.launch.update(pre.launch)
     return pre
+
+
+def idle_flag_needs(derived: Any, mapping: Mapping[str, Any], version: str | None, pre: Preflight) -> None:
+    """Drop the needs of a flag (launch.json option `idle_for_models`) where the installed SGLang's model never runs
+    the path it turns on: every architecture of the served model's config.json listed for the release, and no flag of
+    `kept_where_given` given (refusals.drop_idle_needs: the feature listed as off, or needed as launch.json's
+    defaults say). Kept where the release or the model was not read (fail closed)."""
+    from stackcheck.facts.versions import version_in
+    from stackcheck.launch import gate
+    from stackcheck.launch.refusals import drop_idle_needs
+
+    model = next((i for i in pre.models if i.role == "model"), None)
+    archs = [str(a) for a in getattr(model, "architectures", None) or []]
+    if version is None or not archs:
+        return
+    flags = gate.reading_flags(mapping, version)
+    for option in mapping.get("options") or []:
+        flag = str(option.get("flag")) if isinstance(option, Mapping) else ""
+        if not flag or flag not in derived.options:
+            continue
+        for entry in option.get("idle_for_models") or []:
+            if version_in(version, str(entry.get("versions"))) is not True:
+                continue
+            if not set(archs) <= {str(a) for a in entry.get("architectures") or []}:
+                continue
+            if any(
+                gate.option_given(derived.sglang_args, (str(f),), flags) for f in entry.get("kept_where_given") or []
+            ):
+                continue
+            reason = f"SGLang {version}'s {', '.join(archs)} never runs the path {flag} turns on"
+            drop_idle_needs(derived, mapping, flag, reason)
+            break
+
+
+def ignored_flag_facts(derived: Any, mapping: Mapping[str, Any], version: str | None, pre: Preflight) -> dict[str, str]:
+    """The launch facts `<fact>_ignored` (why, as text) of the flags the installed SGLang turns back off for the model
+    the preflight read (launch.json option `ignored_for_models`: the releases, the model's first architecture, as
+    config.json names it, the flags that keep it (kept_where_given) and the CUDA-graph phases, one of which must
+    have none of its flags given; a flag given counts whatever its value, so a value that keeps graphs on is
+    judged as the flag kept). None where the release or the model was not read: the flag is kept (fail closed)."""
+    from stackcheck.facts.versions import version_in
+    from stackcheck.launch import gate
+    from stackcheck.launch.refusals import model_architecture
+
+    architecture = model_architecture(pre)
+    if version is None or architecture is None:
+        return {}
+    flags = gate.reading_flags(mapping, version)
+    args = derived.sglang_args
+    out: dict[str, str] = {}
+    for option in mapping.get("options") or []:
+        fact = option.get("fact") if isinstance(option, Mapping) else None
+        if not fact or not derived.launch.get(fact):
+            continue
+        for entry in option.get("ignored_for_models") or []:
+            if version_in(version, str(entry.get("versions"))) is not True:
+                continue
+            if architecture not in [str(a) for a in entry.get("architectures") or []]:
+                continue
+            if any(gate.option_given(args, (str(f),), flags) for f in entry.get("kept_where_given") or []):
+                continue
+            phases = entry.get("graph_phases") or {}
+            eager = [p for p, fs in phases.items() if any(gate.option_given(args, (str(f),), flags) for f in fs)]
+            if phases and len(eager) == len(phases):
+                continue  # every phase's graph may be off: the flag kept
+            why = (
+                f"SGLang {version} turns {option['flag']} back off for {architecture} with CUDA graphs on "
+                f"({', '.join(sorted(set(phases) - set(eager)))} not disabled by the command)"
+            )
+            out[f"{fact}_ignored"] = why
+            derived.off.append(f"{option['flag']}: ignored ({why})")
+            break
+    return out
 
 
 #: the speculative algorithms whose draft runs no attention backend of the target's kind: NGRAM has no draft model,
@@ -786,7 +873,14 @@ def preflight_checks() -> tuple[str, ...]:
     from stackcheck.launch.preflight import LIVE_CHECKS, a2a, w4afp8
 
     fixed = ("gpu-count", "parallel-layout", "model", "draft-model")
-    packages = (a2a.CHECK, a2a.QUANT_CHECK, a2a.TRANSFER_CHECK, a2a.STORAGE_CONFIG_CHECK, w4afp8.CHECK)
+    packages = (
+        a2a.CHECK,
+        a2a.QUANT_CHECK,
+        a2a.TRANSFER_CHECK,
+        a2a.STORAGE_CONFIG_CHECK,
+        w4afp8.CHECK,
+        w4afp8.MIXED_CC_CHECK,
+    )
     return tuple(dict.fromkeys((*LIVE_CHECKS, *fixed, *packages)))
 
 
@@ -868,6 +962,8 @@ def model_launch_facts(pre: Preflight, derived: Any, mapping: Mapping[str, Any])
     if target is not None:
         out["model_config_read"] = target.attention is not None
         shape(target, "")
+    # the flags SGLang turns back off for this model (ignored_flag_facts), judged again with the model's facts
+    out.update({k: v for k, v in pre.launch.items() if k.endswith("_ignored")})
     drafts, draft_backend = _draft_backend(derived, mapping)
     if not drafts:
         return out

@@ -212,6 +212,12 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "DFLASH or DSPARK (their drafts never run trtllm_mla or flashmla)",
         ),
         FactDoc(
+            ("launch.symm_mem_ignored",),
+            "why the installed SGLang turns --enable-symm-mem back off for the served model (launch.json option "
+            "ignored_for_models: Kimi hybrid models with CUDA graphs on, 0.5.17-0.5.18), as `gate`'s preflight read "
+            "its config.json; absent otherwise (the flag kept)",
+        ),
+        FactDoc(
             ("launch.model_config_read",),
             "whether `gate`'s preflight read the served model's config.json (false: it names a model whose config it "
             "could not read, and the rules on the model's MLA dims are unknown); absent outside `gate`",

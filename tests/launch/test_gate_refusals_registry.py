@@ -216,6 +216,10 @@ CHECK_TEXT = {
     # igap18: nvfp4_online off SM100 (the argument hook's raise), quark_mxfp4's online loader (CHECK_FILE; its MXFP4
     # functions are ROCm-only: tests/launch/test_gate_igap18_online_quantization.py reads that in each wheel)
     "nvfp4-online-sm100": "--quantization nvfp4_online is supported only on",
+    # igap19: the runner list of the nvfp4_online branch, its CuteDSL DeepEP raise, 0.5.23's MegaMoE escape
+    "nvfp4-online-moe-runner": '"--quantization nvfp4_online supports only "',
+    "nvfp4-online-cutedsl-deepep": "flashinfer_cutedsl per-token NVFP4 activation requires",
+    "nvfp4-online-megamoe-a2a": "use_megamoe_w4a16 = (",
     "quark-mxfp4-online-cuda": 'model_config.quantization == "quark_mxfp4"',
     "deepep-v2-quark-moe-method": '"--moe-a2a-backend deepep_v2 requires 128x128 blockwise FP8 "',
     "deepep-v2-quark-moe-block": '"--moe-a2a-backend deepep_v2 requires 128x128 blockwise FP8 or 1x32 MXFP8 "',
@@ -570,6 +574,14 @@ def test_the_refusal_rules_are_what_the_wheel_checks(version: str) -> None:
             window = code[name][max(0, at - 400) : at]
             literal = window[window.rindex("moe_runner_backend in [") :].split("]")[0]
             assert re.findall(r'"(\w+)"', literal) == entry["allowed"], (version, name)
+        if rule["id"] == "nvfp4-online-moe-runner" and hits:  # the runners the nvfp4_online branch takes
+            name, at = hits[0]
+            window = code[name][max(0, at - 700) : at]
+            literal = window[window.rindex("moe_runner_backend not in [") :].split("]")[0]
+            taken = ["auto", *re.findall(r'"(\w+)"', literal)]
+            if "use_megamoe_w4a16" in window:  # 0.5.23: flashinfer_megamoe with its all-to-all backend and variable
+                taken.append("flashinfer_megamoe")
+            assert taken == entry["allowed"], (version, name, taken)
         if rule["id"] == "eagle-topk-page-size" and hits:
             name, at = hits[0]
             assert allowed_backends(code[name], at) == entry["allowed"], (version, name)

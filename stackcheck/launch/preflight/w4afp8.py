@@ -4,9 +4,10 @@ SGLang's W4AFp8 config (min capability 90) runs a MoE layer through W4AFp8MoEMet
 sgl-kernel's cutlass_w4a8_moe_mm, and that entry point runs its SM90 kernel whatever the GPU: on a GPU of another
 major (Blackwell, 10 and 12) no source read says what happens, so the check is unknown there, never ok.
 
-Which checkpoints run it: `--quantization w4afp8`, or a ModelOpt MIXED_PRECISION checkpoint that the release maps to
-w4afp8 rather than modelopt_mixed (0.5.10-0.5.14: a NemotronH model is modelopt_mixed; 0.5.15 on: one whose
-hf_quant_config.json `quantized_layers` name an NVFP4 layer is). Pure."""
+Which checkpoints run it: `--quantization w4afp8` on a checkpoint that is not ModelOpt MIXED_PRECISION, or a
+MIXED_PRECISION one that the release maps to w4afp8 rather than modelopt_mixed (0.5.10-0.5.14: a NemotronH model is
+modelopt_mixed; 0.5.15 on: one whose hf_quant_config.json `quantized_layers` name an NVFP4 layer is), the flag given
+or not: SGLang overrides --quantization w4afp8 with modelopt_mixed for a checkpoint it maps there. Pure."""
 
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 CHECK = "w4afp8-moe-gpu"
+#: a ModelOpt MIXED_PRECISION checkpoint the release loads as modelopt_mixed on a GPU below that config's minimum
+MIXED_CC_CHECK = "modelopt-mixed-min-cc"
 
 
 def _mixed(rule: Mapping[str, Any], qcfg: Mapping[str, Any], config: Mapping[str, Any], archs: Sequence[str]) -> bool:
@@ -105,17 +108,17 @@ def runs_w4afp8_moe(
     version: str | None,
 ) -> bool | None:
     """Whether the model's MoE layers run W4AFp8MoEMethod: `flag` is --quantization as given (None: not given),
-    `quant_method` the checkpoint's as the preflight reads it (a MIXED_PRECISION one reads w4afp8), `moe` whether
+    `quant_method` the checkpoint's as the preflight reads it (a MIXED_PRECISION one reads w4afp8: the release's
+    mapping decides it, --quantization w4afp8 or not, since the release overrides the flag), `moe` whether
     the model has routed experts (refusals._model_moe: True, False or unknown). None where it is not decided (the
     release not known and its rules disagree, the experts not read)."""
-    if flag == "w4afp8":
-        mixed: bool | None = False
-    elif flag is None and quant_method == "w4afp8" and str(qcfg.get("quant_algo")) == "MIXED_PRECISION":
-        mixed = maps_to_modelopt_mixed(table, qcfg, config, archs, version)
-    elif flag is None and quant_method == "w4afp8":
-        mixed = False
-    else:
+    if flag not in (None, "w4afp8") or (flag is None and quant_method != "w4afp8"):
         return False
+    mixed: bool | None = False
+    if quant_method == "w4afp8" and str(qcfg.get("quant_algo")) == "MIXED_PRECISION":
+        # the flag given or not: ModelOptMixedPrecisionConfig.override_quantization_method turns it into
+        # modelopt_mixed where the release maps the checkpoint there (preflight.json model.w4afp8_moe source)
+        mixed = maps_to_modelopt_mixed(table, qcfg, config, archs, version)
     if mixed is True or moe is False:
         return False
     if mixed is None or moe is not True:
@@ -148,3 +151,55 @@ def check_w4afp8_moe(
     observed = {"majors": sorted(majors) if majors is not None else None, "w4afp8_moe": runs}
     message = str(table.get("message") or "").replace("{why}", why).replace("{what}", what)
     return CheckResult(CHECK, "unknown", observed, required, f"{subject}: {message}", source, subject)
+
+
+def check_modelopt_mixed_min_cc(
+    mixed: Mapping[str, Any] | None,
+    flag: object,
+    facts: Mapping[str, Any],
+    table: Mapping[str, Any],
+    version: str | None,
+    subject: str,
+) -> CheckResult | None:
+    """fail where the release loads the served model's ModelOpt MIXED_PRECISION checkpoint as modelopt_mixed (`mixed`:
+    mixed_precision_experts' reading, `modelopt_mixed` True; --quantization `flag` not given or w4afp8, which the
+    release overrides) and the box's lowest GPU is below ModelOptMixedPrecisionConfig's minimum capability for the
+    release (table `modelopt_mixed_min_capability`): SGLang's model loader raises 'The quantization method
+    modelopt_mixed is not supported for the current GPU'. unknown where a GPU's capability was not read; None
+    otherwise (the quantization rules judge W4AFp8Config's 90, which the preflight's quant_method w4afp8 names)."""
+    from stackcheck.facts.versions import version_in
+    from stackcheck.launch.refusals import lowest_gpu_sm
+
+    if mixed is None or mixed.get("modelopt_mixed") is not True or flag not in (None, "w4afp8") or version is None:
+        return None
+    entry = next(
+        (
+            e
+            for e in table.get("modelopt_mixed_min_capability") or []
+            if isinstance(e, Mapping) and version_in(version, str(e.get("versions"))) is True
+        ),
+        None,
+    )
+    if entry is None:
+        return None
+    least = int(entry["min_sm"])
+    sm = lowest_gpu_sm(facts)
+    required = (
+        f"compute capability {least // 10}.{least % 10} or higher (ModelOptMixedPrecisionConfig, SGLang {version})"
+    )
+    what = (
+        f"{subject}: SGLang {version} loads this ModelOpt MIXED_PRECISION checkpoint as modelopt_mixed (it maps it so"
+        f"{'; --quantization w4afp8 is overridden' if flag else ''}), whose config asks for {required}"
+    )
+    source = entry.get("source")
+    if sm is None:
+        why = "the GPUs' compute capability was not all read"
+        return CheckResult(MIXED_CC_CHECK, "unknown", {"sm": None}, required, f"{what}; {why}", source, subject)
+    if sm >= least:
+        return None
+    message = (
+        f"{what}, and this box's lowest GPU is sm_{sm}: the model loader raises ValueError 'The quantization method "
+        "modelopt_mixed is not supported for the current GPU' as the model loads; the server does not start. Serve "
+        "it on a GPU of that capability, or on a release that asks for less"
+    )
+    return CheckResult(MIXED_CC_CHECK, "fail", {"sm": sm}, required, message, source, subject)
