@@ -9,6 +9,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+import pytest
+
 _TESTS = str(Path(__file__).parent)
 if _TESTS not in sys.path:
     sys.path.insert(0, _TESTS)
@@ -26,6 +28,16 @@ _CACHE_HOME = tempfile.mkdtemp(prefix="stackcheck-tests-cache-")
 atexit.register(shutil.rmtree, _CACHE_HOME, True)
 os.environ["XDG_CACHE_HOME"] = _CACHE_HOME
 os.environ.pop("STACKCHECK_CACHE_DIR", None)
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The caches on (STACKCHECK_PLAN_CACHE=1) in a directory of this test's own, TMP/cache; the directory of the kept
+    parsed manifests and readings (knowledge/prepared.py) in it. A module that reads another of the cache's directories
+    (the plan's, the gate's) defines its own `cache`, which pytest takes over this one."""
+    monkeypatch.setenv("STACKCHECK_PLAN_CACHE", "1")
+    monkeypatch.setenv("STACKCHECK_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path / "cache" / "prepared"
 
 
 # Property tests: in CI (CI set, as .ci/run does) every run draws the same examples, so a landing never fails

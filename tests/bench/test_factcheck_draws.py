@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_process import clean_env
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 ALL_ENV = "STACKCHECK_FACTCHECK_ALL"
@@ -69,8 +70,7 @@ def test_the_committed_draw_regenerates(sample: str, tmp_path: Path) -> None:
     _tree(commit, tree)
     for script in (ROOT / "bench").glob("factcheck*_draw.py"):
         shutil.copyfile(script, tree / "bench" / script.name)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("STACKCHECK_", "SGLANG_"))}
-    env["PYTHONPATH"] = str(tree)
+    env = clean_env(PYTHONPATH=str(tree))
     out = tmp_path / "out"
     proc = subprocess.run(
         [sys.executable, str(tree / "bench" / f"factcheck{sample}_draw.py"), str(out)],

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import stackcheck_json
 from gate_cli import DEEPSEEK_R1, gate_json, model_dir
 from release_box import rules
 
@@ -220,18 +221,10 @@ def test_gate_judges_the_draft_on_flashmla(tmp_path: Path) -> None:
 
 def test_recommend_reads_the_heads_and_prefill_dims_the_gate_reads(tmp_path: Path) -> None:
     """recommend's launch facts carry the heads per GPU (its --tp) and the prefill dims the gate reads."""
-    import os
-    import subprocess
-    import sys
-
     model = model_dir(tmp_path, "h96", HEADS_96)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SGLANG_", "STACKCHECK_"))}
     for tp, per_gpu in (("1", 96), ("2", 48)):
-        cmd = [sys.executable, "-m", "stackcheck", "recommend", "--facts", str(B200), "--model-path", str(model),
-               "--tp", tp, "--no-plan", "--format", "json"]  # fmt: skip
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env, cwd=ROOT, check=False)
-        assert r.returncode in (0, 1), r.stderr
-        launch = json.loads(r.stdout)["launch"]
+        cmd = ["recommend", "--facts", str(B200), "--model-path", str(model), "--tp", tp, "--no-plan"]
+        launch = stackcheck_json(*cmd, "--format", "json")["launch"]
         assert launch["mla_heads_per_gpu"] == per_gpu and launch["mla_prefill_dims"] == "192/128", launch
 
 
@@ -263,19 +256,7 @@ def test_gate_refuses_a_non_mla_draft_on_trtllm_mla(tmp_path: Path) -> None:
 
 def _gate_over(manifests: Path, facts: Path, *args: str) -> dict[str, Any]:
     """gate_json's run (--dry-run, JSON) with --manifests DIR over the shipped manifests."""
-    import os
-    import subprocess
-    import sys
-
-    from gate_cli import LAUNCH
-
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SGLANG_", "STACKCHECK_"))}
-    cmd = [sys.executable, "-m", "stackcheck", "gate", "--manifests", str(manifests), "--facts", str(facts),
-           "--dry-run", "--format", "json", "--", *LAUNCH, *args]  # fmt: skip
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env, cwd=ROOT, check=False)
-    assert r.returncode in (0, 1), r.stderr
-    doc: dict[str, Any] = json.loads(r.stdout)
-    return doc
+    return gate_json(facts, *args, dry_run=True, options=("--manifests", str(manifests)))
 
 
 def _status(doc: dict[str, Any], feature: str) -> str | None:
