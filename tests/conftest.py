@@ -8,8 +8,12 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from stackcheck.knowledge.loader import Manifests
 
 _TESTS = str(Path(__file__).parent)
 if _TESTS not in sys.path:
@@ -28,6 +32,14 @@ _CACHE_HOME = tempfile.mkdtemp(prefix="stackcheck-tests-cache-")
 atexit.register(shutil.rmtree, _CACHE_HOME, True)
 os.environ["XDG_CACHE_HOME"] = _CACHE_HOME
 os.environ.pop("STACKCHECK_CACHE_DIR", None)
+
+
+@pytest.fixture(scope="module")
+def manifests() -> Manifests:
+    """The shipped manifests (load([])), read once per test module. A module that needs others defines its own."""
+    from stackcheck.knowledge.loader import load
+
+    return load([])
 
 
 @pytest.fixture

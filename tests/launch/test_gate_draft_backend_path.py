@@ -17,7 +17,7 @@ import pytest
 from gate_cli import DEEPSEEK_R1, LLAMA3, gate_json, model_dir
 
 from stackcheck.facts.versions import version_in
-from stackcheck.knowledge.loader import Manifests, load
+from stackcheck.knowledge.loader import Manifests
 from stackcheck.launch.gate_preflight import DRAFT_JUDGED_BACKENDS, draft_launch_view
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -27,11 +27,6 @@ H200 = CASES / "h200-newest" / "facts.json"  # 8x H200 (SM90), SGLang 0.5.23
 H100 = CASES / "h100-cpu-torch" / "facts.json"  # H100 (SM90), SGLang 0.5.9
 NEWER = CASES / "sglang-newer-than-manifests" / "facts.json"  # SM120, SGLang 0.5.99
 FLAG = "--speculative-draft-attention-backend"
-
-
-@pytest.fixture(scope="module")
-def manifests() -> Manifests:
-    return load([])
 
 
 def _draft(doc: dict[str, Any]) -> list[dict[str, Any]]:

@@ -43,11 +43,6 @@ DEEPSEEK_V3 = {
 SMALL_V3 = {**DEEPSEEK_V3, "kv_lora_rank": 256, "qk_rope_head_dim": 32, "qk_nope_head_dim": 64, "v_head_dim": 64}
 
 
-@pytest.fixture(scope="module")
-def manifests() -> Manifests:
-    return load([])
-
-
 def _launch(kv_rope: str, nope: int, backend: str = "trtllm_mla") -> dict[str, Any]:
     return {"mla": True, "mla_kv_rope": kv_rope, "mla_qk_nope_head_dim": nope, "attention_backend": backend}
 

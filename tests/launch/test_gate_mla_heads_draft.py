@@ -24,7 +24,7 @@ from gate_cli import DEEPSEEK_R1, gate_json, model_dir
 from release_box import rules
 
 from stackcheck.commands.explain import release_facts
-from stackcheck.knowledge.loader import Manifests, load
+from stackcheck.knowledge.loader import Manifests
 from stackcheck.launch.preflight.model import mla_prefill_dims, query_heads
 from stackcheck.verdicts.context import Context, assumed_gpus
 from stackcheck.verdicts.engine import evaluate_feature
@@ -39,11 +39,6 @@ HEADS_96 = {**DEEPSEEK_R1, "num_attention_heads": 96, "num_key_value_heads": 96}
 GLM_FLASH_SHAPE = {**DEEPSEEK_R1, "qk_nope_head_dim": 192, "v_head_dim": 256, "num_attention_heads": 20}
 # smaller MLA dims than FlashInfer's decode takes (kv_lora_rank 256, rope 32) in an architecture SGLang runs as MLA
 SMALL_DRAFT = {**DEEPSEEK_R1, "kv_lora_rank": 256, "qk_rope_head_dim": 32, "qk_nope_head_dim": 64, "v_head_dim": 64}
-
-
-@pytest.fixture(scope="module")
-def manifests() -> Manifests:
-    return load([])
 
 
 def _judge(

@@ -10,18 +10,13 @@ from typing import Any
 
 import pytest
 
-from stackcheck.knowledge.loader import Manifests, load
+from stackcheck.knowledge.loader import Manifests
 from stackcheck.verdicts.context import Context
 from stackcheck.verdicts.engine import evaluate_check
 from stackcheck.verdicts.types import CheckVerdict
 
 ID = "driver-userspace-match"
 RULE = "userspace-equals-kernel-module"
-
-
-@pytest.fixture(scope="module")
-def manifests() -> Manifests:
-    return load([])
 
 
 def verdict(manifests: Manifests, version: str, userspace: str) -> CheckVerdict:
