@@ -1,6 +1,7 @@
 """`python -m stackcheck ARGS` as a user runs it: a fresh process from the repository root, with the variables of the
 test run that steer stackcheck or SGLang (SGLANG_*, STACKCHECK_*) removed from its environment. The one place the
-end-to-end tests build that call (tests/gate_cli.gate_json is one of its uses)."""
+end-to-end tests build that call (tests/gate_cli.gate_json is one of its uses); and `scrubbed_environ`, the autouse
+fixture that removes the same variables around a test that runs the gate in this process."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRUBBED = ("SGLANG_", "STACKCHECK_")
@@ -51,3 +54,12 @@ def stackcheck_json(*args: str, env: dict[str, str] | None = None, timeout: floa
     assert r.returncode in (0, 1), r.stderr
     doc: dict[str, Any] = json.loads(r.stdout)
     return doc
+
+
+@pytest.fixture(autouse=True)
+def scrubbed_environ(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Autouse in a test module that imports it: the SCRUBBED variables removed from this process for the test (and
+    put back after it)."""
+    for name in list(os.environ):
+        if name.startswith(SCRUBBED):
+            monkeypatch.delenv(name)
