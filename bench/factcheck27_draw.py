@@ -47,6 +47,8 @@ from factcheck_draw import (
     audit_ok_rows,
     draw,
     final_releases,
+    gate_allow_rows,
+    model_flag_launches,
     plan_steps,
     stackcheck_json,
     stackcheck_json_or_error,
@@ -123,7 +125,7 @@ def _box(out: Path, rel: str, box: tuple[str, str, str, int] | None, python: str
     return path
 
 
-_run = stackcheck_json_or_error  # the name factcheck28_draw.py imports
+_run = stackcheck_json_or_error  # the name factcheck30_draw.py (and later samples) import
 
 
 def _releases(first: tuple[int, ...]) -> list[str]:
@@ -134,18 +136,7 @@ _steps = plan_steps
 
 
 def gate_rows(out: Path) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = []
-    for box, spec in GPU_BOXES.items():
-        for rel in _releases((0, 5, 18)):
-            facts = _box(out, rel, spec)
-            for name, (model, flags) in LAUNCHES.items():
-                line = ["python3", "-m", "sglang.launch_server", "--model-path", str(out / "models" / model)]
-                args = ["gate", "--facts", str(facts), "--dry-run", "--format", "json", "--", *line, "--tp", "8"]
-                if _run([*args, *flags.split()]).get("decision") == "allow":
-                    rows.append({"pop": "a", "box": box, "sglang": rel, "launch": name, "model": model,
-                                 "flags": flags})  # fmt: skip
-        print(f"a {box}: {len(rows)}", file=sys.stderr, flush=True)
-    return rows
+    return gate_allow_rows(out, GPU_BOXES, _releases((0, 5, 18)), _box, model_flag_launches(LAUNCHES, "--tp", "8"))
 
 
 def audit_rows(out: Path) -> list[dict[str, Any]]:

@@ -36,8 +36,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from factcheck20_draw import _LLAMA3
 from factcheck23_draw import _v
-from factcheck27_draw import _box, _run
-from factcheck_draw import audit_ok_rows, draw, final_releases, write_models
+from factcheck27_draw import _box
+from factcheck_draw import audit_ok_rows, draw, final_releases, gate_allow_rows, model_flag_launches, write_models
 
 SEED = 20261228
 _QWEN25_VL = {"architectures": ["Qwen2_5_VLForConditionalGeneration"], "model_type": "qwen2_5_vl",
@@ -81,18 +81,7 @@ def _releases(first: tuple[int, ...], last: tuple[int, ...] = (9, 9, 9)) -> list
 
 
 def gate_rows(out: Path) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = []
-    for box, spec in GPU_BOXES.items():
-        for rel in _releases((0, 5, 10)):
-            facts = _box(out, rel, spec)
-            for name, (model, flags) in LAUNCHES.items():
-                line = ["python3", "-m", "sglang.launch_server", "--model-path", str(out / "models" / model)]
-                args = ["gate", "--facts", str(facts), "--dry-run", "--format", "json", "--", *line]
-                if _run([*args, *flags.split()]).get("decision") == "allow":
-                    rows.append({"pop": "a", "box": box, "sglang": rel, "launch": name, "model": model,
-                                 "flags": flags})  # fmt: skip
-        print(f"a {box}: {len(rows)}", file=sys.stderr, flush=True)
-    return rows
+    return gate_allow_rows(out, GPU_BOXES, _releases((0, 5, 10)), _box, model_flag_launches(LAUNCHES))
 
 
 def audit_rows(out: Path) -> list[dict[str, Any]]:

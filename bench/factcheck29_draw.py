@@ -38,8 +38,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from factcheck20_draw import _LLAMA3
 from factcheck23_draw import MODELS as _MODELS23
 from factcheck23_draw import _v
-from factcheck27_draw import _box, _run
-from factcheck_draw import draw, final_releases, write_models
+from factcheck27_draw import _box
+from factcheck_draw import draw, final_releases, gate_allow_rows, model_flag_launches, write_models
 
 SEED = 20261229
 _GLM5 = {**_MODELS23["dsv32-fp8"], "architectures": ["GlmMoeDsaForCausalLM"], "model_type": "glm_moe_dsa"}
@@ -85,18 +85,9 @@ def _box29(out: Path, rel: str, spec: tuple[str, str, str, int]) -> Path:
 
 
 def _rows(out: Path, pop: str, launches: dict[str, tuple[str, str]], boxes: list[str]) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = []
-    for box in boxes:
-        for rel in [r for r in final_releases() if _v(r) >= (0, 5, 10)]:
-            facts = _box29(out, rel, GPU_BOXES[box])
-            for name, (model, flags) in launches.items():
-                line = ["python3", "-m", "sglang.launch_server", "--model-path", str(out / "models" / model)]
-                args = ["gate", "--facts", str(facts), "--dry-run", "--format", "json", "--", *line, "--tp", "8"]
-                if _run([*args, *flags.split()]).get("decision") == "allow":
-                    rows.append({"pop": pop, "box": box, "sglang": rel, "launch": name, "model": model,
-                                 "flags": flags})  # fmt: skip
-        print(f"{pop} {box}: {len(rows)}", file=sys.stderr, flush=True)
-    return rows
+    releases = [r for r in final_releases() if _v(r) >= (0, 5, 10)]
+    specs = {box: GPU_BOXES[box] for box in boxes}
+    return gate_allow_rows(out, specs, releases, _box29, model_flag_launches(launches, "--tp", "8"), pop=pop)
 
 
 def main() -> None:

@@ -39,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from factcheck21b_draw import MODELS as _MODELS21B
 from factcheck23_draw import _v
 from factcheck27_draw import _box, _run, _steps
-from factcheck_draw import draw, final_releases, write_models
+from factcheck_draw import draw, final_releases, gate_allow_rows, write_models
 
 SEED = 20261230
 MODELS: dict[str, dict[str, Any]] = {k: _MODELS21B[k] for k in ("llama3", "llama3-eagle3")}
@@ -68,21 +68,10 @@ def _spec_flags(out: Path, attn: str, kv: str, topk: int) -> str:
 
 
 def spec_rows(out: Path) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = []
-    for box, spec in SPEC_BOXES.items():
-        for rel in _releases():
-            facts = _box(out, rel, spec)
-            for attn in ATTENTION:
-                for kv in KV:
-                    for topk in TOPK:
-                        flags = _spec_flags(out, attn, kv, topk)
-                        line = ["python3", "-m", "sglang.launch_server", "--model-path", str(out / "models" / "llama3")]
-                        args = ["gate", "--facts", str(facts), "--dry-run", "--format", "json", "--", *line]
-                        if _run([*args, "--tp", "8", *flags.split()]).get("decision") == "allow":
-                            rows.append({"pop": "s", "box": box, "sglang": rel, "attention": attn, "kv": kv,
-                                         "topk": topk})  # fmt: skip
-        print(f"s {box}: {len(rows)}", file=sys.stderr, flush=True)
-    return rows
+    launches = [({"attention": attn, "kv": kv, "topk": topk}, "llama3",
+                 ["--tp", "8", *_spec_flags(out, attn, kv, topk).split()])
+                for attn in ATTENTION for kv in KV for topk in TOPK]  # fmt: skip
+    return gate_allow_rows(out, SPEC_BOXES, _releases(), _box, launches, pop="s")
 
 
 def _geforce_box(out: Path, rel: str, spec: tuple[str, str, str, int]) -> Path:

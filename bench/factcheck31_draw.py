@@ -33,8 +33,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from factcheck20_draw import _LLAMA3
 from factcheck23_draw import _v
-from factcheck27_draw import _box, _run
-from factcheck_draw import draw, final_releases, write_models
+from factcheck27_draw import _box
+from factcheck_draw import draw, final_releases, gate_allow_rows, write_models
 
 SEED = 20261231
 MODELS: dict[str, dict[str, Any]] = {"llama3": _LLAMA3}
@@ -72,19 +72,10 @@ def _pcie_box(out: Path, rel: str, spec: tuple[str, str, str, int]) -> Path:
 
 
 def rows(out: Path) -> list[dict[str, Any]]:
-    found: list[dict[str, Any]] = []
-    for box, spec in GPU_BOXES.items():
-        for rel in [r for r in final_releases() if _v(r) >= (0, 5, 10)]:
-            facts = _pcie_box(out, rel, spec)
-            for name, flags in LAUNCHES.items():
-                for tp in TPS:
-                    line = ["python3", "-m", "sglang.launch_server", "--model-path", str(out / "models" / "llama3")]
-                    args = ["gate", "--facts", str(facts), "--dry-run", "--format", "json", "--", *line]
-                    if _run([*args, "--tp", str(tp), *flags.split()]).get("decision") == "allow":
-                        found.append({"pop": "a", "box": box, "sglang": rel, "launch": name, "tp": tp,
-                                      "flags": flags})  # fmt: skip
-        print(f"a {box}: {len(found)}", file=sys.stderr, flush=True)
-    return found
+    releases = [r for r in final_releases() if _v(r) >= (0, 5, 10)]
+    launches = [({"launch": name, "tp": tp, "flags": flags}, "llama3", ["--tp", str(tp), *flags.split()])
+                for name, flags in LAUNCHES.items() for tp in TPS]  # fmt: skip
+    return gate_allow_rows(out, GPU_BOXES, releases, _pcie_box, launches)
 
 
 def main() -> None:

@@ -2,9 +2,10 @@
 
 Each sample's script builds its populations and hands them to `draw`, which fixes the draw: per population its rows
 sorted by their JSON text, written out, shuffled with one `random.Random(seed)` in the order given, the first k kept.
-`gate` runs `stackcheck gate --dry-run --format json` in this process on a saved facts file. Two populations that
-several samples draw are built here: `audit_ok_rows` (audit's ok feature verdicts, one row per distinct box, feature
-and reasons) and `plan_rows` (plan's target and steps, one row per distinct box, option and plan).
+`gate` runs `stackcheck gate --dry-run --format json` in this process on a saved facts file. Three populations that
+several samples draw are built here: `gate_allow_rows` (the gate's allows, one row per box, release and launch allowed),
+`audit_ok_rows` (audit's ok feature verdicts, one row per distinct box, feature and reasons) and `plan_rows` (plan's
+target and steps, one row per distinct box, option and plan).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import io
 import json
 import random
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -88,6 +89,42 @@ def draw(out: Path, seed: int, populations: list[tuple[int, list[dict[str, Any]]
 
 
 Box = TypeVar("Box")
+Spec = TypeVar("Spec")
+
+
+def gate_allow_rows(
+    out: Path,
+    boxes: Mapping[str, Spec],
+    releases: Sequence[str],
+    facts: Callable[[Path, str, Spec], Path],
+    launches: Sequence[tuple[dict[str, Any], str, list[str]]],
+    *,
+    pop: str = "a",
+) -> list[dict[str, Any]]:
+    """`gate --facts F --dry-run --format json -- python3 -m sglang.launch_server --model-path OUT/models/MODEL ARGS`
+    for each (name, spec) of BOXES in order, each release of RELEASES with F = FACTS(OUT, release, spec) (written once
+    per box and release), and each (labels, MODEL, ARGS) of LAUNCHES in order: one row {"pop": POP, "box": name,
+    "sglang": release, **labels} per allow (a verb's error is no allow: stackcheck_json_or_error); each box's running
+    count printed to stderr. The draws of the twenty-seventh to thirty-first samples."""
+    rows: list[dict[str, Any]] = []
+    for box, spec in boxes.items():
+        for rel in releases:
+            path = facts(out, rel, spec)
+            for labels, model, args in launches:
+                line = ["python3", "-m", "sglang.launch_server", "--model-path", str(out / "models" / model)]
+                gate_args = ["gate", "--facts", str(path), "--dry-run", "--format", "json", "--", *line, *args]
+                if stackcheck_json_or_error(gate_args).get("decision") == "allow":
+                    rows.append({"pop": pop, "box": box, "sglang": rel, **labels})
+        print(f"{pop} {box}: {len(rows)}", file=sys.stderr, flush=True)
+    return rows
+
+
+def model_flag_launches(
+    launches: Mapping[str, tuple[str, str]], *args: str
+) -> list[tuple[dict[str, Any], str, list[str]]]:
+    """gate_allow_rows' LAUNCHES of a {name: (model, flags)} table: labels {"launch", "model", "flags"}, arguments ARGS
+    then the flags split on spaces."""
+    return [({"launch": n, "model": m, "flags": f}, m, [*args, *f.split()]) for n, (m, f) in launches.items()]
 
 
 def audit_ok_rows(

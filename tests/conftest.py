@@ -8,6 +8,12 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from stackcheck.knowledge.loader import Manifests
 
 _TESTS = str(Path(__file__).parent)
 if _TESTS not in sys.path:
@@ -26,6 +32,24 @@ _CACHE_HOME = tempfile.mkdtemp(prefix="stackcheck-tests-cache-")
 atexit.register(shutil.rmtree, _CACHE_HOME, True)
 os.environ["XDG_CACHE_HOME"] = _CACHE_HOME
 os.environ.pop("STACKCHECK_CACHE_DIR", None)
+
+
+@pytest.fixture(scope="module")
+def manifests() -> Manifests:
+    """The shipped manifests (load([])), read once per test module. A module that needs others defines its own."""
+    from stackcheck.knowledge.loader import load
+
+    return load([])
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The caches on (STACKCHECK_PLAN_CACHE=1) in a directory of this test's own, TMP/cache; the directory of the kept
+    parsed manifests and readings (knowledge/prepared.py) in it. A module that reads another of the cache's directories
+    (the plan's, the gate's) defines its own `cache`, which pytest takes over this one."""
+    monkeypatch.setenv("STACKCHECK_PLAN_CACHE", "1")
+    monkeypatch.setenv("STACKCHECK_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path / "cache" / "prepared"
 
 
 # Property tests: in CI (CI set, as .ci/run does) every run draws the same examples, so a landing never fails

@@ -5,11 +5,11 @@ variables of the test run removed; its JSON decision (for the gate's refusal tes
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from cli_process import stackcheck_json
 
 ROOT = Path(__file__).resolve().parent.parent
 LAUNCH = ["python", "-m", "sglang.launch_server"]
@@ -75,20 +75,12 @@ MODELS: dict[str, dict[str, Any]] = {
 }  # fmt: skip
 
 
-def gate_json(facts: Path, *args: str, dry_run: bool = False) -> dict[str, Any]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SGLANG_", "STACKCHECK_"))}
-    gate_args = ["gate", "--facts", str(facts), *(["--dry-run"] if dry_run else []), "--format", "json", "--"]
-    r = subprocess.run(
-        [sys.executable, "-m", "stackcheck", *gate_args, *LAUNCH, *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env,
-        cwd=ROOT,
-    )
-    assert r.returncode in (0, 1), r.stderr
-    doc: dict[str, Any] = json.loads(r.stdout)
-    return doc
+def gate_json(facts: Path, *args: str, dry_run: bool = False, options: Sequence[str] = ()) -> dict[str, Any]:
+    """`stackcheck gate --facts FACTS OPTIONS [--dry-run] --format json -- python -m sglang.launch_server ARGS` in a
+    fresh process (cli_process.stackcheck_json): its JSON decision. OPTIONS: more of the gate's own (--manifests DIR,
+    --assume-gpu NAME, --allow-unknown)."""
+    gate_args = ["gate", "--facts", str(facts), *options, *(["--dry-run"] if dry_run else []), "--format", "json"]
+    return stackcheck_json(*gate_args, "--", *LAUNCH, *args)
 
 
 def model_dir(tmp_path: Path, name: str, config: dict[str, Any] | None) -> Path:

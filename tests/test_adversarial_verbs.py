@@ -7,11 +7,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import clean_env, run_stackcheck
 
 from stackcheck.cli import main
 
@@ -70,18 +70,7 @@ def test_a_pre_release_far_from_every_bound_is_judged_as_before(
 
 
 def run(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SGLANG_", "STACKCHECK_"))}
-    env["PYTHONPATH"] = str(ROOT)
-    return subprocess.run(
-        [sys.executable, "-m", "stackcheck", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=env,
-        cwd=ROOT,
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
+    return run_stackcheck(*args, env=clean_env(PYTHONPATH=str(ROOT)), timeout=timeout, stdin=subprocess.DEVNULL)
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")

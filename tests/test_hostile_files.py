@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import clean_env, run_stackcheck
 from probes.test_probe_packages import dist, fake_torch, run
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -21,15 +22,7 @@ H200 = ROOT / "tests" / "cases" / "h200-newest" / "facts.json"
 
 
 def stackcheck(*args: str, env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("SGLANG_", "STACKCHECK_"))}
-    return subprocess.run(
-        [sys.executable, "-m", "stackcheck", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env={**base, **(env or {})},
-        cwd=ROOT,
-    )
+    return run_stackcheck(*args, env=clean_env(**(env or {})), timeout=timeout)
 
 
 def one_line_exit_2(proc: subprocess.CompletedProcess[str], needle: str) -> None:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import IO
 
 import pytest
+from cli_process import clean_env
 
 ROOT = Path(__file__).resolve().parents[1]
 FACTS = ROOT / "tests" / "recommend" / "seed-after" / "facts.json"
@@ -22,8 +23,7 @@ OLD = '{"the": "plan facts of an earlier run"}\n'
 
 
 def recommend(*args: str, stdout: int | IO[str] = subprocess.PIPE) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SGLANG_", "STACKCHECK_", "HF_", "CUDA_"))}
-    env["PYTHONPATH"] = str(ROOT)
+    env = clean_env("HF_", "CUDA_", PYTHONPATH=str(ROOT))
     return subprocess.run([sys.executable, "-m", "stackcheck", "recommend", "--facts", str(FACTS), *args],
                           stdout=stdout, stderr=subprocess.PIPE, text=True, timeout=120, env=env, cwd=ROOT,
                           stdin=subprocess.DEVNULL, check=False)  # fmt: skip

@@ -8,22 +8,19 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import threading
 from pathlib import Path
 
 import pytest
+from cli_process import clean_env, run_stackcheck
 
 ROOT = Path(__file__).resolve().parents[1]
 LOG = b'Traceback (most recent call last):\n  File "a.py", line 3, in f\nRuntimeError: the ismall pipe error\n'
 
 
 def run(*args: str, timeout: float = 30, pass_fds: tuple[int, ...] = ()) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SGLANG_", "STACKCHECK_"))}
-    env["PYTHONPATH"] = str(ROOT)
-    return subprocess.run([sys.executable, "-m", "stackcheck", "triage", *args], capture_output=True, text=True,
-                          timeout=timeout, env=env, cwd=ROOT, stdin=subprocess.DEVNULL, check=False,
-                          pass_fds=pass_fds)  # fmt: skip
+    return run_stackcheck("triage", *args, env=clean_env(PYTHONPATH=str(ROOT)), timeout=timeout,
+                          stdin=subprocess.DEVNULL, pass_fds=pass_fds)  # fmt: skip
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")

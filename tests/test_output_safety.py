@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import clean_env, run_stackcheck
 
 from stackcheck.atomic import write_atomic
 from stackcheck.errors import OutputError
@@ -35,15 +36,7 @@ ESC_GPU = "NVIDIA H200\x1b]0;owned\x07\x1b[2J\x9b31m<img src=x onerror=alert(1)>
 
 
 def run(*args: str, env: dict[str, str] | None = None, **kw: Any) -> subprocess.CompletedProcess[bytes]:
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("SGLANG_", "STACKCHECK_"))}
-    return subprocess.run(
-        [sys.executable, "-m", "stackcheck", *args],
-        capture_output=True,
-        timeout=120,
-        env={**base, **(env or {})},
-        cwd=ROOT,
-        **kw,
-    )
+    return run_stackcheck(*args, env=clean_env(**(env or {})), text=False, **kw)
 
 
 def hostile_facts(tmp_path: Path) -> Path:

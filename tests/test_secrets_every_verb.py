@@ -9,13 +9,13 @@ that path (see the commit that added this file); tests/test_output_safety.py hol
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import clean_env, run_stackcheck
 
 from stackcheck.redact import MASK
 
@@ -27,14 +27,7 @@ OSC = "\x1b]0;PWN\x07\u202e\x9b"
 
 
 def run(*args: str, cwd: Path = ROOT, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("SGLANG_", "STACKCHECK_"))}
-    return subprocess.run(
-        [sys.executable, "-m", "stackcheck", *args],
-        capture_output=True,
-        timeout=120,
-        env={**base, **(env or {})},
-        cwd=cwd,
-    )
+    return run_stackcheck(*args, env=clean_env(**(env or {})), cwd=cwd, text=False)
 
 
 def assert_clean(data: bytes | str, where: str) -> None:

@@ -409,11 +409,9 @@ def _modelopt_mixed_moe(values: Mapping[str, Any], d: Derived, read: Any, spec: 
     what = "--quantization w4afp8" if flag else "a W4AFP8 checkpoint (quant_method w4afp8)"
     if isinstance(info, Mapping):
         what = ("--quantization w4afp8 on " if flag else "") + "a ModelOpt MIXED_PRECISION checkpoint"
-    moe = _model_moe(read)
-    if moe is _UNKNOWN:
-        return _Judged(None, f"{what}, model not read", missing="whether the model has routed experts (config.json)")
-    if moe is not True:
-        return _Judged(False, f"{what} on a dense model")
+    dense = _dense_or_not_read(read, what)
+    if dense is not None:
+        return dense
     mapped = info.get("modelopt_mixed") if isinstance(info, Mapping) else False
     if mapped is None:
         return _Judged(None, f"{what} on an MoE model", missing="whether this SGLang release maps the checkpoint to "
@@ -487,11 +485,9 @@ def _quark_moe(values: Mapping[str, Any], read: Any, *, block_fp8: bool) -> _Jud
     if judged is not None:
         return judged
     what = f"--quantization {flag}" if flag else "a Quark checkpoint (quant_method quark)"
-    moe = _model_moe(read)
-    if moe is _UNKNOWN:
-        return _Judged(None, f"{what}, model not read", missing="whether the model has routed experts (config.json)")
-    if moe is not True:
-        return _Judged(False, f"{what} on a dense model")
+    dense = _dense_or_not_read(read, what)
+    if dense is not None:
+        return dense
     if not block_fp8:
         return _Judged(True, f"{what} on an MoE model (QuarkFusedMoEMethod)")
     qc = read.get("quantization_config") if isinstance(read, Mapping) else None
@@ -1407,6 +1403,17 @@ def _a2a_values(d: Derived, declared: set[str] | None, architecture: str | None)
 # config.json keys that count a model's routed experts (Qwen2/3-MoE num_experts, DeepSeek n_routed_experts,
 # Mixtral / GPT-OSS / Llama 4 num_local_experts, ERNIE / others moe_num_experts), in the file or a text sub-config
 _MOE_KEYS = ("num_experts", "n_routed_experts", "num_local_experts", "moe_num_experts")
+
+
+def _dense_or_not_read(read: Any, what: str) -> _Judged | None:
+    """None where the served model has routed experts (_model_moe); else WHAT's verdict: not decided where config.json
+    was not read, False on a dense model."""
+    moe = _model_moe(read)
+    if moe is _UNKNOWN:
+        return _Judged(None, f"{what}, model not read", missing="whether the model has routed experts (config.json)")
+    if moe is not True:
+        return _Judged(False, f"{what} on a dense model")
+    return None
 
 
 def _model_moe(read: Any) -> Any:

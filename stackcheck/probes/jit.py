@@ -66,7 +66,7 @@ from stackcheck.lazy_re import lazy as _lazy
 from stackcheck.lazy_re import lazy_bytes as _lazy_bytes
 from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.probes.interface import CommandTimeout, Probe, ProbeContext, ProbeResult, run_command
-from stackcheck.readers.fsview import FileView, HostView, kind_of, listdir_or_empty, which
+from stackcheck.readers.fsview import FileView, HostView, is_file, kind_of, listdir_or_empty, which
 
 if TYPE_CHECKING:
     from typing import Any, ClassVar
@@ -134,11 +134,6 @@ def _major_minor(version: Any) -> str | None:
     return f"{int(parts[0])}.{int(parts[1])}"
 
 
-def _exists(view: FileView, path: str) -> bool:
-    st = view.stat(path)
-    return st is not None and st.kind == "file"
-
-
 def _is_elf(view: FileView, path: str) -> bool:
     try:
         return view.read_bytes(path, 4) == b"\x7fELF"
@@ -170,7 +165,7 @@ def headers_cuda(view: FileView, includes: Sequence[str]) -> str | None:
     """major.minor of CUDART_VERSION in the first cuda_runtime_api.h of `includes` (the one a compile takes)."""
     for d in includes:
         path = f"{d}/cuda_runtime_api.h"
-        if not _exists(view, path):
+        if not is_file(view, path):
             continue
         try:
             head = view.read_bytes(path, _CUDART_READ)
@@ -294,11 +289,11 @@ def nccl_link(
     for d in dirs:
         arch = _dir_arch(d)
         if arch is not None and arch != machine:
-            if machine is None and any(_exists(view, f"{d}/{name}") for name in NCCL_LINK_NAMES):
+            if machine is None and any(is_file(view, f"{d}/{name}") for name in NCCL_LINK_NAMES):
                 gaps.append(f"{d} holds a libnccl for {arch}, and the link's architecture was not read")
             continue
         for name in NCCL_LINK_NAMES:
-            if _exists(view, f"{d}/{name}"):
+            if is_file(view, f"{d}/{name}"):
                 out["libnccl_so_found"] = True
                 out["libnccl_so"] = f"{d}/{name}"
                 return out
@@ -351,14 +346,14 @@ def probe_jit(
         out["cuda"] = _major_minor(tk.get("version"))
         if isinstance(home, str):
             nvcc = home.rstrip("/") + "/bin/nvcc"
-            out["nvcc"] = nvcc if _exists(view, nvcc) else None
+            out["nvcc"] = nvcc if is_file(view, nvcc) else None
             out["nvcc_found"] = out["nvcc"] is not None
             includes = _include_dirs(view, home.rstrip("/"), out["nvcc"])
             # a header is missing only when nvcc is the toolkit's own binary: a wrapper script (exec
             # /usr/local/cuda-13.0/bin/nvcc "$@") brings its real toolkit's include directory, not read here
             real_nvcc = out["nvcc"] is not None and _is_elf(view, str(out["nvcc"]))
             for key, header in HEADERS.items():
-                found = any(_exists(view, f"{d}/{header}") for d in includes)
+                found = any(is_file(view, f"{d}/{header}") for d in includes)
                 out[key] = True if found else (False if real_nvcc else None)
             if real_nvcc:
                 out["headers_cuda"] = headers_cuda(view, includes)

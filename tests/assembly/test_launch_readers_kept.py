@@ -15,13 +15,6 @@ from stackcheck.knowledge import prepared
 from stackcheck.knowledge.loader import Manifests, load
 
 
-@pytest.fixture
-def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("STACKCHECK_PLAN_CACHE", "1")
-    monkeypatch.setenv("STACKCHECK_CACHE_DIR", str(tmp_path / "cache"))
-    return tmp_path / "cache" / "prepared"
-
-
 def _by_id(m: Manifests) -> dict[str, list[str]]:
     """The index with each item named by its id (the index holds the items' identities)."""
     ids = {id(item): str(item.get("id")) for item in (*m.features, *m.checks)}

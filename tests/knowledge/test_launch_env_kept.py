@@ -15,13 +15,6 @@ from stackcheck.knowledge import prepared
 from stackcheck.knowledge.loader import load
 
 
-@pytest.fixture
-def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("STACKCHECK_PLAN_CACHE", "1")
-    monkeypatch.setenv("STACKCHECK_CACHE_DIR", str(tmp_path / "cache"))
-    return tmp_path / "cache" / "prepared"
-
-
 def _reference(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     with monkeypatch.context() as c:
         c.setenv("STACKCHECK_PLAN_CACHE", "0")

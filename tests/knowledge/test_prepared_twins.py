@@ -16,13 +16,6 @@ from stackcheck.knowledge import loader, prepared
 from stackcheck.knowledge.package_data import shipped_files
 
 
-@pytest.fixture
-def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("STACKCHECK_PLAN_CACHE", "1")
-    monkeypatch.setenv("STACKCHECK_CACHE_DIR", str(tmp_path / "cache"))
-    return tmp_path / "cache" / "prepared"
-
-
 def _stamp(path: Path) -> str:
     st = os.stat(path)  # (package_data.shipped_files' stamp)
     return f"\0file {st.st_size} {st.st_mtime_ns} {st.st_ctime_ns} {st.st_ino} {st.st_dev}"

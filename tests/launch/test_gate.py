@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from cli_process import clean_env, run_stackcheck
 
 from stackcheck.errors import UsageError
 from stackcheck.knowledge.loader import load
@@ -34,21 +35,8 @@ def mapping() -> Launch:
     return load([], env={}).launch
 
 
-def _env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SGLANG_", "STACKCHECK_"))}
-    env.update(extra)
-    return env
-
-
 def run_gate(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "stackcheck", "gate", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=env or _env(),
-        cwd=ROOT,
-    )
+    return run_stackcheck("gate", *args, env=env or None, timeout=60)
 
 
 def features(d: gate.Derived) -> dict[str, str]:
@@ -429,7 +417,7 @@ def test_h200_dry_run_allows_and_runs_nothing(tmp_path: Path) -> None:
 def test_h200_execs_with_argv_unchanged_in_the_same_process() -> None:
     args = ["a b", '"q"', "it's", "--", "-x", "", "$HOME", "*"]
     cmd = [sys.executable, "-m", "stackcheck", "gate", "--facts", str(H200), "--", "python3", "-c", PRINT_ARGV, *args]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(), cwd=ROOT)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=clean_env(), cwd=ROOT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err
     printed = json.loads(out)
@@ -444,7 +432,7 @@ def test_h200_execs_the_real_sglang_command_line(tmp_path: Path) -> None:
     (fake / "launch_server.py").write_text(PRINT_ARGV + "\n")
     argv = ["python3", "-m", "sglang.launch_server", "--model-path", LLAMA3, "--tp", "8", "--enable-torch-symm-mem"]
     cmd = [sys.executable, "-m", "stackcheck", "gate", "--facts", str(H200), "--", *argv]
-    env = _env(PYTHONPATH=str(tmp_path))
+    env = clean_env(PYTHONPATH=str(tmp_path))
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err

@@ -10,18 +10,14 @@ less the checks SGLang makes on the target's flags only."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from gate_cli import DEEPSEEK_R1, LAUNCH, LLAMA3, gate_json, model_dir
+from gate_cli import DEEPSEEK_R1, LLAMA3, gate_json, model_dir
 
 from stackcheck.facts.versions import version_in
-from stackcheck.knowledge.loader import Manifests, load
+from stackcheck.knowledge.loader import Manifests
 from stackcheck.launch.gate_preflight import DRAFT_JUDGED_BACKENDS, draft_launch_view
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -31,11 +27,6 @@ H200 = CASES / "h200-newest" / "facts.json"  # 8x H200 (SM90), SGLang 0.5.23
 H100 = CASES / "h100-cpu-torch" / "facts.json"  # H100 (SM90), SGLang 0.5.9
 NEWER = CASES / "sglang-newer-than-manifests" / "facts.json"  # SM120, SGLang 0.5.99
 FLAG = "--speculative-draft-attention-backend"
-
-
-@pytest.fixture(scope="module")
-def manifests() -> Manifests:
-    return load([])
 
 
 def _draft(doc: dict[str, Any]) -> list[dict[str, Any]]:
@@ -52,14 +43,7 @@ def _launch(tmp_path: Path, target: dict[str, Any], draft: dict[str, Any] | None
 
 def _gate_assumed(facts: Path, gpu: str, *args: str) -> dict[str, Any]:
     """gate_json with --assume-gpu (a what-if GPU on the facts' stack)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SGLANG_", "STACKCHECK_"))}
-    cmd = [sys.executable, "-m", "stackcheck", "gate", "--facts", str(facts), "--assume-gpu", gpu, "--dry-run"]
-    r = subprocess.run(
-        [*cmd, "--format", "json", "--", *LAUNCH, *args], capture_output=True, text=True, timeout=120, env=env, cwd=ROOT
-    )
-    assert r.returncode in (0, 1), r.stderr
-    doc: dict[str, Any] = json.loads(r.stdout)
-    return doc
+    return gate_json(facts, *args, dry_run=True, options=("--assume-gpu", gpu))
 
 
 def test_a_draft_on_fa3_on_sm120_is_refused(tmp_path: Path) -> None:

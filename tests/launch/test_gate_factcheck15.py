@@ -14,11 +14,11 @@ The model configs are written for the tests in the shape of the published ones."
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import scrubbed_environ  # noqa: F401 (the autouse fixture)
 from gate_cli import LLAMA3, cli_json, gate_tp8, model_dir, release_box
 
 RULE = "refusal dual-chunk-model-no-backend"
@@ -30,13 +30,6 @@ QWEN_1M: dict[str, Any] = {
     },
 }  # fmt: skip
 MXFP8: dict[str, Any] = {**LLAMA3, "quantization_config": {"quant_method": "modelopt", "quant_algo": "MXFP8"}}
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith(("SGLANG_", "STACKCHECK_")):
-            monkeypatch.delenv(name)
 
 
 def _run(args: list[str]) -> tuple[int, dict[str, Any]]:

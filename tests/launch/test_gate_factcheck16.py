@@ -20,23 +20,16 @@ The model configs are written for the tests in the shape of the published ones."
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import scrubbed_environ  # noqa: F401 (the autouse fixture)
 from gate_cli import LLAMA3, QWEN3_MOE, cli_json, gate_tp8, model_dir, reason_status, release_box
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 TRTLLM = "refusal moe-runner-trtllm-gen-sm100-family"
 DEEPGEMM_OFF = "refusal moe-runner-deep-gemm-deepgemm-off"
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith(("SGLANG_", "STACKCHECK_")):
-            monkeypatch.delenv(name)
 
 
 def _run(args: list[str]) -> dict[str, Any]:

@@ -22,12 +22,12 @@ The model configs are written for the tests in the shape of the published ones."
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import scrubbed_environ  # noqa: F401 (the autouse fixture)
 from gate_cli import LLAMA3, QWEN3_MOE, gate_tp8, model_dir, reason_status, release_box
 from registry_wheels import fetch_wheel, is_argument_source, read_texts, run_all
 
@@ -40,13 +40,6 @@ QWEN3_MOE_FP8: dict[str, Any] = {
                             "weight_block_size": [128, 128]},
 }  # fmt: skip
 W4AFP8_MOE: dict[str, Any] = {**QWEN3_MOE, "quantization_config": {"quant_method": "w4afp8"}}
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith(("SGLANG_", "STACKCHECK_")):
-            monkeypatch.delenv(name)
 
 
 _reasons = reason_status

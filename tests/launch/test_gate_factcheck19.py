@@ -14,11 +14,11 @@ The model configs are written for the tests in the shape of the published ones."
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import scrubbed_environ  # noqa: F401 (the autouse fixture)
 from gate_cli import LLAMA3, QWEN3_MOE, gate_tp8, model_dir, reason_status, release_box
 
 SPLIT = "refusal fp8-block-moe-tp-split"
@@ -33,13 +33,6 @@ MIXTRAL_FP8: dict[str, Any] = {
 }  # fmt: skip
 LLAMA3_BLOCK_FP8: dict[str, Any] = {**LLAMA3, "intermediate_size": 14336, "quantization_config": BLOCK_FP8}
 LLAMA3_FP8: dict[str, Any] = {**LLAMA3, "quantization_config": {"quant_method": "fp8", "activation_scheme": "static"}}
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith(("SGLANG_", "STACKCHECK_")):
-            monkeypatch.delenv(name)
 
 
 def _gate(tmp_path: Path, release: str, cc: str, config: dict[str, Any], *flags: str) -> dict[str, Any]:

@@ -23,11 +23,11 @@ Model configs are written for the tests in the published checkpoints' shape."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import scrubbed_environ  # noqa: F401 (the autouse fixture)
 from gate_cli import DEEPSEEK_R1, DEEPSEEK_V32, LLAMA3, cli_json, gate_tp8, model_dir, release_box
 
 FP8_BLOCK = {"quant_method": "fp8", "fmt": "e4m3", "activation_scheme": "dynamic", "weight_block_size": [128, 128]}
@@ -39,13 +39,6 @@ QWEN3_MOE_BF16: dict[str, Any] = {
     "num_experts_per_tok": 8, "moe_intermediate_size": 1536, "torch_dtype": "bfloat16",
 }  # fmt: skip
 DEEPEP = "refusal moe-a2a-deepep-unquantized-moe"
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith(("SGLANG_", "STACKCHECK_")):
-            monkeypatch.delenv(name)
 
 
 def _refusals(doc: dict[str, Any]) -> dict[str, str]:

@@ -18,11 +18,11 @@ Model configs are written for the tests in the published checkpoints' shape."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import scrubbed_environ  # noqa: F401 (the autouse fixture)
 from gate_cli import LLAMA3, cli_json, gate_tp8, model_dir, reason_status, release_box
 
 UNQUANTIZED = "refusal bnb-loader-unquantized-checkpoint"
@@ -32,13 +32,6 @@ BNB4 = {"quant_method": "bitsandbytes", "load_in_4bit": True, "load_in_8bit": Fa
 FP8_BLOCK = {"quant_method": "fp8", "fmt": "e4m3", "activation_scheme": "dynamic", "weight_block_size": [128, 128]}
 AWQ = {"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": True, "version": "gemm"}
 BITSANDBYTES = {"bitsandbytes": {"installed": True, "version": "0.48.2"}}
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith(("SGLANG_", "STACKCHECK_")):
-            monkeypatch.delenv(name)
 
 
 def _gate(tmp_path: Path, release: str, cc: str, config: dict[str, Any] | None, *flags: str) -> dict[str, Any]:

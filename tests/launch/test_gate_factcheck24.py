@@ -16,11 +16,11 @@ Model configs are written for the tests in the published checkpoints' shape."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import scrubbed_environ  # noqa: F401 (the autouse fixture)
 from gate_cli import LLAMA3, gate_tp8, model_dir, release_box
 
 OTHER = "refusal moe-a2a-deepep-quantized-moe-method"
@@ -43,13 +43,6 @@ CT_FP8 = {
 MODELOPT_FP8 = {"quant_method": "modelopt", "quant_algo": "FP8", "exclude_modules": ["lm_head"]}
 W8A8_INT8 = {"quant_method": "w8a8_int8"}
 W4AFP8 = {"quant_method": "w4afp8", "linear_activation_scheme": "dynamic", "moe_activation_scheme": "static"}
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith(("SGLANG_", "STACKCHECK_")):
-            monkeypatch.delenv(name)
 
 
 def _deepep(tmp_path: Path, release: str, cc: str, config: dict[str, Any] | None, *flags: str) -> dict[str, str]:

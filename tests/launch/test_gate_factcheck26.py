@@ -11,21 +11,14 @@ The model config is the test helpers' shape. On the parent 5 of these fail (ever
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
+from cli_process import scrubbed_environ  # noqa: F401 (the autouse fixture)
 from gate_cli import QWEN3_MOE, gate_checkpoint, reason_status
 
 V2 = ("--moe-a2a-backend", "deepep_v2", "--ep", "8")
 DEEPGEMM_OFF = "refusal moe-runner-deep-gemm-deepgemm-off"
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith(("SGLANG_", "STACKCHECK_")):
-            monkeypatch.delenv(name)
 
 
 @pytest.mark.parametrize(

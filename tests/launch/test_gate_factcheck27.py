@@ -11,11 +11,11 @@ The model configs are the test helpers' shapes. On the parent the refused cases 
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import scrubbed_environ  # noqa: F401 (the autouse fixture)
 from gate_cli import LLAMA3, QWEN3_MOE, gate_checkpoint, quantized, reason_status
 
 V2 = ("--moe-a2a-backend", "deepep_v2", "--ep", "8")
@@ -24,13 +24,6 @@ METHOD = "refusal deepep-v2-quantized-moe-method"
 FP8_BLOCK = {"quant_method": "fp8", "activation_scheme": "dynamic", "weight_block_size": [128, 128]}
 W8A8_INT8 = {"quant_method": "w8a8_int8"}
 CT_FP8 = {"quant_method": "compressed-tensors", "format": "float-quantized", "ignore": ["lm_head"]}
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith(("SGLANG_", "STACKCHECK_")):
-            monkeypatch.delenv(name)
 
 
 @pytest.mark.parametrize(("release", "cc"), [("0.5.20", "9.0"), ("0.5.20", "10.0"), ("0.5.19", "10.0")])

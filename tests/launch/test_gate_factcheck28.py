@@ -15,24 +15,17 @@ cases here fail (allowed, no such check)."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import scrubbed_environ  # noqa: F401 (the autouse fixture)
 from gate_cli import LLAMA3, gate_tp8, model_dir, release_box
 
 CHECK = "transfer-package"
 DIST = "mooncake-transfer-engine"
 PREFILL = ("--disaggregation-mode", "prefill")
 HICACHE_MOONCAKE = ("--enable-hierarchical-cache", "--hicache-storage-backend", "mooncake")
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith(("SGLANG_", "STACKCHECK_")):
-            monkeypatch.delenv(name)
 
 
 def _gate(tmp_path: Path, release: str, cc: str, mooncake: dict[str, Any] | None, *flags: str) -> dict[str, Any]:

@@ -13,18 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import scrubbed_environ  # noqa: F401 (the autouse fixture)
 from gate_cli import DEEPSEEK_V32, LLAMA3, gate_checkpoint, reason_status
 
 # a GLM DSA config in the DeepSeek V3.2 shape, written for these tests
 GLM5: dict[str, Any] = {**DEEPSEEK_V32, "architectures": ["GlmMoeDsaForCausalLM"], "model_type": "glm_moe_dsa"}
 HS = ("--enable-hisparse", "--disable-radix-cache")
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith(("SGLANG_", "STACKCHECK_")):
-            monkeypatch.delenv(name)
 
 
 def _features(doc: dict[str, Any]) -> dict[str, str]:

@@ -10,19 +10,11 @@ refusal tests fail (the launches were allowed)."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
+from cli_process import scrubbed_environ  # noqa: F401 (the autouse fixture)
 from gate_cli import DEEPSEEK_R1, LLAMA3, feature_rules, gate_checkpoint, gate_tp8, model_dir, release_box
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith(("SGLANG_", "STACKCHECK_")):
-            monkeypatch.delenv(name)
-
 
 EAGLE3 = ("--speculative-algorithm", "EAGLE3", "--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
           "--speculative-num-draft-tokens", "4")  # fmt: skip

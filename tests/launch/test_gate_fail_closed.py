@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import copy
 import json
-import os
-import subprocess
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import run_stackcheck
 
 from stackcheck.assembly.options import Options
 from stackcheck.assembly.pipeline import build_report
@@ -627,12 +626,8 @@ def test_an_unreadable_flashinfer_version_leaves_the_package_match_unknown(tmp_p
 def test_a_timed_out_probe_refuses_a_real_launch() -> None:
     """Live probes with a budget nothing can meet: every probe times out, the gate refuses (exit 1) naming
     them, and runs nothing."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SGLANG_", "STACKCHECK_"))}
-    proc = subprocess.run(
-        [sys.executable, "-m", "stackcheck", "gate", "--timeout", "0.0001", "--format", "json", "--",
-         sys.executable, "-m", "sglang.launch_server", "--model-path", "m"],
-        capture_output=True, text=True, timeout=120, env=env, cwd=ROOT,
-    )  # fmt: skip
+    proc = run_stackcheck("gate", "--timeout", "0.0001", "--format", "json", "--",
+                          sys.executable, "-m", "sglang.launch_server", "--model-path", "m")  # fmt: skip
     assert proc.returncode == 1, proc.stderr
     doc = json.loads(proc.stdout)
     probes = [b for b in doc["reasons"] if b["feature"].startswith("probe ")]

@@ -9,24 +9,17 @@ block-FP8 split). 0.5.15's FlashInfer asserts read the resolved value; 0.5.16-0.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import scrubbed_environ  # noqa: F401 (the autouse fixture)
 from gate_cli import QWEN3_MOE, gate_tp8, model_dir, reason_status, release_box
 
 SPLIT = "refusal fp8-block-moe-tp-split"
 TBO = "refusal two-batch-overlap-a2a-none-dp-attention"
 BLOCK_FP8 = {"quant_method": "fp8", "fmt": "e4m3", "activation_scheme": "dynamic", "weight_block_size": [128, 128]}
 QWEN3_MOE_FP8: dict[str, Any] = {**QWEN3_MOE, "quantization_config": BLOCK_FP8}
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith(("SGLANG_", "STACKCHECK_")):
-            monkeypatch.delenv(name)
 
 
 @pytest.mark.parametrize("release", ["0.5.15", "0.5.16", "0.5.17"])

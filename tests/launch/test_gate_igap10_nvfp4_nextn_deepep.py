@@ -7,11 +7,11 @@ the draft's MoE layers hold the experts of --ep-size. From 0.5.10 that block run
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import scrubbed_environ  # noqa: F401 (the autouse fixture)
 from gate_cli import gate_tp8, model_dir, reason_status, release_box
 
 RULE = "refusal spec-nvfp4-nextn-deepep-ep-below-tp"
@@ -21,13 +21,6 @@ DSV3: dict[str, Any] = {
     "kv_lora_rank": 512, "qk_rope_head_dim": 64, "num_nextn_predict_layers": 1,
 }  # fmt: skip
 LAUNCH = ("--quantization", "modelopt_fp4", "--speculative-algorithm", "EAGLE")
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith(("SGLANG_", "STACKCHECK_")):
-            monkeypatch.delenv(name)
 
 
 def _rule(tmp_path: Path, release: str, cc: str, *flags: str) -> Any:

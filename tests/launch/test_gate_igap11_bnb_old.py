@@ -12,24 +12,17 @@ written for the tests in the shape of a published Llama 3 8B one (and a bitsandb
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import scrubbed_environ  # noqa: F401 (the autouse fixture)
 from gate_cli import LLAMA3, cli_json, model_dir, release_box
 
 CHECK = "quant-package"
 BNB_CKPT: dict[str, Any] = {**LLAMA3, "quantization_config": {"quant_method": "bitsandbytes", "load_in_4bit": True}}
 HAS_BNB = {"bitsandbytes": {"installed": True, "version": "0.48.0"}}
 NO_VLLM = {"vllm": {"installed": False}}
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith(("SGLANG_", "STACKCHECK_")):
-            monkeypatch.delenv(name)
 
 
 def _gate(

@@ -16,22 +16,15 @@ shape, not copies."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import scrubbed_environ  # noqa: F401 (the autouse fixture)
 from gate_cli import QWEN3_MOE, gate_tp8, model_dir, release_box
 
 A2A = "moe-a2a-package"
 SO312 = "deep_ep_cpp.cpython-312-x86_64-linux-gnu.so"
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith(("SGLANG_", "STACKCHECK_")):
-            monkeypatch.delenv(name)
 
 
 def _site(tmp_path: Path, pth: str | None, finder: str | None = None) -> Path:

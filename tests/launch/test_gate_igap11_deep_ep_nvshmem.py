@@ -10,24 +10,17 @@ files are written by tests/elfwriter.py in the same shape (NEEDED, RPATH), not c
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import scrubbed_environ  # noqa: F401 (the autouse fixture)
 from elfwriter import write_so
 from gate_cli import QWEN3_MOE, gate_tp8, model_dir, release_box
 
 A2A = "moe-a2a-package"
 SO = "deep_ep_cpp.cpython-312-x86_64-linux-gnu.so"
 NVSHMEM = "libnvshmem_host.so.3"
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith(("SGLANG_", "STACKCHECK_")):
-            monkeypatch.delenv(name)
 
 
 def _site(tmp_path: Path, rpath: str | None, runpath: str | None = None, wheel: bool = False) -> Path:

@@ -15,23 +15,16 @@ wheels. The model configs are written for the tests in the shape of published Qw
 
 from __future__ import annotations
 
-import os
 import re
 import zipfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import scrubbed_environ  # noqa: F401 (the autouse fixture)
 from gate_cli import LLAMA3, QWEN3_MOE, cli_json, model_dir, reason_status, release_box
 
 RULE = "refusal fp8-moe-triton-below-sm89"
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith(("SGLANG_", "STACKCHECK_")):
-            monkeypatch.delenv(name)
 
 
 def _gate(tmp_path: Path, release: str, cc: str, config: dict[str, Any], *flags: str) -> dict[str, Any]:

@@ -14,23 +14,16 @@ written for the tests in the shape of a published Llama 3 8B GPTQ / AWQ one."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import scrubbed_environ  # noqa: F401 (the autouse fixture)
 from gate_cli import LLAMA3, cli_json, model_dir, reason_status, release_box
 
 RULE = "refusal quant-act-dtype-float16-only-no-marlin"
 GPTQ = {"quant_method": "gptq", "bits": 4, "group_size": 128, "sym": True, "desc_act": False}
 AWQ = {"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": True, "version": "gemm"}
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith(("SGLANG_", "STACKCHECK_")):
-            monkeypatch.delenv(name)
 
 
 def _config(qcfg: dict[str, Any], dtype: str | None) -> dict[str, Any]:

@@ -10,20 +10,13 @@ model. On the parent (b33a6f2) 5 of these fail."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import scrubbed_environ  # noqa: F401 (the autouse fixture)
 from gate_cli import LLAMA3, QWEN3_MOE, gate_tp8, model_dir, release_box
 from registry_wheels import fetch_wheel, read_texts
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith(("SGLANG_", "STACKCHECK_")):
-            monkeypatch.delenv(name)
 
 
 def fp8_weight_only(model: dict[str, Any], strategy: str = "channel") -> dict[str, Any]:

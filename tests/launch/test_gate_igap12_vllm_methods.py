@@ -11,25 +11,18 @@ from __future__ import annotations
 
 import ast
 import json
-import os
 import zipfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import scrubbed_environ  # noqa: F401 (the autouse fixture)
 from gate_cli import LLAMA3, ROOT, cli_json, model_dir, release_box
 from registry_wheels import fetch_wheel
 
 CHECK = "quant-package"
 NO_VLLM = {"vllm": {"installed": False}}
 WITH_VLLM = {"vllm": {"installed": True, "version": "0.9.0.1"}}
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith(("SGLANG_", "STACKCHECK_")):
-            monkeypatch.delenv(name)
 
 
 def _ckpt(method: str) -> dict[str, Any]:

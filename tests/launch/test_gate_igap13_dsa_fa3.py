@@ -6,19 +6,12 @@ Blackwell passed (a false pass). Feature attention-dsa-fa3. On the parent (1dd62
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import scrubbed_environ  # noqa: F401 (the autouse fixture)
 from gate_cli import LLAMA3, gate_tp8, model_dir, release_box
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith(("SGLANG_", "STACKCHECK_")):
-            monkeypatch.delenv(name)
 
 
 def _fa3(tmp_path: Path, release: str, cc: str, *flags: str) -> tuple[str, dict[str, str]]:

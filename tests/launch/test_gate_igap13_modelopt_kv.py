@@ -9,20 +9,13 @@ with such a checkpoint passed (a false pass). Config files my own, in the shape 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import scrubbed_environ  # noqa: F401 (the autouse fixture)
 from gate_cli import LLAMA3, ROOT, feature_rules, gate_tp8, model_dir, release_box
 from registry_wheels import fetch_wheel, read_texts
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith(("SGLANG_", "STACKCHECK_")):
-            monkeypatch.delenv(name)
 
 
 def nested(tmp_path: Path, algo: str = "FP8", kv: Any = "FP8") -> Path:

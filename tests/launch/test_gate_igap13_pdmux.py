@@ -7,11 +7,11 @@ registry tests read the wheels only)."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import scrubbed_environ  # noqa: F401 (the autouse fixture)
 from gate_cli import LLAMA3, gate_tp8, model_dir, release_box
 from registry_wheels import fetch_wheel, read_texts
 
@@ -21,13 +21,6 @@ UNO_TREE = (
     "--speculative-num-draft-tokens", "8",
 )  # fmt: skip
 ELASTIC = ("--elastic-ep-backend", "mooncake", "--max-ep-size", "16")
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith(("SGLANG_", "STACKCHECK_")):
-            monkeypatch.delenv(name)
 
 
 def _refusals(tmp_path: Path, release: str, *flags: str) -> tuple[str, dict[str, str]]:

@@ -9,11 +9,11 @@ The configs are written for the tests in the shape of a published Llama 3 8B one
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import scrubbed_environ  # noqa: F401 (the autouse fixture)
 from gate_cli import LLAMA3, cli_json, model_dir, reason_status, release_box
 
 RULE = "refusal bnb-quantization-without-bnb-loader"
@@ -21,13 +21,6 @@ BNB4 = {"quant_method": "bitsandbytes", "load_in_4bit": True, "bnb_4bit_quant_ty
         "bnb_4bit_compute_dtype": "bfloat16"}  # fmt: skip
 BNB_CKPT: dict[str, Any] = {**LLAMA3, "quantization_config": BNB4}
 PACKAGES = {"bitsandbytes": {"installed": True, "version": "0.48.2"}, "vllm": {"installed": True, "version": "0.9.2"}}
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith(("SGLANG_", "STACKCHECK_")):
-            monkeypatch.delenv(name)
 
 
 def _gate(tmp_path: Path, release: str, config: dict[str, Any] | None, *flags: str) -> dict[str, Any]:

@@ -7,21 +7,14 @@ On the parent 11 of these fail (every launch was allowed)."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import scrubbed_environ  # noqa: F401 (the autouse fixture)
 from gate_cli import DEEPSEEK_R1, LLAMA3, QWEN3_MOE, gate_checkpoint, reason_status
 
 V2 = ("--moe-a2a-backend", "deepep_v2")
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith(("SGLANG_", "STACKCHECK_")):
-            monkeypatch.delenv(name)
 
 
 def _status(tmp_path: Path, release: str, config: dict[str, Any], *flags: str) -> dict[str, tuple[str, Any]]:

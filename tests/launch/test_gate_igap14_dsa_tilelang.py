@@ -9,22 +9,15 @@ The configs are the test helpers' DeepSeek V3.2 and Llama 3 shapes. On the paren
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import scrubbed_environ  # noqa: F401 (the autouse fixture)
 from gate_cli import DEEPSEEK_V32, LLAMA3, gate_checkpoint, reason_status
 
 CUDA = "refusal dsa-tilelang-fp8-kv-cuda"
 MIXED = "refusal dsa-tilelang-fp8-kv-mixed"
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith(("SGLANG_", "STACKCHECK_")):
-            monkeypatch.delenv(name)
 
 
 def _status(tmp_path: Path, release: str, cc: str, config: dict[str, Any], *flags: str) -> dict[str, Any]:

@@ -11,23 +11,16 @@ written here in ModelOpt's shape. On the parent (5e61616) 5 of these 9 fail: no 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import scrubbed_environ  # noqa: F401 (the autouse fixture)
 from gate_cli import LLAMA3, QWEN3_MOE, gate_tp8, release_box
 
 CHECK = "w4afp8-moe-gpu"
 W4A8 = {"quant_algo": "W4A8_AWQ", "group_size": 128}
 NVFP4 = {"quant_algo": "NVFP4", "group_size": 16}
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith(("SGLANG_", "STACKCHECK_")):
-            monkeypatch.delenv(name)
 
 
 def _model(tmp_path: Path, config: dict[str, Any], layers: dict[str, Any]) -> Path:

@@ -7,22 +7,15 @@ fail (the launches were allowed)."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
+from cli_process import scrubbed_environ  # noqa: F401 (the autouse fixture)
 from gate_cli import DEEPSEEK_R1, gate_checkpoint, reason_status
 
 UNREAD = "refusal deepep-v2-direct-multinode-unread"
 READ = "refusal deepep-v2-direct-multinode"
 V2 = ("--moe-a2a-backend", "deepep_v2")
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith(("SGLANG_", "STACKCHECK_")):
-            monkeypatch.delenv(name)
 
 
 @pytest.mark.parametrize(

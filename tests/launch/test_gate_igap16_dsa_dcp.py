@@ -9,11 +9,11 @@ written here. On the parent the refusal tests fail (every launch was allowed).""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import scrubbed_environ  # noqa: F401 (the autouse fixture)
 from gate_cli import DEEPSEEK_V32, LLAMA3, gate_checkpoint, reason_status
 
 # an HYV4 config in the DeepSeek shape (the architecture is what SGLang's check reads), written for these tests
@@ -27,13 +27,6 @@ MIXED = "refusal dsa-tilelang-fp8-kv-mixed"
 HY = "refusal hyv4-dcp"
 OURS = (HICACHE, DISAGG, TOPK, TILELANG, HY)
 BOTH_TILELANG = ["--dsa-prefill-backend", "tilelang", "--dsa-decode-backend", "tilelang"]
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith(("SGLANG_", "STACKCHECK_")):
-            monkeypatch.delenv(name)
 
 
 def _doc(tmp_path: Path, release: str, cc: str, config: dict[str, Any], *flags: str) -> dict[str, Any]:

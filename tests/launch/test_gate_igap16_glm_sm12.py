@@ -8,11 +8,11 @@ in the same shape written here. On the parent the refusal tests fail (the launch
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import scrubbed_environ  # noqa: F401 (the autouse fixture)
 from gate_cli import DEEPSEEK_V32, gate_checkpoint, reason_status
 
 # a GLM DSA config in the DeepSeek V3.2 shape (index_topk: SGLang runs it as DSA), written for these tests
@@ -20,13 +20,6 @@ GLM5: dict[str, Any] = {**DEEPSEEK_V32, "architectures": ["GlmMoeDsaForCausalLM"
 
 GLM_RULE = "refusal dsa-glm-sm12-fp8-backends"
 ONLY = "refusal dsa-flashinfer-sparse-mla-glm-sm12-fp8-only"
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith(("SGLANG_", "STACKCHECK_")):
-            monkeypatch.delenv(name)
 
 
 def _status(tmp_path: Path, release: str, cc: str, config: dict[str, Any], *flags: str) -> dict[str, Any]:

@@ -6,20 +6,13 @@ helpers' DeepSeek V3.2 shape. On the parent the refusal tests fail (the launches
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
+from cli_process import scrubbed_environ  # noqa: F401 (the autouse fixture)
 from gate_cli import DEEPSEEK_V32, gate_checkpoint, reason_status
 
 RULE = "refusal hisparse-radix-cache"
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith(("SGLANG_", "STACKCHECK_")):
-            monkeypatch.delenv(name)
 
 
 @pytest.mark.parametrize(

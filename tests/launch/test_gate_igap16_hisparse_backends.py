@@ -6,23 +6,16 @@ helpers' DeepSeek V3.2 shape. On the parent the refusal tests fail (the launches
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import scrubbed_environ  # noqa: F401 (the autouse fixture)
 from gate_cli import DEEPSEEK_V32, LLAMA3, gate_checkpoint, reason_status
 
 BF16 = "refusal hisparse-dsa-backend-bf16-kv"
 FP8 = "refusal hisparse-dsa-backend-fp8-kv"
 ON = ("--enable-hisparse", "--disable-radix-cache")
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith(("SGLANG_", "STACKCHECK_")):
-            monkeypatch.delenv(name)
 
 
 @pytest.mark.parametrize(

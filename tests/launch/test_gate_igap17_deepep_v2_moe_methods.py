@@ -15,11 +15,11 @@ The model configs are the test helpers' shapes. On the parent the refused and un
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import scrubbed_environ  # noqa: F401 (the autouse fixture)
 from gate_cli import LLAMA3, QWEN3_MOE, gate_checkpoint, gate_tp8, model_dir, quantized, reason_status, release_box
 
 V2 = ("--moe-a2a-backend", "deepep_v2", "--ep", "8")
@@ -47,13 +47,6 @@ def quark(block: list[int], input_dynamic: bool = True, **more: Any) -> dict[str
     }
     qc = {"quant_method": "quark", "global_quant_config": layer, "layer_quant_config": {}, "exclude": [], **more}
     return quantized(qc, QWEN3_MOE)
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith(("SGLANG_", "STACKCHECK_")):
-            monkeypatch.delenv(name)
 
 
 @pytest.mark.parametrize(

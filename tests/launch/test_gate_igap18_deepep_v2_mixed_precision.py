@@ -12,25 +12,18 @@ from __future__ import annotations
 
 import ast
 import json
-import os
 import zipfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import scrubbed_environ  # noqa: F401 (the autouse fixture)
 from gate_cli import LLAMA3, QWEN3_MOE, gate_tp8, model_dir, reason_status, release_box
 
 V2 = ("--moe-a2a-backend", "deepep_v2", "--ep", "8")
 RULE = "refusal deepep-v2-w4afp8-moe"
 OLD = "refusal deepep-v2-quantized-moe-method"
 ATTN = {"model.layers.0.self_attn.qkv_proj": {"quant_algo": "NVFP4", "group_size": 16}}
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith(("SGLANG_", "STACKCHECK_")):
-            monkeypatch.delenv(name)
 
 
 def experts(algo: str, **more: Any) -> dict[str, Any]:

@@ -8,23 +8,16 @@ On the parent every launch without --attention-backend was refused, split flags 
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
+from cli_process import scrubbed_environ  # noqa: F401 (the autouse fixture)
 from gate_cli import DEEPSEEK_V32, gate_checkpoint, reason_status
 
 RULE = "refusal dsa-dcp-before-dsa-dcp-path"
 DCP = ("--dcp-size", "2")
 EAGLE = ("--speculative-algorithm", "EAGLE", "--speculative-num-steps", "1", "--speculative-eagle-topk", "1",
          "--speculative-num-draft-tokens", "2")  # fmt: skip
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith(("SGLANG_", "STACKCHECK_")):
-            monkeypatch.delenv(name)
 
 
 def status(tmp_path: Path, release: str, *flags: str) -> tuple[str, str] | None:

@@ -11,23 +11,16 @@ On the parent these launches were allowed (the refused cases here fail there).""
 from __future__ import annotations
 
 import ast
-import os
 import zipfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import scrubbed_environ  # noqa: F401 (the autouse fixture)
 from gate_cli import QWEN3_MOE, gate_tp8, model_dir, reason_status, release_box
 
 NVFP4_ONLINE = "refusal nvfp4-online-sm100"
 QUARK_MXFP4 = "refusal quark-mxfp4-online-cuda"
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith(("SGLANG_", "STACKCHECK_")):
-            monkeypatch.delenv(name)
 
 
 def gate(tmp_path: Path, release: str, cc: str, *flags: str) -> dict[str, Any]:

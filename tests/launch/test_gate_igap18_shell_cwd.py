@@ -5,24 +5,17 @@ the gate's own directory (no such model: refused, or the wrong model read)."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import scrubbed_environ  # noqa: F401 (the autouse fixture)
 from gate_cli import QWEN3_MOE, cli_json, model_dir, release_box
 
 from stackcheck.knowledge.loader import load
 from stackcheck.launch import gate
 
 LAUNCH = "python3 -m sglang.launch_server --model-path ./m --tp 8"
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith(("SGLANG_", "STACKCHECK_")):
-            monkeypatch.delenv(name)
 
 
 def model_check(tmp_path: Path, string: str) -> dict[str, Any]:

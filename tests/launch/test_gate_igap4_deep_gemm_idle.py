@@ -7,24 +7,17 @@ are written for the tests in the shape of the published ones."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import scrubbed_environ  # noqa: F401 (the autouse fixture)
 from gate_cli import LLAMA3, QWEN3_MOE, cli_json, model_dir, reason_status, release_box
 
 JIT_OFF = "refusal moe-runner-deep-gemm-jit-off"
 QWEN3_MOE_FP8: dict[str, Any] = {
     **QWEN3_MOE, "quantization_config": {"quant_method": "fp8", "weight_block_size": [128, 128]},
 }  # fmt: skip
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith(("SGLANG_", "STACKCHECK_")):
-            monkeypatch.delenv(name)
 
 
 def _gate(tmp_path: Path, release: str, cc: str, config: dict[str, Any], *extra: str, jit: str | None = None) -> Any:

@@ -7,11 +7,11 @@ shape of the published ones."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import scrubbed_environ  # noqa: F401 (the autouse fixture)
 from gate_cli import DEEPSEEK_R1, LLAMA3, gate_tp8, model_dir, reason_status, release_box
 
 DRAFT = "refusal spec-moe-runner-megamoe-draft-trtllm"
@@ -19,13 +19,6 @@ A2A = "refusal moe-a2a-flashinfer-megamoe-sm100"
 DEEPSEEK_MOE: dict[str, Any] = {**DEEPSEEK_R1, "n_routed_experts": 256}
 MTP = ["--speculative-algorithm", "EAGLE", "--speculative-num-steps", "1", "--speculative-eagle-topk", "1",
        "--speculative-num-draft-tokens", "2"]  # fmt: skip
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith(("SGLANG_", "STACKCHECK_")):
-            monkeypatch.delenv(name)
 
 
 @pytest.mark.parametrize("release", ["0.5.22", "0.5.23"])

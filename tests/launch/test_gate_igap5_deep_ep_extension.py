@@ -7,21 +7,14 @@ deep-ep; now the packages probe lists the module's files (packages.deep-ep.exten
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import scrubbed_environ  # noqa: F401 (the autouse fixture)
 from gate_cli import QWEN3_MOE, gate_tp8, model_dir, release_box
 
 A2A = "moe-a2a-package"
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith(("SGLANG_", "STACKCHECK_")):
-            monkeypatch.delenv(name)
 
 
 def _deepep(tmp_path: Path, files: list[str] | None, python: str = "3.12.3") -> dict[str, Any]:

@@ -6,24 +6,17 @@ components.json requires_python (or, for a release newer than the data, its inst
 from __future__ import annotations
 
 import json
-import os
 import zipfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import scrubbed_environ  # noqa: F401 (the autouse fixture)
 from gate_cli import LLAMA3, cli_json, gate_tp8, model_dir, reason_status, release_box
 from registry_wheels import fetch_wheel, run_all
 
 CHECK = "sglang-requires-python"
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith(("SGLANG_", "STACKCHECK_")):
-            monkeypatch.delenv(name)
 
 
 def _box(tmp_path: Path, release: str, python: str, derived: dict[str, Any] | None = None) -> Path:

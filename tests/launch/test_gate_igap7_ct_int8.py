@@ -12,23 +12,16 @@ from __future__ import annotations
 
 import ast
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import scrubbed_environ  # noqa: F401 (the autouse fixture)
 from gate_cli import LLAMA3, ROOT, gate_tp8, model_dir, release_box
 from registry_wheels import fetch_wheel, read_texts
 
 RULE = "quant-loader-compressed-tensors-int8"
 SCHEMES = "sglang/srt/layers/quantization/compressed_tensors/"
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith(("SGLANG_", "STACKCHECK_")):
-            monkeypatch.delenv(name)
 
 
 def _int8_checkpoint() -> dict[str, Any]:

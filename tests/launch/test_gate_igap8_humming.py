@@ -15,12 +15,12 @@ The model configs are written for the tests in the shape of published Llama 3 8B
 from __future__ import annotations
 
 import json
-import os
 import zipfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import scrubbed_environ  # noqa: F401 (the autouse fixture)
 from gate_cli import LLAMA3, cli_json, model_dir, release_box
 from registry_wheels import fetch_wheel
 
@@ -29,13 +29,6 @@ from stackcheck.knowledge.loader import load
 from stackcheck.probes.packages import WANTED
 
 CHECK = "quant-package"
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith(("SGLANG_", "STACKCHECK_")):
-            monkeypatch.delenv(name)
 
 
 def _box(tmp_path: Path, release: str, packages: dict[str, Any] | None) -> Path:

@@ -11,21 +11,14 @@ The boxes are tests/cases/h200-newest (torch cu130, /usr/local/cuda-13.0 with nv
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import scrubbed_environ  # noqa: F401 (the autouse fixture)
 from gate_cli import LLAMA3, cli_json, model_dir, release_box
 
 CHECK = "quant-package"
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith(("SGLANG_", "STACKCHECK_")):
-            monkeypatch.delenv(name)
 
 
 def _tk(path: str, version: str | None, source: str, nvcc: bool) -> dict[str, Any]:

@@ -10,11 +10,11 @@ The configs are written for the tests in the published shape; nothing is copied.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import scrubbed_environ  # noqa: F401 (the autouse fixture)
 from gate_cli import LLAMA3, cli_json, model_dir, release_box
 
 from stackcheck.launch.preflight.model import attention_keys
@@ -33,13 +33,6 @@ ERNIE_VL: dict[str, Any] = {
     "num_attention_heads": 20, "num_key_value_heads": 4, "moe_num_experts": [64, 64],
     "moe_intermediate_size": [1536, 512],
 }  # fmt: skip
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith(("SGLANG_", "STACKCHECK_")):
-            monkeypatch.delenv(name)
 
 
 def _gate(tmp_path: Path, release: str, config: dict[str, Any]) -> Any:

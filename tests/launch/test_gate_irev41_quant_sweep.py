@@ -8,22 +8,15 @@ and a ModelOpt FP8 checkpoint named by hf_quant_config.json alone (no flag) belo
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
+from cli_process import scrubbed_environ  # noqa: F401 (the autouse fixture)
 from gate_cli import LLAMA3, gate_tp8, model_dir, release_box
 
 RELEASES = [f"0.5.{n}" for n in range(1, 24)]
 MINIMUM = {"w8a8_fp8": 89, "modelopt_fp8": 89, "w4afp8": 90, "petit_nvfp4": 90, "modelopt": 89}
 CCS = ["7.5", "8.0", "8.6", "8.9", "9.0"]
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith(("SGLANG_", "STACKCHECK_")):
-            monkeypatch.delenv(name)
 
 
 def _sm(cc: str) -> int:

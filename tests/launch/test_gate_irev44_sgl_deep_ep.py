@@ -10,21 +10,14 @@ deep_ep/prerequisites.py:34-37), which the check now judges. The site-packages t
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import scrubbed_environ  # noqa: F401 (the autouse fixture)
 from gate_cli import QWEN3_MOE, gate_tp8, model_dir, release_box
 
 A2A = "moe-a2a-package"
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith(("SGLANG_", "STACKCHECK_")):
-            monkeypatch.delenv(name)
 
 
 def _site(tmp_path: Path, build_info: str | None = "EXPECTED_CUDA_MAJOR = 13\nCUDA_TAG = 'cu130'\n") -> Path:

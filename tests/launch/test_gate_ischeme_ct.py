@@ -11,22 +11,15 @@ over-refusals it made (W4A16 / FP8 on 8.0 under 0.5.3-0.5.6) and the reader itse
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import scrubbed_environ  # noqa: F401 (the autouse fixture)
 from gate_cli import QWEN3_MOE, ROOT, gate_checkpoint, quant_rules, quantized, scheme_table
 from registry_wheels import fetch_wheel, read_texts
 
 CT = "sglang/srt/layers/quantization/compressed_tensors/"
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith(("SGLANG_", "STACKCHECK_")):
-            monkeypatch.delenv(name)
 
 
 def _args(num_bits: int, kind: str, strategy: str, dynamic: Any = False, **more: Any) -> dict[str, Any]:

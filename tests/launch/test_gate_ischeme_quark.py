@@ -9,22 +9,15 @@ from 8.9 (were admitted), the reader; the FP8 admission on Hopper and the flag o
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import scrubbed_environ  # noqa: F401 (the autouse fixture)
 from gate_cli import gate_checkpoint, quant_rules, quantized, scheme_table
 from registry_wheels import fetch_wheel, read_texts
 
 QUARK = "sglang/srt/layers/quantization/quark/"
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith(("SGLANG_", "STACKCHECK_")):
-            monkeypatch.delenv(name)
 
 
 def _tensor(dtype: str, qscheme: str, dynamic: bool, **more: Any) -> dict[str, Any]:

@@ -5,13 +5,12 @@ found, and the exports and `A=1` prefixes before it are the environment it sees.
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import clean_env, run_stackcheck
 
 from stackcheck.knowledge.loader import load
 from stackcheck.launch import gate, gate_preflight
@@ -181,21 +180,12 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_the_preflight_reads_the_shell_s_environment(before: str) -> None:
     """The preflight (gpu-count) reads the launch's own environment: a CUDA_VISIBLE_DEVICES exported in the shell
     string leaves 2 of the 8 GPUs to a --tp 8 launch, which was passed before (the gate read its own environment)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SGLANG_", "STACKCHECK_", "HF_", "CUDA_"))}
-    env["PYTHONPATH"] = str(ROOT)
+    env = clean_env("HF_", "CUDA_", PYTHONPATH=str(ROOT))
     model = ROOT / "tests" / "data" / "models" / "llama3-8b"
     text = f"{before}python -m sglang.launch_server --tp 8 --model-path {model} 2>&1 | tee log"
     facts = ROOT / "tests" / "cases" / "h200-newest" / "facts.json"
-    p = subprocess.run(
-        [sys.executable, "-m", "stackcheck", "gate", "--facts", str(facts), "--dry-run", "--", "bash", "-c", text],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env,
-        cwd=ROOT,
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
+    args = ["gate", "--facts", str(facts), "--dry-run", "--", "bash", "-c", text]
+    p = run_stackcheck(*args, env=env, stdin=subprocess.DEVNULL)
     refused = "REFUSE gpu-count [preflight]" in p.stdout
     assert refused is bool(before), p.stdout + p.stderr
     if before:

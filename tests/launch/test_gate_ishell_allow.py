@@ -5,12 +5,11 @@
 from __future__ import annotations
 
 import ast
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_process import clean_env, run_stackcheck
 
 from stackcheck.errors import UsageError
 from stackcheck.launch import gate, gate_preflight
@@ -75,22 +74,12 @@ def _preflight(results: list[CheckResult]) -> Preflight:
 
 
 def test_the_cli_takes_a_package_check_id() -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SGLANG_", "STACKCHECK_", "HF_", "CUDA_"))}
-    env["PYTHONPATH"] = str(ROOT)
-    cmd = [sys.executable, "-m", "stackcheck", "gate", "--facts", str(SM120), "--dry-run", "--allow-unknown"]
+    env = clean_env("HF_", "CUDA_", PYTHONPATH=str(ROOT))
+    cmd = ["gate", "--facts", str(SM120), "--dry-run", "--allow-unknown"]
     launch = ["--", "python", "-m", "sglang.launch_server", "--tp", "4"]
     runs = {}
     for value in ("transfer_package,quant-package", "transfer-pkg"):
-        runs[value] = subprocess.run(
-            [*cmd, "--allow", value, *launch],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            env=env,
-            cwd=ROOT,
-            stdin=subprocess.DEVNULL,
-            check=False,
-        )
+        runs[value] = run_stackcheck(*cmd, "--allow", value, *launch, env=env, stdin=subprocess.DEVNULL)
     assert runs["transfer_package,quant-package"].returncode != 2, runs["transfer_package,quant-package"].stderr
     bad = runs["transfer-pkg"]
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1

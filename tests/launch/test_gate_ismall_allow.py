@@ -6,12 +6,11 @@ Before, `--require attention_fa3` was read as attention-fa3 while `--allow gpu_c
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_process import clean_env, run_stackcheck
 
 ROOT = Path(__file__).resolve().parents[2]
 H200_8X = ROOT / "tests" / "cases" / "h200-newest" / "facts.json"
@@ -21,10 +20,8 @@ LLAMA3 = str(ROOT / "tests" / "data" / "models" / "llama3-8b")
 
 
 def gate(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SGLANG_", "STACKCHECK_", "HF_", "CUDA_"))}
-    env["PYTHONPATH"] = str(ROOT)
-    return subprocess.run([sys.executable, "-m", "stackcheck", "gate", *args], capture_output=True, text=True,
-                          timeout=120, env=env, cwd=ROOT, stdin=subprocess.DEVNULL, check=False)  # fmt: skip
+    env = clean_env("HF_", "CUDA_", PYTHONPATH=str(ROOT))
+    return run_stackcheck("gate", *args, env=env, stdin=subprocess.DEVNULL)
 
 
 @pytest.fixture(scope="module")

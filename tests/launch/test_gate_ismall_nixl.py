@@ -10,11 +10,11 @@ nixl_cu13). `mooncake_tcp` (0.5.13 on) is rewritten to mooncake before the backe
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import scrubbed_environ  # noqa: F401 (the autouse fixture)
 from gate_cli import LLAMA3, gate_tp8, model_dir, release_box
 
 CHECK = "transfer-package"
@@ -22,13 +22,6 @@ NIXL = ("--disaggregation-mode", "prefill", "--disaggregation-transfer-backend",
 TCP = ("--disaggregation-mode", "decode", "--disaggregation-transfer-backend", "mooncake_tcp")
 MISSING = {"installed": False}
 INSTALLED = {"installed": True, "version": "1.5.2"}
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith(("SGLANG_", "STACKCHECK_")):
-            monkeypatch.delenv(name)
 
 
 def _gate(tmp_path: Path, release: str, packages: dict[str, dict[str, Any] | None], *flags: str) -> dict[str, Any]:

@@ -9,11 +9,11 @@ The model configs are written for the tests in the shape of the published ones."
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import scrubbed_environ  # noqa: F401 (the autouse fixture)
 from gate_cli import DEEPSEEK_R1, LLAMA3, QWEN3_MOE, cli_json, gate_tp8, model_dir, reason_status, release_box
 
 SPEC_ASSERT = "refusal spec-moe-runner-trtllm-asserted"
@@ -24,13 +24,6 @@ EAGLE3_DRAFT: dict[str, Any] = {
     "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
 }  # fmt: skip
 DEEPSEEK_MOE: dict[str, Any] = {**DEEPSEEK_R1, "n_routed_experts": 256}
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith(("SGLANG_", "STACKCHECK_")):
-            monkeypatch.delenv(name)
 
 
 _reasons = reason_status

@@ -9,11 +9,11 @@ The model configs are written for the tests in the shape of the published ones."
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import scrubbed_environ  # noqa: F401 (the autouse fixture)
 from gate_cli import QWEN3_MOE, gate_tp8, model_dir, reason_status, release_box
 
 TRT_QUANT = "refusal moe-runner-trtllm-quantization"
@@ -21,13 +21,6 @@ NEMOTRON_H: dict[str, Any] = {
     "architectures": ["NemotronHForCausalLM"], "model_type": "nemotron_h", "hidden_size": 4096,
     "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
 }  # fmt: skip
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith(("SGLANG_", "STACKCHECK_")):
-            monkeypatch.delenv(name)
 
 
 @pytest.mark.parametrize("release", ["0.5.7", "0.5.9", "0.5.12", "0.5.16", "0.5.19", "0.5.23"])

@@ -6,21 +6,14 @@ rule symm-mem-allocator-link reads the jit probe's jit.libnccl_so_found for a la
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import scrubbed_environ  # noqa: F401 (the autouse fixture)
 from gate_cli import LLAMA3, cli_json, model_dir, release_box
 
 RULE = "symm-mem-allocator-link"
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith(("SGLANG_", "STACKCHECK_")):
-            monkeypatch.delenv(name)
 
 
 def _box(tmp_path: Path, release: str, found: bool | None, cc: str = "8.6") -> Path:

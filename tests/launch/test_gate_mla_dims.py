@@ -10,9 +10,6 @@ read and the command gives the backend, the rule is unknown."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -44,11 +41,6 @@ DEEPSEEK_V3 = {
 # a DeepseekV3ForCausalLM checkpoint with smaller MLA dims (synthetic): SGLang's own override picks trtllm_mla for
 # the architecture on SM100, whatever its dims
 SMALL_V3 = {**DEEPSEEK_V3, "kv_lora_rank": 256, "qk_rope_head_dim": 32, "qk_nope_head_dim": 64, "v_head_dim": 64}
-
-
-@pytest.fixture(scope="module")
-def manifests() -> Manifests:
-    return load([])
 
 
 def _launch(kv_rope: str, nope: int, backend: str = "trtllm_mla") -> dict[str, Any]:
@@ -183,13 +175,7 @@ def test_gate_fails_closed_where_it_reads_no_config(tmp_path: Path) -> None:
 
 def _gate_with(gate_options: list[str], facts: Path, *launch: str) -> dict[str, Any]:
     """`stackcheck gate --facts F OPTIONS --dry-run --format json -- python -m sglang.launch_server LAUNCH`."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SGLANG_", "STACKCHECK_"))}
-    gate = ["gate", "--facts", str(facts), *gate_options, "--dry-run", "--format", "json", "--"]
-    cmd = [sys.executable, "-m", "stackcheck", *gate, "python", "-m", "sglang.launch_server", *launch]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env, cwd=ROOT, check=False)
-    assert r.returncode in (0, 1), r.stderr
-    doc: dict[str, Any] = json.loads(r.stdout)
-    return doc
+    return gate_json(facts, *launch, dry_run=True, options=gate_options)
 
 
 def _allowing_unknown(facts: Path, model: Path, backend: str) -> str:

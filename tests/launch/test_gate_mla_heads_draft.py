@@ -19,11 +19,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import stackcheck_json
 from gate_cli import DEEPSEEK_R1, gate_json, model_dir
 from release_box import rules
 
 from stackcheck.commands.explain import release_facts
-from stackcheck.knowledge.loader import Manifests, load
+from stackcheck.knowledge.loader import Manifests
 from stackcheck.launch.preflight.model import mla_prefill_dims, query_heads
 from stackcheck.verdicts.context import Context, assumed_gpus
 from stackcheck.verdicts.engine import evaluate_feature
@@ -38,11 +39,6 @@ HEADS_96 = {**DEEPSEEK_R1, "num_attention_heads": 96, "num_key_value_heads": 96}
 GLM_FLASH_SHAPE = {**DEEPSEEK_R1, "qk_nope_head_dim": 192, "v_head_dim": 256, "num_attention_heads": 20}
 # smaller MLA dims than FlashInfer's decode takes (kv_lora_rank 256, rope 32) in an architecture SGLang runs as MLA
 SMALL_DRAFT = {**DEEPSEEK_R1, "kv_lora_rank": 256, "qk_rope_head_dim": 32, "qk_nope_head_dim": 64, "v_head_dim": 64}
-
-
-@pytest.fixture(scope="module")
-def manifests() -> Manifests:
-    return load([])
 
 
 def _judge(
@@ -220,18 +216,10 @@ def test_gate_judges_the_draft_on_flashmla(tmp_path: Path) -> None:
 
 def test_recommend_reads_the_heads_and_prefill_dims_the_gate_reads(tmp_path: Path) -> None:
     """recommend's launch facts carry the heads per GPU (its --tp) and the prefill dims the gate reads."""
-    import os
-    import subprocess
-    import sys
-
     model = model_dir(tmp_path, "h96", HEADS_96)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SGLANG_", "STACKCHECK_"))}
     for tp, per_gpu in (("1", 96), ("2", 48)):
-        cmd = [sys.executable, "-m", "stackcheck", "recommend", "--facts", str(B200), "--model-path", str(model),
-               "--tp", tp, "--no-plan", "--format", "json"]  # fmt: skip
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env, cwd=ROOT, check=False)
-        assert r.returncode in (0, 1), r.stderr
-        launch = json.loads(r.stdout)["launch"]
+        cmd = ["recommend", "--facts", str(B200), "--model-path", str(model), "--tp", tp, "--no-plan"]
+        launch = stackcheck_json(*cmd, "--format", "json")["launch"]
         assert launch["mla_heads_per_gpu"] == per_gpu and launch["mla_prefill_dims"] == "192/128", launch
 
 
@@ -263,19 +251,7 @@ def test_gate_refuses_a_non_mla_draft_on_trtllm_mla(tmp_path: Path) -> None:
 
 def _gate_over(manifests: Path, facts: Path, *args: str) -> dict[str, Any]:
     """gate_json's run (--dry-run, JSON) with --manifests DIR over the shipped manifests."""
-    import os
-    import subprocess
-    import sys
-
-    from gate_cli import LAUNCH
-
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SGLANG_", "STACKCHECK_"))}
-    cmd = [sys.executable, "-m", "stackcheck", "gate", "--manifests", str(manifests), "--facts", str(facts),
-           "--dry-run", "--format", "json", "--", *LAUNCH, *args]  # fmt: skip
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env, cwd=ROOT, check=False)
-    assert r.returncode in (0, 1), r.stderr
-    doc: dict[str, Any] = json.loads(r.stdout)
-    return doc
+    return gate_json(facts, *args, dry_run=True, options=("--manifests", str(manifests)))
 
 
 def _status(doc: dict[str, Any], feature: str) -> str | None:

@@ -11,14 +11,11 @@ MLA pick."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from gate_cli import DEEPSEEK_R1, GIGACHAT35, LAUNCH, LLAMA3, gate_json, mla_data_until_0_5_20, model_dir
+from gate_cli import DEEPSEEK_R1, GIGACHAT35, LLAMA3, gate_json, mla_data_until_0_5_20, model_dir
 
 from stackcheck.knowledge.loader import load
 from stackcheck.launch.preflight.model import mla_of
@@ -48,13 +45,7 @@ def ampere(tmp_path: Path, version: str = "0.5.23") -> Path:
 
 def gate_with(manifests: Path, facts: Path, *args: str) -> dict[str, Any]:
     """gate_json with --manifests DIR over the shipped manifests (--dry-run)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SGLANG_", "STACKCHECK_"))}
-    cmd = [sys.executable, "-m", "stackcheck", "gate", "--manifests", str(manifests), "--facts", str(facts),
-           "--dry-run", "--format", "json", "--", *LAUNCH, *args]  # fmt: skip
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env, cwd=ROOT, check=False)
-    assert r.returncode in (0, 1), r.stderr
-    doc: dict[str, Any] = json.loads(r.stdout)
-    return doc
+    return gate_json(facts, *args, dry_run=True, options=("--manifests", str(manifests)))
 
 
 def blockers(doc: dict[str, Any]) -> dict[str, str]:

@@ -15,13 +15,11 @@ The model configs are written for the tests in the shape of the published ones."
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import stackcheck_json
 from gate_cli import DEEPSEEK_R1, DEEPSEEK_V32, LLAMA3, gate_json, model_dir
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -152,13 +150,9 @@ def test_the_indexer_rule_holds_only_for_a_dsa_backend_below_major_9(
 
 def _gate_env(tmp_path: Path, sglang: str, assign: str, model: Path) -> dict[str, Any]:
     """The gate on a launch command with an `env NAME=VALUE` prefix (gate_json gives none)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SGLANG_", "STACKCHECK_"))}
     launch = ["env", assign, "python", "-m", "sglang.launch_server", "--model-path", str(model)]
     args = ["gate", "--facts", str(_facts(tmp_path, sglang, "8.0")), "--dry-run", "--format", "json", "--", *launch]
-    r = subprocess.run([sys.executable, "-m", "stackcheck", *args], capture_output=True, text=True, env=env, cwd=ROOT)
-    assert r.returncode in (0, 1), r.stderr
-    doc: dict[str, Any] = json.loads(r.stdout)
-    return doc
+    return stackcheck_json(*args)
 
 
 def test_the_torch_mqa_logits_variable_turns_the_rule_off_from_0_5_22_only(tmp_path: Path) -> None:

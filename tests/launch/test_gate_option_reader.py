@@ -8,11 +8,11 @@ arg_groups/fields/parallel.py:285; the parser is written here, not copied."""
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import scrubbed_environ  # noqa: F401 (the autouse fixture)
 from gate_cli import QWEN3_MOE, gate_tp8, model_dir, reason_status, release_box
 
 from stackcheck.launch import gate
@@ -134,13 +134,6 @@ def test_reading_flags_for_a_release_the_data_does_not_list_are_every_listed_rel
 SPLIT = "refusal fp8-block-moe-tp-split"
 BLOCK_FP8 = {"quant_method": "fp8", "fmt": "e4m3", "activation_scheme": "dynamic", "weight_block_size": [128, 128]}
 QWEN3_MOE_FP8: dict[str, Any] = {**QWEN3_MOE, "quantization_config": BLOCK_FP8}  # experts of 1536: 192 per rank at tp 8
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith(("SGLANG_", "STACKCHECK_")):
-            monkeypatch.delenv(name)
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,6 @@ input as one line with exit 2, a busy port and a venv missing a dependency on th
 from __future__ import annotations
 
 import json
-import os
 import socket
 import subprocess
 import sys
@@ -13,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import clean_env
 from fake_nvml import FakeNVML, load_doc
 
 from stackcheck.knowledge.loader import load
@@ -44,10 +44,7 @@ def h200_one(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def env(**extra: str) -> dict[str, str]:
-    out = {k: v for k, v in os.environ.items() if not k.startswith(("SGLANG_", "STACKCHECK_", "HF_", "CUDA_"))}
-    out["PYTHONPATH"] = str(ROOT)
-    out.update(extra)
-    return out
+    return clean_env("HF_", "CUDA_", **{"PYTHONPATH": str(ROOT), **extra})
 
 
 def gate_cli(*args: str, cwd: Path = ROOT, python: str = sys.executable, **env_extra: str) -> Any:

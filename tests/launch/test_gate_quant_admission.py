@@ -8,22 +8,15 @@ not needed by a launch that does not take that path."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import scrubbed_environ  # noqa: F401 (the autouse fixture)
 from gate_cli import GPT_OSS, LLAMA3, gate_tp8, model_dir, release_box
 
 FP8_CKPT: dict[str, Any] = {**LLAMA3, "quantization_config": {"quant_method": "fp8", "activation_scheme": "dynamic"}}
 MXFP4_CKPT: dict[str, Any] = {**GPT_OSS, "num_local_experts": 32, "quantization_config": {"quant_method": "mxfp4"}}
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith(("SGLANG_", "STACKCHECK_")):
-            monkeypatch.delenv(name)
 
 
 def _blocker(doc: dict[str, Any], feature: str) -> dict[str, Any] | None:

@@ -5,13 +5,11 @@ ends the server at once, so the gate refuses it, as argparse would."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import run_stackcheck
 from packaging.version import Version
 from registry_wheels import fetch_wheel
 
@@ -152,10 +150,9 @@ def test_the_table_covers_every_sglang_release_of_the_data(shipped: dict[str, An
 
 
 def test_gate_refuses_an_unknown_flag_and_keeps_the_known_ones_quiet() -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SGLANG_", "STACKCHECK_"))}
-    base = [sys.executable, "-m", "stackcheck", "gate", "--facts", str(SM120), "--dry-run", "--allow-unknown"]
+    base = ["gate", "--facts", str(SM120), "--dry-run", "--allow-unknown"]
     cmd = [*base, "--format", "json", "--", *SERVER, "--context-lenght", "4096", "--served-model-name", "x"]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=env, cwd=ROOT)
+    proc = run_stackcheck(*cmd, timeout=60)
     doc = json.loads(proc.stdout)
     assert proc.returncode == 1
     refused = {b["feature"]: b for b in doc["reasons"]}
@@ -207,11 +204,7 @@ def test_triage_names_a_command_line_the_parser_rejected(tmp_path: Path, line: s
         "usage: launch_server.py [-h] --model-path MODEL_PATH [--tokenizer-path TOKENIZER_PATH]\n"
         "                        [--tp-size TP_SIZE] [--context-length CONTEXT_LENGTH]\n" + line + "\n"
     )
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SGLANG_", "STACKCHECK_"))}
-    proc = subprocess.run(
-        [sys.executable, "-m", "stackcheck", "triage", str(log), "--format", "json"],
-        capture_output=True, text=True, timeout=60, env=env, cwd=ROOT,
-    )  # fmt: skip
+    proc = run_stackcheck("triage", str(log), "--format", "json", timeout=60)
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     assert doc["root_cause"]["signature"]["id"] == signature

@@ -20,11 +20,11 @@ import contextlib
 import importlib.util
 import io
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import scrubbed_environ  # noqa: F401 (the autouse fixture)
 from gate_cli import DEEPSEEK_R1, DEEPSEEK_V32, GPT_OSS, LLAMA3, cli_json
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -57,13 +57,6 @@ MODELS: dict[str, dict[str, Any]] = {
     "deepseek-v4": DSV4, "llama": LLAMA3,
 }  # fmt: skip
 MAJORS = ("8.0", "9.0", "10.0", "12.0")
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith(("SGLANG_", "STACKCHECK_")):
-            monkeypatch.delenv(name)
 
 
 def _run(args: list[str]) -> tuple[int, dict[str, Any]]:

@@ -9,13 +9,10 @@ non-mla-models-only: a crash). It now reads it as 0.5.23 does, and says so as an
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
+from cli_process import stackcheck_json
 from gate_cli import GIGACHAT35, gate_json, model_dir
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -24,12 +21,7 @@ H200 = ROOT / "tests" / "cases" / "h200-newest" / "facts.json"  # SGLang 0.5.23 
 
 
 def _recommend(facts: Path, *args: str) -> dict[str, Any]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SGLANG_", "STACKCHECK_"))}
-    cmd = [sys.executable, "-m", "stackcheck", "recommend", "--facts", str(facts), "--format", "json", *args]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env, cwd=ROOT, check=False)
-    assert r.returncode in (0, 1), r.stderr
-    doc: dict[str, Any] = json.loads(r.stdout)
-    return doc
+    return stackcheck_json("recommend", "--facts", str(facts), "--format", "json", *args)
 
 
 def _failed(doc: dict[str, Any]) -> list[tuple[str, str]]:

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from fake_nvml import FakeNVML, load_doc, synthetic_doc
 
-from stackcheck.knowledge.loader import Manifests, load
+from stackcheck.knowledge.loader import Manifests
 from stackcheck.probes.interface import ProbeContext
 from stackcheck.probes.nvml import NvmlProbe
 from stackcheck.verdicts.context import Context
@@ -89,11 +89,6 @@ def test_lost_gpu_is_data(tmp_path: Path) -> None:
 
 
 # ---- the check -------------------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def manifests() -> Manifests:
-    return load([])
 
 
 def verdict(manifests: Manifests, fabrics: list[Any], cc: str = "9.0") -> CheckVerdict:

@@ -8,18 +8,13 @@ from typing import Any
 
 import pytest
 
-from stackcheck.knowledge.loader import Manifests, load
+from stackcheck.knowledge.loader import Manifests
 from stackcheck.verdicts.context import Context
 from stackcheck.verdicts.engine import evaluate_check
 from stackcheck.verdicts.types import CheckVerdict
 
 #: libnuma.so.1 as the loader finds it: the kernel-runtime-libs tests here are about the CUDA runtime libraries
 NUMA = "/usr/lib/x86_64-linux-gnu/libnuma.so.1"
-
-
-@pytest.fixture(scope="module")
-def manifests() -> Manifests:
-    return load([])
 
 
 def pkg(version: str, **kw: Any) -> dict[str, Any]:

@@ -12,18 +12,13 @@ from typing import Any
 
 import pytest
 
-from stackcheck.knowledge.loader import Manifests, load
+from stackcheck.knowledge.loader import Manifests
 from stackcheck.launch.triage import triage_stream
 from stackcheck.verdicts.context import Context
 from stackcheck.verdicts.engine import evaluate_check
 from stackcheck.verdicts.types import Reason
 
 RULE = "flashinfer-trtllm-fmha-cuda133"
-
-
-@pytest.fixture(scope="module")
-def manifests() -> Manifests:
-    return load([])
 
 
 def facts(cc: str, flashinfer: str, jit_cuda: str) -> dict[str, Any]:

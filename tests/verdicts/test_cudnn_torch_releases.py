@@ -11,14 +11,9 @@ from typing import Any
 
 import pytest
 
-from stackcheck.knowledge.loader import Manifests, load
+from stackcheck.knowledge.loader import Manifests
 from stackcheck.verdicts.context import Context
 from stackcheck.verdicts.engine import evaluate_check
-
-
-@pytest.fixture(scope="module")
-def manifests() -> Manifests:
-    return load([])
 
 
 def box(sglang: dict[str, Any], cudnn: str = "9.13", env: dict[str, str] | None = None) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from fake_nvml import FakeNVML, load_doc
 
-from stackcheck.knowledge.loader import Manifests, load
+from stackcheck.knowledge.loader import Manifests
 from stackcheck.probes.interface import ProbeContext
 from stackcheck.probes.nvml import NvmlProbe, kernel_modules_flavour
 from stackcheck.verdicts.context import Context
@@ -41,11 +41,6 @@ H100 = ("NVIDIA H100 80GB HBM3", "9.0")
 GH200 = ("NVIDIA GH200 480GB", "9.0")
 L40S = ("NVIDIA L40S", "8.9")
 A100 = ("NVIDIA A100-SXM4-80GB", "8.0")
-
-
-@pytest.fixture(scope="module")
-def manifests() -> Manifests:
-    return load([])
 
 
 def verdict(

@@ -15,7 +15,7 @@ from fake_nvml import FakeNVML, load_doc
 from probes.test_driver_userspace import PROC, driver_tree
 
 from stackcheck.cli import main
-from stackcheck.knowledge.loader import Manifests, load
+from stackcheck.knowledge.loader import Manifests
 from stackcheck.probes.interface import ProbeContext
 from stackcheck.probes.nvml import NvmlProbe
 from stackcheck.verdicts.context import Context
@@ -28,11 +28,6 @@ LLAMA = str(ROOT / "tests" / "data" / "models" / "llama3-8b")
 LAUNCH = ["python", "-m", "sglang.launch_server", "--model-path", LLAMA]
 CASE = ROOT / "tests" / "realworld" / "tinygrad-ogkm-47-nvml-mismatch-570-124" / "facts.json"
 ID = "driver-userspace-match"
-
-
-@pytest.fixture(scope="module")
-def manifests() -> Manifests:
-    return load([])
 
 
 def verdict(manifests: Manifests, driver: dict[str, Any] | None) -> CheckVerdict:

@@ -5,31 +5,20 @@ igap18 made it ok, which read a truncated version as a match (the review's quest
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 import pytest
+from verdicts.test_driver_userspace_match import verdict as match_verdict
 
-from stackcheck.knowledge.loader import Manifests, load
-from stackcheck.verdicts.context import Context
-from stackcheck.verdicts.engine import evaluate_check
+from stackcheck.knowledge.loader import Manifests
 from stackcheck.verdicts.types import CheckVerdict
 
-ID = "driver-userspace-match"
 RULE = "userspace-equals-kernel-module"
 
 
-@pytest.fixture(scope="module")
-def manifests() -> Manifests:
-    return load([])
-
-
 def verdict(manifests: Manifests, version: str, userspace: str) -> CheckVerdict:
-    spec = next(c for c in manifests.checks if c["id"] == ID)
-    driver: dict[str, Any] = {"version": version, "userspace_version": userspace}
-    facts: dict[str, Any] = {"gpus": [{"index": 0, "name": "NVIDIA H200", "compute_capability": "9.0"}]}
-    facts["driver"] = copy.deepcopy(driver)
-    return evaluate_check(spec, Context(facts=facts, manifests=manifests, launch={}))  # type: ignore[arg-type]
+    """The check on one H200 whose driver facts are the two versions (test_driver_userspace_match's reading)."""
+    return match_verdict(manifests, {"version": version, "userspace_version": userspace})
 
 
 def reason(v: CheckVerdict) -> dict[str, Any]:

@@ -13,14 +13,9 @@ from typing import Any
 
 import pytest
 
-from stackcheck.knowledge.loader import Manifests, load
+from stackcheck.knowledge.loader import Manifests
 from stackcheck.verdicts.context import Context
 from stackcheck.verdicts.engine import evaluate_check, evaluate_feature
-
-
-@pytest.fixture(scope="module")
-def manifests() -> Manifests:
-    return load([])
 
 
 def check(manifests: Manifests, cid: str, facts: dict[str, Any]) -> dict[str, Any]:

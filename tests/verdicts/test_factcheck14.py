@@ -22,17 +22,12 @@ from typing import Any
 import pytest
 
 from stackcheck.commands.explain import release_facts
-from stackcheck.knowledge.loader import Manifests, load, pypi_variant
+from stackcheck.knowledge.loader import Manifests, pypi_variant
 from stackcheck.verdicts.context import Context, assumed_gpus
 from stackcheck.verdicts.engine import evaluate_check
 from stackcheck.verdicts.types import CheckVerdict
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="module")
-def manifests() -> Manifests:
-    return load([])
 
 
 def generated_box(manifests: Manifests, cc: str, sglang: str) -> dict[str, Any]:

@@ -15,14 +15,9 @@ from typing import Any
 import pytest
 from release_box import judge, rules
 
-from stackcheck.knowledge.loader import Manifests, load
+from stackcheck.knowledge.loader import Manifests
 
 RULE = "flashmla-dense-decode-sm90a"
-
-
-@pytest.fixture(scope="module")
-def manifests() -> Manifests:
-    return load([])
 
 
 def _verdict(

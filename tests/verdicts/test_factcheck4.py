@@ -12,14 +12,9 @@ from typing import Any
 import pytest
 from release_box import judge, rules
 
-from stackcheck.knowledge.loader import Manifests, load
+from stackcheck.knowledge.loader import Manifests
 
 RULE = "marlin-fallback-sm80-sm90"
-
-
-@pytest.fixture(scope="module")
-def manifests() -> Manifests:
-    return load([])
 
 
 def _verdict(manifests: Manifests, cc: str, sglang: str) -> tuple[str, Any, list[str], list[str]]:

@@ -15,17 +15,12 @@ import pytest
 from release_box import judge
 
 from stackcheck.commands.explain import release_facts
-from stackcheck.knowledge.loader import Manifests, load
+from stackcheck.knowledge.loader import Manifests
 from stackcheck.verdicts.context import Context, assumed_gpus
 from stackcheck.verdicts.engine import evaluate_check
 from stackcheck.verdicts.kernel_path import applicable_hops
 
 FEATURE = "fp8-block-gemm"
-
-
-@pytest.fixture(scope="module")
-def manifests() -> Manifests:
-    return load([])
 
 
 def _kernel_checks(manifests: Manifests, cc: str, sglang: str) -> list[str]:

@@ -11,17 +11,12 @@ from typing import Any
 
 import pytest
 
-from stackcheck.knowledge.loader import Manifests, load
+from stackcheck.knowledge.loader import Manifests
 from stackcheck.verdicts.context import Context
 from stackcheck.verdicts.engine import evaluate_check
 from stackcheck.verdicts.types import CheckVerdict
 
 RULE = "nccl-in-use-unread"
-
-
-@pytest.fixture(scope="module")
-def manifests() -> Manifests:
-    return load([])
 
 
 def box(cc: str, n: int, env: dict[str, str] | None = None, **packages: Any) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from gate_cli import LLAMA3, gate_json, model_dir
 from registry_wheels import fetch_wheel, run_all
 
 from stackcheck.facts.versions import version_in
-from stackcheck.knowledge.loader import Manifests, load
+from stackcheck.knowledge.loader import Manifests
 from stackcheck.probes.cudalibs import box_machine, probe_cuda_libs
 from stackcheck.readers.elf import ElfFile
 from stackcheck.readers.fsview import HostView
@@ -29,11 +29,6 @@ from stackcheck.verdicts.types import CheckVerdict
 
 RULE = "libnuma"
 ROOT = Path(__file__).resolve().parent.parent.parent
-
-
-@pytest.fixture(scope="module")
-def manifests() -> Manifests:
-    return load([])
 
 
 def cuda_libs(numa: str | bool | None) -> dict[str, Any]:

@@ -14,21 +14,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from stackcheck.commands.explain import release_facts
-from stackcheck.knowledge.loader import Manifests, load
+from stackcheck.knowledge.loader import Manifests
 from stackcheck.knowledge.types import Feature
 from stackcheck.verdicts.context import Context, assumed_gpus
 from stackcheck.verdicts.engine import evaluate_feature
 from stackcheck.verdicts.kernel_path import HOP_ORDER, applicable_hops, hop_result, path_summary
 
 ROOT = Path(__file__).resolve().parent.parent.parent
-
-
-@pytest.fixture(scope="module")
-def manifests() -> Manifests:
-    return load([])
 
 
 def _uses_tp(feature: Feature) -> bool:

@@ -20,16 +20,11 @@ from release_box import judge, rules
 
 from stackcheck.cli import main
 from stackcheck.commands.explain import release_facts
-from stackcheck.knowledge.loader import Manifests, load
+from stackcheck.knowledge.loader import Manifests
 from stackcheck.verdicts.context import Context, assumed_gpus
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 B200 = ROOT / "tests" / "cases" / "b200" / "facts.json"
-
-
-@pytest.fixture(scope="module")
-def manifests() -> Manifests:
-    return load([])
 
 
 def _verdict(manifests: Manifests, feature: str, cc: str, sglang: str, launch: dict[str, Any]) -> tuple[Any, ...]:

@@ -8,15 +8,10 @@ from typing import Any
 
 import pytest
 
-from stackcheck.knowledge.loader import Manifests, load
+from stackcheck.knowledge.loader import Manifests
 from stackcheck.verdicts.context import Context
 from stackcheck.verdicts.engine import collected_day, evaluate_check
 from stackcheck.verdicts.types import CheckVerdict
-
-
-@pytest.fixture(scope="module")
-def manifests() -> Manifests:
-    return load([])
 
 
 def pkg(version: str, **kw: Any) -> dict[str, Any]:

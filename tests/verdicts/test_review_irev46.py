@@ -9,15 +9,10 @@ from typing import Any
 
 import pytest
 
-from stackcheck.knowledge.loader import Manifests, load
+from stackcheck.knowledge.loader import Manifests
 from stackcheck.verdicts.context import Context
 from stackcheck.verdicts.engine import evaluate_feature
 from stackcheck.verdicts.types import FeatureVerdict
-
-
-@pytest.fixture(scope="module")
-def manifests() -> Manifests:
-    return load([])
 
 
 def pkg(version: str, **kw: Any) -> dict[str, Any]:

@@ -20,7 +20,7 @@ import pytest
 
 from stackcheck.commands.explain import release_facts
 from stackcheck.facts.model import load_facts_file
-from stackcheck.knowledge.loader import Manifests, load
+from stackcheck.knowledge.loader import Manifests
 from stackcheck.verdicts.context import Context, GpuModel, assumed_gpus
 from stackcheck.verdicts.engine import evaluate_check, evaluate_feature, evaluate_predicate
 from stackcheck.verdicts.kernel_path import applicable_hops
@@ -35,11 +35,6 @@ NO_KERNEL_OF_THEIR_OWN = {
 }
 
 _TARGET = re.compile(r"\b(?:sm|compute)_\d+[a-z]?\b")
-
-
-@pytest.fixture(scope="module")
-def manifests() -> Manifests:
-    return load([])
 
 
 def _sm107(manifests: Manifests) -> dict[str, Any]:

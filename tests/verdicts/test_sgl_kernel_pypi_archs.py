@@ -14,17 +14,12 @@ from typing import Any
 
 import pytest
 
-from stackcheck.knowledge.loader import Manifests, load
+from stackcheck.knowledge.loader import Manifests
 from stackcheck.verdicts.context import Context
 from stackcheck.verdicts.engine import evaluate_check
 from stackcheck.verdicts.types import CheckVerdict
 
 CORPUS = Path(__file__).resolve().parent.parent / "realworld"
-
-
-@pytest.fixture(scope="module")
-def manifests() -> Manifests:
-    return load([])
 
 
 def kernel_arch(manifests: Manifests, doc: dict[str, Any]) -> CheckVerdict:

@@ -10,14 +10,9 @@ from typing import Any
 
 import pytest
 
-from stackcheck.knowledge.loader import Manifests, load
+from stackcheck.knowledge.loader import Manifests
 from stackcheck.verdicts.context import Context, Missing, assumed_gpus
 from stackcheck.verdicts.engine import evaluate_feature
-
-
-@pytest.fixture(scope="module")
-def manifests() -> Manifests:
-    return load([])
 
 
 def _ctx(manifests: Manifests, cc: str, torch: str, machine: str | None) -> Context:

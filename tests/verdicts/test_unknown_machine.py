@@ -12,13 +12,8 @@ from typing import Any
 import pytest
 from release_box import judge
 
-from stackcheck.knowledge.loader import Manifests, load
+from stackcheck.knowledge.loader import Manifests
 from stackcheck.verdicts.context import Context, Missing, assumed_gpus
-
-
-@pytest.fixture(scope="module")
-def manifests() -> Manifests:
-    return load([])
 
 
 def _ctx(manifests: Manifests, cc: str, packages: dict[str, Any], machine: str | None) -> Context:

@@ -17,7 +17,7 @@ import pytest
 
 from stackcheck.assembly.options import Options
 from stackcheck.assembly.pipeline import build_report
-from stackcheck.knowledge.loader import Manifests, load
+from stackcheck.knowledge.loader import Manifests
 from stackcheck.knowledge.types import Rule
 from stackcheck.verdicts.context import Context
 from stackcheck.verdicts.engine import _rule_per_gpu, evaluate_predicate, evaluate_rules
@@ -26,11 +26,6 @@ CASES = Path(__file__).resolve().parent.parent / "cases"
 BOXES = ["h200-newest", "b200", "gb10-cu130-pypi-kernel", "rtxpro6000-pcie-iommu-translated", "rtx4090-pcie-sglang044",
          "rubin-sm107-sglang0523", "b200-deepgemm-nvcc128"]  # fmt: skip
 PACKAGES = ["sglang", "torch", "sgl-kernel", "sglang-kernel", "flashinfer-python", "triton", "apache-tvm-ffi"]
-
-
-@pytest.fixture(scope="module")
-def manifests() -> Manifests:
-    return load([])
 
 
 def _facts(case: str) -> dict[str, Any]:
