@@ -1175,13 +1175,13 @@ def launch_values(
     return values
 
 
-def _dsa_dcp_phase(values: Mapping[str, Any], d: Derived, declared: set[str] | None) -> _Judged:
-    """Whether SGLang's DSA backend runs a DCP decode phase of a DSA model (decode, or speculative target verify) as
-    SGLang 0.5.15-0.5.21 resolve the backends: the DSA model override sets attention_backend dsa only where none of
-    --attention-backend, --prefill- and --decode-attention-backend is given; two equal split flags are the
-    attention backend; otherwise SGLang's default pick, never dsa. Decode runs --decode-attention-backend or that
-    backend, target verify the prefill side (--speculative-attention-mode decode: the decode side). True: it does;
-    None: target verify on split sides, one DSA, with the mode not given (SGLang may resolve it); False otherwise."""
+def _dsa_dcp_phase(values: Mapping[str, Any]) -> _Judged:
+    """Whether SGLang's DSA backend runs a phase of a DSA model under decode context parallel, as SGLang 0.5.15-0.5.21
+    resolve the backends: the DSA model override sets attention_backend dsa only where none of --attention-backend,
+    --prefill- and --decode-attention-backend is given; two equal split flags are the attention backend; otherwise
+    SGLang's default pick, never dsa. A DSA decode side fails the DCP decode (no LSE; ifc29); a DSA prefill side
+    (extend, and target verify unless --speculative-attention-mode decode) reads the DCP-sharded KV cache by global
+    slot (no DCP code in the backend; ifc32), so either side on dsa is True, neither False."""
     dsa = ("dsa", "nsa")
     given = values.get("attention_backend_given")
     prefill, decode = values.get("prefill_attention_backend"), values.get("decode_attention_backend")
@@ -1195,13 +1195,9 @@ def _dsa_dcp_phase(values: Mapping[str, Any], d: Derived, declared: set[str] | N
     shown = f"decode on {decode_side or 'SGLang default (not dsa)'}, prefill on {prefill_side or 'its default'}"
     if decode_side in dsa:
         return _Judged(True, f"{shown}: the DSA backend decodes")
-    if values.get("speculative_algorithm") is None or prefill_side not in dsa:
-        return _Judged(False, shown)
-    mode = option_value(d.sglang_args, ("--speculative-attention-mode",), declared)
-    if mode is None:
-        why = "which side runs target verify (--speculative-attention-mode not given: prefill by default, SGLang may "
-        return _Judged(None, f"{shown}, speculative decoding", missing=why + "resolve it)")
-    return _Judged(mode != "decode", f"{shown}, target verify on the {mode} side")
+    if prefill_side in dsa:
+        return _Judged(True, f"{shown}: the DSA backend prefills")
+    return _Judged(False, shown)
 
 
 def _elastic_ep_scaling(d: Derived, declared: set[str] | None, tp_size: int) -> Any:
@@ -1284,7 +1280,7 @@ def _entry_free_values(
     # int refuses it), for the rules on what SGLang's DSA and HYV4 overrides refuse beside --dcp-size > 1
     values["dcp_size"] = _dcp_size(d, declared)
     # whether the DSA backend serves a DCP decode phase (decode, target verify), from the three attention flags
-    values["dsa_dcp_on_dsa"] = _dsa_dcp_phase(values, d, declared)
+    values["dsa_dcp_on_dsa"] = _dsa_dcp_phase(values)
     values["hierarchical_cache"] = "--enable-hierarchical-cache" in values["flags_given"]
     # the flags as given that keep or turn off the radix cache (SGLang also turns it off itself for multi-item scoring,
     # deterministic inference on some backends and a PD decode server), for the rule on HiSparse's radix-cache check

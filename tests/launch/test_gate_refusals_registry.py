@@ -355,6 +355,9 @@ DUAL_CHUNK_BACKEND = "sglang/srt/layers/attention/dual_chunk_flashattention_back
 DSA_DCP_NO_PATH = "dsa-dcp-before-dsa-dcp-path"
 DSA_DCP_FORWARD = "sglang/srt/models/deepseek_common/attention_forward_methods/forward_mla.py"
 DSA_DCP_MODULE = "sglang/srt/layers/attention/dsa/dsa_dcp.py"
+# ifc32: the DSA prefill side too, as long as the backend has no DCP code and the MLA KV store is DCP-sharded
+DSA_BACKEND = ("sglang/srt/layers/attention/dsa_backend.py", "sglang/srt/layers/attention/nsa_backend.py")
+MLA_DCP_STORE = ("sglang/srt/mem_cache/triton_ops/mla_buffer.py", "sglang/kernels/ops/kvcache/mla_buffer.py")
 # a rule on a kernel with no check of its own (igap16): before SGLang 0.5.17 checked it, the tilelang DSA kernel's CUDA
 # branch (tilelang_sparse_fwd without _is_hip) built the bfloat16-only kernel; the module moved twice
 TILELANG_CUDA_KERNEL = "dsa-tilelang-fp8-kv-cuda-kernel"
@@ -503,6 +506,9 @@ def test_the_refusal_rules_are_what_the_wheel_checks(version: str) -> None:
             forward = any("for_dcp" in body for body in module(version, DSA_DCP_FORWARD).values())
             no_path = not module(version, DSA_DCP_MODULE)
             assert (declared and forward and no_path) is bool(entry["applies"]), version
+            if entry["applies"]:  # the prefill side (ifc32): no DCP code in the backend, a sharded KV store
+                assert not any("dcp" in body for body in module(version, DSA_BACKEND).values()), version
+                assert any("// DCP_WORLD_SIZE" in body for body in module(version, MLA_DCP_STORE).values()), version
             continue
         if rule["id"] == DIRECT_UNREAD:  # documented single-node, with no check of its own
             help_text = any(DIRECT_HELP in body for body in code.values())
