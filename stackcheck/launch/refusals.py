@@ -1200,6 +1200,17 @@ def _dsa_dcp_phase(values: Mapping[str, Any]) -> _Judged:
     return _Judged(False, shown)
 
 
+def _decode_side(values: Mapping[str, Any]) -> Any:
+    """The attention backend of the decode side as SGLang 0.5.15-0.5.23 resolve it (see _dsa_dcp_phase): the decode
+    flag, else --attention-backend, else dsa for a DSA model given no attention flag (its model override), else the
+    attention backend value (the equal split, or SGLang's pick: _AutoBackend)."""
+    for key in ("decode_attention_backend", "attention_backend_given"):
+        if values.get(key) is not None:
+            return values[key]
+    none_given = values.get("prefill_attention_backend") is None
+    return "dsa" if values.get("model_dsa") is True and none_given else values.get("attention_backend")
+
+
 def _elastic_ep_scaling(d: Derived, declared: set[str] | None, tp_size: int) -> Any:
     """Whether SGLang's Elastic EP scale-up is on (an --elastic-ep-backend other than none and an --max-ep-size
     larger than the TP size: its parallel hook's scaling_active); unknown for an --max-ep-size not a whole number."""
@@ -1281,6 +1292,10 @@ def _entry_free_values(
     values["dcp_size"] = _dcp_size(d, declared)
     # whether the DSA backend serves a DCP decode phase (decode, target verify), from the three attention flags
     values["dsa_dcp_on_dsa"] = _dsa_dcp_phase(values)
+    # the backend that decodes: --decode-attention-backend, else --attention-backend, else the DSA model override's
+    # dsa (no attention flag at all), else the equal split or SGLang's own pick (_AutoBackend), for the rule on the
+    # DeepSeek MLA forward's DCP decode (it unpacks an LSE the decode backend must return)
+    values["mla_dcp_decode_backend"] = _decode_side(values)
     values["hierarchical_cache"] = "--enable-hierarchical-cache" in values["flags_given"]
     # the flags as given that keep or turn off the radix cache (SGLang also turns it off itself for multi-item scoring,
     # deterministic inference on some backends and a PD decode server), for the rule on HiSparse's radix-cache check
@@ -1587,6 +1602,8 @@ _AUTO_WORDS = {
     "speculative_topk": "the top-k SGLang picks from the model's architecture, which the gate could not read (give "
     "--speculative-eagle-topk, or make the model's config.json readable)",
     "attention_backend": "the attention backend SGLang picks for the GPU and the model (give --attention-backend)",
+    "mla_dcp_decode_backend": "the decode attention backend SGLang picks for the GPU and the model (give "
+    "--attention-backend or --decode-attention-backend)",
     "model_architecture": "the model's architecture, which the gate could not read (make its config.json readable)",
     "moe_ep_below_tp": "the expert parallel size, which the gate could not read (give --ep-size as a whole number)",
     "model_mla": "whether this SGLang runs the model as MLA, which the gate could not tell (its config.json not read, "

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
-from gate_cli import DEEPSEEK_V32, gate_checkpoint, reason_status
+from gate_cli import DEEPSEEK_R1, DEEPSEEK_V32, LLAMA3, gate_checkpoint, reason_status
 
 RULE = "refusal dsa-dcp-before-dsa-dcp-path"
 DCP = ("--dcp-size", "2")
@@ -65,3 +66,48 @@ def test_dsa_on_neither_side_or_a_release_with_the_path_is_not_this_rule(
     tmp_path: Path, release: str, flags: tuple[str, ...]
 ) -> None:
     assert status(tmp_path, release, "9.0", *flags) is None
+
+
+# Beside the sample: the DeepSeek MLA forward unpacks an LSE from any decode backend of its absorb list under DCP
+# (forward_mla.py 0.5.15:729-744, 0.5.23:753-768), and FlashAttention-3 (fa3: on that list, SGLang's MLA default on
+# Hopper) returns the output alone, with no DCP code in flashattention_backend.py 0.5.15-0.5.23.
+FA3_RULE = "refusal mla-dcp-fa3-decode-no-lse"
+
+
+def fa3_status(tmp_path: Path, release: str, cc: str, config: dict[str, Any], *flags: str) -> tuple[str, str] | None:
+    got = reason_status(gate_checkpoint(tmp_path, release, cc, config, *flags)).get(FA3_RULE)
+    return None if got is None else (got[0], str(got[1]))
+
+
+@pytest.mark.parametrize(
+    ("release", "config", "flags"),
+    [
+        ("0.5.15", DEEPSEEK_R1, ("--dcp-size", "2", "--attention-backend", "fa3")),
+        ("0.5.23", DEEPSEEK_R1, ("--dcp-size", "4", "--decode-attention-backend", "fa3")),
+        ("0.5.18", DEEPSEEK_V32, ("--dcp-size", "2", "--decode-attention-backend", "fa3")),  # population (g)'s launch
+    ],
+)
+def test_fa3_decoding_a_deepseek_model_with_dcp_is_refused(
+    tmp_path: Path, release: str, config: dict[str, Any], flags: tuple[str, ...]
+) -> None:
+    assert fa3_status(tmp_path, release, "9.0", config, *flags) == ("blocked", "crash")
+
+
+def test_sglangs_own_pick_on_hopper_is_unknown(tmp_path: Path) -> None:
+    assert fa3_status(tmp_path, "0.5.20", "9.0", DEEPSEEK_R1, "--dcp-size", "2") == ("unknown", "None")
+
+
+@pytest.mark.parametrize(
+    ("release", "cc", "config", "flags"),
+    [
+        ("0.5.20", "9.0", DEEPSEEK_R1, ("--dcp-size", "2", "--attention-backend", "flashinfer")),
+        ("0.5.20", "9.0", DEEPSEEK_R1, ("--attention-backend", "fa3")),  # no DCP
+        ("0.5.22", "9.0", DEEPSEEK_V32, ("--dcp-size", "2")),  # the DSA model override: dsa decodes
+        ("0.5.20", "10.0", DEEPSEEK_R1, ("--dcp-size", "2")),  # SGLang picks fa3 on Hopper only
+        ("0.5.20", "9.0", LLAMA3, ("--dcp-size", "2", "--attention-backend", "fa3")),  # not the DeepSeek forward
+    ],
+)
+def test_other_decode_backends_boxes_and_models_are_not_this_rule(
+    tmp_path: Path, release: str, cc: str, config: dict[str, Any], flags: tuple[str, ...]
+) -> None:
+    assert fa3_status(tmp_path, release, cc, config, *flags) is None
