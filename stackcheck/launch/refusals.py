@@ -1171,13 +1171,13 @@ def launch_values(
     return values
 
 
-def _dsa_dcp_phase(values: Mapping[str, Any], d: Derived, declared: set[str] | None) -> _Judged:
-    """Whether SGLang's DSA backend runs a DCP decode phase of a DSA model (decode, or speculative target verify) as
-    SGLang 0.5.15-0.5.21 resolve the backends: the DSA model override sets attention_backend dsa only where none of
-    --attention-backend, --prefill- and --decode-attention-backend is given; two equal split flags are the
-    attention backend; otherwise SGLang's default pick, never dsa. Decode runs --decode-attention-backend or that
-    backend, target verify the prefill side (--speculative-attention-mode decode: the decode side). True: it does;
-    None: target verify on split sides, one DSA, with the mode not given (SGLang may resolve it); False otherwise."""
+def _dsa_dcp_phase(values: Mapping[str, Any]) -> _Judged:
+    """Whether SGLang's DSA backend runs a phase of a DSA model under decode context parallel, as SGLang 0.5.15-0.5.21
+    resolve the backends: the DSA model override sets attention_backend dsa only where none of --attention-backend,
+    --prefill- and --decode-attention-backend is given; two equal split flags are the attention backend; otherwise
+    SGLang's default pick, never dsa. A DSA decode side fails the DCP decode (no LSE; ifc29); a DSA prefill side
+    (extend, and target verify unless --speculative-attention-mode decode) reads the DCP-sharded KV cache by global
+    slot (no DCP code in the backend; ifc32), so either side on dsa is True, neither False."""
     dsa = ("dsa", "nsa")
     given = values.get("attention_backend_given")
     prefill, decode = values.get("prefill_attention_backend"), values.get("decode_attention_backend")
@@ -1191,13 +1191,20 @@ def _dsa_dcp_phase(values: Mapping[str, Any], d: Derived, declared: set[str] | N
     shown = f"decode on {decode_side or 'SGLang default (not dsa)'}, prefill on {prefill_side or 'its default'}"
     if decode_side in dsa:
         return _Judged(True, f"{shown}: the DSA backend decodes")
-    if values.get("speculative_algorithm") is None or prefill_side not in dsa:
-        return _Judged(False, shown)
-    mode = option_value(d.sglang_args, ("--speculative-attention-mode",), declared)
-    if mode is None:
-        why = "which side runs target verify (--speculative-attention-mode not given: prefill by default, SGLang may "
-        return _Judged(None, f"{shown}, speculative decoding", missing=why + "resolve it)")
-    return _Judged(mode != "decode", f"{shown}, target verify on the {mode} side")
+    if prefill_side in dsa:
+        return _Judged(True, f"{shown}: the DSA backend prefills")
+    return _Judged(False, shown)
+
+
+def _decode_side(values: Mapping[str, Any]) -> Any:
+    """The attention backend of the decode side as SGLang 0.5.15-0.5.23 resolve it (see _dsa_dcp_phase): the decode
+    flag, else --attention-backend, else dsa for a DSA model given no attention flag (its model override), else the
+    attention backend value (the equal split, or SGLang's pick: _AutoBackend)."""
+    for key in ("decode_attention_backend", "attention_backend_given"):
+        if values.get(key) is not None:
+            return values[key]
+    none_given = values.get("prefill_attention_backend") is None
+    return "dsa" if values.get("model_dsa") is True and none_given else values.get("attention_backend")
 
 
 def _elastic_ep_scaling(d: Derived, declared: set[str] | None, tp_size: int) -> Any:
@@ -1280,7 +1287,11 @@ def _entry_free_values(
     # int refuses it), for the rules on what SGLang's DSA and HYV4 overrides refuse beside --dcp-size > 1
     values["dcp_size"] = _dcp_size(d, declared)
     # whether the DSA backend serves a DCP decode phase (decode, target verify), from the three attention flags
-    values["dsa_dcp_on_dsa"] = _dsa_dcp_phase(values, d, declared)
+    values["dsa_dcp_on_dsa"] = _dsa_dcp_phase(values)
+    # the backend that decodes: --decode-attention-backend, else --attention-backend, else the DSA model override's
+    # dsa (no attention flag at all), else the equal split or SGLang's own pick (_AutoBackend), for the rule on the
+    # DeepSeek MLA forward's DCP decode (it unpacks an LSE the decode backend must return)
+    values["mla_dcp_decode_backend"] = _decode_side(values)
     values["hierarchical_cache"] = "--enable-hierarchical-cache" in values["flags_given"]
     # the flags as given that keep or turn off the radix cache (SGLang also turns it off itself for multi-item scoring,
     # deterministic inference on some backends and a PD decode server), for the rule on HiSparse's radix-cache check
@@ -1598,6 +1609,8 @@ _AUTO_WORDS = {
     "speculative_topk": "the top-k SGLang picks from the model's architecture, which the gate could not read (give "
     "--speculative-eagle-topk, or make the model's config.json readable)",
     "attention_backend": "the attention backend SGLang picks for the GPU and the model (give --attention-backend)",
+    "mla_dcp_decode_backend": "the decode attention backend SGLang picks for the GPU and the model (give "
+    "--attention-backend or --decode-attention-backend)",
     "model_architecture": "the model's architecture, which the gate could not read (make its config.json readable)",
     "moe_ep_below_tp": "the expert parallel size, which the gate could not read (give --ep-size as a whole number)",
     "model_mla": "whether this SGLang runs the model as MLA, which the gate could not tell (its config.json not read, "

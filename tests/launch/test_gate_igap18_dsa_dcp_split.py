@@ -44,10 +44,7 @@ def test_dsa_on_a_dcp_decode_phase_is_refused(tmp_path: Path, release: str, flag
     ("release", "flags"),
     [
         ("0.5.18", ("--decode-attention-backend", "fa3")),  # decode on fa3, prefill on the default pick (not dsa)
-        ("0.5.20", ("--prefill-attention-backend", "dsa", "--decode-attention-backend", "flashmla")),  # no spec
         ("0.5.17", ("--prefill-attention-backend", "fa3")),  # decode: SGLang's default pick, not dsa
-        ("0.5.21", ("--prefill-attention-backend", "dsa", "--decode-attention-backend", "fa3", *EAGLE,
-                    "--speculative-attention-mode", "decode")),  # target verify on the decode side
         ("0.5.22", ()),  # 0.5.22 ships the DSA DCP path
     ],
 )  # fmt: skip
@@ -55,6 +52,8 @@ def test_dsa_off_every_dcp_decode_phase_is_not_this_rule(tmp_path: Path, release
     assert status(tmp_path, release, *flags) is None
 
 
-def test_target_verify_side_not_given_is_unknown(tmp_path: Path) -> None:
+def test_dsa_on_the_prefill_side_is_refused_whatever_side_verifies(tmp_path: Path) -> None:
+    # ifc32: the DSA prefill reads the DCP-sharded KV cache by global slot (tests/launch/test_gate_factcheck32.py),
+    # so which side runs target verify no longer decides (it was unknown here)
     flags = ("--prefill-attention-backend", "dsa", "--decode-attention-backend", "fa3", *EAGLE)
-    assert status(tmp_path, "0.5.21", *flags) == ("unknown", "None")  # refused unless --allow-unknown
+    assert status(tmp_path, "0.5.21", *flags) == ("blocked", "crash")
