@@ -259,6 +259,9 @@ MUTATIONS: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     "nccl-cu11-alone": ("h200-newest", _packages(nvidia_nccl_cu11="2.14.3", nvidia_nccl_cu13=None)),
     # symm-mem-allocator-link (isymm): no libnccl.so where a -lnccl link looks (the pip NCCL wheel's libnccl.so.2 only)
     "no-libnccl-so": ("h200-newest", _jit(libnccl_so_found=False)),
+    # symm-mem-allocator-cxx / -cuda-home (isymm2): no C++ compiler on the server's PATH; no CUDA home for torch
+    "no-cxx": ("h200-newest", _jit(cxx_found=False)),
+    "no-cuda-home": ("h200-newest", _jit(chosen_by="none")),
 }  # fmt: skip
 
 
