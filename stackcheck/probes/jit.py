@@ -57,6 +57,11 @@ assembler that a user put in place of Triton's bundled one:
   the server's PATH (/bin/sh's default where it has none: ninja runs the command through /bin/sh -c), and its path
   (left out when none); null with `cxx_reason` where CXX is a command with arguments or a relative path. A slim
   image without g++ has none: the allocator's build fails ('c++: not found', 'Error building extension').
+- `cxx_cuda_runtime_h_found` / `cxx_nccl_h_found`: whether that compile finds `cuda_runtime.h` (SGLang 0.5.5 on
+  include it) and `nccl.h` (0.5.1-0.5.4 include it; it includes cuda_runtime.h) in the directories it searches:
+  torch's include_paths('cuda') (`<torch>/include`, `<CUDA home>/include`, $CUDA_INC_PATH, $CUDNN_HOME/include),
+  CPATH / CPLUS_INCLUDE_PATH, then the compiler's own (`DEFAULT_INCLUDE_DIRS`); null (`cxx_headers_reason`) when
+  not found and a directory was not read. The nvidia-nccl wheel's nvidia/nccl/include/nccl.h is on no such path.
 
 Files are read through a FileView (stackcheck/readers/fsview.py) with box paths; nothing is imported.
 """
@@ -271,6 +276,91 @@ def cxx_compiler(env: Mapping[str, str], view: FileView) -> dict[str, Any]:
     return out
 
 
+#: the C++ compiler's own include directories, searched after the -isystem ones and CPATH / CPLUS_INCLUDE_PATH
+#: (`c++ -E -v`, gcc 12 on Debian 12: GCC's own include directory holds only its builtin headers; RHEL-like systems
+#: have no triplet directory); a triplet directory counts only for its own architecture, as for the libraries
+DEFAULT_INCLUDE_DIRS = ("/usr/local/include", *(f"/usr/include/{t}" for t in _TRIPLETS), "/usr/include")
+#: the headers the allocator's C++ compile needs from those directories: cuda_runtime.h (0.5.5 on include it; nccl.h
+#: includes it too) and nccl.h (0.5.1-0.5.4 include it); the key of each in the jit section
+CXX_HEADERS = {"cxx_cuda_runtime_h_found": "cuda_runtime.h", "cxx_nccl_h_found": "nccl.h"}
+
+
+def cxx_include_dirs(
+    env: Mapping[str, str], home: str | None, home_known: bool, torch_lib: str | None, torch_gap: str | None
+) -> tuple[list[str], list[str]]:
+    """(the directories the C++ compile of torch's load_inline (with_cuda=True) searches for a header, in order; why
+    that list is not complete): torch's include_paths('cuda') as -isystem (<torch>/include and its csrc/api/include,
+    <CUDA home>/include unless that is /usr/include, $CUDA_INC_PATH, $CUDNN_HOME/include), CPATH and
+    CPLUS_INCLUDE_PATH, then the compiler's own. Python's include directory (-isystem too) is not read: it holds
+    Python's headers, not these."""
+    dirs: list[str] = []
+    gaps: list[str] = []
+    if torch_lib is not None:
+        torch_dir = posixpath.dirname(torch_lib)
+        dirs += [f"{torch_dir}/include", f"{torch_dir}/include/torch/csrc/api/include"]
+    elif torch_gap is not None:
+        gaps.append(torch_gap)
+    if home is not None:
+        dirs.append(posixpath.join(home.rstrip("/") or "/", "include"))
+    elif not home_known:
+        gaps.append("the CUDA home was not probed (cuda_toolkits)")
+    for var, sub in (("CUDA_INC_PATH", ""), ("CUDNN_HOME", "include")):
+        value = env.get(var) or (env.get("CUDNN_PATH") if var == "CUDNN_HOME" else None)
+        if not value:
+            continue
+        if value.startswith("/"):
+            dirs.append(posixpath.join(value, sub) if sub else value)
+        else:
+            gaps.append(f"{var} {value!r} is relative to the build directory")
+    for var in ("CPATH", "CPLUS_INCLUDE_PATH"):
+        if var not in env:
+            continue
+        for entry in env[var].split(":"):
+            if entry.startswith("/"):
+                dirs.append(entry)
+            else:  # an empty entry is the compile's working directory (the build directory), as a relative one
+                gaps.append(f"{var} entry {entry!r} is relative to the build directory")
+    cxx = env.get("CXX")
+    if cxx and not _PLAIN_CXX.fullmatch(posixpath.basename(cxx.split()[0] if cxx.split() else cxx)):
+        gaps.append(f"CXX={cxx}: that compiler's own include directories are not known")
+    dirs += DEFAULT_INCLUDE_DIRS
+    return list(dict.fromkeys(dirs)), gaps
+
+
+def cxx_headers(
+    env: Mapping[str, str],
+    view: FileView,
+    home: str | None,
+    home_known: bool,
+    machine: str | None,
+    torch_lib: str | None,
+    torch_gap: str | None,
+) -> dict[str, Any]:
+    """The `cxx_*_h_found` keys of the jit section: whether the allocator's compile finds each of CXX_HEADERS (null
+    with `cxx_headers_reason` where it is not found and a directory was not read)."""
+    dirs, gaps = cxx_include_dirs(env, home, home_known, torch_lib, torch_gap)
+    out: dict[str, Any] = {}
+    reasons: list[str] = []
+    for key, header in CXX_HEADERS.items():
+        found = False
+        unread = list(gaps)
+        for d in dirs:
+            arch = _dir_arch(d)
+            if arch is not None and arch != machine:
+                if machine is None and _exists(view, f"{d}/{header}"):
+                    unread.append(f"{d} holds a {header} for {arch}, and the compile's architecture was not read")
+                continue
+            if _exists(view, f"{d}/{header}"):
+                found = True
+                break
+        out[key] = True if found else (None if unread else False)
+        if not found and unread:
+            reasons.append(f"{header}: " + "; ".join(unread))
+    if reasons:
+        out["cxx_headers_reason"] = " | ".join(reasons)
+    return out
+
+
 def _cuda_lib_dir(view: FileView, home: str) -> str:
     """torch's _prepare_ldflags: <home>/lib64, or <home>/lib where lib64 does not exist and lib does."""
     lib64 = f"{home}/lib64"
@@ -447,6 +537,7 @@ def probe_jit(
     torch_lib, torch_gap = torch_lib_dir(facts)
     machine = _link_machine(facts, view)
     out.update(nccl_link(env, view, home_for_link, isinstance(toolkits, list), machine, torch_lib, torch_gap))
+    out.update(cxx_headers(env, view, home_for_link, isinstance(toolkits, list), machine, torch_lib, torch_gap))
     if notes:
         out["error"] = "; ".join(notes)
     return out

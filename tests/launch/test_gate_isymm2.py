@@ -13,7 +13,14 @@ from typing import Any
 import pytest
 from gate_cli import LLAMA3, cli_json, model_dir, release_box
 
-HOPS = ("symm-mem-allocator-ninja", "symm-mem-allocator-cuda-home", "symm-mem-allocator-cxx", "symm-mem-allocator-link")
+HOPS = (
+    "symm-mem-allocator-ninja",
+    "symm-mem-allocator-cuda-home",
+    "symm-mem-allocator-cxx",
+    "symm-mem-allocator-cuda-header",
+    "symm-mem-allocator-nccl-header",
+    "symm-mem-allocator-link",
+)
 
 
 @pytest.fixture(autouse=True)
@@ -30,7 +37,7 @@ def _box(tmp_path: Path, release: str = "0.5.17", **jit: Any) -> Path:
     doc = json.loads(path.read_text())
     section = doc["facts"]["jit"]
     section.update(libnccl_so_found=True, libnccl_so="/usr/lib/x86_64-linux-gnu/libnccl.so", cxx_found=True,
-                   cxx="/usr/bin/c++")  # fmt: skip
+                   cxx="/usr/bin/c++", cxx_cuda_runtime_h_found=True, cxx_nccl_h_found=True)  # fmt: skip
     for key, value in jit.items():
         if value is None:
             section.pop(key, None)
@@ -102,3 +109,20 @@ def test_the_audit_does_not_judge_the_hops(tmp_path: Path) -> None:
         check = next(c for c in doc["checks"] if c.get("id") == "nccl")
         statuses.append((check.get("status"), [x.get("rule") for x in check.get("reasons") or []]))
     assert statuses[0] == statuses[1] and not set(HOPS) & set(statuses[0][1])
+
+
+@pytest.mark.parametrize(
+    ("release", "jit", "refused"),
+    [
+        ("0.5.23", {"cxx_cuda_runtime_h_found": False}, {"symm-mem-allocator-cuda-header": ("blocked", "fail")}),
+        ("0.5.5", {"cxx_nccl_h_found": False}, {}),  # 0.5.5 on write NCCL's declarations out: no nccl.h
+        ("0.5.4", {"cxx_nccl_h_found": False}, {"symm-mem-allocator-nccl-header": ("blocked", "fail")}),
+        ("0.5.1", {"cxx_nccl_h_found": None}, {"symm-mem-allocator-nccl-header": ("unknown", "unknown")}),
+        ("0.5.10", {"cxx_cuda_runtime_h_found": None}, {"symm-mem-allocator-cuda-header": ("unknown", "unknown")}),
+    ],
+)
+def test_the_compiles_headers(tmp_path: Path, release: str, jit: dict[str, Any], refused: dict[str, Any]) -> None:
+    """cuda_runtime.h for every release (0.5.1-0.5.4 through nccl.h), nccl.h for 0.5.1-0.5.4 only."""
+    doc = _gate(tmp_path, _box(tmp_path, release, **jit), "--tp", "2", "--enable-symm-mem")
+    # (the box's pins are 0.5.23's: an older release is refused for them too, which this test does not read)
+    assert _hops(doc) == refused and (doc["decision"] == "refuse" or not refused), doc.get("reasons")

@@ -56,6 +56,12 @@ def test_the_allocator_is_cpp_only_and_the_rules_name_its_torch(version: str) ->
     call = re.search(r"torch\.utils\.cpp_extension\.load_inline\((.*?)\n\s*\)", code, re.S)
     assert call is not None, version
     assert "with_cuda=True" in call.group(1) and "cuda_sources" not in call.group(1), version
+    # the headers its compile needs (rules symm-mem-allocator-nccl-header / -cuda-header)
+    includes = re.findall(r"#include <([\w./]+)>", code)
+    assert ("nccl.h" in includes) is (version_in(version, "<0.5.5") is True), (version, includes)
+    assert "nccl.h" in includes or "cuda_runtime.h" in includes, (version, includes)
+    nccl_scope = _rules()["symm-mem-allocator-nccl-header"]["when"]["all"][-1]["value"]
+    assert nccl_scope == ">=0.5.1,<0.5.5"
     pin = _torch_pin(version)
     # the rules' shared source states each release's torch pin: "0.5.A-0.5.B torch X" / "0.5.A-0.5.B X"
     title = _rules()["symm-mem-allocator-cxx"]["source"][0]["title"]
@@ -90,6 +96,10 @@ def test_the_pinned_torch_builds_as_the_rules_say(version: str) -> None:
         pin
     )
     assert "error_prefix=f\"Error building extension '{name}'\"" in build, pin
+    # the compile's -isystem directories: torch's own, the CUDA home's include (symm-mem-allocator-cuda-header)
+    include = _function(code, "include_paths")
+    assert "cuda_home_include = _join_cuda_home('include')" in include and "CUDA_INC_PATH" in include, pin
+    assert 'system_includes = include_paths("cuda")' in code, pin
     # each rule's torch source names this torch release
     for rule in HOPS:
         titles = " ".join(str(s.get("title")) for s in _rules()[rule]["source"])

@@ -98,3 +98,50 @@ def test_a_cxx_not_read_is_null_with_the_reason(tmp_path: Path) -> None:
     for cxx in ("ccache g++", "bin/g++"):
         jit = probe_jit(_facts(_torch()), {"CXX": cxx, "PATH": "/usr/bin"}, view)
         assert jit["cxx_found"] is None and cxx in jit["cxx_reason"], jit
+
+
+def _headers_box(root: Path) -> None:
+    """A pip torch and a CUDA toolkit with its headers; NCCL from the nvidia-nccl wheel (nccl.h in site-packages)."""
+    _touch(root / "usr/local/cuda-12.8/include/cuda_runtime.h")
+    _touch(root / SITE.lstrip("/") / "torch/include/torch/extension.h")
+    _touch(root / SITE.lstrip("/") / "nvidia/nccl/include/nccl.h")
+
+
+def test_the_allocators_headers_where_the_compile_looks(tmp_path: Path) -> None:
+    """0.5.5 on include cuda_runtime.h (the CUDA home's include, as torch's include_paths('cuda') passes it);
+    0.5.1-0.5.4 include nccl.h, which the nvidia-nccl wheel keeps where no -isystem or default directory reaches."""
+    _headers_box(tmp_path)
+    view = HostView(str(tmp_path))
+    jit = probe_jit(_facts(_torch()), {"PATH": "/usr/bin"}, view)
+    assert jit["cxx_cuda_runtime_h_found"] is True and jit["cxx_nccl_h_found"] is False, jit
+    # CPATH / CPLUS_INCLUDE_PATH reach it, as does libnccl-dev's /usr/include/nccl.h
+    env = {"CPATH": f"{SITE}/nvidia/nccl/include"}
+    assert probe_jit(_facts(_torch()), env, view)["cxx_nccl_h_found"] is True
+    _touch(tmp_path / "usr/include/nccl.h")
+    assert probe_jit(_facts(_torch()), {}, view)["cxx_nccl_h_found"] is True
+
+
+def test_a_toolkit_without_its_headers_is_not_found(tmp_path: Path) -> None:
+    """A runtime-only CUDA home (libraries, no include/): cuda_runtime.h is in none of the compile's directories."""
+    _touch(tmp_path / "usr/local/cuda-12.8/lib64/libcudart.so.12")
+    jit = probe_jit(_facts(_torch()), {}, HostView(str(tmp_path)))
+    assert jit["cxx_cuda_runtime_h_found"] is False and "cxx_headers_reason" not in jit
+    # the header in another architecture's triplet directory is not this compile's
+    _touch(tmp_path / "usr/include/aarch64-linux-gnu/cuda_runtime.h")
+    assert probe_jit(_facts(_torch()), {}, HostView(str(tmp_path)))["cxx_cuda_runtime_h_found"] is False
+    _touch(tmp_path / "usr/include/x86_64-linux-gnu/cuda_runtime.h")
+    assert probe_jit(_facts(_torch()), {}, HostView(str(tmp_path)))["cxx_cuda_runtime_h_found"] is True
+
+
+def test_headers_not_read_are_null_with_the_reason(tmp_path: Path) -> None:
+    view = HostView(str(tmp_path))
+    for env, words in (({"CPATH": "inc"}, "'inc'"), ({"CPLUS_INCLUDE_PATH": "/a::/b"}, "''"),
+                       ({"CXX": "/opt/conda/bin/x86_64-conda-linux-gnu-c++"}, "CXX="),
+                       ({"CUDA_INC_PATH": "cuda/include"}, "CUDA_INC_PATH")):  # fmt: skip
+        jit = probe_jit(_facts(_torch()), env, view)
+        assert jit["cxx_cuda_runtime_h_found"] is None and words in jit["cxx_headers_reason"], (env, jit)
+    unprobed = probe_jit({}, {}, view)
+    assert unprobed["cxx_nccl_h_found"] is None and "cuda_toolkits" in unprobed["cxx_headers_reason"]
+    # found in a directory read, an unread one does not matter
+    _headers_box(tmp_path)
+    assert probe_jit(_facts(_torch()), {"CPATH": "inc"}, view)["cxx_cuda_runtime_h_found"] is True
