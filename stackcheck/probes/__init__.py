@@ -44,7 +44,7 @@ _TABLE: tuple[tuple[str, str, str, tuple[str, ...], tuple[str, ...]], ...] = (
     ("source_tables", "source_tables", "SourceTablesProbe", ("source_tables",), ("packages",)),
     ("derived", "derived", "DerivedProbe", ("derived",), ("packages",)),
     ("environments", "environments", "EnvironmentsProbe", ("other_environments",), ("python", "packages")),
-    ("jit", "jit", "JitProbe", ("jit",), ("cuda_toolkits",)),
+    ("jit", "jit", "JitProbe", ("jit",), ("cuda_toolkits", "packages")),
     ("cuda_libs", "cudalibs", "CudaLibsProbe", ("cuda_libs",), ()),
     ("pcie", "pcie", "PcieProbe", ("pcie",), ()),
     ("kernel_symbols", "kernel_symbols", "KernelSymbolsProbe", ("kernel_symbols",), ("packages",)),

@@ -42,16 +42,26 @@ assembler that a user put in place of Triton's bundled one:
 - `libnccl_so_found` / `libnccl_so` / `libnccl_so_dirs`: whether the link of SGLang's symmetric-memory allocator
   (`--enable-symm-mem`: pynccl_allocator.py builds it with torch.utils.cpp_extension.load_inline and
   `extra_ldflags=["-lnccl"]`) finds an unversioned `libnccl.so` (or `libnccl.a`): in the directories that link
-  searches, in its order: `<CUDA home>/lib64` (`lib` where only that exists: torch's _prepare_ldflags, with the
+  searches, in its order: torch's own lib directory (`<torch location>/torch/lib` of the packages probe's torch:
+  the first -L of torch's _prepare_ldflags in every release read, 2.8.0-2.14.1; a conda or NGC build of torch may
+  keep a libnccl.so there), `<CUDA home>/lib64` (`lib` where only that exists: torch's _prepare_ldflags, with the
   toolkit the toolkits probe chose as torch's _find_cuda_home does), `$CUDNN_HOME/lib64` (or $CUDNN_PATH), each
   absolute `LIBRARY_PATH` entry (gcc passes them to ld), then GNU ld's built-in SEARCH_DIRs and GCC's own
   `/usr/lib/gcc/<triplet>/<version>` directories (a fixed list, `DEFAULT_LINK_DIRS`: Debian/Ubuntu multiarch
   and the lib64 layout, x86_64 and aarch64). The pip wheel nvidia-nccl-cu12/cu13 ships only
   `nvidia/nccl/lib/libnccl.so.2`, which `-lnccl` never finds. `libnccl_so` is the first file found (left out
   when none), `libnccl_so_dirs` the directories read. null (`libnccl_so_reason`) when not found and some
-  directory could not be read: the toolkit not probed, a relative or empty LIBRARY_PATH entry, or a CXX that is
-  no plain c++/g++/clang++ (its own default directories are not known). torch's own lib directory (the link's
-  first -L) is not read: torch's pip wheels hold no libnccl.so.
+  directory could not be read: the toolkit not probed, torch's location not read, a relative or empty
+  LIBRARY_PATH entry, or a CXX that is no plain c++/g++/clang++ (its own default directories are not known).
+- `cxx_found` / `cxx`: whether the C++ compiler torch's load_inline builds with (`$CXX`, else `c++`) is found on
+  the server's PATH (/bin/sh's default where it has none: ninja runs the command through /bin/sh -c), and its path
+  (left out when none); null with `cxx_reason` where CXX is a command with arguments or a relative path. A slim
+  image without g++ has none: the allocator's build fails ('c++: not found', 'Error building extension').
+- `cxx_cuda_runtime_h_found` / `cxx_nccl_h_found`: whether that compile finds `cuda_runtime.h` (SGLang 0.5.5 on
+  include it) and `nccl.h` (0.5.1-0.5.4 include it; it includes cuda_runtime.h) in the directories it searches:
+  torch's include_paths('cuda') (`<torch>/include`, `<CUDA home>/include`, $CUDA_INC_PATH, $CUDNN_HOME/include),
+  CPATH / CPLUS_INCLUDE_PATH, then the compiler's own (`DEFAULT_INCLUDE_DIRS`); null (`cxx_headers_reason`) when
+  not found and a directory was not read. The nvidia-nccl wheel's nvidia/nccl/include/nccl.h is on no such path.
 
 Files are read through a FileView (stackcheck/readers/fsview.py) with box paths; nothing is imported.
 """
@@ -233,6 +243,119 @@ def ninja_on_path(env: Mapping[str, str], view: FileView) -> str | None:
     return which(view, "ninja", path_value)
 
 
+#: the PATH /bin/sh searches when the environment has none (dash and bash: the same six directories); ninja runs
+#: each build command through /bin/sh -c, so a compiler named without a slash is looked up there
+SH_DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+
+def cxx_compiler(env: Mapping[str, str], view: FileView) -> dict[str, Any]:
+    """The `cxx*` keys of the jit section: the C++ compiler torch's load_inline compiles and links with
+    (get_cxx_compiler: $CXX, else `c++`), written into build.ninja as `cxx = ...` and run by ninja through /bin/sh
+    in the extension's build directory, with the server's PATH. `cxx_found` null (`cxx_reason`) where CXX has more
+    than one word (a launcher such as ccache, whose own lookup is not read) or a relative path."""
+    value = env.get("CXX", "c++")
+    words = value.split()
+    out: dict[str, Any] = {"cxx_found": None}
+    if not words:
+        out["cxx_found"] = False
+        out["cxx_reason"] = "CXX is set and empty: the build command has no compiler"
+    elif len(words) > 1:
+        out["cxx_reason"] = f"CXX={value!r}: a command with arguments; what it runs is not read"
+    elif "/" in words[0] and not words[0].startswith("/"):
+        out["cxx_reason"] = f"CXX={value!r} is relative to the extension's build directory"
+    else:
+        found = which(view, words[0], env.get("PATH", SH_DEFAULT_PATH))
+        out["cxx_found"] = found is not None
+        if found is not None:
+            out["cxx"] = found
+    return out
+
+
+#: the C++ compiler's own include directories, searched after the -isystem ones and CPATH / CPLUS_INCLUDE_PATH
+#: (`c++ -E -v`, gcc 12 on Debian 12: GCC's own include directory holds only its builtin headers; RHEL-like systems
+#: have no triplet directory); a triplet directory counts only for its own architecture, as for the libraries
+DEFAULT_INCLUDE_DIRS = ("/usr/local/include", *(f"/usr/include/{t}" for t in _TRIPLETS), "/usr/include")
+#: the headers the allocator's C++ compile needs from those directories: cuda_runtime.h (0.5.5 on include it; nccl.h
+#: includes it too) and nccl.h (0.5.1-0.5.4 include it); the key of each in the jit section
+CXX_HEADERS = {"cxx_cuda_runtime_h_found": "cuda_runtime.h", "cxx_nccl_h_found": "nccl.h"}
+
+
+def cxx_include_dirs(
+    env: Mapping[str, str], home: str | None, home_known: bool, torch_lib: str | None, torch_gap: str | None
+) -> tuple[list[str], list[str]]:
+    """(the directories the C++ compile of torch's load_inline (with_cuda=True) searches for a header, in order; why
+    that list is not complete): torch's include_paths('cuda') as -isystem (<torch>/include and its csrc/api/include,
+    <CUDA home>/include unless that is /usr/include, $CUDA_INC_PATH, $CUDNN_HOME/include), CPATH and
+    CPLUS_INCLUDE_PATH, then the compiler's own. Python's include directory (-isystem too) is not read: it holds
+    Python's headers, not these."""
+    dirs: list[str] = []
+    gaps: list[str] = []
+    if torch_lib is not None:
+        torch_dir = posixpath.dirname(torch_lib)
+        dirs += [f"{torch_dir}/include", f"{torch_dir}/include/torch/csrc/api/include"]
+    elif torch_gap is not None:
+        gaps.append(torch_gap)
+    if home is not None:
+        dirs.append(posixpath.join(home.rstrip("/") or "/", "include"))
+    elif not home_known:
+        gaps.append("the CUDA home was not probed (cuda_toolkits)")
+    for var, sub in (("CUDA_INC_PATH", ""), ("CUDNN_HOME", "include")):
+        value = env.get(var) or (env.get("CUDNN_PATH") if var == "CUDNN_HOME" else None)
+        if not value:
+            continue
+        if value.startswith("/"):
+            dirs.append(posixpath.join(value, sub) if sub else value)
+        else:
+            gaps.append(f"{var} {value!r} is relative to the build directory")
+    for var in ("CPATH", "CPLUS_INCLUDE_PATH"):
+        if var not in env:
+            continue
+        for entry in env[var].split(":"):
+            if entry.startswith("/"):
+                dirs.append(entry)
+            else:  # an empty entry is the compile's working directory (the build directory), as a relative one
+                gaps.append(f"{var} entry {entry!r} is relative to the build directory")
+    cxx = env.get("CXX")
+    if cxx and not _PLAIN_CXX.fullmatch(posixpath.basename(cxx.split()[0] if cxx.split() else cxx)):
+        gaps.append(f"CXX={cxx}: that compiler's own include directories are not known")
+    dirs += DEFAULT_INCLUDE_DIRS
+    return list(dict.fromkeys(dirs)), gaps
+
+
+def cxx_headers(
+    env: Mapping[str, str],
+    view: FileView,
+    home: str | None,
+    home_known: bool,
+    machine: str | None,
+    torch_lib: str | None,
+    torch_gap: str | None,
+) -> dict[str, Any]:
+    """The `cxx_*_h_found` keys of the jit section: whether the allocator's compile finds each of CXX_HEADERS (null
+    with `cxx_headers_reason` where it is not found and a directory was not read)."""
+    dirs, gaps = cxx_include_dirs(env, home, home_known, torch_lib, torch_gap)
+    out: dict[str, Any] = {}
+    reasons: list[str] = []
+    for key, header in CXX_HEADERS.items():
+        found = False
+        unread = list(gaps)
+        for d in dirs:
+            arch = _dir_arch(d)
+            if arch is not None and arch != machine:
+                if machine is None and _exists(view, f"{d}/{header}"):
+                    unread.append(f"{d} holds a {header} for {arch}, and the compile's architecture was not read")
+                continue
+            if _exists(view, f"{d}/{header}"):
+                found = True
+                break
+        out[key] = True if found else (None if unread else False)
+        if not found and unread:
+            reasons.append(f"{header}: " + "; ".join(unread))
+    if reasons:
+        out["cxx_headers_reason"] = " | ".join(reasons)
+    return out
+
+
 def _cuda_lib_dir(view: FileView, home: str) -> str:
     """torch's _prepare_ldflags: <home>/lib64, or <home>/lib where lib64 does not exist and lib does."""
     lib64 = f"{home}/lib64"
@@ -241,14 +364,38 @@ def _cuda_lib_dir(view: FileView, home: str) -> str:
     return lib64
 
 
+def torch_lib_dir(facts: Mapping[str, Any]) -> tuple[str | None, str | None]:
+    """(torch's own lib directory, the first -L of a load_inline link: `<location>/torch/lib` of the torch the packages
+    probe found first on the target's path; why it is not known). (None, None) where torch is not installed."""
+    packages = facts.get("packages")
+    torch = packages.get("torch") if isinstance(packages, Mapping) else None
+    if not isinstance(torch, Mapping):
+        return None, "torch's location was not read (packages not probed)"
+    if torch.get("installed") is False:
+        return None, None
+    location = torch.get("location")
+    if torch.get("installed") is not True or not isinstance(location, str) or not location.startswith("/"):
+        return None, "torch's location was not read" + (f" ({torch['error']})" if torch.get("error") else "")
+    return posixpath.join(location, "torch", "lib"), None
+
+
 def nccl_link_dirs(
-    env: Mapping[str, str], view: FileView, home: str | None, home_known: bool
+    env: Mapping[str, str],
+    view: FileView,
+    home: str | None,
+    home_known: bool,
+    torch_lib: str | None = None,
+    torch_gap: str | None = None,
 ) -> tuple[list[str], list[str]]:
     """(the directories a `-lnccl` link of torch's load_inline searches, in order; why that list is not complete).
     `home`: the CUDA home torch picks (None: none, so load_inline fails before linking); `home_known`: whether the
-    toolkits were probed at all."""
+    toolkits were probed at all; `torch_lib` / `torch_gap`: torch_lib_dir's answer."""
     dirs: list[str] = []
     gaps: list[str] = []
+    if torch_lib is not None:
+        dirs.append(torch_lib)
+    elif torch_gap is not None:
+        gaps.append(torch_gap)
     if home is not None:
         dirs.append(_cuda_lib_dir(view, home.rstrip("/") or "/"))
     elif not home_known:
@@ -280,11 +427,18 @@ def _dir_arch(directory: str) -> str | None:
 
 
 def nccl_link(
-    env: Mapping[str, str], view: FileView, home: str | None, home_known: bool, machine: str | None = None
+    env: Mapping[str, str],
+    view: FileView,
+    home: str | None,
+    home_known: bool,
+    machine: str | None = None,
+    torch_lib: str | None = None,
+    torch_gap: str | None = None,
 ) -> dict[str, Any]:
     """The `libnccl_so*` keys of the jit section (see the module docstring). `machine`: the architecture the link is
-    for (None: not known, so a library in another triplet's directory decides nothing)."""
-    dirs, gaps = nccl_link_dirs(env, view, home, home_known)
+    for (None: not known, so a library in another triplet's directory decides nothing); `torch_lib` / `torch_gap`:
+    torch_lib_dir's answer."""
+    dirs, gaps = nccl_link_dirs(env, view, home, home_known, torch_lib, torch_gap)
     out: dict[str, Any] = {"libnccl_so_found": None, "libnccl_so_dirs": dirs}
     for d in dirs:
         arch = _dir_arch(d)
@@ -374,7 +528,11 @@ def probe_jit(
             notes.append(f"{name}: {why}")
         out["triton_ptxas"][name] = entry
     home_for_link = out["toolkit"] if isinstance(out["toolkit"], str) else None
-    out.update(nccl_link(env, view, home_for_link, isinstance(toolkits, list), _link_machine(facts, view)))
+    out.update(cxx_compiler(env, view))
+    torch_lib, torch_gap = torch_lib_dir(facts)
+    machine = _link_machine(facts, view)
+    out.update(nccl_link(env, view, home_for_link, isinstance(toolkits, list), machine, torch_lib, torch_gap))
+    out.update(cxx_headers(env, view, home_for_link, isinstance(toolkits, list), machine, torch_lib, torch_gap))
     if notes:
         out["error"] = "; ".join(notes)
     return out
@@ -393,12 +551,12 @@ def _link_machine(facts: Mapping[str, Any], view: FileView) -> str | None:
 
 
 class JitProbe(Probe):
-    """Second-wave probe: needs the `cuda_toolkits` section of the first round (`ctx.facts`)."""
+    """Second-wave probe: needs the `cuda_toolkits` and `packages` sections of the first round (`ctx.facts`)."""
 
     name: ClassVar[str] = "jit"
     timeout_s: ClassVar[float] = 4.0
     sections: ClassVar[tuple[str, ...]] = ("jit",)
-    needs: ClassVar[tuple[str, ...]] = ("cuda_toolkits",)
+    needs: ClassVar[tuple[str, ...]] = ("cuda_toolkits", "packages")
 
     def run(self, ctx: ProbeContext) -> ProbeResult:
         facts = getattr(ctx, "facts", None)

@@ -333,6 +333,10 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
                 "jit.libnccl_so_found",
                 "jit.libnccl_so",
                 "jit.libnccl_so_dirs",
+                "jit.cxx_found",
+                "jit.cxx",
+                "jit.cxx_cuda_runtime_h_found",
+                "jit.cxx_nccl_h_found",
             ),
             "the toolkit a JIT build picks (CUDA_HOME, else the nvcc on PATH, else /usr/local/cuda), whether it has "
             "`bin/nvcc`, `include/cuda_fp8.h`, `include/cuda_fp4.h`, `include/curand_kernel.h`, and the CUDA "
@@ -341,8 +345,12 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "absent when there is none); whether a `ninja` executable is on the PATH the server runs with "
             "(`ninja_found`) and its path (`ninja`: absent when there is none); whether a `-lnccl` link finds "
             "libnccl.so (or libnccl.a) in the directories torch's load_inline link searches (`libnccl_so_found`: "
-            "null where one of them could not be read), the file (`libnccl_so`) and the directories read "
-            "(`libnccl_so_dirs`) (stackcheck/probes/jit.py)",
+            "null where one of them could not be read; torch's own lib directory first), the file (`libnccl_so`) "
+            "and the directories read (`libnccl_so_dirs`); whether the C++ compiler torch's load_inline runs "
+            "($CXX, else c++) is on that PATH (`cxx_found`: null where CXX has arguments or is relative) and its "
+            "path (`cxx`: absent when there is none); whether that compile finds cuda_runtime.h and nccl.h in the "
+            "directories it searches (`cxx_cuda_runtime_h_found`, `cxx_nccl_h_found`: null where one could not be "
+            "read) (stackcheck/probes/jit.py)",
         ),
     ),
     "cudalib": (

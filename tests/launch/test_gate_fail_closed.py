@@ -258,6 +258,12 @@ MUTATIONS: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     "nccl-cu11-alone": ("h200-newest", _packages(nvidia_nccl_cu11="2.14.3", nvidia_nccl_cu13=None)),
     # symm-mem-allocator-link (isymm): no libnccl.so where a -lnccl link looks (the pip NCCL wheel's libnccl.so.2 only)
     "no-libnccl-so": ("h200-newest", _jit(libnccl_so_found=False)),
+    # symm-mem-allocator-cxx / -cuda-home (isymm2): no C++ compiler on the server's PATH; no CUDA home for torch
+    "no-cxx": ("h200-newest", _jit(cxx_found=False)),
+    "no-cuda-home": ("h200-newest", _jit(chosen_by="none")),
+    # symm-mem-allocator-cuda-header / -nccl-header: the compile finds no cuda_runtime.h; 0.5.4 and no nccl.h
+    "no-cuda-runtime-h": ("h200-newest", _jit(cxx_cuda_runtime_h_found=False)),
+    "no-nccl-h-0.5.4": ("h200-newest", _both(_packages(sglang="0.5.4"), _jit(cxx_nccl_h_found=False))),
 }  # fmt: skip
 
 

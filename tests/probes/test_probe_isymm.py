@@ -21,7 +21,8 @@ def _touch(path: Path) -> Path:
 
 def _facts(home: str = "/usr/local/cuda-13.0") -> dict[str, Any]:
     tk = {"path": home, "version": "13.0.88", "source": "/usr/local/cuda", "nvcc": None, "active_for_build": True}
-    return {"cuda_toolkits": [tk]}
+    torch = {"installed": True, "version": "2.9.1", "location": f"/{SITE}", "editable": False, "copies": 1}
+    return {"cuda_toolkits": [tk], "packages": {"torch": torch}}
 
 
 def _pip_only(root: Path) -> None:
@@ -35,10 +36,10 @@ def test_pip_only_box_has_no_libnccl_so_for_the_link(tmp_path: Path) -> None:
     _pip_only(tmp_path)
     jit = probe_jit(_facts(), {"PATH": "/usr/bin"}, HostView(str(tmp_path)))
     assert jit["libnccl_so_found"] is False and "libnccl_so" not in jit and "libnccl_so_reason" not in jit
-    # the toolkit's lib64 comes first, as torch's _prepare_ldflags passes it; then ld's own directories
-    assert jit["libnccl_so_dirs"][0] == "/usr/local/cuda-13.0/lib64"
+    # torch's lib and the toolkit's lib64 come first, as torch's _prepare_ldflags passes them; then ld's own
+    assert jit["libnccl_so_dirs"][:2] == [f"/{SITE}/torch/lib", "/usr/local/cuda-13.0/lib64"]
     assert "/usr/lib/x86_64-linux-gnu" in jit["libnccl_so_dirs"]
-    assert not any("site-packages" in d for d in jit["libnccl_so_dirs"])
+    assert [d for d in jit["libnccl_so_dirs"] if "site-packages" in d] == [f"/{SITE}/torch/lib"]
 
 
 def test_the_system_nccl_development_library_is_found(tmp_path: Path) -> None:
