@@ -342,10 +342,10 @@ def cxx_headers(
         for d in dirs:
             arch = _dir_arch(d)
             if arch is not None and arch != machine:
-                if machine is None and _exists(view, f"{d}/{header}"):
+                if machine is None and is_file(view, f"{d}/{header}"):
                     unread.append(f"{d} holds a {header} for {arch}, and the compile's architecture was not read")
                 continue
-            if _exists(view, f"{d}/{header}"):
+            if is_file(view, f"{d}/{header}"):
                 found = True
                 break
         out[key] = True if found else (None if unread else False)

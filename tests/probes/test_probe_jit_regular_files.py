@@ -24,7 +24,8 @@ def _elf(path: Path) -> Path:
 
 def _facts() -> dict[str, Any]:
     tk = {"path": "/" + HOME, "version": "13.0.88", "source": "CUDA_HOME", "nvcc": None, "active_for_build": True}
-    return {"cuda_toolkits": [tk], "system": {"machine": "x86_64"}}
+    torch = {"installed": True, "version": "2.9.1", "location": "/opt/site", "editable": False, "copies": 1}
+    return {"cuda_toolkits": [tk], "system": {"machine": "x86_64"}, "packages": {"torch": torch}}
 
 
 def _fifo(path: Path) -> Path:
