@@ -16,6 +16,7 @@ from stackcheck.plan.deps import EVERY, feature_components, predicate_components
 from stackcheck.plan.solver import Choice, Stack, pinned_companions
 from stackcheck.verdicts.context import Context, SharedOutcomes
 from stackcheck.verdicts.engine import evaluate_check, evaluate_feature, feature_ok_or_rule, rules_hold
+from stackcheck.verdicts.engine import prepare as prepare_rules
 
 if TYPE_CHECKING:
     from typing import Any
@@ -304,6 +305,9 @@ def prime(manifests: Manifests, has_gpus: bool) -> None:
     kept = prepared.kept_for(manifests, name, _DEPS_DOCS, __file__, deps.__file__, loader.__file__ or "")
     if kept is None:
         return
+    # which rules the engine judges per GPU model (engine._rule_per_gpu), read back too where the gate's loading
+    # thread or an earlier plan kept it: the planner judges a hundred rules or more on its first run
+    prepare_rules(manifests)
     items: list[Any] = [*manifests.features, *manifests.checks]
     n_features = len(manifests.features)
     if kept[2] is not None and _restore(kept[2], items, n_features, manifests, has_gpus):

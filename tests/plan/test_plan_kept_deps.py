@@ -19,6 +19,7 @@ from stackcheck.knowledge.loader import Manifests, load
 from stackcheck.plan import deps, hypothetical
 from stackcheck.plan.deps import EVERY, feature_components, predicate_components
 from stackcheck.plan.planner import plan_and_facts
+from stackcheck.verdicts import engine
 from stackcheck.verdicts.context import Context
 from stackcheck.verdicts.engine import evaluate_all
 
@@ -98,6 +99,13 @@ def test_the_answers_read_back_are_the_ones_worked_out(caches_on: Path, has_gpus
     # the read-back filled the rule parts only: nothing was worked out
     assert not again.derived(f"plan.node_components.{has_gpus}").keys() - parts
     assert _memos(again, has_gpus) == _expected(again, has_gpus)
+    # and which rules are judged per GPU model (engine.prepare, read back with them) is what the rules say
+    for item in [*again.features, *again.checks]:
+        for rule in item.get("rules") or []:
+            if isinstance(rule, dict):
+                kept = engine._SHAPES[id(rule)]
+                assert kept[0] is rule
+                assert kept[1] == (engine.uses_gpu(rule.get("when")) or engine.uses_gpu(rule.get("require")))
 
 
 def test_a_damaged_twin_is_not_used(caches_on: Path) -> None:
