@@ -298,11 +298,13 @@ def prime(manifests: Manifests, has_gpus: bool) -> None:
     if has_gpus in done:
         return
     done[has_gpus] = True
-    from stackcheck.knowledge import loader, prepared
-    from stackcheck.plan import deps
+    import sys
 
+    from stackcheck.knowledge import loader, prepared
+
+    deps_file = getattr(sys.modules[predicate_components.__module__], "__file__", None) or ""  # (plan/deps.py)
     name = f"plan-deps-{int(has_gpus)}"
-    kept = prepared.kept_for(manifests, name, _DEPS_DOCS, __file__, deps.__file__, loader.__file__ or "")
+    kept = prepared.kept_for(manifests, name, _DEPS_DOCS, __file__, deps_file, loader.__file__ or "")
     if kept is None:
         return
     # which rules the engine judges per GPU model (engine._rule_per_gpu), read back too where the gate's loading
