@@ -600,25 +600,7 @@ class Engine:
         """Whether the feature is ok on the stack. Memoised, a feature not ok there is judged only up to its
         first rule that fails or is not known (engine.feature_ok); an ok one is judged in full and kept."""
         choices = self.applied(stack)
-        if not self.memo:
-            return self.ok_with(choices, fid, lambda: self._stack_facts(choices, stack))
-        return self.ok_with(choices, fid, lambda: self._facts_read(choices, fid))
-
-    def _facts_read(self, choices: Mapping[str, Choice], fid: str) -> Facts:
-        """The box's facts with only the choices of the components the feature's verdict can read applied (deps:
-        exact and presence), built once per such set: its verdict on them is its verdict on the whole stack, the
-        premise its memo key rests on (key: the same key, so the same verdict), and a stack's other choices are
-        not applied for it (the planner asks one wanted feature of every stack: ~24 distinct stacks' facts, where
-        the feature reads SGLang and torch only)."""
-        exact, presence = self.deps(fid)
-        read = tuple((c, ch) for c, ch in choices.items() if c in exact or c in presence)
-        got = self._facts.get(read)
-        if got is None:
-            facts = self.ctx.facts
-            for _, ch in read:  # (in the components' order, as stack_facts applies them)
-                facts = apply_choice(facts, ch, self.ctx)
-            got = self._facts[read] = facts
-        return got
+        return self.ok_with(choices, fid, lambda: self._stack_facts(choices, stack))
 
     def any_ok(self, stacks: list[Stack], fid: str) -> bool:
         """any(self.ok(s, fid) for s in stacks), asking one stack of each set that replace the components the
