@@ -16,6 +16,7 @@ from stackcheck.plan.deps import EVERY, feature_components, predicate_components
 from stackcheck.plan.solver import Choice, Stack, pinned_companions
 from stackcheck.verdicts.context import Context, SharedOutcomes
 from stackcheck.verdicts.engine import evaluate_check, evaluate_feature, feature_ok_or_rule, rules_hold
+from stackcheck.verdicts.engine import prepare as prepare_rules
 
 if TYPE_CHECKING:
     from typing import Any
@@ -280,6 +281,117 @@ def _check_reads(check: Any, manifests: Manifests, has_gpus: bool) -> frozenset[
     return answer
 
 
+#: the shipped documents the kept dependency answers (prime) are made of: the rules (features.json, checks.json), the
+#: gates' packages (gates.json) and the SGLang releases' pins (components.json: deps.companions)
+_DEPS_DOCS = ("features.json", "checks.json", "gates.json", "components.json")
+
+
+def prime(manifests: Manifests, has_gpus: bool) -> None:
+    """Fill the planner's dependency memos (_components, _check_reads, _reads_no_component and _node_memo of every
+    rule's `when` and `require`) for every feature and check of the shipped manifests at once, from what an earlier
+    run worked out (knowledge/prepared.py, `plan-deps-0|1`: the answers in the documents' order, under a key of the
+    four documents' stamps and the modules that read them), and keep them when worked out here. They are functions
+    of the manifests alone (deps.py), asked on every plan of every box: ~3.5 ms of a first run's CPU on the 2-core
+    box. Nothing is done where they cannot be kept (a user's manifests merged in, the caches off): the memos are
+    filled on first use, as before. Once per manifests and has_gpus."""
+    done = manifests.derived("plan.primed")
+    if has_gpus in done:
+        return
+    done[has_gpus] = True
+    import sys
+
+    from stackcheck.knowledge import loader, prepared
+
+    deps_file = getattr(sys.modules[predicate_components.__module__], "__file__", None) or ""  # (plan/deps.py)
+    name = f"plan-deps-{int(has_gpus)}"
+    kept = prepared.kept_for(manifests, name, _DEPS_DOCS, __file__, deps_file, loader.__file__ or "")
+    if kept is None:
+        return
+    # which rules the engine judges per GPU model (engine._rule_per_gpu), read back too where the gate's loading
+    # thread or an earlier plan kept it: the planner judges a hundred rules or more on its first run
+    prepare_rules(manifests)
+    items: list[Any] = [*manifests.features, *manifests.checks]
+    n_features = len(manifests.features)
+    if kept[2] is not None and _restore(kept[2], items, n_features, manifests, has_gpus):
+        return
+    prepared.keep(kept[0], name, kept[1], _work_out(items, n_features, manifests, has_gpus))
+
+
+def _parts(item: Any) -> list[tuple[Any, str]]:
+    """(rule, part) of every `when` and `require` of an item's rules that is a container, in order."""
+    return [
+        (rule, part)
+        for rule in item.get("rules") or []
+        if isinstance(rule, dict)
+        for part in ("when", "require")
+        if isinstance(rule.get(part), dict | list)
+    ]
+
+
+def _work_out(items: list[Any], n_features: int, manifests: Manifests, has_gpus: bool) -> dict[str, Any]:
+    """Every item's answers (filling the memos on the way), as plain data for the twin: per item, its components
+    (exact, presence) and the components of each container part of its rules (None: not known), sorted."""
+    out: list[Any] = []
+    node_memo = _node_memo(manifests, has_gpus)
+    for i, item in enumerate(items):
+        exact, presence = _components(item, manifests, has_gpus)
+        if i >= n_features:
+            _check_reads(item, manifests, has_gpus)
+        parts = []
+        for rule, part in _parts(item):
+            _reads_no_component(rule[part], manifests, has_gpus)
+            got = predicate_components(rule[part], manifests, has_gpus, node_memo)
+            parts.append(None if got is None else sorted(got))
+        out.append([sorted(exact), sorted(presence), parts])
+    return {"features": n_features, "items": out}
+
+
+def _restore(value: Any, items: list[Any], n_features: int, manifests: Manifests, has_gpus: bool) -> bool:
+    """Fill the memos from a kept value made for these documents; False (nothing filled) when it has another shape
+    (what the key names is the same, so only a damaged twin)."""
+    kept = value.get("items") if value.get("features") == n_features else None
+    if type(kept) is not list or len(kept) != len(items):
+        return False
+    sets: dict[tuple[str, ...], frozenset[str]] = {}
+
+    def as_set(names: Any) -> frozenset[str] | None:
+        if type(names) is not list or not all(type(n) is str for n in names):
+            return None
+        key = tuple(names)
+        got = sets.get(key)
+        if got is None:
+            got = sets[key] = frozenset(key)
+        return got
+
+    features: list[tuple[Any, tuple[frozenset[str], frozenset[str]]]] = []
+    nodes: list[tuple[Any, frozenset[str] | None]] = []
+    for item, entry in zip(items, kept, strict=True):
+        if type(entry) is not list or len(entry) != 3 or type(entry[2]) is not list:
+            return False
+        exact, presence = as_set(entry[0]), as_set(entry[1])
+        parts = _parts(item)
+        if exact is None or presence is None or len(parts) != len(entry[2]):
+            return False
+        features.append((item, (exact, presence)))
+        for (rule, part), names in zip(parts, entry[2], strict=True):
+            got = None if names is None else as_set(names)
+            if names is not None and got is None:
+                return False
+            nodes.append((rule[part], got))
+    components = manifests.derived("plan.feature_components")
+    checks = manifests.derived("plan.check_reads")
+    for i, (item, answer) in enumerate(features):
+        components[(id(item), has_gpus)] = (item, answer)
+        if i >= n_features:
+            checks[(id(item), has_gpus)] = (item, EVERY if item.get("builtin") is not None else answer[0] | answer[1])
+    node_memo = _node_memo(manifests, has_gpus)
+    no_component = manifests.derived("plan.reads_no_component")
+    for pred, got in nodes:
+        node_memo[id(pred)] = (pred, got)
+        no_component[(id(pred), has_gpus)] = (pred, got == frozenset())
+    return True
+
+
 class Engine:
     """Feature verdicts on hypothetical facts: the box with some components replaced by choices.
 
@@ -333,6 +445,7 @@ class Engine:
         self._shared: SharedOutcomes | None = None
         if memo:
             manifests = ctx.manifests
+            prime(manifests, has_gpus)
             self._shared = SharedOutcomes(lambda p: _reads_no_component(p, manifests, has_gpus))
         self.evaluations = 0  # how many verdicts were computed (the benches and tests read it)
 

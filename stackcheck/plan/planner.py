@@ -233,11 +233,13 @@ def _wanted_target(
         if not restrict.hold and not restrict.pins
         else sorted(enumerate_stacks(space, Restrict()), key=Stack.key)
     )
-    by_changes = sorted(free, key=lambda s: (s.changes(), s.key()))
+    # by (changes, key): `free` and `stacks` are in key order already, and a stable sort by the changes alone keeps
+    # that order among equal changes, so the order is the same without building each key again
+    by_changes = sorted(free, key=Stack.changes)
     impossible = [fid for fid in wanted if engine.never_ok(fid) or not engine.any_ok(by_changes, fid)]
     reachable = [f for f in wanted if f not in impossible]
     # (without holds or pins `free` is `stacks`: their order by changes is by_changes, not sorted again)
-    for s in by_changes if free is stacks else sorted(stacks, key=lambda s: (s.changes(), s.key())):
+    for s in by_changes if free is stacks else sorted(stacks, key=Stack.changes):
         if all(engine.ok(s, f) for f in reachable):
             return s, impossible, None
     return None, impossible, (_blame(space, engine, restrict, box, reachable) if stacks else None)

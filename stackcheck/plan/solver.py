@@ -396,6 +396,8 @@ class Space:
         self._kernel_cache: dict[tuple[str, str, str, str | None], list[Choice]] = {}
         self._fi_cache: dict[str | None, list[Choice]] = {}
         self._drivers: list[Choice] | None = None
+        #: (torch's CUDA, the restriction by identity) -> (it, drivers_for's answer)
+        self._drivers_for: dict[tuple[str | None, int], tuple[Restrict, list[Choice]]] = {}
         self.arch_problem: str | None = None
 
     # torch ----------------------------------------------------------------------------------------
@@ -516,6 +518,16 @@ class Space:
             self._drivers = self._driver_choices()
         return self._drivers
 
+    def drivers_for(self, torch: Choice, restrict: Restrict) -> list[Choice]:
+        """The driver choices the holds and pins allow that run this torch build (driver_ok), in order: a function
+        of the build's CUDA (and of the box) alone, so worked out once per CUDA and restriction."""
+        key = (torch.cuda, id(restrict))
+        got = self._drivers_for.get(key)
+        if got is None or got[0] is not restrict:
+            ds = [d for d in self.driver_choices() if allowed(d, restrict) and driver_ok(d, torch, self.box)]
+            got = self._drivers_for[key] = (restrict, ds)
+        return got[1]
+
     def _driver_choices(self) -> list[Choice]:
         out: list[Choice] = []
         cur_branch = self.box.driver_version.split(".")[0] if self.box.driver_version else None
@@ -576,7 +588,6 @@ def allowed(choice: Choice, restrict: Restrict) -> bool:
 
 def enumerate_stacks(space: Space, restrict: Restrict, why: list[str] | None = None) -> Iterator[Stack]:
     """Every consistent stack allowed by the holds and pins, in search order (pruned backtracking)."""
-    drivers = space.driver_choices()
     for s_i, rel in enumerate(space.sglang):
         sv = str(rel.get("version"))
         sg = Choice("sglang", "sglang", sv, rank=s_i, current=same_version(space.box.sglang, sv), release=rel)
@@ -591,6 +602,9 @@ def enumerate_stacks(space: Space, restrict: Restrict, why: list[str] | None = N
         t_ok = [t for _, t in space.torch_pinned(req.get("torch")) if allowed(t, restrict)]
         if not t_ok and why is not None:
             why.append(f"sglang {sv} pins torch{req.get('torch', '')}: no allowed torch build for these GPUs")
+        # (the FlashInfer choices depend on the SGLang release alone, the drivers on torch's build alone: worked out
+        # once per release and per build, not per kernel and FlashInfer choice below them)
+        fis = [f for f in space.flashinfer_choices(req.get("flashinfer-python")) if allowed(f, restrict)]
         for t in t_ok:
             kernels: list[Choice | None]
             if kname is not None:
@@ -601,10 +615,9 @@ def enumerate_stacks(space: Space, restrict: Restrict, why: list[str] | None = N
                     )
             else:
                 kernels = [None]
+            ds = space.drivers_for(t, restrict)
             for k in kernels:
-                fis = [f for f in space.flashinfer_choices(req.get("flashinfer-python")) if allowed(f, restrict)]
                 for fi in fis:
-                    ds = [d for d in drivers if allowed(d, restrict) and driver_ok(d, t, space.box)]
                     if not ds and why is not None:
                         why.append(f"torch {t.label} needs a driver for CUDA {t.cuda}")
                     for d in ds:
