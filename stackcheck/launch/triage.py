@@ -44,6 +44,10 @@ The root-cause rule
    no time, it starts at most `SIMULTANEOUS_LINES` log lines later.
 3. Warning-level signature hits (e.g. "Device capability 12 not supported", which SGLang survives) are
    listed as warnings and never chosen.
+4. A cause before its symptom: when the chosen root's signature is one that an earlier error's signature
+   `explains` (signatures.json: torch's "sm_N is not compatible with the current PyTorch installation" explains
+   the generic "no kernel image is available"), that earlier error is the root cause, if it is in the root's
+   own process or in the log's unattributed lines (a Python warning printed to stderr carries no prefix).
 If the log holds only secondary failures, there is no root cause: the real error is in another log.
 """
 
@@ -103,6 +107,8 @@ class Signature:
     stack_fix: bool = True
     # with `where`: the frame whose file matches must also be in a function this matches (one such frame)
     where_function: re.Pattern[str] | None = None
+    # the signatures whose errors this one causes: an error of this one earlier in the log is their root cause
+    explains: tuple[str, ...] = ()
 
     def as_json(self) -> SignatureJSON:
         return {
@@ -161,6 +167,10 @@ def parse_signatures(doc: Any, origin: str) -> list[Signature]:
             problems.append(f"{where}: invalid regular expression: {exc}")
             continue
         literal = item.get("literal")
+        explains = item.get("explains", [])
+        if not isinstance(explains, list) or not all(isinstance(x, str) and x for x in explains):
+            problems.append(f"{where}.explains: expected a list of signature ids")
+            continue
         out.append(
             Signature(
                 id=str(item["id"]),
@@ -178,8 +188,14 @@ def parse_signatures(doc: Any, origin: str) -> list[Signature]:
                 after_not=after_not,
                 stack_fix=item.get("stack_fix") is not False,
                 where_function=where_function,
+                explains=tuple(explains),
             )
         )
+    ids = {s.id for s in out}
+    for sig in out:
+        unknown = [x for x in sig.explains if x not in ids]
+        if unknown:
+            problems.append(f"{origin}: signature {sig.id}: explains unknown signature {', '.join(unknown)}")
     if problems:
         raise ManifestError(problems)
     return out
@@ -839,6 +855,20 @@ class Analyzer:
                 return Event("stall", lineno, tag or MAIN, ts, _ts_seconds(ts), text=text[:2000], signature=sig)
         return None
 
+    def _explained(self, root: Event) -> Event:
+        """The earliest error before the root whose signature explains the root's (module docstring, rule 4),
+        in the root's process or in the unattributed lines; else the root."""
+        sig = root.signature
+        if sig is None or not any(s.explains for s in self.signatures):
+            return root
+        for ev in sorted(self.errors, key=lambda e: e.line):
+            if ev.line >= root.line:
+                break
+            if (ev.signature is not None and sig.id in ev.signature.explains and ev.secondary is None
+                    and ev.level != "warning" and ev.stream in (root.stream, MAIN)):  # fmt: skip
+                return ev
+        return root
+
     def finish(
         self, lines_read: int, bytes_read: int, truncated_lines: int, tail: Sequence[tuple[int, str]] = ()
     ) -> TriageResult:
@@ -856,6 +886,8 @@ class Analyzer:
                     if cand.signature is not None and _simultaneous(root, cand):
                         root = cand
                         break
+        if root is not None and root.signature is not None:
+            root = self._explained(root)
         if root is None and not self.errors and not self.secondary and self.at_end:
             root = self._stall(tail)
         also_in: list[str] = []
