@@ -31,13 +31,14 @@ The root-cause rule
    A one-line error's record may go on over the next lines (a message with newlines in it, printed as one
    record): a *continuation* is a line directly after the record's previous line (no line between) that has
    no prefix of its own and does not start a record of its own (a level word or timestamp at its start, a
-   traceback, a Python exception line "SomeError: ..."), when the record's first line announces it (it ends
-   with ":", a heading whose details follow) or was indented more deeply than this line (a row of an
-   indented listing, such as kubectl's events, whose message wrapped back to the margin). A line that merely
-   follows a record (a warning or another program's output without a prefix) is not a continuation. A
-   continuation belongs to the record's process and time; when the record's first line matches no signature
-   and a continuation does, that continuation is the process's first error (the same message, named by its
-   own words).
+   traceback, a Python exception line "SomeError: ..."), when either the record's first line is at the margin
+   and ends with ":" (a heading whose details follow, as an exception's message may be), or the record's
+   first line is indented (a row of a listing, such as kubectl's events) and this line is indented less (the
+   row's message wrapped back to the margin; a line as deep is the listing's next row).
+   A line that merely follows a record (a warning or another program's output without a prefix) is not a
+   continuation. A continuation belongs to the record's process and time; when the record's first line
+   matches no signature and a continuation does, that continuation is the process's first error (the same
+   message, named by its own words).
 2. Over all processes, the earliest of these roots wins, except that when it matches no signature and
    another process's root that *does* match a signature happened at the same time, that one wins. "At the
    same time": both prefixes carry a time and they are at most `SIMULTANEOUS_SECONDS` apart; if either has
@@ -621,7 +622,9 @@ class Analyzer:
             return False
         if _RECORD_START.match(body) or _LEVEL_PREFIX.match(body) or _OWN_EXCEPTION.match(body):
             return False
-        return rec.heading or _indent(text) < rec.indent
+        if rec.indent:  # a row of an indented listing: a line as deep as it is the next row
+            return _indent(text) < rec.indent
+        return rec.heading
 
     def _handle(self, st: _Stream, lineno: int, s: str, ts: str | None, new_record: bool) -> None:
         for _ in range(3):  # a line that ends a block is handled again in the idle state

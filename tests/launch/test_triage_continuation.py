@@ -74,6 +74,14 @@ def test_the_same_whether_or_not_another_process_has_a_traceback_open(busy: bool
     assert rc is not None and sig_id(rc) == "nvidia-container-require-unsatisfied"
 
 
+def test_the_next_row_of_a_listing_is_not_a_continuation_even_after_a_heading_row() -> None:
+    # a row that ends with ":": a line as deep as the row is the listing's next row, even where it matches
+    heading_row = "  Warning  Failed     12s (x3 over 40s)  kubelet  Error: the prestart hook failed with:\n"
+    next_row = "  Warning  Failed     11s (x4 over 41s)  kubelet  " + REQUIRE
+    rc = root(EVENTS_HEAD + heading_row + next_row)
+    assert rc.line == 4 and rc.signature is None
+
+
 def test_a_heading_records_details_belong_to_its_process_and_time() -> None:
     log = (
         "[2026-03-01 08:00:00 TP0] Load weight begin.\n"
