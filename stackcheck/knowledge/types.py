@@ -339,6 +339,7 @@ class Signature(TypedDict, total=False):
     after_not: str  # with at_end: a later line of that tail that shows the run went on
     where_function: str  # with where: the function of the frame whose file matches where
     stack_fix: bool  # false: no upgrade the manifests know removes this cause on the GPU the message names
+    explains: list[str]  # signatures whose errors this one causes: its earlier error is their root cause
 
 
 # ---- launch.json (stackcheck gate reads an SGLang command line) -------------------------------------------

@@ -28,12 +28,27 @@ from a child process"), follow-ups in the parent ("Rank N scheduler is dead", "E
 
 The root-cause rule
 1. Per process, the first non-secondary error is that process's root (a process's own errors are in order).
+   A one-line error's record may go on over the next lines (a message with newlines in it, printed as one
+   record): a *continuation* is a line directly after the record's previous line (no line between) that has
+   no prefix of its own and does not start a record of its own (a level word or timestamp at its start, a
+   traceback, a Python exception line "SomeError: ..."), when either the record's first line is at the margin
+   and ends with ":" (a heading whose details follow, as an exception's message may be), or the record's
+   first line is indented (a row of a listing, such as kubectl's events) and this line is indented less (the
+   row's message wrapped back to the margin; a line as deep is the listing's next row).
+   A line that merely follows a record (a warning or another program's output without a prefix) is not a
+   continuation. A continuation belongs to the record's process and time; when the record's first line
+   matches no signature and a continuation does, that continuation is the process's first error (the same
+   message, named by its own words).
 2. Over all processes, the earliest of these roots wins, except that when it matches no signature and
    another process's root that *does* match a signature happened at the same time, that one wins. "At the
    same time": both prefixes carry a time and they are at most `SIMULTANEOUS_SECONDS` apart; if either has
    no time, it starts at most `SIMULTANEOUS_LINES` log lines later.
 3. Warning-level signature hits (e.g. "Device capability 12 not supported", which SGLang survives) are
    listed as warnings and never chosen.
+4. A cause before its symptom: when the chosen root's signature is one that an earlier error's signature
+   `explains` (signatures.json: torch's "sm_N is not compatible with the current PyTorch installation" explains
+   the generic "no kernel image is available"), that earlier error is the root cause, if it is in the root's
+   own process or in the log's unattributed lines (a Python warning printed to stderr carries no prefix).
 If the log holds only secondary failures, there is no root cause: the real error is in another log.
 """
 
@@ -93,6 +108,8 @@ class Signature:
     stack_fix: bool = True
     # with `where`: the frame whose file matches must also be in a function this matches (one such frame)
     where_function: re.Pattern[str] | None = None
+    # the signatures whose errors this one causes: an error of this one earlier in the log is their root cause
+    explains: tuple[str, ...] = ()
 
     def as_json(self) -> SignatureJSON:
         return {
@@ -151,6 +168,10 @@ def parse_signatures(doc: Any, origin: str) -> list[Signature]:
             problems.append(f"{where}: invalid regular expression: {exc}")
             continue
         literal = item.get("literal")
+        explains = item.get("explains", [])
+        if not isinstance(explains, list) or not all(isinstance(x, str) and x for x in explains):
+            problems.append(f"{where}.explains: expected a list of signature ids")
+            continue
         out.append(
             Signature(
                 id=str(item["id"]),
@@ -168,8 +189,14 @@ def parse_signatures(doc: Any, origin: str) -> list[Signature]:
                 after_not=after_not,
                 stack_fix=item.get("stack_fix") is not False,
                 where_function=where_function,
+                explains=tuple(explains),
             )
         )
+    ids = {s.id for s in out}
+    for sig in out:
+        unknown = [x for x in sig.explains if x not in ids]
+        if unknown:
+            problems.append(f"{origin}: signature {sig.id}: explains unknown signature {', '.join(unknown)}")
     if problems:
         raise ManifestError(problems)
     return out
@@ -262,6 +289,9 @@ _LEVEL_PREFIX = re.compile(
     r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) (\d{2}-\d{2} \d{2}:\d{2}:\d{2})(?:\.\d+)? \[[^\]]{1,120}\] ?"
 )
 _EMPTY_EXC = re.compile(r"^[A-Za-z_][\w.]*:\s*$")
+# a line that starts a Python exception report of its own ("RuntimeError: ...", "torch.AcceleratorError: ..."):
+# never the continuation of another line's record
+_OWN_EXCEPTION = re.compile(r"\s*[A-Za-z_][\w.]*(?:Error|Exception|Warning|Interrupt|Exit)\b:?")
 _LOGGING_FILE = re.compile(r"(?:^|[/\\])logging[/\\]__init__\.py$")
 _SIGNAL_FUNC = re.compile(r"^(?:\w*sig\w*_handler|signal_handler|_?handle_sig\w*|_?on_signal\w*)$")
 _SIGNAL_EXC = {"KeyboardInterrupt", "SystemExit"}
@@ -410,6 +440,21 @@ ARGPARSE_ERROR = ": error: "
 MAX_USAGE_LINES = 4000  # SGLang's usage block lists every flag: ~600 flags fit in far fewer lines
 
 
+def _indent(text: str) -> int:
+    return len(text) - len(text.lstrip(" \t"))
+
+
+@dataclass
+class _Record:
+    """The record of the last one-line error: its event, its process and the number of its last line."""
+
+    event: Event
+    stream: _Stream
+    line: int
+    indent: int  # of its first line (without a prefix)
+    heading: bool  # its first line ends with ":" (its details follow on the next lines)
+
+
 class _Stream:
     __slots__ = ("blanks", "event", "extra", "first", "logerr", "name", "open_lines", "part", "relation",
                  "state")  # fmt: skip
@@ -509,6 +554,9 @@ class Analyzer:
         self.warnings: list[Event] = []
         self.dropped = {"errors": 0, "secondary": 0, "warnings": 0}
         self._seen: dict[tuple[str, str, str | None, str], Event] = {}
+        self._record_open: _Record | None = None  # the last one-line error's record (see _continues)
+        self._continuing: _Record | None = None  # set while a continuation line of that record is handled
+        self._line = ""  # the line being fed, with its prefix
 
     # -- streams -------------------------------------------------------------------------------------------
     def _stream(self, name: str) -> _Stream:
@@ -532,13 +580,28 @@ class Analyzer:
     # -- input ---------------------------------------------------------------------------------------------
     def feed(self, lineno: int, text: str) -> None:
         body, tag, ts, had_prefix = _split_prefix(text)
+        self._line = text
+        rec = self._record_open
+        cont = rec is not None and not had_prefix and self._continues(rec, lineno, text)
         if tag is not None:
             st = self._stream(tag)
         elif had_prefix:
             st = self.main
+        elif cont and rec is not None:
+            st = rec.stream  # the record's own process: an unprefixed line of the same record
         else:
             st = self.last if self.last.state != _IDLE else self.main
         self.last = st
+        if cont and rec is not None:
+            rec.line = lineno
+            self._continuing = rec
+            try:
+                self._handle(st, lineno, body, rec.event.timestamp, False)
+            finally:
+                self._continuing = None
+            return
+        if rec is not None and lineno != rec.line:
+            self._record_open = None  # another line: the record ended
         # vLLM-style loggers print a traceback line by line, each as "ERROR 10-26 09:41:05 [core.py:708] ...":
         # inside a traceback (or where one starts) that record prefix is dropped so the frames are read. Elsewhere
         # the line stays whole, its level word being what marks it as an error.
@@ -549,6 +612,19 @@ class Analyzer:
             body = body[m.end() :]
             ts = ts or m.group(1)
         self._handle(st, lineno, body, ts, ts is not None)
+
+    def _continues(self, rec: _Record, lineno: int, text: str) -> bool:
+        """Whether an unprefixed line goes on the record of the last one-line error (module docstring, rule 1)."""
+        if lineno != rec.line + 1 or rec.stream.state != _IDLE or self.last.state != _IDLE:
+            return False
+        body = text.lstrip(" \t")
+        if not body.strip() or TB_HEADER in body or body.startswith((LOGGING_ERROR, USAGE)):
+            return False
+        if _RECORD_START.match(body) or _LEVEL_PREFIX.match(body) or _OWN_EXCEPTION.match(body):
+            return False
+        if rec.indent:  # a row of an indented listing: a line as deep as it is the next row
+            return _indent(text) < rec.indent
+        return rec.heading
 
     def _handle(self, st: _Stream, lineno: int, s: str, ts: str | None, new_record: bool) -> None:
         for _ in range(3):  # a line that ends a block is handled again in the idle state
@@ -689,10 +765,23 @@ class Analyzer:
             kind = "error"
         if kind is None and sig is None:
             return
-        ev = Event(kind or "signature", lineno, st.name, ts, _ts_seconds(ts), text=text, signature=sig)
+        rec = self._continuing
+        if rec is not None:  # a line of an earlier record: its time is that record's
+            ev = Event(kind or "signature", lineno, st.name, rec.event.timestamp, rec.event.tsec, text=text,
+                       signature=sig)  # fmt: skip
+        else:
+            ev = Event(kind or "signature", lineno, st.name, ts, _ts_seconds(ts), text=text, signature=sig)
         if kind is None and sig is not None and sig.level == "warning":
             ev.level = "warning"
+        if rec is not None:
+            if (st.first is rec.event and rec.event.signature is None and sig is not None
+                    and ev.level != "warning"):  # fmt: skip
+                st.first = ev  # the same message, named by the words of this line
+            self._record(st, ev)
+            return
         self._record(st, ev)
+        if ev.level != "warning":
+            self._record_open = _Record(ev, st, lineno, _indent(self._line), text.endswith(":"))
 
     def _match_text(self, text: str, frames: list[Frame]) -> Signature | None:
         for sig in self.signatures:
@@ -769,6 +858,20 @@ class Analyzer:
                 return Event("stall", lineno, tag or MAIN, ts, _ts_seconds(ts), text=text[:2000], signature=sig)
         return None
 
+    def _explained(self, root: Event) -> Event:
+        """The earliest error before the root whose signature explains the root's (module docstring, rule 4),
+        in the root's process or in the unattributed lines; else the root."""
+        sig = root.signature
+        if sig is None or not any(s.explains for s in self.signatures):
+            return root
+        for ev in sorted(self.errors, key=lambda e: e.line):
+            if ev.line >= root.line:
+                break
+            if (ev.signature is not None and sig.id in ev.signature.explains and ev.secondary is None
+                    and ev.level != "warning" and ev.stream in (root.stream, MAIN)):  # fmt: skip
+                return ev
+        return root
+
     def finish(
         self, lines_read: int, bytes_read: int, truncated_lines: int, tail: Sequence[tuple[int, str]] = ()
     ) -> TriageResult:
@@ -786,6 +889,8 @@ class Analyzer:
                     if cand.signature is not None and _simultaneous(root, cand):
                         root = cand
                         break
+        if root is not None and root.signature is not None:
+            root = self._explained(root)
         if root is None and not self.errors and not self.secondary and self.at_end:
             root = self._stall(tail)
         also_in: list[str] = []
@@ -865,7 +970,7 @@ def triage_stream(
         pos = 0
         end = len(buf)
         while pos < end:
-            if not an.busy:
+            if not an.busy and an._record_open is None:  # an open record: its next line is read whole
                 m = needle.search(buf, pos)
                 if m is None:
                     last_nl = buf.rfind(b"\n", pos)
