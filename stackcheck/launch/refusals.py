@@ -454,6 +454,49 @@ def _modelopt_mixed_moe(values: Mapping[str, Any], d: Derived, read: Any, spec: 
     return _Judged(holds, what, missing="; ".join(missing) if holds is None else None)
 
 
+def _modelopt_mixed_load_moe(values: Mapping[str, Any], d: Derived, read: Any, spec: Mapping[str, Any]) -> _Judged:
+    """Whether a ModelOpt MIXED_PRECISION checkpoint the release loads as modelopt_mixed has experts whose quant_algo
+    gets no MoE method it can load (any a2a backend): ModelOptMixedPrecisionConfig's FusedMoE branch returns None for
+    an algo it does not map and FusedMoE builds UnquantizedFusedMoEMethod, whose BF16 weights the quantized
+    checkpoint's tensors do not fit. SPEC is the release's `methods` / `unquantized` table, read as _modelopt_mixed_moe
+    reads it. A checkpoint the release loads as w4afp8 is not the rule's (False); not decided where the mapping is
+    not. True: the load fails; None: not decided."""
+    info = d.launch.get("model_mixed_precision")
+    if not isinstance(info, Mapping) or info.get("modelopt_mixed") is False:
+        return _Judged(False, "no ModelOpt MIXED_PRECISION checkpoint loaded as modelopt_mixed")
+    return _modelopt_mixed_moe(values, d, read, spec)
+
+
+def _w4afp8_non_gated_moe(
+    values: Mapping[str, Any], d: Derived, read: Any, spec: Mapping[str, Any], architecture: str | None
+) -> _Judged:
+    """Whether every MoE layer runs W4AFp8MoEMethod (--quantization w4afp8, or a checkpoint read as w4afp8 that the
+    release does not map to modelopt_mixed) on a model of SPEC's `architectures`, whose experts SGLang builds
+    non-gated (is_gated=False): W4AFp8MoEMethod's fused gate/up weight is two projections wide whatever the layer
+    says, so the single up projection of a non-gated expert does not fit it as FusedMoE loads it. True: the load
+    fails; None: not decided."""
+    flag, held = values.get("quantization"), values.get("model_quant_method")
+    if flag not in (None, "w4afp8") or (flag is None and held != "w4afp8"):
+        return _Judged(False, "no W4AFP8 experts")
+    info = d.launch.get("model_mixed_precision")
+    mapped = info.get("modelopt_mixed") if isinstance(info, Mapping) else False
+    if mapped is True:
+        return _Judged(False, "a MIXED_PRECISION checkpoint loaded as modelopt_mixed (per-layer methods)")
+    what = "--quantization w4afp8" if flag else "a W4AFP8 checkpoint (quant_method w4afp8)"
+    dense = _dense_or_not_read(read, what)
+    if dense is not None:
+        return dense
+    archs = [str(a) for a in spec.get("architectures") or []]
+    if architecture is None:
+        return _Judged(None, f"{what} on an MoE model", missing="the model's architecture (config.json)")
+    if architecture not in archs:
+        return _Judged(False, f"{what} on {architecture} (gated experts)")
+    if mapped is None:
+        return _Judged(None, f"{what} on {architecture}", missing="whether this SGLang release maps the checkpoint "
+                       "to modelopt_mixed (per-layer methods) or w4afp8 (W4AFp8MoEMethod)")  # fmt: skip
+    return _Judged(True, f"{what} on {architecture}, whose experts are non-gated: W4AFp8MoEMethod on every MoE layer")
+
+
 def _quark_block_fp8(layer: Any) -> list[Any] | None:
     """The weight block of a Quark layer config that SGLang's QuarkConfig hands to Fp8MoEMethod (FP8 weights per
     block with a two-number block_size, FP8 dynamic input, no output or bias quantization); None for any other."""
@@ -1157,6 +1200,14 @@ def launch_values(
     mixed_spec = entry.get("modelopt_mixed_moe")
     if isinstance(mixed_spec, dict):  # a W4AFP8 / ModelOpt MIXED_PRECISION checkpoint's experts, layer by layer
         values["deepep_v2_mixed_moe"] = _modelopt_mixed_moe(values, d, read, mixed_spec)
+    load_spec = entry.get("modelopt_mixed_load")
+    if isinstance(load_spec, dict):  # a modelopt_mixed checkpoint's experts as the release loads them, any a2a backend
+        values["modelopt_mixed_unloadable_moe"] = _modelopt_mixed_load_moe(values, d, read, load_spec)
+    gated_spec = entry.get("non_gated_moe")
+    if isinstance(gated_spec, dict):  # W4AFp8MoEMethod on a model whose experts SGLang builds non-gated
+        archs = read.get("architectures") if isinstance(read, Mapping) else None
+        first = str(archs[0]) if isinstance(archs, list) and archs and isinstance(archs[0], str) else None
+        values["w4afp8_non_gated_moe"] = _w4afp8_non_gated_moe(values, d, read, gated_spec, architecture or first)
     values["ct_fp8_moe"] = _ct_moe(values, d, read, ("fp8-w8a8", "fp8-block"))
     values["ct_int8_moe"] = _ct_moe(values, d, read, ("int8-w8a8",))
     values["ct_mixed_packed_moe"] = _ct_mixed_packed_moe(values, d, read)

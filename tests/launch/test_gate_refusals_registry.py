@@ -213,6 +213,10 @@ CHECK_TEXT = {
     "deepep-v2-modelopt-moe-method": '"--moe-a2a-backend deepep_v2 requires 128x128 blockwise FP8',
     # igap18: W4AFP8 and ModelOpt MIXED_PRECISION experts, by the release's modelopt_mixed mapping (same check)
     "deepep-v2-w4afp8-moe": '"--moe-a2a-backend deepep_v2 requires 128x128 blockwise FP8',
+    # ifc33: no check of their own (the weight load fails): ModelOptMixedPrecisionConfig itself (CHECK_FILE), whose
+    # FusedMoE branch maps no W4A8_AWQ experts, and NemotronH's non-gated experts (CHECK_FILE) under W4AFp8MoEMethod
+    "modelopt-mixed-unloadable-experts": "ModelOptMixedPrecisionConfig only supports MIXED_PRECISION",
+    "w4afp8-non-gated-experts": "is_gated=False",
     # igap18: nvfp4_online off SM100 (the argument hook's raise), quark_mxfp4's online loader (CHECK_FILE; its MXFP4
     # functions are ROCm-only: tests/launch/test_gate_igap18_online_quantization.py reads that in each wheel)
     "nvfp4-online-sm100": "--quantization nvfp4_online is supported only on",
@@ -272,6 +276,8 @@ CHECK_FILE = {
     "deepep-v2-mxfp8-moe": "sglang/srt/layers/moe/fused_moe_triton/layer.py",
     "deepep-v2-modelopt-moe-method": "sglang/srt/layers/moe/fused_moe_triton/layer.py",
     "deepep-v2-w4afp8-moe": "sglang/srt/layers/moe/fused_moe_triton/layer.py",
+    "modelopt-mixed-unloadable-experts": "sglang/srt/layers/quantization/modelopt_quant.py",
+    "w4afp8-non-gated-experts": "sglang/srt/models/nemotron_h.py",
     "quark-mxfp4-online-cuda": "sglang/srt/model_loader/weight_utils.py",
     "deepep-v2-quark-moe-method": "sglang/srt/layers/moe/fused_moe_triton/layer.py",
     "deepep-v2-quark-moe-block": "sglang/srt/layers/moe/fused_moe_triton/layer.py",
