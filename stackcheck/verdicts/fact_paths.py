@@ -230,6 +230,13 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "checkpoint states none",
         ),
         FactDoc(
+            ("launch.model_quant_loaded",),
+            "`modelopt_mixed` where the installed SGLang loads the served model's ModelOpt MIXED_PRECISION checkpoint "
+            "as modelopt_mixed whatever --quantization says (preflight.json model.w4afp8_moe: the release maps it "
+            "there, and the flag is absent or one it replaces), so the quantization rules leave its minimum to the "
+            "gate's check modelopt-mixed-min-cc: read by `gate`'s preflight; absent otherwise",
+        ),
+        FactDoc(
             ("launch.model_quant_schemes",),
             "the schemes a compressed-tensors checkpoint's config_groups select (preflight.json "
             "model.compressed_tensors_schemes: `wna16`, `fp8-w8a8`, `fp8-block`, `fp8-w8a16`, `int8-w8a8`, "

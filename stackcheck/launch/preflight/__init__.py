@@ -92,6 +92,21 @@ class Preflight:
         }
 
 
+def _quant_loaded(data: Mapping[str, Any], mixed: Mapping[str, Any], flag: object, inp: Inputs) -> dict[str, Any]:
+    """launch.model_quant_loaded: `modelopt_mixed` where the release loads the served model's ModelOpt
+    MIXED_PRECISION checkpoint as modelopt_mixed whatever --quantization says (preflight.json model.w4afp8_moe), so
+    that the quantization rules hold it to that config's minimum, not the flag's; empty otherwise."""
+    table = (data.get("model") or {}).get("w4afp8_moe")
+    if not isinstance(table, Mapping):
+        return {}
+    from stackcheck.launch.preflight.w4afp8 import loads_modelopt_mixed
+
+    flag = flag.lower() if isinstance(flag, str) else None
+    if loads_modelopt_mixed(table, mixed, flag, inp.sglang_version) is True:
+        return {"model_quant_loaded": "modelopt_mixed"}
+    return {}
+
+
 def _float_option(options: Mapping[str, Any], flag: str) -> float | None:
     value = options.get(flag)
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
@@ -156,6 +171,7 @@ def run(inp: Inputs) -> Preflight:
                 launch["model_kv_cache_fp8"] = info.kv_cache_fp8
             if info.mixed_precision is not None:
                 launch["model_mixed_precision"] = info.mixed_precision
+                launch.update(_quant_loaded(data, info.mixed_precision, options.get("--quantization"), inp))
 
     skipped: list[str] = []
     r = inp.readings

@@ -153,6 +153,31 @@ def check_w4afp8_moe(
     return CheckResult(CHECK, "unknown", observed, required, f"{subject}: {message}", source, subject)
 
 
+def loads_modelopt_mixed(
+    table: Mapping[str, Any], mixed: Mapping[str, Any] | None, flag: object, version: str | None
+) -> bool | None:
+    """Whether the release loads the checkpoint as modelopt_mixed, whatever --quantization `flag` says (`mixed`:
+    mixed_precision_experts' reading, None for a checkpoint that is not ModelOpt MIXED_PRECISION): the release maps
+    it to modelopt_mixed and the flag is absent or one it replaces (every flag but those of the table's
+    `modelopt_mixed_flag_kept` for the release: ModelOptMixedPrecisionConfig.override_quantization_method answers
+    first). None where the mapping or the release is not decided."""
+    from stackcheck.facts.versions import version_in
+
+    if mixed is None or mixed.get("modelopt_mixed") is False:
+        return False
+    if mixed.get("modelopt_mixed") is not True:
+        return None
+    if flag is None:
+        return True
+    held: set[bool | None] = set()
+    for row in table.get("modelopt_mixed_flag_kept") or []:
+        if isinstance(row, Mapping) and flag in (row.get("flags") or []):
+            held.add(version_in(version, str(row.get("versions"))) if version is not None else None)
+    if True in held:
+        return False
+    return None if None in held else True
+
+
 def check_modelopt_mixed_min_cc(
     mixed: Mapping[str, Any] | None,
     flag: object,
@@ -162,15 +187,16 @@ def check_modelopt_mixed_min_cc(
     subject: str,
 ) -> CheckResult | None:
     """fail where the release loads the served model's ModelOpt MIXED_PRECISION checkpoint as modelopt_mixed (`mixed`:
-    mixed_precision_experts' reading, `modelopt_mixed` True; --quantization `flag` not given or w4afp8, which the
-    release overrides) and the box's lowest GPU is below ModelOptMixedPrecisionConfig's minimum capability for the
-    release (table `modelopt_mixed_min_capability`): SGLang's model loader raises 'The quantization method
-    modelopt_mixed is not supported for the current GPU'. unknown where a GPU's capability was not read; None
-    otherwise (the quantization rules judge W4AFp8Config's 90, which the preflight's quant_method w4afp8 names)."""
+    mixed_precision_experts' reading, `modelopt_mixed` True; --quantization `flag` not given or one the release
+    replaces: loads_modelopt_mixed) and the box's lowest GPU is below ModelOptMixedPrecisionConfig's minimum
+    capability for the release (table `modelopt_mixed_min_capability`): SGLang's model loader raises 'The
+    quantization method modelopt_mixed is not supported for the current GPU'. unknown where a GPU's capability was
+    not read; None otherwise (the quantization rules judge W4AFp8Config's 90, which the preflight's quant_method
+    w4afp8 names)."""
     from stackcheck.facts.versions import version_in
     from stackcheck.launch.refusals import lowest_gpu_sm
 
-    if mixed is None or mixed.get("modelopt_mixed") is not True or flag not in (None, "w4afp8") or version is None:
+    if loads_modelopt_mixed(table, mixed, flag, version) is not True or version is None:
         return None
     entry = next(
         (
@@ -189,7 +215,7 @@ def check_modelopt_mixed_min_cc(
     )
     what = (
         f"{subject}: SGLang {version} loads this ModelOpt MIXED_PRECISION checkpoint as modelopt_mixed (it maps it so"
-        f"{'; --quantization w4afp8 is overridden' if flag else ''}), whose config asks for {required}"
+        f"{f'; --quantization {flag} is replaced' if flag else ''}), whose config asks for {required}"
     )
     source = entry.get("source")
     if sm is None:
