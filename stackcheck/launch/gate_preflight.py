@@ -280,9 +280,10 @@ def draft_quant_judged(
     rules are judged against the draft's view (the target's quantization facts replaced by the draft's: its
     checkpoint's quant_method and schemes, whether the release loads it as modelopt_mixed). Where a flag and a
     checkpoint method that differ are both there, the draft takes the flag where SGLang lists it as compatible and
-    the checkpoint's own otherwise (0.5.9 on: the draft's auto-detection; earlier a mismatch raises), which the
-    gate does not read: both are judged, and a rule failing one way only is unknown. One problem per failing rule;
-    none where the draft's checkpoint was not read or neither a flag nor a checkpoint quantizes it."""
+    the checkpoint's own otherwise (0.5.8 on: the draft's auto-detection, model_config.py 0.5.8:850, 0.5.23:2122;
+    earlier a mismatch raises), which the gate does not read: both are judged, and a rule failing one way only is
+    unknown. One problem per failing rule; none where the draft's checkpoint was not read or neither a flag nor a
+    checkpoint quantizes it."""
     from stackcheck.launch import gate
     from stackcheck.launch.preflight.w4afp8 import loads_modelopt_mixed
     from stackcheck.verdicts.context import Context
