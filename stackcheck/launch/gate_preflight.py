@@ -220,7 +220,7 @@ def run_for_gate(
                 pre.results.append(w4)
     # a MIXED_PRECISION checkpoint the release loads as modelopt_mixed below that config's minimum capability
     if isinstance(w4_table, dict):
-        from stackcheck.launch.preflight.w4afp8 import check_modelopt_mixed_min_cc
+        from stackcheck.launch.preflight.w4afp8 import check_modelopt_mixed_min_cc, check_w4afp8_flag_mismatch
 
         flag = gate.option_value(args, ("--quantization",), flags)
         for info in pre.models:
@@ -231,6 +231,12 @@ def run_for_gate(
             )
             if got is not None:
                 pre.results.append(got)
+            if info.role == "model":  # a draft takes its checkpoint's method instead (0.5.8 on)
+                clash = check_w4afp8_flag_mismatch(
+                    info.mixed_precision, flag, w4_table, sglang_version, f"{info.role} {info.spec}"
+                )
+                if clash is not None:
+                    pre.results.append(clash)
     defaults = {str(o["flag"]): o.get("default") for o in gate._options(mapping) if "default" in o}
     for req in pre.requirements:
         if gate._conds(req.when, derived, defaults):
@@ -976,6 +982,7 @@ def preflight_checks() -> tuple[str, ...]:
         a2a.STORAGE_CONFIG_CHECK,
         w4afp8.CHECK,
         w4afp8.MIXED_CC_CHECK,
+        w4afp8.MISMATCH_CHECK,
     )
     return tuple(dict.fromkeys((*LIVE_CHECKS, *fixed, *packages)))
 

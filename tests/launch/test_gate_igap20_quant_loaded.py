@@ -101,3 +101,55 @@ def test_the_pure_reading_of_the_flags_a_release_keeps() -> None:
     assert loads_modelopt_mixed(table, {"modelopt_mixed": None}, "w4afp8", None) is None
     assert loads_modelopt_mixed(table, {"modelopt_mixed": False}, "w4afp8", "0.5.23") is False
     assert loads_modelopt_mixed(table, None, "w4afp8", "0.5.23") is False
+
+
+MISMATCH = "modelopt-mixed-flag-mismatch"
+
+
+def _mismatch(doc: dict[str, Any]) -> Any:
+    checks = (doc.get("preflight") or {}).get("checks") or []
+    return next((c for c in checks if c.get("check") == MISMATCH), None)
+
+
+@pytest.mark.parametrize(
+    ("release", "config", "flag"),
+    [
+        ("0.5.23", QWEN3_MOE, "fp8"),
+        ("0.5.23", QWEN3_MOE, "modelopt"),
+        ("0.5.23", QWEN3_MOE, "modelopt_mixed"),
+        ("0.5.14", QWEN3_MOE, "modelopt_fp8"),  # 0.5.10-0.5.14 map only NemotronH to modelopt_mixed
+        ("0.5.9", NEMOTRON, "fp8"),  # no modelopt_mixed before 0.5.10: w4afp8
+        ("0.5.17", QWEN3_MOE, "quark_mxfp4"),  # REQUANTIZATION_METHODS skip the check from 0.5.18 only
+    ],
+)
+def test_another_flag_on_a_checkpoint_parsed_to_w4afp8_fails(
+    tmp_path: Path, release: str, config: dict[str, Any], flag: str
+) -> None:
+    """A false pass on 24c3e54: the flag's own minimum passed on an H100, and SGLang raises the mismatch."""
+    doc = _gate(tmp_path, release, "9.0", config, W4A8_ONLY, "--quantization", flag)
+    check = _mismatch(doc)
+    assert check is not None and check["status"] == "fail", check
+    assert f"({flag})" in check["message"]
+    assert doc["decision"] == "refuse"
+
+
+@pytest.mark.parametrize(
+    ("release", "config", "layers", "flag"),
+    [
+        ("0.5.23", QWEN3_MOE, W4A8_ONLY, "w4afp8"),  # the checkpoint's own
+        ("0.5.23", QWEN3_MOE, WITH_NVFP4, "fp8"),  # modelopt_mixed: replaced, no mismatch
+        ("0.5.12", NEMOTRON, W4A8_ONLY, "fp8"),
+        ("0.5.23", QWEN3_MOE, W4A8_ONLY, "quark_mxfp4"),  # requantized (refused by quark-mxfp4-online-cuda)
+        ("0.5.23", QWEN3_MOE, W4A8_ONLY, "humming"),  # HummingConfig overrides it for any checkpoint
+    ],
+)
+def test_no_mismatch_where_sglang_takes_the_flag(
+    tmp_path: Path, release: str, config: dict[str, Any], layers: dict[str, Any], flag: str
+) -> None:
+    assert _mismatch(_gate(tmp_path, release, "9.0", config, layers, "--quantization", flag)) is None
+
+
+def test_the_mismatch_id_is_one_allow_takes() -> None:
+    from stackcheck.launch.gate_preflight import preflight_checks
+
+    assert MISMATCH in preflight_checks()

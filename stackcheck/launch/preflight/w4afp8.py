@@ -229,3 +229,48 @@ def check_modelopt_mixed_min_cc(
         "it on a GPU of that capability, or on a release that asks for less"
     )
     return CheckResult(MIXED_CC_CHECK, "fail", {"sm": sm}, required, message, source, subject)
+
+
+#: another --quantization on a MIXED_PRECISION checkpoint the release parses to w4afp8: a mismatch SGLang raises
+MISMATCH_CHECK = "modelopt-mixed-flag-mismatch"
+
+
+def check_w4afp8_flag_mismatch(
+    mixed: Mapping[str, Any] | None,
+    flag: object,
+    table: Mapping[str, Any],
+    version: str | None,
+    subject: str,
+) -> CheckResult | None:
+    """fail where the served model's ModelOpt MIXED_PRECISION checkpoint is one the release parses to w4afp8
+    (`mixed`: mixed_precision_experts' reading, `modelopt_mixed` False) and --quantization `flag` is another method
+    that no override answers for and no compatibility entry lets through (all but w4afp8 and the table's
+    `w4afp8_flag_mismatch.kept` for the release): SGLang's model config raises ValueError 'Quantization method
+    specified in the model config (w4afp8) does not match ...' before the model loads. unknown where the mapping is
+    not decided; None otherwise (a checkpoint the release maps to modelopt_mixed takes any flag:
+    loads_modelopt_mixed)."""
+    from stackcheck.facts.versions import version_in
+
+    spec = table.get("w4afp8_flag_mismatch")
+    if mixed is None or not isinstance(flag, str) or flag == "w4afp8" or not isinstance(spec, Mapping):
+        return None
+    mapped = mixed.get("modelopt_mixed")
+    if mapped is True or version is None:
+        return None
+    for row in spec.get("kept") or []:
+        if isinstance(row, Mapping) and flag in (row.get("flags") or []):
+            if version_in(version, str(row.get("versions"))) is not False:
+                return None  # kept, or not known to raise
+    required = "--quantization w4afp8, or none (the checkpoint's own method)"
+    what = (
+        f"{subject}: --quantization {flag} on a ModelOpt MIXED_PRECISION checkpoint that SGLang {version} parses to "
+        "w4afp8: no quantization class overrides the flag for it and none lists w4afp8 as compatible, so the model "
+        "config raises ValueError 'Quantization method specified in the model config (w4afp8) does not match the "
+        f"quantization method specified in the `quantization` argument ({flag})' before the model loads"
+    )
+    source = spec.get("source")
+    if mapped is None:
+        why = "; whether the release parses it to w4afp8 or modelopt_mixed (which takes any flag) is not decided"
+        return CheckResult(MISMATCH_CHECK, "unknown", {"flag": flag}, required, what + why, source, subject)
+    message = f"{what}. Leave --quantization out, or give w4afp8"
+    return CheckResult(MISMATCH_CHECK, "fail", {"flag": flag}, required, message, source, subject)
