@@ -291,7 +291,7 @@ def draft_quant_judged(
     unknown. One problem per failing rule; none where the draft's checkpoint was not read or neither a flag nor a
     checkpoint quantizes it."""
     from stackcheck.launch import gate
-    from stackcheck.launch.preflight.w4afp8 import loads_modelopt_mixed
+    from stackcheck.launch.preflight.w4afp8 import loaded_method
     from stackcheck.verdicts.context import Context
     from stackcheck.verdicts.engine import evaluate_check
 
@@ -316,8 +316,9 @@ def draft_quant_judged(
         case = {**base, **own}
         if given is not None:
             case["quantization"] = given
-        if loads_modelopt_mixed(table, draft.mixed_precision, given, version) is True:
-            case["model_quant_loaded"] = "modelopt_mixed"
+        loaded = loaded_method(table, draft.mixed_precision, given, version)
+        if loaded is not None:
+            case["model_quant_loaded"] = loaded
         cases.append(case)
     stated: Any = facts
     judged = [

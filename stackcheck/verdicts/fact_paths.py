@@ -231,10 +231,11 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
         ),
         FactDoc(
             ("launch.model_quant_loaded",),
-            "`modelopt_mixed` where the installed SGLang loads the served model's ModelOpt MIXED_PRECISION checkpoint "
-            "as modelopt_mixed whatever --quantization says (preflight.json model.w4afp8_moe: the release maps it "
-            "there, and the flag is absent or one it replaces), so the quantization rules leave its minimum to the "
-            "gate's check modelopt-mixed-min-cc: read by `gate`'s preflight; absent otherwise",
+            "the config class the installed SGLang loads the served model's ModelOpt MIXED_PRECISION checkpoint "
+            "with, where the gate decides it (preflight.json model.w4afp8_moe): `modelopt_mixed` whatever "
+            "--quantization says (the release maps it there, and the flag is absent or one it replaces; its minimum "
+            "is the gate's check modelopt-mixed-min-cc), `w4afp8` where the release parses it to w4afp8 and the flag "
+            "is absent or w4afp8 (rule quant-loader-sm90): read by `gate`'s preflight; absent otherwise",
         ),
         FactDoc(
             ("launch.model_quant_schemes",),

@@ -69,11 +69,11 @@ def test_an_fp4_draft_below_modelopt_fp4s_minimum_is_refused() -> None:
 
 
 def test_a_w4afp8_mixed_draft_on_an_a100_is_refused() -> None:
-    """No NVFP4 layer: 0.5.23 loads the draft as w4afp8 (90). Without a flag the rule quant-loader-depends is
-    unknown between 80 and 90 (as for a served model); with --quantization w4afp8 (the draft inherits it) blocked."""
+    """No NVFP4 layer: 0.5.23 loads the draft as w4afp8 (90), without a flag or with --quantization w4afp8 (the
+    draft inherits it)."""
     quant = {"quant_algo": "MIXED_PRECISION", "quantized_layers": {"model.layers.0.mlp.experts.0.w1": W4A8}}
     doc = _gate("0.5.23", "8.0", quant)
-    assert _draft(doc) == {"quant-loader-depends": "unknown"}, _draft(doc)
+    assert _draft(doc) == {"quant-loader-sm90": "blocked"}, _draft(doc)
     assert doc["decision"] == "refuse"
     doc = _gate("0.5.23", "8.0", quant, "--quantization", "w4afp8")
     assert _draft(doc).get("quant-loader-sm90") == "blocked", _draft(doc)

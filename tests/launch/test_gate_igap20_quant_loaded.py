@@ -153,3 +153,14 @@ def test_the_mismatch_id_is_one_allow_takes() -> None:
     from stackcheck.launch.gate_preflight import preflight_checks
 
     assert MISMATCH in preflight_checks()
+
+
+@pytest.mark.parametrize(("cc", "result"), [("8.6", {"quant-loader-sm90": "fail"}), ("9.0", {})])
+def test_a_checkpoint_parsed_to_w4afp8_without_the_flag_is_held_to_90(
+    tmp_path: Path, cc: str, result: dict[str, str]
+) -> None:
+    """0.5.13+: the rule quant-loader-depends was unknown between 80 and 90 (modelopt_mixed or w4afp8 not read); the
+    release's mapping decides it: W4AFp8Config's 90."""
+    doc = _gate(tmp_path, "0.5.23", cc, QWEN3_MOE, W4A8_ONLY)
+    assert quant_rules(doc) == result, quant_rules(doc)
+    assert doc["derived"]["launch"].get("model_quant_loaded") == "w4afp8"

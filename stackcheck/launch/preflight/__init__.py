@@ -93,18 +93,18 @@ class Preflight:
 
 
 def _quant_loaded(data: Mapping[str, Any], mixed: Mapping[str, Any], flag: object, inp: Inputs) -> dict[str, Any]:
-    """launch.model_quant_loaded: `modelopt_mixed` where the release loads the served model's ModelOpt
-    MIXED_PRECISION checkpoint as modelopt_mixed whatever --quantization says (preflight.json model.w4afp8_moe), so
-    that the quantization rules hold it to that config's minimum, not the flag's; empty otherwise."""
+    """launch.model_quant_loaded: the config class the release loads the served model's ModelOpt MIXED_PRECISION
+    checkpoint with where the gate decides it (preflight.json model.w4afp8_moe; w4afp8.loaded_method):
+    `modelopt_mixed` whatever --quantization says, or `w4afp8`, so that the quantization rules hold it to that
+    class's minimum, not the flag's; empty otherwise."""
     table = (data.get("model") or {}).get("w4afp8_moe")
     if not isinstance(table, Mapping):
         return {}
-    from stackcheck.launch.preflight.w4afp8 import loads_modelopt_mixed
+    from stackcheck.launch.preflight.w4afp8 import loaded_method
 
     flag = flag.lower() if isinstance(flag, str) else None
-    if loads_modelopt_mixed(table, mixed, flag, inp.sglang_version) is True:
-        return {"model_quant_loaded": "modelopt_mixed"}
-    return {}
+    got = loaded_method(table, mixed, flag, inp.sglang_version)
+    return {"model_quant_loaded": got} if got is not None else {}
 
 
 def _float_option(options: Mapping[str, Any], flag: str) -> float | None:

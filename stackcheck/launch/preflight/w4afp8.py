@@ -178,6 +178,20 @@ def loads_modelopt_mixed(
     return None if None in held else True
 
 
+def loaded_method(
+    table: Mapping[str, Any], mixed: Mapping[str, Any] | None, flag: object, version: str | None
+) -> str | None:
+    """The config class SGLang loads a ModelOpt MIXED_PRECISION checkpoint with, where the gate decides it (the
+    launch fact model_quant_loaded): `modelopt_mixed` (loads_modelopt_mixed), `w4afp8` where the release parses it
+    to w4afp8 and --quantization `flag` is absent or w4afp8 (another flag is a mismatch SGLang raises: check
+    modelopt-mixed-flag-mismatch); None otherwise, or for a checkpoint that is not one."""
+    if loads_modelopt_mixed(table, mixed, flag, version) is True:
+        return "modelopt_mixed"
+    if mixed is not None and mixed.get("modelopt_mixed") is False and flag in (None, "w4afp8"):
+        return "w4afp8"
+    return None
+
+
 def check_modelopt_mixed_min_cc(
     mixed: Mapping[str, Any] | None,
     flag: object,
