@@ -224,6 +224,8 @@ def run_for_gate(
 
         flag = gate.option_value(args, ("--quantization",), flags)
         for info in pre.models:
+            if info.role == "draft model" and not draft_loaded(derived):
+                continue
             # the draft model's ModelConfig takes --speculative-draft-model-quantization, else --quantization
             used = draft_quant_flag(args, flags, flag) if info.role == "draft model" else flag
             got = check_modelopt_mixed_min_cc(
@@ -271,6 +273,12 @@ def draft_quant_flag(args: Any, flags: Any, target: object) -> str | None:
     return None if not isinstance(got, str) or got == "unquant" else got
 
 
+def draft_loaded(derived: Any) -> bool:
+    """Whether SGLang loads a speculative draft model: --speculative-algorithm given, and not NGRAM (no model)."""
+    algorithm = derived.options.get("--speculative-algorithm")
+    return algorithm is not None and str(algorithm).upper() not in ("NONE", "NGRAM")
+
+
 def draft_quant_judged(
     derived: Any,
     manifests: Any,
@@ -288,8 +296,8 @@ def draft_quant_judged(
     checkpoint method that differ are both there, the draft takes the flag where SGLang lists it as compatible and
     the checkpoint's own otherwise (0.5.8 on: the draft's auto-detection, model_config.py 0.5.8:850, 0.5.23:2122;
     earlier a mismatch raises), which the gate does not read: both are judged, and a rule failing one way only is
-    unknown. One problem per failing rule; none where the draft's checkpoint was not read or neither a flag nor a
-    checkpoint quantizes it."""
+    unknown. One problem per failing rule; none where the draft's checkpoint was not read, neither a flag nor a
+    checkpoint quantizes it, or no draft model is loaded (no --speculative-algorithm, or NGRAM)."""
     from stackcheck.launch import gate
     from stackcheck.launch.preflight.w4afp8 import loaded_method
     from stackcheck.verdicts.context import Context
@@ -297,9 +305,8 @@ def draft_quant_judged(
 
     draft = next((i for i in pre.models if i.role == "draft model"), None)
     check = next((c for c in manifests.checks if c.get("id") == "sglang-gpu-min-cc"), None)
-    algorithm = gate.option_value(args, ("--speculative-algorithm",), flags)
-    if draft is None or check is None or draft.attention is None or str(algorithm).upper() == "NGRAM":
-        return []  # NGRAM loads no draft model
+    if draft is None or check is None or draft.attention is None or not draft_loaded(derived):
+        return []
     flag = draft_quant_flag(args, flags, gate.option_value(args, ("--quantization",), flags))
     held = draft.quant_method
     if flag is None and held is None:

@@ -118,3 +118,22 @@ def test_the_drafts_flag_is_its_own_else_the_targets() -> None:
 def test_unquant_leaves_the_draft_checkpoints_own_method() -> None:
     doc = _gate("0.5.23", "8.6", {"quant_algo": "FP8"}, "--speculative-draft-model-quantization", "unquant")
     assert _draft(doc) == {"quant-loader-sm89": "blocked"}, _draft(doc)
+
+
+@pytest.mark.parametrize("algorithm", [(), ("--speculative-algorithm", "NGRAM")])
+def test_no_draft_loaded_no_draft_judgement(algorithm: tuple[str, ...]) -> None:
+    """Without --speculative-algorithm (or with NGRAM) SGLang loads no draft model: its checkpoint asks nothing."""
+    root = Path(tempfile.mkdtemp())
+    target = _dir(root, "target", QWEN3_MOE, None)
+    draft = _dir(root, "draft", QWEN3_MOE, {"quant_algo": "NVFP4", "group_size": 16})
+    doc = gate_tp8(release_box(root, "0.5.12", "9.0"), target, *algorithm, "--speculative-draft-model-path", str(draft))
+    assert "quant-loader-sm100" not in _draft(doc), _draft(doc)
+
+
+def test_no_draft_loaded_no_mixed_draft_check() -> None:
+    quant = {"quant_algo": "MIXED_PRECISION", "quantized_layers": {"model.layers.0.mlp.experts.0.w1": W4A8}}
+    root = Path(tempfile.mkdtemp())
+    target = _dir(root, "target", QWEN3_MOE, None)
+    draft = _dir(root, "draft", {**QWEN3_MOE, "architectures": ["NemotronHForCausalLM"]}, quant)
+    doc = gate_tp8(release_box(root, "0.5.12", "9.0"), target, "--speculative-draft-model-path", str(draft))
+    assert _draft(doc) == {}, _draft(doc)
