@@ -678,6 +678,8 @@ def _decide_with(
                 read["model_quant_schemes"] = pre.launch["model_quant_schemes"]
             if isinstance(pre.launch.get("model_kv_cache_fp8"), bool):  # compressed-tensors: its kv_cache_scheme
                 read["model_kv_cache_fp8"] = pre.launch["model_kv_cache_fp8"]
+            if isinstance(pre.launch.get("model_quant_loaded"), str):  # the flag replaced by the release
+                read["model_quant_loaded"] = pre.launch["model_quant_loaded"]
             ctx = reevaluate(report, ctx, opts, read)
         if isinstance(pre.launch.get("model_mla"), bool):  # rules on launch.mla (attention-fa3, -fa4): judge again
             from stackcheck.assembly.pipeline import reevaluate

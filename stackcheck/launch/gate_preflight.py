@@ -220,16 +220,25 @@ def run_for_gate(
                 pre.results.append(w4)
     # a MIXED_PRECISION checkpoint the release loads as modelopt_mixed below that config's minimum capability
     if isinstance(w4_table, dict):
-        from stackcheck.launch.preflight.w4afp8 import check_modelopt_mixed_min_cc
+        from stackcheck.launch.preflight.w4afp8 import check_modelopt_mixed_min_cc, check_w4afp8_flag_mismatch
 
         flag = gate.option_value(args, ("--quantization",), flags)
         for info in pre.models:
-            if info.role == "model":
-                got = check_modelopt_mixed_min_cc(
-                    info.mixed_precision, flag, facts, w4_table, sglang_version, f"{info.role} {info.spec}"
+            if info.role == "draft model" and not draft_loaded(derived):
+                continue
+            # the draft model's ModelConfig takes --speculative-draft-model-quantization, else --quantization
+            used = draft_quant_flag(args, flags, flag) if info.role == "draft model" else flag
+            got = check_modelopt_mixed_min_cc(
+                info.mixed_precision, used, facts, w4_table, sglang_version, f"{info.role} {info.spec}"
+            )
+            if got is not None:
+                pre.results.append(got)
+            if info.role == "model":  # a draft takes its checkpoint's method instead (0.5.8 on)
+                clash = check_w4afp8_flag_mismatch(
+                    info.mixed_precision, flag, w4_table, sglang_version, f"{info.role} {info.spec}"
                 )
-                if got is not None:
-                    pre.results.append(got)
+                if clash is not None:
+                    pre.results.append(clash)
     defaults = {str(o["flag"]): o.get("default") for o in gate._options(mapping) if "default" in o}
     for req in pre.requirements:
         if gate._conds(req.when, derived, defaults):
@@ -242,10 +251,111 @@ def run_for_gate(
             derived, mapping, manifests, facts, pre, sglang_version, bool(getattr(opts, "facts_file", None))
         )
     )
+    derived.problems.extend(draft_quant_judged(derived, manifests, facts, pre, sglang_version, args, flags))
     pre.launch.update(ignored_flag_facts(derived, mapping, sglang_version, pre))
     idle_flag_needs(derived, mapping, sglang_version, pre)
     derived.launch.update(pre.launch)
     return pre
+
+
+#: the launch facts on the served model's quantization, which the draft's judgement replaces with the draft's
+_QUANT_KEYS = ("quantization", "model_quant_method", "model_quant_schemes", "model_quant_loaded", "model_kv_cache_fp8",
+               "model_mixed_precision")  # fmt: skip
+
+
+def draft_quant_flag(args: Any, flags: Any, target: object) -> str | None:
+    """The quantization SGLang gives the speculative draft model's ModelConfig: --speculative-draft-model-quantization
+    as given (`unquant`: none), else the target's --quantization (`target`; serving_hook / server_args copy it)."""
+    from stackcheck.launch import gate
+
+    own = gate.option_value(args, ("--speculative-draft-model-quantization",), flags)
+    got = own if isinstance(own, str) else target
+    return None if not isinstance(got, str) or got == "unquant" else got
+
+
+def draft_loaded(derived: Any) -> bool:
+    """Whether SGLang loads a speculative draft model: --speculative-algorithm given, and not NGRAM (no model)."""
+    algorithm = derived.options.get("--speculative-algorithm")
+    return algorithm is not None and str(algorithm).upper() not in ("NONE", "NGRAM")
+
+
+def draft_quant_judged(
+    derived: Any,
+    manifests: Any,
+    facts: Mapping[str, Any],
+    pre: Preflight,
+    version: str | None,
+    args: Any,
+    flags: Any,
+) -> list[Any]:
+    """The speculative draft model's own quantization against the GPU (checks.json sglang-gpu-min-cc, its quant-*
+    rules): SGLang builds the draft's ModelConfig with the draft's quantization flag (draft_quant_flag) and its own
+    checkpoint, and its model loader applies the same get_min_capability test to the draft's config class. The
+    rules are judged against the draft's view (the target's quantization facts replaced by the draft's: its
+    checkpoint's quant_method and schemes, whether the release loads it as modelopt_mixed). Where a flag and a
+    checkpoint method that differ are both there, the draft takes the flag where SGLang lists it as compatible and
+    the checkpoint's own otherwise (0.5.8 on: the draft's auto-detection, model_config.py 0.5.8:850, 0.5.23:2122;
+    earlier a mismatch raises), which the gate does not read: both are judged, and a rule failing one way only is
+    unknown. One problem per failing rule; none where the draft's checkpoint was not read, neither a flag nor a
+    checkpoint quantizes it, or no draft model is loaded (no --speculative-algorithm, or NGRAM)."""
+    from stackcheck.launch import gate
+    from stackcheck.launch.preflight.w4afp8 import loaded_method
+    from stackcheck.verdicts.context import Context
+    from stackcheck.verdicts.engine import evaluate_check
+
+    draft = next((i for i in pre.models if i.role == "draft model"), None)
+    check = next((c for c in manifests.checks if c.get("id") == "sglang-gpu-min-cc"), None)
+    if draft is None or check is None or draft.attention is None or not draft_loaded(derived):
+        return []
+    flag = draft_quant_flag(args, flags, gate.option_value(args, ("--quantization",), flags))
+    held = draft.quant_method
+    if flag is None and held is None:
+        return []
+    table = (manifests.preflight.get("model") or {}).get("w4afp8_moe") or {}
+    base = {k: v for k, v in derived.launch.items() if k not in _QUANT_KEYS}
+    own: dict[str, Any] = {}
+    if held is not None:
+        own["model_quant_method"] = held
+        if draft.quant_schemes is not None:
+            own["model_quant_schemes"] = draft.quant_schemes
+    cases: list[dict[str, Any]] = []
+    for given in [flag] if held is None or flag in (None, held) else [flag, None]:
+        case = {**base, **own}
+        if given is not None:
+            case["quantization"] = given
+        loaded = loaded_method(table, draft.mixed_precision, given, version)
+        if loaded is not None:
+            case["model_quant_loaded"] = loaded
+        cases.append(case)
+    stated: Any = facts
+    judged = [
+        _failing(evaluate_check(check, Context(facts=stated, manifests=manifests, launch=c)), set()) for c in cases
+    ]
+    out: list[Any] = []
+    subject = f"draft model {draft.spec}"
+    for rid in sorted({r for j in judged for r in j}):
+        if not rid.startswith("quant-"):
+            continue
+        got = [j.get(rid) for j in judged]
+        first = next(r for r in got if r is not None)
+        status = "blocked" if all(r is not None and r.get("result") == "fail" for r in got) else "unknown"
+        how = (
+            ""
+            if status == "blocked"
+            else f" (one of the methods the draft may take: --quantization {flag} where SGLang lists it as compatible"
+            f" with the checkpoint's {held}, else {held}; which one is not read)"
+        )
+        out.append(
+            gate.Problem(
+                subject, status, "crash" if status == "blocked" else None,
+                f"the speculative draft model's own quantization (sglang-gpu-min-cc, rule {rid}){how}: "
+                f"{first.get('message')}",
+                first.get("source"),
+                observed=None if first.get("observed") is None else str(first.get("observed")),
+                required=None if first.get("required") is None else str(first.get("required")),
+            )
+        )  # fmt: skip
+    return out
 
 
 def idle_flag_needs(derived: Any, mapping: Mapping[str, Any], version: str | None, pre: Preflight) -> None:
@@ -880,6 +990,7 @@ def preflight_checks() -> tuple[str, ...]:
         a2a.STORAGE_CONFIG_CHECK,
         w4afp8.CHECK,
         w4afp8.MIXED_CC_CHECK,
+        w4afp8.MISMATCH_CHECK,
     )
     return tuple(dict.fromkeys((*LIVE_CHECKS, *fixed, *packages)))
 

@@ -230,6 +230,14 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "checkpoint states none",
         ),
         FactDoc(
+            ("launch.model_quant_loaded",),
+            "the config class the installed SGLang loads the served model's ModelOpt MIXED_PRECISION checkpoint "
+            "with, where the gate decides it (preflight.json model.w4afp8_moe): `modelopt_mixed` whatever "
+            "--quantization says (the release maps it there, and the flag is absent or one it replaces; its minimum "
+            "is the gate's check modelopt-mixed-min-cc), `w4afp8` where the release parses it to w4afp8 and the flag "
+            "is absent or w4afp8 (rule quant-loader-sm90): read by `gate`'s preflight; absent otherwise",
+        ),
+        FactDoc(
             ("launch.model_quant_schemes",),
             "the schemes a compressed-tensors checkpoint's config_groups select (preflight.json "
             "model.compressed_tensors_schemes: `wna16`, `fp8-w8a8`, `fp8-block`, `fp8-w8a16`, `int8-w8a8`, "

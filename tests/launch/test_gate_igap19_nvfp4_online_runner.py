@@ -3,8 +3,9 @@
 On SM100 the refusal nvfp4-online-sm100 passes; SGLang then resolves the MoE runner for the quantization and raises
 for any --moe-runner-backend but auto (flashinfer_trtllm), flashinfer_trtllm and flashinfer_trtllm_routed (0.5.14-
 0.5.17), flashinfer_cutedsl too from 0.5.18, and in 0.5.23 flashinfer_megamoe with --moe-a2a-backend
-flashinfer_megamoe and SGLANG_FLASHINFER_CUTEDSL_NVFP4_W4A16 (not read: unknown). From 0.5.18 flashinfer_cutedsl
-with --moe-a2a-backend deepep raises in the MoE argument check. All before the model loads, dense models included.
+flashinfer_megamoe and SGLANG_FLASHINFER_CUTEDSL_NVFP4_W4A16 on (read from the launch's environment since
+igap20). From 0.5.18 flashinfer_cutedsl with --moe-a2a-backend deepep raises in the MoE argument check. All before
+the model loads, dense models included.
 On the parent (4b195b7) the refused cases are allowed (no such rules)."""
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ def _refusals(release: str, *flags: str) -> dict[str, str]:
             "0.5.23",
             ("--moe-runner-backend", "flashinfer_megamoe", "--moe-a2a-backend", "flashinfer_megamoe"),
             "nvfp4-online-megamoe-a2a",
-            "unknown",
+            "blocked",  # SGLANG_FLASHINFER_CUTEDSL_NVFP4_W4A16 unset: off (igap20 reads it; was unknown)
         ),
     ],
 )

@@ -92,6 +92,21 @@ class Preflight:
         }
 
 
+def _quant_loaded(data: Mapping[str, Any], mixed: Mapping[str, Any], flag: object, inp: Inputs) -> dict[str, Any]:
+    """launch.model_quant_loaded: the config class the release loads the served model's ModelOpt MIXED_PRECISION
+    checkpoint with where the gate decides it (preflight.json model.w4afp8_moe; w4afp8.loaded_method):
+    `modelopt_mixed` whatever --quantization says, or `w4afp8`, so that the quantization rules hold it to that
+    class's minimum, not the flag's; empty otherwise."""
+    table = (data.get("model") or {}).get("w4afp8_moe")
+    if not isinstance(table, Mapping):
+        return {}
+    from stackcheck.launch.preflight.w4afp8 import loaded_method
+
+    flag = flag.lower() if isinstance(flag, str) else None
+    got = loaded_method(table, mixed, flag, inp.sglang_version)
+    return {"model_quant_loaded": got} if got is not None else {}
+
+
 def _float_option(options: Mapping[str, Any], flag: str) -> float | None:
     value = options.get(flag)
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
@@ -156,6 +171,7 @@ def run(inp: Inputs) -> Preflight:
                 launch["model_kv_cache_fp8"] = info.kv_cache_fp8
             if info.mixed_precision is not None:
                 launch["model_mixed_precision"] = info.mixed_precision
+                launch.update(_quant_loaded(data, info.mixed_precision, options.get("--quantization"), inp))
 
     skipped: list[str] = []
     r = inp.readings

@@ -153,6 +153,45 @@ def check_w4afp8_moe(
     return CheckResult(CHECK, "unknown", observed, required, f"{subject}: {message}", source, subject)
 
 
+def loads_modelopt_mixed(
+    table: Mapping[str, Any], mixed: Mapping[str, Any] | None, flag: object, version: str | None
+) -> bool | None:
+    """Whether the release loads the checkpoint as modelopt_mixed, whatever --quantization `flag` says (`mixed`:
+    mixed_precision_experts' reading, None for a checkpoint that is not ModelOpt MIXED_PRECISION): the release maps
+    it to modelopt_mixed and the flag is absent or one it replaces (every flag but those of the table's
+    `modelopt_mixed_flag_kept` for the release: ModelOptMixedPrecisionConfig.override_quantization_method answers
+    first). None where the mapping or the release is not decided."""
+    from stackcheck.facts.versions import version_in
+
+    if mixed is None or mixed.get("modelopt_mixed") is False:
+        return False
+    if mixed.get("modelopt_mixed") is not True:
+        return None
+    if flag is None:
+        return True
+    held: set[bool | None] = set()
+    for row in table.get("modelopt_mixed_flag_kept") or []:
+        if isinstance(row, Mapping) and flag in (row.get("flags") or []):
+            held.add(version_in(version, str(row.get("versions"))) if version is not None else None)
+    if True in held:
+        return False
+    return None if None in held else True
+
+
+def loaded_method(
+    table: Mapping[str, Any], mixed: Mapping[str, Any] | None, flag: object, version: str | None
+) -> str | None:
+    """The config class SGLang loads a ModelOpt MIXED_PRECISION checkpoint with, where the gate decides it (the
+    launch fact model_quant_loaded): `modelopt_mixed` (loads_modelopt_mixed), `w4afp8` where the release parses it
+    to w4afp8 and --quantization `flag` is absent or w4afp8 (another flag is a mismatch SGLang raises: check
+    modelopt-mixed-flag-mismatch); None otherwise, or for a checkpoint that is not one."""
+    if loads_modelopt_mixed(table, mixed, flag, version) is True:
+        return "modelopt_mixed"
+    if mixed is not None and mixed.get("modelopt_mixed") is False and flag in (None, "w4afp8"):
+        return "w4afp8"
+    return None
+
+
 def check_modelopt_mixed_min_cc(
     mixed: Mapping[str, Any] | None,
     flag: object,
@@ -162,15 +201,16 @@ def check_modelopt_mixed_min_cc(
     subject: str,
 ) -> CheckResult | None:
     """fail where the release loads the served model's ModelOpt MIXED_PRECISION checkpoint as modelopt_mixed (`mixed`:
-    mixed_precision_experts' reading, `modelopt_mixed` True; --quantization `flag` not given or w4afp8, which the
-    release overrides) and the box's lowest GPU is below ModelOptMixedPrecisionConfig's minimum capability for the
-    release (table `modelopt_mixed_min_capability`): SGLang's model loader raises 'The quantization method
-    modelopt_mixed is not supported for the current GPU'. unknown where a GPU's capability was not read; None
-    otherwise (the quantization rules judge W4AFp8Config's 90, which the preflight's quant_method w4afp8 names)."""
+    mixed_precision_experts' reading, `modelopt_mixed` True; --quantization `flag` not given or one the release
+    replaces: loads_modelopt_mixed) and the box's lowest GPU is below ModelOptMixedPrecisionConfig's minimum
+    capability for the release (table `modelopt_mixed_min_capability`): SGLang's model loader raises 'The
+    quantization method modelopt_mixed is not supported for the current GPU'. unknown where a GPU's capability was
+    not read; None otherwise (the quantization rules judge W4AFp8Config's 90, which the preflight's quant_method
+    w4afp8 names)."""
     from stackcheck.facts.versions import version_in
     from stackcheck.launch.refusals import lowest_gpu_sm
 
-    if mixed is None or mixed.get("modelopt_mixed") is not True or flag not in (None, "w4afp8") or version is None:
+    if loads_modelopt_mixed(table, mixed, flag, version) is not True or version is None:
         return None
     entry = next(
         (
@@ -189,7 +229,7 @@ def check_modelopt_mixed_min_cc(
     )
     what = (
         f"{subject}: SGLang {version} loads this ModelOpt MIXED_PRECISION checkpoint as modelopt_mixed (it maps it so"
-        f"{'; --quantization w4afp8 is overridden' if flag else ''}), whose config asks for {required}"
+        f"{f'; --quantization {flag} is replaced' if flag else ''}), whose config asks for {required}"
     )
     source = entry.get("source")
     if sm is None:
@@ -203,3 +243,48 @@ def check_modelopt_mixed_min_cc(
         "it on a GPU of that capability, or on a release that asks for less"
     )
     return CheckResult(MIXED_CC_CHECK, "fail", {"sm": sm}, required, message, source, subject)
+
+
+#: another --quantization on a MIXED_PRECISION checkpoint the release parses to w4afp8: a mismatch SGLang raises
+MISMATCH_CHECK = "modelopt-mixed-flag-mismatch"
+
+
+def check_w4afp8_flag_mismatch(
+    mixed: Mapping[str, Any] | None,
+    flag: object,
+    table: Mapping[str, Any],
+    version: str | None,
+    subject: str,
+) -> CheckResult | None:
+    """fail where the served model's ModelOpt MIXED_PRECISION checkpoint is one the release parses to w4afp8
+    (`mixed`: mixed_precision_experts' reading, `modelopt_mixed` False) and --quantization `flag` is another method
+    that no override answers for and no compatibility entry lets through (all but w4afp8 and the table's
+    `w4afp8_flag_mismatch.kept` for the release): SGLang's model config raises ValueError 'Quantization method
+    specified in the model config (w4afp8) does not match ...' before the model loads. unknown where the mapping is
+    not decided; None otherwise (a checkpoint the release maps to modelopt_mixed takes any flag:
+    loads_modelopt_mixed)."""
+    from stackcheck.facts.versions import version_in
+
+    spec = table.get("w4afp8_flag_mismatch")
+    if mixed is None or not isinstance(flag, str) or flag == "w4afp8" or not isinstance(spec, Mapping):
+        return None
+    mapped = mixed.get("modelopt_mixed")
+    if mapped is True or version is None:
+        return None
+    for row in spec.get("kept") or []:
+        if isinstance(row, Mapping) and flag in (row.get("flags") or []):
+            if version_in(version, str(row.get("versions"))) is not False:
+                return None  # kept, or not known to raise
+    required = "--quantization w4afp8, or none (the checkpoint's own method)"
+    what = (
+        f"{subject}: --quantization {flag} on a ModelOpt MIXED_PRECISION checkpoint that SGLang {version} parses to "
+        "w4afp8: no quantization class overrides the flag for it and none lists w4afp8 as compatible, so the model "
+        "config raises ValueError 'Quantization method specified in the model config (w4afp8) does not match the "
+        f"quantization method specified in the `quantization` argument ({flag})' before the model loads"
+    )
+    source = spec.get("source")
+    if mapped is None:
+        why = "; whether the release parses it to w4afp8 or modelopt_mixed (which takes any flag) is not decided"
+        return CheckResult(MISMATCH_CHECK, "unknown", {"flag": flag}, required, what + why, source, subject)
+    message = f"{what}. Leave --quantization out, or give w4afp8"
+    return CheckResult(MISMATCH_CHECK, "fail", {"flag": flag}, required, message, source, subject)
