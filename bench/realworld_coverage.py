@@ -18,6 +18,9 @@ tests/realworld/README.md.
   or by its check) and whose own text (title, explanation, fix) contains every word in `mentions`; the
   echoed log line does not count. When the signature names a stack check and that check fails on the case's
   facts, the check's failing message (triage's `fix.message`: the box's own cause) counts as its text too.
+  A generic error (a signature with `caused_by`, "no kernel image is available") is also named by the one cause
+  triage names on the box (`cause.alone`: exactly one of its causes fails on the facts): an expected feature or
+  check matches that cause, and its failing reasons' messages are the text the mentions are looked for in.
 
 A mention is matched case-insensitively as a substring; `a|b` accepts either spelling.
 
@@ -212,10 +215,26 @@ def score_triage(case: Case, outcome: Outcome) -> None:
     ):
         # the signature's check failing on the crashed box (triage --facts): its message names the box's cause
         text += " " + str(fix.get("message") or "")
+    cause = doc.get("cause")
+    named_cause: dict[str, Any] = {}
+    if isinstance(cause, dict) and cause.get("alone") and cause.get("causes"):
+        # a generic error (a signature's caused_by) whose one cause fails on the crashed box: that cause is named,
+        # by its feature or check, and its failing reasons' messages are its text
+        named_cause = dict(cause["causes"][0])
+        labels = [str(named_cause[k]) for k in ("feature", "check") if named_cause.get(k)]
+        outcome.details["cause"] = " / ".join(labels)
+    cause_text = " ".join(str(r.get("message") or "") for r in named_cause.get("reasons") or [])
     why = []
     for name in _alternatives(triage.get("name")):
         kind = next(k for k in ("signature", "feature", "check") if k in name)
         got = sig.get("id") if kind == "signature" else sig.get(kind)
+        if kind != "signature" and got != name[kind] and named_cause.get(kind) == name[kind]:
+            ok, missing = mentions_ok(cause_text, list(name.get("mentions", [])))
+            if ok:
+                outcome.named = True
+                return
+            why.append(f"{kind} {name[kind]} named as the cause on the box, but its reasons do not say {missing}")
+            continue
         if got != name[kind]:
             why.append(
                 f"{kind} {name[kind]} expected, root cause matched signature {sig.get('id')}"

@@ -1,7 +1,8 @@
 """`stackcheck triage LOGFILE`: the root cause of a crashed server, from its log.
 
 With `--facts FILE` (a saved report of the box that crashed) or `--probe` (this box, probed now), it also
-says which step of the upgrade plan fixes the root cause.
+says which step of the upgrade plan fixes the root cause; for a generic error (signatures.json `caused_by`:
+"no kernel image is available" has several causes) it names the causes whose verdicts fail on that box.
 
 Exit codes: 0 when the log was read (whether or not an error was found), 2 when it (or the facts file)
 cannot be read.
@@ -10,10 +11,11 @@ cannot be read.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
 from typing import Any
 
 from stackcheck.commands.arguments import emit, file_name
-from stackcheck.launch.triage import TriageReport, triage_file, triage_with_plan
+from stackcheck.launch.triage import TriageReport, name_causes, plan_answer, triage_file, triage_with_plan
 from stackcheck.render import TRIAGE_FORMATS
 from stackcheck.render.interface import RenderOptions
 
@@ -34,27 +36,38 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output", metavar="FILE", type=file_name, help="write to FILE atomically instead of stdout")
 
 
-def plan_fix(args: argparse.Namespace, result: Any) -> tuple[bool, dict[str, Any] | None]:
-    """(asked, fix): whether facts were given, and the plan's (or the stack check's) answer for the root
-    cause."""
-    if not (args.facts or args.probe) or (result.feature is None and result.check is None):
-        return bool(args.facts or args.probe), None
+def plan_fix(args: argparse.Namespace, result: Any) -> tuple[bool, dict[str, Any] | None, dict[str, Any] | None]:
+    """(asked, fix, cause): whether facts were given, the plan's (or the stack check's) answer for the root
+    cause, and for a generic error (a signature with `caused_by`) its causes that fail on the box; the answer is
+    then the one for the cause named, when it is alone."""
+    asked = bool(args.facts or args.probe)
+    sig = result.root_cause.signature if result.root_cause is not None else None
+    generic = sig is not None and bool(sig.caused_by)
+    if not asked or (result.feature is None and result.check is None and not generic):
+        return asked, None, None
     from stackcheck.assembly.options import Options
     from stackcheck.assembly.pipeline import build_report
 
     report, _ = build_report(Options(facts_file=args.facts, manifests_dirs=list(args.manifests)))
-    return True, triage_with_plan(result, report.get("plan") or {}, report.get("checks") or [])
+    plan: Mapping[str, Any] = report.get("plan") or {}
+    checks: list[Any] = report.get("checks") or []
+    fix = triage_with_plan(result, plan, checks)
+    cause = name_causes(result, report) if generic else None
+    if cause is not None and cause["alone"] and fix is None:
+        named = cause["causes"][0]
+        fix = plan_answer(named["feature"], named["check"], None, plan, checks)
+    return True, fix, cause
 
 
 def run(args: argparse.Namespace) -> int:
     result = triage_file(args.log)
-    asked, fix = plan_fix(args, result)
+    asked, fix, cause = plan_fix(args, result)
 
     def sources() -> Any:
         from stackcheck.knowledge.loader import load
 
         return load(list(args.manifests)).sources
 
-    report = TriageReport(result, fix, asked, sources)
+    report = TriageReport(result, fix, asked, sources, cause)
     emit(TRIAGE_FORMATS[args.format](report, RenderOptions()), args)
     return 0

@@ -317,6 +317,19 @@ class SignatureExample(TypedDict, total=False):
     function: str  # with where_function: the frame's function
 
 
+class SignatureCause(TypedDict, total=False):
+    """One cause of a generic error (signatures.json `caused_by`): a feature and/or a check whose failing verdict
+    on the box produces it."""
+
+    feature: str
+    check: str
+    rules: list[str]  # only these rules of the verdict count (default: any)
+    gpus_differ_in: str  # counted only where the facts' GPUs differ in this field
+    source: Source
+    inferred: bool
+    note: str
+
+
 class Signature(TypedDict, total=False):
     """A known failure in a server log: `pattern` (a regular expression; `literal`, a plain substring every
     match contains, lets triage skip the regex) names the feature or check it comes from."""
@@ -340,6 +353,7 @@ class Signature(TypedDict, total=False):
     where_function: str  # with where: the function of the frame whose file matches where
     stack_fix: bool  # false: no upgrade the manifests know removes this cause on the GPU the message names
     explains: list[str]  # signatures whose errors this one causes: its earlier error is their root cause
+    caused_by: list[SignatureCause]  # a generic error's causes: triage --facts names the one failing on the box
 
 
 # ---- launch.json (stackcheck gate reads an SGLang command line) -------------------------------------------

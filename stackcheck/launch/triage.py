@@ -88,6 +88,24 @@ EventKind = Literal["traceback", "cuda", "nccl", "error", "signature", "secondar
 
 
 @dataclass(frozen=True)
+class Cause:
+    """One cause a generic error can have (signatures.json `caused_by`): a feature and/or a stack check whose
+    failing verdict on the crashed box produces this error. `rules`: only these rules of the verdict count (empty:
+    any); `gpus_differ_in`: the cause applies only where the facts' GPUs differ in this field (all read)."""
+
+    feature: str | None
+    check: str | None
+    rules: tuple[str, ...] = ()
+    gpus_differ_in: str | None = None
+    source: Any = None
+
+    @property
+    def label(self) -> str:
+        parts = [f"feature {self.feature}" if self.feature else "", f"check {self.check}" if self.check else ""]
+        return " / ".join(p for p in parts if p)
+
+
+@dataclass(frozen=True)
 class Signature:
     id: str
     pattern: re.Pattern[str]
@@ -110,6 +128,8 @@ class Signature:
     where_function: re.Pattern[str] | None = None
     # the signatures whose errors this one causes: an error of this one earlier in the log is their root cause
     explains: tuple[str, ...] = ()
+    # the failing verdicts that produce this (generic) error: with facts, triage names the one failing on the box
+    caused_by: tuple[Cause, ...] = ()
 
     def as_json(self) -> SignatureJSON:
         return {
@@ -172,6 +192,9 @@ def parse_signatures(doc: Any, origin: str) -> list[Signature]:
         if not isinstance(explains, list) or not all(isinstance(x, str) and x for x in explains):
             problems.append(f"{where}.explains: expected a list of signature ids")
             continue
+        causes = _parse_causes(item.get("caused_by", []), f"{where}.caused_by", problems)
+        if causes is None:
+            continue
         out.append(
             Signature(
                 id=str(item["id"]),
@@ -190,6 +213,7 @@ def parse_signatures(doc: Any, origin: str) -> list[Signature]:
                 stack_fix=item.get("stack_fix") is not False,
                 where_function=where_function,
                 explains=tuple(explains),
+                caused_by=causes,
             )
         )
     ids = {s.id for s in out}
@@ -200,6 +224,35 @@ def parse_signatures(doc: Any, origin: str) -> list[Signature]:
     if problems:
         raise ManifestError(problems)
     return out
+
+
+def _parse_causes(items: Any, where: str, problems: list[str]) -> tuple[Cause, ...] | None:
+    """A signature's `caused_by` list; None (and a problem) when it is malformed."""
+    if not isinstance(items, list):
+        problems.append(f"{where}: expected a list of causes")
+        return None
+    out: list[Cause] = []
+    for j, c in enumerate(items):
+        at = f"{where}[{j}]"
+        if not isinstance(c, dict):
+            problems.append(f"{at}: expected an object")
+            return None
+        feature, check, differ = c.get("feature"), c.get("check"), c.get("gpus_differ_in")
+        rules = c.get("rules", [])
+        if not (isinstance(feature, str) and feature) and not (isinstance(check, str) and check):
+            problems.append(f"{at}: names neither a feature nor a check")
+            return None
+        if any(v is not None and not (isinstance(v, str) and v) for v in (feature, check, differ)):
+            problems.append(f"{at}: feature, check and gpus_differ_in are non-empty strings")
+            return None
+        if not isinstance(rules, list) or not all(isinstance(r, str) and r for r in rules):
+            problems.append(f"{at}.rules: expected a list of rule ids")
+            return None
+        if "source" not in c:
+            problems.append(f"{at}: missing source")
+            return None
+        out.append(Cause(feature, check, tuple(rules), differ, c["source"]))
+    return tuple(out)
 
 
 @lru_cache(maxsize=1)
@@ -1192,13 +1245,17 @@ def result_json(result: TriageResult) -> TriageJSON:
 @dataclass(frozen=True)
 class TriageReport:
     """What `stackcheck triage` shows: the log's triage and, when facts were given (`asked`), the plan's
-    answer for its root cause (`fix`, None: the plan says nothing about it)."""
+    answer for its root cause (`fix`, None: the plan says nothing about it) and, for a generic error, its
+    causes that fail on the box (`cause`, from `name_causes`; `fix` is then the plan's answer for the one
+    named, when it is alone)."""
 
     result: TriageResult
     fix: dict[str, Any] | None = None
     asked: bool = False
     #: the manifests' sources, read only when a format names every `source` by them (the JSON)
     sources: Callable[[], Mapping[str, Any]] | None = None
+    #: with facts, the causes of a generic root cause that fail on the box (`name_causes`); None: none named
+    cause: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The JSON document (schemas/triage.schema.json): secrets in the log's text masked, every `source`
@@ -1209,6 +1266,8 @@ class TriageReport:
         doc: dict[str, Any] = redact_tree(result_json(self.result))
         if self.asked:
             doc["fix"] = redact_tree(self.fix)
+            if self.cause is not None:
+                doc["cause"] = redact_tree(self.cause)
         out: dict[str, Any] = normalize(doc, self.sources() if self.sources is not None else {})
         return out
 
@@ -1224,10 +1283,21 @@ def triage_with_plan(
     signature: {"check": id, "status", "message" (the check's first failing reason on this box), "fix" (the
     check's fix), and "step"/the step when a plan step changes the fix's component}. None when neither
     says anything about it."""
-    feature = result.feature
+    sig = result.root_cause.signature if result.root_cause is not None else None
+    return plan_answer(result.feature, result.check, sig, plan, checks)
+
+
+def plan_answer(
+    feature: str | None,
+    check: str | None,
+    sig: Signature | None,
+    plan: Mapping[str, Any],
+    checks: Sequence[Mapping[str, Any]] = (),
+) -> dict[str, Any] | None:
+    """triage_with_plan's answer for a feature and/or a stack check (the root cause's signature's, or the cause
+    `name_causes` named on the box); `sig`: the signature whose `stack_fix` applies to the feature."""
     steps = plan.get("steps")
     numbered = list(enumerate(steps if isinstance(steps, list) else [], 1))
-    sig = result.root_cause.signature if result.root_cause is not None else None
     if feature is not None and sig is not None and not sig.stack_fix:
         # the cause is a launch choice no release runs on this GPU: a step that makes the feature ok in general
         # (audit's default launch) does not fix it
@@ -1239,7 +1309,6 @@ def triage_with_plan(
         for entry in plan.get("still_blocked") or []:
             if isinstance(entry, dict) and entry.get("feature") == feature:
                 return {"still_blocked": True, **entry}
-    check = result.check
     if check is None:
         return None
     verdict = next((c for c in checks if isinstance(c, Mapping) and c.get("id") == check), None)
@@ -1259,3 +1328,100 @@ def triage_with_plan(
                 out.update({"step": n, "plan_step": step})
                 break
     return out
+
+
+def _counts(verdict: Mapping[str, Any] | None, kind: str) -> str:
+    """A verdict as a cause: "fail" (a blocked feature; a check failed, or warning for a rule that only degrades),
+    "unknown", or "ok" (anything else: ok, skipped, degraded by another rule's kind)."""
+    if verdict is None:
+        return "unknown"
+    status = verdict.get("status")
+    if status in (("blocked",) if kind == "feature" else ("failed", "warning")):
+        return "fail"
+    return "unknown" if status == "unknown" else "ok"
+
+
+def _judge_cause(
+    cause: Cause,
+    features: Mapping[str, Mapping[str, Any]],
+    checks: Mapping[str, Mapping[str, Any]],
+    gpus: Sequence[Any],
+) -> tuple[str, list[dict[str, Any]]]:
+    """(outcome, failing reasons) of one cause on the box: "fail" only where a named verdict fails by one of the
+    cause's rules (any rule where it lists none) and its GPU condition holds; "unknown" where a verdict (or the
+    condition) cannot be judged and none fails; else "ok"."""
+    reasons: list[dict[str, Any]] = []
+    seen: set[tuple[Any, ...]] = set()
+    outcomes: list[str] = []
+    for kind, ident, table in (("feature", cause.feature, features), ("check", cause.check, checks)):
+        if ident is None:
+            continue
+        verdict = table.get(ident)
+        outcome = _counts(verdict, kind)
+        mine = [
+            r for r in (verdict or {}).get("reasons") or []
+            if isinstance(r, Mapping) and (not cause.rules or r.get("rule") in cause.rules)
+        ]  # fmt: skip
+        if outcome == "fail":
+            failing = [r for r in mine if r.get("result") == "fail"]
+            if not failing:
+                outcome = "unknown" if any(r.get("result") == "unknown" for r in mine) else "ok"
+            for r in failing:
+                key = (r.get("rule"), str(r.get("observed")), str(r.get("required")), r.get("message"))
+                if key not in seen:
+                    seen.add(key)
+                    reasons.append({"in": f"{kind} {ident}", **{k: r[k] for k in _REASON_KEYS if k in r}})
+        elif outcome == "ok" and cause.rules and any(r.get("result") == "unknown" for r in mine):
+            outcome = "unknown"
+        outcomes.append(outcome)
+    outcome = "fail" if "fail" in outcomes else "unknown" if "unknown" in outcomes else "ok"
+    if outcome == "fail" and cause.gpus_differ_in is not None:
+        values = [g.get(cause.gpus_differ_in) if isinstance(g, Mapping) else None for g in gpus]
+        if len(values) < 2 or any(v is None for v in values):
+            return ("unknown" if len(values) >= 2 else "ok"), []
+        if len(set(map(str, values))) < 2:
+            return "ok", []
+    return outcome, reasons
+
+
+_REASON_KEYS = ("rule", "observed", "required", "message", "gpu", "effect", "source", "inferred")
+
+
+def name_causes(
+    result: TriageResult,
+    report: Mapping[str, Any],
+) -> dict[str, Any] | None:
+    """The causes of the root cause's generic error that fail on the box (its signature's `caused_by`, judged by
+    the audit of the facts: `report`'s features, checks and facts.gpus). None when the signature lists no
+    causes or none of them fails (an unknown verdict never names a cause). Otherwise {"signature", "causes":
+    [{"feature", "check", "status" ("fail"), "reasons": the failing reasons (observed, required, message, source),
+    "source": why this verdict causes this error}], "alone": whether exactly one fails (more: the log cannot tell
+    them apart), "not_ruled_out": the causes not judged on these facts, "ruled_out": those that do not fail}."""
+    rc = result.root_cause
+    sig = rc.signature if rc is not None else None
+    if sig is None or not sig.caused_by:
+        return None
+    features = {f["id"]: f for f in report.get("features") or [] if isinstance(f, Mapping) and "id" in f}
+    checks = {c["id"]: c for c in report.get("checks") or [] if isinstance(c, Mapping) and "id" in c}
+    facts = report.get("facts")
+    gpus = facts.get("gpus") if isinstance(facts, Mapping) else None
+    gpu_list = gpus if isinstance(gpus, list) else []
+    named: list[dict[str, Any]] = []
+    unknown: list[str] = []
+    ok: list[str] = []
+    for cause in sig.caused_by:
+        outcome, reasons = _judge_cause(cause, features, checks, gpu_list)
+        if outcome == "fail" and reasons:
+            entry: dict[str, Any] = {"feature": cause.feature, "check": cause.check, "status": "fail"}
+            if cause.gpus_differ_in is not None:
+                entry["gpus_differ_in"] = cause.gpus_differ_in
+            entry.update({"reasons": reasons, "source": cause.source})
+            named.append(entry)
+        elif outcome in {"fail", "unknown"}:
+            unknown.append(cause.label)
+        else:
+            ok.append(cause.label)
+    if not named:
+        return None
+    return {"signature": sig.id, "causes": named, "alone": len(named) == 1, "not_ruled_out": unknown,
+            "ruled_out": ok}  # fmt: skip

@@ -16,8 +16,57 @@ def render_report(report: TriageReport) -> str:
     """The text format: the log's triage, then (when facts were given) the plan's answer for its root cause."""
     text = render_text(report.result)
     if report.asked:
-        text += render_fix(report.fix, report.result.feature, report.result.check)
+        feature, check = report.result.feature, report.result.check
+        cause = report.cause
+        if cause is not None:
+            text += render_cause(cause)
+            if cause.get("alone") and feature is None and check is None:
+                feature, check = cause["causes"][0].get("feature"), cause["causes"][0].get("check")
+        text += render_fix(report.fix, feature, check)
     return text
+
+
+def render_cause(cause: Mapping[str, Any]) -> str:
+    """The causes of a generic root cause that fail on the box, as text lines (secrets masked, terminal-safe)."""
+    from stackcheck.redact import redact_text, terminal_safe
+
+    return terminal_safe(redact_text(_render_cause(cause)))
+
+
+def _label(entry: Mapping[str, Any]) -> str:
+    bits = [f"feature {entry['feature']}" if entry.get("feature") else "",
+            f"check {entry['check']}" if entry.get("check") else ""]  # fmt: skip
+    return " / ".join(b for b in bits if b)
+
+
+def _render_cause(cause: Mapping[str, Any]) -> str:
+    named = [c for c in cause.get("causes") or [] if isinstance(c, Mapping)]
+    sig = cause.get("signature")
+    if cause.get("alone"):
+        out = [f"cause on this box: {_label(named[0])} fails on the facts given, and it produces this error "
+               f"({sig}, an error with several causes)"]  # fmt: skip
+    else:
+        out = [f"causes on this box: {len(named)} of the causes of this error ({sig}) fail on the facts given, "
+               "and the log cannot tell which of them it comes from:"]  # fmt: skip
+    for c in named:
+        if not cause.get("alone"):
+            out.append(f"  {_label(c)}")
+        for r in c.get("reasons") or []:
+            where = f" ({r['gpu']})" if r.get("gpu") else ""
+            out.append(f"  {r.get('in')}, rule {r.get('rule')}{where}: observed {r.get('observed')!s}, "
+                       f"required {r.get('required')!s}")  # fmt: skip
+            if r.get("message"):
+                out.append(f"    {_short(str(r['message']), 300)}")
+            if r.get("source"):
+                out.append(f"    source: {_source_text(r['source'])}")
+        if c.get("gpus_differ_in"):
+            out.append(f"    (counted because the GPUs differ in {c['gpus_differ_in']})")
+        out.append(f"    why it gives this error: {_source_text(c.get('source'))}")
+    if cause.get("not_ruled_out"):
+        out.append(f"  not ruled out (not judged on these facts): {'; '.join(map(str, cause['not_ruled_out']))}")
+    if cause.get("ruled_out"):
+        out.append(f"  ruled out (they pass on these facts): {'; '.join(map(str, cause['ruled_out']))}")
+    return "\n".join(out) + "\n"
 
 
 def _short(text: str, width: int = 160) -> str:
