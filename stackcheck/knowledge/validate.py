@@ -242,6 +242,15 @@ def semantic_problems(docs: Mapping[str, tuple[str, Any]], known: Mapping[str, A
                 if list_key == "signatures" and item.get("check") and check_ids:
                     if _h(item["check"]) not in check_ids:
                         problems.append(f"{origin}: $.signatures[{i}].check: unknown check {item['check']!r}")
+                if list_key == "signatures" and isinstance(item.get("caused_by"), list):
+                    for k, cause in enumerate(item["caused_by"]):
+                        if not isinstance(cause, dict):
+                            continue
+                        for key, ids, what in (("feature", feature_ids, "feature"), ("check", check_ids, "check")):
+                            if cause.get(key) and ids and _h(cause[key]) not in ids:
+                                problems.append(
+                                    f"{origin}: $.signatures[{i}].caused_by[{k}].{key}: unknown {what} {cause[key]!r}"
+                                )
                 if list_key == "signatures" and isinstance(item.get("pattern"), str):
                     import re
 

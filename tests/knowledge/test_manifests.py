@@ -221,3 +221,20 @@ def test_overlapping_gate_ranges_are_a_contradiction(tmp_path: Path) -> None:
 def test_driver_cuda_is_read_from_the_cuda_minimum_drivers(driver: str, cuda: str | None) -> None:
     """The highest CUDA a driver supports comes from components.json's CUDA releases (their min_driver)."""
     assert load([], env={}).driver_cuda(driver) == cuda
+
+
+def test_a_signature_cause_naming_an_unknown_check_or_feature_is_reported() -> None:
+    """signatures.json `caused_by` (itriage2): a cause whose check or feature id exists nowhere would never name
+    anything; validation says so with the file and the JSON path, as it does for a signature's own check."""
+    texts = shipped_texts()
+    docs = {name: (origin, json.loads(text)) for name, (origin, text) in texts.items()}
+    origin, sigs = docs["signatures.json"]
+    entry = next(s for s in sigs["signatures"] if s.get("caused_by"))
+    i = sigs["signatures"].index(entry)
+    entry["caused_by"] = [
+        {**entry["caused_by"][0], "check": "kernel-arhc"},
+        {**entry["caused_by"][0], "feature": "torch-cuda-archs", "check": None},
+    ]
+    problems = validate_documents(docs)
+    assert f"{origin}: $.signatures[{i}].caused_by[0].check: unknown check 'kernel-arhc'" in problems, problems
+    assert f"{origin}: $.signatures[{i}].caused_by[1].feature: unknown feature 'torch-cuda-archs'" in problems
