@@ -371,6 +371,14 @@ def idle_flag_needs(derived: Any, mapping: Mapping[str, Any], version: str | Non
     archs = [str(a) for a in getattr(model, "architectures", None) or []]
     if version is None or not archs:
         return
+    # a speculative draft model (--speculative-draft-model-path) runs its own layers under the same server args: its
+    # architectures must be listed too (a STANDALONE Qwen3 draft calls the communicator), and read (fail closed)
+    for info in pre.models:
+        if info.role == "draft model":
+            drafts = [str(a) for a in getattr(info, "architectures", None) or []]
+            if not drafts:
+                return
+            archs = [*archs, *(a for a in drafts if a not in archs)]
     flags = gate.reading_flags(mapping, version)
     for option in mapping.get("options") or []:
         flag = str(option.get("flag")) if isinstance(option, Mapping) else ""

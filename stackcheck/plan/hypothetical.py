@@ -298,13 +298,10 @@ def prime(manifests: Manifests, has_gpus: bool) -> None:
     if has_gpus in done:
         return
     done[has_gpus] = True
-    import sys
+    from stackcheck.knowledge import prepared
 
-    from stackcheck.knowledge import loader, prepared
-
-    deps_file = getattr(sys.modules[predicate_components.__module__], "__file__", None) or ""  # (plan/deps.py)
     name = f"plan-deps-{int(has_gpus)}"
-    kept = prepared.kept_for(manifests, name, _DEPS_DOCS, __file__, deps_file, loader.__file__ or "")
+    kept = prepared.kept_for(manifests, name, _DEPS_DOCS, *deps_readers())
     if kept is None:
         return
     # which rules the engine judges per GPU model (engine._rule_per_gpu), read back too where the gate's loading
@@ -315,6 +312,17 @@ def prime(manifests: Manifests, has_gpus: bool) -> None:
     if kept[2] is not None and _restore(kept[2], items, n_features, manifests, has_gpus):
         return
     prepared.keep(kept[0], name, kept[1], _work_out(items, n_features, manifests, has_gpus))
+
+
+def deps_readers() -> tuple[str, ...]:
+    """The modules whose code makes the kept dependency answers (prime's key): this one, plan/deps.py, the loader, and
+    facts/model.py (its KERNEL_PACKAGES is part of deps.py's package -> component table and of _components)."""
+    import sys
+
+    from stackcheck.knowledge import loader
+
+    mods = (__name__, predicate_components.__module__, loader.__name__, "stackcheck.facts.model")
+    return tuple(getattr(sys.modules[m], "__file__", None) or "" for m in mods)
 
 
 def _parts(item: Any) -> list[tuple[Any, str]]:

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from stackcheck.facts.model import load_facts_file
-from stackcheck.knowledge import loader, prepared
+from stackcheck.knowledge import prepared
 from stackcheck.knowledge.loader import Manifests, load
-from stackcheck.plan import deps, hypothetical
+from stackcheck.plan import hypothetical
 from stackcheck.plan.deps import EVERY, feature_components, predicate_components
 from stackcheck.plan.planner import plan_and_facts
 from stackcheck.verdicts import engine
@@ -31,6 +31,13 @@ def caches_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.delenv("STACKCHECK_PLAN_CACHE", raising=False)
     monkeypatch.setenv("STACKCHECK_CACHE_DIR", str(tmp_path))
     return tmp_path / "prepared"
+
+
+@pytest.fixture(autouse=True)
+def _room_for_the_shapes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """engine._SHAPES stops memoising at 65536 rules, which the gate tests before these fill in one process (the
+    read-back below would then find no shape kept): each test starts with it empty (irev51)."""
+    monkeypatch.setattr(engine, "_SHAPES", {})
 
 
 def _twins(where: Path, has_gpus: bool) -> list[Path]:
@@ -112,7 +119,7 @@ def test_a_damaged_twin_is_not_used(caches_on: Path) -> None:
     hypothetical.prime(load([], env={}), True)
     assert len(_twins(caches_on, True)) == 1
     m = load([], env={})
-    readers = (hypothetical.__file__, deps.__file__, loader.__file__ or "")
+    readers = hypothetical.deps_readers()
     kept = prepared.kept_for(m, "plan-deps-1", hypothetical._DEPS_DOCS, *readers)
     assert kept is not None and kept[2] is not None
     value = kept[2]
@@ -156,3 +163,31 @@ def test_a_plan_with_the_answers_read_back_is_the_plan_from_scratch(
         plans.append((json.dumps(plan.to_json(), sort_keys=True), json.dumps(after, sort_keys=True)))
     assert len(_twins(caches_on, True)) == 1
     assert plans[0] == plans[1] == plans[2]
+
+
+def test_an_edit_of_the_kernel_package_names_is_a_new_key(caches_on: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """irev51: deps.py's package -> component table and _components read facts/model.py's KERNEL_PACKAGES, so an edit
+    there (a renamed kernel package) must not read back the answers worked out with the old names."""
+    import stackcheck.facts.model as facts_model
+    from stackcheck import paths
+
+    hypothetical.prime(load([], env={}), True)
+    assert len(_twins(caches_on, True)) == 1
+    restored: list[bool] = []
+    real = hypothetical._restore
+
+    def spy(*args: Any) -> bool:
+        restored.append(real(*args))
+        return restored[-1]
+
+    monkeypatch.setattr(hypothetical, "_restore", spy)
+    hypothetical.prime(load([], env={}), True)
+    assert restored == [True]  # the same files: read back
+    path = str(facts_model.__file__)
+    stamp = paths.code_stamp(path)
+    assert stamp is not None
+    monkeypatch.setitem(paths._CODE_STAMPS, path, (stamp[0] + 1, *stamp[1:]))  # facts/model.py edited
+    m = load([], env={})
+    hypothetical.prime(m, True)
+    assert restored == [True]  # another key: worked out again, not read back
+    assert _memos(m, True) == _expected(m, True)
