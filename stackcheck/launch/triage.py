@@ -491,6 +491,7 @@ _IDLE, _TB, _EXC_STATE, _CHAIN, _CALLSTACK, _LOGERR_WAIT, _USAGE = range(7)
 USAGE = "usage: "
 ARGPARSE_ERROR = ": error: "
 MAX_USAGE_LINES = 4000  # SGLang's usage block lists every flag: ~600 flags fit in far fewer lines
+MAX_RECORD_LINES = MAX_MESSAGE_LINES  # continuation lines a one-line error's record takes (a wrapped message)
 
 
 def _indent(text: str) -> int:
@@ -506,6 +507,7 @@ class _Record:
     line: int
     indent: int  # of its first line (without a prefix)
     heading: bool  # its first line ends with ":" (its details follow on the next lines)
+    first: int = 0  # the number of its first line
 
 
 class _Stream:
@@ -669,6 +671,8 @@ class Analyzer:
     def _continues(self, rec: _Record, lineno: int, text: str) -> bool:
         """Whether an unprefixed line goes on the record of the last one-line error (module docstring, rule 1)."""
         if lineno != rec.line + 1 or rec.stream.state != _IDLE or self.last.state != _IDLE:
+            return False
+        if lineno - rec.first > MAX_RECORD_LINES:  # a wrapped message is a few lines, not a listing without end
             return False
         body = text.lstrip(" \t")
         if not body.strip() or TB_HEADER in body or body.startswith((LOGGING_ERROR, USAGE)):
@@ -834,7 +838,7 @@ class Analyzer:
             return
         self._record(st, ev)
         if ev.level != "warning":
-            self._record_open = _Record(ev, st, lineno, _indent(self._line), text.endswith(":"))
+            self._record_open = _Record(ev, st, lineno, _indent(self._line), text.endswith(":"), lineno)
 
     def _match_text(self, text: str, frames: list[Frame]) -> Signature | None:
         for sig in self.signatures:

@@ -137,3 +137,16 @@ def test_a_continuation_does_not_reorder_processes_that_failed_earlier() -> None
     assert result.root_cause is not None and result.root_cause.stream == "TP1"
     tp0 = [e for e in result.errors if e.stream == "TP0"]
     assert [sig_id(e) for e in tp0] == [None, "nvidia-container-require-unsatisfied"]
+
+
+def test_a_continuation_chain_is_bounded() -> None:
+    """irev51: the chain had no bound, so a signature line 100k unbroken lines after an unnamed heading error
+    replaced it as the root cause. A wrapped message is a few lines: past MAX_RECORD_LINES the record has ended,
+    and the far line is an error of its own, after the heading's."""
+    from stackcheck.launch.triage import MAX_RECORD_LINES
+
+    near = ROW + "detail line\n" * (MAX_RECORD_LINES - 2) + REQUIRE
+    assert sig_id(root(EVENTS_HEAD + near)) == "nvidia-container-require-unsatisfied"
+    far = ROW + "detail line\n" * 2000 + REQUIRE
+    rc = root(EVENTS_HEAD + far)
+    assert sig_id(rc) is None and rc.line == 4, (rc.line, rc.text)
