@@ -136,6 +136,18 @@ def test_a_live_audit_imports_no_ast(tmp_path: Path) -> None:
     assert "_ast" not in mods  # (no torch under the root: nothing to parse)
 
 
+def test_a_live_audit_of_no_image_imports_no_image_only_probe(tmp_path: Path) -> None:
+    # the container toolkit and Docker daemon probes judge only an image audit: on any other view the runner
+    # skips them with their own reason (probes.IMAGE_ONLY) without importing their modules (~2 M instructions)
+    rc, mods, out = _modules_after("audit", "--root", str(tmp_path), "--format", "json")
+    assert rc in (0, 1) and out.startswith("{")
+    assert "stackcheck.probes.runner" in mods
+    assert "stackcheck.probes.container_toolkit" not in mods and "stackcheck.probes.docker_daemon" not in mods
+    got = {p["name"]: (p["status"], p["reason"]) for p in json.loads(out)["probes"]}
+    assert got["container_toolkit"] == ("skipped", "only an image audit (--image) judges NVIDIA_REQUIRE_*")
+    assert got["docker_daemon"] == ("skipped", "only an image audit (--image) judges how its container starts")
+
+
 def test_a_cached_report_from_saved_facts_imports_no_packaging_version_nor_typing(tmp_path: Path) -> None:
     # packaging.version is ~3 ms of every start: once the verdicts come from the plan cache, the implied-versions
     # step (facts.implied: which stated release pins what) compares the facts' and the releases' versions as
