@@ -148,6 +148,22 @@ def test_a_live_audit_of_no_image_imports_no_image_only_probe(tmp_path: Path) ->
     assert got["docker_daemon"] == ("skipped", "only an image audit (--image) judges how its container starts")
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("audit", "--format", "json"),
+        ("gate", "--dry-run", "--", "python3", "-m", "sglang.launch_server", "--model-path", "x", "--tp", "1"),
+    ],
+)
+def test_the_fast_command_lines_import_no_argparse(tmp_path: Path, argv: tuple[str, ...]) -> None:
+    # `audit` and `gate ... --` read their common command lines without argparse's parser (cli._fast_args): their
+    # verb modules take argparse for annotations only, so argparse itself (~8 M instructions) is not imported
+    rc, mods, out = _modules_after(*argv, env={"STACKCHECK_CACHE_DIR": str(tmp_path)})  # (this host: --root is no
+    assert rc in (0, 1) and out  # option of the fast path)
+    assert "stackcheck.commands." + argv[0] in mods
+    assert "argparse" not in mods and "gettext" not in mods
+
+
 def test_a_cached_report_from_saved_facts_imports_no_packaging_version_nor_typing(tmp_path: Path) -> None:
     # packaging.version is ~3 ms of every start: once the verdicts come from the plan cache, the implied-versions
     # step (facts.implied: which stated release pins what) compares the facts' and the releases' versions as
