@@ -39,6 +39,7 @@ ROWS: dict[str, list[str]] = {
     "audit --python (fake SGLang)": ["audit", "--format", "json", "--python", "{fake}"],
 }
 COLLECTED = re.compile(r"==(\d+)== Collected : (\d+)")
+FIRST_PID = re.compile(r"==(\d+)==")
 
 
 def count(argv: list[str], env: dict[str, str], cwd: str, out_dir: str) -> tuple[float, float]:
@@ -55,7 +56,8 @@ def count(argv: list[str], env: dict[str, str], cwd: str, out_dir: str) -> tuple
     found = COLLECTED.findall(run.stderr)
     if not found:
         raise SystemExit(f"callgrind gave no count for {' '.join(argv)}: {run.stderr[-300:]}")
-    first = min(int(pid) for pid, _ in found)
+    head = FIRST_PID.search(run.stderr)  # (the command's lines come first: its pid, as pids may wrap)
+    first = int(head.group(1)) if head is not None else int(found[0][0])
     total = sum(int(n) for _, n in found)
     main_count = sum(int(n) for pid, n in found if int(pid) == first)
     return total / 1e6, main_count / 1e6
