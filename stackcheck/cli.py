@@ -61,10 +61,7 @@ def main_inner(argv: Sequence[str]) -> int:
         return _plan(argv)
     if verb in _FAST:
         args = _fast_args(argv)
-        if args is not None:
-            from stackcheck.commands.lean_gettext import import_argparse
-
-            import_argparse()  # (the verb's module imports argparse: without gettext and locale, as build_parser does)
+        if args is not None:  # (its namespace is argparse's without argparse: the verb's module imports none either)
             module = importlib.import_module(COMMANDS[verb][0])
             return int(module.run(args))
     return _verb(argv, verb)

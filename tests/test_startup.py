@@ -123,7 +123,8 @@ def test_a_live_audit_imports_no_pathlib(tmp_path: Path) -> None:
 
 def test_a_live_audit_imports_no_ast(tmp_path: Path) -> None:
     # torch/version.py is compiled to an AST with the C module's node classes, and the source tables' reader
-    # imports ast only where it parses a source: the ast module is ~3 ms of every audit's start
+    # imports ast only where it parses a source: the ast module is ~3 ms of every audit's start; and the C module
+    # _ast too is imported only where torch/version.py is read (making its ~120 node classes: ~9 M instructions)
     env = {"STACKCHECK_CACHE_DIR": str(tmp_path / "cache"), "STACKCHECK_PLAN_CACHE": "1"}  # (the tests turn it off)
     argv = ("audit", "--root", str(tmp_path), "--format", "json")
     _modules_after(*argv, env=env)  # computes the plan (the planner's dataclasses import ast) and keeps it
@@ -132,6 +133,35 @@ def test_a_live_audit_imports_no_ast(tmp_path: Path) -> None:
     assert {"stackcheck.probes.packages", "stackcheck.readers.sourcetables"} <= mods
     assert "stackcheck.plan.planner" not in mods  # the plan came from the cache
     assert "ast" not in mods
+    assert "_ast" not in mods  # (no torch under the root: nothing to parse)
+
+
+def test_a_live_audit_of_no_image_imports_no_image_only_probe(tmp_path: Path) -> None:
+    # the container toolkit and Docker daemon probes judge only an image audit: on any other view the runner
+    # skips them with their own reason (probes.IMAGE_ONLY) without importing their modules (~2 M instructions)
+    rc, mods, out = _modules_after("audit", "--root", str(tmp_path), "--format", "json")
+    assert rc in (0, 1) and out.startswith("{")
+    assert "stackcheck.probes.runner" in mods
+    assert "stackcheck.probes.container_toolkit" not in mods and "stackcheck.probes.docker_daemon" not in mods
+    got = {p["name"]: (p["status"], p["reason"]) for p in json.loads(out)["probes"]}
+    assert got["container_toolkit"] == ("skipped", "only an image audit (--image) judges NVIDIA_REQUIRE_*")
+    assert got["docker_daemon"] == ("skipped", "only an image audit (--image) judges how its container starts")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("audit", "--format", "json"),
+        ("gate", "--dry-run", "--", "python3", "-m", "sglang.launch_server", "--model-path", "x", "--tp", "1"),
+    ],
+)
+def test_the_fast_command_lines_import_no_argparse(tmp_path: Path, argv: tuple[str, ...]) -> None:
+    # `audit` and `gate ... --` read their common command lines without argparse's parser (cli._fast_args): their
+    # verb modules take argparse for annotations only, so argparse itself (~8 M instructions) is not imported
+    rc, mods, out = _modules_after(*argv, env={"STACKCHECK_CACHE_DIR": str(tmp_path)})  # (this host: --root is no
+    assert rc in (0, 1) and out  # option of the fast path)
+    assert "stackcheck.commands." + argv[0] in mods
+    assert "argparse" not in mods and "gettext" not in mods
 
 
 def test_a_cached_report_from_saved_facts_imports_no_packaging_version_nor_typing(tmp_path: Path) -> None:

@@ -5,8 +5,6 @@ fail the audit (`stackcheck gate` handles required features)."""
 
 from __future__ import annotations
 
-import argparse
-
 from stackcheck.commands.arguments import (
     add_facts_options,
     add_output_options,
@@ -20,6 +18,7 @@ from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.render import REPORT_FORMATS
 
 if TYPE_CHECKING:
+    import argparse  # (annotations only: the fast path's audit imports no argparse)
     from collections.abc import Callable
     from typing import Any
 

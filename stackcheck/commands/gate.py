@@ -25,7 +25,6 @@ server's; with --watch too (128 + N when signal N ended it)."""
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 
@@ -36,6 +35,7 @@ from stackcheck.render import GATE_FORMATS
 from stackcheck.render.interface import RenderOptions
 
 if TYPE_CHECKING:
+    import argparse  # (at run time where the parser is built: `gate ... --` of the fast path imports no argparse)
     from collections.abc import Sequence
     from typing import Any
 
@@ -99,6 +99,8 @@ STARTED_BY_CHOICES = ("docker-gpus", "nvidia-runtime", "cdi-device")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    import argparse  # (imported by the parser's builder already: commands.lean_gettext)
+
     p.epilog = HELP_EPILOG
     add_facts_options(p)
     p.add_argument(
@@ -193,6 +195,8 @@ def corrected_argv(argv: list[str], parser: argparse.ArgumentParser) -> list[str
     """The gate's own arguments with the `--` a user left out put back before the server command, or None
     when nothing is missing. The gate's options are read as argparse would (`--opt value`, `--opt=value`,
     a unique prefix); the first word that is not one of them starts the command."""
+    import argparse  # (the parser's: imported already)
+
     options = {o: a for a in parser._actions for o in a.option_strings}
     i = 0
     while i < len(argv):
@@ -227,6 +231,8 @@ def _starts_command(word: str) -> bool:
 
 
 def _positive_float(text: str) -> float:
+    import argparse  # (argparse calls it while parsing: imported already)
+
     try:
         value = float(text)
     except ValueError:

@@ -58,6 +58,13 @@ _TABLE: tuple[tuple[str, str, str, tuple[str, ...], tuple[str, ...]], ...] = (
 #: the probes started before the others ready at the same time (Probe.starts_first): the NVML probe takes the forked
 #: reader's answer (nvml_early) and only waits on its pipe, so it goes first and reads the answer as soon as it is there
 _STARTS_FIRST = frozenset({"nvml"})
+#: the probes that read the host only for an image audit (`--image`: the view has image_facts), and the reason they are
+#: skipped with on any other view: the runner says so without importing their modules or starting their threads
+#: (the modules' own run() says the same, for a registry of classes)
+IMAGE_ONLY: dict[str, str] = {
+    "container_toolkit": "only an image audit (--image) judges NVIDIA_REQUIRE_*",
+    "docker_daemon": "only an image audit (--image) judges how its container starts",
+}
 #: the probes whose `prepare` the runner calls when the first wave starts (Probe.prepares): the toolkits probe runs
 #: `nvcc --version` then, while the target's Python is read, instead of after it
 _PREPARES = frozenset({"toolkits"})
@@ -66,12 +73,13 @@ _PREPARES = frozenset({"toolkits"})
 class LazyProbe:
     """A probe named by the table above: its sections and needs without its module; `load` imports the class."""
 
-    __slots__ = ("cls_name", "module", "name", "needs", "prepares", "sections", "starts_first")
+    __slots__ = ("cls_name", "image_only", "module", "name", "needs", "prepares", "sections", "starts_first")
 
     def __init__(self, name: str, module: str, cls_name: str, sections: tuple[str, ...], needs: tuple[str, ...]):
         self.name, self.module, self.cls_name = name, f"stackcheck.probes.{module}", cls_name
         self.sections, self.needs = sections, needs
         self.starts_first, self.prepares = name in _STARTS_FIRST, name in _PREPARES
+        self.image_only: str | None = IMAGE_ONLY.get(name)  # (the reason it is skipped outside an image audit)
 
     def load(self) -> type[Probe]:
         from importlib import import_module
@@ -103,6 +111,6 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "DEEP_PROBES", "DEFAULT_PROBES", "HOST_PROBES", "PROBES", "LazyProbe", "Probe", "ProbeContext", "ProbeResult",
-    "lazy_registry",
+    "DEEP_PROBES", "DEFAULT_PROBES", "HOST_PROBES", "IMAGE_ONLY", "PROBES", "LazyProbe", "Probe", "ProbeContext",
+    "ProbeResult", "lazy_registry",
 ]  # fmt: skip

@@ -46,6 +46,7 @@ import posixpath
 
 from stackcheck.lazy_re import lazy as _lazy
 from stackcheck.lean_typing import TYPE_CHECKING
+from stackcheck.probes import IMAGE_ONLY
 from stackcheck.probes.interface import Probe, ProbeContext, ProbeResult
 from stackcheck.readers.fsview import FileView, HostView
 
@@ -245,7 +246,7 @@ class ContainerToolkitProbe(Probe):
 
     def run(self, ctx: ProbeContext) -> ProbeResult:
         if not callable(getattr(ctx.view, "image_facts", None)):
-            return ProbeResult({}, "skipped", "only an image audit (--image) judges NVIDIA_REQUIRE_*")
+            return ProbeResult({}, "skipped", IMAGE_ONLY[self.name])
         # the host's toolkit, whatever the view: the image's container is started by the host
         found = probe_container_toolkit(HostView(str(ctx.root)), ctx.host_environ)
         if found.get("error"):

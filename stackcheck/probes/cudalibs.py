@@ -184,11 +184,70 @@ def _library_kind(view: FileView, path: str, machine: int) -> str:
     return "ok"
 
 
-def interpreter_rpath(view: FileView, interpreter: str) -> dict[str, Any]:
+#: the code whose answer interpreter_rpath keeps (readers.kept's key): this module, the ELF reader, expand_dirs
+_RPATH_READERS = tuple(
+    os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), *parts)
+    for parts in (("probes", "cudalibs.py"), ("readers", "elf.py"), ("readers", "libs.py"))
+)
+
+
+def interpreter_rpath(view: FileView, interpreter: str, cache_dir: str | None = "") -> dict[str, Any]:
     """The directories the loader takes from the interpreter's DT_RPATH for every library its process loads (the
     module docstring): {"interpreter", "rpath", "dirs"}, "dirs" empty where it has none or has a DT_RUNPATH (then
     "runpath" says so), or {"interpreter", "error"} where its ELF could not be read. $ORIGIN is the directory of
-    the executable's real path, as the loader takes it from /proc/self/exe."""
+    the executable's real path, as the loader takes it from /proc/self/exe. On this host, with a `cache_dir` (the
+    probes' ProbeContext.cache_dir; "" keeps nothing), an answer read is kept by the real file's stamp
+    (stackcheck.readers.kept): every audit and gate reads the same interpreter, and the ELF reader's import and the
+    read are ~1 ms of the main process's work under the interpreter lock; an error is never kept."""
+    kept, stamp, real = None, None, ""
+    if cache_dir != "" and is_host(view):
+        kept, stamp, real = _kept_rpath(view, interpreter, cache_dir)
+        if kept is not None:
+            from stackcheck.readers.kept import MISS
+
+            got = kept.get(real, stamp)
+            if got is not MISS and _is_rpath_answer(got):
+                return {"interpreter": interpreter, **got}
+    out = _read_interpreter_rpath(view, interpreter)
+    if kept is not None and "error" not in out:
+        kept.put(real, stamp, {k: v for k, v in out.items() if k != "interpreter"})
+        kept.save()
+    return out
+
+
+def _kept_rpath(view: FileView, interpreter: str, cache_dir: str | None) -> tuple[Any, list[int] | None, str]:
+    """(the kept answers, the stamp of the interpreter's real file taken before it is read, its real path), or
+    (None, None, "") with the caches off or no stamp."""
+    from stackcheck.readers.kept import Kept, directory, file_stamp
+
+    where = directory(cache_dir)
+    if where is None:
+        return None, None, ""
+    try:
+        real = view.realpath(interpreter)
+    except (OSError, ValueError):
+        return None, None, ""
+    stamp = file_stamp(real)
+    if stamp is None:
+        return None, None, ""
+    return Kept("interpreter_rpath", where, _RPATH_READERS), stamp, real
+
+
+def _is_rpath_answer(got: Any) -> bool:
+    """A kept answer of the shape _read_interpreter_rpath gives (less "interpreter"), nothing else."""
+    if type(got) is not dict or set(got) - {"rpath", "dirs", "runpath"} or not {"rpath", "dirs"} <= set(got):
+        return False
+    dirs, rpath, runpath = got["dirs"], got["rpath"], got.get("runpath", "")
+    return (
+        type(dirs) is list
+        and all(type(d) is str for d in dirs)
+        and (rpath is None or type(rpath) is str)
+        and type(runpath) is str
+    )
+
+
+def _read_interpreter_rpath(view: FileView, interpreter: str) -> dict[str, Any]:
+    """interpreter_rpath's answer read from the interpreter's ELF."""
     from stackcheck.readers.elf import ElfError, ElfFile
 
     out: dict[str, Any] = {"interpreter": interpreter}
@@ -211,13 +270,17 @@ def interpreter_rpath(view: FileView, interpreter: str) -> dict[str, Any]:
 
 
 def probe_cuda_libs(
-    env: Mapping[str, str], view: FileView, sonames: tuple[str, ...] = SONAMES, interpreter: str | None = None
+    env: Mapping[str, str],
+    view: FileView,
+    sonames: tuple[str, ...] = SONAMES,
+    interpreter: str | None = None,
+    cache_dir: str | None = "",
 ) -> dict[str, Any]:
     """The `cuda_libs` facts section (see the module docstring); `sonames` others than the section's (the
     driver's libcuda.so.1 for the kernel symbol probe) are found the same way. `interpreter`: the audited Python's
-    box path, whose DT_RPATH the loader searches first."""
+    box path, whose DT_RPATH the loader searches first; `cache_dir`: where its answer is kept (interpreter_rpath)."""
     dirs = [d.rstrip("/") for d in (env.get("LD_LIBRARY_PATH") or "").split(":") if d.startswith("/")]
-    own: dict[str, Any] | None = interpreter_rpath(view, interpreter) if interpreter else None
+    own: dict[str, Any] | None = interpreter_rpath(view, interpreter, cache_dir) if interpreter else None
     rpath_dirs = [d for d in (own or {}).get("dirs") or [] if d.startswith("/")]
     cache, how, unknown = _ld_cache(view, sonames)
     listings: dict[object, set[str]] = {}
@@ -291,7 +354,7 @@ class CudaLibsProbe(Probe):
     sections: ClassVar[tuple[str, ...]] = ("cuda_libs",)
 
     def run(self, ctx: ProbeContext) -> ProbeResult:
-        libs = probe_cuda_libs(ctx.loader_environ, view_of(ctx), interpreter=_interpreter(ctx))
+        libs = probe_cuda_libs(ctx.loader_environ, view_of(ctx), interpreter=_interpreter(ctx), cache_dir=ctx.cache_dir)
         how = str(libs.get("ld_cache"))
         if how != "file" and not how.startswith("unavailable: /etc/ld.so.cache: No such file"):
             return ProbeResult({"cuda_libs": libs}, "partial", f"ld.so cache {how}")

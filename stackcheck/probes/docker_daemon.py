@@ -55,6 +55,7 @@ import time
 
 from stackcheck.lazy_re import lazy as _lazy
 from stackcheck.lean_typing import TYPE_CHECKING
+from stackcheck.probes import IMAGE_ONLY
 from stackcheck.probes.interface import Probe, ProbeContext, ProbeResult
 from stackcheck.readers.fsview import FileView, HostView, which
 
@@ -544,7 +545,7 @@ class DockerDaemonProbe(Probe):
 
     def run(self, ctx: ProbeContext) -> ProbeResult:
         if not callable(getattr(ctx.view, "image_facts", None)):
-            return ProbeResult({}, "skipped", "only an image audit (--image) judges how its container starts")
+            return ProbeResult({}, "skipped", IMAGE_ONLY[self.name])
         # the host's daemon, whatever the view: the image's container is started by the host
         found = probe_docker_daemon(HostView(str(ctx.root)), ctx.host_environ)
         if found.get("config_error"):

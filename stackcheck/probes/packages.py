@@ -10,7 +10,6 @@ a huge file costs the one distribution an `error`, never the probe.
 
 from __future__ import annotations
 
-import _ast
 import json
 import posixpath
 import re
@@ -279,6 +278,8 @@ def read_torch_version_py(location: str, view: FileView | None = None) -> dict[s
     data = fs.read_bytes(path, VERSION_PY_CAP + 1)
     if len(data) > VERSION_PY_CAP:
         raise ValueError(f"{path}: more than {VERSION_PY_CAP} bytes, too large for torch's version.py; not parsed")
+    import _ast  # (here: its node classes, ~9 M instructions of their making, only where torch is installed)
+
     from stackcheck.pyast import parse  # (one parse at a time: CPython's AST converter is not thread-safe)
 
     tree = parse(data.decode("utf-8"), path)

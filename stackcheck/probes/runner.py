@@ -190,6 +190,11 @@ def run_probes(
             if not slot.deps <= closed:
                 continue
             waiting.discard(i)
+            kind = slot.kind
+            if isinstance(kind, LazyProbe) and kind.image_only and not callable(getattr(ctx.view, "image_facts", None)):
+                # what its run() answers on a view that is not an image's, without its module or a thread
+                close(i, _outcome(slot.name, "skipped", kind.image_only, 0.0), {})
+                continue
             try:  # (its module is imported here: one that fails to import is a failed probe, never a traceback)
                 slot.probe  # noqa: B018
             except Exception as exc:
