@@ -2140,7 +2140,8 @@ def dsa_kernel_features(
     (feature, why) for each entry that holds for this launch and box. `architecture` (as SGLang sees it) None: the
     model was not read, so whether it is a DSA model is not known: the entries whose flags and box hold count (the
     caller judges them as unknown); otherwise they count only for a DSA model, less the except clauses. An attention
-    flag that names none of an entry's `backends` (SGLang's DSA attention backend) keeps its kernels off."""
+    flag that names none of an entry's `backends` (SGLang's DSA attention backend) keeps its kernels off. An entry
+    with `dcp_size_above` holds only where --dcp-size is above it (or not a whole number)."""
     from stackcheck.facts.versions import version_in
 
     auto = ((mapping.get("refusals") or {}).get("auto") or {}).get("attention_backend") or {}
@@ -2158,11 +2159,17 @@ def dsa_kernel_features(
         return not ("kv_cache_dtype_not_in" in clause and kv in (clause.get("kv_cache_dtype_not_in") or []))
 
     out: list[tuple[str, str]] = []
+    dcp: list[Any] = []  # --dcp-size as argparse keeps it, read once where an entry asks for it
     for entry in auto.get("dsa_defaults") or []:
         if not isinstance(entry, dict) or version_in(sglang_version, str(entry.get("versions") or "")) is not True:
             continue
         if not majors <= {int(m) for m in entry.get("majors") or []}:
             continue
+        if isinstance(entry.get("dcp_size_above"), int):  # an entry for SGLang's DSA DCP override (unknown: holds)
+            if not dcp:
+                dcp.append(_dcp_size(d, reading_flags(mapping, sglang_version)))
+            if isinstance(dcp[0], int) and dcp[0] <= entry["dcp_size_above"]:
+                continue
         if any(_given(d, str(f)) for f in entry.get("unless_flags") or []):
             continue
         if not all(_given(d, str(f)) for f in entry.get("only_with_flags") or []):
