@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
-from gate_cli import DEEPSEEK_V32, feature_rules, gate_checkpoint, reason_status
+from gate_cli import DEEPSEEK_R1, DEEPSEEK_V32, LLAMA3, feature_rules, gate_checkpoint, reason_status
 
 
 @pytest.fixture(autouse=True)
@@ -53,3 +54,43 @@ def test_no_dcp_or_no_dsa_backend_does_not_need_it(
 def test_the_sm100_family_runs_it(tmp_path: Path) -> None:
     doc = gate_checkpoint(tmp_path, "0.5.23", "10.0", DEEPSEEK_V32, "--dcp-size", "2")
     assert "attention-dsa-trtllm" not in reason_status(doc)
+
+
+# ---- item 2: the other MLA decode backends under DCP ----------------------------------------------------------------
+# TRTLLMMLABackend.forward_decode returns the output alone before 0.5.19 (its DCP decode ships there) and
+# CutlassMLABackend.forward_decode always does (0.5.15-0.5.19; gone in 0.5.20); the DeepSeek MLA forward unpacks
+# 'attn_output, lse' from either under DCP (refusal mla-dcp-decode-no-lse). On the parent these were allowed.
+NO_LSE = "refusal mla-dcp-decode-no-lse"
+
+
+@pytest.mark.parametrize(
+    ("release", "flags"),
+    [
+        ("0.5.15", ("--attention-backend", "trtllm_mla")),
+        ("0.5.18", ("--decode-attention-backend", "trtllm_mla")),
+        ("0.5.17", ("--attention-backend", "cutlass_mla")),
+        ("0.5.19", ("--attention-backend", "cutlass_mla")),
+    ],
+)
+def test_a_decode_backend_without_an_lse_under_dcp_is_refused(
+    tmp_path: Path, release: str, flags: tuple[str, ...]
+) -> None:
+    doc = gate_checkpoint(tmp_path, release, "10.0", DEEPSEEK_R1, "--dcp-size", "2", *flags)
+    assert reason_status(doc).get(NO_LSE) == ("blocked", "crash")
+
+
+@pytest.mark.parametrize(
+    ("release", "config", "flags"),
+    [
+        ("0.5.19", DEEPSEEK_R1, ("--dcp-size", "2", "--attention-backend", "trtllm_mla")),  # its DCP decode
+        ("0.5.23", DEEPSEEK_R1, ("--dcp-size", "2", "--attention-backend", "trtllm_mla")),
+        ("0.5.17", DEEPSEEK_R1, ("--attention-backend", "trtllm_mla")),  # no DCP
+        ("0.5.17", DEEPSEEK_R1, ("--dcp-size", "2", "--attention-backend", "flashinfer")),  # returns the LSE
+        ("0.5.17", LLAMA3, ("--dcp-size", "2", "--attention-backend", "trtllm_mla")),  # not the DeepSeek forward
+    ],
+)
+def test_backends_with_an_lse_no_dcp_or_other_models_are_not_this_rule(
+    tmp_path: Path, release: str, config: dict[str, Any], flags: tuple[str, ...]
+) -> None:
+    doc = gate_checkpoint(tmp_path, release, "10.0", config, *flags)
+    assert NO_LSE not in reason_status(doc)
