@@ -551,11 +551,11 @@ def test_the_refusal_rules_are_what_the_wheel_checks(version: str) -> None:
         if rule["id"] == MLA_DCP_OTHERS:  # the unpack, and each backend absorbed whose forward_decode has no DCP code
             declared = any("dcp_size" in body for body in code.values())
             unpack = any("lse = self.attn_mqa_for_dcp_decode(" in b for b in module(version, DSA_DCP_FORWARD).values())
-            absorb = "".join(module(version, DEEPSEEK_UTILS).values())
+            utils = "".join(module(version, DEEPSEEK_UTILS).values())
             no_lse = sorted(
                 name
                 for name, (path, cls) in MLA_DCP_CLASSES.items()
-                if re.search(rf'FORWARD_ABSORB_CORE_ATTENTION_BACKENDS = \[[^\]]*"{name}"', absorb)
+                if re.search(rf'FORWARD_ABSORB_CORE_ATTENTION_BACKENDS = \[[^\]]*"{name}"', utils)
                 and _decode_without_dcp(module(version, path), cls)
             )
             assert (declared and unpack and bool(no_lse)) is bool(entry["applies"]), version
