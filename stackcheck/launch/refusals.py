@@ -1196,6 +1196,35 @@ def _dsa_dcp_phase(values: Mapping[str, Any]) -> _Judged:
     return _Judged(False, shown)
 
 
+def _dsa_dcp_side_no_lse(values: Mapping[str, Any]) -> _Judged:
+    """SGLang 0.5.22-0.5.23: whether a DSA kernel other than trtllm runs a phase the DeepSeek MLA forward asks an LSE of
+    under decode context parallel (decode, target verify, extend). Each DSA side is the --dsa-*-backend given, else
+    trtllm (the DSA DCP model override); the sides reached are those _dsa_dcp_phase reads (the DSA backend's decode
+    runs the decode kernel; its extend the prefill kernel, and target verify the decode kernel where speculative
+    decoding is on). Only the trtllm path returns (out, lse) under DCP."""
+    dsa = ("dsa", "nsa")
+    given = values.get("attention_backend_given")
+    prefill, decode = values.get("prefill_attention_backend"), values.get("decode_attention_backend")
+    if given is None and prefill is None and decode is None:
+        base: Any = "dsa"
+    elif given is not None:
+        base = given
+    else:
+        base = prefill if prefill is not None and prefill == decode else None
+    decode_side, prefill_side = decode or base, prefill or base
+    kernels = {side: values.get(f"dsa_{side}_backend") or "trtllm" for side in ("prefill", "decode")}
+    reached = []
+    if decode_side in dsa or (prefill_side in dsa and values.get("speculative_algorithm") is not None):
+        reached.append("decode")
+    if prefill_side in dsa:
+        reached.append("prefill")
+    other = [f"--dsa-{side}-backend {kernels[side]}" for side in reached if kernels[side] != "trtllm"]
+    if other:
+        return _Judged(True, f"{', '.join(other)} on the DSA backend's {'/'.join(reached)} side")
+    shown = ", ".join(f"{side} {kernels[side]}" for side in reached) or "the DSA backend serves no side"
+    return _Judged(False, shown)
+
+
 def _decode_side(values: Mapping[str, Any]) -> Any:
     """The attention backend of the decode side as SGLang 0.5.15-0.5.23 resolve it (see _dsa_dcp_phase): the decode
     flag, else --attention-backend, else dsa for a DSA model given no attention flag (its model override), else the
@@ -1288,6 +1317,8 @@ def _entry_free_values(
     values["dcp_size"] = _dcp_size(d, declared)
     # whether the DSA backend serves a DCP decode phase (decode, target verify), from the three attention flags
     values["dsa_dcp_on_dsa"] = _dsa_dcp_phase(values)
+    # 0.5.22-0.5.23: whether a DSA side the backend runs under DCP is a kernel other than trtllm (no LSE returned)
+    values["dsa_dcp_side_no_lse"] = _dsa_dcp_side_no_lse(values)
     # the backend that decodes: --decode-attention-backend, else --attention-backend, else the DSA model override's
     # dsa (no attention flag at all), else the equal split or SGLang's own pick (_AutoBackend), for the rule on the
     # DeepSeek MLA forward's DCP decode (it unpacks an LSE the decode backend must return)

@@ -94,3 +94,45 @@ def test_backends_with_an_lse_no_dcp_or_other_models_are_not_this_rule(
 ) -> None:
     doc = gate_checkpoint(tmp_path, release, "10.0", config, *flags)
     assert NO_LSE not in reason_status(doc)
+
+
+# ---- beside item 1: a DSA side given another kernel under DCP on 0.5.22-0.5.23 ---------------------------------------
+# Only the trtllm path of the DSA backend returns (out, lse) under DCP (dsa_backend.py 0.5.23:3988-4003); the MLA
+# forward unpacks one at every decode, target verify and DSA extend (forward_mla.py:121-131). On the parent these were
+# allowed on an H100 (the FlashMLA features pass there).
+SIDE = "refusal dsa-dcp-side-no-lse"
+
+
+@pytest.mark.parametrize("release", ["0.5.22", "0.5.23"])
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ("--dsa-prefill-backend", "flashmla_sparse", "--dsa-decode-backend", "flashmla_kv"),
+        ("--dsa-decode-backend", "fa3"),  # the prefill side trtllm, the decode side fa3
+        ("--prefill-attention-backend", "dsa", "--decode-attention-backend", "flashmla",
+         "--dsa-prefill-backend", "flashmla_sparse"),  # the DSA backend prefills only
+    ],
+)  # fmt: skip
+def test_a_dsa_side_other_than_trtllm_under_dcp_is_refused(
+    tmp_path: Path, release: str, flags: tuple[str, ...]
+) -> None:
+    doc = gate_checkpoint(tmp_path, release, "9.0", DEEPSEEK_V32, "--dcp-size", "2", *flags)
+    assert reason_status(doc).get(SIDE) == ("blocked", "crash")
+
+
+@pytest.mark.parametrize(
+    ("release", "flags"),
+    [
+        ("0.5.23", ("--dcp-size", "2")),  # both trtllm (attention-dsa-trtllm judges the GPU)
+        ("0.5.23", ("--dcp-size", "2", "--dsa-decode-backend", "trtllm", "--dsa-prefill-backend", "trtllm")),
+        ("0.5.23", ("--dsa-decode-backend", "flashmla_kv")),  # no DCP
+        ("0.5.23", ("--dcp-size", "2", "--prefill-attention-backend", "dsa", "--decode-attention-backend", "flashmla",
+                    "--dsa-decode-backend", "fa3")),  # the decode kernel unused (no speculative decoding)
+        ("0.5.21", ("--dcp-size", "2", "--dsa-decode-backend", "flashmla_kv")),  # dsa-dcp-before-dsa-dcp-path's
+    ],
+)  # fmt: skip
+def test_trtllm_sides_no_dcp_or_unused_kernels_are_not_this_rule(
+    tmp_path: Path, release: str, flags: tuple[str, ...]
+) -> None:
+    doc = gate_checkpoint(tmp_path, release, "9.0", DEEPSEEK_V32, *flags)
+    assert SIDE not in reason_status(doc)

@@ -371,6 +371,8 @@ DCP_HELPERS = ("dcp_enabled", "get_attention_dcp", "attn_dcp", "dcp_world_size")
 # igap21: the same unpack from trtllm_mla and cutlass_mla, whose decode has no DCP code in some releases (their
 # forward_decode read by ast: the backend class's own method)
 MLA_DCP_OTHERS = "mla-dcp-decode-no-lse"
+# igap21: on 0.5.22-0.5.23 the DSA backend returns the LSE under DCP from its trtllm kernel alone
+DSA_DCP_SIDE = "dsa-dcp-side-no-lse"
 MLA_DCP_CLASSES = {
     "trtllm_mla": ("sglang/srt/layers/attention/trtllm_mla_backend.py", "TRTLLMMLABackend"),
     "cutlass_mla": ("sglang/srt/layers/attention/cutlass_mla_backend.py", "CutlassMLABackend"),
@@ -547,6 +549,15 @@ def test_the_refusal_rules_are_what_the_wheel_checks(version: str) -> None:
             fa3_bodies = list(module(version, FA3_BACKEND).values())
             no_dcp = bool(fa3_bodies) and not any(h in b for h in DCP_HELPERS for b in fa3_bodies)
             assert (declared and unpack and absorbed and no_dcp) is bool(entry["applies"]), version
+            continue
+        if rule["id"] == DSA_DCP_SIDE:  # the DSA DCP path, the unpack, and the LSE only from the trtllm DCP helper
+            dcp_module = list(module(version, DSA_DCP_MODULE).values())
+            unpack = any("lse = self.attn_mqa_for_dcp_decode(" in b for b in module(version, DSA_DCP_FORWARD).values())
+            assert (bool(dcp_module) and unpack) is bool(entry["applies"]), version
+            if entry["applies"]:
+                assert any("return_lse=True" in b for b in dcp_module), version
+                backend = "".join(module(version, DSA_BACKEND).values())
+                assert "dcp_trtllm_sparse_attention(" in backend and "return_lse=True" not in backend, version
             continue
         if rule["id"] == MLA_DCP_OTHERS:  # the unpack, and each backend absorbed whose forward_decode has no DCP code
             declared = any("dcp_size" in body for body in code.values())
