@@ -106,10 +106,11 @@ def _model_rule(rule: Mapping[str, Any]) -> bool:
     return bool(facts & set(_MODEL_FACTS)) or {"model_architecture", "attention_backend"} <= facts
 
 
-def _argv_with(model: ModelSeen, flags: Mapping[str, str | bool]) -> list[str]:
-    """The model's given launch (model.args) or a fresh one, with `flags` set in place of any given value."""
+def _argv_with(model: ModelSeen, flags: Mapping[str, str | bool], unset: Sequence[str] = ()) -> list[str]:
+    """The model's given launch (model.args) or a fresh one, with `flags` set in place of any given value and the
+    flags of `unset` taken off (an option's unset: the split attention flags, which win over --attention-backend)."""
     base = list(model.args)
-    for flag in flags:
+    for flag in [*flags, *unset]:
         base = _remove_flag(base, [flag], False)
     argv = [*DEFAULT_ENTRYPOINT, *base]
     if "--model-path" not in base and "--model" not in base:
@@ -253,7 +254,11 @@ def _refusing(problems: Sequence[Any], model: ModelSeen) -> list[Any]:
 
 
 def model_refusal(
-    ctx: Context, model: ModelSeen, flags: Mapping[str, str | bool], base: Sequence[Any] | None = None
+    ctx: Context,
+    model: ModelSeen,
+    flags: Mapping[str, str | bool],
+    base: Sequence[Any] | None = None,
+    unset: Sequence[str] = (),
 ) -> str | None:
     """Why the gate refuses these attention flags for this model on this release, set in the model's given launch
     (model.args) or a fresh one; None when it does not. Every refusal rule of launch.json counts (gate_problems):
@@ -265,7 +270,7 @@ def model_refusal(
     mapping = ctx.manifests.launch
     rules = {str(r.get("id")): r for r in (mapping.get("refusals") or {}).get("rules") or [] if isinstance(r, dict)}
     before = {(p.subject, p.status) for p in base or []}
-    for p in gate_problems(ctx, model, _argv_with(model, flags)):
+    for p in gate_problems(ctx, model, _argv_with(model, flags, unset)):
         rid = p.subject.removeprefix("refusal ")
         own = p.subject.startswith("refusal ") and rid in rules and _model_rule(rules[rid])
         if own and p.status in ("blocked", "unknown"):
@@ -434,8 +439,8 @@ class Judge:
         self._verdicts: dict[tuple[str, tuple[tuple[str, Any], ...]], FeatureVerdict] = {}
         self._bases: dict[tuple[str, ...], list[Any]] = {}
 
-    def model_refusal(self, flags: Mapping[str, str | bool]) -> str | None:
-        names = tuple(sorted(flags))
+    def model_refusal(self, flags: Mapping[str, str | bool], unset: Sequence[str] = ()) -> str | None:
+        names = tuple(sorted({*flags, *unset}))
         if names not in self._bases:  # the launch without these flags: what the gate finds there no flag causes
             args = list(self.model.args)
             for flag in names:
@@ -444,7 +449,7 @@ class Judge:
                 self.model.architecture, self.model.config, args, self.model.release_flags, self.model.requirements
             )
             self._bases[names] = gate_problems(self.ctx, without, _argv_with(without, {}))
-        return model_refusal(self.ctx, self.model, flags, self._bases[names])
+        return model_refusal(self.ctx, self.model, flags, self._bases[names], unset)
 
     def verdict(self, fid: str, extra_launch: Mapping[str, Any] | None = None) -> FeatureVerdict | None:
         spec = self.features.get(fid)
@@ -677,7 +682,7 @@ def _option_holds(
             effect = f" ({v.get('effect')})" if v.get("effect") else ""
             return False, f"{fid} is {v.get('status')}{effect}: {_first_failure(v)}"
     if any(str(f) in ATTENTION_FLAGS for f in pick.flags):  # never a line the gate refuses for this model
-        refused = judge.model_refusal(pick.flags)
+        refused = judge.model_refusal(pick.flags, pick.unset_flags)
         if refused:
             pick.model_refused = True
             if judge.model.architecture is None:

@@ -1247,6 +1247,35 @@ def _dsa_dcp_phase(values: Mapping[str, Any]) -> _Judged:
     return _Judged(False, shown)
 
 
+def _dsa_dcp_side_no_lse(values: Mapping[str, Any]) -> _Judged:
+    """SGLang 0.5.22-0.5.23: whether a DSA kernel other than trtllm runs a phase the DeepSeek MLA forward asks an LSE of
+    under decode context parallel (decode, target verify, extend). Each DSA side is the --dsa-*-backend given, else
+    trtllm (the DSA DCP model override); the sides reached are those _dsa_dcp_phase reads (the DSA backend's decode
+    runs the decode kernel; its extend the prefill kernel, and target verify the decode kernel where speculative
+    decoding is on). Only the trtllm path returns (out, lse) under DCP."""
+    dsa = ("dsa", "nsa")
+    given = values.get("attention_backend_given")
+    prefill, decode = values.get("prefill_attention_backend"), values.get("decode_attention_backend")
+    if given is None and prefill is None and decode is None:
+        base: Any = "dsa"
+    elif given is not None:
+        base = given
+    else:
+        base = prefill if prefill is not None and prefill == decode else None
+    decode_side, prefill_side = decode or base, prefill or base
+    kernels = {side: values.get(f"dsa_{side}_backend") or "trtllm" for side in ("prefill", "decode")}
+    reached = []
+    if decode_side in dsa or (prefill_side in dsa and values.get("speculative_algorithm") is not None):
+        reached.append("decode")
+    if prefill_side in dsa:
+        reached.append("prefill")
+    other = [f"--dsa-{side}-backend {kernels[side]}" for side in reached if kernels[side] != "trtllm"]
+    if other:
+        return _Judged(True, f"{', '.join(other)} on the DSA backend's {'/'.join(reached)} side")
+    shown = ", ".join(f"{side} {kernels[side]}" for side in reached) or "the DSA backend serves no side"
+    return _Judged(False, shown)
+
+
 def _decode_side(values: Mapping[str, Any]) -> Any:
     """The attention backend of the decode side as SGLang 0.5.15-0.5.23 resolve it (see _dsa_dcp_phase): the decode
     flag, else --attention-backend, else dsa for a DSA model given no attention flag (its model override), else the
@@ -1339,6 +1368,8 @@ def _entry_free_values(
     values["dcp_size"] = _dcp_size(d, declared)
     # whether the DSA backend serves a DCP decode phase (decode, target verify), from the three attention flags
     values["dsa_dcp_on_dsa"] = _dsa_dcp_phase(values)
+    # 0.5.22-0.5.23: whether a DSA side the backend runs under DCP is a kernel other than trtllm (no LSE returned)
+    values["dsa_dcp_side_no_lse"] = _dsa_dcp_side_no_lse(values)
     # the backend that decodes: --decode-attention-backend, else --attention-backend, else the DSA model override's
     # dsa (no attention flag at all), else the equal split or SGLang's own pick (_AutoBackend), for the rule on the
     # DeepSeek MLA forward's DCP decode (it unpacks an LSE the decode backend must return)
@@ -2191,7 +2222,8 @@ def dsa_kernel_features(
     (feature, why) for each entry that holds for this launch and box. `architecture` (as SGLang sees it) None: the
     model was not read, so whether it is a DSA model is not known: the entries whose flags and box hold count (the
     caller judges them as unknown); otherwise they count only for a DSA model, less the except clauses. An attention
-    flag that names none of an entry's `backends` (SGLang's DSA attention backend) keeps its kernels off."""
+    flag that names none of an entry's `backends` (SGLang's DSA attention backend) keeps its kernels off. An entry
+    with `dcp_size_above` holds only where --dcp-size is above it (or not a whole number)."""
     from stackcheck.facts.versions import version_in
 
     auto = ((mapping.get("refusals") or {}).get("auto") or {}).get("attention_backend") or {}
@@ -2209,11 +2241,17 @@ def dsa_kernel_features(
         return not ("kv_cache_dtype_not_in" in clause and kv in (clause.get("kv_cache_dtype_not_in") or []))
 
     out: list[tuple[str, str]] = []
+    dcp: list[Any] = []  # --dcp-size as argparse keeps it, read once where an entry asks for it
     for entry in auto.get("dsa_defaults") or []:
         if not isinstance(entry, dict) or version_in(sglang_version, str(entry.get("versions") or "")) is not True:
             continue
         if not majors <= {int(m) for m in entry.get("majors") or []}:
             continue
+        if isinstance(entry.get("dcp_size_above"), int):  # an entry for SGLang's DSA DCP override (unknown: holds)
+            if not dcp:
+                dcp.append(_dcp_size(d, reading_flags(mapping, sglang_version)))
+            if isinstance(dcp[0], int) and dcp[0] <= entry["dcp_size_above"]:
+                continue
         if any(_given(d, str(f)) for f in entry.get("unless_flags") or []):
             continue
         if not all(_given(d, str(f)) for f in entry.get("only_with_flags") or []):

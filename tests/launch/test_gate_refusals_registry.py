@@ -374,6 +374,15 @@ MLA_DCP_FA3 = "mla-dcp-fa3-decode-no-lse"
 DEEPSEEK_UTILS = "sglang/srt/models/deepseek_common/utils.py"
 FA3_BACKEND = "sglang/srt/layers/attention/flashattention_backend.py"
 DCP_HELPERS = ("dcp_enabled", "get_attention_dcp", "attn_dcp", "dcp_world_size")
+# igap21: the same unpack from trtllm_mla and cutlass_mla, whose decode has no DCP code in some releases (their
+# forward_decode read by ast: the backend class's own method)
+MLA_DCP_OTHERS = "mla-dcp-decode-no-lse"
+# igap21: on 0.5.22-0.5.23 the DSA backend returns the LSE under DCP from its trtllm kernel alone
+DSA_DCP_SIDE = "dsa-dcp-side-no-lse"
+MLA_DCP_CLASSES = {
+    "trtllm_mla": ("sglang/srt/layers/attention/trtllm_mla_backend.py", "TRTLLMMLABackend"),
+    "cutlass_mla": ("sglang/srt/layers/attention/cutlass_mla_backend.py", "CutlassMLABackend"),
+}
 # a rule on a kernel with no check of its own (igap16): before SGLang 0.5.17 checked it, the tilelang DSA kernel's CUDA
 # branch (tilelang_sparse_fwd without _is_hip) built the bfloat16-only kernel; the module moved twice
 TILELANG_CUDA_KERNEL = "dsa-tilelang-fp8-kv-cuda-kernel"
@@ -499,6 +508,18 @@ def tilelang_cuda_bf16_only(version: str) -> bool:
     return False
 
 
+def _decode_without_dcp(bodies: dict[str, str], cls: str) -> bool:
+    """Whether the backend class `cls` in the module defines forward_decode with no DCP code in it (False where the
+    module or the method is not there)."""
+    for body in bodies.values():
+        for node in ast.walk(ast.parse(body)):
+            if isinstance(node, ast.ClassDef) and node.name == cls:
+                for fn in node.body:
+                    if isinstance(fn, ast.FunctionDef) and fn.name == "forward_decode":
+                        return "dcp" not in ast.unparse(fn)
+    return False
+
+
 def entry_for(rule: dict[str, Any], version: str) -> dict[str, Any] | None:
     return next((e for e in rule["releases"] if version_in(version, e["versions"]) is True), None)
 
@@ -534,6 +555,34 @@ def test_the_refusal_rules_are_what_the_wheel_checks(version: str) -> None:
             fa3_bodies = list(module(version, FA3_BACKEND).values())
             no_dcp = bool(fa3_bodies) and not any(h in b for h in DCP_HELPERS for b in fa3_bodies)
             assert (declared and unpack and absorbed and no_dcp) is bool(entry["applies"]), version
+            continue
+        if rule["id"] == DSA_DCP_SIDE:  # the DSA DCP path, the unpack, and the LSE only from the trtllm DCP helper
+            dcp_module = list(module(version, DSA_DCP_MODULE).values())
+            unpack = any("lse = self.attn_mqa_for_dcp_decode(" in b for b in module(version, DSA_DCP_FORWARD).values())
+            assert (bool(dcp_module) and unpack) is bool(entry["applies"]), version
+            if entry["applies"]:
+                assert any("return_lse=True" in b for b in dcp_module), version
+                backend = "".join(module(version, DSA_BACKEND).values())
+                assert "dcp_trtllm_sparse_attention(" in backend and "return_lse=True" not in backend, version
+            continue
+        if rule["id"] == MLA_DCP_OTHERS:  # the unpack, and each backend absorbed whose forward_decode has no DCP code
+            declared = any("dcp_size" in body for body in code.values())
+            unpack = any("lse = self.attn_mqa_for_dcp_decode(" in b for b in module(version, DSA_DCP_FORWARD).values())
+            utils = "".join(module(version, DEEPSEEK_UTILS).values())
+            no_lse = sorted(
+                name
+                for name, (path, cls) in MLA_DCP_CLASSES.items()
+                if re.search(rf'FORWARD_ABSORB_CORE_ATTENTION_BACKENDS = \[[^\]]*"{name}"', utils)
+                and _decode_without_dcp(module(version, path), cls)
+            )
+            assert (declared and unpack and bool(no_lse)) is bool(entry["applies"]), version
+            if entry["applies"]:
+                listed = next(
+                    c
+                    for c in [*(entry.get("also") or []), *reversed(rule["when"])]
+                    if c.get("fact") == "mla_dcp_decode_backend"
+                )
+                assert sorted(listed["in"]) == no_lse, version
             continue
         if rule["id"] == DIRECT_UNREAD:  # documented single-node, with no check of its own
             help_text = any(DIRECT_HELP in body for body in code.values())
