@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 from stackcheck.errors import UsageError
 from stackcheck.launch.preflight import Inputs, Preflight, read_live, run
@@ -358,53 +358,78 @@ def draft_quant_judged(
     return out
 
 
-def idle_flag_needs(derived: Any, mapping: Mapping[str, Any], version: str | None, pre: Preflight) -> None:
-    """Drop the needs of a flag (launch.json option `idle_for_models`) where the installed SGLang's model never runs
-    the path it turns on: every architecture of the served model's config.json listed for the release, and no flag of
-    `kept_where_given` given (refusals.drop_idle_needs: the feature listed as off, or needed as launch.json's
-    defaults say). Kept where the release or the model was not read (fail closed)."""
+def model_entries(
+    entries: Any, version: str, archs: Sequence[str], args: Any, flags: Any
+) -> Iterator[Mapping[str, Any]]:
+    """The entries of a launch.json option's per-model list (`idle_for_models`, `ignored_for_models`) that hold for
+    this launch: the installed release within the entry's `versions`, every architecture of `archs` among its
+    `architectures`, and no flag of its `kept_where_given` given (a flag given counts whatever its value)."""
     from stackcheck.facts.versions import version_in
     from stackcheck.launch import gate
-    from stackcheck.launch.refusals import drop_idle_needs
 
+    for entry in entries or []:
+        if version_in(version, str(entry.get("versions"))) is not True:
+            continue
+        if not set(archs) <= {str(a) for a in entry.get("architectures") or []}:
+            continue
+        if any(gate.option_given(args, (str(f),), flags) for f in entry.get("kept_where_given") or []):
+            continue
+        yield entry
+
+
+# The two readers of the model's architecture below differ on purpose. idle_for_models asks which model classes run
+# the flag's path, so every architecture of every model SGLang loads counts (the target's and a speculative draft's,
+# running_architectures); ignored_for_models follows the server-args hook that turns the flag back off, which
+# reads the served model's hf_config.architectures[0] only (refusals.model_architecture, as the launch rules do).
+
+
+def running_architectures(pre: Preflight) -> list[str] | None:
+    """Every architecture of the config.json of each model SGLang runs under the command's server args: the served
+    model's, then a speculative draft model's (--speculative-draft-model-path runs its own layers under the same
+    args: a STANDALONE Qwen3 draft calls the communicator). None where the served model's or a named draft's
+    architectures were not read (fail closed)."""
     model = next((i for i in pre.models if i.role == "model"), None)
     archs = [str(a) for a in getattr(model, "architectures", None) or []]
-    if version is None or not archs:
-        return
-    # a speculative draft model (--speculative-draft-model-path) runs its own layers under the same server args: its
-    # architectures must be listed too (a STANDALONE Qwen3 draft calls the communicator), and read (fail closed)
+    if not archs:
+        return None
     for info in pre.models:
         if info.role == "draft model":
             drafts = [str(a) for a in getattr(info, "architectures", None) or []]
             if not drafts:
-                return
+                return None
             archs = [*archs, *(a for a in drafts if a not in archs)]
+    return archs
+
+
+def idle_flag_needs(derived: Any, mapping: Mapping[str, Any], version: str | None, pre: Preflight) -> None:
+    """Drop the needs of a flag (launch.json option `idle_for_models`) where the installed SGLang's models never run
+    the path it turns on: every architecture of the served model's config.json and of a speculative draft model's
+    listed for the release (running_architectures), and no flag of `kept_where_given` given (model_entries;
+    refusals.drop_idle_needs: the feature listed as off, or needed as launch.json's defaults say). Kept where the
+    release or a model was not read (fail closed)."""
+    from stackcheck.launch import gate
+    from stackcheck.launch.refusals import drop_idle_needs
+
+    archs = running_architectures(pre)
+    if version is None or not archs:
+        return
     flags = gate.reading_flags(mapping, version)
     for option in mapping.get("options") or []:
         flag = str(option.get("flag")) if isinstance(option, Mapping) else ""
         if not flag or flag not in derived.options:
             continue
-        for entry in option.get("idle_for_models") or []:
-            if version_in(version, str(entry.get("versions"))) is not True:
-                continue
-            if not set(archs) <= {str(a) for a in entry.get("architectures") or []}:
-                continue
-            if any(
-                gate.option_given(derived.sglang_args, (str(f),), flags) for f in entry.get("kept_where_given") or []
-            ):
-                continue
+        held = model_entries(option.get("idle_for_models"), version, archs, derived.sglang_args, flags)
+        if next(held, None) is not None:
             reason = f"SGLang {version}'s {', '.join(archs)} never runs the path {flag} turns on"
             drop_idle_needs(derived, mapping, flag, reason)
-            break
 
 
 def ignored_flag_facts(derived: Any, mapping: Mapping[str, Any], version: str | None, pre: Preflight) -> dict[str, str]:
     """The launch facts `<fact>_ignored` (why, as text) of the flags the installed SGLang turns back off for the model
     the preflight read (launch.json option `ignored_for_models`: the releases, the model's first architecture, as
-    config.json names it, the flags that keep it (kept_where_given) and the CUDA-graph phases, one of which must
-    have none of its flags given; a flag given counts whatever its value, so a value that keeps graphs on is
-    judged as the flag kept). None where the release or the model was not read: the flag is kept (fail closed)."""
-    from stackcheck.facts.versions import version_in
+    config.json names it, the flags that keep it (kept_where_given; model_entries) and the CUDA-graph phases, one of
+    which must have none of its flags given; a flag given counts whatever its value, so a value that keeps graphs on
+    is judged as the flag kept). None where the release or the model was not read: the flag is kept (fail closed)."""
     from stackcheck.launch import gate
     from stackcheck.launch.refusals import model_architecture
 
@@ -418,13 +443,7 @@ def ignored_flag_facts(derived: Any, mapping: Mapping[str, Any], version: str | 
         fact = option.get("fact") if isinstance(option, Mapping) else None
         if not fact or not derived.launch.get(fact):
             continue
-        for entry in option.get("ignored_for_models") or []:
-            if version_in(version, str(entry.get("versions"))) is not True:
-                continue
-            if architecture not in [str(a) for a in entry.get("architectures") or []]:
-                continue
-            if any(gate.option_given(args, (str(f),), flags) for f in entry.get("kept_where_given") or []):
-                continue
+        for entry in model_entries(option.get("ignored_for_models"), version, [architecture], args, flags):
             phases = entry.get("graph_phases") or {}
             eager = [p for p, fs in phases.items() if any(gate.option_given(args, (str(f),), flags) for f in fs)]
             if phases and len(eager) == len(phases):

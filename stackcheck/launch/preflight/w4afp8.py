@@ -161,21 +161,29 @@ def loads_modelopt_mixed(
     it to modelopt_mixed and the flag is absent or one it replaces (every flag but those of the table's
     `modelopt_mixed_flag_kept` for the release: ModelOptMixedPrecisionConfig.override_quantization_method answers
     first). None where the mapping or the release is not decided."""
-    from stackcheck.facts.versions import version_in
-
     if mixed is None or mixed.get("modelopt_mixed") is False:
         return False
     if mixed.get("modelopt_mixed") is not True:
         return None
     if flag is None:
         return True
+    kept = flag_kept(table.get("modelopt_mixed_flag_kept"), flag, version)
+    return None if kept is None else not kept
+
+
+def flag_kept(rows: Any, flag: object, version: str | None) -> bool | None:
+    """Whether a table's rows (`flags`, `versions`) keep --quantization `flag` on the release: True where a row that
+    lists the flag holds for it, None where none does but one's release range is not decided (or the release is not
+    read), False where no row lists the flag for it."""
+    from stackcheck.facts.versions import version_in
+
     held: set[bool | None] = set()
-    for row in table.get("modelopt_mixed_flag_kept") or []:
+    for row in rows or []:
         if isinstance(row, Mapping) and flag in (row.get("flags") or []):
             held.add(version_in(version, str(row.get("versions"))) if version is not None else None)
     if True in held:
-        return False
-    return None if None in held else True
+        return True
+    return None if None in held else False
 
 
 def loaded_method(
@@ -263,18 +271,14 @@ def check_w4afp8_flag_mismatch(
     specified in the model config (w4afp8) does not match ...' before the model loads. unknown where the mapping is
     not decided; None otherwise (a checkpoint the release maps to modelopt_mixed takes any flag:
     loads_modelopt_mixed)."""
-    from stackcheck.facts.versions import version_in
-
     spec = table.get("w4afp8_flag_mismatch")
     if mixed is None or not isinstance(flag, str) or flag == "w4afp8" or not isinstance(spec, Mapping):
         return None
     mapped = mixed.get("modelopt_mixed")
     if mapped is True or version is None:
         return None
-    for row in spec.get("kept") or []:
-        if isinstance(row, Mapping) and flag in (row.get("flags") or []):
-            if version_in(version, str(row.get("versions"))) is not False:
-                return None  # kept, or not known to raise
+    if flag_kept(spec.get("kept"), flag, version) is not False:
+        return None  # kept, or not known to raise
     required = "--quantization w4afp8, or none (the checkpoint's own method)"
     what = (
         f"{subject}: --quantization {flag} on a ModelOpt MIXED_PRECISION checkpoint that SGLang {version} parses to "
