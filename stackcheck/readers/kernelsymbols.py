@@ -53,14 +53,16 @@ MODULE_GLOB = f"{KERNEL_MODULE}/*_ops.*so"
 MAX_LISTED = 5
 MAX_FILES = 8
 #: other packages' compiled torch extensions (import name -> globs relative to site-packages), read where
-#: installed; which launch imports each is manifests/checks.json's (extension-torch-abi-*, `extension`). Names
-#: read in the wheels' file lists: lmcache 0.3.x lmcache/c_ops.*.so, torchao 0.13.0 torchao/_C*.abi3.so,
-#: DeepEP deep_ep_cpp.*.so (top-level), sgl-deep-gemm / deep-gemm deep_gemm/_C.*.so, flash-attn 2
-#: flash_attn_2_cuda.*.so (top-level), vllm vllm/_C.abi3.so and vllm/_moe_C.abi3.so, xformers xformers/_C.so
+#: installed; which launch imports each is manifests/checks.json's (extension-torch-abi-*, `extension`). Read in
+#: the wheels (2026-12-05): torchao 0.13.0 torchao/_C.abi3.so, _C_cutlass_90a/_100a.abi3.so (its __init__ loads
+#: _C*.so); sgl-deep-ep 0.1.1 deep_ep/_C.cpython-312-x86_64-linux-gnu.so. From the report: LMCache's
+#: lmcache/c_ops.cpython-312-x86_64-linux-gnu.so (LMCache#1294). Not read here (inferred from the packages'
+#: extension names): DeepEP's source build deep_ep_cpp.*.so (probes/packages.py EXTENSION_MODULES), deep_gemm/_C,
+#: flash-attn 2's top-level flash_attn_2_cuda, vLLM's vllm/_C and vllm/_moe_C, xFormers' xformers/_C
 EXTENSIONS: dict[str, tuple[str, ...]] = {
     "lmcache": ("lmcache/c_ops.*so",),
     "torchao": ("torchao/_C*.so",),
-    "deep_ep": ("deep_ep_cpp.*so",),
+    "deep_ep": ("deep_ep_cpp.*so", "deep_ep/_C.*so"),
     "deep_gemm": ("deep_gemm/_C.*so",),
     "flash_attn": ("flash_attn_2_cuda.*so",),
     "vllm": ("vllm/_C.*so", "vllm/_moe_C.*so"),
