@@ -128,6 +128,7 @@ class CheckExtension(TypedDict, total=False):
     effect: str
     imports: str
     launch_fact: str
+    every_launch_releases: str
 
 
 class Check(TypedDict, total=False):

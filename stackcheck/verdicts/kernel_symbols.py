@@ -220,11 +220,12 @@ def driver_api_reasons(ctx: Context) -> list[Reason]:
 
 def extension_torch_abi_reasons(ctx: Context, spec: Mapping[str, Any]) -> list[Reason]:
     """Other packages' compiled torch extensions (facts.kernel_symbols.extensions) named by a check's `extension`
-    spec ({"modules", "effect", "imports", "launch_fact"?}): a failing reason per file of those modules that needs
-    a torch symbol torch's libraries do not export (the spec's effect; degraded, information, where the spec's
-    launch fact is not set: an audit, a launch without the flag that loads it), a pass per file that resolves,
-    unknown per file not read; a pass when the probe looked and found none; [] (skipped) without a section that
-    looked for extensions (an image, a hand-written or older facts document)."""
+    spec (modules, effect, imports, launch_fact?, every_launch_releases?): a failing reason per file of those
+    modules that needs a torch symbol torch's libraries do not export (the spec's effect; degraded, information,
+    where the spec's launch fact is not set, an audit or a launch without the flag that loads it, unless the
+    installed SGLang imports it on every launch), a pass per file that resolves, unknown per file not read; a
+    pass when the probe looked and found none; [] (skipped) without a section that looked for extensions (an
+    image, a hand-written or older facts document)."""
     ks = _section(ctx)
     if ks is None or not isinstance(ks.get("extension_dirs"), list):
         return []
@@ -232,6 +233,14 @@ def extension_torch_abi_reasons(ctx: Context, spec: Mapping[str, Any]) -> list[R
     effect = str(spec["effect"]) if spec.get("effect") in ("crash", "degraded", "disabled") else "crash"
     imports = str(spec.get("imports") or "the launch imports it")
     fact = spec.get("launch_fact")
+    every = spec.get("every_launch_releases")  # SGLang releases that import it whatever the flag
+    if isinstance(every, str):
+        from stackcheck.facts.versions import version_in
+
+        sglang = ctx.installed_version("sglang")
+        if sglang is not None and version_in(sglang, every) is True:
+            fact = None
+            imports += f"; SGLang {sglang} imports it on every model load"
     if isinstance(fact, str) and not ctx.launch.get(fact):
         # the flag that loads it is not in this launch (an audit, or a gate of another command): information
         effect = "degraded"

@@ -70,4 +70,4 @@ def test_torchao_launch_only_warns_since_torchao_catches_its_load_failure(tmp_pa
     )
     assert doc["decision"] == plain["decision"], (doc["decision"], plain["decision"])
     (warning,) = [w for w in doc["warnings"] if w.get("feature") == "extension-torch-abi-torchao"]
-    assert warning["effect"] == "degraded" and warning["why"] == "needed: the launch has --torchao-config given"
+    assert warning["effect"] == "degraded" and "--torchao-config given" in warning["why"], warning

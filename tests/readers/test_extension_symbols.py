@@ -151,3 +151,22 @@ def test_checks_fail_pass_unknown_and_skip(tmp_path: Path) -> None:
     # an older facts document (no extension_dirs): skipped, never a guess
     old = _checks(tmp_path, _facts(None))
     assert all(old[i]["status"] == "skipped" for i in old if i.startswith("extension-torch-abi-"))
+
+
+def test_torchao_is_loaded_on_every_launch_of_older_sglang(tmp_path: Path) -> None:
+    """SGLang 0.4.6-0.5.8 import torchao on every model load (their apply_torchao_config_to_model imports it before
+    testing the config): the failure is stated as such in an audit; 0.5.9 on only with --torchao-config."""
+    tao = {
+        "extension": "torchao",
+        "path": "torchao/_C.abi3.so",
+        "torch_symbols": 64,
+        "torch_missing_count": 1,
+        "torch_missing": ["_ZN3c104cuda9SetDeviceEab"],
+    }
+    for sglang, every in (("0.5.4", True), ("0.5.10", False)):
+        facts = _facts([tao])
+        facts["packages"]["sglang"] = {"installed": True, "version": sglang}
+        (r,) = _checks(tmp_path, facts)["extension-torch-abi-torchao"]["reasons"]
+        assert r["result"] == "fail" and r["effect"] == "degraded"
+        assert ("imports it on every model load" in r["message"]) is every, r["message"]
+        assert ("information only" in r["message"]) is not every, r["message"]
