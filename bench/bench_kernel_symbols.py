@@ -1,12 +1,17 @@
 """The kernel symbol probe's cost (stackcheck/readers/kernelsymbols.py), and the audit with and without it.
 
     python3 bench/bench_kernel_symbols.py --python /path/to/venv/bin/python [--runs 21] [--libcuda PATH]
+    python3 bench/bench_kernel_symbols.py --site DIR [--runs 21]    # a site-packages directory, no audit
+
 
 The venv's site-packages must hold sgl_kernel and torch (a real install, or their wheels' libraries unpacked
 there). It prints (1) the kernel_symbols section, (2) the probe function's median wall and CPU time
 in-process (its files already in the page cache: what an audit after the first costs), and (3) the audit's
 median wall and CPU time in-process with the default probes and without kernel_symbols, alternated run by
-run. Nothing is written anywhere.
+run. Nothing is written anywhere. It also prints the share of other packages' compiled extensions
+(readers/kernelsymbols.py EXTENSIONS: torchao, DeepEP, LMCache, ...): the probe's median with them and with none
+looked for, alternated run by run. With --site DIR, DIR holds torch/, sgl_kernel/ and any extensions (the wheels'
+libraries unpacked or linked there); only the probe is timed.
 """
 
 from __future__ import annotations
@@ -32,12 +37,33 @@ def _site_facts(python: str) -> dict[str, object]:
     return dict(facts)
 
 
+def _extension_share(packages: dict[str, object], libcuda: str | None, runs: int) -> None:
+    """The probe's median wall time with EXTENSIONS and with none, alternated run by run."""
+    from stackcheck.readers import kernelsymbols
+    from stackcheck.readers.fsview import HostView
+
+    full = kernelsymbols.EXTENSIONS
+    times: dict[str, list[float]] = {"with": [], "without": []}
+    for i in range(2 * runs):
+        label = "with" if i % 2 == 0 else "without"
+        kernelsymbols.EXTENSIONS = full if label == "with" else {}
+        t0 = time.perf_counter()
+        kernelsymbols.probe_kernel_symbols(packages, HostView("/"), libcuda)
+        times[label].append((time.perf_counter() - t0) * 1000)
+    kernelsymbols.EXTENSIONS = full
+    for label, w in times.items():
+        print(f"probe {label} extensions: median wall {statistics.median(w):.2f} ms ({runs} runs)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--python", required=True)
+    ap.add_argument("--python")
+    ap.add_argument("--site", help="a site-packages directory holding torch/ and sgl_kernel/ (no audit timed)")
     ap.add_argument("--runs", type=int, default=21)
     ap.add_argument("--libcuda", default=None)
     args = ap.parse_args()
+    if bool(args.python) == bool(args.site):
+        ap.error("give one of --python and --site")
 
     from stackcheck import probes
     from stackcheck.assembly.options import Options
@@ -45,11 +71,17 @@ def main() -> None:
     from stackcheck.readers.fsview import HostView
     from stackcheck.readers.kernelsymbols import probe_kernel_symbols
 
-    facts = _site_facts(args.python)
-    packages = facts["packages"]
+    if args.site:
+        site = str(Path(args.site).resolve())
+        packages: object = {n: {"installed": True, "location": site} for n in ("sgl-kernel", "torch")}
+    else:
+        packages = _site_facts(args.python)["packages"]
     assert isinstance(packages, dict)
     section = probe_kernel_symbols(packages, HostView("/"), args.libcuda)
     print(json.dumps(section, indent=1))
+    _extension_share(packages, args.libcuda, args.runs)
+    if args.site:
+        return
     wall, cpu = [], []
     for _ in range(args.runs):
         t0, c0 = time.perf_counter(), time.process_time()

@@ -121,6 +121,16 @@ class Feature(TypedDict, total=False):
     quantify: Quantify
 
 
+class CheckExtension(TypedDict, total=False):
+    """checks.json `extension` (builtin extension-torch-abi): the compiled extensions judged and their effect."""
+
+    modules: list[str]
+    effect: str
+    imports: str
+    launch_fact: str
+    every_launch_releases: str
+
+
 class Check(TypedDict, total=False):
     id: str
     title: str
@@ -129,6 +139,7 @@ class Check(TypedDict, total=False):
     rules: list[Rule]
     note: str
     builtin: str
+    extension: CheckExtension
     required_by: RequiredBy
     fix: Fix
     quantify: Quantify

@@ -1,6 +1,10 @@
 """The kernel symbol probe (facts.kernel_symbols): the undefined dynamic symbols of the installed sgl-kernel's
 common_ops libraries looked up in the installed torch's libraries and the driver's libcuda.so.1, read from the
-files (stackcheck/readers/kernelsymbols.py); neither torch nor sgl_kernel is imported.
+files (stackcheck/readers/kernelsymbols.py); neither torch nor sgl_kernel is imported. Other packages' compiled
+torch extensions an SGLang launch may load (LMCache's c_ops, torchao's _C, DeepEP, DeepGEMM, flash-attn, vLLM,
+xFormers: readers/kernelsymbols.py EXTENSIONS) are read the same way where installed (facts.kernel_symbols.
+extensions; about 6 ms more for torchao 0.13.0's three libraries and sgl-deep-ep 0.1.1's 44 MB one, 0.2 ms when
+none is installed, bench/bench_kernel_symbols.py --site); only where a kernel package is installed.
 
 It costs a few milliseconds (the GNU hash tables answer each name with a few reads; 5-8 ms on the 2-core box
 for sgl-kernel 0.3.0 and 0.3.21 against torch 2.7.1-2.8.0, bench/bench_kernel_symbols.py), so it is part of

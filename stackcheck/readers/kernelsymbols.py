@@ -16,6 +16,13 @@ is not in torch/lib (not read) is unknown.
 The package's other extension modules (`sgl_kernel/*_ops.*so`: spatial_ops, flash_ops, flashmla_ops), which
 only the feature using each imports, are read the same way into `modules` (each entry also names its module).
 
+Other packages' compiled torch extensions that an SGLang launch may load (EXTENSIONS: LMCache's c_ops, torchao's
+_C, DeepEP's deep_ep_cpp, DeepGEMM's _C, flash-attn's flash_attn_2_cuda, vLLM's _C, xFormers' _C) are read the
+same way into `extensions` where installed: found under the site-packages directories the packages probe
+located (each package's `location`, torch's first), each entry also naming its `extension`. A file larger than
+EXTENSION_MAX_BYTES is not opened (an `error`: unknown). Which launch loads which extension is data:
+manifests/checks.json, the extension-torch-abi-* checks.
+
 The section (facts.kernel_symbols) says which files and libraries were read, how many names of each kind
 each file needs, and up to MAX_LISTED of the missing ones; every unreadable file is an `error` string.
 """
@@ -45,6 +52,27 @@ TORCH_DEFAULT_LIBS = ("libtorch.so", "libtorch_cpu.so", "libtorch_cuda.so", "lib
 MODULE_GLOB = f"{KERNEL_MODULE}/*_ops.*so"
 MAX_LISTED = 5
 MAX_FILES = 8
+#: other packages' compiled torch extensions (import name -> globs relative to site-packages), read where
+#: installed; which launch imports each is manifests/checks.json's (extension-torch-abi-*, `extension`). Read in
+#: the wheels (2026-12-05): torchao 0.13.0 torchao/_C.abi3.so, _C_cutlass_90a/_100a.abi3.so (its __init__ loads
+#: _C*.so); sgl-deep-ep 0.1.1 deep_ep/_C.cpython-312-x86_64-linux-gnu.so. From the report: LMCache's
+#: lmcache/c_ops.cpython-312-x86_64-linux-gnu.so (LMCache#1294). Not read here (inferred from the packages'
+#: extension names): DeepEP's source build deep_ep_cpp.*.so (probes/packages.py EXTENSION_MODULES), deep_gemm/_C,
+#: flash-attn 2's top-level flash_attn_2_cuda, vLLM's vllm/_C and vllm/_moe_C, xFormers' xformers/_C
+EXTENSIONS: dict[str, tuple[str, ...]] = {
+    "lmcache": ("lmcache/c_ops.*so",),
+    "torchao": ("torchao/_C*.so",),
+    "deep_ep": ("deep_ep_cpp.*so", "deep_ep/_C.*so"),
+    "deep_gemm": ("deep_gemm/_C.*so",),
+    "flash_attn": ("flash_attn_2_cuda.*so",),
+    "vllm": ("vllm/_C.*so", "vllm/_moe_C.*so"),
+    "xformers": ("xformers/_C.*so",),
+}
+#: an extension file larger than this is not opened (its dynamic symbol table may lie anywhere in it; vLLM's and
+#: flash-attn's are a few hundred MB): an `error` entry, so its check is unknown rather than guessed
+EXTENSION_MAX_BYTES = 1 << 30
+#: at most this many files per extension (per-architecture or per-Python copies)
+EXTENSION_MAX_FILES = 4
 
 #: a symbol of torch's C++ API: a nested name (or the vtable/typeinfo of one) whose first namespace is c10,
 #: c10d (the distributed library, inside libtorch_cpu / libtorch_cuda), at, torch or caffe2 (Itanium mangling: a
@@ -260,6 +288,11 @@ def probe_kernel_symbols(
                 entry = _one_file(path, loc, libs, drivers, torch_lib, libcuda, global_torch)
                 own[0] += int(entry.get("bytes_read") or 0)
                 out["modules"].append({"module": path.rsplit("/", 1)[-1].split(".", 1)[0], **entry})
+        out["extension_dirs"] = _site_dirs(packages, torch_loc)  # looked in: an extension not listed is absent
+        extensions = _extensions(packages, view, torch_loc, libs, drivers, torch_lib, libcuda, global_torch)
+        if extensions:
+            out["extensions"] = extensions
+            own[0] += sum(int(e.get("bytes_read") or 0) for e in extensions)
         if libcuda is not None:
             got = drivers.get(libcuda)
             if isinstance(got, str):
@@ -269,6 +302,59 @@ def probe_kernel_symbols(
         libs.close()
         drivers.close()
     out["ms"] = round((time.perf_counter() - start) * 1000, 2)
+    return out
+
+
+def _site_dirs(packages: Mapping[str, Any], torch_loc: Any) -> list[str]:
+    """The site-packages directories the packages probe located packages in (torch's first), each once."""
+    dirs = [torch_loc] if isinstance(torch_loc, str) and torch_loc else []
+    for entry in packages.values():
+        if isinstance(entry, Mapping) and entry.get("installed") and isinstance(entry.get("location"), str):
+            dirs.append(entry["location"])
+    return [d.rstrip("/") or "/" for d in dict.fromkeys(dirs) if d]
+
+
+def _extensions(
+    packages: Mapping[str, Any],
+    view: FileView,
+    torch_loc: Any,
+    libs: _Libraries,
+    drivers: _Libraries,
+    torch_lib: str | None,
+    libcuda: str | None,
+    global_torch: bool,
+) -> list[dict[str, Any]]:
+    """An entry (files' shape plus `extension`) per installed file of EXTENSIONS, the first directory holding an
+    extension's files winning (as sys.path order would: torch's site-packages first)."""
+    out: list[dict[str, Any]] = []
+    dirs = _site_dirs(packages, torch_loc)
+    for ext, globs in EXTENSIONS.items():
+        for loc in dirs:
+            try:
+                found = sorted({p for g in globs for p in glob(view, loc, g) if kind_of(view, p) != "dir"})
+            except GlobLimit as exc:
+                out.append({"extension": ext, "path": loc, "error": str(exc)})
+                break
+            if not found:
+                continue
+            for path in found[:EXTENSION_MAX_FILES]:
+                st = view.stat(path)
+                size = st.size if st is not None else 0  # none: _one_file says why it cannot be opened
+                if size > EXTENSION_MAX_BYTES:
+                    rel = path[len(loc) :].lstrip("/") if path.startswith(loc) else path
+                    err = f"{rel}: {size >> 20} MiB, past the probe's {EXTENSION_MAX_BYTES >> 20} MiB limit: not read"
+                    out.append({"extension": ext, "path": rel, "error": err})
+                    continue
+                out.append({"extension": ext, **_one_file(path, loc, libs, drivers, torch_lib, libcuda, global_torch)})
+            if len(found) > EXTENSION_MAX_FILES:
+                out.append(
+                    {
+                        "extension": ext,
+                        "path": loc,
+                        "error": f"{len(found) - EXTENSION_MAX_FILES} more {ext} libraries not read (past the limit)",
+                    }
+                )
+            break
     return out
 
 

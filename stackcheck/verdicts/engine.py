@@ -1418,6 +1418,7 @@ BUILTIN_EFFECTS: dict[str, list[str]] = {
     "flashinfer-packages-match": ["crash"],
     "kernel-torch-abi": ["crash", "degraded"],
     "kernel-driver-symbols": ["crash", "degraded"],
+    "extension-torch-abi": ["crash", "degraded"],
 }
 
 BUILTINS = {
@@ -1461,7 +1462,12 @@ def evaluate_check(check: Check, ctx: Context) -> CheckVerdict:
     builtin = check.get("builtin")
     if builtin is not None:
         fn = BUILTINS.get(builtin)
-        if fn is None:
+        if builtin == "extension-torch-abi":  # one builtin, the extension named by the check (checks.json data)
+            from stackcheck.verdicts.kernel_symbols import extension_torch_abi_reasons
+
+            spec = check.get("extension")
+            reasons.extend(extension_torch_abi_reasons(ctx, spec if isinstance(spec, dict) else {}))
+        elif fn is None:
             reasons.append({"rule": builtin, "result": "unknown", "message": f"unknown builtin check {builtin!r}"})
         else:
             reasons.extend(fn(ctx))

@@ -216,3 +216,88 @@ def driver_api_reasons(ctx: Context) -> list[Reason]:
     mods = _modules(ks, "driver_missing_count")
     reasons += [_module_reason(pkg, m, "driver-symbols", "CUDA driver API function", f"{where} ({lib})") for m in mods]
     return reasons
+
+
+def extension_torch_abi_reasons(ctx: Context, spec: Mapping[str, Any]) -> list[Reason]:
+    """Other packages' compiled torch extensions (facts.kernel_symbols.extensions) named by a check's `extension`
+    spec (modules, effect, imports, launch_fact?, every_launch_releases?): a failing reason per file of those
+    modules that needs a torch symbol torch's libraries do not export (the spec's effect; degraded, information,
+    where the spec's launch fact is not set, an audit or a launch without the flag that loads it, unless the
+    installed SGLang imports it on every launch), a pass per file that resolves, unknown per file not read; a
+    pass when the probe looked and found none; [] (skipped) without a section that looked for extensions (an
+    image, a hand-written or older facts document)."""
+    ks = _section(ctx)
+    if ks is None or not isinstance(ks.get("extension_dirs"), list):
+        return []
+    modules = [m for m in spec.get("modules") or [] if isinstance(m, str)]
+    effect = str(spec["effect"]) if spec.get("effect") in ("crash", "degraded", "disabled") else "crash"
+    imports = str(spec.get("imports") or "the launch imports it")
+    fact = spec.get("launch_fact")
+    every = spec.get("every_launch_releases")  # SGLang releases that import it whatever the flag
+    if isinstance(every, str):
+        from stackcheck.facts.versions import version_in
+
+        sglang = ctx.installed_version("sglang")
+        if sglang is not None and version_in(sglang, every) is True:
+            fact = None
+            imports += f"; SGLang {sglang} imports it on every model load"
+    if isinstance(fact, str) and not ctx.launch.get(fact):
+        # the flag that loads it is not in this launch (an audit, or a gate of another command): information
+        effect = "degraded"
+        imports += f"; no launch here loads it (launch.{fact} not set), so this is information only"
+    listed = ks.get("extensions")
+    entries: list[Any] = listed if isinstance(listed, list) else []
+    torch = ks.get("torch_version") or ctx.installed_version("torch") or "(version unknown)"
+    reasons: list[Reason] = []
+    for e in entries:
+        if not isinstance(e, Mapping) or e.get("extension") not in modules:
+            continue
+        ext, path = str(e.get("extension")), e.get("path")
+        count = e.get("torch_missing_count")
+        why = e.get("error") or e.get("torch_error")
+        if not isinstance(count, int):
+            reasons.append(
+                {"rule": "torch-symbols", "result": "unknown", "message": f"{ext}: {path}: {why or 'not read'}"}
+            )
+            continue
+        base: Reason = {
+            "rule": "torch-symbols",
+            "requirement": f"every torch symbol {path} needs is exported by torch's libraries",
+            "observed": f"{count} of {e.get('torch_symbols')} missing",
+            "required": "0 missing",
+            "effect": effect,
+            "source": SOURCE,
+        }
+        if count:
+            missing = e.get("torch_missing") or []
+            first = missing[0] if missing else "?"
+            reasons.append(
+                {
+                    **base,
+                    "result": "fail",
+                    "message": f"{ext}'s {path} needs {count} symbol{'s' if count > 1 else ''} of torch's C++ API "
+                    f"that torch {torch} does not export ({_shown(missing)}): loading it fails with 'undefined "
+                    f"symbol: {first}' ({imports}); the extension was built against another torch",
+                }
+            )
+        else:
+            reasons.append(
+                {
+                    **base,
+                    "result": "pass",
+                    "message": f"all {e.get('torch_symbols')} torch symbols of {path} resolve in torch {torch}'s "
+                    f"{', '.join(e.get('torch_libs') or []) or 'libraries'}"
+                    if e.get("torch_symbols")
+                    else f"{path} needs no symbol of torch's C++ API",
+                }
+            )
+    if not reasons:
+        where = ", ".join(str(d) for d in ks["extension_dirs"]) or "no site-packages directory"
+        reasons.append(
+            {
+                "rule": "torch-symbols",
+                "result": "pass",
+                "message": f"no compiled library of {' or '.join(modules)} installed (looked in {where})",
+            }
+        )
+    return reasons

@@ -197,7 +197,24 @@ def _started_by(how: str) -> Callable[[dict[str, Any]], None]:
     return mutate
 
 
+def _extension_other_torch(extension: str) -> Callable[[dict[str, Any]], None]:
+    """The kernel symbol probe's section with one compiled extension of another package (facts.kernel_symbols.
+    extensions) that needs a c10 symbol the installed torch lacks (LMCache#1294's shape)."""
+
+    def mutate(doc: dict[str, Any]) -> None:
+        ext = {"extension": extension, "path": f"{extension}/_C.abi3.so", "torch_symbols": 40,
+               "torch_missing_count": 1, "torch_missing": ["_ZN3c105ErrorC2ENS_14SourceLocationESs"]}  # fmt: skip
+        doc["facts"]["kernel_symbols"] = {
+            "package": "sglang-kernel", "files": [], "extension_dirs": ["/x"], "extensions": [ext],
+        }  # fmt: skip
+
+    return mutate
+
+
 MUTATIONS: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
+    # extension-torch-abi-lmcache / -deepep: LMCache's c_ops, DeepEP's library built against another torch
+    "lmcache-c-ops-other-torch": ("h200-newest", _extension_other_torch("lmcache")),
+    "deep-ep-other-torch": ("h200-newest", _extension_other_torch("deep_ep")),
     "docker-gpus-no-hook": ("image-docker-no-nvidia-runtime", _started_by("docker-gpus")),
     "cdi-device-no-spec": ("image-docker-no-nvidia-runtime", _started_by("cdi-device")),
     "nvml-refused-files-unread": ("h200-newest", _nvml_refused_files_unread),
@@ -276,7 +293,10 @@ def crash_items() -> list[tuple[str, str]]:
             out.append(("feature", str(f["id"])))
     for c in MANIFESTS.checks:
         effects = [r.get("effect", "crash") for r in c.get("rules") or []]
-        effects += BUILTIN_EFFECTS.get(str(c.get("builtin")), [])
+        if c.get("builtin") == "extension-torch-abi":  # one builtin, each check's effect its own (checks.json data)
+            effects.append(str((c.get("extension") or {}).get("effect")))
+        else:
+            effects += BUILTIN_EFFECTS.get(str(c.get("builtin")), [])
         if "crash" in effects:
             out.append(("check", str(c["id"])))
     return out
@@ -354,11 +374,9 @@ def _report(path: Path, tp: int, extra: tuple[tuple[str, Any], ...] = ()) -> Rep
 
 
 def _flag_launch(kind: str, item: str, rule: str | None) -> tuple[list[str], tuple[tuple[str, Any], ...]]:
-    """The flags a rule's own scope asks for ({"flag": F, "present": true}: --enable-symm-mem) and the launch facts
-    they give (launch.json options' `fact`), so the walk reads the rule where such a launch would."""
-    if rule is None:
-        return [], ()
-    rb = _scope(kind, item, rule)
+    """The flags a rule's own scope (or the item's) asks for ({"flag": F, "present": true}: --enable-symm-mem) and
+    the launch facts they give (launch.json options' `fact`), so the walk reads the rule where such a launch would."""
+    rb = _scope(kind, item, rule)  # rule None: the item's own scope (extension-torch-abi-lmcache: --enable-lmcache)
     flags = [str(c["flag"]) for c in rb.get("when") or [] if isinstance(c, dict) and "flag" in c and c.get("present")]
     facts = tuple((str(o["fact"]), True) for o in MANIFESTS.launch["options"]
                   if o.get("flag") in flags and o.get("value") == "bool" and o.get("fact"))  # fmt: skip
@@ -484,6 +502,9 @@ def test_every_launch_items_are_data_not_code() -> None:
             "sglang-gpu-min-cc",
             # ikabi: a common_ops symbol torch's libraries do not export fails sgl_kernel's import
             "sgl-kernel-torch-abi",
+            # iextsym: DeepGEMM's / vLLM's compiled library SGLang tries at start misses a torch symbol (degraded:
+            # the ImportError is swallowed, the feature silently lost)
+            "extension-torch-abi-start",
             # icorpB: a module SGLang imports at start (pybase64; gguf etc. in 0.4.4-0.4.4.post2) is not installed
             "sglang-start-imports",
             # icorpG: a FlashInfer AOT wheel (+cuXXXtorchX.Y) under another torch fails import flashinfer

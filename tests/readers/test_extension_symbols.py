@@ -1,0 +1,172 @@
+"""Other packages' compiled torch extensions (readers/kernelsymbols.py EXTENSIONS: LMCache's c_ops, torchao's _C,
+...) read beside sgl-kernel's common_ops, over a fake site-packages of small libraries written by
+tests/elfwriter.py, and the extension-torch-abi-* checks that judge them (manifests/checks.json)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from elfwriter import write_so
+
+from stackcheck.assembly.options import Options
+from stackcheck.assembly.pipeline import build_report
+from stackcheck.readers import kernelsymbols
+from stackcheck.readers.fsview import HostView
+from stackcheck.readers.kernelsymbols import probe_kernel_symbols
+
+ERROR_CTOR = "_ZN3c105ErrorC2ENS_14SourceLocationESs"  # c10::Error's constructor of an older torch (LMCache#1294)
+ALLOC = "_ZN3c1019UndefinedTensorImpl10_singletonE"
+OP = "_ZN2at4_ops3add4callERKNS_6TensorES4_RKN3c106ScalarE"
+SCHEMA = "_ZN5torch3jit17parseSchemaOrNameERKSsb"  # only in libtorch_python.so below
+
+
+def _site(root: Path, lmcache_needs: list[str], lmcache_needed: tuple[str, ...] = ("libc10.so",)) -> Path:
+    site = root / "site"
+    lib = site / "torch" / "lib"
+    lib.mkdir(parents=True)
+    write_so(lib / "libtorch.so", needed=["libtorch_cpu.so"], soname="libtorch.so")
+    write_so(lib / "libtorch_cpu.so", defined=[OP], needed=["libc10.so"])
+    write_so(lib / "libc10.so", defined=[ALLOC])
+    write_so(lib / "libtorch_python.so", defined=[SCHEMA], needed=["libtorch.so"])
+    (site / "sgl_kernel").mkdir()
+    write_so(site / "sgl_kernel" / "common_ops.abi3.so", undefined=[ALLOC, OP], needed=["libtorch.so", "libc10.so"])
+    (site / "lmcache").mkdir()
+    write_so(
+        site / "lmcache" / "c_ops.cpython-312-x86_64-linux-gnu.so",
+        undefined=[ALLOC, *lmcache_needs, "memcpy"],
+        needed=list(lmcache_needed),
+    )
+    (site / "torchao").mkdir()
+    write_so(site / "torchao" / "_C_cutlass_90a.abi3.so", undefined=[OP], needed=["libtorch.so"])
+    return site
+
+
+def _packages(site: Path) -> dict[str, Any]:
+    return {
+        "sgl-kernel": {"installed": True, "version": "0.3.21", "location": str(site)},
+        "torch": {"installed": True, "version": "2.8.0", "location": str(site)},
+    }
+
+
+def test_extension_built_against_another_torch_names_the_missing_symbol(tmp_path: Path) -> None:
+    site = _site(tmp_path, [ERROR_CTOR])
+    section = probe_kernel_symbols(_packages(site), HostView("/"), None)
+    assert section is not None and section["extension_dirs"] == [str(site)]
+    by = {e["extension"]: e for e in section["extensions"]}
+    assert set(by) == {"lmcache", "torchao"}
+    lm = by["lmcache"]
+    assert lm["path"] == "lmcache/c_ops.cpython-312-x86_64-linux-gnu.so"
+    assert lm["torch_missing_count"] == 1 and lm["torch_missing"] == [ERROR_CTOR] and lm["torch_libs"] == ["libc10.so"]
+    assert by["torchao"]["torch_missing_count"] == 0 and by["torchao"]["torch_symbols"] == 1
+    assert section["files"][0]["torch_missing_count"] == 0  # sgl-kernel itself is fine
+
+
+def test_a_symbol_a_needed_library_exports_is_not_missing(tmp_path: Path) -> None:
+    # the extension names libtorch_python.so in DT_NEEDED: the loader searches it, so its symbol resolves
+    site = _site(tmp_path, [SCHEMA], lmcache_needed=("libc10.so", "libtorch_python.so"))
+    section = probe_kernel_symbols(_packages(site), HostView("/"), None)
+    assert section is not None
+    lm = next(e for e in section["extensions"] if e["extension"] == "lmcache")
+    assert lm["torch_missing_count"] == 0 and "libtorch_python.so" in lm["torch_libs"]
+    # without naming it (nor RTLD_GLOBAL) the same symbol is what the import fails on
+    site2 = _site(tmp_path / "b", [SCHEMA])
+    section2 = probe_kernel_symbols(_packages(site2), HostView("/"), None)
+    assert section2 is not None
+    lm2 = next(e for e in section2["extensions"] if e["extension"] == "lmcache")
+    assert lm2["torch_missing"] == [SCHEMA]
+
+
+def test_a_library_past_the_size_cap_is_unknown(tmp_path: Path, monkeypatch: Any) -> None:
+    site = _site(tmp_path, [])
+    monkeypatch.setattr(kernelsymbols, "EXTENSION_MAX_BYTES", 16)
+    section = probe_kernel_symbols(_packages(site), HostView("/"), None)
+    assert section is not None
+    errors = [e for e in section["extensions"] if "error" in e]
+    assert {e["extension"] for e in errors} == {"lmcache", "torchao"}
+    assert all("limit: not read" in e["error"] and "torch_missing_count" not in e for e in errors)
+
+
+# -- the checks -------------------------------------------------------------------------------------------------
+
+
+def _checks(tmp_path: Path, facts: dict[str, Any], launch: dict[str, Any] | None = None) -> dict[str, Any]:
+    path = tmp_path / "facts.json"
+    path.write_text(json.dumps({"schema_version": 1, "facts": facts}))
+    report, _ = build_report(Options(facts_file=str(path), launch=launch or {}))
+    return {c["id"]: c for c in report["checks"]}
+
+
+def _facts(extensions: list[dict[str, Any]] | None) -> dict[str, Any]:
+    ks: dict[str, Any] = {
+        "package": "sgl-kernel",
+        "version": "0.3.21",
+        "torch_version": "2.8.0",
+        "files": [{"path": "sgl_kernel/common_ops.abi3.so", "torch_symbols": 2, "torch_missing_count": 0}],
+    }
+    if extensions is not None:
+        ks["extension_dirs"] = ["/site"]
+        ks["extensions"] = extensions
+    return {
+        "driver": {"version": "580.95.05", "cuda": "13.0"},
+        "gpus": [{"index": 0, "name": "NVIDIA H200", "compute_capability": "9.0"}],
+        "packages": {
+            "sgl-kernel": {"installed": True, "version": "0.3.21"},
+            "torch": {"installed": True, "version": "2.8.0"},
+        },
+        "kernel_symbols": ks,
+    }
+
+
+def test_checks_fail_pass_unknown_and_skip(tmp_path: Path) -> None:
+    lm = {
+        "extension": "lmcache",
+        "path": "lmcache/c_ops.cpython-312-x86_64-linux-gnu.so",
+        "torch_symbols": 40,
+        "torch_missing_count": 1,
+        "torch_missing": [ERROR_CTOR],
+    }
+    vllm = {"extension": "vllm", "path": "vllm/_C.abi3.so", "error": "vllm/_C.abi3.so: 1400 MiB, past the limit"}
+    checks = _checks(tmp_path, _facts([lm, vllm]), {"enable_lmcache": True})  # a launch with --enable-lmcache
+    c = checks["extension-torch-abi-lmcache"]
+    assert c["status"] == "failed"
+    r = c["reasons"][0]
+    assert r["observed"] == "1 of 40 missing" and r["required"] == "0 missing" and r["source"] == "ELF-DYNSYM"
+    assert "c10::Error::Error" in r["message"] and ERROR_CTOR in r["message"] and "torch 2.8.0" in r["message"]
+    assert r["effect"] == "crash"
+    # an audit (no launch sets enable_lmcache): the same failure is information, a warning
+    audit = _checks(tmp_path, _facts([lm, vllm]))["extension-torch-abi-lmcache"]
+    assert audit["status"] == "warning" and audit["reasons"][0]["effect"] == "degraded"
+    assert "information only" in audit["reasons"][0]["message"]
+    assert checks["extension-torch-abi-start"]["status"] == "unknown"  # vLLM's _C not read
+    assert checks["extension-torch-abi-deepep"]["status"] == "ok"  # looked, none installed
+    assert "no compiled library of deep_ep" in checks["extension-torch-abi-deepep"]["reasons"][0]["message"]
+    # a degraded failure (torchao catches its own load failure) is a warning, not a failure
+    tao = {**lm, "extension": "torchao", "path": "torchao/_C.abi3.so"}
+    assert _checks(tmp_path, _facts([tao]))["extension-torch-abi-torchao"]["status"] == "warning"
+    # an older facts document (no extension_dirs): skipped, never a guess
+    old = _checks(tmp_path, _facts(None))
+    assert all(old[i]["status"] == "skipped" for i in old if i.startswith("extension-torch-abi-"))
+
+
+def test_torchao_is_loaded_on_every_launch_of_older_sglang(tmp_path: Path) -> None:
+    """SGLang 0.4.6-0.5.8 import torchao on every model load (their apply_torchao_config_to_model imports it before
+    testing the config): the failure is stated as such in an audit; 0.5.9 on only with --torchao-config."""
+    tao = {
+        "extension": "torchao",
+        "path": "torchao/_C.abi3.so",
+        "torch_symbols": 64,
+        "torch_missing_count": 1,
+        "torch_missing": ["_ZN3c104cuda9SetDeviceEab"],
+    }
+    for sglang, every in (("0.5.4", True), ("0.5.10", False)):
+        facts = _facts([tao])
+        facts["packages"]["sglang"] = {"installed": True, "version": sglang}
+        (r,) = _checks(tmp_path, facts)["extension-torch-abi-torchao"]["reasons"]
+        assert r["result"] == "fail" and r["effect"] == "degraded"
+        assert ("imports it on every model load" in r["message"]) is every, r["message"]
+        assert ("information only" in r["message"]) is not every, r["message"]
