@@ -191,3 +191,12 @@ def test_an_editable_deep_ep_build_is_read_in_its_project_directory(tmp_path: Pa
     assert section is not None and section["extension_dirs"] == [str(site), str(project)]
     (ep,) = [e for e in section["extensions"] if e["extension"] == "deep_ep"]
     assert ep["torch_missing_count"] == 1 and ep["torch_missing"] == [ERROR_CTOR]
+
+
+def test_a_launch_that_loads_an_extension_found_nowhere_is_unknown(tmp_path: Path) -> None:
+    """irev52: --enable-lmcache with no lmcache library in the directories the probe looked in (an editable LMCache
+    build, a user site, or none at all): whether its c_ops loads is unknown, never 'ok'; an audit still passes."""
+    gate = _checks(tmp_path, _facts([]), {"enable_lmcache": True})["extension-torch-abi-lmcache"]
+    assert gate["status"] == "unknown", gate
+    assert "looked in /site" in gate["reasons"][0]["message"]
+    assert _checks(tmp_path, _facts([]))["extension-torch-abi-lmcache"]["status"] == "ok"
