@@ -719,7 +719,11 @@ def _unlisted_note(names: Sequence[str], label: str = UNLISTED_NOTE) -> Problem:
     return Problem("flags", "note", None, f"{label}: {', '.join(names)}")
 
 
-def parse_env(env: Mapping[str, str], mapping: Mapping[str, Any]) -> tuple[dict[str, bool], list[Problem]]:
+def parse_env(
+    env: Mapping[str, str], mapping: Mapping[str, Any], release: str | None = None
+) -> tuple[dict[str, bool], list[Problem]]:
+    """The launch.json `env` variables as booleans, and a problem for a value SGLang's reader refuses; none where
+    the installed `release` is known and outside the spec's `versions` (that release never reads the variable)."""
     out: dict[str, bool] = {}
     problems: list[Problem] = []
     for spec in mapping.get("env") or []:
@@ -739,6 +743,12 @@ def parse_env(env: Mapping[str, str], mapping: Mapping[str, Any]) -> tuple[dict[
             out[name] = bool(spec["otherwise"])
         else:
             out[name] = default
+            versions = spec.get("versions")
+            if release is not None and isinstance(versions, str):
+                from stackcheck.facts.versions import version_in
+
+                if version_in(release, versions) is False:  # this release does not read it
+                    continue
             problems.append(
                 Problem(
                     f"{name}={env[name]}",
@@ -894,7 +904,9 @@ def derive(
         return d
     if entry is None:
         d.entrypoint = "wrapper"
-    d.env, env_problems = parse_env(cmd_env, mapping)
+    d.env, env_problems = parse_env(cmd_env, mapping, release)
+    if release is None and env_problems:  # whether the release reads the variable: judged again once it is known
+        d.reads_release = True
     d.problems.extend(env_problems)
     opts = _options(mapping)
     by_flag = {str(o["flag"]): o for o in opts}

@@ -306,11 +306,17 @@ def probe_kernel_symbols(
 
 
 def _site_dirs(packages: Mapping[str, Any], torch_loc: Any) -> list[str]:
-    """The site-packages directories the packages probe located packages in (torch's first), each once."""
+    """The site-packages directories the packages probe located packages in (torch's first), each once, then the
+    project directories of editable installs holding a compiled module (packages.NAME.extension_dir: DeepEP built
+    with `pip install -e`, whose deep_ep_cpp.*.so is there, not in site-packages; its .pth puts it after them)."""
     dirs = [torch_loc] if isinstance(torch_loc, str) and torch_loc else []
+    editable: list[str] = []
     for entry in packages.values():
         if isinstance(entry, Mapping) and entry.get("installed") and isinstance(entry.get("location"), str):
             dirs.append(entry["location"])
+            if isinstance(entry.get("extension_dir"), str) and entry["extension_dir"].startswith("/"):
+                editable.append(entry["extension_dir"])
+    dirs += editable
     return [d.rstrip("/") or "/" for d in dict.fromkeys(dirs) if d]
 
 

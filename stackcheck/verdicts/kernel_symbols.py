@@ -224,7 +224,8 @@ def extension_torch_abi_reasons(ctx: Context, spec: Mapping[str, Any]) -> list[R
     modules that needs a torch symbol torch's libraries do not export (the spec's effect; degraded, information,
     where the spec's launch fact is not set, an audit or a launch without the flag that loads it, unless the
     installed SGLang imports it on every launch), a pass per file that resolves, unknown per file not read; a
-    pass when the probe looked and found none; [] (skipped) without a section that looked for extensions (an
+    pass when the probe looked and found none (unknown where this launch's flag loads it: absent, or where the
+    probe did not look); [] (skipped) without a section that looked for extensions (an
     image, a hand-written or older facts document)."""
     ks = _section(ctx)
     if ks is None or not isinstance(ks.get("extension_dirs"), list):
@@ -233,6 +234,7 @@ def extension_torch_abi_reasons(ctx: Context, spec: Mapping[str, Any]) -> list[R
     effect = str(spec["effect"]) if spec.get("effect") in ("crash", "degraded", "disabled") else "crash"
     imports = str(spec.get("imports") or "the launch imports it")
     fact = spec.get("launch_fact")
+    flagged = isinstance(fact, str) and bool(ctx.launch.get(fact))  # this launch's flag loads it
     every = spec.get("every_launch_releases")  # SGLang releases that import it whatever the flag
     if isinstance(every, str):
         from stackcheck.facts.versions import version_in
@@ -293,6 +295,17 @@ def extension_torch_abi_reasons(ctx: Context, spec: Mapping[str, Any]) -> list[R
             )
     if not reasons:
         where = ", ".join(str(d) for d in ks["extension_dirs"]) or "no site-packages directory"
+        if flagged:  # the launch imports it: absent there it fails, or it lies where the probe did not look
+            reasons.append(
+                {
+                    "rule": "torch-symbols",
+                    "result": "unknown",
+                    "message": f"launch.{fact} is set, so the launch loads {' or '.join(modules)}, but no compiled "
+                    f"library of it was found (looked in {where}): not installed there (the import then fails), "
+                    "or installed where the probe did not look (an editable build, a user site, PYTHONPATH)",
+                }
+            )
+            return reasons
         reasons.append(
             {
                 "rule": "torch-symbols",

@@ -170,3 +170,33 @@ def test_torchao_is_loaded_on_every_launch_of_older_sglang(tmp_path: Path) -> No
         assert r["result"] == "fail" and r["effect"] == "degraded"
         assert ("imports it on every model load" in r["message"]) is every, r["message"]
         assert ("information only" in r["message"]) is not every, r["message"]
+
+
+def test_an_editable_deep_ep_build_is_read_in_its_project_directory(tmp_path: Path) -> None:
+    """irev52: DeepEP installed with `pip install -e` keeps deep_ep_cpp.*.so in its project directory (the packages
+    probe's extension_dir), not in site-packages: read there, not passed as 'none installed'."""
+    site = _site(tmp_path, [])
+    project = tmp_path / "DeepEP"
+    project.mkdir()
+    write_so(project / "deep_ep_cpp.cpython-312-x86_64-linux-gnu.so", undefined=[ERROR_CTOR], needed=["libc10.so"])
+    packages = _packages(site)
+    packages["deep-ep"] = {
+        "installed": True,
+        "version": "1.2.1",
+        "location": str(site),
+        "extension_dir": str(project),
+        "extension_files": ["deep_ep_cpp.cpython-312-x86_64-linux-gnu.so"],
+    }
+    section = probe_kernel_symbols(packages, HostView("/"), None)
+    assert section is not None and section["extension_dirs"] == [str(site), str(project)]
+    (ep,) = [e for e in section["extensions"] if e["extension"] == "deep_ep"]
+    assert ep["torch_missing_count"] == 1 and ep["torch_missing"] == [ERROR_CTOR]
+
+
+def test_a_launch_that_loads_an_extension_found_nowhere_is_unknown(tmp_path: Path) -> None:
+    """irev52: --enable-lmcache with no lmcache library in the directories the probe looked in (an editable LMCache
+    build, a user site, or none at all): whether its c_ops loads is unknown, never 'ok'; an audit still passes."""
+    gate = _checks(tmp_path, _facts([]), {"enable_lmcache": True})["extension-torch-abi-lmcache"]
+    assert gate["status"] == "unknown", gate
+    assert "looked in /site" in gate["reasons"][0]["message"]
+    assert _checks(tmp_path, _facts([]))["extension-torch-abi-lmcache"]["status"] == "ok"
