@@ -306,8 +306,9 @@ class _KeptAnswers:
     torch/lib, libcuda's path and the RTLD_GLOBAL reading. Served only when EVERY library of the section is kept and
     every stamp matches (one miss: the whole section is read again, as without a cache, and every answer kept
     anew), so a served section is the fresh one, bytes_read included (each entry keeps the bytes its read added).
-    An entry with an error (of the file, of torch's libraries, of libcuda) is never kept; nor one whose file or
-    libraries changed less than kept.RACY_NS before its read began. On this host only (never --root or --image)."""
+    An entry with an error of reading (the file's, a torch library's, libcuda's: _keepable) is never kept; nor one
+    whose file or libraries changed less than kept.RACY_NS before its read began. On this host only (never --root or
+    --image)."""
 
     def __init__(self, kept: Any, context: list[Any]) -> None:
         self.kept, self.context = kept, context
@@ -358,7 +359,7 @@ class _KeptAnswers:
 
     def put(self, path: str, loc: str, own: list[int] | None, began: int, entry: dict[str, Any], added: int) -> None:
         """Keep `entry`, read from `path` (stamped `own` before) from the clock's `began` on, `added` bytes."""
-        if own is None or any(k in entry for k in ("error", "torch_error", "driver_error")):
+        if own is None or not _keepable(entry):
             return
         torch_lib, libcuda = self.context[0], self.context[1]
         deps = [f"{torch_lib}/{n}" for n in entry.get("torch_libs") or ()]
@@ -384,7 +385,7 @@ def _is_kept_entry(got: Any) -> bool:
     entry, deps = got["entry"], got["deps"]
     if type(entry) is not dict or type(entry.get("path")) is not str or type(deps) is not list:
         return False
-    if any(k in entry for k in ("error", "torch_error", "driver_error")):
+    if not _keepable(entry):
         return False
     return all(
         type(d) is list
@@ -394,6 +395,24 @@ def _is_kept_entry(got: Any) -> bool:
         and len(d[1]) == 5
         and all(type(v) is int for v in d[1])
         for d in deps
+    )
+
+
+def _keepable(entry: dict[str, Any]) -> bool:
+    """An entry with no error of reading (the file's, a torch library's, libcuda's). A torch library the file needs
+    that is not in torch/lib (torch_unread: the name's answer unknown) is no error of reading: what torch/lib holds is
+    in the stamps (its directory's), so that entry is kept; a broken torch library's message starts with its path."""
+    if "error" in entry or "driver_error" in entry:
+        return False
+    torch_error, unread = entry.get("torch_error"), entry.get("torch_unread")
+    if torch_error is None:
+        return True
+    return (
+        type(torch_error) is str
+        and type(unread) is list
+        and bool(unread)
+        and all(type(n) is str for n in unread)
+        and torch_error.startswith(f"{', '.join(unread)} needed but not in ")
     )
 
 

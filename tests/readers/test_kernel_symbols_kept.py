@@ -27,6 +27,7 @@ from stackcheck.readers.kernelsymbols import probe_kernel_symbols
 SET_DEVICE = "_ZN3c104cuda9SetDeviceEab"
 ALLOC = "_ZN3c1019UndefinedTensorImpl10_singletonE"
 OP = "_ZN2at4_ops3add4callERKNS_6TensorES4_RKN3c106ScalarE"
+THP = "THPVariableClass"  # a name of torch's Python bindings (libtorch_python.so)
 DOC = "deep/kernel_symbols.json"
 
 
@@ -128,6 +129,39 @@ def test_a_new_torch_library_is_a_miss(tmp_path: Path, monkeypatch: pytest.Monke
     assert opened
 
 
+def test_an_unknown_for_a_torch_library_not_in_torch_lib_is_kept_until_it_comes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """sgl-deep-ep 0.1.1's _C needs libtorch_python.so: where torch/lib lacks it the entry is unknown (torch_unread),
+    an answer of the files, not an error of reading: kept, so the section is served; the library added: read again."""
+    packages, libcuda = _box(tmp_path)
+    cache = str(tmp_path / "cache")
+    ext = tmp_path / "site" / "torchao" / "_C.abi3.so"
+    write_so(ext, undefined=[OP, THP], needed=["libtorch.so", "libtorch_python.so"])
+    first = probe_kernel_symbols(packages, HostView("/"), libcuda, cache_dir=cache)
+    assert first is not None and first["extensions"][0]["torch_unread"] == ["libtorch_python.so"]
+    assert "torch_error" in first["extensions"][0]
+    opened = _no_reads(monkeypatch)
+    assert _described(probe_kernel_symbols(packages, HostView("/"), libcuda, cache_dir=cache)) == _described(first)
+    assert opened == []
+    write_so(tmp_path / "site" / "torch" / "lib" / "libtorch_python.so", defined=[THP])
+    after = probe_kernel_symbols(packages, HostView("/"), libcuda, cache_dir=cache)
+    assert after is not None and opened
+    assert "torch_error" not in after["extensions"][0] and after["extensions"][0]["torch_missing_count"] == 0
+
+
+def test_a_broken_torch_library_is_never_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    packages, libcuda = _box(tmp_path)
+    cache = tmp_path / "cache"
+    (tmp_path / "site" / "torch" / "lib" / "libc10_cuda.so").write_bytes(b"\x7fELF\x02 cut short")
+    first = probe_kernel_symbols(packages, HostView("/"), libcuda, cache_dir=str(cache))
+    assert first is not None and first["files"][0]["torch_error"].startswith(str(tmp_path))
+    assert not (cache / DOC).exists()  # no entry kept (every library needs libc10_cuda.so)
+    opened = _no_reads(monkeypatch)
+    probe_kernel_symbols(packages, HostView("/"), libcuda, cache_dir=str(cache))
+    assert opened
+
+
 def _doc(tmp_path: Path) -> Path:
     return tmp_path / "cache" / DOC
 
@@ -212,3 +246,27 @@ def test_the_probe_keeps_its_answers_in_the_contexts_cache_dir(tmp_path: Path) -
         result = KernelSymbolsProbe().run(ctx)
         assert result.status == "ok", result.reason
         assert (tmp_path / "cache" / DOC).is_file() is kept
+
+
+def test_the_bench_kept_row_checks_the_served_section(tmp_path: Path) -> None:
+    """bench/bench_kernel_symbols.py --kept: served against read, after checking the two sections are the same."""
+    import subprocess
+    import time
+
+    _box(tmp_path)
+    time.sleep(0.01)
+    root = Path(__file__).resolve().parents[2]
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(root), "STACKCHECK_PLAN_CACHE": "1"}
+    run = subprocess.run(
+        [sys.executable, str(root / "bench" / "bench_kernel_symbols.py"), "--site", str(tmp_path / "site"), "--kept",
+         "--runs", "1"],
+        capture_output=True, text=True, timeout=120, check=False, env=env,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    # the files were written a moment ago (racily clean: not kept), so the row says why it is not timed
+    assert "kept: nothing kept (a file changed in the last 2 s" in run.stdout, run.stdout
+    time.sleep(2.1)  # (kept.RACY_NS: the files are now old enough to be kept)
+    again = subprocess.run(run.args, capture_output=True, text=True, timeout=120, check=False, env=env)
+    assert again.returncode == 0, again.stderr
+    assert "kept: served section identical to the read one (less ms): True" in again.stdout, again.stdout
+    assert "probe kept: median wall" in again.stdout and "probe read: median wall" in again.stdout
