@@ -2,6 +2,7 @@
 
     python3 bench/bench_kernel_symbols.py --python /path/to/venv/bin/python [--runs 21] [--libcuda PATH]
     python3 bench/bench_kernel_symbols.py --site DIR [--runs 21]    # a site-packages directory, no audit
+    python3 bench/bench_kernel_symbols.py --site DIR --kept          # also: served from the kept answers
 
 
 The venv's site-packages must hold sgl_kernel and torch (a real install, or their wheels' libraries unpacked
@@ -11,7 +12,9 @@ median wall and CPU time in-process with the default probes and without kernel_s
 run. Nothing is written anywhere. It also prints the share of other packages' compiled extensions
 (readers/kernelsymbols.py EXTENSIONS: torchao, DeepEP, LMCache, ...): the probe's median with them and with none
 looked for, alternated run by run. With --site DIR, DIR holds torch/, sgl_kernel/ and any extensions (the wheels'
-libraries unpacked or linked there); only the probe is timed.
+libraries unpacked or linked there); only the probe is timed. With --kept, a row more: the probe served from its
+kept answers (readers/kernelsymbols.py _KeptAnswers, a document in a temporary directory removed after) against the
+probe reading the files, alternated run by run, after checking that the served section is the read one (less ms).
 """
 
 from __future__ import annotations
@@ -55,12 +58,41 @@ def _extension_share(packages: dict[str, object], libcuda: str | None, runs: int
         print(f"probe {label} extensions: median wall {statistics.median(w):.2f} ms ({runs} runs)")
 
 
+def _kept_share(packages: dict[str, object], libcuda: str | None, runs: int) -> None:
+    """The probe's median wall time served from kept answers and read from the files, alternated run by run."""
+    import os
+    import tempfile
+
+    from stackcheck.readers.fsview import HostView
+    from stackcheck.readers.kernelsymbols import probe_kernel_symbols
+
+    os.environ["STACKCHECK_PLAN_CACHE"] = "1"  # (the caches' switch: on for this row)
+    with tempfile.TemporaryDirectory(prefix="bench-kept-") as cache:
+        first = probe_kernel_symbols(packages, HostView("/"), libcuda, cache_dir=cache)
+        served = probe_kernel_symbols(packages, HostView("/"), libcuda, cache_dir=cache)
+        assert first is not None and served is not None
+        if not os.path.exists(os.path.join(cache, "deep", "kernel_symbols.json")):
+            print("kept: nothing kept (a file changed in the last 2 s, or an error entry): row not timed")
+            return
+        same = {k: v for k, v in first.items() if k != "ms"} == {k: v for k, v in served.items() if k != "ms"}
+        print(f"kept: served section identical to the read one (less ms): {same}")
+        times: dict[str, list[float]] = {"kept": [], "read": []}
+        for i in range(2 * runs):
+            label = "kept" if i % 2 == 0 else "read"
+            t0 = time.perf_counter()
+            probe_kernel_symbols(packages, HostView("/"), libcuda, cache_dir=cache if label == "kept" else "")
+            times[label].append((time.perf_counter() - t0) * 1000)
+    for label, w in times.items():
+        print(f"probe {label}: median wall {statistics.median(w):.2f} ms ({runs} runs)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--python")
     ap.add_argument("--site", help="a site-packages directory holding torch/ and sgl_kernel/ (no audit timed)")
     ap.add_argument("--runs", type=int, default=21)
     ap.add_argument("--libcuda", default=None)
+    ap.add_argument("--kept", action="store_true", help="also time the probe served from its kept answers")
     args = ap.parse_args()
     if bool(args.python) == bool(args.site):
         ap.error("give one of --python and --site")
@@ -80,6 +112,8 @@ def main() -> None:
     section = probe_kernel_symbols(packages, HostView("/"), args.libcuda)
     print(json.dumps(section, indent=1))
     _extension_share(packages, args.libcuda, args.runs)
+    if args.kept:
+        _kept_share(packages, args.libcuda, args.runs)
     if args.site:
         return
     wall, cpu = [], []

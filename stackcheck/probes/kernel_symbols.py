@@ -11,7 +11,12 @@ for sgl-kernel 0.3.0 and 0.3.21 against torch 2.7.1-2.8.0, bench/bench_kernel_sy
 every audit and gate, beside the packages probe it waits for. It reads a box seen through a HostView (this
 host or --root) only: inside an image (--image) the files come out of compressed layers, and torch's dynamic
 string table sits at the end of a 1 GB library, so there it is skipped and the release-number checks decide
-(an image's libcuda is the host's at run time anyway)."""
+(an image's libcuda is the host's at run time anyway).
+
+On this host, with a cache directory (ProbeContext.cache_dir), each library's answer is kept by its stamp and the
+stamps of the torch and libcuda libraries it was resolved against (readers/kernelsymbols.py _KeptAnswers): a
+repeat audit or gate of an unchanged box serves the whole section from them, reading no ELF file; one stamp
+changed and the section is read as without a cache."""
 
 from __future__ import annotations
 
@@ -70,7 +75,8 @@ class KernelSymbolsProbe(Probe):
         # TORCH_USE_RTLD_GLOBAL (any value): torch/__init__.py imports torch._C with RTLD_GLOBAL, which puts
         # libtorch_python.so in every later library's scope
         global_torch = bool(ctx.loader_environ.get("TORCH_USE_RTLD_GLOBAL"))
-        section = probe_kernel_symbols(packages, view, libcuda, global_torch=global_torch)
+        # each library's answer kept by its stamps and those of the torch/libcuda libraries it was resolved against
+        section = probe_kernel_symbols(packages, view, libcuda, global_torch=global_torch, cache_dir=ctx.cache_dir)
         if section is None:
             return ProbeResult({}, "skipped", "no kernel package installed")
         bad = section.get("error") or next(

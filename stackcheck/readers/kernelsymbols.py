@@ -29,14 +29,17 @@ each file needs, and up to MAX_LISTED of the missing ones; every unreadable file
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import stat as stat_module
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from stackcheck.facts.model import KERNEL_MODULE, KERNEL_PACKAGES
 from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.readers.elf import DynamicSymbols, ElfError, ElfFile
-from stackcheck.readers.fsview import FileView, GlobLimit, glob, kind_of
+from stackcheck.readers.fsview import FileView, GlobLimit, glob, is_host, kind_of
 
 if TYPE_CHECKING:
     from typing import Any
@@ -236,9 +239,12 @@ def probe_kernel_symbols(
     libcuda: str | None,
     libcuda_view: FileView | None = None,
     global_torch: bool = False,
+    cache_dir: str | None = "",
 ) -> dict[str, Any] | None:
     """The `kernel_symbols` facts section, or None when no kernel package is installed with a location.
-    `global_torch`: the server imports torch with RTLD_GLOBAL (libtorch_python.so is then in every scope)."""
+    `global_torch`: the server imports torch with RTLD_GLOBAL (libtorch_python.so is then in every scope).
+    `cache_dir`: where each library's answer is kept (the probes' ProbeContext.cache_dir; "" keeps nothing), on this
+    host only: see _KeptAnswers."""
     name = next(
         (n for n in KERNEL_PACKAGES if isinstance(packages.get(n), Mapping) and packages[n].get("installed")), None
     )
@@ -264,17 +270,193 @@ def probe_kernel_symbols(
     if not found:
         out["error"] = f"{name}: no {KERNEL_MODULE}/common_ops library under {loc}"
         return out
-    libs = _Libraries(view)
-    own = [0]
-    drivers = _Libraries(libcuda_view or view)
     torch_lib = f"{torch_loc.rstrip('/')}/torch/lib" if isinstance(torch_loc, str) and torch_loc else None
     out["torch_lib"] = torch_lib
     out["libcuda"] = libcuda
     if global_torch:
         out["torch_global"] = True
+    kept = None
+    if cache_dir != "" and is_host(view) and (libcuda_view is None or is_host(libcuda_view)):
+        kept = _KeptAnswers.open(cache_dir, torch_lib, libcuda, global_torch)
+    if kept is not None:
+        served = dict(out)
+        try:
+            _read_files(served, packages, view, loc, found, torch_loc, libcuda, libcuda_view, global_torch, kept)
+        except _Miss:
+            kept.serving = False
+        else:
+            served["ms"] = round((time.perf_counter() - start) * 1000, 2)
+            return served
+    _read_files(out, packages, view, loc, found, torch_loc, libcuda, libcuda_view, global_torch, kept)
+    if kept is not None:
+        kept.save()
+    out["ms"] = round((time.perf_counter() - start) * 1000, 2)
+    return out
+
+
+class _Miss(Exception):
+    """A library whose answer is not kept under its stamps (and those of what it was resolved against)."""
+
+
+class _KeptAnswers:
+    """Each library's entry kept between runs (stackcheck.readers.kept, document deep/kernel_symbols.json): the
+    common_ops files', the modules' and the extensions', each by the stamp of the file (taken before it is read),
+    with the stamps of every library it was resolved against (its torch closure as read, libcuda.so.1) and of the
+    torch/lib directory (whose listing decides the closure), keyed by the file's path, its site-packages directory,
+    torch/lib, libcuda's path and the RTLD_GLOBAL reading. Served only when EVERY library of the section is kept and
+    every stamp matches (one miss: the whole section is read again, as without a cache, and every answer kept
+    anew), so a served section is the fresh one, bytes_read included (each entry keeps the bytes its read added).
+    An entry with an error of reading (the file's, a torch library's, libcuda's: _keepable) is never kept; nor one
+    whose file or libraries changed less than kept.RACY_NS before its read began. On this host only (never --root or
+    --image)."""
+
+    def __init__(self, kept: Any, context: list[Any]) -> None:
+        self.kept, self.context = kept, context
+        self.serving = True
+        self.stamps: dict[str, list[int] | None] = {}
+        self.total = 0  # the bytes the served entries' reads added (the section's bytes_read when all are served)
+
+    @classmethod
+    def open(cls, cache_dir: str | None, torch_lib: str | None, libcuda: str | None, glob_: bool) -> Any:
+        from stackcheck.readers.kept import Kept, directory
+
+        where = directory(cache_dir)
+        if where is None:
+            return None
+        return cls(Kept("kernel_symbols", where, _READERS), [torch_lib, libcuda, glob_])
+
+    def stamp(self, path: str) -> list[int] | None:
+        """The file's stamp (kept.file_stamp), or a directory's (its listing changes its times), once per run."""
+        if path not in self.stamps:
+            from stackcheck.readers.kept import file_stamp
+
+            got = file_stamp(path)
+            if got is None:
+                try:
+                    st = os.stat(path)
+                except (OSError, ValueError):
+                    st = None
+                if st is not None and stat_module.S_ISDIR(st.st_mode):
+                    got = [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+            self.stamps[path] = got
+        return self.stamps[path]
+
+    def key(self, path: str, loc: str) -> str:
+        return json.dumps([path, loc, *self.context])
+
+    def serve(self, path: str, loc: str) -> dict[str, Any]:
+        """The kept entry of the library at `path`, or _Miss."""
+        from stackcheck.readers.kept import MISS
+
+        got = self.kept.get(self.key(path, loc), self.stamp(path))
+        if got is MISS or not _is_kept_entry(got):
+            raise _Miss(path)
+        for dep, stamp in got["deps"]:
+            if self.stamp(dep) is None or self.stamp(dep) != stamp:
+                raise _Miss(dep)
+        self.total += got["bytes"]
+        return dict(got["entry"])
+
+    def put(self, path: str, loc: str, own: list[int] | None, began: int, entry: dict[str, Any], added: int) -> None:
+        """Keep `entry`, read from `path` (stamped `own` before) from the clock's `began` on, `added` bytes."""
+        if own is None or not _keepable(entry):
+            return
+        torch_lib, libcuda = self.context[0], self.context[1]
+        deps = [f"{torch_lib}/{n}" for n in entry.get("torch_libs") or ()]
+        deps += [torch_lib] if torch_lib is not None else []
+        deps += [libcuda] if libcuda is not None else []
+        from stackcheck.readers.kept import RACY_NS
+
+        self.stamps.clear()  # (taken after the read: a library changed since the start of the read is not kept)
+        stamps = [self.stamp(d) for d in deps]
+        if any(s is None or max(s[3], s[4]) >= began - RACY_NS for s in stamps):
+            return
+        value = {"entry": entry, "deps": [[d, s] for d, s in zip(deps, stamps, strict=True)], "bytes": added}
+        self.kept.put(self.key(path, loc), own, value)
+
+    def save(self) -> None:
+        self.kept.save()
+
+
+def _is_kept_entry(got: Any) -> bool:
+    """A kept value of the shape _KeptAnswers.put writes, nothing else (a garbled document is a miss)."""
+    if type(got) is not dict or set(got) != {"entry", "deps", "bytes"} or type(got["bytes"]) is not int:
+        return False
+    entry, deps = got["entry"], got["deps"]
+    if type(entry) is not dict or type(entry.get("path")) is not str or type(deps) is not list:
+        return False
+    if not _keepable(entry):
+        return False
+    return all(
+        type(d) is list
+        and len(d) == 2
+        and type(d[0]) is str
+        and type(d[1]) is list
+        and len(d[1]) == 5
+        and all(type(v) is int for v in d[1])
+        for d in deps
+    )
+
+
+def _keepable(entry: dict[str, Any]) -> bool:
+    """An entry with no error of reading (the file's, a torch library's, libcuda's). A torch library the file needs
+    that is not in torch/lib (torch_unread: the name's answer unknown) is no error of reading: what torch/lib holds is
+    in the stamps (its directory's), so that entry is kept; a broken torch library's message starts with its path."""
+    if "error" in entry or "driver_error" in entry:
+        return False
+    torch_error, unread = entry.get("torch_error"), entry.get("torch_unread")
+    if torch_error is None:
+        return True
+    return (
+        type(torch_error) is str
+        and type(unread) is list
+        and bool(unread)
+        and all(type(n) is str for n in unread)
+        and torch_error.startswith(f"{', '.join(unread)} needed but not in ")
+    )
+
+
+#: the code whose answers _KeptAnswers keeps (readers.kept's key): this module and the ELF reader
+_READERS = tuple(
+    os.path.join(os.path.dirname(os.path.abspath(__file__)), name) for name in ("kernelsymbols.py", "elf.py")
+)
+
+
+def _read_files(
+    out: dict[str, Any],
+    packages: Mapping[str, Any],
+    view: FileView,
+    loc: str,
+    found: list[str],
+    torch_loc: Any,
+    libcuda: str | None,
+    libcuda_view: FileView | None,
+    global_torch: bool,
+    kept: _KeptAnswers | None,
+) -> None:
+    """The section's files, modules and extensions into `out`: served from `kept` while it serves (_Miss at the
+    first library it does not hold), else read (and kept)."""
+    libs = _Libraries(view)
+    own = [0]
+    drivers = _Libraries(libcuda_view or view)
+    torch_lib = out["torch_lib"]
+
+    def one(path: str, where: str) -> dict[str, Any]:
+        if kept is not None and kept.serving:
+            return kept.serve(path, where)
+        before = libs.bytes_read() + drivers.bytes_read()
+        stamp = kept.stamp(path) if kept is not None else None
+        began = time.time_ns()
+        entry = _one_file(path, where, libs, drivers, torch_lib, libcuda, global_torch)
+        if kept is not None:
+            added = libs.bytes_read() + drivers.bytes_read() - before + int(entry.get("bytes_read") or 0)
+            kept.put(path, where, stamp, began, entry, added)
+        return entry
+
+    out["files"] = []
     try:
         for path in found[:MAX_FILES]:
-            entry = _one_file(path, loc, libs, drivers, torch_lib, libcuda, global_torch)
+            entry = one(path, loc)
             own[0] += int(entry.get("bytes_read") or 0)
             out["files"].append(entry)
         if len(found) > MAX_FILES:
@@ -285,24 +467,26 @@ def probe_kernel_symbols(
         elif modules:
             out["modules"] = []
             for path in modules[:MAX_FILES]:
-                entry = _one_file(path, loc, libs, drivers, torch_lib, libcuda, global_torch)
+                entry = one(path, loc)
                 own[0] += int(entry.get("bytes_read") or 0)
                 out["modules"].append({"module": path.rsplit("/", 1)[-1].split(".", 1)[0], **entry})
         out["extension_dirs"] = _site_dirs(packages, torch_loc)  # looked in: an extension not listed is absent
-        extensions = _extensions(packages, view, torch_loc, libs, drivers, torch_lib, libcuda, global_torch)
+        extensions = _extensions(packages, view, torch_loc, one)
         if extensions:
             out["extensions"] = extensions
             own[0] += sum(int(e.get("bytes_read") or 0) for e in extensions)
-        if libcuda is not None:
+        if libcuda is not None and (kept is None or not kept.serving):
             got = drivers.get(libcuda)
             if isinstance(got, str):
                 out["libcuda_error"] = got
+        # (served: every entry kept had read libcuda.so.1 without an error, at the stamp it has now)
     finally:
-        out["bytes_read"] = own[0] + libs.bytes_read() + drivers.bytes_read()
+        if kept is not None and kept.serving:
+            out["bytes_read"] = kept.total
+        else:
+            out["bytes_read"] = own[0] + libs.bytes_read() + drivers.bytes_read()
         libs.close()
         drivers.close()
-    out["ms"] = round((time.perf_counter() - start) * 1000, 2)
-    return out
 
 
 def _site_dirs(packages: Mapping[str, Any], torch_loc: Any) -> list[str]:
@@ -324,11 +508,7 @@ def _extensions(
     packages: Mapping[str, Any],
     view: FileView,
     torch_loc: Any,
-    libs: _Libraries,
-    drivers: _Libraries,
-    torch_lib: str | None,
-    libcuda: str | None,
-    global_torch: bool,
+    one: Callable[[str, str], dict[str, Any]],
 ) -> list[dict[str, Any]]:
     """An entry (files' shape plus `extension`) per installed file of EXTENSIONS, the first directory holding an
     extension's files winning (as sys.path order would: torch's site-packages first)."""
@@ -351,7 +531,7 @@ def _extensions(
                     err = f"{rel}: {size >> 20} MiB, past the probe's {EXTENSION_MAX_BYTES >> 20} MiB limit: not read"
                     out.append({"extension": ext, "path": rel, "error": err})
                     continue
-                out.append({"extension": ext, **_one_file(path, loc, libs, drivers, torch_lib, libcuda, global_torch)})
+                out.append({"extension": ext, **one(path, loc)})
             if len(found) > EXTENSION_MAX_FILES:
                 out.append(
                     {
