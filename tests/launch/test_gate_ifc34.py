@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gate_cli import QWEN3_MOE, gate_tp8, release_box
+from gate_cli import DEEPSEEK_R1, QWEN3_MOE, gate_tp8, release_box
 
 RULE = "refusal modelopt-mixed-unloadable-experts"
 W4A8 = {"quant_algo": "W4A8_AWQ", "group_size": 128}
@@ -77,3 +77,85 @@ def test_mapped_experts_under_a_replaced_flag_still_pass(tmp_path: Path, flag: s
     doc = _gate(tmp_path, "0.5.23", "10.0", QWEN3_MOE, NVFP4_ONLY, "--quantization", flag)
     assert doc["derived"]["launch"].get("model_quant_loaded") == "modelopt_mixed"
     assert _status(doc) is None, doc["reasons"]
+
+
+# rows 8-10: flashmla / triton decoding a DeepSeek MLA model under --dcp-size. Neither is in
+# FORWARD_ABSORB_CORE_ATTENTION_BACKENDS (0.5.15-0.5.23), so forward_absorb_core decodes in the branch that sets no
+# lse; the DCP correction after it views attn_output (flashmla's (o, lse) tuple: AttributeError) and reads lse
+# (triton: UnboundLocalError). SGLang's own MLA pick: fa3 on Hopper, flashinfer / trtllm_mla on SM100, else triton.
+UNABSORBED = "refusal mla-dcp-unabsorbed-decode-no-lse"
+FA3 = "refusal mla-dcp-fa3-decode-no-lse"
+
+
+def _dsr1(tmp_path: Path, release: str, cc: str, dcp: str, *flags: str) -> dict[str, Any]:
+    model = tmp_path / "dsr1"
+    model.mkdir(exist_ok=True)
+    (model / "config.json").write_text(json.dumps(DEEPSEEK_R1))
+    return gate_tp8(release_box(tmp_path, release, cc), model, "--dcp-size", dcp, *flags)
+
+
+def _statuses(doc: dict[str, Any]) -> dict[str, str]:
+    return {str(r.get("feature")): str(r.get("status")) for r in doc.get("reasons") or []}
+
+
+def _message(doc: dict[str, Any], feature: str) -> str:
+    return json.dumps([r for r in doc.get("reasons") or [] if r.get("feature") == feature])
+
+
+@pytest.mark.parametrize(
+    ("release", "cc", "flags", "error"),
+    [
+        ("0.5.16", "9.0", ("--decode-attention-backend", "flashmla"), "'tuple' object has no attribute 'view'"),  # 8
+        ("0.5.20", "10.0", ("--decode-attention-backend", "triton"), "UnboundLocalError"),  # row 9
+        ("0.5.15", "9.0", ("--decode-attention-backend", "flashmla"), "AttributeError"),  # row 10
+        ("0.5.23", "9.0", ("--attention-backend", "triton"), "UnboundLocalError"),
+        ("0.5.23", "10.0", ("--attention-backend", "flashmla"), "AttributeError"),
+        ("0.5.19", "9.0", ("--prefill-attention-backend", "triton", "--decode-attention-backend", "triton"), "Unbound"),
+    ],
+)
+def test_flashmla_or_triton_decode_under_dcp_is_refused(
+    tmp_path: Path, release: str, cc: str, flags: tuple[str, ...], error: str
+) -> None:
+    doc = _dsr1(tmp_path, release, cc, "2", *flags)
+    assert doc["decision"] == "refuse"
+    assert _statuses(doc).get(UNABSORBED) == "blocked", doc["reasons"]
+    assert error in _message(doc, UNABSORBED)
+
+
+@pytest.mark.parametrize(
+    ("release", "cc", "dcp", "flags"),
+    [
+        ("0.5.21", "9.0", "2", ("--attention-backend", "flashinfer")),  # row 7: absorbed, returns the LSE
+        ("0.5.16", "9.0", "2", ("--prefill-attention-backend", "flashmla", "--decode-attention-backend", "flashinfer")),
+        ("0.5.20", "10.0", "2", ("--attention-backend", "triton", "--decode-attention-backend", "flashinfer")),
+        ("0.5.23", "9.0", "1", ("--decode-attention-backend", "flashmla")),  # no DCP
+        ("0.5.20", "10.0", "2", ()),  # SGLang's pick on SM100: flashinfer, or trtllm_mla by the DeepSeek override
+        ("0.5.23", "9.0", "2", ()),  # SGLang's pick on Hopper: fa3 (its own rule)
+        ("0.5.20", "9.0", "2", ("--prefill-attention-backend", "triton")),  # the decode side on Hopper's pick
+    ],
+)
+def test_an_absorbed_decode_or_no_dcp_is_not_this_rule(
+    tmp_path: Path, release: str, cc: str, dcp: str, flags: tuple[str, ...]
+) -> None:
+    assert UNABSORBED not in _statuses(_dsr1(tmp_path, release, cc, dcp, *flags))
+
+
+@pytest.mark.parametrize("release", ["0.5.20", "0.5.23"])
+def test_sglangs_own_pick_under_dcp_on_sm100_is_still_allowed(tmp_path: Path, release: str) -> None:
+    doc = _dsr1(tmp_path, release, "10.0", "2")
+    assert doc["decision"] == "allow", doc["reasons"]
+
+
+@pytest.mark.parametrize(("release", "cc"), [("0.5.16", "8.0"), ("0.5.23", "8.9"), ("0.5.20", "12.0")])
+def test_sglangs_own_pick_elsewhere_is_triton_and_not_allowed(tmp_path: Path, release: str, cc: str) -> None:
+    doc = _dsr1(tmp_path, release, cc, "2")
+    assert doc["decision"] == "refuse"
+    assert _statuses(doc).get(UNABSORBED) == "unknown", doc["reasons"]
+
+
+def test_the_fa3_refusal_no_longer_advises_flashmla(tmp_path: Path) -> None:
+    doc = _dsr1(tmp_path, "0.5.21", "9.0", "2", "--attention-backend", "fa3")
+    assert _statuses(doc).get(FA3) == "blocked"
+    said = [str(x.get("message")) for r in doc["reasons"] if r.get("feature") == FA3 for x in r.get("reasons") or []]
+    assert said and all("Give --attention-backend flashinfer, or --dcp-size 1" in m for m in said), said
+    assert not any("flashmla" in m.split("Give ")[-1] for m in said), said
