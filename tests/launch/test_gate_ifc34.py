@@ -159,3 +159,23 @@ def test_the_fa3_refusal_no_longer_advises_flashmla(tmp_path: Path) -> None:
     said = [str(x.get("message")) for r in doc["reasons"] if r.get("feature") == FA3 for x in r.get("reasons") or []]
     assert said and all("Give --attention-backend flashinfer, or --dcp-size 1" in m for m in said), said
     assert not any("flashmla" in m.split("Give ")[-1] for m in said), said
+
+
+# Beside the rows: SGLang never picks cutlass_mla by itself (no release 0.5.1-0.5.23 assigns or returns it), so with
+# no attention flag mla-dcp-decode-no-lse's 0.5.19 entry (cutlass_mla only) no longer makes the launch unknown, and
+# each DeepSeek R1 launch under DCP with SGLang's own pick names one mla-dcp-* cause at most.
+@pytest.mark.parametrize(
+    ("release", "cc", "cause"),
+    [
+        ("0.5.19", "10.0", None),  # trtllm_mla (DeepSeek's override on SM100) decodes with DCP from 0.5.19
+        ("0.5.15", "10.0", "refusal mla-dcp-decode-no-lse"),  # trtllm_mla without DCP code before 0.5.19
+        ("0.5.19", "9.0", FA3),
+        ("0.5.15", "8.0", UNABSORBED),
+        ("0.5.19", "12.0", UNABSORBED),
+    ],
+)
+def test_sglangs_own_pick_under_dcp_names_one_cause(tmp_path: Path, release: str, cc: str, cause: str | None) -> None:
+    doc = _dsr1(tmp_path, release, cc, "2")
+    named = [f for f, s in _statuses(doc).items() if f.startswith("refusal mla-dcp-") and s != "ok"]
+    assert named == ([cause] if cause else []), doc["reasons"]
+    assert doc["decision"] == ("refuse" if cause else "allow"), doc["reasons"]
