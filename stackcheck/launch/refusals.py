@@ -399,16 +399,20 @@ def _modelopt_mixed_moe(values: Mapping[str, Any], d: Derived, read: Any, spec: 
     model_mixed_precision) as the release entry's `spec` says: `methods` (algo -> refused, taken, or unquantized:
     SGLang returns no method), `unquantized` (whether UnquantizedFusedMoEMethod is refused or taken: also the method
     of a MoE layer with no entry), `block_algos` whose group_size must be `block` (None: the release fixes the block
-    itself). Else every MoE layer gets W4AFp8MoEMethod, which the check refuses. True: refused; None: not decided."""
+    itself). Else every MoE layer gets W4AFp8MoEMethod, which the check refuses. Another --quantization that the
+    release replaces by modelopt_mixed (launch fact model_quant_loaded; e.g. modelopt_fp8, fp8) loads the same
+    per-layer methods, so it is judged as well (ifc34: it was taken as no W4AFP8 launch). True: refused; None: not
+    decided."""
     flag, held = values.get("quantization"), values.get("model_quant_method")
-    if flag not in (None, "w4afp8"):
+    replaced = d.launch.get("model_quant_loaded") == "modelopt_mixed"
+    if flag not in (None, "w4afp8") and not replaced:
         return _Judged(False, f"--quantization {flag}")
     if flag is None and held != "w4afp8":
         return _Judged(False, "no W4AFP8 (ModelOpt MIXED_PRECISION) checkpoint read")
     info = d.launch.get("model_mixed_precision")
-    what = "--quantization w4afp8" if flag else "a W4AFP8 checkpoint (quant_method w4afp8)"
+    what = f"--quantization {flag}" if flag else "a W4AFP8 checkpoint (quant_method w4afp8)"
     if isinstance(info, Mapping):
-        what = ("--quantization w4afp8 on " if flag else "") + "a ModelOpt MIXED_PRECISION checkpoint"
+        what = (f"--quantization {flag} on " if flag else "") + "a ModelOpt MIXED_PRECISION checkpoint"
     dense = _dense_or_not_read(read, what)
     if dense is not None:
         return dense

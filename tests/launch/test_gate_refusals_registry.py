@@ -379,6 +379,12 @@ DCP_HELPERS = ("dcp_enabled", "get_attention_dcp", "attn_dcp", "dcp_world_size")
 MLA_DCP_OTHERS = "mla-dcp-decode-no-lse"
 # igap21: on 0.5.22-0.5.23 the DSA backend returns the LSE under DCP from its trtllm kernel alone
 DSA_DCP_SIDE = "dsa-dcp-side-no-lse"
+# ifc34: flashmla and triton decode in forward_absorb_core's other branch, which sets no LSE for the DCP correction
+MLA_DCP_UNABSORBED = "mla-dcp-unabsorbed-decode-no-lse"
+MLA_PICK = (
+    r'\s*if [\w.()]*is_hopper_with_cuda_12_3(?:\(\))?:\s*return "fa3"\s*'
+    r'elif [\w.()]*is_sm100(?:_supported\(\))?:\s*return "flashinfer"\s*elif'
+)
 MLA_DCP_CLASSES = {
     "trtllm_mla": ("sglang/srt/layers/attention/trtllm_mla_backend.py", "TRTLLMMLABackend"),
     "cutlass_mla": ("sglang/srt/layers/attention/cutlass_mla_backend.py", "CutlassMLABackend"),
@@ -520,6 +526,29 @@ def _decode_without_dcp(bodies: dict[str, str], cls: str) -> bool:
     return False
 
 
+def _lse_only_in_absorbed_branch(bodies: dict[str, str]) -> bool:
+    """Whether forward_absorb_core's `if self.current_attention_backend in FORWARD_ABSORB_CORE_ATTENTION_BACKENDS`
+    assigns lse in its body only (not in its else branch) and the function reads lse after that statement."""
+    for body in bodies.values():
+        for node in ast.walk(ast.parse(body)):
+            if not (isinstance(node, ast.FunctionDef) and node.name == "forward_absorb_core"):
+                continue
+            for n, stmt in enumerate(node.body):
+                if isinstance(stmt, ast.If) and "FORWARD_ABSORB_CORE_ATTENTION_BACKENDS" in ast.unparse(stmt.test):
+                    sets = [
+                        any(isinstance(x, ast.Name) and x.id == "lse" and isinstance(x.ctx, ast.Store)
+                            for s in part for x in ast.walk(s))
+                        for part in (stmt.body, stmt.orelse)
+                    ]  # fmt: skip
+                    later = any(
+                        isinstance(x, ast.Name) and x.id == "lse" and isinstance(x.ctx, ast.Load)
+                        for s in node.body[n + 1 :]
+                        for x in ast.walk(s)
+                    )
+                    return sets == [True, False] and later
+    return False
+
+
 def entry_for(rule: dict[str, Any], version: str) -> dict[str, Any] | None:
     return next((e for e in rule["releases"] if version_in(version, e["versions"]) is True), None)
 
@@ -583,6 +612,23 @@ def test_the_refusal_rules_are_what_the_wheel_checks(version: str) -> None:
                     if c.get("fact") == "mla_dcp_decode_backend"
                 )
                 assert sorted(listed["in"]) == no_lse, version
+            continue
+        if rule["id"] == MLA_DCP_UNABSORBED:  # --dcp-size declared, lse set only in the absorbed branch, not listed
+            declared = any("dcp_size" in body for body in code.values())
+            listing = re.search(
+                r"FORWARD_ABSORB_CORE_ATTENTION_BACKENDS = \[([^\]]*)\]",
+                "".join(module(version, DEEPSEEK_UTILS).values()),
+            )
+            absorbed_names = set(re.findall(r'"(\w+)"', listing.group(1))) if listing else set()
+            named = next(c for c in rule["when"] if c.get("fact") == "mla_dcp_decode_backend")["in"]
+            branches = _lse_only_in_absorbed_branch(module(version, DSA_DCP_FORWARD))
+            assert (declared and bool(listing) and branches) is bool(entry["applies"]), version
+            if entry["applies"]:
+                assert not absorbed_names & set(named), (version, sorted(absorbed_names & set(named)))
+                # no attention flag: judged off majors 9 / 10, where SGLang's MLA pick is fa3 / flashinfer
+                mla_pick = [b.split("# MLA architecture", 1)[1] for b in code.values() if "# MLA architecture" in b]
+                assert len(mla_pick) == 1, version
+                assert re.match(MLA_PICK, mla_pick[0]), version
             continue
         if rule["id"] == DIRECT_UNREAD:  # documented single-node, with no check of its own
             help_text = any(DIRECT_HELP in body for body in code.values())
