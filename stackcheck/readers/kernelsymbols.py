@@ -18,8 +18,9 @@ only the feature using each imports, are read the same way into `modules` (each 
 
 Other packages' compiled torch extensions that an SGLang launch may load (EXTENSIONS: LMCache's c_ops, torchao's
 _C, DeepEP's deep_ep_cpp, DeepGEMM's _C, flash-attn's flash_attn_2_cuda, vLLM's _C, xFormers' _C) are read the
-same way into `extensions` where installed: found under the site-packages directories the packages probe
-located (each package's `location`, torch's first), each entry also naming its `extension`. A file larger than
+same way into `extensions` where installed: the copy the target's sys.path finds first (then the directories the
+packages probe located packages in, then editable projects' directories: _site_dirs), each entry also naming its
+`extension`. A file larger than
 EXTENSION_MAX_BYTES is not opened (an `error`: unknown). Which launch loads which extension is data:
 manifests/checks.json, the extension-torch-abi-* checks.
 
@@ -240,11 +241,13 @@ def probe_kernel_symbols(
     libcuda_view: FileView | None = None,
     global_torch: bool = False,
     cache_dir: str | None = "",
+    sys_path: list[str] | None = None,
 ) -> dict[str, Any] | None:
     """The `kernel_symbols` facts section, or None when no kernel package is installed with a location.
     `global_torch`: the server imports torch with RTLD_GLOBAL (libtorch_python.so is then in every scope).
     `cache_dir`: where each library's answer is kept (the probes' ProbeContext.cache_dir; "" keeps nothing), on this
-    host only: see _KeptAnswers."""
+    host only: see _KeptAnswers. `sys_path`: the target's sys.path (facts.python.sys_path), the order the
+    extensions are looked for in (_site_dirs); None: the packages' locations, torch's first."""
     name = next(
         (n for n in KERNEL_PACKAGES if isinstance(packages.get(n), Mapping) and packages[n].get("installed")), None
     )
@@ -281,13 +284,15 @@ def probe_kernel_symbols(
     if kept is not None:
         served = dict(out)
         try:
-            _read_files(served, packages, view, loc, found, torch_loc, libcuda, libcuda_view, global_torch, kept)
+            _read_files(
+                served, packages, view, loc, found, torch_loc, libcuda, libcuda_view, global_torch, kept, sys_path
+            )
         except _Miss:
             kept.serving = False
         else:
             served["ms"] = round((time.perf_counter() - start) * 1000, 2)
             return served
-    _read_files(out, packages, view, loc, found, torch_loc, libcuda, libcuda_view, global_torch, kept)
+    _read_files(out, packages, view, loc, found, torch_loc, libcuda, libcuda_view, global_torch, kept, sys_path)
     if kept is not None:
         kept.save()
     out["ms"] = round((time.perf_counter() - start) * 1000, 2)
@@ -433,6 +438,7 @@ def _read_files(
     libcuda_view: FileView | None,
     global_torch: bool,
     kept: _KeptAnswers | None,
+    sys_path: list[str] | None = None,
 ) -> None:
     """The section's files, modules and extensions into `out`: served from `kept` while it serves (_Miss at the
     first library it does not hold), else read (and kept)."""
@@ -470,8 +476,9 @@ def _read_files(
                 entry = one(path, loc)
                 own[0] += int(entry.get("bytes_read") or 0)
                 out["modules"].append({"module": path.rsplit("/", 1)[-1].split(".", 1)[0], **entry})
-        out["extension_dirs"] = _site_dirs(packages, torch_loc)  # looked in: an extension not listed is absent
-        extensions = _extensions(packages, view, torch_loc, one)
+        # looked in: an extension not listed is absent
+        out["extension_dirs"] = _site_dirs(packages, torch_loc, sys_path)
+        extensions = _extensions(packages, view, torch_loc, one, sys_path)
         if extensions:
             out["extensions"] = extensions
             own[0] += sum(int(e.get("bytes_read") or 0) for e in extensions)
@@ -489,11 +496,16 @@ def _read_files(
         drivers.close()
 
 
-def _site_dirs(packages: Mapping[str, Any], torch_loc: Any) -> list[str]:
-    """The site-packages directories the packages probe located packages in (torch's first), each once, then the
-    project directories of editable installs holding a compiled module (packages.NAME.extension_dir: DeepEP built
-    with `pip install -e`, whose deep_ep_cpp.*.so is there, not in site-packages; its .pth puts it after them)."""
-    dirs = [torch_loc] if isinstance(torch_loc, str) and torch_loc else []
+def _site_dirs(packages: Mapping[str, Any], torch_loc: Any, sys_path: list[str] | None = None) -> list[str]:
+    """Where the extensions are looked for, in the order Python's import looks: the target's sys.path where known
+    (its absolute entries: a PYTHONPATH directory and the user site come before the system site-packages, so a copy
+    there is the one imported), then the site-packages directories the packages probe located packages in that it
+    does not list (torch's first: its order where sys.path is unknown), each once, then the project directories of
+    editable installs holding a compiled module (packages.NAME.extension_dir: DeepEP built with `pip install -e`,
+    whose deep_ep_cpp.*.so is there, not in site-packages; found by the finder its .pth installs, which Python asks
+    after every sys.path entry)."""
+    dirs = [d for d in sys_path or [] if isinstance(d, str) and d.startswith("/")]
+    dirs += [torch_loc] if isinstance(torch_loc, str) and torch_loc else []
     editable: list[str] = []
     for entry in packages.values():
         if isinstance(entry, Mapping) and entry.get("installed") and isinstance(entry.get("location"), str):
@@ -501,7 +513,7 @@ def _site_dirs(packages: Mapping[str, Any], torch_loc: Any) -> list[str]:
             if isinstance(entry.get("extension_dir"), str) and entry["extension_dir"].startswith("/"):
                 editable.append(entry["extension_dir"])
     dirs += editable
-    return [d.rstrip("/") or "/" for d in dict.fromkeys(dirs) if d]
+    return list(dict.fromkeys(d.rstrip("/") or "/" for d in dirs if d))
 
 
 def _extensions(
@@ -509,11 +521,12 @@ def _extensions(
     view: FileView,
     torch_loc: Any,
     one: Callable[[str, str], dict[str, Any]],
+    sys_path: list[str] | None = None,
 ) -> list[dict[str, Any]]:
     """An entry (files' shape plus `extension`) per installed file of EXTENSIONS, the first directory holding an
-    extension's files winning (as sys.path order would: torch's site-packages first)."""
+    extension's files winning, as Python's import does (_site_dirs: the target's sys.path order)."""
     out: list[dict[str, Any]] = []
-    dirs = _site_dirs(packages, torch_loc)
+    dirs = _site_dirs(packages, torch_loc, sys_path)
     for ext, globs in EXTENSIONS.items():
         for loc in dirs:
             try:

@@ -200,3 +200,37 @@ def test_a_launch_that_loads_an_extension_found_nowhere_is_unknown(tmp_path: Pat
     assert gate["status"] == "unknown", gate
     assert "looked in /site" in gate["reasons"][0]["message"]
     assert _checks(tmp_path, _facts([]))["extension-torch-abi-lmcache"]["status"] == "ok"
+
+
+def test_the_copy_python_imports_first_is_the_one_read(tmp_path: Path) -> None:
+    """irev53: the extension is read where the target's sys.path (facts.python.sys_path) finds it first, as Python's
+    import does, not in torch's site-packages first: a user site or a PYTHONPATH directory comes before the system
+    site-packages, so an LMCache there built against another torch is what `--enable-lmcache` loads (a false pass
+    when the system copy, built for this torch, was read instead); one in a directory no probed package lives in
+    is read too."""
+    from stackcheck.probes.interface import ProbeContext
+    from stackcheck.probes.kernel_symbols import KernelSymbolsProbe
+
+    site = _site(tmp_path, [])  # torch's site-packages: an LMCache built for this torch
+    user = tmp_path / "user-site"
+    (user / "lmcache").mkdir(parents=True)
+    (user / "lmcache" / "__init__.py").write_text("")
+    write_so(user / "lmcache" / "c_ops.cpython-312-x86_64-linux-gnu.so", undefined=[ERROR_CTOR], needed=["libc10.so"])
+    stdlib = tmp_path / "stdlib"
+    stdlib.mkdir()
+    sys_path = [str(stdlib), str(user), str(site)]
+    ctx = ProbeContext(env={}, cache_dir="", facts={"python": {"sys_path": sys_path}, "packages": _packages(site)})
+    ks = KernelSymbolsProbe().run(ctx).facts["kernel_symbols"]
+    assert ks["extension_dirs"] == sys_path
+    (lm,) = [e for e in ks["extensions"] if e["extension"] == "lmcache"]
+    assert lm["path"] == "lmcache/c_ops.cpython-312-x86_64-linux-gnu.so"
+    assert lm["torch_missing_count"] == 1 and lm["torch_missing"] == [ERROR_CTOR]
+    # the gate of an --enable-lmcache launch refuses on that file's facts
+    facts = _facts([lm])
+    facts["kernel_symbols"]["extension_dirs"] = ks["extension_dirs"]
+    assert _checks(tmp_path, facts, {"enable_lmcache": True})["extension-torch-abi-lmcache"]["status"] == "failed"
+    # with the system site-packages first on the path, its copy (built for this torch) is the one loaded
+    ctx = ctx.replace(facts={"python": {"sys_path": [str(site), str(user)]}, "packages": _packages(site)})
+    ks = KernelSymbolsProbe().run(ctx).facts["kernel_symbols"]
+    (lm,) = [e for e in ks["extensions"] if e["extension"] == "lmcache"]
+    assert lm["torch_missing_count"] == 0
