@@ -40,7 +40,7 @@ from collections.abc import Callable, Mapping
 from stackcheck.facts.model import KERNEL_MODULE, KERNEL_PACKAGES
 from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.readers.elf import DynamicSymbols, ElfError, ElfFile
-from stackcheck.readers.fsview import FileView, GlobLimit, glob, is_host, kind_of
+from stackcheck.readers.fsview import FileView, GlobLimit, glob, is_file, is_host, kind_of
 
 if TYPE_CHECKING:
     from typing import Any
@@ -535,6 +535,8 @@ def _extensions(
                 out.append({"extension": ext, "path": loc, "error": str(exc)})
                 break
             if not found:
+                if sys_path is not None and _regular_package_without(view, loc, globs):
+                    break  # imported from here, where it holds no library: no copy of a later directory loads
                 continue
             for path in found[:EXTENSION_MAX_FILES]:
                 st = view.stat(path)
@@ -555,6 +557,17 @@ def _extensions(
                 )
             break
     return out
+
+
+def _regular_package_without(view: FileView, loc: str, globs: tuple[str, ...]) -> bool:
+    """Whether every glob of an extension names a module inside a package (`lmcache/c_ops.*so`) that is a regular
+    package in `loc` (its __init__.py there): Python's import takes such a package from the first sys.path entry
+    holding it (a namespace portion earlier on the path does not count) and looks for the module only inside it,
+    so with none there, a copy in a later directory is never loaded. DeepEP's two layouts (a top-level deep_ep_cpp
+    beside the package) are never so."""
+    if not all("/" in g for g in globs):
+        return False
+    return all(is_file(view, f"{loc}/{pkg}/__init__.py") for pkg in {g.split("/", 1)[0] for g in globs})
 
 
 def _modules(view: FileView, loc: str) -> list[str] | str:

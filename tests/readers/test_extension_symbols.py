@@ -234,3 +234,29 @@ def test_the_copy_python_imports_first_is_the_one_read(tmp_path: Path) -> None:
     ks = KernelSymbolsProbe().run(ctx).facts["kernel_symbols"]
     (lm,) = [e for e in ks["extensions"] if e["extension"] == "lmcache"]
     assert lm["torch_missing_count"] == 0
+
+
+def test_a_regular_package_first_on_the_path_without_the_library_loads_none(tmp_path: Path) -> None:
+    """irev53: Python imports a package from the first sys.path entry where it is a regular package (its
+    __init__.py there) and looks for its extension module only inside it: an LMCache source checkout on PYTHONPATH
+    with no c_ops built shadows the installed copy, so --enable-lmcache fails to import c_ops whatever that copy
+    holds. Not read as the installed copy (a false pass): none loads, unknown for the launch that imports it. A
+    namespace portion (no __init__.py) does not shadow: the installed copy is read."""
+    from stackcheck.probes.interface import ProbeContext
+    from stackcheck.probes.kernel_symbols import KernelSymbolsProbe
+
+    site = _site(tmp_path, [])  # an LMCache built for this torch, installed
+    checkout = tmp_path / "LMCache"
+    (checkout / "lmcache").mkdir(parents=True)
+    (checkout / "lmcache" / "__init__.py").write_text("")
+    facts = {"python": {"sys_path": [str(checkout), str(site)]}, "packages": _packages(site)}
+    ks = KernelSymbolsProbe().run(ProbeContext(env={}, cache_dir="", facts=facts)).facts["kernel_symbols"]
+    assert [e for e in ks["extensions"] if e["extension"] == "lmcache"] == []
+    assert [e["extension"] for e in ks["extensions"]] == ["torchao"]  # torchao is not shadowed
+    report = _facts([e for e in ks["extensions"] if e["extension"] == "lmcache"])
+    gate = _checks(tmp_path, report, {"enable_lmcache": True})["extension-torch-abi-lmcache"]
+    assert gate["status"] == "unknown", gate
+    (checkout / "lmcache" / "__init__.py").unlink()  # a namespace portion: the regular package in site wins
+    ks = KernelSymbolsProbe().run(ProbeContext(env={}, cache_dir="", facts=facts)).facts["kernel_symbols"]
+    (lm,) = [e for e in ks["extensions"] if e["extension"] == "lmcache"]
+    assert lm["torch_missing_count"] == 0 and lm["path"] == "lmcache/c_ops.cpython-312-x86_64-linux-gnu.so"
