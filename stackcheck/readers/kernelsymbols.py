@@ -63,8 +63,12 @@ MAX_FILES = 8
 #: lmcache/c_ops.cpython-312-x86_64-linux-gnu.so (LMCache#1294). Not read here (inferred from the packages'
 #: extension names): DeepEP's source build deep_ep_cpp.*.so (probes/packages.py EXTENSION_MODULES), deep_gemm/_C,
 #: flash-attn 2's top-level flash_attn_2_cuda, vLLM's vllm/_C and vllm/_moe_C, xFormers' xformers/_C
+#: LMCache 0.5.4-0.5.6 ship lmcache/cuda_ops.cpython-312-x86_64-linux-gnu.so and no c_ops (their wheels' file lists;
+#: 0.3.3-0.5.3 ship c_ops), and import it inside a try that logs and stays on torch ops (read in the 0.5.4 wheel:
+#: lmcache/v1/platform/cuda/device_ops.py:30-39; 0.5.6: lmcache/v1/platform/devices/cuda/device_ops.py:124-133)
 EXTENSIONS: dict[str, tuple[str, ...]] = {
     "lmcache": ("lmcache/c_ops.*so",),
+    "lmcache_cuda_ops": ("lmcache/cuda_ops.*so",),
     "torchao": ("torchao/_C*.so",),
     "deep_ep": ("deep_ep_cpp.*so", "deep_ep/_C.*so"),
     "deep_gemm": ("deep_gemm/_C.*so",),

@@ -260,3 +260,30 @@ def test_a_regular_package_first_on_the_path_without_the_library_loads_none(tmp_
     ks = KernelSymbolsProbe().run(ProbeContext(env={}, cache_dir="", facts=facts)).facts["kernel_symbols"]
     (lm,) = [e for e in ks["extensions"] if e["extension"] == "lmcache"]
     assert lm["torch_missing_count"] == 0 and lm["path"] == "lmcache/c_ops.cpython-312-x86_64-linux-gnu.so"
+
+
+def test_lmcache_054_on_ships_cuda_ops_not_c_ops(tmp_path: Path) -> None:
+    """irev53: LMCache 0.5.4-0.5.6 ship lmcache/cuda_ops.*.so and no c_ops (wheel file lists), loaded inside a try
+    that logs and stays on torch ops (lmcache/v1/platform/cuda/device_ops.py:30-39 in 0.5.4). An --enable-lmcache
+    launch on such an install was refused as 'no compiled library found' (over-refusal): its cuda_ops is read and
+    judged, a missing torch symbol there degraded (a warning), not a crash."""
+    site = _site(tmp_path, [])
+    for p in (site / "lmcache").iterdir():
+        p.unlink()
+    (site / "lmcache" / "__init__.py").write_text("")
+    write_so(site / "lmcache" / "cuda_ops.cpython-312-x86_64-linux-gnu.so", undefined=[ALLOC], needed=["libc10.so"])
+    section = probe_kernel_symbols(_packages(site), HostView("/"), None, sys_path=[str(site)])
+    assert section is not None
+    (cu,) = [e for e in section["extensions"] if e["extension"].startswith("lmcache")]
+    assert cu["extension"] == "lmcache_cuda_ops" and cu["torch_missing_count"] == 0
+    ok = _checks(tmp_path, _facts([cu]), {"enable_lmcache": True})["extension-torch-abi-lmcache"]
+    assert ok["status"] == "ok", ok
+    broken = {**cu, "torch_symbols": 65, "torch_missing_count": 1, "torch_missing": [ERROR_CTOR]}
+    gate = _checks(tmp_path, _facts([broken]), {"enable_lmcache": True})["extension-torch-abi-lmcache"]
+    assert gate["status"] == "warning" and gate["reasons"][0]["effect"] == "degraded", gate
+    assert "cuda_ops" in gate["reasons"][0]["message"]
+    # c_ops (LMCache 0.3.0-0.5.3) keeps the check's effect: a crash for the launch that imports it
+    c_ops = {**broken, "extension": "lmcache", "path": "lmcache/c_ops.cpython-312-x86_64-linux-gnu.so"}
+    assert _checks(tmp_path, _facts([c_ops]), {"enable_lmcache": True})["extension-torch-abi-lmcache"]["status"] == (
+        "failed"
+    )
