@@ -30,6 +30,7 @@ each file needs, and up to MAX_LISTED of the missing ones; every unreadable file
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 import re
@@ -40,7 +41,7 @@ from collections.abc import Callable, Mapping
 from stackcheck.facts.model import KERNEL_MODULE, KERNEL_PACKAGES
 from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.readers.elf import DynamicSymbols, ElfError, ElfFile
-from stackcheck.readers.fsview import FileView, GlobLimit, glob, is_file, is_host, kind_of
+from stackcheck.readers.fsview import FileView, GlobLimit, glob, is_file, is_host, kind_of, listdir_or_empty
 
 if TYPE_CHECKING:
     from typing import Any
@@ -531,15 +532,30 @@ def _extensions(
     extension's files winning, as Python's import does (_site_dirs: the target's sys.path order)."""
     out: list[dict[str, Any]] = []
     dirs = _site_dirs(packages, torch_loc, sys_path)
+    listed: dict[str, frozenset[str]] = {}  # each directory listed once: the globs' first components looked up
+
+    def matches(names: frozenset[str], first: str) -> bool:
+        if not any(c in first for c in "*?["):
+            return first in names
+        prefix = re.split(r"[*?\[]", first, maxsplit=1)[0]
+        return any(n.startswith(prefix) and fnmatch.fnmatchcase(n, first) for n in names)
+
+    def here(loc: str, globs: tuple[str, ...]) -> tuple[str, ...]:
+        """The globs whose first component names an entry of `loc` (only those can match there)."""
+        if loc not in listed:
+            listed[loc] = frozenset(listdir_or_empty(view, loc))
+        return tuple(g for g in globs if matches(listed[loc], g.split("/", 1)[0]))
+
     for ext, globs in EXTENSIONS.items():
         for loc in dirs:
+            present = here(loc, globs)
             try:
-                found = sorted({p for g in globs for p in glob(view, loc, g) if kind_of(view, p) != "dir"})
+                found = sorted({p for g in present for p in glob(view, loc, g) if kind_of(view, p) != "dir"})
             except GlobLimit as exc:
                 out.append({"extension": ext, "path": loc, "error": str(exc)})
                 break
             if not found:
-                if sys_path is not None and _regular_package_without(view, loc, globs):
+                if sys_path is not None and present and _regular_package_without(view, loc, globs):
                     break  # imported from here, where it holds no library: no copy of a later directory loads
                 continue
             for path in found[:EXTENSION_MAX_FILES]:
