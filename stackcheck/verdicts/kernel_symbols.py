@@ -305,8 +305,10 @@ def extension_torch_abi_reasons(ctx: Context, spec: Mapping[str, Any]) -> list[R
                     "rule": "torch-symbols",
                     "result": "unknown",
                     "message": f"launch.{fact} is set, so the launch loads {' or '.join(modules)}, but no compiled "
-                    f"library of it was found (looked in {where}): not installed there (the import then fails), "
-                    "or installed where the probe did not look (an editable build, a user site, PYTHONPATH)",
+                    f"library of it was found (looked in {where}, in that order): not installed there (the import "
+                    "then fails), shadowed by a copy of its package with no compiled library earlier on sys.path "
+                    "(none loads), or installed where the probe did not look (an editable install's import hook, a "
+                    "directory not on the sys.path the probe read)",
                 }
             )
             return reasons

@@ -256,6 +256,7 @@ def test_a_regular_package_first_on_the_path_without_the_library_loads_none(tmp_
     report = _facts([e for e in ks["extensions"] if e["extension"] == "lmcache"])
     gate = _checks(tmp_path, report, {"enable_lmcache": True})["extension-torch-abi-lmcache"]
     assert gate["status"] == "unknown", gate
+    assert "shadowed by a copy of its package" in gate["reasons"][0]["message"]  # (the user site is read now)
     (checkout / "lmcache" / "__init__.py").unlink()  # a namespace portion: the regular package in site wins
     ks = KernelSymbolsProbe().run(ProbeContext(env={}, cache_dir="", facts=facts)).facts["kernel_symbols"]
     (lm,) = [e for e in ks["extensions"] if e["extension"] == "lmcache"]
