@@ -129,6 +129,7 @@ class CheckExtension(TypedDict, total=False):
     imports: str
     launch_fact: str
     every_launch_releases: str
+    module_effects: dict[str, str]
 
 
 class Check(TypedDict, total=False):

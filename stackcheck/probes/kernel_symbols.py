@@ -50,6 +50,17 @@ def find_libcuda(env: Mapping[str, str], view: FileView) -> str | None:
     return None
 
 
+def _sys_path(ctx: ProbeContext) -> list[str] | None:
+    """The target's sys.path the packages probe searched (ProbeContext.search_dirs: path_dirs, else
+    facts.python.sys_path), the order an extension's copies are imported in; None where neither is known (the
+    packages' locations then, torch's first)."""
+    if ctx.path_dirs is not None:
+        return list(ctx.path_dirs)
+    python = ctx.facts.get("python")
+    sys_path = python.get("sys_path") if isinstance(python, dict) else None
+    return [p for p in sys_path if isinstance(p, str)] if isinstance(sys_path, list) else None
+
+
 class KernelSymbolsProbe(Probe):
     name: ClassVar[str] = "kernel_symbols"
     timeout_s: ClassVar[float] = 5.0
@@ -76,7 +87,9 @@ class KernelSymbolsProbe(Probe):
         # libtorch_python.so in every later library's scope
         global_torch = bool(ctx.loader_environ.get("TORCH_USE_RTLD_GLOBAL"))
         # each library's answer kept by its stamps and those of the torch/libcuda libraries it was resolved against
-        section = probe_kernel_symbols(packages, view, libcuda, global_torch=global_torch, cache_dir=ctx.cache_dir)
+        section = probe_kernel_symbols(
+            packages, view, libcuda, global_torch=global_torch, cache_dir=ctx.cache_dir, sys_path=_sys_path(ctx)
+        )
         if section is None:
             return ProbeResult({}, "skipped", "no kernel package installed")
         bad = section.get("error") or next(

@@ -18,8 +18,9 @@ only the feature using each imports, are read the same way into `modules` (each 
 
 Other packages' compiled torch extensions that an SGLang launch may load (EXTENSIONS: LMCache's c_ops, torchao's
 _C, DeepEP's deep_ep_cpp, DeepGEMM's _C, flash-attn's flash_attn_2_cuda, vLLM's _C, xFormers' _C) are read the
-same way into `extensions` where installed: found under the site-packages directories the packages probe
-located (each package's `location`, torch's first), each entry also naming its `extension`. A file larger than
+same way into `extensions` where installed: the copy the target's sys.path finds first (then the directories the
+packages probe located packages in, then editable projects' directories: _site_dirs), each entry also naming its
+`extension`. A file larger than
 EXTENSION_MAX_BYTES is not opened (an `error`: unknown). Which launch loads which extension is data:
 manifests/checks.json, the extension-torch-abi-* checks.
 
@@ -29,6 +30,7 @@ each file needs, and up to MAX_LISTED of the missing ones; every unreadable file
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 import re
@@ -39,7 +41,7 @@ from collections.abc import Callable, Mapping
 from stackcheck.facts.model import KERNEL_MODULE, KERNEL_PACKAGES
 from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.readers.elf import DynamicSymbols, ElfError, ElfFile
-from stackcheck.readers.fsview import FileView, GlobLimit, glob, is_host, kind_of
+from stackcheck.readers.fsview import FileView, GlobLimit, glob, is_file, is_host, kind_of, listdir_or_empty
 
 if TYPE_CHECKING:
     from typing import Any
@@ -62,8 +64,12 @@ MAX_FILES = 8
 #: lmcache/c_ops.cpython-312-x86_64-linux-gnu.so (LMCache#1294). Not read here (inferred from the packages'
 #: extension names): DeepEP's source build deep_ep_cpp.*.so (probes/packages.py EXTENSION_MODULES), deep_gemm/_C,
 #: flash-attn 2's top-level flash_attn_2_cuda, vLLM's vllm/_C and vllm/_moe_C, xFormers' xformers/_C
+#: LMCache 0.5.4-0.5.6 ship lmcache/cuda_ops.cpython-312-x86_64-linux-gnu.so and no c_ops (their wheels' file lists;
+#: 0.3.3-0.5.3 ship c_ops), and import it inside a try that logs and stays on torch ops (read in the 0.5.4 wheel:
+#: lmcache/v1/platform/cuda/device_ops.py:30-39; 0.5.6: lmcache/v1/platform/devices/cuda/device_ops.py:124-133)
 EXTENSIONS: dict[str, tuple[str, ...]] = {
     "lmcache": ("lmcache/c_ops.*so",),
+    "lmcache_cuda_ops": ("lmcache/cuda_ops.*so",),
     "torchao": ("torchao/_C*.so",),
     "deep_ep": ("deep_ep_cpp.*so", "deep_ep/_C.*so"),
     "deep_gemm": ("deep_gemm/_C.*so",),
@@ -240,11 +246,13 @@ def probe_kernel_symbols(
     libcuda_view: FileView | None = None,
     global_torch: bool = False,
     cache_dir: str | None = "",
+    sys_path: list[str] | None = None,
 ) -> dict[str, Any] | None:
     """The `kernel_symbols` facts section, or None when no kernel package is installed with a location.
     `global_torch`: the server imports torch with RTLD_GLOBAL (libtorch_python.so is then in every scope).
     `cache_dir`: where each library's answer is kept (the probes' ProbeContext.cache_dir; "" keeps nothing), on this
-    host only: see _KeptAnswers."""
+    host only: see _KeptAnswers. `sys_path`: the target's sys.path (facts.python.sys_path), the order the
+    extensions are looked for in (_site_dirs); None: the packages' locations, torch's first."""
     name = next(
         (n for n in KERNEL_PACKAGES if isinstance(packages.get(n), Mapping) and packages[n].get("installed")), None
     )
@@ -281,13 +289,15 @@ def probe_kernel_symbols(
     if kept is not None:
         served = dict(out)
         try:
-            _read_files(served, packages, view, loc, found, torch_loc, libcuda, libcuda_view, global_torch, kept)
+            _read_files(
+                served, packages, view, loc, found, torch_loc, libcuda, libcuda_view, global_torch, kept, sys_path
+            )
         except _Miss:
             kept.serving = False
         else:
             served["ms"] = round((time.perf_counter() - start) * 1000, 2)
             return served
-    _read_files(out, packages, view, loc, found, torch_loc, libcuda, libcuda_view, global_torch, kept)
+    _read_files(out, packages, view, loc, found, torch_loc, libcuda, libcuda_view, global_torch, kept, sys_path)
     if kept is not None:
         kept.save()
     out["ms"] = round((time.perf_counter() - start) * 1000, 2)
@@ -433,6 +443,7 @@ def _read_files(
     libcuda_view: FileView | None,
     global_torch: bool,
     kept: _KeptAnswers | None,
+    sys_path: list[str] | None = None,
 ) -> None:
     """The section's files, modules and extensions into `out`: served from `kept` while it serves (_Miss at the
     first library it does not hold), else read (and kept)."""
@@ -470,8 +481,9 @@ def _read_files(
                 entry = one(path, loc)
                 own[0] += int(entry.get("bytes_read") or 0)
                 out["modules"].append({"module": path.rsplit("/", 1)[-1].split(".", 1)[0], **entry})
-        out["extension_dirs"] = _site_dirs(packages, torch_loc)  # looked in: an extension not listed is absent
-        extensions = _extensions(packages, view, torch_loc, one)
+        # looked in: an extension not listed is absent
+        out["extension_dirs"] = _site_dirs(packages, torch_loc, sys_path)
+        extensions = _extensions(packages, view, torch_loc, one, sys_path)
         if extensions:
             out["extensions"] = extensions
             own[0] += sum(int(e.get("bytes_read") or 0) for e in extensions)
@@ -489,11 +501,16 @@ def _read_files(
         drivers.close()
 
 
-def _site_dirs(packages: Mapping[str, Any], torch_loc: Any) -> list[str]:
-    """The site-packages directories the packages probe located packages in (torch's first), each once, then the
-    project directories of editable installs holding a compiled module (packages.NAME.extension_dir: DeepEP built
-    with `pip install -e`, whose deep_ep_cpp.*.so is there, not in site-packages; its .pth puts it after them)."""
-    dirs = [torch_loc] if isinstance(torch_loc, str) and torch_loc else []
+def _site_dirs(packages: Mapping[str, Any], torch_loc: Any, sys_path: list[str] | None = None) -> list[str]:
+    """Where the extensions are looked for, in the order Python's import looks: the target's sys.path where known
+    (its absolute entries: a PYTHONPATH directory and the user site come before the system site-packages, so a copy
+    there is the one imported), then the site-packages directories the packages probe located packages in that it
+    does not list (torch's first: its order where sys.path is unknown), each once, then the project directories of
+    editable installs holding a compiled module (packages.NAME.extension_dir: DeepEP built with `pip install -e`,
+    whose deep_ep_cpp.*.so is there, not in site-packages; found by the finder its .pth installs, which Python asks
+    after every sys.path entry)."""
+    dirs = [d for d in sys_path or [] if isinstance(d, str) and d.startswith("/")]
+    dirs += [torch_loc] if isinstance(torch_loc, str) and torch_loc else []
     editable: list[str] = []
     for entry in packages.values():
         if isinstance(entry, Mapping) and entry.get("installed") and isinstance(entry.get("location"), str):
@@ -501,7 +518,7 @@ def _site_dirs(packages: Mapping[str, Any], torch_loc: Any) -> list[str]:
             if isinstance(entry.get("extension_dir"), str) and entry["extension_dir"].startswith("/"):
                 editable.append(entry["extension_dir"])
     dirs += editable
-    return [d.rstrip("/") or "/" for d in dict.fromkeys(dirs) if d]
+    return list(dict.fromkeys(d.rstrip("/") or "/" for d in dirs if d))
 
 
 def _extensions(
@@ -509,19 +526,37 @@ def _extensions(
     view: FileView,
     torch_loc: Any,
     one: Callable[[str, str], dict[str, Any]],
+    sys_path: list[str] | None = None,
 ) -> list[dict[str, Any]]:
     """An entry (files' shape plus `extension`) per installed file of EXTENSIONS, the first directory holding an
-    extension's files winning (as sys.path order would: torch's site-packages first)."""
+    extension's files winning, as Python's import does (_site_dirs: the target's sys.path order)."""
     out: list[dict[str, Any]] = []
-    dirs = _site_dirs(packages, torch_loc)
+    dirs = _site_dirs(packages, torch_loc, sys_path)
+    listed: dict[str, frozenset[str]] = {}  # each directory listed once: the globs' first components looked up
+
+    def matches(names: frozenset[str], first: str) -> bool:
+        if not any(c in first for c in "*?["):
+            return first in names
+        prefix = re.split(r"[*?\[]", first, maxsplit=1)[0]
+        return any(n.startswith(prefix) and fnmatch.fnmatchcase(n, first) for n in names)
+
+    def here(loc: str, globs: tuple[str, ...]) -> tuple[str, ...]:
+        """The globs whose first component names an entry of `loc` (only those can match there)."""
+        if loc not in listed:
+            listed[loc] = frozenset(listdir_or_empty(view, loc))
+        return tuple(g for g in globs if matches(listed[loc], g.split("/", 1)[0]))
+
     for ext, globs in EXTENSIONS.items():
         for loc in dirs:
+            present = here(loc, globs)
             try:
-                found = sorted({p for g in globs for p in glob(view, loc, g) if kind_of(view, p) != "dir"})
+                found = sorted({p for g in present for p in glob(view, loc, g) if kind_of(view, p) != "dir"})
             except GlobLimit as exc:
                 out.append({"extension": ext, "path": loc, "error": str(exc)})
                 break
             if not found:
+                if sys_path is not None and present and _regular_package_without(view, loc, globs):
+                    break  # imported from here, where it holds no library: no copy of a later directory loads
                 continue
             for path in found[:EXTENSION_MAX_FILES]:
                 st = view.stat(path)
@@ -542,6 +577,17 @@ def _extensions(
                 )
             break
     return out
+
+
+def _regular_package_without(view: FileView, loc: str, globs: tuple[str, ...]) -> bool:
+    """Whether every glob of an extension names a module inside a package (`lmcache/c_ops.*so`) that is a regular
+    package in `loc` (its __init__.py there): Python's import takes such a package from the first sys.path entry
+    holding it (a namespace portion earlier on the path does not count) and looks for the module only inside it,
+    so with none there, a copy in a later directory is never loaded. DeepEP's two layouts (a top-level deep_ep_cpp
+    beside the package) are never so."""
+    if not all("/" in g for g in globs):
+        return False
+    return all(is_file(view, f"{loc}/{pkg}/__init__.py") for pkg in {g.split("/", 1)[0] for g in globs})
 
 
 def _modules(view: FileView, loc: str) -> list[str] | str:

@@ -247,6 +247,9 @@ def extension_torch_abi_reasons(ctx: Context, spec: Mapping[str, Any]) -> list[R
         # the flag that loads it is not in this launch (an audit, or a gate of another command): information
         effect = "degraded"
         imports += f"; no launch here loads it (launch.{fact} not set), so this is information only"
+    # a module whose own failure is milder than the check's (LMCache 0.5.4+'s cuda_ops, loaded inside a try)
+    declared = spec.get("module_effects")
+    own_effects: Mapping[str, Any] = declared if isinstance(declared, Mapping) else {}
     listed = ks.get("extensions")
     entries: list[Any] = listed if isinstance(listed, list) else []
     torch = ks.get("torch_version") or ctx.installed_version("torch") or "(version unknown)"
@@ -262,12 +265,13 @@ def extension_torch_abi_reasons(ctx: Context, spec: Mapping[str, Any]) -> list[R
                 {"rule": "torch-symbols", "result": "unknown", "message": f"{ext}: {path}: {why or 'not read'}"}
             )
             continue
+        own = own_effects.get(ext)
         base: Reason = {
             "rule": "torch-symbols",
             "requirement": f"every torch symbol {path} needs is exported by torch's libraries",
             "observed": f"{count} of {e.get('torch_symbols')} missing",
             "required": "0 missing",
-            "effect": effect,
+            "effect": "degraded" if effect == "degraded" or own == "degraded" else effect,
             "source": SOURCE,
         }
         if count:
@@ -301,8 +305,10 @@ def extension_torch_abi_reasons(ctx: Context, spec: Mapping[str, Any]) -> list[R
                     "rule": "torch-symbols",
                     "result": "unknown",
                     "message": f"launch.{fact} is set, so the launch loads {' or '.join(modules)}, but no compiled "
-                    f"library of it was found (looked in {where}): not installed there (the import then fails), "
-                    "or installed where the probe did not look (an editable build, a user site, PYTHONPATH)",
+                    f"library of it was found (looked in {where}, in that order): not installed there (the import "
+                    "then fails), shadowed by a copy of its package with no compiled library earlier on sys.path "
+                    "(none loads), or installed where the probe did not look (an editable install's import hook, a "
+                    "directory not on the sys.path the probe read)",
                 }
             )
             return reasons

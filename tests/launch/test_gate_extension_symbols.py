@@ -71,3 +71,24 @@ def test_torchao_launch_only_warns_since_torchao_catches_its_load_failure(tmp_pa
     assert doc["decision"] == plain["decision"], (doc["decision"], plain["decision"])
     (warning,) = [w for w in doc["warnings"] if w.get("feature") == "extension-torch-abi-torchao"]
     assert warning["effect"] == "degraded" and "--torchao-config given" in warning["why"], warning
+
+
+def test_lmcache_cuda_ops_of_054_on_is_judged_not_refused_as_missing(tmp_path: Path) -> None:
+    """irev53: LMCache 0.5.4-0.5.6 ship lmcache/cuda_ops.*.so and no c_ops. The gate refused every --enable-lmcache
+    launch on them ('no compiled library found': unknown); their cuda_ops is judged instead, and one built against
+    another torch only warns (LMCache loads it inside a try and stays on torch ops)."""
+    model = model_dir(tmp_path, "llama", LLAMA3)
+    plain = gate_json(_facts(tmp_path, 0), "--model-path", str(model), dry_run=True)
+    for missing in (0, 1):
+        path = _facts(tmp_path, missing)
+        doc = json.loads(path.read_text())
+        (ext,) = doc["facts"]["kernel_symbols"]["extensions"]
+        ext.update(extension="lmcache_cuda_ops", path="lmcache/cuda_ops.cpython-312-x86_64-linux-gnu.so")
+        path.write_text(json.dumps(doc))
+        got = gate_json(path, "--model-path", str(model), "--enable-lmcache", dry_run=True)
+        assert got["decision"] == plain["decision"], (missing, got["decision"], plain["decision"])
+        reasons = _check(got, "extension-torch-abi-lmcache")
+        assert not any(r.get("result") == "unknown" for r in reasons), reasons
+        if missing:
+            (warning,) = [w for w in got["warnings"] if w.get("feature") == "extension-torch-abi-lmcache"]
+            assert warning["effect"] == "degraded", warning

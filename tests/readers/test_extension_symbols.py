@@ -200,3 +200,91 @@ def test_a_launch_that_loads_an_extension_found_nowhere_is_unknown(tmp_path: Pat
     assert gate["status"] == "unknown", gate
     assert "looked in /site" in gate["reasons"][0]["message"]
     assert _checks(tmp_path, _facts([]))["extension-torch-abi-lmcache"]["status"] == "ok"
+
+
+def test_the_copy_python_imports_first_is_the_one_read(tmp_path: Path) -> None:
+    """irev53: the extension is read where the target's sys.path (facts.python.sys_path) finds it first, as Python's
+    import does, not in torch's site-packages first: a user site or a PYTHONPATH directory comes before the system
+    site-packages, so an LMCache there built against another torch is what `--enable-lmcache` loads (a false pass
+    when the system copy, built for this torch, was read instead); one in a directory no probed package lives in
+    is read too."""
+    from stackcheck.probes.interface import ProbeContext
+    from stackcheck.probes.kernel_symbols import KernelSymbolsProbe
+
+    site = _site(tmp_path, [])  # torch's site-packages: an LMCache built for this torch
+    user = tmp_path / "user-site"
+    (user / "lmcache").mkdir(parents=True)
+    (user / "lmcache" / "__init__.py").write_text("")
+    write_so(user / "lmcache" / "c_ops.cpython-312-x86_64-linux-gnu.so", undefined=[ERROR_CTOR], needed=["libc10.so"])
+    stdlib = tmp_path / "stdlib"
+    stdlib.mkdir()
+    sys_path = [str(stdlib), str(user), str(site)]
+    ctx = ProbeContext(env={}, cache_dir="", facts={"python": {"sys_path": sys_path}, "packages": _packages(site)})
+    ks = KernelSymbolsProbe().run(ctx).facts["kernel_symbols"]
+    assert ks["extension_dirs"] == sys_path
+    (lm,) = [e for e in ks["extensions"] if e["extension"] == "lmcache"]
+    assert lm["path"] == "lmcache/c_ops.cpython-312-x86_64-linux-gnu.so"
+    assert lm["torch_missing_count"] == 1 and lm["torch_missing"] == [ERROR_CTOR]
+    # the gate of an --enable-lmcache launch refuses on that file's facts
+    facts = _facts([lm])
+    facts["kernel_symbols"]["extension_dirs"] = ks["extension_dirs"]
+    assert _checks(tmp_path, facts, {"enable_lmcache": True})["extension-torch-abi-lmcache"]["status"] == "failed"
+    # with the system site-packages first on the path, its copy (built for this torch) is the one loaded
+    ctx = ctx.replace(facts={"python": {"sys_path": [str(site), str(user)]}, "packages": _packages(site)})
+    ks = KernelSymbolsProbe().run(ctx).facts["kernel_symbols"]
+    (lm,) = [e for e in ks["extensions"] if e["extension"] == "lmcache"]
+    assert lm["torch_missing_count"] == 0
+
+
+def test_a_regular_package_first_on_the_path_without_the_library_loads_none(tmp_path: Path) -> None:
+    """irev53: Python imports a package from the first sys.path entry where it is a regular package (its
+    __init__.py there) and looks for its extension module only inside it: an LMCache source checkout on PYTHONPATH
+    with no c_ops built shadows the installed copy, so --enable-lmcache fails to import c_ops whatever that copy
+    holds. Not read as the installed copy (a false pass): none loads, unknown for the launch that imports it. A
+    namespace portion (no __init__.py) does not shadow: the installed copy is read."""
+    from stackcheck.probes.interface import ProbeContext
+    from stackcheck.probes.kernel_symbols import KernelSymbolsProbe
+
+    site = _site(tmp_path, [])  # an LMCache built for this torch, installed
+    checkout = tmp_path / "LMCache"
+    (checkout / "lmcache").mkdir(parents=True)
+    (checkout / "lmcache" / "__init__.py").write_text("")
+    facts = {"python": {"sys_path": [str(checkout), str(site)]}, "packages": _packages(site)}
+    ks = KernelSymbolsProbe().run(ProbeContext(env={}, cache_dir="", facts=facts)).facts["kernel_symbols"]
+    assert [e for e in ks["extensions"] if e["extension"] == "lmcache"] == []
+    assert [e["extension"] for e in ks["extensions"]] == ["torchao"]  # torchao is not shadowed
+    report = _facts([e for e in ks["extensions"] if e["extension"] == "lmcache"])
+    gate = _checks(tmp_path, report, {"enable_lmcache": True})["extension-torch-abi-lmcache"]
+    assert gate["status"] == "unknown", gate
+    assert "shadowed by a copy of its package" in gate["reasons"][0]["message"]  # (the user site is read now)
+    (checkout / "lmcache" / "__init__.py").unlink()  # a namespace portion: the regular package in site wins
+    ks = KernelSymbolsProbe().run(ProbeContext(env={}, cache_dir="", facts=facts)).facts["kernel_symbols"]
+    (lm,) = [e for e in ks["extensions"] if e["extension"] == "lmcache"]
+    assert lm["torch_missing_count"] == 0 and lm["path"] == "lmcache/c_ops.cpython-312-x86_64-linux-gnu.so"
+
+
+def test_lmcache_054_on_ships_cuda_ops_not_c_ops(tmp_path: Path) -> None:
+    """irev53: LMCache 0.5.4-0.5.6 ship lmcache/cuda_ops.*.so and no c_ops (wheel file lists), loaded inside a try
+    that logs and stays on torch ops (lmcache/v1/platform/cuda/device_ops.py:30-39 in 0.5.4). An --enable-lmcache
+    launch on such an install was refused as 'no compiled library found' (over-refusal): its cuda_ops is read and
+    judged, a missing torch symbol there degraded (a warning), not a crash."""
+    site = _site(tmp_path, [])
+    for p in (site / "lmcache").iterdir():
+        p.unlink()
+    (site / "lmcache" / "__init__.py").write_text("")
+    write_so(site / "lmcache" / "cuda_ops.cpython-312-x86_64-linux-gnu.so", undefined=[ALLOC], needed=["libc10.so"])
+    section = probe_kernel_symbols(_packages(site), HostView("/"), None, sys_path=[str(site)])
+    assert section is not None
+    (cu,) = [e for e in section["extensions"] if e["extension"].startswith("lmcache")]
+    assert cu["extension"] == "lmcache_cuda_ops" and cu["torch_missing_count"] == 0
+    ok = _checks(tmp_path, _facts([cu]), {"enable_lmcache": True})["extension-torch-abi-lmcache"]
+    assert ok["status"] == "ok", ok
+    broken = {**cu, "torch_symbols": 65, "torch_missing_count": 1, "torch_missing": [ERROR_CTOR]}
+    gate = _checks(tmp_path, _facts([broken]), {"enable_lmcache": True})["extension-torch-abi-lmcache"]
+    assert gate["status"] == "warning" and gate["reasons"][0]["effect"] == "degraded", gate
+    assert "cuda_ops" in gate["reasons"][0]["message"]
+    # c_ops (LMCache 0.3.0-0.5.3) keeps the check's effect: a crash for the launch that imports it
+    c_ops = {**broken, "extension": "lmcache", "path": "lmcache/c_ops.cpython-312-x86_64-linux-gnu.so"}
+    assert _checks(tmp_path, _facts([c_ops]), {"enable_lmcache": True})["extension-torch-abi-lmcache"]["status"] == (
+        "failed"
+    )

@@ -59,3 +59,32 @@ def test_torchao_0130_against_real_torch(tmp_path: Path, torch: str, missing: di
     assert set(got) == set(TORCHAO)
     for name, want in missing.items():
         assert got[name]["torch_symbols"] > 0 and got[name]["torch_missing"] == want, (name, got[name])
+
+
+def test_lmcache_056_cuda_ops_is_found_and_judged_against_real_torch(tmp_path: Path) -> None:
+    """irev53: LMCache 0.5.6 ships lmcache/cuda_ops.cpython-312-x86_64-linux-gnu.so, no c_ops; the probe reads it
+    (extension lmcache_cuda_ops) instead of reporting LMCache's library absent. Against torch 2.9.1's libraries it
+    needs names that release does not export (it was built against a later torch; first among them
+    c10::cuda::c10_cuda_check_implementation with an unsigned line number): a load LMCache catches (degraded)."""
+    site = tmp_path / "site"
+    for d in ("sgl_kernel", "lmcache", "torch/lib"):
+        (site / d).mkdir(parents=True)
+    kernel = fetch_wheel("sgl-kernel", "0.3.0")
+    (site / "sgl_kernel" / "common_ops.abi3.so").symlink_to(extract_dynamic(kernel, "sgl_kernel/common_ops.abi3.so"))
+    lm = fetch_wheel("lmcache", "0.5.6")
+    name = "cuda_ops.cpython-312-x86_64-linux-gnu.so"
+    (site / "lmcache" / "__init__.py").write_text("")
+    (site / "lmcache" / name).symlink_to(extract_dynamic(lm, f"lmcache/{name}"))
+    wheel = fetch_wheel("torch", "2.9.1")
+    for lib in (*TORCH_LIBS, "libtorch_python.so", "libshm.so", "libtorch_nvshmem.so"):
+        (site / "torch" / "lib" / lib).symlink_to(extract_dynamic(wheel, f"torch/lib/{lib}"))
+    packages = {
+        "sgl-kernel": {"installed": True, "version": "0.3.0", "location": str(site)},
+        "torch": {"installed": True, "version": "2.9.1", "location": str(site)},
+    }
+    ks = probe_kernel_symbols(packages, HostView("/"), None, sys_path=[str(site)])
+    assert ks is not None
+    (cu,) = [e for e in ks["extensions"] if e["extension"].startswith("lmcache")]
+    assert cu["extension"] == "lmcache_cuda_ops" and cu["path"] == f"lmcache/{name}"
+    assert cu["torch_symbols"] == 65 and cu["torch_missing_count"] == 6, cu
+    assert cu["torch_missing"][0] == "_ZN3c104cuda29c10_cuda_check_implementationEiPKcS2_jb"
