@@ -532,6 +532,8 @@ def test_every_launch_items_are_data_not_code() -> None:
                    if (r.get("required_by") or {}).get("launches") == "every")  # fmt: skip
     assert rules == [
         "jit-toolchain:sglang-jit-arch",
+        # ifc35: SGLang 0.5.9+ link their JIT kernels with $CXX / c++ (tvm-ffi's and their own ninja files)
+        "jit-toolchain:sglang-jit-cxx",
         "jit-toolchain:sglang-jit-cxx20",
         # ininja: SGLang 0.5.9+ build their JIT kernels by running ninja from PATH (fak-923)
         "jit-toolchain:sglang-jit-ninja",
