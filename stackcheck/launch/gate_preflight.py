@@ -418,17 +418,21 @@ def model_entries(
 # reads the served model's hf_config.architectures[0] only (refusals.model_architecture, as the launch rules do).
 
 
-def running_architectures(pre: Preflight) -> list[str] | None:
+def running_architectures(pre: Preflight, derived: Any) -> list[str] | None:
     """Every architecture of the config.json of each model SGLang runs under the command's server args: the served
-    model's, then a speculative draft model's (--speculative-draft-model-path runs its own layers under the same
-    args: a STANDALONE Qwen3 draft calls the communicator). None where the served model's or a named draft's
-    architectures were not read (fail closed)."""
+    model's, then a speculative draft model's where SGLang loads one (draft_loaded: --speculative-draft-model-path
+    runs its own layers under the same args, a STANDALONE Qwen3 draft calls the communicator). Without
+    --speculative-algorithm no draft worker is built (scheduler.py 0.5.5:342-347 create_draft_worker of NONE, which
+    registers no factory, spec_info.py:176-179, :292; 0.5.9 maybe_init_draft_worker :534-536; 0.5.23 :1035-1039), and
+    NGRAM's worker loads no model (spec_info.py 0.5.5:282-285, 0.5.9:95-102 NGRAMWorker): the path is never loaded
+    and its architectures run nothing. None where the served model's or a loaded draft's architectures were not read
+    (fail closed)."""
     model = next((i for i in pre.models if i.role == "model"), None)
     archs = [str(a) for a in getattr(model, "architectures", None) or []]
     if not archs:
         return None
     for info in pre.models:
-        if info.role == "draft model":
+        if info.role == "draft model" and draft_loaded(derived):
             drafts = [str(a) for a in getattr(info, "architectures", None) or []]
             if not drafts:
                 return None
@@ -445,7 +449,7 @@ def idle_flag_needs(derived: Any, mapping: Mapping[str, Any], version: str | Non
     from stackcheck.launch import gate
     from stackcheck.launch.refusals import drop_idle_needs
 
-    archs = running_architectures(pre)
+    archs = running_architectures(pre, derived)
     if version is None or not archs:
         return
     flags = gate.reading_flags(mapping, version)
