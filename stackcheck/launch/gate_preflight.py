@@ -278,8 +278,9 @@ def draft_quant_flag(args: Any, flags: Any, target: object) -> str | None:
 
 def draft_loaded(derived: Any) -> bool:
     """Whether SGLang loads a speculative draft model: --speculative-algorithm given, and not NGRAM (no model)."""
-    algorithm = derived.options.get("--speculative-algorithm")
-    return algorithm is not None and str(algorithm).upper() not in ("NONE", "NGRAM")
+    from stackcheck.launch.preflight import draft_loaded as loaded
+
+    return loaded(derived.options)
 
 
 #: what the subject of a draft judged on the target's checkpoint says (draft_checkpoint)
