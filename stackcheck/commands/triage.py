@@ -15,7 +15,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from stackcheck.commands.arguments import emit, file_name
-from stackcheck.launch.triage import TriageReport, name_causes, plan_answer, triage_file, triage_with_plan
+from stackcheck.launch.triage import (
+    TriageReport,
+    launch_rules,
+    name_causes,
+    plan_answer,
+    triage_file,
+    triage_with_plan,
+)
 from stackcheck.render import TRIAGE_FORMATS
 from stackcheck.render.interface import RenderOptions
 
@@ -48,14 +55,16 @@ def plan_fix(args: argparse.Namespace, result: Any) -> tuple[bool, dict[str, Any
     from stackcheck.assembly.options import Options
     from stackcheck.assembly.pipeline import build_report
 
-    report, _ = build_report(Options(facts_file=args.facts, manifests_dirs=list(args.manifests)))
+    report, ctx = build_report(Options(facts_file=args.facts, manifests_dirs=list(args.manifests)))
     plan: Mapping[str, Any] = report.get("plan") or {}
     checks: list[Any] = report.get("checks") or []
-    fix = triage_with_plan(result, plan, checks)
-    cause = name_causes(result, report) if generic else None
+    # the audit was judged on no launch: the rules that read one are not judged for the launch that crashed
+    launch_only = launch_rules(ctx.manifests)
+    fix = triage_with_plan(result, plan, checks, launch_only)
+    cause = name_causes(result, report, launch_only) if generic else None
     if cause is not None and cause["alone"] and fix is None:
         named = cause["causes"][0]
-        fix = plan_answer(named["feature"], named["check"], None, plan, checks)
+        fix = plan_answer(named["feature"], named["check"], None, plan, checks, launch_only)
     return True, fix, cause
 
 

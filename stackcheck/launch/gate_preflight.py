@@ -223,17 +223,20 @@ def run_for_gate(
         from stackcheck.launch.preflight.w4afp8 import check_modelopt_mixed_min_cc, check_w4afp8_flag_mismatch
 
         flag = gate.option_value(args, ("--quantization",), flags)
-        for info in pre.models:
-            if info.role == "draft model" and not draft_loaded(derived):
-                continue
-            # the draft model's ModelConfig takes --speculative-draft-model-quantization, else --quantization
-            used = draft_quant_flag(args, flags, flag) if info.role == "draft model" else flag
-            got = check_modelopt_mixed_min_cc(
-                info.mixed_precision, used, facts, w4_table, sglang_version, f"{info.role} {info.spec}"
-            )
+        drafted = draft_checkpoint(pre, derived, args, flags)
+        judged_models: list[tuple[Any, Any, str, bool]] = [
+            (info, flag, f"{info.role} {info.spec}", True) for info in pre.models if info.role == "model"
+        ]
+        if drafted is not None:
+            # the draft model's ModelConfig takes --speculative-draft-model-quantization, else --quantization; with no
+            # draft path of its own, on the target's checkpoint (draft_checkpoint)
+            used = draft_quant_flag(args, flags, flag)
+            judged_models.append((drafted[0], used, f"draft model {drafted[0].spec}{drafted[1]}", False))
+        for info, used, subject, served in judged_models:
+            got = check_modelopt_mixed_min_cc(info.mixed_precision, used, facts, w4_table, sglang_version, subject)
             if got is not None:
                 pre.results.append(got)
-            if info.role == "model":  # a draft takes its checkpoint's method instead (0.5.8 on)
+            if served:  # a draft takes its checkpoint's method instead (0.5.8 on)
                 clash = check_w4afp8_flag_mismatch(
                     info.mixed_precision, flag, w4_table, sglang_version, f"{info.role} {info.spec}"
                 )
@@ -275,8 +278,40 @@ def draft_quant_flag(args: Any, flags: Any, target: object) -> str | None:
 
 def draft_loaded(derived: Any) -> bool:
     """Whether SGLang loads a speculative draft model: --speculative-algorithm given, and not NGRAM (no model)."""
-    algorithm = derived.options.get("--speculative-algorithm")
-    return algorithm is not None and str(algorithm).upper() not in ("NONE", "NGRAM")
+    from stackcheck.launch.preflight import draft_loaded as loaded
+
+    return loaded(derived.options)
+
+
+#: what the subject of a draft judged on the target's checkpoint says (draft_checkpoint)
+TARGET_AS_DRAFT = " (the target's checkpoint: no --speculative-draft-model-path is given)"
+
+
+def draft_checkpoint(pre: Preflight, derived: Any, args: Any, flags: Any) -> tuple[Any, str] | None:
+    """(the model info, the subject's suffix) of the checkpoint SGLang builds the speculative draft's ModelConfig
+    from, where its quantization must be judged: the --speculative-draft-model-path read, else, where the command
+    gives --speculative-draft-model-quantization with a quantization other than the target's, the target's own
+    checkpoint. Every release that has the flag (0.5.7-0.5.23) builds the draft worker's ModelConfig with
+    model_path=speculative_draft_model_path (tp_worker.py 0.5.7:232-245, 0.5.9:312-325, 0.5.23:468-481) and
+    ModelConfig.from_server_args takes `model_path or server_args.model_path` with the draft's quantization
+    (model_config.py 0.5.7:237-242, 0.5.9:241-251, 0.5.23:946-956); server_args never rejects the flag without a
+    draft path (0.5.9 server_args.py:880-885, 0.5.18 :4275-4293, 0.5.23 arg_groups/serving_hook.py:676-708). So a
+    draft with no path of its own is the target's checkpoint under the draft's flag; without the flag it loads
+    as the target does (judged already). None where no draft model is loaded (draft_loaded) or there is none."""
+    if not draft_loaded(derived):
+        return None
+    infos = {str(i.role): i for i in pre.models}
+    if "draft model" in infos:
+        return infos["draft model"], ""
+    from stackcheck.launch import gate
+
+    if not gate.option_given(args, ("--speculative-draft-model-quantization",), flags) or "model" not in infos:
+        return None
+    target = gate.option_value(args, ("--quantization",), flags)
+    own = draft_quant_flag(args, flags, target)
+    if own == (None if not isinstance(target, str) or target == "unquant" else target):
+        return None  # the target's own quantization on the target's checkpoint: the target's judgement says it
+    return infos["model"], TARGET_AS_DRAFT
 
 
 def draft_quant_judged(
@@ -303,10 +338,11 @@ def draft_quant_judged(
     from stackcheck.verdicts.context import Context
     from stackcheck.verdicts.engine import evaluate_check
 
-    draft = next((i for i in pre.models if i.role == "draft model"), None)
+    found = draft_checkpoint(pre, derived, args, flags)
     check = next((c for c in manifests.checks if c.get("id") == "sglang-gpu-min-cc"), None)
-    if draft is None or check is None or draft.attention is None or not draft_loaded(derived):
+    if found is None or check is None or found[0].attention is None:
         return []
+    draft, suffix = found
     flag = draft_quant_flag(args, flags, gate.option_value(args, ("--quantization",), flags))
     held = draft.quant_method
     if flag is None and held is None:
@@ -332,7 +368,7 @@ def draft_quant_judged(
         _failing(evaluate_check(check, Context(facts=stated, manifests=manifests, launch=c)), set()) for c in cases
     ]
     out: list[Any] = []
-    subject = f"draft model {draft.spec}"
+    subject = f"draft model {draft.spec}{suffix}"
     for rid in sorted({r for j in judged for r in j}):
         if not rid.startswith("quant-"):
             continue
@@ -383,17 +419,21 @@ def model_entries(
 # reads the served model's hf_config.architectures[0] only (refusals.model_architecture, as the launch rules do).
 
 
-def running_architectures(pre: Preflight) -> list[str] | None:
+def running_architectures(pre: Preflight, derived: Any) -> list[str] | None:
     """Every architecture of the config.json of each model SGLang runs under the command's server args: the served
-    model's, then a speculative draft model's (--speculative-draft-model-path runs its own layers under the same
-    args: a STANDALONE Qwen3 draft calls the communicator). None where the served model's or a named draft's
-    architectures were not read (fail closed)."""
+    model's, then a speculative draft model's where SGLang loads one (draft_loaded: --speculative-draft-model-path
+    runs its own layers under the same args, a STANDALONE Qwen3 draft calls the communicator). Without
+    --speculative-algorithm no draft worker is built (scheduler.py 0.5.5:342-347 create_draft_worker of NONE, which
+    registers no factory, spec_info.py:176-179, :292; 0.5.9 maybe_init_draft_worker :534-536; 0.5.23 :1035-1039), and
+    NGRAM's worker loads no model (spec_info.py 0.5.5:282-285, 0.5.9:95-102 NGRAMWorker): the path is never loaded
+    and its architectures run nothing. None where the served model's or a loaded draft's architectures were not read
+    (fail closed)."""
     model = next((i for i in pre.models if i.role == "model"), None)
     archs = [str(a) for a in getattr(model, "architectures", None) or []]
     if not archs:
         return None
     for info in pre.models:
-        if info.role == "draft model":
+        if info.role == "draft model" and draft_loaded(derived):
             drafts = [str(a) for a in getattr(info, "architectures", None) or []]
             if not drafts:
                 return None
@@ -410,7 +450,7 @@ def idle_flag_needs(derived: Any, mapping: Mapping[str, Any], version: str | Non
     from stackcheck.launch import gate
     from stackcheck.launch.refusals import drop_idle_needs
 
-    archs = running_architectures(pre)
+    archs = running_architectures(pre, derived)
     if version is None or not archs:
         return
     flags = gate.reading_flags(mapping, version)

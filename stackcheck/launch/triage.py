@@ -1277,7 +1277,10 @@ class TriageReport:
 
 
 def triage_with_plan(
-    result: TriageResult, plan: Mapping[str, Any], checks: Sequence[Mapping[str, Any]] = ()
+    result: TriageResult,
+    plan: Mapping[str, Any],
+    checks: Sequence[Mapping[str, Any]] = (),
+    launch_only: Mapping[str, Sequence[str]] | None = None,
 ) -> dict[str, Any] | None:
     """What fixes the root cause, from a plan (stackcheck.plan.make_plan) and the box's stack checks.
 
@@ -1285,10 +1288,52 @@ def triage_with_plan(
     the plan's still-blocked entry for it ({"still_blocked": True, "why", "workaround"}); a signature with
     `stack_fix: false` (no upgrade removes that cause on the GPU it names) is still blocked whatever the plan. A check's
     signature: {"check": id, "status", "message" (the check's first failing reason on this box), "fix" (the
-    check's fix), and "step"/the step when a plan step changes the fix's component}. None when neither
-    says anything about it."""
+    check's fix), and "step"/the step when a plan step changes the fix's component}; a check ok on the facts whose
+    rules read the launch (`launch_only`, launch_rules' map) is "unknown" with those rules `not_judged`. None when
+    neither says anything about it."""
     sig = result.root_cause.signature if result.root_cause is not None else None
-    return plan_answer(result.feature, result.check, sig, plan, checks)
+    return plan_answer(result.feature, result.check, sig, plan, checks, launch_only)
+
+
+def _reads_launch(pred: Any) -> bool:
+    """A condition (a rule's `when` or `require`, nested `all`/`any`/`not`) reads a launch fact (`launch.*`)."""
+    if isinstance(pred, Mapping):
+        fact = pred.get("fact")
+        if isinstance(fact, str) and fact.startswith("launch."):
+            return True
+        return any(_reads_launch(v) for v in pred.values() if isinstance(v, Mapping | list))
+    if isinstance(pred, list):
+        return any(_reads_launch(v) for v in pred)
+    return False
+
+
+def launch_rules(manifests: Any) -> dict[str, tuple[str, ...]]:
+    """Per item ("check ID", "feature ID"), the ids of its rules whose `when` or `require` reads a launch fact
+    (`launch.*`: the server's command line and its model). Triage reads a log and the box's facts, never the command
+    line that crashed, so the audit it builds judges these rules on no launch at all: a rule whose `when` needs a flag
+    (`launch.symm_mem exists`) is left out, one that reads `launch.tp` takes the GPU count. Such a verdict's "ok"
+    says nothing about the launch that crashed; triage shows it as not judged (unknown), never ok."""
+    out: dict[str, tuple[str, ...]] = {}
+    for kind, items in (("feature", getattr(manifests, "features", ())), ("check", getattr(manifests, "checks", ()))):
+        for item in items:
+            if not isinstance(item, Mapping):
+                continue
+            rules = tuple(
+                str(r.get("id"))
+                for r in item.get("rules") or []
+                if isinstance(r, Mapping) and (_reads_launch(r.get("when")) or _reads_launch(r.get("require")))
+            )
+            if rules:
+                out[f"{kind} {item.get('id')}"] = rules
+    return out
+
+
+#: what triage says of a verdict that is ok on the facts but has rules only a launch decides (launch_rules)
+LAUNCH_NOT_KNOWN = (
+    "ok on the facts given, but not judged for the launch that crashed: rule(s) {rules} read the launch's options "
+    "(its flags, its model), which triage does not know (a log and the box's facts hold no command line); "
+    "`stackcheck gate --dry-run [--facts FILE] -- <the launch command>` judges them"
+)
 
 
 def plan_answer(
@@ -1297,9 +1342,12 @@ def plan_answer(
     sig: Signature | None,
     plan: Mapping[str, Any],
     checks: Sequence[Mapping[str, Any]] = (),
+    launch_only: Mapping[str, Sequence[str]] | None = None,
 ) -> dict[str, Any] | None:
     """triage_with_plan's answer for a feature and/or a stack check (the root cause's signature's, or the cause
-    `name_causes` named on the box); `sig`: the signature whose `stack_fix` applies to the feature."""
+    `name_causes` named on the box); `sig`: the signature whose `stack_fix` applies to the feature. `launch_only`:
+    launch_rules' map; a check that is ok on the facts but has such rules is "unknown" here (`not_judged`: those
+    rules), never ok."""
     steps = plan.get("steps")
     numbered = list(enumerate(steps if isinstance(steps, list) else [], 1))
     if feature is not None and sig is not None and not sig.stack_fix:
@@ -1322,6 +1370,10 @@ def plan_answer(
     failing = [r for r in verdict.get("reasons") or [] if isinstance(r, Mapping) and r.get("result") == "fail"]
     if failing:
         out["message"] = failing[0].get("message")
+    unjudged = list((launch_only or {}).get(f"check {check}") or ())
+    if out["status"] == "ok" and unjudged:
+        out.update(status="unknown", not_judged=unjudged,
+                   message=LAUNCH_NOT_KNOWN.format(rules=", ".join(unjudged)))  # fmt: skip
     fix = verdict.get("fix")
     if isinstance(fix, Mapping):
         out["fix"] = dict(fix)
@@ -1350,10 +1402,12 @@ def _judge_cause(
     features: Mapping[str, Mapping[str, Any]],
     checks: Mapping[str, Mapping[str, Any]],
     gpus: Sequence[Any],
+    launch_only: Mapping[str, Sequence[str]] | None = None,
 ) -> tuple[str, list[dict[str, Any]]]:
     """(outcome, failing reasons) of one cause on the box: "fail" only where a named verdict fails by one of the
     cause's rules (any rule where it lists none) and its GPU condition holds; "unknown" where a verdict (or the
-    condition) cannot be judged and none fails; else "ok"."""
+    condition) cannot be judged and none fails, or where it passes but one of those rules reads the launch
+    (`launch_only`: launch_rules' map; the launch that crashed is not known); else "ok"."""
     reasons: list[dict[str, Any]] = []
     seen: set[tuple[Any, ...]] = set()
     outcomes: list[str] = []
@@ -1377,6 +1431,9 @@ def _judge_cause(
                     reasons.append({"in": f"{kind} {ident}", **{k: r[k] for k in _REASON_KEYS if k in r}})
         elif outcome == "ok" and cause.rules and any(r.get("result") == "unknown" for r in mine):
             outcome = "unknown"
+        unjudged = (launch_only or {}).get(f"{kind} {ident}") or ()
+        if outcome == "ok" and any(not cause.rules or r in cause.rules for r in unjudged):
+            outcome = "unknown"
         outcomes.append(outcome)
     outcome = "fail" if "fail" in outcomes else "unknown" if "unknown" in outcomes else "ok"
     if outcome == "fail" and cause.gpus_differ_in is not None:
@@ -1394,13 +1451,15 @@ _REASON_KEYS = ("rule", "observed", "required", "message", "gpu", "effect", "sou
 def name_causes(
     result: TriageResult,
     report: Mapping[str, Any],
+    launch_only: Mapping[str, Sequence[str]] | None = None,
 ) -> dict[str, Any] | None:
     """The causes of the root cause's generic error that fail on the box (its signature's `caused_by`, judged by
     the audit of the facts: `report`'s features, checks and facts.gpus). None when the signature lists no
     causes or none of them fails (an unknown verdict never names a cause). Otherwise {"signature", "causes":
     [{"feature", "check", "status" ("fail"), "reasons": the failing reasons (observed, required, message, source),
     "source": why this verdict causes this error}], "alone": whether exactly one fails (more: the log cannot tell
-    them apart), "not_ruled_out": the causes not judged on these facts, "ruled_out": those that do not fail}."""
+    them apart), "not_ruled_out": the causes not judged on these facts (a verdict that passes only by rules that
+    read the launch, `launch_only`, among them: the launch is not known), "ruled_out": those that do not fail}."""
     rc = result.root_cause
     sig = rc.signature if rc is not None else None
     if sig is None or not sig.caused_by:
@@ -1413,8 +1472,9 @@ def name_causes(
     named: list[dict[str, Any]] = []
     unknown: list[str] = []
     ok: list[str] = []
+    launch: dict[str, list[str]] = {}
     for cause in sig.caused_by:
-        outcome, reasons = _judge_cause(cause, features, checks, gpu_list)
+        outcome, reasons = _judge_cause(cause, features, checks, gpu_list, launch_only)
         if outcome == "fail" and reasons:
             entry: dict[str, Any] = {"feature": cause.feature, "check": cause.check, "status": "fail"}
             if cause.gpus_differ_in is not None:
@@ -1423,9 +1483,21 @@ def name_causes(
             named.append(entry)
         elif outcome in {"fail", "unknown"}:
             unknown.append(cause.label)
+            reads = [
+                r
+                for k, i in (("feature", cause.feature), ("check", cause.check))
+                if i is not None
+                for r in (launch_only or {}).get(f"{k} {i}") or ()
+                if not cause.rules or r in cause.rules
+            ]
+            if reads:
+                launch.setdefault(cause.label, reads)
         else:
             ok.append(cause.label)
     if not named:
         return None
-    return {"signature": sig.id, "causes": named, "alone": len(named) == 1, "not_ruled_out": unknown,
-            "ruled_out": ok}  # fmt: skip
+    out: dict[str, Any] = {"signature": sig.id, "causes": named, "alone": len(named) == 1, "not_ruled_out": unknown,
+                           "ruled_out": ok}  # fmt: skip
+    if launch:
+        out["launch_rules"] = launch
+    return out

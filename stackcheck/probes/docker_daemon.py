@@ -39,7 +39,8 @@ Facts: `docker_daemon: {"installed": bool, "config": path|null, "config_source":
 "flags_reason": str, "pid": int|null, "started_at": epoch s|null (null where the process's start was not read),
 "config_newer_than_daemon": bool|null, "rootless_pidfile": path|null, "other_daemon": str|null (DOCKER_HOST or
 a docker context naming another daemon than the pid file's: every answer below is then not that daemon's),
-"registered": [name...],
+"registered": [name...], "runtime_paths": {name: the binary its path names}, "runtime_binary_missing": {name: an
+absolute binary path not on the host},
 "runtimes_complete": bool, "runtimes_reason": str, "cdi_spec_dirs": [dir...], "cdi_specs": [{"file", "kind"}],
 "cdi_unread": [str...], "other_cdi_configs": [path...], "cdi_complete": bool, "cdi_reason": str,
 "gpu_hooks": {hook: path|null}, "gpu_hooks_path": where the PATH came from, "gpu_hooks_newer_than_daemon": [hook...],
@@ -140,12 +141,18 @@ def read_daemon_config(view: FileView, path: str) -> dict[str, Any]:
         raise DaemonConfigError(f"{path}: nested too deep, not read") from None
     if not isinstance(doc, dict):
         raise DaemonConfigError(f"{path}: $: not a JSON object")
-    out: dict[str, Any] = {"runtimes": [], "default_runtime": None, "cdi_spec_dirs": None, "features_cdi": None}
+    out: dict[str, Any] = {"runtimes": [], "default_runtime": None, "cdi_spec_dirs": None, "features_cdi": None,
+                           "runtime_paths": {}}  # fmt: skip
     runtimes = doc.get("runtimes")
     if runtimes is not None:
         if not isinstance(runtimes, dict):
             raise DaemonConfigError(f"{path}: $.runtimes: not an object")
         out["runtimes"] = sorted({_safe(str(name)) for name in runtimes})
+        out["runtime_paths"] = {
+            _safe(str(name)): rt["path"]
+            for name, rt in runtimes.items()
+            if isinstance(rt, dict) and isinstance(rt.get("path"), str) and rt["path"]
+        }
     default = doc.get("default-runtime")
     if default is not None:
         if not isinstance(default, str):
@@ -166,7 +173,8 @@ def parse_dockerd_flags(argv: list[str]) -> dict[str, Any]:
     """The dockerd flags this probe uses, as pflag reads them (`--flag value`, `--flag=value`): `--add-runtime
     NAME=PATH` (names), `--default-runtime`, `--config-file`, `--cdi-spec-dir`; the last one given wins where the
     flag takes one value."""
-    out: dict[str, Any] = {"add_runtimes": [], "default_runtime": None, "config_file": None, "cdi_spec_dirs": []}
+    out: dict[str, Any] = {"add_runtimes": [], "default_runtime": None, "config_file": None, "cdi_spec_dirs": [],
+                           "add_runtime_paths": {}}  # fmt: skip
     i = 1
     while i < len(argv):
         arg = argv[i]
@@ -182,7 +190,10 @@ def parse_dockerd_flags(argv: list[str]) -> dict[str, Any]:
             value = argv[i]
             i += 1
         if name == "--add-runtime":
-            out["add_runtimes"].append(_safe(value.partition("=")[0]))
+            runtime, _, binary = value.partition("=")
+            out["add_runtimes"].append(_safe(runtime))
+            if binary:
+                out["add_runtime_paths"][_safe(runtime)] = binary
         elif name == "--default-runtime":
             out["default_runtime"] = _safe(value) if value else None
         elif name == "--config-file":
@@ -498,7 +509,8 @@ def probe_docker_daemon(view: FileView, env: Mapping[str, str] | None = None) ->
             out["features_cdi"] = config["features_cdi"]
             out["sources"]["runtimes"] = config_path
     else:
-        config = {"runtimes": [], "default_runtime": None, "cdi_spec_dirs": None, "features_cdi": None}
+        config = {"runtimes": [], "default_runtime": None, "cdi_spec_dirs": None, "features_cdi": None,
+                  "runtime_paths": {}}  # fmt: skip
         out["sources"]["runtimes"] = f"{config_path} absent"
     if flags is not None:
         out["flags_read"] = True
@@ -514,6 +526,7 @@ def probe_docker_daemon(view: FileView, env: Mapping[str, str] | None = None) ->
     if out["config_state"] == "read":
         registered |= set(out["runtimes"])
     out["registered"] = sorted(registered)
+    _runtime_binaries(view, out, config if out["config_state"] == "read" else None, flags)
     why = []
     if out["config_state"] == "error":
         why.append(f"the config file was not read ({out['config_error']})")
@@ -536,6 +549,32 @@ def probe_docker_daemon(view: FileView, env: Mapping[str, str] | None = None) ->
     if not out["installed"]:
         out["error"] = f"no Docker daemon found ({PIDFILES[0]}, {DEFAULT_CONFIG}, dockerd in {', '.join(BIN_DIRS)})"
     return out
+
+
+#: a runtime binary path longer than this is not kept (nor looked for)
+PATH_LIMIT = 4096
+
+
+def _runtime_binaries(
+    view: FileView, out: dict[str, Any], config: Mapping[str, Any] | None, flags: Mapping[str, Any] | None
+) -> None:
+    """`runtime_paths` (the binary each configured runtime names: daemon.json's runtimes.NAME.path, an --add-runtime
+    NAME=PATH flag's) and `runtime_binary_missing` (those whose path is absolute and not on the host). dockerd makes a
+    runtime's path the containerd runc shim's BinaryName and never looks for it without runtimeArgs (moby
+    daemon/runtime_unix.go setupRuntimes, defaultV2ShimConfig; only a wrapped runtime's PreflightCheck runs
+    exec.LookPath), so the shim's exec of a binary that is not there fails the container as it is created. A name
+    without a slash is looked up on the shim's own PATH, which is not read: only an absolute path is judged here."""
+    paths: dict[str, str] = {}
+    for source in (config, flags):
+        found = (source or {}).get("runtime_paths" if source is config else "add_runtime_paths")
+        for name, binary in (found or {}).items() if isinstance(found, dict) else ():
+            if isinstance(binary, str) and 0 < len(binary) <= PATH_LIMIT and binary.isprintable():
+                paths[str(name)] = binary
+    out["runtime_paths"] = dict(sorted(paths.items()))
+    out["runtime_binary_missing"] = {
+        name: binary for name, binary in out["runtime_paths"].items()
+        if binary.startswith("/") and view.stat(binary) is None
+    }  # fmt: skip
 
 
 class DockerDaemonProbe(Probe):

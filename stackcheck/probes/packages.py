@@ -85,6 +85,12 @@ WANTED = (
     # the hook --enable-memory-saver preloads into every scheduler: its release says which libcudart.so.N the child's
     # loader must find (feature memory-saver)
     "torch-memory-saver",
+    # packages whose compiled torch extensions the kernel symbol probe reads (readers/kernelsymbols.py EXTENSIONS;
+    # checks extension-torch-abi-lmcache / -torchao): their versions, and their site-packages searched too where it
+    # is not torch's (a user site). Distribution names read in the wheels (2026-12-05): torchao 0.13.0
+    # (torchao-0.13.0.dist-info/METADATA, Name: torchao), lmcache 0.3.9 and 0.5.6 (Name: lmcache)
+    "torchao",
+    "lmcache",
 )
 #: the packages a serving environment has; an environment with none of them is "not this one" (see the
 #: environments probe, which then looks for one that has them)

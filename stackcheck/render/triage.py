@@ -64,6 +64,10 @@ def _render_cause(cause: Mapping[str, Any]) -> str:
         out.append(f"    why it gives this error: {_source_text(c.get('source'))}")
     if cause.get("not_ruled_out"):
         out.append(f"  not ruled out (not judged on these facts): {'; '.join(map(str, cause['not_ruled_out']))}")
+    launch = cause.get("launch_rules")
+    for label, rules in launch.items() if isinstance(launch, Mapping) else ():
+        out.append(f"    {label}: rule(s) {', '.join(map(str, rules))} read the launch's options, which triage does "
+                   "not know (no command line in a log or facts): `stackcheck gate --dry-run` judges them")  # fmt: skip
     if cause.get("ruled_out"):
         out.append(f"  ruled out (they pass on these facts): {'; '.join(map(str, cause['ruled_out']))}")
     return "\n".join(out) + "\n"

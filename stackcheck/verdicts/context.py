@@ -982,6 +982,16 @@ class Context:
         if kind == "runtime" and name:
             flags = names("flag_runtimes")
             config_error = daemon.get("config_error")
+            missing = daemon.get("runtime_binary_missing")
+            binary = missing.get(name) if isinstance(missing, dict) else None
+            if isinstance(binary, str) and (name in flags or name in names("registered") or name in names("runtimes")):
+                # registered, but the binary it names is not there: the runc shim's exec of it fails the container
+                raise Unknown(
+                    path,
+                    f"runtime {name} is registered with the binary {binary}, which is not on the host: the container's "
+                    "runc shim runs that path as the OCI runtime, and a path that is not there fails the container "
+                    "as it is created (not judged further: the host's view read may differ from dockerd's)",
+                )
             if name in flags or name in ("runc", "io.containerd.runc.v2"):
                 return "registered"
             if isinstance(config_error, str) and config_error:

@@ -361,7 +361,13 @@ def test_nvfp4_embedded_modelopt_config_in_a_local_directory(tmp_path: Path, dat
 def test_draft_model_is_read_too(tmp_path: Path, data: dict[str, Any]) -> None:
     hf_repo(tmp_path / "hub", "acme/main", {"config.json": {"architectures": ["LlamaForCausalLM"]}})
     hf_repo(tmp_path / "hub", "acme/draft", {"config.json": FP8_BLOCK}, commit="b" * 40)
-    options = {"--model-path": "acme/main", "--speculative-draft-model-path": "acme/draft"}
+    # a draft is loaded only with a draft-loading algorithm (test_preflight_igap22_draft_not_loaded.py: without one
+    # its needs are not required)
+    options = {
+        "--model-path": "acme/main",
+        "--speculative-draft-model-path": "acme/draft",
+        "--speculative-algorithm": "EAGLE",
+    }
     res = run_preflight(tmp_path, data, options, {"HF_HUB_CACHE": str(tmp_path / "hub")})
     assert [m.role for m in res.models] == ["model", "draft model"]
     assert [r.feature for r in res.requirements] == ["fp8-block-gemm", "deepgemm", "fp8-block-gemm"]

@@ -197,7 +197,8 @@ def test_parse_dockerd_flags() -> None:
     flags = parse_dockerd_flags(
         ["dockerd", "--default-runtime=nvidia", "--cdi-spec-dir", "/a", "--add-runtime", "x=/y", "--", "--add-runtime"]
     )
-    assert flags == {"add_runtimes": ["x"], "default_runtime": "nvidia", "config_file": None, "cdi_spec_dirs": ["/a"]}
+    assert flags == {"add_runtimes": ["x"], "default_runtime": "nvidia", "config_file": None, "cdi_spec_dirs": ["/a"],
+                     "add_runtime_paths": {"x": "/y"}}  # fmt: skip
 
 
 def test_the_probe_runs_only_for_an_image(tmp_path: Path) -> None:
@@ -449,3 +450,62 @@ def test_the_hooks_facts(tmp_path: Path) -> None:
     assert facts["gpu_hooks_path"] == "systemd service default" and facts["gpu_hooks_newer_than_daemon"] == []
     (root / "usr/bin/nvidia-container-runtime-hook").chmod(0o644)  # not executable: LookPath skips it
     assert probe(root)["gpu_hooks"]["nvidia-container-runtime-hook"] is None
+
+
+# ---- igap22 (5): a registered runtime whose absolute binary is not on the host ----------------------------------
+# igap22 (5): check container-engine-gpu-path (rule docker-nvidia-runtime-registered) where the nvidia runtime is
+# registered with an absolute binary path that is not on the host: unknown, never ok. dockerd makes a runtime's `path`
+# the runc shim's BinaryName and looks for it only for a runtime with runtimeArgs (moby daemon/runtime_unix.go
+# setupRuntimes / defaultV2ShimConfig at b985e231); the shim's exec of a path that is not there fails the container.
+# A bare name (nvidia-ctk's default, `nvidia-container-runtime`) is looked up on the shim's PATH, not read here: as
+# before.
+
+ABSOLUTE = {"runtimes": {"nvidia": {"path": "/usr/bin/nvidia-container-runtime", "runtimeArgs": []}}}
+
+
+def test_an_absolute_runtime_binary_that_is_absent_is_unknown(tmp_path: Path) -> None:
+    facts = probe(host(tmp_path, ABSOLUTE, DOCKERD))
+    assert facts["runtime_paths"] == {"nvidia": "/usr/bin/nvidia-container-runtime"}
+    assert facts["runtime_binary_missing"] == {"nvidia": "/usr/bin/nvidia-container-runtime"}
+    check = run_check(facts, "nvidia-runtime")
+    assert check["status"] == "unknown", check
+    [reason] = [r for r in check["reasons"] if r.get("result") != "pass"]
+    assert "/usr/bin/nvidia-container-runtime, which is not on the host" in str(reason.get("message"))
+
+
+def test_the_binary_present_is_registered(tmp_path: Path) -> None:
+    root = host(tmp_path, ABSOLUTE, DOCKERD)
+    (root / "usr/bin/nvidia-container-runtime").write_bytes(b"\x7fELF")
+    facts = probe(root)
+    assert facts["runtime_binary_missing"] == {}
+    assert run_check(facts, "nvidia-runtime")["status"] == "ok"
+
+
+def test_a_bare_name_is_not_judged(tmp_path: Path) -> None:
+    facts = probe(host(tmp_path, WITH_NVIDIA, DOCKERD))
+    assert facts["runtime_paths"] == {"nvidia": "nvidia-container-runtime"} and facts["runtime_binary_missing"] == {}
+    assert run_check(facts, "nvidia-runtime")["status"] == "ok"
+
+
+@pytest.mark.parametrize(
+    "form", [["--add-runtime", "nvidia=/opt/nv/runtime"], ["--add-runtime=nvidia=/opt/nv/runtime"]]
+)
+def test_an_add_runtime_flags_absent_binary_is_unknown(tmp_path: Path, form: list[str]) -> None:
+    facts = probe(host(tmp_path, {"log-driver": "json-file"}, [*DOCKERD, *form]))
+    assert facts["runtime_binary_missing"] == {"nvidia": "/opt/nv/runtime"}
+    assert run_check(facts, "nvidia-runtime")["status"] == "unknown"
+
+
+def test_another_runtimes_absent_binary_does_not_touch_nvidia(tmp_path: Path) -> None:
+    runtimes = {"nvidia": {"path": "nvidia-container-runtime", "args": []}, "runsc": {"path": "/usr/local/bin/runsc"}}
+    config = {"runtimes": runtimes}
+    facts = probe(host(tmp_path, config, DOCKERD))
+    assert facts["runtime_binary_missing"] == {"runsc": "/usr/local/bin/runsc"}
+    assert run_check(facts, "nvidia-runtime")["status"] == "ok"
+
+
+def test_a_hand_written_section_saying_the_binary_is_missing(tmp_path: Path) -> None:
+    daemon = {"installed": True, "runtimes": ["nvidia"], "flag_runtimes": [], "flags_read": True,
+              "runtimes_complete": True, "registered": ["nvidia", "runc"],
+              "runtime_binary_missing": {"nvidia": "/usr/bin/nvidia-container-runtime"}}  # fmt: skip
+    assert run_check(daemon, "nvidia-runtime")["status"] == "unknown"

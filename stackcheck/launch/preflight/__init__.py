@@ -107,6 +107,26 @@ def _quant_loaded(data: Mapping[str, Any], mixed: Mapping[str, Any], flag: objec
     return {"model_quant_loaded": got} if got is not None else {}
 
 
+def draft_loaded(options: Mapping[str, Any]) -> bool:
+    """Whether SGLang loads the speculative draft model: --speculative-algorithm given, and not NGRAM. Without an
+    algorithm no draft worker is built (scheduler.py 0.5.5:342-347, NONE registers no factory: spec_info.py:176-179,
+    :292; 0.5.9 maybe_init_draft_worker :534-536; 0.5.23 :1035-1039), and NGRAM's worker loads no model (spec_info.py
+    0.5.5:282-285, 0.5.9:95-102): --speculative-draft-model-path is then read by nothing (read in the wheels)."""
+    algorithm = options.get("--speculative-algorithm")
+    return algorithm is not None and str(algorithm).upper() not in ("NONE", "NGRAM")
+
+
+#: what a draft model's check says where no draft is loaded (draft_loaded)
+NOT_LOADED = "; no draft model is loaded (no --speculative-algorithm, or NGRAM), so SGLang never reads this path"
+
+
+def _not_loaded(result: CheckResult) -> CheckResult:
+    """A check of a draft model SGLang does not load: a failure (or an unknown) is a note (warn), never a refusal."""
+    if result.status in ("ok", "warn"):
+        return result
+    return result._replace(status="warn", message=result.message + NOT_LOADED)
+
+
 def _float_option(options: Mapping[str, Any], flag: str) -> float | None:
     value = options.get(flag)
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
@@ -155,8 +175,11 @@ def run(inp: Inputs) -> Preflight:
             inp.cwd_unknown,
         )  # fmt: skip
         models.append(info)
-        results.extend(info.results)
-        requirements.extend(info.requirements)
+        if role == "model" or draft_loaded(options):
+            results.extend(info.results)
+            requirements.extend(info.requirements)
+        else:  # a draft SGLang never loads: what it would need is noted, never required
+            results.extend(_not_loaded(r) for r in info.results)
         if role == "model":
             if info.mla is not None:
                 launch["model_mla"] = info.mla
