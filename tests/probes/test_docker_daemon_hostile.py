@@ -240,6 +240,8 @@ def test_dockerds_start_not_read_leaves_a_config_runtime_unknown(tmp_path: Path)
     assert check["status"] == "unknown" and "when dockerd started was not read" in rule(check)["message"]
     root = host(tmp_path / "flag", WITH_NVIDIA, [*DOCKERD, "--add-runtime", "nvidia=/usr/bin/nvidia-container-runtime"])
     (root / f"proc/{PID}/stat").unlink()
+    (root / "usr/bin").mkdir(parents=True, exist_ok=True)  # the flag's binary is there (igap22: else unknown)
+    (root / "usr/bin/nvidia-container-runtime").write_text("#!/bin/sh\n")
     assert run_check(probe(root), "nvidia-runtime")["status"] == "ok"
 
 
