@@ -75,6 +75,8 @@ def test_the_rule_judges_a_launch_whose_schemes_were_not_read() -> None:
         {"fact": "launch.model_quant_method", "op": "exists"},
         {"fact": "launch.model_quant_method", "op": "in", "value": ["compressed-tensors"]},
         {"fact": "launch.model_quant_schemes", "op": "exists"},
+        # igap20: a checkpoint SGLang loads by another method (launch.model_quant_loaded) is not this rule's
+        {"not": {"fact": "launch.model_quant_loaded", "op": "exists"}},
     ]
     assert {"not": {"all": read}} in rule["when"]["all"]
 

@@ -239,6 +239,12 @@ def test_the_dsa_kernel_defaults_are_what_the_wheel_picks(auto: dict[str, Any], 
     entries = [e for e in auto["dsa_defaults"] if version_in(version, e["versions"]) is True]
     # the trtllm entries (FlashMLA's: tests/launch/test_gate_factcheck9_registry.py)
     entries = [e for e in entries if e["feature"] == "attention-dsa-trtllm"]
+    # the entry under --dcp-size > 1 comes from the DSA DCP model override (0.5.22+), not from this picker
+    dcp = [e for e in entries if "dcp_size_above" in e]
+    entries = [e for e in entries if "dcp_size_above" not in e]
+    override = code.get("sglang/srt/arg_groups/model_overrides/deepseek_v2.py", "")
+    dcp_trtllm = re.search(r"def _dsa_dcp_overrides\(", override) is not None and '"trtllm"' in override
+    assert bool(dcp) == dcp_trtllm, version
     if body is None or '"trtllm"' not in body:
         assert entries == [], version  # no trtllm DSA kernel picked (0.5.8 and before)
         return
