@@ -1,0 +1,92 @@
+"""The cuts of iperf20 (issue 21, `plan --want` on its first run): the parts of a predicate whose outcome the plan's
+contexts share are not asked whether they are shared themselves. It gives what the straightforward reading gives."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from stackcheck.facts.model import load_facts_file
+from stackcheck.knowledge.loader import load
+from stackcheck.plan import hypothetical
+from stackcheck.verdicts import engine
+from stackcheck.verdicts.context import Context
+from stackcheck.verdicts.engine import evaluate_predicate
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+CASES = sorted(p for group in ("cases", "plan_cases") for p in (ROOT / "tests" / group).iterdir() if p.is_dir())
+BASES = [c for c in CASES if (c / "facts.json").is_file()]
+
+
+def _ctx(case: str = "writeup-before") -> Context:
+    facts = copy.deepcopy(dict(load_facts_file(str(ROOT / "tests" / "cases" / case / "facts.json"))))
+    return Context(facts=facts, manifests=load([], env={}))  # type: ignore[arg-type]
+
+
+def _spy_fixed(eng: hypothetical.Engine, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    asked: list[Any] = []
+    shared = eng._shared
+    assert shared is not None
+    real = shared._is_fixed
+
+    def spy(pred: Any) -> bool:
+        asked.append(pred)
+        return real(pred)
+
+    monkeypatch.setattr(shared, "_is_fixed", spy)
+    return asked
+
+
+def test_the_parts_of_a_shared_predicate_are_not_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    ctx = _ctx()
+    eng = hypothetical.Engine(ctx)
+    asked = _spy_fixed(eng, monkeypatch)
+    gpus = {"fact": "gpu.count", "op": ">=", "value": 1}
+    tp = {"fact": "launch.tp", "op": ">", "value": 0}
+    both = {"all": [gpus, {"not": tp}]}
+    a = eng._context(dict(ctx.facts))  # type: ignore[arg-type]
+    b = eng._context(dict(ctx.facts))  # type: ignore[arg-type]
+    first = evaluate_predicate(both, a, None)
+    assert [id(p) for p in asked] == [id(both)]  # the parts: evaluated, never asked
+    assert evaluate_predicate(both, b, None) is first  # shared between the contexts
+    assert a.shared_outcomes is eng._shared and b.shared_outcomes is eng._shared  # given back after the parts
+    plain = evaluate_predicate(both, Context(facts=ctx.facts, manifests=ctx.manifests), None)
+    assert (first.value, first.observed, first.required, first.missing) == (
+        plain.value,
+        plain.observed,
+        plain.required,
+        plain.missing,
+    )
+
+
+def test_the_parts_of_a_predicate_that_is_not_shared_still_are(monkeypatch: pytest.MonkeyPatch) -> None:
+    ctx = _ctx()
+    eng = hypothetical.Engine(ctx)
+    asked = _spy_fixed(eng, monkeypatch)
+    gpus = {"fact": "gpu.count", "op": ">=", "value": 1}
+    sglang = {"fact": "pkg.sglang.version", "op": "version", "value": ">=0.0.1"}
+    mixed = {"all": [gpus, sglang]}
+    a = eng._context(dict(ctx.facts))  # type: ignore[arg-type]
+    b = eng._context(dict(ctx.facts))  # type: ignore[arg-type]
+    evaluate_predicate(mixed, a, None)
+    assert {id(p) for p in asked} == {id(mixed), id(gpus), id(sglang)}
+    one = evaluate_predicate(gpus, a, None)
+    assert evaluate_predicate(gpus, b, None) is one  # the part that reads no choice: shared
+    assert evaluate_predicate(sglang, b, None) is not evaluate_predicate(sglang, a, None)  # the other: not
+
+
+def test_a_failing_part_gives_the_shared_outcomes_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    ctx = _ctx()
+    eng = hypothetical.Engine(ctx)
+    a = eng._context(dict(ctx.facts))  # type: ignore[arg-type]
+
+    def boom(pred: Any, c: Context, gpu: Any) -> Any:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(engine, "_evaluate_predicate", boom)
+    with pytest.raises(RuntimeError):
+        evaluate_predicate({"fact": "gpu.count", "op": ">=", "value": 1}, a, None)
+    assert a.shared_outcomes is eng._shared
