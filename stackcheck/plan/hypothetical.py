@@ -145,14 +145,26 @@ def torch_triton(release: Mapping[str, Any], have: Any, ctx: Context) -> dict[st
     installed = str(have.get("dist_version") or have.get("version") or "")
     if installed and version_in(installed, spec):
         return None
+    newest = _newest_triton(spec, ctx.manifests)
+    if newest is None:
+        return {"installed": True, "version": None}
+    return _pkg(newest, None, None)
+
+
+def _newest_triton(spec: str, manifests: Manifests) -> str | None:
+    """The newest triton release of the manifests that meets `spec` (None: none), remembered with the manifests per
+    specifier: the planner asks it for every candidate stack that replaces torch (each of ~20 torch choices walked
+    every triton release)."""
+    memo = manifests.derived("plan.newest_triton")
+    if spec in memo:
+        return memo[spec]  # type: ignore[no-any-return]
     known = [
         (parsed, str(r.get("version")))
-        for r in ctx.manifests.releases("triton")
+        for r in manifests.releases("triton")
         if version_in(str(r.get("version")), spec) and (parsed := parse_version(str(r.get("version")))) is not None
     ]
-    if not known:
-        return {"installed": True, "version": None}
-    return _pkg(max(known)[1], None, None)
+    got = memo[spec] = max(known)[1] if known else None
+    return got
 
 
 #: the marker variables torch's Requires-Dist on triton uses (components.json requires_read.markers), read from the
@@ -196,18 +208,22 @@ def _marker_holds(marker: str, system: Mapping[str, Any]) -> bool | None:
 
 def stack_facts(ctx: Context, stack: Stack) -> Facts:
     facts = ctx.facts
-    for c in ("driver", "torch", "kernel", "flashinfer", "sglang"):
-        ch = stack.get(c)
-        if ch is not None and not ch.current:
-            facts = apply_choice(facts, ch, ctx)
+    for ch in applied(stack).values():
+        facts = apply_choice(facts, ch, ctx)
     return facts
 
 
 def applied(stack: Stack) -> dict[str, Choice]:
-    """The choices of a stack that replace something on the box (a current choice changes nothing)."""
+    """The choices of a stack that replace something on the box (a current choice changes nothing), by component in
+    the order driver, torch, kernel, flashinfer, sglang (read by attribute: the planner asks it of every stack)."""
     out: dict[str, Choice] = {}
-    for c in ("driver", "torch", "kernel", "flashinfer", "sglang"):
-        ch = stack.get(c)
+    for c, ch in (
+        ("driver", stack.driver),
+        ("torch", stack.torch),
+        ("kernel", stack.kernel),
+        ("flashinfer", stack.flashinfer),
+        ("sglang", stack.sglang),
+    ):
         if ch is not None and not ch.current:
             out[c] = ch
     return out

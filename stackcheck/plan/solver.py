@@ -194,7 +194,13 @@ class Stack(Frozen):
         )
 
     def changes(self) -> int:
-        return sum(1 for c in COMPONENTS if (ch := self.get(c)) is not None and not ch.current)
+        """How many components the stack replaces (a choice that is not the box's current one); read by attribute, not
+        through get: the planner sorts every candidate stack by it."""
+        n = 0
+        for ch in (self.driver, self.torch, self.kernel, self.flashinfer, self.sglang):  # COMPONENTS
+            if ch is not None and not ch.current:
+                n += 1
+        return n
 
     def describe(self) -> str:
         parts = [f"sglang {self.sglang.label}", f"torch {self.torch.label}"]

@@ -1,5 +1,7 @@
 """The cuts of iperf20 (issue 21, `plan --want` on its first run): the parts of a predicate whose outcome the plan's
-contexts share are not asked whether they are shared themselves. It gives what the straightforward reading gives."""
+contexts share are not asked whether they are shared themselves; the newest Triton a torch pin admits is looked up
+once per pin; a stack's replaced choices and its count of changes are read by attribute. Each gives what the
+straightforward reading gives."""
 
 from __future__ import annotations
 
@@ -10,8 +12,10 @@ from typing import Any
 import pytest
 
 from stackcheck.facts.model import load_facts_file
+from stackcheck.facts.versions import version_in
 from stackcheck.knowledge.loader import load
 from stackcheck.plan import hypothetical
+from stackcheck.plan.solver import COMPONENTS, Restrict, Space, Stack, enumerate_stacks, read_box
 from stackcheck.verdicts import engine
 from stackcheck.verdicts.context import Context
 from stackcheck.verdicts.engine import evaluate_predicate
@@ -90,3 +94,52 @@ def test_a_failing_part_gives_the_shared_outcomes_back(monkeypatch: pytest.Monke
     with pytest.raises(RuntimeError):
         evaluate_predicate({"fact": "gpu.count", "op": ">=", "value": 1}, a, None)
     assert a.shared_outcomes is eng._shared
+
+
+def test_the_newest_triton_of_a_pin_is_looked_up_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    ctx = _ctx("writeup-after")
+    box = read_box(ctx)
+    space = Space(ctx, box)
+    torches = [t for t in space.torch_choices() if not t.current]
+    have = {"installed": True, "version": "0.0.1", "dist_version": "0.0.1"}  # meets no pin: the lookup runs
+    by_spec: dict[str, list[Any]] = {}
+    for t in torches:
+        spec = (t.release.get("requires") or {}).get("triton")
+        if isinstance(spec, str):
+            by_spec.setdefault(spec, []).append(t)
+    spec, same = next((s, ts) for s, ts in by_spec.items() if len(ts) > 1)
+    walked: list[str] = []
+    real = version_in
+
+    def spy(version: str, specifier: str) -> bool | None:
+        if specifier == spec:
+            walked.append(version)
+        return real(version, specifier)
+
+    monkeypatch.setattr(hypothetical, "version_in", spy)
+    ctx.manifests.derived("plan.newest_triton").clear()
+    first = hypothetical.torch_triton(same[0].release, have, ctx)
+    n = len(walked)
+    assert n > 1  # the installed one, then the releases the manifests know
+    second = hypothetical.torch_triton(same[1].release, have, ctx)
+    assert len(walked) == n + 1  # the installed one only
+    assert first == second
+    known = [str(r.get("version")) for r in ctx.manifests.releases("triton") if real(str(r.get("version")), spec)]
+    if first is not None and first.get("version") is not None:
+        assert first["version"] in known
+
+
+@pytest.mark.parametrize("case", BASES, ids=[c.name for c in BASES])
+def test_changes_and_applied_read_as_get_does(case: Path) -> None:
+    facts = copy.deepcopy(dict(load_facts_file(str(case / "facts.json"))))
+    ctx = Context(facts=facts, manifests=load([], env={}))  # type: ignore[arg-type]
+    if ctx.facts.get("packages") is None:
+        pytest.skip("no packages: the planner does not judge stacks")
+    stacks = list(enumerate_stacks(Space(ctx, read_box(ctx)), Restrict()))
+    assert stacks
+    for s in stacks:
+        by_get = {c: s.get(c) for c in COMPONENTS if s.get(c) is not None and not s.get(c).current}  # type: ignore[union-attr]
+        assert hypothetical.applied(s) == by_get
+        assert list(hypothetical.applied(s)) == list(by_get)  # in COMPONENTS' order: stack_facts applies them so
+        assert s.changes() == len(by_get)
+    assert sorted(stacks, key=Stack.changes) == sorted(stacks, key=lambda s: len(hypothetical.applied(s)))
