@@ -353,9 +353,21 @@ def _parts(item: Any) -> list[tuple[Any, str]]:
 
 
 def _work_out(items: list[Any], n_features: int, manifests: Manifests, has_gpus: bool) -> dict[str, Any]:
-    """Every item's answers (filling the memos on the way), as plain data for the twin: per item, its components
-    (exact, presence) and the components of each container part of its rules (None: not known), sorted."""
+    """Every item's answers (filling the memos on the way), as plain data for the twin: the distinct component sets
+    (`sets`, each sorted), and per item the index there of its components (exact, presence) and of the components
+    of each container part of its rules (-1: not known)."""
     out: list[Any] = []
+    sets: dict[tuple[str, ...], int] = {}
+
+    def index(names: frozenset[str] | None) -> int:
+        if names is None:
+            return -1
+        key = tuple(sorted(names))
+        got = sets.get(key)
+        if got is None:
+            got = sets[key] = len(sets)
+        return got
+
     node_memo = _node_memo(manifests, has_gpus)
     for i, item in enumerate(items):
         exact, presence = _components(item, manifests, has_gpus)
@@ -364,44 +376,41 @@ def _work_out(items: list[Any], n_features: int, manifests: Manifests, has_gpus:
         parts = []
         for rule, part in _parts(item):
             _reads_no_component(rule[part], manifests, has_gpus)
-            got = predicate_components(rule[part], manifests, has_gpus, node_memo)
-            parts.append(None if got is None else sorted(got))
-        out.append([sorted(exact), sorted(presence), parts])
-    return {"features": n_features, "items": out}
+            parts.append(index(predicate_components(rule[part], manifests, has_gpus, node_memo)))
+        out.append([index(exact), index(presence), parts])
+    return {"features": n_features, "sets": [list(k) for k in sets], "items": out}
 
 
 def _restore(value: Any, items: list[Any], n_features: int, manifests: Manifests, has_gpus: bool) -> bool:
     """Fill the memos from a kept value made for these documents; False (nothing filled) when it has another shape
-    (what the key names is the same, so only a damaged twin)."""
+    (what the key names is the same, so only a damaged twin). One frozenset per distinct set of the value (a few
+    dozen), the items naming them by index."""
     kept = value.get("items") if value.get("features") == n_features else None
-    if type(kept) is not list or len(kept) != len(items):
+    names = value.get("sets")
+    if type(kept) is not list or len(kept) != len(items) or type(names) is not list:
         return False
-    sets: dict[tuple[str, ...], frozenset[str]] = {}
-
-    def as_set(names: Any) -> frozenset[str] | None:
-        if type(names) is not list or not all(type(n) is str for n in names):
-            return None
-        key = tuple(names)
-        got = sets.get(key)
-        if got is None:
-            got = sets[key] = frozenset(key)
-        return got
-
+    sets: list[frozenset[str]] = []
+    for entry in names:
+        if type(entry) is not list or not all(type(n) is str for n in entry):
+            return False
+        sets.append(frozenset(entry))
+    n_sets = len(sets)
     features: list[tuple[Any, tuple[frozenset[str], frozenset[str]]]] = []
     nodes: list[tuple[Any, frozenset[str] | None]] = []
     for item, entry in zip(items, kept, strict=True):
         if type(entry) is not list or len(entry) != 3 or type(entry[2]) is not list:
             return False
-        exact, presence = as_set(entry[0]), as_set(entry[1])
-        parts = _parts(item)
-        if exact is None or presence is None or len(parts) != len(entry[2]):
+        e, p, got_parts = entry
+        if type(e) is not int or type(p) is not int or not 0 <= e < n_sets or not 0 <= p < n_sets:
             return False
-        features.append((item, (exact, presence)))
-        for (rule, part), names in zip(parts, entry[2], strict=True):
-            got = None if names is None else as_set(names)
-            if names is not None and got is None:
+        parts = _parts(item)
+        if len(parts) != len(got_parts):
+            return False
+        features.append((item, (sets[e], sets[p])))
+        for (rule, part), n in zip(parts, got_parts, strict=True):
+            if type(n) is not int or not -1 <= n < n_sets:
                 return False
-            nodes.append((rule[part], got))
+            nodes.append((rule[part], None if n == -1 else sets[n]))
     components = manifests.derived("plan.feature_components")
     checks = manifests.derived("plan.check_reads")
     for i, (item, answer) in enumerate(features):
@@ -410,9 +419,10 @@ def _restore(value: Any, items: list[Any], n_features: int, manifests: Manifests
             checks[(id(item), has_gpus)] = (item, EVERY if item.get("builtin") is not None else answer[0] | answer[1])
     node_memo = _node_memo(manifests, has_gpus)
     no_component = manifests.derived("plan.reads_no_component")
+    empty: frozenset[str] = frozenset()
     for pred, got in nodes:
         node_memo[id(pred)] = (pred, got)
-        no_component[(id(pred), has_gpus)] = (pred, got == frozenset())
+        no_component[(id(pred), has_gpus)] = (pred, got == empty)
     return True
 
 

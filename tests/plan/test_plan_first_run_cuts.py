@@ -1,7 +1,7 @@
 """The cuts of iperf20 (issue 21, `plan --want` on its first run): the parts of a predicate whose outcome the plan's
-contexts share are not asked whether they are shared themselves; the newest Triton a torch pin admits is looked up
-once per pin; a stack's replaced choices and its count of changes are read by attribute. Each gives what the
-straightforward reading gives."""
+contexts share are not asked whether they are shared themselves; the kept dependency answers name each distinct set
+of components once; the newest Triton a torch pin admits is looked up once per pin; a stack's replaced choices and
+its count of changes are read by attribute. Each gives what the straightforward reading gives."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import pytest
 
 from stackcheck.facts.model import load_facts_file
 from stackcheck.facts.versions import version_in
+from stackcheck.knowledge import prepared
 from stackcheck.knowledge.loader import load
 from stackcheck.plan import hypothetical
 from stackcheck.plan.solver import COMPONENTS, Restrict, Space, Stack, enumerate_stacks, read_box
@@ -94,6 +95,51 @@ def test_a_failing_part_gives_the_shared_outcomes_back(monkeypatch: pytest.Monke
     with pytest.raises(RuntimeError):
         evaluate_predicate({"fact": "gpu.count", "op": ">=", "value": 1}, a, None)
     assert a.shared_outcomes is eng._shared
+
+
+@pytest.fixture
+def caches_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.delenv("STACKCHECK_PLAN_CACHE", raising=False)
+    monkeypatch.setenv("STACKCHECK_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(engine, "_SHAPES", {})
+    return tmp_path
+
+
+def _kept(has_gpus: bool) -> tuple[Any, ...]:
+    m = load([], env={})
+    kept = prepared.kept_for(m, f"plan-deps-{int(has_gpus)}", hypothetical._DEPS_DOCS, *hypothetical.deps_readers())
+    assert kept is not None
+    return kept
+
+
+def test_the_twin_names_each_distinct_set_once(caches_on: Path) -> None:
+    hypothetical.prime(load([], env={}), True)
+    value = _kept(True)[2]
+    assert value is not None
+    sets = value["sets"]
+    assert len({tuple(s) for s in sets}) == len(sets) and all(s == sorted(s) for s in sets)
+    assert len(sets) < len(value["items"])  # a few dozen sets for ~70 items and ~600 rule parts
+    for exact, presence, parts in value["items"]:
+        assert 0 <= exact < len(sets) and 0 <= presence < len(sets)
+        assert all(type(n) is int and -1 <= n < len(sets) for n in parts)
+
+
+@pytest.mark.parametrize("damage", ["index past the sets", "a set that is not a list", "no sets"])
+def test_a_twin_with_a_bad_index_is_not_used(caches_on: Path, damage: str) -> None:
+    hypothetical.prime(load([], env={}), True)
+    key, name, value = _kept(True)[0], "plan-deps-1", _kept(True)[2]
+    bad = copy.deepcopy(value)
+    if damage == "index past the sets":
+        bad["items"][0][0] = len(bad["sets"])
+    elif damage == "a set that is not a list":
+        bad["sets"][0] = "torch"
+    else:
+        del bad["sets"]
+    assert prepared.keep(key, name, _kept(True)[1], bad)
+    m = load([], env={})
+    items = [*m.features, *m.checks]
+    assert not hypothetical._restore(bad, items, len(m.features), m, True)
+    assert hypothetical._restore(value, items, len(m.features), m, True)
 
 
 def test_the_newest_triton_of_a_pin_is_looked_up_once(monkeypatch: pytest.MonkeyPatch) -> None:
