@@ -249,6 +249,13 @@ def _reads_no_component(pred: Any, manifests: Manifests, has_gpus: bool) -> bool
     return answer
 
 
+def _no_component_known(pred: Any, manifests: Manifests, has_gpus: bool) -> bool | None:
+    """_reads_no_component's answer where it is remembered already (a rule's `when` and `require`, which prime reads
+    back, or a predicate asked before), else None: nothing is worked out."""
+    got = manifests.derived("plan.reads_no_component").get((id(pred), has_gpus))
+    return bool(got[1]) if got is not None and got[0] is pred else None
+
+
 def _components(feature: Any, manifests: Manifests, has_gpus: bool) -> tuple[frozenset[str], frozenset[str]]:
     """deps.feature_components, remembered with the manifests like _node_memo."""
     memo = manifests.derived("plan.feature_components")
@@ -480,7 +487,10 @@ class Engine:
         if memo:
             manifests = ctx.manifests
             prime(manifests, has_gpus)
-            self._shared = SharedOutcomes(lambda p: _reads_no_component(p, manifests, has_gpus))
+            self._shared = SharedOutcomes(
+                lambda p: _reads_no_component(p, manifests, has_gpus),
+                lambda p: _no_component_known(p, manifests, has_gpus),
+            )
         self.evaluations = 0  # how many verdicts were computed (the benches and tests read it)
 
     def never_ok(self, fid: str) -> bool:

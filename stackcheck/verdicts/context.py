@@ -72,19 +72,32 @@ class SharedOutcomes:
     predicate (by identity: the manifests keep it alive) is one of them; plan.hypothetical.Engine decides it from
     the fact paths and gates it reads (plan.deps), the same reading its verdict memo rests on."""
 
-    __slots__ = ("_fixed", "_is_fixed", "outcomes")
+    __slots__ = ("_fixed", "_is_fixed", "_known", "_once", "outcomes")
 
-    def __init__(self, is_fixed: Callable[[Any], bool]) -> None:
+    def __init__(self, is_fixed: Callable[[Any], bool], known: Callable[[Any], bool | None] | None = None) -> None:
         self._is_fixed = is_fixed
+        #: is_fixed's answer where it is at hand without working it out (None: not at hand); given, a predicate whose
+        #: answer is not at hand is asked only when it is evaluated a second time (see fixed)
+        self._known = known
         self._fixed: dict[int, tuple[Any, bool]] = {}
+        self._once: dict[int, Any] = {}  # predicates evaluated once, their answer not at hand (by identity -> it)
         #: (predicate by identity, GPU model) -> (the predicate, its engine.Outcome)
         self.outcomes: dict[tuple[int, GpuModel | None], tuple[Any, Any]] = {}
 
     def fixed(self, pred: Any) -> bool:
+        """Whether the predicate's outcome is kept for every context. With `known`, one whose answer is not at hand
+        says False the first time (its outcome is then not kept: evaluated afresh, the same outcome) and is worked out
+        from the second on: most parts of a rule are evaluated once in a plan, and working the answer out walks the
+        part's tree (plan/deps.py)."""
         got = self._fixed.get(id(pred))
         if got is not None and got[0] is pred:
             return got[1]
-        answer = self._is_fixed(pred)
+        answer = self._known(pred) if self._known is not None else None
+        if answer is None:
+            if self._known is not None and self._once.get(id(pred)) is not pred:
+                self._once[id(pred)] = pred  # (kept alive with it: the id is not reused while it is there)
+                return False
+            answer = self._is_fixed(pred)
         self._fixed[id(pred)] = (pred, answer)
         return answer
 

@@ -1,5 +1,6 @@
 """The cuts of iperf20 (issue 21, `plan --want` on its first run): the parts of a predicate whose outcome the plan's
-contexts share are not asked whether they are shared themselves; the kept dependency answers name each distinct set
+contexts share are not asked whether they are shared themselves, and a part whose answer is not at hand is asked
+only from its second evaluation on; the kept dependency answers name each distinct set
 of components once; the newest Triton a torch pin admits is looked up once per pin; a stack's replaced choices and
 its count of changes are read by attribute. Each gives what the straightforward reading gives."""
 
@@ -54,9 +55,11 @@ def test_the_parts_of_a_shared_predicate_are_not_asked(monkeypatch: pytest.Monke
     both = {"all": [gpus, {"not": tp}]}
     a = eng._context(dict(ctx.facts))  # type: ignore[arg-type]
     b = eng._context(dict(ctx.facts))  # type: ignore[arg-type]
-    first = evaluate_predicate(both, a, None)
+    c = eng._context(dict(ctx.facts))  # type: ignore[arg-type]
+    evaluate_predicate(both, a, None)  # (its answer not at hand: worked out from its second evaluation on)
+    first = evaluate_predicate(both, b, None)
     assert [id(p) for p in asked] == [id(both)]  # the parts: evaluated, never asked
-    assert evaluate_predicate(both, b, None) is first  # shared between the contexts
+    assert evaluate_predicate(both, c, None) is first  # shared between the contexts
     assert a.shared_outcomes is eng._shared and b.shared_outcomes is eng._shared  # given back after the parts
     plain = evaluate_predicate(both, Context(facts=ctx.facts, manifests=ctx.manifests), None)
     assert (first.value, first.observed, first.required, first.missing) == (
@@ -68,6 +71,8 @@ def test_the_parts_of_a_shared_predicate_are_not_asked(monkeypatch: pytest.Monke
 
 
 def test_the_parts_of_a_predicate_that_is_not_shared_still_are(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Asked from their second evaluation on (their answers are not at hand: no rule holds them as its `when` or
+    `require`, which the twin reads back), then kept where they read no choice."""
     ctx = _ctx()
     eng = hypothetical.Engine(ctx)
     asked = _spy_fixed(eng, monkeypatch)
@@ -76,11 +81,34 @@ def test_the_parts_of_a_predicate_that_is_not_shared_still_are(monkeypatch: pyte
     mixed = {"all": [gpus, sglang]}
     a = eng._context(dict(ctx.facts))  # type: ignore[arg-type]
     b = eng._context(dict(ctx.facts))  # type: ignore[arg-type]
-    evaluate_predicate(mixed, a, None)
-    assert {id(p) for p in asked} == {id(mixed), id(gpus), id(sglang)}
-    one = evaluate_predicate(gpus, a, None)
-    assert evaluate_predicate(gpus, b, None) is one  # the part that reads no choice: shared
-    assert evaluate_predicate(sglang, b, None) is not evaluate_predicate(sglang, a, None)  # the other: not
+    c = eng._context(dict(ctx.facts))  # type: ignore[arg-type]
+    first = evaluate_predicate(mixed, a, None)
+    assert asked == []  # evaluated once: nothing worked out, nothing kept
+    assert evaluate_predicate(mixed, b, None) is not first
+    assert {id(p) for p in asked} == {id(mixed), id(gpus), id(sglang)}  # the second time: worked out
+    one = evaluate_predicate(gpus, b, None)
+    assert evaluate_predicate(gpus, c, None) is one  # the part that reads no choice: shared from then on
+    assert evaluate_predicate(sglang, c, None) is not evaluate_predicate(sglang, a, None)  # the other: never
+    assert len(asked) == 3  # each worked out once
+
+
+def test_an_answer_at_hand_is_used_the_first_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rule's `when` (its answer read back by prime, or worked out earlier) is kept from its first evaluation."""
+    ctx = _ctx()
+    eng = hypothetical.Engine(ctx)
+    rule_part = next(
+        r["when"]
+        for f in ctx.manifests.features
+        for r in f.get("rules") or []
+        if isinstance(r, dict) and isinstance(r.get("when"), dict)
+    )
+    answer = hypothetical._reads_no_component(rule_part, ctx.manifests, True)
+    asked = _spy_fixed(eng, monkeypatch)
+    a = eng._context(dict(ctx.facts))  # type: ignore[arg-type]
+    assert eng._shared is not None and eng._shared.fixed(rule_part) is answer
+    assert asked == []  # at hand: not worked out again
+    evaluate_predicate(rule_part, a, None)
+    assert ((id(rule_part), None) in eng._shared.outcomes) is answer
 
 
 def test_a_failing_part_gives_the_shared_outcomes_back(monkeypatch: pytest.MonkeyPatch) -> None:
