@@ -900,18 +900,33 @@ class Context:
         """A launch fact that an environment variable sets (launch.json `env` entries with a `fact`), outside a
         launch command: the server inherits the environment it is started from, so this (probed) environment's
         value, else SGLang's default. None when no variable sets that fact."""
-        for spec in self.manifests.launch_env():  # (not the whole of launch.json: Manifests.launch_env)
-            if not isinstance(spec, dict) or spec.get("fact") != fact or not isinstance(spec.get("name"), str):
-                continue
-            env = (self.facts.get("system") or {}).get("env") or {}
-            raw = env.get(spec["name"])
-            if isinstance(raw, str):
-                if raw.lower() in [str(x) for x in spec.get("true") or []]:
-                    return True
-                if raw.lower() in [str(x) for x in spec.get("false") or []]:
-                    return False
-            return bool(spec.get("default"))
-        return None
+        spec = self._launch_env_spec(fact)
+        if spec is None:
+            return None
+        env = (self.facts.get("system") or {}).get("env") or {}
+        raw = env.get(spec["name"])
+        if isinstance(raw, str):
+            if raw.lower() in [str(x) for x in spec.get("true") or []]:
+                return True
+            if raw.lower() in [str(x) for x in spec.get("false") or []]:
+                return False
+        return bool(spec.get("default"))
+
+    def _launch_env_spec(self, fact: str) -> dict[str, Any] | None:
+        """The first launch.json `env` entry that sets `fact` and names its variable (Manifests.launch_env: not the
+        whole of launch.json), from an index by fact made once per list of entries and kept with the manifests (every
+        launch fact not given is asked here: ~100 times on a plan's first run, each a walk of the entries)."""
+        entries = self.manifests.launch_env()
+        memo = self.manifests.derived("launch-env-by-fact")
+        got = memo.get(None)
+        if got is None or got[0] is not entries:
+            index: dict[str, dict[str, Any]] = {}
+            for spec in entries:
+                if isinstance(spec, dict) and isinstance(spec.get("name"), str) and isinstance(spec.get("fact"), str):
+                    index.setdefault(spec["fact"], spec)
+            got = memo[None] = (entries, index)  # (the entries kept with it: compared by identity)
+        found: dict[str, Any] | None = got[1].get(fact)
+        return found
 
     # ---- images -----------------------------------------------------------------------------
     def image_fact(self, path: str, rest: str) -> Any:

@@ -217,3 +217,34 @@ def test_changes_and_applied_read_as_get_does(case: Path) -> None:
         assert list(hypothetical.applied(s)) == list(by_get)  # in COMPONENTS' order: stack_facts applies them so
         assert s.changes() == len(by_get)
     assert sorted(stacks, key=Stack.changes) == sorted(stacks, key=lambda s: len(hypothetical.applied(s)))
+
+
+def _launch_env_walk(ctx: Context, fact: str) -> bool | None:
+    """Context.launch_env_fact as it read the entries before the index: the first entry that sets `fact`."""
+    for spec in ctx.manifests.launch_env():
+        if not isinstance(spec, dict) or spec.get("fact") != fact or not isinstance(spec.get("name"), str):
+            continue
+        raw = ((ctx.facts.get("system") or {}).get("env") or {}).get(spec["name"])
+        if isinstance(raw, str):
+            if raw.lower() in [str(x) for x in spec.get("true") or []]:
+                return True
+            if raw.lower() in [str(x) for x in spec.get("false") or []]:
+                return False
+        return bool(spec.get("default"))
+    return None
+
+
+def test_a_launch_fact_an_environment_variable_sets_is_read_as_the_walk_reads_it() -> None:
+    m = load([], env={})
+    entries = [s for s in m.launch_env() if isinstance(s, dict) and isinstance(s.get("name"), str)]
+    facts = sorted({str(s.get("fact")) for s in entries if isinstance(s.get("fact"), str)})
+    assert len(facts) > 3
+    values: list[str | None] = [None, "", "1", "0", "true", "false", "TRUE", "off", "on", "yes", "no", "x"]
+    for value in values:
+        for spec in entries:
+            env = {} if value is None else {str(spec["name"]): value}
+            ctx = Context(facts={"system": {"env": env}}, manifests=m)
+            for fact in [*facts, "no-such-fact"]:
+                assert ctx.launch_env_fact(fact) == _launch_env_walk(ctx, fact), (fact, spec["name"], value)
+    index = m.derived("launch-env-by-fact")[None]
+    assert index[0] is m.launch_env() and set(index[1]) == set(facts)  # made once, kept with the manifests
