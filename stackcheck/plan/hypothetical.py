@@ -249,6 +249,10 @@ def _reads_no_component(pred: Any, manifests: Manifests, has_gpus: bool) -> bool
     return answer
 
 
+#: the components a Stack holds as attributes (solver.Stack: one choice each; applied() reads them)
+_STACK_PARTS = frozenset(("driver", "torch", "kernel", "flashinfer", "sglang"))
+
+
 def _no_component_known(pred: Any, manifests: Manifests, has_gpus: bool) -> bool | None:
     """_reads_no_component's answer where it is remembered already (a rule's `when` and `require`, which prime reads
     back, or a predicate asked before), else None: nothing is worked out."""
@@ -655,10 +659,20 @@ class Engine:
         if not self.memo:
             return any(self.ok(s, fid) for s in stacks)
         exact, presence = self.deps(fid)
+        # applied(s).get(c) read off the stack's own attributes (a stack replaces only its five components), so
+        # that the stacks skipped here build no applied dict
+        exact_parts = tuple(c if c in _STACK_PARTS else None for c in exact)
+        presence_parts = tuple(c if c in _STACK_PARTS else None for c in presence)
         seen: set[tuple[Any, ...]] = set()
         for s in stacks:
-            replaced = self.applied(s)
-            sig = (*(id(replaced.get(c)) for c in exact), *(c in replaced for c in presence))
+            ids: list[Any] = []
+            for c in exact_parts:
+                ch = getattr(s, c) if c is not None else None
+                ids.append(id(ch) if ch is not None and not ch.current else id(None))
+            for c in presence_parts:
+                ch = getattr(s, c) if c is not None else None
+                ids.append(ch is not None and not ch.current)
+            sig = tuple(ids)
             if sig in seen:
                 continue
             seen.add(sig)

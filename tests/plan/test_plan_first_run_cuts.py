@@ -248,3 +248,36 @@ def test_a_launch_fact_an_environment_variable_sets_is_read_as_the_walk_reads_it
                 assert ctx.launch_env_fact(fact) == _launch_env_walk(ctx, fact), (fact, spec["name"], value)
     index = m.derived("launch-env-by-fact")[None]
     assert index[0] is m.launch_env() and set(index[1]) == set(facts)  # made once, kept with the manifests
+
+
+@pytest.mark.parametrize("case", BASES, ids=[c.name for c in BASES])
+def test_any_ok_asks_one_stack_per_set_of_choices_read_and_answers_as_every_stack(
+    case: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    facts = copy.deepcopy(dict(load_facts_file(str(case / "facts.json"))))
+    ctx = Context(facts=facts, manifests=load([], env={}))  # type: ignore[arg-type]
+    if ctx.facts.get("packages") is None:
+        pytest.skip("no packages: the planner does not judge stacks")
+    stacks = sorted(enumerate_stacks(Space(ctx, read_box(ctx)), Restrict()), key=Stack.changes)
+    plain = hypothetical.Engine(ctx, memo=False)
+    for fid in ("torch-symm-mem", "fp8-block-gemm", "attention-fa4", "moe-a2a-deepep"):
+        eng = hypothetical.Engine(ctx)
+        real = hypothetical.applied
+        built: list[Stack] = []
+
+        def spy(stack: Stack, real: Any = real, built: list[Stack] = built) -> dict[str, Any]:
+            built.append(stack)
+            return real(stack)  # type: ignore[no-any-return]
+
+        monkeypatch.setattr(hypothetical, "applied", spy)
+        got = eng.any_ok(stacks, fid)
+        monkeypatch.setattr(hypothetical, "applied", real)
+        assert got is plain.any_ok(stacks, fid), fid
+        exact, presence = eng.deps(fid)
+        groups = {
+            (*(id(real(s).get(c)) for c in exact), *(c in real(s) for c in presence)) for s in stacks
+        }  # the sets of choices the feature reads: one stack asked of each at most
+        asked = {id(s) for s in built}  # (stack_facts reads applied too: once more for a stack whose facts are built)
+        assert len(asked) <= len(groups) <= len(stacks), fid  # (before: an applied dict for every stack)
+        if fid == "torch-symm-mem":  # (reads SGLang and whether torch is replaced: far fewer sets than stacks)
+            assert len(groups) < len(stacks)
