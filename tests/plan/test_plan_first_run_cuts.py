@@ -281,3 +281,38 @@ def test_any_ok_asks_one_stack_per_set_of_choices_read_and_answers_as_every_stac
         assert len(asked) <= len(groups) <= len(stacks), fid  # (before: an applied dict for every stack)
         if fid == "torch-symm-mem":  # (reads SGLang and whether torch is replaced: far fewer sets than stacks)
             assert len(groups) < len(stacks)
+
+
+@pytest.mark.parametrize("case", BASES, ids=[c.name for c in BASES])
+def test_torch_choices_judge_each_list_of_targets_once(case: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from stackcheck.facts.archs import coverage, expand_arch_list
+    from stackcheck.plan import solver
+
+    facts = copy.deepcopy(dict(load_facts_file(str(case / "facts.json"))))
+    ctx = Context(facts=facts, manifests=load([], env={}))  # type: ignore[arg-type]
+    space = Space(ctx, read_box(ctx))
+    parsed: list[tuple[str, ...]] = []
+
+    def spy(items: list[str]) -> Any:
+        parsed.append(tuple(items))
+        return expand_arch_list(items)
+
+    monkeypatch.setattr(solver, "expand_arch_list", spy)
+    got = [(t.version, t.variant, t.cuda, t.rank, t.current) for t in space.torch_choices()]
+    want = []  # the straightforward reading: every variant's targets parsed and judged
+    for r_i, rel in enumerate(space.torch):
+        variants = sorted(
+            (v for v in rel.get("variants") or [] if v.get("cuda")),
+            key=lambda v: solver.cuda_key(str(v.get("cuda"))),
+            reverse=True,
+        )
+        for v_i, var in enumerate(variants):
+            archs = var.get("archs_aarch64") if space.box.aarch64 and var.get("archs_aarch64") else var.get("archs")
+            targets = expand_arch_list([str(a) for a in archs or []])
+            if space.box.ccs and any(coverage(targets, cc, space.target_rules) == "none" for cc in space.box.ccs):
+                continue
+            version, variant = str(rel.get("version")), str(var.get("variant"))
+            cur = space.box.torch is not None and space.box.torch == (version, variant)
+            want.append((version, variant, str(var.get("cuda")), r_i * 100 + v_i, cur))
+    assert got == want
+    assert len(parsed) == len(set(parsed))  # each list once (before: once per variant, lists repeated)
