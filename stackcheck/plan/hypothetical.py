@@ -145,14 +145,26 @@ def torch_triton(release: Mapping[str, Any], have: Any, ctx: Context) -> dict[st
     installed = str(have.get("dist_version") or have.get("version") or "")
     if installed and version_in(installed, spec):
         return None
+    newest = _newest_triton(spec, ctx.manifests)
+    if newest is None:
+        return {"installed": True, "version": None}
+    return _pkg(newest, None, None)
+
+
+def _newest_triton(spec: str, manifests: Manifests) -> str | None:
+    """The newest triton release of the manifests that meets `spec` (None: none), remembered with the manifests per
+    specifier: the planner asks it for every candidate stack that replaces torch (each of ~20 torch choices walked
+    every triton release)."""
+    memo = manifests.derived("plan.newest_triton")
+    if spec in memo:
+        return memo[spec]  # type: ignore[no-any-return]
     known = [
         (parsed, str(r.get("version")))
-        for r in ctx.manifests.releases("triton")
+        for r in manifests.releases("triton")
         if version_in(str(r.get("version")), spec) and (parsed := parse_version(str(r.get("version")))) is not None
     ]
-    if not known:
-        return {"installed": True, "version": None}
-    return _pkg(max(known)[1], None, None)
+    got = memo[spec] = max(known)[1] if known else None
+    return got
 
 
 #: the marker variables torch's Requires-Dist on triton uses (components.json requires_read.markers), read from the
@@ -196,18 +208,22 @@ def _marker_holds(marker: str, system: Mapping[str, Any]) -> bool | None:
 
 def stack_facts(ctx: Context, stack: Stack) -> Facts:
     facts = ctx.facts
-    for c in ("driver", "torch", "kernel", "flashinfer", "sglang"):
-        ch = stack.get(c)
-        if ch is not None and not ch.current:
-            facts = apply_choice(facts, ch, ctx)
+    for ch in applied(stack).values():
+        facts = apply_choice(facts, ch, ctx)
     return facts
 
 
 def applied(stack: Stack) -> dict[str, Choice]:
-    """The choices of a stack that replace something on the box (a current choice changes nothing)."""
+    """The choices of a stack that replace something on the box (a current choice changes nothing), by component in
+    the order driver, torch, kernel, flashinfer, sglang (read by attribute: the planner asks it of every stack)."""
     out: dict[str, Choice] = {}
-    for c in ("driver", "torch", "kernel", "flashinfer", "sglang"):
-        ch = stack.get(c)
+    for c, ch in (
+        ("driver", stack.driver),
+        ("torch", stack.torch),
+        ("kernel", stack.kernel),
+        ("flashinfer", stack.flashinfer),
+        ("sglang", stack.sglang),
+    ):
         if ch is not None and not ch.current:
             out[c] = ch
     return out
@@ -231,6 +247,17 @@ def _reads_no_component(pred: Any, manifests: Manifests, has_gpus: bool) -> bool
     answer = predicate_components(pred, manifests, has_gpus, _node_memo(manifests, has_gpus)) == frozenset()
     memo[key] = (pred, answer)
     return answer
+
+
+#: the components a Stack holds as attributes (solver.Stack: one choice each; applied() reads them)
+_STACK_PARTS = frozenset(("driver", "torch", "kernel", "flashinfer", "sglang"))
+
+
+def _no_component_known(pred: Any, manifests: Manifests, has_gpus: bool) -> bool | None:
+    """_reads_no_component's answer where it is remembered already (a rule's `when` and `require`, which prime reads
+    back, or a predicate asked before), else None: nothing is worked out."""
+    got = manifests.derived("plan.reads_no_component").get((id(pred), has_gpus))
+    return bool(got[1]) if got is not None and got[0] is pred else None
 
 
 def _components(feature: Any, manifests: Manifests, has_gpus: bool) -> tuple[frozenset[str], frozenset[str]]:
@@ -337,9 +364,21 @@ def _parts(item: Any) -> list[tuple[Any, str]]:
 
 
 def _work_out(items: list[Any], n_features: int, manifests: Manifests, has_gpus: bool) -> dict[str, Any]:
-    """Every item's answers (filling the memos on the way), as plain data for the twin: per item, its components
-    (exact, presence) and the components of each container part of its rules (None: not known), sorted."""
+    """Every item's answers (filling the memos on the way), as plain data for the twin: the distinct component sets
+    (`sets`, each sorted), and per item the index there of its components (exact, presence) and of the components
+    of each container part of its rules (-1: not known)."""
     out: list[Any] = []
+    sets: dict[tuple[str, ...], int] = {}
+
+    def index(names: frozenset[str] | None) -> int:
+        if names is None:
+            return -1
+        key = tuple(sorted(names))
+        got = sets.get(key)
+        if got is None:
+            got = sets[key] = len(sets)
+        return got
+
     node_memo = _node_memo(manifests, has_gpus)
     for i, item in enumerate(items):
         exact, presence = _components(item, manifests, has_gpus)
@@ -348,44 +387,41 @@ def _work_out(items: list[Any], n_features: int, manifests: Manifests, has_gpus:
         parts = []
         for rule, part in _parts(item):
             _reads_no_component(rule[part], manifests, has_gpus)
-            got = predicate_components(rule[part], manifests, has_gpus, node_memo)
-            parts.append(None if got is None else sorted(got))
-        out.append([sorted(exact), sorted(presence), parts])
-    return {"features": n_features, "items": out}
+            parts.append(index(predicate_components(rule[part], manifests, has_gpus, node_memo)))
+        out.append([index(exact), index(presence), parts])
+    return {"features": n_features, "sets": [list(k) for k in sets], "items": out}
 
 
 def _restore(value: Any, items: list[Any], n_features: int, manifests: Manifests, has_gpus: bool) -> bool:
     """Fill the memos from a kept value made for these documents; False (nothing filled) when it has another shape
-    (what the key names is the same, so only a damaged twin)."""
+    (what the key names is the same, so only a damaged twin). One frozenset per distinct set of the value (a few
+    dozen), the items naming them by index."""
     kept = value.get("items") if value.get("features") == n_features else None
-    if type(kept) is not list or len(kept) != len(items):
+    names = value.get("sets")
+    if type(kept) is not list or len(kept) != len(items) or type(names) is not list:
         return False
-    sets: dict[tuple[str, ...], frozenset[str]] = {}
-
-    def as_set(names: Any) -> frozenset[str] | None:
-        if type(names) is not list or not all(type(n) is str for n in names):
-            return None
-        key = tuple(names)
-        got = sets.get(key)
-        if got is None:
-            got = sets[key] = frozenset(key)
-        return got
-
+    sets: list[frozenset[str]] = []
+    for entry in names:
+        if type(entry) is not list or not all(type(n) is str for n in entry):
+            return False
+        sets.append(frozenset(entry))
+    n_sets = len(sets)
     features: list[tuple[Any, tuple[frozenset[str], frozenset[str]]]] = []
     nodes: list[tuple[Any, frozenset[str] | None]] = []
     for item, entry in zip(items, kept, strict=True):
         if type(entry) is not list or len(entry) != 3 or type(entry[2]) is not list:
             return False
-        exact, presence = as_set(entry[0]), as_set(entry[1])
-        parts = _parts(item)
-        if exact is None or presence is None or len(parts) != len(entry[2]):
+        e, p, got_parts = entry
+        if type(e) is not int or type(p) is not int or not 0 <= e < n_sets or not 0 <= p < n_sets:
             return False
-        features.append((item, (exact, presence)))
-        for (rule, part), names in zip(parts, entry[2], strict=True):
-            got = None if names is None else as_set(names)
-            if names is not None and got is None:
+        parts = _parts(item)
+        if len(parts) != len(got_parts):
+            return False
+        features.append((item, (sets[e], sets[p])))
+        for (rule, part), n in zip(parts, got_parts, strict=True):
+            if type(n) is not int or not -1 <= n < n_sets:
                 return False
-            nodes.append((rule[part], got))
+            nodes.append((rule[part], None if n == -1 else sets[n]))
     components = manifests.derived("plan.feature_components")
     checks = manifests.derived("plan.check_reads")
     for i, (item, answer) in enumerate(features):
@@ -394,9 +430,10 @@ def _restore(value: Any, items: list[Any], n_features: int, manifests: Manifests
             checks[(id(item), has_gpus)] = (item, EVERY if item.get("builtin") is not None else answer[0] | answer[1])
     node_memo = _node_memo(manifests, has_gpus)
     no_component = manifests.derived("plan.reads_no_component")
+    empty: frozenset[str] = frozenset()
     for pred, got in nodes:
         node_memo[id(pred)] = (pred, got)
-        no_component[(id(pred), has_gpus)] = (pred, got == frozenset())
+        no_component[(id(pred), has_gpus)] = (pred, got == empty)
     return True
 
 
@@ -454,7 +491,10 @@ class Engine:
         if memo:
             manifests = ctx.manifests
             prime(manifests, has_gpus)
-            self._shared = SharedOutcomes(lambda p: _reads_no_component(p, manifests, has_gpus))
+            self._shared = SharedOutcomes(
+                lambda p: _reads_no_component(p, manifests, has_gpus),
+                lambda p: _no_component_known(p, manifests, has_gpus),
+            )
         self.evaluations = 0  # how many verdicts were computed (the benches and tests read it)
 
     def never_ok(self, fid: str) -> bool:
@@ -619,10 +659,20 @@ class Engine:
         if not self.memo:
             return any(self.ok(s, fid) for s in stacks)
         exact, presence = self.deps(fid)
+        # applied(s).get(c) read off the stack's own attributes (a stack replaces only its five components), so
+        # that the stacks skipped here build no applied dict
+        exact_parts = tuple(c if c in _STACK_PARTS else None for c in exact)
+        presence_parts = tuple(c if c in _STACK_PARTS else None for c in presence)
         seen: set[tuple[Any, ...]] = set()
         for s in stacks:
-            replaced = self.applied(s)
-            sig = (*(id(replaced.get(c)) for c in exact), *(c in replaced for c in presence))
+            ids: list[Any] = []
+            for c in exact_parts:
+                ch = getattr(s, c) if c is not None else None
+                ids.append(id(ch) if ch is not None and not ch.current else id(None))
+            for c in presence_parts:
+                ch = getattr(s, c) if c is not None else None
+                ids.append(ch is not None and not ch.current)
+            sig = tuple(ids)
             if sig in seen:
                 continue
             seen.add(sig)

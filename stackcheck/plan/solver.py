@@ -194,7 +194,13 @@ class Stack(Frozen):
         )
 
     def changes(self) -> int:
-        return sum(1 for c in COMPONENTS if (ch := self.get(c)) is not None and not ch.current)
+        """How many components the stack replaces (a choice that is not the box's current one); read by attribute, not
+        through get: the planner sorts every candidate stack by it."""
+        n = 0
+        for ch in (self.driver, self.torch, self.kernel, self.flashinfer, self.sglang):  # COMPONENTS
+            if ch is not None and not ch.current:
+                n += 1
+        return n
 
     def describe(self) -> str:
         parts = [f"sglang {self.sglang.label}", f"torch {self.torch.label}"]
@@ -406,14 +412,23 @@ class Space:
         if "all" in self._torch_choices:
             return self._torch_choices["all"]
         out: list[Choice] = []
+        # whether a GPU of the box runs none of a variant's targets, by its list of targets: torch's builds of one CUDA
+        # share theirs from release to release, so each list is parsed and judged once
+        uncovered: dict[tuple[str, ...], bool] = {}
         for r_i, rel in enumerate(self.torch):
             version = str(rel.get("version"))
             variants = [v for v in rel.get("variants") or [] if v.get("cuda")]
             variants.sort(key=lambda v: cuda_key(str(v.get("cuda"))), reverse=True)
             for v_i, var in enumerate(variants):
                 archs = var.get("archs_aarch64") if self.box.aarch64 and var.get("archs_aarch64") else var.get("archs")
-                targets = expand_arch_list([str(a) for a in archs or []])
-                if self.box.ccs and any(coverage(targets, cc, self.target_rules) == "none" for cc in self.box.ccs):
+                names = tuple(str(a) for a in archs or [])
+                missed = uncovered.get(names)
+                if missed is None:
+                    targets = expand_arch_list(list(names))
+                    missed = uncovered[names] = bool(self.box.ccs) and any(
+                        coverage(targets, cc, self.target_rules) == "none" for cc in self.box.ccs
+                    )
+                if missed:
                     continue
                 variant = str(var.get("variant"))
                 cur = self.box.torch is not None and self.box.torch == (version, variant)

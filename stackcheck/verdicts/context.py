@@ -72,19 +72,32 @@ class SharedOutcomes:
     predicate (by identity: the manifests keep it alive) is one of them; plan.hypothetical.Engine decides it from
     the fact paths and gates it reads (plan.deps), the same reading its verdict memo rests on."""
 
-    __slots__ = ("_fixed", "_is_fixed", "outcomes")
+    __slots__ = ("_fixed", "_is_fixed", "_known", "_once", "outcomes")
 
-    def __init__(self, is_fixed: Callable[[Any], bool]) -> None:
+    def __init__(self, is_fixed: Callable[[Any], bool], known: Callable[[Any], bool | None] | None = None) -> None:
         self._is_fixed = is_fixed
+        #: is_fixed's answer where it is at hand without working it out (None: not at hand); given, a predicate whose
+        #: answer is not at hand is asked only when it is evaluated a second time (see fixed)
+        self._known = known
         self._fixed: dict[int, tuple[Any, bool]] = {}
+        self._once: dict[int, Any] = {}  # predicates evaluated once, their answer not at hand (by identity -> it)
         #: (predicate by identity, GPU model) -> (the predicate, its engine.Outcome)
         self.outcomes: dict[tuple[int, GpuModel | None], tuple[Any, Any]] = {}
 
     def fixed(self, pred: Any) -> bool:
+        """Whether the predicate's outcome is kept for every context. With `known`, one whose answer is not at hand
+        says False the first time (its outcome is then not kept: evaluated afresh, the same outcome) and is worked out
+        from the second on: most parts of a rule are evaluated once in a plan, and working the answer out walks the
+        part's tree (plan/deps.py)."""
         got = self._fixed.get(id(pred))
         if got is not None and got[0] is pred:
             return got[1]
-        answer = self._is_fixed(pred)
+        answer = self._known(pred) if self._known is not None else None
+        if answer is None:
+            if self._known is not None and self._once.get(id(pred)) is not pred:
+                self._once[id(pred)] = pred  # (kept alive with it: the id is not reused while it is there)
+                return False
+            answer = self._is_fixed(pred)
         self._fixed[id(pred)] = (pred, answer)
         return answer
 
@@ -887,18 +900,33 @@ class Context:
         """A launch fact that an environment variable sets (launch.json `env` entries with a `fact`), outside a
         launch command: the server inherits the environment it is started from, so this (probed) environment's
         value, else SGLang's default. None when no variable sets that fact."""
-        for spec in self.manifests.launch_env():  # (not the whole of launch.json: Manifests.launch_env)
-            if not isinstance(spec, dict) or spec.get("fact") != fact or not isinstance(spec.get("name"), str):
-                continue
-            env = (self.facts.get("system") or {}).get("env") or {}
-            raw = env.get(spec["name"])
-            if isinstance(raw, str):
-                if raw.lower() in [str(x) for x in spec.get("true") or []]:
-                    return True
-                if raw.lower() in [str(x) for x in spec.get("false") or []]:
-                    return False
-            return bool(spec.get("default"))
-        return None
+        spec = self._launch_env_spec(fact)
+        if spec is None:
+            return None
+        env = (self.facts.get("system") or {}).get("env") or {}
+        raw = env.get(spec["name"])
+        if isinstance(raw, str):
+            if raw.lower() in [str(x) for x in spec.get("true") or []]:
+                return True
+            if raw.lower() in [str(x) for x in spec.get("false") or []]:
+                return False
+        return bool(spec.get("default"))
+
+    def _launch_env_spec(self, fact: str) -> dict[str, Any] | None:
+        """The first launch.json `env` entry that sets `fact` and names its variable (Manifests.launch_env: not the
+        whole of launch.json), from an index by fact made once per list of entries and kept with the manifests (every
+        launch fact not given is asked here: ~100 times on a plan's first run, each a walk of the entries)."""
+        entries = self.manifests.launch_env()
+        memo = self.manifests.derived("launch-env-by-fact")
+        got = memo.get(None)
+        if got is None or got[0] is not entries:
+            index: dict[str, dict[str, Any]] = {}
+            for spec in entries:
+                if isinstance(spec, dict) and isinstance(spec.get("name"), str) and isinstance(spec.get("fact"), str):
+                    index.setdefault(spec["fact"], spec)
+            got = memo[None] = (entries, index)  # (the entries kept with it: compared by identity)
+        found: dict[str, Any] | None = got[1].get(fact)
+        return found
 
     # ---- images -----------------------------------------------------------------------------
     def image_fact(self, path: str, rest: str) -> Any:

@@ -125,9 +125,16 @@ def evaluate_predicate(pred: Any, ctx: Context, gpu: GpuModel | None) -> Outcome
     if got is not None and got[0] is pred:
         kept: Outcome = got[1]
         return kept
-    out = _evaluate_predicate(pred, ctx, gpu)
-    if shared.fixed(pred):
-        shared.outcomes[key] = (pred, out)
+    if not shared.fixed(pred):
+        return _evaluate_predicate(pred, ctx, gpu)
+    # its outcome is kept, and the parts it reads are asked again only through it: they are evaluated without the
+    # shared outcomes (neither looked up nor asked whether they are fixed, which costs a walk of each on a first run)
+    ctx.shared_outcomes = None
+    try:
+        out = _evaluate_predicate(pred, ctx, gpu)
+    finally:
+        ctx.shared_outcomes = shared
+    shared.outcomes[key] = (pred, out)
     return out
 
 

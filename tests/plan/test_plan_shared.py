@@ -78,8 +78,9 @@ def test_only_what_no_choice_replaces_is_shared() -> None:
     first, second = evaluate_predicate(reads_sglang, ca, None), evaluate_predicate(reads_sglang, cb, None)
     assert (first.value, second.value) == (True, False)  # judged on each stack's own SGLang
     reads_gpus = {"fact": "gpu.count", "op": ">=", "value": 1}
-    one = evaluate_predicate(reads_gpus, ca, None)
-    assert evaluate_predicate(reads_gpus, cb, None) is one  # read once for the whole plan
+    evaluate_predicate(reads_gpus, ca, None)  # (its answer not at hand: kept from its second evaluation on)
+    one = evaluate_predicate(reads_gpus, cb, None)
+    assert evaluate_predicate(reads_gpus, ca, None) is one  # then read once for the whole plan
     assert one.value is True
     # without the sharing (the reference), each context reads it again
     plain = hypothetical.Engine(ctx, memo=False)
