@@ -164,6 +164,22 @@ def test_an_nvidia_container_torch_is_judged_by_its_nccl_version(tmp_path: Path)
     assert _nccl(doc).get("symm-mem-nccl-system") == ("blocked", "fail"), doc.get("reasons")
 
 
-@pytest.mark.parametrize("release", ["0.5.5", "0.5.10"])
-def test_releases_without_the_assertion_are_not_judged_by_it(tmp_path: Path, release: str) -> None:
-    assert _nccl(_nccl_gate(tmp_path, release, "2.26.2", {})) == {}
+@pytest.mark.parametrize("release", ["0.5.5", "0.5.10", "0.5.23"])
+def test_later_releases_load_an_allocator_that_calls_ncclcommwindowregister(tmp_path: Path, release: str) -> None:
+    """0.5.5 on: no assertion, but the allocator they build calls ncclCommWindowRegister (NCCL 2.27 on) and is loaded
+    with RTLD_NOW against the NCCL torch loaded."""
+    doc = _nccl_gate(tmp_path, release, "2.26.2", {})
+    assert _nccl(doc) == {"symm-mem-nccl-wheel-cu12": ("blocked", "fail")}, doc.get("reasons")
+    reason = next(x for r in doc["reasons"] for x in r["reasons"] if x.get("rule") == "symm-mem-nccl-wheel-cu12")
+    assert "undefined symbol: ncclCommWindowRegister" in reason["message"]
+
+
+def test_tp1_from_0_5_5_is_not_judged_by_them(tmp_path: Path) -> None:
+    path = _box(tmp_path, "0.5.10")
+    doc = json.loads(path.read_text())
+    for name in ("nvidia-nccl-cu12", "nvidia-nccl-cu13"):
+        doc["facts"]["packages"].pop(name, None)
+    path.write_text(json.dumps(doc))
+    model = model_dir(tmp_path, "llama3", LLAMA3)
+    line = ["python3", "-m", "sglang.launch_server", "--model-path", str(model), "--enable-symm-mem", "--tp", "1"]
+    assert _nccl(cli_json(["gate", "--facts", str(path), "--dry-run", "--format", "json", "--", *line])[1]) == {}

@@ -1,8 +1,9 @@
 """checks.json nccl rule symm-mem-tp1-no-pynccl read against the real SGLang wheels: in the releases of its scope
 (0.5.1-0.5.4) use_symmetric_memory builds the pool and asserts the group's PyNccl communicator with no world-size
 test, and GroupCoordinator creates that communicator only for a group larger than one; from 0.5.5 on
-use_symmetric_memory hands a TP group of one a nullcontext. The rules symm-mem-nccl-* cover the releases that assert
-NCCL 2.27.3 or newer in the same context. A release that changes any of these fails here."""
+use_symmetric_memory hands a TP group of one a nullcontext. The rules symm-mem-nccl-* cover every release:
+0.5.1-0.5.4 assert NCCL 2.27.3 or newer in the same context, the later ones build an allocator that calls
+ncclCommWindowRegister. A release that changes any of these fails here."""
 
 from __future__ import annotations
 
@@ -44,10 +45,13 @@ def test_the_rule_covers_the_releases_that_assert_at_tp_1(version: str) -> None:
     assert asserts_at_one is (version_in(version, _scope()) is True), (version, _scope())
     if asserts_at_one:  # the assertion's message reads an attribute GroupCoordinator lacks there
         assert "group_coordinator.group_name}" in code and "self.group_name =" not in state, version
-    # rules symm-mem-nccl-*: the same releases, and only they, assert NCCL 2.27.3 or newer
-    nccl_scope = {str(r["when"]["all"][2]["value"]) for r in _nccl_rules()}
-    assert nccl_scope == {_scope()}
+    # rules symm-mem-nccl-* (every release from 0.5.1): the releases of the tp 1 rule assert NCCL 2.27.3 or newer,
+    # the later ones build an allocator that calls ncclCommWindowRegister (NCCL 2.27 on)
+    assert {str(r["when"]["all"][2]["value"]) for r in _nccl_rules()} == {">=0.5.1"}
     assert ("pynccl_comm.nccl_version >= 22703" in code) is asserts_at_one, version
+    source = re.search(r'nccl_allocator_source\s*=\s*[rf]?"""(.*?)"""', code, re.S)
+    assert source is not None, version
+    assert asserts_at_one or re.search(r"\bncclCommWindowRegister\s*\(", source.group(1)), version
 
 
 def _nccl_rules() -> list[dict[str, Any]]:
