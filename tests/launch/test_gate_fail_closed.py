@@ -281,6 +281,12 @@ MUTATIONS: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     # symm-mem-allocator-cuda-header / -nccl-header: the compile finds no cuda_runtime.h; 0.5.4 and no nccl.h
     "no-cuda-runtime-h": ("h200-newest", _jit(cxx_cuda_runtime_h_found=False)),
     "no-nccl-h-0.5.4": ("h200-newest", _both(_packages(sglang="0.5.4"), _jit(cxx_nccl_h_found=False))),
+    # symm-mem-nccl-wheel-cu12 / -cu13 / -system (ifc36): 0.5.4's symmetric memory asserts NCCL 2.27.3 or newer
+    "symm-nccl-cu12-2.26-0.5.4": ("h200-newest",
+                                  _packages(sglang="0.5.4", nvidia_nccl_cu13=None, nvidia_nccl_cu12="2.26.2")),
+    "symm-nccl-cu13-2.26-0.5.4": ("h200-newest", _packages(sglang="0.5.4", nvidia_nccl_cu13="2.26.2")),
+    "symm-system-nccl-2.26-0.5.4": ("h200-newest",
+                                    _both(_packages(sglang="0.5.4", **_NO_NCCL), _env(NCCL_VERSION="2.26.2"))),
 }  # fmt: skip
 
 
