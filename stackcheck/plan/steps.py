@@ -173,7 +173,11 @@ def patch_step(engine: Engine, fid: str) -> Step:
     text = str(w.get("text", ""))
     cmds: list[str] = []
     if patch is not None:
-        what = " ".join(f"{k}={patch[k]}" for k in sorted(patch))
+        # in words, not `add_key=12`: the output's secret masking takes a `NAME_key=VALUE` for a secret and the
+        # user would read `add_key=***` (schemas/features.schema.json: file, symbol, add_key, copy_from_key)
+        what = f"in {patch.get('file')}, add key {patch.get('add_key')} to {patch.get('symbol')}"
+        if "copy_from_key" in patch:
+            what += f", with the value of key {patch['copy_from_key']}"
         cmds.append(f"# manual edit, not done by stackcheck: {q(what)}")
     return Step(
         component=f"patch:{fid}",
