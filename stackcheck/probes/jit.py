@@ -562,7 +562,9 @@ class JitProbe(Probe):
         facts = getattr(ctx, "facts", None)
         if not isinstance(facts, Mapping) or "cuda_toolkits" not in facts:
             return ProbeResult({}, "skipped", "needs the toolkits probe's facts (cuda_toolkits)")
-        jit = probe_jit(facts, ctx.env, view_of(ctx), ctx.subprocess_timeout_s)
+        # the server's own environment: a gated command's `env NAME=VALUE` prefix sets the PATH and CXX its JIT builds
+        # run with even where the audited interpreter was named otherwise (--python, --env: ctx.env is the audit's)
+        jit = probe_jit(facts, ctx.loader_environ, view_of(ctx), ctx.subprocess_timeout_s)
         if "error" in jit:
             return ProbeResult({"jit": jit}, "partial", str(jit["error"]))
         return ProbeResult({"jit": jit})
