@@ -62,6 +62,10 @@ assembler that a user put in place of Triton's bundled one:
   torch's include_paths('cuda') (`<torch>/include`, `<CUDA home>/include`, $CUDA_INC_PATH, $CUDNN_HOME/include),
   CPATH / CPLUS_INCLUDE_PATH, then the compiler's own (`DEFAULT_INCLUDE_DIRS`); null (`cxx_headers_reason`) when
   not found and a directory was not read. The nvidia-nccl wheel's nvidia/nccl/include/nccl.h is on no such path.
+- `nvcc_host_found` / `nvcc_host`: whether the host compiler nvcc runs for SGLang's JIT kernels (they pass no -ccbin)
+  is found: nvcc's default, gcc, on the server's PATH, then the toolkit's bin and nvvm/bin (nvcc.profile's PATH +=);
+  left out with `nvcc_host_reason` where NVCC_CCBIN, a -ccbin in NVCC_PREPEND_FLAGS / NVCC_APPEND_FLAGS, the
+  toolkit's nvcc.profile or a wrapper nvcc may name another (nvcc_host_compiler).
 
 Files are read through a FileView (stackcheck/readers/fsview.py) with box paths; nothing is imported.
 """
@@ -268,6 +272,51 @@ def cxx_compiler(env: Mapping[str, str], view: FileView) -> dict[str, Any]:
         out["cxx_found"] = found is not None
         if found is not None:
             out["cxx"] = found
+    return out
+
+
+#: the environment variables through which nvcc takes another host compiler than its default (NVCC_CCBIN; a -ccbin /
+#: --compiler-bindir that NVCC_PREPEND_FLAGS / NVCC_APPEND_FLAGS add to every nvcc command line)
+NVCC_HOST_ENV = ("NVCC_CCBIN", "NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS")
+_NVCC_HOST_OPTION = _lazy(r"(?:^|\s)(?:-ccbin|--compiler-bindir)(?:[=\s]|$)")
+#: nvcc's own default host compiler on Linux, looked up on the PATH it runs with (inferred from NVIDIA's nvcc
+#: documentation of --compiler-bindir; sccache PR #1747: 'requires gcc to be on the path or -ccbin')
+NVCC_DEFAULT_HOST = "gcc"
+
+
+def nvcc_host_compiler(env: Mapping[str, str], view: FileView, nvcc: str | None, real_nvcc: bool) -> dict[str, Any]:
+    """The `nvcc_host*` keys of the jit section: whether the host compiler nvcc runs for a .cu file with no -ccbin on
+    its command line (SGLang's JIT builds pass none: apache-tvm-ffi 0.1.9 extension.py:437-444, SGLang 0.5.23
+    kernels/jit/utils/compile/ninja.py:112-114) is found: gcc on the server's PATH followed by the toolkit's bin and
+    nvvm/bin (nvcc.profile's PATH +=). Left out (`nvcc_host_reason`) where something else may name it: NVCC_CCBIN, a
+    -ccbin in NVCC_PREPEND_FLAGS / NVCC_APPEND_FLAGS, a compiler-bindir in the toolkit's nvcc.profile, an nvcc that
+    is a wrapper script; nothing where there is no nvcc (nvcc_found judges that)."""
+    if nvcc is None:
+        return {}
+    named = [
+        name
+        for name in NVCC_HOST_ENV
+        if env.get(name) and (name == "NVCC_CCBIN" or _NVCC_HOST_OPTION.search(env[name]))
+    ]
+    if named:
+        return {"nvcc_host_reason": f"{', '.join(named)} names nvcc's host compiler: not read"}
+    if not real_nvcc:
+        why = f"{nvcc} is not the compiler itself (a wrapper script?): its host compiler is not read"
+        return {"nvcc_host_reason": why}
+    bin_dir = posixpath.dirname(nvcc)
+    profile = f"{bin_dir}/nvcc.profile"
+    try:
+        text = view.read_bytes(profile, 1 << 16).decode("utf-8", "replace") if is_file(view, profile) else ""
+    except OSError:
+        return {"nvcc_host_reason": f"{profile} could not be read"}
+    if "compiler-bindir" in text or "ccbin" in text:
+        return {"nvcc_host_reason": f"{profile} names a host compiler: not read"}
+    path_value = env.get("PATH", SH_DEFAULT_PATH)
+    toolkit = posixpath.dirname(bin_dir)
+    found = which(view, NVCC_DEFAULT_HOST, f"{path_value}:{toolkit}/nvvm/bin:{bin_dir}")
+    out: dict[str, Any] = {"nvcc_host_found": found is not None}
+    if found is not None:
+        out["nvcc_host"] = found
     return out
 
 
@@ -529,6 +578,8 @@ def probe_jit(
         out["triton_ptxas"][name] = entry
     home_for_link = out["toolkit"] if isinstance(out["toolkit"], str) else None
     out.update(cxx_compiler(env, view))
+    nvcc_path = out["nvcc"] if isinstance(out["nvcc"], str) else None
+    out.update(nvcc_host_compiler(env, view, nvcc_path, nvcc_path is not None and _is_elf(view, nvcc_path)))
     torch_lib, torch_gap = torch_lib_dir(facts)
     machine = _link_machine(facts, view)
     out.update(nccl_link(env, view, home_for_link, isinstance(toolkits, list), machine, torch_lib, torch_gap))
