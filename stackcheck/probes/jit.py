@@ -55,7 +55,8 @@ assembler that a user put in place of Triton's bundled one:
   LIBRARY_PATH entry, or a CXX that is no plain c++/g++/clang++ (its own default directories are not known).
 - `cxx_found` / `cxx`: whether the C++ compiler torch's load_inline builds with (`$CXX`, else `c++`) is found on
   the server's PATH (/bin/sh's default where it has none: ninja runs the command through /bin/sh -c), and its path
-  (left out when none); null with `cxx_reason` where CXX is a command with arguments or a relative path. A slim
+  (left out when none); null with `cxx_reason` where CXX is a command with arguments or a relative path (then
+  `cxx_quoted_found`: whether one program named by the whole value is found, as SGLang 0.5.18+ run it). A slim
   image without g++ has none: the allocator's build fails ('c++: not found', 'Error building extension').
 - `cxx_cuda_runtime_h_found` / `cxx_nccl_h_found`: whether that compile finds `cuda_runtime.h` (SGLang 0.5.5 on
   include it) and `nccl.h` (0.5.1-0.5.4 include it; it includes cuda_runtime.h) in the directories it searches:
@@ -256,7 +257,9 @@ def cxx_compiler(env: Mapping[str, str], view: FileView) -> dict[str, Any]:
     """The `cxx*` keys of the jit section: the C++ compiler torch's load_inline compiles and links with
     (get_cxx_compiler: $CXX, else `c++`), written into build.ninja as `cxx = ...` and run by ninja through /bin/sh
     in the extension's build directory, with the server's PATH. `cxx_found` null (`cxx_reason`) where CXX has more
-    than one word (a launcher such as ccache, whose own lookup is not read) or a relative path."""
+    than one word (a launcher such as ccache, whose own lookup is not read) or a relative path; with more than one
+    word, `cxx_quoted_found`: whether one program is named by the whole value, as SGLang 0.5.18+ run it (ninja.py:
+    shlex.quote)."""
     value = env.get("CXX", "c++")
     words = value.split()
     out: dict[str, Any] = {"cxx_found": None}
@@ -265,6 +268,11 @@ def cxx_compiler(env: Mapping[str, str], view: FileView) -> dict[str, Any]:
         out["cxx_reason"] = "CXX is set and empty: the build command has no compiler"
     elif len(words) > 1:
         out["cxx_reason"] = f"CXX={value!r}: a command with arguments; what it runs is not read"
+        # SGLang 0.5.18+ write CXX into their ninja file as one shell-quoted word: one program of the whole name
+        # (a relative one names a file in a fresh staging directory: none)
+        relative = "/" in value and not value.startswith("/")
+        whole = None if relative else which(view, value, env.get("PATH", SH_DEFAULT_PATH))
+        out["cxx_quoted_found"] = whole is not None
     elif "/" in words[0] and not words[0].startswith("/"):
         out["cxx_reason"] = f"CXX={value!r} is relative to the extension's build directory"
     else:

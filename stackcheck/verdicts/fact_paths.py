@@ -345,6 +345,7 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
                 "jit.cxx",
                 "jit.cxx_cuda_runtime_h_found",
                 "jit.cxx_nccl_h_found",
+                "jit.cxx_quoted_found",
                 "jit.nvcc_host_found",
                 "jit.nvcc_host",
             ),
@@ -357,7 +358,8 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "libnccl.so (or libnccl.a) in the directories torch's load_inline link searches (`libnccl_so_found`: "
             "null where one of them could not be read; torch's own lib directory first), the file (`libnccl_so`) "
             "and the directories read (`libnccl_so_dirs`); whether the C++ compiler torch's load_inline runs "
-            "($CXX, else c++) is on that PATH (`cxx_found`: null where CXX has arguments or is relative) and its "
+            "($CXX, else c++) is on that PATH (`cxx_found`: null where CXX has arguments or is relative; then "
+            "`cxx_quoted_found`: whether one program of the whole value is there, as SGLang 0.5.18+ run it) and its "
             "path (`cxx`: absent when there is none); whether that compile finds cuda_runtime.h and nccl.h in the "
             "directories it searches (`cxx_cuda_runtime_h_found`, `cxx_nccl_h_found`: null where one could not be "
             "read); whether the host compiler nvcc runs with no -ccbin (gcc on that PATH, then the toolkit's bin and "
