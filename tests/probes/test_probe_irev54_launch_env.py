@@ -62,3 +62,26 @@ def test_without_a_gated_command_the_audits_environment_decides(tmp_path: Path) 
     _touch(tmp_path / "usr/bin/c++")
     assert _jit(tmp_path, {"PATH": "/usr/bin"}, None)["cxx_found"] is True
     assert _jit(tmp_path, {"PATH": "/opt/x"}, None)["cxx_found"] is False
+
+
+def test_the_toolkit_a_jit_build_picks_follows_the_launchs_cuda_home(tmp_path: Path) -> None:
+    """`gate --python X -- env CUDA_HOME=/usr/local/cuda-11.8 python -m sglang.launch_server ...`: the server's JIT
+    builds take that toolkit (CUDA_HOME first: apache-tvm-ffi 0.1.9 tvm_ffi/cpp/extension.py:136, sglang 0.5.23
+    sglang/kernels/jit/utils/compile/toolchain.py:50), not the audit's. Before: the audit's CUDA_HOME chose it (jit.cuda
+    12.8, so marlin-jit-cxx20 passed a CUDA 11.8 build that rejects -std=c++20: a false pass)."""
+    from stackcheck.probes.toolkits import ToolkitsProbe
+
+    for version in ("11.8", "12.8"):
+        home = tmp_path / f"usr/local/cuda-{version}"
+        (home / "bin").mkdir(parents=True)
+        (home / "version.txt").write_text(f"CUDA Version {version}.89\n")
+        _touch(home / "bin/nvcc")
+    audit = {"PATH": "/usr/bin", "CUDA_HOME": "/usr/local/cuda-12.8"}
+    launch = {"PATH": "/usr/bin", "CUDA_HOME": "/usr/local/cuda-11.8"}
+    ctx = ProbeContext(env=audit, launch_env=launch, view=HostView(str(tmp_path)), path_dirs=[])
+    tks = ToolkitsProbe().run(ctx).facts["cuda_toolkits"]
+    (build,) = [t for t in tks if t["active_for_build"]]
+    assert build["path"] == "/usr/local/cuda-11.8" and build["source"] == "CUDA_HOME", tks
+    # no gated command: the audit's own
+    tks = ToolkitsProbe().run(ctx.replace(launch_env=None)).facts["cuda_toolkits"]
+    assert [t["path"] for t in tks if t["active_for_build"]] == ["/usr/local/cuda-12.8"], tks
