@@ -339,3 +339,25 @@ def test_a_checkout_in_the_working_directory_of_python_m_shadows_the_installed_c
     ks = KernelSymbolsProbe().run(ctx.replace(launch_first_path=str(tmp_path))).facts["kernel_symbols"]
     (lm,) = [e for e in ks["extensions"] if e["extension"] == "lmcache"]
     assert lm["torch_missing_count"] == 0
+
+
+def test_the_pipeline_hands_the_gated_commands_first_path_to_the_probes(tmp_path: Path, monkeypatch: Any) -> None:
+    """irev54: gather() builds the probe context with the gated command's sys.path[0] (its working directory for
+    `python -m`), and with none for an audit without a command."""
+    from stackcheck.assembly import pipeline
+    from stackcheck.probes import runner
+
+    seen: list[Any] = []
+
+    def fake_run_probes(names: Any, ctx: Any, budget_s: Any = None) -> tuple[dict[str, Any], list[Any]]:
+        seen.append(ctx.launch_first_path)
+        return {"python": {"sys_path": []}}, []
+
+    monkeypatch.setattr(runner, "run_probes", fake_run_probes)
+    work = tmp_path / "work"
+    work.mkdir()
+    command = [sys.executable, "-m", "sglang.launch_server", "--model-path", "/m"]
+    opts = Options(command=command, cwd=str(work), python=sys.executable, cache_dir="")
+    pipeline.gather(opts)
+    pipeline.gather(Options(python=sys.executable, cache_dir=""))
+    assert seen == [str(work), None]
