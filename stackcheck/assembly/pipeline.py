@@ -99,7 +99,7 @@ def gather(
         return facts, [{"name": "facts-file", "status": "ok", "reason": str(opts.facts_file), "duration_ms": 0.0}], host
     import os
 
-    from stackcheck.assembly.target import choose_target, command_environment, open_view
+    from stackcheck.assembly.target import choose_target, command_environment, command_first_path, open_view
     from stackcheck.probes import DEEP_PROBES, DEFAULT_PROBES, HOST_PROBES
     from stackcheck.probes.interface import ProbeContext
     from stackcheck.probes.runner import run_probes
@@ -133,6 +133,8 @@ def gather(
             host_env=None if is_host(view) else dict(os.environ),
             # the loader's path of the launch itself, whichever interpreter is audited (--python: the audit's env)
             launch_env=command_environment(command, environ) if command else None,
+            # the working directory of `python -m`, a script's directory: the extension checks look there first
+            launch_first_path=command_first_path(command, environ, cwd, view) if command else None,
             view=view,
             target=target,
             gates=lambda: load().gates,

@@ -29,6 +29,7 @@ layout read) by the python probe (stackcheck.probes.python_env).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import posixpath
 import re
@@ -311,6 +312,67 @@ def command_environment(command: Sequence[str], environ: Mapping[str, str]) -> d
     env = dict(environ)
     _unwrap(command, env, [])
     return env
+
+
+#: Python's options that take an argument (the next word, or the rest of the same word): -W and -X; -c and -m end
+#: the options (what follows is the command or the module's own arguments)
+_PY_ARG_OPTIONS = frozenset("WX")
+
+
+def command_first_path(
+    command: Sequence[str], environ: Mapping[str, str], cwd: str | None, view: FileView
+) -> str | None:
+    """The directory a gated `python [OPTIONS] -m MODULE` / `-c CMD` (the working directory) or `python [OPTIONS]
+    SCRIPT` (the script's own directory, symbolic links resolved) puts first on sys.path, before the environment's
+    entries; None where it puts none (-I, -P, or PYTHONSAFEPATH without -E: Python 3.11+) or the command is not a
+    plain Python interpreter after its `env`/`nohup` wrappers (a console script, uv run, conda run: not modelled).
+    The python probe leaves this entry out of facts.python.sys_path (how the server is started, not the
+    environment)."""
+    env = dict(environ)
+    args = _unwrap(command, env, [])
+    if not args or not PY_NAME.match(posixpath.basename(args[0])):
+        return None
+    cwd = cwd or (os.getcwd() if is_host(view) else "/")
+    safe = ignore_env = False
+    mode: str | None = None
+    rest = list(args[1:])
+    while rest:
+        word = rest.pop(0)
+        if word == "-" or not word.startswith("-"):
+            mode = "script" if word != "-" else "stdin"
+            script = word
+            break
+        if word == "--":
+            if rest:
+                mode, script = "script", rest.pop(0)
+            break
+        if word.startswith("--"):
+            if word == "--check-hash-based-pycs" and rest:
+                rest.pop(0)
+            continue
+        letters = word[1:]
+        for i, letter in enumerate(letters):
+            if letter in "IP":
+                safe = True
+            if letter in "IE":
+                ignore_env = True
+            if letter in "cm":
+                mode = "cwd"
+                break
+            if letter in _PY_ARG_OPTIONS:
+                if i == len(letters) - 1 and rest:
+                    rest.pop(0)
+                break
+        if mode is not None:
+            break
+    if mode is None or safe or (env.get("PYTHONSAFEPATH") and not ignore_env):
+        return None
+    if mode in ("cwd", "stdin"):
+        return cwd
+    path = _absolute(script, cwd)
+    with contextlib.suppress(OSError):
+        path = view.realpath(path)
+    return posixpath.dirname(path) or "/"
 
 
 def _unwrap(command: Sequence[str], env: dict[str, str], notes: list[str]) -> list[str] | None:

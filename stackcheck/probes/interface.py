@@ -61,7 +61,7 @@ class ProbeContext:
     # keyword arguments, equality, repr and `replace`
     FIELDS: ClassVar[tuple[str, ...]] = (
         "env", "root", "path_dirs", "subprocess_timeout_s", "nvml", "view", "target", "facts", "deadline", "gates",
-        "manifests", "cache_dir", "host_env", "launch_env",
+        "manifests", "cache_dir", "host_env", "launch_env", "launch_first_path",
     )  # fmt: skip
 
     def __init__(
@@ -80,6 +80,7 @@ class ProbeContext:
         cache_dir: str | None = None,  # interpreter answers; None: the user cache dir, "": no cache
         host_env: Mapping[str, str] | None = None,  # this host's environment, for the host probes; None: `env`
         launch_env: Mapping[str, str] | None = None,  # the gated command's own (its `env X=Y` prefix); None: `env`
+        launch_first_path: str | None = None,  # the gated command's sys.path[0] (target.command_first_path)
     ) -> None:
         self.env: Mapping[str, str] = env if env is not None else _environ_snapshot()
         self.root = root
@@ -95,6 +96,7 @@ class ProbeContext:
         self.cache_dir = cache_dir
         self.host_env = host_env
         self.launch_env = launch_env
+        self.launch_first_path = launch_first_path
 
     def replace(self, **changes: Any) -> ProbeContext:
         """A copy with `changes` (as dataclasses.replace did)."""

@@ -55,13 +55,18 @@ assembler that a user put in place of Triton's bundled one:
   LIBRARY_PATH entry, or a CXX that is no plain c++/g++/clang++ (its own default directories are not known).
 - `cxx_found` / `cxx`: whether the C++ compiler torch's load_inline builds with (`$CXX`, else `c++`) is found on
   the server's PATH (/bin/sh's default where it has none: ninja runs the command through /bin/sh -c), and its path
-  (left out when none); null with `cxx_reason` where CXX is a command with arguments or a relative path. A slim
+  (left out when none); null with `cxx_reason` where CXX is a command with arguments or a relative path (then
+  `cxx_quoted_found`: whether one program named by the whole value is found, as SGLang 0.5.18+ run it). A slim
   image without g++ has none: the allocator's build fails ('c++: not found', 'Error building extension').
 - `cxx_cuda_runtime_h_found` / `cxx_nccl_h_found`: whether that compile finds `cuda_runtime.h` (SGLang 0.5.5 on
   include it) and `nccl.h` (0.5.1-0.5.4 include it; it includes cuda_runtime.h) in the directories it searches:
   torch's include_paths('cuda') (`<torch>/include`, `<CUDA home>/include`, $CUDA_INC_PATH, $CUDNN_HOME/include),
   CPATH / CPLUS_INCLUDE_PATH, then the compiler's own (`DEFAULT_INCLUDE_DIRS`); null (`cxx_headers_reason`) when
   not found and a directory was not read. The nvidia-nccl wheel's nvidia/nccl/include/nccl.h is on no such path.
+- `nvcc_host_found` / `nvcc_host`: whether the host compiler nvcc runs for SGLang's JIT kernels (they pass no -ccbin)
+  is found: nvcc's default, gcc, on the server's PATH, then the toolkit's bin and nvvm/bin (nvcc.profile's PATH +=);
+  left out with `nvcc_host_reason` where NVCC_CCBIN, a -ccbin in NVCC_PREPEND_FLAGS / NVCC_APPEND_FLAGS, the
+  toolkit's nvcc.profile or a wrapper nvcc may name another (nvcc_host_compiler).
 
 Files are read through a FileView (stackcheck/readers/fsview.py) with box paths; nothing is imported.
 """
@@ -252,7 +257,9 @@ def cxx_compiler(env: Mapping[str, str], view: FileView) -> dict[str, Any]:
     """The `cxx*` keys of the jit section: the C++ compiler torch's load_inline compiles and links with
     (get_cxx_compiler: $CXX, else `c++`), written into build.ninja as `cxx = ...` and run by ninja through /bin/sh
     in the extension's build directory, with the server's PATH. `cxx_found` null (`cxx_reason`) where CXX has more
-    than one word (a launcher such as ccache, whose own lookup is not read) or a relative path."""
+    than one word (a launcher such as ccache, whose own lookup is not read) or a relative path; with more than one
+    word, `cxx_quoted_found`: whether one program is named by the whole value, as SGLang 0.5.18+ run it (ninja.py:
+    shlex.quote)."""
     value = env.get("CXX", "c++")
     words = value.split()
     out: dict[str, Any] = {"cxx_found": None}
@@ -261,6 +268,11 @@ def cxx_compiler(env: Mapping[str, str], view: FileView) -> dict[str, Any]:
         out["cxx_reason"] = "CXX is set and empty: the build command has no compiler"
     elif len(words) > 1:
         out["cxx_reason"] = f"CXX={value!r}: a command with arguments; what it runs is not read"
+        # SGLang 0.5.18+ write CXX into their ninja file as one shell-quoted word: one program of the whole name
+        # (a relative one names a file in a fresh staging directory: none)
+        relative = "/" in value and not value.startswith("/")
+        whole = None if relative else which(view, value, env.get("PATH", SH_DEFAULT_PATH))
+        out["cxx_quoted_found"] = whole is not None
     elif "/" in words[0] and not words[0].startswith("/"):
         out["cxx_reason"] = f"CXX={value!r} is relative to the extension's build directory"
     else:
@@ -268,6 +280,51 @@ def cxx_compiler(env: Mapping[str, str], view: FileView) -> dict[str, Any]:
         out["cxx_found"] = found is not None
         if found is not None:
             out["cxx"] = found
+    return out
+
+
+#: the environment variables through which nvcc takes another host compiler than its default (NVCC_CCBIN; a -ccbin /
+#: --compiler-bindir that NVCC_PREPEND_FLAGS / NVCC_APPEND_FLAGS add to every nvcc command line)
+NVCC_HOST_ENV = ("NVCC_CCBIN", "NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS")
+_NVCC_HOST_OPTION = _lazy(r"(?:^|\s)(?:-ccbin|--compiler-bindir)(?:[=\s]|$)")
+#: nvcc's own default host compiler on Linux, looked up on the PATH it runs with (inferred from NVIDIA's nvcc
+#: documentation of --compiler-bindir; sccache PR #1747: 'requires gcc to be on the path or -ccbin')
+NVCC_DEFAULT_HOST = "gcc"
+
+
+def nvcc_host_compiler(env: Mapping[str, str], view: FileView, nvcc: str | None, real_nvcc: bool) -> dict[str, Any]:
+    """The `nvcc_host*` keys of the jit section: whether the host compiler nvcc runs for a .cu file with no -ccbin on
+    its command line (SGLang's JIT builds pass none: apache-tvm-ffi 0.1.9 extension.py:437-444, SGLang 0.5.23
+    kernels/jit/utils/compile/ninja.py:112-114) is found: gcc on the server's PATH followed by the toolkit's bin and
+    nvvm/bin (nvcc.profile's PATH +=). Left out (`nvcc_host_reason`) where something else may name it: NVCC_CCBIN, a
+    -ccbin in NVCC_PREPEND_FLAGS / NVCC_APPEND_FLAGS, a compiler-bindir in the toolkit's nvcc.profile, an nvcc that
+    is a wrapper script; nothing where there is no nvcc (nvcc_found judges that)."""
+    if nvcc is None:
+        return {}
+    named = [
+        name
+        for name in NVCC_HOST_ENV
+        if env.get(name) and (name == "NVCC_CCBIN" or _NVCC_HOST_OPTION.search(env[name]))
+    ]
+    if named:
+        return {"nvcc_host_reason": f"{', '.join(named)} names nvcc's host compiler: not read"}
+    if not real_nvcc:
+        why = f"{nvcc} is not the compiler itself (a wrapper script?): its host compiler is not read"
+        return {"nvcc_host_reason": why}
+    bin_dir = posixpath.dirname(nvcc)
+    profile = f"{bin_dir}/nvcc.profile"
+    try:
+        text = view.read_bytes(profile, 1 << 16).decode("utf-8", "replace") if is_file(view, profile) else ""
+    except OSError:
+        return {"nvcc_host_reason": f"{profile} could not be read"}
+    if "compiler-bindir" in text or "ccbin" in text:
+        return {"nvcc_host_reason": f"{profile} names a host compiler: not read"}
+    path_value = env.get("PATH", SH_DEFAULT_PATH)
+    toolkit = posixpath.dirname(bin_dir)
+    found = which(view, NVCC_DEFAULT_HOST, f"{path_value}:{toolkit}/nvvm/bin:{bin_dir}")
+    out: dict[str, Any] = {"nvcc_host_found": found is not None}
+    if found is not None:
+        out["nvcc_host"] = found
     return out
 
 
@@ -529,6 +586,8 @@ def probe_jit(
         out["triton_ptxas"][name] = entry
     home_for_link = out["toolkit"] if isinstance(out["toolkit"], str) else None
     out.update(cxx_compiler(env, view))
+    nvcc_path = out["nvcc"] if isinstance(out["nvcc"], str) else None
+    out.update(nvcc_host_compiler(env, view, nvcc_path, nvcc_path is not None and _is_elf(view, nvcc_path)))
     torch_lib, torch_gap = torch_lib_dir(facts)
     machine = _link_machine(facts, view)
     out.update(nccl_link(env, view, home_for_link, isinstance(toolkits, list), machine, torch_lib, torch_gap))
@@ -562,7 +621,9 @@ class JitProbe(Probe):
         facts = getattr(ctx, "facts", None)
         if not isinstance(facts, Mapping) or "cuda_toolkits" not in facts:
             return ProbeResult({}, "skipped", "needs the toolkits probe's facts (cuda_toolkits)")
-        jit = probe_jit(facts, ctx.env, view_of(ctx), ctx.subprocess_timeout_s)
+        # the server's own environment: a gated command's `env NAME=VALUE` prefix sets the PATH and CXX its JIT builds
+        # run with even where the audited interpreter was named otherwise (--python, --env: ctx.env is the audit's)
+        jit = probe_jit(facts, ctx.loader_environ, view_of(ctx), ctx.subprocess_timeout_s)
         if "error" in jit:
             return ProbeResult({"jit": jit}, "partial", str(jit["error"]))
         return ProbeResult({"jit": jit})

@@ -52,13 +52,15 @@ def find_libcuda(env: Mapping[str, str], view: FileView) -> str | None:
 
 def _sys_path(ctx: ProbeContext) -> list[str] | None:
     """The target's sys.path the packages probe searched (ProbeContext.search_dirs: path_dirs, else
-    facts.python.sys_path), the order an extension's copies are imported in; None where neither is known (the
-    packages' locations then, torch's first)."""
+    facts.python.sys_path), the order an extension's copies are imported in, led by the entry the gated command
+    puts first (ProbeContext.launch_first_path: the working directory of `python -m`, which the python probe leaves
+    out); None where neither is known (the packages' locations then, torch's first)."""
+    first = [ctx.launch_first_path] if ctx.launch_first_path else []
     if ctx.path_dirs is not None:
-        return list(ctx.path_dirs)
+        return [*first, *ctx.path_dirs]
     python = ctx.facts.get("python")
     sys_path = python.get("sys_path") if isinstance(python, dict) else None
-    return [p for p in sys_path if isinstance(p, str)] if isinstance(sys_path, list) else None
+    return [*first, *(p for p in sys_path if isinstance(p, str))] if isinstance(sys_path, list) else None
 
 
 class KernelSymbolsProbe(Probe):

@@ -22,7 +22,8 @@ How the sys.path is learned, in order:
 In both 3 and 4 a .pth `import` line is never executed (it is counted in `notes`); what such a line would
 add at run time (an editable install's import hook) is not seen, which the packages probe already handles
 through the `__editable__` files. sys.path[0] (the script's directory or the working directory) is left
-out: it belongs to how the server is started, not to the environment.
+out: it belongs to how the server is started, not to the environment (the kernel_symbols probe puts a gated
+command's own first: assembly/target.py command_first_path, ProbeContext.launch_first_path).
 """
 
 from __future__ import annotations

@@ -129,7 +129,7 @@ class ToolkitsProbe(Probe):
         def work() -> None:
             try:
                 view = ctx.fs
-                nvcc_path = which(view, "nvcc", ctx.env.get("PATH", ""))
+                nvcc_path = which(view, "nvcc", ctx.loader_environ.get("PATH", ""))
                 if nvcc_path is None:
                     return
                 home = posixpath.dirname(posixpath.dirname(nvcc_path))
@@ -183,12 +183,12 @@ class ToolkitsProbe(Probe):
         # then /usr/local/cuda when it exists.
         build_choice: dict[str, Any] | None = None
         for var in ("CUDA_HOME", "CUDA_PATH"):
-            value = ctx.env.get(var)
+            value = ctx.loader_environ.get(var)  # the server's own (a gated command's env prefix)
             if value:
                 entry = add(value, var)
                 build_choice = build_choice or entry
 
-        nvcc_path = which(view, "nvcc", ctx.env.get("PATH", ""))
+        nvcc_path = which(view, "nvcc", ctx.loader_environ.get("PATH", ""))
         if nvcc_path is not None:
             home = posixpath.dirname(posixpath.dirname(nvcc_path))
             entry = add(home, "nvcc")
@@ -273,7 +273,7 @@ class ToolkitsProbe(Probe):
     @staticmethod
     def _run_nvcc(nvcc: str, ctx: ProbeContext) -> tuple[str | None, str | None]:
         try:
-            rc, out, _err = run_command([nvcc, "--version"], ctx.subprocess_timeout_s, ctx.env)
+            rc, out, _err = run_command([nvcc, "--version"], ctx.subprocess_timeout_s, ctx.loader_environ)
         except CommandTimeout as exc:
             return None, str(exc)
         except OSError as exc:

@@ -345,6 +345,9 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
                 "jit.cxx",
                 "jit.cxx_cuda_runtime_h_found",
                 "jit.cxx_nccl_h_found",
+                "jit.cxx_quoted_found",
+                "jit.nvcc_host_found",
+                "jit.nvcc_host",
             ),
             "the toolkit a JIT build picks (CUDA_HOME, else the nvcc on PATH, else /usr/local/cuda), whether it has "
             "`bin/nvcc`, `include/cuda_fp8.h`, `include/cuda_fp4.h`, `include/curand_kernel.h`, and the CUDA "
@@ -355,10 +358,13 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "libnccl.so (or libnccl.a) in the directories torch's load_inline link searches (`libnccl_so_found`: "
             "null where one of them could not be read; torch's own lib directory first), the file (`libnccl_so`) "
             "and the directories read (`libnccl_so_dirs`); whether the C++ compiler torch's load_inline runs "
-            "($CXX, else c++) is on that PATH (`cxx_found`: null where CXX has arguments or is relative) and its "
+            "($CXX, else c++) is on that PATH (`cxx_found`: null where CXX has arguments or is relative; then "
+            "`cxx_quoted_found`: whether one program of the whole value is there, as SGLang 0.5.18+ run it) and its "
             "path (`cxx`: absent when there is none); whether that compile finds cuda_runtime.h and nccl.h in the "
             "directories it searches (`cxx_cuda_runtime_h_found`, `cxx_nccl_h_found`: null where one could not be "
-            "read) (stackcheck/probes/jit.py)",
+            "read); whether the host compiler nvcc runs with no -ccbin (gcc on that PATH, then the toolkit's bin and "
+            "nvvm/bin) is found (`nvcc_host_found`: absent where NVCC_CCBIN, NVCC_PREPEND_FLAGS / NVCC_APPEND_FLAGS, "
+            "nvcc.profile or a wrapper nvcc may name another) and its path (`nvcc_host`) (stackcheck/probes/jit.py)",
         ),
     ),
     "cudalib": (

@@ -277,6 +277,9 @@ MUTATIONS: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     "no-libnccl-so": ("h200-newest", _jit(libnccl_so_found=False)),
     # symm-mem-allocator-cxx / -cuda-home (isymm2): no C++ compiler on the server's PATH; no CUDA home for torch
     "no-cxx": ("h200-newest", _jit(cxx_found=False)),
+    # sglang-jit-nvcc-host (irev54): c++ there, no gcc for nvcc's host compile; sglang-jit-cxx-args: CXX='ccache g++'
+    "no-gcc-for-nvcc": ("h200-newest", _jit(nvcc_host_found=False)),
+    "cxx-with-args": ("h200-newest", _jit(cxx_found=None, cxx_quoted_found=False)),
     "no-cuda-home": ("h200-newest", _jit(chosen_by="none")),
     # symm-mem-allocator-cuda-header / -nccl-header: the compile finds no cuda_runtime.h; 0.5.4 and no nccl.h
     "no-cuda-runtime-h": ("h200-newest", _jit(cxx_cuda_runtime_h_found=False)),
@@ -540,10 +543,14 @@ def test_every_launch_items_are_data_not_code() -> None:
         "jit-toolchain:sglang-jit-arch",
         # ifc35: SGLang 0.5.9+ link their JIT kernels with $CXX / c++ (tvm-ffi's and their own ninja files)
         "jit-toolchain:sglang-jit-cxx",
+        # irev54: a CXX with arguments is one shell-quoted word in SGLang 0.5.18+'s ninja file
+        "jit-toolchain:sglang-jit-cxx-args",
         "jit-toolchain:sglang-jit-cxx20",
         # ininja: SGLang 0.5.9+ build their JIT kernels by running ninja from PATH (fak-923)
         "jit-toolchain:sglang-jit-ninja",
         "jit-toolchain:sglang-jit-nvcc",
+        # irev54: nvcc gets no -ccbin from SGLang's JIT builds and runs its default host compiler, gcc on PATH
+        "jit-toolchain:sglang-jit-nvcc-host",
         # icorpI: SGLang 0.5.9-0.5.17 JIT-build through tvm-ffi 0.1.9-0.1.12, which takes a stray ROCm home for ROCm
         "jit-toolchain:tvm-ffi-rocm-home",
         # irev38: the cu11 wheel alone under a CUDA 12 / 13 torch, whose RPATH takes libnccl.so.2 from nvidia/nccl/lib

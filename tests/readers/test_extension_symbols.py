@@ -288,3 +288,76 @@ def test_lmcache_054_on_ships_cuda_ops_not_c_ops(tmp_path: Path) -> None:
     assert _checks(tmp_path, _facts([c_ops]), {"enable_lmcache": True})["extension-torch-abi-lmcache"]["status"] == (
         "failed"
     )
+
+
+def test_the_directory_the_gated_command_puts_first_on_sys_path() -> None:
+    """irev54: `python -m MOD` and `python -c` put the working directory first on sys.path, `python SCRIPT` the
+    script's directory; -I, -P and PYTHONSAFEPATH (unless -E) put none (Python 3.11+ docs, sys.path). The python probe
+    leaves that entry out of facts.python.sys_path (it belongs to how the server is started), so the gate adds it
+    where it knows the command and its working directory."""
+    from stackcheck.assembly.target import command_first_path
+
+    view = HostView("/")
+    run = ["python3", "-m", "sglang.launch_server", "--model-path", "/m"]
+    assert command_first_path(run, {}, "/work/LMCache", view) == "/work/LMCache"
+    assert command_first_path(["env", "A=1", "nohup", "python", "-u", "-W", "ignore", *run[1:]], {}, "/w", view) == "/w"
+    assert command_first_path(["python", "-c", "import sglang"], {}, "/w", view) == "/w"
+    assert command_first_path(["python", "-X", "dev", "/srv/app/run.py"], {}, "/w", view) == "/srv/app"
+    assert command_first_path(["python", "app/run.py"], {}, "/srv", view) == "/srv/app"
+    for safe in (["python", "-I", *run[1:]], ["python", "-P", *run[1:]], ["python", "-uP", *run[1:]]):
+        assert command_first_path(safe, {}, "/w", view) is None, safe
+    assert command_first_path(run, {"PYTHONSAFEPATH": "1"}, "/w", view) is None
+    assert command_first_path(["env", "PYTHONSAFEPATH=1", *run], {}, "/w", view) is None
+    assert command_first_path(["python", "-E", *run[1:]], {"PYTHONSAFEPATH": "1"}, "/w", view) == "/w"
+    # a console script (its own bin directory), uv / conda run and no command: not modelled
+    assert command_first_path(["sglang", "serve", "--model-path", "/m"], {}, "/w", view) is None
+    assert command_first_path(["uv", "run", *run], {}, "/w", view) is None
+    assert command_first_path([], {}, "/w", view) is None
+
+
+def test_a_checkout_in_the_working_directory_of_python_m_shadows_the_installed_copy(tmp_path: Path) -> None:
+    """irev54: `cd ~/LMCache && python -m sglang.launch_server --enable-lmcache` imports lmcache from the working
+    directory (sys.path[0]), a source checkout with no c_ops built when LMCache was installed with `pip install .`,
+    so the adapter's import of c_ops fails whatever the installed copy holds. Before, only facts.python.sys_path
+    (without that entry) was searched and the installed copy, built for this torch, was read: a pass for a launch
+    that crashes. Now the gated command's first entry leads, and none loads there (unknown for that launch)."""
+    from stackcheck.probes.interface import ProbeContext
+    from stackcheck.probes.kernel_symbols import KernelSymbolsProbe
+
+    site = _site(tmp_path, [])
+    checkout = tmp_path / "LMCache"
+    (checkout / "lmcache").mkdir(parents=True)
+    (checkout / "lmcache" / "__init__.py").write_text("")
+    facts = {"python": {"sys_path": [str(site)]}, "packages": _packages(site)}
+    ctx = ProbeContext(env={}, cache_dir="", facts=facts, launch_first_path=str(checkout))
+    ks = KernelSymbolsProbe().run(ctx).facts["kernel_symbols"]
+    assert ks["extension_dirs"][:2] == [str(checkout), str(site)], ks["extension_dirs"]
+    assert [e["extension"] for e in ks["extensions"]] == ["torchao"], ks["extensions"]
+    gate = _checks(tmp_path, _facts([]), {"enable_lmcache": True})["extension-torch-abi-lmcache"]
+    assert gate["status"] != "ok", gate
+    # started elsewhere (no such directory first), the installed copy is the one read
+    ks = KernelSymbolsProbe().run(ctx.replace(launch_first_path=str(tmp_path))).facts["kernel_symbols"]
+    (lm,) = [e for e in ks["extensions"] if e["extension"] == "lmcache"]
+    assert lm["torch_missing_count"] == 0
+
+
+def test_the_pipeline_hands_the_gated_commands_first_path_to_the_probes(tmp_path: Path, monkeypatch: Any) -> None:
+    """irev54: gather() builds the probe context with the gated command's sys.path[0] (its working directory for
+    `python -m`), and with none for an audit without a command."""
+    from stackcheck.assembly import pipeline
+    from stackcheck.probes import runner
+
+    seen: list[Any] = []
+
+    def fake_run_probes(names: Any, ctx: Any, budget_s: Any = None) -> tuple[dict[str, Any], list[Any]]:
+        seen.append(ctx.launch_first_path)
+        return {"python": {"sys_path": []}}, []
+
+    monkeypatch.setattr(runner, "run_probes", fake_run_probes)
+    work = tmp_path / "work"
+    work.mkdir()
+    command = [sys.executable, "-m", "sglang.launch_server", "--model-path", "/m"]
+    opts = Options(command=command, cwd=str(work), python=sys.executable, cache_dir="")
+    pipeline.gather(opts)
+    pipeline.gather(Options(python=sys.executable, cache_dir=""))
+    assert seen == [str(work), None]
