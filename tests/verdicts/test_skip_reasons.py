@@ -63,3 +63,14 @@ def test_every_skipped_check_of_corpus_facts_says_why() -> None:
         assert skipped, case
         for c in skipped:
             assert c["reasons"] and all(str(r.get("message", "")).strip() for r in c["reasons"]), (case, c["id"])
+
+
+def test_kernel_coverage_skip_without_a_packages_section_does_not_claim_none_is_installed(tmp_path: Path) -> None:
+    check = _checks(tmp_path, {"gpus": HAND_BUILT["gpus"]})["kernel-arch"]
+    assert check["status"] == "skipped"
+    text = _messages(check)
+    assert "packages section" in text and "is installed:" not in text, check
+    absent = {n: {"installed": False} for n in ("sgl-kernel", "sglang-kernel", "flashinfer-jit-cache", "vllm")}
+    check = _checks(tmp_path, {"gpus": HAND_BUILT["gpus"], "packages": absent})["kernel-arch"]
+    assert check["status"] == "skipped"
+    assert "no kernel package" in _messages(check), check
