@@ -1439,7 +1439,55 @@ BUILTINS = {
 }
 
 
+#: why a builtin check has nothing to judge when it gives no reason (the check is then skipped), said in its report
+BUILTIN_SKIPS: dict[str, str] = {
+    "shared-libs": "the shared-library resolution was not read (no facts.libs: `stackcheck audit --deep` reads it)",
+    "kernel-torch-abi": "the kernel symbol probe judged no common_ops file (no facts.kernel_symbols, or no file of it "
+    "read): sgl-kernel-torch-pair's release pins decide this pair instead",
+    "kernel-driver-symbols": "the driver's libcuda.so.1 was not read against the kernel package's common_ops "
+    "(no facts.kernel_symbols driver half)",
+    "extension-torch-abi": "the kernel symbol probe did not look for other packages' torch extensions (no "
+    "facts.kernel_symbols.extension_dirs: an image, a hand-written or older facts document)",
+    "kernel-coverage": "no kernel package (sglang-kernel, sgl-kernel, flashinfer-jit-cache, vllm) is installed: "
+    "no kernel code to compare with the GPUs",
+    "flashinfer-packages-match": "neither flashinfer-cubin nor flashinfer-jit-cache is installed beside "
+    "flashinfer-python: nothing to match",
+}
+#: the same where the facts have no packages section (builtin_kernel_coverage then reads no package at all)
+NO_PACKAGES_SKIPS: dict[str, str] = {
+    "kernel-coverage": "the facts have no packages section: which kernel packages are installed was not read, so "
+    "no kernel code was compared with the GPUs",
+}
+
+
+def _skip_reason(check: Check, ctx: Context) -> Reason:
+    """The reason a check with nothing to judge is skipped: what its builtin lacks, and that none of its rules'
+    conditions holds on these facts (evaluate_rules leaves out exactly the rules whose `when` is false)."""
+    parts: list[str] = []
+    builtin = check.get("builtin")
+    if isinstance(builtin, str):
+        table = (
+            NO_PACKAGES_SKIPS if ctx.facts.get("packages") is None and builtin in NO_PACKAGES_SKIPS else BUILTIN_SKIPS
+        )
+        parts.append(table.get(builtin, f"the builtin check {builtin} found nothing to judge in these facts"))
+    rules = [str(r.get("id")) for r in check.get("rules") or [] if isinstance(r, dict)]
+    if rules:
+        named = ", ".join(rules) if len(rules) <= 4 else f"{len(rules)} rules"
+        parts.append(f"no rule applies: the condition of {named} does not hold on these facts")
+    if not parts:
+        parts.append("the check has nothing to judge on these facts")
+    return {"rule": "not-applicable", "result": "pass", "message": "; ".join(parts)}
+
+
 def evaluate_check(check: Check, ctx: Context) -> CheckVerdict:
+    """A check's verdict; a skipped one carries the reason it is skipped (never an empty list)."""
+    verdict = _evaluate_check(check, ctx)
+    if verdict.get("status") == "skipped" and not verdict.get("reasons"):
+        return {**verdict, "reasons": [_skip_reason(check, ctx)]}
+    return verdict
+
+
+def _evaluate_check(check: Check, ctx: Context) -> CheckVerdict:
     needs = check.get("needs") or []
     for name in needs:
         states = [ctx.package_state(a) for a in name.split("|")]
