@@ -100,6 +100,8 @@ TORCH_PYTHON = "libtorch_python.so"
 #: not libcuda: torch 2.11.0+cu130's libtorch_python.so calls cuFileBufRegister and cuFileHandleDeregister, which
 #: the H200's driver 580 rightly does not export; seen by bench/h200_kernel_symbols.py there, 2026-12-02)
 _DRIVER = re.compile(r"cu(?!File)[A-Z]\w*\Z")
+#: the CUDA runtime library by its major (DT_NEEDED libcudart.so.12): the one a file built with that CUDA loads
+_CUDART = re.compile(r"libcudart\.so\.\d+")
 
 
 def is_torch_symbol(name: str) -> bool:
@@ -625,6 +627,9 @@ def _one_file(
         elf.close()
     torch_names = [n for n in undefined if is_torch_symbol(n)]
     driver_names = [n for n in undefined if is_driver_symbol(n)]
+    runtimes = [n for n in needed if _CUDART.fullmatch(n)]
+    if runtimes:  # the CUDA runtime by major the file links (LMCache 0.4.3's c_ops: libcudart.so.12)
+        entry["cuda_runtime"] = runtimes
     entry["torch_symbols"] = len(torch_names)
     entry["driver_symbols"] = len(driver_names)
     if torch_lib is not None and torch_names:

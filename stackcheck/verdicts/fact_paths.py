@@ -160,6 +160,7 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
                 "launch.moe_runner_backend",
                 "launch.fp8_gemm_backend",
                 "launch.pdmux_config_path",
+                "launch.lmcache_config_file",
                 "launch.deepep_mode",
                 "launch.symm_mem",
             ),

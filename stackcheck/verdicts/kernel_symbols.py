@@ -17,6 +17,16 @@ if TYPE_CHECKING:
     from stackcheck.verdicts.types import Reason
 
 SOURCE = "ELF-DYNSYM"
+#: the CUDA runtime majors of an extension and of torch, read in the wheels (2026-12-05, readelf -d / METADATA)
+CUDART_SOURCE: list[Any] = [
+    "ELF-DYNSYM",
+    {
+        "title": "lmcache 0.4.3 wheel, lmcache/c_ops.cpython-312-x86_64-linux-gnu.so: DT_NEEDED libcudart.so.12, no "
+        "RUNPATH (readelf -d); torch 2.11.0 cp312 manylinux wheel: METADATA Requires-Dist cuda-toolkit[cudart,...]"
+        "==13.0.2, torch/lib/libtorch_cuda.so DT_NEEDED libcudart.so.13 (read 2026-12-05)",
+        "url": "https://pypi.org/project/lmcache/0.4.3/",
+    },
+]
 
 
 def _section(ctx: Context) -> Mapping[str, Any] | None:
@@ -218,6 +228,46 @@ def driver_api_reasons(ctx: Context) -> list[Reason]:
     return reasons
 
 
+def _cuda_runtime_reasons(ctx: Context, e: Mapping[str, Any], ext: str, path: str) -> list[Reason]:
+    """The CUDA runtime an extension links by major (DT_NEEDED libcudart.so.N, `cuda_runtime`) against the CUDA
+    torch is built with: the same major is torch's own runtime, loaded before the extension (a pass); another
+    (LMCache 0.4.3's c_ops links libcudart.so.12, torch 2.11.0 from PyPI is built with CUDA 13.0 and brings
+    libcudart.so.13) loads only where the loader finds a CUDA N runtime on its own path, which the facts do not
+    say: unknown, as 'libcudart.so.12: cannot open shared object file' is what the import raises otherwise.
+    Nothing where the file links none, or torch's CUDA is not known."""
+    names = [n for n in e.get("cuda_runtime") or [] if isinstance(n, str)]
+    torch = ctx.package("torch") or {}
+    cuda = str(torch.get("cuda") or "")
+    major = cuda.split(".", 1)[0]
+    if not names or not major.isdigit():
+        return []
+    out: list[Reason] = []
+    for name in names:
+        want = name.rsplit(".", 1)[-1]
+        base: Reason = {
+            "rule": "cuda-runtime",
+            "requirement": f"the CUDA runtime {path} links ({name}) is the one torch brings",
+            "observed": f"{name}; torch built with CUDA {cuda}",
+            "required": f"libcudart.so.{major}",
+            "source": CUDART_SOURCE,
+        }
+        if want == major:
+            out.append({**base, "result": "pass", "message": f"{path} links {name}, torch's own CUDA {major} runtime"})
+        else:
+            out.append(
+                {
+                    **base,
+                    "result": "unknown",
+                    "message": f"{ext}'s {path} links {name} (built with CUDA {want}), but torch is built with CUDA "
+                    f"{cuda} and brings libcudart.so.{major}: the import loads it only where the loader finds a "
+                    f"CUDA {want} runtime on its own path (LD_LIBRARY_PATH, ld.so.cache), which was not read; "
+                    f"otherwise it fails with '{name}: cannot open shared object file'. Install the release of "
+                    f"{ext} built with CUDA {major}, or a torch built with CUDA {want}",
+                }
+            )
+    return out
+
+
 def extension_torch_abi_reasons(ctx: Context, spec: Mapping[str, Any]) -> list[Reason]:
     """Other packages' compiled torch extensions (facts.kernel_symbols.extensions) named by a check's `extension`
     spec (modules, effect, imports, launch_fact?, every_launch_releases?): a failing reason per file of those
@@ -266,6 +316,8 @@ def extension_torch_abi_reasons(ctx: Context, spec: Mapping[str, Any]) -> list[R
             )
             continue
         own = own_effects.get(ext)
+        if own != "degraded":  # a module loaded inside a try (cuda_ops) that fails to load only degrades
+            reasons += _cuda_runtime_reasons(ctx, e, ext, str(path))
         base: Reason = {
             "rule": "torch-symbols",
             "requirement": f"every torch symbol {path} needs is exported by torch's libraries",

@@ -29,6 +29,9 @@ def _facts(tmp_path: Path, missing: int, extension: str = "lmcache") -> Path:
         "extension": extension, "path": f"{extension}/c_ops.cpython-312-x86_64-linux-gnu.so", "torch_symbols": 40,
         "torch_missing_count": missing, "torch_missing": [MISSING] * min(missing, 1),
     }  # fmt: skip
+    # LMCache installed at the release SGLang 0.5.23 (the case's) imports from (lmcache-sglang-adapter); the case
+    # lists no lmcache, and --enable-lmcache without it is refused on its own (ifc37)
+    doc["facts"]["packages"]["lmcache"] = {"installed": True, "version": "0.5.6", "location": "/x"}
     site = "/opt/venv/lib/python3.12/site-packages"
     doc["facts"]["kernel_symbols"] = {
         "package": "sglang-kernel", "version": "0.4.10", "files": [common], "extension_dirs": [site],

@@ -215,6 +215,9 @@ MUTATIONS: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     # extension-torch-abi-lmcache / -deepep: LMCache's c_ops, DeepEP's library built against another torch
     "lmcache-c-ops-other-torch": ("h200-newest", _extension_other_torch("lmcache")),
     "deep-ep-other-torch": ("h200-newest", _extension_other_torch("deep_ep")),
+    # lmcache-sglang-adapter: SGLang 0.5.23 imports lmcache_mp_metadata / unified_lmcache_mp_connector, first in
+    # LMCache 0.5.6 (ifc37)
+    "lmcache-0.5.5-sglang-0.5.23": ("h200-newest", _packages(lmcache="0.5.5")),
     "docker-gpus-no-hook": ("image-docker-no-nvidia-runtime", _started_by("docker-gpus")),
     "cdi-device-no-spec": ("image-docker-no-nvidia-runtime", _started_by("cdi-device")),
     "nvml-refused-files-unread": ("h200-newest", _nvml_refused_files_unread),
