@@ -365,7 +365,8 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "directories it searches (`cxx_cuda_runtime_h_found`, `cxx_nccl_h_found`: null where one could not be "
             "read); whether the host compiler nvcc runs with no -ccbin (gcc on that PATH, then the toolkit's bin and "
             "nvvm/bin) is found (`nvcc_host_found`: absent where NVCC_CCBIN, NVCC_PREPEND_FLAGS / NVCC_APPEND_FLAGS, "
-            "nvcc.profile or a wrapper nvcc may name another) and its path (`nvcc_host`) (stackcheck/probes/jit.py)",
+            "nvcc.profile or a wrapper nvcc may name another; false for a gcc without cc1plus, no g++) and its path "
+            "(`nvcc_host`) (stackcheck/probes/jit.py)",
         ),
     ),
     "cudalib": (
