@@ -68,6 +68,9 @@ assembler that a user put in place of Triton's bundled one:
   left out with `nvcc_host_reason` where NVCC_CCBIN, a -ccbin in NVCC_PREPEND_FLAGS / NVCC_APPEND_FLAGS, the
   toolkit's nvcc.profile or a wrapper nvcc may name another (nvcc_host_compiler); false too where that gcc's program
   directory holds cc1 and no cc1plus (gcc without g++: nvcc compiles the host code as C++).
+- `nvcc_host_gnu_major` / `nvcc_host_gnu_max` / `nvcc_host_gnu_supported`: that gcc's major, the newest the toolkit's
+  include/crt/host_config.h takes, and whether it is within it (_gnu_support); absent where one is not read or
+  NVCC_PREPEND_FLAGS / NVCC_APPEND_FLAGS hold -allow-unsupported-compiler.
 
 Files are read through a FileView (stackcheck/readers/fsview.py) with box paths; nothing is imported.
 """
@@ -334,7 +337,38 @@ def nvcc_host_compiler(env: Mapping[str, str], view: FileView, nvcc: str | None,
                 f"{found} has no C++ compiler (cc1 but no cc1plus in {', '.join(programs)}): the g++ package is not "
                 "installed, and nvcc compiles the host code as C++"
             )
+        elif not any(_ALLOW_UNSUPPORTED.search(env.get(name) or "") for name in NVCC_HOST_ENV):
+            out.update(_gnu_support(view, found, programs, toolkit))
     return out
+
+
+_ALLOW_UNSUPPORTED = _lazy(r"(?:^|\s)-?-allow-unsupported-compiler(?:\s|$)")
+_GNU_LIMIT = _lazy(r"#if __GNUC__ > (\d+)\s+#error -- unsupported GNU version")
+_GCC_NAME_MAJOR = _lazy(r"gcc-(\d+)")
+
+
+def _gnu_support(view: FileView, gcc: str, programs: list[str], toolkit: str) -> dict[str, Any]:
+    """`nvcc_host_gnu_major` / `_max` / `_supported`: the found gcc's major (the resolved gcc's name, gcc-N, else the
+    one program directory with cc1plus, named N or N.M.P) against the newest the toolkit's include/crt/host_config.h
+    lets through ('#if __GNUC__ > N' then '#error -- unsupported GNU version', CUDA 12.8.93 :141-145). Nothing
+    where either is not read."""
+    try:
+        header = view.read_bytes(f"{toolkit}/include/crt/host_config.h", 1 << 17).decode("utf-8", "replace")
+        real = view.realpath(gcc)
+    except (OSError, ValueError):
+        return {}
+    limit = _GNU_LIMIT.search(header)
+    named = _GCC_NAME_MAJOR.search(posixpath.basename(real))
+    if named is not None and named.end() == len(posixpath.basename(real)):
+        major: int | None = int(named.group(1))
+    else:
+        majors = {posixpath.basename(d).split(".")[0] for d in programs if is_file(view, f"{d}/cc1plus")}
+        only = majors.pop() if len(majors) == 1 else ""
+        major = int(only) if only.isdigit() else None
+    if limit is None or major is None:
+        return {}
+    most = int(limit.group(1))
+    return {"nvcc_host_gnu_major": major, "nvcc_host_gnu_max": most, "nvcc_host_gnu_supported": major <= most}
 
 
 def _gcc_program_dirs(view: FileView, gcc: str) -> list[str]:
