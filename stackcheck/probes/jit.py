@@ -66,7 +66,11 @@ assembler that a user put in place of Triton's bundled one:
 - `nvcc_host_found` / `nvcc_host`: whether the host compiler nvcc runs for SGLang's JIT kernels (they pass no -ccbin)
   is found: nvcc's default, gcc, on the server's PATH, then the toolkit's bin and nvvm/bin (nvcc.profile's PATH +=);
   left out with `nvcc_host_reason` where NVCC_CCBIN, a -ccbin in NVCC_PREPEND_FLAGS / NVCC_APPEND_FLAGS, the
-  toolkit's nvcc.profile or a wrapper nvcc may name another (nvcc_host_compiler).
+  toolkit's nvcc.profile or a wrapper nvcc may name another (nvcc_host_compiler); false too where that gcc's program
+  directory holds cc1 and no cc1plus (gcc without g++: nvcc compiles the host code as C++).
+- `nvcc_host_gnu_major` / `nvcc_host_gnu_max` / `nvcc_host_gnu_supported`: that gcc's major, the newest the toolkit's
+  include/crt/host_config.h takes, and whether it is within it (_gnu_support); absent where one is not read or
+  NVCC_PREPEND_FLAGS / NVCC_APPEND_FLAGS hold -allow-unsupported-compiler.
 
 Files are read through a FileView (stackcheck/readers/fsview.py) with box paths; nothing is imported.
 """
@@ -298,7 +302,8 @@ def nvcc_host_compiler(env: Mapping[str, str], view: FileView, nvcc: str | None,
     kernels/jit/utils/compile/ninja.py:112-114) is found: gcc on the server's PATH followed by the toolkit's bin and
     nvvm/bin (nvcc.profile's PATH +=). Left out (`nvcc_host_reason`) where something else may name it: NVCC_CCBIN, a
     -ccbin in NVCC_PREPEND_FLAGS / NVCC_APPEND_FLAGS, a compiler-bindir in the toolkit's nvcc.profile, an nvcc that
-    is a wrapper script; nothing where there is no nvcc (nvcc_found judges that)."""
+    is a wrapper script; nothing where there is no nvcc (nvcc_found judges that). A gcc whose program directory
+    holds cc1 and no cc1plus (no g++ installed) is no host compiler: nvcc hands it the host code as C++."""
     if nvcc is None:
         return {}
     named = [
@@ -325,7 +330,69 @@ def nvcc_host_compiler(env: Mapping[str, str], view: FileView, nvcc: str | None,
     out: dict[str, Any] = {"nvcc_host_found": found is not None}
     if found is not None:
         out["nvcc_host"] = found
+        programs = _gcc_program_dirs(view, found)
+        if programs and not any(is_file(view, f"{d}/cc1plus") for d in programs):
+            out["nvcc_host_found"] = False
+            out["nvcc_host_reason"] = (
+                f"{found} has no C++ compiler (cc1 but no cc1plus in {', '.join(programs)}): the g++ package is not "
+                "installed, and nvcc compiles the host code as C++"
+            )
+        elif not any(_ALLOW_UNSUPPORTED.search(env.get(name) or "") for name in NVCC_HOST_ENV):
+            out.update(_gnu_support(view, found, programs, toolkit))
     return out
+
+
+_ALLOW_UNSUPPORTED = _lazy(r"(?:^|\s)-?-allow-unsupported-compiler(?:\s|$)")
+_GNU_LIMIT = _lazy(r"#if __GNUC__ > (\d+)\s+#error -- unsupported GNU version")
+_GCC_NAME_MAJOR = _lazy(r"gcc-(\d+)")
+
+
+def _gnu_support(view: FileView, gcc: str, programs: list[str], toolkit: str) -> dict[str, Any]:
+    """`nvcc_host_gnu_major` / `_max` / `_supported`: the found gcc's major (the resolved gcc's name, gcc-N, else the
+    one program directory with cc1plus, named N or N.M.P) against the newest the toolkit's include/crt/host_config.h
+    lets through ('#if __GNUC__ > N' then '#error -- unsupported GNU version', CUDA 12.8.93 :141-145). Nothing
+    where either is not read."""
+    try:
+        header = view.read_bytes(f"{toolkit}/include/crt/host_config.h", 1 << 17).decode("utf-8", "replace")
+        real = view.realpath(gcc)
+    except (OSError, ValueError):
+        return {}
+    limit = _GNU_LIMIT.search(header)
+    named = _GCC_NAME_MAJOR.search(posixpath.basename(real))
+    if named is not None and named.end() == len(posixpath.basename(real)):
+        major: int | None = int(named.group(1))
+    else:
+        majors = {posixpath.basename(d).split(".")[0] for d in programs if is_file(view, f"{d}/cc1plus")}
+        only = majors.pop() if len(majors) == 1 else ""
+        major = int(only) if only.isdigit() else None
+    if limit is None or major is None:
+        return {}
+    most = int(limit.group(1))
+    return {"nvcc_host_gnu_major": major, "nvcc_host_gnu_max": most, "nvcc_host_gnu_supported": major <= most}
+
+
+def _gcc_program_dirs(view: FileView, gcc: str) -> list[str]:
+    """The program directories of the GCC installation `gcc` belongs to that hold its C compiler proper (cc1):
+    PREFIX/lib/gcc/TRIPLET/VERSION (Debian) and PREFIX/libexec/gcc/TRIPLET/VERSION (RHEL, GCC's own default), PREFIX
+    the directory above the resolved gcc's bin. cc1plus, the C++ one, is packaged apart (Debian 12: cpp-12 owns
+    cc1, g++-12 cc1plus; dpkg -S). Empty where the layout is not that one (not read)."""
+    try:
+        real = view.realpath(gcc)
+    except (OSError, ValueError):
+        return []
+    bin_dir = posixpath.dirname(real)
+    if posixpath.basename(bin_dir) != "bin":
+        return []
+    prefix = posixpath.dirname(bin_dir)
+    dirs: list[str] = []
+    for sub in ("lib/gcc", "libexec/gcc"):
+        base = posixpath.join(prefix, sub)
+        for triplet in listdir_or_empty(view, base):
+            for version in listdir_or_empty(view, f"{base}/{triplet}"):
+                d = f"{base}/{triplet}/{version}"
+                if is_file(view, f"{d}/cc1") or is_file(view, f"{d}/cc1plus"):
+                    dirs.append(d)
+    return dirs
 
 
 #: the C++ compiler's own include directories, searched after the -isystem ones and CPATH / CPLUS_INCLUDE_PATH

@@ -349,6 +349,9 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
                 "jit.cxx_quoted_found",
                 "jit.nvcc_host_found",
                 "jit.nvcc_host",
+                "jit.nvcc_host_gnu_major",
+                "jit.nvcc_host_gnu_max",
+                "jit.nvcc_host_gnu_supported",
             ),
             "the toolkit a JIT build picks (CUDA_HOME, else the nvcc on PATH, else /usr/local/cuda), whether it has "
             "`bin/nvcc`, `include/cuda_fp8.h`, `include/cuda_fp4.h`, `include/curand_kernel.h`, and the CUDA "
@@ -365,7 +368,11 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "directories it searches (`cxx_cuda_runtime_h_found`, `cxx_nccl_h_found`: null where one could not be "
             "read); whether the host compiler nvcc runs with no -ccbin (gcc on that PATH, then the toolkit's bin and "
             "nvvm/bin) is found (`nvcc_host_found`: absent where NVCC_CCBIN, NVCC_PREPEND_FLAGS / NVCC_APPEND_FLAGS, "
-            "nvcc.profile or a wrapper nvcc may name another) and its path (`nvcc_host`) (stackcheck/probes/jit.py)",
+            "nvcc.profile or a wrapper nvcc may name another; false for a gcc without cc1plus, no g++) and its path "
+            "(`nvcc_host`), that gcc's major, the newest the toolkit's include/crt/host_config.h takes and whether it "
+            "is within it (`nvcc_host_gnu_major`, `nvcc_host_gnu_max`, `nvcc_host_gnu_supported`: absent where one "
+            "is not read or -allow-unsupported-compiler is in NVCC_PREPEND_FLAGS / NVCC_APPEND_FLAGS) "
+            "(stackcheck/probes/jit.py)",
         ),
     ),
     "cudalib": (
