@@ -40,6 +40,30 @@ def _files(ks: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return [f for f in ks["files"] if isinstance(f, Mapping)]
 
 
+def _torch_symbols_reason(entry: Mapping[str, Any], path: Any, torch: Any, effect: str, failed: str) -> Reason:
+    """Rule torch-symbols' reason for one library read against torch (a kernel package's common_ops, another
+    package's extension): fail with `failed` where some torch symbol it needs is missing, else pass."""
+    count = entry.get("torch_missing_count")
+    total = entry.get("torch_symbols")
+    base: Reason = {
+        "rule": "torch-symbols",
+        "requirement": f"every torch symbol {path} needs is exported by torch's libraries",
+        "observed": f"{count} of {total} missing",
+        "required": "0 missing",
+        "effect": effect,
+        "source": SOURCE,
+    }
+    if count:
+        return {**base, "result": "fail", "message": failed}
+    libs = ", ".join(entry.get("torch_libs") or []) or "libraries"
+    message = (
+        f"all {total} torch symbols of {path} resolve in torch {torch}'s {libs}"
+        if total
+        else f"{path} needs no symbol of torch's C++ API"
+    )
+    return {**base, "result": "pass", "message": message}
+
+
 def _shown(names: Any) -> str:
     from stackcheck.readers.kernelsymbols import readable
 
@@ -99,37 +123,14 @@ def torch_abi_reasons(ctx: Context) -> list[Reason] | None:
     reasons: list[Reason] = []
     for f in judged:
         count = int(f["torch_missing_count"])
-        base: Reason = {
-            "rule": "torch-symbols",
-            "requirement": f"every torch symbol {f.get('path')} needs is exported by torch's libraries",
-            "observed": f"{count} of {f.get('torch_symbols')} missing",
-            "required": "0 missing",
-            "effect": "crash",
-            "source": SOURCE,
-        }
-        if count:
-            missing = f.get("torch_missing") or []
-            first = missing[0] if missing else "?"
-            reasons.append(
-                {
-                    **base,
-                    "result": "fail",
-                    "message": f"{pkg}'s {f.get('path')} needs {count} symbol{'s' if count > 1 else ''} of torch's "
-                    f"C++ API that torch {torch} does not export ({_shown(missing)}): importing sgl_kernel fails "
-                    f"with 'undefined symbol: {first}'; the kernel package was built against another torch",
-                }
-            )
-        else:
-            reasons.append(
-                {
-                    **base,
-                    "result": "pass",
-                    "message": f"all {f.get('torch_symbols')} torch symbols of {f.get('path')} resolve in torch "
-                    f"{torch}'s {', '.join(f.get('torch_libs') or []) or 'libraries'}"
-                    if f.get("torch_symbols")
-                    else f"{f.get('path')} needs no symbol of torch's C++ API",
-                }
-            )
+        missing = f.get("torch_missing") or []
+        first = missing[0] if missing else "?"
+        failed = (
+            f"{pkg}'s {f.get('path')} needs {count} symbol{'s' if count > 1 else ''} of torch's "
+            f"C++ API that torch {torch} does not export ({_shown(missing)}): importing sgl_kernel fails "
+            f"with 'undefined symbol: {first}'; the kernel package was built against another torch"
+        )
+        reasons.append(_torch_symbols_reason(f, f.get("path"), torch, "crash", failed))
     for f in files:
         why = f.get("error") or f.get("torch_error")
         if why and f not in judged:
@@ -318,37 +319,15 @@ def extension_torch_abi_reasons(ctx: Context, spec: Mapping[str, Any]) -> list[R
         own = own_effects.get(ext)
         if own != "degraded":  # a module loaded inside a try (cuda_ops) that fails to load only degrades
             reasons += _cuda_runtime_reasons(ctx, e, ext, str(path))
-        base: Reason = {
-            "rule": "torch-symbols",
-            "requirement": f"every torch symbol {path} needs is exported by torch's libraries",
-            "observed": f"{count} of {e.get('torch_symbols')} missing",
-            "required": "0 missing",
-            "effect": "degraded" if effect == "degraded" or own == "degraded" else effect,
-            "source": SOURCE,
-        }
-        if count:
-            missing = e.get("torch_missing") or []
-            first = missing[0] if missing else "?"
-            reasons.append(
-                {
-                    **base,
-                    "result": "fail",
-                    "message": f"{ext}'s {path} needs {count} symbol{'s' if count > 1 else ''} of torch's C++ API "
-                    f"that torch {torch} does not export ({_shown(missing)}): loading it fails with 'undefined "
-                    f"symbol: {first}' ({imports}); the extension was built against another torch",
-                }
-            )
-        else:
-            reasons.append(
-                {
-                    **base,
-                    "result": "pass",
-                    "message": f"all {e.get('torch_symbols')} torch symbols of {path} resolve in torch {torch}'s "
-                    f"{', '.join(e.get('torch_libs') or []) or 'libraries'}"
-                    if e.get("torch_symbols")
-                    else f"{path} needs no symbol of torch's C++ API",
-                }
-            )
+        missing = e.get("torch_missing") or []
+        first = missing[0] if missing else "?"
+        failed = (
+            f"{ext}'s {path} needs {count} symbol{'s' if count > 1 else ''} of torch's C++ API "
+            f"that torch {torch} does not export ({_shown(missing)}): loading it fails with 'undefined "
+            f"symbol: {first}' ({imports}); the extension was built against another torch"
+        )
+        kind = "degraded" if effect == "degraded" or own == "degraded" else effect
+        reasons.append(_torch_symbols_reason(e, path, torch, kind, failed))
     if not reasons:
         where = ", ".join(str(d) for d in ks["extension_dirs"]) or "no site-packages directory"
         if flagged:  # the launch imports it: absent there it fails, or it lies where the probe did not look
