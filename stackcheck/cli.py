@@ -310,14 +310,49 @@ def _run_main(argv: Sequence[str] | None) -> int:
 
         discard_stdout()  # the reader went away (`| head`): what is still buffered must not fail at exit
         return 0
-    except Exception as exc:  # the last line of defence: one line, exit 4, never a traceback by default
-        import os
-
-        _say(f"stackcheck: internal error: {type(exc).__name__}: {exc}".splitlines()[0])
-        _say("stackcheck: this is a bug; rerun with STACKCHECK_DEBUG=1 for the traceback")
-        if os.environ.get("STACKCHECK_DEBUG"):
-            from stackcheck.redact import traceback_lines
-
-            for line in traceback_lines():
-                _say(line)
+    except ModuleNotFoundError as exc:
+        missing = _missing_dependency(exc)
+        if missing is None:
+            return _internal_error(exc)
+        _say(f"stackcheck: error: broken installation: stackcheck's dependency {missing} is not importable")
+        _say(f"stackcheck: reinstall stackcheck with its dependencies, or: python -m pip install {missing}")
         return EXIT_INTERNAL
+    except Exception as exc:  # the last line of defence: one line, exit 4, never a traceback by default
+        return _internal_error(exc)
+
+
+#: the top-level modules of stackcheck's runtime dependencies (pyproject.toml's `dependencies`, and jsonschema's
+#: own), each with the distribution to install: a missing one is a broken installation, not a bug in stackcheck
+DEPENDENCY_MODULES = {
+    "pynvml": "nvidia-ml-py",
+    "packaging": "packaging",
+    "importlib_metadata": "importlib-metadata",
+    "rich": "rich",
+    "jsonschema": "jsonschema",
+    "jsonschema_specifications": "jsonschema-specifications",
+    "referencing": "referencing",
+    "rpds": "rpds-py",
+    "attrs": "attrs",
+    "attr": "attrs",
+    "typing_extensions": "typing-extensions",
+}
+
+
+def _missing_dependency(exc: ModuleNotFoundError) -> str | None:
+    """The distribution to install when `exc` says one of stackcheck's dependencies is missing, else None."""
+    name = (exc.name or "").partition(".")[0]
+    return DEPENDENCY_MODULES.get(name)
+
+
+def _internal_error(exc: BaseException) -> int:
+    """The last line of defence: one line, exit 4, never a traceback unless STACKCHECK_DEBUG is set."""
+    import os
+
+    _say(f"stackcheck: internal error: {type(exc).__name__}: {exc}".splitlines()[0])
+    _say("stackcheck: this is a bug; rerun with STACKCHECK_DEBUG=1 for the traceback")
+    if os.environ.get("STACKCHECK_DEBUG"):
+        from stackcheck.redact import traceback_lines
+
+        for line in traceback_lines():
+            _say(line)
+    return EXIT_INTERNAL

@@ -7,7 +7,7 @@
 1  a finding: a stack check failed (audit), a required feature is not ok (gate)
 2  usage error or bad input (bad arguments, manifest, facts file, log file)
 3  a probe failed and --strict was given
-4  internal error (a bug in stackcheck)
+4  internal error (a bug in stackcheck), or a dependency of stackcheck that cannot be imported
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ EPILOG = """exit codes:
      request (plan), an input was skipped with --strict (fleet), a feature that was ok is not (diff)
   2  usage error or bad input (arguments, manifest, facts file, log file)
   3  a probe failed and --strict was given
-  4  internal error (a bug in stackcheck: please report it)
+  4  internal error (a bug in stackcheck: please report it), or a dependency missing
   gate with a command: once the server runs, its own status (126/127: it could not be executed / found)
 """
 
