@@ -9,7 +9,7 @@
 set -u
 cd "$(dirname "$0")/.."
 py=${PYTHON:-python3}
-export PYTHONPATH="$(pwd)"
+export PYTHONPATH="$(pwd)${PYTHONPATH:+:$PYTHONPATH}"  # keep wheels unpacked beside it (bench/device_batch.sh)
 tmp=$(mktemp -d)
 $py -m stackcheck explain torch-symm-mem >"$tmp/explain.txt"
 echo "explain rc=$?"; sed -n 2,5p "$tmp/explain.txt"
