@@ -9,11 +9,13 @@ probe's facts say fails (in torch's order: ninja, the CUDA home, the C++ compile
 
     PYTHONPATH=$PWD python3 bench/h200_symm_link_proof.py --out "$OUT"
 
-Two variants:
+Variants:
 1. the box as it is;
 2. LIBRARY_PATH pointed at a temporary directory holding a `libnccl.so` link to the NCCL library torch loads
    (the pip wheel's libnccl.so.2), the fix the rule's message names: the probe must then say found, and the link
-   must succeed (only run when variant 1 got as far as the link).
+   must succeed (only run when variant 1 got as far as the link);
+3. each earlier hop broken on purpose: ninja's directory taken off PATH, `CXX` naming an absent compiler, CUDA_HOME
+   an empty directory (the probe and torch's build must name the same first failure).
 
 Prints PROOF OK or PROOF FAILED per variant; writes $OUT/symm_link_proof.json.
 """
@@ -138,6 +140,15 @@ def main() -> int:
             rows.append(variant("library-path", {**env, "LIBRARY_PATH": d + (":" + lp if lp else "")}, out))
         else:
             print("library-path: skipped (no nvidia/nccl/lib/libnccl.so.2 in the system Python)")
+    # each hop broken on purpose, in a copy of the box's environment: the probe must name the same first failure
+    # that torch's build meets (the box itself passes every hop, so the as-is variant alone proves no failure)
+    path_dirs = env.get("PATH", "").split(os.pathsep)
+    no_ninja = [d for d in path_dirs if d and not os.path.exists(os.path.join(d, "ninja"))]
+    if len(no_ninja) < len(path_dirs):
+        rows.append(variant("no-ninja", {**env, "PATH": os.pathsep.join(no_ninja)}, out))
+    rows.append(variant("cxx-absent", {**env, "CXX": "/nonexistent/bin/g++"}, out))
+    empty = tempfile.mkdtemp(prefix="sc-empty-cuda-")
+    rows.append(variant("cuda-home-empty", {**env, "CUDA_HOME": empty, "CUDA_PATH": empty}, out))
     (out / "symm_link_proof.json").write_text(json.dumps(rows, indent=2), encoding="utf-8")
     return 0 if all(r["agree"] for r in rows) else 1
 
