@@ -548,3 +548,26 @@ def test_the_default_runtimes_binary_present_or_another_default_is_ok(tmp_path: 
         host(tmp_path / "b", not_default, DOCKERD, specs=GPU_SPEC), {"nvidia-container-runtime-hook": "/usr/bin"}, None
     )
     assert run_check(probe(root), started_by)["status"] == "ok"
+
+
+# irev56: a runtime given as the runc shim with a BinaryName option (daemon.json runtimeType io.containerd.runc.v2,
+# options.BinaryName; moby b985e231 daemon/runtime_unix.go:158-163, shimopts/convert.go:20-34) makes the shim exec that
+# binary as a `path` does: an absent one was never looked for, and docker.runtime.nvidia said registered (a false pass).
+AS_SHIM = {"runtimes": {"nvidia": {"runtimeType": "io.containerd.runc.v2",
+                                   "options": {"BinaryName": "/usr/bin/nvidia-container-runtime"}}}}  # fmt: skip
+
+
+def test_a_runc_shim_runtimes_absent_binary_name_is_unknown(tmp_path: Path) -> None:
+    facts = probe(host(tmp_path, AS_SHIM, DOCKERD))
+    assert facts["runtime_binary_missing"] == {"nvidia": "/usr/bin/nvidia-container-runtime"}, facts
+    assert run_check(facts, "nvidia-runtime")["status"] == "unknown"
+
+
+def test_a_runc_shim_runtimes_present_binary_or_another_shim_is_registered(tmp_path: Path) -> None:
+    root = host(tmp_path / "a", AS_SHIM, DOCKERD)
+    (root / "usr/bin/nvidia-container-runtime").write_bytes(b"\x7fELF")
+    assert run_check(probe(root), "nvidia-runtime")["status"] == "ok"
+    # another shim's options are its own (not a binary the runc shim execs): not read
+    other = {"runtimes": {"nvidia": {"runtimeType": "io.containerd.kata.v2", "options": {"BinaryName": "/nowhere"}}}}
+    facts = probe(host(tmp_path / "b", other, DOCKERD))
+    assert facts["runtime_binary_missing"] == {} and run_check(facts, "nvidia-runtime")["status"] == "ok"
