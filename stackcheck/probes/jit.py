@@ -365,7 +365,7 @@ def _gnu_support(view: FileView, gcc: str, programs: list[str], toolkit: str) ->
     else:
         majors = {posixpath.basename(d).split(".")[0] for d in programs if is_file(view, f"{d}/cc1plus")}
         only = majors.pop() if len(majors) == 1 else ""
-        major = int(only) if only.isdigit() else None
+        major = int(only) if only.isascii() and only.isdigit() else None
     if limit is None or major is None:
         return {}
     most = int(limit.group(1))

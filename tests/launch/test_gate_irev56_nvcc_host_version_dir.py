@@ -92,3 +92,10 @@ def test_controls_its_own_cc1plus_or_a_name_without_a_version(tmp_path: Path) ->
     # gcc-14 with no program directory of its own version: the layout is not read, left as before
     jit = probe_jit(_facts(), ENV, _box(tmp_path / "d", "gcc-14", {"13": True}))
     assert jit["nvcc_host_found"] is True, jit
+
+
+def test_a_version_directory_named_by_a_non_ascii_digit_is_not_read(tmp_path: Path) -> None:
+    # '²'.isdigit() is true and int('²') raises: the jit probe failed as a whole (its section lost, every jit rule
+    # guarded by `exists` then not applied); a directory name that is not an ASCII number says no major
+    jit = probe_jit(_facts(), ENV, _box(tmp_path, "gcc", {"\u00b2": True}))
+    assert jit["nvcc_host_found"] is True and "nvcc_host_gnu_supported" not in jit, jit
