@@ -28,7 +28,9 @@ FP8_BLOCK = {
 }
 
 
-def _run(tmp_path: Path, draft: str, version: str | None, *algorithm: str) -> preflight.Preflight:
+def _run(
+    tmp_path: Path, draft: str, version: str | None, *algorithm: str, cwd_unknown: str | None = None
+) -> preflight.Preflight:
     target = tmp_path / "m"
     target.mkdir(exist_ok=True)
     (target / "config.json").write_text(json.dumps(LLAMA))
@@ -45,6 +47,7 @@ def _run(tmp_path: Path, draft: str, version: str | None, *algorithm: str) -> pr
         home=str(tmp_path / "home"),
         sglang_version=version,
         readings=preflight.Readings(),
+        cwd_unknown=cwd_unknown,
     )
     return preflight.run(inp)
 
@@ -76,3 +79,9 @@ def test_a_read_draft_config_still_requires_nothing_when_not_loaded(tmp_path: Pa
     assert "fp8-block-gemm" not in {r.feature for r in res.requirements}
     assert _draft(res) == {"ok"}
 
+
+def test_a_relative_draft_path_in_an_unknown_working_directory_stays_unknown(tmp_path: Path) -> None:
+    # the shell string's `cd` hides where ./draft leads: whether SGLang 0.5.12+ finds its config is not known
+    res = _run(tmp_path, "./draft", "0.5.23", cwd_unknown="cd $WORK")
+    assert _draft(res) == {"unknown"}, [r.message for r in res.results if r.check == "draft-model"]
+    assert _draft(_run(tmp_path, "./draft", "0.5.11", cwd_unknown="cd $WORK")) == {"warn"}

@@ -134,12 +134,16 @@ CONFIG_READ = (
 
 def _not_loaded(result: CheckResult, version: str | None) -> CheckResult:
     """A check of a draft model SGLang does not load: a failure (or an unknown) is a note (warn), never a refusal;
-    except the checks that reach its config (not found, unreadable) on a release that reads it all the same
-    (DRAFT_CONFIG_READ; an unknown release too), which stay as they are."""
+    except the checks that reach its config (not found, unreadable, not known where a relative path leads) on a
+    release that reads it all the same (DRAFT_CONFIG_READ; an unknown release too), which stay as they are."""
     if result.status in ("ok", "warn"):
         return result
     observed = result.observed if isinstance(result.observed, Mapping) else {}
-    reaches_config = observed.get("found") is False or observed.get("config") == "unreadable"
+    reaches_config = (
+        observed.get("found") is False
+        or observed.get("config") == "unreadable"
+        or ("cwd" in observed and observed["cwd"] is None)  # a relative path in a working directory not known
+    )
     if reaches_config:
         from stackcheck.facts.versions import version_in
 
