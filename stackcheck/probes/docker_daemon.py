@@ -39,8 +39,8 @@ Facts: `docker_daemon: {"installed": bool, "config": path|null, "config_source":
 "flags_reason": str, "pid": int|null, "started_at": epoch s|null (null where the process's start was not read),
 "config_newer_than_daemon": bool|null, "rootless_pidfile": path|null, "other_daemon": str|null (DOCKER_HOST or
 a docker context naming another daemon than the pid file's: every answer below is then not that daemon's),
-"registered": [name...], "runtime_paths": {name: the binary its path names}, "runtime_binary_missing": {name: an
-absolute binary path not on the host},
+"registered": [name...], "runtime_paths": {name: the binary its path (or a runc shim runtimeType's
+options.BinaryName) names}, "runtime_binary_missing": {name: an absolute binary path not on the host},
 "runtimes_complete": bool, "runtimes_reason": str, "cdi_spec_dirs": [dir...], "cdi_specs": [{"file", "kind"}],
 "cdi_unread": [str...], "other_cdi_configs": [path...], "cdi_complete": bool, "cdi_reason": str,
 "gpu_hooks": {hook: path|null}, "gpu_hooks_path": where the PATH came from, "gpu_hooks_newer_than_daemon": [hook...],
@@ -116,6 +116,28 @@ def _go_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
+#: the containerd shim whose options name the OCI runtime binary it execs (runc's options, BinaryName)
+RUNC_SHIM = "io.containerd.runc.v2"
+
+
+def _runtime_binary(rt: Any) -> str | None:
+    """The binary a daemon.json runtime entry makes the runc shim exec: its `path`, else, for a `runtimeType` of the
+    runc shim, its `options` BinaryName (irev56). moby b985e231 daemon/runtime_unix.go:158-163 passes a runtimeType
+    entry's options to shimopts.Generate, which decodes them into the runc shim's Options for io.containerd.runc.v2
+    (daemon/internal/libcontainerd/shimopts/convert.go:20, :34, through TOML: the key is matched without regard to
+    case, as go-toml v2 matches a struct's field names; inferred, not run)."""
+    if not isinstance(rt, dict):
+        return None
+    path = rt.get("path")
+    if isinstance(path, str) and path:
+        return path
+    options = rt.get("options")
+    if rt.get("runtimeType") != RUNC_SHIM or not isinstance(options, dict):
+        return None
+    named = [v for k, v in options.items() if str(k).lower() == "binaryname" and isinstance(v, str) and v]
+    return named[-1] if len(named) == 1 else None
+
+
 def read_daemon_config(view: FileView, path: str) -> dict[str, Any]:
     """The keys of daemon.json at `path` this probe uses: `runtimes` (names), `default-runtime`, `cdi-spec-dirs`,
     `features.cdi`. DaemonConfigError for a file that is too large, not UTF-8, not JSON or not an object, or whose
@@ -149,9 +171,7 @@ def read_daemon_config(view: FileView, path: str) -> dict[str, Any]:
             raise DaemonConfigError(f"{path}: $.runtimes: not an object")
         out["runtimes"] = sorted({_safe(str(name)) for name in runtimes})
         out["runtime_paths"] = {
-            _safe(str(name)): rt["path"]
-            for name, rt in runtimes.items()
-            if isinstance(rt, dict) and isinstance(rt.get("path"), str) and rt["path"]
+            _safe(str(name)): binary for name, rt in runtimes.items() if (binary := _runtime_binary(rt)) is not None
         }
     default = doc.get("default-runtime")
     if default is not None:
@@ -558,12 +578,13 @@ PATH_LIMIT = 4096
 def _runtime_binaries(
     view: FileView, out: dict[str, Any], config: Mapping[str, Any] | None, flags: Mapping[str, Any] | None
 ) -> None:
-    """`runtime_paths` (the binary each configured runtime names: daemon.json's runtimes.NAME.path, an --add-runtime
-    NAME=PATH flag's) and `runtime_binary_missing` (those whose path is absolute and not on the host). dockerd makes a
-    runtime's path the containerd runc shim's BinaryName and never looks for it without runtimeArgs (moby
-    daemon/runtime_unix.go setupRuntimes, defaultV2ShimConfig; only a wrapped runtime's PreflightCheck runs
-    exec.LookPath), so the shim's exec of a binary that is not there fails the container as it is created. A name
-    without a slash is looked up on the shim's own PATH, which is not read: only an absolute path is judged here."""
+    """`runtime_paths` (the binary each configured runtime names: daemon.json's runtimes.NAME.path or a runc shim
+    runtimeType's options.BinaryName (_runtime_binary), an --add-runtime NAME=PATH flag's) and
+    `runtime_binary_missing` (those whose path is absolute and not on the host). dockerd makes a runtime's path the
+    containerd runc shim's BinaryName and never looks for it without runtimeArgs (moby daemon/runtime_unix.go
+    setupRuntimes, defaultV2ShimConfig; only a wrapped runtime's PreflightCheck runs exec.LookPath), so the shim's exec
+    of a binary that is not there fails the container as it is created. A name without a slash is looked up on the
+    shim's own PATH, which is not read: only an absolute path is judged here."""
     paths: dict[str, str] = {}
     for source in (config, flags):
         found = (source or {}).get("runtime_paths" if source is config else "add_runtime_paths")

@@ -67,7 +67,8 @@ assembler that a user put in place of Triton's bundled one:
   is found: nvcc's default, gcc, on the server's PATH, then the toolkit's bin and nvvm/bin (nvcc.profile's PATH +=);
   left out with `nvcc_host_reason` where NVCC_CCBIN, a -ccbin in NVCC_PREPEND_FLAGS / NVCC_APPEND_FLAGS, the
   toolkit's nvcc.profile or a wrapper nvcc may name another (nvcc_host_compiler); false too where that gcc's program
-  directory holds cc1 and no cc1plus (gcc without g++: nvcc compiles the host code as C++).
+  directory (of its own major, where its name says it) holds cc1 and no cc1plus (gcc without g++: nvcc compiles the
+  host code as C++).
 - `nvcc_host_gnu_major` / `nvcc_host_gnu_max` / `nvcc_host_gnu_supported`: that gcc's major, the newest the toolkit's
   include/crt/host_config.h takes, and whether it is within it (_gnu_support); absent where one is not read or
   NVCC_PREPEND_FLAGS / NVCC_APPEND_FLAGS hold -allow-unsupported-compiler.
@@ -330,7 +331,7 @@ def nvcc_host_compiler(env: Mapping[str, str], view: FileView, nvcc: str | None,
     out: dict[str, Any] = {"nvcc_host_found": found is not None}
     if found is not None:
         out["nvcc_host"] = found
-        programs = _gcc_program_dirs(view, found)
+        programs = _own_version(view, found, _gcc_program_dirs(view, found))
         if programs and not any(is_file(view, f"{d}/cc1plus") for d in programs):
             out["nvcc_host_found"] = False
             out["nvcc_host_reason"] = (
@@ -364,11 +365,27 @@ def _gnu_support(view: FileView, gcc: str, programs: list[str], toolkit: str) ->
     else:
         majors = {posixpath.basename(d).split(".")[0] for d in programs if is_file(view, f"{d}/cc1plus")}
         only = majors.pop() if len(majors) == 1 else ""
-        major = int(only) if only.isdigit() else None
+        major = int(only) if only.isascii() and only.isdigit() else None
     if limit is None or major is None:
         return {}
     most = int(limit.group(1))
     return {"nvcc_host_gnu_major": major, "nvcc_host_gnu_max": most, "nvcc_host_gnu_supported": major <= most}
+
+
+def _own_version(view: FileView, gcc: str, programs: list[str]) -> list[str]:
+    """The program directories of `programs` the gcc driver itself searches, where its resolved name says its major
+    (gcc-N, x86_64-linux-gnu-gcc-N): those of that major (named N or N.M.P). The driver looks for cc1plus under its own
+    version only, so g++-13's cc1plus is no C++ compiler for gcc-14 (irev56). All of them where the name says none,
+    or where no directory is of that major (a layout not read)."""
+    try:
+        name = posixpath.basename(view.realpath(gcc))
+    except (OSError, ValueError):
+        return programs
+    named = _GCC_NAME_MAJOR.search(name)
+    if named is None or named.end() != len(name):
+        return programs
+    own = [d for d in programs if posixpath.basename(d).split(".")[0] == named.group(1)]
+    return own or programs
 
 
 def _gcc_program_dirs(view: FileView, gcc: str) -> list[str]:

@@ -1059,7 +1059,7 @@ class Context:
             why = daemon.get("runtimes_reason") or daemon.get("error") or "the daemon's whole list was not read"
             raise Unknown(path, f"runtime {name} is not among those read ({', '.join(listed)}), but {why}")
         if kind == "gpu_request" and not name:
-            return self._docker_gpu_request(path, daemon)
+            return self._default_runtime_runs(path, daemon, self._docker_gpu_request(path, daemon))
         if kind == "cdi_kind" and "." in name:
             vendor, _, device_class = name.rpartition(".")
             name = f"{vendor}/{device_class}"  # docker.cdi_kind.nvidia.com.gpu: kind nvidia.com/gpu
@@ -1082,7 +1082,7 @@ class Context:
                     "not read",
                 )
             if found:
-                return "found"
+                return self._default_runtime_runs(path, daemon, "found")
             # an empty list is dockerd's (cdi-spec-dirs [] or --cdi-spec-dir ""): no directory at all
             listed_dirs = daemon.get("cdi_spec_dirs")
             spec_dirs = ", ".join(
@@ -1096,6 +1096,26 @@ class Context:
             why = daemon.get("cdi_reason") or "the spec directories were not all read"
             raise Unknown(path, f"no CDI spec read names {name} ({spec_dirs or 'no spec directory'}), but {why}")
         raise Missing(path, f"unknown fact path {path}")
+
+    @staticmethod
+    def _default_runtime_runs(path: str, daemon: Mapping[str, Any], value: str) -> str:
+        """`value` (a --gpus or CDI container's device path that passes), unless the daemon's default runtime is
+        registered with an absolute binary that is not on the host (runtime_binary_missing): a container started
+        without --runtime runs under the default runtime (moby daemon/start_unix.go:14-16 at b985e231 sets
+        HostConfig.Runtime to Runtimes.Default; runtime_unix.go:203-206 Get("") takes Default), and the runc shim's
+        exec of that path fails it as it is created (irev56). Unknown then, as for docker.runtime.NAME."""
+        default = daemon.get("default_runtime")
+        missing = daemon.get("runtime_binary_missing")
+        binary = missing.get(default) if isinstance(default, str) and isinstance(missing, dict) else None
+        if isinstance(binary, str):
+            raise Unknown(
+                path,
+                f"the daemon's default runtime {default} is registered with the binary {binary}, which is not on the "
+                "host: a container started without --runtime runs under the default runtime, whose runc shim runs that "
+                "path as the OCI runtime, and a path that is not there fails the container as it is created (not "
+                "judged further: the host's view read may differ from dockerd's)",
+            )
+        return value
 
     @staticmethod
     def _docker_gpu_request(path: str, daemon: Mapping[str, Any]) -> str:

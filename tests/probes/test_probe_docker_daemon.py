@@ -509,3 +509,65 @@ def test_a_hand_written_section_saying_the_binary_is_missing(tmp_path: Path) -> 
               "runtimes_complete": True, "registered": ["nvidia", "runc"],
               "runtime_binary_missing": {"nvidia": "/usr/bin/nvidia-container-runtime"}}  # fmt: skip
     assert run_check(daemon, "nvidia-runtime")["status"] == "unknown"
+
+
+# ---- irev56: the default runtime's absent binary fails --gpus and CDI containers too ----------------------------
+# A container started without --runtime (docker run --gpus, --device nvidia.com/gpu=all) runs under the daemon's
+# default runtime: moby daemon/start_unix.go:14-16 (b985e231) sets HostConfig.Runtime to Runtimes.Default where it is
+# empty, and runtime_unix.go:203-206 Get("") takes Default. With `default-runtime: nvidia` (nvidia-ctk runtime
+# configure --set-as-default) and that runtime's absolute binary gone, every such container fails as the shim execs
+# it, as for --runtime nvidia (igap22); igap22 judged the binary only for docker.runtime.NAME, so the --gpus and CDI
+# rules said ok (a false pass).
+
+AS_DEFAULT = {**ABSOLUTE, "default-runtime": "nvidia", "features": {"cdi": True}}
+GPU_SPEC = {"/var/run/cdi/nvidia.yaml": SPEC_YAML.format(kind="nvidia.com/gpu")}
+
+
+@pytest.mark.parametrize("started_by", ["docker-gpus", "cdi-device"])
+def test_the_default_runtimes_absent_binary_is_unknown_for_every_container(tmp_path: Path, started_by: str) -> None:
+    root = with_hooks(
+        host(tmp_path, AS_DEFAULT, DOCKERD, specs=GPU_SPEC), {"nvidia-container-runtime-hook": "/usr/bin"}, None
+    )
+    facts = probe(root)
+    assert facts["default_runtime"] == "nvidia" and facts["runtime_binary_missing"], facts
+    check = run_check(facts, started_by)
+    assert check["status"] == "unknown", check
+    assert any("default runtime nvidia" in str(r.get("message")) for r in check["reasons"]), check["reasons"]
+
+
+@pytest.mark.parametrize("started_by", ["docker-gpus", "cdi-device"])
+def test_the_default_runtimes_binary_present_or_another_default_is_ok(tmp_path: Path, started_by: str) -> None:
+    root = with_hooks(
+        host(tmp_path / "a", AS_DEFAULT, DOCKERD, specs=GPU_SPEC), {"nvidia-container-runtime-hook": "/usr/bin"}, None
+    )
+    (root / "usr/bin/nvidia-container-runtime").write_bytes(b"\x7fELF")
+    assert run_check(probe(root), started_by)["status"] == "ok"
+    # the absent binary is not the default runtime's: a container without --runtime never execs it
+    not_default = {**ABSOLUTE, "features": {"cdi": True}}
+    root = with_hooks(
+        host(tmp_path / "b", not_default, DOCKERD, specs=GPU_SPEC), {"nvidia-container-runtime-hook": "/usr/bin"}, None
+    )
+    assert run_check(probe(root), started_by)["status"] == "ok"
+
+
+# irev56: a runtime given as the runc shim with a BinaryName option (daemon.json runtimeType io.containerd.runc.v2,
+# options.BinaryName; moby b985e231 daemon/runtime_unix.go:158-163, shimopts/convert.go:20-34) makes the shim exec that
+# binary as a `path` does: an absent one was never looked for, and docker.runtime.nvidia said registered (a false pass).
+AS_SHIM = {"runtimes": {"nvidia": {"runtimeType": "io.containerd.runc.v2",
+                                   "options": {"BinaryName": "/usr/bin/nvidia-container-runtime"}}}}  # fmt: skip
+
+
+def test_a_runc_shim_runtimes_absent_binary_name_is_unknown(tmp_path: Path) -> None:
+    facts = probe(host(tmp_path, AS_SHIM, DOCKERD))
+    assert facts["runtime_binary_missing"] == {"nvidia": "/usr/bin/nvidia-container-runtime"}, facts
+    assert run_check(facts, "nvidia-runtime")["status"] == "unknown"
+
+
+def test_a_runc_shim_runtimes_present_binary_or_another_shim_is_registered(tmp_path: Path) -> None:
+    root = host(tmp_path / "a", AS_SHIM, DOCKERD)
+    (root / "usr/bin/nvidia-container-runtime").write_bytes(b"\x7fELF")
+    assert run_check(probe(root), "nvidia-runtime")["status"] == "ok"
+    # another shim's options are its own (not a binary the runc shim execs): not read
+    other = {"runtimes": {"nvidia": {"runtimeType": "io.containerd.kata.v2", "options": {"BinaryName": "/nowhere"}}}}
+    facts = probe(host(tmp_path / "b", other, DOCKERD))
+    assert facts["runtime_binary_missing"] == {} and run_check(facts, "nvidia-runtime")["status"] == "ok"

@@ -120,10 +120,35 @@ def draft_loaded(options: Mapping[str, Any]) -> bool:
 NOT_LOADED = "; no draft model is loaded (no --speculative-algorithm, or NGRAM), so SGLang never reads this path"
 
 
-def _not_loaded(result: CheckResult) -> CheckResult:
-    """A check of a draft model SGLang does not load: a failure (or an unknown) is a note (warn), never a refusal."""
+#: the first release whose server args read the draft path's config whatever the algorithm (irev56): the algorithm's
+#: alias is resolved with get_config(--speculative-draft-model-path) whenever a path is given (0.5.12
+#: server_args.py:319-332 from _handle_speculative_decoding :3564-3568; 0.5.13 arg_groups/speculative_hook.py:13-25,
+#: :72-77; 0.5.23 :81-95, :150-159 from arg_groups/pipeline.py:304-306; none in 0.5.9-0.5.11)
+DRAFT_CONFIG_READ = ">=0.5.12"
+#: what a check that reaches the draft's config says where it is read although no draft is loaded
+CONFIG_READ = (
+    "; no draft model is loaded, but SGLang 0.5.12 and later read this path's config at startup whatever "
+    "--speculative-algorithm says (server args resolve the algorithm's alias with get_config), so the launch fails"
+)
+
+
+def _not_loaded(result: CheckResult, version: str | None) -> CheckResult:
+    """A check of a draft model SGLang does not load: a failure (or an unknown) is a note (warn), never a refusal;
+    except the checks that reach its config (not found, unreadable, not known where a relative path leads) on a
+    release that reads it all the same (DRAFT_CONFIG_READ; an unknown release too), which stay as they are."""
     if result.status in ("ok", "warn"):
         return result
+    observed = result.observed if isinstance(result.observed, Mapping) else {}
+    reaches_config = (
+        observed.get("found") is False
+        or observed.get("config") == "unreadable"
+        or ("cwd" in observed and observed["cwd"] is None)  # a relative path in a working directory not known
+    )
+    if reaches_config:
+        from stackcheck.facts.versions import version_in
+
+        if version is None or version_in(version, DRAFT_CONFIG_READ) is not False:
+            return result._replace(message=result.message + CONFIG_READ)
     return result._replace(status="warn", message=result.message + NOT_LOADED)
 
 
@@ -179,7 +204,7 @@ def run(inp: Inputs) -> Preflight:
             results.extend(info.results)
             requirements.extend(info.requirements)
         else:  # a draft SGLang never loads: what it would need is noted, never required
-            results.extend(_not_loaded(r) for r in info.results)
+            results.extend(_not_loaded(r, inp.sglang_version) for r in info.results)
         if role == "model":
             if info.mla is not None:
                 launch["model_mla"] = info.mla
