@@ -72,3 +72,30 @@ def test_fa4_prefill_only_or_no_dcp_is_not_this_rule(
     tmp_path: Path, release: str, cc: str, dcp: str, flags: tuple[str, ...]
 ) -> None:
     assert RULE not in _statuses(_gate(tmp_path, release, cc, DEEPSEEK_R1, dcp, *flags))
+
+
+# Beside the rows: cutedsl_mla under --dcp-size on 0.5.15-0.5.16, where it is TRTLLMMLABackend(runner,
+# backend="cute-dsl") (attention_registry.py 0.5.15 :79-85), absorbed, whose forward_decode has no DCP code (the
+# trtllm_mla case of mla-dcp-decode-no-lse); from 0.5.17 CuteDslMLABackend returns (output, LSE) under DCP.
+OTHERS = "refusal mla-dcp-decode-no-lse"
+
+
+@pytest.mark.parametrize(
+    ("release", "flags"),
+    [
+        ("0.5.15", ("--attention-backend", "cutedsl_mla")),
+        ("0.5.16", ("--decode-attention-backend", "cutedsl_mla")),
+    ],
+)
+def test_cutedsl_mla_before_its_own_class_under_dcp_is_refused(
+    tmp_path: Path, release: str, flags: tuple[str, ...]
+) -> None:
+    doc = _gate(tmp_path, release, "10.0", DEEPSEEK_R1, "2", *flags)
+    assert doc["decision"] == "refuse" and _statuses(doc).get(OTHERS) == "blocked", doc["reasons"]
+    assert "cutedsl_mla forward_decode returns the output alone" in json.dumps(doc["reasons"])
+
+
+@pytest.mark.parametrize("release", ["0.5.17", "0.5.18", "0.5.23"])
+def test_cutedsl_mla_with_its_own_dcp_decode_is_not_refused_for_it(tmp_path: Path, release: str) -> None:
+    doc = _gate(tmp_path, release, "10.0", DEEPSEEK_R1, "2", "--attention-backend", "cutedsl_mla")
+    assert _statuses(doc).get(OTHERS) in (None, "ok"), doc["reasons"]

@@ -397,6 +397,22 @@ MLA_DCP_CLASSES = {
     "trtllm_mla": ("sglang/srt/layers/attention/trtllm_mla_backend.py", "TRTLLMMLABackend"),
     "cutlass_mla": ("sglang/srt/layers/attention/cutlass_mla_backend.py", "CutlassMLABackend"),
 }
+# ifc38: cutedsl_mla is whichever class the attention registry builds for it (TRTLLMMLABackend with the cute-dsl kernel
+# in 0.5.15-0.5.16, CuteDslMLABackend from 0.5.17)
+CUTEDSL_MODULES = {
+    "TRTLLMMLABackend": "sglang/srt/layers/attention/trtllm_mla_backend.py",
+    "CuteDslMLABackend": "sglang/srt/layers/attention/cutedsl_mla_backend.py",
+}
+
+
+def _cutedsl_class(version: str) -> tuple[str, str]:
+    """(module, class) the release's attention registry returns for cutedsl_mla; ("", "") where it has none."""
+    registry = "".join(module(version, ATTENTION_REGISTRY).values())
+    built = re.search(r'register_attention_backend\("cutedsl_mla"\)\n(?:.*\n){0,12}?\s*return (\w+)\(runner', registry)
+    cls = built.group(1) if built else ""
+    return CUTEDSL_MODULES.get(cls, ""), cls
+
+
 # a rule on a kernel with no check of its own (igap16): before SGLang 0.5.17 checked it, the tilelang DSA kernel's CUDA
 # branch (tilelang_sparse_fwd without _is_hip) built the bfloat16-only kernel; the module moved twice
 TILELANG_CUDA_KERNEL = "dsa-tilelang-fp8-kv-cuda-kernel"
@@ -619,7 +635,7 @@ def test_the_refusal_rules_are_what_the_wheel_checks(version: str) -> None:
             utils = "".join(module(version, DEEPSEEK_UTILS).values())
             no_lse = sorted(
                 name
-                for name, (path, cls) in MLA_DCP_CLASSES.items()
+                for name, (path, cls) in {**MLA_DCP_CLASSES, "cutedsl_mla": _cutedsl_class(version)}.items()
                 if re.search(rf'FORWARD_ABSORB_CORE_ATTENTION_BACKENDS = \[[^\]]*"{name}"', utils)
                 and _decode_without_dcp(module(version, path), cls)
             )
