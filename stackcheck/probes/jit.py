@@ -64,14 +64,16 @@ assembler that a user put in place of Triton's bundled one:
   CPATH / CPLUS_INCLUDE_PATH, then the compiler's own (`DEFAULT_INCLUDE_DIRS`); null (`cxx_headers_reason`) when
   not found and a directory was not read. The nvidia-nccl wheel's nvidia/nccl/include/nccl.h is on no such path.
 - `nvcc_host_found` / `nvcc_host`: whether the host compiler nvcc runs for SGLang's JIT kernels (they pass no -ccbin)
-  is found: nvcc's default, gcc, on the server's PATH, then the toolkit's bin and nvvm/bin (nvcc.profile's PATH +=);
-  left out with `nvcc_host_reason` where NVCC_CCBIN, a -ccbin in NVCC_PREPEND_FLAGS / NVCC_APPEND_FLAGS, the
-  toolkit's nvcc.profile or a wrapper nvcc may name another (nvcc_host_compiler); false too where that gcc's program
-  directory (of its own major, where its name says it) holds cc1 and no cc1plus (gcc without g++: nvcc compiles the
-  host code as C++).
-- `nvcc_host_gnu_major` / `nvcc_host_gnu_max` / `nvcc_host_gnu_supported`: that gcc's major, the newest the toolkit's
-  include/crt/host_config.h takes, and whether it is within it (_gnu_support); absent where one is not read or
-  NVCC_PREPEND_FLAGS / NVCC_APPEND_FLAGS hold -allow-unsupported-compiler.
+  is found: nvcc's default, gcc, on the server's PATH, then the toolkit's bin and nvvm/bin (nvcc.profile's PATH +=),
+  or the gcc / g++ NVCC_CCBIN names (a file, DIR/gcc for a directory, a bare name on that PATH: _ccbin_host; false
+  where it is missing); left out with `nvcc_host_reason` where NVCC_CCBIN names another kind of compiler, a -ccbin in
+  NVCC_PREPEND_FLAGS / NVCC_APPEND_FLAGS, the toolkit's nvcc.profile or a wrapper nvcc may name another
+  (nvcc_host_compiler); false too where that gcc's program directory (of its own major, where its name says it)
+  holds cc1 and no cc1plus (gcc without g++: nvcc compiles the host code as C++).
+- `nvcc_host_gnu_major`: that gcc's major (its resolved name gcc-N / g++-N, else its one program directory), absent
+  where neither says it; `nvcc_host_gnu_max` / `nvcc_host_gnu_supported`: the newest major the toolkit's
+  include/crt/host_config.h takes, and whether the gcc is within it (_gnu_support); absent where the header is not
+  read or NVCC_PREPEND_FLAGS / NVCC_APPEND_FLAGS hold -allow-unsupported-compiler.
 
 Files are read through a FileView (stackcheck/readers/fsview.py) with box paths; nothing is imported.
 """
@@ -301,10 +303,11 @@ def nvcc_host_compiler(env: Mapping[str, str], view: FileView, nvcc: str | None,
     """The `nvcc_host*` keys of the jit section: whether the host compiler nvcc runs for a .cu file with no -ccbin on
     its command line (SGLang's JIT builds pass none: apache-tvm-ffi 0.1.9 extension.py:437-444, SGLang 0.5.23
     kernels/jit/utils/compile/ninja.py:112-114) is found: gcc on the server's PATH followed by the toolkit's bin and
-    nvvm/bin (nvcc.profile's PATH +=). Left out (`nvcc_host_reason`) where something else may name it: NVCC_CCBIN, a
-    -ccbin in NVCC_PREPEND_FLAGS / NVCC_APPEND_FLAGS, a compiler-bindir in the toolkit's nvcc.profile, an nvcc that
-    is a wrapper script; nothing where there is no nvcc (nvcc_found judges that). A gcc whose program directory
-    holds cc1 and no cc1plus (no g++ installed) is no host compiler: nvcc hands it the host code as C++."""
+    nvvm/bin (nvcc.profile's PATH +=), or the compiler NVCC_CCBIN names (_ccbin_host). Left out (`nvcc_host_reason`)
+    where something else may name it: a -ccbin in NVCC_PREPEND_FLAGS / NVCC_APPEND_FLAGS, a compiler-bindir in the
+    toolkit's nvcc.profile, an nvcc that is a wrapper script, an NVCC_CCBIN that names no gcc / g++; nothing where
+    there is no nvcc (nvcc_found judges that). A gcc whose program directory holds cc1 and no cc1plus (no g++
+    installed) is no host compiler: nvcc hands it the host code as C++."""
     if nvcc is None:
         return {}
     named = [
@@ -312,7 +315,7 @@ def nvcc_host_compiler(env: Mapping[str, str], view: FileView, nvcc: str | None,
         for name in NVCC_HOST_ENV
         if env.get(name) and (name == "NVCC_CCBIN" or _NVCC_HOST_OPTION.search(env[name]))
     ]
-    if named:
+    if named and named != ["NVCC_CCBIN"]:
         return {"nvcc_host_reason": f"{', '.join(named)} names nvcc's host compiler: not read"}
     if not real_nvcc:
         why = f"{nvcc} is not the compiler itself (a wrapper script?): its host compiler is not read"
@@ -327,8 +330,20 @@ def nvcc_host_compiler(env: Mapping[str, str], view: FileView, nvcc: str | None,
         return {"nvcc_host_reason": f"{profile} names a host compiler: not read"}
     path_value = env.get("PATH", SH_DEFAULT_PATH)
     toolkit = posixpath.dirname(bin_dir)
-    found = which(view, NVCC_DEFAULT_HOST, f"{path_value}:{toolkit}/nvvm/bin:{bin_dir}")
+    search = f"{path_value}:{toolkit}/nvvm/bin:{bin_dir}"
+    if named:
+        value = env["NVCC_CCBIN"].strip()
+        found, unread = _ccbin_host(view, value, search)
+        if unread is not None:
+            return {"nvcc_host_reason": unread}
+    else:
+        found = which(view, NVCC_DEFAULT_HOST, search)
     out: dict[str, Any] = {"nvcc_host_found": found is not None}
+    if found is None and named:
+        out["nvcc_host_reason"] = (
+            f"NVCC_CCBIN={value!r} names no compiler on the box: nvcc stops before compiling ('nvcc fatal : Failed to "
+            "preprocess host compiler properties')"
+        )
     if found is not None:
         out["nvcc_host"] = found
         programs = _own_version(view, found, _gcc_program_dirs(view, found))
@@ -338,38 +353,67 @@ def nvcc_host_compiler(env: Mapping[str, str], view: FileView, nvcc: str | None,
                 f"{found} has no C++ compiler (cc1 but no cc1plus in {', '.join(programs)}): the g++ package is not "
                 "installed, and nvcc compiles the host code as C++"
             )
-        elif not any(_ALLOW_UNSUPPORTED.search(env.get(name) or "") for name in NVCC_HOST_ENV):
-            out.update(_gnu_support(view, found, programs, toolkit))
+            return out
+        major = _gnu_major(view, found, programs)
+        if major is not None:
+            out["nvcc_host_gnu_major"] = major
+            if not any(_ALLOW_UNSUPPORTED.search(env.get(name) or "") for name in NVCC_HOST_ENV):
+                out.update(_gnu_support(view, major, toolkit))
     return out
+
+
+#: a compiler name NVCC_CCBIN may give that is GCC's own driver: gcc / g++, with a target prefix
+#: (x86_64-linux-gnu-gcc-12) or a version suffix (gcc-13, g++-12.2)
+_CCBIN_GNU = _lazy(r"(?:[\w.+-]+-)?(?:gcc|g\+\+)(?:-\d+(?:\.\d+)*)?")
+
+
+def _ccbin_host(view: FileView, value: str, search: str) -> tuple[str | None, str | None]:
+    """(the compiler NVCC_CCBIN makes nvcc run, or None where there is none; why it is not read, or None). nvcc 13.0.88
+    (nvidia-cuda-nvcc wheel, run with -dryrun, 2026-12-05) runs a file NVCC_CCBIN names, DIR/gcc for a directory,
+    and a bare name looked up on its PATH, and stops ('Failed to preprocess host compiler properties') where that
+    is missing. Read only for GCC's own drivers (gcc, g++): clang and other compilers are not read."""
+    if not value or ("/" in value and not value.startswith("/")):
+        return None, f"NVCC_CCBIN={value!r} is empty or relative to a working directory: not read"
+    if value.startswith("/") and kind_of(view, value) == "dir":
+        value = posixpath.join(value, NVCC_DEFAULT_HOST)
+    if not _CCBIN_GNU.fullmatch(posixpath.basename(value.rstrip("/"))):
+        return None, f"NVCC_CCBIN={value!r} names a host compiler other than gcc / g++: not read"
+    return which(view, value, search), None
 
 
 _ALLOW_UNSUPPORTED = _lazy(r"(?:^|\s)-?-allow-unsupported-compiler(?:\s|$)")
 _GNU_LIMIT = _lazy(r"#if __GNUC__ > (\d+)\s+#error -- unsupported GNU version")
-_GCC_NAME_MAJOR = _lazy(r"gcc-(\d+)")
+_GCC_NAME_MAJOR = _lazy(r"(?:gcc|g\+\+)-(\d+)")
 
 
-def _gnu_support(view: FileView, gcc: str, programs: list[str], toolkit: str) -> dict[str, Any]:
-    """`nvcc_host_gnu_major` / `_max` / `_supported`: the found gcc's major (the resolved gcc's name, gcc-N, else the
-    one program directory with cc1plus, named N or N.M.P) against the newest the toolkit's include/crt/host_config.h
-    lets through ('#if __GNUC__ > N' then '#error -- unsupported GNU version', CUDA 12.8.93 :141-145). Nothing
-    where either is not read."""
+def _gnu_major(view: FileView, gcc: str, programs: list[str]) -> int | None:
+    """The found gcc's major: its resolved name's (gcc-N, g++-N), else the one program directory with cc1plus, named
+    N or N.M.P; None where neither says it."""
+    try:
+        real = view.realpath(gcc)
+    except (OSError, ValueError):
+        return None
+    named = _GCC_NAME_MAJOR.search(posixpath.basename(real))
+    if named is not None and named.end() == len(posixpath.basename(real)):
+        return int(named.group(1))
+    majors = {posixpath.basename(d).split(".")[0] for d in programs if is_file(view, f"{d}/cc1plus")}
+    only = majors.pop() if len(majors) == 1 else ""
+    return int(only) if only.isascii() and only.isdigit() else None  # '²' is a digit to isdigit (irev56)
+
+
+def _gnu_support(view: FileView, major: int, toolkit: str) -> dict[str, Any]:
+    """`nvcc_host_gnu_max` / `_supported`: the newest gcc major the toolkit's include/crt/host_config.h lets through
+    ('#if __GNUC__ > N' then '#error -- unsupported GNU version': CUDA 12.8.93 and 12.9.86 :141-145, N 14; 13.0.88
+    and 13.1.115 :135-139, N 15) against the found gcc's. Nothing where the header is not read."""
     try:
         header = view.read_bytes(f"{toolkit}/include/crt/host_config.h", 1 << 17).decode("utf-8", "replace")
-        real = view.realpath(gcc)
     except (OSError, ValueError):
         return {}
     limit = _GNU_LIMIT.search(header)
-    named = _GCC_NAME_MAJOR.search(posixpath.basename(real))
-    if named is not None and named.end() == len(posixpath.basename(real)):
-        major: int | None = int(named.group(1))
-    else:
-        majors = {posixpath.basename(d).split(".")[0] for d in programs if is_file(view, f"{d}/cc1plus")}
-        only = majors.pop() if len(majors) == 1 else ""
-        major = int(only) if only.isascii() and only.isdigit() else None
-    if limit is None or major is None:
+    if limit is None:
         return {}
     most = int(limit.group(1))
-    return {"nvcc_host_gnu_major": major, "nvcc_host_gnu_max": most, "nvcc_host_gnu_supported": major <= most}
+    return {"nvcc_host_gnu_max": most, "nvcc_host_gnu_supported": major <= most}
 
 
 def _own_version(view: FileView, gcc: str, programs: list[str]) -> list[str]:

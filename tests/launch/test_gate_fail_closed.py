@@ -284,6 +284,8 @@ MUTATIONS: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     "no-gcc-for-nvcc": ("h200-newest", _jit(nvcc_host_found=False)),
     # sglang-jit-nvcc-host-version (irev55): gcc 15 beside a toolkit whose host_config.h takes gcc 14 at most
     "gcc-too-new-for-nvcc": ("h200-newest", _jit(nvcc_host_gnu_major=15, nvcc_host_gnu_supported=False)),
+    # sglang-jit-nvcc-host-cxx20 (ifc38): gcc 9 as nvcc's host compiler, which drops -std=c++20
+    "gcc-too-old-for-cxx20": ("h200-newest", _jit(nvcc_host_gnu_major=9)),
     "cxx-with-args": ("h200-newest", _jit(cxx_found=None, cxx_quoted_found=False)),
     "no-cuda-home": ("h200-newest", _jit(chosen_by="none")),
     # symm-mem-allocator-cuda-header / -nccl-header: the compile finds no cuda_runtime.h; 0.5.4 and no nccl.h
@@ -556,6 +558,8 @@ def test_every_launch_items_are_data_not_code() -> None:
         "jit-toolchain:sglang-jit-nvcc",
         # irev54: nvcc gets no -ccbin from SGLang's JIT builds and runs its default host compiler, gcc on PATH
         "jit-toolchain:sglang-jit-nvcc-host",
+        # ifc38: nvcc drops -std=c++20 for a host gcc older than 10, and SGLang's JIT sources need C++20
+        "jit-toolchain:sglang-jit-nvcc-host-cxx20",
         # irev55: the toolkit's host_config.h refuses a gcc newer than it names
         "jit-toolchain:sglang-jit-nvcc-host-version",
         # icorpI: SGLang 0.5.9-0.5.17 JIT-build through tvm-ffi 0.1.9-0.1.12, which takes a stray ROCm home for ROCm

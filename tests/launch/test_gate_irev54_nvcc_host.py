@@ -67,7 +67,7 @@ def test_the_probe_reads_nvccs_default_host_compiler(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     "setting",
     [
-        {"NVCC_CCBIN": "/opt/gcc-13/bin/g++"},
+        {"NVCC_CCBIN": "/opt/llvm/bin/clang++"},  # ifc38: a gcc / g++ NVCC_CCBIN names is read now, another is not
         {"NVCC_PREPEND_FLAGS": "-ccbin=/opt/conda/bin/x86_64-conda-linux-gnu-c++"},
         {"NVCC_APPEND_FLAGS": "--compiler-bindir /opt/gcc/bin"},
     ],

@@ -374,6 +374,14 @@ MLA_DCP_FA3 = "mla-dcp-fa3-decode-no-lse"
 DEEPSEEK_UTILS = "sglang/srt/models/deepseek_common/utils.py"
 FA3_BACKEND = "sglang/srt/layers/attention/flashattention_backend.py"
 DCP_HELPERS = ("dcp_enabled", "get_attention_dcp", "attn_dcp", "dcp_world_size")
+# ifc38: fa4 is the same FlashAttention class (fa_impl_ver=4): absorbed on SM100 / SM110 from 0.5.17, the MHA
+# chunked-KV path elsewhere (the DeepSeek handler), neither with DCP code
+MLA_DCP_FA4 = "mla-dcp-fa4-decode-no-lse"
+ATTENTION_REGISTRY = "sglang/srt/layers/attention/attention_registry.py"
+DEEPSEEK_HANDLER = "sglang/srt/models/deepseek_common/attention_backend_handler.py"
+FA4_IS_FA = (
+    r'register_attention_backend\("fa4"\)\n(?:.*\n){0,12}?\s*return FlashAttentionBackend\(runner, fa_impl_ver=4\)'
+)
 # igap21: the same unpack from trtllm_mla and cutlass_mla, whose decode has no DCP code in some releases (their
 # forward_decode read by ast: the backend class's own method)
 MLA_DCP_OTHERS = "mla-dcp-decode-no-lse"
@@ -389,6 +397,22 @@ MLA_DCP_CLASSES = {
     "trtllm_mla": ("sglang/srt/layers/attention/trtllm_mla_backend.py", "TRTLLMMLABackend"),
     "cutlass_mla": ("sglang/srt/layers/attention/cutlass_mla_backend.py", "CutlassMLABackend"),
 }
+# ifc38: cutedsl_mla is whichever class the attention registry builds for it (TRTLLMMLABackend with the cute-dsl kernel
+# in 0.5.15-0.5.16, CuteDslMLABackend from 0.5.17)
+CUTEDSL_MODULES = {
+    "TRTLLMMLABackend": "sglang/srt/layers/attention/trtllm_mla_backend.py",
+    "CuteDslMLABackend": "sglang/srt/layers/attention/cutedsl_mla_backend.py",
+}
+
+
+def _cutedsl_class(version: str) -> tuple[str, str]:
+    """(module, class) the release's attention registry returns for cutedsl_mla; ("", "") where it has none."""
+    registry = "".join(module(version, ATTENTION_REGISTRY).values())
+    built = re.search(r'register_attention_backend\("cutedsl_mla"\)\n(?:.*\n){0,12}?\s*return (\w+)\(runner', registry)
+    cls = built.group(1) if built else ""
+    return CUTEDSL_MODULES.get(cls, ""), cls
+
+
 # a rule on a kernel with no check of its own (igap16): before SGLang 0.5.17 checked it, the tilelang DSA kernel's CUDA
 # branch (tilelang_sparse_fwd without _is_hip) built the bfloat16-only kernel; the module moved twice
 TILELANG_CUDA_KERNEL = "dsa-tilelang-fp8-kv-cuda-kernel"
@@ -585,6 +609,17 @@ def test_the_refusal_rules_are_what_the_wheel_checks(version: str) -> None:
             no_dcp = bool(fa3_bodies) and not any(h in b for h in DCP_HELPERS for b in fa3_bodies)
             assert (declared and unpack and absorbed and no_dcp) is bool(entry["applies"]), version
             continue
+        if rule["id"] == MLA_DCP_FA4:  # --dcp-size declared, the unpack, fa4 the FlashAttention class with no DCP code
+            declared = any("dcp_size" in body for body in code.values())
+            unpack = any("lse = self.attn_mqa_for_dcp_decode(" in b for b in module(version, DSA_DCP_FORWARD).values())
+            fa4_is_fa = any(re.search(FA4_IS_FA, b) for b in module(version, ATTENTION_REGISTRY).values())
+            fa_bodies = list(module(version, FA3_BACKEND).values())
+            no_dcp = bool(fa_bodies) and not any(h in b for h in DCP_HELPERS for b in fa_bodies)
+            handler = "".join(module(version, DEEPSEEK_HANDLER).values())
+            at = handler.find("def handle_attention_fa4")
+            mha_path = at >= 0 and "AttnForwardMethod.MHA_CHUNKED_KV" in handler[at : at + 800]
+            assert (declared and unpack and fa4_is_fa and no_dcp and mha_path) is bool(entry["applies"]), version
+            continue
         if rule["id"] == DSA_DCP_SIDE:  # the DSA DCP path, the unpack, and the LSE only from the trtllm DCP helper
             dcp_module = list(module(version, DSA_DCP_MODULE).values())
             unpack = any("lse = self.attn_mqa_for_dcp_decode(" in b for b in module(version, DSA_DCP_FORWARD).values())
@@ -600,7 +635,7 @@ def test_the_refusal_rules_are_what_the_wheel_checks(version: str) -> None:
             utils = "".join(module(version, DEEPSEEK_UTILS).values())
             no_lse = sorted(
                 name
-                for name, (path, cls) in MLA_DCP_CLASSES.items()
+                for name, (path, cls) in {**MLA_DCP_CLASSES, "cutedsl_mla": _cutedsl_class(version)}.items()
                 if re.search(rf'FORWARD_ABSORB_CORE_ATTENTION_BACKENDS = \[[^\]]*"{name}"', utils)
                 and _decode_without_dcp(module(version, path), cls)
             )
