@@ -290,7 +290,39 @@ def _describe_now(pred: dict[str, Any]) -> str:
     value = pred.get("value")
     if isinstance(value, dict):
         value = value.get("fact") or f"gate {value.get('gate')}"
-    return f"{lhs} {pred.get('op', '==')} {json.dumps(value) if not isinstance(value, str) else value}"
+    return f"{lhs} {pred.get('op', '==')} {json_text(value) if not isinstance(value, str) else value}"
+
+
+def _json_str(text: str) -> str | None:
+    """json.dumps(text) where it needs no escape (printable ASCII without a quote or a backslash), else None."""
+    if text.isascii() and text.isprintable() and '"' not in text and "\\" not in text:
+        return f'"{text}"'
+    return None
+
+
+def json_text(value: Any) -> str:
+    """json.dumps(value), built by hand for what a rule's value mostly is (null, a boolean, an integer, a list of
+    integers or of plain strings): a first run describes a few hundred predicates (_describe_now), and each
+    json.dumps builds an encoder (~3 us). Anything else goes to json.dumps (tests/verdicts/test_json_text.py holds the
+    two equal)."""
+    kind = type(value)
+    if value is None:
+        return "null"
+    if kind is bool:
+        return "true" if value else "false"
+    if kind is int:
+        return int.__repr__(value)
+    if kind is list:
+        parts: list[str] = []
+        for item in value:
+            if type(item) is int:
+                parts.append(int.__repr__(item))
+            elif type(item) is str and (quoted := _json_str(item)) is not None:
+                parts.append(quoted)
+            else:
+                return json.dumps(value)
+        return "[" + ", ".join(parts) + "]"
+    return json.dumps(value)
 
 
 def _format(message: str, observed: Any, required: Any, gpu: GpuModel | None = None) -> str:
