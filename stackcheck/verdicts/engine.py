@@ -422,6 +422,12 @@ def prepare(manifests: Any) -> None:
     arrive find it done. The same memo the evaluation fills. Of the shipped features.json and checks.json, the
     answers an earlier run worked out are read back (knowledge/prepared.py, `rule-shapes`: one boolean per rule, in
     order, under a key of the two files' stamps, this module's and the loader's), and kept when worked out here."""
+    derived = getattr(manifests, "derived", None)  # (once per manifests: the plan's text asks before the planner)
+    done = derived("engine.prepared") if derived is not None else None
+    if done:
+        return
+    if done is not None:
+        done[True] = True
     items = [*manifests.features, *manifests.checks]
     rules: list[Rule] = [cast("Rule", r) for item in items for r in item.get("rules") or [] if isinstance(r, dict)]
     from stackcheck.knowledge import loader, prepared
