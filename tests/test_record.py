@@ -212,3 +212,32 @@ def test_a_frozen_class_compares_fields_it_has() -> None:
         class Bad2(Frozen):
             __slots__ = ("a", "b")
             a: int
+
+
+def test_a_frozen_value_works_out_its_hash_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hash is kept once worked out (the planner hashes each choice thousands of times a run); equal values still
+    hash alike, and a copy or a replaced value works out its own."""
+    asked: list[int] = []
+    real = FRC._compared
+
+    def counting(value: Any) -> Any:
+        asked.append(1)
+        return real(value)
+
+    monkeypatch.setattr(FRC, "_compared", staticmethod(counting))
+    fr = FRC("a", 1, {"k": 1})
+    first = hash(fr)
+    assert hash(fr) == first and hash(fr) == first
+    assert len(asked) == 1
+    assert hash(FRC("a", 1)) == first and FRC("a", 1) == fr
+    changed = replace(fr, count=2)
+    assert hash(changed) == hash(("a", 2)) != first
+    import copy
+    import pickle
+
+    for other in (copy.copy(fr), copy.deepcopy(fr), pickle.loads(pickle.dumps(fr))):
+        assert hash(other) == first and other == fr
+    with pytest.raises(TypeError):
+        hash(FRC("a", [1]))  # type: ignore[arg-type]  # (a field that cannot be hashed: refused each time)
+    with pytest.raises(TypeError):
+        hash(FRC("a", [1]))  # type: ignore[arg-type]

@@ -356,8 +356,12 @@ def build_report(
     elif not checks_shown and (kept is None or not (kept.directory and kept.key) or not want_plan):
         # no check is shown nor kept in the plan cache (whose entry holds both kinds for a later audit; none is
         # kept without the plan): the features alone, as evaluate_all judges them; the plan reads no check
-        from stackcheck.verdicts.engine import evaluate_feature
+        from stackcheck.verdicts.engine import evaluate_feature, prepare
 
+        # the planner runs after (this is `stackcheck plan`'s text): it reads every rule's per-GPU shape from the kept
+        # answers (engine.prepare, once per manifests), so the features are judged with them read already, not worked
+        # out rule by rule here first
+        prepare(manifests)
         features, checks = [evaluate_feature(f, ctx) for f in manifests.features], []
     else:
         from stackcheck.verdicts.engine import evaluate_all

@@ -473,6 +473,7 @@ class Engine:
         has_gpus = bool(ctx.gpu_models())
         # fid -> the components its verdict reads, sorted (the key's order): worked out for a feature when first asked
         self._deps: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+        self._dep_sets: dict[str, frozenset[str]] = {}  # fid -> deps(fid)'s components together (_on_box)
         self._applied: dict[int, tuple[Stack, dict[str, Choice]]] = {}  # stack by identity -> (it, applied(it))
         self._cache: dict[tuple[Any, ...], FeatureVerdict] = {}
         self._facts: dict[tuple[Any, ...], Facts] = {}
@@ -627,8 +628,16 @@ class Engine:
         got = self._box.get(fid)
         if got is None:
             return None
-        exact, presence = self.deps(fid)
-        return None if any(c in choices for c in exact) or any(c in choices for c in presence) else got
+        return None if not self._dep_set(fid).isdisjoint(choices) else got
+
+    def _dep_set(self, fid: str) -> frozenset[str]:
+        """deps(fid)'s exact and presence components as one set (_on_box asks it of every stack: ~800 times a first
+        run of `plan --want`)."""
+        got = self._dep_sets.get(fid)
+        if got is None:
+            exact, presence = self.deps(fid)
+            got = self._dep_sets[fid] = frozenset((*exact, *presence))
+        return got
 
     def verdict(self, stack: Stack, fid: str) -> FeatureVerdict:
         choices = self.applied(stack)
@@ -698,13 +707,18 @@ class Engine:
             # it failed already under the same choices of the components it reads, it fails here without the
             # facts of this stack being built (the premise of the memo, plan/deps.py, for one rule); so does every
             # rule that stopped it before
+            # the last stopper's key is read in that loop, not worked out again: a rule that stopped the feature is
+            # among its stoppers exactly when its key is not None (what it reads is known), so a last one that is
+            # not among them has the key None
+            last = self._stopped_by.get(fid)
+            where = None
             for rule in self._stoppers.get(fid, ()):
                 seen = self._rule_key(rule, choices)
+                if rule is last:
+                    where = seen
                 if seen is not None and seen[0] in self._failed:
                     known = self._ok[key] = False
                     return known
-            last = self._stopped_by.get(fid)
-            where = self._rule_key(last, choices) if last is not None else None
             self.evaluations += 1
             ctx = self._context(facts())
             if last is not None and not rules_hold([last], ctx):

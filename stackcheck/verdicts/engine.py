@@ -290,7 +290,39 @@ def _describe_now(pred: dict[str, Any]) -> str:
     value = pred.get("value")
     if isinstance(value, dict):
         value = value.get("fact") or f"gate {value.get('gate')}"
-    return f"{lhs} {pred.get('op', '==')} {json.dumps(value) if not isinstance(value, str) else value}"
+    return f"{lhs} {pred.get('op', '==')} {json_text(value) if not isinstance(value, str) else value}"
+
+
+def _json_str(text: str) -> str | None:
+    """json.dumps(text) where it needs no escape (printable ASCII without a quote or a backslash), else None."""
+    if text.isascii() and text.isprintable() and '"' not in text and "\\" not in text:
+        return f'"{text}"'
+    return None
+
+
+def json_text(value: Any) -> str:
+    """json.dumps(value), built by hand for what a rule's value mostly is (null, a boolean, an integer, a list of
+    integers or of plain strings): a first run describes a few hundred predicates (_describe_now), and each
+    json.dumps builds an encoder (~3 us). Anything else goes to json.dumps (tests/verdicts/test_json_text.py holds the
+    two equal)."""
+    kind = type(value)
+    if value is None:
+        return "null"
+    if kind is bool:
+        return "true" if value else "false"
+    if kind is int:
+        return int.__repr__(value)
+    if kind is list:
+        parts: list[str] = []
+        for item in value:
+            if type(item) is int:
+                parts.append(int.__repr__(item))
+            elif type(item) is str and (quoted := _json_str(item)) is not None:
+                parts.append(quoted)
+            else:
+                return json.dumps(value)
+        return "[" + ", ".join(parts) + "]"
+    return json.dumps(value)
 
 
 def _format(message: str, observed: Any, required: Any, gpu: GpuModel | None = None) -> str:
@@ -390,6 +422,12 @@ def prepare(manifests: Any) -> None:
     arrive find it done. The same memo the evaluation fills. Of the shipped features.json and checks.json, the
     answers an earlier run worked out are read back (knowledge/prepared.py, `rule-shapes`: one boolean per rule, in
     order, under a key of the two files' stamps, this module's and the loader's), and kept when worked out here."""
+    derived = getattr(manifests, "derived", None)  # (once per manifests: the plan's text asks before the planner)
+    done = derived("engine.prepared") if derived is not None else None
+    if done:
+        return
+    if done is not None:
+        done[True] = True
     items = [*manifests.features, *manifests.checks]
     rules: list[Rule] = [cast("Rule", r) for item in items for r in item.get("rules") or [] if isinstance(r, dict)]
     from stackcheck.knowledge import loader, prepared
@@ -491,10 +529,27 @@ def rules_hold(rules: list[Rule], ctx: Context) -> bool:
     """Whether every one of these rules that applies passes on these facts (evaluate_rules' reading, stopped at
     the first that fails or is not known): when one does not, a feature with these rules is not ok, whatever its
     other rules say (plan.hypothetical.Engine.never_ok)."""
-    try:
-        evaluate_rules(cast("Feature", {"rules": rules}), ctx, stop=True)
-    except _NotOk:
-        return False
+    # evaluate_rules' reading with stop=True, without the reasons it builds for the caller, which this answer drops:
+    # the same predicates evaluated in the same order (the shared outcomes fill alike), the same answer
+    # (tests/verdicts/test_rules_hold_lean.py holds the two equal); the planner asks it ~250 times a first run
+    models = ctx.gpu_models()
+    not_read = ctx.gpus_not_read() if models else None
+    for rule in rules:
+        per_gpu = _rule_per_gpu(rule)
+        targets: list[GpuModel | None] = list(models) if per_gpu and models else [None]
+        if per_gpu and models and not_read is not None:
+            targets.append(None)
+        for gpu in targets:
+            w = evaluate_predicate(rule["when"], ctx, gpu) if "when" in rule else None
+            if w is not None and w.value is False:
+                continue
+            r = evaluate_predicate(rule.get("require"), ctx, gpu)
+            if w is not None and w.value is None:  # whether it applies is not known: it holds only where `require` does
+                if r.value is not True:
+                    return False
+                continue
+            if r.value is None or not r.value:
+                return False
     return True
 
 

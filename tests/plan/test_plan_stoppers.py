@@ -46,3 +46,32 @@ def test_a_failed_stopping_rule_is_not_judged_again_under_the_same_choices(
     releases = {s.sglang.version for s in stacks}
     assert len(stacks) > len(releases) > 1
     assert 0 < len(built) <= len(releases), (len(built), len(releases))
+
+
+@pytest.mark.parametrize("case", ["writeup-after", "writeup-before"])
+def test_the_last_stopper_is_a_stopper_exactly_when_its_key_is_known(case: str) -> None:
+    """ok_with reads the last stopping rule's key in its loop over the stoppers, not again after it: that rests on a
+    rule that stopped a feature being among its stoppers exactly when what it reads is known (its key not None)."""
+    engine, stacks = _engine_and_stacks(case)
+    for fid in engine.features:
+        engine.any_ok(stacks, fid)
+    assert engine._stopped_by
+    for fid, last in engine._stopped_by.items():
+        among = any(r is last for r in engine._stoppers.get(fid, ()))
+        for s in stacks[:5]:
+            assert among == (engine._rule_key(last, engine.applied(s)) is not None)
+
+
+@pytest.mark.parametrize("case", ["writeup-after", "writeup-before"])
+def test_on_box_reads_the_features_components_as_one_set(case: str) -> None:
+    """_on_box gives the box's verdict exactly when the choices replace none of the feature's components (exact and
+    presence), read as one set."""
+    engine, stacks = _engine_and_stacks(case)
+    for s in stacks[:40]:
+        choices = engine.applied(s)
+        for fid in engine.features:
+            exact, presence = engine.deps(fid)
+            replaced = any(c in choices for c in exact) or any(c in choices for c in presence)
+            got = engine._on_box(fid, choices)
+            assert (got is None) == (replaced or fid not in engine._box)
+            assert got is None or got is engine._box[fid]
