@@ -163,6 +163,7 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
                 "launch.lmcache_config_file",
                 "launch.deepep_mode",
                 "launch.symm_mem",
+                "launch.torchao_config",
             ),
             "from the launch command (`stackcheck gate`), as declared in launch.json (`symm_mem`: true where "
             "--enable-symm-mem is given, absent otherwise)",

@@ -218,6 +218,9 @@ MUTATIONS: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     # lmcache-sglang-adapter: SGLang 0.5.23 imports lmcache_mp_metadata / unified_lmcache_mp_connector, first in
     # LMCache 0.5.6 (ifc37)
     "lmcache-0.5.5-sglang-0.5.23": ("h200-newest", _packages(lmcache="0.5.5")),
+    # torchao-import (igap23): SGLang 0.5.4 imports torchao's function-style configs on every model load, which
+    # torchao 0.16+ no longer exports
+    "torchao-0.17-sglang-0.5.4": ("h200-extension-built-other-torch", _packages(torchao="0.17.0")),
     "docker-gpus-no-hook": ("image-docker-no-nvidia-runtime", _started_by("docker-gpus")),
     "cdi-device-no-spec": ("image-docker-no-nvidia-runtime", _started_by("cdi-device")),
     "nvml-refused-files-unread": ("h200-newest", _nvml_refused_files_unread),
