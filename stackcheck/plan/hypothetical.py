@@ -52,6 +52,46 @@ def _nccl_link_after_toolkit(old_jit: dict[str, Any]) -> dict[str, Any]:
     return {"libnccl_so_found": True, "libnccl_so": so}
 
 
+#: jit keys a toolkit step leaves as they are: the C++ compiler on the server's PATH ($CXX, else c++) and
+#: SGLANG_NCCL_SO_PATH are the environment's, not the toolkit's
+_KEPT_BY_TOOLKIT = ("cxx_found", "cxx", "cxx_reason", "cxx_quoted_found", "nccl_so_path", "nccl_so_path_found",
+                    "nccl_so_path_reason")  # fmt: skip
+
+
+def _compiler_after_toolkit(old_jit: dict[str, Any]) -> dict[str, Any]:
+    """The jit probe's compiler keys after a toolkit step (igap23; before, the step dropped them, so a box with no C++
+    compiler read unknown after it and left the plan's still-failing list). Kept: the C++ compiler on the PATH and
+    SGLANG_NCCL_SO_PATH (_KEPT_BY_TOOLKIT); nvcc's host compiler where it is gcc on the PATH (not in the old toolkit's
+    bin or nvvm/bin), or none was found, since a CUDA toolkit brings no gcc (inferred, as NVIDIA's install guide has
+    gcc installed beforehand), or where the environment names it (NVCC_CCBIN, -ccbin in NVCC_PREPEND_FLAGS /
+    NVCC_APPEND_FLAGS), without the new toolkit's gcc limit (its host_config.h is not read: nvcc_host_gnu_max and
+    nvcc_host_gnu_supported left out, unknown); a reason that was the old toolkit's (a wrapper nvcc, its nvcc.profile)
+    is dropped. cuda_runtime.h is found in the new, complete toolkit's include directory, as the step's other headers
+    are; a missing nccl.h stays missing (no CUDA toolkit ships NCCL: inferred), a found one is not known."""
+    out = {k: old_jit[k] for k in _KEPT_BY_TOOLKIT if k in old_jit}
+    home = old_jit.get("toolkit")
+    home = home.rstrip("/") if isinstance(home, str) and home.rstrip("/") else None
+    host, reason = old_jit.get("nvcc_host"), old_jit.get("nvcc_host_reason")
+    found = old_jit.get("nvcc_host_found")
+    in_old_home = isinstance(host, str) and home is not None and host.startswith(home + "/")
+    if found is False and not in_old_home:
+        out["nvcc_host_found"] = False
+        if isinstance(host, str):
+            out["nvcc_host"] = host
+        if isinstance(reason, str):
+            out["nvcc_host_reason"] = reason
+    elif found is True and isinstance(host, str) and not in_old_home:
+        out.update(nvcc_host_found=True, nvcc_host=host)
+        if isinstance(old_jit.get("nvcc_host_gnu_major"), int):
+            out["nvcc_host_gnu_major"] = old_jit["nvcc_host_gnu_major"]
+    elif "nvcc_host_found" not in old_jit and isinstance(reason, str) and "names nvcc's host compiler" in reason:
+        out["nvcc_host_reason"] = reason
+    out["cxx_cuda_runtime_h_found"] = True
+    if old_jit.get("cxx_nccl_h_found") is False:
+        out["cxx_nccl_h_found"] = False
+    return out
+
+
 def apply_choice(facts: Facts, choice: Choice, ctx: Context) -> Facts:
     """A copy of the facts with one component replaced (shallow where nothing changes)."""
     out: dict[str, Any] = dict(facts)
@@ -84,6 +124,7 @@ def apply_choice(facts: Facts, choice: Choice, ctx: Context) -> Facts:
                 if key in old_jit:
                     out["jit"][key] = old_jit[key]
             out["jit"].update(_nccl_link_after_toolkit(old_jit))
+            out["jit"].update(_compiler_after_toolkit(old_jit))
         return out  # type: ignore[return-value]
     pkgs: dict[str, Any] = dict(facts.get("packages") or {})
     if choice.component == "torch":

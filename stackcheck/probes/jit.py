@@ -63,6 +63,12 @@ assembler that a user put in place of Triton's bundled one:
   torch's include_paths('cuda') (`<torch>/include`, `<CUDA home>/include`, $CUDA_INC_PATH, $CUDNN_HOME/include),
   CPATH / CPLUS_INCLUDE_PATH, then the compiler's own (`DEFAULT_INCLUDE_DIRS`); null (`cxx_headers_reason`) when
   not found and a directory was not read. The nvidia-nccl wheel's nvidia/nccl/include/nccl.h is on no such path.
+- `nccl_so_path` / `nccl_so_path_found`: `$SGLANG_NCCL_SO_PATH` of the server's environment where it is set (left
+  out otherwise), and whether that file exists (null, with `nccl_so_path_reason`, for a bare name or a relative
+  path: ctypes.CDLL looks the one up on the loader's path and the other from the server's working directory, not
+  read; true for libnccl.so.2 itself, which glibc's dlopen answers with the libnccl.so.2 torch loaded, as for the
+  default). SGLang 0.5.1-0.5.23's pynccl loads that file instead of libnccl.so.2 (pynccl_wrapper.py
+  find_nccl_library); the symmetric-memory allocator's `-lnccl` link does not read it.
 - `nvcc_host_found` / `nvcc_host`: whether the host compiler nvcc runs for SGLang's JIT kernels (they pass no -ccbin)
   is found: nvcc's default, gcc, on the server's PATH, then the toolkit's bin and nvvm/bin (nvcc.profile's PATH +=),
   or the gcc / g++ NVCC_CCBIN names (a file, DIR/gcc for a directory, a bare name on that PATH: _ccbin_host; false
@@ -643,6 +649,24 @@ def nccl_link(
     return out
 
 
+def nccl_so_path(env: Mapping[str, str], view: FileView) -> dict[str, Any]:
+    """The `nccl_so_path*` keys (see the module docstring): SGLang's pynccl passes a non-empty SGLANG_NCCL_SO_PATH
+    to ctypes.CDLL as it is (sglang 0.5.1-0.5.23 pynccl_wrapper.py find_nccl_library: `if so_file:`)."""
+    value = env.get("SGLANG_NCCL_SO_PATH")
+    if not value:
+        return {}
+    if value == "libnccl.so.2":  # the default's own name: dlopen returns the libnccl.so.2 torch already loaded
+        return {"nccl_so_path": value, "nccl_so_path_found": True}
+    if not value.startswith("/"):
+        return {
+            "nccl_so_path": value,
+            "nccl_so_path_found": None,
+            "nccl_so_path_reason": "not an absolute path: ctypes.CDLL looks a bare name up on the loader's path "
+            "and a relative path from the server's working directory, neither read",
+        }
+    return {"nccl_so_path": value, "nccl_so_path_found": is_file(view, value)}
+
+
 def probe_jit(
     facts: Mapping[str, Any],
     env: Mapping[str, str],
@@ -716,6 +740,7 @@ def probe_jit(
     out.update(cxx_compiler(env, view))
     nvcc_path = out["nvcc"] if isinstance(out["nvcc"], str) else None
     out.update(nvcc_host_compiler(env, view, nvcc_path, nvcc_path is not None and _is_elf(view, nvcc_path)))
+    out.update(nccl_so_path(env, view))
     torch_lib, torch_gap = torch_lib_dir(facts)
     machine = _link_machine(facts, view)
     out.update(nccl_link(env, view, home_for_link, isinstance(toolkits, list), machine, torch_lib, torch_gap))

@@ -163,6 +163,7 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
                 "launch.lmcache_config_file",
                 "launch.deepep_mode",
                 "launch.symm_mem",
+                "launch.torchao_config",
             ),
             "from the launch command (`stackcheck gate`), as declared in launch.json (`symm_mem`: true where "
             "--enable-symm-mem is given, absent otherwise)",
@@ -352,6 +353,8 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
                 "jit.nvcc_host_gnu_major",
                 "jit.nvcc_host_gnu_max",
                 "jit.nvcc_host_gnu_supported",
+                "jit.nccl_so_path",
+                "jit.nccl_so_path_found",
             ),
             "the toolkit a JIT build picks (CUDA_HOME, else the nvcc on PATH, else /usr/local/cuda), whether it has "
             "`bin/nvcc`, `include/cuda_fp8.h`, `include/cuda_fp4.h`, `include/curand_kernel.h`, and the CUDA "
@@ -371,7 +374,10 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "nvcc.profile or a wrapper nvcc may name another; false for a gcc without cc1plus, no g++) and its path "
             "(`nvcc_host`), that gcc's major, the newest the toolkit's include/crt/host_config.h takes and whether it "
             "is within it (`nvcc_host_gnu_major`, `nvcc_host_gnu_max`, `nvcc_host_gnu_supported`: absent where one "
-            "is not read or -allow-unsupported-compiler is in NVCC_PREPEND_FLAGS / NVCC_APPEND_FLAGS) "
+            "is not read or -allow-unsupported-compiler is in NVCC_PREPEND_FLAGS / NVCC_APPEND_FLAGS); "
+            "SGLANG_NCCL_SO_PATH of the server's environment, the library SGLang's pynccl loads instead of "
+            "libnccl.so.2 (`nccl_so_path`: absent where unset or empty), and whether that file exists "
+            "(`nccl_so_path_found`: null for a relative path or a bare name other than libnccl.so.2) "
             "(stackcheck/probes/jit.py)",
         ),
     ),

@@ -278,13 +278,20 @@ def extension_torch_abi_reasons(ctx: Context, spec: Mapping[str, Any]) -> list[R
     pass when the probe looked and found none (unknown where this launch's flag loads it: absent, or where the
     probe did not look); [] (skipped) without a section that looked for extensions (an
     image, a hand-written or older facts document)."""
+    fact = spec.get("launch_fact")
+    value = ctx.launch.get(fact) if isinstance(fact, str) else None
+    configs: list[Reason] = []
+    if spec.get("configs") == "torchao" and isinstance(value, str) and value:
+        # what the flag's value runs (stackcheck/verdicts/torchao_config.py), judged with or without the section
+        from stackcheck.verdicts.torchao_config import torchao_config_reasons
+
+        configs = torchao_config_reasons(ctx, value)
     ks = _section(ctx)
     if ks is None or not isinstance(ks.get("extension_dirs"), list):
-        return []
+        return configs
     modules = [m for m in spec.get("modules") or [] if isinstance(m, str)]
     effect = str(spec["effect"]) if spec.get("effect") in ("crash", "degraded", "disabled") else "crash"
     imports = str(spec.get("imports") or "the launch imports it")
-    fact = spec.get("launch_fact")
     flagged = isinstance(fact, str) and bool(ctx.launch.get(fact))  # this launch's flag loads it
     every = spec.get("every_launch_releases")  # SGLang releases that import it whatever the flag
     if isinstance(every, str):
@@ -330,6 +337,27 @@ def extension_torch_abi_reasons(ctx: Context, spec: Mapping[str, Any]) -> list[R
         reasons.append(_torch_symbols_reason(e, path, torch, kind, failed))
     if not reasons:
         where = ", ".join(str(d) for d in ks["extension_dirs"]) or "no site-packages directory"
+        package = ctx.package(modules[0]) if spec.get("configs") == "torchao" and modules else None
+        if flagged and package is not None and package.get("installed") is not None:
+            # torchao's own state was probed (the packages probe lists it): installed without compiled libraries,
+            # the configs SGLang builds call none of them (torchao_config.py); not installed, the
+            # check torchao-import fails the import itself
+            installed = package.get("installed") is True
+            reasons.append(
+                {
+                    "rule": "torch-symbols",
+                    "result": "pass",
+                    "message": f"no compiled library of {modules[0]} found (looked in {where}); "
+                    + (
+                        f"{modules[0]} {package.get('version') or '(version not read)'} is installed, and the "
+                        "configs SGLang builds from --torchao-config call none of its compiled ops (rule "
+                        "torchao-config)"
+                        if installed
+                        else f"{modules[0]} is not installed (the check torchao-import fails its import)"
+                    ),
+                }
+            )
+            return reasons + configs
         if flagged:  # the launch imports it: absent there it fails, or it lies where the probe did not look
             reasons.append(
                 {
@@ -342,7 +370,7 @@ def extension_torch_abi_reasons(ctx: Context, spec: Mapping[str, Any]) -> list[R
                     "directory not on the sys.path the probe read)",
                 }
             )
-            return reasons
+            return reasons + configs
         reasons.append(
             {
                 "rule": "torch-symbols",
@@ -350,4 +378,4 @@ def extension_torch_abi_reasons(ctx: Context, spec: Mapping[str, Any]) -> list[R
                 "message": f"no compiled library of {' or '.join(modules)} installed (looked in {where})",
             }
         )
-    return reasons
+    return reasons + configs

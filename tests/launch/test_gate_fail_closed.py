@@ -218,6 +218,9 @@ MUTATIONS: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     # lmcache-sglang-adapter: SGLang 0.5.23 imports lmcache_mp_metadata / unified_lmcache_mp_connector, first in
     # LMCache 0.5.6 (ifc37)
     "lmcache-0.5.5-sglang-0.5.23": ("h200-newest", _packages(lmcache="0.5.5")),
+    # torchao-import (igap23): SGLang 0.5.4 imports torchao's function-style configs on every model load, which
+    # torchao 0.16+ no longer exports
+    "torchao-0.17-sglang-0.5.4": ("h200-extension-built-other-torch", _packages(torchao="0.17.0")),
     "docker-gpus-no-hook": ("image-docker-no-nvidia-runtime", _started_by("docker-gpus")),
     "cdi-device-no-spec": ("image-docker-no-nvidia-runtime", _started_by("cdi-device")),
     "nvml-refused-files-unread": ("h200-newest", _nvml_refused_files_unread),
@@ -280,6 +283,8 @@ MUTATIONS: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     "no-libnccl-so": ("h200-newest", _jit(libnccl_so_found=False)),
     # symm-mem-allocator-cxx / -cuda-home (isymm2): no C++ compiler on the server's PATH; no CUDA home for torch
     "no-cxx": ("h200-newest", _jit(cxx_found=False)),
+    # symm-mem-nccl-so-path (igap23): SGLANG_NCCL_SO_PATH names a file that is not there (pynccl disabled)
+    "nccl-so-path-missing": ("h200-newest", _jit(nccl_so_path="/opt/nccl/lib/libnccl.so.2", nccl_so_path_found=False)),
     # sglang-jit-nvcc-host (irev54): c++ there, no gcc for nvcc's host compile; sglang-jit-cxx-args: CXX='ccache g++'
     "no-gcc-for-nvcc": ("h200-newest", _jit(nvcc_host_found=False)),
     # sglang-jit-nvcc-host-version (irev55): gcc 15 beside a toolkit whose host_config.h takes gcc 14 at most
