@@ -544,12 +544,17 @@ def failing_check_lines(plan: Mapping[str, Any], width: int = NO_WRAP, indent: s
 
 
 def plan_commands(lines: list[str]) -> list[str]:
-    """The commands of rendered plan lines, continuations joined (for tests: each is one line of shell)."""
+    """The commands of rendered plan lines, continuations joined (for tests: each is one line of shell). Only the
+    lines after the plan's heading count: above it a wrapped `box:` or `stack:` line continues at the same indent."""
     from stackcheck.render.layout import join_shell_lines
 
     out: list[str] = []
     pending: list[str] = []
+    in_plan = not any(line.startswith("plan:") for line in lines)
     for line in lines:
+        in_plan = in_plan or line.startswith("plan:")
+        if not in_plan:
+            continue
         if pending or (line.startswith(" " * 7) and not line.startswith(" " * 8)):
             pending.append(line)
             if not line.endswith(" \\"):
