@@ -20,7 +20,9 @@ REPO = Path(__file__).parent.parent.parent
 
 
 def run_cli(*args: str, env: dict[str, str] | None = None, cwd: str = "/") -> subprocess.CompletedProcess[str]:
-    base = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "CONDA_PREFIX", "STACKCHECK_PYTHON")}
+    # COLUMNS left out: pytest-xdist sets 80, and the assertions read whole lines as a pipe gets them (unwrapped)
+    drop = ("VIRTUAL_ENV", "CONDA_PREFIX", "STACKCHECK_PYTHON", "COLUMNS")
+    base = {k: v for k, v in os.environ.items() if k not in drop}
     base["PYTHONPATH"] = str(REPO)  # this checkout, not the installed copy
     return subprocess.run(
         [sys.executable, "-m", "stackcheck", *args],
