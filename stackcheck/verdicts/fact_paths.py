@@ -352,6 +352,13 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
                 "jit.nvcc_host_gnu_major",
                 "jit.nvcc_host_gnu_max",
                 "jit.nvcc_host_gnu_supported",
+                "jit.flashinfer_host",
+                "jit.flashinfer_allow_unsupported",
+                "jit.cc_host_found",
+                "jit.cc_host",
+                "jit.cc_host_gnu_major",
+                "jit.cc_host_gnu_max",
+                "jit.cc_host_gnu_supported",
             ),
             "the toolkit a JIT build picks (CUDA_HOME, else the nvcc on PATH, else /usr/local/cuda), whether it has "
             "`bin/nvcc`, `include/cuda_fp8.h`, `include/cuda_fp4.h`, `include/curand_kernel.h`, and the CUDA "
@@ -371,8 +378,13 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "nvcc.profile or a wrapper nvcc may name another; false for a gcc without cc1plus, no g++) and its path "
             "(`nvcc_host`), that gcc's major, the newest the toolkit's include/crt/host_config.h takes and whether it "
             "is within it (`nvcc_host_gnu_major`, `nvcc_host_gnu_max`, `nvcc_host_gnu_supported`: absent where one "
-            "is not read or -allow-unsupported-compiler is in NVCC_PREPEND_FLAGS / NVCC_APPEND_FLAGS) "
-            "(stackcheck/probes/jit.py)",
+            "is not read or -allow-unsupported-compiler is in NVCC_PREPEND_FLAGS / NVCC_APPEND_FLAGS); the host "
+            'compiler of FlashInfer\'s own JIT nvcc commands (`flashinfer_host`: "cc" where CC is set, FlashInfer '
+            'passing -ccbin $CC; "nvcc-default" where not; null where FLASHINFER_NVCC or a -ccbin in '
+            "FLASHINFER_EXTRA_CUDAFLAGS names another), whether -allow-unsupported-compiler reaches those commands "
+            "(`flashinfer_allow_unsupported`), and for CC the same readings as for gcc (`cc_host_found`: null where "
+            "CC is not one program or another -ccbin competes; `cc_host`, `cc_host_gnu_major`, `cc_host_gnu_max`, "
+            "`cc_host_gnu_supported`: only where CC resolves to GCC's driver) (stackcheck/probes/jit.py)",
         ),
     ),
     "cudalib": (
