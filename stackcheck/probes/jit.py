@@ -80,6 +80,11 @@ assembler that a user put in place of Triton's bundled one:
   where neither says it; `nvcc_host_gnu_max` / `nvcc_host_gnu_supported`: the newest major the toolkit's
   include/crt/host_config.h takes, and whether the gcc is within it (_gnu_support); absent where the header is not
   read or NVCC_PREPEND_FLAGS / NVCC_APPEND_FLAGS hold -allow-unsupported-compiler.
+- `flashinfer_host` / `flashinfer_allow_unsupported` / `cc_host_found` / `cc_host` / `cc_host_gnu_*`: the host
+  compiler of FlashInfer's own JIT nvcc commands (flashinfer_host_compiler): "cc" where CC is set (FlashInfer passes
+  -ccbin $CC; the `cc_host*` keys judge that compiler as the `nvcc_host*` keys judge gcc, null where it is not one
+  program or another -ccbin competes), "nvcc-default" where not (the `nvcc_host*` keys describe it), null with
+  `flashinfer_host_reason` where FLASHINFER_NVCC or a -ccbin in FLASHINFER_EXTRA_CUDAFLAGS names another.
 
 Files are read through a FileView (stackcheck/readers/fsview.py) with box paths; nothing is imported.
 """
@@ -462,6 +467,98 @@ def _gcc_program_dirs(view: FileView, gcc: str) -> list[str]:
     return dirs
 
 
+#: the environment variables FlashInfer's JIT reads for its nvcc command beside nvcc's own (flashinfer-python 0.5.0
+#: flashinfer/jit/cpp_ext.py:193 and :198, 0.7.2 :245 and :289): FLASHINFER_NVCC replaces the toolkit's bin/nvcc,
+#: FLASHINFER_EXTRA_CUDAFLAGS is added to every nvcc command line
+FLASHINFER_NVCC_ENV = "FLASHINFER_NVCC"
+FLASHINFER_CUDAFLAGS_ENV = "FLASHINFER_EXTRA_CUDAFLAGS"
+#: a resolved compiler name that is GCC's driver (gcc, gcc-14, x86_64-linux-gnu-gcc-12): only there do GCC's program
+#: directories (cc1plus) and its version name say what nvcc's host compile runs
+_GCC_DRIVER = _lazy(r"(?:[A-Za-z0-9_.]+-)?gcc(?:-\d+(?:\.\d+)*)?")
+
+
+def flashinfer_host_compiler(
+    env: Mapping[str, str], view: FileView, nvcc: str | None, real_nvcc: bool
+) -> dict[str, Any]:
+    """The `flashinfer_host*` and `cc_host*` keys of the jit section: the host compiler of FlashInfer's JIT nvcc
+    commands. FlashInfer passes `-ccbin $CC` where CC is set (flashinfer-python 0.5.0 flashinfer/jit/cpp_ext.py:138-140
+    through 0.7.2 :207-209) and nothing otherwise, so `flashinfer_host` is "cc" (the `cc_host*` keys judge $CC) or
+    "nvcc-default" (nvcc's default, which the `nvcc_host*` keys judge); null with `flashinfer_host_reason` where
+    FLASHINFER_NVCC names another nvcc or FLASHINFER_EXTRA_CUDAFLAGS a -ccbin. `flashinfer_allow_unsupported`:
+    whether -allow-unsupported-compiler reaches those commands (NVCC_PREPEND_FLAGS / NVCC_APPEND_FLAGS or
+    FLASHINFER_EXTRA_CUDAFLAGS). Nothing where there is no nvcc (nvcc_found judges that)."""
+    if nvcc is None:
+        return {}
+    extra = env.get(FLASHINFER_CUDAFLAGS_ENV) or ""
+    allowed = any(_ALLOW_UNSUPPORTED.search(env.get(name) or "") for name in (*NVCC_HOST_ENV, FLASHINFER_CUDAFLAGS_ENV))
+    out: dict[str, Any] = {"flashinfer_host": None, "flashinfer_allow_unsupported": allowed}
+    if env.get(FLASHINFER_NVCC_ENV):
+        out["flashinfer_host_reason"] = f"{FLASHINFER_NVCC_ENV} names another nvcc: its host compiler is not read"
+        return out
+    if _NVCC_HOST_OPTION.search(extra):
+        out["flashinfer_host_reason"] = f"{FLASHINFER_CUDAFLAGS_ENV} names nvcc's host compiler: not read"
+        return out
+    if "CC" not in env:
+        out["flashinfer_host"] = "nvcc-default"
+        return out
+    out["flashinfer_host"] = "cc"
+    out.update(_cc_host(env, view, nvcc, real_nvcc, allowed))
+    return out
+
+
+def _cc_host(env: Mapping[str, str], view: FileView, nvcc: str, real_nvcc: bool, allowed: bool) -> dict[str, Any]:
+    """`cc_host_found` / `cc_host` / `cc_host_gnu_*`: the compiler `-ccbin $CC` names, looked up as nvcc looks up a
+    name without a slash (the server's PATH, then the toolkit's nvvm/bin and bin), with the gcc checks of
+    nvcc_host_compiler (cc1plus of its own major, host_config.h's newest GNU) where it resolves to GCC's driver.
+    `cc_host_found` null (`cc_host_reason`) where the value is not one program or another -ccbin competes."""
+    value = env.get("CC", "")
+    words = value.split()
+    unread: str | None = None
+    competing = [name for name in NVCC_HOST_ENV[1:] if _NVCC_HOST_OPTION.search(env.get(name) or "")]
+    if not real_nvcc:
+        unread = f"{nvcc} is not the compiler itself (a wrapper script?): its host compiler is not read"
+    elif competing:
+        unread = f"{', '.join(competing)} gives nvcc another -ccbin beside CC's: not read"
+    elif len(words) != 1:
+        unread = f"CC={value!r}: not one program (-ccbin takes one word; the rest is not read)"
+    elif "/" in value and not value.startswith("/"):
+        unread = f"CC={value!r} is relative to the JIT build's directory: not read"
+    elif value.startswith("/") and kind_of(view, value) == "dir":
+        unread = f"CC={value!r} is a directory (nvcc looks for its default compiler there): not read"
+    if unread is not None:
+        return {"cc_host_found": None, "cc_host_reason": unread}
+    bin_dir = posixpath.dirname(nvcc)
+    toolkit = posixpath.dirname(bin_dir)
+    path_value = env.get("PATH", SH_DEFAULT_PATH)
+    found = which(view, value, f"{path_value}:{toolkit}/nvvm/bin:{bin_dir}")
+    out: dict[str, Any] = {"cc_host_found": found is not None}
+    if found is None:
+        out["cc_host_reason"] = f"CC={value!r}: no such program on the server's PATH"
+        return out
+    out["cc_host"] = found
+    try:
+        real = posixpath.basename(view.realpath(found))
+    except (OSError, ValueError):
+        return out
+    if not _GCC_DRIVER.fullmatch(real):
+        return out  # clang, or a name that does not say: its C++ part and version are not read
+    programs = _own_version(view, found, _gcc_program_dirs(view, found))
+    if programs and not any(is_file(view, f"{d}/cc1plus") for d in programs):
+        out["cc_host_found"] = False
+        out["cc_host_reason"] = (
+            f"CC={value!r} ({found}) has no C++ compiler (cc1 but no cc1plus in {', '.join(programs)}): the g++ "
+            "package is not installed, and nvcc compiles the host code as C++"
+        )
+    else:
+        major = _gnu_major(view, found, programs)
+        if major is not None:
+            out["cc_host_gnu_major"] = major
+            if not allowed:
+                gnu = _gnu_support(view, major, toolkit)
+                out.update({f"cc_host_gnu_{k.rsplit('_', 1)[1]}": v for k, v in gnu.items()})
+    return out
+
+
 #: the C++ compiler's own include directories, searched after the -isystem ones and CPATH / CPLUS_INCLUDE_PATH
 #: (`c++ -E -v`, gcc 12 on Debian 12: GCC's own include directory holds only its builtin headers; RHEL-like systems
 #: have no triplet directory); a triplet directory counts only for its own architecture, as for the libraries
@@ -741,6 +838,7 @@ def probe_jit(
     nvcc_path = out["nvcc"] if isinstance(out["nvcc"], str) else None
     out.update(nvcc_host_compiler(env, view, nvcc_path, nvcc_path is not None and _is_elf(view, nvcc_path)))
     out.update(nccl_so_path(env, view))
+    out.update(flashinfer_host_compiler(env, view, nvcc_path, nvcc_path is not None and _is_elf(view, nvcc_path)))
     torch_lib, torch_gap = torch_lib_dir(facts)
     machine = _link_machine(facts, view)
     out.update(nccl_link(env, view, home_for_link, isinstance(toolkits, list), machine, torch_lib, torch_gap))

@@ -355,6 +355,13 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
                 "jit.nvcc_host_gnu_supported",
                 "jit.nccl_so_path",
                 "jit.nccl_so_path_found",
+                "jit.flashinfer_host",
+                "jit.flashinfer_allow_unsupported",
+                "jit.cc_host_found",
+                "jit.cc_host",
+                "jit.cc_host_gnu_major",
+                "jit.cc_host_gnu_max",
+                "jit.cc_host_gnu_supported",
             ),
             "the toolkit a JIT build picks (CUDA_HOME, else the nvcc on PATH, else /usr/local/cuda), whether it has "
             "`bin/nvcc`, `include/cuda_fp8.h`, `include/cuda_fp4.h`, `include/curand_kernel.h`, and the CUDA "
@@ -377,8 +384,13 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "is not read or -allow-unsupported-compiler is in NVCC_PREPEND_FLAGS / NVCC_APPEND_FLAGS); "
             "SGLANG_NCCL_SO_PATH of the server's environment, the library SGLang's pynccl loads instead of "
             "libnccl.so.2 (`nccl_so_path`: absent where unset or empty), and whether that file exists "
-            "(`nccl_so_path_found`: null for a relative path or a bare name other than libnccl.so.2) "
-            "(stackcheck/probes/jit.py)",
+            "(`nccl_so_path_found`: null for a relative path or a bare name other than libnccl.so.2); the host "
+            'compiler of FlashInfer\'s own JIT nvcc commands (`flashinfer_host`: "cc" where CC is set, FlashInfer '
+            'passing -ccbin $CC; "nvcc-default" where not; null where FLASHINFER_NVCC or a -ccbin in '
+            "FLASHINFER_EXTRA_CUDAFLAGS names another), whether -allow-unsupported-compiler reaches those commands "
+            "(`flashinfer_allow_unsupported`), and for CC the same readings as for gcc (`cc_host_found`: null where "
+            "CC is not one program or another -ccbin competes; `cc_host`, `cc_host_gnu_major`, `cc_host_gnu_max`, "
+            "`cc_host_gnu_supported`: only where CC resolves to GCC's driver) (stackcheck/probes/jit.py)",
         ),
     ),
     "cudalib": (

@@ -292,6 +292,16 @@ MUTATIONS: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     # sglang-jit-nvcc-host-cxx20 (ifc38): gcc 9 as nvcc's host compiler, which drops -std=c++20
     "gcc-too-old-for-cxx20": ("h200-newest", _jit(nvcc_host_gnu_major=9)),
     "cxx-with-args": ("h200-newest", _jit(cxx_found=None, cxx_quoted_found=False)),
+    # flashinfer-jit-* (iccjit): FlashInfer's own JIT build, CC unset (nvcc's default gcc) or CC set (-ccbin $CC)
+    "flashinfer-gcc-without-cc1plus": ("h200-newest", _jit(flashinfer_host="nvcc-default",
+                                                           flashinfer_allow_unsupported=False, nvcc_host_found=False)),
+    "flashinfer-gcc-too-new": ("h200-newest", _jit(flashinfer_host="nvcc-default", flashinfer_allow_unsupported=False,
+                                                   nvcc_host_gnu_major=15, nvcc_host_gnu_supported=False)),
+    "flashinfer-cc-absent": ("h200-newest", _jit(flashinfer_host="cc", flashinfer_allow_unsupported=False,
+                                                 cc_host_found=False)),
+    "flashinfer-cc-too-new": ("h200-newest", _jit(flashinfer_host="cc", flashinfer_allow_unsupported=False,
+                                                  cc_host_found=True, cc_host_gnu_major=15,
+                                                  cc_host_gnu_supported=False)),
     "no-cuda-home": ("h200-newest", _jit(chosen_by="none")),
     # symm-mem-allocator-cuda-header / -nccl-header: the compile finds no cuda_runtime.h; 0.5.4 and no nccl.h
     "no-cuda-runtime-h": ("h200-newest", _jit(cxx_cuda_runtime_h_found=False)),
