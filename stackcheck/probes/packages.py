@@ -10,11 +10,11 @@ a huge file costs the one distribution an `error`, never the probe.
 
 from __future__ import annotations
 
-import json
 import posixpath
 import re
 from collections.abc import Mapping
 
+from stackcheck import lean_json
 from stackcheck.facts.model import KERNEL_PACKAGES, SERVING_PACKAGES
 from stackcheck.lazy_re import lazy as _lazy
 from stackcheck.lean_typing import TYPE_CHECKING
@@ -192,7 +192,7 @@ def _read_meta(record: DistRecord, view: FileView) -> None:
     direct_url = posixpath.join(meta_dir, "direct_url.json")
     if is_file(view, direct_url):
         try:
-            data = json.loads(read_text(view, direct_url, SMALL_FILE_CAP))
+            data = lean_json.loads(read_text(view, direct_url, SMALL_FILE_CAP))
             dir_info = data.get("dir_info") if isinstance(data, dict) else None
             if isinstance(dir_info, dict) and dir_info.get("editable") is True:
                 record.editable = True
