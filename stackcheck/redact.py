@@ -22,12 +22,12 @@ Redaction is lossy on purpose: a false mask costs a little diagnosis, a missed s
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 
+from stackcheck import lean_json
 from stackcheck.lazy_re import lazy as _lazy
 from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.paths import home_dir
@@ -838,7 +838,7 @@ def safe_tree(value: Any) -> Any:
 def json_text(value: Any, **kwargs: Any) -> str:
     """`json.dumps(value, ensure_ascii=False, **kwargs)` with C1 controls, DEL, lone surrogates, bidi
     overrides and U+2028/U+2029 written as `\\uNNNN` escapes: the same JSON value, always encodable."""
-    return json_safe(json.dumps(value, ensure_ascii=False, **kwargs))
+    return json_safe(lean_json.dumps(value, ensure_ascii=False, **kwargs))
 
 
 def json_safe(text: str) -> str:

@@ -202,14 +202,13 @@ def unchanged(reads: list[list[Any]], live: Mapping[str, Callable[[], Any]]) -> 
 def facts_digest(gathered: Any) -> str | None:
     """The digest of the facts as probed (facts, probe outcomes, host block): the facts less the per-run
     measurements (plan_cache._described), the outcomes less their durations; None when not plain JSON."""
-    import json
-
+    from stackcheck import lean_json
     from stackcheck.assembly.plan_cache import _described
 
     try:
         facts, outcomes, host = gathered
         outcomes = [{k: v for k, v in o.items() if k != "duration_ms"} if isinstance(o, dict) else o for o in outcomes]
-        text = json.dumps([FORMAT, _described(facts), outcomes, host], separators=(",", ":"))
+        text = lean_json.dumps([FORMAT, _described(facts), outcomes, host], separators=(",", ":"))
     except (TypeError, ValueError):
         return None
     return _digest_text(text)
@@ -297,10 +296,10 @@ def load(directory: str, key: str) -> dict[str, Any] | None:
     raw = read_private(directory, key + ".json", MAX_ENTRY_BYTES)
     if raw is None:
         return None
-    import json
+    from stackcheck import lean_json
 
     try:
-        data = json.loads(raw)
+        data = lean_json.loads(raw)
     except (ValueError, RecursionError):
         return None
     if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("key") != key:
@@ -337,12 +336,12 @@ def keep(slot: Slot, out: str, err: str, code: int, run: bool) -> bool:
         return False
     if not all(_storable(a) for r in slot.reads for a in r[1]):
         return False  # (an argument that is no plain value, or that holds what the output would mask)
-    import json
+    from stackcheck import lean_json
 
     entry = {"format": FORMAT, "key": slot.key, "facts": slot.facts, "reads": slot.reads, "out": out, "err": err,
              "code": code, "exec": run}  # fmt: skip
     try:
-        text = json.dumps(entry, separators=(",", ":"))
+        text = lean_json.dumps(entry, separators=(",", ":"))
     except (TypeError, ValueError):
         return False
     if len(text) > MAX_ENTRY_BYTES:

@@ -527,9 +527,9 @@ def _rules_text(texts: dict[Any, str], item: Any) -> str:
     key = (id(item), str(item.get("id")))
     text = texts.get(key)
     if text is None:
-        import json
+        from stackcheck import lean_json
 
-        text = texts[key] = json.dumps(item.get("rules"))
+        text = texts[key] = lean_json.dumps(item.get("rules"))
     return text
 
 

@@ -173,10 +173,10 @@ def key_of(facts: Any, launch: Any, manifest_texts: Iterable[str]) -> str | None
         _PREPARED.clear()  # (used once: the list it holds is not kept alive after)
     if prepared is None:  # (the code stamp of a plan whose answer is being made: taken for its key just before)
         prepared = _head_hash(PENDING[0].stamp if PENDING else _code_stamp(), manifest_texts)
-    import json
+    from stackcheck import lean_json
 
     try:
-        tail = json.dumps([_described(facts), launch], separators=(",", ":"))
+        tail = lean_json.dumps([_described(facts), launch], separators=(",", ":"))
     except (TypeError, ValueError):
         return None
     h = prepared.copy()
@@ -186,10 +186,10 @@ def key_of(facts: Any, launch: Any, manifest_texts: Iterable[str]) -> str | None
 
 def _head_hash(stamp: list[Any], manifest_texts: Iterable[str]) -> Any:
     """key_of's hash fed everything but the facts: the manifests' texts (_texts_hash), then [FORMAT, stamp] as JSON."""
-    import json
+    from stackcheck import lean_json
 
     h = _texts_hash(manifest_texts)
-    h.update(json.dumps([FORMAT, stamp], separators=(",", ":")).encode("utf-8", "surrogatepass"))
+    h.update(lean_json.dumps([FORMAT, stamp], separators=(",", ":")).encode("utf-8", "surrogatepass"))
     return h
 
 
@@ -353,10 +353,10 @@ def load_entry(directory: str, key: str) -> Entry | None:
     raw = read_private(directory, key + ".json", MAX_ENTRY_BYTES)
     if raw is None:
         return None
-    import json
+    from stackcheck import lean_json
 
     try:
-        data = json.loads(raw)
+        data = lean_json.loads(raw)
     except (ValueError, RecursionError):
         return None
     if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("key") != key:
@@ -390,10 +390,10 @@ def store(
         kept = {way: _thin(fields, verdicts) for way, fields in (merged or {}).items() if _plain(dict(fields))}
         if kept:
             entry["merged"] = kept
-    import json
+    from stackcheck import lean_json
 
     # the plan's own key order is kept: the renderers print it as it comes
-    text = json.dumps(entry, separators=(",", ":"))
+    text = lean_json.dumps(entry, separators=(",", ":"))
     if len(text) > MAX_ENTRY_BYTES:
         return False
     if not write_private(directory, key + ".json", text.encode("utf-8")):
@@ -604,10 +604,10 @@ def printed(text: str) -> None:
 def _timeless(data: bytes) -> bool:
     """Whether a facts document's report shows nothing of the moment: a `host` block that is absent (shown as
     the facts file) or that says when it was collected; an empty one is shown as this host now."""
-    import json
+    from stackcheck import lean_json
 
     try:
-        doc = json.loads(data)
+        doc = lean_json.loads(data)
     except (ValueError, RecursionError):
         return False  # (a document with comments, say: the ordinary path reads it, and nothing is kept)
     host = doc.get("host") if isinstance(doc, dict) else None

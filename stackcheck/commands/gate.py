@@ -502,7 +502,7 @@ def _kept(slot: Any, opts: Any, command: list[str] | None, later_facts: Any) -> 
     reads = slot.entry["reads"]
     usage = None
     if any(r[0] == "usage" for r in reads):  # (an SGLang launch on this box: the usual path starts it likewise)
-        from stackcheck.launch.gate_preflight import start_usage
+        from stackcheck.launch.usage import start_usage  # (not gate_preflight: a hit reads no preflight table)
 
         usage = start_usage(opts.facts_file, command)
     import stackcheck.atomic  # noqa: F401 - (what a hit prints with: imported while the probes run)

@@ -9,11 +9,11 @@ spelling with a suffix no rule names is not a target: a new suffix is a data cha
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 
+from stackcheck import lean_json
 from stackcheck.lazy_re import lazy
 from stackcheck.lean_typing import TYPE_CHECKING, NamedTuple
 
@@ -146,7 +146,7 @@ def shipped_rules() -> TargetRules:
     """The rules of the shipped architectures.json (read once, when a target is first parsed or judged)."""
     from stackcheck.knowledge.package_data import shipped_texts
 
-    doc = json.loads(shipped_texts(["architectures.json"])["architectures.json"][1])
+    doc = lean_json.loads(shipped_texts(["architectures.json"])["architectures.json"][1])
     return rules_of(doc.get("rules"))
 
 

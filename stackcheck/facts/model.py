@@ -8,11 +8,11 @@ means unknown.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections.abc import Mapping
 
+from stackcheck import lean_json
 from stackcheck.errors import BadInputError
 from stackcheck.lean_typing import TYPE_CHECKING, cast
 from stackcheck.paths import path_text
@@ -238,10 +238,12 @@ def _reject_constant(value: str) -> Any:
 def parse_json_text(text: str, origin: str) -> Any:
     """Parse JSON strictly (no NaN/Infinity), turning every failure into a one-line BadInputError."""
     try:
-        return json.loads(text, parse_constant=_reject_constant)
-    except json.JSONDecodeError as exc:
-        raise BadInputError(f"{origin}: line {exc.lineno} column {exc.colno}: not valid JSON: {exc.msg}") from None
+        return lean_json.loads(text, parse_constant=_reject_constant)
     except ValueError as exc:
+        if lean_json.is_decode_error(exc):  # (json.JSONDecodeError)
+            raise BadInputError(
+                f"{origin}: line {exc.lineno} column {exc.colno}: not valid JSON: {exc.msg}"  # type: ignore[attr-defined]
+            ) from None
         raise BadInputError(f"{origin}: not valid JSON: {exc}") from None
     except RecursionError:
         raise BadInputError(f"{origin}: JSON nested too deeply") from None
@@ -320,7 +322,7 @@ def facts_from_document(doc: Any, origin: str) -> Facts:
         raise BadInputError(f"{origin}: $: expected a JSON object with 'schema_version' and 'facts'")
     version = doc.get("schema_version")
     if isinstance(version, bool) or not isinstance(version, int):
-        raise BadInputError(f"{origin}: $.schema_version: expected an integer, got {json.dumps(version)}")
+        raise BadInputError(f"{origin}: $.schema_version: expected an integer, got {lean_json.dumps(version)}")
     if version > SCHEMA_VERSION:
         raise BadInputError(
             f"{origin}: $.schema_version: {version} is newer than this stackcheck understands ({SCHEMA_VERSION})"

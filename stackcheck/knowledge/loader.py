@@ -12,11 +12,11 @@ Validation policy, chosen for start-up speed:
 
 from __future__ import annotations
 
-import json
 import os
 from _thread import allocate_lock
 from collections.abc import Iterable, Mapping
 
+from stackcheck import lean_json
 from stackcheck.errors import ManifestError
 from stackcheck.knowledge.package_data import MANIFEST_FILES, shipped_files, shipped_texts
 from stackcheck.lean_typing import TYPE_CHECKING, cast
@@ -400,12 +400,13 @@ def _read(origin: str, path: str) -> str:
 
 def _parse(text: str, origin: str, check_depth: bool = True) -> Any:
     try:
-        doc = json.loads(text, parse_constant=_no_constant)
-    except json.JSONDecodeError as exc:
-        raise ManifestError([f"{origin}: line {exc.lineno} column {exc.colno}: not valid JSON: {exc.msg}"]) from None
+        doc = lean_json.loads(text, parse_constant=_no_constant)
     except RecursionError:
         raise ManifestError([f"{origin}: JSON nested too deeply (more than {MAX_MANIFEST_DEPTH} levels)"]) from None
     except ValueError as exc:
+        if lean_json.is_decode_error(exc):  # (json.JSONDecodeError)
+            where = f"line {exc.lineno} column {exc.colno}"  # type: ignore[attr-defined]
+            raise ManifestError([f"{origin}: {where}: not valid JSON: {exc.msg}"]) from None  # type: ignore[attr-defined]
         raise ManifestError([f"{origin}: not valid JSON: {exc}"]) from None
     path = too_deep(doc, MAX_MANIFEST_DEPTH) if check_depth else None
     if path is not None:

@@ -133,7 +133,7 @@ class ForkSession:
         return reading_from_plain(usage)
 
     def _collect(self) -> dict[str, Any]:
-        import json
+        from stackcheck import lean_json
 
         chunks: list[bytes] = []
         try:
@@ -145,7 +145,7 @@ class ForkSession:
         finally:
             os.close(self._fd)
         try:
-            answer = json.loads(b"".join(chunks))
+            answer = lean_json.loads(b"".join(chunks))
         except ValueError:  # nothing, or not the whole of it: no answer
             answer = None
         # the answer is in place before `done` says so: the gate's usage_reading, waiting on `done` in another thread
@@ -484,13 +484,13 @@ def _child(fd: int, usage: bool, parent: int) -> None:
         _detach_stdio()
         warm = _warm()
         _die_with(parent)
-        import json
+        from stackcheck import lean_json
 
         answer = _reading(usage, warm)
         try:
-            data = json.dumps(answer, allow_nan=False).encode()
+            data = lean_json.dumps(answer, allow_nan=False).encode()
         except (TypeError, ValueError) as exc:
-            data = json.dumps({"nvml": ("error", f"the NVML reading cannot be passed back: {exc}")}).encode()
+            data = lean_json.dumps({"nvml": ("error", f"the NVML reading cannot be passed back: {exc}")}).encode()
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view) :]

@@ -10,11 +10,11 @@ a huge file costs the one distribution an `error`, never the probe.
 
 from __future__ import annotations
 
-import json
 import posixpath
 import re
 from collections.abc import Mapping
 
+from stackcheck import lean_json
 from stackcheck.facts.model import KERNEL_PACKAGES, SERVING_PACKAGES
 from stackcheck.lazy_re import lazy as _lazy
 from stackcheck.lean_typing import TYPE_CHECKING
@@ -96,13 +96,18 @@ WANTED = (
 #: environments probe, which then looks for one that has them)
 SERVING = SERVING_PACKAGES
 LOCAL_VARIANT = _lazy(r"\+(cu\d+|cpu|rocm[\d.]+)", re.IGNORECASE)
-_NORMALISE = _lazy(r"[-_.]+")
 _HOST = HostView()
 
 
 def normalise(name: str) -> str:
-    """PEP 503 normalised distribution name."""
-    return _NORMALISE.sub("-", name).lower()
+    """PEP 503 normalised distribution name: every run of "-", "_" and "." one "-", in lower case (the answer of
+    re.sub(r"[-_.]+", "-", name).lower(), by string methods: every probed start normalised each name in every
+    site directory's listing through that pattern, compiled on each start; tests/probes/test_normalise.py holds
+    the two equal)."""
+    out = name.replace("_", "-").replace(".", "-")
+    while "--" in out:
+        out = out.replace("--", "-")
+    return out.lower()
 
 
 class DistRecord:
@@ -192,7 +197,7 @@ def _read_meta(record: DistRecord, view: FileView) -> None:
     direct_url = posixpath.join(meta_dir, "direct_url.json")
     if is_file(view, direct_url):
         try:
-            data = json.loads(read_text(view, direct_url, SMALL_FILE_CAP))
+            data = lean_json.loads(read_text(view, direct_url, SMALL_FILE_CAP))
             dir_info = data.get("dir_info") if isinstance(data, dict) else None
             if isinstance(dir_info, dict) and dir_info.get("editable") is True:
                 record.editable = True

@@ -20,8 +20,6 @@ Facts: `pcie: {"gpus": [bdf...], "iommu": "off"|"passthrough"|"translated"|"mixe
 
 from __future__ import annotations
 
-import struct
-
 from stackcheck.lazy_re import lazy as _lazy
 from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.probes.interface import Probe, ProbeContext, ProbeResult
@@ -51,12 +49,11 @@ def acs_control(config: bytes) -> int | None:
     seen: set[int] = set()
     while offset and offset not in seen and offset + 8 <= len(config):
         seen.add(offset)
-        (header,) = struct.unpack_from("<I", config, offset)
+        header = int.from_bytes(config[offset : offset + 4], "little")  # (struct.unpack_from("<I"), without struct)
         if header in (0, 0xFFFFFFFF):
             return None
         if header & 0xFFFF == ACS_CAP_ID:
-            (control,) = struct.unpack_from("<H", config, offset + 6)
-            return int(control)
+            return int.from_bytes(config[offset + 6 : offset + 8], "little")
         offset = (header >> 20) & 0xFFC
     return None
 

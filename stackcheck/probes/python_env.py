@@ -29,7 +29,6 @@ command's own first: assembly/target.py command_first_path, ProbeContext.launch_
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import posixpath
 import re
@@ -37,6 +36,7 @@ import stat
 import sys
 from collections.abc import Mapping
 
+from stackcheck import lean_json
 from stackcheck.assembly.target import PATH_VARS, PY_NAME, Target
 from stackcheck.lazy_re import lazy as _lazy
 from stackcheck.lean_typing import TYPE_CHECKING
@@ -326,7 +326,7 @@ def parse_answer(text: str) -> dict[str, Any]:
     last = lines[-1]
     try:
         if last.startswith('{"'):  # a cached answer (JSON)
-            data = json.loads(last)
+            data = lean_json.loads(last)
         else:  # the one-liner's repr(): literals only, read without evaluating anything
             from stackcheck.pyast import literal_eval  # imports ast here, not at import: ~4 ms on Python 3.12
 
@@ -443,7 +443,7 @@ def cache_key(exe: str, env: Mapping[str, str]) -> str | None:
         from _blake2 import blake2b
     except ImportError:  # pragma: no cover - an interpreter built without it
         from hashlib import blake2b
-    return str(blake2b(json.dumps(parts).encode(), digest_size=20).hexdigest())
+    return str(blake2b(lean_json.dumps(parts).encode(), digest_size=20).hexdigest())
 
 
 def cache_load(cache_dir: str, key: str) -> dict[str, Any] | None:
@@ -479,7 +479,7 @@ def cache_store(cache_dir: str, key: str, data: Mapping[str, Any]) -> str | None
         fd, tmp = tempfile.mkstemp(prefix=".python-", suffix=".tmp", dir=cache_dir)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(json.dumps(data) + "\n")
+                fh.write(lean_json.dumps(data) + "\n")
             os.chmod(tmp, 0o600)
             os.replace(tmp, os.path.join(cache_dir, f"python-{key}.json"))
         except BaseException:

@@ -8,11 +8,11 @@ toolkit's dist-info directories (toolkits assembled from wheels), or `nvcc --ver
 
 from __future__ import annotations
 
-import json
 import os
 import posixpath
 import threading
 
+from stackcheck import lean_json
 from stackcheck.lazy_re import lazy as _lazy
 from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.probes.interface import (
@@ -68,7 +68,7 @@ def read_toolkit_version(view: FileView, path: str) -> str | None:
     vj = posixpath.join(path, "version.json")
     if is_file(view, vj):
         try:
-            data = json.loads(read_text(view, vj, _VERSION_FILE_CAP))
+            data = lean_json.loads(read_text(view, vj, _VERSION_FILE_CAP))
         except (OSError, ValueError, RecursionError):
             data = None
         if isinstance(data, dict):

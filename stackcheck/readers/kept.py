@@ -101,10 +101,10 @@ class Kept:
         raw = read_private(where, self.name + SUFFIX, MAX_BYTES)
         if raw is None:
             return {}
-        import json
+        from stackcheck import lean_json
 
         try:
-            doc = json.loads(raw)
+            doc = lean_json.loads(raw)
         except (ValueError, RecursionError):
             return {}
         if type(doc) is not dict or doc.get("format") != FORMAT or doc.get("key") != self.key:
@@ -146,13 +146,13 @@ class Kept:
         """Write the document when an answer was added or replaced; False when nothing was written."""
         if not self.changed or self.where is None:
             return False
-        import json
+        from stackcheck import lean_json
 
         files = self.files
         if len(files) > MAX_FILES:
             files = dict(list(files.items())[-MAX_FILES:])
         try:
-            text = json.dumps({"format": FORMAT, "key": self.key, "files": files}, separators=(",", ":"))
+            text = lean_json.dumps({"format": FORMAT, "key": self.key, "files": files}, separators=(",", ":"))
         except (TypeError, ValueError):  # (an answer that is not plain data: nothing is kept)
             return False
         if len(text) > MAX_BYTES:

@@ -14,7 +14,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from json.encoder import encode_basestring
+
+try:  # (json.encoder's own encode_basestring where the C accelerator is: importing json costs ~5 M instructions)
+    from _json import encode_basestring
+except ImportError:
+    from json.encoder import encode_basestring
 
 from stackcheck.lean_typing import TYPE_CHECKING
 

@@ -304,9 +304,15 @@ def test_changed_gpu_usage_misses(
     idle = UsageReading([GpuUsage(0, "H200", 150 << 30, 149 << 30, 1 << 30, 0)], None, 1.0)
     held = [GpuProcess(7, "x", 141 << 30, "compute")]
     busy = UsageReading([GpuUsage(0, "H200", 150 << 30, 9 << 30, 141 << 30, 0, held)])
-    monkeypatch.setattr(gate_preflight, "start_usage", lambda *a: Usage(idle))
+    from stackcheck.launch import usage
+
+    def reads(reading: Any) -> None:  # (the usual path's gate_preflight.start_usage, and a hit's launch.usage's)
+        for module in (gate_preflight, usage):
+            monkeypatch.setattr(module, "start_usage", lambda *a: Usage(reading))
+
+    reads(idle)
     argv = ["--dry-run", "--", *LAUNCH, "--model-path", "x"]
-    busier = lambda: monkeypatch.setattr(gate_preflight, "start_usage", lambda *a: Usage(busy))  # noqa: E731
+    busier = lambda: reads(busy)  # noqa: E731
     _miss_after(busier, capsys, monkeypatch, argv)
 
 

@@ -65,7 +65,7 @@ def test_a_miss_with_an_entry_decides_as_a_fresh_gate(
     # and the decision is made from this run's facts, with one GPU usage reader started per run
     from stackcheck.assembly import pipeline
     from stackcheck.commands import gate as gate_command
-    from stackcheck.launch import gate_preflight
+    from stackcheck.launch import gate_preflight, usage
 
     monkeypatch.setenv("STACKCHECK_PLAN_CACHE", "1")
     monkeypatch.setenv("STACKCHECK_CACHE_DIR", str(tmp_path / "c"))
@@ -100,6 +100,7 @@ def test_a_miss_with_an_entry_decides_as_a_fresh_gate(
     monkeypatch.setattr(gate_command.Kept, "serve", spy)
     monkeypatch.setattr(pipeline, "gather", probed)
     monkeypatch.setattr(gate_preflight, "start_usage", start_usage)
+    monkeypatch.setattr(usage, "start_usage", start_usage)  # (a hit's replay starts it from launch.usage)
 
     def run() -> tuple[int, str, str]:
         started.clear()

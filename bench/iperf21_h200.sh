@@ -1,0 +1,72 @@
+#!/bin/sh
+# iperf21 (issue 21: audit <= 1.2x and the served gate <= 1.15x the bare-NVML floor) on a GPU box: main (A) against
+# this tree (B), in one device command (~2-3 minutes with 31 rounds; under 5).
+#
+#   sh bench/iperf21_h200.sh TREE_A [RUNS]      (from this tree's root; RUNS 31; TREE_A: a copy of main before the
+#                                              cuts, e.g. mkdir -p ip21-a && git archive 9169c17a | tar -x -C ip21-a)
+# Prints:
+# - "output A == B" for `audit --format json` and the gate's decision (`gate --dry-run --format json` of the SGLang
+#   command line), the trees' paths and the probes' durations aside (each tree run twice: the second is the one
+#   compared, the audit's plan and the gate's decision kept by the first, as the rows below read them);
+# - which of json, json.decoder, launch.gate_preflight each tree's warm audit and served gate import (B: none);
+# - bench/critical_path.py --real-nvml (audit, the served gate; 11 runs): the reader's answer (`ready`) and the exit;
+#   `after` = exit - ready, the main thread's work after the driver's answer;
+# - bench/ab_trees.py: wall and CPU medians of audit, the served gate and audit --deep, their ratios to the floor,
+#   B - A (the figures the issue's goals are on).
+# The JSON goes to $OUT when it is set.
+set -u
+A=$(cd "$1" && pwd)
+B=$(cd "$(dirname "$0")/.." && pwd)
+RUNS=${2:-31}
+py=${PYTHON:-python3}
+tmp=$(mktemp -d)
+unset PYTHONDONTWRITEBYTECODE
+MODS='import os, sys
+sys.argv = ["stackcheck", *sys.argv[1:]]
+_exit = os._exit
+def leave(code):
+    with open(os.environ["IP21_MODULES"], "w") as fh:
+        fh.write(" ".join(m for m in ("json", "json.decoder", "stackcheck.launch.gate_preflight") if m in sys.modules))
+    _exit(code)
+os._exit = leave
+from stackcheck.__main__ import main
+main()'
+for row in audit gate; do
+  for t in A B; do
+    eval "tree=\$$t"
+    if [ "$row" = audit ]; then
+      set -- audit --format json
+    else
+      set -- gate --dry-run --format json -- python3 -m sglang.launch_server --model-path x --tp 1
+    fi
+    for n in 1 2; do
+      (cd "$tree" && PYTHONPATH="$tree" STACKCHECK_CACHE_DIR="$tmp/cache-out-$t" $py -m stackcheck "$@" \
+        >"$tmp/$row-$t.json" 2>/dev/null; [ "$n" = 2 ] && echo "$row [$t] rc=$?")
+    done
+    for n in 1 2; do  # (the first keeps the gate's decision for this interpreter's sys.path, part of its key)
+      (cd "$tree" && PYTHONPATH="$tree" STACKCHECK_CACHE_DIR="$tmp/cache-out-$t" IP21_MODULES="$tmp/mods-$row-$t" \
+        $py -c "$MODS" "$@" >/dev/null 2>&1)
+    done
+    echo "$row [$t] imports: $(cat "$tmp/mods-$row-$t" 2>/dev/null)"
+  done
+  $py - "$tmp/$row-A.json" "$tmp/$row-B.json" "$A" "$B" "$row" <<'PY'
+import json, sys
+a_path, b_path, tree_a, tree_b, row = sys.argv[1:]
+def norm(x, tree):
+    if isinstance(x, dict):
+        return {k: norm(v, tree) for k, v in x.items() if k not in ("duration_ms", "generated_at", "elapsed_ms", "ms", "collected_at")}
+    if isinstance(x, list):
+        return [norm(v, tree) for v in x]
+    return x.replace(tree, "TREE") if isinstance(x, str) else x
+try:
+    a, b = norm(json.load(open(a_path)), tree_a), norm(json.load(open(b_path)), tree_b)
+except ValueError as exc:
+    print(f"output A == B ({row}): not JSON: {exc}")
+    sys.exit(0)
+print(f"output A == B ({row}): {a == b}", "" if a == b else [k for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)])
+PY
+done
+$py bench/critical_path.py --real-nvml --runs 11 --rows "audit,gate" "$A" "$B"
+$py bench/ab_trees.py --runs "$RUNS" --rows "audit,gate,audit --deep" --json "$tmp/ab.json" "$A" "$B"
+echo "figures kept in $tmp"
+if [ -n "${OUT:-}" ]; then cp "$tmp"/*.json "$OUT"/ 2>/dev/null; fi
