@@ -67,7 +67,11 @@ def loads(s: str | bytes | bytearray, *, parse_constant: Callable[[str], Any] | 
         s = s.decode("utf-8", "surrogatepass")
     scan = _SCANNERS.get(parse_constant)
     if scan is None:
-        scan = _SCANNERS[parse_constant] = _c.make_scanner(_Context(parse_constant or _CONSTANTS.__getitem__))
+        try:
+            scan = _c.make_scanner(_Context(parse_constant or _CONSTANTS.__getitem__))
+        except (AttributeError, TypeError):  # (an interpreter whose scanner reads other settings: json's own)
+            return _json().loads(s, parse_constant=parse_constant)
+        _SCANNERS[parse_constant] = scan
     end = len(s)
     at = 0
     while at < end and s[at] in _SPACE:

@@ -178,3 +178,18 @@ def test_a_warm_audit_and_a_served_gate_import_no_json(tmp_path: Path, argv: tup
                           text=True, check=True, timeout=60).stdout.split()  # fmt: skip
     if "json" not in bare:
         assert sorted(m for m in mods if m == "json" or m.startswith("json.")) == []
+
+
+def test_a_scanner_that_reads_other_settings_falls_back_to_json(monkeypatch: Any) -> None:
+    """A later interpreter's _json.make_scanner that wants a setting _Context lacks (AttributeError) or other
+    arguments (TypeError) must not fail the run: json.loads answers."""
+    import stackcheck.lean_json as lean
+
+    class _Strict:
+        @staticmethod
+        def make_scanner(context: Any) -> Any:
+            return context.a_setting_json_never_had
+
+    monkeypatch.setattr(lean, "_c", _Strict)
+    monkeypatch.setattr(lean, "_SCANNERS", {})
+    assert lean.loads('{"a": [1, 2.5, null]}') == {"a": [1, 2.5, None]}
