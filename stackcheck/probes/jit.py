@@ -357,19 +357,31 @@ def nvcc_host_compiler(env: Mapping[str, str], view: FileView, nvcc: str | None,
         )
     if found is not None:
         out["nvcc_host"] = found
-        programs = _own_version(view, found, _gcc_program_dirs(view, found))
-        if programs and not any(is_file(view, f"{d}/cc1plus") for d in programs):
-            out["nvcc_host_found"] = False
-            out["nvcc_host_reason"] = (
-                f"{found} has no C++ compiler (cc1 but no cc1plus in {', '.join(programs)}): the g++ package is not "
+        allowed = any(_ALLOW_UNSUPPORTED.search(env.get(name) or "") for name in NVCC_HOST_ENV)
+        out.update(_gcc_host(view, found, toolkit, allowed, "nvcc_host", found))
+    return out
+
+
+def _gcc_host(view: FileView, gcc: str, toolkit: str, allowed: bool, key: str, label: str) -> dict[str, Any]:
+    """The gcc checks of a host compiler nvcc runs (`key` "nvcc_host" or "cc_host"): `KEY_found` false with
+    `KEY_reason` where the program directory of its own major holds cc1 and no cc1plus (no g++ installed: nvcc hands
+    it the host code as C++); else `KEY_gnu_major` where its major is known, and where -allow-unsupported-compiler
+    does not reach nvcc, `KEY_gnu_max` / `KEY_gnu_supported` (the toolkit's host_config.h, _gnu_support)."""
+    programs = _own_version(view, gcc, _gcc_program_dirs(view, gcc))
+    if programs and not any(is_file(view, f"{d}/cc1plus") for d in programs):
+        return {
+            f"{key}_found": False,
+            f"{key}_reason": (
+                f"{label} has no C++ compiler (cc1 but no cc1plus in {', '.join(programs)}): the g++ package is not "
                 "installed, and nvcc compiles the host code as C++"
-            )
-            return out
-        major = _gnu_major(view, found, programs)
-        if major is not None:
-            out["nvcc_host_gnu_major"] = major
-            if not any(_ALLOW_UNSUPPORTED.search(env.get(name) or "") for name in NVCC_HOST_ENV):
-                out.update(_gnu_support(view, major, toolkit))
+            ),
+        }
+    major = _gnu_major(view, gcc, programs)
+    if major is None:
+        return {}
+    out: dict[str, Any] = {f"{key}_gnu_major": major}
+    if not allowed:
+        out.update({f"{key}_gnu_{k.rsplit('_', 1)[1]}": v for k, v in _gnu_support(view, major, toolkit).items()})
     return out
 
 
@@ -542,20 +554,7 @@ def _cc_host(env: Mapping[str, str], view: FileView, nvcc: str, real_nvcc: bool,
         return out
     if not _GCC_DRIVER.fullmatch(real):
         return out  # clang, or a name that does not say: its C++ part and version are not read
-    programs = _own_version(view, found, _gcc_program_dirs(view, found))
-    if programs and not any(is_file(view, f"{d}/cc1plus") for d in programs):
-        out["cc_host_found"] = False
-        out["cc_host_reason"] = (
-            f"CC={value!r} ({found}) has no C++ compiler (cc1 but no cc1plus in {', '.join(programs)}): the g++ "
-            "package is not installed, and nvcc compiles the host code as C++"
-        )
-    else:
-        major = _gnu_major(view, found, programs)
-        if major is not None:
-            out["cc_host_gnu_major"] = major
-            if not allowed:
-                gnu = _gnu_support(view, major, toolkit)
-                out.update({f"cc_host_gnu_{k.rsplit('_', 1)[1]}": v for k, v in gnu.items()})
+    out.update(_gcc_host(view, found, toolkit, allowed, "cc_host", f"CC={value!r} ({found})"))
     return out
 
 
