@@ -55,7 +55,8 @@ def _nccl_link_after_toolkit(old_jit: dict[str, Any]) -> dict[str, Any]:
 #: jit keys a toolkit step leaves as they are: the C++ compiler on the server's PATH ($CXX, else c++) and
 #: SGLANG_NCCL_SO_PATH are the environment's, not the toolkit's
 _KEPT_BY_TOOLKIT = ("cxx_found", "cxx", "cxx_reason", "cxx_quoted_found", "nccl_so_path", "nccl_so_path_found",
-                    "nccl_so_path_reason")  # fmt: skip
+                    "nccl_so_path_reason", "flashinfer_host", "flashinfer_host_reason",
+                    "flashinfer_allow_unsupported")  # fmt: skip
 
 
 def _compiler_after_toolkit(old_jit: dict[str, Any]) -> dict[str, Any]:
@@ -86,10 +87,25 @@ def _compiler_after_toolkit(old_jit: dict[str, Any]) -> dict[str, Any]:
             out["nvcc_host_gnu_major"] = old_jit["nvcc_host_gnu_major"]
     elif "nvcc_host_found" not in old_jit and isinstance(reason, str) and "names nvcc's host compiler" in reason:
         out["nvcc_host_reason"] = reason
+    out.update(_cc_after_toolkit(old_jit, home))
     out["cxx_cuda_runtime_h_found"] = True
     if old_jit.get("cxx_nccl_h_found") is False:
         out["cxx_nccl_h_found"] = False
     return out
+
+
+def _cc_after_toolkit(old_jit: dict[str, Any], home: str | None) -> dict[str, Any]:
+    """The compiler CC names (FlashInfer's `-ccbin $CC`, the `cc_host*` keys) after a toolkit step: the environment's,
+    kept as read, without the new toolkit's gcc limit (cc_host_gnu_max / _supported left out); a CC found in the old
+    toolkit's directories, or one not read there because of the old nvcc (a wrapper), is not known after it."""
+    host = old_jit.get("cc_host")
+    if "cc_host_found" not in old_jit or (isinstance(host, str) and home is not None and host.startswith(home + "/")):
+        return {}
+    reason = old_jit.get("cc_host_reason")
+    if old_jit["cc_host_found"] is None and isinstance(reason, str) and "wrapper" in reason:
+        return {}
+    keys = ("cc_host_found", "cc_host", "cc_host_reason", "cc_host_gnu_major")
+    return {k: old_jit[k] for k in keys if k in old_jit}
 
 
 def apply_choice(facts: Facts, choice: Choice, ctx: Context) -> Facts:

@@ -78,4 +78,31 @@ def test_a_plan_of_only_a_toolkit_step_still_names_the_missing_compiler(tmp_path
     assert [s["component"] for s in plan["steps"]] == ["cuda-toolkit"], plan["steps"]
     failing = {c["check"]: c for c in plan.get("still_failing_checks") or []}
     assert "jit-toolchain" in failing, failing
-    assert [r["rule"] for r in failing["jit-toolchain"]["failures"]] == ["sglang-jit-cxx"]
+    # FlashInfer's own JIT (no flashinfer-jit-cache on this box) links with the same c++ (iccjit's rule)
+    assert [r["rule"] for r in failing["jit-toolchain"]["failures"]] == ["flashinfer-jit-cxx", "sglang-jit-cxx"]
+
+
+def test_flashinfers_host_compiler_is_kept_without_the_old_toolkits_limit() -> None:
+    """FlashInfer's JIT host compiler (iccjit: `-ccbin $CC`, else nvcc's default) is the environment's: a toolkit step
+    that dropped flashinfer_host made the flashinfer-jit-*-host rules not apply after it (a plan promising a launch
+    whose CC names no compiler)."""
+    jit = after_toolkit_step({"flashinfer_host": "cc", "flashinfer_allow_unsupported": False, "cc_host_found": False,
+                              "cc_host_reason": "CC='/opt/gcc/bin/gcc': no such program"})  # fmt: skip
+    assert jit["flashinfer_host"] == "cc" and jit["flashinfer_allow_unsupported"] is False
+    assert jit["cc_host_found"] is False and jit["cc_host_reason"].startswith("CC=")
+    gcc15 = {"cc_host_gnu_major": 15, "cc_host_gnu_max": 14, "cc_host_gnu_supported": False}
+    jit = after_toolkit_step({"flashinfer_host": "cc", "cc_host_found": True, "cc_host": "/usr/bin/gcc-15", **gcc15})
+    assert jit["cc_host"] == "/usr/bin/gcc-15" and jit["cc_host_gnu_major"] == 15
+    assert "cc_host_gnu_max" not in jit and "cc_host_gnu_supported" not in jit  # the new host_config.h: not read
+    assert after_toolkit_step({"flashinfer_host": "nvcc-default"})["flashinfer_host"] == "nvcc-default"
+
+
+@pytest.mark.parametrize(
+    "jit",
+    [{"flashinfer_host": "cc", "cc_host_found": True, "cc_host": f"{OLD}/bin/gcc"},
+     {"flashinfer_host": "cc", "cc_host_found": None, "cc_host_reason": f"{OLD}/bin/nvcc is not the compiler itself "
+      "(a wrapper script?): its host compiler is not read"}],
+)  # fmt: skip
+def test_a_cc_of_the_old_toolkit_is_not_known_after_the_step(jit: dict[str, Any]) -> None:
+    out = after_toolkit_step(jit)
+    assert "cc_host_found" not in out and "cc_host" not in out and out["flashinfer_host"] == "cc"
