@@ -290,7 +290,7 @@ def _describe_now(pred: dict[str, Any]) -> str:
     value = pred.get("value")
     if isinstance(value, dict):
         value = value.get("fact") or f"gate {value.get('gate')}"
-    return f"{lhs} {pred.get('op', '==')} {json_text(value) if not isinstance(value, str) else value}"
+    return f"{lhs} {pred.get('op', '==')} {value_json(value) if not isinstance(value, str) else value}"
 
 
 def _json_str(text: str) -> str | None:
@@ -300,10 +300,10 @@ def _json_str(text: str) -> str | None:
     return None
 
 
-def json_text(value: Any) -> str:
+def value_json(value: Any) -> str:
     """json.dumps(value), built by hand for what a rule's value mostly is (null, a boolean, an integer, a list of
     integers or of plain strings): a first run describes a few hundred predicates (_describe_now), and each
-    json.dumps builds an encoder (~3 us). Anything else goes to json.dumps (tests/verdicts/test_json_text.py holds the
+    json.dumps builds an encoder (~3 us). Anything else goes to json.dumps (tests/verdicts/test_value_json.py holds the
     two equal)."""
     kind = type(value)
     if value is None:

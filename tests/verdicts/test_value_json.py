@@ -1,4 +1,4 @@
-"""engine.json_text: json.dumps built by hand for a rule value's usual shapes (null, booleans, integers, lists of
+"""engine.value_json: json.dumps built by hand for a rule value's usual shapes (null, booleans, integers, lists of
 integers or of plain strings), held equal to json.dumps on every value, the shapes it hands over to json.dumps
 included; and a predicate's requirement in words (_describe) is the same text either way."""
 
@@ -19,20 +19,20 @@ _values = st.recursive(
 
 
 @given(_values)
-def test_json_text_is_json_dumps(value: Any) -> None:
-    assert engine.json_text(value) == json.dumps(value)
+def test_value_json_is_json_dumps(value: Any) -> None:
+    assert engine.value_json(value) == json.dumps(value)
 
 
 @given(st.lists(st.integers() | st.text(max_size=6) | st.booleans() | st.none(), max_size=5))
 def test_lists_of_mixed_items_are_json_dumps(value: list[Any]) -> None:
-    assert engine.json_text(value) == json.dumps(value)
+    assert engine.value_json(value) == json.dumps(value)
 
 
 def test_the_shapes_built_by_hand_and_the_escapes_handed_over() -> None:
     for value in (None, True, False, 0, -7, 10**30, [], [9, 10], ["sm_90a", "sm_100a"], [1, "a"]):
-        assert engine.json_text(value) == json.dumps(value)
+        assert engine.value_json(value) == json.dumps(value)
     for text in ('a"b', "a\\b", "é", "\x7f", "tab\there", "\u2028", ""):
-        assert engine.json_text([text]) == json.dumps([text])
+        assert engine.value_json([text]) == json.dumps([text])
 
 
 def test_every_shipped_predicate_is_described_as_before(monkeypatch: Any) -> None:
@@ -56,5 +56,5 @@ def test_every_shipped_predicate_is_described_as_before(monkeypatch: Any) -> Non
     assert len(preds) > 500
     monkeypatch.setattr(engine, "MEMO_TEXTS", False)
     now = [engine._describe_now(p) for p in preds]
-    monkeypatch.setattr(engine, "json_text", json.dumps)
+    monkeypatch.setattr(engine, "value_json", json.dumps)
     assert now == [engine._describe_now(p) for p in preds]
