@@ -3,9 +3,12 @@ build of SGLang's NCCL allocator, against a real build of the same shape on the 
 
 SGLang 0.5.1-0.5.23 build their symmetric-memory allocator at start with torch.utils.cpp_extension.load_inline
 (C++ sources only, with_cuda=True, extra_ldflags=['-lnccl']; manifests/checks.json symm-mem-allocator-* cite the
-wheels). This script builds an extension of that shape, with a source written here (one C++ function, nothing of
-SGLang's), in the system Python's real torch, and compares the first step that fails with the first hop the
-probe's facts say fails (in torch's order: ninja, the CUDA home, the C++ compiler, cuda_runtime.h, the -lnccl link).
+wheels). This script builds an extension of that shape, with a source written here (one C++ function that includes
+cuda_runtime.h as SGLang 0.5.5+'s allocator source does, nothing of SGLang's), in the system Python's real torch, and
+compares the first step that fails with the first hop the probe's facts say fails (in torch's order: ninja, the CUDA
+home, the C++ compiler, cuda_runtime.h, the -lnccl link). Run on an H100 (2026-12-05) with a source that included
+nothing, CUDA_HOME empty compiled and then failed the link at `cannot find -lcudart` (torch's with_cuda link adds
+-L<CUDA home>/lib64 -lcudart), a hop the probe does not read: "cudart_link" below.
 
     PYTHONPATH=$PWD python3 bench/h200_symm_link_proof.py --out "$OUT"
 
@@ -44,7 +47,7 @@ HOPS = (
 BUILD = r"""
 import sys, traceback
 from torch.utils.cpp_extension import load_inline
-src = "int sc_probe_one() { return 1; }"
+src = "#include <cuda_runtime.h>\nint sc_probe_one() { return (int)cudaSuccess + 1; }"
 try:
     m = load_inline(name="sc_symm_link_probe", cpp_sources=[src], functions=["sc_probe_one"], with_cuda=True,
                     extra_ldflags=["-lnccl"], build_directory=sys.argv[1], verbose=True)
@@ -84,6 +87,8 @@ def observed(text: str) -> str | None:
         return "cuda_runtime_h"
     if "cannot find -lnccl" in low or "unable to find library -lnccl" in low:
         return "link"
+    if "cannot find -lcudart" in low:
+        return "cudart_link"  # torch's with_cuda link (-L<CUDA home>/lib64 -lcudart): a hop the probe does not read
     if ("c++" in low or "g++" in low) and ("not found" in low or "no such file or directory" in low):
         return "cxx"
     return "other"
