@@ -219,6 +219,16 @@ def feature_rules(doc: dict[str, Any], feature: str) -> dict[str, str]:
     }
 
 
+def rule_results(doc: dict[str, Any], rule: str) -> list[tuple[str, str]]:
+    """(the reason's status, the rule's result) of every reason of a gate decision that one rule `rule` judged."""
+    return [
+        (str(r.get("status")), str(x.get("result")))
+        for r in doc.get("reasons") or []
+        for x in r.get("reasons") or []
+        if x.get("rule") == rule
+    ]
+
+
 def quant_rules(doc: dict[str, Any]) -> dict[str, str]:
     """The sglang-gpu-min-cc rules on quantization (ids quant-*) that did not pass in a gate decision: id -> result."""
     return {

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gate_cli import LLAMA3, cli_json, model_dir, release_box
+from gate_cli import LLAMA3, cli_json, model_dir, release_box, rule_results
 from registry_wheels import fetch_wheel
 
 from stackcheck.probes.jit import probe_jit
@@ -113,30 +113,21 @@ def _gate(tmp_path: Path, release: str, major: int | None) -> dict[str, Any]:
     return cli_json(["gate", "--facts", str(path), "--dry-run", "--format", "json", "--", *line])[1]
 
 
-def _rule(doc: dict[str, Any]) -> list[tuple[str, str]]:
-    return [
-        (str(r.get("status")), str(x.get("result")))
-        for r in doc.get("reasons") or []
-        for x in r.get("reasons") or []
-        if x.get("rule") == RULE
-    ]
-
-
 @pytest.mark.parametrize(("release", "major"), [("0.5.9", 9), ("0.5.23", 8), ("0.5.14", 9)])
 def test_the_gate_refuses_a_gcc_older_than_10_for_nvcc(tmp_path: Path, release: str, major: int) -> None:
     doc = _gate(tmp_path, release, major)
-    assert doc["decision"] == "refuse" and ("blocked", "fail") in _rule(doc), doc.get("reasons")
+    assert doc["decision"] == "refuse" and ("blocked", "fail") in rule_results(doc, RULE), doc.get("reasons")
     assert "-std=c++20" in json.dumps(doc["reasons"])
 
 
 @pytest.mark.parametrize(("release", "major"), [("0.5.23", 10), ("0.5.23", None)])
 def test_gcc_10_or_unread_allows(tmp_path: Path, release: str, major: int | None) -> None:
     doc = _gate(tmp_path, release, major)
-    assert doc["decision"] == "allow" and _rule(doc) == [], (release, major, doc.get("reasons"))
+    assert doc["decision"] == "allow" and rule_results(doc, RULE) == [], (release, major, doc.get("reasons"))
 
 
 def test_before_the_jit_kernels_the_rule_is_not_judged(tmp_path: Path) -> None:
-    assert _rule(_gate(tmp_path, "0.5.8", 9)) == []  # 0.5.1-0.5.8 run sgl-kernel's prebuilt RoPE
+    assert rule_results(_gate(tmp_path, "0.5.8", 9), RULE) == []  # 0.5.1-0.5.8 run sgl-kernel's prebuilt RoPE
 
 
 # the toolkits' own host_config.h (nvidia-cuda-nvcc-cu12 12.8.93 / 12.9.86, nvidia-cuda-crt 13.0.88 / 13.1.115):

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gate_cli import LLAMA3, cli_json, model_dir, release_box
+from gate_cli import LLAMA3, cli_json, model_dir, release_box, rule_results
 
 from stackcheck.probes.jit import probe_jit
 from stackcheck.readers.fsview import HostView
@@ -60,23 +60,14 @@ def _gate(tmp_path: Path, release: str, quoted: Any) -> dict[str, Any]:
     return cli_json(["gate", "--facts", str(path), "--dry-run", "--format", "json", "--", *line])[1]
 
 
-def _rule(doc: dict[str, Any]) -> list[tuple[str, str]]:
-    return [
-        (str(r.get("status")), str(x.get("result")))
-        for r in doc.get("reasons") or []
-        for x in r.get("reasons") or []
-        if x.get("rule") == RULE
-    ]
-
-
 @pytest.mark.parametrize("release", ["0.5.18", "0.5.23"])
 def test_a_cxx_with_arguments_is_refused_from_0518(tmp_path: Path, release: str) -> None:
     doc = _gate(tmp_path, release, False)
-    assert doc["decision"] == "refuse" and ("blocked", "fail") in _rule(doc), doc.get("reasons")
+    assert doc["decision"] == "refuse" and ("blocked", "fail") in rule_results(doc, RULE), doc.get("reasons")
     reason = next(x for r in doc["reasons"] for x in r["reasons"] if x.get("rule") == RULE)
     assert "shlex.quote" in reason["message"] or "one shell-quoted word" in reason["message"], reason
 
 
 def test_before_0518_or_one_word_it_is_not_this_rule(tmp_path: Path) -> None:
-    assert _rule(_gate(tmp_path, "0.5.17", False)) == []
-    assert _rule(_gate(tmp_path, "0.5.23", None)) == []
+    assert rule_results(_gate(tmp_path, "0.5.17", False), RULE) == []
+    assert rule_results(_gate(tmp_path, "0.5.23", None), RULE) == []

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gate_cli import LLAMA3, cli_json, model_dir, release_box
+from gate_cli import LLAMA3, cli_json, model_dir, release_box, rule_results
 
 from stackcheck.probes.jit import probe_jit
 from stackcheck.readers.fsview import HostView
@@ -103,23 +103,14 @@ def _gate(tmp_path: Path, release: str, host: Any) -> dict[str, Any]:
     return cli_json(["gate", "--facts", str(path), "--dry-run", "--format", "json", "--", *line])[1]
 
 
-def _rule(doc: dict[str, Any]) -> list[tuple[str, str]]:
-    return [
-        (str(r.get("status")), str(x.get("result")))
-        for r in doc.get("reasons") or []
-        for x in r.get("reasons") or []
-        if x.get("rule") == RULE
-    ]
-
-
 @pytest.mark.parametrize("release", ["0.5.9", "0.5.23"])
 def test_no_gcc_for_nvcc_refuses(tmp_path: Path, release: str) -> None:
     doc = _gate(tmp_path, release, False)
-    assert doc["decision"] == "refuse" and ("blocked", "fail") in _rule(doc), doc.get("reasons")
+    assert doc["decision"] == "refuse" and ("blocked", "fail") in rule_results(doc, RULE), doc.get("reasons")
 
 
 def test_gcc_found_or_not_judged_allows(tmp_path: Path) -> None:
     for host in (True, None):
         doc = _gate(tmp_path, "0.5.23", host)
-        assert doc["decision"] == "allow" and _rule(doc) == [], (host, doc.get("reasons"))
-    assert _rule(_gate(tmp_path, "0.5.8", False)) == []
+        assert doc["decision"] == "allow" and rule_results(doc, RULE) == [], (host, doc.get("reasons"))
+    assert rule_results(_gate(tmp_path, "0.5.8", False), RULE) == []

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from gate_cli import LLAMA3, cli_json, model_dir, release_box
+from gate_cli import LLAMA3, cli_json, model_dir, release_box, rule_results
 
 from stackcheck.probes.jit import probe_jit
 from stackcheck.readers.fsview import HostView
@@ -90,21 +90,12 @@ def _gate(tmp_path: Path, release: str, supported: Any) -> dict[str, Any]:
     return cli_json(["gate", "--facts", str(path), "--dry-run", "--format", "json", "--", *line])[1]
 
 
-def _rule(doc: dict[str, Any]) -> list[tuple[str, str]]:
-    return [
-        (str(r.get("status")), str(x.get("result")))
-        for r in doc.get("reasons") or []
-        for x in r.get("reasons") or []
-        if x.get("rule") == RULE
-    ]
-
-
 def test_the_gate_refuses_a_gcc_too_new_for_nvcc(tmp_path: Path) -> None:
     doc = _gate(tmp_path, "0.5.23", False)
-    assert doc["decision"] == "refuse" and ("blocked", "fail") in _rule(doc), doc.get("reasons")
+    assert doc["decision"] == "refuse" and ("blocked", "fail") in rule_results(doc, RULE), doc.get("reasons")
 
 
 def test_supported_or_unread_allows(tmp_path: Path) -> None:
     for supported in (True, None):
         doc = _gate(tmp_path, "0.5.23", supported)
-        assert doc["decision"] == "allow" and _rule(doc) == [], (supported, doc.get("reasons"))
+        assert doc["decision"] == "allow" and rule_results(doc, RULE) == [], (supported, doc.get("reasons"))
