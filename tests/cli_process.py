@@ -63,3 +63,38 @@ def scrubbed_environ(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in list(os.environ):
         if name.startswith(SCRUBBED):
             monkeypatch.delenv(name)
+
+
+#: a child that runs stackcheck's command line and, as it exits, writes the names of the modules it imported to
+#: $MODULES_OUT (the import tests of a served gate and of the json-free hot paths)
+MODULES_CHILD = r"""
+import os, sys
+sys.argv = ["stackcheck", *sys.argv[1:]]
+_exit = os._exit
+def leave(code):
+    with open(os.environ["MODULES_OUT"], "w") as fh:
+        fh.write("\n".join(sys.modules))
+    _exit(code)
+os._exit = leave
+from stackcheck.__main__ import main
+main()
+"""
+
+
+def modules_at_exit(tmp_path: Path, *argv: str) -> set[str]:
+    """The modules `stackcheck ARGV` had imported when it exited (this checkout, a cache directory under `tmp_path`,
+    the plan cache on, run in `tmp_path`); it must exit 0 or 1."""
+    out = tmp_path / "modules.txt"
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "STACKCHECK_CACHE_DIR": str(tmp_path / "cache"),
+        "STACKCHECK_PLAN_CACHE": "1",
+        "MODULES_OUT": str(out),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", MODULES_CHILD, *argv], env=env, cwd=tmp_path, capture_output=True, timeout=120,
+        check=False,
+    )  # fmt: skip
+    assert done.returncode in (0, 1), done.stderr[-500:]
+    return set(out.read_text().split("\n"))

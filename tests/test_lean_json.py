@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import modules_at_exit
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -128,36 +128,6 @@ def test_generated_texts_parse_or_fail_as_json_does(text: str) -> None:
     assert _outcome(lambda: lean_json.loads(text)) == _outcome(lambda: json.loads(text))
 
 
-CHILD = r"""
-import os, sys
-sys.argv = ["stackcheck", *sys.argv[1:]]
-_exit = os._exit
-def leave(code):
-    with open(os.environ["MODULES_OUT"], "w") as fh:
-        fh.write("\n".join(sys.modules))
-    _exit(code)
-os._exit = leave
-from stackcheck.__main__ import main
-main()
-"""
-
-
-def _modules(tmp_path: Path, *argv: str) -> set[str]:
-    out = tmp_path / "modules.txt"
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(ROOT),
-        "STACKCHECK_CACHE_DIR": str(tmp_path / "cache"),
-        "STACKCHECK_PLAN_CACHE": "1",
-        "MODULES_OUT": str(out),
-    }
-    done = subprocess.run(
-        [sys.executable, "-c", CHILD, *argv], env=env, cwd=tmp_path, capture_output=True, timeout=120, check=False
-    )
-    assert done.returncode in (0, 1), done.stderr[-500:]
-    return set(out.read_text().split("\n"))
-
-
 @pytest.mark.parametrize(
     "argv",
     [
@@ -169,8 +139,8 @@ def _modules(tmp_path: Path, *argv: str) -> set[str]:
 def test_a_warm_audit_and_a_served_gate_import_no_json(tmp_path: Path, argv: tuple[str, ...]) -> None:
     # the first run keeps the plan (the planner and the engine import json) and the gate's decision; the second is
     # the one issue 21 times: its caches, kept answers and the NVML reader's message are read by lean_json
-    _modules(tmp_path, *argv)
-    mods = _modules(tmp_path, *argv)
+    modules_at_exit(tmp_path, *argv)
+    mods = modules_at_exit(tmp_path, *argv)
     assert "stackcheck.probes.runner" in mods  # (it probed this box)
     if argv[0] == "gate":
         assert "stackcheck.assembly.gate_cache" in mods and "stackcheck.launch.refusals" not in mods  # (served)
