@@ -219,6 +219,23 @@ def feature_rules(doc: dict[str, Any], feature: str) -> dict[str, str]:
     }
 
 
+#: the CUDA 12.8 toolkit the JIT host-compiler gate tests lay out under a temporary root (probe_jit reads it there)
+CUDA_128_HOME = "/usr/local/cuda-12.8"
+
+
+def touch_exe(path: Path, body: bytes = b"\x7fELF") -> None:
+    """An executable file at `path` (its directories made), an ELF file's first bytes unless `body` is given."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(body)
+    path.chmod(0o755)
+
+
+def toolkit_128_facts() -> dict[str, Any]:
+    """The facts probe_jit needs beside the view: CUDA_128_HOME as the build's toolkit, on x86_64."""
+    tk = {"path": CUDA_128_HOME, "version": "12.8.93", "source": "/usr/local/cuda", "active_for_build": True}
+    return {"cuda_toolkits": [tk], "system": {"machine": "x86_64"}}
+
+
 def rule_results(doc: dict[str, Any], rule: str) -> list[tuple[str, str]]:
     """(the reason's status, the rule's result) of every reason of a gate decision that one rule `rule` judged."""
     return [

@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gate_cli import LLAMA3, cli_json, model_dir, release_box
+from gate_cli import CUDA_128_HOME, LLAMA3, cli_json, model_dir, release_box, toolkit_128_facts, touch_exe
 
 from stackcheck.probes.jit import probe_jit
 from stackcheck.readers.fsview import HostView
 
-HOME = "/usr/local/cuda-12.8"
+HOME = CUDA_128_HOME
 HEADER = (
     "#if defined(__GNUC__)\n\n#if __GNUC__ > 14\n\n#error -- unsupported GNU version! gcc versions later than 14 are "
     "not supported!\n\n#endif\n"
@@ -31,31 +31,20 @@ PATH = {"PATH": "/usr/bin"}
 HOST_KEYS = ("cxx", "nvcc_host", "flashinfer_host", "flashinfer_allow_unsupported", "cc_host")
 
 
-def _touch(path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(b"\x7fELF")
-    path.chmod(0o755)
-
-
-def _facts() -> dict[str, Any]:
-    tk = {"path": HOME, "version": "12.8.93", "source": "/usr/local/cuda", "active_for_build": True}
-    return {"cuda_toolkits": [tk], "system": {"machine": "x86_64"}}
-
-
 def _box(root: Path, gcc: str | None = "14", *, cc1plus: bool = True, cxx: bool = True) -> HostView:
     """A CUDA 12.8 toolkit (host_config.h takes gcc 14 at most), /usr/bin/gcc -> gcc-`gcc` with cc1 (and cc1plus),
     /usr/bin/c++ where `cxx`."""
-    _touch(root / HOME.lstrip("/") / "bin/nvcc")
+    touch_exe(root / HOME.lstrip("/") / "bin/nvcc")
     (root / HOME.lstrip("/") / "include/crt").mkdir(parents=True, exist_ok=True)
     (root / HOME.lstrip("/") / "include/crt/host_config.h").write_text(HEADER)
     (root / "usr/bin").mkdir(parents=True, exist_ok=True)
     if cxx:
-        _touch(root / "usr/bin/c++")
+        touch_exe(root / "usr/bin/c++")
     if gcc is not None:
-        _touch(root / f"usr/bin/gcc-{gcc}")
+        touch_exe(root / f"usr/bin/gcc-{gcc}")
         (root / "usr/bin/gcc").symlink_to(f"gcc-{gcc}")
         for name in ("cc1", "cc1plus") if cc1plus else ("cc1",):
-            _touch(root / f"usr/lib/gcc/x86_64-linux-gnu/{gcc}/{name}")
+            touch_exe(root / f"usr/lib/gcc/x86_64-linux-gnu/{gcc}/{name}")
     return HostView(str(root))
 
 
@@ -69,7 +58,7 @@ def _host_keys(jit: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_without_cc_flashinfer_runs_nvccs_default(tmp_path: Path) -> None:
-    jit = probe_jit(_facts(), PATH, _box(tmp_path))
+    jit = probe_jit(toolkit_128_facts(), PATH, _box(tmp_path))
     assert jit["flashinfer_host"] == "nvcc-default" and jit["flashinfer_allow_unsupported"] is False, jit
     assert not any(k.startswith("cc_host") for k in jit), jit
 
@@ -77,48 +66,48 @@ def test_without_cc_flashinfer_runs_nvccs_default(tmp_path: Path) -> None:
 def test_cc_is_judged_not_the_paths_gcc(tmp_path: Path) -> None:
     # the PATH's gcc is 15 (too new), CC names a good gcc-13 with its g++
     view = _box(tmp_path, "15")
-    _touch(tmp_path / "usr/bin/gcc-13")
+    touch_exe(tmp_path / "usr/bin/gcc-13")
     for name in ("cc1", "cc1plus"):
-        _touch(tmp_path / f"usr/lib/gcc/x86_64-linux-gnu/13/{name}")
-    jit = probe_jit(_facts(), {**PATH, "CC": "gcc-13"}, view)
+        touch_exe(tmp_path / f"usr/lib/gcc/x86_64-linux-gnu/13/{name}")
+    jit = probe_jit(toolkit_128_facts(), {**PATH, "CC": "gcc-13"}, view)
     assert jit["nvcc_host_gnu_supported"] is False and jit["flashinfer_host"] == "cc", jit
     assert jit["cc_host_found"] is True and jit["cc_host"] == "/usr/bin/gcc-13", jit
     assert jit["cc_host_gnu_major"] == 13 and jit["cc_host_gnu_supported"] is True, jit
     # CC names the gcc 15: too new
-    jit = probe_jit(_facts(), {**PATH, "CC": "/usr/bin/gcc"}, view)
+    jit = probe_jit(toolkit_128_facts(), {**PATH, "CC": "/usr/bin/gcc"}, view)
     assert jit["cc_host_found"] is True and jit["cc_host_gnu_supported"] is False, jit
 
 
 def test_cc_absent_or_without_cxx_is_false(tmp_path: Path) -> None:
-    jit = probe_jit(_facts(), {**PATH, "CC": "/opt/gcc-12/bin/gcc"}, _box(tmp_path / "a"))
+    jit = probe_jit(toolkit_128_facts(), {**PATH, "CC": "/opt/gcc-12/bin/gcc"}, _box(tmp_path / "a"))
     assert jit["cc_host_found"] is False and "cc_host" not in jit, jit
-    jit = probe_jit(_facts(), {**PATH, "CC": "gcc"}, _box(tmp_path / "b", "14", cc1plus=False))
+    jit = probe_jit(toolkit_128_facts(), {**PATH, "CC": "gcc"}, _box(tmp_path / "b", "14", cc1plus=False))
     assert jit["cc_host_found"] is False and "cc1plus" in jit["cc_host_reason"], jit
 
 
 def test_unread_cc_is_null_never_left_out(tmp_path: Path) -> None:
     view = _box(tmp_path)
     for value in ("ccache gcc", "", "bin/gcc", "/usr/bin"):
-        jit = probe_jit(_facts(), {**PATH, "CC": value}, view)
+        jit = probe_jit(toolkit_128_facts(), {**PATH, "CC": value}, view)
         assert jit["flashinfer_host"] == "cc" and jit["cc_host_found"] is None and jit["cc_host_reason"], (value, jit)
-    jit = probe_jit(_facts(), {**PATH, "CC": "gcc", "NVCC_PREPEND_FLAGS": "-ccbin /opt/x"}, view)
+    jit = probe_jit(toolkit_128_facts(), {**PATH, "CC": "gcc", "NVCC_PREPEND_FLAGS": "-ccbin /opt/x"}, view)
     assert jit["cc_host_found"] is None, jit
     for env in ({"FLASHINFER_NVCC": "/opt/nvcc"}, {"FLASHINFER_EXTRA_CUDAFLAGS": "-ccbin=/opt/gcc"}):
-        jit = probe_jit(_facts(), {**PATH, **env}, view)
+        jit = probe_jit(toolkit_128_facts(), {**PATH, **env}, view)
         assert jit["flashinfer_host"] is None and jit["flashinfer_host_reason"], (env, jit)
 
 
 def test_clang_as_cc_is_found_and_not_read_as_gcc(tmp_path: Path) -> None:
     # /usr/lib/gcc holds gcc 14's cc1 only: that says nothing of clang
     view = _box(tmp_path, "14", cc1plus=False)
-    _touch(tmp_path / "usr/bin/clang")
-    jit = probe_jit(_facts(), {**PATH, "CC": "clang"}, view)
+    touch_exe(tmp_path / "usr/bin/clang")
+    jit = probe_jit(toolkit_128_facts(), {**PATH, "CC": "clang"}, view)
     assert jit["cc_host_found"] is True and not any(k.startswith("cc_host_gnu") for k in jit), jit
 
 
 def test_allow_unsupported_in_flashinfers_flags(tmp_path: Path) -> None:
     env = {**PATH, "FLASHINFER_EXTRA_CUDAFLAGS": "-allow-unsupported-compiler", "CC": "gcc"}
-    jit = probe_jit(_facts(), env, _box(tmp_path, "15"))
+    jit = probe_jit(toolkit_128_facts(), env, _box(tmp_path, "15"))
     assert jit["flashinfer_allow_unsupported"] is True and "cc_host_gnu_supported" not in jit, jit
 
 
@@ -174,10 +163,10 @@ def _probe(root: Path, env: dict[str, str], box: dict[str, Any]) -> dict[str, An
     extra = box.pop("extra_gcc", None)
     view = _box(root, **box)
     if extra is not None:
-        _touch(root / f"usr/bin/gcc-{extra}")
+        touch_exe(root / f"usr/bin/gcc-{extra}")
         for name in ("cc1", "cc1plus"):
-            _touch(root / f"usr/lib/gcc/x86_64-linux-gnu/{extra}/{name}")
-    return probe_jit(_facts(), {**PATH, **env}, view)
+            touch_exe(root / f"usr/lib/gcc/x86_64-linux-gnu/{extra}/{name}")
+    return probe_jit(toolkit_128_facts(), {**PATH, **env}, view)
 
 
 @pytest.mark.parametrize("name", sorted(BAD_BOXES))

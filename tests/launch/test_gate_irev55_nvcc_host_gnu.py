@@ -11,12 +11,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from gate_cli import LLAMA3, cli_json, model_dir, release_box, rule_results
+from gate_cli import CUDA_128_HOME, LLAMA3, cli_json, model_dir, release_box, rule_results, toolkit_128_facts, touch_exe
 
 from stackcheck.probes.jit import probe_jit
 from stackcheck.readers.fsview import HostView
 
-HOME = "/usr/local/cuda-12.8"
+HOME = CUDA_128_HOME
 RULE = "sglang-jit-nvcc-host-version"
 HEADER = (
     "#if defined(__GNUC__)\n\n#if __GNUC__ > 14\n\n#error -- unsupported GNU version! gcc versions later than 14 are "
@@ -24,26 +24,15 @@ HEADER = (
 )
 
 
-def _touch(path: Path, body: bytes = b"\x7fELF") -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(body)
-    path.chmod(0o755)
-
-
-def _facts() -> dict[str, Any]:
-    tk = {"path": HOME, "version": "12.8.93", "source": "/usr/local/cuda", "active_for_build": True}
-    return {"cuda_toolkits": [tk], "system": {"machine": "x86_64"}}
-
-
 def _box(root: Path, major: str, *, header: bool = True) -> HostView:
-    _touch(root / HOME.lstrip("/") / "bin/nvcc")
+    touch_exe(root / HOME.lstrip("/") / "bin/nvcc")
     if header:
         (root / HOME.lstrip("/") / "include/crt").mkdir(parents=True, exist_ok=True)
         (root / HOME.lstrip("/") / "include/crt/host_config.h").write_text(HEADER)
-    _touch(root / "usr/bin/c++")
-    _touch(root / "usr/bin/gcc")
+    touch_exe(root / "usr/bin/c++")
+    touch_exe(root / "usr/bin/gcc")
     for name in ("cc1", "cc1plus"):
-        _touch(root / f"usr/lib/gcc/x86_64-linux-gnu/{major}/{name}")
+        touch_exe(root / f"usr/lib/gcc/x86_64-linux-gnu/{major}/{name}")
     return HostView(str(root))
 
 
@@ -51,30 +40,32 @@ ENV = {"PATH": "/usr/bin"}
 
 
 def test_gcc_15_beside_cuda_12_8_is_unsupported(tmp_path: Path) -> None:
-    jit = probe_jit(_facts(), ENV, _box(tmp_path, "15"))
+    jit = probe_jit(toolkit_128_facts(), ENV, _box(tmp_path, "15"))
     assert jit["nvcc_host_gnu_major"] == 15 and jit["nvcc_host_gnu_max"] == 14, jit
     assert jit["nvcc_host_gnu_supported"] is False, jit
 
 
 def test_gcc_14_supported_and_unknowns_not_judged(tmp_path: Path) -> None:
-    jit = probe_jit(_facts(), ENV, _box(tmp_path / "a", "14"))
+    jit = probe_jit(toolkit_128_facts(), ENV, _box(tmp_path / "a", "14"))
     assert jit["nvcc_host_gnu_supported"] is True, jit
     # no header: not judged
-    assert "nvcc_host_gnu_supported" not in probe_jit(_facts(), ENV, _box(tmp_path / "b", "15", header=False))
+    assert "nvcc_host_gnu_supported" not in probe_jit(
+        toolkit_128_facts(), ENV, _box(tmp_path / "b", "15", header=False)
+    )
     # -allow-unsupported-compiler given to every nvcc command: not judged
     env = {**ENV, "NVCC_APPEND_FLAGS": "-allow-unsupported-compiler"}
-    assert "nvcc_host_gnu_supported" not in probe_jit(_facts(), env, _box(tmp_path / "c", "15"))
+    assert "nvcc_host_gnu_supported" not in probe_jit(toolkit_128_facts(), env, _box(tmp_path / "c", "15"))
     # two gcc versions and a gcc whose name does not say which: not judged
     root = tmp_path / "d"
     _box(root, "15")
     for name in ("cc1", "cc1plus"):
-        _touch(root / f"usr/lib/gcc/x86_64-linux-gnu/13/{name}")
-    assert "nvcc_host_gnu_supported" not in probe_jit(_facts(), ENV, HostView(str(root)))
+        touch_exe(root / f"usr/lib/gcc/x86_64-linux-gnu/13/{name}")
+    assert "nvcc_host_gnu_supported" not in probe_jit(toolkit_128_facts(), ENV, HostView(str(root)))
     # ... unless the resolved gcc's name does (Debian: /usr/bin/gcc -> gcc-15)
     (root / "usr/bin/gcc").unlink()
-    _touch(root / "usr/bin/gcc-15")
+    touch_exe(root / "usr/bin/gcc-15")
     (root / "usr/bin/gcc").symlink_to("gcc-15")
-    assert probe_jit(_facts(), ENV, HostView(str(root)))["nvcc_host_gnu_supported"] is False
+    assert probe_jit(toolkit_128_facts(), ENV, HostView(str(root)))["nvcc_host_gnu_supported"] is False
 
 
 def _gate(tmp_path: Path, release: str, supported: Any) -> dict[str, Any]:

@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
-from gate_cli import LLAMA3, cli_json, model_dir, release_box
+from gate_cli import CUDA_128_HOME, LLAMA3, cli_json, model_dir, release_box, toolkit_128_facts, touch_exe
 
 from stackcheck.probes.jit import probe_jit
 from stackcheck.readers.fsview import HostView
 
-HOME = "/usr/local/cuda-12.8"
+HOME = CUDA_128_HOME
 HEADER = (
     "#if defined(__GNUC__)\n\n#if __GNUC__ > 14\n\n#error -- unsupported GNU version! gcc versions later than 14 are "
     "not supported!\n\n#endif\n"
@@ -27,34 +26,23 @@ HEADER = (
 ENV = {"PATH": "/usr/bin"}
 
 
-def _touch(path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(b"\x7fELF")
-    path.chmod(0o755)
-
-
-def _facts() -> dict[str, Any]:
-    tk = {"path": HOME, "version": "12.8.93", "source": "/usr/local/cuda", "active_for_build": True}
-    return {"cuda_toolkits": [tk], "system": {"machine": "x86_64"}}
-
-
 def _box(root: Path, gcc: str, dirs: dict[str, bool], base: str = "usr/lib/gcc/x86_64-linux-gnu") -> HostView:
     """A toolkit with CUDA 12.8's header, /usr/bin/gcc -> `gcc`, and per version directory whether it has cc1plus."""
-    _touch(root / HOME.lstrip("/") / "bin/nvcc")
+    touch_exe(root / HOME.lstrip("/") / "bin/nvcc")
     (root / HOME.lstrip("/") / "include/crt").mkdir(parents=True, exist_ok=True)
     (root / HOME.lstrip("/") / "include/crt/host_config.h").write_text(HEADER)
-    _touch(root / "usr/bin" / gcc)
+    touch_exe(root / "usr/bin" / gcc)
     if gcc != "gcc":
         (root / "usr/bin/gcc").symlink_to(gcc)
     for version, cc1plus in dirs.items():
-        _touch(root / base / version / "cc1")
+        touch_exe(root / base / version / "cc1")
         if cc1plus:
-            _touch(root / base / version / "cc1plus")
+            touch_exe(root / base / version / "cc1plus")
     return HostView(str(root))
 
 
 def test_gcc_14_without_its_g_plus_plus_beside_g_plus_plus_13_is_no_host_compiler(tmp_path: Path) -> None:
-    jit = probe_jit(_facts(), ENV, _box(tmp_path, "x86_64-linux-gnu-gcc-14", {"13": True, "14": False}))
+    jit = probe_jit(toolkit_128_facts(), ENV, _box(tmp_path, "x86_64-linux-gnu-gcc-14", {"13": True, "14": False}))
     assert jit["nvcc_host_found"] is False, jit
     assert "cc1plus" in jit["nvcc_host_reason"] and "/14" in jit["nvcc_host_reason"], jit
     assert "nvcc_host_gnu_supported" not in jit, jit
@@ -63,11 +51,11 @@ def test_gcc_14_without_its_g_plus_plus_beside_g_plus_plus_13_is_no_host_compile
 def test_rhel_layout_and_a_full_version_directory(tmp_path: Path) -> None:
     # gcc-toolset style libexec, a version directory named N.M.P (a source build): still that major's
     view = _box(tmp_path, "gcc-14", {"13.2.0": True, "14.2.0": False}, "usr/libexec/gcc/x86_64-redhat-linux")
-    assert probe_jit(_facts(), ENV, view)["nvcc_host_found"] is False
+    assert probe_jit(toolkit_128_facts(), ENV, view)["nvcc_host_found"] is False
 
 
 def test_the_gate_refuses_on_the_probed_facts(tmp_path: Path) -> None:
-    jit = probe_jit(_facts(), ENV, _box(tmp_path / "box", "gcc-14", {"13": True, "14": False}))
+    jit = probe_jit(toolkit_128_facts(), ENV, _box(tmp_path / "box", "gcc-14", {"13": True, "14": False}))
     path = release_box(tmp_path, "0.5.23", "9.0")
     doc = json.loads(path.read_text())
     doc["facts"]["jit"].update(cxx_found=True, cxx="/usr/bin/c++", **{k: v for k, v in jit.items() if "nvcc_host" in k})
@@ -81,21 +69,21 @@ def test_the_gate_refuses_on_the_probed_facts(tmp_path: Path) -> None:
 
 def test_controls_its_own_cc1plus_or_a_name_without_a_version(tmp_path: Path) -> None:
     # gcc-14 with g++-14 beside a gcc-13 without g++: found, and judged against the header
-    jit = probe_jit(_facts(), ENV, _box(tmp_path / "a", "gcc-14", {"13": False, "14": True}))
+    jit = probe_jit(toolkit_128_facts(), ENV, _box(tmp_path / "a", "gcc-14", {"13": False, "14": True}))
     assert jit["nvcc_host_found"] is True and jit["nvcc_host_gnu_supported"] is True, jit
     # gcc-15 with its g++: found, and refused by the version rule (not this one)
-    jit = probe_jit(_facts(), ENV, _box(tmp_path / "b", "gcc-15", {"14": True, "15": True}))
+    jit = probe_jit(toolkit_128_facts(), ENV, _box(tmp_path / "b", "gcc-15", {"14": True, "15": True}))
     assert jit["nvcc_host_found"] is True and jit["nvcc_host_gnu_supported"] is False, jit
     # a gcc whose name says no version: any cc1plus counts, as before (which one it runs is not read)
-    jit = probe_jit(_facts(), ENV, _box(tmp_path / "c", "gcc", {"13": True, "14": False}))
+    jit = probe_jit(toolkit_128_facts(), ENV, _box(tmp_path / "c", "gcc", {"13": True, "14": False}))
     assert jit["nvcc_host_found"] is True, jit
     # gcc-14 with no program directory of its own version: the layout is not read, left as before
-    jit = probe_jit(_facts(), ENV, _box(tmp_path / "d", "gcc-14", {"13": True}))
+    jit = probe_jit(toolkit_128_facts(), ENV, _box(tmp_path / "d", "gcc-14", {"13": True}))
     assert jit["nvcc_host_found"] is True, jit
 
 
 def test_a_version_directory_named_by_a_non_ascii_digit_is_not_read(tmp_path: Path) -> None:
     # '²'.isdigit() is true and int('²') raises: the jit probe failed as a whole (its section lost, every jit rule
     # guarded by `exists` then not applied); a directory name that is not an ASCII number says no major
-    jit = probe_jit(_facts(), ENV, _box(tmp_path, "gcc", {"\u00b2": True}))
+    jit = probe_jit(toolkit_128_facts(), ENV, _box(tmp_path, "gcc", {"\u00b2": True}))
     assert jit["nvcc_host_found"] is True and "nvcc_host_gnu_supported" not in jit, jit
