@@ -11,11 +11,11 @@ changes."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import scrubbed_environ  # noqa: F401 (the autouse fixture)
 from gate_cli import LLAMA3, cli_json, model_dir, release_box
 
 RULES = (
@@ -26,13 +26,6 @@ RULES = (
     "symm-mem-nccl-system",
     "symm-mem-nccl-unread",
 )
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith(("SGLANG_", "STACKCHECK_")):
-            monkeypatch.delenv(name)
 
 
 def _box(tmp_path: Path, release: str, so_path: str | None, found: bool | None, nccl: str = "2.27.7") -> Path:
