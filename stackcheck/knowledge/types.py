@@ -246,6 +246,7 @@ class CudaRelease(TypedDict, total=False):
     archs_added: list[str]
     archs_removed: list[str]
     compilable: list[str]
+    host_gnu_max: dict[str, Any]  # the newest GCC major its nvcc takes (include/crt/host_config.h; igap24)
     released: bool
     notes: list[str]
     source: Source

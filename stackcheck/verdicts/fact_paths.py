@@ -343,6 +343,8 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
                 "jit.libnccl_so_found",
                 "jit.libnccl_so",
                 "jit.libnccl_so_dirs",
+                "jit.libcudart_so_found",
+                "jit.libcudart_so",
                 "jit.cxx_found",
                 "jit.cxx",
                 "jit.cxx_cuda_runtime_h_found",
@@ -362,6 +364,7 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
                 "jit.cc_host_gnu_major",
                 "jit.cc_host_gnu_max",
                 "jit.cc_host_gnu_supported",
+                "jit.cc_host_one_program",
             ),
             "the toolkit a JIT build picks (CUDA_HOME, else the nvcc on PATH, else /usr/local/cuda), whether it has "
             "`bin/nvcc`, `include/cuda_fp8.h`, `include/cuda_fp4.h`, `include/curand_kernel.h`, and the CUDA "
@@ -371,7 +374,9 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "(`ninja_found`) and its path (`ninja`: absent when there is none); whether a `-lnccl` link finds "
             "libnccl.so (or libnccl.a) in the directories torch's load_inline link searches (`libnccl_so_found`: "
             "null where one of them could not be read; torch's own lib directory first), the file (`libnccl_so`) "
-            "and the directories read (`libnccl_so_dirs`); whether the C++ compiler torch's load_inline runs "
+            "and the directories read (`libnccl_so_dirs`); the same for torch's own `-lcudart` (`libcudart_so_found`, "
+            "`libcudart_so`: libcudart.so or libcudart.a; the pip wheels' libcudart.so.12 / .13 is not taken); "
+            "whether the C++ compiler torch's load_inline runs "
             "($CXX, else c++) is on that PATH (`cxx_found`: null where CXX has arguments or is relative; then "
             "`cxx_quoted_found`: whether one program of the whole value is there, as SGLang 0.5.18+ run it) and its "
             "path (`cxx`: absent when there is none); whether that compile finds cuda_runtime.h and nccl.h in the "
@@ -380,17 +385,22 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "nvvm/bin) is found (`nvcc_host_found`: absent where NVCC_CCBIN, NVCC_PREPEND_FLAGS / NVCC_APPEND_FLAGS, "
             "nvcc.profile or a wrapper nvcc may name another; false for a gcc without cc1plus, no g++) and its path "
             "(`nvcc_host`), that gcc's major, the newest the toolkit's include/crt/host_config.h takes and whether it "
-            "is within it (`nvcc_host_gnu_major`, `nvcc_host_gnu_max`, `nvcc_host_gnu_supported`: absent where one "
-            "is not read or -allow-unsupported-compiler is in NVCC_PREPEND_FLAGS / NVCC_APPEND_FLAGS); "
+            "is within it (`nvcc_host_gnu_major`, `nvcc_host_gnu_max`, `nvcc_host_gnu_supported`: absent where the "
+            "header's limit is not read or -allow-unsupported-compiler is in NVCC_PREPEND_FLAGS / NVCC_APPEND_FLAGS; "
+            "`nvcc_host_gnu_supported` null where the gcc's major is not read, as for a ccache link named gcc); "
             "SGLANG_NCCL_SO_PATH of the server's environment, the library SGLang's pynccl loads instead of "
-            "libnccl.so.2 (`nccl_so_path`: absent where unset or empty), and whether that file exists "
-            "(`nccl_so_path_found`: null for a relative path or a bare name other than libnccl.so.2); the host "
+            "libnccl.so.2 (`nccl_so_path`: absent where unset or empty), and whether that file exists and exports "
+            "ncclGetVersion (`nccl_so_path_found`: null for a relative path, a bare name other than libnccl.so.2 or "
+            "a file not read as an ELF shared library); the host "
             'compiler of FlashInfer\'s own JIT nvcc commands (`flashinfer_host`: "cc" where CC is set, FlashInfer '
             'passing -ccbin $CC; "nvcc-default" where not; null where FLASHINFER_NVCC or a -ccbin in '
             "FLASHINFER_EXTRA_CUDAFLAGS names another), whether -allow-unsupported-compiler reaches those commands "
             "(`flashinfer_allow_unsupported`), and for CC the same readings as for gcc (`cc_host_found`: null where "
             "CC is not one program or another -ccbin competes; `cc_host`, `cc_host_gnu_major`, `cc_host_gnu_max`, "
-            "`cc_host_gnu_supported`: only where CC resolves to GCC's driver) (stackcheck/probes/jit.py)",
+            "`cc_host_gnu_supported`: only where CC resolves to GCC's driver, gcc or g++), and whether the shell "
+            "running FlashInfer's ninja command leaves CC one word (`cc_host_one_program`: false where the second word "
+            "is no option, CC='ccache gcc'; null where the rest are options or CC is empty; absent where CC is unset) "
+            "(stackcheck/probes/jit.py)",
         ),
     ),
     "cudalib": (
