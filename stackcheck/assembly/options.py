@@ -96,10 +96,10 @@ def gpu_spec(spec: str, manifests: Manifests, default_count: int = 1) -> tuple[s
     candidates: list[tuple[str, int | None]] = []
     m = re.match(r"(?i)^(.*?[\d'\")\s])\s*[x×*]\s*(\d+)$", text)
     if m:
-        candidates.append((m.group(1), int(m.group(2))))
+        candidates.append((m.group(1), _count(m.group(2))))
     m = re.match(r"(?i)^(\d+)\s*[x×*]\s*(\S.*)$", text)
     if m:
-        candidates.append((m.group(2), int(m.group(1))))
+        candidates.append((m.group(2), _count(m.group(1))))
     candidates.append((text, None))
     for base, count in candidates:
         found = _gpu_base(base.strip().strip("'\"").strip(), manifests)
@@ -125,6 +125,12 @@ def gpu_spec(spec: str, manifests: Manifests, default_count: int = 1) -> tuple[s
         f"--assume-gpu {spec!r}: neither a compute capability nor a GPU that manifests/architectures.json knows; "
         + example
     )
+
+
+def _count(digits: str) -> int:
+    """A GPU count's digits as a number; 0 (out of range: the caller's usage error) for more than 9 of them, which
+    int() may refuse for its length (igap26: `--assume-gpu 12.0x` and 5,000 digits was an internal error, exit 4)."""
+    return int(digits) if len(digits) <= 9 else 0
 
 
 def _gpu_base(text: str, manifests: Manifests) -> tuple[str, str | None] | None:

@@ -52,7 +52,7 @@ def parse_target(text: str) -> Target | None:
         kind: Literal["sass", "ptx"] = "sass" if m[0] == "sm" else "ptx"
         return Target(int(m[1]), int(m[2]), m[3], kind)
     # TORCH_CUDA_ARCH_LIST style: "12.0", "9.0a", "8.6+PTX" (the +PTX part is handled by expand_arch_list)
-    m2 = re.match(r"^(\d+)\.(\d)([a-z]?)$", t)
+    m2 = re.match(r"^(\d{1,9})\.(\d)([a-z]?)$", t)  # (more digits: int() may refuse them, igap26)
     if m2 and m2.group(3) in shipped_rules().suffixes:
         return Target(int(m2.group(1)), int(m2.group(2)), m2.group(3), "sass")
     return None

@@ -295,7 +295,7 @@ def simple_marker(marker: str, env: Mapping[str, str]) -> bool | None:
             return None
         name, op, value = m.groups()
         if name == "python_version":
-            if not re.fullmatch(r"\d+\.\d+", value) or not re.fullmatch(r"\d+\.\d+", env[name]):
+            if not re.fullmatch(r"\d{1,9}\.\d{1,9}", value) or not re.fullmatch(r"\d{1,9}\.\d{1,9}", env[name]):
                 return None
             left: Any = tuple(int(x) for x in env[name].split("."))
             right: Any = tuple(int(x) for x in value.split("."))

@@ -533,11 +533,12 @@ def strip_comments(text: str) -> str:
 
 
 def cc_tuple(cc: str | None) -> tuple[int, int] | None:
-    """ "12.0" -> (12, 0); None for anything that is not a compute capability."""
+    """ "12.0" -> (12, 0); None for anything that is not a compute capability (also a part of more than 9 digits,
+    which int() may refuse for its length: igap26)."""
     if not isinstance(cc, str):
         return None
     major, sep, minor = cc.partition(".")
-    if not sep or not major.isdecimal() or not minor.isdecimal():
+    if not sep or not (major.isdecimal() and minor.isdecimal() and len(major) <= 9 and len(minor) <= 9):
         return None
     return int(major), int(minor)
 

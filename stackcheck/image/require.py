@@ -524,7 +524,7 @@ def parse_nvidia_require(env: Mapping[str, str]) -> RequireSet:
     cuda_version = env.get("CUDA_VERSION", "")
     if cuda_version and not env.get("NVIDIA_REQUIRE_CUDA"):
         parts = cuda_version.lstrip("v").split(".")
-        if len(parts) >= 2 and parts[0].isdecimal() and parts[1].isdecimal():
+        if len(parts) >= 2 and all(p.isdecimal() and len(p) <= 9 for p in parts[:2]):
             out.legacy = True
             req, errors = parse_requirement("CUDA_VERSION", f"cuda>={int(parts[0])}.{int(parts[1])}")
             out.requirements.append(req)
@@ -535,15 +535,19 @@ def parse_nvidia_require(env: Mapping[str, str]) -> RequireSet:
 
 
 def compare_versions(a: str, op: str, b: str) -> bool:
-    """Numeric component comparison, trailing zero components ignored ("13.0" == "13")."""
-    pa = [int(x) for x in a.split(".") if x]
-    pb = [int(x) for x in b.split(".") if x]
-    while pa and pa[-1] == 0:
-        pa.pop()
-    while pb and pb[-1] == 0:
-        pb.pop()
+    """Numeric component comparison, trailing zero components ignored ("13.0" == "13"). The parts are ASCII digits
+    (_is_version) compared as numbers by their digits, (count, digits) without leading zeros: int() refuses more
+    than 4,300 (igap26: an image's NVIDIA_REQUIRE_CUDA 'cuda>=' and 5,000 digits was an internal error)."""
+
+    def parts(v: str) -> list[tuple[int, str]]:
+        out = [(len(t), t) for t in (x.lstrip("0") for x in v.split(".") if x)]
+        while out and out[-1] == (0, ""):
+            out.pop()
+        return out
+
+    pa, pb = parts(a), parts(b)
     width = max(len(pa), len(pb))
-    ta, tb = tuple(pa + [0] * (width - len(pa))), tuple(pb + [0] * (width - len(pb)))
+    ta, tb = tuple(pa + [(0, "")] * (width - len(pa))), tuple(pb + [(0, "")] * (width - len(pb)))
     return {
         "=": ta == tb,
         "!=": ta != tb,

@@ -239,7 +239,7 @@ class TarScanner:
                     sparse = True
                     name = merged.get("GNU.sparse.name", name)
                     rs = merged.get("GNU.sparse.realsize") or merged.get("GNU.sparse.size")
-                    real_size = int(rs) if rs and rs.isdecimal() else None
+                    real_size = int(rs) if rs and rs.isdecimal() and len(rs) <= 18 else None
             if pax:
                 pax = {}
             long_name = long_link = None

@@ -667,7 +667,7 @@ def _fp8_block_moe_split(
     raw_ep = option_value(args, EP_SPELLINGS, declared)
     ep_given: int | None = 1
     if raw_ep is not None:
-        ep_given = int(raw_ep) if raw_ep.strip().isdecimal() and int(raw_ep) > 0 else None
+        ep_given = size if (size := _whole(raw_ep)) is not None and size > 0 else None
     if not isinstance(read, Mapping):
         if flag == "fp8" and tp > 1:
             return _Judged(None, "--quantization fp8, model not read", missing="the checkpoint's expert size and "
@@ -1298,7 +1298,7 @@ def _elastic_ep_scaling(d: Derived, declared: set[str] | None, tp_size: int) -> 
     raw = option_value(d.sglang_args, ("--max-ep-size",), declared)
     if backend is None or backend == "none" or raw is None:
         return False
-    size = int(raw.strip()) if raw.strip().isdecimal() else None
+    size = _whole(raw)
     return _UNKNOWN if size is None else size > tp_size
 
 
@@ -1554,6 +1554,19 @@ def _model_dsa(mapping: Mapping[str, Any], version: str, architecture: str | Non
     return True if _is_dsa(mapping, version, seen, keys) else _UNKNOWN
 
 
+def _whole(raw: str) -> int | None:
+    """int(raw) for a whole number in decimal digits (surrounding space allowed), else None: also where int() refuses
+    it for its length (more digits than sys.get_int_max_str_digits(), 4,300 by default; irev57: `--dcp-size` or
+    `--ep-size` of 5,000 digits ended the gate in an internal error, exit 4)."""
+    text = raw.strip()
+    if not text.isdecimal():
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        return None
+
+
 def _dcp_size(d: Derived, declared: set[str] | None) -> Any:
     """--dcp-size (--decode-context-parallel-size) as argparse keeps it: 1 where not given, unknown where the value
     is no whole number."""
@@ -1562,7 +1575,7 @@ def _dcp_size(d: Derived, declared: set[str] | None) -> Any:
         return 1
     text = raw.strip()
     digits = text.removeprefix("-").removeprefix("+")
-    if not (digits.isascii() and digits.isdecimal()):
+    if not (digits.isascii() and digits.isdecimal()) or _whole(digits) is None:
         return _UNKNOWN
     return int(text)
 
@@ -1576,9 +1589,10 @@ def _ep_below_tp(d: Derived, declared: set[str] | None) -> Any:
     raw = option_value(d.sglang_args, EP_SPELLINGS, declared)
     if raw is None:
         return tp > 1
-    if not (raw.strip().isdecimal() and int(raw) > 0):
+    size = _whole(raw)
+    if size is None or size <= 0:
         return _UNKNOWN
-    return int(raw) < tp
+    return size < tp
 
 
 def _holds(cond: Mapping[str, Any], values: Mapping[str, Any], entry: Mapping[str, Any]) -> bool | None:
@@ -2370,6 +2384,8 @@ def _default_features(
 
 
 def numeric(text: Any) -> tuple[int, ...] | None:
-    """'12.3' -> (12, 3); '4' -> (4,); None for anything else."""
+    """'12.3' -> (12, 3); '4' -> (4,); None for anything else (igap26: also a part of more than 9 digits, which int()
+    may refuse for its length: a facts file's torch CUDA of 5,000 digits ended the gate in an internal error)."""
     parts = str(text).split(".")[:2] if text is not None else []
-    return tuple(int(x) for x in parts) if parts and all(x.isdecimal() for x in parts) else None
+    whole = parts and all(0 < len(x) <= 9 and x.isdecimal() for x in parts)
+    return tuple(int(x) for x in parts) if whole else None

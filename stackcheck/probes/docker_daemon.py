@@ -232,7 +232,7 @@ def _process_start(view: FileView, pid: int) -> float | None:
         return None
     fields = stat.rpartition(")")[2].split()
     btime = next((line.split()[1] for line in boot.splitlines() if line.startswith("btime ")), None)
-    if len(fields) < 20 or not fields[19].isdecimal() or btime is None or not btime.isdecimal():
+    if len(fields) < 20 or btime is None or not all(t.isdecimal() and len(t) <= 18 for t in (fields[19], btime)):
         return None
     try:
         ticks = os.sysconf("SC_CLK_TCK")

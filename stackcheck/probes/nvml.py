@@ -162,7 +162,7 @@ def _from_nvidia_smi(ctx: ProbeContext) -> tuple[list[dict[str, Any]], str | Non
         if not line.strip():
             continue
         cols = [c.strip() for c in line.split(",")]
-        if len(cols) != 8 or not cols[0].isdigit():
+        if len(cols) != 8 or not (cols[0].isascii() and cols[0].isdigit() and len(cols[0]) <= 9):
             return f"output line {n} not understood: {line.strip()[:80]!r}"
         index, name, uuid, bus, cc, mem, pm, drv = cols
         gpus.append(
@@ -172,7 +172,7 @@ def _from_nvidia_smi(ctx: ProbeContext) -> tuple[list[dict[str, Any]], str | Non
                 "uuid": uuid or None,
                 "pci_bus_id": bus or None,
                 "compute_capability": cc if re.fullmatch(r"\d+\.\d+", cc) else None,
-                "memory_bytes": int(mem) * 1024 * 1024 if mem.isdecimal() else None,
+                "memory_bytes": int(mem) * 1024 * 1024 if mem.isdecimal() and len(mem) <= 18 else None,
                 "persistence_mode": {"enabled": True, "disabled": False}.get(pm.lower()),
                 "mig_mode": None,
             }

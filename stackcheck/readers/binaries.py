@@ -253,7 +253,7 @@ def _cc_tuple(cc: str | tuple[int, int]) -> tuple[int, int] | None:
     if isinstance(cc, tuple):
         return cc
     major, _, minor = cc.strip().partition(".")
-    if not (major.isdecimal() and minor.isdecimal()):
+    if not (major.isdecimal() and minor.isdecimal() and len(major) <= 9 and len(minor) <= 9):
         return None
     return int(major), int(minor)
 

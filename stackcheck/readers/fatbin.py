@@ -72,7 +72,7 @@ FATBIN_SECTIONS = (".nv_fatbin", "__nv_relfatbin")
 _CONTAINER = struct.Struct("<IHHQ")
 _ENTRY = struct.Struct("<HHIQIIHHIIIQQQ")
 _WRAPPER = struct.Struct("<IIQQ")
-_TKINFO_ARCH = re.compile(rb"-arch[ =](sm|compute)_(\d+)([af]?)\b")
+_TKINFO_ARCH = re.compile(rb"-arch[ =](sm|compute)_(\d{1,9})([af]?)\b")
 
 #: Gaps of zero bytes between containers are skipped, reading at most this much per gap.
 MAX_GAP_BYTES = 64 * 1024

@@ -25,7 +25,6 @@ import posixpath
 import re
 import stat
 import struct
-import subprocess
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 
 from stackcheck.facts.model import KERNEL_MODULE, KERNEL_PACKAGES
@@ -168,6 +167,8 @@ def load_ld_so_cache(
         first = str(exc)
     if view is not None and not is_host(view):
         return [], f"unavailable: {first}"
+    import subprocess  # (the fallback only: issue 21, --deep reads the cache file and runs no tool)
+
     for exe in ("ldconfig", "/sbin/ldconfig", "/usr/sbin/ldconfig"):
         try:
             done = subprocess.run([exe, "-p"], capture_output=True, text=True, timeout=LDCONFIG_TIMEOUT_S, check=False)

@@ -28,7 +28,7 @@ _SGR = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33", "cy
 def output_width() -> int:
     """$COLUMNS, else the terminal's width; piped output (a file, grep, a log) is not wrapped at all."""
     env = os.environ.get("COLUMNS", "")
-    if env.isdecimal() and int(env) > 0:
+    if env.isdecimal() and len(env) <= 9 and int(env) > 0:  # (igap26: 5,000 digits, int() refuses: exit 4)
         return max(MIN_WIDTH, int(env))
     try:
         if sys.stdout is not None and sys.stdout.isatty():

@@ -269,9 +269,22 @@ def _prebuilt_result(
 _SYSTEM_ROOT = "/usr/local/cuda"
 
 
+def _number(text: str) -> int | None:
+    """A version part of a facts file (torch's CUDA, the target Python's) as a number: ASCII digits, at most 9 of
+    them, else None (igap26: '²' passes str.isdigit() and 5,000 digits pass str.isdecimal(), and int() raises on
+    both: a hand-written or hostile facts file ended the gate in an internal error, exit 4)."""
+    return int(text) if 0 < len(text) <= 9 and text.isascii() and text.isdigit() else None
+
+
 def _cuda_major(version: object) -> int | None:
-    head = version.split(".")[0] if isinstance(version, str) else ""
-    return int(head) if head.isdecimal() else None
+    return _number(version.split(".")[0]) if isinstance(version, str) else None
+
+
+def _major_minor(python: object) -> tuple[int, int] | None:
+    """The target Python's (major, minor) from system.python ('3.12.3'), None where it is not two such numbers."""
+    parts = python.split(".") if isinstance(python, str) else []
+    numbers = [_number(p) for p in parts[:2]]
+    return (numbers[0], numbers[1]) if len(numbers) == 2 and numbers[0] is not None and numbers[1] is not None else None
 
 
 def _jit_result(check: str, jit: Mapping[str, Any], dist: str, facts: Mapping[str, Any], subject: str) -> CheckResult:
@@ -330,12 +343,12 @@ def import_suffixes(python: object, machine: object, free_threaded: bool = False
     (importlib.machinery.EXTENSION_SUFFIXES: `.cpython-312-x86_64-linux-gnu.so`, `.abi3.so`, `.so`); a free-threaded
     build's own suffix carries its ABI flag t (`.cpython-313t-x86_64-linux-gnu.so`) and its stable-ABI suffix from
     3.15 is `.abi3t.so`; None where the Python's version or the machine is not known."""
-    parts = python.split(".") if isinstance(python, str) else []
-    if len(parts) < 2 or not all(p.isdigit() for p in parts[:2]) or machine not in ("x86_64", "aarch64"):
+    version = _major_minor(python)
+    if version is None or machine not in ("x86_64", "aarch64"):
         return None
     flag = "t" if free_threaded else ""
-    stable = ".abi3t.so" if free_threaded and (int(parts[0]), int(parts[1])) >= (3, 15) else ".abi3.so"
-    return [f".cpython-{parts[0]}{parts[1]}{flag}-{machine}-linux-gnu.so", stable, ".so"]
+    stable = ".abi3t.so" if free_threaded and version >= (3, 15) else ".abi3.so"
+    return [f".cpython-{version[0]}{version[1]}{flag}-{machine}-linux-gnu.so", stable, ".so"]
 
 
 _PY_LIB_DIR = r"/python(\d+)\.(\d+)(t?)(?:/|$)"
@@ -348,15 +361,14 @@ def python_builds(python: object, paths: list[object]) -> list[bool]:
     the distribution's location) decide where one names this version's directory; below 3.13 it is a GIL build."""
     import re
 
-    parts = python.split(".") if isinstance(python, str) else []
-    whole = len(parts) >= 2 and parts[0].isdecimal() and parts[1].isdecimal()
-    version = (int(parts[0]), int(parts[1])) if whole else None
+    version = _major_minor(python)
     if version is not None and version < (3, 13):
         return [False]
     seen = set()
     for path in paths:
         for m in re.finditer(_PY_LIB_DIR, path if isinstance(path, str) else ""):
-            if version is None or (int(m.group(1)), int(m.group(2))) == version:
+            named = (_number(m.group(1)), _number(m.group(2)))
+            if None not in named and (version is None or named == version):
                 seen.add(m.group(3) == "t")
     return sorted(seen) if len(seen) == 1 else [False, True]
 

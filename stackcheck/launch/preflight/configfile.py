@@ -73,7 +73,11 @@ def _scalar(raw: str, line: int) -> Any:
     if text in _FALSE:
         return False
     if _INT.match(text):
-        return int(text.replace("_", ""))
+        try:
+            return int(text.replace("_", ""))
+        except ValueError:  # more digits than int() reads (4,300): yaml.safe_load's int() raises on it as well
+            # (PyYAML 6.0.x yaml/constructor.py:265 construct_yaml_int `sign*int(value)`; igap26: an internal error)
+            raise YamlSubsetError(f"line {line}: an integer of more digits than int() reads") from None
     if _FLOAT.match(text) and any(c.isdigit() for c in text):
         return float(text.replace("_", ""))
     if ": " in text or text.endswith(":"):

@@ -183,7 +183,9 @@ def visible_devices(value: str | None, gpus: Sequence[Mapping[str, Any]]) -> Vis
     entries = [e.strip() for e in value.split(",")]
     for pos, entry in enumerate(entries, 1):
         stop = None
-        if _INT.match(entry):
+        if _INT.match(entry) and len(entry.lstrip("+-")) > 9:  # a number int() may refuse (igap26: exit 4)
+            stop = f"index {entry[:12]}... ({len(entry)} characters) is not a GPU here (NVML lists {len(indices)})"
+        elif _INT.match(entry):
             n = int(entry)
             if n < 0 or n not in indices:
                 stop = f"index {n} is not a GPU here (NVML lists {len(indices)})"
