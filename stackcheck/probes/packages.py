@@ -91,6 +91,17 @@ WANTED = (
     # (torchao-0.13.0.dist-info/METADATA, Name: torchao), lmcache 0.3.9 and 0.5.6 (Name: lmcache)
     "torchao",
     "lmcache",
+    # the packages SGLang's --torchao-config needs beside torchao (stackcheck/verdicts/torchao_config.py): int4wo on
+    # torchao 0.14.0-0.15.0 imports fbgemm_gpu.experimental.gen_ai (Name: fbgemm_gpu_genai, the 1.4.0 wheel's
+    # METADATA as pip's report gives it), gemlite-... on SGLang 0.5.1-0.5.6 imports gemlite (Name: gemlite, the
+    # 0.6.0.post2 sdist's PKG-INFO; read 2026-12-05)
+    "fbgemm-gpu-genai",
+    "gemlite",
+    # transformers, which SGLang's model registry imports on every launch (transformers.modeling_utils, through the
+    # models that import PreTrainedModel): 4.57.x import torchao at module level, so torchao's abort on load is a
+    # crash of every launch there (rule torchao-abi-abort, stackcheck/verdicts/torchao_gate.py TRANSFORMERS_SOURCE;
+    # Name: transformers in the 4.57.1 wheel's METADATA, read 2026-12-05)
+    "transformers",
 )
 #: the packages a serving environment has; an environment with none of them is "not this one" (see the
 #: environments probe, which then looks for one that has them)
@@ -385,7 +396,7 @@ def package_facts(name: str, copies: list[DistRecord], view: FileView | None = N
 #: prebuilt distributions whose build-info file names the CUDA major their import checks torch's against
 #: (sgl-deep-ep: deep_ep/_build_info.py EXPECTED_CUDA_MAJOR, which deep_ep/__init__.py hands to check_prerequisites)
 BUILD_INFO: dict[str, str] = {"sgl-deep-ep": "deep_ep/_build_info.py"}
-_EXPECTED_CUDA_MAJOR = _lazy(r"^EXPECTED_CUDA_MAJOR\s*=\s*(\d+)\s*(?:#.*)?$", re.MULTILINE)
+_EXPECTED_CUDA_MAJOR = _lazy(r"^EXPECTED_CUDA_MAJOR\s*=\s*(\d{1,9})\s*(?:#.*)?$", re.MULTILINE)
 
 
 def build_cuda_major(name: str, entry: dict[str, Any], location: str | None, view: FileView) -> None:

@@ -8,7 +8,10 @@ torch._int_mm (or torchao's Triton int_mm), fp8 runs torch._scaled_mm (or fbgemm
 int4 up to 0.13 runs torch's own tinygemm (aten._weight_int4pack_mm). So a torchao without its compiled libraries, or
 with libraries torchao failed to load (it catches that), serves these configs. What does need a compiled library:
 int4wo from torchao 0.14 on (Int4WeightOnlyConfig version 2, packing PLAIN, runs fbgemm-gpu-genai's kernels and
-raises ImportError without it) and gemlite (the gemlite package); neither package is probed, so both are unknown.
+raises ImportError without it) and gemlite (the gemlite package). The packages probe lists both (igap25): where
+it lists one not installed, the launch fails at model load (a crash); installed, or not named by the packages list
+(an older stackcheck's), unknown: whether fbgemm-gpu-genai's kernels load into this torch and run on this GPU, and
+whether gemlite's Triton kernels serve torchao's gemlite layout, were not read.
 torchao 0.16 and later no longer export the function names SGLang imports: the check torchao-import judges that
 (rule torchao-function-configs), and a torchao that is not installed (torchao-installed)."""
 
@@ -40,12 +43,30 @@ TORCHAO_SOURCE: dict[str, str] = {
     "url": "https://pypi.org/project/torchao/0.15.0/",
 }
 INT4_FBGEMM_SOURCE: dict[str, str] = {
-    "title": "torchao 0.14.1 and 0.15.0 wheels: quantization/quant_api.py Int4WeightOnlyConfig int4_packing_format "
-    "PLAIN, version 2 (0.14.1:1151/1155, 0.15.0:1126/1130; 0.13.0:1031 version 1), built by Int4Tensor.from_hp, which "
+    "title": "torchao 0.14.0, 0.14.1 and 0.15.0 wheels: quantization/quant_api.py Int4WeightOnlyConfig "
+    "int4_packing_format PLAIN, version 2 (0.14.0 and 0.14.1:1151/1155, 0.15.0:1126/1130; 0.13.0:1031 version 1), "
+    "built by Int4Tensor.from_hp, which "
     "raises ImportError('Requires fbgemm-gpu-genai >= 1.2.0') without fbgemm_gpu (quantize_/workflows/int4/"
     "int4_tensor.py:23-26, :100-101) and runs torch.ops.fbgemm.bf16i4bf16_rowwise (:159) (read 2026-12-05)",
     "url": "https://pypi.org/project/torchao/0.14.1/",
 }
+GEMLITE_SOURCE: dict[str, str] = {
+    "title": "sglang 0.5.1 and 0.5.6 wheels, sglang/srt/layers/torchao_utils.py apply_torchao_config_to_model: the "
+    "gemlite branch runs `from gemlite.core import GemLiteLinearTriton` first (0.5.1:81, 0.5.6:92), no try; the "
+    "gemlite distribution's name read in its 0.6.0.post2 sdist (PKG-INFO Name: gemlite) (read 2026-12-05)",
+    "url": "https://pypi.org/project/sglang/0.5.6/",
+}
+FBGEMM = "fbgemm-gpu-genai"
+
+
+def _listed(ctx: Context, name: str) -> bool | None:
+    """Whether the packages probe lists `name` installed (True) or not installed (False); None where its list does
+    not name it (an older stackcheck's) or says neither."""
+    entry = ctx.package(name)
+    installed = entry.get("installed") if entry is not None else None
+    return installed if isinstance(installed, bool) else None
+
+
 #: the words apply_torchao_config_to_model tests, in its order (gemlite only in the releases that have it)
 _GEMLITE_RELEASES = ">=0.5.1,<0.5.7"
 
@@ -64,9 +85,13 @@ def config_kind(value: str, sglang: str | None) -> tuple[str, str | None]:
     if kind is None:
         return "", f"ValueError: Unexpected config: {value}"
     if kind == "int4wo":
-        if not last.isdigit():
+        # read as SGLang's int() reads it: '+128' and '1_28' are 128, and '²', a digit to str.isdigit, is no literal
+        # (irev57: an isdigit test before int() ended the gate in an internal error on it and refused '+128')
+        try:
+            size = int(last)
+        except ValueError:
             return kind, f"ValueError: invalid literal for int() with base 10: '{last}' (the group size)"
-        if int(last) not in (32, 64, 128, 256):
+        if size not in (32, 64, 128, 256):
             return kind, "AssertionError: int4wo groupsize needs to be one of [32, 64, 128, 256]"
     if kind == "fp8dq" and last not in ("per_row", "per_tensor"):
         return kind, f"AssertionError: Supported granularity are per_row and per_tensor, got {last}"
@@ -105,28 +130,9 @@ def torchao_config_reasons(ctx: Context, value: str) -> list[Reason]:
     if torchao is None or version_in(torchao, "<0.16") is not True:
         return []  # not installed, not known, or 0.16+ (its import fails first): the rules and the check say it
     if kind == "gemlite":
-        return [
-            {
-                **base,
-                "result": "unknown",
-                "message": f"--torchao-config {value} quantizes with torchao's gemlite layout, which imports the "
-                "gemlite package (sglang/srt/layers/torchao_utils.py: from gemlite.core import GemLiteLinearTriton "
-                "first): whether gemlite is installed was not read",
-            }
-        ]
+        return [_gemlite_reason(ctx, base, value)]
     if kind == "int4wo" and version_in(torchao, ">=0.14") is not False:
-        return [
-            {
-                **base,
-                "result": "unknown",
-                "source": [SGLANG_SOURCE, INT4_FBGEMM_SOURCE],
-                "message": f"--torchao-config {value} builds torchao {torchao}'s Int4WeightOnlyConfig, version 2 "
-                "from torchao 0.14 on, whose int4 tensor is packed and multiplied by fbgemm-gpu-genai's kernels: "
-                "without fbgemm-gpu-genai >= 1.2.0 the model load fails with 'ImportError: Requires "
-                "fbgemm-gpu-genai >= 1.2.0', and whether it is installed was not read; int8wo, int8dq, fp8wo or "
-                "fp8dq need no package besides torchao and torch",
-            }
-        ]
+        return [_int4_fbgemm_reason(ctx, base, value, torchao)]
     runs = {
         "int8wo": "torch.mm on int8 weights",
         "int8dq": "torch._int_mm (or torchao's Triton int_mm)",
@@ -144,3 +150,62 @@ def torchao_config_reasons(ctx: Context, value: str) -> list[Reason]:
             "decide this launch",
         }
     ]
+
+
+def _gemlite_reason(ctx: Context, base: Reason, value: str) -> Reason:
+    """gemlite-...: SGLang imports gemlite.core before anything else of the branch."""
+    listed = _listed(ctx, "gemlite")
+    out: Reason = {**base, "source": [SGLANG_SOURCE, GEMLITE_SOURCE]}
+    if listed is False:
+        return {
+            **out,
+            "result": "fail",
+            "effect": "crash",
+            "required": "gemlite installed",
+            "message": f"--torchao-config {value} quantizes with torchao's gemlite layout, and SGLang first runs "
+            "'from gemlite.core import GemLiteLinearTriton' (sglang/srt/layers/torchao_utils.py), outside any try: "
+            'gemlite is not installed, so the model load fails with "ModuleNotFoundError: No module named '
+            "'gemlite'\"; pip install gemlite, or give int8wo, int8dq, int4wo-128, fp8wo or fp8dq-per_row",
+        }
+    state = (
+        f"gemlite {ctx.installed_version('gemlite') or '(version not read)'} is installed, but whether its Triton "
+        "kernels serve this torchao's gemlite layout was not read"
+        if listed
+        else "whether gemlite is installed was not read (the packages list does not name it)"
+    )
+    return {
+        **out,
+        "result": "unknown",
+        "message": f"--torchao-config {value} quantizes with torchao's gemlite layout, which imports the gemlite "
+        f"package (sglang/srt/layers/torchao_utils.py: from gemlite.core import GemLiteLinearTriton first): {state}",
+    }
+
+
+def _int4_fbgemm_reason(ctx: Context, base: Reason, value: str, torchao: str) -> Reason:
+    """int4wo on torchao 0.14-0.15: Int4WeightOnlyConfig version 2, whose tensor needs fbgemm-gpu-genai."""
+    listed = _listed(ctx, FBGEMM)
+    out: Reason = {**base, "source": [SGLANG_SOURCE, INT4_FBGEMM_SOURCE]}
+    what = (
+        f"--torchao-config {value} builds torchao {torchao}'s Int4WeightOnlyConfig, version 2 from torchao 0.14 on, "
+        "whose int4 tensor is packed and multiplied by fbgemm-gpu-genai's kernels (torchao imports "
+        "fbgemm_gpu.experimental.gen_ai.quantize inside a bare try and raises 'ImportError: Requires "
+        "fbgemm-gpu-genai >= 1.2.0' as it quantizes when that import failed)"
+    )
+    if listed is False:
+        return {
+            **out,
+            "result": "fail",
+            "effect": "crash",
+            "required": "fbgemm-gpu-genai >= 1.2.0 installed",
+            "message": f"{what}: fbgemm-gpu-genai is not installed, so the model load fails with that ImportError; "
+            "pip install the fbgemm-gpu-genai release of the installed torch, or give int8wo, int8dq, fp8wo or "
+            "fp8dq-per_row (none needs a package besides torchao and torch)",
+        }
+    state = (
+        f"fbgemm-gpu-genai {ctx.installed_version(FBGEMM) or '(version not read)'} is installed, but whether its "
+        "compiled kernels load into this torch (each release is built for one torch) and run on this GPU was not "
+        "read"
+        if listed
+        else "whether fbgemm-gpu-genai is installed was not read (the packages list does not name it)"
+    )
+    return {**out, "result": "unknown", "message": f"{what}: {state}"}

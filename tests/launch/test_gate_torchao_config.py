@@ -111,7 +111,9 @@ def test_int4wo_from_torchao_014_needs_fbgemm_which_is_not_probed(tmp_path: Path
     new = _gate(tmp_path, _facts(tmp_path, "0.5.9", "0.14.1", c_found=True), "--torchao-config", "int4wo-128")
     assert [(r["rule"], r["result"]) for r in _blocking(new)] == [("torchao-config", "unknown")], _blocking(new)
     assert "fbgemm-gpu-genai" in _blocking(new)[0]["message"]
-    old = _gate(tmp_path, _facts(tmp_path, "0.5.9", "0.13.0", c_found=True), "--torchao-config", "int4wo-128")
+    # torchao 0.13.0 with its _C resolving under this box's torch 2.14.1 would abort (rule torchao-abi-abort,
+    # test_gate_torchao_abort.py): its libraries are not found here
+    old = _gate(tmp_path, _facts(tmp_path, "0.5.9", "0.13.0", c_found=False), "--torchao-config", "int4wo-128")
     assert _blocking(old) == []
 
 
@@ -121,8 +123,9 @@ def test_int4wo_from_torchao_014_needs_fbgemm_which_is_not_probed(tmp_path: Path
      ("nf4", "ValueError"), ("gemlite-4-64", "ValueError")],
 )  # fmt: skip
 def test_a_value_sglang_raises_on_is_refused(tmp_path: Path, value: str, raised: str) -> None:
-    """SGLang 0.5.9's dispatch raises on these (gemlite left it in 0.5.7)."""
-    doc = _gate(tmp_path, _facts(tmp_path, "0.5.9", "0.9.0", c_found=True), "--torchao-config", value)
+    """SGLang 0.5.9's dispatch raises on these (gemlite left it in 0.5.7). torchao 0.9.0's _C is not found (one
+    resolving under this box's torch 2.14.1 would add rule torchao-abi-abort's failure)."""
+    doc = _gate(tmp_path, _facts(tmp_path, "0.5.9", "0.9.0", c_found=False), "--torchao-config", value)
     assert doc["decision"] == "refuse"
     (reason,) = [r for r in _blocking(doc) if r.get("result") == "fail"]
     assert reason["rule"] == "torchao-config" and raised in reason["message"] and reason["effect"] == "crash"

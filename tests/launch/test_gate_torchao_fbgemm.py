@@ -1,0 +1,118 @@
+"""fbgemm-gpu-genai's library where torchao loads it (igap25; rule fbgemm-genai-symbols of the check
+extension-torch-abi-torchao, stackcheck/verdicts/torchao_gate.py fbgemm_reasons):
+
+`import fbgemm_gpu` loads fbgemm_gpu/experimental/gen_ai/fbgemm_gpu_experimental_gen_ai.so and re-raises a failure
+(fbgemm-gpu-genai 1.4.0, fbgemm_gpu/__init__.py:44-106, :165-178). torchao 0.15.0 reaches it as torchao itself is
+imported (int4_preshuffled_tensor.py:25, outside a try), so an fbgemm-gpu-genai built for another torch (1.4.0, for
+torch 2.9, misses c10 symbols in torch 2.10.0 and 2.11.0: read in the wheels) fails every launch that imports
+torchao; the check passed it (nothing read the file). torchao 0.13.0-0.14.1 reach it only for fp8wo / fp8dq (and
+int4wo on 0.14), not for int8wo."""
+
+from __future__ import annotations
+
+import json
+import sys
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from gate_cli import LLAMA3, gate_json, model_dir
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+H200 = ROOT / "tests" / "cases" / "h200-newest" / "facts.json"
+CHECK = "extension-torch-abi-torchao"
+SITE = "/opt/venv/lib/python3.12/site-packages"
+GENAI = "fbgemm_gpu/experimental/gen_ai/fbgemm_gpu_experimental_gen_ai.so"
+
+
+def _facts(tmp_path: Path, sglang: str, torchao: str, missing: int) -> Path:
+    """h200-newest with torch 2.10.0, torchao `torchao` (no _C found) and fbgemm-gpu-genai 1.4.0 whose library
+    misses `missing` torch symbols."""
+    doc = json.loads(H200.read_text())
+    packages = doc["facts"]["packages"]
+    packages["sglang"].update(version=sglang, dist_version=sglang)
+    packages["torch"].update(version="2.10.0+cu128", dist_version="2.10.0")
+    packages["torchao"] = {"installed": True, "version": torchao, "location": SITE}
+    packages["fbgemm-gpu-genai"] = {"installed": True, "version": "1.4.0", "location": SITE}
+    lib = {
+        "extension": "fbgemm_gpu_genai", "path": GENAI, "torch_symbols": 130, "torch_missing_count": missing,
+        "torch_missing": ["_ZN3c1013MessageLoggerC1EPKcii"] * missing,
+    }  # fmt: skip
+    doc["facts"]["kernel_symbols"] = {
+        "package": "sglang-kernel", "version": "0.4.10", "files": [], "extension_dirs": [SITE], "extensions": [lib],
+        "torch_version": "2.10.0+cu128",
+    }  # fmt: skip
+    path = tmp_path / f"facts-{sglang}-{torchao}-{missing}.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def _gate(tmp_path: Path, facts: Path, *flags: str) -> dict[str, Any]:
+    return gate_json(facts, "--model-path", str(model_dir(tmp_path, "llama", LLAMA3)), *flags, dry_run=True)
+
+
+def _rule(doc: dict[str, Any], refusing: bool) -> list[dict[str, Any]]:
+    keys = ("reasons",) if refusing else ("reasons", "warnings")
+    entries = [f for k in keys for f in doc.get(k) or [] if f.get("feature") == CHECK]
+    return [r for f in entries for r in f["reasons"] if r.get("rule") == "fbgemm-genai-symbols"]
+
+
+def test_torchao_015_imports_a_broken_fbgemm_genai_on_any_config(tmp_path: Path) -> None:
+    doc = _gate(tmp_path, _facts(tmp_path, "0.5.9", "0.15.0", 2), "--torchao-config", "int8wo")
+    (reason,) = _rule(doc, refusing=True)
+    assert (reason["result"], reason["effect"]) == ("fail", "crash"), reason
+    assert GENAI in reason["message"] and "int4_preshuffled_tensor.py:25" in reason["message"], reason
+    # resolving: a pass, nothing refused for it
+    assert _rule(_gate(tmp_path, _facts(tmp_path, "0.5.9", "0.15.0", 0), "--torchao-config", "int8wo"), True) == []
+    # SGLang 0.5.9 without the flag imports no torchao, where transformers does not either (4.56.2; 4.57 and 5.x
+    # import torchao 0.15.0 on every launch: tests/launch/test_gate_irev58_torchao_via_transformers.py): information
+    bare = _facts(tmp_path, "0.5.9", "0.15.0", 2)
+    doc_456 = json.loads(bare.read_text())
+    doc_456["facts"]["packages"]["transformers"] = {"installed": True, "version": "4.56.2", "location": SITE}
+    bare.write_text(json.dumps(doc_456))
+    plain = _gate(tmp_path, bare)
+    assert _rule(plain, refusing=True) == [] and [r["effect"] for r in _rule(plain, False)] == ["degraded"]
+
+
+def test_torchao_014_loads_it_for_fp8_only(tmp_path: Path) -> None:
+    facts = _facts(tmp_path, "0.5.9", "0.14.1", 2)
+    assert _rule(_gate(tmp_path, facts, "--torchao-config", "int8wo"), refusing=False) == []
+    (reason,) = _rule(_gate(tmp_path, facts, "--torchao-config", "fp8dq-per_row"), refusing=True)
+    assert reason["effect"] == "crash" and "fp8dq" in reason["message"], reason
+
+
+@pytest.mark.registry
+def test_real_fbgemm_genai_140_is_read_against_torch(tmp_path: Path) -> None:
+    """1.4.0 (FBGEMM's pair for torch 2.9): resolves in torch 2.9.1, misses c10 symbols in torch 2.11.0."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from registry_wheels import extract_dynamic, fetch_wheel
+
+    from stackcheck.readers.fsview import HostView
+    from stackcheck.readers.kernelsymbols import probe_kernel_symbols
+
+    got: dict[str, Any] = {}
+    for torch in ("2.9.1", "2.11.0"):
+        site = tmp_path / torch
+        for d in ("sgl_kernel", "fbgemm_gpu/experimental/gen_ai", "torch/lib"):
+            (site / d).mkdir(parents=True)
+        kernel = fetch_wheel("sgl-kernel", "0.3.0")
+        common = extract_dynamic(kernel, "sgl_kernel/common_ops.abi3.so")
+        (site / "sgl_kernel" / "common_ops.abi3.so").symlink_to(common)
+        (site / GENAI).symlink_to(extract_dynamic(fetch_wheel("fbgemm-gpu-genai", "1.4.0"), GENAI))
+        wheel = fetch_wheel("torch", torch)
+        with zipfile.ZipFile(wheel) as zf:
+            present = set(zf.namelist())
+        for lib in ("libtorch.so", "libtorch_cpu.so", "libtorch_cuda.so", "libc10.so", "libc10_cuda.so",
+                    "libtorch_python.so", "libshm.so", "libtorch_nvshmem.so"):  # fmt: skip
+            if f"torch/lib/{lib}" in present:
+                (site / "torch" / "lib" / lib).symlink_to(extract_dynamic(wheel, f"torch/lib/{lib}"))
+        packages = {
+            "sgl-kernel": {"installed": True, "version": "0.3.0", "location": str(site)},
+            "torch": {"installed": True, "version": torch, "location": str(site)},
+        }
+        ks = probe_kernel_symbols(packages, HostView("/"), None)
+        assert ks is not None
+        (entry,) = [e for e in ks["extensions"] if e["extension"] == "fbgemm_gpu_genai"]
+        got[torch] = entry["torch_missing_count"]
+    assert got["2.9.1"] == 0 and got["2.11.0"] > 0, got
