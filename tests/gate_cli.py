@@ -209,14 +209,26 @@ def gate_checkpoint(tmp_path: Path, release: str, cc: str, config: dict[str, Any
     return gate_tp8(release_box(tmp_path, release, cc), model_dir(tmp_path, "m", config), *flags)
 
 
-def feature_rules(doc: dict[str, Any], feature: str) -> dict[str, str]:
-    """The rules of one feature's reasons in a gate decision: id -> result."""
+def feature_rules(doc: dict[str, Any], feature: str, warnings: bool = False) -> dict[str, str]:
+    """The rules of one feature's reasons in a gate decision (`warnings`: and of its warnings): id -> result."""
     return {
         str(x.get("rule")): str(x.get("result"))
-        for r in doc.get("reasons") or []
+        for r in [*(doc.get("reasons") or []), *((doc.get("warnings") or []) if warnings else [])]
         if r.get("feature") == feature
         for x in r.get("reasons") or []
     }
+
+
+def torchao_box(tmp_path: Path, sglang: str, torch: str, torchao: str, local: str) -> Path:
+    """h200-newest with SGLang `sglang`, torch `torch`+`local` and torchao `torchao` installed: its facts file."""
+    doc = json.loads(H200_NEWEST.read_text())
+    packages = doc["facts"]["packages"]
+    packages["sglang"].update(version=sglang, dist_version=sglang)
+    packages["torch"].update(version=f"{torch}+{local}", dist_version=torch)
+    packages["torchao"] = {"installed": True, "version": torchao, "location": "/opt/venv/lib/python3.12/site-packages"}
+    path = tmp_path / f"facts-{sglang}-{torch}-{torchao}.json"
+    path.write_text(json.dumps(doc))
+    return path
 
 
 #: the CUDA 12.8 toolkit the JIT host-compiler gate tests lay out under a temporary root (probe_jit reads it there)

@@ -59,22 +59,71 @@ _KEPT_BY_TOOLKIT = ("cxx_found", "cxx", "cxx_reason", "cxx_quoted_found", "nccl_
                     "flashinfer_allow_unsupported")  # fmt: skip
 
 
-def _compiler_after_toolkit(old_jit: dict[str, Any]) -> dict[str, Any]:
+def host_gnu_max(ctx: Context | None, version: str) -> tuple[int | None, str]:
+    """(the newest GCC major CUDA `version`'s nvcc takes, from components.json's cuda release `host_gnu_max`: its
+    include/crt/host_config.h read in the release's wheel; None where the manifests do not say, with why)."""
+    manifests = getattr(ctx, "manifests", None)
+    components = getattr(manifests, "components", None)
+    releases = (components.get("cuda") or {}).get("releases") or [] if isinstance(components, Mapping) else []
+    key = ".".join(str(version).split(".")[:2])
+    for rel in releases:
+        if isinstance(rel, Mapping) and str(rel.get("version")) == key:
+            limit = rel.get("host_gnu_max")
+            major = limit.get("major") if isinstance(limit, Mapping) else None
+            if isinstance(major, int):
+                return major, ""
+    return None, f"the include/crt/host_config.h of CUDA {key} (the step's toolkit) was not read"
+
+
+def _gnu_after_toolkit(out: dict[str, Any], old_jit: dict[str, Any], limit: tuple[int | None, str]) -> None:
+    """The new toolkit's GCC limit (host_gnu_max) against the gcc majors kept (igap24 and irev57 each found it;
+    before, the step dropped the `*_gnu_max` / `*_gnu_supported` keys, so the version rules were not judged after it:
+    a gcc 15 host read fine after a step to CUDA 12.9, whose host_config.h takes gcc 14 at most). Judged only where
+    -allow-unsupported-compiler is known not to be given (flashinfer_allow_unsupported false: none of
+    NVCC_PREPEND_FLAGS, NVCC_APPEND_FLAGS and FLASHINFER_EXTRA_CUDAFLAGS holds it; or the old toolkit's limit was
+    read for that compiler); a release the manifests have no limit for leaves `*_gnu_supported` null, unknown."""
+    most, why = limit
+    for key in ("nvcc_host", "cc_host"):
+        major = out.get(f"{key}_gnu_major")
+        if not isinstance(major, int):
+            unread = f"{key}_gnu_supported" in old_jit and old_jit[f"{key}_gnu_supported"] is None
+            if unread and out.get(f"{key}_found"):
+                # the probe read no major for the compiler kept (a ccache link in gcc's name: irev58): still not
+                # read after the step, so the version rule stays unknown (left out, it was skipped: a pass)
+                out[f"{key}_gnu_supported"] = None
+                out[f"{key}_gnu_supported_reason"] = str(old_jit.get(f"{key}_gnu_supported_reason") or "not read")
+            continue
+        # -allow-unsupported-compiler known not to reach nvcc: none of the three variables holds it, or the old
+        # toolkit's limit was read for this compiler (the probe leaves it out where NVCC_*_FLAGS give the option)
+        if old_jit.get("flashinfer_allow_unsupported") is not False and type(old_jit.get(f"{key}_gnu_max")) is not int:
+            continue
+        if most is None:
+            out[f"{key}_gnu_supported"] = None
+            out[f"{key}_gnu_supported_reason"] = why
+        else:
+            out[f"{key}_gnu_max"] = most
+            out[f"{key}_gnu_supported"] = major <= most
+
+
+def _compiler_after_toolkit(
+    old_jit: dict[str, Any], limit: tuple[int | None, str] = (None, "not read")
+) -> dict[str, Any]:
     """The jit probe's compiler keys after a toolkit step (igap23; before, the step dropped them, so a box with no C++
     compiler read unknown after it and left the plan's still-failing list). Kept: the C++ compiler on the PATH and
     SGLANG_NCCL_SO_PATH (_KEPT_BY_TOOLKIT); nvcc's host compiler where it is gcc on the PATH (not in the old toolkit's
     bin or nvvm/bin), or none was found, since a CUDA toolkit brings no gcc (inferred, as NVIDIA's install guide has
     gcc installed beforehand), or where the environment names it (NVCC_CCBIN, -ccbin in NVCC_PREPEND_FLAGS /
-    NVCC_APPEND_FLAGS), without the new toolkit's gcc limit (its host_config.h is not read: nvcc_host_gnu_max and
-    nvcc_host_gnu_supported left out, unknown); a reason that was the old toolkit's (a wrapper nvcc, its nvcc.profile)
+    NVCC_APPEND_FLAGS), judged against the new toolkit's gcc limit (components.json's host_gnu_max of its release:
+    _gnu_after_toolkit); a reason that was the old toolkit's (a wrapper nvcc, its nvcc.profile)
     is dropped. cuda_runtime.h is found in the new, complete toolkit's include directory, as the step's other headers
-    are; a missing nccl.h stays missing (no CUDA toolkit ships NCCL: inferred), a found one is not known."""
+    are, and torch's -lcudart in its lib64 (libcudart.so; igap24); a missing nccl.h stays missing (no CUDA toolkit
+    ships NCCL: inferred), a found one is not known."""
     out = {k: old_jit[k] for k in _KEPT_BY_TOOLKIT if k in old_jit}
     home = old_jit.get("toolkit")
     home = home.rstrip("/") if isinstance(home, str) and home.rstrip("/") else None
     host, reason = old_jit.get("nvcc_host"), old_jit.get("nvcc_host_reason")
     found = old_jit.get("nvcc_host_found")
-    in_old_home = isinstance(host, str) and home is not None and host.startswith(home + "/")
+    in_old_home = _in_toolkit_home(host, home)
     if found is False and not in_old_home:
         out["nvcc_host_found"] = False
         if isinstance(host, str):
@@ -88,23 +137,36 @@ def _compiler_after_toolkit(old_jit: dict[str, Any]) -> dict[str, Any]:
     elif "nvcc_host_found" not in old_jit and isinstance(reason, str) and "names nvcc's host compiler" in reason:
         out["nvcc_host_reason"] = reason
     out.update(_cc_after_toolkit(old_jit, home))
+    _gnu_after_toolkit(out, old_jit, limit)
     out["cxx_cuda_runtime_h_found"] = True
+    out["libcudart_so_found"] = True  # torch's -L<CUDA home>/lib64: the new, complete toolkit's (cuda-cudart-dev)
     if old_jit.get("cxx_nccl_h_found") is False:
         out["cxx_nccl_h_found"] = False
     return out
 
 
+#: toolkit homes whose bin directory is the system's own (a distro nvcc at /usr/bin/nvcc: home /usr): a compiler found
+#: there is the system's, which a toolkit step (installing a toolkit elsewhere) leaves in place (irev57)
+SYSTEM_HOMES = ("/usr", "/usr/local")
+
+
+def _in_toolkit_home(host: Any, home: str | None) -> bool:
+    """Whether the compiler path `host` lies in the old toolkit's home (a gcc linked into /usr/local/cuda-12.8/bin: the
+    step replaces it), never where that home is a system prefix (SYSTEM_HOMES)."""
+    return isinstance(host, str) and home is not None and home not in SYSTEM_HOMES and host.startswith(home + "/")
+
+
 def _cc_after_toolkit(old_jit: dict[str, Any], home: str | None) -> dict[str, Any]:
     """The compiler CC names (FlashInfer's `-ccbin $CC`, the `cc_host*` keys) after a toolkit step: the environment's,
-    kept as read, without the new toolkit's gcc limit (cc_host_gnu_max / _supported left out); a CC found in the old
+    kept as read (the new toolkit's gcc limit is applied by _gnu_after_toolkit); a CC found in the old
     toolkit's directories, or one not read there because of the old nvcc (a wrapper), is not known after it."""
     host = old_jit.get("cc_host")
-    if "cc_host_found" not in old_jit or (isinstance(host, str) and home is not None and host.startswith(home + "/")):
+    if "cc_host_found" not in old_jit or _in_toolkit_home(host, home):
         return {}
     reason = old_jit.get("cc_host_reason")
     if old_jit["cc_host_found"] is None and isinstance(reason, str) and "wrapper" in reason:
         return {}
-    keys = ("cc_host_found", "cc_host", "cc_host_reason", "cc_host_gnu_major")
+    keys = ("cc_host_found", "cc_host", "cc_host_reason", "cc_host_gnu_major", "cc_host_one_program")
     return {k: old_jit[k] for k in keys if k in old_jit}
 
 
@@ -140,7 +202,7 @@ def apply_choice(facts: Facts, choice: Choice, ctx: Context) -> Facts:
                 if key in old_jit:
                     out["jit"][key] = old_jit[key]
             out["jit"].update(_nccl_link_after_toolkit(old_jit))
-            out["jit"].update(_compiler_after_toolkit(old_jit))
+            out["jit"].update(_compiler_after_toolkit(old_jit, host_gnu_max(ctx, choice.version)))
         return out  # type: ignore[return-value]
     pkgs: dict[str, Any] = dict(facts.get("packages") or {})
     if choice.component == "torch":

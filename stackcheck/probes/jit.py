@@ -53,6 +53,16 @@ assembler that a user put in place of Triton's bundled one:
   when none), `libnccl_so_dirs` the directories read. null (`libnccl_so_reason`) when not found and some
   directory could not be read: the toolkit not probed, torch's location not read, a relative or empty
   LIBRARY_PATH entry, or a CXX that is no plain c++/g++/clang++ (its own default directories are not known).
+  A file of the name that is an ELF of another class, byte order or machine than the link's (a 32-bit or aarch64
+  library on an x86_64 box) is passed over, as ld skips it ('skipping incompatible'), and the search goes on;
+  one that is no ELF (a linker script, an archive) is taken. null where an ELF is found for an architecture
+  other than x86_64 / aarch64 (not read).
+- `libcudart_so_found` / `libcudart_so`: the same look, in the same directories, for the `-lcudart` torch's
+  _prepare_ldflags adds to every with_cuda link (after `-L<CUDA home>/lib64`, or `lib`): an unversioned
+  `libcudart.so` (or `libcudart.a`). A CUDA home assembled from pip wheels has headers but only
+  `lib/libcudart.so.12` (nvidia-cuda-runtime-cu12) or `lib/libcudart.so.13` (nvidia-cuda-runtime, nvidia/cu13), and a
+  toolkit without its development package (cuda-cudart-dev) has only libcudart.so.N too: 'cannot find -lcudart'.
+  null with `libcudart_so_reason` as for libnccl.so.
 - `cxx_found` / `cxx`: whether the C++ compiler torch's load_inline builds with (`$CXX`, else `c++`) is found on
   the server's PATH (/bin/sh's default where it has none: ninja runs the command through /bin/sh -c), and its path
   (left out when none); null with `cxx_reason` where CXX is a command with arguments or a relative path (then
@@ -63,12 +73,13 @@ assembler that a user put in place of Triton's bundled one:
   torch's include_paths('cuda') (`<torch>/include`, `<CUDA home>/include`, $CUDA_INC_PATH, $CUDNN_HOME/include),
   CPATH / CPLUS_INCLUDE_PATH, then the compiler's own (`DEFAULT_INCLUDE_DIRS`); null (`cxx_headers_reason`) when
   not found and a directory was not read. The nvidia-nccl wheel's nvidia/nccl/include/nccl.h is on no such path.
-- `nccl_so_path` / `nccl_so_path_found`: `$SGLANG_NCCL_SO_PATH` of the server's environment where it is set (left
-  out otherwise), and whether that file exists (null, with `nccl_so_path_reason`, for a bare name or a relative
-  path: ctypes.CDLL looks the one up on the loader's path and the other from the server's working directory, not
-  read; true for libnccl.so.2 itself, which glibc's dlopen answers with the libnccl.so.2 torch loaded, as for the
-  default). SGLang 0.5.1-0.5.23's pynccl loads that file instead of libnccl.so.2 (pynccl_wrapper.py
-  find_nccl_library); the symmetric-memory allocator's `-lnccl` link does not read it.
+- `nccl_so_path` / `nccl_so_path_found`: `$SGLANG_NCCL_SO_PATH` of the server's environment where it is set (left out
+  otherwise), and whether that file exists and exports ncclGetVersion, a function pynccl looks up in it (false, with
+  `nccl_so_path_reason` where the file is there: no NCCL; null, with the reason, for a bare name or a relative path:
+  ctypes.CDLL looks the one up on the loader's path and the other from the server's working directory, not read, and
+  for a file not read as an ELF shared library; true for libnccl.so.2 itself, which glibc's dlopen answers with the
+  libnccl.so.2 torch loaded, as for the default). SGLang 0.5.1-0.5.23's pynccl loads that file instead of libnccl.so.2
+  (pynccl_wrapper.py find_nccl_library); the symmetric-memory allocator's `-lnccl` link does not read it.
 - `nvcc_host_found` / `nvcc_host`: whether the host compiler nvcc runs for SGLang's JIT kernels (they pass no -ccbin)
   is found: nvcc's default, gcc, on the server's PATH, then the toolkit's bin and nvvm/bin (nvcc.profile's PATH +=),
   or the gcc / g++ NVCC_CCBIN names (a file, DIR/gcc for a directory, a bare name on that PATH: _ccbin_host; false
@@ -85,6 +96,8 @@ assembler that a user put in place of Triton's bundled one:
   -ccbin $CC; the `cc_host*` keys judge that compiler as the `nvcc_host*` keys judge gcc, null where it is not one
   program or another -ccbin competes), "nvcc-default" where not (the `nvcc_host*` keys describe it), null with
   `flashinfer_host_reason` where FLASHINFER_NVCC or a -ccbin in FLASHINFER_EXTRA_CUDAFLAGS names another.
+  `cc_host_one_program` (where CC is set): whether the shell that runs FlashInfer's ninja command leaves $CC one word
+  (false where a second word is no option, CC='ccache gcc': nvcc takes it for a second input file; cc_one_program).
 
 Files are read through a FileView (stackcheck/readers/fsview.py) with box paths; nothing is imported.
 """
@@ -146,6 +159,10 @@ _TRIPLET_ARCH = {
 }
 #: what `-lnccl` takes in a directory: the shared library, else the static archive of that name
 NCCL_LINK_NAMES = ("libnccl.so", "libnccl.a")
+#: what torch's `-lcudart` (every with_cuda link) takes: a toolkit's libcudart.so (cuda-cudart-dev); the runtime
+#: package and the pip wheels (nvidia-cuda-runtime-cu12 12.8.90: nvidia/cuda_runtime/lib/libcudart.so.12;
+#: nvidia-cuda-runtime 13.0.96: nvidia/cu13/lib/libcudart.so.13 and libcudart_static.a) have none of these names
+CUDART_LINK_NAMES = ("libcudart.so", "libcudart.a")
 #: a CXX whose default library directories are the system's (torch's get_cxx_compiler: $CXX, else c++)
 _PLAIN_CXX = _lazy(r"(?:c\+\+|g\+\+|gcc|cc|clang\+\+|clang)(?:-\d+(?:\.\d+)*)?")
 
@@ -162,7 +179,7 @@ def _major_minor(version: Any) -> str | None:
     if not isinstance(version, str):
         return None
     parts = version.split(".")
-    if len(parts) < 2 or not parts[0].isdecimal() or not parts[1].isdecimal():
+    if len(parts) < 2 or not all(p.isdecimal() and len(p) <= 9 for p in parts[:2]):
         return None
     return f"{int(parts[0])}.{int(parts[1])}"
 
@@ -378,7 +395,7 @@ def _gcc_host(view: FileView, gcc: str, toolkit: str, allowed: bool, key: str, l
         }
     major = _gnu_major(view, gcc, programs)
     if major is None:
-        return {}
+        return _gnu_unread(view, gcc, toolkit, allowed, key, label)
     out: dict[str, Any] = {f"{key}_gnu_major": major}
     if not allowed:
         out.update({f"{key}_gnu_{k.rsplit('_', 1)[1]}": v for k, v in _gnu_support(view, major, toolkit).items()})
@@ -405,8 +422,37 @@ def _ccbin_host(view: FileView, value: str, search: str) -> tuple[str | None, st
 
 
 _ALLOW_UNSUPPORTED = _lazy(r"(?:^|\s)-?-allow-unsupported-compiler(?:\s|$)")
-_GNU_LIMIT = _lazy(r"#if __GNUC__ > (\d+)\s+#error -- unsupported GNU version")
-_GCC_NAME_MAJOR = _lazy(r"(?:gcc|g\+\+)-(\d+)")
+_GNU_LIMIT = _lazy(r"#if __GNUC__ > (\d{1,9})\s+#error -- unsupported GNU version")
+_GCC_NAME_MAJOR = _lazy(r"(?:gcc|g\+\+)-(\d{1,9})")
+
+
+def _gnu_unread(view: FileView, gcc: str, toolkit: str, allowed: bool, key: str, label: str) -> dict[str, Any]:
+    """`KEY_gnu_supported` null, with why, where the toolkit's host_config.h limits the gcc major and the major of the
+    gcc nvcc runs is not read (irev58): a name in GCC's that resolves to another program (a ccache or distcc
+    masquerade link, /usr/lib/ccache/gcc -> /usr/bin/ccache: the compiler it runs in turn is not read), or a gcc
+    whose name and program directories do not say its major. Before, nothing was written and the version rules,
+    which test that the key exists, were skipped: a pass. Nothing where -allow-unsupported-compiler reaches nvcc or
+    the header's limit is not read (the version is not judged there either)."""
+    if allowed:
+        return {}
+    limit = _gnu_support(view, 0, toolkit).get("nvcc_host_gnu_max")
+    if not isinstance(limit, int):
+        return {}
+    try:
+        real = view.realpath(gcc)
+    except (OSError, ValueError):
+        real = gcc
+    what = (
+        f"resolves to {real}, not GCC's driver (a ccache or distcc masquerade link, or a wrapper): the compiler it runs"
+        if not _GCC_DRIVER.fullmatch(posixpath.basename(real))
+        else "names no major, and its program directories do not tell one: its version"
+    )
+    return {
+        f"{key}_gnu_max": limit,
+        f"{key}_gnu_supported": None,
+        f"{key}_gnu_supported_reason": f"{label} {what} is not read, and {toolkit}/include/crt/host_config.h takes "
+        f"gcc {limit} at most",
+    }
 
 
 def _gnu_major(view: FileView, gcc: str, programs: list[str]) -> int | None:
@@ -421,7 +467,8 @@ def _gnu_major(view: FileView, gcc: str, programs: list[str]) -> int | None:
         return int(named.group(1))
     majors = {posixpath.basename(d).split(".")[0] for d in programs if is_file(view, f"{d}/cc1plus")}
     only = majors.pop() if len(majors) == 1 else ""
-    return int(only) if only.isascii() and only.isdigit() else None  # '²' is a digit to isdigit (irev56)
+    # ('²' is a digit to isdigit (irev56); more than 9 digits, int() may refuse (igap26))
+    return int(only) if only.isascii() and only.isdigit() and len(only) <= 9 else None
 
 
 def _gnu_support(view: FileView, major: int, toolkit: str) -> dict[str, Any]:
@@ -484,9 +531,12 @@ def _gcc_program_dirs(view: FileView, gcc: str) -> list[str]:
 #: FLASHINFER_EXTRA_CUDAFLAGS is added to every nvcc command line
 FLASHINFER_NVCC_ENV = "FLASHINFER_NVCC"
 FLASHINFER_CUDAFLAGS_ENV = "FLASHINFER_EXTRA_CUDAFLAGS"
-#: a resolved compiler name that is GCC's driver (gcc, gcc-14, x86_64-linux-gnu-gcc-12): only there do GCC's program
-#: directories (cc1plus) and its version name say what nvcc's host compile runs
-_GCC_DRIVER = _lazy(r"(?:[A-Za-z0-9_.]+-)?gcc(?:-\d+(?:\.\d+)*)?")
+#: a resolved compiler name that is GCC's driver (gcc, gcc-14, x86_64-linux-gnu-gcc-12, g++-15: the target prefix
+#: has hyphens of its own, and g++ is GCC's C++ driver, which nvcc's host compile runs as it does gcc): only there do
+#: GCC's program directories (cc1plus) and its version name say what nvcc's host compile runs (ifc39: CC=g++-15
+#: beside CUDA 12.8 was found, never judged; irev57: a prefix without hyphens missed Debian / Ubuntu's
+#: x86_64-linux-gnu-gcc-N, to which gcc-N resolves)
+_GCC_DRIVER = _lazy(r"(?:[\w.+-]+-)?(?:gcc|g\+\+)(?:-\d+(?:\.\d+)*)?")
 
 
 def flashinfer_host_compiler(
@@ -504,8 +554,9 @@ def flashinfer_host_compiler(
     extra = env.get(FLASHINFER_CUDAFLAGS_ENV) or ""
     allowed = any(_ALLOW_UNSUPPORTED.search(env.get(name) or "") for name in (*NVCC_HOST_ENV, FLASHINFER_CUDAFLAGS_ENV))
     out: dict[str, Any] = {"flashinfer_host": None, "flashinfer_allow_unsupported": allowed}
-    if env.get(FLASHINFER_NVCC_ENV):
-        out["flashinfer_host_reason"] = f"{FLASHINFER_NVCC_ENV} names another nvcc: its host compiler is not read"
+    if FLASHINFER_NVCC_ENV in env:  # (set and empty: FlashInfer's ninja file gets `nvcc = `, no compiler; irev57)
+        named = "names another nvcc" if env[FLASHINFER_NVCC_ENV] else "is set and empty (its build names no nvcc)"
+        out["flashinfer_host_reason"] = f"{FLASHINFER_NVCC_ENV} {named}: its host compiler is not read"
         return out
     if _NVCC_HOST_OPTION.search(extra):
         out["flashinfer_host_reason"] = f"{FLASHINFER_CUDAFLAGS_ENV} names nvcc's host compiler: not read"
@@ -518,15 +569,43 @@ def flashinfer_host_compiler(
     return out
 
 
+def cc_one_program(value: str) -> bool | None:
+    """`cc_host_one_program`: whether `-ccbin $CC` reaches nvcc as one program. FlashInfer writes CC into its ninja
+    file unquoted (cpp_ext.py join_multiline; 0.5.0 :91 and :210, 0.7.2 :128 and :306) and ninja runs the command
+    through /bin/sh -c, so the shell splits it: the first word is -ccbin's, and a second word that is no option is a
+    second input file to nvcc, which stops ('nvcc fatal : A single input file is required for a non-link phase when
+    an outputfile is specified': nvcc 13.0.88 run with `-ccbin ccache gcc ... -c x.cu -o x.o`). True for one word;
+    False where the second word is no option (CC='ccache gcc'); None where the rest are options nvcc may take
+    (CC='gcc -m64' passed nvcc's parsing in that run; others are not read), where CC is empty, or where the shell or
+    ninja would expand or fail to parse it ($, backquotes, glob characters, an open quote)."""
+    import shlex
+
+    if any(c in value for c in "$`*?["):
+        return None
+    try:
+        words = shlex.split(value)
+    except ValueError:
+        return None
+    if not words:
+        return None
+    if len(words) == 1:
+        return True
+    return None if words[1].startswith("-") else False
+
+
 def _cc_host(env: Mapping[str, str], view: FileView, nvcc: str, real_nvcc: bool, allowed: bool) -> dict[str, Any]:
     """`cc_host_found` / `cc_host` / `cc_host_gnu_*`: the compiler `-ccbin $CC` names, looked up as nvcc looks up a
     name without a slash (the server's PATH, then the toolkit's nvvm/bin and bin), with the gcc checks of
     nvcc_host_compiler (cc1plus of its own major, host_config.h's newest GNU) where it resolves to GCC's driver.
-    `cc_host_found` null (`cc_host_reason`) where the value is not one program or another -ccbin competes."""
+    `cc_host_found` null (`cc_host_reason`) where the value is not one program or a -ccbin in NVCC_APPEND_FLAGS comes
+    after it (NVCC_CCBIN and a -ccbin in NVCC_PREPEND_FLAGS lose to the command line's -ccbin $CC)."""
     value = env.get("CC", "")
     words = value.split()
     unread: str | None = None
-    competing = [name for name in NVCC_HOST_ENV[1:] if _NVCC_HOST_OPTION.search(env.get(name) or "")]
+    # nvcc reads NVCC_PREPEND_FLAGS, its command line, then NVCC_APPEND_FLAGS, and of two -ccbin the last is used
+    # ("incompatible redefinition for option 'compiler-bindir', the last value of this option was used"), and a -ccbin
+    # on the command line wins over NVCC_CCBIN (both run with nvcc 13.0.88, igap24): only an appended one competes
+    competing = [name for name in ("NVCC_APPEND_FLAGS",) if _NVCC_HOST_OPTION.search(env.get(name) or "")]
     if not real_nvcc:
         unread = f"{nvcc} is not the compiler itself (a wrapper script?): its host compiler is not read"
     elif competing:
@@ -537,13 +616,14 @@ def _cc_host(env: Mapping[str, str], view: FileView, nvcc: str, real_nvcc: bool,
         unread = f"CC={value!r} is relative to the JIT build's directory: not read"
     elif value.startswith("/") and kind_of(view, value) == "dir":
         unread = f"CC={value!r} is a directory (nvcc looks for its default compiler there): not read"
+    words_ok = cc_one_program(value) if real_nvcc else None
     if unread is not None:
-        return {"cc_host_found": None, "cc_host_reason": unread}
+        return {"cc_host_found": None, "cc_host_reason": unread, "cc_host_one_program": words_ok}
     bin_dir = posixpath.dirname(nvcc)
     toolkit = posixpath.dirname(bin_dir)
     path_value = env.get("PATH", SH_DEFAULT_PATH)
     found = which(view, value, f"{path_value}:{toolkit}/nvvm/bin:{bin_dir}")
-    out: dict[str, Any] = {"cc_host_found": found is not None}
+    out: dict[str, Any] = {"cc_host_found": found is not None, "cc_host_one_program": words_ok}
     if found is None:
         out["cc_host_reason"] = f"CC={value!r}: no such program on the server's PATH"
         return out
@@ -553,6 +633,8 @@ def _cc_host(env: Mapping[str, str], view: FileView, nvcc: str, real_nvcc: bool,
     except (OSError, ValueError):
         return out
     if not _GCC_DRIVER.fullmatch(real):
+        if _GCC_DRIVER.fullmatch(posixpath.basename(found)):  # a link in GCC's name to another program (ccache)
+            out.update(_gnu_unread(view, found, toolkit, allowed, "cc_host", f"CC={value!r} ({found})"))
         return out  # clang, or a name that does not say: its C++ part and version are not read
     out.update(_gcc_host(view, found, toolkit, allowed, "cc_host", f"CC={value!r} ({found})"))
     return out
@@ -713,6 +795,62 @@ def _dir_arch(directory: str) -> str | None:
     return next((arch for triplet, arch in _TRIPLET_ARCH.items() if triplet in parts), None)
 
 
+#: the e_machine of a 64-bit little-endian ELF ld links for each architecture a link is for
+_LINK_ELF_MACHINES = {62: "x86_64", 183: "aarch64"}
+
+
+def _link_elf_arch(view: FileView, path: str) -> str | None:
+    """What GNU ld makes of a library file found for a `-l`: None where it takes it (not an ELF: a linker script, an
+    ar archive, an empty file, which ld 2.40 links as an empty script; or a file not readable here, counted as
+    taken, as before), else the architecture an ELF is for ("x86_64", "aarch64"; "32-bit" or "other" for an ELF of
+    another class, byte order or machine), which a link for another architecture skips as incompatible (ld 2.40,
+    run 2026-12-05 (ifc40) on an i386 shared object and an aarch64 ELF header in a -L directory: 'skipping
+    incompatible ... when searching for -lcudart', then 'cannot find -lcudart' where no other directory has one)."""
+    try:
+        head = view.read_bytes(path, 20)
+    except (OSError, ValueError):
+        return None
+    if len(head) < 20 or head[:4] != b"\x7fELF" or head[4] not in (1, 2):
+        return None  # (an ELF of no class: ld takes it and stops, 'file format not recognized'; not judged here)
+    if head[4] != 2 or head[5] != 1:
+        return "32-bit" if head[4] == 1 else "other"
+    return _LINK_ELF_MACHINES.get(int.from_bytes(head[18:20], "little"), "other")
+
+
+def _link_lookup(
+    view: FileView, dirs: Sequence[str], gaps: Sequence[str], machine: str | None, names: Sequence[str], key: str
+) -> dict[str, Any]:
+    """`{key}_found` / `{key}` / `{key}_reason` for one `-l` of the link: the first of `names` (the shared library,
+    then the static archive, as GNU ld takes them in each directory) in `dirs`, in order; a directory of another
+    architecture's triplet counts for nothing (ld skips its library as incompatible), and where the link's own
+    architecture is not known a library there leaves a miss unknown."""
+    unread = list(gaps)
+    stem = posixpath.splitext(names[0])[0]
+    out: dict[str, Any] = {f"{key}_found": None}
+    for d in dirs:
+        arch = _dir_arch(d)
+        if arch is not None and arch != machine:
+            if machine is None and any(is_file(view, f"{d}/{name}") for name in names):
+                unread.append(f"{d} holds a {stem} for {arch}, and the link's architecture was not read")
+            continue
+        for name in names:
+            if is_file(view, f"{d}/{name}"):
+                elf = _link_elf_arch(view, f"{d}/{name}")
+                if elf is None or elf == machine:
+                    out[f"{key}_found"] = True
+                    out[key] = f"{d}/{name}"
+                    return out
+                if machine not in _LINK_ELF_MACHINES.values():
+                    unread.append(f"{d}/{name} is an ELF for {elf}, and the link's architecture ({machine}) is not "
+                                  "one read")  # fmt: skip
+                # else ld skips it ('skipping incompatible ... when searching for -l...') and searches on
+    if unread:
+        out[f"{key}_reason"] = "; ".join(unread)
+    else:
+        out[f"{key}_found"] = False
+    return out
+
+
 def nccl_link(
     env: Mapping[str, str],
     view: FileView,
@@ -722,26 +860,14 @@ def nccl_link(
     torch_lib: str | None = None,
     torch_gap: str | None = None,
 ) -> dict[str, Any]:
-    """The `libnccl_so*` keys of the jit section (see the module docstring). `machine`: the architecture the link is
-    for (None: not known, so a library in another triplet's directory decides nothing); `torch_lib` / `torch_gap`:
-    torch_lib_dir's answer."""
+    """The `libnccl_so*` and `libcudart_so*` keys of the jit section (see the module docstring): the allocator's
+    `-lnccl` and torch's own `-lcudart` (with_cuda) are looked up in the same directories, those of one link.
+    `machine`: the architecture the link is for (None: not known, so a library in another triplet's directory decides
+    nothing); `torch_lib` / `torch_gap`: torch_lib_dir's answer."""
     dirs, gaps = nccl_link_dirs(env, view, home, home_known, torch_lib, torch_gap)
-    out: dict[str, Any] = {"libnccl_so_found": None, "libnccl_so_dirs": dirs}
-    for d in dirs:
-        arch = _dir_arch(d)
-        if arch is not None and arch != machine:
-            if machine is None and any(is_file(view, f"{d}/{name}") for name in NCCL_LINK_NAMES):
-                gaps.append(f"{d} holds a libnccl for {arch}, and the link's architecture was not read")
-            continue
-        for name in NCCL_LINK_NAMES:
-            if is_file(view, f"{d}/{name}"):
-                out["libnccl_so_found"] = True
-                out["libnccl_so"] = f"{d}/{name}"
-                return out
-    if gaps:
-        out["libnccl_so_reason"] = "; ".join(gaps)
-    else:
-        out["libnccl_so_found"] = False
+    out = _link_lookup(view, dirs, gaps, machine, NCCL_LINK_NAMES, "libnccl_so")
+    out["libnccl_so_dirs"] = dirs
+    out.update(_link_lookup(view, dirs, gaps, machine, CUDART_LINK_NAMES, "libcudart_so"))
     return out
 
 
@@ -760,7 +886,35 @@ def nccl_so_path(env: Mapping[str, str], view: FileView) -> dict[str, Any]:
             "nccl_so_path_reason": "not an absolute path: ctypes.CDLL looks a bare name up on the loader's path "
             "and a relative path from the server's working directory, neither read",
         }
-    return {"nccl_so_path": value, "nccl_so_path_found": is_file(view, value)}
+    if not is_file(view, value):
+        return {"nccl_so_path": value, "nccl_so_path_found": False}
+    defines, why = _defines_nccl_get_version(view, value)
+    if defines is None:
+        return {"nccl_so_path": value, "nccl_so_path_found": None, "nccl_so_path_reason": why}
+    out: dict[str, Any] = {"nccl_so_path": value, "nccl_so_path_found": defines}
+    if not defines:
+        out["nccl_so_path_reason"] = why
+    return out
+
+
+def _defines_nccl_get_version(view: FileView, path: str) -> tuple[bool | None, str]:
+    """Whether the library at `path` exports ncclGetVersion, one of the functions pynccl looks up in the file it loads
+    (sglang 0.5.4 pynccl_wrapper.py:158-160 exported_functions, :361 getattr(self.lib, func.name); 0.5.23 :234-236,
+    :461): an AttributeError there is caught by PyNcclCommunicator as a failed load (pynccl disabled). None (not read)
+    where the file is no ELF object stackcheck reads; with the reason, naming its DT_SONAME where it has one (igap26:
+    any file there counted as NCCL)."""
+    from stackcheck.readers.elf import DynamicSymbols, ElfError, ElfFile
+
+    try:
+        with ElfFile(view.realpath(path), view) as elf:
+            symbols = DynamicSymbols(elf)
+            found, soname = symbols.defines("ncclGetVersion"), symbols.soname
+    except (ElfError, OSError, ValueError) as exc:
+        return None, f"the file is there but was not read as a shared library ({str(exc)[:160]})"
+    named = f" (DT_SONAME {soname})" if soname else " (no DT_SONAME)"
+    if found:
+        return True, ""
+    return False, f"the file is there but defines no ncclGetVersion{named}: no NCCL library for pynccl"
 
 
 def probe_jit(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, cast
 
 import pytest
@@ -27,7 +28,8 @@ OLD = "/usr/local/cuda-11.8"
 def after_toolkit_step(jit: dict[str, Any]) -> dict[str, Any]:
     facts = {"jit": {"toolkit": OLD, "nvcc_found": True, **jit}, "cuda_toolkits": []}
     choice = Choice("toolkit", "cuda", "13.0", release={"version": "13.0"})
-    return dict(apply_choice(cast("Any", facts), choice, cast("Context", None))["jit"])
+    ctx = SimpleNamespace(manifests=load_manifests([], env={}))  # CUDA 13.0's gcc limit: components.json's
+    return dict(apply_choice(cast("Any", facts), choice, cast("Context", ctx))["jit"])
 
 
 def test_the_cxx_compiler_on_the_path_is_kept() -> None:
@@ -42,7 +44,8 @@ def test_nvccs_host_compiler_on_the_path_is_kept_without_the_old_toolkits_limit(
     jit = after_toolkit_step({"nvcc_host_found": True, "nvcc_host": "/usr/bin/gcc", "nvcc_host_gnu_major": 14,
                               "nvcc_host_gnu_max": 11, "nvcc_host_gnu_supported": False})  # fmt: skip
     assert jit["nvcc_host_found"] is True and jit["nvcc_host_gnu_major"] == 14
-    assert "nvcc_host_gnu_max" not in jit and "nvcc_host_gnu_supported" not in jit  # the new host_config.h: not read
+    # the old toolkit's limit (11) is not kept: CUDA 13.0's own (15: components.json's host_gnu_max, igap24 / irev57)
+    assert jit["nvcc_host_gnu_max"] == 15 and jit["nvcc_host_gnu_supported"] is True
     none = after_toolkit_step({"nvcc_host_found": False, "nvcc_host_reason": "/usr/bin/gcc has no C++ compiler"})
     assert none["nvcc_host_found"] is False and none["nvcc_host_reason"].startswith("/usr/bin/gcc")
 
@@ -93,7 +96,8 @@ def test_flashinfers_host_compiler_is_kept_without_the_old_toolkits_limit() -> N
     gcc15 = {"cc_host_gnu_major": 15, "cc_host_gnu_max": 14, "cc_host_gnu_supported": False}
     jit = after_toolkit_step({"flashinfer_host": "cc", "cc_host_found": True, "cc_host": "/usr/bin/gcc-15", **gcc15})
     assert jit["cc_host"] == "/usr/bin/gcc-15" and jit["cc_host_gnu_major"] == 15
-    assert "cc_host_gnu_max" not in jit and "cc_host_gnu_supported" not in jit  # the new host_config.h: not read
+    # the old toolkit's limit (14) is not kept: CUDA 13.0's own (15: components.json's host_gnu_max, igap24 / irev57)
+    assert jit["cc_host_gnu_max"] == 15 and jit["cc_host_gnu_supported"] is True
     assert after_toolkit_step({"flashinfer_host": "nvcc-default"})["flashinfer_host"] == "nvcc-default"
 
 

@@ -312,7 +312,7 @@ def read_live(
     """The live readings for a launch on this box (the GPU usage is read by the caller, in a thread)."""
     import os
 
-    from stackcheck.launch.preflight.host import SHM_PATH, port_free, read_memlock, read_shm
+    from stackcheck.launch.host_readers import SHM_PATH, port_free, read_memlock, read_shm
 
     host = data.get("host") or {}
     port_spec = host.get("port") or {}
