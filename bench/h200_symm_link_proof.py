@@ -8,7 +8,8 @@ cuda_runtime.h as SGLang 0.5.5+'s allocator source does, nothing of SGLang's), i
 compares the first step that fails with the first hop the probe's facts say fails (in torch's order: ninja, the CUDA
 home, the C++ compiler, cuda_runtime.h, the -lnccl link). Run on an H100 (2026-12-05) with a source that included
 nothing, CUDA_HOME empty compiled and then failed the link at `cannot find -lcudart` (torch's with_cuda link adds
--L<CUDA home>/lib64 -lcudart), a hop the probe does not read: "cudart_link" below.
+-L<CUDA home>/lib64 -lcudart), a hop the probe did not read then: igap24 added it (jit.libcudart_so_found, rule
+symm-mem-allocator-cudart-link), "cudart_link" below, after the -lnccl hop (ld reports both; -lnccl is read first).
 
     PYTHONPATH=$PWD python3 bench/h200_symm_link_proof.py --out "$OUT"
 
@@ -18,7 +19,16 @@ Variants:
    (the pip wheel's libnccl.so.2), the fix the rule's message names: the probe must then say found, and the link
    must succeed (only run when variant 1 got as far as the link);
 3. each earlier hop broken on purpose: ninja's directory taken off PATH, `CXX` naming an absent compiler, CUDA_HOME
-   an empty directory (the probe and torch's build must name the same first failure).
+   an empty directory (the probe and torch's build must name the same first failure);
+4. cuda-home-no-libcudart-so (igap24): CUDA_HOME a temporary copy of the box's CUDA home made of links to its
+   entries (bin, include, nvvm, targets, version.json...) but with a lib64 that holds only the versioned
+   libcudart.so.N, as a CUDA home of pip wheels has (nvidia-cuda-runtime: lib/libcudart.so.12 / .13): headers found,
+   then 'cannot find -lcudart' unless a libcudart.so is elsewhere on the link (LIBRARY_PATH, /usr/lib/<triplet>),
+   which the probe must then find too; the libnccl.so of variant 2 on LIBRARY_PATH where variant 1 lacked one, so
+   the -lnccl hop does not hide it;
+5. pip-cuda-home (igap24): CUDA_HOME the system Python's nvidia/cu13 (nvidia-cuda-nvcc 13 and nvidia-cuda-runtime 13
+   wheels: bin/nvcc, include/cuda_runtime.h, lib/libcudart.so.13), only where that directory holds bin/nvcc and
+   include/cuda_runtime.h.
 
 Prints PROOF OK or PROOF FAILED per variant; writes $OUT/symm_link_proof.json.
 """
@@ -42,6 +52,7 @@ HOPS = (
     ("cxx", "cxx_found"),
     ("cuda_runtime_h", "cxx_cuda_runtime_h_found"),
     ("link", "libnccl_so_found"),
+    ("cudart_link", "libcudart_so_found"),
 )
 
 BUILD = r"""
@@ -114,13 +125,46 @@ def variant(name: str, env: dict[str, str], out: Path) -> dict[str, Any]:
     ok = want == got
     row = {"variant": name, "predicted_first_failure": want, "observed_first_failure": got, "agree": ok,
            "build_s": round(time.monotonic() - t0, 1),
-           "jit": {k: jit.get(k) for k in ("ninja_found", "chosen_by", "cxx_found", "cxx", "cxx_cuda_runtime_h_found",
-                                           "libnccl_so_found", "libnccl_so", "libnccl_so_dirs")}}  # fmt: skip
+           "jit": {k: jit.get(k) for k in ("ninja_found", "chosen_by", "toolkit", "cxx_found", "cxx",
+                                           "cxx_cuda_runtime_h_found", "libnccl_so_found", "libnccl_so",
+                                           "libcudart_so_found", "libcudart_so", "libcudart_so_reason",
+                                           "libnccl_so_dirs")}}  # fmt: skip
     print(f"{name}: predicted {want!r}, observed {got!r}: {'PROOF OK' if ok else 'PROOF FAILED'}")
     print("  jit facts:", json.dumps(row["jit"])[:600])
     if got == "other":
         print("  build output tail:", text[-1500:])
     return row
+
+
+def _nvidia_dirs() -> list[str]:
+    """The system Python's `nvidia` namespace package directories (where the pip CUDA and NCCL wheels install)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("nvidia")
+    return list(spec.submodule_search_locations or []) if spec else []
+
+
+def _pip_home(path: str) -> bool:
+    return os.path.isfile(os.path.join(path, "bin", "nvcc")) and os.path.isfile(
+        os.path.join(path, "include", "cuda_runtime.h")
+    )
+
+
+def no_libcudart_home(home: str) -> str | None:
+    """A temporary CUDA home: a link to each entry of `home` but lib64 and lib, and a lib64 holding links to its
+    versioned libcudart.so.N files only (None where `home` has none)."""
+    real_lib = os.path.join(home, "lib64") if os.path.isdir(os.path.join(home, "lib64")) else os.path.join(home, "lib")
+    versioned = sorted(glob.glob(os.path.join(real_lib, "libcudart.so.*")))
+    if not versioned:
+        return None
+    fake = tempfile.mkdtemp(prefix="sc-cuda-no-cudart-")
+    for name in os.listdir(home):
+        if name not in ("lib64", "lib"):
+            os.symlink(os.path.join(home, name), os.path.join(fake, name))
+    os.mkdir(os.path.join(fake, "lib64"))
+    for path in versioned:
+        os.symlink(os.path.realpath(path), os.path.join(fake, "lib64", os.path.basename(path)))
+    return fake
 
 
 def main() -> int:
@@ -131,18 +175,17 @@ def main() -> int:
     out.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ)
     rows = [variant("as-is", env, out)]
+    nccl_env: dict[str, str] = {}  # LIBRARY_PATH with a libnccl.so link, where the box lacks one
     if rows[0]["observed_first_failure"] == "link":
-        import importlib.util
-
-        spec = importlib.util.find_spec("nvidia")
         libs = []
-        for base in list(spec.submodule_search_locations or []) if spec else []:
+        for base in _nvidia_dirs():
             libs += glob.glob(os.path.join(base, "nccl", "lib", "libnccl.so.2"))
         if libs:
             d = tempfile.mkdtemp(prefix="sc-nccl-link-")
             os.symlink(libs[0], os.path.join(d, "libnccl.so"))
             lp = env.get("LIBRARY_PATH")
-            rows.append(variant("library-path", {**env, "LIBRARY_PATH": d + (":" + lp if lp else "")}, out))
+            nccl_env = {"LIBRARY_PATH": d + (":" + lp if lp else "")}
+            rows.append(variant("library-path", {**env, **nccl_env}, out))
         else:
             print("library-path: skipped (no nvidia/nccl/lib/libnccl.so.2 in the system Python)")
     # each hop broken on purpose, in a copy of the box's environment: the probe must name the same first failure
@@ -154,6 +197,22 @@ def main() -> int:
     rows.append(variant("cxx-absent", {**env, "CXX": "/nonexistent/bin/g++"}, out))
     empty = tempfile.mkdtemp(prefix="sc-empty-cuda-")
     rows.append(variant("cuda-home-empty", {**env, "CUDA_HOME": empty, "CUDA_PATH": empty}, out))
+    # igap24: a CUDA home with its headers and no unversioned libcudart.so (the -lcudart hop broken on purpose)
+    home = rows[0]["jit"].get("toolkit")
+    if isinstance(home, str) and os.path.isdir(os.path.join(home, "include")):
+        fake = no_libcudart_home(home)
+        if fake is None:
+            print("cuda-home-no-libcudart-so: skipped (no libcudart.so.N in the box's CUDA home)")
+        else:
+            rows.append(variant("cuda-home-no-libcudart-so", {**env, **nccl_env, "CUDA_HOME": fake, "CUDA_PATH": fake},
+                                out))  # fmt: skip
+    else:
+        print(f"cuda-home-no-libcudart-so: skipped (the probe named no CUDA home with include/: {home!r})")
+    pip_home = next((os.path.join(b, "cu13") for b in _nvidia_dirs() if _pip_home(os.path.join(b, "cu13"))), None)
+    if pip_home is not None:
+        rows.append(variant("pip-cuda-home", {**env, **nccl_env, "CUDA_HOME": pip_home, "CUDA_PATH": pip_home}, out))
+    else:
+        print("pip-cuda-home: skipped (no nvidia/cu13 with bin/nvcc and include/cuda_runtime.h in the system Python)")
     (out / "symm_link_proof.json").write_text(json.dumps(rows, indent=2), encoding="utf-8")
     return 0 if all(r["agree"] for r in rows) else 1
 

@@ -66,11 +66,20 @@ MAX_FILES = 8
 #: flash-attn 2's top-level flash_attn_2_cuda, vLLM's vllm/_C and vllm/_moe_C, xFormers' xformers/_C
 #: LMCache 0.5.4-0.5.6 ship lmcache/cuda_ops.cpython-312-x86_64-linux-gnu.so and no c_ops (their wheels' file lists;
 #: 0.3.3-0.5.3 ship c_ops), and import it inside a try that logs and stays on torch ops (read in the 0.5.4 wheel:
-#: lmcache/v1/platform/cuda/device_ops.py:30-39; 0.5.6: lmcache/v1/platform/devices/cuda/device_ops.py:124-133)
+#: lmcache/v1/platform/cuda/device_ops.py:30-39; 0.5.6: lmcache/v1/platform/devices/cuda/device_ops.py:124-133).
+#: They also ship lmcache/lmcache_native.cpython-312-x86_64-linux-gnu.so, imported at module level on the SGLang
+#: adapter's path (0.5.4-0.5.6: integration/sglang/sglang_adapter.py:26 imports lmcache.v1.gpu_connector, whose
+#: __init__.py:11 imports utils.py, which imports lmcache.lmcache_native at :30, no try); it names libc10.so,
+#: libtorch.so, libtorch_cpu.so and libtorch_python.so (DT_NEEDED) but needs no torch C++ symbol in those releases
+#: (nm -D), so it is read as the others are: a later release that needs one is judged (igap25)
 EXTENSIONS: dict[str, tuple[str, ...]] = {
     "lmcache": ("lmcache/c_ops.*so",),
     "lmcache_cuda_ops": ("lmcache/cuda_ops.*so",),
+    "lmcache_native": ("lmcache/lmcache_native.*so",),
     "torchao": ("torchao/_C*.so",),
+    # fbgemm-gpu-genai's library, which `import fbgemm_gpu` loads and re-raises a failure of (its 1.4.0 wheel:
+    # fbgemm_gpu/__init__.py:44-106, :165-178); torchao 0.13.0-0.15.0 load it (stackcheck/verdicts/torchao_gate.py)
+    "fbgemm_gpu_genai": ("fbgemm_gpu/experimental/gen_ai/fbgemm_gpu_experimental_gen_ai*.so",),
     "deep_ep": ("deep_ep_cpp.*so", "deep_ep/_C.*so"),
     "deep_gemm": ("deep_gemm/_C.*so",),
     "flash_attn": ("flash_attn_2_cuda.*so",),
@@ -131,6 +140,8 @@ def readable(name: str) -> str:
                     k = j
                     while k < len(name) and name[k].isdecimal():
                         k += 1
+                    if k - j > 9:  # a length int() may refuse (igap26): no name of this library's
+                        return name
                     j = k + int(name[j:k])
                     continue
                 if name[j] in "INL" or (name[j] == "Z"):
@@ -146,6 +157,8 @@ def readable(name: str) -> str:
             k = i
             while k < len(name) and name[k].isdecimal():
                 k += 1
+            if k - i > 9:
+                return name
             n = int(name[i:k])
             parts.append(name[k : k + n])
             i = k + n

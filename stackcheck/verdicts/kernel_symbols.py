@@ -269,6 +269,21 @@ def _cuda_runtime_reasons(ctx: Context, e: Mapping[str, Any], ext: str, path: st
     return out
 
 
+def _loads_here(ctx: Context, spec: Mapping[str, Any]) -> bool:
+    """Whether this launch imports the check's extension: its flag (the spec's launch fact) is set, or the installed
+    SGLang imports it on every launch (every_launch_releases)."""
+    fact = spec.get("launch_fact")
+    if isinstance(fact, str) and ctx.launch.get(fact):
+        return True
+    every = spec.get("every_launch_releases")
+    if not isinstance(every, str):
+        return not isinstance(fact, str)
+    from stackcheck.facts.versions import version_in
+
+    sglang = ctx.installed_version("sglang")
+    return sglang is not None and version_in(sglang, every) is True
+
+
 def extension_torch_abi_reasons(ctx: Context, spec: Mapping[str, Any]) -> list[Reason]:
     """Other packages' compiled torch extensions (facts.kernel_symbols.extensions) named by a check's `extension`
     spec (modules, effect, imports, launch_fact?, every_launch_releases?): a failing reason per file of those
@@ -288,18 +303,24 @@ def extension_torch_abi_reasons(ctx: Context, spec: Mapping[str, Any]) -> list[R
         configs = torchao_config_reasons(ctx, value)
     ks = _section(ctx)
     if ks is None or not isinstance(ks.get("extension_dirs"), list):
+        if spec.get("configs") == "torchao":  # no files read: the pairs the wheels were read to abort in
+            from stackcheck.verdicts.torchao_gate import read_abort_reasons
+
+            return read_abort_reasons(ctx, _loads_here(ctx, spec)) + configs
         return configs
     modules = [m for m in spec.get("modules") or [] if isinstance(m, str)]
     effect = str(spec["effect"]) if spec.get("effect") in ("crash", "degraded", "disabled") else "crash"
     imports = str(spec.get("imports") or "the launch imports it")
     flagged = isinstance(fact, str) and bool(ctx.launch.get(fact))  # this launch's flag loads it
     every = spec.get("every_launch_releases")  # SGLang releases that import it whatever the flag
+    every_launch = False
     if isinstance(every, str):
         from stackcheck.facts.versions import version_in
 
         sglang = ctx.installed_version("sglang")
         if sglang is not None and version_in(sglang, every) is True:
             fact = None
+            every_launch = True
             imports += f"; SGLang {sglang} imports it on every model load"
     if isinstance(fact, str) and not ctx.launch.get(fact):
         # the flag that loads it is not in this launch (an audit, or a gate of another command): information
@@ -312,6 +333,14 @@ def extension_torch_abi_reasons(ctx: Context, spec: Mapping[str, Any]) -> list[R
     entries: list[Any] = listed if isinstance(listed, list) else []
     torch = ks.get("torch_version") or ctx.installed_version("torch") or "(version unknown)"
     reasons: list[Reason] = []
+    extra: list[Reason] = []  # torchao's check: fbgemm-gpu-genai's library, judged where torchao loads it
+    if spec.get("configs") == "torchao":
+        from stackcheck.verdicts.torchao_gate import fbgemm_reasons
+
+        fbgemm = [e for e in entries if isinstance(e, Mapping) and e.get("extension") == "fbgemm_gpu_genai"]
+        version = str(ks.get("torch_version") or ctx.installed_version("torch") or "")
+        extra = fbgemm_reasons(ctx, fbgemm, version, every_launch or flagged)
+        modules = [m for m in modules if m != "fbgemm_gpu_genai"]  # judged above, not as torchao's own
     for e in entries:
         if not isinstance(e, Mapping) or e.get("extension") not in modules:
             continue
@@ -335,6 +364,13 @@ def extension_torch_abi_reasons(ctx: Context, spec: Mapping[str, Any]) -> list[R
         )
         kind = "degraded" if effect == "degraded" or own == "degraded" else effect
         reasons.append(_torch_symbols_reason(e, path, torch, kind, failed))
+    if spec.get("configs") == "torchao" and reasons:
+        # torchao's own __init__ decides whether those files load at all, and a load across torch 2.9 aborts
+        from stackcheck.verdicts.torchao_gate import gate_reasons
+
+        mine = [e for e in entries if isinstance(e, Mapping) and e.get("extension") == "torchao"]
+        version = str(ks.get("torch_version") or ctx.installed_version("torch") or "")
+        reasons = gate_reasons(ctx, reasons, mine, version, every_launch or flagged)
     if not reasons:
         where = ", ".join(str(d) for d in ks["extension_dirs"]) or "no site-packages directory"
         package = ctx.package(modules[0]) if spec.get("configs") == "torchao" and modules else None
@@ -357,7 +393,7 @@ def extension_torch_abi_reasons(ctx: Context, spec: Mapping[str, Any]) -> list[R
                     ),
                 }
             )
-            return reasons + configs
+            return reasons + extra + configs
         if flagged:  # the launch imports it: absent there it fails, or it lies where the probe did not look
             reasons.append(
                 {
@@ -370,7 +406,7 @@ def extension_torch_abi_reasons(ctx: Context, spec: Mapping[str, Any]) -> list[R
                     "directory not on the sys.path the probe read)",
                 }
             )
-            return reasons + configs
+            return reasons + extra + configs
         reasons.append(
             {
                 "rule": "torch-symbols",
@@ -378,4 +414,4 @@ def extension_torch_abi_reasons(ctx: Context, spec: Mapping[str, Any]) -> list[R
                 "message": f"no compiled library of {' or '.join(modules)} installed (looked in {where})",
             }
         )
-    return reasons + configs
+    return reasons + extra + configs

@@ -281,6 +281,8 @@ MUTATIONS: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     "nccl-cu11-alone": ("h200-newest", _packages(nvidia_nccl_cu11="2.14.3", nvidia_nccl_cu13=None)),
     # symm-mem-allocator-link (isymm): no libnccl.so where a -lnccl link looks (the pip NCCL wheel's libnccl.so.2 only)
     "no-libnccl-so": ("h200-newest", _jit(libnccl_so_found=False)),
+    # symm-mem-allocator-cudart-link (igap24): no libcudart.so for torch's -lcudart (a CUDA home of pip wheels)
+    "no-libcudart-so": ("h200-newest", _jit(libcudart_so_found=False)),
     # symm-mem-allocator-cxx / -cuda-home (isymm2): no C++ compiler on the server's PATH; no CUDA home for torch
     "no-cxx": ("h200-newest", _jit(cxx_found=False)),
     # symm-mem-nccl-so-path (igap23): SGLANG_NCCL_SO_PATH names a file that is not there (pynccl disabled)
@@ -302,6 +304,9 @@ MUTATIONS: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     "flashinfer-cc-too-new": ("h200-newest", _jit(flashinfer_host="cc", flashinfer_allow_unsupported=False,
                                                   cc_host_found=True, cc_host_gnu_major=15,
                                                   cc_host_gnu_supported=False)),
+    # flashinfer-jit-cc-args (igap24): CC='ccache gcc', split by the shell of FlashInfer's ninja command
+    "flashinfer-cc-two-words": ("h200-newest", _jit(flashinfer_host="cc", flashinfer_allow_unsupported=False,
+                                                    cc_host_found=None, cc_host_one_program=False)),
     "no-cuda-home": ("h200-newest", _jit(chosen_by="none")),
     # symm-mem-allocator-cuda-header / -nccl-header: the compile finds no cuda_runtime.h; 0.5.4 and no nccl.h
     "no-cuda-runtime-h": ("h200-newest", _jit(cxx_cuda_runtime_h_found=False)),

@@ -54,7 +54,8 @@ def _box(tmp_path: Path, release: str) -> Path:
         pkgs["nvidia-nccl-cu12"] = {"installed": True, "version": "2.27.3", "dist_version": "2.27.3"}
     facts["cuda_libs"] = {"libnuma.so.1": "/usr/lib/x86_64-linux-gnu/libnuma.so.1"}
     facts["jit"].update(libnccl_so_found=True, libnccl_so="/usr/lib/x86_64-linux-gnu/libnccl.so", cxx_found=True,
-                        cxx="/usr/bin/c++", cxx_cuda_runtime_h_found=True, cxx_nccl_h_found=True)  # fmt: skip
+                        cxx="/usr/bin/c++", cxx_cuda_runtime_h_found=True, cxx_nccl_h_found=True,
+                        libcudart_so_found=True)  # fmt: skip
     path = tmp_path / f"facts-{release}.json"
     path.write_text(json.dumps(doc))
     return path

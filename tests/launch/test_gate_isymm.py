@@ -22,7 +22,9 @@ def _box(tmp_path: Path, release: str, found: bool | None, cc: str = "8.6") -> P
     path = release_box(tmp_path, release, cc)
     doc = json.loads(path.read_text())
     # the build's other hops in place (tests/launch/test_gate_isymm2.py)
-    doc["facts"]["jit"].update(cxx_found=True, cxx_cuda_runtime_h_found=True, cxx_nccl_h_found=True)
+    doc["facts"]["jit"].update(
+        cxx_found=True, cxx_cuda_runtime_h_found=True, cxx_nccl_h_found=True, libcudart_so_found=True
+    )
     if found is not None:
         doc["facts"]["jit"]["libnccl_so_found"] = found
         if found:

@@ -20,6 +20,7 @@ HOPS = (
     "symm-mem-allocator-cuda-header",
     "symm-mem-allocator-nccl-header",
     "symm-mem-allocator-link",
+    "symm-mem-allocator-cudart-link",
 )
 
 
@@ -37,7 +38,8 @@ def _box(tmp_path: Path, release: str = "0.5.17", **jit: Any) -> Path:
     doc = json.loads(path.read_text())
     section = doc["facts"]["jit"]
     section.update(libnccl_so_found=True, libnccl_so="/usr/lib/x86_64-linux-gnu/libnccl.so", cxx_found=True,
-                   cxx="/usr/bin/c++", cxx_cuda_runtime_h_found=True, cxx_nccl_h_found=True)  # fmt: skip
+                   cxx="/usr/bin/c++", cxx_cuda_runtime_h_found=True, cxx_nccl_h_found=True,
+                   libcudart_so_found=True)  # fmt: skip
     for key, value in jit.items():
         if value is None:
             section.pop(key, None)
@@ -136,7 +138,7 @@ def test_no_hop_is_judged_where_the_release_ignores_the_flag_for_a_kimi_hybrid_m
     graphs (igap19's launch.symm_mem_ignored), so the allocator is never built and none of its hops can fail; the
     same box with a Llama model is refused by each missing hop."""
     box = _box(tmp_path, release, ninja_found=False, cxx_found=False, cxx_cuda_runtime_h_found=False,
-               libnccl_so_found=False, chosen_by="none")  # fmt: skip
+               libnccl_so_found=False, libcudart_so_found=False, chosen_by="none")  # fmt: skip
     kimi = model_dir(
         tmp_path, "kimi", {**LLAMA3, "architectures": ["KimiLinearForCausalLM"], "model_type": "kimi_linear"}
     )
@@ -144,4 +146,5 @@ def test_no_hop_is_judged_where_the_release_ignores_the_flag_for_a_kimi_hybrid_m
     doc = cli_json(["gate", "--facts", str(box), "--dry-run", "--format", "json", "--", *line])[1]
     assert _hops(doc) == {}, doc.get("reasons")
     llama = _hops(_gate(tmp_path, box, "--tp", "2", "--enable-symm-mem"))
-    assert {"symm-mem-allocator-ninja", "symm-mem-allocator-cxx", "symm-mem-allocator-link"} <= set(llama), llama
+    hops = {"symm-mem-allocator-ninja", "symm-mem-allocator-cxx", "symm-mem-allocator-link"}
+    assert hops | {"symm-mem-allocator-cudart-link"} <= set(llama), llama

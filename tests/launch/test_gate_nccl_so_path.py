@@ -35,7 +35,8 @@ def _box(tmp_path: Path, release: str, so_path: str | None, found: bool | None, 
     doc = json.loads(path.read_text())
     section = doc["facts"]["jit"]
     section.update(libnccl_so_found=True, libnccl_so="/usr/lib/x86_64-linux-gnu/libnccl.so", cxx_found=True,
-                   cxx="/usr/bin/c++", cxx_cuda_runtime_h_found=True, cxx_nccl_h_found=True)  # fmt: skip
+                   cxx="/usr/bin/c++", cxx_cuda_runtime_h_found=True, cxx_nccl_h_found=True,
+                   libcudart_so_found=True)  # fmt: skip
     if so_path is not None:
         section.update(nccl_so_path=so_path, nccl_so_path_found=found)
     doc["facts"]["packages"]["nvidia-nccl-cu13"].update(version=nccl, dist_version=nccl)
@@ -99,11 +100,12 @@ def test_054_asserts_the_named_nccl_not_the_wheel(tmp_path: Path, wheel: str) ->
 
 
 def test_the_jit_probe_reads_the_variable(tmp_path: Path) -> None:
+    from elfwriter import write_so
+
     from stackcheck.probes.jit import nccl_so_path
     from stackcheck.readers.fsview import HostView
 
-    lib = tmp_path / "libnccl.so.2"
-    lib.write_bytes(b"\x7fELF")
+    lib = write_so(tmp_path / "libnccl.so.2", defined=["ncclGetVersion"], soname="libnccl.so.2")  # (igap26: an ELF)
     view = HostView()
     assert nccl_so_path({}, view) == {} and nccl_so_path({"SGLANG_NCCL_SO_PATH": ""}, view) == {}
     assert nccl_so_path({"SGLANG_NCCL_SO_PATH": str(lib)}, view) == {

@@ -377,6 +377,10 @@ DCP_HELPERS = ("dcp_enabled", "get_attention_dcp", "attn_dcp", "dcp_world_size")
 # ifc38: fa4 is the same FlashAttention class (fa_impl_ver=4): absorbed on SM100 / SM110 from 0.5.17, the MHA
 # chunked-KV path elsewhere (the DeepSeek handler), neither with DCP code
 MLA_DCP_FA4 = "mla-dcp-fa4-decode-no-lse"
+# ifc39: 0.5.17's cutedsl_mla decodes under DCP with FlashInfer keywords (enable_dcp, ...) its pinned FlashInfer lacks
+MLA_DCP_CUTEDSL = "mla-dcp-cutedsl-flashinfer-no-dcp"
+CUTEDSL_BACKEND = "sglang/srt/layers/attention/cutedsl_mla_backend.py"
+FLASHINFER_MLA = "flashinfer/mla/_core.py"
 ATTENTION_REGISTRY = "sglang/srt/layers/attention/attention_registry.py"
 DEEPSEEK_HANDLER = "sglang/srt/models/deepseek_common/attention_backend_handler.py"
 FA4_IS_FA = (
@@ -573,6 +577,17 @@ def _lse_only_in_absorbed_branch(bodies: dict[str, str]) -> bool:
     return False
 
 
+def _pinned_flashinfer_mla(version: str) -> str:
+    """flashinfer/mla/_core.py of the flashinfer-python release the sglang wheel's METADATA pins ('' where none)."""
+    with zipfile.ZipFile(fetch_wheel("sglang", version)) as z:
+        meta = next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))
+        pin = re.search(r"^Requires-Dist: flashinfer[_-]python(?:\[\w+\])?==([\w.]+)", z.read(meta).decode(), re.M)
+    if pin is None:
+        return ""
+    with zipfile.ZipFile(fetch_wheel("flashinfer-python", pin.group(1))) as z:
+        return z.read(FLASHINFER_MLA).decode() if FLASHINFER_MLA in z.namelist() else ""
+
+
 def entry_for(rule: dict[str, Any], version: str) -> dict[str, Any] | None:
     return next((e for e in rule["releases"] if version_in(version, e["versions"]) is True), None)
 
@@ -619,6 +634,13 @@ def test_the_refusal_rules_are_what_the_wheel_checks(version: str) -> None:
             at = handler.find("def handle_attention_fa4")
             mha_path = at >= 0 and "AttnForwardMethod.MHA_CHUNKED_KV" in handler[at : at + 800]
             assert (declared and unpack and fa4_is_fa and no_dcp and mha_path) is bool(entry["applies"]), version
+            continue
+        if rule["id"] == MLA_DCP_CUTEDSL:  # absorbed, the DCP keywords, and the pinned FlashInfer without them
+            calls = any("enable_dcp=True" in b for b in module(version, CUTEDSL_BACKEND).values())
+            utils = "".join(module(version, DEEPSEEK_UTILS).values())
+            absorbed = bool(re.search(r'FORWARD_ABSORB_CORE_ATTENTION_BACKENDS = \[[^\]]*"cutedsl_mla"', utils))
+            lacks = calls and "enable_dcp" not in _pinned_flashinfer_mla(version)
+            assert (calls and absorbed and lacks) is bool(entry["applies"]), version
             continue
         if rule["id"] == DSA_DCP_SIDE:  # the DSA DCP path, the unpack, and the LSE only from the trtllm DCP helper
             dcp_module = list(module(version, DSA_DCP_MODULE).values())

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from stackcheck.errors import BadInputError, UsageError
 from stackcheck.knowledge.loader import load
-from stackcheck.launch import preflight
+from stackcheck.launch import host_readers, preflight
 from stackcheck.launch.preflight import host as host_mod
 from stackcheck.launch.preflight.configfile import YamlSubsetError, config_args, expand_config, read_flat_yaml
 from stackcheck.launch.preflight.deps import check_dependencies, marker_environment
@@ -642,7 +642,7 @@ def test_a_listener_on_ipv6_loopback_blocks_the_empty_host_and_a_v6_localhost(
     gives it: another server on [::1]:P makes that bind fail, so the gate must not say the port is free."""
     spec = data["host"]["port"]
     hosts = tmp_path / "hosts"
-    monkeypatch.setattr(host_mod, "HOSTS_FILE", str(hosts))
+    monkeypatch.setattr(host_readers, "HOSTS_FILE", str(hosts))
     with socket.socket(socket.AF_INET6) as busy:
         busy.bind(("::1", 0))
         busy.listen()

@@ -44,3 +44,11 @@ def test_a_libnccl_so_in_a_cuda_home_is_not_known_after_the_step(so: str) -> Non
 def test_an_unread_look_stays_unread() -> None:
     jit = after_toolkit_step({"libnccl_so_found": None, "libnccl_so_reason": "CXX=icpx"})
     assert "libnccl_so_found" not in jit
+
+
+@pytest.mark.parametrize("before", [False, None, True])
+def test_the_new_toolkits_libcudart_so_is_on_the_link_after_the_step(before: bool | None) -> None:
+    """igap24: torch's -lcudart is looked up in -L<CUDA home>/lib64, which after the step is the new, complete
+    toolkit's (libcudart.so of cuda-cudart-dev): found, whatever the old CUDA home held (a pip home's .so.13 only)."""
+    jit = after_toolkit_step({"libcudart_so_found": before})
+    assert jit["libcudart_so_found"] is True
