@@ -8,7 +8,8 @@
 # - "output A == B" for `audit --format json` and the gate's decision (`gate --dry-run --format json` of the SGLang
 #   command line), the trees' paths and the probes' durations aside (each tree run twice: the second is the one
 #   compared, the audit's plan and the gate's decision kept by the first, as the rows below read them);
-# - which of json, json.decoder, launch.gate_preflight each tree's warm audit and served gate import (B: none);
+# - which of json, json.decoder, launch.gate_preflight, launch.preflight (the package: iperf23) and packaging (the
+#   caches' code stamp before iperf23) each tree's warm audit and served gate import (B: none);
 # - bench/critical_path.py --real-nvml (audit, the served gate; 11 runs): the reader's answer (`ready`) and the exit;
 #   `after` = exit - ready, the main thread's work after the driver's answer;
 # - bench/ab_trees.py: wall and CPU medians of audit, the served gate and audit --deep, their ratios to the floor,
@@ -24,11 +25,18 @@ unset PYTHONDONTWRITEBYTECODE
 MODS='import os, sys
 sys.argv = ["stackcheck", *sys.argv[1:]]
 _exit = os._exit
+command = os.getpid()  # (the forked NVML reader leaves through os._exit too: only the command writes)
+def record():
+    if os.getpid() == command:
+        with open(os.environ["IP21_MODULES"], "w") as fh:
+            fh.write(" ".join(m for m in ("json", "json.decoder", "stackcheck.launch.gate_preflight",
+                                          "stackcheck.launch.preflight", "packaging") if m in sys.modules))
 def leave(code):
-    with open(os.environ["IP21_MODULES"], "w") as fh:
-        fh.write(" ".join(m for m in ("json", "json.decoder", "stackcheck.launch.gate_preflight") if m in sys.modules))
+    record()
     _exit(code)
 os._exit = leave
+import atexit  # (where an atexit callback is registered, stackcheck.cli.run leaves by sys.exit, not os._exit: this
+atexit.register(record)  # one makes it so here, and records then; the modules listed are the same either way)
 from stackcheck.__main__ import main
 main()'
 for row in audit gate; do
@@ -49,22 +57,7 @@ for row in audit gate; do
     done
     echo "$row [$t] imports: $(cat "$tmp/mods-$row-$t" 2>/dev/null)"
   done
-  $py - "$tmp/$row-A.json" "$tmp/$row-B.json" "$A" "$B" "$row" <<'PY'
-import json, sys
-a_path, b_path, tree_a, tree_b, row = sys.argv[1:]
-def norm(x, tree):
-    if isinstance(x, dict):
-        return {k: norm(v, tree) for k, v in x.items() if k not in ("duration_ms", "generated_at", "elapsed_ms", "ms", "collected_at")}
-    if isinstance(x, list):
-        return [norm(v, tree) for v in x]
-    return x.replace(tree, "TREE") if isinstance(x, str) else x
-try:
-    a, b = norm(json.load(open(a_path)), tree_a), norm(json.load(open(b_path)), tree_b)
-except ValueError as exc:
-    print(f"output A == B ({row}): not JSON: {exc}")
-    sys.exit(0)
-print(f"output A == B ({row}): {a == b}", "" if a == b else [k for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)])
-PY
+  $py bench/ab_outputs.py "$tmp/$row-A.json" "$tmp/$row-B.json" "$A" "$B" "$row"
 done
 $py bench/critical_path.py --real-nvml --runs 11 --rows "audit,gate" "$A" "$B"
 $py bench/ab_trees.py --runs "$RUNS" --rows "audit,gate,audit --deep" --json "$tmp/ab.json" "$A" "$B"

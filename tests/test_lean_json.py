@@ -150,6 +150,26 @@ def test_a_warm_audit_and_a_served_gate_import_no_json(tmp_path: Path, argv: tup
         assert sorted(m for m in mods if m == "json" or m.startswith("json.")) == []
 
 
+def test_a_first_plan_of_saved_facts_imports_no_json(tmp_path: Path) -> None:
+    """`plan --facts F --want X` with nothing kept (no plan entry, no answer): the facts check reads the report schema
+    and the engine writes a rule value's JSON through lean_json (iperf23: the json package was ~4.6 M instructions of
+    that first run, callgrind)."""
+    argv = ("plan", "--facts", str(ROOT / "tests/cases/writeup-after/facts.json"), "--want", "torch-symm-mem")
+    mods = modules_at_exit(tmp_path, *argv)
+    assert {"stackcheck.plan.planner", "stackcheck.verdicts.engine", "stackcheck.facts.schema_check"} <= mods
+    bare = subprocess.run([sys.executable, "-c", "import sys; print(' '.join(sys.modules))"], capture_output=True,
+                          text=True, check=True, timeout=60).stdout.split()  # fmt: skip
+    if "json" not in bare:
+        assert sorted(m for m in mods if m == "json" or m.startswith("json.")) == []
+
+
+def test_the_report_schema_is_read_as_json_reads_it() -> None:
+    from stackcheck.facts.schema_check import report_schema
+    from stackcheck.knowledge.package_data import schema_text
+
+    assert report_schema() == json.loads(schema_text("report.schema.json"))
+
+
 def test_a_scanner_that_reads_other_settings_falls_back_to_json(monkeypatch: Any) -> None:
     """A later interpreter's _json.make_scanner that wants a setting _Context lacks (AttributeError) or other
     arguments (TypeError) must not fail the run: json.loads answers."""

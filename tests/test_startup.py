@@ -130,7 +130,7 @@ def test_a_live_audit_imports_no_ast(tmp_path: Path) -> None:
     _modules_after(*argv, env=env)  # computes the plan (the planner's dataclasses import ast) and keeps it
     rc, mods, out = _modules_after(*argv, env=env)
     assert rc in (0, 1) and out.startswith("{")
-    assert {"stackcheck.probes.packages", "stackcheck.readers.sourcetables"} <= mods
+    assert {"stackcheck.probes.packages", "stackcheck.probes.source_tables"} <= mods
     assert "stackcheck.plan.planner" not in mods  # the plan came from the cache
     assert "ast" not in mods
     assert "_ast" not in mods  # (no torch under the root: nothing to parse)
@@ -210,7 +210,7 @@ def test_a_cached_live_audit_imports_no_typing(tmp_path: Path) -> None:
     _modules_after(*argv, env=env)
     rc, mods, out = _modules_after(*argv, env=env)
     assert rc in (0, 1) and out.startswith("{")
-    assert {"stackcheck.probes.packages", "stackcheck.readers.sourcetables", "stackcheck.assembly.target"} <= mods
+    assert {"stackcheck.probes.packages", "stackcheck.probes.source_tables", "stackcheck.assembly.target"} <= mods
     assert "stackcheck.verdicts.engine" not in mods
     if "typing" not in _bare_modules():
         assert "typing" not in mods

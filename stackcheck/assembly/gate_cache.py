@@ -6,8 +6,8 @@ An entry is found by a key made before anything is probed: a BLAKE2b (256-bit) h
 arguments and its raw command line, every variable of the environment, the working directory, the home
 directory, the interpreter's sys.path, the user and group ids, the kernel's uname (the dependency check's
 markers read it), what the output depends on (standard output and error: terminals and sizes, encoding: the
-plan answers' _output_state), the code stamp (stackcheck's version and source files, Python's and packaging's
-versions, jsonschema's and rich's files: plan_cache._code_stamp) and the shipped manifests' stamps
+plan answers' _output_state), the code stamp (stackcheck's version and source files, Python's version,
+packaging's, jsonschema's and rich's files: plan_cache._code_stamp) and the shipped manifests' stamps
 (package_data.shipped_files). The entry then holds what the decision read beyond those, and is served only
 when all of it is the same now:
 
@@ -167,8 +167,8 @@ def _read(op: str, args: list[Any], live: Mapping[str, Callable[[], Any]]) -> An
         return getattr(HostView(), op[5:])(*args)
     if op == "usage":
         return live["usage"]()
-    # the host readers' own module, not the preflight package (whose architecture check notes its reads here)
-    from stackcheck.launch.preflight.host import port_free, read_memlock, read_shm
+    # the host readers' own module, outside the preflight package (a hit imports none of the preflight's modules)
+    from stackcheck.launch.host_readers import port_free, read_memlock, read_shm
 
     if op == "shm":
         return read_shm(*args)

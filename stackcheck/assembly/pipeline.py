@@ -28,7 +28,7 @@ HOST_SECTIONS = ("driver", "gpus", "topology", "pcie", "container_toolkit", "doc
 def parse_assume_gpu(spec: str, default_count: int = 1) -> tuple[str, int]:
     """'12.0x8' -> ('12.0', 8); without xN, `default_count` (the box's own GPU count when it has GPUs)."""
     cc, _, count = spec.strip().lower().partition("x")
-    if cc_tuple(cc) is None or (count and (not count.isdecimal() or not 0 < int(count) <= 4096)):
+    if cc_tuple(cc) is None or (count and (not count.isdecimal() or len(count) > 4 or not 0 < int(count) <= 4096)):
         raise UsageError(f"--assume-gpu {spec!r}: expected CAPABILITY[xCOUNT], for example 12.0x8 or 9.0")
     return cc, int(count) if count else max(1, default_count)
 
@@ -300,6 +300,39 @@ def build_report(
     entry keeps with the verdicts (plan_cache.Entry.upstream), for a plan with a request to read; `verdicts_out`:
     with the features as judged on the stated facts (before a facts file's implied versions are merged in: the
     planner's `box_verdicts`)."""
+    report, _manifests, context = _report(
+        opts, want_plan, manifests, gathered, plan_cache, also, plan_reported, checks_shown, upstream_out, verdicts_out
+    )
+    return report, context()
+
+
+def audit_report(
+    opts: Options, gathered: Callable[[], Gathered] | None = None, also: Callable[[], None] | None = None
+) -> tuple[Report, Manifests]:
+    """build_report(opts, plan_cache=True, ...)'s report, with the manifests it read, for a caller that reads no
+    evaluation context (the audit): where the plan cache's entry holds the verdicts and the plan, the context's
+    module (stackcheck.verdicts.context, with the version and architecture readers it imports) is not imported
+    at all (issue 21); elsewhere it is imported with the engine, after the facts."""
+    report, manifests, _context = _report(opts, plan_cache=True, gathered=gathered, also=also, preload_context=False)
+    return report, manifests
+
+
+def _report(
+    opts: Options,
+    want_plan: bool = True,
+    manifests: Manifests | None = None,
+    gathered: Callable[[], Gathered] | None = None,
+    plan_cache: bool = False,
+    also: Callable[[], None] | None = None,
+    plan_reported: bool = False,
+    checks_shown: bool = True,
+    upstream_out: dict[str, str | None] | None = None,
+    verdicts_out: list[FeatureVerdict] | None = None,
+    preload_context: bool = True,
+) -> tuple[Report, Manifests, Callable[[], Context]]:
+    """build_report's work: the report, the manifests and the evaluation context, made on the first call (none is made
+    where the verdicts and the plan are kept). `preload_context`: the context's module is imported in the loading
+    thread (False: the caller reads no context, so it is imported only where the verdicts are judged)."""
     loaded = manifests
     texts: list[str] | None = [] if plan_cache and manifests is None else None
 
@@ -314,8 +347,9 @@ def build_report(
 
             prepare_public()
         import stackcheck.documents.report
-        import stackcheck.verdicts.context
 
+        if preload_context or texts is None:
+            import stackcheck.verdicts.context
         if texts is None:  # with a cache, the engine and the planner are imported only when they have to run
             import stackcheck.verdicts.engine
 
@@ -340,15 +374,24 @@ def build_report(
         manifests = later.get()
     assert manifests is not None
     from stackcheck.documents.report import base_report, summarize
-    from stackcheck.verdicts.context import Context
 
     facts = apply_assumptions(facts, opts, manifests)
     if opts.facts_file:  # what a facts file leaves out that the manifests' tables decide exactly, marked where it lies
         from stackcheck.facts.filled import fill
 
         facts = fill(facts, manifests)[0]
-    ctx = Context(facts=facts, manifests=manifests, launch=dict(opts.launch))
-    kept = _Kept(ctx, texts) if texts is not None else None
+    launch = dict(opts.launch)
+    made: list[Context] = []
+    judged = manifests
+
+    def context() -> Context:
+        if not made:
+            from stackcheck.verdicts.context import Context
+
+            made.append(Context(facts=facts, manifests=judged, launch=launch))
+        return made[0]
+
+    kept = _Kept(facts, launch, texts, context) if texts is not None else None
     if kept is not None and upstream_out is not None:
         upstream_out.update(kept.upstream)
     if kept is not None and kept.verdicts is not None:
@@ -362,11 +405,12 @@ def build_report(
         # answers (engine.prepare, once per manifests), so the features are judged with them read already, not worked
         # out rule by rule here first
         prepare(manifests)
+        ctx = context()
         features, checks = [evaluate_feature(f, ctx) for f in manifests.features], []
     else:
         from stackcheck.verdicts.engine import evaluate_all
 
-        features, checks = evaluate_all(ctx)
+        features, checks = evaluate_all(context())
     if verdicts_out is not None:
         verdicts_out.extend(features)
     report = base_report(facts, outcomes, manifests, host)
@@ -382,17 +426,18 @@ def build_report(
             from stackcheck.facts.implied import apply as apply_implied
 
             before = {k: report.get(k) for k in ("features", "checks", "implied")}
-            apply_implied(report, ctx, checks=checks_shown)
+            apply_implied(report, context(), checks=checks_shown)
             if kept is not None:
                 kept.merged[way] = {k: report.get(k) for k, v in before.items() if report.get(k) is not v}
     report["summary"] = summarize(report["features"], report["checks"])
     if want_plan and plan_reported and report["features"] != features:
-        report["plan"] = _compute_plan(ctx, report["features"], box=features)  # the implied versions changed a verdict
+        # the implied versions changed a verdict
+        report["plan"] = _compute_plan(context(), report["features"], box=features)
     elif want_plan:
-        report["plan"] = kept.plan(features, checks) if kept is not None else _compute_plan(ctx, features)
+        report["plan"] = kept.plan(features, checks) if kept is not None else _compute_plan(context(), features)
     elif kept is not None:
         kept.keep_merged()
-    return report, ctx
+    return report, manifests, context
 
 
 def reevaluate(
@@ -597,11 +642,11 @@ class _Kept:
     looked up before the verdicts (`verdicts`: (features, checks) when the entry holds them, else None);
     `plan()` gives the entry's plan, else computes it and keeps it with the verdicts."""
 
-    def __init__(self, ctx: Context, texts: list[str]) -> None:
+    def __init__(self, facts: Facts, launch: dict[str, Any], texts: list[str], context: Callable[[], Context]) -> None:
         from stackcheck.assembly import plan_cache
 
-        self.ctx = ctx
-        self.directory, self.key, self.entry = plan_cache.lookup_entry(ctx.facts, ctx.launch, texts)
+        self.context = context  # (made only where the plan is worked out here)
+        self.directory, self.key, self.entry = plan_cache.lookup_entry(facts, launch, texts)
         self.verdicts = self.entry.verdicts if self.entry is not None else None
         #: the implied versions' merges of the verdicts (plan_cache.Entry.merged): the entry's, and one made now
         self.merged: dict[str, dict[str, Any]] = dict(self.entry.merged) if self.entry is not None else {}
@@ -627,7 +672,7 @@ class _Kept:
         if self.entry is not None:  # kept by the gate, without verdicts: they are kept with it now
             plan = cast("PlanJSON", self.entry.plan)
         else:
-            plan = _compute_plan(self.ctx, features, self.upstream, features)
+            plan = _compute_plan(self.context(), features, self.upstream, features)
         if self.directory and self.key:
             plan_cache.store(self.directory, self.key, plan, (list(features), list(checks)), self.merged, self.upstream)
         return plan

@@ -8,7 +8,7 @@ text: size, modification and change times, inode and device, from a stat taken b
 code's own files are below: see knowledge.package_data.shipped_files), stackcheck's version and the stamp of
 each of its own source files (paths.code_stamp: a changed stackcheck is a new key even
 at the same version, and even where a file was written in place at its size with its mtime put back), Python's
-and packaging's versions, and jsonschema's and rich's files (_library_stamp: an upgrade is a new key).
+version, and packaging's, jsonschema's and rich's files (_library_stamp: an upgrade is a new key).
 `stackcheck audit` and `stackcheck gate` (the plan step that fixes a refused feature) use it. A plan is
 stored only when it is plain JSON (what is read back is then equal to what was computed, types included),
 so an audit from the cache prints what a fresh one would.
@@ -59,17 +59,18 @@ def cache_dir(env: Mapping[str, str] | None = None) -> str | None:
 def _code_stamp() -> list[Any]:
     """stackcheck's version and (name, then paths.code_stamp: size, modification and change times, inode, device) of
     each of its source files: any edit is a new key, one written in place at the same size with its mtime put back
-    too (the kernel sets ctime on every write; nobody can set it back); and the versions of what the plan's
-    comparisons run on (Python, packaging); and the stamp of the libraries that shape what is printed without being
-    imported on this path (jsonschema: a facts file's and a user manifest's validation errors; rich: declared by
-    the package): _library_stamp, so an upgrade of either is a new key."""
+    too (the kernel sets ctime on every write; nobody can set it back); and the version of Python, what the plan's
+    comparisons run on; and the stamp of packaging (what some of them run on: facts.implied's markers, derive, the
+    preflight's dependencies) and of the libraries that shape what is printed without being imported on this path
+    (jsonschema: a facts file's and a user manifest's validation errors; rich: declared by the package):
+    _library_stamp, so an upgrade of any of them is a new key. packaging is stamped by its files as the other two
+    are, not imported for its __version__ (its import was most of what the stamp cost a first plan or a served gate
+    beside the stats)."""
     import sys
-
-    import packaging
 
     import stackcheck
 
-    out: list[Any] = [stackcheck.__version__, list(sys.version_info[:3]), packaging.__version__]
+    out: list[Any] = [stackcheck.__version__, list(sys.version_info[:3])]
     out.extend(_library_stamp(name) for name in STAMPED_LIBRARIES)
     root = os.path.dirname(os.path.abspath(stackcheck.__file__))
     skip = len(root) + 1  # every path below is root + "/" + its name relative to root (os.path.relpath's answer)
@@ -97,7 +98,7 @@ def _code_stamp() -> list[Any]:
 
 
 #: libraries in the code stamp by their files (never imported for it): _library_stamp
-STAMPED_LIBRARIES = ("jsonschema", "rich")
+STAMPED_LIBRARIES = ("packaging", "jsonschema", "rich")
 
 
 def _library_stamp(name: str) -> list[Any]:
@@ -436,8 +437,8 @@ def _prune(directory: str, suffix: str = ".json", keep: int = MAX_ENTRIES) -> No
 # manifest (stackcheck.cli): the command line's words after `plan`, the facts file's bytes, the current
 # directory (a relative path in the words), every variable of the environment (NO_COLOR, COLUMNS, the locale,
 # STACKCHECK_*, HOME...: all of them, so that none is forgotten), whether standard output is a terminal and its
-# size there, its encoding, the code stamp (stackcheck's version and source files, Python's and packaging's
-# versions) and the shipped manifests' stamps (package_data.shipped_files). Only command lines whose options
+# size there, its encoding, the code stamp (stackcheck's version and source files, Python's version, packaging's
+# files) and the shipped manifests' stamps (package_data.shipped_files). Only command lines whose options
 # read no file but the facts file and write nothing but standard output have an answer (_ANSWER_OPTIONS): no
 # --output, --manifests (nor $STACKCHECK_MANIFESTS), target options or --help. An answer is kept only when
 # the command exited 0 or 1, wrote nothing to standard error (a warning, a note), read the facts file as it was

@@ -70,7 +70,7 @@ def started_by_gather(args: argparse.Namespace, gather: Callable[[], Any]) -> Ca
 
 
 def run(args: argparse.Namespace) -> int:
-    from stackcheck.assembly.pipeline import build_report
+    from stackcheck.assembly.pipeline import audit_report
     from stackcheck.knowledge.sources import normalize
 
     fmt = format_choice(args)
@@ -82,8 +82,8 @@ def run(args: argparse.Namespace) -> int:
     from stackcheck.assembly.pipeline import gather
 
     gathered = started_by_gather(args, lambda: gather(opts))
-    report, ctx = build_report(opts, plan_cache=True, also=None if opts.facts_file else also, gathered=gathered)
-    report = normalize(report, ctx.manifests.sources)  # every `source` as [{id, title, url}]
+    report, manifests = audit_report(opts, gathered=gathered, also=None if opts.facts_file else also)
+    report = normalize(report, manifests.sources)  # every `source` as [{id, title, url}]
     emit(REPORT_FORMATS[fmt](report, render_options(args)), args)
     return EXIT_OK if report["summary"]["consistent"] else EXIT_FINDING
 

@@ -27,7 +27,7 @@ NAME = "source_tables"
 
 def package_locations(facts: Mapping[str, Any]) -> dict[str, str]:
     """Normalised distribution name → location, for every package the facts say is installed."""
-    from stackcheck.readers.sourcetables import normalise_name
+    from stackcheck.probes.packages import normalise as normalise_name  # (the probe it needs has imported it)
 
     packages = facts.get("packages")
     if not isinstance(packages, Mapping):
@@ -52,16 +52,33 @@ def probe_source_tables(
     When the facts carry no packages section the result is `{"error": reason}` (nothing could be read).
     With a `ctx`, package locations are box paths read through `ctx.fs` (tests fake a root).
     """
-    from stackcheck.readers.sourcetables import read_source_tables
-
     packages = facts.get("packages")
     if not isinstance(packages, Mapping):
         return {"error": "no packages facts: the package locations are unknown"}
     entries = [p for p in packages.values() if isinstance(p, Mapping)]
     if entries and all(isinstance(p.get("error"), str) and "installed" not in p for p in entries):
         return {"error": f"the packages could not be read: {entries[0]['error']}"}
-    readings: dict[str, TableReading] = read_source_tables(gates, package_locations(facts), ctx.fs if ctx else None)
+    locations = package_locations(facts)
+    if not _any_to_read(gates, locations):
+        return {}  # (issue 21: the reader's module is not imported on a box without SGLang or a kernel package)
+    from stackcheck.readers.sourcetables import read_source_tables
+
+    readings: dict[str, TableReading] = read_source_tables(gates, locations, ctx.fs if ctx else None)
     return dict(readings)
+
+
+def _any_to_read(gates: Sequence[Mapping[str, Any]], locations: Mapping[str, str]) -> bool:
+    """Whether read_source_tables would answer for some gate: one with a probe whose package is installed, or
+    that names no package (an error reading). False: its answer is {}."""
+    from stackcheck.probes.packages import normalise
+
+    for gate in gates:
+        if not isinstance(gate.get("id"), str) or not isinstance(gate.get("probe"), Mapping):
+            continue
+        package = gate.get("package")
+        if not isinstance(package, str) or not package or normalise(package) in locations:
+            return True
+    return False
 
 
 def outcome(section: Mapping[str, Any]) -> tuple[Literal["ok", "partial", "failed"], str | None]:

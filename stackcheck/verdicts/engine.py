@@ -7,9 +7,9 @@ False or Missing."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Mapping
 
+from stackcheck import lean_json  # (json.dumps's answers without importing the json package: ~1 ms of a first plan)
 from stackcheck.facts.archs import coverage, covering, expand_arch_list
 from stackcheck.facts.model import KERNEL_PACKAGES, cc_tuple
 from stackcheck.lean_typing import TYPE_CHECKING, cast
@@ -303,8 +303,8 @@ def _json_str(text: str) -> str | None:
 def value_json(value: Any) -> str:
     """json.dumps(value), built by hand for what a rule's value mostly is (null, a boolean, an integer, a list of
     integers or of plain strings): a first run describes a few hundred predicates (_describe_now), and each
-    json.dumps builds an encoder (~3 us). Anything else goes to json.dumps (tests/verdicts/test_value_json.py holds the
-    two equal)."""
+    json.dumps builds an encoder (~3 us). Anything else goes to lean_json.dumps, json.dumps's answer
+    (tests/verdicts/test_value_json.py holds the two equal)."""
     kind = type(value)
     if value is None:
         return "null"
@@ -320,9 +320,9 @@ def value_json(value: Any) -> str:
             elif type(item) is str and (quoted := _json_str(item)) is not None:
                 parts.append(quoted)
             else:
-                return json.dumps(value)
+                return lean_json.dumps(value)
         return "[" + ", ".join(parts) + "]"
-    return json.dumps(value)
+    return lean_json.dumps(value)
 
 
 def _format(message: str, observed: Any, required: Any, gpu: GpuModel | None = None) -> str:

@@ -268,13 +268,13 @@ def test_live_port_in_use_misses(
 
 
 LIVE_CHANGES = {
-    "shm": ("stackcheck.launch.preflight.host.read_shm", lambda path: gate_cache_shm(path)),
-    "memlock": ("stackcheck.launch.preflight.host.read_memlock", lambda: (12345, None)),
+    "shm": ("stackcheck.launch.host_readers.read_shm", lambda path: gate_cache_shm(path)),
+    "memlock": ("stackcheck.launch.host_readers.read_memlock", lambda: (12345, None)),
 }
 
 
 def gate_cache_shm(path: str) -> Any:
-    from stackcheck.launch.preflight.host import ShmReading
+    from stackcheck.launch.host_readers import ShmReading
 
     return ShmReading(path, 1 << 20, 1 << 19)
 
@@ -330,7 +330,7 @@ def test_usage_duration_and_own_process(monkeypatch: pytest.MonkeyPatch) -> None
 def test_reads_made_again_on_lookup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each kind of read, recorded under a slot and made again by `unchanged`: the same answer holds, another
     answer (or an error where there was none) is a miss; the model registry is read whole."""
-    import stackcheck.launch.preflight.host as host
+    import stackcheck.launch.host_readers as host
     import stackcheck.readers.entryclasses as entryclasses
 
     slot = gate_cache.Slot(str(tmp_path), "k", None)
