@@ -74,12 +74,15 @@ assembler that a user put in place of Triton's bundled one:
   CPATH / CPLUS_INCLUDE_PATH, then the compiler's own (`DEFAULT_INCLUDE_DIRS`); null (`cxx_headers_reason`) when
   not found and a directory was not read. The nvidia-nccl wheel's nvidia/nccl/include/nccl.h is on no such path.
 - `nccl_so_path` / `nccl_so_path_found`: `$SGLANG_NCCL_SO_PATH` of the server's environment where it is set (left out
-  otherwise), and whether that file exists and exports ncclGetVersion, a function pynccl looks up in it (false, with
-  `nccl_so_path_reason` where the file is there: no NCCL; null, with the reason, for a bare name or a relative path:
+  otherwise), and whether that file exists and exports every function SGLang's pynccl binds in it (PYNCCL_FUNCTIONS:
+  ncclGetVersion, ncclReduce, ...; false, with `nccl_so_path_reason` where the file is there: no NCCL for pynccl;
+  null, with the reason, for a bare name or a relative path:
   ctypes.CDLL looks the one up on the loader's path and the other from the server's working directory, not read, and
   for a file not read as an ELF shared library; true for libnccl.so.2 itself, which glibc's dlopen answers with the
   libnccl.so.2 torch loaded, as for the default). SGLang 0.5.1-0.5.23's pynccl loads that file instead of libnccl.so.2
   (pynccl_wrapper.py find_nccl_library); the symmetric-memory allocator's `-lnccl` link does not read it.
+  `nccl_so_path_init_config`: whether that ELF file also exports ncclCommInitRankConfig, which pynccl binds too from
+  SGLang 0.5.17 (left out where the file was not read as one).
 - `nvcc_host_found` / `nvcc_host`: whether the host compiler nvcc runs for SGLang's JIT kernels (they pass no -ccbin)
   is found: nvcc's default, gcc, on the server's PATH, then the toolkit's bin and nvvm/bin (nvcc.profile's PATH +=),
   or the gcc / g++ NVCC_CCBIN names (a file, DIR/gcc for a directory, a bare name on that PATH: _ccbin_host; false
@@ -888,33 +891,55 @@ def nccl_so_path(env: Mapping[str, str], view: FileView) -> dict[str, Any]:
         }
     if not is_file(view, value):
         return {"nccl_so_path": value, "nccl_so_path_found": False}
-    defines, why = _defines_nccl_get_version(view, value)
+    defines, why, init_config = _defines_nccl_get_version(view, value)
     if defines is None:
         return {"nccl_so_path": value, "nccl_so_path_found": None, "nccl_so_path_reason": why}
     out: dict[str, Any] = {"nccl_so_path": value, "nccl_so_path_found": defines}
     if not defines:
         out["nccl_so_path_reason"] = why
+    out["nccl_so_path_init_config"] = init_config
     return out
 
 
-def _defines_nccl_get_version(view: FileView, path: str) -> tuple[bool | None, str]:
-    """Whether the library at `path` exports ncclGetVersion, one of the functions pynccl looks up in the file it loads
-    (sglang 0.5.4 pynccl_wrapper.py:158-160 exported_functions, :361 getattr(self.lib, func.name); 0.5.23 :234-236,
-    :461): an AttributeError there is caught by PyNcclCommunicator as a failed load (pynccl disabled). None (not read)
-    where the file is no ELF object stackcheck reads; with the reason, naming its DT_SONAME where it has one (igap26:
-    any file there counted as NCCL)."""
+#: the functions SGLang's pynccl binds in the library it loads, each with getattr as NCCLLibrary is made (an
+#: AttributeError there is caught by PyNcclCommunicator as a failed load: pynccl disabled):
+#: NCCLLibrary.exported_functions of sglang 0.5.1-0.5.23 pynccl_wrapper.py (0.5.1 and 0.5.5 :156, 0.5.10 :158,
+#: 0.5.17 :229, 0.5.23 :232; bound at 0.5.4 :358-361, 0.5.23 :458-461; read in the wheels, ifc41). The window
+#: functions (exported_functions_symm_mem) are bound only where ncclCommWindowRegister is there: not required.
+PYNCCL_FUNCTIONS = (
+    "ncclGetErrorString", "ncclGetVersion", "ncclGetUniqueId", "ncclCommInitRank", "ncclAllReduce", "ncclAllGather",
+    "ncclReduce", "ncclReduceScatter", "ncclSend", "ncclRecv", "ncclBroadcast", "ncclCommDestroy", "ncclGroupStart",
+    "ncclGroupEnd",
+)  # fmt: skip
+#: bound too from SGLang 0.5.17 (0.5.17 :229, 0.5.23 :232; not in 0.5.14-0.5.16): `nccl_so_path_init_config`
+PYNCCL_FUNCTIONS_0517 = ("ncclCommInitRankConfig",)
+
+
+def _defines_nccl_get_version(view: FileView, path: str) -> tuple[bool | None, str, bool | None]:
+    """(whether the library at `path` exports every function of PYNCCL_FUNCTIONS, which pynccl looks up in the file
+    it loads: a missing one raises AttributeError, caught by PyNcclCommunicator as a failed load (pynccl disabled);
+    why not, naming the missing functions and its DT_SONAME; whether it exports ncclCommInitRankConfig, bound too from
+    SGLang 0.5.17). None (not read) where the file is no ELF object stackcheck reads (igap26: any file there counted
+    as NCCL; ifc41: one exporting ncclGetVersion alone, or NCCL's names without ncclReduce, counted as NCCL)."""
     from stackcheck.readers.elf import DynamicSymbols, ElfError, ElfFile
 
     try:
         with ElfFile(view.realpath(path), view) as elf:
             symbols = DynamicSymbols(elf)
-            found, soname = symbols.defines("ncclGetVersion"), symbols.soname
+            missing = [name for name in PYNCCL_FUNCTIONS if not symbols.defines(name)]
+            init_config = all(symbols.defines(name) for name in PYNCCL_FUNCTIONS_0517)
+            soname = symbols.soname
     except (ElfError, OSError, ValueError) as exc:
-        return None, f"the file is there but was not read as a shared library ({str(exc)[:160]})"
+        return None, f"the file is there but was not read as a shared library ({str(exc)[:160]})", None
     named = f" (DT_SONAME {soname})" if soname else " (no DT_SONAME)"
-    if found:
-        return True, ""
-    return False, f"the file is there but defines no ncclGetVersion{named}: no NCCL library for pynccl"
+    if not missing:
+        return True, "", init_config
+    if "ncclGetVersion" in missing:
+        return False, f"the file is there but defines no ncclGetVersion{named}: no NCCL library for pynccl", init_config
+    shown = ", ".join(missing[:4]) + (f" and {len(missing) - 4} more" if len(missing) > 4 else "")
+    why = (f"the file is there but defines no {shown}{named}, which SGLang's pynccl binds in the library it loads "
+           "(pynccl_wrapper.py NCCLLibrary.exported_functions): AttributeError, pynccl disabled")  # fmt: skip
+    return False, why, init_config
 
 
 def probe_jit(

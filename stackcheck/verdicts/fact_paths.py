@@ -357,6 +357,7 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
                 "jit.nvcc_host_gnu_supported",
                 "jit.nccl_so_path",
                 "jit.nccl_so_path_found",
+                "jit.nccl_so_path_init_config",
                 "jit.flashinfer_host",
                 "jit.flashinfer_allow_unsupported",
                 "jit.cc_host_found",
@@ -390,8 +391,10 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "`nvcc_host_gnu_supported` null where the gcc's major is not read, as for a ccache link named gcc); "
             "SGLANG_NCCL_SO_PATH of the server's environment, the library SGLang's pynccl loads instead of "
             "libnccl.so.2 (`nccl_so_path`: absent where unset or empty), and whether that file exists and exports "
-            "ncclGetVersion (`nccl_so_path_found`: null for a relative path, a bare name other than libnccl.so.2 or "
-            "a file not read as an ELF shared library); the host "
+            "every function SGLang's pynccl binds in it, ncclGetVersion, ncclReduce, ... (`nccl_so_path_found`: null "
+            "for a relative path, a bare name other than libnccl.so.2 or a file not read as an ELF shared library), "
+            "and whether it exports ncclCommInitRankConfig, bound too from SGLang 0.5.17 "
+            "(`nccl_so_path_init_config`); the host "
             'compiler of FlashInfer\'s own JIT nvcc commands (`flashinfer_host`: "cc" where CC is set, FlashInfer '
             'passing -ccbin $CC; "nvcc-default" where not; null where FLASHINFER_NVCC or a -ccbin in '
             "FLASHINFER_EXTRA_CUDAFLAGS names another), whether -allow-unsupported-compiler reaches those commands "

@@ -146,7 +146,10 @@ TRANSFORMERS_SOURCE: dict[str, str] = {
     "(:36; 0.5.10 :56-57) imports processing_utils.py, which imports modeling_utils where torch is installed "
     "(4.57.1 :74-75, 5.3.0 :79, 5.19.0 :85), no try; and 4.57.0, 4.57.1 and 4.57.6 "
     "quantizer_torchao.py:38-39 run `import torchao` where torchao >= 0.4.0 is installed (import_utils.py:122); "
-    "4.51.1, 4.55.2, 4.56.0 and 4.56.2 import torchao only inside functions (:66-67); 5.0.0 and 5.3.0 (:39-41) only "
+    "4.51.0, 4.51.3, 4.53.3, 4.55.2, 4.56.0 and 4.56.2 import it in modeling_utils.py itself, at module level, where "
+    "torchao >= 0.4.0 is installed: `from torchao.quantization import Int4WeightOnlyConfig` (4.51.0 :52-53, 4.53.3 "
+    ":49-50, 4.55.2 :50-51, 4.56.0 and 4.56.2 :128-129; their quantizer_torchao.py imports it only inside functions, "
+    ":66-67; ifc41; 4.48.3, 4.49.0 and 4.50.3 do not); 5.0.0 and 5.3.0 (:39-41) only "
     "for torchao >= 0.15.0, 5.6.0, 5.8.1, 5.12.1 and 5.19.0 (:40-42) only where torchao >= 0.15.0 "
     "(TORCHAO_MIN_VERSION) (read 2026-12-05)",
     "url": "https://pypi.org/project/transformers/4.57.1/",
@@ -155,9 +158,10 @@ TRANSFORMERS_SOURCE: dict[str, str] = {
 
 def transformers_imports_torchao(ctx: Context) -> tuple[bool | None, str]:
     """Whether every SGLang launch imports torchao through transformers (TRANSFORMERS_SOURCE: SGLang's model registry
-    imports transformers.modeling_utils, whose quantizers import torchao at module level in transformers 4.57, and in
-    5.x for a torchao >= 0.15.0), and why; None where transformers' version was not read (SGLang requires
-    transformers, so it is not taken for absent), False where it is read not to (or nothing launches SGLang)."""
+    imports transformers.modeling_utils, which imports torchao.quantization at module level in transformers
+    4.51-4.56, whose quantizers import torchao at module level in 4.57, and in 5.x for a torchao >= 0.15.0), and why;
+    None where transformers' version was not read (SGLang requires transformers, so it is not taken for absent), False
+    where it is read not to (or nothing launches SGLang)."""
     from stackcheck.facts.versions import version_in
 
     if ctx.installed_version("sglang") is None:
@@ -168,21 +172,26 @@ def transformers_imports_torchao(ctx: Context) -> tuple[bool | None, str]:
         if entry is not None and entry.get("installed") is False:
             return False, ""
         return None, (
-            "transformers' version was not read, and transformers 4.57 imports torchao at module level "
-            "(quantizer_torchao.py:38-39), which SGLang's model registry imports on every launch"
+            "transformers' version was not read, and transformers 4.51-4.57 import torchao at module level "
+            "(4.56.2 modeling_utils.py:128-129, 4.57.1 quantizer_torchao.py:38-39), which SGLang's model registry "
+            "imports on every launch"
         )
-    recent = version_in(transformers, ">=4.57")
+    recent = version_in(transformers, ">=4.51")
     if recent is None:
-        return None, f"transformers {transformers!r} is no version read; 4.57 imports torchao on every launch"
+        return None, f"transformers {transformers!r} is no version read; 4.51-4.57 import torchao on every launch"
     if recent is False:
         return False, ""
     new_ao = version_in(torchao, ">=0.15") if torchao is not None else None
     if version_in(transformers, ">=5") is True and new_ao is False:
         return False, ""
+    where = (
+        "modeling_utils.py imports torchao.quantization, 4.56.2 :128-129"
+        if version_in(transformers, "<4.57") is True
+        else "quantizer_torchao.py:38-39 in 4.57; 5.x for torchao >= 0.15.0"
+    )
     return True, (
-        f"transformers {transformers} imports torchao at module level (quantizer_torchao.py:38-39 in 4.57; 5.x for "
-        "torchao >= 0.15.0), and SGLang's model registry imports it on every launch (models/registry.py, "
-        "transformers.modeling_utils), --torchao-config or not"
+        f"transformers {transformers} imports torchao at module level ({where}), and SGLang's model registry "
+        "imports it on every launch (models/registry.py, transformers.modeling_utils), --torchao-config or not"
     )
 
 

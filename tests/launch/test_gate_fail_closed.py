@@ -287,6 +287,9 @@ MUTATIONS: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     "no-cxx": ("h200-newest", _jit(cxx_found=False)),
     # symm-mem-nccl-so-path (igap23): SGLANG_NCCL_SO_PATH names a file that is not there (pynccl disabled)
     "nccl-so-path-missing": ("h200-newest", _jit(nccl_so_path="/opt/nccl/lib/libnccl.so.2", nccl_so_path_found=False)),
+    # symm-mem-nccl-so-path-init-config (ifc41): that file has no ncclCommInitRankConfig, which 0.5.17+ bind
+    "nccl-so-path-no-init-config": ("h200-newest", _jit(nccl_so_path="/opt/nccl/lib/libnccl.so.2",
+                                                        nccl_so_path_found=True, nccl_so_path_init_config=False)),
     # sglang-jit-nvcc-host (irev54): c++ there, no gcc for nvcc's host compile; sglang-jit-cxx-args: CXX='ccache g++'
     "no-gcc-for-nvcc": ("h200-newest", _jit(nvcc_host_found=False)),
     # sglang-jit-nvcc-host-version (irev55): gcc 15 beside a toolkit whose host_config.h takes gcc 14 at most

@@ -36,11 +36,14 @@ def test_a_file_that_is_no_elf_library_is_unknown(tmp_path: Path) -> None:
 
 
 def test_nccl_through_a_link_is_found(tmp_path: Path) -> None:
-    real = write_so(tmp_path / "libnccl.so.2.27.7", defined=["ncclGetErrorString", "ncclGetVersion"],
+    from stackcheck.probes.jit import PYNCCL_FUNCTIONS, PYNCCL_FUNCTIONS_0517
+
+    real = write_so(tmp_path / "libnccl.so.2.27.7", defined=[*PYNCCL_FUNCTIONS, *PYNCCL_FUNCTIONS_0517],
                     soname="libnccl.so.2")  # fmt: skip
     (tmp_path / "libnccl.so.2").symlink_to(real.name)
     got = nccl_so_path({"SGLANG_NCCL_SO_PATH": str(tmp_path / "libnccl.so.2")}, HostView())
-    assert got == {"nccl_so_path": str(tmp_path / "libnccl.so.2"), "nccl_so_path_found": True}
+    assert got == {"nccl_so_path": str(tmp_path / "libnccl.so.2"), "nccl_so_path_found": True,
+                   "nccl_so_path_init_config": True}  # fmt: skip
 
 
 def test_the_gate_refuses_symm_mem_with_a_library_that_is_no_nccl(tmp_path: Path) -> None:

@@ -9,9 +9,10 @@ transformers 4.57.0-4.57.6 run `import torchao` there at module level where torc
 (quantizer_torchao.py:38-39; import_utils.py:122 TORCHAO_MIN_VERSION). So with SGLang 0.5.9 (which pins
 transformers 4.57.1) a torchao that aborts as it loads its libraries under torch 2.9 (0.12.0: the rule's own
 reading) ends every launch, --torchao-config or not; igap25 judged that abort information only (degraded) without
-the flag, and the gate allowed the launch: a false pass. transformers 4.56.2 (its torchao imports are inside
-functions, :66-67) and 5.x (5.3.0 :39-41 import torchao only for torchao >= 0.15.0; 5.6.0+ TORCHAO_MIN_VERSION 0.15.0)
-do not import a torchao 0.12.0."""
+the flag, and the gate allowed the launch: a false pass. transformers 4.50.3 (no torchao import; 4.51-4.56 import
+torchao.quantization in modeling_utils.py itself: tests/launch/test_gate_ifc41_torchao_via_transformers.py) and 5.x
+(5.3.0 :39-41 import torchao only for torchao >= 0.15.0; 5.6.0+ TORCHAO_MIN_VERSION 0.15.0) do not import a torchao
+0.12.0."""
 
 from __future__ import annotations
 
@@ -76,7 +77,7 @@ def test_transformers_457_imports_the_aborting_torchao_on_every_launch(tmp_path:
     assert "transformers 4.57.1" in abort["message"] and "quantizer_torchao.py:38-39" in abort["message"], abort
 
 
-@pytest.mark.parametrize("transformers", ["4.56.2", "5.3.0"])
+@pytest.mark.parametrize("transformers", ["4.50.3", "5.3.0"])
 def test_a_transformers_that_does_not_import_it_stays_information(tmp_path: Path, transformers: str) -> None:
     doc = gate_json(_facts(tmp_path, transformers), "--model-path", str(model_dir(tmp_path, "m", LLAMA3)),
                     dry_run=True)  # fmt: skip
@@ -110,8 +111,8 @@ def _ctx(transformers: Any, torchao: Any, sglang: Any = "0.5.9") -> Context:
     torchao=st.one_of(st.text(max_size=12), st.from_regex(r"0\.1\d\.\d(\+cu12\d|\.dev\d+|rc\d)?", fullmatch=True)),
 )
 def test_any_version_strings_give_an_answer_and_never_a_false_no(transformers: str, torchao: str) -> None:
-    """Generated version strings: never an exception; 'does not import' only for a transformers read to be outside
-    4.57 (or 5.x with a torchao before 0.15.0), never for one that cannot be read."""
+    """Generated version strings: never an exception; 'does not import' only for a transformers read to be before
+    4.51 (or 5.x with a torchao before 0.15.0), never for one that cannot be read."""
     from stackcheck.facts.versions import public, version_in
     from stackcheck.verdicts.torchao_gate import transformers_imports_torchao
 
@@ -119,7 +120,7 @@ def test_any_version_strings_give_an_answer_and_never_a_false_no(transformers: s
     assert isinstance(why, str) and "\x1b" not in why
     if imports is False:
         assert public(transformers) is not None
-        assert version_in(transformers, ">=4.57") is False or version_in(transformers, ">=5") is True
+        assert version_in(transformers, ">=4.51") is False or version_in(transformers, ">=5") is True
 
 
 def test_the_packages_probe_reads_transformers(tmp_path: Path) -> None:
@@ -149,7 +150,9 @@ def test_the_packages_probe_reads_transformers(tmp_path: Path) -> None:
 GENAI = "fbgemm_gpu/experimental/gen_ai/fbgemm_gpu_experimental_gen_ai.so"
 
 
-@pytest.mark.parametrize(("transformers", "effect"), [("4.57.1", "crash"), ("5.3.0", "crash"), ("4.56.2", "degraded")])
+@pytest.mark.parametrize(
+    ("transformers", "effect"), [("4.57.1", "crash"), ("5.3.0", "crash"), ("4.56.2", "crash"), ("4.50.3", "degraded")]
+)
 def test_torchao_015s_broken_fbgemm_fails_every_launch_through_transformers(
     tmp_path: Path, transformers: str, effect: str
 ) -> None:

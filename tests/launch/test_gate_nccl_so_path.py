@@ -102,15 +102,17 @@ def test_054_asserts_the_named_nccl_not_the_wheel(tmp_path: Path, wheel: str) ->
 def test_the_jit_probe_reads_the_variable(tmp_path: Path) -> None:
     from elfwriter import write_so
 
-    from stackcheck.probes.jit import nccl_so_path
+    from stackcheck.probes.jit import PYNCCL_FUNCTIONS, nccl_so_path
     from stackcheck.readers.fsview import HostView
 
-    lib = write_so(tmp_path / "libnccl.so.2", defined=["ncclGetVersion"], soname="libnccl.so.2")  # (igap26: an ELF)
+    # (igap26: an ELF; ifc41: with every function pynccl binds)
+    lib = write_so(tmp_path / "libnccl.so.2", defined=list(PYNCCL_FUNCTIONS), soname="libnccl.so.2")
     view = HostView()
     assert nccl_so_path({}, view) == {} and nccl_so_path({"SGLANG_NCCL_SO_PATH": ""}, view) == {}
     assert nccl_so_path({"SGLANG_NCCL_SO_PATH": str(lib)}, view) == {
         "nccl_so_path": str(lib),
         "nccl_so_path_found": True,
+        "nccl_so_path_init_config": False,
     }
     gone = str(tmp_path / "none" / "libnccl.so.2")
     assert nccl_so_path({"SGLANG_NCCL_SO_PATH": gone}, view)["nccl_so_path_found"] is False

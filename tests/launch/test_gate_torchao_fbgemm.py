@@ -65,11 +65,11 @@ def test_torchao_015_imports_a_broken_fbgemm_genai_on_any_config(tmp_path: Path)
     assert GENAI in reason["message"] and "int4_preshuffled_tensor.py:25" in reason["message"], reason
     # resolving: a pass, nothing refused for it
     assert _rule(_gate(tmp_path, _facts(tmp_path, "0.5.9", "0.15.0", 0), "--torchao-config", "int8wo"), True) == []
-    # SGLang 0.5.9 without the flag imports no torchao, where transformers does not either (4.56.2; 4.57 and 5.x
+    # SGLang 0.5.9 without the flag imports no torchao, where transformers does not either (4.50.3; 4.51-4.57 and 5.x
     # import torchao 0.15.0 on every launch: tests/launch/test_gate_irev58_torchao_via_transformers.py): information
     bare = _facts(tmp_path, "0.5.9", "0.15.0", 2)
     doc_456 = json.loads(bare.read_text())
-    doc_456["facts"]["packages"]["transformers"] = {"installed": True, "version": "4.56.2", "location": SITE}
+    doc_456["facts"]["packages"]["transformers"] = {"installed": True, "version": "4.50.3", "location": SITE}
     bare.write_text(json.dumps(doc_456))
     plain = _gate(tmp_path, bare)
     assert _rule(plain, refusing=True) == [] and [r["effect"] for r in _rule(plain, False)] == ["degraded"]

@@ -68,10 +68,17 @@ def test_pairs_that_import_pass(tmp_path: Path, sglang: str, torch: str, torchao
     assert not any(results.get(r) == "fail" for r in ("torchao-private-import-012", "torchao-private-import-014"))
 
 
-def test_no_import_no_rule(tmp_path: Path) -> None:
-    """SGLang 0.5.9-0.5.17 import torchao only for a non-empty --torchao-config."""
-    results = _results(_gate(tmp_path, "0.5.10", "2.11.0", "0.12.0"))
-    assert "torchao-private-import-012" not in results, results
+@pytest.mark.parametrize(("transformers", "imports"), [("4.50.3", False), ("4.56.2", True), ("4.57.1", True)])
+def test_no_import_no_rule(tmp_path: Path, transformers: str, imports: bool) -> None:
+    """SGLang 0.5.9-0.5.17 import torchao only for a non-empty --torchao-config, but transformers 4.51-4.57 import it on
+    every launch (ifc41: 4.56.2 modeling_utils.py:128-129, 4.57.1 quantizer_torchao.py:38-39)."""
+    facts = _facts(tmp_path, "0.5.10", "2.11.0", "0.12.0")
+    doc = json.loads(facts.read_text())
+    doc["facts"]["packages"]["transformers"] = {"installed": True, "version": transformers}
+    facts.write_text(json.dumps(doc))
+    model = str(model_dir(tmp_path, "llama", LLAMA3))
+    results = _results(gate_json(facts, "--model-path", model, dry_run=True, options=["--allow-unknown"]))
+    assert (results.get("torchao-private-import-012") == "fail") is imports, results
 
 
 def _bench() -> Any:
