@@ -138,6 +138,20 @@ def test_a_new_reader_or_new_architectures_data_is_a_new_key(tmp_path: Path, old
     assert "architectures.json" in k1.key and "readers/fatbin.py" in k1.key and "readers/kept.py" in k1.key
 
 
+def test_every_kept_elf_answer_names_the_module_of_the_elf_machine_numbers(tmp_path: Path) -> None:
+    """The e_machine numbers and ElfError live in readers/elferror.py (a warm run imports it without the reader): a
+    change there is a change of every reader of ELF files whose answers are kept, so each of their keys names it."""
+    from stackcheck.probes import cudalibs
+    from stackcheck.readers import kernelsymbols, libs
+
+    where = str(tmp_path / "cache")
+    for k in (binaries.kept_binaries(where), libs.kept_libs(where)):
+        assert k is not None and "readers/elferror.py" in k.key and "readers/elf.py" in k.key
+    for readers in (cudalibs._RPATH_READERS, kernelsymbols._READERS):
+        assert {os.path.basename(r) for r in readers} >= {"elf.py", "elferror.py"}
+    assert elf.EM_CUDA == 190 and elf.ElfError.__module__ == "stackcheck.readers.elferror"
+
+
 def test_a_reader_rewritten_in_place_is_a_new_key_in_the_next_run(tmp_path: Path, old_files: None) -> None:
     """A reader's source edited at its size with its modification time put back (the change time moved): the next
     run's key is another, and nothing the document holds is used."""
