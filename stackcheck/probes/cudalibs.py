@@ -184,10 +184,11 @@ def _library_kind(view: FileView, path: str, machine: int) -> str:
     return "ok"
 
 
-#: the code whose answer interpreter_rpath keeps (readers.kept's key): this module, the ELF reader, expand_dirs
+#: the code whose answer interpreter_rpath keeps (readers.kept's key): this module, the ELF reader (and its machine
+#: numbers), expand_dirs
 _RPATH_READERS = tuple(
     os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), *parts)
-    for parts in (("probes", "cudalibs.py"), ("readers", "elf.py"), ("readers", "libs.py"))
+    for parts in (("probes", "cudalibs.py"), ("readers", "elf.py"), ("readers", "elferror.py"), ("readers", "libs.py"))
 )
 
 

@@ -170,8 +170,10 @@ def _scan_kept(path: str, rel: str, view: FileView, kept: Kept) -> dict[str, Any
 
 
 #: the modules whose code makes a file's kept answer (readers.kept adds itself), and the data they read: the
-#: shipped architectures.json names the targets (facts.archs.parse_target)
-_KEPT_READERS = ("readers/binaries.py", "readers/elf.py", "readers/fatbin.py", "facts/archs.py", "record.py")
+#: shipped architectures.json names the targets (facts.archs.parse_target); elferror.py holds the ELF machine numbers
+_KEPT_READERS = (
+    "readers/binaries.py", "readers/elf.py", "readers/elferror.py", "readers/fatbin.py", "facts/archs.py", "record.py"
+)  # fmt: skip
 
 
 def kept_binaries(cache_dir: str | None = None) -> Kept | None:

@@ -19,6 +19,7 @@ import struct
 
 from stackcheck.lean_typing import TYPE_CHECKING, NamedTuple
 from stackcheck.paths import path_text
+from stackcheck.readers import elferror
 from stackcheck.readers.fsview import FileView, HostView
 from stackcheck.record import field, record
 
@@ -30,9 +31,11 @@ if TYPE_CHECKING:
 ELF_MAGIC = b"\x7fELF"
 ELFCLASS64 = 2
 ELFDATA2LSB = 1
-EM_X86_64 = 62
-EM_AARCH64 = 183
-EM_CUDA = 190
+# (defined in readers/elferror.py, which a caller whose every answer is kept imports alone; the same objects here)
+EM_X86_64 = elferror.EM_X86_64
+EM_AARCH64 = elferror.EM_AARCH64
+EM_CUDA = elferror.EM_CUDA
+ElfError = elferror.ElfError
 
 SHT_NOBITS = 8
 SHT_DYNAMIC = 6
@@ -56,10 +59,6 @@ _DYN = struct.Struct("<qQ")  # 16 bytes
 MAX_SECTIONS = 1 << 16
 MAX_DYNAMIC_BYTES = 1 << 20
 MAX_STRTAB_BYTES = 16 << 20
-
-
-class ElfError(Exception):
-    """The file is not a readable ELF64 little-endian object; the message names the file and the place."""
 
 
 # the records of an ELF file are NamedTuples (immutable, hashable, compared by value, a dataclass's repr):

@@ -441,9 +441,11 @@ def _keepable(entry: dict[str, Any]) -> bool:
     )
 
 
-#: the code whose answers _KeptAnswers keeps (readers.kept's key): this module and the ELF reader
+#: the code whose answers _KeptAnswers keeps (readers.kept's key): this module and the ELF reader (and its machine
+#: numbers, readers/elferror.py)
 _READERS = tuple(
-    os.path.join(os.path.dirname(os.path.abspath(__file__)), name) for name in ("kernelsymbols.py", "elf.py")
+    os.path.join(os.path.dirname(os.path.abspath(__file__)), name)
+    for name in ("kernelsymbols.py", "elf.py", "elferror.py")
 )
 
 

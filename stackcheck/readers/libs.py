@@ -24,27 +24,27 @@ import os
 import posixpath
 import re
 import stat
-import struct
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 
 from stackcheck.facts.model import KERNEL_MODULE, KERNEL_PACKAGES
 from stackcheck.lazy_re import lazy
 from stackcheck.lean_typing import TYPE_CHECKING, NamedTuple
 from stackcheck.paths import path_text
-from stackcheck.readers.elf import EM_AARCH64, EM_X86_64, DynamicSymbols, ElfError, ElfFile
+from stackcheck.readers.elferror import EM_AARCH64, EM_X86_64, ElfError
 from stackcheck.readers.fsview import FileView, GlobLimit, HostView, glob, is_dir, is_file, is_host, kind_of
 
 if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
+    from stackcheck.readers.elf import DynamicSymbols, ElfFile
     from stackcheck.readers.kept import Kept
 
 LD_CACHE_PATH = "/etc/ld.so.cache"
 _NEW_MAGIC = b"glibc-ld.so.cache1.1"
 _OLD_MAGIC = b"ld.so-1.7.0"
-_NEW_HEADER = struct.Struct("<20sIIB3xI12x")  # magic+version, nlibs, len_strings, flags, extension offset
-_NEW_ENTRY = struct.Struct("<iIIIQ")  # flags, key, value, osversion, hwcap
+_NEW_HEADER = "<20sIIB3xI12x"  # magic+version, nlibs, len_strings, flags, extension offset
+_NEW_ENTRY = "<iIIIQ"  # flags, key, value, osversion, hwcap
 _OLD_ENTRY_SIZE = 12
 
 FLAG_ELF_LIBC6 = 0x0003
@@ -74,6 +74,9 @@ class CacheEntry(NamedTuple):
 
 def parse_ld_so_cache(data: bytes, origin: str = LD_CACHE_PATH) -> list[CacheEntry]:
     """Entries of an ld.so cache in file order (the loader takes the first match for its architecture)."""
+    import struct  # (here: a run that takes the entries kept between runs parses none)
+
+    header, entry = struct.Struct(_NEW_HEADER), struct.Struct(_NEW_ENTRY)
     base = 0
     if data.startswith(_OLD_MAGIC):
         if len(data) < 16:
@@ -85,17 +88,17 @@ def parse_ld_so_cache(data: bytes, origin: str = LD_CACHE_PATH) -> list[CacheEnt
             raise LdCacheError(f"{origin}: old-format cache without a new-format table (not supported)")
     if not data.startswith(_NEW_MAGIC, base):
         raise LdCacheError(f"{origin}: not an ld.so cache (magic {data[:20]!r})")
-    if len(data) < base + _NEW_HEADER.size:
+    if len(data) < base + header.size:
         raise LdCacheError(f"{origin}: truncated header")
-    _, nlibs, _, _, _ = _NEW_HEADER.unpack_from(data, base)
-    first = base + _NEW_HEADER.size
-    if first + nlibs * _NEW_ENTRY.size > len(data):
+    _, nlibs, _, _, _ = header.unpack_from(data, base)
+    first = base + header.size
+    if first + nlibs * entry.size > len(data):
         raise LdCacheError(f"{origin}: {nlibs} entries do not fit in {len(data)} bytes")
-    table = memoryview(data)[first : first + nlibs * _NEW_ENTRY.size]
+    table = memoryview(data)[first : first + nlibs * entry.size]
     # string offsets are relative to the start of the new-format header
     return [
         CacheEntry(_cstr(data, base + key), _cstr(data, base + value), flags)
-        for flags, key, value, _, _ in _NEW_ENTRY.iter_unpack(table)
+        for flags, key, value, _, _ in entry.iter_unpack(table)
     ]
 
 
@@ -557,7 +560,11 @@ def _nonweak_needs(elf: ElfFile, syms: DynamicSymbols | None = None) -> dict[str
     """The non-weak versions an object needs, per needed file name (raises ElfError); `syms`, the file's
     DynamicSymbols when the caller has them (its dynamic table is then not read again)."""
     out: dict[str, list[str]] = {}
-    for need in (syms if syms is not None else DynamicSymbols(elf)).version_needs():
+    if syms is None:
+        from stackcheck.readers.elf import DynamicSymbols
+
+        syms = DynamicSymbols(elf)
+    for need in syms.version_needs():
         if not need.weak:
             out.setdefault(need.file, []).append(need.name)
     return out
@@ -622,11 +629,16 @@ class _Answers:
 
     def _open(self) -> ElfFile:
         if self.elf is None:
+            # (the reader is imported by the first file read: a run whose every answer is kept reads none)
+            from stackcheck.readers.elf import ElfFile
+
             self.elf = ElfFile(self.path, self.view)
         return self.elf
 
     def _symbols(self) -> DynamicSymbols:
         if self.syms is None:
+            from stackcheck.readers.elf import DynamicSymbols
+
             self.syms = DynamicSymbols(self._open())
         return self.syms
 
@@ -866,7 +878,14 @@ def resolve_object(
 
 
 #: the modules whose code makes a file's kept answers (readers.kept adds itself)
-_KEPT_READERS = ("readers/libs.py", "readers/elf.py", "readers/fsview.py", "record.py", "paths.py")
+_KEPT_READERS = (
+    "readers/libs.py",
+    "readers/elf.py",
+    "readers/elferror.py",
+    "readers/fsview.py",
+    "record.py",
+    "paths.py",
+)
 
 
 def kept_libs(cache_dir: str | None = None) -> Kept | None:

@@ -9,13 +9,15 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from torch_cuda_tree import JIT, jitlink, needs_gcc, torch_cuda_site, torch_facts
 
-from stackcheck.readers import binaries, kept
+from stackcheck.readers import binaries, elf, kept
 from stackcheck.readers.elf import ElfFile
 from stackcheck.readers.fsview import HostView
 
@@ -134,6 +136,20 @@ def test_a_new_reader_or_new_architectures_data_is_a_new_key(tmp_path: Path, old
     other = kept.Kept("binaries", str(tmp_path / "cache" / "deep"), [str(DATA / "k.cu")])
     assert other.key != k1.key and other.files == {}  # another key: nothing it holds is used
     assert "architectures.json" in k1.key and "readers/fatbin.py" in k1.key and "readers/kept.py" in k1.key
+
+
+def test_every_kept_elf_answer_names_the_module_of_the_elf_machine_numbers(tmp_path: Path) -> None:
+    """The e_machine numbers and ElfError live in readers/elferror.py (a warm run imports it without the reader): a
+    change there is a change of every reader of ELF files whose answers are kept, so each of their keys names it."""
+    from stackcheck.probes import cudalibs
+    from stackcheck.readers import kernelsymbols, libs
+
+    where = str(tmp_path / "cache")
+    for k in (binaries.kept_binaries(where), libs.kept_libs(where)):
+        assert k is not None and "readers/elferror.py" in k.key and "readers/elf.py" in k.key
+    for readers in (cudalibs._RPATH_READERS, kernelsymbols._READERS):
+        assert {os.path.basename(r) for r in readers} >= {"elf.py", "elferror.py"}
+    assert elf.EM_CUDA == 190 and elf.ElfError.__module__ == "stackcheck.readers.elferror"
 
 
 def test_a_reader_rewritten_in_place_is_a_new_key_in_the_next_run(tmp_path: Path, old_files: None) -> None:
@@ -258,8 +274,6 @@ def _libs(facts: dict[str, Any], cache: Path | None) -> tuple[dict[str, Any], ke
 def test_libs_kept_answers_are_what_reading_gives_and_no_file_is_read_again(
     tmp_path: Path, old_files: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from stackcheck.readers import libs
-
     _, facts = _torch_site(tmp_path)
     plain, _ = _libs(facts, None)
     assert [x["needed"] for x in plain["torch_libraries"]["libraries"]] == [JIT]
@@ -278,10 +292,38 @@ def test_libs_kept_answers_are_what_reading_gives_and_no_file_is_read_again(
         opened.append(str(path))
         return real(path, view)
 
-    monkeypatch.setattr(libs, "ElfFile", counted)
+    monkeypatch.setattr(elf, "ElfFile", counted)  # (libs imports the reader where it opens a file)
     second, k2 = _libs(facts, tmp_path / "cache")
     assert second == plain
     assert opened == [] and k2 is not None and not k2.changed
+    third, _ = _libs(facts, None)  # (the counter sees a file opened: the check above can fail)
+    assert third == plain and opened
+
+
+_KEPT_RUN = """
+import json, sys
+from stackcheck.readers import kept, libs
+kept.RACY_NS = 0  # (the test's files are seconds old)
+facts, cache = json.loads(sys.argv[1]), sys.argv[2]
+got = libs.probe_libs(facts, {"LD_LIBRARY_PATH": ""}, kept=libs.kept_libs(cache))
+readers = ("stackcheck.readers.elf", "struct", "stackcheck.record")
+print(json.dumps([got, sorted(m for m in readers if m in sys.modules)]))
+"""
+
+
+@needs_gcc
+def test_libs_a_run_whose_every_answer_is_kept_imports_no_elf_reader(tmp_path: Path) -> None:
+    """Issue 21: a warm audit --deep took every file's answers and the ld.so cache's entries from the kept document
+    and still imported the ELF reader (its classes and struct layouts, ~6 M instructions); the first run reads the
+    files (and imports it), the second reads none and imports neither the reader nor struct, with the same answer."""
+    _, facts = _torch_site(tmp_path)
+    env = {**os.environ, "STACKCHECK_PLAN_CACHE": "1"}
+    argv = [sys.executable, "-c", _KEPT_RUN, json.dumps(facts), str(tmp_path / "cache")]
+    runs = [json.loads(subprocess.run(argv, capture_output=True, text=True, env=env, check=True).stdout) for _ in "12"]
+    (first, first_mods), (second, second_mods) = runs
+    assert first == second and first["torch_libraries"]["libraries"]
+    assert "stackcheck.readers.elf" in first_mods and "struct" in first_mods
+    assert second_mods == []
 
 
 @needs_gcc
