@@ -1574,7 +1574,7 @@ def _dcp_size(d: Derived, declared: set[str] | None) -> Any:
     if raw is None:
         return 1
     text = raw.strip()
-    digits = text.removeprefix("-").removeprefix("+")
+    digits = text[1:] if text[:1] in ("-", "+") else text  # (one sign, as int() reads: '-+5' is none; irev59)
     if not (digits.isascii() and digits.isdecimal()) or _whole(digits) is None:
         return _UNKNOWN
     return int(text)
