@@ -83,6 +83,12 @@ _CREDENTIAL_SHAPES = (
 #: word starts after one (`'\\x07hf_...'`, a refusal quoting a value from the command line with a control in it)
 _AFTER_ESCAPE = r"(?<=\\x[0-9A-Fa-f]{2})|(?<=\\u[0-9A-Fa-f]{4})|(?<=\\U[0-9A-Fa-f]{8})|(?<=\\[abfnrtv])"
 _TOKEN = _lazy(r"(?:(?<![A-Za-z0-9])|" + _AFTER_ESCAPE + r")(?:" + _CREDENTIAL_SHAPES + r")")
+#: a terminal control sequence (CSI: ESC '[' or the C1 byte 0x9b, parameters, a final letter), raw or as
+#: terminal_safe, repr() and JSON write it (`\x1b[31m`, `\u001b[31m`): a word starts after one, though its last
+#: character is a letter (irev59: a token in a coloured log line, `\x1b[31mhf_...`, was not masked). Python's
+#: lookbehind takes no pattern of varying width, so the text is masked piece by piece between these.
+_CSI = _lazy(r"((?:\\x1[bB]\[|\\u001[bB]\[|\\x9[bB]|\\u009[bB]|\x1b\[|\x9b)[0-9;?]*[A-Za-z])")
+_CSI_MARKS = ("\x1b[", "\x9b", "\\x1", "\\x9", "\\u00")
 #: text every match of _TOKEN contains (each shape starts with one of these, case as written): a text with none of
 #: them is not searched (nor the pattern compiled); tests/test_redact.py checks each shape against this list
 _TOKEN_MARKS = ("hf_", "gh", "github_pat_", "glpat-", "sk", "rk_live_", "xox", "npm_", "pypi-", "AIza", "ya29.",
@@ -181,7 +187,7 @@ def _random_looking(token: str) -> bool:
 def looks_secret(value: str) -> bool:
     """True for values that look like credentials: known token shapes, credentials in a URL, a private key,
     a secret assignment, or a long random-looking string."""
-    if _has_token(value) and _TOKEN.search(value):
+    if _has_token(value) and _tokens_masked(value) != value:
         return True
     if _PRIVATE_KEY_MARK in value and _PRIVATE_KEY.search(value):
         return True
@@ -252,7 +258,7 @@ def redact_text(text: str) -> str:
         return text
     out = redact_urls(text)
     if _has_token(out):
-        out = _TOKEN.sub(lambda m: m.group(0)[: _prefix_len(m.group(0))] + MASK, out)
+        out = _tokens_masked(out)
     if _may_assign(out):
         out = _ASSIGN.sub(_assign_masked, out)
     if "--" in out:
@@ -265,6 +271,19 @@ def redact_text(text: str) -> str:
     if _PRIVATE_KEY_MARK in out and _PRIVATE_KEY.search(out):
         out = _PRIVATE_KEY.sub("-----BEGIN PRIVATE KEY----- " + MASK, out)
     return out
+
+
+def _tokens_masked(text: str) -> str:
+    """`text` with every match of _TOKEN masked, each piece between terminal control sequences (_CSI) read as a text
+    of its own, so that a token right after one is matched."""
+
+    def masked(piece: str) -> str:
+        return _TOKEN.sub(lambda m: m.group(0)[: _prefix_len(m.group(0))] + MASK, piece)
+
+    if not any(mark in text for mark in _CSI_MARKS):
+        return masked(text)
+    pieces = _CSI.split(text)  # (its group keeps each sequence, at the odd places)
+    return "".join(piece if i % 2 else masked(piece) for i, piece in enumerate(pieces))
 
 
 def _has_token(text: str) -> bool:

@@ -143,7 +143,19 @@ def test_the_layers_point_down() -> None:
 CORE = frozenset({"facts", "knowledge", "verdicts", "plan", "documents", "readers", "derive"})
 #: the modules every layer may use; they use nothing above them
 FOUNDATION = frozenset(
-    {"stackcheck", "errors", "paths", "record", "redact", "atomic", "lean_typing", "lean_json", "lazy_re", "pyast"}
+    {
+        "stackcheck",
+        "errors",
+        "paths",
+        "record",
+        "redact",
+        "atomic",
+        "lean_typing",
+        "lean_json",
+        "lazy_re",
+        "pyast",
+        "digits",
+    }
 )
 #: the parts around the core: reading a box, assembling a command, launching, showing, the command line
 OUTER = frozenset({"probes", "image", "assembly", "launch", "render", "commands", "cli", "__main__", "driver_words"})

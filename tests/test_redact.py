@@ -349,7 +349,7 @@ def _reference_redact_text(text: str) -> str:
     if not text:
         return text
     out = redact.redact_urls(text)
-    out = redact._TOKEN.sub(lambda m: m.group(0)[: redact._prefix_len(m.group(0))] + MASK, out)
+    out = _reference_tokens_masked(out)
     out = redact._ASSIGN.sub(redact._assign_masked, out)
     out = redact._BEARER.sub(redact._bearer_masked, out)
     if redact._PRIVATE_KEY.search(out):
@@ -357,10 +357,23 @@ def _reference_redact_text(text: str) -> str:
     return out
 
 
+def _reference_tokens_masked(text: str) -> str:
+    """Every credential shape masked in each piece between terminal control sequences (irev59: a token right after
+    `\\x1b[31m`), every text split, not only those holding one of redact._CSI_MARKS."""
+    from stackcheck import redact
+
+    pieces = redact._CSI.split(text)
+    sub = redact._TOKEN.sub
+    return "".join(
+        p if i % 2 else sub(lambda m: m.group(0)[: redact._prefix_len(m.group(0))] + MASK, p)
+        for i, p in enumerate(pieces)
+    )
+
+
 def _reference_looks_secret(value: str) -> bool:
     from stackcheck import redact
 
-    if redact._TOKEN.search(value) or redact._PRIVATE_KEY.search(value):
+    if _reference_tokens_masked(value) != value or redact._PRIVATE_KEY.search(value):
         return True
     if redact.redact_urls(value) != value:
         return True
@@ -379,7 +392,7 @@ def test_the_marks_change_nothing_against_the_patterns_applied_to_every_text() -
 
     pieces = [*redact._TOKEN_MARKS, *_examples(redact._CREDENTIAL_SHAPES)[::3], "ghp", "sk", "Sk-", "hf-", "AKI",
               "eyj", "Bearer ", "bearer ", "Basic  ", "Token\t", "BEARER\x0c", "basic ", "TOKEN ", "\\x1b[0m",
-              "-----BEGIN RSA PRIVATE KEY-----", "-----BEGIN ",
+              "\x1b[1;31m", "\\x9b2m", "\\u001b[0m", "-----BEGIN RSA PRIVATE KEY-----", "-----BEGIN ",
               "api_key", "token", "PassWord", "secret", "Session-ID", "cookie", "ſecret", "\u212aey",
               "=", ": ", "https://u:p@h/", " ", "/", "_", "-", ".", "'", '"', "\n"]  # fmt: skip
     rng = random.Random(21)

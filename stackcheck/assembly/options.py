@@ -128,9 +128,11 @@ def gpu_spec(spec: str, manifests: Manifests, default_count: int = 1) -> tuple[s
 
 
 def _count(digits: str) -> int:
-    """A GPU count's digits as a number; 0 (out of range: the caller's usage error) for more than 9 of them, which
-    int() may refuse for its length (igap26: `--assume-gpu 12.0x` and 5,000 digits was an internal error, exit 4)."""
-    return int(digits) if len(digits) <= 9 else 0
+    """A GPU count's digits (a `\\d+` match) as a number; 0 (out of range: the caller's usage error) where
+    whole_number reads none (igap26: `--assume-gpu 12.0x` and 5,000 digits was an internal error, exit 4)."""
+    from stackcheck.digits import whole_number
+
+    return whole_number(digits) or 0
 
 
 def _gpu_base(text: str, manifests: Manifests) -> tuple[str, str | None] | None:

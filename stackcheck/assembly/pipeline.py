@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from stackcheck.digits import whole_number
 from stackcheck.errors import BadInputError, ProbeFailedError, UsageError
 from stackcheck.facts.model import cc_tuple, load_facts_document
 from stackcheck.lean_typing import TYPE_CHECKING, cast
@@ -28,9 +29,10 @@ HOST_SECTIONS = ("driver", "gpus", "topology", "pcie", "container_toolkit", "doc
 def parse_assume_gpu(spec: str, default_count: int = 1) -> tuple[str, int]:
     """'12.0x8' -> ('12.0', 8); without xN, `default_count` (the box's own GPU count when it has GPUs)."""
     cc, _, count = spec.strip().lower().partition("x")
-    if cc_tuple(cc) is None or (count and (not count.isdecimal() or len(count) > 4 or not 0 < int(count) <= 4096)):
+    number = whole_number(count, 4) if count else None
+    if cc_tuple(cc) is None or (count and not 0 < (number or 0) <= 4096):
         raise UsageError(f"--assume-gpu {spec!r}: expected CAPABILITY[xCOUNT], for example 12.0x8 or 9.0")
-    return cc, int(count) if count else max(1, default_count)
+    return cc, number if number is not None else max(1, default_count)
 
 
 def check_known_cc(manifests: Manifests, cc: str, option: str = "--assume-gpu") -> None:

@@ -13,6 +13,7 @@ import os
 from collections.abc import Mapping
 
 from stackcheck import lean_json
+from stackcheck.digits import whole_number
 from stackcheck.errors import BadInputError
 from stackcheck.lean_typing import TYPE_CHECKING, cast
 from stackcheck.paths import path_text
@@ -538,9 +539,10 @@ def cc_tuple(cc: str | None) -> tuple[int, int] | None:
     if not isinstance(cc, str):
         return None
     major, sep, minor = cc.partition(".")
-    if not sep or not (major.isdecimal() and minor.isdecimal() and len(major) <= 9 and len(minor) <= 9):
+    numbers = (whole_number(major), whole_number(minor))
+    if not sep or numbers[0] is None or numbers[1] is None:
         return None
-    return int(major), int(minor)
+    return numbers[0], numbers[1]
 
 
 def finite_number(value: Any) -> bool:

@@ -37,6 +37,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from stackcheck.digits import whole_number
+
 SOURCES = (
     {"repo": "NVIDIA/nvidia-container-toolkit", "path": "internal/config/image/cuda_image.go", "ref": "main"},
     {"repo": "NVIDIA/libnvidia-container", "path": "src/cli/dsl.c", "ref": "main"},
@@ -523,10 +525,10 @@ def parse_nvidia_require(env: Mapping[str, str]) -> RequireSet:
             out.errors += errors
     cuda_version = env.get("CUDA_VERSION", "")
     if cuda_version and not env.get("NVIDIA_REQUIRE_CUDA"):
-        parts = cuda_version.lstrip("v").split(".")
-        if len(parts) >= 2 and all(p.isdecimal() and len(p) <= 9 for p in parts[:2]):
+        numbers = [whole_number(p) for p in cuda_version.lstrip("v").split(".")[:2]]
+        if len(numbers) == 2 and numbers[0] is not None and numbers[1] is not None:
             out.legacy = True
-            req, errors = parse_requirement("CUDA_VERSION", f"cuda>={int(parts[0])}.{int(parts[1])}")
+            req, errors = parse_requirement("CUDA_VERSION", f"cuda>={numbers[0]}.{numbers[1]}")
             out.requirements.append(req)
             out.errors += errors
         else:

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
+from stackcheck.digits import whole_number
 from stackcheck.image.blobs import Truncated
 
 BLOCK = 512
@@ -239,7 +240,7 @@ class TarScanner:
                     sparse = True
                     name = merged.get("GNU.sparse.name", name)
                     rs = merged.get("GNU.sparse.realsize") or merged.get("GNU.sparse.size")
-                    real_size = int(rs) if rs and rs.isdecimal() and len(rs) <= 18 else None
+                    real_size = whole_number(rs, 18) if rs else None
             if pax:
                 pax = {}
             long_name = long_link = None

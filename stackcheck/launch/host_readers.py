@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 
+from stackcheck.digits import whole_number
 from stackcheck.lean_typing import NamedTuple
 
 
@@ -45,7 +46,7 @@ def _ipv4(text: str) -> bool:
     ASCII digits, no leading zero, none above 255 (so that it is also its own canonical spelling)."""
     parts = text.split(".")
     return len(parts) == 4 and all(
-        0 < len(p) <= 3 and p.isascii() and p.isdigit() and (p == "0" or p[0] != "0") and int(p) <= 255 for p in parts
+        (n := whole_number(p, 3, ascii_only=True)) is not None and n <= 255 and (p == "0" or p[0] != "0") for p in parts
     )
 
 

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
+from stackcheck.digits import whole_number
 from stackcheck.launch.gate import Derived, Problem, option_given, option_value, reading_flags
 from stackcheck.lean_typing import TYPE_CHECKING
 
@@ -1558,13 +1559,7 @@ def _whole(raw: str) -> int | None:
     """int(raw) for a whole number in decimal digits (surrounding space allowed), else None: also where int() refuses
     it for its length (more digits than sys.get_int_max_str_digits(), 4,300 by default; irev57: `--dcp-size` or
     `--ep-size` of 5,000 digits ended the gate in an internal error, exit 4)."""
-    text = raw.strip()
-    if not text.isdecimal():
-        return None
-    try:
-        return int(text)
-    except ValueError:
-        return None
+    return whole_number(raw.strip(), None)
 
 
 def _dcp_size(d: Derived, declared: set[str] | None) -> Any:
@@ -1574,10 +1569,11 @@ def _dcp_size(d: Derived, declared: set[str] | None) -> Any:
     if raw is None:
         return 1
     text = raw.strip()
-    digits = text.removeprefix("-").removeprefix("+")
-    if not (digits.isascii() and digits.isdecimal()) or _whole(digits) is None:
+    digits = text[1:] if text[:1] in ("-", "+") else text  # (one sign, as int() reads: '-+5' is none; irev59)
+    size = whole_number(digits, None, ascii_only=True)
+    if size is None:
         return _UNKNOWN
-    return int(text)
+    return -size if text[:1] == "-" else size
 
 
 def _ep_below_tp(d: Derived, declared: set[str] | None) -> Any:
@@ -2387,5 +2383,5 @@ def numeric(text: Any) -> tuple[int, ...] | None:
     """'12.3' -> (12, 3); '4' -> (4,); None for anything else (igap26: also a part of more than 9 digits, which int()
     may refuse for its length: a facts file's torch CUDA of 5,000 digits ended the gate in an internal error)."""
     parts = str(text).split(".")[:2] if text is not None else []
-    whole = parts and all(0 < len(x) <= 9 and x.isdecimal() for x in parts)
-    return tuple(int(x) for x in parts) if whole else None
+    numbers = [whole_number(x) for x in parts]
+    return tuple(n for n in numbers if n is not None) if numbers and None not in numbers else None

@@ -54,6 +54,7 @@ import os
 import posixpath
 import time
 
+from stackcheck.digits import whole_number
 from stackcheck.lazy_re import lazy as _lazy
 from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.probes import IMAGE_ONLY
@@ -232,13 +233,15 @@ def _process_start(view: FileView, pid: int) -> float | None:
         return None
     fields = stat.rpartition(")")[2].split()
     btime = next((line.split()[1] for line in boot.splitlines() if line.startswith("btime ")), None)
-    if len(fields) < 20 or btime is None or not all(t.isdecimal() and len(t) <= 18 for t in (fields[19], btime)):
+    start = whole_number(fields[19], 18) if len(fields) >= 20 else None
+    booted = whole_number(btime, 18) if btime is not None else None
+    if start is None or booted is None:
         return None
     try:
         ticks = os.sysconf("SC_CLK_TCK")
     except (ValueError, OSError, AttributeError):
         ticks = 100
-    return int(btime) + int(fields[19]) / max(1, ticks)
+    return booted + start / max(1, ticks)
 
 
 def _dockerd_process(view: FileView, out: dict[str, Any]) -> list[str] | None:

@@ -111,6 +111,7 @@ import os
 import posixpath
 from collections.abc import Callable, Mapping, Sequence
 
+from stackcheck.digits import whole_number
 from stackcheck.lazy_re import lazy as _lazy
 from stackcheck.lazy_re import lazy_bytes as _lazy_bytes
 from stackcheck.lean_typing import TYPE_CHECKING
@@ -181,10 +182,10 @@ def view_of(ctx: ProbeContext) -> FileView:
 def _major_minor(version: Any) -> str | None:
     if not isinstance(version, str):
         return None
-    parts = version.split(".")
-    if len(parts) < 2 or not all(p.isdecimal() and len(p) <= 9 for p in parts[:2]):
+    numbers = [whole_number(p) for p in version.split(".")[:2]]
+    if len(numbers) < 2 or numbers[0] is None or numbers[1] is None:
         return None
-    return f"{int(parts[0])}.{int(parts[1])}"
+    return f"{numbers[0]}.{numbers[1]}"
 
 
 def _is_elf(view: FileView, path: str) -> bool:
@@ -470,8 +471,7 @@ def _gnu_major(view: FileView, gcc: str, programs: list[str]) -> int | None:
         return int(named.group(1))
     majors = {posixpath.basename(d).split(".")[0] for d in programs if is_file(view, f"{d}/cc1plus")}
     only = majors.pop() if len(majors) == 1 else ""
-    # ('²' is a digit to isdigit (irev56); more than 9 digits, int() may refuse (igap26))
-    return int(only) if only.isascii() and only.isdigit() and len(only) <= 9 else None
+    return whole_number(only, ascii_only=True)  # ('²' (irev56), and 5,000 digits (igap26): None)
 
 
 def _gnu_support(view: FileView, major: int, toolkit: str) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import re
 
+from stackcheck.digits import whole_number
 from stackcheck.lazy_re import lazy as _lazy
 from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.probes.interface import (
@@ -162,17 +163,19 @@ def _from_nvidia_smi(ctx: ProbeContext) -> tuple[list[dict[str, Any]], str | Non
         if not line.strip():
             continue
         cols = [c.strip() for c in line.split(",")]
-        if len(cols) != 8 or not (cols[0].isascii() and cols[0].isdigit() and len(cols[0]) <= 9):
+        index = whole_number(cols[0], ascii_only=True) if len(cols) == 8 else None
+        if index is None:
             return f"output line {n} not understood: {line.strip()[:80]!r}"
-        index, name, uuid, bus, cc, mem, pm, drv = cols
+        _, name, uuid, bus, cc, mem, pm, drv = cols
+        mib = whole_number(mem, 18)
         gpus.append(
             {
-                "index": int(index),
+                "index": index,
                 "name": name or None,
                 "uuid": uuid or None,
                 "pci_bus_id": bus or None,
                 "compute_capability": cc if re.fullmatch(r"\d+\.\d+", cc) else None,
-                "memory_bytes": int(mem) * 1024 * 1024 if mem.isdecimal() and len(mem) <= 18 else None,
+                "memory_bytes": mib * 1024 * 1024 if mib is not None else None,
                 "persistence_mode": {"enabled": True, "disabled": False}.get(pm.lower()),
                 "mig_mode": None,
             }

@@ -12,6 +12,7 @@ import posixpath
 import time
 from collections.abc import Iterable, Mapping
 
+from stackcheck.digits import whole_number
 from stackcheck.facts import archs
 from stackcheck.facts.archs import sort_targets
 from stackcheck.facts.model import KERNEL_MODULE, KERNEL_PACKAGES
@@ -254,10 +255,10 @@ def _merge_scan(into: dict[str, Any], more: Mapping[str, Any], where: str) -> No
 def _cc_tuple(cc: str | tuple[int, int]) -> tuple[int, int] | None:
     if isinstance(cc, tuple):
         return cc
-    major, _, minor = cc.strip().partition(".")
-    if not (major.isdecimal() and minor.isdecimal() and len(major) <= 9 and len(minor) <= 9):
+    major, minor = (whole_number(p) for p in cc.strip().partition(".")[::2])
+    if major is None or minor is None:
         return None
-    return int(major), int(minor)
+    return major, minor
 
 
 def binary_coverage(binaries_for_pkg: Mapping[str, Any], cc: str | tuple[int, int]) -> dict[str, Any]:

@@ -15,6 +15,8 @@ from __future__ import annotations
 import os
 import sys
 
+from stackcheck.digits import whole_number
+
 MIN_WIDTH = 40
 DEFAULT_WIDTH = 80
 UNLIMITED = 10**6  # piped output: one line per row and per reason, as long as it is
@@ -27,9 +29,9 @@ _SGR = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33", "cy
 
 def output_width() -> int:
     """$COLUMNS, else the terminal's width; piped output (a file, grep, a log) is not wrapped at all."""
-    env = os.environ.get("COLUMNS", "")
-    if env.isdecimal() and len(env) <= 9 and int(env) > 0:  # (igap26: 5,000 digits, int() refuses: exit 4)
-        return max(MIN_WIDTH, int(env))
+    columns = whole_number(os.environ.get("COLUMNS", ""))  # (igap26: 5,000 digits, int() refused: exit 4)
+    if columns is not None and columns > 0:
+        return max(MIN_WIDTH, columns)
     try:
         if sys.stdout is not None and sys.stdout.isatty():
             import shutil  # on a terminal only: it costs start-up time

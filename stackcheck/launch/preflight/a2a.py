@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from stackcheck.digits import whole_number
 from stackcheck.launch.preflight.result import CheckResult
 from stackcheck.lean_typing import TYPE_CHECKING
 
@@ -273,7 +274,7 @@ def _number(text: str) -> int | None:
     """A version part of a facts file (torch's CUDA, the target Python's) as a number: ASCII digits, at most 9 of
     them, else None (igap26: '²' passes str.isdigit() and 5,000 digits pass str.isdecimal(), and int() raises on
     both: a hand-written or hostile facts file ended the gate in an internal error, exit 4)."""
-    return int(text) if 0 < len(text) <= 9 and text.isascii() and text.isdigit() else None
+    return whole_number(text, ascii_only=True)
 
 
 def _cuda_major(version: object) -> int | None:
