@@ -87,8 +87,9 @@ assembler that a user put in place of Triton's bundled one:
   NVCC_PREPEND_FLAGS / NVCC_APPEND_FLAGS, the toolkit's nvcc.profile or a wrapper nvcc may name another
   (nvcc_host_compiler); false too where that gcc's program directory (of its own major, where its name says it)
   holds cc1 and no cc1plus (gcc without g++: nvcc compiles the host code as C++).
-- `nvcc_host_gnu_major`: that gcc's major (its resolved name gcc-N / g++-N, else its one program directory), absent
-  where neither says it; `nvcc_host_gnu_max` / `nvcc_host_gnu_supported`: the newest major the toolkit's
+- `nvcc_host_gnu_major`: that gcc's major (its resolved name gcc-N / g++-N, else its one program directory, else the one
+  GCC version directory of its prefix: _layout_major), absent where none says it; `nvcc_host_gnu_max` /
+  `nvcc_host_gnu_supported`: the newest major the toolkit's
   include/crt/host_config.h takes, and whether the gcc is within it (_gnu_support); absent where the header is not
   read or NVCC_PREPEND_FLAGS / NVCC_APPEND_FLAGS hold -allow-unsupported-compiler.
 - `flashinfer_host` / `flashinfer_allow_unsupported` / `cc_host_found` / `cc_host` / `cc_host_gnu_*`: the host
@@ -394,8 +395,11 @@ def _gcc_host(view: FileView, gcc: str, toolkit: str, allowed: bool, key: str, l
             ),
         }
     major = _gnu_major(view, gcc, programs)
+    why = None
+    if major is None and not programs:  # (no program directory with cc1 or cc1plus: the prefix's layout, igap28)
+        major, why = _layout_major(view, gcc)
     if major is None:
-        return _gnu_unread(view, gcc, toolkit, allowed, key, label)
+        return _gnu_unread(view, gcc, toolkit, allowed, key, label, why)
     out: dict[str, Any] = {f"{key}_gnu_major": major}
     if not allowed:
         out.update({f"{key}_gnu_{k.rsplit('_', 1)[1]}": v for k, v in _gnu_support(view, major, toolkit).items()})
@@ -426,7 +430,9 @@ _GNU_LIMIT = _lazy(r"#if __GNUC__ > (\d{1,9})\s+#error -- unsupported GNU versio
 _GCC_NAME_MAJOR = _lazy(r"(?:gcc|g\+\+)-(\d{1,9})")
 
 
-def _gnu_unread(view: FileView, gcc: str, toolkit: str, allowed: bool, key: str, label: str) -> dict[str, Any]:
+def _gnu_unread(
+    view: FileView, gcc: str, toolkit: str, allowed: bool, key: str, label: str, why: str | None = None
+) -> dict[str, Any]:
     """`KEY_gnu_supported` null, with why, where the toolkit's host_config.h limits the gcc major and the major of the
     gcc nvcc runs is not read (irev58): a name in GCC's that resolves to another program (a ccache or distcc
     masquerade link, /usr/lib/ccache/gcc -> /usr/bin/ccache: the compiler it runs in turn is not read), or a gcc
@@ -445,6 +451,8 @@ def _gnu_unread(view: FileView, gcc: str, toolkit: str, allowed: bool, key: str,
     what = (
         f"resolves to {real}, not GCC's driver (a ccache or distcc masquerade link, or a wrapper): the compiler it runs"
         if not _GCC_DRIVER.fullmatch(posixpath.basename(real))
+        else f"names no major, and {why}: its version"
+        if why
         else "names no major, and its program directories do not tell one: its version"
     )
     return {
@@ -453,6 +461,72 @@ def _gnu_unread(view: FileView, gcc: str, toolkit: str, allowed: bool, key: str,
         f"{key}_gnu_supported_reason": f"{label} {what} is not read, and {toolkit}/include/crt/host_config.h takes "
         f"gcc {limit} at most",
     }
+
+
+#: what a GCC version directory of an installation holds (PREFIX/lib/gcc/TRIPLET/VERSION: the start files and libgcc;
+#: PREFIX/libexec/gcc/TRIPLET/VERSION: the compilers proper): a directory of a version name without any of these is
+#: not counted (a leftover)
+_GCC_VERSION_FILES = ("cc1", "cc1plus", "crtbegin.o", "libgcc.a", "include/stddef.h")
+_VERSION_NAME = _lazy(r"(\d{1,9})(?:\.\d{1,9}){0,2}")
+#: in a wrapper script's text: the program it execs (an absolute path), and the GCC majors it names (a version
+#: directory PREFIX/lib/gcc/TRIPLET/N, libstdc++'s include/c++/N, a gcc-N / g++-N program)
+_SCRIPT_EXEC = _lazy(r"""(?m)^[ \t]*exec[ \t]+["']?(/[^\s"';|&]+)""")
+_SCRIPT_MAJORS = _lazy(r"/gcc/[\w.+-]+/(\d{1,9})(?:\.\d+)*/|/c\+\+/(\d{1,9})\b|\b(?:gcc|g\+\+)-(\d{1,9})\b")
+
+
+def _layout_major(view: FileView, gcc: str) -> tuple[int | None, str | None]:
+    """(the major of a GCC driver whose name says none and whose prefix has no program directory with cc1 / cc1plus;
+    why not, where not). The driver finds its own files relative to where it lies (gcc/gcc.cc process_command:
+    gcc_exec_prefix and gcc_libexec_prefix from make_relative_prefix(argv[0], bindir, exec / libexec prefix), then
+    VERSION below TRIPLET), so the one version directory PREFIX/lib/gcc/TRIPLET/VERSION or
+    PREFIX/libexec/gcc/TRIPLET/VERSION (named N or N.M.P; holding start files, libgcc or a compiler) beside
+    PREFIX/bin/gcc says its major (inferred from that layout; nothing is run). None, with why, where two majors
+    sit there. A driver that is a script (the lent H100's /opt/gcc/bin/gcc: `exec /opt/gcc/bin/gcc-real -B... "$@"`)
+    counts only where every program it execs lies in that prefix and every major its text names is the same (igap28:
+    the major of CC=/opt/gcc/bin/gcc was not read, so FlashInfer's JIT on SGLang < 0.5.9 was refused as unknown)."""
+    try:
+        real = view.realpath(gcc)
+    except (OSError, ValueError):
+        return None, None
+    bin_dir = posixpath.dirname(real)
+    if not _GCC_DRIVER.fullmatch(posixpath.basename(real)) or posixpath.basename(bin_dir) != "bin":
+        return None, None
+    prefix = posixpath.dirname(bin_dir)
+    found: dict[int, list[str]] = {}
+    for sub in ("lib/gcc", "libexec/gcc"):
+        base = posixpath.join(prefix, sub)
+        for triplet in listdir_or_empty(view, base):
+            for version in listdir_or_empty(view, f"{base}/{triplet}"):
+                d = f"{base}/{triplet}/{version}"
+                named = _VERSION_NAME.fullmatch(version) if version.isascii() else None
+                if named is None or not any(is_file(view, f"{d}/{f}") for f in _GCC_VERSION_FILES):
+                    continue
+                found.setdefault(int(named.group(1)), []).append(d)
+    if not found:
+        return None, None
+    if len(found) > 1:
+        dirs = ", ".join(d for major in sorted(found) for d in found[major])
+        return None, f"GCC version directories of {len(found)} majors sit in its prefix ({dirs}): which it runs"
+    major = next(iter(found))
+    if _is_elf(view, real):
+        return major, None
+    try:
+        text = view.read_bytes(real, 1 << 16).decode("utf-8", "replace")
+    except (OSError, ValueError):
+        return None, f"{real} is no ELF program and could not be read"
+    targets = _SCRIPT_EXEC.findall(text)
+    if not text.startswith("#!") or not targets or any(not t.startswith(prefix + "/") for t in targets):
+        runs = ", ".join(targets) if targets else "no program named by an absolute path after exec"
+        return None, f"{real} is a wrapper (it runs {runs}, not only programs of {prefix})"
+    named_majors = {int(next(g for g in m if g)) for m in _SCRIPT_MAJORS.findall(text)}
+    for target in targets:
+        tail = _GCC_NAME_MAJOR.search(posixpath.basename(target))
+        if tail is not None and tail.end() == len(posixpath.basename(target)):
+            named_majors.add(int(tail.group(1)))
+    if named_majors - {major}:
+        others = ", ".join(str(m) for m in sorted(named_majors))
+        return None, f"its wrapper script {real} names gcc {others} beside its prefix's {major}"
+    return major, None
 
 
 def _gnu_major(view: FileView, gcc: str, programs: list[str]) -> int | None:
