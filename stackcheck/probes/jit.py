@@ -643,6 +643,79 @@ def flashinfer_host_compiler(
     return out
 
 
+#: the environment variable through which FlashInfer's own JIT before 0.5.0 (flashinfer-python 0.2.11 sdist
+#: flashinfer/jit/cpp_ext.py:116, 0.2.14 :140, 0.3.0 :144, 0.3.1 :175, 0.4.0rc1 :190: `nvcc =
+#: os.environ.get("PYTORCH_NVCC", "$cuda_home/bin/nvcc")`) and torch's cpp_extension (_write_ninja_file: torch 2.8.0
+#: :2840, 2.9.1 :2842, 2.10.0 :2948, 2.11.0 :3029, 2.12.0 :3037, 2.13.0 :3148, 2.14.1 :3161) take another nvcc
+PYTORCH_NVCC_ENV = "PYTORCH_NVCC"
+#: the compiler launchers a PYTORCH_NVCC of two words may start with (ccache / sccache NVCC: the shell splits the
+#: ninja file's unquoted `nvcc = ...` line, and the launcher runs the second word, looked up on the PATH)
+_NVCC_LAUNCHERS = ("ccache", "sccache")
+
+
+def pytorch_nvcc(env: Mapping[str, str], view: FileView, nvcc: str | None) -> dict[str, Any]:
+    """The `pytorch_nvcc*` keys of the jit section, where PYTORCH_NVCC is in the server's environment (even empty):
+    FlashInfer before 0.5.0 writes its value, unquoted, as the `nvcc` of its JIT ninja file in place of
+    `$cuda_home/bin/nvcc` (the toolkit the other jit keys read), and ninja runs it through /bin/sh -c.
+    `pytorch_nvcc_found`: whether the program it names is there (one program, or ccache / sccache and one program,
+    each looked up on the server's PATH); false where it is empty (the command then starts with nvcc's first flag) or
+    a program is missing; null with `pytorch_nvcc_reason` where it is not read (other words, a relative path, shell
+    syntax). `pytorch_nvcc_same`: true where that program is the JIT toolkit's own bin/nvcc (the same file once links
+    are resolved), so that the toolkit's readings (nvcc_found, cuda, the headers, the host compiler) judge the nvcc
+    FlashInfer runs; null with the reason otherwise (another nvcc, not read). Absent where `pytorch_nvcc_found` is
+    not true (igap28)."""
+    if PYTORCH_NVCC_ENV not in env:
+        return {}
+    value = env[PYTORCH_NVCC_ENV]
+    out: dict[str, Any] = {"pytorch_nvcc": value, "pytorch_nvcc_found": None}
+    words = value.split()
+    path_value = env.get("PATH", SH_DEFAULT_PATH)
+    if any(c in value for c in "$`*?[\"'\\;&|<>()"):
+        out["pytorch_nvcc_reason"] = f"PYTORCH_NVCC={value!r}: shell syntax the build's /bin/sh reads, not read here"
+        return out
+    if not words:
+        out["pytorch_nvcc_found"] = False
+        out["pytorch_nvcc_reason"] = (
+            "PYTORCH_NVCC is set and empty: FlashInfer's ninja file gets an empty nvcc, and the shell runs the "
+            "first flag of the command as a program"
+        )
+        return out
+    if len(words) == 2 and words[0] in _NVCC_LAUNCHERS:
+        if which(view, words[0], path_value) is None:
+            out["pytorch_nvcc_found"] = False
+            out["pytorch_nvcc_reason"] = f"PYTORCH_NVCC={value!r}: no {words[0]} on the server's PATH"
+            return out
+        program = words[1]
+    elif len(words) == 1:
+        program = words[0]
+    else:
+        out["pytorch_nvcc_reason"] = f"PYTORCH_NVCC={value!r}: a command of several words, not read"
+        return out
+    if "/" in program and not program.startswith("/"):
+        out["pytorch_nvcc_reason"] = f"PYTORCH_NVCC={value!r} is relative to the JIT build's directory: not read"
+        return out
+    found = which(view, program, path_value)
+    if found is None:
+        out["pytorch_nvcc_found"] = False
+        out["pytorch_nvcc_reason"] = f"PYTORCH_NVCC={value!r}: no program {program} on the server's PATH"
+        return out
+    out["pytorch_nvcc_found"] = True
+    out["pytorch_nvcc_same"] = None
+    try:
+        same = nvcc is not None and view.realpath(found) == view.realpath(nvcc)
+    except (OSError, ValueError):
+        same = False
+    if same:
+        out["pytorch_nvcc_same"] = True
+    else:
+        toolkit = nvcc if nvcc is not None else "no toolkit nvcc"
+        out["pytorch_nvcc_reason"] = (
+            f"PYTORCH_NVCC={value!r} runs {found}, not the JIT toolkit's nvcc ({toolkit}) that the toolkit checks read "
+            "(its version, headers and host compiler are not read)"
+        )
+    return out
+
+
 def cc_one_program(value: str) -> bool | None:
     """`cc_host_one_program`: whether `-ccbin $CC` reaches nvcc as one program. FlashInfer writes CC into its ninja
     file unquoted (cpp_ext.py join_multiline; 0.5.0 :91 and :210, 0.7.2 :128 and :306) and ninja runs the command
@@ -1066,6 +1139,7 @@ def probe_jit(
     out.update(nvcc_host_compiler(env, view, nvcc_path, nvcc_path is not None and _is_elf(view, nvcc_path)))
     out.update(nccl_so_path(env, view))
     out.update(flashinfer_host_compiler(env, view, nvcc_path, nvcc_path is not None and _is_elf(view, nvcc_path)))
+    out.update(pytorch_nvcc(env, view, nvcc_path))
     torch_lib, torch_gap = torch_lib_dir(facts)
     machine = _link_machine(facts, view)
     out.update(nccl_link(env, view, home_for_link, isinstance(toolkits, list), machine, torch_lib, torch_gap))

@@ -307,6 +307,13 @@ MUTATIONS: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     # flashinfer-jit-cc-args (igap24): CC='ccache gcc', split by the shell of FlashInfer's ninja command
     "flashinfer-cc-two-words": ("h200-newest", _jit(flashinfer_host="cc", flashinfer_allow_unsupported=False,
                                                     cc_host_found=None, cc_host_one_program=False)),
+    # flashinfer-jit-pytorch-nvcc / -toolkit (igap28): FlashInfer before 0.5.0 compiles with PYTORCH_NVCC's nvcc
+    "flashinfer-pytorch-nvcc-missing": ("h200-newest", _both(_packages(flashinfer_python="0.4.1"),
+                                                             _jit(pytorch_nvcc="/opt/x/nvcc",
+                                                                  pytorch_nvcc_found=False))),
+    "flashinfer-pytorch-nvcc-other": ("h200-newest", _both(_packages(flashinfer_python="0.4.1"),
+                                                           _jit(pytorch_nvcc="/opt/x/nvcc", pytorch_nvcc_found=True,
+                                                                pytorch_nvcc_same=False))),
     "no-cuda-home": ("h200-newest", _jit(chosen_by="none")),
     # symm-mem-allocator-cuda-header / -nccl-header: the compile finds no cuda_runtime.h; 0.5.4 and no nccl.h
     "no-cuda-runtime-h": ("h200-newest", _jit(cxx_cuda_runtime_h_found=False)),
