@@ -85,8 +85,9 @@ assembler that a user put in place of Triton's bundled one:
   or the gcc / g++ NVCC_CCBIN names (a file, DIR/gcc for a directory, a bare name on that PATH: _ccbin_host; false
   where it is missing); left out with `nvcc_host_reason` where NVCC_CCBIN names another kind of compiler, a -ccbin in
   NVCC_PREPEND_FLAGS / NVCC_APPEND_FLAGS, the toolkit's nvcc.profile or a wrapper nvcc may name another
-  (nvcc_host_compiler); false too where that gcc's program directory (of its own major, where its name says it)
-  holds cc1 and no cc1plus (gcc without g++: nvcc compiles the host code as C++).
+  (nvcc_host_compiler; an NVCC_CCBIN naming clang is read, igap28); false too where that gcc's program directory (of
+  its own major, where its name says it) holds cc1 and no cc1plus (gcc without g++: nvcc compiles the host code as
+  C++).
 - `nvcc_host_gnu_major`: that gcc's major (its resolved name gcc-N / g++-N, else its one program directory, else the one
   GCC version directory of its prefix: _layout_major), absent where none says it; `nvcc_host_gnu_max` /
   `nvcc_host_gnu_supported`: the newest major the toolkit's
@@ -99,6 +100,11 @@ assembler that a user put in place of Triton's bundled one:
   `flashinfer_host_reason` where FLASHINFER_NVCC or a -ccbin in FLASHINFER_EXTRA_CUDAFLAGS names another.
   `cc_host_one_program` (where CC is set): whether the shell that runs FlashInfer's ninja command leaves $CC one word
   (false where a second word is no option, CC='ccache gcc': nvcc takes it for a second input file; cc_one_program).
+- `nvcc_host_clang_*` / `cc_host_clang_*`: for a clang NVCC_CCBIN or CC names (igap28: found, never judged), its major
+  (`_major`: clang-N, an llvm-N directory, the one PREFIX/lib/clang/N), the newest the toolkit's host_config.h takes
+  (`_max`) and whether it is within it (`_supported`: null where the major is not read; _clang_host).
+- `pytorch_nvcc` / `pytorch_nvcc_found` / `pytorch_nvcc_same`: PYTORCH_NVCC, the nvcc FlashInfer before 0.5.0 compiles
+  with in place of the toolkit's bin/nvcc (pytorch_nvcc).
 
 Files are read through a FileView (stackcheck/readers/fsview.py) with box paths; nothing is imported.
 """
@@ -376,7 +382,10 @@ def nvcc_host_compiler(env: Mapping[str, str], view: FileView, nvcc: str | None,
     if found is not None:
         out["nvcc_host"] = found
         allowed = any(_ALLOW_UNSUPPORTED.search(env.get(name) or "") for name in NVCC_HOST_ENV)
-        out.update(_gcc_host(view, found, toolkit, allowed, "nvcc_host", found))
+        if named and _is_clang(view, found):  # (igap28: NVCC_CCBIN naming clang was left out, its rules unjudged)
+            out.update(_clang_host(view, found, toolkit, allowed, "nvcc_host", found))
+        else:
+            out.update(_gcc_host(view, found, toolkit, allowed, "nvcc_host", found))
     return out
 
 
@@ -420,8 +429,9 @@ def _ccbin_host(view: FileView, value: str, search: str) -> tuple[str | None, st
         return None, f"NVCC_CCBIN={value!r} is empty or relative to a working directory: not read"
     if value.startswith("/") and kind_of(view, value) == "dir":
         value = posixpath.join(value, NVCC_DEFAULT_HOST)
-    if not _CCBIN_GNU.fullmatch(posixpath.basename(value.rstrip("/"))):
-        return None, f"NVCC_CCBIN={value!r} names a host compiler other than gcc / g++: not read"
+    name = posixpath.basename(value.rstrip("/"))
+    if not _CCBIN_GNU.fullmatch(name) and not _CLANG_DRIVER.fullmatch(name):
+        return None, f"NVCC_CCBIN={value!r} names a host compiler other than gcc / g++ / clang: not read"
     return which(view, value, search), None
 
 
@@ -461,6 +471,86 @@ def _gnu_unread(
         f"{key}_gnu_supported_reason": f"{label} {what} is not read, and {toolkit}/include/crt/host_config.h takes "
         f"gcc {limit} at most",
     }
+
+
+#: a compiler name that is clang's driver (clang, clang++, clang-19, x86_64-linux-gnu-clang++-18)
+_CLANG_DRIVER = _lazy(r"(?:[\w.+-]+-)?clang(?:\+\+)?(?:-\d+(?:\.\d+)*)?")
+_CLANG_NAME_MAJOR = _lazy(r"clang(?:\+\+)?-(\d{1,9})")
+_LLVM_DIR = _lazy(r"llvm-(\d{1,9})")
+#: the toolkit's host_config.h test of a (non-Apple, non-Grace, non-HOS) clang's major: '#if (__clang_major__ >= N) ...'
+#: then '#error -- unsupported clang version!' (nvidia-cuda-nvcc-cu12 12.8.93 include/crt/host_config.h:156-157, N 20;
+#: nvidia-cuda-crt 13.0.88 nvidia/cu13/include/crt/host_config.h:150-151, N 21)
+_CLANG_LIMIT = _lazy(r"#if \(__clang_major__ >= (\d{1,9})\)[^\n]*\n#error -- unsupported clang version")
+
+
+def _is_clang(view: FileView, compiler: str) -> bool:
+    """Whether a found compiler is clang's driver by its name or by the name it resolves to."""
+    try:
+        real = posixpath.basename(view.realpath(compiler))
+    except (OSError, ValueError):
+        real = ""
+    return bool(_CLANG_DRIVER.fullmatch(posixpath.basename(compiler)) or _CLANG_DRIVER.fullmatch(real))
+
+
+def _clang_major(view: FileView, clang: str) -> tuple[int | None, str]:
+    """(a clang's major, why not): its resolved name clang-N / clang++-N, else an llvm-N directory on its resolved path
+    (Debian / Ubuntu: /usr/lib/llvm-N/bin/clang), else the one version directory of PREFIX/lib/clang (its resource
+    directory, found relative to the binary); None with why where none says it."""
+    try:
+        real = view.realpath(clang)
+    except (OSError, ValueError):
+        return None, f"{clang} could not be resolved"
+    name = posixpath.basename(real)
+    if not _CLANG_DRIVER.fullmatch(name):
+        return None, f"{clang} resolves to {real}, not clang's driver (a ccache masquerade link or a wrapper)"
+    named = _CLANG_NAME_MAJOR.search(name)
+    if named is not None and named.end() == len(name):
+        return int(named.group(1)), ""
+    for part in real.split("/"):
+        llvm = _LLVM_DIR.fullmatch(part)
+        if llvm is not None:
+            return int(llvm.group(1)), ""
+    if posixpath.basename(posixpath.dirname(real)) == "bin":
+        base = posixpath.join(posixpath.dirname(posixpath.dirname(real)), "lib/clang")
+        majors = {
+            int(m.group(1))
+            for v in listdir_or_empty(view, base)
+            if v.isascii() and (m := _VERSION_NAME.fullmatch(v)) is not None
+        }
+        if len(majors) == 1:
+            return majors.pop(), ""
+        if majors:
+            return None, f"{clang}'s prefix holds clang resource directories of {len(majors)} majors ({base})"
+    return None, f"{clang} names no major, and no llvm-N directory or resource directory tells one"
+
+
+def _clang_host(view: FileView, clang: str, toolkit: str, allowed: bool, key: str, label: str) -> dict[str, Any]:
+    """`KEY_clang_major` / `KEY_clang_max` / `KEY_clang_supported` (igap28): a clang nvcc runs as its host compiler,
+    against the newest clang major the toolkit's include/crt/host_config.h takes (_CLANG_LIMIT: N - 1). Nothing where
+    -allow-unsupported-compiler reaches nvcc or the header's clang test is not read; `KEY_clang_supported` null, with
+    `KEY_clang_supported_reason`, where the clang's major is not read (never ok without a reading). NVIDIA's Grace
+    clang (__GRCO_CLANG_COMPILER__, its own range) is not told apart: judged as clang."""
+    major, why = _clang_major(view, clang)
+    out: dict[str, Any] = {}
+    if major is not None:
+        out[f"{key}_clang_major"] = major
+    if allowed:
+        return out
+    try:
+        header = view.read_bytes(f"{toolkit}/include/crt/host_config.h", 1 << 17).decode("utf-8", "replace")
+    except (OSError, ValueError):
+        return out
+    limit = _CLANG_LIMIT.search(header)
+    if limit is None:
+        return out
+    most = int(limit.group(1)) - 1
+    out[f"{key}_clang_max"] = most
+    out[f"{key}_clang_supported"] = None if major is None else major <= most
+    if major is None:
+        out[f"{key}_clang_supported_reason"] = (
+            f"{label}: {why}, and {toolkit}/include/crt/host_config.h takes clang {most} at most"
+        )
+    return out
 
 
 #: what a GCC version directory of an installation holds (PREFIX/lib/gcc/TRIPLET/VERSION: the start files and libgcc;
@@ -779,10 +869,13 @@ def _cc_host(env: Mapping[str, str], view: FileView, nvcc: str, real_nvcc: bool,
         real = posixpath.basename(view.realpath(found))
     except (OSError, ValueError):
         return out
+    if _is_clang(view, found):  # clang, or a link in clang's name (igap28: it was found and never judged)
+        out.update(_clang_host(view, found, toolkit, allowed, "cc_host", f"CC={value!r} ({found})"))
+        return out
     if not _GCC_DRIVER.fullmatch(real):
         if _GCC_DRIVER.fullmatch(posixpath.basename(found)):  # a link in GCC's name to another program (ccache)
             out.update(_gnu_unread(view, found, toolkit, allowed, "cc_host", f"CC={value!r} ({found})"))
-        return out  # clang, or a name that does not say: its C++ part and version are not read
+        return out  # a name that does not say: its C++ part and version are not read
     out.update(_gcc_host(view, found, toolkit, allowed, "cc_host", f"CC={value!r} ({found})"))
     return out
 

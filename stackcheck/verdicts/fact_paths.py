@@ -355,6 +355,9 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
                 "jit.nvcc_host_gnu_major",
                 "jit.nvcc_host_gnu_max",
                 "jit.nvcc_host_gnu_supported",
+                "jit.nvcc_host_clang_major",
+                "jit.nvcc_host_clang_max",
+                "jit.nvcc_host_clang_supported",
                 "jit.nccl_so_path",
                 "jit.nccl_so_path_found",
                 "jit.flashinfer_host",
@@ -364,6 +367,9 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
                 "jit.cc_host_gnu_major",
                 "jit.cc_host_gnu_max",
                 "jit.cc_host_gnu_supported",
+                "jit.cc_host_clang_major",
+                "jit.cc_host_clang_max",
+                "jit.cc_host_clang_supported",
                 "jit.cc_host_one_program",
                 "jit.pytorch_nvcc",
                 "jit.pytorch_nvcc_found",
@@ -407,7 +413,9 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "toolkit's (`pytorch_nvcc`: absent where unset), whether the program it names is there "
             "(`pytorch_nvcc_found`: one program, or ccache / sccache and one; false where empty or missing; null where "
             "not read) and whether "
-            "it is the toolkit's own bin/nvcc (`pytorch_nvcc_same`: null where it is another) "
+            "it is the toolkit's own bin/nvcc (`pytorch_nvcc_same`: null where it is another); for a clang that "
+            "NVCC_CCBIN or CC names, its major and the newest the toolkit's host_config.h takes "
+            "(`nvcc_host_clang_*`, `cc_host_clang_*`: `_supported` null where the clang's major is not read) "
             "(stackcheck/probes/jit.py)",
         ),
     ),

@@ -307,6 +307,14 @@ MUTATIONS: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     # flashinfer-jit-cc-args (igap24): CC='ccache gcc', split by the shell of FlashInfer's ninja command
     "flashinfer-cc-two-words": ("h200-newest", _jit(flashinfer_host="cc", flashinfer_allow_unsupported=False,
                                                     cc_host_found=None, cc_host_one_program=False)),
+    # flashinfer-jit-cc-host-clang, flashinfer-jit-nvcc-host-clang, sglang-jit-nvcc-host-clang (igap28): a clang 20
+    # beside a toolkit whose host_config.h takes clang 19 at most, named by CC or NVCC_CCBIN
+    "flashinfer-cc-clang-too-new": ("h200-newest", _jit(flashinfer_host="cc", flashinfer_allow_unsupported=False,
+                                                        cc_host_found=True, cc_host_clang_major=20,
+                                                        cc_host_clang_supported=False)),
+    "ccbin-clang-too-new": ("h200-newest", _jit(flashinfer_host="nvcc-default", flashinfer_allow_unsupported=False,
+                                                nvcc_host_found=True, nvcc_host_clang_major=20,
+                                                nvcc_host_clang_supported=False)),
     # flashinfer-jit-pytorch-nvcc / -toolkit (igap28): FlashInfer before 0.5.0 compiles with PYTORCH_NVCC's nvcc
     "flashinfer-pytorch-nvcc-missing": ("h200-newest", _both(_packages(flashinfer_python="0.4.1"),
                                                              _jit(pytorch_nvcc="/opt/x/nvcc",
