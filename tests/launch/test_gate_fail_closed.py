@@ -594,6 +594,7 @@ def test_every_launch_items_are_data_not_code() -> None:
         # irev54: nvcc gets no -ccbin from SGLang's JIT builds and runs its default host compiler, gcc on PATH
         "jit-toolchain:sglang-jit-nvcc-host",
         # ifc38: nvcc drops -std=c++20 for a host gcc older than 10, and SGLang's JIT sources need C++20
+        "jit-toolchain:sglang-jit-nvcc-host-clang",  # igap28: a clang NVCC_CCBIN names, host_config.h's limit
         "jit-toolchain:sglang-jit-nvcc-host-cxx20",
         # irev55: the toolkit's host_config.h refuses a gcc newer than it names
         "jit-toolchain:sglang-jit-nvcc-host-version",
