@@ -88,10 +88,12 @@ assembler that a user put in place of Triton's bundled one:
   or the gcc / g++ NVCC_CCBIN names (a file, DIR/gcc for a directory, a bare name on that PATH: _ccbin_host; false
   where it is missing); left out with `nvcc_host_reason` where NVCC_CCBIN names another kind of compiler, a -ccbin in
   NVCC_PREPEND_FLAGS / NVCC_APPEND_FLAGS, the toolkit's nvcc.profile or a wrapper nvcc may name another
-  (nvcc_host_compiler); false too where that gcc's program directory (of its own major, where its name says it)
-  holds cc1 and no cc1plus (gcc without g++: nvcc compiles the host code as C++).
-- `nvcc_host_gnu_major`: that gcc's major (its resolved name gcc-N / g++-N, else its one program directory), absent
-  where neither says it; `nvcc_host_gnu_max` / `nvcc_host_gnu_supported`: the newest major the toolkit's
+  (nvcc_host_compiler; an NVCC_CCBIN naming clang is read, igap28); false too where that gcc's program directory (of
+  its own major, where its name says it) holds cc1 and no cc1plus (gcc without g++: nvcc compiles the host code as
+  C++).
+- `nvcc_host_gnu_major`: that gcc's major (its resolved name gcc-N / g++-N, else its one program directory, else the one
+  GCC version directory of its prefix: _layout_major), absent where none says it; `nvcc_host_gnu_max` /
+  `nvcc_host_gnu_supported`: the newest major the toolkit's
   include/crt/host_config.h takes, and whether the gcc is within it (_gnu_support); absent where the header is not
   read or NVCC_PREPEND_FLAGS / NVCC_APPEND_FLAGS hold -allow-unsupported-compiler.
 - `flashinfer_host` / `flashinfer_allow_unsupported` / `cc_host_found` / `cc_host` / `cc_host_gnu_*`: the host
@@ -101,6 +103,11 @@ assembler that a user put in place of Triton's bundled one:
   `flashinfer_host_reason` where FLASHINFER_NVCC or a -ccbin in FLASHINFER_EXTRA_CUDAFLAGS names another.
   `cc_host_one_program` (where CC is set): whether the shell that runs FlashInfer's ninja command leaves $CC one word
   (false where a second word is no option, CC='ccache gcc': nvcc takes it for a second input file; cc_one_program).
+- `nvcc_host_clang_*` / `cc_host_clang_*`: for a clang NVCC_CCBIN or CC names (igap28: found, never judged), its major
+  (`_major`: clang-N, an llvm-N directory, the one PREFIX/lib/clang/N), the newest the toolkit's host_config.h takes
+  (`_max`) and whether it is within it (`_supported`: null where the major is not read; _clang_host).
+- `pytorch_nvcc` / `pytorch_nvcc_found` / `pytorch_nvcc_same`: PYTORCH_NVCC, the nvcc FlashInfer before 0.5.0 compiles
+  with in place of the toolkit's bin/nvcc (pytorch_nvcc).
 
 Files are read through a FileView (stackcheck/readers/fsview.py) with box paths; nothing is imported.
 """
@@ -379,7 +386,10 @@ def nvcc_host_compiler(env: Mapping[str, str], view: FileView, nvcc: str | None,
     if found is not None:
         out["nvcc_host"] = found
         allowed = any(_ALLOW_UNSUPPORTED.search(env.get(name) or "") for name in NVCC_HOST_ENV)
-        out.update(_gcc_host(view, found, toolkit, allowed, "nvcc_host", found))
+        if named and _is_clang(view, found):  # (igap28: NVCC_CCBIN naming clang was left out, its rules unjudged)
+            out.update(_clang_host(view, found, toolkit, allowed, "nvcc_host", found))
+        else:
+            out.update(_gcc_host(view, found, toolkit, allowed, "nvcc_host", found))
     return out
 
 
@@ -398,8 +408,11 @@ def _gcc_host(view: FileView, gcc: str, toolkit: str, allowed: bool, key: str, l
             ),
         }
     major = _gnu_major(view, gcc, programs)
+    why = None
+    if major is None and not programs:  # (no program directory with cc1 or cc1plus: the prefix's layout, igap28)
+        major, why = _layout_major(view, gcc)
     if major is None:
-        return _gnu_unread(view, gcc, toolkit, allowed, key, label)
+        return _gnu_unread(view, gcc, toolkit, allowed, key, label, why)
     out: dict[str, Any] = {f"{key}_gnu_major": major}
     if not allowed:
         out.update({f"{key}_gnu_{k.rsplit('_', 1)[1]}": v for k, v in _gnu_support(view, major, toolkit).items()})
@@ -420,8 +433,9 @@ def _ccbin_host(view: FileView, value: str, search: str) -> tuple[str | None, st
         return None, f"NVCC_CCBIN={value!r} is empty or relative to a working directory: not read"
     if value.startswith("/") and kind_of(view, value) == "dir":
         value = posixpath.join(value, NVCC_DEFAULT_HOST)
-    if not _CCBIN_GNU.fullmatch(posixpath.basename(value.rstrip("/"))):
-        return None, f"NVCC_CCBIN={value!r} names a host compiler other than gcc / g++: not read"
+    name = posixpath.basename(value.rstrip("/"))
+    if not _CCBIN_GNU.fullmatch(name) and not _CLANG_DRIVER.fullmatch(name):
+        return None, f"NVCC_CCBIN={value!r} names a host compiler other than gcc / g++ / clang: not read"
     return which(view, value, search), None
 
 
@@ -430,7 +444,9 @@ _GNU_LIMIT = _lazy(r"#if __GNUC__ > (\d{1,9})\s+#error -- unsupported GNU versio
 _GCC_NAME_MAJOR = _lazy(r"(?:gcc|g\+\+)-(\d{1,9})")
 
 
-def _gnu_unread(view: FileView, gcc: str, toolkit: str, allowed: bool, key: str, label: str) -> dict[str, Any]:
+def _gnu_unread(
+    view: FileView, gcc: str, toolkit: str, allowed: bool, key: str, label: str, why: str | None = None
+) -> dict[str, Any]:
     """`KEY_gnu_supported` null, with why, where the toolkit's host_config.h limits the gcc major and the major of the
     gcc nvcc runs is not read (irev58): a name in GCC's that resolves to another program (a ccache or distcc
     masquerade link, /usr/lib/ccache/gcc -> /usr/bin/ccache: the compiler it runs in turn is not read), or a gcc
@@ -449,6 +465,8 @@ def _gnu_unread(view: FileView, gcc: str, toolkit: str, allowed: bool, key: str,
     what = (
         f"resolves to {real}, not GCC's driver (a ccache or distcc masquerade link, or a wrapper): the compiler it runs"
         if not _GCC_DRIVER.fullmatch(posixpath.basename(real))
+        else f"names no major, and {why}: its version"
+        if why
         else "names no major, and its program directories do not tell one: its version"
     )
     return {
@@ -457,6 +475,152 @@ def _gnu_unread(view: FileView, gcc: str, toolkit: str, allowed: bool, key: str,
         f"{key}_gnu_supported_reason": f"{label} {what} is not read, and {toolkit}/include/crt/host_config.h takes "
         f"gcc {limit} at most",
     }
+
+
+#: a compiler name that is clang's driver (clang, clang++, clang-19, x86_64-linux-gnu-clang++-18)
+_CLANG_DRIVER = _lazy(r"(?:[\w.+-]+-)?clang(?:\+\+)?(?:-\d+(?:\.\d+)*)?")
+_CLANG_NAME_MAJOR = _lazy(r"clang(?:\+\+)?-(\d{1,9})")
+_LLVM_DIR = _lazy(r"llvm-(\d{1,9})")
+#: the toolkit's host_config.h test of a (non-Apple, non-Grace, non-HOS) clang's major: '#if (__clang_major__ >= N) ...'
+#: then '#error -- unsupported clang version!' (nvidia-cuda-nvcc-cu12 12.8.93 include/crt/host_config.h:156-157, N 20;
+#: nvidia-cuda-crt 13.0.88 nvidia/cu13/include/crt/host_config.h:150-151, N 21)
+_CLANG_LIMIT = _lazy(r"#if \(__clang_major__ >= (\d{1,9})\)[^\n]*\n#error -- unsupported clang version")
+
+
+def _is_clang(view: FileView, compiler: str) -> bool:
+    """Whether a found compiler is clang's driver by its name or by the name it resolves to."""
+    try:
+        real = posixpath.basename(view.realpath(compiler))
+    except (OSError, ValueError):
+        real = ""
+    return bool(_CLANG_DRIVER.fullmatch(posixpath.basename(compiler)) or _CLANG_DRIVER.fullmatch(real))
+
+
+def _clang_major(view: FileView, clang: str) -> tuple[int | None, str]:
+    """(a clang's major, why not): its resolved name clang-N / clang++-N, else an llvm-N directory on its resolved path
+    (Debian / Ubuntu: /usr/lib/llvm-N/bin/clang), else the one version directory of PREFIX/lib/clang (its resource
+    directory, found relative to the binary); None with why where none says it."""
+    try:
+        real = view.realpath(clang)
+    except (OSError, ValueError):
+        return None, f"{clang} could not be resolved"
+    name = posixpath.basename(real)
+    if not _CLANG_DRIVER.fullmatch(name):
+        return None, f"{clang} resolves to {real}, not clang's driver (a ccache masquerade link or a wrapper)"
+    named = _CLANG_NAME_MAJOR.search(name)
+    if named is not None and named.end() == len(name):
+        return int(named.group(1)), ""
+    for part in real.split("/"):
+        llvm = _LLVM_DIR.fullmatch(part)
+        if llvm is not None:
+            return int(llvm.group(1)), ""
+    if posixpath.basename(posixpath.dirname(real)) == "bin":
+        base = posixpath.join(posixpath.dirname(posixpath.dirname(real)), "lib/clang")
+        majors = {
+            int(m.group(1))
+            for v in listdir_or_empty(view, base)
+            if v.isascii() and (m := _VERSION_NAME.fullmatch(v)) is not None
+        }
+        if len(majors) == 1:
+            return majors.pop(), ""
+        if majors:
+            return None, f"{clang}'s prefix holds clang resource directories of {len(majors)} majors ({base})"
+    return None, f"{clang} names no major, and no llvm-N directory or resource directory tells one"
+
+
+def _clang_host(view: FileView, clang: str, toolkit: str, allowed: bool, key: str, label: str) -> dict[str, Any]:
+    """`KEY_clang_major` / `KEY_clang_max` / `KEY_clang_supported` (igap28): a clang nvcc runs as its host compiler,
+    against the newest clang major the toolkit's include/crt/host_config.h takes (_CLANG_LIMIT: N - 1). Nothing where
+    -allow-unsupported-compiler reaches nvcc or the header's clang test is not read; `KEY_clang_supported` null, with
+    `KEY_clang_supported_reason`, where the clang's major is not read (never ok without a reading). NVIDIA's Grace
+    clang (__GRCO_CLANG_COMPILER__, its own range) is not told apart: judged as clang."""
+    major, why = _clang_major(view, clang)
+    out: dict[str, Any] = {}
+    if major is not None:
+        out[f"{key}_clang_major"] = major
+    if allowed:
+        return out
+    try:
+        header = view.read_bytes(f"{toolkit}/include/crt/host_config.h", 1 << 17).decode("utf-8", "replace")
+    except (OSError, ValueError):
+        return out
+    limit = _CLANG_LIMIT.search(header)
+    if limit is None:
+        return out
+    most = int(limit.group(1)) - 1
+    out[f"{key}_clang_max"] = most
+    out[f"{key}_clang_supported"] = None if major is None else major <= most
+    if major is None:
+        out[f"{key}_clang_supported_reason"] = (
+            f"{label}: {why}, and {toolkit}/include/crt/host_config.h takes clang {most} at most"
+        )
+    return out
+
+
+#: what a GCC version directory of an installation holds (PREFIX/lib/gcc/TRIPLET/VERSION: the start files and libgcc;
+#: PREFIX/libexec/gcc/TRIPLET/VERSION: the compilers proper): a directory of a version name without any of these is
+#: not counted (a leftover)
+_GCC_VERSION_FILES = ("cc1", "cc1plus", "crtbegin.o", "libgcc.a", "include/stddef.h")
+_VERSION_NAME = _lazy(r"(\d{1,9})(?:\.\d{1,9}){0,2}")
+#: in a wrapper script's text: the program it execs (an absolute path), and the GCC majors it names (a version
+#: directory PREFIX/lib/gcc/TRIPLET/N, libstdc++'s include/c++/N, a gcc-N / g++-N program)
+_SCRIPT_EXEC = _lazy(r"""(?m)^[ \t]*exec[ \t]+["']?(/[^\s"';|&]+)""")
+_SCRIPT_MAJORS = _lazy(r"/gcc/[\w.+-]+/(\d{1,9})(?:\.\d+)*/|/c\+\+/(\d{1,9})\b|\b(?:gcc|g\+\+)-(\d{1,9})\b")
+
+
+def _layout_major(view: FileView, gcc: str) -> tuple[int | None, str | None]:
+    """(the major of a GCC driver whose name says none and whose prefix has no program directory with cc1 / cc1plus;
+    why not, where not). The driver finds its own files relative to where it lies (gcc/gcc.cc process_command:
+    gcc_exec_prefix and gcc_libexec_prefix from make_relative_prefix(argv[0], bindir, exec / libexec prefix), then
+    VERSION below TRIPLET), so the one version directory PREFIX/lib/gcc/TRIPLET/VERSION or
+    PREFIX/libexec/gcc/TRIPLET/VERSION (named N or N.M.P; holding start files, libgcc or a compiler) beside
+    PREFIX/bin/gcc says its major (inferred from that layout; nothing is run). None, with why, where two majors
+    sit there. A driver that is a script (the lent H100's /opt/gcc/bin/gcc: `exec /opt/gcc/bin/gcc-real -B... "$@"`)
+    counts only where every program it execs lies in that prefix and every major its text names is the same (igap28:
+    the major of CC=/opt/gcc/bin/gcc was not read, so FlashInfer's JIT on SGLang < 0.5.9 was refused as unknown)."""
+    try:
+        real = view.realpath(gcc)
+    except (OSError, ValueError):
+        return None, None
+    bin_dir = posixpath.dirname(real)
+    if not _GCC_DRIVER.fullmatch(posixpath.basename(real)) or posixpath.basename(bin_dir) != "bin":
+        return None, None
+    prefix = posixpath.dirname(bin_dir)
+    found: dict[int, list[str]] = {}
+    for sub in ("lib/gcc", "libexec/gcc"):
+        base = posixpath.join(prefix, sub)
+        for triplet in listdir_or_empty(view, base):
+            for version in listdir_or_empty(view, f"{base}/{triplet}"):
+                d = f"{base}/{triplet}/{version}"
+                named = _VERSION_NAME.fullmatch(version) if version.isascii() else None
+                if named is None or not any(is_file(view, f"{d}/{f}") for f in _GCC_VERSION_FILES):
+                    continue
+                found.setdefault(int(named.group(1)), []).append(d)
+    if not found:
+        return None, None
+    if len(found) > 1:
+        dirs = ", ".join(d for major in sorted(found) for d in found[major])
+        return None, f"GCC version directories of {len(found)} majors sit in its prefix ({dirs}): which it runs"
+    major = next(iter(found))
+    if _is_elf(view, real):
+        return major, None
+    try:
+        text = view.read_bytes(real, 1 << 16).decode("utf-8", "replace")
+    except (OSError, ValueError):
+        return None, f"{real} is no ELF program and could not be read"
+    targets = _SCRIPT_EXEC.findall(text)
+    if not text.startswith("#!") or not targets or any(not t.startswith(prefix + "/") for t in targets):
+        runs = ", ".join(targets) if targets else "no program named by an absolute path after exec"
+        return None, f"{real} is a wrapper (it runs {runs}, not only programs of {prefix})"
+    named_majors = {int(next(g for g in m if g)) for m in _SCRIPT_MAJORS.findall(text)}
+    for target in targets:
+        tail = _GCC_NAME_MAJOR.search(posixpath.basename(target))
+        if tail is not None and tail.end() == len(posixpath.basename(target)):
+            named_majors.add(int(tail.group(1)))
+    if named_majors - {major}:
+        others = ", ".join(str(m) for m in sorted(named_majors))
+        return None, f"its wrapper script {real} names gcc {others} beside its prefix's {major}"
+    return major, None
 
 
 def _gnu_major(view: FileView, gcc: str, programs: list[str]) -> int | None:
@@ -572,6 +736,79 @@ def flashinfer_host_compiler(
     return out
 
 
+#: the environment variable through which FlashInfer's own JIT before 0.5.0 (flashinfer-python 0.2.11 sdist
+#: flashinfer/jit/cpp_ext.py:116, 0.2.14 :140, 0.3.0 :144, 0.3.1 :175, 0.4.0rc1 :190: `nvcc =
+#: os.environ.get("PYTORCH_NVCC", "$cuda_home/bin/nvcc")`) and torch's cpp_extension (_write_ninja_file: torch 2.8.0
+#: :2840, 2.9.1 :2842, 2.10.0 :2948, 2.11.0 :3029, 2.12.0 :3037, 2.13.0 :3148, 2.14.1 :3161) take another nvcc
+PYTORCH_NVCC_ENV = "PYTORCH_NVCC"
+#: the compiler launchers a PYTORCH_NVCC of two words may start with (ccache / sccache NVCC: the shell splits the
+#: ninja file's unquoted `nvcc = ...` line, and the launcher runs the second word, looked up on the PATH)
+_NVCC_LAUNCHERS = ("ccache", "sccache")
+
+
+def pytorch_nvcc(env: Mapping[str, str], view: FileView, nvcc: str | None) -> dict[str, Any]:
+    """The `pytorch_nvcc*` keys of the jit section, where PYTORCH_NVCC is in the server's environment (even empty):
+    FlashInfer before 0.5.0 writes its value, unquoted, as the `nvcc` of its JIT ninja file in place of
+    `$cuda_home/bin/nvcc` (the toolkit the other jit keys read), and ninja runs it through /bin/sh -c.
+    `pytorch_nvcc_found`: whether the program it names is there (one program, or ccache / sccache and one program,
+    each looked up on the server's PATH); false where it is empty (the command then starts with nvcc's first flag) or
+    a program is missing; null with `pytorch_nvcc_reason` where it is not read (other words, a relative path, shell
+    syntax). `pytorch_nvcc_same`: true where that program is the JIT toolkit's own bin/nvcc (the same file once links
+    are resolved), so that the toolkit's readings (nvcc_found, cuda, the headers, the host compiler) judge the nvcc
+    FlashInfer runs; null with the reason otherwise (another nvcc, not read). Absent where `pytorch_nvcc_found` is
+    not true (igap28)."""
+    if PYTORCH_NVCC_ENV not in env:
+        return {}
+    value = env[PYTORCH_NVCC_ENV]
+    out: dict[str, Any] = {"pytorch_nvcc": value, "pytorch_nvcc_found": None}
+    words = value.split()
+    path_value = env.get("PATH", SH_DEFAULT_PATH)
+    if any(c in value for c in "$`*?[\"'\\;&|<>()"):
+        out["pytorch_nvcc_reason"] = f"PYTORCH_NVCC={value!r}: shell syntax the build's /bin/sh reads, not read here"
+        return out
+    if not words:
+        out["pytorch_nvcc_found"] = False
+        out["pytorch_nvcc_reason"] = (
+            "PYTORCH_NVCC is set and empty: FlashInfer's ninja file gets an empty nvcc, and the shell runs the "
+            "first flag of the command as a program"
+        )
+        return out
+    if len(words) == 2 and words[0] in _NVCC_LAUNCHERS:
+        if which(view, words[0], path_value) is None:
+            out["pytorch_nvcc_found"] = False
+            out["pytorch_nvcc_reason"] = f"PYTORCH_NVCC={value!r}: no {words[0]} on the server's PATH"
+            return out
+        program = words[1]
+    elif len(words) == 1:
+        program = words[0]
+    else:
+        out["pytorch_nvcc_reason"] = f"PYTORCH_NVCC={value!r}: a command of several words, not read"
+        return out
+    if "/" in program and not program.startswith("/"):
+        out["pytorch_nvcc_reason"] = f"PYTORCH_NVCC={value!r} is relative to the JIT build's directory: not read"
+        return out
+    found = which(view, program, path_value)
+    if found is None:
+        out["pytorch_nvcc_found"] = False
+        out["pytorch_nvcc_reason"] = f"PYTORCH_NVCC={value!r}: no program {program} on the server's PATH"
+        return out
+    out["pytorch_nvcc_found"] = True
+    out["pytorch_nvcc_same"] = None
+    try:
+        same = nvcc is not None and view.realpath(found) == view.realpath(nvcc)
+    except (OSError, ValueError):
+        same = False
+    if same:
+        out["pytorch_nvcc_same"] = True
+    else:
+        toolkit = nvcc if nvcc is not None else "no toolkit nvcc"
+        out["pytorch_nvcc_reason"] = (
+            f"PYTORCH_NVCC={value!r} runs {found}, not the JIT toolkit's nvcc ({toolkit}) that the toolkit checks read "
+            "(its version, headers and host compiler are not read)"
+        )
+    return out
+
+
 def cc_one_program(value: str) -> bool | None:
     """`cc_host_one_program`: whether `-ccbin $CC` reaches nvcc as one program. FlashInfer writes CC into its ninja
     file unquoted (cpp_ext.py join_multiline; 0.5.0 :91 and :210, 0.7.2 :128 and :306) and ninja runs the command
@@ -635,10 +872,13 @@ def _cc_host(env: Mapping[str, str], view: FileView, nvcc: str, real_nvcc: bool,
         real = posixpath.basename(view.realpath(found))
     except (OSError, ValueError):
         return out
+    if _is_clang(view, found):  # clang, or a link in clang's name (igap28: it was found and never judged)
+        out.update(_clang_host(view, found, toolkit, allowed, "cc_host", f"CC={value!r} ({found})"))
+        return out
     if not _GCC_DRIVER.fullmatch(real):
         if _GCC_DRIVER.fullmatch(posixpath.basename(found)):  # a link in GCC's name to another program (ccache)
             out.update(_gnu_unread(view, found, toolkit, allowed, "cc_host", f"CC={value!r} ({found})"))
-        return out  # clang, or a name that does not say: its C++ part and version are not read
+        return out  # a name that does not say: its C++ part and version are not read
     out.update(_gcc_host(view, found, toolkit, allowed, "cc_host", f"CC={value!r} ({found})"))
     return out
 
@@ -1017,6 +1257,7 @@ def probe_jit(
     out.update(nvcc_host_compiler(env, view, nvcc_path, nvcc_path is not None and _is_elf(view, nvcc_path)))
     out.update(nccl_so_path(env, view))
     out.update(flashinfer_host_compiler(env, view, nvcc_path, nvcc_path is not None and _is_elf(view, nvcc_path)))
+    out.update(pytorch_nvcc(env, view, nvcc_path))
     torch_lib, torch_gap = torch_lib_dir(facts)
     machine = _link_machine(facts, view)
     out.update(nccl_link(env, view, home_for_link, isinstance(toolkits, list), machine, torch_lib, torch_gap))

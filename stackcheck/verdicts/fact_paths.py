@@ -355,6 +355,9 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
                 "jit.nvcc_host_gnu_major",
                 "jit.nvcc_host_gnu_max",
                 "jit.nvcc_host_gnu_supported",
+                "jit.nvcc_host_clang_major",
+                "jit.nvcc_host_clang_max",
+                "jit.nvcc_host_clang_supported",
                 "jit.nccl_so_path",
                 "jit.nccl_so_path_found",
                 "jit.nccl_so_path_init_config",
@@ -365,7 +368,13 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
                 "jit.cc_host_gnu_major",
                 "jit.cc_host_gnu_max",
                 "jit.cc_host_gnu_supported",
+                "jit.cc_host_clang_major",
+                "jit.cc_host_clang_max",
+                "jit.cc_host_clang_supported",
                 "jit.cc_host_one_program",
+                "jit.pytorch_nvcc",
+                "jit.pytorch_nvcc_found",
+                "jit.pytorch_nvcc_same",
             ),
             "the toolkit a JIT build picks (CUDA_HOME, else the nvcc on PATH, else /usr/local/cuda), whether it has "
             "`bin/nvcc`, `include/cuda_fp8.h`, `include/cuda_fp4.h`, `include/curand_kernel.h`, and the CUDA "
@@ -402,7 +411,14 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "CC is not one program or another -ccbin competes; `cc_host`, `cc_host_gnu_major`, `cc_host_gnu_max`, "
             "`cc_host_gnu_supported`: only where CC resolves to GCC's driver, gcc or g++), and whether the shell "
             "running FlashInfer's ninja command leaves CC one word (`cc_host_one_program`: false where the second word "
-            "is no option, CC='ccache gcc'; null where the rest are options or CC is empty; absent where CC is unset) "
+            "is no option, CC='ccache gcc'; null where the rest are options or CC is empty; absent where CC is unset); "
+            "PYTORCH_NVCC of the server's environment, the nvcc FlashInfer before 0.5.0 compiles with in place of the "
+            "toolkit's (`pytorch_nvcc`: absent where unset), whether the program it names is there "
+            "(`pytorch_nvcc_found`: one program, or ccache / sccache and one; false where empty or missing; null where "
+            "not read) and whether "
+            "it is the toolkit's own bin/nvcc (`pytorch_nvcc_same`: null where it is another); for a clang that "
+            "NVCC_CCBIN or CC names, its major and the newest the toolkit's host_config.h takes "
+            "(`nvcc_host_clang_*`, `cc_host_clang_*`: `_supported` null where the clang's major is not read) "
             "(stackcheck/probes/jit.py)",
         ),
     ),

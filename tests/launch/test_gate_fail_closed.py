@@ -310,6 +310,21 @@ MUTATIONS: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     # flashinfer-jit-cc-args (igap24): CC='ccache gcc', split by the shell of FlashInfer's ninja command
     "flashinfer-cc-two-words": ("h200-newest", _jit(flashinfer_host="cc", flashinfer_allow_unsupported=False,
                                                     cc_host_found=None, cc_host_one_program=False)),
+    # flashinfer-jit-cc-host-clang, flashinfer-jit-nvcc-host-clang, sglang-jit-nvcc-host-clang (igap28): a clang 20
+    # beside a toolkit whose host_config.h takes clang 19 at most, named by CC or NVCC_CCBIN
+    "flashinfer-cc-clang-too-new": ("h200-newest", _jit(flashinfer_host="cc", flashinfer_allow_unsupported=False,
+                                                        cc_host_found=True, cc_host_clang_major=20,
+                                                        cc_host_clang_supported=False)),
+    "ccbin-clang-too-new": ("h200-newest", _jit(flashinfer_host="nvcc-default", flashinfer_allow_unsupported=False,
+                                                nvcc_host_found=True, nvcc_host_clang_major=20,
+                                                nvcc_host_clang_supported=False)),
+    # flashinfer-jit-pytorch-nvcc / -toolkit (igap28): FlashInfer before 0.5.0 compiles with PYTORCH_NVCC's nvcc
+    "flashinfer-pytorch-nvcc-missing": ("h200-newest", _both(_packages(flashinfer_python="0.4.1"),
+                                                             _jit(pytorch_nvcc="/opt/x/nvcc",
+                                                                  pytorch_nvcc_found=False))),
+    "flashinfer-pytorch-nvcc-other": ("h200-newest", _both(_packages(flashinfer_python="0.4.1"),
+                                                           _jit(pytorch_nvcc="/opt/x/nvcc", pytorch_nvcc_found=True,
+                                                                pytorch_nvcc_same=False))),
     "no-cuda-home": ("h200-newest", _jit(chosen_by="none")),
     # symm-mem-allocator-cuda-header / -nccl-header: the compile finds no cuda_runtime.h; 0.5.4 and no nccl.h
     "no-cuda-runtime-h": ("h200-newest", _jit(cxx_cuda_runtime_h_found=False)),
@@ -582,6 +597,7 @@ def test_every_launch_items_are_data_not_code() -> None:
         # irev54: nvcc gets no -ccbin from SGLang's JIT builds and runs its default host compiler, gcc on PATH
         "jit-toolchain:sglang-jit-nvcc-host",
         # ifc38: nvcc drops -std=c++20 for a host gcc older than 10, and SGLang's JIT sources need C++20
+        "jit-toolchain:sglang-jit-nvcc-host-clang",  # igap28: a clang NVCC_CCBIN names, host_config.h's limit
         "jit-toolchain:sglang-jit-nvcc-host-cxx20",
         # irev55: the toolkit's host_config.h refuses a gcc newer than it names
         "jit-toolchain:sglang-jit-nvcc-host-version",

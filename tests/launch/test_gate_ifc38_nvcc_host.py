@@ -86,8 +86,9 @@ def test_nvcc_ccbin_forms(tmp_path: Path) -> None:
     # missing: nvcc stops
     jit = probe_jit(_facts(), {**ENV, "NVCC_CCBIN": "/usr/bin/gcc-16"}, view)
     assert jit["nvcc_host_found"] is False and "Failed to preprocess" in jit["nvcc_host_reason"], jit
-    # another compiler, a relative path, or a -ccbin in the flags: not read
-    for env in ({"NVCC_CCBIN": "/usr/bin/clang-19"}, {"NVCC_CCBIN": "bin/gcc"}, {"NVCC_PREPEND_FLAGS": "-ccbin g++"}):
+    # another compiler (a clang is read since igap28: test_gate_igap28_clang_host.py), a relative path, or a -ccbin in
+    # the flags: not read
+    for env in ({"NVCC_CCBIN": "/usr/bin/icpx"}, {"NVCC_CCBIN": "bin/gcc"}, {"NVCC_PREPEND_FLAGS": "-ccbin g++"}):
         jit = probe_jit(_facts(), {**ENV, **env}, view)
         assert "nvcc_host_found" not in jit and "nvcc_host_gnu_major" not in jit and jit["nvcc_host_reason"], env
 

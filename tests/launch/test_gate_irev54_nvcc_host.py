@@ -67,7 +67,9 @@ def test_the_probe_reads_nvccs_default_host_compiler(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     "setting",
     [
-        {"NVCC_CCBIN": "/opt/llvm/bin/clang++"},  # ifc38: a gcc / g++ NVCC_CCBIN names is read now, another is not
+        # ifc38: a gcc / g++ NVCC_CCBIN names is read now, another is not (igap28: nor a clang, read now too,
+        # tests/launch/test_gate_igap28_clang_host.py)
+        {"NVCC_CCBIN": "/opt/intel/oneapi/compiler/latest/bin/icpx"},
         {"NVCC_PREPEND_FLAGS": "-ccbin=/opt/conda/bin/x86_64-conda-linux-gnu-c++"},
         {"NVCC_APPEND_FLAGS": "--compiler-bindir /opt/gcc/bin"},
     ],

@@ -1,0 +1,181 @@
+"""igap28 (issue 16, class 2; an over-refusal seen on the lent H100): a gcc built into a prefix, no version in its name.
+
+The lent H100 sets CC=/opt/gcc/bin/gcc, a two-line /bin/sh script that execs /opt/gcc/bin/gcc-real with
+-B/opt/gcc/bin/ and -B/opt/gcc/lib/gcc/x86_64-linux-gnu/13/ (cc1 and cc1plus lie in bin/, the start files in
+lib/gcc/x86_64-linux-gnu/13/). Neither the name nor a program directory with cc1plus told the major, so
+cc_host_gnu_supported was unknown and the gate refused FlashInfer's JIT on SGLang < 0.5.9 for lack of knowledge. The jit
+probe now reads the major from the one GCC version directory of the prefix (GCC's install layout, where the driver
+looks for its own files relative to itself), and says unknown where two majors sit there or a wrapper runs a program
+outside the prefix. Nothing is run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from gate_cli import CUDA_128_HOME, LLAMA3, cli_json, model_dir, release_box, toolkit_128_facts, touch_exe
+
+from stackcheck.probes.jit import probe_jit
+from stackcheck.readers.fsview import HostView
+
+HOME = CUDA_128_HOME.lstrip("/")
+HEADER = "#if defined(__GNUC__)\n#if __GNUC__ > 14\n#error -- unsupported GNU version! later than 14\n#endif\n"
+PATH = {"PATH": "/usr/bin"}
+TRIPLE = "x86_64-linux-gnu"
+
+
+def _wrapper(prefix: str, real: str, version: str) -> bytes:
+    """A wrapper in the shape of the lent H100's /opt/gcc/bin/gcc (written here, not copied)."""
+    lib = f"{prefix}/lib/gcc/{TRIPLE}/{version}"
+    flags = f"-B{prefix}/bin/ -B{lib}/ -isystem {lib}/include -isystem /usr/include/c++/{version}"
+    return f'#!/bin/sh\nexec {real} {flags} "$@"\n'.encode()
+
+
+def _box(root: Path, versions: tuple[str, ...] = ("13",), *, script: bytes | None = None) -> HostView:
+    """A CUDA 12.8 toolkit (gcc 14 at most), the distribution's gcc-14 on the PATH, and /opt/gcc: bin/gcc (an ELF
+    driver, or `script`), bin/cc1 and bin/cc1plus, and PREFIX/lib/gcc/TRIPLE/VERSION with start files for each of
+    `versions`."""
+    touch_exe(root / HOME / "bin/nvcc")
+    (root / HOME / "include/crt").mkdir(parents=True, exist_ok=True)
+    (root / HOME / "include/crt/host_config.h").write_text(HEADER)
+    touch_exe(root / "usr/bin/gcc-14")
+    (root / "usr/bin/gcc").symlink_to("gcc-14")
+    touch_exe(root / "usr/bin/c++")
+    for name in ("cc1", "cc1plus"):
+        touch_exe(root / f"usr/lib/gcc/{TRIPLE}/14/{name}")
+    touch_exe(root / "opt/gcc/bin/gcc-real")
+    touch_exe(root / "opt/gcc/bin/gcc", script if script is not None else b"\x7fELF")
+    for name in ("cc1", "cc1plus"):
+        touch_exe(root / f"opt/gcc/bin/{name}")
+    for version in versions:
+        d = root / f"opt/gcc/lib/gcc/{TRIPLE}/{version}"
+        d.mkdir(parents=True, exist_ok=True)
+        (d / "crtbegin.o").write_bytes(b"\x7fELF")
+    return HostView(str(root))
+
+
+# ---- the probe -------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("version", ["13", "13.3.0"])
+def test_the_prefix_version_directory_gives_the_major(tmp_path: Path, version: str) -> None:
+    jit = probe_jit(toolkit_128_facts(), {**PATH, "CC": "/opt/gcc/bin/gcc"}, _box(tmp_path, (version,)))
+    assert jit["cc_host_found"] is True and jit["cc_host"] == "/opt/gcc/bin/gcc", jit
+    assert jit["cc_host_gnu_major"] == 13 and jit["cc_host_gnu_supported"] is True, jit
+
+
+def test_the_lent_h100s_wrapper_script(tmp_path: Path) -> None:
+    script = _wrapper("/opt/gcc", "/opt/gcc/bin/gcc-real", "13")
+    jit = probe_jit(toolkit_128_facts(), {**PATH, "CC": "/opt/gcc/bin/gcc"}, _box(tmp_path, script=script))
+    assert jit["cc_host_gnu_major"] == 13 and jit["cc_host_gnu_supported"] is True, jit
+    # the same prefix with gcc 15's files: too new for CUDA 12.8 (a fail, not an unknown)
+    script = _wrapper("/opt/gcc", "/opt/gcc/bin/gcc-real", "15")
+    view = _box(tmp_path / "b", ("15",), script=script)
+    jit = probe_jit(toolkit_128_facts(), {**PATH, "CC": "/opt/gcc/bin/gcc"}, view)
+    assert jit["cc_host_gnu_major"] == 15 and jit["cc_host_gnu_supported"] is False, jit
+
+
+def test_two_versions_in_the_prefix_are_unknown(tmp_path: Path) -> None:
+    jit = probe_jit(toolkit_128_facts(), {**PATH, "CC": "/opt/gcc/bin/gcc"}, _box(tmp_path, ("13", "15")))
+    assert jit["cc_host_found"] is True and "cc_host_gnu_major" not in jit, jit
+    assert jit["cc_host_gnu_supported"] is None and jit["cc_host_gnu_max"] == 14, jit
+    reason = jit["cc_host_gnu_supported_reason"]
+    assert "2 majors" in reason and f"lib/gcc/{TRIPLE}/13" in reason and f"lib/gcc/{TRIPLE}/15" in reason, reason
+
+
+def test_a_leftover_directory_without_gcc_files_is_not_counted(tmp_path: Path) -> None:
+    view = _box(tmp_path, ("13",))
+    (tmp_path / f"opt/gcc/lib/gcc/{TRIPLE}/15").mkdir()  # empty: no start files, no compiler
+    jit = probe_jit(toolkit_128_facts(), {**PATH, "CC": "/opt/gcc/bin/gcc"}, view)
+    assert jit["cc_host_gnu_major"] == 13, jit
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        # a wrapper that runs a driver outside the prefix: its version is not the prefix's
+        b'#!/bin/sh\nexec /usr/local/bin/mygcc "$@"\n',
+        # one that names another major than the prefix's directories
+        b'#!/bin/sh\nexec /opt/gcc/bin/gcc-16 "$@"\n',
+        # a script that runs its program without exec and an absolute path
+        b'#!/bin/sh\ngcc-real "$@"\n',
+        # no script, no ELF
+        b"MZ\x90\x00",
+    ],
+)
+def test_a_wrapper_not_read_is_unknown(tmp_path: Path, script: bytes) -> None:
+    jit = probe_jit(toolkit_128_facts(), {**PATH, "CC": "/opt/gcc/bin/gcc"}, _box(tmp_path, script=script))
+    assert "cc_host_gnu_major" not in jit and jit["cc_host_gnu_supported"] is None, jit
+    assert "/opt/gcc/bin/gcc" in jit["cc_host_gnu_supported_reason"], jit
+
+
+def test_the_same_reader_for_nvcc_ccbin_and_nvccs_default(tmp_path: Path) -> None:
+    script = _wrapper("/opt/gcc", "/opt/gcc/bin/gcc-real", "15")
+    view = _box(tmp_path, ("15",), script=script)
+    # NVCC_CCBIN naming the prefix's bin directory (DIR/gcc) and the file itself
+    for value in ("/opt/gcc/bin", "/opt/gcc/bin/gcc"):
+        jit = probe_jit(toolkit_128_facts(), {**PATH, "NVCC_CCBIN": value}, view)
+        assert jit["nvcc_host"] == "/opt/gcc/bin/gcc" and jit["nvcc_host_gnu_major"] == 15, (value, jit)
+        assert jit["nvcc_host_gnu_supported"] is False, jit
+    # the prefix first on the PATH: nvcc's default gcc is the prefix's
+    jit = probe_jit(toolkit_128_facts(), {"PATH": "/opt/gcc/bin:/usr/bin"}, view)
+    assert jit["nvcc_host"] == "/opt/gcc/bin/gcc" and jit["nvcc_host_gnu_supported"] is False, jit
+    # a symlink into the prefix resolves to it
+    (tmp_path / "usr/local/bin").mkdir(parents=True)
+    (tmp_path / "usr/local/bin/gcc").symlink_to("/opt/gcc/bin/gcc")
+    jit = probe_jit(toolkit_128_facts(), {**PATH, "CC": "/usr/local/bin/gcc"}, HostView(str(tmp_path)))
+    assert jit["cc_host_gnu_major"] == 15, jit
+
+
+# ---- the gate --------------------------------------------------------------------------------------------------
+
+HOST_KEYS = ("cxx", "nvcc_host", "flashinfer_host", "flashinfer_allow_unsupported", "cc_host")
+
+
+def _gate(tmp_path: Path, host: dict[str, Any]) -> dict[str, Any]:
+    """gate of a Llama 3 launch on SGLang 0.5.5 with FlashInfer 0.5.3 and no flashinfer-jit-cache (FlashInfer JIT-builds
+    its kernels with -ccbin $CC), the jit section's host-compiler keys from the probe; --allow-unknown (the case's
+    torch is not 0.5.5's), so that an unknown jit rule shows among the warnings."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    path = release_box(tmp_path, "0.5.5", "9.0")
+    doc = json.loads(path.read_text())
+    packages = doc["facts"]["packages"]
+    packages["flashinfer-python"].update(version="0.5.3", dist_version="0.5.3")
+    packages["sgl-kernel"] = {"installed": True, "version": "0.3.16.post5", "location": "/x"}
+    packages["sglang-kernel"] = {"installed": False}
+    packages["torch"].update(version="2.8.0+cu128", dist_version="2.8.0")
+    keys = {k: v for k, v in host.items() if k.startswith(HOST_KEYS) and not k.startswith(("cxx_cuda", "cxx_nccl"))}
+    doc["facts"]["jit"].update(keys)
+    path.write_text(json.dumps(doc))
+    model = model_dir(tmp_path, "llama3", LLAMA3)
+    line = ["python3", "-m", "sglang.launch_server", "--model-path", str(model), "--tp", "1"]
+    return cli_json(["gate", "--facts", str(path), "--dry-run", "--allow-unknown", "--format", "json", "--", *line])[1]
+
+
+def _rule(doc: dict[str, Any], rule: str) -> list[str]:
+    return [
+        str(x.get("result"))
+        for r in [*(doc.get("reasons") or []), *(doc.get("warnings") or [])]
+        for x in r.get("reasons") or []
+        if x.get("rule") == rule
+    ]
+
+
+def test_the_gate_allows_the_lent_h100s_cc_and_refuses_a_15(tmp_path: Path) -> None:
+    env = {**PATH, "CC": "/opt/gcc/bin/gcc"}
+    script = _wrapper("/opt/gcc", "/opt/gcc/bin/gcc-real", "13")
+    doc = _gate(tmp_path / "a", probe_jit(toolkit_128_facts(), env, _box(tmp_path / "box13", script=script)))
+    assert doc["decision"] == "allow" and _rule(doc, "flashinfer-jit-cc-host-version") == [], doc.get("warnings")
+    script = _wrapper("/opt/gcc", "/opt/gcc/bin/gcc-real", "15")
+    doc = _gate(tmp_path / "b", probe_jit(toolkit_128_facts(), env, _box(tmp_path / "box15", ("15",), script=script)))
+    assert doc["decision"] == "refuse" and _rule(doc, "flashinfer-jit-cc-host-version") == ["fail"], doc.get("reasons")
+    cited = json.dumps(doc["reasons"])
+    assert "cc_host_gnu_supported" in cited and "host_config.h" in cited, cited
+
+
+def test_the_gate_refuses_a_two_version_prefix_as_unknown(tmp_path: Path) -> None:
+    env = {**PATH, "CC": "/opt/gcc/bin/gcc"}
+    doc = _gate(tmp_path, probe_jit(toolkit_128_facts(), env, _box(tmp_path / "box", ("13", "15"))))
+    assert _rule(doc, "flashinfer-jit-cc-host-version") == ["unknown"], doc.get("warnings")
