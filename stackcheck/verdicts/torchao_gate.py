@@ -180,6 +180,11 @@ def transformers_imports_torchao(ctx: Context) -> tuple[bool | None, str]:
     if recent is None:
         return None, f"transformers {transformers!r} is no version read; 4.51-4.57 import torchao on every launch"
     if recent is False:
+        if version_in(transformers, ">=4.51.0.dev0") is True:  # (a build before 4.51.0's release: 4.51.0.dev0, rc1)
+            return None, (
+                f"transformers {transformers} is a build before 4.51.0's release: whether its modeling_utils.py "
+                "imports torchao at module level (4.51.0 :52-53 does, 4.50.3 does not) is not read"
+            )
         return False, ""
     new_ao = version_in(torchao, ">=0.15") if torchao is not None else None
     if version_in(transformers, ">=5") is True and new_ao is False:

@@ -120,7 +120,25 @@ def test_any_version_strings_give_an_answer_and_never_a_false_no(transformers: s
     assert isinstance(why, str) and "\x1b" not in why
     if imports is False:
         assert public(transformers) is not None
-        assert version_in(transformers, ">=4.51") is False or version_in(transformers, ">=5") is True
+        assert version_in(transformers, ">=4.51.0.dev0") is False or version_in(transformers, ">=5") is True
+
+
+@pytest.mark.parametrize("transformers", ["4.51.0.dev0", "4.51.0rc1"])
+def test_a_build_before_451s_release_is_not_taken_for_one_that_does_not_import_it(transformers: str) -> None:
+    """A git or release-candidate build between 4.50.3 (no torchao import) and 4.51.0 (modeling_utils.py imports
+    torchao.quantization at module level) sorts before 4.51: which side its modeling_utils is on is not read, so it
+    is unknown, not 'does not import' (before: False, and a torchao that fails to import was let through)."""
+    from stackcheck.verdicts.torchao_gate import transformers_imports_torchao
+
+    imports, why = transformers_imports_torchao(_ctx(transformers, "0.12.0"))
+    assert imports is None and "before 4.51.0's release" in why, why
+
+
+def test_a_build_before_451s_release_leaves_the_abort_a_crash(tmp_path: Path) -> None:
+    doc = gate_json(_facts(tmp_path, "4.51.0.dev0"), "--model-path", str(model_dir(tmp_path, "m", LLAMA3)),
+                    dry_run=True)  # fmt: skip
+    (abort,) = _abort(doc)
+    assert abort["effect"] == "crash" and _refused_for_it(doc), abort
 
 
 def test_the_packages_probe_reads_transformers(tmp_path: Path) -> None:
