@@ -18,6 +18,7 @@ from stackcheck.knowledge.loader import load
 
 ALLOCATOR = "sglang/srt/distributed/device_communicators/pynccl_allocator.py"
 STATE = "sglang/srt/distributed/parallel_state.py"
+WRAPPER = "sglang/srt/distributed/device_communicators/pynccl_wrapper.py"
 ALL = ["0.5.1", "0.5.1.post3", *(f"0.5.{n}" for n in range(2, 24))]
 DEFAULT = ["0.5.1", "0.5.4", "0.5.5", "0.5.23"]
 
@@ -35,7 +36,7 @@ def _scope() -> str:
 @pytest.mark.registry
 @pytest.mark.parametrize("version", _versions())
 def test_the_rule_covers_the_releases_that_assert_at_tp_1(version: str) -> None:
-    texts = read_texts(fetch_wheel("sglang", version), lambda n: n in (ALLOCATOR, STATE))
+    texts = read_texts(fetch_wheel("sglang", version), lambda n: n in (ALLOCATOR, STATE, WRAPPER))
     code, state = texts[ALLOCATOR], texts[STATE]
     # the communicator the assertion wants exists only for a group larger than one
     assert re.search(r"if use_pynccl and self\.world_size > 1:\n\s+self\.pynccl_comm = PyNcclCommunicator\(", state)
@@ -51,6 +52,10 @@ def test_the_rule_covers_the_releases_that_assert_at_tp_1(version: str) -> None:
     # names the NCCL pynccl loads: its scope is the assertion's)
     scopes = {str(r["id"]): str(r["when"]["all"][2]["value"]) for r in _nccl_rules()}
     assert scopes.pop("symm-mem-nccl-so-path-version") == _scope()
+    # (ifc41: symm-mem-nccl-so-path-init-config's scope is the releases whose pynccl binds ncclCommInitRankConfig too)
+    init_config = scopes.pop("symm-mem-nccl-so-path-init-config")
+    binds = re.search(r'Function\(\s*"ncclCommInitRankConfig"', texts[WRAPPER]) is not None
+    assert binds is (version_in(version, init_config) is True), (version, init_config)
     assert set(scopes.values()) == {">=0.5.1"}
     assert ("pynccl_comm.nccl_version >= 22703" in code) is asserts_at_one, version
     source = re.search(r'nccl_allocator_source\s*=\s*[rf]?"""(.*?)"""', code, re.S)
