@@ -564,7 +564,17 @@ _GCC_VERSION_FILES = ("cc1", "cc1plus", "crtbegin.o", "libgcc.a", "include/stdde
 _VERSION_NAME = _lazy(r"(\d{1,9})(?:\.\d{1,9}){0,2}")
 #: in a wrapper script's text: the program it execs (an absolute path), and the GCC majors it names (a version
 #: directory PREFIX/lib/gcc/TRIPLET/N, libstdc++'s include/c++/N, a gcc-N / g++-N program)
-_SCRIPT_EXEC = _lazy(r"""(?m)^[ \t]*exec[ \t]+["']?(/[^\s"';|&]+)""")
+#: where a shell command starts in a line (irev60: an `exec` after `&&`, `||`, `;` or `then` was not read as one)
+_SCRIPT_SEPARATOR = _lazy(r"&&|\|\||[;|&(){}]")
+#: the shell words a command of a wrapper script may start with that run no program: a script whose every other
+#: command is `exec` of a program in the prefix is read (irev60: `/usr/bin/gcc "$@"` without exec, and a bare name
+#: looked up on the PATH, ran a compiler the prefix's major was taken for)
+_SCRIPT_QUIET = frozenset(
+    ("if", "then", "else", "elif", "fi", "do", "done", "while", "until", "!", "[", "[[", "test", "exit", "set",
+     "export", "unset", "shift", "true", "false", ":", "echo", "printf", "return", "local", "readonly")
+)  # fmt: skip
+#: the most of a wrapper script read (a longer one is not read: its rest may run another compiler)
+_SCRIPT_MAX = 1 << 16
 _SCRIPT_MAJORS = _lazy(r"/gcc/[\w.+-]+/(\d{1,9})(?:\.\d+)*/|/c\+\+/(\d{1,9})\b|\b(?:gcc|g\+\+)-(\d{1,9})\b")
 
 
@@ -577,7 +587,9 @@ def _layout_major(view: FileView, gcc: str) -> tuple[int | None, str | None]:
     PREFIX/bin/gcc says its major (inferred from that layout; nothing is run). None, with why, where two majors
     sit there. A driver that is a script (the lent H100's /opt/gcc/bin/gcc: `exec /opt/gcc/bin/gcc-real -B... "$@"`)
     counts only where every program it execs lies in that prefix and every major its text names is the same (igap28:
-    the major of CC=/opt/gcc/bin/gcc was not read, so FlashInfer's JIT on SGLang < 0.5.9 was refused as unknown)."""
+    the major of CC=/opt/gcc/bin/gcc was not read, so FlashInfer's JIT on SGLang < 0.5.9 was refused as unknown); every
+    command of it is read, not only a line's first, and a program counts as in the prefix once `..` and links are
+    resolved; a script with another command that runs a program, or longer than _SCRIPT_MAX, is not read (irev60)."""
     try:
         real = view.realpath(gcc)
     except (OSError, ValueError):
@@ -605,13 +617,19 @@ def _layout_major(view: FileView, gcc: str) -> tuple[int | None, str | None]:
     if _is_elf(view, real):
         return major, None
     try:
-        text = view.read_bytes(real, 1 << 16).decode("utf-8", "replace")
+        data = view.read_bytes(real, _SCRIPT_MAX + 1)
     except (OSError, ValueError):
         return None, f"{real} is no ELF program and could not be read"
-    targets = _SCRIPT_EXEC.findall(text)
-    if not text.startswith("#!") or not targets or any(not t.startswith(prefix + "/") for t in targets):
-        runs = ", ".join(targets) if targets else "no program named by an absolute path after exec"
-        return None, f"{real} is a wrapper (it runs {runs}, not only programs of {prefix})"
+    if len(data) > _SCRIPT_MAX:
+        return None, f"{real} is no ELF program and is longer than {_SCRIPT_MAX} bytes: the programs it runs"
+    text = data.decode("utf-8", "replace")
+    targets, other = _script_programs(text)
+    outside = other or next(
+        (f"{t} -> {r}" for t in targets if not (r := _resolved(view, t)).startswith(prefix + "/")), None
+    )
+    if not text.startswith("#!") or not targets or outside is not None:
+        runs = f"{outside!r} among its commands" if outside is not None else "no program named by an absolute path"
+        return None, f"{real} is a wrapper (it runs {runs}, not only programs of {prefix} by exec)"
     named_majors = {int(next(g for g in m if g)) for m in _SCRIPT_MAJORS.findall(text)}
     for target in targets:
         tail = _GCC_NAME_MAJOR.search(posixpath.basename(target))
@@ -621,6 +639,40 @@ def _layout_major(view: FileView, gcc: str) -> tuple[int | None, str | None]:
         others = ", ".join(str(m) for m in sorted(named_majors))
         return None, f"its wrapper script {real} names gcc {others} beside its prefix's {major}"
     return major, None
+
+
+def _script_programs(text: str) -> tuple[list[str], str | None]:
+    """(the programs a wrapper script's `exec` commands name by an absolute path, the first command that is not read
+    as one: an exec of anything else (an option, a relative path, a word with `$` or a quote inside), or a command
+    that runs a program without exec (not in _SCRIPT_QUIET)); comment lines are skipped. Shell syntax is not parsed:
+    a separator inside quotes makes a command not read, never one read as harmless."""
+    targets: list[str] = []
+    for line in text.splitlines():
+        if line.lstrip().startswith("#"):
+            continue
+        for command in _SCRIPT_SEPARATOR.split(line):
+            words = command.split()
+            while words and ("=" in words[0] and not words[0].startswith(("=", "-", "/", "'", '"'))):
+                words = words[1:]  # (VAR=value before a command, or an assignment alone)
+            while words and words[0] in ("if", "then", "else", "elif", "do", "while", "until", "!"):
+                words = words[1:]
+            if not words or (words[0] in _SCRIPT_QUIET and words[0] != "exec"):
+                continue
+            if words[0] != "exec":
+                return targets, words[0]
+            target = words[1].strip("'\"") if len(words) > 1 else ""
+            if not target.startswith("/") or any(c in target for c in "$`'\"\\*?"):
+                return targets, f"exec {words[1] if len(words) > 1 else ''}".strip()
+            targets.append(target)
+    return targets, None
+
+
+def _resolved(view: FileView, program: str) -> str:
+    """`program` (an absolute path) with `..` and links resolved; "not resolved" where it cannot be."""
+    try:
+        return view.realpath(posixpath.normpath(program))
+    except (OSError, ValueError):
+        return "not resolved"
 
 
 def _gnu_major(view: FileView, gcc: str, programs: list[str]) -> int | None:
