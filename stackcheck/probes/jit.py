@@ -499,7 +499,8 @@ def _is_clang(view: FileView, compiler: str) -> bool:
 def _clang_major(view: FileView, clang: str) -> tuple[int | None, str]:
     """(a clang's major, why not): its resolved name clang-N / clang++-N, else an llvm-N directory on its resolved path
     (Debian / Ubuntu: /usr/lib/llvm-N/bin/clang), else the one version directory of PREFIX/lib/clang (its resource
-    directory, found relative to the binary); None with why where none says it."""
+    directory, found relative to the binary); None with why where none says it. The directories count only for an
+    ELF clang (irev60: a script named clang beside lib/clang/19 that execs a clang 20 was read as 19)."""
     try:
         real = view.realpath(clang)
     except (OSError, ValueError):
@@ -510,6 +511,8 @@ def _clang_major(view: FileView, clang: str) -> tuple[int | None, str]:
     named = _CLANG_NAME_MAJOR.search(name)
     if named is not None and named.end() == len(name):
         return int(named.group(1)), ""
+    if not _is_elf(view, real):  # (a wrapper script: the clang it runs is not the one its directories belong to)
+        return None, f"{clang} resolves to {real}, no ELF program (a wrapper script): the clang it runs"
     for part in real.split("/"):
         llvm = _LLVM_DIR.fullmatch(part)
         if llvm is not None:
