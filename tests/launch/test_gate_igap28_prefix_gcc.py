@@ -61,9 +61,19 @@ def _box(root: Path, versions: tuple[str, ...] = ("13",), *, script: bytes | Non
 
 @pytest.mark.parametrize("version", ["13", "13.3.0"])
 def test_the_prefix_version_directory_gives_the_major(tmp_path: Path, version: str) -> None:
-    jit = probe_jit(toolkit_128_facts(), {**PATH, "CC": "/opt/gcc/bin/gcc"}, _box(tmp_path, (version,)))
+    script = _wrapper("/opt/gcc", "/opt/gcc/bin/gcc-real", version)
+    jit = probe_jit(toolkit_128_facts(), {**PATH, "CC": "/opt/gcc/bin/gcc"}, _box(tmp_path, (version,), script=script))
     assert jit["cc_host_found"] is True and jit["cc_host"] == "/opt/gcc/bin/gcc", jit
     assert jit["cc_host_gnu_major"] == 13 and jit["cc_host_gnu_supported"] is True, jit
+
+
+def test_a_driver_binary_is_not_judged_by_the_prefix_layout(tmp_path: Path) -> None:
+    # (irev60) an ELF driver in a prefix whose version directories hold no cc1 / cc1plus: it runs the compiler of its
+    # own compiled-in version from elsewhere (a gcc 15 driver copied beside lib/gcc/TRIPLE/13 runs gcc 15's cc1plus),
+    # so the one version directory does not tell its major: unknown, not 13 and supported
+    jit = probe_jit(toolkit_128_facts(), {**PATH, "CC": "/opt/gcc/bin/gcc"}, _box(tmp_path, ("13",)))
+    assert jit["cc_host_found"] is True and "cc_host_gnu_major" not in jit, jit
+    assert jit["cc_host_gnu_supported"] is None and "driver binary" in jit["cc_host_gnu_supported_reason"], jit
 
 
 def test_the_lent_h100s_wrapper_script(tmp_path: Path) -> None:
@@ -86,7 +96,7 @@ def test_two_versions_in_the_prefix_are_unknown(tmp_path: Path) -> None:
 
 
 def test_a_leftover_directory_without_gcc_files_is_not_counted(tmp_path: Path) -> None:
-    view = _box(tmp_path, ("13",))
+    view = _box(tmp_path, ("13",), script=_wrapper("/opt/gcc", "/opt/gcc/bin/gcc-real", "13"))
     (tmp_path / f"opt/gcc/lib/gcc/{TRIPLE}/15").mkdir()  # empty: no start files, no compiler
     jit = probe_jit(toolkit_128_facts(), {**PATH, "CC": "/opt/gcc/bin/gcc"}, view)
     assert jit["cc_host_gnu_major"] == 13, jit
