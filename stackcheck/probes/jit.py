@@ -638,7 +638,10 @@ def _layout_major(view: FileView, gcc: str) -> tuple[int | None, str | None]:
         (f"{t} -> {r}" for t in targets if not (r := _resolved(view, t)).startswith(prefix + "/")), None
     )
     if not text.startswith("#!") or not targets or outside is not None:
-        runs = f"{outside!r} among its commands" if outside is not None else "no program named by an absolute path"
+        # (the command quoted at most 120 characters: a script's word may be of any length)
+        runs = (
+            f"{outside[:120]!r} among its commands" if outside is not None else "no program named by an absolute path"
+        )
         return None, f"{real} is a wrapper (it runs {runs}, not only programs of {prefix} by exec)"
     named_majors = {int(next(g for g in m if g)) for m in _SCRIPT_MAJORS.findall(text)}
     for target in targets:

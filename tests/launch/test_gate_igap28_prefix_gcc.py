@@ -257,3 +257,10 @@ def test_the_gate_does_not_allow_a_wrapper_that_may_run_a_gcc_15(tmp_path: Path)
     (tmp_path / "box/usr/bin/gcc").symlink_to("gcc-15")
     doc = _gate(tmp_path / "g", probe_jit(toolkit_128_facts(), {**PATH, "CC": "/opt/gcc/bin/gcc"}, view))
     assert _rule(doc, "flashinfer-jit-cc-host-version") == ["unknown"], doc.get("warnings")
+
+
+def test_a_long_command_word_is_quoted_short(tmp_path: Path) -> None:
+    script = b"#!/bin/sh\n" + b"x" * 50000 + b' "$@"\nexec /opt/gcc/bin/gcc-real "$@"\n'
+    jit = probe_jit(toolkit_128_facts(), {**PATH, "CC": "/opt/gcc/bin/gcc"}, _box(tmp_path, script=script))
+    reason = jit["cc_host_gnu_supported_reason"]
+    assert jit["cc_host_gnu_supported"] is None and "x" * 120 in reason and len(reason) < 600, reason
