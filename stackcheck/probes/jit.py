@@ -519,11 +519,7 @@ def _clang_major(view: FileView, clang: str) -> tuple[int | None, str]:
             return int(llvm.group(1)), ""
     if posixpath.basename(posixpath.dirname(real)) == "bin":
         base = posixpath.join(posixpath.dirname(posixpath.dirname(real)), "lib/clang")
-        majors = {
-            int(m.group(1))
-            for v in listdir_or_empty(view, base)
-            if v.isascii() and (m := _VERSION_NAME.fullmatch(v)) is not None
-        }
+        majors = {m for v in listdir_or_empty(view, base) if (m := _version_major(v)) is not None}
         if len(majors) == 1:
             return majors.pop(), ""
         if majors:
@@ -606,15 +602,10 @@ def _layout_major(view: FileView, gcc: str) -> tuple[int | None, str | None]:
         return None, None
     prefix = posixpath.dirname(bin_dir)
     found: dict[int, list[str]] = {}
-    for sub in ("lib/gcc", "libexec/gcc"):
-        base = posixpath.join(prefix, sub)
-        for triplet in listdir_or_empty(view, base):
-            for version in listdir_or_empty(view, f"{base}/{triplet}"):
-                d = f"{base}/{triplet}/{version}"
-                named = _VERSION_NAME.fullmatch(version) if version.isascii() else None
-                if named is None or not any(is_file(view, f"{d}/{f}") for f in _GCC_VERSION_FILES):
-                    continue
-                found.setdefault(int(named.group(1)), []).append(d)
+    for version, d in _gcc_version_dirs(view, prefix):
+        named = _version_major(version)
+        if named is not None and any(is_file(view, f"{d}/{f}") for f in _GCC_VERSION_FILES):
+            found.setdefault(named, []).append(d)
     if not found:
         return None, None
     if len(found) > 1:
@@ -746,16 +737,31 @@ def _gcc_program_dirs(view: FileView, gcc: str) -> list[str]:
     bin_dir = posixpath.dirname(real)
     if posixpath.basename(bin_dir) != "bin":
         return []
-    prefix = posixpath.dirname(bin_dir)
-    dirs: list[str] = []
+    return [
+        d
+        for _, d in _gcc_version_dirs(view, posixpath.dirname(bin_dir))
+        if is_file(view, f"{d}/cc1") or is_file(view, f"{d}/cc1plus")
+    ]
+
+
+def _gcc_version_dirs(view: FileView, prefix: str) -> list[tuple[str, str]]:
+    """(VERSION, its directory) for each PREFIX/lib/gcc/TRIPLET/VERSION and PREFIX/libexec/gcc/TRIPLET/VERSION, in
+    that order: where a GCC installation keeps its files of one version (_gcc_program_dirs, _layout_major)."""
+    out: list[tuple[str, str]] = []
     for sub in ("lib/gcc", "libexec/gcc"):
         base = posixpath.join(prefix, sub)
         for triplet in listdir_or_empty(view, base):
-            for version in listdir_or_empty(view, f"{base}/{triplet}"):
-                d = f"{base}/{triplet}/{version}"
-                if is_file(view, f"{d}/cc1") or is_file(view, f"{d}/cc1plus"):
-                    dirs.append(d)
-    return dirs
+            out.extend(
+                (version, f"{base}/{triplet}/{version}") for version in listdir_or_empty(view, f"{base}/{triplet}")
+            )
+    return out
+
+
+def _version_major(name: str) -> int | None:
+    """The major of a version directory's name (N, N.M or N.M.P, ASCII digits: _VERSION_NAME); None for another name.
+    The one reading of a GCC version directory (_layout_major) and a clang resource directory (_clang_major)."""
+    named = _VERSION_NAME.fullmatch(name) if name.isascii() else None
+    return int(named.group(1)) if named is not None else None
 
 
 #: the environment variables FlashInfer's JIT reads for its nvcc command beside nvcc's own (flashinfer-python 0.5.0
