@@ -1222,6 +1222,11 @@ PYNCCL_FUNCTIONS = (
     "ncclReduce", "ncclReduceScatter", "ncclSend", "ncclRecv", "ncclBroadcast", "ncclCommDestroy", "ncclGroupStart",
     "ncclGroupEnd",
 )  # fmt: skip
+#: bound too where the library exports the first (NCCLLibrary.exported_functions_symm_mem, added where
+#: hasattr(self.lib, "ncclCommWindowRegister"): sglang 0.5.1 :307 and :358, 0.5.17 :394 and :445, 0.5.23 :397 and
+#: :458, read in the wheels, irev60); 0.5.23 binds ncclMemAlloc / ncclMemFree there too (:397-430; not required here:
+#: an NCCL with the window functions has them, inferred, and releases before it do not bind them)
+PYNCCL_WINDOW = ("ncclCommWindowRegister", "ncclCommWindowDeregister")
 #: bound too from SGLang 0.5.17 (0.5.17 :229, 0.5.23 :232; not in 0.5.14-0.5.16): `nccl_so_path_init_config`
 PYNCCL_FUNCTIONS_0517 = ("ncclCommInitRankConfig",)
 
@@ -1238,6 +1243,8 @@ def _defines_nccl_get_version(view: FileView, path: str) -> tuple[bool | None, s
         with ElfFile(view.realpath(path), view) as elf:
             symbols = DynamicSymbols(elf)
             missing = [name for name in PYNCCL_FUNCTIONS if not symbols.defines(name)]
+            if symbols.defines(PYNCCL_WINDOW[0]):  # (then pynccl binds the window functions too: irev60)
+                missing.extend(name for name in PYNCCL_WINDOW[1:] if not symbols.defines(name))
             init_config = all(symbols.defines(name) for name in PYNCCL_FUNCTIONS_0517)
             soname = symbols.soname
     except (ElfError, OSError, ValueError) as exc:
