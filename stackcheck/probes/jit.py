@@ -564,7 +564,7 @@ _VERSION_NAME = _lazy(r"(\d{1,9})(?:\.\d{1,9}){0,2}")
 #: in a wrapper script's text: the program it execs (an absolute path), and the GCC majors it names (a version
 #: directory PREFIX/lib/gcc/TRIPLET/N, libstdc++'s include/c++/N, a gcc-N / g++-N program)
 #: where a shell command starts in a line (irev60: an `exec` after `&&`, `||`, `;` or `then` was not read as one)
-_SCRIPT_SEPARATOR = _lazy(r"&&|\|\||[;|&(){}]")
+_SCRIPT_SEPARATOR = _lazy(r"&&|\|\||(?<![<>])&|[;|(){}]")  # (not the & of a redirection: 2>&1, >&2)
 #: the shell words a command of a wrapper script may start with that run no program: a script whose every other
 #: command is `exec` of a program in the prefix is read (irev60: `/usr/bin/gcc "$@"` without exec, and a bare name
 #: looked up on the PATH, ran a compiler the prefix's major was taken for)

@@ -264,3 +264,10 @@ def test_a_long_command_word_is_quoted_short(tmp_path: Path) -> None:
     jit = probe_jit(toolkit_128_facts(), {**PATH, "CC": "/opt/gcc/bin/gcc"}, _box(tmp_path, script=script))
     reason = jit["cc_host_gnu_supported_reason"]
     assert jit["cc_host_gnu_supported"] is None and "x" * 120 in reason and len(reason) < 600, reason
+
+
+def test_a_redirection_is_no_command(tmp_path: Path) -> None:
+    # (the & of 2>&1 and >&2 starts no command: such a wrapper is read)
+    script = b'#!/bin/sh\necho "gcc wrapper" >&2\nexec /opt/gcc/bin/gcc-real -B/opt/gcc/bin/ "$@" 2>&1\n'
+    jit = probe_jit(toolkit_128_facts(), {**PATH, "CC": "/opt/gcc/bin/gcc"}, _box(tmp_path, script=script))
+    assert jit["cc_host_gnu_major"] == 13, jit
