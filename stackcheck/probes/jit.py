@@ -499,7 +499,8 @@ def _is_clang(view: FileView, compiler: str) -> bool:
 def _clang_major(view: FileView, clang: str) -> tuple[int | None, str]:
     """(a clang's major, why not): its resolved name clang-N / clang++-N, else an llvm-N directory on its resolved path
     (Debian / Ubuntu: /usr/lib/llvm-N/bin/clang), else the one version directory of PREFIX/lib/clang (its resource
-    directory, found relative to the binary); None with why where none says it."""
+    directory, found relative to the binary); None with why where none says it. The directories count only for an
+    ELF clang (irev60: a script named clang beside lib/clang/19 that execs a clang 20 was read as 19)."""
     try:
         real = view.realpath(clang)
     except (OSError, ValueError):
@@ -510,17 +511,15 @@ def _clang_major(view: FileView, clang: str) -> tuple[int | None, str]:
     named = _CLANG_NAME_MAJOR.search(name)
     if named is not None and named.end() == len(name):
         return int(named.group(1)), ""
+    if not _is_elf(view, real):  # (a wrapper script: the clang it runs is not the one its directories belong to)
+        return None, f"{clang} resolves to {real}, no ELF program (a wrapper script): the clang it runs"
     for part in real.split("/"):
         llvm = _LLVM_DIR.fullmatch(part)
         if llvm is not None:
             return int(llvm.group(1)), ""
     if posixpath.basename(posixpath.dirname(real)) == "bin":
         base = posixpath.join(posixpath.dirname(posixpath.dirname(real)), "lib/clang")
-        majors = {
-            int(m.group(1))
-            for v in listdir_or_empty(view, base)
-            if v.isascii() and (m := _VERSION_NAME.fullmatch(v)) is not None
-        }
+        majors = {m for v in listdir_or_empty(view, base) if (m := _version_major(v)) is not None}
         if len(majors) == 1:
             return majors.pop(), ""
         if majors:
@@ -564,7 +563,17 @@ _GCC_VERSION_FILES = ("cc1", "cc1plus", "crtbegin.o", "libgcc.a", "include/stdde
 _VERSION_NAME = _lazy(r"(\d{1,9})(?:\.\d{1,9}){0,2}")
 #: in a wrapper script's text: the program it execs (an absolute path), and the GCC majors it names (a version
 #: directory PREFIX/lib/gcc/TRIPLET/N, libstdc++'s include/c++/N, a gcc-N / g++-N program)
-_SCRIPT_EXEC = _lazy(r"""(?m)^[ \t]*exec[ \t]+["']?(/[^\s"';|&]+)""")
+#: where a shell command starts in a line (irev60: an `exec` after `&&`, `||`, `;` or `then` was not read as one)
+_SCRIPT_SEPARATOR = _lazy(r"&&|\|\||(?<![<>])&|[;|(){}]")  # (not the & of a redirection: 2>&1, >&2)
+#: the shell words a command of a wrapper script may start with that run no program: a script whose every other
+#: command is `exec` of a program in the prefix is read (irev60: `/usr/bin/gcc "$@"` without exec, and a bare name
+#: looked up on the PATH, ran a compiler the prefix's major was taken for)
+_SCRIPT_QUIET = frozenset(
+    ("if", "then", "else", "elif", "fi", "do", "done", "while", "until", "!", "[", "[[", "test", "exit", "set",
+     "export", "unset", "shift", "true", "false", ":", "echo", "printf", "return", "local", "readonly")
+)  # fmt: skip
+#: the most of a wrapper script read (a longer one is not read: its rest may run another compiler)
+_SCRIPT_MAX = 1 << 16
 _SCRIPT_MAJORS = _lazy(r"/gcc/[\w.+-]+/(\d{1,9})(?:\.\d+)*/|/c\+\+/(\d{1,9})\b|\b(?:gcc|g\+\+)-(\d{1,9})\b")
 
 
@@ -575,9 +584,15 @@ def _layout_major(view: FileView, gcc: str) -> tuple[int | None, str | None]:
     VERSION below TRIPLET), so the one version directory PREFIX/lib/gcc/TRIPLET/VERSION or
     PREFIX/libexec/gcc/TRIPLET/VERSION (named N or N.M.P; holding start files, libgcc or a compiler) beside
     PREFIX/bin/gcc says its major (inferred from that layout; nothing is run). None, with why, where two majors
-    sit there. A driver that is a script (the lent H100's /opt/gcc/bin/gcc: `exec /opt/gcc/bin/gcc-real -B... "$@"`)
-    counts only where every program it execs lies in that prefix and every major its text names is the same (igap28:
-    the major of CC=/opt/gcc/bin/gcc was not read, so FlashInfer's JIT on SGLang < 0.5.9 was refused as unknown)."""
+    sit there, and where the driver is a binary (irev60: it looks for cc1plus under its own compiled-in version only,
+    and none lies in the prefix's version directories, so it runs one elsewhere of a version the layout does not
+    tell: a gcc 15 driver copied beside a lib/gcc/TRIPLET/13 was read as 13; inferred from the same reading of
+    process_command, not run). A driver that is a script (the lent H100's /opt/gcc/bin/gcc: `exec
+    /opt/gcc/bin/gcc-real -B... "$@"`, whose -B names the prefix's compilers) counts
+    only where every program it execs lies in that prefix and every major its text names is the same (igap28:
+    the major of CC=/opt/gcc/bin/gcc was not read, so FlashInfer's JIT on SGLang < 0.5.9 was refused as unknown); every
+    command of it is read, not only a line's first, and a program counts as in the prefix once `..` and links are
+    resolved; a script with another command that runs a program, or longer than _SCRIPT_MAX, is not read (irev60)."""
     try:
         real = view.realpath(gcc)
     except (OSError, ValueError):
@@ -587,31 +602,38 @@ def _layout_major(view: FileView, gcc: str) -> tuple[int | None, str | None]:
         return None, None
     prefix = posixpath.dirname(bin_dir)
     found: dict[int, list[str]] = {}
-    for sub in ("lib/gcc", "libexec/gcc"):
-        base = posixpath.join(prefix, sub)
-        for triplet in listdir_or_empty(view, base):
-            for version in listdir_or_empty(view, f"{base}/{triplet}"):
-                d = f"{base}/{triplet}/{version}"
-                named = _VERSION_NAME.fullmatch(version) if version.isascii() else None
-                if named is None or not any(is_file(view, f"{d}/{f}") for f in _GCC_VERSION_FILES):
-                    continue
-                found.setdefault(int(named.group(1)), []).append(d)
+    for version, d in _gcc_version_dirs(view, prefix):
+        named = _version_major(version)
+        if named is not None and any(is_file(view, f"{d}/{f}") for f in _GCC_VERSION_FILES):
+            found.setdefault(named, []).append(d)
     if not found:
         return None, None
     if len(found) > 1:
         dirs = ", ".join(d for major in sorted(found) for d in found[major])
         return None, f"GCC version directories of {len(found)} majors sit in its prefix ({dirs}): which it runs"
     major = next(iter(found))
-    if _is_elf(view, real):
-        return major, None
+    if _is_elf(view, real):  # (irev60: a driver binary of another version runs its own version's compiler)
+        return None, (
+            f"{real} is a driver binary and its prefix has no cc1 / cc1plus in a version directory: the compiler it "
+            f"runs lies elsewhere, under its own version, which its prefix's {found[major][0]} does not tell"
+        )
     try:
-        text = view.read_bytes(real, 1 << 16).decode("utf-8", "replace")
+        data = view.read_bytes(real, _SCRIPT_MAX + 1)
     except (OSError, ValueError):
         return None, f"{real} is no ELF program and could not be read"
-    targets = _SCRIPT_EXEC.findall(text)
-    if not text.startswith("#!") or not targets or any(not t.startswith(prefix + "/") for t in targets):
-        runs = ", ".join(targets) if targets else "no program named by an absolute path after exec"
-        return None, f"{real} is a wrapper (it runs {runs}, not only programs of {prefix})"
+    if len(data) > _SCRIPT_MAX:
+        return None, f"{real} is no ELF program and is longer than {_SCRIPT_MAX} bytes: the programs it runs"
+    text = data.decode("utf-8", "replace")
+    targets, other = _script_programs(text)
+    outside = other or next(
+        (f"{t} -> {r}" for t in targets if not (r := _resolved(view, t)).startswith(prefix + "/")), None
+    )
+    if not text.startswith("#!") or not targets or outside is not None:
+        # (the command quoted at most 120 characters: a script's word may be of any length)
+        runs = (
+            f"{outside[:120]!r} among its commands" if outside is not None else "no program named by an absolute path"
+        )
+        return None, f"{real} is a wrapper (it runs {runs}, not only programs of {prefix} by exec)"
     named_majors = {int(next(g for g in m if g)) for m in _SCRIPT_MAJORS.findall(text)}
     for target in targets:
         tail = _GCC_NAME_MAJOR.search(posixpath.basename(target))
@@ -621,6 +643,40 @@ def _layout_major(view: FileView, gcc: str) -> tuple[int | None, str | None]:
         others = ", ".join(str(m) for m in sorted(named_majors))
         return None, f"its wrapper script {real} names gcc {others} beside its prefix's {major}"
     return major, None
+
+
+def _script_programs(text: str) -> tuple[list[str], str | None]:
+    """(the programs a wrapper script's `exec` commands name by an absolute path, the first command that is not read
+    as one: an exec of anything else (an option, a relative path, a word with `$` or a quote inside), or a command
+    that runs a program without exec (not in _SCRIPT_QUIET)); comment lines are skipped. Shell syntax is not parsed:
+    a separator inside quotes makes a command not read, never one read as harmless."""
+    targets: list[str] = []
+    for line in text.splitlines():
+        if line.lstrip().startswith("#"):
+            continue
+        for command in _SCRIPT_SEPARATOR.split(line):
+            words = command.split()
+            while words and ("=" in words[0] and not words[0].startswith(("=", "-", "/", "'", '"'))):
+                words = words[1:]  # (VAR=value before a command, or an assignment alone)
+            while words and words[0] in ("if", "then", "else", "elif", "do", "while", "until", "!"):
+                words = words[1:]
+            if not words or (words[0] in _SCRIPT_QUIET and words[0] != "exec"):
+                continue
+            if words[0] != "exec":
+                return targets, words[0]
+            target = words[1].strip("'\"") if len(words) > 1 else ""
+            if not target.startswith("/") or any(c in target for c in "$`'\"\\*?"):
+                return targets, f"exec {words[1] if len(words) > 1 else ''}".strip()
+            targets.append(target)
+    return targets, None
+
+
+def _resolved(view: FileView, program: str) -> str:
+    """`program` (an absolute path) with `..` and links resolved; "not resolved" where it cannot be."""
+    try:
+        return view.realpath(posixpath.normpath(program))
+    except (OSError, ValueError):
+        return "not resolved"
 
 
 def _gnu_major(view: FileView, gcc: str, programs: list[str]) -> int | None:
@@ -681,16 +737,31 @@ def _gcc_program_dirs(view: FileView, gcc: str) -> list[str]:
     bin_dir = posixpath.dirname(real)
     if posixpath.basename(bin_dir) != "bin":
         return []
-    prefix = posixpath.dirname(bin_dir)
-    dirs: list[str] = []
+    return [
+        d
+        for _, d in _gcc_version_dirs(view, posixpath.dirname(bin_dir))
+        if is_file(view, f"{d}/cc1") or is_file(view, f"{d}/cc1plus")
+    ]
+
+
+def _gcc_version_dirs(view: FileView, prefix: str) -> list[tuple[str, str]]:
+    """(VERSION, its directory) for each PREFIX/lib/gcc/TRIPLET/VERSION and PREFIX/libexec/gcc/TRIPLET/VERSION, in
+    that order: where a GCC installation keeps its files of one version (_gcc_program_dirs, _layout_major)."""
+    out: list[tuple[str, str]] = []
     for sub in ("lib/gcc", "libexec/gcc"):
         base = posixpath.join(prefix, sub)
         for triplet in listdir_or_empty(view, base):
-            for version in listdir_or_empty(view, f"{base}/{triplet}"):
-                d = f"{base}/{triplet}/{version}"
-                if is_file(view, f"{d}/cc1") or is_file(view, f"{d}/cc1plus"):
-                    dirs.append(d)
-    return dirs
+            out.extend(
+                (version, f"{base}/{triplet}/{version}") for version in listdir_or_empty(view, f"{base}/{triplet}")
+            )
+    return out
+
+
+def _version_major(name: str) -> int | None:
+    """The major of a version directory's name (N, N.M or N.M.P, ASCII digits: _VERSION_NAME); None for another name.
+    The one reading of a GCC version directory (_layout_major) and a clang resource directory (_clang_major)."""
+    named = _VERSION_NAME.fullmatch(name) if name.isascii() else None
+    return int(named.group(1)) if named is not None else None
 
 
 #: the environment variables FlashInfer's JIT reads for its nvcc command beside nvcc's own (flashinfer-python 0.5.0
@@ -1151,6 +1222,11 @@ PYNCCL_FUNCTIONS = (
     "ncclReduce", "ncclReduceScatter", "ncclSend", "ncclRecv", "ncclBroadcast", "ncclCommDestroy", "ncclGroupStart",
     "ncclGroupEnd",
 )  # fmt: skip
+#: bound too where the library exports the first (NCCLLibrary.exported_functions_symm_mem, added where
+#: hasattr(self.lib, "ncclCommWindowRegister"): sglang 0.5.1 :307 and :358, 0.5.17 :394 and :445, 0.5.23 :397 and
+#: :458, read in the wheels, irev60); 0.5.23 binds ncclMemAlloc / ncclMemFree there too (:397-430; not required here:
+#: an NCCL with the window functions has them, inferred, and releases before it do not bind them)
+PYNCCL_WINDOW = ("ncclCommWindowRegister", "ncclCommWindowDeregister")
 #: bound too from SGLang 0.5.17 (0.5.17 :229, 0.5.23 :232; not in 0.5.14-0.5.16): `nccl_so_path_init_config`
 PYNCCL_FUNCTIONS_0517 = ("ncclCommInitRankConfig",)
 
@@ -1167,6 +1243,8 @@ def _defines_nccl_get_version(view: FileView, path: str) -> tuple[bool | None, s
         with ElfFile(view.realpath(path), view) as elf:
             symbols = DynamicSymbols(elf)
             missing = [name for name in PYNCCL_FUNCTIONS if not symbols.defines(name)]
+            if symbols.defines(PYNCCL_WINDOW[0]):  # (then pynccl binds the window functions too: irev60)
+                missing.extend(name for name in PYNCCL_WINDOW[1:] if not symbols.defines(name))
             init_config = all(symbols.defines(name) for name in PYNCCL_FUNCTIONS_0517)
             soname = symbols.soname
     except (ElfError, OSError, ValueError) as exc:

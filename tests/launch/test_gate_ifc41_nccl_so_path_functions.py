@@ -85,3 +85,16 @@ def test_init_config_is_needed_from_0517_only(tmp_path: Path) -> None:
     assert rc == 1 and results.get("symm-mem-nccl-so-path-init-config") == "fail", results
     rc, results = _gate(tmp_path / "b", "0.5.16", list(PYNCCL_FUNCTIONS))
     assert "symm-mem-nccl-so-path-init-config" not in results and "symm-mem-nccl-so-path" not in results, results
+
+
+def test_window_register_without_deregister_is_not_found(tmp_path: Path) -> None:
+    # irev60: where the library exports ncclCommWindowRegister, pynccl binds the window functions too
+    # (NCCLLibrary.exported_functions_symm_mem, ncclCommWindowRegister and ncclCommWindowDeregister in every release
+    # read, 0.5.1 :307 to 0.5.20 :394; the hasattr test at 0.5.1 :358, 0.5.23 :458): one without the other was found
+    defined = [*PYNCCL_FUNCTIONS, *PYNCCL_FUNCTIONS_0517, "ncclCommWindowRegister"]
+    got = _probe(tmp_path, defined)
+    assert got["nccl_so_path_found"] is False and "ncclCommWindowDeregister" in str(got["nccl_so_path_reason"]), got
+    rc, results = _gate(tmp_path / "g", "0.5.17", defined)
+    assert rc == 1 and results.get("symm-mem-nccl-so-path") == "fail", results
+    got = _probe(tmp_path / "both", [*defined, "ncclCommWindowDeregister"])
+    assert got["nccl_so_path_found"] is True, got

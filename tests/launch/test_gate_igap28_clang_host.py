@@ -142,3 +142,24 @@ def test_the_gate_judges_a_clang_nvcc_ccbin_for_sglangs_jit(tmp_path: Path) -> N
     assert doc["decision"] == "refuse" and _rules(doc).get("sglang-jit-nvcc-host-clang") == "fail", doc["reasons"]
     doc = _gate(tmp_path / "b", probe_jit(toolkit_128_facts(), {**PATH, "NVCC_CCBIN": "clang-19"}, box), "0.5.12")
     assert "sglang-jit-nvcc-host-clang" not in _rules(doc), doc.get("reasons")
+
+
+# ---- irev60: a clang that is a wrapper script ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("where", ["opt/wrap", "usr/lib/llvm-19"])
+def test_a_clang_script_is_not_judged_by_its_directories(tmp_path: Path, where: str) -> None:
+    # a script named clang beside one lib/clang/19 (or in llvm-19's bin) that runs a clang 20: its directories were
+    # taken for the major of the clang it runs (19, supported; irev60). Only an ELF clang's directories say its major.
+    view = _box(tmp_path / "box")
+    (tmp_path / "box" / where / "bin").mkdir(parents=True, exist_ok=True)
+    (tmp_path / "box" / where / "bin/clang").unlink(missing_ok=True)
+    touch_exe(tmp_path / "box" / where / "bin/clang", b'#!/bin/sh\nexec /usr/local/bin/clang-real "$@"\n')
+    (tmp_path / "box" / where / "lib/clang/19/include").mkdir(parents=True)
+    touch_exe(tmp_path / "box/usr/local/bin/clang-real")
+    cc = f"/{where}/bin/clang"
+    jit = probe_jit(toolkit_128_facts(), {**PATH, "CC": cc}, view)
+    assert jit["cc_host_clang_supported"] is None and "cc_host_clang_major" not in jit, jit
+    assert "no ELF program" in jit["cc_host_clang_supported_reason"], jit
+    doc = _gate(tmp_path / "g", jit, "0.5.5")
+    assert _rules(doc) == {"flashinfer-jit-cc-host-clang": "unknown"}, doc.get("warnings")

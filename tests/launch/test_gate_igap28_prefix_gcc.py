@@ -61,9 +61,19 @@ def _box(root: Path, versions: tuple[str, ...] = ("13",), *, script: bytes | Non
 
 @pytest.mark.parametrize("version", ["13", "13.3.0"])
 def test_the_prefix_version_directory_gives_the_major(tmp_path: Path, version: str) -> None:
-    jit = probe_jit(toolkit_128_facts(), {**PATH, "CC": "/opt/gcc/bin/gcc"}, _box(tmp_path, (version,)))
+    script = _wrapper("/opt/gcc", "/opt/gcc/bin/gcc-real", version)
+    jit = probe_jit(toolkit_128_facts(), {**PATH, "CC": "/opt/gcc/bin/gcc"}, _box(tmp_path, (version,), script=script))
     assert jit["cc_host_found"] is True and jit["cc_host"] == "/opt/gcc/bin/gcc", jit
     assert jit["cc_host_gnu_major"] == 13 and jit["cc_host_gnu_supported"] is True, jit
+
+
+def test_a_driver_binary_is_not_judged_by_the_prefix_layout(tmp_path: Path) -> None:
+    # (irev60) an ELF driver in a prefix whose version directories hold no cc1 / cc1plus: it runs the compiler of its
+    # own compiled-in version from elsewhere (a gcc 15 driver copied beside lib/gcc/TRIPLE/13 runs gcc 15's cc1plus),
+    # so the one version directory does not tell its major: unknown, not 13 and supported
+    jit = probe_jit(toolkit_128_facts(), {**PATH, "CC": "/opt/gcc/bin/gcc"}, _box(tmp_path, ("13",)))
+    assert jit["cc_host_found"] is True and "cc_host_gnu_major" not in jit, jit
+    assert jit["cc_host_gnu_supported"] is None and "driver binary" in jit["cc_host_gnu_supported_reason"], jit
 
 
 def test_the_lent_h100s_wrapper_script(tmp_path: Path) -> None:
@@ -86,7 +96,7 @@ def test_two_versions_in_the_prefix_are_unknown(tmp_path: Path) -> None:
 
 
 def test_a_leftover_directory_without_gcc_files_is_not_counted(tmp_path: Path) -> None:
-    view = _box(tmp_path, ("13",))
+    view = _box(tmp_path, ("13",), script=_wrapper("/opt/gcc", "/opt/gcc/bin/gcc-real", "13"))
     (tmp_path / f"opt/gcc/lib/gcc/{TRIPLE}/15").mkdir()  # empty: no start files, no compiler
     jit = probe_jit(toolkit_128_facts(), {**PATH, "CC": "/opt/gcc/bin/gcc"}, view)
     assert jit["cc_host_gnu_major"] == 13, jit
@@ -179,3 +189,85 @@ def test_the_gate_refuses_a_two_version_prefix_as_unknown(tmp_path: Path) -> Non
     env = {**PATH, "CC": "/opt/gcc/bin/gcc"}
     doc = _gate(tmp_path, probe_jit(toolkit_128_facts(), env, _box(tmp_path / "box", ("13", "15"))))
     assert _rule(doc, "flashinfer-jit-cc-host-version") == ["unknown"], doc.get("warnings")
+
+
+# ---- irev60: a wrapper that may run another compiler ---------------------------------------------------------------
+# _layout_major took the prefix's major for a wrapper script where every `exec` at the start of a line named an
+# absolute path beginning with the prefix. A script can run another compiler in ways that reading missed, each then
+# judged by the prefix's major (a false pass where that compiler is too new): an `exec` after `&&`, `||`, `;` or
+# `then`; `exec -a NAME /usr/bin/gcc`; a path that starts with the prefix and leaves it (`/opt/gcc/../../usr/bin`);
+# a program in the prefix linked to one outside it; a program run without exec. Each is now unknown.
+
+FLAGS = '-B/opt/gcc/bin/ -B/opt/gcc/lib/gcc/x86_64-linux-gnu/13/ "$@"'
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        f'#!/bin/sh\n[ -n "$SYSTEM_GCC" ] && exec /usr/bin/gcc "$@"\nexec /opt/gcc/bin/gcc-real {FLAGS}\n',
+        f'#!/bin/sh\ntest -x /opt/gcc/bin/gcc-real || exec /usr/bin/gcc "$@"\nexec /opt/gcc/bin/gcc-real {FLAGS}\n',
+        f'#!/bin/sh\nif [ -n "$X" ]; then exec /usr/bin/gcc "$@"; fi\nexec /opt/gcc/bin/gcc-real {FLAGS}\n',
+        f'#!/bin/bash\nexec -a gcc /usr/bin/gcc "$@"\nexec /opt/gcc/bin/gcc-real {FLAGS}\n',
+        f"#!/bin/sh\nexec /opt/gcc/../../usr/bin/gcc {FLAGS}\n",
+        f'#!/bin/sh\n/usr/bin/gcc "$@"\nexit $?\nexec /opt/gcc/bin/gcc-real {FLAGS}\n',
+        f'#!/bin/sh\nexec "$(dirname "$0")/../../usr/bin/gcc" "$@"\nexec /opt/gcc/bin/gcc-real {FLAGS}\n',
+    ],
+)
+def test_a_wrapper_that_may_run_another_compiler_is_unknown(tmp_path: Path, script: str) -> None:
+    jit = probe_jit(toolkit_128_facts(), {**PATH, "CC": "/opt/gcc/bin/gcc"}, _box(tmp_path, script=script.encode()))
+    assert "cc_host_gnu_major" not in jit and jit["cc_host_gnu_supported"] is None, jit
+    assert "/opt/gcc/bin/gcc" in jit["cc_host_gnu_supported_reason"], jit
+
+
+def test_a_program_in_the_prefix_that_links_outside_it_is_unknown(tmp_path: Path) -> None:
+    view = _box(tmp_path, script=_wrapper("/opt/gcc", "/opt/gcc/bin/gcc-real", "13"))
+    (tmp_path / "opt/gcc/bin/gcc-real").unlink()
+    (tmp_path / "opt/gcc/bin/gcc-real").symlink_to("/usr/bin/gcc-14")
+    jit = probe_jit(toolkit_128_facts(), {**PATH, "CC": "/opt/gcc/bin/gcc"}, view)
+    assert "cc_host_gnu_major" not in jit and jit["cc_host_gnu_supported"] is None, jit
+    assert "/usr/bin/gcc-14" in jit["cc_host_gnu_supported_reason"], jit
+
+
+def test_the_lent_h100s_wrapper_is_still_read(tmp_path: Path) -> None:
+    # (the shape the fix must keep: one exec of the prefix's driver, -B and -isystem arguments outside it)
+    view = _box(tmp_path, script=_wrapper("/opt/gcc", "/opt/gcc/bin/gcc-real", "13"))
+    jit = probe_jit(toolkit_128_facts(), {**PATH, "CC": "/opt/gcc/bin/gcc"}, view)
+    assert jit["cc_host_gnu_major"] == 13 and jit["cc_host_gnu_supported"] is True, jit
+    # a comment naming another program is not a command
+    script = b'#!/bin/sh\n# was: exec /usr/bin/gcc "$@"\nexec /opt/gcc/bin/gcc-real -B/opt/gcc/bin/ "$@"\n'
+    jit = probe_jit(toolkit_128_facts(), {**PATH, "CC": "/opt/gcc/bin/gcc"}, _box(tmp_path / "b", script=script))
+    assert jit["cc_host_gnu_major"] == 13, jit
+
+
+def test_a_wrapper_longer_than_what_is_read_is_unknown(tmp_path: Path) -> None:
+    # (64 KiB of comments, then a line that runs another compiler: the part read ran only the prefix's)
+    head = _wrapper("/opt/gcc", "/opt/gcc/bin/gcc-real", "13").replace(b"exec", b'[ -n "$A" ] || exec', 1)
+    script = b"#!/bin/sh\n" + b"# pad\n" * 12000 + head.split(b"\n", 1)[1] + b'exec /usr/bin/gcc "$@"\n'
+    jit = probe_jit(toolkit_128_facts(), {**PATH, "CC": "/opt/gcc/bin/gcc"}, _box(tmp_path, script=script))
+    assert "cc_host_gnu_major" not in jit and jit["cc_host_gnu_supported"] is None, jit
+    assert "longer than" in jit["cc_host_gnu_supported_reason"], jit
+
+
+def test_the_gate_does_not_allow_a_wrapper_that_may_run_a_gcc_15(tmp_path: Path) -> None:
+    # the box's /usr/bin/gcc is gcc 15 (too new for CUDA 12.8); the wrapper runs it where $SYSTEM_GCC is set
+    script = f'#!/bin/sh\n[ -n "$SYSTEM_GCC" ] && exec /usr/bin/gcc "$@"\nexec /opt/gcc/bin/gcc-real {FLAGS}\n'
+    view = _box(tmp_path / "box", script=script.encode())
+    touch_exe(tmp_path / "box/usr/bin/gcc-15")
+    (tmp_path / "box/usr/bin/gcc").unlink()
+    (tmp_path / "box/usr/bin/gcc").symlink_to("gcc-15")
+    doc = _gate(tmp_path / "g", probe_jit(toolkit_128_facts(), {**PATH, "CC": "/opt/gcc/bin/gcc"}, view))
+    assert _rule(doc, "flashinfer-jit-cc-host-version") == ["unknown"], doc.get("warnings")
+
+
+def test_a_long_command_word_is_quoted_short(tmp_path: Path) -> None:
+    script = b"#!/bin/sh\n" + b"x" * 50000 + b' "$@"\nexec /opt/gcc/bin/gcc-real "$@"\n'
+    jit = probe_jit(toolkit_128_facts(), {**PATH, "CC": "/opt/gcc/bin/gcc"}, _box(tmp_path, script=script))
+    reason = jit["cc_host_gnu_supported_reason"]
+    assert jit["cc_host_gnu_supported"] is None and "x" * 120 in reason and len(reason) < 600, reason
+
+
+def test_a_redirection_is_no_command(tmp_path: Path) -> None:
+    # (the & of 2>&1 and >&2 starts no command: such a wrapper is read)
+    script = b'#!/bin/sh\necho "gcc wrapper" >&2\nexec /opt/gcc/bin/gcc-real -B/opt/gcc/bin/ "$@" 2>&1\n'
+    jit = probe_jit(toolkit_128_facts(), {**PATH, "CC": "/opt/gcc/bin/gcc"}, _box(tmp_path, script=script))
+    assert jit["cc_host_gnu_major"] == 13, jit
