@@ -6,6 +6,7 @@ release-number path (components.json pins, the driver-api rules) then decides as
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 from stackcheck.lean_typing import TYPE_CHECKING
@@ -300,7 +301,9 @@ def release_symbol_reasons(ctx: Context, spec: Mapping[str, Any]) -> list[Reason
         return []
     releases, exports = table.get("releases") or {}, table.get("torch_exports") or {}
     names = table.get("symbols") or {}
-    release, minor = installed.split("+", 1)[0], _minor(torch)
+    release = installed.split("+", 1)[0]
+    # a torch release (a local tag allowed); a nightly or rc of a minor may predate the change the table records
+    minor = _minor(torch) if re.fullmatch(r"\d{1,9}\.\d{1,9}\.\d{1,9}(\+[\w.]{1,64})?", torch) else None
     needed = releases.get(release) if isinstance(releases, Mapping) else None
     key = f"{minor[0]}.{minor[1]}" if minor is not None else None
     exported = exports.get(key) if isinstance(exports, Mapping) and key is not None else None

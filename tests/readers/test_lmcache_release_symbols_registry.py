@@ -1,7 +1,8 @@
 """The release_symbols table of extension-torch-abi-lmcache (manifests/checks.json) against the real wheels it was
-read in: each listed LMCache release's lmcache/c_ops (cp311, as fetched) needs the listed c10::cuda::SetDevice form
-and not the other, and each listed torch minor's torch/lib/libc10_cuda.so (one patch release per minor) defines the
-listed form and not the other, read with the project's own ELF reader (stackcheck/readers/elf.py)."""
+read in: each listed LMCache release's lmcache/c_ops (its cp310, cp311 and cp312 wheels) needs the listed
+c10::cuda::SetDevice form and not the other, and each listed torch minor's torch/lib/libc10_cuda.so (one patch
+release per minor) defines the listed form and not the other, read with the project's own ELF reader
+(stackcheck/readers/elf.py)."""
 
 from __future__ import annotations
 
@@ -45,7 +46,8 @@ def _symbols(path: Path) -> tuple[ElfFile, DynamicSymbols]:
     return elf, DynamicSymbols(elf)
 
 
-def test_each_lmcache_release_needs_the_listed_set_device(manifests: Manifests) -> None:
+@pytest.mark.parametrize("python", ["3.10", "3.11", "3.12"])
+def test_each_lmcache_release_needs_the_listed_set_device(manifests: Manifests, python: str) -> None:
     table = _table(manifests)
     releases = table["releases"]
     assert isinstance(releases, dict) and set(releases) == {
@@ -60,17 +62,17 @@ def test_each_lmcache_release_needs_the_listed_set_device(manifests: Manifests) 
     }
     forms = set(releases.values())
     for version, symbol in releases.items():
-        wheel = fetch_wheel("lmcache", version, "3.11")
+        wheel = fetch_wheel("lmcache", version, python)
         with zipfile.ZipFile(wheel) as z:
             members = [n for n in z.namelist() if n.startswith("lmcache/c_ops.") and n.endswith(".so")]
-        assert len(members) == 1, (version, members)
+        assert len(members) == 1, (version, python, members)
         elf, syms = _symbols(extract_dynamic(wheel, members[0]))
         try:
             undefined = set(syms.undefined())
         finally:
             elf.close()
-        assert symbol in undefined, version
-        assert not (forms - {symbol}) & undefined, version
+        assert symbol in undefined, (version, python)
+        assert not (forms - {symbol}) & undefined, (version, python)
 
 
 def test_each_torch_minor_exports_the_listed_set_device(manifests: Manifests) -> None:

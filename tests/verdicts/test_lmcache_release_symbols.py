@@ -64,7 +64,15 @@ def test_each_release_against_each_side_of_torch_28(manifests: Manifests) -> Non
 
 def test_a_pair_the_table_does_not_list_is_not_judged(manifests: Manifests) -> None:
     launch = {"enable_lmcache": True}
-    for lm, torch in (("0.3.12", "2.4.1"), ("0.3.3", "2.4.1"), ("0.4.3", "2.8.0"), ("0.3.3", "2.15.0"), ("0.3.3", "x")):
+    for lm, torch in (
+        ("0.3.12", "2.4.1"),
+        ("0.3.3", "2.4.1"),
+        ("0.4.3", "2.8.0"),
+        ("0.3.3", "2.15.0"),
+        ("0.3.3", "x"),
+        ("0.3.3", "2.8.0.dev20250601+cu128"),
+        ("0.3.3", "2.8.0rc3"),
+    ):
         v = check(manifests, facts(lm, torch), launch)
         assert not any(r.get("result") == "fail" for r in v["reasons"]), (lm, torch)
 
