@@ -130,6 +130,7 @@ class CheckExtension(TypedDict, total=False):
     launch_fact: str
     every_launch_releases: str
     module_effects: dict[str, str]
+    release_symbols: dict[str, Any]
 
 
 class Check(TypedDict, total=False):

@@ -6,6 +6,7 @@ release-number path (components.json pins, the driver-api rules) then decides as
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 from stackcheck.lean_typing import TYPE_CHECKING
@@ -284,6 +285,59 @@ def _loads_here(ctx: Context, spec: Mapping[str, Any]) -> bool:
     return sglang is not None and version_in(sglang, every) is True
 
 
+def release_symbol_reasons(ctx: Context, spec: Mapping[str, Any]) -> list[Reason]:
+    """Rule release-symbols from the installed versions alone, where no file of the extension was read (the spec's
+    release_symbols table, read in the PyPI wheels): a failing reason where the installed release needs a torch
+    symbol that the installed torch's minor exports another form of; [] otherwise (a release or a torch minor the
+    table does not list, or the same symbol: only that one symbol was compared, so that is no pass)."""
+    table = spec.get("release_symbols")
+    if not isinstance(table, Mapping):
+        return []
+    from stackcheck.verdicts.torchao_gate import _minor
+
+    package = str(table.get("package") or "")
+    installed, torch = ctx.installed_version(package), ctx.installed_version("torch")
+    if installed is None or torch is None:
+        return []
+    releases, exports = table.get("releases") or {}, table.get("torch_exports") or {}
+    names = table.get("symbols") or {}
+    release = installed.split("+", 1)[0]
+    # a torch release (a local tag allowed); a nightly or rc of a minor may predate the change the table records
+    minor = _minor(torch) if re.fullmatch(r"\d{1,9}\.\d{1,9}\.\d{1,9}(\+[\w.]{1,64})?", torch) else None
+    needed = releases.get(release) if isinstance(releases, Mapping) else None
+    key = f"{minor[0]}.{minor[1]}" if minor is not None else None
+    exported = exports.get(key) if isinstance(exports, Mapping) and key is not None else None
+    if not isinstance(needed, str) or not isinstance(exported, str) or needed == exported:
+        return []
+    loads_here = _loads_here(ctx, spec)
+    fact = spec.get("launch_fact")
+    imports = str(spec.get("imports") or "the launch imports it")
+    if not loads_here:
+        imports += f"; no launch here loads it (launch.{fact} not set), so this is information only"
+    effect = str(spec["effect"]) if spec.get("effect") in ("crash", "degraded", "disabled") else "crash"
+    want, has = names.get(needed, needed), names.get(exported, exported)
+    built = [v for v, s in releases.items() if s == exported]
+    return [
+        {
+            "rule": "release-symbols",
+            "result": "fail",
+            "effect": effect if loads_here else "degraded",
+            "requirement": f"the torch symbol {package} {release}'s PyPI wheel links is exported by torch {torch}",
+            "observed": f"{package} {installed} ({needed}), torch {torch} (exports {exported}); no file read here",
+            "required": f"torch exporting {needed}",
+            "source": table.get("source") or SOURCE,
+            "inferred": True,
+            "message": f"{package} {installed}'s PyPI wheel has {table.get('module')}'s compiled c_ops built against "
+            f"another torch: it needs {want} ({needed}), and torch {torch}'s libc10_cuda.so exports only {has} "
+            f"({exported}), so loading it fails with 'undefined symbol: {needed}' ({imports}). No file of this "
+            "install was read (no kernel symbol section): this is inferred from the versions, and a local build of "
+            f"{package} {release} compiled against this torch (pip install -e . from source) would load; the probe "
+            f"on the box reads the real file. Install a {package} release built for torch {key} "
+            f"({', '.join(built) or 'none read'}), or the torch it was built against",
+        }
+    ]
+
+
 def extension_torch_abi_reasons(ctx: Context, spec: Mapping[str, Any]) -> list[Reason]:
     """Other packages' compiled torch extensions (facts.kernel_symbols.extensions) named by a check's `extension`
     spec (modules, effect, imports, launch_fact?, every_launch_releases?): a failing reason per file of those
@@ -307,7 +361,7 @@ def extension_torch_abi_reasons(ctx: Context, spec: Mapping[str, Any]) -> list[R
             from stackcheck.verdicts.torchao_gate import read_abort_reasons
 
             return read_abort_reasons(ctx, _loads_here(ctx, spec)) + configs
-        return configs
+        return release_symbol_reasons(ctx, spec) + configs
     modules = [m for m in spec.get("modules") or [] if isinstance(m, str)]
     effect = str(spec["effect"]) if spec.get("effect") in ("crash", "degraded", "disabled") else "crash"
     imports = str(spec.get("imports") or "the launch imports it")
