@@ -6,9 +6,9 @@ release-number path (components.json pins, the driver-api rules) then decides as
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 
+from stackcheck.lazy_re import lazy as _lazy
 from stackcheck.lean_typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -285,6 +285,11 @@ def _loads_here(ctx: Context, spec: Mapping[str, Any]) -> bool:
     return sglang is not None and version_in(sglang, every) is True
 
 
+#: a torch release as release_symbol_reasons judges it (a local tag allowed; a nightly or rc of a minor may predate
+#: the change the table records)
+_TORCH_RELEASE = _lazy(r"\d{1,9}\.\d{1,9}\.\d{1,9}(\+[\w.]{1,64})?")
+
+
 def release_symbol_reasons(ctx: Context, spec: Mapping[str, Any]) -> list[Reason]:
     """Rule release-symbols from the installed versions alone, where no file of the extension was read (the spec's
     release_symbols table, read in the PyPI wheels): a failing reason where the installed release needs a torch
@@ -302,8 +307,7 @@ def release_symbol_reasons(ctx: Context, spec: Mapping[str, Any]) -> list[Reason
     releases, exports = table.get("releases") or {}, table.get("torch_exports") or {}
     names = table.get("symbols") or {}
     release = installed.split("+", 1)[0]
-    # a torch release (a local tag allowed); a nightly or rc of a minor may predate the change the table records
-    minor = _minor(torch) if re.fullmatch(r"\d{1,9}\.\d{1,9}\.\d{1,9}(\+[\w.]{1,64})?", torch) else None
+    minor = _minor(torch) if _TORCH_RELEASE.fullmatch(torch) else None
     needed = releases.get(release) if isinstance(releases, Mapping) else None
     key = f"{minor[0]}.{minor[1]}" if minor is not None else None
     exported = exports.get(key) if isinstance(exports, Mapping) and key is not None else None
