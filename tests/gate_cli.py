@@ -5,7 +5,7 @@ variables of the test run removed; its JSON decision (for the gate's refusal tes
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -216,6 +216,17 @@ def feature_rules(doc: dict[str, Any], feature: str, warnings: bool = False) -> 
         for r in [*(doc.get("reasons") or []), *((doc.get("warnings") or []) if warnings else [])]
         if r.get("feature") == feature
         for x in r.get("reasons") or []
+    }
+
+
+def judged_rules(doc: dict[str, Any], keep: Callable[[str], bool]) -> dict[str, str]:
+    """Every rule the reasons and warnings of a gate decision judged, of any feature, whose id `keep` accepts:
+    id -> result."""
+    return {
+        str(x.get("rule")): str(x.get("result"))
+        for r in [*(doc.get("reasons") or []), *(doc.get("warnings") or [])]
+        for x in r.get("reasons") or []
+        if keep(str(x.get("rule", "")))
     }
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gate_cli import CUDA_128_HOME, LLAMA3, cli_json, model_dir, release_box, toolkit_128_facts, touch_exe
+from gate_cli import CUDA_128_HOME, LLAMA3, cli_json, judged_rules, model_dir, release_box, toolkit_128_facts, touch_exe
 
 from stackcheck.probes.jit import probe_jit
 from stackcheck.readers.fsview import HostView
@@ -118,12 +118,7 @@ def _gate(tmp_path: Path, host: dict[str, Any], release: str) -> dict[str, Any]:
 
 
 def _rules(doc: dict[str, Any]) -> dict[str, str]:
-    return {
-        str(x.get("rule")): str(x.get("result"))
-        for r in [*(doc.get("reasons") or []), *(doc.get("warnings") or [])]
-        for x in r.get("reasons") or []
-        if str(x.get("rule", "")).endswith("-clang")
-    }
+    return judged_rules(doc, lambda rule: rule.endswith("-clang"))
 
 
 def test_the_gate_judges_a_clang_cc_for_flashinfers_jit(tmp_path: Path) -> None:

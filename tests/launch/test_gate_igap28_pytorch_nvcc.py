@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gate_cli import CUDA_128_HOME, LLAMA3, cli_json, model_dir, release_box, toolkit_128_facts, touch_exe
+from gate_cli import CUDA_128_HOME, LLAMA3, cli_json, judged_rules, model_dir, release_box, toolkit_128_facts, touch_exe
 
 from stackcheck.probes.jit import probe_jit
 from stackcheck.readers.fsview import HostView
@@ -101,12 +101,7 @@ def _gate(tmp_path: Path, jit: dict[str, Any], flashinfer: str) -> dict[str, Any
 
 
 def _results(doc: dict[str, Any]) -> dict[str, str]:
-    return {
-        str(x.get("rule")): str(x.get("result"))
-        for r in [*(doc.get("reasons") or []), *(doc.get("warnings") or [])]
-        for x in r.get("reasons") or []
-        if str(x.get("rule", "")).startswith("flashinfer-jit-pytorch-nvcc")
-    }
+    return judged_rules(doc, lambda rule: rule.startswith("flashinfer-jit-pytorch-nvcc"))
 
 
 def test_the_gate_judges_the_nvcc_flashinfer_runs(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gate_cli import H200_NEWEST, cli_json, toolkit_128_facts, touch_exe
+from gate_cli import H200_NEWEST, cli_json, judged_rules, toolkit_128_facts, touch_exe
 
 from stackcheck.probes.jit import probe_jit
 from stackcheck.readers.fsview import HostView
@@ -41,12 +41,7 @@ def _gate(tmp_path: Path, jit: dict[str, Any], torch: str) -> dict[str, Any]:
 
 
 def _results(doc: dict[str, Any]) -> dict[str, str]:
-    return {
-        str(x.get("rule")): str(x.get("result"))
-        for r in [*(doc.get("reasons") or []), *(doc.get("warnings") or [])]
-        for x in r.get("reasons") or []
-        if str(x.get("rule", "")).startswith("symm-mem-allocator-cxx")
-    }
+    return judged_rules(doc, lambda rule: rule.startswith("symm-mem-allocator-cxx"))
 
 
 def test_the_probe_reads_the_whole_value_as_one_program(tmp_path: Path) -> None:
