@@ -230,6 +230,32 @@ def judged_rules(doc: dict[str, Any], keep: Callable[[str], bool]) -> dict[str, 
     }
 
 
+#: the jit section's keys of the probe's host-compiler readings (jit_host_gate)
+JIT_HOST_KEYS = ("cxx", "nvcc_host", "flashinfer_host", "flashinfer_allow_unsupported", "cc_host")
+
+
+def jit_host_gate(tmp_path: Path, host: dict[str, Any], release: str = "0.5.5") -> dict[str, Any]:
+    """gate of a Llama 3 launch on SGLang `release` (0.5.5: with FlashInfer 0.5.3 and no flashinfer-jit-cache, which
+    JIT-builds its kernels with -ccbin $CC), the probe's host-compiler keys (JIT_HOST_KEYS) in the case's jit
+    section; --allow-unknown (the case's other packages are not the release's), so that an unknown rule shows among
+    the warnings."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    path = release_box(tmp_path, release, "9.0")
+    doc = json.loads(path.read_text())
+    if release == "0.5.5":
+        packages = doc["facts"]["packages"]
+        packages["flashinfer-python"].update(version="0.5.3", dist_version="0.5.3")
+        packages["sgl-kernel"] = {"installed": True, "version": "0.3.16.post5", "location": "/x"}
+        packages["sglang-kernel"] = {"installed": False}
+        packages["torch"].update(version="2.8.0+cu128", dist_version="2.8.0")
+    keys = {k: v for k, v in host.items() if k.startswith(JIT_HOST_KEYS) and not k.startswith(("cxx_cuda", "cxx_nccl"))}
+    doc["facts"]["jit"].update(keys)
+    path.write_text(json.dumps(doc))
+    model = model_dir(tmp_path, "llama3", LLAMA3)
+    line = ["python3", "-m", "sglang.launch_server", "--model-path", str(model), "--tp", "1"]
+    return cli_json(["gate", "--facts", str(path), "--dry-run", "--allow-unknown", "--format", "json", "--", *line])[1]
+
+
 def torchao_box(tmp_path: Path, sglang: str, torch: str, torchao: str, local: str) -> Path:
     """h200-newest with SGLang `sglang`, torch `torch`+`local` and torchao `torchao` installed: its facts file."""
     doc = json.loads(H200_NEWEST.read_text())

@@ -8,12 +8,17 @@ directory) and the header's clang limit; a clang whose major it cannot read is u
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
-from gate_cli import CUDA_128_HOME, LLAMA3, cli_json, judged_rules, model_dir, release_box, toolkit_128_facts, touch_exe
+from gate_cli import (
+    CUDA_128_HOME,
+    jit_host_gate,
+    judged_rules,
+    toolkit_128_facts,
+    touch_exe,
+)
 
 from stackcheck.probes.jit import probe_jit
 from stackcheck.readers.fsview import HostView
@@ -93,28 +98,9 @@ def test_allow_unsupported_leaves_the_limit_out(tmp_path: Path) -> None:
 
 # ---- the gate --------------------------------------------------------------------------------------------------
 
-HOST_KEYS = ("cxx", "nvcc_host", "flashinfer_host", "flashinfer_allow_unsupported", "cc_host")
-
 
 def _gate(tmp_path: Path, host: dict[str, Any], release: str) -> dict[str, Any]:
-    """gate of a Llama 3 launch on SGLang `release` (0.5.5: with FlashInfer 0.5.3 and no flashinfer-jit-cache), the
-    probe's host-compiler keys in the case's jit section; --allow-unknown (the case's other packages are not the
-    release's), so that an unknown shows among the warnings."""
-    tmp_path.mkdir(parents=True, exist_ok=True)
-    path = release_box(tmp_path, release, "9.0")
-    doc = json.loads(path.read_text())
-    if release == "0.5.5":
-        packages = doc["facts"]["packages"]
-        packages["flashinfer-python"].update(version="0.5.3", dist_version="0.5.3")
-        packages["sgl-kernel"] = {"installed": True, "version": "0.3.16.post5", "location": "/x"}
-        packages["sglang-kernel"] = {"installed": False}
-        packages["torch"].update(version="2.8.0+cu128", dist_version="2.8.0")
-    keys = {k: v for k, v in host.items() if k.startswith(HOST_KEYS) and not k.startswith(("cxx_cuda", "cxx_nccl"))}
-    doc["facts"]["jit"].update(keys)
-    path.write_text(json.dumps(doc))
-    model = model_dir(tmp_path, "llama3", LLAMA3)
-    line = ["python3", "-m", "sglang.launch_server", "--model-path", str(model), "--tp", "1"]
-    return cli_json(["gate", "--facts", str(path), "--dry-run", "--allow-unknown", "--format", "json", "--", *line])[1]
+    return jit_host_gate(tmp_path, host, release)
 
 
 def _rules(doc: dict[str, Any]) -> dict[str, str]:

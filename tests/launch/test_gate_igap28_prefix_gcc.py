@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gate_cli import CUDA_128_HOME, LLAMA3, cli_json, model_dir, release_box, toolkit_128_facts, touch_exe
+from gate_cli import CUDA_128_HOME, jit_host_gate, toolkit_128_facts, touch_exe
 
 from stackcheck.probes.jit import probe_jit
 from stackcheck.readers.fsview import HostView
@@ -141,27 +141,9 @@ def test_the_same_reader_for_nvcc_ccbin_and_nvccs_default(tmp_path: Path) -> Non
 
 # ---- the gate --------------------------------------------------------------------------------------------------
 
-HOST_KEYS = ("cxx", "nvcc_host", "flashinfer_host", "flashinfer_allow_unsupported", "cc_host")
-
 
 def _gate(tmp_path: Path, host: dict[str, Any]) -> dict[str, Any]:
-    """gate of a Llama 3 launch on SGLang 0.5.5 with FlashInfer 0.5.3 and no flashinfer-jit-cache (FlashInfer JIT-builds
-    its kernels with -ccbin $CC), the jit section's host-compiler keys from the probe; --allow-unknown (the case's
-    torch is not 0.5.5's), so that an unknown jit rule shows among the warnings."""
-    tmp_path.mkdir(parents=True, exist_ok=True)
-    path = release_box(tmp_path, "0.5.5", "9.0")
-    doc = json.loads(path.read_text())
-    packages = doc["facts"]["packages"]
-    packages["flashinfer-python"].update(version="0.5.3", dist_version="0.5.3")
-    packages["sgl-kernel"] = {"installed": True, "version": "0.3.16.post5", "location": "/x"}
-    packages["sglang-kernel"] = {"installed": False}
-    packages["torch"].update(version="2.8.0+cu128", dist_version="2.8.0")
-    keys = {k: v for k, v in host.items() if k.startswith(HOST_KEYS) and not k.startswith(("cxx_cuda", "cxx_nccl"))}
-    doc["facts"]["jit"].update(keys)
-    path.write_text(json.dumps(doc))
-    model = model_dir(tmp_path, "llama3", LLAMA3)
-    line = ["python3", "-m", "sglang.launch_server", "--model-path", str(model), "--tp", "1"]
-    return cli_json(["gate", "--facts", str(path), "--dry-run", "--allow-unknown", "--format", "json", "--", *line])[1]
+    return jit_host_gate(tmp_path, host)
 
 
 def _rule(doc: dict[str, Any], rule: str) -> list[str]:
