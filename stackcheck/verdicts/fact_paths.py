@@ -361,6 +361,8 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
                 "jit.nccl_so_path",
                 "jit.nccl_so_path_found",
                 "jit.nccl_so_path_init_config",
+                "jit.nccl_so_path_window",
+                "jit.nccl_so_path_mem_alloc",
                 "jit.flashinfer_host",
                 "jit.flashinfer_allow_unsupported",
                 "jit.cc_host_found",
@@ -403,7 +405,10 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "every function SGLang's pynccl binds in it, ncclGetVersion, ncclReduce, ... (`nccl_so_path_found`: null "
             "for a relative path, a bare name other than libnccl.so.2 or a file not read as an ELF shared library), "
             "and whether it exports ncclCommInitRankConfig, bound too from SGLang 0.5.17 "
-            "(`nccl_so_path_init_config`); the host "
+            "(`nccl_so_path_init_config`), whether dlsym finds ncclCommWindowRegister there (`nccl_so_path_window`: "
+            "an NCCL older than 2.27 has none) and, where it does, whether ncclMemAlloc and ncclMemFree are "
+            "functions there, bound with it by SGLang 0.5.23 (`nccl_so_path_mem_alloc`; a function: a defined global "
+            "or weak STT_FUNC symbol of the default version or none, what ctypes finds through dlsym); the host "
             'compiler of FlashInfer\'s own JIT nvcc commands (`flashinfer_host`: "cc" where CC is set, FlashInfer '
             'passing -ccbin $CC; "nvcc-default" where not; null where FLASHINFER_NVCC or a -ccbin in '
             "FLASHINFER_EXTRA_CUDAFLAGS names another), whether -allow-unsupported-compiler reaches those commands "
