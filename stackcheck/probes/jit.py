@@ -62,7 +62,9 @@ assembler that a user put in place of Triton's bundled one:
   `libcudart.so` (or `libcudart.a`). A CUDA home assembled from pip wheels has headers but only
   `lib/libcudart.so.12` (nvidia-cuda-runtime-cu12) or `lib/libcudart.so.13` (nvidia-cuda-runtime, nvidia/cu13), and a
   toolkit without its development package (cuda-cudart-dev) has only libcudart.so.N too: 'cannot find -lcudart'.
-  null with `libcudart_so_reason` as for libnccl.so.
+  null with `libcudart_so_reason` as for libnccl.so. `libcudart_so_soname`: that libcudart.so's DT_SONAME
+  (libcudart.so.12, .13), the name the link writes into the allocator's DT_NEEDED where it keeps the library; left
+  out for libcudart.a, a file that is no ELF shared library or one without DT_SONAME.
 - `cxx_found` / `cxx`: whether the C++ compiler torch's load_inline builds with (`$CXX`, else `c++`) is found on
   the server's PATH (/bin/sh's default where it has none: ninja runs the command through /bin/sh -c), and its path
   (left out when none); null with `cxx_reason` where CXX is a command with arguments or a relative path (then
@@ -1187,7 +1189,26 @@ def nccl_link(
     out = _link_lookup(view, dirs, gaps, machine, NCCL_LINK_NAMES, "libnccl_so")
     out["libnccl_so_dirs"] = dirs
     out.update(_link_lookup(view, dirs, gaps, machine, CUDART_LINK_NAMES, "libcudart_so"))
+    soname = _cudart_soname(view, out.get("libcudart_so"))
+    if soname is not None:
+        out["libcudart_so_soname"] = soname
     return out
+
+
+def _cudart_soname(view: FileView, path: object) -> str | None:
+    """The DT_SONAME of the libcudart.so a `-lcudart` link takes, which the link writes into the extension's DT_NEEDED
+    where it keeps the library (igap29: a CUDA 12 toolkit's libcudart.so.12 beside a CUDA 13 torch); None for the static
+    archive, a file that is no ELF shared library (a linker script) or one without DT_SONAME."""
+    if not isinstance(path, str) or not path.endswith(".so"):
+        return None
+    from stackcheck.readers.elf import DynamicSymbols, ElfError, ElfFile
+
+    try:
+        with ElfFile(view.realpath(path), view) as elf:
+            soname = DynamicSymbols(elf).soname
+    except (ElfError, OSError, ValueError):
+        return None
+    return soname if soname and soname.isprintable() else None
 
 
 def nccl_so_path(env: Mapping[str, str], view: FileView) -> dict[str, Any]:

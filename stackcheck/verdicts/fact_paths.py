@@ -345,6 +345,7 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
                 "jit.libnccl_so_dirs",
                 "jit.libcudart_so_found",
                 "jit.libcudart_so",
+                "jit.libcudart_so_soname",
                 "jit.cxx_found",
                 "jit.cxx",
                 "jit.cxx_cuda_runtime_h_found",
@@ -387,7 +388,9 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "libnccl.so (or libnccl.a) in the directories torch's load_inline link searches (`libnccl_so_found`: "
             "null where one of them could not be read; torch's own lib directory first), the file (`libnccl_so`) "
             "and the directories read (`libnccl_so_dirs`); the same for torch's own `-lcudart` (`libcudart_so_found`, "
-            "`libcudart_so`: libcudart.so or libcudart.a; the pip wheels' libcudart.so.12 / .13 is not taken); "
+            "`libcudart_so`: libcudart.so or libcudart.a; the pip wheels' libcudart.so.12 / .13 is not taken) and that "
+            "libcudart.so's DT_SONAME (`libcudart_so_soname`: absent for libcudart.a or a file that is no ELF shared "
+            "library); "
             "whether the C++ compiler torch's load_inline runs "
             "($CXX, else c++) is on that PATH (`cxx_found`: null where CXX has arguments or is relative; then "
             "`cxx_quoted_found`: whether one program of the whole value is there, as SGLang 0.5.18+ run it) and its "

@@ -283,6 +283,8 @@ MUTATIONS: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     "no-libnccl-so": ("h200-newest", _jit(libnccl_so_found=False)),
     # symm-mem-allocator-cudart-link (igap24): no libcudart.so for torch's -lcudart (a CUDA home of pip wheels)
     "no-libcudart-so": ("h200-newest", _jit(libcudart_so_found=False)),
+    # symm-mem-allocator-cudart-major (igap29): that -lcudart takes a CUDA 12 runtime beside the CUDA 13 torch (unknown)
+    "libcudart-so-12-for-cu130": ("h200-newest", _jit(libcudart_so_soname="libcudart.so.12")),
     # symm-mem-allocator-cxx / -cuda-home (isymm2): no C++ compiler on the server's PATH; no CUDA home for torch
     "no-cxx": ("h200-newest", _jit(cxx_found=False)),
     # symm-mem-nccl-so-path (igap23): SGLANG_NCCL_SO_PATH names a file that is not there (pynccl disabled)
