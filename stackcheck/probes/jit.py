@@ -62,7 +62,9 @@ assembler that a user put in place of Triton's bundled one:
   `libcudart.so` (or `libcudart.a`). A CUDA home assembled from pip wheels has headers but only
   `lib/libcudart.so.12` (nvidia-cuda-runtime-cu12) or `lib/libcudart.so.13` (nvidia-cuda-runtime, nvidia/cu13), and a
   toolkit without its development package (cuda-cudart-dev) has only libcudart.so.N too: 'cannot find -lcudart'.
-  null with `libcudart_so_reason` as for libnccl.so.
+  null with `libcudart_so_reason` as for libnccl.so. `libcudart_so_soname`: that libcudart.so's DT_SONAME
+  (libcudart.so.12, .13), the name the link writes into the allocator's DT_NEEDED where it keeps the library; left
+  out for libcudart.a, a file that is no ELF shared library or one without DT_SONAME.
 - `cxx_found` / `cxx`: whether the C++ compiler torch's load_inline builds with (`$CXX`, else `c++`) is found on
   the server's PATH (/bin/sh's default where it has none: ninja runs the command through /bin/sh -c), and its path
   (left out when none); null with `cxx_reason` where CXX is a command with arguments or a relative path (then
@@ -82,7 +84,12 @@ assembler that a user put in place of Triton's bundled one:
   libnccl.so.2 torch loaded, as for the default). SGLang 0.5.1-0.5.23's pynccl loads that file instead of libnccl.so.2
   (pynccl_wrapper.py find_nccl_library); the symmetric-memory allocator's `-lnccl` link does not read it.
   `nccl_so_path_init_config`: whether that ELF file also exports ncclCommInitRankConfig, which pynccl binds too from
-  SGLang 0.5.17 (left out where the file was not read as one).
+  SGLang 0.5.17 (left out where the file was not read as one). "Exports a function" is what ctypes' getattr finds
+  through dlsym and can call: a defined global or weak STT_FUNC / STT_GNU_IFUNC symbol of the default version or none
+  (DynamicSymbols.defines_function; igap29: a data object, a hidden `name@VER` or a hidden-visibility symbol of that
+  name counted). `nccl_so_path_window`: whether dlsym finds ncclCommWindowRegister there (pynccl's hasattr test; an
+  NCCL older than 2.27 has none); `nccl_so_path_mem_alloc`: where it does, whether ncclMemAlloc and ncclMemFree are
+  functions there too, which SGLang 0.5.23 binds with the window functions (left out where the window is not found).
 - `nvcc_host_found` / `nvcc_host`: whether the host compiler nvcc runs for SGLang's JIT kernels (they pass no -ccbin)
   is found: nvcc's default, gcc, on the server's PATH, then the toolkit's bin and nvvm/bin (nvcc.profile's PATH +=),
   or the gcc / g++ NVCC_CCBIN names (a file, DIR/gcc for a directory, a bare name on that PATH: _ccbin_host; false
@@ -1182,7 +1189,26 @@ def nccl_link(
     out = _link_lookup(view, dirs, gaps, machine, NCCL_LINK_NAMES, "libnccl_so")
     out["libnccl_so_dirs"] = dirs
     out.update(_link_lookup(view, dirs, gaps, machine, CUDART_LINK_NAMES, "libcudart_so"))
+    soname = _cudart_soname(view, out.get("libcudart_so"))
+    if soname is not None:
+        out["libcudart_so_soname"] = soname
     return out
+
+
+def _cudart_soname(view: FileView, path: object) -> str | None:
+    """The DT_SONAME of the libcudart.so a `-lcudart` link takes, which the link writes into the extension's DT_NEEDED
+    where it keeps the library (igap29: a CUDA 12 toolkit's libcudart.so.12 beside a CUDA 13 torch); None for the static
+    archive, a file that is no ELF shared library (a linker script) or one without DT_SONAME."""
+    if not isinstance(path, str) or not path.endswith(".so"):
+        return None
+    from stackcheck.readers.elf import DynamicSymbols, ElfError, ElfFile
+
+    try:
+        with ElfFile(view.realpath(path), view) as elf:
+            soname = DynamicSymbols(elf).soname
+    except (ElfError, OSError, ValueError):
+        return None
+    return soname if soname and soname.isprintable() else None
 
 
 def nccl_so_path(env: Mapping[str, str], view: FileView) -> dict[str, Any]:
@@ -1202,13 +1228,13 @@ def nccl_so_path(env: Mapping[str, str], view: FileView) -> dict[str, Any]:
         }
     if not is_file(view, value):
         return {"nccl_so_path": value, "nccl_so_path_found": False}
-    defines, why, init_config = _defines_nccl_get_version(view, value)
+    defines, why, extra = _defines_nccl_get_version(view, value)
     if defines is None:
         return {"nccl_so_path": value, "nccl_so_path_found": None, "nccl_so_path_reason": why}
     out: dict[str, Any] = {"nccl_so_path": value, "nccl_so_path_found": defines}
     if not defines:
         out["nccl_so_path_reason"] = why
-    out["nccl_so_path_init_config"] = init_config
+    out.update(extra)
     return out
 
 
@@ -1224,40 +1250,64 @@ PYNCCL_FUNCTIONS = (
 )  # fmt: skip
 #: bound too where the library exports the first (NCCLLibrary.exported_functions_symm_mem, added where
 #: hasattr(self.lib, "ncclCommWindowRegister"): sglang 0.5.1 :307 and :358, 0.5.17 :394 and :445, 0.5.23 :397 and
-#: :458, read in the wheels, irev60); 0.5.23 binds ncclMemAlloc / ncclMemFree there too (:397-430; not required here:
-#: an NCCL with the window functions has them, inferred, and releases before it do not bind them)
+#: :458, read in the wheels, irev60); 0.5.23 binds ncclMemAlloc / ncclMemFree there too (PYNCCL_WINDOW_0523)
 PYNCCL_WINDOW = ("ncclCommWindowRegister", "ncclCommWindowDeregister")
 #: bound too from SGLang 0.5.17 (0.5.17 :229, 0.5.23 :232; not in 0.5.14-0.5.16): `nccl_so_path_init_config`
 PYNCCL_FUNCTIONS_0517 = ("ncclCommInitRankConfig",)
+#: bound with the window functions by SGLang 0.5.23 (exported_functions_symm_mem :397-420, extended into the list bound
+#: with getattr where hasattr(self.lib, "ncclCommWindowRegister"): :458-461; in no release 0.5.1-0.5.22, each read,
+#: igap29): `nccl_so_path_mem_alloc`
+PYNCCL_WINDOW_0523 = ("ncclMemAlloc", "ncclMemFree")
 
 
-def _defines_nccl_get_version(view: FileView, path: str) -> tuple[bool | None, str, bool | None]:
+def _defines_nccl_get_version(view: FileView, path: str) -> tuple[bool | None, str, dict[str, bool]]:
     """(whether the library at `path` exports every function of PYNCCL_FUNCTIONS, which pynccl looks up in the file
     it loads: a missing one raises AttributeError, caught by PyNcclCommunicator as a failed load (pynccl disabled);
-    why not, naming the missing functions and its DT_SONAME; whether it exports ncclCommInitRankConfig, bound too from
-    SGLang 0.5.17). None (not read) where the file is no ELF object stackcheck reads (igap26: any file there counted
-    as NCCL; ifc41: one exporting ncclGetVersion alone, or NCCL's names without ncclReduce, counted as NCCL)."""
+    why not, naming the missing functions and its DT_SONAME; the keys `nccl_so_path_init_config`
+    (ncclCommInitRankConfig, bound too from SGLang 0.5.17), `nccl_so_path_window` and, where that is true,
+    `nccl_so_path_mem_alloc`). None (not
+    read) where the file is no ELF object stackcheck reads (igap26: any file there counted as NCCL; ifc41: one exporting
+    ncclGetVersion alone, or NCCL's names without ncclReduce, counted as NCCL). A function is what dlsym finds as code
+    (DynamicSymbols.defines_function: igap29, a data object or a hidden version of the name counted); the window test
+    is pynccl's hasattr, dlsym finding the name at all (dlsym_type)."""
     from stackcheck.readers.elf import DynamicSymbols, ElfError, ElfFile
 
     try:
         with ElfFile(view.realpath(path), view) as elf:
             symbols = DynamicSymbols(elf)
-            missing = [name for name in PYNCCL_FUNCTIONS if not symbols.defines(name)]
-            if symbols.defines(PYNCCL_WINDOW[0]):  # (then pynccl binds the window functions too: irev60)
-                missing.extend(name for name in PYNCCL_WINDOW[1:] if not symbols.defines(name))
-            init_config = all(symbols.defines(name) for name in PYNCCL_FUNCTIONS_0517)
+            missing = [name for name in PYNCCL_FUNCTIONS if not symbols.defines_function(name)]
+            window = symbols.dlsym_type(PYNCCL_WINDOW[0]) is not None  # pynccl's hasattr(self.lib, ...)
+            if window:  # (then pynccl binds the window functions too: irev60)
+                missing.extend(name for name in PYNCCL_WINDOW if not symbols.defines_function(name))
+            extra = {"nccl_so_path_init_config": all(symbols.defines_function(n) for n in PYNCCL_FUNCTIONS_0517)}
+            extra["nccl_so_path_window"] = window
+            if window:
+                extra["nccl_so_path_mem_alloc"] = all(symbols.defines_function(n) for n in PYNCCL_WINDOW_0523)
+            # a name the file exports otherwise (data, a hidden version): said so, not "defines no"
+            elsewise = {name for name in missing if symbols.defines(name)}
             soname = symbols.soname
     except (ElfError, OSError, ValueError) as exc:
-        return None, f"the file is there but was not read as a shared library ({str(exc)[:160]})", None
+        return None, f"the file is there but was not read as a shared library ({str(exc)[:160]})", {}
     named = f" (DT_SONAME {soname})" if soname else " (no DT_SONAME)"
     if not missing:
-        return True, "", init_config
-    if "ncclGetVersion" in missing:
-        return False, f"the file is there but defines no ncclGetVersion{named}: no NCCL library for pynccl", init_config
-    shown = ", ".join(missing[:4]) + (f" and {len(missing) - 4} more" if len(missing) > 4 else "")
-    why = (f"the file is there but defines no {shown}{named}, which SGLang's pynccl binds in the library it loads "
-           "(pynccl_wrapper.py NCCLLibrary.exported_functions): AttributeError, pynccl disabled")  # fmt: skip
-    return False, why, init_config
+        return True, "", extra
+    not_code = [name for name in missing if name in elsewise]
+    absent = [name for name in missing if name not in elsewise]
+    parts = []
+    if absent:
+        shown = ", ".join(absent[:4]) + (f" and {len(absent) - 4} more" if len(absent) > 4 else "")
+        parts.append(f"defines no {shown}")
+    if not_code:
+        shown = ", ".join(not_code[:4]) + (f" and {len(not_code) - 4} more" if len(not_code) > 4 else "")
+        parts.append(f"exports {shown} only as what dlsym does not return as a function (a data object, a hidden "
+                     "version name@VER or a hidden symbol): ctypes finds no function there or calls data")  # fmt: skip
+    what = "; ".join(parts)
+    if "ncclGetVersion" in absent:
+        return False, f"the file is there but {what}{named}: no NCCL library for pynccl", extra
+    why = (f"the file is there but {what}{named}, which SGLang's pynccl binds in the library it loads "
+           "(pynccl_wrapper.py NCCLLibrary.exported_functions): AttributeError, pynccl disabled, or a call into "
+           "what is no function")  # fmt: skip
+    return False, why, extra
 
 
 def probe_jit(

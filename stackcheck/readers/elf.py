@@ -24,7 +24,7 @@ from stackcheck.readers.fsview import FileView, HostView
 from stackcheck.record import field, record
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Collection
+    from collections.abc import Callable, Collection, Iterator
     from pathlib import Path
     from types import TracebackType
 
@@ -465,6 +465,11 @@ STB_WEAK = 2
 STB_GNU_UNIQUE = 10
 SHN_ABS = 0xFFF1
 STT_TLS = 6
+STT_FUNC = 2
+STT_GNU_IFUNC = 10
+STV_INTERNAL = 1
+STV_HIDDEN = 2
+VERSYM_HIDDEN = 0x8000
 #: the symbol types glibc's lookup binds: NOTYPE, OBJECT, FUNC, COMMON, TLS, GNU_IFUNC
 _BINDABLE_TYPES = frozenset((0, 1, 2, 5, STT_TLS, 10))
 _SYM = struct.Struct("<IBBHQQ")  # 24 bytes: st_name, st_info, st_other, st_shndx, st_value, st_size
@@ -773,15 +778,20 @@ class DynamicSymbols:
         """(st_name, binding, st_shndx) of symbol `index`; st_shndx reads SHN_UNDEF for a defined symbol that
         glibc's lookup (do_lookup_x) passes over: value 0 (unless SHN_ABS or TLS), or a type other than NOTYPE,
         OBJECT, FUNC, COMMON, TLS and GNU_IFUNC (a SECTION or FILE symbol binds nothing)."""
+        st_name, st_info, _, st_shndx = self._symbol_info(index)
+        return st_name, st_info >> 4, st_shndx
+
+    def _symbol_info(self, index: int) -> tuple[int, int, int, int]:
+        """(st_name, st_info, st_other, st_shndx) of symbol `index`, st_shndx as _symbol reads it."""
         if self._symtab is None:
             raise ElfError(f"{self.path_text}: no DT_SYMTAB")
-        st_name, st_info, _, st_shndx, st_value, _ = _SYM.unpack(
+        st_name, st_info, st_other, st_shndx, st_value, _ = _SYM.unpack(
             self._read(self._symtab + index * _SYM.size, _SYM.size, f"dynamic symbol {index}")
         )
         kind = st_info & 0xF
         if kind not in _BINDABLE_TYPES or (st_value == 0 and st_shndx != SHN_ABS and kind != STT_TLS):
             st_shndx = SHN_UNDEF
-        return st_name, st_info >> 4, st_shndx
+        return st_name, st_info, st_other, st_shndx
 
     # -- the undefined symbols --------------------------------------------------------------------------------
     def symbol_count(self) -> int:
@@ -908,10 +918,23 @@ class DynamicSymbols:
         st_name, binding, st_shndx = self._symbol(index)
         if st_shndx == SHN_UNDEF or binding not in (STB_GLOBAL, STB_WEAK, STB_GNU_UNIQUE):
             return False
+        return self._named(st_name, name)
+
+    def _named(self, st_name: int, name: bytes) -> bool:
+        """Whether the string at `st_name` of the dynamic string table is `name`."""
         if st_name + len(name) >= self._strsz:
             return False
         raw = self._read(self._strtab_or_fail() + st_name, len(name) + 1, "symbol name")
         return raw == name + b"\0"
+
+    def _version_index(self, index: int) -> int | None:
+        """DT_VERSYM's entry for symbol `index` (the version index, bit 15 the hidden bit); None without DT_VERSYM."""
+        if self._versym is None:
+            return None
+        off = self._versym + index * 2
+        if off + 2 > self.elf.size:
+            raise ElfError(f"{self.path_text}: DT_VERSYM entry of symbol {index} lies outside the file: corrupt")
+        return int(struct.unpack("<H", self._read(off, 2, "symbol version table"))[0])
 
     def _read(self, offset: int, length: int, what: str) -> bytes:
         """elf.read_at for a lookup's small reads; once lookups are many (self._blocks set), through aligned
@@ -931,25 +954,76 @@ class DynamicSymbols:
         return block[offset - base : offset - base + length]
 
     def defines(self, name: str) -> bool:
-        """Whether the file exports `name` as the loader would find it (a defined global, weak or unique
-        dynamic symbol; symbol versions are not compared)."""
+        """Whether the file exports `name` as the loader would find it for some reference (a defined global, weak
+        or unique dynamic symbol of a type the loader binds; symbol versions are not compared: a reference that
+        names a version may bind a hidden one). What ctypes finds is dlsym_type / defines_function."""
+        raw = self._lookup_start(name)
+        return any(self._matches(index, raw) for index in self._candidates(raw))
+
+    def dlsym_type(self, name: str) -> int | None:
+        """The symbol type (STT_*) of what dlsym(handle, name) returns in this file, or None where it finds
+        nothing here: glibc's do_lookup_x and check_match (elf/dl-lookup.c) for a lookup with no version and
+        DL_LOOKUP_RETURN_NEWEST, as dlsym asks (elf/dl-sym.c). Every symbol of the name's hash chain is read:
+        one that is undefined or valueless, of a type the loader does not bind, or of another name is passed
+        over; with DT_VERSYM, one of version index 0 or 1 (local, global: unversioned) is the answer, a
+        versioned one is counted unless hidden (bit 15: `name@VER`, not the default `name@@VER`) and is the
+        answer where it is the only one counted. The answer is then dropped where its visibility is hidden or
+        internal or its binding neither global, weak nor unique (the loader skips this object for it)."""
+        raw = self._lookup_start(name)
+        chosen: tuple[int, int, int] | None = None  # (info, other, index) of the symbol check_match returns
+        versioned: tuple[int, int, int] | None = None
+        counted = 0
+        for index in self._candidates(raw):
+            st_name, info, other, st_shndx = self._symbol_info(index)
+            if st_shndx == SHN_UNDEF or not self._named(st_name, raw):
+                continue
+            ver = self._version_index(index)
+            if ver is not None and ver & 0x7FFF >= 2:
+                if not ver & VERSYM_HIDDEN:
+                    counted += 1
+                    if counted == 1:
+                        versioned = (info, other, index)
+                continue
+            chosen = (info, other, index)
+            break
+        if chosen is None and counted == 1:
+            chosen = versioned
+        if chosen is None:
+            return None
+        info, other, _ = chosen
+        if other & 3 in (STV_INTERNAL, STV_HIDDEN) or info >> 4 not in (STB_GLOBAL, STB_WEAK, STB_GNU_UNIQUE):
+            return None
+        return info & 0xF
+
+    def defines_function(self, name: str) -> bool:
+        """Whether dlsym finds `name` here as code (dlsym_type STT_FUNC or STT_GNU_IFUNC): what ctypes needs of a
+        function it binds by name (CDLL.__getattr__ is dlsym; a data object, NOTYPE included, found instead is
+        called as code)."""
+        return self.dlsym_type(name) in (STT_FUNC, STT_GNU_IFUNC)
+
+    def _lookup_start(self, name: str) -> bytes:
         raw = name.encode("utf-8")
         self._lookups += 1
         if self._lookups > LOOKUPS_MANY and self._blocks is None:
             self._blocks = {}
-        if self._gnu is not None:
-            return self._gnu_defines(raw)
-        if self._sysv is not None:
-            return self._sysv_defines(raw)
-        raise ElfError(f"{self.path_text}: no DT_GNU_HASH or DT_HASH: its symbols cannot be looked up")
+        if self._gnu is None and self._sysv is None:
+            raise ElfError(f"{self.path_text}: no DT_GNU_HASH or DT_HASH: its symbols cannot be looked up")
+        return raw
 
-    def _gnu_defines(self, raw: bytes) -> bool:
+    def _candidates(self, raw: bytes) -> Iterator[int]:
+        """The indexes of the symbols whose hash matches `raw`'s, in the order of the hash chain the loader walks:
+        the GNU hash table, else the System V one."""
+        if self._gnu is not None:
+            return self._gnu_candidates(raw)
+        return self._sysv_candidates(raw)
+
+    def _gnu_candidates(self, raw: bytes) -> Iterator[int]:
         nbuckets, symoffset, bloom_size, shift, bloom, buckets, chains = self._gnu_header_read()
         h = _gnu_hash_cached(raw)
         if bloom_size:
             (word,) = struct.unpack_from("<Q", bloom, ((h >> 6) % bloom_size) * 8)
             if not (word >> (h & 63)) & 1 or not (word >> ((h >> (shift & 31)) & 63)) & 1:
-                return False
+                return
         if self._buckets is None and self._blocks is not None and nbuckets * 4 <= MAX_BUCKETS_READ:
             # many lookups in one file (the second hop's symbols): the bucket array in one read, not one each
             self._buckets = struct.unpack(f"<{nbuckets}I", self.elf.read_at(buckets, nbuckets * 4, "GNU hash bucket"))
@@ -958,7 +1032,7 @@ class DynamicSymbols:
         else:
             (index,) = struct.unpack("<I", self.elf.read_at(buckets + (h % nbuckets) * 4, 4, "GNU hash bucket"))
         if index == 0:
-            return False
+            return
         if index < symoffset:
             raise ElfError(f"{self.path_text}: GNU hash bucket points at unhashed symbol {index}: corrupt")
         block = b""
@@ -973,14 +1047,14 @@ class DynamicSymbols:
                     raise ElfError(f"{self.path_text}: GNU hash chain runs past the end of the file: corrupt")
                 at = 0
             (value,) = struct.unpack_from("<I", block, at * 4)
-            if (value | 1) == (h | 1) and self._matches(index, raw):
-                return True
+            if (value | 1) == (h | 1):
+                yield index
             if value & 1:
-                return False
+                return
             index += 1
         raise ElfError(f"{self.path_text}: GNU hash chain longer than {MAX_CHAIN_STEPS}: corrupt")
 
-    def _sysv_defines(self, raw: bytes) -> bool:
+    def _sysv_candidates(self, raw: bytes) -> Iterator[int]:
         assert self._sysv is not None
         nbucket, nchain = struct.unpack("<II", self.elf.read_at(self._sysv, 8, "DT_HASH header"))
         if nbucket == 0 or nbucket > MAX_BUCKETS or nchain > MAX_SYMBOLS:
@@ -990,10 +1064,9 @@ class DynamicSymbols:
         chain = self._sysv + 8 + nbucket * 4
         for _ in range(min(nchain, MAX_CHAIN_STEPS) + 1):
             if index == 0:
-                return False
+                return
             if index >= nchain:
                 raise ElfError(f"{self.path_text}: DT_HASH chain points at symbol {index} of {nchain}: corrupt")
-            if self._matches(index, raw):
-                return True
+            yield index
             (index,) = struct.unpack("<I", self.elf.read_at(chain + index * 4, 4, "DT_HASH chain"))
         raise ElfError(f"{self.path_text}: DT_HASH chain longer than its table: corrupt")

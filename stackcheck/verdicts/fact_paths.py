@@ -345,6 +345,7 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
                 "jit.libnccl_so_dirs",
                 "jit.libcudart_so_found",
                 "jit.libcudart_so",
+                "jit.libcudart_so_soname",
                 "jit.cxx_found",
                 "jit.cxx",
                 "jit.cxx_cuda_runtime_h_found",
@@ -361,6 +362,8 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
                 "jit.nccl_so_path",
                 "jit.nccl_so_path_found",
                 "jit.nccl_so_path_init_config",
+                "jit.nccl_so_path_window",
+                "jit.nccl_so_path_mem_alloc",
                 "jit.flashinfer_host",
                 "jit.flashinfer_allow_unsupported",
                 "jit.cc_host_found",
@@ -385,7 +388,9 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "libnccl.so (or libnccl.a) in the directories torch's load_inline link searches (`libnccl_so_found`: "
             "null where one of them could not be read; torch's own lib directory first), the file (`libnccl_so`) "
             "and the directories read (`libnccl_so_dirs`); the same for torch's own `-lcudart` (`libcudart_so_found`, "
-            "`libcudart_so`: libcudart.so or libcudart.a; the pip wheels' libcudart.so.12 / .13 is not taken); "
+            "`libcudart_so`: libcudart.so or libcudart.a; the pip wheels' libcudart.so.12 / .13 is not taken) and that "
+            "libcudart.so's DT_SONAME (`libcudart_so_soname`: absent for libcudart.a or a file that is no ELF shared "
+            "library); "
             "whether the C++ compiler torch's load_inline runs "
             "($CXX, else c++) is on that PATH (`cxx_found`: null where CXX has arguments or is relative; then "
             "`cxx_quoted_found`: whether one program of the whole value is there, as SGLang 0.5.18+ run it) and its "
@@ -403,7 +408,10 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "every function SGLang's pynccl binds in it, ncclGetVersion, ncclReduce, ... (`nccl_so_path_found`: null "
             "for a relative path, a bare name other than libnccl.so.2 or a file not read as an ELF shared library), "
             "and whether it exports ncclCommInitRankConfig, bound too from SGLang 0.5.17 "
-            "(`nccl_so_path_init_config`); the host "
+            "(`nccl_so_path_init_config`), whether dlsym finds ncclCommWindowRegister there (`nccl_so_path_window`: "
+            "an NCCL older than 2.27 has none) and, where it does, whether ncclMemAlloc and ncclMemFree are "
+            "functions there, bound with it by SGLang 0.5.23 (`nccl_so_path_mem_alloc`; a function: a defined global "
+            "or weak STT_FUNC symbol of the default version or none, what ctypes finds through dlsym); the host "
             'compiler of FlashInfer\'s own JIT nvcc commands (`flashinfer_host`: "cc" where CC is set, FlashInfer '
             'passing -ccbin $CC; "nvcc-default" where not; null where FLASHINFER_NVCC or a -ccbin in '
             "FLASHINFER_EXTRA_CUDAFLAGS names another), whether -allow-unsupported-compiler reaches those commands "

@@ -283,6 +283,8 @@ MUTATIONS: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     "no-libnccl-so": ("h200-newest", _jit(libnccl_so_found=False)),
     # symm-mem-allocator-cudart-link (igap24): no libcudart.so for torch's -lcudart (a CUDA home of pip wheels)
     "no-libcudart-so": ("h200-newest", _jit(libcudart_so_found=False)),
+    # symm-mem-allocator-cudart-major (igap29): that -lcudart takes a CUDA 12 runtime beside the CUDA 13 torch (unknown)
+    "libcudart-so-12-for-cu130": ("h200-newest", _jit(libcudart_so_soname="libcudart.so.12")),
     # symm-mem-allocator-cxx / -cuda-home (isymm2): no C++ compiler on the server's PATH; no CUDA home for torch
     "no-cxx": ("h200-newest", _jit(cxx_found=False)),
     # symm-mem-nccl-so-path (igap23): SGLANG_NCCL_SO_PATH names a file that is not there (pynccl disabled)
@@ -290,6 +292,16 @@ MUTATIONS: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     # symm-mem-nccl-so-path-init-config (ifc41): that file has no ncclCommInitRankConfig, which 0.5.17+ bind
     "nccl-so-path-no-init-config": ("h200-newest", _jit(nccl_so_path="/opt/nccl/lib/libnccl.so.2",
                                                         nccl_so_path_found=True, nccl_so_path_init_config=False)),
+    # symm-mem-nccl-so-path-window (igap29): 0.5.1-0.5.4 with that file an NCCL without ncclCommWindowRegister (the
+    # version assertion); -window-comm: 0.5.5+ hand its communicator to torch's NCCL (unknown); -mem-alloc: 0.5.23
+    # binds ncclMemAlloc / ncclMemFree with the window functions, and that file lacks them
+    "nccl-so-path-no-window-054": ("h200-newest", _both(_packages(sglang="0.5.4"), _jit(
+        nccl_so_path="/opt/nccl/lib/libnccl.so.2", nccl_so_path_found=True, nccl_so_path_window=False))),
+    "nccl-so-path-no-window": ("h200-newest", _jit(nccl_so_path="/opt/nccl/lib/libnccl.so.2", nccl_so_path_found=True,
+                                                   nccl_so_path_init_config=True, nccl_so_path_window=False)),
+    "nccl-so-path-no-mem-alloc": ("h200-newest", _jit(nccl_so_path="/opt/nccl/lib/libnccl.so.2",
+                                                      nccl_so_path_found=True, nccl_so_path_init_config=True,
+                                                      nccl_so_path_window=True, nccl_so_path_mem_alloc=False)),
     # sglang-jit-nvcc-host (irev54): c++ there, no gcc for nvcc's host compile; sglang-jit-cxx-args: CXX='ccache g++'
     "no-gcc-for-nvcc": ("h200-newest", _jit(nvcc_host_found=False)),
     # sglang-jit-nvcc-host-version (irev55): gcc 15 beside a toolkit whose host_config.h takes gcc 14 at most

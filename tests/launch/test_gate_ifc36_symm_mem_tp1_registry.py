@@ -56,6 +56,13 @@ def test_the_rule_covers_the_releases_that_assert_at_tp_1(version: str) -> None:
     init_config = scopes.pop("symm-mem-nccl-so-path-init-config")
     binds = re.search(r'Function\(\s*"ncclCommInitRankConfig"', texts[WRAPPER]) is not None
     assert binds is (version_in(version, init_config) is True), (version, init_config)
+    # (igap29: -window stands for the assertion where the named NCCL has no ncclCommWindowRegister, -window-comm for the
+    # releases that do not assert; -mem-alloc's scope is the releases whose pynccl binds ncclMemAlloc)
+    assert scopes.pop("symm-mem-nccl-so-path-window") == _scope()
+    assert (version_in(version, scopes.pop("symm-mem-nccl-so-path-window-comm")) is True) is not asserts_at_one
+    mem_alloc = scopes.pop("symm-mem-nccl-so-path-mem-alloc")
+    binds = re.search(r'Function\(\s*"ncclMemAlloc"', texts[WRAPPER]) is not None
+    assert binds is (version_in(version, mem_alloc) is True), (version, mem_alloc)
     assert set(scopes.values()) == {">=0.5.1"}
     assert ("pynccl_comm.nccl_version >= 22703" in code) is asserts_at_one, version
     source = re.search(r'nccl_allocator_source\s*=\s*[rf]?"""(.*?)"""', code, re.S)
