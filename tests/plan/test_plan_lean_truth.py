@@ -109,10 +109,21 @@ def test_lean_readings_agree_on_every_case(case: Path) -> None:
     assert _agree_on(dict(load_facts_file(str(case / "facts.json")))) >= len(NODES)
 
 
-def test_the_lean_readings_are_asked() -> None:
-    """predicate_holds reads a shared predicate from the shared outcomes, and fills them as evaluate_predicate does."""
+def test_the_lean_readings_are_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The planner's test of a check reads it without judging it in full where its rules all pass (else this test
+    compares nothing new), and predicate_holds reads a shared predicate from the shared outcomes."""
     facts = copy.deepcopy(dict(load_facts_file(str(ROOT / "tests" / "cases" / "writeup-after" / "facts.json"))))
     ctx = Context(facts=facts, manifests=M)  # type: ignore[arg-type]
+    judged: list[str] = []
+
+    def spy(check: Any, c: Context) -> Any:
+        judged.append(str(check.get("id")))
+        return evaluate_check(check, c)
+
+    monkeypatch.setattr("stackcheck.plan.hypothetical.evaluate_check", spy)
+    hypothetical.Engine(ctx).checks_failing_on(ctx.facts)
+    rules_only = [str(c.get("id")) for c in M.checks if c.get("builtin") is None]
+    assert rules_only and len([c for c in rules_only if c not in judged]) >= len(rules_only) // 2
     engine = hypothetical.Engine(ctx)
     a, b = engine._context(dict(ctx.facts)), engine._context(dict(ctx.facts))  # type: ignore[arg-type]
     shared = a.shared_outcomes
