@@ -1,6 +1,6 @@
 #!/bin/sh
 # iperf25 (issue 21): whether tree A and tree B give the same outputs (bench/ab_outputs.py: JSON equal, the trees'
-# paths and timing fields aside) for audit, audit --deep, gate, plan --want, explain and triage, over the examples/
+# paths and timing fields aside) for audit, audit --deep, gate, plan, plan --want, explain and triage, over the examples/
 # box and the write-up's box (tests/cases/writeup-after), and the live box's audit and audit --deep (each live row
 # run twice with a cache directory of its own per tree, the second compared: it reads what the first kept).
 #
@@ -33,7 +33,9 @@ row() {  # row NAME ARGS...: run ARGS in both trees (twice), compare the second 
 for box in "$EX" "$WU"; do
   row "audit --facts $box" audit --facts "$box" --format json
   row "gate --facts $box" gate --facts "$box" --dry-run --format json -- $SG
+  row "plan $box" plan --facts "$box" --format json
   row "plan --want torch-symm-mem $box" plan --facts "$box" --want torch-symm-mem --format json
+  row "plan --want torch-symm-mem (text) $box" plan --facts "$box" --want torch-symm-mem --format text
   row "plan --want fp8-block-gemm $box" plan --facts "$box" --want fp8-block-gemm --format json
   row "explain fp8-block-gemm $box" explain fp8-block-gemm --facts "$box" --format json
   row "triage $box" triage --facts "$box" --format json "$LOG"

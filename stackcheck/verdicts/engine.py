@@ -138,6 +138,49 @@ def evaluate_predicate(pred: Any, ctx: Context, gpu: GpuModel | None) -> Outcome
     return out
 
 
+def predicate_holds(pred: Any, ctx: Context, gpu: GpuModel | None) -> bool | None:
+    """evaluate_predicate(pred, ctx, gpu).value, without the Outcome's texts (what was observed and required, in
+    words) that a reader of the value alone drops: rules_hold, which the planner asks ~250 times a first run of
+    `plan --want`, and the planner's test whether a check fails. The shared outcomes are read and filled as
+    evaluate_predicate reads and fills them (a shared predicate is evaluated by it, in full, and kept); a
+    `same_release` or `covered_by` comparison is evaluated by it too. tests/verdicts/test_predicate_holds.py holds
+    the two equal on every predicate of the manifests, on the case boxes, the planner's stacks and generated boxes."""
+    shared = ctx.shared_outcomes
+    if shared is not None and isinstance(pred, dict):
+        got = shared.outcomes.get((id(pred), gpu))
+        if got is not None and got[0] is pred:
+            return got[1].value  # type: ignore[no-any-return]
+        if shared.fixed(pred):
+            return evaluate_predicate(pred, ctx, gpu).value
+    if not isinstance(pred, dict):
+        return None
+    if "all" in pred or "any" in pred:
+        is_all = "all" in pred
+        decides = not is_all  # the first part that gives it is the outcome (_evaluate_predicate)
+        unknown = False
+        for sub in pred.get("all" if is_all else "any") or []:
+            value = predicate_holds(sub, ctx, gpu)
+            if value is decides:
+                return value
+            if value is None:
+                unknown = True
+        return None if unknown else is_all
+    if "unknown" in pred:
+        return None
+    if "not" in pred:
+        inner = predicate_holds(pred["not"], ctx, gpu)
+        return None if inner is None else not inner
+    op = str(pred.get("op", "=="))
+    if op in ("exists", "same_release", "covered_by"):
+        return _evaluate_predicate(pred, ctx, gpu).value
+    try:
+        lhs = ctx.source_table(str(pred["gate"])).value if "gate" in pred else ctx.lookup(str(pred.get("fact")), gpu)
+        rhs = _ref(ctx, pred.get("value"), gpu)[0]
+        return _compare(op, lhs, rhs)
+    except Missing:
+        return None
+
+
 def _evaluate_predicate(pred: Any, ctx: Context, gpu: GpuModel | None) -> Outcome:
     if not isinstance(pred, dict):
         return Outcome(None, missing=f"malformed predicate {pred!r}")
@@ -531,7 +574,8 @@ def rules_hold(rules: list[Rule], ctx: Context) -> bool:
     other rules say (plan.hypothetical.Engine.never_ok)."""
     # evaluate_rules' reading with stop=True, without the reasons it builds for the caller, which this answer drops:
     # the same predicates evaluated in the same order (the shared outcomes fill alike), the same answer
-    # (tests/verdicts/test_rules_hold_lean.py holds the two equal); the planner asks it ~250 times a first run
+    # (tests/verdicts/test_rules_hold_lean.py holds the two equal); the planner asks it ~250 times a first run, so
+    # each predicate is read for its value alone (predicate_holds: no Outcome and none of its texts)
     models = ctx.gpu_models()
     not_read = ctx.gpus_not_read() if models else None
     for rule in rules:
@@ -540,15 +584,15 @@ def rules_hold(rules: list[Rule], ctx: Context) -> bool:
         if per_gpu and models and not_read is not None:
             targets.append(None)
         for gpu in targets:
-            w = evaluate_predicate(rule["when"], ctx, gpu) if "when" in rule else None
-            if w is not None and w.value is False:
+            w = predicate_holds(rule["when"], ctx, gpu) if "when" in rule else True
+            if w is False:
                 continue
-            r = evaluate_predicate(rule.get("require"), ctx, gpu)
-            if w is not None and w.value is None:  # whether it applies is not known: it holds only where `require` does
-                if r.value is not True:
+            r = predicate_holds(rule.get("require"), ctx, gpu)
+            if w is None:  # whether it applies is not known: it holds only where `require` does
+                if r is not True:
                     return False
                 continue
-            if r.value is None or not r.value:
+            if r is None or not r:
                 return False
     return True
 

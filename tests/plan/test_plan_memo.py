@@ -368,7 +368,10 @@ def test_checks_after_the_plan_reuse_the_box_verdicts_where_nothing_they_read_mo
         )  # fmt: skip
         docs.append(json.dumps(plan.to_json(), sort_keys=True))
         if not given_checks:
-            assert len(judged) == len(M.checks)
+            # every builtin check is judged in full; one of rules alone only where a rule that applies does not pass
+            # (where every one passes it is ok or skipped, never failed: iperf26, tests/plan/test_plan_lean_truth.py)
+            builtins = {str(c["id"]) for c in M.checks if c.get("builtin") is not None}
+            assert builtins <= set(judged) and len(judged) < len(M.checks)
     assert docs[0] == docs[1]
     assert 0 < len(judged) < len(M.checks) // 2
     for cid in judged:
