@@ -298,7 +298,7 @@ def release_symbol_reasons(ctx: Context, spec: Mapping[str, Any]) -> list[Reason
     table = spec.get("release_symbols")
     if not isinstance(table, Mapping):
         return []
-    from stackcheck.verdicts.torchao_gate import _minor
+    from stackcheck.facts.versions import minor_of
 
     package = str(table.get("package") or "")
     installed, torch = ctx.installed_version(package), ctx.installed_version("torch")
@@ -307,7 +307,7 @@ def release_symbol_reasons(ctx: Context, spec: Mapping[str, Any]) -> list[Reason
     releases, exports = table.get("releases") or {}, table.get("torch_exports") or {}
     names = table.get("symbols") or {}
     release = installed.split("+", 1)[0]
-    minor = _minor(torch) if _TORCH_RELEASE.fullmatch(torch) else None
+    minor = minor_of(torch) if _TORCH_RELEASE.fullmatch(torch) else None
     needed = releases.get(release) if isinstance(releases, Mapping) else None
     key = f"{minor[0]}.{minor[1]}" if minor is not None else None
     exported = exports.get(key) if isinstance(exports, Mapping) and key is not None else None
