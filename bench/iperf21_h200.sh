@@ -49,7 +49,7 @@ for row in audit gate; do
     fi
     for n in 1 2; do
       (cd "$tree" && PYTHONPATH="$tree" STACKCHECK_CACHE_DIR="$tmp/cache-out-$t" $py -m stackcheck "$@" \
-        >"$tmp/$row-$t.json" 2>/dev/null; [ "$n" = 2 ] && echo "$row [$t] rc=$?")
+        >"$tmp/$row-$t.json" 2>/dev/null; rc=$?; [ "$n" = 2 ] && echo "$row [$t] rc=$rc")
     done
     for n in 1 2; do  # (the first keeps the gate's decision for this interpreter's sys.path, part of its key)
       (cd "$tree" && PYTHONPATH="$tree" STACKCHECK_CACHE_DIR="$tmp/cache-out-$t" IP21_MODULES="$tmp/mods-$row-$t" \
