@@ -568,6 +568,8 @@ _VERSION_NAME = _lazy(r"(\d{1,9})(?:\.\d{1,9}){0,2}")
 _SCRIPT_SEPARATOR = _lazy(r"&&|\|\||(?<![<>])&|[;|(){}`]")  # (not the & of a redirection: 2>&1, >&2)
 #: the interpreters whose language _script_programs reads (a POSIX shell; irev61: a `#!/usr/bin/perl` script was
 #: read as shell), named by the #! line's program or the one word after /usr/bin/env
+#: the environment variables by which a wrapper script may send the driver to another GCC's programs (irev61)
+_SCRIPT_GCC_ENV = _lazy(r"\b(?:GCC_EXEC_PREFIX|COMPILER_PATH)\b")
 _SCRIPT_SHELLS = frozenset(("sh", "bash", "dash", "ash", "ksh", "mksh", "zsh"))
 #: the shell words a command of a wrapper script may start with that run no program: a script whose every other
 #: command is `exec` of a program in the prefix is read (irev60: `/usr/bin/gcc "$@"` without exec, and a bare name
@@ -636,7 +638,8 @@ def _layout_major(view: FileView, gcc: str) -> tuple[int | None, str | None]:
         (
             f"{t} (no such file)" if in_prefix else f"{t} -> {r}"
             for t in targets
-            if not (in_prefix := (r := _resolved(view, t)).startswith(prefix + "/")) or not is_file(view, r)
+            if not (in_prefix := (r := _resolved(view, t.removeprefix("-B"))).startswith(prefix + "/"))
+            or not (t.startswith("-B") or is_file(view, r))
         ),
         None,
     )
@@ -660,8 +663,9 @@ def _layout_major(view: FileView, gcc: str) -> tuple[int | None, str | None]:
 def _script_programs(text: str) -> tuple[list[str], str | None]:
     """(the programs a wrapper script's `exec` commands name by an absolute path, the first command that is not read
     as one: an exec of anything else (an option, a relative path, a word with `$` or a quote inside), or a command
-    that runs a program without exec (not in _SCRIPT_QUIET)); comment lines are skipped. Shell syntax is not parsed:
-    a separator inside quotes makes a command not read, never one read as harmless."""
+    that runs a program without exec (not in _SCRIPT_QUIET)); comment lines are skipped. Each -B directory an exec
+    gives the driver is returned too, as -BDIR, and an exec with -wrapper is not read (irev61). Shell syntax is not
+    parsed: a separator inside quotes makes a command not read, never one read as harmless."""
     targets: list[str] = []
     for line, quoted in _script_lines(text):
         if not quoted and line.lstrip().startswith("#"):
@@ -680,6 +684,17 @@ def _script_programs(text: str) -> tuple[list[str], str | None]:
             if not target.startswith("/") or any(c in target for c in "$`'\"\\*?"):
                 return targets, f"exec {words[1] if len(words) > 1 else ''}".strip()
             targets.append(target)
+            rest = [w.strip("'\"") for w in words[2:]]
+            for i, word in enumerate(rest):
+                # (irev61: the driver looks for cc1plus under each -B directory first, and runs its programs under a
+                # -wrapper: a -B outside the prefix ran another GCC's compiler; a -B in it is read as a program)
+                if word.startswith(("-wrapper", "--wrapper")):
+                    return targets, f"exec {target} {word}"
+                if word.startswith("-B"):
+                    where = word[2:] or (rest[i + 1] if i + 1 < len(rest) else "")
+                    if not where.startswith("/") or any(c in where for c in "$`'\"\\*?"):
+                        return targets, f"exec {target} -B{where}"
+                    targets.append(f"-B{where}")  # (a directory: in the prefix, whether there or not)
     return targets, None
 
 
@@ -690,6 +705,9 @@ def _script_unread(text: str) -> str | None:
     a form feed, a NUL or another control character; a non-ASCII space or line separator); or a line other than a
     comment ends in a backslash (the shell joins it with the next, which may then be no comment)."""
     first = text.split("\n", 1)[0]
+    named = _SCRIPT_GCC_ENV.search(text)
+    if named is not None:  # (the driver looks for its programs there first: gcc's Environment Variables)
+        return f"it names {named.group(0)}, which tells the driver where to find its compilers"
     for c in text:
         if (c < " " and c not in "\t\n") or c == "\x7f" or (c.isspace() and c not in " \t\n"):
             return f"it holds the character {c!r}, which the shell does not read as Python splits lines and words"

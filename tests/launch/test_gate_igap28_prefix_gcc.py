@@ -303,3 +303,34 @@ def test_the_gate_does_not_allow_a_backtick_that_runs_a_gcc_15(tmp_path: Path) -
 def test_plain_wrappers_are_still_read(tmp_path: Path, script: str) -> None:
     jit = probe_jit(toolkit_128_facts(), {**PATH, "CC": "/opt/gcc/bin/gcc"}, _box(tmp_path, script=script.encode()))
     assert jit["cc_host_gnu_major"] == 13 and jit["cc_host_gnu_supported"] is True, jit
+
+
+# ---- irev61: a wrapper that sends the prefix's driver to another GCC's programs ------------------------------------
+# The driver tries each -B prefix first for every program it runs (cc1plus among them; GCC's manual, Directory
+# Options, -B), then GCC_EXEC_PREFIX and COMPILER_PATH (Environment Variables), and runs them under a -wrapper
+# (Developer Options): a wrapper that execs the prefix's driver with one of these pointing outside the prefix ran gcc
+# 15's cc1plus while the prefix's 13 was read. Each is now unknown; -B directories inside the prefix are still read.
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        '#!/bin/sh\nexec /opt/gcc/bin/gcc-real -B/usr/libexec/gcc15/ "$@"\n',
+        '#!/bin/sh\nexec /opt/gcc/bin/gcc-real -B /usr/libexec/gcc15/ "$@"\n',
+        '#!/bin/sh\nexec /opt/gcc/bin/gcc-real -B/opt/gcc/../../usr/libexec/gcc15/ "$@"\n',
+        '#!/bin/sh\nexec /opt/gcc/bin/gcc-real -wrapper /usr/bin/env "$@"\n',
+        '#!/bin/sh\nGCC_EXEC_PREFIX=/usr/libexec/gcc15/ exec /opt/gcc/bin/gcc-real "$@"\n',
+        '#!/bin/sh\nexport COMPILER_PATH=/usr/libexec/gcc15\nexec /opt/gcc/bin/gcc-real "$@"\n',
+    ],
+)
+def test_a_wrapper_that_points_the_driver_elsewhere_is_unknown(tmp_path: Path, script: str) -> None:
+    jit = probe_jit(toolkit_128_facts(), {**PATH, "CC": "/opt/gcc/bin/gcc"}, _box(tmp_path, script=script.encode()))
+    assert "cc_host_gnu_major" not in jit and jit["cc_host_gnu_supported"] is None, jit
+    assert "/opt/gcc/bin/gcc" in jit["cc_host_gnu_supported_reason"], jit
+
+
+def test_b_directories_in_the_prefix_are_read_there_or_not(tmp_path: Path) -> None:
+    # (the lent H100's two -B, and one naming a directory of the prefix that is not there: the driver skips it)
+    script = f"#!/bin/sh\nexec /opt/gcc/bin/gcc-real {FLAGS.replace(' ', ' -B/opt/gcc/libexec/ ', 1)}\n"
+    jit = probe_jit(toolkit_128_facts(), {**PATH, "CC": "/opt/gcc/bin/gcc"}, _box(tmp_path, script=script.encode()))
+    assert jit["cc_host_gnu_major"] == 13 and jit["cc_host_gnu_supported"] is True, jit
