@@ -33,6 +33,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from factcheck_draw import audit_ok_rows, draw, final_releases, stackcheck_json, write_models
+from factcheck_draw import release_tuple as _v
 
 SEED = 20261219
 _QWEN3MOE = {"architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe", "hidden_size": 4096,
@@ -85,10 +86,6 @@ AUDIT_BOXES: dict[str, tuple[str, str | None, str | None, str | None, str | None
     "gb200-py311": ("h200-newest", "NVIDIA GB200", "10.0", "aarch64", "3.11.9"),
     "b200-nvcc128": ("b200-deepgemm-nvcc128", None, None, None, None),
 }
-
-
-def _v(r: str) -> tuple[int, ...]:
-    return tuple(map(int, r.split(".")))
 
 
 def _box(out: Path, case: str, rel: str, name: str | None, cc: str | None, machine: str | None,

@@ -22,14 +22,15 @@ b: 6), 18 rows. Nothing is replaced after the draw.
 
 from __future__ import annotations
 
-import copy
 import json
 import sys
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from factcheck_draw import cc_box as _box
 from factcheck_draw import draw, final_releases, stackcheck_json, write_models
+from factcheck_draw import release_tuple as _v
 
 SEED = 20261220
 _LLAMA3 = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
@@ -88,21 +89,6 @@ OTHER_LOGS: dict[str, str] = {
     "no-kernel-image": "RuntimeError: CUDA error: no kernel image is available for execution on the device\n"
     '  File "/venv/lib/python3.12/site-packages/sgl_kernel/elementwise.py", line 40, in rmsnorm\n',
 }
-
-
-def _v(r: str) -> tuple[int, ...]:
-    return tuple(map(int, r.split(".")))
-
-
-def _box(out: Path, rel: str, cc: str) -> Path:
-    from factcheck7_draw import release_box
-
-    doc = copy.deepcopy(release_box("h200-newest", rel))
-    for g in doc["facts"]["gpus"]:
-        g["compute_capability"] = cc
-    path = out / f"box-{cc}-{rel}.json"
-    path.write_text(json.dumps(doc))
-    return path
 
 
 def _choices() -> list[str]:

@@ -21,14 +21,14 @@ b: 9), 18 rows. Nothing is replaced after the draw.
 
 from __future__ import annotations
 
-import copy
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from factcheck_draw import cc_box as _box
 from factcheck_draw import draw, final_releases, gate, write_models
+from factcheck_draw import release_tuple as _v
 
 SEED = 20261221
 _LLAMA3 = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
@@ -105,21 +105,6 @@ SPEC: list[tuple[str, str]] = [
     ),
     ("qwen3moe", "--speculative-algorithm EAGLE3 --speculative-draft-model-path {m}/qwen3moe-eagle3-draft " + _STEPS),
 ]
-
-
-def _v(r: str) -> tuple[int, ...]:
-    return tuple(map(int, r.split(".")))
-
-
-def _box(out: Path, rel: str, cc: str) -> Path:
-    from factcheck7_draw import release_box
-
-    doc = copy.deepcopy(release_box("h200-newest", rel))
-    for g in doc["facts"]["gpus"]:
-        g["compute_capability"] = cc
-    path = out / f"box-{cc}-{rel}.json"
-    path.write_text(json.dumps(doc))
-    return path
 
 
 def _line(out: Path, model: str, flags: str) -> tuple[list[str], list[str]]:

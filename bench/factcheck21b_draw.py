@@ -21,14 +21,14 @@ b: 9), 18 rows. Nothing is replaced after the draw.
 
 from __future__ import annotations
 
-import copy
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from factcheck_draw import cc_box as _box
 from factcheck_draw import draw, final_releases, stackcheck_json, write_models
+from factcheck_draw import release_tuple as _v
 
 SEED = 20261221
 _LLAMA3 = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
@@ -93,21 +93,6 @@ SPECULATIVE: dict[str, tuple[str, str, str, str]] = {
                    f"{_STEPS}", "", "0.5.5"),
 }  # fmt: skip
 GATE_CCS = ["8.0", "8.9", "9.0", "10.0", "12.0", "12.1"]
-
-
-def _v(r: str) -> tuple[int, ...]:
-    return tuple(map(int, r.split(".")))
-
-
-def _box(out: Path, rel: str, cc: str) -> Path:
-    from factcheck7_draw import release_box
-
-    doc = copy.deepcopy(release_box("h200-newest", rel))
-    for g in doc["facts"]["gpus"]:
-        g["compute_capability"] = cc
-    path = out / f"box-{cc}-{rel}.json"
-    path.write_text(json.dumps(doc))
-    return path
 
 
 def gate_rows(out: Path, pop: str, launches: dict[str, tuple[str, str, str, str]]) -> list[dict[str, Any]]:

@@ -35,6 +35,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from factcheck_draw import audit_ok_rows, draw, final_releases, stackcheck_json, write_models
+from factcheck_draw import release_tuple as _v
 
 SEED = 20261222
 _LLAMA3 = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
@@ -108,10 +109,6 @@ _EXTRA = {
     "deep-ep": {"installed": True, "version": "1.2.1",
                 "extension_files": ["deep_ep_cpp.cpython-312-x86_64-linux-gnu.so"]},
 }  # fmt: skip
-
-
-def _v(r: str) -> tuple[int, ...]:
-    return tuple(map(int, r.split(".")))
 
 
 def _box(out: Path, rel: str, cc: str, python: str, name: str | None = None, machine: str | None = None,

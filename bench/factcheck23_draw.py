@@ -40,6 +40,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from factcheck_draw import audit_ok_rows, draw, final_releases, stackcheck_json, write_models
+from factcheck_draw import release_tuple as _v
 
 SEED = 20261223
 _LLAMA3 = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
@@ -190,10 +191,6 @@ def _extra(torch_cuda: str, rel: str) -> dict[str, Any]:
         "nvidia-nvshmem-cu13": {"installed": major == 13, "version": "3.4.5"},
         "sgl-deep-ep": {"installed": not deep_ep, "version": "0.1.2.post1", "build_cuda_major": major},
     }  # fmt: skip
-
-
-def _v(r: str) -> tuple[int, ...]:
-    return tuple(map(int, r.split(".")))
 
 
 def _box(out: Path, rel: str, cc: str, name: str | None = None, extra: bool = True) -> Path:

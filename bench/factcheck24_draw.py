@@ -43,6 +43,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from factcheck23_draw import _CT, _DSV32, _FP8_BLOCK, _FP8_TENSOR, _LLAMA3, _QWEN3MOE, _ct, _extra
 from factcheck_draw import audit_ok_rows, draw, final_releases, stackcheck_json, write_models
+from factcheck_draw import release_tuple as _v
 
 SEED = 20261224
 _KV_FP8 = {"type": "float", "num_bits": 8, "strategy": "tensor", "symmetric": True, "dynamic": False}
@@ -155,10 +156,6 @@ AUDIT_BOXES: dict[str, tuple[str, str, str]] = {
 }
 _TMS = {"installed": True, "version": "0.0.10", "dist_version": "0.0.10"}
 _LIB = "/usr/lib/x86_64-linux-gnu"
-
-
-def _v(r: str) -> tuple[int, ...]:
-    return tuple(map(int, r.split(".")))
 
 
 def _box(out: Path, rel: str, cc: str, name: str | None = None, machine: str = "x86_64", extra: bool = True,

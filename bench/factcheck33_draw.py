@@ -35,9 +35,9 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from factcheck23_draw import _v
 from factcheck27_draw import _box
-from factcheck_draw import ROOT, draw, final_releases, gate_allow_rows, model_flag_launches, write_models
+from factcheck_draw import ROOT, draw, gate_allow_rows, model_flag_launches, write_models
+from factcheck_draw import releases_between as _releases
 from gate_cli import LLAMA3, QWEN3_MOE
 
 SEED = 20270102
@@ -80,10 +80,6 @@ NVFP4_RUNNERS = [
     "--moe-runner-backend flashinfer_cutedsl --moe-a2a-backend flashinfer",
     "--moe-runner-backend flashinfer_megamoe --moe-a2a-backend flashinfer_megamoe",
 ]
-
-
-def _releases(first: tuple[int, ...], last: tuple[int, ...]) -> list[str]:
-    return [r for r in final_releases() if first <= _v(r) <= last]
 
 
 def _idle_architectures() -> list[str]:

@@ -31,10 +31,10 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from factcheck23_draw import _v
 from factcheck27_draw import _box
 from factcheck33_draw import MIXED, _write_mixed
-from factcheck_draw import draw, final_releases, gate_allow_rows, model_flag_launches, write_models
+from factcheck_draw import draw, gate_allow_rows, model_flag_launches, write_models
+from factcheck_draw import releases_between as _releases
 from gate_cli import DEEPSEEK_R1, DEEPSEEK_V32
 
 SEED = 20270103
@@ -44,10 +44,6 @@ _H100 = ("NVIDIA H100 80GB HBM3", "9.0", "x86_64", 8)
 _B200 = ("NVIDIA B200", "10.0", "x86_64", 8)
 _B300 = ("NVIDIA B300 SXM6 AC", "10.3", "x86_64", 8)
 MLA_BACKENDS = ["flashinfer", "flashmla", "triton"]
-
-
-def _releases(first: tuple[int, ...], last: tuple[int, ...]) -> list[str]:
-    return [r for r in final_releases() if first <= _v(r) <= last]
 
 
 def mixed_rows(out: Path) -> list[dict[str, Any]]:

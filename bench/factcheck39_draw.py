@@ -38,16 +38,20 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from factcheck23_draw import _v
 from factcheck27_draw import _box
 from factcheck38_draw import _A100, _B200, _H100, _PRO6000, HOSTS, JIT_KEYS, TOOLKITS, _deb, _root, _two, _with
 from factcheck_draw import (
     draw,
-    final_releases,
     gate_allow_rows,
     model_flag_launches,
     stackcheck_json_or_error,
     write_models,
+)
+from factcheck_draw import (
+    gate_line as _line,
+)
+from factcheck_draw import (
+    releases_between as _releases,
 )
 from gate_cli import DEEPSEEK_R1, DEEPSEEK_V2_LITE, LLAMA3
 
@@ -83,15 +87,6 @@ SO_FILES = [
     f"{SITE.lstrip('/')}/nvidia/nccl/lib/libnccl.so.2",
     "opt/nccl-2.21/lib/libnccl.so.2",
 ]
-
-
-def _releases(first: tuple[int, ...], last: tuple[int, ...]) -> list[str]:
-    return [r for r in final_releases() if first <= _v(r) <= last]
-
-
-def _line(out: Path, path: Path, *flags: str) -> list[str]:
-    line = ["python3", "-m", "sglang.launch_server", "--model-path", str(out / "models" / "llama3"), *flags]
-    return ["gate", "--facts", str(path), "--dry-run", "--format", "json", "--", *line]
 
 
 def _fjit_box(out: Path, rel: str, toolkit: str, host: str) -> Path:

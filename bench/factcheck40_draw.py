@@ -42,7 +42,9 @@ import factcheck39_draw
 from factcheck23_draw import _v
 from factcheck27_draw import _box
 from factcheck38_draw import HOSTS, JIT_KEYS, TOOLKITS, _deb, _root, _two, _with
-from factcheck_draw import draw, final_releases, stackcheck_json_or_error, write_models
+from factcheck_draw import draw, stackcheck_json_or_error, write_models
+from factcheck_draw import gate_line as _line
+from factcheck_draw import releases_between as _releases
 from gate_cli import LLAMA3
 
 SEED = 20270109
@@ -120,15 +122,6 @@ def _symm_box(out: Path, rel: str, variant: str) -> tuple[Path, dict[str, Any]]:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(doc))
     return path, env
-
-
-def _line(out: Path, path: Path, *flags: str) -> list[str]:
-    line = ["python3", "-m", "sglang.launch_server", "--model-path", str(out / "models" / "llama3"), *flags]
-    return ["gate", "--facts", str(path), "--dry-run", "--format", "json", "--", *line]
-
-
-def _releases(first: tuple[int, ...], last: tuple[int, ...]) -> list[str]:
-    return [r for r in final_releases() if first <= _v(r) <= last]
 
 
 def symm_rows(out: Path) -> list[dict[str, Any]]:

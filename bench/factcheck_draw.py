@@ -70,6 +70,36 @@ def final_releases() -> list[str]:
     return [r["version"] for r in load().releases("sglang") if "post" not in r["version"]]
 
 
+def release_tuple(release: str) -> tuple[int, ...]:
+    """'0.5.10' -> (0, 5, 10): a final release's numbers, as the draw scripts compare them (was each script's _v)."""
+    return tuple(map(int, release.split(".")))
+
+
+def releases_between(first: tuple[int, ...], last: tuple[int, ...]) -> list[str]:
+    """The final releases (final_releases) from `first` to `last`, both included (was each script's _releases)."""
+    return [r for r in final_releases() if first <= release_tuple(r) <= last]
+
+
+def gate_line(out: Path, path: Path, *flags: str) -> list[str]:
+    """`gate --facts PATH --dry-run --format json` of a Llama 3 launch (OUT/models/llama3) with `flags`."""
+    line = ["python3", "-m", "sglang.launch_server", "--model-path", str(out / "models" / "llama3"), *flags]
+    return ["gate", "--facts", str(path), "--dry-run", "--format", "json", "--", *line]
+
+
+def cc_box(out: Path, rel: str, cc: str) -> Path:
+    """h200-newest with SGLang `rel`'s pins and every GPU's compute capability `cc`: OUT/box-CC-REL.json."""
+    import copy
+
+    from factcheck7_draw import release_box
+
+    doc = copy.deepcopy(release_box("h200-newest", rel))
+    for g in doc["facts"]["gpus"]:
+        g["compute_capability"] = cc
+    path = out / f"box-{cc}-{rel}.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
 def draw(out: Path, seed: int, populations: list[tuple[int, list[dict[str, Any]]]]) -> list[dict[str, Any]]:
     """The seeded draw over POPULATIONS ((k, rows) in order): each written to OUT/population-POP.json and its count
     printed, the drawn rows to OUT/drawn.json and printed one a line (without their "key")."""

@@ -22,6 +22,7 @@ RUNS=${2:-31}
 py=${PYTHON:-python3}
 tmp=$(mktemp -d)
 unset PYTHONDONTWRITEBYTECODE
+. "$B/bench/ab_run.sh"
 MODS='import os, sys
 sys.argv = ["stackcheck", *sys.argv[1:]]
 _exit = os._exit
@@ -41,20 +42,15 @@ from stackcheck.__main__ import main
 main()'
 for row in audit gate; do
   for t in A B; do
-    eval "tree=\$$t"
     if [ "$row" = audit ]; then
       set -- audit --format json
     else
       set -- gate --dry-run --format json -- python3 -m sglang.launch_server --model-path x --tp 1
     fi
-    for n in 1 2; do
-      (cd "$tree" && PYTHONPATH="$tree" STACKCHECK_CACHE_DIR="$tmp/cache-out-$t" $py -m stackcheck "$@" \
-        >"$tmp/$row-$t.json" 2>/dev/null; [ "$n" = 2 ] && echo "$row [$t] rc=$?")
-    done
-    for n in 1 2; do  # (the first keeps the gate's decision for this interpreter's sys.path, part of its key)
-      (cd "$tree" && PYTHONPATH="$tree" STACKCHECK_CACHE_DIR="$tmp/cache-out-$t" IP21_MODULES="$tmp/mods-$row-$t" \
-        $py -c "$MODS" "$@" >/dev/null 2>&1)
-    done
+    ab_run "$t" 2 "$tmp/$row-$t.json" /dev/null "$tmp/cache-out-$t" -- -m stackcheck "$@"
+    echo "$row [$t] rc=$?"
+    # (twice: the first keeps the gate's decision for this interpreter's sys.path, part of its key)
+    ab_run "$t" 2 /dev/null /dev/null "$tmp/cache-out-$t" IP21_MODULES="$tmp/mods-$row-$t" -- -c "$MODS" "$@"
     echo "$row [$t] imports: $(cat "$tmp/mods-$row-$t" 2>/dev/null)"
   done
   $py bench/ab_outputs.py "$tmp/$row-A.json" "$tmp/$row-B.json" "$A" "$B" "$row"

@@ -56,7 +56,7 @@ for row in audit deep; do
     if [ "$row" = audit ]; then set -- audit --format json; else set -- audit --deep --format json; fi
     for n in 1 2; do
       (cd "$tree" && PYTHONPATH="$tree" STACKCHECK_CACHE_DIR="$tmp/cache-out-$t" $py -m stackcheck "$@" \
-        >"$tmp/$row-$t.json" 2>/dev/null; [ "$n" = 2 ] && echo "$row [$t] rc=$?")
+        >"$tmp/$row-$t.json" 2>/dev/null; rc=$?; [ "$n" = 2 ] && echo "$row [$t] rc=$rc")
     done
     (cd "$tree" && PYTHONPATH="$tree" STACKCHECK_CACHE_DIR="$tmp/cache-out-$t" IP24_MODULES="$tmp/mods-$row-$t" \
       $py -c "$MODS" "$@" >/dev/null 2>&1)

@@ -11,6 +11,7 @@ A=$(cd "$1" && pwd)
 py=${PYTHON:-python3}
 tmp=$(mktemp -d)
 unset PYTHONDONTWRITEBYTECODE
+. "$B/bench/ab_run.sh"
 EX=examples/facts/h200-cu130.json
 WU=tests/cases/writeup-after/facts.json
 LOG=tests/realworld/sglang-5002-runtime-image-libnvrtc12/server.log
@@ -21,11 +22,8 @@ row() {  # row NAME ARGS...: run ARGS in both trees (twice), compare the second 
   shift
   n=$((n + 1))
   for t in A B; do
-    eval "tree=\$$t"
-    for k in 1 2; do
-      (cd "$tree" && PYTHONPATH="$tree" STACKCHECK_CACHE_DIR="$tmp/cache-$t" STACKCHECK_PLAN_CACHE=1 \
-        $py -m stackcheck "$@" >"$tmp/$n-$t.json" 2>"$tmp/$n-$t.err"; echo $? >"$tmp/$n-$t.rc")
-    done
+    ab_run "$t" 2 "$tmp/$n-$t.json" "$tmp/$n-$t.err" "$tmp/cache-$t" STACKCHECK_PLAN_CACHE=1 -- -m stackcheck "$@"
+    echo $? >"$tmp/$n-$t.rc"
   done
   echo "rc A=$(cat "$tmp/$n-A.rc") B=$(cat "$tmp/$n-B.rc")"
   $py "$B/bench/ab_outputs.py" "$tmp/$n-A.json" "$tmp/$n-B.json" "$A" "$B" "$name"

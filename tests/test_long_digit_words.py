@@ -116,11 +116,11 @@ def test_facts_words_read_as_not_numbers() -> None:
     from stackcheck.facts.archs import parse_target
     from stackcheck.facts.implied import simple_marker
     from stackcheck.facts.model import cc_tuple
+    from stackcheck.facts.versions import minor_of
     from stackcheck.launch.preflight.a2a import _cuda_major, import_suffixes, python_builds
     from stackcheck.launch.refusals import numeric
     from stackcheck.probes.jit import _major_minor
     from stackcheck.readers.binaries import _cc_tuple
-    from stackcheck.verdicts.torchao_gate import _minor
 
     assert cc_tuple(LONG + ".0") is None and cc_tuple("9.0") == (9, 0)
     assert _cc_tuple("9." + LONG) is None and _cc_tuple("12.0") == (12, 0)
@@ -132,7 +132,7 @@ def test_facts_words_read_as_not_numbers() -> None:
     assert python_builds("3." + LONG, []) == [False, True] and python_builds("3.12.1", []) == [False]
     assert python_builds("3.14.0", ["/x/lib/python3." + LONG + "t", "/x/lib/python3.14t"]) == [True]
     assert parse_target(LONG + ".0") is None and parse_target("9.0a") is not None
-    assert _minor(LONG + ".1") is None and _minor("2.10.0") == (2, 10)
+    assert minor_of(LONG + ".1") is None and minor_of("2.10.0") == (2, 10)
     assert simple_marker('python_version < "3.13"', {"python_version": "3." + LONG}) is None
     assert simple_marker('python_version < "3.13"', {"python_version": "3.12"}) is True
 

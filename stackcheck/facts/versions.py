@@ -31,6 +31,8 @@ _CUDA_TAG = lazy(r"^cu(\d{2,3})$")
 _TORCH_BUILD_TAG = lazy(r"^cu\d{2,3}torch(\d+\.\d+)$")
 _PYTORCH_BUILD_TAG = lazy(r"^(?:cu\d{2,3}|cpu|rocm\d+(?:\.\d+)*|xpu)$")
 _NUMERIC = lazy(r"^\d+(\.\d+)*$")
+#: a version's first two numbers (minor_of)
+_LEADING_MINOR = lazy(r"(\d{1,9})\.(\d{1,9})")
 #: a version already written as packaging writes it, each part read as packaging reads it: release, an
 #: optional aN/bN/rcN, .postN and .devN, then a local tag of lowercase letters and digits joined by dots whose
 #: all-digit parts have no leading zero (so the tag is packaging's normalised one). `_plain` reads these
@@ -381,6 +383,13 @@ def _numeric_tuple(text: str) -> tuple[int, ...] | None:
     if len(t) > 50 or not all(p.isdecimal() for p in parts):
         return None
     return tuple(int(p) for p in parts)
+
+
+def minor_of(text: str) -> tuple[int, int] | None:
+    """(major, minor) of a version's first two numbers ('2.10.0+cu128' -> (2, 10)), whatever follows them; None
+    where it does not start with two; a number of more than 9 digits is not read (igap26: int() may refuse it)."""
+    m = _LEADING_MINOR.match(text)
+    return (int(m.group(1)), int(m.group(2))) if m else None
 
 
 def compare_numeric(a: str, b: str) -> int | None:

@@ -571,7 +571,13 @@ _VERSION_NAME = _lazy(r"(\d{1,9})(?:\.\d{1,9}){0,2}")
 #: in a wrapper script's text: the program it execs (an absolute path), and the GCC majors it names (a version
 #: directory PREFIX/lib/gcc/TRIPLET/N, libstdc++'s include/c++/N, a gcc-N / g++-N program)
 #: where a shell command starts in a line (irev60: an `exec` after `&&`, `||`, `;` or `then` was not read as one)
-_SCRIPT_SEPARATOR = _lazy(r"&&|\|\||(?<![<>])&|[;|(){}]")  # (not the & of a redirection: 2>&1, >&2)
+#: (irev61: a backtick's command substitution, `echo `/usr/bin/gcc "$@"`; exit`, ran a program inside a quiet word)
+_SCRIPT_SEPARATOR = _lazy(r"&&|\|\||(?<![<>])&|[;|(){}`]")  # (not the & of a redirection: 2>&1, >&2)
+#: the interpreters whose language _script_programs reads (a POSIX shell; irev61: a `#!/usr/bin/perl` script was
+#: read as shell), named by the #! line's program or the one word after /usr/bin/env
+#: the environment variables by which a wrapper script may send the driver to another GCC's programs (irev61)
+_SCRIPT_GCC_ENV = _lazy(r"\b(?:GCC_EXEC_PREFIX|COMPILER_PATH)\b")
+_SCRIPT_SHELLS = frozenset(("sh", "bash", "dash", "ash", "ksh", "mksh", "zsh"))
 #: the shell words a command of a wrapper script may start with that run no program: a script whose every other
 #: command is `exec` of a program in the prefix is read (irev60: `/usr/bin/gcc "$@"` without exec, and a bare name
 #: looked up on the PATH, ran a compiler the prefix's major was taken for)
@@ -631,9 +637,18 @@ def _layout_major(view: FileView, gcc: str) -> tuple[int | None, str | None]:
     if len(data) > _SCRIPT_MAX:
         return None, f"{real} is no ELF program and is longer than {_SCRIPT_MAX} bytes: the programs it runs"
     text = data.decode("utf-8", "replace")
+    unread = _script_unread(text)
+    if unread is not None:
+        return None, f"{real} is a wrapper script not read ({unread}): the programs it runs"
     targets, other = _script_programs(text)
     outside = other or next(
-        (f"{t} -> {r}" for t in targets if not (r := _resolved(view, t)).startswith(prefix + "/")), None
+        (
+            f"{t} (no such file)" if in_prefix else f"{t} -> {r}"
+            for t in targets
+            if not (in_prefix := (r := _resolved(view, t.removeprefix("-B"))).startswith(prefix + "/"))
+            or not (t.startswith("-B") or is_file(view, r))
+        ),
+        None,
     )
     if not text.startswith("#!") or not targets or outside is not None:
         # (the command quoted at most 120 characters: a script's word may be of any length)
@@ -655,11 +670,12 @@ def _layout_major(view: FileView, gcc: str) -> tuple[int | None, str | None]:
 def _script_programs(text: str) -> tuple[list[str], str | None]:
     """(the programs a wrapper script's `exec` commands name by an absolute path, the first command that is not read
     as one: an exec of anything else (an option, a relative path, a word with `$` or a quote inside), or a command
-    that runs a program without exec (not in _SCRIPT_QUIET)); comment lines are skipped. Shell syntax is not parsed:
-    a separator inside quotes makes a command not read, never one read as harmless."""
+    that runs a program without exec (not in _SCRIPT_QUIET)); comment lines are skipped. Each -B directory an exec
+    gives the driver is returned too, as -BDIR, and an exec with -wrapper is not read (irev61). Shell syntax is not
+    parsed: a separator inside quotes makes a command not read, never one read as harmless."""
     targets: list[str] = []
-    for line in text.splitlines():
-        if line.lstrip().startswith("#"):
+    for line, quoted in _script_lines(text):
+        if not quoted and line.lstrip().startswith("#"):
             continue
         for command in _SCRIPT_SEPARATOR.split(line):
             words = command.split()
@@ -675,7 +691,72 @@ def _script_programs(text: str) -> tuple[list[str], str | None]:
             if not target.startswith("/") or any(c in target for c in "$`'\"\\*?"):
                 return targets, f"exec {words[1] if len(words) > 1 else ''}".strip()
             targets.append(target)
+            rest = [w.strip("'\"") for w in words[2:]]
+            for i, word in enumerate(rest):
+                # (irev61: the driver looks for cc1plus under each -B directory first, and runs its programs under a
+                # -wrapper: a -B outside the prefix ran another GCC's compiler; a -B in it is read as a program)
+                if word.startswith(("-wrapper", "--wrapper")):
+                    return targets, f"exec {target} {word}"
+                if word.startswith("-B"):
+                    where = word[2:] or (rest[i + 1] if i + 1 < len(rest) else "")
+                    if not where.startswith("/") or any(c in where for c in "$`'\"\\*?"):
+                        return targets, f"exec {target} -B{where}"
+                    targets.append(f"-B{where}")  # (a directory: in the prefix, whether there or not)
     return targets, None
+
+
+def _script_unread(text: str) -> str | None:
+    """Why a wrapper script's text is not read as _script_programs reads it (irev61), or None: its #! names no POSIX
+    shell (_SCRIPT_SHELLS); it holds a character the shell reads otherwise than Python's str.splitlines / str.split
+    (a carriage return, which also ends the #! line's interpreter name, so the script does not run; a vertical tab,
+    a form feed, a NUL or another control character; a non-ASCII space or line separator); or a line other than a
+    comment ends in a backslash (the shell joins it with the next, which may then be no comment)."""
+    first = text.split("\n", 1)[0]
+    named = _SCRIPT_GCC_ENV.search(text)
+    if named is not None:  # (the driver looks for its programs there first: gcc's Environment Variables)
+        return f"it names {named.group(0)}, which tells the driver where to find its compilers"
+    for c in text:
+        if (c < " " and c not in "\t\n") or c == "\x7f" or (c.isspace() and c not in " \t\n"):
+            return f"it holds the character {c!r}, which the shell does not read as Python splits lines and words"
+    words = first[2:].split() if first.startswith("#!") else []
+    shell = posixpath.basename(words[0]) if words else ""
+    if shell == "env" and len(words) > 1:
+        shell = words[1]
+    if shell not in _SCRIPT_SHELLS:
+        return f"its #! line names {first[:80]!r}, no POSIX shell"
+    for line, quoted in _script_lines(text):
+        if not (not quoted and line.lstrip().startswith("#")) and line.endswith("\\"):
+            return "a line ends in a backslash: the shell joins it with the next"
+    return None
+
+
+def _script_lines(text: str) -> list[tuple[str, bool]]:
+    """Each line of a wrapper script (split at "\\n" only, as the shell does) with whether it starts inside a quote
+    that an earlier line opened (irev61: `echo "x` then `#"; /usr/bin/gcc "$@"; exit` ran gcc 15 from a line that was
+    skipped as a comment). Quotes are followed as the shell does outside a here-document: a backslash escapes the
+    next character outside single quotes, a `#` after a blank or at a line's start ends the line's words; a line that
+    starts quoted is read as commands (so a quote mis-followed makes more of the script read, never less)."""
+    out: list[tuple[str, bool]] = []
+    state = ""
+    for line in text.split("\n"):
+        out.append((line, state != ""))
+        if not state and line.lstrip().startswith("#"):
+            continue
+        i = 0
+        while i < len(line):
+            c = line[i]
+            if state == "'":
+                state = "" if c == "'" else state
+            elif c == "\\":
+                i += 1
+            elif state == '"':
+                state = "" if c == '"' else state
+            elif c in "'\"":
+                state = c
+            elif c == "#" and (i == 0 or line[i - 1] in " \t"):
+                break
+            i += 1
+    return out
 
 
 def _resolved(view: FileView, program: str) -> str:

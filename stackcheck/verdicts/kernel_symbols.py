@@ -290,15 +290,18 @@ def _loads_here(ctx: Context, spec: Mapping[str, Any]) -> bool:
 _TORCH_RELEASE = _lazy(r"\d{1,9}\.\d{1,9}\.\d{1,9}(\+[\w.]{1,64})?")
 
 
-def release_symbol_reasons(ctx: Context, spec: Mapping[str, Any]) -> list[Reason]:
+def release_symbol_reasons(
+    ctx: Context, spec: Mapping[str, Any], unread: str = "no kernel symbol section"
+) -> list[Reason]:
     """Rule release-symbols from the installed versions alone, where no file of the extension was read (the spec's
     release_symbols table, read in the PyPI wheels): a failing reason where the installed release needs a torch
     symbol that the installed torch's minor exports another form of; [] otherwise (a release or a torch minor the
-    table does not list, or the same symbol: only that one symbol was compared, so that is no pass)."""
+    table does not list, or the same symbol: only that one symbol was compared, so that is no pass). `unread` says
+    why no file was read (no section; or, irev61, the section found the module's files and read none of them)."""
     table = spec.get("release_symbols")
     if not isinstance(table, Mapping):
         return []
-    from stackcheck.verdicts.torchao_gate import _minor
+    from stackcheck.facts.versions import minor_of
 
     package = str(table.get("package") or "")
     installed, torch = ctx.installed_version(package), ctx.installed_version("torch")
@@ -307,7 +310,7 @@ def release_symbol_reasons(ctx: Context, spec: Mapping[str, Any]) -> list[Reason
     releases, exports = table.get("releases") or {}, table.get("torch_exports") or {}
     names = table.get("symbols") or {}
     release = installed.split("+", 1)[0]
-    minor = _minor(torch) if _TORCH_RELEASE.fullmatch(torch) else None
+    minor = minor_of(torch) if _TORCH_RELEASE.fullmatch(torch) else None
     needed = releases.get(release) if isinstance(releases, Mapping) else None
     key = f"{minor[0]}.{minor[1]}" if minor is not None else None
     exported = exports.get(key) if isinstance(exports, Mapping) and key is not None else None
@@ -334,7 +337,7 @@ def release_symbol_reasons(ctx: Context, spec: Mapping[str, Any]) -> list[Reason
             "message": f"{package} {installed}'s PyPI wheel has {table.get('module')}'s compiled c_ops built against "
             f"another torch: it needs {want} ({needed}), and torch {torch}'s libc10_cuda.so exports only {has} "
             f"({exported}), so loading it fails with 'undefined symbol: {needed}' ({imports}). No file of this "
-            "install was read (no kernel symbol section): this is inferred from the versions, and a local build of "
+            f"install was read ({unread}): this is inferred from the versions, and a local build of "
             f"{package} {release} compiled against this torch (pip install -e . from source) would load; the probe "
             f"on the box reads the real file. Install a {package} release built for torch {key} "
             f"({', '.join(built) or 'none read'}), or the torch it was built against",
@@ -399,12 +402,18 @@ def extension_torch_abi_reasons(ctx: Context, spec: Mapping[str, Any]) -> list[R
         version = str(ks.get("torch_version") or ctx.installed_version("torch") or "")
         extra = fbgemm_reasons(ctx, fbgemm, version, every_launch or flagged)
         modules = [m for m in modules if m != "fbgemm_gpu_genai"]  # judged above, not as torchao's own
+    table = spec.get("release_symbols")
+    table_module = table.get("module") if isinstance(table, Mapping) else None
+    table_files = {"found": 0, "read": 0}  # (the release table's module: its files found, and read)
     for e in entries:
         if not isinstance(e, Mapping) or e.get("extension") not in modules:
             continue
         ext, path = str(e.get("extension")), e.get("path")
         count = e.get("torch_missing_count")
         why = e.get("error") or e.get("torch_error")
+        if ext == table_module:
+            table_files["found"] += 1
+            table_files["read"] += isinstance(count, int)
         if not isinstance(count, int):
             reasons.append(
                 {"rule": "torch-symbols", "result": "unknown", "message": f"{ext}: {path}: {why or 'not read'}"}
@@ -422,6 +431,10 @@ def extension_torch_abi_reasons(ctx: Context, spec: Mapping[str, Any]) -> list[R
         )
         kind = "degraded" if effect == "degraded" or own == "degraded" else effect
         reasons.append(_torch_symbols_reason(e, path, torch, kind, failed))
+    if table_files["found"] and not table_files["read"]:
+        # (irev61) the module's files were found and none was read (over 1 GiB, not an ELF file, an error): where the
+        # versions alone say the load fails, say so, not only unknown (a gate with --allow-unknown let it through)
+        reasons += release_symbol_reasons(ctx, spec, f"the probe found {table_module}'s files and read none of them")
     if spec.get("configs") == "torchao" and reasons:
         # torchao's own __init__ decides whether those files load at all, and a load across torch 2.9 aborts
         from stackcheck.verdicts.torchao_gate import gate_reasons

@@ -132,11 +132,6 @@ def loads(torchao: str, torch: str) -> tuple[bool | None, str]:
     return ok, f"{where}: its table lists torch {', '.join(listed) or 'none'} for torchao {release}"
 
 
-def _minor(torch: str) -> tuple[int, int] | None:
-    m = re.match(r"(\d{1,9})\.(\d{1,9})", torch)  # (igap26: more digits, which int() may refuse: not read)
-    return (int(m.group(1)), int(m.group(2))) if m else None
-
-
 TRANSFORMERS_SOURCE: dict[str, str] = {
     "title": "sglang 0.5.9 / 0.5.14 / 0.5.23 wheels: models/registry.py imports every module of sglang.srt.models on "
     "each launch (0.5.9 :128-129, 0.5.14 :130-131, 0.5.23 :153-159), some at module level import transformers' "
@@ -237,7 +232,9 @@ def gate_reasons(
                 "--torchao-config call none of them (rule torchao-config)",
             }
         ]
-    release, minor = _release(torchao), _minor(torch)
+    from stackcheck.facts.versions import minor_of
+
+    release, minor = _release(torchao), minor_of(torch)
     if load is not True or release not in BUILT_BEFORE_29 or minor is None or minor < (2, 9):
         return reasons
     whole = [e for e in entries if e.get("torch_missing_count") == 0]
@@ -284,7 +281,9 @@ def read_abort_reasons(ctx: Context, loads_here: bool) -> list[Reason]:
     torchao, torch = ctx.installed_version("torchao"), ctx.installed_version("torch")
     if torchao is None or torch is None:
         return []
-    release, minor = _release(torchao), _minor(torch)
+    from stackcheck.facts.versions import minor_of
+
+    release, minor = _release(torchao), minor_of(torch)
     read = READ_ABORTS.get((release, minor)) if minor is not None else None
     load, why = loads(torchao, torch)
     if read is None or load is not True:

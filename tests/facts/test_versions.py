@@ -167,3 +167,13 @@ def test_same_public_known_pairs(a: str, b: str, same: bool) -> None:
 
     assert same_public(a, b) is same
     assert same_public(b, a) is same
+
+
+def test_minor_of_reads_the_first_two_numbers() -> None:
+    # (moved from torchao_gate._minor, irev61; torchao_gate and kernel_symbols both read a torch's minor with it)
+    from stackcheck.facts.versions import minor_of
+
+    assert minor_of("2.10.0+cu128") == (2, 10) and minor_of("2.8.0.dev20250601") == (2, 8)
+    assert minor_of("2.9") == (2, 9) and minor_of("12.8.1") == (12, 8)
+    assert minor_of("2") is None and minor_of("x2.9") is None and minor_of("") is None
+    assert minor_of("1" * 10 + ".1") is None

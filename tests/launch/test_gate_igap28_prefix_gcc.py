@@ -253,3 +253,84 @@ def test_a_redirection_is_no_command(tmp_path: Path) -> None:
     script = b'#!/bin/sh\necho "gcc wrapper" >&2\nexec /opt/gcc/bin/gcc-real -B/opt/gcc/bin/ "$@" 2>&1\n'
     jit = probe_jit(toolkit_128_facts(), {**PATH, "CC": "/opt/gcc/bin/gcc"}, _box(tmp_path, script=script))
     assert jit["cc_host_gnu_major"] == 13, jit
+
+
+# ---- irev61: a wrapper the shell reads otherwise than the command-by-command reading ---------------------------------
+# Each script below runs /usr/bin/gcc (or nothing: a CRLF #! line names the interpreter "/bin/sh\r") before or in
+# place of the prefix's driver, and each was read as the prefix's 13 and supported: the backtick's command substitution,
+# a quote opened on one line that makes the next `#` line no comment, a backslash joining a line with a `#` line, a
+# vertical tab Python split lines at and the shell does not, a CRLF script, a Perl script, an exec of a program in the
+# prefix that is not there. Each is now unknown.
+
+SHAPES = [
+    f'#!/bin/sh\necho `/usr/bin/gcc "$@"`; exit\nexec /opt/gcc/bin/gcc-real {FLAGS}\n',
+    f'#!/bin/sh\necho "x\n#"; /usr/bin/gcc "$@"; exit\nexec /opt/gcc/bin/gcc-real {FLAGS}\n',
+    f'#!/bin/sh\necho x\\\n#;/usr/bin/gcc "$@"; exit $?\nexec /opt/gcc/bin/gcc-real {FLAGS}\n',
+    f'#!/bin/sh\ntrue\x0b# ; /usr/bin/gcc "$@"; exit\nexec /opt/gcc/bin/gcc-real {FLAGS}\n',
+    f"#!/bin/sh\r\nexec /opt/gcc/bin/gcc-real {FLAGS}\r\n",
+    f"#!/usr/bin/perl\nexec /opt/gcc/bin/gcc-real {FLAGS}\n",
+    f"#!/bin/sh\nexec /opt/gcc/bin/gcc-gone {FLAGS}\n",
+]
+
+
+@pytest.mark.parametrize("script", SHAPES)
+def test_a_wrapper_the_shell_reads_otherwise_is_unknown(tmp_path: Path, script: str) -> None:
+    jit = probe_jit(toolkit_128_facts(), {**PATH, "CC": "/opt/gcc/bin/gcc"}, _box(tmp_path, script=script.encode()))
+    assert "cc_host_gnu_major" not in jit and jit["cc_host_gnu_supported"] is None, jit
+    reason = jit["cc_host_gnu_supported_reason"]
+    assert "/opt/gcc/bin/gcc" in reason and "\r" not in reason and "\x0b" not in reason, reason
+
+
+def test_the_gate_does_not_allow_a_backtick_that_runs_a_gcc_15(tmp_path: Path) -> None:
+    view = _box(tmp_path / "box", script=SHAPES[0].encode())
+    touch_exe(tmp_path / "box/usr/bin/gcc-15")
+    (tmp_path / "box/usr/bin/gcc").unlink()
+    (tmp_path / "box/usr/bin/gcc").symlink_to("gcc-15")
+    doc = _gate(tmp_path / "g", probe_jit(toolkit_128_facts(), {**PATH, "CC": "/opt/gcc/bin/gcc"}, view))
+    assert _rule(doc, "flashinfer-jit-cc-host-version") == ["unknown"], doc.get("warnings")
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        # /usr/bin/env's shell, a quote in a comment, a closed quote on the exec line, a trailing comment
+        f"#!/usr/bin/env bash\n# don't use the system's gcc\nexec /opt/gcc/bin/gcc-real {FLAGS}\n",
+        f'#!/bin/sh\necho "it\'s the prefix gcc" >&2\n# was: exec /usr/bin/gcc "$@"\n'
+        f"exec /opt/gcc/bin/gcc-real {FLAGS}\n",
+        f"#!/bin/bash -e\nexec /opt/gcc/bin/gcc-real {FLAGS}  # it's 13\n",
+    ],
+)
+def test_plain_wrappers_are_still_read(tmp_path: Path, script: str) -> None:
+    jit = probe_jit(toolkit_128_facts(), {**PATH, "CC": "/opt/gcc/bin/gcc"}, _box(tmp_path, script=script.encode()))
+    assert jit["cc_host_gnu_major"] == 13 and jit["cc_host_gnu_supported"] is True, jit
+
+
+# ---- irev61: a wrapper that sends the prefix's driver to another GCC's programs ------------------------------------
+# The driver tries each -B prefix first for every program it runs (cc1plus among them; GCC's manual, Directory
+# Options, -B), then GCC_EXEC_PREFIX and COMPILER_PATH (Environment Variables), and runs them under a -wrapper
+# (Developer Options): a wrapper that execs the prefix's driver with one of these pointing outside the prefix ran gcc
+# 15's cc1plus while the prefix's 13 was read. Each is now unknown; -B directories inside the prefix are still read.
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        '#!/bin/sh\nexec /opt/gcc/bin/gcc-real -B/usr/libexec/gcc15/ "$@"\n',
+        '#!/bin/sh\nexec /opt/gcc/bin/gcc-real -B /usr/libexec/gcc15/ "$@"\n',
+        '#!/bin/sh\nexec /opt/gcc/bin/gcc-real -B/opt/gcc/../../usr/libexec/gcc15/ "$@"\n',
+        '#!/bin/sh\nexec /opt/gcc/bin/gcc-real -wrapper /usr/bin/env "$@"\n',
+        '#!/bin/sh\nGCC_EXEC_PREFIX=/usr/libexec/gcc15/ exec /opt/gcc/bin/gcc-real "$@"\n',
+        '#!/bin/sh\nexport COMPILER_PATH=/usr/libexec/gcc15\nexec /opt/gcc/bin/gcc-real "$@"\n',
+    ],
+)
+def test_a_wrapper_that_points_the_driver_elsewhere_is_unknown(tmp_path: Path, script: str) -> None:
+    jit = probe_jit(toolkit_128_facts(), {**PATH, "CC": "/opt/gcc/bin/gcc"}, _box(tmp_path, script=script.encode()))
+    assert "cc_host_gnu_major" not in jit and jit["cc_host_gnu_supported"] is None, jit
+    assert "/opt/gcc/bin/gcc" in jit["cc_host_gnu_supported_reason"], jit
+
+
+def test_b_directories_in_the_prefix_are_read_there_or_not(tmp_path: Path) -> None:
+    # (the lent H100's two -B, and one naming a directory of the prefix that is not there: the driver skips it)
+    script = f"#!/bin/sh\nexec /opt/gcc/bin/gcc-real {FLAGS.replace(' ', ' -B/opt/gcc/libexec/ ', 1)}\n"
+    jit = probe_jit(toolkit_128_facts(), {**PATH, "CC": "/opt/gcc/bin/gcc"}, _box(tmp_path, script=script.encode()))
+    assert jit["cc_host_gnu_major"] == 13 and jit["cc_host_gnu_supported"] is True, jit

@@ -88,3 +88,33 @@ def test_a_live_reading_is_never_overridden_by_the_table(manifests: Manifests) -
     ks = {"files": [], "extension_dirs": ["/srv/venv/lib/python3.11/site-packages"], "extensions": []}
     v = check(manifests, facts("0.3.3", "2.8.0", kernel_symbols=ks), {"enable_lmcache": True})
     assert "release-symbols" not in [r.get("rule") for r in v["reasons"]]
+
+
+# ---- irev61: the section found LMCache's c_ops and read none of it --------------------------------------------------
+# (a file over 1 GiB, one not read as ELF, an error): the check said unknown only, and a gate with --allow-unknown let
+# the ray-56695 pair through; the release table now says what the versions alone say beside the unknown.
+
+UNREAD = {
+    "extension": "lmcache",
+    "path": "/srv/venv/lib/python3.11/site-packages/lmcache/c_ops.cpython-311-x86_64-linux-gnu.so",
+    "error": "over 1 GiB: not opened",
+}
+
+
+def _unread(entries: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"files": [], "extension_dirs": ["/srv/venv/lib/python3.11/site-packages"], "extensions": entries}
+
+
+def test_files_found_and_not_read_are_judged_by_the_table(manifests: Manifests) -> None:
+    launch = {"enable_lmcache": True}
+    v = check(manifests, facts("0.3.3", "2.8.0", kernel_symbols=_unread([UNREAD])), launch)
+    assert rules(v) == [("release-symbols", "fail", "crash"), ("torch-symbols", "unknown", "None")], rules(v)
+    assert v["status"] == "failed" and "read none of them" in str(v["reasons"][0]["message"])
+    # a pair the table does not refuse: unknown only, as before
+    v = check(manifests, facts("0.3.4", "2.8.0", kernel_symbols=_unread([UNREAD])), launch)
+    assert rules(v) == [("torch-symbols", "unknown", "None")], rules(v)
+    # one file of the module read (it resolves): the reading decides, the table is not used
+    read = {**UNREAD, "path": "/other/lmcache/c_ops.so", "torch_symbols": 40, "torch_missing_count": 0}
+    read.pop("error")
+    v = check(manifests, facts("0.3.3", "2.8.0", kernel_symbols=_unread([UNREAD, read])), launch)
+    assert "release-symbols" not in [r.get("rule") for r in v["reasons"]], rules(v)
