@@ -142,7 +142,8 @@ def test_cli_against_the_shipped_data(tmp_path: Path) -> None:
     # a known release: nothing disagrees (facts the data lacks would be listed with "+" and exit 1)
     assert proc.returncode in (0, 1), proc.stdout + proc.stderr
     assert "    ≠ " not in proc.stdout
-    assert "pins  11 same" in proc.stdout and "torch==2.14.1 (line 281)" in proc.stdout
+    assert "pins  12 same" in proc.stdout and "torch==2.14.1 (line 281)" in proc.stdout
+    assert "transformers==5.19.0 (line 287)" in proc.stdout  # (igap30: the transformers pin, recorded as read)
     valid = subprocess.run([sys.executable, "-m", "stackcheck", "manifests", "validate", str(out)],
                            capture_output=True, text=True, timeout=300, env=env, check=False)  # fmt: skip
     assert valid.returncode == 0, valid.stdout + valid.stderr

@@ -42,7 +42,7 @@ def _gate(tmp_path: Path, facts: Path, *flags: str, allow_unknown: bool = False)
         ("0.5.6", "2.9.1", ()),  # 0.5.6 imports torchao on every model load
         ("0.5.10", "2.9.1", ("--torchao-config", "int8wo")),
         ("0.5.13", "2.11.0", ("--torchao-config", "int8wo")),
-        ("0.5.13", "2.15.0", ("--torchao-config", "int8wo")),  # a torch igap27's reading did not cover
+        ("0.5.13", "2.16.0", ("--torchao-config", "int8wo")),  # a torch no reading covers (igap30 read 2.15.0)
     ],
 )
 def test_torchao_012_under_torch_29_is_unknown_not_allowed(
@@ -51,7 +51,7 @@ def test_torchao_012_under_torch_29_is_unknown_not_allowed(
     doc = _gate(tmp_path, _facts(tmp_path, sglang, torch, "0.12.0"), *flags)
     assert doc["decision"] != "allow", doc.get("reasons")
     results = _results(doc)
-    if torch != "2.15.0":  # igap27: `import torchao` 0.12.0 fails under torch 2.9.1-2.14.1 (hiding this unknown)
+    if torch != "2.16.0":  # igap27/igap30: `import torchao` 0.12.0 fails under torch 2.9.1-2.15.0 (hiding this unknown)
         assert results.get("torchao-private-import-012") == "fail", doc.get("reasons")
     else:
         assert results.get(RULE) == "unknown", doc.get("reasons")

@@ -40,6 +40,7 @@ def _gate(tmp_path: Path, sglang: str, torch: str, torchao: str, *flags: str) ->
         ("0.5.13", "2.11.0", "0.12.0", ("--torchao-config", "int8wo"), "torchao-private-import-012"),
         ("0.5.6", "2.10.0", "0.12.0", ("--torchao-config", "fp8dq-per_row"), "torchao-private-import-012"),
         ("0.5.8", "2.14.1", "0.12.0", (), "torchao-private-import-012"),
+        ("0.5.8", "2.15.0", "0.12.0", (), "torchao-private-import-012"),  # igap30: the 2.15.0 wheel, read
         ("0.5.2", "2.5.1", "0.14.1", (), "torchao-private-import-014"),
         ("0.5.2", "2.5.1", "0.14.0", ("--torchao-config", "int8wo"), "torchao-private-import-014"),
     ],

@@ -9,7 +9,7 @@ module level, transitively; function bodies are not run; an import inside a try 
 does not end the import, and its handler runs only where the try's body fails; branches on torchao's own
 torch-version tests follow the torch read), and lists each module-level import of a private torch module (a dotted
 name with a part that starts with an underscore: torch._inductor..., torch.utils._pytree). Each is looked up in the
-file list of the torch wheels 2.5.1-2.14.1 (zipfile, never installed): the module must be a file of the wheel and a
+file list of the torch wheels 2.5.1-2.15.0 (zipfile, never installed): the module must be a file of the wheel and a
 name imported from it a submodule or a top-level name of that file. The pairs where one fails must be exactly the
 pairs the manifest's rules refuse (their `when` and `require` version ranges, read with packaging)."""
 
@@ -38,7 +38,7 @@ RELEASES = ("0.9.0", "0.10.0", "0.11.0", "0.12.0", "0.13.0", "0.14.0", "0.14.1",
 #: torch release -> the CPython its cached wheel is built for (2.5.1 and 2.6.0: cp310; the file lists are the same)
 TORCHES = {
     "2.5.1": "3.10", "2.6.0": "3.10", "2.7.1": None, "2.8.0": None, "2.9.1": None, "2.10.0": None, "2.11.0": None,
-    "2.12.0": None, "2.13.0": None, "2.14.1": None,
+    "2.12.0": None, "2.13.0": None, "2.14.1": None, "2.15.0": None,
 }  # fmt: skip
 ROOTS = ("torchao", "torchao.quantization", "torchao.quantization.observer")  # what sglang 0.4.6-0.5.17 import
 CATCHES = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
