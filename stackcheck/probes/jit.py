@@ -66,7 +66,9 @@ assembler that a user put in place of Triton's bundled one:
 - `cxx_found` / `cxx`: whether the C++ compiler torch's load_inline builds with (`$CXX`, else `c++`) is found on
   the server's PATH (/bin/sh's default where it has none: ninja runs the command through /bin/sh -c), and its path
   (left out when none); null with `cxx_reason` where CXX is a command with arguments or a relative path (then
-  `cxx_quoted_found`: whether one program named by the whole value is found, as SGLang 0.5.18+ run it). A slim
+  `cxx_quoted_found`: whether one program named by the whole value is found, as SGLang 0.5.18+ run it, and
+  `cxx_split_found`: whether the shell's split of it runs a compiler that is there, as torch 2.8-2.12 run it: cxx_split,
+  igap31). A slim
   image without g++ has none: the allocator's build fails ('c++: not found', 'Error building extension').
 - `cxx_cuda_runtime_h_found` / `cxx_nccl_h_found`: whether that compile finds `cuda_runtime.h` (SGLang 0.5.5 on
   include it) and `nccl.h` (0.5.1-0.5.4 include it; it includes cuda_runtime.h) in the directories it searches:
@@ -109,8 +111,8 @@ assembler that a user put in place of Triton's bundled one:
   (`_major`: clang-N, the libclang-cpp.so.N / libLLVM.so.N it needs, an llvm-N directory, the one PREFIX/lib/clang/N,
   which must agree: igap31), the newest the toolkit's host_config.h takes
   (`_max`) and whether it is within it (`_supported`: null where the major is not read; _clang_host).
-- `pytorch_nvcc` / `pytorch_nvcc_found` / `pytorch_nvcc_same`: PYTORCH_NVCC, the nvcc FlashInfer before 0.5.0 compiles
-  with in place of the toolkit's bin/nvcc (pytorch_nvcc).
+- `pytorch_nvcc` / `pytorch_nvcc_found` / `pytorch_nvcc_same`: PYTORCH_NVCC, the nvcc FlashInfer before 0.4.0rc4
+  compiles with in place of the toolkit's bin/nvcc (pytorch_nvcc).
 
 Files are read through a FileView (stackcheck/readers/fsview.py) with box paths; nothing is imported.
 """
@@ -322,6 +324,7 @@ def cxx_compiler(env: Mapping[str, str], view: FileView) -> dict[str, Any]:
         relative = "/" in value and not value.startswith("/")
         whole = None if relative else which(view, value, env.get("PATH", SH_DEFAULT_PATH))
         out["cxx_quoted_found"] = whole is not None
+        out.update(cxx_split(view, value, env.get("PATH", SH_DEFAULT_PATH)))
     elif "/" in words[0] and not words[0].startswith("/"):
         out["cxx_reason"] = f"CXX={value!r} is relative to the extension's build directory"
     else:
@@ -329,6 +332,44 @@ def cxx_compiler(env: Mapping[str, str], view: FileView) -> dict[str, Any]:
         out["cxx_found"] = found is not None
         if found is not None:
             out["cxx"] = found
+    return out
+
+
+#: the compiler launchers a CXX of several words may start with, which run the next word as the compiler, looked up on
+#: the PATH (ccache / sccache: CXX='ccache g++')
+_CXX_LAUNCHERS = ("ccache", "sccache")
+
+
+def cxx_split(view: FileView, value: str, path_value: str) -> dict[str, Any]:
+    """`cxx_split_found` (with `cxx_split_reason` where it is not true) for a CXX of several words, as a ninja file that
+    writes it unquoted runs it: torch 2.8.0-2.12.0's load_inline (cpp_extension.py _write_ninja_file `cxx = {compiler}`,
+    compiler = get_cxx_compiler(): os.environ.get('CXX', 'c++'); rule compile `$cxx -MMD ... -c $in` and rule link
+    `$cxx $in $ldflags -o $out`), whose command ninja hands to /bin/sh -c, so the shell splits the value: its first word
+    is the program. True where that program is on the server's PATH and the rest are options (CXX='g++ -O2'), or it is
+    ccache / sccache and the next word is a compiler on that PATH followed by options only (CXX='ccache g++': ccache
+    runs that compiler, looked up on the PATH; inferred from how these launchers are documented to run); false where
+    the first word, or the launcher's compiler, is not found (/bin/sh: not found, or the launcher's own error); null
+    for other shapes (another program with a second word that is no option, a relative path, shell syntax the shell
+    would expand)."""
+    out: dict[str, Any] = {"cxx_split_found": None}
+    words = value.split()
+    if any(c in value for c in "$`*?[\"'\\;&|<>(){}~"):
+        out["cxx_split_reason"] = f"CXX={value!r}: shell syntax the build's /bin/sh reads, not read here"
+        return out
+    programs = words[:2] if words[0] in _CXX_LAUNCHERS else words[:1]
+    rest = words[len(programs) :]
+    if any(not w.startswith("-") for w in rest):
+        out["cxx_split_reason"] = f"CXX={value!r}: a word after the compiler that is no option, not read"
+        return out
+    for program in programs:
+        if "/" in program and not program.startswith("/"):
+            out["cxx_split_reason"] = f"CXX={value!r}: {program} is relative to the build directory, not read"
+            return out
+        if which(view, program, path_value) is None:
+            out["cxx_split_found"] = False
+            out["cxx_split_reason"] = f"CXX={value!r}: no program {program} on the server's PATH"
+            return out
+    out["cxx_split_found"] = True
     return out
 
 
@@ -880,7 +921,8 @@ def _version_major(name: str) -> int | None:
 
 
 #: the environment variables FlashInfer's JIT reads for its nvcc command beside nvcc's own (flashinfer-python 0.5.0
-#: flashinfer/jit/cpp_ext.py:193 and :198, 0.7.2 :245 and :289): FLASHINFER_NVCC replaces the toolkit's bin/nvcc,
+#: flashinfer/jit/cpp_ext.py:193 and :198, 0.7.2 :245 and :289; FLASHINFER_NVCC from 0.4.0rc4, sdist :192, and in
+#: 0.4.0 and 0.4.1 :193, igap31): FLASHINFER_NVCC replaces the toolkit's bin/nvcc,
 #: FLASHINFER_EXTRA_CUDAFLAGS is added to every nvcc command line
 FLASHINFER_NVCC_ENV = "FLASHINFER_NVCC"
 FLASHINFER_CUDAFLAGS_ENV = "FLASHINFER_EXTRA_CUDAFLAGS"
@@ -922,10 +964,10 @@ def flashinfer_host_compiler(
     return out
 
 
-#: the environment variable through which FlashInfer's own JIT before 0.5.0 (flashinfer-python 0.2.11 sdist
-#: flashinfer/jit/cpp_ext.py:116, 0.2.14 :140, 0.3.0 :144, 0.3.1 :175, 0.4.0rc1 :190: `nvcc =
-#: os.environ.get("PYTORCH_NVCC", "$cuda_home/bin/nvcc")`) and torch's cpp_extension (_write_ninja_file: torch 2.8.0
-#: :2840, 2.9.1 :2842, 2.10.0 :2948, 2.11.0 :3029, 2.12.0 :3037, 2.13.0 :3148, 2.14.1 :3161) take another nvcc
+#: the environment variable through which FlashInfer's own JIT before 0.4.0rc4 (flashinfer-python 0.2.11 sdist
+#: flashinfer/jit/cpp_ext.py:116, 0.2.14 :140, 0.3.0 :144, 0.3.1 :175, 0.4.0rc1 :190, 0.4.0rc2 :190, 0.4.0rc3 :191:
+#: `nvcc = os.environ.get("PYTORCH_NVCC", "$cuda_home/bin/nvcc")`) and torch's cpp_extension (_write_ninja_file: torch
+#: 2.8.0 :2840, 2.9.1 :2842, 2.10.0 :2948, 2.11.0 :3029, 2.12.0 :3037, 2.13.0 :3148, 2.14.1 :3161) take another nvcc
 PYTORCH_NVCC_ENV = "PYTORCH_NVCC"
 #: the compiler launchers a PYTORCH_NVCC of two words may start with (ccache / sccache NVCC: the shell splits the
 #: ninja file's unquoted `nvcc = ...` line, and the launcher runs the second word, looked up on the PATH)
@@ -934,7 +976,7 @@ _NVCC_LAUNCHERS = ("ccache", "sccache")
 
 def pytorch_nvcc(env: Mapping[str, str], view: FileView, nvcc: str | None) -> dict[str, Any]:
     """The `pytorch_nvcc*` keys of the jit section, where PYTORCH_NVCC is in the server's environment (even empty):
-    FlashInfer before 0.5.0 writes its value, unquoted, as the `nvcc` of its JIT ninja file in place of
+    FlashInfer before 0.4.0rc4 writes its value, unquoted, as the `nvcc` of its JIT ninja file in place of
     `$cuda_home/bin/nvcc` (the toolkit the other jit keys read), and ninja runs it through /bin/sh -c.
     `pytorch_nvcc_found`: whether the program it names is there (one program, or ccache / sccache and one program,
     each looked up on the server's PATH); false where it is empty (the command then starts with nvcc's first flag) or

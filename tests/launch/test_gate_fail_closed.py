@@ -297,6 +297,10 @@ MUTATIONS: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     # sglang-jit-nvcc-host-cxx20 (ifc38): gcc 9 as nvcc's host compiler, which drops -std=c++20
     "gcc-too-old-for-cxx20": ("h200-newest", _jit(nvcc_host_gnu_major=9)),
     "cxx-with-args": ("h200-newest", _jit(cxx_found=None, cxx_quoted_found=False)),
+    # symm-mem-allocator-cxx-split (igap31): torch 2.8-2.12 split an unquoted CXX, and its program is not there
+    "cxx-split-missing-torch-2.12": ("h200-newest", _both(_packages(torch="2.12.0+cu130"),
+                                                          _jit(cxx_found=None, cxx_quoted_found=False,
+                                                               cxx_split_found=False))),
     # flashinfer-jit-* (iccjit): FlashInfer's own JIT build, CC unset (nvcc's default gcc) or CC set (-ccbin $CC)
     "flashinfer-gcc-without-cc1plus": ("h200-newest", _jit(flashinfer_host="nvcc-default",
                                                            flashinfer_allow_unsupported=False, nvcc_host_found=False)),
@@ -318,11 +322,12 @@ MUTATIONS: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     "ccbin-clang-too-new": ("h200-newest", _jit(flashinfer_host="nvcc-default", flashinfer_allow_unsupported=False,
                                                 nvcc_host_found=True, nvcc_host_clang_major=20,
                                                 nvcc_host_clang_supported=False)),
-    # flashinfer-jit-pytorch-nvcc / -toolkit (igap28): FlashInfer before 0.5.0 compiles with PYTORCH_NVCC's nvcc
-    "flashinfer-pytorch-nvcc-missing": ("h200-newest", _both(_packages(flashinfer_python="0.4.1"),
+    # flashinfer-jit-pytorch-nvcc / -toolkit (igap28): FlashInfer before 0.4.0rc4 (igap31, read in the sdists)
+    # compiles with PYTORCH_NVCC's nvcc
+    "flashinfer-pytorch-nvcc-missing": ("h200-newest", _both(_packages(flashinfer_python="0.3.1"),
                                                              _jit(pytorch_nvcc="/opt/x/nvcc",
                                                                   pytorch_nvcc_found=False))),
-    "flashinfer-pytorch-nvcc-other": ("h200-newest", _both(_packages(flashinfer_python="0.4.1"),
+    "flashinfer-pytorch-nvcc-other": ("h200-newest", _both(_packages(flashinfer_python="0.3.1"),
                                                            _jit(pytorch_nvcc="/opt/x/nvcc", pytorch_nvcc_found=True,
                                                                 pytorch_nvcc_same=False))),
     "no-cuda-home": ("h200-newest", _jit(chosen_by="none")),
