@@ -296,6 +296,8 @@ MUTATIONS: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     "gcc-too-new-for-nvcc": ("h200-newest", _jit(nvcc_host_gnu_major=15, nvcc_host_gnu_supported=False)),
     # sglang-jit-nvcc-host-cxx20 (ifc38): gcc 9 as nvcc's host compiler, which drops -std=c++20
     "gcc-too-old-for-cxx20": ("h200-newest", _jit(nvcc_host_gnu_major=9)),
+    # sglang-jit-nvcc-host-clang-cxx20 (igap31): a clang 9 NVCC_CCBIN names, which has no -std=c++20
+    "clang-too-old-for-cxx20": ("h200-newest", _jit(nvcc_host_found=True, nvcc_host_clang_major=9)),
     "cxx-with-args": ("h200-newest", _jit(cxx_found=None, cxx_quoted_found=False)),
     # symm-mem-allocator-cxx-split (igap31): torch 2.8-2.12 split an unquoted CXX, and its program is not there
     "cxx-split-missing-torch-2.12": ("h200-newest", _both(_packages(torch="2.12.0+cu130"),
@@ -603,6 +605,7 @@ def test_every_launch_items_are_data_not_code() -> None:
         "jit-toolchain:sglang-jit-nvcc-host",
         # ifc38: nvcc drops -std=c++20 for a host gcc older than 10, and SGLang's JIT sources need C++20
         "jit-toolchain:sglang-jit-nvcc-host-clang",  # igap28: a clang NVCC_CCBIN names, host_config.h's limit
+        "jit-toolchain:sglang-jit-nvcc-host-clang-cxx20",  # igap31: a clang before 10 has no -std=c++20
         "jit-toolchain:sglang-jit-nvcc-host-cxx20",
         # irev55: the toolkit's host_config.h refuses a gcc newer than it names
         "jit-toolchain:sglang-jit-nvcc-host-version",

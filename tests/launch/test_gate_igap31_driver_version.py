@@ -216,3 +216,24 @@ def test_the_gate_does_not_allow_a_clang_whose_name_lies(tmp_path: Path) -> None
     doc = jit_host_gate(tmp_path / "a", jit, "0.5.12")
     rules = judged_rules(doc, lambda rule: rule.endswith("-clang"))
     assert rules.get("sglang-jit-nvcc-host-clang") == "unknown", (doc.get("reasons"), doc.get("warnings"))
+
+
+# ---- clang: the C++ standard SGLang's JIT asks for -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("clang", "fails"), [("clang-9", True), ("clang-10", False), ("clang-19", False)])
+def test_a_clang_host_without_cxx20_is_refused_for_sglangs_jit(tmp_path: Path, clang: str, fails: bool) -> None:
+    # SGLang 0.5.9+ compile their JIT kernels with -std=c++20, which clang 9 and earlier do not take; the toolkit's
+    # host_config.h admits them (clang 3.3 up to 19), so a clang 9 NVCC_CCBIN names was allowed
+    box = _clang_box(tmp_path / "box")
+    if not (tmp_path / f"box/usr/bin/{clang}").exists():  # (clang-19: the box's Debian clang, read by its libraries)
+        touch_exe(tmp_path / f"box/usr/bin/{clang}")
+    jit = probe_jit(toolkit_128_facts(), {"PATH": "/usr/bin", "NVCC_CCBIN": clang}, box)
+    assert jit["nvcc_host_clang_major"] == int(clang.split("-")[1]) and jit["nvcc_host_clang_supported"] is True, jit
+    doc = jit_host_gate(tmp_path / "g", jit, "0.5.12")
+    rules = judged_rules(doc, lambda rule: rule == "sglang-jit-nvcc-host-clang-cxx20")
+    assert rules == ({"sglang-jit-nvcc-host-clang-cxx20": "fail"} if fails else {}), doc.get("reasons")
+    if fails:
+        rule = "sglang-jit-nvcc-host-clang-cxx20"
+        failed = [x for r in doc["reasons"] for x in r["reasons"] if x.get("rule") == rule]
+        assert failed[0]["observed"] == 9 and "10" in failed[0]["required"] and failed[0]["source"], failed
