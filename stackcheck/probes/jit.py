@@ -68,7 +68,9 @@ assembler that a user put in place of Triton's bundled one:
 - `cxx_found` / `cxx`: whether the C++ compiler torch's load_inline builds with (`$CXX`, else `c++`) is found on
   the server's PATH (/bin/sh's default where it has none: ninja runs the command through /bin/sh -c), and its path
   (left out when none); null with `cxx_reason` where CXX is a command with arguments or a relative path (then
-  `cxx_quoted_found`: whether one program named by the whole value is found, as SGLang 0.5.18+ run it). A slim
+  `cxx_quoted_found`: whether one program named by the whole value is found, as SGLang 0.5.18+ run it, and
+  `cxx_split_found`: whether the shell's split of it runs a compiler that is there, as torch 2.8-2.12 run it: cxx_split,
+  igap31). A slim
   image without g++ has none: the allocator's build fails ('c++: not found', 'Error building extension').
 - `cxx_cuda_runtime_h_found` / `cxx_nccl_h_found`: whether that compile finds `cuda_runtime.h` (SGLang 0.5.5 on
   include it) and `nccl.h` (0.5.1-0.5.4 include it; it includes cuda_runtime.h) in the directories it searches:
@@ -98,8 +100,10 @@ assembler that a user put in place of Triton's bundled one:
   (nvcc_host_compiler; an NVCC_CCBIN naming clang is read, igap28); false too where that gcc's program directory (of
   its own major, where its name says it) holds cc1 and no cc1plus (gcc without g++: nvcc compiles the host code as
   C++).
-- `nvcc_host_gnu_major`: that gcc's major (its resolved name gcc-N / g++-N, else its one program directory, else the one
-  GCC version directory of its prefix: _layout_major), absent where none says it; `nvcc_host_gnu_max` /
+- `nvcc_host_gnu_major`: that gcc's major (the version its driver binary carries, else its resolved name gcc-N / g++-N,
+  else its one program directory, else the one GCC version directory of its prefix: _layout_major; a name that
+  disagrees with the binary, an ELF in GCC's name that is no GCC driver, and a script's name say nothing: igap31,
+  _gcc_driver_major), absent where none says it; `nvcc_host_gnu_max` /
   `nvcc_host_gnu_supported`: the newest major the toolkit's
   include/crt/host_config.h takes, and whether the gcc is within it (_gnu_support); absent where the header is not
   read or NVCC_PREPEND_FLAGS / NVCC_APPEND_FLAGS hold -allow-unsupported-compiler.
@@ -111,10 +115,11 @@ assembler that a user put in place of Triton's bundled one:
   `cc_host_one_program` (where CC is set): whether the shell that runs FlashInfer's ninja command leaves $CC one word
   (false where a second word is no option, CC='ccache gcc': nvcc takes it for a second input file; cc_one_program).
 - `nvcc_host_clang_*` / `cc_host_clang_*`: for a clang NVCC_CCBIN or CC names (igap28: found, never judged), its major
-  (`_major`: clang-N, an llvm-N directory, the one PREFIX/lib/clang/N), the newest the toolkit's host_config.h takes
+  (`_major`: clang-N, the libclang-cpp.so.N / libLLVM.so.N it needs, an llvm-N directory, the one PREFIX/lib/clang/N,
+  which must agree: igap31), the newest the toolkit's host_config.h takes
   (`_max`) and whether it is within it (`_supported`: null where the major is not read; _clang_host).
-- `pytorch_nvcc` / `pytorch_nvcc_found` / `pytorch_nvcc_same`: PYTORCH_NVCC, the nvcc FlashInfer before 0.5.0 compiles
-  with in place of the toolkit's bin/nvcc (pytorch_nvcc).
+- `pytorch_nvcc` / `pytorch_nvcc_found` / `pytorch_nvcc_same`: PYTORCH_NVCC, the nvcc FlashInfer before 0.4.0rc4
+  compiles with in place of the toolkit's bin/nvcc (pytorch_nvcc).
 
 Files are read through a FileView (stackcheck/readers/fsview.py) with box paths; nothing is imported.
 """
@@ -326,6 +331,7 @@ def cxx_compiler(env: Mapping[str, str], view: FileView) -> dict[str, Any]:
         relative = "/" in value and not value.startswith("/")
         whole = None if relative else which(view, value, env.get("PATH", SH_DEFAULT_PATH))
         out["cxx_quoted_found"] = whole is not None
+        out.update(cxx_split(view, value, env.get("PATH", SH_DEFAULT_PATH)))
     elif "/" in words[0] and not words[0].startswith("/"):
         out["cxx_reason"] = f"CXX={value!r} is relative to the extension's build directory"
     else:
@@ -333,6 +339,44 @@ def cxx_compiler(env: Mapping[str, str], view: FileView) -> dict[str, Any]:
         out["cxx_found"] = found is not None
         if found is not None:
             out["cxx"] = found
+    return out
+
+
+#: the compiler launchers a CXX of several words may start with, which run the next word as the compiler, looked up on
+#: the PATH (ccache / sccache: CXX='ccache g++')
+_CXX_LAUNCHERS = ("ccache", "sccache")
+
+
+def cxx_split(view: FileView, value: str, path_value: str) -> dict[str, Any]:
+    """`cxx_split_found` (with `cxx_split_reason` where it is not true) for a CXX of several words, as a ninja file that
+    writes it unquoted runs it: torch 2.8.0-2.12.0's load_inline (cpp_extension.py _write_ninja_file `cxx = {compiler}`,
+    compiler = get_cxx_compiler(): os.environ.get('CXX', 'c++'); rule compile `$cxx -MMD ... -c $in` and rule link
+    `$cxx $in $ldflags -o $out`), whose command ninja hands to /bin/sh -c, so the shell splits the value: its first word
+    is the program. True where that program is on the server's PATH and the rest are options (CXX='g++ -O2'), or it is
+    ccache / sccache and the next word is a compiler on that PATH followed by options only (CXX='ccache g++': ccache
+    runs that compiler, looked up on the PATH; inferred from how these launchers are documented to run); false where
+    the first word, or the launcher's compiler, is not found (/bin/sh: not found, or the launcher's own error); null
+    for other shapes (another program with a second word that is no option, a relative path, shell syntax the shell
+    would expand)."""
+    out: dict[str, Any] = {"cxx_split_found": None}
+    words = value.split()
+    if any(c in value for c in "$`*?[\"'\\;&|<>(){}~"):
+        out["cxx_split_reason"] = f"CXX={value!r}: shell syntax the build's /bin/sh reads, not read here"
+        return out
+    programs = words[:2] if words[0] in _CXX_LAUNCHERS else words[:1]
+    rest = words[len(programs) :]
+    if any(not w.startswith("-") for w in rest):
+        out["cxx_split_reason"] = f"CXX={value!r}: a word after the compiler that is no option, not read"
+        return out
+    for program in programs:
+        if "/" in program and not program.startswith("/"):
+            out["cxx_split_reason"] = f"CXX={value!r}: {program} is relative to the build directory, not read"
+            return out
+        if which(view, program, path_value) is None:
+            out["cxx_split_found"] = False
+            out["cxx_split_reason"] = f"CXX={value!r}: no program {program} on the server's PATH"
+            return out
+    out["cxx_split_found"] = True
     return out
 
 
@@ -405,7 +449,8 @@ def _gcc_host(view: FileView, gcc: str, toolkit: str, allowed: bool, key: str, l
     `KEY_reason` where the program directory of its own major holds cc1 and no cc1plus (no g++ installed: nvcc hands
     it the host code as C++); else `KEY_gnu_major` where its major is known, and where -allow-unsupported-compiler
     does not reach nvcc, `KEY_gnu_max` / `KEY_gnu_supported` (the toolkit's host_config.h, _gnu_support)."""
-    programs = _own_version(view, gcc, _gcc_program_dirs(view, gcc))
+    driver, lie, script = _gcc_driver_major(view, gcc)
+    programs = _own_version(view, gcc, _gcc_program_dirs(view, gcc), driver)
     if programs and not any(is_file(view, f"{d}/cc1plus") for d in programs):
         return {
             f"{key}_found": False,
@@ -414,10 +459,16 @@ def _gcc_host(view: FileView, gcc: str, toolkit: str, allowed: bool, key: str, l
                 "installed, and nvcc compiles the host code as C++"
             ),
         }
-    major = _gnu_major(view, gcc, programs)
-    why = None
-    if major is None and not programs:  # (no program directory with cc1 or cc1plus: the prefix's layout, igap28)
+    why = lie
+    major = driver  # (None where the binary and its name disagree: `lie`)
+    if major is None and lie is None and not script:
+        major = _gnu_major(view, gcc, programs)
+    # (no program directory with cc1 or cc1plus: the prefix's layout, igap28; a script: only its prefix's layout and
+    # what it execs say which gcc it runs, never its name or its directory's programs, igap31)
+    if major is None and lie is None and (script or not programs):
         major, why = _layout_major(view, gcc)
+        if major is None and why is None and script:
+            why = f"resolves to {_resolved(view, gcc)}, a script (a wrapper) whose name does not say which gcc it runs"
     if major is None:
         return _gnu_unread(view, gcc, toolkit, allowed, key, label, why)
     out: dict[str, Any] = {f"{key}_gnu_major": major}
@@ -469,13 +520,15 @@ def _gnu_unread(
         real = view.realpath(gcc)
     except (OSError, ValueError):
         real = gcc
-    what = (
-        f"resolves to {real}, not GCC's driver (a ccache or distcc masquerade link, or a wrapper): the compiler it runs"
-        if not _GCC_DRIVER.fullmatch(posixpath.basename(real))
-        else f"names no major, and {why}: its version"
-        if why
-        else "names no major, and its program directories do not tell one: its version"
-    )
+    if why is not None and why.startswith("resolves to "):  # (_gcc_driver_major's: the binary read, igap31)
+        what = f"{why}: the gcc it is"
+    elif not _GCC_DRIVER.fullmatch(posixpath.basename(real)):
+        what = f"resolves to {real}, not GCC's driver (a ccache or distcc masquerade link, or a wrapper): the compiler "
+        what += "it runs"
+    elif why:
+        what = f"names no major, and {why}: its version"
+    else:
+        what = "names no major, and its program directories do not tell one: its version"
     return {
         f"{key}_gnu_max": limit,
         f"{key}_gnu_supported": None,
@@ -504,10 +557,14 @@ def _is_clang(view: FileView, compiler: str) -> bool:
 
 
 def _clang_major(view: FileView, clang: str) -> tuple[int | None, str]:
-    """(a clang's major, why not): its resolved name clang-N / clang++-N, else an llvm-N directory on its resolved path
-    (Debian / Ubuntu: /usr/lib/llvm-N/bin/clang), else the one version directory of PREFIX/lib/clang (its resource
-    directory, found relative to the binary); None with why where none says it. The directories count only for an
-    ELF clang (irev60: a script named clang beside lib/clang/19 that execs a clang 20 was read as 19)."""
+    """(a clang's major, why not), from every reading there is, which must agree: its resolved name clang-N / clang++-N,
+    the LLVM libraries its binary is linked against (DT_NEEDED libclang-cpp.so.N / libLLVM.so.N / libLLVM-N.so:
+    Debian 12's clang-19 1:19.1.7 /usr/lib/llvm-19/bin/clang needs libclang-cpp.so.19.1 and libLLVM.so.19.1, where its
+    compiler lives), an llvm-N directory on its resolved path (Debian / Ubuntu: /usr/lib/llvm-N/bin/clang), the one
+    version directory of PREFIX/lib/clang (its resource directory, found relative to the binary); None with why where
+    none says it, or where two say different majors (igap31: a clang-19 that is clang 20's binary, or a clang-19
+    linked against libclang-cpp.so.20, was read as 19). Only an ELF clang is read (irev60: a script named clang
+    beside lib/clang/19 that execs a clang 20 was read as 19; igap31: a script named clang-19, by its name)."""
     try:
         real = view.realpath(clang)
     except (OSError, ValueError):
@@ -515,23 +572,50 @@ def _clang_major(view: FileView, clang: str) -> tuple[int | None, str]:
     name = posixpath.basename(real)
     if not _CLANG_DRIVER.fullmatch(name):
         return None, f"{clang} resolves to {real}, not clang's driver (a ccache masquerade link or a wrapper)"
+    if not _is_elf(view, real):  # (a wrapper script: the clang it runs is neither its name's nor its directories')
+        return None, f"{clang} resolves to {real}, no ELF program (a wrapper script): the clang it runs"
+    readings: dict[int, list[str]] = {}
     named = _CLANG_NAME_MAJOR.search(name)
     if named is not None and named.end() == len(name):
-        return int(named.group(1)), ""
-    if not _is_elf(view, real):  # (a wrapper script: the clang it runs is not the one its directories belong to)
-        return None, f"{clang} resolves to {real}, no ELF program (a wrapper script): the clang it runs"
+        readings.setdefault(int(named.group(1)), []).append(f"its name {name}")
+    for library in _clang_libraries(view, real):
+        linked = _CLANG_LIBRARY.fullmatch(library)
+        if linked is not None:
+            readings.setdefault(int(linked.group(1) or linked.group(2)), []).append(f"its DT_NEEDED {library}")
     for part in real.split("/"):
         llvm = _LLVM_DIR.fullmatch(part)
         if llvm is not None:
-            return int(llvm.group(1)), ""
+            readings.setdefault(int(llvm.group(1)), []).append(f"its directory {part}")
+    several = ""
     if posixpath.basename(posixpath.dirname(real)) == "bin":
         base = posixpath.join(posixpath.dirname(posixpath.dirname(real)), "lib/clang")
         majors = {m for v in listdir_or_empty(view, base) if (m := _version_major(v)) is not None}
         if len(majors) == 1:
-            return majors.pop(), ""
-        if majors:
-            return None, f"{clang}'s prefix holds clang resource directories of {len(majors)} majors ({base})"
-    return None, f"{clang} names no major, and no llvm-N directory or resource directory tells one"
+            readings.setdefault(next(iter(majors)), []).append(f"its resource directory {base}")
+        elif majors:
+            several = f"{clang}'s prefix holds clang resource directories of {len(majors)} majors ({base})"
+    if len(readings) > 1:
+        said = "; ".join(f"{major} by {', '.join(how)}" for major, how in sorted(readings.items()))
+        return None, f"{clang} resolves to {real}, whose readings of its major disagree ({said})"
+    if readings:
+        return next(iter(readings)), ""
+    return None, several or f"{clang} names no major, and no llvm-N directory or resource directory tells one"
+
+
+#: an LLVM library a clang binary is linked against, and its major (libclang-cpp.so.19.1, libLLVM.so.19.1: Debian 12's
+#: clang-19; libLLVM-17.so: LLVM 17 and before)
+_CLANG_LIBRARY = _lazy(r"lib(?:clang-cpp|LLVM)(?:\.so\.(\d{1,9})(?:\.\d{1,9})*|-(\d{1,9})(?:\.\d{1,9})*\.so)")
+
+
+def _clang_libraries(view: FileView, real: str) -> list[str]:
+    """The DT_NEEDED names of a clang binary; empty where it is not read as an ELF object (a stub: not read)."""
+    from stackcheck.readers.elf import ElfError, ElfFile
+
+    try:
+        with ElfFile(real, view) as elf:
+            return list(elf.dynamic().needed)
+    except (ElfError, OSError, ValueError):
+        return []
 
 
 def _clang_host(view: FileView, clang: str, toolkit: str, allowed: bool, key: str, label: str) -> dict[str, Any]:
@@ -797,20 +881,92 @@ def _gnu_support(view: FileView, major: int, toolkit: str) -> dict[str, Any]:
     return {"nvcc_host_gnu_max": most, "nvcc_host_gnu_supported": major <= most}
 
 
-def _own_version(view: FileView, gcc: str, programs: list[str]) -> list[str]:
-    """The program directories of `programs` the gcc driver itself searches, where its resolved name says its major
-    (gcc-N, x86_64-linux-gnu-gcc-N): those of that major (named N or N.M.P). The driver looks for cc1plus under its own
-    version only, so g++-13's cc1plus is no C++ compiler for gcc-14 (irev56). All of them where the name says none,
-    or where no directory is of that major (a layout not read)."""
-    try:
-        name = posixpath.basename(view.realpath(gcc))
-    except (OSError, ValueError):
-        return programs
-    named = _GCC_NAME_MAJOR.search(name)
-    if named is None or named.end() != len(name):
-        return programs
-    own = [d for d in programs if posixpath.basename(d).split(".")[0] == named.group(1)]
+def _own_version(view: FileView, gcc: str, programs: list[str], driver: int | None = None) -> list[str]:
+    """The program directories of `programs` the gcc driver itself searches, where its major is known (`driver`: the
+    version the driver binary carries, _gcc_driver_major; else its resolved name's, gcc-N, x86_64-linux-gnu-gcc-N):
+    those of that major (named N or N.M.P). The driver looks for cc1plus under its own version only, so g++-13's
+    cc1plus is no C++ compiler for gcc-14 (irev56). All of them where neither says one, or where no directory is of
+    that major (a layout not read)."""
+    if driver is not None:
+        major = str(driver)
+    else:
+        try:
+            name = posixpath.basename(view.realpath(gcc))
+        except (OSError, ValueError):
+            return programs
+        named = _GCC_NAME_MAJOR.search(name)
+        if named is None or named.end() != len(name):
+            return programs
+        major = named.group(1)
+    own = [d for d in programs if posixpath.basename(d).split(".")[0] == major]
     return own or programs
+
+
+#: the strings only GCC's driver carries beside its version (gcc/gcc.cc print_configuration, what `gcc -v` prints:
+#: "Configured with: %s\n" and "gcc version %s %s\n"; read in Debian 12's gcc 12.2.0 and gcc 11.3.0 drivers, whose
+#: gcov-11, another GCC program with the same version string, has neither)
+_GCC_DRIVER_MARKS = (b"Configured with: %s\n", b"gcc version %s %s\n")
+#: GCC's version_string, NUL-delimited in the driver's .rodata (gcc/version.cc: BASEVER DATESTAMP DEVPHASE REVISION:
+#: "12.2.0" in a release, "15.0.1 20250315 (experimental)" in a snapshot, a vendor's "(Red Hat 11.4.1-3)" after it;
+#: Debian 12's x86_64-linux-gnu-gcc-12 holds "12.2.0" once, gcc-11 11.3.0's "11.3.0" twice, no other X.Y.Z string)
+_GCC_VERSION_STRING = _lazy_bytes(
+    rb"\x00(\d{1,4})\.\d{1,4}\.\d{1,4}(?: \d{8})?(?: \([^\x00()]{1,80}\))?(?: \[[^\x00\[\]]{1,200}\])?(?=\x00)"
+)
+#: the most of a driver's .rodata read (Debian 12's gcc 12 driver: 539,024 bytes)
+_DRIVER_RODATA_MAX = 16 << 20
+
+
+def _gcc_driver_major(view: FileView, gcc: str) -> tuple[int | None, str | None, bool]:
+    """(the major the gcc driver's own binary carries; why the gcc's major is not to be read (its name and its
+    binary disagree, or the program in GCC's name is no GCC driver); whether it is a script) (igap31: a gcc-N / g++-N
+    name was trusted, so a gcc-12 that is gcc 14's driver (a copy, a hard link) or a script named gcc-12 that runs
+    another gcc was judged as 12). An ELF program is read without running it: the major of GCC's version_string in
+    its .rodata (_GCC_VERSION_STRING, one major among them), where it holds the driver's own strings
+    (_GCC_DRIVER_MARKS); an ELF without them is not GCC's driver (a ccache binary copied into gcc's name), and a name
+    gcc-N of another N than the binary's is a lie: both unknown. A script's name says nothing (the caller reads its
+    prefix and what it execs: _layout_major). A file not read as an ELF object (its header unreadable: a stub of an
+    ELF's first bytes, which runs nothing) and no script: (None, None, False), its name and program directories read
+    as before. Where there is no section table, the whole file is searched."""
+    from stackcheck.readers.elf import ElfError, ElfFile
+
+    try:
+        real = view.realpath(gcc)
+    except (OSError, ValueError):
+        return None, None, False
+    if not _is_elf(view, real):
+        try:
+            script = view.read_bytes(real, 2) == b"#!"
+        except (OSError, ValueError):
+            script = False
+        return None, None, script
+    try:
+        with ElfFile(real, view) as elf:
+            rodata = elf.section(".rodata")
+            size = rodata.size if rodata is not None else elf.size  # (no section table: the whole file)
+            if size > _DRIVER_RODATA_MAX:
+                return None, f"resolves to {real}, whose {size} bytes of strings are not read", False
+            data = elf.read_section(rodata) if rodata is not None else elf.read_at(0, size, "the file")
+    except (ElfError, OSError, ValueError):
+        return None, None, False
+    if not all(mark in data for mark in _GCC_DRIVER_MARKS):
+        why = f"resolves to {real}, an ELF program without GCC's driver strings (a ccache binary or another program"
+        return None, why + " in its name, not GCC's driver)", False
+    majors = {int(m.group(1)) for m in _GCC_VERSION_STRING.finditer(data)}
+    if len(majors) != 1:
+        return None, f"resolves to {real}, a GCC driver carrying {len(majors)} majors of version string", False
+    major = majors.pop()
+    name = posixpath.basename(real)
+    named = _GCC_NAME_MAJOR.search(name)
+    if named is not None and named.end() == len(name) and int(named.group(1)) != major:
+        return (
+            None,
+            (
+                f"resolves to {real}, named gcc {named.group(1)}, whose driver binary carries GCC {major}'s version "
+                "string (a copy or link of another gcc under that name)"
+            ),
+            False,
+        )
+    return major, None, False
 
 
 def _gcc_program_dirs(view: FileView, gcc: str) -> list[str]:
@@ -853,7 +1009,8 @@ def _version_major(name: str) -> int | None:
 
 
 #: the environment variables FlashInfer's JIT reads for its nvcc command beside nvcc's own (flashinfer-python 0.5.0
-#: flashinfer/jit/cpp_ext.py:193 and :198, 0.7.2 :245 and :289): FLASHINFER_NVCC replaces the toolkit's bin/nvcc,
+#: flashinfer/jit/cpp_ext.py:193 and :198, 0.7.2 :245 and :289; FLASHINFER_NVCC from 0.4.0rc4, sdist :192, and in
+#: 0.4.0 and 0.4.1 :193, igap31): FLASHINFER_NVCC replaces the toolkit's bin/nvcc,
 #: FLASHINFER_EXTRA_CUDAFLAGS is added to every nvcc command line
 FLASHINFER_NVCC_ENV = "FLASHINFER_NVCC"
 FLASHINFER_CUDAFLAGS_ENV = "FLASHINFER_EXTRA_CUDAFLAGS"
@@ -895,10 +1052,10 @@ def flashinfer_host_compiler(
     return out
 
 
-#: the environment variable through which FlashInfer's own JIT before 0.5.0 (flashinfer-python 0.2.11 sdist
-#: flashinfer/jit/cpp_ext.py:116, 0.2.14 :140, 0.3.0 :144, 0.3.1 :175, 0.4.0rc1 :190: `nvcc =
-#: os.environ.get("PYTORCH_NVCC", "$cuda_home/bin/nvcc")`) and torch's cpp_extension (_write_ninja_file: torch 2.8.0
-#: :2840, 2.9.1 :2842, 2.10.0 :2948, 2.11.0 :3029, 2.12.0 :3037, 2.13.0 :3148, 2.14.1 :3161) take another nvcc
+#: the environment variable through which FlashInfer's own JIT before 0.4.0rc4 (flashinfer-python 0.2.11 sdist
+#: flashinfer/jit/cpp_ext.py:116, 0.2.14 :140, 0.3.0 :144, 0.3.1 :175, 0.4.0rc1 :190, 0.4.0rc2 :190, 0.4.0rc3 :191:
+#: `nvcc = os.environ.get("PYTORCH_NVCC", "$cuda_home/bin/nvcc")`) and torch's cpp_extension (_write_ninja_file: torch
+#: 2.8.0 :2840, 2.9.1 :2842, 2.10.0 :2948, 2.11.0 :3029, 2.12.0 :3037, 2.13.0 :3148, 2.14.1 :3161) take another nvcc
 PYTORCH_NVCC_ENV = "PYTORCH_NVCC"
 #: the compiler launchers a PYTORCH_NVCC of two words may start with (ccache / sccache NVCC: the shell splits the
 #: ninja file's unquoted `nvcc = ...` line, and the launcher runs the second word, looked up on the PATH)
@@ -907,7 +1064,7 @@ _NVCC_LAUNCHERS = ("ccache", "sccache")
 
 def pytorch_nvcc(env: Mapping[str, str], view: FileView, nvcc: str | None) -> dict[str, Any]:
     """The `pytorch_nvcc*` keys of the jit section, where PYTORCH_NVCC is in the server's environment (even empty):
-    FlashInfer before 0.5.0 writes its value, unquoted, as the `nvcc` of its JIT ninja file in place of
+    FlashInfer before 0.4.0rc4 writes its value, unquoted, as the `nvcc` of its JIT ninja file in place of
     `$cuda_home/bin/nvcc` (the toolkit the other jit keys read), and ninja runs it through /bin/sh -c.
     `pytorch_nvcc_found`: whether the program it names is there (one program, or ccache / sccache and one program,
     each looked up on the server's PATH); false where it is empty (the command then starts with nvcc's first flag) or

@@ -351,6 +351,7 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
                 "jit.cxx_cuda_runtime_h_found",
                 "jit.cxx_nccl_h_found",
                 "jit.cxx_quoted_found",
+                "jit.cxx_split_found",
                 "jit.nvcc_host_found",
                 "jit.nvcc_host",
                 "jit.nvcc_host_gnu_major",
@@ -393,7 +394,9 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "library); "
             "whether the C++ compiler torch's load_inline runs "
             "($CXX, else c++) is on that PATH (`cxx_found`: null where CXX has arguments or is relative; then "
-            "`cxx_quoted_found`: whether one program of the whole value is there, as SGLang 0.5.18+ run it) and its "
+            "`cxx_quoted_found`: whether one program of the whole value is there, as SGLang 0.5.18+ run it; "
+            "`cxx_split_found`: whether the program the shell's split of it runs is there, as torch 2.8-2.12 run "
+            "it) and its "
             "path (`cxx`: absent when there is none); whether that compile finds cuda_runtime.h and nccl.h in the "
             "directories it searches (`cxx_cuda_runtime_h_found`, `cxx_nccl_h_found`: null where one could not be "
             "read); whether the host compiler nvcc runs with no -ccbin (gcc on that PATH, then the toolkit's bin and "

@@ -308,7 +308,13 @@ MUTATIONS: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     "gcc-too-new-for-nvcc": ("h200-newest", _jit(nvcc_host_gnu_major=15, nvcc_host_gnu_supported=False)),
     # sglang-jit-nvcc-host-cxx20 (ifc38): gcc 9 as nvcc's host compiler, which drops -std=c++20
     "gcc-too-old-for-cxx20": ("h200-newest", _jit(nvcc_host_gnu_major=9)),
+    # sglang-jit-nvcc-host-clang-cxx20 (igap31): a clang 9 NVCC_CCBIN names, which has no -std=c++20
+    "clang-too-old-for-cxx20": ("h200-newest", _jit(nvcc_host_found=True, nvcc_host_clang_major=9)),
     "cxx-with-args": ("h200-newest", _jit(cxx_found=None, cxx_quoted_found=False)),
+    # symm-mem-allocator-cxx-split (igap31): torch 2.8-2.12 split an unquoted CXX, and its program is not there
+    "cxx-split-missing-torch-2.12": ("h200-newest", _both(_packages(torch="2.12.0+cu130"),
+                                                          _jit(cxx_found=None, cxx_quoted_found=False,
+                                                               cxx_split_found=False))),
     # flashinfer-jit-* (iccjit): FlashInfer's own JIT build, CC unset (nvcc's default gcc) or CC set (-ccbin $CC)
     "flashinfer-gcc-without-cc1plus": ("h200-newest", _jit(flashinfer_host="nvcc-default",
                                                            flashinfer_allow_unsupported=False, nvcc_host_found=False)),
@@ -330,11 +336,12 @@ MUTATIONS: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     "ccbin-clang-too-new": ("h200-newest", _jit(flashinfer_host="nvcc-default", flashinfer_allow_unsupported=False,
                                                 nvcc_host_found=True, nvcc_host_clang_major=20,
                                                 nvcc_host_clang_supported=False)),
-    # flashinfer-jit-pytorch-nvcc / -toolkit (igap28): FlashInfer before 0.5.0 compiles with PYTORCH_NVCC's nvcc
-    "flashinfer-pytorch-nvcc-missing": ("h200-newest", _both(_packages(flashinfer_python="0.4.1"),
+    # flashinfer-jit-pytorch-nvcc / -toolkit (igap28): FlashInfer before 0.4.0rc4 (igap31, read in the sdists)
+    # compiles with PYTORCH_NVCC's nvcc
+    "flashinfer-pytorch-nvcc-missing": ("h200-newest", _both(_packages(flashinfer_python="0.3.1"),
                                                              _jit(pytorch_nvcc="/opt/x/nvcc",
                                                                   pytorch_nvcc_found=False))),
-    "flashinfer-pytorch-nvcc-other": ("h200-newest", _both(_packages(flashinfer_python="0.4.1"),
+    "flashinfer-pytorch-nvcc-other": ("h200-newest", _both(_packages(flashinfer_python="0.3.1"),
                                                            _jit(pytorch_nvcc="/opt/x/nvcc", pytorch_nvcc_found=True,
                                                                 pytorch_nvcc_same=False))),
     "no-cuda-home": ("h200-newest", _jit(chosen_by="none")),
@@ -610,6 +617,7 @@ def test_every_launch_items_are_data_not_code() -> None:
         "jit-toolchain:sglang-jit-nvcc-host",
         # ifc38: nvcc drops -std=c++20 for a host gcc older than 10, and SGLang's JIT sources need C++20
         "jit-toolchain:sglang-jit-nvcc-host-clang",  # igap28: a clang NVCC_CCBIN names, host_config.h's limit
+        "jit-toolchain:sglang-jit-nvcc-host-clang-cxx20",  # igap31: a clang before 10 has no -std=c++20
         "jit-toolchain:sglang-jit-nvcc-host-cxx20",
         # irev55: the toolkit's host_config.h refuses a gcc newer than it names
         "jit-toolchain:sglang-jit-nvcc-host-version",

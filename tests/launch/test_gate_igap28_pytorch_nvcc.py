@@ -1,7 +1,8 @@
 """igap28 (issue 16, class 2: which compiler a JIT build really runs): PYTORCH_NVCC.
 
-FlashInfer before 0.5.0 writes `nvcc = os.environ.get("PYTORCH_NVCC", "$cuda_home/bin/nvcc")` into its JIT ninja file
-(flashinfer-python 0.2.11 sdist flashinfer/jit/cpp_ext.py:116, 0.3.1 :175, 0.4.0rc1 :190), unquoted, so the nvcc every
+FlashInfer before 0.4.0rc4 writes `nvcc = os.environ.get("PYTORCH_NVCC", "$cuda_home/bin/nvcc")` into its JIT ninja
+file (flashinfer-python 0.2.11 sdist flashinfer/jit/cpp_ext.py:116, 0.3.1 :175, 0.4.0rc1 :190, 0.4.0rc3 :191),
+unquoted, so the nvcc every
 FlashInfer JIT build runs is PYTORCH_NVCC's where it is set, while the jit-toolchain rules read the toolkit's
 bin/nvcc (its version, headers, host compiler). Before, PYTORCH_NVCC was not read at all: a value naming no program,
 or an older nvcc, was allowed on the toolkit's readings. Now the probe reads it (`jit.pytorch_nvcc*`) and two rules
@@ -105,19 +106,30 @@ def _results(doc: dict[str, Any]) -> dict[str, str]:
 
 
 def test_the_gate_judges_the_nvcc_flashinfer_runs(tmp_path: Path) -> None:
-    # a PYTORCH_NVCC naming no program: refused (a fail, with the observed value)
-    doc = _gate(tmp_path / "a", _probe(tmp_path / "box-a", "/opt/cuda-13.0/bin/nvcc"), "0.4.1")
+    # a PYTORCH_NVCC naming no program: refused (a fail, with the observed value); FlashInfer 0.3.1 (:175), a final
+    # release (igap28 judged 0.4.1, which reads FLASHINFER_NVCC instead: igap31)
+    doc = _gate(tmp_path / "a", _probe(tmp_path / "box-a", "/opt/cuda-13.0/bin/nvcc"), "0.3.1")
     assert doc["decision"] == "refuse" and _results(doc) == {"flashinfer-jit-pytorch-nvcc": "fail"}, doc["reasons"]
     failed = [x for r in doc["reasons"] for x in r["reasons"] if x.get("rule") == "flashinfer-jit-pytorch-nvcc"]
     assert failed[0]["observed"] is False and failed[0]["required"] is True and failed[0]["source"], failed
     # another nvcc than the toolkit's: unknown, never ok
-    doc = _gate(tmp_path / "b", _probe(tmp_path / "box-b", "/opt/cuda-12.4/bin/nvcc"), "0.4.1")
+    doc = _gate(tmp_path / "b", _probe(tmp_path / "box-b", "/opt/cuda-12.4/bin/nvcc"), "0.3.1")
     assert _results(doc) == {"flashinfer-jit-pytorch-nvcc-toolkit": "unknown"}, doc.get("warnings")
     # the toolkit's own, behind ccache: nothing to say
-    doc = _gate(tmp_path / "c", _probe(tmp_path / "box-c", f"ccache {CUDA_128_HOME}/bin/nvcc"), "0.4.1")
-    assert doc["decision"] == "allow" and _results(doc) == {}, doc.get("warnings")
+    doc = _gate(tmp_path / "c", _probe(tmp_path / "box-c", f"ccache {CUDA_128_HOME}/bin/nvcc"), "0.3.1")
+    assert _results(doc) == {}, doc.get("warnings")  # (0.3.1 under SGLang 0.5.4's pin is refused for other reasons)
 
 
-def test_flashinfer_0_5_reads_flashinfer_nvcc_not_pytorch_nvcc(tmp_path: Path) -> None:
-    doc = _gate(tmp_path, _probe(tmp_path / "box", "/opt/cuda-13.0/bin/nvcc"), "0.5.3")
+@pytest.mark.parametrize("flashinfer", ["0.4.0rc4", "0.4.0", "0.4.1", "0.5.3"])
+def test_flashinfer_0_4_0rc4_on_reads_flashinfer_nvcc_not_pytorch_nvcc(tmp_path: Path, flashinfer: str) -> None:
+    # igap31, read in the sdists: 0.4.0rc2 :190 and 0.4.0rc3 :191 read PYTORCH_NVCC; 0.4.0rc4 :192, 0.4.0 and 0.4.1
+    # :193 read FLASHINFER_NVCC (igap28 had taken 0.4.0rc2-0.4.1 for PYTORCH_NVCC readers, inferred: an over-refusal)
+    doc = _gate(tmp_path, _probe(tmp_path / "box", "/opt/cuda-13.0/bin/nvcc"), flashinfer)
     assert _results(doc) == {}, doc.get("reasons")
+
+
+def test_a_pre_release_of_0_4_0_before_rc4_is_not_passed(tmp_path: Path) -> None:
+    # 0.4.0rc3 reads PYTORCH_NVCC (:191), but a bound at 0.4.0rc4 holds for it and not for its final 0.4.0, and the
+    # engine judges such a pre-release by neither side: unknown, never ok
+    doc = _gate(tmp_path, _probe(tmp_path / "box", "/opt/cuda-13.0/bin/nvcc"), "0.4.0rc3")
+    assert _results(doc) == {"flashinfer-jit-pytorch-nvcc": "unknown"}, doc.get("warnings")

@@ -4,7 +4,8 @@ torch's load_inline writes $CXX into the allocator's ninja file: unquoted in tor
 _write_ninja_file, 2.12.0 :3035), so the shell splits off a launcher such as ccache, and as one shell-quoted word from
 torch 2.13 (2.13.0 :3147, 2.14.1 :3159: shlex.join of _wrap_compiler's list), so CXX='ccache g++' names a program
 'ccache g++' that no PATH holds and the build fails. Before, such a CXX left symm-mem-allocator-cxx unknown on every
-torch; from 2.13 it is now refused by symm-mem-allocator-cxx-args (jit.cxx_quoted_found), and stays unknown before."""
+torch; from 2.13 it is now refused by symm-mem-allocator-cxx-args (jit.cxx_quoted_found), and before 2.13 (igap31)
+judged by symm-mem-allocator-cxx-split (jit.cxx_split_found: the program the shell's split runs is there)."""
 
 from __future__ import annotations
 
@@ -57,7 +58,8 @@ def test_torch_2_13_and_later_quote_cxx_refused(tmp_path: Path, torch: str) -> N
     assert failed[0]["observed"] is False and failed[0]["source"], failed
 
 
-def test_torch_before_2_13_splits_it_unknown_not_refused_by_the_new_rule(tmp_path: Path) -> None:
+def test_a_document_without_the_split_reading_stays_unknown_before_torch_2_13(tmp_path: Path) -> None:
+    # (_jit keeps igap28's keys only: a facts document from before igap31's jit.cxx_split_found)
     doc = _gate(tmp_path, _jit(tmp_path / "box", "ccache g++"), "2.12.0")
     assert _results(doc) == {"symm-mem-allocator-cxx": "unknown"}, doc.get("warnings")
 
@@ -65,3 +67,46 @@ def test_torch_before_2_13_splits_it_unknown_not_refused_by_the_new_rule(tmp_pat
 def test_a_plain_cxx_is_not_judged_by_the_new_rule(tmp_path: Path) -> None:
     doc = _gate(tmp_path, _jit(tmp_path / "box", "g++"), "2.14.1")
     assert _results(doc) == {}, doc.get("reasons")
+
+
+# ---- igap31: torch 2.8-2.12 split an unquoted CXX, and the probe reads the split ---------------------------------
+
+
+@pytest.mark.parametrize(
+    ("cxx", "found"),
+    [("ccache g++", True), ("g++ -O2", True), ("sccache g++", False), ("ccache clang++", False), ("cc1 x", None)],
+)
+def test_the_probe_reads_the_shells_split(tmp_path: Path, cxx: str, found: bool | None) -> None:
+    touch_exe(tmp_path / "usr/bin/ccache")
+    touch_exe(tmp_path / "usr/bin/g++")
+    touch_exe(tmp_path / "usr/bin/cc1")
+    jit = probe_jit(toolkit_128_facts(), {"PATH": "/usr/bin", "CXX": cxx}, HostView(str(tmp_path)))
+    assert jit["cxx_found"] is None and jit["cxx_split_found"] is found, jit
+    assert (found is True) is ("cxx_split_reason" not in jit), jit
+    assert "cxx_split_found" not in probe_jit(toolkit_128_facts(), {"PATH": "/usr/bin"}, HostView(str(tmp_path)))
+
+
+def _split_jit(root: Path, cxx: str) -> dict[str, Any]:
+    touch_exe(root / "usr/bin/ccache")
+    touch_exe(root / "usr/bin/g++")
+    jit = probe_jit(toolkit_128_facts(), {"PATH": "/usr/bin", "CXX": cxx}, HostView(str(root)))
+    return {k: v for k, v in jit.items() if k.startswith("cxx") and not k.startswith(("cxx_cuda", "cxx_nccl"))}
+
+
+@pytest.mark.parametrize("torch", ["2.8.0", "2.12.0"])
+def test_torch_before_2_13_runs_the_split_allowed_where_it_is_there(tmp_path: Path, torch: str) -> None:
+    # unknown before (symm-mem-allocator-cxx: jit.cxx_found null): the shell runs ccache, which runs g++
+    doc = _gate(tmp_path, _split_jit(tmp_path / "box", "ccache g++"), torch)
+    assert _results(doc) == {}, (doc.get("reasons"), doc.get("warnings"))
+
+
+def test_torch_before_2_13_refuses_a_split_whose_compiler_is_missing(tmp_path: Path) -> None:
+    doc = _gate(tmp_path, _split_jit(tmp_path / "box", "sccache g++"), "2.12.0")
+    assert doc["decision"] == "refuse" and _results(doc) == {"symm-mem-allocator-cxx-split": "fail"}, doc["reasons"]
+    failed = [x for r in doc["reasons"] for x in r["reasons"] if x.get("rule") == "symm-mem-allocator-cxx-split"]
+    assert failed[0]["observed"] is False and "2.8.0 :2838" in failed[0]["source"][0]["title"], failed
+
+
+def test_torch_2_13_still_refuses_ccache_g_plus_plus_by_its_quoting(tmp_path: Path) -> None:
+    doc = _gate(tmp_path, _split_jit(tmp_path / "box", "ccache g++"), "2.13.0")
+    assert _results(doc) == {"symm-mem-allocator-cxx-args": "fail"}, doc["reasons"]
