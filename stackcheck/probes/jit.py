@@ -82,7 +82,9 @@ assembler that a user put in place of Triton's bundled one:
   libnccl.so.2 torch loaded, as for the default). SGLang 0.5.1-0.5.23's pynccl loads that file instead of libnccl.so.2
   (pynccl_wrapper.py find_nccl_library); the symmetric-memory allocator's `-lnccl` link does not read it.
   `nccl_so_path_init_config`: whether that ELF file also exports ncclCommInitRankConfig, which pynccl binds too from
-  SGLang 0.5.17 (left out where the file was not read as one).
+  SGLang 0.5.17 (left out where the file was not read as one); `nccl_so_path_window`: whether it exports
+  ncclCommWindowRegister (ifc42: without it the file is another NCCL than the one the allocator's `-lnccl` entry
+  resolves to, which registers the symmetric segments on pynccl's comm).
 - `nvcc_host_found` / `nvcc_host`: whether the host compiler nvcc runs for SGLang's JIT kernels (they pass no -ccbin)
   is found: nvcc's default, gcc, on the server's PATH, then the toolkit's bin and nvvm/bin (nvcc.profile's PATH +=),
   or the gcc / g++ NVCC_CCBIN names (a file, DIR/gcc for a directory, a bare name on that PATH: _ccbin_host; false
@@ -1202,13 +1204,14 @@ def nccl_so_path(env: Mapping[str, str], view: FileView) -> dict[str, Any]:
         }
     if not is_file(view, value):
         return {"nccl_so_path": value, "nccl_so_path_found": False}
-    defines, why, init_config = _defines_nccl_get_version(view, value)
+    defines, why, init_config, window = _defines_nccl_get_version(view, value)
     if defines is None:
         return {"nccl_so_path": value, "nccl_so_path_found": None, "nccl_so_path_reason": why}
     out: dict[str, Any] = {"nccl_so_path": value, "nccl_so_path_found": defines}
     if not defines:
         out["nccl_so_path_reason"] = why
     out["nccl_so_path_init_config"] = init_config
+    out["nccl_so_path_window"] = window
     return out
 
 
@@ -1231,12 +1234,13 @@ PYNCCL_WINDOW = ("ncclCommWindowRegister", "ncclCommWindowDeregister")
 PYNCCL_FUNCTIONS_0517 = ("ncclCommInitRankConfig",)
 
 
-def _defines_nccl_get_version(view: FileView, path: str) -> tuple[bool | None, str, bool | None]:
+def _defines_nccl_get_version(view: FileView, path: str) -> tuple[bool | None, str, bool | None, bool | None]:
     """(whether the library at `path` exports every function of PYNCCL_FUNCTIONS, which pynccl looks up in the file
     it loads: a missing one raises AttributeError, caught by PyNcclCommunicator as a failed load (pynccl disabled);
     why not, naming the missing functions and its DT_SONAME; whether it exports ncclCommInitRankConfig, bound too from
-    SGLang 0.5.17). None (not read) where the file is no ELF object stackcheck reads (igap26: any file there counted
-    as NCCL; ifc41: one exporting ncclGetVersion alone, or NCCL's names without ncclReduce, counted as NCCL)."""
+    SGLang 0.5.17; whether it exports ncclCommWindowRegister, ifc42). None (not read) where the file is no ELF object
+    stackcheck reads (igap26: any file there counted as NCCL; ifc41: one exporting ncclGetVersion alone, or NCCL's
+    names without ncclReduce, counted as NCCL)."""
     from stackcheck.readers.elf import DynamicSymbols, ElfError, ElfFile
 
     try:
@@ -1246,18 +1250,20 @@ def _defines_nccl_get_version(view: FileView, path: str) -> tuple[bool | None, s
             if symbols.defines(PYNCCL_WINDOW[0]):  # (then pynccl binds the window functions too: irev60)
                 missing.extend(name for name in PYNCCL_WINDOW[1:] if not symbols.defines(name))
             init_config = all(symbols.defines(name) for name in PYNCCL_FUNCTIONS_0517)
+            window = symbols.defines(PYNCCL_WINDOW[0])
             soname = symbols.soname
     except (ElfError, OSError, ValueError) as exc:
-        return None, f"the file is there but was not read as a shared library ({str(exc)[:160]})", None
+        return None, f"the file is there but was not read as a shared library ({str(exc)[:160]})", None, None
     named = f" (DT_SONAME {soname})" if soname else " (no DT_SONAME)"
     if not missing:
-        return True, "", init_config
+        return True, "", init_config, window
     if "ncclGetVersion" in missing:
-        return False, f"the file is there but defines no ncclGetVersion{named}: no NCCL library for pynccl", init_config
+        why = f"the file is there but defines no ncclGetVersion{named}: no NCCL library for pynccl"
+        return False, why, init_config, window
     shown = ", ".join(missing[:4]) + (f" and {len(missing) - 4} more" if len(missing) > 4 else "")
     why = (f"the file is there but defines no {shown}{named}, which SGLang's pynccl binds in the library it loads "
            "(pynccl_wrapper.py NCCLLibrary.exported_functions): AttributeError, pynccl disabled")  # fmt: skip
-    return False, why, init_config
+    return False, why, init_config, window
 
 
 def probe_jit(

@@ -361,6 +361,7 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
                 "jit.nccl_so_path",
                 "jit.nccl_so_path_found",
                 "jit.nccl_so_path_init_config",
+                "jit.nccl_so_path_window",
                 "jit.flashinfer_host",
                 "jit.flashinfer_allow_unsupported",
                 "jit.cc_host_found",
@@ -403,7 +404,7 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "every function SGLang's pynccl binds in it, ncclGetVersion, ncclReduce, ... (`nccl_so_path_found`: null "
             "for a relative path, a bare name other than libnccl.so.2 or a file not read as an ELF shared library), "
             "and whether it exports ncclCommInitRankConfig, bound too from SGLang 0.5.17 "
-            "(`nccl_so_path_init_config`); the host "
+            "(`nccl_so_path_init_config`), and ncclCommWindowRegister (`nccl_so_path_window`); the host "
             'compiler of FlashInfer\'s own JIT nvcc commands (`flashinfer_host`: "cc" where CC is set, FlashInfer '
             'passing -ccbin $CC; "nvcc-default" where not; null where FLASHINFER_NVCC or a -ccbin in '
             "FLASHINFER_EXTRA_CUDAFLAGS names another), whether -allow-unsupported-compiler reaches those commands "

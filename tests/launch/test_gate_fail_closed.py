@@ -290,6 +290,9 @@ MUTATIONS: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     # symm-mem-nccl-so-path-init-config (ifc41): that file has no ncclCommInitRankConfig, which 0.5.17+ bind
     "nccl-so-path-no-init-config": ("h200-newest", _jit(nccl_so_path="/opt/nccl/lib/libnccl.so.2",
                                                         nccl_so_path_found=True, nccl_so_path_init_config=False)),
+    # symm-mem-nccl-so-path-window (ifc42): that file has no ncclCommWindowRegister (an NCCL before 2.27)
+    "nccl-so-path-no-window": ("h200-newest", _jit(nccl_so_path="/opt/nccl/lib/libnccl.so.2", nccl_so_path_found=True,
+                                                   nccl_so_path_init_config=True, nccl_so_path_window=False)),
     # sglang-jit-nvcc-host (irev54): c++ there, no gcc for nvcc's host compile; sglang-jit-cxx-args: CXX='ccache g++'
     "no-gcc-for-nvcc": ("h200-newest", _jit(nvcc_host_found=False)),
     # sglang-jit-nvcc-host-version (irev55): gcc 15 beside a toolkit whose host_config.h takes gcc 14 at most

@@ -56,6 +56,13 @@ def test_the_rule_covers_the_releases_that_assert_at_tp_1(version: str) -> None:
     init_config = scopes.pop("symm-mem-nccl-so-path-init-config")
     binds = re.search(r'Function\(\s*"ncclCommInitRankConfig"', texts[WRAPPER]) is not None
     assert binds is (version_in(version, init_config) is True), (version, init_config)
+    # (ifc42: symm-mem-nccl-so-path-window's scope is the releases whose allocator acts on ncclCommWindowRegister's
+    # result: NCCLCHECK in the allocation (0.5.8-0.5.11) or the registration's result asserted (0.5.12 on))
+    window = scopes.pop("symm-mem-nccl-so-path-window")
+    in_allocation = re.search(r"NCCLCHECK\(ncclCommWindowRegister\(", code) is not None
+    returned = re.search(r"ncclResult_t res = ncclCommWindowRegister\(", code) is not None
+    checked = in_allocation or (returned and re.search(r"assert \(?\s*result == 0", code) is not None)
+    assert checked is (version_in(version, window) is True), (version, window)
     assert set(scopes.values()) == {">=0.5.1"}
     assert ("pynccl_comm.nccl_version >= 22703" in code) is asserts_at_one, version
     source = re.search(r'nccl_allocator_source\s*=\s*[rf]?"""(.*?)"""', code, re.S)

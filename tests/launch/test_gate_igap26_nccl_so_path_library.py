@@ -43,7 +43,7 @@ def test_nccl_through_a_link_is_found(tmp_path: Path) -> None:
     (tmp_path / "libnccl.so.2").symlink_to(real.name)
     got = nccl_so_path({"SGLANG_NCCL_SO_PATH": str(tmp_path / "libnccl.so.2")}, HostView())
     assert got == {"nccl_so_path": str(tmp_path / "libnccl.so.2"), "nccl_so_path_found": True,
-                   "nccl_so_path_init_config": True}  # fmt: skip
+                   "nccl_so_path_init_config": True, "nccl_so_path_window": False}  # fmt: skip
 
 
 def test_the_gate_refuses_symm_mem_with_a_library_that_is_no_nccl(tmp_path: Path) -> None:

@@ -113,6 +113,7 @@ def test_the_jit_probe_reads_the_variable(tmp_path: Path) -> None:
         "nccl_so_path": str(lib),
         "nccl_so_path_found": True,
         "nccl_so_path_init_config": False,
+        "nccl_so_path_window": False,
     }
     gone = str(tmp_path / "none" / "libnccl.so.2")
     assert nccl_so_path({"SGLANG_NCCL_SO_PATH": gone}, view)["nccl_so_path_found"] is False
