@@ -40,6 +40,8 @@ DRAWN_FROM: dict[str, tuple[str, str | None]] = {
     "30": ("de53f762474a5a23658c35615ec1cee26ed4072c", "/tmp/fc30"),  # the commit that added the script; its
     # recommended commands name the model directory under the out dir it was drawn into
     "31": ("15bb23b494c8d14db974a1162808fe43250b46b9", None),  # drawn in the commit that added the script
+    "42": ("fd8096602d15467299fa4a53b5fa86ec5811a2d7", None),  # drawn in the commit that added the script (regenerated
+    # byte for byte from its git archive, 2026-12-05: 18 rows, populations h 320, s 161, t 704, l 39)
 }
 DEFAULT = ("27",)
 

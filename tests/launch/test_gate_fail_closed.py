@@ -293,7 +293,8 @@ MUTATIONS: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     "nccl-so-path-no-init-config": ("h200-newest", _jit(nccl_so_path="/opt/nccl/lib/libnccl.so.2",
                                                         nccl_so_path_found=True, nccl_so_path_init_config=False)),
     # symm-mem-nccl-so-path-window (igap29): 0.5.1-0.5.4 with that file an NCCL without ncclCommWindowRegister (the
-    # version assertion); -window-comm: 0.5.5+ hand its communicator to torch's NCCL (unknown); -mem-alloc: 0.5.23
+    # version assertion); -window-comm: 0.5.5-0.5.7 hand its communicator to torch's NCCL (unknown); -window-register
+    # (ifc42): 0.5.8+ act on that NCCL's refusal of it (crash, inferred); -mem-alloc: 0.5.23
     # binds ncclMemAlloc / ncclMemFree with the window functions, and that file lacks them
     "nccl-so-path-no-window-054": ("h200-newest", _both(_packages(sglang="0.5.4"), _jit(
         nccl_so_path="/opt/nccl/lib/libnccl.so.2", nccl_so_path_found=True, nccl_so_path_window=False))),

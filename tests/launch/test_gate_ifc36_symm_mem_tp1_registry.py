@@ -56,10 +56,18 @@ def test_the_rule_covers_the_releases_that_assert_at_tp_1(version: str) -> None:
     init_config = scopes.pop("symm-mem-nccl-so-path-init-config")
     binds = re.search(r'Function\(\s*"ncclCommInitRankConfig"', texts[WRAPPER]) is not None
     assert binds is (version_in(version, init_config) is True), (version, init_config)
-    # (igap29: -window stands for the assertion where the named NCCL has no ncclCommWindowRegister, -window-comm for the
-    # releases that do not assert; -mem-alloc's scope is the releases whose pynccl binds ncclMemAlloc)
+    # (igap29: -window stands for the assertion where the named NCCL has no ncclCommWindowRegister; ifc42:
+    # -window-register's scope is the releases whose allocator acts on ncclCommWindowRegister's result: NCCLCHECK in
+    # the allocation (0.5.8-0.5.11) or the registration's result asserted (0.5.12 on); -window-comm the releases that
+    # do neither; -mem-alloc's scope is the releases whose pynccl binds ncclMemAlloc)
     assert scopes.pop("symm-mem-nccl-so-path-window") == _scope()
-    assert (version_in(version, scopes.pop("symm-mem-nccl-so-path-window-comm")) is True) is not asserts_at_one
+    window = scopes.pop("symm-mem-nccl-so-path-window-register")
+    in_allocation = re.search(r"NCCLCHECK\(ncclCommWindowRegister\(", code) is not None
+    returned = re.search(r"ncclResult_t res = ncclCommWindowRegister\(", code) is not None
+    checked = in_allocation or (returned and re.search(r"assert \(?\s*result == 0", code) is not None)
+    assert checked is (version_in(version, window) is True), (version, window)
+    comm = version_in(version, scopes.pop("symm-mem-nccl-so-path-window-comm")) is True
+    assert comm is (not asserts_at_one and not checked), (version, comm)
     mem_alloc = scopes.pop("symm-mem-nccl-so-path-mem-alloc")
     binds = re.search(r'Function\(\s*"ncclMemAlloc"', texts[WRAPPER]) is not None
     assert binds is (version_in(version, mem_alloc) is True), (version, mem_alloc)

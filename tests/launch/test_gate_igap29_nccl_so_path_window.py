@@ -28,7 +28,8 @@ from stackcheck.readers.fsview import HostView
 pytestmark = pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")
 
 RULES = tuple(
-    f"symm-mem-nccl-so-path{x}" for x in ("", "-version", "-window", "-window-comm", "-mem-alloc", "-init-config")
+    f"symm-mem-nccl-so-path{x}"
+    for x in ("", "-version", "-window", "-window-comm", "-window-register", "-mem-alloc", "-init-config")
 )
 #: the functions of a 2.26-shaped NCCL (no window functions; 2.26.2 has ncclMemAlloc), of a 2.27-shaped one, and of
 #: a library with the window functions but not ncclMemAlloc / ncclMemFree
@@ -84,11 +85,21 @@ def test_an_nccl_without_window_functions_fails_the_assertion_before_055(tmp_pat
     assert rc == 1 and results == {"symm-mem-nccl-so-path-version": "unknown"}, results
 
 
-@pytest.mark.parametrize("release", ["0.5.5", "0.5.17", "0.5.23"])
-def test_an_nccl_without_window_functions_is_unknown_from_055(tmp_path: Path, release: str) -> None:
+@pytest.mark.parametrize(
+    ("release", "rule", "result"),
+    [
+        ("0.5.5", "symm-mem-nccl-so-path-window-comm", "unknown"),
+        ("0.5.7", "symm-mem-nccl-so-path-window-comm", "unknown"),
+        # (ifc42: from 0.5.8 the allocator acts on the registration's result: a crash, inferred)
+        ("0.5.17", "symm-mem-nccl-so-path-window-register", "fail"),
+        ("0.5.23", "symm-mem-nccl-so-path-window-register", "fail"),
+    ],
+)
+def test_an_nccl_without_window_functions_is_refused_from_055(tmp_path: Path, release: str, rule: str,
+                                                              result: str) -> None:  # fmt: skip
     # fails on the parent: allowed (the library loads, symmetric memory stays on)
     rc, results, _ = _gate(tmp_path, release, OLD)
-    assert rc == 1 and results == {"symm-mem-nccl-so-path-window-comm": "unknown"}, results
+    assert rc == 1 and results == {rule: result}, results
     _, results, _ = _gate(tmp_path / "new", release, NEW)  # (the box may refuse for other reasons at this release)
     assert results == {}, results
 
