@@ -34,6 +34,15 @@ os.environ["XDG_CACHE_HOME"] = _CACHE_HOME
 os.environ.pop("STACKCHECK_CACHE_DIR", None)
 
 
+@pytest.fixture(autouse=True)
+def _no_runner_terminal_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    """COLUMNS and LINES removed for every test: pytest-xdist's workers set COLUMNS=80, which a child stackcheck then
+    wraps its human output to, where a plain `pytest` (CI) leaves lines whole; eight gate, preflight, explain and
+    image tests that read whole lines failed under `-n 2` only. A test that wants a width sets it itself."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.delenv("LINES", raising=False)
+
+
 @pytest.fixture(scope="module")
 def manifests() -> Manifests:
     """The shipped manifests (load([])), read once per test module. A module that needs others defines its own."""
