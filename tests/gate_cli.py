@@ -162,6 +162,25 @@ def release_box(tmp_path: Path, release: str, cc: str) -> Path:
     return path
 
 
+def allocator_box(tmp_path: Path, release: str, **jit: Any) -> Path:
+    """tests/cases/h200-newest (torch 2.14.1+cu130) at `release` with every hop of `--enable-symm-mem`'s allocator
+    build in place (libnccl.so, c++ and its headers, a CUDA 13.0 home's libcudart.so), then `jit`'s keys (a value
+    None removes the key, as a facts document from before the probe read it). The -lcudart tests (igap24, igap29)."""
+    path = release_box(tmp_path, release, "9.0")
+    doc = json.loads(path.read_text())
+    section = doc["facts"]["jit"]
+    section.update(libnccl_so_found=True, libnccl_so="/usr/lib/x86_64-linux-gnu/libnccl.so", cxx_found=True,
+                   cxx="/usr/bin/c++", cxx_cuda_runtime_h_found=True, cxx_nccl_h_found=True,
+                   libcudart_so_found=True, libcudart_so="/usr/local/cuda-13.0/lib64/libcudart.so")  # fmt: skip
+    for key, value in jit.items():
+        if value is None:
+            section.pop(key, None)
+        else:
+            section[key] = value
+    path.write_text(json.dumps(doc))
+    return path
+
+
 def cli_json(args: list[str]) -> tuple[int, dict[str, Any]]:
     """`stackcheck ARGS` in this process (stackcheck.cli.main), its exit (0 or 1) and its JSON output."""
     import contextlib

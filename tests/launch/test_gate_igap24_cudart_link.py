@@ -11,27 +11,12 @@ from typing import Any
 
 import pytest
 from cli_process import scrubbed_environ  # noqa: F401 (the autouse fixture)
-from gate_cli import LLAMA3, cli_json, gate_json, model_dir, release_box, rule_results
+from gate_cli import LLAMA3, allocator_box, cli_json, gate_json, model_dir, rule_results
 
 RULE = "symm-mem-allocator-cudart-link"
 
 
-def _box(tmp_path: Path, release: str, **jit: Any) -> Path:
-    """tests/cases/h200-newest at `release` with every other hop of the allocator's build in place, then `jit`'s
-    keys (a value None removes the key, as a facts document from before the probe read it)."""
-    path = release_box(tmp_path, release, "9.0")
-    doc = json.loads(path.read_text())
-    section = doc["facts"]["jit"]
-    section.update(libnccl_so_found=True, libnccl_so="/usr/lib/x86_64-linux-gnu/libnccl.so", cxx_found=True,
-                   cxx="/usr/bin/c++", cxx_cuda_runtime_h_found=True, cxx_nccl_h_found=True,
-                   libcudart_so_found=True, libcudart_so="/usr/local/cuda-13.0/lib64/libcudart.so")  # fmt: skip
-    for key, value in jit.items():
-        if value is None:
-            section.pop(key, None)
-        else:
-            section[key] = value
-    path.write_text(json.dumps(doc))
-    return path
+_box = allocator_box
 
 
 def _gate(tmp_path: Path, facts: Path, *flags: str) -> dict[str, Any]:

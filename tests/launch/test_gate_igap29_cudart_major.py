@@ -11,7 +11,6 @@ symm-mem-allocator-cudart-link saw a libcudart.so and the gate allowed."""
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 import zipfile
@@ -20,7 +19,7 @@ from typing import Any
 
 import pytest
 from cli_process import scrubbed_environ  # noqa: F401 (the autouse fixture)
-from gate_cli import LLAMA3, gate_json, model_dir, release_box, rule_results
+from gate_cli import LLAMA3, allocator_box, gate_json, model_dir, rule_results
 from registry_wheels import CACHE
 
 from stackcheck.probes.jit import nccl_link
@@ -74,18 +73,10 @@ def test_the_cuda_runtime_wheels_say_their_major(tmp_path: Path) -> None:
 
 
 def _box(tmp_path: Path, release: str, soname: str | None) -> Path:
-    """tests/cases/h200-newest (torch 2.14.1+cu130) at `release`, every hop of the allocator's build in place, its
-    -lcudart taking a libcudart.so whose DT_SONAME is `soname` (None: not read)."""
-    path = release_box(tmp_path, release, "9.0")
-    doc = json.loads(path.read_text())
-    section = doc["facts"]["jit"]
-    section.update(libnccl_so_found=True, libnccl_so="/usr/lib/x86_64-linux-gnu/libnccl.so", cxx_found=True,
-                   cxx="/usr/bin/c++", cxx_cuda_runtime_h_found=True, cxx_nccl_h_found=True,
-                   libcudart_so_found=True, libcudart_so="/usr/local/cuda-12.8/lib64/libcudart.so")  # fmt: skip
-    if soname is not None:
-        section["libcudart_so_soname"] = soname
-    path.write_text(json.dumps(doc))
-    return path
+    """gate_cli.allocator_box at `release`, its -lcudart taking a CUDA 12.8 home's libcudart.so whose DT_SONAME is
+    `soname` (None: not read)."""
+    return allocator_box(tmp_path, release, libcudart_so="/usr/local/cuda-12.8/lib64/libcudart.so",
+                         libcudart_so_soname=soname)  # fmt: skip
 
 
 def _gate(tmp_path: Path, release: str, soname: str | None, *flags: str) -> dict[str, Any]:
