@@ -21,6 +21,7 @@ from gate_cli import LLAMA3, gate_json, model_dir
 from registry_wheels import fetch_wheel, read_texts, run_all
 
 from stackcheck.assembly.pipeline import load_manifests
+from stackcheck.facts.versions import version_in
 from stackcheck.verdicts.context import Context
 from stackcheck.verdicts.engine import evaluate_check
 
@@ -67,6 +68,9 @@ def _reason(verdict: dict[str, Any], rule: str) -> dict[str, Any] | None:
         ("0.5.19", "4.57.6", "transformers-pretrained-config-5"),
         ("0.5.20", "4.57.1", "transformers-pretrained-config-5"),
         ("0.5.21", "4.57.6", "transformers-pretrained-config-5"),
+        ("0.5.13.post1", "4.57.1", "transformers-pretrained-config-5"),  # post releases read too (same import)
+        ("0.5.15.post1", "4.57.6", "transformers-pretrained-config-5"),
+        ("0.5.20+cu129", "4.57.1", "transformers-pretrained-config-5"),  # a local build of a release read
         # igap32: 0.5.18+ import transformers.image_processing_backends (muse_glimmer_processing.py:23), from 5.4.0
         ("0.5.18", "5.3.0", "transformers-image-processing-backends"),
         ("0.5.23", "5.0.0", "transformers-image-processing-backends"),
@@ -97,6 +101,7 @@ def test_a_transformers_without_a_name_the_start_imports_is_a_crash(sglang: str,
         ("0.5.18", "5.4.0"),  # image_processing_backends.py from 5.4.0
         ("0.5.23", "5.5.4"),
         ("0.5.21", "5.12.1"),
+        ("0.5.12.post1", "4.57.1"),  # read: no cohere2_moe.py
         ("0.5.24", "4.57.1"),  # not read: no rule, the pin warns
     ],
 )
@@ -159,18 +164,24 @@ def _gate_box(tmp_path: Path, transformers: str) -> dict[str, Any]:
     return gate_json(facts, "--model-path", str(model_dir(tmp_path, "llama3", LLAMA3)), "--tp", "8", dry_run=True)
 
 
+def _gate_rules(doc: dict[str, Any]) -> set[str]:
+    """The rules of check sglang-start-imports among the gate's reasons."""
+    found = [r for r in doc["reasons"] if r.get("feature") == "sglang-start-imports"]
+    return {str(x.get("rule")) for r in found for x in r.get("reasons", [])}
+
+
 def test_the_gate_refuses_sglang_0520_under_a_transformers_without_a_name_its_start_imports(tmp_path: Path) -> None:
     """igap32: SGLang 0.5.20 under transformers 4.57.1 (no PreTrainedConfig) and 5.3.0 (no image_processing_backends)
     was let through by these rules (only the pin warned); the gate now refuses with the rule, and lets 5.12.1 (the
     release's pin) past both. (The case box is refused for its NCCL packages whatever transformers: only the two
     rules are asserted.)"""
     old = _gate_box(tmp_path, "4.57.1")
-    assert old["decision"] == "refuse" and "transformers-pretrained-config-5" in json.dumps(old["reasons"])
+    assert old["decision"] == "refuse" and "transformers-pretrained-config-5" in _gate_rules(old)
     mid = _gate_box(tmp_path, "5.3.0")
-    assert mid["decision"] == "refuse" and "transformers-image-processing-backends" in json.dumps(mid["reasons"])
-    assert "transformers-pretrained-config-5" not in json.dumps(mid["reasons"])
-    good = json.dumps(_gate_box(tmp_path, "5.12.1")["reasons"])
-    assert "transformers-pretrained-config-5" not in good and "transformers-image-processing-backends" not in good
+    assert mid["decision"] == "refuse" and _gate_rules(mid) >= {"transformers-image-processing-backends"}
+    assert "transformers-pretrained-config-5" not in _gate_rules(mid)
+    good = _gate_rules(_gate_box(tmp_path, "5.12.1"))
+    assert not good & {"transformers-pretrained-config-5", "transformers-image-processing-backends"}, good
 
 
 def _rule(rule_id: str) -> dict[str, Any]:
@@ -178,9 +189,24 @@ def _rule(rule_id: str) -> dict[str, Any]:
     return dict(next(r for r in check["rules"] if r["id"] == rule_id))
 
 
+#: the SGLang releases each rule judges: every release PyPI lists in its range (read 2026-12-05)
+JUDGED = {
+    "transformers-pretrained-config-5": [
+        "0.5.13", "0.5.13.post1", "0.5.14", "0.5.15", "0.5.15.post1", "0.5.16", "0.5.17", "0.5.18", "0.5.19",
+        "0.5.20", "0.5.21", "0.5.22", "0.5.23",
+    ],
+    "transformers-image-processing-backends": ["0.5.18", "0.5.19", "0.5.20", "0.5.21", "0.5.22", "0.5.23"],
+}  # fmt: skip
+
+
+def _sglang_spec(rule_id: str) -> str:
+    return str(next(c for c in _rule(rule_id)["when"]["all"] if c["fact"] == "pkg.sglang.version")["value"])
+
+
 def _judged_releases(rule_id: str) -> list[str]:
-    cond = next(c for c in _rule(rule_id)["when"]["all"] if c["fact"] == "pkg.sglang.version")
-    return [str(v) for v in cond["value"]]
+    judged = JUDGED[rule_id]
+    assert all(version_in(v, _sglang_spec(rule_id)) for v in judged), _sglang_spec(rule_id)
+    return judged
 
 
 # (rule, the SGLang module that imports the name, its import line, the configs module that runs it at start and the
@@ -219,6 +245,7 @@ def test_the_wheels_import_the_name_at_start_as_the_rule_says(floor: tuple[Any, 
     module level; the release before the list does not; the transformers below the rule's floor lacks the name and
     the floor has it. STACKCHECK_REGISTRY_ALL=1 reads every judged release (else the first, middle and last)."""
     rule_id, module, import_re, init_re, before, (tf_old, tf_file, name_re), (tf_new, _, new_re) = floor
+    assert not version_in(before, _sglang_spec(rule_id)) and not version_in(f"{before}.post1", _sglang_spec(rule_id))
     for version in [before, *_sglang_releases(rule_id)]:
         texts = read_texts(fetch_wheel("sglang", version), lambda n: n in (module, "sglang/srt/configs/__init__.py"))
         imports = bool(re.search(import_re, texts.get(module, ""), re.M))
