@@ -321,7 +321,9 @@ def cxx_compiler(env: Mapping[str, str], view: FileView) -> dict[str, Any]:
     value = env.get("CXX", "c++")
     words = value.split()
     out: dict[str, Any] = {"cxx_found": None}
-    if not words:
+    if any(c.isspace() and c not in " \t" for c in value):  # (str.split() cuts there, the shell and ninja do not)
+        out["cxx_reason"] = f"CXX={value!r}: a space other than blank or tab (a newline, a carriage return), not read"
+    elif not words:
         out["cxx_found"] = False
         out["cxx_reason"] = "CXX is set and empty: the build command has no compiler"
     elif len(words) > 1:
@@ -359,9 +361,18 @@ def cxx_split(view: FileView, value: str, path_value: str) -> dict[str, Any]:
     for other shapes (another program with a second word that is no option, a relative path, shell syntax the shell
     would expand)."""
     out: dict[str, Any] = {"cxx_split_found": None}
-    words = value.split()
-    if any(c in value for c in "$`*?[\"'\\;&|<>(){}~"):
+    if any(c.isspace() and c not in " \t" for c in value):
+        # (irev62: str.split() cut at a newline or carriage return, which the ninja file and the shell do not treat as
+        # a space between arguments: 'g++\r -O2' runs a program 'g++\r', a newline ends ninja's `cxx = ` line)
+        out["cxx_split_reason"] = f"CXX={value!r}: a space other than blank or tab, which the shell does not split at"
+        return out
+    words = value.replace("\t", " ").split(" ")
+    words = [w for w in words if w]
+    if any(c in value for c in "$`*?[\"'\\;&|<>(){}~#!"):
         out["cxx_split_reason"] = f"CXX={value!r}: shell syntax the build's /bin/sh reads, not read here"
+        return out
+    if "=" in words[0]:  # (a leading NAME=VALUE is an assignment to the shell, not the program: irev62)
+        out["cxx_split_reason"] = f"CXX={value!r}: starts with an assignment the shell makes, not read here"
         return out
     programs = words[:2] if words[0] in _CXX_LAUNCHERS else words[:1]
     rest = words[len(programs) :]
