@@ -321,7 +321,9 @@ def cxx_compiler(env: Mapping[str, str], view: FileView) -> dict[str, Any]:
     value = env.get("CXX", "c++")
     words = value.split()
     out: dict[str, Any] = {"cxx_found": None}
-    if not words:
+    if any(c.isspace() and c not in " \t" for c in value):  # (str.split() cuts there, the shell and ninja do not)
+        out["cxx_reason"] = f"CXX={value!r}: a space other than blank or tab (a newline, a carriage return), not read"
+    elif not words:
         out["cxx_found"] = False
         out["cxx_reason"] = "CXX is set and empty: the build command has no compiler"
     elif len(words) > 1:
@@ -359,9 +361,18 @@ def cxx_split(view: FileView, value: str, path_value: str) -> dict[str, Any]:
     for other shapes (another program with a second word that is no option, a relative path, shell syntax the shell
     would expand)."""
     out: dict[str, Any] = {"cxx_split_found": None}
-    words = value.split()
-    if any(c in value for c in "$`*?[\"'\\;&|<>(){}~"):
+    if any(c.isspace() and c not in " \t" for c in value):
+        # (irev62: str.split() cut at a newline or carriage return, which the ninja file and the shell do not treat as
+        # a space between arguments: 'g++\r -O2' runs a program 'g++\r', a newline ends ninja's `cxx = ` line)
+        out["cxx_split_reason"] = f"CXX={value!r}: a space other than blank or tab, which the shell does not split at"
+        return out
+    words = value.replace("\t", " ").split(" ")
+    words = [w for w in words if w]
+    if any(c in value for c in "$`*?[\"'\\;&|<>(){}~#!"):
         out["cxx_split_reason"] = f"CXX={value!r}: shell syntax the build's /bin/sh reads, not read here"
+        return out
+    if "=" in words[0]:  # (a leading NAME=VALUE is an assignment to the shell, not the program: irev62)
+        out["cxx_split_reason"] = f"CXX={value!r}: starts with an assignment the shell makes, not read here"
         return out
     programs = words[:2] if words[0] in _CXX_LAUNCHERS else words[:1]
     rest = words[len(programs) :]
@@ -1449,9 +1460,13 @@ def _cudart_soname(view: FileView, path: object) -> str | None:
     return soname if soname and soname.isprintable() else None
 
 
-def nccl_so_path(env: Mapping[str, str], view: FileView) -> dict[str, Any]:
+def nccl_so_path(env: Mapping[str, str], view: FileView, machine: str | None = None) -> dict[str, Any]:
     """The `nccl_so_path*` keys (see the module docstring): SGLang's pynccl passes a non-empty SGLANG_NCCL_SO_PATH
-    to ctypes.CDLL as it is (sglang 0.5.1-0.5.23 pynccl_wrapper.py find_nccl_library: `if so_file:`)."""
+    to ctypes.CDLL as it is (sglang 0.5.1-0.5.23 pynccl_wrapper.py find_nccl_library: `if so_file:`). `machine`: the
+    box's architecture (_link_machine), where known: an ELF of another architecture (an aarch64 libnccl on x86_64) is
+    not found, since dlopen refuses it (ctypes.CDLL of an x86_64 library with e_machine set to aarch64, run under
+    Debian 12's glibc 2.36: "OSError: ...: cannot open shared object file", the failed load pynccl catches; irev62:
+    it was read for its symbols alone and found)."""
     value = env.get("SGLANG_NCCL_SO_PATH")
     if not value:
         return {}
@@ -1466,6 +1481,10 @@ def nccl_so_path(env: Mapping[str, str], view: FileView) -> dict[str, Any]:
         }
     if not is_file(view, value):
         return {"nccl_so_path": value, "nccl_so_path_found": False}
+    arch = _link_elf_arch(view, value)
+    if machine is not None and arch is not None and arch != machine:
+        why = f"the file is an ELF for {arch}, not for this {machine} box: dlopen refuses it, pynccl's load fails"
+        return {"nccl_so_path": value, "nccl_so_path_found": False, "nccl_so_path_reason": why}
     defines, why, extra = _defines_nccl_get_version(view, value)
     if defines is None:
         return {"nccl_so_path": value, "nccl_so_path_found": None, "nccl_so_path_reason": why}
@@ -1621,7 +1640,7 @@ def probe_jit(
     out.update(cxx_compiler(env, view))
     nvcc_path = out["nvcc"] if isinstance(out["nvcc"], str) else None
     out.update(nvcc_host_compiler(env, view, nvcc_path, nvcc_path is not None and _is_elf(view, nvcc_path)))
-    out.update(nccl_so_path(env, view))
+    out.update(nccl_so_path(env, view, _link_machine(facts, view)))
     out.update(flashinfer_host_compiler(env, view, nvcc_path, nvcc_path is not None and _is_elf(view, nvcc_path)))
     out.update(pytorch_nvcc(env, view, nvcc_path))
     torch_lib, torch_gap = torch_lib_dir(facts)

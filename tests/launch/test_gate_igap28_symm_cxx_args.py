@@ -110,3 +110,16 @@ def test_torch_before_2_13_refuses_a_split_whose_compiler_is_missing(tmp_path: P
 def test_torch_2_13_still_refuses_ccache_g_plus_plus_by_its_quoting(tmp_path: Path) -> None:
     doc = _gate(tmp_path, _split_jit(tmp_path / "box", "ccache g++"), "2.13.0")
     assert _results(doc) == {"symm-mem-allocator-cxx-args": "fail"}, doc["reasons"]
+
+
+# ---- irev62: what str.split() cut that the shell does not ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "cxx", ["g++\r -O2", "g++\n-O2", "ccache\x0bg++", "g++\x85", "CCACHE_DISABLE=1 ccache g++", "g++ #x"]
+)
+def test_a_cxx_the_shell_reads_otherwise_is_not_found(tmp_path: Path, cxx: str) -> None:
+    # before: 'g++\r -O2' split to g++ and -O2 (found: the shell runs 'g++\r', not found)
+    jit = _split_jit(tmp_path, cxx)
+    assert jit.get("cxx_found") is not True and jit.get("cxx_split_found") is None, jit
+    assert jit.get("cxx_split_reason") or jit.get("cxx_reason"), jit

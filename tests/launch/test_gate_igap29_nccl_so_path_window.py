@@ -110,3 +110,24 @@ def test_mem_alloc_is_needed_from_0523_where_the_window_is_there(tmp_path: Path)
     assert rc == 1 and results == {"symm-mem-nccl-so-path-mem-alloc": "fail"}, results
     _, results, _ = _gate(tmp_path / "b", "0.5.22", NO_MEM)
     assert results == {}, results
+
+
+def test_an_nccl_of_another_architecture_is_not_found(tmp_path: Path) -> None:
+    # irev62: an aarch64 libnccl (e_machine 183) named on an x86_64 box was read for its symbols and found; dlopen
+    # refuses it (pynccl's load fails), so symm-mem-nccl-so-path fails as for a file without NCCL's functions
+    lib = _library(tmp_path / "lib", NEW)
+    raw = bytearray(lib.read_bytes())
+    raw[18:20] = (183).to_bytes(2, "little")
+    lib.write_bytes(bytes(raw))
+    facts = probe({"SGLANG_NCCL_SO_PATH": str(lib)}, HostView(), "x86_64")
+    assert facts["nccl_so_path_found"] is False and "aarch64" in str(facts["nccl_so_path_reason"]), facts
+    assert probe({"SGLANG_NCCL_SO_PATH": str(lib)}, HostView(), "aarch64")["nccl_so_path_found"] is True
+    box = release_box(tmp_path, "0.5.23", "9.0")
+    doc = json.loads(box.read_text())
+    doc["facts"]["jit"].update(facts)
+    box.write_text(json.dumps(doc))
+    line = ["python3", "-m", "sglang.launch_server", "--model-path", str(model_dir(tmp_path, "m", LLAMA3)),
+            "--tp", "8", "--enable-symm-mem"]  # fmt: skip
+    rc, out = cli_json(["gate", "--facts", str(box), "--dry-run", "--format", "json", "--", *line])
+    results = {str(x.get("rule")): str(x.get("result")) for r in out["reasons"] for x in r.get("reasons") or []}
+    assert rc == 1 and results.get("symm-mem-nccl-so-path") == "fail", out["reasons"]
