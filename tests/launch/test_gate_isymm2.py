@@ -5,13 +5,12 @@ rules symm-mem-allocator-ninja / -cuda-home / -cxx refuse where a hop provably f
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
 
 import pytest
-from gate_cli import LLAMA3, cli_json, model_dir, release_box
+from gate_cli import LLAMA3, allocator_box, cli_json, model_dir
 
 HOPS = (
     "symm-mem-allocator-ninja",
@@ -32,21 +31,9 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _box(tmp_path: Path, release: str = "0.5.17", **jit: Any) -> Path:
-    """tests/cases/h200-newest at `release` with every hop of the allocator's build in place, then `jit`'s keys
-    (a value None removes the key, as a facts document from before the probe read it)."""
-    path = release_box(tmp_path, release, "9.0")
-    doc = json.loads(path.read_text())
-    section = doc["facts"]["jit"]
-    section.update(libnccl_so_found=True, libnccl_so="/usr/lib/x86_64-linux-gnu/libnccl.so", cxx_found=True,
-                   cxx="/usr/bin/c++", cxx_cuda_runtime_h_found=True, cxx_nccl_h_found=True,
-                   libcudart_so_found=True)  # fmt: skip
-    for key, value in jit.items():
-        if value is None:
-            section.pop(key, None)
-        else:
-            section[key] = value
-    path.write_text(json.dumps(doc))
-    return path
+    """gate_cli.allocator_box at `release` (0.5.17 by default) without a libcudart.so path (libcudart_so_found
+    alone, as this file's tests were written), then `jit`'s keys."""
+    return allocator_box(tmp_path, release, **{"libcudart_so": None, **jit})
 
 
 def _gate(tmp_path: Path, facts: Path, *flags: str) -> dict[str, Any]:
