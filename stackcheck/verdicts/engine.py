@@ -143,7 +143,7 @@ def predicate_holds(pred: Any, ctx: Context, gpu: GpuModel | None) -> bool | Non
     words) that a reader of the value alone drops: rules_hold, which the planner asks ~250 times a first run of
     `plan --want`, and the planner's test whether a check fails. The shared outcomes are read and filled as
     evaluate_predicate reads and fills them (a shared predicate is evaluated by it, in full, and kept); a
-    `same_release` or `covered_by` comparison is evaluated by it too. tests/verdicts/test_predicate_holds.py holds
+    `same_release` or `covered_by` comparison is evaluated by it too. tests/plan/test_plan_lean_truth.py holds
     the two equal on every predicate of the manifests, on the case boxes, the planner's stacks and generated boxes."""
     shared = ctx.shared_outcomes
     if shared is not None and isinstance(pred, dict):
