@@ -144,6 +144,11 @@ def _judge_entry(check: str, entry: Mapping[str, Any], subject: str, facts: Mapp
                 return CheckResult(check, "unknown", observed, f"{module}>={floor}",
                                    f"{subject} needs {name} {floor} or newer, and the facts do not give the installed "
                                    "version", source, subject)  # fmt: skip
+        lib = entry.get("runtime_library")
+        if isinstance(lib, Mapping):
+            got = _runtime_library_result(check, lib, listed[name], name, facts, subject)
+            if got is not None:
+                return got
         unread = entry.get("installed_unknown")
         if isinstance(unread, str):
             return CheckResult(check, "unknown", f"{name} installed", module, unread, source, subject)
@@ -191,6 +196,54 @@ def _judge_entry(check: str, entry: Mapping[str, Any], subject: str, facts: Mapp
         source,
         subject,
     )
+
+
+def _runtime_library_result(
+    check: str, lib: Mapping[str, Any], package: Mapping[str, Any], dist: str, facts: Mapping[str, Any], subject: str
+) -> CheckResult | None:
+    """A CUDA runtime library the installed release's compiled module NEEDs and its RPATH does not bring
+    (preflight.json `runtime_library`, mooncake-transfer-engine 0.3.7+: libcudart.so.12). A torch of the library's
+    CUDA major has loaded it before the import, so only a torch of another major is judged: fail where the loader
+    finds no such library (facts cuda_libs), unknown where the release is outside read_versions and the library is
+    not found, or where torch's CUDA build or the loader's libraries are not given; None (judged on) otherwise."""
+    soname = str(lib.get("soname"))
+    source = lib.get("source")
+    raw = package.get("version")
+    version = raw if isinstance(raw, str) else None
+    found = f"{dist} {version} installed" if version else f"{dist} installed"
+    needs = _version_in(version, str(lib.get("needs_versions")))
+    read = _version_in(version, str(lib.get("read_versions")))
+    if needs is False and read is True:
+        return None  # a release read that does not link it
+    packages = facts.get("packages")
+    torch = packages.get("torch") if isinstance(packages, Mapping) else None
+    major = _cuda_major(torch.get("cuda") if isinstance(torch, Mapping) else None)
+    if major == lib.get("torch_cuda_major"):
+        return None  # torch has loaded a library of this soname before the import
+    libs = facts.get("cuda_libs")
+    unreadable = libs.get("unreadable") if isinstance(libs, Mapping) else None
+    copy_unread = isinstance(unreadable, Mapping) and soname in unreadable
+    probed = isinstance(libs, Mapping) and soname in libs and not copy_unread
+    if probed and isinstance(libs, Mapping) and libs.get(soname) is not None:
+        return None  # the loader finds it
+    if major is None:
+        return CheckResult(check, "unknown", found, soname,
+                           f"{subject}: {dist} links {soname} where its release is {lib.get('needs_versions')}, and "
+                           "torch's CUDA build (packages.torch.cuda) is not given: a torch of another CUDA major loads "
+                           "none, and then the loader must find it", source, subject)  # fmt: skip
+    if not probed:
+        return CheckResult(check, "unknown", f"{found}; torch CUDA {major}", soname,
+                           f"{subject}: {dist} links {soname} where its release is {lib.get('needs_versions')}, beside "
+                           f"a torch of CUDA {major}, and whether the loader finds {soname} was not probed (cuda_libs)",
+                           source, subject)  # fmt: skip
+    observed = f"{found}; torch CUDA {major}; {soname} not found by the loader"
+    if needs is True:
+        msg = str(lib.get("missing_message")).replace("{version}", str(version)).replace("{torch}", str(major))
+        return CheckResult(check, "fail", observed, soname, msg, source, subject)
+    what = "is not given" if version is None else f"{version} was not read (read: {lib.get('read_versions')})"
+    return CheckResult(check, "unknown", observed, soname,
+                       f"{subject}: {dist}'s release {what}; the releases {lib.get('needs_versions')} link {soname}, "
+                       f"which the loader does not find beside a torch of CUDA {major}", source, subject)  # fmt: skip
 
 
 def _backends_result(
