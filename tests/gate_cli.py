@@ -298,6 +298,20 @@ def touch_exe(path: Path, body: bytes = b"\x7fELF") -> None:
     path.chmod(0o755)
 
 
+def clang_binary(path: Path, version: str | None = None, llvm: int | None = None, extra: bytes = b"") -> None:
+    """An ELF clang program at `path` (its directories made): needing LLVM `llvm`'s libraries where given
+    (libclang-cpp.so.N.1 and libLLVM.so.N.1, as Debian's clang-19 binary does), and carrying `version` where given as
+    a static clang does (" version X.Y.Z" and "Clang X.Y.Z", NUL-delimited, the shape of clang's Version.cpp strings;
+    after the ELF's tables, which have no section table: the whole file is read), then `extra`."""
+    from elfwriter import build_so
+
+    needed = [f"libclang-cpp.so.{llvm}.1", f"libLLVM.so.{llvm}.1"] if llvm is not None else []
+    body = build_so(needed=[*needed, "libc.so.6"])
+    if version is not None:
+        body += f"\0 version {version}\0Clang {version}\0".encode()
+    touch_exe(path, body + extra)
+
+
 def toolkit_128_facts() -> dict[str, Any]:
     """The facts probe_jit needs beside the view: CUDA_128_HOME as the build's toolkit, on x86_64."""
     tk = {"path": CUDA_128_HOME, "version": "12.8.93", "source": "/usr/local/cuda", "active_for_build": True}

@@ -115,8 +115,9 @@ assembler that a user put in place of Triton's bundled one:
   `cc_host_one_program` (where CC is set): whether the shell that runs FlashInfer's ninja command leaves $CC one word
   (false where a second word is no option, CC='ccache gcc': nvcc takes it for a second input file; cc_one_program).
 - `nvcc_host_clang_*` / `cc_host_clang_*`: for a clang NVCC_CCBIN or CC names (igap28: found, never judged), its major
-  (`_major`: clang-N, the libclang-cpp.so.N / libLLVM.so.N it needs, an llvm-N directory, the one PREFIX/lib/clang/N,
-  which must agree: igap31), the newest the toolkit's host_config.h takes
+  (`_major`: clang-N, the libclang-cpp.so.N / libLLVM.so.N it needs, the version string a static clang's .rodata
+  carries, an llvm-N directory, the one PREFIX/lib/clang/N, which must agree: igap31; the binary must say one of the
+  first two: igap34), the newest the toolkit's host_config.h takes
   (`_max`) and whether it is within it (`_supported`: null where the major is not read; _clang_host).
 - `pytorch_nvcc` / `pytorch_nvcc_found` / `pytorch_nvcc_same`: PYTORCH_NVCC, the nvcc FlashInfer before 0.4.0rc4
   compiles with in place of the toolkit's bin/nvcc (pytorch_nvcc).
@@ -575,7 +576,10 @@ def _clang_major(view: FileView, clang: str) -> tuple[int | None, str]:
     version directory of PREFIX/lib/clang (its resource directory, found relative to the binary); None with why where
     none says it, or where two say different majors (igap31: a clang-19 that is clang 20's binary, or a clang-19
     linked against libclang-cpp.so.20, was read as 19). Only an ELF clang is read (irev60: a script named clang
-    beside lib/clang/19 that execs a clang 20 was read as 19; igap31: a script named clang-19, by its name)."""
+    beside lib/clang/19 that execs a clang 20 was read as 19; igap31: a script named clang-19, by its name), and only
+    where its binary says a major: the version string a static clang carries (_clang_binary) or an LLVM library it
+    needs; an ELF with neither (a static clang was read by its name alone; a copy of another program, a truncated
+    file), one not read as an ELF object, and NVIDIA's Grace clang are unknown whatever their name (igap34)."""
     try:
         real = view.realpath(clang)
     except (OSError, ValueError):
@@ -585,14 +589,24 @@ def _clang_major(view: FileView, clang: str) -> tuple[int | None, str]:
         return None, f"{clang} resolves to {real}, not clang's driver (a ccache masquerade link or a wrapper)"
     if not _is_elf(view, real):  # (a wrapper script: the clang it runs is neither its name's nor its directories')
         return None, f"{clang} resolves to {real}, no ELF program (a wrapper script): the clang it runs"
+    needed, strings, unread = _clang_binary(view, real)
+    if unread is not None:
+        return None, f"{clang} resolves to {real}, {unread}"
     readings: dict[int, list[str]] = {}
-    named = _CLANG_NAME_MAJOR.search(name)
-    if named is not None and named.end() == len(name):
-        readings.setdefault(int(named.group(1)), []).append(f"its name {name}")
-    for library in _clang_libraries(view, real):
+    for major, said in strings:
+        readings.setdefault(major, []).append(f"its version string {said!r}")
+    for library in needed:
         linked = _CLANG_LIBRARY.fullmatch(library)
         if linked is not None:
             readings.setdefault(int(linked.group(1) or linked.group(2)), []).append(f"its DT_NEEDED {library}")
+    if not readings:  # (igap34: a static clang, or any ELF in clang's name, was read by its name alone)
+        return None, (
+            f"{clang} resolves to {real}, an ELF program with neither clang's version string nor an LLVM library it "
+            "needs (no clang binary, or one not read): its version"
+        )
+    named = _CLANG_NAME_MAJOR.search(name)
+    if named is not None and named.end() == len(name):
+        readings.setdefault(int(named.group(1)), []).append(f"its name {name}")
     for part in real.split("/"):
         llvm = _LLVM_DIR.fullmatch(part)
         if llvm is not None:
@@ -618,15 +632,50 @@ def _clang_major(view: FileView, clang: str) -> tuple[int | None, str]:
 _CLANG_LIBRARY = _lazy(r"lib(?:clang-cpp|LLVM)(?:\.so\.(\d{1,9})(?:\.\d{1,9})*|-(\d{1,9})(?:\.\d{1,9})*\.so)")
 
 
-def _clang_libraries(view: FileView, real: str) -> list[str]:
-    """The DT_NEEDED names of a clang binary; empty where it is not read as an ELF object (a stub: not read)."""
+#: the version strings clang's own code puts in its binary's .rodata, NUL-delimited (the linker may merge one into the
+#: tail of a longer string): clang/lib/Basic/Version.cpp getClangToolFullVersion's `" version " CLANG_VERSION_STRING`
+#: (the tool's name, and CLANG_VENDOR before it, are written at run time: "clang version X.Y.Z" is never one literal)
+#: and getClangFullCPPVersion's `"Clang " CLANG_VERSION_STRING`; "clang -cc1 version X.Y.Z" holds the first as its
+#: tail. Read in the clang-format 23.1.5 wheel's static binary (clang_format/data/bin/clang-format: " version 23.1.5"
+#: in .rodata) and the ziglang 0.17.1 wheel's zig, which links clang in ("clang -cc1 version 22.1.8", "Clang 22.1.8").
+#: CLANG_VERSION_STRING is what __clang_major__ is made from (CLANG_VERSION_MAJOR), whatever the vendor's name: AMD's
+#: ROCm and AOCC clangs keep upstream LLVM's numbering there. `.comment`'s "clang version X" (the compiler that BUILT
+#: the binary: zig's) is not in .rodata and is not read.
+_CLANG_VERSION_STRING = _lazy_bytes(
+    rb"(?<=\x00)(?:clang -cc1)? version (\d{1,4})\.\d{1,4}\.\d{1,4}(?:git|rc\d{1,3})?(?=\x00)"
+    rb"|(?<=\x00)Clang (\d{1,4})\.\d{1,4}\.\d{1,4}(?:git|rc\d{1,3})?(?=\x00)"
+)
+#: the macro NVIDIA's clang for Grace predefines (the toolkit's host_config.h judges it by its own range, 16 to 19 in
+#: CUDA 12.8.93 include/crt/host_config.h:116-121, and skips the clang test of :154-161); a binary that carries the
+#: name is taken for one (inferred: clang's predefined macros are string literals in its binary)
+_GRACE_CLANG_MARK = b"__GRCO_CLANG_COMPILER__"
+#: the most of a clang binary's .rodata read (clang-format 23.1.5: 1.2 MB; zig 0.17.1, clang and LLVM inside: 66 MB)
+_CLANG_RODATA_MAX = 1 << 27
+
+
+def _clang_binary(view: FileView, real: str) -> tuple[list[str], list[tuple[int, str]], str | None]:
+    """(the DT_NEEDED names of a clang binary, (major, string) for each version string in its .rodata
+    (_CLANG_VERSION_STRING; the whole file where there is no section table), why the binary is not read): a file not
+    read as an ELF object (truncated: an ELF's first bytes, which do not run), strings too large to read, or the
+    mark of NVIDIA's Grace clang, which host_config.h judges by another range (igap34)."""
     from stackcheck.readers.elf import ElfError, ElfFile
 
     try:
         with ElfFile(real, view) as elf:
-            return list(elf.dynamic().needed)
+            needed = list(elf.dynamic().needed)
+            rodata = elf.section(".rodata")
+            size = rodata.size if rodata is not None else elf.size
+            if size > _CLANG_RODATA_MAX:
+                return needed, [], f"whose {size} bytes of strings are not read: its version"
+            data = elf.read_section(rodata) if rodata is not None else elf.read_at(0, size, "the file")
     except (ElfError, OSError, ValueError):
-        return []
+        return [], [], "not read as an ELF program (truncated, or an ELF's first bytes only: it does not run)"
+    if _GRACE_CLANG_MARK in data:
+        return needed, [], "NVIDIA's clang for Grace (it carries __GRCO_CLANG_COMPILER__), whose range is not read"
+    strings = [
+        (int(m.group(1) or m.group(2)), m.group(0).decode("ascii")) for m in _CLANG_VERSION_STRING.finditer(data)
+    ]
+    return needed, strings, None
 
 
 def _clang_host(view: FileView, clang: str, toolkit: str, allowed: bool, key: str, label: str) -> dict[str, Any]:
