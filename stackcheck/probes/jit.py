@@ -64,7 +64,9 @@ assembler that a user put in place of Triton's bundled one:
   toolkit without its development package (cuda-cudart-dev) has only libcudart.so.N too: 'cannot find -lcudart'.
   null with `libcudart_so_reason` as for libnccl.so. `libcudart_so_soname`: that libcudart.so's DT_SONAME
   (libcudart.so.12, .13), the name the link writes into the allocator's DT_NEEDED where it keeps the library; left
-  out for libcudart.a, a file that is no ELF shared library or one without DT_SONAME.
+  out for libcudart.a; a linker script (INPUT / GROUP) followed as ld follows it to the library it names in its own
+  directory; null with `libcudart_so_soname_reason` where there is no DT_SONAME or the script is not followed (igap34:
+  left out, so the rule was).
 - `cxx_found` / `cxx`: whether the C++ compiler torch's load_inline builds with (`$CXX`, else `c++`) is found on
   the server's PATH (/bin/sh's default where it has none: ninja runs the command through /bin/sh -c), and its path
   (left out when none); null with `cxx_reason` where CXX is a command with arguments or a relative path (then
@@ -1487,26 +1489,98 @@ def nccl_link(
     out = _link_lookup(view, dirs, gaps, machine, NCCL_LINK_NAMES, "libnccl_so")
     out["libnccl_so_dirs"] = dirs
     out.update(_link_lookup(view, dirs, gaps, machine, CUDART_LINK_NAMES, "libcudart_so"))
-    soname = _cudart_soname(view, out.get("libcudart_so"))
-    if soname is not None:
+    path = out.get("libcudart_so")
+    if isinstance(path, str) and path.endswith(".so"):  # (libcudart.a: linked in, no DT_NEEDED; nothing to judge)
+        soname, why = _cudart_soname(view, path)
         out["libcudart_so_soname"] = soname
+        if soname is None:
+            out["libcudart_so_soname_reason"] = why
     return out
 
 
-def _cudart_soname(view: FileView, path: object) -> str | None:
-    """The DT_SONAME of the libcudart.so a `-lcudart` link takes, which the link writes into the extension's DT_NEEDED
-    where it keeps the library (igap29: a CUDA 12 toolkit's libcudart.so.12 beside a CUDA 13 torch); None for the static
-    archive, a file that is no ELF shared library (a linker script) or one without DT_SONAME."""
-    if not isinstance(path, str) or not path.endswith(".so"):
-        return None
+#: the words of a GNU ld linker script that name no file (INPUT / GROUP and AS_NEEDED's lists: ld's manual, File
+#: Commands); /* comments */ are dropped before
+_LINKER_SCRIPT_WORD = _lazy(r"[^\s(),]+")
+_LINKER_SCRIPT_KEYWORDS = frozenset(("INPUT", "GROUP", "AS_NEEDED", "OUTPUT_FORMAT", "OUTPUT_ARCH"))
+_LINKER_SCRIPT_MAX = 1 << 12
+
+
+def _cudart_soname(view: FileView, path: str) -> tuple[str | None, str]:
+    """(the DT_SONAME of the libcudart.so a `-lcudart` link takes, which the link writes into the extension's DT_NEEDED
+    where it keeps the library (igap29: a CUDA 12 toolkit's libcudart.so.12 beside a CUDA 13 torch); else None and
+    why). A linker script in its place (text "INPUT(...)" / "GROUP(...)") is followed as ld follows it to the files it
+    names, where each is in the script's own directory (a bare name: binutils 2.37+ look there first, ld's manual, File
+    Commands; an absolute path there), and read there: one ELF shared library's DT_SONAME among them, archives beside
+    it. None (igap34: the rule was left out, its gate allowed) where the file is no ELF shared library and no such
+    script, where the script names a file elsewhere, another script, `-l` or no shared library, and where the
+    library has no DT_SONAME (the link then writes the name it found, libcudart.so, which torch's runtime does not
+    answer: inferred from ld's --soname description, not run)."""
+    try:
+        real = view.realpath(path)
+        head = view.read_bytes(real, _LINKER_SCRIPT_MAX + 1)
+    except (OSError, ValueError):
+        return None, f"{path} could not be read"
+    if head[:4] == b"\x7fELF":
+        return _elf_soname(view, path, real)
+    text = head.decode("ascii", "replace")
+    if len(head) > _LINKER_SCRIPT_MAX or "\ufffd" in text:
+        return None, f"{path} is no ELF shared library and no short linker script"
+    words = _LINKER_SCRIPT_WORD.findall(_without_comments(text))
+    files = [w for w in words if w not in _LINKER_SCRIPT_KEYWORDS]
+    if not words or words[0] not in ("INPUT", "GROUP") or not files:
+        return None, f"{path} is no ELF shared library and no INPUT / GROUP linker script"
+    directory = posixpath.dirname(path)
+    sonames: list[str] = []
+    for name in files:
+        target = name if name.startswith("/") else f"{directory}/{name}"
+        if name.startswith("-") or posixpath.dirname(posixpath.normpath(target)) != directory:
+            return None, f"{path} is a linker script naming {name[:120]!r}, outside its own directory: not followed"
+        if name.endswith(".a") and is_file(view, target):
+            continue
+        try:
+            target_real = view.realpath(target)
+            elf = view.read_bytes(target_real, 4) == b"\x7fELF"
+        except (OSError, ValueError):
+            elf = False
+        if not elf:
+            return None, f"{path} is a linker script naming {target}, no ELF shared library there: not followed"
+        soname, why = _elf_soname(view, target, target_real)
+        if soname is None:
+            return None, f"{path} is a linker script naming {why}"
+        sonames.append(soname)
+    if len(set(sonames)) != 1:
+        return None, f"{path} is a linker script naming {len(set(sonames))} shared libraries' sonames"
+    return sonames[0], ""
+
+
+def _without_comments(text: str) -> str:
+    """A linker script's text without its /* comments */ (an unclosed one drops the rest, as ld reads no further)."""
+    out, rest = [], text
+    while "/*" in rest:
+        before, _, rest = rest.partition("/*")
+        out.append(before + " ")
+        rest = rest.partition("*/")[2] if "*/" in rest else ""
+    out.append(rest)
+    return "".join(out)
+
+
+def _elf_soname(view: FileView, path: str, real: str) -> tuple[str | None, str]:
+    """(an ELF shared library's DT_SONAME, or None and why: no DT_SONAME, or not read)."""
     from stackcheck.readers.elf import DynamicSymbols, ElfError, ElfFile
 
     try:
-        with ElfFile(view.realpath(path), view) as elf:
+        with ElfFile(real, view) as elf:
             soname = DynamicSymbols(elf).soname
     except (ElfError, OSError, ValueError):
-        return None
-    return soname if soname and soname.isprintable() else None
+        return None, f"{path}, an ELF file not read as a shared library"
+    if not soname:
+        return None, (
+            f"{path}, an ELF shared library without DT_SONAME: the link writes the name it found, libcudart.so, into "
+            "the allocator's DT_NEEDED, which torch's CUDA runtime does not answer"
+        )
+    if not soname.isprintable():
+        return None, f"{path}, whose DT_SONAME is not printable"
+    return soname, ""
 
 
 def nccl_so_path(env: Mapping[str, str], view: FileView, machine: str | None = None) -> dict[str, Any]:
