@@ -731,6 +731,8 @@ _SCRIPT_QUIET = frozenset(
     ("if", "then", "else", "elif", "fi", "do", "done", "while", "until", "!", "[", "[[", "test", "exit", "set",
      "export", "unset", "shift", "true", "false", ":", "echo", "printf", "return", "local", "readonly")
 )  # fmt: skip
+#: the words that open a compound command in a wrapper script: an exec after one may not run
+_SCRIPT_COMPOUND = frozenset(("if", "while", "until", "for", "case", "select", "function"))
 #: the most of a wrapper script read (a longer one is not read: its rest may run another compiler)
 _SCRIPT_MAX = 1 << 16
 _SCRIPT_MAJORS = _lazy(r"/gcc/[\w.+-]+/(\d{1,9})(?:\.\d+)*/|/c\+\+/(\d{1,9})\b|\b(?:gcc|g\+\+)-(\d{1,9})\b")
@@ -818,19 +820,28 @@ def _script_programs(text: str) -> tuple[list[str], str | None]:
     as one: an exec of anything else (an option, a relative path, a word with `$` or a quote inside), or a command
     that runs a program without exec (not in _SCRIPT_QUIET)); comment lines are skipped. Each -B directory an exec
     gives the driver is returned too, as -BDIR, and an exec with -wrapper is not read (irev61). Shell syntax is not
-    parsed: a separator inside quotes makes a command not read, never one read as harmless."""
+    parsed: a separator inside quotes makes a command not read, never one read as harmless. An `exit` or `return`
+    is read only after an exec that runs whatever came before (a line of that exec alone, before any line with a
+    separator or a compound command): one before it may end the script without compiling (igap34: `exit 0` then the
+    exec was read as the prefix's compiler, where nvcc's host compile then finds no output)."""
     targets: list[str] = []
+    opened = ran = False  # (a separator or a compound command seen; an exec that always runs seen)
     for line, quoted in _script_lines(text):
         if not quoted and line.lstrip().startswith("#"):
             continue
-        for command in _SCRIPT_SEPARATOR.split(line):
+        commands = _SCRIPT_SEPARATOR.split(line)
+        for command in commands:
             words = command.split()
             while words and ("=" in words[0] and not words[0].startswith(("=", "-", "/", "'", '"'))):
                 words = words[1:]  # (VAR=value before a command, or an assignment alone)
+            opened = opened or len(commands) > 1 or bool(words and words[0] in _SCRIPT_COMPOUND)
             while words and words[0] in ("if", "then", "else", "elif", "do", "while", "until", "!"):
                 words = words[1:]
+            if words and words[0] in ("exit", "return") and not ran:
+                return targets, f"{' '.join(words)[:40]} before the exec of its compiler"
             if not words or (words[0] in _SCRIPT_QUIET and words[0] != "exec"):
                 continue
+            ran = ran or (words[0] == "exec" and not opened)
             if words[0] != "exec":
                 return targets, words[0]
             target = words[1].strip("'\"") if len(words) > 1 else ""
