@@ -1619,11 +1619,11 @@ def nccl_so_path(env: Mapping[str, str], view: FileView, machine: str | None = N
     if machine is not None and arch is not None and arch != machine:
         why = f"the file is an ELF for {arch}, not for this {machine} box: dlopen refuses it, pynccl's load fails"
         return {"nccl_so_path": value, "nccl_so_path_found": False, "nccl_so_path_reason": why}
-    defines, why, extra = _defines_nccl_get_version(view, value)
-    if defines is None:
+    exports, why, extra = _exports_pynccl_functions(view, value)
+    if exports is None:
         return {"nccl_so_path": value, "nccl_so_path_found": None, "nccl_so_path_reason": why}
-    out: dict[str, Any] = {"nccl_so_path": value, "nccl_so_path_found": defines}
-    if not defines:
+    out: dict[str, Any] = {"nccl_so_path": value, "nccl_so_path_found": exports}
+    if not exports:
         out["nccl_so_path_reason"] = why
     out.update(extra)
     return out
@@ -1651,7 +1651,7 @@ PYNCCL_FUNCTIONS_0517 = ("ncclCommInitRankConfig",)
 PYNCCL_WINDOW_0523 = ("ncclMemAlloc", "ncclMemFree")
 
 
-def _defines_nccl_get_version(view: FileView, path: str) -> tuple[bool | None, str, dict[str, bool]]:
+def _exports_pynccl_functions(view: FileView, path: str) -> tuple[bool | None, str, dict[str, bool]]:
     """(whether the library at `path` exports every function of PYNCCL_FUNCTIONS, which pynccl looks up in the file
     it loads: a missing one raises AttributeError, caught by PyNcclCommunicator as a failed load (pynccl disabled);
     why not, naming the missing functions and its DT_SONAME; the keys `nccl_so_path_init_config`
