@@ -997,9 +997,10 @@ def _gcc_driver_major(view: FileView, gcc: str) -> tuple[int | None, str | None,
     its .rodata (_GCC_VERSION_STRING, one major among them), where it holds the driver's own strings
     (_GCC_DRIVER_MARKS); an ELF without them is not GCC's driver (a ccache binary copied into gcc's name), and a name
     gcc-N of another N than the binary's is a lie: both unknown. A script's name says nothing (the caller reads its
-    prefix and what it execs: _layout_major). A file not read as an ELF object (its header unreadable: a stub of an
-    ELF's first bytes, which runs nothing) and no script: (None, None, False), its name and program directories read
-    as before. Where there is no section table, the whole file is searched."""
+    prefix and what it execs: _layout_major). A file that starts as an ELF and is not read as one (a truncated file, a
+    stub of an ELF's first bytes, which runs nothing) is unknown (igap34: it was read by its name and program
+    directories, supported); a file that is neither ELF nor script: (None, None, False), its name and program
+    directories read as before. Where there is no section table, the whole file is searched."""
     from stackcheck.readers.elf import ElfError, ElfFile
 
     try:
@@ -1019,8 +1020,8 @@ def _gcc_driver_major(view: FileView, gcc: str) -> tuple[int | None, str | None,
             if size > _DRIVER_RODATA_MAX:
                 return None, f"resolves to {real}, whose {size} bytes of strings are not read", False
             data = elf.read_section(rodata) if rodata is not None else elf.read_at(0, size, "the file")
-    except (ElfError, OSError, ValueError):
-        return None, None, False
+    except (ElfError, OSError, ValueError):  # (igap34: read by its name and directories before, though it never runs)
+        return None, f"resolves to {real}, not read as an ELF program (truncated, or an ELF's first bytes only)", False
     if not all(mark in data for mark in _GCC_DRIVER_MARKS):
         why = f"resolves to {real}, an ELF program without GCC's driver strings (a ccache binary or another program"
         return None, why + " in its name, not GCC's driver)", False

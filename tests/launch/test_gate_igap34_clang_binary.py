@@ -14,7 +14,15 @@ import shutil
 from pathlib import Path
 
 import pytest
-from gate_cli import CUDA_128_HOME, clang_binary, jit_host_gate, judged_rules, toolkit_128_facts, touch_exe
+from gate_cli import (
+    CUDA_128_HOME,
+    clang_binary,
+    gcc_driver,
+    jit_host_gate,
+    judged_rules,
+    toolkit_128_facts,
+    touch_exe,
+)
 
 from stackcheck.probes.jit import probe_jit
 from stackcheck.readers.fsview import HostView
@@ -99,3 +107,33 @@ def test_a_real_static_llvm_binary_is_read(tmp_path: Path) -> None:
     (tmp_path / "box/opt/real/bin/clang").chmod(0o755)
     jit = probe_jit(toolkit_128_facts(), {**PATH, "CC": "/opt/real/bin/clang"}, view)
     assert jit["cc_host_clang_major"] == 23 and jit["cc_host_clang_supported"] is False, jit
+
+
+# ---- gcc: a file of an ELF's first bytes in gcc-N's name -----------------------------------------------------------
+# A gcc-14 that is only an ELF's first bytes (a truncated file: it does not run) was read by its name and its program
+# directory as 14, supported beside CUDA 12.8; it is now unknown. The tests' gcc stubs are GCC drivers that say their
+# major (gate_cli.touch_exe, gcc_driver).
+
+
+def _gcc_box(root: Path, driver: bytes) -> HostView:
+    touch_exe(root / HOME / "bin/nvcc")
+    (root / HOME / "include/crt").mkdir(parents=True, exist_ok=True)
+    (root / HOME / "include/crt/host_config.h").write_text(HEADER)
+    touch_exe(root / "usr/bin/c++")
+    touch_exe(root / "usr/bin/gcc-14", driver)
+    (root / "usr/bin/gcc").symlink_to("gcc-14")
+    for name in ("cc1", "cc1plus"):
+        touch_exe(root / f"usr/lib/gcc/x86_64-linux-gnu/14/{name}")
+    return HostView(str(root))
+
+
+def test_a_truncated_gcc_is_not_read_by_its_name(tmp_path: Path) -> None:
+    jit = probe_jit(toolkit_128_facts(), PATH, _gcc_box(tmp_path / "stub", b"\x7fELF"))
+    assert "nvcc_host_gnu_major" not in jit and jit["nvcc_host_gnu_supported"] is None, jit
+    assert "not read as an ELF program" in jit["nvcc_host_gnu_supported_reason"], jit
+    doc = jit_host_gate(tmp_path / "g", jit, "0.5.12")
+    rules = judged_rules(doc, lambda rule: rule.endswith("host-version"))
+    assert rules.get("sglang-jit-nvcc-host-version") == "unknown", (doc.get("reasons"), doc.get("warnings"))
+    # a driver that says 14 (gate_cli.gcc_driver, the shape of GCC's .rodata strings): read, supported
+    jit = probe_jit(toolkit_128_facts(), PATH, _gcc_box(tmp_path / "ok", gcc_driver(14)))
+    assert jit["nvcc_host_gnu_major"] == 14 and jit["nvcc_host_gnu_supported"] is True, jit
