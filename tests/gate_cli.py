@@ -5,6 +5,7 @@ variables of the test run removed; its JSON decision (for the gate's refusal tes
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -291,11 +292,43 @@ def torchao_box(tmp_path: Path, sglang: str, torch: str, torchao: str, local: st
 CUDA_128_HOME = "/usr/local/cuda-12.8"
 
 
-def touch_exe(path: Path, body: bytes = b"\x7fELF") -> None:
-    """An executable file at `path` (its directories made), an ELF file's first bytes unless `body` is given."""
+#: a GCC driver's name that says its major (gcc-14, g++-13, x86_64-linux-gnu-gcc-12)
+_GCC_NAMED = re.compile(r"(?:[\w.+-]+-)?(?:gcc|g\+\+)-(\d+)")
+
+
+def gcc_driver(major: int | str) -> bytes:
+    """The bytes of an ELF program that reads as GCC `major`'s driver (the jit probe's _gcc_driver_major): GCC's
+    driver strings and version string ("Configured with: %s\\n", "gcc version %s %s\\n", "N.1.0", NUL-delimited, the
+    shape of Debian's gcc-12 driver's .rodata) after the tables of a minimal ELF with no section table."""
+    from elfwriter import build_so
+
+    return build_so(needed=["libc.so.6"]) + f"\0Configured with: %s\n\0gcc version %s %s\n\0{major}.1.0\0".encode()
+
+
+def touch_exe(path: Path, body: bytes | None = None) -> None:
+    """An executable file at `path` (its directories made): `body`, else a GCC driver of the major its name says
+    (gcc-N, g++-N, TRIPLET-gcc-N: igap34, an ELF's first bytes alone no longer read as a compiler), else an ELF
+    file's first bytes."""
+    if body is None:
+        named = _GCC_NAMED.fullmatch(path.name)
+        body = gcc_driver(named.group(1)) if named is not None else b"\x7fELF"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(body)
     path.chmod(0o755)
+
+
+def clang_binary(path: Path, version: str | None = None, llvm: int | None = None, extra: bytes = b"") -> None:
+    """An ELF clang program at `path` (its directories made): needing LLVM `llvm`'s libraries where given
+    (libclang-cpp.so.N.1 and libLLVM.so.N.1, as Debian's clang-19 binary does), and carrying `version` where given as
+    a static clang does (" version X.Y.Z" and "Clang X.Y.Z", NUL-delimited, the shape of clang's Version.cpp strings;
+    after the ELF's tables, which have no section table: the whole file is read), then `extra`."""
+    from elfwriter import build_so
+
+    needed = [f"libclang-cpp.so.{llvm}.1", f"libLLVM.so.{llvm}.1"] if llvm is not None else []
+    body = build_so(needed=[*needed, "libc.so.6"])
+    if version is not None:
+        body += f"\0 version {version}\0Clang {version}\0".encode()
+    touch_exe(path, body + extra)
 
 
 def toolkit_128_facts() -> dict[str, Any]:

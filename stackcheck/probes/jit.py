@@ -64,7 +64,9 @@ assembler that a user put in place of Triton's bundled one:
   toolkit without its development package (cuda-cudart-dev) has only libcudart.so.N too: 'cannot find -lcudart'.
   null with `libcudart_so_reason` as for libnccl.so. `libcudart_so_soname`: that libcudart.so's DT_SONAME
   (libcudart.so.12, .13), the name the link writes into the allocator's DT_NEEDED where it keeps the library; left
-  out for libcudart.a, a file that is no ELF shared library or one without DT_SONAME.
+  out for libcudart.a; a linker script (INPUT / GROUP) followed as ld follows it to the library it names in its own
+  directory; null with `libcudart_so_soname_reason` where there is no DT_SONAME or the script is not followed (igap34:
+  left out, so the rule was).
 - `cxx_found` / `cxx`: whether the C++ compiler torch's load_inline builds with (`$CXX`, else `c++`) is found on
   the server's PATH (/bin/sh's default where it has none: ninja runs the command through /bin/sh -c), and its path
   (left out when none); null with `cxx_reason` where CXX is a command with arguments or a relative path (then
@@ -115,8 +117,9 @@ assembler that a user put in place of Triton's bundled one:
   `cc_host_one_program` (where CC is set): whether the shell that runs FlashInfer's ninja command leaves $CC one word
   (false where a second word is no option, CC='ccache gcc': nvcc takes it for a second input file; cc_one_program).
 - `nvcc_host_clang_*` / `cc_host_clang_*`: for a clang NVCC_CCBIN or CC names (igap28: found, never judged), its major
-  (`_major`: clang-N, the libclang-cpp.so.N / libLLVM.so.N it needs, an llvm-N directory, the one PREFIX/lib/clang/N,
-  which must agree: igap31), the newest the toolkit's host_config.h takes
+  (`_major`: clang-N, the libclang-cpp.so.N / libLLVM.so.N it needs, the version string a static clang's .rodata
+  carries, an llvm-N directory, the one PREFIX/lib/clang/N, which must agree: igap31; the binary must say one of the
+  first two: igap34), the newest the toolkit's host_config.h takes
   (`_max`) and whether it is within it (`_supported`: null where the major is not read; _clang_host).
 - `pytorch_nvcc` / `pytorch_nvcc_found` / `pytorch_nvcc_same`: PYTORCH_NVCC, the nvcc FlashInfer before 0.4.0rc4
   compiles with in place of the toolkit's bin/nvcc (pytorch_nvcc).
@@ -575,7 +578,10 @@ def _clang_major(view: FileView, clang: str) -> tuple[int | None, str]:
     version directory of PREFIX/lib/clang (its resource directory, found relative to the binary); None with why where
     none says it, or where two say different majors (igap31: a clang-19 that is clang 20's binary, or a clang-19
     linked against libclang-cpp.so.20, was read as 19). Only an ELF clang is read (irev60: a script named clang
-    beside lib/clang/19 that execs a clang 20 was read as 19; igap31: a script named clang-19, by its name)."""
+    beside lib/clang/19 that execs a clang 20 was read as 19; igap31: a script named clang-19, by its name), and only
+    where its binary says a major: the version string a static clang carries (_clang_binary) or an LLVM library it
+    needs; an ELF with neither (a static clang was read by its name alone; a copy of another program, a truncated
+    file), one not read as an ELF object, and NVIDIA's Grace clang are unknown whatever their name (igap34)."""
     try:
         real = view.realpath(clang)
     except (OSError, ValueError):
@@ -585,14 +591,24 @@ def _clang_major(view: FileView, clang: str) -> tuple[int | None, str]:
         return None, f"{clang} resolves to {real}, not clang's driver (a ccache masquerade link or a wrapper)"
     if not _is_elf(view, real):  # (a wrapper script: the clang it runs is neither its name's nor its directories')
         return None, f"{clang} resolves to {real}, no ELF program (a wrapper script): the clang it runs"
+    needed, strings, unread = _clang_binary(view, real)
+    if unread is not None:
+        return None, f"{clang} resolves to {real}, {unread}"
     readings: dict[int, list[str]] = {}
-    named = _CLANG_NAME_MAJOR.search(name)
-    if named is not None and named.end() == len(name):
-        readings.setdefault(int(named.group(1)), []).append(f"its name {name}")
-    for library in _clang_libraries(view, real):
+    for major, said in strings:
+        readings.setdefault(major, []).append(f"its version string {said!r}")
+    for library in needed:
         linked = _CLANG_LIBRARY.fullmatch(library)
         if linked is not None:
             readings.setdefault(int(linked.group(1) or linked.group(2)), []).append(f"its DT_NEEDED {library}")
+    if not readings:  # (igap34: a static clang, or any ELF in clang's name, was read by its name alone)
+        return None, (
+            f"{clang} resolves to {real}, an ELF program with neither clang's version string nor an LLVM library it "
+            "needs (no clang binary, or one not read): its version"
+        )
+    named = _CLANG_NAME_MAJOR.search(name)
+    if named is not None and named.end() == len(name):
+        readings.setdefault(int(named.group(1)), []).append(f"its name {name}")
     for part in real.split("/"):
         llvm = _LLVM_DIR.fullmatch(part)
         if llvm is not None:
@@ -618,15 +634,50 @@ def _clang_major(view: FileView, clang: str) -> tuple[int | None, str]:
 _CLANG_LIBRARY = _lazy(r"lib(?:clang-cpp|LLVM)(?:\.so\.(\d{1,9})(?:\.\d{1,9})*|-(\d{1,9})(?:\.\d{1,9})*\.so)")
 
 
-def _clang_libraries(view: FileView, real: str) -> list[str]:
-    """The DT_NEEDED names of a clang binary; empty where it is not read as an ELF object (a stub: not read)."""
+#: the version strings clang's own code puts in its binary's .rodata, NUL-delimited (the linker may merge one into the
+#: tail of a longer string): clang/lib/Basic/Version.cpp getClangToolFullVersion's `" version " CLANG_VERSION_STRING`
+#: (the tool's name, and CLANG_VENDOR before it, are written at run time: "clang version X.Y.Z" is never one literal)
+#: and getClangFullCPPVersion's `"Clang " CLANG_VERSION_STRING`; "clang -cc1 version X.Y.Z" holds the first as its
+#: tail. Read in the clang-format 23.1.5 wheel's static binary (clang_format/data/bin/clang-format: " version 23.1.5"
+#: in .rodata) and the ziglang 0.17.1 wheel's zig, which links clang in ("clang -cc1 version 22.1.8", "Clang 22.1.8").
+#: CLANG_VERSION_STRING is what __clang_major__ is made from (CLANG_VERSION_MAJOR), whatever the vendor's name: AMD's
+#: ROCm and AOCC clangs keep upstream LLVM's numbering there. `.comment`'s "clang version X" (the compiler that BUILT
+#: the binary: zig's) is not in .rodata and is not read.
+_CLANG_VERSION_STRING = _lazy_bytes(
+    rb"(?<=\x00)(?:clang -cc1)? version (\d{1,4})\.\d{1,4}\.\d{1,4}(?:git|rc\d{1,3})?(?=\x00)"
+    rb"|(?<=\x00)Clang (\d{1,4})\.\d{1,4}\.\d{1,4}(?:git|rc\d{1,3})?(?=\x00)"
+)
+#: the macro NVIDIA's clang for Grace predefines (the toolkit's host_config.h judges it by its own range, 16 to 19 in
+#: CUDA 12.8.93 include/crt/host_config.h:116-121, and skips the clang test of :154-161); a binary that carries the
+#: name is taken for one (inferred: clang's predefined macros are string literals in its binary)
+_GRACE_CLANG_MARK = b"__GRCO_CLANG_COMPILER__"
+#: the most of a clang binary's .rodata read (clang-format 23.1.5: 1.2 MB; zig 0.17.1, clang and LLVM inside: 66 MB)
+_CLANG_RODATA_MAX = 1 << 27
+
+
+def _clang_binary(view: FileView, real: str) -> tuple[list[str], list[tuple[int, str]], str | None]:
+    """(the DT_NEEDED names of a clang binary, (major, string) for each version string in its .rodata
+    (_CLANG_VERSION_STRING; the whole file where there is no section table), why the binary is not read): a file not
+    read as an ELF object (truncated: an ELF's first bytes, which do not run), strings too large to read, or the
+    mark of NVIDIA's Grace clang, which host_config.h judges by another range (igap34)."""
     from stackcheck.readers.elf import ElfError, ElfFile
 
     try:
         with ElfFile(real, view) as elf:
-            return list(elf.dynamic().needed)
+            needed = list(elf.dynamic().needed)
+            rodata = elf.section(".rodata")
+            size = rodata.size if rodata is not None else elf.size
+            if size > _CLANG_RODATA_MAX:
+                return needed, [], f"whose {size} bytes of strings are not read: its version"
+            data = elf.read_section(rodata) if rodata is not None else elf.read_at(0, size, "the file")
     except (ElfError, OSError, ValueError):
-        return []
+        return [], [], "not read as an ELF program (truncated, or an ELF's first bytes only: it does not run)"
+    if _GRACE_CLANG_MARK in data:
+        return needed, [], "NVIDIA's clang for Grace (it carries __GRCO_CLANG_COMPILER__), whose range is not read"
+    strings = [
+        (int(m.group(1) or m.group(2)), m.group(0).decode("ascii")) for m in _CLANG_VERSION_STRING.finditer(data)
+    ]
+    return needed, strings, None
 
 
 def _clang_host(view: FileView, clang: str, toolkit: str, allowed: bool, key: str, label: str) -> dict[str, Any]:
@@ -680,6 +731,8 @@ _SCRIPT_QUIET = frozenset(
     ("if", "then", "else", "elif", "fi", "do", "done", "while", "until", "!", "[", "[[", "test", "exit", "set",
      "export", "unset", "shift", "true", "false", ":", "echo", "printf", "return", "local", "readonly")
 )  # fmt: skip
+#: the words that open a compound command in a wrapper script: an exec after one may not run
+_SCRIPT_COMPOUND = frozenset(("if", "while", "until", "for", "case", "select", "function"))
 #: the most of a wrapper script read (a longer one is not read: its rest may run another compiler)
 _SCRIPT_MAX = 1 << 16
 _SCRIPT_MAJORS = _lazy(r"/gcc/[\w.+-]+/(\d{1,9})(?:\.\d+)*/|/c\+\+/(\d{1,9})\b|\b(?:gcc|g\+\+)-(\d{1,9})\b")
@@ -767,19 +820,28 @@ def _script_programs(text: str) -> tuple[list[str], str | None]:
     as one: an exec of anything else (an option, a relative path, a word with `$` or a quote inside), or a command
     that runs a program without exec (not in _SCRIPT_QUIET)); comment lines are skipped. Each -B directory an exec
     gives the driver is returned too, as -BDIR, and an exec with -wrapper is not read (irev61). Shell syntax is not
-    parsed: a separator inside quotes makes a command not read, never one read as harmless."""
+    parsed: a separator inside quotes makes a command not read, never one read as harmless. An `exit` or `return`
+    is read only after an exec that runs whatever came before (a line of that exec alone, before any line with a
+    separator or a compound command): one before it may end the script without compiling (igap34: `exit 0` then the
+    exec was read as the prefix's compiler, where nvcc's host compile then finds no output)."""
     targets: list[str] = []
+    opened = ran = False  # (a separator or a compound command seen; an exec that always runs seen)
     for line, quoted in _script_lines(text):
         if not quoted and line.lstrip().startswith("#"):
             continue
-        for command in _SCRIPT_SEPARATOR.split(line):
+        commands = _SCRIPT_SEPARATOR.split(line)
+        for command in commands:
             words = command.split()
             while words and ("=" in words[0] and not words[0].startswith(("=", "-", "/", "'", '"'))):
                 words = words[1:]  # (VAR=value before a command, or an assignment alone)
+            opened = opened or len(commands) > 1 or bool(words and words[0] in _SCRIPT_COMPOUND)
             while words and words[0] in ("if", "then", "else", "elif", "do", "while", "until", "!"):
                 words = words[1:]
+            if words and words[0] in ("exit", "return") and not ran:
+                return targets, f"{' '.join(words)[:40]} before the exec of its compiler"
             if not words or (words[0] in _SCRIPT_QUIET and words[0] != "exec"):
                 continue
+            ran = ran or (words[0] == "exec" and not opened)
             if words[0] != "exec":
                 return targets, words[0]
             target = words[1].strip("'\"") if len(words) > 1 else ""
@@ -935,9 +997,10 @@ def _gcc_driver_major(view: FileView, gcc: str) -> tuple[int | None, str | None,
     its .rodata (_GCC_VERSION_STRING, one major among them), where it holds the driver's own strings
     (_GCC_DRIVER_MARKS); an ELF without them is not GCC's driver (a ccache binary copied into gcc's name), and a name
     gcc-N of another N than the binary's is a lie: both unknown. A script's name says nothing (the caller reads its
-    prefix and what it execs: _layout_major). A file not read as an ELF object (its header unreadable: a stub of an
-    ELF's first bytes, which runs nothing) and no script: (None, None, False), its name and program directories read
-    as before. Where there is no section table, the whole file is searched."""
+    prefix and what it execs: _layout_major). A file that starts as an ELF and is not read as one (a truncated file, a
+    stub of an ELF's first bytes, which runs nothing) is unknown (igap34: it was read by its name and program
+    directories, supported); a file that is neither ELF nor script: (None, None, False), its name and program
+    directories read as before. Where there is no section table, the whole file is searched."""
     from stackcheck.readers.elf import ElfError, ElfFile
 
     try:
@@ -957,8 +1020,8 @@ def _gcc_driver_major(view: FileView, gcc: str) -> tuple[int | None, str | None,
             if size > _DRIVER_RODATA_MAX:
                 return None, f"resolves to {real}, whose {size} bytes of strings are not read", False
             data = elf.read_section(rodata) if rodata is not None else elf.read_at(0, size, "the file")
-    except (ElfError, OSError, ValueError):
-        return None, None, False
+    except (ElfError, OSError, ValueError):  # (igap34: read by its name and directories before, though it never runs)
+        return None, f"resolves to {real}, not read as an ELF program (truncated, or an ELF's first bytes only)", False
     if not all(mark in data for mark in _GCC_DRIVER_MARKS):
         why = f"resolves to {real}, an ELF program without GCC's driver strings (a ccache binary or another program"
         return None, why + " in its name, not GCC's driver)", False
@@ -1438,26 +1501,98 @@ def nccl_link(
     out = _link_lookup(view, dirs, gaps, machine, NCCL_LINK_NAMES, "libnccl_so")
     out["libnccl_so_dirs"] = dirs
     out.update(_link_lookup(view, dirs, gaps, machine, CUDART_LINK_NAMES, "libcudart_so"))
-    soname = _cudart_soname(view, out.get("libcudart_so"))
-    if soname is not None:
+    path = out.get("libcudart_so")
+    if isinstance(path, str) and path.endswith(".so"):  # (libcudart.a: linked in, no DT_NEEDED; nothing to judge)
+        soname, why = _cudart_soname(view, path)
         out["libcudart_so_soname"] = soname
+        if soname is None:
+            out["libcudart_so_soname_reason"] = why
     return out
 
 
-def _cudart_soname(view: FileView, path: object) -> str | None:
-    """The DT_SONAME of the libcudart.so a `-lcudart` link takes, which the link writes into the extension's DT_NEEDED
-    where it keeps the library (igap29: a CUDA 12 toolkit's libcudart.so.12 beside a CUDA 13 torch); None for the static
-    archive, a file that is no ELF shared library (a linker script) or one without DT_SONAME."""
-    if not isinstance(path, str) or not path.endswith(".so"):
-        return None
+#: the words of a GNU ld linker script that name no file (INPUT / GROUP and AS_NEEDED's lists: ld's manual, File
+#: Commands); /* comments */ are dropped before
+_LINKER_SCRIPT_WORD = _lazy(r"[^\s(),]+")
+_LINKER_SCRIPT_KEYWORDS = frozenset(("INPUT", "GROUP", "AS_NEEDED", "OUTPUT_FORMAT", "OUTPUT_ARCH"))
+_LINKER_SCRIPT_MAX = 1 << 12
+
+
+def _cudart_soname(view: FileView, path: str) -> tuple[str | None, str]:
+    """(the DT_SONAME of the libcudart.so a `-lcudart` link takes, which the link writes into the extension's DT_NEEDED
+    where it keeps the library (igap29: a CUDA 12 toolkit's libcudart.so.12 beside a CUDA 13 torch); else None and
+    why). A linker script in its place (text "INPUT(...)" / "GROUP(...)") is followed as ld follows it to the files it
+    names, where each is in the script's own directory (a bare name: binutils 2.37+ look there first, ld's manual, File
+    Commands; an absolute path there), and read there: one ELF shared library's DT_SONAME among them, archives beside
+    it. None (igap34: the rule was left out, its gate allowed) where the file is no ELF shared library and no such
+    script, where the script names a file elsewhere, another script, `-l` or no shared library, and where the
+    library has no DT_SONAME (the link then writes the name it found, libcudart.so, which torch's runtime does not
+    answer: inferred from ld's --soname description, not run)."""
+    try:
+        real = view.realpath(path)
+        head = view.read_bytes(real, _LINKER_SCRIPT_MAX + 1)
+    except (OSError, ValueError):
+        return None, f"{path} could not be read"
+    if head[:4] == b"\x7fELF":
+        return _elf_soname(view, path, real)
+    text = head.decode("ascii", "replace")
+    if len(head) > _LINKER_SCRIPT_MAX or "\ufffd" in text:
+        return None, f"{path} is no ELF shared library and no short linker script"
+    words = _LINKER_SCRIPT_WORD.findall(_without_comments(text))
+    files = [w for w in words if w not in _LINKER_SCRIPT_KEYWORDS]
+    if not words or words[0] not in ("INPUT", "GROUP") or not files:
+        return None, f"{path} is no ELF shared library and no INPUT / GROUP linker script"
+    directory = posixpath.dirname(path)
+    sonames: list[str] = []
+    for name in files:
+        target = name if name.startswith("/") else f"{directory}/{name}"
+        if name.startswith("-") or posixpath.dirname(posixpath.normpath(target)) != directory:
+            return None, f"{path} is a linker script naming {name[:120]!r}, outside its own directory: not followed"
+        if name.endswith(".a") and is_file(view, target):
+            continue
+        try:
+            target_real = view.realpath(target)
+            elf = view.read_bytes(target_real, 4) == b"\x7fELF"
+        except (OSError, ValueError):
+            elf = False
+        if not elf:
+            return None, f"{path} is a linker script naming {target}, no ELF shared library there: not followed"
+        soname, why = _elf_soname(view, target, target_real)
+        if soname is None:
+            return None, f"{path} is a linker script naming {why}"
+        sonames.append(soname)
+    if len(set(sonames)) != 1:
+        return None, f"{path} is a linker script naming {len(set(sonames))} shared libraries' sonames"
+    return sonames[0], ""
+
+
+def _without_comments(text: str) -> str:
+    """A linker script's text without its /* comments */ (an unclosed one drops the rest, as ld reads no further)."""
+    out, rest = [], text
+    while "/*" in rest:
+        before, _, rest = rest.partition("/*")
+        out.append(before + " ")
+        rest = rest.partition("*/")[2] if "*/" in rest else ""
+    out.append(rest)
+    return "".join(out)
+
+
+def _elf_soname(view: FileView, path: str, real: str) -> tuple[str | None, str]:
+    """(an ELF shared library's DT_SONAME, or None and why: no DT_SONAME, or not read)."""
     from stackcheck.readers.elf import DynamicSymbols, ElfError, ElfFile
 
     try:
-        with ElfFile(view.realpath(path), view) as elf:
+        with ElfFile(real, view) as elf:
             soname = DynamicSymbols(elf).soname
     except (ElfError, OSError, ValueError):
-        return None
-    return soname if soname and soname.isprintable() else None
+        return None, f"{path}, an ELF file not read as a shared library"
+    if not soname:
+        return None, (
+            f"{path}, an ELF shared library without DT_SONAME: the link writes the name it found, libcudart.so, into "
+            "the allocator's DT_NEEDED, which torch's CUDA runtime does not answer"
+        )
+    if not soname.isprintable():
+        return None, f"{path}, whose DT_SONAME is not printable"
+    return soname, ""
 
 
 def nccl_so_path(env: Mapping[str, str], view: FileView, machine: str | None = None) -> dict[str, Any]:
@@ -1485,11 +1620,11 @@ def nccl_so_path(env: Mapping[str, str], view: FileView, machine: str | None = N
     if machine is not None and arch is not None and arch != machine:
         why = f"the file is an ELF for {arch}, not for this {machine} box: dlopen refuses it, pynccl's load fails"
         return {"nccl_so_path": value, "nccl_so_path_found": False, "nccl_so_path_reason": why}
-    defines, why, extra = _defines_nccl_get_version(view, value)
-    if defines is None:
+    exports, why, extra = _exports_pynccl_functions(view, value)
+    if exports is None:
         return {"nccl_so_path": value, "nccl_so_path_found": None, "nccl_so_path_reason": why}
-    out: dict[str, Any] = {"nccl_so_path": value, "nccl_so_path_found": defines}
-    if not defines:
+    out: dict[str, Any] = {"nccl_so_path": value, "nccl_so_path_found": exports}
+    if not exports:
         out["nccl_so_path_reason"] = why
     out.update(extra)
     return out
@@ -1517,7 +1652,7 @@ PYNCCL_FUNCTIONS_0517 = ("ncclCommInitRankConfig",)
 PYNCCL_WINDOW_0523 = ("ncclMemAlloc", "ncclMemFree")
 
 
-def _defines_nccl_get_version(view: FileView, path: str) -> tuple[bool | None, str, dict[str, bool]]:
+def _exports_pynccl_functions(view: FileView, path: str) -> tuple[bool | None, str, dict[str, bool]]:
     """(whether the library at `path` exports every function of PYNCCL_FUNCTIONS, which pynccl looks up in the file
     it loads: a missing one raises AttributeError, caught by PyNcclCommunicator as a failed load (pynccl disabled);
     why not, naming the missing functions and its DT_SONAME; the keys `nccl_so_path_init_config`

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gate_cli import LLAMA3, cli_json, model_dir, release_box, rule_results
+from gate_cli import LLAMA3, cli_json, model_dir, release_box, rule_results, touch_exe
 from registry_wheels import fetch_wheel
 
 from stackcheck.probes.jit import probe_jit
@@ -33,10 +33,8 @@ DEB = "usr/lib/gcc/x86_64-linux-gnu"
 ENV = {"PATH": "/usr/bin"}
 
 
-def _touch(path: Path, body: bytes = b"\x7fELF") -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(body)
-    path.chmod(0o755)
+def _touch(path: Path, body: bytes | None = None) -> None:
+    touch_exe(path, body)  # (a gcc-N / g++-N: a GCC driver of that major, igap34)
 
 
 def _facts(home: str = HOME, version: str = "12.8.93") -> dict[str, Any]:

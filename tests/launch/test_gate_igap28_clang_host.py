@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from gate_cli import (
     CUDA_128_HOME,
+    clang_binary,
     jit_host_gate,
     judged_rules,
     toolkit_128_facts,
@@ -46,12 +47,13 @@ def _box(root: Path) -> HostView:
     for name in ("cc1", "cc1plus"):
         touch_exe(root / f"usr/lib/gcc/x86_64-linux-gnu/14/{name}")
     touch_exe(root / "usr/bin/c++")
-    touch_exe(root / "usr/lib/llvm-19/bin/clang")
+    # (igap34: ELF programs that say their version, as real clang binaries do; a 4-byte stub is not read)
+    clang_binary(root / "usr/lib/llvm-19/bin/clang", llvm=19)
     (root / "usr/bin/clang-19").symlink_to("../lib/llvm-19/bin/clang")
-    touch_exe(root / "usr/bin/clang-20")
-    touch_exe(root / "opt/llvm/bin/clang")
+    clang_binary(root / "usr/bin/clang-20", "20.1.8")
+    clang_binary(root / "opt/llvm/bin/clang", "20.1.2")
     (root / "opt/llvm/lib/clang/20/include").mkdir(parents=True)
-    touch_exe(root / "opt/bare/bin/clang")
+    clang_binary(root / "opt/bare/bin/clang")
     touch_exe(root / "usr/bin/ccache")
     (root / "usr/lib/ccache").mkdir(parents=True)
     (root / "usr/lib/ccache/clang").symlink_to("../../bin/ccache")

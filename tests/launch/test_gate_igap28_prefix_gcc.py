@@ -73,7 +73,9 @@ def test_a_driver_binary_is_not_judged_by_the_prefix_layout(tmp_path: Path) -> N
     # so the one version directory does not tell its major: unknown, not 13 and supported
     jit = probe_jit(toolkit_128_facts(), {**PATH, "CC": "/opt/gcc/bin/gcc"}, _box(tmp_path, ("13",)))
     assert jit["cc_host_found"] is True and "cc_host_gnu_major" not in jit, jit
-    assert jit["cc_host_gnu_supported"] is None and "driver binary" in jit["cc_host_gnu_supported_reason"], jit
+    # (igap34: the box's driver is an ELF's first bytes, which is not read as a program at all)
+    reason = jit["cc_host_gnu_supported_reason"]
+    assert jit["cc_host_gnu_supported"] is None and "not read as an ELF program" in reason, jit
 
 
 def test_the_lent_h100s_wrapper_script(tmp_path: Path) -> None:
@@ -88,7 +90,8 @@ def test_the_lent_h100s_wrapper_script(tmp_path: Path) -> None:
 
 
 def test_two_versions_in_the_prefix_are_unknown(tmp_path: Path) -> None:
-    jit = probe_jit(toolkit_128_facts(), {**PATH, "CC": "/opt/gcc/bin/gcc"}, _box(tmp_path, ("13", "15")))
+    view = _box(tmp_path, ("13", "15"), script=_wrapper("/opt/gcc", "/opt/gcc/bin/gcc-real", "13"))
+    jit = probe_jit(toolkit_128_facts(), {**PATH, "CC": "/opt/gcc/bin/gcc"}, view)
     assert jit["cc_host_found"] is True and "cc_host_gnu_major" not in jit, jit
     assert jit["cc_host_gnu_supported"] is None and jit["cc_host_gnu_max"] == 14, jit
     reason = jit["cc_host_gnu_supported_reason"]
@@ -334,3 +337,41 @@ def test_b_directories_in_the_prefix_are_read_there_or_not(tmp_path: Path) -> No
     script = f"#!/bin/sh\nexec /opt/gcc/bin/gcc-real {FLAGS.replace(' ', ' -B/opt/gcc/libexec/ ', 1)}\n"
     jit = probe_jit(toolkit_128_facts(), {**PATH, "CC": "/opt/gcc/bin/gcc"}, _box(tmp_path, script=script.encode()))
     assert jit["cc_host_gnu_major"] == 13 and jit["cc_host_gnu_supported"] is True, jit
+
+
+# ---- igap34: a wrapper that may end before its exec ---------------------------------------------------------
+# `exit` and `return` were read as words that run no program, so a wrapper that ends (with any status) before it execs
+# the prefix's driver was read as the prefix's 13, supported: nvcc's host compile then finds no output, or stops.
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        f"#!/bin/sh\nexit 0\nexec /opt/gcc/bin/gcc-real {FLAGS}\n",
+        f"#!/bin/sh\nexit\nexec /opt/gcc/bin/gcc-real {FLAGS}\n",
+        f"#!/bin/bash\nreturn 1 2>/dev/null\nexec /opt/gcc/bin/gcc-real {FLAGS}\n",
+        f'#!/bin/sh\nif [ -z "$CUDA_OK" ]; then exit 1; fi\nexec /opt/gcc/bin/gcc-real {FLAGS}\n',
+        f'#!/bin/sh\ntest -n "$X" || exit 3\nexec /opt/gcc/bin/gcc-real {FLAGS}\n',
+        # an exec that may not run, then an exit
+        f'#!/bin/sh\n[ -n "$X" ] && exec /opt/gcc/bin/gcc-real {FLAGS}\nexit 1\n',
+        f'#!/bin/sh\nif [ -n "$X" ]; then\nexec /opt/gcc/bin/gcc-real {FLAGS}\nfi\nexit 1\n',
+    ],
+)
+def test_a_wrapper_that_may_end_before_its_exec_is_unknown(tmp_path: Path, script: str) -> None:
+    jit = probe_jit(toolkit_128_facts(), {**PATH, "CC": "/opt/gcc/bin/gcc"}, _box(tmp_path, script=script.encode()))
+    assert "cc_host_gnu_major" not in jit and jit["cc_host_gnu_supported"] is None, jit
+    assert "before the exec of its compiler" in jit["cc_host_gnu_supported_reason"], jit
+
+
+def test_an_exit_after_the_exec_is_read(tmp_path: Path) -> None:
+    # (exec replaces the shell: what follows it runs only where the exec fails, and then nothing compiles either way)
+    script = f"#!/bin/sh\nexec /opt/gcc/bin/gcc-real {FLAGS}\nexit 127\n".encode()
+    jit = probe_jit(toolkit_128_facts(), {**PATH, "CC": "/opt/gcc/bin/gcc"}, _box(tmp_path, script=script))
+    assert jit["cc_host_gnu_major"] == 13 and jit["cc_host_gnu_supported"] is True, jit
+
+
+def test_the_gate_does_not_allow_a_wrapper_that_exits_first(tmp_path: Path) -> None:
+    script = f"#!/bin/sh\nexit 0\nexec /opt/gcc/bin/gcc-real {FLAGS}\n".encode()
+    view = _box(tmp_path / "box", script=script)
+    doc = _gate(tmp_path / "g", probe_jit(toolkit_128_facts(), {**PATH, "CC": "/opt/gcc/bin/gcc"}, view))
+    assert _rule(doc, "flashinfer-jit-cc-host-version") == ["unknown"], doc.get("warnings")

@@ -227,7 +227,7 @@ def test_a_clang_host_without_cxx20_is_refused_for_sglangs_jit(tmp_path: Path, c
     # host_config.h admits them (clang 3.3 up to 19), so a clang 9 NVCC_CCBIN names was allowed
     box = _clang_box(tmp_path / "box")
     if not (tmp_path / f"box/usr/bin/{clang}").exists():  # (clang-19: the box's Debian clang, read by its libraries)
-        touch_exe(tmp_path / f"box/usr/bin/{clang}")
+        _clang(tmp_path / f"box/usr/bin/{clang}", int(clang.split("-")[1]))  # (igap34: a 4-byte stub is not read)
     jit = probe_jit(toolkit_128_facts(), {"PATH": "/usr/bin", "NVCC_CCBIN": clang}, box)
     assert jit["nvcc_host_clang_major"] == int(clang.split("-")[1]) and jit["nvcc_host_clang_supported"] is True, jit
     doc = jit_host_gate(tmp_path / "g", jit, "0.5.12")

@@ -11,7 +11,17 @@ import json
 from pathlib import Path
 from typing import Any
 
-from gate_cli import CUDA_128_HOME, LLAMA3, cli_json, model_dir, release_box, rule_results, toolkit_128_facts, touch_exe
+from gate_cli import (
+    CUDA_128_HOME,
+    LLAMA3,
+    cli_json,
+    gcc_driver,
+    model_dir,
+    release_box,
+    rule_results,
+    toolkit_128_facts,
+    touch_exe,
+)
 
 from stackcheck.probes.jit import probe_jit
 from stackcheck.readers.fsview import HostView
@@ -30,7 +40,7 @@ def _box(root: Path, major: str, *, header: bool = True) -> HostView:
         (root / HOME.lstrip("/") / "include/crt").mkdir(parents=True, exist_ok=True)
         (root / HOME.lstrip("/") / "include/crt/host_config.h").write_text(HEADER)
     touch_exe(root / "usr/bin/c++")
-    touch_exe(root / "usr/bin/gcc")
+    touch_exe(root / "usr/bin/gcc", gcc_driver(major))  # (igap34: a driver that says its major; a stub is not read)
     for name in ("cc1", "cc1plus"):
         touch_exe(root / f"usr/lib/gcc/x86_64-linux-gnu/{major}/{name}")
     return HostView(str(root))
@@ -59,6 +69,7 @@ def test_gcc_14_supported_and_unknowns_not_judged(tmp_path: Path) -> None:
     # which the version rule's `exists` skipped, a pass)
     root = tmp_path / "d"
     _box(root, "15")
+    touch_exe(root / "usr/bin/gcc", b"\x7fELF")  # (a driver whose binary is not read: igap34)
     for name in ("cc1", "cc1plus"):
         touch_exe(root / f"usr/lib/gcc/x86_64-linux-gnu/13/{name}")
     unread = probe_jit(toolkit_128_facts(), ENV, HostView(str(root)))
