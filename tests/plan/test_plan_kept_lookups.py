@@ -8,6 +8,7 @@ GPUs, two GPU models on one box, drivers, releases of torch, the kernel, FlashIn
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -158,3 +159,33 @@ def boxes(draw: st.DrawFn) -> dict[str, Any]:
 @given(boxes())
 def test_kept_lookups_agree_on_generated_boxes(facts: dict[str, Any]) -> None:
     assert _agree_on(facts) >= len(PATHS)
+
+
+# ---- `stackcheck plan`'s own context (the box's: build_report's keep_lookups) ------------------------------------
+
+
+@pytest.mark.parametrize("case", BASES[::3], ids=[c.name for c in BASES[::3]])
+def test_the_plan_commands_box_context_keeps_lookups_and_reports_the_same(case: Path) -> None:
+    """build_report(keep_lookups=True), as `stackcheck plan` asks it: the report (verdicts, checks, implied versions,
+    plan) the same as without, the context's lookups kept and then equal to a fresh context's; with a request, the
+    plan made on that context the same too."""
+    from stackcheck.assembly.options import Options
+    from stackcheck.assembly.pipeline import build_report
+    from stackcheck.plan import make_plan
+
+    opts = Options(facts_file=str(case / "facts.json"))
+    kept_report, kept = build_report(opts, keep_lookups=True)
+    plain_report, plain = build_report(opts)
+    assert kept._lookups is not None and plain._lookups is None
+    assert json.dumps(kept_report, sort_keys=True, default=str) == json.dumps(plain_report, sort_keys=True, default=str)
+    for gpu in [*kept.gpu_models(), None]:
+        for path in PATHS:
+            assert _read(kept, path, gpu) == _read(
+                Context(facts=kept.facts, manifests=M, launch=kept.launch), path, gpu
+            )
+    for want in (["torch-symm-mem"], ["fp8-block-gemm"]):
+        got = [
+            make_plan(c, list(r["features"]), want=want).to_json()
+            for c, r in ((kept, kept_report), (plain, plain_report))
+        ]
+        assert json.dumps(got[0], sort_keys=True) == json.dumps(got[1], sort_keys=True)
