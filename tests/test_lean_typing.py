@@ -155,3 +155,92 @@ def test_the_gate_modules_import_no_typing() -> None:
     proc = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, env=env, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "ok\n"
+
+
+# ---- iperf27: the constructor taken from a compiled one of the class's arity, not namedtuple's eval ------------------
+
+
+def _lean_class(name: str, fields: list[str], defaults: list[typing.Any]) -> typing.Any:
+    """A lean NamedTuple class of these fields, the last len(defaults) of them with these defaults (a class statement's
+    making, by types.new_class)."""
+    import types
+
+    def body(ns: dict[str, typing.Any]) -> None:
+        ns.update(__module__=__name__, __annotations__=dict.fromkeys(fields, "int"))
+        ns.update(zip(fields[len(fields) - len(defaults) :], defaults, strict=True))
+
+    return types.new_class(name, (NamedTuple,), exec_body=body)
+
+
+def _alike(ours: typing.Any, twin: typing.Any) -> None:
+    """`ours` behaves as collections.namedtuple's `twin` (same name and fields) does, read through its whole surface."""
+    fields = list(twin._fields)
+    n, k = len(fields), len(twin._field_defaults)
+    assert ours._fields == twin._fields and ours.__match_args__ == twin.__match_args__
+    assert ours._field_defaults == twin._field_defaults
+    assert ours.__new__.__doc__ == twin.__new__.__doc__ and ours.__new__.__defaults__ == twin.__new__.__defaults__
+    assert [getattr(ours, f).__doc__ for f in fields] == [getattr(twin, f).__doc__ for f in fields]
+    values = [f"v{i}" for i in range(n)]
+    for given in range(n - k, n + 1):  # the defaults taken for the fields not given, positionally and by keyword
+        a, b = ours(*values[:given]), twin(*values[:given])
+        assert tuple(a) == tuple(b) and repr(a) == repr(b) and a._asdict() == b._asdict()
+        kw = dict(zip(fields[:given], values[:given], strict=True))
+        assert tuple(ours(**kw)) == tuple(b) and [getattr(a, f) for f in fields] == list(b)
+        mixed = (values[: min(1, given)], {f: v for f, v in kw.items() if f != fields[0]})
+        assert tuple(ours(*mixed[0], **mixed[1])) == tuple(b)
+    full = ours(*values)
+    assert full == tuple(values) and hash(full) == hash(tuple(values)) and type(full) is ours
+    assert tuple(full._replace(**{fields[-1]: "x"})) == tuple(twin(*values)._replace(**{fields[-1]: "x"}))
+    assert type(ours._make(values)) is ours and tuple(ours._make(iter(values))) == tuple(values)
+    assert full.__getnewargs__() == tuple(values) and type(full.__getnewargs__()) is tuple
+    bads: list[typing.Callable[[typing.Any], typing.Any]] = [
+        lambda c: c(*values, "extra"), lambda c: c(*values[: n - k - 1]) if n - k else c(nope=1),
+        lambda c: c(*values, **{fields[0]: "twice"}), lambda c: c._make(values[:-1]),
+    ]  # fmt: skip
+    for bad in bads:
+        with pytest.raises(TypeError):
+            bad(twin)
+        with pytest.raises(TypeError):
+            bad(ours)
+    with pytest.raises(ValueError, match="unexpected field names"):
+        full._replace(nope=1)
+    with pytest.raises(AttributeError):
+        full.extra = 1  # __slots__ = (): no instance dictionary
+
+
+@pytest.mark.parametrize("n", range(1, 15))  # every compiled arity, and namedtuple's own past them
+def test_every_arity_is_namedtuples(n: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    import collections
+
+    namedtuple: typing.Any = collections.namedtuple  # (called with names made here)
+    fields = [f"f{i}" for i in range(n)]
+    for k in sorted({0, 1, n // 2, n}):
+        defaults = [f"d{i}" for i in range(k)]
+        ours = _lean_class(f"T{n}", fields, defaults)
+        twin = namedtuple(f"T{n}", fields, defaults=defaults, module=__name__)
+        _alike(ours, twin)
+        monkeypatch.setattr(sys.modules[__name__], f"T{n}", ours, raising=False)  # (pickle finds it by name)
+        value = ours(*[str(i) for i in range(n)])
+        assert pickle.loads(pickle.dumps(value)) == value and copy.deepcopy(value) == value
+
+
+def test_every_named_tuple_of_stackcheck_is_namedtuples() -> None:
+    """Each NamedTuple class in stackcheck's modules, against collections.namedtuple of its fields and defaults."""
+    import collections
+    import importlib
+    import re
+
+    namedtuple: typing.Any = collections.namedtuple  # (called with names made here)
+    seen = 0
+    for path in sorted((ROOT / "stackcheck").rglob("*.py")):
+        names = re.findall(r"^class (\w+)\(NamedTuple\):", path.read_text(encoding="utf-8"), re.M)
+        if not names:
+            continue
+        module = importlib.import_module(".".join(path.relative_to(ROOT).with_suffix("").parts))
+        for name in names:
+            cls = getattr(module, name)
+            defaults = list(cls._field_defaults.values())
+            twin = namedtuple(name, cls._fields, defaults=defaults, module=module.__name__)
+            _alike(cls, twin)
+            seen += 1
+    assert seen >= 30

@@ -283,6 +283,7 @@ def build_report(
     checks_shown: bool = True,
     upstream_out: dict[str, str | None] | None = None,
     verdicts_out: list[FeatureVerdict] | None = None,
+    keep_lookups: bool = False,
 ) -> tuple[Report, Context]:
     """The whole audit: facts -> verdicts -> plan, as a report document. `manifests`, when the caller has
     loaded them already, are not read again; `gathered`, when the caller started the probes earlier (the
@@ -301,9 +302,20 @@ def build_report(
     versions are merged into the features only. `upstream_out`: filled with the upstream answers the plan cache's
     entry keeps with the verdicts (plan_cache.Entry.upstream), for a plan with a request to read; `verdicts_out`:
     with the features as judged on the stated facts (before a facts file's implied versions are merged in: the
-    planner's `box_verdicts`)."""
+    planner's `box_verdicts`). `keep_lookups`: the context keeps each fact path's value once read
+    (Context.keep_lookups), for a caller that changes neither its facts nor its launch (`stackcheck plan`, iperf27)."""
     report, _manifests, context = _report(
-        opts, want_plan, manifests, gathered, plan_cache, also, plan_reported, checks_shown, upstream_out, verdicts_out
+        opts,
+        want_plan,
+        manifests,
+        gathered,
+        plan_cache,
+        also,
+        plan_reported,
+        checks_shown,
+        upstream_out,
+        verdicts_out,
+        keep_lookups=keep_lookups,
     )
     return report, context()
 
@@ -331,6 +343,7 @@ def _report(
     upstream_out: dict[str, str | None] | None = None,
     verdicts_out: list[FeatureVerdict] | None = None,
     preload_context: bool = True,
+    keep_lookups: bool = False,
 ) -> tuple[Report, Manifests, Callable[[], Context]]:
     """build_report's work: the report, the manifests and the evaluation context, made on the first call (none is made
     where the verdicts and the plan are kept). `preload_context`: the context's module is imported in the loading
@@ -391,6 +404,8 @@ def _report(
             from stackcheck.verdicts.context import Context
 
             made.append(Context(facts=facts, manifests=judged, launch=launch))
+            if keep_lookups:
+                made[0].keep_lookups()
         return made[0]
 
     kept = _Kept(facts, launch, texts, context) if texts is not None else None

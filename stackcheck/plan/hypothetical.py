@@ -711,6 +711,8 @@ class Engine:
             ctx.shared_outcomes = self._shared  # and what reads only the box's own facts is read once
         if self.memo:
             self._contexts[id(facts)] = (facts, ctx)  # (the facts kept alive with it: their id is not reused)
+            # hypothetical facts are built here and never changed after: each fact path is read once (iperf27)
+            ctx.keep_lookups()
         return ctx
 
     def key(self, fid: str, choices: Mapping[str, Choice]) -> tuple[Any, ...]:

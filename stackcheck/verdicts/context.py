@@ -64,6 +64,19 @@ class TableValue(NamedTuple):
     source: Any = None
 
 
+#: Context.lookup's mark of a path not kept yet
+_NOT_KEPT = object()
+
+
+class _Raised:
+    """A Missing (or Unknown) a fact path raised, kept as its value (Context.keep_lookups)."""
+
+    __slots__ = ("exc",)
+
+    def __init__(self, exc: Missing) -> None:
+        self.exc = exc
+
+
 class SharedOutcomes:
     """The outcomes of the predicates that read nothing which differs between a set of contexts, kept for all of
     them: the planner judges features on many hypothetical facts (the box with some components replaced), and
@@ -135,6 +148,17 @@ class Context:
         #: outcomes shared with other contexts (SharedOutcomes), set by the planner on the
         #: hypothetical contexts of one plan; None: every predicate is evaluated on these facts
         self.shared_outcomes: SharedOutcomes | None = None
+        #: (fact path, GPU model) -> its value, or the Missing it raised: kept only where the caller says the facts,
+        #: the launch and the manifests stay as they are for this context's life (keep_lookups); None: not kept
+        self._lookups: dict[tuple[str, GpuModel | None], Any] | None = None
+
+    def keep_lookups(self) -> None:
+        """From now on, each fact path's value (or the Missing it raises) is worked out once per GPU model and kept:
+        for a context whose facts, launch and manifests nobody changes while it is read (the planner's hypothetical
+        contexts, plan.hypothetical.Engine._context: ~1,500 lookups of ~300 paths a first run of `plan --want`;
+        iperf27). tests/plan/test_plan_kept_lookups.py holds the kept values equal to a fresh context's."""
+        if self._lookups is None:
+            self._lookups = {}
 
     def __repr__(self) -> str:
         return f"Context(facts={self.facts!r}, manifests={self.manifests!r}, launch={self.launch!r})"
@@ -639,7 +663,25 @@ class Context:
     # ---- lookups ----------------------------------------------------------------------------
     def lookup(self, path: str, gpu: GpuModel | None) -> Any:
         """The value of a fact path (manifests/README.md "Fact paths"): its first part picks the resolver in
-        FACT_PREFIXES; Missing (or Unknown) when the fact is not known, naming why."""
+        FACT_PREFIXES; Missing (or Unknown) when the fact is not known, naming why. Kept per (path, GPU model) after
+        keep_lookups."""
+        kept = self._lookups
+        if kept is None:
+            return self._lookup(path, gpu)
+        key = (path, gpu)
+        got = kept.get(key, _NOT_KEPT)
+        if got is _NOT_KEPT:
+            try:
+                got = kept[key] = self._lookup(path, gpu)
+            except Missing as exc:
+                kept[key] = _Raised(exc)
+                raise
+            return got
+        if type(got) is _Raised:
+            raise got.exc.with_traceback(None)
+        return got
+
+    def _lookup(self, path: str, gpu: GpuModel | None) -> Any:
         head, _, rest = path.partition(".")
         prefix = FACT_PREFIXES.get(head)
         if prefix is None:
