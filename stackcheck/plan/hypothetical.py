@@ -13,7 +13,7 @@ from stackcheck.facts.versions import parse_version, public, version_in
 from stackcheck.knowledge.loader import Manifests
 from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.plan.deps import EVERY, feature_components, predicate_components
-from stackcheck.plan.solver import Choice, Stack, pinned_companions
+from stackcheck.plan.solver import Choice, Stack, pinned_additions, pinned_companions
 from stackcheck.verdicts.context import Context, SharedOutcomes
 from stackcheck.verdicts.engine import evaluate_check, evaluate_feature, feature_ok_or_rule, rules_hold
 from stackcheck.verdicts.engine import prepare as prepare_rules
@@ -235,6 +235,11 @@ def apply_choice(facts: Facts, choice: Choice, ctx: Context) -> Facts:
         # pip install sglang==R also brings each installed package R pins exactly (sgl-deep-ep, sgl-deep-gemm) to
         # its pin: after the step the box has the pinned one, never the old one beside the new SGLang
         for name, version in pinned_companions(choice.release, pkgs).items():
+            pkgs[name] = _pkg(version, None, None)
+            changed.append(name)
+        # and installs each one it pins that the box lacks (listed as not installed: igap33), where the pin carries
+        # no marker (pinned_additions)
+        for name, version in pinned_additions(choice.release, pkgs).items():
             pkgs[name] = _pkg(version, None, None)
             changed.append(name)
     out["packages"] = pkgs

@@ -691,3 +691,26 @@ def pinned_companions(release: Mapping[str, Any], packages: Mapping[str, Any]) -
         if not same_public(installed, version):
             out[str(name)] = version
     return out
+
+
+def pinned_additions(release: Mapping[str, Any], packages: Mapping[str, Any]) -> dict[str, str]:
+    """The packages an SGLang release pins exactly (components.json `requires`, '==V') that the packages probe listed
+    as not installed, other than the planner's own components: name -> the pinned version, which `pip install
+    sglang==R` installs (igap33: transformers and torchao, unconditional Requires-Dist of sglang 0.5.3-0.5.23). Left
+    out: a pin under an environment marker (`requires_read.markers`: 0.5.1 and 0.5.2 keep transformers and torchao
+    under the runtime-common extra, which the plain install does not pull), a release whose pins were not read
+    (inferred with no `requires_read`, as stackcheck.facts.implied), and a package the facts do not name (not known
+    to be absent)."""
+    if release.get("inferred") and "requires_read" not in release:
+        return {}
+    markers = (release.get("requires_read") or {}).get("markers") or {}
+    out: dict[str, str] = {}
+    for name, spec in (release.get("requires") or {}).items():
+        text = str(spec).strip()
+        if name in _OWN_PINS or name in markers or not text.startswith("==") or "," in text or "*" in text:
+            continue
+        version = text[2:].strip()
+        have = packages.get(name)
+        if version and isinstance(have, Mapping) and have.get("installed") is False:
+            out[str(name)] = version
+    return out

@@ -240,6 +240,7 @@ def test_triton_ptxas_message_quotes_the_target_triton_asks_for(manifests: Manif
 def test_kernels_015_with_a_transformers_that_passes_no_version(manifests: Manifests) -> None:
     # sglang-27654: kernels 0.15.1+ require a revision or version on LayerRepository; transformers 5.6.0 / 5.8.1
     # build their hub-kernel table without one at import (wheels read), so importing SGLang fails
+    # (igap33: every release 4.56.0-5.12.1)
     facts = box("9.0", sglang=pkg("0.5.12"), transformers=pkg("5.6.0"), kernels=pkg("0.15.2"))
     v = check(manifests, facts, "sglang-start-imports")
     assert "kernels-needs-version-transformers" in failed(v)
@@ -248,7 +249,7 @@ def test_kernels_015_with_a_transformers_that_passes_no_version(manifests: Manif
     facts["packages"]["kernels"] = pkg("0.14.1")
     assert "kernels-needs-version-transformers" not in failed(check(manifests, facts, "sglang-start-imports"))
     facts["packages"]["kernels"] = pkg("0.15.2")
-    facts["packages"]["transformers"] = pkg("5.9.0")  # a release not read: the rule is left out
+    facts["packages"]["transformers"] = pkg("5.13.0")  # igap33: from 5.13.0 every entry has a version (read)
     assert "kernels-needs-version-transformers" not in failed(check(manifests, facts, "sglang-start-imports"))
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from stackcheck.facts.model import KERNEL_MODULE
 from stackcheck.plan.installers.interface import Install, q
-from stackcheck.plan.solver import Box, Choice, Stack, find_release, pinned_companions
+from stackcheck.plan.solver import Box, Choice, Stack, find_release, pinned_additions, pinned_companions
 from stackcheck.verdicts.context import Context
 
 
@@ -76,7 +76,7 @@ def install_flashinfer(ctx: Context, choice: Choice, box: Box, stack: Stack) -> 
 
 def install_sglang(ctx: Context, choice: Choice, box: Box, stack: Stack) -> Install:
     """SGLang; pip brings each installed package the release pins exactly to its pin (told, with the version it
-    replaces: a local build of it is replaced too)."""
+    replaces: a local build of it is replaced too), and installs each one it pins that the box lacks (told too)."""
     packages = ctx.facts.get("packages") or {}
     warnings = []
     for name, version in sorted(pinned_companions(choice.release, packages).items()):
@@ -84,4 +84,6 @@ def install_sglang(ctx: Context, choice: Choice, box: Box, stack: Stack) -> Inst
         old = str(have.get("version") or have.get("dist_version") or "an unread version")
         pin = f"sglang {choice.version} pins {name}=={version}"
         warnings.append(f"pip also replaces {name} {old} with {version} ({pin})")
+    for name, version in sorted(pinned_additions(choice.release, packages).items()):
+        warnings.append(f"pip also installs {name} {version} (sglang {choice.version} pins {name}=={version})")
     return Install((f"pip install {q(f'sglang=={choice.version}')}",), tuple(warnings))
