@@ -51,30 +51,11 @@ from factcheck23_draw import _v
 from factcheck27_draw import _box
 from factcheck38_draw import HOSTS, STD_PATH, WHEELS, _deb, _root, _touch, _with
 from factcheck40_draw import _line, _releases
-from factcheck_draw import draw, stackcheck_json_or_error, write_models
+from factcheck_draw import draw, stackcheck_json_or_error, undrawn, write_models
 from gate_cli import LLAMA3
 
 SEED = 20270111
 SITE = "/opt/venv/lib/python3.12/site-packages"
-BENCH = Path(__file__).resolve().parent
-
-
-def _drawn_before() -> set[str]:
-    """Every row an earlier sample drew (bench/factcheck*_drawn.json but this one's), as JSON text without "pop"."""
-    seen: set[str] = set()
-    for path in sorted(BENCH.glob("factcheck*_drawn.json")):
-        if path.name == "factcheck42_drawn.json":
-            continue
-        for row in json.loads(path.read_text()):
-            seen.add(json.dumps({k: v for k, v in row.items() if k != "pop"}, sort_keys=True))
-    return seen
-
-
-def _undrawn(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    before = _drawn_before()
-    kept = [r for r in rows if json.dumps({k: v for k, v in r.items() if k != "pop"}, sort_keys=True) not in before]
-    print(f"{rows[0]['pop'] if rows else '-'}: {len(rows) - len(kept)} rows drawn before, left out", file=sys.stderr)
-    return kept
 
 
 # ---- (h) host compilers ------------------------------------------------------------------------------------------
@@ -363,7 +344,7 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     factcheck38_draw.TOOLKITS = {k: v for k, v in factcheck38_draw.TOOLKITS.items() if k in H_TOOLKITS}
     pops = [(6, host_rows(out)), (4, symm_rows(out)), (4, torchao_rows(out)), (4, lmcache_rows(out))]
-    draw(out, SEED, [(k, _undrawn(rows)) for k, rows in pops])
+    draw(out, SEED, [(k, undrawn(rows, "factcheck42_drawn.json")) for k, rows in pops])
 
 
 if __name__ == "__main__":

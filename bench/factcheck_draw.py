@@ -122,6 +122,26 @@ Box = TypeVar("Box")
 Spec = TypeVar("Spec")
 
 
+def drawn_before(own: str) -> set[str]:
+    """Every row an earlier sample drew (bench/factcheck*_drawn.json but OWN, a file name), as JSON text without "pop"
+    (was factcheck42_draw's _drawn_before)."""
+    seen: set[str] = set()
+    for path in sorted((ROOT / "bench").glob("factcheck*_drawn.json")):
+        if path.name == own:
+            continue
+        for row in json.loads(path.read_text()):
+            seen.add(json.dumps({k: v for k, v in row.items() if k != "pop"}, sort_keys=True))
+    return seen
+
+
+def undrawn(rows: list[dict[str, Any]], own: str) -> list[dict[str, Any]]:
+    """ROWS less those an earlier sample drew (drawn_before(OWN)); how many were left out printed to stderr."""
+    before = drawn_before(own)
+    kept = [r for r in rows if json.dumps({k: v for k, v in r.items() if k != "pop"}, sort_keys=True) not in before]
+    print(f"{rows[0]['pop'] if rows else '-'}: {len(rows) - len(kept)} rows drawn before, left out", file=sys.stderr)
+    return kept
+
+
 def gate_allow_rows(
     out: Path,
     boxes: Mapping[str, Spec],

@@ -101,7 +101,9 @@ assembler that a user put in place of Triton's bundled one:
   NVCC_PREPEND_FLAGS / NVCC_APPEND_FLAGS, the toolkit's nvcc.profile or a wrapper nvcc may name another
   (nvcc_host_compiler; an NVCC_CCBIN naming clang is read, igap28); false too where that gcc's program directory (of
   its own major, where its name says it) holds cc1 and no cc1plus (gcc without g++: nvcc compiles the host code as
-  C++).
+  C++), and where a GCC driver binary has no cc1plus of its own major under its own prefix (a driver copied out of
+  its installation looks for its compilers only relative to where it lies: _driver_without_compiler, ifc43; null
+  where GCC_EXEC_PREFIX or COMPILER_PATH is set).
 - `nvcc_host_gnu_major`: that gcc's major (the version its driver binary carries, else its resolved name gcc-N / g++-N,
   else its one program directory, else the one GCC version directory of its prefix: _layout_major; a name that
   disagrees with the binary, an ELF in GCC's name that is no GCC driver, and a script's name say nothing: igap31,
@@ -454,14 +456,17 @@ def nvcc_host_compiler(env: Mapping[str, str], view: FileView, nvcc: str | None,
         if named and _is_clang(view, found):  # (igap28: NVCC_CCBIN naming clang was left out, its rules unjudged)
             out.update(_clang_host(view, found, toolkit, allowed, "nvcc_host", found))
         else:
-            out.update(_gcc_host(view, found, toolkit, allowed, "nvcc_host", found))
+            out.update(_gcc_host(view, found, toolkit, allowed, "nvcc_host", found, env))
     return out
 
 
-def _gcc_host(view: FileView, gcc: str, toolkit: str, allowed: bool, key: str, label: str) -> dict[str, Any]:
+def _gcc_host(
+    view: FileView, gcc: str, toolkit: str, allowed: bool, key: str, label: str, env: Mapping[str, str]
+) -> dict[str, Any]:
     """The gcc checks of a host compiler nvcc runs (`key` "nvcc_host" or "cc_host"): `KEY_found` false with
     `KEY_reason` where the program directory of its own major holds cc1 and no cc1plus (no g++ installed: nvcc hands
-    it the host code as C++); else `KEY_gnu_major` where its major is known, and where -allow-unsupported-compiler
+    it the host code as C++), or where a GCC driver binary has no cc1plus of its own major under its own prefix
+    (_driver_without_compiler); else `KEY_gnu_major` where its major is known, and where -allow-unsupported-compiler
     does not reach nvcc, `KEY_gnu_max` / `KEY_gnu_supported` (the toolkit's host_config.h, _gnu_support)."""
     driver, lie, script = _gcc_driver_major(view, gcc)
     programs = _own_version(view, gcc, _gcc_program_dirs(view, gcc), driver)
@@ -473,6 +478,10 @@ def _gcc_host(view: FileView, gcc: str, toolkit: str, allowed: bool, key: str, l
                 "installed, and nvcc compiles the host code as C++"
             ),
         }
+    if driver is not None:
+        missing = _driver_without_compiler(view, gcc, driver, programs, env)
+        if missing is not None:
+            return {f"{key}_found": missing[0], f"{key}_reason": f"{label} {missing[1]}"}
     why = lie
     major = driver  # (None where the binary and its name disagree: `lie`)
     if major is None and lie is None and not script:
@@ -489,6 +498,42 @@ def _gcc_host(view: FileView, gcc: str, toolkit: str, allowed: bool, key: str, l
     if not allowed:
         out.update({f"{key}_gnu_{k.rsplit('_', 1)[1]}": v for k, v in _gnu_support(view, major, toolkit).items()})
     return out
+
+
+def _driver_without_compiler(
+    view: FileView, gcc: str, driver: int, programs: list[str], env: Mapping[str, str]
+) -> tuple[bool | None, str] | None:
+    """(KEY_found, why) where `gcc` resolves to a GCC driver binary of major `driver` (_gcc_driver_major) and no
+    program directory of that major under its own prefix (PREFIX/lib/gcc/TRIPLET/VERSION or
+    PREFIX/libexec/gcc/TRIPLET/VERSION, PREFIX above the resolved driver's bin: `programs`) holds cc1plus; None
+    otherwise (ifc43 row g1). The driver finds its compilers relative to where it lies: gcc/gcc.cc process_command
+    sets gcc_exec_prefix / gcc_libexec_prefix from make_relative_prefix(argv[0], bindir, exec / libexec prefix) and
+    adds the configured-in standard_libexec_prefix only where that is null ('If we don't know where the toolchain
+    has been installed, use the configured-in locations'), so a driver copied into another bin (a /opt/gcc/bin/gcc
+    beside a lib/gcc/TRIPLET/12 of start files only) runs no cc1plus at all: Debian 12's gcc 12.2.0 driver copied so
+    prints -print-search-dirs programs only below the copy's prefix and stops with 'cannot execute cc1plus' for
+    -x c++ (run here, 2026-12-05); a symbolic link resolves to the driver's own bin (make_relative_prefix follows
+    links). False then; null (not read) where the server's environment sets GCC_EXEC_PREFIX or COMPILER_PATH,
+    which send the driver elsewhere (GCC manual, Environment Variables)."""
+    if any(is_file(view, f"{d}/cc1plus") for d in programs if _version_major(posixpath.basename(d)) == driver):
+        return None
+    try:
+        real = view.realpath(gcc)
+    except (OSError, ValueError):
+        return None
+    prefix = posixpath.dirname(posixpath.dirname(real))
+    where = f"{prefix}/lib/gcc/*/{driver}* or {prefix}/libexec/gcc/*/{driver}*"
+    named = [name for name in ("GCC_EXEC_PREFIX", "COMPILER_PATH") if env.get(name)]
+    if named:
+        return None, (
+            f"resolves to {real}, GCC {driver}'s driver binary, with no cc1plus of version {driver} in {where}, and "
+            f"{', '.join(named)} in the server's environment names where it looks instead: not read"
+        )
+    return False, (
+        f"resolves to {real}, GCC {driver}'s driver binary, and no cc1plus of version {driver} lies in {where}: "
+        "the driver looks for its compilers relative to where it lies (a driver copied out of its installation), so "
+        "nvcc's host compile stops with 'cannot execute cc1plus'"
+    )
 
 
 #: a compiler name NVCC_CCBIN may give that is GCC's own driver: gcc / g++, with a target prefix
@@ -1269,7 +1314,7 @@ def _cc_host(env: Mapping[str, str], view: FileView, nvcc: str, real_nvcc: bool,
         if _GCC_DRIVER.fullmatch(posixpath.basename(found)):  # a link in GCC's name to another program (ccache)
             out.update(_gnu_unread(view, found, toolkit, allowed, "cc_host", f"CC={value!r} ({found})"))
         return out  # a name that does not say: its C++ part and version are not read
-    out.update(_gcc_host(view, found, toolkit, allowed, "cc_host", f"CC={value!r} ({found})"))
+    out.update(_gcc_host(view, found, toolkit, allowed, "cc_host", f"CC={value!r} ({found})", env))
     return out
 
 

@@ -42,6 +42,8 @@ DRAWN_FROM: dict[str, tuple[str, str | None]] = {
     "31": ("15bb23b494c8d14db974a1162808fe43250b46b9", None),  # drawn in the commit that added the script
     "42": ("fd8096602d15467299fa4a53b5fa86ec5811a2d7", None),  # drawn in the commit that added the script (regenerated
     # byte for byte from its git archive, 2026-12-05: 18 rows, populations h 320, s 161, t 704, l 39)
+    "43": ("f5b78e0690dedb177e64acf682b5f57d27ee3bec", None),  # drawn in the commit that added the script (populations
+    # g 497, n 162, c 102, t 543; the g population needs this machine's gcc driver, copied into its roots)
 }
 DEFAULT = ("27",)
 

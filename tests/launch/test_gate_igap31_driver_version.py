@@ -103,6 +103,8 @@ def test_a_gcc_driver_copied_into_a_prefix_is_read_from_its_binary(tmp_path: Pat
     (tmp_path / "opt/gcc/bin").mkdir(parents=True)
     shutil.copy2(real, tmp_path / "opt/gcc/bin/gcc")
     touch_exe(tmp_path / f"opt/gcc/lib/gcc/{TRIPLET}/{major - 1}/crtbegin.o")
+    # (ifc43: its own cc1plus, of version M, in the prefix: a driver without one runs no compiler and is not found)
+    touch_exe(tmp_path / f"opt/gcc/libexec/gcc/{TRIPLET}/{major}/cc1plus")
     jit = probe_jit(toolkit_128_facts(), {**PATH, "NVCC_CCBIN": "/opt/gcc/bin/gcc"}, view)
     assert jit["nvcc_host_gnu_major"] == major and jit["nvcc_host_gnu_supported"] is False, jit
 
