@@ -77,9 +77,10 @@ def test_controls_its_own_cc1plus_or_a_name_without_a_version(tmp_path: Path) ->
     # a gcc whose name says no version: any cc1plus counts, as before (which one it runs is not read)
     jit = probe_jit(toolkit_128_facts(), ENV, _box(tmp_path / "c", "gcc", {"13": True, "14": False}))
     assert jit["nvcc_host_found"] is True, jit
-    # gcc-14 with no program directory of its own version: the layout is not read, left as before
+    # gcc-14 (tests/gate_cli.touch_exe writes a GCC 14 driver for that name, igap34) with no program directory of its
+    # own version: that driver finds no cc1plus of its own, so no host compiler (ifc43's _driver_without_compiler)
     jit = probe_jit(toolkit_128_facts(), ENV, _box(tmp_path / "d", "gcc-14", {"13": True}))
-    assert jit["nvcc_host_found"] is True, jit
+    assert jit["nvcc_host_found"] is False and "no cc1plus of version 14" in jit["nvcc_host_reason"], jit
 
 
 def test_a_version_directory_named_by_a_non_ascii_digit_is_not_read(tmp_path: Path) -> None:
