@@ -116,6 +116,8 @@ def gather(
         configured = getattr(view, "environment", None)
         if callable(configured):  # an image: the server starts with the image config's Env, not ours
             environ = dict(configured())
+        elif not is_host(view):  # a root: nothing of this host's environment describes it (its PATH, CUDA_HOME,
+            environ = root_environment()  # CXX, PYTHONPATH would find or pick the wrong programs: issue 16)
         command, cwd, command_is = opts.command, opts.cwd, "the gated command"
         default_command = getattr(view, "command", None)
         if command is None and callable(default_command):  # an image: the command its containers run
@@ -176,6 +178,17 @@ def gather(
                 "; ".join(f"probe {o.get('name')} {o.get('status')}: {o.get('reason')}" for o in bad)
             )
     return facts, outcomes, None
+
+
+def root_environment() -> dict[str, str]:
+    """The environment `--root DIR` is audited with: the default PATH (docker's for an image config without one, as
+    `--image` uses), looked up inside the root, and nothing else. The host's own
+    environment names the host's programs and toolkits (a host nvcc 13 on its PATH, its CUDA_HOME, CXX,
+    PYTHONPATH, VIRTUAL_ENV): read through the root they would report a compiler or toolkit the root's server never
+    finds. A launch's own `env NAME=VALUE` prefix still applies on top (stackcheck.assembly.target)."""
+    from stackcheck.assembly.target import DEFAULT_PATH
+
+    return {"PATH": DEFAULT_PATH}
 
 
 def scrub_home(value: Any, home: str | None = None) -> Any:

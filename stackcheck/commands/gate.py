@@ -825,6 +825,11 @@ def _decide_with(
     filled = filled_texts(report.get("facts") or {})
     if filled:  # what the facts file left out, filled from the manifests' tables: said once, as in the audit
         doc["filled"] = filled
+    from stackcheck.facts.model import shadow_texts
+
+    shadowed = shadow_texts(report.get("facts") or {})
+    if shadowed:  # ./sglang of a checkout imported instead of the installed sglang: the verdicts judge that copy
+        doc["shadowed"] = shadowed
     driver = (report.get("facts") or {}).get("driver") or {}
     if driver.get("error") and not driver.get("version"):
         doc["driver_error"] = str(driver["error"])  # said once in the text, not in every reason

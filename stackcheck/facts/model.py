@@ -95,6 +95,10 @@ if TYPE_CHECKING:
         # a hand-written report without a version: the releases it can be (a traceback read against each one);
         # a quantify sweep judges exactly these (stackcheck.verdicts.engine)
         candidates: list[str]
+        # a gated launch imports this package from its first sys.path entry (./sglang of `python -m` run in a
+        # checkout): the path it imports (the entry then describes that copy) and what the installed one said
+        shadowing: str
+        shadowed: dict[str, str | None]
 
     class SystemFacts(TypedDict, total=False):
         os: str | None
@@ -575,6 +579,27 @@ def target_text(facts: Mapping[str, Any]) -> str | None:
     if isinstance(python.get("error"), str):
         text += f": {python['error']}"
     return text
+
+
+def shadow_texts(facts: Mapping[str, Any]) -> list[str]:
+    """One line per package a gated launch imports from its own first sys.path entry instead of the installed
+    distribution (packages.NAME.shadowing, stackcheck.probes.packages.shadow_launch_dir): the audit's and the
+    gate's header say so, since the verdicts judge that copy."""
+    packages = facts.get("packages")
+    out: list[str] = []
+    for name, entry in sorted(packages.items()) if isinstance(packages, dict) else ():
+        where = entry.get("shadowing") if isinstance(entry, dict) else None
+        if not isinstance(where, str):
+            continue
+        before = entry.get("shadowed")
+        if isinstance(before, dict):
+            installed = f"the installed {before.get('version') or '(version not read)'} in {before.get('location')}"
+        else:
+            installed = "an installed copy (none is installed)"
+        version = entry.get("version")
+        judged = f"judged as {version}" if version else "its own files state no version: judged as unknown"
+        out.append(f"{name} is imported from {where} (the launch's first sys.path entry), not {installed}; {judged}")
+    return out
 
 
 def image_text(facts: Mapping[str, Any]) -> str | None:

@@ -56,7 +56,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -64,6 +64,7 @@ from typing import IO, Any, Literal, TypedDict
 
 from stackcheck.errors import BadInputError, ManifestError
 from stackcheck.facts.model import KERNEL_PACKAGES
+from stackcheck.launch.server_args import MARK, is_server_args
 
 SCHEMA_VERSION = 1
 CHUNK_SIZE = 4 * 1024 * 1024
@@ -297,6 +298,7 @@ _BASE_NEEDLES = (
     "-h] ",  # argparse's usage line ("usage: PROG [-h] ..."): its "PROG: error: ..." line follows (_USAGE)
 )  # fmt: skip
 _RANK_DEAD = r"Rank \d+ scheduler"
+_MARK_B = MARK.encode()
 
 _PREFIX_BRACKET = re.compile(r"\[([^\[\]]{1,80})\]:? ?")
 _PREFIX_PAREN = re.compile(r"\(([A-Za-z_][\w.-]{0,60}) pid=(\d+)(?:, ip=[^)]{1,60})?\) ?")
@@ -470,6 +472,8 @@ class TriageResult:
     bytes_read: int
     truncated_lines: int
     dropped: dict[str, int]
+    #: (line number, the arguments' text) of the last line where SGLang logged its server arguments, if any
+    server_args: tuple[int, str] | None = None
 
     @property
     def feature(self) -> str | None:
@@ -612,6 +616,22 @@ class Analyzer:
         self._record_open: _Record | None = None  # the last one-line error's record (see _continues)
         self._continuing: _Record | None = None  # set while a continuation line of that record is handled
         self._line = ""  # the line being fed, with its prefix
+        self.server_args: tuple[int, str] | None = None  # the last line logging SGLang's arguments (server_args.py)
+
+    def take_server_args(self, buf: bytes, end: int, line0: int) -> None:
+        """Keep the last line of `buf[:end]` (whole lines; the first numbered `line0`) where SGLang logs its server
+        arguments (stackcheck.launch.server_args): found by bytes.find, outside the prefilter, whose needles start
+        with an upper-case letter (a lower-case one costs every line of the log ~15 %)."""
+        at = buf.rfind(_MARK_B, 0, end)
+        while at >= 0:
+            start = buf.rfind(b"\n", 0, at) + 1
+            stop = buf.find(b"\n", at, end)
+            text = buf[start : min(end if stop < 0 else stop, start + LINE_CAP)].decode("utf-8", "replace")
+            first = is_server_args(text)
+            if first >= 0:
+                self.server_args = (line0 + buf.count(b"\n", 0, start), text[first:])
+                return
+            at = buf.rfind(_MARK_B, 0, start)
 
     # -- streams -------------------------------------------------------------------------------------------
     def _stream(self, name: str) -> _Stream:
@@ -968,6 +988,7 @@ class Analyzer:
             bytes_read=bytes_read,
             truncated_lines=truncated_lines,
             dropped=dict(self.dropped),
+            server_args=self.server_args,
         )
 
 
@@ -1026,6 +1047,8 @@ def triage_stream(
         carry = b""
         pos = 0
         end = len(buf)
+        if _MARK_B in buf:  # SGLang's arguments, in the whole lines of this buffer (each line is looked at once)
+            an.take_server_args(buf, buf.rfind(b"\n") + 1, lineno)
         while pos < end:
             if not an.busy and an._record_open is None:  # an open record: its next line is read whole
                 m = needle.search(buf, pos)
@@ -1060,6 +1083,8 @@ def triage_stream(
         else:
             carry = rest
     if carry:
+        if _MARK_B in carry:
+            an.take_server_args(carry, len(carry), lineno)
         for seg in _decode(carry):
             feed(lineno, seg)
     elif skipping:
@@ -1260,6 +1285,8 @@ class TriageReport:
     sources: Callable[[], Mapping[str, Any]] | None = None
     #: with facts, the causes of a generic root cause that fail on the box (`name_causes`); None: none named
     cause: dict[str, Any] | None = None
+    #: with facts, the launch judged where SGLang logged its arguments ({line, flags, facts}); None: the default one
+    launch: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The JSON document (schemas/triage.schema.json): secrets in the log's text masked, every `source`
@@ -1272,6 +1299,8 @@ class TriageReport:
             doc["fix"] = redact_tree(self.fix)
             if self.cause is not None:
                 doc["cause"] = redact_tree(self.cause)
+            if self.launch is not None:
+                doc["launch"] = redact_tree(self.launch)
         out: dict[str, Any] = normalize(doc, self.sources() if self.sources is not None else {})
         return out
 
@@ -1295,24 +1324,27 @@ def triage_with_plan(
     return plan_answer(result.feature, result.check, sig, plan, checks, launch_only)
 
 
-def _reads_launch(pred: Any) -> bool:
-    """A condition (a rule's `when` or `require`, nested `all`/`any`/`not`) reads a launch fact (`launch.*`)."""
+def _reads_launch(pred: Any, known: Collection[str] = ()) -> bool:
+    """A condition (a rule's `when` or `require`, nested `all`/`any`/`not`) reads a launch fact (`launch.*`) that is
+    not one of `known` (the facts the logged launch decides: `launch.tp` is known by "tp")."""
     if isinstance(pred, Mapping):
         fact = pred.get("fact")
-        if isinstance(fact, str) and fact.startswith("launch."):
+        if isinstance(fact, str) and fact.startswith("launch.") and fact[7:].split(".", 1)[0] not in known:
             return True
-        return any(_reads_launch(v) for v in pred.values() if isinstance(v, Mapping | list))
+        return any(_reads_launch(v, known) for v in pred.values() if isinstance(v, Mapping | list))
     if isinstance(pred, list):
-        return any(_reads_launch(v) for v in pred)
+        return any(_reads_launch(v, known) for v in pred)
     return False
 
 
-def launch_rules(manifests: Any) -> dict[str, tuple[str, ...]]:
+def launch_rules(manifests: Any, known: Collection[str] = ()) -> dict[str, tuple[str, ...]]:
     """Per item ("check ID", "feature ID"), the ids of its rules whose `when` or `require` reads a launch fact
-    (`launch.*`: the server's command line and its model). Triage reads a log and the box's facts, never the command
-    line that crashed, so the audit it builds judges these rules on no launch at all: a rule whose `when` needs a flag
-    (`launch.symm_mem exists`) is left out, one that reads `launch.tp` takes the GPU count. Such a verdict's "ok"
-    says nothing about the launch that crashed; triage shows it as not judged (unknown), never ok."""
+    (`launch.*`: the server's command line and its model) other than `known`. Without SGLang's logged arguments
+    triage knows none of the command line that crashed, so the audit it builds judges these rules on no launch at
+    all: a rule whose `when` needs a flag (`launch.symm_mem exists`) is left out, one that reads `launch.tp` takes the
+    GPU count; with them (`known`: the facts they decide), what the line does not say (the model's config) is still
+    not known. Such a verdict's "ok" says nothing about the launch that crashed; triage shows it as not judged
+    (unknown), never ok."""
     out: dict[str, tuple[str, ...]] = {}
     for kind, items in (("feature", getattr(manifests, "features", ())), ("check", getattr(manifests, "checks", ()))):
         for item in items:
@@ -1321,7 +1353,8 @@ def launch_rules(manifests: Any) -> dict[str, tuple[str, ...]]:
             rules = tuple(
                 str(r.get("id"))
                 for r in item.get("rules") or []
-                if isinstance(r, Mapping) and (_reads_launch(r.get("when")) or _reads_launch(r.get("require")))
+                if isinstance(r, Mapping)
+                and (_reads_launch(r.get("when"), known) or _reads_launch(r.get("require"), known))
             )
             if rules:
                 out[f"{kind} {item.get('id')}"] = rules

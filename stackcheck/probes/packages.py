@@ -393,6 +393,90 @@ def package_facts(name: str, copies: list[DistRecord], view: FileView | None = N
     return entry
 
 
+#: the top-level package each distribution is imported as (components.json `import_name`, which
+#: tests/probes/test_packages_shadowing.py holds this equal to), for the directory a launch puts first on sys.path
+SHADOW_IMPORTS: dict[str, str] = {
+    "torch": "torch",
+    "sgl-kernel": "sgl_kernel",
+    "sglang-kernel": "sgl_kernel",
+    "flashinfer-python": "flashinfer",
+    "flashinfer-cubin": "flashinfer_cubin",
+    "flashinfer-jit-cache": "flashinfer_jit_cache",
+    "sglang": "sglang",
+    "triton": "triton",
+    "sgl-deep-gemm": "deep_gemm",
+    "sgl-deep-ep": "deep_ep",
+    "flash-attn-4": "flash_attn",
+}
+#: the file of a package directory whose literal `__version__` is the version that package reports, where its own
+#: code reads it first: sglang/version.py:1-2 imports sglang._version (setuptools-scm writes it at build time;
+#: `__version__ = version = '0.5.9'` at sglang 0.5.9 wheel sglang/_version.py:31, the same lines in 0.5.23), and
+#: without it falls back to the *installed* distribution's metadata (:7) or "0.0.0.dev0" (:23), neither of which
+#: is the checkout's; flashinfer/version.py:18-19 imports flashinfer._build_meta (`__version__ = "0.6.3"` at
+#: flashinfer-python 0.6.3 wheel flashinfer/_build_meta.py:2); torch: torch/version.py (read_torch_version_py).
+#: A package not named here, or without the file, has an unknown version.
+SHADOW_VERSION_FILES: dict[str, str] = {"sglang": "_version.py", "flashinfer-python": "_build_meta.py"}
+
+
+def shadow_launch_dir(packages: dict[str, dict[str, Any]], first: str, view: FileView) -> None:
+    """Where the directory a gated command puts first on sys.path (the working directory of `python -m`, a
+    script's own directory: ProbeContext.launch_first_path) holds a regular package (NAME/__init__.py) or a
+    module (NAME.py) of a wanted distribution, Python imports that one and never reaches the installed copy:
+    packages.NAME then describes the shadowing one (`shadowing`: its path; `version` from its own files where
+    SHADOW_VERSION_FILES or torch/version.py say it, else null), and `shadowed` keeps what the distribution's
+    metadata said. A directory without __init__.py is a namespace portion, which a regular package later on
+    sys.path wins over (importlib's PathFinder), so it shadows nothing."""
+    for name, module in SHADOW_IMPORTS.items():
+        package_dir = posixpath.join(first, module)
+        if is_file(view, posixpath.join(package_dir, "__init__.py")):
+            where = package_dir
+        elif is_file(view, package_dir + ".py"):
+            where = package_dir + ".py"
+        else:
+            continue
+        before = packages.get(name) or {"installed": False}
+        entry: dict[str, Any] = {"installed": True, "version": None, "location": first, "shadowing": where}
+        if before.get("installed"):
+            entry["shadowed"] = {k: before[k] for k in ("version", "location") if k in before}
+            entry["copies"] = int(before.get("copies") or 1) + 1
+        try:
+            if where == package_dir and name == "torch":  # (a single module NAME.py has no version file read)
+                tv = read_torch_version_py(first, view)
+                entry.update(version=tv.get("__version__"), cuda=tv.get("cuda"), git_version=tv.get("git_version"))
+                entry["variant"] = variant_from(entry["version"], entry["cuda"], tv.get("hip"))
+            elif where == package_dir and name in SHADOW_VERSION_FILES:
+                entry["version"] = literal_version(posixpath.join(package_dir, SHADOW_VERSION_FILES[name]), view)
+        except FileNotFoundError:
+            pass  # (no version file: the version stays unknown)
+        except (OSError, SyntaxError, ValueError, MemoryError, RecursionError) as exc:
+            why = getattr(exc, "strerror", None) or exc or type(exc).__name__
+            entry["error"] = f"{where}: version not read: {why}"
+        if name in KERNEL_PACKAGES and entry["version"]:
+            entry["variant"] = variant_from(entry["version"])
+        packages[name] = entry
+
+
+def literal_version(path: str, view: FileView) -> str | None:
+    """The string literal assigned to `__version__` at the top level of a small Python file (`__version__ =
+    version = '0.5.9'` too), parsed, never run; None where it assigns none."""
+    data = view.read_bytes(path, VERSION_PY_CAP + 1)
+    if len(data) > VERSION_PY_CAP:
+        raise ValueError(f"more than {VERSION_PY_CAP} bytes")
+    import _ast
+
+    from stackcheck.pyast import parse
+
+    for node in parse(data.decode("utf-8"), path).body:
+        if (
+            isinstance(node, _ast.Assign)
+            and isinstance(node.value, _ast.Constant)
+            and isinstance(node.value.value, str)
+        ):
+            if any(isinstance(t, _ast.Name) and t.id == "__version__" for t in node.targets):
+                return node.value.value
+    return None
+
+
 #: prebuilt distributions whose build-info file names the CUDA major their import checks torch's against
 #: (sgl-deep-ep: deep_ep/_build_info.py EXPECTED_CUDA_MAJOR, which deep_ep/__init__.py hands to check_prerequisites)
 BUILD_INFO: dict[str, str] = {"sgl-deep-ep": "deep_ep/_build_info.py"}
@@ -547,6 +631,8 @@ class PackagesProbe(Probe):
             return ProbeResult(self.failure_facts(str(exc)), "failed", str(exc))
         found = find_distributions(set(WANTED), search, ctx.fs)
         packages = {name: package_facts(name, found.get(name, []), ctx.fs) for name in WANTED}
+        if ctx.launch_first_path:  # `python -m` from a checkout: its ./sglang is imported, not the installed one
+            shadow_launch_dir(packages, ctx.launch_first_path, ctx.fs)
         for name, entry in packages.items():
             if name in EXTENSION_MODULES and isinstance(entry.get("extension_files"), list):
                 from stackcheck.probes.cudalibs import _interpreter

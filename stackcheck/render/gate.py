@@ -105,6 +105,8 @@ def _render_text(doc: dict[str, Any], warnings_only: bool = False, verbose: bool
         lines.append(f"assumed (a what-if, not measured here): {', '.join(doc['assumed'])}")
     if doc.get("filled"):
         lines.append(f"filled from the manifests, not stated: {'; '.join(doc['filled'])}")
+    for shadow in doc.get("shadowed") or []:
+        lines.append(f"note: {shadow}")
     if shared and (not warnings_only or any(b.get("status") != "note" for b in warnings)):
         lines.append(f"note: no GPU visible: {shared}")
     if not warnings_only:

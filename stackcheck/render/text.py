@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping
 
 from stackcheck.facts.filled import filled_texts
-from stackcheck.facts.model import KERNEL_PACKAGES, image_text, serving_elsewhere, target_text
+from stackcheck.facts.model import KERNEL_PACKAGES, image_text, serving_elsewhere, shadow_texts, target_text
 from stackcheck.knowledge.sources import collect, source_tag
 from stackcheck.lazy_re import lazy
 from stackcheck.lean_typing import TYPE_CHECKING
@@ -161,6 +161,8 @@ def box_lines(report: Report, width: int = NO_WRAP) -> list[str]:
     target = target_text(facts)
     if target:
         lines += wrap(target, width, "       ", "env:   ")
+    for shadow in shadow_texts(facts):  # the launch imports another copy than the installed one: judged instead
+        lines += wrap(shadow, width, "       ", "note:  ")
     elsewhere = serving_elsewhere(facts)
     if elsewhere:
         lines += wrap(elsewhere, width, "       ", "note:  ")

@@ -22,8 +22,21 @@ def render_report(report: TriageReport) -> str:
             text += render_cause(cause)
             if cause.get("alone") and feature is None and check is None:
                 feature, check = cause["causes"][0].get("feature"), cause["causes"][0].get("check")
+        text += render_launch(report.launch) if feature is not None or check is not None else ""
         text += render_fix(report.fix, feature, check)
     return text
+
+
+def render_launch(launch: Mapping[str, Any] | None) -> str:
+    """Which launch the plan's answer was judged for: the one SGLang logged (its flags), else the default one."""
+    from stackcheck.redact import redact_text, terminal_safe
+
+    if launch is None:
+        return ""
+    import shlex
+
+    flags = shlex.join(str(f) for f in launch.get("flags") or []) or "no flag launch.json reads"
+    return terminal_safe(redact_text(f"launch: as logged at line {launch.get('line')} (server_args): {flags}\n"))
 
 
 def render_cause(cause: Mapping[str, Any]) -> str:
