@@ -143,6 +143,7 @@ from stackcheck.probes.interface import CommandTimeout, Probe, ProbeContext, Pro
 from stackcheck.readers.fsview import FileView, HostView, is_file, kind_of, listdir_or_empty, which
 
 if TYPE_CHECKING:
+    import re
     from typing import Any, ClassVar
 
 #: the environment variables through which Triton takes another ptxas than its bundled one (knobs.py:
@@ -1034,6 +1035,18 @@ _GCC_VERSION_STRING = _lazy_bytes(
 _DRIVER_RODATA_MAX = 16 << 20
 
 
+def _sarif_version(data: bytes, match: re.Match[bytes]) -> bool:
+    """Whether a version-string candidate of a GCC driver's .rodata is the SARIF format's version that GCC 13 and
+    later link into the driver (gcc/diagnostic-format-sarif.cc: SARIF_VERSION "2.1.0", the value of the log's
+    "version" key beside "$schema", and the schema URL's sarif-schema-2.1.0.json), not GCC's own: Ubuntu 24.04's
+    x86_64-linux-gnu-gcc-13 (13.3.0) holds the NUL-delimited strings "$schema", "2.1.0", "informationUri" beside
+    "13.3.0" (read on the lent H100, 2026-12-06), which was read as two majors and so as no version (every JIT build
+    judged unknown there). A candidate is the SARIF one where the string before it is "$schema" or the data names
+    its schema file."""
+    text = match.group(0)[1:]
+    return data.endswith(b"\0$schema", 0, match.start()) or b"sarif-schema-" + text + b".json" in data
+
+
 def _gcc_driver_major(view: FileView, gcc: str) -> tuple[int | None, str | None, bool]:
     """(the major the gcc driver's own binary carries; why the gcc's major is not to be read (its name and its
     binary disagree, or the program in GCC's name is no GCC driver); whether it is a script) (igap31: a gcc-N / g++-N
@@ -1070,7 +1083,7 @@ def _gcc_driver_major(view: FileView, gcc: str) -> tuple[int | None, str | None,
     if not all(mark in data for mark in _GCC_DRIVER_MARKS):
         why = f"resolves to {real}, an ELF program without GCC's driver strings (a ccache binary or another program"
         return None, why + " in its name, not GCC's driver)", False
-    majors = {int(m.group(1)) for m in _GCC_VERSION_STRING.finditer(data)}
+    majors = {int(m.group(1)) for m in _GCC_VERSION_STRING.finditer(data) if not _sarif_version(data, m)}
     if len(majors) != 1:
         return None, f"resolves to {real}, a GCC driver carrying {len(majors)} majors of version string", False
     major = majors.pop()
