@@ -50,7 +50,14 @@ import factcheck40_draw
 from factcheck27_draw import _box
 from factcheck38_draw import _A100, _B200, _H100, _PRO6000, HOSTS, _ccache, _deb, _two, _with
 from factcheck40_draw import X86_64, _line, _releases
-from factcheck_draw import draw, gate_allow_rows, model_flag_launches, stackcheck_json_or_error, write_models
+from factcheck_draw import (
+    draw,
+    gate_allow_rows,
+    model_flag_launches,
+    stackcheck_json_or_error,
+    torchao_allow_rows,
+    write_models,
+)
 from gate_cli import DEEPSEEK_R1, DEEPSEEK_V2_LITE, LLAMA3
 
 SEED = 20270110
@@ -179,19 +186,7 @@ def _tao_box(out: Path, rel: str, torchao: str, torch: str, transformers: str) -
 
 def torchao_rows(out: Path) -> list[dict[str, Any]]:
     write_models(out, {"llama3": LLAMA3})
-    rows: list[dict[str, Any]] = []
-    for rel in T_RELEASES:
-        for torchao in TORCHAO:
-            for torch in TORCH:
-                for transformers in TRANSFORMERS:
-                    path = _tao_box(out, rel, torchao, torch, transformers)
-                    for config in ("", "int8wo"):
-                        flags = ("--tp", "1", *(("--torchao-config", config) if config else ()))
-                        if stackcheck_json_or_error(_line(out, path, *flags)).get("decision") == "allow":
-                            base = {"pop": "t", "sglang": rel, "torchao": torchao, "torch": torch}
-                            rows.append({**base, "transformers": transformers, "config": config})
-        print(f"t {rel}: {len(rows)}", file=sys.stderr, flush=True)
-    return rows
+    return torchao_allow_rows(out, T_RELEASES, TORCHAO, TORCH, TRANSFORMERS, _tao_box, _line)
 
 
 CC_HOSTS: dict[str, dict[str, Any]] = {

@@ -51,7 +51,8 @@ from factcheck23_draw import _v
 from factcheck27_draw import _box
 from factcheck38_draw import HOSTS, STD_PATH, WHEELS, _deb, _root, _touch, _with
 from factcheck40_draw import _line, _releases
-from factcheck_draw import draw, stackcheck_json_or_error, undrawn, write_models
+from factcheck_draw import draw, stackcheck_json_or_error, torchao_allow_rows, undrawn, write_models
+from factcheck_draw import write_box as _write
 from gate_cli import LLAMA3
 
 SEED = 20270111
@@ -248,13 +249,6 @@ def _symm_base(out: Path, rel: str) -> dict[str, Any]:
     return doc
 
 
-def _write(out: Path, doc: dict[str, Any], name: str) -> Path:
-    path = out / "boxes" / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(doc))
-    return path
-
-
 def symm_rows(out: Path) -> list[dict[str, Any]]:
     from stackcheck.probes.jit import nccl_so_path
     from stackcheck.readers.fsview import HostView
@@ -298,19 +292,7 @@ def torchao_rows(out: Path) -> list[dict[str, Any]]:
     from factcheck41_draw import _tao_box
 
     write_models(out, {"llama3": LLAMA3})
-    rows: list[dict[str, Any]] = []
-    for rel in T_RELEASES:
-        for torchao in TORCHAO:
-            for torch in TORCH:
-                for transformers in TRANSFORMERS:
-                    path = _tao_box(out, rel, torchao, torch, transformers)
-                    for config in ("", "int8wo"):
-                        flags = ("--tp", "1", *(("--torchao-config", config) if config else ()))
-                        if stackcheck_json_or_error(_line(out, path, *flags)).get("decision") == "allow":
-                            base = {"pop": "t", "sglang": rel, "torchao": torchao, "torch": torch}
-                            rows.append({**base, "transformers": transformers, "config": config})
-        print(f"t {rel}: {len(rows)}", file=sys.stderr, flush=True)
-    return rows
+    return torchao_allow_rows(out, T_RELEASES, TORCHAO, TORCH, TRANSFORMERS, _tao_box, _line)
 
 
 # ---- (l) LMCache from versions alone -----------------------------------------------------------------------------

@@ -118,6 +118,41 @@ def draw(out: Path, seed: int, populations: list[tuple[int, list[dict[str, Any]]
     return drawn
 
 
+def write_box(out: Path, doc: dict[str, Any], name: str) -> Path:
+    """`doc` written as OUT/boxes/NAME (the directory made): the facts file of one drawn box."""
+    path = out / "boxes" / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def torchao_allow_rows(
+    out: Path,
+    releases: Sequence[str],
+    torchaos: Sequence[str],
+    torches: Sequence[str],
+    transformers: Sequence[str],
+    box: Callable[[Path, str, str, str, str], Path],
+    line: Callable[..., list[str]],
+) -> list[dict[str, Any]]:
+    """The gate's allows of a Llama 3 launch (--tp 1, without and with --torchao-config int8wo) over SGLang release x
+    torchao x torch x transformers, `box(out, rel, torchao, torch, transformers)` each box's facts file and
+    `line(out, path, *flags)` its gate arguments (factcheck41 and 42's population t); a count printed per release."""
+    rows: list[dict[str, Any]] = []
+    for rel in releases:
+        for torchao in torchaos:
+            for torch in torches:
+                for tf in transformers:
+                    path = box(out, rel, torchao, torch, tf)
+                    for config in ("", "int8wo"):
+                        flags = ("--tp", "1", *(("--torchao-config", config) if config else ()))
+                        if stackcheck_json_or_error(line(out, path, *flags)).get("decision") == "allow":
+                            base = {"pop": "t", "sglang": rel, "torchao": torchao, "torch": torch}
+                            rows.append({**base, "transformers": tf, "config": config})
+        print(f"t {rel}: {len(rows)}", file=sys.stderr, flush=True)
+    return rows
+
+
 Box = TypeVar("Box")
 Spec = TypeVar("Spec")
 

@@ -835,15 +835,7 @@ def _layout_major(view: FileView, gcc: str) -> tuple[int | None, str | None]:
     if unread is not None:
         return None, f"{real} is a wrapper script not read ({unread}): the programs it runs"
     targets, other = _script_programs(text)
-    outside = other or next(
-        (
-            f"{t} (no such file)" if in_prefix else f"{t} -> {r}"
-            for t in targets
-            if not (in_prefix := (r := _resolved(view, t.removeprefix("-B"))).startswith(prefix + "/"))
-            or not (t.startswith("-B") or is_file(view, r))
-        ),
-        None,
-    )
+    outside = other or next((why for t in targets if (why := _exec_unread(view, prefix, t)) is not None), None)
     if not text.startswith("#!") or not targets or outside is not None:
         # (the command quoted at most 120 characters: a script's word may be of any length)
         runs = (
@@ -859,6 +851,21 @@ def _layout_major(view: FileView, gcc: str) -> tuple[int | None, str | None]:
         others = ", ".join(str(m) for m in sorted(named_majors))
         return None, f"its wrapper script {real} names gcc {others} beside its prefix's {major}"
     return major, None
+
+
+def _exec_unread(view: FileView, prefix: str, target: str) -> str | None:
+    """Why a program (or -BDIR) a wrapper script execs does not keep the script read as its prefix's gcc, or None:
+    it resolves outside the prefix, or (a program, not a -B directory) it is no file there or no ELF program (irev63:
+    `exec /opt/gcc/bin/gcc-real` where gcc-real is itself a script running /usr/bin/gcc-15 was read as the prefix's
+    13; what a second script runs is not read)."""
+    real = _resolved(view, target.removeprefix("-B"))
+    if not real.startswith(prefix + "/"):
+        return f"{target} -> {real}"
+    if target.startswith("-B"):
+        return None
+    if not is_file(view, real):
+        return f"{target} (no such file)"
+    return None if _is_elf(view, real) else f"{target} (no ELF program: a script's programs are not read)"
 
 
 def _script_programs(text: str) -> tuple[list[str], str | None]:

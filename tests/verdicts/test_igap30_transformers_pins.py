@@ -102,7 +102,7 @@ def test_a_transformers_without_a_name_the_start_imports_is_a_crash(sglang: str,
         ("0.5.23", "5.5.4"),
         ("0.5.21", "5.12.1"),
         ("0.5.12.post1", "4.57.1"),  # read: no cohere2_moe.py
-        ("0.5.24", "4.57.1"),  # not read: no rule, the pin warns
+        ("0.5.24", "4.57.1"),  # not read: unknown (transformers-floor-not-read, irev63), no fail
     ],
 )
 def test_pairs_whose_start_finds_every_name_pass(sglang: str, transformers: str) -> None:
