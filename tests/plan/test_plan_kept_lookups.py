@@ -16,11 +16,11 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from plan_boxes import draw_driver_and_packages, planner_stacks
 
 from stackcheck.facts.model import load_facts_file
 from stackcheck.knowledge.loader import load
 from stackcheck.plan import hypothetical
-from stackcheck.plan.solver import Restrict, Space, Stack, enumerate_stacks, read_box
 from stackcheck.verdicts.context import Context, Missing
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -79,22 +79,13 @@ def _agree(kept: Context, facts: Any, launch: dict[str, Any]) -> int:
     return n
 
 
-def _stacks(ctx: Context) -> list[Stack]:
-    """The best stack of every SGLang release (what _upstream_ok asks) and a spread of the others."""
-    stacks = sorted(enumerate_stacks(Space(ctx, read_box(ctx)), Restrict()), key=Stack.key)
-    best: dict[str, Stack] = {}
-    for s in stacks:
-        best.setdefault(s.sglang.version, s)
-    return list(dict.fromkeys([*best.values(), *stacks[:: max(1, len(stacks) // 4)]]))
-
-
 def _agree_on(facts: dict[str, Any], launch: dict[str, Any] | None = None) -> int:
     ctx = Context(facts=copy.deepcopy(facts), manifests=M, launch=launch)  # type: ignore[arg-type]
     engine = hypothetical.Engine(ctx)
     n = _agree(engine._context(ctx.facts), ctx.facts, ctx.launch)
     if ctx.facts.get("packages") is None:
         return n
-    for stack in _stacks(ctx)[:6]:
+    for stack in planner_stacks(ctx, 4)[:6]:
         after = hypothetical.stack_facts(ctx, stack)
         n += _agree(engine._context(after), after, ctx.launch)
     return n
@@ -119,8 +110,6 @@ def test_kept_lookups_agree_with_a_launch_and_are_kept_per_gpu_model() -> None:
 
 
 ARCHS = [(str(a["compute_capability"]), str(a.get("name"))) for a in M.architectures]
-BRANCHES = [b for b in (M.components.get("driver") or {}).get("branches") or [] if isinstance(b, dict)]
-PACKAGES = ("torch", "sgl-kernel", "sglang-kernel", "flashinfer-python", "sglang")
 
 
 @st.composite
@@ -133,25 +122,7 @@ def boxes(draw: st.DrawFn) -> dict[str, Any]:
              "memory_bytes": None}
             for i, (cc, name) in enumerate(models)
         ]  # fmt: skip
-    if draw(st.booleans()):
-        branch = draw(st.none() | st.sampled_from(BRANCHES))
-        facts["driver"] = (
-            {"version": None, "cuda": None, "source": "none", "error": "NVML: driver not loaded"}
-            if branch is None
-            else {"version": str(branch.get("first_version") or f"{branch['branch']}.0"), "cuda": branch.get("cuda"),
-                  "source": "nvml"}
-        )  # fmt: skip
-    if isinstance(facts.get("packages"), dict):
-        pkgs = dict(facts["packages"])
-        for name in PACKAGES:
-            what = draw(st.sampled_from(["keep", "keep", "absent", "release"]))
-            releases = [str(r["version"]) for r in M.releases(name) if isinstance(r.get("version"), str)]
-            if what == "absent":
-                pkgs[name] = {"installed": False}
-            elif what == "release" and releases:
-                version = draw(st.sampled_from(releases))
-                pkgs[name] = {"installed": True, "version": version, "dist_version": version}
-        facts["packages"] = pkgs
+    draw_driver_and_packages(draw, facts, M)
     return facts
 
 

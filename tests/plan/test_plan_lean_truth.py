@@ -21,11 +21,11 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from plan_boxes import draw_driver_and_packages, planner_stacks
 
 from stackcheck.facts.model import load_facts_file
 from stackcheck.knowledge.loader import load
 from stackcheck.plan import hypothetical
-from stackcheck.plan.solver import Restrict, Space, Stack, enumerate_stacks, read_box
 from stackcheck.verdicts.context import Context
 from stackcheck.verdicts.engine import evaluate_check, evaluate_predicate, predicate_holds
 
@@ -76,15 +76,6 @@ def _failing(ctx: Context) -> list[str]:
     return [json.dumps(v, sort_keys=True) for c in M.checks if (v := evaluate_check(c, ctx)).get("status") == "failed"]
 
 
-def _stacks(ctx: Context) -> list[Stack]:
-    """The best stack of every SGLang release (what _upstream_ok asks) and a spread of the others."""
-    stacks = sorted(enumerate_stacks(Space(ctx, read_box(ctx)), Restrict()), key=Stack.key)
-    best: dict[str, Stack] = {}
-    for s in stacks:
-        best.setdefault(s.sglang.version, s)
-    return list(dict.fromkeys([*best.values(), *stacks[:: max(1, len(stacks) // 6)]]))
-
-
 def _agree_on(facts: dict[str, Any]) -> int:
     """Both readings on the box and on its candidate stacks; returns how many predicate values were compared."""
     ctx = Context(facts=copy.deepcopy(facts), manifests=M)  # type: ignore[arg-type]
@@ -94,7 +85,7 @@ def _agree_on(facts: dict[str, Any]) -> int:
     if ctx.facts.get("packages") is None:
         return n
     lean_engine, plain_engine = hypothetical.Engine(ctx), hypothetical.Engine(ctx)
-    for stack in _stacks(ctx)[:8]:
+    for stack in planner_stacks(ctx, 6)[:8]:
         facts_after = hypothetical.stack_facts(ctx, stack)
         # the planner's contexts: shared outcomes filled by one reading only, each engine its own
         n += _values_agree(lean_engine._context(facts_after), plain_engine._context(facts_after))
@@ -138,8 +129,6 @@ def test_the_lean_readings_are_asked(monkeypatch: pytest.MonkeyPatch) -> None:
 # ---- generated boxes ---------------------------------------------------------------------------------
 
 ARCHS = [(str(a["compute_capability"]), str(a.get("name"))) for a in M.architectures]
-BRANCHES = [b for b in (M.components.get("driver") or {}).get("branches") or [] if isinstance(b, dict)]
-PACKAGES = ("torch", "sgl-kernel", "sglang-kernel", "flashinfer-python", "sglang")
 
 
 @st.composite
@@ -152,25 +141,7 @@ def boxes(draw: st.DrawFn) -> dict[str, Any]:
                           "memory_bytes": None} for i in range(n)]  # fmt: skip
         facts["topology"] = {"interconnect": draw(st.sampled_from(["nvlink", "pcie-host-bridge", None])),
                              "same_model": True, "gpu_count": n, "p2p": None, "pairs": []}  # fmt: skip
-    if draw(st.booleans()):
-        branch = draw(st.none() | st.sampled_from(BRANCHES))
-        facts["driver"] = (
-            {"version": None, "cuda": None, "source": "none", "error": "NVML: driver not loaded"}
-            if branch is None
-            else {"version": str(branch.get("first_version") or f"{branch['branch']}.0"), "cuda": branch.get("cuda"),
-                  "source": "nvml"}
-        )  # fmt: skip
-    if isinstance(facts.get("packages"), dict):
-        pkgs = dict(facts["packages"])
-        for name in PACKAGES:
-            what = draw(st.sampled_from(["keep", "keep", "absent", "release"]))
-            releases = [str(r["version"]) for r in M.releases(name) if isinstance(r.get("version"), str)]
-            if what == "absent":
-                pkgs[name] = {"installed": False}
-            elif what == "release" and releases:
-                version = draw(st.sampled_from(releases))
-                pkgs[name] = {"installed": True, "version": version, "dist_version": version}
-        facts["packages"] = pkgs
+    draw_driver_and_packages(draw, facts, M)
     return facts
 
 
