@@ -305,6 +305,24 @@ def gcc_driver(major: int | str) -> bytes:
     return build_so(needed=["libc.so.6"]) + f"\0Configured with: %s\n\0gcc version %s %s\n\0{major}.1.0\0".encode()
 
 
+def real_gcc() -> tuple[Path, int]:
+    """This machine's gcc driver (the program its `gcc` resolves to) and its major (`gcc -dumpversion`); the test is
+    skipped where there is none, or it is no ELF program."""
+    import shutil
+    import subprocess
+
+    import pytest
+
+    found = shutil.which("gcc")
+    if found is None:
+        pytest.skip("no gcc on this machine")
+    real = Path(found).resolve()
+    if real.read_bytes()[:4] != b"\x7fELF":
+        pytest.skip(f"{real} is no ELF program")
+    version = subprocess.run([str(real), "-dumpversion"], capture_output=True, text=True, check=True).stdout
+    return real, int(version.strip().split(".")[0])
+
+
 def touch_exe(path: Path, body: bytes | None = None) -> None:
     """An executable file at `path` (its directories made): `body`, else a GCC driver of the major its name says
     (gcc-N, g++-N, TRIPLET-gcc-N: igap34, an ELF's first bytes alone no longer read as a compiler), else an ELF

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gate_cli import CUDA_128_HOME, jit_host_gate, judged_rules, toolkit_128_facts, touch_exe
+from gate_cli import CUDA_128_HOME, jit_host_gate, judged_rules, real_gcc, toolkit_128_facts, touch_exe
 
 from stackcheck.probes.jit import probe_jit
 from stackcheck.readers.fsview import HostView
@@ -25,24 +25,12 @@ TRIPLET = "x86_64-linux-gnu"
 PATH = {"PATH": "/usr/local/bin:/usr/bin"}
 
 
-def _real_gcc() -> tuple[Path, int]:
-    """This machine's gcc driver (the program its `gcc` resolves to) and its major (`gcc -dumpversion`)."""
-    found = shutil.which("gcc")
-    if found is None:
-        pytest.skip("no gcc on this machine")
-    real = Path(found).resolve()
-    if real.read_bytes()[:4] != b"\x7fELF":
-        pytest.skip(f"{real} is no ELF program")
-    version = subprocess.run([str(real), "-dumpversion"], capture_output=True, text=True, check=True).stdout
-    return real, int(version.strip().split(".")[0])
-
-
 def _box(root: Path, major: int, *, cc1plus_in: int | None = None, link: bool = False) -> HostView:
     """A CUDA 12.8 home taking gcc `major` (host_config.h's shape, written here); Debian's gcc `major` in /usr (its
     driver a stub, cc1 / cc1plus in lib/gcc/TRIPLET/MAJOR); /opt/gcc/bin/gcc a copy of this machine's gcc driver (a
     link to it where `link`) with start files in /opt/gcc/lib/gcc/TRIPLET/MAJOR, and cc1plus there under version
     `cc1plus_in` where given."""
-    real, _ = _real_gcc()
+    real, _ = real_gcc()
     touch_exe(root / HOME / "bin/nvcc")
     (root / HOME / "include/crt").mkdir(parents=True, exist_ok=True)
     header = f"#if defined(__GNUC__)\n#if __GNUC__ > {major}\n#error -- unsupported GNU version! later than {major}\n"
@@ -67,7 +55,7 @@ def _box(root: Path, major: int, *, cc1plus_in: int | None = None, link: bool = 
 
 def test_a_gcc_driver_copied_out_of_its_installation_runs_no_compiler(tmp_path: Path) -> None:
     # the premise, run: the driver copied to another bin finds no cc1plus (and with one beside it, compiles)
-    real, major = _real_gcc()
+    real, major = real_gcc()
     (tmp_path / "opt/gcc/bin").mkdir(parents=True)
     shutil.copy2(real, tmp_path / "opt/gcc/bin/gcc")
     touch_exe(tmp_path / f"opt/gcc/lib/gcc/{TRIPLET}/{major}/crtbegin.o")
@@ -84,7 +72,7 @@ def test_a_gcc_driver_copied_out_of_its_installation_runs_no_compiler(tmp_path: 
 
 def test_nvcc_ccbin_naming_a_copied_driver_is_not_found(tmp_path: Path) -> None:
     # fails on the parent: nvcc_host_found true, nvcc_host_gnu_major M, supported
-    _, major = _real_gcc()
+    _, major = real_gcc()
     jit = probe_jit(toolkit_128_facts(), {**PATH, "NVCC_CCBIN": "/opt/gcc/bin/gcc"}, _box(tmp_path, major))
     assert jit["nvcc_host_found"] is False and "nvcc_host_gnu_supported" not in jit, jit
     reason = jit["nvcc_host_reason"]
@@ -92,21 +80,21 @@ def test_nvcc_ccbin_naming_a_copied_driver_is_not_found(tmp_path: Path) -> None:
 
 
 def test_cc_naming_a_copied_driver_is_not_found(tmp_path: Path) -> None:
-    _, major = _real_gcc()
+    _, major = real_gcc()
     jit = probe_jit(toolkit_128_facts(), {**PATH, "CC": "/opt/gcc/bin/gcc"}, _box(tmp_path, major))
     assert jit["cc_host_found"] is False and "cc_host_gnu_supported" not in jit, jit
     assert "no cc1plus of version" in jit["cc_host_reason"], jit
 
 
 def test_a_cc1plus_of_another_major_in_the_prefix_is_none_for_the_driver(tmp_path: Path) -> None:
-    _, major = _real_gcc()
+    _, major = real_gcc()
     view = _box(tmp_path, major, cc1plus_in=major + 1)
     jit = probe_jit(toolkit_128_facts(), {**PATH, "CC": "/opt/gcc/bin/gcc"}, view)
     assert jit["cc_host_found"] is False, jit
 
 
 def test_the_driver_with_its_own_cc1plus_in_the_prefix_is_read_as_before(tmp_path: Path) -> None:
-    _, major = _real_gcc()
+    _, major = real_gcc()
     view = _box(tmp_path, major, cc1plus_in=major)
     jit = probe_jit(toolkit_128_facts(), {**PATH, "NVCC_CCBIN": "/opt/gcc/bin/gcc"}, view)
     assert jit["nvcc_host_found"] is True and jit["nvcc_host_gnu_major"] == major, jit
@@ -115,14 +103,14 @@ def test_the_driver_with_its_own_cc1plus_in_the_prefix_is_read_as_before(tmp_pat
 
 def test_a_link_to_the_installed_driver_is_read_as_before(tmp_path: Path) -> None:
     # a symbolic link resolves to the driver's own bin (make_relative_prefix follows links): its compilers are there
-    _, major = _real_gcc()
+    _, major = real_gcc()
     jit = probe_jit(toolkit_128_facts(), {**PATH, "CC": "/opt/gcc/bin/gcc"}, _box(tmp_path, major, link=True))
     assert jit["cc_host_found"] is True and jit["cc_host_gnu_major"] == major, jit
 
 
 @pytest.mark.parametrize("name", ["GCC_EXEC_PREFIX", "COMPILER_PATH"])
 def test_an_environment_that_sends_the_driver_elsewhere_is_not_read(tmp_path: Path, name: str) -> None:
-    _, major = _real_gcc()
+    _, major = real_gcc()
     env = {**PATH, "CC": "/opt/gcc/bin/gcc", name: f"/usr/lib/gcc/{TRIPLET}/{major}/"}
     jit = probe_jit(toolkit_128_facts(), env, _box(tmp_path, major))
     assert jit["cc_host_found"] is None and name in jit["cc_host_reason"], jit
@@ -133,7 +121,7 @@ def _host_rules(doc: dict[str, Any]) -> dict[str, str]:
 
 
 def test_the_gate_refuses_a_copied_driver(tmp_path: Path) -> None:
-    _, major = _real_gcc()
+    _, major = real_gcc()
     view = _box(tmp_path / "box", major)
     jit = probe_jit(toolkit_128_facts(), {**PATH, "NVCC_CCBIN": "/opt/gcc/bin/gcc"}, view)
     doc = jit_host_gate(tmp_path / "a", jit, "0.5.12")

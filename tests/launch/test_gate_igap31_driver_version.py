@@ -13,13 +13,12 @@ clang binaries are ELF files written by tests/elfwriter.py with the DT_NEEDED na
 from __future__ import annotations
 
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 from elfwriter import write_so
-from gate_cli import CUDA_128_HOME, jit_host_gate, judged_rules, toolkit_128_facts, touch_exe
+from gate_cli import CUDA_128_HOME, jit_host_gate, judged_rules, real_gcc, toolkit_128_facts, touch_exe
 
 from stackcheck.probes.jit import probe_jit
 from stackcheck.readers.fsview import HostView
@@ -27,18 +26,6 @@ from stackcheck.readers.fsview import HostView
 HOME = CUDA_128_HOME.lstrip("/")
 TRIPLET = "x86_64-linux-gnu"
 PATH = {"PATH": "/usr/local/bin:/usr/bin"}
-
-
-def _real_gcc() -> tuple[Path, int]:
-    """This machine's gcc driver (the program its `gcc` resolves to) and its major (`gcc -dumpversion`)."""
-    found = shutil.which("gcc")
-    if found is None:
-        pytest.skip("no gcc on this machine")
-    real = Path(found).resolve()
-    if real.read_bytes()[:4] != b"\x7fELF":
-        pytest.skip(f"{real} is no ELF program")
-    version = subprocess.run([str(real), "-dumpversion"], capture_output=True, text=True, check=True).stdout
-    return real, int(version.strip().split(".")[0])
 
 
 def _header(most: int) -> str:
@@ -78,7 +65,7 @@ def _box(root: Path, most: int, named: int, driver: Path | None) -> HostView:
 
 def test_a_gcc_named_for_another_major_is_not_judged_by_its_name(tmp_path: Path) -> None:
     # this machine's gcc M, copied as gcc-(M-1) beside a toolkit that takes M-1: read as M-1 (ok) before
-    real, major = _real_gcc()
+    real, major = real_gcc()
     jit = probe_jit(toolkit_128_facts(), PATH, _box(tmp_path, major - 1, major - 1, real))
     assert jit["nvcc_host_found"] is True and "nvcc_host_gnu_major" not in jit, jit
     assert jit["nvcc_host_gnu_supported"] is None, jit
@@ -88,7 +75,7 @@ def test_a_gcc_named_for_another_major_is_not_judged_by_its_name(tmp_path: Path)
 
 
 def test_a_gcc_under_its_own_name_is_read_from_its_binary(tmp_path: Path) -> None:
-    real, major = _real_gcc()
+    real, major = real_gcc()
     jit = probe_jit(toolkit_128_facts(), PATH, _box(tmp_path / "old", major - 1, major, real))
     assert jit["nvcc_host_gnu_major"] == major and jit["nvcc_host_gnu_supported"] is False, jit
     jit = probe_jit(toolkit_128_facts(), PATH, _box(tmp_path / "new", major, major, real))
@@ -98,7 +85,7 @@ def test_a_gcc_under_its_own_name_is_read_from_its_binary(tmp_path: Path) -> Non
 def test_a_gcc_driver_copied_into_a_prefix_is_read_from_its_binary(tmp_path: Path) -> None:
     # a gcc M driver in /opt/gcc beside a lib/gcc/TRIPLET/(M-1) with no compilers: unknown before (irev60: its
     # version was not read); it runs its own version's cc1plus, and its binary says which
-    real, major = _real_gcc()
+    real, major = real_gcc()
     view = _box(tmp_path, major - 1, major - 1, None)
     (tmp_path / "opt/gcc/bin").mkdir(parents=True)
     shutil.copy2(real, tmp_path / "opt/gcc/bin/gcc")
@@ -111,7 +98,7 @@ def test_a_gcc_driver_copied_into_a_prefix_is_read_from_its_binary(tmp_path: Pat
 
 def test_a_script_named_gcc_n_is_not_judged_by_its_name(tmp_path: Path) -> None:
     # /usr/local/bin/gcc-(M-1), a script that runs /usr/bin/gcc-M: its name (a supported major) was read
-    _, major = _real_gcc()
+    _, major = real_gcc()
     view = _box(tmp_path, major - 1, major - 1, None)
     touch_exe(tmp_path / f"usr/local/bin/gcc-{major - 1}", f'#!/bin/sh\nexec /usr/bin/gcc-{major} "$@"\n'.encode())
     (tmp_path / "usr/local/bin/gcc").symlink_to(f"gcc-{major - 1}")
@@ -126,7 +113,7 @@ def test_a_script_named_gcc_n_is_not_judged_by_its_name(tmp_path: Path) -> None:
 
 
 def test_an_elf_that_is_no_gcc_driver_in_gccs_name_is_unknown(tmp_path: Path) -> None:
-    _, major = _real_gcc()
+    _, major = real_gcc()
     other = Path(shutil.which("true") or "/bin/true").resolve()
     jit = probe_jit(toolkit_128_facts(), PATH, _box(tmp_path, major - 1, major - 1, other))
     assert jit["nvcc_host_gnu_supported"] is None, jit
@@ -134,7 +121,7 @@ def test_an_elf_that_is_no_gcc_driver_in_gccs_name_is_unknown(tmp_path: Path) ->
 
 
 def test_cc_naming_a_gcc_that_lies_is_not_judged_by_its_name(tmp_path: Path) -> None:
-    real, major = _real_gcc()
+    real, major = real_gcc()
     view = _box(tmp_path, major - 1, major - 1, real)
     jit = probe_jit(toolkit_128_facts(), {**PATH, "CC": f"gcc-{major - 1}"}, view)
     assert jit["cc_host_found"] is True and jit["cc_host_gnu_supported"] is None, jit
@@ -146,7 +133,7 @@ def _gcc_rules(doc: dict[str, Any]) -> dict[str, str]:
 
 
 def test_the_gate_does_not_allow_a_gcc_whose_name_lies(tmp_path: Path) -> None:
-    real, major = _real_gcc()
+    real, major = real_gcc()
     view = _box(tmp_path / "box", major - 1, major - 1, real)
     doc = jit_host_gate(tmp_path / "a", probe_jit(toolkit_128_facts(), {**PATH, "CC": f"gcc-{major - 1}"}, view))
     assert _gcc_rules(doc).get("flashinfer-jit-cc-host-version") == "unknown", (doc.get("reasons"), doc["warnings"])
