@@ -305,6 +305,15 @@ def gcc_driver(major: int | str) -> bytes:
     return build_so(needed=["libc.so.6"]) + f"\0Configured with: %s\n\0gcc version %s %s\n\0{major}.1.0\0".encode()
 
 
+#: the shape of CUDA 12.8's host_config.h tests (written here): GNU 14 at most, clang less than 20
+HOST_CONFIG_128_CLANG = (
+    "#if defined(__GNUC__)\n#if __GNUC__ > 14\n#error -- unsupported GNU version! later than 14\n#endif\n"
+    "#if defined(__clang__) && !defined(__APPLE__)\n"
+    "#if (__clang_major__ >= 20) || (__clang_major__ < 3) || ((__clang_major__ == 3) &&  (__clang_minor__ < 3))\n"
+    "#error -- unsupported clang version! clang version must be less than 20 and greater than 3.2 .\n#endif\n#endif\n"
+)
+
+
 def real_gcc() -> tuple[Path, int]:
     """This machine's gcc driver (the program its `gcc` resolves to) and its major (`gcc -dumpversion`); the test is
     skipped where there is none, or it is no ELF program."""

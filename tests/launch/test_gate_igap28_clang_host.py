@@ -20,18 +20,14 @@ from gate_cli import (
     toolkit_128_facts,
     touch_exe,
 )
+from gate_cli import (
+    HOST_CONFIG_128_CLANG as HEADER,
+)
 
 from stackcheck.probes.jit import probe_jit
 from stackcheck.readers.fsview import HostView
 
 HOME = CUDA_128_HOME.lstrip("/")
-#: the shape of CUDA 12.8's host_config.h tests (written here): GNU 14 at most, clang less than 20
-HEADER = (
-    "#if defined(__GNUC__)\n#if __GNUC__ > 14\n#error -- unsupported GNU version! later than 14\n#endif\n"
-    "#if defined(__clang__) && !defined(__APPLE__)\n"
-    "#if (__clang_major__ >= 20) || (__clang_major__ < 3) || ((__clang_major__ == 3) &&  (__clang_minor__ < 3))\n"
-    "#error -- unsupported clang version! clang version must be less than 20 and greater than 3.2 .\n#endif\n#endif\n"
-)
 PATH = {"PATH": "/usr/bin"}
 
 
