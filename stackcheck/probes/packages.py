@@ -397,8 +397,7 @@ def package_facts(name: str, copies: list[DistRecord], view: FileView | None = N
 #: tests/probes/test_packages_shadowing.py holds this equal to), for the directory a launch puts first on sys.path
 SHADOW_IMPORTS: dict[str, str] = {
     "torch": "torch",
-    "sgl-kernel": "sgl_kernel",
-    "sglang-kernel": "sgl_kernel",
+    **dict.fromkeys(KERNEL_PACKAGES, "sgl_kernel"),
     "flashinfer-python": "flashinfer",
     "flashinfer-cubin": "flashinfer_cubin",
     "flashinfer-jit-cache": "flashinfer_jit_cache",
