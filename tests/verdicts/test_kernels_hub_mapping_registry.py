@@ -64,6 +64,15 @@ def test_releases_outside_the_range_leave_the_rule_out(transformers: str) -> Non
     assert _result(transformers) is None
 
 
+@pytest.mark.parametrize("transformers", ["4.57.1", "5.4.0", "5.12.1"])
+def test_kernels_listed_as_not_installed_leaves_the_rule_out(transformers: str) -> None:
+    # (the rule's `when` read pkg.kernels.listed, true for a list naming kernels as not installed; its `require`
+    # then found no kernels version and said unknown, so the check was unknown: found when igap33's range met
+    # irev63's tests at the merge)
+    verdict = _verdict(transformers, {"installed": False})
+    assert not any(r.get("rule") == RULE for r in verdict["reasons"]), verdict
+
+
 def test_an_unread_transformers_version_is_not_a_pass() -> None:
     assert _result(None) in (None, "unknown")
     assert _result("5.7.0", kernels="") != "pass"
