@@ -101,9 +101,9 @@ else:
         n = len(fields)
         listed = ", ".join(fields) + ("," if n == 1 else "")
         template = _NEW[n]
-        code = template.__code__.replace(
-            co_varnames=("_cls", *fields), co_name="__new__", co_qualname=f"{name}.__new__"
-        )
+        code = template.__code__.replace(co_varnames=("_cls", *fields), co_name="__new__")
+        if hasattr(code, "co_qualname"):  # (Python 3.11+; 3.10's CodeType.replace takes no co_qualname)
+            code = code.replace(co_qualname=f"{name}.__new__")
         new = type(template)(code, template.__globals__, "__new__", None if defaults is None else tuple(defaults))
         new.__doc__ = f"Create new instance of {name}({listed})"
         shape = "(" + ", ".join(f"{f}=%r" for f in fields) + ")"
