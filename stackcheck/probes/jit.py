@@ -94,6 +94,10 @@ assembler that a user put in place of Triton's bundled one:
   name counted). `nccl_so_path_window`: whether dlsym finds ncclCommWindowRegister there (pynccl's hasattr test; an
   NCCL older than 2.27 has none); `nccl_so_path_mem_alloc`: where it does, whether ncclMemAlloc and ncclMemFree are
   functions there too, which SGLang 0.5.23 binds with the window functions (left out where the window is not found).
+  `nccl_so_path_version`: where the file exports those functions, the NCCL version it was built as, read from its
+  .rodata without loading it (NCCL's init.cc VERSION_STRING, "NCCL version X.Y.Z+cudaA.B": nccl_library_version;
+  igap36), X.Y.Z to compare with the nvidia-nccl wheel's version; null with `nccl_so_path_version_reason` where not
+  read (no such string, two of them, too large) and for libnccl.so.2 itself (dlopen returns torch's own NCCL).
 - `nvcc_host_found` / `nvcc_host`: whether the host compiler nvcc runs for SGLang's JIT kernels (they pass no -ccbin)
   is found: nvcc's default, gcc, on the server's PATH, then the toolkit's bin and nvvm/bin (nvcc.profile's PATH +=),
   or the gcc / g++ NVCC_CCBIN names (a file, DIR/gcc for a directory, a bare name on that PATH: _ccbin_host; false
@@ -1671,7 +1675,9 @@ def nccl_so_path(env: Mapping[str, str], view: FileView, machine: str | None = N
     if not value:
         return {}
     if value == "libnccl.so.2":  # the default's own name: dlopen returns the libnccl.so.2 torch already loaded
-        return {"nccl_so_path": value, "nccl_so_path_found": True}
+        why = "libnccl.so.2 itself: dlopen returns the NCCL torch loaded, whose file is not read here"
+        return {"nccl_so_path": value, "nccl_so_path_found": True, "nccl_so_path_version": None,
+                "nccl_so_path_version_reason": why}  # fmt: skip
     if not value.startswith("/"):
         return {
             "nccl_so_path": value,
@@ -1692,7 +1698,49 @@ def nccl_so_path(env: Mapping[str, str], view: FileView, machine: str | None = N
     if not exports:
         out["nccl_so_path_reason"] = why
     out.update(extra)
+    if exports:
+        version, why = nccl_library_version(view, value)
+        out["nccl_so_path_version"] = version
+        if version is None:
+            out["nccl_so_path_version_reason"] = why
     return out
+
+
+#: the version string NCCL's init.cc builds from its compile-time macros for its INFO / VERSION log line, a literal
+#: in the library's .rodata (NVIDIA/nccl src/init.cc VERSION_STRING: "NCCL version " STR(NCCL_MAJOR) "."
+#: STR(NCCL_MINOR) "." STR(NCCL_PATCH) NCCL_SUFFIX "+cuda" STR(CUDA_MAJOR) "." STR(CUDA_MINOR); v2.26.2-1 and
+#: v2.27.3-1 / v2.27.7-1 :529 / :538, master :694-696; NCCL_SUFFIX is nccl.h's, from makefiles/version.mk, empty in
+#: the releases). Read in the nvidia-nccl-cu12 2.26.2 / 2.27.3 and nvidia-nccl-cu13 2.32.6 wheels' libnccl.so.2:
+#: "NCCL version 2.26.2+cuda12.2", "NCCL version 2.27.3+cuda12.9", "NCCL version 2.32.6+cuda13.5", each once, in
+#: .rodata, NUL-terminated ("NCCL version 2.26.2 compiled with CUDA 12.2", another string, is not this shape)
+_NCCL_VERSION_STRING = _lazy_bytes(
+    rb"NCCL version (\d{1,3}\.\d{1,3}\.\d{1,3})([!-*,-~]{0,32})\+cuda\d{1,3}\.\d{1,3}(?=\x00)"
+)
+#: the most of a library's .rodata (or, without a section table, of the file) read for it (2.32.6: 1 MB of .rodata)
+_NCCL_RODATA_MAX = 1 << 26
+
+
+def nccl_library_version(view: FileView, path: str) -> tuple[str | None, str]:
+    """(the NCCL version an NCCL library at `path` was built as, X.Y.Z with NCCL_SUFFIX where one is there, read from
+    its .rodata without loading it (_NCCL_VERSION_STRING; the whole file where there is no section table); None and
+    why where not read: no such string, two versions, too large, not an ELF file read)."""
+    from stackcheck.readers.elf import ElfError, ElfFile
+
+    try:
+        with ElfFile(view.realpath(path), view) as elf:
+            rodata = elf.section(".rodata")
+            size = rodata.size if rodata is not None else elf.size
+            if size > _NCCL_RODATA_MAX:
+                return None, f"its {size} bytes of strings were not read for NCCL's version string"
+            data = elf.read_section(rodata) if rodata is not None else elf.read_at(0, size, "the file")
+    except (ElfError, OSError, ValueError) as exc:
+        return None, f"the file was not read as an ELF shared library ({str(exc)[:160]})"
+    found = sorted({(m.group(1) + m.group(2)).decode("ascii") for m in _NCCL_VERSION_STRING.finditer(data)})
+    if not found:
+        return None, "no 'NCCL version X.Y.Z+cudaA.B' string (NCCL's init.cc VERSION_STRING) in its .rodata"
+    if len(found) > 1:
+        return None, f"its .rodata names more than one NCCL version ({', '.join(found[:4])})"
+    return found[0], ""
 
 
 #: the functions SGLang's pynccl binds in the library it loads, each with getattr as NCCLLibrary is made (an

@@ -365,6 +365,7 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
                 "jit.nccl_so_path_init_config",
                 "jit.nccl_so_path_window",
                 "jit.nccl_so_path_mem_alloc",
+                "jit.nccl_so_path_version",
                 "jit.flashinfer_host",
                 "jit.flashinfer_allow_unsupported",
                 "jit.cc_host_found",
@@ -414,7 +415,9 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "(`nccl_so_path_init_config`), whether dlsym finds ncclCommWindowRegister there (`nccl_so_path_window`: "
             "an NCCL older than 2.27 has none) and, where it does, whether ncclMemAlloc and ncclMemFree are "
             "functions there, bound with it by SGLang 0.5.23 (`nccl_so_path_mem_alloc`; a function: a defined global "
-            "or weak STT_FUNC symbol of the default version or none, what ctypes finds through dlsym); the host "
+            "or weak STT_FUNC symbol of the default version or none, what ctypes finds through dlsym), and the NCCL "
+            "version that file was built as, read from its .rodata (`nccl_so_path_version`, X.Y.Z of NCCL's "
+            '"NCCL version X.Y.Z+cudaA.B" string: null where not read, and for libnccl.so.2 itself); the host '
             'compiler of FlashInfer\'s own JIT nvcc commands (`flashinfer_host`: "cc" where CC is set, FlashInfer '
             'passing -ccbin $CC; "nvcc-default" where not; null where FLASHINFER_NVCC or a -ccbin in '
             "FLASHINFER_EXTRA_CUDAFLAGS names another), whether -allow-unsupported-compiler reaches those commands "

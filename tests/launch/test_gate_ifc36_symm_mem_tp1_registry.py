@@ -66,6 +66,8 @@ def test_the_rule_covers_the_releases_that_assert_at_tp_1(version: str) -> None:
     returned = re.search(r"ncclResult_t res = ncclCommWindowRegister\(", code) is not None
     checked = in_allocation or (returned and re.search(r"assert \(?\s*result == 0", code) is not None)
     assert checked is (version_in(version, window) is True), (version, window)
+    # (igap36: -same-nccl, the named NCCL's version against torch's, judges the releases -window-register judges)
+    assert scopes.pop("symm-mem-nccl-so-path-same-nccl") == window
     comm = version_in(version, scopes.pop("symm-mem-nccl-so-path-window-comm")) is True
     assert comm is (not asserts_at_one and not checked), (version, comm)
     mem_alloc = scopes.pop("symm-mem-nccl-so-path-mem-alloc")

@@ -75,9 +75,13 @@ def test_a_named_file_that_is_not_there_is_refused_under_symm_mem(tmp_path: Path
 
 
 def test_a_named_file_there_passes_from_055(tmp_path: Path) -> None:
-    doc = _gate(
-        tmp_path, _box(tmp_path, "0.5.23", "/opt/nccl/lib/libnccl.so.2", True), "--tp", "2", "--enable-symm-mem"
-    )
+    # igap36: where its NCCL version is torch's wheel's (2.27.7 here); a version not read is
+    # symm-mem-nccl-so-path-same-nccl's unknown (tests/launch/test_gate_igap36_nccl_so_path_same_nccl.py)
+    box = _box(tmp_path, "0.5.23", "/opt/nccl/lib/libnccl.so.2", True)
+    doc = json.loads(box.read_text())
+    doc["facts"]["jit"].update(nccl_so_path_window=True, nccl_so_path_version="2.27.7")
+    box.write_text(json.dumps(doc))
+    doc = _gate(tmp_path, box, "--tp", "2", "--enable-symm-mem")
     assert doc["decision"] == "allow" and _rules(doc) == {}, doc.get("reasons")
 
 
@@ -114,6 +118,9 @@ def test_the_jit_probe_reads_the_variable(tmp_path: Path) -> None:
         "nccl_so_path_found": True,
         "nccl_so_path_init_config": False,
         "nccl_so_path_window": False,
+        "nccl_so_path_version": None,  # igap36: no "NCCL version X.Y.Z+cudaA.B" string in this library
+        "nccl_so_path_version_reason": "no 'NCCL version X.Y.Z+cudaA.B' string (NCCL's init.cc VERSION_STRING) in "
+        "its .rodata",
     }
     gone = str(tmp_path / "none" / "libnccl.so.2")
     assert nccl_so_path({"SGLANG_NCCL_SO_PATH": gone}, view)["nccl_so_path_found"] is False
