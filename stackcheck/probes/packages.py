@@ -292,33 +292,43 @@ def _from_egg_link(dist_name: str, path: str, view: FileView) -> DistRecord:
     return record
 
 
-def read_torch_version_py(location: str, view: FileView | None = None) -> dict[str, str | None]:
-    """`__version__`, `cuda`, `hip` and `git_version` from `<location>/torch/version.py`, parsed as ast.parse
-    parses (compile to an AST with the C module's node classes: the `ast` module is ~3 ms of an audit's start)."""
-    fs = view if view is not None else _HOST
-    path = posixpath.join(location, "torch", "version.py")
-    data = fs.read_bytes(path, VERSION_PY_CAP + 1)
+def top_level_constants(path: str, view: FileView, too_large: str) -> list[tuple[list[str | None], bool, str | None]]:
+    """The top-level `NAME = ...` / `NAME: T = ...` assignments of a small Python file whose value is a string or
+    None literal, parsed as ast.parse parses, never run (compiled to an AST with the C module's node classes: the
+    `ast` module is ~3 ms of an audit's start): each as (its targets, a name or None for another target such as
+    `a.b`; whether it is annotated; the value). ValueError(too_large) above VERSION_PY_CAP bytes."""
+    data = view.read_bytes(path, VERSION_PY_CAP + 1)
     if len(data) > VERSION_PY_CAP:
-        raise ValueError(f"{path}: more than {VERSION_PY_CAP} bytes, too large for torch's version.py; not parsed")
-    import _ast  # (here: its node classes, ~9 M instructions of their making, only where torch is installed)
+        raise ValueError(too_large)
+    import _ast  # (here: its node classes, ~9 M instructions of their making, only where such a file is read)
 
     from stackcheck.pyast import parse  # (one parse at a time: CPython's AST converter is not thread-safe)
 
-    tree = parse(data.decode("utf-8"), path)
-    values: dict[str, str | None] = {}
-    for node in tree.body:
-        target: _ast.expr | None = None
-        value: _ast.expr | None = None
-        if isinstance(node, _ast.Assign) and len(node.targets) == 1:
-            target, value = node.targets[0], node.value
+    found: list[tuple[list[str | None], bool, str | None]] = []
+    for node in parse(data.decode("utf-8"), path).body:
+        targets: list[_ast.expr]
+        if isinstance(node, _ast.Assign):
+            targets, annotated = node.targets, False
         elif isinstance(node, _ast.AnnAssign):
-            target, value = node.target, node.value
-        if (
-            isinstance(target, _ast.Name)
-            and isinstance(value, _ast.Constant)
-            and (isinstance(value.value, str) or value.value is None)
-        ):
-            values[target.id] = value.value
+            targets, annotated = [node.target], True
+        else:
+            continue
+        value = node.value
+        if isinstance(value, _ast.Constant) and (isinstance(value.value, str) or value.value is None):
+            names = [t.id if isinstance(t, _ast.Name) else None for t in targets]
+            found.append((names, annotated, value.value))
+    return found
+
+
+def read_torch_version_py(location: str, view: FileView | None = None) -> dict[str, str | None]:
+    """`__version__`, `cuda`, `hip` and `git_version` (every single-target string / None constant) from
+    `<location>/torch/version.py` (top_level_constants)."""
+    path = posixpath.join(location, "torch", "version.py")
+    too_large = f"{path}: more than {VERSION_PY_CAP} bytes, too large for torch's version.py; not parsed"
+    values: dict[str, str | None] = {}
+    for names, _annotated, value in top_level_constants(path, view if view is not None else _HOST, too_large):
+        if len(names) == 1 and names[0] is not None:
+            values[names[0]] = value
     return values
 
 
@@ -457,22 +467,10 @@ def shadow_launch_dir(packages: dict[str, dict[str, Any]], first: str, view: Fil
 
 def literal_version(path: str, view: FileView) -> str | None:
     """The string literal assigned to `__version__` at the top level of a small Python file (`__version__ =
-    version = '0.5.9'` too), parsed, never run; None where it assigns none."""
-    data = view.read_bytes(path, VERSION_PY_CAP + 1)
-    if len(data) > VERSION_PY_CAP:
-        raise ValueError(f"more than {VERSION_PY_CAP} bytes")
-    import _ast
-
-    from stackcheck.pyast import parse
-
-    for node in parse(data.decode("utf-8"), path).body:
-        if (
-            isinstance(node, _ast.Assign)
-            and isinstance(node.value, _ast.Constant)
-            and isinstance(node.value.value, str)
-        ):
-            if any(isinstance(t, _ast.Name) and t.id == "__version__" for t in node.targets):
-                return node.value.value
+    version = '0.5.9'` too; top_level_constants), parsed, never run; None where it assigns none."""
+    for names, annotated, value in top_level_constants(path, view, f"more than {VERSION_PY_CAP} bytes"):
+        if not annotated and isinstance(value, str) and "__version__" in names:
+            return value
     return None
 
 
