@@ -1046,16 +1046,27 @@ _GCC_VERSION_STRING = _lazy_bytes(
 _DRIVER_RODATA_MAX = 16 << 20
 
 
+#: the one SARIF version GCC 13 and later link into the driver as an X.Y.Z string (gcc/diagnostic-format-sarif.cc:
+#: `#define SARIF_VERSION "2.1.0"` in 13 (the "version" value in make_top_level_object, beside the "$schema" value
+#: SARIF_SCHEMA, ".../Schemata/sarif-schema-2.1.0.json"); sarif_version_to_property's "2.1.0" (and "2.2", no X.Y.Z)
+#: in 15, beside sarif_version_to_url's ".../errata01/os/schemas/sarif-schema-2.1.0.json" (read in the stored
+#: gcc-mirror sources, igap39))
+_SARIF_VERSION = b"2.1.0"
+#: SARIF's own strings, read wherever they lie (the linker orders merged strings as it likes): the schema file name of
+#: SARIF 2.1.0 (every release's URL ends in it) and the log's "$schema" key, NUL-delimited
+_SARIF_MARKS = (b"sarif-schema-2.1.0.json", b"\0$schema\0")
+
+
 def _sarif_version(data: bytes, match: re.Match[bytes]) -> bool:
     """Whether a version-string candidate of a GCC driver's .rodata is the SARIF format's version that GCC 13 and
-    later link into the driver (gcc/diagnostic-format-sarif.cc: SARIF_VERSION "2.1.0", the value of the log's
-    "version" key beside "$schema", and the schema URL's sarif-schema-2.1.0.json), not GCC's own: Ubuntu 24.04's
-    x86_64-linux-gnu-gcc-13 (13.3.0) holds the NUL-delimited strings "$schema", "2.1.0", "informationUri" beside
-    "13.3.0" (read on the lent H100, 2026-12-06), which was read as two majors and so as no version (every JIT build
-    judged unknown there). A candidate is the SARIF one where the string before it is "$schema" or the data names
-    its schema file."""
-    text = match.group(0)[1:]
-    return data.endswith(b"\0$schema", 0, match.start()) or b"sarif-schema-" + text + b".json" in data
+    later link into the driver (_SARIF_VERSION), not GCC's own: Ubuntu 24.04's x86_64-linux-gnu-gcc-13 (13.3.0) holds
+    the NUL-delimited strings "$schema", "2.1.0", "informationUri" beside "13.3.0" (read on the lent H100,
+    2026-12-06), which was read as two majors and so as no version (every JIT build judged unknown there). A candidate
+    is the SARIF one where it is exactly "2.1.0" (no GCC release carries that version string with SARIF's code) and
+    the data holds one of SARIF's own strings anywhere (_SARIF_MARKS: igap39, "2.1.0" was taken only right after
+    "$schema", so another string order was unknown); any other X.Y.Z is a GCC version (igap39: a "sarif-schema-V.json"
+    string made any V SARIF's, so a driver carrying GCC 13 and 14 strings and such a name was read as one major)."""
+    return match.group(0)[1:] == _SARIF_VERSION and any(mark in data for mark in _SARIF_MARKS)
 
 
 def _gcc_driver_major(view: FileView, gcc: str) -> tuple[int | None, str | None, bool]:
