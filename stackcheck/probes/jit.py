@@ -123,9 +123,10 @@ assembler that a user put in place of Triton's bundled one:
   `cc_host_one_program` (where CC is set): whether the shell that runs FlashInfer's ninja command leaves $CC one word
   (false where a second word is no option, CC='ccache gcc': nvcc takes it for a second input file; cc_one_program).
 - `nvcc_host_clang_*` / `cc_host_clang_*`: for a clang NVCC_CCBIN or CC names (igap28: found, never judged), its major
-  (`_major`: clang-N, the libclang-cpp.so.N / libLLVM.so.N it needs, the version string a static clang's .rodata
-  carries, an llvm-N directory, the one PREFIX/lib/clang/N, which must agree: igap31; the binary must say one of the
-  first two: igap34), the newest the toolkit's host_config.h takes
+  (`_major`: clang-N, the libclang-cpp.so.N / libLLVM.so.N it needs (a shared-libraries build's libclangBasic.so.N /
+  libLLVMSupport.so.N and kin where one of clang's own is among them: igap39), the version string a static clang's
+  .rodata carries, an llvm-N directory, the one PREFIX/lib/clang/N, which must agree: igap31; the binary must say one
+  of the first two: igap34), the newest the toolkit's host_config.h takes
   (`_max`) and whether it is within it (`_supported`: null where the major is not read; _clang_host).
 - `pytorch_nvcc` / `pytorch_nvcc_found` / `pytorch_nvcc_same`: PYTORCH_NVCC, the nvcc FlashInfer before 0.4.0rc4
   compiles with in place of the toolkit's bin/nvcc (pytorch_nvcc).
@@ -624,7 +625,8 @@ def _clang_major(view: FileView, clang: str) -> tuple[int | None, str]:
     """(a clang's major, why not), from every reading there is, which must agree: its resolved name clang-N / clang++-N,
     the LLVM libraries its binary is linked against (DT_NEEDED libclang-cpp.so.N / libLLVM.so.N / libLLVM-N.so:
     Debian 12's clang-19 1:19.1.7 /usr/lib/llvm-19/bin/clang needs libclang-cpp.so.19.1 and libLLVM.so.19.1, where its
-    compiler lives), an llvm-N directory on its resolved path (Debian / Ubuntu: /usr/lib/llvm-N/bin/clang), the one
+    compiler lives; a BUILD_SHARED_LIBS clang's libclangBasic.so.N / libLLVMSupport.so.N and kin: _LLVM_COMPONENT,
+    igap39), an llvm-N directory on its resolved path (Debian / Ubuntu: /usr/lib/llvm-N/bin/clang), the one
     version directory of PREFIX/lib/clang (its resource directory, found relative to the binary); None with why where
     none says it, or where two say different majors (igap31: a clang-19 that is clang 20's binary, or a clang-19
     linked against libclang-cpp.so.20, was read as 19). Only an ELF clang is read (irev60: a script named clang
@@ -651,6 +653,13 @@ def _clang_major(view: FileView, clang: str) -> tuple[int | None, str]:
         linked = _CLANG_LIBRARY.fullmatch(library)
         if linked is not None:
             readings.setdefault(int(linked.group(1) or linked.group(2)), []).append(f"its DT_NEEDED {library}")
+    # (igap39: a clang built with shared libraries needs libclangBasic.so.N, libLLVMSupport.so.N and their kin, and
+    # no libclang-cpp / libLLVM: unknown; read only where one of clang's own libraries is among them, so an LLVM tool
+    # copied into clang's name, which needs libLLVM* components alone, says nothing)
+    parts = [(hit, library) for library in needed if (hit := _LLVM_COMPONENT.fullmatch(library)) is not None]
+    if any(hit.group(1) == "clang" for hit, _ in parts):
+        for hit, library in parts:
+            readings.setdefault(int(hit.group(2)), []).append(f"its DT_NEEDED {library}")
     if not readings:  # (igap34: a static clang, or any ELF in clang's name, was read by its name alone)
         return None, (
             f"{clang} resolves to {real}, an ELF program with neither clang's version string nor an LLVM library it "
@@ -682,6 +691,14 @@ def _clang_major(view: FileView, clang: str) -> tuple[int | None, str]:
 #: an LLVM library a clang binary is linked against, and its major (libclang-cpp.so.19.1, libLLVM.so.19.1: Debian 12's
 #: clang-19; libLLVM-17.so: LLVM 17 and before)
 _CLANG_LIBRARY = _lazy(r"lib(?:clang-cpp|LLVM)(?:\.so\.(\d{1,9})(?:\.\d{1,9})*|-(\d{1,9})(?:\.\d{1,9})*\.so)")
+#: one library of a clang built with BUILD_SHARED_LIBS (libclangBasic.so.19, libLLVMSupport.so.19,
+#: libLLVMSupport.so.20git), and its major: LLVM's llvm/cmake/modules/AddLLVM.cmake llvm_add_library gives each
+#: shared library without an explicit SONAME `SOVERSION ${LLVM_VERSION_MAJOR}${LLVM_VERSION_SUFFIX}` ("Since 4.0.0,
+#: the ABI version is indicated by the major version"; llvm/llvm-project eb92f627), and
+#: clang/tools/driver/CMakeLists.txt:56-64 links the clang driver against clangBasic, clangCodeGen, clangDriver,
+#: clangFrontend, clangFrontendTool and clangSerialization (llvm/llvm-project 01a805cd); libclang-cpp / libLLVM (the
+#: dylibs, _CLANG_LIBRARY) have no component after the name
+_LLVM_COMPONENT = _lazy(r"lib(clang|LLVM)[A-Z][A-Za-z0-9]{0,63}\.so\.(\d{1,9})(?:git|rc\d{1,3})?(?:\.\d{1,9}){0,2}")
 
 
 #: the version strings clang's own code puts in its binary's .rodata, NUL-delimited (the linker may merge one into the
