@@ -812,10 +812,11 @@ def _layout_major(view: FileView, gcc: str) -> tuple[int | None, str | None]:
     VERSION below TRIPLET), so the one version directory PREFIX/lib/gcc/TRIPLET/VERSION or
     PREFIX/libexec/gcc/TRIPLET/VERSION (named N or N.M.P; holding start files, libgcc or a compiler) beside
     PREFIX/bin/gcc says its major (inferred from that layout; nothing is run). None, with why, where two majors
-    sit there, and where the driver is a binary (irev60: it looks for cc1plus under its own compiled-in version only,
-    and none lies in the prefix's version directories, so it runs one elsewhere of a version the layout does not
-    tell: a gcc 15 driver copied beside a lib/gcc/TRIPLET/13 was read as 13; inferred from the same reading of
-    process_command, not run). A driver that is a script (the lent H100's /opt/gcc/bin/gcc: `exec
+    sit there. A driver binary never comes here (irev60: a gcc 15 driver copied beside a lib/gcc/TRIPLET/13 was read
+    as 13): _gcc_driver_major reads every ELF first and gives its own major (then its prefix's cc1plus of that major
+    decides: _driver_without_compiler) or why not, and the caller asks the layout only where neither came back
+    (igap39: the binary branch here was unreachable and is gone; an ELF asked directly is no script: no major). A
+    driver that is a script (the lent H100's /opt/gcc/bin/gcc: `exec
     /opt/gcc/bin/gcc-real -B... "$@"`, whose -B names the prefix's compilers) counts
     only where every program it execs lies in that prefix and every major its text names is the same (igap28:
     the major of CC=/opt/gcc/bin/gcc was not read, so FlashInfer's JIT on SGLang < 0.5.9 was refused as unknown); every
@@ -840,11 +841,6 @@ def _layout_major(view: FileView, gcc: str) -> tuple[int | None, str | None]:
         dirs = ", ".join(d for major in sorted(found) for d in found[major])
         return None, f"GCC version directories of {len(found)} majors sit in its prefix ({dirs}): which it runs"
     major = next(iter(found))
-    if _is_elf(view, real):  # (irev60: a driver binary of another version runs its own version's compiler)
-        return None, (
-            f"{real} is a driver binary and its prefix has no cc1 / cc1plus in a version directory: the compiler it "
-            f"runs lies elsewhere, under its own version, which its prefix's {found[major][0]} does not tell"
-        )
     try:
         data = view.read_bytes(real, _SCRIPT_MAX + 1)
     except (OSError, ValueError):
