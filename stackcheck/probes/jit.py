@@ -65,8 +65,9 @@ assembler that a user put in place of Triton's bundled one:
   null with `libcudart_so_reason` as for libnccl.so. `libcudart_so_soname`: that libcudart.so's DT_SONAME
   (libcudart.so.12, .13), the name the link writes into the allocator's DT_NEEDED where it keeps the library; left
   out for libcudart.a; a linker script (INPUT / GROUP) followed as ld follows it to the library it names in its own
-  directory; null with `libcudart_so_soname_reason` where there is no DT_SONAME or the script is not followed (igap34:
-  left out, so the rule was).
+  directory (a name without a directory only where the link's GNU ld is binutils 2.37+, which looks in the script's
+  directory before the working directory: gnu_ld_version, igap39); null with `libcudart_so_soname_reason` where
+  there is no DT_SONAME or the script is not followed (igap34: left out, so the rule was).
 - `cxx_found` / `cxx`: whether the C++ compiler torch's load_inline builds with (`$CXX`, else `c++`) is found on
   the server's PATH (/bin/sh's default where it has none: ninja runs the command through /bin/sh -c), and its path
   (left out when none); null with `cxx_reason` where CXX is a command with arguments or a relative path (then
@@ -1596,7 +1597,7 @@ def nccl_link(
     out.update(_link_lookup(view, dirs, gaps, machine, CUDART_LINK_NAMES, "libcudart_so"))
     path = out.get("libcudart_so")
     if isinstance(path, str) and path.endswith(".so"):  # (libcudart.a: linked in, no DT_NEEDED; nothing to judge)
-        soname, why = _cudart_soname(view, path)
+        soname, why = _cudart_soname(view, path, env)
         out["libcudart_so_soname"] = soname
         if soname is None:
             out["libcudart_so_soname_reason"] = why
@@ -1610,7 +1611,7 @@ _LINKER_SCRIPT_KEYWORDS = frozenset(("INPUT", "GROUP", "AS_NEEDED", "OUTPUT_FORM
 _LINKER_SCRIPT_MAX = 1 << 12
 
 
-def _cudart_soname(view: FileView, path: str) -> tuple[str | None, str]:
+def _cudart_soname(view: FileView, path: str, env: Mapping[str, str] | None = None) -> tuple[str | None, str]:
     """(the DT_SONAME of the libcudart.so a `-lcudart` link takes, which the link writes into the extension's DT_NEEDED
     where it keeps the library (igap29: a CUDA 12 toolkit's libcudart.so.12 beside a CUDA 13 torch); else None and
     why). A linker script in its place (text "INPUT(...)" / "GROUP(...)") is followed as ld follows it to the files it
@@ -1619,7 +1620,10 @@ def _cudart_soname(view: FileView, path: str) -> tuple[str | None, str]:
     it. None (igap34: the rule was left out, its gate allowed) where the file is no ELF shared library and no such
     script, where the script names a file elsewhere, another script, `-l` or no shared library, and where the
     library has no DT_SONAME (the link then writes the name it found, libcudart.so, which torch's runtime does not
-    answer: inferred from ld's --soname description, not run)."""
+    answer: inferred from ld's --soname description, not run). A bare name is followed only where the GNU ld the link
+    runs (by the server's environment `env`) is read as binutils 2.37 or later (gnu_ld_version, read only then;
+    igap39): before 2.37 ld opens it in the link's working directory first (the extension's build directory, not
+    read), and where the version is not read that lookup could change the answer (_LD_SCRIPT_DIR_FIRST)."""
     try:
         real = view.realpath(path)
         head = view.read_bytes(real, _LINKER_SCRIPT_MAX + 1)
@@ -1640,6 +1644,12 @@ def _cudart_soname(view: FileView, path: str) -> tuple[str | None, str]:
         target = name if name.startswith("/") else f"{directory}/{name}"
         if name.startswith("-") or posixpath.dirname(posixpath.normpath(target)) != directory:
             return None, f"{path} is a linker script naming {name[:120]!r}, outside its own directory: not followed"
+        old_ld = None if name.startswith("/") else _ld_looks_in_cwd_first(env or {}, view)
+        if old_ld is not None:
+            return None, (
+                f"{path} is a linker script naming {name[:120]!r} with no directory, which {old_ld} in the link's "
+                "working directory first (the extension's build directory, not read): not followed"
+            )
         if name.endswith(".a") and is_file(view, target):
             continue
         try:
@@ -1656,6 +1666,76 @@ def _cudart_soname(view: FileView, path: str) -> tuple[str | None, str]:
     if len(set(sonames)) != 1:
         return None, f"{path} is a linker script naming {len(set(sonames))} shared libraries' sonames"
     return sonames[0], ""
+
+
+#: the first binutils whose ld opens a linker script's INPUT / GROUP file of a relative name in the script's own
+#: directory before the working directory: ld/ldfile.c ldfile_open_file, "If extra_search_path is set,
+#: entry->filename is a relative path. Search the directory of the current linker script before searching other
+#: paths" (bminor/binutils-gdb 0381901e), and the manual's File Commands: 2.37's "the linker will try to open the file
+#: in the directory containing the linker script. If it is not found the linker will then search the current
+#: directory" against 2.27's "Otherwise, the linker will try to open the file in the current directory. If it is not
+#: found, the linker will search through the archive library search path" (sourceware.org/binutils/docs-2.37 and
+#: docs-2.27, ld/File-Commands.html; ldfile_open_file_search tries the bare name, relative to the working directory,
+#: before the search directories). 2.36's manual was not read: the first release is the 2.37 the brief names.
+_LD_SCRIPT_DIR_FIRST = (2, 37)
+#: GNU ld's --version line (ld/ldver.c: "GNU ld %s\n" with BFD_VERSION_STRING, Debian 12's x86_64-linux-gnu-ld.bfd:
+#: the NUL-delimited "(GNU Binutils for Debian) 2.40", read here with strings, 2026-12-06), and that version string:
+#: PKGVERSION in parentheses (or RHEL's "version") then the binutils version
+_GNU_LD_MARK = b"GNU ld %s\n"
+_BFD_VERSION = _lazy_bytes(
+    rb"(?<=\x00)(?:\([^\x00()]{1,80}\)|version) (\d{1,3})\.(\d{1,3})(?:\.[\w.+~-]{1,40})?(?=\x00)"
+)
+#: the most of an ld binary's .rodata read (Debian 12's ld.bfd: under 1 MB)
+_LD_RODATA_MAX = 16 << 20
+#: the names gcc's collect2 takes for the linker in the compiler's own program directories before the PATH's `ld`
+#: (gcc/collect2.cc main: real-ld, collect-ld, then ld in the compiler path; inferred from that search, not run)
+_COLLECT2_LINKERS = ("real-ld", "collect-ld", "ld")
+
+
+def _ld_looks_in_cwd_first(env: Mapping[str, str], view: FileView) -> str | None:
+    """How the link's GNU ld may open a linker script's bare name in the working directory first (binutils before
+    2.37, or a version not read: _LD_SCRIPT_DIR_FIRST); None where it is read as 2.37 or later."""
+    version, why = gnu_ld_version(env, view)
+    if version is None:
+        return f"the link's ld (its binutils version not read: {why}) opens, where older than 2.37,"
+    if version < _LD_SCRIPT_DIR_FIRST:
+        return f"binutils {version[0]}.{version[1]}'s ld opens"
+    return None
+
+
+def gnu_ld_version(env: Mapping[str, str], view: FileView) -> tuple[tuple[int, int] | None, str]:
+    """((major, minor) of the binutils whose GNU ld a torch extension's link runs, or None; why not). The link is
+    g++'s (collect2's): an `ld` on the server's PATH, resolved, whose .rodata carries GNU ld's --version format
+    (_GNU_LD_MARK) and one binutils version (_BFD_VERSION); not read where a GCC program directory holds a linker of
+    its own (collect2 prefers it), where the PATH has no ld, where it is gold / lld / another program, or where it
+    carries no single version (igap39)."""
+    from stackcheck.readers.elf import ElfError, ElfFile
+
+    for root in GCC_LIB_ROOTS:
+        for base in (root, root.replace("/usr/lib/gcc/", "/usr/libexec/gcc/")):
+            for version in listdir_or_empty(view, base):
+                own = [n for n in _COLLECT2_LINKERS if is_file(view, f"{base}/{version}/{n}")]
+                if own:
+                    return None, f"{base}/{version} holds {own[0]}, which gcc's collect2 runs before the PATH's ld"
+    ld = which(view, "ld", env.get("PATH"))
+    if ld is None:
+        return None, "no ld on the server's PATH"
+    try:
+        real = view.realpath(ld)
+        with ElfFile(real, view) as elf:
+            rodata = elf.section(".rodata")
+            size = rodata.size if rodata is not None else elf.size
+            if size > _LD_RODATA_MAX:
+                return None, f"{real}'s {size} bytes of strings are not read"
+            data = elf.read_section(rodata) if rodata is not None else elf.read_at(0, size, "the file")
+    except (ElfError, OSError, ValueError):
+        return None, f"{ld} is not read as an ELF program"
+    if _GNU_LD_MARK not in data:
+        return None, f"{ld} resolves to {real}, no GNU ld (gold, lld or another program)"
+    versions = {(int(m.group(1)), int(m.group(2))) for m in _BFD_VERSION.finditer(data)}
+    if len(versions) != 1:
+        return None, f"{ld} resolves to {real}, a GNU ld carrying {len(versions)} binutils versions"
+    return versions.pop(), ""
 
 
 def _without_comments(text: str) -> str:
