@@ -305,6 +305,15 @@ def gcc_driver(major: int | str) -> bytes:
     return build_so(needed=["libc.so.6"]) + f"\0Configured with: %s\n\0gcc version %s %s\n\0{major}.1.0\0".encode()
 
 
+def gnu_ld(path: Path, version: str = "2.40", package: str = "(GNU Binutils for Debian)") -> None:
+    """An ELF program at `path` that reads as binutils `version`'s GNU ld (the jit probe's gnu_ld_version): GNU ld's
+    --version format "GNU ld %s\\n" and its version string "PACKAGE VERSION", NUL-delimited (the shape of Debian
+    12's x86_64-linux-gnu-ld.bfd's .rodata), after the tables of a minimal ELF with no section table."""
+    from elfwriter import build_so
+
+    touch_exe(path, build_so(needed=["libc.so.6"]) + f"\0GNU ld %s\n\0{package} {version}\0".encode())
+
+
 #: the shape of CUDA 12.8's host_config.h tests (written here): GNU 14 at most, clang less than 20
 HOST_CONFIG_128_CLANG = (
     "#if defined(__GNUC__)\n#if __GNUC__ > 14\n#error -- unsupported GNU version! later than 14\n#endif\n"

@@ -65,8 +65,9 @@ assembler that a user put in place of Triton's bundled one:
   null with `libcudart_so_reason` as for libnccl.so. `libcudart_so_soname`: that libcudart.so's DT_SONAME
   (libcudart.so.12, .13), the name the link writes into the allocator's DT_NEEDED where it keeps the library; left
   out for libcudart.a; a linker script (INPUT / GROUP) followed as ld follows it to the library it names in its own
-  directory; null with `libcudart_so_soname_reason` where there is no DT_SONAME or the script is not followed (igap34:
-  left out, so the rule was).
+  directory (a name without a directory only where the link's GNU ld is binutils 2.37+, which looks in the script's
+  directory before the working directory: gnu_ld_version, igap39); null with `libcudart_so_soname_reason` where
+  there is no DT_SONAME or the script is not followed (igap34: left out, so the rule was).
 - `cxx_found` / `cxx`: whether the C++ compiler torch's load_inline builds with (`$CXX`, else `c++`) is found on
   the server's PATH (/bin/sh's default where it has none: ninja runs the command through /bin/sh -c), and its path
   (left out when none); null with `cxx_reason` where CXX is a command with arguments or a relative path (then
@@ -123,9 +124,10 @@ assembler that a user put in place of Triton's bundled one:
   `cc_host_one_program` (where CC is set): whether the shell that runs FlashInfer's ninja command leaves $CC one word
   (false where a second word is no option, CC='ccache gcc': nvcc takes it for a second input file; cc_one_program).
 - `nvcc_host_clang_*` / `cc_host_clang_*`: for a clang NVCC_CCBIN or CC names (igap28: found, never judged), its major
-  (`_major`: clang-N, the libclang-cpp.so.N / libLLVM.so.N it needs, the version string a static clang's .rodata
-  carries, an llvm-N directory, the one PREFIX/lib/clang/N, which must agree: igap31; the binary must say one of the
-  first two: igap34), the newest the toolkit's host_config.h takes
+  (`_major`: clang-N, the libclang-cpp.so.N / libLLVM.so.N it needs (a shared-libraries build's libclangBasic.so.N /
+  libLLVMSupport.so.N and kin where one of clang's own is among them: igap39), the version string a static clang's
+  .rodata carries, an llvm-N directory, the one PREFIX/lib/clang/N, which must agree: igap31; the binary must say one
+  of the first two: igap34), the newest the toolkit's host_config.h takes
   (`_max`) and whether it is within it (`_supported`: null where the major is not read; _clang_host).
 - `pytorch_nvcc` / `pytorch_nvcc_found` / `pytorch_nvcc_same`: PYTORCH_NVCC, the nvcc FlashInfer before 0.4.0rc4
   compiles with in place of the toolkit's bin/nvcc (pytorch_nvcc).
@@ -624,7 +626,8 @@ def _clang_major(view: FileView, clang: str) -> tuple[int | None, str]:
     """(a clang's major, why not), from every reading there is, which must agree: its resolved name clang-N / clang++-N,
     the LLVM libraries its binary is linked against (DT_NEEDED libclang-cpp.so.N / libLLVM.so.N / libLLVM-N.so:
     Debian 12's clang-19 1:19.1.7 /usr/lib/llvm-19/bin/clang needs libclang-cpp.so.19.1 and libLLVM.so.19.1, where its
-    compiler lives), an llvm-N directory on its resolved path (Debian / Ubuntu: /usr/lib/llvm-N/bin/clang), the one
+    compiler lives; a BUILD_SHARED_LIBS clang's libclangBasic.so.N / libLLVMSupport.so.N and kin: _LLVM_COMPONENT,
+    igap39), an llvm-N directory on its resolved path (Debian / Ubuntu: /usr/lib/llvm-N/bin/clang), the one
     version directory of PREFIX/lib/clang (its resource directory, found relative to the binary); None with why where
     none says it, or where two say different majors (igap31: a clang-19 that is clang 20's binary, or a clang-19
     linked against libclang-cpp.so.20, was read as 19). Only an ELF clang is read (irev60: a script named clang
@@ -651,6 +654,13 @@ def _clang_major(view: FileView, clang: str) -> tuple[int | None, str]:
         linked = _CLANG_LIBRARY.fullmatch(library)
         if linked is not None:
             readings.setdefault(int(linked.group(1) or linked.group(2)), []).append(f"its DT_NEEDED {library}")
+    # (igap39: a clang built with shared libraries needs libclangBasic.so.N, libLLVMSupport.so.N and their kin, and
+    # no libclang-cpp / libLLVM: unknown; read only where one of clang's own libraries is among them, so an LLVM tool
+    # copied into clang's name, which needs libLLVM* components alone, says nothing)
+    parts = [(hit, library) for library in needed if (hit := _LLVM_COMPONENT.fullmatch(library)) is not None]
+    if any(hit.group(1) == "clang" for hit, _ in parts):
+        for hit, library in parts:
+            readings.setdefault(int(hit.group(2)), []).append(f"its DT_NEEDED {library}")
     if not readings:  # (igap34: a static clang, or any ELF in clang's name, was read by its name alone)
         return None, (
             f"{clang} resolves to {real}, an ELF program with neither clang's version string nor an LLVM library it "
@@ -682,6 +692,14 @@ def _clang_major(view: FileView, clang: str) -> tuple[int | None, str]:
 #: an LLVM library a clang binary is linked against, and its major (libclang-cpp.so.19.1, libLLVM.so.19.1: Debian 12's
 #: clang-19; libLLVM-17.so: LLVM 17 and before)
 _CLANG_LIBRARY = _lazy(r"lib(?:clang-cpp|LLVM)(?:\.so\.(\d{1,9})(?:\.\d{1,9})*|-(\d{1,9})(?:\.\d{1,9})*\.so)")
+#: one library of a clang built with BUILD_SHARED_LIBS (libclangBasic.so.19, libLLVMSupport.so.19,
+#: libLLVMSupport.so.20git), and its major: LLVM's llvm/cmake/modules/AddLLVM.cmake llvm_add_library gives each
+#: shared library without an explicit SONAME `SOVERSION ${LLVM_VERSION_MAJOR}${LLVM_VERSION_SUFFIX}` ("Since 4.0.0,
+#: the ABI version is indicated by the major version"; llvm/llvm-project eb92f627), and
+#: clang/tools/driver/CMakeLists.txt:56-64 links the clang driver against clangBasic, clangCodeGen, clangDriver,
+#: clangFrontend, clangFrontendTool and clangSerialization (llvm/llvm-project 01a805cd); libclang-cpp / libLLVM (the
+#: dylibs, _CLANG_LIBRARY) have no component after the name
+_LLVM_COMPONENT = _lazy(r"lib(clang|LLVM)[A-Z][A-Za-z0-9]{0,63}\.so\.(\d{1,9})(?:git|rc\d{1,3})?(?:\.\d{1,9}){0,2}")
 
 
 #: the version strings clang's own code puts in its binary's .rodata, NUL-delimited (the linker may merge one into the
@@ -795,10 +813,11 @@ def _layout_major(view: FileView, gcc: str) -> tuple[int | None, str | None]:
     VERSION below TRIPLET), so the one version directory PREFIX/lib/gcc/TRIPLET/VERSION or
     PREFIX/libexec/gcc/TRIPLET/VERSION (named N or N.M.P; holding start files, libgcc or a compiler) beside
     PREFIX/bin/gcc says its major (inferred from that layout; nothing is run). None, with why, where two majors
-    sit there, and where the driver is a binary (irev60: it looks for cc1plus under its own compiled-in version only,
-    and none lies in the prefix's version directories, so it runs one elsewhere of a version the layout does not
-    tell: a gcc 15 driver copied beside a lib/gcc/TRIPLET/13 was read as 13; inferred from the same reading of
-    process_command, not run). A driver that is a script (the lent H100's /opt/gcc/bin/gcc: `exec
+    sit there. A driver binary never comes here (irev60: a gcc 15 driver copied beside a lib/gcc/TRIPLET/13 was read
+    as 13): _gcc_driver_major reads every ELF first and gives its own major (then its prefix's cc1plus of that major
+    decides: _driver_without_compiler) or why not, and the caller asks the layout only where neither came back
+    (igap39: the binary branch here was unreachable and is gone; an ELF asked directly is no script: no major). A
+    driver that is a script (the lent H100's /opt/gcc/bin/gcc: `exec
     /opt/gcc/bin/gcc-real -B... "$@"`, whose -B names the prefix's compilers) counts
     only where every program it execs lies in that prefix and every major its text names is the same (igap28:
     the major of CC=/opt/gcc/bin/gcc was not read, so FlashInfer's JIT on SGLang < 0.5.9 was refused as unknown); every
@@ -823,11 +842,6 @@ def _layout_major(view: FileView, gcc: str) -> tuple[int | None, str | None]:
         dirs = ", ".join(d for major in sorted(found) for d in found[major])
         return None, f"GCC version directories of {len(found)} majors sit in its prefix ({dirs}): which it runs"
     major = next(iter(found))
-    if _is_elf(view, real):  # (irev60: a driver binary of another version runs its own version's compiler)
-        return None, (
-            f"{real} is a driver binary and its prefix has no cc1 / cc1plus in a version directory: the compiler it "
-            f"runs lies elsewhere, under its own version, which its prefix's {found[major][0]} does not tell"
-        )
     try:
         data = view.read_bytes(real, _SCRIPT_MAX + 1)
     except (OSError, ValueError):
@@ -1046,16 +1060,27 @@ _GCC_VERSION_STRING = _lazy_bytes(
 _DRIVER_RODATA_MAX = 16 << 20
 
 
+#: the one SARIF version GCC 13 and later link into the driver as an X.Y.Z string (gcc/diagnostic-format-sarif.cc:
+#: `#define SARIF_VERSION "2.1.0"` in 13 (the "version" value in make_top_level_object, beside the "$schema" value
+#: SARIF_SCHEMA, ".../Schemata/sarif-schema-2.1.0.json"); sarif_version_to_property's "2.1.0" (and "2.2", no X.Y.Z)
+#: in 15, beside sarif_version_to_url's ".../errata01/os/schemas/sarif-schema-2.1.0.json" (read in the stored
+#: gcc-mirror sources, igap39))
+_SARIF_VERSION = b"2.1.0"
+#: SARIF's own strings, read wherever they lie (the linker orders merged strings as it likes): the schema file name of
+#: SARIF 2.1.0 (every release's URL ends in it) and the log's "$schema" key, NUL-delimited
+_SARIF_MARKS = (b"sarif-schema-2.1.0.json", b"\0$schema\0")
+
+
 def _sarif_version(data: bytes, match: re.Match[bytes]) -> bool:
     """Whether a version-string candidate of a GCC driver's .rodata is the SARIF format's version that GCC 13 and
-    later link into the driver (gcc/diagnostic-format-sarif.cc: SARIF_VERSION "2.1.0", the value of the log's
-    "version" key beside "$schema", and the schema URL's sarif-schema-2.1.0.json), not GCC's own: Ubuntu 24.04's
-    x86_64-linux-gnu-gcc-13 (13.3.0) holds the NUL-delimited strings "$schema", "2.1.0", "informationUri" beside
-    "13.3.0" (read on the lent H100, 2026-12-06), which was read as two majors and so as no version (every JIT build
-    judged unknown there). A candidate is the SARIF one where the string before it is "$schema" or the data names
-    its schema file."""
-    text = match.group(0)[1:]
-    return data.endswith(b"\0$schema", 0, match.start()) or b"sarif-schema-" + text + b".json" in data
+    later link into the driver (_SARIF_VERSION), not GCC's own: Ubuntu 24.04's x86_64-linux-gnu-gcc-13 (13.3.0) holds
+    the NUL-delimited strings "$schema", "2.1.0", "informationUri" beside "13.3.0" (read on the lent H100,
+    2026-12-06), which was read as two majors and so as no version (every JIT build judged unknown there). A candidate
+    is the SARIF one where it is exactly "2.1.0" (no GCC release carries that version string with SARIF's code) and
+    the data holds one of SARIF's own strings anywhere (_SARIF_MARKS: igap39, "2.1.0" was taken only right after
+    "$schema", so another string order was unknown); any other X.Y.Z is a GCC version (igap39: a "sarif-schema-V.json"
+    string made any V SARIF's, so a driver carrying GCC 13 and 14 strings and such a name was read as one major)."""
+    return match.group(0)[1:] == _SARIF_VERSION and any(mark in data for mark in _SARIF_MARKS)
 
 
 def _gcc_driver_major(view: FileView, gcc: str) -> tuple[int | None, str | None, bool]:
@@ -1572,7 +1597,7 @@ def nccl_link(
     out.update(_link_lookup(view, dirs, gaps, machine, CUDART_LINK_NAMES, "libcudart_so"))
     path = out.get("libcudart_so")
     if isinstance(path, str) and path.endswith(".so"):  # (libcudart.a: linked in, no DT_NEEDED; nothing to judge)
-        soname, why = _cudart_soname(view, path)
+        soname, why = _cudart_soname(view, path, env)
         out["libcudart_so_soname"] = soname
         if soname is None:
             out["libcudart_so_soname_reason"] = why
@@ -1586,7 +1611,7 @@ _LINKER_SCRIPT_KEYWORDS = frozenset(("INPUT", "GROUP", "AS_NEEDED", "OUTPUT_FORM
 _LINKER_SCRIPT_MAX = 1 << 12
 
 
-def _cudart_soname(view: FileView, path: str) -> tuple[str | None, str]:
+def _cudart_soname(view: FileView, path: str, env: Mapping[str, str] | None = None) -> tuple[str | None, str]:
     """(the DT_SONAME of the libcudart.so a `-lcudart` link takes, which the link writes into the extension's DT_NEEDED
     where it keeps the library (igap29: a CUDA 12 toolkit's libcudart.so.12 beside a CUDA 13 torch); else None and
     why). A linker script in its place (text "INPUT(...)" / "GROUP(...)") is followed as ld follows it to the files it
@@ -1595,7 +1620,10 @@ def _cudart_soname(view: FileView, path: str) -> tuple[str | None, str]:
     it. None (igap34: the rule was left out, its gate allowed) where the file is no ELF shared library and no such
     script, where the script names a file elsewhere, another script, `-l` or no shared library, and where the
     library has no DT_SONAME (the link then writes the name it found, libcudart.so, which torch's runtime does not
-    answer: inferred from ld's --soname description, not run)."""
+    answer: inferred from ld's --soname description, not run). A bare name is followed only where the GNU ld the link
+    runs (by the server's environment `env`) is read as binutils 2.37 or later (gnu_ld_version, read only then;
+    igap39): before 2.37 ld opens it in the link's working directory first (the extension's build directory, not
+    read), and where the version is not read that lookup could change the answer (_LD_SCRIPT_DIR_FIRST)."""
     try:
         real = view.realpath(path)
         head = view.read_bytes(real, _LINKER_SCRIPT_MAX + 1)
@@ -1616,6 +1644,12 @@ def _cudart_soname(view: FileView, path: str) -> tuple[str | None, str]:
         target = name if name.startswith("/") else f"{directory}/{name}"
         if name.startswith("-") or posixpath.dirname(posixpath.normpath(target)) != directory:
             return None, f"{path} is a linker script naming {name[:120]!r}, outside its own directory: not followed"
+        old_ld = None if name.startswith("/") else _ld_looks_in_cwd_first(env or {}, view)
+        if old_ld is not None:
+            return None, (
+                f"{path} is a linker script naming {name[:120]!r} with no directory, which {old_ld} in the link's "
+                "working directory first (the extension's build directory, not read): not followed"
+            )
         if name.endswith(".a") and is_file(view, target):
             continue
         try:
@@ -1632,6 +1666,76 @@ def _cudart_soname(view: FileView, path: str) -> tuple[str | None, str]:
     if len(set(sonames)) != 1:
         return None, f"{path} is a linker script naming {len(set(sonames))} shared libraries' sonames"
     return sonames[0], ""
+
+
+#: the first binutils whose ld opens a linker script's INPUT / GROUP file of a relative name in the script's own
+#: directory before the working directory: ld/ldfile.c ldfile_open_file, "If extra_search_path is set,
+#: entry->filename is a relative path. Search the directory of the current linker script before searching other
+#: paths" (bminor/binutils-gdb 0381901e), and the manual's File Commands: 2.37's "the linker will try to open the file
+#: in the directory containing the linker script. If it is not found the linker will then search the current
+#: directory" against 2.27's "Otherwise, the linker will try to open the file in the current directory. If it is not
+#: found, the linker will search through the archive library search path" (sourceware.org/binutils/docs-2.37 and
+#: docs-2.27, ld/File-Commands.html; ldfile_open_file_search tries the bare name, relative to the working directory,
+#: before the search directories). 2.36's manual was not read: the first release is the 2.37 the brief names.
+_LD_SCRIPT_DIR_FIRST = (2, 37)
+#: GNU ld's --version line (ld/ldver.c: "GNU ld %s\n" with BFD_VERSION_STRING, Debian 12's x86_64-linux-gnu-ld.bfd:
+#: the NUL-delimited "(GNU Binutils for Debian) 2.40", read here with strings, 2026-12-06), and that version string:
+#: PKGVERSION in parentheses (or RHEL's "version") then the binutils version
+_GNU_LD_MARK = b"GNU ld %s\n"
+_BFD_VERSION = _lazy_bytes(
+    rb"(?<=\x00)(?:\([^\x00()]{1,80}\)|version) (\d{1,3})\.(\d{1,3})(?:\.[\w.+~-]{1,40})?(?=\x00)"
+)
+#: the most of an ld binary's .rodata read (Debian 12's ld.bfd: under 1 MB)
+_LD_RODATA_MAX = 16 << 20
+#: the names gcc's collect2 takes for the linker in the compiler's own program directories before the PATH's `ld`
+#: (gcc/collect2.cc main: real-ld, collect-ld, then ld in the compiler path; inferred from that search, not run)
+_COLLECT2_LINKERS = ("real-ld", "collect-ld", "ld")
+
+
+def _ld_looks_in_cwd_first(env: Mapping[str, str], view: FileView) -> str | None:
+    """How the link's GNU ld may open a linker script's bare name in the working directory first (binutils before
+    2.37, or a version not read: _LD_SCRIPT_DIR_FIRST); None where it is read as 2.37 or later."""
+    version, why = gnu_ld_version(env, view)
+    if version is None:
+        return f"the link's ld (its binutils version not read: {why}) opens, where older than 2.37,"
+    if version < _LD_SCRIPT_DIR_FIRST:
+        return f"binutils {version[0]}.{version[1]}'s ld opens"
+    return None
+
+
+def gnu_ld_version(env: Mapping[str, str], view: FileView) -> tuple[tuple[int, int] | None, str]:
+    """((major, minor) of the binutils whose GNU ld a torch extension's link runs, or None; why not). The link is
+    g++'s (collect2's): an `ld` on the server's PATH, resolved, whose .rodata carries GNU ld's --version format
+    (_GNU_LD_MARK) and one binutils version (_BFD_VERSION); not read where a GCC program directory holds a linker of
+    its own (collect2 prefers it), where the PATH has no ld, where it is gold / lld / another program, or where it
+    carries no single version (igap39)."""
+    from stackcheck.readers.elf import ElfError, ElfFile
+
+    for root in GCC_LIB_ROOTS:
+        for base in (root, root.replace("/usr/lib/gcc/", "/usr/libexec/gcc/")):
+            for version in listdir_or_empty(view, base):
+                own = [n for n in _COLLECT2_LINKERS if is_file(view, f"{base}/{version}/{n}")]
+                if own:
+                    return None, f"{base}/{version} holds {own[0]}, which gcc's collect2 runs before the PATH's ld"
+    ld = which(view, "ld", env.get("PATH"))
+    if ld is None:
+        return None, "no ld on the server's PATH"
+    try:
+        real = view.realpath(ld)
+        with ElfFile(real, view) as elf:
+            rodata = elf.section(".rodata")
+            size = rodata.size if rodata is not None else elf.size
+            if size > _LD_RODATA_MAX:
+                return None, f"{real}'s {size} bytes of strings are not read"
+            data = elf.read_section(rodata) if rodata is not None else elf.read_at(0, size, "the file")
+    except (ElfError, OSError, ValueError):
+        return None, f"{ld} is not read as an ELF program"
+    if _GNU_LD_MARK not in data:
+        return None, f"{ld} resolves to {real}, no GNU ld (gold, lld or another program)"
+    versions = {(int(m.group(1)), int(m.group(2))) for m in _BFD_VERSION.finditer(data)}
+    if len(versions) != 1:
+        return None, f"{ld} resolves to {real}, a GNU ld carrying {len(versions)} binutils versions"
+    return versions.pop(), ""
 
 
 def _without_comments(text: str) -> str:

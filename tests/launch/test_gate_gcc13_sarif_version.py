@@ -54,3 +54,29 @@ def test_two_gcc_version_strings_stay_unknown(tmp_path: Path) -> None:
         jit = probe_jit(toolkit_128_facts(), PATH, _box(tmp_path / name, MARKS + b"13.3.0\0(C)\0" + extra))
         assert "nvcc_host_gnu_major" not in jit and jit["nvcc_host_gnu_supported"] is None, jit
         assert "2 majors" in jit["nvcc_host_gnu_supported_reason"], jit
+
+
+def test_sarif_version_is_read_in_any_string_order(tmp_path: Path) -> None:
+    # igap39: "2.1.0" was SARIF's only right after "$schema" (or where a schema file name held it); the linker orders
+    # merged strings as it likes, so a driver with "$schema" after it, or before another string, was unknown
+    orders = {
+        "after": b"2.1.0\0informationUri\0toolExecutionNotifications\0$schema\0",
+        "apart": b"$schema\0runs\0version\0002.1.0\0",
+    }
+    for name, tail in orders.items():
+        jit = probe_jit(toolkit_128_facts(), PATH, _box(tmp_path / name, MARKS + b"13.3.0\0(C)\0" + tail))
+        assert jit["nvcc_host_gnu_major"] == 13 and jit["nvcc_host_gnu_supported"] is True, (name, jit)
+
+
+def test_a_real_second_gcc_version_is_never_sarifs(tmp_path: Path) -> None:
+    # beside SARIF's strings a second GCC version (after "$schema", or named by a schema-like file name) stays a second
+    # major: only the exact "2.1.0" is SARIF's (igap39: "sarif-schema-14.2.0.json" made 14.2.0 SARIF's, read as 13)
+    tails = {
+        "schema-name": b"sarif-schema-14.2.0.json\0" + b"14.2.0\0",
+        "after-schema": b"$schema\x00014.2.0\0",
+        "vendor": b"$schema\0002.1.0 (Red Hat 2.1.0-1)\0",
+    }
+    for name, tail in tails.items():
+        jit = probe_jit(toolkit_128_facts(), PATH, _box(tmp_path / name, MARKS + b"13.3.0\0(C)\0" + tail))
+        assert "nvcc_host_gnu_major" not in jit and jit["nvcc_host_gnu_supported"] is None, (name, jit)
+        assert "2 majors" in jit["nvcc_host_gnu_supported_reason"], (name, jit)

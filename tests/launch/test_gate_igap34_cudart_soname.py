@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from cli_process import scrubbed_environ  # noqa: F401 (the autouse fixture)
 from elfwriter import write_so
-from gate_cli import LLAMA3, allocator_box, gate_json, model_dir, rule_results
+from gate_cli import LLAMA3, allocator_box, gate_json, gnu_ld, model_dir, rule_results
 
 from stackcheck.probes.jit import nccl_link
 from stackcheck.readers.fsview import HostView
@@ -46,7 +46,8 @@ def _home(tmp_path: Path, script: str | None, soname: str | None = "libcudart.so
 
 def _probe(tmp_path: Path, script: str | None, soname: str | None = "libcudart.so.12") -> dict[str, Any]:
     home = _home(tmp_path, script, soname)
-    got = nccl_link({}, HostView(), str(home), True, "x86_64")
+    gnu_ld(tmp_path / "bin/ld")  # (igap39: a bare name is followed only for binutils 2.37+'s ld)
+    got = nccl_link({"PATH": str(tmp_path / "bin")}, HostView(), str(home), True, "x86_64")
     assert got["libcudart_so_found"] is True and got["libcudart_so"] == f"{home}/lib64/libcudart.so", got
     return got
 
