@@ -360,11 +360,9 @@ class Context:
     def newer_than_manifests(self, name: str) -> str | None:
         """The installed version if it is newer than every release the manifests know, else None."""
         installed = self.installed_version(name)
-        newest = self.newest_known(name)
-        if installed is None or newest is None:
-            return None
-        iv, nv = public(installed), parse_version(newest)
-        if iv is not None and nv is not None and iv > nv:
+        iv = public(installed) if installed is not None else None
+        # (Manifests.newer_than_every_release: newest_known's comparison without parsing every release)
+        if iv is not None and self.manifests.newer_than_every_release(name, iv):
             return installed
         return None
 
