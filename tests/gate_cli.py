@@ -323,6 +323,15 @@ HOST_CONFIG_128_CLANG = (
 )
 
 
+def clang_toolkit_128(root: Path) -> None:
+    """CUDA_128_HOME under `root`: a bin/nvcc and include/crt/host_config.h of HOST_CONFIG_128_CLANG's shape (GNU 14
+    at most, clang less than 20)."""
+    home = root / CUDA_128_HOME.lstrip("/")
+    touch_exe(home / "bin/nvcc")
+    (home / "include/crt").mkdir(parents=True, exist_ok=True)
+    (home / "include/crt/host_config.h").write_text(HOST_CONFIG_128_CLANG)
+
+
 def real_gcc() -> tuple[Path, int]:
     """This machine's gcc driver (the program its `gcc` resolves to) and its major (`gcc -dumpversion`); the test is
     skipped where there is none, or it is no ELF program."""

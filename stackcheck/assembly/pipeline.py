@@ -132,13 +132,16 @@ def gather(
         if host_facts is not None or assumed_host:
             names = [n for n in names if n not in HOST_PROBES]
         load = manifests or (lambda: load_manifests(opts.manifests_dirs))
+        first_path = command_first_path(command, environ, cwd, view) if command else None
+        first_before_311 = command_first_path(command, environ, cwd, view, before_311=True) if command else None
         ctx = ProbeContext(
             env=target.env,
             host_env=None if is_host(view) else dict(os.environ),
             # the loader's path of the launch itself, whichever interpreter is audited (--python: the audit's env)
             launch_env=command_environment(command, environ) if command else None,
             # the working directory of `python -m`, a script's directory: the extension checks look there first
-            launch_first_path=command_first_path(command, environ, cwd, view) if command else None,
+            launch_first_path=first_path,
+            launch_first_path_before_311=first_before_311 if first_before_311 != first_path else None,
             view=view,
             target=target,
             gates=lambda: load().gates,

@@ -320,14 +320,15 @@ _PY_ARG_OPTIONS = frozenset("WX")
 
 
 def command_first_path(
-    command: Sequence[str], environ: Mapping[str, str], cwd: str | None, view: FileView
+    command: Sequence[str], environ: Mapping[str, str], cwd: str | None, view: FileView, before_311: bool = False
 ) -> str | None:
     """The directory a gated `python [OPTIONS] -m MODULE` / `-c CMD` (the working directory) or `python [OPTIONS]
     SCRIPT` (the script's own directory, symbolic links resolved) puts first on sys.path, before the environment's
     entries; None where it puts none (-I, -P, or PYTHONSAFEPATH without -E: Python 3.11+) or the command is not a
     plain Python interpreter after its `env`/`nohup` wrappers (a console script, uv run, conda run: not modelled).
     The python probe leaves this entry out of facts.python.sys_path (how the server is started, not the
-    environment)."""
+    environment). `before_311`: as a Python older than 3.11 does, which ignores PYTHONSAFEPATH (-P, also 3.11's, is
+    an error there: still taken to put none)."""
     env = dict(environ)
     args = _unwrap(command, env, [])
     if not args or not PY_NAME.match(posixpath.basename(args[0])):
@@ -365,7 +366,7 @@ def command_first_path(
                 break
         if mode is not None:
             break
-    if mode is None or safe or (env.get("PYTHONSAFEPATH") and not ignore_env):
+    if mode is None or safe or (env.get("PYTHONSAFEPATH") and not ignore_env and not before_311):
         return None
     if mode in ("cwd", "stdin"):
         return cwd

@@ -47,7 +47,7 @@ _TABLE: tuple[tuple[str, str, str, tuple[str, ...], tuple[str, ...]], ...] = (
     ("jit", "jit", "JitProbe", ("jit",), ("cuda_toolkits", "packages")),
     ("cuda_libs", "cudalibs", "CudaLibsProbe", ("cuda_libs",), ()),
     ("pcie", "pcie", "PcieProbe", ("pcie",), ()),
-    ("kernel_symbols", "kernel_symbols", "KernelSymbolsProbe", ("kernel_symbols",), ("packages",)),
+    ("kernel_symbols", "kernel_symbols", "KernelSymbolsProbe", ("kernel_symbols",), ("packages", "python")),
     ("binaries", "deep", "BinariesProbe", ("binaries",), ("packages",)),
     ("libs", "deep", "LibsProbe", ("libs",), ("packages", "cuda_toolkits")),
     ("container_toolkit", "container_toolkit", "ContainerToolkitProbe", ("container_toolkit",), ()),

@@ -61,7 +61,7 @@ class ProbeContext:
     # keyword arguments, equality, repr and `replace`
     FIELDS: ClassVar[tuple[str, ...]] = (
         "env", "root", "path_dirs", "subprocess_timeout_s", "nvml", "view", "target", "facts", "deadline", "gates",
-        "manifests", "cache_dir", "host_env", "launch_env", "launch_first_path",
+        "manifests", "cache_dir", "host_env", "launch_env", "launch_first_path", "launch_first_path_before_311",
     )  # fmt: skip
 
     def __init__(
@@ -81,6 +81,8 @@ class ProbeContext:
         host_env: Mapping[str, str] | None = None,  # this host's environment, for the host probes; None: `env`
         launch_env: Mapping[str, str] | None = None,  # the gated command's own (its `env X=Y` prefix); None: `env`
         launch_first_path: str | None = None,  # the gated command's sys.path[0] (target.command_first_path)
+        # its sys.path[0] on a Python before 3.11, where only PYTHONSAFEPATH (3.11's, ignored before) left it out
+        launch_first_path_before_311: str | None = None,
     ) -> None:
         self.env: Mapping[str, str] = env if env is not None else _environ_snapshot()
         self.root = root
@@ -97,6 +99,7 @@ class ProbeContext:
         self.host_env = host_env
         self.launch_env = launch_env
         self.launch_first_path = launch_first_path
+        self.launch_first_path_before_311 = launch_first_path_before_311
 
     def replace(self, **changes: Any) -> ProbeContext:
         """A copy with `changes` (as dataclasses.replace did)."""
@@ -113,6 +116,20 @@ class ProbeContext:
 
     def __repr__(self) -> str:
         return "ProbeContext(" + ", ".join(f"{n}={getattr(self, n)!r}" for n in self.FIELDS) + ")"
+
+    def launch_sys_path0(self) -> str | None:
+        """The directory the gated command puts first on sys.path: `launch_first_path`, else, where PYTHONSAFEPATH
+        alone left it out and the audited Python is older than 3.11 (facts.python.version; not given: taken as
+        older, so that a shadowing copy is not missed), `launch_first_path_before_311`: Python 3.10 ignores
+        PYTHONSAFEPATH (added in 3.11) and puts the working directory first still (irev64)."""
+        if self.launch_first_path or not self.launch_first_path_before_311:
+            return self.launch_first_path
+        python = self.facts.get("python")
+        version = python.get("version") if isinstance(python, Mapping) else None
+        parts = str(version or "").split(".")
+        if len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit() and (int(parts[0]), int(parts[1])) >= (3, 11):
+            return None
+        return self.launch_first_path_before_311
 
     @property
     def host_environ(self) -> Mapping[str, str]:

@@ -55,7 +55,8 @@ def _sys_path(ctx: ProbeContext) -> list[str] | None:
     facts.python.sys_path), the order an extension's copies are imported in, led by the entry the gated command
     puts first (ProbeContext.launch_first_path: the working directory of `python -m`, which the python probe leaves
     out); None where neither is known (the packages' locations then, torch's first)."""
-    first = [ctx.launch_first_path] if ctx.launch_first_path else []
+    launch_first = ctx.launch_sys_path0()
+    first = [launch_first] if launch_first else []
     if ctx.path_dirs is not None:
         return [*first, *ctx.path_dirs]
     python = ctx.facts.get("python")
@@ -67,7 +68,7 @@ class KernelSymbolsProbe(Probe):
     name: ClassVar[str] = "kernel_symbols"
     timeout_s: ClassVar[float] = 5.0
     sections: ClassVar[tuple[str, ...]] = ("kernel_symbols",)
-    needs: ClassVar[tuple[str, ...]] = ("packages",)
+    needs: ClassVar[tuple[str, ...]] = ("packages", "python")  # (python: its version, ProbeContext.launch_sys_path0)
 
     def run(self, ctx: ProbeContext) -> ProbeResult:
         from stackcheck.facts.model import KERNEL_PACKAGES

@@ -628,8 +628,9 @@ class PackagesProbe(Probe):
             return ProbeResult(self.failure_facts(str(exc)), "failed", str(exc))
         found = find_distributions(set(WANTED), search, ctx.fs)
         packages = {name: package_facts(name, found.get(name, []), ctx.fs) for name in WANTED}
-        if ctx.launch_first_path:  # `python -m` from a checkout: its ./sglang is imported, not the installed one
-            shadow_launch_dir(packages, ctx.launch_first_path, ctx.fs)
+        first = ctx.launch_sys_path0()
+        if first:  # `python -m` from a checkout: its ./sglang is imported, not the installed one
+            shadow_launch_dir(packages, first, ctx.fs)
         for name, entry in packages.items():
             if name in EXTENSION_MODULES and isinstance(entry.get("extension_files"), list):
                 from stackcheck.probes.cudalibs import _interpreter

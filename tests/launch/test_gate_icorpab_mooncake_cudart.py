@@ -137,3 +137,22 @@ def test_wheels_engine_links_cudart12_where_the_entry_says(version: str, links: 
         obj = read_object(root / "mooncake" / "engine.so")
     assert (CUDART12 in obj.needed) is links, obj.needed
     assert not any("nvidia" in (p or "") for p in (obj.rpath, obj.runpath)), (obj.rpath, obj.runpath)
+
+
+@pytest.mark.parametrize("version", ["0.3.7rc1", "0.3.7.dev0", "0.3.7a2"])
+def test_a_pre_release_in_the_read_range_is_unknown(tmp_path: Path, version: str) -> None:
+    # irev64: `>=0.3.7` holds for no pre-release of 0.3.7 (PEP 440) while `>=0.3.5,<=0.3.13.post1` holds for it, so
+    # a 0.3.7rc1 (a build of main between 0.3.6.post1, linking no libcudart, and 0.3.7, linking libcudart.so.12)
+    # was taken for a read release that links none and allowed: no such build was read
+    doc = _gate(tmp_path, _mooncake(version), "13.0", None, *PREFILL)
+    check = _check(doc)
+    assert check["status"] == "unknown", check
+    assert version in check["message"] and CUDART12 in check["message"]
+    assert doc["decision"] == "refuse"
+
+
+def test_a_pre_release_found_by_the_loader_passes(tmp_path: Path) -> None:
+    check = _check(
+        _gate(tmp_path, _mooncake("0.3.7rc1"), "13.0", "/usr/local/cuda-12.8/lib64/libcudart.so.12", *PREFILL)
+    )
+    assert check["status"] == "ok", check

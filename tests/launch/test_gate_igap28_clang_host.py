@@ -13,31 +13,25 @@ from typing import Any
 
 import pytest
 from gate_cli import (
-    CUDA_128_HOME,
     clang_binary,
+    clang_toolkit_128,
     jit_host_gate,
     judged_rules,
     toolkit_128_facts,
     touch_exe,
 )
-from gate_cli import (
-    HOST_CONFIG_128_CLANG as HEADER,
-)
 
 from stackcheck.probes.jit import probe_jit
 from stackcheck.readers.fsview import HostView
 
-HOME = CUDA_128_HOME.lstrip("/")
 PATH = {"PATH": "/usr/bin"}
 
 
 def _box(root: Path) -> HostView:
-    """CUDA 12.8 (the header above), gcc-14 with g++ as the PATH's gcc, c++, Debian's clang-19 (/usr/bin/clang-19 ->
-    /usr/lib/llvm-19/bin/clang), a clang-20 binary, /opt/llvm/bin/clang with lib/clang/20, and a ccache link named
-    clang."""
-    touch_exe(root / HOME / "bin/nvcc")
-    (root / HOME / "include/crt").mkdir(parents=True, exist_ok=True)
-    (root / HOME / "include/crt/host_config.h").write_text(HEADER)
+    """CUDA 12.8 (gate_cli.clang_toolkit_128), gcc-14 with g++ as the PATH's gcc, c++, Debian's clang-19
+    (/usr/bin/clang-19 -> /usr/lib/llvm-19/bin/clang), a clang-20 binary, /opt/llvm/bin/clang with lib/clang/20, and a
+    ccache link named clang."""
+    clang_toolkit_128(root)
     touch_exe(root / "usr/bin/gcc-14")
     (root / "usr/bin/gcc").symlink_to("gcc-14")
     for name in ("cc1", "cc1plus"):

@@ -15,29 +15,23 @@ from pathlib import Path
 
 import pytest
 from gate_cli import (
-    CUDA_128_HOME,
     clang_binary,
+    clang_toolkit_128,
     gcc_driver,
     jit_host_gate,
     judged_rules,
     toolkit_128_facts,
     touch_exe,
 )
-from gate_cli import (
-    HOST_CONFIG_128_CLANG as HEADER,
-)
 
 from stackcheck.probes.jit import probe_jit
 from stackcheck.readers.fsview import HostView
 
-HOME = CUDA_128_HOME.lstrip("/")
 PATH = {"PATH": "/usr/bin"}
 
 
 def _box(root: Path) -> HostView:
-    touch_exe(root / HOME / "bin/nvcc")
-    (root / HOME / "include/crt").mkdir(parents=True, exist_ok=True)
-    (root / HOME / "include/crt/host_config.h").write_text(HEADER)
+    clang_toolkit_128(root)
     touch_exe(root / "usr/bin/c++")
     clang_binary(root / "opt/static19/bin/clang-19", "20.1.8")  # a static clang 20 under clang-19's name
     clang_binary(root / "opt/good/bin/clang-19", "19.1.7")
@@ -112,9 +106,7 @@ def test_a_real_static_llvm_binary_is_read(tmp_path: Path) -> None:
 
 
 def _gcc_box(root: Path, driver: bytes) -> HostView:
-    touch_exe(root / HOME / "bin/nvcc")
-    (root / HOME / "include/crt").mkdir(parents=True, exist_ok=True)
-    (root / HOME / "include/crt/host_config.h").write_text(HEADER)
+    clang_toolkit_128(root)
     touch_exe(root / "usr/bin/c++")
     touch_exe(root / "usr/bin/gcc-14", driver)
     (root / "usr/bin/gcc").symlink_to("gcc-14")

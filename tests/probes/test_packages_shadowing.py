@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from stackcheck.probes.interface import ProbeContext
 from stackcheck.probes.packages import SHADOW_IMPORTS, PackagesProbe
 
@@ -89,10 +91,10 @@ def test_what_does_not_shadow(tmp_path: Path) -> None:
     assert packages(site, first)["flashinfer-python"]["version"] == "0.6.3"
 
 
-def gate(cwd: Path, venv: Path) -> subprocess.CompletedProcess[str]:
-    drop = ("VIRTUAL_ENV", "CONDA_PREFIX", "STACKCHECK_PYTHON", "COLUMNS")
+def gate(cwd: Path, venv: Path, **extra: str) -> subprocess.CompletedProcess[str]:
+    drop = ("VIRTUAL_ENV", "CONDA_PREFIX", "STACKCHECK_PYTHON", "COLUMNS", "PYTHONSAFEPATH")
     env = {k: v for k, v in os.environ.items() if k not in drop}
-    env.update(PYTHONPATH=str(REPO), XDG_CACHE_HOME=str(cwd.parent / "cache"))
+    env.update(PYTHONPATH=str(REPO), XDG_CACHE_HOME=str(cwd.parent / "cache"), **extra)
     argv = [sys.executable, "-m", "stackcheck", "gate", "--dry-run", "--format", "json", "--assume-gpu", "9.0x8",
             "--assume-driver", "580.95.05", "--require", "torch-symm-mem", "--",
             str(venv / "bin/python"), "-m", "sglang.launch_server", "--model-path", "/nonexistent"]  # fmt: skip
@@ -127,3 +129,51 @@ def test_the_gate_judges_and_names_the_checkout(tmp_path: Path) -> None:
 def status(doc: dict[str, Any], feature: str) -> str:
     (found,) = [f["status"] for f in doc["features"] if f["feature"] == feature]
     return str(found)
+
+
+def test_pythonsafepath_is_read_by_the_audited_pythons_version(tmp_path: Path) -> None:
+    # irev64: PYTHONSAFEPATH=1 left the working directory out whatever the Python, but Python 3.10 ignores it (added
+    # in 3.11), so a 3.10 `python -m sglang.launch_server` run from a checkout imported ./sglang while the probe
+    # judged the installed release (a false pass); on 3.11+ the checkout is not imported and not judged
+    site = tmp_path / "site"
+    add_dist(site, "sglang", "0.5.9")
+    first = checkout(tmp_path / "co", "0.5.3")
+
+    def judged(python: str | None) -> Any:
+        facts = {"python": {"version": python}} if python else {}
+        ctx = ProbeContext(env={}, path_dirs=[str(site)], launch_first_path_before_311=str(first), cache_dir="")
+        return PackagesProbe().run(ctx.replace(facts=facts)).facts["packages"]["sglang"]["version"]
+
+    assert judged("3.10.13") == "0.5.3" and judged(None) == "0.5.3"  # (not given: taken as older, fail closed)
+    assert judged("3.11.7") == "0.5.9" and judged("3.13.0") == "0.5.9"
+
+
+def test_command_first_path_before_311_ignores_pythonsafepath() -> None:
+    from stackcheck.assembly.target import command_first_path
+    from stackcheck.readers.fsview import HostView
+
+    view, run = HostView("/"), ["python", "-m", "sglang.launch_server"]
+    assert command_first_path(run, {"PYTHONSAFEPATH": "1"}, "/w", view) is None
+    assert command_first_path(run, {"PYTHONSAFEPATH": "1"}, "/w", view, before_311=True) == "/w"
+    assert command_first_path(["env", "PYTHONSAFEPATH=1", *run], {}, "/w", view, before_311=True) == "/w"
+    for safe in (["python", "-P", *run[1:]], ["python", "-I", *run[1:]]):
+        assert command_first_path(safe, {}, "/w", view, before_311=True) is None, safe
+
+
+def test_the_gate_under_pythonsafepath_judges_the_copy_that_runs(tmp_path: Path) -> None:
+    from test_python310 import _python310
+
+    old = _python310()
+    if old is None:
+        pytest.skip("no CPython 3.10 on this machine")
+    for python, xy, imported in ((old, "3.10", "0.5.3"), (sys.executable, XY, "0.5.9")):
+        venv = tmp_path / f"venv{xy}"
+        subprocess.run([python, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+        add_dist(venv / "lib" / f"python{xy}" / "site-packages", "sglang", "0.5.9")
+        co = tmp_path / f"co{xy}"
+        if not co.exists():
+            checkout(co, "0.5.3")
+        proc = gate(co, venv, PYTHONSAFEPATH="1")
+        doc = json.loads(proc.stdout)
+        assert doc["sglang"] == imported, (xy, proc.stderr)
+        assert ("shadowed" in doc) is (imported == "0.5.3"), doc.get("shadowed")

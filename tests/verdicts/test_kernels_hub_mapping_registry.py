@@ -155,7 +155,11 @@ def test_the_reader_tells_a_bare_entry_from_a_guarded_or_lazy_one() -> None:
 def _rule_spec() -> str:
     check = next(c for c in MANIFESTS.checks if c["id"] == "sglang-start-imports")
     rule = next(r for r in check["rules"] if r["id"] == RULE)
-    return str(next(c for c in rule["when"]["all"] if c["fact"] == "pkg.transformers.version")["value"])
+    parts = rule["when"]["all"]
+    floor = str(next(c for c in parts if c.get("fact") == "pkg.transformers.version")["value"])
+    below = str(next(c["not"] for c in parts if c.get("not", {}).get("fact") == "pkg.transformers.version")["value"])
+    assert floor.startswith(">=") and below.startswith(">=")  # (the rule's edges: `>=A` and `not >=B`)
+    return f"{floor},<{below[2:]}"
 
 
 @pytest.mark.registry
@@ -172,3 +176,22 @@ def test_the_wheels_show_the_range_the_rule_names() -> None:
     assert before_bare and not before_imported  # bare entries, but modeling_utils does not import the module
     after_bare, after_imported = _reads(AFTER)
     assert after_imported and not after_bare
+
+
+@pytest.mark.parametrize("transformers", ["5.13.0rc1", "5.13.0.dev0", "5.13.0a1"])
+def test_a_pre_release_of_513_is_not_a_pass_beside_kernels_015(transformers: str) -> None:
+    # irev64: `<5.13.0` holds for no pre-release of 5.13.0 (PEP 440), so a 5.13.0.dev0 built from transformers' main
+    # before hub_kernels built its table lazily (5.12.1's code: a crash beside kernels 0.15.1+) met no rule and the
+    # check said ok; which code a pre-release has is not known: unknown
+    assert _result(transformers) == "unknown"
+    assert _result(transformers, kernels="0.16.0") == "unknown"
+
+
+@pytest.mark.parametrize("transformers", ["5.13.0rc1", "4.56.0.dev0"])
+def test_a_pre_release_at_an_edge_passes_beside_kernels_before_015(transformers: str) -> None:
+    assert _result(transformers, kernels="0.14.1") == "pass"
+
+
+@pytest.mark.parametrize("transformers", ["4.56.0.dev0", "4.56.0rc1"])
+def test_a_pre_release_of_456_is_unknown_beside_kernels_015(transformers: str) -> None:
+    assert _result(transformers) == "unknown"

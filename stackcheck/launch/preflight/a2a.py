@@ -204,8 +204,9 @@ def _runtime_library_result(
     """A CUDA runtime library the installed release's compiled module NEEDs and its RPATH does not bring
     (preflight.json `runtime_library`, mooncake-transfer-engine 0.3.7+: libcudart.so.12). A torch of the library's
     CUDA major has loaded it before the import, so only a torch of another major is judged: fail where the loader
-    finds no such library (facts cuda_libs), unknown where the release is outside read_versions and the library is
-    not found, or where torch's CUDA build or the loader's libraries are not given; None (judged on) otherwise."""
+    finds no such library (facts cuda_libs), unknown where the release is outside read_versions (or a pre-release or
+    dev build, none of which was read) and the library is not found, or where torch's CUDA build or the loader's
+    libraries are not given; None (judged on) otherwise."""
     soname = str(lib.get("soname"))
     source = lib.get("source")
     raw = package.get("version")
@@ -213,6 +214,11 @@ def _runtime_library_result(
     found = f"{dist} {version} installed" if version else f"{dist} installed"
     needs = _version_in(version, str(lib.get("needs_versions")))
     read = _version_in(version, str(lib.get("read_versions")))
+    from stackcheck.facts.versions import final_release
+
+    if read and version is not None and final_release(version) is not None:
+        read = False  # (a pre-release or dev build in the read range, 0.3.7rc1: PEP 440 puts it outside `>=0.3.7`;
+        # only PyPI's releases were read, and its code is 0.3.7's or the release's before)
     if needs is False and read is True:
         return None  # a release read that does not link it
     packages = facts.get("packages")
