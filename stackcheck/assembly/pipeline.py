@@ -139,6 +139,8 @@ def gather(
             launch_env=command_environment(command, environ) if command else None,
             # the working directory of `python -m`, a script's directory: the extension checks look there first
             launch_first_path=command_first_path(command, environ, cwd, view) if command else None,
+            # gate --cwd: where the launch starts (a relative SGLANG_NCCL_SO_PATH is opened from there)
+            launch_cwd=cwd if command and opts.cwd else None,
             view=view,
             target=target,
             gates=lambda: load().gates,

@@ -134,6 +134,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="refuse an explicit feature that is blocked only as slower or a no-op (by default it warns)",
     )
     p.add_argument("--dry-run", action="store_true", help="print what was derived and decided; run nothing")
+    p.add_argument(
+        "--cwd",
+        metavar="DIR",
+        type=file_name,
+        help="the directory the server starts in (default: the gate's own): its ./sglang shadowing the installed "
+        "one, a relative --model-path, --config or SGLANG_NCCL_SO_PATH are read from there, and the server is run "
+        "there; a DIR that is not a readable directory exits 2",
+    )
     p.add_argument("--format", choices=list(GATE_FORMATS), default="text", help="decision format (default text)")
     p.add_argument("-q", "--quiet", action="store_true", help="no warnings on stderr when the command is run")
     p.add_argument(
@@ -287,7 +295,7 @@ def run(args: argparse.Namespace) -> int:
         slot.spoiled = True  # (something was written to stderr while deciding: not kept)
     doc, command = outcome
     if isinstance(doc, Kept):  # the same launch on the same box, nothing it read changed: what was printed then
-        return doc.serve(command)
+        return doc.serve(command, args)
     allow = doc["decision"] == "allow"
     # what is printed is masked by the format's renderer (stackcheck.render, redact.public_document: the values of
     # secret-looking flags of the command line, credentials in URLs, token-shaped values); the command that runs is
@@ -310,6 +318,7 @@ def run(args: argparse.Namespace) -> int:
         gate_cache.keep(slot, "", warnings, EXIT_OK, True)
     if warnings:
         _err(warnings)
+    _enter(args)
     if args.watch:
         import gc
 
@@ -335,7 +344,7 @@ class Kept:
     def __init__(self, entry: dict[str, Any]) -> None:
         self.entry = entry
 
-    def serve(self, command: list[str] | None) -> int:
+    def serve(self, command: list[str] | None, args: argparse.Namespace | None = None) -> int:
         entry = self.entry
         if entry["out"]:
             from stackcheck.atomic import write_stdout
@@ -344,6 +353,8 @@ class Kept:
         if entry["err"]:
             _err(entry["err"])
         if entry["exec"] and command is not None:
+            if args is not None:
+                _enter(args)
             return _exec(command)
         return int(entry["code"])
 
@@ -365,6 +376,32 @@ def _settle_nvml() -> None:
     early = sys.modules.get("stackcheck.probes.nvml_early")
     if early is not None:
         early.discard(early.REAP_WAIT_S)
+
+
+def _launch_dir(path: str) -> str:
+    """gate --cwd DIR as an absolute path, or a usage error (exit 2, one line) where it is no directory this process
+    can enter and list: the launch would not start there, and what the gate reads there would not be read."""
+    from stackcheck.redact import field_safe
+
+    where = os.path.abspath(path)
+    if not os.path.isdir(where):
+        what = "does not exist" if not os.path.lexists(where) else "is not a directory"
+        raise UsageError(f"--cwd {field_safe(path)}: {what}")
+    if not os.access(where, os.R_OK | os.X_OK):
+        raise UsageError(f"--cwd {field_safe(path)}: not readable (the server could not start there)")
+    return where
+
+
+def _enter(args: argparse.Namespace) -> None:
+    """gate --cwd: the server starts in DIR (exec'd or --watch's child), where the decision read it."""
+    where = getattr(args, "cwd", None)
+    if where is not None:
+        try:
+            os.chdir(where)
+        except OSError as exc:
+            from stackcheck.redact import field_safe
+
+            raise UsageError(f"--cwd {field_safe(where)}: {field_safe(exc.strerror or str(exc))}") from None
 
 
 def _exec(command: list[str]) -> int:
@@ -438,6 +475,8 @@ def _decide(args: argparse.Namespace, slot: Any = None) -> tuple[Any, list[str] 
     if args.require and not require:  # `--require ','`: a list naming no feature, refused as an empty one is
         raise UsageError(f"--require {args.require[0]!r}: names no feature")
     opts = options_from(args)
+    if getattr(args, "cwd", None) is not None:
+        opts.cwd = _launch_dir(args.cwd)
     # the server's environment: this one, or in an image the one its containers start with; an image's
     # server is never started here (it runs in a container): the gate decides, as with --dry-run
     server_env: dict[str, str] = dict(os.environ)
@@ -553,7 +592,7 @@ def _decide_with(
     config_path = None
     if launch_command is not None:
         to_derive, config_path, config_problem = gate_preflight.expand_config(
-            launch_command, mapping, manifests.preflight, server_env
+            launch_command, mapping, manifests.preflight, server_env, opts.cwd
         )
 
         def derive(own: set[str] | None = None, release: str | None = None) -> Any:

@@ -61,7 +61,7 @@ class ProbeContext:
     # keyword arguments, equality, repr and `replace`
     FIELDS: ClassVar[tuple[str, ...]] = (
         "env", "root", "path_dirs", "subprocess_timeout_s", "nvml", "view", "target", "facts", "deadline", "gates",
-        "manifests", "cache_dir", "host_env", "launch_env", "launch_first_path",
+        "manifests", "cache_dir", "host_env", "launch_env", "launch_first_path", "launch_cwd",
     )  # fmt: skip
 
     def __init__(
@@ -81,6 +81,7 @@ class ProbeContext:
         host_env: Mapping[str, str] | None = None,  # this host's environment, for the host probes; None: `env`
         launch_env: Mapping[str, str] | None = None,  # the gated command's own (its `env X=Y` prefix); None: `env`
         launch_first_path: str | None = None,  # the gated command's sys.path[0] (target.command_first_path)
+        launch_cwd: str | None = None,  # the directory the gated command starts in, where given (gate --cwd)
     ) -> None:
         self.env: Mapping[str, str] = env if env is not None else _environ_snapshot()
         self.root = root
@@ -97,6 +98,7 @@ class ProbeContext:
         self.host_env = host_env
         self.launch_env = launch_env
         self.launch_first_path = launch_first_path
+        self.launch_cwd = launch_cwd
 
     def replace(self, **changes: Any) -> ProbeContext:
         """A copy with `changes` (as dataclasses.replace did)."""
