@@ -295,7 +295,9 @@ def run(args: argparse.Namespace) -> int:
         slot.spoiled = True  # (something was written to stderr while deciding: not kept)
     doc, command = outcome
     if isinstance(doc, Kept):  # the same launch on the same box, nothing it read changed: what was printed then
-        return doc.serve(command, args)
+        if doc.entry["exec"] and command is not None:
+            _enter(args)  # (--cwd: where the server starts)
+        return doc.serve(command)
     allow = doc["decision"] == "allow"
     # what is printed is masked by the format's renderer (stackcheck.render, redact.public_document: the values of
     # secret-looking flags of the command line, credentials in URLs, token-shaped values); the command that runs is
@@ -344,7 +346,7 @@ class Kept:
     def __init__(self, entry: dict[str, Any]) -> None:
         self.entry = entry
 
-    def serve(self, command: list[str] | None, args: argparse.Namespace | None = None) -> int:
+    def serve(self, command: list[str] | None) -> int:
         entry = self.entry
         if entry["out"]:
             from stackcheck.atomic import write_stdout
@@ -353,8 +355,6 @@ class Kept:
         if entry["err"]:
             _err(entry["err"])
         if entry["exec"] and command is not None:
-            if args is not None:
-                _enter(args)
             return _exec(command)
         return int(entry["code"])
 
