@@ -133,7 +133,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="refuse an explicit feature that is blocked only as slower or a no-op (by default it warns)",
     )
-    p.add_argument("--dry-run", action="store_true", help="print what was derived and decided; run nothing")
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print what was derived and decided; run nothing (implied by --root: a root's launch is judged inside "
+        "it, with its default PATH and not this host's environment, and never run here)",
+    )
     p.add_argument(
         "--cwd",
         metavar="DIR",
@@ -378,6 +383,19 @@ def _settle_nvml() -> None:
         early.discard(early.REAP_WAIT_S)
 
 
+#: the decision's `dry_run` with --root (schemas/gate.schema.json; the text's note line)
+ROOT_DRY_RUN = (
+    "implied by --root: the launch was judged inside the root, with its default environment (the PATH only, and the "
+    "command's own env prefix), not this host's; the server is not run here"
+)
+
+
+def _root_fields(doc: dict[str, Any], opts: Any) -> None:
+    if opts.root:
+        doc["root"] = opts.root
+        doc["dry_run"] = ROOT_DRY_RUN
+
+
 def _launch_dir(path: str) -> str:
     """gate --cwd DIR as an absolute path, or a usage error (exit 2, one line) where it is no directory this process
     can enter and list: the launch would not start there, and what the gate reads there would not be read."""
@@ -488,6 +506,19 @@ def _decide(args: argparse.Namespace, slot: Any = None) -> tuple[Any, list[str] 
         if args.watch:
             raise UsageError("--watch with --image: the image's server runs in a container, not here")
         server_env, image_command = _image_launch(opts.image, opts.platform)
+    elif opts.root:
+        # a root's launch is judged inside it, with the environment its own processes start with (the default PATH
+        # looked up in the root, as `audit --root`): this host's PATH, CUDA_HOME, SGLANG_* never reach it; and its
+        # server is never run here (this host's loader and packages would run it, not the root's): --dry-run
+        if args.watch:
+            raise UsageError("--watch with --root: the root's server is not run here (--root implies --dry-run)")
+        if opts.cwd is not None:
+            raise UsageError("--cwd with --root: a root's launch is judged from its own / (--cwd names a directory "
+                             "of this host)")  # fmt: skip
+        from stackcheck.assembly.pipeline import root_environment
+
+        server_env = root_environment()
+        args.dry_run = True
     launch_command = command if command is not None else image_command
     if launch_command is None and not require:
         what = " (the image has no Entrypoint or Cmd)" if opts.image else ""
@@ -629,6 +660,7 @@ def _decide_with(
         doc["note"] = (
             derived.out_of_scope or "no SGLang launch or flag found in the command and no --require: nothing to check"
         )
+        _root_fields(doc, opts)
         return doc, None if opts.image else command
     from stackcheck.assembly.pipeline import build_report
 
@@ -889,6 +921,7 @@ def _decide_with(
     from stackcheck.knowledge.sources import normalize
 
     doc = normalize(doc, manifests.sources)  # every `source` as [{id, title, url}]
+    _root_fields(doc, opts)
     if opts.image:
         doc["image"] = opts.image
         if command is None and image_command is not None:
