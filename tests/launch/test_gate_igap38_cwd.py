@@ -140,3 +140,23 @@ def test_the_probes_take_the_launch_cwd(tmp_path: Path) -> None:
 
     assert found(None) is None
     assert found(str(tmp_path / "co")) is True
+
+
+def test_a_relative_model_path_is_read_from_cwd(tmp_path: Path) -> None:
+    """`--model-path ./m` of a launch told to start in DIR is DIR/m: read there, not in the gate's own directory."""
+    from gate_cli import LLAMA3, cli_json, model_dir
+
+    here = tmp_path / "serve"
+    here.mkdir()
+    model_dir(here, "m", LLAMA3)
+    facts = str(REPO / "tests/cases/h200-newest/facts.json")
+    line = ["python3", "-m", "sglang.launch_server", "--model-path", "./m", "--attention-backend", "fa3"]
+
+    def model_check(*extra: str) -> dict[str, object]:
+        _, doc = cli_json(["gate", "--facts", facts, "--dry-run", "--format", "json", *extra, "--", *line])
+        (found,) = [c for c in doc["preflight"]["checks"] if c["check"] == "model"]
+        return dict(found)
+
+    elsewhere = model_check()  # (the test's own directory holds no ./m)
+    there = model_check("--cwd", str(here))
+    assert elsewhere["status"] != "ok" and there["status"] == "ok", (elsewhere, there)
