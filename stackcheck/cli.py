@@ -80,7 +80,7 @@ _AUDIT_DEFAULTS: dict[str, object] = {
 _GATE_DEFAULTS: dict[str, object] = {
     **_FACTS_DEFAULTS, "command": "gate", "require": [], "allow_unknown": False, "allow": [], "strict_features": False,
     "dry_run": False, "format": "text", "quiet": False, "verbose": False, "advise": False, "watch": False, "log": None,
-    "log_keep": 8.0, "drain": 2.0, "ready_pattern": "The server is fired up", "server_command": [],
+    "log_keep": 8.0, "drain": 2.0, "ready_pattern": "The server is fired up", "server_command": [], "cwd": None,
 }  # fmt: skip
 #: verb -> (its defaults, option -> (the namespace's name, whether it takes a value), the registry of its formats
 #: in stackcheck.render, whether a server command follows `--`)

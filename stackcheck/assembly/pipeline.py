@@ -142,6 +142,8 @@ def gather(
             # the working directory of `python -m`, a script's directory: the extension checks look there first
             launch_first_path=first_path,
             launch_first_path_before_311=first_before_311 if first_before_311 != first_path else None,
+            # gate --cwd: where the launch starts (a relative SGLANG_NCCL_SO_PATH is opened from there)
+            launch_cwd=cwd if command and opts.cwd else None,
             view=view,
             target=target,
             gates=lambda: load().gates,

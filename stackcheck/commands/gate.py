@@ -133,7 +133,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="refuse an explicit feature that is blocked only as slower or a no-op (by default it warns)",
     )
-    p.add_argument("--dry-run", action="store_true", help="print what was derived and decided; run nothing")
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print what was derived and decided; run nothing (implied by --root: a root's launch is judged inside "
+        "it, with its default PATH and not this host's environment, and never run here)",
+    )
+    p.add_argument(
+        "--cwd",
+        metavar="DIR",
+        type=file_name,
+        help="the directory the server starts in (default: the gate's own): its ./sglang shadowing the installed "
+        "one, a relative --model-path, --config or SGLANG_NCCL_SO_PATH are read from there, and the server is run "
+        "there; a DIR that is not a readable directory exits 2",
+    )
     p.add_argument("--format", choices=list(GATE_FORMATS), default="text", help="decision format (default text)")
     p.add_argument("-q", "--quiet", action="store_true", help="no warnings on stderr when the command is run")
     p.add_argument(
@@ -287,6 +300,8 @@ def run(args: argparse.Namespace) -> int:
         slot.spoiled = True  # (something was written to stderr while deciding: not kept)
     doc, command = outcome
     if isinstance(doc, Kept):  # the same launch on the same box, nothing it read changed: what was printed then
+        if doc.entry["exec"] and command is not None:
+            _enter(args)  # (--cwd: where the server starts)
         return doc.serve(command)
     allow = doc["decision"] == "allow"
     # what is printed is masked by the format's renderer (stackcheck.render, redact.public_document: the values of
@@ -310,6 +325,7 @@ def run(args: argparse.Namespace) -> int:
         gate_cache.keep(slot, "", warnings, EXIT_OK, True)
     if warnings:
         _err(warnings)
+    _enter(args)
     if args.watch:
         import gc
 
@@ -365,6 +381,45 @@ def _settle_nvml() -> None:
     early = sys.modules.get("stackcheck.probes.nvml_early")
     if early is not None:
         early.discard(early.REAP_WAIT_S)
+
+
+#: the decision's `dry_run` with --root (schemas/gate.schema.json; the text's note line)
+ROOT_DRY_RUN = (
+    "implied by --root: the launch was judged inside the root, with its default environment (the PATH only, and the "
+    "command's own env prefix), not this host's; the server is not run here"
+)
+
+
+def _root_fields(doc: dict[str, Any], opts: Any) -> None:
+    if opts.root:
+        doc["root"] = opts.root
+        doc["dry_run"] = ROOT_DRY_RUN
+
+
+def _launch_dir(path: str) -> str:
+    """gate --cwd DIR as an absolute path, or a usage error (exit 2, one line) where it is no directory this process
+    can enter and list: the launch would not start there, and what the gate reads there would not be read."""
+    from stackcheck.redact import field_safe
+
+    where = os.path.abspath(path)
+    if not os.path.isdir(where):
+        what = "does not exist" if not os.path.lexists(where) else "is not a directory"
+        raise UsageError(f"--cwd {field_safe(path)}: {what}")
+    if not os.access(where, os.R_OK | os.X_OK):
+        raise UsageError(f"--cwd {field_safe(path)}: not readable (the server could not start there)")
+    return where
+
+
+def _enter(args: argparse.Namespace) -> None:
+    """gate --cwd: the server starts in DIR (exec'd or --watch's child), where the decision read it."""
+    where = getattr(args, "cwd", None)
+    if where is not None:
+        try:
+            os.chdir(where)
+        except OSError as exc:
+            from stackcheck.redact import field_safe
+
+            raise UsageError(f"--cwd {field_safe(where)}: {field_safe(exc.strerror or str(exc))}") from None
 
 
 def _exec(command: list[str]) -> int:
@@ -438,6 +493,8 @@ def _decide(args: argparse.Namespace, slot: Any = None) -> tuple[Any, list[str] 
     if args.require and not require:  # `--require ','`: a list naming no feature, refused as an empty one is
         raise UsageError(f"--require {args.require[0]!r}: names no feature")
     opts = options_from(args)
+    if getattr(args, "cwd", None) is not None:
+        opts.cwd = _launch_dir(args.cwd)
     # the server's environment: this one, or in an image the one its containers start with; an image's
     # server is never started here (it runs in a container): the gate decides, as with --dry-run
     server_env: dict[str, str] = dict(os.environ)
@@ -449,6 +506,19 @@ def _decide(args: argparse.Namespace, slot: Any = None) -> tuple[Any, list[str] 
         if args.watch:
             raise UsageError("--watch with --image: the image's server runs in a container, not here")
         server_env, image_command = _image_launch(opts.image, opts.platform)
+    elif opts.root:
+        # a root's launch is judged inside it, with the environment its own processes start with (the default PATH
+        # looked up in the root, as `audit --root`): this host's PATH, CUDA_HOME, SGLANG_* never reach it; and its
+        # server is never run here (this host's loader and packages would run it, not the root's): --dry-run
+        if args.watch:
+            raise UsageError("--watch with --root: the root's server is not run here (--root implies --dry-run)")
+        if opts.cwd is not None:
+            raise UsageError("--cwd with --root: a root's launch is judged from its own / (--cwd names a directory "
+                             "of this host)")  # fmt: skip
+        from stackcheck.assembly.pipeline import root_environment
+
+        server_env = root_environment()
+        args.dry_run = True
     launch_command = command if command is not None else image_command
     if launch_command is None and not require:
         what = " (the image has no Entrypoint or Cmd)" if opts.image else ""
@@ -553,7 +623,7 @@ def _decide_with(
     config_path = None
     if launch_command is not None:
         to_derive, config_path, config_problem = gate_preflight.expand_config(
-            launch_command, mapping, manifests.preflight, server_env
+            launch_command, mapping, manifests.preflight, server_env, opts.cwd
         )
 
         def derive(own: set[str] | None = None, release: str | None = None) -> Any:
@@ -590,6 +660,7 @@ def _decide_with(
         doc["note"] = (
             derived.out_of_scope or "no SGLang launch or flag found in the command and no --require: nothing to check"
         )
+        _root_fields(doc, opts)
         return doc, None if opts.image else command
     from stackcheck.assembly.pipeline import build_report
 
@@ -850,6 +921,7 @@ def _decide_with(
     from stackcheck.knowledge.sources import normalize
 
     doc = normalize(doc, manifests.sources)  # every `source` as [{id, title, url}]
+    _root_fields(doc, opts)
     if opts.image:
         doc["image"] = opts.image
         if command is None and image_command is not None:

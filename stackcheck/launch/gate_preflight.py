@@ -31,9 +31,14 @@ EarlyUsage = _usage.EarlyUsage
 
 
 def expand_config(
-    command: list[str], mapping: Mapping[str, Any], data: Mapping[str, Any], env: Mapping[str, str]
+    command: list[str],
+    mapping: Mapping[str, Any],
+    data: Mapping[str, Any],
+    env: Mapping[str, str],
+    cwd: str | None = None,
 ) -> tuple[list[str], str | None, str | None]:
-    """The command with an SGLang launch's `--config FILE` merged in (see preflight/configfile.py)."""
+    """The command with an SGLang launch's `--config FILE` merged in (see preflight/configfile.py); a relative FILE
+    is read from `cwd` (gate --cwd), else from the gate's own working directory."""
     from stackcheck.launch import gate
 
     argv, _ = gate.split_env_prefix(command, env)
@@ -49,7 +54,7 @@ def expand_config(
     from stackcheck.launch.preflight.configfile import expand_config as merge_config
 
     head = command[: len(command) - len(args)]
-    merged, path, problem = merge_config(args, host_view(), os.getcwd(), data)
+    merged, path, problem = merge_config(args, host_view(), cwd or os.getcwd(), data)
     return [*head, *merged], path, problem
 
 
@@ -105,11 +110,12 @@ def run_for_gate(
     known = set((manifests.components.get("packages") or {}).keys())
     for pkg in list(known):
         known.update(str(n) for n in (manifests.package(pkg).get("names") or []))
-    cwd: str | gate.CwdUnknown = os.getcwd()
+    start = getattr(opts, "cwd", None) or os.getcwd()  # gate --cwd: where the launch starts
+    cwd: str | gate.CwdUnknown = start
     if derived.command:  # the environment the launch itself sees: a shell string's exports before it too
         argv, prefixed = gate.split_env_prefix(derived.command, env)
         # and the directory it runs in: a shell string's `cd` before it (a relative --model-path is read from there)
-        cwd = gate.launch_cwd(derived.command, mapping, env, os.getcwd())
+        cwd = gate.launch_cwd(derived.command, mapping, env, start)
         env = gate.find_launch(argv, mapping, prefixed)[2]
     inputs = Inputs(
         options=derived.options,
@@ -117,7 +123,7 @@ def run_for_gate(
         facts=facts,
         data=data,
         view=gate_cache.host_view(),  # (its reads recorded when the decision is kept: stackcheck.assembly.gate_cache)
-        cwd=cwd if isinstance(cwd, str) else os.getcwd(),
+        cwd=cwd if isinstance(cwd, str) else start,
         cwd_unknown=cwd.why if isinstance(cwd, gate.CwdUnknown) else None,
         home=env.get("HOME") or os.path.expanduser("~"),
         sglang_version=sglang_version,

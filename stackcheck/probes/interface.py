@@ -62,6 +62,7 @@ class ProbeContext:
     FIELDS: ClassVar[tuple[str, ...]] = (
         "env", "root", "path_dirs", "subprocess_timeout_s", "nvml", "view", "target", "facts", "deadline", "gates",
         "manifests", "cache_dir", "host_env", "launch_env", "launch_first_path", "launch_first_path_before_311",
+        "launch_cwd",
     )  # fmt: skip
 
     def __init__(
@@ -83,6 +84,7 @@ class ProbeContext:
         launch_first_path: str | None = None,  # the gated command's sys.path[0] (target.command_first_path)
         # its sys.path[0] on a Python before 3.11, where only PYTHONSAFEPATH (3.11's, ignored before) left it out
         launch_first_path_before_311: str | None = None,
+        launch_cwd: str | None = None,  # the directory the gated command starts in, where given (gate --cwd)
     ) -> None:
         self.env: Mapping[str, str] = env if env is not None else _environ_snapshot()
         self.root = root
@@ -100,6 +102,7 @@ class ProbeContext:
         self.launch_env = launch_env
         self.launch_first_path = launch_first_path
         self.launch_first_path_before_311 = launch_first_path_before_311
+        self.launch_cwd = launch_cwd
 
     def replace(self, **changes: Any) -> ProbeContext:
         """A copy with `changes` (as dataclasses.replace did)."""

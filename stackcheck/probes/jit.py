@@ -84,7 +84,8 @@ assembler that a user put in place of Triton's bundled one:
   otherwise), and whether that file exists and exports every function SGLang's pynccl binds in it (PYNCCL_FUNCTIONS:
   ncclGetVersion, ncclReduce, ...; false, with `nccl_so_path_reason` where the file is there: no NCCL for pynccl;
   null, with the reason, for a bare name or a relative path:
-  ctypes.CDLL looks the one up on the loader's path and the other from the server's working directory, not read, and
+  ctypes.CDLL looks the one up on the loader's path and the other from the server's working directory, not read
+  (but for `gate --cwd DIR`, which names that directory: the relative path is read from there, igap38), and
   for a file not read as an ELF shared library; true for libnccl.so.2 itself, which glibc's dlopen answers with the
   libnccl.so.2 torch loaded, as for the default). SGLang 0.5.1-0.5.23's pynccl loads that file instead of libnccl.so.2
   (pynccl_wrapper.py find_nccl_library); the symmetric-memory allocator's `-lnccl` link does not read it.
@@ -1768,13 +1769,17 @@ def _elf_soname(view: FileView, path: str, real: str) -> tuple[str | None, str]:
     return soname, ""
 
 
-def nccl_so_path(env: Mapping[str, str], view: FileView, machine: str | None = None) -> dict[str, Any]:
+def nccl_so_path(
+    env: Mapping[str, str], view: FileView, machine: str | None = None, cwd: str | None = None
+) -> dict[str, Any]:
     """The `nccl_so_path*` keys (see the module docstring): SGLang's pynccl passes a non-empty SGLANG_NCCL_SO_PATH
     to ctypes.CDLL as it is (sglang 0.5.1-0.5.23 pynccl_wrapper.py find_nccl_library: `if so_file:`). `machine`: the
     box's architecture (_link_machine), where known: an ELF of another architecture (an aarch64 libnccl on x86_64) is
     not found, since dlopen refuses it (ctypes.CDLL of an x86_64 library with e_machine set to aarch64, run under
     Debian 12's glibc 2.36: "OSError: ...: cannot open shared object file", the failed load pynccl catches; irev62:
-    it was read for its symbols alone and found)."""
+    it was read for its symbols alone and found). `cwd`: the server's working directory where known (gate --cwd,
+    igap38): a relative path with a slash is read from there, as dlopen opens a name with a slash from the process's
+    working directory; a bare name stays unread (the loader's search path)."""
     value = env.get("SGLANG_NCCL_SO_PATH")
     if not value:
         return {}
@@ -1782,6 +1787,9 @@ def nccl_so_path(env: Mapping[str, str], view: FileView, machine: str | None = N
         why = "libnccl.so.2 itself: dlopen returns the NCCL torch loaded, whose file is not read here"
         return {"nccl_so_path": value, "nccl_so_path_found": True, "nccl_so_path_version": None,
                 "nccl_so_path_version_reason": why}  # fmt: skip
+    if cwd is not None and "/" in value and not value.startswith("/") and cwd.startswith("/"):
+        resolved = posixpath.normpath(posixpath.join(cwd, value))
+        return {**nccl_so_path({"SGLANG_NCCL_SO_PATH": resolved}, view, machine), "nccl_so_path": value}
     if not value.startswith("/"):
         return {
             "nccl_so_path": value,
@@ -1925,8 +1933,10 @@ def probe_jit(
     view: FileView,
     timeout_s: float = 3.0,
     runner: Runner = run_command,
+    cwd: str | None = None,
 ) -> dict[str, Any]:
-    """The `jit` facts section (see the module docstring), from the first round's facts and the view."""
+    """The `jit` facts section (see the module docstring), from the first round's facts and the view; `cwd`: the
+    server's working directory where the gate was told it (`gate --cwd`), else None."""
     out: dict[str, Any] = {
         "toolkit": None,
         "chosen_by": None,
@@ -1992,7 +2002,7 @@ def probe_jit(
     out.update(cxx_compiler(env, view))
     nvcc_path = out["nvcc"] if isinstance(out["nvcc"], str) else None
     out.update(nvcc_host_compiler(env, view, nvcc_path, nvcc_path is not None and _is_elf(view, nvcc_path)))
-    out.update(nccl_so_path(env, view, _link_machine(facts, view)))
+    out.update(nccl_so_path(env, view, _link_machine(facts, view), cwd))
     out.update(flashinfer_host_compiler(env, view, nvcc_path, nvcc_path is not None and _is_elf(view, nvcc_path)))
     out.update(pytorch_nvcc(env, view, nvcc_path))
     torch_lib, torch_gap = torch_lib_dir(facts)
@@ -2030,7 +2040,7 @@ class JitProbe(Probe):
             return ProbeResult({}, "skipped", "needs the toolkits probe's facts (cuda_toolkits)")
         # the server's own environment: a gated command's `env NAME=VALUE` prefix sets the PATH and CXX its JIT builds
         # run with even where the audited interpreter was named otherwise (--python, --env: ctx.env is the audit's)
-        jit = probe_jit(facts, ctx.loader_environ, view_of(ctx), ctx.subprocess_timeout_s)
+        jit = probe_jit(facts, ctx.loader_environ, view_of(ctx), ctx.subprocess_timeout_s, cwd=ctx.launch_cwd)
         if "error" in jit:
             return ProbeResult({"jit": jit}, "partial", str(jit["error"]))
         return ProbeResult({"jit": jit})

@@ -107,6 +107,8 @@ def _render_text(doc: dict[str, Any], warnings_only: bool = False, verbose: bool
         lines.append(f"filled from the manifests, not stated: {'; '.join(doc['filled'])}")
     for shadow in doc.get("shadowed") or []:
         lines.append(f"note: {shadow}")
+    if isinstance(doc.get("dry_run"), str):  # --root
+        lines.append(f"note: --dry-run {doc['dry_run']}")
     if shared and (not warnings_only or any(b.get("status") != "note" for b in warnings)):
         lines.append(f"note: no GPU visible: {shared}")
     if not warnings_only:

@@ -298,6 +298,10 @@ MUTATIONS: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     # binds ncclMemAlloc / ncclMemFree with the window functions, and that file lacks them
     "nccl-so-path-no-window-054": ("h200-newest", _both(_packages(sglang="0.5.4"), _jit(
         nccl_so_path="/opt/nccl/lib/libnccl.so.2", nccl_so_path_found=True, nccl_so_path_window=False))),
+    # symm-mem-nccl-so-path-version (igap38): 0.5.1-0.5.4 assert that file's NCCL version, read as 2.27.1
+    "nccl-so-path-old-version-054": ("h200-newest", _both(_packages(sglang="0.5.4"), _jit(
+        nccl_so_path="/opt/nccl/lib/libnccl.so.2", nccl_so_path_found=True, nccl_so_path_window=True,
+        nccl_so_path_version="2.27.1"))),
     "nccl-so-path-no-window": ("h200-newest", _jit(nccl_so_path="/opt/nccl/lib/libnccl.so.2", nccl_so_path_found=True,
                                                    nccl_so_path_init_config=True, nccl_so_path_window=False)),
     "nccl-so-path-no-mem-alloc": ("h200-newest", _jit(nccl_so_path="/opt/nccl/lib/libnccl.so.2",
