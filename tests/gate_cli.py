@@ -389,3 +389,11 @@ def scheme_table(key: str) -> dict[str, Any]:
     """manifests/preflight.json model.KEY: a quantization method's scheme table (compressed_tensors_schemes, ...)."""
     table: dict[str, Any] = json.loads((ROOT / "manifests" / "preflight.json").read_text())["model"][key]
     return table
+
+
+#: the system libraries mooncake-transfer-engine 0.3.5-0.3.13.post1's engine.so links (preflight.json
+#: system_libraries), found by the loader: a box whose Mooncake check is to pass on them
+MOONCAKE_SYSTEM_LIBS = {
+    name: f"/usr/lib/x86_64-linux-gnu/{name}"
+    for name in ("libibverbs.so.1", "libnuma.so.1", "libcurl.so.4", "libmlx5.so.1")
+}

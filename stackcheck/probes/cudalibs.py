@@ -57,6 +57,11 @@ SONAMES = (
     # RPATH in the nvidia-cudnn-cu12/-cu13 wheel, read in torch 2.8.0+cu128 and 2.11.0+cu130): without that wheel
     # only a copy on the loader's path lets `import torch` succeed (check torch-cudnn-present)
     "libcudnn.so.9",
+    # system libraries mooncake-transfer-engine 0.3.5-0.3.13.post1's mooncake/engine.so links and its wheel does not
+    # bring (DT_NEEDED read in every PyPI cp311 x86_64 wheel; libmlx5 from 0.3.12): preflight.json system_libraries
+    "libibverbs.so.1",
+    "libmlx5.so.1",
+    "libcurl.so.4",
 )
 LD_CACHE = "/etc/ld.so.cache"
 LD_CACHE_CAP = 8 << 20  # a real cache is a few hundred kilobytes
