@@ -40,18 +40,24 @@ import json
 import os
 import subprocess
 import sys
-import zipfile
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import factcheck38_draw
-import factcheck39_draw
-from factcheck23_draw import _v
 from factcheck27_draw import _box
-from factcheck38_draw import HOSTS, STD_PATH, WHEELS, _deb, _root, _touch, _with
+from factcheck38_draw import STD_PATH, _deb, _touch, _with
 from factcheck40_draw import _line, _releases
-from factcheck_draw import draw, stackcheck_json_or_error, torchao_allow_rows, undrawn, write_models
+from factcheck_draw import (
+    draw,
+    jit_host_rows,
+    nccl_so_path_rows,
+    nccl_wheel_so,
+    stackcheck_json_or_error,
+    torchao_allow_rows,
+    undrawn,
+    write_models,
+)
 from factcheck_draw import write_box as _write
 from gate_cli import LLAMA3
 
@@ -130,44 +136,8 @@ H_TOOLKITS = ["12.8.93", "13.0.88"]
 H_KEYS = ("cc_host", "nvcc_host", "pytorch_nvcc", "flashinfer_host", "flashinfer_allow_unsupported", "cxx_found")
 
 
-def _sglang_reads(spec: dict[str, Any]) -> bool:
-    return "NVCC_CCBIN" in spec["env"] or spec["env"].get("PATH") != STD_PATH
-
-
-def _lay(out: Path, toolkit: str, host: str) -> None:
-    """factcheck38_draw._root's layout of TOOLKIT and HOST, then HOST's script bodies and /usr/local/cuda link."""
-    spec = H_HOSTS[host]
-    HOSTS.setdefault(host, spec)
-    factcheck39_draw.F_HOSTS.setdefault(host, spec)
-    root = _root(out, toolkit, host)
-    for rel_path, body in spec.get("bodies", {}).items():
-        _touch(root / rel_path, body.encode())
-    major, minor = toolkit.split(".")[:2]
-    if spec.get("cuda_link") and not (root / "usr/local/cuda").is_symlink():
-        os.symlink(f"cuda-{major}.{minor}", root / "usr/local/cuda")
-
-
 def host_rows(out: Path) -> list[dict[str, Any]]:
-    write_models(out, {"llama3": LLAMA3})
-    rows: list[dict[str, Any]] = []
-    for toolkit in H_TOOLKITS:
-        for host, spec in H_HOSTS.items():
-            _lay(out, toolkit, host)
-            releases = _releases((0, 5, 1), (0, 5, 8))
-            if _sglang_reads(spec):
-                releases += _releases((0, 5, 9), (0, 5, 23))[::2]
-            for rel in releases:
-                if _v(rel) <= (0, 5, 8):
-                    path = factcheck39_draw._fjit_box(out, rel, toolkit, host)
-                else:
-                    path = factcheck38_draw._jit_box(out, rel, toolkit, host)
-                if stackcheck_json_or_error(_line(out, path, "--tp", "1")).get("decision") == "allow":
-                    jit = json.loads(path.read_text())["facts"]["jit"]
-                    read = {k: jit[k] for k in sorted(jit) if k.startswith(H_KEYS) and not k.endswith("dirs")}
-                    base = {"pop": "h", "sglang": rel, "toolkit": toolkit, "host": host, "env": spec["env"]}
-                    rows.append({**base, "jit": read})
-            print(f"h {toolkit} {host}: {len(rows)}", file=sys.stderr, flush=True)
-    return rows
+    return jit_host_rows(out, H_HOSTS, H_TOOLKITS, H_KEYS, pop="h")
 
 
 # ---- (s) the symmetric-memory allocator's compiler and SGLANG_NCCL_SO_PATH ----------------------------------------
@@ -209,9 +179,7 @@ def _so(out: Path, name: str) -> Path:
         return lib
     lib.parent.mkdir(parents=True, exist_ok=True)
     if wheel:
-        with zipfile.ZipFile(WHEELS / wheel) as z:
-            lib.write_bytes(z.read("nvidia/nccl/lib/libnccl.so.2"))
-        return lib
+        return nccl_wheel_so(lib, wheel)
     src = lib.parent / "lib.c"
     src.write_text("".join(f"int {f}(void) {{ return 0; }}\n" for f in funcs))
     subprocess.run(["cc", "-shared", "-fPIC", f"-Wl,-soname,{soname}", "-o", str(lib), str(src)], check=True)
@@ -250,9 +218,6 @@ def _symm_base(out: Path, rel: str) -> dict[str, Any]:
 
 
 def symm_rows(out: Path) -> list[dict[str, Any]]:
-    from stackcheck.probes.jit import nccl_so_path
-    from stackcheck.readers.fsview import HostView
-
     write_models(out, {"llama3": LLAMA3})
     rows: list[dict[str, Any]] = []
     symm = ("--tp", "8", "--enable-symm-mem")
@@ -268,14 +233,7 @@ def symm_rows(out: Path) -> list[dict[str, Any]]:
                 path = _write(out, doc, f"cxx-{rel}-{CXX_VALUES.index(value)}-{torch}.json")
                 if stackcheck_json_or_error(_line(out, path, *symm)).get("decision") == "allow":
                     rows.append({"pop": "s", "sglang": rel, "cxx": value, "torch": torch, "jit": cxx})
-        for lib in SO_LIBS:
-            doc = _symm_base(out, rel)
-            doc["facts"]["jit"].update(nccl_so_path({"SGLANG_NCCL_SO_PATH": str(_so(out, lib))}, HostView("/")))
-            path = _write(out, doc, f"nso-{rel}-{lib}.json")
-            if stackcheck_json_or_error(_line(out, path, *symm)).get("decision") == "allow":
-                jit = doc["facts"]["jit"]
-                read = {k: v for k, v in jit.items() if k.startswith("nccl_so_path") and k != "nccl_so_path"}
-                rows.append({"pop": "s", "sglang": rel, "lib": lib, "jit": read})
+        rows += nccl_so_path_rows(out, rel, SO_LIBS, _so, _symm_base, name="nso", pop="s")
         print(f"s {rel}: {len(rows)}", file=sys.stderr, flush=True)
     return rows
 

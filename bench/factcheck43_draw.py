@@ -40,24 +40,28 @@ Draw: random.Random(20270112); per population the rows sorted by JSON text, shuf
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import sys
-import zipfile
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import factcheck38_draw
-import factcheck39_draw
 import factcheck40_draw
 from factcheck27_draw import _box
-from factcheck38_draw import HOSTS, STD_PATH, WHEELS, _deb, _root, _touch, _with
+from factcheck38_draw import STD_PATH, _deb, _with
 from factcheck40_draw import _line, _releases
 from factcheck41_draw import _tao_box
 from factcheck42_draw import _PYNCCL, _cxx, _prefix, _symm_base, _write
-from factcheck_draw import draw, release_tuple, stackcheck_json_or_error, undrawn, write_models
+from factcheck_draw import (
+    draw,
+    jit_host_rows,
+    nccl_so_path_rows,
+    nccl_wheel_so,
+    stackcheck_json_or_error,
+    undrawn,
+    write_models,
+)
 from gate_cli import LLAMA3
 
 SEED = 20270112
@@ -65,14 +69,6 @@ TRIPLE = "x86_64-linux-gnu"
 
 
 # ---- (g) host compilers ------------------------------------------------------------------------------------------
-
-
-def _real_gcc() -> str:
-    """This machine's gcc driver (the file its `gcc` resolves to: Debian 12's x86_64-linux-gnu-gcc-12, gcc 12.2.0)."""
-    found = shutil.which("gcc")
-    if found is None:
-        raise SystemExit("no gcc on this machine")
-    return str(Path(found).resolve())
 
 
 def _real(named: str) -> dict[str, Any]:
@@ -148,54 +144,8 @@ G_TOOLKITS = ["12.8.93", "13.0.88"]
 G_KEYS = ("cc_host", "nvcc_host", "pytorch_nvcc", "flashinfer_host", "flashinfer_allow_unsupported", "cxx_found")
 
 
-def _sglang_reads(spec: dict[str, Any]) -> bool:
-    return "NVCC_CCBIN" in spec["env"] or spec["env"].get("PATH") != STD_PATH
-
-
-def _lay(out: Path, toolkit: str, host: str) -> None:
-    """factcheck38_draw._root's layout of TOOLKIT and HOST, then HOST's script bodies, copies of the real gcc driver,
-    clang ELF files and /usr/local/cuda link."""
-    from elfwriter import write_so
-
-    spec = G_HOSTS[host]
-    HOSTS.setdefault(host, spec)
-    factcheck39_draw.F_HOSTS.setdefault(host, spec)
-    root = _root(out, toolkit, host)
-    for rel_path, body in spec.get("bodies", {}).items():
-        _touch(root / rel_path, body.encode())
-    for rel_path in spec.get("copies", {}):
-        (root / rel_path).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(_real_gcc(), root / rel_path)
-    for rel_path, llvm in spec.get("clangs", {}).items():
-        (root / rel_path).parent.mkdir(parents=True, exist_ok=True)
-        write_so(root / rel_path, needed=[f"libclang-cpp.so.{llvm}.1", f"libLLVM.so.{llvm}.1", "libc.so.6"])
-        (root / rel_path).chmod(0o755)
-    major, minor = toolkit.split(".")[:2]
-    if spec.get("cuda_link") and not (root / "usr/local/cuda").is_symlink():
-        os.symlink(f"cuda-{major}.{minor}", root / "usr/local/cuda")
-
-
 def host_rows(out: Path) -> list[dict[str, Any]]:
-    write_models(out, {"llama3": LLAMA3})
-    rows: list[dict[str, Any]] = []
-    for toolkit in G_TOOLKITS:
-        for host, spec in G_HOSTS.items():
-            _lay(out, toolkit, host)
-            releases = _releases((0, 5, 1), (0, 5, 8))
-            if _sglang_reads(spec):
-                releases += _releases((0, 5, 9), (0, 5, 23))[::2]
-            for rel in releases:
-                if release_tuple(rel) <= (0, 5, 8):
-                    path = factcheck39_draw._fjit_box(out, rel, toolkit, host)
-                else:
-                    path = factcheck38_draw._jit_box(out, rel, toolkit, host)
-                if stackcheck_json_or_error(_line(out, path, "--tp", "1")).get("decision") == "allow":
-                    jit = json.loads(path.read_text())["facts"]["jit"]
-                    read = {k: jit[k] for k in sorted(jit) if k.startswith(G_KEYS) and not k.endswith("dirs")}
-                    base = {"pop": "g", "sglang": rel, "toolkit": toolkit, "host": host, "env": spec["env"]}
-                    rows.append({**base, "jit": read})
-            print(f"g {toolkit} {host}: {len(rows)}", file=sys.stderr, flush=True)
-    return rows
+    return jit_host_rows(out, G_HOSTS, G_TOOLKITS, G_KEYS, pop="g")
 
 
 # ---- (n) SGLANG_NCCL_SO_PATH -------------------------------------------------------------------------------------
@@ -250,9 +200,7 @@ def _so(out: Path, name: str) -> Path:
         return lib
     lib.parent.mkdir(parents=True, exist_ok=True)
     if wheel:
-        with zipfile.ZipFile(WHEELS / wheel) as z:
-            lib.write_bytes(z.read("nvidia/nccl/lib/libnccl.so.2"))
-        return lib
+        return nccl_wheel_so(lib, wheel)
     src = lib.parent / "lib.c"
     src.write_text(source)
     args = ["cc", "-shared", "-fPIC", "-Wl,-soname,libnccl.so.2", "-o", str(lib), str(src)]
@@ -265,20 +213,10 @@ def _so(out: Path, name: str) -> Path:
 
 
 def nso_rows(out: Path) -> list[dict[str, Any]]:
-    from stackcheck.probes.jit import nccl_so_path
-    from stackcheck.readers.fsview import HostView
-
     write_models(out, {"llama3": LLAMA3})
     rows: list[dict[str, Any]] = []
     for rel in _releases((0, 5, 1), (0, 5, 23)):
-        for lib in N_LIBS:
-            doc = _symm_base(out, rel)
-            doc["facts"]["jit"].update(nccl_so_path({"SGLANG_NCCL_SO_PATH": str(_so(out, lib))}, HostView("/")))
-            path = _write(out, doc, f"nso43-{rel}-{lib}.json")
-            if stackcheck_json_or_error(_line(out, path, "--tp", "8", "--enable-symm-mem")).get("decision") == "allow":
-                jit = doc["facts"]["jit"]
-                read = {k: v for k, v in jit.items() if k.startswith("nccl_so_path") and k != "nccl_so_path"}
-                rows.append({"pop": "n", "sglang": rel, "lib": lib, "jit": read})
+        rows += nccl_so_path_rows(out, rel, N_LIBS, _so, _symm_base, name="nso43", pop="n")
         print(f"n {rel}: {len(rows)}", file=sys.stderr, flush=True)
     return rows
 

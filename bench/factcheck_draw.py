@@ -261,3 +261,127 @@ def plan_rows(
             seen.setdefault(json.dumps(row, sort_keys=True), row)
     print(f"p: {len(seen)}", file=sys.stderr, flush=True)
     return list(seen.values())
+
+
+def sglang_jit_reads(spec: Mapping[str, Any]) -> bool:
+    """Whether SGLang's own JIT (0.5.9+) reads a host of factcheck38_draw's shape: NVCC_CCBIN set or a PATH other
+    than the standard one (was factcheck42 and 43's _sglang_reads)."""
+    from factcheck38_draw import STD_PATH
+
+    return "NVCC_CCBIN" in spec["env"] or spec["env"].get("PATH") != STD_PATH
+
+
+def lay_jit_host(out: Path, toolkit: str, host: str, spec: Mapping[str, Any]) -> None:
+    """factcheck38_draw._root's layout of TOOLKIT and HOST (SPEC registered under HOST for factcheck38 and 39's
+    boxes), then SPEC's "bodies" (script texts or bytes), "copies" (this machine's real gcc driver copied), "clangs"
+    (ELF files written by tests/elfwriter.py needing LLVM N's libraries) and "cuda_link" (/usr/local/cuda -> the
+    toolkit's home) (was factcheck42 and 43's _lay)."""
+    import shutil
+
+    import factcheck39_draw
+    from elfwriter import write_so
+    from factcheck38_draw import HOSTS, _root, _touch
+
+    HOSTS.setdefault(host, dict(spec))
+    factcheck39_draw.F_HOSTS.setdefault(host, dict(spec))
+    root = _root(out, toolkit, host)
+    for rel_path, body in spec.get("bodies", {}).items():
+        _touch(root / rel_path, body if isinstance(body, bytes) else body.encode())
+    for rel_path in spec.get("copies", {}):
+        (root / rel_path).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(real_gcc(), root / rel_path)
+    for rel_path, llvm in spec.get("clangs", {}).items():
+        (root / rel_path).parent.mkdir(parents=True, exist_ok=True)
+        write_so(root / rel_path, needed=[f"libclang-cpp.so.{llvm}.1", f"libLLVM.so.{llvm}.1", "libc.so.6"])
+        (root / rel_path).chmod(0o755)
+    major, minor = toolkit.split(".")[:2]
+    if spec.get("cuda_link") and not (root / "usr/local/cuda").is_symlink():
+        import os
+
+        os.symlink(f"cuda-{major}.{minor}", root / "usr/local/cuda")
+
+
+def real_gcc() -> str:
+    """This machine's gcc driver (the file its `gcc` resolves to: Debian 12's x86_64-linux-gnu-gcc-12, gcc 12.2.0)
+    (was factcheck43's _real_gcc)."""
+    import shutil
+
+    found = shutil.which("gcc")
+    if found is None:
+        raise SystemExit("no gcc on this machine")
+    return str(Path(found).resolve())
+
+
+def jit_host_rows(
+    out: Path, hosts: Mapping[str, Mapping[str, Any]], toolkits: Sequence[str], keys: tuple[str, ...], *, pop: str
+) -> list[dict[str, Any]]:
+    """The gate's allows of `--tp 1` (Llama 3) on factcheck27's H200 box for each toolkit of TOOLKITS and host of
+    HOSTS (laid out by lay_jit_host): every final release 0.5.1-0.5.8 (FlashInfer's own JIT, factcheck39_draw's box)
+    and, for the hosts SGLang's JIT reads (sglang_jit_reads), every second one 0.5.9-0.5.23 (factcheck38_draw's box):
+    one row {"pop": POP, "sglang", "toolkit", "host", "env", "jit": the jit keys starting with one of KEYS, less the
+    *dirs ones} per allow; each host's running count printed to stderr (was factcheck42 and 43's host_rows)."""
+    import factcheck38_draw
+    import factcheck39_draw
+    from gate_cli import LLAMA3
+
+    write_models(out, {"llama3": LLAMA3})
+    rows: list[dict[str, Any]] = []
+    for toolkit in toolkits:
+        for host, spec in hosts.items():
+            lay_jit_host(out, toolkit, host, spec)
+            releases = releases_between((0, 5, 1), (0, 5, 8))
+            if sglang_jit_reads(spec):
+                releases += releases_between((0, 5, 9), (0, 5, 23))[::2]
+            for rel in releases:
+                if release_tuple(rel) <= (0, 5, 8):
+                    path = factcheck39_draw._fjit_box(out, rel, toolkit, host)
+                else:
+                    path = factcheck38_draw._jit_box(out, rel, toolkit, host)
+                if stackcheck_json_or_error(gate_line(out, path, "--tp", "1")).get("decision") == "allow":
+                    jit = json.loads(path.read_text())["facts"]["jit"]
+                    read = {k: jit[k] for k in sorted(jit) if k.startswith(keys) and not k.endswith("dirs")}
+                    base = {"pop": pop, "sglang": rel, "toolkit": toolkit, "host": host, "env": spec["env"]}
+                    rows.append({**base, "jit": read})
+            print(f"{pop} {toolkit} {host}: {len(rows)}", file=sys.stderr, flush=True)
+    return rows
+
+
+def nccl_wheel_so(lib: Path, wheel: str) -> Path:
+    """LIB written with the libnccl.so.2 of WHEEL (a file name in factcheck38_draw.WHEELS) (was factcheck42 and 43's
+    _so for a wheel)."""
+    import zipfile
+
+    from factcheck38_draw import WHEELS
+
+    with zipfile.ZipFile(WHEELS / wheel) as z:
+        lib.write_bytes(z.read("nvidia/nccl/lib/libnccl.so.2"))
+    return lib
+
+
+def nccl_so_path_rows(
+    out: Path,
+    rel: str,
+    libs: Iterable[str],
+    so: Callable[[Path, str], Path],
+    base: Callable[[Path, str], dict[str, Any]],
+    *,
+    name: str,
+    pop: str,
+) -> list[dict[str, Any]]:
+    """The gate's allows of `--tp 8 --enable-symm-mem` on BASE(out, rel) with SGLANG_NCCL_SO_PATH naming SO(out, lib)
+    for each lib of LIBS (the real probe's nccl_so_path keys; the facts written as OUT/boxes/NAME-REL-LIB.json): one
+    row {"pop": POP, "sglang": REL, "lib", "jit": the nccl_so_path_* keys} per allow (was factcheck42's symm_rows
+    library loop and factcheck43's nso_rows)."""
+    from stackcheck.probes.jit import nccl_so_path
+    from stackcheck.readers.fsview import HostView
+
+    rows: list[dict[str, Any]] = []
+    for lib in libs:
+        doc = base(out, rel)
+        doc["facts"]["jit"].update(nccl_so_path({"SGLANG_NCCL_SO_PATH": str(so(out, lib))}, HostView("/")))
+        path = write_box(out, doc, f"{name}-{rel}-{lib}.json")
+        if stackcheck_json_or_error(gate_line(out, path, "--tp", "8", "--enable-symm-mem")).get("decision") == "allow":
+            jit = doc["facts"]["jit"]
+            read = {k: v for k, v in jit.items() if k.startswith("nccl_so_path") and k != "nccl_so_path"}
+            rows.append({"pop": pop, "sglang": rel, "lib": lib, "jit": read})
+    return rows

@@ -362,7 +362,9 @@ def touch_exe(path: Path, body: bytes | None = None) -> None:
     path.chmod(0o755)
 
 
-def clang_binary(path: Path, version: str | None = None, llvm: int | None = None, extra: bytes = b"") -> None:
+def clang_binary(
+    path: Path, version: str | None = None, llvm: int | None = None, extra: bytes = b"", resource: bool = True
+) -> None:
     """An ELF clang program at `path` (its directories made): needing LLVM `llvm`'s libraries where given
     (libclang-cpp.so.N.1 and libLLVM.so.N.1, as Debian's clang-19 binary does), and carrying `version` where given as
     a static clang does (" version X.Y.Z" and "Clang X.Y.Z", NUL-delimited, the shape of clang's Version.cpp strings;
@@ -373,6 +375,10 @@ def clang_binary(path: Path, version: str | None = None, llvm: int | None = None
     body = build_so(needed=[*needed, "libc.so.6"])
     if version is not None:
         body += f"\0 version {version}\0Clang {version}\0".encode()
+        if resource:  # its resource directory beside it, as an installation has (ifc44: a static clang needs it)
+            include = path.parent.parent / "lib" / "clang" / version.split(".")[0] / "include"
+            include.mkdir(parents=True, exist_ok=True)
+            (include / "stddef.h").write_text("")
     touch_exe(path, body + extra)
 
 
@@ -407,3 +413,11 @@ def scheme_table(key: str) -> dict[str, Any]:
     """manifests/preflight.json model.KEY: a quantization method's scheme table (compressed_tensors_schemes, ...)."""
     table: dict[str, Any] = json.loads((ROOT / "manifests" / "preflight.json").read_text())["model"][key]
     return table
+
+
+#: the system libraries mooncake-transfer-engine 0.3.5-0.3.13.post1's engine.so links (preflight.json
+#: system_libraries), found by the loader: a box whose Mooncake check is to pass on them
+MOONCAKE_SYSTEM_LIBS = {
+    name: f"/usr/lib/x86_64-linux-gnu/{name}"
+    for name in ("libibverbs.so.1", "libnuma.so.1", "libcurl.so.4", "libmlx5.so.1")
+}

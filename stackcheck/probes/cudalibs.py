@@ -8,9 +8,10 @@ unless some copy is on the loader's path. This probe answers that question cheap
 the directories of LD_LIBRARY_PATH, the ld.so cache (/etc/ld.so.cache, read, never `ldconfig`) and the
 default directories are looked at for each soname in `SONAMES`, through the FileView. The pip
 wheels' own directories (nvidia/cuda_runtime/lib, ...) are reached only through an object's RPATH, which
-the `--deep` libs probe follows; the rules read the wheels from the packages section instead. One system
-library is looked for the same way: libnuma.so.1, which the kernel packages' common_ops links (no RPATH there
-either) and which no pip wheel brings.
+the `--deep` libs probe follows; the rules read the wheels from the packages section instead. System
+libraries are looked for the same way: libnuma.so.1, which the kernel packages' common_ops links (no RPATH there
+either) and which no pip wheel brings, and libibverbs.so.1 / libmlx5.so.1 / libcurl.so.4, which Mooncake's
+engine.so links (preflight.json system_libraries).
 
 An ld.so cache entry, and a file on LD_LIBRARY_PATH or in a default directory, counts only when its file is
 there and is a library of the box's class and machine (one 20-byte read each, as glibc's open_verify: a stale
@@ -57,6 +58,11 @@ SONAMES = (
     # RPATH in the nvidia-cudnn-cu12/-cu13 wheel, read in torch 2.8.0+cu128 and 2.11.0+cu130): without that wheel
     # only a copy on the loader's path lets `import torch` succeed (check torch-cudnn-present)
     "libcudnn.so.9",
+    # system libraries mooncake-transfer-engine 0.3.5-0.3.13.post1's mooncake/engine.so links and its wheel does not
+    # bring (DT_NEEDED read in every PyPI cp311 x86_64 wheel; libmlx5 from 0.3.12): preflight.json system_libraries
+    "libibverbs.so.1",
+    "libmlx5.so.1",
+    "libcurl.so.4",
 )
 LD_CACHE = "/etc/ld.so.cache"
 LD_CACHE_CAP = 8 << 20  # a real cache is a few hundred kilobytes

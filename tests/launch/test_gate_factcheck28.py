@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 from cli_process import scrubbed_environ  # noqa: F401 (the autouse fixture)
-from gate_cli import LLAMA3, gate_tp8, model_dir, release_box
+from gate_cli import LLAMA3, MOONCAKE_SYSTEM_LIBS, gate_tp8, model_dir, release_box
 
 CHECK = "transfer-package"
 DIST = "mooncake-transfer-engine"
@@ -36,6 +36,7 @@ def _gate(tmp_path: Path, release: str, cc: str, mooncake: dict[str, Any] | None
     doc["facts"]["packages"].pop(DIST, None)
     if mooncake is not None:
         doc["facts"]["packages"][DIST] = mooncake
+    doc["facts"].setdefault("cuda_libs", {}).update(MOONCAKE_SYSTEM_LIBS)  # (ifc44: engine.so's system libraries)
     facts.write_text(json.dumps(doc))
     return gate_tp8(facts, model_dir(tmp_path, "m", LLAMA3), *flags)
 

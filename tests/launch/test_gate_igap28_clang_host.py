@@ -42,7 +42,7 @@ def _box(root: Path) -> HostView:
     (root / "usr/bin/clang-19").symlink_to("../lib/llvm-19/bin/clang")
     clang_binary(root / "usr/bin/clang-20", "20.1.8")
     clang_binary(root / "opt/llvm/bin/clang", "20.1.2")
-    (root / "opt/llvm/lib/clang/20/include").mkdir(parents=True)
+    (root / "opt/llvm/lib/clang/20/include").mkdir(parents=True, exist_ok=True)
     clang_binary(root / "opt/bare/bin/clang")
     touch_exe(root / "usr/bin/ccache")
     (root / "usr/lib/ccache").mkdir(parents=True)

@@ -95,6 +95,7 @@ def test_a_real_static_llvm_binary_is_read(tmp_path: Path) -> None:
     (tmp_path / "box/opt/real/bin").mkdir(parents=True)
     shutil.copy2(binary, tmp_path / "box/opt/real/bin/clang")
     (tmp_path / "box/opt/real/bin/clang").chmod(0o755)
+    (tmp_path / "box/opt/real/lib/clang/23/include").mkdir(parents=True)  # its resource directory (ifc44)
     jit = probe_jit(toolkit_128_facts(), {**PATH, "CC": "/opt/real/bin/clang"}, view)
     assert jit["cc_host_clang_major"] == 23 and jit["cc_host_clang_supported"] is False, jit
 

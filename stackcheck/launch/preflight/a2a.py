@@ -149,6 +149,10 @@ def _judge_entry(check: str, entry: Mapping[str, Any], subject: str, facts: Mapp
             got = _runtime_library_result(check, lib, listed[name], name, facts, subject)
             if got is not None:
                 return got
+        for system in entry.get("system_libraries") or ():
+            got = _system_libraries_result(check, system, listed[name], name, facts, subject)
+            if got is not None:
+                return got
         unread = entry.get("installed_unknown")
         if isinstance(unread, str):
             return CheckResult(check, "unknown", f"{name} installed", module, unread, source, subject)
@@ -250,6 +254,45 @@ def _runtime_library_result(
     return CheckResult(check, "unknown", observed, soname,
                        f"{subject}: {dist}'s release {what}; the releases {lib.get('needs_versions')} link {soname}, "
                        f"which the loader does not find beside a torch of CUDA {major}", source, subject)  # fmt: skip
+
+
+def _system_libraries_result(
+    check: str, lib: Mapping[str, Any], package: Mapping[str, Any], dist: str, facts: Mapping[str, Any], subject: str
+) -> CheckResult | None:
+    """System libraries the installed release's compiled module NEEDs and neither its wheel nor its RPATH brings
+    (preflight.json `system_libraries`, mooncake-transfer-engine's engine.so: libibverbs.so.1, libnuma.so.1,
+    libcurl.so.4, and libmlx5.so.1 from 0.3.12): only the loader's path finds them (facts cuda_libs). Fail where the
+    release needs them and the loader finds one not; unknown where one was not probed (or could not be read), or the
+    release is outside read_versions and one is not found; None (judged on) where every one is found or the release
+    read does not need them."""
+    sonames = [str(s) for s in lib.get("sonames") or ()]
+    source = lib.get("source")
+    raw = package.get("version")
+    version = raw if isinstance(raw, str) else None
+    found = f"{dist} {version} installed" if version else f"{dist} installed"
+    needs = _version_in(version, str(lib.get("needs_versions")))
+    if needs is False and _version_in(version, str(lib.get("read_versions"))) is True:
+        return None  # a release read that does not link them
+    libs = facts.get("cuda_libs")
+    table = libs if isinstance(libs, Mapping) else {}
+    unreadable = table.get("unreadable")
+    unread = [s for s in sonames if s not in table or (isinstance(unreadable, Mapping) and s in unreadable)]
+    missing = [s for s in sonames if s not in unread and table.get(s) is None]
+    if not unread and not missing:
+        return None  # the loader finds every one
+    where = f"{dist}'s compiled module links {', '.join(sonames)} where its release is {lib.get('needs_versions')}"
+    if missing and needs is True:
+        observed = f"{found}; {', '.join(missing)} not found by the loader"
+        msg = str(lib.get("missing_message")).replace("{version}", str(version))
+        msg = msg.replace("{missing}", ", ".join(missing))
+        return CheckResult(check, "fail", observed, ", ".join(sonames), msg, source, subject)
+    if unread:
+        return CheckResult(check, "unknown", found, ", ".join(sonames),
+                           f"{subject}: {where} (system libraries no pip wheel brings), and whether the loader finds "
+                           f"{', '.join(unread)} was not probed (cuda_libs)", source, subject)  # fmt: skip
+    what = "is not given" if version is None else f"{version} was not read (read: {lib.get('read_versions')})"
+    return CheckResult(check, "unknown", f"{found}; {', '.join(missing)} not found by the loader", ", ".join(sonames),
+                       f"{subject}: {dist}'s release {what}; {where}", source, subject)  # fmt: skip
 
 
 def _backends_result(
