@@ -111,3 +111,18 @@ def test_wheels_engine_links_the_system_libraries_the_entry_names(version: str) 
         for soname in system["sonames"]:
             assert (soname in needed) is bool(version_in(version, system["needs_versions"])), (soname, needed)
             assert soname not in names
+
+
+@pytest.mark.parametrize("version", ["0.3.12rc1", "0.3.12.dev0", "0.3.12a1"])
+def test_a_pre_release_below_the_mlx5_range_is_not_a_release_read(tmp_path: Path, version: str) -> None:
+    """0.3.12rc1 is outside `>=0.3.12` (PEP 440 leaves a release's pre-releases out) but inside the read range: no
+    pre-release was read, and one built from 0.3.12's code links libmlx5.so.1 as 0.3.12 does. Fails before: the
+    check judged it a release read that does not link libmlx5 and passed it (irev64's Mooncake finding, here in the
+    system libraries)."""
+    doc = _gate(tmp_path, version, {**FOUND, "libmlx5.so.1": None})
+    check = _check(doc)
+    assert check["status"] == "unknown", check
+    assert "was not read" in check["message"]
+    assert doc["decision"] == "refuse"
+    found = _check(_gate(tmp_path / "found", version, FOUND))
+    assert found["status"] == "ok", found

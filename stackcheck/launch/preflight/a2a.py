@@ -263,15 +263,20 @@ def _system_libraries_result(
     (preflight.json `system_libraries`, mooncake-transfer-engine's engine.so: libibverbs.so.1, libnuma.so.1,
     libcurl.so.4, and libmlx5.so.1 from 0.3.12): only the loader's path finds them (facts cuda_libs). Fail where the
     release needs them and the loader finds one not; unknown where one was not probed (or could not be read), or the
-    release is outside read_versions and one is not found; None (judged on) where every one is found or the release
-    read does not need them."""
+    release is outside read_versions (or a pre-release or dev build, none of which was read) and one is not found;
+    None (judged on) where every one is found or the release read does not need them."""
     sonames = [str(s) for s in lib.get("sonames") or ()]
     source = lib.get("source")
     raw = package.get("version")
     version = raw if isinstance(raw, str) else None
     found = f"{dist} {version} installed" if version else f"{dist} installed"
     needs = _version_in(version, str(lib.get("needs_versions")))
-    if needs is False and _version_in(version, str(lib.get("read_versions"))) is True:
+    read = _version_in(version, str(lib.get("read_versions")))
+    from stackcheck.facts.versions import final_release
+
+    if read and version is not None and final_release(version) is not None:
+        read = False  # (a pre-release or dev build, 0.3.12rc1: PEP 440 puts it outside `>=0.3.12`; none was read)
+    if needs is False and read is True:
         return None  # a release read that does not link them
     libs = facts.get("cuda_libs")
     table = libs if isinstance(libs, Mapping) else {}
