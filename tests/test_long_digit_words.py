@@ -117,10 +117,10 @@ def test_facts_words_read_as_not_numbers() -> None:
     from stackcheck.facts.implied import simple_marker
     from stackcheck.facts.model import cc_tuple
     from stackcheck.facts.versions import minor_of
-    from stackcheck.launch.preflight.a2a import _cuda_major, import_suffixes, python_builds
     from stackcheck.launch.refusals import numeric
     from stackcheck.probes.jit import _major_minor
     from stackcheck.readers.binaries import _cc_tuple
+    from stackcheck.verdicts.package_checks import _cuda_major, import_suffixes, python_builds
 
     assert cc_tuple(LONG + ".0") is None and cc_tuple("9.0") == (9, 0)
     assert _cc_tuple("9." + LONG) is None and _cc_tuple("12.0") == (12, 0)

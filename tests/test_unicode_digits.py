@@ -47,8 +47,8 @@ def test_columns_of_a_superscript_is_no_width(monkeypatch: pytest.MonkeyPatch) -
 
 def test_words_read_as_numbers_elsewhere() -> None:
     from stackcheck.assembly.pipeline import parse_assume_gpu
-    from stackcheck.launch.preflight.a2a import _cuda_major
     from stackcheck.launch.refusals import numeric
+    from stackcheck.verdicts.package_checks import _cuda_major
 
     assert numeric("12." + SQUARED) is None and numeric("12.3") == (12, 3)
     assert _cuda_major(SQUARED + ".1") is None and _cuda_major("12.8") == 12

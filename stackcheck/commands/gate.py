@@ -955,7 +955,7 @@ _PREFLIGHT_MODULES = (
     "stackcheck.launch.preflight.gpus",
     "stackcheck.launch.preflight.memory",
     "stackcheck.launch.preflight.model",
-    "stackcheck.launch.preflight.a2a",
+    "stackcheck.verdicts.package_checks",
 )
 _TEXT_MODULES = ("stackcheck.render.gate", "stackcheck.render.layout")
 _LIVE_MODULES = (

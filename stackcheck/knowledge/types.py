@@ -605,7 +605,9 @@ class Preflight(TypedDict, total=False):
     model: dict[str, Any]  # config_cap_bytes, weight_patterns, quantization[] ...: preflight/model.py
     config_file: dict[str, Any]  # suffixes, rule, cap_bytes: preflight/configfile.py
     host: dict[str, Any]  # shm, memlock, port: preflight/host.py
-    a2a_packages: dict[str, Any]  # the MoE all-to-all backends, modules, releases, messages: preflight/a2a.py
-    quant_packages: dict[str, Any]  # the --quantization methods' own packages (humming, bitsandbytes): preflight/a2a.py
-    transfer_packages: dict[str, Any]  # disaggregation transfer / HiCache storage backends' packages: preflight/a2a.py
-    storage_configs: dict[str, Any]  # HiCache storage backends' required configuration: preflight/a2a.py
+    a2a_packages: dict[str, Any]  # the MoE all-to-all backends, modules, releases, messages: package_checks.py
+    quant_packages: dict[
+        str, Any
+    ]  # the --quantization methods' own packages (humming, bitsandbytes): package_checks.py
+    transfer_packages: dict[str, Any]  # disaggregation transfer / HiCache storage backends' packages: package_checks.py
+    storage_configs: dict[str, Any]  # HiCache storage backends' required configuration: package_checks.py

@@ -131,7 +131,7 @@ def run_for_gate(
         readings=readings,
     )
     pre = run(inputs)
-    from stackcheck.launch.preflight.a2a import (
+    from stackcheck.verdicts.package_checks import (
         check_a2a_package,
         check_load_format_package,
         check_quant_package,
@@ -1016,8 +1016,10 @@ def merge(decision: Any, pre: Preflight, allow_unknown: bool) -> None:
 
 def preflight_checks() -> tuple[str, ...]:
     """Every check id a preflight result (and so a refusal the gate prints as `CHECK (subject)`) can carry: the live
-    checks, the ones read from the command and the models, and the package checks (a2a.py, w4afp8.py)."""
-    from stackcheck.launch.preflight import LIVE_CHECKS, a2a, w4afp8
+    checks, the ones read from the command and the models, and the package checks (verdicts/package_checks.py,
+    w4afp8.py)."""
+    from stackcheck.launch.preflight import LIVE_CHECKS, w4afp8
+    from stackcheck.verdicts import package_checks as a2a
 
     fixed = ("gpu-count", "parallel-layout", "model", "draft-model")
     packages = (

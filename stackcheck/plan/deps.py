@@ -86,6 +86,9 @@ def path_components(
         return frozenset({"toolkit", "torch"})
     if head == "torch":
         return frozenset({"torch"})
+    if head == "transfer":  # the gate's transfer-package judgement: SGLang's release and torch's CUDA (the box's
+        # loader and the transfer package itself are no component)
+        return frozenset({"torch"}) | _SGLANG
     if head == "kernel":
         return frozenset({"kernel"})
     if head == "pkg" and ".lib." in rest:  # one extension module of a package (Context._pkg_fact)

@@ -926,6 +926,24 @@ class Context:
     def _known_fact(self, path: str, rest: str, gpu: GpuModel | None) -> Any:
         return self.known_release(rest, path)
 
+    def _transfer_fact(self, path: str, rest: str, gpu: GpuModel | None) -> Any:
+        """`transfer.BACKEND.package`: whether the gate's check transfer-package passes for a prefill or decode
+        launch with --disaggregation-transfer-backend BACKEND on these facts (preflight.json transfer_packages,
+        judged by the gate's own function: one reading of the entry, not two); Unknown where the gate says unknown."""
+        backend, _, field = rest.rpartition(".")
+        if field != "package" or not backend:
+            raise Missing(path, f"unknown fact path {path}")
+        from stackcheck.verdicts.package_checks import check_transfer_package
+
+        subject = f"--disaggregation-mode prefill --disaggregation-transfer-backend {backend}"
+        got = check_transfer_package("transfer_backend", backend, subject, self.facts,
+                                     self.manifests.preflight, self.installed_version("sglang"))  # fmt: skip
+        if got is None:
+            raise Missing(path, f"preflight.json transfer_packages judges no {backend} entry for this SGLang release")
+        if got.status == "unknown":
+            raise Unknown(path, got.message)
+        return got.status != "fail"
+
     def _triton_fact(self, path: str, rest: str, gpu: GpuModel | None) -> Any:
         if rest == "ptxas_cuda":
             return self.triton_ptxas_cuda(gpu, path)
@@ -1478,4 +1496,5 @@ FACT_PREFIXES: Final[dict[str, Resolver]] = {
     "known": Context._known_fact,
     "triton": Context._triton_fact,
     "system": Context._system_fact,
+    "transfer": Context._transfer_fact,
 }

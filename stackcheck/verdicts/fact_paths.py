@@ -487,6 +487,16 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
         FactDoc(("system.machine",), "the box's machine, `x86_64` or `aarch64` (facts.system.machine)"),
         FactDoc(("system.python",), "the Python that runs SGLang, as `3.12.3` (facts.system.python)"),
     ),
+    "transfer": (
+        FactDoc(
+            ("transfer.BACKEND.package",),
+            "whether `gate`'s check transfer-package passes for `--disaggregation-mode prefill "
+            "--disaggregation-transfer-backend BACKEND` on these facts (`transfer.mooncake.package`: Mooncake "
+            "installed and, where its release NEEDs a CUDA runtime library of another major than torch's, the "
+            "loader finds it), judged by the gate's own function from preflight.json transfer_packages; unknown "
+            "where the gate says unknown",
+        ),
+    ),
 }
 
 

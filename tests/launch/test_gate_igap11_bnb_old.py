@@ -77,7 +77,7 @@ def test_with_vllm_unknown_and_later_releases_unchanged(tmp_path: Path) -> None:
 
 def test_release_unknown_with_entries_that_disagree_is_unknown() -> None:
     from stackcheck.knowledge.loader import load
-    from stackcheck.launch.preflight.a2a import check_quant_package
+    from stackcheck.verdicts.package_checks import check_quant_package
 
     data = load().preflight
     facts = {"packages": {**HAS_BNB, "vllm": {"installed": False}}}

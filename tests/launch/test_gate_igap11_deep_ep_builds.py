@@ -150,7 +150,7 @@ def test_free_threaded_read_from_sys_path(tmp_path: Path) -> None:
 
 
 def test_suffixes_and_builds() -> None:
-    from stackcheck.launch.preflight.a2a import import_suffixes, python_builds
+    from stackcheck.verdicts.package_checks import import_suffixes, python_builds
 
     assert import_suffixes("3.13.1", "x86_64", True) == [".cpython-313t-x86_64-linux-gnu.so", ".abi3.so", ".so"]
     assert import_suffixes("3.15.0", "aarch64", True) == [".cpython-315t-aarch64-linux-gnu.so", ".abi3t.so", ".so"]

@@ -75,7 +75,7 @@ def test_none_installed_fails(tmp_path: Path) -> None:
 
 
 def test_releases_without_deepep_v2_have_no_entry() -> None:
-    from stackcheck.launch.preflight.a2a import check_a2a_package
+    from stackcheck.verdicts.package_checks import check_a2a_package
 
     data = json.loads((Path(__file__).resolve().parents[2] / "manifests" / "preflight.json").read_text())
     facts = {"packages": {"sgl-deep-ep": _sgl("0.1.0"), "deep-ep": {"installed": False}}}
@@ -104,7 +104,7 @@ def test_registry_which_sgl_deep_ep_exports_elastic_buffer(version: str, has: bo
 
 
 def _v1(version: str | None) -> Any:
-    from stackcheck.launch.preflight.a2a import check_a2a_package
+    from stackcheck.verdicts.package_checks import check_a2a_package
 
     data = json.loads((Path(__file__).resolve().parents[2] / "manifests" / "preflight.json").read_text())
     deep_ep: dict[str, Any] = {"installed": True, "location": "/sp", "extension_files": []}

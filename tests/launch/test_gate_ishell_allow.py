@@ -22,10 +22,12 @@ PACKAGE_CHECKS = ["transfer-package", "moe-a2a-package", "quant-package", "w4afp
 
 
 def _result_ids() -> set[str]:
-    """The check ids the preflight code builds CheckResults with, read from its source: a string given first, or a
-    module's `...CHECK = "id"` constant (a2a.py hands its three to shared helpers as `check`)."""
+    """The check ids the preflight code builds CheckResults with, read from its source (stackcheck/launch and the
+    package checks the core judges too, verdicts/package_checks.py): a string given first, or a module's
+    `...CHECK = "id"` constant (package_checks.py hands its three to shared helpers as `check`)."""
     out: set[str] = set()
-    for path in (ROOT / "stackcheck" / "launch").rglob("*.py"):
+    paths = [*(ROOT / "stackcheck" / "launch").rglob("*.py"), ROOT / "stackcheck" / "verdicts" / "package_checks.py"]
+    for path in paths:
         tree = ast.parse(path.read_text())
         for node in ast.walk(tree):
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant):

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from stackcheck.digits import whole_number
-from stackcheck.launch.preflight.result import CheckResult
 from stackcheck.lean_typing import TYPE_CHECKING
+from stackcheck.verdicts.check_result import CheckResult
 
 if TYPE_CHECKING:
     from typing import Any

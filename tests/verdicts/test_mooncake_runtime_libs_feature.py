@@ -1,0 +1,118 @@
+"""The audit-level feature mooncake-runtime-libs (tests/realworld/IDS.md): PD disaggregation with the Mooncake
+transfer backend judged on the box without a launch command. Its only rule reads fact transfer.mooncake.package,
+which asks the gate's own check transfer-package (preflight.json transfer_packages, the mooncake entry's
+runtime_library), so on every generated box the feature and the gate say the same: blocked where the gate fails,
+unknown where it is unknown, ok where it passes."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from stackcheck.knowledge import loader
+from stackcheck.verdicts.context import Context
+from stackcheck.verdicts.engine import evaluate_feature
+from stackcheck.verdicts.package_checks import check_transfer_package
+
+ROOT = Path(__file__).resolve().parents[2]
+BOX = ROOT / "tests" / "cases" / "h200-cu130-pip-mooncake" / "facts.json"
+FEATURE = "mooncake-runtime-libs"
+DIST = "mooncake-transfer-engine"
+CUDART12 = "libcudart.so.12"
+GATE_TO_FEATURE = {"ok": "ok", "fail": "blocked", "unknown": "unknown"}
+
+
+@pytest.fixture(scope="module")
+def manifests() -> loader.Manifests:
+    return loader.load()
+
+
+def _box(version: str | None, torch_cuda: str | None, cudart12: str | bool | None, sglang: str = "0.5.23") -> Any:
+    """The h200-cu130-pip-mooncake case's facts with Mooncake `version` (None: installed, version not given),
+    torch's CUDA build `torch_cuda` (None: left out), the loader's libcudart.so.12 `cudart12` (a path: found; None:
+    looked for, not found; False: not looked for) and SGLang `sglang`."""
+    facts = json.loads(BOX.read_text(encoding="utf-8"))["facts"]
+    packages = facts["packages"]
+    packages[DIST] = {"installed": True, "version": version} if version else {"installed": True}
+    packages["sglang"]["version"] = sglang
+    if torch_cuda is None:
+        packages["torch"].pop("cuda", None)
+    else:
+        packages["torch"]["cuda"] = torch_cuda
+    libs = facts["cuda_libs"]
+    libs.pop(CUDART12, None)
+    if cudart12 is not False:
+        libs[CUDART12] = cudart12
+    return facts
+
+
+def _feature(facts: Any, manifests: loader.Manifests) -> dict[str, Any]:
+    feature = next(f for f in manifests.features if f.get("id") == FEATURE)
+    return dict(evaluate_feature(feature, Context(facts, manifests)))
+
+
+def _gate(facts: Any, manifests: loader.Manifests) -> str | None:
+    """The gate's judgement as stackcheck/launch/gate_preflight.py asks it for `--disaggregation-mode prefill`."""
+    packages = facts["packages"]
+    got = check_transfer_package("transfer_backend", "mooncake", "--disaggregation-mode prefill", facts,
+                                 manifests.preflight, packages["sglang"]["version"])  # fmt: skip
+    return None if got is None else got.status
+
+
+VERSIONS = [None, "0.3.5", "0.3.6.post1", "0.3.7", "0.3.8", "0.3.13.post1", "0.3.14", "0.3.4"]
+TORCH = [None, "12.8", "13.0", "11.8"]
+CUDART = ["/usr/local/cuda/lib64/libcudart.so.12", None, False]
+
+
+def test_feature_and_gate_agree_on_generated_boxes(manifests: loader.Manifests) -> None:
+    seen: set[str] = set()
+    for version, torch_cuda, cudart in itertools.product(VERSIONS, TORCH, CUDART):
+        facts = _box(version, torch_cuda, cudart)
+        gate = _gate(facts, manifests)
+        assert gate is not None
+        got = _feature(facts, manifests)
+        assert got["status"] == GATE_TO_FEATURE[gate], (version, torch_cuda, cudart, gate, got)
+        seen.add(got["status"])
+    assert seen == {"ok", "blocked", "unknown"}
+
+
+@pytest.mark.parametrize(
+    ("version", "torch_cuda", "cudart", "status"),
+    [
+        ("0.3.8", "13.0", None, "blocked"),  # mooncake-1298: CUDA 13 torch, no libcudart.so.12 for the loader
+        ("0.3.13.post1", "13.0", None, "blocked"),
+        ("0.3.7", "13.0", None, "blocked"),
+        ("0.3.6.post1", "13.0", None, "ok"),  # links no libcudart
+        ("0.3.5", "13.0", None, "ok"),
+        ("0.3.8", "13.0", "/usr/local/cuda-12.9/lib64/libcudart.so.12", "ok"),  # the loader finds it
+        ("0.3.8", "12.8", None, "ok"),  # torch of CUDA 12 has loaded one
+        ("0.3.8", None, None, "unknown"),  # torch's CUDA build not given
+        (None, "13.0", None, "unknown"),  # Mooncake's release not given
+        ("0.3.14", "13.0", None, "unknown"),  # a release not read
+        ("0.3.8", "13.0", False, "unknown"),  # the loader's libcudart.so.12 not probed
+    ],
+)
+def test_feature_status(
+    manifests: loader.Manifests, version: str | None, torch_cuda: str | None, cudart: str | None, status: str
+) -> None:
+    got = _feature(_box(version, torch_cuda, cudart), manifests)
+    assert got["status"] == status, got
+    if status == "blocked":
+        assert got["effect"] == "crash"
+
+
+def test_sglang_outside_the_entry_is_unknown_not_ok(manifests: loader.Manifests) -> None:
+    """A release the mooncake entry does not cover: the gate judges nothing, and the feature does not pass."""
+    facts = _box("0.3.8", "13.0", None, sglang="0.4.9")
+    assert _gate(facts, manifests) is None
+    assert _feature(facts, manifests)["status"] == "unknown"
+
+
+def test_not_installed_is_not_applicable(manifests: loader.Manifests) -> None:
+    facts = _box("0.3.8", "13.0", None)
+    facts["packages"][DIST] = {"installed": False}
+    assert _feature(facts, manifests)["status"] == "not-applicable"
