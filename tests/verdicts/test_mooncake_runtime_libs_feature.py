@@ -116,3 +116,30 @@ def test_not_installed_is_not_applicable(manifests: loader.Manifests) -> None:
     facts = _box("0.3.8", "13.0", None)
     facts["packages"][DIST] = {"installed": False}
     assert _feature(facts, manifests)["status"] == "not-applicable"
+
+
+@pytest.mark.parametrize(
+    ("libs", "want"),
+    [
+        ({"libibverbs.so.1": None}, "blocked"),  # 0.3.8 needs it; the loader finds none
+        ({"libmlx5.so.1": None}, "ok"),  # 0.3.8 is read and links no libmlx5 (0.3.12+ do)
+        ({"libcurl.so.4": False}, "unknown"),  # not looked for
+    ],
+)
+def test_the_feature_follows_the_system_libraries_too(
+    manifests: loader.Manifests, libs: dict[str, str | bool | None], want: str
+) -> None:
+    """ifc44's system_libraries (libibverbs / libnuma / libcurl, libmlx5 from 0.3.12) live in the same preflight.json
+    entry, so the feature reads them as the gate does: a CUDA 12 torch (libcudart.so.12 not judged) beside Mooncake
+    0.3.8 whose libibverbs.so.1 the loader does not find is blocked; one not looked for is unknown; a missing
+    libmlx5.so.1 does not matter to 0.3.8."""
+    facts = _box("0.3.8", "12.8", "/usr/local/cuda/lib64/libcudart.so.12")
+    for name, value in libs.items():
+        if value is False:
+            facts["cuda_libs"].pop(name, None)
+        else:
+            facts["cuda_libs"][name] = value
+    got = _feature(facts, manifests)
+    gate = _gate(facts, manifests)
+    assert got["status"] == want, got
+    assert gate is not None and GATE_TO_FEATURE[gate] == got["status"]
