@@ -38,7 +38,6 @@ c 2, n 3), 18 rows. Nothing is replaced after the draw.
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -50,7 +49,7 @@ from factcheck27_draw import _box
 from factcheck38_draw import _deb, _with
 from factcheck40_draw import _line, _releases
 from factcheck42_draw import _symm_base, _write
-from factcheck43_draw import N_LIBS, _so
+from factcheck43_draw import N_LIBS, _cudart, _so
 from factcheck_draw import draw, jit_host_rows, nccl_so_path_rows, stackcheck_json_or_error, undrawn, write_models
 from gate_cli import LLAMA3
 
@@ -182,18 +181,6 @@ G_KEYS = ("cc_host", "nvcc_host", "flashinfer_host", "cxx_found")
 # ---- (c) libcudart.so linker scripts and DT_SONAME ---------------------------------------------------------------
 
 C_CUDART = ["script-input-12", "script-group-12", "script-input-13", "script-path-12", "script-as-needed-12"]
-
-
-def _cudart(out: Path, major: str) -> bytes:
-    """A shared object built here from our own C with DT_SONAME libcudart.so.MAJOR."""
-    lib = out / "solibs" / f"cudart-{major}" / f"libcudart.so.{major}"
-    if not lib.exists():
-        lib.parent.mkdir(parents=True, exist_ok=True)
-        src = lib.parent / "lib.c"
-        src.write_text("int cudaGetDeviceCount(int *n) { *n = 0; return 0; }\n")
-        soname = f"-Wl,-soname,libcudart.so.{major}"
-        subprocess.run(["cc", "-shared", "-fPIC", soname, "-o", str(lib), str(src)], check=True)
-    return lib.read_bytes()
 
 
 def _cudart_layouts(out: Path) -> None:
