@@ -14,33 +14,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from root_boxes import executable, serving_root
+
 REPO = Path(__file__).parent.parent.parent
 HOST = REPO / "tests" / "cases" / "writeup-after" / "facts.json"
-XY = f"{sys.version_info[0]}.{sys.version_info[1]}"
-
-
-def _executable(path: Path, text: str = "#!/bin/sh\nexit 0\n") -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    path.chmod(0o755)
-    return path
-
-
-def _root(root: Path) -> Path:
-    """An unpacked root with Python on its default PATH, torch 2.9.1 and sglang 0.5.9 metadata, and no toolkit."""
-    _executable(root / "usr/bin" / f"python{XY}", "\x7fELF")
-    (root / "usr/bin/python3").symlink_to(f"python{XY}")
-    (root / "usr/lib" / f"python{XY}").mkdir(parents=True)
-    (root / "usr/lib" / f"python{XY}" / "os.py").write_text("")
-    (root / "usr/lib/python3/dist-packages").mkdir(parents=True)
-    site = root / "usr/local/lib" / f"python{XY}" / "dist-packages"
-    for name, version in (("torch", "2.9.1"), ("sglang", "0.5.9")):
-        info = site / f"{name}-{version}.dist-info"
-        info.mkdir(parents=True)
-        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
-    (site / "torch").mkdir()
-    (site / "torch/version.py").write_text("__version__ = '2.9.1+cu130'\ncuda = '13.0'\n")
-    return root
 
 
 def _gate(tmp_path: Path, host_env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
@@ -56,7 +33,7 @@ def _rules(doc: dict[str, Any]) -> set[str]:
 
 
 def test_the_roots_server_is_never_run_here(tmp_path: Path) -> None:
-    root = _root(tmp_path / "root")
+    root = serving_root(tmp_path / "root")
     proc = _gate(tmp_path, {}, "--root", str(root), "--format", "json", "--", "/bin/sh", "-c", "echo RAN$((6 * 7))")
     assert proc.returncode == 0 and "RAN42" not in proc.stdout, (proc.stdout, proc.stderr)
     doc = json.loads(proc.stdout)  # (the parent exec'd the command: "RAN42", no decision)
@@ -66,10 +43,10 @@ def test_the_roots_server_is_never_run_here(tmp_path: Path) -> None:
 
 
 def test_the_hosts_environment_does_not_reach_the_roots_judgement(tmp_path: Path) -> None:
-    root = _root(tmp_path / "root")
-    host_bin = _executable(tmp_path / "hostbin" / "nvcc", "#!/bin/sh\necho 'Cuda compilation tools, release 13.0'\n")
+    root = serving_root(tmp_path / "root")
+    host_bin = executable(tmp_path / "hostbin" / "nvcc", "#!/bin/sh\necho 'Cuda compilation tools, release 13.0'\n")
     host_cuda = tmp_path / "host-cuda-13.0"
-    _executable(host_cuda / "bin" / "nvcc", "#!/bin/sh\necho 'Cuda compilation tools, release 13.0'\n")
+    executable(host_cuda / "bin" / "nvcc", "#!/bin/sh\necho 'Cuda compilation tools, release 13.0'\n")
     host = {"PATH": f"{host_bin.parent}:{os.environ.get('PATH', '')}", "CUDA_HOME": str(host_cuda),
             "SGLANG_NCCL_SO_PATH": "/nonexistent/libnccl.so.2", "SGLANG_ENABLE_JIT_DEEPGEMM": "0"}  # fmt: skip
     line = ["python3", "-m", "sglang.launch_server", "--model-path", "/nonexistent", "--tp", "2", "--enable-symm-mem"]
@@ -90,7 +67,7 @@ def test_the_hosts_environment_does_not_reach_the_roots_judgement(tmp_path: Path
 
 
 def test_watch_and_cwd_with_root_are_one_line_exit_2(tmp_path: Path) -> None:
-    root = _root(tmp_path / "root")
+    root = serving_root(tmp_path / "root")
     for extra, words in ((["--watch"], "--watch with --root"), (["--cwd", "/"], "--cwd with --root")):
         proc = _gate(tmp_path, {}, "--root", str(root), *extra, "--", "python3", "-m", "sglang.launch_server")
         lines = proc.stderr.strip().splitlines()
