@@ -927,9 +927,10 @@ class Context:
         return self.known_release(rest, path)
 
     def _transfer_fact(self, path: str, rest: str, gpu: GpuModel | None) -> Any:
-        """`transfer.BACKEND.package`: whether the gate's check transfer-package passes for a prefill or decode
+        """`transfer.BACKEND.package`: true where the gate's check transfer-package passes for a prefill or decode
         launch with --disaggregation-transfer-backend BACKEND on these facts (preflight.json transfer_packages,
-        judged by the gate's own function: one reading of the entry, not two); Unknown where the gate says unknown."""
+        judged by the gate's own function: one reading of the entry, not two), what the check observed where it
+        fails (the library the loader does not find); Unknown where the gate says unknown."""
         backend, _, field = rest.rpartition(".")
         if field != "package" or not backend:
             raise Missing(path, f"unknown fact path {path}")
@@ -942,7 +943,9 @@ class Context:
             raise Missing(path, f"preflight.json transfer_packages judges no {backend} entry for this SGLang release")
         if got.status == "unknown":
             raise Unknown(path, got.message)
-        return got.status != "fail"
+        if got.status == "fail":  # what the check observed, the library the loader does not find: the cause
+            return str(got.observed or "fails")
+        return True
 
     def _triton_fact(self, path: str, rest: str, gpu: GpuModel | None) -> Any:
         if rest == "ptxas_cuda":

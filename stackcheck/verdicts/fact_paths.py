@@ -490,11 +490,12 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
     "transfer": (
         FactDoc(
             ("transfer.BACKEND.package",),
-            "whether `gate`'s check transfer-package passes for `--disaggregation-mode prefill "
+            "true where `gate`'s check transfer-package passes for `--disaggregation-mode prefill "
             "--disaggregation-transfer-backend BACKEND` on these facts (`transfer.mooncake.package`: Mooncake "
-            "installed and, where its release NEEDs a CUDA runtime library of another major than torch's, the "
-            "loader finds it), judged by the gate's own function from preflight.json transfer_packages; unknown "
-            "where the gate says unknown",
+            "installed and, where its release NEEDs a CUDA runtime library of another major than torch's or a "
+            "system library no wheel brings, the loader finds it), else what the check observed (as `mooncake-"
+            "transfer-engine 0.3.8 installed; libibverbs.so.1 not found by the loader`), judged by the gate's own "
+            "function from preflight.json transfer_packages; unknown where the gate says unknown",
         ),
     ),
 }

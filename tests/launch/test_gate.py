@@ -295,8 +295,17 @@ def test_shipped_mapping_is_valid_and_consistent_with_features(mapping: dict[str
     # (--moe-runner-backend auto, the default) needs an MXFP4 model, which the command shows only
     # through --quantization mxfp4 (a checkpoint's own quantization is invisible: --require mxfp4-moe)
     context = {"mxfp4-moe": ["--quantization", "mxfp4"]}
+    # a feature the gate judges with a preflight check on the launch's own values instead: mooncake-runtime-libs is
+    # check transfer-package for the launch's --disaggregation-transfer-backend (a nixl launch must not be refused
+    # for a Mooncake that does not load), read from the same preflight.json entry (Context._transfer_fact)
+    by_preflight = {"mooncake-runtime-libs": "mooncake"}
     for f in m.features:
         flags = [*f["enable"]["flags"], *context.get(f["id"], [])]
+        if f["id"] in by_preflight:
+            backend = by_preflight[f["id"]]
+            assert any(e.get("transfer_backend") == backend for e in m.preflight["transfer_packages"]["entries"])
+            assert f["id"] not in features(gate.derive([*LAUNCH, *flags], mapping, {}))
+            continue
         if flags:
             d = gate.derive([*LAUNCH, *flags], mapping, {})
             assert f["id"] in features(d), f["id"]

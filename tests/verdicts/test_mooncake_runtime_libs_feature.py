@@ -143,3 +143,24 @@ def test_the_feature_follows_the_system_libraries_too(
     gate = _gate(facts, manifests)
     assert got["status"] == want, got
     assert gate is not None and GATE_TO_FEATURE[gate] == got["status"]
+
+
+@pytest.mark.parametrize(
+    ("torch_cuda", "cudart", "libs", "named"),
+    [
+        ("12.8", "/usr/local/cuda/lib64/libcudart.so.12", {"libibverbs.so.1": None}, "libibverbs.so.1"),
+        ("13.0", None, {}, "libcudart.so.12"),
+    ],
+)
+def test_a_blocked_verdict_names_the_library_the_loader_does_not_find(
+    manifests: loader.Manifests, torch_cuda: str, cudart: str | None, libs: dict[str, None], named: str
+) -> None:
+    """The rule's observed value is what the gate's check observed, so a box blocked for a missing libibverbs.so.1
+    does not read as a libcudart.so.12 finding (the rule's message was libcudart's alone before ifc44's system
+    libraries joined the entry)."""
+    facts = _box("0.3.8", torch_cuda, cudart)
+    facts["cuda_libs"].update(libs)
+    got = _feature(facts, manifests)
+    assert got["status"] == "blocked", got
+    observed = " ".join(str(r.get("observed")) for r in got["reasons"])
+    assert named in observed, got["reasons"]
