@@ -1704,7 +1704,11 @@ _BFD_VERSION = _lazy_bytes(
 #: the most of an ld binary's .rodata read (Debian 12's ld.bfd: under 1 MB)
 _LD_RODATA_MAX = 16 << 20
 #: the names gcc's collect2 takes for the linker in the compiler's own program directories before the PATH's `ld`
-#: (gcc/collect2.cc main: real-ld, collect-ld, then ld in the compiler path; inferred from that search, not run)
+#: (gcc/collect2.cc main: real-ld, collect-ld, then ld in the compiler path; inferred from that search, not run).
+#: The compiler path is the server's COMPILER_PATH and the driver's program directories (Debian 12's gcc 12
+#: -print-search-dirs: /usr/lib/gcc/x86_64-linux-gnu/12/, /usr/lib/gcc/x86_64-linux-gnu/ and the tooldir
+#: /usr/lib/gcc/x86_64-linux-gnu/12/../../../../x86_64-linux-gnu/bin/); run on that box (irev65): COMPILER_PATH=DIR
+#: with a failing DIR/ld made `gcc t.c` run DIR/ld, and `gcc -print-prog-name=ld` print it
 _COLLECT2_LINKERS = ("real-ld", "collect-ld", "ld")
 
 
@@ -1722,17 +1726,26 @@ def _ld_looks_in_cwd_first(env: Mapping[str, str], view: FileView) -> str | None
 def gnu_ld_version(env: Mapping[str, str], view: FileView) -> tuple[tuple[int, int] | None, str]:
     """((major, minor) of the binutils whose GNU ld a torch extension's link runs, or None; why not). The link is
     g++'s (collect2's): an `ld` on the server's PATH, resolved, whose .rodata carries GNU ld's --version format
-    (_GNU_LD_MARK) and one binutils version (_BFD_VERSION); not read where a GCC program directory holds a linker of
-    its own (collect2 prefers it), where the PATH has no ld, where it is gold / lld / another program, or where it
+    (_GNU_LD_MARK) and one binutils version (_BFD_VERSION); not read where a GCC program directory (a version's, the
+    machine's, the tooldir /usr/TRIPLET/bin or the server's COMPILER_PATH) holds a linker of its own (collect2 prefers
+    it), where GCC_EXEC_PREFIX is set, where the PATH has no ld, where it is gold / lld / another program, or where it
     carries no single version (igap39)."""
     from stackcheck.readers.elf import ElfError, ElfFile
 
+    if env.get("GCC_EXEC_PREFIX"):  # (gcc's program directories under that prefix: not followed here)
+        return None, "the server's GCC_EXEC_PREFIX adds gcc program directories, searched before the PATH's ld"
+    for entry in (env.get("COMPILER_PATH") or "").split(":"):
+        own = [n for n in _COLLECT2_LINKERS if entry and is_file(view, f"{entry.rstrip('/')}/{n}")]
+        if own:
+            return None, f"the server's COMPILER_PATH names {entry}, whose {own[0]} collect2 runs before the PATH's ld"
     for root in GCC_LIB_ROOTS:
+        triplet = posixpath.basename(root)
         for base in (root, root.replace("/usr/lib/gcc/", "/usr/libexec/gcc/")):
-            for version in listdir_or_empty(view, base):
-                own = [n for n in _COLLECT2_LINKERS if is_file(view, f"{base}/{version}/{n}")]
+            dirs = [base, *(f"{base}/{version}" for version in listdir_or_empty(view, base))]
+            for directory in (*dirs, f"/usr/{triplet}/bin"):  # (the tooldir: gcc -print-search-dirs' programs)
+                own = [n for n in _COLLECT2_LINKERS if is_file(view, f"{directory}/{n}")]
                 if own:
-                    return None, f"{base}/{version} holds {own[0]}, which gcc's collect2 runs before the PATH's ld"
+                    return None, f"{directory} holds {own[0]}, which gcc's collect2 runs before the PATH's ld"
     ld = which(view, "ld", env.get("PATH"))
     if ld is None:
         return None, "no ld on the server's PATH"
