@@ -685,18 +685,21 @@ def _clang_major(view: FileView, clang: str) -> tuple[int | None, str]:
     if len(readings) > 1:
         said = "; ".join(f"{major} by {', '.join(how)}" for major, how in sorted(readings.items()))
         return None, f"{clang} resolves to {real}, whose readings of its major disagree ({said})"
-    if readings and strings and not any(_CLANG_LIBRARY.fullmatch(library) for library in needed):
+    if readings and not any(_CLANG_LIBRARY.fullmatch(library) for library in needed):
         # ifc44 row g1: a static clang (its version string, no LLVM library) finds its own headers (stddef.h ...)
         # only in the resource directory beside its binary, PREFIX/lib/clang/MAJOR (clang/lib/Driver/Driver.cpp
         # GetResourcesPath: the binary's directory's sibling lib/clang); a binary copied out of its installation
-        # has none there, and every host compile stops at 'stddef.h' file not found
+        # has none there, and every host compile stops at 'stddef.h' file not found. irev65: so does a clang built
+        # with shared component libraries (igap39's libclangBasic.so.N reading), whose driver code is the same
+        kind = "a static clang" if strings else "a clang built with shared libraries"
+        how = "its version string, no LLVM library" if strings else "its libclang*.so.N, no libclang-cpp / libLLVM"
         major = next(iter(readings))
         prefix = posixpath.dirname(posixpath.dirname(real))
         base = posixpath.join(prefix, "lib/clang")
         here = [v for v in listdir_or_empty(view, base) if _version_major(v) == major]
         if not any(is_dir(view, posixpath.join(base, v, "include")) for v in here):
             return None, (
-                f"{clang} resolves to {real}, a static clang {major} (its version string, no LLVM library) with no "
+                f"{clang} resolves to {real}, {kind} {major} ({how}) with no "
                 f"resource directory {base}/{major}/include beside it (a binary copied out of its installation: its "
                 "own headers such as stddef.h are not found)"
             )
