@@ -1819,7 +1819,8 @@ def nccl_so_path(
         return {"nccl_so_path": value, "nccl_so_path_found": True, "nccl_so_path_version": None,
                 "nccl_so_path_version_reason": why}  # fmt: skip
     if cwd is not None and "/" in value and not value.startswith("/") and cwd.startswith("/"):
-        resolved = posixpath.normpath(posixpath.join(cwd, value))
+        # (joined, not normalised: the loader resolves `sub/..` through a link `sub` as the kernel does; irev65)
+        resolved = posixpath.join(cwd, value)
         return {**nccl_so_path({"SGLANG_NCCL_SO_PATH": resolved}, view, machine), "nccl_so_path": value}
     if not value.startswith("/"):
         return {

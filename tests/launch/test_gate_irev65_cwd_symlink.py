@@ -32,3 +32,43 @@ def test_a_symlinked_cwd_reads_dotdot_from_the_real_directory(tmp_path: Path) ->
     (tmp_path / "real/models").mkdir()
     model_dir(tmp_path / "real/models", "m", LLAMA3)  # where the server looks: found
     assert _model_check(tmp_path / "links/serve")["status"] == "ok"
+
+
+def test_a_relative_nccl_so_path_through_a_symlink_is_read_as_dlopen_reads_it(tmp_path: Path) -> None:
+    # SGLANG_NCCL_SO_PATH=sub/../nccl/libnccl.so.2 from DIR, where DIR/sub links elsewhere: dlopen resolves sub first,
+    # so `..` is the link target's parent (which holds no NCCL); DIR/nccl/libnccl.so.2 (a lexical `..`) is not opened
+    from elfwriter import build_so
+
+    from stackcheck.probes.jit import PYNCCL_FUNCTIONS, nccl_so_path
+    from stackcheck.readers.fsview import HostView
+
+    lib = tmp_path / "co/nccl/libnccl.so.2"
+    lib.parent.mkdir(parents=True)
+    lib.write_bytes(build_so(defined=list(PYNCCL_FUNCTIONS), soname="libnccl.so.2"))
+    (tmp_path / "elsewhere/deep").mkdir(parents=True)
+    (tmp_path / "co/sub").symlink_to(tmp_path / "elsewhere/deep", target_is_directory=True)
+    env = {"SGLANG_NCCL_SO_PATH": "sub/../nccl/libnccl.so.2"}
+    assert nccl_so_path(env, HostView(), cwd=str(tmp_path / "co"))["nccl_so_path_found"] is False
+    (tmp_path / "elsewhere/nccl").mkdir()
+    (tmp_path / "elsewhere/nccl/libnccl.so.2").write_bytes(lib.read_bytes())
+    assert nccl_so_path(env, HostView(), cwd=str(tmp_path / "co"))["nccl_so_path_found"] is True
+
+
+def test_a_relative_model_path_through_a_symlink_is_read_as_the_server_opens_it(tmp_path: Path) -> None:
+    # --model-path sub/../m from DIR, where DIR/sub links elsewhere: the server's open resolves sub first
+    here = tmp_path / "serve"
+    (tmp_path / "elsewhere/deep").mkdir(parents=True)
+    here.mkdir()
+    (here / "sub").symlink_to(tmp_path / "elsewhere/deep", target_is_directory=True)
+    model_dir(here, "m", LLAMA3)  # DIR/m: a lexical `..` finds it, the server does not
+    facts = str(REPO / "tests/cases/h200-newest/facts.json")
+    line = ["python3", "-m", "sglang.launch_server", "--model-path", "sub/../m", "--attention-backend", "fa3"]
+
+    def status() -> object:
+        _, doc = cli_json(["gate", "--facts", facts, "--dry-run", "--format", "json", "--cwd", str(here), "--", *line])
+        (found,) = [c for c in doc["preflight"]["checks"] if c["check"] == "model"]
+        return found["status"]
+
+    assert status() != "ok"
+    model_dir(tmp_path / "elsewhere", "m", LLAMA3)
+    assert status() == "ok"
