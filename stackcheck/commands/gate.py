@@ -496,7 +496,7 @@ def _decide(args: argparse.Namespace, slot: Any = None) -> tuple[Any, list[str] 
         raise UsageError(f"--require {args.require[0]!r}: names no feature")
     opts = options_from(args)
     if getattr(args, "cwd", None) is not None:
-        opts.cwd = _launch_dir(args.cwd)
+        opts.cwd = args.cwd = _launch_dir(args.cwd)  # (the server is run in the directory judged: _enter)
     # the server's environment: this one, or in an image the one its containers start with; an image's
     # server is never started here (it runs in a container): the gate decides, as with --dry-run
     server_env: dict[str, str] = dict(os.environ)

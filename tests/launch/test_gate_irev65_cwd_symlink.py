@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from gate_cli import LLAMA3, cli_json, model_dir
 
 REPO = Path(__file__).parent.parent.parent
@@ -72,3 +73,25 @@ def test_a_relative_model_path_through_a_symlink_is_read_as_the_server_opens_it(
     assert status() != "ok"
     model_dir(tmp_path / "elsewhere", "m", LLAMA3)
     assert status() == "ok"
+
+
+def test_a_kept_decision_is_not_served_for_a_link_that_now_points_elsewhere(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the decision reads DIR resolved; the gate cache's key held the command line only (--cwd LINK): once LINK points
+    # to another directory the reads of the first one answer the same, and a decision judged there would be served
+    from stackcheck.assembly import gate_cache
+    from stackcheck.cli import build_parser
+
+    monkeypatch.setenv("STACKCHECK_PLAN_CACHE", "1")
+    monkeypatch.setenv("STACKCHECK_CACHE_DIR", str(tmp_path / "c"))
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+    link = tmp_path / "serve"
+    link.symlink_to(tmp_path / "a", target_is_directory=True)
+    argv = ["gate", "--dry-run", "--cwd", str(link), "--", "python3", "-m", "sglang.launch_server"]
+    first = gate_cache.slot_for(build_parser("gate").parse_args(argv))
+    link.unlink()
+    link.symlink_to(tmp_path / "b", target_is_directory=True)
+    second = gate_cache.slot_for(build_parser("gate").parse_args(argv))
+    assert first is not None and second is not None and first.key != second.key
