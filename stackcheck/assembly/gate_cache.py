@@ -277,12 +277,14 @@ def slot_for(args: Any, env: Mapping[str, str] | None = None) -> Slot | None:
         return None
     try:
         cwd = os.getcwd()
+        # gate --cwd LINK: the directory it resolves to now (the decision reads that one; irev65)
+        launch_dir = os.path.realpath(args.cwd) if getattr(args, "cwd", None) else None
         ids = [os.getuid(), os.geteuid(), os.getgid(), os.getegid(), sorted(os.getgroups())]
         uname = list(os.uname())
     except (OSError, AttributeError):
         return None
     head = [
-        FORMAT, stamp, sorted(shipped.items()), words, list(sys.argv), cwd, os.path.expanduser("~"),
+        FORMAT, stamp, sorted(shipped.items()), words, list(sys.argv), cwd, launch_dir, os.path.expanduser("~"),
         sys.executable, list(sys.path), ids, uname, sorted(env.items()), output,
     ]  # fmt: skip
     key = _digest_text(repr(head))

@@ -397,11 +397,13 @@ def _root_fields(doc: dict[str, Any], opts: Any) -> None:
 
 
 def _launch_dir(path: str) -> str:
-    """gate --cwd DIR as an absolute path, or a usage error (exit 2, one line) where it is no directory this process
-    can enter and list: the launch would not start there, and what the gate reads there would not be read."""
+    """gate --cwd DIR as an absolute path with its symbolic links resolved (the server's working directory is the
+    directory chdir reaches, and a relative `../models/m` is read from there, not from beside the link: irev65), or a
+    usage error (exit 2, one line) where it is no directory this process can enter and list: the launch would not
+    start there, and what the gate reads there would not be read."""
     from stackcheck.redact import field_safe
 
-    where = os.path.abspath(path)
+    where = os.path.realpath(path)
     if not os.path.isdir(where):
         what = "does not exist" if not os.path.lexists(where) else "is not a directory"
         raise UsageError(f"--cwd {field_safe(path)}: {what}")
@@ -494,7 +496,7 @@ def _decide(args: argparse.Namespace, slot: Any = None) -> tuple[Any, list[str] 
         raise UsageError(f"--require {args.require[0]!r}: names no feature")
     opts = options_from(args)
     if getattr(args, "cwd", None) is not None:
-        opts.cwd = _launch_dir(args.cwd)
+        opts.cwd = args.cwd = _launch_dir(args.cwd)  # (the server is run in the directory judged: _enter)
     # the server's environment: this one, or in an image the one its containers start with; an image's
     # server is never started here (it runs in a container): the gate decides, as with --dry-run
     server_env: dict[str, str] = dict(os.environ)

@@ -685,18 +685,21 @@ def _clang_major(view: FileView, clang: str) -> tuple[int | None, str]:
     if len(readings) > 1:
         said = "; ".join(f"{major} by {', '.join(how)}" for major, how in sorted(readings.items()))
         return None, f"{clang} resolves to {real}, whose readings of its major disagree ({said})"
-    if readings and strings and not any(_CLANG_LIBRARY.fullmatch(library) for library in needed):
+    if readings and not any(_CLANG_LIBRARY.fullmatch(library) for library in needed):
         # ifc44 row g1: a static clang (its version string, no LLVM library) finds its own headers (stddef.h ...)
         # only in the resource directory beside its binary, PREFIX/lib/clang/MAJOR (clang/lib/Driver/Driver.cpp
         # GetResourcesPath: the binary's directory's sibling lib/clang); a binary copied out of its installation
-        # has none there, and every host compile stops at 'stddef.h' file not found
+        # has none there, and every host compile stops at 'stddef.h' file not found. irev65: so does a clang built
+        # with shared component libraries (igap39's libclangBasic.so.N reading), whose driver code is the same
+        kind = "a static clang" if strings else "a clang built with shared libraries"
+        how = "its version string, no LLVM library" if strings else "its libclang*.so.N, no libclang-cpp / libLLVM"
         major = next(iter(readings))
         prefix = posixpath.dirname(posixpath.dirname(real))
         base = posixpath.join(prefix, "lib/clang")
         here = [v for v in listdir_or_empty(view, base) if _version_major(v) == major]
         if not any(is_dir(view, posixpath.join(base, v, "include")) for v in here):
             return None, (
-                f"{clang} resolves to {real}, a static clang {major} (its version string, no LLVM library) with no "
+                f"{clang} resolves to {real}, {kind} {major} ({how}) with no "
                 f"resource directory {base}/{major}/include beside it (a binary copied out of its installation: its "
                 "own headers such as stddef.h are not found)"
             )
@@ -1704,7 +1707,11 @@ _BFD_VERSION = _lazy_bytes(
 #: the most of an ld binary's .rodata read (Debian 12's ld.bfd: under 1 MB)
 _LD_RODATA_MAX = 16 << 20
 #: the names gcc's collect2 takes for the linker in the compiler's own program directories before the PATH's `ld`
-#: (gcc/collect2.cc main: real-ld, collect-ld, then ld in the compiler path; inferred from that search, not run)
+#: (gcc/collect2.cc main: real-ld, collect-ld, then ld in the compiler path; inferred from that search, not run).
+#: The compiler path is the server's COMPILER_PATH and the driver's program directories (Debian 12's gcc 12
+#: -print-search-dirs: /usr/lib/gcc/x86_64-linux-gnu/12/, /usr/lib/gcc/x86_64-linux-gnu/ and the tooldir
+#: /usr/lib/gcc/x86_64-linux-gnu/12/../../../../x86_64-linux-gnu/bin/); run on that box (irev65): COMPILER_PATH=DIR
+#: with a failing DIR/ld made `gcc t.c` run DIR/ld, and `gcc -print-prog-name=ld` print it
 _COLLECT2_LINKERS = ("real-ld", "collect-ld", "ld")
 
 
@@ -1722,17 +1729,26 @@ def _ld_looks_in_cwd_first(env: Mapping[str, str], view: FileView) -> str | None
 def gnu_ld_version(env: Mapping[str, str], view: FileView) -> tuple[tuple[int, int] | None, str]:
     """((major, minor) of the binutils whose GNU ld a torch extension's link runs, or None; why not). The link is
     g++'s (collect2's): an `ld` on the server's PATH, resolved, whose .rodata carries GNU ld's --version format
-    (_GNU_LD_MARK) and one binutils version (_BFD_VERSION); not read where a GCC program directory holds a linker of
-    its own (collect2 prefers it), where the PATH has no ld, where it is gold / lld / another program, or where it
+    (_GNU_LD_MARK) and one binutils version (_BFD_VERSION); not read where a GCC program directory (a version's, the
+    machine's, the tooldir /usr/TRIPLET/bin or the server's COMPILER_PATH) holds a linker of its own (collect2 prefers
+    it), where GCC_EXEC_PREFIX is set, where the PATH has no ld, where it is gold / lld / another program, or where it
     carries no single version (igap39)."""
     from stackcheck.readers.elf import ElfError, ElfFile
 
+    if env.get("GCC_EXEC_PREFIX"):  # (gcc's program directories under that prefix: not followed here)
+        return None, "the server's GCC_EXEC_PREFIX adds gcc program directories, searched before the PATH's ld"
+    for entry in (env.get("COMPILER_PATH") or "").split(":"):
+        own = [n for n in _COLLECT2_LINKERS if entry and is_file(view, f"{entry.rstrip('/')}/{n}")]
+        if own:
+            return None, f"the server's COMPILER_PATH names {entry}, whose {own[0]} collect2 runs before the PATH's ld"
     for root in GCC_LIB_ROOTS:
+        triplet = posixpath.basename(root)
         for base in (root, root.replace("/usr/lib/gcc/", "/usr/libexec/gcc/")):
-            for version in listdir_or_empty(view, base):
-                own = [n for n in _COLLECT2_LINKERS if is_file(view, f"{base}/{version}/{n}")]
+            dirs = [base, *(f"{base}/{version}" for version in listdir_or_empty(view, base))]
+            for directory in (*dirs, f"/usr/{triplet}/bin"):  # (the tooldir: gcc -print-search-dirs' programs)
+                own = [n for n in _COLLECT2_LINKERS if is_file(view, f"{directory}/{n}")]
                 if own:
-                    return None, f"{base}/{version} holds {own[0]}, which gcc's collect2 runs before the PATH's ld"
+                    return None, f"{directory} holds {own[0]}, which gcc's collect2 runs before the PATH's ld"
     ld = which(view, "ld", env.get("PATH"))
     if ld is None:
         return None, "no ld on the server's PATH"
@@ -1803,7 +1819,8 @@ def nccl_so_path(
         return {"nccl_so_path": value, "nccl_so_path_found": True, "nccl_so_path_version": None,
                 "nccl_so_path_version_reason": why}  # fmt: skip
     if cwd is not None and "/" in value and not value.startswith("/") and cwd.startswith("/"):
-        resolved = posixpath.normpath(posixpath.join(cwd, value))
+        # (joined, not normalised: the loader resolves `sub/..` through a link `sub` as the kernel does; irev65)
+        resolved = posixpath.join(cwd, value)
         return {**nccl_so_path({"SGLANG_NCCL_SO_PATH": resolved}, view, machine), "nccl_so_path": value}
     if not value.startswith("/"):
         return {

@@ -36,6 +36,8 @@ def _box(root: Path) -> HostView:
     touch_exe(root / "usr/bin/c++")
     for path, needed in BINARIES.items():
         touch_exe(root / path.lstrip("/"), build_so(needed=[*needed, "libstdc++.so.6", "libc.so.6"]))
+    for prefix, major in (("opt/shared19", "19"), ("opt/shared20", "20")):  # (their resource directories: irev65)
+        (root / prefix / "lib/clang" / major / "include").mkdir(parents=True, exist_ok=True)
     return HostView(str(root))
 
 

@@ -164,3 +164,14 @@ def test_a_blocked_verdict_names_the_library_the_loader_does_not_find(
     assert got["status"] == "blocked", got
     observed = " ".join(str(r.get("observed")) for r in got["reasons"])
     assert named in observed, got["reasons"]
+
+
+def test_the_features_message_names_the_system_libraries_too(manifests: loader.Manifests) -> None:
+    """irev65: blocked for a missing libibverbs.so.1 beside a CUDA 12 torch, the rule's message said only that torch
+    is of another CUDA major and no libcudart.so.12 is found (advice that leaves the crash): it names both causes,
+    and its sources read both."""
+    facts = _box("0.3.8", "12.8", "/usr/local/cuda/lib64/libcudart.so.12")
+    facts["cuda_libs"]["libibverbs.so.1"] = None
+    (reason,) = _feature(facts, manifests)["reasons"]
+    assert reason["result"] == "fail" and "libibverbs.so.1" in reason["message"], reason["message"]
+    assert any("libibverbs.so.1" in s["title"] for s in reason["source"]), reason["source"]

@@ -258,7 +258,9 @@ def locate(
     (a URL with credentials must stay URL-shaped for the output's redaction to mask it)."""
     if "://" in spec:
         return None, "a URL, not a local directory or a Hugging Face repository id: not read"
-    local = spec if spec.startswith("/") else posixpath.normpath(posixpath.join(cwd, spec))
+    local = spec if spec.startswith("/") else posixpath.join(cwd, spec)
+    if ".." not in spec.split("/"):  # (`..` after a symbolic link is its target's parent, as the server's open
+        local = posixpath.normpath(local)  # resolves it: not normalised lexically; irev65)
     st = view.stat(local)
     if st is not None and st.kind == "dir":
         return local, "local directory"
