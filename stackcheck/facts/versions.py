@@ -366,6 +366,65 @@ def final_release(text: str) -> str | None:
     return str(_with(v, pre=None, dev=None))
 
 
+def _final_below(final: Version, clauses: tuple[tuple[str, str], ...]) -> Version | None:
+    """The final release nearest below a final (or post) release F, for a specifier's clauses: for F = R.postN the
+    post release before it (R.post(N-1), or R for N = 0); for F = R, R's release with its last non-zero part
+    lowered and a part larger than every number the clauses' versions hold appended (5.13.0 -> 5.12.<big>, so it
+    is above every clause version below F and no clause can tell it from the releases just below F). None where F
+    has no release before it in its epoch (0, 0.0)."""
+    if final.post is not None:
+        return _with(final, post=final.post - 1 if final.post > 0 else None)
+    release = list(final.release)
+    while release and release[-1] == 0:
+        release.pop()
+    if not release:
+        return None
+    numbers = [0]
+    for _op, target in clauses:
+        t = parse_version(target[:-2] if target.endswith(".*") else target)
+        numbers.extend(t.release if t is not None else ())
+    release[-1] -= 1
+    release.append(max(numbers) + 1)
+    text = (f"{final.epoch}!" if final.epoch else "") + ".".join(map(str, release))
+    return parse_version(text)
+
+
+@lru_cache(maxsize=4096)
+def straddled_final(version: str, spec: str) -> str | None:
+    """The release V where `version` is a pre-release or dev build of V ('5.13.0rc1', '0.3.12.dev0',
+    '0.5.9.post1.dev2' of 0.5.9.post1) and `spec` holds for one of V and the final release just below V but not the
+    other (`<5.13.0`, `>=0.3.7`, `==5.12.*`, `!=5.13.0`): its code is V's or the release's before, and which is not
+    known, so `spec`'s answer for it (PEP 440 puts it outside both `<V` and `>=V`) decides nothing. None otherwise:
+    a final or post release, an unreadable version or specifier, a specifier that gives V and the release below V
+    the same answer, and one that names a pre-release or dev build of V itself (`<0.4.0rc4`, `>=0.5.24.dev0`: written
+    about V's pre-releases, which it then judges)."""
+    final = final_release(version)
+    clauses = parse_specifier(spec) if final is not None else None
+    if final is None or clauses is None:
+        return None
+    fv = parse_version(final)
+    for op, target in clauses:
+        named = final_release(target[:-2] if target.endswith(".*") else target) if op != "===" else None
+        if named is not None and parse_version(named) == fv:  # (as versions: 13.13.0.post1 is 13.13.post1)
+            return None
+    below = _final_below(fv, clauses) if fv is not None else None
+    at = version_in(final, spec)
+    if below is None:
+        return None if at is version_in(version, spec) else final
+    return None if at is version_in(str(below), spec) else final
+
+
+def version_in_settled(version: str, spec: str) -> bool | None:
+    """version_in, but None (not known) where `version` is a pre-release or dev build of a release V that `spec`
+    splits from the releases just below it (straddled_final): 5.13.0rc1 against `<5.13.0`, 0.3.7rc1 against
+    `>=0.3.7`. A pre-release of V whose V and the release below get the same answer is judged as version_in judges
+    it (5.13.0rc1 against `>=4.56`, `==5.13.0rc1`)."""
+    result = version_in(version, spec)
+    if result is None or not isinstance(version, str) or not isinstance(spec, str):
+        return result
+    return None if straddled_final(version, spec) is not None else result
+
+
 def numeric_tuple(text: object) -> tuple[int, ...] | None:
     """'580.159.04' -> (580, 159, 4); '13.0' -> (13, 0). Driver and CUDA versions are not PEP 440."""
     if not isinstance(text, str):

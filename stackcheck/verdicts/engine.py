@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from stackcheck.knowledge.types import Check, Feature, Rule, Workaround
     from stackcheck.verdicts.sweep import Swept
     from stackcheck.verdicts.types import CheckVerdict, FeatureVerdict, Reason
-from stackcheck.facts.versions import compare_numeric, final_release, parse_version, public, version_in
+from stackcheck.facts.versions import compare_numeric, parse_version, public, straddled_final, version_in
 
 
 class Outcome:
@@ -101,14 +101,14 @@ def _compare(op: str, lhs: Any, rhs: Any) -> bool:
         result = version_in(str(lhs), str(rhs))
         if result is None:
             raise Missing(str(lhs), f"cannot read version {lhs!r} against {rhs!r}")
-        final = final_release(str(lhs))
-        if final is not None and version_in(final, str(rhs)) is not result:
+        final = straddled_final(str(lhs), str(rhs))
+        if final is not None:
             # PEP 440 puts a pre-release of V on neither side of a bound at V (`<V` and `>=V` both exclude it), so a
             # rule pair split at V left it judged by neither: its code is V's or the release's before, not known
             raise Missing(
                 str(lhs),
-                f"{lhs} is a pre-release of {final}: {rhs} holds for one of {final} and the releases before it,"
-                " and which code a pre-release has is not known",
+                f"{lhs} is a pre-release or dev build of {final}: {rhs} holds for one of {final} and the releases"
+                " just below it, and which of their code a pre-release has is not known",
             )
         return result
     raise Missing(op, f"unknown operator {op!r}")

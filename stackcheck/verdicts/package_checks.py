@@ -24,11 +24,24 @@ TRANSFER_CHECK = "transfer-package"
 
 
 def _version_in(version: str | None, spec: str) -> bool | None:
+    """Whether the version is in the range; None where it is not given or not readable, or is a pre-release or dev
+    build of a release V the range splits from the releases just below V (versions.version_in_settled)."""
     if version is None:
         return None
-    from stackcheck.facts.versions import version_in
+    from stackcheck.facts.versions import version_in_settled
 
-    return version_in(version, spec)
+    return version_in_settled(version, spec)
+
+
+def _unsettled(version: str | None, spec: str) -> str:
+    """Why _version_in gave None, in words."""
+    from stackcheck.facts.versions import straddled_final
+
+    final = straddled_final(version, spec) if version is not None else None
+    if final is not None:
+        return (f"{version} is a pre-release or dev build of {final}, whose code is {final}'s or the release's before"
+                " it: which is not known")  # fmt: skip
+    return "the facts do not give the installed version"
 
 
 def check_a2a_package(
@@ -142,8 +155,9 @@ def _judge_entry(check: str, entry: Mapping[str, Any], subject: str, facts: Mapp
                                    subject)  # fmt: skip
             if fits is None:
                 return CheckResult(check, "unknown", observed, f"{module}>={floor}",
-                                   f"{subject} needs {name} {floor} or newer, and the facts do not give the installed "
-                                   "version", source, subject)  # fmt: skip
+                                   f"{subject} needs {name} {floor} or newer, and "
+                                   f"{_unsettled(version if isinstance(version, str) else None, f'>={floor}')}",
+                                   source, subject)  # fmt: skip
         lib = entry.get("runtime_library")
         if isinstance(lib, Mapping):
             got = _runtime_library_result(check, lib, listed[name], name, facts, subject)
@@ -178,10 +192,10 @@ def _judge_entry(check: str, entry: Mapping[str, Any], subject: str, facts: Mapp
             if builds is not False:
                 got = _extension_result(ext, listed[name], name, facts, subject)
                 if builds is None and got.status == "fail":  # a release that builds another module may be installed
+                    why = _unsettled(have if isinstance(have, str) else None, str(built))
                     return CheckResult(check, "unknown", got.observed, got.required,
                                        f"{got.message} (unless it is a release that does not build it: its versions "
-                                       f"{built} do, and the facts do not give the installed version)", got.source,
-                                       subject)  # fmt: skip
+                                       f"{built} do, and {why})", got.source, subject)  # fmt: skip
                 return got
             return CheckResult(check, "ok", f"{name} {have} installed", module,
                                f"{name} {have} is installed; it builds no {ext.get('module')} (its versions {built} "
@@ -331,7 +345,8 @@ def _backends_result(
     if known and newer:
         msg = str(forward.get("message")).replace("{version}", str(version))
         return CheckResult(check, "fail", f"{found}; {either} not installed", required, msg, source, subject)
-    why = (f"its version is not given, and from {since} on it needs {either}, neither installed" if known else
+    unsure = "its version is not given" if version is None else _unsettled(version, f">={since}")
+    why = (f"{unsure}, and from {since} on it needs {either}, neither installed" if known else
            f"from {since} on it needs {either}, and the facts do not say whether either is installed")  # fmt: skip
     return CheckResult(check, "unknown", found, required, f"{subject}: {found}, but {why}", source, subject)
 

@@ -103,7 +103,7 @@ def torchao_config_reasons(ctx: Context, value: str) -> list[Reason]:
     SGLang raises on the value, unknown where the config needs a package no probe reads, pass where it calls
     no compiled library of torchao. [] where torchao is not installed or its version not known (the rules
     of the check torchao-import, or this check's unknown, say that)."""
-    from stackcheck.facts.versions import version_in
+    from stackcheck.facts.versions import version_in, version_in_settled
 
     sglang = ctx.installed_version("sglang")
     kind, error = config_kind(value, sglang)
@@ -131,7 +131,7 @@ def torchao_config_reasons(ctx: Context, value: str) -> list[Reason]:
         return []  # not installed, not known, or 0.16+ (its import fails first): the rules and the check say it
     if kind == "gemlite":
         return [_gemlite_reason(ctx, base, value)]
-    if kind == "int4wo" and version_in(torchao, ">=0.14") is not False:
+    if kind == "int4wo" and version_in_settled(torchao, ">=0.14") is not False:  # (0.14.0rc1: judged as 0.14)
         return [_int4_fbgemm_reason(ctx, base, value, torchao)]
     runs = {
         "int8wo": "torch.mm on int8 weights",

@@ -181,7 +181,10 @@ def transformers_imports_torchao(ctx: Context) -> tuple[bool | None, str]:
                 "imports torchao at module level (4.51.0 :52-53 does, 4.50.3 does not) is not read"
             )
         return False, ""
-    new_ao = version_in(torchao, ">=0.15") if torchao is not None else None
+    from stackcheck.facts.versions import version_in_settled
+
+    # (0.15.0rc1 is not >=0.15 by PEP 440 but may have 0.15.0's code: not known, so not taken for an older torchao)
+    new_ao = version_in_settled(torchao, ">=0.15") if torchao is not None else None
     if version_in(transformers, ">=5") is True and new_ao is False:
         return False, ""
     where = (

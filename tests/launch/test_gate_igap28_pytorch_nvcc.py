@@ -129,7 +129,7 @@ def test_flashinfer_0_4_0rc4_on_reads_flashinfer_nvcc_not_pytorch_nvcc(tmp_path:
 
 
 def test_a_pre_release_of_0_4_0_before_rc4_is_not_passed(tmp_path: Path) -> None:
-    # 0.4.0rc3 reads PYTORCH_NVCC (:191), but a bound at 0.4.0rc4 holds for it and not for its final 0.4.0, and the
-    # engine judges such a pre-release by neither side: unknown, never ok
+    # 0.4.0rc3 reads PYTORCH_NVCC (:191, read in its sdist). The bound `<0.4.0rc4` names 0.4.0's pre-releases itself,
+    # so the engine judges them by it (ipre; before, unknown): the rule holds for 0.4.0rc3, never ok
     doc = _gate(tmp_path, _probe(tmp_path / "box", "/opt/cuda-13.0/bin/nvcc"), "0.4.0rc3")
-    assert _results(doc) == {"flashinfer-jit-pytorch-nvcc": "unknown"}, doc.get("warnings")
+    assert _results(doc) == {"flashinfer-jit-pytorch-nvcc": "fail"}, doc.get("warnings")

@@ -156,10 +156,9 @@ def _rule_spec() -> str:
     check = next(c for c in MANIFESTS.checks if c["id"] == "sglang-start-imports")
     rule = next(r for r in check["rules"] if r["id"] == RULE)
     parts = rule["when"]["all"]
-    floor = str(next(c for c in parts if c.get("fact") == "pkg.transformers.version")["value"])
-    below = str(next(c["not"] for c in parts if c.get("not", {}).get("fact") == "pkg.transformers.version")["value"])
-    assert floor.startswith(">=") and below.startswith(">=")  # (the rule's edges: `>=A` and `not >=B`)
-    return f"{floor},<{below[2:]}"
+    floor, below = (str(c["value"]) for c in parts if c.get("fact") == "pkg.transformers.version")
+    assert floor.startswith(">=") and below.startswith("<")  # (the rule's edges: `>=A` and `<B`)
+    return f"{floor},{below}"
 
 
 @pytest.mark.registry
