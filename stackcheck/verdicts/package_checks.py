@@ -216,6 +216,25 @@ def _judge_entry(check: str, entry: Mapping[str, Any], subject: str, facts: Mapp
     )
 
 
+def _release_reading(
+    lib: Mapping[str, Any], package: Mapping[str, Any], dist: str
+) -> tuple[str | None, str, bool | None, bool | None]:
+    """The installed release of a `runtime_library` / `system_libraries` entry's distribution: (its version, the
+    observed text, whether needs_versions holds, whether read_versions holds). A pre-release or dev build is no
+    release read (0.3.7rc1, 0.3.12rc1: only PyPI's final releases were read, and its code is V's or the release's
+    before), whatever the range says."""
+    raw = package.get("version")
+    version = raw if isinstance(raw, str) else None
+    found = f"{dist} {version} installed" if version else f"{dist} installed"
+    needs = _version_in(version, str(lib.get("needs_versions")))
+    read = _version_in(version, str(lib.get("read_versions")))
+    from stackcheck.facts.versions import final_release
+
+    if read and version is not None and final_release(version) is not None:
+        read = False
+    return version, found, needs, read
+
+
 def _runtime_library_result(
     check: str, lib: Mapping[str, Any], package: Mapping[str, Any], dist: str, facts: Mapping[str, Any], subject: str
 ) -> CheckResult | None:
@@ -227,16 +246,7 @@ def _runtime_library_result(
     libraries are not given; None (judged on) otherwise."""
     soname = str(lib.get("soname"))
     source = lib.get("source")
-    raw = package.get("version")
-    version = raw if isinstance(raw, str) else None
-    found = f"{dist} {version} installed" if version else f"{dist} installed"
-    needs = _version_in(version, str(lib.get("needs_versions")))
-    read = _version_in(version, str(lib.get("read_versions")))
-    from stackcheck.facts.versions import final_release
-
-    if read and version is not None and final_release(version) is not None:
-        read = False  # (a pre-release or dev build in the read range, 0.3.7rc1: PEP 440 puts it outside `>=0.3.7`;
-        # only PyPI's releases were read, and its code is 0.3.7's or the release's before)
+    version, found, needs, read = _release_reading(lib, package, dist)
     if needs is False and read is True:
         return None  # a release read that does not link it
     packages = facts.get("packages")
@@ -281,15 +291,7 @@ def _system_libraries_result(
     None (judged on) where every one is found or the release read does not need them."""
     sonames = [str(s) for s in lib.get("sonames") or ()]
     source = lib.get("source")
-    raw = package.get("version")
-    version = raw if isinstance(raw, str) else None
-    found = f"{dist} {version} installed" if version else f"{dist} installed"
-    needs = _version_in(version, str(lib.get("needs_versions")))
-    read = _version_in(version, str(lib.get("read_versions")))
-    from stackcheck.facts.versions import final_release
-
-    if read and version is not None and final_release(version) is not None:
-        read = False  # (a pre-release or dev build, 0.3.12rc1: PEP 440 puts it outside `>=0.3.12`; none was read)
+    version, found, needs, read = _release_reading(lib, package, dist)
     if needs is False and read is True:
         return None  # a release read that does not link them
     libs = facts.get("cuda_libs")
