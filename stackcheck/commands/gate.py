@@ -385,8 +385,9 @@ def _settle_nvml() -> None:
 
 #: the decision's `dry_run` with --root (schemas/gate.schema.json; the text's note line)
 ROOT_DRY_RUN = (
-    "implied by --root: the launch was judged inside the root, with its default environment (the PATH only, and the "
-    "command's own env prefix), not this host's; the server is not run here"
+    "implied by --root: the launch was judged with the root's programs, packages and default environment (the PATH "
+    "only, and the command's own env prefix), not this host's; the model path, Hugging Face cache, GPU memory, port "
+    "and /dev/shm are this host's readings; the server is not run here"
 )
 
 
@@ -416,6 +417,8 @@ def _enter(args: argparse.Namespace) -> None:
     """gate --cwd: the server starts in DIR (exec'd or --watch's child), where the decision read it."""
     where = getattr(args, "cwd", None)
     if where is not None:
+        if getattr(args, "log", None):  # `--log server.log` names a file of the shell's directory, not of DIR
+            args.log = os.path.abspath(args.log)
         try:
             os.chdir(where)
         except OSError as exc:

@@ -351,3 +351,21 @@ def test_only_the_main_thread_takes_the_signals_the_gate_handles(tmp_path: Path)
         if pidfile.exists() and pidfile.read_text().strip():
             with contextlib.suppress(OSError):
                 os.kill(int(pidfile.read_text()), signal.SIGKILL)
+
+
+def test_a_relative_log_is_the_shells_file_under_cwd(tmp_path: Path) -> None:
+    """`gate --cwd DIR --watch --log server.log`: the server runs in DIR (igap38), while the log file named relative
+    is the one of the directory the gate was started in. Fails before: the gate entered DIR before --watch opened
+    the log, so the log landed in DIR/server.log."""
+    here, there = tmp_path / "here", tmp_path / "there"
+    here.mkdir()
+    there.mkdir()
+    proc = subprocess.run(
+        [sys.executable, "-m", "stackcheck", "gate", "--facts", H200, "--watch", "--log", "server.log", "--cwd",
+         str(there), "--", sys.executable, "-c", "import os; print('ran in', os.getcwd())"],
+        capture_output=True, timeout=120, cwd=here,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert f"ran in {there}".encode() in proc.stdout
+    assert (here / "server.log").is_file(), sorted(os.listdir(there))
+    assert not (there / "server.log").exists()
