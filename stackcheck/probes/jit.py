@@ -99,7 +99,9 @@ assembler that a user put in place of Triton's bundled one:
   `nccl_so_path_version`: where the file exports those functions, the NCCL version it was built as, read from its
   .rodata without loading it (NCCL's init.cc VERSION_STRING, "NCCL version X.Y.Z+cudaA.B": nccl_library_version;
   igap36), X.Y.Z to compare with the nvidia-nccl wheel's version; null with `nccl_so_path_version_reason` where not
-  read (no such string, two of them, too large) and for libnccl.so.2 itself (dlopen returns torch's own NCCL).
+  read (no such string, two of them, too large, a patch of more than one digit: NCCL_SUFFIX follows NCCL_PATCH
+  without a separator, so "2.27.20" may be 2.27.2 with the suffix "0"; igap40) and for libnccl.so.2 itself (dlopen
+  returns torch's own NCCL).
 - `nvcc_host_found` / `nvcc_host`: whether the host compiler nvcc runs for SGLang's JIT kernels (they pass no -ccbin)
   is found: nvcc's default, gcc, on the server's PATH, then the toolkit's bin and nvvm/bin (nvcc.profile's PATH +=),
   or the gcc / g++ NVCC_CCBIN names (a file, DIR/gcc for a directory, a bare name on that PATH: _ccbin_host; false
@@ -1856,9 +1858,11 @@ def nccl_so_path(
 #: v2.27.3-1 / v2.27.7-1 :529 / :538, master :694-696; NCCL_SUFFIX is nccl.h's, from makefiles/version.mk, empty in
 #: the releases). Read in the nvidia-nccl-cu12 2.26.2 / 2.27.3 and nvidia-nccl-cu13 2.32.6 wheels' libnccl.so.2:
 #: "NCCL version 2.26.2+cuda12.2", "NCCL version 2.27.3+cuda12.9", "NCCL version 2.32.6+cuda13.5", each once, in
-#: .rodata, NUL-terminated ("NCCL version 2.26.2 compiled with CUDA 12.2", another string, is not this shape)
+#: .rodata, NUL-terminated ("NCCL version 2.26.2 compiled with CUDA 12.2", another string, is not this shape).
+#: Groups: X.Y, the whole digit run after the second dot (NCCL_PATCH, and NCCL_SUFFIX's leading digits if it has
+#: any: nothing in the string separates them; igap40), the rest of the suffix, the CUDA build A.B
 _NCCL_VERSION_STRING = _lazy_bytes(
-    rb"NCCL version (\d{1,3}\.\d{1,3}\.\d{1,3})([!-*,-~]{0,32})\+cuda\d{1,3}\.\d{1,3}(?=\x00)"
+    rb"NCCL version (\d{1,3}\.\d{1,3})\.(\d+)([!-*,-~]{0,32})\+cuda(\d{1,3}\.\d{1,3})(?=\x00)"
 )
 #: the most of a library's .rodata (or, without a section table, of the file) read for it (2.32.6: 1 MB of .rodata)
 _NCCL_RODATA_MAX = 1 << 26
@@ -1879,12 +1883,22 @@ def nccl_library_version(view: FileView, path: str) -> tuple[str | None, str]:
             data = elf.read_section(rodata) if rodata is not None else elf.read_at(0, size, "the file")
     except (ElfError, OSError, ValueError) as exc:
         return None, f"the file was not read as an ELF shared library ({str(exc)[:160]})"
-    found = sorted({(m.group(1) + m.group(2)).decode("ascii") for m in _NCCL_VERSION_STRING.finditer(data)})
+    found = sorted({m.group(0)[13:].decode("ascii") for m in _NCCL_VERSION_STRING.finditer(data)})
     if not found:
         return None, "no 'NCCL version X.Y.Z+cudaA.B' string (NCCL's init.cc VERSION_STRING) in its .rodata"
     if len(found) > 1:
-        return None, f"its .rodata names more than one NCCL version ({', '.join(found[:4])})"
-    return found[0], ""
+        return None, f"its .rodata names more than one NCCL version ({', '.join(v[:48] for v in found[:4])})"
+    match = _NCCL_VERSION_STRING.search(data)
+    assert match is not None  # (found is not empty)
+    head, patch, suffix = (g.decode("ascii") for g in match.group(1, 2, 3))
+    if len(patch) > 1:
+        # VERSION_STRING writes STR(NCCL_PATCH) NCCL_SUFFIX with nothing between: "2.27.20" is NCCL 2.27.20 or 2.27.2
+        # with the suffix "0", whose ncclGetVersion (NCCL_VERSION_CODE) says 22702; not told apart here (igap40)
+        return None, (
+            f"'NCCL version {found[0][:48]}': the patch runs into digits ({patch[:16]}), which may be an NCCL_SUFFIX "
+            "that starts with a digit: the version is not told"
+        )
+    return f"{head}.{patch}{suffix}", ""
 
 
 #: the functions SGLang's pynccl binds in the library it loads, each with getattr as NCCLLibrary is made (an

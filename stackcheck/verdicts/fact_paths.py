@@ -418,7 +418,8 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "functions there, bound with it by SGLang 0.5.23 (`nccl_so_path_mem_alloc`; a function: a defined global "
             "or weak STT_FUNC symbol of the default version or none, what ctypes finds through dlsym), and the NCCL "
             "version that file was built as, read from its .rodata (`nccl_so_path_version`, X.Y.Z of NCCL's "
-            '"NCCL version X.Y.Z+cudaA.B" string: null where not read, and for libnccl.so.2 itself); the host '
+            '"NCCL version X.Y.Z+cudaA.B" string: null where not read, where the patch has more than one digit '
+            "(a digit-led NCCL_SUFFIX runs into it) and for libnccl.so.2 itself); the host "
             'compiler of FlashInfer\'s own JIT nvcc commands (`flashinfer_host`: "cc" where CC is set, FlashInfer '
             'passing -ccbin $CC; "nvcc-default" where not; null where FLASHINFER_NVCC or a -ccbin in '
             "FLASHINFER_EXTRA_CUDAFLAGS names another), whether -allow-unsupported-compiler reaches those commands "
