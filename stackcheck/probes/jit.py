@@ -101,7 +101,9 @@ assembler that a user put in place of Triton's bundled one:
   igap36), X.Y.Z to compare with the nvidia-nccl wheel's version; null with `nccl_so_path_version_reason` where not
   read (no such string, two of them, too large, a patch of more than one digit: NCCL_SUFFIX follows NCCL_PATCH
   without a separator, so "2.27.20" may be 2.27.2 with the suffix "0"; igap40) and for libnccl.so.2 itself (dlopen
-  returns torch's own NCCL).
+  returns torch's own NCCL). `nccl_so_path_cuda` / `nccl_so_path_cuda_major`: the CUDA version that string says
+  the library was built with ("13.0" / 13; left out where the string is not read): its CUDA runtime, which the
+  nvidia-nccl wheels link statically (no libcudart in their DT_NEEDED), needs a driver of that CUDA major (igap40).
 - `nvcc_host_found` / `nvcc_host`: whether the host compiler nvcc runs for SGLang's JIT kernels (they pass no -ccbin)
   is found: nvcc's default, gcc, on the server's PATH, then the toolkit's bin and nvvm/bin (nvcc.profile's PATH +=),
   or the gcc / g++ NVCC_CCBIN names (a file, DIR/gcc for a directory, a bare name on that PATH: _ccbin_host; false
@@ -1845,10 +1847,13 @@ def nccl_so_path(
         out["nccl_so_path_reason"] = why
     out.update(extra)
     if exports:
-        version, why = nccl_library_version(view, value)
+        version, cuda, why = nccl_library_build(view, value)
         out["nccl_so_path_version"] = version
         if version is None:
             out["nccl_so_path_version_reason"] = why
+        if cuda is not None:
+            out["nccl_so_path_cuda"] = cuda
+            out["nccl_so_path_cuda_major"] = int(cuda.partition(".")[0])
     return out
 
 
@@ -1871,7 +1876,15 @@ _NCCL_RODATA_MAX = 1 << 26
 def nccl_library_version(view: FileView, path: str) -> tuple[str | None, str]:
     """(the NCCL version an NCCL library at `path` was built as, X.Y.Z with NCCL_SUFFIX where one is there, read from
     its .rodata without loading it (_NCCL_VERSION_STRING; the whole file where there is no section table); None and
-    why where not read: no such string, two versions, too large, not an ELF file read)."""
+    why where not read: no such string, two versions, too large, not an ELF file read, a patch of several digits)."""
+    version, _, why = nccl_library_build(view, path)
+    return version, why
+
+
+def nccl_library_build(view: FileView, path: str) -> tuple[str | None, str | None, str]:
+    """(nccl_library_version's version, the CUDA version A.B the library was built with, from the same string's
+    "+cudaA.B", and why the version is not read, "" where it is). The CUDA build is read where the one string is
+    there even if its patch is not told (igap40); None where there is no such string or two."""
     from stackcheck.readers.elf import ElfError, ElfFile
 
     try:
@@ -1879,26 +1892,24 @@ def nccl_library_version(view: FileView, path: str) -> tuple[str | None, str]:
             rodata = elf.section(".rodata")
             size = rodata.size if rodata is not None else elf.size
             if size > _NCCL_RODATA_MAX:
-                return None, f"its {size} bytes of strings were not read for NCCL's version string"
+                return None, None, f"its {size} bytes of strings were not read for NCCL's version string"
             data = elf.read_section(rodata) if rodata is not None else elf.read_at(0, size, "the file")
     except (ElfError, OSError, ValueError) as exc:
-        return None, f"the file was not read as an ELF shared library ({str(exc)[:160]})"
+        return None, None, f"the file was not read as an ELF shared library ({str(exc)[:160]})"
     found = sorted({m.group(0)[13:].decode("ascii") for m in _NCCL_VERSION_STRING.finditer(data)})
     if not found:
-        return None, "no 'NCCL version X.Y.Z+cudaA.B' string (NCCL's init.cc VERSION_STRING) in its .rodata"
+        return None, None, "no 'NCCL version X.Y.Z+cudaA.B' string (NCCL's init.cc VERSION_STRING) in its .rodata"
     if len(found) > 1:
-        return None, f"its .rodata names more than one NCCL version ({', '.join(v[:48] for v in found[:4])})"
+        return None, None, f"its .rodata names more than one NCCL version ({', '.join(v[:48] for v in found[:4])})"
     match = _NCCL_VERSION_STRING.search(data)
     assert match is not None  # (found is not empty)
-    head, patch, suffix = (g.decode("ascii") for g in match.group(1, 2, 3))
+    head, patch, suffix, cuda = (g.decode("ascii") for g in match.group(1, 2, 3, 4))
     if len(patch) > 1:
         # VERSION_STRING writes STR(NCCL_PATCH) NCCL_SUFFIX with nothing between: "2.27.20" is NCCL 2.27.20 or 2.27.2
         # with the suffix "0", whose ncclGetVersion (NCCL_VERSION_CODE) says 22702; not told apart here (igap40)
-        return None, (
-            f"'NCCL version {found[0][:48]}': the patch runs into digits ({patch[:16]}), which may be an NCCL_SUFFIX "
-            "that starts with a digit: the version is not told"
-        )
-    return f"{head}.{patch}{suffix}", ""
+        why = f"'NCCL version {found[0][:48]}': the patch runs into digits ({patch[:16]}), which may be an NCCL_SUFFIX"
+        return None, cuda, why + " that starts with a digit: the version is not told"
+    return f"{head}.{patch}{suffix}", cuda, ""
 
 
 #: the functions SGLang's pynccl binds in the library it loads, each with getattr as NCCLLibrary is made (an

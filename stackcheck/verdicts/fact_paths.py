@@ -366,6 +366,8 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
                 "jit.nccl_so_path_window",
                 "jit.nccl_so_path_mem_alloc",
                 "jit.nccl_so_path_version",
+                "jit.nccl_so_path_cuda",
+                "jit.nccl_so_path_cuda_major",
                 "jit.flashinfer_host",
                 "jit.flashinfer_allow_unsupported",
                 "jit.cc_host_found",
@@ -419,7 +421,9 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "or weak STT_FUNC symbol of the default version or none, what ctypes finds through dlsym), and the NCCL "
             "version that file was built as, read from its .rodata (`nccl_so_path_version`, X.Y.Z of NCCL's "
             '"NCCL version X.Y.Z+cudaA.B" string: null where not read, where the patch has more than one digit '
-            "(a digit-led NCCL_SUFFIX runs into it) and for libnccl.so.2 itself); the host "
+            "(a digit-led NCCL_SUFFIX runs into it) and for libnccl.so.2 itself) and the CUDA version of the same "
+            'string\'s "+cudaA.B", the build of the CUDA runtime that library links statically (`nccl_so_path_cuda`, '
+            '"13.0", and its major, `nccl_so_path_cuda_major`, 13: absent where the string is not read); the host '
             'compiler of FlashInfer\'s own JIT nvcc commands (`flashinfer_host`: "cc" where CC is set, FlashInfer '
             'passing -ccbin $CC; "nvcc-default" where not; null where FLASHINFER_NVCC or a -ccbin in '
             "FLASHINFER_EXTRA_CUDAFLAGS names another), whether -allow-unsupported-compiler reaches those commands "

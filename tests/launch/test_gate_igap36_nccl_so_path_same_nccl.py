@@ -104,20 +104,24 @@ def _sparse_strings(wheel: Path, member: str, target: Path) -> Path:
 
 @pytest.mark.registry
 @pytest.mark.parametrize(
-    ("dist", "version"),
-    [("nvidia-nccl-cu12", "2.26.2"), ("nvidia-nccl-cu12", "2.27.3"), ("nvidia-nccl-cu13", "2.32.6")],
-)
-def test_the_real_wheels_versions_are_read(tmp_path: Path, dist: str, version: str) -> None:
-    """The version string in the nvidia-nccl wheels' own libnccl.so.2 (read where the wheel is cached)."""
+    ("dist", "version", "cuda"),
+    [("nvidia-nccl-cu12", "2.26.2", "12.2"), ("nvidia-nccl-cu12", "2.27.3", "12.9"),
+     ("nvidia-nccl-cu12", "2.27.7", "12.9"), ("nvidia-nccl-cu13", "2.27.7", "13.0"),
+     ("nvidia-nccl-cu13", "2.32.6", "13.5")],
+)  # fmt: skip
+def test_the_real_wheels_versions_are_read(tmp_path: Path, dist: str, version: str, cuda: str) -> None:
+    """The version string in the nvidia-nccl wheels' own libnccl.so.2 (read where the wheel is cached), and the CUDA
+    build it names (igap40: each -cuNN wheel's is CUDA NN.x)."""
     from registry_wheels import cached
 
     hit = cached(dist, version)
     if hit is None:
         pytest.skip(f"{dist} {version} not cached")
     lib = _sparse_strings(hit, "nvidia/nccl/lib/libnccl.so.2", tmp_path / "libnccl.so.2")
-    from stackcheck.probes.jit import nccl_library_version
+    from stackcheck.probes.jit import nccl_library_build, nccl_library_version
 
     assert nccl_library_version(HostView(), str(lib)) == (version, "")
+    assert nccl_library_build(HostView(), str(lib)) == (version, cuda, "")
 
 
 def _gate(
