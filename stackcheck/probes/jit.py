@@ -83,9 +83,10 @@ assembler that a user put in place of Triton's bundled one:
 - `nccl_so_path` / `nccl_so_path_found`: `$SGLANG_NCCL_SO_PATH` of the server's environment where it is set (left out
   otherwise), and whether that file exists and exports every function SGLang's pynccl binds in it (PYNCCL_FUNCTIONS:
   ncclGetVersion, ncclReduce, ...; false, with `nccl_so_path_reason` where the file is there: no NCCL for pynccl;
-  null, with the reason, for a bare name or a relative path:
-  ctypes.CDLL looks the one up on the loader's path and the other from the server's working directory, not read
-  (but for `gate --cwd DIR`, which names that directory: the relative path is read from there, igap38), and
+  null, with the reason, for a relative path, which ctypes.CDLL opens from the server's working directory, not
+  known (but for `gate --cwd DIR`, which names that directory: the relative path is read from there, igap38), for a
+  bare name the loader's path does not hold (a bare name is looked up on LD_LIBRARY_PATH, in the ld.so cache and the
+  default directories, as the dynamic loader would, and the file found read: igap40), and
   for a file not read as an ELF shared library; true for libnccl.so.2 itself, which glibc's dlopen answers with the
   libnccl.so.2 torch loaded, as for the default). SGLang 0.5.1-0.5.23's pynccl loads that file instead of libnccl.so.2
   (pynccl_wrapper.py find_nccl_library); the symmetric-memory allocator's `-lnccl` link does not read it.
@@ -1805,7 +1806,11 @@ def _elf_soname(view: FileView, path: str, real: str) -> tuple[str | None, str]:
 
 
 def nccl_so_path(
-    env: Mapping[str, str], view: FileView, machine: str | None = None, cwd: str | None = None
+    env: Mapping[str, str],
+    view: FileView,
+    machine: str | None = None,
+    cwd: str | None = None,
+    interpreter: str | None = None,
 ) -> dict[str, Any]:
     """The `nccl_so_path*` keys (see the module docstring): SGLang's pynccl passes a non-empty SGLANG_NCCL_SO_PATH
     to ctypes.CDLL as it is (sglang 0.5.1-0.5.23 pynccl_wrapper.py find_nccl_library: `if so_file:`). `machine`: the
@@ -1814,7 +1819,11 @@ def nccl_so_path(
     Debian 12's glibc 2.36: "OSError: ...: cannot open shared object file", the failed load pynccl catches; irev62:
     it was read for its symbols alone and found). `cwd`: the server's working directory where known (gate --cwd,
     igap38): a relative path with a slash is read from there, as dlopen opens a name with a slash from the process's
-    working directory; a bare name stays unread (the loader's search path)."""
+    working directory. A bare name other than libnccl.so.2 is looked up as the dynamic loader would (igap40:
+    LD_LIBRARY_PATH, the ld.so cache, the default directories, the kernel runtime libraries' reading,
+    stackcheck.probes.cudalibs.probe_cuda_libs, after the DT_RPATH of `interpreter`, the audited Python's box path,
+    where known) and the file found read as a path; null where none is found there (the calling module's own
+    DT_RPATH / DT_RUNPATH, which dlopen searches too, is not read)."""
     value = env.get("SGLANG_NCCL_SO_PATH")
     if not value:
         return {}
@@ -1826,12 +1835,14 @@ def nccl_so_path(
         # (joined, not normalised: the loader resolves `sub/..` through a link `sub` as the kernel does; irev65)
         resolved = posixpath.join(cwd, value)
         return {**nccl_so_path({"SGLANG_NCCL_SO_PATH": resolved}, view, machine), "nccl_so_path": value}
+    if "/" not in value:
+        return _nccl_so_path_bare_name(env, view, value, machine, interpreter)
     if not value.startswith("/"):
         return {
             "nccl_so_path": value,
             "nccl_so_path_found": None,
-            "nccl_so_path_reason": "not an absolute path: ctypes.CDLL looks a bare name up on the loader's path "
-            "and a relative path from the server's working directory, neither read",
+            "nccl_so_path_reason": "not an absolute path: ctypes.CDLL opens a relative path from the server's "
+            "working directory, which is not known (gate --cwd names it)",
         }
     if not is_file(view, value):
         return {"nccl_so_path": value, "nccl_so_path_found": False}
@@ -1855,6 +1866,29 @@ def nccl_so_path(
             out["nccl_so_path_cuda"] = cuda
             out["nccl_so_path_cuda_major"] = int(cuda.partition(".")[0])
     return out
+
+
+def _nccl_so_path_bare_name(
+    env: Mapping[str, str], view: FileView, value: str, machine: str | None, interpreter: str | None
+) -> dict[str, Any]:
+    """nccl_so_path for a name without a slash (not libnccl.so.2): the file the dynamic loader finds for it in the
+    server's environment (probe_cuda_libs: the interpreter's DT_RPATH, LD_LIBRARY_PATH, the ld.so cache, the default
+    directories; a copy of another ELF class or machine passed over, as glibc's open_verify), read as an absolute
+    path would be."""
+    from stackcheck.probes.cudalibs import probe_cuda_libs
+
+    libs = probe_cuda_libs(env, view, (value,), interpreter)
+    unreadable = (libs.get("unreadable") or {}).get(value)
+    found = libs.get(value)
+    if isinstance(found, str) and not unreadable:
+        return {**nccl_so_path({"SGLANG_NCCL_SO_PATH": found}, view, machine), "nccl_so_path": value}
+    why = (
+        f"the loader's copy could not be read: {unreadable}"
+        if unreadable
+        else "a bare name not found on LD_LIBRARY_PATH, in the ld.so cache or in the default directories (the "
+        "module calling dlopen may have its own RPATH, not read)"
+    )
+    return {"nccl_so_path": value, "nccl_so_path_found": None, "nccl_so_path_reason": why}
 
 
 #: the version string NCCL's init.cc builds from its compile-time macros for its INFO / VERSION log line, a literal
@@ -1991,9 +2025,11 @@ def probe_jit(
     timeout_s: float = 3.0,
     runner: Runner = run_command,
     cwd: str | None = None,
+    interpreter: str | None = None,
 ) -> dict[str, Any]:
     """The `jit` facts section (see the module docstring), from the first round's facts and the view; `cwd`: the
-    server's working directory where the gate was told it (`gate --cwd`), else None."""
+    server's working directory where the gate was told it (`gate --cwd`), else None; `interpreter`: the audited
+    Python's box path, whose DT_RPATH the loader searches for a bare SGLANG_NCCL_SO_PATH (igap40)."""
     out: dict[str, Any] = {
         "toolkit": None,
         "chosen_by": None,
@@ -2059,7 +2095,7 @@ def probe_jit(
     out.update(cxx_compiler(env, view))
     nvcc_path = out["nvcc"] if isinstance(out["nvcc"], str) else None
     out.update(nvcc_host_compiler(env, view, nvcc_path, nvcc_path is not None and _is_elf(view, nvcc_path)))
-    out.update(nccl_so_path(env, view, _link_machine(facts, view), cwd))
+    out.update(nccl_so_path(env, view, _link_machine(facts, view), cwd, interpreter))
     out.update(flashinfer_host_compiler(env, view, nvcc_path, nvcc_path is not None and _is_elf(view, nvcc_path)))
     out.update(pytorch_nvcc(env, view, nvcc_path))
     torch_lib, torch_gap = torch_lib_dir(facts)
@@ -2097,7 +2133,10 @@ class JitProbe(Probe):
             return ProbeResult({}, "skipped", "needs the toolkits probe's facts (cuda_toolkits)")
         # the server's own environment: a gated command's `env NAME=VALUE` prefix sets the PATH and CXX its JIT builds
         # run with even where the audited interpreter was named otherwise (--python, --env: ctx.env is the audit's)
-        jit = probe_jit(facts, ctx.loader_environ, view_of(ctx), ctx.subprocess_timeout_s, cwd=ctx.launch_cwd)
+        from stackcheck.probes.cudalibs import _interpreter
+
+        jit = probe_jit(facts, ctx.loader_environ, view_of(ctx), ctx.subprocess_timeout_s, cwd=ctx.launch_cwd,
+                        interpreter=_interpreter(ctx))  # fmt: skip
         if "error" in jit:
             return ProbeResult({"jit": jit}, "partial", str(jit["error"]))
         return ProbeResult({"jit": jit})
