@@ -182,6 +182,51 @@ def allocator_box(tmp_path: Path, release: str, **jit: Any) -> Path:
     return path
 
 
+def nccl_named_box(
+    tmp_path: Path, release: str, named: str | None, torch_nccl: str, cuda: str, *flags: str,
+    defined: Sequence[str] | None = None, wheel: str = "nvidia-nccl-cu13", driver_cuda: str | None = None,
+) -> tuple[int, dict[str, str], list[dict[str, Any]]]:  # fmt: skip
+    """The gate (--dry-run, JSON) of `python3 -m sglang.launch_server --model-path M FLAGS` (a Llama 3 config) on
+    tests/cases/h200-newest at SGLang `release`, its nvidia-nccl-cu13 wheel at `torch_nccl`, every hop of the
+    symmetric-memory allocator's build in place, and SGLANG_NCCL_SO_PATH naming a libnccl.so.2 of ours (in
+    tmp_path/lib, read by the jit probe) whose version string says "NCCL version `named`+cuda`cuda`" (None: no such
+    string). `defined`: the functions it exports (NCCL 2.27's shape where None: every function pynccl binds, the
+    window pair, ncclMemAlloc / ncclMemFree). `wheel` "nvidia-nccl-cu12": torch a cu129 build with that wheel at
+    `torch_nccl` in place of nvidia-nccl-cu13; `driver_cuda`: the CUDA version the driver supports (the case's 13.0
+    where None). Its exit, {rule: result} and every reason (the igap36 / igap38 / igap40 tests)."""
+    from elfwriter import build_so
+
+    from stackcheck.probes.jit import PYNCCL_FUNCTIONS, PYNCCL_FUNCTIONS_0517, PYNCCL_WINDOW, nccl_so_path
+    from stackcheck.readers.fsview import HostView
+
+    box = release_box(tmp_path, release, "9.0")
+    doc = json.loads(box.read_text())
+    packages = doc["facts"]["packages"]
+    if wheel == "nvidia-nccl-cu12":
+        packages["nvidia-nccl-cu12"] = {**packages.pop("nvidia-nccl-cu13"), "installed": True}
+        packages["nvidia-nccl-cu13"] = {"installed": False}
+        packages["torch"].update(version=packages["torch"]["dist_version"] + "+cu129", cuda="12.9", variant="cu129")
+    packages[wheel].update(version=torch_nccl, dist_version=torch_nccl)
+    if driver_cuda is not None:
+        doc["facts"]["driver"]["cuda"] = driver_cuda
+    section = doc["facts"]["jit"]
+    section.update(libnccl_so_found=True, libnccl_so="/usr/lib/x86_64-linux-gnu/libnccl.so", cxx_found=True,
+                   cxx="/usr/bin/c++", cxx_cuda_runtime_h_found=True, cxx_nccl_h_found=True,
+                   libcudart_so_found=True)  # fmt: skip
+    if defined is None:
+        defined = [*PYNCCL_FUNCTIONS, *PYNCCL_FUNCTIONS_0517, *PYNCCL_WINDOW, "ncclMemAlloc", "ncclMemFree"]
+    lib = tmp_path / "lib" / "libnccl.so.2"
+    lib.parent.mkdir(parents=True, exist_ok=True)
+    tail = b"\0" + f"NCCL version {named}+cuda{cuda}".encode() + b"\0" if named else b""
+    lib.write_bytes(build_so(defined=list(defined), soname="libnccl.so.2") + tail)
+    section.update(nccl_so_path({"SGLANG_NCCL_SO_PATH": str(lib)}, HostView()))
+    box.write_text(json.dumps(doc))
+    line = ["python3", "-m", "sglang.launch_server", "--model-path", str(model_dir(tmp_path, "m", LLAMA3)), *flags]
+    rc, out = cli_json(["gate", "--facts", str(box), "--dry-run", "--format", "json", "--", *line])
+    reasons = [x for r in out.get("reasons") or [] for x in r.get("reasons") or []]
+    return rc, {str(x.get("rule")): str(x.get("result")) for x in reasons}, reasons
+
+
 def cli_json(args: list[str]) -> tuple[int, dict[str, Any]]:
     """`stackcheck ARGS` in this process (stackcheck.cli.main), its exit (0 or 1) and its JSON output."""
     import contextlib

@@ -57,7 +57,8 @@ def _nccl_link_after_toolkit(old_jit: dict[str, Any]) -> dict[str, Any]:
 #: a documented jit fact path neither here nor among the keys the step recomputes)
 _KEPT_BY_TOOLKIT = ("cxx_found", "cxx", "cxx_reason", "cxx_quoted_found", "cxx_split_found", "cxx_split_reason",
                     "nccl_so_path", "nccl_so_path_found", "nccl_so_path_init_config", "nccl_so_path_window",
-                    "nccl_so_path_mem_alloc", "nccl_so_path_reason", "nccl_so_path_version",
+                    "nccl_so_path_mem_alloc", "nccl_so_path_reason", "nccl_so_path_version", "nccl_so_path_cuda",
+                    "nccl_so_path_cuda_major",
                     "nccl_so_path_version_reason", "flashinfer_host", "flashinfer_host_reason",
                     "flashinfer_allow_unsupported")  # fmt: skip
 

@@ -83,9 +83,10 @@ assembler that a user put in place of Triton's bundled one:
 - `nccl_so_path` / `nccl_so_path_found`: `$SGLANG_NCCL_SO_PATH` of the server's environment where it is set (left out
   otherwise), and whether that file exists and exports every function SGLang's pynccl binds in it (PYNCCL_FUNCTIONS:
   ncclGetVersion, ncclReduce, ...; false, with `nccl_so_path_reason` where the file is there: no NCCL for pynccl;
-  null, with the reason, for a bare name or a relative path:
-  ctypes.CDLL looks the one up on the loader's path and the other from the server's working directory, not read
-  (but for `gate --cwd DIR`, which names that directory: the relative path is read from there, igap38), and
+  null, with the reason, for a relative path, which ctypes.CDLL opens from the server's working directory, not
+  known (but for `gate --cwd DIR`, which names that directory: the relative path is read from there, igap38), for a
+  bare name the loader's path does not hold (a bare name is looked up on LD_LIBRARY_PATH, in the ld.so cache and the
+  default directories, as the dynamic loader would, and the file found read: igap40), and
   for a file not read as an ELF shared library; true for libnccl.so.2 itself, which glibc's dlopen answers with the
   libnccl.so.2 torch loaded, as for the default). SGLang 0.5.1-0.5.23's pynccl loads that file instead of libnccl.so.2
   (pynccl_wrapper.py find_nccl_library); the symmetric-memory allocator's `-lnccl` link does not read it.
@@ -99,7 +100,11 @@ assembler that a user put in place of Triton's bundled one:
   `nccl_so_path_version`: where the file exports those functions, the NCCL version it was built as, read from its
   .rodata without loading it (NCCL's init.cc VERSION_STRING, "NCCL version X.Y.Z+cudaA.B": nccl_library_version;
   igap36), X.Y.Z to compare with the nvidia-nccl wheel's version; null with `nccl_so_path_version_reason` where not
-  read (no such string, two of them, too large) and for libnccl.so.2 itself (dlopen returns torch's own NCCL).
+  read (no such string, two of them, too large, a patch of more than one digit: NCCL_SUFFIX follows NCCL_PATCH
+  without a separator, so "2.27.20" may be 2.27.2 with the suffix "0"; igap40) and for libnccl.so.2 itself (dlopen
+  returns torch's own NCCL). `nccl_so_path_cuda` / `nccl_so_path_cuda_major`: the CUDA version that string says
+  the library was built with ("13.0" / 13; left out where the string is not read): its CUDA runtime, which the
+  nvidia-nccl wheels link statically (no libcudart in their DT_NEEDED), needs a driver of that CUDA major (igap40).
 - `nvcc_host_found` / `nvcc_host`: whether the host compiler nvcc runs for SGLang's JIT kernels (they pass no -ccbin)
   is found: nvcc's default, gcc, on the server's PATH, then the toolkit's bin and nvvm/bin (nvcc.profile's PATH +=),
   or the gcc / g++ NVCC_CCBIN names (a file, DIR/gcc for a directory, a bare name on that PATH: _ccbin_host; false
@@ -1801,7 +1806,11 @@ def _elf_soname(view: FileView, path: str, real: str) -> tuple[str | None, str]:
 
 
 def nccl_so_path(
-    env: Mapping[str, str], view: FileView, machine: str | None = None, cwd: str | None = None
+    env: Mapping[str, str],
+    view: FileView,
+    machine: str | None = None,
+    cwd: str | None = None,
+    interpreter: str | None = None,
 ) -> dict[str, Any]:
     """The `nccl_so_path*` keys (see the module docstring): SGLang's pynccl passes a non-empty SGLANG_NCCL_SO_PATH
     to ctypes.CDLL as it is (sglang 0.5.1-0.5.23 pynccl_wrapper.py find_nccl_library: `if so_file:`). `machine`: the
@@ -1810,7 +1819,11 @@ def nccl_so_path(
     Debian 12's glibc 2.36: "OSError: ...: cannot open shared object file", the failed load pynccl catches; irev62:
     it was read for its symbols alone and found). `cwd`: the server's working directory where known (gate --cwd,
     igap38): a relative path with a slash is read from there, as dlopen opens a name with a slash from the process's
-    working directory; a bare name stays unread (the loader's search path)."""
+    working directory. A bare name other than libnccl.so.2 is looked up as the dynamic loader would (igap40:
+    LD_LIBRARY_PATH, the ld.so cache, the default directories, the kernel runtime libraries' reading,
+    stackcheck.probes.cudalibs.probe_cuda_libs, after the DT_RPATH of `interpreter`, the audited Python's box path,
+    where known) and the file found read as a path; null where none is found there (the calling module's own
+    DT_RPATH / DT_RUNPATH, which dlopen searches too, is not read)."""
     value = env.get("SGLANG_NCCL_SO_PATH")
     if not value:
         return {}
@@ -1822,12 +1835,14 @@ def nccl_so_path(
         # (joined, not normalised: the loader resolves `sub/..` through a link `sub` as the kernel does; irev65)
         resolved = posixpath.join(cwd, value)
         return {**nccl_so_path({"SGLANG_NCCL_SO_PATH": resolved}, view, machine), "nccl_so_path": value}
+    if "/" not in value:
+        return _nccl_so_path_bare_name(env, view, value, machine, interpreter)
     if not value.startswith("/"):
         return {
             "nccl_so_path": value,
             "nccl_so_path_found": None,
-            "nccl_so_path_reason": "not an absolute path: ctypes.CDLL looks a bare name up on the loader's path "
-            "and a relative path from the server's working directory, neither read",
+            "nccl_so_path_reason": "not an absolute path: ctypes.CDLL opens a relative path from the server's "
+            "working directory, which is not known (gate --cwd names it)",
         }
     if not is_file(view, value):
         return {"nccl_so_path": value, "nccl_so_path_found": False}
@@ -1843,11 +1858,37 @@ def nccl_so_path(
         out["nccl_so_path_reason"] = why
     out.update(extra)
     if exports:
-        version, why = nccl_library_version(view, value)
+        version, cuda, why = nccl_library_build(view, value)
         out["nccl_so_path_version"] = version
         if version is None:
             out["nccl_so_path_version_reason"] = why
+        if cuda is not None:
+            out["nccl_so_path_cuda"] = cuda
+            out["nccl_so_path_cuda_major"] = int(cuda.partition(".")[0])
     return out
+
+
+def _nccl_so_path_bare_name(
+    env: Mapping[str, str], view: FileView, value: str, machine: str | None, interpreter: str | None
+) -> dict[str, Any]:
+    """nccl_so_path for a name without a slash (not libnccl.so.2): the file the dynamic loader finds for it in the
+    server's environment (probe_cuda_libs: the interpreter's DT_RPATH, LD_LIBRARY_PATH, the ld.so cache, the default
+    directories; a copy of another ELF class or machine passed over, as glibc's open_verify), read as an absolute
+    path would be."""
+    from stackcheck.probes.cudalibs import probe_cuda_libs
+
+    libs = probe_cuda_libs(env, view, (value,), interpreter)
+    unreadable = (libs.get("unreadable") or {}).get(value)
+    found = libs.get(value)
+    if isinstance(found, str) and not unreadable:
+        return {**nccl_so_path({"SGLANG_NCCL_SO_PATH": found}, view, machine), "nccl_so_path": value}
+    why = (
+        f"the loader's copy could not be read: {unreadable}"
+        if unreadable
+        else "a bare name not found on LD_LIBRARY_PATH, in the ld.so cache or in the default directories (the "
+        "module calling dlopen may have its own RPATH, not read)"
+    )
+    return {"nccl_so_path": value, "nccl_so_path_found": None, "nccl_so_path_reason": why}
 
 
 #: the version string NCCL's init.cc builds from its compile-time macros for its INFO / VERSION log line, a literal
@@ -1856,9 +1897,11 @@ def nccl_so_path(
 #: v2.27.3-1 / v2.27.7-1 :529 / :538, master :694-696; NCCL_SUFFIX is nccl.h's, from makefiles/version.mk, empty in
 #: the releases). Read in the nvidia-nccl-cu12 2.26.2 / 2.27.3 and nvidia-nccl-cu13 2.32.6 wheels' libnccl.so.2:
 #: "NCCL version 2.26.2+cuda12.2", "NCCL version 2.27.3+cuda12.9", "NCCL version 2.32.6+cuda13.5", each once, in
-#: .rodata, NUL-terminated ("NCCL version 2.26.2 compiled with CUDA 12.2", another string, is not this shape)
+#: .rodata, NUL-terminated ("NCCL version 2.26.2 compiled with CUDA 12.2", another string, is not this shape).
+#: Groups: X.Y, the whole digit run after the second dot (NCCL_PATCH, and NCCL_SUFFIX's leading digits if it has
+#: any: nothing in the string separates them; igap40), the rest of the suffix, the CUDA build A.B
 _NCCL_VERSION_STRING = _lazy_bytes(
-    rb"NCCL version (\d{1,3}\.\d{1,3}\.\d{1,3})([!-*,-~]{0,32})\+cuda\d{1,3}\.\d{1,3}(?=\x00)"
+    rb"NCCL version (\d{1,3}\.\d{1,3})\.(\d+)([!-*,-~]{0,32})\+cuda(\d{1,3}\.\d{1,3})(?=\x00)"
 )
 #: the most of a library's .rodata (or, without a section table, of the file) read for it (2.32.6: 1 MB of .rodata)
 _NCCL_RODATA_MAX = 1 << 26
@@ -1867,7 +1910,15 @@ _NCCL_RODATA_MAX = 1 << 26
 def nccl_library_version(view: FileView, path: str) -> tuple[str | None, str]:
     """(the NCCL version an NCCL library at `path` was built as, X.Y.Z with NCCL_SUFFIX where one is there, read from
     its .rodata without loading it (_NCCL_VERSION_STRING; the whole file where there is no section table); None and
-    why where not read: no such string, two versions, too large, not an ELF file read)."""
+    why where not read: no such string, two versions, too large, not an ELF file read, a patch of several digits)."""
+    version, _, why = nccl_library_build(view, path)
+    return version, why
+
+
+def nccl_library_build(view: FileView, path: str) -> tuple[str | None, str | None, str]:
+    """(nccl_library_version's version, the CUDA version A.B the library was built with, from the same string's
+    "+cudaA.B", and why the version is not read, "" where it is). The CUDA build is read where the one string is
+    there even if its patch is not told (igap40); None where there is no such string or two."""
     from stackcheck.readers.elf import ElfError, ElfFile
 
     try:
@@ -1875,16 +1926,24 @@ def nccl_library_version(view: FileView, path: str) -> tuple[str | None, str]:
             rodata = elf.section(".rodata")
             size = rodata.size if rodata is not None else elf.size
             if size > _NCCL_RODATA_MAX:
-                return None, f"its {size} bytes of strings were not read for NCCL's version string"
+                return None, None, f"its {size} bytes of strings were not read for NCCL's version string"
             data = elf.read_section(rodata) if rodata is not None else elf.read_at(0, size, "the file")
     except (ElfError, OSError, ValueError) as exc:
-        return None, f"the file was not read as an ELF shared library ({str(exc)[:160]})"
-    found = sorted({(m.group(1) + m.group(2)).decode("ascii") for m in _NCCL_VERSION_STRING.finditer(data)})
+        return None, None, f"the file was not read as an ELF shared library ({str(exc)[:160]})"
+    found = sorted({m.group(0)[13:].decode("ascii") for m in _NCCL_VERSION_STRING.finditer(data)})
     if not found:
-        return None, "no 'NCCL version X.Y.Z+cudaA.B' string (NCCL's init.cc VERSION_STRING) in its .rodata"
+        return None, None, "no 'NCCL version X.Y.Z+cudaA.B' string (NCCL's init.cc VERSION_STRING) in its .rodata"
     if len(found) > 1:
-        return None, f"its .rodata names more than one NCCL version ({', '.join(found[:4])})"
-    return found[0], ""
+        return None, None, f"its .rodata names more than one NCCL version ({', '.join(v[:48] for v in found[:4])})"
+    match = _NCCL_VERSION_STRING.search(data)
+    assert match is not None  # (found is not empty)
+    head, patch, suffix, cuda = (g.decode("ascii") for g in match.group(1, 2, 3, 4))
+    if len(patch) > 1:
+        # VERSION_STRING writes STR(NCCL_PATCH) NCCL_SUFFIX with nothing between: "2.27.20" is NCCL 2.27.20 or 2.27.2
+        # with the suffix "0", whose ncclGetVersion (NCCL_VERSION_CODE) says 22702; not told apart here (igap40)
+        why = f"'NCCL version {found[0][:48]}': the patch runs into digits ({patch[:16]}), which may be an NCCL_SUFFIX"
+        return None, cuda, why + " that starts with a digit: the version is not told"
+    return f"{head}.{patch}{suffix}", cuda, ""
 
 
 #: the functions SGLang's pynccl binds in the library it loads, each with getattr as NCCLLibrary is made (an
@@ -1966,9 +2025,11 @@ def probe_jit(
     timeout_s: float = 3.0,
     runner: Runner = run_command,
     cwd: str | None = None,
+    interpreter: str | None = None,
 ) -> dict[str, Any]:
     """The `jit` facts section (see the module docstring), from the first round's facts and the view; `cwd`: the
-    server's working directory where the gate was told it (`gate --cwd`), else None."""
+    server's working directory where the gate was told it (`gate --cwd`), else None; `interpreter`: the audited
+    Python's box path, whose DT_RPATH the loader searches for a bare SGLANG_NCCL_SO_PATH (igap40)."""
     out: dict[str, Any] = {
         "toolkit": None,
         "chosen_by": None,
@@ -2034,7 +2095,7 @@ def probe_jit(
     out.update(cxx_compiler(env, view))
     nvcc_path = out["nvcc"] if isinstance(out["nvcc"], str) else None
     out.update(nvcc_host_compiler(env, view, nvcc_path, nvcc_path is not None and _is_elf(view, nvcc_path)))
-    out.update(nccl_so_path(env, view, _link_machine(facts, view), cwd))
+    out.update(nccl_so_path(env, view, _link_machine(facts, view), cwd, interpreter))
     out.update(flashinfer_host_compiler(env, view, nvcc_path, nvcc_path is not None and _is_elf(view, nvcc_path)))
     out.update(pytorch_nvcc(env, view, nvcc_path))
     torch_lib, torch_gap = torch_lib_dir(facts)
@@ -2072,7 +2133,10 @@ class JitProbe(Probe):
             return ProbeResult({}, "skipped", "needs the toolkits probe's facts (cuda_toolkits)")
         # the server's own environment: a gated command's `env NAME=VALUE` prefix sets the PATH and CXX its JIT builds
         # run with even where the audited interpreter was named otherwise (--python, --env: ctx.env is the audit's)
-        jit = probe_jit(facts, ctx.loader_environ, view_of(ctx), ctx.subprocess_timeout_s, cwd=ctx.launch_cwd)
+        from stackcheck.probes.cudalibs import _interpreter
+
+        jit = probe_jit(facts, ctx.loader_environ, view_of(ctx), ctx.subprocess_timeout_s, cwd=ctx.launch_cwd,
+                        interpreter=_interpreter(ctx))  # fmt: skip
         if "error" in jit:
             return ProbeResult({"jit": jit}, "partial", str(jit["error"]))
         return ProbeResult({"jit": jit})

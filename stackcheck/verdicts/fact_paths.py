@@ -366,6 +366,8 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
                 "jit.nccl_so_path_window",
                 "jit.nccl_so_path_mem_alloc",
                 "jit.nccl_so_path_version",
+                "jit.nccl_so_path_cuda",
+                "jit.nccl_so_path_cuda_major",
                 "jit.flashinfer_host",
                 "jit.flashinfer_allow_unsupported",
                 "jit.cc_host_found",
@@ -411,14 +413,18 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "SGLANG_NCCL_SO_PATH of the server's environment, the library SGLang's pynccl loads instead of "
             "libnccl.so.2 (`nccl_so_path`: absent where unset or empty), and whether that file exists and exports "
             "every function SGLang's pynccl binds in it, ncclGetVersion, ncclReduce, ... (`nccl_so_path_found`: null "
-            "for a relative path, a bare name other than libnccl.so.2 or a file not read as an ELF shared library), "
+            "for a relative path, a bare name other than libnccl.so.2 that LD_LIBRARY_PATH, the ld.so cache and the "
+            "default directories do not hold, or a file not read as an ELF shared library), "
             "and whether it exports ncclCommInitRankConfig, bound too from SGLang 0.5.17 "
             "(`nccl_so_path_init_config`), whether dlsym finds ncclCommWindowRegister there (`nccl_so_path_window`: "
             "an NCCL older than 2.27 has none) and, where it does, whether ncclMemAlloc and ncclMemFree are "
             "functions there, bound with it by SGLang 0.5.23 (`nccl_so_path_mem_alloc`; a function: a defined global "
             "or weak STT_FUNC symbol of the default version or none, what ctypes finds through dlsym), and the NCCL "
             "version that file was built as, read from its .rodata (`nccl_so_path_version`, X.Y.Z of NCCL's "
-            '"NCCL version X.Y.Z+cudaA.B" string: null where not read, and for libnccl.so.2 itself); the host '
+            '"NCCL version X.Y.Z+cudaA.B" string: null where not read, where the patch has more than one digit '
+            "(a digit-led NCCL_SUFFIX runs into it) and for libnccl.so.2 itself) and the CUDA version of the same "
+            'string\'s "+cudaA.B", the build of the CUDA runtime that library links statically (`nccl_so_path_cuda`, '
+            '"13.0", and its major, `nccl_so_path_cuda_major`, 13: absent where the string is not read); the host '
             'compiler of FlashInfer\'s own JIT nvcc commands (`flashinfer_host`: "cc" where CC is set, FlashInfer '
             'passing -ccbin $CC; "nvcc-default" where not; null where FLASHINFER_NVCC or a -ccbin in '
             "FLASHINFER_EXTRA_CUDAFLAGS names another), whether -allow-unsupported-compiler reaches those commands "

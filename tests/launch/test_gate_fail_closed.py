@@ -312,6 +312,17 @@ MUTATIONS: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
                                                        nccl_so_path_found=True, nccl_so_path_init_config=True,
                                                        nccl_so_path_window=True, nccl_so_path_mem_alloc=True,
                                                        nccl_so_path_version="2.32.6")),
+    # nccl-so-path-cuda-driver (igap40): that file's NCCL is built with CUDA 13 (its runtime linked in) under a CUDA
+    # 12.8 driver: pynccl's ncclCommInitRank fails at tp > 1 with or without --enable-symm-mem
+    "nccl-so-path-cuda13-old-driver": ("h200-newest", _both(_old_driver, _jit(
+        nccl_so_path="/opt/nccl/lib/libnccl.so.2", nccl_so_path_found=True, nccl_so_path_init_config=True,
+        nccl_so_path_window=True, nccl_so_path_mem_alloc=True, nccl_so_path_version="2.30.7",
+        nccl_so_path_cuda="13.0", nccl_so_path_cuda_major=13))),
+    # symm-mem-nccl-so-path-same-nccl (igap40): torch's wheel's 2.30.7, of another CUDA major (unknown)
+    "nccl-so-path-other-cuda": ("h200-newest", _jit(nccl_so_path="/opt/nccl/lib/libnccl.so.2", nccl_so_path_found=True,
+                                                    nccl_so_path_init_config=True, nccl_so_path_window=True,
+                                                    nccl_so_path_mem_alloc=True, nccl_so_path_version="2.30.7",
+                                                    nccl_so_path_cuda="12.9", nccl_so_path_cuda_major=12)),
     # sglang-jit-nvcc-host (irev54): c++ there, no gcc for nvcc's host compile; sglang-jit-cxx-args: CXX='ccache g++'
     "no-gcc-for-nvcc": ("h200-newest", _jit(nvcc_host_found=False)),
     # sglang-jit-nvcc-host-version (irev55): gcc 15 beside a toolkit whose host_config.h takes gcc 14 at most

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from cli_process import scrubbed_environ  # noqa: F401 (the autouse fixture)
 from elfwriter import build_so
-from gate_cli import LLAMA3, cli_json, model_dir, release_box
+from gate_cli import nccl_named_box
 
 from stackcheck.probes.jit import PYNCCL_FUNCTIONS, PYNCCL_FUNCTIONS_0517, PYNCCL_WINDOW, nccl_so_path
 from stackcheck.readers.fsview import HostView
@@ -104,44 +104,35 @@ def _sparse_strings(wheel: Path, member: str, target: Path) -> Path:
 
 @pytest.mark.registry
 @pytest.mark.parametrize(
-    ("dist", "version"),
-    [("nvidia-nccl-cu12", "2.26.2"), ("nvidia-nccl-cu12", "2.27.3"), ("nvidia-nccl-cu13", "2.32.6")],
-)
-def test_the_real_wheels_versions_are_read(tmp_path: Path, dist: str, version: str) -> None:
-    """The version string in the nvidia-nccl wheels' own libnccl.so.2 (read where the wheel is cached)."""
+    ("dist", "version", "cuda"),
+    [("nvidia-nccl-cu12", "2.26.2", "12.2"), ("nvidia-nccl-cu12", "2.27.3", "12.9"),
+     ("nvidia-nccl-cu12", "2.27.7", "12.9"), ("nvidia-nccl-cu13", "2.27.7", "13.0"),
+     ("nvidia-nccl-cu13", "2.32.6", "13.5")],
+)  # fmt: skip
+def test_the_real_wheels_versions_are_read(tmp_path: Path, dist: str, version: str, cuda: str) -> None:
+    """The version string in the nvidia-nccl wheels' own libnccl.so.2 (read where the wheel is cached), and the CUDA
+    build it names (igap40: each -cuNN wheel's is CUDA NN.x)."""
     from registry_wheels import cached
 
     hit = cached(dist, version)
     if hit is None:
         pytest.skip(f"{dist} {version} not cached")
     lib = _sparse_strings(hit, "nvidia/nccl/lib/libnccl.so.2", tmp_path / "libnccl.so.2")
-    from stackcheck.probes.jit import nccl_library_version
+    from stackcheck.probes.jit import nccl_library_build, nccl_library_version
 
     assert nccl_library_version(HostView(), str(lib)) == (version, "")
+    assert nccl_library_build(HostView(), str(lib)) == (version, cuda, "")
 
 
 def _gate(
     tmp_path: Path, release: str, named: str | None, torch_nccl: str = "2.27.7"
 ) -> tuple[int, dict[str, str], list[str]]:
     """tests/cases/h200-newest at `release` with its nvidia-nccl-cu13 wheel at `torch_nccl` and SGLANG_NCCL_SO_PATH
-    naming a library whose version string says `named` (None: no string)."""
-    box = release_box(tmp_path, release, "9.0")
-    doc = json.loads(box.read_text())
-    doc["facts"]["packages"]["nvidia-nccl-cu13"].update(version=torch_nccl, dist_version=torch_nccl)
-    strings = (f"NCCL version {named}+cuda13.0",) if named else ()
-    section = doc["facts"]["jit"]
-    # every hop of the allocator's build in place (as tests/launch/test_gate_nccl_so_path.py's boxes)
-    section.update(libnccl_so_found=True, libnccl_so="/usr/lib/x86_64-linux-gnu/libnccl.so", cxx_found=True,
-                   cxx="/usr/bin/c++", cxx_cuda_runtime_h_found=True, cxx_nccl_h_found=True,
-                   libcudart_so_found=True)  # fmt: skip
-    section.update(_probe(_library(tmp_path / "lib" / "libnccl.so.2", *strings)))
-    box.write_text(json.dumps(doc))
-    line = ["python3", "-m", "sglang.launch_server", "--model-path", str(model_dir(tmp_path, "m", LLAMA3)),
-            "--tp", "8", "--enable-symm-mem"]  # fmt: skip
-    rc, out = cli_json(["gate", "--facts", str(box), "--dry-run", "--format", "json", "--", *line])
-    reasons = [x for r in out.get("reasons") or [] for x in r.get("reasons") or []]
-    texts = [json.dumps(x) for x in reasons if x.get("rule") == RULE]
-    return rc, {x.get("rule"): x.get("result") for x in reasons}, texts
+    naming a library whose version string says `named` (None: no string; tests/gate_cli.py nccl_named_box)."""
+    rc, results, reasons = nccl_named_box(
+        tmp_path, release, named, torch_nccl, "13.0", "--tp", "8", "--enable-symm-mem"
+    )
+    return rc, results, [json.dumps(x) for x in reasons if x.get("rule") == RULE]
 
 
 @pytest.mark.parametrize("release", ["0.5.8", "0.5.11", "0.5.23"])

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from cli_process import scrubbed_environ  # noqa: F401 (the autouse fixture)
 from elfwriter import build_so
-from gate_cli import LLAMA3, cli_json, model_dir, release_box
+from gate_cli import nccl_named_box
 
 from stackcheck.probes.jit import PYNCCL_FUNCTIONS, PYNCCL_WINDOW, nccl_so_path
 from stackcheck.readers.fsview import HostView
@@ -38,23 +38,12 @@ def _probe(lib: Path) -> dict[str, object]:
 
 def _gate(tmp_path: Path, release: str, named: str | None, *flags: str) -> tuple[int, dict[str, str], list[str]]:
     """tests/cases/h200-newest at `release` (its nvidia-nccl-cu13 wheel 2.27.7, new enough) with SGLANG_NCCL_SO_PATH
-    naming a library with the window functions whose version string says `named` (None: no string)."""
-    box = release_box(tmp_path, release, "9.0")
-    doc = json.loads(box.read_text())
-    doc["facts"]["packages"]["nvidia-nccl-cu13"].update(version="2.27.7", dist_version="2.27.7")
-    strings = (f"NCCL version {named}+cuda12.9",) if named else ()
-    section = doc["facts"]["jit"]
-    section.update(libnccl_so_found=True, libnccl_so="/usr/lib/x86_64-linux-gnu/libnccl.so", cxx_found=True,
-                   cxx="/usr/bin/c++", cxx_cuda_runtime_h_found=True, cxx_nccl_h_found=True,
-                   libcudart_so_found=True)  # fmt: skip
-    section.update(_probe(_library(tmp_path / "lib" / "libnccl.so.2", *strings)))
-    box.write_text(json.dumps(doc))
-    line = ["python3", "-m", "sglang.launch_server", "--model-path", str(model_dir(tmp_path, "m", LLAMA3)),
-            "--tp", "2", *flags]  # fmt: skip
-    rc, out = cli_json(["gate", "--facts", str(box), "--dry-run", "--format", "json", "--", *line])
-    reasons = [x for r in out.get("reasons") or [] for x in r.get("reasons") or []]
-    texts = [json.dumps(x) for x in reasons if x.get("rule") == RULE]
-    return rc, {str(x.get("rule")): str(x.get("result")) for x in reasons}, texts
+    naming a library with the window functions whose version string says `named` (None: no string;
+    tests/gate_cli.py nccl_named_box)."""
+    defined = [*PYNCCL_FUNCTIONS, *PYNCCL_WINDOW]
+    rc, results, reasons = nccl_named_box(tmp_path, release, named, "2.27.7", "12.9", "--tp", "2", *flags,
+                                          defined=defined)  # fmt: skip
+    return rc, results, [json.dumps(x) for x in reasons if x.get("rule") == RULE]
 
 
 @pytest.mark.parametrize("release", ["0.5.1", "0.5.4"])

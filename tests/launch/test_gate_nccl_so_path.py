@@ -76,10 +76,12 @@ def test_a_named_file_that_is_not_there_is_refused_under_symm_mem(tmp_path: Path
 
 def test_a_named_file_there_passes_from_055(tmp_path: Path) -> None:
     # igap36: where its NCCL version is torch's wheel's (2.27.7 here); a version not read is
-    # symm-mem-nccl-so-path-same-nccl's unknown (tests/launch/test_gate_igap36_nccl_so_path_same_nccl.py)
+    # symm-mem-nccl-so-path-same-nccl's unknown (tests/launch/test_gate_igap36_nccl_so_path_same_nccl.py); igap40:
+    # and its CUDA build the wheel's CUDA major (13 beside nvidia-nccl-cu13; facts without it are unknown)
     box = _box(tmp_path, "0.5.23", "/opt/nccl/lib/libnccl.so.2", True)
     doc = json.loads(box.read_text())
-    doc["facts"]["jit"].update(nccl_so_path_window=True, nccl_so_path_version="2.27.7")
+    doc["facts"]["jit"].update(nccl_so_path_window=True, nccl_so_path_version="2.27.7", nccl_so_path_cuda="13.0",
+                               nccl_so_path_cuda_major=13)  # fmt: skip
     box.write_text(json.dumps(doc))
     doc = _gate(tmp_path, box, "--tp", "2", "--enable-symm-mem")
     assert doc["decision"] == "allow" and _rules(doc) == {}, doc.get("reasons")
