@@ -276,7 +276,8 @@ def interpreter_of_command(
     saying why) when the command does not name its environment without running it."""
     notes = notes if notes is not None else []
     env = dict(environ)
-    cwd = cwd or (os.getcwd() if is_host(view) else "/")
+    known_cwd = cwd or (os.getcwd() if is_host(view) else None)  # (a root's launch directory is not known)
+    cwd = known_cwd or "/"
     unwrapped = _unwrap(command, env, notes)
     if unwrapped is None:
         return None
@@ -285,7 +286,8 @@ def interpreter_of_command(
         notes.append("the gated command has no program after its wrappers")
         return None
     prog = args[0]
-    resolved = which(view, prog, env.get("PATH")) if "/" not in prog else _absolute(prog, cwd)
+    # (a relative PATH entry, `PATH=.venv/bin:...`, is the launch directory's: execvp runs the program found there)
+    resolved = which(view, prog, env.get("PATH"), known_cwd) if "/" not in prog else _absolute(prog, cwd)
     name = posixpath.basename(prog)
     if PY_NAME.match(name):
         if resolved is None:
@@ -299,7 +301,7 @@ def interpreter_of_command(
     if resolved is None:
         notes.append(f"the gated command's {prog}: not found on its PATH")
         return None
-    exe = script_interpreter(view, resolved, env)
+    exe = script_interpreter(view, resolved, env, known_cwd)
     if exe is None:
         notes.append(f"the gated command's {prog} ({resolved}) does not name a Python interpreter on its first line")
         return None
@@ -429,7 +431,7 @@ def _strip_env(args: list[str], env: dict[str, str], notes: list[str]) -> list[s
 _PIP_LAUNCHER = _lazy(r"""^'''exec' (?:"([^"]+)"|(\S+)) "\$0" "\$@"\s*$""")
 
 
-def script_interpreter(view: FileView, script: str, env: Mapping[str, str]) -> str | None:
+def script_interpreter(view: FileView, script: str, env: Mapping[str, str], cwd: str | None = None) -> str | None:
     """The Python a console script runs with, from its first lines: `#!/path/python3`, `#!/usr/bin/env
     python3` (looked up on the command's PATH), or pip's `#!/bin/sh` launcher for interpreter paths too
     long for a shebang (`'''exec' "/long/path/python" "$0" "$@"`). None for anything else."""
@@ -447,7 +449,7 @@ def script_interpreter(view: FileView, script: str, env: Mapping[str, str]) -> s
     if posixpath.basename(interp) == "env":
         rest = [w for w in words[1:] if not w.startswith("-") and "=" not in w]
         if rest and PY_NAME.match(posixpath.basename(rest[0])):
-            return which(view, rest[0], env.get("PATH"))
+            return which(view, rest[0], env.get("PATH"), cwd)  # (env's execvp: a relative entry is cwd's)
         return None
     if PY_NAME.match(posixpath.basename(interp)):
         return interp

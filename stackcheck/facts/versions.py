@@ -359,11 +359,12 @@ def _version_in(version: str, spec: str) -> bool | None:
 
 def final_release(text: str) -> str | None:
     """The release a pre-release or dev release leads to ('0.5.9.dev0', '0.5.9rc1+g12ab' -> '0.5.9';
-    '0.5.9.post1.dev2' -> '0.5.9.post1'), or None for a final or post release and an unreadable version."""
+    '0.5.9.post1.dev2' -> '0.5.9.post1'; a post release of a pre-release, '0.7.1rc1.post1' -> '0.7.1': it lies below
+    0.7.1 as its rc1 does), or None for a final or post release and an unreadable version."""
     v = public(text)
     if v is None or not v.is_prerelease:
         return None
-    return str(_with(v, pre=None, dev=None))
+    return str(_with(v, pre=None, dev=None, post=v.post if v.pre is None else None))
 
 
 def _final_below(final: Version, clauses: tuple[tuple[str, str], ...]) -> Version | None:

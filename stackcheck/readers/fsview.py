@@ -240,14 +240,20 @@ def listdir_or_empty(view: FileView, path: str) -> list[str]:
         return []
 
 
-def which(view: FileView, name: str, path_value: str | None) -> str | None:
-    """The first executable `name` on a PATH value, as a box path (like shutil.which, through the view)."""
+def which(view: FileView, name: str, path_value: str | None, cwd: str | None = None) -> str | None:
+    """The first executable `name` on a PATH value, as a box path (like shutil.which, through the view). A relative
+    or empty PATH entry is the working directory's (execvp joins it to the name, and the kernel resolves that from
+    the process's directory): with `cwd` (an absolute directory, the one the program is started in) it is looked up
+    there, else passed over (a box's working directory is not known)."""
     if "/" in name:
         st = _stat_quiet(view, name)
         return name if st is not None and st.kind == "file" and st.mode & 0o111 else None
-    for directory in (path_value or "").split(":"):
-        if not directory or not directory.startswith("/"):
-            continue  # a relative PATH entry depends on a working directory the box does not have
+    for entry in (path_value or "").split(":"):
+        directory = entry
+        if not entry.startswith("/"):
+            if cwd is None or not cwd.startswith("/"):
+                continue  # a relative PATH entry depends on a working directory the box does not have
+            directory = posixpath.join(cwd, entry) if entry else cwd
         candidate = posixpath.join(directory, name)
         st = _stat_quiet(view, candidate)
         if st is not None and st.kind == "file" and st.mode & 0o111:

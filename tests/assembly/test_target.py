@@ -203,3 +203,45 @@ def test_open_view(tmp_path: Path) -> None:
     except ImportError:
         with pytest.raises(UsageError, match="image support is not installed"):
             open_view(Options(image=str(tmp_path / "x.tar")))
+
+
+@pytest.mark.parametrize(
+    ("entry", "where"), [(".venv/bin", ".venv/bin"), ("", "."), ("./", "."), ("sub/../bin2", "bin2")]
+)
+def test_a_relative_path_entry_is_the_launch_directorys(tmp_path: Path, entry: str, where: str) -> None:
+    # irev66: execvp joins a relative (or empty) PATH entry to the name and the kernel resolves it from the server's
+    # directory (gate --cwd DIR, else the gate's own), so `PATH=.venv/bin:/opt/serve/bin python3 -m ...` runs
+    # DIR/.venv/bin/python3; the entry was passed over and /opt/serve/bin/python3 audited (a false pass)
+    p = prefix(tmp_path / "opt/serve")
+    launch = tmp_path / "launch"
+    (launch / "sub").mkdir(parents=True)
+    local = exe(launch / where / "python3")
+    env = {"PATH": f"{entry}:{p / 'bin'}"}
+    t = choose_target(HOST, env, command=["python3", "-m", "sglang.launch_server"], cwd=str(launch))
+    # (joined as the kernel resolves it, through a link: sub/../bin2 is not normalised)
+    assert isinstance(t.executable, str) and t.executable.startswith(f"{launch}/"), t
+    assert os.path.realpath(t.executable) == os.path.realpath(local)
+    # an entry without the program: the next one
+    exe(p / "bin" / "python3.12")
+    t = choose_target(HOST, env, command=["python3.12", "-m", "x"], cwd=str(launch))
+    assert t.executable == str(p / "bin" / "python3.12")
+
+
+def test_a_relative_path_entry_of_a_root_is_passed_over(tmp_path: Path) -> None:
+    # (a root's launch directory is not known: `bin` is not taken for the root's /bin)
+    root = tmp_path / "root"
+    exe(root / "bin" / "python3")
+    exe(root / "opt" / "py" / "bin" / "python3")
+    t = interpreter_of_command(["python3", "-m", "x"], {"PATH": "bin:/opt/py/bin"}, HostView(str(root)))
+    assert t is not None and t[0] == "/opt/py/bin/python3"
+
+
+def test_a_console_scripts_env_python_takes_a_relative_entry_too(tmp_path: Path) -> None:
+    # `#!/usr/bin/env python3`: env's execvp runs in the server's directory as well
+    p = prefix(tmp_path / "opt/serve")
+    exe(tmp_path / "bin" / "torchrun", "#!/usr/bin/env python3\n")
+    launch = tmp_path / "launch"
+    local = exe(launch / ".venv" / "bin" / "python3")
+    env = {"PATH": f".venv/bin:{tmp_path / 'bin'}:{p / 'bin'}"}
+    t = choose_target(HOST, env, command=["torchrun", "-m", "sglang.launch_server"], cwd=str(launch))
+    assert t.executable == str(local)

@@ -27,7 +27,8 @@ MANIFESTS = load_manifests([])
 def _final(v: Version) -> Version | None:
     if not (v.pre is not None or v.dev is not None):
         return None
-    text = ".".join(map(str, v.release)) + (f".post{v.post}" if v.post is not None else "")
+    # (a post release of a pre-release, 1.0rc1.post1, lies below 1.0 as its rc1 does: its final is 1.0)
+    text = ".".join(map(str, v.release)) + (f".post{v.post}" if v.post is not None and v.pre is None else "")
     return Version((f"{v.epoch}!" if v.epoch else "") + text)
 
 
@@ -110,6 +111,9 @@ def test_generated_versions_and_ranges_agree_with_the_reference() -> None:
         ("5.13.0rc1", "==5.12.*", "5.13.0"),
         ("5.13.0rc1", "!=5.13.0", "5.13.0"),
         ("0.7.1rc1", ">=0.7.1", "0.7.1"),  # nixl's forwarding release
+        ("0.7.1rc1.post1", ">=0.7.1", "0.7.1"),  # irev66: a post release of rc1 is below 0.7.1 too (was 0.7.1.post1)
+        ("0.7.1rc1.post1", "<0.7.1", "0.7.1"),
+        ("5.13.0rc1.post1.dev0", "<5.13.0", "5.13.0"),
     ],
 )
 def test_a_pre_release_at_a_bound_is_not_known(version: str, spec: str, final: str) -> None:

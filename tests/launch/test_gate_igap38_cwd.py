@@ -160,3 +160,21 @@ def test_a_relative_model_path_is_read_from_cwd(tmp_path: Path) -> None:
     elsewhere = model_check()  # (the test's own directory holds no ./m)
     there = model_check("--cwd", str(here))
     assert elsewhere["status"] != "ok" and there["status"] == "ok", (elsewhere, there)
+
+
+def test_a_relative_path_entry_is_read_from_cwd(tmp_path: Path) -> None:
+    # irev66: `PATH=.venv/bin:... python -m sglang.launch_server` with --cwd DIR runs DIR/.venv/bin/python (execvp
+    # joins the relative entry to the name; the server starts in DIR); the gate passed the entry over and judged the
+    # next python on PATH, another environment with another SGLang (fails before: 0.5.9 judged, 0.5.3 run)
+    venv = _venv(tmp_path)
+    launch = tmp_path / "launch"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(launch / ".venv")], check=True, timeout=120)
+    add_dist(launch / ".venv" / "lib" / f"python{XY}" / "site-packages", "sglang", "0.5.3")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    line = ["env", f"PATH=.venv/bin:{venv / 'bin'}:/usr/bin:/bin", "python", "-m", "sglang.launch_server",
+            "--model-path", "/nonexistent"]  # fmt: skip
+    doc = json.loads(_gate(elsewhere, tmp_path, *DRY, "--cwd", "../launch", command=line).stdout)
+    assert doc["sglang"] == "0.5.3"
+    # from the gate's own directory, without --cwd: that directory's .venv (none here: the next entry's)
+    assert json.loads(_gate(elsewhere, tmp_path, *DRY, command=line).stdout)["sglang"] == "0.5.9"

@@ -34,7 +34,7 @@ def _nixl_check(tmp_path: Path, nixl: str) -> tuple[dict[str, Any], dict[str, An
     return decision, found[0]
 
 
-@pytest.mark.parametrize("nixl", ["0.7.1rc1", "0.7.1.dev0", "0.7.1a1"])
+@pytest.mark.parametrize("nixl", ["0.7.1rc1", "0.7.1.dev0", "0.7.1a1", "0.7.1rc1.post1"])
 def test_a_pre_release_of_the_forwarding_release_is_not_allowed(tmp_path: Path, nixl: str) -> None:
     # on the parent: ok and allowed
     decision, check = _nixl_check(tmp_path, nixl)
