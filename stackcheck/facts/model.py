@@ -321,8 +321,9 @@ def read_text_file(path: str | os.PathLike[str], limit: int = MAX_FACTS_BYTES) -
         raise BadInputError(f"{path}: byte {exc.start}: not UTF-8 text") from None
 
 
-def facts_from_document(doc: Any, origin: str) -> Facts:
-    """Take the facts out of a saved report or a `{schema_version, facts}` document, checking its shape."""
+def facts_from_document(doc: Any, origin: str, digest: str | None = None) -> Facts:
+    """Take the facts out of a saved report or a `{schema_version, facts}` document, checking its shape. `digest`:
+    text_digest of the text `doc` was parsed from, where masking left it as parsed (schema_check.check_facts)."""
     if not isinstance(doc, dict):
         raise BadInputError(f"{origin}: $: expected a JSON object with 'schema_version' and 'facts'")
     version = doc.get("schema_version")
@@ -339,7 +340,7 @@ def facts_from_document(doc: Any, origin: str) -> Facts:
         raise BadInputError(f"{origin}: $.facts: expected an object")
     from stackcheck.facts.schema_check import check_facts
 
-    check_facts(facts, origin)
+    check_facts(facts, origin, digest)
     apply_handwritten_rules(facts, origin)
     if "packages_complete" not in facts:
         facts["packages_complete"] = packages_probed(doc.get("probes"))
@@ -402,8 +403,8 @@ def load_facts_file(path: os.PathLike[str] | str) -> Facts:
 
 def load_facts_document(path: os.PathLike[str] | str) -> tuple[Facts, dict[str, Any] | None]:
     """The facts and the saved report's `host` block (None when the document has none); `-` is stdin."""
-    doc, origin = read_document(path)
-    facts = facts_from_document(doc, origin)
+    doc, origin, digest = _read_document(path)
+    facts = facts_from_document(doc, origin, digest)
     host = doc.get("host")
     if not isinstance(host, dict):
         # a hand-written document names no host: keep it unknown rather than take this machine's name (a
@@ -414,8 +415,8 @@ def load_facts_document(path: os.PathLike[str] | str) -> tuple[Facts, dict[str, 
 
 def load_report_document(path: os.PathLike[str] | str) -> dict[str, Any]:
     """A whole saved report (or facts document), its facts checked as --facts checks them; `-` is stdin."""
-    doc, origin = read_document(path)
-    doc["facts"] = facts_from_document(doc, origin)
+    doc, origin, digest = _read_document(path)
+    doc["facts"] = facts_from_document(doc, origin, digest)
     return dict(doc)
 
 
@@ -423,6 +424,22 @@ def read_document(path: os.PathLike[str] | str) -> tuple[Any, str]:
     """The parsed JSON of a facts file or report, and its name for messages. `//` comments are allowed (the
     template of `stackcheck facts template` has them); another tool's output is named, with the command
     that makes a facts file."""
+    doc, origin, _ = _read_document(path)
+    return doc, origin
+
+
+def text_digest(text: str) -> str:
+    """The BLAKE2b (256-bit) digest of a document's text, in hex: schema_check's key of a text found valid."""
+    try:  # (built in: hashlib would load OpenSSL)
+        from _blake2 import blake2b
+    except ImportError:  # pragma: no cover - an interpreter built without it
+        from hashlib import blake2b
+    return str(blake2b(text.encode("utf-8", "surrogatepass"), digest_size=32).hexdigest())
+
+
+def _read_document(path: os.PathLike[str] | str) -> tuple[Any, str, str | None]:
+    """read_document's answer and text_digest of the text read, or None where masking changed the document (then
+    the facts checked are not the text's as parsed: schema_check keeps nothing of them)."""
     if not str(path):  # pathlib spells "" as ".", which named the working directory in the error
         raise BadInputError("'': an empty file name: give a facts file or report, or '-' for standard input")
     if str(path) == "-":
@@ -458,7 +475,8 @@ def read_document(path: os.PathLike[str] | str) -> tuple[Any, str]:
     # a document from a file may hold what a probe never records (a token in a hand-written env, a host name,
     # a tool's error): every command shows, rejudges and writes it again only as the probes would have
     # (redact.redact_document, by its faster search: redact.read_document_masked)
-    return read_document_masked(doc), origin
+    masked = read_document_masked(doc)
+    return masked, origin, text_digest(text) if masked is doc else None
 
 
 MAKE_FACTS = (

@@ -216,6 +216,10 @@ def _read_meta(record: DistRecord, view: FileView) -> None:
             record.error = f"{direct_url}: {getattr(exc, 'strerror', None) or exc}"
 
 
+#: the entries of a search-path directory that describe a distribution, by their names' last dotted part
+_META_SUFFIXES = frozenset((".dist-info", ".egg-info", ".egg-link"))
+
+
 def find_distributions(
     names: set[str], search_dirs: list[str], view: FileView | None = None
 ) -> dict[str, list[DistRecord]]:
@@ -240,17 +244,20 @@ def find_distributions(
         editable_pth: set[str] = set()
         candidates: list[tuple[str, str]] = []
         for item in listing:
-            if item.startswith("__editable__.") and item.endswith(".pth"):
-                editable_pth.add(normalise(item[len("__editable__.") : -len(".pth")].split("-")[0]))
+            # (the name's last dot on: each suffix below has one dot, its first character, so it ends the name exactly
+            # when it is that part; one slice and a set lookup per entry where a site-packages of a few hundred
+            # packages and modules asked up to four endswith of each, in every probe that lists it)
+            suffix = item[item.rfind(".") :] if "." in item else ""
+            if suffix == ".pth":
+                if item.startswith("__editable__."):
+                    editable_pth.add(normalise(item[len("__editable__.") : -len(".pth")].split("-")[0]))
                 continue
-            for suffix in (".dist-info", ".egg-info", ".egg-link"):
-                if item.endswith(suffix):
-                    stem = item[: -len(suffix)]
-                    # name-version for dist-info / egg-info; an egg-link is the bare project name
-                    dist_name = normalise(stem if suffix == ".egg-link" else stem.split("-")[0])
-                    if dist_name in names:
-                        candidates.append((dist_name, item))
-                    break
+            if suffix in _META_SUFFIXES:
+                stem = item[: -len(suffix)]
+                # name-version for dist-info / egg-info; an egg-link is the bare project name
+                dist_name = normalise(stem if suffix == ".egg-link" else stem.split("-")[0])
+                if dist_name in names:
+                    candidates.append((dist_name, item))
         for dist_name, item in sorted(candidates, key=lambda c: c[1]):
             path = posixpath.join(directory, item)
             try:
