@@ -1715,6 +1715,65 @@ _LD_RODATA_MAX = 16 << 20
 _COLLECT2_LINKERS = ("real-ld", "collect-ld", "ld")
 
 
+#: a resolved C++ compiler name whose linker search is GCC's driver's (gcc, g++, c++, cc, with a target prefix and a
+#: version suffix: Debian's x86_64-linux-gnu-g++-12, RHEL's c++ (a hard link of g++), conda's
+#: x86_64-conda-linux-gnu-c++)
+_GCC_LINK_DRIVER = _lazy(r"(?:[\w.+-]+-)?(?:gcc|g\+\+|c\+\+|cc)(?:-\d+(?:\.\d+)*)?")
+
+
+def _link_driver_prefix(env: Mapping[str, str], view: FileView) -> tuple[str | None, str]:
+    """(PREFIX of the GCC installation whose driver runs a torch extension's link, or None; why the linker it runs is
+    not to be read, or ""). The link is `$cxx $in $ldflags -o $out` (torch's _write_ninja_file, cxx = $CXX else c++;
+    ccache / sccache run the next word), looked up on the server's PATH. GCC's driver finds its own directories from
+    where its binary really is, not where it was configured: gcc/gcc.cc process_command, gcc_exec_prefix =
+    get_relative_prefix (argv[0], standard_bindir_prefix, standard_exec_prefix), which follows symbolic links
+    (libiberty make-relative-prefix.c: make_relative_prefix resolves them, -no-canonical-prefixes aside), so PREFIX
+    is the directory above the resolved driver's bin/ (gcc-toolset-13's /opt/rh/gcc-toolset-13/root/usr, a conda
+    environment). (None, "") where no compiler is found (the link does not run: cxx_found says so); unknown for a
+    compiler that is not GCC's driver by name (clang searches its own directory and its GCC installation's for ld:
+    not read here) or one not in a bin/ directory."""
+    value = env.get("CXX", "c++")
+    words = value.split()
+    if words and words[0] in _CXX_LAUNCHERS:
+        words = words[1:]
+    if not words:
+        return None, ""
+    if "/" in words[0] and not words[0].startswith("/"):
+        return None, f"the link's compiler {words[0]!r} is relative to the build directory: its linker not read"
+    found = which(view, words[0], env.get("PATH", SH_DEFAULT_PATH))
+    if found is None:
+        return None, ""
+    try:
+        real = view.realpath(found)
+    except (OSError, ValueError):
+        return None, f"the link's compiler {found} could not be resolved: its linker not read"
+    name, bin_dir = posixpath.basename(real), posixpath.dirname(real)
+    if not _GCC_LINK_DRIVER.fullmatch(name):
+        return None, f"the link's compiler {found} resolves to {real}, not GCC's driver: its linker search not read"
+    if posixpath.basename(bin_dir) != "bin":
+        return None, f"the link's compiler {found} resolves to {real}, outside a bin directory: its linker not read"
+    return posixpath.dirname(bin_dir) or "/", ""
+
+
+def _gcc_prefix_program_dirs(view: FileView, prefix: str) -> list[str]:
+    """The program directories a GCC driver under PREFIX hands collect2 (its COMPILER_PATH) ahead of the PATH, for every
+    TRIPLET and VERSION found there (the driver's own are compiled in, not read): PREFIX/libexec/gcc/TRIPLET/VERSION and
+    PREFIX/libexec/gcc/TRIPLET (gcc.cc: add_prefix (&exec_prefixes, gcc_libexec_prefix, ...) searched with the
+    machine suffix TRIPLET/VERSION/ and just TRIPLET/), PREFIX/lib/gcc/TRIPLET/VERSION and PREFIX/lib/gcc/TRIPLET
+    (the BINUTILS prefix under standard_exec_prefix, and RHEL / Debian's layout of the same files), and the tooldir
+    PREFIX/TRIPLET/bin (gcc.cc: tooldir_prefix = gcc_exec_prefix + TRIPLET/VERSION/ + tooldir_base_prefix "../../../../"
+    + spec_machine/, then add_prefix (&exec_prefixes, tooldir_prefix + "bin/")). `gcc -print-prog-name=ld` searches the
+    same list (find_a_program); inferred from that source, not run."""
+    out: list[str] = []
+    for sub in ("libexec/gcc", "lib/gcc"):
+        base = posixpath.join(prefix, sub)
+        for triplet in listdir_or_empty(view, base):
+            versions = listdir_or_empty(view, f"{base}/{triplet}")
+            out.extend(f"{base}/{triplet}/{version}" for version in versions)
+            out.extend((f"{base}/{triplet}", posixpath.join(prefix, triplet, "bin")))
+    return list(dict.fromkeys(out))
+
+
 def _ld_looks_in_cwd_first(env: Mapping[str, str], view: FileView) -> str | None:
     """How the link's GNU ld may open a linker script's bare name in the working directory first (binutils before
     2.37, or a version not read: _LD_SCRIPT_DIR_FIRST); None where it is read as 2.37 or later."""
@@ -1730,9 +1789,10 @@ def gnu_ld_version(env: Mapping[str, str], view: FileView) -> tuple[tuple[int, i
     """((major, minor) of the binutils whose GNU ld a torch extension's link runs, or None; why not). The link is
     g++'s (collect2's): an `ld` on the server's PATH, resolved, whose .rodata carries GNU ld's --version format
     (_GNU_LD_MARK) and one binutils version (_BFD_VERSION); not read where a GCC program directory (a version's, the
-    machine's, the tooldir /usr/TRIPLET/bin or the server's COMPILER_PATH) holds a linker of its own (collect2 prefers
-    it), where GCC_EXEC_PREFIX is set, where the PATH has no ld, where it is gold / lld / another program, or where it
-    carries no single version (igap39)."""
+    machine's, the tooldir /usr/TRIPLET/bin or the server's COMPILER_PATH, and those under the prefix the link's own
+    gcc is installed in: _link_driver_prefix, igap42) holds a linker of its own (collect2 prefers it), where the
+    link's compiler is not GCC's driver (clang) or is outside a bin directory, where GCC_EXEC_PREFIX is set, where
+    the PATH has no ld, where it is gold / lld / another program, or where it carries no single version (igap39)."""
     from stackcheck.readers.elf import ElfError, ElfFile
 
     if env.get("GCC_EXEC_PREFIX"):  # (gcc's program directories under that prefix: not followed here)
@@ -1741,6 +1801,17 @@ def gnu_ld_version(env: Mapping[str, str], view: FileView) -> tuple[tuple[int, i
         own = [n for n in _COLLECT2_LINKERS if entry and is_file(view, f"{entry.rstrip('/')}/{n}")]
         if own:
             return None, f"the server's COMPILER_PATH names {entry}, whose {own[0]} collect2 runs before the PATH's ld"
+    prefix, why = _link_driver_prefix(env, view)
+    if why:
+        return None, why
+    if prefix is not None:
+        for directory in _gcc_prefix_program_dirs(view, prefix):
+            own = [n for n in _COLLECT2_LINKERS if is_file(view, f"{directory}/{n}")]
+            if own:
+                return (
+                    None,
+                    f"{directory} holds {own[0]}, which the link's gcc (under {prefix}) runs before the PATH's ld",
+                )
     for root in GCC_LIB_ROOTS:
         triplet = posixpath.basename(root)
         for base in (root, root.replace("/usr/lib/gcc/", "/usr/libexec/gcc/")):
