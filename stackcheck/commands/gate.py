@@ -709,6 +709,7 @@ def _decide_with(
     if covered:  # the flags it does not read were checked against the release's own list: say so
         gate.relabel_unlisted(derived, {p.subject for p in undeclared}, str(ctx.installed_version("sglang")))
     extra += gate.installation_problems(derived, ctx.package_state("sglang"), _environment_text(ctx.facts))
+    extra += gate.interpreter_option_problems(launch_command, server_env, ctx.facts)  # (python -P before 3.11)
     extra += gate.probe_problems(report.get("probes") or [])  # a failed probe is unknown, never "absent"
     if config_problem:
         extra.append(gate.Problem("--config", "blocked", "crash", config_problem))
