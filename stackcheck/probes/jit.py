@@ -916,8 +916,10 @@ def _script_programs(text: str) -> tuple[list[str], str | None]:
     exec was read as the prefix's compiler, where nvcc's host compile then finds no output)."""
     targets: list[str] = []
     opened = ran = False  # (a separator or a compound command seen; an exec that always runs seen)
-    for line, quoted in _script_lines(text):
-        if not quoted and line.lstrip().startswith("#"):
+    lines = _script_lines(text)
+    skipped = _uncalled_function_lines(text, lines)
+    for at, (line, quoted) in enumerate(lines):
+        if at in skipped or (not quoted and line.lstrip().startswith("#")):
             continue
         commands = _SCRIPT_SEPARATOR.split(line)
         for command in commands:
@@ -950,6 +952,63 @@ def _script_programs(text: str) -> tuple[list[str], str | None]:
                         return targets, f"exec {target} -B{where}"
                     targets.append(f"-B{where}")  # (a directory: in the prefix, whether there or not)
     return targets, None
+
+
+#: a wrapper script's line that opens a shell function's body: `NAME() {` or `function NAME {` / `function NAME() {`
+#: alone on its line (POSIX's function definition command; bash's `function` keyword)
+_SCRIPT_FUNCTION = _lazy(r"\s*(?:function\s+([A-Za-z_]\w*)\s*(?:\(\s*\))?|([A-Za-z_]\w*)\s*\(\s*\))\s*\{\s*")
+
+
+#: the functions a shell calls by their name alone, never named by a call in the script: bash's
+#: command_not_found_handle (bash(1), COMMAND EXECUTION), zsh's command_not_found_handler, its hook functions and
+#: TRAPNAL functions (zshmisc(1), SPECIAL FUNCTIONS; TRAP* is matched by prefix)
+_SHELL_HOOKS = frozenset(
+    ("command_not_found_handle", "command_not_found_handler", "chpwd", "periodic", "precmd", "preexec",
+     "zshaddhistory", "zshexit")
+)  # fmt: skip
+
+
+def _uncalled_function_lines(text: str, lines: list[tuple[str, bool]]) -> set[int]:
+    """The indices of `lines` (_script_lines) that define a shell function the script never names again: its
+    `NAME() {` line, the body and the closing `}` line. The shell runs a body only where NAME is called (POSIX
+    Shell Command Language, 2.9.5 Function Definition Command: "When the function is declared, none of the commands
+    specified within the compound-command shall be executed"), so an `exit` there ends nothing (igap42: a usage()
+    with `exit 1`, never called, made the wrapper unknown). Read only in the plainest shape, every other one left to
+    be read as commands (unknown, as before): the opening line alone and unquoted, the body's lines without a brace,
+    a quote left open or a here-document, closed by a line that is `}` alone; and NAME appears nowhere else in the
+    script as a word, outside its own definition (in a string, a trap, an eval, a variable's value, another
+    function: any mention counts as a possible call)."""
+    import re
+
+    if "<<" in text:
+        return set()
+    out: set[int] = set()
+    at = 0
+    while at < len(lines):
+        line, quoted = lines[at]
+        named = None if quoted else _SCRIPT_FUNCTION.fullmatch(line)
+        if named is None:
+            at += 1
+            continue
+        name = named.group(1) or named.group(2)
+        if name in _SHELL_HOOKS or name.startswith("TRAP"):  # (the shell calls these itself, unnamed)
+            at += 1
+            continue
+        end = next((i for i in range(at + 1, len(lines)) if lines[i][0].strip() == "}"), None)
+        if end is None or lines[end][1] or (end + 1 < len(lines) and lines[end + 1][1]):
+            at += 1
+            continue
+        body = [lines[i][0] for i in range(at + 1, end)]
+        if any("{" in b or "}" in b for b in body) or any(lines[i][1] for i in range(at + 1, end)):
+            at += 1
+            continue
+        rest = "\n".join(
+            lines[i][0] for i in range(len(lines)) if not at <= i <= end
+        )  # (its own body: runs only if called)
+        if re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", rest) is None:
+            out.update(range(at, end + 1))
+        at = end + 1
+    return out
 
 
 def _script_unread(text: str) -> str | None:
