@@ -1811,7 +1811,42 @@ def _link_driver_prefix(env: Mapping[str, str], view: FileView) -> tuple[str | N
         return None, f"the link's compiler {found} resolves to {real}, not GCC's driver: its linker search not read"
     if posixpath.basename(bin_dir) != "bin":
         return None, f"the link's compiler {found} resolves to {real}, outside a bin directory: its linker not read"
+    try:
+        script = view.read_bytes(real, 2) == b"#!"
+    except (OSError, ValueError):
+        script = False
+    if script:  # (a wrapper in GCC's name: the driver it runs, and so its prefix, is not read)
+        return None, f"the link's compiler {found} resolves to {real}, a wrapper script: the gcc it runs is not read"
+    linker = _configured_linker(view, real)
+    if linker is not None:
+        return None, f"the link's gcc {real} was configured --with-ld={linker[:120]}, which collect2 runs first"
     return posixpath.dirname(bin_dir) or "/", ""
+
+
+#: a GCC driver's configure line as its .rodata carries it (gcc.cc includes configargs.h: configuration_arguments,
+#: what `gcc -v` prints after "Configured with:"), naming the linker collect2 runs before any search: --with-ld=PATH
+#: defines DEFAULT_LINKER (gcc/configure), and collect2.cc main takes it first where it is executable (`#ifdef
+#: DEFAULT_LINKER if (access (DEFAULT_LINKER, X_OK) == 0) ld_file_name = DEFAULT_LINKER;`, before the compiler
+#: path's real-ld / collect-ld / ld and the PATH); gcc.cc find_a_file does the same for -print-prog-name=ld
+_WITH_LD = _lazy_bytes(rb"--with-ld=([^\s\x00'\"]{1,400})")
+
+
+def _configured_linker(view: FileView, real: str) -> str | None:
+    """The linker a GCC driver binary was configured with (--with-ld=PATH in its configure line: _WITH_LD), or None
+    where its strings name none or cannot be read (an ELF not read runs nothing: no link to judge)."""
+    from stackcheck.readers.elf import ElfError, ElfFile
+
+    try:
+        with ElfFile(real, view) as elf:
+            rodata = elf.section(".rodata")
+            size = rodata.size if rodata is not None else elf.size
+            if size > _DRIVER_RODATA_MAX:
+                return None
+            data = elf.read_section(rodata) if rodata is not None else elf.read_at(0, size, "the file")
+    except (ElfError, OSError, ValueError):
+        return None
+    named = _WITH_LD.search(data)
+    return named.group(1).decode("ascii", "replace") if named is not None else None
 
 
 def _gcc_prefix_program_dirs(view: FileView, prefix: str) -> list[str]:

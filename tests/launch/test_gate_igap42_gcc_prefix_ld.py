@@ -82,3 +82,25 @@ def test_a_link_compiler_that_is_not_gccs_driver_is_unread(tmp_path: Path, name:
     touch_exe(tmp_path / f"opt/llvm/bin/{name}")
     version, why = gnu_ld_version({"PATH": "/opt/llvm/bin:/usr/bin", "CXX": name}, view)
     assert version is None and "not GCC's driver" in why, why
+
+
+def test_a_gcc_configured_with_ld_is_unread(tmp_path: Path) -> None:
+    # collect2 runs a configured --with-ld=PATH before any search (DEFAULT_LINKER): the driver's configure line says it
+    from elfwriter import build_so
+
+    view = _box(tmp_path)
+    line = b"\0../configure --prefix=/opt/rh/gcc-toolset-13/root/usr --with-ld=/opt/binutils-2.35/bin/ld\0"
+    touch_exe(tmp_path / f"{_TOOLSET}/bin/g++", build_so(needed=["libc.so.6"]) + line)
+    version, why = gnu_ld_version({"PATH": "/usr/bin", "CXX": f"/{_TOOLSET}/bin/g++"}, view)
+    assert version is None and "--with-ld=/opt/binutils-2.35/bin/ld" in why, why
+    touch_exe(tmp_path / f"{_TOOLSET}/bin/g++", build_so(needed=["libc.so.6"]) + line.replace(b"--with-ld=", b"--x="))
+    assert gnu_ld_version({"PATH": "/usr/bin", "CXX": f"/{_TOOLSET}/bin/g++"}, view) == ((2, 40), "")
+
+
+def test_a_wrapper_script_in_gccs_name_is_unread(tmp_path: Path) -> None:
+    view = _box(tmp_path)
+    touch_exe(tmp_path / "opt/wrap/bin/g++", b'#!/bin/sh\nexec /opt/elsewhere/bin/g++ "$@"\n')
+    version, why = gnu_ld_version({"PATH": "/opt/wrap/bin:/usr/bin"}, view)  # (CXX unset: c++, not on this PATH)
+    assert version == (2, 40), why
+    version, why = gnu_ld_version({"PATH": "/opt/wrap/bin:/usr/bin", "CXX": "g++"}, view)
+    assert version is None and "a wrapper script" in why, why
