@@ -1002,9 +1002,8 @@ def _uncalled_function_lines(text: str, lines: list[tuple[str, bool]]) -> set[in
         if any("{" in b or "}" in b for b in body) or any(lines[i][1] for i in range(at + 1, end)):
             at += 1
             continue
-        rest = "\n".join(
-            lines[i][0] for i in range(len(lines)) if not at <= i <= end
-        )  # (its own body: runs only if called)
+        # (a mention in its own body runs only once it is called)
+        rest = "\n".join(lines[i][0] for i in range(len(lines)) if not at <= i <= end)
         if re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", rest) is None:
             out.update(range(at, end + 1))
         at = end + 1
