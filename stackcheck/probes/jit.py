@@ -1779,9 +1779,10 @@ _COLLECT2_LINKERS = ("real-ld", "collect-ld", "ld")
 _GCC_LINK_DRIVER = _lazy(r"(?:[\w.+-]+-)?(?:gcc|g\+\+|c\+\+|cc)(?:-\d+(?:\.\d+)*)?")
 
 
-def _link_driver_prefix(env: Mapping[str, str], view: FileView) -> tuple[str | None, str]:
+def _link_driver_prefix(env: Mapping[str, str], view: FileView) -> tuple[str | None, str, str | None]:
     """(PREFIX of the GCC installation whose driver runs a torch extension's link, or None; why the linker it runs is
-    not to be read, or ""). The link is `$cxx $in $ldflags -o $out` (torch's _write_ninja_file, cxx = $CXX else c++;
+    not to be read, or ""; the linker it was configured with, where collect2 runs that one). The link is
+    `$cxx $in $ldflags -o $out` (torch's _write_ninja_file, cxx = $CXX else c++;
     ccache / sccache run the next word), looked up on the server's PATH. GCC's driver finds its own directories from
     where its binary really is, not where it was configured: gcc/gcc.cc process_command, gcc_exec_prefix =
     get_relative_prefix (argv[0], standard_bindir_prefix, standard_exec_prefix), which follows symbolic links
@@ -1795,31 +1796,45 @@ def _link_driver_prefix(env: Mapping[str, str], view: FileView) -> tuple[str | N
     if words and words[0] in _CXX_LAUNCHERS:
         words = words[1:]
     if not words:
-        return None, ""
+        return None, "", None
     if "/" in words[0] and not words[0].startswith("/"):
-        return None, f"the link's compiler {words[0]!r} is relative to the build directory: its linker not read"
+        return None, f"the link's compiler {words[0]!r} is relative to the build directory: its linker not read", None
     found = which(view, words[0], env.get("PATH", SH_DEFAULT_PATH))
     if found is None:
-        return None, ""
+        return None, "", None
     try:
         real = view.realpath(found)
     except (OSError, ValueError):
-        return None, f"the link's compiler {found} could not be resolved: its linker not read"
+        return None, f"the link's compiler {found} could not be resolved: its linker not read", None
     name, bin_dir = posixpath.basename(real), posixpath.dirname(real)
     if not _GCC_LINK_DRIVER.fullmatch(name):
-        return None, f"the link's compiler {found} resolves to {real}, not GCC's driver: its linker search not read"
+        return (
+            None,
+            f"the link's compiler {found} resolves to {real}, not GCC's driver: its linker search not read",
+            None,
+        )
     if posixpath.basename(bin_dir) != "bin":
-        return None, f"the link's compiler {found} resolves to {real}, outside a bin directory: its linker not read"
+        return (
+            None,
+            f"the link's compiler {found} resolves to {real}, outside a bin directory: its linker not read",
+            None,
+        )
     try:
         script = view.read_bytes(real, 2) == b"#!"
     except (OSError, ValueError):
         script = False
     if script:  # (a wrapper in GCC's name: the driver it runs, and so its prefix, is not read)
-        return None, f"the link's compiler {found} resolves to {real}, a wrapper script: the gcc it runs is not read"
+        return (
+            None,
+            f"the link's compiler {found} resolves to {real}, a wrapper script: the gcc it runs is not read",
+            None,
+        )
     linker = _configured_linker(view, real)
-    if linker is not None:
-        return None, f"the link's gcc {real} was configured --with-ld={linker[:120]}, which collect2 runs first"
-    return posixpath.dirname(bin_dir) or "/", ""
+    if linker is not None:  # (collect2 runs it where it is executable, else searches as below: access (X_OK))
+        st = view.stat(linker) if linker.startswith("/") else None
+        if st is not None and st.kind == "file" and st.mode & 0o111:
+            return None, "", linker
+    return posixpath.dirname(bin_dir) or "/", "", None
 
 
 #: a GCC driver's configure line as its .rodata carries it (gcc.cc includes configargs.h: configuration_arguments,
@@ -1832,7 +1847,9 @@ _WITH_LD = _lazy_bytes(rb"--with-ld=([^\s\x00'\"]{1,400})")
 
 def _configured_linker(view: FileView, real: str) -> str | None:
     """The linker a GCC driver binary was configured with (--with-ld=PATH in its configure line: _WITH_LD), or None
-    where its strings name none or cannot be read (an ELF not read runs nothing: no link to judge)."""
+    where its strings name none or cannot be read (an ELF not read runs nothing: no link to judge). The path is the
+    one configured: a relocated install (conda's, built under another prefix) names a path that is not there, and
+    collect2 then searches as without it."""
     from stackcheck.readers.elf import ElfError, ElfFile
 
     try:
@@ -1885,16 +1902,17 @@ def gnu_ld_version(env: Mapping[str, str], view: FileView) -> tuple[tuple[int, i
     machine's, the tooldir /usr/TRIPLET/bin or the server's COMPILER_PATH, and those under the prefix the link's own
     gcc is installed in: _link_driver_prefix, igap42) holds a linker of its own (collect2 prefers it), where the
     link's compiler is not GCC's driver (clang) or is outside a bin directory, where GCC_EXEC_PREFIX is set, where
-    the PATH has no ld, where it is gold / lld / another program, or where it carries no single version (igap39)."""
-    from stackcheck.readers.elf import ElfError, ElfFile
-
+    the PATH has no ld, where it is gold / lld / another program, or where it carries no single version (igap39).
+    A link gcc configured --with-ld=PATH, executable there, runs that one (_configured_linker): it is read instead."""
     if env.get("GCC_EXEC_PREFIX"):  # (gcc's program directories under that prefix: not followed here)
         return None, "the server's GCC_EXEC_PREFIX adds gcc program directories, searched before the PATH's ld"
     for entry in (env.get("COMPILER_PATH") or "").split(":"):
         own = [n for n in _COLLECT2_LINKERS if entry and is_file(view, f"{entry.rstrip('/')}/{n}")]
         if own:
             return None, f"the server's COMPILER_PATH names {entry}, whose {own[0]} collect2 runs before the PATH's ld"
-    prefix, why = _link_driver_prefix(env, view)
+    prefix, why, configured = _link_driver_prefix(env, view)
+    if configured is not None:  # (the link's gcc was configured --with-ld=PATH, executable there: collect2 runs it)
+        return _binutils_of(view, configured, f"the link's gcc's configured --with-ld={configured}")
     if why:
         return None, why
     if prefix is not None:
@@ -1916,6 +1934,14 @@ def gnu_ld_version(env: Mapping[str, str], view: FileView) -> tuple[tuple[int, i
     ld = which(view, "ld", env.get("PATH"))
     if ld is None:
         return None, "no ld on the server's PATH"
+    return _binutils_of(view, ld, ld)
+
+
+def _binutils_of(view: FileView, ld: str, named: str) -> tuple[tuple[int, int] | None, str]:
+    """((major, minor) of the binutils whose GNU ld `ld` is, or None; why not, the program called `named` there):
+    its .rodata carries GNU ld's --version format (_GNU_LD_MARK) and one binutils version (_BFD_VERSION)."""
+    from stackcheck.readers.elf import ElfError, ElfFile
+
     try:
         real = view.realpath(ld)
         with ElfFile(real, view) as elf:
@@ -1925,12 +1951,12 @@ def gnu_ld_version(env: Mapping[str, str], view: FileView) -> tuple[tuple[int, i
                 return None, f"{real}'s {size} bytes of strings are not read"
             data = elf.read_section(rodata) if rodata is not None else elf.read_at(0, size, "the file")
     except (ElfError, OSError, ValueError):
-        return None, f"{ld} is not read as an ELF program"
+        return None, f"{named} is not read as an ELF program"
     if _GNU_LD_MARK not in data:
-        return None, f"{ld} resolves to {real}, no GNU ld (gold, lld or another program)"
+        return None, f"{named} resolves to {real}, no GNU ld (gold, lld or another program)"
     versions = {(int(m.group(1)), int(m.group(2))) for m in _BFD_VERSION.finditer(data)}
     if len(versions) != 1:
-        return None, f"{ld} resolves to {real}, a GNU ld carrying {len(versions)} binutils versions"
+        return None, f"{named} resolves to {real}, a GNU ld carrying {len(versions)} binutils versions"
     return versions.pop(), ""
 
 

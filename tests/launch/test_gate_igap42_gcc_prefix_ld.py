@@ -91,7 +91,13 @@ def test_a_gcc_configured_with_ld_is_unread(tmp_path: Path) -> None:
     view = _box(tmp_path)
     line = b"\0../configure --prefix=/opt/rh/gcc-toolset-13/root/usr --with-ld=/opt/binutils-2.35/bin/ld\0"
     touch_exe(tmp_path / f"{_TOOLSET}/bin/g++", build_so(needed=["libc.so.6"]) + line)
-    version, why = gnu_ld_version({"PATH": "/usr/bin", "CXX": f"/{_TOOLSET}/bin/g++"}, view)
+    env = {"PATH": "/usr/bin", "CXX": f"/{_TOOLSET}/bin/g++"}
+    # not there (a relocated install names its build machine's path): collect2 searches as without it
+    assert gnu_ld_version(env, view) == ((2, 40), "")
+    gnu_ld(tmp_path / "opt/binutils-2.35/bin/ld", "2.35.2", "(GNU Binutils)")
+    assert gnu_ld_version(env, view) == ((2, 35), "")  # (there: it is the one the link runs, before any search)
+    (tmp_path / "opt/binutils-2.35/bin/ld").write_bytes(b"\x7fELF")
+    version, why = gnu_ld_version(env, view)
     assert version is None and "--with-ld=/opt/binutils-2.35/bin/ld" in why, why
     touch_exe(tmp_path / f"{_TOOLSET}/bin/g++", build_so(needed=["libc.so.6"]) + line.replace(b"--with-ld=", b"--x="))
     assert gnu_ld_version({"PATH": "/usr/bin", "CXX": f"/{_TOOLSET}/bin/g++"}, view) == ((2, 40), "")
