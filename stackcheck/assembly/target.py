@@ -336,9 +336,35 @@ def command_first_path(
     if not args or not PY_NAME.match(posixpath.basename(args[0])):
         return None
     cwd = cwd or (os.getcwd() if is_host(view) else "/")
-    safe = ignore_env = False
-    mode: str | None = None
-    rest = list(args[1:])
+    letters, mode, script = _python_options(args[1:])
+    safe, ignore_env = bool(set(letters) & set("IP")), bool(set(letters) & set("IE"))
+    if mode is None or safe or (env.get("PYTHONSAFEPATH") and not ignore_env and not before_311):
+        return None
+    if mode in ("cwd", "stdin"):
+        return cwd
+    path = _absolute(script, cwd)
+    with contextlib.suppress(OSError):
+        path = view.realpath(path)
+    return posixpath.dirname(path) or "/"
+
+
+def python_option_letters(command: Sequence[str], environ: Mapping[str, str]) -> str | None:
+    """The one-letter options a gated plain Python interpreter (after its `env` / `nohup` wrappers) is given before
+    its script, -m or -c, in order ("uP" for `python -u -P -m sglang.launch_server`; an option's argument, -W's and
+    -X's, left out); None where the command is no plain Python interpreter."""
+    env = dict(environ)
+    args = _unwrap(command, env, [])
+    if not args or not PY_NAME.match(posixpath.basename(args[0])):
+        return None
+    return _python_options(args[1:])[0]
+
+
+def _python_options(words: Sequence[str]) -> tuple[str, str | None, str]:
+    """(the one-letter options, in order; "cwd" for -m / -c, "script", "stdin" or None; the script) of a Python
+    interpreter's arguments `words` after its own name, read as CPython's getopt reads them (Python/getopt.c: letters
+    run together, -W / -X take the rest of the word or the next one, --check-hash-based-pycs the next one)."""
+    letters, mode, script = "", None, ""
+    rest = list(words)
     while rest:
         word = rest.pop(0)
         if word == "-" or not word.startswith("-"):
@@ -353,29 +379,18 @@ def command_first_path(
             if word == "--check-hash-based-pycs" and rest:
                 rest.pop(0)
             continue
-        letters = word[1:]
-        for i, letter in enumerate(letters):
-            if letter in "IP":
-                safe = True
-            if letter in "IE":
-                ignore_env = True
+        for i, letter in enumerate(word[1:]):
+            letters += letter
             if letter in "cm":
                 mode = "cwd"
                 break
             if letter in _PY_ARG_OPTIONS:
-                if i == len(letters) - 1 and rest:
+                if i == len(word) - 2 and rest:
                     rest.pop(0)
                 break
         if mode is not None:
             break
-    if mode is None or safe or (env.get("PYTHONSAFEPATH") and not ignore_env and not before_311):
-        return None
-    if mode in ("cwd", "stdin"):
-        return cwd
-    path = _absolute(script, cwd)
-    with contextlib.suppress(OSError):
-        path = view.realpath(path)
-    return posixpath.dirname(path) or "/"
+    return letters, mode, script
 
 
 def _unwrap(command: Sequence[str], env: dict[str, str], notes: list[str]) -> list[str] | None:

@@ -137,7 +137,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--dry-run",
         action="store_true",
         help="print what was derived and decided; run nothing (implied by --root: a root's launch is judged inside "
-        "it, with its default PATH and not this host's environment, and never run here)",
+        "it, with its default PATH and not this host's environment, its model path and Hugging Face cache read in "
+        "the root, and never run here; GPU memory, the port and /dev/shm stay this host's readings)",
     )
     p.add_argument(
         "--cwd",
@@ -386,8 +387,10 @@ def _settle_nvml() -> None:
 #: the decision's `dry_run` with --root (schemas/gate.schema.json; the text's note line)
 ROOT_DRY_RUN = (
     "implied by --root: the launch was judged with the root's programs, packages and default environment (the PATH "
-    "only, and the command's own env prefix), not this host's; the model path, Hugging Face cache, GPU memory, port "
-    "and /dev/shm are this host's readings; the server is not run here"
+    "only, and the command's own env prefix), not this host's; the model path and the Hugging Face cache were read "
+    "inside the root (a relative path from its /, HF_HOME / HF_HUB_CACHE from that environment, ~ its uid 0's home); "
+    "GPU memory, the port and /dev/shm are this host's readings (a root directory has no GPUs, sockets or mounts of "
+    "its own); the server is not run here"
 )
 
 
@@ -709,6 +712,7 @@ def _decide_with(
     if covered:  # the flags it does not read were checked against the release's own list: say so
         gate.relabel_unlisted(derived, {p.subject for p in undeclared}, str(ctx.installed_version("sglang")))
     extra += gate.installation_problems(derived, ctx.package_state("sglang"), _environment_text(ctx.facts))
+    extra += gate.interpreter_option_problems(launch_command, server_env, ctx.facts)  # (python -P before 3.11)
     extra += gate.probe_problems(report.get("probes") or [])  # a failed probe is unknown, never "absent"
     if config_problem:
         extra.append(gate.Problem("--config", "blocked", "crash", config_problem))

@@ -1211,6 +1211,59 @@ def installation_problems(d: Derived, sglang_state: str, where: str | None) -> l
     ]
 
 
+#: the interpreter options that first came in Python 3.11: -P (don't prepend a potentially unsafe path to sys.path).
+#: CPython 3.10's Python/getopt.c:44 SHORT_OPTS "bBc:dEhiIJm:OqRsStuvVW:xX:?" has no P, and a letter outside it is
+#: "Unknown option: -%c" (its _PyOS_GetOpt), after which Py_Main prints the usage and exits 2 (Python/initconfig.c
+#: config_usage); 3.11 added P (What's New in Python 3.11: the -P option and PYTHONSAFEPATH; Doc/using/cmdline.rst
+#: "-P ... New in version 3.11"). Read from those sources, not run here (no 3.10 on this machine)
+_PYTHON_311_OPTIONS = "P"
+
+
+def interpreter_option_problems(command: Sequence[str] | None, env: Mapping[str, str], facts: Any) -> list[Problem]:
+    """A gated `python -P ...` on a Python older than 3.11 (igap42, issue 16): that interpreter stops at its own
+    argument parsing ("Unknown option: -P", exit 2) before SGLang is imported, blocked; unknown where the audited
+    interpreter's version (facts.python.version, the one ProbeContext.launch_sys_path0 reads) is not read. Nothing for
+    a command that is no plain Python interpreter (a console script, a wrapper: python_option_letters None)."""
+    from stackcheck.assembly.target import python_option_letters
+
+    letters = python_option_letters(command or [], env)
+    late = sorted({c for c in letters or "" if c in _PYTHON_311_OPTIONS})
+    if not late:
+        return []
+    python = facts.get("python") if isinstance(facts, Mapping) else None
+    version = str(python.get("version") or "") if isinstance(python, Mapping) else ""
+    parts = version.split(".")
+    options = ", ".join(f"-{c}" for c in late)
+    if len(parts) < 2 or not (parts[0].isdigit() and parts[1].isdigit()):
+        return [
+            Problem(
+                options,
+                "unknown",
+                None,
+                f"the command gives its Python {options}, an option of Python 3.11 and later, and the interpreter's "
+                "version is not read (an older one exits with 'Unknown option')",
+            )
+        ]
+    if (int(parts[0]), int(parts[1])) >= (3, 11):
+        return []
+    return [
+        Problem(
+            options,
+            "blocked",
+            "crash",
+            f"the command gives its Python {options}, which Python {version[:20]} does not have (it came in 3.11): "
+            f"the interpreter exits with 'Unknown option: {options}' and its usage before SGLang starts; drop it "
+            "(PYTHONSAFEPATH is ignored before 3.11 too) or run Python 3.11 or later",
+            {
+                "title": "CPython 3.10 Python/getopt.c:44 (SHORT_OPTS without P); -P is new in 3.11",
+                "url": "https://github.com/python/cpython/blob/3.10/Python/getopt.c#L44",
+            },
+            observed=f"Python {version[:20]}",
+            required="Python 3.11 or later",
+        )
+    ]
+
+
 def release_problems(
     d: Derived, mapping: Mapping[str, Any], sglang_version: str | None, declared: Mapping[str, Any] | None = None
 ) -> list[Problem]:

@@ -110,7 +110,16 @@ def run_for_gate(
     known = set((manifests.components.get("packages") or {}).keys())
     for pkg in list(known):
         known.update(str(n) for n in (manifests.package(pkg).get("names") or []))
-    start = getattr(opts, "cwd", None) or os.getcwd()  # gate --cwd: where the launch starts
+    # gate --root DIR: the model path and the Hugging Face cache are the root's files (igap42, issue 16; they were read
+    # on this host), from the root's / (gate --cwd is refused with --root) and the root's environment (its default
+    # PATH and the command's env prefix: `env`), never this host's HF_HOME; GPU memory, the port and /dev/shm stay
+    # this host's readings (read_live: a root directory has no GPUs, sockets or mounts of its own)
+    root_view = None
+    if getattr(opts, "root", None):
+        from stackcheck.assembly.target import open_view
+
+        root_view = open_view(opts)
+    start = "/" if root_view is not None else getattr(opts, "cwd", None) or os.getcwd()  # gate --cwd: where it starts
     cwd: str | gate.CwdUnknown = start
     if derived.command:  # the environment the launch itself sees: a shell string's exports before it too
         argv, prefixed = gate.split_env_prefix(derived.command, env)
@@ -122,10 +131,11 @@ def run_for_gate(
         env=env,
         facts=facts,
         data=data,
-        view=gate_cache.host_view(),  # (its reads recorded when the decision is kept: stackcheck.assembly.gate_cache)
+        # (this host's reads recorded when the decision is kept: stackcheck.assembly.gate_cache; a root's never kept)
+        view=root_view if root_view is not None else gate_cache.host_view(),
         cwd=cwd if isinstance(cwd, str) else start,
         cwd_unknown=cwd.why if isinstance(cwd, gate.CwdUnknown) else None,
-        home=env.get("HOME") or os.path.expanduser("~"),
+        home=env.get("HOME") or (_root_home(root_view) if root_view is not None else os.path.expanduser("~")),
         sglang_version=sglang_version,
         known_packages=known,
         readings=readings,
@@ -229,6 +239,18 @@ def run_for_gate(
     idle_flag_needs(derived, mapping, sglang_version, pre)
     derived.launch.update(pre.launch)
     return pre
+
+
+def _root_home(view: Any) -> str:
+    """The home directory "~" names for a root's server when its environment sets no HOME (the root's environment
+    is its default PATH alone: pipeline.root_environment): huggingface_hub's default cache is
+    os.path.expanduser("~/.cache/huggingface"), which without HOME takes the running user's /etc/passwd entry
+    (Python's posixpath.expanduser: pwd.getpwuid(os.getuid()).pw_dir). The root's user is taken as uid 0, as a
+    container of it runs by default (runc's setupUser; stackcheck.image.view.home_of reads the root's /etc/passwd,
+    "/" without an entry): inferred, not read from any launch; `env HOME=...` on the command names another."""
+    from stackcheck.image.view import home_of
+
+    return home_of(view, None)
 
 
 #: the launch facts on the served model's quantization, which the draft's judgement replaces with the draft's

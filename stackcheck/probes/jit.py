@@ -921,8 +921,10 @@ def _script_programs(text: str) -> tuple[list[str], str | None]:
     exec was read as the prefix's compiler, where nvcc's host compile then finds no output)."""
     targets: list[str] = []
     opened = ran = False  # (a separator or a compound command seen; an exec that always runs seen)
-    for line, quoted in _script_lines(text):
-        if not quoted and line.lstrip().startswith("#"):
+    lines = _script_lines(text)
+    skipped = _uncalled_function_lines(text, lines)
+    for at, (line, quoted) in enumerate(lines):
+        if at in skipped or (not quoted and line.lstrip().startswith("#")):
             continue
         commands = _SCRIPT_SEPARATOR.split(line)
         for command in commands:
@@ -955,6 +957,62 @@ def _script_programs(text: str) -> tuple[list[str], str | None]:
                         return targets, f"exec {target} -B{where}"
                     targets.append(f"-B{where}")  # (a directory: in the prefix, whether there or not)
     return targets, None
+
+
+#: a wrapper script's line that opens a shell function's body: `NAME() {` or `function NAME {` / `function NAME() {`
+#: alone on its line (POSIX's function definition command; bash's `function` keyword)
+_SCRIPT_FUNCTION = _lazy(r"\s*(?:function\s+([A-Za-z_]\w*)\s*(?:\(\s*\))?|([A-Za-z_]\w*)\s*\(\s*\))\s*\{\s*")
+
+
+#: the functions a shell calls by their name alone, never named by a call in the script: bash's
+#: command_not_found_handle (bash(1), COMMAND EXECUTION), zsh's command_not_found_handler, its hook functions and
+#: TRAPNAL functions (zshmisc(1), SPECIAL FUNCTIONS; TRAP* is matched by prefix)
+_SHELL_HOOKS = frozenset(
+    ("command_not_found_handle", "command_not_found_handler", "chpwd", "periodic", "precmd", "preexec",
+     "zshaddhistory", "zshexit")
+)  # fmt: skip
+
+
+def _uncalled_function_lines(text: str, lines: list[tuple[str, bool]]) -> set[int]:
+    """The indices of `lines` (_script_lines) that define a shell function the script never names again: its
+    `NAME() {` line, the body and the closing `}` line. The shell runs a body only where NAME is called (POSIX
+    Shell Command Language, 2.9.5 Function Definition Command: "When the function is declared, none of the commands
+    specified within the compound-command shall be executed"), so an `exit` there ends nothing (igap42: a usage()
+    with `exit 1`, never called, made the wrapper unknown). Read only in the plainest shape, every other one left to
+    be read as commands (unknown, as before): the opening line alone and unquoted, the body's lines without a brace,
+    a quote left open or a here-document, closed by a line that is `}` alone; and NAME appears nowhere else in the
+    script as a word, outside its own definition (in a string, a trap, an eval, a variable's value, another
+    function: any mention counts as a possible call)."""
+    import re
+
+    if "<<" in text:
+        return set()
+    out: set[int] = set()
+    at = 0
+    while at < len(lines):
+        line, quoted = lines[at]
+        named = None if quoted else _SCRIPT_FUNCTION.fullmatch(line)
+        if named is None:
+            at += 1
+            continue
+        name = named.group(1) or named.group(2)
+        if name in _SHELL_HOOKS or name.startswith("TRAP"):  # (the shell calls these itself, unnamed)
+            at += 1
+            continue
+        end = next((i for i in range(at + 1, len(lines)) if lines[i][0].strip() == "}"), None)
+        if end is None or lines[end][1] or (end + 1 < len(lines) and lines[end + 1][1]):
+            at += 1
+            continue
+        body = [lines[i][0] for i in range(at + 1, end)]
+        if any("{" in b or "}" in b for b in body) or any(lines[i][1] for i in range(at + 1, end)):
+            at += 1
+            continue
+        # (a mention in its own body runs only once it is called)
+        rest = "\n".join(lines[i][0] for i in range(len(lines)) if not at <= i <= end)
+        if re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", rest) is None:
+            out.update(range(at, end + 1))
+        at = end + 1
+    return out
 
 
 def _script_unread(text: str) -> str | None:
@@ -1720,6 +1778,117 @@ _LD_RODATA_MAX = 16 << 20
 _COLLECT2_LINKERS = ("real-ld", "collect-ld", "ld")
 
 
+#: a resolved C++ compiler name whose linker search is GCC's driver's (gcc, g++, c++, cc, with a target prefix and a
+#: version suffix: Debian's x86_64-linux-gnu-g++-12, RHEL's c++ (a hard link of g++), conda's
+#: x86_64-conda-linux-gnu-c++)
+_GCC_LINK_DRIVER = _lazy(r"(?:[\w.+-]+-)?(?:gcc|g\+\+|c\+\+|cc)(?:-\d+(?:\.\d+)*)?")
+
+
+def _link_driver_prefix(env: Mapping[str, str], view: FileView) -> tuple[str | None, str, str | None]:
+    """(PREFIX of the GCC installation whose driver runs a torch extension's link, or None; why the linker it runs is
+    not to be read, or ""; the linker it was configured with, where collect2 runs that one). The link is
+    `$cxx $in $ldflags -o $out` (torch's _write_ninja_file, cxx = $CXX else c++;
+    ccache / sccache run the next word), looked up on the server's PATH. GCC's driver finds its own directories from
+    where its binary really is, not where it was configured: gcc/gcc.cc process_command, gcc_exec_prefix =
+    get_relative_prefix (argv[0], standard_bindir_prefix, standard_exec_prefix), which follows symbolic links
+    (libiberty make-relative-prefix.c: make_relative_prefix resolves them, -no-canonical-prefixes aside), so PREFIX
+    is the directory above the resolved driver's bin/ (gcc-toolset-13's /opt/rh/gcc-toolset-13/root/usr, a conda
+    environment). (None, "") where no compiler is found (the link does not run: cxx_found says so); unknown for a
+    compiler that is not GCC's driver by name (clang searches its own directory and its GCC installation's for ld:
+    not read here) or one not in a bin/ directory."""
+    value = env.get("CXX", "c++")
+    words = value.split()
+    if words and words[0] in _CXX_LAUNCHERS:
+        words = words[1:]
+    if not words:
+        return None, "", None
+    if "/" in words[0] and not words[0].startswith("/"):
+        return None, f"the link's compiler {words[0]!r} is relative to the build directory: its linker not read", None
+    found = which(view, words[0], env.get("PATH", SH_DEFAULT_PATH))
+    if found is None:
+        return None, "", None
+    try:
+        real = view.realpath(found)
+    except (OSError, ValueError):
+        return None, f"the link's compiler {found} could not be resolved: its linker not read", None
+    name, bin_dir = posixpath.basename(real), posixpath.dirname(real)
+    if not _GCC_LINK_DRIVER.fullmatch(name):
+        return (
+            None,
+            f"the link's compiler {found} resolves to {real}, not GCC's driver: its linker search not read",
+            None,
+        )
+    if posixpath.basename(bin_dir) != "bin":
+        return (
+            None,
+            f"the link's compiler {found} resolves to {real}, outside a bin directory: its linker not read",
+            None,
+        )
+    try:
+        script = view.read_bytes(real, 2) == b"#!"
+    except (OSError, ValueError):
+        script = False
+    if script:  # (a wrapper in GCC's name: the driver it runs, and so its prefix, is not read)
+        return (
+            None,
+            f"the link's compiler {found} resolves to {real}, a wrapper script: the gcc it runs is not read",
+            None,
+        )
+    linker = _configured_linker(view, real)
+    if linker is not None:  # (collect2 runs it where it is executable, else searches as below: access (X_OK))
+        st = view.stat(linker) if linker.startswith("/") else None
+        if st is not None and st.kind == "file" and st.mode & 0o111:
+            return None, "", linker
+    return posixpath.dirname(bin_dir) or "/", "", None
+
+
+#: a GCC driver's configure line as its .rodata carries it (gcc.cc includes configargs.h: configuration_arguments,
+#: what `gcc -v` prints after "Configured with:"), naming the linker collect2 runs before any search: --with-ld=PATH
+#: defines DEFAULT_LINKER (gcc/configure), and collect2.cc main takes it first where it is executable (`#ifdef
+#: DEFAULT_LINKER if (access (DEFAULT_LINKER, X_OK) == 0) ld_file_name = DEFAULT_LINKER;`, before the compiler
+#: path's real-ld / collect-ld / ld and the PATH); gcc.cc find_a_file does the same for -print-prog-name=ld
+_WITH_LD = _lazy_bytes(rb"--with-ld=([^\s\x00'\"]{1,400})")
+
+
+def _configured_linker(view: FileView, real: str) -> str | None:
+    """The linker a GCC driver binary was configured with (--with-ld=PATH in its configure line: _WITH_LD), or None
+    where its strings name none or cannot be read (an ELF not read runs nothing: no link to judge). The path is the
+    one configured: a relocated install (conda's, built under another prefix) names a path that is not there, and
+    collect2 then searches as without it."""
+    from stackcheck.readers.elf import ElfError, ElfFile
+
+    try:
+        with ElfFile(real, view) as elf:
+            rodata = elf.section(".rodata")
+            size = rodata.size if rodata is not None else elf.size
+            if size > _DRIVER_RODATA_MAX:
+                return None
+            data = elf.read_section(rodata) if rodata is not None else elf.read_at(0, size, "the file")
+    except (ElfError, OSError, ValueError):
+        return None
+    named = _WITH_LD.search(data)
+    return named.group(1).decode("ascii", "replace") if named is not None else None
+
+
+def _gcc_prefix_program_dirs(view: FileView, prefix: str) -> list[str]:
+    """The program directories a GCC driver under PREFIX hands collect2 (its COMPILER_PATH) ahead of the PATH, for every
+    TRIPLET and VERSION found there (the driver's own are compiled in, not read): PREFIX/libexec/gcc/TRIPLET/VERSION and
+    PREFIX/libexec/gcc/TRIPLET (gcc.cc: add_prefix (&exec_prefixes, gcc_libexec_prefix, ...) searched with the
+    machine suffix TRIPLET/VERSION/ and just TRIPLET/), PREFIX/lib/gcc/TRIPLET/VERSION and PREFIX/lib/gcc/TRIPLET
+    (the BINUTILS prefix under standard_exec_prefix, and RHEL / Debian's layout of the same files), and the tooldir
+    PREFIX/TRIPLET/bin (gcc.cc: tooldir_prefix = gcc_exec_prefix + TRIPLET/VERSION/ + tooldir_base_prefix "../../../../"
+    + spec_machine/, then add_prefix (&exec_prefixes, tooldir_prefix + "bin/")). `gcc -print-prog-name=ld` searches the
+    same list (find_a_program); inferred from that source, not run."""
+    out: list[str] = []
+    for sub in ("libexec/gcc", "lib/gcc"):
+        base = posixpath.join(prefix, sub)
+        for triplet in listdir_or_empty(view, base):
+            versions = listdir_or_empty(view, f"{base}/{triplet}")
+            out.extend(f"{base}/{triplet}/{version}" for version in versions)
+            out.extend((f"{base}/{triplet}", posixpath.join(prefix, triplet, "bin")))
+    return list(dict.fromkeys(out))
+
+
 def _ld_looks_in_cwd_first(env: Mapping[str, str], view: FileView) -> str | None:
     """How the link's GNU ld may open a linker script's bare name in the working directory first (binutils before
     2.37, or a version not read: _LD_SCRIPT_DIR_FIRST); None where it is read as 2.37 or later."""
@@ -1735,17 +1904,30 @@ def gnu_ld_version(env: Mapping[str, str], view: FileView) -> tuple[tuple[int, i
     """((major, minor) of the binutils whose GNU ld a torch extension's link runs, or None; why not). The link is
     g++'s (collect2's): an `ld` on the server's PATH, resolved, whose .rodata carries GNU ld's --version format
     (_GNU_LD_MARK) and one binutils version (_BFD_VERSION); not read where a GCC program directory (a version's, the
-    machine's, the tooldir /usr/TRIPLET/bin or the server's COMPILER_PATH) holds a linker of its own (collect2 prefers
-    it), where GCC_EXEC_PREFIX is set, where the PATH has no ld, where it is gold / lld / another program, or where it
-    carries no single version (igap39)."""
-    from stackcheck.readers.elf import ElfError, ElfFile
-
+    machine's, the tooldir /usr/TRIPLET/bin or the server's COMPILER_PATH, and those under the prefix the link's own
+    gcc is installed in: _link_driver_prefix, igap42) holds a linker of its own (collect2 prefers it), where the
+    link's compiler is not GCC's driver (clang) or is outside a bin directory, where GCC_EXEC_PREFIX is set, where
+    the PATH has no ld, where it is gold / lld / another program, or where it carries no single version (igap39).
+    A link gcc configured --with-ld=PATH, executable there, runs that one (_configured_linker): it is read instead."""
     if env.get("GCC_EXEC_PREFIX"):  # (gcc's program directories under that prefix: not followed here)
         return None, "the server's GCC_EXEC_PREFIX adds gcc program directories, searched before the PATH's ld"
     for entry in (env.get("COMPILER_PATH") or "").split(":"):
         own = [n for n in _COLLECT2_LINKERS if entry and is_file(view, f"{entry.rstrip('/')}/{n}")]
         if own:
             return None, f"the server's COMPILER_PATH names {entry}, whose {own[0]} collect2 runs before the PATH's ld"
+    prefix, why, configured = _link_driver_prefix(env, view)
+    if configured is not None:  # (the link's gcc was configured --with-ld=PATH, executable there: collect2 runs it)
+        return _binutils_of(view, configured, f"the link's gcc's configured --with-ld={configured}")
+    if why:
+        return None, why
+    if prefix is not None:
+        for directory in _gcc_prefix_program_dirs(view, prefix):
+            own = [n for n in _COLLECT2_LINKERS if is_file(view, f"{directory}/{n}")]
+            if own:
+                return (
+                    None,
+                    f"{directory} holds {own[0]}, which the link's gcc (under {prefix}) runs before the PATH's ld",
+                )
     for root in GCC_LIB_ROOTS:
         triplet = posixpath.basename(root)
         for base in (root, root.replace("/usr/lib/gcc/", "/usr/libexec/gcc/")):
@@ -1757,6 +1939,14 @@ def gnu_ld_version(env: Mapping[str, str], view: FileView) -> tuple[tuple[int, i
     ld = which(view, "ld", env.get("PATH"))
     if ld is None:
         return None, "no ld on the server's PATH"
+    return _binutils_of(view, ld, ld)
+
+
+def _binutils_of(view: FileView, ld: str, named: str) -> tuple[tuple[int, int] | None, str]:
+    """((major, minor) of the binutils whose GNU ld `ld` is, or None; why not, the program called `named` there):
+    its .rodata carries GNU ld's --version format (_GNU_LD_MARK) and one binutils version (_BFD_VERSION)."""
+    from stackcheck.readers.elf import ElfError, ElfFile
+
     try:
         real = view.realpath(ld)
         with ElfFile(real, view) as elf:
@@ -1766,12 +1956,12 @@ def gnu_ld_version(env: Mapping[str, str], view: FileView) -> tuple[tuple[int, i
                 return None, f"{real}'s {size} bytes of strings are not read"
             data = elf.read_section(rodata) if rodata is not None else elf.read_at(0, size, "the file")
     except (ElfError, OSError, ValueError):
-        return None, f"{ld} is not read as an ELF program"
+        return None, f"{named} is not read as an ELF program"
     if _GNU_LD_MARK not in data:
-        return None, f"{ld} resolves to {real}, no GNU ld (gold, lld or another program)"
+        return None, f"{named} resolves to {real}, no GNU ld (gold, lld or another program)"
     versions = {(int(m.group(1)), int(m.group(2))) for m in _BFD_VERSION.finditer(data)}
     if len(versions) != 1:
-        return None, f"{ld} resolves to {real}, a GNU ld carrying {len(versions)} binutils versions"
+        return None, f"{named} resolves to {real}, a GNU ld carrying {len(versions)} binutils versions"
     return versions.pop(), ""
 
 

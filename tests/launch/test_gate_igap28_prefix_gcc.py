@@ -375,3 +375,45 @@ def test_the_gate_does_not_allow_a_wrapper_that_exits_first(tmp_path: Path) -> N
     view = _box(tmp_path / "box", script=script)
     doc = _gate(tmp_path / "g", probe_jit(toolkit_128_facts(), {**PATH, "CC": "/opt/gcc/bin/gcc"}, view))
     assert _rule(doc, "flashinfer-jit-cc-host-version") == ["unknown"], doc.get("warnings")
+
+
+# ---- igap42: an `exit` inside a shell function the wrapper never calls ---------------------------------------------
+# (a usage() with `exit 1` made the wrapper unknown: the shell runs a function's body only where it is called)
+
+_USAGE = 'usage() {\n  echo "usage: gcc ARGS" >&2\n  exit 1\n}\n'
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        f"#!/bin/sh\n{_USAGE}exec /opt/gcc/bin/gcc-real {FLAGS}\n",
+        f"#!/bin/bash\nfunction usage {{\n  exit 2\n}}\nexec /opt/gcc/bin/gcc-real {FLAGS}\n",
+        f"#!/bin/bash\nfunction usage() {{\n  return 1\n}}\nexec /opt/gcc/bin/gcc-real {FLAGS}\n",
+    ],
+)
+def test_an_exit_in_a_function_never_called_is_read(tmp_path: Path, script: str) -> None:
+    jit = probe_jit(toolkit_128_facts(), {**PATH, "CC": "/opt/gcc/bin/gcc"}, _box(tmp_path, script=script.encode()))
+    assert jit["cc_host_gnu_major"] == 13 and jit["cc_host_gnu_supported"] is True, jit
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        # called: directly, by a trap, from a test, through a variable that names it
+        f'#!/bin/sh\n{_USAGE}[ -n "$1" ] || usage\nexec /opt/gcc/bin/gcc-real {FLAGS}\n',
+        f"#!/bin/sh\n{_USAGE}trap usage EXIT\nexec /opt/gcc/bin/gcc-real {FLAGS}\n",
+        f'#!/bin/sh\n{_USAGE}f=usage\n"$f"\nexec /opt/gcc/bin/gcc-real {FLAGS}\n',
+        # not the plainest shape: a brace in the body, a here-document, a quote left open across the closing brace
+        f'#!/bin/sh\nusage() {{\n  echo "${{0}}"; exit 1\n}}\nexec /opt/gcc/bin/gcc-real {FLAGS}\n',
+        f"#!/bin/sh\nusage() {{\n  cat <<E\n}}\nE\n  exit 1\n}}\nexec /opt/gcc/bin/gcc-real {FLAGS}\n",
+        f"#!/bin/sh\nusage() {{\n  echo '\n}}\nexit 1\n'\n}}\nexec /opt/gcc/bin/gcc-real {FLAGS}\n",
+        # one the shell calls itself (bash: a command not found; zsh: its exit hook)
+        f"#!/bin/bash\ncommand_not_found_handle() {{\n  exit 1\n}}\nexec /opt/gcc/bin/gcc-real {FLAGS}\n",
+        f"#!/bin/zsh\nTRAPEXIT() {{\n  exit 1\n}}\nexec /opt/gcc/bin/gcc-real {FLAGS}\n",
+        # a function that runs another compiler, called
+        f'#!/bin/sh\nrun() {{\n  /usr/bin/gcc-15 "$@"\n}}\nrun "$@"\nexec /opt/gcc/bin/gcc-real {FLAGS}\n',
+    ],
+)
+def test_a_function_that_may_run_is_still_unknown(tmp_path: Path, script: str) -> None:
+    jit = probe_jit(toolkit_128_facts(), {**PATH, "CC": "/opt/gcc/bin/gcc"}, _box(tmp_path, script=script.encode()))
+    assert "cc_host_gnu_major" not in jit and jit["cc_host_gnu_supported"] is None, (script, jit)
