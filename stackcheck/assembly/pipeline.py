@@ -120,9 +120,14 @@ def gather(
             environ = root_environment()  # CXX, PYTHONPATH would find or pick the wrong programs: issue 16)
         command, cwd, command_is = opts.command, opts.cwd, "the gated command"
         default_command = getattr(view, "command", None)
-        if command is None and callable(default_command):  # an image: the command its containers run
-            command, command_is = default_command() or None, "the image's command"
+        if callable(default_command):
+            # an image: its containers start in the config's WorkingDir whichever command they run (the OCI image
+            # spec's config.md, WorkingDir: "the current working directory of the entrypoint process", a default
+            # that only a working directory given when the container is made replaces; irobust: a command given
+            # after `--` was judged from "/", missing a WorkingDir checkout's ./sglang)
             cwd = view.workdir() if hasattr(view, "workdir") else "/"
+            if command is None:  # the command its containers run
+                command, command_is = default_command() or None, "the image's command"
         own_setting = os.environ.get("STACKCHECK_PYTHON") or ""
         target = choose_target(view, environ, opts.python, opts.env_dir, command, cwd, own_setting, command_is)
         names = [*DEFAULT_PROBES, *(DEEP_PROBES if opts.deep else ())]

@@ -510,6 +510,9 @@ def _decide(args: argparse.Namespace, slot: Any = None) -> tuple[Any, list[str] 
     if opts.image:
         if args.watch:
             raise UsageError("--watch with --image: the image's server runs in a container, not here")
+        if opts.cwd is not None:  # (irobust: it was read inside the image, where the container does not start)
+            raise UsageError("--cwd with --image: the image's server starts in its WorkingDir (--cwd names a "
+                             "directory of this host)")  # fmt: skip
         server_env, image_command = _image_launch(opts.image, opts.platform)
     elif opts.root:
         # a root's launch is judged inside it, with the environment its own processes start with (the default PATH
