@@ -407,6 +407,13 @@ def _launch_dir(path: str) -> str:
     where = os.path.realpath(path)
     if not os.path.isdir(where):
         what = "does not exist" if not os.path.lexists(where) else "is not a directory"
+        try:
+            os.stat(path)
+        except OSError as exc:  # (irobust: realpath leaves a loop of links unresolved, which lexists then finds)
+            import errno
+
+            if exc.errno == errno.ELOOP:
+                what = "too many levels of symbolic links (a link loop?)"
         raise UsageError(f"--cwd {field_safe(path)}: {what}")
     if not os.access(where, os.R_OK | os.X_OK):
         raise UsageError(f"--cwd {field_safe(path)}: not readable (the server could not start there)")
