@@ -101,7 +101,13 @@ def gather(
         return facts, [{"name": "facts-file", "status": "ok", "reason": str(opts.facts_file), "duration_ms": 0.0}], host
     import os
 
-    from stackcheck.assembly.target import choose_target, command_environment, command_first_path, open_view
+    from stackcheck.assembly.target import (
+        choose_target,
+        command_directory,
+        command_environment,
+        command_first_path,
+        open_view,
+    )
     from stackcheck.probes import DEEP_PROBES, DEFAULT_PROBES, HOST_PROBES
     from stackcheck.probes.interface import ProbeContext
     from stackcheck.probes.runner import run_probes
@@ -148,7 +154,8 @@ def gather(
             launch_first_path=first_path,
             launch_first_path_before_311=first_before_311 if first_before_311 != first_path else None,
             # gate --cwd: where the launch starts (a relative SGLANG_NCCL_SO_PATH is opened from there)
-            launch_cwd=cwd if command and opts.cwd else None,
+            # (and `env -C DIR` of the command's own wrappers: irobust)
+            launch_cwd=command_directory(command, environ, cwd if opts.cwd else None) if command else None,
             view=view,
             target=target,
             gates=lambda: load().gates,

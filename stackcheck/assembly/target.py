@@ -277,10 +277,12 @@ def interpreter_of_command(
     notes = notes if notes is not None else []
     env = dict(environ)
     cwd = cwd or (os.getcwd() if is_host(view) else "/")
-    unwrapped = _unwrap(command, env, notes)
+    dirs: list[str] = []
+    unwrapped = _unwrap(command, env, notes, dirs)
     if unwrapped is None:
         return None
     args = unwrapped
+    cwd = _entered(cwd, dirs)  # `env -C DIR`: the program is run from there (irobust)
     if not args:
         notes.append("the gated command has no program after its wrappers")
         return None
@@ -304,6 +306,24 @@ def interpreter_of_command(
         notes.append(f"the gated command's {prog} ({resolved}) does not name a Python interpreter on its first line")
         return None
     return exe, f"the gated command's script ({resolved})", env
+
+
+def _entered(cwd: str, dirs: Sequence[str]) -> str:
+    """`cwd` after chdir to each of `dirs` (`env -C DIR`): joined, not normalised, so that `sub/..` through a link
+    `sub` resolves as chdir does when the path is read (irev65)."""
+    for directory in dirs:
+        cwd = posixpath.join(cwd, directory)
+    return cwd
+
+
+def command_directory(command: Sequence[str], environ: Mapping[str, str], cwd: str | None) -> str | None:
+    """The directory the gated command's program starts in, where known: `cwd` (None: not known) after each `env -C
+    DIR` of its wrappers (an absolute DIR is known whatever `cwd` is)."""
+    dirs: list[str] = []
+    _unwrap(command, dict(environ), [], dirs)
+    for directory in dirs:
+        cwd = directory if directory.startswith("/") else (None if cwd is None else posixpath.join(cwd, directory))
+    return cwd
 
 
 def command_environment(command: Sequence[str], environ: Mapping[str, str]) -> dict[str, str]:
@@ -330,7 +350,8 @@ def command_first_path(
     environment). `before_311`: as a Python older than 3.11 does, which ignores PYTHONSAFEPATH (-P, also 3.11's, is
     an error there: still taken to put none)."""
     env = dict(environ)
-    args = _unwrap(command, env, [])
+    dirs: list[str] = []
+    args = _unwrap(command, env, [], dirs)
     if not args or not PY_NAME.match(posixpath.basename(args[0])):
         return None
     cwd = cwd or (os.getcwd() if is_host(view) else "/")
@@ -368,6 +389,7 @@ def command_first_path(
             break
     if mode is None or safe or (env.get("PYTHONSAFEPATH") and not ignore_env and not before_311):
         return None
+    cwd = _entered(cwd, dirs)  # `env -C DIR`: Python starts in DIR (irobust)
     if mode in ("cwd", "stdin"):
         return cwd
     path = _absolute(script, cwd)
@@ -376,14 +398,16 @@ def command_first_path(
     return posixpath.dirname(path) or "/"
 
 
-def _unwrap(command: Sequence[str], env: dict[str, str], notes: list[str]) -> list[str] | None:
-    """The command after its `env ...` and `nohup` wrappers, applying each `env`'s settings to `env`; None
-    (with a note) at an `env` option that is not followed."""
+def _unwrap(
+    command: Sequence[str], env: dict[str, str], notes: list[str], dirs: list[str] | None = None
+) -> list[str] | None:
+    """The command after its `env ...` and `nohup` wrappers, applying each `env`'s settings to `env` and adding
+    each `env -C DIR` to `dirs` (in order); None (with a note) at an `env` option that is not followed."""
     args = list(command)
     while args:
         head = posixpath.basename(args[0])
         if head == "env":
-            rest = _strip_env(args[1:], env, notes)
+            rest = _strip_env(args[1:], env, notes, dirs)
             if rest is None:
                 return None
             args = rest
@@ -399,11 +423,35 @@ def _absolute(path: str, cwd: str) -> str:
     return path if path.startswith("/") else posixpath.normpath(posixpath.join(cwd, path))
 
 
-def _strip_env(args: list[str], env: dict[str, str], notes: list[str]) -> list[str] | None:
-    """Apply `env [-i] [-u NAME] [NAME=VALUE]...` to `env`; the command that follows, or None."""
+#: GNU env's options that change neither the environment nor the program run (coreutils 9.1 `env --help`: -v /
+#: --debug, the signal options, whose SIG is given with `=` only); `-C DIR` changes the directory it runs in
+ENV_INERT = ("-v", "--debug", "--list-signal-handling", "--block-signal", "--default-signal", "--ignore-signal")
+
+
+def env_chdir(args: Sequence[str], i: int) -> tuple[str, int] | None:
+    """GNU env's `-C DIR` / `-CDIR` / `--chdir DIR` / `--chdir=DIR` at args[i]: (DIR, how many words it takes), else
+    None (coreutils 9.1 env.c: `-C, --chdir=DIR change working directory to DIR`, before it runs the command; run
+    here: `env -C d pwd`, `env -Cd pwd`, `env --chdir d pwd` and `env --chdir=d pwd` each print d)."""
+    a = args[i]
+    if a in ("-C", "--chdir"):
+        return (args[i + 1], 2) if i + 1 < len(args) else None
+    if a.startswith("--chdir="):
+        return a.partition("=")[2], 1
+    if a.startswith("-C") and len(a) > 2:
+        return a[2:], 1
+    return None
+
+
+def _strip_env(
+    args: list[str], env: dict[str, str], notes: list[str], dirs: list[str] | None = None
+) -> list[str] | None:
+    """Apply `env [-i] [-u NAME] [-C DIR] [NAME=VALUE]...` to `env` (and each DIR to `dirs`); the command that
+    follows, or None. irobust: `-C DIR` and the inert options (ENV_INERT) stopped the reading, so the interpreter, the
+    assignments after them (`env -C /srv SGLANG_NCCL_SO_PATH=... python ...`) and the directory went unread."""
     i = 0
     while i < len(args):
         a = args[i]
+        chdir = env_chdir(args, i)
         if a in ("-i", "--ignore-environment", "-"):
             env.clear()
         elif a in ("-u", "--unset") and i + 1 < len(args):
@@ -411,6 +459,12 @@ def _strip_env(args: list[str], env: dict[str, str], notes: list[str]) -> list[s
             i += 1
         elif a.startswith("--unset="):
             env.pop(a.split("=", 1)[1], None)
+        elif chdir is not None:
+            if dirs is not None:
+                dirs.append(chdir[0])
+            i += chdir[1] - 1
+        elif a.partition("=")[0] in ENV_INERT:
+            pass
         elif a == "--":
             i += 1
             break
