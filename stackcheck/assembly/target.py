@@ -442,6 +442,33 @@ def env_chdir(args: Sequence[str], i: int) -> tuple[str, int] | None:
     return None
 
 
+def env_split_string(args: Sequence[str], i: int) -> tuple[list[str] | None, int] | None:
+    """GNU env's `-S STRING` / `-SSTRING` / `--split-string[=]STRING` at args[i]: (the words STRING splits into, how
+    many words of args it takes), the words None where STRING is not split here; None where args[i] is no -S. env
+    puts the words in its argument list where the option was and reads on (coreutils env.c parse_split_string, and
+    `env --help`: "process and split S into separate arguments"); a STRING with a backslash, `$` (its escapes and
+    ${VAR}) or `#` (a comment) is not split here, nor one shlex cannot split (an open quote)."""
+    a = args[i]
+    if a in ("-S", "--split-string"):
+        if i + 1 >= len(args):
+            return None
+        text, used = args[i + 1], 2
+    elif a.startswith("--split-string="):
+        text, used = a.partition("=")[2], 1
+    elif a.startswith("-S") and len(a) > 2:
+        text, used = a[2:], 1
+    else:
+        return None
+    if any(c in text for c in "\\$#"):
+        return None, used
+    import shlex
+
+    try:
+        return shlex.split(text), used
+    except ValueError:
+        return None, used
+
+
 def _strip_env(
     args: list[str], env: dict[str, str], notes: list[str], dirs: list[str] | None = None
 ) -> list[str] | None:
@@ -452,6 +479,13 @@ def _strip_env(
     while i < len(args):
         a = args[i]
         chdir = env_chdir(args, i)
+        split = env_split_string(args, i)
+        if split is not None:
+            if split[0] is None:
+                notes.append(f"env {a}: a string not split here; the command's interpreter is not known")
+                return None
+            args = [*args[:i], *split[0], *args[i + split[1] :]]
+            continue
         if a in ("-i", "--ignore-environment", "-"):
             env.clear()
         elif a in ("-u", "--unset") and i + 1 < len(args):

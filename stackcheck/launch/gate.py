@@ -165,7 +165,7 @@ def split_env_prefix(
     """`env [-i] [-u NAME] [-C DIR] [NAME=VALUE]... CMD ARGS` -> (CMD ARGS, the environment CMD would see); each
     `-C DIR` is added to `dirs`. irobust: `-C DIR`, `-v` and the signal options ended the prefix, so the assignments
     after them (`env -C /srv SGLANG_NCCL_SO_PATH=/x.so python -m sglang.launch_server`) were not seen."""
-    from stackcheck.assembly.target import ENV_INERT, env_chdir
+    from stackcheck.assembly.target import ENV_INERT, env_chdir, env_split_string
 
     args = list(argv)
     out = dict(env)
@@ -175,6 +175,10 @@ def split_env_prefix(
     while i < len(args):
         a = args[i]
         chdir = env_chdir(args, i)
+        split = env_split_string(args, i)
+        if split is not None and split[0] is not None:  # (its words read on as env reads them: irobust)
+            args = [*args[:i], *split[0], *args[i + split[1] :]]
+            continue
         if a in ("-i", "--ignore-environment", "-"):
             out = {}
         elif a in ("-u", "--unset") and i + 1 < len(args):

@@ -86,3 +86,32 @@ def test_a_relative_nccl_so_path_is_read_from_env_chdirs_directory(tmp_path: Pat
     proc = run_stackcheck("gate", *DRY, "--cwd", "a", "--", *line, env=env, cwd=tmp_path, timeout=120)
     doc = json.loads(proc.stdout)
     assert _rules(doc).get("symm-mem-nccl-so-path") == "fail", (_rules(doc), proc.stderr[-300:])
+
+
+@pytest.mark.parametrize("form", ["-S", "-S{}", "--split-string", "--split-string={}"])
+def test_env_split_string_is_read_as_env_reads_it(tmp_path: Path, form: str) -> None:
+    """`env -S 'A=1 python -m sglang.launch_server --tp 2 ...'` (a shebang line's way to pass several words): env splits
+    the string and reads on (coreutils 9.1 `env --help`: "process and split S into separate arguments"). Before, the
+    string was one word: the launch was taken for a wrapper, its flags (--tp 2 --enable-symm-mem) and assignment
+    unread, so the symmetric-memory and SGLANG_NCCL_SO_PATH rules were not required."""
+    venv = _venv(tmp_path)
+    text = (f"SGLANG_NCCL_SO_PATH={tmp_path}/missing/libnccl.so.2 {venv}/bin/python -m sglang.launch_server "
+            "--model-path m --tp 2 --enable-symm-mem")  # fmt: skip
+    words = [form.format(text)] if "{}" in form else [form, text]
+    env = clean_env("VIRTUAL_ENV", "CONDA_PREFIX", XDG_CACHE_HOME=str(tmp_path / "cache"))
+    proc = run_stackcheck("gate", *DRY, "--", "env", *words, env=env, cwd=tmp_path, timeout=120)
+    doc = json.loads(proc.stdout)
+    derived = doc["derived"]
+    assert derived["entrypoint"] == "launch-server" and derived["launch"].get("tp") == 2, derived
+    assert doc["sglang"] == "0.5.9" and _rules(doc).get("symm-mem-nccl-so-path") == "fail", _rules(doc)
+
+
+def test_env_split_string_with_escapes_is_not_split(tmp_path: Path) -> None:
+    """A string with `$`, a backslash or `#` (env's own expansions, escapes and comments) is not split here: the
+    interpreter stays unknown and sglang is not seen (refused), as before."""
+    venv = _venv(tmp_path)
+    text = f"SGLANG_NCCL_SO_PATH=$HOME/x.so {venv}/bin/python -m sglang.launch_server --tp 2"
+    env = clean_env("VIRTUAL_ENV", "CONDA_PREFIX", XDG_CACHE_HOME=str(tmp_path / "cache"))
+    proc = run_stackcheck("gate", *DRY, "--", "env", "-S", text, env=env, cwd=tmp_path, timeout=120)
+    doc = json.loads(proc.stdout)
+    assert proc.returncode == 1 and doc["decision"] == "refuse" and doc.get("sglang") is None, doc.get("sglang")
