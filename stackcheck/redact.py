@@ -82,7 +82,10 @@ _CREDENTIAL_SHAPES = (
 #: the end of a backslash escape as repr() and terminal_safe write a control character (`\\x07`, `\\u202e`, `\\n`): a
 #: word starts after one (`'\\x07hf_...'`, a refusal quoting a value from the command line with a control in it)
 _AFTER_ESCAPE = r"(?<=\\x[0-9A-Fa-f]{2})|(?<=\\u[0-9A-Fa-f]{4})|(?<=\\U[0-9A-Fa-f]{8})|(?<=\\[abfnrtv])"
-_TOKEN = _lazy(r"(?:(?<![A-Za-z0-9])|" + _AFTER_ESCAPE + r")(?:" + _CREDENTIAL_SHAPES + r")")
+#: a token starts after no letter (`task-...`, `disk-...` are words), but may follow a digit: a build's free-text
+#: suffix straight after a version number (NCCL's NCCL_SUFFIX in "NCCL version 2.27.7hf_...+cuda12.9", read from the
+#: library SGLANG_NCCL_SO_PATH names) was shown whole (irobust)
+_TOKEN = _lazy(r"(?:(?<![A-Za-z])|" + _AFTER_ESCAPE + r")(?:" + _CREDENTIAL_SHAPES + r")")
 #: a terminal control sequence (CSI: ESC '[' or the C1 byte 0x9b, parameters, a final letter), raw or as
 #: terminal_safe, repr() and JSON write it (`\x1b[31m`, `\u001b[31m`): a word starts after one, though its last
 #: character is a letter (irev59: a token in a coloured log line, `\x1b[31mhf_...`, was not masked). Python's

@@ -101,7 +101,13 @@ def gather(
         return facts, [{"name": "facts-file", "status": "ok", "reason": str(opts.facts_file), "duration_ms": 0.0}], host
     import os
 
-    from stackcheck.assembly.target import choose_target, command_environment, command_first_path, open_view
+    from stackcheck.assembly.target import (
+        choose_target,
+        command_directory,
+        command_environment,
+        command_first_path,
+        open_view,
+    )
     from stackcheck.probes import DEEP_PROBES, DEFAULT_PROBES, HOST_PROBES
     from stackcheck.probes.interface import ProbeContext
     from stackcheck.probes.runner import run_probes
@@ -120,9 +126,14 @@ def gather(
             environ = root_environment()  # CXX, PYTHONPATH would find or pick the wrong programs: issue 16)
         command, cwd, command_is = opts.command, opts.cwd, "the gated command"
         default_command = getattr(view, "command", None)
-        if command is None and callable(default_command):  # an image: the command its containers run
-            command, command_is = default_command() or None, "the image's command"
+        if callable(default_command):
+            # an image: its containers start in the config's WorkingDir whichever command they run (the OCI image
+            # spec's config.md, WorkingDir: "the current working directory of the entrypoint process", a default
+            # that only a working directory given when the container is made replaces; irobust: a command given
+            # after `--` was judged from "/", missing a WorkingDir checkout's ./sglang)
             cwd = view.workdir() if hasattr(view, "workdir") else "/"
+            if command is None:  # the command its containers run
+                command, command_is = default_command() or None, "the image's command"
         own_setting = os.environ.get("STACKCHECK_PYTHON") or ""
         target = choose_target(view, environ, opts.python, opts.env_dir, command, cwd, own_setting, command_is)
         names = [*DEFAULT_PROBES, *(DEEP_PROBES if opts.deep else ())]
@@ -143,7 +154,8 @@ def gather(
             launch_first_path=first_path,
             launch_first_path_before_311=first_before_311 if first_before_311 != first_path else None,
             # gate --cwd: where the launch starts (a relative SGLANG_NCCL_SO_PATH is opened from there)
-            launch_cwd=cwd if command and opts.cwd else None,
+            # (and `env -C DIR` of the command's own wrappers: irobust)
+            launch_cwd=command_directory(command, environ, cwd if opts.cwd else None) if command else None,
             view=view,
             target=target,
             gates=lambda: load().gates,

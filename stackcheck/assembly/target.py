@@ -277,11 +277,13 @@ def interpreter_of_command(
     notes = notes if notes is not None else []
     env = dict(environ)
     known_cwd = cwd or (os.getcwd() if is_host(view) else None)  # (a root's launch directory is not known)
-    cwd = known_cwd or "/"
-    unwrapped = _unwrap(command, env, notes)
+    dirs: list[str] = []
+    unwrapped = _unwrap(command, env, notes, dirs)
     if unwrapped is None:
         return None
     args = unwrapped
+    known_cwd = _entered_known(known_cwd, dirs)  # `env -C DIR`: the program is run from there (irobust)
+    cwd = known_cwd or "/"
     if not args:
         notes.append("the gated command has no program after its wrappers")
         return None
@@ -308,6 +310,30 @@ def interpreter_of_command(
     return exe, f"the gated command's script ({resolved})", env
 
 
+def _entered(cwd: str, dirs: Sequence[str]) -> str:
+    """`cwd` after chdir to each of `dirs` (`env -C DIR`): joined, not normalised, so that `sub/..` through a link
+    `sub` resolves as chdir does when the path is read (irev65)."""
+    for directory in dirs:
+        cwd = posixpath.join(cwd, directory)
+    return cwd
+
+
+def command_directory(command: Sequence[str], environ: Mapping[str, str], cwd: str | None) -> str | None:
+    """The directory the gated command's program starts in, where known: `cwd` (None: not known) after each `env -C
+    DIR` of its wrappers (an absolute DIR is known whatever `cwd` is)."""
+    dirs: list[str] = []
+    _unwrap(command, dict(environ), [], dirs)
+    return _entered_known(cwd, dirs)
+
+
+def _entered_known(cwd: str | None, dirs: Sequence[str]) -> str | None:
+    """`cwd` (None: not known) after chdir to each of `dirs` (`env -C DIR`): an absolute DIR is known whatever `cwd`
+    is; joined, not normalised, as _entered."""
+    for directory in dirs:
+        cwd = directory if directory.startswith("/") else (None if cwd is None else posixpath.join(cwd, directory))
+    return cwd
+
+
 def command_environment(command: Sequence[str], environ: Mapping[str, str]) -> dict[str, str]:
     """The environment the gated command's program starts with: `environ` with the command's leading `env
     [-i] [-u NAME] [NAME=VALUE]...` and `nohup` wrappers applied (up to an `env` option not followed)."""
@@ -332,7 +358,8 @@ def command_first_path(
     environment). `before_311`: as a Python older than 3.11 does, which ignores PYTHONSAFEPATH (-P, also 3.11's, is
     an error there: still taken to put none)."""
     env = dict(environ)
-    args = _unwrap(command, env, [])
+    dirs: list[str] = []
+    args = _unwrap(command, env, [], dirs)
     if not args or not PY_NAME.match(posixpath.basename(args[0])):
         return None
     cwd = cwd or (os.getcwd() if is_host(view) else "/")
@@ -340,6 +367,7 @@ def command_first_path(
     safe, ignore_env = bool(set(letters) & set("IP")), bool(set(letters) & set("IE"))
     if mode is None or safe or (env.get("PYTHONSAFEPATH") and not ignore_env and not before_311):
         return None
+    cwd = _entered(cwd, dirs)  # `env -C DIR`: Python starts in DIR (irobust)
     if mode in ("cwd", "stdin"):
         return cwd
     path = _absolute(script, cwd)
@@ -393,14 +421,16 @@ def _python_options(words: Sequence[str]) -> tuple[str, str | None, str]:
     return letters, mode, script
 
 
-def _unwrap(command: Sequence[str], env: dict[str, str], notes: list[str]) -> list[str] | None:
-    """The command after its `env ...` and `nohup` wrappers, applying each `env`'s settings to `env`; None
-    (with a note) at an `env` option that is not followed."""
+def _unwrap(
+    command: Sequence[str], env: dict[str, str], notes: list[str], dirs: list[str] | None = None
+) -> list[str] | None:
+    """The command after its `env ...` and `nohup` wrappers, applying each `env`'s settings to `env` and adding
+    each `env -C DIR` to `dirs` (in order); None (with a note) at an `env` option that is not followed."""
     args = list(command)
     while args:
         head = posixpath.basename(args[0])
         if head == "env":
-            rest = _strip_env(args[1:], env, notes)
+            rest = _strip_env(args[1:], env, notes, dirs)
             if rest is None:
                 return None
             args = rest
@@ -416,11 +446,69 @@ def _absolute(path: str, cwd: str) -> str:
     return path if path.startswith("/") else posixpath.normpath(posixpath.join(cwd, path))
 
 
-def _strip_env(args: list[str], env: dict[str, str], notes: list[str]) -> list[str] | None:
-    """Apply `env [-i] [-u NAME] [NAME=VALUE]...` to `env`; the command that follows, or None."""
+#: GNU env's options that change neither the environment nor the program run (coreutils 9.1 `env --help`: -v /
+#: --debug, the signal options, whose SIG is given with `=` only); `-C DIR` changes the directory it runs in
+ENV_INERT = ("-v", "--debug", "--list-signal-handling", "--block-signal", "--default-signal", "--ignore-signal")
+
+
+def env_chdir(args: Sequence[str], i: int) -> tuple[str, int] | None:
+    """GNU env's `-C DIR` / `-CDIR` / `--chdir DIR` / `--chdir=DIR` at args[i]: (DIR, how many words it takes), else
+    None (coreutils 9.1 env.c: `-C, --chdir=DIR change working directory to DIR`, before it runs the command; run
+    here: `env -C d pwd`, `env -Cd pwd`, `env --chdir d pwd` and `env --chdir=d pwd` each print d)."""
+    a = args[i]
+    if a in ("-C", "--chdir"):
+        return (args[i + 1], 2) if i + 1 < len(args) else None
+    if a.startswith("--chdir="):
+        return a.partition("=")[2], 1
+    if a.startswith("-C") and len(a) > 2:
+        return a[2:], 1
+    return None
+
+
+def env_split_string(args: Sequence[str], i: int) -> tuple[list[str] | None, int] | None:
+    """GNU env's `-S STRING` / `-SSTRING` / `--split-string[=]STRING` at args[i]: (the words STRING splits into, how
+    many words of args it takes), the words None where STRING is not split here; None where args[i] is no -S. env
+    puts the words in its argument list where the option was and reads on (coreutils env.c parse_split_string, and
+    `env --help`: "process and split S into separate arguments"); a STRING with a backslash, `$` (its escapes and
+    ${VAR}) or `#` (a comment) is not split here, nor one shlex cannot split (an open quote)."""
+    a = args[i]
+    if a in ("-S", "--split-string"):
+        if i + 1 >= len(args):
+            return None
+        text, used = args[i + 1], 2
+    elif a.startswith("--split-string="):
+        text, used = a.partition("=")[2], 1
+    elif a.startswith("-S") and len(a) > 2:
+        text, used = a[2:], 1
+    else:
+        return None
+    if any(c in text for c in "\\$#"):
+        return None, used
+    import shlex
+
+    try:
+        return shlex.split(text), used
+    except ValueError:
+        return None, used
+
+
+def _strip_env(
+    args: list[str], env: dict[str, str], notes: list[str], dirs: list[str] | None = None
+) -> list[str] | None:
+    """Apply `env [-i] [-u NAME] [-C DIR] [NAME=VALUE]...` to `env` (and each DIR to `dirs`); the command that
+    follows, or None. irobust: `-C DIR` and the inert options (ENV_INERT) stopped the reading, so the interpreter, the
+    assignments after them (`env -C /srv SGLANG_NCCL_SO_PATH=... python ...`) and the directory went unread."""
     i = 0
     while i < len(args):
         a = args[i]
+        chdir = env_chdir(args, i)
+        split = env_split_string(args, i)
+        if split is not None:
+            if split[0] is None:
+                notes.append(f"env {a}: a string not split here; the command's interpreter is not known")
+                return None
+            args = [*args[:i], *split[0], *args[i + split[1] :]]
+            continue
         if a in ("-i", "--ignore-environment", "-"):
             env.clear()
         elif a in ("-u", "--unset") and i + 1 < len(args):
@@ -428,6 +516,12 @@ def _strip_env(args: list[str], env: dict[str, str], notes: list[str]) -> list[s
             i += 1
         elif a.startswith("--unset="):
             env.pop(a.split("=", 1)[1], None)
+        elif chdir is not None:
+            if dirs is not None:
+                dirs.append(chdir[0])
+            i += chdir[1] - 1
+        elif a.partition("=")[0] in ENV_INERT:
+            pass
         elif a == "--":
             i += 1
             break

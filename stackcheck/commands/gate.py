@@ -410,6 +410,13 @@ def _launch_dir(path: str) -> str:
     where = os.path.realpath(path)
     if not os.path.isdir(where):
         what = "does not exist" if not os.path.lexists(where) else "is not a directory"
+        try:
+            os.stat(path)
+        except OSError as exc:  # (irobust: realpath leaves a loop of links unresolved, which lexists then finds)
+            import errno
+
+            if exc.errno == errno.ELOOP:
+                what = "too many levels of symbolic links (a link loop?)"
         raise UsageError(f"--cwd {field_safe(path)}: {what}")
     if not os.access(where, os.R_OK | os.X_OK):
         raise UsageError(f"--cwd {field_safe(path)}: not readable (the server could not start there)")
@@ -513,6 +520,9 @@ def _decide(args: argparse.Namespace, slot: Any = None) -> tuple[Any, list[str] 
     if opts.image:
         if args.watch:
             raise UsageError("--watch with --image: the image's server runs in a container, not here")
+        if opts.cwd is not None:  # (irobust: it was read inside the image, where the container does not start)
+            raise UsageError("--cwd with --image: the image's server starts in its WorkingDir (--cwd names a "
+                             "directory of this host)")  # fmt: skip
         server_env, image_command = _image_launch(opts.image, opts.platform)
     elif opts.root:
         # a root's launch is judged inside it, with the environment its own processes start with (the default PATH

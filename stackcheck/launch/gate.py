@@ -159,8 +159,14 @@ def _compared(p: Problem) -> dict[str, Any]:
 # ---- reading the command --------------------------------------------------------------------------
 
 
-def split_env_prefix(argv: Sequence[str], env: Mapping[str, str]) -> tuple[list[str], dict[str, str]]:
-    """`env [-i] [-u NAME] [NAME=VALUE]... CMD ARGS` -> (CMD ARGS, the environment CMD would see)."""
+def split_env_prefix(
+    argv: Sequence[str], env: Mapping[str, str], dirs: list[str] | None = None
+) -> tuple[list[str], dict[str, str]]:
+    """`env [-i] [-u NAME] [-C DIR] [NAME=VALUE]... CMD ARGS` -> (CMD ARGS, the environment CMD would see); each
+    `-C DIR` is added to `dirs`. irobust: `-C DIR`, `-v` and the signal options ended the prefix, so the assignments
+    after them (`env -C /srv SGLANG_NCCL_SO_PATH=/x.so python -m sglang.launch_server`) were not seen."""
+    from stackcheck.assembly.target import ENV_INERT, env_chdir, env_split_string
+
     args = list(argv)
     out = dict(env)
     if not args or os.path.basename(args[0]) != "env":
@@ -168,6 +174,11 @@ def split_env_prefix(argv: Sequence[str], env: Mapping[str, str]) -> tuple[list[
     i = 1
     while i < len(args):
         a = args[i]
+        chdir = env_chdir(args, i)
+        split = env_split_string(args, i)
+        if split is not None and split[0] is not None:  # (its words read on as env reads them: irobust)
+            args = [*args[:i], *split[0], *args[i + split[1] :]]
+            continue
         if a in ("-i", "--ignore-environment", "-"):
             out = {}
         elif a in ("-u", "--unset") and i + 1 < len(args):
@@ -175,6 +186,12 @@ def split_env_prefix(argv: Sequence[str], env: Mapping[str, str]) -> tuple[list[
             i += 1
         elif a.startswith("--unset="):
             out.pop(a.partition("=")[2], None)
+        elif chdir is not None:
+            if dirs is not None:
+                dirs.append(chdir[0])
+            i += chdir[1] - 1
+        elif a.partition("=")[0] in ENV_INERT:
+            pass
         elif "=" in a and not a.startswith("-") and _ASSIGNMENT.match(a):
             name, _, value = a.partition("=")
             out[name] = value
@@ -479,8 +496,11 @@ def launch_cwd(argv: Sequence[str], mapping: Mapping[str, Any], env: Mapping[str
     """The directory the launch runs in where the command starts in `start`: the directory a shell's command string
     `cd`s to before the launch (`bash -c "cd /models && python -m sglang.launch_server --model-path ./m"`), else
     `start`; CwdUnknown where a `cd` before it cannot be resolved."""
+    dirs: list[str] = []
+    argv, prefixed = split_env_prefix(argv, env, dirs)
+    for directory in dirs:  # `env -C DIR` (irobust)
+        start = posixpath.join(start, directory)
     trace: dict[str, Any] = {"cwd": start}
-    argv, prefixed = split_env_prefix(argv, env)
     find_launch(argv, mapping, prefixed, trace)
     got = trace["cwd"]
     return got if isinstance(got, (str, CwdUnknown)) else start
