@@ -271,9 +271,11 @@ def _inferred_entries(case: Case) -> list[dict[str, Any]]:
 def strip_inferred(facts: dict[str, Any], paths: list[str]) -> dict[str, Any]:
     """A copy of a facts document (`{"facts": ...}`) without the facts at `paths`: '/'-separated keys below
     `facts` (a list index as a number: 'gpus/0/compute_capability'; keys may hold dots: 'cuda_libs/libnvrtc.so.12').
-    A path that is not there is an error (the case.json names a fact the file does not hold)."""
+    A path that is not there is an error (the case.json names a fact the file does not hold). Deeper paths go first,
+    so that two inferences about one package ('packages/X' installed, 'packages/X/candidates' its releases) strip
+    both rather than the second finding its parent gone (icorpAD, vllm-42511)."""
     doc = json.loads(json.dumps(facts))
-    for path in paths:
+    for path in sorted(paths, key=lambda p: -p.count("/")):
         keys = path.split("/")
         node: Any = doc["facts"]
         for key in keys[:-1]:

@@ -227,6 +227,9 @@ def test_inferred_paths_are_removed_and_measured() -> None:
     assert doc["facts"]["gpus"][1] == {"cc": "9.0"}  # the input is not changed
     with pytest.raises(KeyError):
         BENCH.strip_inferred(doc, ["packages/torch"])
+    nested = {"facts": {"packages": {"m": {"installed": True, "candidates": ["1.0"]}, "t": {"installed": True}}}}
+    out = BENCH.strip_inferred(nested, ["packages/m", "packages/m/candidates"])  # a parent named before its child
+    assert out == {"facts": {"packages": {"t": {"installed": True}}}}
     case = next(c for c in CASES if c.id == "vllm-49497-flashinfer-sampler-no-nvcc")
     assert _outcomes()[case.id].caught
     assert BENCH.caught_without_inference(case) is False

@@ -216,15 +216,26 @@ def _judge_entry(check: str, entry: Mapping[str, Any], subject: str, facts: Mapp
     )
 
 
+#: how _release_reading names a release the facts narrow to candidates (the words after it list them)
+_ONE_OF = "one of "
+
+
 def _release_reading(
     lib: Mapping[str, Any], package: Mapping[str, Any], dist: str
 ) -> tuple[str | None, str, bool | None, bool | None]:
     """The installed release of a `runtime_library` / `system_libraries` entry's distribution: (its version, the
     observed text, whether needs_versions holds, whether read_versions holds). A pre-release or dev build is no
     release read (0.3.7rc1, 0.3.12rc1: only PyPI's final releases were read, and its code is V's or the release's
-    before), whatever the range says."""
+    before), whatever the range says. A hand-written report that gives no version but narrows the release to
+    `candidates` (facts schema: the releases it can be) is read over every candidate: needs_versions holds where it
+    holds for each and fails where it fails for each (else None), read_versions holds only where every candidate is
+    a final release read; the version is then the words 'one of A, B, ...'."""
     raw = package.get("version")
     version = raw if isinstance(raw, str) else None
+    if version is None:
+        narrowed = _candidates(package)
+        if narrowed is not None:
+            return _candidates_reading(lib, narrowed, dist)
     found = f"{dist} {version} installed" if version else f"{dist} installed"
     needs = _version_in(version, str(lib.get("needs_versions")))
     read = _version_in(version, str(lib.get("read_versions")))
@@ -233,6 +244,43 @@ def _release_reading(
     if read and version is not None and final_release(version) is not None:
         read = False
     return version, found, needs, read
+
+
+def _candidates(package: Mapping[str, Any]) -> list[str] | None:
+    """`packages.NAME.candidates` where every entry is a readable version (as stackcheck.verdicts.engine
+    package_candidates reads them); None otherwise (then the release is not given)."""
+    values = package.get("candidates")
+    if not isinstance(values, list) or not values:
+        return None
+    from stackcheck.facts.versions import parse_version
+
+    if not all(isinstance(v, str) and parse_version(v) is not None for v in values):
+        return None
+    return [str(v) for v in dict.fromkeys(values)]
+
+
+def _candidates_reading(
+    lib: Mapping[str, Any], candidates: list[str], dist: str
+) -> tuple[str | None, str, bool | None, bool | None]:
+    """_release_reading over the releases a report narrows the distribution to."""
+    from stackcheck.facts.versions import final_release
+
+    each = [_release_reading(lib, {"version": c}, dist) for c in candidates]
+    needs_each = [n for _, _, n, _ in each]
+    needs = True if all(n is True for n in needs_each) else False if all(n is False for n in needs_each) else None
+    read = all(r is True and final_release(c) is None for c, (_, _, _, r) in zip(candidates, each, strict=True))
+    label = _ONE_OF + ", ".join(candidates)
+    return label, f"{dist} installed, {label} (packages.{dist}.candidates)", needs, read
+
+
+def _release_words(version: str | None, lib: Mapping[str, Any]) -> str:
+    """Why a release leaves a runtime / system library entry unknown, in words after "{dist}'s release"."""
+    if version is None:
+        return "is not given"
+    if version.startswith(_ONE_OF):
+        return (f"is {version} (the facts' candidates), and the releases read ({lib.get('read_versions')}) do not "
+                "settle them all")  # fmt: skip
+    return f"{version} was not read (read: {lib.get('read_versions')})"
 
 
 def _runtime_library_result(
@@ -274,7 +322,7 @@ def _runtime_library_result(
     if needs is True:
         msg = str(lib.get("missing_message")).replace("{version}", str(version)).replace("{torch}", str(major))
         return CheckResult(check, "fail", observed, soname, msg, source, subject)
-    what = "is not given" if version is None else f"{version} was not read (read: {lib.get('read_versions')})"
+    what = _release_words(version, lib)
     return CheckResult(check, "unknown", observed, soname,
                        f"{subject}: {dist}'s release {what}; the releases {lib.get('needs_versions')} link {soname}, "
                        f"which the loader does not find beside a torch of CUDA {major}", source, subject)  # fmt: skip
@@ -311,7 +359,7 @@ def _system_libraries_result(
         return CheckResult(check, "unknown", found, ", ".join(sonames),
                            f"{subject}: {where} (system libraries no pip wheel brings), and whether the loader finds "
                            f"{', '.join(unread)} was not probed (cuda_libs)", source, subject)  # fmt: skip
-    what = "is not given" if version is None else f"{version} was not read (read: {lib.get('read_versions')})"
+    what = _release_words(version, lib)
     return CheckResult(check, "unknown", f"{found}; {', '.join(missing)} not found by the loader", ", ".join(sonames),
                        f"{subject}: {dist}'s release {what}; {where}", source, subject)  # fmt: skip
 

@@ -175,3 +175,58 @@ def test_the_features_message_names_the_system_libraries_too(manifests: loader.M
     (reason,) = _feature(facts, manifests)["reasons"]
     assert reason["result"] == "fail" and "libibverbs.so.1" in reason["message"], reason["message"]
     assert any("libibverbs.so.1" in s["title"] for s in reason["source"]), reason["source"]
+
+
+def _narrowed_box(candidates: list[str], torch_cuda: str = "13.0", version: str | None = None) -> Any:
+    """_box with no Mooncake version (or `version`) and the report's `candidates` for it (facts schema:
+    packages.NAME.candidates, the releases a hand-written report narrows the package to)."""
+    facts = _box(version, torch_cuda, None)
+    facts["packages"][DIST]["candidates"] = candidates
+    return facts
+
+
+#: the PyPI releases from 0.3.8 on (the newest on the index 2026-12-06 is 0.3.13.post1): what vLLM 0.20.2's
+#: requirements/kv_connectors.txt (mooncake-transfer-engine >= 0.3.8) can install (vllm-42511)
+FROM_038 = ["0.3.8", "0.3.8.post1", "0.3.9", "0.3.10", "0.3.10.post1", "0.3.10.post2", "0.3.11", "0.3.11.post1",
+            "0.3.12", "0.3.12.post1", "0.3.13", "0.3.13.post1"]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("candidates", "version", "status"),
+    [
+        (FROM_038, None, "blocked"),  # every candidate links libcudart.so.12 (vllm-42511)
+        (["0.3.7", "0.3.13.post1"], None, "blocked"),
+        (["0.3.6.post1", "0.3.8"], None, "unknown"),  # one links no libcudart: the candidates split
+        (["0.3.8", "0.3.14"], None, "unknown"),  # 0.3.14 was not read
+        (["0.3.7rc1", "0.3.8"], None, "unknown"),  # 0.3.7rc1's code may be 0.3.6.post1's (as a version given)
+        (["0.3.12rc1", "0.3.8"], None, "blocked"),  # the range holds 0.3.12rc1 either way (as a version given)
+        (["0.3.5", "0.3.6.post1"], None, "ok"),  # both read, neither links libcudart (the box's system libs found)
+        (["0.3.8"], "0.3.6.post1", "ok"),  # a version the facts give decides, not the candidates
+        (["0.3.8", "not a version"], None, "unknown"),  # an unreadable list is no narrowing: the release not given
+    ],
+)
+def test_a_release_narrowed_to_candidates_is_judged_over_every_candidate(
+    manifests: loader.Manifests, candidates: list[str], version: str | None, status: str
+) -> None:
+    """icorpAD (vllm-42511): a hand-written report with no Mooncake version but candidates, each of which NEEDs
+    libcudart.so.12, beside a CUDA 13 torch and a loader that finds none, was unknown ('the release is not given')
+    though every release it can be fails; the gate's function now reads the candidates as the engine's sweeps do
+    (fail where each fails, unknown where they split or one was not read). Feature and gate agree."""
+    facts = _narrowed_box(candidates, version=version)
+    got = _feature(facts, manifests)
+    gate = _gate(facts, manifests)
+    assert got["status"] == status, got
+    assert gate is not None and GATE_TO_FEATURE[gate] == status
+    if status == "blocked":
+        observed = " ".join(str(r.get("observed")) for r in got["reasons"])
+        assert f"one of {', '.join(candidates)}" in observed and "candidates" in observed, observed
+
+
+def test_split_candidates_say_so(manifests: loader.Manifests) -> None:
+    """The unknown reason for candidates the releases split names them, not 'the release is not given'."""
+    facts = _narrowed_box(["0.3.6.post1", "0.3.8"])
+    packages = facts["packages"]
+    got = check_transfer_package("transfer_backend", "mooncake", "--disaggregation-mode prefill", facts,
+                                 manifests.preflight, packages["sglang"]["version"])  # fmt: skip
+    assert got is not None and got.status == "unknown"
+    assert "one of 0.3.6.post1, 0.3.8" in got.message and "not given" not in got.message, got.message
