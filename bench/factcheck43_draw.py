@@ -46,7 +46,6 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import factcheck38_draw
 import factcheck40_draw
 from factcheck27_draw import _box
 from factcheck38_draw import STD_PATH, _deb, _with
@@ -54,18 +53,18 @@ from factcheck40_draw import _line, _releases
 from factcheck41_draw import _tao_box
 from factcheck42_draw import _PYNCCL, _cxx, _prefix, _symm_base, _write
 from factcheck_draw import (
-    draw,
+    TRIPLE,
+    draw_undrawn,
     jit_host_rows,
+    keep_toolkits,
     nccl_so_path_rows,
     nccl_wheel_so,
     stackcheck_json_or_error,
-    undrawn,
     write_models,
 )
 from gate_cli import LLAMA3
 
 SEED = 20270112
-TRIPLE = "x86_64-linux-gnu"
 
 
 # ---- (g) host compilers ------------------------------------------------------------------------------------------
@@ -304,9 +303,9 @@ def torchao_rows(out: Path) -> list[dict[str, Any]]:
 def main() -> None:
     out = Path(sys.argv[1])
     out.mkdir(parents=True, exist_ok=True)
-    factcheck38_draw.TOOLKITS = {k: v for k, v in factcheck38_draw.TOOLKITS.items() if k in G_TOOLKITS}
+    keep_toolkits(G_TOOLKITS)
     pops = [(5, host_rows(out)), (5, nso_rows(out)), (3, cxx_cudart_rows(out)), (5, torchao_rows(out))]
-    draw(out, SEED, [(k, undrawn(rows, "factcheck43_drawn.json")) for k, rows in pops])
+    draw_undrawn(out, SEED, pops, "factcheck43_drawn.json")
 
 
 if __name__ == "__main__":

@@ -50,12 +50,19 @@ from factcheck38_draw import _deb, _with
 from factcheck40_draw import _line, _releases
 from factcheck42_draw import _symm_base, _write
 from factcheck43_draw import N_LIBS, _cudart, _so
-from factcheck_draw import draw, jit_host_rows, nccl_so_path_rows, stackcheck_json_or_error, undrawn, write_models
+from factcheck_draw import (
+    TRIPLE,
+    draw_undrawn,
+    jit_host_rows,
+    keep_toolkits,
+    nccl_so_path_rows,
+    stackcheck_json_or_error,
+    write_models,
+)
 from gate_cli import LLAMA3
 
 SEED = 20270113
 SITE = "/opt/venv/lib/python3.12/site-packages"
-TRIPLE = "x86_64-linux-gnu"
 
 
 def _pkg(version: str) -> dict[str, Any]:
@@ -246,7 +253,7 @@ def nso_rows(out: Path) -> list[dict[str, Any]]:
 def main() -> None:
     out = Path(sys.argv[1])
     out.mkdir(parents=True, exist_ok=True)
-    factcheck38_draw.TOOLKITS = {k: v for k, v in factcheck38_draw.TOOLKITS.items() if k in G_TOOLKITS}
+    keep_toolkits(G_TOOLKITS)
     assert all(lib in N_LIBS for lib in N_REAL)
     pops = [
         (5, mooncake_rows(out)),
@@ -255,7 +262,7 @@ def main() -> None:
         (2, cudart_rows(out)),
         (3, nso_rows(out)),
     ]
-    draw(out, SEED, [(k, undrawn(rows, "factcheck44_drawn.json")) for k, rows in pops])
+    draw_undrawn(out, SEED, pops, "factcheck44_drawn.json")
 
 
 if __name__ == "__main__":

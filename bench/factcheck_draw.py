@@ -118,6 +118,26 @@ def draw(out: Path, seed: int, populations: list[tuple[int, list[dict[str, Any]]
     return drawn
 
 
+TRIPLE = "x86_64-linux-gnu"  # this machine's and the drawn Debian / Ubuntu hosts' GNU triplet (was each script's)
+
+
+def keep_toolkits(names: Iterable[str]) -> None:
+    """Restrict factcheck38_draw.TOOLKITS (the toolkits its roots lay out) to NAMES, in its own order (was the first
+    line of factcheck41 to 44's main)."""
+    import factcheck38_draw
+
+    keep = set(names)
+    factcheck38_draw.TOOLKITS = {k: v for k, v in factcheck38_draw.TOOLKITS.items() if k in keep}
+
+
+def draw_undrawn(
+    out: Path, seed: int, populations: list[tuple[int, list[dict[str, Any]]]], own: str
+) -> list[dict[str, Any]]:
+    """draw over POPULATIONS with each population's rows an earlier sample drew left out (undrawn(rows, OWN), OWN this
+    sample's bench/factcheckN_drawn.json) (was the last line of factcheck42 to 44's main)."""
+    return draw(out, seed, [(k, undrawn(rows, own)) for k, rows in populations])
+
+
 def write_box(out: Path, doc: dict[str, Any], name: str) -> Path:
     """`doc` written as OUT/boxes/NAME (the directory made): the facts file of one drawn box."""
     path = out / "boxes" / name

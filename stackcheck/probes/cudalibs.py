@@ -11,7 +11,8 @@ wheels' own directories (nvidia/cuda_runtime/lib, ...) are reached only through 
 the `--deep` libs probe follows; the rules read the wheels from the packages section instead. System
 libraries are looked for the same way: libnuma.so.1, which the kernel packages' common_ops links (no RPATH there
 either) and which no pip wheel brings, and libibverbs.so.1 / libmlx5.so.1 / libcurl.so.4, which Mooncake's
-engine.so links (preflight.json system_libraries).
+engine.so links, and libssl.so.3 / libcrypto.so.3, which NIXL's bundled etcd client links (preflight.json
+system_libraries).
 
 An ld.so cache entry, and a file on LD_LIBRARY_PATH or in a default directory, counts only when its file is
 there and is a library of the box's class and machine (one 20-byte read each, as glibc's open_verify: a stale
@@ -63,6 +64,10 @@ SONAMES = (
     "libibverbs.so.1",
     "libmlx5.so.1",
     "libcurl.so.4",
+    # OpenSSL 3's libraries, which the libetcd-cpp-api-core bundled in NIXL's wheels (nixl 0.6.1 / 0.7.0, nixl-cu12 /
+    # nixl-cu13 0.7.1: read in the cp312 x86_64 wheels) NEEDs and no NIXL wheel brings: preflight.json system_libraries
+    "libssl.so.3",
+    "libcrypto.so.3",
 )
 LD_CACHE = "/etc/ld.so.cache"
 LD_CACHE_CAP = 8 << 20  # a real cache is a few hundred kilobytes

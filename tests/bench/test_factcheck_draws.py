@@ -44,6 +44,9 @@ DRAWN_FROM: dict[str, tuple[str, str | None]] = {
     # byte for byte from its git archive, 2026-12-05: 18 rows, populations h 320, s 161, t 704, l 39)
     "43": ("f5b78e0690dedb177e64acf682b5f57d27ee3bec", None),  # drawn in the commit that added the script (populations
     # g 497, n 162, c 102, t 543; the g population needs this machine's gcc driver, copied into its roots)
+    "45": ("d1993cf77dc4cc236e0dfa1f1e36b1fdc1bb158a", None),  # drawn in the tree of its parent 41fcb8c3 with the
+    # script as committed here (populations n 97, m 62, a 21, p 32, g 128, l 88, w 10; n and l build shared objects
+    # with this machine's cc, l copies its /usr/bin/ld)
 }
 DEFAULT = ("27",)
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from cli_process import scrubbed_environ  # noqa: F401 (the autouse fixture)
-from gate_cli import LLAMA3, MOONCAKE_SYSTEM_LIBS, gate_tp8, model_dir, release_box
+from gate_cli import LLAMA3, MOONCAKE_SYSTEM_LIBS, NIXL_SYSTEM_LIBS, gate_tp8, model_dir, release_box
 
 CHECK = "transfer-package"
 NIXL = ("--disaggregation-mode", "prefill", "--disaggregation-transfer-backend", "nixl")
@@ -26,7 +26,7 @@ def _nixl_check(tmp_path: Path, nixl: str) -> tuple[dict[str, Any], dict[str, An
     packages = doc["facts"]["packages"]
     packages.update({"nixl": {"installed": True, "version": nixl}, "nixl-cu12": MISSING, "nixl-cu13": MISSING,
                      "mooncake-transfer-engine": MISSING})  # fmt: skip
-    doc["facts"].setdefault("cuda_libs", {}).update(MOONCAKE_SYSTEM_LIBS)
+    doc["facts"].setdefault("cuda_libs", {}).update({**MOONCAKE_SYSTEM_LIBS, **NIXL_SYSTEM_LIBS})
     facts.write_text(json.dumps(doc))
     decision = gate_tp8(facts, model_dir(tmp_path, "m", LLAMA3), *NIXL)
     found = [c for c in (decision.get("preflight") or {}).get("checks") or [] if c.get("check") == CHECK]

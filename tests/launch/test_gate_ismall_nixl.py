@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from cli_process import scrubbed_environ  # noqa: F401 (the autouse fixture)
-from gate_cli import LLAMA3, MOONCAKE_SYSTEM_LIBS, gate_tp8, model_dir, release_box
+from gate_cli import LLAMA3, MOONCAKE_SYSTEM_LIBS, NIXL_SYSTEM_LIBS, gate_tp8, model_dir, release_box
 
 CHECK = "transfer-package"
 NIXL = ("--disaggregation-mode", "prefill", "--disaggregation-transfer-backend", "nixl")
@@ -34,6 +34,7 @@ def _gate(tmp_path: Path, release: str, packages: dict[str, dict[str, Any] | Non
         if entry is not None:
             doc["facts"]["packages"][name] = entry
     doc["facts"].setdefault("cuda_libs", {}).update(MOONCAKE_SYSTEM_LIBS)  # (ifc44: engine.so's system libraries)
+    doc["facts"]["cuda_libs"].update(NIXL_SYSTEM_LIBS)  # (ifc45: NIXL's etcd client's OpenSSL 3)
     facts.write_text(json.dumps(doc))
     return gate_tp8(facts, model_dir(tmp_path, "m", LLAMA3), *flags)
 
