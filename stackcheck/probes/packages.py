@@ -91,6 +91,12 @@ WANTED = (
     # (torchao-0.13.0.dist-info/METADATA, Name: torchao), lmcache 0.3.9 and 0.5.6 (Name: lmcache)
     "torchao",
     "lmcache",
+    # the cupy LMCache requires (cupy-cuda12x in 0.3.12 / 0.4.4, cupy-cuda13x in 0.4.5-0.5.6): its CUDA runtime is
+    # linked into cupy, so cupy-cuda13x's CUDA calls need a driver of CUDA 13 (check lmcache-requires, rule
+    # lmcache-cupy-cuda13-driver; Name: cupy-cuda12x / cupy-cuda13x in the 13.6.0 and 14.2.0 wheels' METADATA, read
+    # 2026-12-06)
+    "cupy-cuda12x",
+    "cupy-cuda13x",
     # the packages SGLang's --torchao-config needs beside torchao (stackcheck/verdicts/torchao_config.py): int4wo on
     # torchao 0.14.0-0.15.0 imports fbgemm_gpu.experimental.gen_ai (Name: fbgemm_gpu_genai, the 1.4.0 wheel's
     # METADATA as pip's report gives it), gemlite-... on SGLang 0.5.1-0.5.6 imports gemlite (Name: gemlite, the
