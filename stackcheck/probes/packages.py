@@ -108,6 +108,11 @@ WANTED = (
     # crash of every launch there (rule torchao-abi-abort, stackcheck/verdicts/torchao_gate.py TRANSFORMERS_SOURCE;
     # Name: transformers in the 4.57.1 wheel's METADATA, read 2026-12-05)
     "transformers",
+    # Hugging Face's kernels, which transformers' hub_kernels.py imports where it is installed: 0.15.1+ refuse the
+    # table's bare LayerRepository entries (check sglang-start-imports, rule kernels-needs-version-transformers, and
+    # the gate's model-architecture, preflight.json model.registry.import_failures; Name: kernels in the 0.15.1
+    # wheel's METADATA, read 2026-12-06). Not read before igap41: both judged only a hand-written packages list
+    "kernels",
 )
 #: the packages a serving environment has; an environment with none of them is "not this one" (see the
 #: environments probe, which then looks for one that has them)

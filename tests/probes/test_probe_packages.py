@@ -290,3 +290,15 @@ def test_flash_attn_4_in_the_target_environment(tmp_path: Path) -> None:
     assert pkgs["sglang"]["version"] == "0.5.12"
     assert pkgs["flash-attn-4"]["version"] == "4.0.0b15"
     assert pkgs["flash-attn-4"]["location"] == "/opt/venv/lib/python3.12/site-packages"
+
+
+def test_kernels_and_cupy_are_read(tmp_path: Path) -> None:
+    """igap41: Hugging Face's kernels (rule kernels-needs-version-transformers, the gate's model.registry.
+    import_failures) and LMCache's cupy (rule lmcache-cupy-cuda13-driver) were never in the probe's list, so a live
+    box's report named none of them and both rules were left out: a pass."""
+    sp = tmp_path / "site-packages"
+    dist(sp, "kernels", "0.15.1")
+    dist(sp, "cupy-cuda13x", "14.2.0")
+    packages = run([sp])
+    assert packages["kernels"]["installed"] is True and packages["kernels"]["version"] == "0.15.1"
+    assert packages["cupy-cuda13x"]["version"] == "14.2.0" and packages["cupy-cuda12x"] == {"installed": False}
