@@ -222,7 +222,10 @@ def _release_reading(
     """The installed release of a `runtime_library` / `system_libraries` entry's distribution: (its version, the
     observed text, whether needs_versions holds, whether read_versions holds). A pre-release or dev build is no
     release read (0.3.7rc1, 0.3.12rc1: only PyPI's final releases were read, and its code is V's or the release's
-    before), whatever the range says."""
+    before), whatever the range says. Nor is a local build (igap41): a version with a local part (0.3.6+cu128) or an
+    editable install is built on its own machine with its own options, so what PyPI's wheel of that release links
+    says nothing of it (whether it needs the libraries is not known either): Mooncake 0.3.5-0.3.6.post1 built with
+    CUDA were read as their PyPI wheels, which link no libcudart."""
     raw = package.get("version")
     version = raw if isinstance(raw, str) else None
     found = f"{dist} {version} installed" if version else f"{dist} installed"
@@ -232,7 +235,33 @@ def _release_reading(
 
     if read and version is not None and final_release(version) is not None:
         read = False
+    kind = _local_build(version, package)
+    if kind is not None:
+        found = f"{found} ({kind}, not PyPI's wheel)"
+        needs, read = None, False
     return version, found, needs, read
+
+
+def _local_build(version: str | None, package: Mapping[str, Any]) -> str | None:
+    """'an editable install' / 'a local build' (a version with a local part), else None."""
+    from stackcheck.facts.versions import local_tag
+
+    if version is None:
+        return None
+    if package.get("editable") is True:
+        return "an editable install"
+    return "a local build" if local_tag(version) is not None else None
+
+
+def _not_read(version: str | None, lib: Mapping[str, Any], package: Mapping[str, Any]) -> str:
+    """Why the installed release's compiled module is not one read, in words (after "{dist}'s release")."""
+    if version is None:
+        return "is not given"
+    kind = _local_build(version, package)
+    if kind is not None:
+        return (f"{version} is {kind}, whose own compiled module was not read (PyPI's wheels "
+                f"{lib.get('read_versions')} were, and a build of its own may link other libraries)")  # fmt: skip
+    return f"{version} was not read (read: {lib.get('read_versions')})"
 
 
 def _runtime_library_result(
@@ -274,7 +303,7 @@ def _runtime_library_result(
     if needs is True:
         msg = str(lib.get("missing_message")).replace("{version}", str(version)).replace("{torch}", str(major))
         return CheckResult(check, "fail", observed, soname, msg, source, subject)
-    what = "is not given" if version is None else f"{version} was not read (read: {lib.get('read_versions')})"
+    what = _not_read(version, lib, package)
     return CheckResult(check, "unknown", observed, soname,
                        f"{subject}: {dist}'s release {what}; the releases {lib.get('needs_versions')} link {soname}, "
                        f"which the loader does not find beside a torch of CUDA {major}", source, subject)  # fmt: skip
@@ -311,7 +340,7 @@ def _system_libraries_result(
         return CheckResult(check, "unknown", found, ", ".join(sonames),
                            f"{subject}: {where} (system libraries no pip wheel brings), and whether the loader finds "
                            f"{', '.join(unread)} was not probed (cuda_libs)", source, subject)  # fmt: skip
-    what = "is not given" if version is None else f"{version} was not read (read: {lib.get('read_versions')})"
+    what = _not_read(version, lib, package)
     return CheckResult(check, "unknown", f"{found}; {', '.join(missing)} not found by the loader", ", ".join(sonames),
                        f"{subject}: {dist}'s release {what}; {where}", source, subject)  # fmt: skip
 
