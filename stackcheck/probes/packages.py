@@ -136,7 +136,7 @@ class DistRecord:
     """One installed copy of a distribution (paths are box paths, as seen through the view). A plain class:
     the dataclasses module costs ~8 ms of imports at every start."""
 
-    __slots__ = ("editable", "error", "location", "meta_dir", "name", "version")
+    __slots__ = ("editable", "error", "location", "meta_dir", "name", "source_install", "version")
 
     def __init__(
         self,
@@ -146,6 +146,7 @@ class DistRecord:
         version: str | None = None,
         error: str | None = None,
         editable: bool = False,
+        source_install: str | None = None,
     ) -> None:
         self.name = name
         self.location = location
@@ -153,9 +154,12 @@ class DistRecord:
         self.version = version
         self.error = error
         self.editable = editable
+        # built on this machine by pip from a directory or a VCS checkout (direct_url.json dir_info not editable,
+        # or vcs_info: PEP 610), not PyPI's wheel: "dir" / "vcs"
+        self.source_install = source_install
 
     def _values(self) -> tuple[Any, ...]:
-        return (self.name, self.location, self.meta_dir, self.version, self.error, self.editable)
+        return (self.name, self.location, self.meta_dir, self.version, self.error, self.editable, self.source_install)
 
     def __eq__(self, other: object) -> bool:
         return self._values() == other._values() if isinstance(other, DistRecord) else NotImplemented
@@ -163,7 +167,7 @@ class DistRecord:
     __hash__ = None  # type: ignore[assignment]  # mutable
 
     def __repr__(self) -> str:
-        names = ("name", "location", "meta_dir", "version", "error", "editable")
+        names = ("name", "location", "meta_dir", "version", "error", "editable", "source_install")
         return "DistRecord(" + ", ".join(f"{n}={v!r}" for n, v in zip(names, self._values(), strict=True)) + ")"
 
 
@@ -223,6 +227,10 @@ def _read_meta(record: DistRecord, view: FileView) -> None:
             dir_info = data.get("dir_info") if isinstance(data, dict) else None
             if isinstance(dir_info, dict) and dir_info.get("editable") is True:
                 record.editable = True
+            elif isinstance(dir_info, dict):
+                record.source_install = "dir"
+            elif isinstance(data, dict) and isinstance(data.get("vcs_info"), dict):
+                record.source_install = "vcs"
         except (OSError, ValueError, RecursionError) as exc:  # editable or not stays unknown; the rest holds
             record.error = f"{direct_url}: {getattr(exc, 'strerror', None) or exc}"
 
@@ -368,6 +376,8 @@ def package_facts(name: str, copies: list[DistRecord], view: FileView | None = N
         "editable": first.editable,
         "copies": len(copies),
     }
+    if first.source_install is not None:
+        entry["source_install"] = first.source_install
     if len(copies) > 1:
         entry["other_locations"] = [c.location for c in copies[1:]]
     if first.error:

@@ -243,13 +243,16 @@ def _release_reading(
 
 
 def _local_build(version: str | None, package: Mapping[str, Any]) -> str | None:
-    """'an editable install' / 'a local build' (a version with a local part), else None."""
+    """'an editable install' / 'built from a directory by pip' (packages.NAME.source_install) / 'a local build' (a
+    version with a local part), else None; an install from a wheel file (archive_info) is taken as the release's."""
     from stackcheck.facts.versions import local_tag
 
     if version is None:
         return None
     if package.get("editable") is True:
         return "an editable install"
+    if package.get("source_install") in ("dir", "vcs"):
+        return f"built from a {'directory' if package.get('source_install') == 'dir' else 'VCS checkout'} by pip"
     return "a local build" if local_tag(version) is not None else None
 
 

@@ -164,6 +164,7 @@ def test_a_pre_release_found_by_the_loader_passes(tmp_path: Path) -> None:
     [
         ({"installed": True, "version": "0.3.6+cu128"}, "a local build"),
         ({"installed": True, "version": "0.3.5", "editable": True}, "an editable install"),
+        ({"installed": True, "version": "0.3.6.post1", "source_install": "dir"}, "built from a directory by pip"),
     ],
 )
 def test_a_local_build_of_a_release_read_not_to_link_it_is_unknown(
