@@ -91,6 +91,12 @@ WANTED = (
     # (torchao-0.13.0.dist-info/METADATA, Name: torchao), lmcache 0.3.9 and 0.5.6 (Name: lmcache)
     "torchao",
     "lmcache",
+    # the cupy LMCache requires (cupy-cuda12x in 0.3.12 / 0.4.4, cupy-cuda13x in 0.4.5-0.5.6): its CUDA runtime is
+    # linked into cupy, so cupy-cuda13x's CUDA calls need a driver of CUDA 13 (check lmcache-requires, rule
+    # lmcache-cupy-cuda13-driver; Name: cupy-cuda12x / cupy-cuda13x in the 13.6.0 and 14.2.0 wheels' METADATA, read
+    # 2026-12-06)
+    "cupy-cuda12x",
+    "cupy-cuda13x",
     # the packages SGLang's --torchao-config needs beside torchao (stackcheck/verdicts/torchao_config.py): int4wo on
     # torchao 0.14.0-0.15.0 imports fbgemm_gpu.experimental.gen_ai (Name: fbgemm_gpu_genai, the 1.4.0 wheel's
     # METADATA as pip's report gives it), gemlite-... on SGLang 0.5.1-0.5.6 imports gemlite (Name: gemlite, the
@@ -102,6 +108,11 @@ WANTED = (
     # crash of every launch there (rule torchao-abi-abort, stackcheck/verdicts/torchao_gate.py TRANSFORMERS_SOURCE;
     # Name: transformers in the 4.57.1 wheel's METADATA, read 2026-12-05)
     "transformers",
+    # Hugging Face's kernels, which transformers' hub_kernels.py imports where it is installed: 0.15.1+ refuse the
+    # table's bare LayerRepository entries (check sglang-start-imports, rule kernels-needs-version-transformers, and
+    # the gate's model-architecture, preflight.json model.registry.import_failures; Name: kernels in the 0.15.1
+    # wheel's METADATA, read 2026-12-06). Not read before igap41: both judged only a hand-written packages list
+    "kernels",
 )
 #: the packages a serving environment has; an environment with none of them is "not this one" (see the
 #: environments probe, which then looks for one that has them)
@@ -125,7 +136,7 @@ class DistRecord:
     """One installed copy of a distribution (paths are box paths, as seen through the view). A plain class:
     the dataclasses module costs ~8 ms of imports at every start."""
 
-    __slots__ = ("editable", "error", "location", "meta_dir", "name", "version")
+    __slots__ = ("editable", "error", "location", "meta_dir", "name", "source_install", "version")
 
     def __init__(
         self,
@@ -135,6 +146,7 @@ class DistRecord:
         version: str | None = None,
         error: str | None = None,
         editable: bool = False,
+        source_install: str | None = None,
     ) -> None:
         self.name = name
         self.location = location
@@ -142,9 +154,12 @@ class DistRecord:
         self.version = version
         self.error = error
         self.editable = editable
+        # built on this machine by pip from a directory or a VCS checkout (direct_url.json dir_info not editable,
+        # or vcs_info: PEP 610), not PyPI's wheel: "dir" / "vcs"
+        self.source_install = source_install
 
     def _values(self) -> tuple[Any, ...]:
-        return (self.name, self.location, self.meta_dir, self.version, self.error, self.editable)
+        return (self.name, self.location, self.meta_dir, self.version, self.error, self.editable, self.source_install)
 
     def __eq__(self, other: object) -> bool:
         return self._values() == other._values() if isinstance(other, DistRecord) else NotImplemented
@@ -152,7 +167,7 @@ class DistRecord:
     __hash__ = None  # type: ignore[assignment]  # mutable
 
     def __repr__(self) -> str:
-        names = ("name", "location", "meta_dir", "version", "error", "editable")
+        names = ("name", "location", "meta_dir", "version", "error", "editable", "source_install")
         return "DistRecord(" + ", ".join(f"{n}={v!r}" for n, v in zip(names, self._values(), strict=True)) + ")"
 
 
@@ -212,6 +227,10 @@ def _read_meta(record: DistRecord, view: FileView) -> None:
             dir_info = data.get("dir_info") if isinstance(data, dict) else None
             if isinstance(dir_info, dict) and dir_info.get("editable") is True:
                 record.editable = True
+            elif isinstance(dir_info, dict):
+                record.source_install = "dir"
+            elif isinstance(data, dict) and isinstance(data.get("vcs_info"), dict):
+                record.source_install = "vcs"
         except (OSError, ValueError, RecursionError) as exc:  # editable or not stays unknown; the rest holds
             record.error = f"{direct_url}: {getattr(exc, 'strerror', None) or exc}"
 
@@ -364,6 +383,8 @@ def package_facts(name: str, copies: list[DistRecord], view: FileView | None = N
         "editable": first.editable,
         "copies": len(copies),
     }
+    if first.source_install is not None:
+        entry["source_install"] = first.source_install
     if len(copies) > 1:
         entry["other_locations"] = [c.location for c in copies[1:]]
     if first.error:

@@ -226,10 +226,13 @@ def _release_reading(
     """The installed release of a `runtime_library` / `system_libraries` entry's distribution: (its version, the
     observed text, whether needs_versions holds, whether read_versions holds). A pre-release or dev build is no
     release read (0.3.7rc1, 0.3.12rc1: only PyPI's final releases were read, and its code is V's or the release's
-    before), whatever the range says. A hand-written report that gives no version but narrows the release to
-    `candidates` (facts schema: the releases it can be) is read over every candidate: needs_versions holds where it
-    holds for each and fails where it fails for each (else None), read_versions holds only where every candidate is
-    a final release read; the version is then the words 'one of A, B, ...'."""
+    before), whatever the range says. Nor is a local build (igap41): a version with a local part (0.3.6+cu128) or an
+    editable install is built on its own machine with its own options, so what PyPI's wheel of that release links
+    says nothing of it (whether it needs the libraries is not known either): Mooncake 0.3.5-0.3.6.post1 built with
+    CUDA were read as their PyPI wheels, which link no libcudart. A hand-written report that gives no version but
+    narrows the release to `candidates` (facts schema: the releases it can be) is read over every candidate:
+    needs_versions holds where it holds for each and fails where it fails for each (else None), read_versions holds
+    only where every candidate is a final release read; the version is then the words 'one of A, B, ...'."""
     raw = package.get("version")
     version = raw if isinstance(raw, str) else None
     if version is None:
@@ -243,7 +246,25 @@ def _release_reading(
 
     if read and version is not None and final_release(version) is not None:
         read = False
+    kind = _local_build(version, package)
+    if kind is not None:
+        found = f"{found} ({kind}, not PyPI's wheel)"
+        needs, read = None, False
     return version, found, needs, read
+
+
+def _local_build(version: str | None, package: Mapping[str, Any]) -> str | None:
+    """'an editable install' / 'built from a directory by pip' (packages.NAME.source_install) / 'a local build' (a
+    version with a local part), else None; an install from a wheel file (archive_info) is taken as the release's."""
+    from stackcheck.facts.versions import local_tag
+
+    if version is None:
+        return None
+    if package.get("editable") is True:
+        return "an editable install"
+    if package.get("source_install") in ("dir", "vcs"):
+        return f"built from a {'directory' if package.get('source_install') == 'dir' else 'VCS checkout'} by pip"
+    return "a local build" if local_tag(version) is not None else None
 
 
 def _candidates(package: Mapping[str, Any]) -> list[str] | None:
@@ -273,13 +294,17 @@ def _candidates_reading(
     return label, f"{dist} installed, {label} (packages.{dist}.candidates)", needs, read
 
 
-def _release_words(version: str | None, lib: Mapping[str, Any]) -> str:
+def _release_words(version: str | None, lib: Mapping[str, Any], package: Mapping[str, Any]) -> str:
     """Why a release leaves a runtime / system library entry unknown, in words after "{dist}'s release"."""
     if version is None:
         return "is not given"
     if version.startswith(_ONE_OF):
         return (f"is {version} (the facts' candidates), and the releases read ({lib.get('read_versions')}) do not "
                 "settle them all")  # fmt: skip
+    kind = _local_build(version, package)
+    if kind is not None:
+        return (f"{version} is {kind}, whose own compiled module was not read (PyPI's wheels "
+                f"{lib.get('read_versions')} were, and a build of its own may link other libraries)")  # fmt: skip
     return f"{version} was not read (read: {lib.get('read_versions')})"
 
 
@@ -322,7 +347,7 @@ def _runtime_library_result(
     if needs is True:
         msg = str(lib.get("missing_message")).replace("{version}", str(version)).replace("{torch}", str(major))
         return CheckResult(check, "fail", observed, soname, msg, source, subject)
-    what = _release_words(version, lib)
+    what = _release_words(version, lib, package)
     return CheckResult(check, "unknown", observed, soname,
                        f"{subject}: {dist}'s release {what}; the releases {lib.get('needs_versions')} link {soname}, "
                        f"which the loader does not find beside a torch of CUDA {major}", source, subject)  # fmt: skip
@@ -359,7 +384,7 @@ def _system_libraries_result(
         return CheckResult(check, "unknown", found, ", ".join(sonames),
                            f"{subject}: {where} (system libraries no pip wheel brings), and whether the loader finds "
                            f"{', '.join(unread)} was not probed (cuda_libs)", source, subject)  # fmt: skip
-    what = _release_words(version, lib)
+    what = _release_words(version, lib, package)
     return CheckResult(check, "unknown", f"{found}; {', '.join(missing)} not found by the loader", ", ".join(sonames),
                        f"{subject}: {dist}'s release {what}; {where}", source, subject)  # fmt: skip
 

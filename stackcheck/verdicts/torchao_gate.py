@@ -325,19 +325,47 @@ FBGEMM_SOURCE: dict[str, str] = {
 }
 
 
-def fbgemm_loaded_by(torchao: str | None, kind: str) -> str | None:
-    """Why torchao `torchao` loads fbgemm-gpu-genai's library for a launch whose --torchao-config picks `kind` ("":
-    no flag), or None where it does not (or the release was not read)."""
+#: the torchao releases read to load fbgemm-gpu-genai's library, per --torchao-config kind (None: every launch that
+#: imports torchao), with why. Their ranges end below 0.16.0, which was read to ask for mslk instead
+#: (int4_preshuffled_tensor.py:25 `_is_mslk_available()`, float8_tensor.py:49), and hold no release of PyPI's but
+#: the ones read (0.13.0, 0.14.0, 0.14.1, 0.15.0). They are read as facts/versions.py reads a range: a pre-release
+#: or dev build of a release the range splits from the release before it (0.15.0rc1: 0.15.0's code or 0.14.1's;
+#: 0.16.0.dev: 0.16.0's or 0.15.0's) is not known
+_FBGEMM_LOADS: tuple[tuple[tuple[str, ...] | None, str, str], ...] = (
+    (None, ">=0.15.0,<0.16.0",
+     "torchao {torchao} imports it as torchao itself is imported (int4_preshuffled_tensor.py:25)"),
+    (("fp8wo", "fp8dq"), ">=0.13.0,<0.16.0",
+     "torchao {torchao}'s float8 tensor asks for it as it quantizes (--torchao-config {kind})"),
+    (("int4wo",), ">=0.14.0,<0.16.0", "torchao {torchao}'s int4 tensor imports it as it quantizes (--torchao-config "
+     "{kind})"),
+)  # fmt: skip
+
+
+def fbgemm_loading(torchao: str | None, kind: str) -> tuple[bool | None, str]:
+    """Whether torchao `torchao` loads fbgemm-gpu-genai's library for a launch whose --torchao-config picks `kind`
+    ("": no flag), and why: True, False (it does not, or the release was not read), None where the version is a
+    pre-release or dev build of a release that loads it for `kind` while the release before does not, or the
+    other way round (facts/versions.py straddled_final)."""
     if torchao is None:
-        return None
+        return False, "torchao's version is not given"
+    from stackcheck.facts.versions import straddled_final, version_in
+
     release = _release(torchao)
-    if release == "0.15.0":
-        return "torchao 0.15.0 imports it as torchao itself is imported (int4_preshuffled_tensor.py:25)"
-    if release in ("0.13.0", "0.14.0", "0.14.1") and kind in ("fp8wo", "fp8dq"):
-        return f"torchao {release}'s float8 tensor asks for it as it quantizes (--torchao-config {kind})"
-    if release in ("0.14.0", "0.14.1") and kind == "int4wo":
-        return f"torchao {release}'s int4 tensor imports it as it quantizes (--torchao-config {kind})"
-    return None
+    straddled = None
+    for kinds, spec, why in _FBGEMM_LOADS:
+        if kinds is not None and kind not in kinds:
+            continue
+        final = straddled_final(release, spec)
+        if final is not None:
+            straddled = straddled or (final, why)
+        elif version_in(release, spec) is True:
+            return True, why.replace("{torchao}", release).replace("{kind}", kind)
+    if straddled is not None:
+        final, why = straddled
+        reason = why.replace("{torchao}", final).replace("{kind}", kind)
+        return None, (f"torchao {torchao} is a pre-release or dev build of {final}, whose code is {final}'s or the "
+                      f"release's before it: which is not known, and {reason}")  # fmt: skip
+    return False, f"torchao {torchao} was not read to load it for this launch"
 
 
 def fbgemm_reasons(ctx: Context, entries: list[Mapping[str, Any]], torch: str, loads_here: bool) -> list[Reason]:
@@ -353,8 +381,8 @@ def fbgemm_reasons(ctx: Context, entries: list[Mapping[str, Any]], torch: str, l
     value = ctx.launch.get("torchao_config")
     kind = config_kind(value, ctx.installed_version("sglang"))[0] if isinstance(value, str) and value else ""
     torchao = ctx.installed_version("torchao")
-    why = fbgemm_loaded_by(torchao, kind)
-    if why is None:
+    loaded, why = fbgemm_loading(torchao, kind)
+    if loaded is False:
         return []
     loads_here, via = _imported_here(ctx, loads_here)  # (torchao 0.15.0 imported through transformers: irev58)
     out: list[Reason] = []
@@ -372,6 +400,12 @@ def fbgemm_reasons(ctx: Context, entries: list[Mapping[str, Any]], torch: str, l
             out.append({**base, "result": "pass", "message": f"{path} resolves every torch symbol in torch {torch}"})
             continue
         missing = [str(m) for m in e.get("torch_missing") or []]
+        if loaded is None:
+            out.append({**base, "result": "unknown", "observed": f"{count} torch symbols missing",
+                        "message": f"fbgemm-gpu-genai's {path} needs {count} torch symbol{'s' if count > 1 else ''} "
+                        f"torch {torch} does not export ({', '.join(missing[:2])}), and whether this launch loads it "
+                        f"is not known: {why}"})  # fmt: skip
+            continue
         where = via if loads_here else " (no launch here imports torchao, so this is information only)"
         out.append(
             {

@@ -157,3 +157,28 @@ def test_a_pre_release_found_by_the_loader_passes(tmp_path: Path) -> None:
         _gate(tmp_path, _mooncake("0.3.7rc1"), "13.0", "/usr/local/cuda-12.8/lib64/libcudart.so.12", *PREFILL)
     )
     assert check["status"] == "ok", check
+
+
+@pytest.mark.parametrize(
+    ("mooncake", "kind"),
+    [
+        ({"installed": True, "version": "0.3.6+cu128"}, "a local build"),
+        ({"installed": True, "version": "0.3.5", "editable": True}, "an editable install"),
+        ({"installed": True, "version": "0.3.6.post1", "source_install": "dir"}, "built from a directory by pip"),
+    ],
+)
+def test_a_local_build_of_a_release_read_not_to_link_it_is_unknown(
+    tmp_path: Path, mooncake: dict[str, Any], kind: str
+) -> None:
+    # igap41: PyPI's 0.3.5-0.3.6.post1 link no libcudart, so those versions were passed beside a CUDA 13 torch without
+    # libcudart.so.12; a build of its own (a local version part, an editable install) may be built with CUDA 12 and
+    # link it: its engine.so was not read
+    doc = _gate(tmp_path, mooncake, "13.0", None, *PREFILL)
+    check = _check(doc)
+    assert check["status"] == "unknown", check
+    assert kind in check["message"] and CUDART12 in check["message"] and "was not read" in check["message"], check
+    assert doc["decision"] == "refuse"
+    # PyPI's own 0.3.6 is still passed, and a local build whose libcudart.so.12 the loader finds too
+    assert _check(_gate(tmp_path, _mooncake("0.3.6"), "13.0", None, *PREFILL))["status"] == "ok"
+    found = _gate(tmp_path, mooncake, "13.0", "/usr/local/cuda-12.8/lib64/libcudart.so.12", *PREFILL)
+    assert _check(found)["status"] == "ok"

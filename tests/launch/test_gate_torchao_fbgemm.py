@@ -116,3 +116,22 @@ def test_real_fbgemm_genai_140_is_read_against_torch(tmp_path: Path) -> None:
         (entry,) = [e for e in ks["extensions"] if e["extension"] == "fbgemm_gpu_genai"]
         got[torch] = entry["torch_missing_count"]
     assert got["2.9.1"] == 0 and got["2.11.0"] > 0, got
+
+
+def test_torchao_pre_releases_are_read_as_ranges_are(tmp_path: Path) -> None:
+    """A pre-release or dev build of 0.15.0 runs 0.15.0's code or 0.14.1's: on every config 0.15.0 loads the library
+    and 0.14.1 does not, so it is not known (unknown, not a silent pass); for fp8dq both load it (the crash stands).
+    A pre-release of a release no range splits from the one before it is judged as that release (0.14.1rc1)."""
+    from stackcheck.verdicts.torchao_gate import fbgemm_loading
+
+    for pre in ("0.15.0rc1", "0.15.0.dev20251001+cu128"):
+        (reason,) = _rule(_gate(tmp_path, _facts(tmp_path, "0.5.9", pre, 2), "--torchao-config", "int8wo"), False)
+        assert reason["result"] == "unknown" and "0.14.1" not in reason["message"], reason
+        assert f"torchao {pre} is a pre-release or dev build of 0.15.0" in reason["message"], reason
+        assert "int4_preshuffled_tensor.py:25" in reason["message"], reason
+        (fp8,) = _rule(_gate(tmp_path, _facts(tmp_path, "0.5.9", pre, 2), "--torchao-config", "fp8dq-per_row"), True)
+        assert (fp8["result"], fp8["effect"]) == ("fail", "crash") and "fp8dq" in fp8["message"], fp8
+    assert fbgemm_loading("0.14.1rc1", "int8wo")[0] is False and fbgemm_loading("0.14.1rc1", "int4wo")[0] is True
+    assert fbgemm_loading("0.13.0rc2", "fp8wo")[0] is None and fbgemm_loading("0.13.0rc2", "")[0] is False
+    assert fbgemm_loading("0.16.0.dev1", "")[0] is None  # 0.16.0 (asks for mslk instead) or 0.15.0's code
+    assert fbgemm_loading("0.15.0+git1a2b", "")[0] is True and fbgemm_loading("0.16.0", "fp8wo")[0] is False

@@ -6,6 +6,7 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -290,3 +291,34 @@ def test_flash_attn_4_in_the_target_environment(tmp_path: Path) -> None:
     assert pkgs["sglang"]["version"] == "0.5.12"
     assert pkgs["flash-attn-4"]["version"] == "4.0.0b15"
     assert pkgs["flash-attn-4"]["location"] == "/opt/venv/lib/python3.12/site-packages"
+
+
+def test_kernels_and_cupy_are_read(tmp_path: Path) -> None:
+    """igap41: Hugging Face's kernels (rule kernels-needs-version-transformers, the gate's model.registry.
+    import_failures) and LMCache's cupy (rule lmcache-cupy-cuda13-driver) were never in the probe's list, so a live
+    box's report named none of them and both rules were left out: a pass."""
+    sp = tmp_path / "site-packages"
+    dist(sp, "kernels", "0.15.1")
+    dist(sp, "cupy-cuda13x", "14.2.0")
+    packages = run([sp])
+    assert packages["kernels"]["installed"] is True and packages["kernels"]["version"] == "0.15.1"
+    assert packages["cupy-cuda13x"]["version"] == "14.2.0" and packages["cupy-cuda12x"] == {"installed": False}
+
+
+@pytest.mark.parametrize(
+    ("direct_url", "source"),
+    [
+        ({"url": "file:///src/Mooncake", "dir_info": {}}, "dir"),
+        ({"url": "https://github.com/x/y", "vcs_info": {"vcs": "git", "commit_id": "ab12"}}, "vcs"),
+        ({"url": "file:///src/Mooncake", "dir_info": {"editable": True}}, None),  # editable: said as editable
+        ({"url": "file:///w/m-0.3.6-cp311-cp311-linux_x86_64.whl", "archive_info": {}}, None),  # a wheel file
+    ],
+)
+def test_a_source_install_is_named(tmp_path: Path, direct_url: dict[str, Any], source: str | None) -> None:
+    """igap41: pip's PEP 610 record says a distribution was built here from a directory or a checkout, not installed
+    from an index's wheel (a Mooncake built with its own CUDA is no PyPI wheel read: check transfer-package)."""
+    sp = tmp_path / "site-packages"
+    info = dist(sp, "mooncake-transfer-engine", "0.3.6")
+    (info / "direct_url.json").write_text(json.dumps(direct_url), encoding="utf-8")
+    got = run([sp])["mooncake-transfer-engine"]
+    assert got.get("source_install") == source, got

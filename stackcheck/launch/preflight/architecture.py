@@ -26,6 +26,7 @@ from stackcheck.lean_typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any
 
+    from stackcheck.launch.preflight.result import Status
     from stackcheck.readers.entryclasses import Registry
 
 CHECK = "model-architecture"
@@ -65,9 +66,11 @@ def check_architecture(
     sglang_version: str | None,
     data: Mapping[str, Any],
     config: Mapping[str, Any] | None = None,
+    packages: Mapping[str, Any] | None = None,
 ) -> CheckResult:
     """The verdict for one model (see the module docstring). `registry` None: not read (`registry_why` says why);
-    `config`: the model's config.json, for the renames SGLang makes by its values (model.registry.renames)."""
+    `config`: the model's config.json, for the renames SGLang makes by its values (model.registry.renames);
+    `packages`: the facts' packages, for the modules the registry drops beside them (model.registry.import_failures)."""
     reg_data = (data.get("model") or {}).get("registry") or {}
     source = reg_data.get("source")
     fallback = str(reg_data.get("fallback_class") or "TransformersForCausalLM")
@@ -118,6 +121,11 @@ def check_architecture(
                 f"{hit} is registered by sglang/srt/models/{module}.py, which SGLANG_DISABLED_MODEL_ARCHS names",
                 registered=hit,
             )
+        dropped = import_failure(module, hit, packages, sglang_version, reg_data, config)
+        if dropped is not None:
+            observed.update(registered=hit)
+            return CheckResult(CHECK, dropped[0], dict(observed), required, f"{role} {spec}: {dropped[1]}", dropped[2],
+                               subject)  # fmt: skip
         return result("ok", f"{release} implements {hit} (sglang/srt/models/{module}.py)", registered=hit)
     listed = names_text(archs)
     maybe = []
@@ -143,6 +151,76 @@ def check_architecture(
         registered=None,
         fallback=None,
     )
+
+
+def import_failure(
+    module: str,
+    arch: str,
+    packages: Mapping[str, Any] | None,
+    sglang_version: str | None,
+    reg_data: Mapping[str, Any],
+    config: Mapping[str, Any] | None,
+) -> tuple[Status, str, Any] | None:
+    """(status, message, source) where the module registering `arch` is one SGLang's registry drops beside the
+    installed transformers and kernels (model.registry.import_failures: transformers 4.55's hub-kernel table, which
+    kernels 0.15.1+ refuse to build, imported by the transformers modeling modules some SGLang model modules import;
+    the registry catches the error and registers nothing of the module): fail where SGLang's fallback fails too (the
+    architecture's own transformers module imports the table, or transformers has no such class and config.json's
+    auto_map names no AutoModel), unknown where the fallback's result, the SGLang release's modules or a version is
+    not read; None where no entry applies (kernels or transformers not installed or outside the entry's ranges, or
+    the module imports none)."""
+    from stackcheck.facts.versions import version_in_settled
+
+    pk: Mapping[str, Any] = packages if isinstance(packages, Mapping) else {}
+    tf, kn = pk.get("transformers"), pk.get("kernels")
+    if not isinstance(tf, Mapping) or not isinstance(kn, Mapping):
+        return None  # a packages list that does not name them (an older report): not judged, as the kernels rule
+    if tf.get("installed") is not True or kn.get("installed") is not True:
+        return None
+    tv, kv = tf.get("version"), kn.get("version")
+    for entry in reg_data.get("import_failures") or []:
+        if not isinstance(entry, Mapping):
+            continue
+        source = entry.get("source")
+        spec_tf, spec_k, spec_sg = (str(entry.get(k)) for k in ("transformers", "kernels", "sglang"))
+        in_tf = version_in_settled(tv, spec_tf) if isinstance(tv, str) else None
+        in_k = version_in_settled(kv, spec_k) if isinstance(kv, str) else None
+        if in_tf is False or in_k is False:
+            continue
+        pair = f"transformers {tv or '(version not given)'} beside kernels {kv or '(version not given)'}"
+        table = (f"{pair}: transformers' hub_kernels.py builds its kernel table with LayerRepository entries that name "
+                 "no revision or version, which kernels 0.15.1+ refuse with ValueError 'Either a revision or a version "
+                 "must be specified.' outside the table's ImportError handler, wherever a module that takes "
+                 "use_kernel_forward_from_hub is imported")  # fmt: skip
+        fix = "uninstall kernels (transformers treats it as optional) or install kernels<0.15.1"
+        if in_tf is None or in_k is None:
+            return ("unknown", f"{table}, if these are the releases read (transformers {spec_tf}, kernels {spec_k}): "
+                    "a version is not given or is a pre-release whose code is not known", source)  # fmt: skip
+        in_sg = version_in_settled(sglang_version, spec_sg) if isinstance(sglang_version, str) else None
+        if in_sg is not True:
+            release = f"SGLang {sglang_version}" if sglang_version else "the installed SGLang (its release not known)"
+            return ("unknown", f"{table}; SGLang's registry drops each model module whose imports reach one (SGLang "
+                    f"{spec_sg} read), and which modules of {release} do, {module}.py among them, was not read; "
+                    f"{fix}", source)  # fmt: skip
+        via = (entry.get("modules") or {}).get(module)
+        if not isinstance(via, str):
+            return None
+        head = (f"{table}; SGLang {sglang_version}'s registry drops sglang/srt/models/{module}.py, which registers "
+                f"{arch} ({via}): the error is caught and logged ('Ignore import error when loading'), so {arch} is "
+                "not registered and SGLang falls back to looking it up in transformers")  # fmt: skip
+        if arch in (entry.get("fallback_fails") or []):
+            return ("fail", f"{head}, whose own modeling module for {arch} takes use_kernel_forward_from_hub too: the "
+                    f"model load fails with the same ValueError; {fix}", source)  # fmt: skip
+        if arch in (entry.get("not_in_transformers") or []):
+            auto_map = config.get("auto_map") if isinstance(config, Mapping) else None
+            if config is not None and not (isinstance(auto_map, Mapping) and "AutoModel" in auto_map):
+                return ("fail", f"{head}, which has no {arch}, and config.json's auto_map names no AutoModel: the "
+                        f"model load fails with ValueError 'Cannot find model module'; {fix}", source)  # fmt: skip
+            why = "config.json was not read" if config is None else "config.json's auto_map names custom code"
+            return ("unknown", f"{head}, which has no {arch}; {why}, whose result is not read; {fix}", source)
+        return ("unknown", f"{head}, whose {arch} loads through the Transformers backend (TransformersForCausalLM) "
+                f"where it is compatible: how that serves this model is not read; {fix}", source)  # fmt: skip
+    return None
 
 
 #: how many architecture names a message lists, and how much of each (config.json may hold any number, of any size)
@@ -232,6 +310,7 @@ def check_models(
             check_architecture(
                 m.role, m.spec, m.architectures, registry, why, options, env, sglang_version, data,
                 _config(model_view if model_view is not None else view, m.path, data),
+                facts.get("packages") if isinstance(facts.get("packages"), Mapping) else None,
             )
         )  # fmt: skip
     return out
