@@ -40,8 +40,7 @@ import stat as stat_module
 from collections.abc import Mapping
 
 from stackcheck.lean_typing import TYPE_CHECKING
-from stackcheck.probes.interface import Probe, ProbeContext, ProbeResult
-from stackcheck.probes.jit import view_of
+from stackcheck.probes.interface import Probe, ProbeContext, ProbeResult, view_of
 from stackcheck.readers.fsview import FileView, NotRegularFile, is_host
 
 if TYPE_CHECKING:

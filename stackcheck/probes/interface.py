@@ -317,3 +317,9 @@ def run_command(argv: Sequence[str], timeout_s: float, env: Mapping[str, str] | 
         bytes(bufs[0]).decode("utf-8", errors="replace"),
         bytes(bufs[1]).decode("utf-8", errors="replace"),
     )
+
+
+def view_of(ctx: ProbeContext) -> FileView:
+    """The probe context's filesystem view (issue 15's field when it exists), else the host below ctx.root."""
+    view = getattr(ctx, "view", None)
+    return view if view is not None else HostView(str(ctx.root))

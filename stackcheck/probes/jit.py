@@ -151,7 +151,7 @@ from stackcheck.digits import whole_number
 from stackcheck.lazy_re import lazy as _lazy
 from stackcheck.lazy_re import lazy_bytes as _lazy_bytes
 from stackcheck.lean_typing import TYPE_CHECKING
-from stackcheck.probes.interface import CommandTimeout, Probe, ProbeContext, ProbeResult, run_command
+from stackcheck.probes.interface import CommandTimeout, Probe, ProbeContext, ProbeResult, run_command, view_of
 from stackcheck.readers.fsview import FileView, HostView, is_dir, is_file, kind_of, listdir_or_empty, which
 
 if TYPE_CHECKING:
@@ -208,12 +208,6 @@ CUDART_LINK_NAMES = ("libcudart.so", "libcudart.a")
 _PLAIN_CXX = _lazy(r"(?:c\+\+|g\+\+|gcc|cc|clang\+\+|clang)(?:-\d+(?:\.\d+)*)?")
 
 Runner = Callable[[Sequence[str], float, Mapping[str, str] | None], tuple[int, str, str]]
-
-
-def view_of(ctx: ProbeContext) -> FileView:
-    """The probe context's filesystem view (issue 15's field when it exists), else the host below ctx.root."""
-    view = getattr(ctx, "view", None)
-    return view if view is not None else HostView(str(ctx.root))
 
 
 def _major_minor(version: Any) -> str | None:

@@ -21,8 +21,7 @@ changed and the section is read as without a cache."""
 from __future__ import annotations
 
 from stackcheck.lean_typing import TYPE_CHECKING
-from stackcheck.probes.interface import Probe, ProbeContext, ProbeResult
-from stackcheck.probes.jit import view_of
+from stackcheck.probes.interface import Probe, ProbeContext, ProbeResult, view_of
 from stackcheck.readers.fsview import FileView, HostView
 
 if TYPE_CHECKING:

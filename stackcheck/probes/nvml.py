@@ -48,7 +48,7 @@ class NvmlProbe(Probe):
         driver = result.facts.get("driver")
         if isinstance(driver, dict):
             from stackcheck.probes.driver_libs import read_userspace
-            from stackcheck.probes.jit import view_of
+            from stackcheck.probes.interface import view_of
 
             driver.update(read_userspace(ctx.loader_environ, view_of(ctx)))
             flavour = read_kernel_modules(ctx)
