@@ -3,7 +3,7 @@ tree B: the times, since the process was spawned, at which the interpreter hands
 forked NVML reader starts, it writes its answer, the answer is read and the process leaves.
 
     python bench/critical_path.py [--runs 21] [--init-ms 100] [--rows audit,gate] [--real-nvml] [--python3 PY]
-                                  TREE_A [TREE_B]
+                                  [--switch-ms MS] TREE_A [TREE_B]
 
 Each run is a fresh process, `python -c CHILD ARGS...` where CHILD wraps os.fork, os.pipe, os.read, os.write,
 os._exit and sys.exit (nothing of stackcheck is imported before `python -m stackcheck` would import it) and then
@@ -12,15 +12,23 @@ clock in the spawning process, so they are measured from just before the spawn:
 - `start` the CHILD's first line (the interpreter's start and site), `fork` the NVML reader's fork, `cstart` the
   reader's first moment, `ready` its first write of its answer (both in the reader), `answer` the answer's first
   bytes read in the command, `exit` os._exit's call, `end` the wait's return (the process torn down);
-- `pre` is fork less start, `reader` ready less fork, `after` exit less the later of ready and fork (what the
-  command still does once the driver has answered); `forkcpu` the process's CPU time when it forks (the
-  interpreter's start included), `selfcpu` the process's own CPU time (its threads, not the reader) when it
-  leaves, `cpu` the process's and the children it reaped in all (a reader still shutting NVML down when the
-  command leaves is not reaped by it, and its CPU is not in that figure).
+- `init0` and `init1` when the reader's call that starts the driver (nvmlInitWithFlags, in its Warm thread) begins
+  and returns (that call timed in the reader, nothing else of it changed: so `init0` is everything before the
+  driver's start begins, the interpreter's own start included);
+- `pre` is fork less start, `reader` ready less fork, `take` answer less ready (how long the written answer waits
+  for the NVML probe's thread: the interpreter lock, held by the command's other threads, and the read), `after`
+  exit less the later of ready and fork (what the command still does once the driver has answered), `tail` exit less
+  init1 (what runs after the driver's start has returned: the reader's reads and answer included); `forkcpu` the
+  process's CPU time when it forks (the interpreter's start included), `selfcpu` the process's own CPU time (its
+  threads, not the reader) when it leaves, `cpu` the process's and the children it reaped in all (a reader still
+  shutting NVML down when the command leaves is not reaped by it, and its CPU is not in that figure).
 By default the NVML is bench/sleepy_nvml: a stand-in pynvml (tests/fake_nvml.py's H200) whose nvmlInit calls a
 stand-in libnvidia-ml.so.1 (libnvml_stub.c, built here with the system C compiler) whose first start in a process
 takes --init-ms, as the driver's start; --real-nvml uses the box's pynvml and driver. Trees interleaved run by run,
-each its own cache directory; run 0 warms. Medians; standard library only."""
+each its own cache directory; run 0 warms. Medians; standard library only. `--switch-ms MS` (iperf30) lowers the
+interpreter's switch interval to MS in the last tree's runs while the NVML probe's thread waits for the answer (so
+it takes the lock sooner once the answer is written), from CHILD, not from stackcheck: the same tree given twice
+is an A/B of that setting alone (`take`, `after`, `end` and `cpu` say what it changes)."""
 
 from __future__ import annotations
 
@@ -49,12 +57,46 @@ _t = [("start", time.perf_counter())]
 _pid = os.getpid()
 _fork, _pipe, _read, _write, _exit = os.fork, os.pipe, os.read, os.write, os._exit
 _fds, _wfds, _c = set(), set(), []
+_i = []
 def _f():
     _t.append(("fork", time.perf_counter()))
     _t.append(("forkcpu", time.process_time()))
     pid = _fork()
+    early = sys.modules.get("stackcheck.probes.nvml_early")
     if pid == 0:
         _c.append(time.perf_counter())
+        if early is not None:  # the driver's start in the reader (Warm's thread): its call timed, nothing else changed
+            _open = early._open_driver
+            def _opened():
+                lib = _open()
+                class _Timed:
+                    def __getattr__(self, name):
+                        got = getattr(lib, name)
+                        if name != "nvmlInitWithFlags":
+                            return got
+                        def _init(flags):
+                            _i.append(time.perf_counter())
+                            try:
+                                return got(flags)
+                            finally:
+                                _i.append(time.perf_counter())
+                        return _init
+                return _Timed()
+            early._open_driver = _opened
+    elif early is not None and os.environ.get("CRITICAL_PATH_SWITCH_MS"):
+        # the interpreter's switch interval lowered while the NVML probe's thread waits for the reader's answer, put
+        # back once it has the answer: the thread then takes the interpreter lock from the threads still at work
+        # within that interval of the answer, not within the default 5 ms
+        _switch = float(os.environ["CRITICAL_PATH_SWITCH_MS"]) / 1e3
+        _collect = early.ForkSession._collect
+        def _collect_fast(self):
+            before = sys.getswitchinterval()
+            sys.setswitchinterval(_switch)
+            try:
+                return _collect(self)
+            finally:
+                sys.setswitchinterval(before)
+        early.ForkSession._collect = _collect_fast
     return pid
 def _p():
     r, w = _pipe()
@@ -72,6 +114,8 @@ def _w(fd, data):
         _wfds.discard(fd)
         with open(os.environ["CRITICAL_PATH_OUT"] + ".child", "w") as fh:
             fh.write(f"ready={time.perf_counter()!r} cstart={_c[0]!r}")
+            if len(_i) == 2:
+                fh.write(f" init0={_i[0]!r} init1={_i[1]!r}")
     return _write(fd, data)
 def _mark():
     if os.getpid() == _pid and not any(k == "exit" for k, _ in _t):
@@ -115,6 +159,10 @@ def once(args: list[str], env: dict[str, str], cwd: str) -> dict[str, float]:
             pass
     if "exit" in got:
         got["after"] = got["exit"] - max(got.get("ready", 0.0), got.get("fork", 0.0))
+        if "init1" in got:
+            got["tail"] = got["exit"] - got["init1"]
+    if "answer" in got and "ready" in got:
+        got["take"] = got["answer"] - got["ready"]
     if "fork" in got:
         got["pre"] = got["fork"] - got["start"]
         if "ready" in got:
@@ -166,6 +214,14 @@ def measure() -> int:
         "a shim (pyenv's runs bash and pyenv each time, ~100 ms beside the probes), the plain interpreter an H200 has",
     )
     ap.add_argument("--no-stub", action="store_true", help="no stand-in libnvidia-ml.so.1: the fake sleeps in Python")
+    ap.add_argument(
+        "--switch-ms",
+        type=float,
+        metavar="MS",
+        help="in the runs of the last tree given (give one tree twice for an A/B of the setting alone), the switch "
+        "interval (sys.setswitchinterval) is MS while the NVML probe's thread waits for the reader's answer, and "
+        "put back once it has it (set from this script's child, not by stackcheck)",
+    )
     args = ap.parse_args()
     lib_dir = None if args.real_nvml or args.no_stub else stub_library()
     python3_dir = None
@@ -189,10 +245,12 @@ def measure() -> int:
                 os.pathsep + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else ""
             )
         envs.append(env)
+    if args.switch_ms is not None:
+        envs[-1]["CRITICAL_PATH_SWITCH_MS"] = str(args.switch_ms)
     bare = {"floor": [sys.executable, "-c", FLOOR], "python -c pass": [sys.executable, "-c", "pass"]}
     bare_samples: dict[str, list[dict[str, float]]] = {k: [] for k in bare}
-    keys = ("start", "pre", "fork", "forkcpu", "cstart", "reader", "ready", "answer", "exit", "after", "end")
-    keys += ("selfcpu", "cpu")
+    keys = ("start", "pre", "fork", "forkcpu", "cstart", "init0", "init1", "reader", "ready", "answer", "take")
+    keys += ("exit", "after", "tail", "end", "selfcpu", "cpu")
     samples: dict[tuple[str, int], list[dict[str, float]]] = {(r, t): [] for r in rows for t in range(len(trees))}
     for i in range(args.runs + 1):
         order = list(range(len(trees)))
@@ -212,7 +270,7 @@ def measure() -> int:
     print(f"{'row':<20} {'tree':<4}" + "".join(f"{k:>8}" for k in keys))
     for label, runs in bare_samples.items():
         end, cpu = statistics.median(r["end"] for r in runs), statistics.median(r["cpu"] for r in runs)
-        print(f"{label:<20} {'':<4}" + " " * 8 * 11 + f"{end:8.1f}{cpu:8.1f}")
+        print(f"{label:<20} {'':<4}" + " " * 8 * keys.index("end") + f"{end:8.1f}" + " " * 8 + f"{cpu:8.1f}")
     med: dict[tuple[str, int], dict[str, float]] = {}
     for (row, t), runs in samples.items():
         med[(row, t)] = {k: statistics.median(r[k] for r in runs if k in r) for k in keys if any(k in r for r in runs)}
