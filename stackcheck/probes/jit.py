@@ -1778,9 +1778,10 @@ _COLLECT2_LINKERS = ("real-ld", "collect-ld", "ld")
 _GCC_LINK_DRIVER = _lazy(r"(?:[\w.+-]+-)?(?:gcc|g\+\+|c\+\+|cc)(?:-\d+(?:\.\d+)*)?")
 
 
-def _link_driver_prefix(env: Mapping[str, str], view: FileView) -> tuple[str | None, str, str | None]:
+def _link_driver_prefix(env: Mapping[str, str], view: FileView) -> tuple[str | None, str, str | None, tuple[str, ...]]:
     """(PREFIX of the GCC installation whose driver runs a torch extension's link, or None; why the linker it runs is
-    not to be read, or ""; the linker it was configured with, where collect2 runs that one). The link is
+    not to be read, or ""; the linker it was configured with, where collect2 runs that one; the -B directories a
+    wrapper script in GCC's name hands that driver: _wrapper_link_driver). The link is
     `$cxx $in $ldflags -o $out` (torch's _write_ninja_file, cxx = $CXX else c++;
     ccache / sccache run the next word), looked up on the server's PATH. GCC's driver finds its own directories from
     where its binary really is, not where it was configured: gcc/gcc.cc process_command, gcc_exec_prefix =
@@ -1795,45 +1796,92 @@ def _link_driver_prefix(env: Mapping[str, str], view: FileView) -> tuple[str | N
     if words and words[0] in _CXX_LAUNCHERS:
         words = words[1:]
     if not words:
-        return None, "", None
+        return None, "", None, ()
     if "/" in words[0] and not words[0].startswith("/"):
-        return None, f"the link's compiler {words[0]!r} is relative to the build directory: its linker not read", None
+        return (
+            None,
+            f"the link's compiler {words[0]!r} is relative to the build directory: its linker not read",
+            None,
+            (),
+        )
     found = which(view, words[0], env.get("PATH", SH_DEFAULT_PATH))
     if found is None:
-        return None, "", None
+        return None, "", None, ()
     try:
         real = view.realpath(found)
     except (OSError, ValueError):
-        return None, f"the link's compiler {found} could not be resolved: its linker not read", None
+        return None, f"the link's compiler {found} could not be resolved: its linker not read", None, ()
     name, bin_dir = posixpath.basename(real), posixpath.dirname(real)
     if not _GCC_LINK_DRIVER.fullmatch(name):
         return (
             None,
             f"the link's compiler {found} resolves to {real}, not GCC's driver: its linker search not read",
             None,
+            (),
         )
     if posixpath.basename(bin_dir) != "bin":
         return (
             None,
             f"the link's compiler {found} resolves to {real}, outside a bin directory: its linker not read",
             None,
+            (),
         )
     try:
         script = view.read_bytes(real, 2) == b"#!"
     except (OSError, ValueError):
         script = False
-    if script:  # (a wrapper in GCC's name: the driver it runs, and so its prefix, is not read)
-        return (
-            None,
-            f"the link's compiler {found} resolves to {real}, a wrapper script: the gcc it runs is not read",
-            None,
-        )
+    prefix = posixpath.dirname(bin_dir) or "/"
+    if script:  # (a wrapper in GCC's name: read where it execs one GCC driver of its own prefix, else not)
+        driver, why, bdirs = _wrapper_link_driver(view, real, prefix)
+        if driver is None:
+            return None, f"the link's compiler {found} resolves to {real}, a wrapper script: {why}", None, ()
+        real = driver
+    else:
+        bdirs = ()
     linker = _configured_linker(view, real)
     if linker is not None:  # (collect2 runs it where it is executable, else searches as below: access (X_OK))
         st = view.stat(linker) if linker.startswith("/") else None
         if st is not None and st.kind == "file" and st.mode & 0o111:
-            return None, "", linker
-    return posixpath.dirname(bin_dir) or "/", "", None
+            return None, "", linker, bdirs
+    return prefix, "", None, bdirs
+
+
+def _wrapper_link_driver(view: FileView, script: str, prefix: str) -> tuple[str | None, str, tuple[str, ...]]:
+    """(the GCC driver a wrapper script in GCC's name runs for a link, or None; why not; the -B prefixes it hands that
+    driver, each ending in "/" where it names a directory, which the driver hands collect2 first in COMPILER_PATH:
+    gcc.cc, -B adds to exec_prefixes, a directory given a trailing slash). Read as _layout_major reads a wrapper
+    (_script_unread, _script_programs, _exec_unread: every command an exec of a program or a -B prefix of the same
+    prefix, nothing else run), and only where it execs one ELF program that reads as GCC's driver
+    (_gcc_driver_major). gnu_ld_version looks for a linker under the -B prefixes before the prefix's own program
+    directories. Seen on the lent H100 (2026-12-06): /opt/gcc/bin/g++ is `exec /opt/gcc/bin/g++-real -B/opt/gcc/bin/
+    -B/opt/gcc/lib/gcc/x86_64-linux-gnu/13/ ... "$@"`, its link's COMPILER_PATH (`-v`) was those two prefixes, and
+    `-Wl,--version` printed /usr/bin/ld's banner (GNU Binutils for Ubuntu 2.42), as read here."""
+    try:
+        data = view.read_bytes(script, _SCRIPT_MAX + 1)
+    except (OSError, ValueError):
+        return None, "it could not be read: the gcc it runs is not read", ()
+    if len(data) > _SCRIPT_MAX:
+        return None, f"it is longer than {_SCRIPT_MAX} bytes: the gcc it runs is not read", ()
+    text = data.decode("utf-8", "replace")
+    unread = _script_unread(text)
+    if unread is not None:
+        return None, f"it is not read ({unread}): the gcc it runs is not read", ()
+    targets, other = _script_programs(text)
+    outside = other or next((why for t in targets if (why := _exec_unread(view, prefix, t)) is not None), None)
+    if outside is not None:
+        return (
+            None,
+            f"it runs {outside[:120]!r}, not only programs of {prefix} by exec: the gcc it runs is not read",
+            (),
+        )
+    programs = sorted({_resolved(view, t) for t in targets if not t.startswith("-B")})
+    if len(programs) != 1:
+        return None, f"it execs {len(programs)} programs: the gcc it runs is not read", ()
+    major, why, _ = _gcc_driver_major(view, programs[0])
+    if major is None:
+        return None, f"the program it execs, {programs[0]}, is not read as GCC's driver ({why})", ()
+    bprefixes = [t[2:] for t in targets if t.startswith("-B")]
+    return programs[0], "", tuple(b if b.endswith("/") or not is_dir(view, b) else b + "/" for b in bprefixes)
 
 
 #: a GCC driver's configure line as its .rodata carries it (gcc.cc includes configargs.h: configuration_arguments,
@@ -1909,19 +1957,17 @@ def gnu_ld_version(env: Mapping[str, str], view: FileView) -> tuple[tuple[int, i
         own = [n for n in _COLLECT2_LINKERS if entry and is_file(view, f"{entry.rstrip('/')}/{n}")]
         if own:
             return None, f"the server's COMPILER_PATH names {entry}, whose {own[0]} collect2 runs before the PATH's ld"
-    prefix, why, configured = _link_driver_prefix(env, view)
+    prefix, why, configured, bdirs = _link_driver_prefix(env, view)
     if configured is not None:  # (the link's gcc was configured --with-ld=PATH, executable there: collect2 runs it)
         return _binutils_of(view, configured, f"the link's gcc's configured --with-ld={configured}")
     if why:
         return None, why
     if prefix is not None:
-        for directory in _gcc_prefix_program_dirs(view, prefix):
-            own = [n for n in _COLLECT2_LINKERS if is_file(view, f"{directory}/{n}")]
+        for where in (*bdirs, *(f"{d}/" for d in _gcc_prefix_program_dirs(view, prefix))):
+            own = [n for n in _COLLECT2_LINKERS if is_file(view, f"{where}{n}")]
             if own:
-                return (
-                    None,
-                    f"{directory} holds {own[0]}, which the link's gcc (under {prefix}) runs before the PATH's ld",
-                )
+                held = f"{where.rstrip('/') or '/'} holds {own[0]}" if where.endswith("/") else f"{where}{own[0]} is"
+                return None, f"{held}, which the link's gcc (under {prefix}) runs before the PATH's ld"
     for root in GCC_LIB_ROOTS:
         triplet = posixpath.basename(root)
         for base in (root, root.replace("/usr/lib/gcc/", "/usr/libexec/gcc/")):
