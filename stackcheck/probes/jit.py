@@ -1849,7 +1849,9 @@ def _link_driver_prefix(env: Mapping[str, str], view: FileView) -> tuple[str | N
             f"the link's compiler {found} resolves to {real}, a wrapper script: the gcc it runs is not read",
             None,
         )
-    linker = _configured_linker(view, real)
+    linker, unread = _configured_linker(view, real)
+    if unread:  # (irobust2: a configured linker not read was passed over, and the PATH's ld read in its place)
+        return None, f"the link's compiler {found} resolves to {real}, {unread}: its linker not read", None
     if linker is not None:  # (collect2 runs it where it is executable, else searches as below: access (X_OK))
         st = view.stat(linker) if linker.startswith("/") else None
         if st is not None and st.kind == "file" and st.mode & 0o111:
@@ -1862,13 +1864,22 @@ def _link_driver_prefix(env: Mapping[str, str], view: FileView) -> tuple[str | N
 #: defines DEFAULT_LINKER (gcc/configure), and collect2.cc main takes it first where it is executable (`#ifdef
 #: DEFAULT_LINKER if (access (DEFAULT_LINKER, X_OK) == 0) ld_file_name = DEFAULT_LINKER;`, before the compiler
 #: path's real-ld / collect-ld / ld and the PATH); gcc.cc find_a_file does the same for -print-prog-name=ld
-_WITH_LD = _lazy_bytes(rb"--with-ld=([^\s\x00'\"]{1,400})")
+#: Its value as GCC's top-level configure writes it there: an argument holding a blank or one of
+#: []~#$^&*(){}\|;<>?' is quoted, for `--NAME=VALUE` the VALUE alone (`--with-ld='/opt/my tools/ld'`), a quote inside
+#: it written '\'' (gcc-mirror/gcc configure.ac, TOPLEVEL_CONFIGURE_ARGUMENTS: "if the argument is of the form
+#: -foo=baz, quote the baz part only"; Debian 12's gcc-12 -v: --with-pkgversion='Debian 12.2.0-14+deb12u1'), any
+#: other written as it is, bytes as given (a UTF-8 path). Groups: the quoted value, the plain one; either ends at a
+#: blank, a NUL or the end (irobust2: the value was cut at 400 bytes and at a quote, and decoded as ASCII, so a
+#: quoted, long or non-ASCII path was a path not there, and the PATH's ld was read in place of the one collect2 runs)
+_WITH_LD = _lazy_bytes(rb"--with-ld=(?:'((?:[^'\x00]|'\\'')+)'|([^\s\x00'\"\[\]~#$^&*(){}\\|;<>?]+))(?=[\s\x00]|\Z)")
 
 
-def _configured_linker(view: FileView, real: str) -> str | None:
-    """The linker a GCC driver binary was configured with (--with-ld=PATH in its configure line: _WITH_LD), or None
-    where its strings name none or cannot be read (an ELF not read runs nothing: no link to judge). The path is the
-    one configured: a relocated install (conda's, built under another prefix) names a path that is not there, and
+def _configured_linker(view: FileView, real: str) -> tuple[str | None, str]:
+    """(the linker a GCC driver binary was configured with: --with-ld=PATH in its configure line, _WITH_LD; why it is
+    not read, or ""). (None, "") where its strings name none or cannot be read (an ELF not read runs nothing: no link
+    to judge). Not read (None, why) where `--with-ld=` stands in them in another shape than _WITH_LD's, twice with two
+    values, with a `$` (which the top-level configure doubles for make), or in strings too large to read. The path is
+    the one configured: a relocated install (conda's, built under another prefix) names a path that is not there, and
     collect2 then searches as without it."""
     from stackcheck.readers.elf import ElfError, ElfFile
 
@@ -1877,12 +1888,19 @@ def _configured_linker(view: FileView, real: str) -> str | None:
             rodata = elf.section(".rodata")
             size = rodata.size if rodata is not None else elf.size
             if size > _DRIVER_RODATA_MAX:
-                return None
+                return None, f"whose {size} bytes of strings (its configure line's --with-ld) are not read"
             data = elf.read_section(rodata) if rodata is not None else elf.read_at(0, size, "the file")
     except (ElfError, OSError, ValueError):
-        return None
-    named = _WITH_LD.search(data)
-    return named.group(1).decode("ascii", "replace") if named is not None else None
+        return None, ""
+    named = data.count(b"--with-ld=")
+    if not named:
+        return None, ""
+    found = list(_WITH_LD.finditer(data))
+    values = {m.group(1).replace(b"'\\''", b"'") if m.group(1) is not None else m.group(2) for m in found}
+    if len(found) != named or len(values) != 1 or b"$" in next(iter(values)):
+        return None, "whose configure line's --with-ld= value is not read (the linker collect2 runs before any search)"
+    # (bytes as the file system has them: a non-ASCII path reaches the view as the same bytes, surrogateescape)
+    return next(iter(values)).decode("utf-8", "surrogateescape"), ""
 
 
 def _gcc_prefix_program_dirs(view: FileView, prefix: str) -> list[str]:
