@@ -4,10 +4,12 @@ the eleventh session's additions: igap42's reading of shell functions never call
 Found: every function definition joined and searched the rest of the script, so a 64 KB wrapper (the most read) of
 some 5,000 small functions took about 30 s to read, past the jit probe's 4 s: the probe timed out and every jit fact
 (the host compilers, SGLANG_NCCL_SO_PATH's library, the symmetric-memory build) was lost, each then unknown. Now the
-script is read in one pass. Held: a binary file, a quote left open, a function calling itself, functions calling each
-other, a here-document, a function never closed: each read (or left unread, with why) within the probe's time, never
-a traceback. The wrapper and the toolkit are our own files (a prefix in the shape of the lent H100's /opt/gcc, a CUDA
-12.8 home with host_config.h's GNU check), on this machine's real filesystem, read by a fresh process."""
+script is read in one pass. And a `function NAME` line of 60,000 blanks took ~6 s to fail the opening-line pattern
+(two runs of blanks side by side), with the same result. Held: a binary file, a quote left open, a function calling
+itself, functions calling each other, a here-document, a function never closed: each read (or left unread, with why)
+within the probe's time, never a traceback. The wrapper and the toolkit are our own files (a prefix in the shape of
+the lent H100's /opt/gcc, a CUDA 12.8 home with host_config.h's GNU check), on this machine's real filesystem, read
+by a fresh process."""
 
 from __future__ import annotations
 
@@ -82,6 +84,9 @@ def test_a_wrapper_of_thousands_of_functions_is_read_in_time(tmp_path: Path) -> 
         (b'#!/bin/sh\nu() {\n  cat <<EOF\n}\nEOF\n}\nexec @PREFIX@/bin/gcc-real "$@"\n', None),
         # a function never closed
         (b"#!/bin/sh\n" + b"u() {\n" * 8000 + b'exec @PREFIX@/bin/gcc-real "$@"\n', None),
+        # a `function NAME` line of 60,000 blanks and no brace: the opening-line pattern took ~6 s to fail (two runs of
+        # blanks side by side), past the probe's 4 s (fails on the parent: the jit probe timed out)
+        (b"#!/bin/sh\nfunction f" + b" " * 60000 + b'x\nexec @PREFIX@/bin/gcc-real "$@"\n', None),
         # a binary file with a shell's #!
         (b"#!/bin/sh\n" + bytes(range(256)) * 200, None),
     ],
