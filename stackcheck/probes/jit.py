@@ -2124,9 +2124,12 @@ def _nccl_so_path_bare_name(
 #: "NCCL version 2.26.2+cuda12.2", "NCCL version 2.27.3+cuda12.9", "NCCL version 2.32.6+cuda13.5", each once, in
 #: .rodata, NUL-terminated ("NCCL version 2.26.2 compiled with CUDA 12.2", another string, is not this shape).
 #: Groups: X.Y, the whole digit run after the second dot (NCCL_PATCH, and NCCL_SUFFIX's leading digits if it has
-#: any: nothing in the string separates them; igap40), the rest of the suffix, the CUDA build A.B
+#: any: nothing in the string separates them; igap40), the rest of the suffix, the CUDA build A.B. The digit run is
+#: taken whole, up to 16 digits (irobust2: unbounded and free to split with the suffix, a long run of digits was tried
+#: at every split on a failure, ~0.9 s a megabyte, and a library of a few megabytes of them timed the jit probe out;
+#: the run is the patch as before, and a longer one is no such string: a patch of several digits is not told anyway)
 _NCCL_VERSION_STRING = _lazy_bytes(
-    rb"NCCL version (\d{1,3}\.\d{1,3})\.(\d+)([!-*,-~]{0,32})\+cuda(\d{1,3}\.\d{1,3})(?=\x00)"
+    rb"NCCL version (\d{1,3}\.\d{1,3})\.(\d{1,16})(?![0-9])([!-*,-~]{0,32})\+cuda(\d{1,3}\.\d{1,3})(?=\x00)"
 )
 #: the most of a library's .rodata (or, without a section table, of the file) read for it (2.32.6: 1 MB of .rodata)
 _NCCL_RODATA_MAX = 1 << 26
