@@ -955,7 +955,9 @@ def _script_programs(text: str) -> tuple[list[str], str | None]:
 
 #: a wrapper script's line that opens a shell function's body: `NAME() {` or `function NAME {` / `function NAME() {`
 #: alone on its line (POSIX's function definition command; bash's `function` keyword)
-_SCRIPT_FUNCTION = _lazy(r"\s*(?:function\s+([A-Za-z_]\w*)\s*(?:\(\s*\))?|([A-Za-z_]\w*)\s*\(\s*\))\s*\{\s*")
+#: (the blanks before `()` inside its optional group: two runs of \s* side by side made a line of `function f` and
+#: 60,000 blanks take 6 s to fail, past the jit probe's 4 s, irobust2)
+_SCRIPT_FUNCTION = _lazy(r"\s*(?:function\s+([A-Za-z_]\w*)(?:\s*\(\s*\))?|([A-Za-z_]\w*)\s*\(\s*\))\s*\{\s*")
 
 
 #: the functions a shell calls by their name alone, never named by a call in the script: bash's
@@ -977,10 +979,16 @@ def _uncalled_function_lines(text: str, lines: list[tuple[str, bool]]) -> set[in
     a quote left open or a here-document, closed by a line that is `}` alone; and NAME appears nowhere else in the
     script as a word, outside its own definition (in a string, a trap, an eval, a variable's value, another
     function: any mention counts as a possible call)."""
-    import re
-
     if "<<" in text:
         return set()
+    # (each line looked at a bounded number of times: a 64 KB wrapper of some 5,000 functions took ~30 s to read
+    # when every definition joined and searched the rest of the script, and the jit probe timed out, irobust2)
+    close_at = _next_line(lines, lambda line, quoted: line.strip() == "}")
+    brace_at = _next_line(lines, lambda line, quoted: quoted or "{" in line or "}" in line)
+    words = _SCRIPT_WORD.findall(text)
+    counts: dict[str, int] = {}
+    for word in words:
+        counts[word] = counts.get(word, 0) + 1
     out: set[int] = set()
     at = 0
     while at < len(lines):
@@ -993,19 +1001,34 @@ def _uncalled_function_lines(text: str, lines: list[tuple[str, bool]]) -> set[in
         if name in _SHELL_HOOKS or name.startswith("TRAP"):  # (the shell calls these itself, unnamed)
             at += 1
             continue
-        end = next((i for i in range(at + 1, len(lines)) if lines[i][0].strip() == "}"), None)
+        end = close_at[at + 1]
         if end is None or lines[end][1] or (end + 1 < len(lines) and lines[end + 1][1]):
             at += 1
             continue
-        body = [lines[i][0] for i in range(at + 1, end)]
-        if any("{" in b or "}" in b for b in body) or any(lines[i][1] for i in range(at + 1, end)):
+        if brace_at[at + 1] != end:  # (a body line with a brace or inside a quote)
             at += 1
             continue
-        # (a mention in its own body runs only once it is called)
-        rest = "\n".join(lines[i][0] for i in range(len(lines)) if not at <= i <= end)
-        if re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", rest) is None:
+        # (a mention in its own body runs only once it is called; NAME is word characters alone, so a mention of it
+        # as a word, as the shell splits none, is a whole run of _SCRIPT_WORD)
+        own = sum(_SCRIPT_WORD.findall(lines[i][0]).count(name) for i in range(at, end + 1))
+        if counts.get(name, 0) == own:
             out.update(range(at, end + 1))
         at = end + 1
+    return out
+
+
+#: a run of word characters and hyphens: a function's name is mentioned where it is one such run whole
+_SCRIPT_WORD = _lazy(r"[\w-]+")
+
+
+def _next_line(lines: list[tuple[str, bool]], test: Callable[[str, bool], bool]) -> list[int | None]:
+    """For each index i of `lines` (and len(lines)), the first index j >= i whose line passes `test`, or None."""
+    out: list[int | None] = [None] * (len(lines) + 1)
+    found: int | None = None
+    for i in range(len(lines) - 1, -1, -1):
+        if test(*lines[i]):
+            found = i
+        out[i] = found
     return out
 
 
@@ -1838,7 +1861,9 @@ def _link_driver_prefix(env: Mapping[str, str], view: FileView) -> tuple[str | N
         real = driver
     else:
         bdirs = ()
-    linker = _configured_linker(view, real)
+    linker, unread = _configured_linker(view, real)
+    if unread:  # (irobust2: a configured linker not read was passed over, and the PATH's ld read in its place)
+        return None, f"the link's compiler {found} resolves to {real}, {unread}: its linker not read", None, ()
     if linker is not None:  # (collect2 runs it where it is executable, else searches as below: access (X_OK))
         st = view.stat(linker) if linker.startswith("/") else None
         if st is not None and st.kind == "file" and st.mode & 0o111:
@@ -1889,13 +1914,22 @@ def _wrapper_link_driver(view: FileView, script: str, prefix: str) -> tuple[str 
 #: defines DEFAULT_LINKER (gcc/configure), and collect2.cc main takes it first where it is executable (`#ifdef
 #: DEFAULT_LINKER if (access (DEFAULT_LINKER, X_OK) == 0) ld_file_name = DEFAULT_LINKER;`, before the compiler
 #: path's real-ld / collect-ld / ld and the PATH); gcc.cc find_a_file does the same for -print-prog-name=ld
-_WITH_LD = _lazy_bytes(rb"--with-ld=([^\s\x00'\"]{1,400})")
+#: Its value as GCC's top-level configure writes it there: an argument holding a blank or one of
+#: []~#$^&*(){}\|;<>?' is quoted, for `--NAME=VALUE` the VALUE alone (`--with-ld='/opt/my tools/ld'`), a quote inside
+#: it written '\'' (gcc-mirror/gcc configure.ac, TOPLEVEL_CONFIGURE_ARGUMENTS: "if the argument is of the form
+#: -foo=baz, quote the baz part only"; Debian 12's gcc-12 -v: --with-pkgversion='Debian 12.2.0-14+deb12u1'), any
+#: other written as it is, bytes as given (a UTF-8 path). Groups: the quoted value, the plain one; either ends at a
+#: blank, a NUL or the end (irobust2: the value was cut at 400 bytes and at a quote, and decoded as ASCII, so a
+#: quoted, long or non-ASCII path was a path not there, and the PATH's ld was read in place of the one collect2 runs)
+_WITH_LD = _lazy_bytes(rb"--with-ld=(?:'((?:[^'\x00]|'\\'')+)'|([^\s\x00'\"\[\]~#$^&*(){}\\|;<>?]+))(?=[\s\x00]|\Z)")
 
 
-def _configured_linker(view: FileView, real: str) -> str | None:
-    """The linker a GCC driver binary was configured with (--with-ld=PATH in its configure line: _WITH_LD), or None
-    where its strings name none or cannot be read (an ELF not read runs nothing: no link to judge). The path is the
-    one configured: a relocated install (conda's, built under another prefix) names a path that is not there, and
+def _configured_linker(view: FileView, real: str) -> tuple[str | None, str]:
+    """(the linker a GCC driver binary was configured with: --with-ld=PATH in its configure line, _WITH_LD; why it is
+    not read, or ""). (None, "") where its strings name none or cannot be read (an ELF not read runs nothing: no link
+    to judge). Not read (None, why) where `--with-ld=` stands in them in another shape than _WITH_LD's, twice with two
+    values, with a `$` (which the top-level configure doubles for make), or in strings too large to read. The path is
+    the one configured: a relocated install (conda's, built under another prefix) names a path that is not there, and
     collect2 then searches as without it."""
     from stackcheck.readers.elf import ElfError, ElfFile
 
@@ -1904,12 +1938,19 @@ def _configured_linker(view: FileView, real: str) -> str | None:
             rodata = elf.section(".rodata")
             size = rodata.size if rodata is not None else elf.size
             if size > _DRIVER_RODATA_MAX:
-                return None
+                return None, f"whose {size} bytes of strings (its configure line's --with-ld) are not read"
             data = elf.read_section(rodata) if rodata is not None else elf.read_at(0, size, "the file")
     except (ElfError, OSError, ValueError):
-        return None
-    named = _WITH_LD.search(data)
-    return named.group(1).decode("ascii", "replace") if named is not None else None
+        return None, ""
+    named = data.count(b"--with-ld=")
+    if not named:
+        return None, ""
+    found = list(_WITH_LD.finditer(data))
+    values = {m.group(1).replace(b"'\\''", b"'") if m.group(1) is not None else m.group(2) for m in found}
+    if len(found) != named or len(values) != 1 or b"$" in next(iter(values)):
+        return None, "whose configure line's --with-ld= value is not read (the linker collect2 runs before any search)"
+    # (bytes as the file system has them: a non-ASCII path reaches the view as the same bytes, surrogateescape)
+    return next(iter(values)).decode("utf-8", "surrogateescape"), ""
 
 
 def _gcc_prefix_program_dirs(view: FileView, prefix: str) -> list[str]:
@@ -2129,9 +2170,12 @@ def _nccl_so_path_bare_name(
 #: "NCCL version 2.26.2+cuda12.2", "NCCL version 2.27.3+cuda12.9", "NCCL version 2.32.6+cuda13.5", each once, in
 #: .rodata, NUL-terminated ("NCCL version 2.26.2 compiled with CUDA 12.2", another string, is not this shape).
 #: Groups: X.Y, the whole digit run after the second dot (NCCL_PATCH, and NCCL_SUFFIX's leading digits if it has
-#: any: nothing in the string separates them; igap40), the rest of the suffix, the CUDA build A.B
+#: any: nothing in the string separates them; igap40), the rest of the suffix, the CUDA build A.B. The digit run is
+#: taken whole, up to 16 digits (irobust2: unbounded and free to split with the suffix, a long run of digits was tried
+#: at every split on a failure, ~0.9 s a megabyte, and a library of a few megabytes of them timed the jit probe out;
+#: the run is the patch as before, and a longer one is no such string: a patch of several digits is not told anyway)
 _NCCL_VERSION_STRING = _lazy_bytes(
-    rb"NCCL version (\d{1,3}\.\d{1,3})\.(\d+)([!-*,-~]{0,32})\+cuda(\d{1,3}\.\d{1,3})(?=\x00)"
+    rb"NCCL version (\d{1,3}\.\d{1,3})\.(\d{1,16})(?![0-9])([!-*,-~]{0,32})\+cuda(\d{1,3}\.\d{1,3})(?=\x00)"
 )
 #: the most of a library's .rodata (or, without a section table, of the file) read for it (2.32.6: 1 MB of .rodata)
 _NCCL_RODATA_MAX = 1 << 26
