@@ -206,6 +206,19 @@ def newer_than_all(version: str, known: Iterable[str]) -> bool:
     return bool(versions) and installed is not None and installed > max(versions)
 
 
+def candidates_of(entry: object) -> list[str] | None:
+    """The releases a package entry of the facts (`packages.NAME`) narrows an unknown version to: its `candidates`,
+    in their order with repeats dropped, where that is a non-empty list whose every entry is a readable version;
+    None otherwise (not a mapping, no list, an empty one, or one entry that is not a version: the whole list is then
+    not used, fail safe). Read so by the engine's sweep (package_candidates) and the package checks alike."""
+    values = entry.get("candidates") if isinstance(entry, dict) else None
+    if not isinstance(values, list) or not values:
+        return None
+    if not all(isinstance(v, str) and parse_version(v) is not None for v in values):
+        return None
+    return list(dict.fromkeys(values))
+
+
 def local_tag(text: str) -> str | None:
     plain = _plain(text) if isinstance(text, str) else None
     if plain is not None:
