@@ -10,7 +10,7 @@ import re
 from functools import lru_cache
 
 from stackcheck.lazy_re import lazy
-from stackcheck.lean_typing import TYPE_CHECKING
+from stackcheck.lean_typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -428,15 +428,30 @@ def straddled_final(version: str, spec: str) -> str | None:
     return None if at is version_in(str(below), spec) else final
 
 
-def version_in_settled(version: str, spec: str) -> bool | None:
-    """version_in, but None (not known) where `version` is a pre-release or dev build of a release V that `spec`
-    splits from the releases just below it (straddled_final): 5.13.0rc1 against `<5.13.0`, 0.3.7rc1 against
-    `>=0.3.7`. A pre-release of V whose V and the release below get the same answer is judged as version_in judges
-    it (5.13.0rc1 against `>=4.56`, `==5.13.0rc1`)."""
+class Settled(NamedTuple):
+    """settled's answer: `holds` is version_in_settled's (True, False, or None: not known), `straddled` the release V
+    whose pre-release or dev build the version is where the range splits V from the releases just below it (then
+    `holds` is None, and a message can name V), else None."""
+
+    holds: bool | None
+    straddled: str | None
+
+
+def settled(version: str, spec: str) -> Settled:
+    """version_in, but not known (holds None) where `version` is a pre-release or dev build of a release V that `spec`
+    splits from the releases just below it (straddled_final, named in `straddled`): 5.13.0rc1 against `<5.13.0`,
+    0.3.7rc1 against `>=0.3.7`. A pre-release of V whose V and the release below get the same answer is judged as
+    version_in judges it (5.13.0rc1 against `>=4.56`, `==5.13.0rc1`)."""
     result = version_in(version, spec)
     if result is None or not isinstance(version, str) or not isinstance(spec, str):
-        return result
-    return None if straddled_final(version, spec) is not None else result
+        return Settled(result, None)
+    final = straddled_final(version, spec)
+    return Settled(None, final) if final is not None else Settled(result, None)
+
+
+def version_in_settled(version: str, spec: str) -> bool | None:
+    """settled's answer alone: version_in, but None where a pre-release or dev build straddles the range's edge."""
+    return settled(version, spec).holds
 
 
 def numeric_tuple(text: object) -> tuple[int, ...] | None:

@@ -131,7 +131,60 @@ def test_torchao_pre_releases_are_read_as_ranges_are(tmp_path: Path) -> None:
         assert "int4_preshuffled_tensor.py:25" in reason["message"], reason
         (fp8,) = _rule(_gate(tmp_path, _facts(tmp_path, "0.5.9", pre, 2), "--torchao-config", "fp8dq-per_row"), True)
         assert (fp8["result"], fp8["effect"]) == ("fail", "crash") and "fp8dq" in fp8["message"], fp8
-    assert fbgemm_loading("0.14.1rc1", "int8wo")[0] is False and fbgemm_loading("0.14.1rc1", "int4wo")[0] is True
-    assert fbgemm_loading("0.13.0rc2", "fp8wo")[0] is None and fbgemm_loading("0.13.0rc2", "")[0] is False
-    assert fbgemm_loading("0.16.0.dev1", "")[0] is None  # 0.16.0 (asks for mslk instead) or 0.15.0's code
-    assert fbgemm_loading("0.15.0+git1a2b", "")[0] is True and fbgemm_loading("0.16.0", "fp8wo")[0] is False
+    table = _library_loads()
+    assert fbgemm_loading("0.14.1rc1", "int8wo", table)[0] is False
+    assert fbgemm_loading("0.14.1rc1", "int4wo", table)[0] is True
+    assert fbgemm_loading("0.13.0rc2", "fp8wo", table)[0] is None and fbgemm_loading("0.13.0rc2", "", table)[0] is False
+    assert fbgemm_loading("0.16.0.dev1", "", table)[0] is None  # 0.16.0 (asks for mslk instead) or 0.15.0's code
+    assert fbgemm_loading("0.15.0+git1a2b", "", table)[0] is True
+    assert fbgemm_loading("0.16.0", "fp8wo", table)[0] is False
+
+
+def _library_loads() -> Any:
+    """The shipped check's table of the torchao releases that load fbgemm-gpu-genai's library."""
+    from stackcheck.knowledge.loader import load
+
+    (check,) = [c for c in load([]).checks if c["id"] == CHECK]
+    return check["extension"]["library_loads"]
+
+
+def test_the_library_loads_table_is_read_row_by_row() -> None:
+    """imend: the ranges live in checks.json (extension.library_loads), each row with its kinds and why; the first
+    row that holds decides and names its why; a check without the table leaves the load not known (a missing
+    symbol then unknown, never passed as not loaded)."""
+    from stackcheck.verdicts.torchao_gate import fbgemm_loading
+
+    table = _library_loads()
+    assert fbgemm_loading("0.15.0", "fp8wo", table) == (
+        True, "torchao 0.15.0 imports it as torchao itself is imported (int4_preshuffled_tensor.py:25)")  # fmt: skip
+    assert fbgemm_loading("0.14.0", "fp8dq", table) == (
+        True, "torchao 0.14.0's float8 tensor asks for it as it quantizes (--torchao-config fp8dq)")  # fmt: skip
+    assert fbgemm_loading("0.13.0", "int4wo", table) == (
+        False, "torchao 0.13.0 was not read to load it for this launch")  # fmt: skip
+    own = {"releases": [{"kinds": ["int8wo"], "versions": ">=0.13.0", "why": "a site's own row ({kind})"}]}
+    assert fbgemm_loading("0.13.0", "int8wo", own) == (True, "a site's own row (int8wo)")
+    assert fbgemm_loading("0.15.0", "", own)[0] is False
+    for missing in (None, {}, {"releases": "x"}, {"releases": ["x"]}):
+        loaded, why = fbgemm_loading("0.15.0", "", missing)
+        assert loaded is None and "table" in why, (missing, why)
+    assert fbgemm_loading(None, "", table) == (False, "torchao's version is not given")
+
+
+def test_the_library_loads_table_is_validated(manifests: Any) -> None:
+    """A misspelt range or module in extension.library_loads is a manifest error with its JSON path (a range that
+    parses to nothing would leave the library unjudged without a word)."""
+    import copy
+
+    from stackcheck.knowledge.validate import semantic_problems
+
+    docs = {name: (f"manifests/{name}", copy.deepcopy(doc)) for name, doc in manifests.docs.items()}
+    checks = docs["checks.json"][1]["checks"]
+    i = next(i for i, c in enumerate(checks) if c["id"] == CHECK)
+    assert not [p for p in semantic_problems(docs) if "library_loads" in p]
+    table = checks[i]["extension"]["library_loads"]
+    table["releases"][1]["versions"] = ">=0.13.0,<<0.16"
+    table["module"] = "fbgemm_gpu"
+    problems = "\n".join(semantic_problems(docs))
+    where = f"$.checks[{i}].extension.library_loads"
+    assert f"{where}.releases[1].versions: invalid version specifier '>=0.13.0,<<0.16'" in problems, problems
+    assert f"{where}.module: 'fbgemm_gpu' is not one of the modules" in problems, problems
