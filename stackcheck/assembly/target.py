@@ -425,15 +425,23 @@ def _unwrap(
     command: Sequence[str], env: dict[str, str], notes: list[str], dirs: list[str] | None = None
 ) -> list[str] | None:
     """The command after its `env ...` and `nohup` wrappers, applying each `env`'s settings to `env` and adding
-    each `env -C DIR` to `dirs` (in order); None (with a note) at an `env` option that is not followed."""
+    each `env`'s -C DIR (its last, as env runs it) to `dirs` (in order); None (with a note) where the reading of an
+    `env` stops (env_prefix.read_env: env fails there, or does what is not read here)."""
     args = list(command)
     while args:
         head = posixpath.basename(args[0])
-        if head == "env":
-            rest = _strip_env(args[1:], env, notes, dirs)
-            if rest is None:
+        if head == "env":  # (read as GNU env reads it: assembly/env_prefix.py, shared with the gate)
+            from stackcheck.assembly.env_prefix import read_env
+
+            read = read_env(args[1:], env)
+            if read.stop is not None:
+                notes.append(f"env: {read.stop}; the command's interpreter is not known")
                 return None
-            args = rest
+            env.clear()
+            env.update(read.env)
+            if dirs is not None:
+                dirs.extend(read.dirs)
+            args = read.command
             continue
         if head == "nohup":
             args = args[1:]
@@ -444,97 +452,6 @@ def _unwrap(
 
 def _absolute(path: str, cwd: str) -> str:
     return path if path.startswith("/") else posixpath.normpath(posixpath.join(cwd, path))
-
-
-#: GNU env's options that change neither the environment nor the program run (coreutils 9.1 `env --help`: -v /
-#: --debug, the signal options, whose SIG is given with `=` only); `-C DIR` changes the directory it runs in
-ENV_INERT = ("-v", "--debug", "--list-signal-handling", "--block-signal", "--default-signal", "--ignore-signal")
-
-
-def env_chdir(args: Sequence[str], i: int) -> tuple[str, int] | None:
-    """GNU env's `-C DIR` / `-CDIR` / `--chdir DIR` / `--chdir=DIR` at args[i]: (DIR, how many words it takes), else
-    None (coreutils 9.1 env.c: `-C, --chdir=DIR change working directory to DIR`, before it runs the command; run
-    here: `env -C d pwd`, `env -Cd pwd`, `env --chdir d pwd` and `env --chdir=d pwd` each print d)."""
-    a = args[i]
-    if a in ("-C", "--chdir"):
-        return (args[i + 1], 2) if i + 1 < len(args) else None
-    if a.startswith("--chdir="):
-        return a.partition("=")[2], 1
-    if a.startswith("-C") and len(a) > 2:
-        return a[2:], 1
-    return None
-
-
-def env_split_string(args: Sequence[str], i: int) -> tuple[list[str] | None, int] | None:
-    """GNU env's `-S STRING` / `-SSTRING` / `--split-string[=]STRING` at args[i]: (the words STRING splits into, how
-    many words of args it takes), the words None where STRING is not split here; None where args[i] is no -S. env
-    puts the words in its argument list where the option was and reads on (coreutils env.c parse_split_string, and
-    `env --help`: "process and split S into separate arguments"); a STRING with a backslash, `$` (its escapes and
-    ${VAR}) or `#` (a comment) is not split here, nor one shlex cannot split (an open quote)."""
-    a = args[i]
-    if a in ("-S", "--split-string"):
-        if i + 1 >= len(args):
-            return None
-        text, used = args[i + 1], 2
-    elif a.startswith("--split-string="):
-        text, used = a.partition("=")[2], 1
-    elif a.startswith("-S") and len(a) > 2:
-        text, used = a[2:], 1
-    else:
-        return None
-    if any(c in text for c in "\\$#"):
-        return None, used
-    import shlex
-
-    try:
-        return shlex.split(text), used
-    except ValueError:
-        return None, used
-
-
-def _strip_env(
-    args: list[str], env: dict[str, str], notes: list[str], dirs: list[str] | None = None
-) -> list[str] | None:
-    """Apply `env [-i] [-u NAME] [-C DIR] [NAME=VALUE]...` to `env` (and each DIR to `dirs`); the command that
-    follows, or None. irobust: `-C DIR` and the inert options (ENV_INERT) stopped the reading, so the interpreter, the
-    assignments after them (`env -C /srv SGLANG_NCCL_SO_PATH=... python ...`) and the directory went unread."""
-    i = 0
-    while i < len(args):
-        a = args[i]
-        chdir = env_chdir(args, i)
-        split = env_split_string(args, i)
-        if split is not None:
-            if split[0] is None:
-                notes.append(f"env {a}: a string not split here; the command's interpreter is not known")
-                return None
-            args = [*args[:i], *split[0], *args[i + split[1] :]]
-            continue
-        if a in ("-i", "--ignore-environment", "-"):
-            env.clear()
-        elif a in ("-u", "--unset") and i + 1 < len(args):
-            env.pop(args[i + 1], None)
-            i += 1
-        elif a.startswith("--unset="):
-            env.pop(a.split("=", 1)[1], None)
-        elif chdir is not None:
-            if dirs is not None:
-                dirs.append(chdir[0])
-            i += chdir[1] - 1
-        elif a.partition("=")[0] in ENV_INERT:
-            pass
-        elif a == "--":
-            i += 1
-            break
-        elif a.startswith("-"):
-            notes.append(f"env {a}: option not followed; the command's interpreter is not known")
-            return None
-        elif "=" in a:
-            key, _, value = a.partition("=")
-            env[key] = value
-        else:
-            break
-        i += 1
-    return args[i:]
 
 
 _PIP_LAUNCHER = _lazy(r"""^'''exec' (?:"([^"]+)"|(\S+)) "\$0" "\$@"\s*$""")

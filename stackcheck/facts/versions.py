@@ -10,7 +10,7 @@ import re
 from functools import lru_cache
 
 from stackcheck.lazy_re import lazy
-from stackcheck.lean_typing import TYPE_CHECKING
+from stackcheck.lean_typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -204,6 +204,19 @@ def newer_than_all(version: str, known: Iterable[str]) -> bool:
     versions = [v for v in parsed if v is not None]
     installed = public(version)
     return bool(versions) and installed is not None and installed > max(versions)
+
+
+def candidates_of(entry: object) -> list[str] | None:
+    """The releases a package entry of the facts (`packages.NAME`) narrows an unknown version to: its `candidates`,
+    in their order with repeats dropped, where that is a non-empty list whose every entry is a readable version;
+    None otherwise (not a mapping, no list, an empty one, or one entry that is not a version: the whole list is then
+    not used, fail safe). Read so by the engine's sweep (package_candidates) and the package checks alike."""
+    values = entry.get("candidates") if isinstance(entry, dict) else None
+    if not isinstance(values, list) or not values:
+        return None
+    if not all(isinstance(v, str) and parse_version(v) is not None for v in values):
+        return None
+    return list(dict.fromkeys(values))
 
 
 def local_tag(text: str) -> str | None:
@@ -415,15 +428,30 @@ def straddled_final(version: str, spec: str) -> str | None:
     return None if at is version_in(str(below), spec) else final
 
 
-def version_in_settled(version: str, spec: str) -> bool | None:
-    """version_in, but None (not known) where `version` is a pre-release or dev build of a release V that `spec`
-    splits from the releases just below it (straddled_final): 5.13.0rc1 against `<5.13.0`, 0.3.7rc1 against
-    `>=0.3.7`. A pre-release of V whose V and the release below get the same answer is judged as version_in judges
-    it (5.13.0rc1 against `>=4.56`, `==5.13.0rc1`)."""
+class Settled(NamedTuple):
+    """settled's answer: `holds` is version_in_settled's (True, False, or None: not known), `straddled` the release V
+    whose pre-release or dev build the version is where the range splits V from the releases just below it (then
+    `holds` is None, and a message can name V), else None."""
+
+    holds: bool | None
+    straddled: str | None
+
+
+def settled(version: str, spec: str) -> Settled:
+    """version_in, but not known (holds None) where `version` is a pre-release or dev build of a release V that `spec`
+    splits from the releases just below it (straddled_final, named in `straddled`): 5.13.0rc1 against `<5.13.0`,
+    0.3.7rc1 against `>=0.3.7`. A pre-release of V whose V and the release below get the same answer is judged as
+    version_in judges it (5.13.0rc1 against `>=4.56`, `==5.13.0rc1`)."""
     result = version_in(version, spec)
     if result is None or not isinstance(version, str) or not isinstance(spec, str):
-        return result
-    return None if straddled_final(version, spec) is not None else result
+        return Settled(result, None)
+    final = straddled_final(version, spec)
+    return Settled(None, final) if final is not None else Settled(result, None)
+
+
+def version_in_settled(version: str, spec: str) -> bool | None:
+    """settled's answer alone: version_in, but None where a pre-release or dev build straddles the range's edge."""
+    return settled(version, spec).holds
 
 
 def numeric_tuple(text: object) -> tuple[int, ...] | None:

@@ -131,6 +131,7 @@ class CheckExtension(TypedDict, total=False):
     every_launch_releases: str
     module_effects: dict[str, str]
     release_symbols: dict[str, Any]
+    library_loads: dict[str, Any]
 
 
 class Check(TypedDict, total=False):

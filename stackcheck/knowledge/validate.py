@@ -236,6 +236,8 @@ def semantic_problems(docs: Mapping[str, tuple[str, Any]], known: Mapping[str, A
                                 f"{origin}: {json_path([list_key, i, 'releases', j, 'versions'])}: "
                                 f"invalid version specifier {rel['versions']!r}"
                             )
+                if list_key == "checks":
+                    problems += _library_loads_problems(item, origin, [list_key, i, "extension", "library_loads"])
                 if list_key == "signatures" and item.get("feature") and feature_ids:
                     if _h(item["feature"]) not in feature_ids:
                         problems.append(f"{origin}: $.signatures[{i}].feature: unknown feature {item['feature']!r}")
@@ -432,6 +434,25 @@ def _recommend_problems(doc: dict[str, Any], origin: str, feature_ids: set[Any],
                         )
             if key == "decisions":
                 options_of[ident] = opt_seen
+    return out
+
+
+def _library_loads_problems(check: Mapping[str, Any], origin: str, path: list[Any]) -> list[str]:
+    """A check's extension.library_loads (torchao_gate.fbgemm_loading): its module one of the extension's modules,
+    and every row's range a version specifier (a misspelt range would leave the library unjudged without a word)."""
+    ext = check.get("extension")
+    table = ext.get("library_loads") if isinstance(ext, dict) else None
+    if not isinstance(table, dict):
+        return []
+    out: list[str] = []
+    modules = ext.get("modules") if isinstance(ext, dict) else None
+    if isinstance(modules, list) and table.get("module") not in modules:
+        out.append(f"{origin}: {json_path([*path, 'module'])}: {table.get('module')!r} is not one of the modules")
+    for j, row in enumerate(table.get("releases") or []):
+        versions = row.get("versions") if isinstance(row, dict) else None
+        if isinstance(versions, str) and parse_specifier(versions) is None:
+            where = json_path([*path, "releases", j, "versions"])
+            out.append(f"{origin}: {where}: invalid version specifier {versions!r}")
     return out
 
 

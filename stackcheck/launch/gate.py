@@ -160,45 +160,30 @@ def _compared(p: Problem) -> dict[str, Any]:
 
 
 def split_env_prefix(
-    argv: Sequence[str], env: Mapping[str, str], dirs: list[str] | None = None
+    argv: Sequence[str],
+    env: Mapping[str, str],
+    dirs: list[str] | None = None,
+    stops: list[tuple[str, bool]] | None = None,
 ) -> tuple[list[str], dict[str, str]]:
-    """`env [-i] [-u NAME] [-C DIR] [NAME=VALUE]... CMD ARGS` -> (CMD ARGS, the environment CMD would see); each
-    `-C DIR` is added to `dirs`. irobust: `-C DIR`, `-v` and the signal options ended the prefix, so the assignments
-    after them (`env -C /srv SGLANG_NCCL_SO_PATH=/x.so python -m sglang.launch_server`) were not seen."""
-    from stackcheck.assembly.target import ENV_INERT, env_chdir, env_split_string
-
+    """`env [OPTION]... [-] [NAME=VALUE]... CMD ARGS` -> (CMD ARGS, the environment CMD would see), read as GNU env
+    reads it (assembly/env_prefix.py, the target's reader too); its -C DIR (the last) is added to `dirs`. Where the
+    reading stops (env fails there: an unknown option, an -S string it rejects; or does what is not read here: a
+    `${NAME}` not in `env`, --argv0), (why, whether env fails) is added to `stops` (derive refuses: fail closed,
+    never a judgement of another command) and the words from there on are returned as the command, the environment
+    as env started."""
     args = list(argv)
-    out = dict(env)
     if not args or os.path.basename(args[0]) != "env":
-        return args, out
-    i = 1
-    while i < len(args):
-        a = args[i]
-        chdir = env_chdir(args, i)
-        split = env_split_string(args, i)
-        if split is not None and split[0] is not None:  # (its words read on as env reads them: irobust)
-            args = [*args[:i], *split[0], *args[i + split[1] :]]
-            continue
-        if a in ("-i", "--ignore-environment", "-"):
-            out = {}
-        elif a in ("-u", "--unset") and i + 1 < len(args):
-            out.pop(args[i + 1], None)
-            i += 1
-        elif a.startswith("--unset="):
-            out.pop(a.partition("=")[2], None)
-        elif chdir is not None:
-            if dirs is not None:
-                dirs.append(chdir[0])
-            i += chdir[1] - 1
-        elif a.partition("=")[0] in ENV_INERT:
-            pass
-        elif "=" in a and not a.startswith("-") and _ASSIGNMENT.match(a):
-            name, _, value = a.partition("=")
-            out[name] = value
-        else:
-            break
-        i += 1
-    return args[i:], out
+        return args, dict(env)
+    from stackcheck.assembly.env_prefix import read_env
+
+    read = read_env(args[1:], env)
+    if read.stop is not None:
+        if stops is not None:
+            stops.append((read.stop, read.fails))
+        return read.command, dict(read.env)
+    if dirs is not None:
+        dirs.extend(read.dirs)
+    return read.command, read.env
 
 
 def find_entrypoint(argv: Sequence[str], mapping: Mapping[str, Any]) -> tuple[str | None, list[str]]:
@@ -555,7 +540,8 @@ def _shell_launch(
             if re.search(r"(?<!\$)\(", text):  # `(cd /x); ...`: a subshell's cd is not the launch's (no grouping kept)
                 trace["cwd"] = CwdUnknown(f"`{' '.join(rest)}` in a string with a subshell (its scope is not followed)")
             continue
-        argv, cmd_env = split_env_prefix(rest, cmd_env)
+        stops = trace.get("env_stops") if trace is not None else None  # (derive's: an env prefix inside the string)
+        argv, cmd_env = split_env_prefix(rest, cmd_env, stops=stops if isinstance(stops, list) else None)
         if not argv:
             continue
         found = find_launch(argv, mapping, cmd_env, trace)
@@ -879,6 +865,26 @@ def _add_requirements(d: Derived, reqs: Any, why: str, defaults: Mapping[str, An
             d.off.append(f"{feature}: off ({'; '.join(dict.fromkeys(reasons))})")
 
 
+#: GNU env's manual and source, for a refusal of an `env` prefix read no further (assembly/env_prefix.py)
+ENV_SOURCE = {
+    "title": 'coreutils src/env.c (aa0c0de35, 2026-08-20): getopt_long with "+a:C:iS:u:v0" (:98) and its long '
+    "options (:111-128), an unknown option or missing argument is usage(EXIT_CANCELED) (:1089-1098), -S strings split "
+    "by build_argv (:624-760: escapes, ${VARNAME} from env's environment, # comments), assignments (:1158), execvp "
+    "(:1238)",
+    "url": "https://github.com/coreutils/coreutils/blob/master/src/env.c",
+}
+
+
+def _env_stop_problem(why: str, fails: bool) -> Problem:
+    """The refusal of a command whose `env` prefix was read no further: env fails there (exit 125) or runs no
+    command (crash), or does what the gate does not read (unknown); the gate judges no other command in its place."""
+    if fails:
+        return Problem("env", "blocked", "crash", f"the command's env prefix: {why}: the server never starts, so the "
+                       "gate refuses it rather than judge the words after it", [ENV_SOURCE])  # fmt: skip
+    return Problem("env", "unknown", None, f"the command's env prefix: {why}; the gate does not judge the "
+                   "command as env would run it (fail closed)", [ENV_SOURCE])  # fmt: skip
+
+
 def derive(
     command: Sequence[str],
     mapping: Mapping[str, Any],
@@ -891,11 +897,13 @@ def derive(
     release declares as flags of their own (own_spellings), read as unlisted flags rather than abbreviations.
     `release`: the installed SGLang release, for the conditions on it (None: not known yet, so no condition on the
     release holds inside a range; `reads_release` says whether one was read, to derive again once it is known)."""
-    argv, cmd_env = split_env_prefix(command, env)
+    stops: list[tuple[str, bool]] = []  # where an `env` prefix's reading stopped (its own, or a shell string's)
+    argv, cmd_env = split_env_prefix(command, env, stops=stops)
     if not argv:
         raise UsageError("missing command after -- (expected, e.g., -- python -m sglang.launch_server ...)")
-    entry, args, cmd_env = find_launch(argv, mapping, cmd_env)
+    entry, args, cmd_env = find_launch(argv, mapping, cmd_env, {"env_stops": stops})
     found, problems, seen, unlisted = parse_flags(args, mapping, own)
+    problems[:0] = [_env_stop_problem(why, fails) for why, fails in stops[:1]]
     if unlisted:
         problems.append(_unlisted_note(unlisted))
     d = Derived(

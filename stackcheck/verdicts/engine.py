@@ -23,7 +23,14 @@ if TYPE_CHECKING:
     from stackcheck.knowledge.types import Check, Feature, Rule, Workaround
     from stackcheck.verdicts.sweep import Swept
     from stackcheck.verdicts.types import CheckVerdict, FeatureVerdict, Reason
-from stackcheck.facts.versions import compare_numeric, parse_version, public, straddled_final, version_in
+from stackcheck.facts.versions import (
+    candidates_of,
+    compare_numeric,
+    parse_version,
+    public,
+    straddled_final,
+    version_in,
+)
 
 
 class Outcome:
@@ -1079,15 +1086,9 @@ def _narrowed(ctx: Context, name: str) -> bool | str:
 
 def package_candidates(ctx: Context, name: str) -> list[str] | None:
     """The releases a package of unknown version can be, when the facts narrow it (`packages.NAME.candidates`,
-    each a readable version); None when they do not, or the list is empty or unreadable (then the sweep takes
-    every known release, fail safe)."""
-    entry = (ctx.facts.get("packages") or {}).get(name)
-    values = entry.get("candidates") if isinstance(entry, dict) else None
-    if not isinstance(values, list) or not values:
-        return None
-    if not all(isinstance(v, str) and parse_version(v) is not None for v in values):
-        return None
-    return [str(v) for v in dict.fromkeys(values)]
+    each a readable version: versions.candidates_of); None when they do not, or the list is empty or unreadable
+    (then the sweep takes every known release, fail safe)."""
+    return candidates_of((ctx.facts.get("packages") or {}).get(name))
 
 
 #: what may follow the day in `collected_at`: a time, and its offset from UTC (none: UTC, as the schema says); read

@@ -400,7 +400,7 @@ def extension_torch_abi_reasons(ctx: Context, spec: Mapping[str, Any]) -> list[R
 
         fbgemm = [e for e in entries if isinstance(e, Mapping) and e.get("extension") == "fbgemm_gpu_genai"]
         version = str(ks.get("torch_version") or ctx.installed_version("torch") or "")
-        extra = fbgemm_reasons(ctx, fbgemm, version, every_launch or flagged)
+        extra = fbgemm_reasons(ctx, fbgemm, version, every_launch or flagged, spec.get("library_loads"))
         modules = [m for m in modules if m != "fbgemm_gpu_genai"]  # judged above, not as torchao's own
     table = spec.get("release_symbols")
     table_module = table.get("module") if isinstance(table, Mapping) else None

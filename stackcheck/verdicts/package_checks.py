@@ -236,7 +236,9 @@ def _release_reading(
     raw = package.get("version")
     version = raw if isinstance(raw, str) else None
     if version is None:
-        narrowed = _candidates(package)
+        from stackcheck.facts.versions import candidates_of
+
+        narrowed = candidates_of(package)  # (None: the release is not given)
         if narrowed is not None:
             return _candidates_reading(lib, narrowed, dist)
     found = f"{dist} {version} installed" if version else f"{dist} installed"
@@ -265,19 +267,6 @@ def _local_build(version: str | None, package: Mapping[str, Any]) -> str | None:
     if package.get("source_install") in ("dir", "vcs"):
         return f"built from a {'directory' if package.get('source_install') == 'dir' else 'VCS checkout'} by pip"
     return "a local build" if local_tag(version) is not None else None
-
-
-def _candidates(package: Mapping[str, Any]) -> list[str] | None:
-    """`packages.NAME.candidates` where every entry is a readable version (as stackcheck.verdicts.engine
-    package_candidates reads them); None otherwise (then the release is not given)."""
-    values = package.get("candidates")
-    if not isinstance(values, list) or not values:
-        return None
-    from stackcheck.facts.versions import parse_version
-
-    if not all(isinstance(v, str) and parse_version(v) is not None for v in values):
-        return None
-    return [str(v) for v in dict.fromkeys(values)]
 
 
 def _candidates_reading(

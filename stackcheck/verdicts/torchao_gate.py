@@ -312,53 +312,32 @@ def read_abort_reasons(ctx: Context, loads_here: bool) -> list[Reason]:
     ]
 
 
-FBGEMM_SOURCE: dict[str, str] = {
-    "title": "fbgemm-gpu-genai 1.4.0 wheel, fbgemm_gpu/__init__.py: `import fbgemm_gpu` loads "
-    "experimental/gen_ai/fbgemm_gpu_experimental_gen_ai.so with torch.ops.load_library and re-raises a failure "
-    "(_load_library :44-106, the loop :165-178; its own table :17-27 pairs 1.4 with torch 2.9); torchao 0.15.0 "
-    "quantize_/workflows/int4/int4_preshuffled_tensor.py:25 calls _is_fbgemm_gpu_genai_available() at import "
-    "(utils.py:1137-1150: find_spec('fbgemm_gpu.experimental') imports fbgemm_gpu, outside a try), so every import "
-    "of torchao 0.15.0 loads it; torchao 0.13.0-0.15.0 Float8Tensor.from_hp (fp8wo, fp8dq; config version 2, "
-    "kernel preference AUTO: 0.13.0 float8_tensor.py:183) call it as they quantize; int4wo on 0.14.0-0.15.0 "
-    "imports it inside a bare try and raises ImportError (int4_tensor.py:22-25, :100-101) (read 2026-12-05)",
-    "url": "https://pypi.org/project/fbgemm-gpu-genai/1.4.0/",
-}
-
-
-#: the torchao releases read to load fbgemm-gpu-genai's library, per --torchao-config kind (None: every launch that
-#: imports torchao), with why. Their ranges end below 0.16.0, which was read to ask for mslk instead
-#: (int4_preshuffled_tensor.py:25 `_is_mslk_available()`, float8_tensor.py:49), and hold no release of PyPI's but
-#: the ones read (0.13.0, 0.14.0, 0.14.1, 0.15.0). They are read as facts/versions.py reads a range: a pre-release
-#: or dev build of a release the range splits from the release before it (0.15.0rc1: 0.15.0's code or 0.14.1's;
-#: 0.16.0.dev: 0.16.0's or 0.15.0's) is not known
-_FBGEMM_LOADS: tuple[tuple[tuple[str, ...] | None, str, str], ...] = (
-    (None, ">=0.15.0,<0.16.0",
-     "torchao {torchao} imports it as torchao itself is imported (int4_preshuffled_tensor.py:25)"),
-    (("fp8wo", "fp8dq"), ">=0.13.0,<0.16.0",
-     "torchao {torchao}'s float8 tensor asks for it as it quantizes (--torchao-config {kind})"),
-    (("int4wo",), ">=0.14.0,<0.16.0", "torchao {torchao}'s int4 tensor imports it as it quantizes (--torchao-config "
-     "{kind})"),
-)  # fmt: skip
-
-
-def fbgemm_loading(torchao: str | None, kind: str) -> tuple[bool | None, str]:
+def fbgemm_loading(torchao: str | None, kind: str, table: object) -> tuple[bool | None, str]:
     """Whether torchao `torchao` loads fbgemm-gpu-genai's library for a launch whose --torchao-config picks `kind`
-    ("": no flag), and why: True, False (it does not, or the release was not read), None where the version is a
-    pre-release or dev build of a release that loads it for `kind` while the release before does not, or the
-    other way round (facts/versions.py straddled_final)."""
+    ("": no flag), and why, by the check's table (checks.json extension-torch-abi-torchao extension.library_loads:
+    the releases read to load it, per kind, each with why): True, False (it does not, or the release was not read),
+    None where the version is a pre-release or dev build of a release that loads it for `kind` while the release
+    before does not, or the other way round (facts/versions.py settled), or where the check gives no table (a site's
+    own check: not known, never taken as not loaded)."""
     if torchao is None:
         return False, "torchao's version is not given"
-    from stackcheck.facts.versions import straddled_final, version_in
+    rows = table.get("releases") if isinstance(table, Mapping) else None
+    if not isinstance(rows, list):
+        return None, "the check gives no table of the torchao releases that load it (extension.library_loads)"
+    from stackcheck.facts.versions import settled
 
     release = _release(torchao)
     straddled = None
-    for kinds, spec, why in _FBGEMM_LOADS:
-        if kinds is not None and kind not in kinds:
+    for row in rows:
+        if not isinstance(row, Mapping):  # (the schema's shape: checked as manifests load)
+            return None, "the check's table of the torchao releases that load it is not readable"
+        kinds, spec, why = row.get("kinds"), str(row.get("versions")), str(row.get("why"))
+        if isinstance(kinds, list) and kind not in kinds:
             continue
-        final = straddled_final(release, spec)
+        holds, final = settled(release, spec)
         if final is not None:
             straddled = straddled or (final, why)
-        elif version_in(release, spec) is True:
+        elif holds is True:
             return True, why.replace("{torchao}", release).replace("{kind}", kind)
     if straddled is not None:
         final, why = straddled
@@ -368,12 +347,15 @@ def fbgemm_loading(torchao: str | None, kind: str) -> tuple[bool | None, str]:
     return False, f"torchao {torchao} was not read to load it for this launch"
 
 
-def fbgemm_reasons(ctx: Context, entries: list[Mapping[str, Any]], torch: str, loads_here: bool) -> list[Reason]:
+def fbgemm_reasons(
+    ctx: Context, entries: list[Mapping[str, Any]], torch: str, loads_here: bool, table: object
+) -> list[Reason]:
     """fbgemm-gpu-genai's library (facts.kernel_symbols.extensions, extension fbgemm_gpu_genai) where the launch's
-    torchao loads it: a failing reason (crash: `import fbgemm_gpu` re-raises the OSError, outside any try of
-    torchao's on these paths) per file missing a torch symbol, a pass per file that resolves, unknown per file not
-    read; [] where torchao does not load it here. An audit, or a launch without --torchao-config on an SGLang that
-    imports torchao only for it, states a failure as information (degraded)."""
+    torchao loads it (fbgemm_loading, by the check's `table`, whose sources the reasons cite): a failing reason
+    (crash: `import fbgemm_gpu` re-raises the OSError, outside any try of torchao's on these paths) per file missing
+    a torch symbol, a pass per file that resolves, unknown per file not read; [] where torchao does not load it here.
+    An audit, or a launch without --torchao-config on an SGLang that imports torchao only for it, states a failure as
+    information (degraded)."""
     from stackcheck.verdicts.torchao_config import config_kind
 
     if not entries:
@@ -381,7 +363,9 @@ def fbgemm_reasons(ctx: Context, entries: list[Mapping[str, Any]], torch: str, l
     value = ctx.launch.get("torchao_config")
     kind = config_kind(value, ctx.installed_version("sglang"))[0] if isinstance(value, str) and value else ""
     torchao = ctx.installed_version("torchao")
-    loaded, why = fbgemm_loading(torchao, kind)
+    loaded, why = fbgemm_loading(torchao, kind, table)
+    listed = table.get("source") if isinstance(table, Mapping) else None
+    sources = [x for x in listed if isinstance(x, dict)] if isinstance(listed, list) else []
     if loaded is False:
         return []
     loads_here, via = _imported_here(ctx, loads_here)  # (torchao 0.15.0 imported through transformers: irev58)
@@ -391,7 +375,7 @@ def fbgemm_reasons(ctx: Context, entries: list[Mapping[str, Any]], torch: str, l
         base: Reason = {
             "rule": "fbgemm-genai-symbols",
             "requirement": f"every torch symbol {path} needs is exported by torch's libraries",
-            "source": [FBGEMM_SOURCE, *([TRANSFORMERS_SOURCE] if via else [])],
+            "source": [*sources, *([TRANSFORMERS_SOURCE] if via else [])],
         }
         if not isinstance(count, int):
             out.append({**base, "result": "unknown", "message": f"{path}: {e.get('error') or e.get('torch_error')}"})
