@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -98,3 +99,43 @@ def test_the_gate_refuses_the_working_directorys_cuda13_build_under_a_cuda12_dri
     rules = {str(r.get("rule")): str(r.get("result")) for b in doc.get("reasons") or [] for r in b.get("reasons") or []}
     assert rules.get("nccl-so-path-cuda-driver") == "fail", (rules, proc.stderr[-300:])
     assert doc["decision"] != "allow"
+
+
+UNREAD = "nccl-so-path-cuda-unread"
+
+
+def _facts_gate(tmp_path: Path, jit: Mapping[str, object], *flags: str) -> dict[str, str]:
+    """tests/cases/h200-newest at SGLang 0.5.11 with the jit probe's `jit` keys: the gate's {rule: result}."""
+    from gate_cli import LLAMA3, cli_json, model_dir, release_box
+
+    box = release_box(tmp_path, "0.5.11", "9.0")
+    doc = json.loads(box.read_text())
+    doc["facts"]["jit"].update(jit)
+    box.write_text(json.dumps(doc))
+    line = ["python3", "-m", "sglang.launch_server", "--model-path", str(model_dir(tmp_path, "m", LLAMA3)), *flags]
+    _, out = cli_json(["gate", "--facts", str(box), "--dry-run", "--format", "json", "--", *line])
+    return {str(x.get("rule")): str(x.get("result")) for r in out.get("reasons") or [] for x in r.get("reasons") or []}
+
+
+def test_a_library_not_placed_at_tp_2_is_unknown(tmp_path: Path) -> None:
+    # fails before: nothing judged it (nccl-so-path-cuda-driver needs the library found and its CUDA build read)
+    _launch, system = _box(tmp_path)
+    jit = nccl_so_path({"SGLANG_NCCL_SO_PATH": NAME, "LD_LIBRARY_PATH": f":{system}"}, HostView())
+    assert jit["nccl_so_path_found"] is None, jit
+    assert _facts_gate(tmp_path, jit, "--tp", "2").get(UNREAD) == "unknown"
+    assert _facts_gate(tmp_path, jit, "--pp-size", "2").get(UNREAD) == "unknown"
+    relative = {"nccl_so_path": "lib/libnccl.so.2", "nccl_so_path_found": None, "nccl_so_path_reason": "relative"}
+    assert _facts_gate(tmp_path, relative, "--tp", "2").get(UNREAD) == "unknown"
+
+
+def test_what_is_read_or_needs_no_reading_is_left_to_the_other_rules(tmp_path: Path) -> None:
+    _launch, system = _box(tmp_path)
+    read = nccl_so_path({"SGLANG_NCCL_SO_PATH": str(system / NAME)}, HostView())
+    got = _facts_gate(tmp_path, read, "--tp", "2")
+    assert UNREAD not in got and "nccl-so-path-cuda-driver" not in got, got  # (12.9 under the case's 13.0 driver)
+    own = {"nccl_so_path": "libnccl.so.2", "nccl_so_path_found": True}  # torch's NCCL (igap40)
+    missing = {"nccl_so_path": str(tmp_path / "none.so"), "nccl_so_path_found": False}  # pynccl falls back
+    for jit in (own, missing):
+        assert UNREAD not in _facts_gate(tmp_path, jit, "--tp", "2")
+    unplaced = nccl_so_path({"SGLANG_NCCL_SO_PATH": NAME, "LD_LIBRARY_PATH": f":{system}"}, HostView())
+    assert UNREAD not in _facts_gate(tmp_path, unplaced, "--tp", "1")  # (no group of more than one rank)
