@@ -86,7 +86,9 @@ assembler that a user put in place of Triton's bundled one:
   null, with the reason, for a relative path, which ctypes.CDLL opens from the server's working directory, not
   known (but for `gate --cwd DIR`, which names that directory: the relative path is read from there, igap38), for a
   bare name the loader's path does not hold (a bare name is looked up on LD_LIBRARY_PATH, in the ld.so cache and the
-  default directories, as the dynamic loader would, and the file found read: igap40), and
+  default directories, as the dynamic loader would, and the file found read: igap40; LD_LIBRARY_PATH split at ':'
+  and ';', an empty or relative element searched from the server's working directory where gate --cwd or `env -C`
+  names it, the name unknown where such an element, or one with $ORIGIN, comes before the copy found: irev67), and
   for a file not read as an ELF shared library; true for libnccl.so.2 itself, which glibc's dlopen answers with the
   libnccl.so.2 torch loaded, as for the default). SGLang 0.5.1-0.5.23's pynccl loads that file instead of libnccl.so.2
   (pynccl_wrapper.py find_nccl_library); the symmetric-memory allocator's `-lnccl` link does not read it.
@@ -2107,7 +2109,7 @@ def nccl_so_path(
         resolved = posixpath.join(cwd, value)
         return {**nccl_so_path({"SGLANG_NCCL_SO_PATH": resolved}, view, machine), "nccl_so_path": value}
     if "/" not in value:
-        return _nccl_so_path_bare_name(env, view, value, machine, interpreter)
+        return _nccl_so_path_bare_name(env, view, value, machine, interpreter, cwd)
     if not value.startswith("/"):
         return {
             "nccl_so_path": value,
@@ -2140,17 +2142,38 @@ def nccl_so_path(
 
 
 def _nccl_so_path_bare_name(
-    env: Mapping[str, str], view: FileView, value: str, machine: str | None, interpreter: str | None
+    env: Mapping[str, str],
+    view: FileView,
+    value: str,
+    machine: str | None,
+    interpreter: str | None,
+    cwd: str | None = None,
 ) -> dict[str, Any]:
     """nccl_so_path for a name without a slash (not libnccl.so.2): the file the dynamic loader finds for it in the
     server's environment (probe_cuda_libs: the interpreter's DT_RPATH, LD_LIBRARY_PATH, the ld.so cache, the default
     directories; a copy of another ELF class or machine passed over, as glibc's open_verify), read as an absolute
-    path would be."""
+    path would be. LD_LIBRARY_PATH is read as glibc reads it (_ld_library_path, irev67): an empty or relative
+    element is searched from the server's working directory `cwd`; where that is not known (or the element names
+    $ORIGIN / $LIB / $PLATFORM), a copy found after it is not taken for the loader's (unknown)."""
     from stackcheck.probes.cudalibs import probe_cuda_libs
 
-    libs = probe_cuda_libs(env, view, (value,), interpreter)
+    placed, unplaced = _ld_library_path(env.get("LD_LIBRARY_PATH") or "", cwd)
+    libs = probe_cuda_libs({**env, "LD_LIBRARY_PATH": ":".join(placed)}, view, (value,), interpreter)
     unreadable = (libs.get("unreadable") or {}).get(value)
     found = libs.get(value)
+    if unplaced is not None:
+        rpath = (libs.get("interpreter_rpath") or {}).get("dirs") or []
+        before = {d.rstrip("/") or "/" for d in [*rpath, *placed] if isinstance(d, str)}
+        if not (isinstance(found, str) and posixpath.dirname(found) in before) and not unreadable:
+            lead = f"LD_LIBRARY_PATH's element {unplaced[:120]!r}, searched before " + (
+                found if isinstance(found, str) else "the directories after it"
+            )
+            why = (
+                f"{lead}, names a dynamic string token ($ORIGIN, $LIB or $PLATFORM) that the loader expands: not read"
+                if "$" in unplaced
+                else f"{lead}, is read from the server's working directory, which is not known (gate --cwd names it)"
+            )
+            return {"nccl_so_path": value, "nccl_so_path_found": None, "nccl_so_path_reason": why}
     if isinstance(found, str) and not unreadable:
         return {**nccl_so_path({"SGLANG_NCCL_SO_PATH": found}, view, machine), "nccl_so_path": value}
     why = (
@@ -2160,6 +2183,28 @@ def _nccl_so_path_bare_name(
         "module calling dlopen may have its own RPATH, not read)"
     )
     return {"nccl_so_path": value, "nccl_so_path_found": None, "nccl_so_path_reason": why}
+
+
+def _ld_library_path(value: str, cwd: str | None) -> tuple[list[str], str | None]:
+    """(LD_LIBRARY_PATH's directories as the dynamic loader searches them, up to the first one not placed; that
+    element, or None). glibc splits the value at ':' and ';' and keeps an empty element (the directory name "", so
+    the working directory) and a relative one as written (elf/dl-load.c _dl_init_paths: fillin_rpath (llp_tmp,
+    ..., ":;", ...); fillin_rpath; read in glibc 2.26's source): each is joined to `cwd`, the server's working
+    directory, where that is known. An element with a dynamic string token ($ORIGIN, $LIB, $PLATFORM, which the
+    loader expands) or a relative one without `cwd` is not placed: the search stops being known there."""
+    import re
+
+    placed: list[str] = []
+    for element in re.split("[:;]", value) if value else []:
+        if "$" in element:
+            return placed, element
+        if element.startswith("/"):
+            placed.append(element)
+        elif cwd is not None and cwd.startswith("/"):
+            placed.append(posixpath.join(cwd, element) if element else cwd)
+        else:
+            return placed, element
+    return placed, None
 
 
 #: the version string NCCL's init.cc builds from its compile-time macros for its INFO / VERSION log line, a literal
