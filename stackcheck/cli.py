@@ -260,19 +260,20 @@ def _paused_collector() -> Iterator[None]:
 def run() -> NoReturn:
     """The program (the `stackcheck` script, `python -m stackcheck`): main(), its output flushed, then the
     process leaves without tearing the interpreter down: freeing every module and the parsed manifests
-    cost ~10 ms of each run, for nothing. Only when nothing else waits for the exit (no atexit callback,
-    no thread that is not a daemon: a tool run under coverage, say); else the ordinary exit. The collector is
-    paused from here to the exit (main() alone turns it back on after the command: the collection that then
-    comes with the next allocation walks everything the command left, ~5 ms for a program about to leave)."""
+    cost ~10 ms of each run, for nothing. Where something waits for the exit through the threading module (a
+    thread that is not a daemon, a callback of threading's own exit hook) the ordinary exit is taken. The atexit
+    callbacks (a coverage tool's; one a site hook registered: certifi.where(), called from a .pth file, registers
+    one, certifi 2026.05.20 core.py:42, so every command of such an interpreter took the ordinary exit and its
+    teardown, 66-90 ms on the loaded 2-core box, bench/exit_cost.py) are run here, as the ordinary exit runs
+    them (atexit._run_exitfuncs: the last registered first, an error printed and passed over), the streams
+    flushed again, and then the process leaves. The collector is paused
+    from here to the exit (main() alone turns it back on after the command: the collection that then comes
+    with the next allocation walks everything the command left, ~5 ms for a program about to leave)."""
     import gc
 
     gc.disable()
     code = main()
-    try:
-        for stream in (sys.stdout, sys.stderr):
-            if stream is not None:
-                stream.flush()
-    except (OSError, ValueError):  # a closed or broken stream: the ordinary exit deals with it
+    if not _flushed():  # a closed or broken stream: the ordinary exit deals with it
         sys.exit(code)
     import atexit
     import os
@@ -280,9 +281,25 @@ def run() -> NoReturn:
     threads = sys.modules.get("threading")
     main_thread = threads.main_thread() if threads else None
     others = [t for t in threads.enumerate() if not t.daemon and t is not main_thread] if threads else []
-    if atexit._ncallbacks() or others:
+    if others or getattr(threads, "_threading_atexits", None):
         sys.exit(code)
+    if atexit._ncallbacks():
+        with contextlib.suppress(BaseException):  # (3.10 raises the last callback's error again, once printed)
+            atexit._run_exitfuncs()
+        if not _flushed():  # (what the callbacks wrote)
+            sys.exit(code)
     os._exit(code)
+
+
+def _flushed() -> bool:
+    """sys.stdout and sys.stderr flushed; False where one is closed or broken."""
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()
+    except (OSError, ValueError):
+        return False
+    return True
 
 
 def _drop_early_nvml() -> None:

@@ -290,6 +290,58 @@ def test_the_program_exits_without_teardown_and_loses_no_output(tmp_path: Path) 
     assert got.returncode == plain.returncode and marker.read_text() == "yes"
 
 
+def test_atexit_callbacks_run_then_the_program_leaves_without_teardown(tmp_path: Path) -> None:
+    """An atexit callback (a coverage tool's; certifi.where() called from a site .pth file registers one) is run by
+    run() as the ordinary exit runs it (the last registered first, an error printed and passed over, what it
+    prints flushed), and the program then leaves through os._exit (iperf31: the ordinary exit's teardown was ~16 ms
+    of every command of such an interpreter). Something waiting through threading's own exit hook still gets
+    the ordinary exit."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    marker = tmp_path / "order"
+    code = (
+        "import atexit, os, sys\n"
+        f"MARK = {str(marker)!r}\n"
+        "def note(word):\n"
+        "    with open(MARK, 'a') as fh:\n"
+        "        fh.write(word + ' ')\n"
+        "_exit = os._exit\n"
+        "def leave(code):\n"
+        "    note(f'os._exit({code})')\n"
+        "    _exit(code)\n"
+        "os._exit = leave\n"
+        "atexit.register(note, 'first')\n"
+        "def broken():\n"
+        "    raise ValueError('a callback that fails')\n"
+        "atexit.register(broken)\n"
+        "atexit.register(print, 'printed at exit')\n"
+        "atexit.register(note, 'last')\n"
+        "if sys.argv[2] == 'threading':\n"
+        "    import threading\n"
+        "    threading._register_atexit(note, 'threading')\n"
+        "from stackcheck.cli import run\n"
+        "sys.argv = ['stackcheck', 'audit', '--facts', sys.argv[1], '--format', 'json']\n"
+        "run()\n"
+    )
+    plain = subprocess.run(
+        [sys.executable, "-m", "stackcheck", "audit", "--facts", FACTS, "--format", "json"],
+        capture_output=True, text=True, env=env, timeout=60,
+    )  # fmt: skip
+    got = subprocess.run(
+        [sys.executable, "-c", code, FACTS, "atexit"], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert got.returncode == plain.returncode
+    assert marker.read_text() == f"last first os._exit({plain.returncode}) "
+    assert got.stdout.endswith("}\nprinted at exit\n") and json.loads(got.stdout[: -len("printed at exit\n")])
+    assert "ValueError: a callback that fails" in got.stderr
+    marker.unlink()
+    got = subprocess.run(
+        [sys.executable, "-c", code, FACTS, "threading"], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert got.returncode == plain.returncode
+    assert marker.read_text() == "threading last first "  # the ordinary exit: no os._exit
+    assert got.stdout.endswith("}\nprinted at exit\n")
+
+
 def test_a_deep_audit_imports_no_dataclasses_or_pathlib(tmp_path: Path) -> None:
     # the ELF, fatbin and library readers' records are NamedTuples and records: dataclasses (with inspect, dis
     # and tokenize) and pathlib (with urllib.parse and ipaddress) were ~8 ms of every audit --deep's start
