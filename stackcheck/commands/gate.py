@@ -706,6 +706,23 @@ def _decide_with(
                 slot.facts = gate_cache.facts_digest(probed)
                 return probed
 
+    if opts.facts_file and launch_command is not None:
+        # a saved report's loader answers are for its own LD_LIBRARY_PATH: those the launch's own prefix may change are
+        # unknown (igap43, issue 16: `env LD_LIBRARY_PATH=/x` was judged on the report's view, never ok on it); on a
+        # copy, so that the gate cache's digest stays the file's
+        from stackcheck.launch.facts_loader_path import apply_launch_loader_path
+
+        saved_facts = gathered
+
+        def gathered() -> Any:
+            facts, outcomes, host = saved_facts()
+            libs = facts.get("cuda_libs")
+            if isinstance(libs, dict):
+                libs = {**libs, "unreadable": dict(libs["unreadable"])} if "unreadable" in libs else dict(libs)
+                facts = {**facts, "cuda_libs": libs}
+                apply_launch_loader_path(facts, launch_command, mapping)
+            return facts, outcomes, host
+
     report, ctx = build_report(opts, want_plan=False, manifests=manifests, gathered=gathered, also=also)
     # an SGLang newer than the data: its flags are read from its own server arguments (facts.derived)
     newer = (ctx.facts.get("derived") or {}).get("sglang") if ctx.newer_than_manifests("sglang") else None
