@@ -138,7 +138,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="print what was derived and decided; run nothing (implied by --root: a root's launch is judged inside "
         "it, with its default PATH and not this host's environment, its model path and Hugging Face cache read in "
-        "the root, and never run here; GPU memory, the port and /dev/shm stay this host's readings)",
+        "the root, and never run here; GPU memory, the port and /dev/shm stay this host's readings; with --image, "
+        "which runs nothing here either, the model path and Hugging Face cache are read inside the image, from its "
+        "WorkingDir, Env and User's home, a model it lacks is a note, and no live state of this host is read)",
     )
     p.add_argument(
         "--cwd",
@@ -391,6 +393,15 @@ ROOT_DRY_RUN = (
     "inside the root (a relative path from its /, HF_HOME / HF_HUB_CACHE from that environment, ~ its uid 0's home); "
     "GPU memory, the port and /dev/shm are this host's readings (a root directory has no GPUs, sockets or mounts of "
     "its own); the server is not run here"
+)
+
+
+#: what the decision's `note` says of an image's SGLang launch (gate --image): where its model and live state were read
+IMAGE_READINGS = (
+    "the model path and the Hugging Face cache were read inside the image (a relative path from its WorkingDir, "
+    "HF_HOME / HF_HUB_CACHE from its Env and the command's env prefix, ~ its User's home), never on this host; a model "
+    "the image lacks (a volume mounted when the container is made) is a note, its needs not derived; GPU memory, the "
+    "port and /dev/shm were not read (they are the container's host's)"
 )
 
 
@@ -960,8 +971,11 @@ def _decide_with(
     _root_fields(doc, opts)
     if opts.image:
         doc["image"] = opts.image
+        notes = [IMAGE_READINGS] if derived.entrypoint is not None else []
         if command is None and image_command is not None:
-            doc["note"] = "the command is the image's own (Entrypoint + Cmd); it runs in a container, not here"
+            notes.insert(0, "the command is the image's own (Entrypoint + Cmd); it runs in a container, not here")
+        if notes:
+            doc["note"] = "; ".join(notes)
         return doc, None
     return doc, command
 
