@@ -163,10 +163,12 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
                 "launch.lmcache_config_file",
                 "launch.deepep_mode",
                 "launch.symm_mem",
+                "launch.kv_cache_sharding",
                 "launch.torchao_config",
             ),
             "from the launch command (`stackcheck gate`), as declared in launch.json (`symm_mem`: true where "
-            "--enable-symm-mem is given, absent otherwise)",
+            "--enable-symm-mem is given, absent otherwise; `kv_cache_sharding` likewise for "
+            "--enable-kv-cache-sharding)",
         ),
         FactDoc(
             ("launch.mla",),
