@@ -962,7 +962,11 @@ def _decide_with(
             doc["advice"] = gate_advice(ctx, launch_command, derived.sglang_args, explicit, server_env, args.advise,
                                         model_architecture(pre), seen if isinstance(seen, dict) else None)  # fmt: skip
         except Exception as exc:
-            doc["advice"] = [f"no advice: {type(exc).__name__}: {exc}".splitlines()[0]]
+            lines = str(exc).strip().splitlines()
+            if not isinstance(exc, StackcheckError):
+                doc["advice"] = [f"no advice: {type(exc).__name__}: {lines[0] if lines else ''}".rstrip(": ")]
+            elif lines:  # (the advice could not read this command line: its own words, never a bare class name)
+                doc["advice"] = [f"no advice for this command line: {lines[0]}"]
     if isinstance(plan, str):
         doc["plan_error"] = plan
     from stackcheck.knowledge.sources import normalize
