@@ -138,7 +138,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="print what was derived and decided; run nothing (implied by --root: a root's launch is judged inside "
         "it, with its default PATH and not this host's environment, its model path and Hugging Face cache read in "
-        "the root, and never run here; GPU memory, the port and /dev/shm stay this host's readings)",
+        "the root, and never run here; GPU memory, the port and /dev/shm stay this host's readings; with --image, "
+        "which runs nothing here either, the model path and Hugging Face cache are read inside the image, from its "
+        "WorkingDir, Env and User's home, a model it lacks is a note, and no live state of this host is read)",
     )
     p.add_argument(
         "--cwd",
@@ -391,6 +393,15 @@ ROOT_DRY_RUN = (
     "inside the root (a relative path from its /, HF_HOME / HF_HUB_CACHE from that environment, ~ its uid 0's home); "
     "GPU memory, the port and /dev/shm are this host's readings (a root directory has no GPUs, sockets or mounts of "
     "its own); the server is not run here"
+)
+
+
+#: what the decision's `note` says of an image's SGLang launch (gate --image): where its model and live state were read
+IMAGE_READINGS = (
+    "the model path and the Hugging Face cache were read inside the image (a relative path from its WorkingDir, "
+    "HF_HOME / HF_HUB_CACHE from its Env and the command's env prefix, ~ its User's home), never on this host; a model "
+    "the image lacks (a volume mounted when the container is made) is a note, its needs not derived; GPU memory, the "
+    "port and /dev/shm were not read (they are the container's host's)"
 )
 
 
@@ -706,6 +717,23 @@ def _decide_with(
                 slot.facts = gate_cache.facts_digest(probed)
                 return probed
 
+    if opts.facts_file and launch_command is not None:
+        # a saved report's loader answers are for its own LD_LIBRARY_PATH: those the launch's own prefix may change are
+        # unknown (igap43, issue 16: `env LD_LIBRARY_PATH=/x` was judged on the report's view, never ok on it); on a
+        # copy, so that the gate cache's digest stays the file's
+        from stackcheck.launch.facts_loader_path import apply_launch_loader_path
+
+        saved_facts = gathered
+
+        def gathered() -> Any:
+            facts, outcomes, host = saved_facts()
+            libs = facts.get("cuda_libs")
+            if isinstance(libs, dict):
+                libs = {**libs, "unreadable": dict(libs["unreadable"])} if "unreadable" in libs else dict(libs)
+                facts = {**facts, "cuda_libs": libs}
+                apply_launch_loader_path(facts, launch_command, mapping)
+            return facts, outcomes, host
+
     report, ctx = build_report(opts, want_plan=False, manifests=manifests, gathered=gathered, also=also)
     # an SGLang newer than the data: its flags are read from its own server arguments (facts.derived)
     newer = (ctx.facts.get("derived") or {}).get("sglang") if ctx.newer_than_manifests("sglang") else None
@@ -934,7 +962,11 @@ def _decide_with(
             doc["advice"] = gate_advice(ctx, launch_command, derived.sglang_args, explicit, server_env, args.advise,
                                         model_architecture(pre), seen if isinstance(seen, dict) else None)  # fmt: skip
         except Exception as exc:
-            doc["advice"] = [f"no advice: {type(exc).__name__}: {exc}".splitlines()[0]]
+            lines = str(exc).strip().splitlines()
+            if not isinstance(exc, StackcheckError):
+                doc["advice"] = [f"no advice: {type(exc).__name__}: {lines[0] if lines else ''}".rstrip(": ")]
+            elif lines:  # (the advice could not read this command line: its own words, never a bare class name)
+                doc["advice"] = [f"no advice for this command line: {lines[0]}"]
     if isinstance(plan, str):
         doc["plan_error"] = plan
     from stackcheck.knowledge.sources import normalize
@@ -943,8 +975,11 @@ def _decide_with(
     _root_fields(doc, opts)
     if opts.image:
         doc["image"] = opts.image
+        notes = [IMAGE_READINGS] if derived.entrypoint is not None else []
         if command is None and image_command is not None:
-            doc["note"] = "the command is the image's own (Entrypoint + Cmd); it runs in a container, not here"
+            notes.insert(0, "the command is the image's own (Entrypoint + Cmd); it runs in a container, not here")
+        if notes:
+            doc["note"] = "; ".join(notes)
         return doc, None
     return doc, command
 

@@ -119,7 +119,23 @@ def run_for_gate(
         from stackcheck.assembly.target import open_view
 
         root_view = open_view(opts)
-    start = "/" if root_view is not None else getattr(opts, "cwd", None) or os.getcwd()  # gate --cwd: where it starts
+    # gate --image: the same inside the image's filesystem (igap43, issue 16: they were read on this host, so a host
+    # directory decided the image's judgement): from its WorkingDir (where its containers start: pipeline.gather),
+    # HF_HOME / HF_HUB_CACHE of its config's Env and the command's env prefix, "~" its User's home (runc's setupUser:
+    # the image's /etc/passwd, image.view.runtime_environment). A model that is not in the image (a volume the
+    # container mounts when it is made) is a note, never read on this host; GPU memory, the port and /dev/shm are not
+    # read for an image (live is false there)
+    image_view = None
+    if getattr(opts, "image", None):
+        from stackcheck.assembly.target import open_view
+
+        image_view = open_view(opts)
+    if root_view is not None:
+        start = "/"
+    elif image_view is not None:
+        start = image_view.workdir() if hasattr(image_view, "workdir") else "/"
+    else:
+        start = getattr(opts, "cwd", None) or os.getcwd()  # gate --cwd: where it starts
     cwd: str | gate.CwdUnknown = start
     if derived.command:  # the environment the launch itself sees: a shell string's exports before it too
         argv, prefixed = gate.split_env_prefix(derived.command, env)
@@ -132,15 +148,21 @@ def run_for_gate(
         facts=facts,
         data=data,
         # (this host's reads recorded when the decision is kept: stackcheck.assembly.gate_cache; a root's never kept)
-        view=root_view if root_view is not None else gate_cache.host_view(),
+        view=root_view or image_view or gate_cache.host_view(),
         cwd=cwd if isinstance(cwd, str) else start,
         cwd_unknown=cwd.why if isinstance(cwd, gate.CwdUnknown) else None,
-        home=env.get("HOME") or (_root_home(root_view) if root_view is not None else os.path.expanduser("~")),
+        home=env.get("HOME") or _box_home(root_view, image_view),
         sglang_version=sglang_version,
         known_packages=known,
         readings=readings,
+        not_searched=IMAGE_MODEL_ABSENT if image_view is not None else None,
     )
-    pre = run(inputs)
+    try:
+        pre = run(inputs)
+    finally:
+        close = getattr(image_view, "close", None)
+        if callable(close):  # (the image holds its file open; the model's reads are done)
+            close()
     from stackcheck.verdicts.package_checks import (
         check_a2a_package,
         check_load_format_package,
@@ -239,6 +261,25 @@ def run_for_gate(
     idle_flag_needs(derived, mapping, sglang_version, pre)
     derived.launch.update(pre.launch)
     return pre
+
+
+#: what a model not found inside an image says (gate --image): the container may well mount it
+IMAGE_MODEL_ABSENT = (
+    "not in the image; a volume the container mounts when it is made is not seen here, and this host's files are not "
+    "read for it"
+)
+
+
+def _box_home(root_view: Any, image_view: Any) -> str:
+    """The home "~" names for the server where its environment sets no HOME: a root's (_root_home), an image's (its
+    User's, as its containers get it: the view's runtime environment), else this process's."""
+    if root_view is not None:
+        return _root_home(root_view)
+    if image_view is not None:
+        environment = getattr(image_view, "environment", None)
+        home = environment().get("HOME") if callable(environment) else None
+        return home if isinstance(home, str) and home.startswith("/") else "/"
+    return os.path.expanduser("~")
 
 
 def _root_home(view: Any) -> str:

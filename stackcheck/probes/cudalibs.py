@@ -27,7 +27,8 @@ hook's, an extension's that carries none), before LD_LIBRARY_PATH; an executable
 DT_NEEDED entries and does not count (glibc elf/dl-load.c _dl_map_object; ld.so(8)).
 
 Facts: `cuda_libs: {"libcudart.so.12": "/usr/local/cuda-12.8/lib64/libcudart.so.12" | null, ...,
-"ld_cache": "file" | "unavailable: reason", "unreadable"?: {"libnuma.so.1": "path: reason"},
+"ld_cache": "file" | "unavailable: reason", "ld_library_path": [the LD_LIBRARY_PATH directories searched],
+"unreadable"?: {"libnuma.so.1": "path: reason"},
 "interpreter_rpath"?: {"interpreter": path, "rpath": raw, "dirs": [...]} | {"interpreter": path, "error": why}}`.
 """
 
@@ -341,6 +342,9 @@ def probe_cuda_libs(
         else:
             out[soname] = first_in(DEFAULT_DIRS, soname)[0]
     out["ld_cache"] = how
+    # the LD_LIBRARY_PATH directories searched: a saved report's answers hold for a launch that keeps them
+    # (gate --facts with a launch that sets its own: stackcheck/launch/facts_loader_path.py, igap43)
+    out["ld_library_path"] = dirs
     if own is not None:
         out["interpreter_rpath"] = own
     return out

@@ -32,13 +32,18 @@ assembler that a user put in place of Triton's bundled one:
   /opt/rocm when anything is there (tvm-ffi 0.1.9-0.1.12, tvm_ffi/cpp/extension.py). Those releases take any
   ROCm home for a ROCm install and JIT-build with `<home>/bin/hipcc` and HIP flags, even on an NVIDIA box with
   a CUDA torch (apache/tvm-ffi#651, fixed in 0.1.13 by PR #652), and SGLang's JIT kernels are built through
-  them. The key is left out when there is none (a rule reads it with `exists`; null would read as unknown);
+  them. The key is left out when there is none (a rule reads it with `exists`; null would read as unknown); null
+  (`rocm_home_reason`) where a relative or empty PATH entry comes before any hipcc and the server's working directory,
+  where tvm-ffi's shutil.which looks it up, is not known (gate --cwd names it: that entry is then read there; igap43);
 - `ninja_found` / `ninja`: whether a `ninja` executable is on the PATH the server runs with (the target's
   environment: the launch's for `gate`; Python's default /bin:/usr/bin when it sets no PATH, as subprocess
   does), and its path (left out when there is none). FlashInfer's `run_ninja` (flashinfer/jit/cpp_ext.py),
   apache-tvm-ffi's `build_ninja` (tvm_ffi/cpp/extension.py, SGLang 0.5.9-0.5.17's JIT kernels) and SGLang
   0.5.18+'s own `ninja.build` run the bare name `ninja`, so a ninja wheel installed into a venv whose bin
-  directory is not on that PATH is not found either (FileNotFoundError: 'ninja');
+  directory is not on that PATH is not found either (FileNotFoundError: 'ninja'). These builds start ninja in their
+  build directory, and the programs it runs (c++, nvcc's gcc, CC, PYTORCH_NVCC, collect2's ld) look themselves up from
+  there: a relative or empty PATH entry before the program found is that directory's, not read, and the key is null
+  with its `_reason` (BUILD_DIR, which_known; igap43: the next program on the PATH was taken);
 - `libnccl_so_found` / `libnccl_so` / `libnccl_so_dirs`: whether the link of SGLang's symmetric-memory allocator
   (`--enable-symm-mem`: pynccl_allocator.py builds it with torch.utils.cpp_extension.load_inline and
   `extra_ldflags=["-lnccl"]`) finds an unversioned `libnccl.so` (or `libnccl.a`): in the directories that link
@@ -154,7 +159,7 @@ from stackcheck.lazy_re import lazy as _lazy
 from stackcheck.lazy_re import lazy_bytes as _lazy_bytes
 from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.probes.interface import CommandTimeout, Probe, ProbeContext, ProbeResult, run_command, view_of
-from stackcheck.readers.fsview import FileView, HostView, is_dir, is_file, kind_of, listdir_or_empty, which
+from stackcheck.readers.fsview import FileView, HostView, is_dir, is_file, kind_of, listdir_or_empty, which_known
 
 if TYPE_CHECKING:
     import re
@@ -297,32 +302,51 @@ def ptxas_version(
     return m.group(2), None
 
 
-def rocm_home(env: Mapping[str, str], view: FileView) -> str | None:
-    """The ROCm home apache-tvm-ffi 0.1.9-0.1.12 finds (`_find_rocm_home`), as a box path, or None."""
+def rocm_home(env: Mapping[str, str], view: FileView, cwd: str | None = None) -> tuple[str | None, str]:
+    """(the ROCm home apache-tvm-ffi 0.1.9-0.1.12 finds (`_find_rocm_home`), as a box path, or None; why that is not
+    known, or ""). Its shutil.which("hipcc") runs in the server's own process (tvm_ffi/cpp/extension.py:212 in 0.1.9),
+    so a relative PATH entry is the server's working directory's (`cwd`; Path.resolve() makes the home absolute):
+    looked up there where it is known, else the home is not known where such an entry comes before any hipcc."""
     for var in ("ROCM_HOME", "ROCM_PATH"):
         value = env.get(var)
         if value:
-            return value
-    hipcc = which(view, "hipcc", env.get("PATH", posixpath.defpath))  # shutil.which's default, as tvm-ffi runs it
+            return value, ""
+    # (shutil.which's default PATH, as tvm-ffi runs it)
+    hipcc, why = which_known(view, "hipcc", env.get("PATH", posixpath.defpath), cwd, LAUNCH_DIR)
+    if why:
+        return None, why
     if hipcc is not None:
         try:
             real = view.realpath(hipcc)
         except OSError:
             real = hipcc
         home = posixpath.dirname(posixpath.dirname(real))
-        return posixpath.dirname(home) if posixpath.basename(home) == "hip" else home
-    return "/opt/rocm" if kind_of(view, "/opt/rocm") is not None else None
+        return (posixpath.dirname(home) if posixpath.basename(home) == "hip" else home), ""
+    return ("/opt/rocm" if kind_of(view, "/opt/rocm") is not None else None), ""
 
 
-def ninja_on_path(env: Mapping[str, str], view: FileView) -> str | None:
-    """The `ninja` a JIT build's subprocess finds on the environment's PATH (os.defpath when it has none)."""
+def ninja_on_path(env: Mapping[str, str], view: FileView) -> tuple[str | None, str]:
+    """(the `ninja` a JIT build's subprocess finds on the environment's PATH (os.defpath when it has none), or None;
+    why that is not known, or ""): the subprocess starts in the build directory (BUILD_DIR), where a relative PATH
+    entry is looked up."""
     path_value = env.get("PATH", posixpath.defpath)
-    return which(view, "ninja", path_value)
+    return which_known(view, "ninja", path_value, None, BUILD_DIR)
 
 
 #: the PATH /bin/sh searches when the environment has none (dash and bash: the same six directories); ninja runs
 #: each build command through /bin/sh -c, so a compiler named without a slash is looked up there
 SH_DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+#: where a JIT build's programs are looked up from: torch's _run_ninja_build runs ninja with subprocess.run(cwd=
+#: build_directory) (torch 2.8.0 torch/utils/cpp_extension.py:2595-2601), FlashInfer's run_ninja with cwd=workdir
+#: (0.6.18 flashinfer/jit/cpp_ext.py:370-374), apache-tvm-ffi's build_ninja with cwd=build_dir (0.1.9
+#: tvm_ffi/cpp/extension.py:531-533), SGLang 0.5.23's own with cwd=build_dir (kernels/jit/utils/compile/ninja.py:160-
+#: 162); ninja runs each command through /bin/sh -c there, and nvcc and collect2 start from it. A relative PATH entry is
+#: then a directory under the build directory, not the server's (run with Python 3.11.7, 2026-12-06: subprocess.run(
+#: ['tool'], cwd=B, env={'PATH': 'rel'}) and /bin/sh -c tool ran B/rel/tool): not read, so such an entry before the
+#: program found makes its key unknown (which_known; igap43, issue 16)
+BUILD_DIR = "the JIT build's own directory (ninja and the commands it runs start there)"
+#: where a program the server's own process looks up (shutil.which) is found for a relative PATH entry
+LAUNCH_DIR = "the server's working directory (gate --cwd names it)"
 
 
 def cxx_compiler(env: Mapping[str, str], view: FileView) -> dict[str, Any]:
@@ -345,13 +369,19 @@ def cxx_compiler(env: Mapping[str, str], view: FileView) -> dict[str, Any]:
         # SGLang 0.5.18+ write CXX into their ninja file as one shell-quoted word: one program of the whole name
         # (a relative one names a file in a fresh staging directory: none)
         relative = "/" in value and not value.startswith("/")
-        whole = None if relative else which(view, value, env.get("PATH", SH_DEFAULT_PATH))
-        out["cxx_quoted_found"] = whole is not None
+        whole, why = (None, "") if relative else which_known(view, value, env.get("PATH", SH_DEFAULT_PATH), None,
+                                                              BUILD_DIR)  # fmt: skip
+        out["cxx_quoted_found"] = None if why else whole is not None
+        if why:
+            out["cxx_quoted_reason"] = why
         out.update(cxx_split(view, value, env.get("PATH", SH_DEFAULT_PATH)))
     elif "/" in words[0] and not words[0].startswith("/"):
         out["cxx_reason"] = f"CXX={value!r} is relative to the extension's build directory"
     else:
-        found = which(view, words[0], env.get("PATH", SH_DEFAULT_PATH))
+        found, why = which_known(view, words[0], env.get("PATH", SH_DEFAULT_PATH), None, BUILD_DIR)
+        if why:
+            out["cxx_reason"] = why
+            return out
         out["cxx_found"] = found is not None
         if found is not None:
             out["cxx"] = found
@@ -397,7 +427,11 @@ def cxx_split(view: FileView, value: str, path_value: str) -> dict[str, Any]:
         if "/" in program and not program.startswith("/"):
             out["cxx_split_reason"] = f"CXX={value!r}: {program} is relative to the build directory, not read"
             return out
-        if which(view, program, path_value) is None:
+        found, why = which_known(view, program, path_value, None, BUILD_DIR)
+        if why:
+            out["cxx_split_reason"] = f"CXX={value!r}: {why}"
+            return out
+        if found is None:
             out["cxx_split_found"] = False
             out["cxx_split_reason"] = f"CXX={value!r}: no program {program} on the server's PATH"
             return out
@@ -452,7 +486,9 @@ def nvcc_host_compiler(env: Mapping[str, str], view: FileView, nvcc: str | None,
         if unread is not None:
             return {"nvcc_host_reason": unread}
     else:
-        found = which(view, NVCC_DEFAULT_HOST, search)
+        found, why = which_known(view, NVCC_DEFAULT_HOST, search, None, BUILD_DIR)
+        if why:
+            return {"nvcc_host_found": None, "nvcc_host_reason": why}
     out: dict[str, Any] = {"nvcc_host_found": found is not None}
     if found is None and named:
         out["nvcc_host_reason"] = (
@@ -562,7 +598,8 @@ def _ccbin_host(view: FileView, value: str, search: str) -> tuple[str | None, st
     name = posixpath.basename(value.rstrip("/"))
     if not _CCBIN_GNU.fullmatch(name) and not _CLANG_DRIVER.fullmatch(name):
         return None, f"NVCC_CCBIN={value!r} names a host compiler other than gcc / g++ / clang: not read"
-    return which(view, value, search), None
+    found, why = which_known(view, value, search, None, BUILD_DIR)
+    return (None, f"NVCC_CCBIN={value!r}: {why}") if why else (found, None)
 
 
 _ALLOW_UNSUPPORTED = _lazy(r"(?:^|\s)-?-allow-unsupported-compiler(?:\s|$)")
@@ -1359,7 +1396,11 @@ def pytorch_nvcc(env: Mapping[str, str], view: FileView, nvcc: str | None) -> di
         )
         return out
     if len(words) == 2 and words[0] in _NVCC_LAUNCHERS:
-        if which(view, words[0], path_value) is None:
+        launcher, why = which_known(view, words[0], path_value, None, BUILD_DIR)
+        if why:
+            out["pytorch_nvcc_reason"] = f"PYTORCH_NVCC={value!r}: {why}"
+            return out
+        if launcher is None:
             out["pytorch_nvcc_found"] = False
             out["pytorch_nvcc_reason"] = f"PYTORCH_NVCC={value!r}: no {words[0]} on the server's PATH"
             return out
@@ -1372,7 +1413,10 @@ def pytorch_nvcc(env: Mapping[str, str], view: FileView, nvcc: str | None) -> di
     if "/" in program and not program.startswith("/"):
         out["pytorch_nvcc_reason"] = f"PYTORCH_NVCC={value!r} is relative to the JIT build's directory: not read"
         return out
-    found = which(view, program, path_value)
+    found, why = which_known(view, program, path_value, None, BUILD_DIR)
+    if why:
+        out["pytorch_nvcc_reason"] = f"PYTORCH_NVCC={value!r}: {why}"
+        return out
     if found is None:
         out["pytorch_nvcc_found"] = False
         out["pytorch_nvcc_reason"] = f"PYTORCH_NVCC={value!r}: no program {program} on the server's PATH"
@@ -1447,7 +1491,9 @@ def _cc_host(env: Mapping[str, str], view: FileView, nvcc: str, real_nvcc: bool,
     bin_dir = posixpath.dirname(nvcc)
     toolkit = posixpath.dirname(bin_dir)
     path_value = env.get("PATH", SH_DEFAULT_PATH)
-    found = which(view, value, f"{path_value}:{toolkit}/nvvm/bin:{bin_dir}")
+    found, why = which_known(view, value, f"{path_value}:{toolkit}/nvvm/bin:{bin_dir}", None, BUILD_DIR)
+    if why:
+        return {"cc_host_found": None, "cc_host_reason": f"CC={value!r}: {why}", "cc_host_one_program": words_ok}
     out: dict[str, Any] = {"cc_host_found": found is not None, "cc_host_one_program": words_ok}
     if found is None:
         out["cc_host_reason"] = f"CC={value!r}: no such program on the server's PATH"
@@ -1829,7 +1875,9 @@ def _link_driver_prefix(env: Mapping[str, str], view: FileView) -> tuple[str | N
             None,
             (),
         )
-    found = which(view, words[0], env.get("PATH", SH_DEFAULT_PATH))
+    found, why = which_known(view, words[0], env.get("PATH", SH_DEFAULT_PATH), None, BUILD_DIR)
+    if why:
+        return None, f"the link's compiler: {why}: its linker not read", None, ()
     if found is None:
         return None, "", None, ()
     try:
@@ -2019,7 +2067,9 @@ def gnu_ld_version(env: Mapping[str, str], view: FileView) -> tuple[tuple[int, i
                 own = [n for n in _COLLECT2_LINKERS if is_file(view, f"{directory}/{n}")]
                 if own:
                     return None, f"{directory} holds {own[0]}, which gcc's collect2 runs before the PATH's ld"
-    ld = which(view, "ld", env.get("PATH"))
+    ld, why = which_known(view, "ld", env.get("PATH"), None, BUILD_DIR)  # (collect2's search of the PATH)
+    if why:
+        return None, why
     if ld is None:
         return None, "no ld on the server's PATH"
     return _binutils_of(view, ld, ld)
@@ -2362,11 +2412,16 @@ def probe_jit(
         "triton_ptxas": {},
     }
     notes: list[str] = []
-    home_rocm = rocm_home(env, view)
-    if home_rocm is not None:
+    home_rocm, rocm_why = rocm_home(env, view, cwd)
+    if rocm_why:  # (null, not absent: the rule reading it with `exists` is then unknown, never passed)
+        out["rocm_home"] = None
+        out["rocm_home_reason"] = rocm_why
+    elif home_rocm is not None:
         out["rocm_home"] = home_rocm
-    ninja = ninja_on_path(env, view)
-    out["ninja_found"] = ninja is not None
+    ninja, ninja_why = ninja_on_path(env, view)
+    out["ninja_found"] = None if ninja_why else ninja is not None
+    if ninja_why:
+        out["ninja_reason"] = ninja_why
     if ninja is not None:
         out["ninja"] = ninja
     toolkits = facts.get("cuda_toolkits")

@@ -261,6 +261,29 @@ def which(view: FileView, name: str, path_value: str | None, cwd: str | None = N
     return None
 
 
+def which_known(
+    view: FileView, name: str, path_value: str | None, cwd: str | None, unknown_dir: str
+) -> tuple[str | None, str]:
+    """(the first executable `name` on a PATH value, as `which` finds it; why the answer is not known, or ""). A
+    relative or empty PATH entry met before any hit is looked up in `cwd` where that is known (an absolute directory);
+    where it is not, the search stops there with no answer and the reason names the entry and `unknown_dir` (the
+    directory it would be read in: the server's working directory, a JIT build's directory), so a program found
+    further on never stands for the one that entry may hold (a false pass)."""
+    if "/" in name:
+        return which(view, name, path_value), ""
+    for entry in path_value.split(":") if path_value is not None else ():
+        if entry.startswith("/"):
+            found = which(view, name, entry)
+        elif cwd is not None and cwd.startswith("/"):
+            found = which(view, name, entry, cwd)
+        else:
+            shown = repr(entry) if entry else "an empty entry"
+            return None, f"PATH has {shown} before any {name}: relative, it is read in {unknown_dir}, not read here"
+        if found is not None:
+            return found, ""
+    return None, ""
+
+
 def _stat_quiet(view: FileView, path: str) -> FileStat | None:
     try:
         return view.stat(path)

@@ -1254,7 +1254,10 @@ class Context:
             raise Missing(path, f"{soname} was not looked for")
         unreadable = libs.get("unreadable")
         if isinstance(unreadable, dict) and soname in unreadable:
-            raise Unknown(path, f"{soname}: the loader's copy could not be read ({unreadable[soname]})")
+            why = str(unreadable[soname])
+            if why.startswith("the launch sets"):  # (gate --facts: the launch's own loader path, facts_loader_path)
+                raise Unknown(path, f"{soname}: {why}")
+            raise Unknown(path, f"{soname}: the loader's copy could not be read ({why})")
         return libs.get(soname) is not None
 
     def release_field(self, rest: str, path: str) -> Any:

@@ -163,10 +163,12 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
                 "launch.lmcache_config_file",
                 "launch.deepep_mode",
                 "launch.symm_mem",
+                "launch.kv_cache_sharding",
                 "launch.torchao_config",
             ),
             "from the launch command (`stackcheck gate`), as declared in launch.json (`symm_mem`: true where "
-            "--enable-symm-mem is given, absent otherwise)",
+            "--enable-symm-mem is given, absent otherwise; `kv_cache_sharding` likewise for "
+            "--enable-kv-cache-sharding)",
         ),
         FactDoc(
             ("launch.mla",),
@@ -387,8 +389,10 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "`bin/nvcc`, `include/cuda_fp8.h`, `include/cuda_fp4.h`, `include/curand_kernel.h`, and the CUDA "
             "version of the runtime headers it compiles against (`headers_cuda`: CUDART_VERSION); the ROCm home "
             "apache-tvm-ffi finds (`rocm_home`: ROCM_HOME, ROCM_PATH, the hipcc on PATH, or an existing /opt/rocm; "
-            "absent when there is none); whether a `ninja` executable is on the PATH the server runs with "
-            "(`ninja_found`) and its path (`ninja`: absent when there is none); whether a `-lnccl` link finds "
+            "absent when there is none; null where a relative PATH entry before any hipcc is the server's working "
+            "directory, not known); whether a `ninja` executable is on the PATH the server runs with "
+            "(`ninja_found`: null where a relative PATH entry comes first, which is the JIT build directory's) and its "
+            "path (`ninja`: absent when there is none); whether a `-lnccl` link finds "
             "libnccl.so (or libnccl.a) in the directories torch's load_inline link searches (`libnccl_so_found`: "
             "null where one of them could not be read; torch's own lib directory first), the file (`libnccl_so`) "
             "and the directories read (`libnccl_so_dirs`); the same for torch's own `-lcudart` (`libcudart_so_found`, "

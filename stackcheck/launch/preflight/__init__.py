@@ -74,6 +74,9 @@ class Inputs:
     # why the launch's working directory is not known (a shell string's `cd $DIR`, `cd -`: gate.launch_cwd); then
     # `cwd` is the gate's own and a relative model path is not read
     cwd_unknown: str | None = None
+    # where a model that is not found was not looked for, for its note where the facts are not this box's (gate
+    # --image: IMAGE_MODEL_ABSENT); None: a facts file's
+    not_searched: str | None = None
 
 
 @record
@@ -197,7 +200,7 @@ def run(inp: Inputs) -> Preflight:
         this_box = inp.readings is not None
         info = read_model(
             inp.view, spec, role, inp.env, options, data, inp.cwd, inp.home, this_box, inp.sglang_version,
-            inp.cwd_unknown,
+            inp.cwd_unknown, inp.not_searched,
         )  # fmt: skip
         models.append(info)
         if role == "model" or draft_loaded(options):

@@ -531,6 +531,7 @@ def read_model(
     this_box: bool = True,
     sglang_version: str | None = None,
     cwd_unknown: str | None = None,
+    not_searched: str | None = None,
 ) -> ModelInfo:
     """Find and read one model (the served model, or the draft model of speculative decoding).
 
@@ -538,7 +539,8 @@ def read_model(
     a refusal; the launch may well find it on the box the facts describe. `sglang_version`: the release that will
     serve it, which decides whether its architecture is MLA (mla_of). `cwd_unknown`: why the server's working
     directory is not known (a shell string's `cd` the gate cannot resolve): a path relative to it is unknown, and
-    a Hugging Face repository id is looked up in the caches alone."""
+    a Hugging Face repository id is looked up in the caches alone. `not_searched`: what a model not found says where
+    `this_box` is False (gate --image: it is not in the image; None: a facts file's box was not searched)."""
     mdata = data.get("model") or {}
     cache_src = (mdata.get("hf_cache") or {}).get("source")
     cap = int(mdata.get("config_cap_bytes", 4 << 20))
@@ -577,7 +579,10 @@ def read_model(
             looks_local = False
         status: Status
         if not this_box:
-            status, tail = "warn", "the facts come from a file, so the box they describe is not searched"
+            status, tail = (
+                "warn",
+                not_searched or "the facts come from a file, so the box they describe is not searched",
+            )
         elif "://" in spec or is_file:
             status, tail = "warn", "the model's needs are not derived"
         elif looks_local:
