@@ -297,8 +297,10 @@ def _release_reading(
 
 
 def _local_build(version: str | None, package: Mapping[str, Any]) -> str | None:
-    """'an editable install' / 'built from a directory by pip' (packages.NAME.source_install) / 'a local build' (a
-    version with a local part), else None; an install from a wheel file (archive_info) is taken as the release's."""
+    """'an editable install' / 'built from a directory by pip' (packages.NAME.source_install) / 'installed from a
+    local file by pip' (a wheel or sdist file on the box: one built there, `pip wheel .`, installs this way, and
+    which file it was is not read; igap44) / 'a local build' (a version with a local part), else None; an install
+    from an index, or an archive at an https URL, is taken as the release's."""
     from stackcheck.facts.versions import local_tag
 
     if version is None:
@@ -307,6 +309,8 @@ def _local_build(version: str | None, package: Mapping[str, Any]) -> str | None:
         return "an editable install"
     if package.get("source_install") in ("dir", "vcs"):
         return f"built from a {'directory' if package.get('source_install') == 'dir' else 'VCS checkout'} by pip"
+    if package.get("source_install") == "file":
+        return "installed from a local file by pip"
     return "a local build" if local_tag(version) is not None else None
 
 

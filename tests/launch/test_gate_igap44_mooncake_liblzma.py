@@ -92,7 +92,12 @@ def test_a_report_that_did_not_look_for_it_keeps_its_verdict_with_a_note(tmp_pat
 
 @pytest.mark.parametrize(
     "package",
-    [{"version": "0.3.14"}, {"version": "0.3.6+cu128"}, {"version": "0.3.9", "editable": True}],
+    [
+        {"version": "0.3.14"},
+        {"version": "0.3.6+cu128"},
+        {"version": "0.3.9", "editable": True},
+        {"version": "0.3.12", "source_install": "file"},  # igap44 (2): PyPI's 0.3.12 bundles no libunwind
+    ],
 )
 def test_a_release_not_read_without_liblzma_is_never_ok(tmp_path: Path, package: dict[str, Any]) -> None:
     # 0.3.14 (not read) and local builds may bundle a libunwind of their own: unknown, not ok
