@@ -754,6 +754,10 @@ ENV_NAMES = frozenset(
         "CUDA_LAUNCH_BLOCKING",
         "CUDA_MODULE_LOADING",
         "TVM_FFI_GPU_BACKEND",
+        # where LMCache's multi-process connector finds its server (a path, a host name; rule lmcache-unified-mp-host):
+        # not the LMCACHE_ prefix, whose other names hold remote store URLs with credentials
+        "LMCACHE_CONFIG_FILE",
+        "LMCACHE_MP_HOST",
     }
 )
 ENV_PREFIXES = ("NCCL_", "FLASHINFER_", "SGLANG_", "TORCH_SYMM_MEM_", "NVSHMEM_")

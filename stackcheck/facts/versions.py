@@ -349,7 +349,8 @@ def _clause_holds(op: str, target: str, v: Version) -> bool:
 
 
 def version_in(version: str, spec: str) -> bool | None:
-    """Does a version (local tag ignored, pre-releases admitted) satisfy a specifier set? None if unreadable."""
+    """Does a version (pre-releases admitted) satisfy a specifier set? None if unreadable. Its local tag is ignored
+    except by a clause that names one (`==2.9.1+cu128`) and by `===` (PEP 440)."""
     try:
         return _version_in_cached(version, spec)
     except TypeError:  # unhashable: not a string, which gives None
@@ -367,7 +368,23 @@ def _version_in(version: str, spec: str) -> bool | None:
     clauses = parse_specifier(spec)
     if v is None or clauses is None:
         return None
-    return all(_clause_holds(op, target, v) for op, target in clauses)
+    return all(_local_clause_holds(op, target, version, v) for op, target in clauses)
+
+
+def _local_clause_holds(op: str, target: str, version: str, v: Version) -> bool:
+    """One clause as PEP 440 reads a candidate's local label (igap44): `===` compares the whole version as text
+    (packaging: its normal form, case-insensitively); `==` / `!=` with a label compare the candidate's label too
+    (strict equality of the normalised labels: 2.9.1+cu128 matches `==2.9.1+cu128`, not 2.9.1 or 2.9.1+cu130); every
+    other clause ignores it (`_clause_holds` on the public version). The ordered clauses take no label
+    (parse_specifier)."""
+    if op == "===":
+        full = parse_version(version)
+        return full is not None and str(full).lower() == target.lower()
+    if op in ("==", "!=") and "+" in target and not target.endswith(".*"):
+        full, want = parse_version(version), _parsed(target)
+        same = full is not None and v == public(target) and full.local == want.local
+        return same if op == "==" else not same
+    return _clause_holds(op, target, v)
 
 
 def final_release(text: str) -> str | None:

@@ -11,8 +11,8 @@ wheels' own directories (nvidia/cuda_runtime/lib, ...) are reached only through 
 the `--deep` libs probe follows; the rules read the wheels from the packages section instead. System
 libraries are looked for the same way: libnuma.so.1, which the kernel packages' common_ops links (no RPATH there
 either) and which no pip wheel brings, and libibverbs.so.1 / libmlx5.so.1 / libcurl.so.4, which Mooncake's
-engine.so links, and libssl.so.3 / libcrypto.so.3, which NIXL's bundled etcd client links (preflight.json
-system_libraries).
+engine.so links, libssl.so.3 / libcrypto.so.3, which NIXL's bundled etcd client links, and liblzma.so.5, which the
+libunwind Mooncake 0.3.5-0.3.11.post1 bundle links (preflight.json system_libraries).
 
 An ld.so cache entry, and a file on LD_LIBRARY_PATH or in a default directory, counts only when its file is
 there and is a library of the box's class and machine (one 20-byte read each, as glibc's open_verify: a stale
@@ -68,6 +68,10 @@ SONAMES = (
     # nixl-cu13 0.7.1: read in the cp312 x86_64 wheels) NEEDs and no NIXL wheel brings: preflight.json system_libraries
     "libssl.so.3",
     "libcrypto.so.3",
+    # xz's library, which the libunwind bundled in mooncake-transfer-engine 0.3.5-0.3.11.post1 (NEEDed by
+    # mooncake/engine.so) NEEDs and no Mooncake wheel brings (read in the cp311 x86_64 wheels): preflight.json
+    # system_libraries (a report without it keeps its verdict, with a note: not_probed_note)
+    "liblzma.so.5",
 )
 LD_CACHE = "/etc/ld.so.cache"
 LD_CACHE_CAP = 8 << 20  # a real cache is a few hundred kilobytes

@@ -155,7 +155,8 @@ class DistRecord:
         self.error = error
         self.editable = editable
         # built on this machine by pip from a directory or a VCS checkout (direct_url.json dir_info not editable,
-        # or vcs_info: PEP 610), not PyPI's wheel: "dir" / "vcs"
+        # or vcs_info: PEP 610), not PyPI's wheel: "dir" / "vcs"; or installed by pip from a wheel or sdist file on
+        # this machine (archive_info with a file: URL, as `pip install ./x.whl` writes it): "file"
         self.source_install = source_install
 
     def _values(self) -> tuple[Any, ...]:
@@ -231,8 +232,15 @@ def _read_meta(record: DistRecord, view: FileView) -> None:
                 record.source_install = "dir"
             elif isinstance(data, dict) and isinstance(data.get("vcs_info"), dict):
                 record.source_install = "vcs"
+            elif isinstance(data, dict) and isinstance(data.get("archive_info"), dict) and _file_url(data.get("url")):
+                record.source_install = "file"
         except (OSError, ValueError, RecursionError) as exc:  # editable or not stays unknown; the rest holds
             record.error = f"{direct_url}: {getattr(exc, 'strerror', None) or exc}"
+
+
+def _file_url(url: object) -> bool:
+    """Whether a PEP 610 url names a file on this machine (the file: scheme, any case: RFC 8089)."""
+    return isinstance(url, str) and url[:5].lower() == "file:"
 
 
 #: the entries of a search-path directory that describe a distribution, by their names' last dotted part

@@ -971,6 +971,8 @@ class Context:
                 return True
             if raw.lower() in [str(x) for x in spec.get("false") or []]:
                 return False
+            if isinstance(spec.get("otherwise"), bool):  # any other value is one value, as gate.parse_env reads it
+                return bool(spec["otherwise"])
         return bool(spec.get("default"))
 
     def _launch_env_spec(self, fact: str) -> dict[str, Any] | None:

@@ -161,6 +161,8 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
                 "launch.fp8_gemm_backend",
                 "launch.pdmux_config_path",
                 "launch.lmcache_config_file",
+                "launch.lmcache_config_file_env",
+                "launch.lmcache_mp_host_env",
                 "launch.deepep_mode",
                 "launch.symm_mem",
                 "launch.kv_cache_sharding",

@@ -115,6 +115,49 @@ def _judge(
 
 
 def _judge_entry(check: str, entry: Mapping[str, Any], subject: str, facts: Mapping[str, Any]) -> CheckResult:
+    """The entry's result, with the notes of the `system_libraries` items a report did not look for
+    (not_probed_note: liblzma.so.5 beside Mooncake's bundled libunwind) appended where the distribution is
+    installed."""
+    result = _judge_distribution(check, entry, subject, facts)
+    notes = _not_probed_notes(entry, facts)
+    if not notes:
+        return result
+    return result._replace(message=f"{result.message} (note: {'; '.join(notes)})")
+
+
+def _not_probed_notes(entry: Mapping[str, Any], facts: Mapping[str, Any]) -> list[str]:
+    """The not_probed_note of each `system_libraries` item with one whose sonames the facts' cuda_libs do not read
+    (absent from it, or an unreadable copy), for the first installed distribution of the entry whose release may
+    link them (not a release read that does not)."""
+    packages = facts.get("packages")
+    listed = packages if isinstance(packages, Mapping) else {}
+    dist = next((str(d) for d in entry.get("distributions") or [] if isinstance(listed.get(d), Mapping)
+                 and listed[d].get("installed") is True), None)  # fmt: skip
+    if dist is None:
+        return []
+    notes = []
+    for lib in entry.get("system_libraries") or ():
+        note = lib.get("not_probed_note")
+        unread = _unread_sonames(lib, facts)
+        if not isinstance(note, str) or not unread:
+            continue
+        version, _, needs, read = _release_reading(lib, listed[dist], dist)
+        if needs is False and read is True:
+            continue
+        notes.append(note.replace("{unread}", ", ".join(unread)).replace("{version}", str(version)))
+    return notes
+
+
+def _unread_sonames(lib: Mapping[str, Any], facts: Mapping[str, Any]) -> list[str]:
+    """The item's sonames the facts' cuda_libs section did not look for or could not read the loader's copy of."""
+    libs = facts.get("cuda_libs")
+    table = libs if isinstance(libs, Mapping) else {}
+    unreadable = table.get("unreadable")
+    return [str(s) for s in lib.get("sonames") or ()
+            if s not in table or (isinstance(unreadable, Mapping) and s in unreadable)]  # fmt: skip
+
+
+def _judge_distribution(check: str, entry: Mapping[str, Any], subject: str, facts: Mapping[str, Any]) -> CheckResult:
     unregistered = entry.get("unregistered")
     if isinstance(unregistered, Mapping):
         return CheckResult(check, "fail", unregistered.get("observed"), unregistered.get("required"),
@@ -256,8 +299,10 @@ def _release_reading(
 
 
 def _local_build(version: str | None, package: Mapping[str, Any]) -> str | None:
-    """'an editable install' / 'built from a directory by pip' (packages.NAME.source_install) / 'a local build' (a
-    version with a local part), else None; an install from a wheel file (archive_info) is taken as the release's."""
+    """'an editable install' / 'built from a directory by pip' (packages.NAME.source_install) / 'installed from a
+    local file by pip' (a wheel or sdist file on the box: one built there, `pip wheel .`, installs this way, and
+    which file it was is not read; igap44) / 'a local build' (a version with a local part), else None; an install
+    from an index, or an archive at an https URL, is taken as the release's."""
     from stackcheck.facts.versions import local_tag
 
     if version is None:
@@ -266,6 +311,8 @@ def _local_build(version: str | None, package: Mapping[str, Any]) -> str | None:
         return "an editable install"
     if package.get("source_install") in ("dir", "vcs"):
         return f"built from a {'directory' if package.get('source_install') == 'dir' else 'VCS checkout'} by pip"
+    if package.get("source_install") == "file":
+        return "installed from a local file by pip"
     return "a local build" if local_tag(version) is not None else None
 
 
@@ -350,7 +397,9 @@ def _system_libraries_result(
     libcurl.so.4, and libmlx5.so.1 from 0.3.12): only the loader's path finds them (facts cuda_libs). Fail where the
     release needs them and the loader finds one not; unknown where one was not probed (or could not be read), or the
     release is outside read_versions (or a pre-release or dev build, none of which was read) and one is not found;
-    None (judged on) where every one is found or the release read does not need them."""
+    None (judged on) where every one is found or the release read does not need them. An item with a not_probed_note
+    (liblzma.so.5, which the libunwind Mooncake 0.3.5-0.3.11.post1 bundle NEEDs) is judged on the sonames read only:
+    one not probed leaves the verdict to the other items, and _judge_entry adds the note."""
     sonames = [str(s) for s in lib.get("sonames") or ()]
     source = lib.get("source")
     version, found, needs, read = _release_reading(lib, package, dist)
@@ -358,9 +407,10 @@ def _system_libraries_result(
         return None  # a release read that does not link them
     libs = facts.get("cuda_libs")
     table = libs if isinstance(libs, Mapping) else {}
-    unreadable = table.get("unreadable")
-    unread = [s for s in sonames if s not in table or (isinstance(unreadable, Mapping) and s in unreadable)]
-    missing = [s for s in sonames if s not in unread and table.get(s) is None]
+    not_read = _unread_sonames(lib, facts)
+    missing = [s for s in sonames if s not in not_read and table.get(s) is None]
+    # an item with a not_probed_note is judged on what was read, and _judge_entry notes the rest
+    unread = [] if isinstance(lib.get("not_probed_note"), str) else not_read
     if not unread and not missing:
         return None  # the loader finds every one
     where = f"{dist}'s compiled module links {', '.join(sonames)} where its release is {lib.get('needs_versions')}"

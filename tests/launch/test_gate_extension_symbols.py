@@ -19,6 +19,11 @@ H200 = ROOT / "tests" / "cases" / "h200-newest" / "facts.json"
 MISSING = "_ZN3c105ErrorC2ENS_14SourceLocationESs"
 
 
+#: where LMCache 0.5.6's multi-process connector finds its server under SGLang 0.5.21-0.5.23 (without it the launch
+#: stops with ValueError 'LMCache MP config must define mp_host': rule lmcache-unified-mp-host, igap44)
+MP = ("--lmcache-config-file", "/etc/lmcache/mp.yaml")
+
+
 def _facts(tmp_path: Path, missing: int, extension: str = "lmcache") -> Path:
     doc = json.loads(H200.read_text())
     common = {
@@ -60,7 +65,7 @@ def test_lmcache_launch_is_refused_where_c_ops_misses_a_torch_symbol(tmp_path: P
     assert other["decision"] == plain["decision"], (other["decision"], plain["decision"])
     assert not any(r.get("result") == "fail" for r in _check(other, "extension-torch-abi-lmcache"))
     # a c_ops that resolves: the flag is allowed as on the plain box
-    fine = gate_json(_facts(tmp_path, 0), "--model-path", str(model), "--enable-lmcache", dry_run=True)
+    fine = gate_json(_facts(tmp_path, 0), "--model-path", str(model), "--enable-lmcache", *MP, dry_run=True)
     assert fine["decision"] == plain["decision"], (fine["decision"], plain["decision"])
 
 
@@ -88,7 +93,7 @@ def test_lmcache_cuda_ops_of_054_on_is_judged_not_refused_as_missing(tmp_path: P
         (ext,) = doc["facts"]["kernel_symbols"]["extensions"]
         ext.update(extension="lmcache_cuda_ops", path="lmcache/cuda_ops.cpython-312-x86_64-linux-gnu.so")
         path.write_text(json.dumps(doc))
-        got = gate_json(path, "--model-path", str(model), "--enable-lmcache", dry_run=True)
+        got = gate_json(path, "--model-path", str(model), "--enable-lmcache", *MP, dry_run=True)
         assert got["decision"] == plain["decision"], (missing, got["decision"], plain["decision"])
         reasons = _check(got, "extension-torch-abi-lmcache")
         assert not any(r.get("result") == "unknown" for r in reasons), reasons

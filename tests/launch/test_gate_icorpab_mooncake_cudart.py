@@ -165,6 +165,8 @@ def test_a_pre_release_found_by_the_loader_passes(tmp_path: Path) -> None:
         ({"installed": True, "version": "0.3.6+cu128"}, "a local build"),
         ({"installed": True, "version": "0.3.5", "editable": True}, "an editable install"),
         ({"installed": True, "version": "0.3.6.post1", "source_install": "dir"}, "built from a directory by pip"),
+        # igap44: pip install ./mooncake_transfer_engine-0.3.6-....whl (a wheel built here, or any file: not read)
+        ({"installed": True, "version": "0.3.6", "source_install": "file"}, "installed from a local file by pip"),
     ],
 )
 def test_a_local_build_of_a_release_read_not_to_link_it_is_unknown(

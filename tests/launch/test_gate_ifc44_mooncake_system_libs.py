@@ -89,8 +89,9 @@ def test_unread_release_without_a_library_is_unknown(tmp_path: Path) -> None:
 @pytest.mark.registry
 @pytest.mark.parametrize("version", ["0.3.5", "0.3.8", "0.3.11.post1", "0.3.12", "0.3.13.post1"])
 def test_wheels_engine_links_the_system_libraries_the_entry_names(version: str) -> None:
-    """mooncake/engine.so's DT_NEEDED in the PyPI wheel (cp311 x86_64), against the entry's system_libraries; none of
-    them is in the wheel."""
+    """mooncake/engine.so's DT_NEEDED in the PyPI wheel (cp311 x86_64), with those of the libraries it NEEDs from the
+    wheel's mooncake_transfer_engine.libs (the bundled libunwind's liblzma.so.5, igap44), against the entry's
+    system_libraries; none of them is in the wheel."""
     import tempfile
     import zipfile
 
@@ -103,8 +104,18 @@ def test_wheels_engine_links_the_system_libraries_the_entry_names(version: str) 
     entry = next(e for e in load().preflight["transfer_packages"]["entries"] if e.get("transfer_backend") == "mooncake")
     wheel = fetch_wheel("mooncake-transfer-engine", version, "3.11")
     with tempfile.TemporaryDirectory() as tmp:
-        root = extract(wheel, Path(tmp), lambda n: n == "mooncake/engine.so")
-        needed = read_object(root / "mooncake" / "engine.so").needed
+        root = extract(
+            wheel,
+            Path(tmp),
+            lambda n: (
+                n == "mooncake/engine.so" or (n.startswith("mooncake_transfer_engine.libs/") and not n.endswith("/"))
+            ),
+        )
+        needed = list(read_object(root / "mooncake" / "engine.so").needed)
+        bundled = root / "mooncake_transfer_engine.libs"
+        for name in list(needed):
+            if (bundled / name).is_file():
+                needed += read_object(bundled / name).needed
     with zipfile.ZipFile(wheel) as z:
         names = {Path(n).name for n in z.namelist()}
     for system in entry["system_libraries"]:

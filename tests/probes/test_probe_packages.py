@@ -311,7 +311,12 @@ def test_kernels_and_cupy_are_read(tmp_path: Path) -> None:
         ({"url": "file:///src/Mooncake", "dir_info": {}}, "dir"),
         ({"url": "https://github.com/x/y", "vcs_info": {"vcs": "git", "commit_id": "ab12"}}, "vcs"),
         ({"url": "file:///src/Mooncake", "dir_info": {"editable": True}}, None),  # editable: said as editable
-        ({"url": "file:///w/m-0.3.6-cp311-cp311-linux_x86_64.whl", "archive_info": {}}, None),  # a wheel file
+        # igap44: a wheel or sdist file on this machine (pip install ./m.whl writes archive_info and its file:// URL;
+        # pip 23.2 here) may be one built here: no index's wheel read; an https archive is an index's or a host's
+        ({"url": "file:///w/m-0.3.6-cp311-cp311-linux_x86_64.whl", "archive_info": {}}, "file"),
+        ({"url": "FILE:/w/m-0.3.6.tar.gz", "archive_info": {"hash": "sha256=ab"}}, "file"),
+        ({"url": "https://files.pythonhosted.org/m-0.3.6-cp311-manylinux_2_17_x86_64.whl", "archive_info": {}}, None),
+        ({"url": 7, "archive_info": {}}, None),
     ],
 )
 def test_a_source_install_is_named(tmp_path: Path, direct_url: dict[str, Any], source: str | None) -> None:

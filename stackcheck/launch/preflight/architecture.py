@@ -162,13 +162,14 @@ def import_failure(
     config: Mapping[str, Any] | None,
 ) -> tuple[Status, str, Any] | None:
     """(status, message, source) where the module registering `arch` is one SGLang's registry drops beside the
-    installed transformers and kernels (model.registry.import_failures: transformers 4.55's hub-kernel table, which
+    installed transformers and kernels (model.registry.import_failures: transformers 4.50-4.55's hub-kernel table, which
     kernels 0.15.1+ refuse to build, imported by the transformers modeling modules some SGLang model modules import;
     the registry catches the error and registers nothing of the module): fail where SGLang's fallback fails too (the
     architecture's own transformers module imports the table, or transformers has no such class and config.json's
     auto_map names no AutoModel), unknown where the fallback's result, the SGLang release's modules or a version is
-    not read; None where no entry applies (kernels or transformers not installed or outside the entry's ranges, or
-    the module imports none)."""
+    not read (entries hold the transformers and kernels pair but none holds this SGLang release: transformers 4.53
+    beside SGLang 0.5.1, say); None where no entry applies (kernels or transformers not installed or outside the
+    entries' ranges, or the module imports none)."""
     from stackcheck.facts.versions import version_in_settled
 
     pk: Mapping[str, Any] = packages if isinstance(packages, Mapping) else {}
@@ -178,6 +179,7 @@ def import_failure(
     if tf.get("installed") is not True or kn.get("installed") is not True:
         return None
     tv, kv = tf.get("version"), kn.get("version")
+    unread: tuple[Status, str, Any] | None = None  # an entry of the pair whose SGLang releases are not this one
     for entry in reg_data.get("import_failures") or []:
         if not isinstance(entry, Mapping):
             continue
@@ -199,9 +201,12 @@ def import_failure(
         in_sg = version_in_settled(sglang_version, spec_sg) if isinstance(sglang_version, str) else None
         if in_sg is not True:
             release = f"SGLang {sglang_version}" if sglang_version else "the installed SGLang (its release not known)"
-            return ("unknown", f"{table}; SGLang's registry drops each model module whose imports reach one (SGLang "
-                    f"{spec_sg} read), and which modules of {release} do, {module}.py among them, was not read; "
-                    f"{fix}", source)  # fmt: skip
+            unread = unread or ("unknown", f"{table}; SGLang's registry drops each model module whose imports reach "
+                                f"one (SGLang {spec_sg} read beside transformers {spec_tf}), and which modules of "
+                                f"{release} do, {module}.py among them, was not read; {fix}", source)  # fmt: skip
+            if in_sg is None:
+                return unread
+            continue  # another entry may hold this release beside the same pair (transformers 4.52-4.54)
         via = (entry.get("modules") or {}).get(module)
         if not isinstance(via, str):
             return None
@@ -220,7 +225,7 @@ def import_failure(
             return ("unknown", f"{head}, which has no {arch}; {why}, whose result is not read; {fix}", source)
         return ("unknown", f"{head}, whose {arch} loads through the Transformers backend (TransformersForCausalLM) "
                 f"where it is compatible: how that serves this model is not read; {fix}", source)  # fmt: skip
-    return None
+    return unread
 
 
 #: how many architecture names a message lists, and how much of each (config.json may hold any number, of any size)
