@@ -284,6 +284,10 @@ MUTATIONS: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     "torch-nccl-cu12-below-pin": ("h200-newest", _packages(torch="2.8.0+cu128", nvidia_nccl_cu13=None,
                                                            nvidia_nccl_cu12="2.26.2")),
     "torch-nccl-cu13-below-pin": ("h200-newest", _packages(nvidia_nccl_cu13="2.27.7")),
+    # kernels-huggingface-hub-transformers4 (ifc46): kernels 0.14.1's huggingface-hub>=1.10 beside transformers 4.56.1,
+    # whose import-time check takes huggingface-hub <1.0 only
+    "kernels-hub-transformers4": ("h200-newest", _packages(kernels="0.14.1", transformers="4.56.1",
+                                                           huggingface_hub="1.10.0")),
     # symm-mem-allocator-link (isymm): no libnccl.so where a -lnccl link looks (the pip NCCL wheel's libnccl.so.2 only)
     "no-libnccl-so": ("h200-newest", _jit(libnccl_so_found=False)),
     # symm-mem-allocator-cudart-link (igap24): no libcudart.so for torch's -lcudart (a CUDA home of pip wheels)
