@@ -65,7 +65,7 @@ def test_a_token_glued_to_the_nccl_version_is_masked_in_every_verb(tmp_path: Pat
     lib = _library(tmp_path / "lib" / "libnccl.so.2", f"NCCL version 2.27.7{token}+cuda12.9".encode())
     box = release_box(tmp_path, "0.5.4", "9.0")
     doc = json.loads(box.read_text())
-    doc["facts"]["packages"]["nvidia-nccl-cu13"].update(version="2.27.7", dist_version="2.27.7")
+    doc["facts"]["packages"]["nvidia-nccl-cu13"].update(version="2.30.7", dist_version="2.30.7")  # torch's pin
     doc["facts"]["jit"].update(nccl_so_path({"SGLANG_NCCL_SO_PATH": str(lib)}, HostView()))
     box.write_text(json.dumps(doc))
     line = ["python3", "-m", "sglang.launch_server", "--model-path", str(model_dir(tmp_path, "m", LLAMA3)), "--tp",

@@ -25,11 +25,14 @@ if TYPE_CHECKING:
 EVERY = frozenset({"driver", "toolkit", "torch", "kernel", "flashinfer", "sglang"})
 
 #: package -> the component whose choice rewrites its entry (and its binaries and gate tables); the other
-#: packages (nccl, ...) are the box's in every hypothetical stack. Triton follows torch's pin (a torch step
-#: brings it there: hypothetical.torch_triton)
+#: packages are the box's in every hypothetical stack. Triton follows torch's pin (a torch step brings it there:
+#: hypothetical.torch_triton), and so do the NCCL wheels (hypothetical.torch_nccl_wheel: the installed one of the new
+#: torch's CUDA major goes to its pin; ifc46)
 PACKAGE_COMPONENT: Mapping[str, str] = {
     "torch": "torch",
     "triton": "torch",
+    "nvidia-nccl-cu12": "torch",
+    "nvidia-nccl-cu13": "torch",
     **dict.fromkeys(KERNEL_PACKAGES, "kernel"),
     "flashinfer-python": "flashinfer",
     "flashinfer-cubin": "flashinfer",

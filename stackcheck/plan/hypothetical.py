@@ -246,6 +246,10 @@ def apply_choice(facts: Facts, choice: Choice, ctx: Context) -> Facts:
         if triton is not None:  # pip install torch==V brings Triton to V's pin (Requires-Dist): Triton's ptxas
             pkgs["triton"] = triton
             changed.append("triton")
+        nccl = torch_nccl_wheel(choice, pkgs)
+        if nccl is not None:  # and its NCCL wheel to V's pin (nvidia-nccl-cuNN==P, the variant's `nccl`)
+            pkgs[nccl[0]] = nccl[1]
+            changed.append(nccl[0])
     elif choice.component == "kernel":
         for other in KERNEL_PACKAGES:
             if other != choice.name and isinstance(pkgs.get(other), dict) and pkgs[other].get("installed"):
@@ -284,6 +288,24 @@ def apply_choice(facts: Facts, choice: Choice, ctx: Context) -> Facts:
         gate_pkg = {str(g.get("id")): g.get("package") for g in ctx.manifests.gates}
         out["source_tables"] = {k: v for k, v in tables.items() if gate_pkg.get(k) not in changed}
     return out  # type: ignore[return-value]
+
+
+def torch_nccl_wheel(choice: Choice, pkgs: Mapping[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    """(name, entry) of torch's NCCL wheel after `pip install torch==V+VARIANT`: the installed nvidia-nccl-cuNN of the
+    variant's CUDA major at the release the variant pins (components.json `nccl`, its METADATA's ==), or None where
+    the variant states no pin, that wheel is not installed or is already at the pin (ifc46: rule
+    torch-nccl-wheel-pin-cuNN)."""
+    variants = choice.release.get("variants") if isinstance(choice.release, Mapping) else None
+    pin = next((v.get("nccl") for v in variants or [] if isinstance(v, Mapping) and v.get("variant") == choice.variant),
+               None)  # fmt: skip
+    major = str(choice.cuda or "").split(".")[0]
+    if not isinstance(pin, str) or major not in ("12", "13"):
+        return None
+    name = f"nvidia-nccl-cu{major}"
+    have = pkgs.get(name)
+    if not isinstance(have, Mapping) or not have.get("installed") or have.get("version") == pin:
+        return None
+    return name, {**have, "version": pin, "dist_version": pin}
 
 
 def torch_triton(release: Mapping[str, Any], have: Any, ctx: Context) -> dict[str, Any] | None:

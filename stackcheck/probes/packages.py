@@ -113,6 +113,10 @@ WANTED = (
     # the gate's model-architecture, preflight.json model.registry.import_failures; Name: kernels in the 0.15.1
     # wheel's METADATA, read 2026-12-06). Not read before igap41: both judged only a hand-written packages list
     "kernels",
+    # huggingface-hub: transformers checks its version when it is imported (4.x: <1.0, dependency_versions_check.py)
+    # and kernels 0.14.1+ require >=1.10.0 (check sglang-start-imports, rule kernels-huggingface-hub-transformers4;
+    # Name: huggingface-hub in the kernels wheels' Requires-Dist, read 2026-12-06, ifc46)
+    "huggingface-hub",
 )
 #: the packages a serving environment has; an environment with none of them is "not this one" (see the
 #: environments probe, which then looks for one that has them)

@@ -851,7 +851,25 @@ class Context:
             if tag is None:
                 raise Missing(path, "torch version not known")
             return tag or "none"
+        if rest in ("nccl", "nccl_minor"):
+            pin = self.torch_nccl_pin(path)
+            return pin if rest == "nccl" else ".".join(pin.split(".")[:2])
         raise Missing(path, f"unknown fact path {path}")
+
+    def torch_nccl_pin(self, path: str) -> str:
+        """`torch.nccl`: the nvidia-nccl wheel release the installed torch's CUDA build pins (components.json, the
+        release's variant's `nccl`: its METADATA Requires-Dist nvidia-nccl-cuNN==V); Missing where the release or its
+        variant is not in the manifests or states none."""
+        variant = self.torch_variant()
+        if variant is None:
+            raise Missing(path, "torch's CUDA variant not known")
+        rel = self.release("torch")
+        if rel is None:
+            raise Missing(path, "torch's release is not in the manifests")
+        for v in rel.get("variants") or []:
+            if v.get("variant") == variant and isinstance(v.get("nccl"), str):
+                return str(v["nccl"])
+        raise Missing(path, f"the manifests state no NCCL pin for torch {rel.get('version')} {variant}")
 
     def _system_fact(self, path: str, rest: str, gpu: GpuModel | None) -> Any:
         if rest == "python":

@@ -117,6 +117,11 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
         ),
         FactDoc(("torch.minor",), "torch's release as major.minor (`2.5` for `2.5.0a0+872d972e41.nv24.08`)"),
         FactDoc(
+            ("torch.nccl", "torch.nccl_minor"),
+            "the nvidia-nccl wheel release torch's CUDA build pins (components.json, its variant's `nccl`: "
+            "`2.30.7` for 2.14.1+cu130) and that release's major.minor (`2.30`)",
+        ),
+        FactDoc(
             ("torch.ngc",),
             "true when torch is an NVIDIA container build (its local tag names the container release: "
             "`2.7.0a0+ecf3bae40a.nv25.02`), which links the container's libraries (NCCL) rather than nvidia-* wheels",

@@ -47,6 +47,9 @@ DRAWN_FROM: dict[str, tuple[str, str | None]] = {
     "45": ("d1993cf77dc4cc236e0dfa1f1e36b1fdc1bb158a", None),  # drawn in the tree of its parent 41fcb8c3 with the
     # script as committed here (populations n 97, m 62, a 21, p 32, g 128, l 88, w 10; n and l build shared objects
     # with this machine's cc, l copies its /usr/bin/ld)
+    "46": ("422d13dca7adb4cfe92ed9d796ff96828eccf896", None),  # drawn in the tree of 422d13dc (the draw commit's
+    # parent) with the script as committed (populations d 24, l 118, y 102, r 13, t 58, c 92, h 392, m 14, x 28;
+    # d and l build shared objects of our own with tests/elfwriter.py)
 }
 DEFAULT = ("27",)
 

@@ -279,6 +279,15 @@ MUTATIONS: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     "nccl-cu11-beside-cu13": ("h200-newest", _packages(nvidia_nccl_cu11="2.14.3")),
     # nccl-cu11-wheel-alone: the cu11 wheel left alone, the CUDA 13 torch's nvidia-nccl-cu13 uninstalled (irev38)
     "nccl-cu11-alone": ("h200-newest", _packages(nvidia_nccl_cu11="2.14.3", nvidia_nccl_cu13=None)),
+    # torch-nccl-wheel-pin-cu12 / -cu13 (ifc46): torch's NCCL wheel of an earlier major.minor than torch's pin (torch
+    # 2.8.0+cu128 pins nvidia-nccl-cu12 2.27.3, 2.14.1+cu130 nvidia-nccl-cu13 2.30.7): `import torch` fails
+    "torch-nccl-cu12-below-pin": ("h200-newest", _packages(torch="2.8.0+cu128", nvidia_nccl_cu13=None,
+                                                           nvidia_nccl_cu12="2.26.2")),
+    "torch-nccl-cu13-below-pin": ("h200-newest", _packages(nvidia_nccl_cu13="2.27.7")),
+    # kernels-huggingface-hub-transformers4 (ifc46): kernels 0.14.1's huggingface-hub>=1.10 beside transformers 4.56.1,
+    # whose import-time check takes huggingface-hub <1.0 only
+    "kernels-hub-transformers4": ("h200-newest", _packages(kernels="0.14.1", transformers="4.56.1",
+                                                           huggingface_hub="1.10.0")),
     # symm-mem-allocator-link (isymm): no libnccl.so where a -lnccl link looks (the pip NCCL wheel's libnccl.so.2 only)
     "no-libnccl-so": ("h200-newest", _jit(libnccl_so_found=False)),
     # symm-mem-allocator-cudart-link (igap24): no libcudart.so for torch's -lcudart (a CUDA home of pip wheels)
@@ -658,6 +667,9 @@ def test_every_launch_items_are_data_not_code() -> None:
         "nccl:one-nccl-wheel",
         # icorpM: an nvidia-nccl-cu11 wheel beside the cu12 / cu13 one writes the same libnccl.so.2 (returnn#1802)
         "nccl:one-nccl-wheel-cu11",
+        # ifc46: torch's NCCL wheel of an earlier major.minor than torch pins lacks functions libtorch_cuda.so imports
+        "nccl:torch-nccl-wheel-pin-cu12",
+        "nccl:torch-nccl-wheel-pin-cu13",
     ]
 
 

@@ -125,10 +125,11 @@ def test_the_real_wheels_versions_are_read(tmp_path: Path, dist: str, version: s
 
 
 def _gate(
-    tmp_path: Path, release: str, named: str | None, torch_nccl: str = "2.27.7"
+    tmp_path: Path, release: str, named: str | None, torch_nccl: str = "2.30.7"
 ) -> tuple[int, dict[str, str], list[str]]:
-    """tests/cases/h200-newest at `release` with its nvidia-nccl-cu13 wheel at `torch_nccl` and SGLANG_NCCL_SO_PATH
-    naming a library whose version string says `named` (None: no string; tests/gate_cli.py nccl_named_box)."""
+    """tests/cases/h200-newest at `release` with its nvidia-nccl-cu13 wheel at `torch_nccl` (torch 2.14.1's pin
+    unless given: ifc46) and SGLANG_NCCL_SO_PATH naming a library whose version string says `named` (None: no string;
+    tests/gate_cli.py nccl_named_box)."""
     rc, results, reasons = nccl_named_box(
         tmp_path, release, named, torch_nccl, "13.0", "--tp", "8", "--enable-symm-mem"
     )
@@ -150,7 +151,7 @@ def test_a_version_not_read_is_refused_as_unknown(tmp_path: Path) -> None:
 
 
 def test_the_same_version_is_allowed(tmp_path: Path) -> None:
-    rc, results, _ = _gate(tmp_path, "0.5.11", "2.27.7")
+    rc, results, _ = _gate(tmp_path, "0.5.11", "2.30.7")
     assert rc == 0 and RULE not in results, results
 
 

@@ -37,11 +37,11 @@ def _probe(lib: Path) -> dict[str, object]:
 
 
 def _gate(tmp_path: Path, release: str, named: str | None, *flags: str) -> tuple[int, dict[str, str], list[str]]:
-    """tests/cases/h200-newest at `release` (its nvidia-nccl-cu13 wheel 2.27.7, new enough) with SGLANG_NCCL_SO_PATH
-    naming a library with the window functions whose version string says `named` (None: no string;
-    tests/gate_cli.py nccl_named_box)."""
+    """tests/cases/h200-newest at `release` (its nvidia-nccl-cu13 wheel at torch 2.14.1's pin 2.30.7, new enough)
+    with SGLANG_NCCL_SO_PATH naming a library with the window functions whose version string says `named` (None: no
+    string; tests/gate_cli.py nccl_named_box)."""
     defined = [*PYNCCL_FUNCTIONS, *PYNCCL_WINDOW]
-    rc, results, reasons = nccl_named_box(tmp_path, release, named, "2.27.7", "12.9", "--tp", "2", *flags,
+    rc, results, reasons = nccl_named_box(tmp_path, release, named, "2.30.7", "12.9", "--tp", "2", *flags,
                                           defined=defined)  # fmt: skip
     return rc, results, [json.dumps(x) for x in reasons if x.get("rule") == RULE]
 

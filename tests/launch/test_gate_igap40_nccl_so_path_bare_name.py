@@ -86,18 +86,19 @@ def _gate(tmp_path: Path, release: str, value: str, wheel: str, env: dict[str, s
 @pytest.mark.parametrize("release", ["0.5.1", "0.5.4"])
 def test_libnccl_so_2_is_torchs_nccl_judged_by_the_wheel_rules(tmp_path: Path, release: str) -> None:
     # fails on the parent: symm-mem-nccl-so-path-version was unknown whatever torch's NCCL
-    assert _gate(tmp_path, release, "libnccl.so.2", "2.27.7", {}) == {}
+    assert _gate(tmp_path, release, "libnccl.so.2", "2.30.7", {}) == {}  # (torch 2.14.1's pin)
     old = _gate(tmp_path, release, "libnccl.so.2", "2.26.2", {})
-    assert old == {"symm-mem-nccl-wheel-cu13": "fail"}, old
+    # (ifc46: below torch 2.14.1's pin 2.30.7, `import torch` itself fails too)
+    assert old == {"symm-mem-nccl-wheel-cu13": "fail", "torch-nccl-wheel-pin-cu13": "fail"}, old
 
 
 def test_an_old_nccl_found_by_bare_name_fails_the_assertion(tmp_path: Path) -> None:
     # fails on the parent: unknown
     _library(tmp_path / "lib" / NAME, "2.26.5")
-    got = _gate(tmp_path, "0.5.4", NAME, "2.27.7", {"LD_LIBRARY_PATH": str(tmp_path / "lib")})
+    got = _gate(tmp_path, "0.5.4", NAME, "2.30.7", {"LD_LIBRARY_PATH": str(tmp_path / "lib")})
     assert got == {"symm-mem-nccl-so-path-version": "fail"}, got
 
 
 def test_a_new_nccl_found_by_bare_name_passes(tmp_path: Path) -> None:
     _library(tmp_path / "lib" / NAME, "2.27.7")
-    assert _gate(tmp_path, "0.5.4", NAME, "2.27.7", {"LD_LIBRARY_PATH": str(tmp_path / "lib")}) == {}
+    assert _gate(tmp_path, "0.5.4", NAME, "2.30.7", {"LD_LIBRARY_PATH": str(tmp_path / "lib")}) == {}

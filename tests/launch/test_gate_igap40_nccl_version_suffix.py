@@ -60,6 +60,6 @@ def test_a_patch_running_into_digits_is_not_read(tmp_path: Path, string: bytes) 
 
 def test_the_gate_does_not_pass_a_digit_led_suffix(tmp_path: Path) -> None:
     # fails on the parent: "2.27.20" passed rule symm-mem-nccl-so-path-version (2.27.20 >= 2.27.3)
-    rc, results, _ = nccl_named_box(tmp_path, "0.5.4", "2.27.20", "2.27.7", "12.9", "--tp", "2", "--enable-symm-mem",
+    rc, results, _ = nccl_named_box(tmp_path, "0.5.4", "2.27.20", "2.30.7", "12.9", "--tp", "2", "--enable-symm-mem",
                                     defined=[*PYNCCL_FUNCTIONS, *PYNCCL_WINDOW])  # fmt: skip
     assert rc == 1 and results.get("symm-mem-nccl-so-path-version") == "unknown", results

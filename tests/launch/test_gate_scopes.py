@@ -83,15 +83,17 @@ def test_two_nccl_wheels_refuse_even_a_one_gpu_launch(capsys: pytest.CaptureFixt
 def test_an_old_nccl_refuses_tensor_and_pipeline_parallel_launches_only(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    facts = str(_sm120_pair(tmp_path, nvidia_nccl_cu13="2.26.2"))  # illegal memory accesses on SM 12.0
+    # illegal memory accesses on SM 12.0; torch 2.7.1+cu126 pins this wheel (ifc46: an NCCL below torch's pin fails
+    # `import torch` on every launch, rule torch-nccl-wheel-pin-cu12)
+    facts = str(_sm120_pair(tmp_path, torch="2.7.1+cu126", nvidia_nccl_cu13=None, nvidia_nccl_cu12="2.26.2"))
     rc, doc = gate_json(["--facts", facts, "--", *LAUNCH], capsys)
     assert not _named(doc["reasons"], "nccl") and not _named(doc["warnings"], "nccl")
     req = _required(doc, "nccl")  # needed for its duplicate-wheel rule only
-    assert req is not None and req["rules"]["nvidia-nccl-cu13-sm120-fixes"] is None
+    assert req is not None and req["rules"]["nvidia-nccl-cu12-sm120-fixes"] is None
     for flags in (["--tp", "2"], ["--pp-size", "2"]):
         rc, doc = gate_json(["--facts", facts, "--", *LAUNCH, *flags], capsys)
         assert rc == 1, flags
-        assert {x["rule"] for x in _named(doc["reasons"], "nccl")} == {"nvidia-nccl-cu13-sm120-fixes"}, flags
+        assert {x["rule"] for x in _named(doc["reasons"], "nccl")} == {"nvidia-nccl-cu12-sm120-fixes"}, flags
         assert "tp > 1 or pp > 1" in str(_required(doc, "nccl")), flags
 
 
