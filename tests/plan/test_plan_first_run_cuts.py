@@ -220,7 +220,8 @@ def test_changes_and_applied_read_as_get_does(case: Path) -> None:
 
 
 def _launch_env_walk(ctx: Context, fact: str) -> bool | None:
-    """Context.launch_env_fact as it read the entries before the index: the first entry that sets `fact`."""
+    """Context.launch_env_fact as it read the entries before the index: the first entry that sets `fact` (its
+    `otherwise` too, which launch.json's LMCache entries use since igap44)."""
     for spec in ctx.manifests.launch_env():
         if not isinstance(spec, dict) or spec.get("fact") != fact or not isinstance(spec.get("name"), str):
             continue
@@ -230,6 +231,8 @@ def _launch_env_walk(ctx: Context, fact: str) -> bool | None:
                 return True
             if raw.lower() in [str(x) for x in spec.get("false") or []]:
                 return False
+            if isinstance(spec.get("otherwise"), bool):  # (igap44: any other value is one value, as the gate reads it)
+                return bool(spec["otherwise"])
         return bool(spec.get("default"))
     return None
 
