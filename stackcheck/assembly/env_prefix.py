@@ -11,7 +11,8 @@ imend (D6). Read in coreutils' src/env.c (commit aa0c0de35, 2026-08-20; -a/--arg
   `\\'` `\\\\` the character, `\\f` `\\n` `\\r` `\\t` `\\v`, any other escape an error; `#` at a word's start a comment
   to the end; `${NAME}` (NAME [A-Za-z_][A-Za-z0-9_]*) the variable's value in the environment env started with
   (-i and -u are applied after the options, :1101-1150), any other `$` an error; an open quote an error;
-- then one `-` means -i (:1101-1105), -i empties the environment, else each -u removes a variable;
+- then one `-` means -i (:1101-1105), -i empties the environment, else each -u removes a variable (one with an
+  empty name or holding `=` is an error, exit 125: unset_envvars :222-231, unsetenv's EINVAL);
 - then every word holding `=` is an assignment (putenv, whatever the name: :1158); the first word without one is the
   command (execvp :1238); -C DIR (the last one given) is where it runs; -0 with a command is an error (:1169-1172).
 
@@ -233,6 +234,10 @@ def read_env(args: Sequence[str], env: Mapping[str, str]) -> EnvPrefix:
     if i < len(words) and words[i] == "-":
         ignore = True
         i += 1
+    bad = [name for name in unset if not name or "=" in name] if not ignore else []
+    if bad:  # unsetenv fails on them: env exits 125 and runs nothing (unset_envvars :228-230, -i skips them :1149)
+        why = "-u with a name that is empty or holds '=' (env fails, exit 125: unsetenv rejects it)"
+        return EnvPrefix(words[i:], start, [], [], why, True)
     out: dict[str, str] = {} if ignore else {k: v for k, v in start.items() if k not in unset}
     assignments: list[tuple[str, str]] = []
     while i < len(words) and "=" in words[i]:

@@ -338,8 +338,30 @@ def command_environment(command: Sequence[str], environ: Mapping[str, str]) -> d
     """The environment the gated command's program starts with: `environ` with the command's leading `env
     [-i] [-u NAME] [NAME=VALUE]...` and `nohup` wrappers applied (up to an `env` option not followed)."""
     env = dict(environ)
-    _unwrap(command, env, [])
+    args = _unwrap(command, env, []) or []
+    # an `env` behind another launcher (`timeout 600 env ...`, `sudo -u svc env ...`), before the interpreter or
+    # SGLang's own program: applied where its reading does not stop, as the gate's find_launch applies it to the
+    # launch (irev68: the probes read SGLANG_NCCL_SO_PATH, PATH and LD_LIBRARY_PATH from the environment before it)
+    from stackcheck.assembly.env_prefix import read_env
+
+    i = 0  # (_unwrap took the leading `env` and `nohup` wrappers)
+    while i < len(args):
+        word = posixpath.basename(args[i])
+        if _LAUNCH_PROGRAM.fullmatch(word):
+            break
+        if word == "env":
+            read = read_env(args[i + 1 :], env)
+            if read.stop is not None or not any(_LAUNCH_PROGRAM.fullmatch(posixpath.basename(w)) for w in read.command):
+                break
+            env, args, i = dict(read.env), read.command, 0  # (the program env runs may be another launcher)
+            continue
+        i += 1
     return env
+
+
+#: a word that runs the launch itself (a Python interpreter's name, as the gate's find_launch takes it, or SGLang's
+#: own `sglang` program): an `env` after it is an argument, not a wrapper
+_LAUNCH_PROGRAM = _lazy(r"python(?:\d+(?:\.\d+)?)?|sglang")
 
 
 #: Python's options that take an argument (the next word, or the rest of the same word): -W and -X; -c and -m end

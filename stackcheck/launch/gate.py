@@ -211,6 +211,20 @@ def find_launch(
     shell = os.path.basename(argv[0]) in _SHELLS if argv else False
     for i in range(1, len(argv)):
         prog = os.path.basename(argv[i])
+        if prog == "env":
+            # an `env` prefix behind a launcher (`nohup env -u A python ...`, `timeout 600 env -i ...`, `sudo -u svc
+            # env ...`): the launch runs with what it does (irev68: it was skipped, and the gate judged the launch with
+            # the environment before it). Where its reading stops (an option env rejects: the word may be another
+            # launcher's value, `conda run -n env --no-capture-output ...`), it is passed over as before
+            stopped: list[tuple[str, bool]] = []
+            dirs: list[str] = []
+            after_env, inner_env = split_env_prefix(argv[i:], env, dirs, stopped)
+            if not stopped:
+                if trace is not None and dirs and isinstance(trace.get("cwd"), str):
+                    trace["cwd"] = posixpath.join(trace["cwd"], *dirs)  # (`env -C DIR`; the last, absolute, wins)
+                nested = find_launch(after_env, mapping, inner_env, trace)
+                if nested[0] is not None:
+                    return nested
         if _PYTHON.match(prog) or any(e.get("program") == prog for e in _entries(mapping)):
             found, rest = _entrypoint_at(argv[i:], mapping)
             if found is not None:

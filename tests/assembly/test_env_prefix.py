@@ -96,3 +96,26 @@ def test_a_stop_names_no_value() -> None:
     assert got.stop is not None and "hf-token" in got.stop and "SECRET" not in got.stop
     got = read_env(["-S", "HF_TOKEN=hf_SECRETVALUE123 py 'open"], ENV)
     assert got.stop is not None and "SECRET" not in got.stop and "quote" in got.stop
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["-u", "A=B", "py"],  # (env 9.1: "cannot unset 'A=B': Invalid argument", exit 125)
+        ["-u", "", "py"],
+        ["--u", "--chdir=/tmp", "py"],  # --u takes the next word whole, `=` and all
+        ["-uHOME", "-u=", "X=1", "py"],
+    ],
+)
+def test_an_unset_name_env_rejects_stops(args: list[str]) -> None:
+    """unset_envvars (env.c :222-231): unsetenv fails on an empty name or one holding `=`, and env exits 125 with
+    nothing run; the reading must not reach the command (the gate would pass a launch that never starts)."""
+    got = read_env(args, ENV)
+    assert got.stop is not None and "unsetenv rejects" in got.stop, got
+    assert got.fails is True and got.command[-1] == "py"
+
+
+def test_an_unset_name_env_rejects_is_not_read_under_i() -> None:
+    """With -i (or `-`) env unsets nothing (:1149), so the same name is no error there."""
+    got = read_env(["-i", "-u", "A=B", "X=1", "py"], ENV)
+    assert (got.stop, got.command, got.env) == (None, ["py"], {"X": "1"})
