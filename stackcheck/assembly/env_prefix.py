@@ -19,7 +19,9 @@ imend (D6). Read in coreutils' src/env.c (commit aa0c0de35, 2026-08-20; -a/--arg
 Where env fails, runs nothing, or does something this reader cannot see (-a/--argv0: the name the command sees,
 from which Python finds its prefix; --env0-from: a file's variables; a `${NAME}` the environment given does not
 hold: an unset variable and one not known look alike here), the reading stops and says why; each caller decides
-what to do there (the gate refuses, the target leaves the interpreter unknown)."""
+what to do there (the gate refuses, the target leaves the interpreter unknown). env itself reads the words of -S
+strings again with no bound (a `${NAME}` whose value holds `-S${NAME}` splits for ever: coreutils 9.1 run here), so this
+reading follows at most MAX_SPLITS strings and MAX_SPLIT_CHARS characters of their words, and stops past them."""
 
 from __future__ import annotations
 
@@ -66,6 +68,11 @@ _SPACE = " \t\n\v\f\r"
 _ESCAPES = {"f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
 _NAME_START = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_"
 _NAME_REST = _NAME_START + "0123456789"
+#: the -S strings one reading follows, and the characters of their words (irobust3): env restarts getopt on each
+#: split's words (parse_split_string, :784-814) with no bound, so `X='-S${X}' env -S '${X}'` never ends (coreutils 9.1
+#: run here: still running at `timeout 3`)
+MAX_SPLITS = 256
+MAX_SPLIT_CHARS = 4_000_000
 
 
 class _Stop(Exception):
@@ -81,20 +88,27 @@ def _shown(word: str) -> str:
     return kept[:40] or "?"
 
 
-def split_string(text: str, env: Mapping[str, str]) -> list[str]:
+def split_string(text: str, env: Mapping[str, str], budget: int = MAX_SPLIT_CHARS) -> list[str]:
     """env -S's words for `text` (build_argv, env.c :624-760), `${NAME}` taken from `env` (the environment env
-    started with); _Stop where env fails on it or a variable is not in `env`."""
-    words: list[str] = []
+    started with); _Stop where env fails on it, a variable is not in `env`, or the words pass `budget` characters."""
+    parts: list[list[str]] = []  # each word's pieces, joined at the end (a word grown by `+=` is copied per piece)
     sep = True  # the last character seen separates words (a new word starts with the next one)
     sq = dq = False
     i, end = 0, len(text)
+    size = 0
 
     def add(chars: str) -> None:
-        nonlocal sep
+        nonlocal sep, size
         if sep:
-            words.append("")
+            parts.append([])
             sep = False
-        words[-1] += chars
+        parts[-1].append(chars)
+        size += len(chars)
+        if size > budget:
+            raise _Stop(f"-S: the words of the -S strings pass {MAX_SPLIT_CHARS:,} characters; not read further", False)
+
+    def words() -> list[str]:
+        return ["".join(p) for p in parts]
 
     while i < end:
         c = text[i]
@@ -111,7 +125,7 @@ def split_string(text: str, env: Mapping[str, str]) -> list[str]:
             while i < end and text[i] in _SPACE:
                 i += 1
         elif c == "#" and sep:
-            return words  # a comment to the end (no quote left open can be: sep is never set inside quotes)
+            return words()  # a comment to the end (no quote left open can be: sep is never set inside quotes)
         elif c == "\\" and not (sq and text[i + 1 : i + 2] not in ("\\", "'")):
             nxt = text[i + 1 : i + 2]
             if nxt == "_" and not dq:
@@ -121,7 +135,7 @@ def split_string(text: str, env: Mapping[str, str]) -> list[str]:
             elif nxt == "c":
                 if dq:
                     raise _Stop("-S: '\\c' inside double quotes (env fails)")
-                return words
+                return words()
             elif nxt in _ESCAPES:
                 add(_ESCAPES[nxt])
             elif nxt and nxt in "\"#$'\\":
@@ -145,7 +159,7 @@ def split_string(text: str, env: Mapping[str, str]) -> list[str]:
             i += 1
     if sq or dq:
         raise _Stop("-S: no terminating quote (env fails)")
-    return words
+    return words()
 
 
 def _long(word: str) -> tuple[str, str, int, str | None]:
@@ -173,6 +187,7 @@ def read_env(args: Sequence[str], env: Mapping[str, str]) -> EnvPrefix:
     ignore = False
     chdir: str | None = None
     i = 0
+    splits, budget = 0, MAX_SPLIT_CHARS
     try:
         while i < len(words):
             w = words[i]
@@ -216,8 +231,13 @@ def read_env(args: Sequence[str], env: Mapping[str, str]) -> EnvPrefix:
                     unset.append(str(value))
                 elif what == "C":
                     chdir = value
-                elif what == "S":
-                    split = split_string(str(value), start)  # (the last letter of a cluster: nothing follows it)
+                elif what == "S":  # (the last letter of a cluster: nothing follows it)
+                    splits += 1
+                    if splits > MAX_SPLITS:
+                        raise _Stop(f"-S: more than {MAX_SPLITS} -S strings (one that holds another again and again: "
+                                    "env may split for ever); not read further", False)  # fmt: skip
+                    split = split_string(str(value), start, budget)
+                    budget -= sum(map(len, split))
                 elif what in ("0", "help", "version"):
                     raise _Stop(f"{written}: env runs no command with it (it prints, or fails, and exits)")
                 elif what == "a":

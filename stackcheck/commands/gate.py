@@ -729,7 +729,8 @@ def _decide_with(
             facts, outcomes, host = saved_facts()
             libs = facts.get("cuda_libs")
             if isinstance(libs, dict):
-                libs = {**libs, "unreadable": dict(libs["unreadable"])} if "unreadable" in libs else dict(libs)
+                unread = libs.get("unreadable")  # (another type than a mapping: read as none recorded, as Context does)
+                libs = {**libs, "unreadable": dict(unread)} if isinstance(unread, dict) else dict(libs)
                 facts = {**facts, "cuda_libs": libs}
                 apply_launch_loader_path(facts, launch_command, mapping)
             return facts, outcomes, host

@@ -87,15 +87,18 @@ def apply_launch_loader_path(facts: dict[str, Any], command: Sequence[str], mapp
     if not changed:
         return []
     own = libs.get("interpreter_rpath")
-    rpath = {str(d).rstrip("/") or "/" for d in (own.get("dirs") or [])} if isinstance(own, dict) else set()
+    dirs = own.get("dirs") if isinstance(own, dict) else None  # (a list, or none: a string's letters are no dirs)
+    rpath = {d.rstrip("/") or "/" for d in dirs if isinstance(d, str)} if isinstance(dirs, list) else set()
     shown = ":".join(launch) if launch is not None else "the facts' own with more"
     was = ":".join(facts_dirs) if facts_dirs is not None else "not recorded in the facts"
     unknown: list[str] = []
     unreadable = libs.get("unreadable")
+    if not isinstance(unreadable, dict):  # (another type: none recorded, as every reader of the section takes it)
+        unreadable = None
     for soname, found in list(libs.items()):
         if not (soname.startswith("lib") and ".so" in soname):
             continue
-        if isinstance(unreadable, dict) and soname in unreadable:
+        if unreadable is not None and soname in unreadable:
             continue
         path = found if isinstance(found, str) else None
         if path is not None and posixpath.dirname(path) in rpath:
@@ -107,6 +110,8 @@ def apply_launch_loader_path(facts: dict[str, Any], command: Sequence[str], mapp
             f"the launch sets LD_LIBRARY_PATH ({shown or 'empty'}), and the facts' loader path ({was}) is another: "
             "where the server's loader finds it is not known from the facts"
         )
-        libs.setdefault("unreadable", {})[soname] = why
+        if unreadable is None:
+            unreadable = libs["unreadable"] = {}
+        unreadable[soname] = why
         unknown.append(soname)
     return unknown

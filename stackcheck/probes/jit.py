@@ -961,7 +961,9 @@ def _script_programs(text: str) -> tuple[list[str], str | None]:
             continue
         commands = _SCRIPT_SEPARATOR.split(line)
         for command in commands:
-            words = command.split()
+            words = _shell_words(command)
+            if words is None:  # (a quote left open: a separator inside it cut the command)
+                return targets, command.strip()[:80]
             while words and ("=" in words[0] and not words[0].startswith(("=", "-", "/", "'", '"'))):
                 words = words[1:]  # (VAR=value before a command, or an assignment alone)
             opened = opened or len(commands) > 1 or bool(words and words[0] in _SCRIPT_COMPOUND)
@@ -974,11 +976,11 @@ def _script_programs(text: str) -> tuple[list[str], str | None]:
             ran = ran or (words[0] == "exec" and not opened)
             if words[0] != "exec":
                 return targets, words[0]
-            target = words[1].strip("'\"") if len(words) > 1 else ""
+            target = words[1] if len(words) > 1 else ""
             if not target.startswith("/") or any(c in target for c in "$`'\"\\*?"):
                 return targets, f"exec {words[1] if len(words) > 1 else ''}".strip()
             targets.append(target)
-            rest = [w.strip("'\"") for w in words[2:]]
+            rest = words[2:]
             for i, word in enumerate(rest):
                 # (irev61: the driver looks for cc1plus under each -B directory first, and runs its programs under a
                 # -wrapper: a -B outside the prefix ran another GCC's compiler; a -B in it is read as a program)
@@ -990,6 +992,37 @@ def _script_programs(text: str) -> tuple[list[str], str | None]:
                         return targets, f"exec {target} -B{where}"
                     targets.append(f"-B{where}")  # (a directory: in the prefix, whether there or not)
     return targets, None
+
+
+def _shell_words(command: str) -> list[str] | None:
+    """A simple command's words as a POSIX shell splits them, quotes and backslashes removed (shlex in POSIX mode), up
+    to a `#` that starts a word outside quotes (a comment, as _script_lines follows it); None where a quote is left
+    open (on this line). irobust3: the words were cut at blanks and each stripped of its quotes, so `exec g++-real
+    "-B/opt/gcc/my dir/"` gave the driver the prefix `/opt/gcc/my` and never the directory whose ld collect2 runs
+    first. `$` and the other expansions stay in the words (the callers leave a word holding one unread)."""
+    if not any(c in command for c in "'\"\\"):
+        return command.split()
+    state, i = "", 0
+    while i < len(command):
+        c = command[i]
+        if state == "'":
+            state = "" if c == "'" else state
+        elif c == "\\":
+            i += 1
+        elif state == '"':
+            state = "" if c == '"' else state
+        elif c in "'\"":
+            state = c
+        elif c == "#" and (i == 0 or command[i - 1] in " \t"):
+            command = command[:i]
+            break
+        i += 1
+    import shlex
+
+    try:
+        return shlex.split(command, comments=False, posix=True)
+    except ValueError:
+        return None
 
 
 #: a wrapper script's line that opens a shell function's body: `NAME() {` or `function NAME {` / `function NAME() {`
