@@ -2,8 +2,9 @@
 0.5.23 whose package list has no sgl-flash-mla. 0.5.23 pins sgl-flash-mla==1.0.0 (its METADATA:272) and its DSA
 backend's FlashMLA paths import sglang/kernels/ops/attention/flash_mla_interface.py, which imports that wheel's
 `flash_mla` at module level (:15-18; dsa_backend.py :2815 flashmla_sparse, :3319 flashmla_kv): without the wheel the
-first attention call raises ModuleNotFoundError. Rule sgl-flash-mla-installed (features attention-dsa-flashmla-kv and
-attention-dsa-flashmla-sparse): fail where the list names sgl-flash-mla as not installed on 0.5.23, pass where it is
+first attention call raises ModuleNotFoundError; the dense flashmla backend imports it too (flashmla_backend.py:14).
+Rule sgl-flash-mla-installed (features attention-dsa-flashmla-kv, attention-dsa-flashmla-sparse, attention-flashmla):
+fail where the list names sgl-flash-mla as not installed on 0.5.23, pass where it is
 installed, not applied where the list does not name it (a report saved before the probe read it) or before 0.5.23
 (the kernel package's flashmla_ops). The packages probe reads sgl-flash-mla. The registry test re-reads the real
 wheels."""
@@ -24,7 +25,7 @@ from stackcheck.verdicts.engine import evaluate_feature
 from stackcheck.verdicts.types import FeatureVerdict
 
 RULE = "sgl-flash-mla-installed"
-FEATURES = ("attention-dsa-flashmla-kv", "attention-dsa-flashmla-sparse")
+FEATURES = ("attention-dsa-flashmla-kv", "attention-dsa-flashmla-sparse", "attention-flashmla")
 
 
 def _verdict(feature: str, sglang: str, flash_mla: dict[str, Any] | None, cc: str = "9.0") -> FeatureVerdict:
@@ -46,8 +47,10 @@ def _reason(v: FeatureVerdict) -> dict[str, Any] | None:
     return next((dict(r) for r in v["reasons"] if r.get("rule") == RULE), None)
 
 
-@pytest.mark.parametrize("feature", FEATURES)
-@pytest.mark.parametrize("cc", ["9.0", "10.0"])
+@pytest.mark.parametrize(
+    ("feature", "cc"),
+    [(f, cc) for f in FEATURES[:2] for cc in ("9.0", "10.0")] + [("attention-flashmla", "9.0")],  # dense: SM90 only
+)
 def test_missing_sgl_flash_mla_on_0523_blocks(feature: str, cc: str) -> None:
     # fails on the parent: no such rule, the feature ok (rows f4 / f8)
     v = _verdict(feature, "0.5.23", {"installed": False}, cc)
@@ -93,9 +96,11 @@ def test_the_real_wheels() -> None:
         metadata = z.read("sglang-0.5.23.dist-info/METADATA").decode()
         interface = z.read("sglang/kernels/ops/attention/flash_mla_interface.py").decode()
         dsa = z.read("sglang/srt/layers/attention/dsa_backend.py").decode()
+        dense = z.read("sglang/srt/layers/attention/flashmla_backend.py").decode()
     assert "Requires-Dist: sgl-flash-mla==1.0.0" in metadata.splitlines()
     assert "import flash_mla" in interface.splitlines()
     assert "from sglang.kernels.ops.attention.flash_mla_interface import (" in dsa
+    assert "from sglang.kernels.ops.attention.flash_mla_interface import (" in dense.splitlines()
     with zipfile.ZipFile(flash_mla) as z:
         assert "flash_mla/__init__.py" in z.namelist()
         assert "Name: sgl-flash-mla" in z.read("sgl_flash_mla-1.0.0.dist-info/METADATA").decode()
