@@ -117,6 +117,11 @@ WANTED = (
     # and kernels 0.14.1+ require >=1.10.0 (check sglang-start-imports, rule kernels-huggingface-hub-transformers4;
     # Name: huggingface-hub in the kernels wheels' Requires-Dist, read 2026-12-06, ifc46)
     "huggingface-hub",
+    # SGLang 0.5.23 takes FlashMLA from the sgl-flash-mla wheel (its pin; module flash_mla, imported by
+    # sglang/kernels/ops/attention/flash_mla_interface.py): the DSA flashmla_kv / flashmla_sparse paths need it
+    # (features attention-dsa-flashmla-kv / -sparse, rule sgl-flash-mla-installed; Name: sgl-flash-mla in the 1.0.0
+    # wheel's METADATA, read 2026-12-06, ifc48)
+    "sgl-flash-mla",
 )
 #: the packages a serving environment has; an environment with none of them is "not this one" (see the
 #: environments probe, which then looks for one that has them)

@@ -50,6 +50,8 @@ DRAWN_FROM: dict[str, tuple[str, str | None]] = {
     "46": ("422d13dca7adb4cfe92ed9d796ff96828eccf896", None),  # drawn in the tree of 422d13dc (the draw commit's
     # parent) with the script as committed (populations d 24, l 118, y 102, r 13, t 58, c 92, h 392, m 14, x 28;
     # d and l build shared objects of our own with tests/elfwriter.py)
+    "48": ("eb28ed21006c55a00bfefcb6a175331a8906fe7d", None),  # drawn in the tree of eb28ed21 (the draw commit's
+    # parent) with the script as committed (populations f 58, k 283, g 73)
 }
 DEFAULT = ("27",)
 
