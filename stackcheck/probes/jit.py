@@ -153,6 +153,7 @@ from __future__ import annotations
 import os
 import posixpath
 from collections.abc import Callable, Mapping, Sequence
+from contextvars import ContextVar
 
 from stackcheck.digits import whole_number
 from stackcheck.lazy_re import lazy as _lazy
@@ -1227,8 +1228,33 @@ _GCC_DRIVER_MARKS = (b"Configured with: %s\n", b"gcc version %s %s\n")
 _GCC_VERSION_STRING = _lazy_bytes(
     rb"\x00(\d{1,4})\.\d{1,4}\.\d{1,4}(?: \d{8})?(?: \([^\x00()]{1,80}\))?(?: \[[^\x00\[\]]{1,200}\])?(?=\x00)"
 )
+#: the first dot of an X.Y.Z: where _version_strings looks for _GCC_VERSION_STRING (a dot is rare in a driver's
+#: .rodata, a NUL is not: Debian 12's gcc 12 driver holds 2,632 dots and 217,901 NULs in its 539,024 bytes)
+_FIRST_DOT = _lazy_bytes(rb"\.\d{1,4}\.\d")
 #: the most of a driver's .rodata read (Debian 12's gcc 12 driver: 539,024 bytes)
 _DRIVER_RODATA_MAX = 16 << 20
+
+
+def _version_strings(data: bytes) -> list[re.Match[bytes]]:
+    """_GCC_VERSION_STRING.finditer(data), the same matches in the same order, without trying the pattern at every NUL
+    (issue 21, iperf32: that search was ~4 ms of the jit probe's ~6 ms CPU, the last probe of a probed audit). A match
+    is a whole NUL-delimited string (no NUL inside it: it begins at a NUL and stops before the next), and its first dot
+    lies 2 to 5 bytes after its NUL, behind one to four digits; so the pattern is tried only at the last NUL within 5
+    bytes before each `.D{1,4}.D` (_FIRST_DOT, which no earlier match of itself can swallow: that would cross a NUL or
+    the digits before the dot), each such NUL once, in order: every NUL where the pattern matches is among them, and
+    matches at distinct NULs never overlap, so finditer's left-to-right scan finds exactly these.
+    tests/probes/test_jit_version_strings.py holds the two equal on generated strings."""
+    out: list[re.Match[bytes]] = []
+    last = -1
+    for dot in _FIRST_DOT.finditer(data):
+        at = dot.start()
+        nul = data.rfind(b"\0", max(0, at - 5), at)
+        if nul > last:
+            last = nul
+            match = _GCC_VERSION_STRING.match(data, nul)
+            if match is not None:
+                out.append(match)
+    return out
 
 
 #: the one SARIF version GCC 13 and later link into the driver as an X.Y.Z string (gcc/diagnostic-format-sarif.cc:
@@ -1266,8 +1292,6 @@ def _gcc_driver_major(view: FileView, gcc: str) -> tuple[int | None, str | None,
     stub of an ELF's first bytes, which runs nothing) is unknown (igap34: it was read by its name and program
     directories, supported); a file that is neither ELF nor script: (None, None, False), its name and program
     directories read as before. Where there is no section table, the whole file is searched."""
-    from stackcheck.readers.elf import ElfError, ElfFile
-
     try:
         real = view.realpath(gcc)
     except (OSError, ValueError):
@@ -1278,21 +1302,42 @@ def _gcc_driver_major(view: FileView, gcc: str) -> tuple[int | None, str | None,
         except (OSError, ValueError):
             script = False
         return None, None, script
+    kept, stamp = _kept_drivers(view, real)
+    if kept is not None:
+        from stackcheck.readers.kept import MISS
+
+        got = kept.get(real, stamp)
+        if got is not MISS and _is_driver_answer(got):
+            return got[0], got[1], False
+    answer = _read_driver(view, real)
+    if answer is None:  # (igap34: read by its name and directories before, though it never runs)
+        return None, f"resolves to {real}, not read as an ELF program (truncated, or an ELF's first bytes only)", False
+    if kept is not None:
+        kept.put(real, stamp, list(answer))
+        kept.save()
+    return answer[0], answer[1], False
+
+
+def _read_driver(view: FileView, real: str) -> tuple[int | None, str | None] | None:
+    """_gcc_driver_major's answer for the ELF program at `real` (its real path), read from its bytes: (major, None) or
+    (None, why); None where it could not be read as an ELF (an error, never kept)."""
+    from stackcheck.readers.elf import ElfError, ElfFile
+
     try:
         with ElfFile(real, view) as elf:
             rodata = elf.section(".rodata")
             size = rodata.size if rodata is not None else elf.size  # (no section table: the whole file)
             if size > _DRIVER_RODATA_MAX:
-                return None, f"resolves to {real}, whose {size} bytes of strings are not read", False
+                return None, f"resolves to {real}, whose {size} bytes of strings are not read"
             data = elf.read_section(rodata) if rodata is not None else elf.read_at(0, size, "the file")
-    except (ElfError, OSError, ValueError):  # (igap34: read by its name and directories before, though it never runs)
-        return None, f"resolves to {real}, not read as an ELF program (truncated, or an ELF's first bytes only)", False
+    except (ElfError, OSError, ValueError):
+        return None
     if not all(mark in data for mark in _GCC_DRIVER_MARKS):
         why = f"resolves to {real}, an ELF program without GCC's driver strings (a ccache binary or another program"
-        return None, why + " in its name, not GCC's driver)", False
-    majors = {int(m.group(1)) for m in _GCC_VERSION_STRING.finditer(data) if not _sarif_version(data, m)}
+        return None, why + " in its name, not GCC's driver)"
+    majors = {int(m.group(1)) for m in _version_strings(data) if not _sarif_version(data, m)}
     if len(majors) != 1:
-        return None, f"resolves to {real}, a GCC driver carrying {len(majors)} majors of version string", False
+        return None, f"resolves to {real}, a GCC driver carrying {len(majors)} majors of version string"
     major = majors.pop()
     name = posixpath.basename(real)
     named = _GCC_NAME_MAJOR.search(name)
@@ -1303,9 +1348,46 @@ def _gcc_driver_major(view: FileView, gcc: str) -> tuple[int | None, str | None,
                 f"resolves to {real}, named gcc {named.group(1)}, whose driver binary carries GCC {major}'s version "
                 "string (a copy or link of another gcc under that name)"
             ),
-            False,
         )
-    return major, None, False
+    return major, None
+
+
+#: the probes' cache directory while the jit probe's run reads (ProbeContext.cache_dir: None the user cache directory,
+#: "" nothing kept, the default of every other caller of probe_jit): where _gcc_driver_major keeps what it read
+_KEEP_DIR: ContextVar[str | None] = ContextVar("stackcheck_jit_keep_dir", default="")
+#: the code whose answer _gcc_driver_major keeps (readers.kept's key): this module and the ELF reader
+_DRIVER_READERS = tuple(
+    os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), *parts)
+    for parts in (("probes", "jit.py"), ("readers", "elf.py"), ("readers", "elferror.py"))
+)
+
+
+def _kept_drivers(view: FileView, real: str) -> tuple[Any, list[int] | None]:
+    """The GCC drivers' kept answers (stackcheck.readers.kept) and the stamp of the driver's real file, taken before it
+    is read, or (None, None): not this host's file, the caches off (_KEEP_DIR), no stamp (issue 21, iperf32: every
+    audit and gate read the same driver's ~0.5 MB of .rodata and searched it, ~1-3 ms of the jit probe's CPU under the
+    interpreter lock; a driver's answer depends only on its bytes and its real path's name, as cudalibs keeps the
+    interpreter's DT_RPATH)."""
+    from stackcheck.readers.fsview import is_host
+
+    cache_dir = _KEEP_DIR.get()
+    if cache_dir == "" or not is_host(view):
+        return None, None
+    from stackcheck.readers.kept import Kept, directory, file_stamp
+
+    where = directory(cache_dir)
+    stamp = file_stamp(real) if where is not None else None
+    if where is None or stamp is None:
+        return None, None
+    return Kept("gcc_driver", where, _DRIVER_READERS), stamp
+
+
+def _is_driver_answer(got: Any) -> bool:
+    """A kept answer of _read_driver's shape: [major, null] or [null, why], nothing else."""
+    if type(got) is not list or len(got) != 2:
+        return False
+    major, why = got
+    return (type(major) is int and major >= 0 and why is None) or (major is None and type(why) is str and why != "")
 
 
 def _gcc_program_dirs(view: FileView, gcc: str) -> list[str]:
@@ -2542,8 +2624,12 @@ class JitProbe(Probe):
         # run with even where the audited interpreter was named otherwise (--python, --env: ctx.env is the audit's)
         from stackcheck.probes.cudalibs import _interpreter
 
-        jit = probe_jit(facts, ctx.loader_environ, view_of(ctx), ctx.subprocess_timeout_s, cwd=ctx.launch_cwd,
-                        interpreter=_interpreter(ctx))  # fmt: skip
+        keep = _KEEP_DIR.set(ctx.cache_dir)  # (this thread's: what _gcc_driver_major read is kept there)
+        try:
+            jit = probe_jit(facts, ctx.loader_environ, view_of(ctx), ctx.subprocess_timeout_s, cwd=ctx.launch_cwd,
+                            interpreter=_interpreter(ctx))  # fmt: skip
+        finally:
+            _KEEP_DIR.reset(keep)
         if "error" in jit:
             return ProbeResult({"jit": jit}, "partial", str(jit["error"]))
         return ProbeResult({"jit": jit})
