@@ -91,7 +91,7 @@ if TYPE_CHECKING:
         error: str
         extension_files: list[str]  # deep-ep: its deep_ep_cpp.*.so files in the location (probes/packages.py)
         extension_dir: str  # deep-ep installed editable (PEP 660): the project directory those files are in
-        build_cuda_major: int  # sgl-deep-ep: deep_ep/_build_info.py EXPECTED_CUDA_MAJOR (probes/packages.py)
+        build_cuda_major: int  # sgl-deep-ep: deep_ep/_build_info.py; cupy*: cupy/.data/_wheel.json (probes/packages.py)
         # a hand-written report without a version: the releases it can be (a traceback read against each one);
         # a quantify sweep judges exactly these (stackcheck.verdicts.engine)
         candidates: list[str]

@@ -97,6 +97,9 @@ WANTED = (
     # 2026-12-06)
     "cupy-cuda12x",
     "cupy-cuda13x",
+    # conda-forge's cupy (and a source build of PyPI's cupy) install the distribution `cupy`: its CUDA major is read
+    # from cupy/.data/_wheel.json where the build wrote one (BUILD_INFO; rule lmcache-cupy-conda-cuda13-driver)
+    "cupy",
     # the packages SGLang's --torchao-config needs beside torchao (stackcheck/verdicts/torchao_config.py): int4wo on
     # torchao 0.14.0-0.15.0 imports fbgemm_gpu.experimental.gen_ai (Name: fbgemm_gpu_genai, the 1.4.0 wheel's
     # METADATA as pip's report gives it), gemlite-... on SGLang 0.5.1-0.5.6 imports gemlite (Name: gemlite, the
@@ -520,9 +523,27 @@ def literal_version(path: str, view: FileView) -> str | None:
 
 
 #: prebuilt distributions whose build-info file names the CUDA major their import checks torch's against
-#: (sgl-deep-ep: deep_ep/_build_info.py EXPECTED_CUDA_MAJOR, which deep_ep/__init__.py hands to check_prerequisites)
-BUILD_INFO: dict[str, str] = {"sgl-deep-ep": "deep_ep/_build_info.py"}
+#: (sgl-deep-ep: deep_ep/_build_info.py EXPECTED_CUDA_MAJOR, which deep_ep/__init__.py hands to check_prerequisites),
+#: or the CUDA major their build carries: cupy's cupy/.data/_wheel.json `"cuda": "13.x"` (cupy-cuda12x / -cuda13x
+#: 13.6.0 and 14.2.0 wheels; conda-forge's cupy, dist-info Name: cupy, copies recipe/preload_config/
+#: linux64_cuda<major>_wheel.json there, build_output.sh; a source build of PyPI's cupy has none: not read)
+BUILD_INFO: dict[str, str] = {
+    "sgl-deep-ep": "deep_ep/_build_info.py",
+    **dict.fromkeys(("cupy", "cupy-cuda12x", "cupy-cuda13x"), "cupy/.data/_wheel.json"),
+}
 _EXPECTED_CUDA_MAJOR = _lazy(r"^EXPECTED_CUDA_MAJOR\s*=\s*(\d{1,9})\s*(?:#.*)?$", re.MULTILINE)
+_WHEEL_JSON_CUDA = _lazy(r"^(\d{1,3})\.(?:x|\d{1,3})$")
+
+
+def _wheel_json_cuda_major(text: str) -> int | None:
+    """The CUDA major of cupy/.data/_wheel.json's `cuda` ("13.x"); None where the file names none."""
+    try:
+        doc = lean_json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    cuda = doc.get("cuda") if isinstance(doc, dict) else None
+    found = _WHEEL_JSON_CUDA.match(cuda) if isinstance(cuda, str) else None
+    return int(found.group(1)) if found else None
 
 
 def build_cuda_major(name: str, entry: dict[str, Any], location: str | None, view: FileView) -> None:
@@ -534,6 +555,14 @@ def build_cuda_major(name: str, entry: dict[str, Any], location: str | None, vie
     except (OSError, ValueError) as exc:
         msg = f"{rel}: {getattr(exc, 'strerror', None) or exc or type(exc).__name__}"
         entry["error"] = f"{entry['error']}; {msg}" if "error" in entry else msg
+        return
+    if rel.endswith(".json"):
+        major = _wheel_json_cuda_major(text)
+        if major is None:
+            msg = f'{rel}: no "cuda": "N.x" entry'
+            entry["error"] = f"{entry['error']}; {msg}" if "error" in entry else msg
+            return
+        entry["build_cuda_major"] = major
         return
     found = _EXPECTED_CUDA_MAJOR.search(text)
     if found is None:

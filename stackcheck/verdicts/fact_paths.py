@@ -85,6 +85,11 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "that release",
         ),
         FactDoc(
+            ("pkg.NAME.build_cuda_major",),
+            "the CUDA major a prebuilt package's own build file names (sgl-deep-ep: deep_ep/_build_info.py; cupy, "
+            "cupy-cuda12x / -cuda13x: cupy/.data/_wheel.json), read by the packages probe; absent where not read",
+        ),
+        FactDoc(
             ("pkg.NAME.torch_build",),
             "the torch release (`2.5`) an AOT wheel was compiled against, from its local tag (`+cu124torch2.5`, "
             "FlashInfer's cuXXX/torchX.Y indexes); absent for a build without such a tag (PyPI's)",

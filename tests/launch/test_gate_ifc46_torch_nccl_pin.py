@@ -74,8 +74,11 @@ def test_every_launch_is_refused_even_on_one_gpu(tmp_path: Path) -> None:
         (None, {"nvidia-nccl-cu13": "2.30.3"}, RULE13, "unknown"),  # below the pin, its major.minor: not read
         ("2.8.0+cu128", {"nvidia-nccl-cu13": None, "nvidia-nccl-cu12": "2.26.2"}, RULE12, "fail"),
         ("2.8.0+cu128", {"nvidia-nccl-cu13": None, "nvidia-nccl-cu12": "2.27.3"}, RULE12, None),
-        # torch 2.14.1+cu132: the manifests state no pin for that variant, so nothing is compared
-        ("2.14.1+cu132", {"nvidia-nccl-cu13": "2.27.7"}, RULE13, None),
+        # torch 2.14.1+cu132: its pin is inferred from 2.14.1+cu130's (igap46): 2.27.7 is of an earlier major.minor
+        ("2.14.1+cu132", {"nvidia-nccl-cu13": "2.27.7"}, RULE13, "fail"),
+        ("2.14.1+cu132", {"nvidia-nccl-cu13": "2.30.7"}, RULE13, None),
+        # torch 2.11.0+cu128: the manifests state no pin for that build: unknown, never ok (igap46)
+        ("2.11.0+cu128", {"nvidia-nccl-cu13": None, "nvidia-nccl-cu12": "2.27.5"}, RULE12, "unknown"),
     ],
 )
 def test_the_wheel_against_torchs_pin(
