@@ -721,9 +721,12 @@ def _decide_with(
         # a saved report's loader answers are for its own LD_LIBRARY_PATH: those the launch's own prefix may change are
         # unknown (igap43, issue 16: `env LD_LIBRARY_PATH=/x` was judged on the report's view, never ok on it); on a
         # copy, so that the gate cache's digest stays the file's
+        from stackcheck.assembly.target import command_directory
         from stackcheck.launch.facts_loader_path import apply_launch_loader_path
 
         saved_facts = gathered
+        # (a relative or empty LD_LIBRARY_PATH element is read from the launch directory: gate --cwd, `env -C DIR`)
+        facts_cwd = command_directory(launch_command, server_env, opts.cwd)
 
         def gathered() -> Any:
             facts, outcomes, host = saved_facts()
@@ -731,7 +734,7 @@ def _decide_with(
             if isinstance(libs, dict):
                 libs = {**libs, "unreadable": dict(libs["unreadable"])} if "unreadable" in libs else dict(libs)
                 facts = {**facts, "cuda_libs": libs}
-                apply_launch_loader_path(facts, launch_command, mapping)
+                apply_launch_loader_path(facts, launch_command, mapping, facts_cwd)
             return facts, outcomes, host
 
     report, ctx = build_report(opts, want_plan=False, manifests=manifests, gathered=gathered, also=also)

@@ -34,17 +34,24 @@ if TYPE_CHECKING:
 _UNRECORDED = "\x00the facts' own LD_LIBRARY_PATH\x00"
 
 
-def _dirs(value: str | None) -> list[str]:
-    """The directories of an LD_LIBRARY_PATH value the probe searches (absolute entries, trailing / dropped)."""
-    return [d.rstrip("/") or "/" for d in (value or "").split(":") if d.startswith("/")]
+def _dirs(value: str | None, cwd: str | None = None) -> list[str]:
+    """The directories of an LD_LIBRARY_PATH value as the loader searches them (stackcheck.probes.cudalibs.
+    ld_library_path, the probe's own reading: ':' and ';', an empty or relative element from the launch directory
+    `cwd`), ending with the first element not placed (relative with `cwd` not known, or naming $ORIGIN / $LIB /
+    $PLATFORM) as written: no facts directory is that element, so no answer is taken past it (_same_answer)."""
+    from stackcheck.probes.cudalibs import ld_library_path
+
+    placed, unplaced = ld_library_path(value, cwd)
+    return placed if unplaced is None else [*placed, unplaced]
 
 
 def launch_loader_path(
-    command: Sequence[str], mapping: Mapping[str, Any], facts_dirs: list[str] | None
+    command: Sequence[str], mapping: Mapping[str, Any], facts_dirs: list[str] | None, cwd: str | None = None
 ) -> tuple[list[str] | None, bool]:
     """(the LD_LIBRARY_PATH directories the launch's server starts with, None where the facts' own, unrecorded, are
     kept; whether the launch changes the variable), with the command's env prefix and shell string applied to an
-    environment whose LD_LIBRARY_PATH is the facts' (`facts_dirs`; None: not recorded)."""
+    environment whose LD_LIBRARY_PATH is the facts' (`facts_dirs`; None: not recorded). `cwd`: the launch directory
+    where known (gate --cwd), from which a relative or empty element is read (_dirs)."""
     from stackcheck.launch import gate
 
     base = ":".join(facts_dirs) if facts_dirs is not None else _UNRECORDED
@@ -56,8 +63,8 @@ def launch_loader_path(
             return None, False
         if value is not None and _UNRECORDED in value:  # (`LD_LIBRARY_PATH=/x:$LD_LIBRARY_PATH`: the facts' and more)
             return None, True
-        return _dirs(value), True
-    launch = _dirs(value)
+        return _dirs(value, cwd), True
+    launch = _dirs(value, cwd)
     return launch, launch != facts_dirs
 
 
@@ -75,15 +82,18 @@ def _same_answer(found: str | None, launch: list[str], facts_dirs: list[str]) ->
     return all(d in earlier for d in launch[: launch.index(where)])
 
 
-def apply_launch_loader_path(facts: dict[str, Any], command: Sequence[str], mapping: Mapping[str, Any]) -> list[str]:
+def apply_launch_loader_path(
+    facts: dict[str, Any], command: Sequence[str], mapping: Mapping[str, Any], cwd: str | None = None
+) -> list[str]:
     """Make the `cuda_libs` answers the launch's own LD_LIBRARY_PATH may change unknown (in place); the sonames made
-    so. Nothing where the facts have no cuda_libs or the launch leaves the variable as the facts had it."""
+    so. Nothing where the facts have no cuda_libs or the launch leaves the variable as the facts had it. `cwd`: the
+    launch directory where known (gate --cwd)."""
     libs = facts.get("cuda_libs")
     if not isinstance(libs, dict):
         return []
     recorded = libs.get("ld_library_path")
     facts_dirs = [str(d) for d in recorded] if isinstance(recorded, list) else None
-    launch, changed = launch_loader_path(command, mapping, facts_dirs)
+    launch, changed = launch_loader_path(command, mapping, facts_dirs, cwd)
     if not changed:
         return []
     own = libs.get("interpreter_rpath")

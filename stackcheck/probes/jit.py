@@ -2202,28 +2202,16 @@ def _nccl_so_path_bare_name(
     """nccl_so_path for a name without a slash (not libnccl.so.2): the file the dynamic loader finds for it in the
     server's environment (probe_cuda_libs: the interpreter's DT_RPATH, LD_LIBRARY_PATH, the ld.so cache, the default
     directories; a copy of another ELF class or machine passed over, as glibc's open_verify), read as an absolute
-    path would be. LD_LIBRARY_PATH is read as glibc reads it (_ld_library_path, irev67): an empty or relative
+    path would be. LD_LIBRARY_PATH is read as glibc reads it (cudalibs.ld_library_path, irev67): an empty or relative
     element is searched from the server's working directory `cwd`; where that is not known (or the element names
     $ORIGIN / $LIB / $PLATFORM), a copy found after it is not taken for the loader's (unknown)."""
     from stackcheck.probes.cudalibs import probe_cuda_libs
 
-    placed, unplaced = _ld_library_path(env.get("LD_LIBRARY_PATH") or "", cwd)
-    libs = probe_cuda_libs({**env, "LD_LIBRARY_PATH": ":".join(placed)}, view, (value,), interpreter)
+    libs = probe_cuda_libs(env, view, (value,), interpreter, cwd=cwd)
     unreadable = (libs.get("unreadable") or {}).get(value)
     found = libs.get(value)
-    if unplaced is not None:
-        rpath = (libs.get("interpreter_rpath") or {}).get("dirs") or []
-        before = {d.rstrip("/") or "/" for d in [*rpath, *placed] if isinstance(d, str)}
-        if not (isinstance(found, str) and posixpath.dirname(found) in before) and not unreadable:
-            lead = f"LD_LIBRARY_PATH's element {unplaced[:120]!r}, searched before " + (
-                found if isinstance(found, str) else "the directories after it"
-            )
-            why = (
-                f"{lead}, names a dynamic string token ($ORIGIN, $LIB or $PLATFORM) that the loader expands: not read"
-                if "$" in unplaced
-                else f"{lead}, is read from the server's working directory, which is not known (gate --cwd names it)"
-            )
-            return {"nccl_so_path": value, "nccl_so_path_found": None, "nccl_so_path_reason": why}
+    if unreadable and str(unreadable).startswith("LD_LIBRARY_PATH's element"):
+        return {"nccl_so_path": value, "nccl_so_path_found": None, "nccl_so_path_reason": unreadable}
     if isinstance(found, str) and not unreadable:
         return {**nccl_so_path({"SGLANG_NCCL_SO_PATH": found}, view, machine), "nccl_so_path": value}
     why = (
@@ -2233,28 +2221,6 @@ def _nccl_so_path_bare_name(
         "module calling dlopen may have its own RPATH, not read)"
     )
     return {"nccl_so_path": value, "nccl_so_path_found": None, "nccl_so_path_reason": why}
-
-
-def _ld_library_path(value: str, cwd: str | None) -> tuple[list[str], str | None]:
-    """(LD_LIBRARY_PATH's directories as the dynamic loader searches them, up to the first one not placed; that
-    element, or None). glibc splits the value at ':' and ';' and keeps an empty element (the directory name "", so
-    the working directory) and a relative one as written (elf/dl-load.c _dl_init_paths: fillin_rpath (llp_tmp,
-    ..., ":;", ...); fillin_rpath; read in glibc 2.26's source): each is joined to `cwd`, the server's working
-    directory, where that is known. An element with a dynamic string token ($ORIGIN, $LIB, $PLATFORM, which the
-    loader expands) or a relative one without `cwd` is not placed: the search stops being known there."""
-    import re
-
-    placed: list[str] = []
-    for element in re.split("[:;]", value) if value else []:
-        if "$" in element:
-            return placed, element
-        if element.startswith("/"):
-            placed.append(element)
-        elif cwd is not None and cwd.startswith("/"):
-            placed.append(posixpath.join(cwd, element) if element else cwd)
-        else:
-            return placed, element
-    return placed, None
 
 
 #: the version string NCCL's init.cc builds from its compile-time macros for its INFO / VERSION log line, a literal
