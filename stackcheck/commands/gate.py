@@ -730,10 +730,8 @@ def _decide_with(
 
         def gathered() -> Any:
             facts, outcomes, host = saved_facts()
-            libs = facts.get("cuda_libs")
-            if isinstance(libs, dict):
-                libs = {**libs, "unreadable": dict(libs["unreadable"])} if "unreadable" in libs else dict(libs)
-                facts = {**facts, "cuda_libs": libs}
+            if isinstance(facts, dict):
+                facts = dict(facts)  # (each section it changes is replaced by a changed copy)
                 apply_launch_loader_path(facts, launch_command, mapping, facts_cwd)
             return facts, outcomes, host
 
