@@ -38,6 +38,7 @@ class Options:
         command: list[str] | None = None,
         cwd: str | None = None,
         cache_dir: str | None = None,
+        launch_dir: str | None = None,
     ) -> None:
         self.facts_file = facts_file
         self.manifests_dirs: list[str] = manifests_dirs if manifests_dirs is not None else []
@@ -58,6 +59,9 @@ class Options:
         self.command = command  # the gated command: its interpreter is the target
         self.cwd = cwd  # where the gated command starts (uv run finds its project from there)
         self.cache_dir = cache_dir  # interpreter answers; None: the user cache dir, "": none
+        # where a gate of this host's launch starts without --cwd: the gate's own working directory (igap45; never for
+        # --facts, --image or --root), which the probes read a relative LD_LIBRARY_PATH / PATH entry from
+        self.launch_dir = launch_dir
 
     def __repr__(self) -> str:
         return f"Options({', '.join(f'{k}={v!r}' for k, v in vars(self).items())})"

@@ -155,7 +155,10 @@ def gather(
             launch_first_path_before_311=first_before_311 if first_before_311 != first_path else None,
             # gate --cwd: where the launch starts (a relative SGLANG_NCCL_SO_PATH is opened from there)
             # (and `env -C DIR` of the command's own wrappers: irobust)
-            launch_cwd=command_directory(command, environ, cwd if opts.cwd else None) if command else None,
+            # (a gate of this host without --cwd: its own working directory, where it runs the server: opts.launch_dir)
+            launch_cwd=command_directory(command, environ, cwd if opts.cwd else getattr(opts, "launch_dir", None))
+            if command
+            else None,
             view=view,
             target=target,
             gates=lambda: load().gates,

@@ -146,9 +146,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--cwd",
         metavar="DIR",
         type=file_name,
-        help="the directory the server starts in (default: the gate's own): its ./sglang shadowing the installed "
-        "one, a relative --model-path, --config or SGLANG_NCCL_SO_PATH are read from there, and the server is run "
-        "there; a DIR that is not a readable directory exits 2",
+        help="the directory the server starts in (default: the gate's own, where it runs the server; with --facts "
+        "none, so what a relative path would name there is unknown): its ./sglang shadowing the installed one, a "
+        "relative --model-path, --config or SGLANG_NCCL_SO_PATH, a relative LD_LIBRARY_PATH or PATH entry are read "
+        "from there (the JSON's launch_dir says which), and the server is run there; a DIR that is not a readable "
+        "directory exits 2",
     )
     p.add_argument("--format", choices=list(GATE_FORMATS), default="text", help="decision format (default text)")
     p.add_argument("-q", "--quiet", action="store_true", help="no warnings on stderr when the command is run")
@@ -548,6 +550,16 @@ def _decide(args: argparse.Namespace, slot: Any = None) -> tuple[Any, list[str] 
 
         server_env = root_environment()
         args.dry_run = True
+    if opts.cwd is None and not (opts.image or opts.root or opts.facts_file):
+        # a gate of this host runs the server in its own working directory (exec, --watch's child), the default --cwd
+        # documents: the probes read a relative LD_LIBRARY_PATH / PATH entry and a relative SGLANG_NCCL_SO_PATH from
+        # there, as the preflight reads a relative --model-path (igap45, issue 16; before, they were unknown and a
+        # relative SGLANG_NCCL_SO_PATH refused at tp > 1). Never for --facts (saved on a box whose directory the gate
+        # does not know), --image (its WorkingDir) or --root (its own /); the JSON says which (launch_dir).
+        try:
+            opts.launch_dir = os.getcwd()
+        except OSError:  # (a working directory removed under the gate: not known)
+            opts.launch_dir = None
     launch_command = command if command is not None else image_command
     if launch_command is None and not require:
         what = " (the image has no Entrypoint or Cmd)" if opts.image else ""
@@ -721,18 +733,18 @@ def _decide_with(
         # a saved report's loader answers are for its own LD_LIBRARY_PATH: those the launch's own prefix may change are
         # unknown (igap43, issue 16: `env LD_LIBRARY_PATH=/x` was judged on the report's view, never ok on it); on a
         # copy, so that the gate cache's digest stays the file's
+        from stackcheck.assembly.target import command_directory
         from stackcheck.launch.facts_loader_path import apply_launch_loader_path
 
         saved_facts = gathered
+        # (a relative or empty LD_LIBRARY_PATH element is read from the launch directory: gate --cwd, `env -C DIR`)
+        facts_cwd = command_directory(launch_command, server_env, opts.cwd)
 
         def gathered() -> Any:
             facts, outcomes, host = saved_facts()
-            libs = facts.get("cuda_libs")
-            if isinstance(libs, dict):
-                unread = libs.get("unreadable")  # (another type than a mapping: read as none recorded, as Context does)
-                libs = {**libs, "unreadable": dict(unread)} if isinstance(unread, dict) else dict(libs)
-                facts = {**facts, "cuda_libs": libs}
-                apply_launch_loader_path(facts, launch_command, mapping)
+            if isinstance(facts, dict):
+                facts = dict(facts)  # (each section it changes is replaced by a changed copy)
+                apply_launch_loader_path(facts, launch_command, mapping, facts_cwd)
             return facts, outcomes, host
 
     report, ctx = build_report(opts, want_plan=False, manifests=manifests, gathered=gathered, also=also)
@@ -954,6 +966,9 @@ def _decide_with(
         doc["driver_error"] = str(driver["error"])  # said once in the text, not in every reason
     doc["sglang"] = ctx.installed_version("sglang")
     doc["facts"] = opts.facts_file or "probed"
+    if launch_command is not None and (opts.cwd or opts.launch_dir):
+        how = "--cwd" if opts.cwd else "the gate's own working directory (no --cwd)"
+        doc["launch_dir"] = {"path": opts.cwd or opts.launch_dir, "from": how}
     if launch_command is not None and not args.quiet:  # the advice of `stackcheck recommend`; never the decision
         from stackcheck.launch.recommend import gate_advice
 

@@ -34,17 +34,24 @@ if TYPE_CHECKING:
 _UNRECORDED = "\x00the facts' own LD_LIBRARY_PATH\x00"
 
 
-def _dirs(value: str | None) -> list[str]:
-    """The directories of an LD_LIBRARY_PATH value the probe searches (absolute entries, trailing / dropped)."""
-    return [d.rstrip("/") or "/" for d in (value or "").split(":") if d.startswith("/")]
+def _dirs(value: str | None, cwd: str | None = None) -> list[str]:
+    """The directories of an LD_LIBRARY_PATH value as the loader searches them (stackcheck.probes.cudalibs.
+    ld_library_path, the probe's own reading: ':' and ';', an empty or relative element from the launch directory
+    `cwd`), ending with the first element not placed (relative with `cwd` not known, or naming $ORIGIN / $LIB /
+    $PLATFORM) as written: no facts directory is that element, so no answer is taken past it (_same_answer)."""
+    from stackcheck.probes.cudalibs import ld_library_path
+
+    placed, unplaced = ld_library_path(value, cwd)
+    return placed if unplaced is None else [*placed, unplaced]
 
 
 def launch_loader_path(
-    command: Sequence[str], mapping: Mapping[str, Any], facts_dirs: list[str] | None
+    command: Sequence[str], mapping: Mapping[str, Any], facts_dirs: list[str] | None, cwd: str | None = None
 ) -> tuple[list[str] | None, bool]:
     """(the LD_LIBRARY_PATH directories the launch's server starts with, None where the facts' own, unrecorded, are
     kept; whether the launch changes the variable), with the command's env prefix and shell string applied to an
-    environment whose LD_LIBRARY_PATH is the facts' (`facts_dirs`; None: not recorded)."""
+    environment whose LD_LIBRARY_PATH is the facts' (`facts_dirs`; None: not recorded). `cwd`: the launch directory
+    where known (gate --cwd), from which a relative or empty element is read (_dirs)."""
     from stackcheck.launch import gate
 
     base = ":".join(facts_dirs) if facts_dirs is not None else _UNRECORDED
@@ -56,8 +63,8 @@ def launch_loader_path(
             return None, False
         if value is not None and _UNRECORDED in value:  # (`LD_LIBRARY_PATH=/x:$LD_LIBRARY_PATH`: the facts' and more)
             return None, True
-        return _dirs(value), True
-    launch = _dirs(value)
+        return _dirs(value, cwd), True
+    launch = _dirs(value, cwd)
     return launch, launch != facts_dirs
 
 
@@ -75,30 +82,42 @@ def _same_answer(found: str | None, launch: list[str], facts_dirs: list[str]) ->
     return all(d in earlier for d in launch[: launch.index(where)])
 
 
-def apply_launch_loader_path(facts: dict[str, Any], command: Sequence[str], mapping: Mapping[str, Any]) -> list[str]:
-    """Make the `cuda_libs` answers the launch's own LD_LIBRARY_PATH may change unknown (in place); the sonames made
-    so. Nothing where the facts have no cuda_libs or the launch leaves the variable as the facts had it."""
+def apply_launch_loader_path(
+    facts: dict[str, Any], command: Sequence[str], mapping: Mapping[str, Any], cwd: str | None = None
+) -> list[str]:
+    """Make the facts' loader answers that the launch's own LD_LIBRARY_PATH may change unknown, each with its reason;
+    the `cuda_libs` sonames made so. Nothing where the launch leaves the variable as the facts had it. `cwd`: the
+    launch directory where known (gate --cwd). A section changed is replaced by a changed copy (the facts file's own
+    dictionaries are left as read: the gate cache's digest is the file's): `cuda_libs` (each library, as the module
+    docstring says), and the answers read with the same loader path (igap45, issue 16): the --deep `libs` section
+    (every library's resolution, reported as one unknown: _launch_libs), the kernel symbol section's driver half
+    (the libcuda.so.1 read: _launch_kernel_symbols) and the jit section's bare SGLANG_NCCL_SO_PATH name (the loader's
+    copy, whose directory the facts do not record: _launch_nccl_bare_name)."""
     libs = facts.get("cuda_libs")
-    if not isinstance(libs, dict):
-        return []
-    recorded = libs.get("ld_library_path")
+    recorded = libs.get("ld_library_path") if isinstance(libs, dict) else None
     facts_dirs = [str(d) for d in recorded] if isinstance(recorded, list) else None
-    launch, changed = launch_loader_path(command, mapping, facts_dirs)
+    launch, changed = launch_loader_path(command, mapping, facts_dirs, cwd)
     if not changed:
         return []
+    shown = ":".join(launch) if launch is not None else "the facts' own with more"
+    was = ":".join(facts_dirs) if facts_dirs is not None else "not recorded in the facts"
+    sets = f"the launch sets LD_LIBRARY_PATH ({shown or 'empty'}), and the facts' loader path ({was}) is another"
+    _launch_libs(facts, sets)
+    _launch_kernel_symbols(facts, sets, launch, facts_dirs)
+    _launch_nccl_bare_name(facts, sets)
+    if not isinstance(libs, dict):
+        return []
+    unread = libs.get("unreadable")  # (another type than a mapping: none recorded, as every reader takes it)
+    libs = facts["cuda_libs"] = {**libs, "unreadable": dict(unread) if isinstance(unread, dict) else {}}
     own = libs.get("interpreter_rpath")
     dirs = own.get("dirs") if isinstance(own, dict) else None  # (a list, or none: a string's letters are no dirs)
     rpath = {d.rstrip("/") or "/" for d in dirs if isinstance(d, str)} if isinstance(dirs, list) else set()
-    shown = ":".join(launch) if launch is not None else "the facts' own with more"
-    was = ":".join(facts_dirs) if facts_dirs is not None else "not recorded in the facts"
     unknown: list[str] = []
-    unreadable = libs.get("unreadable")
-    if not isinstance(unreadable, dict):  # (another type: none recorded, as every reader of the section takes it)
-        unreadable = None
+    unreadable = libs["unreadable"]
     for soname, found in list(libs.items()):
         if not (soname.startswith("lib") and ".so" in soname):
             continue
-        if unreadable is not None and soname in unreadable:
+        if soname in unreadable:
             continue
         path = found if isinstance(found, str) else None
         if path is not None and posixpath.dirname(path) in rpath:
@@ -106,12 +125,81 @@ def apply_launch_loader_path(facts: dict[str, Any], command: Sequence[str], mapp
         if launch is not None and facts_dirs is not None and _same_answer(path, launch, facts_dirs):
             continue
         libs[soname] = None
-        why = (
-            f"the launch sets LD_LIBRARY_PATH ({shown or 'empty'}), and the facts' loader path ({was}) is another: "
-            "where the server's loader finds it is not known from the facts"
-        )
-        if unreadable is None:
-            unreadable = libs["unreadable"] = {}
-        unreadable[soname] = why
+        unreadable[soname] = f"{sets}: where the server's loader finds it is not known from the facts"
         unknown.append(soname)
+    if not unreadable:
+        del libs["unreadable"]
     return unknown
+
+
+def _launch_libs(facts: dict[str, Any], sets: str) -> None:
+    """The --deep `libs` section read with the facts' loader path: each object's libraries were resolved through it
+    (readers/libs.py resolve_object: an object's DT_RPATH, LD_LIBRARY_PATH, its DT_RUNPATH, the cache, the default
+    directories) and its warnings and version failures follow from those answers, which the section does not keep
+    per directory searched: the whole section is unknown (`launch_loader_path`, which check shared-libs reports)."""
+    section = facts.get("libs")
+    if isinstance(section, dict):
+        facts["libs"] = {**section, "launch_loader_path": f"{sets}: which copy each library resolves to is not "
+                         "known from the facts' --deep resolution"}  # fmt: skip
+
+
+def _launch_kernel_symbols(
+    facts: dict[str, Any], sets: str, launch: list[str] | None, facts_dirs: list[str] | None
+) -> None:
+    """The kernel symbol section's driver half read in the libcuda.so.1 the facts' loader path gave (its
+    `libcuda`): where the launch's directories can be told to give the same copy (_same_answer), it stands; else
+    each file's driver answer becomes `driver_error` with the reason (the driver half then decides nothing, and the
+    release-number checks decide, as for a libcuda not read)."""
+    section = facts.get("kernel_symbols")
+    if not isinstance(section, dict):
+        return
+    found = section.get("libcuda")
+    if not isinstance(found, str):
+        return
+    if launch is not None and facts_dirs is not None and _same_answer(found, launch, facts_dirs):
+        return
+    why = f"{sets}: the libcuda.so.1 the server's loader finds may not be {found}, which was read"
+    changed = dict(section)
+    for key in ("files", "modules", "extensions"):
+        entries = section.get(key)
+        if isinstance(entries, list):
+            changed[key] = [_driver_unknown(e, why) for e in entries]
+    facts["kernel_symbols"] = changed
+
+
+def _driver_unknown(entry: Any, why: str) -> Any:
+    """An entry of the kernel symbol section with its driver answer replaced by `driver_error`."""
+    if not isinstance(entry, dict) or not any(k in entry for k in ("driver_missing_count", "driver_error")):
+        return entry
+    out = {k: v for k, v in entry.items() if k not in ("driver_missing_count", "driver_missing")}
+    out["driver_error"] = why
+    return out
+
+
+#: the jit keys the bare-name lookup of SGLANG_NCCL_SO_PATH reads in the loader's copy (jit._nccl_so_path_bare_name)
+_NCCL_READ = (
+    "nccl_so_path_init_config",
+    "nccl_so_path_window",
+    "nccl_so_path_mem_alloc",
+    "nccl_so_path_version",
+    "nccl_so_path_version_reason",
+    "nccl_so_path_cuda",
+    "nccl_so_path_cuda_major",
+)
+
+
+def _launch_nccl_bare_name(facts: dict[str, Any], sets: str) -> None:
+    """SGLANG_NCCL_SO_PATH given as a bare name other than libnccl.so.2 (the jit probe looked it up as the loader
+    does, through LD_LIBRARY_PATH: jit._nccl_so_path_bare_name): the copy it read is not recorded, so under another
+    loader path the name is not found nor read (nccl_so_path_found null, with the reason: rule
+    nccl-so-path-cuda-unread says unknown where a group of ranks opens it)."""
+    jit = facts.get("jit")
+    value = jit.get("nccl_so_path") if isinstance(jit, dict) else None
+    if not isinstance(jit, dict) or not isinstance(value, str) or not value or "/" in value or value == "libnccl.so.2":
+        return
+    if jit.get("nccl_so_path_found") is None and "nccl_so_path_reason" in jit:
+        return  # (not found or not read already)
+    out = {k: v for k, v in jit.items() if k not in _NCCL_READ}
+    out["nccl_so_path_found"] = None
+    out["nccl_so_path_reason"] = f"{sets}: which file the loader finds for {value[:120]!r} is not known from the facts"
+    facts["jit"] = out

@@ -6,7 +6,10 @@ builds: `libcudart.so.12`); on a box whose torch is a CUDA 13 build, torch's pip
 13 libraries, and the kernel package fails to load with "libcudart.so.12: cannot open shared object file"
 unless some copy is on the loader's path. This probe answers that question cheaply in the first round:
 the directories of LD_LIBRARY_PATH, the ld.so cache (/etc/ld.so.cache, read, never `ldconfig`) and the
-default directories are looked at for each soname in `SONAMES`, through the FileView. The pip
+default directories are looked at for each soname in `SONAMES`, through the FileView. LD_LIBRARY_PATH is read as
+glibc reads it (ld_library_path, the one reading every search here shares): a relative or empty element is searched
+from the server's working directory where that is known (gate --cwd), and where it is not, a library not found
+before that element is neither found nor absent (`unreadable`, with the reason). The pip
 wheels' own directories (nvidia/cuda_runtime/lib, ...) are reached only through an object's RPATH, which
 the `--deep` libs probe follows; the rules read the wheels from the packages section instead. System
 libraries are looked for the same way: libnuma.so.1, which the kernel packages' common_ops links (no RPATH there
@@ -27,7 +30,8 @@ hook's, an extension's that carries none), before LD_LIBRARY_PATH; an executable
 DT_NEEDED entries and does not count (glibc elf/dl-load.c _dl_map_object; ld.so(8)).
 
 Facts: `cuda_libs: {"libcudart.so.12": "/usr/local/cuda-12.8/lib64/libcudart.so.12" | null, ...,
-"ld_cache": "file" | "unavailable: reason", "ld_library_path": [the LD_LIBRARY_PATH directories searched],
+"ld_cache": "file" | "unavailable: reason", "ld_library_path": [the LD_LIBRARY_PATH directories searched, up to
+an element not placed],
 "unreadable"?: {"libnuma.so.1": "path: reason"},
 "interpreter_rpath"?: {"interpreter": path, "rpath": raw, "dirs": [...]} | {"interpreter": path, "error": why}}`.
 """
@@ -285,17 +289,59 @@ def _read_interpreter_rpath(view: FileView, interpreter: str) -> dict[str, Any]:
     return out
 
 
+def ld_library_path(value: str | None, cwd: str | None = None) -> tuple[list[str], str | None]:
+    """(LD_LIBRARY_PATH's directories as the dynamic loader searches them, up to the first element not placed; that
+    element, or None): the one reading of the variable (the cuda_libs probe, the jit probe's bare NCCL name, gate
+    --facts' launch loader path). glibc splits the value at ':' and ';' and keeps an empty element (the directory
+    name "", the working directory) and a relative one as written, each with its trailing slashes dropped but "/"'s
+    (elf/dl-load.c _dl_init_paths: fillin_rpath (llp_tmp, ..., ":;", "LD_LIBRARY_PATH", ...); fillin_rpath: "strsep
+    can pass an empty string", "Remove trailing slashes (except for "/")"; read in glibc 2.26's source,
+    lattera/glibc 0065aaaa). A relative or empty element is joined to `cwd`, the server's working directory, where
+    that is known (an absolute path); an element with a dynamic string token ($ORIGIN, $LIB, $PLATFORM, which the
+    loader expands), or a relative one without `cwd`, is not placed: the search stops being known there, and a
+    library not found before it is unknown, never found past it nor missing."""
+    placed: list[str] = []
+    for element in value.replace(";", ":").split(":") if value else ():
+        if "$" in element:
+            return placed, element
+        if element.startswith("/"):
+            placed.append(element.rstrip("/") or "/")
+        elif cwd is not None and cwd.startswith("/"):
+            placed.append((posixpath.join(cwd, element) if element else cwd).rstrip("/") or "/")
+        else:
+            return placed, element
+    return placed, None
+
+
+def unplaced_reason(element: str) -> str:
+    """Why the loader's search is not known past LD_LIBRARY_PATH's `element` (ld_library_path's second answer)."""
+    lead = f"LD_LIBRARY_PATH's element {element[:120]!r}, searched before the directories after it, the ld.so cache "
+    if "$" in element:
+        return (
+            lead + "and the default directories, names a dynamic string token ($ORIGIN, $LIB or $PLATFORM) that "
+            "the loader expands: not read"
+        )
+    return (
+        lead + "and the default directories, is read from the server's working directory, which is not known "
+        "(gate --cwd names it)"
+    )
+
+
 def probe_cuda_libs(
     env: Mapping[str, str],
     view: FileView,
     sonames: tuple[str, ...] = SONAMES,
     interpreter: str | None = None,
     cache_dir: str | None = "",
+    cwd: str | None = None,
 ) -> dict[str, Any]:
     """The `cuda_libs` facts section (see the module docstring); `sonames` others than the section's (the
     driver's libcuda.so.1 for the kernel symbol probe) are found the same way. `interpreter`: the audited Python's
-    box path, whose DT_RPATH the loader searches first; `cache_dir`: where its answer is kept (interpreter_rpath)."""
-    dirs = [d.rstrip("/") for d in (env.get("LD_LIBRARY_PATH") or "").split(":") if d.startswith("/")]
+    box path, whose DT_RPATH the loader searches first; `cache_dir`: where its answer is kept (interpreter_rpath);
+    `cwd`: the server's working directory, where known, from which LD_LIBRARY_PATH's relative and empty elements
+    are searched (ld_library_path: without it, a library not found before such an element is unknown, listed in
+    `unreadable` with the reason)."""
+    dirs, unplaced = ld_library_path(env.get("LD_LIBRARY_PATH"), cwd)
     own: dict[str, Any] | None = interpreter_rpath(view, interpreter, cache_dir) if interpreter else None
     rpath_dirs = [d for d in (own or {}).get("dirs") or [] if d.startswith("/")]
     cache, how, unknown = _ld_cache(view, sonames)
@@ -311,7 +357,7 @@ def probe_cuda_libs(
             # one listing per directory (a stat per soname would resolve every path component again)
             if soname not in _listing(view, d, listings):
                 continue
-            path = f"{d}/{soname}"
+            path = posixpath.join(d, soname)
             st = view.stat(path)
             if st is not None and st.kind == "dir":  # opened, its read fails: "cannot read file data: Is a
                 return None, True  # directory" ends the load (a bind mount of a file missing on the host)
@@ -338,6 +384,9 @@ def probe_cuda_libs(
             in_path, ends = first_in(dirs, soname)
         if ends:
             out[soname] = in_path
+        elif unplaced is not None:  # the directory an element names is not known: neither found nor absent
+            out[soname] = None
+            out.setdefault("unreadable", {})[soname] = unplaced_reason(unplaced)
         elif soname in unknown:  # not counted as found, nor as absent: the rules say unknown
             out[soname] = None
             out.setdefault("unreadable", {})[soname] = unknown[soname]
@@ -346,8 +395,9 @@ def probe_cuda_libs(
         else:
             out[soname] = first_in(DEFAULT_DIRS, soname)[0]
     out["ld_cache"] = how
-    # the LD_LIBRARY_PATH directories searched: a saved report's answers hold for a launch that keeps them
-    # (gate --facts with a launch that sets its own: stackcheck/launch/facts_loader_path.py, igap43)
+    # the LD_LIBRARY_PATH directories searched (up to an element not placed, past which every answer is unknown): a
+    # saved report's answers hold for a launch that keeps them (gate --facts with a launch that sets its own:
+    # stackcheck/launch/facts_loader_path.py, igap43)
     out["ld_library_path"] = dirs
     if own is not None:
         out["interpreter_rpath"] = own
@@ -373,7 +423,9 @@ class CudaLibsProbe(Probe):
     sections: ClassVar[tuple[str, ...]] = ("cuda_libs",)
 
     def run(self, ctx: ProbeContext) -> ProbeResult:
-        libs = probe_cuda_libs(ctx.loader_environ, view_of(ctx), interpreter=_interpreter(ctx), cache_dir=ctx.cache_dir)
+        libs = probe_cuda_libs(
+            ctx.loader_environ, view_of(ctx), interpreter=_interpreter(ctx), cache_dir=ctx.cache_dir, cwd=ctx.launch_cwd
+        )
         how = str(libs.get("ld_cache"))
         if how != "file" and not how.startswith("unavailable: /etc/ld.so.cache: No such file"):
             return ProbeResult({"cuda_libs": libs}, "partial", f"ld.so cache {how}")

@@ -60,8 +60,9 @@ class LibsProbe(Probe):
         from stackcheck.readers.fsview import is_host
         from stackcheck.readers.libs import kept_libs, probe_libs
 
-        # the loader's search follows the environment the server will be started from
-        env = {"LD_LIBRARY_PATH": ctx.env.get("LD_LIBRARY_PATH", "")}
+        # the loader's search follows the environment the server will be started from: the gated command's own (its
+        # `env LD_LIBRARY_PATH=...` prefix), as the cuda_libs probe's (igap45: it was the audit's own environment)
+        env = {"LD_LIBRARY_PATH": ctx.loader_environ.get("LD_LIBRARY_PATH", "")}
         # what earlier runs read of this host's files, by file stamp (stackcheck.readers.kept)
         kept = kept_libs(ctx.cache_dir) if is_host(ctx.fs) else None
         section = probe_libs(ctx.facts, env, view=ctx.fs, kept=kept)

@@ -900,18 +900,14 @@ def _layout_major(view: FileView, gcc: str) -> tuple[int | None, str | None]:
         dirs = ", ".join(d for major in sorted(found) for d in found[major])
         return None, f"GCC version directories of {len(found)} majors sit in its prefix ({dirs}): which it runs"
     major = next(iter(found))
-    try:
-        data = view.read_bytes(real, _SCRIPT_MAX + 1)
-    except (OSError, ValueError):
+    text, targets, why = _wrapper_targets(view, real, prefix)
+    if why is not None and why[0] == "unreadable":
         return None, f"{real} is no ELF program and could not be read"
-    if len(data) > _SCRIPT_MAX:
+    if why is not None and why[0] == "long":
         return None, f"{real} is no ELF program and is longer than {_SCRIPT_MAX} bytes: the programs it runs"
-    text = data.decode("utf-8", "replace")
-    unread = _script_unread(text)
-    if unread is not None:
-        return None, f"{real} is a wrapper script not read ({unread}): the programs it runs"
-    targets, other = _script_programs(text)
-    outside = other or next((why for t in targets if (why := _exec_unread(view, prefix, t)) is not None), None)
+    if why is not None and why[0] == "unread":
+        return None, f"{real} is a wrapper script not read ({why[1]}): the programs it runs"
+    outside = why[1] if why is not None else None
     if not text.startswith("#!") or not targets or outside is not None:
         # (the command quoted at most 120 characters: a script's word may be of any length)
         runs = (
@@ -927,6 +923,27 @@ def _layout_major(view: FileView, gcc: str) -> tuple[int | None, str | None]:
         others = ", ".join(str(m) for m in sorted(named_majors))
         return None, f"its wrapper script {real} names gcc {others} beside its prefix's {major}"
     return major, None
+
+
+def _wrapper_targets(view: FileView, script: str, prefix: str) -> tuple[str, list[str], tuple[str, str] | None]:
+    """The one reading of a compiler wrapper script that _layout_major and _wrapper_link_driver share: (its text; the
+    programs and -BDIR prefixes its exec commands name, _script_programs; why it is not read as a wrapper of `prefix`'s
+    own programs, or None). The why is (kind, detail), each caller saying it in its own words: "unreadable" (no
+    read), "long" (past _SCRIPT_MAX), "unread" (_script_unread's reason), "outside" (the first command that is not
+    an exec of `prefix`'s programs, or a program or -B prefix it names that is not one: _exec_unread)."""
+    try:
+        data = view.read_bytes(script, _SCRIPT_MAX + 1)
+    except (OSError, ValueError):
+        return "", [], ("unreadable", "")
+    if len(data) > _SCRIPT_MAX:
+        return "", [], ("long", "")
+    text = data.decode("utf-8", "replace")
+    unread = _script_unread(text)
+    if unread is not None:
+        return text, [], ("unread", unread)
+    targets, other = _script_programs(text)
+    outside = other or next((why for t in targets if (why := _exec_unread(view, prefix, t)) is not None), None)
+    return text, targets, (None if outside is None else ("outside", outside))
 
 
 def _exec_unread(view: FileView, prefix: str, target: str) -> str | None:
@@ -2039,31 +2056,22 @@ def _link_driver_prefix(env: Mapping[str, str], view: FileView) -> tuple[str | N
 def _wrapper_link_driver(view: FileView, script: str, prefix: str) -> tuple[str | None, str, tuple[str, ...]]:
     """(the GCC driver a wrapper script in GCC's name runs for a link, or None; why not; the -B prefixes it hands that
     driver, each ending in "/" where it names a directory, which the driver hands collect2 first in COMPILER_PATH:
-    gcc.cc, -B adds to exec_prefixes, a directory given a trailing slash). Read as _layout_major reads a wrapper
-    (_script_unread, _script_programs, _exec_unread: every command an exec of a program or a -B prefix of the same
-    prefix, nothing else run), and only where it execs one ELF program that reads as GCC's driver
-    (_gcc_driver_major). gnu_ld_version looks for a linker under the -B prefixes before the prefix's own program
-    directories. Seen on the lent H100 (2026-12-06): /opt/gcc/bin/g++ is `exec /opt/gcc/bin/g++-real -B/opt/gcc/bin/
-    -B/opt/gcc/lib/gcc/x86_64-linux-gnu/13/ ... "$@"`, its link's COMPILER_PATH (`-v`) was those two prefixes, and
-    `-Wl,--version` printed /usr/bin/ld's banner (GNU Binutils for Ubuntu 2.42), as read here."""
-    try:
-        data = view.read_bytes(script, _SCRIPT_MAX + 1)
-    except (OSError, ValueError):
-        return None, "it could not be read: the gcc it runs is not read", ()
-    if len(data) > _SCRIPT_MAX:
-        return None, f"it is longer than {_SCRIPT_MAX} bytes: the gcc it runs is not read", ()
-    text = data.decode("utf-8", "replace")
-    unread = _script_unread(text)
+    gcc.cc, -B adds to exec_prefixes, a directory given a trailing slash). Read by the reading _layout_major uses
+    (_wrapper_targets: every command an exec of a program or a -B prefix of the same prefix, nothing else run), and
+    only where it execs one ELF program that reads as GCC's driver (_gcc_driver_major). gnu_ld_version looks for a
+    linker under the -B prefixes before the prefix's own program directories. Seen on the lent H100 (2026-12-06):
+    /opt/gcc/bin/g++ is `exec /opt/gcc/bin/g++-real -B/opt/gcc/bin/ -B/opt/gcc/lib/gcc/x86_64-linux-gnu/13/ ... "$@"`,
+    its link's COMPILER_PATH (`-v`) was those two prefixes, and `-Wl,--version` printed /usr/bin/ld's banner (GNU
+    Binutils for Ubuntu 2.42), as read here."""
+    _text, targets, unread = _wrapper_targets(view, script, prefix)
     if unread is not None:
-        return None, f"it is not read ({unread}): the gcc it runs is not read", ()
-    targets, other = _script_programs(text)
-    outside = other or next((why for t in targets if (why := _exec_unread(view, prefix, t)) is not None), None)
-    if outside is not None:
-        return (
-            None,
-            f"it runs {outside[:120]!r}, not only programs of {prefix} by exec: the gcc it runs is not read",
-            (),
-        )
+        kind, detail = unread
+        said = {
+            "unreadable": "it could not be read",
+            "long": f"it is longer than {_SCRIPT_MAX} bytes",
+            "unread": f"it is not read ({detail})",
+        }.get(kind, f"it runs {detail[:120]!r}, not only programs of {prefix} by exec")
+        return None, f"{said}: the gcc it runs is not read", ()
     programs = sorted({_resolved(view, t) for t in targets if not t.startswith("-B")})
     if len(programs) != 1:
         return None, f"it execs {len(programs)} programs: the gcc it runs is not read", ()
@@ -2317,28 +2325,16 @@ def _nccl_so_path_bare_name(
     """nccl_so_path for a name without a slash (not libnccl.so.2): the file the dynamic loader finds for it in the
     server's environment (probe_cuda_libs: the interpreter's DT_RPATH, LD_LIBRARY_PATH, the ld.so cache, the default
     directories; a copy of another ELF class or machine passed over, as glibc's open_verify), read as an absolute
-    path would be. LD_LIBRARY_PATH is read as glibc reads it (_ld_library_path, irev67): an empty or relative
+    path would be. LD_LIBRARY_PATH is read as glibc reads it (cudalibs.ld_library_path, irev67): an empty or relative
     element is searched from the server's working directory `cwd`; where that is not known (or the element names
     $ORIGIN / $LIB / $PLATFORM), a copy found after it is not taken for the loader's (unknown)."""
     from stackcheck.probes.cudalibs import probe_cuda_libs
 
-    placed, unplaced = _ld_library_path(env.get("LD_LIBRARY_PATH") or "", cwd)
-    libs = probe_cuda_libs({**env, "LD_LIBRARY_PATH": ":".join(placed)}, view, (value,), interpreter)
+    libs = probe_cuda_libs(env, view, (value,), interpreter, cwd=cwd)
     unreadable = (libs.get("unreadable") or {}).get(value)
     found = libs.get(value)
-    if unplaced is not None:
-        rpath = (libs.get("interpreter_rpath") or {}).get("dirs") or []
-        before = {d.rstrip("/") or "/" for d in [*rpath, *placed] if isinstance(d, str)}
-        if not (isinstance(found, str) and posixpath.dirname(found) in before) and not unreadable:
-            lead = f"LD_LIBRARY_PATH's element {unplaced[:120]!r}, searched before " + (
-                found if isinstance(found, str) else "the directories after it"
-            )
-            why = (
-                f"{lead}, names a dynamic string token ($ORIGIN, $LIB or $PLATFORM) that the loader expands: not read"
-                if "$" in unplaced
-                else f"{lead}, is read from the server's working directory, which is not known (gate --cwd names it)"
-            )
-            return {"nccl_so_path": value, "nccl_so_path_found": None, "nccl_so_path_reason": why}
+    if unreadable and str(unreadable).startswith("LD_LIBRARY_PATH's element"):
+        return {"nccl_so_path": value, "nccl_so_path_found": None, "nccl_so_path_reason": unreadable}
     if isinstance(found, str) and not unreadable:
         return {**nccl_so_path({"SGLANG_NCCL_SO_PATH": found}, view, machine), "nccl_so_path": value}
     why = (
@@ -2348,28 +2344,6 @@ def _nccl_so_path_bare_name(
         "module calling dlopen may have its own RPATH, not read)"
     )
     return {"nccl_so_path": value, "nccl_so_path_found": None, "nccl_so_path_reason": why}
-
-
-def _ld_library_path(value: str, cwd: str | None) -> tuple[list[str], str | None]:
-    """(LD_LIBRARY_PATH's directories as the dynamic loader searches them, up to the first one not placed; that
-    element, or None). glibc splits the value at ':' and ';' and keeps an empty element (the directory name "", so
-    the working directory) and a relative one as written (elf/dl-load.c _dl_init_paths: fillin_rpath (llp_tmp,
-    ..., ":;", ...); fillin_rpath; read in glibc 2.26's source): each is joined to `cwd`, the server's working
-    directory, where that is known. An element with a dynamic string token ($ORIGIN, $LIB, $PLATFORM, which the
-    loader expands) or a relative one without `cwd` is not placed: the search stops being known there."""
-    import re
-
-    placed: list[str] = []
-    for element in re.split("[:;]", value) if value else []:
-        if "$" in element:
-            return placed, element
-        if element.startswith("/"):
-            placed.append(element)
-        elif cwd is not None and cwd.startswith("/"):
-            placed.append(posixpath.join(cwd, element) if element else cwd)
-        else:
-            return placed, element
-    return placed, None
 
 
 #: the version string NCCL's init.cc builds from its compile-time macros for its INFO / VERSION log line, a literal

@@ -33,11 +33,17 @@ LIBCUDA = "libcuda.so.1"
 
 def find_libcuda(env: Mapping[str, str], view: FileView) -> str | None:
     """The libcuda.so.1 the loader would load (LD_LIBRARY_PATH, the ld.so cache, the default directories),
-    skipping a copy that is not a 64-bit library (the ld.so cache of a desktop lists the i386 one too)."""
+    skipping a copy that is not a 64-bit library (the ld.so cache of a desktop lists the i386 one too). None where
+    the loader's copy is not known (cudalibs' `unreadable`: a copy this process cannot read, or LD_LIBRARY_PATH's
+    relative element read from a working directory not known): a default directory's copy is not the loader's then,
+    and the release-number checks decide."""
     from stackcheck.probes.cudalibs import DEFAULT_DIRS, probe_cuda_libs
     from stackcheck.readers.elf import ElfError, ElfFile
 
-    first = probe_cuda_libs(env, view, (LIBCUDA,)).get(LIBCUDA)
+    libs = probe_cuda_libs(env, view, (LIBCUDA,))
+    if LIBCUDA in (libs.get("unreadable") or {}):
+        return None
+    first = libs.get(LIBCUDA)
     candidates = [first] if isinstance(first, str) else []
     candidates += [f"{d}/{LIBCUDA}" for d in DEFAULT_DIRS if f"{d}/{LIBCUDA}" != first]
     for path in candidates:

@@ -105,6 +105,35 @@ def _real(view: FileView, path: str) -> str:
         return path
 
 
+#: torch's _find_cuda_home runs in the server's process (torch/utils/cpp_extension.py: `nvcc_path =
+#: shutil.which("nvcc")`, then `cuda_home = os.path.dirname(os.path.dirname(nvcc_path))`; read in the torch 2.8.0 and
+#: 2.11.0 x86_64 wheels, 2.11.0 :117-141): shutil.which joins each PATH entry to the name as written (CPython 3.11
+#: Lib/shutil.py:1492 `path.split(os.pathsep)`, :1527 `os.path.join(dir, thefile)`), so a relative or empty entry is
+#: read from the server's working directory, and the CUDA home is that relative path's grandparent
+LAUNCH_DIR_UNKNOWN = "the server's working directory (gate --cwd names it)"
+
+
+def path_nvcc(view: FileView, path_value: str | None, cwd: str | None) -> tuple[str | None, str | None, str]:
+    """(the nvcc torch's _find_cuda_home finds on the server's PATH, as a box path; the CUDA home it takes from it;
+    why that is not known, or ""). A relative or empty PATH entry met before any nvcc is read from `cwd`, the server's
+    working directory, where known (fsview.which with a cwd, as the python lookup does), the home taken as torch
+    takes it from the relative path (`bin` or `` give the working directory itself); where `cwd` is not known the
+    search stops there (None, None, why): an nvcc found past it is not the one torch may take."""
+    for entry in (path_value or "").split(":") if path_value else ():
+        relative = not entry.startswith("/")
+        if relative and not (cwd is not None and cwd.startswith("/")):
+            shown = repr(entry) if entry else "an empty entry"
+            return None, None, f"PATH has {shown} before any nvcc: relative, it is read in {LAUNCH_DIR_UNKNOWN}"
+        found = which(view, "nvcc", entry, cwd) if relative else which(view, "nvcc", entry)
+        if found is None:
+            continue
+        if not relative:
+            return found, posixpath.dirname(posixpath.dirname(found)), ""
+        home = posixpath.dirname(posixpath.dirname(posixpath.join(entry, "nvcc")))
+        return found, posixpath.join(str(cwd), home) if home else str(cwd), ""
+    return None, None, ""
+
+
 class ToolkitsProbe(Probe):
     name: ClassVar[str] = "toolkits"
     timeout_s: ClassVar[float] = 5.0
@@ -129,10 +158,9 @@ class ToolkitsProbe(Probe):
         def work() -> None:
             try:
                 view = ctx.fs
-                nvcc_path = which(view, "nvcc", ctx.loader_environ.get("PATH", ""))
-                if nvcc_path is None:
+                nvcc_path, home, _ = path_nvcc(view, ctx.loader_environ.get("PATH", ""), ctx.launch_cwd)
+                if nvcc_path is None or home is None:
                     return
-                home = posixpath.dirname(posixpath.dirname(nvcc_path))
                 if kind_of(view, home) == "dir" and read_toolkit_version(view, home) is not None:
                     return  # the version file answers: nvcc is not run
                 answer.append((nvcc_path, self._nvcc_version(nvcc_path, ctx)))
@@ -188,9 +216,10 @@ class ToolkitsProbe(Probe):
                 entry = add(value, var)
                 build_choice = build_choice or entry
 
-        nvcc_path = which(view, "nvcc", ctx.loader_environ.get("PATH", ""))
-        if nvcc_path is not None:
-            home = posixpath.dirname(posixpath.dirname(nvcc_path))
+        nvcc_path, home, unknown_nvcc = path_nvcc(view, ctx.loader_environ.get("PATH", ""), ctx.launch_cwd)
+        if unknown_nvcc and build_choice is None:
+            notes.append(f"which toolkit a build picks is not known: {unknown_nvcc}")
+        if nvcc_path is not None and home is not None:
             entry = add(home, "nvcc")
             if entry["nvcc"] is None:
                 entry["nvcc"] = nvcc_path
@@ -207,7 +236,8 @@ class ToolkitsProbe(Probe):
 
         if kind_of(view, "/usr/local/cuda") is not None:
             entry = add("/usr/local/cuda", "/usr/local/cuda")
-            build_choice = build_choice or entry
+            if not unknown_nvcc:  # (torch's third guess only where its PATH lookup found no nvcc)
+                build_choice = build_choice or entry
         try:
             versioned = [p for p in glob(view, "/usr/local", "cuda-*") if is_dir(view, p)]
         except Exception:  # GlobLimit: a pathological /usr/local
@@ -246,6 +276,9 @@ class ToolkitsProbe(Probe):
 
         if build_choice is not None:
             build_choice["active_for_build"] = True
+        elif unknown_nvcc:  # not stated either way: toolkit.found and the build's toolkit are unknown, never false
+            for entry in entries:
+                entry.pop("active_for_build", None)
         errors = [e["error"] for e in entries if "error" in e] + notes
         if errors:
             return ProbeResult({"cuda_toolkits": entries}, "partial", errors[0])

@@ -1275,7 +1275,9 @@ class Context:
         unreadable = libs.get("unreadable")
         if isinstance(unreadable, dict) and soname in unreadable:
             why = str(unreadable[soname])
-            if why.startswith("the launch sets"):  # (gate --facts: the launch's own loader path, facts_loader_path)
+            # (gate --facts: the launch's own loader path, facts_loader_path; a relative LD_LIBRARY_PATH element read
+            # from a working directory not known: cudalibs.ld_library_path)
+            if why.startswith(("the launch sets", "LD_LIBRARY_PATH's element")):
                 raise Unknown(path, f"{soname}: {why}")
             raise Unknown(path, f"{soname}: the loader's copy could not be read ({why})")
         return libs.get(soname) is not None

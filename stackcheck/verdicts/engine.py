@@ -1477,6 +1477,9 @@ def builtin_shared_libs(ctx: Context) -> list[Reason]:
     libs = ctx.facts.get("libs")
     if not isinstance(libs, dict):
         return []
+    moved = libs.get("launch_loader_path")  # (gate --facts: the launch sets another LD_LIBRARY_PATH, facts_loader_path)
+    if isinstance(moved, str) and moved:
+        return [{"rule": "shared-libs", "result": "unknown", "message": moved, "source": "LD-SO"}]
     warnings = [w for w in libs.get("warnings") or [] if isinstance(w, str)]
     out: list[Reason] = [
         {"rule": "shared-libs", "result": "fail", "effect": "degraded", "message": w, "source": "LD-SO"}

@@ -215,7 +215,8 @@ def test_cuda_libs_from_ld_library_path_cache_and_defaults(tmp_path: Path) -> No
     cache = _build_cache([("libcublas.so.12", "/usr/local/cuda-12.8/lib64/libcublas.so.12", 0x303)])
     (tmp_path / "etc").mkdir()
     (tmp_path / "etc/ld.so.cache").write_bytes(cache)
-    libs = probe_cuda_libs({"LD_LIBRARY_PATH": "/opt/cuda12/lib:relative/ignored"}, view)
+    # (a relative element after them: tests/probes/test_cudalibs_igap45_ld_library_path.py)
+    libs = probe_cuda_libs({"LD_LIBRARY_PATH": "/opt/cuda12/lib:/opt/none/"}, view)
     assert libs["libcudart.so.12"] == "/opt/cuda12/lib/libcudart.so.12"
     assert libs["libnvrtc.so.13"] == "/usr/lib/x86_64-linux-gnu/libnvrtc.so.13"  # a default directory
     assert libs["libcublas.so.12"] == "/usr/local/cuda-12.8/lib64/libcublas.so.12"
