@@ -849,6 +849,10 @@ _SCRIPT_SEPARATOR = _lazy(r"&&|\|\||(?<![<>])&|[;|(){}`]")  # (not the & of a re
 #: read as shell), named by the #! line's program or the one word after /usr/bin/env
 #: the environment variables by which a wrapper script may send the driver to another GCC's programs (irev61)
 _SCRIPT_GCC_ENV = _lazy(r"\b(?:GCC_EXEC_PREFIX|COMPILER_PATH)\b")
+#: in a wrapper script's text (or CXX's words): what changes which linker collect2 runs for a driver that is read
+#: (ifc47): -fuse-ld=NAME (collect2 then runs ld.NAME: GCC's manual, Link Options) and a PATH the script sets
+#: (collect2 searches the PATH after the driver's program directories; LD_LIBRARY_PATH= and COMPILER_PATH= are not it)
+_SCRIPT_LINKER_CHANGE = _lazy(r"(?<![\w-])-fuse-ld=|(?<![\w.$/-])PATH=")
 _SCRIPT_SHELLS = frozenset(("sh", "bash", "dash", "ash", "ksh", "mksh", "zsh"))
 #: the shell words a command of a wrapper script may start with that run no program: a script whose every other
 #: command is `exec` of a program in the prefix is read (irev60: `/usr/bin/gcc "$@"` without exec, and a bare name
@@ -2000,6 +2004,9 @@ def _link_driver_prefix(env: Mapping[str, str], view: FileView) -> tuple[str | N
         words = words[1:]
     if not words:
         return None, "", None, ()
+    fuse = next((w for w in words[1:] if w.startswith("-fuse-ld=")), None)
+    if fuse is not None:  # (torch's ninja file runs CXX as written: collect2 runs ld.NAME, not read here)
+        return None, f"the link's compiler is given {fuse[:40]!r}: the linker collect2 runs is not read", None, ()
     if "/" in words[0] and not words[0].startswith("/"):
         return (
             None,
@@ -2063,7 +2070,10 @@ def _wrapper_link_driver(view: FileView, script: str, prefix: str) -> tuple[str 
     /opt/gcc/bin/g++ is `exec /opt/gcc/bin/g++-real -B/opt/gcc/bin/ -B/opt/gcc/lib/gcc/x86_64-linux-gnu/13/ ... "$@"`,
     its link's COMPILER_PATH (`-v`) was those two prefixes, and `-Wl,--version` printed /usr/bin/ld's banner (GNU
     Binutils for Ubuntu 2.42), as read here."""
-    _text, targets, unread = _wrapper_targets(view, script, prefix)
+    text, targets, unread = _wrapper_targets(view, script, prefix)
+    changed = _SCRIPT_LINKER_CHANGE.search(text) if unread is None or unread[0] == "outside" else None
+    if changed is not None:
+        return None, f"it passes or sets {changed.group(0)[:-1]}, which changes the linker collect2 runs: not read", ()
     if unread is not None:
         kind, detail = unread
         said = {

@@ -50,6 +50,9 @@ DRAWN_FROM: dict[str, tuple[str, str | None]] = {
     "46": ("422d13dca7adb4cfe92ed9d796ff96828eccf896", None),  # drawn in the tree of 422d13dc (the draw commit's
     # parent) with the script as committed (populations d 24, l 118, y 102, r 13, t 58, c 92, h 392, m 14, x 28;
     # d and l build shared objects of our own with tests/elfwriter.py)
+    "47": ("eb28ed21006c55a00bfefcb6a175331a8906fe7d", None),  # drawn in the tree of eb28ed21 (the draw commit's
+    # parent) with the script as committed (populations n 90, k 116, z 48, a 84, p 100, s 140, t 39, u 56, w 50; u and
+    # w build shared objects of our own with tests/elfwriter.py)
     "48": ("eb28ed21006c55a00bfefcb6a175331a8906fe7d", None),  # drawn in the tree of eb28ed21 (the draw commit's
     # parent) with the script as committed (populations f 58, k 283, g 73)
 }
