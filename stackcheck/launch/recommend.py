@@ -742,7 +742,8 @@ class GivenPrefix(NamedTuple):
     the gate's and the target's too). `options`: the given words before the prefix's own assignments (`env` and
     its options, -S strings and what they assign included; [] without `env`); `assigns`: the assignments after
     them, word by word; `argv`: the command env runs; `env`: the environment it runs with; `fixed`: the names
-    assigned inside `options` (an -S string's), which no word written after them can unset; `inline`: whether
+    assigned inside `options` (an -S string's), which no word written after them can unset; `inherits`: the
+    environment before the assignments (-i, -u and -S applied), which a dropped assignment leaves; `inline`: whether
     `argv` stands in the given words as they are (not inside an -S string); `stop`: (why, whether env fails) where
     the reading stopped (then `argv` is the words from there on: no command recommend edits)."""
 
@@ -751,6 +752,7 @@ class GivenPrefix(NamedTuple):
     argv: list[str]
     env: dict[str, str]
     fixed: frozenset[str]
+    inherits: dict[str, str]
     inline: bool
     stop: tuple[str, bool] | None
 
@@ -761,13 +763,14 @@ def read_prefix(command: Sequence[str], env: Mapping[str, str]) -> GivenPrefix:
 
     args = list(command)
     if not args or os.path.basename(args[0]) != "env":
-        return GivenPrefix([], {}, args, dict(env), frozenset(), True, None)
+        return GivenPrefix([], {}, args, dict(env), frozenset(), dict(env), True, None)
     read = read_env(args[1:], env)
     if read.stop is not None:
-        return GivenPrefix([], {}, read.command, dict(read.env), frozenset(), False, (read.stop, read.fails))
+        stop = (read.stop, read.fails)
+        return GivenPrefix([], {}, read.command, dict(read.env), frozenset(), dict(read.env), False, stop)
     at = len(args) - len(read.command)
     if at < 1 or args[at:] != read.command:  # the command starts inside an -S string
-        return GivenPrefix(args, {}, read.command, read.env, frozenset(), False, None)
+        return GivenPrefix(args, {}, read.command, read.env, frozenset(), read.env, False, None)
     first = at
     while first > 1 and "=" in args[first - 1]:
         first -= 1
@@ -777,8 +780,8 @@ def read_prefix(command: Sequence[str], env: Mapping[str, str]) -> GivenPrefix:
         if head.stop is None and not head.command:
             break
     assigns = {w.partition("=")[0]: w.partition("=")[2] for w in args[end:at]}
-    return GivenPrefix(args[:end], assigns, read.command, read.env, frozenset(n for n, _ in head.assignments), True,
-                       None)  # fmt: skip
+    fixed = frozenset(n for n, _ in head.assignments)
+    return GivenPrefix(args[:end], assigns, read.command, read.env, fixed, head.env, True, None)
 
 
 def fresh_command(model_path: str | None, tp: int, flags: Sequence[tuple[str, str | bool]]) -> list[str]:
@@ -1069,9 +1072,9 @@ def edit_command(
             argv = _rewrite_string(outer, site[0], site[1], argv, launch_map) if changes else outer
         except CannotEdit as exc:
             raise CannotEdit(str(exc), changes) from None
-    # a dropped variable the command inherits (not one of its own assignments) is unset with `env -u`, written
-    # first after `env`: there it is an option whatever the given options are (`--`, `-C DIR`, `-S STRING`)
-    inherited = [c.name for c in changes if c.kind == "env" and c.action == "drop" and c.name not in assigns]
+    # a dropped variable the command inherits (also where one of its own assignments, dropped, set it again) is
+    # unset with `env -u`, written first after `env`: an option there whatever follows (`--`, `-C DIR`, `-S STRING`)
+    inherited = [c.name for c in changes if c.kind == "env" and c.action == "drop" and c.name in given.inherits]
     if inherited and not options:
         options = ["env"]
     if inherited:

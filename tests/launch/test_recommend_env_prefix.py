@@ -109,6 +109,14 @@ def test_a_stop_writes_no_launch(monkeypatch: pytest.MonkeyPatch, prefix: list[s
     assert rc == 1 and "refused by the gate: env" in text and "needs no change" not in text, text
 
 
+def test_an_assignment_of_an_inherited_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Was: `env NCCL_P2P_DISABLE=1 python ...` with NCCL_P2P_DISABLE=1 inherited too: the assignment was dropped
+    and no `-u` written, so the command still saw the inherited NCCL_P2P_DISABLE=1 (the drop not made)."""
+    rc, doc = _recommend(monkeypatch, "NCCL_P2P_DISABLE=1")
+    assert rc == 1 and doc["command"] == ["env", *UNSET, *ADDED, *EDITED]
+    assert "NCCL_P2P_DISABLE" not in _runs(doc["command"])[1]
+
+
 def test_ignore_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     """Was: NCCL_P2P_DISABLE, which -i keeps from the command, was dropped (`-u` added)."""
     rc, doc = _recommend(monkeypatch, "-i", "A=1")
@@ -129,9 +137,11 @@ def test_a_secret_assignment(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_read_prefix() -> None:
     """Where the options end: an assignment-looking word that is an option's argument stays with the option."""
-    got = read_prefix(["env", "-u", "A=1", "-S", "B=2", "C=3", *LAUNCH], {"A=1": "x", "D": "4"})
+    got = read_prefix(["env", "-u", "A=1", "-S", "B=2", "C=3", *LAUNCH], {"A=1": "x", "D": "4", "C": "5"})
     assert (got.options, got.assigns, got.argv) == (["env", "-u", "A=1", "-S", "B=2"], {"C": "3"}, LAUNCH)
-    assert got.env == {"D": "4", "B": "2", "C": "3"} and got.fixed == {"B"} and got.inline and got.stop is None
+    assert got.env == {"D": "4", "C": "3", "B": "2"} and got.fixed == {"B"} and got.inline and got.stop is None
+    assert got.inherits == {"D": "4", "C": "5", "B": "2"}
     got = read_prefix(["env", "-", "A=1", *LAUNCH], {"D": "4"})
     assert (got.options, got.assigns, got.env) == (["env", "-"], {"A": "1"}, {"A": "1"})
-    assert read_prefix(LAUNCH, {"D": "4"}) == ([], {}, LAUNCH, {"D": "4"}, frozenset(), True, None)
+    assert got.inherits == {}  # (-: env starts empty)
+    assert read_prefix(LAUNCH, {"D": "4"}) == ([], {}, LAUNCH, {"D": "4"}, frozenset(), {"D": "4"}, True, None)
