@@ -759,11 +759,11 @@ class GivenPrefix(NamedTuple):
 
 def read_prefix(command: Sequence[str], env: Mapping[str, str]) -> GivenPrefix:
     """`command`'s `env` prefix (GivenPrefix), `env` the environment the command starts with."""
-    from stackcheck.assembly.env_prefix import read_env
-
     args = list(command)
     if not args or os.path.basename(args[0]) != "env":
         return GivenPrefix([], {}, args, dict(env), frozenset(), dict(env), True, None)
+    from stackcheck.assembly.env_prefix import read_env  # (only for an `env` prefix, as the gate: no late import)
+
     read = read_env(args[1:], env)
     if read.stop is not None:
         stop = (read.stop, read.fails)
