@@ -1,6 +1,7 @@
 """GNU env's command line (`env [OPTION]... [-] [NAME=VALUE]... [COMMAND [ARG]...]`) read as coreutils' env reads it,
 for the gate (launch/gate.py split_env_prefix) and the target (assembly/target.py _unwrap), which read it apart until
-imend (D6). Read in coreutils' src/env.c (commit aa0c0de35, 2026-08-20; -a/--argv0 since v9.5):
+imend (D6), and recommend (launch/recommend.py read_prefix, since imend2). Read in coreutils' src/env.c (commit
+aa0c0de35, 2026-08-20; -a/--argv0 since v9.5):
 
 - options are read by getopt_long with shortopts "+a:C:iS:u:v0" and the whitespace characters (:98; the `+` ends
   them at the first word that is no option, `--` ends them and is dropped), long options by unique prefix (:111-128);

@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 
 from stackcheck.facts.model import KERNEL_PACKAGES
 from stackcheck.facts.versions import version_in
-from stackcheck.lean_typing import TYPE_CHECKING
+from stackcheck.lean_typing import TYPE_CHECKING, NamedTuple
 from stackcheck.record import field, record
 from stackcheck.verdicts.context import Context
 from stackcheck.verdicts.engine import evaluate_feature, evaluate_predicate, uses_gpu
@@ -737,31 +737,51 @@ def _option_specs(launch_map: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def split_env_prefix(command: Sequence[str]) -> tuple[list[str], dict[str, str], list[str]]:
-    """`env [OPTIONS] NAME=VALUE... PROG ARGS` -> (env options kept as given, assignments, PROG ARGS)."""
-    import re
+class GivenPrefix(NamedTuple):
+    """A command's `env` prefix as recommend edits it, read by assembly/env_prefix.read_env (GNU env's reading,
+    the gate's and the target's too). `options`: the given words before the prefix's own assignments (`env` and
+    its options, -S strings and what they assign included; [] without `env`); `assigns`: the assignments after
+    them, word by word; `argv`: the command env runs; `env`: the environment it runs with; `fixed`: the names
+    assigned inside `options` (an -S string's), which no word written after them can unset; `inherits`: the
+    environment before the assignments (-i, -u and -S applied), which a dropped assignment leaves; `inline`: whether
+    `argv` stands in the given words as they are (not inside an -S string); `stop`: (why, whether env fails) where
+    the reading stopped (then `argv` is the words from there on: no command recommend edits)."""
 
+    options: list[str]
+    assigns: dict[str, str]
+    argv: list[str]
+    env: dict[str, str]
+    fixed: frozenset[str]
+    inherits: dict[str, str]
+    inline: bool
+    stop: tuple[str, bool] | None
+
+
+def read_prefix(command: Sequence[str], env: Mapping[str, str]) -> GivenPrefix:
+    """`command`'s `env` prefix (GivenPrefix), `env` the environment the command starts with."""
     args = list(command)
-    if not args or args[0].rsplit("/", 1)[-1] != "env":
-        return [], {}, args
-    options: list[str] = [args[0]]
-    assigns: dict[str, str] = {}
-    i = 1
-    while i < len(args):
-        a = args[i]
-        if a in ("-u", "--unset") and i + 1 < len(args):
-            options += [a, args[i + 1]]
-            i += 2
-            continue
-        if a.startswith("-"):
-            options.append(a)
-        elif re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", a):
-            name, _, value = a.partition("=")
-            assigns[name] = value
-        else:
+    if not args or os.path.basename(args[0]) != "env":
+        return GivenPrefix([], {}, args, dict(env), frozenset(), dict(env), True, None)
+    from stackcheck.assembly.env_prefix import read_env  # (only for an `env` prefix, as the gate: no late import)
+
+    read = read_env(args[1:], env)
+    if read.stop is not None:
+        stop = (read.stop, read.fails)
+        return GivenPrefix([], {}, read.command, dict(read.env), frozenset(), dict(read.env), False, stop)
+    at = len(args) - len(read.command)
+    if at < 1 or args[at:] != read.command:  # the command starts inside an -S string
+        return GivenPrefix(args, {}, read.command, read.env, frozenset(), read.env, False, None)
+    first = at
+    while first > 1 and "=" in args[first - 1]:
+        first -= 1
+    end, head = at, read_env(args[1:at], env)
+    for end in range(first, at + 1):  # where the options end: the words before read alone, no option left open
+        head = read_env(args[1:end], env)
+        if head.stop is None and not head.command:
             break
-        i += 1
-    return options, assigns, args[i:]
+    assigns = {w.partition("=")[0]: w.partition("=")[2] for w in args[end:at]}
+    fixed = frozenset(n for n, _ in head.assignments)
+    return GivenPrefix(args[:end], assigns, read.command, read.env, fixed, head.env, True, None)
 
 
 def fresh_command(model_path: str | None, tp: int, flags: Sequence[tuple[str, str | bool]]) -> list[str]:
@@ -939,13 +959,16 @@ def edit_command(
     (its words after the string would be the shell's $0, $1, ...); CannotEdit, with the diff, where the string
     cannot be rewritten so that the gate's reader finds the edited launch in it."""
     specs = _option_specs(launch_map)
-    options, assigns, argv = split_env_prefix(command)
+    given = read_prefix(command, env)
+    if given.stop is not None:  # (recommend says so before: never an edit of words env would not run as given)
+        raise CannotEdit(f"the command's env prefix is read no further: {given.stop[0]}")
+    options, assigns, argv = list(given.options), given.assigns, given.argv
     outer: list[str] | None = None
     site = _shell_site(argv, launch_map)
     if site is not None:  # edit the launch's own arguments, then write them back into the string
         outer, argv = argv, list(site[1])
     out_env = dict(assigns)
-    seen_env = {**env, **assigns}
+    seen_env = given.env  # what the command sees: -i, -u, -S and the assignments applied
     changes: list[Change] = []
     chosen = [p for p in picks if p.status == "chosen" and not p.advice]
     setting: dict[str, Pick] = {}
@@ -1037,18 +1060,26 @@ def edit_command(
     for flag, value, why, source in extra:  # only those the given launch lacks
         argv += [flag, value]
         changes.append(Change("add", "flag", flag, value, None, why, source, "what the model needs to load"))
+    if changes and not given.inline:
+        raise CannotEdit("the launch stands in env's -S string, which is not rewritten here", changes)
+    if not given.inline:
+        return list(command), {}, changes
+    fixed = [c.name for c in changes if c.kind == "env" and c.action == "drop" and c.name in given.fixed]
+    if fixed:  # env applies -u before every assignment: one in an -S string is unset by no word written here
+        raise CannotEdit(f"{', '.join(fixed)} is assigned in env's -S string, which is not rewritten here", changes)
     if outer is not None and site is not None:
         try:
             argv = _rewrite_string(outer, site[0], site[1], argv, launch_map) if changes else outer
         except CannotEdit as exc:
             raise CannotEdit(str(exc), changes) from None
-    # a dropped variable the command inherits (not one of its own assignments) is unset with `env -u`
-    inherited = [c.name for c in changes if c.kind == "env" and c.action == "drop" and c.name not in assigns]
+    # a dropped variable the command inherits (also where one of its own assignments, dropped, set it again) is
+    # unset with `env -u`, written first after `env`: an option there whatever follows (`--`, `-C DIR`, `-S STRING`)
+    inherited = [c.name for c in changes if c.kind == "env" and c.action == "drop" and c.name in given.inherits]
     if inherited and not options:
         options = ["env"]
-    for name in inherited:
-        options += ["-u", name]
-    if options:  # an `env` prefix with options (-i, -u NAME): keep it, assignments after its options
+    if inherited:
+        options[1:1] = [w for name in inherited for w in ("-u", name)]
+    if options:  # an `env` prefix: kept as given, its assignments after its options
         full = [*options, *[f"{k}={v}" for k, v in out_env.items()], *argv]
         return full, {}, changes
     return argv, out_env, changes
@@ -1127,7 +1158,16 @@ def recommend(
     never = never_entries(judge, doc)
     launch_map = ctx.manifests.launch
     diff: list[Change] | None = None
-    if request.command:
+    stop = read_prefix(request.command, request.env).stop if request.command else None
+    command: list[str]
+    env: dict[str, str]
+    if stop is not None:  # env fails there or does what is not read: no advice on the words after it (the gate's too)
+        command, env = [], {}  # (diff None: no "needs no change" said of a command not edited)
+        notes.append(
+            f"no launch written: the command's env prefix is read no further ({stop[0]}); recommend does not edit "
+            "the words after it, which env would not run as given"
+        )
+    elif request.command:
         blocked = blocked_command_flags(judge, required)
         try:
             command, env, diff = edit_command(
@@ -1136,8 +1176,8 @@ def recommend(
         except CannotEdit as exc:  # never a wrong command: the changes are listed, to make by hand
             command, env, diff = [], {}, exc.changes
             notes.append(
-                f"no launch written: the launch stands in a shell's command string the changes cannot be written "
-                f"into ({exc}); make the changes below in that string by hand"
+                f"no launch written: the changes cannot be written into the given command ({exc}); make the "
+                "changes below by hand"
             )
     else:
         tp = ctx.launch.get("tp")
@@ -1153,22 +1193,26 @@ def recommend(
     # the line proposed, judged as the gate judges it on the target stack: a refusal the gate knows is never proposed
     # (for a given launch, one it has already is its own: the gate says so of it)
     refused = []
-    if request.judge_line:
+    if stop is not None:
+        from stackcheck.launch.gate import _env_stop_problem
+
+        refused.append(_env_stop_problem(*stop))  # the gate's own refusal of the given command (exit 1, not 0)
+    line_env = {**(request.env if request.command else {}), **env}  # the line runs with `env` exported
+    if request.judge_line and stop is None:
         given = (
-            _refusing(gate_problems(target, model, split_env_prefix(request.command)[2]), model)
+            _refusing(gate_problems(target, model, read_prefix(request.command, request.env).argv), model)
             if request.command
             else []
         )
         known = {(p.subject, p.status) for p in given}
-        found = _refusing(gate_problems(target, model, split_env_prefix(command)[2]), model) if command else []
+        found = _refusing(gate_problems(target, model, read_prefix(command, line_env).argv), model) if command else []
         refused = [p for p in found if (p.subject, p.status) not in known]
     if request.judge_line and command and (failing is None or failing):
         # the stack checks the line needs that still fail on the target stack (the plan's still_failing_checks
         # among them): the gate refuses the launch for them whatever its flags, so no line is proposed either
-        _options, assigns, line = split_env_prefix(command)
-        seen = {**(request.env if request.command else {}), **env, **assigns}  # what the line's SGLang sees
-        refused += check_problems(target, line, seen, failing)
-    if refused:
+        read = read_prefix(command, line_env)  # what the line's SGLang sees: its env prefix applied
+        refused += check_problems(target, read.argv, read.env, failing)
+    if refused and stop is None:  # (a stop's note is written above)
         what = "; ".join(f"{p.subject} ({p.status}): {_short(p.message, 300)}" for p in refused)
         notes.append(f"no launch proposed: the gate would refuse it on the target stack: {what}")
         command, env = [], {}
@@ -1237,7 +1281,7 @@ def gate_advice(
     # holds here for this model, or none is known on this box): said, never left as if it were fine
     from stackcheck.launch.gate import derive
 
-    _, _, advised = split_env_prefix(rec.command)
+    advised = read_prefix(rec.command, env).argv
     refused = None
     if not any(p.decision == "attention" and p.status == "chosen" for p in rec.picks):  # a chosen one was judged
         advised_args = list(derive(advised, ctx.manifests.launch, {}).sglang_args)

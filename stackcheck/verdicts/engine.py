@@ -27,6 +27,7 @@ from stackcheck.facts.versions import (
     candidates_of,
     compare_numeric,
     parse_version,
+    post_between,
     public,
     straddled_final,
     version_in,
@@ -116,6 +117,15 @@ def _compare(op: str, lhs: Any, rhs: Any) -> bool:
                 str(lhs),
                 f"{lhs} is a pre-release or dev build of {final}: {rhs} holds for one of {final} and the releases"
                 " just below it, and which of their code a pre-release has is not known",
+            )
+        base = post_between(str(lhs), str(rhs))
+        if base is not None:
+            # PEP 440 puts a post release of V outside both `<=V` and `>V`, so a rule pair split there judged it by
+            # neither: its code is V's or a later release's, not known (imend2)
+            raise Missing(
+                str(lhs),
+                f"{lhs} falls between <={base} and >{base}: PEP 440 puts a post release of {base} in neither, and"
+                f" whether its code is {base}'s or a later release's is not known",
             )
         return result
     raise Missing(op, f"unknown operator {op!r}")

@@ -35,9 +35,9 @@ def _version_in(version: str | None, spec: str) -> bool | None:
 
 def _unsettled(version: str | None, spec: str) -> str:
     """Why _version_in gave None, in words."""
-    from stackcheck.facts.versions import straddled_final
+    from stackcheck.facts.versions import settled
 
-    final = straddled_final(version, spec) if version is not None else None
+    final = settled(version, spec).straddled if version is not None else None
     if final is not None:
         return (f"{version} is a pre-release or dev build of {final}, whose code is {final}'s or the release's before"
                 " it: which is not known")  # fmt: skip
