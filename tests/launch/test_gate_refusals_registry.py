@@ -22,6 +22,7 @@ from stackcheck.knowledge.loader import load
 # a fragment of each rule's upstream message, to find the check in a wheel
 CHECK_TEXT = {
     "eagle-topk-page-size": "with page_size > 1 is",
+    "lmcache-disable-radix-cache": "requires radix cache to be enabled",
     "trtllm-mha-topk-one": "trtllm_mha backend only supports topk = 1",
     "standalone-dp-attention": "standalone speculative decoding does not support dp attention",
     "ngram-dp-attention": "ngram speculative decoding does not support dp attention",
