@@ -136,6 +136,22 @@ def _for_release(entries: Any, version: str) -> Mapping[str, Any] | None:
     )
 
 
+def _post_between_entries(entries: Any, version: str) -> tuple[str, list[Mapping[str, Any]]] | None:
+    """(V, the applying entries of V and of the releases just above V's post releases) where `version` is a post
+    release of V (or a dev build of one) that no entry of a per-release list takes; None otherwise (not a post
+    release, or neither neighbour's entry applies)."""
+    from stackcheck.facts.versions import public
+
+    v = public(version)
+    if v is None or v.post is None or v.pre is not None:
+        return None
+    release = ".".join(str(x) for x in v.release)
+    prefix = f"{v.epoch}!" if v.epoch else ""
+    base, above = prefix + release, prefix + release + ".0" * max(0, 3 - len(v.release)) + ".1"
+    neighbours = [e for e in (_for_release(entries, base), _for_release(entries, above)) if e and e.get("applies")]
+    return (base, neighbours) if neighbours else None
+
+
 def _forced_page_size(options: Mapping[str, Any], page: Mapping[str, Any], version: str) -> int | None:
     """The page size an attention backend of the command sets before SGLang's checks run (None: none does)."""
     given = options.get("--page-size")
@@ -1922,12 +1938,10 @@ def refusal_problems(
     out: list[Problem] = []
     declared = release_flags  # the release's flags, read when a rule first applies (unless given)
     memo: dict[tuple[bool, bool], dict[str, Any]] = {}  # launch_values' entry-free values, the same for every rule
-    for rule in table.get("rules") or []:
-        if not isinstance(rule, dict):
-            continue
-        entry = _for_release(rule.get("releases"), sglang_version)
-        if entry is None or not entry.get("applies"):
-            continue
+
+    def judge(rule: Mapping[str, Any], entry: Mapping[str, Any]) -> Problem | None:
+        """The rule's problem with this launch under one of its release entries (None: its conditions do not hold)."""
+        nonlocal declared
         if isinstance(declared, _Unset) or declared is None:
             declared = reading_flags(mapping, sglang_version)
         after = not entry.get("before_equal_split", rule.get("before_equal_split"))
@@ -1950,7 +1964,7 @@ def refusal_problems(
         conds = [c for c in [*(rule.get("when") or []), *(entry.get("also") or [])] if isinstance(c, dict)]
         results = [_holds(c, values, entry) for c in conds]
         if not results or any(r is False for r in results):
-            continue
+            return None
         allowed = [str(a) for a in entry.get("allowed") or []]
         observe = rule.get("observe")
         if isinstance(observe, list):  # several facts, each with its name
@@ -1972,26 +1986,59 @@ def refusal_problems(
         sources = [*(entry.get("source") or []), *(rule.get("issues") or [])]
         subject = f"refusal {rule.get('id')}"
         if all(r is True for r in results):
-            out.append(Problem(subject, "blocked", "crash", message, sources, observed, required))
-            continue
+            return Problem(subject, "blocked", "crash", message, sources, observed, required)
         missing = "; ".join(
             [
                 *(getattr(values[f], "missing", None) or _AUTO_WORDS.get(f, f) for f in _unknown_facts(conds, values)),
                 *_unknown_in_whys(conds, values, entry),
             ]
         )
-        out.append(
-            Problem(
-                subject,
-                "unknown",
-                None,
-                f"SGLang {sglang_version} refuses this combination {rule.get('checked', 'at argument parsing')} "
-                f"when {missing} makes it hold: {message}",
-                sources,
-                observed,
-                required,
-            )
+        return Problem(
+            subject,
+            "unknown",
+            None,
+            f"SGLang {sglang_version} refuses this combination {rule.get('checked', 'at argument parsing')} "
+            f"when {missing} makes it hold: {message}",
+            sources,
+            observed,
+            required,
         )
+
+    for rule in table.get("rules") or []:
+        if not isinstance(rule, dict):
+            continue
+        entry = _for_release(rule.get("releases"), sglang_version)
+        if entry is None:
+            # a post release of a release V that the entries' ranges leave out (PEP 440 puts V.postN in neither <=V
+            # nor >V): its code is V's or a later release's, not read; where the rule holds under V's entry or the
+            # next releases' one, it is unknown, never silently no rule (imend2: eagle-topk-page-size blocked 0.5.12
+            # and said nothing for 0.5.12.post1)
+            between = _post_between_entries(rule.get("releases"), sglang_version)
+            if between is None:
+                continue
+            base, neighbours = between
+            found = [p for p in (judge(rule, e) for e in neighbours) if p is not None]
+            if found:
+                first = found[0]
+                out.append(
+                    Problem(
+                        first.subject,
+                        "unknown",
+                        None,
+                        f"SGLang {sglang_version} is a post release of {base}, which this rule's release ranges leave "
+                        f"out (PEP 440 puts it in neither <={base} nor >{base}) and whose wheel was not read: it "
+                        f"refuses this combination where its code is {base}'s or the next release's: {first.message}",
+                        first.source,
+                        first.observed,
+                        first.required,
+                    )
+                )
+            continue
+        if not entry.get("applies"):
+            continue
+        problem = judge(rule, entry)
+        if problem is not None:
+            out.append(problem)
     return out
 
 
