@@ -630,7 +630,11 @@ MAX_EXTENSION_FILES = 8
 
 
 def extension_links(
-    entry: Mapping[str, Any], env: Mapping[str, str], view: FileView, interpreter: str | None = None
+    entry: Mapping[str, Any],
+    env: Mapping[str, str],
+    view: FileView,
+    interpreter: str | None = None,
+    cwd: str | None = None,
 ) -> dict[str, Any]:
     """For each listed file of the extension module (packages.NAME.extension_files), the NVSHMEM libraries it needs
     (DT_NEEDED) and where the dynamic loader finds each, read, never loaded: {file: {"needed": [...], "rpath",
@@ -640,8 +644,11 @@ def extension_links(
     executable's RPATH serves every object without a RUNPATH: a conda Python's $ORIGIN/../lib), LD_LIBRARY_PATH, the
     ld.so cache file, the default directories; for a file with DT_RUNPATH, LD_LIBRARY_PATH, then its RUNPATH, then
     the cache and the default directories (no RPATH counts). `wheel_copies` lists the copies in the nvidia-* wheels'
-    lib directories beside the distribution, which torch may load first by their soname."""
-    from stackcheck.probes.cudalibs import _library_kind, box_machine, probe_cuda_libs
+    lib directories beside the distribution, which torch may load first by their soname. LD_LIBRARY_PATH is read as
+    the loader reads it (cudalibs.ld_library_path: `:` and `;`, empty and relative elements from `cwd`, the server's
+    directory where known); a library not found before an element that cannot be placed is unknown (`unreadable`),
+    never found past it nor missing (the lead, 2026-12-06: this reading split at `:` and dropped such elements)."""
+    from stackcheck.probes.cudalibs import _library_kind, box_machine, ld_library_path, probe_cuda_libs, unplaced_reason
     from stackcheck.readers.elf import ElfError, ElfFile
     from stackcheck.readers.libs import expand_dirs, nvidia_wheel_dirs
 
@@ -662,12 +669,13 @@ def extension_links(
         record: dict[str, Any] = {"needed": needed, "rpath": dyn.rpath, "runpath": dyn.runpath, "found": {}}
         # the loader reads DT_RPATH only where there is no DT_RUNPATH
         own = expand_dirs(dyn.runpath or dyn.rpath, where, machine or box_machine(view))
-        if dyn.runpath:  # LD_LIBRARY_PATH comes before a RUNPATH
-            ld = [d.rstrip("/") for d in (env.get("LD_LIBRARY_PATH") or "").split(":") if d.startswith("/")]
-            own = [*ld, *own]
+        ld, unplaced = ld_library_path(env.get("LD_LIBRARY_PATH"), cwd) if dyn.runpath else ([], None)
         for soname in needed:
             hit = None
-            for d in own:
+            for at, d in enumerate([*ld, *own]):  # (LD_LIBRARY_PATH comes before a RUNPATH)
+                if at == len(ld) and unplaced is not None:  # the search past LD_LIBRARY_PATH's unplaced element
+                    record.setdefault("unreadable", {})[soname] = unplaced_reason(unplaced)
+                    break
                 kind = _library_kind(view, posixpath.join(d, soname), machine)
                 if kind == "ok":
                     hit = posixpath.join(d, soname)
@@ -676,7 +684,7 @@ def extension_links(
                     record.setdefault("unreadable", {})[soname] = f"{d}/{soname}: {kind.partition(': ')[2]}"
                     break
             if hit is None and soname not in record.get("unreadable", {}):
-                libs = probe_cuda_libs(env, view, (soname,), None if dyn.runpath else interpreter)
+                libs = probe_cuda_libs(env, view, (soname,), None if dyn.runpath else interpreter, cwd=cwd)
                 hit = libs.get(soname)
                 if soname in (libs.get("unreadable") or {}):
                     record.setdefault("unreadable", {})[soname] = libs["unreadable"][soname]
@@ -710,7 +718,9 @@ class PackagesProbe(Probe):
                 from stackcheck.probes.cudalibs import _interpreter
 
                 # (only where DeepEP is installed)
-                links = extension_links(entry, ctx.env, ctx.fs, _interpreter(ctx))
+                # the server's loader environment (a gated command's own LD_LIBRARY_PATH) and directory, as the
+                # cuda_libs probe reads them
+                links = extension_links(entry, ctx.loader_environ, ctx.fs, _interpreter(ctx), ctx.launch_cwd)
                 if links:
                     entry["extension_links"] = links
         errors = [f"{n}: {p['error']}" for n, p in packages.items() if "error" in p]
