@@ -116,9 +116,9 @@ LAUNCH_DIR_UNKNOWN = "the server's working directory (gate --cwd names it)"
 def path_nvcc(view: FileView, path_value: str | None, cwd: str | None) -> tuple[str | None, str | None, str]:
     """(the nvcc torch's _find_cuda_home finds on the server's PATH, as a box path; the CUDA home it takes from it;
     why that is not known, or ""). A relative or empty PATH entry met before any nvcc is read from `cwd`, the server's
-    working directory, where known (fsview.which with a cwd, as the python lookup does), the home taken as torch
-    takes it from the relative path (`bin` or `` give the working directory itself); where `cwd` is not known the
-    search stops there (None, None, why): an nvcc found past it is not the one torch may take."""
+    working directory, where known (fsview.which with a cwd, as the python lookup does); an nvcc found there gives torch
+    a relative CUDA home, which each build step reads from its own directory, so the search stops there too (None,
+    None, why), as it does where `cwd` is not known: an nvcc found past it is not the one torch may take."""
     for entry in (path_value or "").split(":") if path_value else ():
         relative = not entry.startswith("/")
         if relative and not (cwd is not None and cwd.startswith("/")):
@@ -129,8 +129,22 @@ def path_nvcc(view: FileView, path_value: str | None, cwd: str | None) -> tuple[
             continue
         if not relative:
             return found, posixpath.dirname(posixpath.dirname(found)), ""
+        # torch keeps the home as written, relative ('' for `bin` or an empty entry): each later path joined to it
+        # (_join_cuda_home: nvcc, include/, lib64/) is read from the directory of whichever step uses it, the JIT's
+        # ninja and nvcc running in the build directory (cpp_extension.py:2595-2601), not the server's (on the lent
+        # H100, 2026-12-06, bench/h200_loader_truth.py: `_find_cuda_home()` returned '' for PATH=bin:... run from
+        # /usr/local/cuda-13.0, where this lookup had said /usr/local/cuda-13.0)
         home = posixpath.dirname(posixpath.dirname(posixpath.join(entry, "nvcc")))
-        return found, posixpath.join(str(cwd), home) if home else str(cwd), ""
+        return (
+            None,
+            None,
+            (
+                f"PATH's relative entry {entry!r} gives torch the nvcc {found} by the relative name "
+                f"{posixpath.join(entry, 'nvcc')!r} and the CUDA home {home!r}, which torch keeps relative "
+                "(cpp_extension.py _find_cuda_home) and each build step reads from its own directory: the build's "
+                "toolkit is not known"
+            ),
+        )
     return None, None, ""
 
 
