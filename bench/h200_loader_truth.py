@@ -116,9 +116,11 @@ def main() -> int:
             out = subprocess.run(
                 [args.python, "-c", CUDA_HOME], env=env, cwd=cwd, capture_output=True, text=True, check=False
             )
-            truth = out.stdout.strip().splitlines()[-1] if out.stdout.strip() else f"error: {out.stderr[-200:]}"
+            # (torch keeps a relative home as written: '' for `bin` or an empty entry, printed as an empty line)
+            lines = out.stdout.rstrip("\n").split("\n")
+            truth = lines[-1] if out.returncode == 0 else f"error: {out.stderr[-200:]}"
             verdict = "agree" if real(probe) == real(truth) else ("unknown" if probe is None else "DIFFER")
-            print(f"toolkits [{name}] build toolkit: probe {probe} box {truth}: {verdict}")
+            print(f"toolkits [{name}] build toolkit: probe {probe} box {truth!r}: {verdict}")
     return 0
 
 
