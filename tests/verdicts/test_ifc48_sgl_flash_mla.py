@@ -39,6 +39,8 @@ def _verdict(feature: str, sglang: str, flash_mla: dict[str, Any] | None, cc: st
     facts["packages_complete"] = True
     if flash_mla is not None:
         facts["packages"]["sgl-flash-mla"] = flash_mla
+    else:  # (release_facts installs 0.5.23's pins, sgl-flash-mla among them: a list saved before it was read lacks it)
+        facts["packages"].pop("sgl-flash-mla", None)
     ctx = Context(facts=facts, manifests=m, launch={"tp": 8})  # type: ignore[arg-type]
     return evaluate_feature(next(f for f in m.features if f["id"] == feature), ctx)
 
