@@ -15,6 +15,9 @@ from cli_process import ROOT, clean_env
 #: runs `python -m stackcheck ARGS` with a real SIGINT sent to itself where HOOK is called
 _DRIVER = """
 import os, runpy, signal, sys
+# (a parent that ignores SIGINT hands that on to its children, and Python then installs no handler of its own: the
+# whole suite's run once did, and the command ran to exit 0; a terminal's Ctrl-C reaches a Python that handles it)
+signal.signal(signal.SIGINT, signal.default_int_handler)
 import {module} as target
 real = target.{name}
 def hooked(*a, **k):

@@ -136,11 +136,13 @@ def test_a_secret_assignment(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_read_prefix() -> None:
-    """Where the options end: an assignment-looking word that is an option's argument stays with the option."""
-    got = read_prefix(["env", "-u", "A=1", "-S", "B=2", "C=3", *LAUNCH], {"A=1": "x", "D": "4", "C": "5"})
-    assert (got.options, got.assigns, got.argv) == (["env", "-u", "A=1", "-S", "B=2"], {"C": "3"}, LAUNCH)
+    """Where the options end: an option's argument stays with the option (`-S B=2` is no assignment of the command);
+    `-u A=1` makes GNU env fail (exit 125, env.c :222-231: irev68), so the reading stops there."""
+    got = read_prefix(["env", "-u", "A", "-S", "B=2", "C=3", *LAUNCH], {"A": "x", "D": "4", "C": "5"})
+    assert (got.options, got.assigns, got.argv) == (["env", "-u", "A", "-S", "B=2"], {"C": "3"}, LAUNCH)
     assert got.env == {"D": "4", "C": "3", "B": "2"} and got.fixed == {"B"} and got.inline and got.stop is None
     assert got.inherits == {"D": "4", "C": "5", "B": "2"}
+    assert read_prefix(["env", "-u", "A=1", "-S", "B=2", *LAUNCH], {"A=1": "x"}).stop is not None
     got = read_prefix(["env", "-", "A=1", *LAUNCH], {"D": "4"})
     assert (got.options, got.assigns, got.env) == (["env", "-"], {"A": "1"}, {"A": "1"})
     assert got.inherits == {}  # (-: env starts empty)
