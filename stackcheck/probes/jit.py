@@ -1024,21 +1024,9 @@ def _shell_words(command: str) -> list[str] | None:
     first. `$` and the other expansions stay in the words (the callers leave a word holding one unread)."""
     if not any(c in command for c in "'\"\\"):
         return command.split()
-    state, i = "", 0
-    while i < len(command):
-        c = command[i]
-        if state == "'":
-            state = "" if c == "'" else state
-        elif c == "\\":
-            i += 1
-        elif state == '"':
-            state = "" if c == '"' else state
-        elif c in "'\"":
-            state = c
-        elif c == "#" and (i == 0 or command[i - 1] in " \t"):
-            command = command[:i]
-            break
-        i += 1
+    _, comment = _quote_scan(command, "")
+    if comment is not None:
+        command = command[:comment]
     import shlex
 
     try:
@@ -1163,21 +1151,30 @@ def _script_lines(text: str) -> list[tuple[str, bool]]:
         out.append((line, state != ""))
         if not state and line.lstrip().startswith("#"):
             continue
-        i = 0
-        while i < len(line):
-            c = line[i]
-            if state == "'":
-                state = "" if c == "'" else state
-            elif c == "\\":
-                i += 1
-            elif state == '"':
-                state = "" if c == '"' else state
-            elif c in "'\"":
-                state = c
-            elif c == "#" and (i == 0 or line[i - 1] in " \t"):
-                break
-            i += 1
+        state, _ = _quote_scan(line, state)
     return out
+
+
+def _quote_scan(line: str, state: str) -> tuple[str, int | None]:
+    """One line's quotes followed as the shell follows them from `state` ("", "'" or '"': a quote an earlier line
+    opened): a backslash escapes the next character outside single quotes, and a `#` after a blank or at the line's
+    start, outside quotes, starts a comment. (the quote open at the line's end, or the state where a comment starts;
+    the comment's index, or None). One scanner for _script_lines and _shell_words, which each had a copy."""
+    i = 0
+    while i < len(line):
+        c = line[i]
+        if state == "'":
+            state = "" if c == "'" else state
+        elif c == "\\":
+            i += 1
+        elif state == '"':
+            state = "" if c == '"' else state
+        elif c in "'\"":
+            state = c
+        elif c == "#" and (i == 0 or line[i - 1] in " \t"):
+            return state, i
+        i += 1
+    return state, None
 
 
 def _resolved(view: FileView, program: str) -> str:
