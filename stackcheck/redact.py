@@ -226,10 +226,31 @@ def _mask_url(m: re.Match[str]) -> str:
 
 def redact_urls(text: str) -> str:
     """`scheme://user:password@host/...` -> `scheme://***@host/...` (also a user name alone: tokens are
-    often passed as one)."""
-    if "://" not in text:
+    often passed as one); `user:password@host` without a scheme -> `***@host` (_USERINFO)."""
+    if "@" not in text:
         return text
-    return _URL.sub(_mask_url, text)
+    if "://" in text:
+        text = _URL.sub(_mask_url, text)
+    if ":" in text:
+        text = _USERINFO.sub(_mask_userinfo, text)
+    return text
+
+
+#: `user:password@host` with no scheme before it (`LMCACHE_MP_HOST=alice:pw@cache:6555`, a Redis or Mooncake address
+#: in a log line): the user starts a word (not after `/`, `:`, `@` or a word character: `scheme://` was masked
+#: before), the password holds no space, `/`, `:` or `@`, the host starts with a letter or digit. An image reference
+#: pinned by digest (`name:tag@sha256:...`) has the same shape and is kept (_DIGEST_ALGORITHMS).
+_USERINFO = _lazy(
+    r"(?<![A-Za-z0-9._%+\-/:@*])(?P<user>[A-Za-z0-9._%+\-]+):(?P<password>[^\s@/:\"'<>`*]+)"
+    r"@(?P<host>[A-Za-z0-9][A-Za-z0-9.\-]*)(?P<colon>:?)"
+)
+_DIGEST_ALGORITHMS = frozenset({"sha256", "sha384", "sha512"})
+
+
+def _mask_userinfo(m: re.Match[str]) -> str:
+    if m.group("colon") and m.group("host").lower() in _DIGEST_ALGORITHMS:
+        return m.group(0)
+    return f"{MASK}@{m.group('host')}{m.group('colon')}"
 
 
 def _assign_masked(m: re.Match[str]) -> str:

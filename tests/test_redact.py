@@ -531,3 +531,32 @@ def test_a_scheme_after_the_same_word_elsewhere_is_masked_in_a_document(text: st
 
     assert _redact.redact_text(text) != text
     assert _redact.public_document({"x": [text]}) == {"x": [_redact.redact_text(text)]}
+
+
+# ---- credentials without a scheme ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "masked"),
+    [
+        ("LMCACHE_MP_HOST=alice:hunter2pass@cachehost:6555", "LMCACHE_MP_HOST=***@cachehost:6555"),
+        ("connecting to bob:s3cr3t@redis.internal failed", "connecting to ***@redis.internal failed"),
+        ('{"master": "carol:pw-99@10.0.0.5:50051"}', '{"master": "***@10.0.0.5:50051"}'),
+    ],
+)
+def test_user_and_password_without_a_scheme_are_masked_in_text(text: str, masked: str) -> None:
+    assert redact_text(text) == masked
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "lmsysorg/sglang:v0.5.9-cu130@sha256:0123abcd",  # an image pinned by digest
+        "sglang:latest@sha256:0123abcd",
+        "git@github.com:sgl-project/sglang.git",  # no password before the '@'
+        "http://host:8080/a@b",
+        "user@host",
+    ],
+)
+def test_digests_and_plain_addresses_are_kept(text: str) -> None:
+    assert redact_text(text) == text
