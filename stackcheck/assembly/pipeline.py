@@ -156,9 +156,10 @@ def gather(
             # gate --cwd: where the launch starts (a relative SGLANG_NCCL_SO_PATH is opened from there)
             # (and `env -C DIR` of the command's own wrappers: irobust)
             # (a gate of this host without --cwd: its own working directory, where it runs the server: opts.launch_dir)
+            # (an audit of this host: its own working directory, where the server is taken to start: audit.run)
             launch_cwd=command_directory(command, environ, cwd if opts.cwd else getattr(opts, "launch_dir", None))
             if command
-            else None,
+            else getattr(opts, "launch_dir", None),
             view=view,
             target=target,
             gates=lambda: load().gates,

@@ -69,12 +69,30 @@ def started_by_gather(args: argparse.Namespace, gather: Callable[[], Any]) -> Ca
     return gathered
 
 
+#: what report.launch_dir.from says of an audit of this host
+LAUNCH_DIR_FROM = (
+    "the audit's own working directory: a server started from another directory reads a relative or empty "
+    "LD_LIBRARY_PATH or PATH element from there (gate --cwd DIR judges a launch from DIR)"
+)
+
+
 def run(args: argparse.Namespace) -> int:
     from stackcheck.assembly.pipeline import audit_report
     from stackcheck.knowledge.sources import normalize
 
     fmt = format_choice(args)
     opts = options_from(args)
+    if not (opts.facts_file or opts.image or opts.root):
+        # an audit of this host reads a relative or empty LD_LIBRARY_PATH / PATH element (`/usr/local/cuda/lib64:`, a
+        # common trailing ':') from its own working directory, as a gate of this host does (igap45): the server is
+        # taken to start where the audit runs; before, every CUDA library such an element could change was unknown
+        # on such a box. The report says so (launch_dir); --facts, --image and --root never take it.
+        import os
+
+        try:
+            opts.launch_dir = os.getcwd()
+        except OSError:  # (a working directory removed under the audit: not known)
+            opts.launch_dir = None
 
     def also() -> None:  # (in build_report's loading thread, while the probes wait on the driver)
         _prepare(fmt)
@@ -84,6 +102,8 @@ def run(args: argparse.Namespace) -> int:
     gathered = started_by_gather(args, lambda: gather(opts))
     report, manifests = audit_report(opts, gathered=gathered, also=None if opts.facts_file else also)
     report = normalize(report, manifests.sources)  # every `source` as [{id, title, url}]
+    if opts.launch_dir and not opts.facts_file:
+        report["launch_dir"] = {"path": opts.launch_dir, "from": LAUNCH_DIR_FROM}
     emit(REPORT_FORMATS[fmt](report, render_options(args)), args)
     return EXIT_OK if report["summary"]["consistent"] else EXIT_FINDING
 
