@@ -774,6 +774,8 @@ class Engine:
         got = self._contexts.get(id(facts)) if self.memo else None
         if got is not None and got[0] is facts:
             return got[1]
+        if self.memo and facts is self.ctx.facts and self.ctx.kept_lookups():
+            return self.ctx
         ctx = Context(facts=facts, manifests=self.ctx.manifests, launch=self.ctx.launch)
         if facts.get("gpus") is self.ctx.facts.get("gpus"):
             ctx.share_gpu_models(self.ctx)  # the same GPUs: their models are not worked out again

@@ -160,6 +160,10 @@ class Context:
         if self._lookups is None:
             self._lookups = {}
 
+    def kept_lookups(self) -> bool:
+        """Whether keep_lookups was called: the caller said these facts, launch and manifests stay as they are."""
+        return self._lookups is not None
+
     def __repr__(self) -> str:
         return f"Context(facts={self.facts!r}, manifests={self.manifests!r}, launch={self.launch!r})"
 
