@@ -322,7 +322,9 @@ def command_directory(command: Sequence[str], environ: Mapping[str, str], cwd: s
     """The directory the gated command's program starts in, where known: `cwd` (None: not known) after each `env -C
     DIR` of its wrappers (an absolute DIR is known whatever `cwd` is)."""
     dirs: list[str] = []
-    _unwrap(command, dict(environ), [], dirs)
+    env = dict(environ)
+    # (an `env -C DIR` behind another launcher too, as command_environment applies that env's variables: irev69)
+    _behind_launchers(_unwrap(command, env, [], dirs) or [], env, dirs)
     return _entered_known(cwd, dirs)
 
 
@@ -338,13 +340,18 @@ def command_environment(command: Sequence[str], environ: Mapping[str, str]) -> d
     """The environment the gated command's program starts with: `environ` with the command's leading `env
     [-i] [-u NAME] [NAME=VALUE]...` and `nohup` wrappers applied (up to an `env` option not followed)."""
     env = dict(environ)
-    args = _unwrap(command, env, []) or []
-    # an `env` behind another launcher (`timeout 600 env ...`, `sudo -u svc env ...`), before the interpreter or
-    # SGLang's own program: applied where its reading does not stop, as the gate's find_launch applies it to the
-    # launch (irev68: the probes read SGLANG_NCCL_SO_PATH, PATH and LD_LIBRARY_PATH from the environment before it)
+    return _behind_launchers(_unwrap(command, env, []) or [], env, [])
+
+
+def _behind_launchers(args: Sequence[str], env: dict[str, str], dirs: list[str]) -> dict[str, str]:
+    """The environment after each `env` behind another launcher (`timeout 600 env ...`, `sudo -u svc env ...`) in
+    `args` (the command after its leading `env` / `nohup` wrappers, which _unwrap took), before the interpreter or
+    SGLang's own program: applied where its reading does not stop, as the gate's find_launch applies it to the launch
+    (irev68: the probes read SGLANG_NCCL_SO_PATH, PATH and LD_LIBRARY_PATH from the environment before it); each such
+    env's -C DIR added to `dirs` (irev69: command_directory, the launch directory, follows the same env)."""
     from stackcheck.assembly.env_prefix import read_env
 
-    i = 0  # (_unwrap took the leading `env` and `nohup` wrappers)
+    i = 0
     while i < len(args):
         word = posixpath.basename(args[i])
         if _LAUNCH_PROGRAM.fullmatch(word):
@@ -354,6 +361,7 @@ def command_environment(command: Sequence[str], environ: Mapping[str, str]) -> d
             if read.stop is not None or not any(_LAUNCH_PROGRAM.fullmatch(posixpath.basename(w)) for w in read.command):
                 break
             env, args, i = dict(read.env), read.command, 0  # (the program env runs may be another launcher)
+            dirs.extend(read.dirs)
             continue
         i += 1
     return env

@@ -451,7 +451,9 @@ def post_between(version: str, spec: str) -> str | None:
     '0.5.23.post1.dev0', '0.5.23.post1+local') and `spec` has a `<=V` or `>V` clause and gives V and the releases just
     above V's post releases different answers: PEP 440 puts V.postN outside both `<=V` (it is above V) and `>V` (an
     exclusive ordered clause takes no post release of its own version), so a rule pair split there (`<=0.5.23` /
-    `>0.5.23`) judges it by neither side, and whether its code is V's or a later release's is not known. None
+    `>0.5.23`) judges it by neither side, and whether its code is V's or a later release's is not known. `==V` and
+    `!=V` likewise (irev69: V.postN is not V, so a rule written for one release, `==0.5.8`, said nothing for
+    0.5.8.post1; `===` and wildcard clauses are left as version_in reads them). None
     otherwise: no post release, a post release of a pre-release (final_release and straddled_final read those), an
     unreadable version or specifier, no such clause (`<V` / `>=V` put V.postN on V's side), and a specifier whose
     other clauses give V and the releases above the same answer (`<=0.5.23,>=0.6`)."""
@@ -460,9 +462,10 @@ def post_between(version: str, spec: str) -> str | None:
     if v is None or clauses is None:
         return None
     base = _with(v, post=None, dev=None)
-    if not any(op in ("<=", ">") and _parsed(target) == base for op, target in clauses):
+    exact = [(op, t) for op, t in clauses if op != "===" and not t.endswith(".*")]  # (parse_version reads these)
+    if not any(op in ("<=", ">", "==", "!=") and _parsed(target) == base for op, target in exact):
         return None
-    width = max([len(base.release), *(len(_parsed(t).release) for op, t in clauses if not t.endswith(".*"))])
+    width = max([len(base.release), *(len(_parsed(t).release) for op, t in exact)])
     parts = [*base.release, *[0] * (width - len(base.release)), 1]  # above V and every V.postN, below V's next
     above = (f"{base.epoch}!" if base.epoch else "") + ".".join(map(str, parts))
     return None if version_in(str(base), spec) is version_in(above, spec) else str(base)

@@ -215,10 +215,17 @@ def find_launch(
             # an `env` prefix behind a launcher (`nohup env -u A python ...`, `timeout 600 env -i ...`, `sudo -u svc
             # env ...`): the launch runs with what it does (irev68: it was skipped, and the gate judged the launch with
             # the environment before it). Where its reading stops (an option env rejects: the word may be another
-            # launcher's value, `conda run -n env --no-capture-output ...`), it is passed over as before
+            # launcher's value, `conda run -n env --no-capture-output ...`), it is passed over as before; where env
+            # runs the command with what is not read (`-a NAME`, a -S string's `${NAME}` not known: fails false), the
+            # stop is derive's as a leading env's is (irev69: passed over, the launch was judged with the environment
+            # before that env, whose -u / NAME=VALUE apply)
             stopped: list[tuple[str, bool]] = []
             dirs: list[str] = []
             after_env, inner_env = split_env_prefix(argv[i:], env, dirs, stopped)
+            runs = [stop for stop in stopped if not stop[1]]
+            stops = trace.get("env_stops") if trace is not None else None
+            if runs and isinstance(stops, list) and runs[0] not in stops:
+                stops.append(runs[0])
             if not stopped:
                 if trace is not None and dirs and isinstance(trace.get("cwd"), str):
                     trace["cwd"] = posixpath.join(trace["cwd"], *dirs)  # (`env -C DIR`; the last, absolute, wins)

@@ -118,8 +118,12 @@ def path_nvcc(view: FileView, path_value: str | None, cwd: str | None) -> tuple[
     why that is not known, or ""). A relative or empty PATH entry met before any nvcc is read from `cwd`, the server's
     working directory, where known (fsview.which with a cwd, as the python lookup does); an nvcc found there gives torch
     a relative CUDA home, which each build step reads from its own directory, so the search stops there too (None,
-    None, why), as it does where `cwd` is not known: an nvcc found past it is not the one torch may take."""
-    for entry in (path_value or "").split(":") if path_value else ():
+    None, why), as it does where `cwd` is not known: an nvcc found past it is not the one torch may take. `path_value`
+    None (PATH unset in the server's environment: `env -i`) is shutil.which's default, os.confstr("CS_PATH"),
+    '/bin:/usr/bin' on glibc (CPython 3.11 Lib/shutil.py which(); irev69: it was read as '', which finds nothing)."""
+    if path_value is None:
+        path_value = posixpath.defpath
+    for entry in path_value.split(":") if path_value else ():
         relative = not entry.startswith("/")
         if relative and not (cwd is not None and cwd.startswith("/")):
             shown = repr(entry) if entry else "an empty entry"
@@ -172,7 +176,7 @@ class ToolkitsProbe(Probe):
         def work() -> None:
             try:
                 view = ctx.fs
-                nvcc_path, home, _ = path_nvcc(view, ctx.loader_environ.get("PATH", ""), ctx.launch_cwd)
+                nvcc_path, home, _ = path_nvcc(view, ctx.loader_environ.get("PATH"), ctx.launch_cwd)
                 if nvcc_path is None or home is None:
                     return
                 if kind_of(view, home) == "dir" and read_toolkit_version(view, home) is not None:
@@ -230,7 +234,7 @@ class ToolkitsProbe(Probe):
                 entry = add(value, var)
                 build_choice = build_choice or entry
 
-        nvcc_path, home, unknown_nvcc = path_nvcc(view, ctx.loader_environ.get("PATH", ""), ctx.launch_cwd)
+        nvcc_path, home, unknown_nvcc = path_nvcc(view, ctx.loader_environ.get("PATH"), ctx.launch_cwd)
         if unknown_nvcc and build_choice is None:
             notes.append(f"which toolkit a build picks is not known: {unknown_nvcc}")
         if nvcc_path is not None and home is not None:

@@ -409,8 +409,12 @@ def _system_libraries_result(
     table = libs if isinstance(libs, Mapping) else {}
     not_read = _unread_sonames(lib, facts)
     missing = [s for s in sonames if s not in not_read and table.get(s) is None]
-    # an item with a not_probed_note is judged on what was read, and _judge_entry notes the rest
-    unread = [] if isinstance(lib.get("not_probed_note"), str) else not_read
+    # an item with a not_probed_note is judged on what was read, and _judge_entry notes the rest: a soname the report
+    # never looked for (absent from cuda_libs); one it looked for whose loader copy is not known (`unreadable`: a copy
+    # not read, an LD_LIBRARY_PATH element not placed, a launch's own loader path) is unknown as for any item (irev69)
+    unreadable = table.get("unreadable")
+    looked = [s for s in not_read if s in table and isinstance(unreadable, Mapping) and s in unreadable]
+    unread = looked if isinstance(lib.get("not_probed_note"), str) else not_read
     if not unread and not missing:
         return None  # the loader finds every one
     where = f"{dist}'s compiled module links {', '.join(sonames)} where its release is {lib.get('needs_versions')}"
