@@ -125,6 +125,11 @@ WANTED = (
     # (features attention-dsa-flashmla-kv / -sparse, rule sgl-flash-mla-installed; Name: sgl-flash-mla in the 1.0.0
     # wheel's METADATA, read 2026-12-06, ifc48)
     "sgl-flash-mla",
+    # SGLang 0.5.17+ vendor FA4 (sglang/kernels/ops/attention/flash_attn/cute), whose interface imports the
+    # quack-kernels wheel's `quack` at module level: without it the first FA4 call raises ImportError (feature
+    # attention-fa4, rule quack-kernels-installed; Name: quack-kernels in the 0.6.5 wheel's METADATA, read
+    # 2026-12-06, igap48)
+    "quack-kernels",
 )
 #: the packages a serving environment has; an environment with none of them is "not this one" (see the
 #: environments probe, which then looks for one that has them)
