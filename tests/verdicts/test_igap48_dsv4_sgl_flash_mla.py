@@ -9,7 +9,9 @@ sgl-flash-mla not installed on 0.5.23, pass where installed, not applied where t
 from __future__ import annotations
 
 import copy
+import json
 import zipfile
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,6 +24,11 @@ from stackcheck.verdicts.types import FeatureVerdict
 
 RULE = "sgl-flash-mla-installed"
 FEATURE = "dsv4-flashmla-sparse-prefill"
+RTXPRO = Path(__file__).resolve().parents[1] / "cases" / "rtxpro6000-pcie-iommu-translated" / "facts.json"
+DSV4: dict[str, Any] = {
+    "architectures": ["DeepseekV4ForCausalLM"], "model_type": "deepseek_v4", "hidden_size": 7168,
+    "num_attention_heads": 128, "num_key_value_heads": 1, "index_topk": 1024,
+}  # fmt: skip
 
 
 def _verdict(sglang: str, flash_mla: dict[str, Any] | None, cc: str) -> FeatureVerdict:
@@ -89,3 +96,27 @@ def test_the_real_wheel() -> None:
     init = next(i for i, line in enumerate(backend) if line.strip() == "if is_cuda():")
     assert backend[init + 1].strip() == "from sglang.kernels.ops.attention import flash_mla_interface"
     assert "import flash_mla" in interface
+
+
+@pytest.mark.parametrize(("installed", "blocked"), [(False, True), (True, False)])
+def test_the_gate_on_a_deepseek_v4_launch_on_sm120(tmp_path: Path, installed: bool, blocked: bool) -> None:
+    # fails on the parent for installed=False: the feature ok on SM12x with 0.5.23, the launch not refused for it
+    from gate_cli import gate_json, model_dir
+
+    doc = json.loads(RTXPRO.read_text())  # cc 12.0
+    packages = doc["facts"]["packages"]
+    packages["sglang"].update(version="0.5.23", dist_version="0.5.23")
+    packages["sglang-kernel"].update(version="0.4.10", dist_version="0.4.10")
+    packages["sgl-flash-mla"] = {"installed": True, "version": "1.0.0"} if installed else {"installed": False}
+    facts = tmp_path / "facts.json"
+    facts.write_text(json.dumps(doc))
+    dsv4 = model_dir(tmp_path, "DeepSeek-V4", DSV4)
+    got = gate_json(facts, "--model-path", str(dsv4), dry_run=True)
+    assert any(r["feature"] == FEATURE for r in got["derived"]["required"])
+    reasons = [b for b in got["reasons"] if b["feature"] == FEATURE]
+    if blocked:
+        assert reasons and reasons[0]["status"] == "blocked", reasons
+        assert got["decision"] == "refuse"
+        assert "No module named 'flash_mla'" in json.dumps(reasons)
+    else:
+        assert not reasons, reasons
