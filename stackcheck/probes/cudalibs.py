@@ -33,7 +33,8 @@ Facts: `cuda_libs: {"libcudart.so.12": "/usr/local/cuda-12.8/lib64/libcudart.so.
 "ld_cache": "file" | "unavailable: reason", "ld_library_path": [the LD_LIBRARY_PATH directories searched, up to
 an element not placed],
 "unreadable"?: {"libnuma.so.1": "path: reason"},
-"interpreter_rpath"?: {"interpreter": path, "rpath": raw, "dirs": [...]} | {"interpreter": path, "error": why}}`.
+"interpreter_rpath"?: {"interpreter": path, "rpath": raw, "dirs": [...], "libpython": the libpython soname it NEEDs, ""
+for none} | {"interpreter": path, "error": why}}`.
 """
 
 from __future__ import annotations
@@ -76,6 +77,10 @@ SONAMES = (
     # mooncake/engine.so) NEEDs and no Mooncake wheel brings (read in the cp311 x86_64 wheels): preflight.json
     # system_libraries (a report without it keeps its verdict, with a note: not_probed_note)
     "liblzma.so.5",
+    # CPython's shared library, which the engine copy bundled in mooncake-transfer-engine 0.3.8-0.3.9 NEEDs (its EP
+    # module links it; read in the cp311 x86_64 wheels): an interpreter that does not link it itself (a statically
+    # linked python) leaves it to the loader's path (preflight.json a2a_packages python_library)
+    *(f"libpython3.{minor}.so.1.0" for minor in range(10, 15)),
 )
 LD_CACHE = "/etc/ld.so.cache"
 LD_CACHE_CAP = 8 << 20  # a real cache is a few hundred kilobytes
@@ -255,7 +260,8 @@ def _kept_rpath(view: FileView, interpreter: str, cache_dir: str | None) -> tupl
 
 def _is_rpath_answer(got: Any) -> bool:
     """A kept answer of the shape _read_interpreter_rpath gives (less "interpreter"), nothing else."""
-    if type(got) is not dict or set(got) - {"rpath", "dirs", "runpath"} or not {"rpath", "dirs"} <= set(got):
+    keys = {"rpath", "dirs", "runpath", "libpython"}
+    if type(got) is not dict or set(got) - keys or not {"rpath", "dirs"} <= set(got):
         return False
     dirs, rpath, runpath = got["dirs"], got["rpath"], got.get("runpath", "")
     return (
@@ -263,6 +269,7 @@ def _is_rpath_answer(got: Any) -> bool:
         and all(type(d) is str for d in dirs)
         and (rpath is None or type(rpath) is str)
         and type(runpath) is str
+        and type(got.get("libpython", "")) is str
     )
 
 
@@ -280,6 +287,9 @@ def _read_interpreter_rpath(view: FileView, interpreter: str) -> dict[str, Any]:
         out["error"] = str(exc)[:300]
         return out
     out["rpath"], out["dirs"] = dyn.rpath, []
+    # the libpython the interpreter links ("" for none: a statically linked python), which its process has loaded
+    # before any extension asks for it by that soname
+    out["libpython"] = next((n for n in dyn.needed if n.startswith("libpython")), "")
     if dyn.runpath is not None:
         out["runpath"] = dyn.runpath  # the loader then ignores DT_RPATH, and RUNPATH is not inherited
     elif dyn.rpath:

@@ -125,6 +125,15 @@ WANTED = (
     # (features attention-dsa-flashmla-kv / -sparse, rule sgl-flash-mla-installed; Name: sgl-flash-mla in the 1.0.0
     # wheel's METADATA, read 2026-12-06, ifc48)
     "sgl-flash-mla",
+    # SGLang 0.5.17+ vendor FA4 (sglang/kernels/ops/attention/flash_attn/cute), whose interface imports the
+    # quack-kernels wheel's `quack` at module level: without it the first FA4 call raises ImportError (feature
+    # attention-fa4, rule quack-kernels-installed; Name: quack-kernels in the 0.6.5 wheel's METADATA, read
+    # 2026-12-06, igap48)
+    "quack-kernels",
+    # SGLang 0.5.19+'s MiniCPM sparse backend imports tilelang (minicpm/fuse_kernel.py, module level) as it builds its
+    # fused top-k where SGLANG_MINICPM_FUSE_TOPK is on (feature attention-minicpm-sparse, rule tilelang-installed;
+    # Name: tilelang in the 0.1.12 wheel's METADATA, read 2026-12-06, igap48)
+    "tilelang",
 )
 #: the packages a serving environment has; an environment with none of them is "not this one" (see the
 #: environments probe, which then looks for one that has them)

@@ -210,6 +210,11 @@ def _judge_distribution(check: str, entry: Mapping[str, Any], subject: str, fact
             got = _system_libraries_result(check, system, listed[name], name, facts, subject)
             if got is not None:
                 return got
+        python_lib = entry.get("python_library")
+        if isinstance(python_lib, Mapping):
+            got = _python_library_result(check, python_lib, listed[name], name, facts, subject)
+            if got is not None:
+                return got
         unread = entry.get("installed_unknown")
         if isinstance(unread, str):
             return CheckResult(check, "unknown", f"{name} installed", module, unread, source, subject)
@@ -430,6 +435,52 @@ def _system_libraries_result(
     what = _release_words(version, lib, package)
     return CheckResult(check, "unknown", f"{found}; {', '.join(missing)} not found by the loader", ", ".join(sonames),
                        f"{subject}: {dist}'s release {what}; {where}", source, subject)  # fmt: skip
+
+
+def _python_library_result(
+    check: str, lib: Mapping[str, Any], package: Mapping[str, Any], dist: str, facts: Mapping[str, Any], subject: str
+) -> CheckResult | None:
+    """CPython's shared library (libpython3.X.so.1.0), which the installed release's compiled module NEEDs
+    (preflight.json `python_library`: the engine copy bundled in mooncake-transfer-engine 0.3.8-0.3.9, linked by its
+    EP modules). An interpreter that links it (cuda_libs.interpreter_rpath.libpython) has loaded it before the
+    import; a statically linked one ("") leaves it to the loader's path (cuda_libs: libpython3.X.so.1.0 of the
+    Python's major.minor, system.python). Fail where the release needs it, the interpreter does not link it and the
+    loader does not find it; unknown where the interpreter's ELF, the Python's version or the soname was not read,
+    or the release is outside read_versions and it is not found; None (judged on) otherwise."""
+    source = lib.get("source")
+    version, found, needs, read = _release_reading(lib, package, dist)
+    if needs is False and read is True:
+        return None  # a release read that does not link it
+    libs = facts.get("cuda_libs")
+    table = libs if isinstance(libs, Mapping) else {}
+    own = table.get("interpreter_rpath")
+    linked = own.get("libpython") if isinstance(own, Mapping) and "error" not in own else None
+    if isinstance(linked, str) and linked:
+        return None  # the interpreter links it: loaded before the import
+    system = facts.get("system")
+    python = system.get("python") if isinstance(system, Mapping) else None
+    parts = python.split(".") if isinstance(python, str) else []
+    minor = ".".join(parts[:2]) if len(parts) >= 2 and all(p.isdigit() for p in parts[:2]) else None
+    soname = f"libpython{minor}.so.1.0" if minor else "libpython3.X.so.1.0"
+    unreadable = table.get("unreadable")
+    probed = minor is not None and soname in table and not (isinstance(unreadable, Mapping) and soname in unreadable)
+    if probed and table.get(soname) is not None:
+        return None  # the loader finds it
+    where = f"{dist}'s compiled module links {soname} where its release is {lib.get('needs_versions')}"
+    if not (isinstance(linked, str) and minor is not None and probed):
+        why = ("the Python's version (system.python) is not given" if minor is None else
+               "whether the interpreter links libpython itself (cuda_libs.interpreter_rpath.libpython) was not read"
+               if not isinstance(linked, str) else
+               f"the interpreter does not link libpython itself, and whether the loader finds {soname} was not probed "
+               "(cuda_libs)")  # fmt: skip
+        return CheckResult(check, "unknown", found, soname, f"{subject}: {where}, and {why}", source, subject)
+    observed = f"{found}; a Python {minor} that does not link libpython; {soname} not found by the loader"
+    if needs is True:
+        msg = str(lib.get("missing_message")).replace("{version}", str(version)).replace("{soname}", soname)
+        return CheckResult(check, "fail", observed, soname, msg, source, subject)
+    what = _release_words(version, lib, package)
+    return CheckResult(check, "unknown", observed, soname, f"{subject}: {dist}'s release {what}; {where}", source,
+                       subject)  # fmt: skip
 
 
 def _backends_result(
