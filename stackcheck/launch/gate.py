@@ -761,7 +761,7 @@ def parse_env(
         if name not in env:
             out[name] = default
             continue
-        raw = env[name].lower()
+        raw = (env[name].strip() if spec.get("strip") else env[name]).lower()
         if raw in [str(x) for x in spec.get("true") or []]:
             out[name] = True
         elif raw in [str(x) for x in spec.get("false") or []]:
@@ -971,6 +971,8 @@ def derive(
     for spec in mapping.get("env") or []:  # variables that are launch facts (launch.pcie_ipc_allreduce)
         if isinstance(spec, dict) and isinstance(spec.get("fact"), str) and spec.get("name") in d.env:
             d.launch[str(spec["fact"])] = d.env[str(spec["name"])]
+        if isinstance(spec, dict) and isinstance(spec.get("set_fact"), str):  # whether it is set at all
+            d.launch[str(spec["set_fact"])] = str(spec.get("name")) in cmd_env
     for o in opts:
         flag = str(o["flag"])
         if flag not in found:

@@ -988,7 +988,10 @@ class Context:
             return None
         env = (self.facts.get("system") or {}).get("env") or {}
         raw = env.get(spec["name"])
+        if spec.get("set_fact") == fact:  # (its `set_fact`: whether the variable is set at all)
+            return isinstance(raw, str)
         if isinstance(raw, str):
+            raw = raw.strip() if spec.get("strip") else raw
             if raw.lower() in [str(x) for x in spec.get("true") or []]:
                 return True
             if raw.lower() in [str(x) for x in spec.get("false") or []]:
@@ -1007,8 +1010,11 @@ class Context:
         if got is None or got[0] is not entries:
             index: dict[str, dict[str, Any]] = {}
             for spec in entries:
-                if isinstance(spec, dict) and isinstance(spec.get("name"), str) and isinstance(spec.get("fact"), str):
-                    index.setdefault(spec["fact"], spec)
+                if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
+                    continue
+                for key in ("fact", "set_fact"):  # (set_fact: whether the variable is set at all)
+                    if isinstance(spec.get(key), str):
+                        index.setdefault(spec[key], spec)
             got = memo[None] = (entries, index)  # (the entries kept with it: compared by identity)
         found: dict[str, Any] | None = got[1].get(fact)
         return found

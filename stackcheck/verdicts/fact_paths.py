@@ -173,6 +173,7 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
                 "launch.lmcache_config_file",
                 "launch.lmcache_config_file_env",
                 "launch.lmcache_mp_host_env",
+                "launch.lmcache_mp_host_env_set",
                 "launch.deepep_mode",
                 "launch.symm_mem",
                 "launch.kv_cache_sharding",
@@ -180,7 +181,8 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             ),
             "from the launch command (`stackcheck gate`), as declared in launch.json (`symm_mem`: true where "
             "--enable-symm-mem is given, absent otherwise; `kv_cache_sharding` likewise for "
-            "--enable-kv-cache-sharding)",
+            "--enable-kv-cache-sharding; `lmcache_mp_host_env_set`: whether LMCACHE_MP_HOST is set at all, a "
+            "launch.json `set_fact`)",
         ),
         FactDoc(
             ("launch.mla",),

@@ -284,6 +284,9 @@ MUTATIONS: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     "torch-nccl-cu12-below-pin": ("h200-newest", _packages(torch="2.8.0+cu128", nvidia_nccl_cu13=None,
                                                            nvidia_nccl_cu12="2.26.2")),
     "torch-nccl-cu13-below-pin": ("h200-newest", _packages(nvidia_nccl_cu13="2.27.7")),
+    # torch-nccl-wheel-other-major (igap47): a CUDA 12 torch with only the cu13 NCCL wheel, whose libnccl.so.2 (the
+    # path both wheels install) torch loads, under a driver of CUDA 12 that the NCCL's CUDA 13 runtime refuses
+    "torch-cu12-nccl-cu13-only": ("h200-newest", _both(_packages(torch="2.8.0+cu128"), _old_driver)),
     # kernels-huggingface-hub-transformers4 (ifc46): kernels 0.14.1's huggingface-hub>=1.10 beside transformers 4.56.1,
     # whose import-time check takes huggingface-hub <1.0 only
     "kernels-hub-transformers4": ("h200-newest", _packages(kernels="0.14.1", transformers="4.56.1",
@@ -667,6 +670,9 @@ def test_every_launch_items_are_data_not_code() -> None:
         "nccl:one-nccl-wheel",
         # icorpM: an nvidia-nccl-cu11 wheel beside the cu12 / cu13 one writes the same libnccl.so.2 (returnn#1802)
         "nccl:one-nccl-wheel-cu11",
+        # igap47: torch's own NCCL wheel missing, the other CUDA major's or none in nvidia/nccl/lib
+        "nccl:torch-nccl-wheel-none",
+        "nccl:torch-nccl-wheel-other-major",
         # ifc46: torch's NCCL wheel of an earlier major.minor than torch pins lacks functions libtorch_cuda.so imports
         "nccl:torch-nccl-wheel-pin-cu12",
         "nccl:torch-nccl-wheel-pin-cu13",

@@ -101,7 +101,7 @@ def test_rule_sourced_and_shaped_like_its_siblings() -> None:
     rule = next(r for r in rules if r["id"] == RULE)
     assert rule["source"] and all(s.get("title") and s.get("url") for s in rule["source"])
     assert rule["effect"] == "crash"
-    assert {"fact": "pkg.sglang.version", "op": "version", "value": ">=0.5.3,<=0.5.6"} in rule["when"]["all"]
+    assert {"fact": "pkg.sglang.version", "op": "version", "value": ">=0.5.3,<0.5.7"} in rule["when"]["all"]
 
 
 def _min_capability(text: str, cls: str) -> int | None:

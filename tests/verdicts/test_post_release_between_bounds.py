@@ -59,7 +59,9 @@ BOUNDS = sorted(_bounds())
 def test_the_manifests_have_such_bounds() -> None:
     # irev67's 20 `<=0.5.23` feature rules and their `>0.5.23` partners among them
     assert ("<=0.5.23", "0.5.23") in BOUNDS and (">0.5.23", "0.5.23") in BOUNDS and ("<=0.5.19", "0.5.19") in BOUNDS
-    assert len(BOUNDS) >= 15, BOUNDS
+    # (igap47 read 0.5.3.post1-3 and 0.5.6.post1-2 and moved the compressed-tensors rules' `<=0.5.3` / `<=0.5.6`
+    # to `<0.5.4`, `<0.5.7` and `<0.5.6.post1`: 14 were left)
+    assert len(BOUNDS) >= 10, BOUNDS
 
 
 @pytest.mark.parametrize(("spec", "bound"), BOUNDS)
