@@ -79,6 +79,16 @@ def test_a_release_without_the_check_is_not_refused_by_it(
     assert _refusal(_gate(tmp_path, "0.5.20", "--enable-lmcache", *flags), rule) is None
 
 
+@pytest.mark.parametrize(
+    ("release", "refused"), [("0.5.14", False), ("0.5.15", True), ("0.5.20", True), ("0.5.23", True)]
+)
+def test_lmcache_with_the_unified_memory_pool(tmp_path: Path, release: str, refused: bool) -> None:
+    # the unified memory pool's handler asserts LMCache off from 0.5.15 (--enable-unified-memory's first release)
+    doc = _gate(tmp_path, release, "--enable-lmcache", "--enable-unified-memory")
+    assert (_refusal(doc, "lmcache-unified-memory") is not None) is refused, doc.get("reasons")
+    assert _refusal(_gate(tmp_path, release, "--enable-unified-memory"), "lmcache-unified-memory") is None
+
+
 @pytest.mark.parametrize("release", ["0.5.17", "0.5.20"])
 def test_hicache_dcp_refuses_lmcache_from_0_5_17(tmp_path: Path, release: str) -> None:
     flags = ("--enable-lmcache", "--enable-hierarchical-cache", "--dcp-size", "2")

@@ -33,6 +33,8 @@ CHECK_TEXT = {
     "lmcache-streaming-session": "LMCacheUnifiedRadixCache does not yet support streaming sessions",
     "lmcache-hicache-buffer-only": "--hicache-host-memory-mode=buffer_only is a HiCache-only mode",
     "lmcache-disaggregation": "LMCacheUnifiedRadixCache currently supports colocated",
+    # the unified memory pool's assertion: 0.5.15-0.5.20 with the hierarchical cache (CHECK_TEXT_ALSO: 0.5.21 on)
+    "lmcache-unified-memory": "host-tiered KV cache (--enable-hierarchical-cache / --enable-lmcache)",
     "trtllm-mha-topk-one": "trtllm_mha backend only supports topk = 1",
     "standalone-dp-attention": "standalone speculative decoding does not support dp attention",
     "ngram-dp-attention": "ngram speculative decoding does not support dp attention",
@@ -245,6 +247,7 @@ CHECK_TEXT = {
 }
 # the later wordings of a rule's check (any one found counts): FlashInfer all-to-all's in 0.5.22 and in 0.5.23
 CHECK_TEXT_ALSO = {
+    "lmcache-unified-memory": ("--enable-unified-memory is not yet compatible with --enable-lmcache",),
     # 0.5.7-0.5.23's wording of the trtllm-gen MoE runner's quantization assertion (a list that admits None)
     "moe-runner-trtllm-quantization": ("FlashInfer TRTLLM MOE supports only",),
     "fp8-gemm-backend-flashinfer-blackwell": ("get_platform().is_blackwell and is_flashinfer_available()):",),
