@@ -134,3 +134,13 @@ def test_lmcache_alone_and_the_default_memory_mode_are_not_refused(tmp_path: Pat
     doc = _gate(tmp_path, "0.5.23", "--enable-lmcache", "--hicache-host-memory-mode", "cache", "--dcp-size", "1")
     rules = [r.get("feature") for r in doc.get("reasons") or [] if str(r.get("feature", "")).startswith("refusal ")]
     assert not [r for r in rules if r.startswith("refusal lmcache-")], rules
+
+
+def test_a_config_file_and_the_hicache_alias_are_read(tmp_path: Path) -> None:
+    # SGLang merges --config into its arguments before the checks; 0.5.23 spells the hierarchical cache --enable-hicache
+    config = tmp_path / "server.yaml"
+    config.write_text("enable-lmcache: true\nhicache-host-memory-mode: buffer_only\n")
+    doc = _gate(tmp_path, "0.5.23", "--config", str(config))
+    assert _refusal(doc, "lmcache-hicache-buffer-only") is not None, doc.get("reasons")
+    doc = _gate(tmp_path, "0.5.23", "--enable-lmcache", "--enable-hicache")
+    assert _refusal(doc, "lmcache-hierarchical-cache") is not None, doc.get("reasons")
