@@ -1396,6 +1396,11 @@ def _entry_free_values(
     # DeepSeek MLA forward's DCP decode (it unpacks an LSE the decode backend must return)
     values["mla_dcp_decode_backend"] = _decode_side(values)
     values["hierarchical_cache"] = "--enable-hierarchical-cache" in values["flags_given"]
+    # igap49: --hicache-host-memory-mode as given (None: not given, SGLang's default cache) and whether attention runs
+    # in more than one data-parallel group (SGLang 0.5.22-0.5.23's attn_dp_enabled), for the rules on what SGLang's
+    # argument checks refuse beside --enable-lmcache
+    values["hicache_host_memory_mode"] = option_value(d.sglang_args, ("--hicache-host-memory-mode",), declared)
+    values["attention_dp_groups"] = _attention_dp_groups(d, declared)
     # the flags as given that keep or turn off the radix cache (SGLang also turns it off itself for multi-item scoring,
     # deterministic inference on some backends and a PD decode server), for the rule on HiSparse's radix-cache check
     values["disable_radix_cache"] = "--disable-radix-cache" in values["flags_given"]
@@ -1590,6 +1595,27 @@ def _dcp_size(d: Derived, declared: set[str] | None) -> Any:
     if size is None:
         return _UNKNOWN
     return -size if text[:1] == "-" else size
+
+
+def _attention_dp_groups(d: Derived, declared: set[str] | None) -> Any:
+    """Whether SGLang's attention runs in more than one data-parallel group (its attn_dp_size > 1) or the server joins
+    an elastic EP group to scale it up (--elastic-ep-join-mode scale): --attn-dp-size as given, else --dp-size where
+    --enable-dp-attention is given (the spelling SGLang turns into attn_dp_size before its checks); unknown where a
+    size is no whole number, or where none is above 1 but a flag with which SGLang sets attention DP itself is given."""
+    if option_value(d.sglang_args, ("--elastic-ep-join-mode",), declared) == "scale":
+        return True
+    raw = option_value(d.sglang_args, ("--attn-dp-size", "--attention-data-parallel-size"), declared)
+    size = 1 if raw is None else _whole(raw)
+    if size is None:
+        return _UNKNOWN
+    if size == 1 and d.options.get("--enable-dp-attention"):
+        dp = d.options.get("--dp-size")
+        if dp is not None and (not isinstance(dp, int) or isinstance(dp, bool)):
+            return _UNKNOWN
+        size = 1 if dp is None else dp
+    if size > 1:
+        return True
+    return _UNKNOWN if any(flag in _GivenFlags(d, declared) for flag in _A2A_SET_BY) else False
 
 
 def _ep_below_tp(d: Derived, declared: set[str] | None) -> Any:

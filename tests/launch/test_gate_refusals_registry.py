@@ -23,6 +23,18 @@ from stackcheck.knowledge.loader import load
 CHECK_TEXT = {
     "eagle-topk-page-size": "with page_size > 1 is",
     "lmcache-disable-radix-cache": "requires radix cache to be enabled",
+    # igap49: the other checks of the same LMCache block (0.5.21-0.5.23), and its DCP check, also in HiCache's DCP
+    # resolution from 0.5.17 (ALSO_TEXT: its guard on the hierarchical cache)
+    "lmcache-hierarchical-cache": '"--enable-lmcache and --enable-hierarchical-cache are "',
+    "lmcache-unified-cache-external-linker": '"--enable-lmcache and --enable-unified-cache-external-linker "',
+    "lmcache-speculative": "LMCacheUnifiedRadixCache does not yet support speculative decoding",
+    "lmcache-dp-attention": "LMCacheUnifiedRadixCache does not yet support DP attention",
+    "lmcache-dcp": "--enable-lmcache with --dcp-size > 1 is not supported",
+    "lmcache-streaming-session": "LMCacheUnifiedRadixCache does not yet support streaming sessions",
+    "lmcache-hicache-buffer-only": "--hicache-host-memory-mode=buffer_only is a HiCache-only mode",
+    "lmcache-disaggregation": "LMCacheUnifiedRadixCache currently supports colocated",
+    # the unified memory pool's assertion: 0.5.15-0.5.20 with the hierarchical cache (CHECK_TEXT_ALSO: 0.5.21 on)
+    "lmcache-unified-memory": "host-tiered KV cache (--enable-hierarchical-cache / --enable-lmcache)",
     "trtllm-mha-topk-one": "trtllm_mha backend only supports topk = 1",
     "standalone-dp-attention": "standalone speculative decoding does not support dp attention",
     "ngram-dp-attention": "ngram speculative decoding does not support dp attention",
@@ -235,6 +247,7 @@ CHECK_TEXT = {
 }
 # the later wordings of a rule's check (any one found counts): FlashInfer all-to-all's in 0.5.22 and in 0.5.23
 CHECK_TEXT_ALSO = {
+    "lmcache-unified-memory": ("--enable-unified-memory is not yet compatible with --enable-lmcache",),
     # 0.5.7-0.5.23's wording of the trtllm-gen MoE runner's quantization assertion (a list that admits None)
     "moe-runner-trtllm-quantization": ("FlashInfer TRTLLM MOE supports only",),
     "fp8-gemm-backend-flashinfer-blackwell": ("get_platform().is_blackwell and is_flashinfer_available()):",),
@@ -433,6 +446,11 @@ DIRECT_HELP = "`direct` (single-node NVLink)"
 TILELANG_ARG_CHECKS = ("only support an fp8_e4m3 KV", "CUDA TileLang FP8 KV requires both DSA backends to be tilelang")
 # what a range's extra conditions (`also`) stand for in the wheel
 ALSO_TEXT = {
+    # igap49: the LMCache DP attention check's test, 0.5.21's flag, 0.5.22-0.5.23's attention DP groups, and the guard
+    # of HiCache's DCP resolution (0.5.17-0.5.18 in server_args.py, then hicache_hook.py)
+    "attention_dp_any": r'if cfg\.enable_dp_attention:\n\s+raise NotImplementedError\(\n\s+"LMCacheUnified',
+    "attention_dp_groups": r'if attn_dp_enabled_of\(cfg\):\n\s+raise NotImplementedError\(\n\s+"LMCacheUnified',
+    "hierarchical_cache": r"dcp_size <= 1 or not (cfg|self)\.enable_hierarchical_cache",
     "speculative_adaptive": "not cfg.speculative_adaptive and cfg.speculative_num_steps is None|"
     "not server_args.speculative_adaptive",
     "model_architecture": "def _handle_iquest_q1_mtp_draft",
