@@ -65,7 +65,7 @@ class LibsProbe(Probe):
         env = {"LD_LIBRARY_PATH": ctx.loader_environ.get("LD_LIBRARY_PATH", "")}
         # what earlier runs read of this host's files, by file stamp (stackcheck.readers.kept)
         kept = kept_libs(ctx.cache_dir) if is_host(ctx.fs) else None
-        section = probe_libs(ctx.facts, env, view=ctx.fs, kept=kept)
+        section = probe_libs(ctx.facts, env, view=ctx.fs, kept=kept, cwd=ctx.launch_cwd)
         status, reason = _status(section.get("packages") or {}, "libraries")
         if str(section.get("ld_cache", "")).startswith("unavailable"):
             status, reason = "partial", f"ld.so.cache {section['ld_cache']}"

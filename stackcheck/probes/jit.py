@@ -2332,7 +2332,7 @@ def _nccl_so_path_bare_name(
     """nccl_so_path for a name without a slash (not libnccl.so.2): the file the dynamic loader finds for it in the
     server's environment (probe_cuda_libs: the interpreter's DT_RPATH, LD_LIBRARY_PATH, the ld.so cache, the default
     directories; a copy of another ELF class or machine passed over, as glibc's open_verify), read as an absolute
-    path would be. LD_LIBRARY_PATH is read as glibc reads it (cudalibs.ld_library_path, irev67): an empty or relative
+    path would be. LD_LIBRARY_PATH is read as glibc reads it (ldpath.ld_library_path, irev67): an empty or relative
     element is searched from the server's working directory `cwd`; where that is not known (or the element names
     $ORIGIN / $LIB / $PLATFORM), a copy found after it is not taken for the loader's (unknown)."""
     from stackcheck.probes.cudalibs import probe_cuda_libs
