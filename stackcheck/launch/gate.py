@@ -220,8 +220,8 @@ def find_launch(
             dirs: list[str] = []
             after_env, inner_env = split_env_prefix(argv[i:], env, dirs, stopped)
             if not stopped:
-                if trace is not None and dirs and isinstance(trace.get("cwd"), str):
-                    trace["cwd"] = posixpath.join(trace["cwd"], *dirs)  # (`env -C DIR`; the last, absolute, wins)
+                if trace is not None and dirs and isinstance(trace.get("cwd"), (str, CwdUnknown)):
+                    trace["cwd"] = entered(trace["cwd"], dirs)  # (`env -C DIR`)
                 nested = find_launch(after_env, mapping, inner_env, trace)
                 if nested[0] is not None:
                     return nested
@@ -455,10 +455,36 @@ def _balanced(text: str, start: int) -> int:
 
 class CwdUnknown:
     """A working directory the gate cannot resolve from a shell string (`cd $DIR`, `cd -`, a relative `cd` after
-    one of those): why."""
+    one of those): why. `shell` False: one the gate is not told where the command starts (gate --facts without
+    --cwd: the box the facts describe), `why` then a whole sentence."""
 
-    def __init__(self, why: str) -> None:
+    def __init__(self, why: str, shell: bool = True) -> None:
         self.why = why
+        self.shell = shell
+
+    def words(self) -> str:
+        """Why, said after "which the gate cannot tell: "."""
+        return f"the command's shell string changes it with {self.why}" if self.shell else self.why
+
+
+#: where the command starts under gate --facts without --cwd: another box's directory, not this process's
+FACTS_CWD = (
+    "the facts come from another box (--facts), whose directory the server starts in the gate is not told "
+    "(gate --cwd names it)"
+)
+
+
+def entered(cwd: str | CwdUnknown, dirs: Sequence[str]) -> str | CwdUnknown:
+    """`cwd` after chdir to each of `dirs` in turn (`env -C DIR`, GNU env's chdir: a relative DIR from the directory
+    before it): an absolute DIR is known whatever `cwd` is, a relative one after a directory not known is not."""
+    for directory in dirs:
+        if directory.startswith("/"):
+            cwd = directory
+        elif isinstance(cwd, CwdUnknown):
+            cwd = CwdUnknown(f"`env -C {directory}`, relative to a directory not known ({cwd.why})")
+        else:
+            cwd = posixpath.join(cwd, directory)
+    return cwd
 
 
 def _cd(words: Sequence[str], cwd: str | CwdUnknown, env: Mapping[str, str]) -> str | CwdUnknown:
@@ -491,14 +517,16 @@ def _cd(words: Sequence[str], cwd: str | CwdUnknown, env: Mapping[str, str]) -> 
     return posixpath.normpath(posixpath.join(cwd, target))
 
 
-def launch_cwd(argv: Sequence[str], mapping: Mapping[str, Any], env: Mapping[str, str], start: str) -> str | CwdUnknown:
-    """The directory the launch runs in where the command starts in `start`: the directory a shell's command string
-    `cd`s to before the launch (`bash -c "cd /models && python -m sglang.launch_server --model-path ./m"`), else
-    `start`; CwdUnknown where a `cd` before it cannot be resolved."""
+def launch_cwd(
+    argv: Sequence[str], mapping: Mapping[str, Any], env: Mapping[str, str], start: str | CwdUnknown
+) -> str | CwdUnknown:
+    """The directory the launch runs in where the command starts in `start` (CwdUnknown: not known, gate --facts
+    without --cwd): the directory a shell's command string `cd`s to before the launch (`bash -c "cd /models && python
+    -m sglang.launch_server --model-path ./m"`), else `start`; CwdUnknown where a `cd` before it cannot be resolved,
+    or a relative one (or `env -C`) starts from a directory not known."""
     dirs: list[str] = []
     argv, prefixed = split_env_prefix(argv, env, dirs)
-    for directory in dirs:  # `env -C DIR` (irobust)
-        start = posixpath.join(start, directory)
+    start = entered(start, dirs)  # `env -C DIR` (irobust)
     trace: dict[str, Any] = {"cwd": start}
     find_launch(argv, mapping, prefixed, trace)
     got = trace["cwd"]

@@ -137,10 +137,15 @@ def run_for_gate(
     else:
         start = getattr(opts, "cwd", None) or os.getcwd()  # gate --cwd: where it starts
     cwd: str | gate.CwdUnknown = start
+    told = getattr(opts, "cwd", None) or root_view is not None or image_view is not None
+    if getattr(opts, "facts_file", None) and not told:
+        # gate --facts: the server starts on the box the facts describe, in a directory the gate is not told; a
+        # relative --model-path is that directory's, never this process's (imend3: it was read from here)
+        cwd = gate.CwdUnknown(gate.FACTS_CWD, shell=False)
     if derived.command:  # the environment the launch itself sees: a shell string's exports before it too
         argv, prefixed = gate.split_env_prefix(derived.command, env)
         # and the directory it runs in: a shell string's `cd` before it (a relative --model-path is read from there)
-        cwd = gate.launch_cwd(derived.command, mapping, env, start)
+        cwd = gate.launch_cwd(derived.command, mapping, env, cwd)
         env = gate.find_launch(argv, mapping, prefixed)[2]
     inputs = Inputs(
         options=derived.options,
@@ -150,7 +155,7 @@ def run_for_gate(
         # (this host's reads recorded when the decision is kept: stackcheck.assembly.gate_cache; a root's never kept)
         view=root_view or image_view or gate_cache.host_view(),
         cwd=cwd if isinstance(cwd, str) else start,
-        cwd_unknown=cwd.why if isinstance(cwd, gate.CwdUnknown) else None,
+        cwd_unknown=cwd.words() if isinstance(cwd, gate.CwdUnknown) else None,
         home=env.get("HOME") or _box_home(root_view, image_view),
         sglang_version=sglang_version,
         known_packages=known,
