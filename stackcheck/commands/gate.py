@@ -676,7 +676,7 @@ def _decide_with(
     config_path = None
     if launch_command is not None:
         to_derive, config_path, config_problem = gate_preflight.expand_config(
-            launch_command, mapping, manifests.preflight, server_env, opts.cwd
+            launch_command, mapping, manifests.preflight, server_env, opts.cwd, bool(opts.facts_file)
         )
 
         def derive(own: set[str] | None = None, release: str | None = None) -> Any:

@@ -36,9 +36,12 @@ def expand_config(
     data: Mapping[str, Any],
     env: Mapping[str, str],
     cwd: str | None = None,
+    facts: bool = False,
 ) -> tuple[list[str], str | None, str | None]:
     """The command with an SGLang launch's `--config FILE` merged in (see preflight/configfile.py); a relative FILE
-    is read from `cwd` (gate --cwd), else from the gate's own working directory."""
+    is read from the directory the launch starts in: `cwd` (gate --cwd), else the gate's own working directory, after
+    the command's `env -C DIR`s (gate.launch_cwd). `facts` (gate --facts): without `cwd` that directory is the facts'
+    box's, not told: a relative FILE is left unread (the launch facts unknown, never this host's file)."""
     from stackcheck.launch import gate
 
     argv, _ = gate.split_env_prefix(command, env)
@@ -50,11 +53,17 @@ def expand_config(
         # c.yaml"`): its words are no tail of the command to merge into, and a relative path is the shell's `cd`'s;
         # left unread, the --config makes the launch facts unknown (derive), never guessed
         return command, None, None
+    start: str | gate.CwdUnknown = cwd or (gate.CwdUnknown(gate.FACTS_CWD, shell=False) if facts else os.getcwd())
+    where = gate.launch_cwd(command, mapping, env, start)
+    at = args.index("--config")
+    name = args[at + 1] if at + 1 < len(args) else ""
+    if name and isinstance(where, gate.CwdUnknown) and not name.startswith("/"):
+        return command, None, None  # (imend3: read from this process's directory under --facts before)
     from stackcheck.assembly.gate_cache import host_view
     from stackcheck.launch.preflight.configfile import expand_config as merge_config
 
     head = command[: len(command) - len(args)]
-    merged, path, problem = merge_config(args, host_view(), cwd or os.getcwd(), data)
+    merged, path, problem = merge_config(args, host_view(), where if isinstance(where, str) else "/", data)
     return [*head, *merged], path, problem
 
 
