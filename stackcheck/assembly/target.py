@@ -320,12 +320,9 @@ def _entered(cwd: str, dirs: Sequence[str]) -> str:
 
 def command_directory(command: Sequence[str], environ: Mapping[str, str], cwd: str | None) -> str | None:
     """The directory the gated command's program starts in, where known: `cwd` (None: not known) after each `env -C
-    DIR` of its wrappers (an absolute DIR is known whatever `cwd` is)."""
-    dirs: list[str] = []
-    env = dict(environ)
-    # (an `env -C DIR` behind another launcher too, as command_environment applies that env's variables: irev69)
-    _behind_launchers(_unwrap(command, env, [], dirs) or [], env, dirs)
-    return _entered_known(cwd, dirs)
+    DIR` of its wrappers, leading or behind another launcher (`timeout 600 env -C DIR ...`), each chdir from the one
+    before as GNU env does it (an absolute DIR is known whatever `cwd` is)."""
+    return _entered_known(cwd, _launch_wrappers(command, environ)[1])
 
 
 def _entered_known(cwd: str | None, dirs: Sequence[str]) -> str | None:
@@ -339,16 +336,18 @@ def _entered_known(cwd: str | None, dirs: Sequence[str]) -> str | None:
 def command_environment(command: Sequence[str], environ: Mapping[str, str]) -> dict[str, str]:
     """The environment the gated command's program starts with: `environ` with the command's leading `env
     [-i] [-u NAME] [NAME=VALUE]...` and `nohup` wrappers applied (up to an `env` option not followed)."""
+    return _launch_wrappers(command, environ)[0]
+
+
+def _launch_wrappers(command: Sequence[str], environ: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
+    """(the environment the gated command's program starts with, each `env -C DIR` on the way in order): its leading
+    `env` and `nohup` wrappers, then an `env` behind another launcher (`timeout 600 env ...`, `sudo -u svc env ...`),
+    before the interpreter or SGLang's own program, applied where its reading does not stop, as the gate's
+    find_launch applies it to the launch (irev68: the probes read SGLANG_NCCL_SO_PATH, PATH and LD_LIBRARY_PATH from
+    the environment before it; imend3: its -C moves the launch directory too)."""
     env = dict(environ)
-    return _behind_launchers(_unwrap(command, env, []) or [], env, [])
-
-
-def _behind_launchers(args: Sequence[str], env: dict[str, str], dirs: list[str]) -> dict[str, str]:
-    """The environment after each `env` behind another launcher (`timeout 600 env ...`, `sudo -u svc env ...`) in
-    `args` (the command after its leading `env` / `nohup` wrappers, which _unwrap took), before the interpreter or
-    SGLang's own program: applied where its reading does not stop, as the gate's find_launch applies it to the launch
-    (irev68: the probes read SGLANG_NCCL_SO_PATH, PATH and LD_LIBRARY_PATH from the environment before it); each such
-    env's -C DIR added to `dirs` (irev69: command_directory, the launch directory, follows the same env)."""
+    dirs: list[str] = []
+    args = _unwrap(command, env, [], dirs) or []
     from stackcheck.assembly.env_prefix import read_env
 
     i = 0
@@ -364,7 +363,7 @@ def _behind_launchers(args: Sequence[str], env: dict[str, str], dirs: list[str])
             dirs.extend(read.dirs)
             continue
         i += 1
-    return env
+    return env, dirs
 
 
 #: a word that runs the launch itself (a Python interpreter's name, as the gate's find_launch takes it, or SGLang's

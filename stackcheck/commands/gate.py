@@ -36,7 +36,7 @@ from stackcheck.render.interface import RenderOptions
 
 if TYPE_CHECKING:
     import argparse  # (at run time where the parser is built: `gate ... --` of the fast path imports no argparse)
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
     from typing import Any
 
     from stackcheck.knowledge.types import Feature
@@ -413,6 +413,18 @@ def _root_fields(doc: dict[str, Any], opts: Any) -> None:
         doc["dry_run"] = ROOT_DRY_RUN
 
 
+def _dir_test(opts: Any) -> Callable[[str], bool] | None:
+    """Whether a directory is one where the server starts: this host's (read through the gate's view), None under
+    --facts (another box: not read, chdir_problems says unknown)."""
+    if opts.facts_file:
+        return None
+    from stackcheck.assembly import gate_cache
+    from stackcheck.readers.fsview import is_dir
+
+    view = gate_cache.host_view()
+    return lambda path: is_dir(view, path)
+
+
 def _launch_dir(path: str) -> str:
     """gate --cwd DIR as an absolute path with its symbolic links resolved (the server's working directory is the
     directory chdir reaches, and a relative `../models/m` is read from there, not from beside the link: irev65), or a
@@ -664,7 +676,7 @@ def _decide_with(
     config_path = None
     if launch_command is not None:
         to_derive, config_path, config_problem = gate_preflight.expand_config(
-            launch_command, mapping, manifests.preflight, server_env, opts.cwd
+            launch_command, mapping, manifests.preflight, server_env, opts.cwd, bool(opts.facts_file)
         )
 
         def derive(own: set[str] | None = None, release: str | None = None) -> Any:
@@ -764,6 +776,8 @@ def _decide_with(
         gate.relabel_unlisted(derived, {p.subject for p in undeclared}, str(ctx.installed_version("sglang")))
     extra += gate.installation_problems(derived, ctx.package_state("sglang"), _environment_text(ctx.facts))
     extra += gate.interpreter_option_problems(launch_command, server_env, ctx.facts)  # (python -P before 3.11)
+    if launch_command is not None and not (opts.image or opts.root):  # `env -C DIR`: env exits 125 where it cannot
+        extra += gate.chdir_problems(launch_command, mapping, server_env, opts.cwd or opts.launch_dir, _dir_test(opts))
     extra += gate.probe_problems(report.get("probes") or [])  # a failed probe is unknown, never "absent"
     if config_problem:
         extra.append(gate.Problem("--config", "blocked", "crash", config_problem))

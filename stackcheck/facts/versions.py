@@ -445,30 +445,49 @@ def straddled_final(version: str, spec: str) -> str | None:
     return None if at is version_in(str(below), spec) else final
 
 
+def above_post_releases(version: str, specs: Iterable[str] = ()) -> tuple[str, str] | None:
+    """(V, A) where `version` is a post release of the final release V or a dev build of one ('0.5.23.post1',
+    '0.5.23.post1.dev0', '0.5.23.post1+local'): A is a release above V and every V.postN and below V's next release,
+    written as V's release padded with zeros to the most release parts any clause of `specs` has (a wildcard's prefix
+    counted; `===` and unreadable specifiers add none), then `.1` (0.5.23 -> 0.5.23.1; 0.5.23 where a clause reads
+    0.5.23.0.2 -> 0.5.23.0.0.1). No clause of `specs` has its version between V's post releases and A, so each gives A
+    the answer it gives every release just above V's post releases: the one width for every caller (the engine's
+    version operator through post_between, the launch refusals' per-release entries). None: no post release, a post
+    release of a pre-release (final_release and straddled_final read those), an unreadable version."""
+    v = public(version)
+    if v is None or v.post is None or v.pre is not None:
+        return None
+    base = _with(v, post=None, dev=None)
+    widths = [len(base.release)]
+    for spec in specs:
+        for op, target in parse_specifier(spec) or ():
+            if op != "===":
+                widths.append(len(_parsed(target.removesuffix(".*")).release))
+    parts = [*base.release, *[0] * (max(widths) - len(base.release)), 1]
+    return str(base), (f"{base.epoch}!" if base.epoch else "") + ".".join(map(str, parts))
+
+
 @lru_cache(maxsize=4096)
 def post_between(version: str, spec: str) -> str | None:
     """The release V where `version` is a post release of V or a dev build of one ('0.5.23.post1',
     '0.5.23.post1.dev0', '0.5.23.post1+local') and `spec` has a `<=V` or `>V` clause and gives V and the releases just
-    above V's post releases different answers: PEP 440 puts V.postN outside both `<=V` (it is above V) and `>V` (an
-    exclusive ordered clause takes no post release of its own version), so a rule pair split there (`<=0.5.23` /
-    `>0.5.23`) judges it by neither side, and whether its code is V's or a later release's is not known. `==V` and
-    `!=V` likewise (irev69: V.postN is not V, so a rule written for one release, `==0.5.8`, said nothing for
-    0.5.8.post1; `===` and wildcard clauses are left as version_in reads them). None
-    otherwise: no post release, a post release of a pre-release (final_release and straddled_final read those), an
-    unreadable version or specifier, no such clause (`<V` / `>=V` put V.postN on V's side), and a specifier whose
-    other clauses give V and the releases above the same answer (`<=0.5.23,>=0.6`)."""
-    v = public(version)
-    clauses = parse_specifier(spec) if v is not None and v.post is not None and v.pre is None else None
-    if v is None or clauses is None:
+    above V's post releases (above_post_releases) different answers: PEP 440 puts V.postN outside both `<=V` (it is
+    above V) and `>V` (an exclusive ordered clause takes no post release of its own version), so a rule pair split
+    there (`<=0.5.23` / `>0.5.23`) judges it by neither side, and whether its code is V's or a later release's is not
+    known. `==V` and `!=V` likewise (irev69: V.postN is not V, so a rule written for one release, `==0.5.8`, said
+    nothing for 0.5.8.post1; `===` and wildcard clauses are left as version_in reads them). None otherwise: no post
+    release, a post release of a pre-release, an unreadable version or specifier, no such clause (`<V` / `>=V` put
+    V.postN on V's side), and a specifier whose other clauses give V and the releases above the same answer
+    (`<=0.5.23,>=0.6`)."""
+    clauses = parse_specifier(spec)
+    found = above_post_releases(version, [spec]) if clauses else None
+    if found is None or clauses is None:
         return None
-    base = _with(v, post=None, dev=None)
+    base, above = found
     exact = [(op, t) for op, t in clauses if op != "===" and not t.endswith(".*")]  # (parse_version reads these)
-    if not any(op in ("<=", ">", "==", "!=") and _parsed(target) == base for op, target in exact):
+    if not any(op in ("<=", ">", "==", "!=") and _parsed(target) == _parsed(base) for op, target in exact):
         return None
-    width = max([len(base.release), *(len(_parsed(t).release) for op, t in exact)])
-    parts = [*base.release, *[0] * (width - len(base.release)), 1]  # above V and every V.postN, below V's next
-    above = (f"{base.epoch}!" if base.epoch else "") + ".".join(map(str, parts))
-    return None if version_in(str(base), spec) is version_in(above, spec) else str(base)
+    return None if version_in(base, spec) is version_in(above, spec) else base
 
 
 class Settled(NamedTuple):

@@ -35,11 +35,11 @@ _UNRECORDED = "\x00the facts' own LD_LIBRARY_PATH\x00"
 
 
 def _dirs(value: str | None, cwd: str | None = None) -> list[str]:
-    """The directories of an LD_LIBRARY_PATH value as the loader searches them (stackcheck.probes.cudalibs.
-    ld_library_path, the probe's own reading: ':' and ';', an empty or relative element from the launch directory
+    """The directories of an LD_LIBRARY_PATH value as the loader searches them (stackcheck.readers.ldpath.
+    ld_library_path, the probes' own reading: ':' and ';', an empty or relative element from the launch directory
     `cwd`), ending with the first element not placed (relative with `cwd` not known, or naming $ORIGIN / $LIB /
     $PLATFORM) as written: no facts directory is that element, so no answer is taken past it (_same_answer)."""
-    from stackcheck.probes.cudalibs import ld_library_path
+    from stackcheck.readers.ldpath import ld_library_path
 
     placed, unplaced = ld_library_path(value, cwd)
     return placed if unplaced is None else [*placed, unplaced]

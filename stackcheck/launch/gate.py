@@ -166,24 +166,27 @@ def split_env_prefix(
     stops: list[tuple[str, bool]] | None = None,
 ) -> tuple[list[str], dict[str, str]]:
     """`env [OPTION]... [-] [NAME=VALUE]... CMD ARGS` -> (CMD ARGS, the environment CMD would see), read as GNU env
-    reads it (assembly/env_prefix.py, the target's reader too); its -C DIR (the last) is added to `dirs`. Where the
+    reads it (assembly/env_prefix.py, the target's reader too), and an `env` it runs in turn the same way; each one's
+    -C DIR (its last, as GNU env keeps it) is added to `dirs`, in order (each chdir from the one before). Where the
     reading stops (env fails there: an unknown option, an -S string it rejects; or does what is not read here: a
     `${NAME}` not in `env`, --argv0), (why, whether env fails) is added to `stops` (derive refuses: fail closed,
     never a judgement of another command) and the words from there on are returned as the command, the environment
     as env started."""
-    args = list(argv)
+    args, out = list(argv), dict(env)
     if not args or os.path.basename(args[0]) != "env":
-        return args, dict(env)
+        return args, out
     from stackcheck.assembly.env_prefix import read_env
 
-    read = read_env(args[1:], env)
-    if read.stop is not None:
-        if stops is not None:
-            stops.append((read.stop, read.fails))
-        return read.command, dict(read.env)
-    if dirs is not None:
-        dirs.extend(read.dirs)
-    return read.command, read.env
+    while args and os.path.basename(args[0]) == "env":  # (`env -C a env -C b CMD`: env runs env, imend3)
+        read = read_env(args[1:], out)
+        if read.stop is not None:
+            if stops is not None:
+                stops.append((read.stop, read.fails))
+            return read.command, dict(read.env)
+        if dirs is not None:
+            dirs.extend(read.dirs)
+        args, out = list(read.command), dict(read.env)
+    return args, out
 
 
 def find_entrypoint(argv: Sequence[str], mapping: Mapping[str, Any]) -> tuple[str | None, list[str]]:
@@ -227,8 +230,8 @@ def find_launch(
             if runs and isinstance(stops, list) and runs[0] not in stops:
                 stops.append(runs[0])
             if not stopped:
-                if trace is not None and dirs and isinstance(trace.get("cwd"), str):
-                    trace["cwd"] = posixpath.join(trace["cwd"], *dirs)  # (`env -C DIR`; the last, absolute, wins)
+                if trace is not None and dirs and isinstance(trace.get("cwd"), (str, CwdUnknown)):
+                    trace["cwd"] = entered(trace["cwd"], dirs, trace.get("entered"))  # (`env -C DIR`)
                 nested = find_launch(after_env, mapping, inner_env, trace)
                 if nested[0] is not None:
                     return nested
@@ -462,10 +465,41 @@ def _balanced(text: str, start: int) -> int:
 
 class CwdUnknown:
     """A working directory the gate cannot resolve from a shell string (`cd $DIR`, `cd -`, a relative `cd` after
-    one of those): why."""
+    one of those): why. `shell` False: one the gate is not told where the command starts (gate --facts without
+    --cwd: the box the facts describe), `why` then a whole sentence."""
 
-    def __init__(self, why: str) -> None:
+    def __init__(self, why: str, shell: bool = True) -> None:
         self.why = why
+        self.shell = shell
+
+    def words(self) -> str:
+        """Why, said after "which the gate cannot tell: "."""
+        return f"the command's shell string changes it with {self.why}" if self.shell else self.why
+
+
+#: where the command starts under gate --facts without --cwd: another box's directory, not this process's
+FACTS_CWD = (
+    "the facts come from another box (--facts), whose directory the server starts in the gate is not told "
+    "(gate --cwd names it)"
+)
+
+
+def entered(
+    cwd: str | CwdUnknown, dirs: Sequence[str], seen: list[tuple[str, str | CwdUnknown]] | None = None
+) -> str | CwdUnknown:
+    """`cwd` after chdir to each of `dirs` in turn (`env -C DIR`, GNU env's chdir: a relative DIR from the directory
+    before it): an absolute DIR is known whatever `cwd` is, a relative one after a directory not known is not.
+    `seen`: each DIR with the directory it names, appended in order (chdir_problems)."""
+    for directory in dirs:
+        if directory.startswith("/"):
+            cwd = directory
+        elif isinstance(cwd, CwdUnknown):
+            cwd = CwdUnknown(f"`env -C {directory}`, relative to a directory not known ({cwd.why})")
+        else:
+            cwd = posixpath.join(cwd, directory)
+        if seen is not None:
+            seen.append((directory, cwd))
+    return cwd
 
 
 def _cd(words: Sequence[str], cwd: str | CwdUnknown, env: Mapping[str, str]) -> str | CwdUnknown:
@@ -498,18 +532,65 @@ def _cd(words: Sequence[str], cwd: str | CwdUnknown, env: Mapping[str, str]) -> 
     return posixpath.normpath(posixpath.join(cwd, target))
 
 
-def launch_cwd(argv: Sequence[str], mapping: Mapping[str, Any], env: Mapping[str, str], start: str) -> str | CwdUnknown:
-    """The directory the launch runs in where the command starts in `start`: the directory a shell's command string
-    `cd`s to before the launch (`bash -c "cd /models && python -m sglang.launch_server --model-path ./m"`), else
-    `start`; CwdUnknown where a `cd` before it cannot be resolved."""
+def launch_cwd(
+    argv: Sequence[str],
+    mapping: Mapping[str, Any],
+    env: Mapping[str, str],
+    start: str | CwdUnknown,
+    seen: list[tuple[str, str | CwdUnknown]] | None = None,
+) -> str | CwdUnknown:
+    """The directory the launch runs in where the command starts in `start` (CwdUnknown: not known, gate --facts
+    without --cwd): the directory a shell's command string `cd`s to before the launch (`bash -c "cd /models && python
+    -m sglang.launch_server --model-path ./m"`), else `start`; CwdUnknown where a `cd` before it cannot be resolved,
+    or a relative one (or `env -C`) starts from a directory not known. `seen`: each `env -C DIR` on the way with the
+    directory it names (entered)."""
     dirs: list[str] = []
     argv, prefixed = split_env_prefix(argv, env, dirs)
-    for directory in dirs:  # `env -C DIR` (irobust)
-        start = posixpath.join(start, directory)
-    trace: dict[str, Any] = {"cwd": start}
+    start = entered(start, dirs, seen)  # `env -C DIR` (irobust)
+    trace: dict[str, Any] = {"cwd": start, "entered": seen}
     find_launch(argv, mapping, prefixed, trace)
     got = trace["cwd"]
     return got if isinstance(got, (str, CwdUnknown)) else start
+
+
+def chdir_problems(
+    command: Sequence[str],
+    mapping: Mapping[str, Any],
+    env: Mapping[str, str],
+    start: str | None,
+    is_dir: Callable[[str], bool] | None,
+) -> list[Problem]:
+    """`env -C DIR` on the way to the launch: GNU env changes to DIR before it runs the command and exits 125 where
+    it cannot ("env: cannot change directory to DIR": coreutils src/env.c, chdir (newdir) failing is
+    die (EXIT_CANCELED, ...)), each DIR from the directory the one before entered. `start`: where the command starts
+    (None: not known); `is_dir`: whether a directory is one on the box the server starts on (this host's view, the
+    gate of this host), None where that box is not read (gate --facts): each DIR is then unknown. A DIR that is no
+    directory there blocks the launch (it never starts); one named from a directory not known is unknown."""
+    seen: list[tuple[str, str | CwdUnknown]] = []
+    launch_cwd(command, mapping, env, start if start is not None else CwdUnknown(FACTS_CWD, shell=False), seen)
+    out: list[Problem] = []
+    for written, where in seen:
+        subject = f"env -C {written}"
+        if isinstance(where, CwdUnknown) or is_dir is None:
+            why = where.why if isinstance(where, CwdUnknown) else f"whether {where} is a directory there is not read"
+            out.append(
+                Problem(
+                    subject, "unknown", None,
+                    f"`env -C {written}` changes directory before the server starts, and env exits 125 where it "
+                    f"cannot; where it leads is not known on the box the server starts on: {why}",
+                    [ENV_SOURCE],
+                )
+            )  # fmt: skip
+        elif not is_dir(where):
+            out.append(
+                Problem(
+                    subject, "blocked", "crash",
+                    f"`env -C {written}`: {where} is not a directory on this host, so env fails with 'cannot change "
+                    "directory' and exits 125 before the server starts",
+                    [ENV_SOURCE], where, "a directory env can change to",
+                )
+            )  # fmt: skip
+    return out
 
 
 def _shell_launch(
@@ -562,12 +643,23 @@ def _shell_launch(
                 trace["cwd"] = CwdUnknown(f"`{' '.join(rest)}` in a string with a subshell (its scope is not followed)")
             continue
         stops = trace.get("env_stops") if trace is not None else None  # (derive's: an env prefix inside the string)
-        argv, cmd_env = split_env_prefix(rest, cmd_env, stops=stops if isinstance(stops, list) else None)
+        dirs: list[str] = []
+        argv, cmd_env = split_env_prefix(rest, cmd_env, dirs, stops=stops if isinstance(stops, list) else None)
         if not argv:
             continue
+        before = trace.get("cwd") if trace is not None else None
+        seen: list[tuple[str, str | CwdUnknown]] = []
+        if trace is not None and dirs and isinstance(before, (str, CwdUnknown)):
+            trace["cwd"] = entered(before, dirs, seen)  # (`env -C DIR` before this command: its own directory)
+        record = trace.get("entered") if trace is not None else None
+        at = len(record) if isinstance(record, list) else 0
         found = find_launch(argv, mapping, cmd_env, trace)
         if found[0] is not None:
+            if isinstance(record, list):
+                record[at:at] = seen
             return found
+        if trace is not None:
+            trace["cwd"] = before  # (env -C moves the command it runs, not the shell)
     if trace is not None:
         trace["cwd"] = start  # no launch in this string: its cds are not the launch's
     return None

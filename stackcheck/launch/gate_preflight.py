@@ -36,9 +36,12 @@ def expand_config(
     data: Mapping[str, Any],
     env: Mapping[str, str],
     cwd: str | None = None,
+    facts: bool = False,
 ) -> tuple[list[str], str | None, str | None]:
     """The command with an SGLang launch's `--config FILE` merged in (see preflight/configfile.py); a relative FILE
-    is read from `cwd` (gate --cwd), else from the gate's own working directory."""
+    is read from the directory the launch starts in: `cwd` (gate --cwd), else the gate's own working directory, after
+    the command's `env -C DIR`s (gate.launch_cwd). `facts` (gate --facts): without `cwd` that directory is the facts'
+    box's, not told: a relative FILE is left unread (the launch facts unknown, never this host's file)."""
     from stackcheck.launch import gate
 
     argv, _ = gate.split_env_prefix(command, env)
@@ -50,11 +53,17 @@ def expand_config(
         # c.yaml"`): its words are no tail of the command to merge into, and a relative path is the shell's `cd`'s;
         # left unread, the --config makes the launch facts unknown (derive), never guessed
         return command, None, None
+    start: str | gate.CwdUnknown = cwd or (gate.CwdUnknown(gate.FACTS_CWD, shell=False) if facts else os.getcwd())
+    where = gate.launch_cwd(command, mapping, env, start)
+    at = args.index("--config")
+    name = args[at + 1] if at + 1 < len(args) else ""
+    if name and isinstance(where, gate.CwdUnknown) and not name.startswith("/"):
+        return command, None, None  # (imend3: read from this process's directory under --facts before)
     from stackcheck.assembly.gate_cache import host_view
     from stackcheck.launch.preflight.configfile import expand_config as merge_config
 
     head = command[: len(command) - len(args)]
-    merged, path, problem = merge_config(args, host_view(), cwd or os.getcwd(), data)
+    merged, path, problem = merge_config(args, host_view(), where if isinstance(where, str) else "/", data)
     return [*head, *merged], path, problem
 
 
@@ -137,10 +146,15 @@ def run_for_gate(
     else:
         start = getattr(opts, "cwd", None) or os.getcwd()  # gate --cwd: where it starts
     cwd: str | gate.CwdUnknown = start
+    told = getattr(opts, "cwd", None) or root_view is not None or image_view is not None
+    if getattr(opts, "facts_file", None) and not told:
+        # gate --facts: the server starts on the box the facts describe, in a directory the gate is not told; a
+        # relative --model-path is that directory's, never this process's (imend3: it was read from here)
+        cwd = gate.CwdUnknown(gate.FACTS_CWD, shell=False)
     if derived.command:  # the environment the launch itself sees: a shell string's exports before it too
         argv, prefixed = gate.split_env_prefix(derived.command, env)
         # and the directory it runs in: a shell string's `cd` before it (a relative --model-path is read from there)
-        cwd = gate.launch_cwd(derived.command, mapping, env, start)
+        cwd = gate.launch_cwd(derived.command, mapping, env, cwd)
         env = gate.find_launch(argv, mapping, prefixed)[2]
     inputs = Inputs(
         options=derived.options,
@@ -150,7 +164,7 @@ def run_for_gate(
         # (this host's reads recorded when the decision is kept: stackcheck.assembly.gate_cache; a root's never kept)
         view=root_view or image_view or gate_cache.host_view(),
         cwd=cwd if isinstance(cwd, str) else start,
-        cwd_unknown=cwd.why if isinstance(cwd, gate.CwdUnknown) else None,
+        cwd_unknown=cwd.words() if isinstance(cwd, gate.CwdUnknown) else None,
         home=env.get("HOME") or _box_home(root_view, image_view),
         sglang_version=sglang_version,
         known_packages=known,

@@ -139,15 +139,15 @@ def _for_release(entries: Any, version: str) -> Mapping[str, Any] | None:
 def _post_between_entries(entries: Any, version: str) -> tuple[str, list[Mapping[str, Any]]] | None:
     """(V, the applying entries of V and of the releases just above V's post releases) where `version` is a post
     release of V (or a dev build of one) that no entry of a per-release list takes; None otherwise (not a post
-    release, or neither neighbour's entry applies)."""
-    from stackcheck.facts.versions import public
+    release, or neither neighbour's entry applies). The release above is versions.above_post_releases' over the
+    entries' ranges, the one the engine's version operator reads (post_between)."""
+    from stackcheck.facts.versions import above_post_releases
 
-    v = public(version)
-    if v is None or v.post is None or v.pre is not None:
+    specs = [str(e.get("versions", "")) for e in entries or [] if isinstance(e, dict)]
+    found = above_post_releases(version, specs)
+    if found is None:
         return None
-    release = ".".join(str(x) for x in v.release)
-    prefix = f"{v.epoch}!" if v.epoch else ""
-    base, above = prefix + release, prefix + release + ".0" * max(0, 3 - len(v.release)) + ".1"
+    base, above = found
     neighbours = [e for e in (_for_release(entries, base), _for_release(entries, above)) if e and e.get("applies")]
     return (base, neighbours) if neighbours else None
 

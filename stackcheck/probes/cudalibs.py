@@ -48,6 +48,7 @@ from collections.abc import Mapping
 from stackcheck.lean_typing import TYPE_CHECKING
 from stackcheck.probes.interface import Probe, ProbeContext, ProbeResult, view_of
 from stackcheck.readers.fsview import FileView, NotRegularFile, is_host
+from stackcheck.readers.ldpath import ld_library_path, unplaced_reason
 
 if TYPE_CHECKING:
     from typing import Any, ClassVar
@@ -297,44 +298,6 @@ def _read_interpreter_rpath(view: FileView, interpreter: str) -> dict[str, Any]:
 
         out["dirs"] = [d.rstrip("/") or "/" for d in expand_dirs(dyn.rpath, posixpath.dirname(real), machine)]
     return out
-
-
-def ld_library_path(value: str | None, cwd: str | None = None) -> tuple[list[str], str | None]:
-    """(LD_LIBRARY_PATH's directories as the dynamic loader searches them, up to the first element not placed; that
-    element, or None): the one reading of the variable (the cuda_libs probe, the jit probe's bare NCCL name, gate
-    --facts' launch loader path). glibc splits the value at ':' and ';' and keeps an empty element (the directory
-    name "", the working directory) and a relative one as written, each with its trailing slashes dropped but "/"'s
-    (elf/dl-load.c _dl_init_paths: fillin_rpath (llp_tmp, ..., ":;", "LD_LIBRARY_PATH", ...); fillin_rpath: "strsep
-    can pass an empty string", "Remove trailing slashes (except for "/")"; read in glibc 2.26's source,
-    lattera/glibc 0065aaaa). A relative or empty element is joined to `cwd`, the server's working directory, where
-    that is known (an absolute path); an element with a dynamic string token ($ORIGIN, $LIB, $PLATFORM, which the
-    loader expands), or a relative one without `cwd`, is not placed: the search stops being known there, and a
-    library not found before it is unknown, never found past it nor missing."""
-    placed: list[str] = []
-    for element in value.replace(";", ":").split(":") if value else ():
-        if "$" in element:
-            return placed, element
-        if element.startswith("/"):
-            placed.append(element.rstrip("/") or "/")
-        elif cwd is not None and cwd.startswith("/"):
-            placed.append((posixpath.join(cwd, element) if element else cwd).rstrip("/") or "/")
-        else:
-            return placed, element
-    return placed, None
-
-
-def unplaced_reason(element: str) -> str:
-    """Why the loader's search is not known past LD_LIBRARY_PATH's `element` (ld_library_path's second answer)."""
-    lead = f"LD_LIBRARY_PATH's element {element[:120]!r}, searched before the directories after it, the ld.so cache "
-    if "$" in element:
-        return (
-            lead + "and the default directories, names a dynamic string token ($ORIGIN, $LIB or $PLATFORM) that "
-            "the loader expands: not read"
-        )
-    return (
-        lead + "and the default directories, is read from the server's working directory, which is not known "
-        "(gate --cwd names it)"
-    )
 
 
 def probe_cuda_libs(

@@ -57,26 +57,15 @@ class LibsProbe(Probe):
     needs: ClassVar[tuple[str, ...]] = ("packages", "cuda_toolkits")
 
     def run(self, ctx: ProbeContext) -> ProbeResult:
-        from stackcheck.probes.cudalibs import ld_library_path, unplaced_reason
         from stackcheck.readers.fsview import is_host
         from stackcheck.readers.libs import kept_libs, probe_libs
 
         # the loader's search follows the environment the server will be started from: the gated command's own (its
-        # `env LD_LIBRARY_PATH=...` prefix), as the cuda_libs probe's (igap45: it was the audit's own environment),
-        # read as glibc reads it with the cuda_libs probe's one reading (':' and ';', an empty or relative element
-        # from the server's directory where known: irev69, it was split at ':' alone, an empty element dropped, a
-        # relative one read from the audit's directory); past an element not placed, which copy each library
-        # resolves to is not known: the section says so (launch_loader_path: check shared-libs is unknown)
-        placed, unplaced = ld_library_path(ctx.loader_environ.get("LD_LIBRARY_PATH"), ctx.launch_cwd)
-        env = {"LD_LIBRARY_PATH": ":".join(placed)}
+        # `env LD_LIBRARY_PATH=...` prefix), as the cuda_libs probe's (igap45: it was the audit's own environment)
+        env = {"LD_LIBRARY_PATH": ctx.loader_environ.get("LD_LIBRARY_PATH", "")}
         # what earlier runs read of this host's files, by file stamp (stackcheck.readers.kept)
         kept = kept_libs(ctx.cache_dir) if is_host(ctx.fs) else None
-        section = probe_libs(ctx.facts, env, view=ctx.fs, kept=kept)
-        if unplaced is not None:
-            section["launch_loader_path"] = (
-                f"{unplaced_reason(unplaced)}: which copy each library resolves to is not known from the --deep "
-                "resolution"
-            )
+        section = probe_libs(ctx.facts, env, view=ctx.fs, kept=kept, cwd=ctx.launch_cwd)
         status, reason = _status(section.get("packages") or {}, "libraries")
         if str(section.get("ld_cache", "")).startswith("unavailable"):
             status, reason = "partial", f"ld.so.cache {section['ld_cache']}"

@@ -2086,7 +2086,37 @@ def _wrapper_link_driver(view: FileView, script: str, prefix: str) -> tuple[str 
     if major is None:
         return None, f"the program it execs, {programs[0]}, is not read as GCC's driver ({why})", ()
     bprefixes = [t[2:] for t in targets if t.startswith("-B")]
-    return programs[0], "", tuple(b if b.endswith("/") or not is_dir(view, b) else b + "/" for b in bprefixes)
+    given = [b if b.endswith("/") or not is_dir(view, b) else b + "/" for b in bprefixes]
+    return programs[0], "", tuple(dict.fromkeys(d for b in given for d in _b_prefix_dirs(view, b)))
+
+
+#: a directory name read as a GCC target triplet under a -B prefix (x86_64-linux-gnu, x86_64-pc-linux-gnu,
+#: x86_64-redhat-linux, x86_64-conda-linux-gnu, aarch64-linux-gnu): a word, a dash, more words and dashes
+_TRIPLET_DIR = _lazy(r"[A-Za-z0-9_.]+-[A-Za-z0-9_.-]+")
+
+
+def _b_prefix_dirs(view: FileView, prefix: str) -> list[str]:
+    """The places a GCC driver searches for a program under one -B PREFIX, in its order, each ending in "/" (a name
+    prefix, "x86_64-" with no directory of that name, alone: its suffixed forms are not read). gcc.cc: -B is
+    add_prefix (&exec_prefixes, arg, NULL, PREFIX_PRIORITY_B_OPT, 0, 0) (require_machine_suffix 0), and for_each_path
+    tries each such prefix with the machine suffix TRIPLET/VERSION/ first, then (with a multiarch directory, Debian's
+    and Ubuntu's builds: the triplet) PREFIX/MULTIARCH/, then PREFIX itself; COMPILER_PATH, which collect2 searches
+    for its linker, is that list, directories only (build_search_list, check_dir). The driver's own TRIPLET, VERSION
+    and multiarch name are compiled in, not read: every directory under PREFIX named like a triplet, and every one
+    under it, is taken (a linker found in one that is not the driver's makes the linker unknown, never another
+    read; gcc-mirror/gcc gcc/gcc.cc, read 2026-12-06)."""
+    if not prefix.endswith("/"):
+        return [prefix]
+    out: list[str] = []
+    for triplet in sorted(listdir_or_empty(view, prefix)):
+        if not _TRIPLET_DIR.fullmatch(triplet) or not is_dir(view, f"{prefix}{triplet}"):
+            continue
+        versions = sorted(
+            v for v in listdir_or_empty(view, f"{prefix}{triplet}") if is_dir(view, f"{prefix}{triplet}/{v}")
+        )
+        out.extend(f"{prefix}{triplet}/{version}/" for version in versions)
+        out.append(f"{prefix}{triplet}/")
+    return [*out, prefix]
 
 
 #: a GCC driver's configure line as its .rodata carries it (gcc.cc includes configargs.h: configuration_arguments,
@@ -2332,7 +2362,7 @@ def _nccl_so_path_bare_name(
     """nccl_so_path for a name without a slash (not libnccl.so.2): the file the dynamic loader finds for it in the
     server's environment (probe_cuda_libs: the interpreter's DT_RPATH, LD_LIBRARY_PATH, the ld.so cache, the default
     directories; a copy of another ELF class or machine passed over, as glibc's open_verify), read as an absolute
-    path would be. LD_LIBRARY_PATH is read as glibc reads it (cudalibs.ld_library_path, irev67): an empty or relative
+    path would be. LD_LIBRARY_PATH is read as glibc reads it (ldpath.ld_library_path, irev67): an empty or relative
     element is searched from the server's working directory `cwd`; where that is not known (or the element names
     $ORIGIN / $LIB / $PLATFORM), a copy found after it is not taken for the loader's (unknown)."""
     from stackcheck.probes.cudalibs import probe_cuda_libs

@@ -654,11 +654,12 @@ def extension_links(
     ld.so cache file, the default directories; for a file with DT_RUNPATH, LD_LIBRARY_PATH, then its RUNPATH, then
     the cache and the default directories (no RPATH counts). `wheel_copies` lists the copies in the nvidia-* wheels'
     lib directories beside the distribution, which torch may load first by their soname. LD_LIBRARY_PATH is read as
-    the loader reads it (cudalibs.ld_library_path: `:` and `;`, empty and relative elements from `cwd`, the server's
+    the loader reads it (ldpath.ld_library_path: `:` and `;`, empty and relative elements from `cwd`, the server's
     directory where known); a library not found before an element that cannot be placed is unknown (`unreadable`),
     never found past it nor missing (the lead, 2026-12-06: this reading split at `:` and dropped such elements)."""
-    from stackcheck.probes.cudalibs import _library_kind, box_machine, ld_library_path, probe_cuda_libs, unplaced_reason
+    from stackcheck.probes.cudalibs import _library_kind, box_machine, probe_cuda_libs
     from stackcheck.readers.elf import ElfError, ElfFile
+    from stackcheck.readers.ldpath import ld_library_path, unplaced_reason
     from stackcheck.readers.libs import expand_dirs, nvidia_wheel_dirs
 
     where = str(entry.get("extension_dir") or entry.get("location") or "")

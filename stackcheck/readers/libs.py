@@ -4,7 +4,10 @@ For a DT_NEEDED name without a slash the loader tries, in order:
 
 1. the object's DT_RPATH, only when the object has no DT_RUNPATH (the loader also walks the RPATHs of
    the objects that loaded it, up to the executable; simplified here to the object's own RPATH);
-2. LD_LIBRARY_PATH (ignored in secure mode, which is not modelled);
+2. LD_LIBRARY_PATH (ignored in secure mode, which is not modelled), read as glibc reads it (readers/ldpath.py
+   ld_library_path: ':' and ';', an empty or relative element from the server's working directory where known);
+   a library not found before an element that cannot be placed there (no working directory known, or $ORIGIN,
+   which the loader expands against the executable, not the object) is unknown, never found past it nor missing;
 3. the object's DT_RUNPATH;
 4. the ld.so cache (/etc/ld.so.cache, read here in its "glibc-ld.so.cache1.1" format, else `ldconfig -p`);
 5. the default directories (multiarch /lib/<triplet>, /usr/lib/<triplet>, then /lib64 /usr/lib64 /lib /usr/lib).
@@ -292,13 +295,27 @@ def _view_compatible(view: FileView | None, files: ElfAnswers | None = None) -> 
     return lambda path, machine: _compatible(path, machine, view, files)
 
 
-def search_path(obj: ObjectInfo, env: Mapping[str, str]) -> list[tuple[str, str]]:
-    """(directory, via) in the order the loader tries them, the cache excepted (it comes before defaults)."""
+#: the `via` of the LD_LIBRARY_PATH element where the search stops being known (ldpath.ld_library_path's unplaced
+#: element: relative or empty with the server's working directory not known, or naming $ORIGIN / $LIB / $PLATFORM,
+#: which the loader expands against the executable, not the object): a library not found before it is unknown
+UNPLACED = "LD_LIBRARY_PATH, not placed"
+
+
+def search_path(obj: ObjectInfo, env: Mapping[str, str], cwd: str | None = None) -> list[tuple[str, str]]:
+    """(directory, via) in the order the loader tries them, the cache excepted (it comes before defaults).
+    LD_LIBRARY_PATH is read as glibc reads it (readers/ldpath.py ld_library_path: ':' and ';', an empty or relative
+    element from `cwd`, the server's working directory where known); its first element not placed ends the steps as
+    (element, UNPLACED): the search is not known past it."""
+    from stackcheck.readers.ldpath import ld_library_path
+
     origin = os.path.dirname(os.path.abspath(obj.path))
     steps: list[tuple[str, str]] = []
     if obj.rpath and not obj.runpath:
         steps += [(d, "rpath") for d in expand_dirs(obj.rpath, origin, obj.machine)]
-    steps += [(d, "LD_LIBRARY_PATH") for d in expand_dirs(env.get("LD_LIBRARY_PATH"), origin, obj.machine)]
+    placed, unplaced = ld_library_path(env.get("LD_LIBRARY_PATH"), cwd)
+    steps += [(d, "LD_LIBRARY_PATH") for d in placed]
+    if unplaced is not None:
+        return [*steps, (unplaced, UNPLACED)]
     steps += [(d, "runpath") for d in expand_dirs(obj.runpath, origin, obj.machine)]
     return steps
 
@@ -317,7 +334,7 @@ def _search_places(
     search_path(obj, env) when the caller has it already."""
     steps = search_path(obj, env) if steps is None else steps
     for d, via in steps:
-        yield os.path.join(d, needed), via
+        yield (d, via) if via == UNPLACED else (os.path.join(d, needed), via)
     arch_flag = _ARCH_FLAG.get(obj.machine)
     for e in cache:
         if e.soname != needed:
@@ -346,10 +363,19 @@ def _found(
     `stop` (loader_stop), when given, is asked of each place before the winner that is not a copy that loads; where
     it answers, the load fails there: that place comes with its error as `stops` (winner None for a place that is no
     file: a directory, which is no candidate; False for a file) and every later file as after a winner. A caller that
-    wants the winner alone stops at it (loader_winner); resolve_needed reads them all."""
+    wants the winner alone stops at it (loader_winner); resolve_needed reads them all. The LD_LIBRARY_PATH element
+    where the search stops being known (via UNPLACED, reached before a winner) comes as (element, UNPLACED, None,
+    the reason) and every later file as after a winner: where the loader finds `needed` is not known."""
+    from stackcheck.readers.ldpath import unplaced_reason
+
     seen: set[str] = set()
     done = False  # the winner was found, or the load failed at a place
     for path, via in _search_places(obj, needed, env, cache, dirs_default, steps):
+        if via == UNPLACED:
+            if not done:
+                done = True
+                yield path, via, None, unplaced_reason(path)
+            continue
         if path in seen:
             continue
         if not is_file(path):
@@ -410,10 +436,13 @@ def resolve_needed(
     is_file: Callable[[str], bool] = os.path.isfile,
     compatible: Callable[[str, int], bool] = _compatible,
     stop: Callable[[str], str | None] | None = None,
+    cwd: str | None = None,
 ) -> dict[str, Any]:
     """How the loader would resolve `needed` for `obj`. `stop` (loader_stop), when given, is asked of each place
     before the winner that is not a copy that loads: where it answers, the load fails there ("winner" None,
-    "stopped": {"path", "via", "error"}), whatever copies come later.
+    "stopped": {"path", "via", "error"}), whatever copies come later. `cwd`: the server's working directory where
+    known, from which LD_LIBRARY_PATH's relative and empty elements are searched (search_path); where the search
+    reaches an element not placed before a winner, "winner" is None and "unknown" says why (not found nor missing).
 
     Returns {"needed", "winner": path|None, "via": rpath|LD_LIBRARY_PATH|runpath|ld.so.cache|default|path,
     "candidates": [{"path", "via"}] in search order (the first compatible one is the winner),
@@ -431,7 +460,7 @@ def resolve_needed(
             "other_copies": [],
             "built_for": None,
         }
-    steps = search_path(obj, env)
+    steps = search_path(obj, env, cwd)
     # a path is asked again for built_for and the extra copies: each stat and ELF header read once here
     files: dict[str, bool] = {}
     machines: dict[str, bool] = {}
@@ -452,9 +481,13 @@ def resolve_needed(
     winner: str | None = None
     via: str | None = None
     stopped: dict[str, str] | None = None
+    unknown: str | None = None
     for path, step, won, why in _found(
         obj, needed, env, cache, known_file, known_compatible, dirs_default, steps, stop
     ):
+        if step == UNPLACED:
+            unknown = why
+            continue
         if why is not None:
             stopped = {"path": path, "via": step, "error": why}
             if won is None:  # a place that is no file (a directory): no candidate
@@ -486,6 +519,8 @@ def resolve_needed(
     }
     if stopped is not None:
         out["stopped"] = stopped
+    if unknown is not None:
+        out["unknown"] = unknown
     return out
 
 
@@ -505,7 +540,9 @@ def warnings_for(res: Mapping[str, Any], obj_rel: str, view: FileView | None = N
     """Warnings for one resolution: not found, or a winner other than the copy the object was built for."""
     out = []
     stopped = res.get("stopped")
-    if res["winner"] is None and isinstance(stopped, Mapping):
+    if res["winner"] is None and res.get("unknown"):
+        pass  # (not known where the loader finds it: resolve_object lists it under "unknown", never a warning)
+    elif res["winner"] is None and isinstance(stopped, Mapping):
         out.append(
             f"{obj_rel}: the loader's search for {res['needed']} ends at {stopped.get('path')} "
             f"({stopped.get('via')}): '{stopped.get('error')}', and no later copy is tried: the load fails"
@@ -799,16 +836,19 @@ def resolve_object(
     defs_cache: VersionDefs | None = None,
     infos: dict[str, ObjectInfo] | None = None,
     files: ElfAnswers | None = None,
+    cwd: str | None = None,
 ) -> dict[str, Any]:
     """The CUDA libraries of one object: {"path", "rpath", "runpath", "libs": [...], "warnings": [...],
-    "version_failures": [...]} (a library found that lacks a version the object needs from it). `infos`, when
-    given, keeps the object's ObjectInfo by path (the second hop reuses it instead of reading the file again);
-    `files`, the probe's answers of the files it reads (ElfAnswers)."""
+    "version_failures": [...], "unknown"?: ["OBJECT: LIBRARY: why"]} (a library found that lacks a version the object
+    needs from it; a library whose copy is not known: resolve_needed's "unknown", or a soname torch loaded first
+    from a copy not known). `infos`, when given, keeps the object's ObjectInfo by path (the second hop reuses it
+    instead of reading the file again); `files`, the probe's answers of the files it reads (ElfAnswers); `cwd`, the
+    server's working directory where known (search_path)."""
     if files is None:
         answers = ElfAnswers(view)
         try:
             return resolve_object(
-                path, rel, env, cache, extra_dirs, already_loaded, wanted, view, defs_cache, infos, answers
+                path, rel, env, cache, extra_dirs, already_loaded, wanted, view, defs_cache, infos, answers, cwd
             )
         finally:
             answers.close()
@@ -835,6 +875,7 @@ def resolve_object(
     extra = list(extra_dirs)
     libs: list[dict[str, Any]] = []
     warns: list[str] = []
+    unknown: list[str] = []
     for name in obj.needed:
         if not wanted.match(name):
             continue
@@ -848,14 +889,26 @@ def resolve_object(
                 is_file=_view_is_file(view),
                 compatible=_view_compatible(view, files),
                 stop=functools.partial(loader_stop, view=view),
+                cwd=cwd,
             )
         else:
             res = resolve_needed(
-                obj, name, env, cache, extra_dirs=extra, compatible=_view_compatible(None, files), stop=loader_stop
+                obj,
+                name,
+                env,
+                cache,
+                extra_dirs=extra,
+                compatible=_view_compatible(None, files),
+                stop=loader_stop,
+                cwd=cwd,
             )
         res["runpath"] = obj.runpath is not None
         prior = (already_loaded or {}).get(name)
-        if prior is not None and prior.get("winner"):
+        if prior is not None and prior.get("unknown"):
+            # the soname torch loaded first, from a copy not known: this object reuses that copy
+            res = {**res, "own_winner": res["winner"], "own_via": res["via"], "winner": None, "via": None}
+            res["unknown"] = f"{prior.get('loaded_by', 'an earlier object')} loads it first: {prior['unknown']}"
+        elif prior is not None and prior.get("winner"):
             # the loader reuses a library whose soname is already loaded (torch is imported first)
             res = {
                 **res,
@@ -865,6 +918,8 @@ def resolve_object(
                 "via": f"already loaded by {prior.get('loaded_by', 'an earlier object')}",
             }
         warns += warnings_for(res, rel, view)
+        if res.get("unknown"):
+            unknown.append(f"{rel}: {name}: {res['unknown']}")
         res.pop("runpath", None)
         if needs.get(name) and res.get("winner"):
             failure = check_versions(rel, res, needs, version_defs(str(res["winner"]), view, defs_cache, files))
@@ -874,6 +929,8 @@ def resolve_object(
     out["libs"] = libs
     out["warnings"] = warns
     out["version_failures"] = failures
+    if unknown:
+        out["unknown"] = unknown
     return out
 
 
@@ -906,9 +963,13 @@ def probe_libs(
     cache_source: str | None = None,
     view: FileView | None = None,
     kept: Kept | None = None,
+    cwd: str | None = None,
 ) -> dict[str, Any]:
     """{"ld_cache": source, "packages": {pkg: {"objects": [...]}}, "warnings": [...], "version_failures": [...],
-    "version_errors": [...], "torch_libraries": {...}, "symbol_failures": [...]}: a version failure names the
+    "version_errors": [...], "torch_libraries": {...}, "symbol_failures": [...], "unknown"?: ["PACKAGE: OBJECT:
+    LIBRARY: why"]}: an unknown, a library whose copy the loader's search does not tell (LD_LIBRARY_PATH's element
+    not placed, search_path: relative or empty with the server's working directory `cwd` not known, or naming a
+    dynamic string token) and that nothing found before it; a version failure names the
     package ("package"), the object, the library found, the versions it lacks ("missing") and those it defines;
     a version error, an object or library whose version records could not be read (the check cannot be decided
     there); a symbol failure, a CUDA library torch loads whose own dependency is found without symbols it needs
@@ -918,14 +979,14 @@ def probe_libs(
     reported as reused from torch (with their own static resolution kept as own_winner/own_via).
     `env` is the environment of the process that will serve (e.g. facts["system"]["env"] or os.environ).
     `kept`: what earlier runs learned of this host's files (kept_libs), used where a file's stamp is the same and
-    saved at the end.
+    saved at the end. `cwd`: the server's working directory where known (gate --cwd, `env -C`).
     """
     fs = view if view is not None else HostView()
     if kept is not None and not is_host(fs):
         kept = None
     files = ElfAnswers(fs, kept)
     try:
-        return _probe_libs(facts, env, cache, cache_source, fs, files, kept)
+        return _probe_libs(facts, env, cache, cache_source, fs, files, kept, cwd)
     finally:
         files.close()
         if kept is not None:
@@ -940,6 +1001,7 @@ def _probe_libs(
     fs: FileView,
     files: ElfAnswers,
     kept: Kept | None,
+    cwd: str | None = None,
 ) -> dict[str, Any]:
     if cache is None:
         cache, cache_source = load_ld_so_cache(view=fs, kept=kept)
@@ -992,9 +1054,12 @@ def _probe_libs(
                 defs_cache=defs_cache,
                 infos=infos if name == "torch" else None,
                 files=files,
+                cwd=cwd,
             )
             entry["objects"].append(obj)
             result["warnings"] += obj.get("warnings", [])
+            if obj.get("unknown"):
+                result.setdefault("unknown", []).extend(f"{name}: {u}" for u in obj["unknown"])
             if obj.get("versions_error"):
                 result["version_errors"].append(f"{name}: {obj['versions_error']}")
             for failure in obj.get("version_failures", []):
@@ -1006,10 +1071,12 @@ def _probe_libs(
                 for lib in obj.get("libs", []):
                     if lib.get("winner"):
                         loaded.setdefault(lib["needed"], {"winner": lib["winner"], "loaded_by": "torch"})
+                    elif lib.get("unknown"):
+                        loaded.setdefault(lib["needed"], {"unknown": lib["unknown"], "loaded_by": "torch"})
         result["packages"][name] = entry
         if name == "torch" and paths:
             sites = [str(p["location"]) for p in packages.values() if isinstance(p, Mapping) and p.get("location")]
-            hop = follow_torch_libraries(paths, root, env, cache, fs, defs_cache, infos, sites, files)
+            hop = follow_torch_libraries(paths, root, env, cache, fs, defs_cache, infos, sites, files, cwd)
             result["torch_libraries"] = {k: hop[k] for k in ("preloaded", "libraries")}
             result["symbol_failures"] = hop["symbol_failures"]
             result["version_failures"] += hop["version_failures"]
@@ -1126,8 +1193,10 @@ class _Loader:
         view: FileView,
         defs_cache: VersionDefs,
         files: ElfAnswers,
+        cwd: str | None = None,
     ) -> None:
         self.env, self.cache, self.view, self.defs_cache, self.files = env, cache, view, defs_cache, files
+        self.cwd = cwd  # the server's working directory where known (search_path)
         self.loaded: dict[str, tuple[str, str]] = {}  # soname -> (path, via)
         self.by_soname: dict[str, list[CacheEntry]] | None = None
         self.steps: dict[tuple[str, str | None, str | None, int], list[tuple[str, str]]] = {}
@@ -1146,7 +1215,7 @@ class _Loader:
         key = (obj.path, obj.rpath, obj.runpath, obj.machine)  # all search_path reads of the object
         steps = self.steps.get(key)
         if steps is None:  # expanded once per object, not once per library it needs
-            steps = self.steps[key] = search_path(obj, self.env)
+            steps = self.steps[key] = search_path(obj, self.env, self.cwd)
         got = loader_winner(
             obj, name, self.env, self.by_soname.get(name, ()), self.is_file, self._compatible, steps, self._stop
         )
@@ -1222,6 +1291,8 @@ class _Loader:
             if got is None:  # the load would fail unless something this model lacks loaded it first
                 where = self.stopped.get((obj.path, name))
                 why = f"its search ends at {where}" if where else "is not found on its search path"
+                if where and f"({UNPLACED}): " in where:
+                    why = f"is not known where the loader finds it: {where.split(f'({UNPLACED}): ', 1)[1]}"
                 self.out["errors"].append(f"{lib}: {name} {why}")
                 continue
             winner, via = got
@@ -1259,6 +1330,7 @@ def follow_torch_libraries(
     infos: Mapping[str, ObjectInfo] | None = None,
     sites: Iterable[str] = (),
     files: ElfAnswers | None = None,
+    cwd: str | None = None,
 ) -> dict[str, Any]:
     """The second hop for torch: {"preloaded": [paths], "libraries": [{"library", "needed", "winner", "via"}],
     "symbol_failures": [...], "version_failures": [...], "errors": [...]}. A symbol failure names the library
@@ -1266,10 +1338,10 @@ def follow_torch_libraries(
     if files is None:
         answers = ElfAnswers(view)
         try:
-            return follow_torch_libraries(objects, location, env, cache, view, defs_cache, infos, sites, answers)
+            return follow_torch_libraries(objects, location, env, cache, view, defs_cache, infos, sites, answers, cwd)
         finally:
             answers.close()
-    loader = _Loader(env, cache, view, defs_cache, files)
+    loader = _Loader(env, cache, view, defs_cache, files, cwd)
     first: list[tuple[ObjectInfo, str]] = []  # torch's objects and their RPATH dirs
     for path in objects:
         try:

@@ -1286,7 +1286,7 @@ class Context:
         if isinstance(unreadable, dict) and soname in unreadable:
             why = str(unreadable[soname])
             # (gate --facts: the launch's own loader path, facts_loader_path; a relative LD_LIBRARY_PATH element read
-            # from a working directory not known: cudalibs.ld_library_path)
+            # from a working directory not known: readers.ldpath.ld_library_path)
             if why.startswith(("the launch sets", "LD_LIBRARY_PATH's element")):
                 raise Unknown(path, f"{soname}: {why}")
             raise Unknown(path, f"{soname}: the loader's copy could not be read ({why})")

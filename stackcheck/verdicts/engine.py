@@ -1495,6 +1495,15 @@ def builtin_shared_libs(ctx: Context) -> list[Reason]:
         {"rule": "shared-libs", "result": "fail", "effect": "degraded", "message": w, "source": "LD-SO"}
         for w in warnings
     ]
+    # a library whose copy the loader's search does not tell (LD_LIBRARY_PATH's element not placed: relative or empty
+    # with the server's working directory not known, or $ORIGIN, which the loader expands against the executable)
+    listed = libs.get("unknown")
+    unknown = [u for u in listed if isinstance(u, str)] if isinstance(listed, list) else []
+    out += [
+        {"rule": "shared-libs", "result": "unknown", "message": f"which copy the loader finds is not known: {u}",
+         "source": "LD-SO"}
+        for u in unknown
+    ]  # fmt: skip
     from stackcheck.verdicts.libversions import version_reasons
 
     out += version_reasons(libs)

@@ -150,8 +150,10 @@ def test_model_not_in_hf_cache_offline_refuses_on_this_box(tmp_path: Path, h200_
 
 
 def test_config_file_is_read_for_the_same_keys(tmp_path: Path) -> None:
+    # under --facts a relative --config is the launch directory's: --cwd names it (without it: unknown, imend3)
+    told = ("--facts", str(H200_1X), "--cwd", str(tmp_path))
     (tmp_path / "serve.yaml").write_text("tp-size: 4\nenable-torch-symm-mem: true\n")
-    p = gate_cli("--facts", str(H200_1X), "--format", "json", "--dry-run", "--", *LAUNCH, "--config", "serve.yaml",
+    p = gate_cli(*told, "--format", "json", "--dry-run", "--", *LAUNCH, "--config", "serve.yaml",
                  cwd=tmp_path)  # fmt: skip
     doc = doc_of(p)
     assert p.returncode == 1
@@ -159,14 +161,14 @@ def test_config_file_is_read_for_the_same_keys(tmp_path: Path) -> None:
     assert "torch-symm-mem" in [r["feature"] for r in doc["derived"]["required"]]
     assert checks(doc)["gpu-count"]["required"]["gpus"] == 4
     assert doc["command"][-2:] == ["--config", "serve.yaml"]  # exec'd as given
-    p = gate_cli("--facts", str(H200_1X), "--dry-run", "--", *LAUNCH, "--config", "serve.yaml", "--tp", "1",
+    p = gate_cli(*told, "--dry-run", "--", *LAUNCH, "--config", "serve.yaml", "--tp", "1",
                  cwd=tmp_path)  # fmt: skip
     assert "launch tp=1" in p.stdout  # the command line wins over the file
     (tmp_path / "serve.json").write_text('{"tp-size": 1}')
-    p = gate_cli("--facts", str(H200_1X), "--dry-run", "--", *LAUNCH, "--config", "serve.json", cwd=tmp_path)
+    p = gate_cli(*told, "--dry-run", "--", *LAUNCH, "--config", "serve.json", cwd=tmp_path)
     assert p.returncode == 1 and "Config file must be YAML format" in p.stdout
     (tmp_path / "bad.yaml").write_text("server:\n  tp-size: 2\n")
-    p = gate_cli("--facts", str(H200_1X), "--dry-run", "--", *LAUNCH, "--config", "bad.yaml", cwd=tmp_path)
+    p = gate_cli(*told, "--dry-run", "--", *LAUNCH, "--config", "bad.yaml", cwd=tmp_path)
     assert p.returncode == 2 and "bad.yaml: line 2" in p.stderr
 
 

@@ -20,8 +20,9 @@ from gate_cli import LLAMA3, MOONCAKE_SYSTEM_LIBS, cli_json, model_dir, release_
 from probes.test_probe_issue16 import elf64
 
 from stackcheck.launch.facts_loader_path import apply_launch_loader_path, launch_loader_path
-from stackcheck.probes.cudalibs import ld_library_path, probe_cuda_libs
+from stackcheck.probes.cudalibs import probe_cuda_libs
 from stackcheck.readers.fsview import HostView
+from stackcheck.readers.ldpath import ld_library_path
 
 SONAMES = ("libnuma.so.1", "libcudart.so.12")
 

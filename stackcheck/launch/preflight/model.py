@@ -538,7 +538,8 @@ def read_model(
     `this_box` False (the gate judges saved facts of another box): a model that is not here is a note, never
     a refusal; the launch may well find it on the box the facts describe. `sglang_version`: the release that will
     serve it, which decides whether its architecture is MLA (mla_of). `cwd_unknown`: why the server's working
-    directory is not known (a shell string's `cd` the gate cannot resolve): a path relative to it is unknown, and
+    directory is not known (a shell string's `cd` the gate cannot resolve, gate --facts without --cwd), in words
+    that follow "which the gate cannot tell: " (CwdUnknown.words): a path relative to it is unknown, and
     a Hugging Face repository id is looked up in the caches alone. `not_searched`: what a model not found says where
     `this_box` is False (gate --image: it is not in the image; None: a facts file's box was not searched)."""
     mdata = data.get("model") or {}
@@ -563,7 +564,7 @@ def read_model(
                 CheckResult(
                     check, "unknown", {"path": spec, "cwd": None}, "a model directory the gate can find",
                     f"{role} {spec}: a path relative to the server's working directory, which the gate cannot tell: "
-                    f"the command's shell string changes it with {cwd_unknown}; the model's needs are not derived",
+                    f"{cwd_unknown}; the model's needs are not derived",
                     cache_src,
                 )
             )  # fmt: skip
