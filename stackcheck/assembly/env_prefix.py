@@ -36,7 +36,9 @@ class EnvPrefix(NamedTuple):
     """What `env ARGS` does: the command it runs ([]: none; where the reading stopped, the words from there on,
     unread), the environment it runs with, its assignments in order, the directory of its last -C (as a list,
     empty without one), and `stop`: None where the reading reached the command, else why it stopped; `fails` says
-    whether env itself fails or runs nothing there (exit 125, --help) rather than doing something not read here."""
+    whether env itself fails or runs nothing there (exit 125, --help) rather than doing something not read here;
+    `ignored`: whether it starts the command from an empty environment (-i, `-`), so nothing it started with is left.
+    """
 
     command: list[str]
     env: dict[str, str]
@@ -44,6 +46,7 @@ class EnvPrefix(NamedTuple):
     dirs: list[str]
     stop: str | None
     fails: bool
+    ignored: bool = False
 
 
 #: env.c longopts (:111-128): name -> (what it is, its argument: 0 none, 1 required, 2 optional with `=` only)
@@ -266,4 +269,4 @@ def read_env(args: Sequence[str], env: Mapping[str, str]) -> EnvPrefix:
         out[name] = value
         assignments.append((name, value))
         i += 1
-    return EnvPrefix(words[i:], out, assignments, [chdir] if chdir is not None else [], None, False)
+    return EnvPrefix(words[i:], out, assignments, [chdir] if chdir is not None else [], None, False, ignore)

@@ -46,17 +46,28 @@ def _dirs(value: str | None, cwd: str | None = None) -> list[str]:
 
 
 def launch_loader_path(
-    command: Sequence[str], mapping: Mapping[str, Any], facts_dirs: list[str] | None, cwd: str | None = None
+    command: Sequence[str],
+    mapping: Mapping[str, Any],
+    facts_dirs: list[str] | None,
+    cwd: str | None = None,
+    policy: list[str] | None = None,
 ) -> tuple[list[str] | None, bool]:
     """(the LD_LIBRARY_PATH directories the launch's server starts with, None where the facts' own, unrecorded, are
     kept; whether the launch changes the variable), with the command's env prefix and shell string applied to an
     environment whose LD_LIBRARY_PATH is the facts' (`facts_dirs`; None: not recorded). `cwd`: the launch directory
-    where known (gate --cwd), from which a relative or empty element is read (_dirs)."""
+    where known (gate --cwd), from which a relative or empty element is read (_dirs). A launch behind a program
+    that rebuilds the environment by a policy of its own (gate.ENV_POLICY: sudo, doas, pkexec) has an LD_LIBRARY_PATH
+    not known: (None, True), the program's name added to `policy`."""
     from stackcheck.launch import gate
 
     base = ":".join(facts_dirs) if facts_dirs is not None else _UNRECORDED
     argv, prefixed = gate.split_env_prefix(command, {"LD_LIBRARY_PATH": base})
-    env = gate.find_launch(argv, mapping, prefixed)[2]
+    trace: dict[str, Any] = {}
+    env = gate.find_launch(argv, mapping, prefixed, trace)[2]
+    if trace.get("env_policy"):  # (behind sudo: the server's environment is the policy's, not known: irobust4)
+        if policy is not None:
+            policy.extend(trace["env_policy"])
+        return None, True
     value = env.get("LD_LIBRARY_PATH")
     if facts_dirs is None:
         if value == _UNRECORDED:
@@ -96,12 +107,16 @@ def apply_launch_loader_path(
     libs = facts.get("cuda_libs")
     recorded = libs.get("ld_library_path") if isinstance(libs, dict) else None
     facts_dirs = [str(d) for d in recorded] if isinstance(recorded, list) else None
-    launch, changed = launch_loader_path(command, mapping, facts_dirs, cwd)
+    policy: list[str] = []
+    launch, changed = launch_loader_path(command, mapping, facts_dirs, cwd, policy)
     if not changed:
         return []
     shown = ":".join(launch) if launch is not None else "the facts' own with more"
     was = ":".join(facts_dirs) if facts_dirs is not None else "not recorded in the facts"
     sets = f"the launch sets LD_LIBRARY_PATH ({shown or 'empty'}), and the facts' loader path ({was}) is another"
+    for program in policy[:1]:  # (irobust4)
+        sets = (f"the launch runs behind `{program}`, whose environment (LD_LIBRARY_PATH included) is a policy's "
+                f"the gate does not read, and the facts' loader path ({was}) may not be the server's")  # fmt: skip
     _launch_libs(facts, sets)
     _launch_kernel_symbols(facts, sets, launch, facts_dirs)
     _launch_nccl_bare_name(facts, sets)
