@@ -98,3 +98,36 @@ def test_the_readers_under_the_gate() -> None:
     facts: dict[str, Any] = {"cuda_libs": {"ld_cache": "file", **LIBS, "ld_library_path": ["/opt/cuda/lib64"]}}
     assert sorted(apply_launch_loader_path(facts, ["sudo", *LAUNCH], mapping)) == sorted(LIBS)
     assert "sudo" in facts["cuda_libs"]["unreadable"]["libnuma.so.1"]
+
+
+@pytest.mark.parametrize(
+    ("preload", "status"),
+    [("/opt/old/libnuma.so.1", "unknown"), ("/opt/shim/cuda_shim.so", "unknown"),
+     ("/usr/lib/x86_64-linux-gnu/libjemalloc.so.2", "ok")],
+)  # fmt: skip
+def test_a_launch_that_preloads_a_library_is_not_judged_on_the_facts_answer(
+    tmp_path: Path, preload: str, status: str
+) -> None:
+    # fails before (the first two): ok, the facts' libnuma.so.1 taken where the launch preloads another copy, which
+    # glibc loads first and gives every later request for its soname (elf/rtld.c handle_preload_list)
+    _, doc = _gate(tmp_path, ["env", f"LD_PRELOAD={preload}"])
+    assert _transfer(doc) == status, doc["decision"]
+    if status == "unknown":
+        assert doc["decision"] != "allow"
+    facts: dict[str, Any] = {"cuda_libs": {"ld_cache": "file", **LIBS, "ld_library_path": ["/opt/cuda/lib64"]}}
+    mapping = {"entrypoints": [{"id": "launch-server", "python_module": "sglang.launch_server"}]}
+    line = ["bash", "-c", f"export LD_PRELOAD='{preload} '; python3 -m sglang.launch_server"]
+    got = apply_launch_loader_path(facts, line, mapping)
+    assert got == ([] if status == "ok" else ["libnuma.so.1"] if "numa" in preload else list(LIBS)), got
+
+
+def test_a_preloaded_libcuda_makes_the_driver_half_unknown() -> None:
+    facts: dict[str, Any] = {
+        "cuda_libs": {"ld_cache": "file", **LIBS},
+        "kernel_symbols": {"libcuda": "/usr/lib/x86_64-linux-gnu/libcuda.so.1",
+                           "files": [{"path": "common_ops.so", "driver_missing_count": 0, "driver_missing": []}]},
+    }  # fmt: skip
+    mapping = {"entrypoints": [{"id": "launch-server", "python_module": "sglang.launch_server"}]}
+    apply_launch_loader_path(facts, ["env", "LD_PRELOAD=/opt/stubs/libcuda.so.1", *LAUNCH], mapping)
+    entry = facts["kernel_symbols"]["files"][0]
+    assert "driver_missing_count" not in entry and "LD_PRELOAD" in entry["driver_error"], entry

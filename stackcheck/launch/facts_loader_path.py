@@ -109,8 +109,9 @@ def apply_launch_loader_path(
     facts_dirs = [str(d) for d in recorded] if isinstance(recorded, list) else None
     policy: list[str] = []
     launch, changed = launch_loader_path(command, mapping, facts_dirs, cwd, policy)
+    preloaded = _launch_preload(command, mapping)
     if not changed:
-        return []
+        return _preload_unknown(facts, preloaded) if preloaded else []
     shown = ":".join(launch) if launch is not None else "the facts' own with more"
     was = ":".join(facts_dirs) if facts_dirs is not None else "not recorded in the facts"
     sets = f"the launch sets LD_LIBRARY_PATH ({shown or 'empty'}), and the facts' loader path ({was}) is another"
@@ -144,6 +145,57 @@ def apply_launch_loader_path(
         unknown.append(soname)
     if not unreadable:
         del libs["unreadable"]
+    if preloaded:  # (a preloaded library comes before the interpreter's DT_RPATH too)
+        unknown += [s for s in _preload_unknown(facts, preloaded) if s not in unknown]
+    return unknown
+
+
+def _launch_preload(command: Sequence[str], mapping: Mapping[str, Any]) -> list[str]:
+    """The LD_PRELOAD entries the launch's own words set (an `env` prefix, a shell string's export), split as glibc
+    splits the variable: at spaces and colons (elf/rtld.c handle_preload_list: strcspn (p, " :")); [] where the
+    launch leaves the variable as it was. A preloaded object is loaded before the program's own dependencies, and a
+    later request for its soname is answered by it (elf/dl-load.c _dl_map_object: a loaded object whose name or
+    soname matches ends the search before any directory): a loader answer the facts never saw (irobust4)."""
+    from stackcheck.launch import gate
+
+    argv, prefixed = gate.split_env_prefix(command, {"LD_PRELOAD": _UNRECORDED})
+    value = gate.find_launch(argv, mapping, prefixed)[2].get("LD_PRELOAD")
+    if value is None or value == _UNRECORDED:
+        return []
+    return [w for w in value.replace(_UNRECORDED, " ").replace(":", " ").split(" ") if w]
+
+
+def _preload_unknown(facts: dict[str, Any], preloaded: list[str]) -> list[str]:
+    """Each `cuda_libs` soname a launch's LD_PRELOAD entry may be (its file name starts with the soname's `libX.so`;
+    an entry not named `lib*.so*` may be any library: every soname) made unknown with the reason; the sonames made
+    so. The file's own soname is not read from the facts, so its name stands for it (inferred)."""
+    names = [posixpath.basename(p) for p in preloaded]
+    anything = any(not (n.startswith("lib") and ".so" in n) for n in names)
+    driver = [p for p, n in zip(preloaded, names, strict=True) if anything or n.startswith("libcuda.so")]
+    if driver:  # (the kernel symbol section's driver half was read in the facts' libcuda.so.1)
+        _launch_kernel_symbols(facts, f"the launch preloads {driver[0][:120]!r} (LD_PRELOAD)", None, None)
+    libs = facts.get("cuda_libs")
+    if not isinstance(libs, dict):
+        return []
+    unread = libs.get("unreadable")
+    out = {**libs, "unreadable": dict(unread) if isinstance(unread, dict) else {}}
+    unknown: list[str] = []
+    for soname, found in libs.items():
+        if not (soname.startswith("lib") and ".so" in soname) or soname in out["unreadable"]:
+            continue
+        stem = soname[: soname.index(".so") + 3]
+        hit = [p for p, n in zip(preloaded, names, strict=True) if anything or n.startswith(stem)]
+        if not hit:
+            continue
+        out[soname] = None
+        out["unreadable"][soname] = (
+            f"the launch preloads {hit[0][:120]!r} (LD_PRELOAD), loaded before the program's libraries and the "
+            f"loader's answer for {soname} where it is that library (by its file name, inferred): the facts' answer "
+            f"{found!r} is not known to be the server's"
+        )
+        unknown.append(soname)
+    if unknown:
+        facts["cuda_libs"] = out
     return unknown
 
 
