@@ -80,7 +80,8 @@ def test_env_i_after_sudo_sets_the_whole_environment_again(tmp_path: Path) -> No
     assert _transfer(doc) == "unknown"
     assert "policy" not in json.dumps([p for p in doc.get("problems") or []])
     _, doc = _gate(tmp_path / "b", ["sudo", "env", "-i", "LD_LIBRARY_PATH=/opt/cuda/lib64", "PATH=/usr/bin"])
-    assert _transfer(doc) == "ok" and doc["decision"] == "allow", doc["decision"]
+    assert _transfer(doc) == "ok", doc["decision"]
+    assert not [p for p in doc["derived"]["problems"] if "policy" in p["message"]]  # (refused for PATH: the JIT)
 
 
 def test_the_readers_under_the_gate() -> None:

@@ -104,6 +104,7 @@ def apply_launch_loader_path(
     (every library's resolution, reported as one unknown: _launch_libs), the kernel symbol section's driver half
     (the libcuda.so.1 read: _launch_kernel_symbols) and the jit section's bare SGLANG_NCCL_SO_PATH name (the loader's
     copy, whose directory the facts do not record: _launch_nccl_bare_name)."""
+    _launch_jit_env(facts, command, mapping)
     libs = facts.get("cuda_libs")
     recorded = libs.get("ld_library_path") if isinstance(libs, dict) else None
     facts_dirs = [str(d) for d in recorded] if isinstance(recorded, list) else None
@@ -148,6 +149,46 @@ def apply_launch_loader_path(
     if preloaded:  # (a preloaded library comes before the interpreter's DT_RPATH too)
         unknown += [s for s in _preload_unknown(facts, preloaded) if s not in unknown]
     return unknown
+
+
+#: the variables the jit probe reads to find what a JIT build runs (stackcheck/probes/jit.py and toolkits.py: the
+#: toolkit from CUDA_HOME / CUDA_PATH / the nvcc on PATH as torch's _find_cuda_home; the host compiler from CXX / CC /
+#: NVCC_CCBIN / NVCC_*_FLAGS and PATH, GCC's own lookup from COMPILER_PATH / GCC_EXEC_PREFIX / LIBRARY_PATH; the
+#: ptxas Triton runs; the NCCL SGLang opens; PYTORCH_NVCC)
+JIT_ENV = (
+    "CUDA_HOME", "CUDA_PATH", "PATH", "CXX", "CC", "NVCC_CCBIN", "NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS",
+    "PYTORCH_NVCC", "TRITON_PTXAS_PATH", "TRITON_PTXAS_BLACKWELL_PATH", "SGLANG_NCCL_SO_PATH", "LIBRARY_PATH",
+    "COMPILER_PATH", "GCC_EXEC_PREFIX",
+)  # fmt: skip
+
+
+def _launch_jit_env(facts: dict[str, Any], command: Sequence[str], mapping: Mapping[str, Any]) -> None:
+    """The jit section was read with the facts' own environment; a launch whose own words set, clear or change one of
+    JIT_ENV (`env CUDA_HOME=/opt/cuda-11.8`, `env -i`, a shell string's `export PATH=...`) builds with a toolkit, a
+    compiler or a library the facts never read: the section is replaced by one that says so (`error`: every rule on
+    it is unknown, never the facts' answer; a section the facts lack too, whose rules are else read from their
+    cuda_toolkits) (irobust4: before, gate --facts judged such a launch on the facts' toolkit, jit-toolchain ok)."""
+    from stackcheck.launch import gate
+
+    base = {name: f"\x00{name}\x00" for name in JIT_ENV}  # (a value no launch writes: the facts' own, not known)
+    system = facts.get("system")
+    recorded = system.get("env") if isinstance(system, dict) else None
+    for name, value in recorded.items() if isinstance(recorded, dict) else ():
+        if name in base and isinstance(value, str):  # (the facts' own value, where they record it)
+            base[name] = value
+    jit = facts.get("jit")
+    if isinstance(jit, dict) and isinstance(jit.get("nccl_so_path"), str):
+        base["SGLANG_NCCL_SO_PATH"] = jit["nccl_so_path"]
+    ptxas = jit.get("triton_ptxas") if isinstance(jit, dict) else None
+    for name, read in ptxas.items() if isinstance(ptxas, dict) else ():
+        if name in base and isinstance(read, dict) and isinstance(read.get("path"), str):
+            base[name] = read["path"]
+    argv, prefixed = gate.split_env_prefix(command, base)
+    env = gate.find_launch(argv, mapping, prefixed)[2]
+    changed = [name for name in JIT_ENV if env.get(name) != base[name]]
+    if changed:
+        facts["jit"] = {"error": f"the launch sets {', '.join(changed)} itself, and the facts' JIT toolchain was "
+                        "read with their own: what a JIT build runs there is not known from the facts"}  # fmt: skip
 
 
 def _launch_preload(command: Sequence[str], mapping: Mapping[str, Any]) -> list[str]:
