@@ -15,7 +15,8 @@ aa0c0de35, 2026-08-20; -a/--argv0 since v9.5):
 - then one `-` means -i (:1101-1105), -i empties the environment, else each -u removes a variable (one with an
   empty name or holding `=` is an error, exit 125: unset_envvars :222-231, unsetenv's EINVAL);
 - then every word holding `=` is an assignment (putenv, whatever the name: :1158); the first word without one is the
-  command (execvp :1238); -C DIR (the last one given) is where it runs; -0 with a command is an error (:1169-1172).
+  command (execvp :1238); -C DIR (the last one given) is where it runs, an empty DIR an error (chdir fails: exit
+  125, coreutils 9.1 run here); -0 with a command is an error (:1169-1172).
 
 Where env fails, runs nothing, or does something this reader cannot see (-a/--argv0: the name the command sees,
 from which Python finds its prefix; --env0-from: a file's variables; a `${NAME}` the environment given does not
@@ -36,7 +37,9 @@ class EnvPrefix(NamedTuple):
     """What `env ARGS` does: the command it runs ([]: none; where the reading stopped, the words from there on,
     unread), the environment it runs with, its assignments in order, the directory of its last -C (as a list,
     empty without one), and `stop`: None where the reading reached the command, else why it stopped; `fails` says
-    whether env itself fails or runs nothing there (exit 125, --help) rather than doing something not read here."""
+    whether env itself fails or runs nothing there (exit 125, --help) rather than doing something not read here;
+    `ignored`: whether it starts the command from an empty environment (-i, `-`), so nothing it started with is left.
+    """
 
     command: list[str]
     env: dict[str, str]
@@ -44,6 +47,7 @@ class EnvPrefix(NamedTuple):
     dirs: list[str]
     stop: str | None
     fails: bool
+    ignored: bool = False
 
 
 #: env.c longopts (:111-128): name -> (what it is, its argument: 0 none, 1 required, 2 optional with `=` only)
@@ -255,6 +259,9 @@ def read_env(args: Sequence[str], env: Mapping[str, str]) -> EnvPrefix:
     if i < len(words) and words[i] == "-":
         ignore = True
         i += 1
+    if chdir == "":  # env -C '': chdir fails (ENOENT) and env exits 125 before the command (coreutils 9.1 run here)
+        why = "-C with an empty directory (env fails, exit 125: cannot change directory to '')"
+        return EnvPrefix(words[i:], start, [], [], why, True)
     bad = [name for name in unset if not name or "=" in name] if not ignore else []
     if bad:  # unsetenv fails on them: env exits 125 and runs nothing (unset_envvars :228-230, -i skips them :1149)
         why = "-u with a name that is empty or holds '=' (env fails, exit 125: unsetenv rejects it)"
@@ -266,4 +273,4 @@ def read_env(args: Sequence[str], env: Mapping[str, str]) -> EnvPrefix:
         out[name] = value
         assignments.append((name, value))
         i += 1
-    return EnvPrefix(words[i:], out, assignments, [chdir] if chdir is not None else [], None, False)
+    return EnvPrefix(words[i:], out, assignments, [chdir] if chdir is not None else [], None, False, ignore)

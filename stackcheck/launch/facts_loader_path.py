@@ -46,17 +46,28 @@ def _dirs(value: str | None, cwd: str | None = None) -> list[str]:
 
 
 def launch_loader_path(
-    command: Sequence[str], mapping: Mapping[str, Any], facts_dirs: list[str] | None, cwd: str | None = None
+    command: Sequence[str],
+    mapping: Mapping[str, Any],
+    facts_dirs: list[str] | None,
+    cwd: str | None = None,
+    policy: list[str] | None = None,
 ) -> tuple[list[str] | None, bool]:
     """(the LD_LIBRARY_PATH directories the launch's server starts with, None where the facts' own, unrecorded, are
     kept; whether the launch changes the variable), with the command's env prefix and shell string applied to an
     environment whose LD_LIBRARY_PATH is the facts' (`facts_dirs`; None: not recorded). `cwd`: the launch directory
-    where known (gate --cwd), from which a relative or empty element is read (_dirs)."""
+    where known (gate --cwd), from which a relative or empty element is read (_dirs). A launch behind a program
+    that rebuilds the environment by a policy of its own (gate.ENV_POLICY: sudo, doas, pkexec) has an LD_LIBRARY_PATH
+    not known: (None, True), the program's name added to `policy`."""
     from stackcheck.launch import gate
 
     base = ":".join(facts_dirs) if facts_dirs is not None else _UNRECORDED
     argv, prefixed = gate.split_env_prefix(command, {"LD_LIBRARY_PATH": base})
-    env = gate.find_launch(argv, mapping, prefixed)[2]
+    trace: dict[str, Any] = {}
+    env = gate.find_launch(argv, mapping, prefixed, trace)[2]
+    if trace.get("env_policy"):  # (behind sudo: the server's environment is the policy's, not known: irobust4)
+        if policy is not None:
+            policy.extend(trace["env_policy"])
+        return None, True
     value = env.get("LD_LIBRARY_PATH")
     if facts_dirs is None:
         if value == _UNRECORDED:
@@ -93,15 +104,21 @@ def apply_launch_loader_path(
     (every library's resolution, reported as one unknown: _launch_libs), the kernel symbol section's driver half
     (the libcuda.so.1 read: _launch_kernel_symbols) and the jit section's bare SGLANG_NCCL_SO_PATH name (the loader's
     copy, whose directory the facts do not record: _launch_nccl_bare_name)."""
+    _launch_jit_env(facts, command, mapping)
     libs = facts.get("cuda_libs")
     recorded = libs.get("ld_library_path") if isinstance(libs, dict) else None
     facts_dirs = [str(d) for d in recorded] if isinstance(recorded, list) else None
-    launch, changed = launch_loader_path(command, mapping, facts_dirs, cwd)
+    policy: list[str] = []
+    launch, changed = launch_loader_path(command, mapping, facts_dirs, cwd, policy)
+    preloaded = _launch_preload(command, mapping)
     if not changed:
-        return []
+        return _preload_unknown(facts, preloaded) if preloaded else []
     shown = ":".join(launch) if launch is not None else "the facts' own with more"
     was = ":".join(facts_dirs) if facts_dirs is not None else "not recorded in the facts"
     sets = f"the launch sets LD_LIBRARY_PATH ({shown or 'empty'}), and the facts' loader path ({was}) is another"
+    for program in policy[:1]:  # (irobust4)
+        sets = (f"the launch runs behind `{program}`, whose environment (LD_LIBRARY_PATH included) is a policy's "
+                f"the gate does not read, and the facts' loader path ({was}) may not be the server's")  # fmt: skip
     _launch_libs(facts, sets)
     _launch_kernel_symbols(facts, sets, launch, facts_dirs)
     _launch_nccl_bare_name(facts, sets)
@@ -129,6 +146,97 @@ def apply_launch_loader_path(
         unknown.append(soname)
     if not unreadable:
         del libs["unreadable"]
+    if preloaded:  # (a preloaded library comes before the interpreter's DT_RPATH too)
+        unknown += [s for s in _preload_unknown(facts, preloaded) if s not in unknown]
+    return unknown
+
+
+#: the variables the jit probe reads to find what a JIT build runs (stackcheck/probes/jit.py and toolkits.py: the
+#: toolkit from CUDA_HOME / CUDA_PATH / the nvcc on PATH as torch's _find_cuda_home; the host compiler from CXX / CC /
+#: NVCC_CCBIN / NVCC_*_FLAGS and PATH, GCC's own lookup from COMPILER_PATH / GCC_EXEC_PREFIX / LIBRARY_PATH; the
+#: ptxas Triton runs; the NCCL SGLang opens; PYTORCH_NVCC)
+JIT_ENV = (
+    "CUDA_HOME", "CUDA_PATH", "PATH", "CXX", "CC", "NVCC_CCBIN", "NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS",
+    "PYTORCH_NVCC", "TRITON_PTXAS_PATH", "TRITON_PTXAS_BLACKWELL_PATH", "SGLANG_NCCL_SO_PATH", "LIBRARY_PATH",
+    "COMPILER_PATH", "GCC_EXEC_PREFIX",
+)  # fmt: skip
+
+
+def _launch_jit_env(facts: dict[str, Any], command: Sequence[str], mapping: Mapping[str, Any]) -> None:
+    """The jit section was read with the facts' own environment; a launch whose own words set, clear or change one of
+    JIT_ENV (`env CUDA_HOME=/opt/cuda-11.8`, `env -i`, a shell string's `export PATH=...`) builds with a toolkit, a
+    compiler or a library the facts never read: the section is replaced by one that says so (`error`: every rule on
+    it is unknown, never the facts' answer; a section the facts lack too, whose rules are else read from their
+    cuda_toolkits) (irobust4: before, gate --facts judged such a launch on the facts' toolkit, jit-toolchain ok)."""
+    from stackcheck.launch import gate
+
+    base = {name: f"\x00{name}\x00" for name in JIT_ENV}  # (a value no launch writes: the facts' own, not known)
+    system = facts.get("system")
+    recorded = system.get("env") if isinstance(system, dict) else None
+    for name, value in recorded.items() if isinstance(recorded, dict) else ():
+        if name in base and isinstance(value, str):  # (the facts' own value, where they record it)
+            base[name] = value
+    jit = facts.get("jit")
+    if isinstance(jit, dict) and isinstance(jit.get("nccl_so_path"), str):
+        base["SGLANG_NCCL_SO_PATH"] = jit["nccl_so_path"]
+    ptxas = jit.get("triton_ptxas") if isinstance(jit, dict) else None
+    for name, read in ptxas.items() if isinstance(ptxas, dict) else ():
+        if name in base and isinstance(read, dict) and isinstance(read.get("path"), str):
+            base[name] = read["path"]
+    argv, prefixed = gate.split_env_prefix(command, base)
+    env = gate.find_launch(argv, mapping, prefixed)[2]
+    changed = [name for name in JIT_ENV if env.get(name) != base[name]]
+    if changed:
+        facts["jit"] = {"error": f"the launch sets {', '.join(changed)} itself, and the facts' JIT toolchain was "
+                        "read with their own: what a JIT build runs there is not known from the facts"}  # fmt: skip
+
+
+def _launch_preload(command: Sequence[str], mapping: Mapping[str, Any]) -> list[str]:
+    """The LD_PRELOAD entries the launch's own words set (an `env` prefix, a shell string's export), split as glibc
+    splits the variable: at spaces and colons (elf/rtld.c handle_preload_list: strcspn (p, " :")); [] where the
+    launch leaves the variable as it was. A preloaded object is loaded before the program's own dependencies, and a
+    later request for its soname is answered by it (elf/dl-load.c _dl_map_object: a loaded object whose name or
+    soname matches ends the search before any directory): a loader answer the facts never saw (irobust4)."""
+    from stackcheck.launch import gate
+
+    argv, prefixed = gate.split_env_prefix(command, {"LD_PRELOAD": _UNRECORDED})
+    value = gate.find_launch(argv, mapping, prefixed)[2].get("LD_PRELOAD")
+    if value is None or value == _UNRECORDED:
+        return []
+    return [w for w in value.replace(_UNRECORDED, " ").replace(":", " ").split(" ") if w]
+
+
+def _preload_unknown(facts: dict[str, Any], preloaded: list[str]) -> list[str]:
+    """Each `cuda_libs` soname a launch's LD_PRELOAD entry may be (its file name starts with the soname's `libX.so`;
+    an entry not named `lib*.so*` may be any library: every soname) made unknown with the reason; the sonames made
+    so. The file's own soname is not read from the facts, so its name stands for it (inferred)."""
+    names = [posixpath.basename(p) for p in preloaded]
+    anything = any(not (n.startswith("lib") and ".so" in n) for n in names)
+    driver = [p for p, n in zip(preloaded, names, strict=True) if anything or n.startswith("libcuda.so")]
+    if driver:  # (the kernel symbol section's driver half was read in the facts' libcuda.so.1)
+        _launch_kernel_symbols(facts, f"the launch preloads {driver[0][:120]!r} (LD_PRELOAD)", None, None)
+    libs = facts.get("cuda_libs")
+    if not isinstance(libs, dict):
+        return []
+    unread = libs.get("unreadable")
+    out = {**libs, "unreadable": dict(unread) if isinstance(unread, dict) else {}}
+    unknown: list[str] = []
+    for soname, found in libs.items():
+        if not (soname.startswith("lib") and ".so" in soname) or soname in out["unreadable"]:
+            continue
+        stem = soname[: soname.index(".so") + 3]
+        hit = [p for p, n in zip(preloaded, names, strict=True) if anything or n.startswith(stem)]
+        if not hit:
+            continue
+        out[soname] = None
+        out["unreadable"][soname] = (
+            f"the launch preloads {hit[0][:120]!r} (LD_PRELOAD), loaded before the program's libraries and the "
+            f"loader's answer for {soname} where it is that library (by its file name, inferred): the facts' answer "
+            f"{found!r} is not known to be the server's"
+        )
+        unknown.append(soname)
+    if unknown:
+        facts["cuda_libs"] = out
     return unknown
 
 

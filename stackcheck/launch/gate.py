@@ -212,6 +212,7 @@ def find_launch(
     if entry is not None:
         return entry, args, dict(env)
     shell = os.path.basename(argv[0]) in _SHELLS if argv else False
+    policy = os.path.basename(argv[0]) if argv and os.path.basename(argv[0]) in ENV_POLICY else None
     for i in range(1, len(argv)):
         prog = os.path.basename(argv[i])
         if prog == "env":
@@ -229,15 +230,26 @@ def find_launch(
             stops = trace.get("env_stops") if trace is not None else None
             if runs and isinstance(stops, list) and runs[0] not in stops:
                 stops.append(runs[0])
+            cleared = False
+            if policy is not None:  # (behind sudo: env starts from sudo's environment, known only where -i clears it)
+                from stackcheck.assembly.env_prefix import read_env
+
+                read = read_env(argv[i + 1 :], {})
+                cleared = read.stop is None and read.ignored
+                if cleared:
+                    after_env, inner_env = read.command, read.env
             if not stopped:
                 if trace is not None and dirs and isinstance(trace.get("cwd"), (str, CwdUnknown)):
                     trace["cwd"] = entered(trace["cwd"], dirs, trace.get("entered"))  # (`env -C DIR`)
                 nested = find_launch(after_env, mapping, inner_env, trace)
                 if nested[0] is not None:
+                    if not cleared:
+                        _policy_seen(trace, policy)
                     return nested
         if _PYTHON.match(prog) or any(e.get("program") == prog for e in _entries(mapping)):
             found, rest = _entrypoint_at(argv[i:], mapping)
             if found is not None:
+                _policy_seen(trace, policy)
                 return found, rest, dict(env)
         at = _shell_string_at(argv, i) if shell and _shell_c(argv[i]) else None
         if at is not None:
@@ -246,10 +258,48 @@ def find_launch(
             # -c -e STRING`), the shell behind a launcher (`sudo bash -c`, `docker exec c bash -c`)
             inner = _shell_launch(argv[at], mapping, env, trace)
             if inner is not None:
+                _policy_seen(trace, policy)
                 return inner
             break
         shell = shell or prog in _SHELLS
+        policy = policy or (prog if prog in ENV_POLICY else None)
     return None, list(argv[1:]), dict(env)
+
+
+#: programs that run their command in an environment they rebuild by a policy of their own, which the gate does not
+#: read (irobust4): the environment before them is not the server's. Read in sudo's plugins/sudoers/env.c
+#: (sudo-project/sudo): rebuild_env starts empty under env_reset (the default) and keeps env_keep / env_check
+#: variables and /etc/environment's, drops initial_badenv_table's (LD_*, PYTHONPATH, PYTHONHOME, ...) without it
+#: too, and sets PATH to secure_path; doas.conf(5): the environment is reset unless keepenv / setenv; pkexec(1): "a
+#: minimal known and safe environment" (the last two from their manuals, not their source)
+ENV_POLICY: dict[str, str] = {
+    "sudo": "sudo rebuilds the environment by the sudoers policy (env_reset, env_keep, env_delete with LD_* and "
+    "PYTHONPATH, secure_path)",
+    "doas": "doas resets the environment unless doas.conf's keepenv or setenv keep it",
+    "pkexec": "pkexec sets a minimal environment of its own",
+}
+ENV_POLICY_SOURCES = [
+    {"title": "sudo plugins/sudoers/env.c: rebuild_env, initial_badenv_table, secure_path",
+     "url": "https://github.com/sudo-project/sudo/blob/main/plugins/sudoers/env.c"},
+    {"title": "doas.conf(5): keepenv, setenv", "url": "https://man.openbsd.org/doas.conf.5"},
+    {"title": "pkexec(1): SECURITY NOTES", "url": "https://man.archlinux.org/man/pkexec.1"},
+]  # fmt: skip
+
+
+def _policy_seen(trace: dict[str, Any] | None, policy: str | None) -> None:
+    """Note in `trace` that the launch runs behind `policy` (ENV_POLICY), whose environment is not known."""
+    if trace is not None and policy is not None:
+        trace.setdefault("env_policy", []).append(policy)
+
+
+def env_policy_problem(program: str) -> Problem:
+    """The refusal of a launch behind `program` (ENV_POLICY): the environment the server starts with is not known."""
+    return Problem("env", "unknown", None, f"`{program}` stands before the launch: {ENV_POLICY[program]}, a policy "
+                   "the gate does not read, so the environment the server starts with (its LD_LIBRARY_PATH, PATH, "
+                   f"CUDA and SGLang variables) is not known (fail closed); give it in full after {program} "
+                   f"(`{program} env -i NAME=VALUE ... python -m sglang.launch_server ...`) or gate the command as it "
+                   "runs there",
+                   ENV_POLICY_SOURCES)  # fmt: skip
 
 
 _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh"})
@@ -1014,9 +1064,11 @@ def derive(
     argv, cmd_env = split_env_prefix(command, env, stops=stops)
     if not argv:
         raise UsageError("missing command after -- (expected, e.g., -- python -m sglang.launch_server ...)")
-    entry, args, cmd_env = find_launch(argv, mapping, cmd_env, {"env_stops": stops})
+    trace: dict[str, Any] = {"env_stops": stops}
+    entry, args, cmd_env = find_launch(argv, mapping, cmd_env, trace)
     found, problems, seen, unlisted = parse_flags(args, mapping, own)
     problems[:0] = [_env_stop_problem(why, fails) for why, fails in stops[:1]]
+    problems[:0] = [env_policy_problem(program) for program in trace.get("env_policy", [])[:1]]
     if unlisted:
         problems.append(_unlisted_note(unlisted))
     d = Derived(

@@ -1081,8 +1081,43 @@ def edit_command(
         options[1:1] = [w for name in inherited for w in ("-u", name)]
     if options:  # an `env` prefix: kept as given, its assignments after its options
         full = [*options, *[f"{k}={v}" for k, v in out_env.items()], *argv]
+        _env_reaches_launch(full, {}, env, changes, launch_map)
         return full, {}, changes
+    _env_reaches_launch(argv, out_env, env, changes, launch_map)
     return argv, out_env, changes
+
+
+def _env_reaches_launch(
+    line: Sequence[str],
+    exported: Mapping[str, str],
+    env: Mapping[str, str],
+    changes: list[Change],
+    launch_map: Mapping[str, Any],
+) -> None:
+    """CannotEdit where a variable the diff sets or drops would not reach the server so (irobust4): the line's
+    environment (`env` with `exported` in front of it) read as the gate reads the launch's (gate.find_launch: an `env`
+    behind a launcher, a shell string's exports, unset and `env -i`), a variable set must hold its value there and one
+    dropped must be gone; a launch behind sudo / doas / pkexec (gate.ENV_POLICY) runs in an environment not known.
+    Before, the variables were written in front of the whole command, where `timeout 600 env -u NAME`, `nohup env -i`,
+    `bash -c "export NAME=..."` or sudo's env_reset took them away again: the advice never reached the server."""
+    wanted = [c for c in changes if c.kind == "env"]
+    if not wanted:
+        return
+    from stackcheck.launch.gate import find_launch, split_env_prefix
+
+    stops: list[tuple[str, bool]] = []
+    argv, start = split_env_prefix(line, {**env, **exported}, stops=stops)
+    trace: dict[str, Any] = {"env_stops": stops}
+    seen = find_launch(argv, launch_map, start, trace)[2]
+    policy = trace.get("env_policy") or []
+    if policy:
+        raise CannotEdit(f"the launch runs behind `{policy[0]}`, which rebuilds the environment by its own policy: "
+                         "the variables set here may not reach the server", changes)  # fmt: skip
+    lost = [c.name for c in wanted if (c.name in seen if c.action == "drop" else seen.get(c.name) != c.value) or stops]
+    if lost:
+        raise CannotEdit(f"{', '.join(dict.fromkeys(lost))} would not reach the server as the changes say: the "
+                         "command's own words before the launch (an `env` behind a launcher, a shell string's "
+                         "export or unset) set the variable again", changes)  # fmt: skip
 
 
 # ---- the whole recommendation ------------------------------------------------------------------------------

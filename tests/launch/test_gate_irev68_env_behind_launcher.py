@@ -54,7 +54,10 @@ def test_an_env_behind_a_launcher_that_drops_the_host_is_refused(
     "prefix",
     [
         ("nohup", "env", "LMCACHE_MP_HOST=10.0.0.5"),  # (before: refused, the host it sets not read)
-        ("timeout", "600", "env", "-i", "LMCACHE_CONFIG_FILE=/etc/lmcache/mp.yaml"),
+        # (was `env -i LMCACHE_CONFIG_FILE=...`: -i also clears PATH and CUDA_HOME, so the facts' JIT toolchain is
+        # not the server's and the gate refuses it for that since irobust4; the gate's own environment here holds
+        # no LMCACHE_MP_HOST, as -i left none)
+        ("timeout", "600", "env", "LMCACHE_CONFIG_FILE=/etc/lmcache/mp.yaml"),
     ],
 )
 def test_an_env_behind_a_launcher_that_gives_the_host_is_allowed(tmp_path: Path, prefix: tuple[str, ...]) -> None:

@@ -38,7 +38,7 @@ def launch_args(argv: list[str]) -> list[str]:
         f"source /venv/bin/activate && exec {INNER} > log 2>&1",
     ],
 )
-@pytest.mark.parametrize("shell", [["bash", "-c"], ["sh", "-lc"], ["sudo", "bash", "-o", "pipefail", "-c"]])
+@pytest.mark.parametrize("shell", [["bash", "-c"], ["sh", "-lc"], ["nohup", "bash", "-o", "pipefail", "-c"]])
 def test_the_advice_lands_in_the_launch(shell: list[str], string: str) -> None:
     rc, doc = recommend_json("--facts", str(SEED_AFTER), "--", *shell, string)
     assert rc == 1 and doc["command"], doc.get("notes")
