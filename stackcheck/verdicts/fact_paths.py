@@ -285,6 +285,12 @@ FACT_DOCS: Final[dict[str, tuple[FactDoc, ...]]] = {
             "in `gate`; in the audit the probed environment's value, else SGLang 0.5.15's default (on)",
         ),
         FactDoc(
+            ("launch.custom_all_reduce_v2",),
+            "whether SGLang takes its JIT-compiled custom all-reduce (`SGLANG_OPT_USE_CUSTOM_ALL_REDUCE_V2`, a "
+            "launch.json `env` entry with a `fact`): the launch's environment in `gate`; in the audit the probed "
+            "environment's value, else SGLang's default (on)",
+        ),
+        FactDoc(
             ("launch.checkpoint_quantized",),
             "whether the served model's checkpoint carries a quantization (`gate` only, once its preflight read "
             "config.json: false where it holds none, so a --quantization is applied while loading); absent "
