@@ -21,8 +21,11 @@ def _gate(*prefix: str) -> tuple[int, dict[str, object]]:
 
 def test_the_baseline_is_allowed() -> None:
     assert _gate()[1]["decision"] == "allow"
-    assert _gate("env", "-C", "/srv")[1]["decision"] == "allow"
-    assert _gate("env", "-C", "", "-C", "/srv")[1]["decision"] == "allow"  # (the last -C is the one env runs)
+    # (under --facts any `env -C` is refused as unknown since imend3: whether the directory exists on that box is not
+    # known; the reading itself does not stop at a -C that a later -C replaces: the last -C is the one env runs)
+    for prefix in (["-C", "/srv"], ["-C", "", "-C", "/srv"]):
+        read = read_env([*prefix, *LAUNCH], {})
+        assert read.stop is None and not read.fails, (prefix, read.stop)
 
 
 @pytest.mark.parametrize(
