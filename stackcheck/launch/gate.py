@@ -1899,7 +1899,7 @@ def undeclared_problems(
     once (exit status 2). From the releases whose launcher loads plugins (entry points) before it parses the
     command line (release_flags `plugins`), an undeclared flag may be a plugin's: it is unknown (refused unless
     --allow-unknown) rather than blocked; an ambiguous prefix stays blocked (a plugin's flags only add to the
-    matches). Flags launch.json lists are left to release_problems (their own release data).
+    matches). Flags launch.json lists with release entries are left to release_problems (their own release data).
     Returns (problems, whether the release's flags were known): they come from release_flags, or for a release
     newer than the data from its own server arguments (`declared`). `sglang serve` is not judged: later
     releases take flags of their own before the parser (--model-type, a positional model path)."""
@@ -1924,7 +1924,10 @@ def undeclared_problems(
     judged = sglang_version if declared is None else (releases[-1] if releases else "")
     may_plugin = _in_runs(judged, releases, table.get("plugins"))
     plugin_source = table.get("plugins_source")
-    listed = {n for o in _options(mapping) for n in _names(o)} | set(CONFIG_FLAGS)
+    # flags launch.json lists with their own release entries are release_problems'; one listed without them (it
+    # says what the flag does, not which releases have it) is judged here by release_flags like any other flag
+    # (ifc49: --enable-lmcache on 0.5.1.post3, --enable-kv-cache-sharding before 0.5.22 were allowed)
+    listed = {n for o in _options(mapping) if o.get("releases") for n in _names(o)} | set(CONFIG_FLAGS)
     out: list[Problem] = []
     seen: set[str] = set()
     for _, name, _, _ in _tokens(d.sglang_args):
