@@ -899,6 +899,27 @@ def _env_stop_problem(why: str, fails: bool) -> Problem:
                    "command as env would run it (fail closed)", [ENV_SOURCE])  # fmt: skip
 
 
+#: a shell's assignment word (bash manual, Simple Command Expansion: the words before the command name of the form
+#: NAME=VALUE are the shell's variable assignments, not the program)
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+ASSIGNMENT_SOURCE = {
+    "title": "bash manual, 3.7.1 Simple Command Expansion (the words preceding the command name of the form NAME=VALUE "
+    "are variable assignments of the shell); stackcheck/commands/gate.py _exec: os.execvp(command[0], command), argv "
+    "exactly and no shell, FileNotFoundError -> 'command not found' (exit 127)",
+    "url": "https://www.gnu.org/software/bash/manual/bash.html#Simple-Command-Expansion",
+}
+
+
+def _assignment_problem(word: str) -> Problem:
+    """The refusal of a command whose first word is a shell assignment (ifc49 row e1): no shell reads it, so exec
+    looks for a program of that name and the server never starts; the gate judged the launch after it instead."""
+    name = word.split("=", 1)[0]
+    return Problem(f"{name}=", "blocked", "crash", f"the command's first word {name}=... is a shell's variable "
+                   "assignment, but the command runs as argv with no shell (the gate's exec, like env's and a "
+                   f"launcher's): no program of that name is found ('command not found', exit 127), and {name} is "
+                   f"never set; write it as `env {name}=... python ...`", [ASSIGNMENT_SOURCE])  # fmt: skip
+
+
 def derive(
     command: Sequence[str],
     mapping: Mapping[str, Any],
@@ -918,6 +939,8 @@ def derive(
     entry, args, cmd_env = find_launch(argv, mapping, cmd_env, {"env_stops": stops})
     found, problems, seen, unlisted = parse_flags(args, mapping, own)
     problems[:0] = [_env_stop_problem(why, fails) for why, fails in stops[:1]]
+    if not stops and _ASSIGNMENT.match(argv[0]):
+        problems.insert(0, _assignment_problem(argv[0]))
     if unlisted:
         problems.append(_unlisted_note(unlisted))
     d = Derived(
