@@ -757,6 +757,10 @@ def _decide_with(
             if isinstance(facts, dict):
                 facts = dict(facts)  # (each section it changes is replaced by a changed copy)
                 apply_launch_loader_path(facts, launch_command, mapping, facts_cwd)
+                # the same for the toolkit a JIT build picks: the launch's own CUDA_HOME / CUDA_PATH (ifc49)
+                from stackcheck.launch.facts_toolkit_env import apply_launch_toolkit_env
+
+                apply_launch_toolkit_env(facts, launch_command, mapping)
             return facts, outcomes, host
 
     report, ctx = build_report(opts, want_plan=False, manifests=manifests, gathered=gathered, also=also)

@@ -1048,6 +1048,27 @@ def _env_stop_problem(why: str, fails: bool) -> Problem:
                    "command as env would run it (fail closed)", [ENV_SOURCE])  # fmt: skip
 
 
+#: a shell's assignment word (bash manual, Simple Command Expansion: the words before the command name of the form
+#: NAME=VALUE are the shell's variable assignments, not the program)
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+ASSIGNMENT_SOURCE = {
+    "title": "bash manual, 3.7.1 Simple Command Expansion (the words preceding the command name of the form NAME=VALUE "
+    "are variable assignments of the shell); stackcheck/commands/gate.py _exec: os.execvp(command[0], command), argv "
+    "exactly and no shell, FileNotFoundError -> 'command not found' (exit 127)",
+    "url": "https://www.gnu.org/software/bash/manual/bash.html#Simple-Command-Expansion",
+}
+
+
+def _assignment_problem(word: str) -> Problem:
+    """The refusal of a command whose first word is a shell assignment (ifc49 row e1): no shell reads it, so exec
+    looks for a program of that name and the server never starts; the gate judged the launch after it instead."""
+    name = word.split("=", 1)[0]
+    return Problem(f"{name}=", "blocked", "crash", f"the command's first word {name}=... is a shell's variable "
+                   "assignment, but the command runs as argv with no shell (the gate's exec, like env's and a "
+                   f"launcher's): no program of that name is found ('command not found', exit 127), and {name} is "
+                   f"never set; write it as `env {name}=... python ...`", [ASSIGNMENT_SOURCE])  # fmt: skip
+
+
 def derive(
     command: Sequence[str],
     mapping: Mapping[str, Any],
@@ -1069,6 +1090,8 @@ def derive(
     found, problems, seen, unlisted = parse_flags(args, mapping, own)
     problems[:0] = [_env_stop_problem(why, fails) for why, fails in stops[:1]]
     problems[:0] = [env_policy_problem(program) for program in trace.get("env_policy", [])[:1]]
+    if not stops and _ASSIGNMENT.match(argv[0]):
+        problems.insert(0, _assignment_problem(argv[0]))
     if unlisted:
         problems.append(_unlisted_note(unlisted))
     d = Derived(
@@ -2052,7 +2075,7 @@ def undeclared_problems(
     once (exit status 2). From the releases whose launcher loads plugins (entry points) before it parses the
     command line (release_flags `plugins`), an undeclared flag may be a plugin's: it is unknown (refused unless
     --allow-unknown) rather than blocked; an ambiguous prefix stays blocked (a plugin's flags only add to the
-    matches). Flags launch.json lists are left to release_problems (their own release data).
+    matches). Flags launch.json lists with release entries are left to release_problems (their own release data).
     Returns (problems, whether the release's flags were known): they come from release_flags, or for a release
     newer than the data from its own server arguments (`declared`). `sglang serve` is not judged: later
     releases take flags of their own before the parser (--model-type, a positional model path)."""
@@ -2077,7 +2100,10 @@ def undeclared_problems(
     judged = sglang_version if declared is None else (releases[-1] if releases else "")
     may_plugin = _in_runs(judged, releases, table.get("plugins"))
     plugin_source = table.get("plugins_source")
-    listed = {n for o in _options(mapping) for n in _names(o)} | set(CONFIG_FLAGS)
+    # flags launch.json lists with their own release entries are release_problems'; one listed without them (it
+    # says what the flag does, not which releases have it) is judged here by release_flags like any other flag
+    # (ifc49: --enable-lmcache on 0.5.1.post3, --enable-kv-cache-sharding before 0.5.22 were allowed)
+    listed = {n for o in _options(mapping) if o.get("releases") for n in _names(o)} | set(CONFIG_FLAGS)
     out: list[Problem] = []
     seen: set[str] = set()
     for _, name, _, _ in _tokens(d.sglang_args):

@@ -1,7 +1,9 @@
 """irev61: LMCache's c_ops found by the kernel symbol probe and not read (over 1 GiB, no ELF file, an error). The check
 extension-torch-abi-lmcache said unknown only, so `gate --allow-unknown` allowed an --enable-lmcache launch of SGLang
 0.5.1 with torch 2.8 and LMCache 0.3.3, the pair of ray-project/ray#56695 whose c_ops fails to load (undefined symbol
-_ZN3c104cuda9SetDeviceEa): a false pass. The release table (ilmc) now judges the versions beside the unknown."""
+_ZN3c104cuda9SetDeviceEa): a false pass. The release table (ilmc) now judges the versions beside the unknown. The
+launches run SGLang 0.5.2's pins (torch 2.8.0 as 0.5.1's): 0.5.1 declares no --enable-lmcache (ifc49), so its launch is
+refused for the flag before the extension is judged."""
 
 from __future__ import annotations
 
@@ -19,12 +21,12 @@ SITE = "/opt/venv/lib/python3.12/site-packages"
 
 
 def _box(tmp_path: Path, lmcache: str, extension: dict[str, Any]) -> Path:
-    """h200-newest with SGLang 0.5.1's pins (torch 2.8.0+cu128), LMCache `lmcache` and one c_ops entry."""
+    """h200-newest with SGLang 0.5.2's pins (torch 2.8.0+cu128), LMCache `lmcache` and one c_ops entry."""
     doc = json.loads((ROOT / "tests/cases/h200-newest/facts.json").read_text())
     packages = doc["facts"]["packages"]
     for name in ("sgl-kernel", "sglang-kernel", "triton"):
         packages[name] = {"installed": False}
-    for name, pin in release_facts({}, load(), "0.5.1", None, None)["packages"].items():
+    for name, pin in release_facts({}, load(), "0.5.2", None, None)["packages"].items():
         packages[name] = {"installed": True, "version": pin["version"], "dist_version": pin["version"]}
     packages["torch"].update(version="2.8.0+cu128", variant="cu128", cuda="12.8")
     packages.pop("nvidia-nccl-cu13", None)

@@ -1,0 +1,73 @@
+"""`gate --facts FILE -- CUDA_HOME=/x python -m sglang.launch_server ...`: a saved report's toolkit reading (the
+toolkits probe's `active_for_build`, the jit section's toolkit, nvcc and headers) is the choice a JIT build makes under
+the CUDA_HOME / CUDA_PATH the report was taken with. FlashInfer's JIT, SGLang's JIT kernels, DeepGEMM and
+torch.utils.cpp_extension take $CUDA_HOME (or $CUDA_PATH) first (stackcheck/probes/jit.py), so a launch whose own
+prefix sets, clears or changes either variable builds with another toolkit, which the facts never read: the facts'
+toolkit was judged instead (ifc49 row e1: `CUDA_HOME=/usr/local/cuda-12.9` on a box whose only toolkit is
+/usr/local/cuda-13.0 was allowed). Where the launch's value names the toolkit the facts chose, nothing changes;
+otherwise the toolkit choice and the jit keys read from it are unknown, with the reason, never the facts' answer."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from stackcheck.lean_typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
+
+#: the variables a JIT build takes its toolkit from before PATH's nvcc (stackcheck/probes/jit.py's docstring)
+TOOLKIT_VARS = ("CUDA_HOME", "CUDA_PATH")
+#: the jit section's keys read from the toolkit the build picks (probes/jit.py probe_jit)
+TOOLKIT_KEYS = ("toolkit", "chosen_by", "nvcc", "nvcc_found", "cuda", "fp8_header", "fp4_header", "curand_header",
+                "headers_cuda")  # fmt: skip
+
+
+def launch_toolkit_env(
+    command: Sequence[str], mapping: Mapping[str, Any], facts_env: Mapping[str, Any]
+) -> tuple[str | None, str | None]:
+    """(why the launch's toolkit may not be the facts', None where its prefix leaves CUDA_HOME / CUDA_PATH as the
+    facts' `facts_env` had them; the toolkit home the launch's build takes from them: CUDA_HOME, else CUDA_PATH)."""
+    from stackcheck.launch import gate
+
+    base = {n: str(facts_env[n]) for n in TOOLKIT_VARS if isinstance(facts_env.get(n), str)}
+    argv, prefixed = gate.split_env_prefix(command, dict(base))
+    env = gate.find_launch(argv, mapping, prefixed)[2]
+    changed = [n for n in TOOLKIT_VARS if env.get(n) != base.get(n)]
+    home = env.get("CUDA_HOME") or env.get("CUDA_PATH")
+    if not changed:
+        return None, home
+    shown = ", ".join(f"{n}={env[n]!r}" if n in env else f"{n} unset" for n in changed)
+    why = f"the launch sets {shown}, from which a JIT build takes its toolkit; the facts read the toolkit under " + (
+        ", ".join(f"{n}={base[n]!r}" for n in TOOLKIT_VARS if n in base) or "neither variable set"
+    )
+    return why, home
+
+
+def apply_launch_toolkit_env(facts: dict[str, Any], command: Sequence[str], mapping: Mapping[str, Any]) -> bool:
+    """Make the facts' toolkit choice unknown where the launch's own prefix changes CUDA_HOME / CUDA_PATH to other
+    than the toolkit the facts chose: `cuda_toolkits` without `active_for_build` (which one a build picks: not
+    stated) and the jit keys read from it null with the reason. A section changed is replaced by a changed copy (the
+    facts file's own dictionaries are left as read: the gate cache's digest is the file's). True where changed."""
+    system = facts.get("system")
+    env = system.get("env") if isinstance(system, dict) else None
+    why, home = launch_toolkit_env(command, mapping, env if isinstance(env, dict) else {})
+    if why is None:
+        return False
+    jit = facts.get("jit")
+    chosen = jit.get("toolkit") if isinstance(jit, dict) else None
+    if isinstance(chosen, str) and isinstance(home, str) and home.rstrip("/") == chosen.rstrip("/"):
+        return False  # (the launch names the toolkit the facts chose: the same build)
+    toolkits = facts.get("cuda_toolkits")
+    if isinstance(toolkits, list):
+        facts["cuda_toolkits"] = [
+            {k: v for k, v in t.items() if k != "active_for_build"} if isinstance(t, dict) else t for t in toolkits
+        ]
+    if isinstance(jit, dict):
+        changed = dict(jit)
+        for key in TOOLKIT_KEYS:
+            changed[key] = None
+            changed[f"{key}_reason"] = why
+        changed["headers_reason"] = why
+        facts["jit"] = changed
+    return True
