@@ -186,6 +186,12 @@ def _launch_jit_env(facts: dict[str, Any], command: Sequence[str], mapping: Mapp
     argv, prefixed = gate.split_env_prefix(command, base)
     env = gate.find_launch(argv, mapping, prefixed)[2]
     changed = [name for name in JIT_ENV if env.get(name) != base[name]]
+    home = next((env[n] for n in ("CUDA_HOME", "CUDA_PATH") if env.get(n) and env[n] != f"\x00{n}\x00"), None)
+    chosen = jit.get("toolkit") if isinstance(jit, dict) else None
+    if isinstance(home, str) and isinstance(chosen, str) and home.rstrip("/") == chosen.rstrip("/"):
+        # (CUDA_HOME / CUDA_PATH naming the toolkit the facts' JIT reading chose: the same build, as
+        # facts_toolkit_env.apply_launch_toolkit_env reads it (ifc49); the other variables still count)
+        changed = [name for name in changed if name not in ("CUDA_HOME", "CUDA_PATH")]
     if changed:
         facts["jit"] = {"error": f"the launch sets {', '.join(changed)} itself, and the facts' JIT toolchain was "
                         "read with their own: what a JIT build runs there is not known from the facts"}  # fmt: skip

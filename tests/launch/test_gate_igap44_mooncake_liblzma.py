@@ -32,6 +32,11 @@ def _gate(tmp_path: Path, package: Mapping[str, Any], libs: Mapping[str, str | N
     doc = json.loads(facts.read_text())
     doc["facts"]["packages"]["mooncake-transfer-engine"] = {"installed": True, **package}
     doc["facts"]["packages"]["torch"]["cuda"] = "12.8"
+    # (and its NCCL wheel the cu12 one a cu128 build pins: igap47's torch-nccl-wheel-other-major is unknown for a cu12
+    # torch beside only nvidia-nccl-cu13 under a CUDA 13 driver)
+    packages = doc["facts"]["packages"]
+    packages["nvidia-nccl-cu12"] = {**packages.pop("nvidia-nccl-cu13"), "installed": True}
+    packages["nvidia-nccl-cu13"] = {"installed": False}
     doc["facts"]["cuda_libs"] = {"ld_cache": "file", **libs}
     facts.write_text(json.dumps(doc))
     return gate_tp8(facts, model_dir(tmp_path, "m", LLAMA3), *(flags or PREFILL))

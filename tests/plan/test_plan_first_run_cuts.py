@@ -223,10 +223,15 @@ def _launch_env_walk(ctx: Context, fact: str) -> bool | None:
     """Context.launch_env_fact as it read the entries before the index: the first entry that sets `fact` (its
     `otherwise` too, which launch.json's LMCache entries use since igap44)."""
     for spec in ctx.manifests.launch_env():
-        if not isinstance(spec, dict) or spec.get("fact") != fact or not isinstance(spec.get("name"), str):
+        if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
+            continue
+        if fact not in (spec.get("fact"), spec.get("set_fact")):
             continue
         raw = ((ctx.facts.get("system") or {}).get("env") or {}).get(spec["name"])
+        if spec.get("set_fact") == fact:  # (igap47: whether the variable is set at all)
+            return isinstance(raw, str)
         if isinstance(raw, str):
+            raw = raw.strip() if spec.get("strip") else raw
             if raw.lower() in [str(x) for x in spec.get("true") or []]:
                 return True
             if raw.lower() in [str(x) for x in spec.get("false") or []]:
@@ -240,9 +245,9 @@ def _launch_env_walk(ctx: Context, fact: str) -> bool | None:
 def test_a_launch_fact_an_environment_variable_sets_is_read_as_the_walk_reads_it() -> None:
     m = load([], env={})
     entries = [s for s in m.launch_env() if isinstance(s, dict) and isinstance(s.get("name"), str)]
-    facts = sorted({str(s.get("fact")) for s in entries if isinstance(s.get("fact"), str)})
+    facts = sorted({str(s.get(k)) for s in entries for k in ("fact", "set_fact") if isinstance(s.get(k), str)})
     assert len(facts) > 3
-    values: list[str | None] = [None, "", "1", "0", "true", "false", "TRUE", "off", "on", "yes", "no", "x"]
+    values: list[str | None] = [None, "", " ", "1", " 1 ", "0", "true", "false", "TRUE", "off", "on", "yes", "no", "x"]
     for value in values:
         for spec in entries:
             env = {} if value is None else {str(spec["name"]): value}
