@@ -55,6 +55,8 @@ DRAWN_FROM: dict[str, tuple[str, str | None]] = {
     # w build shared objects of our own with tests/elfwriter.py)
     "48": ("eb28ed21006c55a00bfefcb6a175331a8906fe7d", None),  # drawn in the tree of eb28ed21 (the draw commit's
     # parent) with the script as committed (populations f 58, k 283, g 73)
+    "50": ("fe036d1a74fe1da830f2a41c8b3e15d90a5fdb8d", None),  # drawn in the tree of fe036d1a (the draw commit's
+    # parent) with the script as committed (populations u 180, w 85, r 124; about 1 min)
 }
 DEFAULT = ("27",)
 
