@@ -41,7 +41,8 @@ if TYPE_CHECKING:
 
 #: how many of the best stacks are tried for one that keeps every feature that is ok now
 REGRESSION_SEARCH = 10
-#: how many of the stacks that make the wanted features ok are tried for one after which the box starts
+#: how many of the stacks that make the wanted features ok (different packages, the driver aside) are tried for one
+#: after which the box starts
 WANT_SEARCH = 10
 
 
@@ -254,17 +255,22 @@ def _wanted_target(
     reachable = [f for f in wanted if f not in impossible]
     # (without holds or pins `free` is `stacks`: their order by changes is by_changes, not sorted again)
     first: Stack | None = None
-    tried = 0
+    tried: set[tuple[str | None, ...]] = set()
     for s in by_changes if free is stacks else sorted(stacks, key=Stack.changes):
         if not all(engine.ok(s, f) for f in reachable):
             continue
         if ctx is None or before is None or not reachable:
             return s, impossible, None
+        # (a stack that differs from one tried only in the driver branch is not planned again: the drivers offered
+        # are those that run torch's build, and the same packages crash the same way under each)
+        packages = (s.sglang.label, s.torch.label, s.kernel.label if s.kernel else None, s.flashinfer.label)
+        if packages in tried:
+            continue
         if not _crashes_after(ctx, engine, s, box, before):
             return s, impossible, None
         first = s if first is None else first
-        tried += 1
-        if tried >= WANT_SEARCH:
+        tried.add(packages)
+        if len(tried) >= WANT_SEARCH:
             break
     if first is not None:
         return first, impossible, None
