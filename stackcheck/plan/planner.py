@@ -41,6 +41,9 @@ if TYPE_CHECKING:
 
 #: how many of the best stacks are tried for one that keeps every feature that is ok now
 REGRESSION_SEARCH = 10
+#: how many of the stacks that make the wanted features ok (different packages, the driver aside) are tried for one
+#: after which the box starts
+WANT_SEARCH = 10
 
 
 def make_plan(
@@ -141,7 +144,7 @@ def plan_and_facts(
         if newer is not None:
             note = (note + "; " if note else "") + newer
     else:
-        target, impossible, error = _wanted_target(engine, space, restrict, box, stacks, wanted)
+        target, impossible, error = _wanted_target(engine, space, restrict, box, stacks, wanted, ctx, before)
     if target is None:
         if error is None:
             error = _no_stack_error(space, restrict, box)
@@ -223,11 +226,23 @@ def _default_target(
 
 
 def _wanted_target(
-    engine: Engine, space: Space, restrict: Restrict, box: Box, stacks: list[Stack], wanted: list[str]
+    engine: Engine,
+    space: Space,
+    restrict: Restrict,
+    box: Box,
+    stacks: list[Stack],
+    wanted: list[str],
+    ctx: Context | None = None,
+    before: dict[str, FeatureVerdict] | None = None,
 ) -> tuple[Stack | None, list[str], str | None]:
     """The stack with the fewest changes (then the newest) that makes every wanted feature ok that some
     stack of the manifests makes ok (holds and pins aside); the wanted features none makes ok; and, when
-    the holds or pins are what stands in the way, which one (the error)."""
+    the holds or pins are what stands in the way, which one (the error).
+
+    With `ctx` and `before`: among the first WANT_SEARCH such stacks, the first after whose plan no stack check
+    fails with a crash (a wanted feature is no use on a box that does not start: the fiftieth fact-check sample's
+    w2, `--want torch-symm-mem` on a B300 box answered with SGLang 0.5.5, whose sgl-kernel has no code for
+    sm_103), else the first, as before (and where no wanted feature is reachable)."""
     free = (
         stacks
         if not restrict.hold and not restrict.pins
@@ -239,10 +254,34 @@ def _wanted_target(
     impossible = [fid for fid in wanted if engine.never_ok(fid) or not engine.any_ok(by_changes, fid)]
     reachable = [f for f in wanted if f not in impossible]
     # (without holds or pins `free` is `stacks`: their order by changes is by_changes, not sorted again)
+    first: Stack | None = None
+    tried: set[tuple[str | None, ...]] = set()
     for s in by_changes if free is stacks else sorted(stacks, key=Stack.changes):
-        if all(engine.ok(s, f) for f in reachable):
+        if not all(engine.ok(s, f) for f in reachable):
+            continue
+        if ctx is None or before is None or not reachable:
             return s, impossible, None
+        # (a stack that differs from one tried only in the driver branch is not planned again: the drivers offered
+        # are those that run torch's build, and the same packages crash the same way under each)
+        packages = (s.sglang.label, s.torch.label, s.kernel.label if s.kernel else None, s.flashinfer.label)
+        if packages in tried:
+            continue
+        if not _crashes_after(ctx, engine, s, box, before):
+            return s, impossible, None
+        first = s if first is None else first
+        tried.add(packages)
+        if len(tried) >= WANT_SEARCH:
+            break
+    if first is not None:
+        return first, impossible, None
     return None, impossible, (_blame(space, engine, restrict, box, reachable) if stacks else None)
+
+
+def _crashes_after(ctx: Context, engine: Engine, stack: Stack, box: Box, before: dict[str, FeatureVerdict]) -> bool:
+    """Whether a stack check fails with a crash after the plan to `stack` (the plan's still_failing_checks)."""
+    planned = plan_steps(ctx, engine, stack, box, before)
+    failing = engine.checks_failing_on(planned.facts, planned.choices)
+    return any(_failing_entry(v).effect == "crash" for v in failing)
 
 
 def _held_text(component: str, box: Box) -> str:

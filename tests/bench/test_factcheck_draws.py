@@ -57,6 +57,8 @@ DRAWN_FROM: dict[str, tuple[str, str | None]] = {
     # parent) with the script as committed (populations f 58, k 283, g 73)
     "49": ("fe036d1a74fe1da830f2a41c8b3e15d90a5fdb8d", None),  # drawn in the tree of fe036d1a (the draw commit's
     # parent) with the script as committed (populations h 22, c 18, r 27, m 21, f 18, e 56, n 67)
+    "50": ("fe036d1a74fe1da830f2a41c8b3e15d90a5fdb8d", None),  # drawn in the tree of fe036d1a (the draw commit's
+    # parent) with the script as committed (populations u 180, w 85, r 124; about 1 min)
     "51": ("fe036d1a74fe1da830f2a41c8b3e15d90a5fdb8d", None),  # drawn in the tree of fe036d1a (the draw commit's
     # parent) with the script as committed (population u 1,140: a uniform draw, nothing drawn before left out)
 }

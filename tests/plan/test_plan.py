@@ -147,13 +147,15 @@ def test_to_pin_respected() -> None:
 
 
 def test_want_picks_fewest_changes() -> None:
+    """The fewest changes that make fp8-block-gemm ok (SGLang 0.5.10 keeping torch 2.9.1+cu128 and the 570 driver:
+    kernel, FlashInfer, SGLang) leave this box's CUDA 12.8 toolkit under FlashInfer 0.6.7.post2, which cannot JIT for
+    SM 12.x (jit-toolchain's flashinfer-sm12x-cuda129 fails with a crash), and so do the other CUDA 12 stacks tried:
+    the answer is the first stack with the fewest changes after whose plan no stack check crashes (the fiftieth
+    fact-check sample; tests/plan/test_plan_factcheck50.py keeps the fewest changes where they start)."""
     plan = _plan(BEFORE, want=["fp8-block-gemm"])
-    comps = [s["component"] for s in plan["steps"]]
-    assert "driver" not in comps  # a CUDA 12 stack (torch cu128, kernel cu129) reaches it without a driver change
-    # SGLang 0.5.10 (which keeps torch 2.9.1) runs block-FP8 GEMMs through Triton on SM12x: kernel, FlashInfer, SGLang
-    assert comps == ["sglang-kernel", "flashinfer-python", "sglang"]
-    default = _plan(BEFORE)
-    assert len(default["steps"]) > len(comps)
+    assert "fp8-block-gemm" in [f for s in plan["steps"] for f in s["unblocks"]]
+    assert not plan.get("still_failing_checks")
+    assert plan["target"]["sglang"] == "0.5.23"
 
 
 def test_deterministic() -> None:
