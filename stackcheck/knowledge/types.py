@@ -450,6 +450,8 @@ class LaunchEnv(TypedDict, total=False):
     inferred: bool
     note: str
     sets_a2a: LaunchEnvA2A  # where the variable is on, SGLang sets --moe-a2a-backend itself
+    set_fact: str  # a second launch fact: whether the variable is set at all (igap47)
+    strip: bool  # the value is matched with surrounding whitespace stripped (LMCache's LMCACHE_*: igap47)
 
 
 class LaunchDefault(TypedDict, total=False):
