@@ -236,8 +236,12 @@ def find_launch(
 
                 read = read_env(argv[i + 1 :], {})
                 cleared = read.stop is None and read.ignored
-                if cleared:
-                    after_env, inner_env = read.command, read.env
+                if cleared:  # (and an env it runs in turn, from the environment it cleared: irev70)
+                    again: list[tuple[str, bool]] = []
+                    chain = split_env_prefix(argv[i:], {}, stops=again)
+                    cleared = not again
+                    if cleared:
+                        after_env, inner_env = chain
             if not stopped:
                 if trace is not None and dirs and isinstance(trace.get("cwd"), (str, CwdUnknown)):
                     trace["cwd"] = entered(trace["cwd"], dirs, trace.get("entered"))  # (`env -C DIR`)
