@@ -1063,14 +1063,38 @@ ASSIGNMENT_SOURCE = {
 }
 
 
-def _assignment_problem(word: str) -> Problem:
+def _assignment_problem(word: str, runner: str | None = None) -> Problem:
     """The refusal of a command whose first word is a shell assignment (ifc49 row e1): no shell reads it, so exec
-    looks for a program of that name and the server never starts; the gate judged the launch after it instead."""
+    looks for a program of that name and the server never starts; the gate judged the launch after it instead.
+    `runner`: the `nohup` whose command the word is (irev70: nohup execvp's it the same way)."""
     name = word.split("=", 1)[0]
-    return Problem(f"{name}=", "blocked", "crash", f"the command's first word {name}=... is a shell's variable "
+    where = f"the command's first word {name}=..." if runner is None else f"the word {name}=... that `{runner}` runs"
+    return Problem(f"{name}=", "blocked", "crash", f"{where} is a shell's variable "
                    "assignment, but the command runs as argv with no shell (the gate's exec, like env's and a "
                    f"launcher's): no program of that name is found ('command not found', exit 127), and {name} is "
-                   f"never set; write it as `env {name}=... python ...`", [ASSIGNMENT_SOURCE])  # fmt: skip
+                   f"never set; write it as `env {name}=... python ...`",
+                   [ASSIGNMENT_SOURCE] + ([NOHUP_SOURCE] if runner else []))  # fmt: skip
+
+
+#: coreutils nohup: its only options are --help / --version (and `--`); it execvp's the next word, and exits 127
+#: where no such program is found ("nohup: failed to run command 'A=1': No such file or directory", coreutils 9.1
+#: run here, `nohup A=1 true`: exit 127)
+NOHUP_SOURCE = {
+    "title": "GNU coreutils nohup (src/nohup.c: execvp of the word after its options, exit 127 on ENOENT); "
+    "`nohup A=1 true` with coreutils 9.1: \"failed to run command 'A=1'\", exit 127",
+    "url": "https://www.gnu.org/software/coreutils/manual/html_node/nohup-invocation.html",
+}
+
+
+def _exec_assignment(argv: Sequence[str]) -> tuple[str, str | None] | None:
+    """(the NAME=VALUE word exec'd as a program, the `nohup` that runs it or None for the first word), where the
+    command's first word, or the word a leading `nohup` (or a chain of them) runs, is a shell assignment."""
+    i, runner = 0, None
+    while i < len(argv) - 1 and os.path.basename(argv[i]) == "nohup":
+        runner, i = argv[i], i + 1
+        if argv[i] == "--" and i < len(argv) - 1:
+            i += 1
+    return (argv[i], runner) if i < len(argv) and _ASSIGNMENT.match(argv[i]) else None
 
 
 def derive(
@@ -1094,8 +1118,9 @@ def derive(
     found, problems, seen, unlisted = parse_flags(args, mapping, own)
     problems[:0] = [_env_stop_problem(why, fails) for why, fails in stops[:1]]
     problems[:0] = [env_policy_problem(program) for program in trace.get("env_policy", [])[:1]]
-    if not stops and _ASSIGNMENT.match(argv[0]):
-        problems.insert(0, _assignment_problem(argv[0]))
+    bad = None if stops else _exec_assignment(argv)
+    if bad is not None:
+        problems.insert(0, _assignment_problem(*bad))
     if unlisted:
         problems.append(_unlisted_note(unlisted))
     d = Derived(

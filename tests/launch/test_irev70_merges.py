@@ -39,3 +39,22 @@ def test_derive_sees_the_variable_set_behind_sudo_env_i_env() -> None:
     d = gate.derive(line, load().launch, {})
     assert d.launch.get("pcie_ipc_allreduce") is True, d.launch
     assert not [p for p in d.problems if "policy" in p.message]
+
+
+def test_an_assignment_nohup_runs_is_refused() -> None:
+    # `nohup CUDA_VISIBLE_DEVICES=0 python -m sglang.launch_server ...`: nohup execvp's the word (no shell reads it):
+    # 'nohup: failed to run command', exit 127 (coreutils 9.1 run here). ifc49 refused the first word only: fails
+    # before (no problem for CUDA_VISIBLE_DEVICES=, the launch after it judged)
+    for line in (
+        ["nohup", "CUDA_VISIBLE_DEVICES=0", *LAUNCH],
+        ["nohup", "--", "CUDA_VISIBLE_DEVICES=0", *LAUNCH],
+        ["env", "A=1", "nohup", "CUDA_VISIBLE_DEVICES=0", *LAUNCH],
+        ["nohup", "nohup", "CUDA_VISIBLE_DEVICES=0", *LAUNCH],
+    ):
+        d = gate.derive(line, MAPPING, {})
+        got = [p for p in d.problems if p.subject == "CUDA_VISIBLE_DEVICES="]
+        assert got and got[0].status == "blocked" and "`nohup` runs" in got[0].message, (line, d.problems)
+    # an assignment env reads, behind nohup or before it, is no program
+    for line in (["nohup", "env", "A=1", *LAUNCH], ["env", "A=1", "nohup", *LAUNCH], ["nohup", *LAUNCH, "--x", "A=1"]):
+        d = gate.derive(line, MAPPING, {})
+        assert not [p for p in d.problems if p.subject.endswith("=")], (line, d.problems)
