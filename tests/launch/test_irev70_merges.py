@@ -58,3 +58,69 @@ def test_an_assignment_nohup_runs_is_refused() -> None:
     for line in (["nohup", "env", "A=1", *LAUNCH], ["env", "A=1", "nohup", *LAUNCH], ["nohup", *LAUNCH, "--x", "A=1"]):
         d = gate.derive(line, MAPPING, {})
         assert not [p for p in d.problems if p.subject.endswith("=")], (line, d.problems)
+
+
+LIBS = {n: f"/usr/lib/x86_64-linux-gnu/{n}" for n in ("libnuma.so.1", "libibverbs.so.1")}
+
+
+def _probed() -> dict[str, Any]:
+    return {
+        "cuda_libs": {"ld_cache": "file", **LIBS, "ld_library_path": ["/usr/local/cuda/lib64"]},
+        "jit": {"toolkit": "/usr/local/cuda-13.0", "nvcc_found": True},
+    }
+
+
+def test_a_shell_strings_own_loader_path_makes_the_probed_answers_unknown() -> None:
+    # a gate that probes its box reads LD_LIBRARY_PATH through target.command_environment, which reads no shell string:
+    # `bash -c "export LD_LIBRARY_PATH=/opt/old:... && python -m sglang.launch_server"` was judged on the probed
+    # answers (the same shape as igap43's --facts defect, which apply_launch_loader_path fixed for saved facts only)
+    from stackcheck.launch.facts_loader_path import apply_launch_env_unread
+
+    probed = {"LD_LIBRARY_PATH": "/usr/local/cuda/lib64", "PATH": "/usr/bin"}
+    facts = _probed()
+    got = apply_launch_env_unread(facts, probed, {**probed, "LD_LIBRARY_PATH": "/opt/old:/usr/local/cuda/lib64"})
+    assert sorted(got) == sorted(LIBS) and facts["cuda_libs"]["libnuma.so.1"] is None
+    assert "probed without them" in facts["cuda_libs"]["unreadable"]["libnuma.so.1"]
+    assert facts["jit"]["nvcc_found"] is True  # (no JIT variable changed)
+    # a JIT variable the shell string sets: the jit section is unknown
+    facts = _probed()
+    apply_launch_env_unread(facts, probed, {**probed, "CUDA_HOME": "/usr/local/cuda-12.9"})
+    assert set(facts["jit"]) == {"error"} and "CUDA_HOME" in facts["jit"]["error"]
+    # a preloaded library
+    facts = _probed()
+    assert apply_launch_env_unread(facts, probed, {**probed, "LD_PRELOAD": "/opt/old/libnuma.so.1"}) == ["libnuma.so.1"]
+    # the same loader path written otherwise (a trailing '/'), or no difference at all: nothing changes
+    for launch in ({**probed, "LD_LIBRARY_PATH": "/usr/local/cuda/lib64/"}, dict(probed)):
+        facts = _probed()
+        assert apply_launch_env_unread(facts, probed, launch) == [] and facts == _probed()
+
+
+def test_the_gate_of_a_probed_box_compares_the_two_readings(tmp_path: Any, monkeypatch: Any) -> None:
+    # the gate's wiring: a --root gate whose launch is a shell string with its own export hands both environments on
+    # (fails before: never called)
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from root_boxes import serving_root
+
+    from stackcheck.cli import main
+    from stackcheck.launch import facts_loader_path
+
+    calls: list[tuple[dict[str, str], dict[str, str]]] = []
+
+    def record(facts: Any, probed: Any, launch: Any, cwd: Any = None) -> list[str]:
+        calls.append((dict(probed), dict(launch)))
+        return []
+
+    monkeypatch.setattr(facts_loader_path, "apply_launch_env_unread", record, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    root = serving_root(tmp_path / "root")
+    line = "export LD_LIBRARY_PATH=/opt/x; python3 -m sglang.launch_server --model-path /nonexistent"
+    main(["gate", "--root", str(root), "--assume-gpu", "H100", "--assume-driver", "580", "--format", "json", "--",
+          "bash", "-c", line])  # fmt: skip
+    assert calls and calls[0][1]["LD_LIBRARY_PATH"] == "/opt/x" and calls[0][0].get("LD_LIBRARY_PATH") != "/opt/x"
+    calls.clear()
+    main(["gate", "--root", str(root), "--assume-gpu", "H100", "--assume-driver", "580", "--format", "json", "--",
+          "env", "LD_LIBRARY_PATH=/opt/x", "python3", "-m", "sglang.launch_server"])  # fmt: skip
+    assert not calls  # (an env prefix: the probes read it too)
