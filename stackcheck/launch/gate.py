@@ -212,7 +212,7 @@ def find_launch(
     if entry is not None:
         return entry, args, dict(env)
     shell = os.path.basename(argv[0]) in _SHELLS if argv else False
-    policy = os.path.basename(argv[0]) if argv and os.path.basename(argv[0]) in ENV_POLICY else None
+    policy = _env_policy(argv, 0) if argv else None
     for i in range(1, len(argv)):
         prog = os.path.basename(argv[i])
         if prog == "env":
@@ -266,7 +266,7 @@ def find_launch(
                 return inner
             break
         shell = shell or prog in _SHELLS
-        policy = policy or (prog if prog in ENV_POLICY else None)
+        policy = policy or _env_policy(argv, i)
     return None, list(argv[1:]), dict(env)
 
 
@@ -281,13 +281,33 @@ ENV_POLICY: dict[str, str] = {
     "PYTHONPATH, secure_path)",
     "doas": "doas resets the environment unless doas.conf's keepenv or setenv keep it",
     "pkexec": "pkexec sets a minimal environment of its own",
+    # (irev70) systemd-run(1): a command run as a transient service (the default) "will run in a clean and detached
+    # execution environment, with the service manager as its parent process"; one run as a transient scope (--scope)
+    # is run by systemd-run itself and inherits the caller's (_env_policy); run0(1): the command is "invoked from a
+    # fresh, isolated service forked off by the service manager" (systemd 256+, systemd-run's other name)
+    "systemd-run": "systemd-run starts the command as a transient service of the service manager, in a clean "
+    "environment of its own (unless --scope)",
+    "run0": "run0 starts the command in a fresh, isolated service of the service manager",
 }
 ENV_POLICY_SOURCES = [
     {"title": "sudo plugins/sudoers/env.c: rebuild_env, initial_badenv_table, secure_path",
      "url": "https://github.com/sudo-project/sudo/blob/main/plugins/sudoers/env.c"},
     {"title": "doas.conf(5): keepenv, setenv", "url": "https://man.openbsd.org/doas.conf.5"},
     {"title": "pkexec(1): SECURITY NOTES", "url": "https://man.archlinux.org/man/pkexec.1"},
+    {"title": "systemd-run(1): DESCRIPTION (a transient service's clean and detached execution environment; a "
+     "transient scope inherits the caller's)", "url": "https://man7.org/linux/man-pages/man1/systemd-run.1.html"},
+    {"title": "run0(1): DESCRIPTION (a fresh, isolated service forked off by the service manager)",
+     "url": "https://freedesktop.org/software/systemd/man/257/run0.html"},
 ]  # fmt: skip
+
+
+def _env_policy(argv: Sequence[str], i: int) -> str | None:
+    """The ENV_POLICY program `argv[i]` is, None for any other word (and for `systemd-run --scope`, which runs the
+    command itself with the caller's environment: systemd-run(1))."""
+    prog = os.path.basename(argv[i])
+    if prog not in ENV_POLICY or (prog == "systemd-run" and "--scope" in argv[i + 1 :]):
+        return None
+    return prog
 
 
 def _policy_seen(trace: dict[str, Any] | None, policy: str | None) -> None:

@@ -124,3 +124,21 @@ def test_the_gate_of_a_probed_box_compares_the_two_readings(tmp_path: Any, monke
     main(["gate", "--root", str(root), "--assume-gpu", "H100", "--assume-driver", "580", "--format", "json", "--",
           "env", "LD_LIBRARY_PATH=/opt/x", "python3", "-m", "sglang.launch_server"])  # fmt: skip
     assert not calls  # (an env prefix: the probes read it too)
+
+
+def test_a_launch_run_as_a_systemd_service_is_the_policys() -> None:
+    # systemd-run (a transient service: a clean environment of the service manager's) and run0 (a fresh, isolated
+    # service) were read as plain launchers: the launch judged with the caller's environment (fails before: no
+    # env_policy); `systemd-run --scope` runs it itself with the caller's environment
+    for line, policy in (
+        (["systemd-run", "--wait", "-p", "User=svc", *LAUNCH], ["systemd-run"]),
+        (["/usr/bin/run0", "-u", "svc", *LAUNCH], ["run0"]),
+        (["nohup", "run0", *LAUNCH], ["run0"]),
+        (["systemd-run", "--scope", *LAUNCH], None),
+        (["run0", "env", "-i", "A=1", *LAUNCH], None),
+    ):
+        trace: dict[str, Any] = {}
+        assert gate.find_launch(line, MAPPING, {"A": "2"}, trace)[0] == "launch-server"
+        assert trace.get("env_policy") == policy, (line, trace)
+    d = gate.derive(["run0", *LAUNCH, "--tp", "2"], MAPPING, {})
+    assert [p for p in d.problems if p.subject == "env" and p.status == "unknown" and "run0" in p.message]
