@@ -1086,7 +1086,7 @@ ASSIGNMENT_SOURCE = {
 def _assignment_problem(word: str, runner: str | None = None) -> Problem:
     """The refusal of a command whose first word is a shell assignment (ifc49 row e1): no shell reads it, so exec
     looks for a program of that name and the server never starts; the gate judged the launch after it instead.
-    `runner`: the `nohup` whose command the word is (irev70: nohup execvp's it the same way)."""
+    `runner`: the `nohup` / `timeout` whose command the word is (irev70: they execvp it the same way)."""
     name = word.split("=", 1)[0]
     where = f"the command's first word {name}=..." if runner is None else f"the word {name}=... that `{runner}` runs"
     return Problem(f"{name}=", "blocked", "crash", f"{where} is a shell's variable "
@@ -1098,21 +1098,33 @@ def _assignment_problem(word: str, runner: str | None = None) -> Problem:
 
 #: coreutils nohup: its only options are --help / --version (and `--`); it execvp's the next word, and exits 127
 #: where no such program is found ("nohup: failed to run command 'A=1': No such file or directory", coreutils 9.1
-#: run here, `nohup A=1 true`: exit 127)
+#: run here, `nohup A=1 true`: exit 127); timeout likewise for the word after its DURATION (`timeout 5 A=1 true`,
+#: `timeout -k 5 -s TERM 5 A=1 true`: exit 127)
 NOHUP_SOURCE = {
-    "title": "GNU coreutils nohup (src/nohup.c: execvp of the word after its options, exit 127 on ENOENT); "
-    "`nohup A=1 true` with coreutils 9.1: \"failed to run command 'A=1'\", exit 127",
+    "title": "GNU coreutils nohup and timeout (execvp of the word after their options and timeout's DURATION, exit "
+    "127 on ENOENT); `nohup A=1 true`, `timeout 5 A=1 true` with coreutils 9.1: \"failed to run command 'A=1'\", "
+    "exit 127",
     "url": "https://www.gnu.org/software/coreutils/manual/html_node/nohup-invocation.html",
 }
 
 
 def _exec_assignment(argv: Sequence[str]) -> tuple[str, str | None] | None:
-    """(the NAME=VALUE word exec'd as a program, the `nohup` that runs it or None for the first word), where the
-    command's first word, or the word a leading `nohup` (or a chain of them) runs, is a shell assignment."""
+    """(the NAME=VALUE word exec'd as a program, the `nohup` / `timeout` that runs it or None for the first word),
+    where the command's first word, or the word a leading chain of `nohup` and `timeout` runs, is a shell assignment.
+    nohup takes no option but `--`; timeout (coreutils, options read up to the first other word: -k / -s and their
+    long forms take a value, `--` ends them) then its DURATION, then the command (`timeout 5 A=1 true`: exit 127)."""
     i, runner = 0, None
-    while i < len(argv) - 1 and os.path.basename(argv[i]) == "nohup":
+    while i < len(argv) - 1 and os.path.basename(argv[i]) in ("nohup", "timeout"):
         runner, i = argv[i], i + 1
-        if argv[i] == "--" and i < len(argv) - 1:
+        if os.path.basename(runner) == "timeout":
+            while i < len(argv) and argv[i].startswith("-") and argv[i] != "-":
+                word, i = argv[i], i + 1
+                if word == "--":
+                    break
+                if word in ("-k", "-s", "--kill-after", "--signal"):
+                    i += 1  # (the option's value)
+            i += 1  # (DURATION)
+        elif argv[i] == "--" and i < len(argv) - 1:
             i += 1
     return (argv[i], runner) if i < len(argv) and _ASSIGNMENT.match(argv[i]) else None
 

@@ -142,3 +142,20 @@ def test_a_launch_run_as_a_systemd_service_is_the_policys() -> None:
         assert trace.get("env_policy") == policy, (line, trace)
     d = gate.derive(["run0", *LAUNCH, "--tp", "2"], MAPPING, {})
     assert [p for p in d.problems if p.subject == "env" and p.status == "unknown" and "run0" in p.message]
+
+
+def test_an_assignment_timeout_runs_is_refused() -> None:
+    # `timeout 3600 CUDA_VISIBLE_DEVICES=0 python ...`: timeout execvp's the word after its DURATION (coreutils 9.1
+    # run here: exit 127). Fails before: no problem
+    for line in (
+        ["timeout", "3600", "CUDA_VISIBLE_DEVICES=0", *LAUNCH],
+        ["timeout", "-k", "5", "-s", "TERM", "--foreground", "3600", "CUDA_VISIBLE_DEVICES=0", *LAUNCH],
+        ["timeout", "--kill-after=5", "--", "3600", "CUDA_VISIBLE_DEVICES=0", *LAUNCH],
+        ["nohup", "timeout", "1h", "CUDA_VISIBLE_DEVICES=0", *LAUNCH],
+    ):
+        d = gate.derive(line, MAPPING, {})
+        got = [p for p in d.problems if p.subject == "CUDA_VISIBLE_DEVICES="]
+        assert got and got[0].status == "blocked" and "`timeout` runs" in got[0].message, (line, d.problems)
+    for line in (["timeout", "3600", "env", "A=1", *LAUNCH], ["timeout", "-s", "A=1", "5", *LAUNCH]):
+        d = gate.derive(line, MAPPING, {})
+        assert not [p for p in d.problems if p.subject.endswith("=")], (line, d.problems)
