@@ -159,3 +159,20 @@ def test_an_assignment_timeout_runs_is_refused() -> None:
     for line in (["timeout", "3600", "env", "A=1", *LAUNCH], ["timeout", "-s", "A=1", "5", *LAUNCH]):
         d = gate.derive(line, MAPPING, {})
         assert not [p for p in d.problems if p.subject.endswith("=")], (line, d.problems)
+
+
+def test_a_jit_section_that_is_an_error_alone_has_no_key_absent() -> None:
+    # irobust4's _launch_jit_env (gate --facts with the launch's own JIT variables) and a failed jit probe leave
+    # {"error": why}: a key read as `exists` was Missing, so "absent" (False) and `not exists jit.nccl_so_path` held,
+    # as though SGLANG_NCCL_SO_PATH were unset, where the launch sets it (fails before: False, not None)
+    from stackcheck.knowledge.loader import load
+    from stackcheck.verdicts.context import Context
+    from stackcheck.verdicts.engine import evaluate_predicate
+
+    ctx = Context(facts={"jit": {"error": "the launch sets SGLANG_NCCL_SO_PATH itself"}}, manifests=load(), launch={})
+    got = evaluate_predicate({"fact": "jit.nccl_so_path", "op": "exists"}, ctx, None)
+    assert got.value is None and "SGLANG_NCCL_SO_PATH" in str(got.missing), got
+    assert evaluate_predicate({"not": {"fact": "jit.nccl_so_path", "op": "exists"}}, ctx, None).value is None
+    # a section read without that key (saved before the probe recorded it) stays absent, as before
+    ctx = Context(facts={"jit": {"toolkit": "/usr/local/cuda"}}, manifests=load(), launch={})
+    assert evaluate_predicate({"fact": "jit.nccl_so_path", "op": "exists"}, ctx, None).value is False
