@@ -226,31 +226,60 @@ def _mask_url(m: re.Match[str]) -> str:
 
 def redact_urls(text: str) -> str:
     """`scheme://user:password@host/...` -> `scheme://***@host/...` (also a user name alone: tokens are
-    often passed as one); `user:password@host` without a scheme -> `***@host` (_USERINFO)."""
+    often passed as one); `user:password@host` without a scheme -> `***@host` (_mask_userinfo)."""
     if "@" not in text:
         return text
     if "://" in text:
         text = _URL.sub(_mask_url, text)
     if ":" in text:
-        text = _USERINFO.sub(_mask_userinfo, text)
+        text = _WORD_AT.sub(_mask_userinfo, text)
     return text
 
 
 #: `user:password@host` with no scheme before it (`LMCACHE_MP_HOST=alice:pw@cache:6555`, a Redis or Mooncake address
-#: in a log line): the user starts a word (not after `/`, `:`, `@` or a word character: `scheme://` was masked
-#: before), the password holds no space, `/`, `:` or `@`, the host starts with a letter or digit. An image reference
-#: pinned by digest (`name:tag@sha256:...`) has the same shape and is kept (_DIGEST_ALGORITHMS).
-_USERINFO = _lazy(
-    r"(?<![A-Za-z0-9._%+\-/:@*])(?P<user>[A-Za-z0-9._%+\-]+):(?P<password>[^\s@/:\"'<>`*]+)"
-    r"@(?P<host>[A-Za-z0-9][A-Za-z0-9.\-]*)(?P<colon>:?)"
-)
+#: in a log line), read per word (a run without spaces, quotes or `<>` and backquotes: _WORD_AT) that holds an '@':
+#: the host follows the word's last '@' that a letter or digit follows (a password holds '@' too, as in a URL); the
+#: user is the first run of _USER_CHARS before a ':' that starts the word or follows none of them nor `/`, `:`, `@`,
+#: `*` (`scheme://` was masked before); the password is everything from that ':' to the '@' (':', '/', '@' and '='
+#: included: irev70, such a password was printed whole), neither empty, nor starting with '/' (`http://...`), nor
+#: the mask itself. An image reference pinned by digest (`name:tag@sha256:...`) has the same shape and is kept
+#: (_DIGEST_ALGORITHMS). Each word is read once, left to right: linear in the text (a regular expression whose
+#: password spans ':' backtracks quadratically on a long `a:b,a:b,...` line).
+_WORD_AT = _lazy(r"(?<![^\s\"'<>`])[^\s\"'<>`]*@[^\s\"'<>`]*")  # (from a word's start only: linear)
+_HOST = _lazy(r"[A-Za-z0-9][A-Za-z0-9.\-]*")
+_USER_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._%+-")
+_NOT_BEFORE_USER = _USER_CHARS | frozenset("/:@*")
 _DIGEST_ALGORITHMS = frozenset({"sha256", "sha384", "sha512"})
 
 
 def _mask_userinfo(m: re.Match[str]) -> str:
-    if m.group("colon") and m.group("host").lower() in _DIGEST_ALGORITHMS:
-        return m.group(0)
-    return f"{MASK}@{m.group('host')}{m.group('colon')}"
+    word = m.group(0)
+    if ":" not in word:
+        return word
+    at = len(word)
+    while True:  # (the last '@' a host follows)
+        at = word.rfind("@", 0, at)
+        if at < 0:
+            return word
+        host = _HOST.match(word, at + 1)
+        if host is not None:
+            break
+    after = word[host.end() :]
+    if after.startswith(":") and host.group(0).lower() in _DIGEST_ALGORITHMS:
+        return word
+    head, colon = word[:at], -1
+    while True:  # (the first ':' with a user before it that starts there)
+        colon = head.find(":", colon + 1)
+        if colon < 0:
+            return word
+        user = colon
+        while user > 0 and head[user - 1] in _USER_CHARS:
+            user -= 1
+        if user == colon or (user > 0 and head[user - 1] in _NOT_BEFORE_USER):
+            continue
+        password = head[colon + 1 :]
+        if password and not password.startswith("/") and password != MASK:
+            return f"{head[:user]}{MASK}@{host.group(0)}{after}"
 
 
 def _assign_masked(m: re.Match[str]) -> str:

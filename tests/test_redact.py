@@ -560,3 +560,28 @@ def test_user_and_password_without_a_scheme_are_masked_in_text(text: str, masked
 )
 def test_digests_and_plain_addresses_are_kept(text: str) -> None:
     assert redact_text(text) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "masked"),
+    [
+        # irev70: a password holding ':', '/' or '@' (a Redis password, a base64 token) was printed whole, or its tail
+        # taken for the host (fails before: each is unchanged or '***@ssword42@db:6379')
+        ("LMCACHE_MP_HOST=alice:pa:ss@cache:6555", "LMCACHE_MP_HOST=***@cache:6555"),
+        ("redis bob:ab/cd+e=@redis.internal refused", "redis ***@redis.internal refused"),
+        ("dave:p@ssword42@db:6379", "***@db:6379"),
+        ('{"master": "carol:x:y/z@10.0.0.5:50051"}', '{"master": "***@10.0.0.5:50051"}'),
+    ],
+)
+def test_a_password_with_a_colon_slash_or_at_sign_is_masked_without_a_scheme(text: str, masked: str) -> None:
+    assert redact_text(text) == masked
+    assert redact_text(masked) == masked
+
+
+def test_the_schemeless_reading_is_linear_on_a_long_line() -> None:
+    import time
+
+    for line in ("a:b," * 16000 + " @", "=a:b" * 16000 + "@", "x:" + "a/" * 30000 + "@", "a:" * 32000 + " a@b"):
+        started = time.perf_counter()
+        redact_text(line)
+        assert time.perf_counter() - started < 2.0

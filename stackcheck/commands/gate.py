@@ -763,6 +763,28 @@ def _decide_with(
                 apply_launch_toolkit_env(facts, launch_command, mapping)
             return facts, outcomes, host
 
+    if not opts.facts_file and launch_command is not None:
+        # the probes read the launch's environment without a shell string's own words before it (target.
+        # command_environment): where the launch's own differs, the answers read with it are unknown (irev70)
+        from stackcheck.assembly.target import command_environment
+
+        probed_env = command_environment(launch_command, server_env)
+        argv, prefixed = gate.split_env_prefix(launch_command, server_env)
+        entry, _, launch_env = gate.find_launch(argv, mapping, prefixed)
+        if entry is not None and probed_env != launch_env:
+            from stackcheck.launch.facts_loader_path import apply_launch_env_unread
+
+            start = opts.cwd or opts.launch_dir
+            where = gate.launch_cwd(launch_command, mapping, server_env, start) if start else None
+            probed_facts = gathered
+
+            def gathered() -> Any:
+                facts, outcomes, host = probed_facts()
+                if isinstance(facts, dict):
+                    facts = dict(facts)  # (each section it changes is replaced by a changed copy)
+                    apply_launch_env_unread(facts, probed_env, launch_env, where if isinstance(where, str) else None)
+                return facts, outcomes, host
+
     report, ctx = build_report(opts, want_plan=False, manifests=manifests, gathered=gathered, also=also)
     # an SGLang newer than the data: its flags are read from its own server arguments (facts.derived)
     newer = (ctx.facts.get("derived") or {}).get("sglang") if ctx.newer_than_manifests("sglang") else None

@@ -119,9 +119,21 @@ def apply_launch_loader_path(
     for program in policy[:1]:  # (irobust4)
         sets = (f"the launch runs behind `{program}`, whose environment (LD_LIBRARY_PATH included) is a policy's "
                 f"the gate does not read, and the facts' loader path ({was}) may not be the server's")  # fmt: skip
+    unknown = _loader_path_changed(facts, launch, facts_dirs, sets)
+    if preloaded:  # (a preloaded library comes before the interpreter's DT_RPATH too)
+        unknown += [s for s in _preload_unknown(facts, preloaded) if s not in unknown]
+    return unknown
+
+
+def _loader_path_changed(
+    facts: dict[str, Any], launch: list[str] | None, facts_dirs: list[str] | None, sets: str
+) -> list[str]:
+    """The facts' loader answers the launch's directories `launch` (None: not known) may change made unknown with
+    `sets`, the reason (apply_launch_loader_path); the `cuda_libs` sonames made so."""
     _launch_libs(facts, sets)
     _launch_kernel_symbols(facts, sets, launch, facts_dirs)
     _launch_nccl_bare_name(facts, sets)
+    libs = facts.get("cuda_libs")
     if not isinstance(libs, dict):
         return []
     unread = libs.get("unreadable")  # (another type than a mapping: none recorded, as every reader takes it)
@@ -146,9 +158,40 @@ def apply_launch_loader_path(
         unknown.append(soname)
     if not unreadable:
         del libs["unreadable"]
-    if preloaded:  # (a preloaded library comes before the interpreter's DT_RPATH too)
-        unknown += [s for s in _preload_unknown(facts, preloaded) if s not in unknown]
     return unknown
+
+
+def apply_launch_env_unread(
+    facts: dict[str, Any], probed: Mapping[str, str], launch: Mapping[str, str], cwd: str | None = None
+) -> list[str]:
+    """A gate that probes its box (this host, --root, --image) reads the loader's path and the JIT toolchain with the
+    environment assembly.target.command_environment gives the launch (`probed`: the command's env / nohup wrappers,
+    an env behind a launcher), which a shell string's own words before the launch are not in (`bash -c "export
+    LD_LIBRARY_PATH=/opt/x:$LD_LIBRARY_PATH && python -m sglang.launch_server ..."`); `launch` is the environment the
+    gate's find_launch reads for the launch itself. Where the two differ (irev70: the probes' answers were taken for
+    the server's), the answers read with the variable are unknown as under gate --facts: LD_LIBRARY_PATH (the loader
+    answers whose directory the launch's, from `cwd`, may change: _loader_path_changed), LD_PRELOAD (_preload_unknown),
+    a JIT_ENV variable (the jit section, as _launch_jit_env). The `cuda_libs` sonames made unknown."""
+    jit_names = [name for name in JIT_ENV if probed.get(name) != launch.get(name)]
+    if jit_names:
+        why = f"the launch's own words set {', '.join(jit_names)} (a shell string before it), and the JIT toolchain "
+        facts["jit"] = {"error": why + "was probed without them: what a JIT build runs there is not known"}
+    unknown: list[str] = []
+    value = launch.get("LD_PRELOAD")
+    if value != probed.get("LD_PRELOAD") and value:
+        unknown += _preload_unknown(facts, [w for w in value.replace(":", " ").split(" ") if w])
+    if probed.get("LD_LIBRARY_PATH") == launch.get("LD_LIBRARY_PATH"):
+        return unknown
+    libs = facts.get("cuda_libs")
+    recorded = libs.get("ld_library_path") if isinstance(libs, dict) else None
+    facts_dirs = [str(d) for d in recorded] if isinstance(recorded, list) else None
+    dirs = _dirs(launch.get("LD_LIBRARY_PATH"), cwd)
+    if facts_dirs is not None and dirs == facts_dirs:
+        return unknown
+    was = ":".join(facts_dirs) if facts_dirs is not None else "not recorded"
+    sets = (f"the launch's own words set LD_LIBRARY_PATH ({':'.join(dirs) or 'empty'}; a shell string before it), and "
+            f"the loader's path was probed without them ({was})")  # fmt: skip
+    return unknown + [s for s in _loader_path_changed(facts, dirs, facts_dirs, sets) if s not in unknown]
 
 
 #: the variables the jit probe reads to find what a JIT build runs (stackcheck/probes/jit.py and toolkits.py: the

@@ -212,7 +212,7 @@ def find_launch(
     if entry is not None:
         return entry, args, dict(env)
     shell = os.path.basename(argv[0]) in _SHELLS if argv else False
-    policy = os.path.basename(argv[0]) if argv and os.path.basename(argv[0]) in ENV_POLICY else None
+    policy = _env_policy(argv, 0) if argv else None
     for i in range(1, len(argv)):
         prog = os.path.basename(argv[i])
         if prog == "env":
@@ -236,8 +236,12 @@ def find_launch(
 
                 read = read_env(argv[i + 1 :], {})
                 cleared = read.stop is None and read.ignored
-                if cleared:
-                    after_env, inner_env = read.command, read.env
+                if cleared:  # (and an env it runs in turn, from the environment it cleared: irev70)
+                    again: list[tuple[str, bool]] = []
+                    chain = split_env_prefix(argv[i:], {}, stops=again)
+                    cleared = not again
+                    if cleared:
+                        after_env, inner_env = chain
             if not stopped:
                 if trace is not None and dirs and isinstance(trace.get("cwd"), (str, CwdUnknown)):
                     trace["cwd"] = entered(trace["cwd"], dirs, trace.get("entered"))  # (`env -C DIR`)
@@ -262,7 +266,7 @@ def find_launch(
                 return inner
             break
         shell = shell or prog in _SHELLS
-        policy = policy or (prog if prog in ENV_POLICY else None)
+        policy = policy or _env_policy(argv, i)
     return None, list(argv[1:]), dict(env)
 
 
@@ -277,13 +281,33 @@ ENV_POLICY: dict[str, str] = {
     "PYTHONPATH, secure_path)",
     "doas": "doas resets the environment unless doas.conf's keepenv or setenv keep it",
     "pkexec": "pkexec sets a minimal environment of its own",
+    # (irev70) systemd-run(1): a command run as a transient service (the default) "will run in a clean and detached
+    # execution environment, with the service manager as its parent process"; one run as a transient scope (--scope)
+    # is run by systemd-run itself and inherits the caller's (_env_policy); run0(1): the command is "invoked from a
+    # fresh, isolated service forked off by the service manager" (systemd 256+, systemd-run's other name)
+    "systemd-run": "systemd-run starts the command as a transient service of the service manager, in a clean "
+    "environment of its own (unless --scope)",
+    "run0": "run0 starts the command in a fresh, isolated service of the service manager",
 }
 ENV_POLICY_SOURCES = [
     {"title": "sudo plugins/sudoers/env.c: rebuild_env, initial_badenv_table, secure_path",
      "url": "https://github.com/sudo-project/sudo/blob/main/plugins/sudoers/env.c"},
     {"title": "doas.conf(5): keepenv, setenv", "url": "https://man.openbsd.org/doas.conf.5"},
     {"title": "pkexec(1): SECURITY NOTES", "url": "https://man.archlinux.org/man/pkexec.1"},
+    {"title": "systemd-run(1): DESCRIPTION (a transient service's clean and detached execution environment; a "
+     "transient scope inherits the caller's)", "url": "https://man7.org/linux/man-pages/man1/systemd-run.1.html"},
+    {"title": "run0(1): DESCRIPTION (a fresh, isolated service forked off by the service manager)",
+     "url": "https://freedesktop.org/software/systemd/man/257/run0.html"},
 ]  # fmt: skip
+
+
+def _env_policy(argv: Sequence[str], i: int) -> str | None:
+    """The ENV_POLICY program `argv[i]` is, None for any other word (and for `systemd-run --scope`, which runs the
+    command itself with the caller's environment: systemd-run(1))."""
+    prog = os.path.basename(argv[i])
+    if prog not in ENV_POLICY or (prog == "systemd-run" and "--scope" in argv[i + 1 :]):
+        return None
+    return prog
 
 
 def _policy_seen(trace: dict[str, Any] | None, policy: str | None) -> None:
@@ -1059,14 +1083,50 @@ ASSIGNMENT_SOURCE = {
 }
 
 
-def _assignment_problem(word: str) -> Problem:
+def _assignment_problem(word: str, runner: str | None = None) -> Problem:
     """The refusal of a command whose first word is a shell assignment (ifc49 row e1): no shell reads it, so exec
-    looks for a program of that name and the server never starts; the gate judged the launch after it instead."""
+    looks for a program of that name and the server never starts; the gate judged the launch after it instead.
+    `runner`: the `nohup` / `timeout` whose command the word is (irev70: they execvp it the same way)."""
     name = word.split("=", 1)[0]
-    return Problem(f"{name}=", "blocked", "crash", f"the command's first word {name}=... is a shell's variable "
+    where = f"the command's first word {name}=..." if runner is None else f"the word {name}=... that `{runner}` runs"
+    return Problem(f"{name}=", "blocked", "crash", f"{where} is a shell's variable "
                    "assignment, but the command runs as argv with no shell (the gate's exec, like env's and a "
                    f"launcher's): no program of that name is found ('command not found', exit 127), and {name} is "
-                   f"never set; write it as `env {name}=... python ...`", [ASSIGNMENT_SOURCE])  # fmt: skip
+                   f"never set; write it as `env {name}=... python ...`",
+                   [ASSIGNMENT_SOURCE] + ([NOHUP_SOURCE] if runner else []))  # fmt: skip
+
+
+#: coreutils nohup: its only options are --help / --version (and `--`); it execvp's the next word, and exits 127
+#: where no such program is found ("nohup: failed to run command 'A=1': No such file or directory", coreutils 9.1
+#: run here, `nohup A=1 true`: exit 127); timeout likewise for the word after its DURATION (`timeout 5 A=1 true`,
+#: `timeout -k 5 -s TERM 5 A=1 true`: exit 127)
+NOHUP_SOURCE = {
+    "title": "GNU coreutils nohup and timeout (execvp of the word after their options and timeout's DURATION, exit "
+    "127 on ENOENT); `nohup A=1 true`, `timeout 5 A=1 true` with coreutils 9.1: \"failed to run command 'A=1'\", "
+    "exit 127",
+    "url": "https://www.gnu.org/software/coreutils/manual/html_node/nohup-invocation.html",
+}
+
+
+def _exec_assignment(argv: Sequence[str]) -> tuple[str, str | None] | None:
+    """(the NAME=VALUE word exec'd as a program, the `nohup` / `timeout` that runs it or None for the first word),
+    where the command's first word, or the word a leading chain of `nohup` and `timeout` runs, is a shell assignment.
+    nohup takes no option but `--`; timeout (coreutils, options read up to the first other word: -k / -s and their
+    long forms take a value, `--` ends them) then its DURATION, then the command (`timeout 5 A=1 true`: exit 127)."""
+    i, runner = 0, None
+    while i < len(argv) - 1 and os.path.basename(argv[i]) in ("nohup", "timeout"):
+        runner, i = argv[i], i + 1
+        if os.path.basename(runner) == "timeout":
+            while i < len(argv) and argv[i].startswith("-") and argv[i] != "-":
+                word, i = argv[i], i + 1
+                if word == "--":
+                    break
+                if word in ("-k", "-s", "--kill-after", "--signal"):
+                    i += 1  # (the option's value)
+            i += 1  # (DURATION)
+        elif argv[i] == "--" and i < len(argv) - 1:
+            i += 1
+    return (argv[i], runner) if i < len(argv) and _ASSIGNMENT.match(argv[i]) else None
 
 
 def derive(
@@ -1090,8 +1150,9 @@ def derive(
     found, problems, seen, unlisted = parse_flags(args, mapping, own)
     problems[:0] = [_env_stop_problem(why, fails) for why, fails in stops[:1]]
     problems[:0] = [env_policy_problem(program) for program in trace.get("env_policy", [])[:1]]
-    if not stops and _ASSIGNMENT.match(argv[0]):
-        problems.insert(0, _assignment_problem(argv[0]))
+    bad = None if stops else _exec_assignment(argv)
+    if bad is not None:
+        problems.insert(0, _assignment_problem(*bad))
     if unlisted:
         problems.append(_unlisted_note(unlisted))
     d = Derived(

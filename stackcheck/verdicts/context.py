@@ -1268,7 +1268,9 @@ class Context:
             # a jit key the probe wrote as null was looked for and not made out (a wrapper nvcc, a failed
             # probe): Unknown, which `exists` cannot read as absent; a key the facts lack (saved before the
             # probe recorded it) stays Missing
-            raise (Unknown if section == "jit" and key in data else Missing)(
+            # (a jit section that is an error alone, a failed probe or a launch's own JIT variables under gate --facts:
+            # none of its keys was read, so none is absent: Unknown, which `exists` cannot read as absent: irev70)
+            raise (Unknown if section == "jit" and (key in data or "error" in data) else Missing)(
                 path, f"{section} {key} not known" + (f": {why}" if why else "")
             )
         return value
