@@ -215,6 +215,11 @@ def _judge_distribution(check: str, entry: Mapping[str, Any], subject: str, fact
             got = _python_library_result(check, python_lib, listed[name], name, facts, subject)
             if got is not None:
                 return got
+        backend_lib = entry.get("backend_runtime_library")
+        if isinstance(backend_lib, Mapping):
+            got = _backend_runtime_library_result(check, backend_lib, listed[name], name, facts, subject)
+            if got is not None:
+                return got
         unread = entry.get("installed_unknown")
         if isinstance(unread, str):
             return CheckResult(check, "unknown", f"{name} installed", module, unread, source, subject)
@@ -480,6 +485,45 @@ def _python_library_result(
         return CheckResult(check, "fail", observed, soname, msg, source, subject)
     what = _release_words(version, lib, package)
     return CheckResult(check, "unknown", observed, soname, f"{subject}: {dist}'s release {what}; {where}", source,
+                       subject)  # fmt: skip
+
+
+def _backend_runtime_library_result(
+    check: str, lib: Mapping[str, Any], package: Mapping[str, Any], dist: str, facts: Mapping[str, Any], subject: str
+) -> CheckResult | None:
+    """A CUDA runtime library that the backend distribution an installed forwarder loads NEEDs (preflight.json
+    `backend_runtime_library`: nixl 0.7.1 imports nixl_cu13, else nixl_cu12, whose bundled UCX CUDA module and NIXL's
+    UCX_MO plugin NEED libcudart.so.12). Judged as a `runtime_library` of that backend's release (`distribution`:
+    nixl-cu12) where the forwarder is `from_version` or newer and no distribution of `unless_installed` (nixl-cu13,
+    taken first) is installed; a fail becomes unknown where the forwarder's release is outside forwarder_versions
+    (which backend its import takes was not read) or whether an `unless_installed` one is installed is not given.
+    None (judged on) where the forwarder is older, the backend is not installed or the runtime item passes."""
+    since = str(lib.get("from_version"))
+    raw = package.get("version")
+    version = raw if isinstance(raw, str) else None
+    if _version_in(version, f">={since}") is False:
+        return None  # the forwarder ships its own package (not judged by this item)
+    packages = facts.get("packages")
+    listed = packages if isinstance(packages, Mapping) else {}
+    first = [str(d) for d in lib.get("unless_installed") or ()]
+    if any(isinstance(listed.get(d), Mapping) and listed[d].get("installed") is True for d in first):
+        return None  # the forwarder takes that backend first
+    backend = str(lib.get("distribution"))
+    own = listed.get(backend)
+    if not (isinstance(own, Mapping) and own.get("installed") is True):
+        return None  # not installed (the `backends` item judges a forwarder with neither)
+    got = _runtime_library_result(check, lib, own, backend, facts, subject)
+    if got is None or got.status != "fail":
+        return got
+    unsure = [d for d in first if not (isinstance(listed.get(d), Mapping) and listed[d].get("installed") is False)]
+    took = _version_in(version, str(lib.get("forwarder_versions")))
+    if took is True and version is not None and _local_build(version, package) is None and not unsure:
+        return got
+    why = (f"whether {' or '.join(unsure)} is installed (which {dist} takes first) is not given" if unsure else
+           f"{dist}'s release {_release_words(version, {'read_versions': lib.get('forwarder_versions')}, package)} "
+           f"for which backend its import takes")  # fmt: skip
+    return CheckResult(check, "unknown", got.observed, got.required,
+                       f"{got.message} (unless {dist} loads another backend: {why})", got.source,
                        subject)  # fmt: skip
 
 

@@ -19,7 +19,8 @@ from gate_cli import LLAMA3, MOONCAKE_SYSTEM_LIBS, NIXL_SYSTEM_LIBS, gate_tp8, m
 CHECK = "transfer-package"
 NIXL = ("--disaggregation-mode", "prefill", "--disaggregation-transfer-backend", "nixl")
 MISSING = {"installed": False}
-FOUND = {**MOONCAKE_SYSTEM_LIBS, **NIXL_SYSTEM_LIBS}
+# (igap50: the libcudart.so.12 nixl-cu12's UCX CUDA module NEEDs beside this torch of CUDA 13, found)
+FOUND = {**MOONCAKE_SYSTEM_LIBS, **NIXL_SYSTEM_LIBS, "libcudart.so.12": "/opt/cu12/lib/libcudart.so.12"}
 
 
 def _gate(tmp_path: Path, nixl: str, libs: Mapping[str, str | None], backend: str = "nixl-cu12") -> dict[str, Any]:

@@ -1,0 +1,113 @@
+"""igap50: nixl 0.7.1 imports nixl_cu13, else nixl_cu12 (and `pip install nixl` brings nixl-cu12 whatever torch's CUDA
+is), whose bundled UCX CUDA module NEEDs libcudart.so.12. Beside a torch of CUDA 13 and with no libcudart.so.12 on the
+loader's path UCX runs without CUDA, and the first add_remote_agent aborts the process (run on the lent H100,
+2026-12-06, bench/nixl_cu12_on_cuda13.py; preflight.json transfer_packages, the nixl entry's
+backend_runtime_library). On the parent every refused box here passed the gate's transfer-package check."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cli_process import scrubbed_environ  # noqa: F401 (the autouse fixture)
+from gate_cli import LLAMA3, MOONCAKE_SYSTEM_LIBS, NIXL_SYSTEM_LIBS, gate_tp8, model_dir, release_box
+
+CHECK = "transfer-package"
+NIXL = ("--disaggregation-mode", "prefill", "--disaggregation-transfer-backend", "nixl")
+CUDART12 = "libcudart.so.12"
+FOUND = {**MOONCAKE_SYSTEM_LIBS, **NIXL_SYSTEM_LIBS}
+
+
+def _gate(
+    tmp_path: Path,
+    libs: Mapping[str, str | None],
+    *,
+    torch_cuda: str = "13.0",
+    nixl: str = "0.7.1",
+    cu12: Mapping[str, Any] | None = None,
+    cu13: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """gate_tp8 of a Llama 3 on h200-newest at SGLang 0.5.23 (torch of CUDA `torch_cuda`) with nixl `nixl`, nixl-cu12
+    `cu12` (default 0.7.1 installed), nixl-cu13 `cu13` (default not installed; {} drops it from the list) and
+    cuda_libs `libs` (a key left out: not looked for)."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    facts = release_box(tmp_path, "0.5.23", "9.0")
+    doc = json.loads(facts.read_text())
+    packages = doc["facts"]["packages"]
+    packages["torch"]["cuda"] = torch_cuda
+    packages.update({"nixl": {"installed": True, "version": nixl},
+                     "nixl-cu12": dict(cu12 if cu12 is not None else {"installed": True, "version": "0.7.1"}),
+                     "nixl-cu13": dict(cu13 if cu13 is not None else {"installed": False}),
+                     "mooncake-transfer-engine": {"installed": False}})  # fmt: skip
+    if cu13 == {}:
+        del packages["nixl-cu13"]
+    doc["facts"]["cuda_libs"] = {"ld_cache": "file", **libs}
+    facts.write_text(json.dumps(doc))
+    return gate_tp8(facts, model_dir(tmp_path, "m", LLAMA3), *NIXL)
+
+
+def _check(doc: dict[str, Any]) -> dict[str, Any]:
+    found = [c for c in (doc.get("preflight") or {}).get("checks") or [] if c.get("check") == CHECK]
+    assert found, doc.get("preflight")
+    check: dict[str, Any] = found[0]
+    return check
+
+
+@pytest.mark.parametrize("cu12", ["0.7.1", "0.8.0", "1.5.1"])
+def test_nixl_cu12_on_cuda13_without_cudart12_is_refused(tmp_path: Path, cu12: str) -> None:
+    # fails on the parent: ok and allowed (the first add_remote_agent aborts the prefill server)
+    doc = _gate(tmp_path, {**FOUND, CUDART12: None}, cu12={"installed": True, "version": cu12})
+    check = _check(doc)
+    assert check["status"] == "fail", check
+    assert doc["decision"] == "refuse"
+    assert f"nixl-cu12 {cu12}" in check["message"] and "SIGABRT" in check["message"]
+    assert "nixl-cu13" in check["message"] and "torch of CUDA 13" in check["message"]
+
+
+@pytest.mark.parametrize(
+    ("torch_cuda", "cu13", "libs"),
+    [
+        ("12.8", None, {**FOUND, CUDART12: None}),  # torch of CUDA 12 has loaded libcudart.so.12 (inferred)
+        ("13.0", {"installed": True, "version": "0.7.1"}, {**FOUND, CUDART12: None}),  # nixl takes nixl_cu13 first
+        ("13.0", None, {**FOUND, CUDART12: "/opt/cu12/lib/libcudart.so.12"}),  # the loader finds it
+    ],
+)
+def test_cu12_torch_nixl_cu13_or_cudart12_found_pass(
+    tmp_path: Path, torch_cuda: str, cu13: Mapping[str, Any] | None, libs: Mapping[str, str | None]
+) -> None:
+    doc = _gate(tmp_path, libs, torch_cuda=torch_cuda, cu13=cu13)
+    check = _check(doc)
+    assert check["status"] == "ok", check
+
+
+@pytest.mark.parametrize(
+    ("nixl", "cu12", "cu13", "libs", "words"),
+    [
+        ("0.7.1", None, None, FOUND, "was not probed"),  # libcudart.so.12 not looked for
+        ("0.7.1", {"installed": True, "version": "1.6.0"}, None, {**FOUND, CUDART12: None}, "not read"),
+        ("0.7.1", None, {}, {**FOUND, CUDART12: None}, "whether nixl-cu13 is installed"),
+        ("1.5.2", None, None, {**FOUND, CUDART12: None}, "for which backend its import takes"),
+    ],
+)
+def test_what_is_not_read_is_unknown(
+    tmp_path: Path,
+    nixl: str,
+    cu12: Mapping[str, Any] | None,
+    cu13: Mapping[str, Any] | None,
+    libs: Mapping[str, str | None],
+    words: str,
+) -> None:
+    doc = _gate(tmp_path, libs, nixl=nixl, cu12=cu12, cu13=cu13)
+    check = _check(doc)
+    assert check["status"] == "unknown", check
+    assert words in check["message"] and CUDART12 in check["message"]
+    assert doc["decision"] == "refuse"
+
+
+def test_nixl_below_0_7_1_is_not_judged_by_this_item(tmp_path: Path) -> None:
+    """nixl 0.6.1 ships its own package (nixl-cu12 beside it is not loaded): this item leaves it to the others."""
+    doc = _gate(tmp_path, {**FOUND, CUDART12: None}, nixl="0.6.1")
+    assert _check(doc)["status"] == "ok"
