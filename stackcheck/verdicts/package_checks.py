@@ -390,8 +390,10 @@ def _runtime_library_result(
                            f"a torch of CUDA {major}, and whether the loader finds {soname} was not probed (cuda_libs)",
                            source, subject)  # fmt: skip
     observed = f"{found}; torch CUDA {major}; {soname} not found by the loader"
-    if needs is True:
+    if needs is True:  # (missing_status "unknown": a release that links it whose failure was not run; nixl 0.6.1)
         msg = str(lib.get("missing_message")).replace("{version}", str(version)).replace("{torch}", str(major))
+        if lib.get("missing_status") == "unknown":
+            return CheckResult(check, "unknown", observed, soname, msg, source, subject)
         return CheckResult(check, "fail", observed, soname, msg, source, subject)
     what = _release_words(version, lib, package)
     return CheckResult(check, "unknown", observed, soname,
@@ -506,6 +508,8 @@ def _backend_runtime_library_result(
     packages = facts.get("packages")
     listed = packages if isinstance(packages, Mapping) else {}
     first = [str(d) for d in lib.get("unless_installed") or ()]
+    if _version_in(version, str(lib.get("torch_major_versions"))) is True and _local_build(version, package) is None:
+        return _torch_major_result(check, lib, package, dist, facts, subject, first)
     if any(isinstance(listed.get(d), Mapping) and listed[d].get("installed") is True for d in first):
         return None  # the forwarder takes that backend first
     backend = str(lib.get("distribution"))
@@ -525,6 +529,43 @@ def _backend_runtime_library_result(
     return CheckResult(check, "unknown", got.observed, got.required,
                        f"{got.message} (unless {dist} loads another backend: {why})", got.source,
                        subject)  # fmt: skip
+
+
+def _torch_major_result(
+    check: str,
+    lib: Mapping[str, Any],
+    package: Mapping[str, Any],
+    dist: str,
+    facts: Mapping[str, Any],
+    subject: str,
+    first: list[str],
+) -> CheckResult | None:
+    """A forwarder release that imports the backend of torch's CUDA major (nixl 1.1.0-1.5.2): a torch of CUDA 13 never
+    loads nixl_cu12 (and one of CUDA 12 has loaded libcudart.so.12), so the library item does not apply; fail where
+    torch's major is the one `unless_installed` serves and that distribution is not installed (the forwarder raises
+    ImportError), unknown where whether it is installed is not given; None otherwise."""
+    packages = facts.get("packages")
+    listed = packages if isinstance(packages, Mapping) else {}
+    torch = listed.get("torch")
+    major = _cuda_major(torch.get("cuda") if isinstance(torch, Mapping) else None)
+    if major is None or major == lib.get("torch_cuda_major"):
+        return None  # (torch's CUDA build not given: judged by nothing here, as before)
+    wanted = [d for d in first if d.endswith(f"-cu{major}")]
+    if not wanted:
+        return None
+    name = wanted[0]
+    seen = listed.get(name)
+    version = package.get("version")
+    found = f"{dist} {version} installed; torch CUDA {major}"
+    if isinstance(seen, Mapping) and seen.get("installed") is True:
+        return None
+    if isinstance(seen, Mapping) and seen.get("installed") is False:
+        msg = str(lib.get("torch_major_message")).replace("{version}", str(version)).replace("{torch}", str(major))
+        return CheckResult(check, "fail", f"{found}; {name} not installed", name, msg, lib.get("source"), subject)
+    return CheckResult(check, "unknown", found, name,
+                       f"{subject}: {dist} {version} imports the backend of torch's CUDA major ({name} for CUDA "
+                       f"{major}) and raises ImportError without it, and whether {name} is installed is not given",
+                       lib.get("source"), subject)  # fmt: skip
 
 
 def _backends_result(

@@ -89,7 +89,9 @@ def test_cu12_torch_nixl_cu13_or_cudart12_found_pass(
         ("0.7.1", None, None, FOUND, "was not probed"),  # libcudart.so.12 not looked for
         ("0.7.1", {"installed": True, "version": "1.6.0"}, None, {**FOUND, CUDART12: None}, "not read"),
         ("0.7.1", None, {}, {**FOUND, CUDART12: None}, "whether nixl-cu13 is installed"),
-        ("1.5.2", None, None, {**FOUND, CUDART12: None}, "for which backend its import takes"),
+        ("1.6.0", None, None, {**FOUND, CUDART12: None}, "was not read"),  # a nixl release not read
+        ("0.6.1", None, None, {**FOUND, CUDART12: None}, "was not run"),  # its own CUDA 12 UCX, read, not run
+        ("0.7.0", None, None, {**FOUND, CUDART12: None}, "was not run"),
     ],
 )
 def test_what_is_not_read_is_unknown(
@@ -107,7 +109,23 @@ def test_what_is_not_read_is_unknown(
     assert doc["decision"] == "refuse"
 
 
-def test_nixl_below_0_7_1_is_not_judged_by_this_item(tmp_path: Path) -> None:
-    """nixl 0.6.1 ships its own package (nixl-cu12 beside it is not loaded): this item leaves it to the others."""
-    doc = _gate(tmp_path, {**FOUND, CUDART12: None}, nixl="0.6.1")
+@pytest.mark.parametrize("nixl", ["0.7.1", "0.8.0", "1.0.1"])
+def test_every_forwarder_that_takes_cu13_first_is_judged(tmp_path: Path, nixl: str) -> None:
+    """nixl 0.7.1-1.0.1 (every release read) import nixl_cu13, else nixl_cu12."""
+    check = _check(_gate(tmp_path, {**FOUND, CUDART12: None}, nixl=nixl))
+    assert check["status"] == "fail", check
+    assert "SIGABRT" in check["message"]
+
+
+def test_a_forwarder_of_torchs_major_without_nixl_cu13_is_refused(tmp_path: Path) -> None:
+    """nixl 1.1.0-1.5.2 import the backend of torch's CUDA major: nixl_cu13 for this torch, ImportError without it."""
+    check = _check(_gate(tmp_path, {**FOUND, CUDART12: None}, nixl="1.5.2"))
+    assert check["status"] == "fail", check
+    assert "nixl-cu13 is not installed" in check["message"] and "ImportError" in check["message"]
+
+
+@pytest.mark.parametrize("nixl", ["1.1.0", "1.5.2"])
+def test_a_forwarder_of_torchs_major_with_nixl_cu13_passes(tmp_path: Path, nixl: str) -> None:
+    """Beside a CUDA 13 torch these releases load nixl_cu13, whatever nixl-cu12 links: no libcudart.so.12 needed."""
+    doc = _gate(tmp_path, {**FOUND, CUDART12: None}, nixl=nixl, cu13={"installed": True, "version": nixl})
     assert _check(doc)["status"] == "ok"
