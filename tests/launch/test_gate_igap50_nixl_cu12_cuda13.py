@@ -129,3 +129,70 @@ def test_a_forwarder_of_torchs_major_with_nixl_cu13_passes(tmp_path: Path, nixl:
     """Beside a CUDA 13 torch these releases load nixl_cu13, whatever nixl-cu12 links: no libcudart.so.12 needed."""
     doc = _gate(tmp_path, {**FOUND, CUDART12: None}, nixl=nixl, cu13={"installed": True, "version": nixl})
     assert _check(doc)["status"] == "ok"
+
+
+def _entry() -> dict[str, Any]:
+    from stackcheck.knowledge.loader import load
+
+    found = [e for e in load().preflight["transfer_packages"]["entries"] if e.get("transfer_backend") == "nixl"]
+    entry: dict[str, Any] = found[0]
+    return entry
+
+
+def _needed(wheel: Path, suffix: str) -> list[str]:
+    """The NEEDED names of the wheel's member ending in `suffix` (read by stackcheck's own ELF reader)."""
+    import tempfile
+    import zipfile
+
+    from stackcheck.readers.libs import read_object
+
+    with zipfile.ZipFile(wheel) as z:
+        member = next(n for n in z.namelist() if n.endswith(suffix))
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(z.extract(member, tmp))
+            return list(read_object(path).needed)
+
+
+@pytest.mark.registry
+@pytest.mark.parametrize(
+    ("dist", "version", "item"),
+    [("nixl-cu12", "0.7.1", "backend_runtime_library"), ("nixl", "0.6.1", "runtime_library"),
+     ("nixl", "0.7.0", "runtime_library")],
+)  # fmt: skip
+def test_wheels_ucx_cuda_module_needs_libcudart_12(dist: str, version: str, item: str) -> None:
+    """The bundled UCX CUDA module (libucm_cuda.so.0.0.0) of each release the items' needs_versions name NEEDs
+    libcudart.so.12, and the wheel brings none (more releases: STACKCHECK_REGISTRY_ALL; all 16 of nixl-cu12 were
+    read by igap50)."""
+    import zipfile
+
+    from registry_wheels import fetch_wheel
+
+    from stackcheck.facts.versions import version_in
+
+    lib = _entry()[item]
+    assert version_in(version, lib["needs_versions"]), version
+    wheel = fetch_wheel(dist, version)
+    assert lib["soname"] in _needed(wheel, "ucx/libucm_cuda.so.0.0.0")
+    with zipfile.ZipFile(wheel) as z:
+        assert not [n for n in z.namelist() if "libcudart" in Path(n).name]
+
+
+@pytest.mark.registry
+@pytest.mark.parametrize("version", ["0.7.1", "1.0.1", "1.1.0", "1.5.2"])
+def test_forwarders_import_order(version: str) -> None:
+    """nixl's forwarder (py3-none-any): 0.7.1-1.0.1 try nixl_cu13 then nixl_cu12 whatever torch is; 1.1.0 on import
+    the backend of torch's CUDA major and raise ImportError without it; none ships a compiled module."""
+    import zipfile
+
+    from registry_wheels import fetch_wheel
+
+    from stackcheck.facts.versions import version_in
+
+    lib = _entry()["backend_runtime_library"]
+    with zipfile.ZipFile(fetch_wheel("nixl", version)) as z:
+        assert not [n for n in z.namelist() if n.endswith(".so")]
+        text = z.read("nixl/__init__.py").decode()
+    first = version_in(version, lib["forwarder_versions"])
+    assert first is not version_in(version, lib["torch_major_versions"])
+    assert text.index('"nixl_cu13"') < text.index('"nixl_cu12"')
+    assert ("is not installed" in text) is not first  # the ImportError of the torch-major releases
