@@ -548,14 +548,22 @@ def _torch_major_result(
     listed = packages if isinstance(packages, Mapping) else {}
     torch = listed.get("torch")
     major = _cuda_major(torch.get("cuda") if isinstance(torch, Mapping) else None)
-    if major is None or major == lib.get("torch_cuda_major"):
-        return None  # (torch's CUDA build not given: judged by nothing here, as before)
+    if major == lib.get("torch_cuda_major"):
+        return None  # a CUDA 12 torch takes nixl_cu12 and has loaded libcudart.so.12 first
+    version = package.get("version")
+    if major is None:
+        every = [str(lib.get("distribution")), *first]
+        if all(isinstance(listed.get(d), Mapping) and listed[d].get("installed") is True for d in every):
+            return None  # the backend of either major is there
+        return CheckResult(check, "unknown", f"{dist} {version} installed", " or ".join(every),
+                           f"{subject}: {dist} {version} imports the backend of torch's CUDA major and raises "
+                           f"ImportError without it, and torch's CUDA build (packages.torch.cuda) is not given",
+                           lib.get("source"), subject)  # fmt: skip
     wanted = [d for d in first if d.endswith(f"-cu{major}")]
     if not wanted:
         return None
     name = wanted[0]
     seen = listed.get(name)
-    version = package.get("version")
     found = f"{dist} {version} installed; torch CUDA {major}"
     if isinstance(seen, Mapping) and seen.get("installed") is True:
         return None

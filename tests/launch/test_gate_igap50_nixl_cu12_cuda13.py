@@ -37,7 +37,10 @@ def _gate(
     facts = release_box(tmp_path, "0.5.23", "9.0")
     doc = json.loads(facts.read_text())
     packages = doc["facts"]["packages"]
-    packages["torch"]["cuda"] = torch_cuda
+    if torch_cuda:
+        packages["torch"]["cuda"] = torch_cuda
+    else:  # not given
+        packages["torch"].pop("cuda", None)
     packages.update({"nixl": {"installed": True, "version": nixl},
                      "nixl-cu12": dict(cu12 if cu12 is not None else {"installed": True, "version": "0.7.1"}),
                      "nixl-cu13": dict(cu13 if cu13 is not None else {"installed": False}),
@@ -129,6 +132,16 @@ def test_a_forwarder_of_torchs_major_with_nixl_cu13_passes(tmp_path: Path, nixl:
     """Beside a CUDA 13 torch these releases load nixl_cu13, whatever nixl-cu12 links: no libcudart.so.12 needed."""
     doc = _gate(tmp_path, {**FOUND, CUDART12: None}, nixl=nixl, cu13={"installed": True, "version": nixl})
     assert _check(doc)["status"] == "ok"
+
+
+def test_a_forwarder_of_torchs_major_with_torchs_cuda_not_given(tmp_path: Path) -> None:
+    """nixl 1.5.2 with nixl-cu12 only and torch's CUDA build not given: which backend it imports is not known."""
+    doc = _gate(tmp_path / "one", {**FOUND, CUDART12: None}, torch_cuda="", nixl="1.5.2")
+    check = _check(doc)
+    assert check["status"] == "unknown" and "packages.torch.cuda" in check["message"], check
+    each = {"installed": True, "version": "1.5.2"}
+    both = _gate(tmp_path / "both", {**FOUND, CUDART12: None}, torch_cuda="", nixl="1.5.2", cu12=each, cu13=each)
+    assert _check(both)["status"] == "ok"
 
 
 def _entry() -> dict[str, Any]:
