@@ -215,6 +215,11 @@ def _judge_distribution(check: str, entry: Mapping[str, Any], subject: str, fact
             got = _python_library_result(check, python_lib, listed[name], name, facts, subject)
             if got is not None:
                 return got
+        backend_lib = entry.get("backend_runtime_library")
+        if isinstance(backend_lib, Mapping):
+            got = _backend_runtime_library_result(check, backend_lib, listed[name], name, facts, subject)
+            if got is not None:
+                return got
         unread = entry.get("installed_unknown")
         if isinstance(unread, str):
             return CheckResult(check, "unknown", f"{name} installed", module, unread, source, subject)
@@ -385,8 +390,10 @@ def _runtime_library_result(
                            f"a torch of CUDA {major}, and whether the loader finds {soname} was not probed (cuda_libs)",
                            source, subject)  # fmt: skip
     observed = f"{found}; torch CUDA {major}; {soname} not found by the loader"
-    if needs is True:
+    if needs is True:  # (missing_status "unknown": a release that links it whose failure was not run; nixl 0.6.1)
         msg = str(lib.get("missing_message")).replace("{version}", str(version)).replace("{torch}", str(major))
+        if lib.get("missing_status") == "unknown":
+            return CheckResult(check, "unknown", observed, soname, msg, source, subject)
         return CheckResult(check, "fail", observed, soname, msg, source, subject)
     what = _release_words(version, lib, package)
     return CheckResult(check, "unknown", observed, soname,
@@ -481,6 +488,92 @@ def _python_library_result(
     what = _release_words(version, lib, package)
     return CheckResult(check, "unknown", observed, soname, f"{subject}: {dist}'s release {what}; {where}", source,
                        subject)  # fmt: skip
+
+
+def _backend_runtime_library_result(
+    check: str, lib: Mapping[str, Any], package: Mapping[str, Any], dist: str, facts: Mapping[str, Any], subject: str
+) -> CheckResult | None:
+    """A CUDA runtime library that the backend distribution an installed forwarder loads NEEDs (preflight.json
+    `backend_runtime_library`: nixl 0.7.1 imports nixl_cu13, else nixl_cu12, whose bundled UCX CUDA module and NIXL's
+    UCX_MO plugin NEED libcudart.so.12). Judged as a `runtime_library` of that backend's release (`distribution`:
+    nixl-cu12) where the forwarder is `from_version` or newer and no distribution of `unless_installed` (nixl-cu13,
+    taken first) is installed; a fail becomes unknown where the forwarder's release is outside forwarder_versions
+    (which backend its import takes was not read) or whether an `unless_installed` one is installed is not given.
+    None (judged on) where the forwarder is older, the backend is not installed or the runtime item passes."""
+    since = str(lib.get("from_version"))
+    raw = package.get("version")
+    version = raw if isinstance(raw, str) else None
+    if _version_in(version, f">={since}") is False:
+        return None  # the forwarder ships its own package (not judged by this item)
+    packages = facts.get("packages")
+    listed = packages if isinstance(packages, Mapping) else {}
+    first = [str(d) for d in lib.get("unless_installed") or ()]
+    if _version_in(version, str(lib.get("torch_major_versions"))) is True and _local_build(version, package) is None:
+        return _torch_major_result(check, lib, package, dist, facts, subject, first)
+    if any(isinstance(listed.get(d), Mapping) and listed[d].get("installed") is True for d in first):
+        return None  # the forwarder takes that backend first
+    backend = str(lib.get("distribution"))
+    own = listed.get(backend)
+    if not (isinstance(own, Mapping) and own.get("installed") is True):
+        return None  # not installed (the `backends` item judges a forwarder with neither)
+    got = _runtime_library_result(check, lib, own, backend, facts, subject)
+    if got is None or got.status != "fail":
+        return got
+    unsure = [d for d in first if not (isinstance(listed.get(d), Mapping) and listed[d].get("installed") is False)]
+    took = _version_in(version, str(lib.get("forwarder_versions")))
+    if took is True and version is not None and _local_build(version, package) is None and not unsure:
+        return got
+    why = (f"whether {' or '.join(unsure)} is installed (which {dist} takes first) is not given" if unsure else
+           f"{dist}'s release {_release_words(version, {'read_versions': lib.get('forwarder_versions')}, package)} "
+           f"for which backend its import takes")  # fmt: skip
+    return CheckResult(check, "unknown", got.observed, got.required,
+                       f"{got.message} (unless {dist} loads another backend: {why})", got.source,
+                       subject)  # fmt: skip
+
+
+def _torch_major_result(
+    check: str,
+    lib: Mapping[str, Any],
+    package: Mapping[str, Any],
+    dist: str,
+    facts: Mapping[str, Any],
+    subject: str,
+    first: list[str],
+) -> CheckResult | None:
+    """A forwarder release that imports the backend of torch's CUDA major (nixl 1.1.0-1.5.2): a torch of CUDA 13 never
+    loads nixl_cu12 (and one of CUDA 12 has loaded libcudart.so.12), so the library item does not apply; fail where
+    torch's major is the one `unless_installed` serves and that distribution is not installed (the forwarder raises
+    ImportError), unknown where whether it is installed is not given; None otherwise."""
+    packages = facts.get("packages")
+    listed = packages if isinstance(packages, Mapping) else {}
+    torch = listed.get("torch")
+    major = _cuda_major(torch.get("cuda") if isinstance(torch, Mapping) else None)
+    if major == lib.get("torch_cuda_major"):
+        return None  # a CUDA 12 torch takes nixl_cu12 and has loaded libcudart.so.12 first
+    version = package.get("version")
+    if major is None:
+        every = [str(lib.get("distribution")), *first]
+        if all(isinstance(listed.get(d), Mapping) and listed[d].get("installed") is True for d in every):
+            return None  # the backend of either major is there
+        return CheckResult(check, "unknown", f"{dist} {version} installed", " or ".join(every),
+                           f"{subject}: {dist} {version} imports the backend of torch's CUDA major and raises "
+                           f"ImportError without it, and torch's CUDA build (packages.torch.cuda) is not given",
+                           lib.get("source"), subject)  # fmt: skip
+    wanted = [d for d in first if d.endswith(f"-cu{major}")]
+    if not wanted:
+        return None
+    name = wanted[0]
+    seen = listed.get(name)
+    found = f"{dist} {version} installed; torch CUDA {major}"
+    if isinstance(seen, Mapping) and seen.get("installed") is True:
+        return None
+    if isinstance(seen, Mapping) and seen.get("installed") is False:
+        msg = str(lib.get("torch_major_message")).replace("{version}", str(version)).replace("{torch}", str(major))
+        return CheckResult(check, "fail", f"{found}; {name} not installed", name, msg, lib.get("source"), subject)
+    return CheckResult(check, "unknown", found, name,
+                       f"{subject}: {dist} {version} imports the backend of torch's CUDA major ({name} for CUDA "
+                       f"{major}) and raises ImportError without it, and whether {name} is installed is not given",
+                       lib.get("source"), subject)  # fmt: skip
 
 
 def _backends_result(

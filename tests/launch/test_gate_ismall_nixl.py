@@ -35,6 +35,8 @@ def _gate(tmp_path: Path, release: str, packages: dict[str, dict[str, Any] | Non
             doc["facts"]["packages"][name] = entry
     doc["facts"].setdefault("cuda_libs", {}).update(MOONCAKE_SYSTEM_LIBS)  # (ifc44: engine.so's system libraries)
     doc["facts"]["cuda_libs"].update(NIXL_SYSTEM_LIBS)  # (ifc45: NIXL's etcd client's OpenSSL 3)
+    # (igap50: nixl-cu12's UCX CUDA module beside this torch of CUDA 13)
+    doc["facts"]["cuda_libs"]["libcudart.so.12"] = "/opt/cu12/lib/libcudart.so.12"
     facts.write_text(json.dumps(doc))
     return gate_tp8(facts, model_dir(tmp_path, "m", LLAMA3), *flags)
 
