@@ -157,6 +157,14 @@ def test_an_nccl_older_than_2_27_3_or_not_read_is_refused(
 @pytest.mark.parametrize(("wheel", "env"), [("2.27.3", {}), (None, {"NCCL_VERSION": "2.28.3"})])
 def test_an_nccl_of_2_27_3_or_newer_allows(tmp_path: Path, wheel: str | None, env: dict[str, str]) -> None:
     doc = _nccl_gate(tmp_path, "0.5.3", wheel, env)
+    if wheel is None:
+        # (a pip torch with no NCCL wheel at all is unknown since igap47, torch-nccl-wheel-none: which libnccl.so.2 the
+        # loader takes is not read; the symm-mem rules themselves read NCCL_VERSION's 2.28.3 and pass)
+        rules = {str(x.get("rule")) for r in doc.get("reasons") or [] for x in r.get("reasons") or []
+                 if x.get("result") in ("fail", "unknown")}  # fmt: skip
+        assert doc["decision"] == "refuse" and rules == {"torch-nccl-wheel-none"}, rules
+        assert _nccl(doc) == {}, doc.get("reasons")
+        return
     assert doc["decision"] == "allow" and _nccl(doc) == {}, doc.get("reasons")
 
 

@@ -37,6 +37,7 @@ def _mapping(shipped: dict[str, Any]) -> dict[str, Any]:
             "builtin": ["--help"],
             "source": [{"title": "test table", "url": "https://example.invalid/"}],
             "flags": {
+                "--model-path": ["1.0-1.1"],  # (every release declares it; a listed flag is checked too since ifc49)
                 "--context-length": ["1.0-1.1"],
                 "--served-model-name": ["1.0-1.1"],
                 "--cuda-graph-max-bs": ["1.0"],
