@@ -9,6 +9,14 @@ whether the data arrived; and what UCX logs about libucm_cuda (UCX_LOG_LEVEL=deb
 
     python bench/nixl_cu12_on_cuda13.py        # in the serving environment (torch cu13, nixl 0.7.1 + nixl-cu12)
 
+Run on the lent H100 (2026-12-06, driver 580.159.04, torch 2.11.0+cu130, nixl 0.7.1 + nixl-cu12 0.7.1 cp312 from
+PyPI installed with --no-deps, `--child` for the child's own stderr): without libcudart.so.12 on the loader's path the
+import, both agents, create_backend("UCX") and register_memory of CUDA tensors succeed (plugins GUSLI, OBJ, POSIX,
+UCX: no UCX_MO), then add_remote_agent aborts the process (exit 134) after UCX's "memory is detected as host, check
+that UCX is configured with CUDA support" and `Assertion mem_info.type == alloc_mem_type failed` (ucp_mm.c:1761,
+from nixlUcxEngine::loadRemoteConnInfo -> ucp_ep_create); with nvidia-cuda-runtime-cu12 12.8.90's libcudart.so.12 on
+LD_LIBRARY_PATH the same run's WRITE is DONE with equal data (plugins include UCX_MO, GDS, GDS_MT, GPUNETIO).
+
 Prints one JSON object per step, then the UCX debug lines naming ucm_cuda / libcudart.
 """
 
