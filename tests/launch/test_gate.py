@@ -298,7 +298,8 @@ def test_shipped_mapping_is_valid_and_consistent_with_features(mapping: dict[str
     # a feature the gate judges with a preflight check on the launch's own values instead: mooncake-runtime-libs is
     # check transfer-package for the launch's --disaggregation-transfer-backend (a nixl launch must not be refused
     # for a Mooncake that does not load), read from the same preflight.json entry (Context._transfer_fact)
-    by_preflight = {"mooncake-runtime-libs": "mooncake"}
+    # (igap50's nixl-runtime-libs likewise: check transfer-package for a nixl launch)
+    by_preflight = {"mooncake-runtime-libs": "mooncake", "nixl-runtime-libs": "nixl"}
     for f in m.features:
         flags = [*f["enable"]["flags"], *context.get(f["id"], [])]
         if f["id"] in by_preflight:
