@@ -498,7 +498,7 @@ def redact_document(doc: Any, texts: Callable[[str], str] = redact_text) -> Any:
 #: (tests/test_redact.py checks public_document against redact_text over hostile and generated texts)
 _CHANGE_MARKS = ("://", "--", "hf_", "ghp_", "gho_", "ghs_", "ghu_", "ghr_", "github_pat_", "glpat-", "sk-", "sk_",
                  "rk_live_", "xox", "npm_", "pypi-", "AIza", "ya29.", "AKIA", "ASIA", "eyJ", "uthorization",
-                 "UTHORIZATION", "Bearer", "Basic", "Token", _PRIVATE_KEY_MARK)  # fmt: skip
+                 "UTHORIZATION", "Bearer", "Basic", "Token", _PRIVATE_KEY_MARK, "@")  # fmt: skip
 
 
 #: _FLAG_VALUE's flag, and what must follow it (a space, a tab or a line continuation)
@@ -520,6 +520,7 @@ _LOWER_MARKS: dict[str, tuple[str, ...]] = {
     "eyj": ("eyJ",), "uthorization": ("uthorization", "UTHORIZATION"), "bearer": ("Bearer",), "basic": ("Basic",),
     "token": ("Token", "="), "-----begin ": (_PRIVATE_KEY_MARK,), "key": ("=",), "secret": ("=",), "pass": ("=",),
     "pwd": ("=",), "credential": ("=",), "auth": ("=",), "session": ("=",), "cookie": ("=",),
+    "@": (":",),  # (credentials without a scheme, `user:password@host`: _mask_userinfo)
 }  # fmt: skip
 
 
