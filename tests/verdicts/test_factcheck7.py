@@ -58,12 +58,19 @@ def test_the_nccl_wheel_torch_requires_is_judged_as_before(manifests: Manifests)
     assert old["status"] == "failed"
 
 
+def _ok_but_the_missing_wheel(v: CheckVerdict) -> bool:
+    """The check's rules pass but igap47's torch-nccl-wheel-none, which is unknown for a pip torch with no NCCL wheel
+    at all (these boxes name both wheels not installed: which libnccl.so.2 the loader takes is not read)."""
+    bad = {rule: got for rule, got in results(v).items() if got not in ("ok", "pass")}
+    return bad == {"torch-nccl-wheel-none": "unknown"} and v["status"] == "unknown"
+
+
 def test_the_system_nccl_named_by_nccl_version_is_judged_as_before(manifests: Manifests) -> None:
     v = nccl(manifests, box("10.0", 8, env={"NCCL_VERSION": "2.26.3"}))
-    assert v["status"] == "ok" and RULE not in results(v)
+    assert _ok_but_the_missing_wheel(v) and RULE not in results(v), results(v)
 
 
 @pytest.mark.parametrize(("cc", "n"), [("9.0", 8), ("10.0", 1)])
 def test_no_rule_needs_the_version_on_hopper_or_one_gpu(manifests: Manifests, cc: str, n: int) -> None:
     v = nccl(manifests, box(cc, n))
-    assert v["status"] == "ok" and RULE not in results(v)
+    assert _ok_but_the_missing_wheel(v) and RULE not in results(v), results(v)

@@ -136,6 +136,7 @@ def h200_with_sglang_059(numa: str | None) -> dict[str, Any]:
         pkgs[name] = {"installed": False}
     pins = {"sglang": "0.5.9", "sgl-kernel": "0.3.21", "flashinfer-python": "0.6.3", "flashinfer-cubin": "0.6.3"}
     pins |= {"triton": "3.5.1", "cuda-python": "12.9", "nvidia-cutlass-dsl": "4.3.4"}
+    pins |= {"nvidia-nccl-cu12": "2.27.5"}  # (torch 2.9.1+cu128's own NCCL wheel: igap47 judges a box without one)
     for name, version in pins.items():
         pkgs[name] = {"installed": True, "version": version, "dist_version": version}
     pkgs["torch"].update(version="2.9.1+cu128", variant="cu128", cuda="12.8")
