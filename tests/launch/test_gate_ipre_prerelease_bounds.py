@@ -26,7 +26,10 @@ def _nixl_check(tmp_path: Path, nixl: str) -> tuple[dict[str, Any], dict[str, An
     packages = doc["facts"]["packages"]
     packages.update({"nixl": {"installed": True, "version": nixl}, "nixl-cu12": MISSING, "nixl-cu13": MISSING,
                      "mooncake-transfer-engine": MISSING})  # fmt: skip
-    doc["facts"].setdefault("cuda_libs", {}).update({**MOONCAKE_SYSTEM_LIBS, **NIXL_SYSTEM_LIBS})
+    # (and a CUDA 12 runtime on the loader's path: nixl 0.6.x's own bundled UCX needs libcudart.so.12, unknown on a
+    # CUDA 13 torch without it since igap50; the forwarder's bounds are this file's subject)
+    libs = {**MOONCAKE_SYSTEM_LIBS, **NIXL_SYSTEM_LIBS, "libcudart.so.12": "/usr/local/cuda-12.8/lib64/libcudart.so.12"}
+    doc["facts"].setdefault("cuda_libs", {}).update(libs)
     facts.write_text(json.dumps(doc))
     decision = gate_tp8(facts, model_dir(tmp_path, "m", LLAMA3), *NIXL)
     found = [c for c in (decision.get("preflight") or {}).get("checks") or [] if c.get("check") == CHECK]
