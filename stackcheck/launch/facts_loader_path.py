@@ -230,8 +230,9 @@ def _launch_jit_env(facts: dict[str, Any], command: Sequence[str], mapping: Mapp
     env = gate.find_launch(argv, mapping, prefixed)[2]
     changed = [name for name in JIT_ENV if env.get(name) != base[name]]
     home = next((env[n] for n in ("CUDA_HOME", "CUDA_PATH") if env.get(n) and env[n] != f"\x00{n}\x00"), None)
-    chosen = jit.get("toolkit") if isinstance(jit, dict) else None
-    if isinstance(home, str) and isinstance(chosen, str) and home.rstrip("/") == chosen.rstrip("/"):
+    from stackcheck.launch.facts_toolkit_env import names_chosen_toolkit
+
+    if names_chosen_toolkit(home, jit):
         # (CUDA_HOME / CUDA_PATH naming the toolkit the facts' JIT reading chose: the same build, as
         # facts_toolkit_env.apply_launch_toolkit_env reads it (ifc49); the other variables still count)
         changed = [name for name in changed if name not in ("CUDA_HOME", "CUDA_PATH")]

@@ -44,6 +44,14 @@ def launch_toolkit_env(
     return why, home
 
 
+def names_chosen_toolkit(home: str | None, jit: Any) -> bool:
+    """Whether the toolkit home a launch's CUDA_HOME / CUDA_PATH names is the one the facts' jit section chose (a
+    trailing '/' aside): the same build, whatever else the variables' values say. Both readers of a launch's toolkit
+    variables under --facts ask it (this module's, and facts_loader_path._launch_jit_env's)."""
+    chosen = jit.get("toolkit") if isinstance(jit, dict) else None
+    return isinstance(home, str) and isinstance(chosen, str) and home.rstrip("/") == chosen.rstrip("/")
+
+
 def apply_launch_toolkit_env(facts: dict[str, Any], command: Sequence[str], mapping: Mapping[str, Any]) -> bool:
     """Make the facts' toolkit choice unknown where the launch's own prefix changes CUDA_HOME / CUDA_PATH to other
     than the toolkit the facts chose: `cuda_toolkits` without `active_for_build` (which one a build picks: not
@@ -55,8 +63,7 @@ def apply_launch_toolkit_env(facts: dict[str, Any], command: Sequence[str], mapp
     if why is None:
         return False
     jit = facts.get("jit")
-    chosen = jit.get("toolkit") if isinstance(jit, dict) else None
-    if isinstance(chosen, str) and isinstance(home, str) and home.rstrip("/") == chosen.rstrip("/"):
+    if names_chosen_toolkit(home, jit):
         return False  # (the launch names the toolkit the facts chose: the same build)
     toolkits = facts.get("cuda_toolkits")
     if isinstance(toolkits, list):
