@@ -17,6 +17,11 @@ that UCX is configured with CUDA support" and `Assertion mem_info.type == alloc_
 from nixlUcxEngine::loadRemoteConnInfo -> ucp_ep_create); with nvidia-cuda-runtime-cu12 12.8.90's libcudart.so.12 on
 LD_LIBRARY_PATH the same run's WRITE is DONE with equal data (plugins include UCX_MO, GDS, GDS_MT, GPUNETIO).
 
+Run again on the lent H100 (2026-12-06, fifteenth session) with nixl 0.6.1 and then nixl 0.7.0 in place of the pair
+(each a CUDA 12 build with its own bundled UCX; cp312 wheels from PyPI, --no-deps, `--child`): the same abort at
+add_remote_agent without libcudart.so.12 (exit 134, the same assertion), and a WRITE DONE with equal data with
+nvidia-cuda-runtime-cu12 12.8.90's nvidia/cuda_runtime/lib on LD_LIBRARY_PATH.
+
 Prints one JSON object per step, then the UCX debug lines naming ucm_cuda / libcudart.
 """
 

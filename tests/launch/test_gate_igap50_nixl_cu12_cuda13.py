@@ -93,8 +93,6 @@ def test_cu12_torch_nixl_cu13_or_cudart12_found_pass(
         ("0.7.1", {"installed": True, "version": "1.6.0"}, None, {**FOUND, CUDART12: None}, "not read"),
         ("0.7.1", None, {}, {**FOUND, CUDART12: None}, "whether nixl-cu13 is installed"),
         ("1.6.0", None, None, {**FOUND, CUDART12: None}, "was not read"),  # a nixl release not read
-        ("0.6.1", None, None, {**FOUND, CUDART12: None}, "was not run"),  # its own CUDA 12 UCX, read, not run
-        ("0.7.0", None, None, {**FOUND, CUDART12: None}, "was not run"),
     ],
 )
 def test_what_is_not_read_is_unknown(
@@ -110,6 +108,20 @@ def test_what_is_not_read_is_unknown(
     assert check["status"] == "unknown", check
     assert words in check["message"] and CUDART12 in check["message"]
     assert doc["decision"] == "refuse"
+
+
+@pytest.mark.parametrize("nixl", ["0.6.1", "0.7.0"])
+def test_nixl_with_its_own_cuda12_ucx_on_cuda13_without_cudart12_is_refused(tmp_path: Path, nixl: str) -> None:
+    """nixl 0.6.1 and 0.7.0 ship their own UCX build, whose CUDA module NEEDs libcudart.so.12: each run on the lent
+    H100 (2026-12-06, fifteenth session) aborted at add_remote_agent without one (unknown on the parent: read, not
+    run), and completed a WRITE with one on LD_LIBRARY_PATH (the pass below)."""
+    doc = _gate(tmp_path / "without", {**FOUND, CUDART12: None}, nixl=nixl)
+    check = _check(doc)
+    assert check["status"] == "fail", check
+    assert doc["decision"] == "refuse"
+    assert f"nixl {nixl}" in check["message"] and "SIGABRT" in check["message"] and "nixl-cu13" in check["message"]
+    found = _gate(tmp_path / "with", {**FOUND, CUDART12: "/opt/cu12/lib/libcudart.so.12"}, nixl=nixl)
+    assert _check(found)["status"] == "ok"
 
 
 @pytest.mark.parametrize("nixl", ["0.7.1", "0.8.0", "1.0.1"])
